@@ -1,0 +1,402 @@
+//! Configuration: PostgreSQL's setting names, one table of defaults, values
+//! from `DIR/hotpair.conf` then `-c name=value` flags (later wins), and the
+//! per-session view used by `SET` / `SHOW` / `RESET`.
+//!
+//! Every setting is declared once in [`SETTINGS`] with its default and unit;
+//! `docs/operations.md` lists them. Values are kept as text (what `SHOW`
+//! prints) and parsed on demand by the typed accessors on [`Config`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::error::{sqlstate, PgError, PgResult};
+
+/// How a setting may change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Context {
+    /// Only at server start (`-c` or hotpair.conf).
+    Postmaster,
+    /// Any session may `SET` it.
+    User,
+}
+
+/// The unit a numeric setting is written in when no unit is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A plain number or word.
+    None,
+    /// 8 KiB pages (`shared_buffers`): accepts kB, MB, GB.
+    Blocks,
+    /// Megabytes (`max_wal_size`, `wal_keep_size`): accepts kB, MB, GB.
+    Megabytes,
+    /// Milliseconds: accepts us, ms, s, min, h.
+    Milliseconds,
+    /// Seconds: accepts ms, s, min, h.
+    Seconds,
+}
+
+/// One declared setting.
+#[derive(Clone, Copy, Debug)]
+pub struct SettingDef {
+    /// PostgreSQL's name.
+    pub name: &'static str,
+    /// Default value as `SHOW` prints it.
+    pub default: &'static str,
+    /// Unit for bare numbers.
+    pub unit: Unit,
+    /// Who may change it.
+    pub context: Context,
+    /// One line for docs and `--help`.
+    pub doc: &'static str,
+}
+
+const fn def(
+    name: &'static str,
+    default: &'static str,
+    unit: Unit,
+    context: Context,
+    doc: &'static str,
+) -> SettingDef {
+    SettingDef { name, default, unit, context, doc }
+}
+
+/// Every setting hotpair knows, with its default. The one place defaults live.
+pub const SETTINGS: &[SettingDef] = &[
+    def("port", "5432", Unit::None, Context::Postmaster, "TCP port to listen on"),
+    def("listen_addresses", "localhost", Unit::None, Context::Postmaster, "addresses to listen on ('*' for all)"),
+    def("max_connections", "100", Unit::None, Context::Postmaster, "maximum concurrent client connections"),
+    def("max_prepared_transactions", "0", Unit::None, Context::Postmaster, "maximum prepared transactions (0 disables PREPARE TRANSACTION)"),
+    def("shared_buffers", "128MB", Unit::Blocks, Context::Postmaster, "size of the buffer pool"),
+    def("max_message_size", "1GB", Unit::None, Context::Postmaster, "largest protocol message accepted (bytes; kB/MB/GB)"),
+    def("fsync", "on", Unit::None, Context::Postmaster, "flush WAL and data to disk (off only for tests)"),
+    def("synchronous_commit", "on", Unit::None, Context::User, "wait for the commit record to be flushed before acknowledging"),
+    def("full_page_writes", "on", Unit::None, Context::Postmaster, "log a full page image at the first change after a checkpoint"),
+    def("wal_segment_size", "16MB", Unit::None, Context::Postmaster, "size of one WAL segment file (bytes; kB/MB)"),
+    def("wal_keep_size", "0", Unit::Megabytes, Context::Postmaster, "WAL kept for standbys beyond what checkpoints need"),
+    def("max_wal_size", "1GB", Unit::Megabytes, Context::Postmaster, "WAL between checkpoints that triggers one"),
+    def("checkpoint_timeout", "5min", Unit::Seconds, Context::Postmaster, "time between automatic checkpoints"),
+    def("deadlock_timeout", "1s", Unit::Milliseconds, Context::Postmaster, "wait before checking for deadlock"),
+    def("statement_timeout", "0", Unit::Milliseconds, Context::User, "abort statements running longer (0 = off)"),
+    def("relation_extension", "bulk", Unit::None, Context::Postmaster, "bulk (extend by many pages outside the lock) or single"),
+    def("hot_standby", "on", Unit::None, Context::Postmaster, "allow read-only queries during recovery"),
+    def("hot_standby_feedback", "off", Unit::None, Context::Postmaster, "standby sends its xmin to the primary"),
+    def("max_standby_streaming_delay", "30s", Unit::Milliseconds, Context::Postmaster, "delay before canceling queries that conflict with replay"),
+    def("wal_receiver_status_interval", "10s", Unit::Seconds, Context::Postmaster, "interval between standby status replies"),
+    def("primary_conninfo", "", Unit::None, Context::Postmaster, "connection string to the primary"),
+    def("primary_slot_name", "", Unit::None, Context::Postmaster, "replication slot used on the primary"),
+    def("max_wal_senders", "10", Unit::None, Context::Postmaster, "maximum walsender connections"),
+    def("max_replication_slots", "10", Unit::None, Context::Postmaster, "maximum replication slots"),
+    def("wal_level", "replica", Unit::None, Context::Postmaster, "accepted for compatibility; always replica"),
+    def("application_name", "", Unit::None, Context::User, "name reported in pg_stat_replication and logs"),
+    def("client_encoding", "UTF8", Unit::None, Context::User, "client character set (only UTF8)"),
+    def("server_encoding", "UTF8", Unit::None, Context::Postmaster, "server character set (only UTF8)"),
+    def("DateStyle", "ISO, MDY", Unit::None, Context::User, "date output style"),
+    def("TimeZone", "UTC", Unit::None, Context::User, "time zone for timestamptz"),
+    def("IntervalStyle", "postgres", Unit::None, Context::User, "interval output style"),
+    def("integer_datetimes", "on", Unit::None, Context::Postmaster, "timestamps are 64-bit integers"),
+    def("standard_conforming_strings", "on", Unit::None, Context::User, "backslashes are literal in ordinary strings"),
+    def("server_version", "15.4", Unit::None, Context::Postmaster, "PostgreSQL version hotpair answers as"),
+    def("server_version_num", "150004", Unit::None, Context::Postmaster, "numeric server version"),
+    def("transaction_isolation", "read committed", Unit::None, Context::User, "isolation of the current transaction"),
+    def("default_transaction_isolation", "read committed", Unit::None, Context::User, "isolation of new transactions"),
+    def("search_path", "\"$user\", public", Unit::None, Context::User, "accepted for compatibility"),
+    def("extra_float_digits", "1", Unit::None, Context::User, "accepted for compatibility"),
+    def("client_min_messages", "notice", Unit::None, Context::User, "lowest notice level sent to the client"),
+    def("log_min_messages", "info", Unit::None, Context::Postmaster, "log filter (also RUST_LOG)"),
+    def("is_superuser", "on", Unit::None, Context::Postmaster, "every user is a superuser (trust auth)"),
+    def("lock_timeout", "0", Unit::Milliseconds, Context::User, "accepted for compatibility"),
+    def("idle_in_transaction_session_timeout", "0", Unit::Milliseconds, Context::User, "accepted for compatibility"),
+    def("work_mem", "4MB", Unit::None, Context::User, "accepted for compatibility"),
+    def("maintenance_work_mem", "64MB", Unit::None, Context::User, "accepted for compatibility"),
+    def("jit", "off", Unit::None, Context::User, "accepted for compatibility"),
+    def("row_security", "on", Unit::None, Context::User, "accepted for compatibility"),
+];
+
+/// Looks a setting up by name, case-insensitively.
+pub fn find_setting(name: &str) -> Option<&'static SettingDef> {
+    SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+}
+
+/// The server-wide configuration: defaults, then hotpair.conf, then `-c`.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The data directory.
+    pub data_dir: PathBuf,
+    values: BTreeMap<&'static str, String>,
+}
+
+impl Config {
+    /// Defaults only, for `data_dir`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Config {
+        let values = SETTINGS.iter().map(|s| (s.name, s.default.to_string())).collect();
+        Config { data_dir: data_dir.into(), values }
+    }
+
+    /// Defaults, then `DIR/hotpair.conf` if present, then `overrides`
+    /// (`name=value` strings from `-c`).
+    pub fn load(data_dir: impl Into<PathBuf>, overrides: &[String]) -> PgResult<Config> {
+        let mut cfg = Config::new(data_dir);
+        let conf = cfg.data_dir.join("hotpair.conf");
+        if conf.exists() {
+            let text = std::fs::read_to_string(&conf).map_err(|e| {
+                PgError::new(sqlstate::IO_ERROR, format!("could not read file \"{}\": {e}", conf.display()))
+            })?;
+            cfg.apply_conf_text(&text, &conf)?;
+        }
+        for o in overrides {
+            let (k, v) = o.split_once('=').ok_or_else(|| {
+                PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("-c {o} requires a value"))
+            })?;
+            cfg.set(k.trim(), unquote(v.trim()))?;
+        }
+        Ok(cfg)
+    }
+
+    /// Applies `name = value` lines (`#` comments, optional quotes).
+    pub fn apply_conf_text(&mut self, text: &str, origin: &Path) -> PgResult<()> {
+        for (n, raw) in text.lines().enumerate() {
+            let line = strip_comment(raw).trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (k, v) = match line.split_once('=') {
+                Some((k, v)) => (k.trim(), v.trim()),
+                None => match line.split_once(char::is_whitespace) {
+                    Some((k, v)) => (k.trim(), v.trim()),
+                    None => {
+                        return Err(PgError::new(
+                            sqlstate::SYNTAX_ERROR,
+                            format!("syntax error in file \"{}\" line {}", origin.display(), n + 1),
+                        ))
+                    }
+                },
+            };
+            self.set(k, unquote(v))?;
+        }
+        Ok(())
+    }
+
+    /// Sets a value after checking the name exists and the value parses.
+    pub fn set(&mut self, name: &str, value: &str) -> PgResult<()> {
+        let def = find_setting(name).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("unrecognized configuration parameter \"{name}\""),
+            )
+        })?;
+        validate(def, value)?;
+        self.values.insert(def.name, value.to_string());
+        Ok(())
+    }
+
+    /// The text value of a setting (as `SHOW` prints it).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        let def = find_setting(name)?;
+        self.values.get(def.name).map(|s| s.as_str())
+    }
+
+    /// All settings, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.values.iter().map(|(k, v)| (*k, v.as_str()))
+    }
+
+    fn raw(&self, name: &str) -> &str {
+        self.get(name).unwrap_or("")
+    }
+
+    /// A boolean setting (`on/off/true/false/yes/no/1/0`).
+    pub fn bool(&self, name: &str) -> bool {
+        parse_bool(self.raw(name)).unwrap_or(false)
+    }
+
+    /// An integer setting in its base unit (pages, MB, ms, s, or plain).
+    pub fn int(&self, name: &str) -> i64 {
+        let def = find_setting(name);
+        match def {
+            Some(d) => parse_with_unit(self.raw(name), d.unit).unwrap_or(0),
+            None => 0,
+        }
+    }
+
+    /// A byte size (plain number = bytes; kB/MB/GB accepted).
+    pub fn bytes(&self, name: &str) -> u64 {
+        parse_bytes(self.raw(name)).unwrap_or(0)
+    }
+
+    /// `port`.
+    pub fn port(&self) -> u16 {
+        self.int("port").clamp(0, 65535) as u16
+    }
+    /// `max_connections`.
+    pub fn max_connections(&self) -> usize {
+        self.int("max_connections").max(1) as usize
+    }
+    /// `max_prepared_transactions`.
+    pub fn max_prepared_transactions(&self) -> usize {
+        self.int("max_prepared_transactions").max(0) as usize
+    }
+    /// `shared_buffers` in 8 KiB pages.
+    pub fn shared_buffers_pages(&self) -> usize {
+        self.int("shared_buffers").max(16) as usize
+    }
+    /// `max_message_size` in bytes.
+    pub fn max_message_size(&self) -> usize {
+        self.bytes("max_message_size").clamp(1 << 16, 1 << 30) as usize
+    }
+}
+
+fn strip_comment(line: &str) -> &str {
+    let mut in_quote = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            '\'' => in_quote = !in_quote,
+            '#' if !in_quote => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+fn unquote(v: &str) -> &str {
+    let v = v.trim();
+    if v.len() >= 2 && v.starts_with('\'') && v.ends_with('\'') {
+        &v[1..v.len() - 1]
+    } else {
+        v
+    }
+}
+
+/// Parses PostgreSQL's boolean spellings.
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" | "t" | "y" => Some(true),
+        "off" | "false" | "no" | "0" | "f" | "n" => Some(false),
+        _ => None,
+    }
+}
+
+fn split_num(v: &str) -> Option<(i64, String)> {
+    let v = v.trim();
+    let end = v
+        .char_indices()
+        .find(|(i, c)| !(c.is_ascii_digit() || (*i == 0 && *c == '-')))
+        .map(|(i, _)| i)
+        .unwrap_or(v.len());
+    let n: i64 = v[..end].parse().ok()?;
+    Some((n, v[end..].trim().to_string()))
+}
+
+/// Parses `8192`, `64kB`, `16MB`, `1GB` into bytes.
+pub fn parse_bytes(v: &str) -> Option<u64> {
+    let (n, unit) = split_num(v)?;
+    let mult: i64 = match unit.as_str() {
+        "" | "B" => 1,
+        "kB" | "KB" | "k" => 1 << 10,
+        "MB" | "M" => 1 << 20,
+        "GB" | "G" => 1 << 30,
+        _ => return None,
+    };
+    u64::try_from(n.checked_mul(mult)?).ok()
+}
+
+fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
+    let (n, u) = split_num(v)?;
+    match unit {
+        Unit::None => {
+            if u.is_empty() {
+                Some(n)
+            } else {
+                None
+            }
+        }
+        Unit::Blocks => {
+            if u.is_empty() {
+                Some(n)
+            } else {
+                Some(parse_bytes(v)? as i64 / crate::types::BLCKSZ as i64)
+            }
+        }
+        Unit::Megabytes => {
+            if u.is_empty() {
+                Some(n)
+            } else {
+                Some((parse_bytes(v)? >> 20) as i64)
+            }
+        }
+        Unit::Milliseconds | Unit::Seconds => {
+            let ms: i64 = match u.as_str() {
+                "" => return Some(n),
+                "us" => return Some(if unit == Unit::Milliseconds { n / 1000 } else { n / 1_000_000 }),
+                "ms" => n,
+                "s" => n.checked_mul(1000)?,
+                "min" => n.checked_mul(60_000)?,
+                "h" => n.checked_mul(3_600_000)?,
+                "d" => n.checked_mul(86_400_000)?,
+                _ => return None,
+            };
+            Some(if unit == Unit::Milliseconds { ms } else { ms / 1000 })
+        }
+    }
+}
+
+fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
+    let bad = || {
+        PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"{}\": \"{}\"", def.name, value),
+        )
+    };
+    let is_bool_setting = matches!(def.default, "on" | "off");
+    if is_bool_setting && def.name != "synchronous_commit" {
+        return parse_bool(value).map(|_| ()).ok_or_else(bad);
+    }
+    match def.name {
+        "synchronous_commit" => match value.to_ascii_lowercase().as_str() {
+            "on" | "off" | "local" | "remote_write" | "remote_apply" | "true" | "false" | "1" | "0" => Ok(()),
+            _ => Err(bad()),
+        },
+        "relation_extension" => match value {
+            "bulk" | "single" => Ok(()),
+            _ => Err(bad()),
+        },
+        "max_message_size" | "wal_segment_size" => parse_bytes(value).map(|_| ()).ok_or_else(bad),
+        _ => {
+            if def.unit != Unit::None || def.default.chars().all(|c| c.is_ascii_digit()) && !def.default.is_empty() {
+                parse_with_unit(value, def.unit).map(|_| ()).ok_or_else(bad)
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_parse() {
+        let mut c = Config::new("/tmp/x");
+        assert_eq!(c.shared_buffers_pages(), 128 * 1024 / 8);
+        c.set("shared_buffers", "1MB").unwrap();
+        assert_eq!(c.shared_buffers_pages(), 128);
+        c.set("shared_buffers", "300").unwrap();
+        assert_eq!(c.shared_buffers_pages(), 300);
+        c.set("checkpoint_timeout", "30s").unwrap();
+        assert_eq!(c.int("checkpoint_timeout"), 30);
+        c.set("deadlock_timeout", "2s").unwrap();
+        assert_eq!(c.int("deadlock_timeout"), 2000);
+        assert!(c.set("fsync", "maybe").is_err());
+        assert!(c.set("no_such_thing", "1").is_err());
+        assert!(c.set("max_connections", "lots").is_err());
+    }
+
+    #[test]
+    fn conf_file_and_overrides() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hotpair.conf"), "port = 6000 # comment\nfsync='off'\n").unwrap();
+        let c = Config::load(dir.path(), &["port=7000".into()]).unwrap();
+        assert_eq!(c.port(), 7000);
+        assert!(!c.bool("fsync"));
+    }
+}

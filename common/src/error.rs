@@ -1,0 +1,164 @@
+//! Errors as the client sees them: a SQLSTATE, a message and optional detail
+//! and hint, sent as an ErrorResponse (or NoticeResponse for warnings).
+//! Lower layers have their own `thiserror` enums and convert into [`PgError`]
+//! at the SQL boundary. An error is logged where it is handled, once.
+
+use std::fmt;
+
+/// PostgreSQL's SQLSTATE codes used by hotpair.
+pub mod sqlstate {
+    pub const SUCCESSFUL_COMPLETION: &str = "00000";
+    pub const WARNING: &str = "01000";
+    pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
+    pub const ACTIVE_SQL_TRANSACTION: &str = "25001";
+    pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
+    pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";
+    pub const INVALID_TRANSACTION_STATE: &str = "25000";
+    pub const SYNTAX_ERROR: &str = "42601";
+    pub const UNDEFINED_TABLE: &str = "42P01";
+    pub const UNDEFINED_COLUMN: &str = "42703";
+    pub const UNDEFINED_FUNCTION: &str = "42883";
+    pub const UNDEFINED_OBJECT: &str = "42704";
+    pub const DUPLICATE_TABLE: &str = "42P07";
+    pub const DUPLICATE_OBJECT: &str = "42710";
+    pub const DUPLICATE_COLUMN: &str = "42701";
+    pub const AMBIGUOUS_COLUMN: &str = "42702";
+    pub const DATATYPE_MISMATCH: &str = "42804";
+    pub const GROUPING_ERROR: &str = "42803";
+    pub const INVALID_PARAMETER_VALUE: &str = "22023";
+    pub const UNDEFINED_PARAMETER: &str = "42704";
+    pub const CANT_CHANGE_RUNTIME_PARAM: &str = "55P02";
+    pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
+    pub const INVALID_BINARY_REPRESENTATION: &str = "22P03";
+    pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
+    pub const DIVISION_BY_ZERO: &str = "22012";
+    pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
+    pub const INVALID_DATETIME_FORMAT: &str = "22007";
+    pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
+    pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
+    pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
+    pub const NOT_NULL_VIOLATION: &str = "23502";
+    pub const UNIQUE_VIOLATION: &str = "23505";
+    pub const INVALID_TABLE_DEFINITION: &str = "42P16";
+    pub const SERIALIZATION_FAILURE: &str = "40001";
+    pub const DEADLOCK_DETECTED: &str = "40P01";
+    pub const QUERY_CANCELED: &str = "57014";
+    pub const ADMIN_SHUTDOWN: &str = "57P01";
+    pub const CANNOT_CONNECT_NOW: &str = "57P03";
+    pub const TOO_MANY_CONNECTIONS: &str = "53300";
+    pub const OUT_OF_MEMORY: &str = "53200";
+    pub const DISK_FULL: &str = "53100";
+    pub const PROTOCOL_VIOLATION: &str = "08P01";
+    pub const CONNECTION_FAILURE: &str = "08006";
+    pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+    pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
+    pub const INVALID_SQL_STATEMENT_NAME: &str = "26000";
+    pub const INVALID_CURSOR_NAME: &str = "34000";
+    pub const DUPLICATE_PREPARED_STATEMENT: &str = "42P05";
+    pub const DUPLICATE_CURSOR: &str = "42P03";
+    pub const INTERNAL_ERROR: &str = "XX000";
+    pub const DATA_CORRUPTED: &str = "XX001";
+    pub const IO_ERROR: &str = "58030";
+}
+
+/// Severity of an ErrorResponse / NoticeResponse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// Ends the connection.
+    Fatal,
+    /// Ends the statement.
+    Error,
+    /// A NoticeResponse.
+    Warning,
+    /// A NoticeResponse.
+    Notice,
+}
+
+impl Severity {
+    /// The word sent in the `S` and `V` fields.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Fatal => "FATAL",
+            Severity::Error => "ERROR",
+            Severity::Warning => "WARNING",
+            Severity::Notice => "NOTICE",
+        }
+    }
+}
+
+/// An error (or notice) as sent to the client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgError {
+    /// ERROR, FATAL, WARNING, NOTICE.
+    pub severity: Severity,
+    /// Five-character SQLSTATE, see [`sqlstate`].
+    pub code: &'static str,
+    /// Primary message, lower case, no trailing period (PostgreSQL style).
+    pub message: String,
+    /// Optional DETAIL line.
+    pub detail: Option<String>,
+    /// Optional HINT line.
+    pub hint: Option<String>,
+}
+
+impl PgError {
+    /// An ERROR with this SQLSTATE and message.
+    pub fn new(code: &'static str, message: impl Into<String>) -> PgError {
+        PgError {
+            severity: Severity::Error,
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+        }
+    }
+    /// A FATAL error (the connection ends after it is sent).
+    pub fn fatal(code: &'static str, message: impl Into<String>) -> PgError {
+        PgError { severity: Severity::Fatal, ..PgError::new(code, message) }
+    }
+    /// A WARNING notice.
+    pub fn warning(code: &'static str, message: impl Into<String>) -> PgError {
+        PgError { severity: Severity::Warning, ..PgError::new(code, message) }
+    }
+    /// A NOTICE.
+    pub fn notice(code: &'static str, message: impl Into<String>) -> PgError {
+        PgError { severity: Severity::Notice, ..PgError::new(code, message) }
+    }
+    /// 42601 syntax error.
+    pub fn syntax(message: impl Into<String>) -> PgError {
+        PgError::new(sqlstate::SYNTAX_ERROR, message)
+    }
+    /// 0A000 feature not supported.
+    pub fn unsupported(message: impl Into<String>) -> PgError {
+        PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, message)
+    }
+    /// XX000 internal error.
+    pub fn internal(message: impl Into<String>) -> PgError {
+        PgError::new(sqlstate::INTERNAL_ERROR, message)
+    }
+    /// 57014 "canceling statement due to user request".
+    pub fn query_canceled() -> PgError {
+        PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request")
+    }
+    /// Adds a DETAIL line.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> PgError {
+        self.detail = Some(detail.into());
+        self
+    }
+    /// Adds a HINT line.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> PgError {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for PgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} ({})", self.severity.as_str(), self.message, self.code)
+    }
+}
+
+impl std::error::Error for PgError {}
+
+/// Result with a [`PgError`].
+pub type PgResult<T> = Result<T, PgError>;

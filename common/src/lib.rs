@@ -1,0 +1,17 @@
+//! # common — what both roles of a hotpair node run
+//!
+//! (Essay to be written as the crate fills in; see docs/architecture/.)
+
+pub mod clog;
+pub mod config;
+pub mod database;
+pub mod error;
+pub mod procarray;
+pub mod protocol;
+pub mod server;
+pub mod snapshot;
+pub mod sql;
+pub mod storage;
+pub mod types;
+pub mod visibility;
+pub mod xact;

@@ -1,0 +1,1 @@
+//! Bound expressions and their evaluation. OWNER: Q1.

@@ -1,0 +1,1 @@
+//! # tap-tests — the node harness. OWNER: harness helper (H).

@@ -1,0 +1,1 @@
+//! # wal — the write-ahead log. OWNER: WAL helper (W).
