@@ -139,7 +139,6 @@ impl Session {
     /// Connects to `connstr`, returning the error (e.g. 57P03 on a standby
     /// not yet consistent).
     pub fn try_connect(name: &str, connstr: &str) -> Result<Session, SqlError> {
-        let _guard = runtime().enter();
         let (client, task) = block_on(connect(connstr))?;
         Ok(Session {
             name: name.to_string(),
