@@ -726,3 +726,27 @@ fn record_too_large() {
     let r = w.insert_payload(0, 0, 0x20, &vec![0u8; record::MAX_RECORD_LEN as usize]);
     assert!(matches!(r, Err(WalError::RecordTooLarge { .. })));
 }
+
+#[test]
+fn writer_is_shareable() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<WalWriter>();
+    assert_send_sync::<WalReader>();
+    assert_send_sync::<StreamDecoder>();
+}
+
+#[test]
+fn write_failure_fails_waiters_instead_of_hanging() {
+    // Make the next segment impossible to create: a directory in its place.
+    let dir = tempfile::tempdir().unwrap();
+    let w = WalWriter::open(dir.path(), opts(false), WalPosition::initial(SEG)).unwrap();
+    fs::create_dir(segment_path(dir.path(), 2, SEG)).unwrap();
+    let mut last = Lsn::INVALID;
+    for i in 0..10u64 {
+        last = w.insert(i, &noop(1000, 1)).unwrap().1;
+    }
+    assert!(last.segment_number(SEG) >= 2);
+    assert!(matches!(w.flush(last), Err(WalError::Failed(_))));
+    assert!(matches!(w.insert(0, &commit(1)), Err(WalError::Failed(_))));
+    assert!(w.shutdown().is_err());
+}

@@ -599,23 +599,30 @@ struct Flusher {
 
 impl Flusher {
     fn run(mut self) {
-        loop {
+        let shared = Arc::clone(&self.shared);
+        // A panic here (a bug) must not leave committers waiting forever.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
             let shutdown = self.wait_for_work();
             if let Err(e) = self.round() {
-                let msg = format!("could not write or sync WAL: {e}");
-                tracing::error!("{msg}");
-                *self.shared.failure.lock() = Some(msg);
-                self.shared.failed.store(true, Ordering::Release);
-                self.wake_waiters();
-                // Unblock inserters waiting for space; they will see the failure.
-                let _g = self.shared.insert.lock();
-                self.shared.space_cv.notify_all();
-                return;
+                return Err(format!("could not write or sync WAL: {e}"));
             }
             if shutdown {
-                return;
+                return Ok(());
             }
-        }
+        }));
+        let msg = match r {
+            Ok(Ok(())) => return,
+            Ok(Err(msg)) => msg,
+            Err(_) => "WAL writer thread panicked".to_string(),
+        };
+        tracing::error!("{msg}");
+        *shared.failure.lock() = Some(msg);
+        shared.failed.store(true, Ordering::Release);
+        drop(shared.flush_wait.lock());
+        shared.flushed_cv.notify_all();
+        // Unblock inserters waiting for space; they will see the failure.
+        drop(shared.insert.lock());
+        shared.space_cv.notify_all();
     }
 
     /// Sleeps until there is something to write and a reason to write it
