@@ -24,7 +24,7 @@
 //! `align8(start + tot_len)`. An `XLOG_SWITCH` record instead ends at the
 //! next segment boundary: the rest of its segment is zeros and unused.
 //!
-//! [`try_decode`] is shared by the file reader and the streaming decoder; it
+//! `try_decode` is shared by the file reader and the streaming decoder; it
 //! validates in the order PostgreSQL's `ValidXLogRecordHeader` does —
 //! length, then header fields and prev-link (so garbage is rejected before
 //! we wait for `tot_len` bytes that will never come), then CRC — and never

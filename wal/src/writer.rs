@@ -38,6 +38,11 @@
 //! pending buffer holds at most about `buffer_limit` bytes: an inserter that
 //! finds it full asks for a write and waits for the flusher to take it.
 //!
+//! **Segments.** The flusher creates segment files on first use
+//! (zero-filled, see `segment`) and, after waking the waiters of a round,
+//! pre-allocates the next segment once the current one is half used, so a
+//! commit rarely waits for a zero-fill.
+//!
 //! **Failures.** If a write or sync fails, WAL can no longer be made durable:
 //! the writer enters a failed state in which every later insert and flush
 //! returns [`WalError::Failed`] (PostgreSQL PANICs here; the server decides).
