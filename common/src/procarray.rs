@@ -1179,7 +1179,7 @@ mod tests {
             for t in 0..THREADS {
                 let pa = &pa;
                 workers.push(s.spawn(move || {
-                    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (t as u64 + 1) * 0x1234_5677);
+                    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((t as u64 + 1) * 0x1234_5677));
                     for _ in 0..300 {
                         let Some(p) = pa.connect(usize::MAX) else {
                             continue;
@@ -1250,7 +1250,7 @@ mod tests {
             for t in 0..WRITERS {
                 let (pa, book) = (&pa, &book);
                 writers.push(s.spawn(move || {
-                    let mut rng = Rng(0xdead_beef ^ (t as u64 + 7) * 0x9999);
+                    let mut rng = Rng(0xdead_beef ^ ((t as u64 + 7) * 0x9999));
                     let p = pa.connect(usize::MAX).unwrap();
                     for _ in 0..200 {
                         let top = pa.assign_xid(p);
