@@ -364,10 +364,17 @@ impl Xact {
     pub fn begin(&mut self, iso: Option<IsolationLevel>) -> Option<PgError> {
         match self.block {
             Block::InProgress | Block::Failed => {
+                // PostgreSQL still applies BEGIN's options (as SET
+                // TRANSACTION) before warning.
+                if let Some(iso) = iso {
+                    if !self.snapshot_taken && self.levels.len() <= 1 {
+                        self.iso = iso;
+                    }
+                }
                 return Some(PgError::warning(
                     sqlstate::ACTIVE_SQL_TRANSACTION,
                     "there is already a transaction in progress",
-                ))
+                ));
             }
             Block::Default => self.start_transaction(),
             Block::Started | Block::ImplicitInProgress => {}
@@ -422,10 +429,17 @@ impl Xact {
         warn
     }
 
-    /// SET TRANSACTION ISOLATION LEVEL (and BEGIN ISOLATION LEVEL).
+    /// SET TRANSACTION ISOLATION LEVEL (and BEGIN ISOLATION LEVEL). Outside
+    /// a block it only affects the current implicit transaction; the caller
+    /// sends PostgreSQL's WARNING 25P01 "SET TRANSACTION can only be used in
+    /// transaction blocks" when [`Xact::status`] is Idle.
     pub fn set_isolation(&mut self, iso: IsolationLevel) -> PgResult<()> {
         if self.block == Block::Failed {
             return Err(in_failed_block());
+        }
+        if iso == self.iso && self.block != Block::Default {
+            // Re-stating the current level is always allowed (check_XactIsoLevel).
+            return Ok(());
         }
         if self.snapshot_taken {
             return Err(PgError::new(
@@ -1136,6 +1150,7 @@ mod tests {
         rc.begin(None);
         let rr1 = rr.statement_snapshot();
         let rc1 = rc.statement_snapshot();
+        rr.set_isolation(IsolationLevel::RepeatableRead).unwrap();
         let e = rr.set_isolation(IsolationLevel::ReadCommitted).unwrap_err();
         assert_eq!(
             (e.code, e.message.as_str()),
