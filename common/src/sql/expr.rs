@@ -1197,8 +1197,8 @@ impl Binder<'_> {
                 if !texty(lt) && !texty(rt) {
                     return Err(no_operator("||", lt, rt));
                 }
-                let l = self.to_text(l)?;
-                let r = self.to_text(r)?;
+                let l = self.text_operand(l)?;
+                let r = self.text_operand(r)?;
                 Ok(BoundExpr {
                     expr: Expr::Binary {
                         op,
@@ -1254,7 +1254,7 @@ impl Binder<'_> {
         }
     }
 
-    fn to_text(&mut self, b: BoundExpr) -> PgResult<Expr> {
+    fn text_operand(&mut self, b: BoundExpr) -> PgResult<Expr> {
         match b.ty {
             SqlType::Unknown => coerce(b, SqlType::Text, self.params),
             SqlType::Char(_) => Ok(bpchar_strip(b.expr)),
@@ -1338,8 +1338,8 @@ impl Binder<'_> {
         {
             return Err(no_operator(if ci { "~~*" } else { "~~" }, a.ty, p.ty));
         }
-        let a = self.to_text(a)?;
-        let p = self.to_text(p)?;
+        let a = self.text_operand(a)?;
+        let p = self.text_operand(p)?;
         Ok(BoundExpr {
             expr: Expr::Like {
                 arg: Box::new(a),
@@ -1674,7 +1674,7 @@ fn negate(v: &Value) -> PgResult<Value> {
             x.checked_neg()
                 .ok_or_else(|| value::int_out_of_range(SqlType::Int8))?,
         ),
-        Value::Numeric(n) => Value::Numeric(n.neg()?),
+        Value::Numeric(n) => Value::Numeric(n.checked_neg()?),
         Value::Float8(f) => Value::Float8(-f),
         other => {
             return Err(PgError::internal(format!(
@@ -1793,11 +1793,11 @@ pub fn arith(op: BinOp, a: &Value, b: &Value) -> PgResult<Value> {
         (V::Int8(x), V::Int8(y)) => int_op!(*x, *y, V::Int8, SqlType::Int8),
         (V::Int2(x), V::Int2(y)) => int_op!(*x, *y, V::Int2, SqlType::Int2),
         (V::Numeric(x), V::Numeric(y)) => V::Numeric(match op {
-            BinOp::Add => x.add(*y)?,
-            BinOp::Sub => x.sub(*y)?,
-            BinOp::Mul => x.mul(*y)?,
-            BinOp::Div => x.div(*y)?,
-            BinOp::Mod => x.rem(*y)?,
+            BinOp::Add => x.checked_add(*y)?,
+            BinOp::Sub => x.checked_sub(*y)?,
+            BinOp::Mul => x.checked_mul(*y)?,
+            BinOp::Div => x.checked_div(*y)?,
+            BinOp::Mod => x.checked_rem(*y)?,
             _ => return Err(PgError::internal("bad arithmetic operator")),
         }),
         (V::Float8(x), V::Float8(y)) => {
