@@ -1,5 +1,39 @@
 //! Bound expressions: binding sqlparser's AST against a scope of columns and
-//! a set of parameters, and evaluating the result.
+//! a set of parameters (PostgreSQL's parse analysis, `parse_expr.c` /
+//! `parse_oper.c` / `parse_coerce.c` in miniature), and evaluating the result
+//! (`execExprInterp.c`).
+//!
+//! ```text
+//!  ast::Expr ──bind_expr──▶ BoundExpr { expr: Expr, ty: SqlType } ──eval──▶ Value
+//!               │  Scope: columns (table qualifier, name, type) → Column(i)
+//!               │  ParamTypes: $n types, given by the client or inferred
+//!               └  Grouping: aggregates → Agg(i), GROUP BY keys (finalize)
+//! ```
+//!
+//! Typing follows PostgreSQL where pgbench, psql and the TAP tests can see it:
+//! * Literals: integers are int4, else int8, else numeric; decimals are
+//!   numeric; strings are `unknown` until context gives them a type (then
+//!   they are parsed with that type's input function, at bind time, so
+//!   `1 + 'a'` fails with 22P02 like PostgreSQL). `-<literal>` is folded.
+//! * Parameters: a client-given OID fixes the type; otherwise the first
+//!   context fixes it (`aid = $1` → int4, `$1 + 1` → int4, `name = $1` →
+//!   varchar, `$1::int8` → int8, function arguments); unresolved ones are text.
+//! * Operators: numerics promote int2 < int4 < int8 < numeric < float8;
+//!   comparisons across numeric types need no cast (`cmp_sql` compares int4
+//!   with int8 exactly, so `int4col = $1::int8` keeps the shape an index
+//!   lookup recognises, see [`Expr::as_column_eq`]); `||` takes text and any
+//!   type; char(n) compares without trailing spaces. No match: 42883
+//!   `operator does not exist: integer = text`.
+//! * Assignment (INSERT/UPDATE targets, [`bind_assign`]) allows PostgreSQL's
+//!   assignment casts (int8 → int4 with a range check, numeric → int,
+//!   anything → text) and applies varchar(n)/char(n)/numeric(p,s).
+//!
+//! Evaluation is a tree walk over `&[Value]` rows with three-valued logic.
+//! Operands that are columns, parameters or constants are borrowed, not
+//! cloned, so `aid = $1` and integer arithmetic allocate nothing. Overflow is
+//! 22003 ("integer out of range"), division by zero 22012. Constant
+//! subexpressions are folded at bind time. Session-dependent functions go
+//! through [`EvalContext`].
 //!
 //! OWNER: sqlv.
 
@@ -1267,6 +1301,11 @@ impl Binder<'_> {
         let (lt, rt) = (l.ty, r.ty);
         let target = match (lt, rt) {
             (SqlType::Unknown, SqlType::Unknown) => SqlType::Text,
+            // varchar has no `=` of its own: PostgreSQL resolves texteq, so an
+            // unknown operand becomes text.
+            (SqlType::Unknown, SqlType::Varchar(_)) | (SqlType::Varchar(_), SqlType::Unknown) => {
+                SqlType::Text
+            }
             (SqlType::Unknown, t) | (t, SqlType::Unknown) => param_type_for(t),
             (a, b) if a.is_numeric_category() && b.is_numeric_category() => {
                 if functions::numeric_rank(a) >= functions::numeric_rank(b) {
@@ -2657,7 +2696,7 @@ mod tests {
             ("$1 + 1", &[SqlType::Int4]),
             ("$1", &[SqlType::Text]),
             ("abalance + $1 > $2", &[SqlType::Int4, SqlType::Int4]),
-            ("name = $2", &[SqlType::Text, SqlType::Varchar(None)]),
+            ("name = $2", &[SqlType::Text, SqlType::Text]),
             ("filler = $1", &[SqlType::Char(0)]),
             ("aid between $1 and $2", &[SqlType::Int4, SqlType::Int4]),
             ("aid in ($1, $2)", &[SqlType::Int4, SqlType::Int4]),

@@ -372,11 +372,12 @@ pub fn parse_lsn(s: &str) -> Option<u64> {
     if hi.is_empty() || lo.is_empty() || hi.len() > 8 || lo.len() > 8 {
         return None;
     }
-    let hi = u32::from_str_radix(hi, 16).ok()?;
-    let lo = u32::from_str_radix(lo, 16).ok()?;
-    if hi.to_string().starts_with('+') {
+    // from_str_radix accepts a sign; pg_lsn_in does not.
+    if !hi.bytes().chain(lo.bytes()).all(|c| c.is_ascii_hexdigit()) {
         return None;
     }
+    let hi = u32::from_str_radix(hi, 16).ok()?;
+    let lo = u32::from_str_radix(lo, 16).ok()?;
     Some(((hi as u64) << 32) | lo as u64)
 }
 
@@ -1136,6 +1137,11 @@ mod tests {
         assert_eq!(parse(SqlType::Bool, "of"), Value::Bool(false));
         assert_eq!(parse(SqlType::Bool, "YES"), Value::Bool(true));
         assert_eq!(parse(SqlType::PgLsn, "0/16B3748"), Value::PgLsn(0x16B3748));
+        assert_eq!(
+            parse(SqlType::PgLsn, "16/b374d848"),
+            Value::PgLsn(0x16_B374_D848)
+        );
+        assert!(Value::from_text(SqlType::PgLsn, "+1/0").is_err());
         assert_eq!(parse(SqlType::Char(4), "ab"), Value::text("ab  "));
         assert_eq!(parse(SqlType::Char(2), "ab   "), Value::text("ab"));
         assert_eq!(
