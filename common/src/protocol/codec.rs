@@ -18,7 +18,7 @@
 //! Framing errors are [`ProtocolError`]s and end the stream (the server
 //! sends a FATAL ErrorResponse and closes). Errors inside one complete
 //! message body (bad UTF-8, a truncated Bind) are not framing errors: the
-//! server codec yields them as `Ok(Some(Err(PgError)))` and the connection
+//! server codec yields them as `Ok(Some(Err(MessageError)))` and the connection
 //! continues, as PostgreSQL's ERROR-level `pq_getmsg*` failures do.
 
 use std::io;
@@ -126,6 +126,15 @@ fn split_typed_frame(
     Ok(Some((tag, frame.freeze())))
 }
 
+/// An error confined to one well-framed message (the connection goes on).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageError {
+    /// The message's type byte (0 for the startup packet).
+    pub tag: u8,
+    /// What was wrong with it (08P01, or 22021 for invalid UTF-8).
+    pub error: PgError,
+}
+
 /// Which phase a server connection is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -194,7 +203,7 @@ impl ServerCodec {
 
 impl Decoder for ServerCodec {
     /// A complete message, or an error confined to one message body.
-    type Item = Result<FrontendMessage, PgError>;
+    type Item = Result<FrontendMessage, MessageError>;
     type Error = ProtocolError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, ProtocolError> {
@@ -213,7 +222,9 @@ impl Decoder for ServerCodec {
             },
             |t| frontend_limit(t, max),
         )?;
-        Ok(frame.map(|(tag, body)| FrontendMessage::decode(tag, body)))
+        Ok(frame.map(|(tag, body)| {
+            FrontendMessage::decode(tag, body).map_err(|error| MessageError { tag, error })
+        }))
     }
 }
 

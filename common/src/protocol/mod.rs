@@ -32,7 +32,7 @@ pub mod codec;
 pub mod messages;
 
 pub use client::{cancel_request, Client, ClientError, QueryResult};
-pub use codec::{ClientCodec, ProtocolError, ServerCodec, DEFAULT_MAX_MESSAGE_SIZE};
+pub use codec::{ClientCodec, MessageError, ProtocolError, ServerCodec, DEFAULT_MAX_MESSAGE_SIZE};
 pub use messages::{BackendMessage, ErrorFields, FieldInfo, FrontendMessage, Target};
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ fn normal_codec() -> ServerCodec {
 fn decode_all_server(
     c: &mut ServerCodec,
     b: &mut BytesMut,
-) -> Vec<Result<FrontendMessage, crate::error::PgError>> {
+) -> Vec<Result<FrontendMessage, MessageError>> {
     let mut out = Vec::new();
     while let Some(m) = c.decode(b).unwrap() {
         out.push(m);
@@ -185,7 +185,7 @@ fn invalid_utf8_query_is_recoverable_22021() {
     FrontendMessage::Sync.encode(&mut b).unwrap();
     let got = decode_all_server(&mut c, &mut b);
     assert_eq!(got.len(), 2);
-    let e = got[0].clone().unwrap_err();
+    let e = got[0].clone().unwrap_err().error;
     assert_eq!(e.code, sqlstate::CHARACTER_NOT_IN_REPERTOIRE);
     assert_eq!(
         e.message,
