@@ -19,8 +19,6 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use super::backend::{Backend, BackendFactory, StatementInfo};
-#[allow(unused_imports)]
-use super::value_shim::ValueIo;
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::protocol::client::{Client, ClientError};
 use crate::protocol::messages::{BackendMessage, FrontendMessage, Target};
