@@ -1081,3 +1081,29 @@ async fn shutdown_interrupts_a_running_statement() {
         Some(sqlstate::ADMIN_SHUTDOWN)
     );
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn idle_connection_state_is_small() {
+    // The connection task's future (its whole state machine) plus the two
+    // idle buffers must stay well under the 64 KiB per-connection budget.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let factory = MockFactory {
+        log: Arc::new(Mutex::new(Log::default())),
+        max_message_size: 1 << 20,
+    };
+    let shared = Arc::new(super::postgres::Shared {
+        factory,
+        cancel: super::CancelRegistry::new(),
+    });
+    let fut = super::postgres::run_connection(shared, stream, addr, rx);
+    let size = std::mem::size_of_val(&fut);
+    let total = size + super::postgres::READ_BUF_INITIAL + super::postgres::WRITE_BUF_INITIAL;
+    eprintln!("connection future {size} bytes, total {total}");
+    assert!(
+        total < 32 * 1024,
+        "connection future {size} bytes, total {total}"
+    );
+}
