@@ -1107,3 +1107,54 @@ async fn idle_connection_state_is_small() {
         "connection future {size} bytes, total {total}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn portal_tags_match_postgres() {
+    // PostgreSQL 15: the last chunk's CommandComplete counts that chunk's
+    // rows; executing a finished portal again gives "SELECT 0".
+    let srv = TestServer::start().await;
+    let mut c = srv.client().await;
+    c.feed(FrontendMessage::Parse {
+        name: "".into(),
+        query: "rows 5".into(),
+        param_types: vec![],
+    })
+    .await
+    .unwrap();
+    c.feed(FrontendMessage::Bind {
+        portal: "".into(),
+        statement: "".into(),
+        param_formats: vec![],
+        params: vec![],
+        result_formats: vec![],
+    })
+    .await
+    .unwrap();
+    for _ in 0..4 {
+        c.feed(FrontendMessage::Execute {
+            portal: "".into(),
+            max_rows: 2,
+        })
+        .await
+        .unwrap();
+    }
+    c.send(FrontendMessage::Sync).await.unwrap();
+    let msgs = until_ready(&mut c).await;
+    let shape: Vec<String> = msgs
+        .iter()
+        .map(|m| match m {
+            BackendMessage::DataRow(_) => "D".to_string(),
+            BackendMessage::PortalSuspended => "s".to_string(),
+            BackendMessage::CommandComplete(t) => t.clone(),
+            BackendMessage::ParseComplete => "1".to_string(),
+            BackendMessage::BindComplete => "2".to_string(),
+            BackendMessage::ReadyForQuery(_) => "Z".to_string(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec!["1", "2", "D", "D", "s", "D", "D", "s", "D", "SELECT 1", "SELECT 0", "Z"]
+    );
+    srv.shutdown().await;
+}
