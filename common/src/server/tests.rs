@@ -1158,3 +1158,73 @@ async fn portal_tags_match_postgres() {
     );
     srv.shutdown().await;
 }
+
+/// Runs psql against the mock server with `script` on stdin.
+async fn psql(
+    addr: std::net::SocketAddr,
+    args: &[&str],
+    stdin: &str,
+) -> Option<std::process::Output> {
+    use tokio::io::AsyncWriteExt as _;
+    let mut cmd = tokio::process::Command::new("psql");
+    cmd.args([
+        "-X",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &addr.port().to_string(),
+        "-U",
+        "test",
+        "-d",
+        "db",
+    ])
+    .args(args)
+    .env("PGCONNECT_TIMEOUT", "20")
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().ok()?; // psql not installed: skip
+    let mut input = child.stdin.take()?;
+    input.write_all(stdin.as_bytes()).await.ok()?;
+    drop(input);
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .ok()?
+        .ok()?;
+    Some(out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_psql_talks_to_the_session_loop() {
+    let srv = TestServer::start().await;
+    let Some(out) = psql(srv.addr, &["-A", "-t", "-c", "rows 3"], "").await else {
+        eprintln!("psql not available, skipping");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "psql -c: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "1|row 1\n2|row 2\n3|row 3\n"
+    );
+
+    // A script on stdin with COPY FROM STDIN data inline, COPY TO STDOUT and
+    // an error that does not stop the script.
+    let script = "rows 1;\ncopy in;\n1\ta\n2\tb\n\\.\ncopy out;\nfail;\nrows 2;\n";
+    let out = psql(srv.addr, &["-A", "-t", "-f", "-"], script)
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // psql 15 sends the `\.` line as CopyData too (a COPY parser stops at
+    // it); the mock only counts lines, hence 3.
+    assert_eq!(
+        stdout, "1|row 1\nCOPY 3\na\nb\n1|row 1\n2|row 2\n",
+        "stderr: {stderr}"
+    );
+    assert!(stderr.contains("mock failure"), "{stderr}");
+    srv.shutdown().await;
+}
