@@ -71,15 +71,13 @@ pub struct VisibilityContext<'a> {
     pub procarray: &'a ProcArray,
 }
 
-/// The subtrans lookup given to `xid_in_snapshot`: none yet (an overflowed
-/// snapshot then treats an unknown subxid as its own top-level xid).
-fn no_parent(_: TransactionId) -> Option<TransactionId> {
-    None
-}
-
 impl VisibilityContext<'_> {
+    /// XidInMVCCSnapshot, resolving subxids of an overflowed snapshot
+    /// through the procarray's subtrans map (the closure borrows; no
+    /// allocation).
     fn in_snapshot(&self, xid: TransactionId) -> bool {
-        self.snapshot.xid_in_snapshot(xid, &no_parent)
+        let subtrans = self.procarray.subtrans();
+        self.snapshot.xid_in_snapshot(xid, &|x| subtrans.parent(x))
     }
 }
 
@@ -146,7 +144,12 @@ pub fn satisfies_mvcc(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (bool, u16
 enum XidFate {
     Running,
     Committed,
+    /// Known aborted in clog: hint XMIN_INVALID / XMAX_INVALID.
     Aborted,
+    /// Not running and not committed, but clog does not say "aborted"
+    /// (crashed, or clog could not be read): treated as aborted, not hinted,
+    /// so a transient clog read error never becomes a permanent hint.
+    Gone,
 }
 
 fn fate(xid: TransactionId, cx: &VisibilityContext<'_>) -> XidFate {
@@ -157,8 +160,8 @@ fn fate(xid: TransactionId, cx: &VisibilityContext<'_>) -> XidFate {
         XidStatus::Committed => XidFate::Committed,
         // A subxid whose parent is finishing its commit right now.
         XidStatus::SubCommitted => XidFate::Running,
-        // Not running and never committed: aborted or crashed.
-        XidStatus::Aborted | XidStatus::InProgress => XidFate::Aborted,
+        XidStatus::Aborted => XidFate::Aborted,
+        XidStatus::InProgress => XidFate::Gone,
     }
 }
 
@@ -200,6 +203,7 @@ pub fn satisfies_update(
             XidFate::Running => return (TmResult::Invisible, 0),
             XidFate::Committed => hints |= XMIN_COMMITTED,
             XidFate::Aborted => return (TmResult::Invisible, XMIN_INVALID),
+            XidFate::Gone => return (TmResult::Invisible, 0),
         }
     }
 
@@ -230,6 +234,7 @@ pub fn satisfies_update(
     match fate(h.xmax, cx) {
         XidFate::Running => (TmResult::BeingModified { xmax: h.xmax }, hints),
         XidFate::Aborted => (TmResult::Ok, hints | XMAX_INVALID),
+        XidFate::Gone => (TmResult::Ok, hints),
         XidFate::Committed if h.infomask & XMAX_LOCK_ONLY != 0 => (TmResult::Ok, hints),
         XidFate::Committed => (gone, hints | XMAX_COMMITTED),
     }
@@ -256,6 +261,7 @@ pub fn satisfies_dirty(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (DirtySta
             XidFate::Running => return (DirtyState::InProgress(h.xmin), 0),
             XidFate::Committed => hints |= XMIN_COMMITTED,
             XidFate::Aborted => return (DirtyState::Dead, XMIN_INVALID),
+            XidFate::Gone => return (DirtyState::Dead, 0),
         }
     }
     if h.xmax_is_invalid() || h.infomask & XMAX_LOCK_ONLY != 0 {
@@ -267,6 +273,7 @@ pub fn satisfies_dirty(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (DirtySta
     match fate(h.xmax, cx) {
         XidFate::Running => (DirtyState::InProgress(h.xmax), hints),
         XidFate::Aborted => (DirtyState::Live, hints | XMAX_INVALID),
+        XidFate::Gone => (DirtyState::Live, hints),
         XidFate::Committed => (DirtyState::Dead, hints | XMAX_COMMITTED),
     }
 }
