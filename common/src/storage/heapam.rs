@@ -1409,3 +1409,89 @@ mod tests {
         assert_eq!(pulled.len(), 500);
     }
 }
+
+#[cfg(test)]
+mod throughput {
+    use super::*;
+
+    /// CPU seconds used by this process so far (utime + stime from
+    /// /proc/self/stat): on a loaded machine, ops per CPU-second is a steadier
+    /// measure than wall-clock throughput.
+    fn cpu_secs() -> f64 {
+        let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let after = s.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+            + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+        ticks / 100.0
+    }
+    use crate::clog::Clog;
+    use crate::procarray::ProcArray;
+    use crate::snapshot::Snapshot;
+    use crate::visibility::OwnXact;
+
+    /// Rough measurement of the fetch path (pin, share lock, visibility,
+    /// copy, unpin), run by hand:
+    /// `cargo test -p common --lib storage::heapam::throughput -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn fetch_throughput() {
+        let dir = tempfile::tempdir().unwrap();
+        let heap = Arc::new(Heap::open(dir.path(), 1024, ExtensionMode::Bulk).unwrap());
+        let clog = Arc::new(Clog::open(dir.path()).unwrap());
+        let pa = Arc::new(ProcArray::new(8, TransactionId(10)));
+        let rel = RelFileId(1);
+        heap.create_relation(rel).unwrap();
+        let rows: Vec<Vec<u8>> = (0..100_000u32)
+            .map(|i| i.to_be_bytes().repeat(22))
+            .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let tids = Arc::new(
+            heap.multi_insert(rel, &refs, TransactionId(3), CommandId(0), false)
+                .unwrap(),
+        );
+        clog.set_status(TransactionId(3), &[], crate::clog::XidStatus::Committed);
+        let per_thread = 1_000_000usize;
+        let start = std::time::Instant::now();
+        let cpu0 = cpu_secs();
+        let hs: Vec<_> = (0..2)
+            .map(|t| {
+                let (heap, clog, pa, tids) = (heap.clone(), clog.clone(), pa.clone(), tids.clone());
+                std::thread::spawn(move || {
+                    let snap = Snapshot {
+                        xmin: TransactionId(10),
+                        xmax: TransactionId(10),
+                        ..Default::default()
+                    };
+                    let cx = VisibilityContext {
+                        snapshot: &snap,
+                        own: OwnXact {
+                            xids: &[],
+                            curcid: CommandId(0),
+                        },
+                        clog: &clog,
+                        procarray: &pa,
+                    };
+                    let mut x = t as u64 + 1;
+                    let mut sum = 0u64;
+                    for _ in 0..per_thread {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        let tid = tids[(x >> 33) as usize % tids.len()];
+                        sum += heap.fetch(rel, tid, &cx, |d| d[0] as u64).unwrap().unwrap();
+                    }
+                    sum
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        let cpu = cpu_secs() - cpu0;
+        println!(
+            "heap fetches: {:.2} M/s wall, {:.0} ns CPU per fetch, 2 threads",
+            2.0 * per_thread as f64 / secs / 1e6,
+            cpu * 1e9 / (2.0 * per_thread as f64)
+        );
+    }
+}
