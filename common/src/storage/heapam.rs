@@ -207,6 +207,21 @@ impl Heap {
         })
     }
 
+    /// Opens the heap as configured: `config.data_dir`, `shared_buffers`,
+    /// `relation_extension`.
+    pub fn from_config(config: &crate::config::Config) -> PgResult<Heap> {
+        let mode = config
+            .get("relation_extension")
+            .and_then(ExtensionMode::parse)
+            .unwrap_or_default();
+        Heap::open(&config.data_dir, config.shared_buffers_pages(), mode)
+    }
+
+    /// Every relation that has a file (start-up index rebuild).
+    pub fn list_relations(&self) -> PgResult<Vec<RelFileId>> {
+        Ok(self.smgr.list_relations()?)
+    }
+
     /// The buffer pool (checkpointer, tests).
     pub fn bufmgr(&self) -> &Arc<BufMgr> {
         &self.bm
