@@ -960,6 +960,45 @@ mod tests {
         assert_eq!(bm.flush_all().unwrap(), 1, "only block 0 still dirty");
     }
 
+    /// Threads reading the same uncached block at once: one reads it from
+    /// disk, the others wait for that IO (or hit afterwards) — never a
+    /// second read, never an invalid page.
+    #[test]
+    fn concurrent_readers_of_one_block_share_the_io() {
+        let (_d, bm) = pool(16);
+        let rel = RelFileId(7);
+        bm.smgr().create(rel, ForkNumber::Main).unwrap();
+        let mut p = Page::default();
+        stamp(&mut p, 0, 42);
+        bm.smgr()
+            .extend(rel, ForkNumber::Main, BlockNumber(0), &p.0)
+            .unwrap();
+        for round in 0..20 {
+            bm.drop_relation_buffers(rel, 0);
+            let reads_before = bm.stats().reads;
+            let barrier = Arc::new(std::sync::Barrier::new(6));
+            let hs: Vec<_> = (0..6)
+                .map(|_| {
+                    let (bm, barrier) = (bm.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        let b = bm.read_buffer(tag(7, 0)).unwrap();
+                        let page = b.read();
+                        read_stamp(&page)
+                    })
+                })
+                .collect();
+            for h in hs {
+                assert_eq!(h.join().unwrap(), (0, 42), "round {round}: valid page");
+            }
+            assert_eq!(
+                bm.stats().reads - reads_before,
+                1,
+                "round {round}: one read for six readers"
+            );
+        }
+    }
+
     /// Many threads read-modify-write counters on more pages than the pool
     /// holds; every increment must survive eviction.
     #[test]
