@@ -61,6 +61,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use wal::Lsn;
 
 use super::bufpage::Page;
 use super::smgr::Smgr;
@@ -100,14 +101,14 @@ fn usage(s: u32) -> u32 {
 /// to the page's LSN.
 pub trait WalFlush: Send + Sync {
     /// Blocks until WAL is flushed at least up to `lsn`.
-    fn flush_upto(&self, lsn: u64) -> Result<(), String>;
+    fn flush_upto(&self, lsn: Lsn) -> Result<(), String>;
 }
 
 /// The hook until WAL exists: nothing to flush.
 pub struct NoWal;
 
 impl WalFlush for NoWal {
-    fn flush_upto(&self, _lsn: u64) -> Result<(), String> {
+    fn flush_upto(&self, _lsn: Lsn) -> Result<(), String> {
         Ok(())
     }
 }
