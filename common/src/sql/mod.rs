@@ -3,6 +3,7 @@
 //! `parser`, `catalog`, `executor`, `session` — SQL-statements helper (Q2).
 
 pub mod expr;
+pub mod parser;
 pub mod session;
 pub mod types;
 pub mod value;
