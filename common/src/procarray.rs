@@ -1,7 +1,97 @@
-//! The procarray. OWNER: transactions helper (T). Skeleton: the signatures
-//! below are the contract other modules use; add what you need, keep these.
+//! # The procarray (procarray.c, proc.c) — running transactions and snapshots
+//!
+//! Every session (and every prepared transaction, through a *dummy* proc)
+//! occupies one slot of a fixed table of procs. Beside the table, **dense
+//! arrays** hold only the procs in use, packed at the front, indexed by each
+//! proc's `pgxactoff`:
+//!
+//! ```text
+//!   procs (fixed, by ProcNumber)        dense arrays (by pgxactoff, len = n)
+//!   ┌────┬────┬────┬────┬────┐          pgprocnos:     [ 0 ][ 3 ][ 1 ]
+//!   │ p0 │ p1 │ p2 │ p3 │ p4 │          xids:          [ 0 ][812][807]
+//!   └────┴────┴────┴────┴────┘          status_flags:  [ 0 ][ 0 ][ 0 ]
+//!     ▲ used  ▲ used    ▲ used          subxid_states: [0,f][2,f][0,f]
+//!     p0.pgxactoff = 0, p3.pgxactoff = 1, p1.pgxactoff = 2
+//! ```
+//!
+//! GetSnapshotData ([`ProcArray::get_snapshot`]) scans only `xids[0..n]`:
+//! contiguous memory, no pointer chasing per proc, and — the heart of the
+//! design (Andres Freund, "Improving connection scalability:
+//! GetSnapshotData()", 2020) — it never reads another proc's `xmin`, which
+//! every backend rewrites all the time. Horizons that need xmins are computed
+//! separately ([`ProcArray::oldest_xmin`]).
+//!
+//! ## Invariants
+//!
+//! 1. `pgprocnos[0..n]` are exactly the procs in use; for each,
+//!    `procs[pgprocnos[i]].pgxactoff == i`.
+//! 2. Each proc keeps a copy of its dense values (`xid`, `status_flags`,
+//!    `subxid_state`), always equal to `xids[pgxactoff]` etc. They change
+//!    together, under the same lock.
+//! 3. A proc's subxids `subxids[0..count]` are running children of its xid;
+//!    when more than [`PGPROC_MAX_CACHED_SUBXIDS`] were assigned the state is
+//!    `overflowed` and the subtrans map must be consulted.
+//! 4. `latest_completed_xid` only grows; `xact_completion_count` grows by one
+//!    every time a transaction *with an xid* leaves the running set (commit,
+//!    abort, subtransaction abort, COMMIT/ROLLBACK PREPARED, standby replay).
+//!
+//! ## The snapshot-cache rule
+//!
+//! A snapshot is a function of the running set and `latest_completed_xid`.
+//! Starting a transaction or assigning an xid adds only xids `>= xmax` of
+//! every existing snapshot (they are invisible anyway), so the only event
+//! that makes an old snapshot wrong is a completion — and every completion
+//! bumps `xact_completion_count`. A session's cached snapshot stamped with the
+//! current count is therefore exactly what a fresh scan would return: it is
+//! reused in O(1), without allocating (an `Arc` clone).
+//!
+//! ## Locks, in order
+//!
+//! `lmgr` mutex → **ProcArrayLock** (`state`, RwLock) → **XidGenLock**
+//! (`xid_gen`, Mutex) → subtrans map → free-list mutex (leaf).
+//!
+//! * Adding/removing a proc (and moving a prepared transaction to a dummy
+//!   proc) takes ProcArrayLock then XidGenLock, both exclusive, so it excludes
+//!   both snapshot builders and xid assignment while entries move.
+//! * Xid assignment takes only XidGenLock: it takes `next_xid` and publishes
+//!   the xid in `xids[pgxactoff]` before releasing it. `pgxactoff` is stable
+//!   under XidGenLock because moving entries needs it too.
+//! * Snapshots and running checks take ProcArrayLock shared.
+//! * Completion takes ProcArrayLock exclusive: clear the entry, advance
+//!   `latest_completed_xid`, bump the counter — one function,
+//!   [`ProcArray::end_transaction`], for primary commit/abort, prepared
+//!   transactions and standby replay.
+//!
+//! The dense arrays are `AtomicU64`/`AtomicU8` only because xid assignment
+//! writes them under XidGenLock while snapshot builders read them under
+//! ProcArrayLock shared; all accesses are `Relaxed` (plain loads and stores
+//! on x86-64 and ARM64), ordering comes from the locks: a running xid below a
+//! snapshot's `xmax` was published before some later xid was assigned and
+//! completed, and that completion happened-before the snapshot's lock
+//! acquisition.
 
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_utils::CachePadded;
+use parking_lot::{Mutex, RwLock};
+
+use crate::error::PgResult;
+use crate::lmgr::LockManager;
+use crate::snapshot::Snapshot;
+use crate::subtrans::SubTrans;
 use crate::types::TransactionId;
+
+/// Subxids a proc caches before its state overflows (PGPROC_MAX_CACHED_SUBXIDS).
+pub const PGPROC_MAX_CACHED_SUBXIDS: usize = 64;
+
+/// Status flag: the proc runs VACUUM; its xid is left out of snapshots.
+pub const PROC_IN_VACUUM: u8 = 0x02;
+/// Status flag: the proc is a dummy holding a prepared transaction.
+pub const PROC_IS_DUMMY: u8 = 0x40;
+
+const RELAXED: Ordering = Ordering::Relaxed;
 
 /// Index of a proc slot in the fixed table (PostgreSQL's ProcNumber).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -18,29 +108,815 @@ pub struct SnapshotStats {
     pub xact_completion_count: u64,
 }
 
+/// Subxid cache state of one proc (XidCacheStatus): packed in one byte in
+/// the dense array, `count` in the low 7 bits and `overflowed` in the top bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SubxidState {
+    /// Cached subxids (`<= 64`).
+    pub count: u8,
+    /// More subxids were assigned than fit: consult the subtrans map.
+    pub overflowed: bool,
+}
+
+impl SubxidState {
+    fn pack(self) -> u8 {
+        self.count | ((self.overflowed as u8) << 7)
+    }
+    fn unpack(b: u8) -> SubxidState {
+        SubxidState {
+            count: b & 0x7f,
+            overflowed: b & 0x80 != 0,
+        }
+    }
+}
+
+/// One proc slot (PGPROC). Only what other sessions need is here; the rest
+/// of a session's transaction state lives in its `Xact`.
+struct Proc {
+    /// The slot is taken.
+    in_use: AtomicBool,
+    /// Position in the dense arrays; changed under both locks.
+    pgxactoff: AtomicU32,
+    /// Copy of `xids[pgxactoff]`.
+    xid: AtomicU64,
+    /// Oldest xid this proc's snapshots may still need; read only by horizon
+    /// computations, written by the owner (this is the hot cache line that
+    /// GetSnapshotData no longer touches).
+    xmin: AtomicU64,
+    /// Copy of `status_flags[pgxactoff]`.
+    status_flags: AtomicU8,
+    /// Copy of `subxid_states[pgxactoff]`.
+    subxid_state: AtomicU8,
+    /// Cached running subxids, `[0..count]` valid.
+    subxids: [AtomicU64; PGPROC_MAX_CACHED_SUBXIDS],
+    /// Process id shown in messages (BackendKeyData pid).
+    pid: AtomicI32,
+    /// Per-proc counters (written only by the owner, summed by `stats`), so
+    /// counting does not bounce a shared cache line between sessions.
+    snapshots_computed: AtomicU64,
+    snapshots_reused: AtomicU64,
+}
+
+impl Proc {
+    fn new() -> Proc {
+        Proc {
+            in_use: AtomicBool::new(false),
+            pgxactoff: AtomicU32::new(u32::MAX),
+            xid: AtomicU64::new(0),
+            xmin: AtomicU64::new(0),
+            status_flags: AtomicU8::new(0),
+            subxid_state: AtomicU8::new(0),
+            subxids: std::array::from_fn(|_| AtomicU64::new(0)),
+            pid: AtomicI32::new(0),
+            snapshots_computed: AtomicU64::new(0),
+            snapshots_reused: AtomicU64::new(0),
+        }
+    }
+}
+
+/// What ProcArrayLock protects besides the dense arrays' contents.
+struct ProcArrayState {
+    /// Dense: proc number of each entry; `len()` is the number of procs in use.
+    pgprocnos: Vec<u32>,
+    /// Newest xid known finished; snapshots' `xmax` is one more.
+    latest_completed_xid: TransactionId,
+    /// Bumped by every completion of a transaction with an xid.
+    xact_completion_count: u64,
+    /// Standby mode: snapshots come from `known_assigned_xids` (issue 4).
+    in_recovery: bool,
+    /// KnownAssignedXids: sorted xids the primary had running (standby only).
+    known_assigned_xids: Vec<TransactionId>,
+}
+
+/// Free proc slots (ProcStructLock's free lists).
+struct FreeProcs {
+    free: Vec<u32>,
+    backends_in_use: usize,
+}
+
+/// A transaction leaving the running set; the argument of
+/// [`ProcArray::end_transaction`], the single completion path.
+#[derive(Clone, Copy, Debug)]
+pub enum Finished<'a> {
+    /// The transaction run by this proc (a session) committed or aborted; its
+    /// dense entry is cleared and the proc stays connected.
+    Proc(ProcNumber),
+    /// COMMIT/ROLLBACK PREPARED: the prepared transaction's dummy proc is
+    /// removed from the dense arrays and its slot freed.
+    DummyProc(ProcNumber),
+    /// A commit/abort record replayed on a standby: the xids are removed from
+    /// KnownAssignedXids.
+    Recovered {
+        /// The top-level xid.
+        xid: TransactionId,
+        /// Its subxids.
+        subxids: &'a [TransactionId],
+    },
+}
+
 /// The fixed proc table plus the dense arrays.
 pub struct ProcArray {
-    _private: (),
+    procs: Box<[CachePadded<Proc>]>,
+    /// Dense `xids`, `[0..n]` valid (n = pgprocnos.len()).
+    xids: Box<[AtomicU64]>,
+    /// Dense status flags ([`PROC_IN_VACUUM`], [`PROC_IS_DUMMY`]).
+    status_flags: Box<[AtomicU8]>,
+    /// Dense packed [`SubxidState`]s.
+    subxid_states: Box<[AtomicU8]>,
+    /// ProcArrayLock.
+    state: RwLock<ProcArrayState>,
+    /// XidGenLock, guarding `next_xid`.
+    xid_gen: Mutex<TransactionId>,
+    /// Lock-free mirror of `next_xid` for readers.
+    next_xid_hint: AtomicU64,
+    free: Mutex<FreeProcs>,
+    subtrans: SubTrans,
+    lmgr: LockManager,
 }
 
 impl ProcArray {
     /// A procarray with room for `max_procs` procs (max_connections +
     /// max_prepared_transactions + a few auxiliary).
     pub fn new(max_procs: usize, next_xid: TransactionId) -> ProcArray {
-        let _ = (max_procs, next_xid);
-        todo!("T")
+        let max_procs = max_procs.clamp(1, u32::MAX as usize - 1);
+        let next_xid = next_xid.max(TransactionId::FIRST_NORMAL);
+        let dense_u64 = |_| AtomicU64::new(0);
+        let dense_u8 = |_| AtomicU8::new(0);
+        ProcArray {
+            procs: (0..max_procs)
+                .map(|_| CachePadded::new(Proc::new()))
+                .collect(),
+            xids: (0..max_procs).map(dense_u64).collect(),
+            status_flags: (0..max_procs).map(dense_u8).collect(),
+            subxid_states: (0..max_procs).map(dense_u8).collect(),
+            state: RwLock::new(ProcArrayState {
+                pgprocnos: Vec::with_capacity(max_procs),
+                latest_completed_xid: TransactionId(next_xid.0 - 1),
+                xact_completion_count: 1,
+                in_recovery: false,
+                known_assigned_xids: Vec::new(),
+            }),
+            xid_gen: Mutex::new(next_xid),
+            next_xid_hint: AtomicU64::new(next_xid.0),
+            // Pop from the end: hand out low proc numbers first.
+            free: Mutex::new(FreeProcs {
+                free: (0..max_procs as u32).rev().collect(),
+                backends_in_use: 0,
+            }),
+            subtrans: SubTrans::new(),
+            lmgr: LockManager::new(max_procs),
+        }
     }
-    /// TransactionIdIsInProgress: is `xid` (top-level or sub) still running?
-    pub fn xid_is_running(&self, xid: TransactionId) -> bool {
-        let _ = xid;
-        todo!("T")
+
+    /// Size of the proc table.
+    pub fn max_procs(&self) -> usize {
+        self.procs.len()
     }
-    /// Counters for `hotpair_stat_snapshots`.
-    pub fn stats(&self) -> SnapshotStats {
-        todo!("T")
+
+    fn proc(&self, p: ProcNumber) -> &Proc {
+        &self.procs[p.0 as usize]
     }
+
+    // ----- slots -----------------------------------------------------------
+
+    /// InitProcess + ProcArrayAdd for a client session: takes a free slot
+    /// unless `max_backends` sessions are already connected. `None` means
+    /// "sorry, too many clients already".
+    pub fn connect(&self, max_backends: usize) -> Option<ProcNumber> {
+        let p = {
+            let mut free = self.free.lock();
+            if free.backends_in_use >= max_backends {
+                return None;
+            }
+            let p = free.free.pop()?;
+            free.backends_in_use += 1;
+            p
+        };
+        self.add(ProcNumber(p), 0);
+        Some(ProcNumber(p))
+    }
+
+    /// ProcArrayRemove + free the slot of a session. A transaction still
+    /// holding an xid is completed as aborted-and-forgotten (callers abort
+    /// first; this only keeps the invariants if they did not).
+    pub fn disconnect(&self, p: ProcNumber) {
+        if !self.proc(p).in_use.load(RELAXED) {
+            return;
+        }
+        let latest = TransactionId(self.proc(p).xid.load(RELAXED));
+        self.remove(p, latest);
+        let mut free = self.free.lock();
+        free.backends_in_use = free.backends_in_use.saturating_sub(1);
+        free.free.push(p.0);
+    }
+
+    /// Puts `p` at the end of the dense arrays (both locks exclusive).
+    fn add(&self, p: ProcNumber, flags: u8) {
+        let proc = self.proc(p);
+        proc.xid.store(0, RELAXED);
+        proc.xmin.store(0, RELAXED);
+        proc.status_flags.store(flags, RELAXED);
+        proc.subxid_state.store(0, RELAXED);
+        let mut st = self.state.write();
+        let _gen = self.xid_gen.lock();
+        let off = st.pgprocnos.len();
+        st.pgprocnos.push(p.0);
+        self.xids[off].store(0, RELAXED);
+        self.status_flags[off].store(flags, RELAXED);
+        self.subxid_states[off].store(0, RELAXED);
+        proc.pgxactoff.store(off as u32, RELAXED);
+        proc.in_use.store(true, RELAXED);
+    }
+
+    /// Removes `p` from the dense arrays, moving the last entry into its hole
+    /// (both locks exclusive). A valid `latest_xid` completes its transaction
+    /// (advance + bump), as PostgreSQL's ProcArrayRemove does for prepared
+    /// transactions.
+    fn remove(&self, p: ProcNumber, latest_xid: TransactionId) {
+        let proc = self.proc(p);
+        {
+            let mut st = self.state.write();
+            let _gen = self.xid_gen.lock();
+            let off = proc.pgxactoff.load(RELAXED) as usize;
+            let last = st.pgprocnos.len().saturating_sub(1);
+            if st.pgprocnos.get(off) != Some(&p.0) {
+                tracing::error!("proc {} not found in procarray", p.0);
+                return;
+            }
+            if latest_xid.is_valid() {
+                Self::complete_locked(&mut st, latest_xid);
+            }
+            if off != last {
+                let moved = st.pgprocnos[last];
+                self.xids[off].store(self.xids[last].load(RELAXED), RELAXED);
+                self.status_flags[off].store(self.status_flags[last].load(RELAXED), RELAXED);
+                self.subxid_states[off].store(self.subxid_states[last].load(RELAXED), RELAXED);
+                self.procs[moved as usize]
+                    .pgxactoff
+                    .store(off as u32, RELAXED);
+            }
+            st.pgprocnos.swap_remove(off);
+            self.xids[last].store(0, RELAXED);
+            self.status_flags[last].store(0, RELAXED);
+            self.subxid_states[last].store(0, RELAXED);
+            proc.pgxactoff.store(u32::MAX, RELAXED);
+            proc.xid.store(0, RELAXED);
+            proc.xmin.store(0, RELAXED);
+            proc.subxid_state.store(0, RELAXED);
+            proc.status_flags.store(0, RELAXED);
+            proc.in_use.store(false, RELAXED);
+        }
+        if latest_xid.is_valid() {
+            self.lmgr.wake_waiters_of(p);
+        }
+    }
+
+    /// Sets the process id shown for `p` in deadlock reports.
+    pub fn set_pid(&self, p: ProcNumber, pid: i32) {
+        self.proc(p).pid.store(pid, RELAXED);
+    }
+
+    /// The process id of `p` (its proc number + 1 when none was set).
+    pub fn pid(&self, p: ProcNumber) -> i32 {
+        match self.proc(p).pid.load(RELAXED) {
+            0 => p.0 as i32 + 1,
+            pid => pid,
+        }
+    }
+
+    /// Sets `p`'s status flags (e.g. [`PROC_IN_VACUUM`]), dense entry and copy.
+    pub fn set_status_flags(&self, p: ProcNumber, flags: u8) {
+        let _st = self.state.write();
+        let proc = self.proc(p);
+        let off = proc.pgxactoff.load(RELAXED) as usize;
+        proc.status_flags.store(flags, RELAXED);
+        if let Some(f) = self.status_flags.get(off) {
+            f.store(flags, RELAXED);
+        }
+    }
+
+    // ----- xid assignment ---------------------------------------------------
+
+    /// GetNewTransactionId for a top-level transaction: takes `next_xid` and
+    /// publishes it in the dense array before XidGenLock is released.
+    pub fn assign_xid(&self, p: ProcNumber) -> TransactionId {
+        let proc = self.proc(p);
+        let mut gen = self.xid_gen.lock();
+        let xid = *gen;
+        *gen = xid.next();
+        self.next_xid_hint.store(gen.0, Ordering::Release);
+        let off = proc.pgxactoff.load(RELAXED) as usize;
+        self.xids[off].store(xid.0, RELAXED);
+        proc.xid.store(xid.0, RELAXED);
+        xid
+    }
+
+    /// GetNewTransactionId for a subtransaction whose parent is `parent`:
+    /// records the parent in subtrans and caches the subxid in the proc (or
+    /// marks it overflowed), before XidGenLock is released.
+    pub fn assign_subxid(&self, p: ProcNumber, parent: TransactionId) -> TransactionId {
+        let proc = self.proc(p);
+        let mut gen = self.xid_gen.lock();
+        let xid = *gen;
+        *gen = xid.next();
+        self.next_xid_hint.store(gen.0, Ordering::Release);
+        self.subtrans.set_parent(xid, parent);
+        let off = proc.pgxactoff.load(RELAXED) as usize;
+        let mut ss = SubxidState::unpack(proc.subxid_state.load(RELAXED));
+        if (ss.count as usize) < PGPROC_MAX_CACHED_SUBXIDS {
+            proc.subxids[ss.count as usize].store(xid.0, RELAXED);
+            ss.count += 1;
+        } else {
+            ss.overflowed = true;
+        }
+        // Release: a reader that sees the new count sees the subxid.
+        proc.subxid_state.store(ss.pack(), Ordering::Release);
+        self.subxid_states[off].store(ss.pack(), Ordering::Release);
+        xid
+    }
+
     /// The next xid that will be assigned.
     pub fn next_xid(&self) -> TransactionId {
-        todo!("T")
+        TransactionId(self.next_xid_hint.load(Ordering::Acquire))
+    }
+
+    /// Makes sure `next_xid > xid` (redo, start-up from a checkpoint).
+    pub fn advance_next_xid(&self, xid: TransactionId) {
+        let mut gen = self.xid_gen.lock();
+        if *gen <= xid {
+            *gen = xid.next();
+            self.next_xid_hint.store(gen.0, Ordering::Release);
+        }
+    }
+
+    /// The xid currently published by `p` (INVALID when it has none).
+    pub fn proc_xid(&self, p: ProcNumber) -> TransactionId {
+        TransactionId(self.proc(p).xid.load(RELAXED))
+    }
+
+    /// The xmin currently published by `p`.
+    pub fn proc_xmin(&self, p: ProcNumber) -> TransactionId {
+        TransactionId(self.proc(p).xmin.load(RELAXED))
+    }
+
+    /// Forgets `p`'s xmin (end of a READ COMMITTED statement, end of
+    /// transaction without xid): its old snapshots no longer hold back
+    /// horizons.
+    pub fn clear_xmin(&self, p: ProcNumber) {
+        self.proc(p).xmin.store(0, RELAXED);
+    }
+
+    // ----- snapshots ---------------------------------------------------------
+
+    /// GetSnapshotData for `p`. `cache` is the session's last snapshot: if
+    /// its completion count is current it is returned as is (O(1), no
+    /// allocation); otherwise a new one is computed — in place when the
+    /// session holds the only reference — and stored in `cache`.
+    ///
+    /// Must be called only by the session owning `p`.
+    pub fn get_snapshot(&self, p: ProcNumber, cache: &mut Option<Arc<Snapshot>>) -> Arc<Snapshot> {
+        let proc = self.proc(p);
+        let st = self.state.read();
+        if let Some(snap) = cache.as_ref() {
+            if snap.completion_count == st.xact_completion_count {
+                // GetSnapshotDataReuse: re-publish our xmin if it was reset.
+                if proc.xmin.load(RELAXED) == 0 {
+                    proc.xmin.store(snap.xmin.0, RELAXED);
+                }
+                drop(st);
+                let n = proc.snapshots_reused.load(RELAXED);
+                proc.snapshots_reused.store(n + 1, RELAXED);
+                return Arc::clone(snap);
+            }
+        }
+        // Reuse the cached allocation when nobody else holds it.
+        if cache.as_mut().and_then(Arc::get_mut).is_none() {
+            *cache = Some(Arc::new(Snapshot::with_capacity(st.pgprocnos.len().max(8))));
+        }
+        let Some(snap) = cache.as_mut().and_then(Arc::get_mut) else {
+            // Unreachable: the Arc was just created. Degrade gracefully.
+            return Arc::new(Snapshot::default());
+        };
+        self.fill_snapshot(&st, proc, snap);
+        drop(st);
+        // Sorting happens outside the lock: the snapshot is private until
+        // returned.
+        snap.xip.sort_unstable();
+        snap.subxip.sort_unstable();
+        let n = proc.snapshots_computed.load(RELAXED);
+        proc.snapshots_computed.store(n + 1, RELAXED);
+        match cache.as_ref() {
+            Some(s) => Arc::clone(s),
+            None => Arc::new(Snapshot::default()),
+        }
+    }
+
+    /// The scan proper, under ProcArrayLock shared.
+    fn fill_snapshot(&self, st: &ProcArrayState, me: &Proc, snap: &mut Snapshot) {
+        let xmax = st.latest_completed_xid.0 + 1;
+        let mut xmin = xmax;
+        let myxid = me.xid.load(RELAXED);
+        if myxid >= TransactionId::FIRST_NORMAL.0 && myxid < xmin {
+            xmin = myxid;
+        }
+        snap.xip.clear();
+        snap.subxip.clear();
+        let mut overflowed = false;
+        if st.in_recovery {
+            for &x in &st.known_assigned_xids {
+                if x.0 >= xmax {
+                    break;
+                }
+                xmin = xmin.min(x.0);
+                snap.xip.push(x);
+            }
+        } else {
+            let n = st.pgprocnos.len();
+            let myoff = me.pgxactoff.load(RELAXED) as usize;
+            let xids = &self.xids[..n];
+            for (off, x) in xids.iter().enumerate() {
+                let xid = x.load(RELAXED);
+                // Most procs have no xid: the common case is this one branch.
+                if xid == 0 || off == myoff || xid >= xmax {
+                    continue;
+                }
+                if self.status_flags[off].load(RELAXED) & PROC_IN_VACUUM != 0 {
+                    continue;
+                }
+                xmin = xmin.min(xid);
+                snap.xip.push(TransactionId(xid));
+                if !overflowed {
+                    let ss = SubxidState::unpack(self.subxid_states[off].load(Ordering::Acquire));
+                    if ss.overflowed {
+                        overflowed = true;
+                    } else if ss.count > 0 {
+                        let other = &self.procs[st.pgprocnos[off] as usize];
+                        for s in &other.subxids[..ss.count as usize] {
+                            snap.subxip.push(TransactionId(s.load(RELAXED)));
+                        }
+                    }
+                }
+            }
+        }
+        if overflowed {
+            snap.subxip.clear();
+        }
+        snap.xmin = TransactionId(xmin);
+        snap.xmax = TransactionId(xmax);
+        snap.suboverflowed = overflowed;
+        snap.taken_during_recovery = st.in_recovery;
+        snap.completion_count = st.xact_completion_count;
+        if me.xmin.load(RELAXED) == 0 {
+            me.xmin.store(xmin, RELAXED);
+        }
+    }
+
+    // ----- completion --------------------------------------------------------
+
+    /// Advance `latest_completed_xid`, bump `xact_completion_count`: the
+    /// shared tail of every completion, called with ProcArrayLock exclusive.
+    fn complete_locked(st: &mut ProcArrayState, latest_xid: TransactionId) {
+        if latest_xid > st.latest_completed_xid {
+            st.latest_completed_xid = latest_xid;
+        }
+        st.xact_completion_count += 1;
+    }
+
+    /// ProcArrayEndTransaction / ProcArrayRemove / ExpireTreeKnownAssigned-
+    /// TransactionIds — the one completion path. Under ProcArrayLock
+    /// exclusive: removes the transaction's xids from the running set, then
+    /// advances `latest_completed_xid` to `latest_xid` (the newest xid of the
+    /// tree) and bumps `xact_completion_count`. Then wakes sessions waiting
+    /// for the transaction.
+    ///
+    /// For [`Finished::Proc`] with an INVALID `latest_xid` (a transaction that
+    /// never got an xid) nothing is bumped: only the proc's xmin is cleared.
+    pub fn end_transaction(&self, finished: Finished<'_>, latest_xid: TransactionId) {
+        match finished {
+            Finished::Proc(p) => {
+                let proc = self.proc(p);
+                if !latest_xid.is_valid() {
+                    proc.xmin.store(0, RELAXED);
+                    return;
+                }
+                {
+                    let mut st = self.state.write();
+                    let off = proc.pgxactoff.load(RELAXED) as usize;
+                    if let Some(x) = self.xids.get(off) {
+                        x.store(0, RELAXED);
+                        self.subxid_states[off].store(0, RELAXED);
+                    }
+                    proc.xid.store(0, RELAXED);
+                    proc.subxid_state.store(0, RELAXED);
+                    proc.xmin.store(0, RELAXED);
+                    Self::complete_locked(&mut st, latest_xid);
+                }
+                self.lmgr.wake_waiters_of(p);
+            }
+            Finished::DummyProc(p) => {
+                self.remove(p, latest_xid);
+                let mut free = self.free.lock();
+                free.free.push(p.0);
+            }
+            Finished::Recovered { xid, subxids } => {
+                let mut st = self.state.write();
+                let kax = &mut st.known_assigned_xids;
+                kax.retain(|x| *x != xid && !subxids.contains(x));
+                Self::complete_locked(&mut st, latest_xid.max(xid));
+            }
+        }
+    }
+
+    /// XidCacheRemoveRunningXids: ROLLBACK TO SAVEPOINT aborted `xids`
+    /// (subxids of `p`'s transaction). They leave the proc's cache and the
+    /// subtrans map; `latest_completed_xid` advances and the counter is bumped
+    /// as for any completion.
+    pub fn remove_subxids(&self, p: ProcNumber, xids: &[TransactionId], latest_xid: TransactionId) {
+        if xids.is_empty() {
+            return;
+        }
+        let proc = self.proc(p);
+        {
+            let mut st = self.state.write();
+            let off = proc.pgxactoff.load(RELAXED) as usize;
+            let mut ss = SubxidState::unpack(proc.subxid_state.load(RELAXED));
+            let mut kept = 0usize;
+            for i in 0..ss.count as usize {
+                let s = proc.subxids[i].load(RELAXED);
+                if !xids.contains(&TransactionId(s)) {
+                    proc.subxids[kept].store(s, RELAXED);
+                    kept += 1;
+                }
+            }
+            ss.count = kept as u8;
+            proc.subxid_state.store(ss.pack(), Ordering::Release);
+            if let Some(d) = self.subxid_states.get(off) {
+                d.store(ss.pack(), Ordering::Release);
+            }
+            self.subtrans.forget(xids);
+            Self::complete_locked(&mut st, latest_xid);
+        }
+        self.lmgr.wake_waiters_of(p);
+    }
+
+    /// PREPARE TRANSACTION (issue 3): moves `p`'s transaction (xid, subxids,
+    /// subxid state) to a fresh dummy proc, which stays in the dense arrays
+    /// so the xid keeps running; `p` is left without an xid. Nothing is
+    /// bumped. `None` when no slot is free.
+    pub fn transfer_to_dummy(&self, p: ProcNumber) -> Option<ProcNumber> {
+        let d = self.free.lock().free.pop()?;
+        let dummy = ProcNumber(d);
+        self.add(dummy, PROC_IS_DUMMY);
+        {
+            let _st = self.state.write();
+            let _gen = self.xid_gen.lock();
+            let from = self.proc(p);
+            let to = self.proc(dummy);
+            let xid = from.xid.load(RELAXED);
+            let ss = from.subxid_state.load(RELAXED);
+            for i in 0..SubxidState::unpack(ss).count as usize {
+                to.subxids[i].store(from.subxids[i].load(RELAXED), RELAXED);
+            }
+            let doff = to.pgxactoff.load(RELAXED) as usize;
+            let foff = from.pgxactoff.load(RELAXED) as usize;
+            to.xid.store(xid, RELAXED);
+            to.xmin.store(from.xmin.load(RELAXED), RELAXED);
+            to.subxid_state.store(ss, RELAXED);
+            self.xids[doff].store(xid, RELAXED);
+            self.subxid_states[doff].store(ss, RELAXED);
+            from.xid.store(0, RELAXED);
+            from.xmin.store(0, RELAXED);
+            from.subxid_state.store(0, RELAXED);
+            self.xids[foff].store(0, RELAXED);
+            self.subxid_states[foff].store(0, RELAXED);
+        }
+        // Waiters registered on `p` must re-find the holder.
+        self.lmgr.wake_waiters_of(p);
+        Some(dummy)
+    }
+
+    // ----- standby (issue 4) -------------------------------------------------
+
+    /// Enters or leaves recovery: while in recovery snapshots are built from
+    /// KnownAssignedXids.
+    pub fn set_in_recovery(&self, on: bool) {
+        let mut st = self.state.write();
+        st.in_recovery = on;
+        if !on {
+            st.known_assigned_xids.clear();
+        }
+    }
+
+    /// KnownAssignedXidsAdd: records that the primary assigned every xid from
+    /// `next_xid` up to `xid` (inclusive) and advances `next_xid`.
+    pub fn record_known_assigned(&self, xid: TransactionId) {
+        let mut st = self.state.write();
+        let mut gen = self.xid_gen.lock();
+        let mut x = (*gen).max(TransactionId::FIRST_NORMAL);
+        while x <= xid {
+            st.known_assigned_xids.push(x);
+            x = x.next();
+        }
+        if *gen <= xid {
+            *gen = xid.next();
+            self.next_xid_hint.store(gen.0, Ordering::Release);
+        }
+    }
+
+    /// KnownAssignedXidsRemovePreceding (running-xacts record): forgets known
+    /// xids older than `oldest_running`, which the primary has finished.
+    pub fn prune_known_assigned(&self, oldest_running: TransactionId) {
+        let mut st = self.state.write();
+        st.known_assigned_xids.retain(|x| *x >= oldest_running);
+        // Their completion was not replayed one by one: count it once.
+        if oldest_running.0 > 0 && TransactionId(oldest_running.0 - 1) > st.latest_completed_xid {
+            Self::complete_locked(&mut st, TransactionId(oldest_running.0 - 1));
+        }
+    }
+
+    // ----- running checks ----------------------------------------------------
+
+    /// Which proc runs `xid` (top-level or sub), and that proc's top-level
+    /// xid. Consults subtrans only when some proc overflowed.
+    pub fn holder_of(&self, xid: TransactionId) -> Option<(ProcNumber, TransactionId)> {
+        if !xid.is_normal() || xid.0 >= self.next_xid_hint.load(Ordering::Acquire) {
+            return None;
+        }
+        let st = self.state.read();
+        let n = st.pgprocnos.len();
+        let mut any_overflow = false;
+        for off in 0..n {
+            let x = self.xids[off].load(RELAXED);
+            if x == 0 {
+                continue;
+            }
+            let procno = st.pgprocnos[off];
+            if x == xid.0 {
+                return Some((ProcNumber(procno), TransactionId(x)));
+            }
+            let ss = SubxidState::unpack(self.subxid_states[off].load(Ordering::Acquire));
+            let other = &self.procs[procno as usize];
+            if other.subxids[..ss.count as usize]
+                .iter()
+                .any(|s| s.load(RELAXED) == xid.0)
+            {
+                return Some((ProcNumber(procno), TransactionId(x)));
+            }
+            any_overflow |= ss.overflowed;
+        }
+        if any_overflow {
+            let top = self.subtrans.topmost(xid);
+            if top != xid {
+                for off in 0..n {
+                    if self.xids[off].load(RELAXED) == top.0 {
+                        return Some((ProcNumber(st.pgprocnos[off]), top));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// TransactionIdIsInProgress: is `xid` (top-level or sub) still running?
+    pub fn xid_is_running(&self, xid: TransactionId) -> bool {
+        if self.holder_of(xid).is_some() {
+            return true;
+        }
+        let st = self.state.read();
+        st.in_recovery
+            && st
+                .known_assigned_xids
+                .binary_search(&self.subtrans.topmost(xid))
+                .is_ok()
+    }
+
+    /// Oldest xid any running transaction or snapshot may still need
+    /// (ComputeXidHorizons without slots/feedback): the minimum over running
+    /// xids and procs' xmins, or `latest_completed_xid + 1`. Reads every
+    /// proc's xmin — for vacuum and pruning, never for snapshots.
+    pub fn oldest_xmin(&self) -> TransactionId {
+        let st = self.state.read();
+        let mut m = st.latest_completed_xid.0 + 1;
+        for (off, &procno) in st.pgprocnos.iter().enumerate() {
+            let x = self.xids[off].load(RELAXED);
+            if x != 0 {
+                m = m.min(x);
+            }
+            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            if xm != 0 {
+                m = m.min(xm);
+            }
+        }
+        if let Some(x) = st.known_assigned_xids.first() {
+            m = m.min(x.0);
+        }
+        TransactionId(m)
+    }
+
+    /// Drops subtrans entries no snapshot can ask about any more.
+    pub fn truncate_subtrans(&self) {
+        let oldest = self.oldest_xmin();
+        self.subtrans.truncate(oldest);
+    }
+
+    /// Newest finished xid.
+    pub fn latest_completed_xid(&self) -> TransactionId {
+        self.state.read().latest_completed_xid
+    }
+
+    /// Current `xact_completion_count`.
+    pub fn xact_completion_count(&self) -> u64 {
+        self.state.read().xact_completion_count
+    }
+
+    /// Number of procs in the dense arrays (sessions + dummy procs).
+    pub fn num_procs(&self) -> usize {
+        self.state.read().pgprocnos.len()
+    }
+
+    /// Counters for `hotpair_stat_snapshots`.
+    pub fn stats(&self) -> SnapshotStats {
+        let mut s = SnapshotStats {
+            xact_completion_count: self.xact_completion_count(),
+            ..Default::default()
+        };
+        for p in self.procs.iter() {
+            s.snapshots_computed += p.snapshots_computed.load(RELAXED);
+            s.snapshots_reused += p.snapshots_reused.load(RELAXED);
+        }
+        s
+    }
+
+    /// The subxid → parent map.
+    pub fn subtrans(&self) -> &SubTrans {
+        &self.subtrans
+    }
+
+    /// The transaction-lock manager (waits on xids, deadlock detection).
+    pub fn lmgr(&self) -> &LockManager {
+        &self.lmgr
+    }
+
+    /// XactLockTableWait for session `me`: blocks until `xid` is no longer
+    /// running; 40P01 on deadlock (checked after `deadlock_timeout`), 57014
+    /// when `cancel` is set.
+    pub fn wait_for_xid(
+        &self,
+        me: ProcNumber,
+        xid: TransactionId,
+        deadlock_timeout: Duration,
+        cancel: &AtomicBool,
+    ) -> PgResult<()> {
+        self.lmgr
+            .wait_for_xid(self, me, xid, deadlock_timeout, cancel)
+    }
+
+    /// Checks the dense-array invariants (tests, debugging): every proc in use
+    /// appears once, its pgxactoff points at itself, its copies equal its
+    /// dense entries, and entries past the end are clear.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let st = self.state.write();
+        let _gen = self.xid_gen.lock();
+        let n = st.pgprocnos.len();
+        let mut seen = vec![false; self.procs.len()];
+        for (off, &procno) in st.pgprocnos.iter().enumerate() {
+            let p = self.procs.get(procno as usize).ok_or("bad procno")?;
+            if std::mem::replace(&mut seen[procno as usize], true) {
+                return Err(format!("proc {procno} twice in dense arrays"));
+            }
+            if !p.in_use.load(RELAXED) {
+                return Err(format!("proc {procno} in dense arrays but not in use"));
+            }
+            if p.pgxactoff.load(RELAXED) as usize != off {
+                return Err(format!(
+                    "proc {procno} pgxactoff {} != {off}",
+                    p.pgxactoff.load(RELAXED)
+                ));
+            }
+            if p.xid.load(RELAXED) != self.xids[off].load(RELAXED) {
+                return Err(format!("proc {procno} xid copy differs"));
+            }
+            if p.status_flags.load(RELAXED) != self.status_flags[off].load(RELAXED) {
+                return Err(format!("proc {procno} flags copy differs"));
+            }
+            if p.subxid_state.load(RELAXED) != self.subxid_states[off].load(RELAXED) {
+                return Err(format!("proc {procno} subxid state copy differs"));
+            }
+            let ss = SubxidState::unpack(p.subxid_state.load(RELAXED));
+            if ss.count > 0 && p.xid.load(RELAXED) == 0 {
+                return Err(format!("proc {procno} has subxids but no xid"));
+            }
+        }
+        for off in n..self.procs.len() {
+            if self.xids[off].load(RELAXED) != 0 || self.subxid_states[off].load(RELAXED) != 0 {
+                return Err(format!("dense entry {off} past the end is not clear"));
+            }
+        }
+        for (i, p) in self.procs.iter().enumerate() {
+            if p.in_use.load(RELAXED) && !seen[i] {
+                return Err(format!("proc {i} in use but not in dense arrays"));
+            }
+        }
+        Ok(())
     }
 }

@@ -1,13 +1,71 @@
-//! Per-session transaction state (xact.c). OWNER: transactions helper (T).
-//! Skeleton: the methods below are what the SQL layer calls; fill them in,
-//! add what you need, keep these names.
+//! # Per-session transaction state (xact.c)
+//!
+//! [`Xact`] is one session's transaction machine: its proc slot, the block
+//! state the SQL layer drives, the subtransaction stack, the command counter
+//! and the snapshot cache.
+//!
+//! ## Block states (xact.c's TBLOCK_*)
+//!
+//! ```text
+//!            start_statement                 finish_statement(ok)
+//!  Default ───────────────────► Started ─────────────────────────► Default
+//!     │  (begin_implicit_block)    │ begin_implicit_block   (commit / abort)
+//!     │                            ▼
+//!     │                    ImplicitInProgress ── end_implicit_block ──► Default
+//!     │ BEGIN                      │ BEGIN
+//!     ▼                            ▼
+//!  InProgress ◄──── ROLLBACK TO ── Failed  (error in a block; 25P02 until
+//!     │  COMMIT/ROLLBACK              │     ROLLBACK / ROLLBACK TO)
+//!     ▼                               ▼ COMMIT (tagged ROLLBACK) / ROLLBACK
+//!  Default                          Default
+//! ```
+//!
+//! An error inside a block aborts *now* what it must — the whole transaction
+//! at top level, or only the current subtransaction inside a savepoint — so
+//! its xids are marked aborted and leave the running set at once (waiters go
+//! on); the block stays Failed until the user ends it.
+//!
+//! ## Subtransactions
+//!
+//! `levels[0]` is the top-level transaction, `levels[1..]` the open
+//! savepoints. Xids are assigned lazily: a write in a subtransaction first
+//! assigns any missing xid of its ancestors, top-down, recording each
+//! subxid's parent in the subtrans map. RELEASE merges a level's xids (its own
+//! and those of released children) into its parent; ROLLBACK TO aborts the
+//! named level and everything above it (clog "aborted", removed from the
+//! proc's subxid cache) and opens the savepoint afresh.
+//!
+//! ## Commit and abort
+//!
+//! Commit: [`record_transaction_commit`] (the WAL hook: commit record, wait
+//! for flush), clog "committed" for the tree, then the procarray completion
+//! (clear the dense entry, advance latest_completed_xid, bump
+//! xact_completion_count). Abort: clog "aborted", completion. A transaction
+//! that never got an xid touches neither clog nor the counter.
+//!
+//! ## Snapshots
+//!
+//! READ COMMITTED: [`Xact::statement_snapshot`] asks the procarray each
+//! statement, passing the session's cached snapshot — reused while no
+//! transaction completed. REPEATABLE READ: the transaction's first snapshot
+//! is kept until it ends. After a READ COMMITTED statement the proc's xmin is
+//! cleared so an idle-in-transaction session does not hold back horizons.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 
-use crate::error::PgResult;
+use crate::clog::{Clog, XidStatus};
+use crate::database::{Database, Role};
+use crate::error::{sqlstate, PgError, PgResult};
+use crate::lmgr::run_blocking;
+use crate::procarray::{Finished, ProcArray, ProcNumber};
 use crate::snapshot::Snapshot;
 use crate::types::{CommandId, TransactionId};
 use crate::visibility::OwnXact;
+
+/// SQLSTATE 3B001 invalid_savepoint_specification.
+pub const INVALID_SAVEPOINT_SPECIFICATION: &str = "3B001";
 
 /// Isolation level of a transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -17,6 +75,16 @@ pub enum IsolationLevel {
     ReadCommitted,
     /// One snapshot for the whole transaction; write conflicts raise 40001.
     RepeatableRead,
+}
+
+impl IsolationLevel {
+    /// The name `SHOW transaction_isolation` prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IsolationLevel::ReadCommitted => "read committed",
+            IsolationLevel::RepeatableRead => "repeatable read",
+        }
+    }
 }
 
 /// The transaction status byte of ReadyForQuery.
@@ -41,39 +109,700 @@ impl TxStatus {
     }
 }
 
+/// What the transaction machine needs from the node: the database on a real
+/// node, a small stand-in in tests.
+pub trait XactShared: Send + Sync {
+    /// Commit status.
+    fn clog(&self) -> &Clog;
+    /// Running transactions.
+    fn procarray(&self) -> &ProcArray;
+    /// `max_connections`.
+    fn max_connections(&self) -> usize;
+    /// `deadlock_timeout`.
+    fn deadlock_timeout(&self) -> Duration;
+    /// True on a standby (no xids may be assigned).
+    fn in_recovery(&self) -> bool;
+}
+
+impl XactShared for Database {
+    fn clog(&self) -> &Clog {
+        &self.clog
+    }
+    fn procarray(&self) -> &ProcArray {
+        &self.procarray
+    }
+    fn max_connections(&self) -> usize {
+        self.config.max_connections()
+    }
+    fn deadlock_timeout(&self) -> Duration {
+        Duration::from_millis(self.config.int("deadlock_timeout").max(1) as u64)
+    }
+    fn in_recovery(&self) -> bool {
+        self.role == Role::Standby
+    }
+}
+
+/// TBLOCK_* (the subtransaction states are folded into `levels`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    /// No transaction.
+    Default,
+    /// A single-statement implicit transaction.
+    Started,
+    /// An implicit transaction around a multi-statement Query.
+    ImplicitInProgress,
+    /// An explicit block (BEGIN).
+    InProgress,
+    /// A failed explicit block.
+    Failed,
+}
+
+/// One (sub)transaction level.
+#[derive(Debug)]
+struct Level {
+    /// Savepoint name (`None` for the top level).
+    name: Option<String>,
+    /// This level's own xid (INVALID until it writes).
+    xid: TransactionId,
+    /// Its xid plus the xids of released children: what aborting it aborts.
+    xids: Vec<TransactionId>,
+    /// Already aborted (an error inside this savepoint).
+    aborted: bool,
+}
+
+impl Level {
+    fn new(name: Option<String>) -> Level {
+        Level {
+            name,
+            xid: TransactionId::INVALID,
+            xids: Vec::new(),
+            aborted: false,
+        }
+    }
+}
+
 /// One session's transaction machinery: its proc slot, the block state
 /// (idle / implicit / explicit block / failed block), subtransactions, the
 /// command counter and the snapshot cache.
 pub struct Xact {
-    _private: (),
+    shared: Arc<dyn XactShared>,
+    proc: ProcNumber,
+    block: Block,
+    /// Inside begin_implicit_block .. end_implicit_block.
+    implicit_query: bool,
+    /// The current transaction's level (meaningful while one runs).
+    iso: IsolationLevel,
+    /// default_transaction_isolation.
+    default_iso: IsolationLevel,
+    /// Empty when no transaction runs; `[0]` is the top level.
+    levels: Vec<Level>,
+    /// Top xid and live subxids, sorted (xids are assigned increasing).
+    own_xids: Vec<TransactionId>,
+    curcid: CommandId,
+    /// GetSnapshotData's cache (kept across transactions).
+    snap_cache: Option<Arc<Snapshot>>,
+    /// REPEATABLE READ: the transaction snapshot.
+    xact_snapshot: Option<Arc<Snapshot>>,
+    /// A snapshot was taken in this transaction (SET TRANSACTION is too late).
+    snapshot_taken: bool,
+}
+
+fn not_in_block(what: &str) -> PgError {
+    PgError::new(
+        sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+        format!("{what} can only be used in transaction blocks"),
+    )
+}
+
+fn in_failed_block() -> PgError {
+    PgError::new(
+        sqlstate::IN_FAILED_SQL_TRANSACTION,
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
+}
+
+fn no_savepoint(name: &str) -> PgError {
+    PgError::new(
+        INVALID_SAVEPOINT_SPECIFICATION,
+        format!("savepoint \"{name}\" does not exist"),
+    )
+}
+
+/// RecordTransactionCommit's WAL half — the hook for issue 3: write the
+/// commit record (xid, subxids) and wait until WAL is flushed past it
+/// (synchronous_commit = on). It runs BEFORE the clog is updated, so no
+/// session sees a commit that could be lost in a crash. Today (no WAL) it
+/// does nothing.
+pub fn record_transaction_commit(xid: TransactionId, subxids: &[TransactionId]) -> PgResult<()> {
+    let _ = (xid, subxids);
+    Ok(())
+}
+
+/// RecordTransactionAbort's WAL half — the hook for issue 3: write the abort
+/// record (no flush needed: an unflushed abort is an abort after a crash).
+pub fn record_transaction_abort(xid: TransactionId, subxids: &[TransactionId]) {
+    let _ = (xid, subxids);
 }
 
 impl Xact {
-    /// Placeholder for the contract; T decides the real constructor, e.g.
-    /// `Xact::new(shared: Arc<TxnShared>) -> PgResult<Xact>` (53300 when no
-    /// proc slot is free).
-    pub fn status(&self) -> TxStatus {
-        todo!("T")
+    /// A session's transaction machine: takes a proc slot (FATAL 53300
+    /// "sorry, too many clients already" when `max_connections` are in use).
+    pub fn new(db: Arc<Database>) -> PgResult<Xact> {
+        Xact::with_shared(db)
     }
+
+    /// Like [`Xact::new`] over any [`XactShared`] (tests, tools).
+    pub fn with_shared(shared: Arc<dyn XactShared>) -> PgResult<Xact> {
+        let Some(proc) = shared.procarray().connect(shared.max_connections()) else {
+            return Err(PgError::fatal(
+                sqlstate::TOO_MANY_CONNECTIONS,
+                "sorry, too many clients already",
+            ));
+        };
+        Ok(Xact {
+            shared,
+            proc,
+            block: Block::Default,
+            implicit_query: false,
+            iso: IsolationLevel::default(),
+            default_iso: IsolationLevel::default(),
+            levels: Vec::new(),
+            own_xids: Vec::new(),
+            curcid: CommandId::FIRST,
+            snap_cache: None,
+            xact_snapshot: None,
+            snapshot_taken: false,
+        })
+    }
+
+    /// This session's proc slot.
+    pub fn proc(&self) -> ProcNumber {
+        self.proc
+    }
+
+    /// Sets the process id shown in deadlock reports (BackendKeyData pid).
+    pub fn set_pid(&self, pid: i32) {
+        self.shared.procarray().set_pid(self.proc, pid);
+    }
+
+    // ----- block state -------------------------------------------------------
+
+    /// The ReadyForQuery status.
+    pub fn status(&self) -> TxStatus {
+        match self.block {
+            Block::Default | Block::Started | Block::ImplicitInProgress => TxStatus::Idle,
+            Block::InProgress => TxStatus::InBlock,
+            Block::Failed => TxStatus::Failed,
+        }
+    }
+
+    /// True while a transaction (implicit or explicit) is open.
+    pub fn in_transaction(&self) -> bool {
+        self.block != Block::Default
+    }
+
+    /// StartTransactionCommand: starts an implicit transaction when idle.
+    pub fn start_statement(&mut self) {
+        if self.block == Block::Default {
+            self.start_transaction();
+            self.block = if self.implicit_query {
+                Block::ImplicitInProgress
+            } else {
+                Block::Started
+            };
+        }
+    }
+
+    /// CommitTransactionCommand / AbortCurrentTransaction after a statement:
+    /// commits an implicit single-statement transaction on success, aborts
+    /// any implicit one on failure; in a block, failure moves it to Failed.
+    pub fn finish_statement(&mut self, ok: bool) -> PgResult<()> {
+        match (self.block, ok) {
+            (Block::Default, _) => Ok(()),
+            (Block::Started, true) => self.commit_transaction(),
+            (Block::Started | Block::ImplicitInProgress, false) => {
+                self.abort_transaction();
+                Ok(())
+            }
+            (Block::ImplicitInProgress | Block::InProgress, true) => {
+                self.end_of_statement_snapshot();
+                Ok(())
+            }
+            (Block::InProgress, false) => {
+                self.fail_block();
+                Ok(())
+            }
+            (Block::Failed, _) => Ok(()),
+        }
+    }
+
+    /// BeginImplicitTransactionBlock: the statements of one multi-statement
+    /// simple Query run in one implicit transaction.
+    pub fn begin_implicit_block(&mut self) {
+        self.implicit_query = true;
+        if self.block == Block::Started {
+            self.block = Block::ImplicitInProgress;
+        }
+    }
+
+    /// End of a multi-statement Query: commits (ok) or aborts the implicit
+    /// transaction if one is still open; an explicit block stays open.
+    pub fn end_implicit_block(&mut self, ok: bool) -> PgResult<()> {
+        self.implicit_query = false;
+        match self.block {
+            Block::ImplicitInProgress | Block::Started if ok => self.commit_transaction(),
+            Block::ImplicitInProgress | Block::Started => {
+                self.abort_transaction();
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// BEGIN / START TRANSACTION. Returns WARNING 25001 "there is already a
+    /// transaction in progress" inside a block.
+    pub fn begin(&mut self, iso: Option<IsolationLevel>) -> Option<PgError> {
+        match self.block {
+            Block::InProgress | Block::Failed => {
+                return Some(PgError::warning(
+                    sqlstate::ACTIVE_SQL_TRANSACTION,
+                    "there is already a transaction in progress",
+                ))
+            }
+            Block::Default => self.start_transaction(),
+            Block::Started | Block::ImplicitInProgress => {}
+        }
+        self.block = Block::InProgress;
+        if let Some(iso) = iso {
+            if !self.snapshot_taken {
+                self.iso = iso;
+            }
+        }
+        None
+    }
+
+    /// COMMIT / END. Returns the command tag (`ROLLBACK` when the block had
+    /// failed) and a WARNING 25P01 "there is no transaction in progress"
+    /// outside a block.
+    pub fn commit(&mut self) -> PgResult<(&'static str, Option<PgError>)> {
+        match self.block {
+            Block::InProgress => {
+                self.commit_transaction()?;
+                Ok(("COMMIT", None))
+            }
+            Block::Failed => {
+                self.abort_transaction();
+                Ok(("ROLLBACK", None))
+            }
+            Block::Default | Block::Started | Block::ImplicitInProgress => {
+                let warn = PgError::warning(
+                    sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                    "there is no transaction in progress",
+                );
+                if self.block != Block::Default {
+                    self.commit_transaction()?;
+                }
+                Ok(("COMMIT", Some(warn)))
+            }
+        }
+    }
+
+    /// ROLLBACK / ABORT. Returns WARNING 25P01 outside a block.
+    pub fn rollback(&mut self) -> Option<PgError> {
+        let warn = match self.block {
+            Block::InProgress | Block::Failed => None,
+            _ => Some(PgError::warning(
+                sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                "there is no transaction in progress",
+            )),
+        };
+        if self.block != Block::Default {
+            self.abort_transaction();
+        }
+        warn
+    }
+
+    /// SET TRANSACTION ISOLATION LEVEL (and BEGIN ISOLATION LEVEL).
+    pub fn set_isolation(&mut self, iso: IsolationLevel) -> PgResult<()> {
+        if self.block == Block::Failed {
+            return Err(in_failed_block());
+        }
+        if self.snapshot_taken {
+            return Err(PgError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+            ));
+        }
+        if self.levels.len() > 1 {
+            return Err(PgError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "SET TRANSACTION ISOLATION LEVEL must not be called in a subtransaction",
+            ));
+        }
+        self.iso = iso;
+        Ok(())
+    }
+
+    /// SET default_transaction_isolation: the level of later transactions.
+    pub fn set_default_isolation(&mut self, iso: IsolationLevel) {
+        self.default_iso = iso;
+    }
+
+    /// The current transaction's isolation level (the default when none runs).
+    pub fn isolation(&self) -> IsolationLevel {
+        if self.block == Block::Default {
+            self.default_iso
+        } else {
+            self.iso
+        }
+    }
+
+    // ----- savepoints ----------------------------------------------------------
+
+    /// SAVEPOINT name.
+    pub fn savepoint(&mut self, name: &str) -> PgResult<()> {
+        match self.block {
+            Block::InProgress => {
+                self.levels.push(Level::new(Some(name.to_string())));
+                Ok(())
+            }
+            Block::Failed => Err(in_failed_block()),
+            _ => Err(not_in_block("SAVEPOINT")),
+        }
+    }
+
+    fn find_savepoint(&self, name: &str) -> Option<usize> {
+        (1..self.levels.len())
+            .rev()
+            .find(|&i| self.levels[i].name.as_deref() == Some(name))
+    }
+
+    /// RELEASE [SAVEPOINT] name: the savepoint and all newer ones end; their
+    /// xids become part of the enclosing level.
+    pub fn release(&mut self, name: &str) -> PgResult<()> {
+        match self.block {
+            Block::InProgress => {}
+            Block::Failed => return Err(in_failed_block()),
+            _ => return Err(not_in_block("RELEASE SAVEPOINT")),
+        }
+        let Some(i) = self.find_savepoint(name) else {
+            return Err(no_savepoint(name));
+        };
+        while self.levels.len() > i {
+            let Some(level) = self.levels.pop() else {
+                break;
+            };
+            if let Some(parent) = self.levels.last_mut() {
+                parent.xids.extend(level.xids);
+            }
+        }
+        Ok(())
+    }
+
+    /// ROLLBACK TO [SAVEPOINT] name: aborts the savepoint's subtree (clog
+    /// "aborted", xids leave the running set) and opens it afresh. Also the
+    /// way out of a failed block.
+    pub fn rollback_to(&mut self, name: &str) -> PgResult<()> {
+        match self.block {
+            Block::InProgress | Block::Failed => {}
+            _ => return Err(not_in_block("ROLLBACK TO SAVEPOINT")),
+        }
+        let Some(i) = self.find_savepoint(name) else {
+            return Err(no_savepoint(name));
+        };
+        if self.levels.first().is_some_and(|l| l.aborted) {
+            // The top level itself failed: only ROLLBACK gets out.
+            return Err(no_savepoint(name));
+        }
+        let mut dead: Vec<TransactionId> = Vec::new();
+        for level in self.levels.drain(i..) {
+            if !level.aborted {
+                dead.extend(level.xids);
+            }
+        }
+        self.abort_subxids(&mut dead);
+        self.levels.push(Level::new(Some(name.to_string())));
+        self.block = Block::InProgress;
+        Ok(())
+    }
+
+    // ----- xids, command ids, snapshots --------------------------------------------
+
+    /// The xid of the current (sub)transaction, assigning one on first write
+    /// (and first any missing xid of its ancestors, top-down).
+    pub fn assign_xid(&mut self) -> PgResult<TransactionId> {
+        self.assign_up_to(self.levels.len())
+    }
+
+    /// The top-level xid, assigning it if needed (txid_current()).
+    pub fn top_xid_assign(&mut self) -> PgResult<TransactionId> {
+        self.assign_up_to(1)
+    }
+
+    /// The top-level xid if one was assigned (INVALID otherwise).
+    pub fn top_xid(&self) -> TransactionId {
+        self.levels
+            .first()
+            .map_or(TransactionId::INVALID, |l| l.xid)
+    }
+
+    fn assign_up_to(&mut self, depth: usize) -> PgResult<TransactionId> {
+        if self.block == Block::Failed {
+            return Err(in_failed_block());
+        }
+        if self.levels.is_empty() || depth == 0 {
+            return Err(PgError::new(
+                sqlstate::INVALID_TRANSACTION_STATE,
+                "no transaction is in progress",
+            ));
+        }
+        if self.shared.in_recovery() {
+            return Err(PgError::new(
+                sqlstate::READ_ONLY_SQL_TRANSACTION,
+                "cannot assign TransactionIds during recovery",
+            ));
+        }
+        let pa = self.shared.procarray();
+        let mut parent = TransactionId::INVALID;
+        for level in self.levels.iter_mut().take(depth) {
+            if !level.xid.is_valid() {
+                level.xid = if parent.is_valid() {
+                    pa.assign_subxid(self.proc, parent)
+                } else {
+                    pa.assign_xid(self.proc)
+                };
+                level.xids.push(level.xid);
+                // Xids only grow, so pushing keeps `own_xids` sorted.
+                self.own_xids.push(level.xid);
+            }
+            parent = level.xid;
+        }
+        Ok(parent)
+    }
+
+    /// The own-transaction view for visibility checks.
+    pub fn own(&self) -> OwnXact<'_> {
+        OwnXact {
+            xids: &self.own_xids,
+            curcid: self.curcid,
+        }
+    }
+
+    /// CommandCounterIncrement after a writing statement.
+    pub fn command_counter_increment(&mut self) {
+        // 2^32-1 commands in one transaction is not reachable in practice;
+        // saturate rather than wrap.
+        if self.curcid.0 < CommandId::INVALID.0 - 1 {
+            self.curcid.0 += 1;
+        }
+    }
+
+    /// The current command id.
+    pub fn curcid(&self) -> CommandId {
+        self.curcid
+    }
+
     /// The snapshot for the statement starting now (RC: fresh or cached by
     /// completion count; RR: the transaction's first).
     pub fn statement_snapshot(&mut self) -> Arc<Snapshot> {
-        todo!("T")
+        if let Some(s) = &self.xact_snapshot {
+            return Arc::clone(s);
+        }
+        let snap = self
+            .shared
+            .procarray()
+            .get_snapshot(self.proc, &mut self.snap_cache);
+        if self.block != Block::Default {
+            self.snapshot_taken = true;
+            if self.iso == IsolationLevel::RepeatableRead {
+                self.xact_snapshot = Some(Arc::clone(&snap));
+            }
+        }
+        snap
     }
-    /// The xid of the current (sub)transaction, assigning one on first write.
-    pub fn assign_xid(&mut self) -> PgResult<TransactionId> {
-        todo!("T")
+
+    /// The snapshot of the current statement (RC) or transaction (RR), if
+    /// one was taken.
+    pub fn current_snapshot(&self) -> Option<Arc<Snapshot>> {
+        self.xact_snapshot.clone().or_else(|| {
+            if self.snapshot_taken {
+                self.snap_cache.clone()
+            } else {
+                None
+            }
+        })
     }
-    /// The own-transaction view for visibility checks.
-    pub fn own(&self) -> OwnXact<'_> {
-        todo!("T")
+
+    /// XactLockTableWait: blocks until `xid` (or the transaction it belongs
+    /// to) is no longer running. 40P01 on deadlock, 57014 on cancel. Safe to
+    /// call from a tokio worker (uses `block_in_place`).
+    pub fn wait_for_xid(&self, xid: TransactionId, cancel: &AtomicBool) -> PgResult<()> {
+        let pa = self.shared.procarray();
+        let timeout = self.shared.deadlock_timeout();
+        run_blocking(|| pa.wait_for_xid(self.proc, xid, timeout, cancel))
     }
-    /// CommandCounterIncrement after a writing statement.
-    pub fn command_counter_increment(&mut self) {
-        todo!("T")
+
+    // ----- internals ------------------------------------------------------------
+
+    fn start_transaction(&mut self) {
+        self.levels.clear();
+        self.levels.push(Level::new(None));
+        self.own_xids.clear();
+        self.curcid = CommandId::FIRST;
+        self.iso = self.default_iso;
+        self.xact_snapshot = None;
+        self.snapshot_taken = false;
     }
-    /// The current command id.
-    pub fn curcid(&self) -> CommandId {
-        todo!("T")
+
+    fn end_transaction_state(&mut self) {
+        self.levels.clear();
+        self.own_xids.clear();
+        self.curcid = CommandId::FIRST;
+        self.xact_snapshot = None;
+        self.snapshot_taken = false;
+        self.block = Block::Default;
+    }
+
+    /// All live xids of the tree: (top, subxids, newest).
+    fn live_xids(&self) -> (TransactionId, Vec<TransactionId>) {
+        let top = self.top_xid();
+        let subs = self
+            .levels
+            .iter()
+            .filter(|l| !l.aborted)
+            .flat_map(|l| l.xids.iter().copied())
+            .filter(|x| *x != top)
+            .collect();
+        (top, subs)
+    }
+
+    /// CommitTransaction.
+    fn commit_transaction(&mut self) -> PgResult<()> {
+        let (top, subs) = self.live_xids();
+        if top.is_valid() {
+            if let Err(e) = record_transaction_commit(top, &subs) {
+                self.abort_transaction();
+                return Err(e);
+            }
+            let latest = subs.iter().copied().max().unwrap_or(top).max(top);
+            self.shared
+                .clog()
+                .set_status(top, &subs, XidStatus::Committed);
+            self.shared
+                .procarray()
+                .end_transaction(Finished::Proc(self.proc), latest);
+        } else {
+            self.shared
+                .procarray()
+                .end_transaction(Finished::Proc(self.proc), TransactionId::INVALID);
+        }
+        self.end_transaction_state();
+        Ok(())
+    }
+
+    /// AbortTransaction + CleanupTransaction.
+    fn abort_transaction(&mut self) {
+        if self.levels.first().is_some_and(|l| l.aborted) {
+            // Already aborted when the block failed.
+            self.end_transaction_state();
+            return;
+        }
+        let (top, subs) = self.live_xids();
+        if top.is_valid() {
+            record_transaction_abort(top, &subs);
+            let latest = subs.iter().copied().max().unwrap_or(top).max(top);
+            self.shared
+                .clog()
+                .set_status(top, &subs, XidStatus::Aborted);
+            self.shared
+                .procarray()
+                .end_transaction(Finished::Proc(self.proc), latest);
+        } else {
+            self.shared
+                .procarray()
+                .end_transaction(Finished::Proc(self.proc), TransactionId::INVALID);
+        }
+        self.end_transaction_state();
+    }
+
+    /// An error inside an explicit block: abort the current subtransaction,
+    /// or the whole transaction at top level, and wait for ROLLBACK.
+    fn fail_block(&mut self) {
+        self.block = Block::Failed;
+        self.xact_snapshot_release_if_top();
+        if self.levels.len() > 1 {
+            let mut dead = match self.levels.last_mut() {
+                Some(l) if !l.aborted => {
+                    l.aborted = true;
+                    std::mem::take(&mut l.xids)
+                }
+                _ => Vec::new(),
+            };
+            self.abort_subxids(&mut dead);
+        } else {
+            let (top, subs) = self.live_xids();
+            if top.is_valid() {
+                record_transaction_abort(top, &subs);
+                let latest = subs.iter().copied().max().unwrap_or(top).max(top);
+                self.shared
+                    .clog()
+                    .set_status(top, &subs, XidStatus::Aborted);
+                self.shared
+                    .procarray()
+                    .end_transaction(Finished::Proc(self.proc), latest);
+            } else {
+                self.shared
+                    .procarray()
+                    .end_transaction(Finished::Proc(self.proc), TransactionId::INVALID);
+            }
+            self.own_xids.clear();
+            if let Some(l) = self.levels.first_mut() {
+                l.aborted = true;
+                l.xids.clear();
+            }
+        }
+    }
+
+    /// A failed top-level transaction holds no snapshot.
+    fn xact_snapshot_release_if_top(&mut self) {
+        if self.levels.len() <= 1 {
+            self.xact_snapshot = None;
+        }
+    }
+
+    /// AbortSubTransaction for a set of subxids: clog aborted, out of the
+    /// proc's cache, the subtrans map and `own_xids`.
+    fn abort_subxids(&mut self, dead: &mut Vec<TransactionId>) {
+        if dead.is_empty() {
+            return;
+        }
+        dead.sort_unstable();
+        let latest = dead[dead.len() - 1];
+        record_transaction_abort(dead[0], &dead[1..]);
+        self.shared
+            .clog()
+            .set_status(dead[0], &dead[1..], XidStatus::Aborted);
+        self.shared
+            .procarray()
+            .remove_subxids(self.proc, dead, latest);
+        self.own_xids.retain(|x| dead.binary_search(x).is_err());
+    }
+
+    /// End of a statement that leaves the transaction open: a READ
+    /// COMMITTED transaction needs no snapshot between statements, so its
+    /// xmin stops holding back horizons (SnapshotResetXmin).
+    fn end_of_statement_snapshot(&mut self) {
+        if self.xact_snapshot.is_none() {
+            self.shared.procarray().clear_xmin(self.proc);
+        }
+    }
+}
+
+impl Drop for Xact {
+    fn drop(&mut self) {
+        if self.block != Block::Default {
+            self.abort_transaction();
+        }
+        self.shared.procarray().disconnect(self.proc);
     }
 }

@@ -1,5 +1,28 @@
-//! SQL types with PostgreSQL's OIDs. OWNER: Q1.
+//! SQL types with PostgreSQL's OIDs, names and type modifiers.
+//!
+//! A [`SqlType`] is what a column, parameter or expression has. It carries the
+//! type modifier where PostgreSQL keeps one that changes behaviour
+//! (`varchar(n)`, `char(n)`, `numeric(p,s)`), so casts can check lengths and
+//! round scales. The OIDs are PostgreSQL's own, so clients (psql,
+//! tokio-postgres) decode our RowDescriptions with their built-in tables.
+//!
+//! Names: [`SqlType::pg_name`] prints what PostgreSQL's `format_type` prints in
+//! error messages (`integer`, `character varying(10)`, `timestamp with time
+//! zone`); [`SqlType::from_data_type`] maps sqlparser's `DataType` (what
+//! `CREATE TABLE` and `::type` give us) and [`SqlType::from_name`] maps a bare
+//! type name (`int4`, `bpchar`, `pg_lsn`).
+//!
+//! Text-like types (text, varchar, char, name) share one runtime
+//! representation ([`crate::sql::value::Value::Text`]); char(n) values are
+//! stored blank-padded, as PostgreSQL stores bpchar.
+//!
+//! OWNER: sqlv (SQL values helper).
 
+use std::fmt;
+
+use sqlparser::ast::{CharacterLength, DataType, ExactNumberInfo, TimezoneInfo};
+
+use crate::error::{sqlstate, PgError, PgResult};
 use crate::types::Oid;
 
 /// A column or expression type.
@@ -15,13 +38,14 @@ pub enum SqlType {
     Int8,
     /// float8 (701)
     Float8,
-    /// numeric (1700)
-    Numeric,
+    /// numeric (1700); typmod `(precision, scale)` or none
+    Numeric(Option<(u16, u16)>),
     /// text (25)
     Text,
     /// varchar(n) (1043); typmod n or none
     Varchar(Option<u32>),
-    /// char(n) / bpchar (1042)
+    /// char(n) / bpchar (1042); n (1 for plain `char`; 0 = `bpchar` without
+    /// a length, which neither pads nor truncates)
     Char(u32),
     /// timestamp (1114)
     Timestamp,
@@ -37,11 +61,19 @@ pub enum SqlType {
     Name,
     /// oid (26)
     Oid,
+    /// xid8 (5069), what pg_current_xact_id() returns
+    Xid8,
     /// A literal or parameter whose type is not known yet (705).
     Unknown,
 }
 
+/// Largest `n` accepted for varchar(n) / char(n) (PostgreSQL's MaxAttrSize / 4 limit is 10485760).
+pub const MAX_CHAR_LENGTH: u64 = 10_485_760;
+
 impl SqlType {
+    /// The plain numeric type (no precision/scale).
+    pub const NUMERIC: SqlType = SqlType::Numeric(None);
+
     /// The type's OID.
     pub fn oid(self) -> Oid {
         match self {
@@ -50,7 +82,7 @@ impl SqlType {
             SqlType::Int4 => 23,
             SqlType::Int8 => 20,
             SqlType::Float8 => 701,
-            SqlType::Numeric => 1700,
+            SqlType::Numeric(_) => 1700,
             SqlType::Text => 25,
             SqlType::Varchar(_) => 1043,
             SqlType::Char(_) => 1042,
@@ -61,26 +93,328 @@ impl SqlType {
             SqlType::Void => 2278,
             SqlType::Name => 19,
             SqlType::Oid => 26,
+            SqlType::Xid8 => 5069,
             SqlType::Unknown => 705,
         }
     }
+
+    /// The type for an OID (typmod -1), as sent in Parse or a catalog.
+    /// `txid_snapshot` (2970) maps to [`SqlType::Snapshot`]; `float4` (700) is
+    /// accepted as float8. None for OIDs we do not know.
+    pub fn from_oid(oid: Oid) -> Option<SqlType> {
+        Some(match oid {
+            16 => SqlType::Bool,
+            21 => SqlType::Int2,
+            23 => SqlType::Int4,
+            20 => SqlType::Int8,
+            700 | 701 => SqlType::Float8,
+            1700 => SqlType::Numeric(None),
+            25 => SqlType::Text,
+            1043 => SqlType::Varchar(None),
+            1042 => SqlType::Char(0),
+            1114 => SqlType::Timestamp,
+            1184 => SqlType::TimestampTz,
+            3220 => SqlType::PgLsn,
+            5038 | 2970 => SqlType::Snapshot,
+            2278 => SqlType::Void,
+            19 => SqlType::Name,
+            26 => SqlType::Oid,
+            5069 => SqlType::Xid8,
+            705 => SqlType::Unknown,
+            _ => return None,
+        })
+    }
+
+    /// The type for an OID and a PostgreSQL typmod (as in pg_attribute.atttypmod).
+    pub fn from_oid_typmod(oid: Oid, typmod: i32) -> Option<SqlType> {
+        let ty = SqlType::from_oid(oid)?;
+        Some(match ty {
+            SqlType::Varchar(_) if typmod >= 4 => SqlType::Varchar(Some((typmod - 4) as u32)),
+            SqlType::Char(_) if typmod >= 4 => SqlType::Char((typmod - 4) as u32),
+            SqlType::Numeric(_) if typmod >= 4 => {
+                let t = (typmod - 4) as u32;
+                SqlType::Numeric(Some(((t >> 16) as u16, (t & 0xffff) as u16)))
+            }
+            other => other,
+        })
+    }
+
     /// RowDescription's type size (-1 variable).
     pub fn typlen(self) -> i16 {
         match self {
             SqlType::Bool => 1,
             SqlType::Int2 => 2,
             SqlType::Int4 | SqlType::Oid => 4,
-            SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz | SqlType::PgLsn => 8,
+            SqlType::Int8
+            | SqlType::Float8
+            | SqlType::Timestamp
+            | SqlType::TimestampTz
+            | SqlType::PgLsn
+            | SqlType::Xid8 => 8,
             SqlType::Void => 4,
             SqlType::Name => 64,
+            SqlType::Unknown => -2,
             _ => -1,
         }
     }
-    /// RowDescription's type modifier (-1 none; varchar(n)/char(n): n + 4).
+
+    /// RowDescription's type modifier (-1 none; varchar(n)/char(n): n + 4;
+    /// numeric(p,s): ((p << 16) | s) + 4).
     pub fn typmod(self) -> i32 {
         match self {
-            SqlType::Varchar(Some(n)) | SqlType::Char(n) => n as i32 + 4,
+            SqlType::Varchar(Some(n)) => n as i32 + 4,
+            SqlType::Char(n) if n > 0 => n as i32 + 4,
+            SqlType::Numeric(Some((p, s))) => (((p as i32) << 16) | s as i32) + 4,
             _ => -1,
         }
+    }
+
+    /// The type without its modifier (`varchar(10)` → `varchar`), what an
+    /// expression over a column of this type has.
+    pub fn base(self) -> SqlType {
+        match self {
+            SqlType::Varchar(_) => SqlType::Varchar(None),
+            SqlType::Numeric(_) => SqlType::Numeric(None),
+            other => other,
+        }
+    }
+
+    /// True for int2/int4/int8.
+    pub fn is_integer(self) -> bool {
+        matches!(self, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+    }
+
+    /// True for the numeric category (ints, numeric, float8).
+    pub fn is_numeric_category(self) -> bool {
+        matches!(
+            self,
+            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Numeric(_) | SqlType::Float8
+        )
+    }
+
+    /// True for text, varchar, char and name (the string category).
+    pub fn is_text_like(self) -> bool {
+        matches!(
+            self,
+            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name
+        )
+    }
+
+    /// The name PostgreSQL's `format_type` prints (used in error messages),
+    /// with the modifier: `integer`, `character varying(10)`, `numeric(10,2)`.
+    pub fn pg_name(self) -> String {
+        match self {
+            SqlType::Varchar(Some(n)) => format!("character varying({n})"),
+            SqlType::Char(n) if n > 0 => format!("character({n})"),
+            SqlType::Numeric(Some((p, s))) => format!("numeric({p},{s})"),
+            other => other.pg_base_name().to_string(),
+        }
+    }
+
+    /// [`SqlType::pg_name`] without the modifier (`character varying`, `bpchar`
+    /// is printed `character` as PostgreSQL does).
+    pub fn pg_base_name(self) -> &'static str {
+        match self {
+            SqlType::Bool => "boolean",
+            SqlType::Int2 => "smallint",
+            SqlType::Int4 => "integer",
+            SqlType::Int8 => "bigint",
+            SqlType::Float8 => "double precision",
+            SqlType::Numeric(_) => "numeric",
+            SqlType::Text => "text",
+            SqlType::Varchar(_) => "character varying",
+            SqlType::Char(0) => "bpchar",
+            SqlType::Char(_) => "character",
+            SqlType::Timestamp => "timestamp without time zone",
+            SqlType::TimestampTz => "timestamp with time zone",
+            SqlType::PgLsn => "pg_lsn",
+            SqlType::Snapshot => "pg_snapshot",
+            SqlType::Void => "void",
+            SqlType::Name => "name",
+            SqlType::Oid => "oid",
+            SqlType::Xid8 => "xid8",
+            SqlType::Unknown => "unknown",
+        }
+    }
+
+    /// The internal type name (pg_type.typname): `int4`, `varchar`, `bpchar`,
+    /// `timestamptz` — what `::regtype`-less tools and column names of casts show.
+    pub fn typname(self) -> &'static str {
+        match self {
+            SqlType::Bool => "bool",
+            SqlType::Int2 => "int2",
+            SqlType::Int4 => "int4",
+            SqlType::Int8 => "int8",
+            SqlType::Float8 => "float8",
+            SqlType::Numeric(_) => "numeric",
+            SqlType::Text => "text",
+            SqlType::Varchar(_) => "varchar",
+            SqlType::Char(_) => "bpchar",
+            SqlType::Timestamp => "timestamp",
+            SqlType::TimestampTz => "timestamptz",
+            SqlType::PgLsn => "pg_lsn",
+            SqlType::Snapshot => "pg_snapshot",
+            SqlType::Void => "void",
+            SqlType::Name => "name",
+            SqlType::Oid => "oid",
+            SqlType::Xid8 => "xid8",
+            SqlType::Unknown => "unknown",
+        }
+    }
+
+    /// A bare type name (`int4`, `integer`, `bpchar`, `double precision`,
+    /// `timestamptz`, `pg_lsn` …), case-insensitive. None if unknown.
+    pub fn from_name(name: &str) -> Option<SqlType> {
+        let lower = name.trim().to_ascii_lowercase();
+        Some(match lower.as_str() {
+            "bool" | "boolean" => SqlType::Bool,
+            "int2" | "smallint" => SqlType::Int2,
+            "int" | "int4" | "integer" | "serial" | "serial4" => SqlType::Int4,
+            "int8" | "bigint" | "bigserial" | "serial8" => SqlType::Int8,
+            "float8" | "float" | "double precision" | "float4" | "real" | "double" => {
+                SqlType::Float8
+            }
+            "numeric" | "decimal" => SqlType::Numeric(None),
+            "text" => SqlType::Text,
+            "varchar" | "character varying" => SqlType::Varchar(None),
+            "bpchar" => SqlType::Char(0),
+            "char" | "character" => SqlType::Char(1),
+            "timestamp" | "timestamp without time zone" => SqlType::Timestamp,
+            "timestamptz" | "timestamp with time zone" => SqlType::TimestampTz,
+            "pg_lsn" => SqlType::PgLsn,
+            "pg_snapshot" | "txid_snapshot" => SqlType::Snapshot,
+            "void" => SqlType::Void,
+            "name" => SqlType::Name,
+            "oid" => SqlType::Oid,
+            "xid8" => SqlType::Xid8,
+            "unknown" => SqlType::Unknown,
+            _ => return None,
+        })
+    }
+
+    /// Maps sqlparser's `DataType` (CREATE TABLE column types, `::type`,
+    /// `CAST(x AS type)`). Unknown names: 42704 `type "foo" does not exist`.
+    /// A bare `bpchar` (a custom name) is [`SqlType::Char`]`(0)`; `char` is char(1).
+    pub fn from_data_type(dt: &DataType) -> PgResult<SqlType> {
+        fn char_len(len: &Option<CharacterLength>) -> PgResult<Option<u32>> {
+            match len {
+                None => Ok(None),
+                Some(CharacterLength::IntegerLength { length, .. }) => {
+                    if *length == 0 {
+                        return Err(PgError::new(
+                            sqlstate::INVALID_PARAMETER_VALUE,
+                            "length for type varchar must be at least 1",
+                        ));
+                    }
+                    if *length > MAX_CHAR_LENGTH {
+                        return Err(PgError::new(
+                            sqlstate::INVALID_PARAMETER_VALUE,
+                            format!("length for type varchar cannot exceed {MAX_CHAR_LENGTH}"),
+                        ));
+                    }
+                    Ok(Some(*length as u32))
+                }
+                Some(CharacterLength::Max) => {
+                    Err(PgError::syntax("syntax error at or near \"max\""))
+                }
+            }
+        }
+        fn numeric(info: &ExactNumberInfo) -> PgResult<SqlType> {
+            let (p, s) = match *info {
+                ExactNumberInfo::None => return Ok(SqlType::Numeric(None)),
+                ExactNumberInfo::Precision(p) => (p, 0),
+                ExactNumberInfo::PrecisionAndScale(p, s) => (p, s),
+            };
+            if !(1..=1000).contains(&p) {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("NUMERIC precision {p} must be between 1 and 1000"),
+                ));
+            }
+            if s > p {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("NUMERIC scale {s} must be between 0 and precision {p}"),
+                ));
+            }
+            Ok(SqlType::Numeric(Some((p as u16, s as u16))))
+        }
+        Ok(match dt {
+            DataType::Bool | DataType::Boolean => SqlType::Bool,
+            DataType::Int2(_) | DataType::SmallInt(_) | DataType::TinyInt(_) => SqlType::Int2,
+            DataType::Int(_)
+            | DataType::Int4(_)
+            | DataType::Integer(_)
+            | DataType::MediumInt(_) => SqlType::Int4,
+            DataType::Int8(_) | DataType::BigInt(_) => SqlType::Int8,
+            DataType::Float(_)
+            | DataType::Float4
+            | DataType::Float8
+            | DataType::Real
+            | DataType::Double
+            | DataType::DoublePrecision
+            | DataType::Float64 => SqlType::Float8,
+            DataType::Numeric(info) | DataType::Decimal(info) | DataType::Dec(info) => {
+                numeric(info)?
+            }
+            DataType::Text | DataType::String(None) => SqlType::Text,
+            DataType::Varchar(len)
+            | DataType::CharacterVarying(len)
+            | DataType::CharVarying(len) => SqlType::Varchar(char_len(len)?),
+            DataType::Char(len) | DataType::Character(len) => {
+                SqlType::Char(char_len(len)?.unwrap_or(1))
+            }
+            DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => {
+                SqlType::TimestampTz
+            }
+            DataType::Timestamp(_, _) => SqlType::Timestamp,
+            DataType::Custom(name, mods) => {
+                let n = name.to_string();
+                let n = n.trim_matches('"');
+                let ty = SqlType::from_name(n).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("type \"{}\" does not exist", n),
+                    )
+                })?;
+                match (ty, mods.as_slice()) {
+                    (SqlType::Char(_), [m]) | (SqlType::Varchar(_), [m]) => {
+                        let len: u64 = m.parse().map_err(|_| {
+                            PgError::syntax(format!("invalid type modifier \"{m}\""))
+                        })?;
+                        let len = char_len(&Some(CharacterLength::IntegerLength {
+                            length: len,
+                            unit: None,
+                        }))?;
+                        match ty {
+                            SqlType::Char(_) => SqlType::Char(len.unwrap_or(1)),
+                            _ => SqlType::Varchar(len),
+                        }
+                    }
+                    (ty, []) => ty,
+                    (_, _) => {
+                        return Err(PgError::syntax(format!(
+                            "type modifier is not allowed for type \"{n}\""
+                        )));
+                    }
+                }
+            }
+            other => {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!(
+                        "type \"{}\" does not exist",
+                        other.to_string().to_lowercase()
+                    ),
+                ))
+            }
+        })
+    }
+}
+
+impl fmt::Display for SqlType {
+    /// Same as [`SqlType::pg_name`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.pg_name())
     }
 }

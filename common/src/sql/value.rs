@@ -1,4 +1,56 @@
-//! Runtime values. OWNER: Q1 (text/binary I/O, comparison, row encoding).
+//! Runtime values: text and binary I/O in PostgreSQL's formats, comparison,
+//! and casts.
+//!
+//! A [`Value`] is what expressions produce, rows hold and the protocol sends.
+//! It is cheap to clone: scalars are inline, text is an `Arc<str>` (a clone is
+//! a reference-count increment), a snapshot is behind an `Arc`. `Value` is 32
+//! bytes.
+//!
+//! Text-like types (text, varchar, char, name) share [`Value::Text`]; the
+//! column type decides length checks and padding at cast time, and char(n)
+//! values are stored blank-padded as PostgreSQL's bpchar does.
+//!
+//! I/O contracts (what psql, pgbench and tokio-postgres see):
+//! * [`Value::write_text`] prints exactly what PostgreSQL 15 prints (bool
+//!   `t`/`f`, float8 shortest round-trip with `Infinity`/`NaN`/`-0` and
+//!   exponents from 1e15 / below 1e-4, numeric with its scale, timestamps
+//!   trimming trailing fractional zeros, timestamptz in UTC with `+00`,
+//!   pg_lsn `X/X`). Integers and floats are formatted on the stack.
+//! * [`Value::from_text`] accepts PostgreSQL's input syntax and fails with
+//!   its errors (22P02 `invalid input syntax for type integer: "abc"`, 22003
+//!   `value "…" is out of range for type integer`).
+//! * [`Value::write_binary`] / [`Value::from_binary`] use PostgreSQL's binary
+//!   send/recv formats (big-endian ints, IEEE float8, µs since 2000-01-01,
+//!   numeric's base-10000 digits).
+//!
+//! Comparison ([`cmp_sql`]) works across the numeric types (int2/4/8,
+//! numeric, float8 with NaN greatest, as PostgreSQL sorts it) and returns None
+//! for NULL. Casts ([`cast`], [`cast_assign`]) follow PostgreSQL's explicit
+//! and assignment rules.
+//!
+//! OWNER: sqlv.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::{BufMut, BytesMut};
+
+use crate::error::{sqlstate, PgError, PgResult};
+use crate::sql::datetime;
+use crate::sql::numeric::Numeric;
+use crate::sql::types::SqlType;
+
+/// A pg_snapshot / txid_snapshot value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PgSnapshot {
+    /// Oldest xid still running.
+    pub xmin: u64,
+    /// First xid not yet assigned at snapshot time.
+    pub xmax: u64,
+    /// Running xids (sorted, xmin <= x < xmax).
+    pub xip: Vec<u64>,
+}
 
 /// One SQL value. Text-like types (text, varchar, char, name) share `Text`.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,25 +67,986 @@ pub enum Value {
     Int8(i64),
     /// float8
     Float8(f64),
-    /// numeric, kept as its canonical decimal text (Q1 decides the representation).
-    Numeric(String),
-    /// text, varchar, char, name
-    Text(String),
-    /// timestamp: microseconds since 2000-01-01 00:00:00
+    /// numeric
+    Numeric(Numeric),
+    /// text, varchar, char, name (and `unknown` literals)
+    Text(Arc<str>),
+    /// timestamp: microseconds since 2000-01-01 00:00:00 (i64::MIN/MAX = ∓infinity)
     Timestamp(i64),
     /// timestamptz: microseconds since 2000-01-01 00:00:00 UTC
     TimestampTz(i64),
     /// pg_lsn
     PgLsn(u64),
-    /// pg_snapshot: xmin, xmax, running xids
-    Snapshot {
-        /// xmin
-        xmin: u64,
-        /// xmax
-        xmax: u64,
-        /// running xids
-        xip: Vec<u64>,
-    },
+    /// oid
+    Oid(u32),
+    /// xid8
+    Xid8(u64),
+    /// pg_snapshot
+    Snapshot(Arc<PgSnapshot>),
     /// void
     Void,
+}
+
+fn invalid_syntax(ty: SqlType, s: &str) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_TEXT_REPRESENTATION,
+        format!(
+            "invalid input syntax for type {}: \"{}\"",
+            ty.pg_base_name(),
+            s
+        ),
+    )
+}
+
+fn out_of_range_input(ty: SqlType, s: &str) -> PgError {
+    PgError::new(
+        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+        format!(
+            "value \"{}\" is out of range for type {}",
+            s,
+            ty.pg_base_name()
+        ),
+    )
+}
+
+/// 22003 "integer out of range" / "smallint out of range" / "bigint out of range".
+pub fn int_out_of_range(ty: SqlType) -> PgError {
+    let msg = match ty {
+        SqlType::Int2 => "smallint out of range",
+        SqlType::Int8 => "bigint out of range",
+        _ => "integer out of range",
+    };
+    PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, msg)
+}
+
+/// A fixed-size stack buffer implementing `fmt::Write` (for allocation-free
+/// number formatting).
+struct StackBuf<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> StackBuf<N> {
+    fn new() -> Self {
+        StackBuf {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+    fn push(&mut self, b: u8) {
+        if self.len < N {
+            self.buf[self.len] = b;
+            self.len += 1;
+        }
+    }
+}
+
+impl<const N: usize> fmt::Write for StackBuf<N> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let b = s.as_bytes();
+        if self.len + b.len() > N {
+            return Err(fmt::Error);
+        }
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        self.len += b.len();
+        Ok(())
+    }
+}
+
+/// Appends the decimal form of `v` without allocating.
+pub fn write_i64(out: &mut BytesMut, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let neg = v < 0;
+    let mut u = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if neg {
+        out.put_u8(b'-');
+    }
+    out.put_slice(&buf[i..]);
+}
+
+/// Appends the decimal form of `v` without allocating.
+pub fn write_u64(out: &mut BytesMut, v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut u = v;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    out.put_slice(&buf[i..]);
+}
+
+/// Appends a float8 as PostgreSQL ≥ 12 prints it (extra_float_digits = 1):
+/// the shortest string that reads back exactly, fixed notation for decimal
+/// exponents -4 ..= 14, else `d.ddde+XX`; `Infinity`, `-Infinity`, `NaN`, `-0`.
+pub fn write_f64(out: &mut BytesMut, v: f64) {
+    use std::fmt::Write;
+    if v.is_nan() {
+        out.put_slice(b"NaN");
+        return;
+    }
+    if v.is_infinite() {
+        out.put_slice(if v > 0.0 { b"Infinity" } else { b"-Infinity" });
+        return;
+    }
+    if v == 0.0 {
+        out.put_slice(if v.is_sign_negative() { b"-0" } else { b"0" });
+        return;
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
+    let mut sci = StackBuf::<40>::new();
+    let _ = write!(sci, "{:e}", v);
+    let s = sci.as_bytes();
+    let (neg, s) = if s[0] == b'-' {
+        (true, &s[1..])
+    } else {
+        (false, s)
+    };
+    let epos = s.iter().position(|&c| c == b'e').unwrap_or(s.len());
+    let mant = &s[..epos];
+    let exp: i32 = std::str::from_utf8(s.get(epos + 1..).unwrap_or(b"0"))
+        .ok()
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(0);
+    let mut digits = StackBuf::<24>::new();
+    for &c in mant {
+        if c != b'.' {
+            digits.push(c);
+        }
+    }
+    let d = digits.as_bytes();
+    if neg {
+        out.put_u8(b'-');
+    }
+    if (-4..15).contains(&exp) {
+        if exp < 0 {
+            out.put_slice(b"0.");
+            for _ in 0..(-exp - 1) {
+                out.put_u8(b'0');
+            }
+            out.put_slice(d);
+        } else {
+            let int_len = exp as usize + 1;
+            if d.len() <= int_len {
+                out.put_slice(d);
+                for _ in d.len()..int_len {
+                    out.put_u8(b'0');
+                }
+            } else {
+                out.put_slice(&d[..int_len]);
+                out.put_u8(b'.');
+                out.put_slice(&d[int_len..]);
+            }
+        }
+    } else {
+        out.put_u8(d[0]);
+        if d.len() > 1 {
+            out.put_u8(b'.');
+            out.put_slice(&d[1..]);
+        }
+        out.put_u8(b'e');
+        out.put_u8(if exp < 0 { b'-' } else { b'+' });
+        let a = exp.unsigned_abs();
+        if a < 10 {
+            out.put_u8(b'0');
+        }
+        write_u64(out, a as u64);
+    }
+}
+
+/// Parses an integer as PostgreSQL's int2in/int4in/int8in: optional
+/// whitespace, sign, decimal digits.
+fn parse_int(ty: SqlType, s: &str, min: i64, max: i64) -> PgResult<i64> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let b = t.as_bytes();
+    let (neg, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        Some(b'+') => (false, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() || !digits.iter().all(|c| c.is_ascii_digit()) {
+        return Err(invalid_syntax(ty, s));
+    }
+    // Accumulate negatively so i64::MIN parses.
+    let mut acc: i64 = 0;
+    for &c in digits {
+        acc = match acc
+            .checked_mul(10)
+            .and_then(|a| a.checked_sub((c - b'0') as i64))
+        {
+            Some(a) => a,
+            None => return Err(out_of_range_input(ty, s)),
+        };
+    }
+    let v = if neg {
+        acc
+    } else {
+        acc.checked_neg().ok_or_else(|| out_of_range_input(ty, s))?
+    };
+    if v < min || v > max {
+        return Err(out_of_range_input(ty, s));
+    }
+    Ok(v)
+}
+
+/// Parses float8 input as PostgreSQL's float8in.
+fn parse_f64(s: &str) -> PgResult<f64> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let lower = t.to_ascii_lowercase();
+    let special = match lower.as_str() {
+        "nan" => Some(f64::NAN),
+        "infinity" | "+infinity" | "inf" | "+inf" => Some(f64::INFINITY),
+        "-infinity" | "-inf" => Some(f64::NEG_INFINITY),
+        _ => None,
+    };
+    if let Some(v) = special {
+        return Ok(v);
+    }
+    // Rust accepts "inf"/"nan" spellings handled above; reject other words.
+    if t.is_empty()
+        || !t
+            .bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+    {
+        return Err(invalid_syntax(SqlType::Float8, s));
+    }
+    match t.parse::<f64>() {
+        Ok(v) if v.is_infinite() => Err(PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("\"{}\" is out of range for type double precision", t),
+        )),
+        Ok(v) => {
+            if v == 0.0 && t.bytes().any(|c| (b'1'..=b'9').contains(&c)) {
+                // Underflow: a nonzero mantissa that rounds to zero.
+                let mant_nonzero = t
+                    .split(['e', 'E'])
+                    .next()
+                    .map(|m| m.bytes().any(|c| (b'1'..=b'9').contains(&c)))
+                    .unwrap_or(false);
+                if mant_nonzero {
+                    return Err(PgError::new(
+                        sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                        format!("\"{}\" is out of range for type double precision", t),
+                    ));
+                }
+            }
+            Ok(v)
+        }
+        Err(_) => Err(invalid_syntax(SqlType::Float8, s)),
+    }
+}
+
+/// Parses bool input as PostgreSQL's boolin (t/f, true/false, yes/no, on/off,
+/// 1/0 and unique prefixes, case-insensitive).
+fn parse_bool(s: &str) -> PgResult<bool> {
+    let t = s
+        .trim_matches(|c: char| c.is_ascii_whitespace())
+        .to_ascii_lowercase();
+    let r = match t.as_str() {
+        "t" | "tr" | "tru" | "true" | "y" | "ye" | "yes" | "on" | "1" => Some(true),
+        "f" | "fa" | "fal" | "fals" | "false" | "n" | "no" | "of" | "off" | "0" => Some(false),
+        _ => None,
+    };
+    r.ok_or_else(|| invalid_syntax(SqlType::Bool, s))
+}
+
+/// Parses `X/X` (hex halves) as pg_lsn_in.
+pub fn parse_lsn(s: &str) -> Option<u64> {
+    let (hi, lo) = s.split_once('/')?;
+    if hi.is_empty() || lo.is_empty() || hi.len() > 8 || lo.len() > 8 {
+        return None;
+    }
+    let hi = u32::from_str_radix(hi, 16).ok()?;
+    let lo = u32::from_str_radix(lo, 16).ok()?;
+    if hi.to_string().starts_with('+') {
+        return None;
+    }
+    Some(((hi as u64) << 32) | lo as u64)
+}
+
+/// Parses `xmin:xmax:xip,xip` as pg_snapshot_in.
+fn parse_snapshot(s: &str) -> Option<PgSnapshot> {
+    let mut parts = s.splitn(3, ':');
+    let xmin: u64 = parts.next()?.parse().ok()?;
+    let xmax: u64 = parts.next()?.parse().ok()?;
+    let rest = parts.next()?;
+    let mut xip = Vec::new();
+    if !rest.is_empty() {
+        for x in rest.split(',') {
+            xip.push(x.parse().ok()?);
+        }
+    }
+    if xmin == 0 || xmax == 0 || xmin > xmax || xip.iter().any(|&x| x < xmin || x >= xmax) {
+        return None;
+    }
+    if xip.windows(2).any(|w| w[0] > w[1]) {
+        return None;
+    }
+    xip.dedup();
+    Some(PgSnapshot { xmin, xmax, xip })
+}
+
+/// Applies a varchar(n)/char(n) length in assignment context: 22001 when
+/// non-space characters would be cut, else truncate trailing spaces; char(n)
+/// is blank-padded to n.
+fn fit_text_assign(s: &str, ty: SqlType) -> PgResult<Arc<str>> {
+    match ty {
+        SqlType::Varchar(Some(n)) | SqlType::Char(n) if n > 0 => {
+            let n = n as usize;
+            let count = s.chars().count();
+            if count > n {
+                let cut = s.char_indices().nth(n).map(|(i, _)| i).unwrap_or(s.len());
+                if s[cut..].bytes().any(|c| c != b' ') {
+                    return Err(PgError::new(
+                        sqlstate::STRING_DATA_RIGHT_TRUNCATION,
+                        format!("value too long for type {}", ty.pg_name()),
+                    ));
+                }
+                return Ok(Arc::from(&s[..cut]));
+            }
+            if matches!(ty, SqlType::Char(_)) && count < n {
+                let mut p = String::with_capacity(s.len() + n - count);
+                p.push_str(s);
+                p.extend(std::iter::repeat_n(' ', n - count));
+                return Ok(Arc::from(p));
+            }
+            Ok(Arc::from(s))
+        }
+        SqlType::Name => {
+            // NAMEDATALEN - 1 = 63 bytes, truncated at a character boundary.
+            if s.len() > 63 {
+                let mut cut = 63;
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                return Ok(Arc::from(&s[..cut]));
+            }
+            Ok(Arc::from(s))
+        }
+        _ => Ok(Arc::from(s)),
+    }
+}
+
+/// Explicit-cast variant: silently truncates to n characters, char(n) pads.
+fn fit_text_explicit(s: &str, ty: SqlType) -> Arc<str> {
+    match ty {
+        SqlType::Varchar(Some(n)) | SqlType::Char(n) if n > 0 => {
+            let n = n as usize;
+            let cut = s.char_indices().nth(n).map(|(i, _)| i).unwrap_or(s.len());
+            let t = &s[..cut];
+            let count = t.chars().count();
+            if matches!(ty, SqlType::Char(_)) && count < n {
+                let mut p = String::with_capacity(t.len() + n - count);
+                p.push_str(t);
+                p.extend(std::iter::repeat_n(' ', n - count));
+                return Arc::from(p);
+            }
+            Arc::from(t)
+        }
+        _ => fit_text_assign(s, ty).unwrap_or_else(|_| Arc::from(s)),
+    }
+}
+
+impl Value {
+    /// A text value.
+    pub fn text(s: &str) -> Value {
+        Value::Text(Arc::from(s))
+    }
+
+    /// True for NULL.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The natural type of this value (NULL and text-like values: see below).
+    /// `Text` reports [`SqlType::Text`], `Null` reports [`SqlType::Unknown`].
+    pub fn sql_type(&self) -> SqlType {
+        match self {
+            Value::Null => SqlType::Unknown,
+            Value::Bool(_) => SqlType::Bool,
+            Value::Int2(_) => SqlType::Int2,
+            Value::Int4(_) => SqlType::Int4,
+            Value::Int8(_) => SqlType::Int8,
+            Value::Float8(_) => SqlType::Float8,
+            Value::Numeric(_) => SqlType::Numeric(None),
+            Value::Text(_) => SqlType::Text,
+            Value::Timestamp(_) => SqlType::Timestamp,
+            Value::TimestampTz(_) => SqlType::TimestampTz,
+            Value::PgLsn(_) => SqlType::PgLsn,
+            Value::Oid(_) => SqlType::Oid,
+            Value::Xid8(_) => SqlType::Xid8,
+            Value::Snapshot(_) => SqlType::Snapshot,
+            Value::Void => SqlType::Void,
+        }
+    }
+
+    /// The string of a text value.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The boolean of a bool value.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// Any integer value (int2/4/8, oid, xid8 ≤ i64::MAX) as i64.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Int2(v) => Some(v as i64),
+            Value::Int4(v) => Some(v as i64),
+            Value::Int8(v) => Some(v),
+            Value::Oid(v) => Some(v as i64),
+            Value::Xid8(v) => i64::try_from(v).ok(),
+            _ => None,
+        }
+    }
+
+    /// Parses PostgreSQL text input for `ty`. varchar(n)/char(n) apply their
+    /// length as an assignment would (22001; char pads). `Unknown` yields text.
+    pub fn from_text(ty: SqlType, s: &str) -> PgResult<Value> {
+        Ok(match ty {
+            SqlType::Bool => Value::Bool(parse_bool(s)?),
+            SqlType::Int2 => {
+                Value::Int2(parse_int(ty, s, i16::MIN as i64, i16::MAX as i64)? as i16)
+            }
+            SqlType::Int4 => {
+                Value::Int4(parse_int(ty, s, i32::MIN as i64, i32::MAX as i64)? as i32)
+            }
+            SqlType::Int8 => Value::Int8(parse_int(ty, s, i64::MIN, i64::MAX)?),
+            SqlType::Oid => {
+                // oidin accepts negative values (wrapping) like PostgreSQL.
+                let v = parse_int(ty, s, i32::MIN as i64, u32::MAX as i64)?;
+                Value::Oid(v as u32)
+            }
+            SqlType::Xid8 => {
+                let t = s.trim();
+                Value::Xid8(t.parse::<u64>().map_err(|_| invalid_syntax(ty, s))?)
+            }
+            SqlType::Float8 => Value::Float8(parse_f64(s)?),
+            SqlType::Numeric(tm) => {
+                let t = s
+                    .trim_matches(|c: char| c.is_ascii_whitespace())
+                    .to_ascii_lowercase();
+                if matches!(
+                    t.as_str(),
+                    "nan" | "infinity" | "-infinity" | "+infinity" | "inf" | "-inf"
+                ) {
+                    return Err(PgError::unsupported(
+                        "numeric NaN and infinity are not supported",
+                    ));
+                }
+                let n = match Numeric::parse(s) {
+                    Some(r) => r?,
+                    None => return Err(invalid_syntax(ty, s)),
+                };
+                let n = match tm {
+                    Some((p, sc)) => n.apply_typmod(p, sc)?,
+                    None => n,
+                };
+                Value::Numeric(n)
+            }
+            SqlType::Text | SqlType::Unknown => Value::Text(Arc::from(s)),
+            SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name => {
+                Value::Text(fit_text_assign(s, ty)?)
+            }
+            SqlType::Timestamp => Value::Timestamp(datetime::parse_timestamp(s, false)?),
+            SqlType::TimestampTz => Value::TimestampTz(datetime::parse_timestamp(s, true)?),
+            SqlType::PgLsn => {
+                Value::PgLsn(parse_lsn(s.trim()).ok_or_else(|| invalid_syntax(ty, s))?)
+            }
+            SqlType::Snapshot => Value::Snapshot(Arc::new(
+                parse_snapshot(s).ok_or_else(|| invalid_syntax(ty, s))?,
+            )),
+            SqlType::Void => Value::Void,
+        })
+    }
+
+    /// Parses PostgreSQL binary input (a Bind parameter in format 1) for `ty`.
+    /// Wrong lengths: 22P03 "incorrect binary data format"; text must be UTF-8 (22021).
+    pub fn from_binary(ty: SqlType, b: &[u8]) -> PgResult<Value> {
+        fn fixed<const N: usize>(b: &[u8]) -> PgResult<[u8; N]> {
+            b.try_into().map_err(|_| {
+                PgError::new(
+                    sqlstate::INVALID_BINARY_REPRESENTATION,
+                    "incorrect binary data format",
+                )
+            })
+        }
+        Ok(match ty {
+            SqlType::Bool => {
+                let [v] = fixed::<1>(b)?;
+                Value::Bool(v != 0)
+            }
+            SqlType::Int2 => Value::Int2(i16::from_be_bytes(fixed(b)?)),
+            SqlType::Int4 => Value::Int4(i32::from_be_bytes(fixed(b)?)),
+            SqlType::Int8 => Value::Int8(i64::from_be_bytes(fixed(b)?)),
+            SqlType::Oid => Value::Oid(u32::from_be_bytes(fixed(b)?)),
+            SqlType::Xid8 => Value::Xid8(u64::from_be_bytes(fixed(b)?)),
+            SqlType::Float8 => {
+                // float4 (4 bytes) arrives here too when a client binds a float4 OID.
+                if b.len() == 4 {
+                    Value::Float8(f32::from_be_bytes(fixed(b)?) as f64)
+                } else {
+                    Value::Float8(f64::from_be_bytes(fixed(b)?))
+                }
+            }
+            SqlType::Numeric(tm) => {
+                let n = Numeric::from_binary(b)?;
+                let n = match tm {
+                    Some((p, s)) => n.apply_typmod(p, s)?,
+                    None => n,
+                };
+                Value::Numeric(n)
+            }
+            SqlType::Text
+            | SqlType::Unknown
+            | SqlType::Varchar(_)
+            | SqlType::Char(_)
+            | SqlType::Name => {
+                let s = std::str::from_utf8(b).map_err(|e| {
+                    let bad = b.get(e.valid_up_to()).copied().unwrap_or(0);
+                    PgError::new(
+                        sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+                        format!("invalid byte sequence for encoding \"UTF8\": 0x{:02x}", bad),
+                    )
+                })?;
+                if s.contains('\0') {
+                    return Err(PgError::new(
+                        sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+                        "invalid byte sequence for encoding \"UTF8\": 0x00",
+                    ));
+                }
+                Value::Text(fit_text_assign(s, ty)?)
+            }
+            SqlType::Timestamp => Value::Timestamp(i64::from_be_bytes(fixed(b)?)),
+            SqlType::TimestampTz => Value::TimestampTz(i64::from_be_bytes(fixed(b)?)),
+            SqlType::PgLsn => Value::PgLsn(u64::from_be_bytes(fixed(b)?)),
+            SqlType::Snapshot => {
+                let bad = || {
+                    PgError::new(
+                        sqlstate::INVALID_BINARY_REPRESENTATION,
+                        "invalid external pg_snapshot data",
+                    )
+                };
+                if b.len() < 20 {
+                    return Err(bad());
+                }
+                let n = i32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                let xmin = u64::from_be_bytes(fixed(&b[4..12])?);
+                let xmax = u64::from_be_bytes(fixed(&b[12..20])?);
+                if n < 0 || b.len() != 20 + 8 * n as usize {
+                    return Err(bad());
+                }
+                let xip = b[20..]
+                    .chunks_exact(8)
+                    .map(|c| u64::from_be_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect();
+                Value::Snapshot(Arc::new(PgSnapshot { xmin, xmax, xip }))
+            }
+            SqlType::Void => Value::Void,
+        })
+    }
+
+    /// Appends the text form (what a DataRow in text format carries). NULL
+    /// writes nothing (the protocol sends length -1 for it).
+    pub fn write_text(&self, out: &mut BytesMut) {
+        match self {
+            Value::Null | Value::Void => {}
+            Value::Bool(b) => out.put_u8(if *b { b't' } else { b'f' }),
+            Value::Int2(v) => write_i64(out, *v as i64),
+            Value::Int4(v) => write_i64(out, *v as i64),
+            Value::Int8(v) => write_i64(out, *v),
+            Value::Oid(v) => write_u64(out, *v as u64),
+            Value::Xid8(v) => write_u64(out, *v),
+            Value::Float8(v) => write_f64(out, *v),
+            Value::Numeric(n) => {
+                let mut buf = [0u8; 64];
+                let len = n.write_to(&mut buf);
+                out.put_slice(&buf[..len]);
+            }
+            Value::Text(s) => out.put_slice(s.as_bytes()),
+            Value::Timestamp(t) => datetime::write_timestamp(out, *t, false),
+            Value::TimestampTz(t) => datetime::write_timestamp(out, *t, true),
+            Value::PgLsn(l) => {
+                use std::fmt::Write;
+                let mut b = StackBuf::<20>::new();
+                let _ = write!(b, "{:X}/{:X}", l >> 32, l & 0xffff_ffff);
+                out.put_slice(b.as_bytes());
+            }
+            Value::Snapshot(s) => {
+                write_u64(out, s.xmin);
+                out.put_u8(b':');
+                write_u64(out, s.xmax);
+                out.put_u8(b':');
+                for (i, x) in s.xip.iter().enumerate() {
+                    if i > 0 {
+                        out.put_u8(b',');
+                    }
+                    write_u64(out, *x);
+                }
+            }
+        }
+    }
+
+    /// Appends the binary form (PostgreSQL's typsend). NULL writes nothing.
+    pub fn write_binary(&self, out: &mut BytesMut) {
+        match self {
+            Value::Null => {}
+            Value::Void => {}
+            Value::Bool(b) => out.put_u8(*b as u8),
+            Value::Int2(v) => out.put_i16(*v),
+            Value::Int4(v) => out.put_i32(*v),
+            Value::Int8(v) => out.put_i64(*v),
+            Value::Oid(v) => out.put_u32(*v),
+            Value::Xid8(v) => out.put_u64(*v),
+            Value::Float8(v) => out.put_f64(*v),
+            Value::Numeric(n) => n.write_binary(out),
+            Value::Text(s) => out.put_slice(s.as_bytes()),
+            Value::Timestamp(t) | Value::TimestampTz(t) => out.put_i64(*t),
+            Value::PgLsn(l) => out.put_u64(*l),
+            Value::Snapshot(s) => {
+                out.put_i32(s.xip.len() as i32);
+                out.put_u64(s.xmin);
+                out.put_u64(s.xmax);
+                for x in &s.xip {
+                    out.put_u64(*x);
+                }
+            }
+        }
+    }
+
+    /// The text form as a String (NULL gives an empty string; check
+    /// [`Value::is_null`] first where it matters).
+    pub fn to_text_string(&self) -> String {
+        if let Value::Text(s) = self {
+            return s.to_string();
+        }
+        let mut b = BytesMut::with_capacity(32);
+        self.write_text(&mut b);
+        String::from_utf8_lossy(&b).into_owned()
+    }
+}
+
+impl fmt::Display for Value {
+    /// The PostgreSQL text form; NULL displays as `NULL`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_null() {
+            return f.write_str("NULL");
+        }
+        f.write_str(&self.to_text_string())
+    }
+}
+
+/// Total order used for float8, as PostgreSQL's float8_cmp: NaN is greater
+/// than everything and equal to itself; -0 == 0.
+pub fn cmp_f64(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// Compares an integer with a numeric exactly.
+fn cmp_int_numeric(a: i64, b: Numeric) -> Ordering {
+    Numeric::from_i64(a).cmp(&b)
+}
+
+/// Compares an integer with a float8 exactly (PostgreSQL casts the integer
+/// to float8; for |a| < 2^53 that is exact, above we compare carefully).
+fn cmp_int_f64(a: i64, b: f64) -> Ordering {
+    if b.is_nan() {
+        return Ordering::Less;
+    }
+    cmp_f64(a as f64, b)
+}
+
+/// Compares two text values as bpchar does (trailing spaces insignificant).
+pub fn cmp_bpchar(a: &str, b: &str) -> Ordering {
+    a.trim_end_matches(' ')
+        .as_bytes()
+        .cmp(b.trim_end_matches(' ').as_bytes())
+}
+
+/// SQL comparison: None if either side is NULL or the types are not
+/// comparable. Works across int2/int4/int8/numeric/float8, timestamp vs
+/// timestamptz (timestamp taken as UTC), oid/xid8 vs ints. Text compares
+/// byte-wise (C collation).
+pub fn cmp_sql(a: &Value, b: &Value) -> Option<Ordering> {
+    use Value::*;
+    Some(match (a, b) {
+        (Null, _) | (_, Null) => return None,
+        (Int4(x), Int4(y)) => x.cmp(y),
+        (Int8(x), Int8(y)) => x.cmp(y),
+        (Text(x), Text(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Bool(x), Bool(y)) => x.cmp(y),
+        (Float8(x), Float8(y)) => cmp_f64(*x, *y),
+        (Numeric(x), Numeric(y)) => x.cmp(y),
+        (Timestamp(x), Timestamp(y))
+        | (TimestampTz(x), TimestampTz(y))
+        | (Timestamp(x), TimestampTz(y))
+        | (TimestampTz(x), Timestamp(y)) => x.cmp(y),
+        (PgLsn(x), PgLsn(y)) => x.cmp(y),
+        (Xid8(x), Xid8(y)) => x.cmp(y),
+        (Oid(x), Oid(y)) => x.cmp(y),
+        (Void, Void) => Ordering::Equal,
+        (Snapshot(x), Snapshot(y)) => (x.xmin, x.xmax, &x.xip).cmp(&(y.xmin, y.xmax, &y.xip)),
+        (Numeric(x), Float8(y)) => cmp_f64(x.to_f64(), *y),
+        (Float8(x), Numeric(y)) => cmp_f64(*x, y.to_f64()),
+        (x, y) => match (x.as_i64_lossless(), y.as_i64_lossless()) {
+            (Some(i), Some(j)) => i.cmp(&j),
+            (Some(i), None) => match y {
+                Numeric(n) => cmp_int_numeric(i, *n),
+                Float8(f) => cmp_int_f64(i, *f),
+                Xid8(u) => (i as i128).cmp(&(*u as i128)),
+                _ => return None,
+            },
+            (None, Some(j)) => match x {
+                Numeric(n) => cmp_int_numeric(j, *n).reverse(),
+                Float8(f) => cmp_int_f64(j, *f).reverse(),
+                Xid8(u) => (*u as i128).cmp(&(j as i128)),
+                _ => return None,
+            },
+            (None, None) => return None,
+        },
+    })
+}
+
+impl Value {
+    fn as_i64_lossless(&self) -> Option<i64> {
+        match *self {
+            Value::Int2(v) => Some(v as i64),
+            Value::Int4(v) => Some(v as i64),
+            Value::Int8(v) => Some(v),
+            Value::Oid(v) => Some(v as i64),
+            _ => None,
+        }
+    }
+}
+
+/// SQL equality: None if either side is NULL.
+pub fn eq_sql(a: &Value, b: &Value) -> Option<bool> {
+    cmp_sql(a, b).map(|o| o == Ordering::Equal)
+}
+
+/// Ordering for ORDER BY: NULLs sort last ascending (PostgreSQL's default
+/// NULLS LAST for ASC); incomparable values compare equal.
+pub fn cmp_for_sort(a: &Value, b: &Value) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        _ => cmp_sql(a, b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// How a cast is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CastMode {
+    /// `CAST(x AS t)` / `x::t`: varchar(n)/char(n) truncate silently.
+    Explicit,
+    /// INSERT/UPDATE/COPY into a column: too-long strings raise 22001.
+    Assignment,
+}
+
+fn cannot_cast(from: SqlType, to: SqlType) -> PgError {
+    PgError::new(
+        sqlstate::DATATYPE_MISMATCH,
+        format!("cannot cast type {} to {}", from.pg_name(), to.pg_name()),
+    )
+}
+
+/// True if a cast from `from` to `to` exists (any context). Used by the
+/// binder to report 42846 at bind time.
+pub fn can_cast(from: SqlType, to: SqlType) -> bool {
+    use SqlType::*;
+    if from == to || from == Unknown || to.is_text_like() || from.is_text_like() {
+        return true;
+    }
+    match (from, to) {
+        (a, b) if a.is_numeric_category() && b.is_numeric_category() => true,
+        (Bool, Int4) | (Int4, Bool) => true,
+        (Timestamp, TimestampTz) | (TimestampTz, Timestamp) => true,
+        (Int2 | Int4 | Int8, Oid) | (Oid, Int4 | Int8) => true,
+        (Xid8, Int8) => false,
+        (Numeric(_), PgLsn) => true,
+        _ => false,
+    }
+}
+
+/// Explicit cast (`CAST(x AS t)`, `x::t`) with PostgreSQL's rules.
+pub fn cast(v: &Value, to: SqlType) -> PgResult<Value> {
+    cast_with(v, to, CastMode::Explicit)
+}
+
+/// Assignment cast (INSERT/UPDATE target columns): as [`cast`] but
+/// varchar(n)/char(n) raise 22001 "value too long for type character varying(n)".
+pub fn cast_assign(v: &Value, to: SqlType) -> PgResult<Value> {
+    cast_with(v, to, CastMode::Assignment)
+}
+
+fn check_i32(v: i64) -> PgResult<i32> {
+    i32::try_from(v).map_err(|_| int_out_of_range(SqlType::Int4))
+}
+
+fn check_i16(v: i64) -> PgResult<i16> {
+    i16::try_from(v).map_err(|_| int_out_of_range(SqlType::Int2))
+}
+
+/// float8 → integer as PostgreSQL: round half to even (rint), range check.
+fn f64_to_int(f: f64, ty: SqlType) -> PgResult<i64> {
+    let r = f.round_ties_even();
+    let (min, max) = match ty {
+        SqlType::Int2 => (i16::MIN as f64, i16::MAX as f64),
+        SqlType::Int4 => (i32::MIN as f64, i32::MAX as f64),
+        _ => (i64::MIN as f64, 9_223_372_036_854_775_807.0),
+    };
+    if r.is_nan()
+        || r < min
+        || r >= max + 1.0
+        || (ty == SqlType::Int8 && r >= 9.223_372_036_854_776e18)
+    {
+        return Err(int_out_of_range(ty));
+    }
+    Ok(r as i64)
+}
+
+/// Cast with an explicit mode.
+pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
+    use SqlType as T;
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    // Text-like source (incl. unknown literals): parse the text input of the target.
+    if let Value::Text(s) = v {
+        return match to {
+            T::Text | T::Unknown => Ok(v.clone()),
+            T::Varchar(_) | T::Char(_) | T::Name => match mode {
+                CastMode::Explicit => Ok(Value::Text(fit_text_explicit(s, to))),
+                CastMode::Assignment => Ok(Value::Text(fit_text_assign(s, to)?)),
+            },
+            _ => Value::from_text(to, s),
+        };
+    }
+    // Anything → text: its output form.
+    if to.is_text_like() {
+        let s = v.to_text_string();
+        return Ok(Value::Text(match mode {
+            CastMode::Explicit => fit_text_explicit(&s, to),
+            CastMode::Assignment => fit_text_assign(&s, to)?,
+        }));
+    }
+    let from = v.sql_type();
+    Ok(match (v, to) {
+        (
+            Value::Int2(_) | Value::Int4(_) | Value::Int8(_),
+            T::Int2 | T::Int4 | T::Int8 | T::Oid,
+        ) => {
+            let i = v.as_i64().unwrap_or(0);
+            match to {
+                T::Int2 => Value::Int2(check_i16(i)?),
+                T::Int4 => Value::Int4(check_i32(i)?),
+                T::Oid => Value::Oid(
+                    u32::try_from(i)
+                        .or_else(|_| i32::try_from(i).map(|x| x as u32))
+                        .map_err(|_| {
+                            PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "OID out of range")
+                        })?,
+                ),
+                _ => Value::Int8(i),
+            }
+        }
+        (Value::Oid(o), T::Int4) => Value::Int4(*o as i32),
+        (Value::Oid(o), T::Int8) => Value::Int8(*o as i64),
+        (Value::Oid(_), T::Oid) => v.clone(),
+        (Value::Int2(_) | Value::Int4(_) | Value::Int8(_), T::Float8) => {
+            Value::Float8(v.as_i64().unwrap_or(0) as f64)
+        }
+        (Value::Int2(_) | Value::Int4(_) | Value::Int8(_), T::Numeric(tm)) => {
+            let n = Numeric::from_i64(v.as_i64().unwrap_or(0));
+            Value::Numeric(match tm {
+                Some((p, s)) => n.apply_typmod(p, s)?,
+                None => n,
+            })
+        }
+        (Value::Float8(f), T::Int2 | T::Int4 | T::Int8) => {
+            let i = f64_to_int(*f, to)?;
+            match to {
+                T::Int2 => Value::Int2(i as i16),
+                T::Int4 => Value::Int4(i as i32),
+                _ => Value::Int8(i),
+            }
+        }
+        (Value::Float8(_), T::Float8) => v.clone(),
+        (Value::Float8(f), T::Numeric(tm)) => {
+            let n = Numeric::from_f64(*f)?;
+            Value::Numeric(match tm {
+                Some((p, s)) => n.apply_typmod(p, s)?,
+                None => n,
+            })
+        }
+        (Value::Numeric(n), T::Int2 | T::Int4 | T::Int8) => {
+            let i = n.to_i64_round().ok_or_else(|| int_out_of_range(to))?;
+            match to {
+                T::Int2 => Value::Int2(check_i16(i)?),
+                T::Int4 => Value::Int4(check_i32(i)?),
+                _ => Value::Int8(i),
+            }
+        }
+        (Value::Numeric(n), T::Float8) => Value::Float8(n.to_f64()),
+        (Value::Numeric(n), T::Numeric(tm)) => Value::Numeric(match tm {
+            Some((p, s)) => n.apply_typmod(p, s)?,
+            None => *n,
+        }),
+        (Value::Numeric(n), T::PgLsn) => {
+            if n.signum() < 0 || n.scale() > 0 && n.rescale(0)?.ne(n) {
+                return Err(PgError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "pg_lsn out of range",
+                ));
+            }
+            let m = n.rescale(0)?.mantissa();
+            Value::PgLsn(u64::try_from(m).map_err(|_| {
+                PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "pg_lsn out of range")
+            })?)
+        }
+        (Value::Bool(b), T::Int4) => Value::Int4(*b as i32),
+        (Value::Int4(i), T::Bool) => Value::Bool(*i != 0),
+        (Value::Bool(_), T::Bool) => v.clone(),
+        (Value::Timestamp(t), T::TimestampTz) | (Value::TimestampTz(t), T::TimestampTz) => {
+            Value::TimestampTz(*t)
+        }
+        (Value::TimestampTz(t), T::Timestamp) | (Value::Timestamp(t), T::Timestamp) => {
+            Value::Timestamp(*t)
+        }
+        (Value::PgLsn(_), T::PgLsn) | (Value::Xid8(_), T::Xid8) | (Value::Void, T::Void) => {
+            v.clone()
+        }
+        (Value::Snapshot(_), T::Snapshot) => v.clone(),
+        _ => return Err(cannot_cast(from, to)),
+    })
 }

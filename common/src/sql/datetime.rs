@@ -1,0 +1,450 @@
+//! timestamp / timestamptz: microseconds since 2000-01-01 00:00:00 (UTC for
+//! timestamptz), PostgreSQL's internal representation, and their text forms.
+//!
+//! hotpair runs with `TimeZone = UTC` and `DateStyle = ISO, MDY`, so output is
+//! `2024-01-02 03:04:05.123456` (trailing fractional zeros trimmed) and
+//! timestamptz appends `+00`. Input accepts ISO dates with an optional time
+//! (`T` or space separator), fractional seconds (rounded to µs), a zone
+//! (`Z`, `UTC`, `GMT`, `+HH`, `+HH:MM`, `+HHMM`), ` BC`, and the special
+//! words `epoch`, `infinity`, `-infinity`, `now`, `today`, `tomorrow`,
+//! `yesterday`. For a plain timestamp a given zone is ignored (as
+//! PostgreSQL does); for timestamptz it is applied.
+//!
+//! ±infinity are `i64::MAX` / `i64::MIN` (PostgreSQL's DT_NOEND / DT_NOBEGIN).
+//! The valid range is PostgreSQL's: 4714-11-24 BC .. 294276-12-31 AD.
+//!
+//! Civil-date conversion uses Howard Hinnant's days-from-civil algorithm
+//! (proleptic Gregorian, astronomical year numbering: 1 BC = year 0).
+//!
+//! OWNER: sqlv.
+
+use bytes::{BufMut, BytesMut};
+
+use crate::error::{sqlstate, PgError, PgResult};
+
+/// Microseconds per second.
+pub const USECS_PER_SEC: i64 = 1_000_000;
+/// Microseconds per day.
+pub const USECS_PER_DAY: i64 = 86_400 * USECS_PER_SEC;
+/// Seconds from 1970-01-01 to 2000-01-01.
+pub const UNIX_TO_PG_EPOCH_SECS: i64 = 946_684_800;
+/// +infinity.
+pub const TS_INFINITY: i64 = i64::MAX;
+/// -infinity.
+pub const TS_NEG_INFINITY: i64 = i64::MIN;
+
+/// Smallest valid timestamp (4714-11-24 00:00:00 BC).
+const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
+/// One past the largest valid timestamp (294277-01-01 00:00:00).
+const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
+
+/// Days since 1970-01-01 for a proleptic Gregorian date (year 0 = 1 BC).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// (year, month, day) for days since 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap(y) => 29,
+        _ => 28,
+    }
+}
+
+/// Microseconds since 2000-01-01 for a civil date-time (no range check).
+pub fn timestamp_from_parts(y: i64, mo: u32, d: u32, h: u32, mi: u32, s: u32, us: u32) -> i64 {
+    let days = days_from_civil(y, mo, d) - days_from_civil(2000, 1, 1);
+    days * USECS_PER_DAY + (h as i64 * 3600 + mi as i64 * 60 + s as i64) * USECS_PER_SEC + us as i64
+}
+
+/// The current time as microseconds since 2000-01-01 UTC.
+pub fn now_usecs() -> i64 {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    (d.as_secs() as i64 - UNIX_TO_PG_EPOCH_SECS) * USECS_PER_SEC + d.subsec_micros() as i64
+}
+
+/// Converts a Unix time in microseconds to PostgreSQL's epoch.
+pub fn from_unix_usecs(us: i64) -> i64 {
+    us - UNIX_TO_PG_EPOCH_SECS * USECS_PER_SEC
+}
+
+fn put2(out: &mut BytesMut, v: u32) {
+    out.put_u8(b'0' + (v / 10 % 10) as u8);
+    out.put_u8(b'0' + (v % 10) as u8);
+}
+
+/// Appends the ISO text form; `tz` appends `+00` (session TimeZone is UTC).
+pub fn write_timestamp(out: &mut BytesMut, t: i64, tz: bool) {
+    if t == TS_INFINITY {
+        out.put_slice(b"infinity");
+        return;
+    }
+    if t == TS_NEG_INFINITY {
+        out.put_slice(b"-infinity");
+        return;
+    }
+    let days = t.div_euclid(USECS_PER_DAY);
+    let tod = t.rem_euclid(USECS_PER_DAY);
+    let (y, m, d) = civil_from_days(days + days_from_civil(2000, 1, 1));
+    let bc = y <= 0;
+    let year = if bc { 1 - y } else { y };
+    // At least four digits.
+    let mut buf = [b'0'; 20];
+    let mut i = buf.len();
+    let mut u = year as u64;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    let start = i.min(buf.len() - 4);
+    out.put_slice(&buf[start..]);
+    out.put_u8(b'-');
+    put2(out, m);
+    out.put_u8(b'-');
+    put2(out, d);
+    out.put_u8(b' ');
+    let secs = tod / USECS_PER_SEC;
+    let us = (tod % USECS_PER_SEC) as u32;
+    put2(out, (secs / 3600) as u32);
+    out.put_u8(b':');
+    put2(out, (secs / 60 % 60) as u32);
+    out.put_u8(b':');
+    put2(out, (secs % 60) as u32);
+    if us != 0 {
+        out.put_u8(b'.');
+        let mut digits = [0u8; 6];
+        let mut v = us;
+        for k in (0..6).rev() {
+            digits[k] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        let mut n = 6;
+        while n > 0 && digits[n - 1] == b'0' {
+            n -= 1;
+        }
+        out.put_slice(&digits[..n]);
+    }
+    if tz {
+        out.put_slice(b"+00");
+    }
+    if bc {
+        out.put_slice(b" BC");
+    }
+}
+
+/// The text form as a String.
+pub fn format_timestamp(t: i64, tz: bool) -> String {
+    let mut b = BytesMut::with_capacity(40);
+    write_timestamp(&mut b, t, tz);
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+fn syntax(s: &str, tz: bool) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_DATETIME_FORMAT,
+        format!(
+            "invalid input syntax for type {}: \"{}\"",
+            if tz {
+                "timestamp with time zone"
+            } else {
+                "timestamp"
+            },
+            s
+        ),
+    )
+}
+
+fn field_overflow(s: &str) -> PgError {
+    PgError::new(
+        sqlstate::DATETIME_FIELD_OVERFLOW,
+        format!("date/time field value out of range: \"{}\"", s),
+    )
+}
+
+/// A small cursor over ASCII bytes.
+struct Cur<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Cur<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    /// Reads 1..=max digits.
+    fn digits(&mut self, max: usize) -> Option<(u64, usize)> {
+        let start = self.i;
+        let mut v: u64 = 0;
+        while self.i < self.b.len() && self.i - start < max && self.b[self.i].is_ascii_digit() {
+            v = v * 10 + (self.b[self.i] - b'0') as u64;
+            self.i += 1;
+        }
+        if self.i == start {
+            None
+        } else {
+            Some((v, self.i - start))
+        }
+    }
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_whitespace()) {
+            self.i += 1;
+        }
+    }
+    fn at_end(&self) -> bool {
+        self.i >= self.b.len()
+    }
+}
+
+/// Parses timestamp / timestamptz input (see the module doc).
+pub fn parse_timestamp(s: &str, tz: bool) -> PgResult<i64> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let lower = t.to_ascii_lowercase();
+    match lower.as_str() {
+        "infinity" | "+infinity" => return Ok(TS_INFINITY),
+        "-infinity" => return Ok(TS_NEG_INFINITY),
+        "epoch" => return Ok(-UNIX_TO_PG_EPOCH_SECS * USECS_PER_SEC),
+        "now" => return Ok(now_usecs()),
+        "today" | "tomorrow" | "yesterday" => {
+            let today = now_usecs().div_euclid(USECS_PER_DAY) * USECS_PER_DAY;
+            return Ok(match lower.as_str() {
+                "today" => today,
+                "tomorrow" => today + USECS_PER_DAY,
+                _ => today - USECS_PER_DAY,
+            });
+        }
+        _ => {}
+    }
+    let mut c = Cur {
+        b: lower.as_bytes(),
+        i: 0,
+    };
+    let (year, ylen) = c.digits(7).ok_or_else(|| syntax(s, tz))?;
+    if ylen < 4 && ylen != 1 && ylen != 2 && ylen != 3 {
+        return Err(syntax(s, tz));
+    }
+    if !c.eat(b'-') {
+        return Err(syntax(s, tz));
+    }
+    let (month, _) = c.digits(2).ok_or_else(|| syntax(s, tz))?;
+    if !c.eat(b'-') {
+        return Err(syntax(s, tz));
+    }
+    let (day, _) = c.digits(2).ok_or_else(|| syntax(s, tz))?;
+    let (mut h, mut mi, mut sec, mut us) = (0u64, 0u64, 0u64, 0u64);
+    let mut offset_secs: Option<i64> = None;
+    let mut bc = false;
+    if c.eat(b't') || c.peek() == Some(b' ') {
+        c.skip_ws();
+        if c.peek().is_some_and(|d| d.is_ascii_digit()) {
+            h = c.digits(2).ok_or_else(|| syntax(s, tz))?.0;
+            if !c.eat(b':') {
+                return Err(syntax(s, tz));
+            }
+            mi = c.digits(2).ok_or_else(|| syntax(s, tz))?.0;
+            if c.eat(b':') {
+                sec = c.digits(2).ok_or_else(|| syntax(s, tz))?.0;
+                if c.eat(b'.') {
+                    let start = c.i;
+                    let mut frac_digits = 0;
+                    let mut frac: u64 = 0;
+                    let mut round_up = false;
+                    while let Some(d) = c.peek().filter(|d| d.is_ascii_digit()) {
+                        if frac_digits < 6 {
+                            frac = frac * 10 + (d - b'0') as u64;
+                        } else if frac_digits == 6 {
+                            round_up = d >= b'5';
+                        }
+                        frac_digits += 1;
+                        c.i += 1;
+                    }
+                    if c.i == start {
+                        return Err(syntax(s, tz));
+                    }
+                    for _ in frac_digits.min(6)..6 {
+                        frac *= 10;
+                    }
+                    us = frac + round_up as u64;
+                }
+            }
+        }
+    }
+    // Zone and era.
+    loop {
+        c.skip_ws();
+        if c.at_end() {
+            break;
+        }
+        let rest = &lower[c.i..];
+        if rest.starts_with("bc") {
+            bc = true;
+            c.i += 2;
+        } else if rest.starts_with("ad") {
+            c.i += 2;
+        } else if rest.starts_with("utc") || rest.starts_with("gmt") {
+            offset_secs = Some(0);
+            c.i += 3;
+        } else if rest.starts_with('z') {
+            offset_secs = Some(0);
+            c.i += 1;
+        } else if let Some(sign) = c.peek().filter(|&x| x == b'+' || x == b'-') {
+            c.i += 1;
+            let (hv, hl) = c.digits(4).ok_or_else(|| syntax(s, tz))?;
+            let (oh, mut om) = if hl > 2 {
+                (hv / 100, hv % 100)
+            } else {
+                (hv, 0)
+            };
+            if c.eat(b':') {
+                om = c.digits(2).ok_or_else(|| syntax(s, tz))?.0;
+                if c.eat(b':') {
+                    c.digits(2).ok_or_else(|| syntax(s, tz))?;
+                }
+            }
+            if oh > 15 || om > 59 {
+                return Err(PgError::new(
+                    sqlstate::INVALID_DATETIME_FORMAT,
+                    format!("time zone displacement out of range: \"{}\"", s),
+                ));
+            }
+            let off = (oh * 3600 + om * 60) as i64;
+            offset_secs = Some(if sign == b'-' { -off } else { off });
+        } else {
+            return Err(syntax(s, tz));
+        }
+    }
+    if year == 0 && ylen >= 1 {
+        return Err(field_overflow(s));
+    }
+    let y = if bc { 1 - year as i64 } else { year as i64 };
+    if !(1..=12).contains(&month) || day < 1 || day as u32 > days_in_month(y, month as u32) {
+        return Err(field_overflow(s));
+    }
+    if h > 24 || mi > 59 || sec > 60 || (h == 24 && (mi > 0 || sec > 0 || us > 0)) {
+        return Err(field_overflow(s));
+    }
+    let mut ts = timestamp_from_parts(y, month as u32, day as u32, 0, 0, 0, 0);
+    ts = ts
+        .checked_add((h as i64 * 3600 + mi as i64 * 60 + sec as i64) * USECS_PER_SEC + us as i64)
+        .ok_or_else(|| field_overflow(s))?;
+    if tz {
+        if let Some(off) = offset_secs {
+            ts -= off * USECS_PER_SEC;
+        }
+    }
+    if !(MIN_TIMESTAMP..END_TIMESTAMP).contains(&ts) {
+        return Err(PgError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!("timestamp out of range: \"{}\"", s),
+        ));
+    }
+    Ok(ts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rt(s: &str, tz: bool) -> String {
+        format_timestamp(parse_timestamp(s, tz).unwrap(), tz)
+    }
+
+    #[test]
+    fn output_matches_postgres() {
+        assert_eq!(format_timestamp(0, false), "2000-01-01 00:00:00");
+        assert_eq!(format_timestamp(0, true), "2000-01-01 00:00:00+00");
+        assert_eq!(
+            format_timestamp(123_456, false),
+            "2000-01-01 00:00:00.123456"
+        );
+        assert_eq!(format_timestamp(120_000, false), "2000-01-01 00:00:00.12");
+        assert_eq!(format_timestamp(-1, false), "1999-12-31 23:59:59.999999");
+        assert_eq!(format_timestamp(TS_INFINITY, true), "infinity");
+        assert_eq!(format_timestamp(TS_NEG_INFINITY, false), "-infinity");
+    }
+
+    #[test]
+    fn input() {
+        assert_eq!(
+            rt("2024-01-02 03:04:05.123456", false),
+            "2024-01-02 03:04:05.123456"
+        );
+        assert_eq!(rt("2024-01-02T03:04:05", false), "2024-01-02 03:04:05");
+        assert_eq!(rt("2024-01-02", false), "2024-01-02 00:00:00");
+        assert_eq!(rt("2024-01-02 03:04:05+02", true), "2024-01-02 01:04:05+00");
+        assert_eq!(
+            rt("2024-01-02 03:04:05-02:30", true),
+            "2024-01-02 05:34:05+00"
+        );
+        assert_eq!(rt("2024-01-02 03:04:05+02", false), "2024-01-02 03:04:05");
+        assert_eq!(rt("2024-01-02 03:04:05Z", true), "2024-01-02 03:04:05+00");
+        assert_eq!(
+            rt("2024-01-02 03:04:05.1234567", false),
+            "2024-01-02 03:04:05.123457"
+        );
+        assert_eq!(
+            rt("0001-01-01 00:00:00 BC", false),
+            "0001-01-01 00:00:00 BC"
+        );
+        assert_eq!(rt("epoch", true), "1970-01-01 00:00:00+00");
+        assert_eq!(rt("1970-01-01 00:00:00", false), "1970-01-01 00:00:00");
+        assert_eq!(rt("2024-02-29 12:00", false), "2024-02-29 12:00:00");
+        let e = parse_timestamp("abc", false).unwrap_err();
+        assert_eq!(
+            e.message,
+            "invalid input syntax for type timestamp: \"abc\""
+        );
+        let e = parse_timestamp("2023-02-29", false).unwrap_err();
+        assert_eq!(e.code, sqlstate::DATETIME_FIELD_OVERFLOW);
+        assert_eq!(
+            e.message,
+            "date/time field value out of range: \"2023-02-29\""
+        );
+    }
+
+    #[test]
+    fn civil_round_trip() {
+        for days in [-1_000_000i64, -719_468, -1, 0, 1, 10_957, 1_000_000] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+    }
+}
