@@ -20,3 +20,5 @@ pub mod session;
 pub mod types;
 pub mod utility;
 pub mod value;
+#[cfg(test)]
+mod tests;
