@@ -475,7 +475,7 @@ fn format_field(s: &[u8], o: &CopyStmt, out: &mut Vec<u8>) {
                     b'\\' => out.extend_from_slice(b"\\\\"),
                     b'\n' => out.extend_from_slice(b"\\n"),
                     b'\r' => out.extend_from_slice(b"\\r"),
-                    b'\t' if o.delimiter != b'\t' => out.extend_from_slice(b"\\t"),
+                    b'\t' => out.extend_from_slice(b"\\t"),
                     8 => out.extend_from_slice(b"\\b"),
                     12 => out.extend_from_slice(b"\\f"),
                     11 => out.extend_from_slice(b"\\v"),

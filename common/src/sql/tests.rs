@@ -763,7 +763,7 @@ fn copy_round_trips() {
         rows(&mut s, "select * from c order by id")
     );
     // Errors.
-    let e = copy_in(&mut s, "copy c from stdin", &[b"7\tx\n8\n"]).unwrap_err();
+    let e = copy_in(&mut s, "copy c from stdin", &[b"7\tx\t1\tt\n8\n"]).unwrap_err();
     assert_eq!(e.code, sqlstate::BAD_COPY_FILE_FORMAT);
     assert!(e.detail.unwrap_or_default().contains("line 2"));
     let e = copy_in(&mut s, "copy c from stdin", &[b"x\ty\t1\tt\n"]).unwrap_err();
