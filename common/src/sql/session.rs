@@ -664,12 +664,37 @@ impl Session {
                 self.db.checkpoint()?;
                 done("CHECKPOINT")
             }
-            Stmt::PrepareTransaction(_) | Stmt::CommitPrepared(_) | Stmt::RollbackPrepared(_) => {
+            Stmt::PrepareTransaction(_) => {
+                // As PostgreSQL with max_prepared_transactions = 0. A failed
+                // PREPARE TRANSACTION ends the transaction (rolled back),
+                // leaving the session idle rather than in a failed block.
+                if self.xact.status() != TxStatus::Idle {
+                    let _ = self.xact.rollback();
+                    self.end_committed = Some(false);
+                }
                 Err(PgError::new(
                     sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
                     "prepared transactions are disabled",
                 )
                 .with_hint("Set max_prepared_transactions to a nonzero value."))
+            }
+            Stmt::CommitPrepared(gid) | Stmt::RollbackPrepared(gid) => {
+                let what = if matches!(stmt.parsed.stmt, Stmt::CommitPrepared(_)) {
+                    "COMMIT"
+                } else {
+                    "ROLLBACK"
+                };
+                if self.xact.status() != TxStatus::Idle {
+                    return Err(PgError::new(
+                        sqlstate::ACTIVE_SQL_TRANSACTION,
+                        format!("{what} PREPARED cannot run inside a transaction block"),
+                    ));
+                }
+                // No transaction can be prepared (max_prepared_transactions = 0).
+                Err(PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("prepared transaction with identifier \"{gid}\" does not exist"),
+                ))
             }
             Stmt::Copy(c) => self.exec_copy(c, sink),
             Stmt::Sql(s) => {
