@@ -7,6 +7,7 @@
 //!  DIR/ (created if empty)
 //!   ├── base/         relation files (smgr)
 //!   ├── global/       catalog, next_xid
+//!   ├── pg_twophase/  state files of prepared transactions (twophase.rs)
 //!   └── pg_xact/      clog segments
 //! ```
 //!
@@ -27,6 +28,7 @@ use crate::sql::catalog::Catalog;
 use crate::sql::parser::ParseCache;
 use crate::storage::heapam::Heap;
 use crate::storage::hio::ExtensionMode;
+use crate::twophase::TwoPhaseState;
 use crate::types::TransactionId;
 
 /// Which role this node plays.
@@ -54,6 +56,8 @@ pub struct Database {
     pub catalog: Catalog,
     /// Parsed statements by query text.
     pub parse_cache: ParseCache,
+    /// Prepared transactions (two-phase commit).
+    pub twophase: TwoPhaseState,
 }
 
 /// Texts kept by the parse cache.
@@ -80,7 +84,8 @@ impl Database {
         let heap = Heap::open(&dir, config.shared_buffers_pages(), mode)?;
         let catalog = Catalog::open(&dir)?;
         let saved_next = read_next_xid(&dir)?;
-        let max_procs = config.max_connections() + config.max_prepared_transactions() + 8;
+        let max_prepared = config.max_prepared_transactions();
+        let max_procs = config.max_connections() + max_prepared + 8;
         // The procarray needs next_xid before the heap is scanned; build the
         // database with a provisional one and advance it after the rebuild.
         let next = TransactionId(saved_next.max(TransactionId::FIRST_NORMAL.0));
@@ -92,11 +97,15 @@ impl Database {
             heap,
             catalog,
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
+            twophase: TwoPhaseState::new(max_prepared, Some(&dir)),
         };
         let max_seen = crate::sql::ddl::rebuild_all_indexes(&db)?;
         if max_seen + 1 > db.procarray.next_xid().0 {
             db.procarray.advance_next_xid(TransactionId(max_seen + 1));
         }
+        // Prepared transactions hold their xids as running before anyone
+        // reads a row.
+        crate::twophase::restore_at_startup(&db)?;
         tracing::debug!(
             tables = db.catalog.tables().len(),
             next_xid = db.procarray.next_xid().0,
@@ -110,6 +119,7 @@ impl Database {
     pub fn checkpoint(&self) -> PgResult<()> {
         self.heap.checkpoint()?;
         self.clog.flush()?;
+        crate::twophase::checkpoint(self)?;
         write_next_xid(&self.config.data_dir, self.procarray.next_xid().0)
     }
 

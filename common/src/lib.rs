@@ -14,6 +14,7 @@ pub mod snapshot;
 pub mod sql;
 pub mod storage;
 pub mod subtrans;
+pub mod twophase;
 pub mod types;
 pub mod visibility;
 pub mod xact;

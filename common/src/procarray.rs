@@ -709,6 +709,48 @@ impl ProcArray {
         Some(dummy)
     }
 
+    /// RecoverPreparedTransactions: a dummy proc for a prepared transaction
+    /// rebuilt at start-up, holding `xid` and its `subxids` as running (more
+    /// than [`PGPROC_MAX_CACHED_SUBXIDS`] mark it overflowed, their parents
+    /// go to the subtrans map). Advances `next_xid` past them. Nothing is
+    /// bumped: no snapshot existed before. `None` when no slot is free.
+    pub fn restore_dummy(
+        &self,
+        xid: TransactionId,
+        subxids: &[TransactionId],
+    ) -> Option<ProcNumber> {
+        let d = self.free.lock().free.pop()?;
+        let dummy = ProcNumber(d);
+        let newest = subxids.iter().copied().max().unwrap_or(xid).max(xid);
+        self.advance_next_xid(newest);
+        self.add(dummy, PROC_IS_DUMMY);
+        {
+            let _st = self.state.write();
+            let _gen = self.xid_gen.lock();
+            let to = self.proc(dummy);
+            let mut ss = SubxidState::default();
+            for (i, s) in subxids.iter().enumerate() {
+                if i < PGPROC_MAX_CACHED_SUBXIDS {
+                    to.subxids[i].store(s.0, RELAXED);
+                    ss.count += 1;
+                } else {
+                    ss.overflowed = true;
+                }
+            }
+            if ss.overflowed {
+                for s in subxids {
+                    self.subtrans.set_parent(*s, xid);
+                }
+            }
+            let off = to.pgxactoff.load(RELAXED) as usize;
+            to.xid.store(xid.0, RELAXED);
+            to.subxid_state.store(ss.pack(), RELAXED);
+            self.xids[off].store(xid.0, RELAXED);
+            self.subxid_states[off].store(ss.pack(), RELAXED);
+        }
+        Some(dummy)
+    }
+
     // ----- standby (issue 4) -------------------------------------------------
 
     /// Enters or leaves recovery: while in recovery snapshots are built from

@@ -61,6 +61,7 @@ use crate::error::{sqlstate, PgError, PgResult};
 use crate::lmgr::run_blocking;
 use crate::procarray::{Finished, ProcArray, ProcNumber};
 use crate::snapshot::Snapshot;
+use crate::twophase::TwoPhaseState;
 use crate::types::{CommandId, TransactionId};
 use crate::visibility::OwnXact;
 
@@ -122,6 +123,17 @@ pub trait XactShared: Send + Sync {
     fn deadlock_timeout(&self) -> Duration;
     /// True on a standby (no xids may be assigned).
     fn in_recovery(&self) -> bool;
+    /// The prepared-transaction registry (default: PREPARE disabled).
+    fn twophase(&self) -> &TwoPhaseState {
+        &crate::twophase::DISABLED
+    }
+    /// The WAL hook of two-phase commit: writes a Prepare / CommitPrepared /
+    /// AbortPrepared record and, with `flush`, waits until WAL is durable
+    /// past it. Default (no WAL): nothing.
+    fn log_twophase_record(&self, rec: wal::XactRecord, flush: bool) -> PgResult<()> {
+        let _ = (rec, flush);
+        Ok(())
+    }
 }
 
 impl XactShared for Database {
@@ -139,6 +151,9 @@ impl XactShared for Database {
     }
     fn in_recovery(&self) -> bool {
         self.role == Role::Standby
+    }
+    fn twophase(&self) -> &TwoPhaseState {
+        &self.twophase
     }
 }
 
@@ -427,6 +442,77 @@ impl Xact {
             self.abort_transaction();
         }
         warn
+    }
+
+    /// PREPARE TRANSACTION 'gid' (PrepareTransactionBlock + PrepareTransaction).
+    /// Returns the command tag and an optional warning:
+    ///
+    /// * in a block (or a multi-statement implicit one, with WARNING 25P01
+    ///   "there is no transaction in progress"): assigns the top xid if none
+    ///   was, hands the transaction to [`crate::twophase::prepare_transaction`]
+    ///   (dummy proc, WAL) and ends the session's transaction —
+    ///   `PREPARE TRANSACTION`;
+    /// * in a failed block: rolls back — `ROLLBACK`;
+    /// * outside a block: WARNING 25P01 and `ROLLBACK`; the statement's own
+    ///   transaction goes on (and commits) as usual.
+    ///
+    /// An error (22023, 55000, 42710, 53200) aborts the transaction and
+    /// leaves the session idle, as in PostgreSQL.
+    pub fn prepare(
+        &mut self,
+        gid: &str,
+        owner: &str,
+        database: &str,
+    ) -> PgResult<(&'static str, Option<PgError>)> {
+        let no_xact = || {
+            PgError::warning(
+                sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                "there is no transaction in progress",
+            )
+        };
+        let warn = match self.block {
+            Block::Default | Block::Started => return Ok(("ROLLBACK", Some(no_xact()))),
+            Block::Failed => {
+                self.abort_transaction();
+                return Ok(("ROLLBACK", None));
+            }
+            Block::ImplicitInProgress => Some(no_xact()),
+            Block::InProgress => None,
+        };
+        if let Err(e) = self.top_xid_assign() {
+            self.abort_transaction();
+            return Err(e);
+        }
+        let (top, subs) = self.live_xids();
+        let r = crate::twophase::prepare_transaction(
+            &*self.shared,
+            self.proc,
+            gid,
+            top,
+            &subs,
+            owner,
+            database,
+        );
+        match r {
+            Ok(()) => {
+                // The xids now belong to the dummy proc: nothing to finish here.
+                self.end_transaction_state();
+                Ok(("PREPARE TRANSACTION", warn))
+            }
+            Err(e) => {
+                self.abort_transaction();
+                Err(e)
+            }
+        }
+    }
+
+    /// True inside an explicit block or a multi-statement implicit one
+    /// (PreventInTransactionBlock refuses both: COMMIT PREPARED, VACUUM).
+    pub fn in_transaction_block(&self) -> bool {
+        matches!(
+            self.block,
+            Block::InProgress | Block::Failed | Block::ImplicitInProgress
+        )
     }
 
     /// SET TRANSACTION ISOLATION LEVEL (and BEGIN ISOLATION LEVEL). Outside

@@ -460,6 +460,21 @@ fn for_each_input<'a>(
             }
             Ok(())
         }
+        Source::PreparedXacts => {
+            for p in ec.db.twophase.list() {
+                let row = [
+                    Value::Xid8(p.xid.0),
+                    Value::text(&p.gid),
+                    Value::TimestampTz(p.prepared_at),
+                    Value::text(&p.owner),
+                    Value::text(&p.database),
+                ];
+                if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
+                    break;
+                }
+            }
+            Ok(())
+        }
         Source::Series {
             start,
             stop,

@@ -110,10 +110,14 @@ pub enum Stmt {
 
 impl Stmt {
     /// True for statements allowed in a failed transaction block
-    /// (PostgreSQL's IsTransactionExitStmt): ROLLBACK, COMMIT (acts as
-    /// ROLLBACK), ROLLBACK TO SAVEPOINT, ROLLBACK/COMMIT PREPARED.
+    /// (PostgreSQL's IsTransactionExitStmt): ROLLBACK, COMMIT and PREPARE
+    /// TRANSACTION (both act as ROLLBACK), ROLLBACK TO SAVEPOINT. Not
+    /// COMMIT/ROLLBACK PREPARED (25P02 there, as in PostgreSQL).
     pub fn is_transaction_exit(&self) -> bool {
-        matches!(self, Stmt::Commit | Stmt::Rollback | Stmt::RollbackTo(_))
+        matches!(
+            self,
+            Stmt::Commit | Stmt::Rollback | Stmt::RollbackTo(_) | Stmt::PrepareTransaction(_)
+        )
     }
 }
 

@@ -19,10 +19,10 @@
 //! (pgbench `-M prepared`) binds once.
 //!
 //! Supported: SELECT with one table, `generate_series(a, b[, step])`,
-//! the `hotpair_stat_snapshots` view, or no FROM; WHERE; projections with
-//! aliases and `*`; aggregates with optional GROUP BY / HAVING; ORDER BY
-//! output names, positions or expressions with ASC/DESC and NULLS
-//! FIRST/LAST (PostgreSQL's defaults: NULLs sort as larger than everything);
+//! the `hotpair_stat_snapshots` and `pg_prepared_xacts` views, or no FROM;
+//! WHERE; projections with aliases and `*`; aggregates with optional GROUP
+//! BY / HAVING; ORDER BY output names, positions or expressions with
+//! ASC/DESC and NULLS FIRST/LAST (PostgreSQL's defaults: NULLs sort as larger than everything);
 //! LIMIT / OFFSET (constants or parameters); DISTINCT. INSERT (VALUES with
 //! DEFAULT, column lists, INSERT … SELECT, RETURNING), UPDATE and DELETE
 //! (WHERE, RETURNING). Joins, subqueries, set operations and CTEs are 0A000.
@@ -45,6 +45,9 @@ const INVALID_COLUMN_REFERENCE: &str = "42P10";
 
 /// Name of the built-in snapshot statistics view.
 pub const STAT_SNAPSHOTS: &str = "hotpair_stat_snapshots";
+
+/// Name of the built-in view of prepared transactions.
+pub const PREPARED_XACTS: &str = "pg_prepared_xacts";
 
 /// An identifier as PostgreSQL folds it: unquoted → lower case.
 pub fn ident_name(i: &ast::Ident) -> String {
@@ -86,6 +89,8 @@ pub enum Source {
     },
     /// `hotpair_stat_snapshots`: one row from the procarray counters.
     StatSnapshots,
+    /// `pg_prepared_xacts`: one row per prepared transaction.
+    PreparedXacts,
 }
 
 /// Access path of a table.
@@ -695,6 +700,25 @@ fn bind_from(
                     scope.push(Some(&a), c, SqlType::Int8);
                 }
                 return Ok((Source::StatSnapshots, scope, None));
+            }
+            if rel == PREPARED_XACTS && catalog.get(&rel).is_none() {
+                let a = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or_else(|| rel.clone());
+                let mut scope = Scope::new();
+                // PostgreSQL's `transaction` is a 32-bit xid; ours are
+                // 64-bit, shown as xid8.
+                for (c, ty) in [
+                    ("transaction", SqlType::Xid8),
+                    ("gid", SqlType::Text),
+                    ("prepared", SqlType::TimestampTz),
+                    ("owner", SqlType::Name),
+                    ("database", SqlType::Name),
+                ] {
+                    scope.push(Some(&a), c, ty);
+                }
+                return Ok((Source::PreparedXacts, scope, None));
             }
             let table = catalog.table(&rel)?;
             let a = alias

@@ -664,37 +664,54 @@ impl Session {
                 self.db.checkpoint()?;
                 done("CHECKPOINT")
             }
-            Stmt::PrepareTransaction(_) => {
-                // As PostgreSQL with max_prepared_transactions = 0. A failed
-                // PREPARE TRANSACTION ends the transaction (rolled back),
-                // leaving the session idle rather than in a failed block.
-                if self.xact.status() != TxStatus::Idle {
+            Stmt::PrepareTransaction(gid) => {
+                if self.db.role == Role::Standby {
+                    return Err(PgError::new(
+                        sqlstate::READ_ONLY_SQL_TRANSACTION,
+                        "cannot execute PREPARE TRANSACTION during recovery",
+                    ));
+                }
+                if !self.frozen_in_xact.is_empty() && self.xact.status() == TxStatus::InBlock {
+                    // COPY FREEZE rows are visible to everyone at once; a
+                    // prepared transaction could not take them back.
                     let _ = self.xact.rollback();
+                    return Err(PgError::unsupported(
+                        "cannot PREPARE a transaction that has run COPY FREEZE",
+                    ));
+                }
+                let (tag, w) = self.xact.prepare(gid, &self.user, &self.database)?;
+                if let Some(w) = w {
+                    self.notice(sink, w);
+                }
+                if tag == "PREPARE TRANSACTION" {
+                    // SETs of the transaction stay, as after COMMIT.
+                    self.end_committed = Some(true);
+                } else if !self.xact.in_transaction() {
                     self.end_committed = Some(false);
                 }
-                Err(PgError::new(
-                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                    "prepared transactions are disabled",
-                )
-                .with_hint("Set max_prepared_transactions to a nonzero value."))
+                done(tag)
             }
             Stmt::CommitPrepared(gid) | Stmt::RollbackPrepared(gid) => {
-                let what = if matches!(stmt.parsed.stmt, Stmt::CommitPrepared(_)) {
-                    "COMMIT"
-                } else {
-                    "ROLLBACK"
-                };
-                if self.xact.status() != TxStatus::Idle {
+                let commit = matches!(stmt.parsed.stmt, Stmt::CommitPrepared(_));
+                let what = if commit { "COMMIT" } else { "ROLLBACK" };
+                if self.xact.in_transaction_block() {
                     return Err(PgError::new(
                         sqlstate::ACTIVE_SQL_TRANSACTION,
                         format!("{what} PREPARED cannot run inside a transaction block"),
                     ));
                 }
-                // No transaction can be prepared (max_prepared_transactions = 0).
-                Err(PgError::new(
-                    sqlstate::UNDEFINED_OBJECT,
-                    format!("prepared transaction with identifier \"{gid}\" does not exist"),
-                ))
+                if self.db.role == Role::Standby {
+                    return Err(PgError::new(
+                        sqlstate::READ_ONLY_SQL_TRANSACTION,
+                        format!("cannot execute {what} PREPARED during recovery"),
+                    ));
+                }
+                crate::twophase::finish_prepared(&*self.db, gid, commit)?;
+                done(if commit {
+                    "COMMIT PREPARED"
+                } else {
+                    "ROLLBACK PREPARED"
+                })
             }
             Stmt::Copy(c) => self.exec_copy(c, sink),
             Stmt::Sql(s) => {

@@ -332,6 +332,11 @@ fn statement_tags() {
             "relation \"nosuch\" does not exist"
         )
     );
+    // Outside a block PREPARE TRANSACTION only warns (even when disabled).
+    let r = ok(&mut s, "prepare transaction 'x'");
+    assert_eq!(r.tags, ["ROLLBACK"]);
+    assert_eq!(r.notices[0].code, sqlstate::NO_ACTIVE_SQL_TRANSACTION);
+    ok(&mut s, "begin");
     let e = err(&mut s, "prepare transaction 'x'");
     assert_eq!(e.code, sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE);
     assert_eq!(e.message, "prepared transactions are disabled");
