@@ -1285,3 +1285,369 @@ mod tests {
         assert_eq!(decode_state(&[0xff, 0xff, 0xff, 0xff]), None);
     }
 }
+
+/// The SQL surface, through sessions as the protocol loop drives them.
+#[cfg(test)]
+mod sql_tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use crate::config::Config;
+    use crate::database::{Database, Role};
+    use crate::error::{PgError, PgResult};
+    use crate::procarray::ProcNumber;
+    use crate::sql::session::{ExecOutcome, ResultSink, Session};
+    use crate::sql::value::Value;
+    use crate::xact::TxStatus;
+
+    #[derive(Default)]
+    struct Sink {
+        rows: Vec<Vec<String>>,
+        notices: Vec<PgError>,
+    }
+
+    impl ResultSink for Sink {
+        fn row(&mut self, values: &[Value]) -> PgResult<()> {
+            self.rows.push(
+                values
+                    .iter()
+                    .map(|v| {
+                        if v.is_null() {
+                            "NULL".into()
+                        } else {
+                            v.to_text_string()
+                        }
+                    })
+                    .collect(),
+            );
+            Ok(())
+        }
+        fn notice(&mut self, notice: PgError) {
+            self.notices.push(notice);
+        }
+        fn parameter_status(&mut self, _: &str, _: &str) {}
+        fn copy_out_start(&mut self, _: usize) {}
+        fn copy_data(&mut self, _: &[u8]) {}
+    }
+
+    /// Tags, rows and notices of one simple Query.
+    #[derive(Debug)]
+    struct Res {
+        tags: Vec<String>,
+        rows: Vec<Vec<String>>,
+        notices: Vec<PgError>,
+    }
+
+    fn q(s: &mut Session, sql: &str) -> PgResult<Res> {
+        let mut sink = Sink::default();
+        let stmts = s.prepare(sql, &[]).inspect_err(|_| s.on_error())?;
+        let multi = stmts.len() > 1;
+        if multi {
+            s.begin_implicit();
+        }
+        let mut tags = Vec::new();
+        for st in &stmts {
+            match s.execute(st, &[], &mut sink) {
+                Ok(ExecOutcome::Complete(t)) => tags.push(t),
+                Ok(_) => tags.push(String::new()),
+                Err(e) => {
+                    s.on_error();
+                    if multi {
+                        let _ = s.end_implicit(false);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        if multi {
+            s.end_implicit(true)?;
+        }
+        Ok(Res {
+            tags,
+            rows: sink.rows,
+            notices: sink.notices,
+        })
+    }
+
+    #[track_caller]
+    fn ok(s: &mut Session, sql: &str) -> Res {
+        q(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    #[track_caller]
+    fn tag(s: &mut Session, sql: &str) -> String {
+        ok(s, sql).tags.pop().unwrap_or_default()
+    }
+
+    #[track_caller]
+    fn err(s: &mut Session, sql: &str) -> PgError {
+        match q(s, sql) {
+            Ok(r) => panic!("{sql}: expected an error, got {r:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[track_caller]
+    fn one(s: &mut Session, sql: &str) -> String {
+        let r = ok(s, sql).rows;
+        assert_eq!(r.len(), 1, "{sql}: {r:?}");
+        r[0].join("|")
+    }
+
+    fn open(dir: &std::path::Path) -> Arc<Database> {
+        let mut cfg = Config::new(dir);
+        cfg.set("shared_buffers", "2MB").unwrap();
+        cfg.set("max_prepared_transactions", "2").unwrap();
+        Database::open(cfg, Role::Primary).unwrap()
+    }
+
+    fn session(db: &Arc<Database>, user: &str) -> Session {
+        Session::new(
+            db.clone(),
+            &[
+                ("user".into(), user.into()),
+                ("database".into(), "shop".into()),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn someone_waits(db: &Database) -> bool {
+        (0..db.procarray.max_procs() as u32)
+            .any(|p| db.procarray.lmgr().waiting_for(ProcNumber(p)).is_some())
+    }
+
+    fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !f() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "timed out waiting for {what}"
+            );
+            std::thread::yield_now();
+        }
+    }
+
+    fn completions(s: &mut Session) -> i64 {
+        one(
+            s,
+            "select xact_completion_count from hotpair_stat_snapshots",
+        )
+        .parse()
+        .unwrap()
+    }
+
+    #[test]
+    fn tags_messages_and_view() {
+        let d = tempfile::tempdir().unwrap();
+        let db = open(d.path());
+        let mut a = session(&db, "alice");
+        let mut b = session(&db, "bob");
+        ok(&mut a, "create table t (a int primary key, b int)");
+        ok(&mut a, "insert into t values (1, 1), (2, 2)");
+
+        // Outside a block: a warning and ROLLBACK.
+        let r = ok(&mut a, "prepare transaction 'x'");
+        assert_eq!(r.tags, ["ROLLBACK"]);
+        assert_eq!(
+            (r.notices[0].code, r.notices[0].message.as_str()),
+            ("25P01", "there is no transaction in progress")
+        );
+
+        let c0 = completions(&mut b);
+        ok(&mut a, "begin");
+        ok(&mut a, "insert into t values (3, 3)");
+        ok(&mut a, "update t set b = 20 where a = 2");
+        assert_eq!(
+            tag(&mut a, "prepare transaction 'x'"),
+            "PREPARE TRANSACTION"
+        );
+        assert_eq!(a.tx_status(), TxStatus::Idle);
+        assert_eq!(completions(&mut b), c0, "PREPARE bumps nothing");
+        assert_eq!(one(&mut b, "select count(*) from t"), "2");
+        assert_eq!(one(&mut b, "select b from t where a = 2"), "2");
+        assert_eq!(
+            one(&mut a, "select count(*) from t"),
+            "2",
+            "not even to its session"
+        );
+        assert_eq!(
+            one(
+                &mut b,
+                "select gid, owner, database, prepared <= now() from pg_prepared_xacts"
+            ),
+            "x|alice|shop|t"
+        );
+        let cols = ok(&mut b, "select * from pg_prepared_xacts").rows;
+        assert_eq!(cols[0].len(), 5);
+
+        // Duplicate gid: 42710, rolled back, the session is idle.
+        ok(&mut b, "begin");
+        ok(&mut b, "insert into t values (4, 4)");
+        let e = err(&mut b, "prepare transaction 'x'");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("42710", "transaction identifier \"x\" is already in use")
+        );
+        assert_eq!(b.tx_status(), TxStatus::Idle);
+        assert_eq!(one(&mut b, "select count(*) from t where a = 4"), "0");
+
+        // A failed block: PREPARE rolls back.
+        ok(&mut b, "begin");
+        err(&mut b, "select 1/0");
+        assert_eq!(tag(&mut b, "prepare transaction 'y'"), "ROLLBACK");
+        assert_eq!(b.tx_status(), TxStatus::Idle);
+        // COMMIT PREPARED is not a transaction exit: 25P02 in a failed block.
+        ok(&mut b, "begin");
+        err(&mut b, "select 1/0");
+        assert_eq!(err(&mut b, "commit prepared 'x'").code, "25P02");
+        ok(&mut b, "rollback");
+
+        let e = err(&mut b, "commit prepared 'nope'");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "42704",
+                "prepared transaction with identifier \"nope\" does not exist"
+            )
+        );
+        assert_eq!(err(&mut b, "rollback prepared 'nope'").code, "42704");
+        ok(&mut b, "begin");
+        let e = err(&mut b, "commit prepared 'x'");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "25001",
+                "COMMIT PREPARED cannot run inside a transaction block"
+            )
+        );
+        ok(&mut b, "rollback");
+        let e = err(&mut b, "select 1; rollback prepared 'x'");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "25001",
+                "ROLLBACK PREPARED cannot run inside a transaction block"
+            )
+        );
+
+        // Too many (max 2): 53200.
+        ok(&mut b, "begin");
+        assert_eq!(
+            tag(&mut b, "prepare transaction 'ro'"),
+            "PREPARE TRANSACTION"
+        );
+        ok(&mut b, "begin");
+        let e = err(&mut b, "prepare transaction 'ro2'");
+        assert_eq!(e.code, "53200");
+        assert_eq!(one(&mut b, "select count(*) from pg_prepared_xacts"), "2");
+        assert_eq!(tag(&mut b, "commit prepared 'ro'"), "COMMIT PREPARED");
+
+        // A concurrent UPDATE of the prepared row waits until COMMIT
+        // PREPARED, then sees the committed row.
+        let mut c = session(&db, "carol");
+        let c1 = completions(&mut b);
+        std::thread::scope(|sc| {
+            let t = sc.spawn(|| q(&mut c, "update t set b = b + 10 where a = 2").map(|r| r.tags));
+            wait_until("the UPDATE waits", || someone_waits(&db));
+            assert!(!t.is_finished());
+            assert_eq!(tag(&mut b, "commit prepared 'x'"), "COMMIT PREPARED");
+            assert_eq!(t.join().unwrap().unwrap(), ["UPDATE 1"]);
+        });
+        // One completion for COMMIT PREPARED, one for the UPDATE.
+        assert_eq!(completions(&mut b), c1 + 2);
+        assert_eq!(one(&mut b, "select b from t where a = 2"), "30");
+        assert_eq!(one(&mut b, "select b from t where a = 3"), "3");
+        assert_eq!(one(&mut b, "select count(*) from pg_prepared_xacts"), "0");
+
+        // ROLLBACK PREPARED discards; the key is free again.
+        ok(&mut a, "begin");
+        ok(&mut a, "insert into t values (5, 5)");
+        ok(&mut a, "update t set b = 100 where a = 1");
+        assert_eq!(
+            tag(&mut a, "prepare transaction 'r'"),
+            "PREPARE TRANSACTION"
+        );
+        let c2 = completions(&mut b);
+        assert_eq!(tag(&mut b, "rollback prepared 'r'"), "ROLLBACK PREPARED");
+        assert_eq!(completions(&mut b), c2 + 1);
+        assert_eq!(one(&mut b, "select count(*) from t where a = 5"), "0");
+        assert_eq!(one(&mut b, "select b from t where a = 1"), "1");
+        ok(&mut b, "insert into t values (5, 50)");
+
+        // Inside a multi-statement Query without BEGIN: warning, prepared.
+        let r = ok(
+            &mut a,
+            "insert into t values (9, 9); prepare transaction 'w'; select 1",
+        );
+        assert_eq!(r.tags, ["INSERT 0 1", "PREPARE TRANSACTION", "SELECT 1"]);
+        assert_eq!(r.notices[0].code, "25P01");
+        assert_eq!(one(&mut b, "select gid from pg_prepared_xacts"), "w");
+        assert_eq!(tag(&mut b, "commit prepared 'w'"), "COMMIT PREPARED");
+        assert_eq!(one(&mut b, "select b from t where a = 9"), "9");
+    }
+
+    #[test]
+    fn survives_restart_still_locked() {
+        let d = tempfile::tempdir().unwrap();
+        let db = open(d.path());
+        let mut a = session(&db, "alice");
+        ok(&mut a, "create table t (a int primary key, b int)");
+        ok(&mut a, "insert into t values (1, 1), (2, 2)");
+        ok(&mut a, "begin");
+        ok(&mut a, "insert into t values (3, 3)");
+        ok(&mut a, "update t set b = 10 where a = 1");
+        assert_eq!(
+            tag(&mut a, "prepare transaction 'k'"),
+            "PREPARE TRANSACTION"
+        );
+        ok(&mut a, "begin");
+        ok(&mut a, "delete from t where a = 2");
+        assert_eq!(
+            tag(&mut a, "prepare transaction 'gone'"),
+            "PREPARE TRANSACTION"
+        );
+        let xid = one(
+            &mut a,
+            "select transaction from pg_prepared_xacts where gid = 'k'",
+        );
+        drop(a);
+        let cfg = db.config.clone();
+        db.checkpoint().unwrap();
+        drop(db);
+
+        let db = Database::open(cfg, Role::Primary).unwrap();
+        let mut b = session(&db, "bob");
+        assert_eq!(
+            one(
+                &mut b,
+                "select transaction, owner, database from pg_prepared_xacts where gid = 'k'"
+            ),
+            format!("{xid}|alice|shop")
+        );
+        assert_eq!(one(&mut b, "select count(*) from pg_prepared_xacts"), "2");
+        // Still invisible, still locked.
+        assert_eq!(one(&mut b, "select count(*) from t"), "2");
+        assert_eq!(one(&mut b, "select b from t where a = 1"), "1");
+        let mut c = session(&db, "carol");
+        std::thread::scope(|sc| {
+            let t = sc.spawn(|| q(&mut c, "update t set b = b + 1 where a = 1").map(|r| r.tags));
+            wait_until("the UPDATE waits", || someone_waits(&db));
+            assert!(!t.is_finished());
+            assert_eq!(tag(&mut b, "commit prepared 'k'"), "COMMIT PREPARED");
+            assert_eq!(t.join().unwrap().unwrap(), ["UPDATE 1"]);
+        });
+        assert_eq!(one(&mut b, "select b from t where a = 1"), "11");
+        assert_eq!(one(&mut b, "select count(*) from t where a = 3"), "1");
+        assert_eq!(tag(&mut b, "rollback prepared 'gone'"), "ROLLBACK PREPARED");
+        assert_eq!(one(&mut b, "select count(*) from t where a = 2"), "1");
+        assert_eq!(one(&mut b, "select count(*) from pg_prepared_xacts"), "0");
+        assert!(
+            std::fs::read_dir(d.path().join(super::STATE_DIR))
+                .unwrap()
+                .next()
+                .is_none(),
+            "state files removed"
+        );
+    }
+}
