@@ -71,15 +71,13 @@ pub struct VisibilityContext<'a> {
     pub procarray: &'a ProcArray,
 }
 
-/// The subtrans lookup given to `xid_in_snapshot`: none yet (an overflowed
-/// snapshot then treats an unknown subxid as its own top-level xid).
-fn no_parent(_: TransactionId) -> Option<TransactionId> {
-    None
-}
-
 impl VisibilityContext<'_> {
+    /// XidInMVCCSnapshot, resolving subxids of an overflowed snapshot
+    /// through the procarray's subtrans map (the closure borrows; no
+    /// allocation).
     fn in_snapshot(&self, xid: TransactionId) -> bool {
-        self.snapshot.xid_in_snapshot(xid, &no_parent)
+        let subtrans = self.procarray.subtrans();
+        self.snapshot.xid_in_snapshot(xid, &|x| subtrans.parent(x))
     }
 }
 
@@ -146,7 +144,12 @@ pub fn satisfies_mvcc(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (bool, u16
 enum XidFate {
     Running,
     Committed,
+    /// Known aborted in clog: hint XMIN_INVALID / XMAX_INVALID.
     Aborted,
+    /// Not running and not committed, but clog does not say "aborted"
+    /// (crashed, or clog could not be read): treated as aborted, not hinted,
+    /// so a transient clog read error never becomes a permanent hint.
+    Gone,
 }
 
 fn fate(xid: TransactionId, cx: &VisibilityContext<'_>) -> XidFate {
@@ -157,8 +160,8 @@ fn fate(xid: TransactionId, cx: &VisibilityContext<'_>) -> XidFate {
         XidStatus::Committed => XidFate::Committed,
         // A subxid whose parent is finishing its commit right now.
         XidStatus::SubCommitted => XidFate::Running,
-        // Not running and never committed: aborted or crashed.
-        XidStatus::Aborted | XidStatus::InProgress => XidFate::Aborted,
+        XidStatus::Aborted => XidFate::Aborted,
+        XidStatus::InProgress => XidFate::Gone,
     }
 }
 
@@ -200,6 +203,7 @@ pub fn satisfies_update(
             XidFate::Running => return (TmResult::Invisible, 0),
             XidFate::Committed => hints |= XMIN_COMMITTED,
             XidFate::Aborted => return (TmResult::Invisible, XMIN_INVALID),
+            XidFate::Gone => return (TmResult::Invisible, 0),
         }
     }
 
@@ -230,6 +234,7 @@ pub fn satisfies_update(
     match fate(h.xmax, cx) {
         XidFate::Running => (TmResult::BeingModified { xmax: h.xmax }, hints),
         XidFate::Aborted => (TmResult::Ok, hints | XMAX_INVALID),
+        XidFate::Gone => (TmResult::Ok, hints),
         XidFate::Committed if h.infomask & XMAX_LOCK_ONLY != 0 => (TmResult::Ok, hints),
         XidFate::Committed => (gone, hints | XMAX_COMMITTED),
     }
@@ -256,6 +261,7 @@ pub fn satisfies_dirty(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (DirtySta
             XidFate::Running => return (DirtyState::InProgress(h.xmin), 0),
             XidFate::Committed => hints |= XMIN_COMMITTED,
             XidFate::Aborted => return (DirtyState::Dead, XMIN_INVALID),
+            XidFate::Gone => return (DirtyState::Dead, 0),
         }
     }
     if h.xmax_is_invalid() || h.infomask & XMAX_LOCK_ONLY != 0 {
@@ -267,6 +273,257 @@ pub fn satisfies_dirty(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (DirtySta
     match fate(h.xmax, cx) {
         XidFate::Running => (DirtyState::InProgress(h.xmax), hints),
         XidFate::Aborted => (DirtyState::Live, hints | XMAX_INVALID),
+        XidFate::Gone => (DirtyState::Live, hints),
         XidFate::Committed => (DirtyState::Dead, hints | XMAX_COMMITTED),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::BlockNumber;
+
+    fn x(n: u64) -> TransactionId {
+        TransactionId(n)
+    }
+
+    const TID: ItemPointer = ItemPointer {
+        block: BlockNumber(0),
+        offset: 1,
+    };
+
+    fn tuple(xmin: u64, xmax: u64, infomask: u16) -> TupleHeader {
+        TupleHeader {
+            xmin: x(xmin),
+            xmax: x(xmax),
+            cmin: CommandId(0),
+            cmax: if xmax == 0 {
+                CommandId::INVALID
+            } else {
+                CommandId(0)
+            },
+            ctid: TID,
+            infomask: if xmax == 0 {
+                infomask | XMAX_INVALID
+            } else {
+                infomask
+            },
+        }
+    }
+
+    /// Clog with 10 committed, 11 aborted, 12 never finished (crashed); a
+    /// procarray where nothing runs.
+    fn env() -> (tempfile::TempDir, Clog, ProcArray) {
+        let dir = tempfile::tempdir().unwrap();
+        let clog = Clog::open(dir.path()).unwrap();
+        clog.set_status(x(10), &[], XidStatus::Committed);
+        clog.set_status(x(11), &[], XidStatus::Aborted);
+        clog.set_status(x(20), &[], XidStatus::Committed);
+        (dir, clog, ProcArray::new(4, x(30)))
+    }
+
+    fn snap(xmin: u64, xmax: u64, xip: &[u64]) -> Snapshot {
+        Snapshot {
+            xmin: x(xmin),
+            xmax: x(xmax),
+            xip: xip.iter().map(|&v| x(v)).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn cx<'a>(
+        s: &'a Snapshot,
+        own: &'a [TransactionId],
+        cid: u32,
+        clog: &'a Clog,
+        pa: &'a ProcArray,
+    ) -> VisibilityContext<'a> {
+        VisibilityContext {
+            snapshot: s,
+            own: OwnXact {
+                xids: own,
+                curcid: CommandId(cid),
+            },
+            clog,
+            procarray: pa,
+        }
+    }
+
+    #[test]
+    fn mvcc_snapshot_rules() {
+        let (_d, clog, pa) = env();
+        let now = snap(30, 30, &[]);
+        let old = snap(10, 10, &[]); // taken before 10 committed
+        let c = cx(&now, &[], 0, &clog, &pa);
+        let o = cx(&old, &[], 0, &clog, &pa);
+        assert_eq!(
+            satisfies_mvcc(&tuple(10, 0, 0), &c),
+            (true, XMIN_COMMITTED),
+            "committed insert, hint learnt"
+        );
+        assert_eq!(
+            satisfies_mvcc(&tuple(10, 0, XMIN_COMMITTED), &o),
+            (false, 0),
+            "hinted committed but after the snapshot"
+        );
+        assert_eq!(
+            satisfies_mvcc(&tuple(11, 0, 0), &c),
+            (false, XMIN_INVALID),
+            "aborted insert"
+        );
+        assert_eq!(
+            satisfies_mvcc(&tuple(12, 0, 0), &c),
+            (false, 0),
+            "crashed insert: invisible, not hinted"
+        );
+        assert_eq!(
+            satisfies_mvcc(&tuple(2, 0, 0), &o),
+            (true, 0),
+            "FROZEN visible to every snapshot"
+        );
+        assert_eq!(
+            satisfies_mvcc(&tuple(10, 20, XMIN_COMMITTED), &c),
+            (false, XMAX_COMMITTED),
+            "deleted by a committed xact"
+        );
+        let mid = snap(20, 21, &[20]); // 20 running when taken
+        assert_eq!(
+            satisfies_mvcc(
+                &tuple(10, 20, XMIN_COMMITTED | XMAX_COMMITTED),
+                &cx(&mid, &[], 0, &clog, &pa)
+            ),
+            (true, 0),
+            "deleter committed after the snapshot: still visible"
+        );
+        assert_eq!(
+            satisfies_mvcc(&tuple(10, 11, XMIN_COMMITTED), &c),
+            (true, XMAX_INVALID),
+            "aborted deleter"
+        );
+        assert_eq!(
+            satisfies_mvcc(&tuple(10, 20, XMIN_COMMITTED | XMAX_LOCK_ONLY), &c),
+            (true, 0),
+            "a lock hides nothing"
+        );
+    }
+
+    #[test]
+    fn own_transaction_rules() {
+        let (_d, clog, pa) = env();
+        let s = snap(25, 30, &[25]);
+        let own = [x(25)];
+        let mut t = tuple(25, 0, 0);
+        t.cmin = CommandId(3);
+        assert!(
+            !satisfies_mvcc(&t, &cx(&s, &own, 3, &clog, &pa)).0,
+            "inserted by this command"
+        );
+        assert!(
+            satisfies_mvcc(&t, &cx(&s, &own, 4, &clog, &pa)).0,
+            "inserted by an earlier command"
+        );
+        assert!(
+            !satisfies_mvcc(&t, &cx(&s, &[], 4, &clog, &pa)).0,
+            "others do not see it"
+        );
+        t.xmax = x(25);
+        t.cmax = CommandId(5);
+        t.infomask &= !XMAX_INVALID;
+        assert!(
+            satisfies_mvcc(&t, &cx(&s, &own, 5, &clog, &pa)).0,
+            "deleted by this command: still seen"
+        );
+        assert!(
+            !satisfies_mvcc(&t, &cx(&s, &own, 6, &clog, &pa)).0,
+            "deleted by an earlier command"
+        );
+        assert_eq!(
+            satisfies_update(&t, TID, &cx(&s, &own, 5, &clog, &pa)).0,
+            TmResult::SelfModified
+        );
+        assert_eq!(
+            satisfies_update(&t, TID, &cx(&s, &own, 6, &clog, &pa)).0,
+            TmResult::Invisible
+        );
+        assert_eq!(
+            satisfies_dirty(&t, &cx(&s, &own, 6, &clog, &pa)).0,
+            DirtyState::Dead
+        );
+        // Deleted by a subtransaction that rolled back (not in own.xids).
+        t.xmax = x(26);
+        assert!(satisfies_mvcc(&t, &cx(&s, &own, 6, &clog, &pa)).0);
+        assert_eq!(
+            satisfies_update(&t, TID, &cx(&s, &own, 6, &clog, &pa)).0,
+            TmResult::Ok
+        );
+        assert_eq!(
+            satisfies_dirty(&t, &cx(&s, &own, 6, &clog, &pa)).0,
+            DirtyState::Live
+        );
+    }
+
+    #[test]
+    fn update_and_dirty_ask_the_procarray() {
+        let (_d, clog, pa) = env();
+        let p = pa.connect(4).unwrap();
+        let running = pa.assign_xid(p);
+        let s = snap(30, 40, &[]);
+        let c = cx(&s, &[], 0, &clog, &pa);
+        let other = ItemPointer {
+            block: BlockNumber(3),
+            offset: 2,
+        };
+        assert_eq!(
+            satisfies_update(&tuple(running.0, 0, 0), TID, &c),
+            (TmResult::Invisible, 0),
+            "insert in progress"
+        );
+        assert_eq!(
+            satisfies_dirty(&tuple(running.0, 0, 0), &c),
+            (DirtyState::InProgress(running), 0)
+        );
+        assert_eq!(
+            satisfies_update(&tuple(10, running.0, XMIN_COMMITTED), TID, &c),
+            (TmResult::BeingModified { xmax: running }, 0)
+        );
+        assert_eq!(
+            satisfies_dirty(&tuple(10, running.0, XMIN_COMMITTED), &c),
+            (DirtyState::InProgress(running), 0)
+        );
+        let mut upd = tuple(10, 20, XMIN_COMMITTED);
+        upd.ctid = other;
+        assert_eq!(
+            satisfies_update(&upd, TID, &c),
+            (TmResult::Updated { ctid: other }, XMAX_COMMITTED)
+        );
+        assert_eq!(
+            satisfies_update(&tuple(10, 20, 0), TID, &c),
+            (TmResult::Deleted, XMIN_COMMITTED | XMAX_COMMITTED)
+        );
+        assert_eq!(
+            satisfies_update(&tuple(10, 11, 0), TID, &c),
+            (TmResult::Ok, XMIN_COMMITTED | XMAX_INVALID)
+        );
+        assert_eq!(
+            satisfies_update(&tuple(10, 12, 0), TID, &c),
+            (TmResult::Ok, XMIN_COMMITTED),
+            "crashed deleter: live, no hint"
+        );
+        assert_eq!(
+            satisfies_dirty(&tuple(12, 0, 0), &c),
+            (DirtyState::Dead, 0),
+            "crashed inserter: dead, no hint"
+        );
+        assert_eq!(
+            satisfies_dirty(&tuple(10, 0, 0), &c),
+            (DirtyState::Live, XMIN_COMMITTED)
+        );
+        // Clog says committed while the procarray still has it: running.
+        clog.set_status(running, &[], XidStatus::Committed);
+        assert_eq!(
+            satisfies_update(&tuple(10, running.0, XMIN_COMMITTED), TID, &c).0,
+            TmResult::BeingModified { xmax: running },
+            "procarray is asked before clog"
+        );
     }
 }

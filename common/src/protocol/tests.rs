@@ -205,10 +205,9 @@ fn truncated_bind_is_recoverable_08p01() {
     b.put_i16(3); // three parameters announced, none present
     FrontendMessage::Sync.encode(&mut b).unwrap();
     let got = decode_all_server(&mut c, &mut b);
-    assert_eq!(
-        got[0].clone().unwrap_err().code,
-        sqlstate::PROTOCOL_VIOLATION
-    );
+    let e = got[0].clone().unwrap_err();
+    assert_eq!(e.error.code, sqlstate::PROTOCOL_VIOLATION);
+    assert_eq!(e.tag, b'B');
     assert_eq!(got[1], Ok(FrontendMessage::Sync));
 }
 

@@ -29,7 +29,6 @@
 pub mod backend;
 pub mod cancel;
 pub mod postgres;
-mod value_shim;
 mod values;
 
 #[cfg(test)]

@@ -547,8 +547,8 @@ fn protocol_violation(msg: impl Into<String>) -> PgError {
 
 /// How a statement run ended, for the caller to finish the protocol part.
 enum RunEnd {
-    /// CommandComplete (or EmptyQueryResponse) has been written.
-    Done,
+    /// CommandComplete (or EmptyQueryResponse, tag "") has been written.
+    Done(String),
     /// Rows were buffered in a portal (row-limited Execute).
     Buffered {
         rows: BytesMut,
@@ -715,7 +715,9 @@ impl<B: Backend> SessionLoop<B> {
             }
         }
         if implicit {
-            if let Err(e) = self.backend.end_implicit(ok) {
+            // Ending the implicit transaction may commit: a WAL flush wait.
+            let backend = &mut self.backend;
+            if let Err(e) = run_blocking(multi, || backend.end_implicit(ok)) {
                 write_error(&mut self.wire.out, &e);
                 self.backend.on_error();
             }
@@ -773,6 +775,9 @@ impl<B: Backend> SessionLoop<B> {
         }
         match outcome {
             Ok(ExecOutcome::Complete(tag)) => {
+                if copy_out {
+                    write_simple(&mut self.wire.out, b'c');
+                }
                 if limit_rows.is_some() {
                     return Ok(Ok(RunEnd::Buffered {
                         rows: rows_buf,
@@ -780,21 +785,18 @@ impl<B: Backend> SessionLoop<B> {
                         tag,
                     }));
                 }
-                if copy_out {
-                    write_simple(&mut self.wire.out, b'c');
-                }
                 if let Err(e) = write_command_complete(&mut self.wire.out, &tag) {
                     return Ok(Err(e));
                 }
-                Ok(Ok(RunEnd::Done))
+                Ok(Ok(RunEnd::Done(tag)))
             }
             Ok(ExecOutcome::Empty) => {
                 write_empty_query_response(&mut self.wire.out);
-                Ok(Ok(RunEnd::Done))
+                Ok(Ok(RunEnd::Done(String::new())))
             }
             Ok(ExecOutcome::CopyIn(copy)) => match self.copy_in(copy).await? {
                 Ok(tag) => match write_command_complete(&mut self.wire.out, &tag) {
-                    Ok(()) => Ok(Ok(RunEnd::Done)),
+                    Ok(()) => Ok(Ok(RunEnd::Done(tag))),
                     Err(e) => Ok(Err(e)),
                 },
                 Err(e) => Ok(Err(e)),
@@ -1057,8 +1059,8 @@ impl<B: Backend> SessionLoop<B> {
                     portal.state = PortalState::Done { tag: String::new() };
                     return Ok(Err(e));
                 }
-                Ok(RunEnd::Done) => {
-                    portal.state = PortalState::Done { tag: String::new() };
+                Ok(RunEnd::Done(tag)) => {
+                    portal.state = PortalState::Done { tag };
                     return Ok(Ok(()));
                 }
                 Ok(RunEnd::Buffered { rows, ends, tag }) => {

@@ -6,8 +6,6 @@
 
 use bytes::BytesMut;
 
-#[allow(unused_imports)]
-use super::value_shim::ValueIo;
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::protocol::messages::invalid_utf8_error;
 use crate::sql::types::SqlType;

@@ -1,5 +1,39 @@
 //! Bound expressions: binding sqlparser's AST against a scope of columns and
-//! a set of parameters, and evaluating the result.
+//! a set of parameters (PostgreSQL's parse analysis, `parse_expr.c` /
+//! `parse_oper.c` / `parse_coerce.c` in miniature), and evaluating the result
+//! (`execExprInterp.c`).
+//!
+//! ```text
+//!  ast::Expr ──bind_expr──▶ BoundExpr { expr: Expr, ty: SqlType } ──eval──▶ Value
+//!               │  Scope: columns (table qualifier, name, type) → Column(i)
+//!               │  ParamTypes: $n types, given by the client or inferred
+//!               └  Grouping: aggregates → Agg(i), GROUP BY keys (finalize)
+//! ```
+//!
+//! Typing follows PostgreSQL where pgbench, psql and the TAP tests can see it:
+//! * Literals: integers are int4, else int8, else numeric; decimals are
+//!   numeric; strings are `unknown` until context gives them a type (then
+//!   they are parsed with that type's input function, at bind time, so
+//!   `1 + 'a'` fails with 22P02 like PostgreSQL). `-<literal>` is folded.
+//! * Parameters: a client-given OID fixes the type; otherwise the first
+//!   context fixes it (`aid = $1` → int4, `$1 + 1` → int4, `name = $1` →
+//!   varchar, `$1::int8` → int8, function arguments); unresolved ones are text.
+//! * Operators: numerics promote int2 < int4 < int8 < numeric < float8;
+//!   comparisons across numeric types need no cast (`cmp_sql` compares int4
+//!   with int8 exactly, so `int4col = $1::int8` keeps the shape an index
+//!   lookup recognises, see [`Expr::as_column_eq`]); `||` takes text and any
+//!   type; char(n) compares without trailing spaces. No match: 42883
+//!   `operator does not exist: integer = text`.
+//! * Assignment (INSERT/UPDATE targets, [`bind_assign`]) allows PostgreSQL's
+//!   assignment casts (int8 → int4 with a range check, numeric → int,
+//!   anything → text) and applies varchar(n)/char(n)/numeric(p,s).
+//!
+//! Evaluation is a tree walk over `&[Value]` rows with three-valued logic.
+//! Operands that are columns, parameters or constants are borrowed, not
+//! cloned, so `aid = $1` and integer arithmetic allocate nothing. Overflow is
+//! 22003 ("integer out of range"), division by zero 22012. Constant
+//! subexpressions are folded at bind time. Session-dependent functions go
+//! through [`EvalContext`].
 //!
 //! OWNER: sqlv.
 
@@ -1197,8 +1231,8 @@ impl Binder<'_> {
                 if !texty(lt) && !texty(rt) {
                     return Err(no_operator("||", lt, rt));
                 }
-                let l = self.to_text(l)?;
-                let r = self.to_text(r)?;
+                let l = self.text_operand(l)?;
+                let r = self.text_operand(r)?;
                 Ok(BoundExpr {
                     expr: Expr::Binary {
                         op,
@@ -1254,7 +1288,7 @@ impl Binder<'_> {
         }
     }
 
-    fn to_text(&mut self, b: BoundExpr) -> PgResult<Expr> {
+    fn text_operand(&mut self, b: BoundExpr) -> PgResult<Expr> {
         match b.ty {
             SqlType::Unknown => coerce(b, SqlType::Text, self.params),
             SqlType::Char(_) => Ok(bpchar_strip(b.expr)),
@@ -1267,6 +1301,11 @@ impl Binder<'_> {
         let (lt, rt) = (l.ty, r.ty);
         let target = match (lt, rt) {
             (SqlType::Unknown, SqlType::Unknown) => SqlType::Text,
+            // varchar has no `=` of its own: PostgreSQL resolves texteq, so an
+            // unknown operand becomes text.
+            (SqlType::Unknown, SqlType::Varchar(_)) | (SqlType::Varchar(_), SqlType::Unknown) => {
+                SqlType::Text
+            }
             (SqlType::Unknown, t) | (t, SqlType::Unknown) => param_type_for(t),
             (a, b) if a.is_numeric_category() && b.is_numeric_category() => {
                 if functions::numeric_rank(a) >= functions::numeric_rank(b) {
@@ -1338,8 +1377,8 @@ impl Binder<'_> {
         {
             return Err(no_operator(if ci { "~~*" } else { "~~" }, a.ty, p.ty));
         }
-        let a = self.to_text(a)?;
-        let p = self.to_text(p)?;
+        let a = self.text_operand(a)?;
+        let p = self.text_operand(p)?;
         Ok(BoundExpr {
             expr: Expr::Like {
                 arg: Box::new(a),
@@ -1674,7 +1713,7 @@ fn negate(v: &Value) -> PgResult<Value> {
             x.checked_neg()
                 .ok_or_else(|| value::int_out_of_range(SqlType::Int8))?,
         ),
-        Value::Numeric(n) => Value::Numeric(n.neg()?),
+        Value::Numeric(n) => Value::Numeric(n.checked_neg()?),
         Value::Float8(f) => Value::Float8(-f),
         other => {
             return Err(PgError::internal(format!(
@@ -1793,11 +1832,11 @@ pub fn arith(op: BinOp, a: &Value, b: &Value) -> PgResult<Value> {
         (V::Int8(x), V::Int8(y)) => int_op!(*x, *y, V::Int8, SqlType::Int8),
         (V::Int2(x), V::Int2(y)) => int_op!(*x, *y, V::Int2, SqlType::Int2),
         (V::Numeric(x), V::Numeric(y)) => V::Numeric(match op {
-            BinOp::Add => x.add(*y)?,
-            BinOp::Sub => x.sub(*y)?,
-            BinOp::Mul => x.mul(*y)?,
-            BinOp::Div => x.div(*y)?,
-            BinOp::Mod => x.rem(*y)?,
+            BinOp::Add => x.checked_add(*y)?,
+            BinOp::Sub => x.checked_sub(*y)?,
+            BinOp::Mul => x.checked_mul(*y)?,
+            BinOp::Div => x.checked_div(*y)?,
+            BinOp::Mod => x.checked_rem(*y)?,
             _ => return Err(PgError::internal("bad arithmetic operator")),
         }),
         (V::Float8(x), V::Float8(y)) => {
@@ -2657,7 +2696,7 @@ mod tests {
             ("$1 + 1", &[SqlType::Int4]),
             ("$1", &[SqlType::Text]),
             ("abalance + $1 > $2", &[SqlType::Int4, SqlType::Int4]),
-            ("name = $2", &[SqlType::Text, SqlType::Varchar(None)]),
+            ("name = $2", &[SqlType::Text, SqlType::Text]),
             ("filler = $1", &[SqlType::Char(0)]),
             ("aid between $1 and $2", &[SqlType::Int4, SqlType::Int4]),
             ("aid in ($1, $2)", &[SqlType::Int4, SqlType::Int4]),

@@ -437,7 +437,7 @@ impl Accumulator {
                         )?)
                     }
                     (AccState::None, Value::Numeric(n)) => AccState::Num(*n),
-                    (AccState::Num(a), Value::Numeric(n)) => AccState::Num(a.add(*n)?),
+                    (AccState::Num(a), Value::Numeric(n)) => AccState::Num(a.checked_add(*n)?),
                     (AccState::None, Value::Float8(f)) => AccState::Float(*f),
                     (AccState::Float(a), Value::Float8(f)) => AccState::Float(a + f),
                     (_, other) => {
@@ -491,10 +491,10 @@ impl Accumulator {
             },
             AggFunc::Avg => match &self.state {
                 AccState::None => Value::Null,
-                AccState::Int(a) => {
-                    Value::Numeric(Numeric::from_i128(*a).div(Numeric::from_i64(self.count))?)
-                }
-                AccState::Num(n) => Value::Numeric(n.div(Numeric::from_i64(self.count))?),
+                AccState::Int(a) => Value::Numeric(
+                    Numeric::from_i128(*a).checked_div(Numeric::from_i64(self.count))?,
+                ),
+                AccState::Num(n) => Value::Numeric(n.checked_div(Numeric::from_i64(self.count))?),
                 AccState::Float(f) => Value::Float8(f / self.count as f64),
                 _ => Value::Null,
             },

@@ -61,6 +61,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use wal::Lsn;
 
 use super::bufpage::Page;
 use super::smgr::Smgr;
@@ -100,14 +101,14 @@ fn usage(s: u32) -> u32 {
 /// to the page's LSN.
 pub trait WalFlush: Send + Sync {
     /// Blocks until WAL is flushed at least up to `lsn`.
-    fn flush_upto(&self, lsn: u64) -> Result<(), String>;
+    fn flush_upto(&self, lsn: Lsn) -> Result<(), String>;
 }
 
 /// The hook until WAL exists: nothing to flush.
 pub struct NoWal;
 
 impl WalFlush for NoWal {
-    fn flush_upto(&self, _lsn: u64) -> Result<(), String> {
+    fn flush_upto(&self, _lsn: Lsn) -> Result<(), String> {
         Ok(())
     }
 }
@@ -958,6 +959,45 @@ mod tests {
         );
         assert!(bm.read_buffer(tag(5, 1)).is_err(), "block 1 gone");
         assert_eq!(bm.flush_all().unwrap(), 1, "only block 0 still dirty");
+    }
+
+    /// Threads reading the same uncached block at once: one reads it from
+    /// disk, the others wait for that IO (or hit afterwards) — never a
+    /// second read, never an invalid page.
+    #[test]
+    fn concurrent_readers_of_one_block_share_the_io() {
+        let (_d, bm) = pool(16);
+        let rel = RelFileId(7);
+        bm.smgr().create(rel, ForkNumber::Main).unwrap();
+        let mut p = Page::default();
+        stamp(&mut p, 0, 42);
+        bm.smgr()
+            .extend(rel, ForkNumber::Main, BlockNumber(0), &p.0)
+            .unwrap();
+        for round in 0..20 {
+            bm.drop_relation_buffers(rel, 0);
+            let reads_before = bm.stats().reads;
+            let barrier = Arc::new(std::sync::Barrier::new(6));
+            let hs: Vec<_> = (0..6)
+                .map(|_| {
+                    let (bm, barrier) = (bm.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        let b = bm.read_buffer(tag(7, 0)).unwrap();
+                        let page = b.read();
+                        read_stamp(&page)
+                    })
+                })
+                .collect();
+            for h in hs {
+                assert_eq!(h.join().unwrap(), (0, 42), "round {round}: valid page");
+            }
+            assert_eq!(
+                bm.stats().reads - reads_before,
+                1,
+                "round {round}: one read for six readers"
+            );
+        }
     }
 
     /// Many threads read-modify-write counters on more pages than the pool

@@ -31,6 +31,8 @@
 //! bound-check each line pointer against `[pd_upper, pd_special)`, so even a
 //! page corrupted in memory cannot make them read outside the page.
 
+use wal::Lsn;
+
 use crate::types::BLCKSZ;
 
 /// Size of the page header.
@@ -239,12 +241,12 @@ impl Page {
     }
 
     /// LSN of the last WAL record that changed the page.
-    pub fn lsn(&self) -> u64 {
-        self.u64_at(OFF_LSN)
+    pub fn lsn(&self) -> Lsn {
+        Lsn(self.u64_at(OFF_LSN))
     }
     /// PageSetLSN.
-    pub fn set_lsn(&mut self, lsn: u64) {
-        self.0[OFF_LSN..OFF_LSN + 8].copy_from_slice(&lsn.to_le_bytes());
+    pub fn set_lsn(&mut self, lsn: Lsn) {
+        self.0[OFF_LSN..OFF_LSN + 8].copy_from_slice(&lsn.0.to_le_bytes());
     }
     /// pd_checksum (unused, 0).
     pub fn checksum(&self) -> u16 {

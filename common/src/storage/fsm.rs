@@ -47,9 +47,12 @@ fn avail_to_cat(avail: usize) -> u8 {
     (avail / CATEGORY_BYTES).min(255) as u8
 }
 
-/// fsm_space_needed_to_cat: rounds up (at least 1, so "any room" is > 0).
-fn needed_to_cat(need: usize) -> u8 {
-    need.div_ceil(CATEGORY_BYTES).clamp(1, 255) as u8
+/// fsm_space_needed_to_cat: rounds up (at least 1, so "any room" is > 0);
+/// `None` beyond what a category can promise (more than 255 * 32 bytes —
+/// larger than any heap tuple, see bufpage::MAX_ITEM_SIZE).
+fn needed_to_cat(need: usize) -> Option<u8> {
+    let c = need.div_ceil(CATEGORY_BYTES).max(1);
+    u8::try_from(c).ok()
 }
 
 /// The map of one relation.
@@ -149,7 +152,7 @@ impl FreeSpaceMap {
     /// free (the lowest such block), if any.
     pub fn search(&self, rel: RelFileId, need: usize) -> Option<BlockNumber> {
         let r = self.rels.read().get(&rel)?.clone();
-        let b = r.lock().search(needed_to_cat(need));
+        let b = r.lock().search(needed_to_cat(need)?);
         b.map(|b| BlockNumber(b as u32))
     }
 
@@ -165,7 +168,8 @@ impl FreeSpaceMap {
         let r = self.rel(rel);
         let mut g = r.lock();
         g.set(old.0 as usize, avail_to_cat(avail));
-        g.search(needed_to_cat(need)).map(|b| BlockNumber(b as u32))
+        g.search(needed_to_cat(need)?)
+            .map(|b| BlockNumber(b as u32))
     }
 
     /// The recorded free space of a block, in bytes (rounded down to the
@@ -233,7 +237,7 @@ mod tests {
                 fsm.record(rel, BlockNumber(b), avail);
                 model[b as usize] = avail;
             }
-            let expect = model.iter().position(|&a| avail_to_cat(a) >= needed_to_cat(need));
+            let expect = needed_to_cat(need).and_then(|n| model.iter().position(|&a| avail_to_cat(a) >= n));
             let got = fsm.search(rel, need).map(|b| b.0 as usize);
             prop_assert_eq!(got, expect);
             if let Some(b) = got {

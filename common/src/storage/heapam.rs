@@ -207,6 +207,21 @@ impl Heap {
         })
     }
 
+    /// Opens the heap as configured: `config.data_dir`, `shared_buffers`,
+    /// `relation_extension`.
+    pub fn from_config(config: &crate::config::Config) -> PgResult<Heap> {
+        let mode = config
+            .get("relation_extension")
+            .and_then(ExtensionMode::parse)
+            .unwrap_or_default();
+        Heap::open(&config.data_dir, config.shared_buffers_pages(), mode)
+    }
+
+    /// Every relation that has a file (start-up index rebuild).
+    pub fn list_relations(&self) -> PgResult<Vec<RelFileId>> {
+        Ok(self.smgr.list_relations()?)
+    }
+
     /// The buffer pool (checkpointer, tests).
     pub fn bufmgr(&self) -> &Arc<BufMgr> {
         &self.bm
@@ -791,5 +806,781 @@ impl HeapScan {
             },
             &self.bufs.data[s as usize..e as usize],
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clog::{Clog, XidStatus};
+    use crate::procarray::{Finished, ProcArray, ProcNumber};
+    use crate::snapshot::Snapshot;
+    use crate::visibility::OwnXact;
+
+    /// A heap plus clog and procarray, with transactions driven by hand.
+    struct Env {
+        _dir: tempfile::TempDir,
+        heap: Heap,
+        clog: Clog,
+        pa: ProcArray,
+    }
+
+    /// One session's transaction.
+    struct Tx {
+        p: ProcNumber,
+        xids: Vec<TransactionId>,
+    }
+
+    impl Tx {
+        fn xid(&self) -> TransactionId {
+            self.xids[0]
+        }
+    }
+
+    impl Env {
+        fn new(buffers: usize) -> Env {
+            let dir = tempfile::tempdir().unwrap();
+            let heap = Heap::open(dir.path(), buffers, ExtensionMode::Bulk).unwrap();
+            let clog = Clog::open(dir.path()).unwrap();
+            let pa = ProcArray::new(16, TransactionId::FIRST_NORMAL);
+            Env {
+                _dir: dir,
+                heap,
+                clog,
+                pa,
+            }
+        }
+        fn begin(&self) -> Tx {
+            let p = self.pa.connect(16).unwrap();
+            let xid = self.pa.assign_xid(p);
+            Tx { p, xids: vec![xid] }
+        }
+        fn finish(&self, tx: &Tx, status: XidStatus) {
+            self.clog.set_status(tx.xid(), &[], status);
+            self.pa.end_transaction(Finished::Proc(tx.p), tx.xid());
+            self.pa.disconnect(tx.p);
+        }
+        fn commit(&self, tx: Tx) {
+            self.finish(&tx, XidStatus::Committed);
+        }
+        fn abort(&self, tx: Tx) {
+            self.finish(&tx, XidStatus::Aborted);
+        }
+        /// A snapshot taken now (by a throwaway proc).
+        fn snapshot(&self) -> Snapshot {
+            let p = self.pa.connect(16).unwrap();
+            let s = (*self.pa.get_snapshot(p, &mut None)).clone();
+            self.pa
+                .end_transaction(Finished::Proc(p), TransactionId::INVALID);
+            self.pa.disconnect(p);
+            s
+        }
+        fn cx<'a>(
+            &'a self,
+            snap: &'a Snapshot,
+            own: &'a [TransactionId],
+            curcid: u32,
+        ) -> VisibilityContext<'a> {
+            VisibilityContext {
+                snapshot: snap,
+                own: OwnXact {
+                    xids: own,
+                    curcid: CommandId(curcid),
+                },
+                clog: &self.clog,
+                procarray: &self.pa,
+            }
+        }
+        fn rows(&self, rel: RelFileId, cx: &VisibilityContext<'_>) -> Vec<Vec<u8>> {
+            let mut out = Vec::new();
+            self.heap
+                .scan(rel, cx, &mut |_, d| {
+                    out.push(d.to_vec());
+                    Ok(ControlFlow::Continue(()))
+                })
+                .unwrap();
+            out.sort();
+            out
+        }
+        fn header(&self, rel: RelFileId, tid: ItemPointer) -> TupleHeader {
+            self.heap.fetch_any(rel, tid, |h, _| *h).unwrap().unwrap()
+        }
+    }
+
+    const REL: RelFileId = RelFileId(16384);
+
+    #[test]
+    fn insert_visible_after_commit_only() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t1 = env.begin();
+        let tid = env
+            .heap
+            .insert(REL, b"row1", t1.xid(), CommandId(0))
+            .unwrap();
+        let before = env.snapshot();
+        assert!(
+            env.rows(REL, &env.cx(&before, &[], 0)).is_empty(),
+            "uncommitted insert invisible to others"
+        );
+        assert!(
+            env.rows(REL, &env.cx(&before, &t1.xids, 0)).is_empty(),
+            "own insert invisible to the same command"
+        );
+        assert_eq!(
+            env.rows(REL, &env.cx(&before, &t1.xids, 1)),
+            vec![b"row1".to_vec()],
+            "own insert visible to the next command"
+        );
+        env.commit(t1);
+        let after = env.snapshot();
+        assert_eq!(
+            env.rows(REL, &env.cx(&after, &[], 0)),
+            vec![b"row1".to_vec()],
+            "visible after commit"
+        );
+        assert!(
+            env.rows(REL, &env.cx(&before, &[], 0)).is_empty(),
+            "still invisible to the older (RR) snapshot"
+        );
+        let got = env
+            .heap
+            .fetch(REL, tid, &env.cx(&after, &[], 0), |d| d.to_vec())
+            .unwrap();
+        assert_eq!(got, Some(b"row1".to_vec()));
+        assert_eq!(
+            env.header(REL, tid).infomask & htup::XMIN_COMMITTED,
+            htup::XMIN_COMMITTED,
+            "hint bit set by the visibility check"
+        );
+    }
+
+    #[test]
+    fn aborted_insert_invisible_and_hinted() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t1 = env.begin();
+        let tid = env
+            .heap
+            .insert(REL, b"gone", t1.xid(), CommandId(0))
+            .unwrap();
+        env.abort(t1);
+        let s = env.snapshot();
+        assert!(
+            env.rows(REL, &env.cx(&s, &[], 0)).is_empty(),
+            "rolled back insert invisible"
+        );
+        assert_eq!(
+            env.header(REL, tid).infomask & htup::XMIN_INVALID,
+            htup::XMIN_INVALID
+        );
+        assert_eq!(
+            env.heap.fetch_dirty(REL, tid, &env.cx(&s, &[], 0)).unwrap(),
+            DirtyState::Dead
+        );
+    }
+
+    #[test]
+    fn own_transaction_cid_rules() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        let s = env.snapshot();
+        let tid = env.heap.insert(REL, b"a", t.xid(), CommandId(0)).unwrap();
+        // Command 1 deletes it.
+        assert_eq!(
+            env.heap
+                .delete(REL, tid, t.xid(), &env.cx(&s, &t.xids, 1))
+                .unwrap(),
+            TmResult::Ok
+        );
+        assert_eq!(
+            env.rows(REL, &env.cx(&s, &t.xids, 1)).len(),
+            1,
+            "deleted by the current command: still seen by it"
+        );
+        assert!(
+            env.rows(REL, &env.cx(&s, &t.xids, 2)).is_empty(),
+            "deleted by an earlier command: gone"
+        );
+        assert_eq!(
+            env.heap
+                .delete(REL, tid, t.xid(), &env.cx(&s, &t.xids, 1))
+                .unwrap(),
+            TmResult::SelfModified,
+            "second delete in the same command"
+        );
+        assert_eq!(
+            env.heap
+                .delete(REL, tid, t.xid(), &env.cx(&s, &t.xids, 2))
+                .unwrap(),
+            TmResult::Invisible
+        );
+        // A subtransaction's delete that rolled back leaves the row live.
+        let sub = env.pa.assign_subxid(t.p, t.xid());
+        let tid2 = env.heap.insert(REL, b"b", t.xid(), CommandId(2)).unwrap();
+        let with_sub = [t.xid(), sub];
+        assert_eq!(
+            env.heap
+                .delete(REL, tid2, sub, &env.cx(&s, &with_sub, 3))
+                .unwrap(),
+            TmResult::Ok
+        );
+        assert!(env.rows(REL, &env.cx(&s, &with_sub, 4)).is_empty());
+        env.clog.set_status(sub, &[], XidStatus::Aborted);
+        assert_eq!(
+            env.rows(REL, &env.cx(&s, &t.xids, 4)),
+            vec![b"b".to_vec()],
+            "delete by rolled-back subxact undone"
+        );
+        env.commit(t);
+    }
+
+    #[test]
+    fn update_chain_and_concurrent_writer_results() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t0 = env.begin();
+        let v1 = env.heap.insert(REL, b"v1", t0.xid(), CommandId(0)).unwrap();
+        env.commit(t0);
+
+        let t1 = env.begin();
+        let s1 = env.snapshot();
+        let (r, v2) = env
+            .heap
+            .update(REL, v1, b"v2", t1.xid(), &env.cx(&s1, &t1.xids, 0))
+            .unwrap();
+        assert_eq!(r, TmResult::Ok);
+        let v2 = v2.unwrap();
+        assert_eq!(v2.block, v1.block, "fits on the same page");
+        assert_eq!(
+            env.header(REL, v1).ctid,
+            v2,
+            "old ctid points at the new version"
+        );
+        assert_eq!(
+            env.rows(REL, &env.cx(&s1, &t1.xids, 1)),
+            vec![b"v2".to_vec()],
+            "updater sees its new version"
+        );
+
+        // A second writer sees BeingModified, and nothing changes.
+        let t2 = env.begin();
+        let s2 = env.snapshot();
+        let cx2 = env.cx(&s2, &t2.xids, 0);
+        assert_eq!(
+            env.rows(REL, &cx2),
+            vec![b"v1".to_vec()],
+            "others see the old version meanwhile"
+        );
+        assert_eq!(
+            env.heap.delete(REL, v1, t2.xid(), &cx2).unwrap(),
+            TmResult::BeingModified { xmax: t1.xid() }
+        );
+        assert_eq!(
+            env.heap.fetch_dirty(REL, v2, &cx2).unwrap(),
+            DirtyState::InProgress(t1.xid())
+        );
+        env.commit(t1);
+        // After the commit: Updated{ctid}, and the (RR) snapshot still sees v1.
+        assert_eq!(
+            env.heap.update(REL, v1, b"x", t2.xid(), &cx2).unwrap(),
+            (TmResult::Updated { ctid: v2 }, None)
+        );
+        assert_eq!(env.rows(REL, &cx2), vec![b"v1".to_vec()]);
+        // READ COMMITTED: a new snapshot, follow ctid and update v2.
+        let s2b = env.snapshot();
+        let cx2b = env.cx(&s2b, &t2.xids, 0);
+        assert_eq!(env.rows(REL, &cx2b), vec![b"v2".to_vec()]);
+        let (r, v3) = env.heap.update(REL, v2, b"v3", t2.xid(), &cx2b).unwrap();
+        assert_eq!(r, TmResult::Ok);
+        env.abort(t2);
+        // The aborted update leaves v2 live, and it can be deleted.
+        let s3 = env.snapshot();
+        assert_eq!(
+            env.rows(REL, &env.cx(&s3, &[], 0)),
+            vec![b"v2".to_vec()],
+            "aborted update undone"
+        );
+        let t3 = env.begin();
+        assert_eq!(
+            env.heap
+                .delete(REL, v2, t3.xid(), &env.cx(&s3, &t3.xids, 0))
+                .unwrap(),
+            TmResult::Ok
+        );
+        assert_eq!(env.header(REL, v2).ctid, v2, "a delete resets ctid to self");
+        env.commit(t3);
+        let t4 = env.begin();
+        let s4 = env.snapshot();
+        assert_eq!(
+            env.heap
+                .delete(REL, v2, t4.xid(), &env.cx(&s4, &t4.xids, 0))
+                .unwrap(),
+            TmResult::Deleted
+        );
+        assert_eq!(
+            env.heap
+                .fetch_dirty(REL, v2, &env.cx(&s4, &t4.xids, 0))
+                .unwrap(),
+            DirtyState::Dead
+        );
+        assert_eq!(
+            env.heap
+                .fetch_dirty(REL, v3.unwrap(), &env.cx(&s4, &t4.xids, 0))
+                .unwrap(),
+            DirtyState::Dead
+        );
+        assert!(env.rows(REL, &env.cx(&s4, &[], 0)).is_empty());
+    }
+
+    #[test]
+    fn update_to_another_page_when_full() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t0 = env.begin();
+        let big = vec![7u8; 1000];
+        let mut tids = Vec::new();
+        for _ in 0..7 {
+            tids.push(env.heap.insert(REL, &big, t0.xid(), CommandId(0)).unwrap());
+        }
+        assert!(
+            tids.iter().all(|t| t.block == BlockNumber(0)),
+            "7 rows of 1 KB on one page"
+        );
+        env.commit(t0);
+        let t1 = env.begin();
+        let s = env.snapshot();
+        let (r, new) = env
+            .heap
+            .update(
+                REL,
+                tids[3],
+                &[8u8; 1000],
+                t1.xid(),
+                &env.cx(&s, &t1.xids, 0),
+            )
+            .unwrap();
+        assert_eq!(r, TmResult::Ok);
+        let new = new.unwrap();
+        assert_ne!(
+            new.block,
+            BlockNumber(0),
+            "no room: new version on another page"
+        );
+        assert_eq!(env.header(REL, tids[3]).ctid, new, "linked across pages");
+        assert_eq!(env.header(REL, tids[3]).xmax, t1.xid());
+        env.commit(t1);
+        let s = env.snapshot();
+        let rows = env.rows(REL, &env.cx(&s, &[], 0));
+        assert_eq!(rows.len(), 7);
+        assert_eq!(rows.iter().filter(|r| r[0] == 8).count(), 1);
+    }
+
+    #[test]
+    fn frozen_multi_insert_is_visible_to_everyone() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let old = env.snapshot();
+        let t = env.begin();
+        let rows: Vec<Vec<u8>> = (0..2000u32).map(|i| i.to_be_bytes().repeat(10)).collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let tids = env
+            .heap
+            .multi_insert(REL, &refs, t.xid(), CommandId(0), true)
+            .unwrap();
+        assert_eq!(tids.len(), 2000);
+        let mut sorted = tids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 2000, "distinct tids");
+        assert_eq!(
+            env.rows(REL, &env.cx(&old, &[], 0)).len(),
+            2000,
+            "frozen rows visible even to an older snapshot"
+        );
+        // Not frozen: a second batch is invisible until commit.
+        let more = env
+            .heap
+            .multi_insert(REL, &refs[..100], t.xid(), CommandId(1), false)
+            .unwrap();
+        assert_eq!(more.len(), 100);
+        assert_eq!(env.rows(REL, &env.cx(&env.snapshot(), &[], 0)).len(), 2000);
+        env.commit(t);
+        assert_eq!(env.rows(REL, &env.cx(&env.snapshot(), &[], 0)).len(), 2100);
+        let nblocks = env.heap.nblocks(REL).unwrap();
+        // 2100 rows of 72 bytes (32+40) = 76 bytes/row -> ~107 per page.
+        assert!(nblocks <= 21, "pages filled densely: {nblocks}");
+    }
+
+    /// A table four times bigger than shared_buffers, written then read back
+    /// (also after a checkpoint and a fresh buffer pool).
+    #[test]
+    fn table_bigger_than_shared_buffers() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        let row = |i: u32| {
+            let mut r = i.to_be_bytes().to_vec();
+            r.resize(500, (i % 251) as u8);
+            r
+        };
+        let mut tids = Vec::new();
+        for i in 0..600u32 {
+            tids.push(
+                env.heap
+                    .insert(REL, &row(i), t.xid(), CommandId(0))
+                    .unwrap(),
+            );
+        }
+        let batch: Vec<Vec<u8>> = (600..1200u32).map(row).collect();
+        let refs: Vec<&[u8]> = batch.iter().map(|r| r.as_slice()).collect();
+        tids.extend(
+            env.heap
+                .multi_insert(REL, &refs, t.xid(), CommandId(0), false)
+                .unwrap(),
+        );
+        env.commit(t);
+        let nblocks = env.heap.nblocks(REL).unwrap();
+        assert!(
+            nblocks as usize >= 4 * 16,
+            "table of {nblocks} blocks vs 16 buffers"
+        );
+        assert!(env.heap.bufmgr().stats().evictions > 0);
+        let s = env.snapshot();
+        let cx = env.cx(&s, &[], 0);
+        let expect: Vec<Vec<u8>> = {
+            let mut v: Vec<_> = (0..1200u32).map(row).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(env.rows(REL, &cx), expect, "every row back after eviction");
+        for (i, tid) in tids.iter().enumerate().step_by(37) {
+            assert_eq!(
+                env.heap.fetch(REL, *tid, &cx, |d| d.to_vec()).unwrap(),
+                Some(row(i as u32))
+            );
+        }
+        env.heap.checkpoint().unwrap();
+        let heap2 = Heap::open(env._dir.path(), 16, ExtensionMode::Single).unwrap();
+        let mut n = 0;
+        heap2
+            .scan_all(REL, &mut |_, d| {
+                assert_eq!(d.len(), 500);
+                n += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(n, 1200, "all rows on disk after checkpoint");
+    }
+
+    #[test]
+    fn concurrent_inserters_and_scanners() {
+        let env = std::sync::Arc::new(Env::new(32));
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        let xid = t.xid();
+        let handles: Vec<_> = (0..4u32)
+            .map(|th| {
+                let env = env.clone();
+                std::thread::spawn(move || {
+                    let s = env.snapshot();
+                    let own = [xid];
+                    for i in 0..500u32 {
+                        let mut r = (th * 1000 + i).to_be_bytes().to_vec();
+                        r.resize(100, 1);
+                        if i % 50 == 0 {
+                            let rows: Vec<Vec<u8>> = (0..10).map(|_| r.clone()).collect();
+                            let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+                            env.heap
+                                .multi_insert(REL, &refs, xid, CommandId(0), false)
+                                .unwrap();
+                        } else {
+                            env.heap.insert(REL, &r, xid, CommandId(0)).unwrap();
+                        }
+                        if i % 100 == 0 {
+                            // A scanner at the same time: never an error.
+                            env.rows(REL, &env.cx(&s, &own, 1));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        env.commit(t);
+        let s = env.snapshot();
+        let rows = env.rows(REL, &env.cx(&s, &[], 0));
+        assert_eq!(rows.len(), 4 * (490 + 10 * 10), "every row exactly once");
+    }
+
+    /// Several sessions increment one counter row in READ COMMITTED style:
+    /// on BeingModified wait for the holder, on Updated re-read the newest
+    /// version. Rows are big, so updates often move to another page. No
+    /// increment may be lost and exactly one version may be visible.
+    #[test]
+    fn concurrent_updates_of_one_row_lose_nothing() {
+        let env = std::sync::Arc::new(Env::new(32));
+        env.heap.create_relation(REL).unwrap();
+        let t0 = env.begin();
+        let mut row = 0u64.to_be_bytes().to_vec();
+        row.resize(1500, 0);
+        env.heap.insert(REL, &row, t0.xid(), CommandId(0)).unwrap();
+        env.commit(t0);
+        let threads = 4;
+        let per_thread = 25;
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let env = env.clone();
+                std::thread::spawn(move || {
+                    let cancel = std::sync::atomic::AtomicBool::new(false);
+                    for _ in 0..per_thread {
+                        let tx = env.begin();
+                        loop {
+                            let s = env.snapshot();
+                            let cx = env.cx(&s, &tx.xids, 0);
+                            let mut cur = None;
+                            env.heap
+                                .scan(REL, &cx, &mut |tid, d| {
+                                    cur =
+                                        Some((tid, u64::from_be_bytes(d[..8].try_into().unwrap())));
+                                    Ok(ControlFlow::Break(()))
+                                })
+                                .unwrap();
+                            let (tid, v) = cur.expect("one version visible");
+                            let mut row = (v + 1).to_be_bytes().to_vec();
+                            row.resize(1500, 0);
+                            match env.heap.update(REL, tid, &row, tx.xid(), &cx).unwrap().0 {
+                                TmResult::Ok => break,
+                                TmResult::BeingModified { xmax } => {
+                                    env.pa
+                                        .wait_for_xid(
+                                            tx.p,
+                                            xmax,
+                                            std::time::Duration::from_secs(1),
+                                            &cancel,
+                                        )
+                                        .unwrap();
+                                }
+                                TmResult::Updated { .. } | TmResult::Deleted => {}
+                                other => panic!("unexpected {other:?}"),
+                            }
+                        }
+                        env.commit(tx);
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let s = env.snapshot();
+        let rows = env.rows(REL, &env.cx(&s, &[], 0));
+        assert_eq!(rows.len(), 1, "exactly one live version");
+        assert_eq!(
+            u64::from_be_bytes(rows[0][..8].try_into().unwrap()),
+            (threads * per_thread) as u64,
+            "no lost update"
+        );
+        assert!(
+            env.heap.nblocks(REL).unwrap() > 2,
+            "updates moved across pages"
+        );
+    }
+
+    #[test]
+    fn truncate_and_drop() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        for i in 0..300u32 {
+            env.heap
+                .insert(REL, &[i as u8; 300], t.xid(), CommandId(0))
+                .unwrap();
+        }
+        env.commit(t);
+        env.heap.truncate_relation(REL).unwrap();
+        assert_eq!(env.heap.nblocks(REL).unwrap(), 0);
+        let s = env.snapshot();
+        assert!(env.rows(REL, &env.cx(&s, &[], 0)).is_empty());
+        let t = env.begin();
+        let tid = env
+            .heap
+            .insert(REL, b"after", t.xid(), CommandId(0))
+            .unwrap();
+        assert_eq!(
+            tid,
+            ItemPointer {
+                block: BlockNumber(0),
+                offset: 1
+            },
+            "starts over at block 0"
+        );
+        env.commit(t);
+        env.heap.drop_relation(REL).unwrap();
+        assert!(!env.heap.smgr().exists(REL, ForkNumber::Main));
+        assert_eq!(
+            env.heap
+                .fetch(REL, tid, &env.cx(&s, &[], 0), |_| ())
+                .unwrap(),
+            None,
+            "no block, no row"
+        );
+    }
+
+    #[test]
+    fn corrupted_page_on_disk_is_an_error() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        env.heap.insert(REL, b"x", t.xid(), CommandId(0)).unwrap();
+        env.commit(t);
+        env.heap.checkpoint().unwrap();
+        // Scribble over the header on disk, then read through a fresh pool.
+        let mut p = Page::default();
+        env.heap
+            .smgr()
+            .read(REL, ForkNumber::Main, BlockNumber(0), &mut p.0)
+            .unwrap();
+        p.0[14] = 0x01; // pd_upper below pd_lower
+        p.0[15] = 0x00;
+        env.heap
+            .smgr()
+            .write(REL, ForkNumber::Main, BlockNumber(0), &p.0)
+            .unwrap();
+        let heap2 = Heap::open(env._dir.path(), 16, ExtensionMode::Bulk).unwrap();
+        let s = env.snapshot();
+        let err = heap2
+            .scan(REL, &env.cx(&s, &[], 0), &mut |_, _| {
+                Ok(ControlFlow::Continue(()))
+            })
+            .unwrap_err();
+        assert_eq!(err.code, crate::error::sqlstate::DATA_CORRUPTED, "{err}");
+        assert!(
+            err.message.contains("invalid page in block 0"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn oversized_row_is_rejected() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let err = env
+            .heap
+            .insert(REL, &vec![0u8; 9000], TransactionId(3), CommandId(0))
+            .unwrap_err();
+        assert_eq!(err.code, "54000", "{err}");
+    }
+
+    #[test]
+    fn pull_scan_matches_push_scan() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        for i in 0..500u32 {
+            env.heap
+                .insert(REL, &i.to_be_bytes().repeat(30), t.xid(), CommandId(0))
+                .unwrap();
+        }
+        env.commit(t);
+        let s = env.snapshot();
+        let cx = env.cx(&s, &[], 0);
+        let mut scan = env.heap.begin_scan(REL).unwrap();
+        let mut pulled = Vec::new();
+        while let Some((_, d)) = scan.next_tuple(&env.heap, &cx).unwrap() {
+            pulled.push(d.to_vec());
+        }
+        pulled.sort();
+        assert_eq!(pulled, env.rows(REL, &cx));
+        assert_eq!(pulled.len(), 500);
+    }
+}
+
+#[cfg(test)]
+mod throughput {
+    use super::*;
+
+    /// CPU seconds used by this process so far (utime + stime from
+    /// /proc/self/stat): on a loaded machine, ops per CPU-second is a steadier
+    /// measure than wall-clock throughput.
+    fn cpu_secs() -> f64 {
+        let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let after = s.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+            + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+        ticks / 100.0
+    }
+    use crate::clog::Clog;
+    use crate::procarray::ProcArray;
+    use crate::snapshot::Snapshot;
+    use crate::visibility::OwnXact;
+
+    /// Rough measurement of the fetch path (pin, share lock, visibility,
+    /// copy, unpin), run by hand:
+    /// `cargo test -p common --lib storage::heapam::throughput -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn fetch_throughput() {
+        let dir = tempfile::tempdir().unwrap();
+        let heap = Arc::new(Heap::open(dir.path(), 1024, ExtensionMode::Bulk).unwrap());
+        let clog = Arc::new(Clog::open(dir.path()).unwrap());
+        let pa = Arc::new(ProcArray::new(8, TransactionId(10)));
+        let rel = RelFileId(1);
+        heap.create_relation(rel).unwrap();
+        let rows: Vec<Vec<u8>> = (0..100_000u32)
+            .map(|i| i.to_be_bytes().repeat(22))
+            .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let tids = Arc::new(
+            heap.multi_insert(rel, &refs, TransactionId(3), CommandId(0), false)
+                .unwrap(),
+        );
+        clog.set_status(TransactionId(3), &[], crate::clog::XidStatus::Committed);
+        let per_thread = 1_000_000usize;
+        let start = std::time::Instant::now();
+        let cpu0 = cpu_secs();
+        let hs: Vec<_> = (0..2)
+            .map(|t| {
+                let (heap, clog, pa, tids) = (heap.clone(), clog.clone(), pa.clone(), tids.clone());
+                std::thread::spawn(move || {
+                    let snap = Snapshot {
+                        xmin: TransactionId(10),
+                        xmax: TransactionId(10),
+                        ..Default::default()
+                    };
+                    let cx = VisibilityContext {
+                        snapshot: &snap,
+                        own: OwnXact {
+                            xids: &[],
+                            curcid: CommandId(0),
+                        },
+                        clog: &clog,
+                        procarray: &pa,
+                    };
+                    let mut x = t as u64 + 1;
+                    let mut sum = 0u64;
+                    for _ in 0..per_thread {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        let tid = tids[(x >> 33) as usize % tids.len()];
+                        sum += heap.fetch(rel, tid, &cx, |d| d[0] as u64).unwrap().unwrap();
+                    }
+                    sum
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        let cpu = cpu_secs() - cpu0;
+        println!(
+            "heap fetches: {:.2} M/s wall, {:.0} ns CPU per fetch, 2 threads",
+            2.0 * per_thread as f64 / secs / 1e6,
+            cpu * 1e9 / (2.0 * per_thread as f64)
+        );
     }
 }

@@ -127,10 +127,10 @@ pub enum StorageError {
     },
     /// The WAL flush hook refused (issue 3: a dirty page may not be written
     /// before its WAL is durable).
-    #[error("could not flush WAL up to {lsn:X}: {message}")]
+    #[error("could not flush WAL up to {lsn}: {message}")]
     WalFlush {
         /// The page LSN that had to be flushed.
-        lsn: u64,
+        lsn: wal::Lsn,
         /// Why it failed.
         message: String,
     },

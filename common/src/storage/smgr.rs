@@ -25,8 +25,9 @@
 //! `sync_all` after writing out the dirty buffers (PostgreSQL's
 //! "register_dirty_segment" / ProcessSyncRequests, in one process).
 //!
-//! Locks: `files` (map of open files) and `pending_sync` are leaves, held
-//! for a map operation only, never across I/O.
+//! Locks: `files` (map of open files, an RwLock: size lookups share it) and
+//! `pending_sync` are leaves, held for a map operation only, never across
+//! I/O.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
@@ -35,7 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use super::{StorageError, StorageResult};
 use crate::types::{BlockNumber, ForkNumber, RelFileId, BLCKSZ};
@@ -58,7 +59,7 @@ struct SmgrFile {
 /// The storage manager of one data directory.
 pub struct Smgr {
     base: PathBuf,
-    files: Mutex<HashMap<(RelFileId, ForkNumber), Arc<SmgrFile>>>,
+    files: RwLock<HashMap<(RelFileId, ForkNumber), Arc<SmgrFile>>>,
     pending_sync: Mutex<HashSet<(RelFileId, ForkNumber)>>,
 }
 
@@ -73,7 +74,7 @@ impl Smgr {
         })?;
         Ok(Smgr {
             base,
-            files: Mutex::new(HashMap::new()),
+            files: RwLock::new(HashMap::new()),
             pending_sync: Mutex::new(HashSet::new()),
         })
     }
@@ -88,7 +89,7 @@ impl Smgr {
 
     /// True if the fork file exists.
     pub fn exists(&self, rel: RelFileId, fork: ForkNumber) -> bool {
-        self.files.lock().contains_key(&(rel, fork)) || self.path(rel, fork).exists()
+        self.files.read().contains_key(&(rel, fork)) || self.path(rel, fork).exists()
     }
 
     /// Creates an empty fork file (no error if it already exists, as for
@@ -107,7 +108,7 @@ impl Smgr {
                 source,
             })?;
         let f = Self::wrap(file, path)?;
-        self.files.lock().insert((rel, fork), Arc::new(f));
+        self.files.write().insert((rel, fork), Arc::new(f));
         self.pending_sync.lock().insert((rel, fork));
         Ok(())
     }
@@ -133,7 +134,7 @@ impl Smgr {
 
     /// The open file of a fork, opening it on first use.
     fn file(&self, rel: RelFileId, fork: ForkNumber) -> StorageResult<Arc<SmgrFile>> {
-        if let Some(f) = self.files.lock().get(&(rel, fork)) {
+        if let Some(f) = self.files.read().get(&(rel, fork)) {
             return Ok(f.clone());
         }
         let path = self.path(rel, fork);
@@ -149,11 +150,15 @@ impl Smgr {
         let f = Arc::new(Self::wrap(file, path)?);
         // Another thread may have opened it meanwhile: keep the first one so
         // there is exactly one cached size per fork.
-        Ok(self.files.lock().entry((rel, fork)).or_insert(f).clone())
+        Ok(self.files.write().entry((rel, fork)).or_insert(f).clone())
     }
 
     /// Number of blocks in the fork (0 if the file does not exist).
     pub fn nblocks(&self, rel: RelFileId, fork: ForkNumber) -> StorageResult<u32> {
+        // Hot path (every fetch checks its block): shared lock, no Arc clone.
+        if let Some(f) = self.files.read().get(&(rel, fork)) {
+            return Ok(f.nblocks.load(Ordering::Acquire));
+        }
         match self.file(rel, fork) {
             Ok(f) => Ok(f.nblocks.load(Ordering::Acquire)),
             Err(StorageError::Io { source, .. })
@@ -304,7 +309,7 @@ impl Smgr {
     /// Removes every fork file of `rel` (missing files are fine).
     pub fn unlink(&self, rel: RelFileId) -> StorageResult<()> {
         for fork in [ForkNumber::Main, ForkNumber::Fsm] {
-            self.files.lock().remove(&(rel, fork));
+            self.files.write().remove(&(rel, fork));
             self.pending_sync.lock().remove(&(rel, fork));
             let path = self.path(rel, fork);
             match std::fs::remove_file(&path) {
