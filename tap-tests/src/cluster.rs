@@ -1,0 +1,639 @@
+//! [`Node`]: one server process under test, after `PostgreSQL::Test::Cluster`.
+//!
+//! A node owns a per-test directory, a free port, its data directory and its
+//! server log:
+//!
+//! ```text
+//! <target>/tap-tmp/<name>_XXXXXX/      removed on success, kept on panic
+//! ├── pgdata/                          the data directory (-D)
+//! │   └── hotpair.conf                 written by init / append_conf
+//! └── <name>.log                       server stdout + stderr, appended across restarts
+//! ```
+//!
+//! Life cycle: `Node::new(name)` → `init(allows_streaming)` → `append_conf`
+//! → `start()` (spawns `primary -D pgdata -p PORT`, waits until the log says
+//! "database system is ready to accept connections" or "… ready to accept
+//! read-only connections") → queries → `stop(mode)` / `restart()` /
+//! `kill9()`; dropping the node kills a still running server.
+//!
+//! Every method takes `&self` (the child process sits behind a mutex), so a
+//! node can be shared with sessions and threads without `mut` ceremony, the
+//! way a Perl test passes `$node_primary` around.
+//!
+//! Query helpers:
+//! * [`Node::safe_sql`] / [`Node::sql`]: a fresh native connection per call,
+//!   simple query protocol, output as `psql -XAt` prints it.
+//! * [`Node::psql`]: the real psql binary, `psql -XAtq -v ON_ERROR_STOP=1 -f -`
+//!   fed the SQL on stdin, returning (exit status, stdout, stderr) like
+//!   Cluster.pm's `psql`.
+//! * [`Node::poll_query_until`]: repeats a query until its output equals the
+//!   expected text (`t` by default in Perl; explicit here).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::binaries;
+use crate::psql::{run_psql, PsqlOutput, PsqlSession};
+use crate::raw::RawConnection;
+use crate::session::{one_shot, Session, SqlError};
+use crate::utils::{free_port, tail, timeout_default, POLL_INTERVAL};
+
+/// Log lines that mean a server is up.
+const READY_MESSAGES: [&str; 2] = [
+    "database system is ready to accept connections",
+    "database system is ready to accept read-only connections",
+];
+
+/// How `stop` ends the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopMode {
+    /// SIGTERM (hotpair) / SIGINT (PostgreSQL): end sessions, write what must
+    /// be written, exit cleanly.
+    Fast,
+    /// SIGKILL: no shutdown work at all (a crash, as far as the data
+    /// directory is concerned).
+    Immediate,
+}
+
+impl From<&str> for StopMode {
+    /// `"fast"` or `"immediate"`, as `pg_ctl -m`.
+    fn from(mode: &str) -> StopMode {
+        match mode {
+            "fast" | "smart" => StopMode::Fast,
+            "immediate" => StopMode::Immediate,
+            other => panic!("unknown stop mode {other:?} (fast, immediate)"),
+        }
+    }
+}
+
+/// Which server program a node runs.
+#[derive(Clone, Debug)]
+enum Flavor {
+    /// hotpair's `primary` binary.
+    Hotpair,
+    /// Real PostgreSQL from this bindir (reference mode).
+    Postgres(PathBuf),
+}
+
+/// One server under test.
+pub struct Node {
+    name: String,
+    port: u16,
+    host: String,
+    flavor: Flavor,
+    /// The per-test directory; `None` once kept or removed.
+    base: Mutex<Option<tempfile::TempDir>>,
+    base_path: PathBuf,
+    data_dir: PathBuf,
+    log_path: PathBuf,
+    child: Mutex<Option<Child>>,
+}
+
+impl Node {
+    /// A new node: a free port and an empty per-test directory. Nothing runs
+    /// yet; call [`init`](Self::init) then [`start`](Self::start).
+    pub fn new(name: &str) -> Node {
+        let flavor = match std::env::var_os("HOTPAIR_TAP_POSTGRES_BINDIR") {
+            Some(dir) => Flavor::Postgres(PathBuf::from(dir)),
+            None => Flavor::Hotpair,
+        };
+        let root = match std::env::var_os("HOTPAIR_TAP_TMPDIR") {
+            Some(dir) => PathBuf::from(dir),
+            None => binaries::target_dir().join("tap-tmp"),
+        };
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| {
+            panic!(
+                "could not create test directory root {}: {e}",
+                root.display()
+            )
+        });
+        let base = tempfile::Builder::new()
+            .prefix(&format!("{name}_"))
+            .tempdir_in(&root)
+            .unwrap_or_else(|e| {
+                panic!("could not create a directory under {}: {e}", root.display())
+            });
+        let base_path = base.path().to_path_buf();
+        let port = free_port();
+        let node = Node {
+            name: name.to_string(),
+            port,
+            host: "127.0.0.1".to_string(),
+            flavor,
+            base: Mutex::new(Some(base)),
+            data_dir: base_path.join("pgdata"),
+            log_path: base_path.join(format!("{name}.log")),
+            base_path,
+            child: Mutex::new(None),
+        };
+        eprintln!(
+            "# Node {}: port {}, data directory {}, log {}",
+            node.name,
+            node.port,
+            node.data_dir.display(),
+            node.log_path.display()
+        );
+        node
+    }
+
+    /// The node's name (labels messages and its log file).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// TCP port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Host the server listens on (`127.0.0.1`).
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The data directory (`-D`).
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The per-test directory holding the data directory and the log.
+    pub fn base_dir(&self) -> &Path {
+        &self.base_path
+    }
+
+    /// The server log file.
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    /// False in reference mode (a real PostgreSQL server): tests skip
+    /// checks of hotpair-only features then.
+    pub fn is_hotpair(&self) -> bool {
+        matches!(self.flavor, Flavor::Hotpair)
+    }
+
+    /// A libpq / tokio-postgres connection string for database `postgres`.
+    pub fn connstr(&self) -> String {
+        format!(
+            "host={} port={} user=postgres dbname=postgres",
+            self.host, self.port
+        )
+    }
+
+    /// psql's connection arguments (`-h HOST -p PORT -U postgres -d postgres`).
+    pub fn psql_conn_args(&self) -> Vec<String> {
+        [
+            "-h",
+            &self.host,
+            "-p",
+            &self.port.to_string(),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+
+    /// Creates the data directory and its configuration file: the port,
+    /// `listen_addresses`, `fsync = off` (tests never survive power loss),
+    /// and, if `allows_streaming`, walsender and slot settings.
+    pub fn init(&self, allows_streaming: bool) {
+        let mut conf = String::from("\n# Added by tap-tests Node::init\n");
+        conf.push_str(&format!(
+            "port = {}\nlisten_addresses = '127.0.0.1'\nfsync = off\n",
+            self.port
+        ));
+        if allows_streaming {
+            conf.push_str(
+                "wal_level = replica\nmax_wal_senders = 10\nmax_replication_slots = 10\n",
+            );
+        } else {
+            conf.push_str("max_wal_senders = 0\n");
+        }
+        match &self.flavor {
+            Flavor::Hotpair => {
+                std::fs::create_dir_all(&self.data_dir).unwrap_or_else(|e| {
+                    panic!("could not create {}: {e}", self.data_dir.display())
+                });
+            }
+            Flavor::Postgres(bindir) => {
+                let out = Command::new(bindir.join("initdb"))
+                    .arg("-D")
+                    .arg(&self.data_dir)
+                    .args([
+                        "-A",
+                        "trust",
+                        "-U",
+                        "postgres",
+                        "-E",
+                        "UTF8",
+                        "--locale=C",
+                        "--no-sync",
+                    ])
+                    .output()
+                    .unwrap_or_else(|e| panic!("could not run initdb: {e}"));
+                assert!(
+                    out.status.success(),
+                    "initdb failed:\n{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                conf.push_str(&format!(
+                    "unix_socket_directories = '{}'\n",
+                    self.base_path.display()
+                ));
+            }
+        }
+        self.append_conf(&conf);
+    }
+
+    /// The configuration file `append_conf` writes to.
+    fn conf_path(&self) -> PathBuf {
+        match self.flavor {
+            Flavor::Hotpair => self.data_dir.join("hotpair.conf"),
+            Flavor::Postgres(_) => self.data_dir.join("postgresql.conf"),
+        }
+    }
+
+    /// Appends `text` (one or more `name = value` lines) to the node's
+    /// configuration file; takes effect at the next start.
+    pub fn append_conf(&self, text: &str) {
+        let path = self.conf_path();
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("could not open {}: {e}", path.display()));
+        let mut text = text.to_string();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        f.write_all(text.as_bytes())
+            .unwrap_or_else(|e| panic!("could not write {}: {e}", path.display()));
+    }
+
+    /// Starts the server and waits until its log says it accepts
+    /// connections; panics, showing the log, if it exits or times out.
+    pub fn start(&self) {
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = child.as_mut() {
+            if let Ok(None) = c.try_wait() {
+                panic!("node {}: start called while already running", self.name);
+            }
+        }
+        let offset = self.log_position();
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)
+            .unwrap_or_else(|e| panic!("could not open log {}: {e}", self.log_path.display()));
+        let log_err = log.try_clone().expect("clone log file handle");
+        let mut cmd = match &self.flavor {
+            Flavor::Hotpair => {
+                let mut c = Command::new(binaries::bin_path("primary"));
+                c.arg("-D")
+                    .arg(&self.data_dir)
+                    .arg("-p")
+                    .arg(self.port.to_string());
+                c.env("RUST_BACKTRACE", "1");
+                c
+            }
+            Flavor::Postgres(bindir) => {
+                let mut c = Command::new(bindir.join("postgres"));
+                c.arg("-D")
+                    .arg(&self.data_dir)
+                    .arg("-p")
+                    .arg(self.port.to_string());
+                c
+            }
+        };
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log_err));
+        eprintln!("# Node {}: starting {:?}", self.name, cmd);
+        let spawned = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("node {}: could not start the server: {e}", self.name));
+        *child = Some(spawned);
+
+        let deadline = Instant::now() + timeout_default();
+        loop {
+            let log = self.log_since(offset);
+            if READY_MESSAGES.iter().any(|m| log.contains(m)) {
+                return;
+            }
+            if let Some(c) = child.as_mut() {
+                if let Ok(Some(status)) = c.try_wait() {
+                    panic!(
+                        "node {}: server exited during startup ({status})\nlog {}:\n{}",
+                        self.name,
+                        self.log_path.display(),
+                        tail(&log, 60)
+                    );
+                }
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "node {}: server not ready after {:?}\nlog {}:\n{}",
+                    self.name,
+                    timeout_default(),
+                    self.log_path.display(),
+                    tail(&log, 60)
+                );
+            }
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    /// Stops the server: `"fast"` (clean shutdown) or `"immediate"`
+    /// (SIGKILL); waits for the process to exit. Panics if it is not running
+    /// or does not exit in time.
+    pub fn stop(&self, mode: impl Into<StopMode>) {
+        let mode = mode.into();
+        let mut guard = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut child) = guard.take() else {
+            panic!(
+                "node {}: stop called but the server is not running",
+                self.name
+            );
+        };
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!(
+                "node {}: stop called but the server had already exited ({status})\nlog:\n{}",
+                self.name,
+                tail(&self.log_content(), 60)
+            );
+        }
+        match mode {
+            StopMode::Fast => {
+                let signal = match self.flavor {
+                    Flavor::Hotpair => "-TERM",
+                    Flavor::Postgres(_) => "-INT",
+                };
+                send_signal(child.id(), signal);
+            }
+            StopMode::Immediate => {
+                let _ = child.kill();
+            }
+        }
+        let deadline = Instant::now() + timeout_default();
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    eprintln!("# Node {}: stopped ({mode:?}, {status})", self.name);
+                    if mode == StopMode::Fast && !status.success() {
+                        panic!(
+                            "node {}: fast shutdown ended with {status}\nlog:\n{}",
+                            self.name,
+                            tail(&self.log_content(), 60)
+                        );
+                    }
+                    return;
+                }
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(POLL_INTERVAL),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!(
+                        "node {}: server did not exit after {mode:?} stop within {:?}\nlog:\n{}",
+                        self.name,
+                        timeout_default(),
+                        tail(&self.log_content(), 60)
+                    );
+                }
+            }
+        }
+    }
+
+    /// Fast stop, then start.
+    pub fn restart(&self) {
+        self.stop(StopMode::Fast);
+        self.start();
+    }
+
+    /// Kills the server with SIGKILL and reaps it (a crash).
+    pub fn kill9(&self) {
+        self.stop(StopMode::Immediate);
+    }
+
+    /// True while the server process is running (it has not exited).
+    pub fn is_running(&self) -> bool {
+        let mut guard = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        matches!(guard.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
+    }
+
+    /// The server's process id, if started.
+    pub fn pid(&self) -> Option<u32> {
+        self.child
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|c| c.id())
+    }
+
+    /// Runs `sql` on a new connection and returns its rows as `psql -XAt`
+    /// prints them; panics with the error on failure (`safe_psql`).
+    pub fn safe_sql(&self, sql: &str) -> String {
+        match self.sql(sql) {
+            Ok(out) => out,
+            Err(e) => panic!("node {}: query failed: {sql}\n{e}", self.name),
+        }
+    }
+
+    /// Runs `sql` on a new connection; rows as `psql -XAt` prints them, or
+    /// the error.
+    pub fn sql(&self, sql: &str) -> Result<String, SqlError> {
+        one_shot(&self.connstr(), sql)
+    }
+
+    /// Runs `sql` through the real psql (`psql -XAtq -v ON_ERROR_STOP=1 -f -`,
+    /// SQL on stdin) and returns (exit status, stdout, stderr), each without
+    /// a trailing newline — Cluster.pm's `psql`.
+    pub fn psql(&self, sql: &str) -> (i32, String, String) {
+        let mut args: Vec<String> = ["-XAtq", "-v", "ON_ERROR_STOP=1", "-f", "-"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(self.psql_conn_args());
+        let out = run_psql(&args, sql, None);
+        let chomp = |s: String| s.strip_suffix('\n').map(str::to_string).unwrap_or(s);
+        (out.status, chomp(out.stdout), chomp(out.stderr))
+    }
+
+    /// Runs the real psql with `args` (connection arguments are added) and
+    /// `stdin`; returns its exit status and full, untrimmed output.
+    pub fn run_psql(&self, args: &[&str], stdin: &str) -> PsqlOutput {
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        all.extend(self.psql_conn_args());
+        run_psql(&all, stdin, Some(&self.base_path))
+    }
+
+    /// Repeats `sql` on fresh connections until its output equals
+    /// `expected` (errors count as not yet); true on success, false (after
+    /// printing the last output) on timeout.
+    pub fn poll_query_until(&self, sql: &str, expected: &str) -> bool {
+        let deadline = Instant::now() + timeout_default();
+        loop {
+            let last = self.sql(sql);
+            if matches!(&last, Ok(out) if out == expected) {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                eprintln!(
+                    "poll_query_until timed out executing this query:\n{sql}\nexpecting this output:\n{expected}\nlast actual query output:\n{last:?}"
+                );
+                return false;
+            }
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    /// A long-lived native session (tokio-postgres).
+    pub fn background_session(&self) -> Session {
+        Session::connect(&self.name, &self.connstr())
+    }
+
+    /// A long-lived real psql (`psql -XA -f -`) fed on stdin.
+    pub fn psql_session(&self) -> PsqlSession {
+        let mut args: Vec<String> = ["-XA", "-f", "-"].iter().map(|s| s.to_string()).collect();
+        args.extend(self.psql_conn_args());
+        PsqlSession::start(&self.name, &args)
+    }
+
+    /// A raw TCP connection to the server, for protocol-level tests.
+    pub fn raw_connection(&self) -> RawConnection {
+        RawConnection::connect(&self.host, self.port)
+    }
+
+    /// The whole server log.
+    pub fn log_content(&self) -> String {
+        self.log_since(0)
+    }
+
+    /// Current size of the log: pass it to [`log_contains_after`](Self::log_contains_after)
+    /// or [`wait_for_log`](Self::wait_for_log) to look only at later lines.
+    pub fn log_position(&self) -> u64 {
+        std::fs::metadata(&self.log_path)
+            .map(|m| m.len())
+            .unwrap_or(0)
+    }
+
+    fn log_since(&self, offset: u64) -> String {
+        let bytes = std::fs::read(&self.log_path).unwrap_or_default();
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        String::from_utf8_lossy(&bytes[start..]).into_owned()
+    }
+
+    /// True if the server log contains `pattern` (plain text).
+    pub fn log_contains(&self, pattern: &str) -> bool {
+        self.log_contains_after(pattern, 0)
+    }
+
+    /// True if the log after byte `offset` contains `pattern`.
+    pub fn log_contains_after(&self, pattern: &str, offset: u64) -> bool {
+        self.log_since(offset).contains(pattern)
+    }
+
+    /// Waits until the log after `offset` contains `pattern`; panics showing
+    /// the log on timeout. Returns the log position after the wait.
+    pub fn wait_for_log(&self, pattern: &str, offset: u64) -> u64 {
+        let deadline = Instant::now() + timeout_default();
+        loop {
+            if self.log_contains_after(pattern, offset) {
+                return self.log_position();
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "node {}: timed out waiting for {pattern:?} in the log\nlog:\n{}",
+                    self.name,
+                    tail(&self.log_since(offset), 60)
+                );
+            }
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+
+    /// Keeps the per-test directory (printing where) instead of removing it.
+    fn keep_directory(&self, why: &str) {
+        if let Some(dir) = self.base.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let path = dir.keep();
+            eprintln!("# Node {}: {why}; keeping {}", self.name, path.display());
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let mut exited_early = None;
+        if let Some(mut child) = self.child.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            match child.try_wait() {
+                Ok(Some(status)) => exited_early = Some(status),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                }
+            }
+        }
+        let log = self.log_content();
+        let server_panicked = self.is_hotpair() && log.contains("panicked at");
+        if std::thread::panicking()
+            || server_panicked
+            || std::env::var_os("PG_TEST_NOCLEAN").is_some()
+        {
+            let why = if std::thread::panicking() {
+                "test failed"
+            } else {
+                "kept on request"
+            };
+            self.keep_directory(why);
+            eprintln!(
+                "# Node {} log ({}), last lines:\n{}",
+                self.name,
+                self.log_path.display(),
+                tail(&log, 80)
+            );
+        }
+        if let Some(status) = exited_early {
+            eprintln!(
+                "# Node {}: server had exited before teardown ({status})",
+                self.name
+            );
+        }
+        if server_panicked && !std::thread::panicking() {
+            panic!(
+                "node {}: the server panicked during the test (see its log above)",
+                self.name
+            );
+        }
+        // Otherwise the TempDir in `base` is removed as the struct drops.
+    }
+}
+
+/// Sends `signal` (e.g. `-TERM`) to `pid` with kill(1); std has no portable
+/// signal API and the workspace has no libc dependency.
+fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(signal)
+        .arg(pid.to_string())
+        .status();
+    if !matches!(status, Ok(s) if s.success()) {
+        eprintln!("# kill {signal} {pid} failed: {status:?}");
+    }
+}
+
+/// Creates `path` with `contents` (for tests that plant files).
+pub fn write_file(path: &Path, contents: &str) {
+    let mut f =
+        File::create(path).unwrap_or_else(|e| panic!("could not create {}: {e}", path.display()));
+    f.write_all(contents.as_bytes())
+        .unwrap_or_else(|e| panic!("could not write {}: {e}", path.display()));
+}

@@ -1,0 +1,91 @@
+//! Small shared helpers, after `PostgreSQL::Test::Utils`: the default
+//! timeout, a condition poller, free TCP ports.
+//!
+//! Free ports are found by binding `127.0.0.1:0` (the kernel picks an unused
+//! port) and remembered in a process-wide set so two nodes of one test
+//! process never get the same port even if a server has not bound it yet.
+//! The kernel hands out ephemeral ports round-robin, so a port just released
+//! by another test process is not returned again soon.
+
+use std::collections::HashSet;
+use std::net::TcpListener;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Interval between polls of a condition. Short: it is a latency bound for
+/// the test, not a wait for anything to happen.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(20);
+
+/// How long any wait may take before the harness gives up:
+/// `PG_TEST_TIMEOUT_DEFAULT` seconds, 180 by default (as PostgreSQL's
+/// `$PostgreSQL::Test::Utils::timeout_default`).
+pub fn timeout_default() -> Duration {
+    let secs = std::env::var("PG_TEST_TIMEOUT_DEFAULT")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(180);
+    Duration::from_secs(secs)
+}
+
+/// Polls `condition` until it returns true; panics after
+/// [`timeout_default`] with `what` (a description of the awaited state).
+pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout_default();
+    loop {
+        if condition() {
+            return;
+        }
+        if Instant::now() >= deadline {
+            panic!(
+                "timed out after {:?} waiting until {what}",
+                timeout_default()
+            );
+        }
+        std::thread::sleep(POLL_INTERVAL);
+    }
+}
+
+/// A TCP port on 127.0.0.1 nothing listens on, not handed out before by this
+/// process.
+pub fn free_port() -> u16 {
+    static TAKEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+    let mut taken = TAKEN.lock().unwrap_or_else(|e| e.into_inner());
+    let taken = taken.get_or_insert_with(HashSet::new);
+    for _ in 0..1000 {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).expect("could not bind 127.0.0.1:0");
+        let port = listener
+            .local_addr()
+            .expect("local_addr of a bound socket")
+            .port();
+        if taken.insert(port) {
+            return port;
+        }
+    }
+    panic!("could not find a free port");
+}
+
+/// The last `n` lines of `text`, for failure messages.
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.len().saturating_sub(n);
+    lines[start..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_distinct() {
+        let a = free_port();
+        let b = free_port();
+        assert_ne!(a, b, "two free ports differ");
+    }
+
+    #[test]
+    fn tail_keeps_last_lines() {
+        assert_eq!(tail("a\nb\nc", 2), "b\nc");
+        assert_eq!(tail("a", 5), "a");
+    }
+}

@@ -1,0 +1,265 @@
+//! Segment files in `pg_wal/`: names, sizes, creation, listing, removal.
+//!
+//! The WAL stream is cut into files of `wal_segment_size` bytes (a power of
+//! two). Segment `segno` holds stream bytes `[segno·size, (segno+1)·size)`
+//! and is named like PostgreSQL's, timeline 1:
+//!
+//! ```text
+//!   TTTTTTTT XXXXXXXX YYYYYYYY      (24 upper-case hex digits)
+//!   timeline segno / (4 GiB/size)   segno % (4 GiB/size)
+//!   00000001 00000000 00000001      = segment 1 = 0/1000000 .. 0/1FFFFFF at 16 MiB
+//! ```
+//!
+//! New segments are created full-size and zero-filled under a temporary
+//! name, fsynced, then renamed into place and the directory fsynced (as
+//! PostgreSQL's `XLogFileInit`). Zero-filling matters twice: a later
+//! `fdatasync` of the file never has to update block allocation metadata,
+//! and the tail of the last segment reads as zeros, which is how the reader
+//! recognises the clean end of WAL. Segments are deleted when no longer
+//! needed rather than recycled under a future name, so stale records from an
+//! old segment can never sit in a position the reader may reach.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::lsn::Lsn;
+
+/// The only timeline hotpair has (no point-in-time recovery branching).
+pub const TIMELINE: u32 = 1;
+/// Default `wal_segment_size`: 16 MiB, as PostgreSQL.
+pub const DEFAULT_SEGMENT_SIZE: u64 = 16 << 20;
+/// Smallest `wal_segment_size` the server setting accepts (PostgreSQL's).
+pub const MIN_SEGMENT_SIZE_SETTING: u64 = 1 << 20;
+/// Largest `wal_segment_size` (PostgreSQL's).
+pub const MAX_SEGMENT_SIZE: u64 = 1 << 30;
+/// Smallest segment size this crate works with; below the setting's minimum
+/// so tests can cross many segment boundaries with little data.
+pub const MIN_SEGMENT_SIZE: u64 = 4 << 10;
+
+/// Checks a `wal_segment_size` setting: a power of two from 1 MiB to 1 GiB.
+pub fn check_segment_size_setting(size: u64) -> Result<(), String> {
+    if !size.is_power_of_two() || !(MIN_SEGMENT_SIZE_SETTING..=MAX_SEGMENT_SIZE).contains(&size) {
+        return Err(format!("invalid value for parameter \"wal_segment_size\": {size}: must be a power of two between 1MB and 1GB"));
+    }
+    Ok(())
+}
+
+/// Checks a segment size given to this crate (power of two, 4 KiB..=1 GiB).
+pub fn check_segment_size(size: u64) -> io::Result<()> {
+    if !size.is_power_of_two() || !(MIN_SEGMENT_SIZE..=MAX_SEGMENT_SIZE).contains(&size) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("invalid WAL segment size {size}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The file name of segment `segno` (`000000010000000000000001`).
+pub fn segment_file_name(segno: u64, segment_size: u64) -> String {
+    let per_xlogid = 0x1_0000_0000u64 / segment_size;
+    format!(
+        "{:08X}{:08X}{:08X}",
+        TIMELINE,
+        segno / per_xlogid,
+        segno % per_xlogid
+    )
+}
+
+/// The segment number named by a file name, if it is a timeline-1 segment
+/// name for this segment size.
+pub fn parse_segment_file_name(name: &str, segment_size: u64) -> Option<u64> {
+    if name.len() != 24 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let tli = u32::from_str_radix(name.get(0..8)?, 16).ok()?;
+    let hi = u64::from_str_radix(name.get(8..16)?, 16).ok()?;
+    let lo = u64::from_str_radix(name.get(16..24)?, 16).ok()?;
+    let per_xlogid = 0x1_0000_0000u64 / segment_size;
+    if tli != TIMELINE || lo >= per_xlogid {
+        return None;
+    }
+    hi.checked_mul(per_xlogid)?.checked_add(lo)
+}
+
+/// The path of segment `segno` in `dir`.
+pub fn segment_path(dir: &Path, segno: u64, segment_size: u64) -> PathBuf {
+    dir.join(segment_file_name(segno, segment_size))
+}
+
+/// The file name of the segment holding `lsn` (`pg_walfile_name`).
+pub fn walfile_name(lsn: Lsn, segment_size: u64) -> String {
+    segment_file_name(lsn.segment_number(segment_size), segment_size)
+}
+
+/// Segment numbers present in `dir`, ascending. Other files are ignored.
+pub fn list_segments(dir: &Path, segment_size: u64) -> io::Result<Vec<u64>> {
+    let mut v = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if let Some(segno) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| parse_segment_file_name(n, segment_size))
+        {
+            v.push(segno);
+        }
+    }
+    v.sort_unstable();
+    Ok(v)
+}
+
+/// Fsyncs a directory so a create/rename/unlink in it is durable.
+pub fn fsync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// Writes `len - from` zero bytes into `f` starting at `from`.
+pub(crate) fn zero_fill(f: &mut File, from: u64, len: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    const CHUNK: usize = 256 << 10;
+    let zeros = vec![0u8; CHUNK.min(len.saturating_sub(from) as usize).max(1)];
+    let mut pos = from;
+    while pos < len {
+        let n = (len - pos).min(zeros.len() as u64) as usize;
+        f.write_all_at(&zeros[..n], pos)?;
+        pos += n as u64;
+    }
+    f.flush()
+}
+
+/// Creates segment `segno` full-size and zero-filled, durably, unless it
+/// already exists; an existing short file (a truncated tail) is extended
+/// with zeros. Returns the opened file (read-write).
+pub fn create_segment(dir: &Path, segno: u64, segment_size: u64, fsync: bool) -> io::Result<File> {
+    let path = segment_path(dir, segno, segment_size);
+    if let Ok(mut f) = OpenOptions::new().read(true).write(true).open(&path) {
+        let len = f.metadata()?.len();
+        if len < segment_size {
+            zero_fill(&mut f, len, segment_size)?;
+            if fsync {
+                f.sync_all()?;
+            }
+        }
+        return Ok(f);
+    }
+    let tmp = dir.join(format!("xlogtemp.{}", std::process::id()));
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)?;
+    zero_fill(&mut f, 0, segment_size)?;
+    if fsync {
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, &path)?;
+    if fsync {
+        fsync_dir(dir)?;
+    }
+    Ok(f)
+}
+
+/// Removes every segment whose number is below `keep_from`; returns how
+/// many were removed.
+pub fn remove_segments_before(
+    dir: &Path,
+    keep_from: u64,
+    segment_size: u64,
+    fsync: bool,
+) -> io::Result<usize> {
+    let mut n = 0;
+    for segno in list_segments(dir, segment_size)? {
+        if segno >= keep_from {
+            break;
+        }
+        fs::remove_file(segment_path(dir, segno, segment_size))?;
+        n += 1;
+    }
+    if n > 0 && fsync {
+        fsync_dir(dir)?;
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_like_postgres() {
+        let seg = DEFAULT_SEGMENT_SIZE;
+        assert_eq!(segment_file_name(1, seg), "000000010000000000000001");
+        // 0/16B3748 lives in segment 1 at 16 MiB.
+        assert_eq!(
+            walfile_name(Lsn(0x16B3748), seg),
+            "000000010000000000000001"
+        );
+        // 1/0 is segment 256 at 16 MiB: xlogid 1, seg 0.
+        assert_eq!(
+            walfile_name(Lsn(0x1_0000_0000), seg),
+            "000000010000000100000000"
+        );
+        assert_eq!(
+            walfile_name(Lsn(0x1_FF00_0000), seg),
+            "0000000100000001000000FF"
+        );
+        assert_eq!(segment_file_name(3, 1 << 20), "000000010000000000000003");
+        for segno in [0, 1, 255, 256, 4097, 1 << 30] {
+            for size in [MIN_SEGMENT_SIZE, 1 << 20, seg, MAX_SEGMENT_SIZE] {
+                let name = segment_file_name(segno, size);
+                assert_eq!(parse_segment_file_name(&name, size), Some(segno), "{name}");
+            }
+        }
+        assert_eq!(
+            parse_segment_file_name("000000020000000000000001", seg),
+            None
+        );
+        assert_eq!(
+            parse_segment_file_name("000000010000000000000100", seg),
+            None
+        );
+        assert_eq!(parse_segment_file_name("xlogtemp.1", seg), None);
+        assert_eq!(
+            parse_segment_file_name("00000001000000000000000G", seg),
+            None
+        );
+    }
+
+    #[test]
+    fn size_checks() {
+        assert!(check_segment_size_setting(16 << 20).is_ok());
+        assert!(check_segment_size_setting(1 << 20).is_ok());
+        assert!(check_segment_size_setting(512 << 10).is_err());
+        assert!(check_segment_size_setting(3 << 20).is_err());
+        assert!(check_segment_size_setting(2 << 30).is_err());
+        assert!(check_segment_size(MIN_SEGMENT_SIZE).is_ok());
+        assert!(check_segment_size(1000).is_err());
+    }
+
+    #[test]
+    fn create_list_remove() {
+        let dir = tempfile::tempdir().unwrap();
+        let size = MIN_SEGMENT_SIZE;
+        for segno in [3, 1, 2] {
+            create_segment(dir.path(), segno, size, true).unwrap();
+        }
+        fs::write(dir.path().join("junk"), b"x").unwrap();
+        assert_eq!(list_segments(dir.path(), size).unwrap(), vec![1, 2, 3]);
+        let p = segment_path(dir.path(), 2, size);
+        assert_eq!(fs::metadata(&p).unwrap().len(), size);
+        assert!(fs::read(&p).unwrap().iter().all(|b| *b == 0));
+        // A short file is extended to full size.
+        let f = OpenOptions::new().write(true).open(&p).unwrap();
+        f.set_len(100).unwrap();
+        create_segment(dir.path(), 2, size, false).unwrap();
+        assert_eq!(fs::metadata(&p).unwrap().len(), size);
+        assert_eq!(
+            remove_segments_before(dir.path(), 3, size, true).unwrap(),
+            2
+        );
+        assert_eq!(list_segments(dir.path(), size).unwrap(), vec![3]);
+    }
+}
