@@ -253,6 +253,8 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     };
     let flag = backend.cancel_flag();
     let key = shared.cancel.register(flag.clone());
+    let mut backend = backend;
+    backend.set_backend_pid(key.pid);
     let param = |k: &str| {
         params
             .iter()
@@ -271,6 +273,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     let out = &mut wire.out;
     let _ = BackendMessage::AuthenticationOk.encode(out);
     for (name, value) in shared.factory.parameter_statuses(&params) {
+        let value = backend.setting(&name).unwrap_or(value);
         let _ = write_parameter_status(out, &name, &value);
     }
     let _ = BackendMessage::BackendKeyData {
