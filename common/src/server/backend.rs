@@ -128,6 +128,12 @@ impl Backend for Session {
     fn cancel_flag(&self) -> Arc<AtomicBool> {
         Session::cancel_flag(self)
     }
+    fn set_backend_pid(&mut self, pid: i32) {
+        Session::set_backend_pid(self, pid)
+    }
+    fn setting(&self, name: &str) -> Option<String> {
+        Session::setting(self, name)
+    }
 }
 
 /// Settings reported to every client (PostgreSQL's GUC_REPORT set).

@@ -804,6 +804,11 @@ impl<B: Backend> SessionLoop<B> {
                 },
                 Err(e) => Ok(Err(e)),
             },
+            Err(e) if e.code == sqlstate::QUERY_CANCELED && self.wire.shutting_down() => {
+                // Cancelled by the shutdown, not by the user: the client gets
+                // only the FATAL 57P01, as from PostgreSQL.
+                Err(Close::Shutdown)
+            }
             Err(e) => {
                 if rows == 0 && !flushed && !copy_out && self.wire.out.len() >= start {
                     // Nothing of this statement reached the client: drop its
