@@ -263,6 +263,57 @@ impl Clog {
         }
     }
 
+    /// The newest xid whose status is recorded (committed, aborted or
+    /// sub-committed), on disk or in the cache; INVALID when none is.
+    ///
+    /// Until WAL carries `next_xid` (issue 3) this is how start-up picks a
+    /// safe `next_xid` (this + 1): every assigned xid ends committed or
+    /// aborted, so after a clean shutdown (clog flushed) no xid above it is in
+    /// any row.
+    pub fn latest_recorded_xid(&self) -> PgResult<TransactionId> {
+        let mut best = TransactionId::INVALID;
+        let last_in = |page: u64, p: &ClogPage| -> Option<TransactionId> {
+            for w in (0..WORDS_PER_PAGE).rev() {
+                let word = p.words[w].load(Ordering::Acquire);
+                if word != 0 {
+                    let slot = (63 - word.leading_zeros()) / 2;
+                    return Some(TransactionId(
+                        page * CLOG_XACTS_PER_PAGE + w as u64 * 32 + slot as u64,
+                    ));
+                }
+            }
+            None
+        };
+        for (&n, p) in self.pages.read().iter() {
+            if let Some(x) = last_in(n, p) {
+                best = best.max(x);
+            }
+        }
+        let entries =
+            std::fs::read_dir(&self.dir).map_err(|e| io_error("read directory", &self.dir, e))?;
+        let mut segs: Vec<u64> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| u64::from_str_radix(e.file_name().to_str()?, 16).ok())
+            .collect();
+        segs.sort_unstable();
+        // The newest non-empty segment decides (older ones hold older xids).
+        for seg in segs.into_iter().rev() {
+            let mut found = None;
+            for page in (seg * CLOG_PAGES_PER_SEGMENT..(seg + 1) * CLOG_PAGES_PER_SEGMENT).rev() {
+                let p = self.read_page(page)?;
+                if let Some(x) = last_in(page, &p) {
+                    found = Some(x);
+                    break;
+                }
+            }
+            if let Some(x) = found {
+                best = best.max(x);
+                break;
+            }
+        }
+        Ok(best)
+    }
+
     /// Writes dirty pages to disk (checkpoint, clean shutdown) and fsyncs the
     /// segment files written.
     pub fn flush(&self) -> PgResult<()> {
@@ -330,6 +381,13 @@ mod tests {
             XidStatus::Committed
         );
         assert_eq!(clog.get_status(TransactionId::INVALID), XidStatus::Aborted);
+        assert_eq!(clog.latest_recorded_xid().unwrap(), TransactionId::INVALID);
+        clog.set_status(TransactionId(40), &[], XidStatus::Aborted);
+        assert_eq!(
+            clog.latest_recorded_xid().unwrap(),
+            TransactionId(40),
+            "from the cache"
+        );
         assert_eq!(clog.get_status(TransactionId(3)), XidStatus::InProgress);
     }
 
@@ -364,6 +422,10 @@ mod tests {
             assert_eq!(clog.get_status(TransactionId(x)), want, "xid {x}");
         }
         assert_eq!(clog.get_status(TransactionId(6)), XidStatus::InProgress);
+        assert_eq!(
+            clog.latest_recorded_xid().unwrap(),
+            TransactionId(5_000_000)
+        );
         assert!(dir.path().join("pg_xact/0000").exists());
         // 5_000_000 / 32768 / 32 = segment 4
         assert!(dir.path().join("pg_xact/0004").exists());

@@ -533,26 +533,40 @@ impl ProcArray {
         } else {
             let n = st.pgprocnos.len();
             let myoff = me.pgxactoff.load(RELAXED) as usize;
-            let xids = &self.xids[..n];
-            for (off, x) in xids.iter().enumerate() {
-                let xid = x.load(RELAXED);
-                // Most procs have no xid: the common case is this one branch.
-                if xid == 0 || off == myoff || xid >= xmax {
+            // Eight entries at a time: most procs have no xid, so one OR and
+            // one branch skip a whole chunk (the atomics keep the compiler
+            // from vectorizing, but the loads are plain moves).
+            const CHUNK: usize = 8;
+            for (c, chunk) in self.xids[..n].chunks(CHUNK).enumerate() {
+                let mut vals = [0u64; CHUNK];
+                let mut any = 0u64;
+                for (v, x) in vals.iter_mut().zip(chunk) {
+                    *v = x.load(RELAXED);
+                    any |= *v;
+                }
+                if any == 0 {
                     continue;
                 }
-                if self.status_flags[off].load(RELAXED) & PROC_IN_VACUUM != 0 {
-                    continue;
-                }
-                xmin = xmin.min(xid);
-                snap.xip.push(TransactionId(xid));
-                if !overflowed {
-                    let ss = SubxidState::unpack(self.subxid_states[off].load(Ordering::Acquire));
-                    if ss.overflowed {
-                        overflowed = true;
-                    } else if ss.count > 0 {
-                        let other = &self.procs[st.pgprocnos[off] as usize];
-                        for s in &other.subxids[..ss.count as usize] {
-                            snap.subxip.push(TransactionId(s.load(RELAXED)));
+                for (i, &xid) in vals[..chunk.len()].iter().enumerate() {
+                    let off = c * CHUNK + i;
+                    if xid == 0 || off == myoff || xid >= xmax {
+                        continue;
+                    }
+                    if self.status_flags[off].load(RELAXED) & PROC_IN_VACUUM != 0 {
+                        continue;
+                    }
+                    xmin = xmin.min(xid);
+                    snap.xip.push(TransactionId(xid));
+                    if !overflowed {
+                        let ss =
+                            SubxidState::unpack(self.subxid_states[off].load(Ordering::Acquire));
+                        if ss.overflowed {
+                            overflowed = true;
+                        } else if ss.count > 0 {
+                            let other = &self.procs[st.pgprocnos[off] as usize];
+                            for s in &other.subxids[..ss.count as usize] {
+                                snap.subxip.push(TransactionId(s.load(RELAXED)));
+                            }
                         }
                     }
                 }
@@ -918,5 +932,431 @@ impl ProcArray {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    /// xorshift: deterministic per-thread randomness without a dependency.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    fn in_snap(pa: &ProcArray, s: &Snapshot, x: TransactionId) -> bool {
+        s.xid_in_snapshot(x, &|t| pa.subtrans().parent(t))
+    }
+
+    #[test]
+    fn snapshot_sees_running_and_not_finished() {
+        let pa = ProcArray::new(10, TransactionId(100));
+        let a = pa.connect(10).unwrap();
+        let b = pa.connect(10).unwrap();
+        let mut cache_b = None;
+        let xa = pa.assign_xid(a);
+        assert_eq!(xa, TransactionId(100));
+        assert!(pa.xid_is_running(xa));
+        let s = pa.get_snapshot(b, &mut cache_b);
+        // xa >= xmax: invisible because it started after latest_completed.
+        assert!(in_snap(&pa, &s, xa));
+        assert_eq!(s.xmax, TransactionId(100));
+        // A second transaction completes: xmax moves past xa, which is in xip.
+        let xb = pa.assign_xid(b);
+        pa.end_transaction(Finished::Proc(b), xb);
+        let s = pa.get_snapshot(b, &mut cache_b);
+        assert_eq!(s.xmax, TransactionId(102));
+        assert_eq!(s.xip, vec![xa]);
+        assert_eq!(s.xmin, xa);
+        assert!(in_snap(&pa, &s, xa));
+        assert!(!in_snap(&pa, &s, xb));
+        assert_eq!(pa.proc_xmin(b), xa);
+        pa.end_transaction(Finished::Proc(a), xa);
+        assert!(!pa.xid_is_running(xa));
+        let s = pa.get_snapshot(b, &mut cache_b);
+        assert!(!in_snap(&pa, &s, xa));
+        assert!(s.xip.is_empty());
+        pa.check_invariants().unwrap();
+        pa.disconnect(a);
+        pa.disconnect(b);
+        assert_eq!(pa.num_procs(), 0);
+        pa.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn own_xid_not_in_xip_but_lowers_xmin() {
+        let pa = ProcArray::new(4, TransactionId(10));
+        let a = pa.connect(4).unwrap();
+        let b = pa.connect(4).unwrap();
+        let xa = pa.assign_xid(a);
+        let xb = pa.assign_xid(b);
+        pa.end_transaction(Finished::Proc(b), xb);
+        let mut c = None;
+        let s = pa.get_snapshot(a, &mut c);
+        assert!(s.xip.is_empty());
+        assert_eq!(s.xmin, xa);
+    }
+
+    #[test]
+    fn cache_reuse_and_invalidation() {
+        let pa = ProcArray::new(8, TransactionId(3));
+        let a = pa.connect(8).unwrap();
+        let b = pa.connect(8).unwrap();
+        let mut cache = None;
+        let s1 = pa.get_snapshot(a, &mut cache);
+        let s2 = pa.get_snapshot(a, &mut cache);
+        assert!(Arc::ptr_eq(&s1, &s2), "reused snapshot is the same Arc");
+        let st = pa.stats();
+        assert_eq!((st.snapshots_computed, st.snapshots_reused), (1, 1));
+        // Assigning an xid elsewhere does not invalidate.
+        let xb = pa.assign_xid(b);
+        let s3 = pa.get_snapshot(a, &mut cache);
+        assert!(Arc::ptr_eq(&s1, &s3));
+        // A transaction without an xid bumps nothing.
+        let count = pa.xact_completion_count();
+        pa.end_transaction(Finished::Proc(a), TransactionId::INVALID);
+        assert_eq!(pa.xact_completion_count(), count);
+        assert_eq!(pa.proc_xmin(a), TransactionId::INVALID);
+        let _s4 = pa.get_snapshot(a, &mut cache);
+        assert_eq!(pa.proc_xmin(a), s1.xmin, "reuse re-publishes xmin");
+        // Completion invalidates.
+        pa.end_transaction(Finished::Proc(b), xb);
+        assert_eq!(pa.xact_completion_count(), count + 1);
+        drop((s1, s2, s3, _s4));
+        let s5 = pa.get_snapshot(a, &mut cache);
+        assert_eq!(s5.completion_count, count + 1);
+        assert_eq!(s5.xmax, xb.next());
+        let st = pa.stats();
+        assert_eq!(
+            (
+                st.snapshots_computed,
+                st.snapshots_reused,
+                st.xact_completion_count
+            ),
+            (2, 3, count + 1)
+        );
+    }
+
+    #[test]
+    fn subxids_cached_then_overflowed() {
+        let pa = ProcArray::new(4, TransactionId(3));
+        let a = pa.connect(4).unwrap();
+        let b = pa.connect(4).unwrap();
+        let top = pa.assign_xid(a);
+        let subs: Vec<_> = (0..70).map(|_| pa.assign_subxid(a, top)).collect();
+        // Bump so that all of them are below xmax.
+        let xb = pa.assign_xid(b);
+        pa.end_transaction(Finished::Proc(b), xb);
+        let mut c = None;
+        let s = pa.get_snapshot(b, &mut c);
+        assert!(s.suboverflowed);
+        for &x in &subs {
+            assert!(pa.xid_is_running(x), "subxid {x} running");
+            assert!(in_snap(&pa, &s, x), "subxid {x} in snapshot");
+            assert_eq!(pa.holder_of(x), Some((a, top)));
+        }
+        // Roll back the last ten (some cached, none: overflowed ones).
+        let dead = &subs[55..];
+        pa.remove_subxids(a, dead, subs[69]);
+        let s = pa.get_snapshot(b, &mut c);
+        for &x in dead {
+            assert!(!pa.xid_is_running(x), "aborted subxid {x} not running");
+            assert!(!in_snap(&pa, &s, x), "aborted subxid {x} not in snapshot");
+        }
+        for &x in &subs[..55] {
+            assert!(in_snap(&pa, &s, x));
+        }
+        pa.check_invariants().unwrap();
+
+        // A fresh transaction with few subxids is not overflowed.
+        pa.end_transaction(Finished::Proc(a), subs[69]);
+        let top = pa.assign_xid(a);
+        let s1 = pa.assign_subxid(a, top);
+        let s2 = pa.assign_subxid(a, s1);
+        let xb = pa.assign_xid(b);
+        pa.end_transaction(Finished::Proc(b), xb);
+        let s = pa.get_snapshot(b, &mut c);
+        assert!(!s.suboverflowed);
+        assert_eq!(s.subxip, vec![s1, s2]);
+        assert_eq!(pa.subtrans().topmost(s2), top);
+    }
+
+    #[test]
+    fn too_many_backends_and_dummy_procs() {
+        let pa = ProcArray::new(3, TransactionId(3));
+        let a = pa.connect(2).unwrap();
+        let b = pa.connect(2).unwrap();
+        assert!(pa.connect(2).is_none());
+        let xa = pa.assign_xid(a);
+        let sub = pa.assign_subxid(a, xa);
+        // PREPARE: the xid moves to a dummy proc and keeps running.
+        let d = pa.transfer_to_dummy(a).unwrap();
+        pa.check_invariants().unwrap();
+        assert_eq!(pa.proc_xid(a), TransactionId::INVALID);
+        assert_eq!(pa.holder_of(sub), Some((d, xa)));
+        let count = pa.xact_completion_count();
+        pa.disconnect(a);
+        assert_eq!(pa.xact_completion_count(), count, "prepare bumps nothing");
+        assert!(pa.xid_is_running(xa));
+        // COMMIT PREPARED from another session.
+        pa.end_transaction(Finished::DummyProc(d), sub);
+        assert!(!pa.xid_is_running(xa));
+        assert_eq!(pa.xact_completion_count(), count + 1);
+        assert_eq!(pa.latest_completed_xid(), sub);
+        pa.check_invariants().unwrap();
+        pa.disconnect(b);
+        assert_eq!(pa.num_procs(), 0);
+    }
+
+    #[test]
+    fn recovery_snapshots_from_known_assigned() {
+        let pa = ProcArray::new(4, TransactionId(3));
+        pa.set_in_recovery(true);
+        let s1 = pa.connect(4).unwrap();
+        pa.record_known_assigned(TransactionId(7)); // 3..=7 running
+        pa.end_transaction(
+            Finished::Recovered {
+                xid: TransactionId(5),
+                subxids: &[TransactionId(6)],
+            },
+            TransactionId(6),
+        );
+        let mut c = None;
+        let s = pa.get_snapshot(s1, &mut c);
+        assert!(s.taken_during_recovery);
+        assert_eq!(s.xmax, TransactionId(7));
+        assert_eq!(s.xip, vec![TransactionId(3), TransactionId(4)]);
+        assert!(pa.xid_is_running(TransactionId(7)));
+        assert!(!pa.xid_is_running(TransactionId(5)));
+        let before = pa.xact_completion_count();
+        pa.end_transaction(
+            Finished::Recovered {
+                xid: TransactionId(3),
+                subxids: &[],
+            },
+            TransactionId(3),
+        );
+        assert_eq!(
+            pa.xact_completion_count(),
+            before + 1,
+            "replayed commit bumps the counter"
+        );
+        let s = pa.get_snapshot(s1, &mut c);
+        assert_eq!(s.xip, vec![TransactionId(4)]);
+        assert_eq!(
+            pa.oldest_xmin(),
+            TransactionId(3),
+            "the first snapshot's xmin"
+        );
+        pa.clear_xmin(s1);
+        assert_eq!(pa.oldest_xmin(), TransactionId(4));
+    }
+
+    #[test]
+    fn oldest_xmin_reads_xmins() {
+        let pa = ProcArray::new(4, TransactionId(3));
+        let a = pa.connect(4).unwrap();
+        let b = pa.connect(4).unwrap();
+        let xa = pa.assign_xid(a);
+        let xb = pa.assign_xid(b);
+        pa.end_transaction(Finished::Proc(b), xb);
+        let mut c = None;
+        let _ = pa.get_snapshot(b, &mut c); // b's xmin = xa
+        pa.end_transaction(Finished::Proc(a), xa);
+        assert_eq!(pa.oldest_xmin(), xa, "b's snapshot still needs xa");
+        pa.clear_xmin(b);
+        assert_eq!(pa.oldest_xmin(), xb.next());
+    }
+
+    /// Many threads connect, assign, take snapshots, complete and disconnect
+    /// at once; invariant checks run meanwhile and at the end.
+    #[test]
+    fn stress_dense_arrays_stay_dense() {
+        const THREADS: usize = 8;
+        let pa = ProcArray::new(THREADS * 2 + 2, TransactionId(3));
+        let stop = AtomicBool::new(false);
+        let checks = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            let mut workers = Vec::new();
+            for t in 0..THREADS {
+                let pa = &pa;
+                workers.push(s.spawn(move || {
+                    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((t as u64 + 1) * 0x1234_5677));
+                    for _ in 0..300 {
+                        let Some(p) = pa.connect(usize::MAX) else {
+                            continue;
+                        };
+                        let mut cache = None;
+                        for _ in 0..rng.below(5) + 1 {
+                            let _ = pa.get_snapshot(p, &mut cache);
+                            if rng.below(2) == 0 {
+                                let top = pa.assign_xid(p);
+                                let mut latest = top;
+                                for _ in 0..rng.below(70) {
+                                    latest = pa.assign_subxid(p, top);
+                                }
+                                if rng.below(4) == 0 && latest != top {
+                                    pa.remove_subxids(p, &[latest], latest);
+                                }
+                                let _ = pa.get_snapshot(p, &mut cache);
+                                pa.end_transaction(Finished::Proc(p), latest);
+                            } else {
+                                pa.end_transaction(Finished::Proc(p), TransactionId::INVALID);
+                            }
+                        }
+                        pa.disconnect(p);
+                    }
+                }));
+            }
+            let (pa, stop, checks) = (&pa, &stop, &checks);
+            let checker = s.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    pa.check_invariants().unwrap();
+                    checks.fetch_add(1, Ordering::Relaxed);
+                    std::thread::yield_now();
+                }
+            });
+            for w in workers {
+                w.join().unwrap();
+            }
+            stop.store(true, Ordering::Relaxed);
+            checker.join().unwrap();
+        });
+        pa.check_invariants().unwrap();
+        assert_eq!(pa.num_procs(), 0);
+        assert!(checks.load(Ordering::Relaxed) > 0);
+        assert_eq!(pa.oldest_xmin(), pa.latest_completed_xid().next());
+    }
+
+    /// Snapshots taken concurrently with commits: an xid finished before a
+    /// snapshot started is never "running" in it, and an xid (or subxid)
+    /// running from before the snapshot until after it is never visible.
+    #[test]
+    fn concurrent_snapshots_are_correct() {
+        const WRITERS: usize = 4;
+        const READERS: usize = 3;
+        #[derive(Default)]
+        struct Book {
+            running: BTreeSet<TransactionId>,
+            /// Entered before the completion call: may have finished.
+            finishing: BTreeSet<TransactionId>,
+            /// Entered after the completion call returned: has finished.
+            finished: BTreeSet<TransactionId>,
+        }
+        let pa = ProcArray::new(WRITERS + READERS + 1, TransactionId(3));
+        let book = Mutex::new(Book::default());
+        let stop = AtomicBool::new(false);
+        let checked = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            let mut writers = Vec::new();
+            for t in 0..WRITERS {
+                let (pa, book) = (&pa, &book);
+                writers.push(s.spawn(move || {
+                    let mut rng = Rng(0xdead_beef ^ ((t as u64 + 7) * 0x9999));
+                    let p = pa.connect(usize::MAX).unwrap();
+                    for _ in 0..200 {
+                        let top = pa.assign_xid(p);
+                        let mut mine = vec![top];
+                        book.lock().running.insert(top);
+                        let nsub = if rng.below(8) == 0 { 70 } else { rng.below(4) };
+                        for _ in 0..nsub {
+                            let sx = pa.assign_subxid(p, top);
+                            book.lock().running.insert(sx);
+                            mine.push(sx);
+                        }
+                        if mine.len() > 2 && rng.below(3) == 0 {
+                            // ROLLBACK TO: the newest subxid finishes (aborted).
+                            let Some(dead) = mine.pop() else {
+                                unreachable!()
+                            };
+                            book.lock().finishing.insert(dead);
+                            pa.remove_subxids(p, &[dead], dead);
+                            let mut b = book.lock();
+                            b.running.remove(&dead);
+                            b.finished.insert(dead);
+                        }
+                        std::thread::yield_now();
+                        let latest = *mine.iter().max().unwrap();
+                        book.lock().finishing.extend(mine.iter().copied());
+                        pa.end_transaction(Finished::Proc(p), latest);
+                        let mut b = book.lock();
+                        for x in mine {
+                            b.running.remove(&x);
+                            b.finished.insert(x);
+                        }
+                    }
+                    pa.disconnect(p);
+                }));
+            }
+            for _ in 0..READERS {
+                let (pa, book, stop, checked) = (&pa, &book, &stop, &checked);
+                s.spawn(move || {
+                    let p = pa.connect(usize::MAX).unwrap();
+                    let mut cache = None;
+                    while !stop.load(Ordering::Relaxed) {
+                        let (running_before, finished_before) = {
+                            let b = book.lock();
+                            (
+                                b.running.clone(),
+                                b.finished
+                                    .iter()
+                                    .rev()
+                                    .take(200)
+                                    .copied()
+                                    .collect::<Vec<_>>(),
+                            )
+                        };
+                        let snap = pa.get_snapshot(p, &mut cache);
+                        // Evaluate before looking at `finishing`: an overflowed
+                        // snapshot resolves subxids through subtrans *now*, and a
+                        // rolled-back subxid is forgotten there (it is aborted
+                        // in clog first, so it is invisible either way).
+                        let verdicts: Vec<(TransactionId, bool)> = running_before
+                            .iter()
+                            .map(|x| (*x, in_snap(pa, &snap, *x)))
+                            .collect();
+                        let still_running: Vec<_> = {
+                            let b = book.lock();
+                            verdicts
+                                .into_iter()
+                                .filter(|(x, _)| !b.finishing.contains(x))
+                                .collect()
+                        };
+                        for x in finished_before {
+                            assert!(
+                                !in_snap(pa, &snap, x),
+                                "finished {x} seen running by {snap:?}"
+                            );
+                        }
+                        for (x, seen_running) in still_running {
+                            assert!(seen_running, "running {x} visible to {snap:?}");
+                        }
+                        checked.fetch_add(1, Ordering::Relaxed);
+                        pa.end_transaction(Finished::Proc(p), TransactionId::INVALID);
+                    }
+                    pa.disconnect(p);
+                });
+            }
+            for w in writers {
+                w.join().unwrap();
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        assert!(checked.load(Ordering::Relaxed) > 0);
+        pa.check_invariants().unwrap();
+        let st = pa.stats();
+        assert!(st.snapshots_computed > 0);
     }
 }

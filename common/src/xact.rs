@@ -364,10 +364,17 @@ impl Xact {
     pub fn begin(&mut self, iso: Option<IsolationLevel>) -> Option<PgError> {
         match self.block {
             Block::InProgress | Block::Failed => {
+                // PostgreSQL still applies BEGIN's options (as SET
+                // TRANSACTION) before warning.
+                if let Some(iso) = iso {
+                    if !self.snapshot_taken && self.levels.len() <= 1 {
+                        self.iso = iso;
+                    }
+                }
                 return Some(PgError::warning(
                     sqlstate::ACTIVE_SQL_TRANSACTION,
                     "there is already a transaction in progress",
-                ))
+                ));
             }
             Block::Default => self.start_transaction(),
             Block::Started | Block::ImplicitInProgress => {}
@@ -422,10 +429,17 @@ impl Xact {
         warn
     }
 
-    /// SET TRANSACTION ISOLATION LEVEL (and BEGIN ISOLATION LEVEL).
+    /// SET TRANSACTION ISOLATION LEVEL (and BEGIN ISOLATION LEVEL). Outside
+    /// a block it only affects the current implicit transaction; the caller
+    /// sends PostgreSQL's WARNING 25P01 "SET TRANSACTION can only be used in
+    /// transaction blocks" when [`Xact::status`] is Idle.
     pub fn set_isolation(&mut self, iso: IsolationLevel) -> PgResult<()> {
         if self.block == Block::Failed {
             return Err(in_failed_block());
+        }
+        if iso == self.iso && self.block != Block::Default {
+            // Re-stating the current level is always allowed (check_XactIsoLevel).
+            return Ok(());
         }
         if self.snapshot_taken {
             return Err(PgError::new(
@@ -772,7 +786,7 @@ impl Xact {
 
     /// AbortSubTransaction for a set of subxids: clog aborted, out of the
     /// proc's cache, the subtrans map and `own_xids`.
-    fn abort_subxids(&mut self, dead: &mut Vec<TransactionId>) {
+    fn abort_subxids(&mut self, dead: &mut [TransactionId]) {
         if dead.is_empty() {
             return;
         }
@@ -804,5 +818,554 @@ impl Drop for Xact {
             self.abort_transaction();
         }
         self.shared.procarray().disconnect(self.proc);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+    use std::time::Instant;
+
+    use super::*;
+
+    struct TestShared {
+        clog: Clog,
+        procarray: ProcArray,
+        max_connections: usize,
+        deadlock_timeout: Duration,
+        _dir: tempfile::TempDir,
+    }
+
+    impl XactShared for TestShared {
+        fn clog(&self) -> &Clog {
+            &self.clog
+        }
+        fn procarray(&self) -> &ProcArray {
+            &self.procarray
+        }
+        fn max_connections(&self) -> usize {
+            self.max_connections
+        }
+        fn deadlock_timeout(&self) -> Duration {
+            self.deadlock_timeout
+        }
+        fn in_recovery(&self) -> bool {
+            false
+        }
+    }
+
+    fn shared(max_connections: usize) -> Arc<TestShared> {
+        let dir = tempfile::tempdir().unwrap();
+        Arc::new(TestShared {
+            clog: Clog::open(dir.path()).unwrap(),
+            procarray: ProcArray::new(max_connections + 2, TransactionId::FIRST_NORMAL),
+            max_connections,
+            deadlock_timeout: Duration::from_millis(50),
+            _dir: dir,
+        })
+    }
+
+    fn session(sh: &Arc<TestShared>) -> Xact {
+        Xact::with_shared(sh.clone()).unwrap()
+    }
+
+    /// Waits (bounded) for a condition another thread brings about.
+    fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+        let start = Instant::now();
+        while !f() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "timed out waiting for {what}"
+            );
+            std::thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn too_many_clients() {
+        let sh = shared(2);
+        let a = session(&sh);
+        let _b = session(&sh);
+        let err = Xact::with_shared(sh.clone()).err().unwrap();
+        assert_eq!(err.code, "53300");
+        assert_eq!(err.severity, crate::error::Severity::Fatal);
+        assert_eq!(err.message, "sorry, too many clients already");
+        drop(a);
+        let _c = session(&sh);
+    }
+
+    #[test]
+    fn implicit_statement_commits_or_aborts() {
+        let sh = shared(4);
+        let mut s = session(&sh);
+        s.start_statement();
+        assert_eq!(s.status(), TxStatus::Idle);
+        let x = s.assign_xid().unwrap();
+        assert!(s.own().is_current(x));
+        s.finish_statement(true).unwrap();
+        assert_eq!(sh.clog.get_status(x), XidStatus::Committed);
+        assert!(!sh.procarray.xid_is_running(x));
+        assert!(s.own().xids.is_empty());
+
+        s.start_statement();
+        let y = s.assign_xid().unwrap();
+        s.finish_statement(false).unwrap();
+        assert_eq!(sh.clog.get_status(y), XidStatus::Aborted);
+        assert!(!sh.procarray.xid_is_running(y));
+
+        // A read-only statement bumps nothing.
+        let count = sh.procarray.xact_completion_count();
+        s.start_statement();
+        let _ = s.statement_snapshot();
+        s.finish_statement(true).unwrap();
+        assert_eq!(sh.procarray.xact_completion_count(), count);
+        assert!(s.assign_xid().is_err(), "no transaction, no xid");
+    }
+
+    #[test]
+    fn explicit_block_and_warnings() {
+        let sh = shared(4);
+        let mut s = session(&sh);
+        // COMMIT / ROLLBACK outside a block warn.
+        s.start_statement();
+        let (tag, warn) = s.commit().unwrap();
+        assert_eq!(tag, "COMMIT");
+        assert_eq!(warn.unwrap().code, "25P01");
+        s.finish_statement(true).unwrap();
+        s.start_statement();
+        assert_eq!(
+            s.rollback().unwrap().message,
+            "there is no transaction in progress"
+        );
+        s.finish_statement(true).unwrap();
+        assert_eq!(s.status(), TxStatus::Idle);
+
+        // BEGIN (as a statement) then a write, then COMMIT.
+        s.start_statement();
+        assert!(s.begin(None).is_none());
+        s.finish_statement(true).unwrap();
+        assert_eq!(s.status(), TxStatus::InBlock);
+        let w = s.begin(None).unwrap();
+        assert_eq!(
+            (w.code, w.message.as_str()),
+            ("25001", "there is already a transaction in progress")
+        );
+        s.start_statement();
+        let x = s.assign_xid().unwrap();
+        assert_eq!(s.curcid(), CommandId(0));
+        s.command_counter_increment();
+        s.finish_statement(true).unwrap();
+        assert_eq!(s.curcid(), CommandId(1));
+        assert!(
+            sh.procarray.xid_is_running(x),
+            "block keeps the xid running"
+        );
+        assert_eq!(s.status(), TxStatus::InBlock);
+        s.start_statement();
+        assert_eq!(s.commit().unwrap(), ("COMMIT", None));
+        s.finish_statement(true).unwrap();
+        assert_eq!(sh.clog.get_status(x), XidStatus::Committed);
+        assert_eq!(s.status(), TxStatus::Idle);
+        assert_eq!(s.curcid(), CommandId(0));
+    }
+
+    #[test]
+    fn failed_block_rolls_back_on_commit() {
+        let sh = shared(4);
+        let mut s = session(&sh);
+        s.begin(None);
+        s.start_statement();
+        let x = s.assign_xid().unwrap();
+        s.finish_statement(false).unwrap();
+        assert_eq!(s.status(), TxStatus::Failed);
+        // Aborted at once: waiters need not wait for ROLLBACK.
+        assert_eq!(sh.clog.get_status(x), XidStatus::Aborted);
+        assert!(!sh.procarray.xid_is_running(x));
+        assert_eq!(s.assign_xid().unwrap_err().code, "25P02");
+        assert_eq!(s.savepoint("a").unwrap_err().code, "25P02");
+        assert_eq!(s.commit().unwrap(), ("ROLLBACK", None));
+        assert_eq!(s.status(), TxStatus::Idle);
+        // ROLLBACK of a failed block: no warning.
+        s.begin(None);
+        s.finish_statement(false).unwrap();
+        assert!(s.rollback().is_none());
+        assert_eq!(s.status(), TxStatus::Idle);
+    }
+
+    #[test]
+    fn implicit_multi_statement_block() {
+        let sh = shared(4);
+        let mut s = session(&sh);
+        s.begin_implicit_block();
+        s.start_statement();
+        let x = s.assign_xid().unwrap();
+        s.finish_statement(true).unwrap();
+        s.start_statement();
+        assert_eq!(
+            s.assign_xid().unwrap(),
+            x,
+            "one transaction for the whole Query"
+        );
+        s.finish_statement(true).unwrap();
+        assert!(sh.procarray.xid_is_running(x));
+        s.end_implicit_block(true).unwrap();
+        assert_eq!(sh.clog.get_status(x), XidStatus::Committed);
+
+        // A failure aborts the implicit transaction.
+        s.begin_implicit_block();
+        s.start_statement();
+        let y = s.assign_xid().unwrap();
+        s.finish_statement(true).unwrap();
+        s.start_statement();
+        s.finish_statement(false).unwrap();
+        s.end_implicit_block(false).unwrap();
+        assert_eq!(sh.clog.get_status(y), XidStatus::Aborted);
+        assert_eq!(s.status(), TxStatus::Idle);
+
+        // BEGIN inside a multi-statement Query turns it into a real block.
+        s.begin_implicit_block();
+        s.start_statement();
+        assert!(s.begin(None).is_none());
+        s.finish_statement(true).unwrap();
+        s.start_statement();
+        let z = s.assign_xid().unwrap();
+        s.finish_statement(true).unwrap();
+        s.end_implicit_block(true).unwrap();
+        assert_eq!(s.status(), TxStatus::InBlock);
+        assert!(sh.procarray.xid_is_running(z));
+        s.rollback();
+        assert_eq!(sh.clog.get_status(z), XidStatus::Aborted);
+
+        // SAVEPOINT is not allowed in an implicit block.
+        s.begin_implicit_block();
+        s.start_statement();
+        let e = s.savepoint("a").unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("25P01", "SAVEPOINT can only be used in transaction blocks")
+        );
+        s.finish_statement(false).unwrap();
+        s.end_implicit_block(false).unwrap();
+    }
+
+    #[test]
+    fn savepoints_release_and_rollback_to() {
+        let sh = shared(4);
+        let mut s = session(&sh);
+        assert_eq!(s.savepoint("a").unwrap_err().code, "25P01");
+        assert_eq!(
+            s.release("a").unwrap_err().message,
+            "RELEASE SAVEPOINT can only be used in transaction blocks"
+        );
+        assert_eq!(
+            s.rollback_to("a").unwrap_err().message,
+            "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"
+        );
+        s.begin(None);
+        s.savepoint("a").unwrap();
+        // Lazy: the first write in a savepoint assigns the top xid first.
+        let a1 = s.assign_xid().unwrap();
+        let top = s.top_xid();
+        assert!(top.is_valid() && top < a1);
+        assert_eq!(sh.procarray.subtrans().parent(a1), Some(top));
+        s.savepoint("b").unwrap();
+        let b1 = s.assign_xid().unwrap();
+        assert_eq!(sh.procarray.subtrans().parent(b1), Some(a1));
+        assert_eq!(s.own().xids, &[top, a1, b1]);
+        // RELEASE b: b1 now belongs to a.
+        s.release("b").unwrap();
+        assert_eq!(s.assign_xid().unwrap(), a1);
+        let e = s.release("b").unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("3B001", "savepoint \"b\" does not exist")
+        );
+        // ROLLBACK TO a aborts a1 and the released b1, keeps the savepoint.
+        s.rollback_to("a").unwrap();
+        assert_eq!(sh.clog.get_status(a1), XidStatus::Aborted);
+        assert_eq!(sh.clog.get_status(b1), XidStatus::Aborted);
+        assert!(!sh.procarray.xid_is_running(b1));
+        assert!(sh.procarray.xid_is_running(top));
+        assert_eq!(s.own().xids, &[top]);
+        let a2 = s.assign_xid().unwrap();
+        assert!(a2 > b1);
+        s.rollback_to("a").unwrap();
+        s.rollback_to("a").unwrap();
+        // An error inside a savepoint aborts only it; ROLLBACK TO recovers.
+        s.savepoint("c").unwrap();
+        let c1 = s.assign_xid().unwrap();
+        s.finish_statement(false).unwrap();
+        assert_eq!(s.status(), TxStatus::Failed);
+        assert_eq!(sh.clog.get_status(c1), XidStatus::Aborted);
+        assert!(sh.procarray.xid_is_running(top));
+        assert_eq!(s.rollback_to("nope").unwrap_err().code, "3B001");
+        assert_eq!(s.status(), TxStatus::Failed);
+        s.rollback_to("c").unwrap();
+        assert_eq!(s.status(), TxStatus::InBlock);
+        let c2 = s.assign_xid().unwrap();
+        assert_eq!(s.commit().unwrap(), ("COMMIT", None));
+        assert_eq!(sh.clog.get_status(top), XidStatus::Committed);
+        assert_eq!(sh.clog.get_status(c2), XidStatus::Committed);
+        assert_eq!(sh.clog.get_status(a2), XidStatus::Aborted);
+        assert_eq!(sh.clog.get_status(c1), XidStatus::Aborted);
+    }
+
+    #[test]
+    fn many_savepoints_overflow() {
+        let sh = shared(4);
+        let mut s = session(&sh);
+        let mut other = session(&sh);
+        s.begin(None);
+        let mut subs = Vec::new();
+        for i in 0..80 {
+            s.savepoint(&format!("s{i}")).unwrap();
+            subs.push(s.assign_xid().unwrap());
+        }
+        s.rollback_to("s70").unwrap();
+        other.start_statement();
+        let snap = other.statement_snapshot();
+        other.finish_statement(true).unwrap();
+        assert!(snap.suboverflowed);
+        let parent = |x| sh.procarray.subtrans().parent(x);
+        for &x in &subs[..70] {
+            assert!(snap.xid_in_snapshot(x, &parent));
+            assert!(sh.procarray.xid_is_running(x));
+        }
+        for &x in &subs[70..] {
+            assert!(!sh.procarray.xid_is_running(x));
+            assert_eq!(sh.clog.get_status(x), XidStatus::Aborted);
+        }
+        s.commit().unwrap();
+        assert_eq!(sh.clog.get_status(subs[69]), XidStatus::Committed);
+    }
+
+    #[test]
+    fn read_committed_and_repeatable_read_snapshots() {
+        let sh = shared(4);
+        let mut w = session(&sh);
+        let mut rc = session(&sh);
+        let mut rr = session(&sh);
+        rr.begin(Some(IsolationLevel::RepeatableRead));
+        assert_eq!(rr.isolation(), IsolationLevel::RepeatableRead);
+        rc.begin(None);
+        let rr1 = rr.statement_snapshot();
+        let rc1 = rc.statement_snapshot();
+        rr.set_isolation(IsolationLevel::RepeatableRead).unwrap();
+        let e = rr.set_isolation(IsolationLevel::ReadCommitted).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "25001",
+                "SET TRANSACTION ISOLATION LEVEL must be called before any query"
+            )
+        );
+        w.start_statement();
+        let x = w.assign_xid().unwrap();
+        w.finish_statement(true).unwrap();
+        let parent = |_| None;
+        rc.finish_statement(true).unwrap();
+        let rc2 = rc.statement_snapshot();
+        let rr2 = rr.statement_snapshot();
+        assert!(rc1.xid_in_snapshot(x, &parent));
+        assert!(
+            !rc2.xid_in_snapshot(x, &parent),
+            "RC sees the commit in its next statement"
+        );
+        assert!(Arc::ptr_eq(&rr1, &rr2), "RR keeps its first snapshot");
+        assert!(rr2.xid_in_snapshot(x, &parent));
+        assert_eq!(rr.current_snapshot().unwrap(), rr2);
+        rr.commit().unwrap();
+        assert_eq!(rr.isolation(), IsolationLevel::ReadCommitted);
+        rc.commit().unwrap();
+        // An idle session re-uses its snapshot until something completes.
+        let before = sh.procarray.stats();
+        rc.start_statement();
+        let _ = rc.statement_snapshot();
+        rc.finish_statement(true).unwrap();
+        rc.start_statement();
+        let _ = rc.statement_snapshot();
+        rc.finish_statement(true).unwrap();
+        let after = sh.procarray.stats();
+        // Nothing with an xid completed since rc2: both are reused.
+        assert_eq!(after.snapshots_reused - before.snapshots_reused, 2);
+        assert_eq!(after.snapshots_computed, before.snapshots_computed);
+    }
+
+    #[test]
+    fn wait_for_commit_and_cancel() {
+        let sh = shared(4);
+        let mut holder = session(&sh);
+        let waiter = session(&sh);
+        holder.begin(None);
+        let x = holder.assign_xid().unwrap();
+        let cancel = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            let t = sc.spawn(|| waiter.wait_for_xid(x, &cancel));
+            wait_until("waiter registered", || {
+                sh.procarray.lmgr().waiting_for(waiter.proc()) == Some(x)
+            });
+            holder.commit().unwrap();
+            assert!(t.join().unwrap().is_ok());
+        });
+        // Cancel.
+        holder.begin(None);
+        let y = holder.assign_xid().unwrap();
+        std::thread::scope(|sc| {
+            let t = sc.spawn(|| waiter.wait_for_xid(y, &cancel));
+            wait_until("waiter registered", || {
+                sh.procarray.lmgr().waiting_for(waiter.proc()) == Some(y)
+            });
+            cancel.store(true, Ordering::Relaxed);
+            sh.procarray.lmgr().interrupt(waiter.proc());
+            assert_eq!(t.join().unwrap().unwrap_err().code, "57014");
+        });
+        cancel.store(false, Ordering::Relaxed);
+        // Waiting on a subxid ends when it is rolled back.
+        holder.savepoint("s").unwrap();
+        let sub = holder.assign_xid().unwrap();
+        std::thread::scope(|sc| {
+            let t = sc.spawn(|| waiter.wait_for_xid(sub, &cancel));
+            wait_until("waiter registered", || {
+                sh.procarray.lmgr().waiting_for(waiter.proc()) == Some(sub)
+            });
+            holder.rollback_to("s").unwrap();
+            assert!(t.join().unwrap().is_ok());
+        });
+        assert!(sh.procarray.xid_is_running(y));
+        holder.rollback();
+        // Not running: returns at once.
+        waiter.wait_for_xid(y, &cancel).unwrap();
+    }
+
+    #[test]
+    fn deadlock_detected_on_one_side() {
+        let sh = shared(4);
+        let mut a = session(&sh);
+        let mut b = session(&sh);
+        a.set_pid(1001);
+        b.set_pid(1002);
+        a.begin(None);
+        b.begin(None);
+        let xa = a.assign_xid().unwrap();
+        let xb = b.assign_xid().unwrap();
+        let cancel_a = AtomicBool::new(false);
+        let cancel_b = AtomicBool::new(false);
+        let (ra, rb) = std::thread::scope(|sc| {
+            let ta = sc.spawn(|| {
+                let r = a.wait_for_xid(xb, &cancel_a);
+                // The side that fails aborts, releasing the other.
+                if r.is_err() {
+                    a.finish_statement(false).unwrap();
+                    a.rollback();
+                }
+                r
+            });
+            let tb = sc.spawn(|| {
+                let r = b.wait_for_xid(xa, &cancel_b);
+                if r.is_err() {
+                    b.finish_statement(false).unwrap();
+                    b.rollback();
+                }
+                r
+            });
+            (ta.join().unwrap(), tb.join().unwrap())
+        });
+        let errs: Vec<_> = [&ra, &rb]
+            .iter()
+            .filter_map(|r| r.as_ref().err().cloned())
+            .collect();
+        assert_eq!(errs.len(), 1, "exactly one side gets 40P01: {ra:?} {rb:?}");
+        let e = &errs[0];
+        assert_eq!((e.code, e.message.as_str()), ("40P01", "deadlock detected"));
+        let detail = e.detail.clone().unwrap();
+        assert!(
+            detail.contains("waits for ShareLock on transaction"),
+            "{detail}"
+        );
+        assert!(
+            detail.contains("1001") && detail.contains("1002"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn three_way_deadlock() {
+        let sh = shared(4);
+        let mut s: Vec<Xact> = (0..3).map(|_| session(&sh)).collect();
+        let xs: Vec<_> = s
+            .iter_mut()
+            .map(|x| {
+                x.begin(None);
+                x.assign_xid().unwrap()
+            })
+            .collect();
+        let cancel = [
+            AtomicBool::new(false),
+            AtomicBool::new(false),
+            AtomicBool::new(false),
+        ];
+        let results: Vec<PgResult<()>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = s
+                .iter_mut()
+                .enumerate()
+                .map(|(i, x)| {
+                    let target = xs[(i + 1) % 3];
+                    let c = &cancel[i];
+                    sc.spawn(move || {
+                        let r = x.wait_for_xid(target, c);
+                        if r.is_err() {
+                            x.rollback();
+                        } else {
+                            x.commit().unwrap();
+                        }
+                        r
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(
+            results.iter().filter(|r| r.is_err()).count(),
+            1,
+            "{results:?}"
+        );
+    }
+
+    #[test]
+    fn drop_aborts_and_frees_slot() {
+        let sh = shared(1);
+        let mut s = session(&sh);
+        s.begin(None);
+        let x = s.assign_xid().unwrap();
+        drop(s);
+        assert_eq!(sh.clog.get_status(x), XidStatus::Aborted);
+        assert!(!sh.procarray.xid_is_running(x));
+        assert_eq!(sh.procarray.num_procs(), 0);
+        let _again = session(&sh);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn wait_inside_tokio_does_not_block_runtime() {
+        let sh = shared(4);
+        let mut holder = session(&sh);
+        holder.begin(None);
+        let x = holder.assign_xid().unwrap();
+        let waiter = session(&sh);
+        let wp = waiter.proc();
+        let task = tokio::spawn(async move {
+            let cancel = AtomicBool::new(false);
+            waiter.wait_for_xid(x, &cancel)
+        });
+        // This task keeps running while the other one blocks.
+        let sh2 = sh.clone();
+        tokio::task::spawn(async move {
+            while sh2.procarray.lmgr().waiting_for(wp).is_none() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .unwrap();
+        holder.commit().unwrap();
+        task.await.unwrap().unwrap();
     }
 }

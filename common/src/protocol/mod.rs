@@ -1,2 +1,39 @@
 //! The PostgreSQL v3 wire protocol: messages in both directions and
-//! tokio-util codecs for the server side and the client side. OWNER: P.
+//! tokio-util codecs for the server side and the client side.
+//!
+//! ```text
+//!   client                         server
+//!   ------                         ------
+//!   [SSLRequest]        ───▶       'N'
+//!   Startup(params)     ───▶       AuthenticationOk, ParameterStatus*,
+//!                                  BackendKeyData, ReadyForQuery
+//!   Query | Parse/Bind/Describe/Execute/Close…/Sync | CopyData… ───▶
+//!                       ◀───       RowDescription, DataRow*, CommandComplete,
+//!                                  ErrorResponse, ReadyForQuery …
+//! ```
+//!
+//! * [`messages`]: [`FrontendMessage`] and [`BackendMessage`] with their
+//!   byte layouts, plus allocation-free writers for the server's hot path
+//!   (DataRow, CommandComplete, ErrorResponse straight into a buffer).
+//! * [`codec`]: [`ServerCodec`] and [`ClientCodec`]. They enforce the
+//!   message size limits before allocating and turn framing errors into
+//!   [`ProtocolError`]s (the connection ends with a FATAL 08P01), while
+//!   errors inside a well-framed message are ordinary [`PgError`]s.
+//! * [`client`]: a small async client (startup, simple query, COPY, raw
+//!   messages) for the walreceiver and for tests.
+//!
+//! Invariant: nothing here panics on any byte sequence; every read is
+//! bounds-checked against the one message body it belongs to.
+//!
+//! [`PgError`]: crate::error::PgError
+
+pub mod client;
+pub mod codec;
+pub mod messages;
+
+pub use client::{cancel_request, Client, ClientError, QueryResult};
+pub use codec::{ClientCodec, MessageError, ProtocolError, ServerCodec, DEFAULT_MAX_MESSAGE_SIZE};
+pub use messages::{BackendMessage, ErrorFields, FieldInfo, FrontendMessage, Target};
+
+#[cfg(test)]
+mod tests;

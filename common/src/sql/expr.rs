@@ -1,16 +1,53 @@
 //! Bound expressions: binding sqlparser's AST against a scope of columns and
-//! a set of parameters, and evaluating the result.
+//! a set of parameters (PostgreSQL's parse analysis, `parse_expr.c` /
+//! `parse_oper.c` / `parse_coerce.c` in miniature), and evaluating the result
+//! (`execExprInterp.c`).
+//!
+//! ```text
+//!  ast::Expr ──bind_expr──▶ BoundExpr { expr: Expr, ty: SqlType } ──eval──▶ Value
+//!               │  Scope: columns (table qualifier, name, type) → Column(i)
+//!               │  ParamTypes: $n types, given by the client or inferred
+//!               └  Grouping: aggregates → Agg(i), GROUP BY keys (finalize)
+//! ```
+//!
+//! Typing follows PostgreSQL where pgbench, psql and the TAP tests can see it:
+//! * Literals: integers are int4, else int8, else numeric; decimals are
+//!   numeric; strings are `unknown` until context gives them a type (then
+//!   they are parsed with that type's input function, at bind time, so
+//!   `1 + 'a'` fails with 22P02 like PostgreSQL). `-<literal>` is folded.
+//! * Parameters: a client-given OID fixes the type; otherwise the first
+//!   context fixes it (`aid = $1` → int4, `$1 + 1` → int4, `name = $1` →
+//!   varchar, `$1::int8` → int8, function arguments); unresolved ones are text.
+//! * Operators: numerics promote int2 < int4 < int8 < numeric < float8;
+//!   comparisons across numeric types need no cast (`cmp_sql` compares int4
+//!   with int8 exactly, so `int4col = $1::int8` keeps the shape an index
+//!   lookup recognises, see [`Expr::as_column_eq`]); `||` takes text and any
+//!   type; char(n) compares without trailing spaces. No match: 42883
+//!   `operator does not exist: integer = text`.
+//! * Assignment (INSERT/UPDATE targets, [`bind_assign`]) allows PostgreSQL's
+//!   assignment casts (int8 → int4 with a range check, numeric → int,
+//!   anything → text) and applies varchar(n)/char(n)/numeric(p,s).
+//!
+//! Evaluation is a tree walk over `&[Value]` rows with three-valued logic.
+//! Operands that are columns, parameters or constants are borrowed, not
+//! cloned, so `aid = $1` and integer arithmetic allocate nothing. Overflow is
+//! 22003 ("integer out of range"), division by zero 22012. Constant
+//! subexpressions are folded at bind time. Session-dependent functions go
+//! through [`EvalContext`].
 //!
 //! OWNER: sqlv.
 
+use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use sqlparser::ast;
 
 use crate::error::{sqlstate, PgError, PgResult};
-use crate::sql::functions::{AggFunc, Func};
+use crate::sql::functions::{self, AggFunc, Func};
+use crate::sql::numeric::Numeric;
 use crate::sql::types::SqlType;
-use crate::sql::value::{CastMode, Value};
+use crate::sql::value::{self, CastMode, Value};
 use crate::types::Oid;
 
 pub use crate::sql::functions::{EvalContext, StaticContext, WalLsnKind};
@@ -379,16 +416,268 @@ impl Grouping {
     /// `column "t.x" must appear in the GROUP BY clause or be used in an
     /// aggregate function`.
     pub fn finalize(&self, expr: Expr, scope: &Scope) -> PgResult<Expr> {
-        let _ = (expr, scope);
-        todo!("sqlv")
+        let k = self.group_by.len();
+        if let Some(j) = self.group_by.iter().position(|g| *g == expr) {
+            return Ok(Expr::Agg(j));
+        }
+        match expr {
+            Expr::Agg(i) => Ok(Expr::Agg(k + i)),
+            Expr::Column(c) => {
+                let name = match scope.columns.get(c) {
+                    Some(ScopeColumn {
+                        table: Some(t),
+                        name,
+                        ..
+                    }) => format!("{t}.{name}"),
+                    Some(col) => col.name.clone(),
+                    None => format!("#{c}"),
+                };
+                Err(PgError::new(
+                    sqlstate::GROUPING_ERROR,
+                    format!("column \"{name}\" must appear in the GROUP BY clause or be used in an aggregate function"),
+                ))
+            }
+            other => other.map_children(&mut |e| self.finalize(e, scope)),
+        }
+    }
+}
+
+/// Binding state for one expression.
+struct Binder<'a> {
+    scope: &'a Scope,
+    params: &'a mut ParamTypes,
+    grouping: Option<&'a mut Grouping>,
+    /// Inside an aggregate's argument (nested aggregates are an error).
+    in_agg: bool,
+}
+
+fn unsupported_expr(what: &str) -> PgError {
+    PgError::unsupported(format!("{what} is not supported"))
+}
+
+fn ident_name(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
+}
+
+fn no_operator(op: &str, l: SqlType, r: SqlType) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!("operator does not exist: {} {} {}", l.pg_base_name(), op, r.pg_base_name()),
+    )
+    .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+}
+
+fn op_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Mod => "%",
+        BinOp::Concat => "||",
+        BinOp::Eq | BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom => "=",
+        BinOp::NotEq => "<>",
+        BinOp::Lt => "<",
+        BinOp::LtEq => "<=",
+        BinOp::Gt => ">",
+        BinOp::GtEq => ">=",
+        BinOp::And => "AND",
+        BinOp::Or => "OR",
+    }
+}
+
+/// Parses a numeric literal as PostgreSQL types it: int4, else int8, else numeric.
+fn number_literal(s: &str) -> PgResult<BoundExpr> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+        if let Ok(v) = s.parse::<i32>() {
+            return Ok(BoundExpr {
+                expr: Expr::Const(Value::Int4(v)),
+                ty: SqlType::Int4,
+            });
+        }
+        if let Ok(v) = s.parse::<i64>() {
+            return Ok(BoundExpr {
+                expr: Expr::Const(Value::Int8(v)),
+                ty: SqlType::Int8,
+            });
+        }
+    }
+    match Numeric::parse(s) {
+        Some(Ok(n)) => Ok(BoundExpr {
+            expr: Expr::Const(Value::Numeric(n)),
+            ty: SqlType::NUMERIC,
+        }),
+        // Beyond our numeric's 38 digits (e.g. 1e308): keep the text as an
+        // untyped literal so `1e308::float8` still works.
+        Some(Err(_)) => Ok(BoundExpr {
+            expr: Expr::Const(Value::text(s)),
+            ty: SqlType::Unknown,
+        }),
+        None => Err(PgError::syntax(format!("syntax error at or near \"{s}\""))),
+    }
+}
+
+fn parse_placeholder(p: &str) -> PgResult<usize> {
+    let n: usize = p
+        .strip_prefix('$')
+        .and_then(|d| d.parse().ok())
+        .filter(|n| *n >= 1 && *n <= 65535)
+        .ok_or_else(|| PgError::syntax(format!("syntax error at or near \"{p}\"")))?;
+    Ok(n - 1)
+}
+
+/// The type a parameter gets when it is coerced to `target`.
+fn param_type_for(target: SqlType) -> SqlType {
+    match target {
+        SqlType::Char(_) => SqlType::Char(0),
+        SqlType::Unknown => SqlType::Text,
+        other => other.base(),
+    }
+}
+
+/// Coercion without error reporting: None if no cast of `mode`'s strength exists.
+fn try_coerce(
+    b: BoundExpr,
+    target: SqlType,
+    params: &mut ParamTypes,
+    mode: CastMode,
+) -> PgResult<Option<Expr>> {
+    if target == SqlType::Unknown || b.ty == target {
+        return Ok(Some(b.expr));
+    }
+    if b.ty == SqlType::Unknown {
+        return Ok(Some(match b.expr {
+            Expr::Param(i) => {
+                let pt = param_type_for(target);
+                params.set(i, pt);
+                let actual = params.get(i).unwrap_or(pt);
+                if actual == target {
+                    Expr::Param(i)
+                } else {
+                    Expr::Cast {
+                        arg: Box::new(Expr::Param(i)),
+                        to: target,
+                        mode: CastMode::Assignment,
+                    }
+                }
+            }
+            Expr::Const(Value::Null) => Expr::Const(Value::Null),
+            Expr::Const(Value::Text(s)) => Expr::Const(Value::from_text(target, &s)?),
+            other => Expr::Cast {
+                arg: Box::new(other),
+                to: target,
+                mode: CastMode::Assignment,
+            },
+        }));
+    }
+    // Same base type and target without a modifier: nothing to do.
+    if b.ty.base() == target && !matches!(target, SqlType::Char(_)) {
+        return Ok(Some(b.expr));
+    }
+    let ok = match mode {
+        CastMode::Explicit => value::can_cast(b.ty, target),
+        CastMode::Assignment => {
+            functions::can_coerce_implicit(b.ty, target) || can_assign(b.ty, target)
+        }
+    };
+    if !ok {
+        return Ok(None);
+    }
+    Ok(Some(fold_cast(b.expr, target, mode)?))
+}
+
+/// PostgreSQL's assignment-only casts among our types.
+fn can_assign(from: SqlType, to: SqlType) -> bool {
+    use SqlType as T;
+    if to.is_text_like() {
+        return true;
+    }
+    if functions::numeric_rank(from).is_some() && functions::numeric_rank(to).is_some() {
+        return true;
+    }
+    matches!(
+        (from, to),
+        (T::TimestampTz, T::Timestamp) | (T::Int8, T::Oid)
+    )
+}
+
+/// Wraps `e` in a cast, evaluating it now when `e` is a constant.
+fn fold_cast(e: Expr, to: SqlType, mode: CastMode) -> PgResult<Expr> {
+    if let Expr::Const(v) = &e {
+        return Ok(Expr::Const(value::cast_with(v, to, mode)?));
+    }
+    Ok(Expr::Cast {
+        arg: Box::new(e),
+        to,
+        mode,
+    })
+}
+
+/// Implicit coercion of a bound expression to `target` (WHERE operands,
+/// function arguments). 42804 if there is no implicit cast.
+pub fn coerce(b: BoundExpr, target: SqlType, params: &mut ParamTypes) -> PgResult<Expr> {
+    let from = b.ty;
+    if b.ty != SqlType::Unknown && !functions::can_coerce_implicit(b.ty, target) {
+        return Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "cannot coerce type {} to {}",
+                from.pg_name(),
+                target.pg_name()
+            ),
+        ));
+    }
+    match try_coerce(b, target, params, CastMode::Assignment)? {
+        Some(e) => Ok(e),
+        None => Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "cannot coerce type {} to {}",
+                from.pg_name(),
+                target.pg_name()
+            ),
+        )),
+    }
+}
+
+/// Assignment coercion (see [`bind_assign`]).
+pub fn coerce_assign(
+    b: BoundExpr,
+    target: SqlType,
+    params: &mut ParamTypes,
+    column: &str,
+) -> PgResult<Expr> {
+    let from = b.ty;
+    match try_coerce(b, target, params, CastMode::Assignment)? {
+        Some(e) => Ok(e),
+        None => Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "column \"{}\" is of type {} but expression is of type {}",
+                column,
+                target.pg_name(),
+                from.pg_name()
+            ),
+        )
+        .with_hint("You will need to rewrite or cast the expression.")),
     }
 }
 
 /// Binds an expression where aggregates are not allowed (WHERE, VALUES,
 /// SET …): 42803 `aggregate functions are not allowed in WHERE`.
 pub fn bind_expr(ast: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgResult<BoundExpr> {
-    let _ = (ast, scope, params);
-    todo!("sqlv")
+    Binder {
+        scope,
+        params,
+        grouping: None,
+        in_agg: false,
+    }
+    .bind(ast)
 }
 
 /// Binds a select-list / HAVING / ORDER BY expression, collecting aggregate
@@ -400,8 +689,13 @@ pub fn bind_expr_agg(
     params: &mut ParamTypes,
     grouping: &mut Grouping,
 ) -> PgResult<BoundExpr> {
-    let _ = (ast, scope, params, grouping);
-    todo!("sqlv")
+    Binder {
+        scope,
+        params,
+        grouping: Some(grouping),
+        in_agg: false,
+    }
+    .bind(ast)
 }
 
 /// Binds an expression and coerces it to `target` (an untyped literal or
@@ -430,29 +724,1261 @@ pub fn bind_assign(
     coerce_assign(b, target, params, column)
 }
 
-/// Implicit coercion of a bound expression to `target` (WHERE operands,
-/// function arguments). 42804 if there is no implicit cast.
-pub fn coerce(b: BoundExpr, target: SqlType, params: &mut ParamTypes) -> PgResult<Expr> {
-    let _ = (b, target, params);
-    todo!("sqlv")
+/// Binds a condition (WHERE, HAVING-less filters): the result must be
+/// boolean (42804 `argument of WHERE must be type boolean, not type integer`);
+/// an untyped literal or parameter becomes bool.
+pub fn bind_condition(
+    ast: &ast::Expr,
+    scope: &Scope,
+    params: &mut ParamTypes,
+    clause: &str,
+) -> PgResult<Expr> {
+    let b = bind_expr(ast, scope, params)?;
+    require_bool(b, params, clause)
 }
 
-/// Assignment coercion (see [`bind_assign`]).
-pub fn coerce_assign(
-    b: BoundExpr,
-    target: SqlType,
-    params: &mut ParamTypes,
-    column: &str,
-) -> PgResult<Expr> {
-    let _ = (b, target, params, column);
-    todo!("sqlv")
+fn require_bool(b: BoundExpr, params: &mut ParamTypes, what: &str) -> PgResult<Expr> {
+    match b.ty {
+        SqlType::Bool => Ok(b.expr),
+        SqlType::Unknown => coerce(b, SqlType::Bool, params),
+        other => Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "argument of {} must be type boolean, not type {}",
+                what,
+                other.pg_name()
+            ),
+        )),
+    }
+}
+
+impl Binder<'_> {
+    fn bind(&mut self, e: &ast::Expr) -> PgResult<BoundExpr> {
+        use ast::Expr as A;
+        match e {
+            A::Identifier(id) => {
+                let name = ident_name(id);
+                match self.scope.resolve(None, &name) {
+                    Ok(i) => Ok(BoundExpr {
+                        expr: Expr::Column(i),
+                        ty: self.scope.columns[i].ty,
+                    }),
+                    Err(err) => {
+                        // SQL-standard niladic functions parsed as identifiers.
+                        if id.quote_style.is_none() {
+                            if let Some(b) = self.niladic(&name)? {
+                                return Ok(b);
+                            }
+                        }
+                        Err(err)
+                    }
+                }
+            }
+            A::CompoundIdentifier(parts) => {
+                let n = parts.len();
+                if n < 2 {
+                    return Err(PgError::syntax("invalid column reference"));
+                }
+                let col = ident_name(&parts[n - 1]);
+                let table = ident_name(&parts[n - 2]);
+                let i = self.scope.resolve(Some(&table), &col)?;
+                Ok(BoundExpr {
+                    expr: Expr::Column(i),
+                    ty: self.scope.columns[i].ty,
+                })
+            }
+            A::Value(v) => self.literal(v),
+            A::TypedString { data_type, value } => {
+                let ty = SqlType::from_data_type(data_type)?;
+                Ok(BoundExpr {
+                    expr: Expr::Const(Value::from_text(ty, value)?),
+                    ty,
+                })
+            }
+            A::Nested(inner) => self.bind(inner),
+            A::UnaryOp { op, expr } => self.unary(*op, expr),
+            A::BinaryOp { left, op, right } => self.binary_ast(left, op, right),
+            A::IsNull(x) | A::IsNotNull(x) => {
+                let b = self.bind(x)?;
+                Ok(BoundExpr {
+                    expr: Expr::IsNull {
+                        arg: Box::new(b.expr),
+                        negated: matches!(e, A::IsNotNull(_)),
+                    },
+                    ty: SqlType::Bool,
+                })
+            }
+            A::IsTrue(x)
+            | A::IsNotTrue(x)
+            | A::IsFalse(x)
+            | A::IsNotFalse(x)
+            | A::IsUnknown(x)
+            | A::IsNotUnknown(x) => {
+                let b = self.bind(x)?;
+                let arg = require_bool(b, self.params, "IS TRUE")?;
+                let expr = match e {
+                    A::IsTrue(_) => Expr::IsBool {
+                        arg: Box::new(arg),
+                        value: true,
+                        negated: false,
+                    },
+                    A::IsNotTrue(_) => Expr::IsBool {
+                        arg: Box::new(arg),
+                        value: true,
+                        negated: true,
+                    },
+                    A::IsFalse(_) => Expr::IsBool {
+                        arg: Box::new(arg),
+                        value: false,
+                        negated: false,
+                    },
+                    A::IsNotFalse(_) => Expr::IsBool {
+                        arg: Box::new(arg),
+                        value: false,
+                        negated: true,
+                    },
+                    A::IsUnknown(_) => Expr::IsNull {
+                        arg: Box::new(arg),
+                        negated: false,
+                    },
+                    _ => Expr::IsNull {
+                        arg: Box::new(arg),
+                        negated: true,
+                    },
+                };
+                Ok(BoundExpr {
+                    expr,
+                    ty: SqlType::Bool,
+                })
+            }
+            A::IsDistinctFrom(l, r) | A::IsNotDistinctFrom(l, r) => {
+                let op = if matches!(e, A::IsDistinctFrom(..)) {
+                    BinOp::IsDistinctFrom
+                } else {
+                    BinOp::IsNotDistinctFrom
+                };
+                let (l, r) = (self.bind(l)?, self.bind(r)?);
+                self.compare(op, l, r)
+            }
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let arg = self.bind(expr)?;
+                let items = list
+                    .iter()
+                    .map(|x| self.bind(x))
+                    .collect::<PgResult<Vec<_>>>()?;
+                let mut types = vec![arg.ty];
+                types.extend(items.iter().map(|b| b.ty));
+                let t = functions::common_type(&types).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        "IN types cannot be matched".to_string(),
+                    )
+                })?;
+                let t = if t.is_text_like() { SqlType::Text } else { t };
+                let arg = self.coerce_operand(arg, t)?;
+                let list = items
+                    .into_iter()
+                    .map(|b| self.coerce_operand(b, t))
+                    .collect::<PgResult<Vec<_>>>()?;
+                Ok(BoundExpr {
+                    expr: Expr::InList {
+                        arg: Box::new(arg),
+                        list,
+                        negated: *negated,
+                    },
+                    ty: SqlType::Bool,
+                })
+            }
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let arg = self.bind(expr)?;
+                let low = self.bind(low)?;
+                let high = self.bind(high)?;
+                let t = functions::common_type(&[arg.ty, low.ty, high.ty])
+                    .ok_or_else(|| no_operator(">=", arg.ty, low.ty))?;
+                let t = if t.is_text_like() { SqlType::Text } else { t };
+                let arg = self.coerce_operand(arg, t)?;
+                let low = self.coerce_operand(low, t)?;
+                let high = self.coerce_operand(high, t)?;
+                Ok(BoundExpr {
+                    expr: Expr::Between {
+                        arg: Box::new(arg),
+                        low: Box::new(low),
+                        high: Box::new(high),
+                        negated: *negated,
+                    },
+                    ty: SqlType::Bool,
+                })
+            }
+            A::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            }
+            | A::ILike {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any: false,
+            } => {
+                if escape_char.is_some() {
+                    return Err(unsupported_expr("LIKE … ESCAPE"));
+                }
+                self.like(expr, pattern, *negated, matches!(e, A::ILike { .. }))
+            }
+            A::Cast {
+                expr,
+                data_type,
+                format: None,
+                kind,
+            } => {
+                if matches!(kind, ast::CastKind::TryCast | ast::CastKind::SafeCast) {
+                    return Err(unsupported_expr("TRY_CAST"));
+                }
+                let to = SqlType::from_data_type(data_type)?;
+                let b = self.bind(expr)?;
+                self.explicit_cast(b, to)
+            }
+            A::Function(f) => self.function(f),
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.bind(expr)?];
+                args.push(match substring_from {
+                    Some(f) => self.bind(f)?,
+                    None => BoundExpr {
+                        expr: Expr::Const(Value::Int4(1)),
+                        ty: SqlType::Int4,
+                    },
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.bind(f)?);
+                }
+                self.call("substring", args)
+            }
+            A::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                trim_characters,
+            } => {
+                if trim_characters.is_some() {
+                    return Err(unsupported_expr("TRIM with a character list"));
+                }
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "ltrim",
+                    Some(ast::TrimWhereField::Trailing) => "rtrim",
+                    _ => "btrim",
+                };
+                let mut args = vec![self.bind(expr)?];
+                if let Some(w) = trim_what {
+                    args.push(self.bind(w)?);
+                }
+                self.call(name, args)
+            }
+            A::Position { expr, r#in } => {
+                let args = vec![self.bind(r#in)?, self.bind(expr)?];
+                self.call("strpos", args)
+            }
+            A::Ceil {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => {
+                let a = vec![self.bind(expr)?];
+                self.call("ceil", a)
+            }
+            A::Floor {
+                expr,
+                field: ast::CeilFloorKind::DateTimeField(ast::DateTimeField::NoDateTime),
+            } => {
+                let a = vec![self.bind(expr)?];
+                self.call("floor", a)
+            }
+            A::Case {
+                operand,
+                conditions,
+                results,
+                else_result,
+            } => self.case(
+                operand.as_deref(),
+                conditions,
+                results,
+                else_result.as_deref(),
+            ),
+            A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
+                Err(unsupported_expr("subquery"))
+            }
+            other => Err(PgError::unsupported(format!(
+                "expression not supported: {other}"
+            ))),
+        }
+    }
+
+    /// `current_timestamp`, `current_user` … written without parentheses.
+    fn niladic(&mut self, name: &str) -> PgResult<Option<BoundExpr>> {
+        match name {
+            "current_timestamp" | "current_user" | "session_user" | "user" | "current_role"
+            | "localtimestamp" | "current_catalog" | "current_schema" => {
+                Ok(Some(self.call(name, Vec::new())?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn literal(&mut self, v: &ast::Value) -> PgResult<BoundExpr> {
+        use ast::Value as V;
+        Ok(match v {
+            V::Number(s, _) => number_literal(s)?,
+            V::SingleQuotedString(s)
+            | V::EscapedStringLiteral(s)
+            | V::UnicodeStringLiteral(s)
+            | V::NationalStringLiteral(s)
+            | V::TripleSingleQuotedString(s) => BoundExpr {
+                expr: Expr::Const(Value::Text(Arc::from(s.as_str()))),
+                ty: SqlType::Unknown,
+            },
+            V::DollarQuotedString(d) => BoundExpr {
+                expr: Expr::Const(Value::Text(Arc::from(d.value.as_str()))),
+                ty: SqlType::Unknown,
+            },
+            V::Boolean(b) => BoundExpr {
+                expr: Expr::Const(Value::Bool(*b)),
+                ty: SqlType::Bool,
+            },
+            V::Null => BoundExpr {
+                expr: Expr::Const(Value::Null),
+                ty: SqlType::Unknown,
+            },
+            V::Placeholder(p) => {
+                let i = parse_placeholder(p)?;
+                self.params.note(i);
+                BoundExpr {
+                    expr: Expr::Param(i),
+                    ty: self.params.get(i).unwrap_or(SqlType::Unknown),
+                }
+            }
+            V::DoubleQuotedString(s) => {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{s}\" does not exist"),
+                ))
+            }
+            other => {
+                return Err(PgError::unsupported(format!(
+                    "literal not supported: {other}"
+                )))
+            }
+        })
+    }
+
+    fn unary(&mut self, op: ast::UnaryOperator, x: &ast::Expr) -> PgResult<BoundExpr> {
+        use ast::UnaryOperator as U;
+        match op {
+            U::Minus => {
+                // Fold -<number literal> so -2147483648 is an int4.
+                if let ast::Expr::Value(ast::Value::Number(s, _)) = x {
+                    return number_literal(&format!("-{s}"));
+                }
+                let b = self.bind(x)?;
+                let b = if b.ty == SqlType::Unknown {
+                    self.coerce_to(b, SqlType::Float8)?
+                } else {
+                    b
+                };
+                if !b.ty.is_numeric_category() {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: - {}", b.ty.pg_base_name()),
+                    )
+                    .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."));
+                }
+                let ty = b.ty.base();
+                if let Expr::Const(v) = &b.expr {
+                    return Ok(BoundExpr {
+                        expr: Expr::Const(negate(v)?),
+                        ty,
+                    });
+                }
+                Ok(BoundExpr {
+                    expr: Expr::Unary {
+                        op: UnaryOp::Neg,
+                        arg: Box::new(b.expr),
+                    },
+                    ty,
+                })
+            }
+            U::Plus => {
+                let b = self.bind(x)?;
+                if !b.ty.is_numeric_category() && b.ty != SqlType::Unknown {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_FUNCTION,
+                        format!("operator does not exist: + {}", b.ty.pg_base_name()),
+                    ));
+                }
+                Ok(b)
+            }
+            U::Not => {
+                let b = self.bind(x)?;
+                let arg = require_bool(b, self.params, "NOT")?;
+                Ok(BoundExpr {
+                    expr: Expr::Unary {
+                        op: UnaryOp::Not,
+                        arg: Box::new(arg),
+                    },
+                    ty: SqlType::Bool,
+                })
+            }
+            other => Err(PgError::unsupported(format!(
+                "operator not supported: {other}"
+            ))),
+        }
+    }
+
+    fn coerce_to(&mut self, b: BoundExpr, t: SqlType) -> PgResult<BoundExpr> {
+        let e = coerce(b, t, self.params)?;
+        Ok(BoundExpr { expr: e, ty: t })
+    }
+
+    /// Coerces an operand to a comparison type `t` where cross-type
+    /// comparison needs no cast (numerics, text-likes): only unknowns change.
+    fn coerce_operand(&mut self, b: BoundExpr, t: SqlType) -> PgResult<Expr> {
+        if b.ty == SqlType::Unknown {
+            return coerce(b, t, self.params);
+        }
+        if (b.ty.is_numeric_category() && t.is_numeric_category())
+            || (b.ty.is_text_like() && t.is_text_like())
+            || b.ty == t
+        {
+            return Ok(b.expr);
+        }
+        coerce(b, t, self.params)
+    }
+
+    fn binary_ast(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+    ) -> PgResult<BoundExpr> {
+        use ast::BinaryOperator as B;
+        let op = match op {
+            B::Plus => BinOp::Add,
+            B::Minus => BinOp::Sub,
+            B::Multiply => BinOp::Mul,
+            B::Divide => BinOp::Div,
+            B::Modulo => BinOp::Mod,
+            B::StringConcat => BinOp::Concat,
+            B::Eq => BinOp::Eq,
+            B::NotEq => BinOp::NotEq,
+            B::Lt => BinOp::Lt,
+            B::LtEq => BinOp::LtEq,
+            B::Gt => BinOp::Gt,
+            B::GtEq => BinOp::GtEq,
+            B::And => BinOp::And,
+            B::Or => BinOp::Or,
+            B::PGLikeMatch | B::PGILikeMatch | B::PGNotLikeMatch | B::PGNotILikeMatch => {
+                let negated = matches!(op, B::PGNotLikeMatch | B::PGNotILikeMatch);
+                let ci = matches!(op, B::PGILikeMatch | B::PGNotILikeMatch);
+                return self.like(left, right, negated, ci);
+            }
+            other => {
+                return Err(PgError::unsupported(format!(
+                    "operator not supported: {other}"
+                )))
+            }
+        };
+        let l = self.bind(left)?;
+        let r = self.bind(right)?;
+        self.binary(op, l, r)
+    }
+
+    fn binary(&mut self, op: BinOp, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
+        match op {
+            BinOp::And | BinOp::Or => {
+                let what = if op == BinOp::And { "AND" } else { "OR" };
+                let l = require_bool(l, self.params, what)?;
+                let r = require_bool(r, self.params, what)?;
+                Ok(BoundExpr {
+                    expr: Expr::Binary {
+                        op,
+                        left: Box::new(l),
+                        right: Box::new(r),
+                    },
+                    ty: SqlType::Bool,
+                })
+            }
+            BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq => {
+                self.compare(op, l, r)
+            }
+            BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom => self.compare(op, l, r),
+            BinOp::Concat => {
+                let (lt, rt) = (l.ty, r.ty);
+                let texty = |t: SqlType| t.is_text_like() || t == SqlType::Unknown;
+                if !texty(lt) && !texty(rt) {
+                    return Err(no_operator("||", lt, rt));
+                }
+                let l = self.text_operand(l)?;
+                let r = self.text_operand(r)?;
+                Ok(BoundExpr {
+                    expr: Expr::Binary {
+                        op,
+                        left: Box::new(l),
+                        right: Box::new(r),
+                    },
+                    ty: SqlType::Text,
+                })
+            }
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod => {
+                let (lt, rt) = (l.ty, r.ty);
+                if lt == SqlType::Unknown && rt == SqlType::Unknown {
+                    return Err(PgError::new(
+                        "42725",
+                        format!("operator is not unique: unknown {} unknown", op_symbol(op)),
+                    )
+                    .with_hint("Could not choose a best candidate operator. You might need to add explicit type casts."));
+                }
+                if op == BinOp::Sub && (lt == SqlType::PgLsn || rt == SqlType::PgLsn) {
+                    let l = self.coerce_operand(l, SqlType::PgLsn)?;
+                    let r = self.coerce_operand(r, SqlType::PgLsn)?;
+                    return Ok(BoundExpr {
+                        expr: Expr::Binary {
+                            op,
+                            left: Box::new(l),
+                            right: Box::new(r),
+                        },
+                        ty: SqlType::NUMERIC,
+                    });
+                }
+                let lt2 = if lt == SqlType::Unknown { rt } else { lt };
+                let rt2 = if rt == SqlType::Unknown { lt } else { rt };
+                let (Some(a), Some(b)) =
+                    (functions::numeric_rank(lt2), functions::numeric_rank(rt2))
+                else {
+                    return Err(no_operator(op_symbol(op), lt, rt));
+                };
+                let t = if a >= b { lt2.base() } else { rt2.base() };
+                if op == BinOp::Mod && t == SqlType::Float8 {
+                    return Err(no_operator("%", lt, rt));
+                }
+                let l = coerce(l, t, self.params)?;
+                let r = coerce(r, t, self.params)?;
+                let expr = Expr::Binary {
+                    op,
+                    left: Box::new(l),
+                    right: Box::new(r),
+                };
+                // Fold constant arithmetic (errors such as overflow surface at bind, as in PostgreSQL).
+                let expr = fold_const(expr)?;
+                Ok(BoundExpr { expr, ty: t })
+            }
+        }
+    }
+
+    fn text_operand(&mut self, b: BoundExpr) -> PgResult<Expr> {
+        match b.ty {
+            SqlType::Unknown => coerce(b, SqlType::Text, self.params),
+            SqlType::Char(_) => Ok(bpchar_strip(b.expr)),
+            t if t.is_text_like() => Ok(b.expr),
+            _ => fold_cast(b.expr, SqlType::Text, CastMode::Explicit),
+        }
+    }
+
+    fn compare(&mut self, op: BinOp, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
+        let (lt, rt) = (l.ty, r.ty);
+        let target = match (lt, rt) {
+            (SqlType::Unknown, SqlType::Unknown) => SqlType::Text,
+            // varchar has no `=` of its own: PostgreSQL resolves texteq, so an
+            // unknown operand becomes text.
+            (SqlType::Unknown, SqlType::Varchar(_)) | (SqlType::Varchar(_), SqlType::Unknown) => {
+                SqlType::Text
+            }
+            (SqlType::Unknown, t) | (t, SqlType::Unknown) => param_type_for(t),
+            (a, b) if a.is_numeric_category() && b.is_numeric_category() => {
+                if functions::numeric_rank(a) >= functions::numeric_rank(b) {
+                    a.base()
+                } else {
+                    b.base()
+                }
+            }
+            (a, b) if a.is_text_like() && b.is_text_like() => {
+                if matches!((a, b), (SqlType::Char(_), SqlType::Char(_))) {
+                    SqlType::Char(0)
+                } else {
+                    SqlType::Text
+                }
+            }
+            (a, b) if a == b || a.base() == b.base() => a.base(),
+            (
+                SqlType::Timestamp | SqlType::TimestampTz,
+                SqlType::Timestamp | SqlType::TimestampTz,
+            ) => SqlType::TimestampTz,
+            (SqlType::Oid, b) if b.is_integer() => SqlType::Oid,
+            (a, SqlType::Oid) if a.is_integer() => SqlType::Oid,
+            _ => return Err(no_operator(op_symbol(op), lt, rt)),
+        };
+        if target == SqlType::Bool
+            && op != BinOp::Eq
+            && op != BinOp::NotEq
+            && !matches!(op, BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom)
+        {
+            // bool < bool exists in PostgreSQL too; allowed.
+        }
+        let mut l = self.coerce_operand(l, target)?;
+        let mut r = self.coerce_operand(r, target)?;
+        // bpchar semantics: trailing spaces are insignificant (char vs char),
+        // and char → text drops them (char vs text).
+        let strip = bpchar_strip;
+        let l_char = matches!(lt, SqlType::Char(_))
+            || (lt == SqlType::Unknown && matches!(target, SqlType::Char(_)));
+        let r_char = matches!(rt, SqlType::Char(_))
+            || (rt == SqlType::Unknown && matches!(target, SqlType::Char(_)));
+        if l_char {
+            l = strip(l);
+        }
+        if r_char {
+            r = strip(r);
+        }
+        let expr = fold_const(Expr::Binary {
+            op,
+            left: Box::new(l),
+            right: Box::new(r),
+        })?;
+        Ok(BoundExpr {
+            expr,
+            ty: SqlType::Bool,
+        })
+    }
+
+    fn like(
+        &mut self,
+        x: &ast::Expr,
+        pattern: &ast::Expr,
+        negated: bool,
+        ci: bool,
+    ) -> PgResult<BoundExpr> {
+        let a = self.bind(x)?;
+        let p = self.bind(pattern)?;
+        if !(a.ty.is_text_like() || a.ty == SqlType::Unknown)
+            || !(p.ty.is_text_like() || p.ty == SqlType::Unknown)
+        {
+            return Err(no_operator(if ci { "~~*" } else { "~~" }, a.ty, p.ty));
+        }
+        let a = self.text_operand(a)?;
+        let p = self.text_operand(p)?;
+        Ok(BoundExpr {
+            expr: Expr::Like {
+                arg: Box::new(a),
+                pattern: Box::new(p),
+                negated,
+                case_insensitive: ci,
+            },
+            ty: SqlType::Bool,
+        })
+    }
+
+    fn explicit_cast(&mut self, b: BoundExpr, to: SqlType) -> PgResult<BoundExpr> {
+        if b.ty == SqlType::Unknown {
+            if let Expr::Param(i) = b.expr {
+                let pt = param_type_for(to);
+                self.params.set(i, pt);
+                let expr = if self.params.get(i) == Some(to) {
+                    Expr::Param(i)
+                } else {
+                    Expr::Cast {
+                        arg: Box::new(Expr::Param(i)),
+                        to,
+                        mode: CastMode::Explicit,
+                    }
+                };
+                return Ok(BoundExpr { expr, ty: to });
+            }
+            if let Expr::Const(Value::Text(s)) = &b.expr {
+                // A literal's input function with the typmod, explicit semantics for strings.
+                let v = match to {
+                    t if t.is_text_like() => value::cast(&Value::Text(s.clone()), to)?,
+                    _ => Value::from_text(to, s)?,
+                };
+                return Ok(BoundExpr {
+                    expr: Expr::Const(v),
+                    ty: to,
+                });
+            }
+        }
+        let b = if matches!(b.ty, SqlType::Char(_))
+            && matches!(to, SqlType::Text | SqlType::Varchar(_))
+        {
+            BoundExpr {
+                expr: bpchar_strip(b.expr),
+                ty: SqlType::Text,
+            }
+        } else {
+            b
+        };
+        if b.ty != SqlType::Unknown && !value::can_cast(b.ty, to) {
+            return Err(PgError::new(
+                "42846",
+                format!("cannot cast type {} to {}", b.ty.pg_name(), to.pg_name()),
+            ));
+        }
+        Ok(BoundExpr {
+            expr: fold_cast(b.expr, to, CastMode::Explicit)?,
+            ty: to,
+        })
+    }
+
+    fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::Expr],
+        results: &[ast::Expr],
+        else_result: Option<&ast::Expr>,
+    ) -> PgResult<BoundExpr> {
+        let op = match operand {
+            Some(o) => Some(self.bind(o)?),
+            None => None,
+        };
+        let mut conds = Vec::with_capacity(conditions.len());
+        for c in conditions {
+            let b = self.bind(c)?;
+            conds.push(b);
+        }
+        let mut res = Vec::with_capacity(results.len());
+        for r in results {
+            res.push(self.bind(r)?);
+        }
+        let els = match else_result {
+            Some(e) => Some(self.bind(e)?),
+            None => None,
+        };
+        let mut types: Vec<SqlType> = res.iter().map(|b| b.ty).collect();
+        if let Some(e) = &els {
+            types.push(e.ty);
+        }
+        let t = functions::common_type(&types).ok_or_else(|| {
+            PgError::new(sqlstate::DATATYPE_MISMATCH, "CASE types cannot be matched")
+        })?;
+        let t = t.base();
+        let (operand, cmp_t) = match op {
+            Some(o) => {
+                let mut ts = vec![o.ty];
+                ts.extend(conds.iter().map(|c| c.ty));
+                let ct = functions::common_type(&ts).ok_or_else(|| {
+                    PgError::new(sqlstate::DATATYPE_MISMATCH, "CASE types cannot be matched")
+                })?;
+                (Some(Box::new(self.coerce_operand(o, ct)?)), Some(ct))
+            }
+            None => (None, None),
+        };
+        let mut whens = Vec::with_capacity(conds.len());
+        for (c, r) in conds.into_iter().zip(res) {
+            let c = match cmp_t {
+                Some(ct) => self.coerce_operand(c, ct)?,
+                None => require_bool(c, self.params, "CASE/WHEN")?,
+            };
+            whens.push((c, coerce(r, t, self.params)?));
+        }
+        let else_result = match els {
+            Some(e) => Some(Box::new(coerce(e, t, self.params)?)),
+            None => None,
+        };
+        Ok(BoundExpr {
+            expr: Expr::Case {
+                operand,
+                whens,
+                else_result,
+            },
+            ty: t,
+        })
+    }
+
+    fn function(&mut self, f: &ast::Function) -> PgResult<BoundExpr> {
+        if f.over.is_some() {
+            return Err(unsupported_expr("window function"));
+        }
+        if f.filter.is_some() || !f.within_group.is_empty() {
+            return Err(unsupported_expr("aggregate FILTER / WITHIN GROUP"));
+        }
+        let name = match f.name.0.last() {
+            Some(i) => ident_name(i),
+            None => return Err(PgError::syntax("empty function name")),
+        };
+        if f.name.0.len() == 2
+            && !matches!(ident_name(&f.name.0[0]).as_str(), "pg_catalog" | "public")
+        {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!("function {} does not exist", f.name),
+            ));
+        }
+        let (args, distinct, star) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false, false),
+            ast::FunctionArguments::Subquery(_) => return Err(unsupported_expr("subquery")),
+            ast::FunctionArguments::List(list) => {
+                if !list.clauses.is_empty() {
+                    return Err(unsupported_expr("function argument clauses"));
+                }
+                let distinct = matches!(
+                    list.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                );
+                let mut args = Vec::new();
+                let mut star = false;
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => args.push(e),
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => star = true,
+                        _ => {
+                            return Err(unsupported_expr(
+                                "named or qualified-wildcard function argument",
+                            ))
+                        }
+                    }
+                }
+                (args, distinct, star)
+            }
+        };
+        if let Some(agg) = AggFunc::from_name(&name) {
+            return self.aggregate(agg, &name, &args, distinct, star);
+        }
+        if star {
+            return Err(PgError::syntax(format!(
+                "{name}(*) specified, but {name} is not an aggregate function"
+            )));
+        }
+        if distinct {
+            return Err(PgError::syntax(format!(
+                "DISTINCT specified, but {name} is not an aggregate function"
+            )));
+        }
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            bound.push(self.bind(a)?);
+        }
+        if name == "pg_typeof" && bound.len() == 1 {
+            let t = bound[0].ty;
+            let shown = if t == SqlType::Unknown {
+                "unknown".to_string()
+            } else {
+                t.pg_name()
+            };
+            return Ok(BoundExpr {
+                expr: Expr::Const(Value::Text(Arc::from(shown))),
+                ty: SqlType::Text,
+            });
+        }
+        self.call(&name, bound)
+    }
+
+    fn call(&mut self, name: &str, args: Vec<BoundExpr>) -> PgResult<BoundExpr> {
+        let types: Vec<SqlType> = args.iter().map(|b| b.ty).collect();
+        let sig = functions::resolve_function(name, &types)?;
+        let mut out = Vec::with_capacity(args.len());
+        for (b, t) in args.into_iter().zip(&sig.arg_types) {
+            out.push(self.coerce_operand_func(b, *t)?);
+        }
+        Ok(BoundExpr {
+            expr: Expr::Func {
+                func: sig.func,
+                args: out,
+            },
+            ty: sig.ret,
+        })
+    }
+
+    fn coerce_operand_func(&mut self, b: BoundExpr, t: SqlType) -> PgResult<Expr> {
+        match (b.ty, t) {
+            // bpchar → text drops trailing spaces.
+            (SqlType::Char(_), SqlType::Text) => Ok(bpchar_strip(b.expr)),
+            (a, t) if a.is_text_like() && t.is_text_like() => Ok(b.expr),
+            _ => coerce(b, t, self.params),
+        }
+    }
+
+    fn aggregate(
+        &mut self,
+        func: AggFunc,
+        name: &str,
+        args: &[&ast::Expr],
+        distinct: bool,
+        star: bool,
+    ) -> PgResult<BoundExpr> {
+        if self.in_agg {
+            return Err(PgError::new(
+                sqlstate::GROUPING_ERROR,
+                "aggregate function calls cannot be nested",
+            ));
+        }
+        if self.grouping.is_none() {
+            return Err(PgError::new(
+                sqlstate::GROUPING_ERROR,
+                "aggregate functions are not allowed in WHERE",
+            ));
+        }
+        let (func, arg, arg_ty) = if star {
+            if func != AggFunc::Count || !args.is_empty() {
+                return Err(PgError::syntax(format!(
+                    "{name}(*) must be used to call a parameterless aggregate function"
+                )));
+            }
+            (AggFunc::CountStar, None, SqlType::Unknown)
+        } else {
+            if args.len() != 1 {
+                let types: Vec<&str> = Vec::new();
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function {}({}) does not exist", name, types.join(", ")),
+                ));
+            }
+            self.in_agg = true;
+            let b = self.bind(args[0]);
+            self.in_agg = false;
+            let mut b = b?;
+            if b.ty == SqlType::Unknown {
+                let t = match func {
+                    AggFunc::Count | AggFunc::Min | AggFunc::Max => SqlType::Text,
+                    AggFunc::BoolAnd | AggFunc::BoolOr => SqlType::Bool,
+                    _ => SqlType::Float8,
+                };
+                b = self.coerce_to(b, t)?;
+            }
+            if matches!(b.ty, SqlType::Char(_)) && matches!(func, AggFunc::Min | AggFunc::Max) {
+                b.ty = SqlType::Char(0);
+            }
+            let ty = b.ty;
+            (func, Some(b.expr), ty)
+        };
+        let ty = func.result_type(arg_ty)?;
+        let grouping = self
+            .grouping
+            .as_deref_mut()
+            .ok_or_else(|| PgError::internal("no grouping"))?;
+        let call = AggCall {
+            func,
+            arg,
+            arg_ty,
+            distinct,
+            ty,
+        };
+        let idx = match grouping.aggs.iter().position(|a| *a == call) {
+            Some(i) => i,
+            None => {
+                grouping.aggs.push(call);
+                grouping.aggs.len() - 1
+            }
+        };
+        Ok(BoundExpr {
+            expr: Expr::Agg(idx),
+            ty,
+        })
+    }
+}
+
+/// bpchar → text: trailing spaces are dropped (folded for constants).
+fn bpchar_strip(e: Expr) -> Expr {
+    match e {
+        Expr::Const(Value::Text(s)) => Expr::Const(Value::Text(Arc::from(s.trim_end_matches(' ')))),
+        e => Expr::Func {
+            func: Func::BpcharStrip,
+            args: vec![e],
+        },
+    }
+}
+
+fn negate(v: &Value) -> PgResult<Value> {
+    Ok(match v {
+        Value::Null => Value::Null,
+        Value::Int2(x) => Value::Int2(
+            x.checked_neg()
+                .ok_or_else(|| value::int_out_of_range(SqlType::Int2))?,
+        ),
+        Value::Int4(x) => Value::Int4(
+            x.checked_neg()
+                .ok_or_else(|| value::int_out_of_range(SqlType::Int4))?,
+        ),
+        Value::Int8(x) => Value::Int8(
+            x.checked_neg()
+                .ok_or_else(|| value::int_out_of_range(SqlType::Int8))?,
+        ),
+        Value::Numeric(n) => Value::Numeric(n.checked_neg()?),
+        Value::Float8(f) => Value::Float8(-f),
+        other => {
+            return Err(PgError::internal(format!(
+                "cannot negate {}",
+                other.sql_type()
+            )))
+        }
+    })
+}
+
+/// Evaluates a node now when all its operands are constants (and it has no
+/// side effects), so `1 + 1` and `'a' = 'a'` cost nothing per row.
+fn fold_const(e: Expr) -> PgResult<Expr> {
+    if let Expr::Binary { left, right, .. } = &e {
+        if matches!(**left, Expr::Const(_)) && matches!(**right, Expr::Const(_)) {
+            let v = eval(&e, &[], &[], &mut StaticContext)?;
+            return Ok(Expr::Const(v));
+        }
+    }
+    Ok(e)
 }
 
 /// The column name PostgreSQL gives a select-list item without an alias:
 /// the column name, the function name, the cast's type name, or `?column?`.
 pub fn output_name(ast: &ast::Expr) -> String {
-    let _ = ast;
-    todo!("sqlv")
+    fn name(e: &ast::Expr) -> Option<String> {
+        use ast::Expr as A;
+        match e {
+            A::Identifier(i) => Some(ident_name(i)),
+            A::CompoundIdentifier(p) => p.last().map(ident_name),
+            A::Function(f) => f.name.0.last().map(ident_name),
+            A::Nested(x) => name(x),
+            A::Cast {
+                expr, data_type, ..
+            } => name(expr).or_else(|| {
+                Some(match SqlType::from_data_type(data_type) {
+                    Ok(t) => t.typname().to_string(),
+                    Err(_) => data_type.to_string().to_lowercase(),
+                })
+            }),
+            A::TypedString { data_type, .. } => Some(match SqlType::from_data_type(data_type) {
+                Ok(t) => t.typname().to_string(),
+                Err(_) => data_type.to_string().to_lowercase(),
+            }),
+            A::Value(ast::Value::Boolean(_)) => Some("bool".to_string()),
+            A::Case { .. } => Some("case".to_string()),
+            A::Substring { .. } => Some("substring".to_string()),
+            A::Trim { .. } => Some("btrim".to_string()),
+            A::Position { .. } => Some("position".to_string()),
+            A::Ceil { .. } => Some("ceil".to_string()),
+            A::Floor { .. } => Some("floor".to_string()),
+            A::Exists { .. } => Some("exists".to_string()),
+            _ => None,
+        }
+    }
+    name(ast).unwrap_or_else(|| "?column?".to_string())
+}
+
+/// An operand by reference where possible (columns, parameters and
+/// constants are not cloned: the hot `aid = $1` path allocates nothing).
+#[inline]
+fn operand<'r>(
+    e: &'r Expr,
+    row: &'r [Value],
+    params: &'r [Value],
+    ctx: &mut dyn EvalContext,
+) -> PgResult<Cow<'r, Value>> {
+    Ok(match e {
+        Expr::Const(v) => Cow::Borrowed(v),
+        Expr::Column(i) | Expr::Agg(i) => Cow::Borrowed(row.get(*i).ok_or_else(|| bad_column(*i))?),
+        Expr::Param(i) => Cow::Borrowed(params.get(*i).ok_or_else(|| no_param(*i))?),
+        other => Cow::Owned(eval(other, row, params, ctx)?),
+    })
+}
+
+fn bad_column(i: usize) -> PgError {
+    PgError::internal(format!("column {i} is not in the row"))
+}
+
+fn no_param(i: usize) -> PgError {
+    PgError::new("42P02", format!("there is no parameter ${}", i + 1))
+}
+
+/// Arithmetic on two values of the same (binder-unified) type; NULL in, NULL out.
+pub fn arith(op: BinOp, a: &Value, b: &Value) -> PgResult<Value> {
+    use Value as V;
+    let div0 = || PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero");
+    macro_rules! int_op {
+        ($x:expr, $y:expr, $ctor:path, $ty:expr) => {{
+            let (x, y) = ($x, $y);
+            let r = match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div => {
+                    if y == 0 {
+                        return Err(div0());
+                    }
+                    x.checked_div(y)
+                }
+                BinOp::Mod => {
+                    if y == 0 {
+                        return Err(div0());
+                    }
+                    // MIN % -1 is 0 in PostgreSQL, not an overflow.
+                    Some(x.checked_rem(y).unwrap_or(0))
+                }
+                _ => return Err(PgError::internal("bad arithmetic operator")),
+            };
+            $ctor(r.ok_or_else(|| value::int_out_of_range($ty))?)
+        }};
+    }
+    Ok(match (a, b) {
+        (V::Null, _) | (_, V::Null) => V::Null,
+        (V::Int4(x), V::Int4(y)) => int_op!(*x, *y, V::Int4, SqlType::Int4),
+        (V::Int8(x), V::Int8(y)) => int_op!(*x, *y, V::Int8, SqlType::Int8),
+        (V::Int2(x), V::Int2(y)) => int_op!(*x, *y, V::Int2, SqlType::Int2),
+        (V::Numeric(x), V::Numeric(y)) => V::Numeric(match op {
+            BinOp::Add => x.checked_add(*y)?,
+            BinOp::Sub => x.checked_sub(*y)?,
+            BinOp::Mul => x.checked_mul(*y)?,
+            BinOp::Div => x.checked_div(*y)?,
+            BinOp::Mod => x.checked_rem(*y)?,
+            _ => return Err(PgError::internal("bad arithmetic operator")),
+        }),
+        (V::Float8(x), V::Float8(y)) => {
+            let (x, y) = (*x, *y);
+            let r = match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::Mul => x * y,
+                BinOp::Div => {
+                    if y == 0.0 {
+                        return Err(div0());
+                    }
+                    x / y
+                }
+                _ => return Err(PgError::internal("bad arithmetic operator")),
+            };
+            if r.is_infinite() && x.is_finite() && y.is_finite() {
+                return Err(PgError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: overflow",
+                ));
+            }
+            if r == 0.0
+                && matches!(op, BinOp::Mul | BinOp::Div)
+                && x != 0.0
+                && y.is_finite()
+                && (op == BinOp::Div || y != 0.0)
+            {
+                return Err(PgError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: underflow",
+                ));
+            }
+            V::Float8(r)
+        }
+        (V::PgLsn(x), V::PgLsn(y)) if op == BinOp::Sub => {
+            V::Numeric(Numeric::from_i128(*x as i128 - *y as i128))
+        }
+        (x, y) => {
+            // Mixed widths (should not happen after binding): promote and retry.
+            let (tx, ty) = (x.sql_type(), y.sql_type());
+            match (functions::numeric_rank(tx), functions::numeric_rank(ty)) {
+                (Some(rx), Some(ry)) if rx != ry => {
+                    let t = if rx > ry { tx } else { ty };
+                    return arith(op, &value::cast(x, t)?, &value::cast(y, t)?);
+                }
+                _ => return Err(no_operator(op_symbol(op), tx, ty)),
+            }
+        }
+    })
+}
+
+/// LIKE matching (`%` any run, `_` one character, `\` escapes the next).
+pub fn like_match(s: &str, p: &str, ci: bool) -> bool {
+    if ci {
+        return like_match(&s.to_lowercase(), &p.to_lowercase(), false);
+    }
+    let s: Vec<char> = s.chars().collect();
+    let p: Vec<char> = p.chars().collect();
+    // Iterative matcher with backtracking to the last '%'.
+    let (mut si, mut pi) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() {
+            match p[pi] {
+                '%' => {
+                    star = Some((pi, si));
+                    pi += 1;
+                    continue;
+                }
+                '_' => {
+                    si += 1;
+                    pi += 1;
+                    continue;
+                }
+                '\\' if pi + 1 < p.len() => {
+                    if p[pi + 1] == s[si] {
+                        si += 1;
+                        pi += 2;
+                        continue;
+                    }
+                }
+                c => {
+                    if c == s[si] {
+                        si += 1;
+                        pi += 1;
+                        continue;
+                    }
+                }
+            }
+        }
+        match star {
+            Some((sp, ss)) => {
+                pi = sp + 1;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            None => return false,
+        }
+    }
+    while pi < p.len() && p[pi] == '%' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+fn truth(v: &Value) -> PgResult<Option<bool>> {
+    match v {
+        Value::Bool(b) => Ok(Some(*b)),
+        Value::Null => Ok(None),
+        other => Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "argument must be type boolean, not type {}",
+                other.sql_type()
+            ),
+        )),
+    }
+}
+
+fn compare_values(op: BinOp, a: &Value, b: &Value) -> Value {
+    match op {
+        BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom => {
+            let same = match (a.is_null(), b.is_null()) {
+                (true, true) => true,
+                (true, false) | (false, true) => false,
+                _ => value::cmp_sql(a, b) == Some(Ordering::Equal),
+            };
+            Value::Bool(same == (op == BinOp::IsNotDistinctFrom))
+        }
+        _ => match value::cmp_sql(a, b) {
+            None => Value::Null,
+            Some(o) => Value::Bool(match op {
+                BinOp::Eq => o == Ordering::Equal,
+                BinOp::NotEq => o != Ordering::Equal,
+                BinOp::Lt => o == Ordering::Less,
+                BinOp::LtEq => o != Ordering::Greater,
+                BinOp::Gt => o == Ordering::Greater,
+                _ => o != Ordering::Less,
+            }),
+        },
+    }
 }
 
 /// Evaluates `expr` over `row` with bound parameter values.
@@ -462,8 +1988,182 @@ pub fn eval(
     params: &[Value],
     ctx: &mut dyn EvalContext,
 ) -> PgResult<Value> {
-    let _ = (expr, row, params, ctx, Arc::<str>::from(""));
-    todo!("sqlv")
+    Ok(match expr {
+        Expr::Const(v) => v.clone(),
+        Expr::Column(i) | Expr::Agg(i) => row.get(*i).ok_or_else(|| bad_column(*i))?.clone(),
+        Expr::Param(i) => params.get(*i).ok_or_else(|| no_param(*i))?.clone(),
+        Expr::Binary { op, left, right } => match op {
+            BinOp::And | BinOp::Or => {
+                let is_and = *op == BinOp::And;
+                let l = truth(&*operand(left, row, params, ctx)?)?;
+                // Short-circuit: FALSE AND x = FALSE, TRUE OR x = TRUE.
+                if l == Some(!is_and) {
+                    return Ok(Value::Bool(!is_and));
+                }
+                let r = truth(&*operand(right, row, params, ctx)?)?;
+                match (l, r) {
+                    (_, Some(v)) if v != is_and => Value::Bool(v),
+                    (Some(_), Some(_)) => Value::Bool(is_and),
+                    _ => Value::Null,
+                }
+            }
+            BinOp::Eq
+            | BinOp::NotEq
+            | BinOp::Lt
+            | BinOp::LtEq
+            | BinOp::Gt
+            | BinOp::GtEq
+            | BinOp::IsDistinctFrom
+            | BinOp::IsNotDistinctFrom => {
+                let a = operand(left, row, params, ctx)?;
+                let b = operand(right, row, params, ctx)?;
+                compare_values(*op, &a, &b)
+            }
+            BinOp::Concat => {
+                let a = operand(left, row, params, ctx)?;
+                let b = operand(right, row, params, ctx)?;
+                match (&*a, &*b) {
+                    (Value::Null, _) | (_, Value::Null) => Value::Null,
+                    (x, y) => {
+                        let (xs, ys) = (x.as_str().unwrap_or(""), y.as_str().unwrap_or(""));
+                        let mut s = String::with_capacity(xs.len() + ys.len());
+                        s.push_str(xs);
+                        s.push_str(ys);
+                        Value::Text(Arc::from(s))
+                    }
+                }
+            }
+            _ => {
+                let a = operand(left, row, params, ctx)?;
+                let b = operand(right, row, params, ctx)?;
+                arith(*op, &a, &b)?
+            }
+        },
+        Expr::Unary { op, arg } => {
+            let v = operand(arg, row, params, ctx)?;
+            match op {
+                UnaryOp::Neg => negate(&v)?,
+                UnaryOp::Not => match truth(&v)? {
+                    Some(b) => Value::Bool(!b),
+                    None => Value::Null,
+                },
+            }
+        }
+        Expr::Func { func, args } => {
+            if args.len() <= 3 {
+                let mut buf = [Value::Null, Value::Null, Value::Null];
+                for (slot, a) in buf.iter_mut().zip(args) {
+                    *slot = eval(a, row, params, ctx)?;
+                }
+                functions::call(*func, &buf[..args.len()], ctx)?
+            } else {
+                let vals = args
+                    .iter()
+                    .map(|a| eval(a, row, params, ctx))
+                    .collect::<PgResult<Vec<_>>>()?;
+                functions::call(*func, &vals, ctx)?
+            }
+        }
+        Expr::Cast { arg, to, mode } => {
+            let v = operand(arg, row, params, ctx)?;
+            value::cast_with(&v, *to, *mode)?
+        }
+        Expr::IsNull { arg, negated } => {
+            let v = operand(arg, row, params, ctx)?;
+            Value::Bool(v.is_null() != *negated)
+        }
+        Expr::IsBool {
+            arg,
+            value,
+            negated,
+        } => {
+            let v = operand(arg, row, params, ctx)?;
+            let is = truth(&v)? == Some(*value);
+            Value::Bool(is != *negated)
+        }
+        Expr::InList { arg, list, negated } => {
+            let a = operand(arg, row, params, ctx)?;
+            if a.is_null() {
+                return Ok(Value::Null);
+            }
+            let mut saw_null = false;
+            for item in list {
+                let b = operand(item, row, params, ctx)?;
+                match value::cmp_sql(&a, &b) {
+                    Some(Ordering::Equal) => return Ok(Value::Bool(!*negated)),
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Bool(*negated)
+            }
+        }
+        Expr::Between {
+            arg,
+            low,
+            high,
+            negated,
+        } => {
+            let a = operand(arg, row, params, ctx)?;
+            let lo = operand(low, row, params, ctx)?;
+            let hi = operand(high, row, params, ctx)?;
+            let ge = value::cmp_sql(&a, &lo).map(|o| o != Ordering::Less);
+            let le = value::cmp_sql(&a, &hi).map(|o| o != Ordering::Greater);
+            let r = match (ge, le) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            };
+            match r {
+                Some(b) => Value::Bool(b != *negated),
+                None => Value::Null,
+            }
+        }
+        Expr::Like {
+            arg,
+            pattern,
+            negated,
+            case_insensitive,
+        } => {
+            let a = operand(arg, row, params, ctx)?;
+            let p = operand(pattern, row, params, ctx)?;
+            match (&*a, &*p) {
+                (Value::Text(s), Value::Text(pt)) => {
+                    Value::Bool(like_match(s, pt, *case_insensitive) != *negated)
+                }
+                _ => Value::Null,
+            }
+        }
+        Expr::Case {
+            operand: op,
+            whens,
+            else_result,
+        } => {
+            let subject = match op {
+                Some(o) => Some(eval(o, row, params, ctx)?),
+                None => None,
+            };
+            for (w, t) in whens {
+                let hit = match &subject {
+                    Some(s) => {
+                        let c = operand(w, row, params, ctx)?;
+                        value::cmp_sql(s, &c) == Some(Ordering::Equal)
+                    }
+                    None => truth(&*operand(w, row, params, ctx)?)? == Some(true),
+                };
+                if hit {
+                    return eval(t, row, params, ctx);
+                }
+            }
+            match else_result {
+                Some(e) => eval(e, row, params, ctx)?,
+                None => Value::Null,
+            }
+        }
+    })
 }
 
 /// Evaluates a condition: Some(true)/Some(false), None for NULL.
@@ -567,6 +2267,92 @@ impl Expr {
         None
     }
 
+    /// Rebuilds the node with `f` applied to each direct child.
+    pub fn map_children(self, f: &mut dyn FnMut(Expr) -> PgResult<Expr>) -> PgResult<Expr> {
+        let bx = |e: Box<Expr>, f: &mut dyn FnMut(Expr) -> PgResult<Expr>| -> PgResult<Box<Expr>> {
+            Ok(Box::new(f(*e)?))
+        };
+        Ok(match self {
+            e @ (Expr::Const(_) | Expr::Column(_) | Expr::Param(_) | Expr::Agg(_)) => e,
+            Expr::Unary { op, arg } => Expr::Unary {
+                op,
+                arg: bx(arg, f)?,
+            },
+            Expr::Binary { op, left, right } => Expr::Binary {
+                op,
+                left: bx(left, f)?,
+                right: bx(right, f)?,
+            },
+            Expr::Func { func, args } => Expr::Func {
+                func,
+                args: args.into_iter().map(&mut *f).collect::<PgResult<_>>()?,
+            },
+            Expr::Cast { arg, to, mode } => Expr::Cast {
+                arg: bx(arg, f)?,
+                to,
+                mode,
+            },
+            Expr::IsNull { arg, negated } => Expr::IsNull {
+                arg: bx(arg, f)?,
+                negated,
+            },
+            Expr::IsBool {
+                arg,
+                value,
+                negated,
+            } => Expr::IsBool {
+                arg: bx(arg, f)?,
+                value,
+                negated,
+            },
+            Expr::InList { arg, list, negated } => Expr::InList {
+                arg: bx(arg, f)?,
+                list: list.into_iter().map(&mut *f).collect::<PgResult<_>>()?,
+                negated,
+            },
+            Expr::Between {
+                arg,
+                low,
+                high,
+                negated,
+            } => Expr::Between {
+                arg: bx(arg, f)?,
+                low: bx(low, f)?,
+                high: bx(high, f)?,
+                negated,
+            },
+            Expr::Like {
+                arg,
+                pattern,
+                negated,
+                case_insensitive,
+            } => Expr::Like {
+                arg: bx(arg, f)?,
+                pattern: bx(pattern, f)?,
+                negated,
+                case_insensitive,
+            },
+            Expr::Case {
+                operand,
+                whens,
+                else_result,
+            } => Expr::Case {
+                operand: match operand {
+                    Some(o) => Some(bx(o, f)?),
+                    None => None,
+                },
+                whens: whens
+                    .into_iter()
+                    .map(|(w, t)| Ok((f(w)?, f(t)?)))
+                    .collect::<PgResult<_>>()?,
+                else_result: match else_result {
+                    Some(e) => Some(bx(e, f)?),
+                    None => None,
+                },
+            },
+        })
+    }
+
     /// Visits every node (pre-order).
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
@@ -611,5 +2397,530 @@ impl Expr {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sqlparser::dialect::PostgreSqlDialect;
+    use sqlparser::parser::Parser;
+
+    fn parse(sql: &str) -> ast::Expr {
+        Parser::new(&PostgreSqlDialect {})
+            .try_with_sql(sql)
+            .unwrap()
+            .parse_expr()
+            .unwrap()
+    }
+
+    fn accounts() -> Scope {
+        Scope::for_table(
+            "pgbench_accounts",
+            &[
+                ("aid".into(), SqlType::Int4),
+                ("bid".into(), SqlType::Int4),
+                ("abalance".into(), SqlType::Int4),
+                ("filler".into(), SqlType::Char(84)),
+                ("name".into(), SqlType::Varchar(Some(10))),
+                ("big".into(), SqlType::Int8),
+            ],
+        )
+    }
+
+    fn row() -> Vec<Value> {
+        vec![
+            Value::Int4(7),
+            Value::Int4(1),
+            Value::Int4(-5),
+            Value::text(&format!("x{}", " ".repeat(83))),
+            Value::Null,
+            Value::Int8(1 << 40),
+        ]
+    }
+
+    fn ev_with(sql: &str, params: &[Value]) -> PgResult<Value> {
+        let scope = accounts();
+        let mut pt = ParamTypes::new();
+        let b = bind_expr(&parse(sql), &scope, &mut pt)?;
+        eval(&b.expr, &row(), params, &mut StaticContext)
+    }
+
+    fn ev(sql: &str) -> PgResult<Value> {
+        ev_with(sql, &[])
+    }
+
+    fn text(sql: &str) -> String {
+        match ev(sql) {
+            Ok(v) if v.is_null() => "NULL".into(),
+            Ok(v) => v.to_text_string(),
+            Err(e) => panic!("{sql}: {e}"),
+        }
+    }
+
+    fn err(sql: &str) -> (String, &'static str) {
+        match ev(sql) {
+            Ok(v) => panic!("{sql}: expected an error, got {v:?}"),
+            Err(e) => (e.message, e.code),
+        }
+    }
+
+    #[test]
+    fn literals_and_arithmetic() {
+        assert_eq!(ev("1 + 1").unwrap(), Value::Int4(2));
+        assert_eq!(ev("-2147483648").unwrap(), Value::Int4(i32::MIN));
+        assert_eq!(ev("2147483648").unwrap(), Value::Int8(2147483648));
+        assert_eq!(text("1.50"), "1.50");
+        assert_eq!(text("1/3::numeric"), "0.33333333333333333333");
+        assert_eq!(text("1.5::numeric / 0.003"), "500.0000000000000000");
+        assert_eq!(text("7 / 2"), "3");
+        assert_eq!(text("-7 % 3"), "-1");
+        assert_eq!(text("1 + 2.5"), "3.5");
+        assert_eq!(text("1 + 2.5::float8"), "3.5");
+        assert_eq!(text("0.1::float8 + 0.2::float8"), "0.30000000000000004");
+        assert_eq!(text("abalance + 1"), "-4");
+        assert_eq!(text("big * 2"), "2199023255552");
+        assert_eq!(text("aid + big"), "1099511627783");
+        assert_eq!(text("-abalance"), "5");
+        assert_eq!(
+            err("2147483647 + 1"),
+            ("integer out of range".into(), "22003")
+        );
+        assert_eq!(
+            err("9223372036854775807 + 1"),
+            ("bigint out of range".into(), "22003")
+        );
+        assert_eq!(err("1 / 0"), ("division by zero".into(), "22012"));
+        assert_eq!(err("1.0 / 0"), ("division by zero".into(), "22012"));
+        assert_eq!(err("aid / (bid - 1)"), ("division by zero".into(), "22012"));
+        assert_eq!(
+            err("1 + 'a'"),
+            (
+                "invalid input syntax for type integer: \"a\"".into(),
+                "22P02"
+            )
+        );
+        assert_eq!(
+            err("1 = 'a'::text"),
+            ("operator does not exist: integer = text".into(), "42883")
+        );
+        assert_eq!(
+            err("1e308::float8 * 10"),
+            ("value out of range: overflow".into(), "22003")
+        );
+    }
+
+    #[test]
+    fn three_valued_logic() {
+        assert_eq!(text("null = 1"), "NULL");
+        assert_eq!(text("null and false"), "f");
+        assert_eq!(text("null and true"), "NULL");
+        assert_eq!(text("null or true"), "t");
+        assert_eq!(text("null or false"), "NULL");
+        assert_eq!(text("not (null = 1)"), "NULL");
+        assert_eq!(text("1 in (2, null)"), "NULL");
+        assert_eq!(text("1 in (1, null)"), "t");
+        assert_eq!(text("1 not in (2, 3)"), "t");
+        assert_eq!(text("null is null"), "t");
+        assert_eq!(text("name is null"), "t");
+        assert_eq!(text("aid is not null"), "t");
+        assert_eq!(text("(null = 1) is not true"), "t");
+        assert_eq!(text("null is distinct from 1"), "t");
+        assert_eq!(text("null is not distinct from null"), "t");
+        assert_eq!(text("aid between 1 and 10"), "t");
+        assert_eq!(text("aid not between 1 and 5"), "t");
+        assert_eq!(text("aid between null and 10"), "NULL");
+        assert_eq!(text("aid between 8 and null"), "f");
+    }
+
+    #[test]
+    fn text_functions() {
+        assert_eq!(text("'ab'::char(4) || 'x'"), "abx");
+        assert_eq!(text("length('ab  '::char(4))"), "2");
+        assert_eq!(text("'ab'::char(4) = 'ab  '"), "t");
+        assert_eq!(text("'ab'::char(4)"), "ab  ");
+        assert_eq!(text("'abcdef'::varchar(3)"), "abc");
+        assert_eq!(text("length(filler)"), "1");
+        assert_eq!(text("filler = 'x'"), "t");
+        assert_eq!(text("substr('abcdef', 0, 3)"), "ab");
+        assert_eq!(text("substr('abcdef', -1)"), "abcdef");
+        assert_eq!(text("substring('abcdef' from 2 for 2)"), "bc");
+        assert_eq!(text("substring('abcdef', 3)"), "cdef");
+        assert_eq!(text("'x' || 1"), "x1");
+        assert_eq!(text("1 || 'x'"), "1x");
+        assert_eq!(text("upper('héllo')"), "HÉLLO");
+        assert_eq!(text("lower('ABC')"), "abc");
+        assert_eq!(text("repeat('ab', 3)"), "ababab");
+        assert_eq!(text("char_length('héllo')"), "5");
+        assert_eq!(text("'abc' like 'a%'"), "t");
+        assert_eq!(text("'abc' like 'a_'"), "f");
+        assert_eq!(text("'abc' not like '%c'"), "f");
+        assert_eq!(text("'ABC' ilike 'a%c'"), "t");
+        assert_eq!(text("'a%c' like 'a\\%c'"), "t");
+        assert_eq!(text("trim('  x  ')"), "x");
+        assert_eq!(text("position('c' in 'abc')"), "3");
+        assert_eq!(text("concat('a', null, 1)"), "a1");
+    }
+
+    #[test]
+    fn other_functions() {
+        assert_eq!(text("coalesce(null, 2)"), "2");
+        assert_eq!(text("coalesce(name, 'none')"), "none");
+        assert_eq!(text("greatest(1, 2.5, null)"), "2.5");
+        assert_eq!(text("least(3, 2)"), "2");
+        assert_eq!(text("nullif(1, 1)"), "NULL");
+        assert_eq!(text("abs(-5)"), "5");
+        assert_eq!(text("abs(abalance)"), "5");
+        assert_eq!(text("round(2.5)"), "3");
+        assert_eq!(text("round(2.5::float8)"), "2");
+        assert_eq!(text("round(1.2345, 2)"), "1.23");
+        assert_eq!(text("mod(7, 3)"), "1");
+        assert_eq!(text("pg_typeof(1)"), "integer");
+        assert_eq!(text("pg_typeof(1.5)"), "numeric");
+        assert_eq!(text("pg_typeof(name)"), "character varying(10)");
+        assert_eq!(text("pg_typeof(sqrt(4))"), "double precision");
+        assert!(text("version()").starts_with("PostgreSQL 15"));
+        assert_eq!(text("now() is not null"), "t");
+        assert_eq!(text("current_timestamp <= clock_timestamp()"), "t");
+        assert_eq!(text("current_user"), "postgres");
+        assert_eq!(text("pg_is_in_recovery()"), "f");
+        assert_eq!(text("random() < 1.0"), "t");
+        assert_eq!(text("pg_wal_lsn_diff('0/100', '0/10')"), "240");
+        assert_eq!(text("'0/100'::pg_lsn - '0/10'"), "240");
+        assert_eq!(text("'0/100'::pg_lsn > '0/FF'"), "t");
+        assert_eq!(
+            text("case when aid = 7 then 'seven' else 'other' end"),
+            "seven"
+        );
+        assert_eq!(text("case aid when 1 then 'one' end"), "NULL");
+        assert_eq!(text("case when false then 1 else 2.5 end"), "2.5");
+        assert_eq!(
+            text("'2024-01-02 03:04:05'::timestamptz"),
+            "2024-01-02 03:04:05+00"
+        );
+        assert_eq!(
+            text("timestamp '2024-01-02 03:04:05.5'"),
+            "2024-01-02 03:04:05.5"
+        );
+        assert_eq!(text("'2024-01-02'::timestamp < '2024-01-03'"), "t");
+        assert_eq!(
+            err("foo(1)"),
+            ("function foo(integer) does not exist".into(), "42883")
+        );
+        assert_eq!(
+            err("length(1)"),
+            ("function length(integer) does not exist".into(), "42883")
+        );
+        assert_eq!(
+            err("current_setting('nope')"),
+            (
+                "unrecognized configuration parameter \"nope\"".into(),
+                "42704"
+            )
+        );
+        assert_eq!(text("current_setting('nope', true)"), "NULL");
+    }
+
+    #[test]
+    fn casts() {
+        assert_eq!(text("2.5::float8::int"), "2");
+        assert_eq!(text("3.5::float8::int"), "4");
+        assert_eq!(text("(-2.5)::numeric::int"), "-3");
+        assert_eq!(text("'42'::int + 1"), "43");
+        assert_eq!(text("cast('t' as boolean)"), "t");
+        assert_eq!(text("1::bool"), "t");
+        assert_eq!(text("true::int"), "1");
+        assert_eq!(text("aid::text || 'x'"), "7x");
+        assert_eq!(text("filler::text"), "x");
+        assert_eq!(text("1.999::int"), "2");
+        assert_eq!(
+            err("100000::int2"),
+            ("smallint out of range".into(), "22003")
+        );
+    }
+
+    #[test]
+    fn cast_errors() {
+        assert_eq!(
+            err("'abc'::int"),
+            (
+                "invalid input syntax for type integer: \"abc\"".into(),
+                "22P02"
+            )
+        );
+        assert_eq!(
+            err("'99999999999'::int"),
+            (
+                "value \"99999999999\" is out of range for type integer".into(),
+                "22003"
+            )
+        );
+        assert_eq!(err("big::int"), ("integer out of range".into(), "22003"));
+        assert_eq!(
+            err("'x'::bool"),
+            (
+                "invalid input syntax for type boolean: \"x\"".into(),
+                "22P02"
+            )
+        );
+        assert_eq!(err("1::timestamp").1, "42846");
+    }
+
+    #[test]
+    fn columns_and_scope_errors() {
+        assert_eq!(ev("aid").unwrap(), Value::Int4(7));
+        assert_eq!(ev("pgbench_accounts.aid").unwrap(), Value::Int4(7));
+        assert_eq!(ev("\"aid\"").unwrap(), Value::Int4(7));
+        assert_eq!(err("x"), ("column \"x\" does not exist".into(), "42703"));
+        assert_eq!(
+            err("pgbench_accounts.x"),
+            ("column pgbench_accounts.x does not exist".into(), "42703")
+        );
+        assert_eq!(err("t.aid").1, "42P01");
+        let mut scope = accounts();
+        scope.push(Some("b"), "aid", SqlType::Int4);
+        let e = bind_expr(&parse("aid"), &scope, &mut ParamTypes::new()).unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.code),
+            ("column reference \"aid\" is ambiguous", "42702")
+        );
+        assert!(bind_expr(&parse("b.aid"), &scope, &mut ParamTypes::new()).is_ok());
+    }
+
+    #[test]
+    fn parameter_inference() {
+        let scope = accounts();
+        let cases: &[(&str, &[SqlType])] = &[
+            ("aid = $1", &[SqlType::Int4]),
+            ("$1 = aid", &[SqlType::Int4]),
+            ("$1 + 1", &[SqlType::Int4]),
+            ("$1", &[SqlType::Text]),
+            ("abalance + $1 > $2", &[SqlType::Int4, SqlType::Int4]),
+            ("name = $2", &[SqlType::Text, SqlType::Text]),
+            ("filler = $1", &[SqlType::Char(0)]),
+            ("aid between $1 and $2", &[SqlType::Int4, SqlType::Int4]),
+            ("aid in ($1, $2)", &[SqlType::Int4, SqlType::Int4]),
+            ("$1::int8", &[SqlType::Int8]),
+            ("length($1)", &[SqlType::Text]),
+            ("pg_sleep($1)", &[SqlType::Float8]),
+            ("$1 and true", &[SqlType::Bool]),
+        ];
+        for (sql, want) in cases {
+            let mut pt = ParamTypes::new();
+            bind_expr(&parse(sql), &scope, &mut pt).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            assert_eq!(&pt.finish(), want, "{sql}");
+        }
+        // Client-fixed types win: aid (int4) = $1 (int8).
+        let mut pt = ParamTypes::from_oids(&[20]).unwrap();
+        let b = bind_expr(&parse("aid = $1"), &scope, &mut pt).unwrap();
+        assert_eq!(pt.finish(), vec![SqlType::Int8]);
+        assert_eq!(
+            eval(&b.expr, &row(), &[Value::Int8(7)], &mut StaticContext).unwrap(),
+            Value::Bool(true)
+        );
+        assert_eq!(b.expr.as_column_eq().map(|(c, _)| c), Some(0));
+        // The hot path: aid = $1 binds to a plain comparison.
+        let mut pt = ParamTypes::new();
+        let b = bind_expr(&parse("aid = $1"), &scope, &mut pt).unwrap();
+        assert_eq!(
+            b.expr,
+            Expr::Binary {
+                op: BinOp::Eq,
+                left: Box::new(Expr::Column(0)),
+                right: Box::new(Expr::Param(0))
+            }
+        );
+        assert_eq!(
+            eval(&b.expr, &row(), &[Value::Int4(8)], &mut StaticContext).unwrap(),
+            Value::Bool(false)
+        );
+        assert_eq!(
+            eval(&b.expr, &row(), &[Value::Null], &mut StaticContext).unwrap(),
+            Value::Null
+        );
+        // $1 + $2 is ambiguous.
+        let e = bind_expr(&parse("$1 + $2"), &scope, &mut ParamTypes::new()).unwrap_err();
+        assert_eq!(e.code, "42725");
+        assert!(ParamTypes::from_oids(&[999_999]).is_err());
+    }
+
+    #[test]
+    fn assignment() {
+        let scope = Scope::new();
+        let mut pt = ParamTypes::new();
+        let e = bind_assign(
+            &parse("'abcd'"),
+            &scope,
+            &mut pt,
+            SqlType::Varchar(Some(3)),
+            "a",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.code),
+            ("value too long for type character varying(3)", "22001")
+        );
+        let e = bind_assign(&parse("'abc'"), &scope, &mut pt, SqlType::Int4, "a").unwrap_err();
+        assert_eq!(e.code, "22P02");
+        let e =
+            bind_assign(&parse("'abc'::text"), &scope, &mut pt, SqlType::Int4, "a").unwrap_err();
+        assert_eq!(
+            e.message,
+            "column \"a\" is of type integer but expression is of type text"
+        );
+        assert_eq!(e.code, "42804");
+        let x = bind_assign(&parse("'ab'"), &scope, &mut pt, SqlType::Char(4), "a").unwrap();
+        assert_eq!(x, Expr::Const(Value::text("ab  ")));
+        let x = bind_assign(&parse("3000000000"), &scope, &mut pt, SqlType::Int4, "a");
+        assert_eq!(x.unwrap_err().message, "integer out of range");
+        let x = bind_assign(&parse("2.5"), &scope, &mut pt, SqlType::Int4, "a").unwrap();
+        assert_eq!(x, Expr::Const(Value::Int4(3)));
+        // A parameter takes the column's type; a varchar(n) length is checked at run time.
+        let mut pt = ParamTypes::new();
+        let x = bind_assign(
+            &parse("$1"),
+            &scope,
+            &mut pt,
+            SqlType::Varchar(Some(3)),
+            "a",
+        )
+        .unwrap();
+        assert_eq!(pt.finish(), vec![SqlType::Varchar(None)]);
+        let e = eval(&x, &[], &[Value::text("abcd")], &mut StaticContext).unwrap_err();
+        assert_eq!(e.code, "22001");
+        let x = bind_assign(
+            &parse("$1"),
+            &scope,
+            &mut ParamTypes::new(),
+            SqlType::Int4,
+            "a",
+        )
+        .unwrap();
+        assert_eq!(x, Expr::Param(0));
+    }
+
+    #[test]
+    fn aggregates() {
+        let scope = accounts();
+        let mut g = Grouping::new(Vec::new());
+        let mut pt = ParamTypes::new();
+        let c = bind_expr_agg(&parse("count(*)"), &scope, &mut pt, &mut g).unwrap();
+        let s = bind_expr_agg(&parse("sum(abalance) + 1"), &scope, &mut pt, &mut g).unwrap();
+        let s8 = bind_expr_agg(&parse("sum(big)"), &scope, &mut pt, &mut g).unwrap();
+        let m = bind_expr_agg(&parse("max(aid)"), &scope, &mut pt, &mut g).unwrap();
+        let a = bind_expr_agg(&parse("avg(aid)"), &scope, &mut pt, &mut g).unwrap();
+        assert_eq!(
+            (c.ty, s.ty, s8.ty, m.ty, a.ty),
+            (
+                SqlType::Int8,
+                SqlType::Int8,
+                SqlType::NUMERIC,
+                SqlType::Int4,
+                SqlType::NUMERIC
+            )
+        );
+        assert_eq!(g.aggs.len(), 5);
+        let bare = bind_expr_agg(&parse("aid"), &scope, &mut pt, &mut g).unwrap();
+        let e = g.finalize(bare.expr, &scope).unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.code),
+            ("column \"pgbench_accounts.aid\" must appear in the GROUP BY clause or be used in an aggregate function", "42803")
+        );
+        // Run the aggregates over three rows.
+        let mut accs: Vec<_> = g
+            .aggs
+            .iter()
+            .map(|a| functions::Accumulator::new(a.func, a.arg_ty))
+            .collect();
+        for (aid, bal) in [(1, 10), (2, 20), (4, -1)] {
+            let r = vec![
+                Value::Int4(aid),
+                Value::Int4(1),
+                Value::Int4(bal),
+                Value::Null,
+                Value::Null,
+                Value::Int8(5),
+            ];
+            for (acc, call) in accs.iter_mut().zip(&g.aggs) {
+                let v = match &call.arg {
+                    Some(e) => eval(e, &r, &[], &mut StaticContext).unwrap(),
+                    None => Value::Null,
+                };
+                acc.update(&v).unwrap();
+            }
+        }
+        let post: Vec<Value> = accs.iter().map(|a| a.finish().unwrap()).collect();
+        let out = |b: &BoundExpr| {
+            eval(
+                &g.finalize(b.expr.clone(), &scope).unwrap(),
+                &post,
+                &[],
+                &mut StaticContext,
+            )
+            .unwrap()
+            .to_text_string()
+        };
+        assert_eq!(out(&c), "3");
+        assert_eq!(out(&s), "30");
+        assert_eq!(out(&s8), "15");
+        assert_eq!(out(&m), "4");
+        assert_eq!(out(&a), "2.3333333333333333");
+        // GROUP BY bid: the key is Agg(0), aggregates follow.
+        let key = bind_expr(&parse("bid"), &scope, &mut pt).unwrap().expr;
+        let mut g = Grouping::new(vec![key]);
+        let b = bind_expr_agg(&parse("bid"), &scope, &mut pt, &mut g).unwrap();
+        let n = bind_expr_agg(&parse("count(aid)"), &scope, &mut pt, &mut g).unwrap();
+        assert_eq!(g.finalize(b.expr, &scope).unwrap(), Expr::Agg(0));
+        assert_eq!(g.finalize(n.expr, &scope).unwrap(), Expr::Agg(1));
+        // Aggregates are not allowed in WHERE, nor nested.
+        assert_eq!(
+            bind_expr(&parse("count(*) > 1"), &scope, &mut pt)
+                .unwrap_err()
+                .code,
+            "42803"
+        );
+        assert_eq!(
+            bind_expr_agg(&parse("sum(count(*))"), &scope, &mut pt, &mut g)
+                .unwrap_err()
+                .code,
+            "42803"
+        );
+        // Empty input: count 0, sum NULL.
+        let acc = functions::Accumulator::new(AggFunc::Sum, SqlType::Int4);
+        assert_eq!(acc.finish().unwrap(), Value::Null);
+        let acc = functions::Accumulator::new(AggFunc::CountStar, SqlType::Unknown);
+        assert_eq!(acc.finish().unwrap(), Value::Int8(0));
+    }
+
+    #[test]
+    fn output_names() {
+        for (sql, want) in [
+            ("aid", "aid"),
+            ("t.aid", "aid"),
+            ("count(*)", "count"),
+            ("1", "?column?"),
+            ("'a'", "?column?"),
+            ("1::int", "int4"),
+            ("aid::text", "aid"),
+            ("now()", "now"),
+            ("current_timestamp", "current_timestamp"),
+            ("true", "bool"),
+            ("case when true then 1 end", "case"),
+            ("1 + 1", "?column?"),
+            ("'x'::varchar(3)", "varchar"),
+        ] {
+            assert_eq!(output_name(&parse(sql)), want, "{sql}");
+        }
+    }
+
+    #[test]
+    fn like_matcher() {
+        assert!(like_match("", "%", false));
+        assert!(like_match("abc", "%b%", false));
+        assert!(!like_match("abc", "%d%", false));
+        assert!(like_match("aXbXc", "a%b%c", false));
+        assert!(like_match("a_c", "a\\_c", false));
+        assert!(!like_match("abc", "a\\_c", false));
+        assert!(like_match("mississippi", "%iss%ppi", false));
     }
 }

@@ -192,7 +192,7 @@ pub enum Func {
     Left,
     /// right(text, int4)
     Right,
-    /// md5(text) is not provided; abs(x) → same type
+    /// abs(x) → same type
     Abs,
     /// coalesce(a, b, …) (args already coerced to one type)
     Coalesce,
@@ -238,10 +238,16 @@ pub enum Func {
     PgCurrentXactIdIfAssigned,
     /// pg_current_snapshot() / txid_current_snapshot() → pg_snapshot
     CurrentSnapshot,
-    /// pg_snapshot_xmin(snapshot) / txid_snapshot_xmin → xid8/int8
-    SnapshotXmin,
-    /// pg_snapshot_xmax(snapshot) / txid_snapshot_xmax
-    SnapshotXmax,
+    /// pg_snapshot_xmin(snapshot) → xid8 (`int8: true` for txid_snapshot_xmin → int8)
+    SnapshotXmin {
+        /// Return int8 instead of xid8.
+        int8: bool,
+    },
+    /// pg_snapshot_xmax(snapshot) → xid8 (`int8: true` for txid_snapshot_xmax)
+    SnapshotXmax {
+        /// Return int8 instead of xid8.
+        int8: bool,
+    },
     /// pg_is_in_recovery() → bool
     PgIsInRecovery,
     /// current_setting(text) → text
@@ -260,11 +266,10 @@ pub enum Func {
     WalLsn(WalLsnKind),
     /// pg_wal_lsn_diff(pg_lsn, pg_lsn) → numeric
     WalLsnDiff,
-    /// pg_typeof(any) → text (regtype printed as its name)
-    PgTypeof,
-    /// to_char-less helper: pg_postmaster_start_time is not provided;
     /// to_hex(int) → text
     ToHex,
+    /// Trailing-space removal used for bpchar comparisons (internal).
+    BpcharStrip,
 }
 
 /// A resolved function: what to call, what to coerce the arguments to, and
@@ -432,7 +437,7 @@ impl Accumulator {
                         )?)
                     }
                     (AccState::None, Value::Numeric(n)) => AccState::Num(*n),
-                    (AccState::Num(a), Value::Numeric(n)) => AccState::Num(a.add(*n)?),
+                    (AccState::Num(a), Value::Numeric(n)) => AccState::Num(a.checked_add(*n)?),
                     (AccState::None, Value::Float8(f)) => AccState::Float(*f),
                     (AccState::Float(a), Value::Float8(f)) => AccState::Float(a + f),
                     (_, other) => {
@@ -486,10 +491,10 @@ impl Accumulator {
             },
             AggFunc::Avg => match &self.state {
                 AccState::None => Value::Null,
-                AccState::Int(a) => {
-                    Value::Numeric(Numeric::from_i128(*a).div(Numeric::from_i64(self.count))?)
-                }
-                AccState::Num(n) => Value::Numeric(n.div(Numeric::from_i64(self.count))?),
+                AccState::Int(a) => Value::Numeric(
+                    Numeric::from_i128(*a).checked_div(Numeric::from_i64(self.count))?,
+                ),
+                AccState::Num(n) => Value::Numeric(n.checked_div(Numeric::from_i64(self.count))?),
                 AccState::Float(f) => Value::Float8(f / self.count as f64),
                 _ => Value::Null,
             },
@@ -505,17 +510,611 @@ impl Accumulator {
     }
 }
 
+fn no_function(name: &str, args: &[SqlType]) -> PgError {
+    let list: Vec<&str> = args.iter().map(|t| t.pg_base_name()).collect();
+    PgError::new(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!("function {}({}) does not exist", name, list.join(", ")),
+    )
+    .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+}
+
+/// Position of a type in the numeric promotion order (int2 < int4 < int8 <
+/// numeric < float8), None outside the numeric category.
+pub fn numeric_rank(t: SqlType) -> Option<u8> {
+    Some(match t {
+        SqlType::Int2 => 0,
+        SqlType::Int4 => 1,
+        SqlType::Int8 => 2,
+        SqlType::Numeric(_) => 3,
+        SqlType::Float8 => 4,
+        _ => return None,
+    })
+}
+
+/// True if a value of type `from` may be implicitly coerced to `to`
+/// (PostgreSQL's implicit casts among the types we have).
+pub fn can_coerce_implicit(from: SqlType, to: SqlType) -> bool {
+    use SqlType as T;
+    if from.base() == to.base() || from == T::Unknown {
+        return true;
+    }
+    if let (Some(a), Some(b)) = (numeric_rank(from), numeric_rank(to)) {
+        return a <= b;
+    }
+    if from.is_text_like() && to.is_text_like() {
+        return true;
+    }
+    matches!(
+        (from, to),
+        (T::Timestamp, T::TimestampTz) | (T::Int2 | T::Int4 | T::Int8, T::Oid) | (T::Xid8, T::Xid8)
+    )
+}
+
+/// The common type of several expressions (CASE branches, COALESCE,
+/// GREATEST, IN lists): unknowns take the others' type (text if all are
+/// unknown), numerics promote, text-likes unify to text. None if there is
+/// no common type (the caller reports 42804).
+pub fn common_type(types: &[SqlType]) -> Option<SqlType> {
+    let mut cur: Option<SqlType> = None;
+    for &t in types {
+        if t == SqlType::Unknown {
+            continue;
+        }
+        cur = Some(match cur {
+            None => t,
+            Some(c) if c == t => c,
+            Some(c) => {
+                if let (Some(a), Some(b)) = (numeric_rank(c), numeric_rank(t)) {
+                    if a >= b {
+                        c.base()
+                    } else {
+                        t.base()
+                    }
+                } else if c.is_text_like() && t.is_text_like() {
+                    if c.base() == t.base() {
+                        c.base()
+                    } else {
+                        SqlType::Text
+                    }
+                } else if matches!(
+                    (c, t),
+                    (SqlType::Timestamp, SqlType::TimestampTz)
+                        | (SqlType::TimestampTz, SqlType::Timestamp)
+                ) {
+                    SqlType::TimestampTz
+                } else {
+                    return None;
+                }
+            }
+        });
+    }
+    Some(cur.unwrap_or(SqlType::Text))
+}
+
 /// Resolves a scalar function by (lower-case) name and argument types.
 /// Unknown-typed arguments (string literals, untyped parameters) match any
 /// parameter type. 42883 `function foo(integer) does not exist` otherwise.
+/// (`pg_typeof` is handled by the binder, which knows argument types.)
 pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
-    let _ = (name, args);
-    todo!("sqlv")
+    use SqlType as T;
+    let n = args.len();
+    let sig = |func: Func, arg_types: &[SqlType], ret: SqlType| -> PgResult<FuncSig> {
+        if arg_types.len() != args.len()
+            || !args
+                .iter()
+                .zip(arg_types)
+                .all(|(a, p)| can_coerce_implicit(*a, *p))
+        {
+            return Err(no_function(name, args));
+        }
+        Ok(FuncSig {
+            func,
+            arg_types: arg_types.to_vec(),
+            ret,
+        })
+    };
+    let none = |func: Func, ret: SqlType| sig(func, &[], ret);
+    // Numeric functions choose their signature from the argument's category.
+    let num_arg = |allow_int: bool| -> Option<SqlType> {
+        match args.first().copied() {
+            Some(T::Unknown) => Some(T::Float8),
+            Some(t @ (T::Int2 | T::Int4 | T::Int8)) => Some(if allow_int { t } else { T::Float8 }),
+            Some(T::Numeric(_)) => Some(T::NUMERIC),
+            Some(T::Float8) => Some(T::Float8),
+            _ => None,
+        }
+    };
+    match name {
+        "length" | "char_length" | "character_length" if n == 1 => {
+            if matches!(args[0], T::Char(_)) {
+                sig(Func::LengthBpchar, &[T::Char(0)], T::Int4)
+            } else {
+                sig(Func::Length, &[T::Text], T::Int4)
+            }
+        }
+        "octet_length" => sig(Func::OctetLength, &[T::Text], T::Int4),
+        "repeat" => sig(Func::Repeat, &[T::Text, T::Int4], T::Text),
+        "upper" => sig(Func::Upper, &[T::Text], T::Text),
+        "lower" => sig(Func::Lower, &[T::Text], T::Text),
+        "substr" | "substring" if n == 2 => sig(Func::Substr2, &[T::Text, T::Int4], T::Text),
+        "substr" | "substring" => sig(Func::Substr3, &[T::Text, T::Int4, T::Int4], T::Text),
+        "concat" => Ok(FuncSig {
+            func: Func::Concat,
+            arg_types: args
+                .iter()
+                .map(|t| if *t == T::Unknown { T::Text } else { *t })
+                .collect(),
+            ret: T::Text,
+        }),
+        "btrim" | "trim" if n == 1 => sig(Func::Btrim, &[T::Text], T::Text),
+        "btrim" | "trim" => sig(Func::Btrim, &[T::Text, T::Text], T::Text),
+        "ltrim" if n == 1 => sig(Func::Ltrim, &[T::Text], T::Text),
+        "ltrim" => sig(Func::Ltrim, &[T::Text, T::Text], T::Text),
+        "rtrim" if n == 1 => sig(Func::Rtrim, &[T::Text], T::Text),
+        "rtrim" => sig(Func::Rtrim, &[T::Text, T::Text], T::Text),
+        "replace" => sig(Func::Replace, &[T::Text, T::Text, T::Text], T::Text),
+        "strpos" => sig(Func::Strpos, &[T::Text, T::Text], T::Int4),
+        "left" => sig(Func::Left, &[T::Text, T::Int4], T::Text),
+        "right" => sig(Func::Right, &[T::Text, T::Int4], T::Text),
+        "abs" if n == 1 => match num_arg(true) {
+            Some(t) => sig(Func::Abs, &[t], t),
+            None => Err(no_function(name, args)),
+        },
+        "coalesce" | "greatest" | "least" | "nullif" if n >= 1 => {
+            if name == "nullif" && n != 2 {
+                return Err(no_function(name, args));
+            }
+            let t = common_type(args).ok_or_else(|| {
+                PgError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "{} types {} and {} cannot be matched",
+                        name.to_uppercase(),
+                        args[0].pg_base_name(),
+                        args.iter()
+                            .find(|a| **a != args[0])
+                            .unwrap_or(&args[0])
+                            .pg_base_name()
+                    ),
+                )
+            })?;
+            let func = match name {
+                "coalesce" => Func::Coalesce,
+                "greatest" => Func::Greatest,
+                "least" => Func::Least,
+                _ => Func::Nullif,
+            };
+            Ok(FuncSig {
+                func,
+                arg_types: vec![t; n],
+                ret: t,
+            })
+        }
+        "round" | "trunc" if n == 2 => sig(
+            if name == "round" {
+                Func::Round
+            } else {
+                Func::Trunc
+            },
+            &[T::NUMERIC, T::Int4],
+            T::NUMERIC,
+        ),
+        "round" | "floor" | "ceil" | "ceiling" | "trunc" if n == 1 => match num_arg(false) {
+            Some(t) => sig(
+                match name {
+                    "round" => Func::Round,
+                    "floor" => Func::Floor,
+                    "trunc" => Func::Trunc,
+                    _ => Func::Ceil,
+                },
+                &[t],
+                t,
+            ),
+            None => Err(no_function(name, args)),
+        },
+        "sqrt" => sig(Func::Sqrt, &[T::Float8], T::Float8),
+        "mod" if n == 2 => {
+            let t = common_type(args).filter(|t| t.is_integer() || matches!(t, T::Numeric(_)));
+            match t {
+                Some(t) if args.iter().all(|a| can_coerce_implicit(*a, t)) => {
+                    sig(Func::Mod, &[t, t], t)
+                }
+                _ => Err(no_function(name, args)),
+            }
+        }
+        "random" => none(Func::Random, T::Float8),
+        "now" | "current_timestamp" | "transaction_timestamp" => none(Func::Now, T::TimestampTz),
+        "statement_timestamp" => none(Func::StatementTimestamp, T::TimestampTz),
+        "clock_timestamp" => none(Func::ClockTimestamp, T::TimestampTz),
+        "localtimestamp" => none(Func::LocalTimestamp, T::Timestamp),
+        "version" => none(Func::Version, T::Text),
+        "pg_sleep" => sig(Func::PgSleep, &[T::Float8], T::Void),
+        "txid_current" => none(Func::TxidCurrent, T::Int8),
+        "txid_current_if_assigned" => none(Func::TxidCurrentIfAssigned, T::Int8),
+        "pg_current_xact_id" => none(Func::PgCurrentXactId, T::Xid8),
+        "pg_current_xact_id_if_assigned" => none(Func::PgCurrentXactIdIfAssigned, T::Xid8),
+        "pg_current_snapshot" | "txid_current_snapshot" => none(Func::CurrentSnapshot, T::Snapshot),
+        "pg_snapshot_xmin" => sig(Func::SnapshotXmin { int8: false }, &[T::Snapshot], T::Xid8),
+        "pg_snapshot_xmax" => sig(Func::SnapshotXmax { int8: false }, &[T::Snapshot], T::Xid8),
+        "txid_snapshot_xmin" => sig(Func::SnapshotXmin { int8: true }, &[T::Snapshot], T::Int8),
+        "txid_snapshot_xmax" => sig(Func::SnapshotXmax { int8: true }, &[T::Snapshot], T::Int8),
+        "pg_is_in_recovery" => none(Func::PgIsInRecovery, T::Bool),
+        "current_setting" if n == 1 => sig(Func::CurrentSetting, &[T::Text], T::Text),
+        "current_setting" => sig(Func::CurrentSettingMissingOk, &[T::Text, T::Bool], T::Text),
+        "pg_backend_pid" => none(Func::PgBackendPid, T::Int4),
+        "current_database" | "current_catalog" => none(Func::CurrentDatabase, T::Name),
+        "current_user" | "session_user" | "user" | "current_role" => {
+            none(Func::CurrentUser, T::Name)
+        }
+        "current_schema" => none(Func::CurrentSchema, T::Name),
+        "pg_current_wal_lsn" => none(Func::WalLsn(WalLsnKind::Current), T::PgLsn),
+        "pg_current_wal_insert_lsn" => none(Func::WalLsn(WalLsnKind::Insert), T::PgLsn),
+        "pg_current_wal_flush_lsn" => none(Func::WalLsn(WalLsnKind::Flush), T::PgLsn),
+        "pg_last_wal_receive_lsn" => none(Func::WalLsn(WalLsnKind::Receive), T::PgLsn),
+        "pg_last_wal_replay_lsn" => none(Func::WalLsn(WalLsnKind::Replay), T::PgLsn),
+        "pg_wal_lsn_diff" => sig(Func::WalLsnDiff, &[T::PgLsn, T::PgLsn], T::NUMERIC),
+        "to_hex" if n == 1 => match args[0] {
+            T::Int8 => sig(Func::ToHex, &[T::Int8], T::Text),
+            _ => sig(Func::ToHex, &[T::Int4], T::Text),
+        },
+        _ => Err(no_function(name, args)),
+    }
+}
+
+fn text_arg(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+fn int_arg(v: &Value) -> i64 {
+    v.as_i64().unwrap_or(0)
+}
+
+fn too_large() -> PgError {
+    PgError::new("54000", "requested length too large")
+}
+
+/// Characters of `s` from 1-based position `start` for `len` characters
+/// (None = to the end), as PostgreSQL's text_substr.
+fn substr(s: &str, start: i64, len: Option<i64>) -> PgResult<String> {
+    let end = match len {
+        Some(l) if l < 0 => {
+            return Err(PgError::new(
+                "22011",
+                "negative substring length not allowed",
+            ));
+        }
+        Some(l) => Some(start.saturating_add(l)),
+        None => None,
+    };
+    let from = start.max(1);
+    if let Some(e) = end {
+        if e <= from {
+            return Ok(String::new());
+        }
+    }
+    let skip = (from - 1) as usize;
+    Ok(match end {
+        Some(e) => s.chars().skip(skip).take((e - from) as usize).collect(),
+        None => s.chars().skip(skip).collect(),
+    })
+}
+
+fn trim_chars<'a>(s: &'a str, set: Option<&str>, left: bool, right: bool) -> &'a str {
+    let pred = |c: char| match set {
+        Some(set) => set.contains(c),
+        None => c == ' ',
+    };
+    let mut t = s;
+    if left {
+        t = t.trim_start_matches(pred);
+    }
+    if right {
+        t = t.trim_end_matches(pred);
+    }
+    t
+}
+
+fn float_result(f: f64) -> PgResult<Value> {
+    if f.is_infinite() {
+        return Err(PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "value out of range: overflow",
+        ));
+    }
+    Ok(Value::Float8(f))
 }
 
 /// Calls a resolved function on evaluated arguments (already coerced to the
 /// signature's types). Strict functions return NULL on any NULL argument.
 pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<Value> {
-    let _ = (func, args, ctx, Arc::<str>::from(""));
-    todo!("sqlv")
+    // Non-strict functions first.
+    match func {
+        Func::Coalesce => {
+            return Ok(args
+                .iter()
+                .find(|v| !v.is_null())
+                .cloned()
+                .unwrap_or(Value::Null))
+        }
+        Func::Concat => {
+            let mut out = String::new();
+            for a in args {
+                if !a.is_null() {
+                    match a {
+                        Value::Text(s) => out.push_str(s),
+                        other => out.push_str(&other.to_text_string()),
+                    }
+                }
+            }
+            return Ok(Value::Text(Arc::from(out)));
+        }
+        Func::Greatest | Func::Least => {
+            let mut best: Option<&Value> = None;
+            for a in args.iter().filter(|v| !v.is_null()) {
+                let better = match best {
+                    None => true,
+                    Some(b) => {
+                        let o = cmp_sql(a, b).unwrap_or(Ordering::Equal);
+                        if func == Func::Greatest {
+                            o == Ordering::Greater
+                        } else {
+                            o == Ordering::Less
+                        }
+                    }
+                };
+                if better {
+                    best = Some(a);
+                }
+            }
+            return Ok(best.cloned().unwrap_or(Value::Null));
+        }
+        Func::Nullif => {
+            let (a, b) = (&args[0], &args[1]);
+            return Ok(if cmp_sql(a, b) == Some(Ordering::Equal) {
+                Value::Null
+            } else {
+                a.clone()
+            });
+        }
+        Func::CurrentSettingMissingOk => {
+            if args[0].is_null() {
+                return Ok(Value::Null);
+            }
+            let name = text_arg(&args[0]).to_ascii_lowercase();
+            return Ok(match ctx.setting(&name) {
+                Some(v) => Value::Text(Arc::from(v)),
+                None if args[1].as_bool() == Some(true) => Value::Null,
+                None => {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{}\"", name),
+                    ))
+                }
+            });
+        }
+        _ => {}
+    }
+    if args.iter().any(Value::is_null) {
+        return Ok(Value::Null);
+    }
+    let text = |s: String| Value::Text(Arc::from(s));
+    Ok(match func {
+        Func::Length => Value::Int4(text_arg(&args[0]).chars().count() as i32),
+        Func::LengthBpchar => {
+            Value::Int4(text_arg(&args[0]).trim_end_matches(' ').chars().count() as i32)
+        }
+        Func::OctetLength => Value::Int4(text_arg(&args[0]).len() as i32),
+        Func::BpcharStrip => Value::Text(Arc::from(text_arg(&args[0]).trim_end_matches(' '))),
+        Func::Repeat => {
+            let s = text_arg(&args[0]);
+            let n = int_arg(&args[1]).max(0) as usize;
+            if s.len().saturating_mul(n) > (1 << 30) - 1 {
+                return Err(too_large());
+            }
+            text(s.repeat(n))
+        }
+        Func::Upper => text(text_arg(&args[0]).to_uppercase()),
+        Func::Lower => text(text_arg(&args[0]).to_lowercase()),
+        Func::Substr2 => text(substr(text_arg(&args[0]), int_arg(&args[1]), None)?),
+        Func::Substr3 => text(substr(
+            text_arg(&args[0]),
+            int_arg(&args[1]),
+            Some(int_arg(&args[2])),
+        )?),
+        Func::Btrim | Func::Ltrim | Func::Rtrim => {
+            let set = args.get(1).map(text_arg);
+            let s = text_arg(&args[0]);
+            let t = trim_chars(s, set, func != Func::Rtrim, func != Func::Ltrim);
+            Value::Text(Arc::from(t))
+        }
+        Func::Replace => {
+            let from = text_arg(&args[1]);
+            if from.is_empty() {
+                args[0].clone()
+            } else {
+                text(text_arg(&args[0]).replace(from, text_arg(&args[2])))
+            }
+        }
+        Func::Strpos => {
+            let h = text_arg(&args[0]);
+            let n = text_arg(&args[1]);
+            Value::Int4(match h.find(n) {
+                Some(byte) => h[..byte].chars().count() as i32 + 1,
+                None => 0,
+            })
+        }
+        Func::Left | Func::Right => {
+            let s = text_arg(&args[0]);
+            let n = int_arg(&args[1]);
+            let count = s.chars().count() as i64;
+            let take = if n >= 0 {
+                n.min(count)
+            } else {
+                (count + n).max(0)
+            };
+            let out: String = if func == Func::Left {
+                s.chars().take(take as usize).collect()
+            } else {
+                s.chars().skip((count - take) as usize).collect()
+            };
+            text(out)
+        }
+        Func::Abs => match &args[0] {
+            Value::Int2(v) => Value::Int2(
+                v.checked_abs()
+                    .ok_or_else(|| crate::sql::value::int_out_of_range(SqlType::Int2))?,
+            ),
+            Value::Int4(v) => Value::Int4(
+                v.checked_abs()
+                    .ok_or_else(|| crate::sql::value::int_out_of_range(SqlType::Int4))?,
+            ),
+            Value::Int8(v) => Value::Int8(
+                v.checked_abs()
+                    .ok_or_else(|| crate::sql::value::int_out_of_range(SqlType::Int8))?,
+            ),
+            Value::Numeric(n) => Value::Numeric(n.abs()?),
+            Value::Float8(f) => Value::Float8(f.abs()),
+            other => return Err(PgError::internal(format!("abs of {}", other.sql_type()))),
+        },
+        Func::Round | Func::Floor | Func::Ceil | Func::Trunc => match &args[0] {
+            Value::Float8(f) => Value::Float8(match func {
+                // float8 round() is rint(): half to even, as PostgreSQL.
+                Func::Round => f.round_ties_even(),
+                Func::Floor => f.floor(),
+                Func::Ceil => f.ceil(),
+                _ => f.trunc(),
+            }),
+            Value::Numeric(n) => {
+                let places = args.get(1).map(int_arg).unwrap_or(0).clamp(-38, 38);
+                let keep = places.max(0) as u16;
+                let r = match func {
+                    Func::Round => n.rescale(keep)?,
+                    _ => {
+                        // Truncate toward zero / floor / ceil at `keep` places.
+                        let t = if n.scale() > keep {
+                            let f = 10i128.pow((n.scale() - keep) as u32);
+                            let m = n.mantissa();
+                            let q = m / f;
+                            let rem = m % f;
+                            let q = match func {
+                                Func::Floor if rem < 0 => q - 1,
+                                Func::Ceil if rem > 0 => q + 1,
+                                _ => q,
+                            };
+                            Numeric::new(q, keep)?
+                        } else {
+                            *n
+                        };
+                        if args.len() == 2 {
+                            t.rescale(keep)?
+                        } else {
+                            t
+                        }
+                    }
+                };
+                Value::Numeric(r)
+            }
+            other => other.clone(),
+        },
+        Func::Sqrt => match &args[0] {
+            Value::Float8(f) if *f < 0.0 => {
+                return Err(PgError::new(
+                    "2201F",
+                    "cannot take square root of a negative number",
+                ))
+            }
+            Value::Float8(f) => Value::Float8(f.sqrt()),
+            other => other.clone(),
+        },
+        Func::Mod => crate::sql::expr::arith(crate::sql::expr::BinOp::Mod, &args[0], &args[1])?,
+        Func::Random => Value::Float8(ctx.random()),
+        Func::Now => Value::TimestampTz(ctx.transaction_timestamp()),
+        Func::StatementTimestamp => Value::TimestampTz(ctx.statement_timestamp()),
+        Func::ClockTimestamp => Value::TimestampTz(ctx.clock_timestamp()),
+        Func::LocalTimestamp => Value::Timestamp(ctx.transaction_timestamp()),
+        Func::Version => Value::Text(Arc::from(VERSION_STRING)),
+        Func::PgSleep => {
+            let secs = match &args[0] {
+                Value::Float8(f) => *f,
+                other => other.as_i64().unwrap_or(0) as f64,
+            };
+            ctx.sleep(if secs.is_nan() { 0.0 } else { secs })?;
+            Value::Void
+        }
+        Func::TxidCurrent => Value::Int8(
+            i64::try_from(ctx.txid_current()?)
+                .map_err(|_| PgError::internal("xid out of range"))?,
+        ),
+        Func::TxidCurrentIfAssigned => match ctx.txid_current_if_assigned() {
+            Some(x) => Value::Int8(x as i64),
+            None => Value::Null,
+        },
+        Func::PgCurrentXactId => Value::Xid8(ctx.txid_current()?),
+        Func::PgCurrentXactIdIfAssigned => match ctx.txid_current_if_assigned() {
+            Some(x) => Value::Xid8(x),
+            None => Value::Null,
+        },
+        Func::CurrentSnapshot => Value::Snapshot(Arc::new(ctx.current_snapshot()?)),
+        Func::SnapshotXmin { int8 } | Func::SnapshotXmax { int8 } => match &args[0] {
+            Value::Snapshot(s) => {
+                let x = if matches!(func, Func::SnapshotXmin { .. }) {
+                    s.xmin
+                } else {
+                    s.xmax
+                };
+                if int8 {
+                    Value::Int8(x as i64)
+                } else {
+                    Value::Xid8(x)
+                }
+            }
+            _ => Value::Null,
+        },
+        Func::PgIsInRecovery => Value::Bool(ctx.is_in_recovery()),
+        Func::CurrentSetting => {
+            let name = text_arg(&args[0]).to_ascii_lowercase();
+            match ctx.setting(&name) {
+                Some(v) => Value::Text(Arc::from(v)),
+                None => {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{}\"", name),
+                    ))
+                }
+            }
+        }
+        Func::PgBackendPid => Value::Int4(ctx.backend_pid()),
+        Func::CurrentDatabase => text(ctx.current_database()),
+        Func::CurrentUser => text(ctx.current_user()),
+        Func::CurrentSchema => Value::text("public"),
+        Func::WalLsn(which) => match ctx.wal_lsn(which)? {
+            Some(l) => Value::PgLsn(l),
+            None => Value::Null,
+        },
+        Func::WalLsnDiff => match (&args[0], &args[1]) {
+            (Value::PgLsn(a), Value::PgLsn(b)) => {
+                Value::Numeric(Numeric::from_i128(*a as i128 - *b as i128))
+            }
+            _ => Value::Null,
+        },
+        Func::ToHex => {
+            let v = match &args[0] {
+                Value::Int4(i) => *i as u32 as u64,
+                other => other.as_i64().unwrap_or(0) as u64,
+            };
+            text(format!("{:x}", v))
+        }
+        Func::Coalesce
+        | Func::Concat
+        | Func::Greatest
+        | Func::Least
+        | Func::Nullif
+        | Func::CurrentSettingMissingOk => Value::Null,
+    })
+}
+
+/// Float helper exposed for the evaluator: an overflow check on a float result.
+pub fn check_float(f: f64) -> PgResult<Value> {
+    float_result(f)
 }

@@ -267,13 +267,19 @@ impl Numeric {
             Some(p) => &digits[p..],
             None => &[][..],
         };
-        let mut m: i128 = 0;
+        // Accumulate the magnitude in u128 so i128::MIN's magnitude fits.
+        let mut u: u128 = 0;
         for &d in digits {
-            m = m
+            u = u
                 .checked_mul(10)
-                .and_then(|m| m.checked_add(d as i128))
+                .and_then(|m| m.checked_add(d as u128))
                 .ok_or_else(overflow)?;
         }
+        let mut m: i128 = if neg {
+            0i128.checked_sub_unsigned(u).ok_or_else(overflow)?
+        } else {
+            i128::try_from(u).map_err(|_| overflow())?
+        };
         let mut scale = scale;
         if scale < 0 {
             if m != 0 {
@@ -292,11 +298,11 @@ impl Numeric {
             };
             scale = MAX_SCALE as i64;
         }
-        Ok(Numeric::from_parts(if neg { -m } else { m }, scale as u16))
+        Ok(Numeric::from_parts(m, scale as u16))
     }
 
     /// Adds.
-    pub fn add(self, other: Numeric) -> PgResult<Numeric> {
+    pub fn checked_add(self, other: Numeric) -> PgResult<Numeric> {
         let s = self.scale.max(other.scale);
         let a = self.rescale(s)?.mantissa();
         let b = other.rescale(s)?.mantissa();
@@ -307,7 +313,7 @@ impl Numeric {
     }
 
     /// Subtracts.
-    pub fn sub(self, other: Numeric) -> PgResult<Numeric> {
+    pub fn checked_sub(self, other: Numeric) -> PgResult<Numeric> {
         let s = self.scale.max(other.scale);
         let a = self.rescale(s)?.mantissa();
         let b = other.rescale(s)?.mantissa();
@@ -318,7 +324,7 @@ impl Numeric {
     }
 
     /// Multiplies (result scale = sum of scales, capped at [`MAX_SCALE`]).
-    pub fn mul(self, other: Numeric) -> PgResult<Numeric> {
+    pub fn checked_mul(self, other: Numeric) -> PgResult<Numeric> {
         let m = self
             .mantissa()
             .checked_mul(other.mantissa())
@@ -360,7 +366,7 @@ impl Numeric {
     }
 
     /// Divides with PostgreSQL's result scale (22012 on division by zero).
-    pub fn div(self, other: Numeric) -> PgResult<Numeric> {
+    pub fn checked_div(self, other: Numeric) -> PgResult<Numeric> {
         if other.is_zero() {
             return Err(PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero"));
         }
@@ -401,7 +407,7 @@ impl Numeric {
     }
 
     /// Remainder with the sign of the dividend (truncating division).
-    pub fn rem(self, other: Numeric) -> PgResult<Numeric> {
+    pub fn checked_rem(self, other: Numeric) -> PgResult<Numeric> {
         if other.is_zero() {
             return Err(PgError::new(sqlstate::DIVISION_BY_ZERO, "division by zero"));
         }
@@ -412,7 +418,7 @@ impl Numeric {
     }
 
     /// Negates.
-    pub fn neg(self) -> PgResult<Numeric> {
+    pub fn checked_neg(self) -> PgResult<Numeric> {
         Ok(Numeric::from_parts(
             self.mantissa().checked_neg().ok_or_else(overflow)?,
             self.scale,
@@ -422,7 +428,7 @@ impl Numeric {
     /// Absolute value.
     pub fn abs(self) -> PgResult<Numeric> {
         if self.mantissa() < 0 {
-            self.neg()
+            self.checked_neg()
         } else {
             Ok(self)
         }
@@ -461,8 +467,8 @@ impl Numeric {
         Ok(n.normalized())
     }
 
-    /// Writes the text form into `buf` (at least 82 bytes needed in the worst
-    /// case: sign, 39 digits, point, 38 zeros) and returns the length.
+    /// Writes the text form into `buf` and returns the length (at most 41
+    /// bytes: sign, 39 digits and a point, or sign, `0.` and 38 digits).
     pub fn write_to(self, buf: &mut [u8; 64]) -> usize {
         // Worst case: sign + "0." + 38 digits = 41, or sign + 39 digits + "." = 41.
         let m = self.mantissa();
@@ -611,42 +617,61 @@ impl Numeric {
         if dscale > 0x3FFF {
             return Err(bad());
         }
-        let mut m: i128 = 0;
-        for i in 0..ndigits as usize {
+        // Expand the base-10000 digits to decimal digits: the value is the
+        // integer `dec` × 10^-frac (plus implied trailing integer zeros).
+        let nd = ndigits as usize;
+        let mut dec: Vec<u8> = Vec::with_capacity(nd * 4 + 4);
+        for i in 0..nd {
             let d = i16::from_be_bytes([b[8 + 2 * i], b[9 + 2 * i]]);
             if !(0..10000).contains(&d) {
                 return Err(bad());
             }
+            let d = d as u16;
+            dec.extend_from_slice(&[
+                (d / 1000) as u8,
+                (d / 100 % 10) as u8,
+                (d / 10 % 10) as u8,
+                (d % 10) as u8,
+            ]);
+        }
+        let e4 = weight - (ndigits as i32 - 1);
+        let mut frac: i64 = 0;
+        if e4 >= 0 {
+            if nd > 0 {
+                if e4 as usize * 4 > 160 {
+                    return Err(overflow());
+                }
+                dec.extend(std::iter::repeat_n(0u8, e4 as usize * 4));
+            }
+        } else {
+            frac = -(e4 as i64) * 4;
+        }
+        // Round or pad to the display scale.
+        let target = dscale.min(MAX_SCALE) as i64;
+        let mut round_up = false;
+        if frac > target {
+            let drop = (frac - target) as usize;
+            if drop > dec.len() {
+                dec.clear();
+            } else {
+                round_up = dec[dec.len() - drop] >= 5;
+                dec.truncate(dec.len() - drop);
+            }
+        } else {
+            dec.extend(std::iter::repeat_n(0u8, (target - frac) as usize));
+        }
+        let mut m: i128 = 0;
+        for &d in dec.iter().skip_while(|&&d| d == 0) {
             m = m
-                .checked_mul(10000)
+                .checked_mul(10)
                 .and_then(|m| m.checked_add(d as i128))
                 .ok_or_else(overflow)?;
         }
-        // Value = m * 10000^(weight - (ndigits - 1)).
-        let e4 = weight - (ndigits as i32 - 1);
-        let n = if e4 >= 0 {
-            if m != 0 {
-                let f = pow10((e4 * 4) as u32).ok_or_else(overflow)?;
-                m = m.checked_mul(f).ok_or_else(overflow)?;
-            }
-            Numeric::from_parts(m, 0)
-        } else {
-            let s = -e4 * 4;
-            if s > MAX_SCALE as i32 + 4 {
-                if m == 0 {
-                    Numeric::ZERO
-                } else {
-                    return Err(overflow());
-                }
-            } else if s > MAX_SCALE as i32 {
-                let f = pow10((s - MAX_SCALE as i32) as u32).ok_or_else(overflow)?;
-                Numeric::from_parts(div_round(m, f).ok_or_else(overflow)?, MAX_SCALE)
-            } else {
-                Numeric::from_parts(m, s as u16)
-            }
-        };
-        let n = if sign == 0x4000 { n.neg()? } else { n };
-        n.rescale(dscale.min(MAX_SCALE))
+        if round_up {
+            m = m.checked_add(1).ok_or_else(overflow)?;
+        }
+        let n = Numeric::from_parts(m, target as u16);
+        Ok(if sign == 0x4000 { n.checked_neg()? } else { n })
     }
 }
 
@@ -757,32 +782,38 @@ mod tests {
 
     #[test]
     fn arithmetic() {
-        assert_eq!(n("1.5").add(n("2.25")).unwrap().to_string(), "3.75");
-        assert_eq!(n("1.5").sub(n("2.25")).unwrap().to_string(), "-0.75");
-        assert_eq!(n("1.5").mul(n("2.25")).unwrap().to_string(), "3.375");
+        assert_eq!(n("1.5").checked_add(n("2.25")).unwrap().to_string(), "3.75");
         assert_eq!(
-            n("1").div(n("3")).unwrap().to_string(),
+            n("1.5").checked_sub(n("2.25")).unwrap().to_string(),
+            "-0.75"
+        );
+        assert_eq!(
+            n("1.5").checked_mul(n("2.25")).unwrap().to_string(),
+            "3.375"
+        );
+        assert_eq!(
+            n("1").checked_div(n("3")).unwrap().to_string(),
             "0.33333333333333333333"
         );
         assert_eq!(
-            n("10").div(n("4")).unwrap().to_string(),
+            n("10").checked_div(n("4")).unwrap().to_string(),
             "2.5000000000000000"
         );
         assert_eq!(
-            n("1000000000").div(n("3")).unwrap().to_string(),
+            n("1000000000").checked_div(n("3")).unwrap().to_string(),
             "333333333.33333333"
         );
         assert_eq!(
-            n("7").div(n("7")).unwrap().to_string(),
+            n("7").checked_div(n("7")).unwrap().to_string(),
             "1.00000000000000000000"
         );
         assert_eq!(
-            n("2").div(n("3")).unwrap().to_string(),
+            n("2").checked_div(n("3")).unwrap().to_string(),
             "0.66666666666666666667"
         );
-        assert_eq!(n("7.5").rem(n("2")).unwrap().to_string(), "1.5");
-        assert_eq!(n("-7").rem(n("2")).unwrap().to_string(), "-1");
-        assert!(n("1").div(Numeric::ZERO).is_err());
+        assert_eq!(n("7.5").checked_rem(n("2")).unwrap().to_string(), "1.5");
+        assert_eq!(n("-7").checked_rem(n("2")).unwrap().to_string(), "-1");
+        assert!(n("1").checked_div(Numeric::ZERO).is_err());
         assert_eq!(n("2.5").to_i64_round(), Some(3));
         assert_eq!(n("-2.5").to_i64_round(), Some(-3));
         assert_eq!(n("1.0"), n("1.000"));

@@ -368,8 +368,8 @@ mod tests {
             encode_row(&values, &mut buf);
             let back = decode_row(&buf, &types).unwrap();
             prop_assert_eq!(&back, &values);
-            for i in 0..types.len() {
-                prop_assert_eq!(&decode_column(&buf, &types, i).unwrap(), &values[i]);
+            for (i, v) in values.iter().enumerate() {
+                prop_assert_eq!(&decode_column(&buf, &types, i).unwrap(), v);
             }
         }
 

@@ -372,11 +372,12 @@ pub fn parse_lsn(s: &str) -> Option<u64> {
     if hi.is_empty() || lo.is_empty() || hi.len() > 8 || lo.len() > 8 {
         return None;
     }
-    let hi = u32::from_str_radix(hi, 16).ok()?;
-    let lo = u32::from_str_radix(lo, 16).ok()?;
-    if hi.to_string().starts_with('+') {
+    // from_str_radix accepts a sign; pg_lsn_in does not.
+    if !hi.bytes().chain(lo.bytes()).all(|c| c.is_ascii_hexdigit()) {
         return None;
     }
+    let hi = u32::from_str_radix(hi, 16).ok()?;
+    let lo = u32::from_str_radix(lo, 16).ok()?;
     Some(((hi as u64) << 32) | lo as u64)
 }
 
@@ -1049,4 +1050,381 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
         (Value::Snapshot(_), T::Snapshot) => v.clone(),
         _ => return Err(cannot_cast(from, to)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn out(v: &Value) -> String {
+        v.to_text_string()
+    }
+
+    fn parse(ty: SqlType, s: &str) -> Value {
+        Value::from_text(ty, s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn err(ty: SqlType, s: &str) -> (String, &'static str) {
+        let e = Value::from_text(ty, s).unwrap_err();
+        (e.message, e.code)
+    }
+
+    #[test]
+    fn float8_output_matches_postgres() {
+        // Each pair checked against PostgreSQL 15 (`select x::float8`).
+        for (s, want) in [
+            ("1e15", "1e+15"),
+            ("123456789012345", "123456789012345"),
+            ("1e14", "100000000000000"),
+            ("0.0001", "0.0001"),
+            ("0.00001", "1e-05"),
+            ("1.5e300", "1.5e+300"),
+            ("-0", "-0"),
+            ("inf", "Infinity"),
+            ("-Infinity", "-Infinity"),
+            ("nan", "NaN"),
+            ("1e-310", "1e-310"),
+            ("2.5e-5", "2.5e-05"),
+            ("100", "100"),
+            ("1.5e-7", "1.5e-07"),
+            ("123456789.123", "123456789.123"),
+            ("1.7976931348623157e308", "1.7976931348623157e+308"),
+            ("0.1", "0.1"),
+            ("-12.5", "-12.5"),
+        ] {
+            assert_eq!(out(&parse(SqlType::Float8, s)), want, "{s}");
+        }
+        assert_eq!(out(&Value::Float8(0.1 + 0.2)), "0.30000000000000004");
+        assert_eq!(out(&Value::Float8(1.0 / 3.0)), "0.3333333333333333");
+    }
+
+    #[test]
+    fn scalar_output() {
+        assert_eq!(out(&Value::Bool(true)), "t");
+        assert_eq!(out(&Value::Bool(false)), "f");
+        assert_eq!(out(&Value::Int2(-32768)), "-32768");
+        assert_eq!(out(&Value::Int4(i32::MIN)), "-2147483648");
+        assert_eq!(out(&Value::Int8(i64::MIN)), "-9223372036854775808");
+        assert_eq!(out(&Value::Oid(4_000_000_000)), "4000000000");
+        assert_eq!(out(&parse(SqlType::NUMERIC, "1.50")), "1.50");
+        assert_eq!(out(&Value::PgLsn(0x16B3748)), "0/16B3748");
+        assert_eq!(out(&Value::PgLsn(u64::MAX)), "FFFFFFFF/FFFFFFFF");
+        assert_eq!(out(&parse(SqlType::Snapshot, "10:20:12,15")), "10:20:12,15");
+        assert_eq!(out(&parse(SqlType::Snapshot, "736:736:")), "736:736:");
+        assert_eq!(out(&Value::Xid8(736)), "736");
+        assert_eq!(
+            out(&parse(SqlType::Timestamp, "2024-01-02 03:04:05.120")),
+            "2024-01-02 03:04:05.12"
+        );
+        assert_eq!(
+            out(&parse(SqlType::TimestampTz, "2024-01-02 03:04:05+02")),
+            "2024-01-02 01:04:05+00"
+        );
+        assert_eq!(out(&Value::Null), "");
+        assert_eq!(Value::Null.to_string(), "NULL");
+    }
+
+    #[test]
+    fn text_input() {
+        assert_eq!(parse(SqlType::Int4, " 12 "), Value::Int4(12));
+        assert_eq!(parse(SqlType::Int2, "+5"), Value::Int2(5));
+        assert_eq!(
+            parse(SqlType::Int8, "-9223372036854775808"),
+            Value::Int8(i64::MIN)
+        );
+        assert_eq!(parse(SqlType::Bool, "  t "), Value::Bool(true));
+        assert_eq!(parse(SqlType::Bool, "of"), Value::Bool(false));
+        assert_eq!(parse(SqlType::Bool, "YES"), Value::Bool(true));
+        assert_eq!(parse(SqlType::PgLsn, "0/16B3748"), Value::PgLsn(0x16B3748));
+        assert_eq!(
+            parse(SqlType::PgLsn, "16/b374d848"),
+            Value::PgLsn(0x16_B374_D848)
+        );
+        assert!(Value::from_text(SqlType::PgLsn, "+1/0").is_err());
+        assert_eq!(parse(SqlType::Char(4), "ab"), Value::text("ab  "));
+        assert_eq!(parse(SqlType::Char(2), "ab   "), Value::text("ab"));
+        assert_eq!(
+            parse(SqlType::Varchar(Some(3)), "abc  "),
+            Value::text("abc")
+        );
+        assert_eq!(
+            parse(SqlType::Numeric(Some((5, 2))), "1.005"),
+            Value::Numeric(Numeric::parse("1.01").unwrap().unwrap())
+        );
+    }
+
+    #[test]
+    fn text_input_errors_match_postgres() {
+        assert_eq!(
+            err(SqlType::Int4, "abc"),
+            (
+                "invalid input syntax for type integer: \"abc\"".into(),
+                "22P02"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Int4, ""),
+            (
+                "invalid input syntax for type integer: \"\"".into(),
+                "22P02"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Int4, "99999999999"),
+            (
+                "value \"99999999999\" is out of range for type integer".into(),
+                "22003"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Int2, "40000"),
+            (
+                "value \"40000\" is out of range for type smallint".into(),
+                "22003"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Int8, "9223372036854775808"),
+            (
+                "value \"9223372036854775808\" is out of range for type bigint".into(),
+                "22003"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Bool, "x"),
+            (
+                "invalid input syntax for type boolean: \"x\"".into(),
+                "22P02"
+            )
+        );
+        assert_eq!(
+            err(SqlType::NUMERIC, "1.2.3"),
+            (
+                "invalid input syntax for type numeric: \"1.2.3\"".into(),
+                "22P02"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Float8, "abc"),
+            (
+                "invalid input syntax for type double precision: \"abc\"".into(),
+                "22P02"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Float8, "1e400"),
+            (
+                "\"1e400\" is out of range for type double precision".into(),
+                "22003"
+            )
+        );
+        assert_eq!(
+            err(SqlType::PgLsn, "0/XYZ"),
+            (
+                "invalid input syntax for type pg_lsn: \"0/XYZ\"".into(),
+                "22P02"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Timestamp, "2023-02-29"),
+            (
+                "date/time field value out of range: \"2023-02-29\"".into(),
+                "22008"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Varchar(Some(3)), "abcd"),
+            (
+                "value too long for type character varying(3)".into(),
+                "22001"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Char(2), "abc"),
+            ("value too long for type character(2)".into(), "22001")
+        );
+    }
+
+    fn bin(v: &Value) -> Vec<u8> {
+        let mut b = BytesMut::new();
+        v.write_binary(&mut b);
+        b.to_vec()
+    }
+
+    #[test]
+    fn binary_formats_match_postgres() {
+        assert_eq!(bin(&Value::Int4(1)), [0, 0, 0, 1]);
+        assert_eq!(bin(&Value::Int2(-2)), [0xff, 0xfe]);
+        assert_eq!(bin(&Value::Bool(true)), [1]);
+        assert_eq!(bin(&Value::Timestamp(1)), [0, 0, 0, 0, 0, 0, 0, 1]);
+        // numeric_send() output of PostgreSQL 15.
+        let hex = |s: &str| -> Vec<u8> {
+            (0..s.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+                .collect()
+        };
+        for (s, want) in [
+            ("0", "0000000000000000"),
+            ("1.50", "000200000000000200011388"),
+            ("-0.0001", "0001ffff400000040001"),
+            ("100000000", "00010002000000000001"),
+            ("12345.6789", "0003000100000004000109291a85"),
+            ("0.00001", "0001fffe0000000503e8"),
+            ("10000.0000", "00010001000000040001"),
+        ] {
+            let v = parse(SqlType::NUMERIC, s);
+            assert_eq!(bin(&v), hex(want), "{s}");
+            assert_eq!(
+                out(&Value::from_binary(SqlType::NUMERIC, &hex(want)).unwrap()),
+                s
+            );
+        }
+        let e = Value::from_binary(SqlType::Int4, &[0, 1]).unwrap_err();
+        assert_eq!(e.code, "22P03");
+        assert_eq!(
+            Value::from_binary(SqlType::Text, &[0xff]).unwrap_err().code,
+            "22021"
+        );
+    }
+
+    fn arb_typed() -> impl Strategy<Value = (SqlType, Value)> {
+        prop_oneof![
+            any::<bool>().prop_map(|b| (SqlType::Bool, Value::Bool(b))),
+            any::<i16>().prop_map(|v| (SqlType::Int2, Value::Int2(v))),
+            any::<i32>().prop_map(|v| (SqlType::Int4, Value::Int4(v))),
+            any::<i64>().prop_map(|v| (SqlType::Int8, Value::Int8(v))),
+            any::<f64>()
+                .prop_filter("nan", |f| !f.is_nan())
+                .prop_map(|v| (SqlType::Float8, Value::Float8(v))),
+            (any::<i128>(), 0u16..=38).prop_map(|(m, s)| (
+                SqlType::NUMERIC,
+                Value::Numeric(Numeric::new(m, s).unwrap())
+            )),
+            "[^\\x00]{0,20}".prop_map(|s| (SqlType::Text, Value::text(&s))),
+            (-211_813_488_000_000_000i64..9_223_371_331_200_000_000)
+                .prop_map(|t| (SqlType::Timestamp, Value::Timestamp(t))),
+            (-211_813_488_000_000_000i64..9_223_371_331_200_000_000)
+                .prop_map(|t| (SqlType::TimestampTz, Value::TimestampTz(t))),
+            any::<u64>().prop_map(|v| (SqlType::PgLsn, Value::PgLsn(v))),
+            any::<u32>().prop_map(|v| (SqlType::Oid, Value::Oid(v))),
+            any::<u64>().prop_map(|v| (SqlType::Xid8, Value::Xid8(v))),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn binary_round_trip((ty, v) in arb_typed()) {
+            let back = Value::from_binary(ty, &bin(&v)).unwrap();
+            prop_assert_eq!(&back, &v);
+            if let Value::Numeric(n) = &back { prop_assert_eq!(n.scale(), match &v { Value::Numeric(m) => m.scale(), _ => 0 }); }
+        }
+
+        #[test]
+        fn text_round_trip((ty, v) in arb_typed()) {
+            let s = v.to_text_string();
+            let back = Value::from_text(ty, &s).unwrap();
+            prop_assert_eq!(back.to_text_string(), s);
+            prop_assert_eq!(cmp_sql(&back, &v), Some(Ordering::Equal));
+        }
+
+        #[test]
+        fn binary_input_never_panics(data in proptest::collection::vec(any::<u8>(), 0..40), i in 0usize..13) {
+            let tys = [SqlType::Bool, SqlType::Int2, SqlType::Int4, SqlType::Int8, SqlType::Float8, SqlType::NUMERIC,
+                SqlType::Text, SqlType::Timestamp, SqlType::PgLsn, SqlType::Oid, SqlType::Snapshot, SqlType::Char(3), SqlType::Xid8];
+            let _ = Value::from_binary(tys[i], &data);
+        }
+
+        #[test]
+        fn text_input_never_panics(s in ".{0,30}", i in 0usize..10) {
+            let tys = [SqlType::Bool, SqlType::Int2, SqlType::Int4, SqlType::Int8, SqlType::Float8, SqlType::NUMERIC,
+                SqlType::Timestamp, SqlType::TimestampTz, SqlType::PgLsn, SqlType::Snapshot];
+            let _ = Value::from_text(tys[i], &s);
+        }
+
+        #[test]
+        fn int_comparisons_across_widths(a in any::<i32>(), b in any::<i64>()) {
+            prop_assert_eq!(cmp_sql(&Value::Int4(a), &Value::Int8(b)), Some((a as i64).cmp(&b)));
+            let n = Value::Numeric(Numeric::from_i64(b));
+            prop_assert_eq!(cmp_sql(&Value::Int4(a), &n), Some((a as i64).cmp(&b)));
+        }
+    }
+
+    #[test]
+    fn casts_follow_postgres() {
+        let c = |v: Value, t: SqlType| cast(&v, t).unwrap();
+        assert_eq!(c(Value::Float8(2.5), SqlType::Int4), Value::Int4(2));
+        assert_eq!(c(Value::Float8(3.5), SqlType::Int4), Value::Int4(4));
+        assert_eq!(
+            c(parse(SqlType::NUMERIC, "-2.5"), SqlType::Int4),
+            Value::Int4(-3)
+        );
+        assert_eq!(
+            c(Value::text("abcdef"), SqlType::Varchar(Some(3))),
+            Value::text("abc")
+        );
+        assert_eq!(c(Value::text("ab"), SqlType::Char(4)), Value::text("ab  "));
+        assert_eq!(c(Value::Int4(5), SqlType::Text), Value::text("5"));
+        assert_eq!(c(Value::Int8(5), SqlType::Int2), Value::Int2(5));
+        assert_eq!(c(Value::Null, SqlType::Int2), Value::Null);
+        assert_eq!(
+            cast(&Value::Int8(1 << 40), SqlType::Int4)
+                .unwrap_err()
+                .message,
+            "integer out of range"
+        );
+        assert_eq!(
+            cast(&Value::Float8(1e10), SqlType::Int4)
+                .unwrap_err()
+                .message,
+            "integer out of range"
+        );
+        assert_eq!(
+            cast(&Value::Float8(f64::NAN), SqlType::Int8)
+                .unwrap_err()
+                .message,
+            "bigint out of range"
+        );
+        assert_eq!(
+            cast_assign(&Value::text("abcdef"), SqlType::Varchar(Some(3)))
+                .unwrap_err()
+                .message,
+            "value too long for type character varying(3)"
+        );
+        assert_eq!(
+            cast(&Value::Bool(true), SqlType::Timestamp)
+                .unwrap_err()
+                .code,
+            "42804"
+        );
+        assert_eq!(c(Value::Float8(0.1), SqlType::NUMERIC).to_string(), "0.1");
+    }
+
+    #[test]
+    fn comparisons() {
+        assert_eq!(cmp_sql(&Value::Int4(1), &Value::Null), None);
+        assert_eq!(
+            cmp_sql(&Value::Int2(1), &Value::Float8(1.5)),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            cmp_sql(&Value::Float8(f64::NAN), &Value::Float8(f64::INFINITY)),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            cmp_sql(&Value::Float8(-0.0), &Value::Float8(0.0)),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            cmp_sql(&Value::text("a"), &Value::text("b")),
+            Some(Ordering::Less)
+        );
+        assert_eq!(cmp_sql(&Value::text("a"), &Value::Int4(1)), None);
+        assert_eq!(
+            cmp_for_sort(&Value::Null, &Value::Int4(1)),
+            Ordering::Greater
+        );
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+    }
 }

@@ -1,11 +1,57 @@
-//! Heap access methods: the one place where heap pages change (and, from
-//! issue 3 on, where WAL is emitted). OWNER: storage helper (S).
+//! Heap access methods (PostgreSQL's heapam.c): the one place where heap
+//! pages change — and therefore, from issue 3 on, where WAL is emitted.
+//! Every such spot is marked `// WAL:` with the record it will log.
+//!
+//! ## Operations
+//!
+//! * `insert` / `multi_insert`: place tuples via [`hio`](super::hio)
+//!   (target block, FSM, extension); multi-insert fills page after page and
+//!   extends by as many pages as it still needs (`relation_extension=bulk`).
+//! * `delete`: HeapTupleSatisfiesUpdate under the page's exclusive lock;
+//!   on `Ok` sets xmax = xid, cmax = curcid, ctid = self.
+//! * `update`: the same check; the new version goes on the same page if it
+//!   fits (one critical section), else: (1) the old version gets xmax = xid
+//!   with ctid = self, so no one else can take it; (2) the lock is released
+//!   and the new version is inserted wherever hio finds room; (3) the old
+//!   page is re-locked and old.ctid -> new. Each step alone is
+//!   crash-consistent: until the transaction commits, an xmax or a new
+//!   version of an uncommitted transaction means nothing to anyone else, and
+//!   a concurrent updater waits on our xid before it follows ctid.
+//! * `fetch` / `fetch_dirty` / `scan`: visibility via
+//!   [`crate::visibility`], hint bits learnt under the share lock applied
+//!   afterwards with a non-blocking exclusive try-lock.
+//!
+//! ## Locks and callbacks
+//!
+//! At most one content lock is held at a time, and only briefly; none is
+//! held while calling back into the SQL layer. `fetch` copies the tuple
+//! data into a per-thread reusable buffer before calling `f` (no allocation
+//! once warm); `scan` copies the visible tuples of one page ("page-at-a-time"
+//! like PostgreSQL's heapgetpage) and calls `f` for each with no lock held,
+//! so `f` may itself update, delete, fetch or scan. The visibility checks
+//! themselves run under the content lock and may take the procarray lock
+//! and clog locks (never the other way round).
+//!
+//! TRUNCATE / DROP must be serialised against other access to the same
+//! relation by the caller (the SQL layer's relation lock), as in PostgreSQL.
 
+use std::cell::RefCell;
 use std::ops::ControlFlow;
+use std::path::Path;
+use std::sync::Arc;
 
+use super::bufmgr::{BufMgr, BufferRef, WalFlush};
+use super::bufpage::{ItemError, Page, PD_PAGE_FULL};
+use super::fsm::FreeSpaceMap;
+use super::hio::{space_for, BulkInsertState, ExtensionMode, Hio, TargetBlocks};
+use super::htup::{self, TupleHeader};
+use super::smgr::Smgr;
+use super::StorageError;
 use crate::error::PgResult;
-use crate::types::{CommandId, ItemPointer, RelFileId, TransactionId};
-use crate::visibility::VisibilityContext;
+use crate::types::{
+    BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
+};
+use crate::visibility::{satisfies_dirty, satisfies_mvcc, satisfies_update, VisibilityContext};
 
 /// Outcome of an attempt to update, delete or lock a row version
 /// (PostgreSQL's TM_Result).
@@ -42,66 +88,1499 @@ pub enum DirtyState {
     InProgress(TransactionId),
 }
 
-/// The heap. Owns (or references) the buffer manager.
+/// Reusable per-thread buffers for copying tuples out of locked pages.
+#[derive(Default)]
+struct CopyBufs {
+    /// Tuple data of the visible tuples of one page, back to back.
+    data: Vec<u8>,
+    /// (offset number, start, end) into `data`.
+    items: Vec<(u16, u32, u32)>,
+    /// Hints learnt: (offset, xmin, xmax, bits).
+    hints: Vec<(u16, TransactionId, TransactionId, u16)>,
+}
+
+thread_local! {
+    static COPY_BUFS: RefCell<CopyBufs> = RefCell::new(CopyBufs::default());
+}
+
+/// Takes the thread's copy buffers (a nested call finds them empty and
+/// uses fresh ones), runs `f`, puts them back.
+fn with_copy_bufs<R>(f: impl FnOnce(&mut CopyBufs) -> R) -> R {
+    let mut bufs = COPY_BUFS.with(|c| std::mem::take(&mut *c.borrow_mut()));
+    let r = f(&mut bufs);
+    bufs.data.clear();
+    bufs.items.clear();
+    bufs.hints.clear();
+    // Do not keep a huge buffer around after one giant tuple page.
+    if bufs.data.capacity() <= 64 * 1024 {
+        COPY_BUFS.with(|c| *c.borrow_mut() = bufs);
+    }
+    r
+}
+
+/// The callback of [`Heap::scan`]: `f(tid, data)`, `Break` stops the scan.
+pub type ScanCallback<'a> = dyn FnMut(ItemPointer, &[u8]) -> PgResult<ControlFlow<()>> + 'a;
+
+/// The heap: relation files through the buffer pool.
 pub struct Heap {
-    _private: (),
+    smgr: Arc<Smgr>,
+    bm: Arc<BufMgr>,
+    fsm: FreeSpaceMap,
+    targets: TargetBlocks,
+    mode: ExtensionMode,
+}
+
+fn item_error(rel: RelFileId, tid: ItemPointer, e: ItemError) -> StorageError {
+    match e {
+        ItemError::NoSuchItem => StorageError::BadTid {
+            rel,
+            block: tid.block,
+            offset: tid.offset,
+        },
+        ItemError::Corrupted => StorageError::CorruptedPage {
+            rel,
+            block: tid.block,
+            detail: format!("line pointer {} points outside the page", tid.offset),
+        },
+    }
+}
+
+fn bad_header(rel: RelFileId, tid: ItemPointer) -> StorageError {
+    StorageError::CorruptedPage {
+        rel,
+        block: tid.block,
+        detail: format!("tuple {} shorter than its header", tid),
+    }
+}
+
+/// Header of the tuple at `tid` on a locked page.
+fn header_at(page: &Page, rel: RelFileId, tid: ItemPointer) -> Result<TupleHeader, StorageError> {
+    let item = page.item(tid.offset).map_err(|e| item_error(rel, tid, e))?;
+    TupleHeader::read(item).ok_or_else(|| bad_header(rel, tid))
+}
+
+/// Writes `h` over the header of the tuple at `tid` on a locked page.
+fn put_header(
+    page: &mut Page,
+    rel: RelFileId,
+    tid: ItemPointer,
+    h: &TupleHeader,
+) -> Result<(), StorageError> {
+    let item = page
+        .item_mut(tid.offset)
+        .map_err(|e| item_error(rel, tid, e))?;
+    h.write(item);
+    Ok(())
+}
+
+/// The header of a version after `xid` deletes / updates it.
+fn with_xmax(
+    mut h: TupleHeader,
+    xid: TransactionId,
+    cid: CommandId,
+    ctid: ItemPointer,
+) -> TupleHeader {
+    h.xmax = xid;
+    h.cmax = cid;
+    h.ctid = ctid;
+    h.infomask &=
+        !(htup::XMAX_COMMITTED | htup::XMAX_INVALID | htup::XMAX_LOCK_ONLY | htup::HOT_UPDATED);
+    h
 }
 
 impl Heap {
-    /// Inserts one tuple, returning its address.
-    pub fn insert(&self, rel: RelFileId, data: &[u8], xid: TransactionId, cid: CommandId) -> PgResult<ItemPointer> {
-        let _ = (rel, data, xid, cid);
-        todo!("S")
+    /// Opens the heap of `data_dir` with a pool of `shared_buffers_pages`
+    /// buffers.
+    pub fn open(
+        data_dir: &Path,
+        shared_buffers_pages: usize,
+        mode: ExtensionMode,
+    ) -> PgResult<Heap> {
+        let smgr = Arc::new(Smgr::open(data_dir)?);
+        let bm = Arc::new(BufMgr::new(smgr.clone(), shared_buffers_pages));
+        Ok(Heap {
+            smgr,
+            bm,
+            fsm: FreeSpaceMap::new(),
+            targets: TargetBlocks::default(),
+            mode,
+        })
     }
+
+    /// Opens the heap as configured: `config.data_dir`, `shared_buffers`,
+    /// `relation_extension`.
+    pub fn from_config(config: &crate::config::Config) -> PgResult<Heap> {
+        let mode = config
+            .get("relation_extension")
+            .and_then(ExtensionMode::parse)
+            .unwrap_or_default();
+        Heap::open(&config.data_dir, config.shared_buffers_pages(), mode)
+    }
+
+    /// Every relation that has a file (start-up index rebuild).
+    pub fn list_relations(&self) -> PgResult<Vec<RelFileId>> {
+        Ok(self.smgr.list_relations()?)
+    }
+
+    /// The buffer pool (checkpointer, tests).
+    pub fn bufmgr(&self) -> &Arc<BufMgr> {
+        &self.bm
+    }
+
+    /// The storage manager.
+    pub fn smgr(&self) -> &Arc<Smgr> {
+        &self.smgr
+    }
+
+    /// Installs the WAL-before-data hook (issue 3).
+    pub fn set_wal_flush(&self, hook: Arc<dyn WalFlush>) {
+        self.bm.set_wal_flush(hook);
+    }
+
+    /// The `relation_extension` mode.
+    pub fn extension_mode(&self) -> ExtensionMode {
+        self.mode
+    }
+
+    fn hio(&self) -> Hio<'_> {
+        Hio {
+            bm: &self.bm,
+            fsm: &self.fsm,
+            targets: &self.targets,
+            mode: self.mode,
+        }
+    }
+
+    fn tag(rel: RelFileId, block: BlockNumber) -> BufferTag {
+        BufferTag {
+            rel,
+            fork: ForkNumber::Main,
+            block,
+        }
+    }
+
+    /// Pins the page of `tid` if the block exists.
+    fn pin_block(&self, rel: RelFileId, block: BlockNumber) -> PgResult<Option<BufferRef<'_>>> {
+        if block.0 >= self.smgr.nblocks(rel, ForkNumber::Main)? {
+            return Ok(None);
+        }
+        Ok(Some(self.bm.read_buffer(Self::tag(rel, block))?))
+    }
+
+    /// Number of blocks of the relation (a scan's extent).
+    pub fn nblocks(&self, rel: RelFileId) -> PgResult<u32> {
+        Ok(self.smgr.nblocks(rel, ForkNumber::Main)?)
+    }
+
+    /// Writes every dirty buffer and fsyncs the files (checkpoint); returns
+    /// the number of buffers written.
+    pub fn checkpoint(&self) -> PgResult<usize> {
+        let n = self.bm.flush_all()?;
+        self.smgr.sync_all()?;
+        Ok(n)
+    }
+
+    /// Inserts one tuple, returning its address.
+    pub fn insert(
+        &self,
+        rel: RelFileId,
+        data: &[u8],
+        xid: TransactionId,
+        cid: CommandId,
+    ) -> PgResult<ItemPointer> {
+        let len = htup::HEADER_SIZE + data.len();
+        let mut lb = self.hio().get_buffer_for_tuple(rel, len, None)?;
+        let block = lb.buf.block();
+        let tid = Self::place(
+            rel,
+            &mut lb.page,
+            block,
+            data,
+            TupleHeader::new_insert(xid, cid),
+        )?;
+        // WAL: XLOG_HEAP_INSERT (with XLOG_HEAP_INIT_PAGE if the page was new); PageSetLSN.
+        lb.buf.mark_dirty();
+        Ok(tid)
+    }
+
+    /// Appends a tuple with header `h` (its ctid is set to the new address)
+    /// to a locked page that has room.
+    fn place(
+        rel: RelFileId,
+        page: &mut Page,
+        block: BlockNumber,
+        data: &[u8],
+        mut h: TupleHeader,
+    ) -> Result<ItemPointer, StorageError> {
+        let len = htup::HEADER_SIZE + data.len();
+        let tid = ItemPointer {
+            block,
+            offset: page.max_offset() + 1,
+        };
+        h.ctid = tid;
+        let off = page.add_item_with(len, |b| {
+            h.write(b);
+            b[htup::HEADER_SIZE..].copy_from_slice(data);
+        });
+        match off {
+            Some(o) if o == tid.offset => Ok(tid),
+            _ => Err(StorageError::CorruptedPage {
+                rel,
+                block,
+                detail: "page has no room for a tuple hio said fits".into(),
+            }),
+        }
+    }
+
     /// Inserts many tuples (COPY, multi-row INSERT); `frozen` writes them
     /// with xmin FROZEN (COPY … FREEZE).
-    pub fn multi_insert(&self, rel: RelFileId, rows: &[&[u8]], xid: TransactionId, cid: CommandId, frozen: bool) -> PgResult<Vec<ItemPointer>> {
-        let _ = (rel, rows, xid, cid, frozen);
-        todo!("S")
+    pub fn multi_insert(
+        &self,
+        rel: RelFileId,
+        rows: &[&[u8]],
+        xid: TransactionId,
+        cid: CommandId,
+        frozen: bool,
+    ) -> PgResult<Vec<ItemPointer>> {
+        let mut tids = Vec::with_capacity(rows.len());
+        let total: usize = rows
+            .iter()
+            .map(|r| space_for(htup::HEADER_SIZE + r.len()))
+            .sum();
+        let mut bulk = BulkInsertState::new(total);
+        let mut header = TupleHeader::new_insert(xid, cid);
+        if frozen {
+            header.xmin = TransactionId::FROZEN;
+            header.infomask |= htup::XMIN_COMMITTED;
+        }
+        let hio = self.hio();
+        let mut i = 0;
+        let result = (|| -> PgResult<()> {
+            while i < rows.len() {
+                let mut lb = hio.get_buffer_for_tuple(
+                    rel,
+                    htup::HEADER_SIZE + rows[i].len(),
+                    Some(&mut bulk),
+                )?;
+                let block = lb.buf.block();
+                while i < rows.len() && lb.page.fits(htup::HEADER_SIZE + rows[i].len()) {
+                    tids.push(Self::place(rel, &mut lb.page, block, rows[i], header)?);
+                    bulk.consumed(space_for(htup::HEADER_SIZE + rows[i].len()));
+                    i += 1;
+                }
+                // WAL: XLOG_HEAP2_MULTI_INSERT for the tuples placed on this page; PageSetLSN.
+                lb.buf.mark_dirty();
+                if i < rows.len() {
+                    bulk.mark_current_full();
+                }
+            }
+            Ok(())
+        })();
+        bulk.finish(&self.bm, &self.fsm, rel);
+        result.map(|()| tids)
     }
+
     /// Deletes the version at `tid` (sets xmax) if the context allows.
-    pub fn delete(&self, rel: RelFileId, tid: ItemPointer, xid: TransactionId, cx: &VisibilityContext<'_>) -> PgResult<TmResult> {
-        let _ = (rel, tid, xid, cx);
-        todo!("S")
+    pub fn delete(
+        &self,
+        rel: RelFileId,
+        tid: ItemPointer,
+        xid: TransactionId,
+        cx: &VisibilityContext<'_>,
+    ) -> PgResult<TmResult> {
+        let buf = self
+            .pin_block(rel, tid.block)?
+            .ok_or(StorageError::BadTid {
+                rel,
+                block: tid.block,
+                offset: tid.offset,
+            })?;
+        let mut page = buf.write();
+        let h = header_at(&page, rel, tid)?;
+        let (res, hints) = satisfies_update(&h, tid, cx);
+        if res != TmResult::Ok {
+            if hints != 0 {
+                TupleHeader::set_hint_bits_in(
+                    page.item_mut(tid.offset)
+                        .map_err(|e| item_error(rel, tid, e))?,
+                    hints,
+                );
+                buf.mark_dirty();
+            }
+            return Ok(res);
+        }
+        let mut nh = with_xmax(h, xid, cx.own.curcid, tid);
+        nh.infomask |= hints & (htup::XMIN_COMMITTED);
+        put_header(&mut page, rel, tid, &nh)?;
+        page.set_prunable(xid.0);
+        // WAL: XLOG_HEAP_DELETE (tid, xmax, cmax); PageSetLSN.
+        buf.mark_dirty();
+        Ok(TmResult::Ok)
     }
+
     /// Replaces the version at `tid` by `data`; on Ok returns the new tid.
-    pub fn update(&self, rel: RelFileId, tid: ItemPointer, data: &[u8], xid: TransactionId, cx: &VisibilityContext<'_>) -> PgResult<(TmResult, Option<ItemPointer>)> {
-        let _ = (rel, tid, data, xid, cx);
-        todo!("S")
+    pub fn update(
+        &self,
+        rel: RelFileId,
+        tid: ItemPointer,
+        data: &[u8],
+        xid: TransactionId,
+        cx: &VisibilityContext<'_>,
+    ) -> PgResult<(TmResult, Option<ItemPointer>)> {
+        let len = htup::HEADER_SIZE + data.len();
+        if len > super::bufpage::MAX_ITEM_SIZE {
+            return Err(StorageError::TupleTooBig {
+                size: len,
+                max: super::bufpage::MAX_ITEM_SIZE,
+            }
+            .into());
+        }
+        let cid = cx.own.curcid;
+        let buf = self
+            .pin_block(rel, tid.block)?
+            .ok_or(StorageError::BadTid {
+                rel,
+                block: tid.block,
+                offset: tid.offset,
+            })?;
+        let mut page = buf.write();
+        let h = header_at(&page, rel, tid)?;
+        let (res, hints) = satisfies_update(&h, tid, cx);
+        if res != TmResult::Ok {
+            if hints != 0 {
+                TupleHeader::set_hint_bits_in(
+                    page.item_mut(tid.offset)
+                        .map_err(|e| item_error(rel, tid, e))?,
+                    hints,
+                );
+                buf.mark_dirty();
+            }
+            return Ok((res, None));
+        }
+        let keep_hints = hints & htup::XMIN_COMMITTED;
+        let mut new_h = TupleHeader::new_insert(xid, cid);
+        new_h.infomask |= htup::UPDATED;
+
+        if page.fits(len) {
+            // Same page: one critical section.
+            let mut nh = new_h;
+            nh.infomask |= htup::ONLY_TUPLE;
+            let new_tid = Self::place(rel, &mut page, tid.block, data, nh)?;
+            let mut oh = with_xmax(h, xid, cid, new_tid);
+            oh.infomask |= keep_hints | htup::HOT_UPDATED;
+            put_header(&mut page, rel, tid, &oh)?;
+            page.set_prunable(xid.0);
+            // WAL: XLOG_HEAP_UPDATE (old tid, new tuple, same page); PageSetLSN.
+            buf.mark_dirty();
+            return Ok((TmResult::Ok, Some(new_tid)));
+        }
+
+        // (1) Claim the old version: xmax = us, ctid = itself for now.
+        let mut oh = with_xmax(h, xid, cid, tid);
+        oh.infomask |= keep_hints;
+        put_header(&mut page, rel, tid, &oh)?;
+        page.set_prunable(xid.0);
+        page.set_flags(PD_PAGE_FULL);
+        let avail = page.heap_free_space();
+        // WAL: XLOG_HEAP_LOCK-style record for the old tuple's new xmax (or
+        // issue 3 logs the whole update once, holding both pages).
+        buf.mark_dirty();
+        drop(page);
+        drop(buf);
+        self.fsm.record(rel, tid.block, avail);
+
+        // (2) The new version, wherever there is room.
+        let new_tid = {
+            let mut lb = self.hio().get_buffer_for_tuple(rel, len, None)?;
+            let block = lb.buf.block();
+            let t = Self::place(rel, &mut lb.page, block, data, new_h)?;
+            // WAL: XLOG_HEAP_UPDATE, new-page half (new tuple); PageSetLSN.
+            lb.buf.mark_dirty();
+            t
+        };
+
+        // (3) Link old -> new.
+        let buf = self.bm.read_buffer(Self::tag(rel, tid.block))?;
+        let mut page = buf.write();
+        let mut h = header_at(&page, rel, tid)?;
+        if h.xmax == xid {
+            h.ctid = new_tid;
+            put_header(&mut page, rel, tid, &h)?;
+            // WAL: XLOG_HEAP_UPDATE, old-page half (old ctid -> new); PageSetLSN.
+            buf.mark_dirty();
+        }
+        Ok((TmResult::Ok, Some(new_tid)))
     }
-    /// Calls `f` with the data of the version at `tid` if visible.
-    pub fn fetch<R>(&self, rel: RelFileId, tid: ItemPointer, cx: &VisibilityContext<'_>, f: impl FnOnce(&[u8]) -> R) -> PgResult<Option<R>> {
-        let _ = (rel, tid, cx, f);
-        todo!("S")
+
+    /// Applies hint bits learnt under a share lock, if the page can be
+    /// locked exclusively right now and the tuple still has the xids that
+    /// were checked. A hint not applied is simply learnt again later.
+    fn apply_hints(buf: &BufferRef<'_>, hints: &[(u16, TransactionId, TransactionId, u16)]) {
+        if hints.is_empty() {
+            return;
+        }
+        let Some(mut page) = buf.try_write() else {
+            return;
+        };
+        let mut changed = false;
+        for &(off, xmin, xmax, bits) in hints {
+            if let Ok(item) = page.item_mut(off) {
+                if let Some(h) = TupleHeader::read(item) {
+                    if h.xmin == xmin && h.xmax == xmax && h.infomask & bits != bits {
+                        TupleHeader::set_hint_bits_in(item, bits);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if changed {
+            // Hint-only change: no WAL (MarkBufferDirtyHint without checksums).
+            buf.mark_dirty();
+        }
     }
+
+    /// Calls `f` with the data of the version at `tid` if visible. `f` runs
+    /// with no lock held (on a copy), so it may access the heap itself.
+    pub fn fetch<R>(
+        &self,
+        rel: RelFileId,
+        tid: ItemPointer,
+        cx: &VisibilityContext<'_>,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> PgResult<Option<R>> {
+        let Some(buf) = self.pin_block(rel, tid.block)? else {
+            return Ok(None);
+        };
+        with_copy_bufs(|cb| {
+            let visible = {
+                let page = buf.read();
+                let item = match page.item(tid.offset) {
+                    Ok(item) => item,
+                    Err(ItemError::NoSuchItem) => return Ok(None),
+                    Err(e) => return Err(item_error(rel, tid, e).into()),
+                };
+                let h = TupleHeader::read(item).ok_or_else(|| bad_header(rel, tid))?;
+                let (visible, hints) = satisfies_mvcc(&h, cx);
+                if visible {
+                    cb.data.extend_from_slice(htup::tuple_data(item));
+                }
+                if hints != 0 {
+                    cb.hints.push((tid.offset, h.xmin, h.xmax, hints));
+                }
+                visible
+            };
+            Self::apply_hints(&buf, &cb.hints);
+            drop(buf);
+            Ok(visible.then(|| f(&cb.data)))
+        })
+    }
+
+    /// Calls `f` with the data of the version at `tid` whatever its
+    /// visibility (SnapshotAny: re-checking an updated row, diagnostics),
+    /// and its header. `None` if there is no tuple there.
+    pub fn fetch_any<R>(
+        &self,
+        rel: RelFileId,
+        tid: ItemPointer,
+        f: impl FnOnce(&TupleHeader, &[u8]) -> R,
+    ) -> PgResult<Option<R>> {
+        let Some(buf) = self.pin_block(rel, tid.block)? else {
+            return Ok(None);
+        };
+        with_copy_bufs(|cb| {
+            let h = {
+                let page = buf.read();
+                let item = match page.item(tid.offset) {
+                    Ok(item) => item,
+                    Err(ItemError::NoSuchItem) => return Ok(None),
+                    Err(e) => return Err(item_error(rel, tid, e).into()),
+                };
+                let h = TupleHeader::read(item).ok_or_else(|| bad_header(rel, tid))?;
+                cb.data.extend_from_slice(htup::tuple_data(item));
+                h
+            };
+            drop(buf);
+            Ok(Some(f(&h, &cb.data)))
+        })
+    }
+
     /// SnapshotDirty check for unique constraints.
-    pub fn fetch_dirty(&self, rel: RelFileId, tid: ItemPointer, cx: &VisibilityContext<'_>) -> PgResult<DirtyState> {
-        let _ = (rel, tid, cx);
-        todo!("S")
+    pub fn fetch_dirty(
+        &self,
+        rel: RelFileId,
+        tid: ItemPointer,
+        cx: &VisibilityContext<'_>,
+    ) -> PgResult<DirtyState> {
+        let Some(buf) = self.pin_block(rel, tid.block)? else {
+            return Ok(DirtyState::Dead);
+        };
+        let (state, hint) = {
+            let page = buf.read();
+            let item = match page.item(tid.offset) {
+                Ok(item) => item,
+                Err(ItemError::NoSuchItem) => return Ok(DirtyState::Dead),
+                Err(e) => return Err(item_error(rel, tid, e).into()),
+            };
+            let h = TupleHeader::read(item).ok_or_else(|| bad_header(rel, tid))?;
+            let (state, hints) = satisfies_dirty(&h, cx);
+            (state, (tid.offset, h.xmin, h.xmax, hints))
+        };
+        if hint.3 != 0 {
+            Self::apply_hints(&buf, &[hint]);
+        }
+        Ok(state)
     }
-    /// Sequential scan: `f(tid, data)` for each visible tuple, in block order.
-    pub fn scan(&self, rel: RelFileId, cx: &VisibilityContext<'_>, f: &mut dyn FnMut(ItemPointer, &[u8]) -> PgResult<ControlFlow<()>>) -> PgResult<()> {
-        let _ = (rel, cx, f);
-        todo!("S")
+
+    /// Copies the tuples of one page that `cx` sees (all tuples if `cx` is
+    /// `None`) into `cb`, applying hints afterwards. Returns false if the
+    /// block is past the end.
+    fn collect_page(
+        &self,
+        rel: RelFileId,
+        block: BlockNumber,
+        cx: Option<&VisibilityContext<'_>>,
+        cb: &mut CopyBufs,
+    ) -> PgResult<()> {
+        cb.data.clear();
+        cb.items.clear();
+        cb.hints.clear();
+        let buf = self.bm.read_buffer(Self::tag(rel, block))?;
+        {
+            let page = buf.read();
+            if page.is_new() {
+                return Ok(()); // extended but not yet used: empty
+            }
+            for off in 1..=page.max_offset() {
+                let tid = ItemPointer { block, offset: off };
+                let item = match page.item(off) {
+                    Ok(item) => item,
+                    Err(ItemError::NoSuchItem) => continue,
+                    Err(e) => return Err(item_error(rel, tid, e).into()),
+                };
+                let h = TupleHeader::read(item).ok_or_else(|| bad_header(rel, tid))?;
+                let visible = match cx {
+                    Some(cx) => {
+                        let (v, hints) = satisfies_mvcc(&h, cx);
+                        if hints != 0 {
+                            cb.hints.push((off, h.xmin, h.xmax, hints));
+                        }
+                        v
+                    }
+                    None => true,
+                };
+                if visible {
+                    let d = htup::tuple_data(item);
+                    let start = cb.data.len() as u32;
+                    cb.data.extend_from_slice(d);
+                    cb.items.push((off, start, cb.data.len() as u32));
+                }
+            }
+        }
+        Self::apply_hints(&buf, &cb.hints);
+        Ok(())
     }
+
+    /// Sequential scan: `f(tid, data)` for each visible tuple, in block
+    /// order. The relation's size is read once at the start (rows added to
+    /// new pages later are not seen — they are invisible to `cx` anyway).
+    pub fn scan(
+        &self,
+        rel: RelFileId,
+        cx: &VisibilityContext<'_>,
+        f: &mut ScanCallback<'_>,
+    ) -> PgResult<()> {
+        let nblocks = self.nblocks(rel)?;
+        with_copy_bufs(|cb| {
+            for b in 0..nblocks {
+                let block = BlockNumber(b);
+                self.collect_page(rel, block, Some(cx), cb)?;
+                for &(off, s, e) in &cb.items {
+                    let tid = ItemPointer { block, offset: off };
+                    if let ControlFlow::Break(()) = f(tid, &cb.data[s as usize..e as usize])? {
+                        return Ok(());
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Scan of every tuple regardless of visibility (index rebuild at start).
-    pub fn scan_all(&self, rel: RelFileId, f: &mut dyn FnMut(ItemPointer, &[u8]) -> PgResult<()>) -> PgResult<()> {
-        let _ = (rel, f);
-        todo!("S")
+    pub fn scan_all(
+        &self,
+        rel: RelFileId,
+        f: &mut dyn FnMut(ItemPointer, &[u8]) -> PgResult<()>,
+    ) -> PgResult<()> {
+        let nblocks = self.nblocks(rel)?;
+        with_copy_bufs(|cb| {
+            for b in 0..nblocks {
+                let block = BlockNumber(b);
+                self.collect_page(rel, block, None, cb)?;
+                for &(off, s, e) in &cb.items {
+                    f(
+                        ItemPointer { block, offset: off },
+                        &cb.data[s as usize..e as usize],
+                    )?;
+                }
+            }
+            Ok(())
+        })
     }
+
     /// Creates an empty relation file.
     pub fn create_relation(&self, rel: RelFileId) -> PgResult<()> {
-        let _ = rel;
-        todo!("S")
+        // WAL: XLOG_SMGR_CREATE.
+        self.smgr.create(rel, ForkNumber::Main)?;
+        Ok(())
     }
+
     /// Truncates to zero blocks (TRUNCATE), dropping its buffers.
     pub fn truncate_relation(&self, rel: RelFileId) -> PgResult<()> {
-        let _ = rel;
-        todo!("S")
+        // WAL: XLOG_SMGR_TRUNCATE (logged and flushed before the file shrinks).
+        self.bm.drop_relation_buffers(rel, 0);
+        self.smgr.truncate(rel, ForkNumber::Main, 0)?;
+        self.fsm.truncate(rel, 0);
+        self.targets.forget(rel);
+        Ok(())
     }
+
     /// Removes the relation's files and buffers.
     pub fn drop_relation(&self, rel: RelFileId) -> PgResult<()> {
-        let _ = rel;
-        todo!("S")
+        // WAL: XLOG_SMGR_DROP (at commit, in PostgreSQL; here at once).
+        self.bm.drop_relation_buffers(rel, 0);
+        self.fsm.truncate(rel, 0);
+        self.targets.forget(rel);
+        self.smgr.unlink(rel)?;
+        Ok(())
+    }
+
+    /// Starts a page-at-a-time scan (for executors that pull rows, e.g. a
+    /// portal fetching N rows at a time).
+    pub fn begin_scan(&self, rel: RelFileId) -> PgResult<HeapScan> {
+        Ok(HeapScan {
+            rel,
+            nblocks: self.nblocks(rel)?,
+            next: 0,
+            bufs: CopyBufs::default(),
+            pos: 0,
+            block: BlockNumber(0),
+        })
+    }
+}
+
+/// A pull-based sequential scan: [`HeapScan::next_tuple`] returns visible
+/// tuples one by one, reading a page at a time (copied out, no lock held
+/// between calls). Owns its buffers, so it can live across statements'
+/// protocol messages.
+pub struct HeapScan {
+    rel: RelFileId,
+    nblocks: u32,
+    next: u32,
+    bufs: CopyBufs,
+    pos: usize,
+    block: BlockNumber,
+}
+
+impl HeapScan {
+    /// The next visible tuple, or `None` at the end.
+    pub fn next_tuple(
+        &mut self,
+        heap: &Heap,
+        cx: &VisibilityContext<'_>,
+    ) -> PgResult<Option<(ItemPointer, &[u8])>> {
+        while self.pos >= self.bufs.items.len() {
+            if self.next >= self.nblocks {
+                return Ok(None);
+            }
+            self.block = BlockNumber(self.next);
+            self.next += 1;
+            self.pos = 0;
+            heap.collect_page(self.rel, self.block, Some(cx), &mut self.bufs)?;
+        }
+        let (off, s, e) = self.bufs.items[self.pos];
+        self.pos += 1;
+        Ok(Some((
+            ItemPointer {
+                block: self.block,
+                offset: off,
+            },
+            &self.bufs.data[s as usize..e as usize],
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clog::{Clog, XidStatus};
+    use crate::procarray::{Finished, ProcArray, ProcNumber};
+    use crate::snapshot::Snapshot;
+    use crate::visibility::OwnXact;
+
+    /// A heap plus clog and procarray, with transactions driven by hand.
+    struct Env {
+        _dir: tempfile::TempDir,
+        heap: Heap,
+        clog: Clog,
+        pa: ProcArray,
+    }
+
+    /// One session's transaction.
+    struct Tx {
+        p: ProcNumber,
+        xids: Vec<TransactionId>,
+    }
+
+    impl Tx {
+        fn xid(&self) -> TransactionId {
+            self.xids[0]
+        }
+    }
+
+    impl Env {
+        fn new(buffers: usize) -> Env {
+            let dir = tempfile::tempdir().unwrap();
+            let heap = Heap::open(dir.path(), buffers, ExtensionMode::Bulk).unwrap();
+            let clog = Clog::open(dir.path()).unwrap();
+            let pa = ProcArray::new(16, TransactionId::FIRST_NORMAL);
+            Env {
+                _dir: dir,
+                heap,
+                clog,
+                pa,
+            }
+        }
+        fn begin(&self) -> Tx {
+            let p = self.pa.connect(16).unwrap();
+            let xid = self.pa.assign_xid(p);
+            Tx { p, xids: vec![xid] }
+        }
+        fn finish(&self, tx: &Tx, status: XidStatus) {
+            self.clog.set_status(tx.xid(), &[], status);
+            self.pa.end_transaction(Finished::Proc(tx.p), tx.xid());
+            self.pa.disconnect(tx.p);
+        }
+        fn commit(&self, tx: Tx) {
+            self.finish(&tx, XidStatus::Committed);
+        }
+        fn abort(&self, tx: Tx) {
+            self.finish(&tx, XidStatus::Aborted);
+        }
+        /// A snapshot taken now (by a throwaway proc).
+        fn snapshot(&self) -> Snapshot {
+            let p = self.pa.connect(16).unwrap();
+            let s = (*self.pa.get_snapshot(p, &mut None)).clone();
+            self.pa
+                .end_transaction(Finished::Proc(p), TransactionId::INVALID);
+            self.pa.disconnect(p);
+            s
+        }
+        fn cx<'a>(
+            &'a self,
+            snap: &'a Snapshot,
+            own: &'a [TransactionId],
+            curcid: u32,
+        ) -> VisibilityContext<'a> {
+            VisibilityContext {
+                snapshot: snap,
+                own: OwnXact {
+                    xids: own,
+                    curcid: CommandId(curcid),
+                },
+                clog: &self.clog,
+                procarray: &self.pa,
+            }
+        }
+        fn rows(&self, rel: RelFileId, cx: &VisibilityContext<'_>) -> Vec<Vec<u8>> {
+            let mut out = Vec::new();
+            self.heap
+                .scan(rel, cx, &mut |_, d| {
+                    out.push(d.to_vec());
+                    Ok(ControlFlow::Continue(()))
+                })
+                .unwrap();
+            out.sort();
+            out
+        }
+        fn header(&self, rel: RelFileId, tid: ItemPointer) -> TupleHeader {
+            self.heap.fetch_any(rel, tid, |h, _| *h).unwrap().unwrap()
+        }
+    }
+
+    const REL: RelFileId = RelFileId(16384);
+
+    #[test]
+    fn insert_visible_after_commit_only() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t1 = env.begin();
+        let tid = env
+            .heap
+            .insert(REL, b"row1", t1.xid(), CommandId(0))
+            .unwrap();
+        let before = env.snapshot();
+        assert!(
+            env.rows(REL, &env.cx(&before, &[], 0)).is_empty(),
+            "uncommitted insert invisible to others"
+        );
+        assert!(
+            env.rows(REL, &env.cx(&before, &t1.xids, 0)).is_empty(),
+            "own insert invisible to the same command"
+        );
+        assert_eq!(
+            env.rows(REL, &env.cx(&before, &t1.xids, 1)),
+            vec![b"row1".to_vec()],
+            "own insert visible to the next command"
+        );
+        env.commit(t1);
+        let after = env.snapshot();
+        assert_eq!(
+            env.rows(REL, &env.cx(&after, &[], 0)),
+            vec![b"row1".to_vec()],
+            "visible after commit"
+        );
+        assert!(
+            env.rows(REL, &env.cx(&before, &[], 0)).is_empty(),
+            "still invisible to the older (RR) snapshot"
+        );
+        let got = env
+            .heap
+            .fetch(REL, tid, &env.cx(&after, &[], 0), |d| d.to_vec())
+            .unwrap();
+        assert_eq!(got, Some(b"row1".to_vec()));
+        assert_eq!(
+            env.header(REL, tid).infomask & htup::XMIN_COMMITTED,
+            htup::XMIN_COMMITTED,
+            "hint bit set by the visibility check"
+        );
+    }
+
+    #[test]
+    fn aborted_insert_invisible_and_hinted() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t1 = env.begin();
+        let tid = env
+            .heap
+            .insert(REL, b"gone", t1.xid(), CommandId(0))
+            .unwrap();
+        env.abort(t1);
+        let s = env.snapshot();
+        assert!(
+            env.rows(REL, &env.cx(&s, &[], 0)).is_empty(),
+            "rolled back insert invisible"
+        );
+        assert_eq!(
+            env.header(REL, tid).infomask & htup::XMIN_INVALID,
+            htup::XMIN_INVALID
+        );
+        assert_eq!(
+            env.heap.fetch_dirty(REL, tid, &env.cx(&s, &[], 0)).unwrap(),
+            DirtyState::Dead
+        );
+    }
+
+    #[test]
+    fn own_transaction_cid_rules() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        let s = env.snapshot();
+        let tid = env.heap.insert(REL, b"a", t.xid(), CommandId(0)).unwrap();
+        // Command 1 deletes it.
+        assert_eq!(
+            env.heap
+                .delete(REL, tid, t.xid(), &env.cx(&s, &t.xids, 1))
+                .unwrap(),
+            TmResult::Ok
+        );
+        assert_eq!(
+            env.rows(REL, &env.cx(&s, &t.xids, 1)).len(),
+            1,
+            "deleted by the current command: still seen by it"
+        );
+        assert!(
+            env.rows(REL, &env.cx(&s, &t.xids, 2)).is_empty(),
+            "deleted by an earlier command: gone"
+        );
+        assert_eq!(
+            env.heap
+                .delete(REL, tid, t.xid(), &env.cx(&s, &t.xids, 1))
+                .unwrap(),
+            TmResult::SelfModified,
+            "second delete in the same command"
+        );
+        assert_eq!(
+            env.heap
+                .delete(REL, tid, t.xid(), &env.cx(&s, &t.xids, 2))
+                .unwrap(),
+            TmResult::Invisible
+        );
+        // A subtransaction's delete that rolled back leaves the row live.
+        let sub = env.pa.assign_subxid(t.p, t.xid());
+        let tid2 = env.heap.insert(REL, b"b", t.xid(), CommandId(2)).unwrap();
+        let with_sub = [t.xid(), sub];
+        assert_eq!(
+            env.heap
+                .delete(REL, tid2, sub, &env.cx(&s, &with_sub, 3))
+                .unwrap(),
+            TmResult::Ok
+        );
+        assert!(env.rows(REL, &env.cx(&s, &with_sub, 4)).is_empty());
+        env.clog.set_status(sub, &[], XidStatus::Aborted);
+        assert_eq!(
+            env.rows(REL, &env.cx(&s, &t.xids, 4)),
+            vec![b"b".to_vec()],
+            "delete by rolled-back subxact undone"
+        );
+        env.commit(t);
+    }
+
+    #[test]
+    fn update_chain_and_concurrent_writer_results() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t0 = env.begin();
+        let v1 = env.heap.insert(REL, b"v1", t0.xid(), CommandId(0)).unwrap();
+        env.commit(t0);
+
+        let t1 = env.begin();
+        let s1 = env.snapshot();
+        let (r, v2) = env
+            .heap
+            .update(REL, v1, b"v2", t1.xid(), &env.cx(&s1, &t1.xids, 0))
+            .unwrap();
+        assert_eq!(r, TmResult::Ok);
+        let v2 = v2.unwrap();
+        assert_eq!(v2.block, v1.block, "fits on the same page");
+        assert_eq!(
+            env.header(REL, v1).ctid,
+            v2,
+            "old ctid points at the new version"
+        );
+        assert_eq!(
+            env.rows(REL, &env.cx(&s1, &t1.xids, 1)),
+            vec![b"v2".to_vec()],
+            "updater sees its new version"
+        );
+
+        // A second writer sees BeingModified, and nothing changes.
+        let t2 = env.begin();
+        let s2 = env.snapshot();
+        let cx2 = env.cx(&s2, &t2.xids, 0);
+        assert_eq!(
+            env.rows(REL, &cx2),
+            vec![b"v1".to_vec()],
+            "others see the old version meanwhile"
+        );
+        assert_eq!(
+            env.heap.delete(REL, v1, t2.xid(), &cx2).unwrap(),
+            TmResult::BeingModified { xmax: t1.xid() }
+        );
+        assert_eq!(
+            env.heap.fetch_dirty(REL, v2, &cx2).unwrap(),
+            DirtyState::InProgress(t1.xid())
+        );
+        env.commit(t1);
+        // After the commit: Updated{ctid}, and the (RR) snapshot still sees v1.
+        assert_eq!(
+            env.heap.update(REL, v1, b"x", t2.xid(), &cx2).unwrap(),
+            (TmResult::Updated { ctid: v2 }, None)
+        );
+        assert_eq!(env.rows(REL, &cx2), vec![b"v1".to_vec()]);
+        // READ COMMITTED: a new snapshot, follow ctid and update v2.
+        let s2b = env.snapshot();
+        let cx2b = env.cx(&s2b, &t2.xids, 0);
+        assert_eq!(env.rows(REL, &cx2b), vec![b"v2".to_vec()]);
+        let (r, v3) = env.heap.update(REL, v2, b"v3", t2.xid(), &cx2b).unwrap();
+        assert_eq!(r, TmResult::Ok);
+        env.abort(t2);
+        // The aborted update leaves v2 live, and it can be deleted.
+        let s3 = env.snapshot();
+        assert_eq!(
+            env.rows(REL, &env.cx(&s3, &[], 0)),
+            vec![b"v2".to_vec()],
+            "aborted update undone"
+        );
+        let t3 = env.begin();
+        assert_eq!(
+            env.heap
+                .delete(REL, v2, t3.xid(), &env.cx(&s3, &t3.xids, 0))
+                .unwrap(),
+            TmResult::Ok
+        );
+        assert_eq!(env.header(REL, v2).ctid, v2, "a delete resets ctid to self");
+        env.commit(t3);
+        let t4 = env.begin();
+        let s4 = env.snapshot();
+        assert_eq!(
+            env.heap
+                .delete(REL, v2, t4.xid(), &env.cx(&s4, &t4.xids, 0))
+                .unwrap(),
+            TmResult::Deleted
+        );
+        assert_eq!(
+            env.heap
+                .fetch_dirty(REL, v2, &env.cx(&s4, &t4.xids, 0))
+                .unwrap(),
+            DirtyState::Dead
+        );
+        assert_eq!(
+            env.heap
+                .fetch_dirty(REL, v3.unwrap(), &env.cx(&s4, &t4.xids, 0))
+                .unwrap(),
+            DirtyState::Dead
+        );
+        assert!(env.rows(REL, &env.cx(&s4, &[], 0)).is_empty());
+    }
+
+    #[test]
+    fn update_to_another_page_when_full() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let t0 = env.begin();
+        let big = vec![7u8; 1000];
+        let mut tids = Vec::new();
+        for _ in 0..7 {
+            tids.push(env.heap.insert(REL, &big, t0.xid(), CommandId(0)).unwrap());
+        }
+        assert!(
+            tids.iter().all(|t| t.block == BlockNumber(0)),
+            "7 rows of 1 KB on one page"
+        );
+        env.commit(t0);
+        let t1 = env.begin();
+        let s = env.snapshot();
+        let (r, new) = env
+            .heap
+            .update(
+                REL,
+                tids[3],
+                &[8u8; 1000],
+                t1.xid(),
+                &env.cx(&s, &t1.xids, 0),
+            )
+            .unwrap();
+        assert_eq!(r, TmResult::Ok);
+        let new = new.unwrap();
+        assert_ne!(
+            new.block,
+            BlockNumber(0),
+            "no room: new version on another page"
+        );
+        assert_eq!(env.header(REL, tids[3]).ctid, new, "linked across pages");
+        assert_eq!(env.header(REL, tids[3]).xmax, t1.xid());
+        env.commit(t1);
+        let s = env.snapshot();
+        let rows = env.rows(REL, &env.cx(&s, &[], 0));
+        assert_eq!(rows.len(), 7);
+        assert_eq!(rows.iter().filter(|r| r[0] == 8).count(), 1);
+    }
+
+    #[test]
+    fn frozen_multi_insert_is_visible_to_everyone() {
+        let env = Env::new(64);
+        env.heap.create_relation(REL).unwrap();
+        let old = env.snapshot();
+        let t = env.begin();
+        let rows: Vec<Vec<u8>> = (0..2000u32).map(|i| i.to_be_bytes().repeat(10)).collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let tids = env
+            .heap
+            .multi_insert(REL, &refs, t.xid(), CommandId(0), true)
+            .unwrap();
+        assert_eq!(tids.len(), 2000);
+        let mut sorted = tids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 2000, "distinct tids");
+        assert_eq!(
+            env.rows(REL, &env.cx(&old, &[], 0)).len(),
+            2000,
+            "frozen rows visible even to an older snapshot"
+        );
+        // Not frozen: a second batch is invisible until commit.
+        let more = env
+            .heap
+            .multi_insert(REL, &refs[..100], t.xid(), CommandId(1), false)
+            .unwrap();
+        assert_eq!(more.len(), 100);
+        assert_eq!(env.rows(REL, &env.cx(&env.snapshot(), &[], 0)).len(), 2000);
+        env.commit(t);
+        assert_eq!(env.rows(REL, &env.cx(&env.snapshot(), &[], 0)).len(), 2100);
+        let nblocks = env.heap.nblocks(REL).unwrap();
+        // 2100 rows of 72 bytes (32+40) = 76 bytes/row -> ~107 per page.
+        assert!(nblocks <= 21, "pages filled densely: {nblocks}");
+    }
+
+    /// A table four times bigger than shared_buffers, written then read back
+    /// (also after a checkpoint and a fresh buffer pool).
+    #[test]
+    fn table_bigger_than_shared_buffers() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        let row = |i: u32| {
+            let mut r = i.to_be_bytes().to_vec();
+            r.resize(500, (i % 251) as u8);
+            r
+        };
+        let mut tids = Vec::new();
+        for i in 0..600u32 {
+            tids.push(
+                env.heap
+                    .insert(REL, &row(i), t.xid(), CommandId(0))
+                    .unwrap(),
+            );
+        }
+        let batch: Vec<Vec<u8>> = (600..1200u32).map(row).collect();
+        let refs: Vec<&[u8]> = batch.iter().map(|r| r.as_slice()).collect();
+        tids.extend(
+            env.heap
+                .multi_insert(REL, &refs, t.xid(), CommandId(0), false)
+                .unwrap(),
+        );
+        env.commit(t);
+        let nblocks = env.heap.nblocks(REL).unwrap();
+        assert!(
+            nblocks as usize >= 4 * 16,
+            "table of {nblocks} blocks vs 16 buffers"
+        );
+        assert!(env.heap.bufmgr().stats().evictions > 0);
+        let s = env.snapshot();
+        let cx = env.cx(&s, &[], 0);
+        let expect: Vec<Vec<u8>> = {
+            let mut v: Vec<_> = (0..1200u32).map(row).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(env.rows(REL, &cx), expect, "every row back after eviction");
+        for (i, tid) in tids.iter().enumerate().step_by(37) {
+            assert_eq!(
+                env.heap.fetch(REL, *tid, &cx, |d| d.to_vec()).unwrap(),
+                Some(row(i as u32))
+            );
+        }
+        env.heap.checkpoint().unwrap();
+        let heap2 = Heap::open(env._dir.path(), 16, ExtensionMode::Single).unwrap();
+        let mut n = 0;
+        heap2
+            .scan_all(REL, &mut |_, d| {
+                assert_eq!(d.len(), 500);
+                n += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(n, 1200, "all rows on disk after checkpoint");
+    }
+
+    #[test]
+    fn concurrent_inserters_and_scanners() {
+        let env = std::sync::Arc::new(Env::new(32));
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        let xid = t.xid();
+        let handles: Vec<_> = (0..4u32)
+            .map(|th| {
+                let env = env.clone();
+                std::thread::spawn(move || {
+                    let s = env.snapshot();
+                    let own = [xid];
+                    for i in 0..500u32 {
+                        let mut r = (th * 1000 + i).to_be_bytes().to_vec();
+                        r.resize(100, 1);
+                        if i % 50 == 0 {
+                            let rows: Vec<Vec<u8>> = (0..10).map(|_| r.clone()).collect();
+                            let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+                            env.heap
+                                .multi_insert(REL, &refs, xid, CommandId(0), false)
+                                .unwrap();
+                        } else {
+                            env.heap.insert(REL, &r, xid, CommandId(0)).unwrap();
+                        }
+                        if i % 100 == 0 {
+                            // A scanner at the same time: never an error.
+                            env.rows(REL, &env.cx(&s, &own, 1));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        env.commit(t);
+        let s = env.snapshot();
+        let rows = env.rows(REL, &env.cx(&s, &[], 0));
+        assert_eq!(rows.len(), 4 * (490 + 10 * 10), "every row exactly once");
+    }
+
+    /// Several sessions increment one counter row in READ COMMITTED style:
+    /// on BeingModified wait for the holder, on Updated re-read the newest
+    /// version. Rows are big, so updates often move to another page. No
+    /// increment may be lost and exactly one version may be visible.
+    #[test]
+    fn concurrent_updates_of_one_row_lose_nothing() {
+        let env = std::sync::Arc::new(Env::new(32));
+        env.heap.create_relation(REL).unwrap();
+        let t0 = env.begin();
+        let mut row = 0u64.to_be_bytes().to_vec();
+        row.resize(1500, 0);
+        env.heap.insert(REL, &row, t0.xid(), CommandId(0)).unwrap();
+        env.commit(t0);
+        let threads = 4;
+        let per_thread = 25;
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                let env = env.clone();
+                std::thread::spawn(move || {
+                    let cancel = std::sync::atomic::AtomicBool::new(false);
+                    for _ in 0..per_thread {
+                        let tx = env.begin();
+                        loop {
+                            let s = env.snapshot();
+                            let cx = env.cx(&s, &tx.xids, 0);
+                            let mut cur = None;
+                            env.heap
+                                .scan(REL, &cx, &mut |tid, d| {
+                                    cur =
+                                        Some((tid, u64::from_be_bytes(d[..8].try_into().unwrap())));
+                                    Ok(ControlFlow::Break(()))
+                                })
+                                .unwrap();
+                            let (tid, v) = cur.expect("one version visible");
+                            let mut row = (v + 1).to_be_bytes().to_vec();
+                            row.resize(1500, 0);
+                            match env.heap.update(REL, tid, &row, tx.xid(), &cx).unwrap().0 {
+                                TmResult::Ok => break,
+                                TmResult::BeingModified { xmax } => {
+                                    env.pa
+                                        .wait_for_xid(
+                                            tx.p,
+                                            xmax,
+                                            std::time::Duration::from_secs(1),
+                                            &cancel,
+                                        )
+                                        .unwrap();
+                                }
+                                TmResult::Updated { .. } | TmResult::Deleted => {}
+                                other => panic!("unexpected {other:?}"),
+                            }
+                        }
+                        env.commit(tx);
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let s = env.snapshot();
+        let rows = env.rows(REL, &env.cx(&s, &[], 0));
+        assert_eq!(rows.len(), 1, "exactly one live version");
+        assert_eq!(
+            u64::from_be_bytes(rows[0][..8].try_into().unwrap()),
+            (threads * per_thread) as u64,
+            "no lost update"
+        );
+        assert!(
+            env.heap.nblocks(REL).unwrap() > 2,
+            "updates moved across pages"
+        );
+    }
+
+    #[test]
+    fn truncate_and_drop() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        for i in 0..300u32 {
+            env.heap
+                .insert(REL, &[i as u8; 300], t.xid(), CommandId(0))
+                .unwrap();
+        }
+        env.commit(t);
+        env.heap.truncate_relation(REL).unwrap();
+        assert_eq!(env.heap.nblocks(REL).unwrap(), 0);
+        let s = env.snapshot();
+        assert!(env.rows(REL, &env.cx(&s, &[], 0)).is_empty());
+        let t = env.begin();
+        let tid = env
+            .heap
+            .insert(REL, b"after", t.xid(), CommandId(0))
+            .unwrap();
+        assert_eq!(
+            tid,
+            ItemPointer {
+                block: BlockNumber(0),
+                offset: 1
+            },
+            "starts over at block 0"
+        );
+        env.commit(t);
+        env.heap.drop_relation(REL).unwrap();
+        assert!(!env.heap.smgr().exists(REL, ForkNumber::Main));
+        assert_eq!(
+            env.heap
+                .fetch(REL, tid, &env.cx(&s, &[], 0), |_| ())
+                .unwrap(),
+            None,
+            "no block, no row"
+        );
+    }
+
+    #[test]
+    fn corrupted_page_on_disk_is_an_error() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        env.heap.insert(REL, b"x", t.xid(), CommandId(0)).unwrap();
+        env.commit(t);
+        env.heap.checkpoint().unwrap();
+        // Scribble over the header on disk, then read through a fresh pool.
+        let mut p = Page::default();
+        env.heap
+            .smgr()
+            .read(REL, ForkNumber::Main, BlockNumber(0), &mut p.0)
+            .unwrap();
+        p.0[14] = 0x01; // pd_upper below pd_lower
+        p.0[15] = 0x00;
+        env.heap
+            .smgr()
+            .write(REL, ForkNumber::Main, BlockNumber(0), &p.0)
+            .unwrap();
+        let heap2 = Heap::open(env._dir.path(), 16, ExtensionMode::Bulk).unwrap();
+        let s = env.snapshot();
+        let err = heap2
+            .scan(REL, &env.cx(&s, &[], 0), &mut |_, _| {
+                Ok(ControlFlow::Continue(()))
+            })
+            .unwrap_err();
+        assert_eq!(err.code, crate::error::sqlstate::DATA_CORRUPTED, "{err}");
+        assert!(
+            err.message.contains("invalid page in block 0"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn oversized_row_is_rejected() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let err = env
+            .heap
+            .insert(REL, &vec![0u8; 9000], TransactionId(3), CommandId(0))
+            .unwrap_err();
+        assert_eq!(err.code, "54000", "{err}");
+    }
+
+    #[test]
+    fn pull_scan_matches_push_scan() {
+        let env = Env::new(16);
+        env.heap.create_relation(REL).unwrap();
+        let t = env.begin();
+        for i in 0..500u32 {
+            env.heap
+                .insert(REL, &i.to_be_bytes().repeat(30), t.xid(), CommandId(0))
+                .unwrap();
+        }
+        env.commit(t);
+        let s = env.snapshot();
+        let cx = env.cx(&s, &[], 0);
+        let mut scan = env.heap.begin_scan(REL).unwrap();
+        let mut pulled = Vec::new();
+        while let Some((_, d)) = scan.next_tuple(&env.heap, &cx).unwrap() {
+            pulled.push(d.to_vec());
+        }
+        pulled.sort();
+        assert_eq!(pulled, env.rows(REL, &cx));
+        assert_eq!(pulled.len(), 500);
+    }
+}
+
+#[cfg(test)]
+mod throughput {
+    use super::*;
+
+    /// CPU seconds used by this process so far (utime + stime from
+    /// /proc/self/stat): on a loaded machine, ops per CPU-second is a steadier
+    /// measure than wall-clock throughput.
+    fn cpu_secs() -> f64 {
+        let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let after = s.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+            + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+        ticks / 100.0
+    }
+    use crate::clog::Clog;
+    use crate::procarray::ProcArray;
+    use crate::snapshot::Snapshot;
+    use crate::visibility::OwnXact;
+
+    /// Rough measurement of the fetch path (pin, share lock, visibility,
+    /// copy, unpin), run by hand:
+    /// `cargo test -p common --lib storage::heapam::throughput -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn fetch_throughput() {
+        let dir = tempfile::tempdir().unwrap();
+        let heap = Arc::new(Heap::open(dir.path(), 1024, ExtensionMode::Bulk).unwrap());
+        let clog = Arc::new(Clog::open(dir.path()).unwrap());
+        let pa = Arc::new(ProcArray::new(8, TransactionId(10)));
+        let rel = RelFileId(1);
+        heap.create_relation(rel).unwrap();
+        let rows: Vec<Vec<u8>> = (0..100_000u32)
+            .map(|i| i.to_be_bytes().repeat(22))
+            .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let tids = Arc::new(
+            heap.multi_insert(rel, &refs, TransactionId(3), CommandId(0), false)
+                .unwrap(),
+        );
+        clog.set_status(TransactionId(3), &[], crate::clog::XidStatus::Committed);
+        let per_thread = 1_000_000usize;
+        let start = std::time::Instant::now();
+        let cpu0 = cpu_secs();
+        let hs: Vec<_> = (0..2)
+            .map(|t| {
+                let (heap, clog, pa, tids) = (heap.clone(), clog.clone(), pa.clone(), tids.clone());
+                std::thread::spawn(move || {
+                    let snap = Snapshot {
+                        xmin: TransactionId(10),
+                        xmax: TransactionId(10),
+                        ..Default::default()
+                    };
+                    let cx = VisibilityContext {
+                        snapshot: &snap,
+                        own: OwnXact {
+                            xids: &[],
+                            curcid: CommandId(0),
+                        },
+                        clog: &clog,
+                        procarray: &pa,
+                    };
+                    let mut x = t as u64 + 1;
+                    let mut sum = 0u64;
+                    for _ in 0..per_thread {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        let tid = tids[(x >> 33) as usize % tids.len()];
+                        sum += heap.fetch(rel, tid, &cx, |d| d[0] as u64).unwrap().unwrap();
+                    }
+                    sum
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        let cpu = cpu_secs() - cpu0;
+        println!(
+            "heap fetches: {:.2} M/s wall, {:.0} ns CPU per fetch, 2 threads",
+            2.0 * per_thread as f64 / secs / 1e6,
+            cpu * 1e9 / (2.0 * per_thread as f64)
+        );
     }
 }

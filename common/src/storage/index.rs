@@ -1,32 +1,514 @@
 //! In-memory ordered indexes (primary key, unique, plain) pointing at every
 //! heap row version; visibility is decided on the heap. Rebuilt from the heap
-//! at start-up. OWNER: storage helper (S).
+//! at start-up (`Heap::scan_all`). OWNER: storage helper (S).
+//!
+//! An index maps order-preserving encoded key bytes (the SQL layer encodes
+//! keys so that byte order is value order) to the tids of every row version
+//! carrying that key — live, dead or not yet committed. Uniqueness is
+//! enforced by the SQL layer: it looks the key up and asks the heap
+//! (`Heap::fetch_dirty`) whether any of those versions is live or in
+//! progress; the `unique` flag is recorded here for it.
+//!
+//! ## Structure and locking
+//!
+//! One `parking_lot::RwLock<BTreeMap<Box<[u8]>, Tids>>`. A point lookup
+//! takes the read lock, copies the (usually one or two) tids onto the stack
+//! and releases it before calling back — callers routinely insert into the
+//! same index from inside the callback (an UPDATE found through its primary
+//! key adds the new version's entry), which would deadlock otherwise. Range
+//! scans copy up to [`RANGE_BATCH`] entries at a time the same way and
+//! resume after the last key seen, so a concurrent insert never waits for a
+//! long scan and never deadlocks with it. Point lookups allocate nothing
+//! unless a key has more than 8 versions.
+//!
+//! Measured roughly (`throughput::lookup_throughput`, ignored test; the
+//! 2-core dev machine was shared with other builds, so CPU time per lookup
+//! is the figure): ~860 ns of CPU per point lookup over 100k keys from 2
+//! threads in the dev profile, ~450 ns for the same map with `rustc -O`.
+//! The cost is cache misses down the tree, not lock contention (1 and 2
+//! threads cost the same). pgbench select-only at 70k tps thus spends about
+//! 3-6% of one core here, so the map is neither sharded nor hashed; keys
+//! stored inline (no `Box`) would save ~25% if it ever matters.
+//! The lock is a leaf: nothing else is acquired while it is held.
+
+use std::collections::BTreeMap;
+use std::ops::{Bound, ControlFlow};
+
+use parking_lot::RwLock;
 
 use crate::types::ItemPointer;
 
+/// Entries copied per lock acquisition in a range scan.
+pub const RANGE_BATCH: usize = 256;
+
+/// The versions under one key (almost always one).
+#[derive(Clone, Debug)]
+enum Tids {
+    One(ItemPointer),
+    Many(Vec<ItemPointer>),
+}
+
+impl Tids {
+    fn as_slice(&self) -> &[ItemPointer] {
+        match self {
+            Tids::One(t) => std::slice::from_ref(t),
+            Tids::Many(v) => v,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    map: BTreeMap<Box<[u8]>, Tids>,
+    entries: usize,
+}
+
 /// One index: order-preserving encoded key bytes → row versions.
 pub struct Index {
-    _private: (),
+    unique: bool,
+    inner: RwLock<Inner>,
+}
+
+/// Stack storage for a lookup's tids.
+struct TidBuf {
+    inline: [ItemPointer; 8],
+    n: usize,
+    spill: Vec<ItemPointer>,
+}
+
+impl TidBuf {
+    fn new() -> TidBuf {
+        TidBuf {
+            inline: [ItemPointer::default(); 8],
+            n: 0,
+            spill: Vec::new(),
+        }
+    }
+    fn fill(&mut self, tids: &[ItemPointer]) {
+        if tids.len() <= self.inline.len() {
+            self.inline[..tids.len()].copy_from_slice(tids);
+            self.n = tids.len();
+        } else {
+            self.spill.extend_from_slice(tids);
+        }
+    }
+    fn as_slice(&self) -> &[ItemPointer] {
+        if self.spill.is_empty() {
+            &self.inline[..self.n]
+        } else {
+            &self.spill
+        }
+    }
+}
+
+/// True if `(lo, hi)` selects nothing — checked first because
+/// `BTreeMap::range` panics on inverted or empty-excluded bounds.
+fn empty_range(lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> bool {
+    match (lo, hi) {
+        (Bound::Included(a), Bound::Included(b)) => a > b,
+        (Bound::Included(a), Bound::Excluded(b))
+        | (Bound::Excluded(a), Bound::Included(b))
+        | (Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
+        _ => false,
+    }
 }
 
 impl Index {
     /// An empty index.
     pub fn new(unique: bool) -> Index {
-        let _ = unique;
-        todo!("S")
+        Index {
+            unique,
+            inner: RwLock::new(Inner::default()),
+        }
     }
+
+    /// Declared UNIQUE / PRIMARY KEY.
+    pub fn is_unique(&self) -> bool {
+        self.unique
+    }
+
     /// Adds an entry (duplicates of (key, tid) are ignored).
     pub fn insert(&self, key: &[u8], tid: ItemPointer) {
-        let _ = (key, tid);
-        todo!("S")
+        let mut g = self.inner.write();
+        let added = match g.map.get_mut(key) {
+            Some(Tids::One(t)) if *t == tid => false,
+            Some(slot @ Tids::One(_)) => {
+                let Tids::One(t) = *slot else { return };
+                *slot = Tids::Many(vec![t, tid]);
+                true
+            }
+            Some(Tids::Many(v)) => {
+                if v.contains(&tid) {
+                    false
+                } else {
+                    v.push(tid);
+                    true
+                }
+            }
+            None => {
+                g.map.insert(key.into(), Tids::One(tid));
+                true
+            }
+        };
+        if added {
+            g.entries += 1;
+        }
     }
-    /// Calls `f` for each tid under exactly `key`.
+
+    /// Removes the entry (key, tid) if present.
+    pub fn remove(&self, key: &[u8], tid: ItemPointer) {
+        let mut g = self.inner.write();
+        let (removed, now_empty) = match g.map.get_mut(key) {
+            Some(Tids::One(t)) => (*t == tid, *t == tid),
+            Some(slot @ Tids::Many(_)) => {
+                let Tids::Many(v) = slot else { return };
+                let before = v.len();
+                v.retain(|t| *t != tid);
+                let removed = v.len() != before;
+                if v.len() == 1 {
+                    *slot = Tids::One(v[0]);
+                }
+                (removed, false)
+            }
+            None => (false, false),
+        };
+        if now_empty {
+            g.map.remove(key);
+        }
+        if removed {
+            g.entries -= 1;
+        }
+    }
+
+    /// Calls `f` for each tid under exactly `key` (with no lock held, so `f`
+    /// may modify this index).
     pub fn lookup(&self, key: &[u8], f: &mut dyn FnMut(ItemPointer)) {
-        let _ = (key, f);
-        todo!("S")
+        let mut buf = TidBuf::new();
+        {
+            let g = self.inner.read();
+            match g.map.get(key) {
+                Some(tids) => buf.fill(tids.as_slice()),
+                None => return,
+            }
+        }
+        for &t in buf.as_slice() {
+            f(t);
+        }
     }
+
+    /// Calls `f(key, tid)` for every entry with `lo <= key <= hi` (per the
+    /// bounds), in key order, until it returns `Break`. No lock is held
+    /// while `f` runs.
+    pub fn range(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        f: &mut dyn FnMut(&[u8], ItemPointer) -> ControlFlow<()>,
+    ) {
+        self.range_dir(lo, hi, false, f)
+    }
+
+    /// Like [`Index::range`] in descending key order.
+    pub fn range_rev(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        f: &mut dyn FnMut(&[u8], ItemPointer) -> ControlFlow<()>,
+    ) {
+        self.range_dir(lo, hi, true, f)
+    }
+
+    fn range_dir(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        rev: bool,
+        f: &mut dyn FnMut(&[u8], ItemPointer) -> ControlFlow<()>,
+    ) {
+        // The resume point: the last key delivered (excluded next time).
+        let mut cursor: Option<Vec<u8>> = None;
+        let mut keys: Vec<u8> = Vec::new();
+        let mut batch: Vec<(usize, usize, ItemPointer)> = Vec::new();
+        loop {
+            keys.clear();
+            batch.clear();
+            let (lo_b, hi_b) = match (&cursor, rev) {
+                (None, _) => (lo, hi),
+                (Some(c), false) => (Bound::Excluded(c.as_slice()), hi),
+                (Some(c), true) => (lo, Bound::Excluded(c.as_slice())),
+            };
+            if empty_range(lo_b, hi_b) {
+                return;
+            }
+            let more = {
+                let g = self.inner.read();
+                let it = g.map.range::<[u8], _>((lo_b, hi_b));
+                let mut push = |k: &[u8], v: &Tids| {
+                    let s = keys.len();
+                    keys.extend_from_slice(k);
+                    for &t in v.as_slice() {
+                        batch.push((s, keys.len(), t));
+                    }
+                    batch.len() >= RANGE_BATCH
+                };
+                let mut full = false;
+                if rev {
+                    for (k, v) in it.rev() {
+                        if push(k, v) {
+                            full = true;
+                            break;
+                        }
+                    }
+                } else {
+                    for (k, v) in it {
+                        if push(k, v) {
+                            full = true;
+                            break;
+                        }
+                    }
+                }
+                full
+            };
+            for &(s, e, t) in &batch {
+                if let ControlFlow::Break(()) = f(&keys[s..e], t) {
+                    return;
+                }
+            }
+            match batch.last() {
+                Some(&(s, e, _)) if more => cursor = Some(keys[s..e].to_vec()),
+                _ => return,
+            }
+        }
+    }
+
     /// Removes every entry.
     pub fn clear(&self) {
-        todo!("S")
+        let mut g = self.inner.write();
+        g.map.clear();
+        g.entries = 0;
+    }
+
+    /// Number of (key, tid) entries.
+    pub fn len(&self) -> usize {
+        self.inner.read().entries
+    }
+
+    /// True if there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of distinct keys.
+    pub fn key_count(&self) -> usize {
+        self.inner.read().map.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::BlockNumber;
+    use std::sync::Arc;
+
+    fn tid(b: u32, o: u16) -> ItemPointer {
+        ItemPointer {
+            block: BlockNumber(b),
+            offset: o,
+        }
+    }
+
+    fn collect(
+        ix: &Index,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        rev: bool,
+    ) -> Vec<(Vec<u8>, ItemPointer)> {
+        let mut out = Vec::new();
+        let mut f = |k: &[u8], t| {
+            out.push((k.to_vec(), t));
+            ControlFlow::Continue(())
+        };
+        if rev {
+            ix.range_rev(lo, hi, &mut f)
+        } else {
+            ix.range(lo, hi, &mut f)
+        }
+        out
+    }
+
+    #[test]
+    fn insert_lookup_remove() {
+        let ix = Index::new(true);
+        assert!(ix.is_unique());
+        ix.insert(b"a", tid(0, 1));
+        ix.insert(b"a", tid(0, 1));
+        assert_eq!(ix.len(), 1, "duplicate (key, tid) ignored");
+        ix.insert(b"a", tid(0, 2));
+        ix.insert(b"b", tid(1, 1));
+        let mut got = Vec::new();
+        ix.lookup(b"a", &mut |t| got.push(t));
+        assert_eq!(got, vec![tid(0, 1), tid(0, 2)], "every version");
+        ix.remove(b"a", tid(0, 1));
+        ix.remove(b"a", tid(9, 9));
+        got.clear();
+        ix.lookup(b"a", &mut |t| got.push(t));
+        assert_eq!(got, vec![tid(0, 2)]);
+        ix.remove(b"a", tid(0, 2));
+        got.clear();
+        ix.lookup(b"a", &mut |t| got.push(t));
+        assert!(got.is_empty());
+        assert_eq!((ix.len(), ix.key_count()), (1, 1));
+        ix.clear();
+        assert!(ix.is_empty());
+    }
+
+    #[test]
+    fn lookup_callback_may_insert_into_same_index() {
+        let ix = Index::new(true);
+        ix.insert(b"k", tid(0, 1));
+        ix.lookup(b"k", &mut |t| ix.insert(b"k", tid(t.block.0 + 1, 1)));
+        assert_eq!(ix.len(), 2);
+        // and a range callback too
+        ix.range(Bound::Unbounded, Bound::Unbounded, &mut |_, _| {
+            ix.insert(b"z", tid(5, 5));
+            ControlFlow::Continue(())
+        });
+        assert_eq!(ix.len(), 3);
+    }
+
+    #[test]
+    fn range_bounds_and_batches() {
+        let ix = Index::new(false);
+        for i in 0u32..1000 {
+            ix.insert(&i.to_be_bytes(), tid(i, 1));
+            if i % 3 == 0 {
+                ix.insert(&i.to_be_bytes(), tid(i, 2));
+            }
+        }
+        let k = |i: u32| i.to_be_bytes();
+        let (k10, k20) = (k(10), k(20));
+        let r = collect(&ix, Bound::Included(&k10), Bound::Excluded(&k20), false);
+        assert_eq!(r.len(), 10 + 3, "10..20 with versions of 12, 15, 18");
+        assert_eq!(r[0], (k10.to_vec(), tid(10, 1)));
+        let r = collect(&ix, Bound::Excluded(&k10), Bound::Included(&k20), false);
+        assert_eq!(r.first().unwrap().0, k(11).to_vec());
+        assert_eq!(r.last().unwrap().0, k20.to_vec());
+        let all = collect(&ix, Bound::Unbounded, Bound::Unbounded, false);
+        assert_eq!(all.len(), 1000 + 334, "crosses many batches, nothing twice");
+        assert!(all.windows(2).all(|w| w[0].0 <= w[1].0), "ascending");
+        let all_rev = collect(&ix, Bound::Unbounded, Bound::Unbounded, true);
+        assert_eq!(all_rev.len(), all.len());
+        assert!(all_rev.windows(2).all(|w| w[0].0 >= w[1].0), "descending");
+        // Inverted or empty bounds select nothing, no panic.
+        assert!(collect(&ix, Bound::Included(&k20), Bound::Included(&k10), false).is_empty());
+        assert!(collect(&ix, Bound::Excluded(&k10), Bound::Excluded(&k10), false).is_empty());
+        assert_eq!(
+            collect(&ix, Bound::Included(&k10), Bound::Included(&k10), false).len(),
+            1
+        );
+        // Break stops.
+        let mut n = 0;
+        ix.range(Bound::Unbounded, Bound::Unbounded, &mut |_, _| {
+            n += 1;
+            if n == 300 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        assert_eq!(n, 300);
+    }
+
+    #[test]
+    fn concurrent_lookups_and_inserts() {
+        let ix = Arc::new(Index::new(true));
+        for i in 0u32..10_000 {
+            ix.insert(&i.to_be_bytes(), tid(i, 1));
+        }
+        let hs: Vec<_> = (0..4)
+            .map(|t| {
+                let ix = ix.clone();
+                std::thread::spawn(move || {
+                    let mut found = 0;
+                    for i in 0u32..20_000 {
+                        if t == 0 {
+                            ix.insert(&(10_000 + i).to_be_bytes(), tid(i, 2));
+                        } else {
+                            ix.lookup(&(i % 10_000).to_be_bytes(), &mut |_| found += 1);
+                        }
+                    }
+                    found
+                })
+            })
+            .collect();
+        let found: Vec<usize> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        assert!(
+            found[1..].iter().all(|&f| f == 20_000),
+            "every lookup found its key"
+        );
+        assert_eq!(ix.len(), 30_000);
+    }
+}
+
+#[cfg(test)]
+mod throughput {
+    use super::*;
+
+    /// CPU seconds used by this process so far (utime + stime from
+    /// /proc/self/stat): on a loaded machine, ops per CPU-second is a steadier
+    /// measure than wall-clock throughput.
+    fn cpu_secs() -> f64 {
+        let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let after = s.rsplit_once(')').map(|(_, a)| a).unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+            + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+        ticks / 100.0
+    }
+    use crate::types::BlockNumber;
+    use std::sync::Arc;
+
+    /// Rough measurement, run by hand:
+    /// `cargo test -p common --lib storage::index::throughput -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn lookup_throughput() {
+        let ix = Arc::new(Index::new(true));
+        let n = 100_000u32;
+        for i in 0..n {
+            ix.insert(
+                &(i as u64).to_be_bytes(),
+                ItemPointer {
+                    block: BlockNumber(i / 100),
+                    offset: 1,
+                },
+            );
+        }
+        let per_thread = 2_000_000u32;
+        let start = std::time::Instant::now();
+        let cpu0 = cpu_secs();
+        let hs: Vec<_> = (0..2)
+            .map(|t| {
+                let ix = ix.clone();
+                std::thread::spawn(move || {
+                    let mut x = t + 1u32;
+                    let mut found = 0u64;
+                    for _ in 0..per_thread {
+                        x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+                        ix.lookup(&((x % n) as u64).to_be_bytes(), &mut |_| found += 1);
+                    }
+                    found
+                })
+            })
+            .collect();
+        let found: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+        let secs = start.elapsed().as_secs_f64();
+        assert_eq!(found, 2 * per_thread as u64);
+        let cpu = cpu_secs() - cpu0;
+        println!(
+            "index point lookups: {:.2} M/s wall, {:.0} ns CPU per lookup, over {n} keys, 2 threads",
+            found as f64 / secs / 1e6,
+            cpu * 1e9 / found as f64
+        );
     }
 }

@@ -1,7 +1,172 @@
-//! Storage: relation files of 8 KiB pages, the buffer pool, heap pages and
-//! tuples, the free space map, heap insertion, and in-memory indexes.
-//! OWNER: storage helper (S). Skeleton: [`heapam`] signatures are the contract
-//! the SQL executor uses.
+//! # Storage: relation files, the buffer pool, heap pages, heap access
+//!
+//! Bottom-up, one module per PostgreSQL concept:
+//!
+//! ```text
+//!   heapam   insert / update / delete / fetch / scan; the only writer of heap pages
+//!     |  \
+//!     |   hio      RelationGetBufferForTuple: target block, FSM, extension
+//!     |    |  \
+//!     |    |   fsm  free space per page (in memory, see fsm.rs)
+//!     |    |
+//!   bufmgr   shared_buffers: descriptors, mapping table, clock sweep, pins, IO
+//!     |
+//!   smgr     DIR/base/<relfileid>[_fsm]: 8 KiB blocks, read/write/extend/truncate
+//!
+//!   bufpage  slotted page layout (header, line pointers, tuples growing down)
+//!   htup     tuple header (xmin, xmax, cmin, cmax, ctid, infomask + hint bits)
+//!   index    in-memory ordered indexes: encoded key bytes -> tids
+//!   ../visibility.rs  HeapTupleSatisfies{MVCC,Update,Dirty}
+//! ```
+//!
+//! ## Lock order
+//!
+//! 1. the relation extension lock (hio; per relation, held only to extend),
+//! 2. a buffer mapping partition lock (bufmgr; never held while waiting for
+//!    IO or taking a content lock),
+//! 3. a buffer content lock (one at a time: heapam never holds two page
+//!    content locks at once, so there is no page-order rule to keep),
+//! 4. the buffer header lock bit in the descriptor's state word (a spin
+//!    lock held for a few instructions; nothing is taken under it).
+//!
+//! The FSM and index locks are leaves: nothing is acquired while they are
+//! held, and they are never held across a call into another module.
+//!
+//! ## Errors
+//!
+//! Everything below heapam returns [`StorageError`]; it converts into
+//! [`PgError`] with PostgreSQL's SQLSTATEs and wording (58030 / 58P01 for
+//! file access, XX001 for a corrupted page, 54000 for an oversized row).
 
+use std::path::PathBuf;
+
+use crate::error::{sqlstate, PgError};
+use crate::types::{BlockNumber, RelFileId};
+
+pub mod bufmgr;
+pub mod bufpage;
+pub mod fsm;
 pub mod heapam;
+pub mod hio;
+pub mod htup;
 pub mod index;
+pub mod smgr;
+
+/// SQLSTATE 54000 (program_limit_exceeded), not in the shared table.
+const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
+/// SQLSTATE 58P01 (undefined_file), not in the shared table.
+const UNDEFINED_FILE: &str = "58P01";
+/// SQLSTATE 53400 (configuration_limit_exceeded), not in the shared table.
+const CONFIGURATION_LIMIT_EXCEEDED: &str = "53400";
+
+/// Errors of the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// A file operation failed.
+    #[error("could not {op} file \"{}\": {source}", path.display())]
+    Io {
+        /// What was attempted ("read block 3 in", "open", "extend", ...).
+        op: String,
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A block could not be read in full (the file is shorter than expected).
+    #[error("could not read block {block} in file \"{}\": read only {got} of {want} bytes", path.display())]
+    ShortRead {
+        /// The block.
+        block: BlockNumber,
+        /// The file.
+        path: PathBuf,
+        /// Bytes read.
+        got: usize,
+        /// Bytes wanted.
+        want: usize,
+    },
+    /// A page failed validation (PageIsVerified) or a line pointer points
+    /// outside the page.
+    #[error("invalid page in block {block} of relation base/{rel}: {detail}")]
+    CorruptedPage {
+        /// The relation.
+        rel: RelFileId,
+        /// The block.
+        block: BlockNumber,
+        /// What was wrong.
+        detail: String,
+    },
+    /// A tuple address names no tuple (bad offset, unused or dead slot).
+    #[error("invalid tuple address ({block},{offset}) in relation base/{rel}")]
+    BadTid {
+        /// The relation.
+        rel: RelFileId,
+        /// The block.
+        block: BlockNumber,
+        /// The line pointer.
+        offset: u16,
+    },
+    /// The row does not fit on one page (no TOAST).
+    #[error("row is too big: size {size}, maximum size {max}")]
+    TupleTooBig {
+        /// Tuple size with header.
+        size: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Every buffer is pinned: the pool is too small for the concurrency.
+    #[error("no unpinned buffers available")]
+    NoUnpinnedBuffers,
+    /// The relation has reached the largest block number.
+    #[error("cannot extend relation base/{rel} beyond {max} blocks")]
+    RelationTooBig {
+        /// The relation.
+        rel: RelFileId,
+        /// The limit.
+        max: u32,
+    },
+    /// The WAL flush hook refused (issue 3: a dirty page may not be written
+    /// before its WAL is durable).
+    #[error("could not flush WAL up to {lsn}: {message}")]
+    WalFlush {
+        /// The page LSN that had to be flushed.
+        lsn: wal::Lsn,
+        /// Why it failed.
+        message: String,
+    },
+}
+
+impl StorageError {
+    /// The SQLSTATE PostgreSQL would report.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            StorageError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                UNDEFINED_FILE
+            }
+            StorageError::Io { source, .. } if is_disk_full(source) => sqlstate::DISK_FULL,
+            StorageError::Io { .. } | StorageError::ShortRead { .. } => sqlstate::IO_ERROR,
+            StorageError::CorruptedPage { .. } | StorageError::BadTid { .. } => {
+                sqlstate::DATA_CORRUPTED
+            }
+            StorageError::TupleTooBig { .. } | StorageError::RelationTooBig { .. } => {
+                PROGRAM_LIMIT_EXCEEDED
+            }
+            StorageError::NoUnpinnedBuffers => CONFIGURATION_LIMIT_EXCEEDED,
+            StorageError::WalFlush { .. } => sqlstate::IO_ERROR,
+        }
+    }
+}
+
+fn is_disk_full(e: &std::io::Error) -> bool {
+    // ENOSPC = 28 and EDQUOT = 122 on Linux; std has no stable kind for both.
+    matches!(e.raw_os_error(), Some(28) | Some(122))
+}
+
+impl From<StorageError> for PgError {
+    fn from(e: StorageError) -> PgError {
+        PgError::new(e.sqlstate(), e.to_string())
+    }
+}
+
+/// Result of the storage layer.
+pub type StorageResult<T> = Result<T, StorageError>;

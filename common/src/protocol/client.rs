@@ -1,0 +1,396 @@
+//! A small async client of the v3 protocol: connect, startup, simple query,
+//! COPY, and raw message send/receive. The standby's walreceiver uses it
+//! (startup with `replication=true`, then raw messages for CopyBoth), and
+//! tests use it where tokio-postgres hides the bytes.
+//!
+//! Not a general driver: trust or cleartext-password authentication only,
+//! no TLS, results in text format as `Option<String>`.
+
+use std::collections::HashMap;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpStream, ToSocketAddrs};
+use tokio_util::codec::{Decoder, Encoder};
+
+use super::codec::{ClientCodec, ProtocolError};
+use super::messages::{BackendMessage, ErrorFields, FieldInfo, FrontendMessage};
+
+/// What can go wrong on the client side.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The connection failed or a message was malformed.
+    #[error("{0}")]
+    Protocol(#[from] ProtocolError),
+    /// The server reported an error (ErrorResponse).
+    #[error("{0}")]
+    Server(ErrorFields),
+    /// The server closed the connection.
+    #[error("server closed the connection unexpectedly")]
+    Closed,
+    /// The server sent a message that does not fit the exchange.
+    #[error("unexpected message from server: {0}")]
+    Unexpected(String),
+}
+
+impl From<std::io::Error> for ClientError {
+    fn from(e: std::io::Error) -> ClientError {
+        ClientError::Protocol(ProtocolError::Io(e))
+    }
+}
+
+impl ClientError {
+    /// The SQLSTATE of a server error.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ClientError::Server(f) => Some(f.code()),
+            _ => None,
+        }
+    }
+}
+
+/// The result of one statement of a simple query.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct QueryResult {
+    /// Column names (empty for statements without rows).
+    pub columns: Vec<String>,
+    /// The rows, text format, `None` for NULL.
+    pub rows: Vec<Vec<Option<String>>>,
+    /// The CommandComplete tag ("" for an empty query).
+    pub tag: String,
+}
+
+/// A connected, authenticated session.
+pub struct Client {
+    conn: Connection,
+    parameters: HashMap<String, String>,
+    backend_key: Option<(i32, i32)>,
+    tx_status: u8,
+    notices: Vec<ErrorFields>,
+}
+
+impl Client {
+    /// Connects to `addr` and runs the startup exchange with `params`
+    /// (`user`, `database`, `application_name`, `replication` …). A
+    /// `password` entry answers a cleartext password request and is not
+    /// sent as a startup parameter.
+    pub async fn connect(
+        addr: impl ToSocketAddrs,
+        params: &[(&str, &str)],
+    ) -> Result<Client, ClientError> {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Client::startup(stream, params).await
+    }
+
+    /// Runs the startup exchange on an open stream.
+    pub async fn startup(
+        stream: TcpStream,
+        params: &[(&str, &str)],
+    ) -> Result<Client, ClientError> {
+        let mut conn = Connection::new(stream);
+        let password = params
+            .iter()
+            .find(|(k, _)| *k == "password")
+            .map(|(_, v)| v.to_string());
+        let startup_params = params
+            .iter()
+            .filter(|(k, _)| *k != "password")
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        conn.send(&FrontendMessage::Startup {
+            params: startup_params,
+        })
+        .await?;
+        let mut client = Client {
+            conn,
+            parameters: HashMap::new(),
+            backend_key: None,
+            tx_status: b'I',
+            notices: Vec::new(),
+        };
+        loop {
+            match client.recv().await? {
+                BackendMessage::AuthenticationOk => {}
+                BackendMessage::AuthenticationCleartextPassword => {
+                    let Some(pw) = &password else {
+                        return Err(ClientError::Unexpected(
+                            "server asked for a password and none was given".into(),
+                        ));
+                    };
+                    let mut body = pw.as_bytes().to_vec();
+                    body.push(0);
+                    client
+                        .send(FrontendMessage::PasswordMessage(Bytes::from(body)))
+                        .await?;
+                }
+                BackendMessage::ParameterStatus { name, value } => {
+                    client.parameters.insert(name, value);
+                }
+                BackendMessage::BackendKeyData { pid, key } => {
+                    client.backend_key = Some((pid, key))
+                }
+                BackendMessage::NoticeResponse(n) => client.notices.push(n),
+                BackendMessage::ErrorResponse(e) => return Err(ClientError::Server(e)),
+                BackendMessage::ReadyForQuery(s) => {
+                    client.tx_status = s;
+                    return Ok(client);
+                }
+                other => return Err(ClientError::Unexpected(format!("{other:?} during startup"))),
+            }
+        }
+    }
+
+    /// A run-time parameter the server reported (ParameterStatus).
+    pub fn parameter(&self, name: &str) -> Option<&str> {
+        self.parameters.get(name).map(|s| s.as_str())
+    }
+
+    /// The (pid, secret key) from BackendKeyData, for [`cancel_request`].
+    pub fn backend_key(&self) -> Option<(i32, i32)> {
+        self.backend_key
+    }
+
+    /// The last ReadyForQuery status: `I`, `T` or `E`.
+    pub fn tx_status(&self) -> u8 {
+        self.tx_status
+    }
+
+    /// Notices received so far; drains them.
+    pub fn take_notices(&mut self) -> Vec<ErrorFields> {
+        std::mem::take(&mut self.notices)
+    }
+
+    /// Buffers a message without sending it.
+    pub async fn feed(&mut self, msg: FrontendMessage) -> Result<(), ClientError> {
+        self.conn.feed(&msg)
+    }
+
+    /// Sends what is buffered.
+    pub async fn flush(&mut self) -> Result<(), ClientError> {
+        self.conn.flush().await
+    }
+
+    /// Sends one message now.
+    pub async fn send(&mut self, msg: FrontendMessage) -> Result<(), ClientError> {
+        self.conn.send(&msg).await
+    }
+
+    /// Receives the next message, whatever it is ([`ClientError::Closed`] at
+    /// end of stream). ReadyForQuery updates [`Client::tx_status`].
+    pub async fn recv(&mut self) -> Result<BackendMessage, ClientError> {
+        let m = self.conn.recv().await?;
+        if let BackendMessage::ReadyForQuery(s) = m {
+            self.tx_status = s;
+        }
+        Ok(m)
+    }
+
+    /// Runs a simple query (possibly several statements) and returns one
+    /// result per statement. On an ErrorResponse, reads on to
+    /// ReadyForQuery and returns the error. COPY statements are refused
+    /// (use [`Client::copy_in`], [`Client::copy_out`] or raw messages).
+    pub async fn simple_query(&mut self, sql: &str) -> Result<Vec<QueryResult>, ClientError> {
+        self.send(FrontendMessage::Query(sql.to_string())).await?;
+        let mut results = Vec::new();
+        let mut current = QueryResult::default();
+        let mut error = None;
+        loop {
+            match self.recv().await? {
+                BackendMessage::RowDescription(fields) => {
+                    current.columns = fields.into_iter().map(|f: FieldInfo| f.name).collect();
+                }
+                BackendMessage::DataRow(values) => {
+                    current.rows.push(values.iter().map(text).collect())
+                }
+                BackendMessage::CommandComplete(tag) => {
+                    current.tag = tag;
+                    results.push(std::mem::take(&mut current));
+                }
+                BackendMessage::EmptyQueryResponse => results.push(std::mem::take(&mut current)),
+                BackendMessage::ErrorResponse(e) => error = Some(e),
+                BackendMessage::NoticeResponse(n) => self.notices.push(n),
+                BackendMessage::ParameterStatus { name, value } => {
+                    self.parameters.insert(name, value);
+                }
+                BackendMessage::ReadyForQuery(_) => break,
+                BackendMessage::CopyInResponse { .. } => {
+                    self.send(FrontendMessage::CopyFail(
+                        "COPY not supported by simple_query".into(),
+                    ))
+                    .await?;
+                }
+                other @ (BackendMessage::CopyOutResponse { .. }
+                | BackendMessage::CopyBothResponse { .. }) => {
+                    return Err(ClientError::Unexpected(format!(
+                        "{other:?} in simple_query"
+                    )));
+                }
+                BackendMessage::CopyData(_) | BackendMessage::CopyDone => {}
+                other => {
+                    return Err(ClientError::Unexpected(format!(
+                        "{other:?} in simple_query"
+                    )))
+                }
+            }
+        }
+        match error {
+            Some(e) => Err(ClientError::Server(e)),
+            None => Ok(results),
+        }
+    }
+
+    /// The rows of a single-statement query (convenience for tests).
+    pub async fn query_rows(&mut self, sql: &str) -> Result<Vec<Vec<Option<String>>>, ClientError> {
+        let mut results = self.simple_query(sql).await?;
+        Ok(results.pop().map(|r| r.rows).unwrap_or_default())
+    }
+
+    /// Runs `COPY … FROM STDIN` sending `chunks` as CopyData; returns the tag.
+    pub async fn copy_in(&mut self, sql: &str, chunks: &[&[u8]]) -> Result<String, ClientError> {
+        self.send(FrontendMessage::Query(sql.to_string())).await?;
+        let mut tag = None;
+        let mut error = None;
+        loop {
+            match self.recv().await? {
+                BackendMessage::CopyInResponse { .. } => {
+                    for c in chunks {
+                        self.feed(FrontendMessage::CopyData(Bytes::copy_from_slice(c)))
+                            .await?;
+                    }
+                    self.send(FrontendMessage::CopyDone).await?;
+                }
+                BackendMessage::CommandComplete(t) => tag = Some(t),
+                BackendMessage::ErrorResponse(e) => error = Some(e),
+                BackendMessage::NoticeResponse(n) => self.notices.push(n),
+                BackendMessage::ReadyForQuery(_) => break,
+                BackendMessage::RowDescription(_)
+                | BackendMessage::DataRow(_)
+                | BackendMessage::EmptyQueryResponse => {}
+                other => return Err(ClientError::Unexpected(format!("{other:?} in copy_in"))),
+            }
+        }
+        match (error, tag) {
+            (Some(e), _) => Err(ClientError::Server(e)),
+            (None, Some(t)) => Ok(t),
+            (None, None) => Err(ClientError::Unexpected(
+                "COPY ended without a command tag".into(),
+            )),
+        }
+    }
+
+    /// Runs `COPY … TO STDOUT`; returns the data and the tag.
+    pub async fn copy_out(&mut self, sql: &str) -> Result<(Vec<u8>, String), ClientError> {
+        self.send(FrontendMessage::Query(sql.to_string())).await?;
+        let mut data = Vec::new();
+        let mut tag = String::new();
+        let mut error = None;
+        loop {
+            match self.recv().await? {
+                BackendMessage::CopyOutResponse { .. } | BackendMessage::CopyDone => {}
+                BackendMessage::CopyData(d) => data.extend_from_slice(&d),
+                BackendMessage::CommandComplete(t) => tag = t,
+                BackendMessage::ErrorResponse(e) => error = Some(e),
+                BackendMessage::NoticeResponse(n) => self.notices.push(n),
+                BackendMessage::ReadyForQuery(_) => break,
+                other => return Err(ClientError::Unexpected(format!("{other:?} in copy_out"))),
+            }
+        }
+        match error {
+            Some(e) => Err(ClientError::Server(e)),
+            None => Ok((data, tag)),
+        }
+    }
+
+    /// Sends Terminate and closes the connection.
+    pub async fn terminate(mut self) -> Result<(), ClientError> {
+        self.send(FrontendMessage::Terminate).await?;
+        Ok(())
+    }
+
+    /// The raw connection, for callers that speak a sub-protocol themselves.
+    pub fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+}
+
+fn text(v: &Option<Bytes>) -> Option<String> {
+    v.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
+}
+
+/// Sends a CancelRequest for the session with this key on a new connection
+/// (the server answers nothing and closes it).
+pub async fn cancel_request(
+    addr: impl ToSocketAddrs,
+    pid: i32,
+    key: i32,
+) -> Result<(), ClientError> {
+    let stream = TcpStream::connect(addr).await?;
+    let mut conn = Connection::new(stream);
+    conn.send(&FrontendMessage::CancelRequest { pid, key })
+        .await?;
+    // Wait for the server to close, so the cancel has been processed when
+    // this returns.
+    while conn.recv().await.is_ok() {}
+    Ok(())
+}
+
+/// A socket with the client codec: buffered writes, framed reads. Used
+/// without `Framed` so that no Sink machinery is needed.
+pub struct Connection {
+    stream: TcpStream,
+    codec: ClientCodec,
+    rbuf: BytesMut,
+    wbuf: BytesMut,
+}
+
+impl Connection {
+    /// Wraps a connected stream.
+    pub fn new(stream: TcpStream) -> Connection {
+        Connection {
+            stream,
+            codec: ClientCodec::default(),
+            rbuf: BytesMut::with_capacity(8192),
+            wbuf: BytesMut::with_capacity(8192),
+        }
+    }
+    /// Buffers a message.
+    pub fn feed(&mut self, msg: &FrontendMessage) -> Result<(), ClientError> {
+        self.codec.encode(msg, &mut self.wbuf)?;
+        Ok(())
+    }
+    /// Appends raw bytes to the output (tests use it to send garbage).
+    pub fn feed_raw(&mut self, bytes: &[u8]) {
+        self.wbuf.extend_from_slice(bytes);
+    }
+    /// Writes what is buffered.
+    pub async fn flush(&mut self) -> Result<(), ClientError> {
+        self.stream.write_all(&self.wbuf).await?;
+        self.wbuf.clear();
+        self.stream.flush().await?;
+        Ok(())
+    }
+    /// Buffers and writes one message.
+    pub async fn send(&mut self, msg: &FrontendMessage) -> Result<(), ClientError> {
+        self.feed(msg)?;
+        self.flush().await
+    }
+    /// The next backend message; [`ClientError::Closed`] at end of stream.
+    pub async fn recv(&mut self) -> Result<BackendMessage, ClientError> {
+        loop {
+            if let Some(m) = self.codec.decode(&mut self.rbuf)? {
+                return Ok(m);
+            }
+            if self.rbuf.capacity() - self.rbuf.len() < 1024 {
+                self.rbuf.reserve(8192);
+            }
+            if self.stream.read_buf(&mut self.rbuf).await? == 0 {
+                return Err(ClientError::Closed);
+            }
+        }
+    }
+    /// The socket.
+    pub fn stream_mut(&mut self) -> &mut TcpStream {
+        &mut self.stream
+    }
+}

@@ -1,0 +1,186 @@
+//! What the session loop needs from the SQL layer, as a trait: the
+//! contract of [`crate::sql::session::Session`] (which implements it) made
+//! generic so that the protocol machinery can also be driven by another
+//! command processor (a walsender for `replication=true` connections, or the
+//! scripted backend of the server's own tests).
+//!
+//! The methods are synchronous: the SQL layer may block (lock waits, WAL
+//! flush). The session loop calls them through [`super::postgres`]'s
+//! `run_blocking`, which keeps the async runtime's workers free.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use crate::database::{Database, Role};
+use crate::error::PgResult;
+use crate::sql::session::{
+    CopyIn, ExecOutcome, FieldDescription, PreparedStatement, ResultSink, Session,
+};
+use crate::sql::types::SqlType;
+use crate::sql::value::Value;
+use crate::types::Oid;
+use crate::xact::TxStatus;
+
+/// A prepared statement as the session loop sees it.
+pub trait StatementInfo: Send + Sync + 'static {
+    /// Parameter types ($1 … $n).
+    fn param_types(&self) -> &[SqlType];
+    /// Result columns, or None for statements that return no rows.
+    fn columns(&self) -> Option<&[FieldDescription]>;
+}
+
+/// One client session's command processor. See
+/// [`crate::sql::session::Session`] for the meaning of each method.
+pub trait Backend: Send + 'static {
+    /// The prepared statement type.
+    type Statement: StatementInfo;
+    /// Parses `sql` (several statements possible).
+    fn prepare(&mut self, sql: &str, param_types: &[Oid]) -> PgResult<Vec<Arc<Self::Statement>>>;
+    /// Runs one statement.
+    fn execute(
+        &mut self,
+        stmt: &Self::Statement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome>;
+    /// Feeds one CopyData message.
+    fn copy_in_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> PgResult<()>;
+    /// CopyDone.
+    fn copy_in_done(&mut self, copy: CopyIn) -> PgResult<String>;
+    /// CopyFail.
+    fn copy_in_fail(&mut self, copy: CopyIn, message: &str) -> crate::error::PgError;
+    /// Before the first statement of a multi-statement simple query.
+    fn begin_implicit(&mut self);
+    /// After the last one (`ok` false after an error).
+    fn end_implicit(&mut self, ok: bool) -> PgResult<()>;
+    /// After an error inside a statement.
+    fn on_error(&mut self);
+    /// ReadyForQuery status.
+    fn tx_status(&self) -> TxStatus;
+    /// The flag a CancelRequest sets.
+    fn cancel_flag(&self) -> Arc<AtomicBool>;
+}
+
+/// Makes backends for new connections and tells the server what to report.
+pub trait BackendFactory: Send + Sync + 'static {
+    /// The backend type.
+    type Backend: Backend;
+    /// A backend for a client that sent these startup parameters. An error
+    /// is sent as FATAL and the connection closed (53300, 57P03 …).
+    fn connect(&self, params: &[(String, String)]) -> PgResult<Self::Backend>;
+    /// The ParameterStatus messages sent after AuthenticationOk.
+    fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)>;
+    /// The `max_message_size` setting, in bytes.
+    fn max_message_size(&self) -> usize;
+}
+
+impl StatementInfo for PreparedStatement {
+    fn param_types(&self) -> &[SqlType] {
+        PreparedStatement::param_types(self)
+    }
+    fn columns(&self) -> Option<&[FieldDescription]> {
+        PreparedStatement::columns(self)
+    }
+}
+
+impl Backend for Session {
+    type Statement = PreparedStatement;
+    fn prepare(&mut self, sql: &str, param_types: &[Oid]) -> PgResult<Vec<Arc<PreparedStatement>>> {
+        Session::prepare(self, sql, param_types)
+    }
+    fn execute(
+        &mut self,
+        stmt: &PreparedStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        Session::execute(self, stmt, params, sink)
+    }
+    fn copy_in_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> PgResult<()> {
+        Session::copy_in_data(self, copy, data)
+    }
+    fn copy_in_done(&mut self, copy: CopyIn) -> PgResult<String> {
+        Session::copy_in_done(self, copy)
+    }
+    fn copy_in_fail(&mut self, copy: CopyIn, message: &str) -> crate::error::PgError {
+        Session::copy_in_fail(self, copy, message)
+    }
+    fn begin_implicit(&mut self) {
+        Session::begin_implicit(self)
+    }
+    fn end_implicit(&mut self, ok: bool) -> PgResult<()> {
+        Session::end_implicit(self, ok)
+    }
+    fn on_error(&mut self) {
+        Session::on_error(self)
+    }
+    fn tx_status(&self) -> TxStatus {
+        Session::tx_status(self)
+    }
+    fn cancel_flag(&self) -> Arc<AtomicBool> {
+        Session::cancel_flag(self)
+    }
+}
+
+/// Settings reported to every client (PostgreSQL's GUC_REPORT set).
+const REPORTED: &[&str] = &[
+    "server_version",
+    "server_encoding",
+    "client_encoding",
+    "DateStyle",
+    "integer_datetimes",
+    "standard_conforming_strings",
+    "TimeZone",
+    "IntervalStyle",
+    "is_superuser",
+];
+
+impl BackendFactory for Arc<Database> {
+    type Backend = Session;
+
+    fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
+        Session::new(self.clone(), params)
+    }
+
+    fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)> {
+        let startup = |name: &str| {
+            params
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let mut out: Vec<(String, String)> = REPORTED
+            .iter()
+            .map(|name| {
+                // Session-settable values the client sent win over the
+                // server's; server-fixed ones never come from the client.
+                let client = match *name {
+                    "client_encoding" | "DateStyle" | "TimeZone" | "IntervalStyle" => startup(name),
+                    _ => None,
+                };
+                let value =
+                    client.unwrap_or_else(|| self.config.get(name).unwrap_or_default().to_string());
+                (name.to_string(), value)
+            })
+            .collect();
+        out.push((
+            "application_name".into(),
+            startup("application_name").unwrap_or_default(),
+        ));
+        out.push((
+            "session_authorization".into(),
+            startup("user").unwrap_or_default(),
+        ));
+        let standby = if self.role == Role::Standby {
+            "on"
+        } else {
+            "off"
+        };
+        out.push(("in_hot_standby".into(), standby.into()));
+        out
+    }
+
+    fn max_message_size(&self) -> usize {
+        self.config.max_message_size()
+    }
+}

@@ -1,0 +1,1173 @@
+//! One client connection from startup to Terminate (PostgreSQL's
+//! `BackendInitialize` + `PostgresMain`): the startup exchange, then a loop
+//! that reads a message, runs it against the [`Backend`] and buffers the
+//! answer.
+//!
+//! ```text
+//!  startup ──▶ AuthenticationOk, ParameterStatus*, BackendKeyData, Z
+//!  loop:  Q  ──▶ [T] D* C | I | E  … Z            (one write per Query)
+//!         P/B/D/E/C/H … S ──▶ 1 2 t T n D* s C 3 … Z (one write per Sync)
+//!         E with COPY FROM STDIN ──▶ G, then d* c|f ──▶ C | E
+//! ```
+//!
+//! Invariants:
+//! * Output goes into one buffer, written when the client must see it: at
+//!   ReadyForQuery (end of a Query, Sync), on Flush, before waiting for COPY
+//!   data, and mid-statement when a result grows past [`FLUSH_ABOVE`] (only
+//!   on a multi-threaded runtime, where the statement runs in
+//!   `block_in_place` and may block on the socket).
+//! * Buffers are small while idle: a read buffer of [`READ_BUF_INITIAL`]
+//!   and an output buffer of [`WRITE_BUF_INITIAL`], replaced by fresh small
+//!   ones after a big message passed through. No thread per connection.
+//! * Backend calls are synchronous and may block (lock waits, WAL flush):
+//!   they run through [`run_blocking`] so runtime workers stay free for
+//!   other sessions (a session blocked on a row lock must not stop the
+//!   holder's COMMIT from being read).
+//! * After an error in an extended-protocol message everything up to Sync is
+//!   discarded. Stray CopyData/CopyDone/CopyFail (a client still sending
+//!   after a COPY failed) are ignored, as PostgreSQL does.
+//! * Nothing here panics on client input; framing errors end only this
+//!   connection, after a FATAL ErrorResponse.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tokio_util::codec::Decoder;
+use tracing::{debug, info, warn};
+
+use super::backend::{Backend, BackendFactory, StatementInfo};
+use super::cancel::CancelRegistry;
+use super::values::{check_format, decode_param, write_value};
+use crate::error::{sqlstate, PgError, PgResult};
+use crate::protocol::codec::{MessageError, ProtocolError, ServerCodec};
+use crate::protocol::messages::*;
+use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
+use crate::sql::value::Value;
+use crate::xact::TxStatus;
+
+/// Initial (and idle) read buffer size.
+pub const READ_BUF_INITIAL: usize = 4096;
+/// Initial (and idle) output buffer size.
+pub const WRITE_BUF_INITIAL: usize = 8192;
+/// Buffers larger than this are replaced by small ones when empty.
+pub const BUF_SHRINK_ABOVE: usize = 64 * 1024;
+/// A statement's output is written to the socket once it exceeds this.
+pub const FLUSH_ABOVE: usize = 256 * 1024;
+/// How long a client may take to send its startup packet.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long we try to deliver the final FATAL at shutdown.
+const GOODBYE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What every connection of one server shares.
+pub(crate) struct Shared<F> {
+    /// Makes backends.
+    pub factory: F,
+    /// Cancel keys of live sessions.
+    pub cancel: CancelRegistry,
+}
+
+/// Runs `f`, which may block, without stalling the runtime: on a
+/// multi-threaded runtime through `block_in_place` (other tasks move to
+/// another worker), elsewhere (tests on a current-thread runtime) inline.
+fn run_blocking<R>(multi_thread: bool, f: impl FnOnce() -> R) -> R {
+    if multi_thread {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
+
+/// What reading produced.
+enum Input {
+    Msg(FrontendMessage),
+    Bad(MessageError),
+    Eof,
+    Shutdown,
+}
+
+/// Why a connection ends early.
+enum Close {
+    /// The socket failed or the client went away.
+    Io(io::Error),
+    /// A framing error: send it as FATAL, then close.
+    Protocol(ProtocolError),
+    /// Server shutdown: send 57P01, then close.
+    Shutdown,
+}
+
+impl From<io::Error> for Close {
+    fn from(e: io::Error) -> Close {
+        Close::Io(e)
+    }
+}
+
+impl From<ProtocolError> for Close {
+    fn from(e: ProtocolError) -> Close {
+        match e {
+            ProtocolError::Io(e) => Close::Io(e),
+            e => Close::Protocol(e),
+        }
+    }
+}
+
+/// The socket side of a connection: buffers, codec, shutdown signal.
+struct Wire {
+    stream: TcpStream,
+    codec: ServerCodec,
+    rbuf: BytesMut,
+    out: BytesMut,
+    /// A message decoded ahead (while batching CopyData) and not yet handled.
+    pending: Option<Result<FrontendMessage, MessageError>>,
+    shutdown: watch::Receiver<bool>,
+    multi_thread: bool,
+}
+
+impl Wire {
+    fn shutting_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    async fn read(&mut self) -> Result<Input, ProtocolError> {
+        loop {
+            if let Some(p) = self.pending.take() {
+                return Ok(to_input(p));
+            }
+            if let Some(item) = self.codec.decode(&mut self.rbuf)? {
+                return Ok(to_input(item));
+            }
+            if self.shutting_down() {
+                return Ok(Input::Shutdown);
+            }
+            if self.rbuf.is_empty() && self.rbuf.capacity() > BUF_SHRINK_ABOVE {
+                self.rbuf = BytesMut::with_capacity(READ_BUF_INITIAL);
+            }
+            if self.rbuf.capacity() - self.rbuf.len() < 512 {
+                self.rbuf.reserve(READ_BUF_INITIAL);
+            }
+            tokio::select! {
+                biased;
+                _ = self.shutdown.changed() => return Ok(Input::Shutdown),
+                r = self.stream.read_buf(&mut self.rbuf) => {
+                    if r? == 0 {
+                        return Ok(Input::Eof);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the output buffer.
+    async fn flush(&mut self) -> io::Result<()> {
+        if !self.out.is_empty() {
+            tokio::select! {
+                biased;
+                r = self.stream.write_all(&self.out) => r?,
+                _ = self.shutdown.changed() => {
+                    return Err(io::Error::other("shutdown while writing to client"));
+                }
+            }
+            self.out.clear();
+        }
+        if self.out.capacity() > BUF_SHRINK_ABOVE {
+            self.out = BytesMut::with_capacity(WRITE_BUF_INITIAL);
+        }
+        Ok(())
+    }
+
+    /// Best-effort final message before closing.
+    async fn goodbye(&mut self, e: &PgError) {
+        write_error(&mut self.out, e);
+        let _ = tokio::time::timeout(GOODBYE_TIMEOUT, self.stream.write_all(&self.out)).await;
+        self.out.clear();
+        let _ = tokio::time::timeout(GOODBYE_TIMEOUT, self.stream.shutdown()).await;
+    }
+}
+
+fn to_input(item: Result<FrontendMessage, MessageError>) -> Input {
+    match item {
+        Ok(m) => Input::Msg(m),
+        Err(e) => Input::Bad(e),
+    }
+}
+
+/// Serves one accepted connection to its end. Never panics on input.
+pub(crate) async fn run_connection<F: BackendFactory>(
+    shared: Arc<Shared<F>>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    shutdown: watch::Receiver<bool>,
+) {
+    debug!(
+        "connection received: host={} port={}",
+        peer.ip(),
+        peer.port()
+    );
+    let _ = stream.set_nodelay(true);
+    let multi_thread = matches!(
+        tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread)
+    );
+    let mut wire = Wire {
+        stream,
+        codec: ServerCodec::new(shared.factory.max_message_size()),
+        rbuf: BytesMut::with_capacity(READ_BUF_INITIAL),
+        out: BytesMut::with_capacity(WRITE_BUF_INITIAL),
+        pending: None,
+        shutdown,
+        multi_thread,
+    };
+
+    // Startup phase.
+    let params = match tokio::time::timeout(STARTUP_TIMEOUT, startup(&shared, &mut wire)).await {
+        Err(_) => {
+            debug!("incomplete startup packet from {peer}");
+            return;
+        }
+        Ok(Ok(Some(params))) => params,
+        Ok(Ok(None)) => return,
+        Ok(Err(close)) => {
+            finish(&mut wire, close, peer).await;
+            return;
+        }
+    };
+
+    let backend = match run_blocking(multi_thread, || shared.factory.connect(&params)) {
+        Ok(b) => b,
+        Err(e) => {
+            let e = PgError {
+                severity: crate::error::Severity::Fatal,
+                ..e
+            };
+            info!("connection from {peer} rejected: {e}");
+            wire.goodbye(&e).await;
+            return;
+        }
+    };
+    let flag = backend.cancel_flag();
+    let key = shared.cancel.register(flag.clone());
+    let param = |k: &str| {
+        params
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    };
+    debug!(
+        "connection authorized: user={} database={} application_name={} pid={}",
+        param("user"),
+        param("database"),
+        param("application_name"),
+        key.pid
+    );
+
+    let out = &mut wire.out;
+    let _ = BackendMessage::AuthenticationOk.encode(out);
+    for (name, value) in shared.factory.parameter_statuses(&params) {
+        let _ = write_parameter_status(out, &name, &value);
+    }
+    let _ = BackendMessage::BackendKeyData {
+        pid: key.pid,
+        key: key.key,
+    }
+    .encode(out);
+    write_ready_for_query(out, backend.tx_status().byte());
+
+    let mut session = SessionLoop {
+        wire,
+        backend,
+        cancel: flag,
+        statements: HashMap::new(),
+        portals: HashMap::new(),
+        ignore_till_sync: false,
+    };
+    let result = match session.wire.flush().await {
+        Ok(()) => session.run().await,
+        Err(e) => Err(Close::Io(e)),
+    };
+    if let Err(close) = result {
+        finish(&mut session.wire, close, peer).await;
+    }
+    // Dropping the backend aborts any open transaction and frees its slot.
+    drop(session);
+    drop(key);
+    debug!("disconnection: host={} port={}", peer.ip(), peer.port());
+}
+
+/// Ends a connection for `close`, telling the client why where possible.
+async fn finish(wire: &mut Wire, close: Close, peer: SocketAddr) {
+    match close {
+        Close::Io(e) => debug!("connection to {peer} lost: {e}"),
+        Close::Protocol(e) => {
+            let pg = e.to_pg_error();
+            warn!("{pg} (client {peer})");
+            wire.goodbye(&pg).await;
+        }
+        Close::Shutdown => {
+            let pg = PgError::fatal(
+                sqlstate::ADMIN_SHUTDOWN,
+                "terminating connection due to administrator command",
+            );
+            wire.goodbye(&pg).await;
+        }
+    }
+}
+
+/// The startup exchange up to the Startup message. `None`: the connection
+/// is done (CancelRequest, EOF).
+async fn startup<F: BackendFactory>(
+    shared: &Shared<F>,
+    wire: &mut Wire,
+) -> Result<Option<Vec<(String, String)>>, Close> {
+    loop {
+        match wire.read().await? {
+            Input::Msg(FrontendMessage::SslRequest)
+            | Input::Msg(FrontendMessage::GssEncRequest) => {
+                // No TLS or GSSAPI: 'N' and the client continues in clear.
+                wire.out.extend_from_slice(b"N");
+                wire.flush().await?;
+            }
+            Input::Msg(FrontendMessage::CancelRequest { pid, key }) => {
+                if shared.cancel.cancel(pid, key) {
+                    debug!("cancel request for pid {pid} accepted");
+                } else {
+                    debug!("cancel request for pid {pid} ignored: no such session or wrong key");
+                }
+                return Ok(None);
+            }
+            Input::Msg(FrontendMessage::Startup { params }) => return Ok(Some(params)),
+            Input::Msg(other) => {
+                let e = PgError::fatal(
+                    sqlstate::PROTOCOL_VIOLATION,
+                    format!("unexpected message during startup: {other:?}"),
+                );
+                return Err(Close::Protocol(ProtocolError::Fatal(e)));
+            }
+            Input::Bad(e) => return Err(Close::Protocol(ProtocolError::Fatal(e.error))),
+            Input::Eof => return Ok(None),
+            Input::Shutdown => return Err(Close::Shutdown),
+        }
+    }
+}
+
+/// A named or unnamed prepared statement; `None` for an empty query string.
+type Stmt<B> = Option<Arc<<B as Backend>::Statement>>;
+
+/// A bound statement waiting for (more) Execute.
+struct Portal<B: Backend> {
+    stmt: Stmt<B>,
+    params: Vec<Value>,
+    /// Result format per column (resolved from Bind).
+    formats: Vec<i16>,
+    state: PortalState,
+}
+
+enum PortalState {
+    /// Not executed yet.
+    Ready,
+    /// Executed with a row limit: its encoded DataRows, handed out in chunks.
+    Buffered {
+        rows: BytesMut,
+        ends: Vec<usize>,
+        next: usize,
+        tag: String,
+    },
+    /// Ran to completion.
+    Done { tag: String },
+}
+
+/// The per-connection state after startup.
+struct SessionLoop<B: Backend> {
+    wire: Wire,
+    backend: B,
+    cancel: Arc<AtomicBool>,
+    statements: HashMap<String, Stmt<B>>,
+    portals: HashMap<String, Portal<B>>,
+    ignore_till_sync: bool,
+}
+
+/// The ResultSink the executor writes into: DataRows go straight into the
+/// connection's output buffer (or into a portal's buffer when Execute has a
+/// row limit); everything else always into the output buffer.
+struct RowSink<'a> {
+    out: &'a mut BytesMut,
+    /// Result formats: empty = all text, one = for all, else per column.
+    formats: &'a [i16],
+    /// For a row-limited Execute: where rows go and where each ends.
+    portal: Option<(&'a mut BytesMut, &'a mut Vec<usize>)>,
+    /// For mid-statement flushes (multi-threaded runtime only).
+    stream: Option<&'a mut TcpStream>,
+    rows: u64,
+    flushed: bool,
+    copy_out: bool,
+    io_failed: bool,
+}
+
+impl<'a> RowSink<'a> {
+    fn new(
+        out: &'a mut BytesMut,
+        formats: &'a [i16],
+        stream: Option<&'a mut TcpStream>,
+    ) -> RowSink<'a> {
+        RowSink {
+            out,
+            formats,
+            portal: None,
+            stream,
+            rows: 0,
+            flushed: false,
+            copy_out: false,
+            io_failed: false,
+        }
+    }
+
+    /// Writes the output so far to the socket (we are inside block_in_place).
+    fn maybe_flush(&mut self) {
+        if self.out.len() < FLUSH_ABOVE || self.io_failed {
+            return;
+        }
+        let Some(stream) = self.stream.as_mut() else {
+            return;
+        };
+        let res = tokio::runtime::Handle::current().block_on(stream.write_all(self.out));
+        match res {
+            Ok(()) => {
+                self.out.clear();
+                self.flushed = true;
+            }
+            Err(e) => {
+                debug!("could not send data to client: {e}");
+                self.io_failed = true;
+            }
+        }
+    }
+
+    fn connection_lost() -> PgError {
+        PgError::new(
+            sqlstate::CONNECTION_FAILURE,
+            "could not send data to client",
+        )
+    }
+}
+
+#[inline]
+fn format_of(formats: &[i16], i: usize) -> i16 {
+    match formats.len() {
+        0 => 0,
+        1 => formats[0],
+        _ => formats.get(i).copied().unwrap_or(0),
+    }
+}
+
+impl ResultSink for RowSink<'_> {
+    fn row(&mut self, values: &[Value]) -> PgResult<()> {
+        if self.io_failed {
+            return Err(Self::connection_lost());
+        }
+        let formats = self.formats;
+        let buf: &mut BytesMut = match &mut self.portal {
+            Some((rows, _)) => rows,
+            None => self.out,
+        };
+        let mut w = DataRowWriter::begin(buf, values.len())?;
+        for (i, v) in values.iter().enumerate() {
+            if matches!(v, Value::Null) {
+                w.null();
+            } else {
+                let binary = format_of(formats, i) == 1;
+                let _ = w.value_with::<()>(|b| {
+                    write_value(b, v, binary);
+                    Ok(())
+                });
+            }
+        }
+        w.finish()?;
+        self.rows += 1;
+        match &mut self.portal {
+            Some((rows, ends)) => ends.push(rows.len()),
+            None => self.maybe_flush(),
+        }
+        Ok(())
+    }
+
+    fn notice(&mut self, notice: PgError) {
+        write_error(self.out, &notice);
+    }
+
+    fn parameter_status(&mut self, name: &str, value: &str) {
+        let _ = write_parameter_status(self.out, name, value);
+    }
+
+    fn copy_out_start(&mut self, columns: usize) {
+        self.copy_out = true;
+        let _ = write_copy_response_text(self.out, b'H', columns);
+    }
+
+    fn copy_data(&mut self, data: &[u8]) {
+        if self.io_failed {
+            return;
+        }
+        let _ = write_copy_data(self.out, data);
+        self.maybe_flush();
+    }
+}
+
+/// Appends a RowDescription for `columns` with result `formats`.
+fn write_row_description(
+    out: &mut BytesMut,
+    columns: &[FieldDescription],
+    formats: &[i16],
+) -> PgResult<()> {
+    let s = begin_row_description(out, columns.len())?;
+    for (i, c) in columns.iter().enumerate() {
+        write_field_info(
+            out,
+            &c.name,
+            c.table_oid,
+            c.column_id,
+            c.ty.oid(),
+            c.ty.typlen(),
+            c.ty.typmod(),
+            format_of(formats, i),
+        );
+    }
+    finish_message(out, s)
+}
+
+fn protocol_violation(msg: impl Into<String>) -> PgError {
+    PgError::new(sqlstate::PROTOCOL_VIOLATION, msg)
+}
+
+/// How a statement run ended, for the caller to finish the protocol part.
+enum RunEnd {
+    /// CommandComplete (or EmptyQueryResponse, tag "") has been written.
+    Done(String),
+    /// Rows were buffered in a portal (row-limited Execute).
+    Buffered {
+        rows: BytesMut,
+        ends: Vec<usize>,
+        tag: String,
+    },
+}
+
+impl<B: Backend> SessionLoop<B> {
+    async fn run(&mut self) -> Result<(), Close> {
+        loop {
+            let msg = match self.wire.read().await? {
+                Input::Msg(m) => m,
+                Input::Bad(e) => {
+                    self.message_error(e).await?;
+                    continue;
+                }
+                Input::Eof => return Ok(()),
+                Input::Shutdown => return Err(Close::Shutdown),
+            };
+            if self.ignore_till_sync
+                && !matches!(msg, FrontendMessage::Sync | FrontendMessage::Terminate)
+            {
+                continue;
+            }
+            let res = match msg {
+                FrontendMessage::Query(sql) => {
+                    self.simple_query(&sql).await?;
+                    write_ready_for_query(&mut self.wire.out, self.backend.tx_status().byte());
+                    self.wire.flush().await?;
+                    Ok(())
+                }
+                FrontendMessage::Parse {
+                    name,
+                    query,
+                    param_types,
+                } => self.parse(name, &query, &param_types),
+                FrontendMessage::Bind {
+                    portal,
+                    statement,
+                    param_formats,
+                    params,
+                    result_formats,
+                } => self.bind(portal, &statement, &param_formats, &params, &result_formats),
+                FrontendMessage::Describe { target, name } => self.describe(target, &name),
+                FrontendMessage::Execute { portal, max_rows } => {
+                    self.execute(&portal, max_rows).await?
+                }
+                FrontendMessage::Close { target, name } => {
+                    match target {
+                        Target::Statement => {
+                            self.statements.remove(&name);
+                        }
+                        Target::Portal => {
+                            self.portals.remove(&name);
+                        }
+                    }
+                    write_simple(&mut self.wire.out, b'3');
+                    Ok(())
+                }
+                FrontendMessage::Sync => {
+                    self.ignore_till_sync = false;
+                    if self.backend.tx_status() == TxStatus::Idle {
+                        // Portals live until the end of their transaction.
+                        self.portals.clear();
+                    }
+                    write_ready_for_query(&mut self.wire.out, self.backend.tx_status().byte());
+                    self.wire.flush().await?;
+                    Ok(())
+                }
+                FrontendMessage::Flush => {
+                    self.wire.flush().await?;
+                    Ok(())
+                }
+                // A client still sending after its COPY failed: ignore.
+                FrontendMessage::CopyData(_)
+                | FrontendMessage::CopyDone
+                | FrontendMessage::CopyFail(_) => Ok(()),
+                FrontendMessage::Terminate => return Ok(()),
+                FrontendMessage::PasswordMessage(_) => {
+                    return Err(Close::Protocol(ProtocolError::UnknownType(b'p')));
+                }
+                other => {
+                    let e = PgError::fatal(
+                        sqlstate::PROTOCOL_VIOLATION,
+                        format!("unexpected message {other:?}"),
+                    );
+                    return Err(Close::Protocol(ProtocolError::Fatal(e)));
+                }
+            };
+            if let Err(e) = res {
+                self.extended_error(e);
+            }
+            if self.wire.shutting_down() {
+                return Err(Close::Shutdown);
+            }
+        }
+    }
+
+    /// An error in an extended-protocol message: report, discard until Sync.
+    fn extended_error(&mut self, e: PgError) {
+        debug!("extended query error: {e}");
+        write_error(&mut self.wire.out, &e);
+        self.backend.on_error();
+        self.ignore_till_sync = true;
+    }
+
+    /// A well-framed message with a bad body.
+    async fn message_error(&mut self, e: MessageError) -> Result<(), Close> {
+        if self.ignore_till_sync && e.tag != b'S' {
+            return Ok(());
+        }
+        debug!("bad message {:?}: {}", e.tag as char, e.error);
+        match e.tag {
+            b'Q' => {
+                write_error(&mut self.wire.out, &e.error);
+                self.backend.on_error();
+                write_ready_for_query(&mut self.wire.out, self.backend.tx_status().byte());
+                self.wire.flush().await?;
+            }
+            b'd' | b'c' | b'f' => {}
+            _ => self.extended_error(e.error),
+        }
+        Ok(())
+    }
+
+    /// A simple Query: each statement in turn, several as one implicit
+    /// transaction; the first error ends the string.
+    async fn simple_query(&mut self, sql: &str) -> Result<(), Close> {
+        self.cancel.store(false, Ordering::SeqCst);
+        // As in PostgreSQL, a simple Query drops the unnamed statement/portal.
+        self.statements.remove("");
+        self.portals.remove("");
+        let multi = self.wire.multi_thread;
+        let stmts = match run_blocking(multi, || self.backend.prepare(sql, &[])) {
+            Ok(s) => s,
+            Err(e) => {
+                debug!("statement error: {e}");
+                write_error(&mut self.wire.out, &e);
+                self.backend.on_error();
+                return Ok(());
+            }
+        };
+        if stmts.is_empty() {
+            write_empty_query_response(&mut self.wire.out);
+            return Ok(());
+        }
+        let implicit = stmts.len() > 1;
+        if implicit {
+            self.backend.begin_implicit();
+        }
+        let mut ok = true;
+        for stmt in &stmts {
+            let res = self.run_statement(stmt, &[], &[], None, true).await?;
+            if let Err(e) = res {
+                debug!("statement error: {e}");
+                write_error(&mut self.wire.out, &e);
+                self.backend.on_error();
+                ok = false;
+                break;
+            }
+            if self.wire.shutting_down() {
+                break;
+            }
+        }
+        if implicit {
+            // Ending the implicit transaction may commit: a WAL flush wait.
+            let backend = &mut self.backend;
+            if let Err(e) = run_blocking(multi, || backend.end_implicit(ok)) {
+                write_error(&mut self.wire.out, &e);
+                self.backend.on_error();
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one statement: RowDescription (if `describe`), rows, COPY,
+    /// CommandComplete. With `limit_rows` the rows are buffered instead and
+    /// returned for the portal to hand out. On error, whatever this
+    /// statement wrote that has not reached the client yet is withdrawn
+    /// except rows (PostgreSQL sends the rows it produced before the error).
+    async fn run_statement(
+        &mut self,
+        stmt: &B::Statement,
+        params: &[Value],
+        formats: &[i16],
+        limit_rows: Option<()>,
+        describe: bool,
+    ) -> Result<PgResult<RunEnd>, Close> {
+        let start = self.wire.out.len();
+        if describe {
+            if let Some(cols) = stmt.columns() {
+                if let Err(e) = write_row_description(&mut self.wire.out, cols, formats) {
+                    return Ok(Err(e));
+                }
+            }
+        }
+        let multi = self.wire.multi_thread;
+        let mut rows_buf = BytesMut::new();
+        let mut ends = Vec::new();
+        let wire = &mut self.wire;
+        let backend = &mut self.backend;
+        let (outcome, copy_out, rows, flushed, io_failed) = run_blocking(multi, || {
+            let stream = if multi && limit_rows.is_none() {
+                Some(&mut wire.stream)
+            } else {
+                None
+            };
+            let mut sink = RowSink::new(&mut wire.out, formats, stream);
+            if limit_rows.is_some() {
+                sink.portal = Some((&mut rows_buf, &mut ends));
+            }
+            let outcome = backend.execute(stmt, params, &mut sink);
+            (
+                outcome,
+                sink.copy_out,
+                sink.rows,
+                sink.flushed,
+                sink.io_failed,
+            )
+        });
+        if io_failed {
+            return Err(Close::Io(io::Error::other("could not send data to client")));
+        }
+        match outcome {
+            Ok(ExecOutcome::Complete(tag)) => {
+                if copy_out {
+                    write_simple(&mut self.wire.out, b'c');
+                }
+                if limit_rows.is_some() {
+                    return Ok(Ok(RunEnd::Buffered {
+                        rows: rows_buf,
+                        ends,
+                        tag,
+                    }));
+                }
+                if let Err(e) = write_command_complete(&mut self.wire.out, &tag) {
+                    return Ok(Err(e));
+                }
+                Ok(Ok(RunEnd::Done(tag)))
+            }
+            Ok(ExecOutcome::Empty) => {
+                write_empty_query_response(&mut self.wire.out);
+                Ok(Ok(RunEnd::Done(String::new())))
+            }
+            Ok(ExecOutcome::CopyIn(copy)) => match self.copy_in(copy).await? {
+                Ok(tag) => match write_command_complete(&mut self.wire.out, &tag) {
+                    Ok(()) => Ok(Ok(RunEnd::Done(tag))),
+                    Err(e) => Ok(Err(e)),
+                },
+                Err(e) => Ok(Err(e)),
+            },
+            Err(e) => {
+                if rows == 0 && !flushed && !copy_out && self.wire.out.len() >= start {
+                    // Nothing of this statement reached the client: drop its
+                    // RowDescription so the error stands alone.
+                    self.wire.out.truncate(start);
+                }
+                Ok(Err(e))
+            }
+        }
+    }
+
+    /// COPY FROM STDIN: CopyInResponse, then CopyData fed to the backend as
+    /// it arrives (all CopyData already buffered go in one blocking call),
+    /// until CopyDone or CopyFail.
+    async fn copy_in(&mut self, mut copy: CopyIn) -> Result<PgResult<String>, Close> {
+        let columns = copy.columns;
+        let format = if copy.binary { 1 } else { 0 };
+        let s = begin_message(&mut self.wire.out, b'G');
+        {
+            use bytes::BufMut;
+            let out = &mut self.wire.out;
+            out.put_i8(format);
+            out.put_i16(columns.min(i16::MAX as usize) as i16);
+            for _ in 0..columns.min(i16::MAX as usize) {
+                out.put_i16(format as i16);
+            }
+        }
+        if let Err(e) = finish_message(&mut self.wire.out, s) {
+            return Ok(Err(self.backend.copy_in_fail(copy, &e.message)));
+        }
+        self.wire.flush().await?;
+        let multi = self.wire.multi_thread;
+        loop {
+            let msg = match self.wire.read().await? {
+                Input::Msg(m) => m,
+                Input::Bad(e) => {
+                    let err = self.backend.copy_in_fail(copy, &e.error.message);
+                    let _ = err;
+                    return Ok(Err(e.error));
+                }
+                Input::Eof => {
+                    let _ = self
+                        .backend
+                        .copy_in_fail(copy, "unexpected EOF on client connection");
+                    return Err(Close::Io(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "EOF during COPY",
+                    )));
+                }
+                Input::Shutdown => {
+                    let _ = self.backend.copy_in_fail(copy, "server shutdown");
+                    return Err(Close::Shutdown);
+                }
+            };
+            match msg {
+                FrontendMessage::CopyData(data) => {
+                    let wire = &mut self.wire;
+                    let backend = &mut self.backend;
+                    let res = run_blocking(multi, || -> Result<PgResult<()>, ProtocolError> {
+                        if let Err(e) = backend.copy_in_data(&mut copy, &data) {
+                            return Ok(Err(e));
+                        }
+                        // Feed whatever further CopyData is already here.
+                        loop {
+                            match wire.codec.decode(&mut wire.rbuf) {
+                                Ok(Some(Ok(FrontendMessage::CopyData(d)))) => {
+                                    if let Err(e) = backend.copy_in_data(&mut copy, &d) {
+                                        return Ok(Err(e));
+                                    }
+                                }
+                                Ok(Some(other)) => {
+                                    wire.pending = Some(other);
+                                    return Ok(Ok(()));
+                                }
+                                Ok(None) => return Ok(Ok(())),
+                                Err(e) => return Err(e),
+                            }
+                        }
+                    });
+                    match res {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => return Ok(Err(e)),
+                        Err(pe) => return Err(pe.into()),
+                    }
+                }
+                FrontendMessage::CopyDone => {
+                    let backend = &mut self.backend;
+                    return Ok(run_blocking(multi, || backend.copy_in_done(copy)));
+                }
+                FrontendMessage::CopyFail(m) => {
+                    return Ok(Err(self.backend.copy_in_fail(copy, &m)))
+                }
+                // PostgreSQL ignores these during COPY IN.
+                FrontendMessage::Flush | FrontendMessage::Sync => {}
+                FrontendMessage::Terminate => {
+                    let _ = self.backend.copy_in_fail(copy, "client terminated");
+                    return Err(Close::Io(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "Terminate during COPY",
+                    )));
+                }
+                other => {
+                    let tag = frontend_tag(&other);
+                    let _ = self.backend.copy_in_fail(copy, "unexpected message");
+                    return Ok(Err(protocol_violation(format!(
+                        "unexpected message type 0x{tag:02X} during COPY from stdin"
+                    ))));
+                }
+            }
+        }
+    }
+
+    fn parse(&mut self, name: String, query: &str, param_types: &[u32]) -> PgResult<()> {
+        if !name.is_empty() && self.statements.contains_key(&name) {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_PREPARED_STATEMENT,
+                format!("prepared statement \"{name}\" already exists"),
+            ));
+        }
+        let multi = self.wire.multi_thread;
+        let backend = &mut self.backend;
+        let mut stmts = run_blocking(multi, || backend.prepare(query, param_types))?;
+        if stmts.len() > 1 {
+            return Err(PgError::syntax(
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        self.statements.insert(name, stmts.pop());
+        write_simple(&mut self.wire.out, b'1');
+        Ok(())
+    }
+
+    fn bind(
+        &mut self,
+        portal: String,
+        statement: &str,
+        param_formats: &[i16],
+        params: &[Option<bytes::Bytes>],
+        result_formats: &[i16],
+    ) -> PgResult<()> {
+        let stmt = self
+            .statements
+            .get(statement)
+            .ok_or_else(|| no_statement(statement))?
+            .clone();
+        if !portal.is_empty() && self.portals.contains_key(&portal) {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_CURSOR,
+                format!("portal \"{portal}\" already exists"),
+            ));
+        }
+        let types = stmt.as_ref().map(|s| s.param_types()).unwrap_or(&[]);
+        if param_formats.len() > 1 && param_formats.len() != params.len() {
+            return Err(protocol_violation(format!(
+                "bind message has {} parameter formats but {} parameters",
+                param_formats.len(),
+                params.len()
+            )));
+        }
+        if params.len() != types.len() {
+            return Err(protocol_violation(format!(
+                "bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
+                params.len(),
+                statement,
+                types.len()
+            )));
+        }
+        let mut values = Vec::with_capacity(params.len());
+        for (i, (p, ty)) in params.iter().zip(types).enumerate() {
+            let f = format_of(param_formats, i);
+            check_format(f)?;
+            values.push(decode_param(*ty, p.as_deref(), f, i)?);
+        }
+        let ncols = stmt
+            .as_ref()
+            .and_then(|s| s.columns())
+            .map(|c| c.len())
+            .unwrap_or(0);
+        if result_formats.len() > 1 && result_formats.len() != ncols {
+            return Err(protocol_violation(format!(
+                "bind message has {} result formats but query has {} columns",
+                result_formats.len(),
+                ncols
+            )));
+        }
+        let mut formats = Vec::with_capacity(ncols);
+        for i in 0..ncols {
+            let f = format_of(result_formats, i);
+            check_format(f)?;
+            formats.push(f);
+        }
+        self.portals.insert(
+            portal,
+            Portal {
+                stmt,
+                params: values,
+                formats,
+                state: PortalState::Ready,
+            },
+        );
+        write_simple(&mut self.wire.out, b'2');
+        Ok(())
+    }
+
+    fn describe(&mut self, target: Target, name: &str) -> PgResult<()> {
+        let out = &mut self.wire.out;
+        match target {
+            Target::Statement => {
+                let stmt = self
+                    .statements
+                    .get(name)
+                    .ok_or_else(|| no_statement(name))?;
+                let types = stmt.as_ref().map(|s| s.param_types()).unwrap_or(&[]);
+                write_parameter_description(out, types.iter().map(|t| t.oid()))?;
+                match stmt.as_ref().and_then(|s| s.columns()) {
+                    Some(cols) => write_row_description(out, cols, &[])?,
+                    None => write_simple(out, b'n'),
+                }
+            }
+            Target::Portal => {
+                let p = self.portals.get(name).ok_or_else(|| no_portal(name))?;
+                match p.stmt.as_ref().and_then(|s| s.columns()) {
+                    Some(cols) => write_row_description(out, cols, &p.formats)?,
+                    None => write_simple(out, b'n'),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Execute: runs the portal on its first Execute; with a row limit the
+    /// rows are buffered and handed out `max_rows` at a time.
+    async fn execute(&mut self, name: &str, max_rows: i32) -> Result<PgResult<()>, Close> {
+        let Some(portal) = self.portals.get_mut(name) else {
+            return Ok(Err(no_portal(name)));
+        };
+        if let PortalState::Ready = portal.state {
+            self.cancel.store(false, Ordering::SeqCst);
+            let Some(stmt) = portal.stmt.clone() else {
+                portal.state = PortalState::Done { tag: String::new() };
+                write_empty_query_response(&mut self.wire.out);
+                return Ok(Ok(()));
+            };
+            let params = std::mem::take(&mut portal.params);
+            let formats = std::mem::take(&mut portal.formats);
+            let limit = if max_rows > 0 { Some(()) } else { None };
+            let res = self
+                .run_statement(&stmt, &params, &formats, limit, false)
+                .await?;
+            let Some(portal) = self.portals.get_mut(name) else {
+                return Ok(Ok(()));
+            };
+            portal.formats = formats;
+            match res {
+                Err(e) => {
+                    portal.state = PortalState::Done { tag: String::new() };
+                    return Ok(Err(e));
+                }
+                Ok(RunEnd::Done(tag)) => {
+                    portal.state = PortalState::Done { tag };
+                    return Ok(Ok(()));
+                }
+                Ok(RunEnd::Buffered { rows, ends, tag }) => {
+                    portal.state = PortalState::Buffered {
+                        rows,
+                        ends,
+                        next: 0,
+                        tag,
+                    };
+                }
+            }
+        }
+        let Some(portal) = self.portals.get_mut(name) else {
+            return Ok(Ok(()));
+        };
+        let out = &mut self.wire.out;
+        match &mut portal.state {
+            PortalState::Ready => {}
+            PortalState::Buffered {
+                rows,
+                ends,
+                next,
+                tag,
+            } => {
+                let from_row = *next;
+                let to_row = if max_rows > 0 {
+                    (from_row + max_rows as usize).min(ends.len())
+                } else {
+                    ends.len()
+                };
+                let from = if from_row == 0 { 0 } else { ends[from_row - 1] };
+                let to = if to_row == 0 { 0 } else { ends[to_row - 1] };
+                out.extend_from_slice(&rows[from..to]);
+                *next = to_row;
+                if to_row < ends.len() {
+                    write_simple(out, b's');
+                } else {
+                    let tag = std::mem::take(tag);
+                    let complete = select_tag(&tag, to_row - from_row);
+                    let r = write_command_complete(out, &complete);
+                    portal.state = PortalState::Done { tag };
+                    if let Err(e) = r {
+                        return Ok(Err(e));
+                    }
+                }
+            }
+            PortalState::Done { tag } => {
+                // Executing a finished portal again yields no more rows.
+                let complete = select_tag(tag, 0);
+                if complete.is_empty() {
+                    write_empty_query_response(out);
+                } else if let Err(e) = write_command_complete(out, &complete) {
+                    return Ok(Err(e));
+                }
+            }
+        }
+        Ok(Ok(()))
+    }
+}
+
+/// `SELECT n` for the rows of the last chunk of a suspended portal (what
+/// PostgreSQL reports); other tags unchanged.
+fn select_tag(tag: &str, rows: usize) -> String {
+    if tag.starts_with("SELECT") {
+        format!("SELECT {rows}")
+    } else {
+        tag.to_string()
+    }
+}
+
+fn no_statement(name: &str) -> PgError {
+    if name.is_empty() {
+        PgError::new(
+            sqlstate::INVALID_SQL_STATEMENT_NAME,
+            "unnamed prepared statement does not exist",
+        )
+    } else {
+        PgError::new(
+            sqlstate::INVALID_SQL_STATEMENT_NAME,
+            format!("prepared statement \"{name}\" does not exist"),
+        )
+    }
+}
+
+fn no_portal(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_CURSOR_NAME,
+        format!("portal \"{name}\" does not exist"),
+    )
+}
+
+/// The type byte of a frontend message (for error texts).
+fn frontend_tag(m: &FrontendMessage) -> u8 {
+    match m {
+        FrontendMessage::Query(_) => b'Q',
+        FrontendMessage::Parse { .. } => b'P',
+        FrontendMessage::Bind { .. } => b'B',
+        FrontendMessage::Describe { .. } => b'D',
+        FrontendMessage::Execute { .. } => b'E',
+        FrontendMessage::Close { .. } => b'C',
+        FrontendMessage::Sync => b'S',
+        FrontendMessage::Flush => b'H',
+        FrontendMessage::CopyData(_) => b'd',
+        FrontendMessage::CopyDone => b'c',
+        FrontendMessage::CopyFail(_) => b'f',
+        FrontendMessage::Terminate => b'X',
+        FrontendMessage::PasswordMessage(_) => b'p',
+        _ => 0,
+    }
+}

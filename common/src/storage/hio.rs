@@ -1,0 +1,318 @@
+//! Heap insertion: where does a new tuple go (PostgreSQL's hio.c,
+//! RelationGetBufferForTuple)?
+//!
+//! 1. The operation's current page: a bulk insert's page in its
+//!    [`BulkInsertState`] (or, once that is full, the next page the bulk
+//!    insert extended for itself), otherwise the relation's shared *target
+//!    block* (the last page a single insert used).
+//! 2. Else a page the FSM says has room (a page found full is recorded with
+//!    its real free space in the same FSM call).
+//! 3. (bulk) Pages the insert extended for itself come before FSM pages.
+//! 4. Else extend the relation: by one page for a single insert, by the
+//!    pages still needed for a bulk insert (`relation_extension = bulk`), or
+//!    always one in `single` mode. Extension goes through
+//!    [`BufMgr::extend_by`], under the relation extension lock; the extra
+//!    pages are initialised and kept in the bulk state, *not* published in
+//!    the FSM until the bulk insert ends (so concurrent inserters do not
+//!    fight over them).
+//!
+//! The page comes back pinned and exclusively locked ([`LockedBuffer`]).
+//! The FSM is a hint: the real free space is always checked under the
+//! content lock. A new (all-zero) page is initialised by whoever locks it
+//! first (`// WAL:` the insert record carries the "init page" flag).
+//!
+//! Locks: no content lock is held on entry; at most one content lock is
+//! held at any time here; the FSM is updated with no content lock held.
+//! The target-block table is a leaf lock.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{RwLock, RwLockWriteGuard};
+
+use super::bufmgr::{BufMgr, BufferRef};
+use super::bufpage::{
+    maxalign, Page, HEADER_SIZE as PAGE_HEADER_SIZE, ITEM_ID_SIZE, MAX_ITEM_SIZE,
+};
+use super::fsm::FreeSpaceMap;
+use super::{StorageError, StorageResult};
+use crate::types::{BlockNumber, BufferTag, ForkNumber, RelFileId, BLCKSZ};
+
+/// The `relation_extension` setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ExtensionMode {
+    /// Extend by as many pages as a bulk insert needs.
+    #[default]
+    Bulk,
+    /// Always one page at a time.
+    Single,
+}
+
+impl ExtensionMode {
+    /// Parses the setting's value.
+    pub fn parse(s: &str) -> Option<ExtensionMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "bulk" => Some(ExtensionMode::Bulk),
+            "single" => Some(ExtensionMode::Single),
+            _ => None,
+        }
+    }
+}
+
+/// A page pinned and locked exclusively. Field order matters: the lock is
+/// released before the pin.
+pub struct LockedBuffer<'a> {
+    /// The content lock.
+    pub page: RwLockWriteGuard<'a, Page>,
+    /// The pin.
+    pub buf: BufferRef<'a>,
+}
+
+/// The shared per-relation target blocks (PostgreSQL keeps one per backend
+/// in the relcache; here all sessions share one, which packs pages densely).
+#[derive(Default)]
+pub struct TargetBlocks {
+    map: RwLock<HashMap<RelFileId, Arc<AtomicU32>>>,
+}
+
+impl TargetBlocks {
+    fn slot(&self, rel: RelFileId) -> Option<Arc<AtomicU32>> {
+        self.map.read().get(&rel).cloned()
+    }
+    /// The relation's target block, if any.
+    pub fn get(&self, rel: RelFileId) -> Option<BlockNumber> {
+        let b = self.slot(rel)?.load(Ordering::Relaxed);
+        (b != BlockNumber::INVALID.0).then_some(BlockNumber(b))
+    }
+    /// Sets the target block.
+    pub fn set(&self, rel: RelFileId, block: BlockNumber) {
+        if let Some(s) = self.slot(rel) {
+            s.store(block.0, Ordering::Relaxed);
+            return;
+        }
+        self.map
+            .write()
+            .entry(rel)
+            .or_insert_with(|| Arc::new(AtomicU32::new(block.0)))
+            .store(block.0, Ordering::Relaxed);
+    }
+    /// True once the relation was seen since start-up.
+    pub fn known(&self, rel: RelFileId) -> bool {
+        self.map.read().contains_key(&rel)
+    }
+    /// Forgets the relation (truncate, drop).
+    pub fn forget(&self, rel: RelFileId) {
+        self.map.write().remove(&rel);
+    }
+}
+
+/// State of one bulk insert (COPY, multi-row INSERT).
+#[derive(Debug, Default)]
+pub struct BulkInsertState {
+    /// The page being filled.
+    current: Option<BlockNumber>,
+    /// The current page was found full: skip it next time.
+    current_full: bool,
+    /// Pages extended for this insert, not yet used, not in the FSM.
+    pending: Vec<BlockNumber>,
+    /// Bytes (with line pointers) still to be inserted.
+    remaining_bytes: usize,
+}
+
+impl BulkInsertState {
+    /// A bulk insert of rows whose stored sizes (tuple header included) sum,
+    /// MAXALIGNed plus one line pointer each, to `total_bytes`.
+    pub fn new(total_bytes: usize) -> BulkInsertState {
+        BulkInsertState {
+            remaining_bytes: total_bytes,
+            ..Default::default()
+        }
+    }
+    /// The inserter used `bytes` (aligned tuple + line pointer).
+    pub fn consumed(&mut self, bytes: usize) {
+        self.remaining_bytes = self.remaining_bytes.saturating_sub(bytes);
+    }
+    /// The current page cannot take the next row.
+    pub fn mark_current_full(&mut self) {
+        self.current_full = true;
+    }
+    fn pages_needed(&self) -> usize {
+        let per_page = BLCKSZ - PAGE_HEADER_SIZE;
+        self.remaining_bytes.div_ceil(per_page).max(1)
+    }
+    /// Ends the insert: publishes unused pages and the current page's free
+    /// space in the FSM.
+    pub fn finish(self, bm: &BufMgr, fsm: &FreeSpaceMap, rel: RelFileId) {
+        for b in self.pending {
+            fsm.record(rel, b, BLCKSZ - PAGE_HEADER_SIZE - ITEM_ID_SIZE);
+        }
+        if let Some(cur) = self.current {
+            let tag = BufferTag {
+                rel,
+                fork: ForkNumber::Main,
+                block: cur,
+            };
+            match bm.read_buffer(tag) {
+                Ok(buf) => {
+                    let avail = buf.read().heap_free_space();
+                    drop(buf);
+                    fsm.record(rel, cur, avail);
+                }
+                Err(e) => {
+                    tracing::warn!("could not record free space of block {cur} of base/{rel}: {e}")
+                }
+            }
+        }
+    }
+}
+
+/// Space a tuple of `len` bytes takes on a page, line pointer included.
+pub fn space_for(len: usize) -> usize {
+    maxalign(len) + ITEM_ID_SIZE
+}
+
+/// Everything hio needs from the heap.
+pub struct Hio<'a> {
+    /// The buffer pool.
+    pub bm: &'a BufMgr,
+    /// The free space map.
+    pub fsm: &'a FreeSpaceMap,
+    /// Shared target blocks.
+    pub targets: &'a TargetBlocks,
+    /// `relation_extension`.
+    pub mode: ExtensionMode,
+}
+
+impl<'a> Hio<'a> {
+    fn lock(&self, rel: RelFileId, block: BlockNumber) -> StorageResult<LockedBuffer<'a>> {
+        let buf = self.bm.read_buffer(BufferTag {
+            rel,
+            fork: ForkNumber::Main,
+            block,
+        })?;
+        let mut page = buf.write();
+        if page.is_new() {
+            // A block extended but never initialised (or zeroed by a crash
+            // during extension).
+            // WAL: the insert that follows is logged with XLOG_HEAP_INIT_PAGE.
+            page.init();
+            buf.mark_dirty();
+        }
+        Ok(LockedBuffer { page, buf })
+    }
+
+    /// RelationGetBufferForTuple: a page with room for a tuple of `len`
+    /// bytes (header included), pinned and locked exclusively.
+    pub fn get_buffer_for_tuple(
+        &self,
+        rel: RelFileId,
+        len: usize,
+        mut bulk: Option<&mut BulkInsertState>,
+    ) -> StorageResult<LockedBuffer<'a>> {
+        if len > MAX_ITEM_SIZE {
+            return Err(StorageError::TupleTooBig {
+                size: len,
+                max: MAX_ITEM_SIZE,
+            });
+        }
+        let nblocks = self.bm.smgr().nblocks(rel, ForkNumber::Main)?;
+        // Step 1: the operation's current page, or (bulk) the next page it
+        // extended for itself, or the relation's target block.
+        let mut target = None;
+        if let Some(b) = bulk.as_deref_mut() {
+            if b.current.is_some() && !b.current_full {
+                target = b.current;
+            } else {
+                b.current = None;
+                b.current_full = false;
+                target = b.pending.pop();
+            }
+        }
+        if target.is_none() {
+            target = self.targets.get(rel);
+            if target.is_none() && !self.targets.known(rel) && nblocks > 0 {
+                // First insert since start-up: the FSM is empty (see fsm.rs),
+                // so try the last page as PostgreSQL does without an FSM.
+                target = Some(BlockNumber(nblocks - 1));
+            }
+        }
+        if target.is_none() {
+            // Step 2: the FSM.
+            target = self.fsm.search(rel, len);
+        }
+
+        let mut visited = 0u32;
+        while let Some(t) = target {
+            if t.0 >= nblocks {
+                break; // truncated since recorded
+            }
+            let lb = self.lock(rel, t)?;
+            if lb.page.fits(len) {
+                self.adopt(rel, t, bulk.as_deref_mut());
+                return Ok(lb);
+            }
+            let avail = lb.page.heap_free_space();
+            drop(lb);
+            visited += 1;
+            // Step 3 (bulk): our own extended pages before anyone else's.
+            target = match bulk.as_deref_mut().and_then(|b| b.pending.pop()) {
+                Some(p) => {
+                    self.fsm.record(rel, t, avail);
+                    Some(p)
+                }
+                None => self.fsm.record_and_search(rel, t, avail, len),
+            };
+            // Never chase stale FSM entries for ever.
+            if visited > 1000 {
+                target = None;
+            }
+        }
+
+        // Step 4: extend.
+        let n = match (self.mode, bulk.as_deref()) {
+            (ExtensionMode::Bulk, Some(b)) => b.pages_needed(),
+            _ => 1,
+        };
+        let (first, bufs) = self.bm.extend_by(rel, ForkNumber::Main, n)?;
+        let mut mine = None;
+        for buf in bufs {
+            let mut page = buf.write();
+            if page.is_new() {
+                // WAL: initialised pages are logged with their first insert.
+                page.init();
+                buf.mark_dirty();
+            }
+            if buf.block() == first {
+                mine = Some(LockedBuffer { page, buf });
+            } else if let Some(b) = bulk.as_deref_mut() {
+                b.pending.push(buf.block());
+            } else {
+                drop(page);
+                self.fsm
+                    .record(rel, buf.block(), BLCKSZ - PAGE_HEADER_SIZE - ITEM_ID_SIZE);
+            }
+        }
+        if let Some(b) = bulk.as_deref_mut() {
+            // Fill in ascending block order (pop from the end).
+            b.pending.sort_unstable_by(|a, c| c.cmp(a));
+        }
+        let lb = mine.ok_or_else(|| StorageError::CorruptedPage {
+            rel,
+            block: first,
+            detail: "extension returned no buffer".into(),
+        })?;
+        self.adopt(rel, first, bulk);
+        Ok(lb)
+    }
+
+    fn adopt(&self, rel: RelFileId, block: BlockNumber, bulk: Option<&mut BulkInsertState>) {
+        match bulk {
+            Some(b) => {
+                b.current = Some(block);
+                b.current_full = false;
+            }
+            None => self.targets.set(rel, block),
+        }
+    }
+}
