@@ -17,7 +17,7 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// One thing to undo.
@@ -41,6 +41,13 @@ pub enum Action {
 
 static REGISTRY: Mutex<Vec<(u64, Action)>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// True once Ctrl-C / SIGTERM arrived: no new pgbench starts, running ones
+/// are killed, and failures are no longer printed (they are the teardown's).
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
 
 /// Registers `action`; returns the id to [`deregister`] it with.
 pub fn register(action: Action) -> u64 {
@@ -100,6 +107,14 @@ pub fn run_all() {
     }
 }
 
+/// Called by the main thread when it sees [`interrupted`]: waits for the
+/// handler to finish the cleanup and exit the process.
+pub fn park_forever() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
 /// Installs a Ctrl-C / SIGTERM handler on the harness runtime that prints
 /// a line, runs [`run_all`] and exits with 130 (SIGINT) or 143 (SIGTERM).
 pub fn install_signal_handler() {
@@ -116,6 +131,7 @@ pub fn install_signal_handler() {
             _ = int.recv() => 130,
             _ = term.recv() => 143,
         };
+        INTERRUPTED.store(true, Ordering::Relaxed);
         eprintln!("\nbench: interrupted; stopping servers and removing the work directory");
         // The cleanup runs external commands; keep it off the runtime threads.
         let _ = tokio::task::spawn_blocking(run_all).await;

@@ -85,6 +85,9 @@ pub fn run_raw(
     args: &[String],
     deadline: Duration,
 ) -> Result<Output, String> {
+    if super::cleanup::interrupted() {
+        return Err("interrupted".to_string());
+    }
     let start = Instant::now();
     let mut child = Command::new(pgbench)
         .args(args)
@@ -119,7 +122,9 @@ pub fn run_raw(
     let status = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st.code(),
-            Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) if start.elapsed() < deadline && !super::cleanup::interrupted() => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
             _ => {
                 timed_out = true;
                 let _ = child.kill();

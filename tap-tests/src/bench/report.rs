@@ -136,7 +136,7 @@ impl Table {
     /// Sets the cell of row `label` (x) and series index `series`, and
     /// prints failures as they happen.
     pub fn set(&mut self, label: &str, x: f64, series: usize, cell: Cell) {
-        if let Cell::Failed(e) = &cell {
+        if let (Cell::Failed(e), false) = (&cell, super::cleanup::interrupted()) {
             eprintln!(
                 "bench: {} / {} / {}: FAILED: {}",
                 self.key,

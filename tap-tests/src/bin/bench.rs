@@ -227,6 +227,9 @@ fn main() -> ExitCode {
     let mut ctx = Ctx::new(cfg, pgbench_path, vec![hotpair, postgres]);
     let mut tables: Vec<Table> = Vec::new();
     for w in &selected {
+        if cleanup::interrupted() {
+            cleanup::park_forever();
+        }
         eprintln!("bench: workload {w}");
         let start = std::time::Instant::now();
         let new = match w.as_str() {
@@ -251,6 +254,9 @@ fn main() -> ExitCode {
         tables.extend(new);
     }
 
+    if cleanup::interrupted() {
+        cleanup::park_forever();
+    }
     // Servers down before files are written: a Ctrl-C during writing
     // leaves nothing running.
     for t in ctx.targets.iter_mut() {
