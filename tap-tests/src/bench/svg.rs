@@ -82,7 +82,7 @@ fn frame(table: &Table, max: f64) -> (String, f64) {
             W - RIGHT,
             LEFT - 6.0,
             y + 4.0,
-            fmt_num(v)
+            tick_label(v, step)
         );
         v += step;
     }
@@ -103,7 +103,37 @@ fn frame(table: &Table, max: f64) -> (String, f64) {
     (s, ymax)
 }
 
-fn legend(s: &mut String, names: &[(usize, &str)]) {
+/// A y tick label with as many decimals as the step needs.
+fn tick_label(v: f64, step: f64) -> String {
+    if step >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        let decimals = (-step.log10()).ceil().max(1.0) as usize;
+        format!("{v:.decimals$}")
+    }
+}
+
+/// Colour of series `i` named `name`: hotpair in reds, PostgreSQL in
+/// blues (the same in every plot), anything else from the palette. The
+/// second series of a system (standby, `single`) gets the lighter shade.
+fn color(table: &Table, i: usize) -> &'static str {
+    let name = table.series.get(i).map(String::as_str).unwrap_or("");
+    let nth_of = |prefix: &str| {
+        table.series[..i.min(table.series.len())]
+            .iter()
+            .filter(|s| s.starts_with(prefix))
+            .count()
+    };
+    if name.starts_with("hotpair") {
+        ["#d62728", "#ff9896", "#8c1c13"][nth_of("hotpair") % 3]
+    } else if name.starts_with("PostgreSQL") {
+        ["#1f77b4", "#9ecae1", "#08306b"][nth_of("PostgreSQL") % 3]
+    } else {
+        COLORS[i % COLORS.len()]
+    }
+}
+
+fn legend(s: &mut String, table: &Table, names: &[(usize, &str)]) {
     for (k, (i, name)) in names.iter().enumerate() {
         let y = TOP + 10.0 + k as f64 * 20.0;
         let x = W - RIGHT + 16.0;
@@ -111,7 +141,7 @@ fn legend(s: &mut String, names: &[(usize, &str)]) {
             s,
             r#"<rect x="{x}" y="{:.1}" width="14" height="10" fill="{}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
             y - 9.0,
-            COLORS[i % COLORS.len()],
+            color(table, *i),
             x + 20.0,
             y,
             esc(name)
@@ -178,7 +208,7 @@ fn line_chart(table: &Table) -> String {
     );
     let names = present(table);
     for (i, _) in &names {
-        let color = COLORS[i % COLORS.len()];
+        let color = color(table, *i);
         // Consecutive values form a segment; a missing value breaks the line.
         let mut segment: Vec<(f64, f64)> = Vec::new();
         let flush = |seg: &mut Vec<(f64, f64)>, s: &mut String| {
@@ -207,7 +237,7 @@ fn line_chart(table: &Table) -> String {
         }
         flush(&mut segment, &mut s);
     }
-    legend(&mut s, &names);
+    legend(&mut s, table, &names);
     s.push_str("</svg>\n");
     s
 }
@@ -231,7 +261,7 @@ fn bar_chart(table: &Table) -> String {
                     r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="{}"><title>{}: {}</title></rect>"#,
                     TOP + plot_h - h,
                     (bar_w - 1.0).max(1.0),
-                    COLORS[i % COLORS.len()],
+                    color(table, *i),
                     esc(&table.series[*i]),
                     fmt_num(v)
                 );
@@ -258,7 +288,16 @@ fn bar_chart(table: &Table) -> String {
             );
         }
     }
-    legend(&mut s, &names);
+    if !table.row_header.is_empty() {
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            LEFT + plot_w / 2.0,
+            H - 10.0,
+            esc(&table.row_header)
+        );
+    }
+    legend(&mut s, table, &names);
     s.push_str("</svg>\n");
     s
 }

@@ -78,11 +78,9 @@ struct Args {
 /// this process, server sockets in hotpair).
 const NOFILE_WANTED: u64 = 65536;
 
-/// Raises RLIMIT_NOFILE by re-executing this program under `sh -c 'ulimit
-/// -n …; exec …'` once (std has no setrlimit, and servers started later
-/// inherit the limit).
-fn ensure_nofile() {
-    let soft = std::fs::read_to_string("/proc/self/limits")
+/// The soft open-file limit of this process.
+fn nofile_soft() -> u64 {
+    std::fs::read_to_string("/proc/self/limits")
         .ok()
         .and_then(|t| {
             t.lines()
@@ -93,7 +91,14 @@ fn ensure_nofile() {
                         .and_then(|v| v.parse::<u64>().ok())
                 })
         })
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+/// Raises RLIMIT_NOFILE by re-executing this program under `sh -c 'ulimit
+/// -n …; exec …'` once (std has no setrlimit, and servers started later
+/// inherit the limit).
+fn ensure_nofile() {
+    let soft = nofile_soft();
     if soft >= NOFILE_WANTED || std::env::var_os("HOTPAIR_BENCH_REEXEC").is_some() {
         if soft < 20000 {
             eprintln!("bench: open-file limit is {soft}; the idle-connection workload may fail at high counts");
@@ -211,8 +216,10 @@ fn main() -> ExitCode {
             settings.conf_lines().trim().replace('\n', ", ")
         ),
         format!(
-            "pgbench: -n -T {} -j min(clients,2), scale {}, TCP 127.0.0.1",
-            cfg.duration, cfg.scale
+            "pgbench: -n -T {} -j min(clients,2), scale {}, TCP 127.0.0.1; open-file limit {}",
+            cfg.duration,
+            cfg.scale,
+            nofile_soft()
         ),
     ];
     for t in [&hotpair, &postgres] {
