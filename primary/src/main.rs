@@ -129,9 +129,12 @@ async fn run(config: Config) -> Result<(), String> {
     let db = Database::open(config, Role::Primary).map_err(|e| e.message.clone())?;
     tracing::info!("database system is ready to accept connections");
 
-    server_shim::serve(db, listener, shutdown)
+    common::server::serve(db.clone(), listener, shutdown)
         .await
         .map_err(|e| format!("could not accept connections: {e}"))?;
+    // Clean stop: write dirty pages and clog so the next start finds a
+    // consistent data directory.
+    db.checkpoint().map_err(|e| e.message.clone())?;
     tracing::info!("database system is shut down");
     Ok(())
 }
@@ -169,30 +172,4 @@ fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'stati
         }
         tracing::info!("received fast shutdown request");
     })
-}
-
-/// Stand-in for `common::server::serve` until the session loop lands on main
-/// (same signature); removed at that merge.
-mod server_shim {
-    use std::future::Future;
-    use std::sync::Arc;
-
-    use common::database::Database;
-    use tokio::net::TcpListener;
-
-    /// Accepts and immediately closes connections until `shutdown`.
-    pub async fn serve(
-        db: Arc<Database>,
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        let _db = db;
-        tokio::pin!(shutdown);
-        loop {
-            tokio::select! {
-                _ = &mut shutdown => return Ok(()),
-                accepted = listener.accept() => drop(accepted?),
-            }
-        }
-    }
 }
