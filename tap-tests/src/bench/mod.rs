@@ -100,9 +100,9 @@ pub struct RunConfig {
     pub commit_clients: Vec<u32>,
     /// Commits measured by the commit-to-visible workload.
     pub latency_commits: u32,
-    /// COPY: number of 100,000-row files loaded per run.
+    /// COPY: files loaded per run (each by one COPY).
     pub copy_files: u32,
-    /// COPY: rows per file.
+    /// COPY: rows per file (100,000; 25,000 with --quick).
     pub copy_rows: u32,
     /// COPY: client counts.
     pub copy_clients: Vec<u32>,
@@ -132,9 +132,9 @@ impl RunConfig {
                 commit_clients: vec![1, 8, 32, 128],
                 latency_commits: 100,
                 copy_files: 8,
-                copy_rows: 100_000,
+                copy_rows: 25_000,
                 copy_clients: vec![1, 2, 4, 8],
-                init_scale: 5,
+                init_scale: 2,
                 work_dir,
                 script_dir,
                 min_mem_available_mib: 3072,

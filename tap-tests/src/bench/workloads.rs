@@ -137,11 +137,14 @@ impl Ctx {
         extra: &[String],
     ) -> Result<pgbench::Summary, String> {
         let pgbench = self.pgbench()?;
+        // Hundreds of clients need more than a one-second run (--quick) to
+        // get past their backends' start-up at all.
+        let duration = self.cfg.duration.max(1 + clients / 100);
         let mut args = ep.conn_args();
         args.extend([
             "-n".into(),
             "-T".into(),
-            self.cfg.duration.to_string(),
+            duration.to_string(),
             "-c".into(),
             clients.to_string(),
             "-j".into(),
