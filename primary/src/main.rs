@@ -6,13 +6,14 @@
 //! directory ([`common::database::Database::open`]), listens on
 //! `listen_addresses`:`port` and hands the listener to the session loop
 //! ([`common::server::serve`]) until SIGINT or SIGTERM asks for a fast
-//! shutdown.
+//! shutdown; once every session has ended it writes a shutdown checkpoint
+//! ([`Database::checkpoint`]: dirty pages, clog, next xid) and exits.
 //!
 //! ```text
 //!   args ──► Config::load ──► logging ──► bind ──► Database::open ──► serve ──┐
 //!                                                                ▲            │
 //!                                              SIGINT / SIGTERM ─┘ (shutdown) │
-//!   exit 0 ◄── "database system is shut down" ◄──────────────────────────────┘
+//!   exit 0 ◄── "database system is shut down" ◄── checkpoint ◄───────────────┘
 //! ```
 //!
 //! The log goes to stderr, one line per event in PostgreSQL's shape
@@ -29,6 +30,7 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use common::config::Config;
@@ -129,12 +131,17 @@ async fn run(config: Config) -> Result<(), String> {
     let db = Database::open(config, Role::Primary).map_err(|e| e.message.clone())?;
     tracing::info!("database system is ready to accept connections");
 
-    common::server::serve(db.clone(), listener, shutdown)
+    common::server::serve(Arc::clone(&db), listener, shutdown)
         .await
         .map_err(|e| format!("could not accept connections: {e}"))?;
-    // Clean stop: write dirty pages and clog so the next start finds a
-    // consistent data directory.
-    db.checkpoint().map_err(|e| e.message.clone())?;
+
+    // Every session has ended: write dirty pages, clog and next_xid so the
+    // next start finds every committed row (PostgreSQL's shutdown
+    // checkpoint). Until WAL exists this is the only thing that makes data
+    // durable.
+    tracing::info!("shutting down");
+    db.checkpoint()
+        .map_err(|e| format!("shutdown checkpoint failed: {}", e.message))?;
     tracing::info!("database system is shut down");
     Ok(())
 }
