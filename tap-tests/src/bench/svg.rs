@@ -103,6 +103,22 @@ fn frame(table: &Table, max: f64) -> (String, f64) {
     (s, ymax)
 }
 
+/// Splits `text` at spaces into lines of at most `width` characters (a
+/// longer word gets a line of its own).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 /// A y tick label with as many decimals as the step needs.
 fn tick_label(v: f64, step: f64) -> String {
     if step >= 1.0 {
@@ -265,26 +281,27 @@ fn bar_chart(table: &Table) -> String {
                     esc(&table.series[*i]),
                     fmt_num(v)
                 );
+                if bar_w >= 16.0 {
+                    let _ = writeln!(
+                        s,
+                        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="9">{}</text>"#,
+                        x + bar_w / 2.0,
+                        TOP + plot_h - h - 3.0,
+                        fmt_num(v)
+                    );
+                }
             }
         }
-        // Labels may be long ("idle=1000 active=8"): split at spaces over
-        // two lines.
+        // Labels may be long ("90% select + 10% tpcb c=64"): wrap at
+        // spaces to the group's width, at most three lines.
         let cx = LEFT + g as f64 * group_w + group_w / 2.0;
-        let label = esc(&row.label);
-        let (a, b) = match label.split_once(' ') {
-            Some((a, b)) if groups > 4.0 => (a.to_string(), b.to_string()),
-            _ => (label.clone(), String::new()),
-        };
-        let _ = writeln!(
-            s,
-            r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="11">{a}</text>"#,
-            TOP + plot_h + 16.0
-        );
-        if !b.is_empty() {
+        let max_chars = ((group_w / 6.0) as usize).max(4);
+        for (k, line) in wrap(&row.label, max_chars).iter().take(3).enumerate() {
             let _ = writeln!(
                 s,
-                r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="11">{b}</text>"#,
-                TOP + plot_h + 30.0
+                r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"#,
+                TOP + plot_h + 15.0 + 12.0 * k as f64,
+                esc(line)
             );
         }
     }
@@ -306,6 +323,15 @@ fn bar_chart(table: &Table) -> String {
 mod tests {
     use super::*;
     use crate::bench::report::Cell;
+
+    #[test]
+    fn wraps_labels() {
+        assert_eq!(
+            wrap("90% select + 10% tpcb c=64", 12),
+            vec!["90% select +", "10% tpcb", "c=64"]
+        );
+        assert_eq!(wrap("short", 12), vec!["short"]);
+    }
 
     #[test]
     fn nice_steps() {
