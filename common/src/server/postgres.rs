@@ -253,6 +253,8 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     };
     let flag = backend.cancel_flag();
     let key = shared.cancel.register(flag.clone());
+    let mut backend = backend;
+    backend.set_backend_pid(key.pid);
     let param = |k: &str| {
         params
             .iter()
@@ -271,6 +273,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     let out = &mut wire.out;
     let _ = BackendMessage::AuthenticationOk.encode(out);
     for (name, value) in shared.factory.parameter_statuses(&params) {
+        let value = backend.setting(&name).unwrap_or(value);
         let _ = write_parameter_status(out, &name, &value);
     }
     let _ = BackendMessage::BackendKeyData {
@@ -801,6 +804,11 @@ impl<B: Backend> SessionLoop<B> {
                 },
                 Err(e) => Ok(Err(e)),
             },
+            Err(e) if e.code == sqlstate::QUERY_CANCELED && self.wire.shutting_down() => {
+                // Cancelled by the shutdown, not by the user: the client gets
+                // only the FATAL 57P01, as from PostgreSQL.
+                Err(Close::Shutdown)
+            }
             Err(e) => {
                 if rows == 0 && !flushed && !copy_out && self.wire.out.len() >= start {
                     // Nothing of this statement reached the client: drop its

@@ -1077,8 +1077,9 @@ async fn shutdown_interrupts_a_running_statement() {
         }
     }
     assert_eq!(
-        codes.last().map(|s| s.as_str()),
-        Some(sqlstate::ADMIN_SHUTDOWN)
+        codes,
+        vec![sqlstate::ADMIN_SHUTDOWN.to_string()],
+        "only the FATAL, no 57014"
     );
 }
 
