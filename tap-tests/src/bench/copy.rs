@@ -6,8 +6,9 @@
 //! null)` by 1, 2, 4 and 8 concurrent clients; every run loads all
 //! `copy_files` files (client k takes files k, k+n, …), so the total data is
 //! the same per run. Reported: seconds and table MB/s (`pg_relation_size`
-//! / seconds, the seed's "tbl-MBs"; the input size when the server lacks
-//! pg_relation_size, said in a note).
+//! / seconds, the seed's "tbl-MBs"; input bytes / seconds for every
+//! system when one of them lacks pg_relation_size, so ratios compare like
+//! with like — the table's title and note say which).
 //!
 //! hotpair runs twice, with `relation_extension = bulk` and `= single`
 //! (restarting the primary in between, and back to bulk after); a server
@@ -44,13 +45,13 @@ pub fn generate_file(rows: u32, seed: u64) -> Bytes {
 }
 
 /// Loads `files` with `clients` concurrent COPYs into a fresh `copy_t`;
-/// returns (seconds, table bytes, whether the size is the table's).
+/// returns (seconds, table bytes if the server has `pg_relation_size`).
 fn copy_run(
     ep: &Endpoint,
     files: &[Bytes],
     clients: u32,
     rows_per_file: u32,
-) -> Result<(f64, u64, bool), String> {
+) -> Result<(f64, Option<u64>), String> {
     ep.sql("DROP TABLE IF EXISTS copy_t")?;
     ep.sql("CREATE TABLE copy_t (data text NOT NULL)")?;
     let connstr = ep.connstr();
@@ -107,14 +108,11 @@ fn copy_run(
     if count.trim() != expected.to_string() {
         return Err(format!("copy_t has {count} rows, expected {expected}"));
     }
-    let (bytes, is_table) = match ep.sql("SELECT pg_relation_size('copy_t')") {
-        Ok(s) => match s.trim().parse::<u64>() {
-            Ok(b) => (b, true),
-            Err(_) => (files.iter().map(|f| f.len() as u64).sum(), false),
-        },
-        Err(_) => (files.iter().map(|f| f.len() as u64).sum(), false),
-    };
-    Ok((elapsed.as_secs_f64(), bytes, is_table))
+    let table_bytes = ep
+        .sql("SELECT pg_relation_size('copy_t')")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    Ok((elapsed.as_secs_f64(), table_bytes))
 }
 
 /// The COPY tables (seconds, MB/s) and the `pgbench -i` wall-time table.
@@ -149,7 +147,11 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
         .map(|i| generate_file(ctx.cfg.copy_rows, u64::from(i) + 1))
         .collect();
     let total_mb = files.iter().map(|f| f.len()).sum::<usize>() as f64 / 1e6;
-    let mut input_only = false;
+    let input_bytes: u64 = files.iter().map(|f| f.len() as u64).sum();
+    // (row label, clients, series, seconds, table bytes): MB/s cells are set
+    // at the end, from table bytes only if every run has them, so that
+    // every ratio compares like with like.
+    let mut done: Vec<(String, u32, usize, f64, Option<u64>)> = Vec::new();
 
     // (target index, series, hotpair setting to restart with)
     let mut plan: Vec<(usize, usize, Option<&str>)> = Vec::new();
@@ -197,17 +199,9 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
         for &c in &clients {
             let label = c.to_string();
             match guarded(|| copy_run(&ep, &files, c, ctx.cfg.copy_rows)).and_then(|r| r) {
-                Ok((seconds, bytes, is_table)) => {
-                    input_only |= !is_table;
+                Ok((seconds, table_bytes)) => {
                     secs.set(&label, f64::from(c), s, Cell::Value(seconds, None));
-                    let remark =
-                        (!is_table).then(|| "input MB/s (no pg_relation_size)".to_string());
-                    mbs.set(
-                        &label,
-                        f64::from(c),
-                        s,
-                        Cell::Value(bytes as f64 / 1e6 / seconds, remark),
-                    );
+                    done.push((label.clone(), c, s, seconds, table_bytes));
                 }
                 Err(e) => {
                     let e = first_line(&e).to_string();
@@ -233,8 +227,27 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
     );
     secs.note(note.clone());
     mbs.note(note);
-    if input_only {
-        mbs.note("cells marked: input bytes / s, the server has no pg_relation_size");
+    let all_table = done.iter().all(|d| d.4.is_some());
+    for (label, c, series, seconds, table_bytes) in done {
+        let bytes = if all_table {
+            table_bytes.unwrap_or(input_bytes)
+        } else {
+            input_bytes
+        };
+        mbs.set(
+            &label,
+            f64::from(c),
+            series,
+            Cell::Value(bytes as f64 / 1e6 / seconds, None),
+        );
+    }
+    if all_table {
+        mbs.note("MB/s = pg_relation_size('copy_t') / seconds (the seed's tbl-MBs)");
+    } else {
+        mbs.title = "concurrent COPY into one table: input MB/s".to_string();
+        mbs.note(
+            "MB/s = input bytes / seconds for every system: a server here has no pg_relation_size",
+        );
     }
 
     // pgbench -i -s N wall time (all default steps).
