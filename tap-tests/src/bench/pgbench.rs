@@ -167,7 +167,14 @@ pub fn run(
             out.error_tail()
         ));
     }
-    parse(&out.stdout).ok_or_else(|| format!("no tps in pgbench's output: {}", out.error_tail()))
+    parse(&out.stdout).ok_or_else(|| {
+        if out.stdout.contains("actually processed: 0") {
+            "no transaction completed during the run (connection start-up took all of it)"
+                .to_string()
+        } else {
+            format!("no tps in pgbench's output: {}", out.error_tail())
+        }
+    })
 }
 
 /// Parses pgbench's end-of-run summary; `None` without a tps line.

@@ -139,7 +139,7 @@ impl Ctx {
         let pgbench = self.pgbench()?;
         // Hundreds of clients need more than a one-second run (--quick) to
         // get past their backends' start-up at all.
-        let duration = self.cfg.duration.max(1 + clients / 100);
+        let duration = self.cfg.duration.max((1 + clients / 32).min(3));
         let mut args = ep.conn_args();
         args.extend([
             "-n".into(),
