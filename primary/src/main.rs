@@ -129,9 +129,14 @@ async fn run(config: Config) -> Result<(), String> {
     let db = Database::open(config, Role::Primary).map_err(|e| e.message.clone())?;
     tracing::info!("database system is ready to accept connections");
 
-    server_shim::serve(db, listener, shutdown)
-        .await
-        .map_err(|e| format!("could not accept connections: {e}"))?;
+    // The running-xacts timer for hot standbys.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let timer = tokio::spawn(primary::standby_log::run(db.clone(), stop_rx));
+    let handler = primary::walsender::WalSender::new(db.clone());
+    let served = common::server::serve_replicated(db, listener, shutdown, handler).await;
+    let _ = stop_tx.send(true);
+    let _ = timer.await;
+    served.map_err(|e| format!("could not accept connections: {e}"))?;
     tracing::info!("database system is shut down");
     Ok(())
 }
@@ -169,30 +174,4 @@ fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'stati
         }
         tracing::info!("received fast shutdown request");
     })
-}
-
-/// Stand-in for `common::server::serve` until the session loop lands on main
-/// (same signature); removed at that merge.
-mod server_shim {
-    use std::future::Future;
-    use std::sync::Arc;
-
-    use common::database::Database;
-    use tokio::net::TcpListener;
-
-    /// Accepts and immediately closes connections until `shutdown`.
-    pub async fn serve(
-        db: Arc<Database>,
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        let _db = db;
-        tokio::pin!(shutdown);
-        loop {
-            tokio::select! {
-                _ = &mut shutdown => return Ok(()),
-                accepted = listener.accept() => drop(accepted?),
-            }
-        }
-    }
 }
