@@ -6,13 +6,14 @@
 //! directory ([`common::database::Database::open`]), listens on
 //! `listen_addresses`:`port` and hands the listener to the session loop
 //! ([`common::server::serve`]) until SIGINT or SIGTERM asks for a fast
-//! shutdown.
+//! shutdown; once every session has ended it writes a shutdown checkpoint
+//! ([`Database::checkpoint`]: dirty pages, clog, next xid) and exits.
 //!
 //! ```text
 //!   args ──► Config::load ──► logging ──► bind ──► Database::open ──► serve ──┐
 //!                                                                ▲            │
 //!                                              SIGINT / SIGTERM ─┘ (shutdown) │
-//!   exit 0 ◄── "database system is shut down" ◄──────────────────────────────┘
+//!   exit 0 ◄── "database system is shut down" ◄── checkpoint ◄───────────────┘
 //! ```
 //!
 //! The log goes to stderr, one line per event in PostgreSQL's shape
@@ -29,6 +30,7 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use common::config::Config;
@@ -131,12 +133,21 @@ async fn run(config: Config) -> Result<(), String> {
 
     // The running-xacts timer for hot standbys.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let timer = tokio::spawn(primary::standby_log::run(db.clone(), stop_rx));
-    let handler = primary::walsender::WalSender::new(db.clone());
-    let served = common::server::serve_replicated(db, listener, shutdown, handler).await;
+    let timer = tokio::spawn(primary::standby_log::run(Arc::clone(&db), stop_rx));
+    let handler = primary::walsender::WalSender::new(Arc::clone(&db));
+    let served =
+        common::server::serve_replicated(Arc::clone(&db), listener, shutdown, handler).await;
     let _ = stop_tx.send(true);
     let _ = timer.await;
     served.map_err(|e| format!("could not accept connections: {e}"))?;
+
+    // Every session has ended: write dirty pages, clog and next_xid so the
+    // next start finds every committed row (PostgreSQL's shutdown
+    // checkpoint). Until WAL exists this is the only thing that makes data
+    // durable.
+    tracing::info!("shutting down");
+    db.checkpoint()
+        .map_err(|e| format!("shutdown checkpoint failed: {}", e.message))?;
     tracing::info!("database system is shut down");
     Ok(())
 }
