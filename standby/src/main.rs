@@ -108,7 +108,7 @@ fn main() -> ExitCode {
         );
         let mut last_pct = u64::MAX;
         let r = rt.block_on(basebackup::take(&ci, &args.data_dir, |done, total| {
-            let pct = if total == 0 { 100 } else { done * 100 / total };
+            let pct = (done * 100).checked_div(total).unwrap_or(100);
             if pct != last_pct {
                 last_pct = pct;
                 println!("{} / {} kB ({pct}%)", done / 1024, total / 1024);
