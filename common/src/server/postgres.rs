@@ -72,6 +72,8 @@ pub(crate) struct Shared<F> {
     pub factory: F,
     /// Cancel keys of live sessions.
     pub cancel: CancelRegistry,
+    /// Where `replication=true` connections go (None: normal sessions).
+    pub replication: Option<Arc<dyn super::ReplicationHandler>>,
 }
 
 /// Runs a Session call on the session's task. Statements run inline: the
@@ -238,6 +240,20 @@ pub(crate) async fn run_connection<F: BackendFactory>(
             return;
         }
     };
+
+    if let Some(handler) = &shared.replication {
+        if super::is_replication_request(&params) {
+            let conn = super::ReplicationConnection {
+                stream: wire.stream,
+                buffered: wire.rbuf,
+                params,
+                peer,
+                shutdown: wire.shutdown,
+            };
+            handler.handle(conn).await;
+            return;
+        }
+    }
 
     let backend = match run_blocking(multi_thread, || shared.factory.connect(&params)) {
         Ok(b) => b,

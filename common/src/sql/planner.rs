@@ -86,6 +86,9 @@ pub enum Source {
     },
     /// `hotpair_stat_snapshots`: one row from the procarray counters.
     StatSnapshots,
+    /// A replication system view (`pg_stat_replication`, …): rows from
+    /// [`crate::replication::ReplicationState::view_rows`].
+    SystemView(&'static str),
 }
 
 /// Access path of a table.
@@ -695,6 +698,27 @@ fn bind_from(
                     scope.push(Some(&a), c, SqlType::Int8);
                 }
                 return Ok((Source::StatSnapshots, scope, None));
+            }
+            if let (Some(cols), None) = (crate::replication::view_columns(&rel), catalog.get(&rel))
+            {
+                let a = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or_else(|| rel.clone());
+                let mut scope = Scope::new();
+                for (c, ty) in cols {
+                    scope.push(Some(&a), c, *ty);
+                }
+                let name = match rel.as_str() {
+                    crate::replication::PG_STAT_REPLICATION => {
+                        crate::replication::PG_STAT_REPLICATION
+                    }
+                    crate::replication::PG_REPLICATION_SLOTS => {
+                        crate::replication::PG_REPLICATION_SLOTS
+                    }
+                    _ => crate::replication::PG_STAT_WAL_RECEIVER,
+                };
+                return Ok((Source::SystemView(name), scope, None));
             }
             let table = catalog.table(&rel)?;
             let a = alias
