@@ -24,6 +24,7 @@ use crate::clog::Clog;
 use crate::config::Config;
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::procarray::ProcArray;
+use crate::replication::ReplicationState;
 use crate::sql::catalog::Catalog;
 use crate::sql::parser::ParseCache;
 use crate::storage::heapam::Heap;
@@ -58,6 +59,8 @@ pub struct Database {
     pub parse_cache: ParseCache,
     /// Prepared transactions (two-phase commit).
     pub twophase: TwoPhaseState,
+    /// Walsenders, walreceiver, slots, recovery progress (issue 4).
+    pub replication: ReplicationState,
 }
 
 /// Texts kept by the parse cache.
@@ -98,7 +101,14 @@ impl Database {
             catalog,
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
             twophase: TwoPhaseState::new(max_prepared, Some(&dir)),
+            replication: ReplicationState::open(Some(&dir))?,
         };
+        if role == Role::Standby {
+            db.replication
+                .in_recovery
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            db.procarray.set_in_recovery(true);
+        }
         let max_seen = crate::sql::ddl::rebuild_all_indexes(&db)?;
         if max_seen + 1 > db.procarray.next_xid().0 {
             db.procarray.advance_next_xid(TransactionId(max_seen + 1));

@@ -9,6 +9,7 @@ pub mod error;
 pub mod lmgr;
 pub mod procarray;
 pub mod protocol;
+pub mod replication;
 pub mod server;
 pub mod snapshot;
 pub mod sql;

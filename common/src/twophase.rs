@@ -682,7 +682,9 @@ pub fn checkpoint(shared: &dyn XactShared) -> PgResult<()> {
 /// whose xid the clog says finished, gives each remaining prepared
 /// transaction a dummy proc holding its xids as running and advances
 /// `next_xid` past them. FATAL 53200 if more remain than
-/// `max_prepared_transactions` allows, as PostgreSQL.
+/// `max_prepared_transactions` allows, as PostgreSQL. In recovery (a
+/// standby) no dummy procs are made; calling it again at promotion makes
+/// them for the entries that have none.
 pub fn restore_at_startup(shared: &dyn XactShared) -> PgResult<()> {
     let tp = shared.twophase();
     if let Some(dir) = tp.dir.clone() {
@@ -734,6 +736,12 @@ pub fn restore_at_startup(shared: &dyn XactShared) -> PgResult<()> {
     };
     if entries.len() > tp.max {
         return Err(fatal_too_many(tp.max));
+    }
+    if shared.in_recovery() {
+        // A standby tracks the primary's running xids (prepared ones
+        // included) in KnownAssignedXids; the dummy procs are made when it
+        // is promoted (call this again then).
+        return Ok(());
     }
     for g in entries.into_iter().filter(|g| g.dummy.is_none()) {
         tracing::info!(

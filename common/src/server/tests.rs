@@ -1098,6 +1098,7 @@ async fn idle_connection_state_is_small() {
     let shared = Arc::new(super::postgres::Shared {
         factory,
         cancel: super::CancelRegistry::new(),
+        replication: None,
     });
     let fut = super::postgres::run_connection(shared, stream, addr, rx);
     let size = std::mem::size_of_val(&fut);

@@ -269,6 +269,12 @@ impl EvalContext for Ectx<'_> {
     fn backend_pid(&self) -> i32 {
         self.backend_pid
     }
+    fn is_in_recovery(&self) -> bool {
+        self.db.replication.in_recovery()
+    }
+    fn wal_lsn(&self, which: crate::sql::functions::WalLsnKind) -> PgResult<Option<u64>> {
+        self.db.replication.wal_lsn(which)
+    }
     fn check_cancel(&self) -> PgResult<()> {
         self.check_interrupts()
     }
@@ -472,6 +478,15 @@ fn for_each_input<'a>(
                     Value::text(&p.owner),
                     Value::text(&p.database),
                 ];
+                if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
+                    break;
+                }
+            }
+            Ok(())
+        }
+        Source::SystemView(name) => {
+            let rows = ec.db.replication.view_rows(name).unwrap_or_default();
+            for row in rows {
                 if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
                     break;
                 }

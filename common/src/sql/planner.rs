@@ -91,6 +91,9 @@ pub enum Source {
     StatSnapshots,
     /// `pg_prepared_xacts`: one row per prepared transaction.
     PreparedXacts,
+    /// A replication system view (`pg_stat_replication`, …): rows from
+    /// [`crate::replication::ReplicationState::view_rows`].
+    SystemView(&'static str),
 }
 
 /// Access path of a table.
@@ -719,6 +722,27 @@ fn bind_from(
                     scope.push(Some(&a), c, ty);
                 }
                 return Ok((Source::PreparedXacts, scope, None));
+            }
+            if let (Some(cols), None) = (crate::replication::view_columns(&rel), catalog.get(&rel))
+            {
+                let a = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or_else(|| rel.clone());
+                let mut scope = Scope::new();
+                for (c, ty) in cols {
+                    scope.push(Some(&a), c, *ty);
+                }
+                let name = match rel.as_str() {
+                    crate::replication::PG_STAT_REPLICATION => {
+                        crate::replication::PG_STAT_REPLICATION
+                    }
+                    crate::replication::PG_REPLICATION_SLOTS => {
+                        crate::replication::PG_REPLICATION_SLOTS
+                    }
+                    _ => crate::replication::PG_STAT_WAL_RECEIVER,
+                };
+                return Ok((Source::SystemView(name), scope, None));
             }
             let table = catalog.table(&rel)?;
             let a = alias
