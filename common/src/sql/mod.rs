@@ -1,14 +1,24 @@
 //! SQL: parse (sqlparser + keyword pre-dispatch), bind, plan, execute.
 //! OWNERS: `types`, `value`, `numeric`, `datetime`, `expr`, `functions`,
 //! `rowcodec`, `keycodec` — SQL-values helper (sqlv);
-//! `parser`, `catalog`, `executor`, `session` — SQL-statements helper (sqlx).
+//! `parser`, `catalog`, `planner`, `executor`, `ddl`, `copy`, `utility`,
+//! `session` — SQL-statements helper (sqlx).
 
+pub mod catalog;
+pub mod copy;
 pub mod datetime;
+pub mod ddl;
+pub mod executor;
 pub mod expr;
 pub mod functions;
 pub mod keycodec;
 pub mod numeric;
+pub mod parser;
+pub mod planner;
 pub mod rowcodec;
 pub mod session;
 pub mod types;
+pub mod utility;
 pub mod value;
+#[cfg(test)]
+mod tests;

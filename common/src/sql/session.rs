@@ -1,16 +1,58 @@
 //! A client session's SQL state: the contract between the protocol loop
-//! (`server`) and the SQL layer. OWNER: Q2. The protocol helper (P) codes
-//! against exactly these signatures.
+//! (`server`) and the SQL layer.
+//!
+//! ## Statement life cycle (postgres.c's exec_simple_query / exec_execute)
+//!
+//! ```text
+//!  prepare(sql)  parse (cache by text) ─► plan each DML statement
+//!                (errors of a statement of a multi-statement Query that
+//!                 depends on an earlier one are deferred to execute)
+//!  execute(stmt) 25P02 if the block failed (unless ROLLBACK/COMMIT/
+//!                ROLLBACK TO) ─► Xact::start_statement ─► run ─►
+//!                Xact::finish_statement(ok)   (commits a single-statement
+//!                implicit transaction; after an error aborts it, or marks
+//!                the block failed)
+//! ```
+//!
+//! `execute` cleans up after its own errors at once (a deadlock victim must
+//! release its xid promptly); `on_error` is for errors raised outside it
+//! (parse errors, protocol errors) and is a no-op right after a failed
+//! `execute`.
+//!
+//! Transaction-scoped session state — SET LOCAL and rolled-back SETs,
+//! tables created or truncated in the transaction (COPY FREEZE), rows
+//! frozen by an aborted COPY FREEZE (the table is emptied again), READ
+//! ONLY — is settled whenever the transaction ends.
+//!
+//! `PreparedStatement::columns()` of a statement whose planning was
+//! deferred is known only after its first `execute`: the protocol loop
+//! should read it when sending the first DataRow or CommandComplete.
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
-use crate::database::Database;
-use crate::error::{PgError, PgResult};
+use parking_lot::Mutex;
+use sqlparser::ast;
+
+use crate::database::{Database, Role};
+use crate::error::{sqlstate, PgError, PgResult, Severity};
+use crate::sql::catalog::TableDef;
+use crate::sql::copy::{format_header, format_row, CopyInState};
+use crate::sql::ddl::{execute_ddl, is_ddl, truncate_table, DdlCtx};
+use crate::sql::executor::{run_dml, run_query, Ectx, Vis};
+use crate::sql::expr::ParamTypes;
+use crate::sql::parser::{
+    isolation_from_name, isolation_name, CopyDirection, CopyFormat, CopySource, CopyStmt,
+    ParsedStmt, Stmt,
+};
+use crate::sql::planner::{bind_defaults, is_plannable, plan_query, plan_statement, Plan, Planned};
 use crate::sql::types::SqlType;
+use crate::sql::utility::{canonical_name, SessionSettings, REPORTED};
 use crate::sql::value::Value;
-use crate::types::Oid;
-use crate::xact::TxStatus;
+use crate::types::{Oid, RelFileId};
+use crate::xact::{TxStatus, Xact};
 
 /// One column of a RowDescription.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,21 +84,51 @@ pub trait ResultSink {
 
 /// A parsed, described statement (Parse, or one statement of a Query).
 pub struct PreparedStatement {
-    _private: (),
+    /// For planning on first use (see [`PreparedStatement::columns`]).
+    db: Arc<Database>,
+    parsed: Arc<ParsedStmt>,
+    param_types: Vec<SqlType>,
+    columns: OnceLock<Option<Vec<FieldDescription>>>,
+    plan: Mutex<Option<Arc<Planned>>>,
+}
+
+impl std::fmt::Debug for PreparedStatement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedStatement")
+            .field("text", &self.parsed.text)
+            .finish()
+    }
 }
 
 impl PreparedStatement {
     /// Parameter types ($1 … $n), inferred where the client sent 0.
     pub fn param_types(&self) -> &[SqlType] {
-        todo!("Q2")
+        &self.param_types
     }
-    /// Result columns, or None for statements that return no rows.
+    /// Result columns, or None for statements that return no rows. A
+    /// statement of a multi-statement Query whose planning was deferred
+    /// (it uses a table an earlier statement creates) is planned here, on
+    /// first call — by then the earlier statements have run; None if it
+    /// still fails (execute reports the error).
     pub fn columns(&self) -> Option<&[FieldDescription]> {
-        todo!("Q2")
+        if self.columns.get().is_none() {
+            if let Stmt::Sql(s) = &self.parsed.stmt {
+                let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
+                if let Ok(p) = plan_statement(&self.db.catalog, s, &oids) {
+                    let _ = self.columns.set(p.columns.clone());
+                    *self.plan.lock() = Some(Arc::new(p));
+                }
+            }
+        }
+        self.columns.get().and_then(|c| c.as_deref())
     }
     /// The original text (for logs and pg_stat-like views).
     pub fn text(&self) -> &str {
-        todo!("Q2")
+        &self.parsed.text
+    }
+    /// The parsed statement.
+    pub fn stmt(&self) -> &Stmt {
+        &self.parsed.stmt
     }
 }
 
@@ -84,7 +156,65 @@ pub struct CopyIn {
 
 /// A session. Not shared between tasks.
 pub struct Session {
-    _private: (),
+    db: Arc<Database>,
+    xact: Xact,
+    settings: SessionSettings,
+    cancel: Arc<AtomicBool>,
+    backend_pid: i32,
+    /// transaction_timestamp() of the current transaction.
+    xact_ts: i64,
+    /// A transaction was open after the last statement (to notice its end).
+    was_in_xact: bool,
+    /// Relations created or truncated in the current transaction.
+    created_in_xact: HashSet<RelFileId>,
+    /// Tables that received COPY FREEZE rows in the current transaction.
+    frozen_in_xact: Vec<Arc<TableDef>>,
+    /// BEGIN READ ONLY / SET TRANSACTION READ ONLY.
+    read_only_xact: bool,
+    /// The last `execute` failed and already cleaned up.
+    error_handled: bool,
+    /// How the statement just run ended its transaction (COMMIT → true).
+    end_committed: Option<bool>,
+    /// The user name from the startup packet.
+    user: String,
+    /// The database name from the startup packet.
+    database: String,
+}
+
+fn now_usecs() -> i64 {
+    crate::sql::datetime::now_usecs()
+}
+
+fn in_failed_block() -> PgError {
+    PgError::new(
+        sqlstate::IN_FAILED_SQL_TRANSACTION,
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
+}
+
+fn read_only_error(what: &str) -> PgError {
+    PgError::new(
+        sqlstate::READ_ONLY_SQL_TRANSACTION,
+        format!("cannot execute {what} in a read-only transaction"),
+    )
+}
+
+fn command_name(stmt: &Stmt) -> &'static str {
+    match stmt {
+        Stmt::Copy(_) => "COPY FROM",
+        Stmt::Sql(s) => match s.as_ref() {
+            ast::Statement::Insert(_) => "INSERT",
+            ast::Statement::Update { .. } => "UPDATE",
+            ast::Statement::Delete(_) => "DELETE",
+            ast::Statement::CreateTable(_) => "CREATE TABLE",
+            ast::Statement::Drop { .. } => "DROP TABLE",
+            ast::Statement::Truncate { .. } => "TRUNCATE TABLE",
+            ast::Statement::AlterTable { .. } => "ALTER TABLE",
+            ast::Statement::CreateIndex(_) => "CREATE INDEX",
+            _ => "this statement",
+        },
+        _ => "this statement",
+    }
 }
 
 impl Session {
@@ -92,55 +222,886 @@ impl Session {
     /// (user, database, application_name, options …). Takes a proc slot:
     /// 53300 "sorry, too many clients already" when none is free.
     pub fn new(db: Arc<Database>, startup_params: &[(String, String)]) -> PgResult<Session> {
-        let _ = (db, startup_params);
-        todo!("Q2")
+        let xact = Xact::new(db.clone())?;
+        let mut settings = SessionSettings::new(&db.config);
+        let mut user = "postgres".to_string();
+        let mut database = String::new();
+        for (k, v) in startup_params {
+            match k.as_str() {
+                "user" => user = v.clone(),
+                "database" => database = v.clone(),
+                "options" => {
+                    // `-c name=value` / `--name=value` pairs.
+                    let mut it = v.split_whitespace();
+                    while let Some(tok) = it.next() {
+                        let kv = if tok == "-c" {
+                            it.next().unwrap_or("")
+                        } else {
+                            tok.trim_start_matches("--")
+                        };
+                        if let Some((n, val)) = kv.split_once('=') {
+                            settings.set(&n.replace('-', "_"), Some(val), false, false)?;
+                        }
+                    }
+                }
+                "replication" => {}
+                name => {
+                    // Startup parameters are SETs (application_name,
+                    // client_encoding, DateStyle …); unknown ones are FATAL
+                    // in PostgreSQL, but drivers send a few harmless extras.
+                    let _ = settings.set(name, Some(v), false, false);
+                }
+            }
+        }
+        if database.is_empty() {
+            database = user.clone();
+        }
+        let mut s = Session {
+            db,
+            xact,
+            settings,
+            cancel: Arc::new(AtomicBool::new(false)),
+            backend_pid: 0,
+            xact_ts: now_usecs(),
+            was_in_xact: false,
+            created_in_xact: HashSet::new(),
+            frozen_in_xact: Vec::new(),
+            read_only_xact: false,
+            error_handled: false,
+            end_committed: None,
+            user,
+            database,
+        };
+        if let Some(v) = s.settings.get("default_transaction_isolation") {
+            if let Some(l) = isolation_from_name(&v) {
+                s.xact.set_default_isolation(l);
+            }
+        }
+        Ok(s)
     }
+
+    /// The pid announced in BackendKeyData (pg_backend_pid(), deadlock
+    /// reports).
+    pub fn set_backend_pid(&mut self, pid: i32) {
+        self.backend_pid = pid;
+        self.xact.set_pid(pid);
+    }
+
+    /// The session's settings (for the protocol loop's initial
+    /// ParameterStatus messages).
+    pub fn setting(&self, name: &str) -> Option<String> {
+        self.settings.get(name)
+    }
+
+    /// The user and database names of the startup packet.
+    pub fn identity(&self) -> (&str, &str) {
+        (&self.user, &self.database)
+    }
+
     /// Parses `sql` (possibly several statements) with the parse cache.
     /// `param_types` are the OIDs from Parse (0 = infer).
-    pub fn prepare(&mut self, sql: &str, param_types: &[Oid]) -> PgResult<Vec<Arc<PreparedStatement>>> {
-        let _ = (sql, param_types);
-        todo!("Q2")
+    pub fn prepare(
+        &mut self,
+        sql: &str,
+        param_types: &[Oid],
+    ) -> PgResult<Vec<Arc<PreparedStatement>>> {
+        self.error_handled = false;
+        let parsed = self.db.parse_cache.parse(sql)?;
+        if parsed.is_empty() {
+            return Ok(vec![Arc::new(PreparedStatement {
+                db: self.db.clone(),
+                parsed: Arc::new(ParsedStmt {
+                    text: String::new(),
+                    stmt: Stmt::Empty,
+                }),
+                param_types: Vec::new(),
+                columns: OnceLock::from(None),
+                plan: Mutex::new(None),
+            })]);
+        }
+        let single = parsed.len() == 1;
+        let failed = self.xact.status() == TxStatus::Failed;
+        let mut out = Vec::with_capacity(parsed.len());
+        for p in parsed.iter() {
+            out.push(Arc::new(self.prepare_one(
+                p.clone(),
+                param_types,
+                single && !failed,
+            )?));
+        }
+        Ok(out)
     }
+
+    fn prepare_one(
+        &mut self,
+        parsed: Arc<ParsedStmt>,
+        oids: &[Oid],
+        raise: bool,
+    ) -> PgResult<PreparedStatement> {
+        let fixed = |oids: &[Oid]| -> Vec<SqlType> {
+            ParamTypes::from_oids(oids)
+                .map(|p| p.finish())
+                .unwrap_or_default()
+        };
+        let (columns, param_types, plan) = match &parsed.stmt {
+            Stmt::Sql(s) if is_plannable(s) => match plan_statement(&self.db.catalog, s, oids) {
+                Ok(p) => (
+                    OnceLock::from(p.columns.clone()),
+                    p.param_types.clone(),
+                    Some(Arc::new(p)),
+                ),
+                Err(e) if raise => return Err(e),
+                Err(_) => (OnceLock::new(), fixed(oids), None),
+            },
+            Stmt::Show(None) => (
+                OnceLock::from(Some(vec![
+                    text_field("name"),
+                    text_field("setting"),
+                    text_field("description"),
+                ])),
+                fixed(oids),
+                None,
+            ),
+            Stmt::Show(Some(n)) => (
+                OnceLock::from(Some(vec![text_field(&canonical_name(n))])),
+                fixed(oids),
+                None,
+            ),
+            Stmt::Copy(c) if c.direction == CopyDirection::ToStdout => {
+                (OnceLock::from(None), fixed(oids), None)
+            }
+            _ => (OnceLock::from(None), fixed(oids), None),
+        };
+        Ok(PreparedStatement {
+            db: self.db.clone(),
+            parsed,
+            param_types,
+            columns,
+            plan: Mutex::new(plan),
+        })
+    }
+
+    /// The current plan of a DML statement, re-bound if the catalog moved.
+    fn plan_of(&self, stmt: &PreparedStatement, ast: &ast::Statement) -> PgResult<Arc<Planned>> {
+        let version = self.db.catalog.version();
+        {
+            let g = stmt.plan.lock();
+            if let Some(p) = g.as_ref() {
+                if p.catalog_version == version {
+                    return Ok(p.clone());
+                }
+            }
+        }
+        let oids: Vec<Oid> = stmt.param_types.iter().map(|t| t.oid()).collect();
+        let p = Arc::new(plan_statement(&self.db.catalog, ast, &oids)?);
+        match stmt.columns.get() {
+            Some(cols) => {
+                let same = match (cols, &p.columns) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => {
+                        a.len() == b.len()
+                            && a.iter()
+                                .zip(b)
+                                .all(|(x, y)| x.name == y.name && x.ty == y.ty)
+                    }
+                    _ => false,
+                };
+                if !same {
+                    return Err(PgError::unsupported(
+                        "cached plan must not change result type",
+                    ));
+                }
+            }
+            None => {
+                let _ = stmt.columns.set(p.columns.clone());
+            }
+        }
+        *stmt.plan.lock() = Some(p.clone());
+        Ok(p)
+    }
+
     /// Runs one statement with bound parameter values.
-    pub fn execute(&mut self, stmt: &PreparedStatement, params: &[Value], sink: &mut dyn ResultSink) -> PgResult<ExecOutcome> {
-        let _ = (stmt, params, sink);
-        todo!("Q2")
+    pub fn execute(
+        &mut self,
+        stmt: &PreparedStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        self.error_handled = false;
+        self.end_committed = None;
+        self.cancel.store(false, Ordering::Relaxed);
+        if matches!(stmt.parsed.stmt, Stmt::Empty) {
+            return Ok(ExecOutcome::Empty);
+        }
+        if self.xact.status() == TxStatus::Failed && !stmt.parsed.stmt.is_transaction_exit() {
+            return Err(in_failed_block());
+        }
+        if !self.xact.in_transaction() {
+            self.xact_ts = now_usecs();
+        }
+        self.xact.start_statement();
+        self.was_in_xact = true;
+        match self.run(stmt, params, sink) {
+            Ok(ExecOutcome::CopyIn(c)) => Ok(ExecOutcome::CopyIn(c)),
+            Ok(o) => {
+                let r = self.xact.finish_statement(true);
+                let committed = r.is_ok() && self.end_committed.unwrap_or(true);
+                self.settle_xact(committed);
+                r.map(|_| o)
+            }
+            Err(e) => {
+                self.fail_statement();
+                Err(e)
+            }
+        }
     }
+
+    /// Error cleanup of a statement that started.
+    fn fail_statement(&mut self) {
+        let _ = self.xact.finish_statement(false);
+        self.settle_xact(false);
+        self.error_handled = true;
+    }
+
+    /// Notices the end of a transaction and settles transaction-scoped
+    /// session state.
+    fn settle_xact(&mut self, committed: bool) {
+        if self.xact.in_transaction() || !self.was_in_xact {
+            return;
+        }
+        self.was_in_xact = false;
+        self.settings.end_xact(committed);
+        if !committed {
+            // Rows of an aborted COPY FREEZE are visible to everyone: empty
+            // the table again (it was created or truncated in this
+            // transaction, so it held nothing else of ours to keep).
+            for t in std::mem::take(&mut self.frozen_in_xact) {
+                if let Err(e) = truncate_table(&self.db, &t, &AtomicBool::new(false)) {
+                    tracing::warn!(
+                        "could not empty \"{}\" after an aborted COPY FREEZE: {}",
+                        t.name,
+                        e.message
+                    );
+                }
+            }
+        }
+        self.frozen_in_xact.clear();
+        self.created_in_xact.clear();
+        self.read_only_xact = false;
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        let ms = self.settings.config().int("statement_timeout");
+        (ms > 0).then(|| Instant::now() + Duration::from_millis(ms as u64))
+    }
+
+    fn notice(&self, sink: &mut dyn ResultSink, n: PgError) {
+        let min = self
+            .settings
+            .get("client_min_messages")
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let suppressed = match n.severity {
+            Severity::Notice => matches!(
+                min.as_str(),
+                "warning" | "error" | "log" | "fatal" | "panic"
+            ),
+            Severity::Warning => matches!(min.as_str(), "error" | "log" | "fatal" | "panic"),
+            _ => false,
+        };
+        if !suppressed {
+            sink.notice(n);
+        }
+    }
+
+    fn check_writable(&self, what: &str) -> PgResult<()> {
+        if self.read_only_xact || self.db.role == Role::Standby {
+            return Err(read_only_error(what));
+        }
+        Ok(())
+    }
+
+    fn run(
+        &mut self,
+        stmt: &PreparedStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        let done = |t: &str| Ok(ExecOutcome::Complete(t.to_string()));
+        match &stmt.parsed.stmt {
+            Stmt::Empty => Ok(ExecOutcome::Empty),
+            Stmt::Begin {
+                isolation,
+                read_only,
+                start,
+            } => {
+                if let Some(w) = self.xact.begin(*isolation) {
+                    self.notice(sink, w);
+                }
+                if *read_only == Some(true) {
+                    self.read_only_xact = true;
+                }
+                done(if *start { "START TRANSACTION" } else { "BEGIN" })
+            }
+            Stmt::Commit => {
+                let (tag, w) = self.xact.commit()?;
+                if let Some(w) = w {
+                    self.notice(sink, w);
+                }
+                self.end_committed = Some(tag == "COMMIT");
+                done(tag)
+            }
+            Stmt::Rollback => {
+                if let Some(w) = self.xact.rollback() {
+                    self.notice(sink, w);
+                }
+                self.end_committed = Some(false);
+                done("ROLLBACK")
+            }
+            Stmt::Savepoint(n) => {
+                self.xact.savepoint(n)?;
+                done("SAVEPOINT")
+            }
+            Stmt::Release(n) => {
+                self.xact.release(n)?;
+                done("RELEASE")
+            }
+            Stmt::RollbackTo(n) => {
+                self.xact.rollback_to(n)?;
+                done("ROLLBACK")
+            }
+            Stmt::SetTransaction {
+                isolation,
+                read_only,
+                session,
+            } => {
+                if *session {
+                    if let Some(l) = isolation {
+                        self.xact.set_default_isolation(*l);
+                        self.settings.set(
+                            "default_transaction_isolation",
+                            Some(isolation_name(*l)),
+                            false,
+                            self.xact.status() != TxStatus::Idle,
+                        )?;
+                    }
+                    return done("SET");
+                }
+                if self.xact.status() == TxStatus::Idle {
+                    self.notice(
+                        sink,
+                        PgError::warning(
+                            sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                            "SET TRANSACTION can only be used in transaction blocks",
+                        ),
+                    );
+                    return done("SET");
+                }
+                if let Some(l) = isolation {
+                    self.xact.set_isolation(*l)?;
+                }
+                if *read_only == Some(true) {
+                    self.read_only_xact = true;
+                }
+                done("SET")
+            }
+            Stmt::Set { name, value, local } => self.exec_set(name, value.as_deref(), *local, sink),
+            Stmt::Reset(name) => {
+                let in_xact = self.xact.status() != TxStatus::Idle;
+                match name {
+                    None => {
+                        for (n, v) in self.settings.reset_all(in_xact) {
+                            sink.parameter_status(&n, &v);
+                        }
+                    }
+                    Some(n) => {
+                        self.exec_set(n, None, false, sink)?;
+                    }
+                }
+                done("RESET")
+            }
+            Stmt::Show(name) => {
+                match name {
+                    None => {
+                        for (n, v, d) in self.settings.show_all() {
+                            sink.row(&[Value::text(&n), Value::text(&v), Value::text(&d)])?;
+                        }
+                    }
+                    Some(n) => {
+                        let v = if canonical_name(n) == "transaction_isolation" {
+                            Some(isolation_name(self.xact.isolation()).to_string())
+                        } else {
+                            self.settings.get(n)
+                        };
+                        let v = v.ok_or_else(|| {
+                            PgError::new(
+                                sqlstate::UNDEFINED_OBJECT,
+                                format!("unrecognized configuration parameter \"{n}\""),
+                            )
+                        })?;
+                        sink.row(&[Value::text(&v)])?;
+                    }
+                }
+                done("SHOW")
+            }
+            Stmt::Vacuum { tables, .. } | Stmt::Analyze { tables } => {
+                let is_vacuum = matches!(stmt.parsed.stmt, Stmt::Vacuum { .. });
+                if is_vacuum && self.xact.status() != TxStatus::Idle {
+                    return Err(PgError::new(
+                        sqlstate::ACTIVE_SQL_TRANSACTION,
+                        "VACUUM cannot run inside a transaction block",
+                    ));
+                }
+                for t in tables {
+                    self.db.catalog.table(t)?;
+                }
+                if is_vacuum {
+                    self.db.vacuum_indexes(tables)?;
+                }
+                done(if is_vacuum { "VACUUM" } else { "ANALYZE" })
+            }
+            Stmt::Checkpoint => {
+                self.db.checkpoint()?;
+                done("CHECKPOINT")
+            }
+            Stmt::PrepareTransaction(_) => {
+                // As PostgreSQL with max_prepared_transactions = 0. A failed
+                // PREPARE TRANSACTION ends the transaction (rolled back),
+                // leaving the session idle rather than in a failed block.
+                if self.xact.status() != TxStatus::Idle {
+                    let _ = self.xact.rollback();
+                    self.end_committed = Some(false);
+                }
+                Err(PgError::new(
+                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    "prepared transactions are disabled",
+                )
+                .with_hint("Set max_prepared_transactions to a nonzero value."))
+            }
+            Stmt::CommitPrepared(gid) | Stmt::RollbackPrepared(gid) => {
+                let what = if matches!(stmt.parsed.stmt, Stmt::CommitPrepared(_)) {
+                    "COMMIT"
+                } else {
+                    "ROLLBACK"
+                };
+                if self.xact.status() != TxStatus::Idle {
+                    return Err(PgError::new(
+                        sqlstate::ACTIVE_SQL_TRANSACTION,
+                        format!("{what} PREPARED cannot run inside a transaction block"),
+                    ));
+                }
+                // No transaction can be prepared (max_prepared_transactions = 0).
+                Err(PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("prepared transaction with identifier \"{gid}\" does not exist"),
+                ))
+            }
+            Stmt::Copy(c) => self.exec_copy(c, sink),
+            Stmt::Sql(s) => {
+                if is_plannable(s) {
+                    self.exec_planned(stmt, s, params, sink)
+                } else if is_ddl(s) {
+                    self.check_writable(command_name(&stmt.parsed.stmt))?;
+                    let db = self.db.clone();
+                    let mut cx = DdlCtx {
+                        db: &db,
+                        xact: &mut self.xact,
+                        cancel: &self.cancel,
+                        created: &mut self.created_in_xact,
+                        notices: Vec::new(),
+                    };
+                    let r = execute_ddl(&mut cx, s);
+                    for n in std::mem::take(&mut cx.notices) {
+                        self.notice(sink, n);
+                    }
+                    let tag = r?;
+                    self.xact.command_counter_increment();
+                    Ok(ExecOutcome::Complete(tag))
+                } else {
+                    Err(PgError::unsupported(format!(
+                        "statement not supported: {}",
+                        stmt.parsed
+                            .text
+                            .split_whitespace()
+                            .take(2)
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )))
+                }
+            }
+        }
+    }
+
+    fn exec_set(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        local: bool,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        let in_block = self.xact.status() != TxStatus::Idle;
+        if local && !in_block {
+            self.notice(
+                sink,
+                PgError::warning(
+                    sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                    "SET LOCAL can only be used in transaction blocks",
+                ),
+            );
+            return Ok(ExecOutcome::Complete("SET".into()));
+        }
+        let canon = canonical_name(name);
+        if canon == "transaction_isolation" {
+            let v = value.unwrap_or("read committed");
+            let l = isolation_from_name(v).ok_or_else(|| {
+                PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("invalid value for parameter \"transaction_isolation\": \"{v}\""),
+                )
+            })?;
+            if in_block {
+                self.xact.set_isolation(l)?;
+            }
+            return Ok(ExecOutcome::Complete("SET".into()));
+        }
+        let (n, v) = self.settings.set(name, value, local, in_block)?;
+        if n == "default_transaction_isolation" {
+            if let Some(l) = isolation_from_name(&v) {
+                self.xact.set_default_isolation(l);
+            }
+        }
+        if REPORTED.contains(&n.as_str()) {
+            sink.parameter_status(&n, &v);
+        }
+        Ok(ExecOutcome::Complete("SET".into()))
+    }
+
+    fn exec_planned(
+        &mut self,
+        stmt: &PreparedStatement,
+        ast: &ast::Statement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        let planned = self.plan_of(stmt, ast)?;
+        if params.len() < planned.param_types.len() {
+            return Err(PgError::new(
+                sqlstate::PROTOCOL_VIOLATION,
+                format!(
+                    "bind message supplies {} parameters, but prepared statement requires {}",
+                    params.len(),
+                    planned.param_types.len()
+                ),
+            ));
+        }
+        if planned.writes() {
+            self.check_writable(command_name(&stmt.parsed.stmt))?;
+        }
+        let db = self.db.clone();
+        let vis = Vis::take(&mut self.xact);
+        let deadline = self.deadline();
+        let mut ec = Ectx::new(
+            &db,
+            &mut self.xact,
+            &self.cancel,
+            params,
+            &self.settings,
+            now_usecs(),
+            self.xact_ts,
+            deadline,
+            self.backend_pid,
+        );
+        ec.snapshot = Some(vis.snapshot.clone());
+        let tag = match &planned.plan {
+            Plan::Query(q) => {
+                let n = run_query(&mut ec, &vis, q, &mut |_, row| sink.row(row))?;
+                format!("SELECT {n}")
+            }
+            p => {
+                let n = run_dml(&mut ec, &vis, p, &mut |_, row| sink.row(row))?;
+                match p {
+                    Plan::Insert(_) => format!("INSERT 0 {n}"),
+                    Plan::Update(_) => format!("UPDATE {n}"),
+                    _ => format!("DELETE {n}"),
+                }
+            }
+        };
+        drop(ec);
+        if planned.writes() {
+            self.xact.command_counter_increment();
+        }
+        Ok(ExecOutcome::Complete(tag))
+    }
+
+    fn exec_copy(&mut self, c: &CopyStmt, sink: &mut dyn ResultSink) -> PgResult<ExecOutcome> {
+        if c.format == CopyFormat::Binary {
+            return Err(PgError::unsupported("COPY BINARY is not supported"));
+        }
+        match c.direction {
+            CopyDirection::FromStdin => {
+                self.check_writable("COPY FROM")?;
+                let CopySource::Table { name, columns } = &c.source else {
+                    return Err(PgError::syntax("syntax error at or near \"from\""));
+                };
+                let table = self.db.catalog.table(name)?;
+                let cols = copy_columns(&table, columns)?;
+                if c.freeze && !self.created_in_xact.contains(&table.rel) {
+                    return Err(PgError::new(
+                        sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction",
+                    ));
+                }
+                let mut params = ParamTypes::new();
+                let defaults = bind_defaults(&table, &mut params)?;
+                let vis = Vis::take(&mut self.xact);
+                if c.freeze {
+                    self.frozen_in_xact.push(table.clone());
+                }
+                let ncols = cols.len();
+                let state = CopyInState::new(table, cols, c.clone(), vis, defaults, c.freeze);
+                Ok(ExecOutcome::CopyIn(CopyIn {
+                    columns: ncols,
+                    binary: false,
+                    state: Box::new(state),
+                }))
+            }
+            CopyDirection::ToStdout => {
+                let db = self.db.clone();
+                let vis = Vis::take(&mut self.xact);
+                let deadline = self.deadline();
+                let mut line = Vec::with_capacity(256);
+                let (plan, names, table) = match &c.source {
+                    CopySource::Table { name, columns } => {
+                        let table = db.catalog.table(name)?;
+                        let cols = copy_columns(&table, columns)?;
+                        let names: Vec<String> = cols
+                            .iter()
+                            .map(|i| table.columns[*i].name.clone())
+                            .collect();
+                        (None, names, Some((table, cols)))
+                    }
+                    CopySource::Query(q) => {
+                        let parsed = crate::sql::parser::parse_one(q)?;
+                        let Stmt::Sql(s) = parsed else {
+                            return Err(PgError::syntax("COPY (query) needs a SELECT"));
+                        };
+                        let ast::Statement::Query(query) = s.as_ref() else {
+                            return Err(PgError::unsupported("COPY (query) supports only SELECT"));
+                        };
+                        let mut pt = ParamTypes::new();
+                        let qp = plan_query(&db.catalog, query, &mut pt)?;
+                        let names = qp.columns.iter().map(|f| f.name.clone()).collect();
+                        (Some(qp), names, None)
+                    }
+                };
+                let mut ec = Ectx::new(
+                    &db,
+                    &mut self.xact,
+                    &self.cancel,
+                    &[],
+                    &self.settings,
+                    now_usecs(),
+                    self.xact_ts,
+                    deadline,
+                    self.backend_pid,
+                );
+                ec.snapshot = Some(vis.snapshot.clone());
+                sink.copy_out_start(names.len());
+                if c.header {
+                    format_header(&names, c, &mut line);
+                    sink.copy_data(&line);
+                }
+                let mut n = 0u64;
+                match (plan, table) {
+                    (Some(qp), _) => {
+                        n = run_query(&mut ec, &vis, &qp, &mut |_, row| {
+                            format_row(row, c, &mut line);
+                            sink.copy_data(&line);
+                            Ok(())
+                        })?;
+                    }
+                    (None, Some((table, cols))) => {
+                        let _lock = table.lock.shared();
+                        table.check_not_dropped()?;
+                        let mut vals = Vec::with_capacity(cols.len());
+                        crate::sql::executor::scan_table(
+                            &mut ec,
+                            &vis,
+                            &table,
+                            &crate::sql::planner::Access::SeqScan,
+                            &None,
+                            &mut |_, _, row| {
+                                vals.clear();
+                                vals.extend(cols.iter().map(|i| row[*i].clone()));
+                                format_row(&vals, c, &mut line);
+                                sink.copy_data(&line);
+                                n += 1;
+                                Ok(std::ops::ControlFlow::Continue(()))
+                            },
+                        )?;
+                    }
+                    (None, None) => {}
+                }
+                Ok(ExecOutcome::Complete(format!("COPY {n}")))
+            }
+        }
+    }
+
     /// Feeds one CopyData message.
     pub fn copy_in_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> PgResult<()> {
-        let _ = (copy, data);
-        todo!("Q2")
+        let Some(state) = copy.state.downcast_mut::<CopyInState>() else {
+            return Err(PgError::internal("not a COPY FROM state"));
+        };
+        if state.failed {
+            return Ok(());
+        }
+        let db = self.db.clone();
+        let deadline = self.deadline();
+        let r = {
+            let mut ec = Ectx::new(
+                &db,
+                &mut self.xact,
+                &self.cancel,
+                &[],
+                &self.settings,
+                now_usecs(),
+                self.xact_ts,
+                deadline,
+                self.backend_pid,
+            );
+            ec.check_interrupts()
+                .and_then(|_| state.feed(&mut ec, data))
+        };
+        if let Err(e) = r {
+            state.failed = true;
+            self.fail_statement();
+            return Err(e);
+        }
+        Ok(())
     }
+
     /// CopyDone: finishes the COPY, returning its tag (`COPY n`).
-    pub fn copy_in_done(&mut self, copy: CopyIn) -> PgResult<String> {
-        let _ = copy;
-        todo!("Q2")
+    pub fn copy_in_done(&mut self, mut copy: CopyIn) -> PgResult<String> {
+        let Some(state) = copy.state.downcast_mut::<CopyInState>() else {
+            return Err(PgError::internal("not a COPY FROM state"));
+        };
+        if state.failed {
+            return Err(in_failed_block());
+        }
+        let db = self.db.clone();
+        let deadline = self.deadline();
+        let r = {
+            let mut ec = Ectx::new(
+                &db,
+                &mut self.xact,
+                &self.cancel,
+                &[],
+                &self.settings,
+                now_usecs(),
+                self.xact_ts,
+                deadline,
+                self.backend_pid,
+            );
+            state.finish(&mut ec)
+        };
+        match r {
+            Ok(n) => {
+                self.xact.command_counter_increment();
+                let r = self.xact.finish_statement(true);
+                self.settle_xact(r.is_ok());
+                r.map(|_| format!("COPY {n}"))
+            }
+            Err(e) => {
+                state.failed = true;
+                self.fail_statement();
+                Err(e)
+            }
+        }
     }
+
     /// CopyFail: aborts the COPY with the client's message (57014).
     pub fn copy_in_fail(&mut self, copy: CopyIn, message: &str) -> PgError {
-        let _ = (copy, message);
-        todo!("Q2")
+        let already = copy
+            .state
+            .downcast_ref::<CopyInState>()
+            .is_some_and(|s| s.failed);
+        if !already {
+            self.fail_statement();
+        }
+        PgError::new(
+            sqlstate::QUERY_CANCELED,
+            format!("COPY from stdin failed: {message}"),
+        )
     }
+
     /// A simple-query string with several statements runs as one implicit
     /// transaction: called before its first and after its last statement.
     pub fn begin_implicit(&mut self) {
-        todo!("Q2")
+        self.xact.begin_implicit_block();
     }
+
     /// See [`Session::begin_implicit`]; `ok` is false after an error.
     pub fn end_implicit(&mut self, ok: bool) -> PgResult<()> {
-        let _ = ok;
-        todo!("Q2")
+        let r = self.xact.end_implicit_block(ok);
+        self.settle_xact(ok && r.is_ok());
+        r
     }
+
     /// After an error inside a statement: abort or mark the block failed.
     pub fn on_error(&mut self) {
-        todo!("Q2")
+        if std::mem::take(&mut self.error_handled) {
+            return;
+        }
+        if !self.xact.in_transaction() {
+            // Nothing started (e.g. a parse error outside a block).
+            return;
+        }
+        let _ = self.xact.finish_statement(false);
+        self.settle_xact(false);
     }
+
     /// ReadyForQuery status.
     pub fn tx_status(&self) -> TxStatus {
-        todo!("Q2")
+        self.xact.status()
     }
+
     /// Set by a CancelRequest; the executor polls it and raises 57014.
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
-        todo!("Q2")
+        self.cancel.clone()
     }
+}
+
+fn text_field(name: &str) -> FieldDescription {
+    FieldDescription {
+        name: name.to_string(),
+        table_oid: 0,
+        column_id: 0,
+        ty: SqlType::Text,
+    }
+}
+
+fn copy_columns(table: &TableDef, columns: &[String]) -> PgResult<Vec<usize>> {
+    if columns.is_empty() {
+        return Ok((0..table.columns.len()).collect());
+    }
+    let mut v = Vec::with_capacity(columns.len());
+    for c in columns {
+        let i = table.column_index(c).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{c}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            )
+        })?;
+        if v.contains(&i) {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_COLUMN,
+                format!("column \"{c}\" specified more than once"),
+            ));
+        }
+        v.push(i);
+    }
+    Ok(v)
 }

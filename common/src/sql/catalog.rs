@@ -1,0 +1,897 @@
+//! The catalog: tables, their columns, and their indexes.
+//!
+//! One node-wide [`Catalog`] holds a map from table name to an
+//! `Arc<TableDef>` behind a `RwLock`. A statement looks its tables up once
+//! (read lock, a clone of the `Arc`) and then works on that immutable
+//! descriptor without holding the catalog lock; a bound plan remembers the
+//! catalog [`Catalog::version`] it was made under and is re-bound when the
+//! version moved.
+//!
+//! ## Changes
+//!
+//! Every change goes through [`Catalog::apply_catalog_change`] with a
+//! [`CatalogChange`] value — the one place issue 3 will write a WAL record
+//! for (and redo will call on a standby). It updates the map under the write
+//! lock, bumps the version and rewrites `DIR/global/catalog` (temp file,
+//! fsync, rename, fsync of the directory).
+//!
+//! Catalog changes are **not transactional** in this version: a `CREATE
+//! TABLE` or `DROP TABLE` inside a transaction that later rolls back stays
+//! done. PostgreSQL's catalogs are MVCC tables and roll back; this is a
+//! known gap (documented in docs/architecture/sql.md).
+//!
+//! ## Indexes
+//!
+//! Indexes are in memory ([`crate::storage::index::Index`]): order-preserving
+//! key bytes → every heap row version with that key. They are rebuilt from
+//! the heap (`Heap::scan_all`) when the database opens. The index list of a
+//! table lives in a [`TableIndexes`] shared by every version of the table's
+//! descriptor, so a writer that picked up the descriptor before `CREATE
+//! INDEX` still sees the new index. Writers read the list *after* inserting
+//! the heap tuple; an index build publishes the (empty) index first and then
+//! scans the heap, so every tuple ends up in the index one way or the other.
+//!
+//! ## Relation locks
+//!
+//! [`RelLock`] serialises TRUNCATE and DROP against statements using the
+//! table (the storage layer requires it). It prefers readers: a statement
+//! only waits while a TRUNCATE/DROP actually holds the lock, never behind a
+//! waiting one, so a session blocked on a row lock cannot deadlock behind a
+//! queued TRUNCATE.
+//!
+//! Lock order: catalog `RwLock` → `TableIndexes` → `RelLock`; none of them is
+//! held while waiting for a transaction.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+use crate::error::{sqlstate, PgError, PgResult};
+use crate::sql::types::SqlType;
+use crate::storage::index::Index;
+use crate::types::{Oid, RelFileId};
+
+/// First OID handed to user objects (PostgreSQL's FirstNormalObjectId).
+pub const FIRST_USER_OID: u32 = 16384;
+
+/// One column of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnDef {
+    /// Column name.
+    pub name: String,
+    /// Type.
+    pub ty: SqlType,
+    /// NOT NULL.
+    pub not_null: bool,
+    /// DEFAULT expression as SQL text (bound when a statement needs it).
+    pub default: Option<String>,
+}
+
+/// What defines an index (persisted; the in-memory [`Index`] is rebuilt).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexSpec {
+    /// Index name (`t_pkey` for a primary key).
+    pub name: String,
+    /// OID (for messages and future views).
+    pub oid: Oid,
+    /// Column positions in the table, in key order.
+    pub columns: Vec<usize>,
+    /// UNIQUE (primary keys are unique).
+    pub unique: bool,
+    /// PRIMARY KEY.
+    pub primary: bool,
+}
+
+/// An index of a table: its definition and its in-memory entries.
+pub struct IndexDef {
+    /// The definition.
+    pub spec: IndexSpec,
+    /// The entries.
+    pub index: Index,
+    /// Stripes serialising "check for a conflicting key, then insert the
+    /// entry" of unique indexes (PostgreSQL holds the btree page lock).
+    stripes: Vec<Mutex<()>>,
+    /// False while the index is being built (not usable for lookups yet).
+    ready: AtomicBool,
+}
+
+impl std::fmt::Debug for IndexDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexDef")
+            .field("spec", &self.spec)
+            .finish()
+    }
+}
+
+const STRIPES: usize = 64;
+
+impl IndexDef {
+    fn new(spec: IndexSpec, ready: bool) -> IndexDef {
+        let index = Index::new(spec.unique);
+        IndexDef {
+            spec,
+            index,
+            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            ready: AtomicBool::new(ready),
+        }
+    }
+
+    /// The stripe lock for a key (unique check + insert run under it).
+    pub fn stripe(&self, key: &[u8]) -> &Mutex<()> {
+        // FNV-1a: cheap, good enough to spread keys.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in key {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x1000_0000_01b3);
+        }
+        &self.stripes[(h as usize) % STRIPES]
+    }
+
+    /// True once built: planners may use it for lookups.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+
+    /// Marks the build finished.
+    pub fn set_ready(&self) {
+        self.ready.store(true, Ordering::Release);
+    }
+}
+
+/// The indexes of one table, shared by every descriptor version of it.
+#[derive(Default, Debug)]
+pub struct TableIndexes {
+    list: RwLock<Vec<Arc<IndexDef>>>,
+}
+
+impl TableIndexes {
+    /// A snapshot of the list (cheap: `Arc` clones).
+    pub fn list(&self) -> Vec<Arc<IndexDef>> {
+        self.list.read().clone()
+    }
+    /// Calls `f` for each index without cloning the list.
+    pub fn for_each(&self, f: &mut dyn FnMut(&Arc<IndexDef>) -> PgResult<()>) -> PgResult<()> {
+        let l = self.list.read();
+        for i in l.iter() {
+            f(i)?;
+        }
+        Ok(())
+    }
+    /// True if the table has no index.
+    pub fn is_empty(&self) -> bool {
+        self.list.read().is_empty()
+    }
+}
+
+/// A reader-preferring relation lock (see the module doc).
+#[derive(Default, Debug)]
+pub struct RelLock {
+    state: Mutex<(usize, bool)>,
+    cv: Condvar,
+}
+
+/// A held shared [`RelLock`].
+pub struct RelShared<'a>(&'a RelLock);
+
+impl Drop for RelShared<'_> {
+    fn drop(&mut self) {
+        let mut s = self.0.state.lock();
+        s.0 -= 1;
+        if s.0 == 0 {
+            self.0.cv.notify_all();
+        }
+    }
+}
+
+/// A held exclusive [`RelLock`].
+pub struct RelExclusive<'a>(&'a RelLock);
+
+impl Drop for RelExclusive<'_> {
+    fn drop(&mut self) {
+        let mut s = self.0.state.lock();
+        s.1 = false;
+        self.0.cv.notify_all();
+    }
+}
+
+impl RelLock {
+    /// Shared: waits only while an exclusive holder exists.
+    pub fn shared(&self) -> RelShared<'_> {
+        let mut s = self.state.lock();
+        while s.1 {
+            self.cv.wait(&mut s);
+        }
+        s.0 += 1;
+        RelShared(self)
+    }
+
+    /// Exclusive: waits until no statement uses the table. Polls `cancel`
+    /// (57014). A session that itself holds the lock shared must not call it.
+    pub fn exclusive(&self, cancel: &AtomicBool) -> PgResult<RelExclusive<'_>> {
+        let mut s = self.state.lock();
+        while s.1 {
+            self.cv
+                .wait_for(&mut s, std::time::Duration::from_millis(50));
+            if cancel.load(Ordering::Relaxed) {
+                return Err(PgError::query_canceled());
+            }
+        }
+        s.1 = true;
+        // Now wait for the readers to leave (new ones wait for us).
+        while s.0 > 0 {
+            self.cv
+                .wait_for(&mut s, std::time::Duration::from_millis(50));
+            if cancel.load(Ordering::Relaxed) {
+                s.1 = false;
+                self.cv.notify_all();
+                return Err(PgError::query_canceled());
+            }
+        }
+        Ok(RelExclusive(self))
+    }
+}
+
+/// A table.
+#[derive(Debug)]
+pub struct TableDef {
+    /// OID (RowDescription's table OID).
+    pub oid: Oid,
+    /// Name.
+    pub name: String,
+    /// The heap relation file.
+    pub rel: RelFileId,
+    /// Columns in order.
+    pub columns: Vec<ColumnDef>,
+    /// `WITH (…)` options as given (fillfactor accepted, not used).
+    pub options: Vec<(String, String)>,
+    /// Indexes (shared by every descriptor version of this table).
+    pub indexes: Arc<TableIndexes>,
+    /// TRUNCATE/DROP vs. statements (shared by every descriptor version).
+    pub lock: Arc<RelLock>,
+    /// Set when the table is dropped (a statement holding an old `Arc`
+    /// checks it after taking the relation lock).
+    pub dropped: Arc<AtomicBool>,
+}
+
+impl TableDef {
+    /// Position of a column by name.
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+    /// The column types, in order.
+    pub fn types(&self) -> Vec<SqlType> {
+        self.columns.iter().map(|c| c.ty).collect()
+    }
+    /// The primary key index, if any.
+    pub fn primary_key(&self) -> Option<Arc<IndexDef>> {
+        self.indexes.list().into_iter().find(|i| i.spec.primary)
+    }
+    /// 42P01 if the table was dropped after this descriptor was taken.
+    pub fn check_not_dropped(&self) -> PgResult<()> {
+        if self.dropped.load(Ordering::Acquire) {
+            return Err(undefined_table(&self.name));
+        }
+        Ok(())
+    }
+}
+
+/// 42P01 `relation "x" does not exist`.
+pub fn undefined_table(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_TABLE,
+        format!("relation \"{name}\" does not exist"),
+    )
+}
+
+/// A table as created (no in-memory parts).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableSpec {
+    /// OID.
+    pub oid: Oid,
+    /// Name.
+    pub name: String,
+    /// Heap relation file.
+    pub rel: RelFileId,
+    /// Columns.
+    pub columns: Vec<ColumnDef>,
+    /// `WITH (…)` options.
+    pub options: Vec<(String, String)>,
+}
+
+/// One catalog change: what issue 3 will WAL-log and redo.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CatalogChange {
+    /// CREATE TABLE (its indexes follow as CreateIndex changes).
+    CreateTable(TableSpec),
+    /// DROP TABLE.
+    DropTable {
+        /// Table name.
+        name: String,
+    },
+    /// CREATE INDEX / ADD PRIMARY KEY: adds an index, not yet ready (the
+    /// caller builds it and marks it ready).
+    CreateIndex {
+        /// Table name.
+        table: String,
+        /// The index.
+        spec: IndexSpec,
+    },
+    /// Removes an index (a failed build).
+    DropIndex {
+        /// Table name.
+        table: String,
+        /// Index name.
+        name: String,
+    },
+    /// ALTER TABLE … ADD PRIMARY KEY marks the key columns NOT NULL.
+    SetNotNull {
+        /// Table name.
+        table: String,
+        /// Column positions.
+        columns: Vec<usize>,
+    },
+}
+
+struct CatalogState {
+    tables: HashMap<String, Arc<TableDef>>,
+    next_oid: u32,
+}
+
+/// The node's catalog.
+pub struct Catalog {
+    state: RwLock<CatalogState>,
+    version: AtomicU64,
+    /// `DIR/global/catalog`; None for an in-memory catalog (tests, standby
+    /// before its base backup).
+    path: Option<PathBuf>,
+}
+
+impl Catalog {
+    /// An empty catalog that is not persisted.
+    pub fn in_memory() -> Catalog {
+        Catalog {
+            state: RwLock::new(CatalogState {
+                tables: HashMap::new(),
+                next_oid: FIRST_USER_OID,
+            }),
+            version: AtomicU64::new(1),
+            path: None,
+        }
+    }
+
+    /// Loads `DIR/global/catalog` (an absent file is an empty catalog).
+    /// Indexes come back empty and ready; the caller rebuilds them.
+    pub fn open(data_dir: &Path) -> PgResult<Catalog> {
+        let path = data_dir.join("global").join("catalog");
+        let mut cat = Catalog::in_memory();
+        cat.path = Some(path.clone());
+        match fs::read_to_string(&path) {
+            Ok(text) => {
+                let (tables, next_oid) = decode_catalog(&text).map_err(|e| {
+                    PgError::new(
+                        sqlstate::DATA_CORRUPTED,
+                        format!("invalid catalog file \"{}\": {e}", path.display()),
+                    )
+                })?;
+                let mut st = cat.state.write();
+                st.next_oid = next_oid;
+                for (spec, indexes) in tables {
+                    let t = new_table(spec);
+                    {
+                        let mut l = t.indexes.list.write();
+                        for ix in indexes {
+                            l.push(Arc::new(IndexDef::new(ix, true)));
+                        }
+                    }
+                    st.tables.insert(t.name.clone(), Arc::new(t));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(PgError::new(
+                    sqlstate::IO_ERROR,
+                    format!("could not read file \"{}\": {e}", path.display()),
+                ))
+            }
+        }
+        Ok(cat)
+    }
+
+    /// Bumped by every change; bound plans compare it.
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    /// The table named `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<TableDef>> {
+        self.state.read().tables.get(name).cloned()
+    }
+
+    /// The table named `name` or 42P01.
+    pub fn table(&self, name: &str) -> PgResult<Arc<TableDef>> {
+        self.get(name).ok_or_else(|| undefined_table(name))
+    }
+
+    /// Every table, sorted by name.
+    pub fn tables(&self) -> Vec<Arc<TableDef>> {
+        let mut v: Vec<_> = self.state.read().tables.values().cloned().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// Hands out a fresh OID (also used as the relation file number).
+    pub fn allocate_oid(&self) -> u32 {
+        let mut st = self.state.write();
+        let o = st.next_oid;
+        st.next_oid += 1;
+        o
+    }
+
+    /// True if an index with this name exists on any table.
+    pub fn index_exists(&self, name: &str) -> bool {
+        self.state
+            .read()
+            .tables
+            .values()
+            .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
+    }
+
+    /// Applies one change: the single entry point for catalog writes (WAL
+    /// logging in issue 3 goes here). Returns the new index for
+    /// `CreateIndex` (empty, not ready).
+    pub fn apply_catalog_change(&self, change: &CatalogChange) -> PgResult<Option<Arc<IndexDef>>> {
+        let mut st = self.state.write();
+        let mut created = None;
+        match change {
+            CatalogChange::CreateTable(spec) => {
+                if st.tables.contains_key(&spec.name) {
+                    return Err(PgError::new(
+                        sqlstate::DUPLICATE_TABLE,
+                        format!("relation \"{}\" already exists", spec.name),
+                    ));
+                }
+                st.next_oid = st.next_oid.max(spec.oid + 1).max(spec.rel.0 + 1);
+                let t = new_table(spec.clone());
+                st.tables.insert(spec.name.clone(), Arc::new(t));
+            }
+            CatalogChange::DropTable { name } => {
+                let t = st
+                    .tables
+                    .remove(name)
+                    .ok_or_else(|| undefined_table(name))?;
+                t.dropped.store(true, Ordering::Release);
+            }
+            CatalogChange::CreateIndex { table, spec } => {
+                let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
+                if spec.columns.iter().any(|c| *c >= t.columns.len()) {
+                    return Err(PgError::internal("index column out of range"));
+                }
+                let ix = Arc::new(IndexDef::new(spec.clone(), false));
+                t.indexes.list.write().push(ix.clone());
+                st.next_oid = st.next_oid.max(spec.oid + 1);
+                created = Some(ix);
+            }
+            CatalogChange::DropIndex { table, name } => {
+                let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
+                t.indexes.list.write().retain(|i| &i.spec.name != name);
+            }
+            CatalogChange::SetNotNull { table, columns } => {
+                let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
+                let mut cols = t.columns.clone();
+                for &c in columns {
+                    if let Some(col) = cols.get_mut(c) {
+                        col.not_null = true;
+                    }
+                }
+                let nt = TableDef {
+                    oid: t.oid,
+                    name: t.name.clone(),
+                    rel: t.rel,
+                    columns: cols,
+                    options: t.options.clone(),
+                    indexes: t.indexes.clone(),
+                    lock: t.lock.clone(),
+                    dropped: t.dropped.clone(),
+                };
+                st.tables.insert(table.clone(), Arc::new(nt));
+            }
+        }
+        self.version.fetch_add(1, Ordering::AcqRel);
+        self.persist(&st)?;
+        Ok(created)
+    }
+
+    /// Rewrites the catalog file atomically (temp + fsync + rename + fsync
+    /// of the directory).
+    fn persist(&self, st: &CatalogState) -> PgResult<()> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let text = encode_catalog(st);
+        let io = |what: &str, p: &Path, e: std::io::Error| {
+            PgError::new(
+                sqlstate::IO_ERROR,
+                format!("could not {what} file \"{}\": {e}", p.display()),
+            )
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir).map_err(|e| io("create directory for", dir, e))?;
+        let tmp = path.with_extension("tmp");
+        {
+            let mut f = fs::File::create(&tmp).map_err(|e| io("create", &tmp, e))?;
+            f.write_all(text.as_bytes())
+                .map_err(|e| io("write", &tmp, e))?;
+            f.sync_all().map_err(|e| io("fsync", &tmp, e))?;
+        }
+        fs::rename(&tmp, path).map_err(|e| io("rename", &tmp, e))?;
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+}
+
+fn new_table(spec: TableSpec) -> TableDef {
+    TableDef {
+        oid: spec.oid,
+        name: spec.name,
+        rel: spec.rel,
+        columns: spec.columns,
+        options: spec.options,
+        indexes: Arc::new(TableIndexes::default()),
+        lock: Arc::new(RelLock::default()),
+        dropped: Arc::new(AtomicBool::new(false)),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The catalog file: a line-oriented text format, every string field
+// percent-escaped so names with spaces, tabs or newlines survive.
+//
+//   hotpair-catalog 1
+//   next_oid 16390
+//   table <oid> <relfile> <name>
+//   option <name> <value>
+//   column <name> <type> <notnull 0|1> <default or ->
+//   index <oid> <name> <unique 0|1> <primary 0|1> <col,col,…>
+//   end
+// ---------------------------------------------------------------------------
+
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b <= b' ' || b == b'%' || b == 0x7f {
+            out.push_str(&format!("%{b:02x}"));
+        } else {
+            out.push(b as char);
+        }
+    }
+    if out.is_empty() {
+        out.push_str("%");
+    }
+    out
+}
+
+fn unesc(s: &str) -> Result<String, String> {
+    if s == "%" {
+        return Ok(String::new());
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let h = s.get(i + 1..i + 3).ok_or("bad escape")?;
+            out.push(u8::from_str_radix(h, 16).map_err(|_| "bad escape")?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| "invalid UTF-8".to_string())
+}
+
+/// The catalog spelling of a type: `int4`, `varchar:10`, `bpchar:22`,
+/// `numeric:10,2`.
+pub fn type_to_catalog(t: SqlType) -> String {
+    match t {
+        SqlType::Varchar(Some(n)) => format!("varchar:{n}"),
+        SqlType::Char(n) => format!("bpchar:{n}"),
+        SqlType::Numeric(Some((p, s))) => format!("numeric:{p},{s}"),
+        other => other.typname().to_string(),
+    }
+}
+
+/// Parses [`type_to_catalog`]'s output.
+pub fn type_from_catalog(s: &str) -> Option<SqlType> {
+    let (base, m) = match s.split_once(':') {
+        Some((b, m)) => (b, Some(m)),
+        None => (s, None),
+    };
+    let t = SqlType::from_name(base)?;
+    Some(match (t, m) {
+        (SqlType::Varchar(_), Some(n)) => SqlType::Varchar(Some(n.parse().ok()?)),
+        (SqlType::Char(_), Some(n)) => SqlType::Char(n.parse().ok()?),
+        (SqlType::Numeric(_), Some(ps)) => {
+            let (p, s) = ps.split_once(',')?;
+            SqlType::Numeric(Some((p.parse().ok()?, s.parse().ok()?)))
+        }
+        (t, None) => t,
+        _ => return None,
+    })
+}
+
+fn encode_catalog(st: &CatalogState) -> String {
+    let mut out = String::from("hotpair-catalog 1\n");
+    out.push_str(&format!("next_oid {}\n", st.next_oid));
+    let mut tables: Vec<_> = st.tables.values().collect();
+    tables.sort_by_key(|t| t.oid);
+    for t in tables {
+        out.push_str(&format!("table {} {} {}\n", t.oid, t.rel.0, esc(&t.name)));
+        for (k, v) in &t.options {
+            out.push_str(&format!("option {} {}\n", esc(k), esc(v)));
+        }
+        for c in &t.columns {
+            let def = c.default.as_deref().map(esc).unwrap_or_else(|| "-".into());
+            out.push_str(&format!(
+                "column {} {} {} {}\n",
+                esc(&c.name),
+                type_to_catalog(c.ty),
+                u8::from(c.not_null),
+                def
+            ));
+        }
+        for i in t.indexes.list.read().iter() {
+            let cols: Vec<String> = i.spec.columns.iter().map(|c| c.to_string()).collect();
+            out.push_str(&format!(
+                "index {} {} {} {} {}\n",
+                i.spec.oid,
+                esc(&i.spec.name),
+                u8::from(i.spec.unique),
+                u8::from(i.spec.primary),
+                cols.join(",")
+            ));
+        }
+        out.push_str("end\n");
+    }
+    out
+}
+
+type Decoded = (Vec<(TableSpec, Vec<IndexSpec>)>, u32);
+
+fn decode_catalog(text: &str) -> Result<Decoded, String> {
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, "hotpair-catalog 1")) => {}
+        _ => return Err("missing header".into()),
+    }
+    let mut next_oid = FIRST_USER_OID;
+    let mut tables = Vec::new();
+    let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
+    for (n, line) in lines {
+        let bad = |what: &str| format!("line {}: {what}", n + 1);
+        let f: Vec<&str> = line.split(' ').collect();
+        let num = |s: &str| s.parse::<u32>().map_err(|_| bad("bad number"));
+        match f.as_slice() {
+            ["next_oid", o] => next_oid = num(o)?,
+            ["table", oid, rel, name] => {
+                if cur.is_some() {
+                    return Err(bad("table inside table"));
+                }
+                cur = Some((
+                    TableSpec {
+                        oid: num(oid)?,
+                        name: unesc(name).map_err(|e| bad(&e))?,
+                        rel: RelFileId(num(rel)?),
+                        columns: Vec::new(),
+                        options: Vec::new(),
+                    },
+                    Vec::new(),
+                ));
+            }
+            ["option", k, v] => {
+                let t = cur.as_mut().ok_or_else(|| bad("option outside table"))?;
+                t.0.options.push((
+                    unesc(k).map_err(|e| bad(&e))?,
+                    unesc(v).map_err(|e| bad(&e))?,
+                ));
+            }
+            ["column", name, ty, nn, def] => {
+                let t = cur.as_mut().ok_or_else(|| bad("column outside table"))?;
+                t.0.columns.push(ColumnDef {
+                    name: unesc(name).map_err(|e| bad(&e))?,
+                    ty: type_from_catalog(ty).ok_or_else(|| bad("bad type"))?,
+                    not_null: *nn == "1",
+                    default: if *def == "-" {
+                        None
+                    } else {
+                        Some(unesc(def).map_err(|e| bad(&e))?)
+                    },
+                });
+            }
+            ["index", oid, name, uniq, prim, cols] => {
+                let t = cur.as_mut().ok_or_else(|| bad("index outside table"))?;
+                let mut columns = Vec::new();
+                for c in cols.split(',') {
+                    let c: usize = c.parse().map_err(|_| bad("bad index column"))?;
+                    if c >= t.0.columns.len() {
+                        return Err(bad("index column out of range"));
+                    }
+                    columns.push(c);
+                }
+                t.1.push(IndexSpec {
+                    name: unesc(name).map_err(|e| bad(&e))?,
+                    oid: num(oid)?,
+                    columns,
+                    unique: *uniq == "1",
+                    primary: *prim == "1",
+                });
+            }
+            ["end"] => tables.push(cur.take().ok_or_else(|| bad("end outside table"))?),
+            [""] => {}
+            _ => return Err(bad("unrecognized line")),
+        }
+    }
+    if cur.is_some() {
+        return Err("truncated file".into());
+    }
+    Ok((tables, next_oid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, oid: u32) -> TableSpec {
+        TableSpec {
+            oid,
+            name: name.into(),
+            rel: RelFileId(oid),
+            columns: vec![
+                ColumnDef {
+                    name: "id".into(),
+                    ty: SqlType::Int4,
+                    not_null: true,
+                    default: None,
+                },
+                ColumnDef {
+                    name: "odd name\n%".into(),
+                    ty: SqlType::Varchar(Some(10)),
+                    not_null: false,
+                    default: Some("'a b'".into()),
+                },
+                ColumnDef {
+                    name: "c".into(),
+                    ty: SqlType::Char(22),
+                    not_null: false,
+                    default: None,
+                },
+                ColumnDef {
+                    name: "n".into(),
+                    ty: SqlType::Numeric(Some((10, 2))),
+                    not_null: false,
+                    default: Some("".into()),
+                },
+            ],
+            options: vec![("fillfactor".into(), "100".into())],
+        }
+    }
+
+    #[test]
+    fn persist_and_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path()).unwrap();
+        assert!(c.tables().is_empty());
+        let v0 = c.version();
+        c.apply_catalog_change(&CatalogChange::CreateTable(spec("t", 16384)))
+            .unwrap();
+        let ix = c
+            .apply_catalog_change(&CatalogChange::CreateIndex {
+                table: "t".into(),
+                spec: IndexSpec {
+                    name: "t_pkey".into(),
+                    oid: 16385,
+                    columns: vec![0],
+                    unique: true,
+                    primary: true,
+                },
+            })
+            .unwrap()
+            .unwrap();
+        assert!(!ix.is_ready());
+        c.apply_catalog_change(&CatalogChange::CreateTable(spec("u v", 16386)))
+            .unwrap();
+        c.apply_catalog_change(&CatalogChange::SetNotNull {
+            table: "t".into(),
+            columns: vec![2],
+        })
+        .unwrap();
+        assert!(c.version() > v0);
+        let e = c
+            .apply_catalog_change(&CatalogChange::CreateTable(spec("t", 1)))
+            .unwrap_err();
+        assert_eq!(e.code, sqlstate::DUPLICATE_TABLE);
+        let old = c.table("u v").unwrap();
+        c.apply_catalog_change(&CatalogChange::DropTable { name: "u v".into() })
+            .unwrap();
+        assert!(old.check_not_dropped().is_err());
+
+        let c2 = Catalog::open(dir.path()).unwrap();
+        let t = c2.table("t").unwrap();
+        assert_eq!(t.columns, {
+            let mut cols = spec("t", 16384).columns;
+            cols[2].not_null = true;
+            cols
+        });
+        assert_eq!(
+            t.options,
+            vec![("fillfactor".to_string(), "100".to_string())]
+        );
+        let pk = t.primary_key().unwrap();
+        assert_eq!(pk.spec.name, "t_pkey");
+        assert!(pk.is_ready());
+        assert!(c2.get("u v").is_none());
+        assert!(c2.allocate_oid() >= 16387);
+    }
+
+    #[test]
+    fn corrupt_file_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("global")).unwrap();
+        for bad in [
+            "",
+            "hotpair-catalog 1\ntable x",
+            "hotpair-catalog 1\ntable 1 1 t\ncolumn a nosuchtype 0 -\nend\n",
+            "hotpair-catalog 1\ntable 1 1 t\nindex 2 i 1 1 5\nend\n",
+            "\u{0}\u{1}",
+        ] {
+            fs::write(dir.path().join("global/catalog"), bad).unwrap();
+            assert!(Catalog::open(dir.path()).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn type_spelling_round_trips() {
+        for t in [
+            SqlType::Int2,
+            SqlType::Int4,
+            SqlType::Int8,
+            SqlType::Float8,
+            SqlType::Text,
+            SqlType::Bool,
+            SqlType::Varchar(None),
+            SqlType::Varchar(Some(3)),
+            SqlType::Char(1),
+            SqlType::Char(0),
+            SqlType::Numeric(None),
+            SqlType::Numeric(Some((5, 1))),
+            SqlType::Timestamp,
+            SqlType::TimestampTz,
+        ] {
+            assert_eq!(type_from_catalog(&type_to_catalog(t)), Some(t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn rel_lock_prefers_readers() {
+        let l = RelLock::default();
+        let cancel = AtomicBool::new(false);
+        let a = l.shared();
+        let b = l.shared();
+        drop(a);
+        drop(b);
+        let x = l.exclusive(&cancel).unwrap();
+        drop(x);
+        let _c = l.shared();
+        cancel.store(true, Ordering::Relaxed);
+        assert!(l.exclusive(&cancel).is_err());
+        // The canceled exclusive attempt must not block readers.
+        let _d = l.shared();
+    }
+}

@@ -1,0 +1,745 @@
+//! DDL: CREATE / DROP TABLE, TRUNCATE, ALTER TABLE … ADD PRIMARY KEY /
+//! UNIQUE, CREATE [UNIQUE] INDEX — and index builds (also used to rebuild
+//! every index when the database opens).
+//!
+//! Every catalog change goes through `Catalog::apply_catalog_change`.
+//! Storage side effects (create / truncate / drop of relation files) happen
+//! next to it, under the table's exclusive relation lock for TRUNCATE and
+//! DROP. None of this is transactional yet (see catalog.rs); TRUNCATE in
+//! particular cannot be rolled back.
+//!
+//! Index build (CREATE INDEX, ADD PRIMARY KEY): the index is published
+//! first (empty, not ready — writers start adding entries for their new
+//! rows), then the heap is scanned with `scan_all` adding every version.
+//! A unique build then checks each key held by more than one version with
+//! SnapshotDirty, waiting for in-progress transactions, and fails with
+//! 23505 "could not create unique index" (the index is removed again).
+
+use std::collections::HashSet;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use sqlparser::ast;
+
+use crate::database::Database;
+use crate::error::{sqlstate, PgError, PgResult};
+use crate::sql::catalog::{CatalogChange, ColumnDef, IndexDef, IndexSpec, TableDef, TableSpec};
+use crate::sql::executor::{index_key, Vis};
+use crate::sql::planner::{ident_name, object_name};
+use crate::sql::rowcodec::decode_row_into;
+use crate::sql::types::SqlType;
+use crate::sql::value::Value;
+use crate::storage::heapam::DirtyState;
+use crate::types::{ItemPointer, RelFileId};
+use crate::xact::Xact;
+
+/// What DDL needs from the session.
+pub struct DdlCtx<'a> {
+    /// The node.
+    pub db: &'a Database,
+    /// The session's transaction (waits during unique builds).
+    pub xact: &'a mut Xact,
+    /// CancelRequest flag.
+    pub cancel: &'a AtomicBool,
+    /// Relations created or truncated in the current transaction (COPY
+    /// FREEZE is allowed into them).
+    pub created: &'a mut HashSet<RelFileId>,
+    /// Notices to send.
+    pub notices: Vec<PgError>,
+}
+
+/// Executes a DDL statement; returns its command tag.
+pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<String> {
+    match stmt {
+        ast::Statement::CreateTable(ct) => create_table(cx, ct),
+        ast::Statement::Drop {
+            object_type,
+            if_exists,
+            names,
+            ..
+        } => match object_type {
+            ast::ObjectType::Table => drop_tables(cx, names, *if_exists),
+            ast::ObjectType::Index => drop_indexes(cx, names, *if_exists),
+            other => Err(PgError::unsupported(format!(
+                "DROP {other} is not supported"
+            ))),
+        },
+        ast::Statement::Truncate { table_names, .. } => {
+            let names: Vec<String> = table_names.iter().map(|t| object_name(&t.name)).collect();
+            truncate(cx, &names)
+        }
+        ast::Statement::AlterTable {
+            name,
+            operations,
+            if_exists,
+            ..
+        } => alter_table(cx, name, operations, *if_exists),
+        ast::Statement::CreateIndex(ci) => create_index(cx, ci),
+        _ => Err(PgError::unsupported(format!(
+            "statement not supported: {}",
+            first_words(stmt)
+        ))),
+    }
+}
+
+fn first_words(stmt: &ast::Statement) -> String {
+    let s = stmt.to_string();
+    s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}
+
+/// True for the statements [`execute_ddl`] handles.
+pub fn is_ddl(stmt: &ast::Statement) -> bool {
+    matches!(
+        stmt,
+        ast::Statement::CreateTable(_)
+            | ast::Statement::Drop { .. }
+            | ast::Statement::Truncate { .. }
+            | ast::Statement::AlterTable { .. }
+            | ast::Statement::CreateIndex(_)
+    )
+}
+
+fn relation_exists(db: &Database, name: &str) -> bool {
+    db.catalog.get(name).is_some() || db.catalog.index_exists(name)
+}
+
+fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> {
+    let db = cx.db;
+    let name = object_name(&ct.name);
+    if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
+        return Err(PgError::unsupported(
+            "CREATE TABLE AS / LIKE is not supported",
+        ));
+    }
+    if relation_exists(db, &name) {
+        let msg = format!("relation \"{name}\" already exists");
+        if ct.if_not_exists {
+            cx.notices.push(PgError::notice(
+                sqlstate::DUPLICATE_TABLE,
+                format!("{msg}, skipping"),
+            ));
+            return Ok("CREATE TABLE".into());
+        }
+        return Err(PgError::new(sqlstate::DUPLICATE_TABLE, msg));
+    }
+    let mut columns: Vec<ColumnDef> = Vec::new();
+    let mut pk: Option<Vec<usize>> = None;
+    let mut uniques: Vec<Vec<usize>> = Vec::new();
+    let multiple_pk = || {
+        PgError::new(
+            sqlstate::INVALID_TABLE_DEFINITION,
+            format!("multiple primary keys for table \"{name}\" are not allowed"),
+        )
+    };
+    for c in &ct.columns {
+        let cname = ident_name(&c.name);
+        if columns.iter().any(|x| x.name == cname) {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_COLUMN,
+                format!("column \"{cname}\" specified more than once"),
+            ));
+        }
+        let ty = SqlType::from_data_type(&c.data_type)?;
+        let mut col = ColumnDef {
+            name: cname,
+            ty,
+            not_null: false,
+            default: None,
+        };
+        let idx = columns.len();
+        for o in &c.options {
+            match &o.option {
+                ast::ColumnOption::Null => col.not_null = false,
+                ast::ColumnOption::NotNull => col.not_null = true,
+                ast::ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                ast::ColumnOption::Unique {
+                    is_primary: true, ..
+                } => {
+                    if pk.is_some() {
+                        return Err(multiple_pk());
+                    }
+                    pk = Some(vec![idx]);
+                    col.not_null = true;
+                }
+                ast::ColumnOption::Unique {
+                    is_primary: false, ..
+                } => uniques.push(vec![idx]),
+                other => {
+                    return Err(PgError::unsupported(format!(
+                        "column option {other} is not supported"
+                    )));
+                }
+            }
+        }
+        columns.push(col);
+    }
+    let col_list = |ids: &[ast::Ident], columns: &[ColumnDef]| -> PgResult<Vec<usize>> {
+        let mut v = Vec::new();
+        for i in ids {
+            let n = ident_name(i);
+            let c = columns.iter().position(|c| c.name == n).ok_or_else(|| {
+                PgError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" named in key does not exist"),
+                )
+            })?;
+            v.push(c);
+        }
+        Ok(v)
+    };
+    for tc in &ct.constraints {
+        match tc {
+            ast::TableConstraint::PrimaryKey { columns: cols, .. } => {
+                if pk.is_some() {
+                    return Err(multiple_pk());
+                }
+                let v = col_list(cols, &columns)?;
+                for &c in &v {
+                    columns[c].not_null = true;
+                }
+                pk = Some(v);
+            }
+            ast::TableConstraint::Unique { columns: cols, .. } => {
+                uniques.push(col_list(cols, &columns)?)
+            }
+            other => {
+                return Err(PgError::unsupported(format!(
+                    "constraint {other} is not supported"
+                )))
+            }
+        }
+    }
+    let mut options = Vec::new();
+    for o in &ct.with_options {
+        match o {
+            ast::SqlOption::KeyValue { key, value } => {
+                let k = ident_name(key);
+                match k.as_str() {
+                    "fillfactor" | "autovacuum_enabled" | "toast_tuple_target"
+                    | "parallel_workers" => {}
+                    _ => {
+                        return Err(PgError::new(
+                            sqlstate::INVALID_PARAMETER_VALUE,
+                            format!("unrecognized parameter \"{k}\""),
+                        ))
+                    }
+                }
+                options.push((k, value.to_string()));
+            }
+            other => options.push((other.to_string(), String::new())),
+        }
+    }
+    let oid = db.catalog.allocate_oid();
+    let rel = RelFileId(oid);
+    db.heap.create_relation(rel)?;
+    db.catalog
+        .apply_catalog_change(&CatalogChange::CreateTable(TableSpec {
+            oid,
+            name: name.clone(),
+            rel,
+            columns: columns.clone(),
+            options,
+        }))?;
+    cx.created.insert(rel);
+    if let Some(cols) = pk {
+        add_index(cx.db, &name, format!("{name}_pkey"), cols, true, true)?;
+    }
+    for cols in uniques {
+        let iname = default_index_name(db, &name, &cols, &columns, "key");
+        add_index(cx.db, &name, iname, cols, true, false)?;
+    }
+    Ok("CREATE TABLE".into())
+}
+
+/// Adds an index to a table that is empty (just created): ready at once.
+fn add_index(
+    db: &Database,
+    table: &str,
+    name: String,
+    columns: Vec<usize>,
+    unique: bool,
+    primary: bool,
+) -> PgResult<()> {
+    let oid = db.catalog.allocate_oid();
+    let spec = IndexSpec {
+        name,
+        oid,
+        columns,
+        unique,
+        primary,
+    };
+    if let Some(ix) = db
+        .catalog
+        .apply_catalog_change(&CatalogChange::CreateIndex {
+            table: table.to_string(),
+            spec,
+        })?
+    {
+        ix.set_ready();
+    }
+    Ok(())
+}
+
+/// PostgreSQL's ChooseRelationName: `table_col1_col2_suffix`, with a
+/// number appended until unique.
+fn default_index_name(
+    db: &Database,
+    table: &str,
+    cols: &[usize],
+    columns: &[ColumnDef],
+    suffix: &str,
+) -> String {
+    let mut base = table.to_string();
+    for c in cols {
+        base.push('_');
+        base.push_str(&columns[*c].name);
+    }
+    let mut name = format!("{base}_{suffix}");
+    let mut n = 1;
+    while relation_exists(db, &name) {
+        name = format!("{base}_{suffix}{n}");
+        n += 1;
+    }
+    name
+}
+
+fn drop_tables(
+    cx: &mut DdlCtx<'_>,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> PgResult<String> {
+    let db = cx.db;
+    let mut tables = Vec::new();
+    for n in names {
+        let name = object_name(n);
+        match db.catalog.get(&name) {
+            Some(t) => tables.push(t),
+            None if if_exists => cx.notices.push(PgError::notice(
+                sqlstate::UNDEFINED_TABLE,
+                format!("table \"{name}\" does not exist, skipping"),
+            )),
+            None => {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("table \"{name}\" does not exist"),
+                ));
+            }
+        }
+    }
+    for t in tables {
+        let _x = t.lock.exclusive(cx.cancel)?;
+        if t.check_not_dropped().is_err() {
+            continue;
+        }
+        db.catalog.apply_catalog_change(&CatalogChange::DropTable {
+            name: t.name.clone(),
+        })?;
+        for ix in t.indexes.list() {
+            ix.index.clear();
+        }
+        db.heap.drop_relation(t.rel)?;
+        cx.created.remove(&t.rel);
+    }
+    Ok("DROP TABLE".into())
+}
+
+fn drop_indexes(
+    cx: &mut DdlCtx<'_>,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> PgResult<String> {
+    let db = cx.db;
+    for n in names {
+        let name = object_name(n);
+        let owner = db
+            .catalog
+            .tables()
+            .into_iter()
+            .find(|t| t.indexes.list().iter().any(|i| i.spec.name == name));
+        match owner {
+            Some(t) => {
+                db.catalog.apply_catalog_change(&CatalogChange::DropIndex {
+                    table: t.name.clone(),
+                    name,
+                })?;
+            }
+            None if if_exists => cx.notices.push(PgError::notice(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("index \"{name}\" does not exist, skipping"),
+            )),
+            None => {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("index \"{name}\" does not exist"),
+                ));
+            }
+        }
+    }
+    Ok("DROP INDEX".into())
+}
+
+/// TRUNCATE: empties the heap file and the indexes at once (not
+/// transactional).
+pub fn truncate(cx: &mut DdlCtx<'_>, names: &[String]) -> PgResult<String> {
+    let db = cx.db;
+    let mut tables = Vec::new();
+    for name in names {
+        tables.push(db.catalog.table(name)?);
+    }
+    for t in tables {
+        truncate_table(db, &t, cx.cancel)?;
+        cx.created.insert(t.rel);
+    }
+    Ok("TRUNCATE TABLE".into())
+}
+
+/// Empties one table (also used to undo an aborted COPY FREEZE).
+pub fn truncate_table(db: &Database, t: &TableDef, cancel: &AtomicBool) -> PgResult<()> {
+    let _x = t.lock.exclusive(cancel)?;
+    t.check_not_dropped()?;
+    db.heap.truncate_relation(t.rel)?;
+    for ix in t.indexes.list() {
+        ix.index.clear();
+    }
+    Ok(())
+}
+
+fn alter_table(
+    cx: &mut DdlCtx<'_>,
+    name: &ast::ObjectName,
+    ops: &[ast::AlterTableOperation],
+    if_exists: bool,
+) -> PgResult<String> {
+    let tname = object_name(name);
+    let Some(table) = cx.db.catalog.get(&tname) else {
+        if if_exists {
+            cx.notices.push(PgError::notice(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{tname}\" does not exist, skipping"),
+            ));
+            return Ok("ALTER TABLE".into());
+        }
+        return Err(crate::sql::catalog::undefined_table(&tname));
+    };
+    for op in ops {
+        match op {
+            ast::AlterTableOperation::AddConstraint(ast::TableConstraint::PrimaryKey {
+                name: cname,
+                columns,
+                ..
+            }) => {
+                if table.primary_key().is_some() {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_TABLE_DEFINITION,
+                        format!("multiple primary keys for table \"{tname}\" are not allowed"),
+                    ));
+                }
+                let cols = key_columns(&table, columns)?;
+                let iname = cname
+                    .as_ref()
+                    .map(ident_name)
+                    .unwrap_or_else(|| format!("{tname}_pkey"));
+                build_new_index(cx, &table, iname, cols, true, true)?;
+            }
+            ast::AlterTableOperation::AddConstraint(ast::TableConstraint::Unique {
+                name: cname,
+                columns,
+                ..
+            }) => {
+                let cols = key_columns(&table, columns)?;
+                let iname = match cname {
+                    Some(n) => ident_name(n),
+                    None => default_index_name(cx.db, &tname, &cols, &table.columns, "key"),
+                };
+                build_new_index(cx, &table, iname, cols, true, false)?;
+            }
+            other => {
+                return Err(PgError::unsupported(format!(
+                    "ALTER TABLE {other} is not supported"
+                )))
+            }
+        }
+    }
+    Ok("ALTER TABLE".into())
+}
+
+fn key_columns(table: &TableDef, ids: &[ast::Ident]) -> PgResult<Vec<usize>> {
+    let mut v = Vec::new();
+    for i in ids {
+        let n = ident_name(i);
+        let c = table.column_index(&n).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{n}\" named in key does not exist"),
+            )
+        })?;
+        v.push(c);
+    }
+    Ok(v)
+}
+
+fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> {
+    let tname = object_name(&ci.table_name);
+    let table = cx.db.catalog.table(&tname)?;
+    if ci.predicate.is_some() || !ci.include.is_empty() {
+        return Err(PgError::unsupported(
+            "partial indexes and INCLUDE are not supported",
+        ));
+    }
+    if let Some(u) = &ci.using {
+        if !u.value.eq_ignore_ascii_case("btree") {
+            return Err(PgError::unsupported(format!(
+                "access method \"{}\" is not supported",
+                u.value
+            )));
+        }
+    }
+    let mut cols = Vec::new();
+    for o in &ci.columns {
+        match &o.expr {
+            ast::Expr::Identifier(id) => {
+                let n = ident_name(id);
+                cols.push(table.column_index(&n).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" does not exist"),
+                    )
+                })?);
+            }
+            _ => return Err(PgError::unsupported("expression indexes are not supported")),
+        }
+    }
+    let iname = match &ci.name {
+        Some(n) => object_name(n),
+        None => default_index_name(cx.db, &tname, &cols, &table.columns, "idx"),
+    };
+    if relation_exists(cx.db, &iname) {
+        let msg = format!("relation \"{iname}\" already exists");
+        if ci.if_not_exists {
+            cx.notices.push(PgError::notice(
+                sqlstate::DUPLICATE_TABLE,
+                format!("{msg}, skipping"),
+            ));
+            return Ok("CREATE INDEX".into());
+        }
+        return Err(PgError::new(sqlstate::DUPLICATE_TABLE, msg));
+    }
+    build_new_index(cx, &table, iname, cols, ci.unique, false)?;
+    Ok("CREATE INDEX".into())
+}
+
+fn build_new_index(
+    cx: &mut DdlCtx<'_>,
+    table: &Arc<TableDef>,
+    name: String,
+    cols: Vec<usize>,
+    unique: bool,
+    primary: bool,
+) -> PgResult<()> {
+    let db = cx.db;
+    if relation_exists(db, &name) {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_TABLE,
+            format!("relation \"{name}\" already exists"),
+        ));
+    }
+    let _lock = table.lock.shared();
+    table.check_not_dropped()?;
+    let oid = db.catalog.allocate_oid();
+    let spec = IndexSpec {
+        name: name.clone(),
+        oid,
+        columns: cols.clone(),
+        unique,
+        primary,
+    };
+    let ix = db
+        .catalog
+        .apply_catalog_change(&CatalogChange::CreateIndex {
+            table: table.name.clone(),
+            spec,
+        })?
+        .ok_or_else(|| PgError::internal("index not created"))?;
+    let result = fill_and_check(cx, table, &ix, primary);
+    match result {
+        Ok(()) => {
+            if primary {
+                db.catalog
+                    .apply_catalog_change(&CatalogChange::SetNotNull {
+                        table: table.name.clone(),
+                        columns: cols,
+                    })?;
+            }
+            ix.set_ready();
+            Ok(())
+        }
+        Err(e) => {
+            let _ = db.catalog.apply_catalog_change(&CatalogChange::DropIndex {
+                table: table.name.clone(),
+                name,
+            });
+            Err(e)
+        }
+    }
+}
+
+fn fill_and_check(
+    cx: &mut DdlCtx<'_>,
+    table: &TableDef,
+    ix: &IndexDef,
+    primary: bool,
+) -> PgResult<()> {
+    let db = cx.db;
+    let types = table.types();
+    let mut row = Vec::with_capacity(types.len());
+    let mut entries: Vec<(Vec<u8>, ItemPointer)> = Vec::new();
+    let mut null_keys: Vec<(ItemPointer, usize)> = Vec::new();
+    let mut kb = Vec::new();
+    db.heap.scan_all(table.rel, &mut |tid, data| {
+        decode_row_into(data, &types, &mut row)?;
+        if index_key(ix, &row, &mut kb) {
+            ix.index.insert(&kb, tid);
+            if ix.spec.unique {
+                entries.push((kb.clone(), tid));
+            }
+        } else if primary {
+            let c = ix
+                .spec
+                .columns
+                .iter()
+                .copied()
+                .find(|c| row[*c].is_null())
+                .unwrap_or(0);
+            null_keys.push((tid, c));
+        }
+        Ok(())
+    })?;
+    if !ix.spec.unique {
+        return Ok(());
+    }
+    let vis = Vis::take(cx.xact);
+    // NOT NULL for a primary key: only versions that are (or may become) live count.
+    for (tid, c) in null_keys {
+        if dirty_live(cx, &vis, table, tid)? {
+            return Err(PgError::new(
+                sqlstate::NOT_NULL_VIOLATION,
+                format!(
+                    "column \"{}\" of relation \"{}\" contains null values",
+                    table.columns[c].name, table.name
+                ),
+            ));
+        }
+    }
+    entries.sort();
+    let mut i = 0;
+    while i < entries.len() {
+        let mut j = i + 1;
+        while j < entries.len() && entries[j].0 == entries[i].0 {
+            j += 1;
+        }
+        if j - i > 1 {
+            let mut live = 0;
+            let mut live_tid = None;
+            for (_, tid) in &entries[i..j] {
+                if dirty_live(cx, &vis, table, *tid)? {
+                    live += 1;
+                    live_tid = Some(*tid);
+                }
+            }
+            if live > 1 {
+                let mut detail = String::from("Key is duplicated.");
+                if let Some(t) = live_tid {
+                    let vals = db.heap.fetch_any(table.rel, t, |_h, data| {
+                        let mut r = Vec::new();
+                        decode_row_into(data, &types, &mut r).map(|_| r)
+                    })?;
+                    if let Some(Ok(r)) = vals {
+                        let names: Vec<&str> = ix
+                            .spec
+                            .columns
+                            .iter()
+                            .map(|c| table.columns[*c].name.as_str())
+                            .collect();
+                        let v: Vec<String> =
+                            ix.spec.columns.iter().map(|c| text_of(&r[*c])).collect();
+                        detail = format!(
+                            "Key ({})=({}) is duplicated.",
+                            names.join(", "),
+                            v.join(", ")
+                        );
+                    }
+                }
+                return Err(PgError::new(
+                    sqlstate::UNIQUE_VIOLATION,
+                    format!("could not create unique index \"{}\"", ix.spec.name),
+                )
+                .with_detail(detail));
+            }
+        }
+        i = j;
+    }
+    Ok(())
+}
+
+fn text_of(v: &Value) -> String {
+    if v.is_null() {
+        "null".into()
+    } else {
+        v.to_text_string()
+    }
+}
+
+/// Live or in progress (after waiting for it) under SnapshotDirty.
+fn dirty_live(
+    cx: &mut DdlCtx<'_>,
+    vis: &Vis,
+    table: &TableDef,
+    tid: ItemPointer,
+) -> PgResult<bool> {
+    loop {
+        let state = {
+            let c = vis.cx(cx.db);
+            let own = cx.xact.own();
+            let c = crate::visibility::VisibilityContext { own, ..c };
+            cx.db.heap.fetch_dirty(table.rel, tid, &c)?
+        };
+        match state {
+            DirtyState::Dead => return Ok(false),
+            DirtyState::Live => return Ok(true),
+            DirtyState::InProgress(x) => cx.xact.wait_for_xid(x, cx.cancel)?,
+        }
+    }
+}
+
+/// Rebuilds every index of every table from the heap (database open).
+/// Also returns the largest xid found in any tuple header.
+pub fn rebuild_all_indexes(db: &Database) -> PgResult<u64> {
+    let mut max_xid = 0u64;
+    for t in db.catalog.tables() {
+        let list = t.indexes.list();
+        let types = t.types();
+        let mut row = Vec::with_capacity(types.len());
+        let mut kb = Vec::new();
+        db.heap.scan_all(t.rel, &mut |tid, data| {
+            if let Some((xmin, xmax)) =
+                db.heap.fetch_any(t.rel, tid, |h, _| (h.xmin.0, h.xmax.0))?
+            {
+                max_xid = max_xid.max(xmin).max(xmax);
+            }
+            if list.is_empty() {
+                return Ok(());
+            }
+            decode_row_into(data, &types, &mut row)?;
+            for ix in &list {
+                if index_key(ix, &row, &mut kb) {
+                    ix.index.insert(&kb, tid);
+                }
+            }
+            Ok(())
+        })?;
+        for ix in &list {
+            ix.set_ready();
+        }
+    }
+    Ok(max_xid)
+}

@@ -1,0 +1,1271 @@
+//! The executor: runs bound plans against the heap and the indexes.
+//!
+//! ## Contexts
+//!
+//! A statement runs with two pieces of state kept apart so the borrow
+//! checker lets a heap scan call back into expression evaluation:
+//!
+//! * [`Vis`] — what the statement sees: its snapshot, a copy of the
+//!   session's own xids and the command id at statement start. Heap reads
+//!   build a [`VisibilityContext`] from it.
+//! * [`Ectx`] — the mutable side: the session's [`Xact`] (xid assignment,
+//!   waits), the cancel flag, parameters, timestamps. It implements
+//!   [`EvalContext`] for session functions (`txid_current()`,
+//!   `pg_current_snapshot()`, `now()`, `pg_sleep()`, `current_setting()`).
+//!
+//! Writes build a fresh context from `Xact::own()` (it includes an xid
+//! assigned mid-statement), reads use [`Vis`]: a row this command inserted
+//! is invisible either way (cmin = curcid), which is PostgreSQL's Halloween
+//! protection.
+//!
+//! ## Writers (DESIGN §3)
+//!
+//! UPDATE / DELETE call `Heap::update` / `Heap::delete` and act on the
+//! [`TmResult`]:
+//!
+//! ```text
+//!   Ok             → maintain indexes, count the row
+//!   SelfModified   → skip (this command already changed it)
+//!   BeingModified  → wait for xmax (XactLockTableWait, 40P01 on deadlock),
+//!                    then retry the same version
+//!   Updated{ctid}  → READ COMMITTED: fetch the newer version, re-check the
+//!                    WHERE clause on it, recompute the new row from it and
+//!                    retry there (EvalPlanQual-lite);
+//!                    REPEATABLE READ: 40001
+//!   Deleted        → READ COMMITTED: skip; REPEATABLE READ: 40001
+//! ```
+//!
+//! ## Unique indexes
+//!
+//! A new row version's key is checked against every version under that
+//! key with SnapshotDirty (`Heap::fetch_dirty`): Live → 23505,
+//! InProgress(xid) → wait for xid and re-check, Dead → ignore. The check and
+//! the index insertion run under the index's stripe lock for the key, so
+//! two inserters of one key serialise: the second sees the first's entry,
+//! waits for its transaction, and fails with 23505 if it committed. An
+//! UPDATE that keeps the key skips the check (its old version still holds
+//! the key against everyone else).
+//!
+//! Locks: a shared [`crate::sql::catalog::RelLock`] per table for the
+//! statement, an index stripe briefly; none is held while waiting for a
+//! transaction except the relation lock (which never blocks other
+//! statements).
+
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::database::Database;
+use crate::error::{sqlstate, PgError, PgResult};
+use crate::snapshot::Snapshot;
+use crate::sql::catalog::{IndexDef, TableDef};
+use crate::sql::expr::{eval, eval_filter, EvalContext, Expr};
+use crate::sql::functions::Accumulator;
+use crate::sql::keycodec::encode_key_value;
+use crate::sql::planner::{Access, InsertSource, Plan, QueryPlan, Source};
+use crate::sql::rowcodec::{decode_row_into, encode_row};
+use crate::sql::types::SqlType;
+use crate::sql::value::{cast_assign, cmp_for_sort, PgSnapshot, Value};
+use crate::storage::heapam::{DirtyState, TmResult};
+use crate::types::{CommandId, ItemPointer, TransactionId};
+use crate::visibility::{OwnXact, VisibilityContext};
+use crate::xact::{IsolationLevel, Xact};
+
+/// Rows between cancel / timeout checks.
+const CHECK_EVERY: u32 = 256;
+/// Rows per `Heap::multi_insert` batch (INSERT … SELECT, COPY).
+pub const BATCH_ROWS: usize = 1000;
+
+/// What a statement sees (see the module doc).
+pub struct Vis {
+    /// The statement's snapshot.
+    pub snapshot: Arc<Snapshot>,
+    /// The session's own xids at statement start.
+    pub own: Vec<TransactionId>,
+    /// The command id of this statement.
+    pub curcid: CommandId,
+}
+
+impl Vis {
+    /// Takes the statement snapshot from `xact`.
+    pub fn take(xact: &mut Xact) -> Vis {
+        let snapshot = xact.statement_snapshot();
+        let own = xact.own();
+        Vis {
+            snapshot,
+            own: own.xids.to_vec(),
+            curcid: own.curcid,
+        }
+    }
+
+    /// The visibility context for reads.
+    pub fn cx<'a>(&'a self, db: &'a Database) -> VisibilityContext<'a> {
+        VisibilityContext {
+            snapshot: &self.snapshot,
+            own: OwnXact {
+                xids: &self.own,
+                curcid: self.curcid,
+            },
+            clog: &db.clog,
+            procarray: &db.procarray,
+        }
+    }
+}
+
+/// Session settings as functions see them.
+pub trait SettingsView {
+    /// `current_setting(name)`.
+    fn get_setting(&self, name: &str) -> Option<String>;
+}
+
+/// The mutable side of a running statement (see the module doc).
+pub struct Ectx<'a> {
+    /// The node.
+    pub db: &'a Database,
+    /// The session's transaction.
+    pub xact: &'a mut Xact,
+    /// CancelRequest flag.
+    pub cancel: &'a AtomicBool,
+    /// Bound parameter values.
+    pub params: &'a [Value],
+    /// Session settings.
+    pub settings: &'a dyn SettingsView,
+    /// statement_timestamp().
+    pub stmt_ts: i64,
+    /// transaction_timestamp().
+    pub xact_ts: i64,
+    /// statement_timeout deadline.
+    pub deadline: Option<Instant>,
+    /// pg_backend_pid().
+    pub backend_pid: i32,
+    /// The statement's snapshot (pg_current_snapshot()).
+    pub snapshot: Option<Arc<Snapshot>>,
+    ticks: u32,
+}
+
+impl<'a> Ectx<'a> {
+    /// A context for one statement.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        db: &'a Database,
+        xact: &'a mut Xact,
+        cancel: &'a AtomicBool,
+        params: &'a [Value],
+        settings: &'a dyn SettingsView,
+        stmt_ts: i64,
+        xact_ts: i64,
+        deadline: Option<Instant>,
+        backend_pid: i32,
+    ) -> Ectx<'a> {
+        Ectx {
+            db,
+            xact,
+            cancel,
+            params,
+            settings,
+            stmt_ts,
+            xact_ts,
+            deadline,
+            backend_pid,
+            snapshot: None,
+            ticks: 0,
+        }
+    }
+
+    /// Raises 57014 when canceled or past statement_timeout.
+    pub fn check_interrupts(&self) -> PgResult<()> {
+        if self.cancel.load(AtomicOrdering::Relaxed) {
+            return Err(PgError::query_canceled());
+        }
+        if let Some(d) = self.deadline {
+            if Instant::now() >= d {
+                return Err(PgError::new(
+                    sqlstate::QUERY_CANCELED,
+                    "canceling statement due to statement timeout",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts a row; checks interrupts every [`CHECK_EVERY`] rows.
+    #[inline]
+    pub fn tick(&mut self) -> PgResult<()> {
+        self.ticks = self.ticks.wrapping_add(1);
+        if self.ticks % CHECK_EVERY == 0 {
+            self.check_interrupts()?;
+        }
+        Ok(())
+    }
+
+    fn wait_for(&mut self, xid: TransactionId) -> PgResult<()> {
+        self.xact.wait_for_xid(xid, self.cancel)
+    }
+
+    fn eval(&mut self, e: &Expr, row: &[Value]) -> PgResult<Value> {
+        let p = self.params;
+        eval(e, row, p, self)
+    }
+
+    fn filter(&mut self, e: &Option<Expr>, row: &[Value]) -> PgResult<bool> {
+        match e {
+            None => Ok(true),
+            Some(e) => {
+                let p = self.params;
+                eval_filter(e, row, p, self)
+            }
+        }
+    }
+}
+
+impl EvalContext for Ectx<'_> {
+    fn statement_timestamp(&self) -> i64 {
+        self.stmt_ts
+    }
+    fn transaction_timestamp(&self) -> i64 {
+        self.xact_ts
+    }
+    fn txid_current(&mut self) -> PgResult<u64> {
+        Ok(self.xact.top_xid_assign()?.0)
+    }
+    fn txid_current_if_assigned(&self) -> Option<u64> {
+        let x = self.xact.top_xid();
+        x.is_valid().then_some(x.0)
+    }
+    fn current_snapshot(&mut self) -> PgResult<PgSnapshot> {
+        let s = match &self.snapshot {
+            Some(s) => s.clone(),
+            None => self.xact.statement_snapshot(),
+        };
+        Ok(PgSnapshot {
+            xmin: s.xmin.0,
+            xmax: s.xmax.0,
+            xip: s.xip.iter().map(|x| x.0).collect(),
+        })
+    }
+    fn sleep(&mut self, secs: f64) -> PgResult<()> {
+        if !(secs > 0.0) {
+            return Ok(());
+        }
+        let end = Instant::now() + std::time::Duration::from_secs_f64(secs.min(1.0e6));
+        crate::lmgr::run_blocking(|| loop {
+            self.check_interrupts()?;
+            let now = Instant::now();
+            if now >= end {
+                return Ok(());
+            }
+            std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
+        })
+    }
+    fn setting(&self, name: &str) -> Option<String> {
+        if crate::sql::utility::canonical_name(name) == "transaction_isolation" {
+            return Some(crate::sql::parser::isolation_name(self.xact.isolation()).to_string());
+        }
+        self.settings.get_setting(name)
+    }
+    fn backend_pid(&self) -> i32 {
+        self.backend_pid
+    }
+    fn check_cancel(&self) -> PgResult<()> {
+        self.check_interrupts()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Row sources
+// ---------------------------------------------------------------------------
+
+/// Callback for each qualifying row: (context, tid, row).
+pub type RowFn<'f, 'a> =
+    dyn FnMut(&mut Ectx<'a>, ItemPointer, &mut Vec<Value>) -> PgResult<ControlFlow<()>> + 'f;
+
+/// Encodes the key of `row` for `index`; None when a key column is NULL
+/// (NULLs never conflict and never match an equality).
+pub fn index_key(index: &IndexDef, row: &[Value], out: &mut Vec<u8>) -> bool {
+    out.clear();
+    for &c in &index.spec.columns {
+        match row.get(c) {
+            Some(Value::Null) | None => return false,
+            Some(v) => encode_key_value(v, out),
+        }
+    }
+    true
+}
+
+/// Evaluates an index lookup key; None when it can match nothing (NULL,
+/// or a value that does not fit the column type).
+fn eval_lookup_key(
+    ec: &mut Ectx<'_>,
+    key: &[Expr],
+    types: &[SqlType],
+    out: &mut Vec<u8>,
+) -> PgResult<bool> {
+    out.clear();
+    for (e, ty) in key.iter().zip(types) {
+        let v = ec.eval(e, &[])?;
+        if v.is_null() {
+            return Ok(false);
+        }
+        let same_kind = v.sql_type() == *ty
+            || (v.sql_type().is_integer() && ty.is_integer())
+            || (v.sql_type().is_text_like()
+                && ty.is_text_like()
+                && !matches!(ty, SqlType::Char(_)));
+        if same_kind {
+            encode_key_value(&v, out);
+        } else {
+            match cast_assign(&v, *ty) {
+                Ok(c) => encode_key_value(&c, out),
+                Err(_) => return Ok(false),
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// True if the version at `tid` is dead to every snapshot, present and
+/// future: its inserter aborted, or its deleter committed before
+/// `horizon` (the oldest xmin of any running transaction). Its index
+/// entries can then go (VACUUM, and index scans on the way: PostgreSQL's
+/// kill_prior_tuple).
+pub fn dead_to_all(
+    db: &Database,
+    rel: crate::types::RelFileId,
+    tid: ItemPointer,
+    horizon: TransactionId,
+) -> PgResult<bool> {
+    use crate::clog::XidStatus;
+    use crate::storage::htup::{XMAX_COMMITTED, XMAX_LOCK_ONLY, XMIN_COMMITTED, XMIN_INVALID};
+    let Some(h) = db.heap.fetch_any(rel, tid, |h, _| {
+        (
+            h.xmin,
+            h.xmax,
+            h.infomask,
+            h.xmin_frozen(),
+            h.xmax_is_invalid(),
+        )
+    })?
+    else {
+        return Ok(true);
+    };
+    let (xmin, xmax, infomask, frozen, xmax_invalid) = h;
+    if infomask & XMIN_INVALID != 0 {
+        return Ok(true);
+    }
+    if !frozen && infomask & XMIN_COMMITTED == 0 {
+        match db.clog.get_status(xmin) {
+            XidStatus::Committed => {}
+            XidStatus::Aborted => return Ok(!db.procarray.xid_is_running(xmin)),
+            _ => return Ok(false),
+        }
+    }
+    if xmax_invalid || infomask & XMAX_LOCK_ONLY != 0 || !xmax.is_valid() {
+        return Ok(false);
+    }
+    let committed =
+        infomask & XMAX_COMMITTED != 0 || db.clog.get_status(xmax) == XidStatus::Committed;
+    Ok(committed && xmax < horizon)
+}
+
+/// Runs `f` for every row of `table` that `vis` sees and `filter` accepts,
+/// through `access`.
+pub fn scan_table<'a>(
+    ec: &mut Ectx<'a>,
+    vis: &Vis,
+    table: &TableDef,
+    access: &Access,
+    filter: &Option<Expr>,
+    f: &mut RowFn<'_, 'a>,
+) -> PgResult<()> {
+    let db = ec.db;
+    let cx = vis.cx(db);
+    let types = table.types();
+    let mut row: Vec<Value> = Vec::with_capacity(types.len());
+    match access {
+        Access::SeqScan => db.heap.scan(table.rel, &cx, &mut |tid, data| {
+            ec.tick()?;
+            decode_row_into(data, &types, &mut row)?;
+            if !ec.filter(filter, &row)? {
+                return Ok(ControlFlow::Continue(()));
+            }
+            f(ec, tid, &mut row)
+        }),
+        Access::Index {
+            index,
+            key,
+            key_types,
+        } => {
+            let mut kb = Vec::with_capacity(16);
+            if !eval_lookup_key(ec, key, key_types, &mut kb)? {
+                return Ok(());
+            }
+            let mut tids: Vec<ItemPointer> = Vec::new();
+            index.index.lookup(&kb, &mut |t| tids.push(t));
+            let mut horizon: Option<TransactionId> = None;
+            for tid in tids {
+                ec.tick()?;
+                let found = db.heap.fetch(table.rel, tid, &cx, |data| {
+                    decode_row_into(data, &types, &mut row)
+                })?;
+                match found {
+                    None => {
+                        // Invisible to us; if dead to everyone, drop the
+                        // entry so later lookups do not pay for it.
+                        let h = *horizon.get_or_insert_with(|| db.procarray.oldest_xmin());
+                        if dead_to_all(db, table.rel, tid, h)? {
+                            index.index.remove(&kb, tid);
+                        }
+                        continue;
+                    }
+                    Some(r) => r?,
+                }
+                if !ec.filter(filter, &row)? {
+                    continue;
+                }
+                if let ControlFlow::Break(()) = f(ec, tid, &mut row)? {
+                    break;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Runs `f` for each input row of a query (after WHERE).
+fn for_each_input<'a>(
+    ec: &mut Ectx<'a>,
+    vis: &Vis,
+    plan: &QueryPlan,
+    f: &mut dyn FnMut(&mut Ectx<'a>, &[Value]) -> PgResult<ControlFlow<()>>,
+) -> PgResult<()> {
+    match &plan.source {
+        Source::Single => {
+            if ec.filter(&plan.filter, &[])? {
+                let _ = f(ec, &[])?;
+            }
+            Ok(())
+        }
+        Source::StatSnapshots => {
+            let s = ec.db.procarray.stats();
+            let row = [
+                Value::Int8(s.snapshots_computed as i64),
+                Value::Int8(s.snapshots_reused as i64),
+                Value::Int8(s.xact_completion_count as i64),
+            ];
+            if ec.filter(&plan.filter, &row)? {
+                let _ = f(ec, &row)?;
+            }
+            Ok(())
+        }
+        Source::Series {
+            start,
+            stop,
+            step,
+            ty,
+        } => {
+            let a = ec.eval(start, &[])?;
+            let b = ec.eval(stop, &[])?;
+            let s = match step {
+                Some(e) => ec.eval(e, &[])?,
+                None => Value::Int8(1),
+            };
+            let (Some(a), Some(b), Some(s)) = (a.as_i64(), b.as_i64(), s.as_i64()) else {
+                return Ok(()); // a NULL argument: no rows
+            };
+            if s == 0 {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    "step size cannot equal zero",
+                ));
+            }
+            let mut i = a;
+            let mut row = [Value::Null];
+            while (s > 0 && i <= b) || (s < 0 && i >= b) {
+                ec.tick()?;
+                row[0] = if *ty == SqlType::Int8 {
+                    Value::Int8(i)
+                } else {
+                    Value::Int4(i as i32)
+                };
+                if ec.filter(&plan.filter, &row)? {
+                    if let ControlFlow::Break(()) = f(ec, &row)? {
+                        break;
+                    }
+                }
+                i = match i.checked_add(s) {
+                    Some(n) => n,
+                    None => break,
+                };
+            }
+            Ok(())
+        }
+        Source::Table { table, access } => {
+            let _lock = table.lock.shared();
+            table.check_not_dropped()?;
+            // Filter inside scan_table.
+            scan_table(
+                ec,
+                vis,
+                table,
+                access,
+                &plan.filter,
+                &mut |ec, _tid, row| f(ec, row),
+            )
+        }
+    }
+}
+
+fn eval_count(
+    ec: &mut Ectx<'_>,
+    e: &Option<Expr>,
+    what: &str,
+    code: &'static str,
+) -> PgResult<Option<u64>> {
+    let Some(e) = e else { return Ok(None) };
+    match ec.eval(e, &[])? {
+        Value::Null => Ok(None),
+        v => {
+            let n = v.as_i64().unwrap_or(0);
+            if n < 0 {
+                return Err(PgError::new(code, format!("{what} must not be negative")));
+            }
+            Ok(Some(n as u64))
+        }
+    }
+}
+
+struct Group {
+    keys: Vec<Value>,
+    accs: Vec<Accumulator>,
+    seen: Vec<Option<HashSet<Vec<u8>>>>,
+}
+
+/// Runs a query, calling `emit` with each visible output row (the first
+/// `plan.visible` columns). Returns the number of rows emitted.
+pub fn run_query<'a>(
+    ec: &mut Ectx<'a>,
+    vis: &Vis,
+    plan: &QueryPlan,
+    emit: &mut dyn FnMut(&mut Ectx<'a>, &[Value]) -> PgResult<()>,
+) -> PgResult<u64> {
+    let limit = eval_count(ec, &plan.limit, "LIMIT", "2201W")?;
+    let offset = eval_count(ec, &plan.offset, "OFFSET", "2201X")?.unwrap_or(0);
+    if limit == Some(0) {
+        return Ok(0);
+    }
+    let materialize = !plan.sort.is_empty() || plan.distinct || plan.grouping.is_some();
+    let mut out: Vec<Value> = Vec::with_capacity(plan.targets.len());
+    let mut emitted = 0u64;
+    if !materialize {
+        let mut skipped = 0u64;
+        for_each_input(ec, vis, plan, &mut |ec, row| {
+            if skipped < offset {
+                skipped += 1;
+                return Ok(ControlFlow::Continue(()));
+            }
+            out.clear();
+            for t in &plan.targets[..plan.visible] {
+                let v = ec.eval(t, row)?;
+                out.push(v);
+            }
+            emit(ec, &out)?;
+            emitted += 1;
+            if limit.is_some_and(|l| emitted >= l) {
+                return Ok(ControlFlow::Break(()));
+            }
+            Ok(ControlFlow::Continue(()))
+        })?;
+        return Ok(emitted);
+    }
+
+    // Materialize the projected rows (visible + hidden sort columns).
+    let mut rows: Vec<Vec<Value>> = Vec::new();
+    if let Some(g) = &plan.grouping {
+        let mut groups: Vec<Group> = Vec::new();
+        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let new_group = |keys: Vec<Value>| Group {
+            keys,
+            accs: g
+                .aggs
+                .iter()
+                .map(|a| Accumulator::new(a.func, a.arg_ty))
+                .collect(),
+            seen: g
+                .aggs
+                .iter()
+                .map(|a| {
+                    if a.distinct {
+                        Some(HashSet::new())
+                    } else {
+                        None
+                    }
+                })
+                .collect(),
+        };
+        if g.group_by.is_empty() {
+            groups.push(new_group(Vec::new()));
+        }
+        let mut kb = Vec::new();
+        for_each_input(ec, vis, plan, &mut |ec, row| {
+            let gi = if g.group_by.is_empty() {
+                0
+            } else {
+                let mut keys = Vec::with_capacity(g.group_by.len());
+                kb.clear();
+                for k in &g.group_by {
+                    let v = ec.eval(k, row)?;
+                    encode_key_value(&v, &mut kb);
+                    keys.push(v);
+                }
+                match index.get(&kb) {
+                    Some(i) => *i,
+                    None => {
+                        groups.push(new_group(keys));
+                        index.insert(kb.clone(), groups.len() - 1);
+                        groups.len() - 1
+                    }
+                }
+            };
+            let grp = &mut groups[gi];
+            for (i, a) in g.aggs.iter().enumerate() {
+                let v = match &a.arg {
+                    Some(e) => ec.eval(e, row)?,
+                    None => Value::Null,
+                };
+                if let Some(seen) = &mut grp.seen[i] {
+                    if v.is_null() {
+                        continue;
+                    }
+                    let mut k = Vec::new();
+                    encode_key_value(&v, &mut k);
+                    if !seen.insert(k) {
+                        continue;
+                    }
+                }
+                grp.accs[i].update(&v)?;
+            }
+            Ok(ControlFlow::Continue(()))
+        })?;
+        let mut post: Vec<Value> = Vec::new();
+        for grp in groups {
+            post.clear();
+            post.extend(grp.keys);
+            for a in &grp.accs {
+                post.push(a.finish()?);
+            }
+            if let Some(h) = &plan.having {
+                let p = ec.params;
+                if !eval_filter(h, &post, p, ec)? {
+                    continue;
+                }
+            }
+            let mut r = Vec::with_capacity(plan.targets.len());
+            for t in &plan.targets {
+                r.push(ec.eval(t, &post)?);
+            }
+            rows.push(r);
+        }
+    } else {
+        for_each_input(ec, vis, plan, &mut |ec, row| {
+            let mut r = Vec::with_capacity(plan.targets.len());
+            for t in &plan.targets {
+                r.push(ec.eval(t, row)?);
+            }
+            rows.push(r);
+            Ok(ControlFlow::Continue(()))
+        })?;
+    }
+    if plan.distinct {
+        let mut seen = HashSet::new();
+        let mut kb = Vec::new();
+        rows.retain(|r| {
+            kb.clear();
+            for v in &r[..plan.visible] {
+                encode_key_value(v, &mut kb);
+            }
+            seen.insert(kb.clone())
+        });
+    }
+    if !plan.sort.is_empty() {
+        rows.sort_by(|a, b| {
+            for k in &plan.sort {
+                let (x, y) = (&a[k.column], &b[k.column]);
+                let o = match (x.is_null(), y.is_null()) {
+                    (true, true) => Ordering::Equal,
+                    (true, false) => {
+                        if k.nulls_first {
+                            Ordering::Less
+                        } else {
+                            Ordering::Greater
+                        }
+                    }
+                    (false, true) => {
+                        if k.nulls_first {
+                            Ordering::Greater
+                        } else {
+                            Ordering::Less
+                        }
+                    }
+                    _ => {
+                        let o = cmp_for_sort(x, y);
+                        if k.desc {
+                            o.reverse()
+                        } else {
+                            o
+                        }
+                    }
+                };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            Ordering::Equal
+        });
+    }
+    for r in rows.iter().skip(offset as usize) {
+        if limit.is_some_and(|l| emitted >= l) {
+            break;
+        }
+        emit(ec, &r[..plan.visible])?;
+        emitted += 1;
+    }
+    Ok(emitted)
+}
+
+// ---------------------------------------------------------------------------
+// Writes
+// ---------------------------------------------------------------------------
+
+/// 23502 for a NULL in a NOT NULL column.
+pub fn check_not_null(table: &TableDef, row: &[Value]) -> PgResult<()> {
+    for (c, v) in table.columns.iter().zip(row) {
+        if c.not_null && v.is_null() {
+            return Err(PgError::new(
+                sqlstate::NOT_NULL_VIOLATION,
+                format!(
+                    "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                    c.name, table.name
+                ),
+            )
+            .with_detail(format!("Failing row contains ({}).", row_text(row))));
+        }
+    }
+    Ok(())
+}
+
+fn row_text(row: &[Value]) -> String {
+    row.iter()
+        .map(|v| {
+            if v.is_null() {
+                "null".to_string()
+            } else {
+                v.to_text_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Makes every value carry exactly its column's type (encode_row requires
+/// it): assignment casts where the runtime type differs.
+pub fn conform_row(table: &TableDef, row: &mut [Value]) -> PgResult<()> {
+    for (c, v) in table.columns.iter().zip(row.iter_mut()) {
+        if v.is_null() {
+            continue;
+        }
+        let vt = v.sql_type();
+        let same = vt == c.ty
+            || (vt.is_text_like()
+                && matches!(c.ty, SqlType::Text | SqlType::Varchar(None) | SqlType::Name))
+            || (vt == SqlType::Numeric(None) && matches!(c.ty, SqlType::Numeric(None)));
+        if !same {
+            *v = cast_assign(v, c.ty).map_err(|e| match e.code {
+                sqlstate::INVALID_TEXT_REPRESENTATION | sqlstate::DATATYPE_MISMATCH => e,
+                _ => e,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn unique_violation(table: &TableDef, ix: &IndexDef, row: &[Value]) -> PgError {
+    let names: Vec<&str> = ix
+        .spec
+        .columns
+        .iter()
+        .map(|c| table.columns[*c].name.as_str())
+        .collect();
+    let vals: Vec<String> = ix
+        .spec
+        .columns
+        .iter()
+        .map(|c| row[*c].to_text_string())
+        .collect();
+    PgError::new(
+        sqlstate::UNIQUE_VIOLATION,
+        format!(
+            "duplicate key value violates unique constraint \"{}\"",
+            ix.spec.name
+        ),
+    )
+    .with_detail(format!(
+        "Key ({})=({}) already exists.",
+        names.join(", "),
+        vals.join(", ")
+    ))
+}
+
+/// Adds the index entries of a new row version at `tid`, checking unique
+/// indexes. `old_row` is the previous version for an UPDATE (a unique key
+/// it keeps needs no check).
+pub fn insert_index_entries(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    table: &TableDef,
+    row: &[Value],
+    tid: ItemPointer,
+    old_row: Option<&[Value]>,
+) -> PgResult<()> {
+    if table.indexes.is_empty() {
+        return Ok(());
+    }
+    let mut kb = Vec::with_capacity(16);
+    let mut okb = Vec::new();
+    for ix in table.indexes.list() {
+        if !index_key(&ix, row, &mut kb) {
+            if !ix.spec.unique {
+                // NULL keys are still entries of a plain index, but lookups
+                // never match them; skip.
+            }
+            continue;
+        }
+        let keeps_key = match old_row {
+            Some(o) => index_key(&ix, o, &mut okb) && okb == kb,
+            None => false,
+        };
+        if !ix.spec.unique || keeps_key {
+            ix.index.insert(&kb, tid);
+            continue;
+        }
+        unique_insert(ec, vis, table, &ix, &kb, tid, row)?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn unique_insert(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    table: &TableDef,
+    ix: &IndexDef,
+    key: &[u8],
+    tid: ItemPointer,
+    row: &[Value],
+) -> PgResult<()> {
+    let db = ec.db;
+    let mut tids = Vec::new();
+    loop {
+        let wait = {
+            let _stripe = ix.stripe(key).lock();
+            tids.clear();
+            ix.index.lookup(key, &mut |t| {
+                if t != tid {
+                    tids.push(t)
+                }
+            });
+            let own = ec.xact.own();
+            let cx = VisibilityContext {
+                snapshot: &vis.snapshot,
+                own,
+                clog: &db.clog,
+                procarray: &db.procarray,
+            };
+            let mut wait = None;
+            for t in &tids {
+                match db.heap.fetch_dirty(table.rel, *t, &cx)? {
+                    DirtyState::Dead => {}
+                    DirtyState::Live => return Err(unique_violation(table, ix, row)),
+                    DirtyState::InProgress(x) => {
+                        wait = Some(x);
+                        break;
+                    }
+                }
+            }
+            if wait.is_none() {
+                ix.index.insert(key, tid);
+            }
+            wait
+        };
+        match wait {
+            None => return Ok(()),
+            Some(x) => ec.wait_for(x)?,
+        }
+    }
+}
+
+/// Rows waiting for one `multi_insert`.
+pub struct InsertBatch {
+    data: Vec<u8>,
+    ends: Vec<usize>,
+    rows: Vec<Vec<Value>>,
+    /// Insert with xmin FROZEN (COPY FREEZE).
+    pub frozen: bool,
+}
+
+impl InsertBatch {
+    /// An empty batch.
+    pub fn new(frozen: bool) -> InsertBatch {
+        InsertBatch {
+            data: Vec::new(),
+            ends: Vec::new(),
+            rows: Vec::new(),
+            frozen,
+        }
+    }
+    /// Rows pending.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+    /// True when nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+    /// Adds a finished row (NOT NULL checked, types conformed).
+    pub fn push(&mut self, row: Vec<Value>) {
+        encode_row(&row, &mut self.data);
+        self.ends.push(self.data.len());
+        self.rows.push(row);
+    }
+    /// True when the batch should be flushed.
+    pub fn full(&self) -> bool {
+        self.rows.len() >= BATCH_ROWS || self.data.len() >= 512 * 1024
+    }
+
+    /// Inserts the pending rows and their index entries; calls `returned`
+    /// for each inserted row.
+    pub fn flush(
+        &mut self,
+        ec: &mut Ectx<'_>,
+        vis: &Vis,
+        table: &TableDef,
+        returned: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
+    ) -> PgResult<u64> {
+        if self.rows.is_empty() {
+            return Ok(0);
+        }
+        let xid = ec.xact.assign_xid()?;
+        let cid = ec.xact.curcid();
+        let mut slices: Vec<&[u8]> = Vec::with_capacity(self.ends.len());
+        let mut start = 0;
+        for &e in &self.ends {
+            slices.push(&self.data[start..e]);
+            start = e;
+        }
+        let tids = if slices.len() == 1 && !self.frozen {
+            vec![ec.db.heap.insert(table.rel, slices[0], xid, cid)?]
+        } else {
+            ec.db
+                .heap
+                .multi_insert(table.rel, &slices, xid, cid, self.frozen)?
+        };
+        drop(slices);
+        for (row, tid) in self.rows.iter().zip(tids) {
+            insert_index_entries(ec, vis, table, row, tid, None)?;
+            returned(ec, row)?;
+        }
+        let n = self.rows.len() as u64;
+        self.data.clear();
+        self.ends.clear();
+        self.rows.clear();
+        Ok(n)
+    }
+}
+
+fn serialization_failure() -> PgError {
+    PgError::new(
+        sqlstate::SERIALIZATION_FAILURE,
+        "could not serialize access due to concurrent update",
+    )
+}
+
+fn serialization_failure_delete() -> PgError {
+    PgError::new(
+        sqlstate::SERIALIZATION_FAILURE,
+        "could not serialize access due to concurrent delete",
+    )
+}
+
+/// What a write attempt on one row version decided.
+enum WriteStep {
+    Done(Option<ItemPointer>),
+    Skip,
+    /// Follow the update chain to this newer version (READ COMMITTED).
+    Follow(ItemPointer),
+}
+
+fn decide(
+    ec: &mut Ectx<'_>,
+    res: TmResult,
+    newtid: Option<ItemPointer>,
+    update: bool,
+) -> PgResult<Option<WriteStep>> {
+    let rr = ec.xact.isolation() == IsolationLevel::RepeatableRead;
+    Ok(Some(match res {
+        TmResult::Ok => WriteStep::Done(newtid),
+        TmResult::SelfModified | TmResult::Invisible => WriteStep::Skip,
+        TmResult::BeingModified { xmax } => {
+            ec.wait_for(xmax)?;
+            return Ok(None); // retry the same version
+        }
+        TmResult::Updated { ctid } => {
+            if rr {
+                return Err(serialization_failure());
+            }
+            WriteStep::Follow(ctid)
+        }
+        TmResult::Deleted => {
+            if rr {
+                return Err(if update {
+                    serialization_failure()
+                } else {
+                    serialization_failure_delete()
+                });
+            }
+            WriteStep::Skip
+        }
+    }))
+}
+
+/// Fetches the version at `tid` regardless of snapshot (the newer version
+/// an updater left), decoding it into `row`. False if there is none.
+fn fetch_newer(
+    ec: &Ectx<'_>,
+    table: &TableDef,
+    tid: ItemPointer,
+    types: &[SqlType],
+    row: &mut Vec<Value>,
+) -> PgResult<bool> {
+    match ec
+        .db
+        .heap
+        .fetch_any(table.rel, tid, |_h, data| decode_row_into(data, types, row))?
+    {
+        None => Ok(false),
+        Some(r) => {
+            r?;
+            Ok(true)
+        }
+    }
+}
+
+/// Runs a DML plan. Returns (rows affected). RETURNING rows go to `emit`.
+pub fn run_dml<'a>(
+    ec: &mut Ectx<'a>,
+    vis: &Vis,
+    plan: &Plan,
+    emit: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
+) -> PgResult<u64> {
+    match plan {
+        Plan::Query(_) => Err(PgError::internal("run_dml on a query")),
+        Plan::Insert(p) => {
+            let table = &p.table;
+            let _lock = table.lock.shared();
+            table.check_not_dropped()?;
+            let width = table.columns.len();
+            let mut batch = InsertBatch::new(false);
+            let mut count = 0u64;
+            let mut ret = |ec: &mut Ectx<'_>, row: &[Value]| -> PgResult<()> {
+                if let Some(r) = &p.returning {
+                    let mut out = Vec::with_capacity(r.len());
+                    for e in r {
+                        let pr = ec.params;
+                        out.push(eval(e, row, pr, ec)?);
+                    }
+                    emit(ec, &out)?;
+                }
+                Ok(())
+            };
+            // Builds a full row from source values (None = DEFAULT).
+            let build = |ec: &mut Ectx<'_>,
+                         vals: &mut dyn Iterator<Item = Option<Value>>|
+             -> PgResult<Vec<Value>> {
+                let mut row: Vec<Option<Value>> = vec![None; width];
+                for (c, v) in p.target_cols.iter().zip(vals) {
+                    row[*c] = v;
+                }
+                let mut out = Vec::with_capacity(width);
+                for (c, v) in row.into_iter().enumerate() {
+                    out.push(match v {
+                        Some(v) => v,
+                        None => match &p.defaults[c] {
+                            Some(d) => ec.eval(d, &[])?,
+                            None => Value::Null,
+                        },
+                    });
+                }
+                conform_row(table, &mut out)?;
+                check_not_null(table, &out)?;
+                Ok(out)
+            };
+            match &p.source {
+                InsertSource::Values(rows) => {
+                    for r in rows {
+                        ec.tick()?;
+                        let mut vals = Vec::with_capacity(r.len());
+                        for e in r {
+                            vals.push(match e {
+                                Some(e) => Some(ec.eval(e, &[])?),
+                                None => None,
+                            });
+                        }
+                        let row = build(ec, &mut vals.into_iter())?;
+                        batch.push(row);
+                        if batch.full() {
+                            count += batch.flush(ec, vis, table, &mut ret)?;
+                        }
+                    }
+                }
+                InsertSource::Query(q) => {
+                    let mut err: Option<PgError> = None;
+                    run_query(ec, vis, q, &mut |ec, out| {
+                        let row = build(ec, &mut out.iter().cloned().map(Some))?;
+                        batch.push(row);
+                        if batch.full() {
+                            match batch.flush(ec, vis, table, &mut ret) {
+                                Ok(n) => count += n,
+                                Err(e) => {
+                                    err = Some(e.clone());
+                                    return Err(e);
+                                }
+                            }
+                        }
+                        Ok(())
+                    })?;
+                    if let Some(e) = err {
+                        return Err(e);
+                    }
+                }
+            }
+            count += batch.flush(ec, vis, table, &mut ret)?;
+            Ok(count)
+        }
+        Plan::Update(p) => {
+            let table = &p.table;
+            let _lock = table.lock.shared();
+            table.check_not_dropped()?;
+            let types = table.types();
+            let mut count = 0u64;
+            let mut newer: Vec<Value> = Vec::with_capacity(types.len());
+            let mut buf: Vec<u8> = Vec::with_capacity(128);
+            scan_table(ec, vis, table, &p.access, &p.filter, &mut |ec, tid, row| {
+                let mut tid = tid;
+                let mut cur: &mut Vec<Value> = row;
+                loop {
+                    // The new version from the current one.
+                    let mut new_row = cur.clone();
+                    for (c, e) in &p.assignments {
+                        new_row[*c] = ec.eval(e, cur)?;
+                    }
+                    conform_row(table, &mut new_row)?;
+                    check_not_null(table, &new_row)?;
+                    buf.clear();
+                    encode_row(&new_row, &mut buf);
+                    let xid = ec.xact.assign_xid()?;
+                    let (res, newtid) = {
+                        let own = ec.xact.own();
+                        let cx = VisibilityContext {
+                            snapshot: &vis.snapshot,
+                            own,
+                            clog: &ec.db.clog,
+                            procarray: &ec.db.procarray,
+                        };
+                        ec.db.heap.update(table.rel, tid, &buf, xid, &cx)?
+                    };
+                    match decide(ec, res, newtid, true)? {
+                        None => continue,
+                        Some(WriteStep::Skip) => return Ok(ControlFlow::Continue(())),
+                        Some(WriteStep::Done(nt)) => {
+                            let nt =
+                                nt.ok_or_else(|| PgError::internal("update returned no new tid"))?;
+                            insert_index_entries(ec, vis, table, &new_row, nt, Some(cur))?;
+                            count += 1;
+                            if let Some(r) = &p.returning {
+                                let mut out = Vec::with_capacity(r.len());
+                                for e in r {
+                                    out.push(ec.eval(e, &new_row)?);
+                                }
+                                emit(ec, &out)?;
+                            }
+                            return Ok(ControlFlow::Continue(()));
+                        }
+                        Some(WriteStep::Follow(ctid)) => {
+                            if !fetch_newer(ec, table, ctid, &types, &mut newer)? {
+                                return Ok(ControlFlow::Continue(()));
+                            }
+                            if !ec.filter(&p.filter, &newer)? {
+                                return Ok(ControlFlow::Continue(()));
+                            }
+                            tid = ctid;
+                            std::mem::swap(cur, &mut newer);
+                            cur = &mut *cur;
+                        }
+                    }
+                }
+            })?;
+            Ok(count)
+        }
+        Plan::Delete(p) => {
+            let table = &p.table;
+            let _lock = table.lock.shared();
+            table.check_not_dropped()?;
+            let types = table.types();
+            let mut count = 0u64;
+            let mut newer: Vec<Value> = Vec::with_capacity(types.len());
+            scan_table(ec, vis, table, &p.access, &p.filter, &mut |ec, tid, row| {
+                let mut tid = tid;
+                loop {
+                    let xid = ec.xact.assign_xid()?;
+                    let res = {
+                        let own = ec.xact.own();
+                        let cx = VisibilityContext {
+                            snapshot: &vis.snapshot,
+                            own,
+                            clog: &ec.db.clog,
+                            procarray: &ec.db.procarray,
+                        };
+                        ec.db.heap.delete(table.rel, tid, xid, &cx)?
+                    };
+                    match decide(ec, res, None, false)? {
+                        None => continue,
+                        Some(WriteStep::Skip) => return Ok(ControlFlow::Continue(())),
+                        Some(WriteStep::Done(_)) => {
+                            count += 1;
+                            if let Some(r) = &p.returning {
+                                let mut out = Vec::with_capacity(r.len());
+                                for e in r {
+                                    out.push(ec.eval(e, row)?);
+                                }
+                                emit(ec, &out)?;
+                            }
+                            return Ok(ControlFlow::Continue(()));
+                        }
+                        Some(WriteStep::Follow(ctid)) => {
+                            if !fetch_newer(ec, table, ctid, &types, &mut newer)? {
+                                return Ok(ControlFlow::Continue(()));
+                            }
+                            if !ec.filter(&p.filter, &newer)? {
+                                return Ok(ControlFlow::Continue(()));
+                            }
+                            tid = ctid;
+                            std::mem::swap(row, &mut newer);
+                        }
+                    }
+                }
+            })?;
+            Ok(count)
+        }
+    }
+}

@@ -1,0 +1,1569 @@
+//! Parsing: from a Query string to [`Stmt`]s.
+//!
+//! Three steps, as in PostgreSQL's `exec_simple_query` → `pg_parse_query`:
+//!
+//! 1. [`split_statements`] cuts the text at top-level `;`, skipping string
+//!    literals (`'…'` with `''`, `E'…'` with backslash escapes), quoted
+//!    identifiers, `--` and nested `/* */` comments and `$tag$…$tag$` dollar
+//!    quotes. Empty pieces are dropped (an all-empty query is
+//!    [`Stmt::Empty`], PostgreSQL's EmptyQueryResponse).
+//! 2. A keyword pre-dispatch ([`parse_one`]) looks at the first words and
+//!    parses by hand what `sqlparser` cannot parse or parses with the wrong
+//!    meaning for PostgreSQL: transaction control (`BEGIN`, `START
+//!    TRANSACTION … ISOLATION LEVEL …`, `COMMIT`/`END`, `ROLLBACK`/`ABORT`,
+//!    the savepoint family, the two-phase statements), `SET`/`SHOW`/`RESET`,
+//!    `COPY` in both the option-list and the pre-9.0 syntax pgbench uses,
+//!    `VACUUM`, `ANALYZE` and `CHECKPOINT`.
+//! 3. Everything else goes to `sqlparser` with [`PostgreSqlDialect`] and is
+//!    kept as its AST in [`Stmt::Sql`]; binding to the catalog happens later
+//!    (planner), so a parse stays valid across DDL and can be cached.
+//!
+//! [`ParseCache`] maps a whole query text to its parsed statements. It is a
+//! node-wide, bounded map behind one mutex held only for a lookup or an
+//! insert (never while parsing); when full it is cleared, which is cheap and
+//! good enough for the workloads we care about (pgbench's handful of texts in
+//! prepared mode, or an unbounded stream of distinct texts in simple mode,
+//! where caching cannot help anyway).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+
+use crate::error::{sqlstate, PgError, PgResult};
+use crate::xact::IsolationLevel;
+
+/// One parsed statement.
+#[derive(Debug, Clone)]
+pub enum Stmt {
+    /// Nothing but whitespace and comments.
+    Empty,
+    /// `BEGIN` / `START TRANSACTION` with optional modes.
+    Begin {
+        /// `ISOLATION LEVEL …` if given.
+        isolation: Option<IsolationLevel>,
+        /// `READ ONLY` (true) / `READ WRITE` (false) if given.
+        read_only: Option<bool>,
+        /// True for `START TRANSACTION` (its command tag differs).
+        start: bool,
+    },
+    /// `COMMIT` / `END`.
+    Commit,
+    /// `ROLLBACK` / `ABORT`.
+    Rollback,
+    /// `SAVEPOINT name`.
+    Savepoint(String),
+    /// `RELEASE [SAVEPOINT] name`.
+    Release(String),
+    /// `ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name`.
+    RollbackTo(String),
+    /// `SET TRANSACTION …` (or `SET SESSION CHARACTERISTICS AS TRANSACTION …`
+    /// when `session` is true).
+    SetTransaction {
+        /// `ISOLATION LEVEL …` if given.
+        isolation: Option<IsolationLevel>,
+        /// `READ ONLY` / `READ WRITE` if given.
+        read_only: Option<bool>,
+        /// Session characteristics instead of the current transaction.
+        session: bool,
+    },
+    /// `SET [SESSION|LOCAL] name {=|TO} value[, …]`; `value` None is DEFAULT.
+    Set {
+        /// Setting name as written (case-insensitive lookup later).
+        name: String,
+        /// The value text (list items joined by `, `), None for DEFAULT.
+        value: Option<String>,
+        /// `SET LOCAL`.
+        local: bool,
+    },
+    /// `RESET name` or `RESET ALL` (None).
+    Reset(Option<String>),
+    /// `SHOW name` or `SHOW ALL` (None).
+    Show(Option<String>),
+    /// `VACUUM …` (accepted; pruning is done by the heap on its own).
+    Vacuum {
+        /// Tables named (must exist), empty for all.
+        tables: Vec<String>,
+        /// `VACUUM ANALYZE`.
+        analyze: bool,
+    },
+    /// `ANALYZE [t, …]` (accepted).
+    Analyze {
+        /// Tables named (must exist), empty for all.
+        tables: Vec<String>,
+    },
+    /// `CHECKPOINT`.
+    Checkpoint,
+    /// `COPY …`.
+    Copy(CopyStmt),
+    /// `PREPARE TRANSACTION 'gid'`.
+    PrepareTransaction(String),
+    /// `COMMIT PREPARED 'gid'`.
+    CommitPrepared(String),
+    /// `ROLLBACK PREPARED 'gid'`.
+    RollbackPrepared(String),
+    /// Anything `sqlparser` parsed (DML, DDL).
+    Sql(Box<sqlparser::ast::Statement>),
+}
+
+impl Stmt {
+    /// True for statements allowed in a failed transaction block
+    /// (PostgreSQL's IsTransactionExitStmt): ROLLBACK, COMMIT (acts as
+    /// ROLLBACK), ROLLBACK TO SAVEPOINT, ROLLBACK/COMMIT PREPARED.
+    pub fn is_transaction_exit(&self) -> bool {
+        matches!(self, Stmt::Commit | Stmt::Rollback | Stmt::RollbackTo(_))
+    }
+}
+
+/// Direction of a COPY.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CopyDirection {
+    /// `FROM STDIN`.
+    FromStdin,
+    /// `TO STDOUT`.
+    ToStdout,
+}
+
+/// What a COPY reads from or writes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CopySource {
+    /// A table with an optional column list.
+    Table {
+        /// Table name.
+        name: String,
+        /// Column list; empty means all columns in order.
+        columns: Vec<String>,
+    },
+    /// `COPY (query) TO STDOUT`: the query's text.
+    Query(String),
+}
+
+/// COPY data format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyFormat {
+    /// PostgreSQL's text format (tab separated, `\N`, backslash escapes).
+    Text,
+    /// CSV.
+    Csv,
+    /// Binary (rejected: 0A000).
+    Binary,
+}
+
+/// The options of a COPY statement, with PostgreSQL's defaults filled in
+/// by [`CopyStmt::finish_options`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyStmt {
+    /// Table or query.
+    pub source: CopySource,
+    /// FROM STDIN or TO STDOUT.
+    pub direction: CopyDirection,
+    /// Data format.
+    pub format: CopyFormat,
+    /// `FREEZE`.
+    pub freeze: bool,
+    /// Field delimiter (tab for text, comma for csv).
+    pub delimiter: u8,
+    /// The string that means NULL (`\N` for text, empty for csv).
+    pub null: String,
+    /// `HEADER`.
+    pub header: bool,
+    /// CSV quote character.
+    pub quote: u8,
+    /// CSV escape character (defaults to quote).
+    pub escape: u8,
+}
+
+impl CopyStmt {
+    fn new(source: CopySource, direction: CopyDirection) -> CopyStmt {
+        CopyStmt {
+            source,
+            direction,
+            format: CopyFormat::Text,
+            freeze: false,
+            delimiter: 0,
+            null: String::new(),
+            header: false,
+            quote: b'"',
+            escape: 0,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Statement splitting
+// ---------------------------------------------------------------------------
+
+/// Splits a query string into statement texts at top-level semicolons.
+/// Pieces that hold only whitespace/comments are dropped.
+pub fn split_statements(sql: &str) -> Vec<&str> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    let mut depth = 0i32;
+    while i < b.len() {
+        match b[i] {
+            b'\'' => {
+                // E'…' allows backslash escapes; detect the E prefix.
+                let escapes = i > 0
+                    && (b[i - 1] == b'e' || b[i - 1] == b'E')
+                    && (i < 2 || !is_ident_byte(b[i - 2]));
+                i = skip_quoted(b, i, b'\'', escapes);
+            }
+            b'"' => i = skip_quoted(b, i, b'"', false),
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => i = skip_block_comment(b, i),
+            b'$' if i == 0 || !is_ident_byte(b[i - 1]) => {
+                if let Some(end) = skip_dollar_quote(b, i) {
+                    i = end;
+                } else {
+                    i += 1;
+                }
+            }
+            b'(' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' => {
+                depth -= 1;
+                i += 1;
+            }
+            b';' if depth <= 0 => {
+                push_piece(sql, start, i, &mut out);
+                i += 1;
+                start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    push_piece(sql, start, b.len(), &mut out);
+    out
+}
+
+fn push_piece<'a>(sql: &'a str, start: usize, end: usize, out: &mut Vec<&'a str>) {
+    let piece = sql.get(start..end).unwrap_or("").trim();
+    if !is_blank(piece) {
+        out.push(piece);
+    }
+}
+
+/// True when `s` holds only whitespace and comments.
+pub fn is_blank(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+        } else if b[i] == b'-' && b.get(i + 1) == Some(&b'-') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = skip_block_comment(b, i);
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+fn is_ident_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+/// Returns the index just past the closing quote (or the end of input).
+fn skip_quoted(b: &[u8], open: usize, q: u8, backslash: bool) -> usize {
+    let mut i = open + 1;
+    while i < b.len() {
+        if backslash && b[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] == q {
+            if b.get(i + 1) == Some(&q) {
+                i += 2;
+                continue;
+            }
+            return i + 1;
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+fn skip_block_comment(b: &[u8], open: usize) -> usize {
+    let mut depth = 0;
+    let mut i = open;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            depth += 1;
+            i += 2;
+        } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                return i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    b.len()
+}
+
+/// `$tag$ … $tag$`: returns the index past the closing tag, or None when the
+/// `$` does not open a dollar quote (e.g. a `$1` parameter).
+fn skip_dollar_quote(b: &[u8], open: usize) -> Option<usize> {
+    let mut j = open + 1;
+    while j < b.len() && b[j] != b'$' {
+        let c = b[j];
+        let ok = if j == open + 1 {
+            c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
+        } else {
+            is_ident_byte(c)
+        };
+        if !ok {
+            return None;
+        }
+        j += 1;
+    }
+    if j >= b.len() {
+        return None;
+    }
+    let tag = &b[open..=j];
+    let mut i = j + 1;
+    while i + tag.len() <= b.len() {
+        if &b[i..i + tag.len()] == tag {
+            return Some(i + tag.len());
+        }
+        i += 1;
+    }
+    Some(b.len())
+}
+
+// ---------------------------------------------------------------------------
+// A small lexer for the pre-dispatched statements
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    /// An unquoted word, lower-cased.
+    Word(String),
+    /// A `"quoted"` identifier.
+    Ident(String),
+    /// A string literal's value.
+    Str(String),
+    /// A number as written.
+    Num(String),
+    /// One punctuation character.
+    Punct(char),
+}
+
+#[derive(Debug, Clone)]
+struct Token {
+    tok: Tok,
+    start: usize,
+    end: usize,
+}
+
+fn lex(sql: &str) -> PgResult<Vec<Token>> {
+    let b = sql.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'-' && b.get(i + 1) == Some(&b'-') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = skip_block_comment(b, i);
+            continue;
+        }
+        if (c == b'e' || c == b'E') && b.get(i + 1) == Some(&b'\'') {
+            let end = skip_quoted(b, i + 1, b'\'', true);
+            let v = unescape_e_string(
+                sql.get(i + 2..end.saturating_sub(1).max(i + 2))
+                    .unwrap_or(""),
+            );
+            out.push(Token {
+                tok: Tok::Str(v),
+                start,
+                end,
+            });
+            i = end;
+            continue;
+        }
+        if c == b'\'' {
+            let end = skip_quoted(b, i, b'\'', false);
+            if end > b.len() || end < i + 2 || b[end - 1] != b'\'' {
+                return Err(PgError::syntax("unterminated quoted string"));
+            }
+            let v = sql.get(i + 1..end - 1).unwrap_or("").replace("''", "'");
+            out.push(Token {
+                tok: Tok::Str(v),
+                start,
+                end,
+            });
+            i = end;
+            continue;
+        }
+        if c == b'"' {
+            let end = skip_quoted(b, i, b'"', false);
+            if end < i + 2 || b[end - 1] != b'"' {
+                return Err(PgError::syntax("unterminated quoted identifier"));
+            }
+            let v = sql.get(i + 1..end - 1).unwrap_or("").replace("\"\"", "\"");
+            out.push(Token {
+                tok: Tok::Ident(v),
+                start,
+                end,
+            });
+            i = end;
+            continue;
+        }
+        if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
+                i += 1;
+            }
+            out.push(Token {
+                tok: Tok::Num(sql[start..i].to_string()),
+                start,
+                end: i,
+            });
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
+            while i < b.len() && (is_ident_byte(b[i]) || b[i] == b'$') {
+                i += 1;
+            }
+            let w = sql.get(start..i).unwrap_or("").to_lowercase();
+            out.push(Token {
+                tok: Tok::Word(w),
+                start,
+                end: i,
+            });
+            continue;
+        }
+        // Multi-byte characters outside identifiers: take the whole char.
+        let ch = sql[i..].chars().next().unwrap_or('?');
+        i += ch.len_utf8();
+        out.push(Token {
+            tok: Tok::Punct(ch),
+            start,
+            end: i,
+        });
+    }
+    Ok(out)
+}
+
+fn unescape_e_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            match it.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some('b') => out.push('\u{8}'),
+                Some('f') => out.push('\u{c}'),
+                Some(o) => out.push(o),
+                None => {}
+            }
+        } else if c == '\'' && it.peek() == Some(&'\'') {
+            it.next();
+            out.push('\'');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A cursor over tokens with the helpers a hand parser needs.
+struct Cur<'a> {
+    sql: &'a str,
+    toks: Vec<Token>,
+    pos: usize,
+}
+
+impl<'a> Cur<'a> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.tok)
+    }
+    fn peek_word(&self) -> Option<&str> {
+        match self.peek() {
+            Some(Tok::Word(w)) => Some(w.as_str()),
+            _ => None,
+        }
+    }
+    fn peek_word_at(&self, off: usize) -> Option<&str> {
+        match self.toks.get(self.pos + off).map(|t| &t.tok) {
+            Some(Tok::Word(w)) => Some(w.as_str()),
+            _ => None,
+        }
+    }
+    fn eat_word(&mut self, w: &str) -> bool {
+        if self.peek_word() == Some(w) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn eat_punct(&mut self, p: char) -> bool {
+        if self.peek() == Some(&Tok::Punct(p)) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn at_end(&self) -> bool {
+        self.pos >= self.toks.len()
+    }
+    fn error_here(&self) -> PgError {
+        match self.toks.get(self.pos) {
+            Some(t) => PgError::syntax(format!(
+                "syntax error at or near \"{}\"",
+                self.sql.get(t.start..t.end).unwrap_or("")
+            )),
+            None => PgError::syntax("syntax error at end of input"),
+        }
+    }
+    fn expect_word(&mut self, w: &str) -> PgResult<()> {
+        if self.eat_word(w) {
+            Ok(())
+        } else {
+            Err(self.error_here())
+        }
+    }
+    fn expect_end(&self) -> PgResult<()> {
+        if self.at_end() {
+            Ok(())
+        } else {
+            Err(self.error_here())
+        }
+    }
+    /// An identifier (word or quoted), possibly schema-qualified; the schema
+    /// is dropped (one schema).
+    fn ident(&mut self) -> PgResult<String> {
+        let mut name = self.one_ident()?;
+        while self.eat_punct('.') {
+            name = self.one_ident()?;
+        }
+        Ok(name)
+    }
+    fn one_ident(&mut self) -> PgResult<String> {
+        match self.peek().cloned() {
+            Some(Tok::Word(w)) => {
+                self.pos += 1;
+                Ok(w)
+            }
+            Some(Tok::Ident(w)) => {
+                self.pos += 1;
+                Ok(w)
+            }
+            _ => Err(self.error_here()),
+        }
+    }
+    fn string(&mut self) -> PgResult<String> {
+        match self.peek().cloned() {
+            Some(Tok::Str(s)) => {
+                self.pos += 1;
+                Ok(s)
+            }
+            _ => Err(self.error_here()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Pre-dispatch
+// ---------------------------------------------------------------------------
+
+/// Parses one statement's text (no top-level `;`).
+pub fn parse_one(sql: &str) -> PgResult<Stmt> {
+    if is_blank(sql) {
+        return Ok(Stmt::Empty);
+    }
+    let toks = lex(sql)?;
+    let mut c = Cur { sql, toks, pos: 0 };
+    let first = c.peek_word().unwrap_or("").to_string();
+    let handled = match first.as_str() {
+        "begin" => {
+            c.pos += 1;
+            let _ = c.eat_word("work") || c.eat_word("transaction");
+            let (isolation, read_only) = transaction_modes(&mut c)?;
+            c.expect_end()?;
+            Some(Stmt::Begin {
+                isolation,
+                read_only,
+                start: false,
+            })
+        }
+        "start" => {
+            c.pos += 1;
+            c.expect_word("transaction")?;
+            let (isolation, read_only) = transaction_modes(&mut c)?;
+            c.expect_end()?;
+            Some(Stmt::Begin {
+                isolation,
+                read_only,
+                start: true,
+            })
+        }
+        "commit" | "end" => {
+            c.pos += 1;
+            if first == "commit" && c.eat_word("prepared") {
+                let gid = c.string()?;
+                c.expect_end()?;
+                Some(Stmt::CommitPrepared(gid))
+            } else {
+                let _ = c.eat_word("work") || c.eat_word("transaction");
+                and_no_chain(&mut c)?;
+                c.expect_end()?;
+                Some(Stmt::Commit)
+            }
+        }
+        "rollback" | "abort" => {
+            c.pos += 1;
+            if first == "rollback" && c.eat_word("prepared") {
+                let gid = c.string()?;
+                c.expect_end()?;
+                Some(Stmt::RollbackPrepared(gid))
+            } else {
+                let _ = c.eat_word("work") || c.eat_word("transaction");
+                if first == "rollback" && c.eat_word("to") {
+                    let _ = c.eat_word("savepoint");
+                    let name = c.one_ident()?;
+                    c.expect_end()?;
+                    Some(Stmt::RollbackTo(name))
+                } else {
+                    and_no_chain(&mut c)?;
+                    c.expect_end()?;
+                    Some(Stmt::Rollback)
+                }
+            }
+        }
+        "savepoint" => {
+            c.pos += 1;
+            let name = c.one_ident()?;
+            c.expect_end()?;
+            Some(Stmt::Savepoint(name))
+        }
+        "release" => {
+            c.pos += 1;
+            let _ = c.eat_word("savepoint");
+            let name = c.one_ident()?;
+            c.expect_end()?;
+            Some(Stmt::Release(name))
+        }
+        "prepare" if c.peek_word_at(1) == Some("transaction") => {
+            c.pos += 2;
+            let gid = c.string()?;
+            c.expect_end()?;
+            Some(Stmt::PrepareTransaction(gid))
+        }
+        "set" => Some(parse_set(&mut c)?),
+        "reset" => {
+            c.pos += 1;
+            if c.eat_word("all") {
+                c.expect_end()?;
+                Some(Stmt::Reset(None))
+            } else {
+                let name = setting_name(&mut c)?;
+                c.expect_end()?;
+                Some(Stmt::Reset(Some(name)))
+            }
+        }
+        "show" => {
+            c.pos += 1;
+            if c.eat_word("all") {
+                c.expect_end()?;
+                Some(Stmt::Show(None))
+            } else {
+                let name = setting_name(&mut c)?;
+                c.expect_end()?;
+                Some(Stmt::Show(Some(name)))
+            }
+        }
+        "vacuum" => Some(parse_vacuum(&mut c)?),
+        "analyze" | "analyse" => {
+            c.pos += 1;
+            let _ = c.eat_word("verbose");
+            if c.eat_punct('(') {
+                skip_paren_options(&mut c)?;
+            }
+            let tables = table_list(&mut c)?;
+            c.expect_end()?;
+            Some(Stmt::Analyze { tables })
+        }
+        "checkpoint" => {
+            c.pos += 1;
+            c.expect_end()?;
+            Some(Stmt::Checkpoint)
+        }
+        "copy" => Some(parse_copy(&mut c)?),
+        _ => None,
+    };
+    if let Some(s) = handled {
+        return Ok(s);
+    }
+    parse_with_sqlparser(sql)
+}
+
+fn parse_with_sqlparser(sql: &str) -> PgResult<Stmt> {
+    let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
+        let msg = e.to_string();
+        // sqlparser's messages look like "sql parser error: Expected: …, found: x".
+        let found = msg
+            .rsplit("found: ")
+            .next()
+            .filter(|_| msg.contains("found: "))
+            .map(|f| {
+                let f = f.split(" at Line").next().unwrap_or(f).trim();
+                f.to_string()
+            });
+        match found {
+            Some(f) if f == "EOF" => {
+                PgError::syntax("syntax error at end of input").with_detail(msg)
+            }
+            Some(f) => PgError::syntax(format!("syntax error at or near \"{f}\"")).with_detail(msg),
+            None => PgError::syntax(msg),
+        }
+    })?;
+    match stmts.len() {
+        0 => Ok(Stmt::Empty),
+        1 => Ok(Stmt::Sql(Box::new(stmts.remove(0)))),
+        _ => Err(PgError::syntax("cannot parse several statements here")),
+    }
+}
+
+fn and_no_chain(c: &mut Cur<'_>) -> PgResult<()> {
+    if c.eat_word("and") {
+        if c.eat_word("no") {
+            c.expect_word("chain")?;
+        } else {
+            return Err(PgError::unsupported("COMMIT AND CHAIN is not supported"));
+        }
+    }
+    Ok(())
+}
+
+/// `[ISOLATION LEVEL …] [READ WRITE | READ ONLY] [[NOT] DEFERRABLE]`, comma
+/// separated or not.
+fn transaction_modes(c: &mut Cur<'_>) -> PgResult<(Option<IsolationLevel>, Option<bool>)> {
+    let mut iso = None;
+    let mut ro = None;
+    loop {
+        if c.eat_word("isolation") {
+            c.expect_word("level")?;
+            iso = Some(isolation_level(c)?);
+        } else if c.eat_word("read") {
+            if c.eat_word("only") {
+                ro = Some(true);
+            } else if c.eat_word("write") {
+                ro = Some(false);
+            } else {
+                return Err(c.error_here());
+            }
+        } else if c.eat_word("not") {
+            c.expect_word("deferrable")?;
+        } else if c.eat_word("deferrable") {
+        } else {
+            break;
+        }
+        let _ = c.eat_punct(',');
+    }
+    Ok((iso, ro))
+}
+
+/// READ COMMITTED | READ UNCOMMITTED (→ RC, as PostgreSQL) | REPEATABLE READ
+/// | SERIALIZABLE (→ RR: hotpair has no SSI; documented gap).
+fn isolation_level(c: &mut Cur<'_>) -> PgResult<IsolationLevel> {
+    if c.eat_word("read") {
+        if c.eat_word("committed") || c.eat_word("uncommitted") {
+            return Ok(IsolationLevel::ReadCommitted);
+        }
+        return Err(c.error_here());
+    }
+    if c.eat_word("repeatable") {
+        c.expect_word("read")?;
+        return Ok(IsolationLevel::RepeatableRead);
+    }
+    if c.eat_word("serializable") {
+        return Ok(IsolationLevel::RepeatableRead);
+    }
+    Err(c.error_here())
+}
+
+/// Parses an isolation level name as `SET transaction_isolation` /
+/// `default_transaction_isolation` take it.
+pub fn isolation_from_name(v: &str) -> Option<IsolationLevel> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "read committed" | "read uncommitted" | "default" => Some(IsolationLevel::ReadCommitted),
+        "repeatable read" | "serializable" => Some(IsolationLevel::RepeatableRead),
+        _ => None,
+    }
+}
+
+/// The name `SHOW`/`SET`/`RESET` use for an isolation level.
+pub fn isolation_name(l: IsolationLevel) -> &'static str {
+    match l {
+        IsolationLevel::ReadCommitted => "read committed",
+        IsolationLevel::RepeatableRead => "repeatable read",
+    }
+}
+
+/// A setting name, with PostgreSQL's multi-word aliases.
+fn setting_name(c: &mut Cur<'_>) -> PgResult<String> {
+    if c.eat_word("time") {
+        c.expect_word("zone")?;
+        return Ok("timezone".into());
+    }
+    if c.peek_word() == Some("transaction") && c.peek_word_at(1) == Some("isolation") {
+        c.pos += 2;
+        c.expect_word("level")?;
+        return Ok("transaction_isolation".into());
+    }
+    if c.eat_word("session") {
+        if c.eat_word("authorization") {
+            return Ok("session_authorization".into());
+        }
+        c.pos -= 1;
+    }
+    let mut name = c.one_ident()?;
+    while c.eat_punct('.') {
+        name.push('.');
+        name.push_str(&c.one_ident()?);
+    }
+    Ok(name)
+}
+
+fn parse_set(c: &mut Cur<'_>) -> PgResult<Stmt> {
+    c.pos += 1; // SET
+    let mut local = false;
+    if c.eat_word("local") {
+        local = true;
+    } else if c.peek_word() == Some("session") && c.peek_word_at(1) != Some("authorization") {
+        c.pos += 1;
+        if c.eat_word("characteristics") {
+            c.expect_word("as")?;
+            c.expect_word("transaction")?;
+            let (isolation, read_only) = transaction_modes(c)?;
+            c.expect_end()?;
+            return Ok(Stmt::SetTransaction {
+                isolation,
+                read_only,
+                session: true,
+            });
+        }
+    }
+    // "SET TRANSACTION …" ("SET transaction_isolation" lexes as one word).
+    if c.peek_word() == Some("transaction") {
+        c.pos += 1;
+        let (isolation, read_only) = transaction_modes(c)?;
+        c.expect_end()?;
+        return Ok(Stmt::SetTransaction {
+            isolation,
+            read_only,
+            session: false,
+        });
+    }
+    if c.eat_word("time") {
+        c.expect_word("zone")?;
+        let value = if c.eat_word("local") || c.eat_word("default") {
+            None
+        } else {
+            Some(set_value_item(c)?)
+        };
+        c.expect_end()?;
+        return Ok(Stmt::Set {
+            name: "timezone".into(),
+            value,
+            local,
+        });
+    }
+    let name = setting_name(c)?;
+    if !(c.eat_word("to") || c.eat_punct('=')) {
+        return Err(c.error_here());
+    }
+    if c.eat_word("default") {
+        c.expect_end()?;
+        return Ok(Stmt::Set {
+            name,
+            value: None,
+            local,
+        });
+    }
+    let mut items = vec![set_value_item(c)?];
+    while c.eat_punct(',') {
+        items.push(set_value_item(c)?);
+    }
+    c.expect_end()?;
+    Ok(Stmt::Set {
+        name,
+        value: Some(items.join(", ")),
+        local,
+    })
+}
+
+fn set_value_item(c: &mut Cur<'_>) -> PgResult<String> {
+    let neg = c.eat_punct('-');
+    let v = match c.peek().cloned() {
+        Some(Tok::Word(w)) => {
+            c.pos += 1;
+            // `SET x = read committed`-style multi-word values (PostgreSQL
+            // takes only one word; accept the isolation spellings).
+            let mut w = w;
+            while let Some(next) = c.peek_word() {
+                if matches!(next, "committed" | "uncommitted" | "read") {
+                    w.push(' ');
+                    w.push_str(next);
+                    c.pos += 1;
+                } else {
+                    break;
+                }
+            }
+            w
+        }
+        Some(Tok::Ident(w)) | Some(Tok::Str(w)) => {
+            c.pos += 1;
+            w
+        }
+        Some(Tok::Num(n)) => {
+            c.pos += 1;
+            n
+        }
+        _ => return Err(c.error_here()),
+    };
+    Ok(if neg { format!("-{v}") } else { v })
+}
+
+fn skip_paren_options(c: &mut Cur<'_>) -> PgResult<()> {
+    let mut depth = 1;
+    while depth > 0 {
+        match c.peek() {
+            None => return Err(c.error_here()),
+            Some(Tok::Punct('(')) => depth += 1,
+            Some(Tok::Punct(')')) => depth -= 1,
+            _ => {}
+        }
+        c.pos += 1;
+    }
+    Ok(())
+}
+
+/// `[t [(cols)] [, …]]` as VACUUM / ANALYZE take them.
+fn table_list(c: &mut Cur<'_>) -> PgResult<Vec<String>> {
+    let mut tables = Vec::new();
+    if c.at_end() {
+        return Ok(tables);
+    }
+    loop {
+        tables.push(c.ident()?);
+        if c.eat_punct('(') {
+            skip_paren_options(c)?;
+        }
+        if !c.eat_punct(',') {
+            break;
+        }
+    }
+    Ok(tables)
+}
+
+fn parse_vacuum(c: &mut Cur<'_>) -> PgResult<Stmt> {
+    c.pos += 1;
+    let mut analyze = false;
+    if c.eat_punct('(') {
+        // (ANALYZE, VERBOSE, FULL, FREEZE, …): only ANALYZE changes anything.
+        let start = c.pos;
+        skip_paren_options(c)?;
+        for t in &c.toks[start..c.pos] {
+            if let Tok::Word(w) = &t.tok {
+                if w == "analyze" || w == "analyse" {
+                    analyze = true;
+                }
+            }
+        }
+    } else {
+        loop {
+            if c.eat_word("full") || c.eat_word("freeze") || c.eat_word("verbose") {
+                continue;
+            }
+            if c.eat_word("analyze") || c.eat_word("analyse") {
+                analyze = true;
+                continue;
+            }
+            break;
+        }
+    }
+    let tables = table_list(c)?;
+    c.expect_end()?;
+    Ok(Stmt::Vacuum { tables, analyze })
+}
+
+fn single_byte_option(c: &Cur<'_>, what: &str, v: &str) -> PgResult<u8> {
+    let b = v.as_bytes();
+    if b.len() != 1 {
+        let _ = c;
+        return Err(PgError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            format!("COPY {what} must be a single one-byte character"),
+        ));
+    }
+    Ok(b[0])
+}
+
+fn bool_option(c: &mut Cur<'_>) -> PgResult<bool> {
+    match c.peek().cloned() {
+        Some(Tok::Word(w)) | Some(Tok::Str(w)) | Some(Tok::Num(w)) => {
+            match crate::config::parse_bool(&w) {
+                Some(b) => {
+                    c.pos += 1;
+                    Ok(b)
+                }
+                None => Ok(true),
+            }
+        }
+        _ => Ok(true),
+    }
+}
+
+fn parse_copy(c: &mut Cur<'_>) -> PgResult<Stmt> {
+    c.pos += 1; // COPY
+    let _ = c.eat_word("binary");
+    let source = if c.peek() == Some(&Tok::Punct('(')) {
+        let open = c.toks[c.pos].end;
+        c.pos += 1;
+        skip_paren_options(c)?;
+        let close = c.toks[c.pos - 1].start;
+        CopySource::Query(c.sql.get(open..close).unwrap_or("").trim().to_string())
+    } else {
+        let name = c.ident()?;
+        let mut columns = Vec::new();
+        if c.eat_punct('(') {
+            loop {
+                columns.push(c.one_ident()?);
+                if c.eat_punct(')') {
+                    break;
+                }
+                if !c.eat_punct(',') {
+                    return Err(c.error_here());
+                }
+            }
+        }
+        CopySource::Table { name, columns }
+    };
+    let direction = if c.eat_word("from") {
+        if c.eat_word("stdin") {
+            CopyDirection::FromStdin
+        } else if c.eat_word("program") || matches!(c.peek(), Some(Tok::Str(_))) {
+            return Err(PgError::new(
+                "42501",
+                "must be superuser or have privileges of the pg_read_server_files role to COPY from a file",
+            )
+            .with_hint("Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone."));
+        } else {
+            return Err(c.error_here());
+        }
+    } else if c.eat_word("to") {
+        if c.eat_word("stdout") {
+            CopyDirection::ToStdout
+        } else if c.eat_word("program") || matches!(c.peek(), Some(Tok::Str(_))) {
+            return Err(PgError::new(
+                "42501",
+                "must be superuser or have privileges of the pg_write_server_files role to COPY to a file",
+            )
+            .with_hint("Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone."));
+        } else {
+            return Err(c.error_here());
+        }
+    } else {
+        return Err(c.error_here());
+    };
+    if matches!(source, CopySource::Query(_)) && direction == CopyDirection::FromStdin {
+        return Err(PgError::syntax("syntax error at or near \"from\""));
+    }
+    let mut st = CopyStmt::new(source, direction);
+    let _ = c.eat_word("with");
+    let mut format_given = false;
+    let mut null: Option<String> = None;
+    if c.eat_punct('(') {
+        // New-style option list.
+        loop {
+            let opt = c.one_ident()?;
+            match opt.as_str() {
+                "format" => {
+                    let f = c.one_ident().or_else(|_| c.string())?;
+                    st.format = copy_format(&f)?;
+                    format_given = true;
+                }
+                "freeze" => st.freeze = bool_option(c)?,
+                "delimiter" => {
+                    let v = c.string()?;
+                    st.delimiter = single_byte_option(c, "delimiter", &v)?;
+                }
+                "null" => null = Some(c.string()?),
+                "header" => {
+                    if c.eat_word("match") {
+                        st.header = true;
+                    } else {
+                        st.header = bool_option(c)?;
+                    }
+                }
+                "quote" => {
+                    let v = c.string()?;
+                    st.quote = single_byte_option(c, "quote", &v)?;
+                }
+                "escape" => {
+                    let v = c.string()?;
+                    st.escape = single_byte_option(c, "escape", &v)?;
+                }
+                "encoding" => {
+                    let v = c.string()?;
+                    let norm = v.to_ascii_lowercase().replace(['-', '_'], "");
+                    if norm != "utf8" {
+                        return Err(PgError::unsupported(format!(
+                            "COPY encoding \"{v}\" is not supported"
+                        )));
+                    }
+                }
+                "oids" => {
+                    if bool_option(c)? {
+                        return Err(PgError::syntax("option \"oids\" not recognized"));
+                    }
+                }
+                other => {
+                    return Err(PgError::syntax(format!(
+                        "option \"{other}\" not recognized"
+                    )));
+                }
+            }
+            if c.eat_punct(')') {
+                break;
+            }
+            if !c.eat_punct(',') {
+                return Err(c.error_here());
+            }
+        }
+    } else {
+        // Pre-9.0 syntax: BINARY, DELIMITER [AS] 'x', NULL [AS] 'x', CSV,
+        // HEADER, QUOTE [AS] 'x', ESCAPE [AS] 'x', FREEZE, FORCE … (ignored).
+        loop {
+            if c.eat_word("binary") {
+                st.format = CopyFormat::Binary;
+                format_given = true;
+            } else if c.eat_word("csv") {
+                st.format = CopyFormat::Csv;
+                format_given = true;
+            } else if c.eat_word("freeze") {
+                st.freeze = true;
+            } else if c.eat_word("header") {
+                st.header = true;
+            } else if c.eat_word("delimiter") {
+                let _ = c.eat_word("as");
+                let v = c.string()?;
+                st.delimiter = single_byte_option(c, "delimiter", &v)?;
+            } else if c.eat_word("null") {
+                let _ = c.eat_word("as");
+                null = Some(c.string()?);
+            } else if c.eat_word("quote") {
+                let _ = c.eat_word("as");
+                let v = c.string()?;
+                st.quote = single_byte_option(c, "quote", &v)?;
+            } else if c.eat_word("escape") {
+                let _ = c.eat_word("as");
+                let v = c.string()?;
+                st.escape = single_byte_option(c, "escape", &v)?;
+            } else if c.eat_word("force") {
+                let _ = c.eat_word("not");
+                let _ = c.eat_word("null") || c.eat_word("quote");
+                if !c.eat_punct('*') {
+                    let _ = c.one_ident()?;
+                    while c.eat_punct(',') {
+                        let _ = c.one_ident()?;
+                    }
+                }
+            } else {
+                break;
+            }
+        }
+    }
+    c.expect_end()?;
+    let _ = format_given;
+    finish_options(&mut st, null)?;
+    Ok(Stmt::Copy(st))
+}
+
+fn copy_format(f: &str) -> PgResult<CopyFormat> {
+    match f.to_ascii_lowercase().as_str() {
+        "text" => Ok(CopyFormat::Text),
+        "csv" => Ok(CopyFormat::Csv),
+        "binary" => Ok(CopyFormat::Binary),
+        other => Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("COPY format \"{other}\" not recognized"),
+        )),
+    }
+}
+
+/// Fills PostgreSQL's per-format defaults and checks option combinations.
+fn finish_options(st: &mut CopyStmt, null: Option<String>) -> PgResult<()> {
+    if st.delimiter == 0 {
+        st.delimiter = if st.format == CopyFormat::Csv {
+            b','
+        } else {
+            b'\t'
+        };
+    }
+    st.null = match null {
+        Some(n) => n,
+        None if st.format == CopyFormat::Csv => String::new(),
+        None => "\\N".into(),
+    };
+    if st.escape == 0 {
+        st.escape = st.quote;
+    }
+    if st.delimiter == b'\n' || st.delimiter == b'\r' {
+        return Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "COPY delimiter cannot be newline or carriage return",
+        ));
+    }
+    if st.format == CopyFormat::Text && st.delimiter == b'\\' {
+        return Err(PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "COPY delimiter cannot be \"\\\"",
+        ));
+    }
+    if st.freeze && st.direction == CopyDirection::ToStdout {
+        return Err(PgError::unsupported(
+            "COPY FREEZE cannot be used with COPY TO",
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Whole query strings and the parse cache
+// ---------------------------------------------------------------------------
+
+/// One statement of a query string: its text and its parse.
+#[derive(Debug)]
+pub struct ParsedStmt {
+    /// The statement's own text (trimmed, without `;`).
+    pub text: String,
+    /// The parse.
+    pub stmt: Stmt,
+}
+
+/// Parses a whole query string into statements (empty vector for an empty
+/// query).
+pub fn parse_query(sql: &str) -> PgResult<Vec<Arc<ParsedStmt>>> {
+    let mut out = Vec::new();
+    for piece in split_statements(sql) {
+        let stmt = parse_one(piece)?;
+        if matches!(stmt, Stmt::Empty) {
+            continue;
+        }
+        out.push(Arc::new(ParsedStmt {
+            text: piece.to_string(),
+            stmt,
+        }));
+    }
+    Ok(out)
+}
+
+/// Node-wide cache: query text → parsed statements. Errors are not cached.
+pub struct ParseCache {
+    map: Mutex<HashMap<String, Arc<Vec<Arc<ParsedStmt>>>>>,
+    capacity: usize,
+}
+
+impl ParseCache {
+    /// A cache holding at most `capacity` texts.
+    pub fn new(capacity: usize) -> ParseCache {
+        ParseCache {
+            map: Mutex::new(HashMap::new()),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// The parse of `sql`, from the cache or freshly parsed (and cached).
+    pub fn parse(&self, sql: &str) -> PgResult<Arc<Vec<Arc<ParsedStmt>>>> {
+        if let Some(hit) = self.map.lock().get(sql) {
+            return Ok(hit.clone());
+        }
+        let parsed = Arc::new(parse_query(sql)?);
+        // Very long texts (COPY data pasted as SQL, huge INSERTs) are not
+        // worth keeping.
+        if sql.len() <= 8192 {
+            let mut m = self.map.lock();
+            if m.len() >= self.capacity {
+                m.clear();
+            }
+            m.insert(sql.to_string(), parsed.clone());
+        }
+        Ok(parsed)
+    }
+
+    /// Number of cached texts.
+    pub fn len(&self) -> usize {
+        self.map.lock().len()
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_respects_quotes_and_comments() {
+        let s = "select 'a;b'; select \"x;y\" -- c;\n; /* a; /* b; */ c; */ select $$;$$; select $t$ ; $t$;select E'\\';'";
+        let v = split_statements(s);
+        assert_eq!(v.len(), 5, "{v:?}");
+        assert_eq!(v[0], "select 'a;b'");
+        assert_eq!(v[3], "select $t$ ; $t$");
+        assert_eq!(v[4], "select E'\\';'");
+        assert!(split_statements(" ; -- nothing\n ;").is_empty());
+        assert_eq!(split_statements("select $1; select 2").len(), 2);
+    }
+
+    #[test]
+    fn transaction_control() {
+        assert!(matches!(
+            parse_one("BEGIN").unwrap(),
+            Stmt::Begin {
+                isolation: None,
+                start: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_one("start transaction isolation level repeatable read, read only").unwrap(),
+            Stmt::Begin {
+                isolation: Some(IsolationLevel::RepeatableRead),
+                read_only: Some(true),
+                start: true
+            }
+        ));
+        assert!(matches!(
+            parse_one("begin isolation level read committed").unwrap(),
+            Stmt::Begin {
+                isolation: Some(IsolationLevel::ReadCommitted),
+                ..
+            }
+        ));
+        assert!(matches!(parse_one("END").unwrap(), Stmt::Commit));
+        assert!(matches!(parse_one("abort work").unwrap(), Stmt::Rollback));
+        assert!(
+            matches!(parse_one("rollback to savepoint s1").unwrap(), Stmt::RollbackTo(n) if n == "s1")
+        );
+        assert!(matches!(parse_one("ROLLBACK TO s1").unwrap(), Stmt::RollbackTo(n) if n == "s1"));
+        assert!(matches!(parse_one("release s1").unwrap(), Stmt::Release(n) if n == "s1"));
+        assert!(matches!(parse_one("savepoint \"S\"").unwrap(), Stmt::Savepoint(n) if n == "S"));
+        assert!(
+            matches!(parse_one("prepare transaction 'g1'").unwrap(), Stmt::PrepareTransaction(g) if g == "g1")
+        );
+        assert!(
+            matches!(parse_one("COMMIT PREPARED 'g1'").unwrap(), Stmt::CommitPrepared(g) if g == "g1")
+        );
+        assert!(
+            matches!(parse_one("rollback prepared 'g''1'").unwrap(), Stmt::RollbackPrepared(g) if g == "g'1")
+        );
+        assert!(parse_one("begin foo").is_err());
+    }
+
+    #[test]
+    fn set_show_reset() {
+        match parse_one("SET application_name = 'x y'").unwrap() {
+            Stmt::Set { name, value, local } => {
+                assert_eq!(name, "application_name");
+                assert_eq!(value.as_deref(), Some("x y"));
+                assert!(!local);
+            }
+            o => panic!("{o:?}"),
+        }
+        assert!(matches!(
+            parse_one("set local statement_timeout to 5000").unwrap(),
+            Stmt::Set { local: true, .. }
+        ));
+        assert!(
+            matches!(parse_one("set search_path = public, \"$user\"").unwrap(), Stmt::Set { value: Some(v), .. } if v == "public, $user")
+        );
+        assert!(matches!(
+            parse_one("set x to default").unwrap(),
+            Stmt::Set { value: None, .. }
+        ));
+        assert!(
+            matches!(parse_one("SET TIME ZONE 'UTC'").unwrap(), Stmt::Set { name, .. } if name == "timezone")
+        );
+        assert!(matches!(
+            parse_one("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ").unwrap(),
+            Stmt::SetTransaction {
+                isolation: Some(IsolationLevel::RepeatableRead),
+                session: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_one("set session characteristics as transaction isolation level repeatable read")
+                .unwrap(),
+            Stmt::SetTransaction { session: true, .. }
+        ));
+        assert!(
+            matches!(parse_one("set transaction_isolation = 'repeatable read'").unwrap(), Stmt::Set { name, .. } if name == "transaction_isolation")
+        );
+        assert!(matches!(parse_one("SHOW ALL").unwrap(), Stmt::Show(None)));
+        assert!(
+            matches!(parse_one("show transaction isolation level").unwrap(), Stmt::Show(Some(n)) if n == "transaction_isolation")
+        );
+        assert!(matches!(parse_one("reset all").unwrap(), Stmt::Reset(None)));
+        assert!(
+            matches!(parse_one("RESET DateStyle").unwrap(), Stmt::Reset(Some(n)) if n == "datestyle")
+        );
+    }
+
+    #[test]
+    fn vacuum_analyze_checkpoint() {
+        assert!(
+            matches!(parse_one("vacuum analyze pgbench_branches").unwrap(), Stmt::Vacuum { analyze: true, tables } if tables == ["pgbench_branches"])
+        );
+        assert!(
+            matches!(parse_one("VACUUM (VERBOSE, ANALYZE) a, b").unwrap(), Stmt::Vacuum { analyze: true, tables } if tables.len() == 2)
+        );
+        assert!(
+            matches!(parse_one("vacuum full").unwrap(), Stmt::Vacuum { analyze: false, tables } if tables.is_empty())
+        );
+        assert!(
+            matches!(parse_one("analyze t").unwrap(), Stmt::Analyze { tables } if tables == ["t"])
+        );
+        assert!(matches!(parse_one("checkpoint").unwrap(), Stmt::Checkpoint));
+    }
+
+    #[test]
+    fn copy_forms() {
+        let Stmt::Copy(c) = parse_one("copy pgbench_accounts from stdin with (freeze on)").unwrap()
+        else {
+            panic!()
+        };
+        assert!(c.freeze);
+        assert_eq!(c.format, CopyFormat::Text);
+        assert_eq!(c.delimiter, b'\t');
+        assert_eq!(c.null, "\\N");
+        assert_eq!(
+            c.source,
+            CopySource::Table {
+                name: "pgbench_accounts".into(),
+                columns: vec![]
+            }
+        );
+        let Stmt::Copy(c) = parse_one("copy pgbench_accounts from stdin").unwrap() else {
+            panic!()
+        };
+        assert!(!c.freeze);
+        let Stmt::Copy(c) = parse_one(
+            "COPY t (a, b) FROM STDIN WITH (FORMAT csv, HEADER, NULL 'x', DELIMITER ';')",
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.format, CopyFormat::Csv);
+        assert!(c.header);
+        assert_eq!(c.null, "x");
+        assert_eq!(c.delimiter, b';');
+        assert_eq!(
+            c.source,
+            CopySource::Table {
+                name: "t".into(),
+                columns: vec!["a".into(), "b".into()]
+            }
+        );
+        let Stmt::Copy(c) = parse_one("copy t to stdout csv header").unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.format, CopyFormat::Csv);
+        assert_eq!(c.null, "");
+        assert_eq!(c.direction, CopyDirection::ToStdout);
+        let Stmt::Copy(c) = parse_one("copy (select a, (b) from t) to stdout").unwrap() else {
+            panic!()
+        };
+        assert_eq!(c.source, CopySource::Query("select a, (b) from t".into()));
+        let Stmt::Copy(c) =
+            parse_one("copy t from stdin with null as '' delimiter as ','").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(c.null, "");
+        assert_eq!(c.delimiter, b',');
+        assert!(parse_one("copy t from '/etc/passwd'").is_err());
+        assert!(parse_one("copy t from stdin (bogus 1)").is_err());
+    }
+
+    #[test]
+    fn pgbench_statements_parse() {
+        for s in [
+            "drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers",
+            "create table pgbench_history(tid int,bid int,aid    int,delta int,mtime timestamp,filler char(22))",
+            "create table pgbench_tellers(tid int not null,bid int,tbalance int,filler char(84)) with (fillfactor=100)",
+            "create table pgbench_accounts(aid    int not null,bid int,abalance int,filler char(84)) with (fillfactor=100)",
+            "create table pgbench_branches(bid int not null,bbalance int,filler char(88)) with (fillfactor=100)",
+            "truncate table pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers",
+            "insert into pgbench_branches(bid,bbalance) values(1,0)",
+            "insert into pgbench_tellers(tid,bid,tbalance) values (1,1,0)",
+            "alter table pgbench_branches add primary key (bid)",
+            "insert into pgbench_accounts(aid,bid,abalance,filler) select aid, (aid - 1) / 100000 + 1, 0, '' from generate_series(1, 100000) as aid",
+            "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+            "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+            "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)",
+            "select count(*) from pgbench_branches",
+            "create unique index if not exists i on t (a, b)",
+            "select x::int8, cast(y as text) from t order by 1 desc nulls last limit 3 offset 1",
+        ] {
+            let p = parse_one(s);
+            assert!(matches!(p, Ok(Stmt::Sql(_))), "{s}: {p:?}");
+        }
+    }
+
+    #[test]
+    fn syntax_errors_are_42601() {
+        let e = parse_one("selec 1").unwrap_err();
+        assert_eq!(e.code, sqlstate::SYNTAX_ERROR);
+        let e = parse_one("select (1").unwrap_err();
+        assert_eq!(e.code, sqlstate::SYNTAX_ERROR);
+    }
+
+    #[test]
+    fn cache_hits() {
+        let c = ParseCache::new(2);
+        let a = c.parse("select 1; select 2").unwrap();
+        let b = c.parse("select 1; select 2").unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(a.len(), 2);
+        c.parse("select 3").unwrap();
+        c.parse("select 4").unwrap();
+        assert!(c.len() <= 2);
+        assert!(c.parse("").unwrap().is_empty());
+    }
+}
