@@ -57,59 +57,353 @@ const fn def(
     context: Context,
     doc: &'static str,
 ) -> SettingDef {
-    SettingDef { name, default, unit, context, doc }
+    SettingDef {
+        name,
+        default,
+        unit,
+        context,
+        doc,
+    }
 }
 
 /// Every setting hotpair knows, with its default. The one place defaults live.
 pub const SETTINGS: &[SettingDef] = &[
-    def("port", "5432", Unit::None, Context::Postmaster, "TCP port to listen on"),
-    def("listen_addresses", "localhost", Unit::None, Context::Postmaster, "addresses to listen on ('*' for all)"),
-    def("max_connections", "100", Unit::None, Context::Postmaster, "maximum concurrent client connections"),
-    def("max_prepared_transactions", "0", Unit::None, Context::Postmaster, "maximum prepared transactions (0 disables PREPARE TRANSACTION)"),
-    def("shared_buffers", "128MB", Unit::Blocks, Context::Postmaster, "size of the buffer pool"),
-    def("max_message_size", "1GB", Unit::None, Context::Postmaster, "largest protocol message accepted (bytes; kB/MB/GB)"),
-    def("fsync", "on", Unit::None, Context::Postmaster, "flush WAL and data to disk (off only for tests)"),
-    def("synchronous_commit", "on", Unit::None, Context::User, "wait for the commit record to be flushed before acknowledging"),
-    def("full_page_writes", "on", Unit::None, Context::Postmaster, "log a full page image at the first change after a checkpoint"),
-    def("wal_segment_size", "16MB", Unit::None, Context::Postmaster, "size of one WAL segment file (bytes; kB/MB)"),
-    def("wal_keep_size", "0", Unit::Megabytes, Context::Postmaster, "WAL kept for standbys beyond what checkpoints need"),
-    def("max_wal_size", "1GB", Unit::Megabytes, Context::Postmaster, "WAL between checkpoints that triggers one"),
-    def("checkpoint_timeout", "5min", Unit::Seconds, Context::Postmaster, "time between automatic checkpoints"),
-    def("deadlock_timeout", "1s", Unit::Milliseconds, Context::Postmaster, "wait before checking for deadlock"),
-    def("statement_timeout", "0", Unit::Milliseconds, Context::User, "abort statements running longer (0 = off)"),
-    def("relation_extension", "bulk", Unit::None, Context::Postmaster, "bulk (extend by many pages outside the lock) or single"),
-    def("hot_standby", "on", Unit::None, Context::Postmaster, "allow read-only queries during recovery"),
-    def("hot_standby_feedback", "off", Unit::None, Context::Postmaster, "standby sends its xmin to the primary"),
-    def("max_standby_streaming_delay", "30s", Unit::Milliseconds, Context::Postmaster, "delay before canceling queries that conflict with replay"),
-    def("wal_receiver_status_interval", "10s", Unit::Seconds, Context::Postmaster, "interval between standby status replies"),
-    def("primary_conninfo", "", Unit::None, Context::Postmaster, "connection string to the primary"),
-    def("primary_slot_name", "", Unit::None, Context::Postmaster, "replication slot used on the primary"),
-    def("max_wal_senders", "10", Unit::None, Context::Postmaster, "maximum walsender connections"),
-    def("max_replication_slots", "10", Unit::None, Context::Postmaster, "maximum replication slots"),
-    def("wal_level", "replica", Unit::None, Context::Postmaster, "accepted for compatibility; always replica"),
-    def("application_name", "", Unit::None, Context::User, "name reported in pg_stat_replication and logs"),
-    def("client_encoding", "UTF8", Unit::None, Context::User, "client character set (only UTF8)"),
-    def("server_encoding", "UTF8", Unit::None, Context::Postmaster, "server character set (only UTF8)"),
-    def("DateStyle", "ISO, MDY", Unit::None, Context::User, "date output style"),
-    def("TimeZone", "UTC", Unit::None, Context::User, "time zone for timestamptz"),
-    def("IntervalStyle", "postgres", Unit::None, Context::User, "interval output style"),
-    def("integer_datetimes", "on", Unit::None, Context::Postmaster, "timestamps are 64-bit integers"),
-    def("standard_conforming_strings", "on", Unit::None, Context::User, "backslashes are literal in ordinary strings"),
-    def("server_version", "15.4", Unit::None, Context::Postmaster, "PostgreSQL version hotpair answers as"),
-    def("server_version_num", "150004", Unit::None, Context::Postmaster, "numeric server version"),
-    def("transaction_isolation", "read committed", Unit::None, Context::User, "isolation of the current transaction"),
-    def("default_transaction_isolation", "read committed", Unit::None, Context::User, "isolation of new transactions"),
-    def("search_path", "\"$user\", public", Unit::None, Context::User, "accepted for compatibility"),
-    def("extra_float_digits", "1", Unit::None, Context::User, "accepted for compatibility"),
-    def("client_min_messages", "notice", Unit::None, Context::User, "lowest notice level sent to the client"),
-    def("log_min_messages", "info", Unit::None, Context::Postmaster, "log filter (also RUST_LOG)"),
-    def("is_superuser", "on", Unit::None, Context::Postmaster, "every user is a superuser (trust auth)"),
-    def("lock_timeout", "0", Unit::Milliseconds, Context::User, "accepted for compatibility"),
-    def("idle_in_transaction_session_timeout", "0", Unit::Milliseconds, Context::User, "accepted for compatibility"),
-    def("work_mem", "4MB", Unit::None, Context::User, "accepted for compatibility"),
-    def("maintenance_work_mem", "64MB", Unit::None, Context::User, "accepted for compatibility"),
-    def("jit", "off", Unit::None, Context::User, "accepted for compatibility"),
-    def("row_security", "on", Unit::None, Context::User, "accepted for compatibility"),
+    def(
+        "port",
+        "5432",
+        Unit::None,
+        Context::Postmaster,
+        "TCP port to listen on",
+    ),
+    def(
+        "listen_addresses",
+        "localhost",
+        Unit::None,
+        Context::Postmaster,
+        "addresses to listen on ('*' for all)",
+    ),
+    def(
+        "max_connections",
+        "100",
+        Unit::None,
+        Context::Postmaster,
+        "maximum concurrent client connections",
+    ),
+    def(
+        "max_prepared_transactions",
+        "0",
+        Unit::None,
+        Context::Postmaster,
+        "maximum prepared transactions (0 disables PREPARE TRANSACTION)",
+    ),
+    def(
+        "shared_buffers",
+        "128MB",
+        Unit::Blocks,
+        Context::Postmaster,
+        "size of the buffer pool",
+    ),
+    def(
+        "max_message_size",
+        "1GB",
+        Unit::None,
+        Context::Postmaster,
+        "largest protocol message accepted (bytes; kB/MB/GB)",
+    ),
+    def(
+        "fsync",
+        "on",
+        Unit::None,
+        Context::Postmaster,
+        "flush WAL and data to disk (off only for tests)",
+    ),
+    def(
+        "synchronous_commit",
+        "on",
+        Unit::None,
+        Context::User,
+        "wait for the commit record to be flushed before acknowledging",
+    ),
+    def(
+        "full_page_writes",
+        "on",
+        Unit::None,
+        Context::Postmaster,
+        "log a full page image at the first change after a checkpoint",
+    ),
+    def(
+        "wal_segment_size",
+        "16MB",
+        Unit::None,
+        Context::Postmaster,
+        "size of one WAL segment file (bytes; kB/MB)",
+    ),
+    def(
+        "wal_keep_size",
+        "0",
+        Unit::Megabytes,
+        Context::Postmaster,
+        "WAL kept for standbys beyond what checkpoints need",
+    ),
+    def(
+        "max_wal_size",
+        "1GB",
+        Unit::Megabytes,
+        Context::Postmaster,
+        "WAL between checkpoints that triggers one",
+    ),
+    def(
+        "checkpoint_timeout",
+        "5min",
+        Unit::Seconds,
+        Context::Postmaster,
+        "time between automatic checkpoints",
+    ),
+    def(
+        "deadlock_timeout",
+        "1s",
+        Unit::Milliseconds,
+        Context::Postmaster,
+        "wait before checking for deadlock",
+    ),
+    def(
+        "statement_timeout",
+        "0",
+        Unit::Milliseconds,
+        Context::User,
+        "abort statements running longer (0 = off)",
+    ),
+    def(
+        "relation_extension",
+        "bulk",
+        Unit::None,
+        Context::Postmaster,
+        "bulk (extend by many pages outside the lock) or single",
+    ),
+    def(
+        "hot_standby",
+        "on",
+        Unit::None,
+        Context::Postmaster,
+        "allow read-only queries during recovery",
+    ),
+    def(
+        "hot_standby_feedback",
+        "off",
+        Unit::None,
+        Context::Postmaster,
+        "standby sends its xmin to the primary",
+    ),
+    def(
+        "max_standby_streaming_delay",
+        "30s",
+        Unit::Milliseconds,
+        Context::Postmaster,
+        "delay before canceling queries that conflict with replay",
+    ),
+    def(
+        "wal_receiver_status_interval",
+        "10s",
+        Unit::Seconds,
+        Context::Postmaster,
+        "interval between standby status replies",
+    ),
+    def(
+        "primary_conninfo",
+        "",
+        Unit::None,
+        Context::Postmaster,
+        "connection string to the primary",
+    ),
+    def(
+        "primary_slot_name",
+        "",
+        Unit::None,
+        Context::Postmaster,
+        "replication slot used on the primary",
+    ),
+    def(
+        "max_wal_senders",
+        "10",
+        Unit::None,
+        Context::Postmaster,
+        "maximum walsender connections",
+    ),
+    def(
+        "max_replication_slots",
+        "10",
+        Unit::None,
+        Context::Postmaster,
+        "maximum replication slots",
+    ),
+    def(
+        "wal_level",
+        "replica",
+        Unit::None,
+        Context::Postmaster,
+        "accepted for compatibility; always replica",
+    ),
+    def(
+        "application_name",
+        "",
+        Unit::None,
+        Context::User,
+        "name reported in pg_stat_replication and logs",
+    ),
+    def(
+        "client_encoding",
+        "UTF8",
+        Unit::None,
+        Context::User,
+        "client character set (only UTF8)",
+    ),
+    def(
+        "server_encoding",
+        "UTF8",
+        Unit::None,
+        Context::Postmaster,
+        "server character set (only UTF8)",
+    ),
+    def(
+        "DateStyle",
+        "ISO, MDY",
+        Unit::None,
+        Context::User,
+        "date output style",
+    ),
+    def(
+        "TimeZone",
+        "UTC",
+        Unit::None,
+        Context::User,
+        "time zone for timestamptz",
+    ),
+    def(
+        "IntervalStyle",
+        "postgres",
+        Unit::None,
+        Context::User,
+        "interval output style",
+    ),
+    def(
+        "integer_datetimes",
+        "on",
+        Unit::None,
+        Context::Postmaster,
+        "timestamps are 64-bit integers",
+    ),
+    def(
+        "standard_conforming_strings",
+        "on",
+        Unit::None,
+        Context::User,
+        "backslashes are literal in ordinary strings",
+    ),
+    def(
+        "server_version",
+        "15.4",
+        Unit::None,
+        Context::Postmaster,
+        "PostgreSQL version hotpair answers as",
+    ),
+    def(
+        "server_version_num",
+        "150004",
+        Unit::None,
+        Context::Postmaster,
+        "numeric server version",
+    ),
+    def(
+        "transaction_isolation",
+        "read committed",
+        Unit::None,
+        Context::User,
+        "isolation of the current transaction",
+    ),
+    def(
+        "default_transaction_isolation",
+        "read committed",
+        Unit::None,
+        Context::User,
+        "isolation of new transactions",
+    ),
+    def(
+        "search_path",
+        "\"$user\", public",
+        Unit::None,
+        Context::User,
+        "accepted for compatibility",
+    ),
+    def(
+        "extra_float_digits",
+        "1",
+        Unit::None,
+        Context::User,
+        "accepted for compatibility",
+    ),
+    def(
+        "client_min_messages",
+        "notice",
+        Unit::None,
+        Context::User,
+        "lowest notice level sent to the client",
+    ),
+    def(
+        "log_min_messages",
+        "info",
+        Unit::None,
+        Context::Postmaster,
+        "log filter (also RUST_LOG)",
+    ),
+    def(
+        "is_superuser",
+        "on",
+        Unit::None,
+        Context::Postmaster,
+        "every user is a superuser (trust auth)",
+    ),
+    def(
+        "lock_timeout",
+        "0",
+        Unit::Milliseconds,
+        Context::User,
+        "accepted for compatibility",
+    ),
+    def(
+        "idle_in_transaction_session_timeout",
+        "0",
+        Unit::Milliseconds,
+        Context::User,
+        "accepted for compatibility",
+    ),
+    def(
+        "work_mem",
+        "4MB",
+        Unit::None,
+        Context::User,
+        "accepted for compatibility",
+    ),
+    def(
+        "maintenance_work_mem",
+        "64MB",
+        Unit::None,
+        Context::User,
+        "accepted for compatibility",
+    ),
+    def(
+        "jit",
+        "off",
+        Unit::None,
+        Context::User,
+        "accepted for compatibility",
+    ),
+    def(
+        "row_security",
+        "on",
+        Unit::None,
+        Context::User,
+        "accepted for compatibility",
+    ),
 ];
 
 /// Looks a setting up by name, case-insensitively.
@@ -128,8 +422,14 @@ pub struct Config {
 impl Config {
     /// Defaults only, for `data_dir`.
     pub fn new(data_dir: impl Into<PathBuf>) -> Config {
-        let values = SETTINGS.iter().map(|s| (s.name, s.default.to_string())).collect();
-        Config { data_dir: data_dir.into(), values }
+        let values = SETTINGS
+            .iter()
+            .map(|s| (s.name, s.default.to_string()))
+            .collect();
+        Config {
+            data_dir: data_dir.into(),
+            values,
+        }
     }
 
     /// Defaults, then `DIR/hotpair.conf` if present, then `overrides`
@@ -139,13 +439,19 @@ impl Config {
         let conf = cfg.data_dir.join("hotpair.conf");
         if conf.exists() {
             let text = std::fs::read_to_string(&conf).map_err(|e| {
-                PgError::new(sqlstate::IO_ERROR, format!("could not read file \"{}\": {e}", conf.display()))
+                PgError::new(
+                    sqlstate::IO_ERROR,
+                    format!("could not read file \"{}\": {e}", conf.display()),
+                )
             })?;
             cfg.apply_conf_text(&text, &conf)?;
         }
         for o in overrides {
             let (k, v) = o.split_once('=').ok_or_else(|| {
-                PgError::new(sqlstate::INVALID_PARAMETER_VALUE, format!("-c {o} requires a value"))
+                PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("-c {o} requires a value"),
+                )
             })?;
             cfg.set(k.trim(), unquote(v.trim()))?;
         }
@@ -166,7 +472,11 @@ impl Config {
                     None => {
                         return Err(PgError::new(
                             sqlstate::SYNTAX_ERROR,
-                            format!("syntax error in file \"{}\" line {}", origin.display(), n + 1),
+                            format!(
+                                "syntax error in file \"{}\" line {}",
+                                origin.display(),
+                                n + 1
+                            ),
                         ))
                     }
                 },
@@ -326,7 +636,13 @@ fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
         Unit::Milliseconds | Unit::Seconds => {
             let ms: i64 = match u.as_str() {
                 "" => return Some(n),
-                "us" => return Some(if unit == Unit::Milliseconds { n / 1000 } else { n / 1_000_000 }),
+                "us" => {
+                    return Some(if unit == Unit::Milliseconds {
+                        n / 1000
+                    } else {
+                        n / 1_000_000
+                    })
+                }
                 "ms" => n,
                 "s" => n.checked_mul(1000)?,
                 "min" => n.checked_mul(60_000)?,
@@ -334,7 +650,11 @@ fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
                 "d" => n.checked_mul(86_400_000)?,
                 _ => return None,
             };
-            Some(if unit == Unit::Milliseconds { ms } else { ms / 1000 })
+            Some(if unit == Unit::Milliseconds {
+                ms
+            } else {
+                ms / 1000
+            })
         }
     }
 }
@@ -343,7 +663,10 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
     let bad = || {
         PgError::new(
             sqlstate::INVALID_PARAMETER_VALUE,
-            format!("invalid value for parameter \"{}\": \"{}\"", def.name, value),
+            format!(
+                "invalid value for parameter \"{}\": \"{}\"",
+                def.name, value
+            ),
         )
     };
     let is_bool_setting = matches!(def.default, "on" | "off");
@@ -352,7 +675,8 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
     }
     match def.name {
         "synchronous_commit" => match value.to_ascii_lowercase().as_str() {
-            "on" | "off" | "local" | "remote_write" | "remote_apply" | "true" | "false" | "1" | "0" => Ok(()),
+            "on" | "off" | "local" | "remote_write" | "remote_apply" | "true" | "false" | "1"
+            | "0" => Ok(()),
             _ => Err(bad()),
         },
         "relation_extension" => match value {
@@ -361,7 +685,9 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
         },
         "max_message_size" | "wal_segment_size" => parse_bytes(value).map(|_| ()).ok_or_else(bad),
         _ => {
-            if def.unit != Unit::None || def.default.chars().all(|c| c.is_ascii_digit()) && !def.default.is_empty() {
+            if def.unit != Unit::None
+                || def.default.chars().all(|c| c.is_ascii_digit()) && !def.default.is_empty()
+            {
                 parse_with_unit(value, def.unit).map(|_| ()).ok_or_else(bad)
             } else {
                 Ok(())
@@ -394,7 +720,11 @@ mod tests {
     #[test]
     fn conf_file_and_overrides() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("hotpair.conf"), "port = 6000 # comment\nfsync='off'\n").unwrap();
+        std::fs::write(
+            dir.path().join("hotpair.conf"),
+            "port = 6000 # comment\nfsync='off'\n",
+        )
+        .unwrap();
         let c = Config::load(dir.path(), &["port=7000".into()]).unwrap();
         assert_eq!(c.port(), 7000);
         assert!(!c.bool("fsync"));

@@ -114,15 +114,24 @@ impl PgError {
     }
     /// A FATAL error (the connection ends after it is sent).
     pub fn fatal(code: &'static str, message: impl Into<String>) -> PgError {
-        PgError { severity: Severity::Fatal, ..PgError::new(code, message) }
+        PgError {
+            severity: Severity::Fatal,
+            ..PgError::new(code, message)
+        }
     }
     /// A WARNING notice.
     pub fn warning(code: &'static str, message: impl Into<String>) -> PgError {
-        PgError { severity: Severity::Warning, ..PgError::new(code, message) }
+        PgError {
+            severity: Severity::Warning,
+            ..PgError::new(code, message)
+        }
     }
     /// A NOTICE.
     pub fn notice(code: &'static str, message: impl Into<String>) -> PgError {
-        PgError { severity: Severity::Notice, ..PgError::new(code, message) }
+        PgError {
+            severity: Severity::Notice,
+            ..PgError::new(code, message)
+        }
     }
     /// 42601 syntax error.
     pub fn syntax(message: impl Into<String>) -> PgError {
@@ -138,7 +147,10 @@ impl PgError {
     }
     /// 57014 "canceling statement due to user request".
     pub fn query_canceled() -> PgError {
-        PgError::new(sqlstate::QUERY_CANCELED, "canceling statement due to user request")
+        PgError::new(
+            sqlstate::QUERY_CANCELED,
+            "canceling statement due to user request",
+        )
     }
     /// Adds a DETAIL line.
     pub fn with_detail(mut self, detail: impl Into<String>) -> PgError {
@@ -154,7 +166,13 @@ impl PgError {
 
 impl fmt::Display for PgError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} ({})", self.severity.as_str(), self.message, self.code)
+        write!(
+            f,
+            "{}: {} ({})",
+            self.severity.as_str(),
+            self.message,
+            self.code
+        )
     }
 }
 

@@ -272,6 +272,20 @@ impl EvalContext for Ectx<'_> {
     fn check_cancel(&self) -> PgResult<()> {
         self.check_interrupts()
     }
+    fn wal_lsn(&self, which: crate::sql::functions::WalLsnKind) -> PgResult<Option<u64>> {
+        use crate::sql::functions::WalLsnKind as K;
+        let Some(x) = self.db.xlog() else {
+            return Ok(None);
+        };
+        let w = x.writer();
+        Ok(match which {
+            K::Current => Some(w.write_lsn().0),
+            K::Insert => Some(w.insert_lsn().0),
+            K::Flush => Some(w.flushed_lsn().0),
+            // Standby positions (issue 4): NULL on a primary, as PostgreSQL.
+            K::Receive | K::Replay => None,
+        })
+    }
 }
 
 // ---------------------------------------------------------------------------

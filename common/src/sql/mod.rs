@@ -17,8 +17,8 @@ pub mod parser;
 pub mod planner;
 pub mod rowcodec;
 pub mod session;
+#[cfg(test)]
+mod tests;
 pub mod types;
 pub mod utility;
 pub mod value;
-#[cfg(test)]
-mod tests;
