@@ -6,13 +6,14 @@
 //! directory ([`common::database::Database::open`]), listens on
 //! `listen_addresses`:`port` and hands the listener to the session loop
 //! ([`common::server::serve`]) until SIGINT or SIGTERM asks for a fast
-//! shutdown.
+//! shutdown; once every session has ended it writes a shutdown checkpoint
+//! ([`Database::checkpoint`]: dirty pages, clog, next xid) and exits.
 //!
 //! ```text
 //!   args ──► Config::load ──► logging ──► bind ──► Database::open ──► serve ──┐
 //!                                                                ▲            │
 //!                                              SIGINT / SIGTERM ─┘ (shutdown) │
-//!   exit 0 ◄── "database system is shut down" ◄──────────────────────────────┘
+//!   exit 0 ◄── "database system is shut down" ◄── checkpoint ◄───────────────┘
 //! ```
 //!
 //! The log goes to stderr, one line per event in PostgreSQL's shape
@@ -29,6 +30,7 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use common::config::Config;
@@ -129,9 +131,17 @@ async fn run(config: Config) -> Result<(), String> {
     let db = Database::open(config, Role::Primary).map_err(|e| e.message.clone())?;
     tracing::info!("database system is ready to accept connections");
 
-    server_shim::serve(db, listener, shutdown)
+    common::server::serve(Arc::clone(&db), listener, shutdown)
         .await
         .map_err(|e| format!("could not accept connections: {e}"))?;
+
+    // Every session has ended: write dirty pages, clog and next_xid so the
+    // next start finds every committed row (PostgreSQL's shutdown
+    // checkpoint). Until WAL exists this is the only thing that makes data
+    // durable.
+    tracing::info!("shutting down");
+    db.checkpoint()
+        .map_err(|e| format!("shutdown checkpoint failed: {}", e.message))?;
     tracing::info!("database system is shut down");
     Ok(())
 }
@@ -169,30 +179,4 @@ fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'stati
         }
         tracing::info!("received fast shutdown request");
     })
-}
-
-/// Stand-in for `common::server::serve` until the session loop lands on main
-/// (same signature); removed at that merge.
-mod server_shim {
-    use std::future::Future;
-    use std::sync::Arc;
-
-    use common::database::Database;
-    use tokio::net::TcpListener;
-
-    /// Accepts and immediately closes connections until `shutdown`.
-    pub async fn serve(
-        db: Arc<Database>,
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        let _db = db;
-        tokio::pin!(shutdown);
-        loop {
-            tokio::select! {
-                _ = &mut shutdown => return Ok(()),
-                accepted = listener.accept() => drop(accepted?),
-            }
-        }
-    }
 }

@@ -37,7 +37,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::binaries;
-use crate::psql::{run_psql, PsqlOutput, PsqlSession};
+use crate::psql::{run_program, run_psql, PsqlOutput, PsqlSession};
 use crate::raw::RawConnection;
 use crate::session::{one_shot, Session, SqlError};
 use crate::utils::{free_port, tail, timeout_default, POLL_INTERVAL};
@@ -473,6 +473,21 @@ impl Node {
         let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         all.extend(self.psql_conn_args());
         run_psql(&all, stdin, Some(&self.base_path))
+    }
+
+    /// Runs `pgbench args…` against the node (connection arguments are
+    /// added; pgbench's working files go to the per-test directory) —
+    /// Cluster.pm's `pgbench`, minus the output checks, which the test makes.
+    pub fn pgbench(&self, args: &[&str]) -> PsqlOutput {
+        let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        // pgbench's -d means --debug: the database name goes last.
+        let port = self.port.to_string();
+        all.extend(
+            ["-h", &self.host, "-p", &port, "-U", "postgres", "postgres"]
+                .iter()
+                .map(|s| s.to_string()),
+        );
+        run_program("pgbench", &all, "", Some(&self.base_path))
     }
 
     /// Repeats `sql` on fresh connections until its output equals

@@ -24,7 +24,7 @@
 //!
 //! | module | PostgreSQL counterpart | what it gives |
 //! |---|---|---|
-//! | [`cluster`] | `PostgreSQL::Test::Cluster` | [`Node`]: data dir, port, `start` / `stop` / `restart` / `kill9`, `safe_sql`, `psql`, `poll_query_until`, `log_contains` |
+//! | [`cluster`] | `PostgreSQL::Test::Cluster` | [`Node`]: data dir, port, `start` / `stop` / `restart` / `kill9`, `safe_sql`, `psql`, `pgbench`, `poll_query_until`, `log_contains` |
 //! | [`session`] | `$node->background_psql` (native) | [`Session`]: a long-lived tokio-postgres connection, `query`, `send` (don't wait) + [`Pending`], `cancel` |
 //! | [`psql`] | `IPC::Run::start(['psql', '-XA', '-f', '-'])` of 021_row_visibility.pl | [`PsqlSession`]: a real psql fed on stdin, `query_until(sql, pattern)` |
 //! | [`raw`] | hand-built packets of `src/test/modules/libpq_pipeline` / protocol fuzzing | [`raw::RawConnection`]: bytes on a TCP socket, backend messages parsed |

@@ -321,7 +321,7 @@ fn pump(
     });
 }
 
-/// Result of a one-shot psql run.
+/// Result of a one-shot psql (or pgbench) run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PsqlOutput {
     /// Exit status (0 ok, 1 fatal client error, 2 bad connection, 3 script error with ON_ERROR_STOP).
@@ -335,7 +335,13 @@ pub struct PsqlOutput {
 /// Runs `psql args…` with `stdin` fed to it; waits for it to exit (up to the
 /// default timeout, killing it after).
 pub fn run_psql(args: &[String], stdin: &str, cwd: Option<&Path>) -> PsqlOutput {
-    let mut cmd = Command::new("psql");
+    run_program("psql", args, stdin, cwd)
+}
+
+/// Runs `program args…` (psql, pgbench) with `stdin` fed to it; waits for it
+/// to exit (up to the default timeout, killing it after).
+pub fn run_program(program: &str, args: &[String], stdin: &str, cwd: Option<&Path>) -> PsqlOutput {
+    let mut cmd = Command::new(program);
     cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

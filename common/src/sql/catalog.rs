@@ -813,7 +813,7 @@ fn esc(s: &str) -> String {
         }
     }
     if out.is_empty() {
-        out.push_str("%");
+        out.push('%');
     }
     out
 }

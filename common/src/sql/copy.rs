@@ -83,10 +83,7 @@ impl CopyInState {
         }
         self.pending.extend_from_slice(data);
         let mut start = 0;
-        loop {
-            let Some(end) = self.record_end(start) else {
-                break;
-            };
+        while let Some(end) = self.record_end(start) {
             let rec_end = end; // index of '\n'
             let mut rec: Vec<u8> = self.pending[start..rec_end].to_vec();
             if rec.last() == Some(&b'\r') {

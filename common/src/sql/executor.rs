@@ -195,7 +195,7 @@ impl<'a> Ectx<'a> {
     #[inline]
     pub fn tick(&mut self) -> PgResult<()> {
         self.ticks = self.ticks.wrapping_add(1);
-        if self.ticks % CHECK_EVERY == 0 {
+        if self.ticks.is_multiple_of(CHECK_EVERY) {
             self.check_interrupts()?;
         }
         Ok(())
@@ -247,7 +247,7 @@ impl EvalContext for Ectx<'_> {
         })
     }
     fn sleep(&mut self, secs: f64) -> PgResult<()> {
-        if !(secs > 0.0) {
+        if secs.is_nan() || secs <= 0.0 {
             return Ok(());
         }
         let end = Instant::now() + std::time::Duration::from_secs_f64(secs.min(1.0e6));
@@ -448,12 +448,15 @@ pub fn scan_table<'a>(
     }
 }
 
+/// Callback for each input row of a query.
+type InputFn<'f, 'a> = dyn FnMut(&mut Ectx<'a>, &[Value]) -> PgResult<ControlFlow<()>> + 'f;
+
 /// Runs `f` for each input row of a query (after WHERE).
 fn for_each_input<'a>(
     ec: &mut Ectx<'a>,
     vis: &Vis,
     plan: &QueryPlan,
-    f: &mut dyn FnMut(&mut Ectx<'a>, &[Value]) -> PgResult<ControlFlow<()>>,
+    f: &mut InputFn<'_, 'a>,
 ) -> PgResult<()> {
     match &plan.source {
         Source::Single => {

@@ -208,7 +208,7 @@ pub struct DeletePlan {
 #[derive(Debug)]
 pub enum Plan {
     /// SELECT.
-    Query(QueryPlan),
+    Query(Box<QueryPlan>),
     /// INSERT.
     Insert(InsertPlan),
     /// UPDATE.
@@ -257,7 +257,7 @@ pub fn plan_statement(
     let catalog_version = catalog.version();
     let mut params = ParamTypes::from_oids(param_oids)?;
     let plan = match stmt {
-        ast::Statement::Query(q) => Plan::Query(plan_query(catalog, q, &mut params)?),
+        ast::Statement::Query(q) => Plan::Query(Box::new(plan_query(catalog, q, &mut params)?)),
         ast::Statement::Insert(ins) => Plan::Insert(plan_insert(catalog, ins, &mut params)?),
         ast::Statement::Update {
             table,
@@ -860,7 +860,7 @@ pub fn choose_access(table: &TableDef, filter: &Expr) -> Access {
         } else {
             1
         };
-        if best.as_ref().map_or(true, |b| rank > b.0) {
+        if best.as_ref().is_none_or(|b| rank > b.0) {
             best = Some((rank, ix, key));
         }
     }

@@ -232,10 +232,13 @@ impl Session {
                 "database" => database = v.clone(),
                 "options" => {
                     // `-c name=value` / `--name=value` pairs.
-                    let mut it = v.split_whitespace();
+                    let words = split_opts(v);
+                    let mut it = words.iter().map(String::as_str);
                     while let Some(tok) = it.next() {
                         let kv = if tok == "-c" {
                             it.next().unwrap_or("")
+                        } else if let Some(rest) = tok.strip_prefix("-c") {
+                            rest
                         } else {
                             tok.trim_start_matches("--")
                         };
@@ -1073,6 +1076,33 @@ impl Session {
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
     }
+}
+
+/// pg_split_opts: splits the `options` startup parameter at whitespace,
+/// a backslash escaping the next character (`-c a=x\ y`).
+fn split_opts(v: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut it = v.chars();
+    while let Some(c) = it.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = it.next() {
+                    cur.push(n);
+                }
+            }
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
 fn text_field(name: &str) -> FieldDescription {

@@ -894,7 +894,10 @@ fn pgbench_init_and_scripts() {
             ExecOutcome::Complete(t) => assert_eq!(t, "UPDATE 1"),
             _ => panic!(),
         }
-        match s.execute(&sel[0], &[aid.clone()], &mut sink).unwrap() {
+        match s
+            .execute(&sel[0], std::slice::from_ref(&aid), &mut sink)
+            .unwrap()
+        {
             ExecOutcome::Complete(t) => assert_eq!(t, "SELECT 1"),
             _ => panic!(),
         }
