@@ -134,6 +134,12 @@ impl Default for CheckpointerState {
 }
 
 impl CheckpointerState {
+    /// Start-up: the redo point of the checkpoint recovery started from
+    /// (the base of the next checkpoint's "distance").
+    pub fn set_last_redo(&self, redo: Lsn) {
+        self.lock.lock().redo = redo;
+    }
+
     /// Stops the background thread (if any) and waits for it.
     pub fn stop(&self) {
         *self.stop.0.lock() = true;

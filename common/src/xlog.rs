@@ -826,13 +826,14 @@ pub fn startup(db: &Database, ctl: Option<ControlFile>) -> PgResult<StartupOutco
         let secs = t0.elapsed().as_secs_f64();
         let mb = end.lsn.distance_from(from) as f64 / (1024.0 * 1024.0);
         tracing::info!(
-            "redo done at {last} system usage: elapsed: {secs:.2} s; {replayed} records, {mb:.1} MB of WAL, {:.1} MB/s",
+            "redo done at {last} system usage: elapsed: {secs:.3} s; {replayed} records, {mb:.2} MB of WAL, {:.1} MB/s",
             if secs > 0.0 { mb / secs } else { 0.0 }
         );
     }
     let pos = reader.position();
     let writer = WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
     install(db, XLog::new(writer, redo, &db.config));
+    db.checkpointer.set_last_redo(redo);
     if started.is_some() {
         crate::checkpointer::create_checkpoint(
             db,
