@@ -602,6 +602,26 @@ mod tests {
         );
         run(&mut s, "update t set pad = 'short' where id % 7 = 0");
         run(&mut s, "delete from t where id % 11 = 0");
+        // The WAL position functions and the statistics view.
+        assert_eq!(
+            one(
+                &mut s,
+                "select pg_current_wal_insert_lsn() >= pg_current_wal_flush_lsn()"
+            ),
+            "t"
+        );
+        let lsn = one(&mut s, "select pg_current_wal_insert_lsn()");
+        assert_eq!(lsn, db.xlog().unwrap().writer().insert_lsn().to_string());
+        let stats = run(
+            &mut s,
+            "select wal_records, wal_bytes, wal_sync, checkpoints from hotpair_stat_wal",
+        );
+        let n: Vec<i64> = stats[0].iter().map(|v| v.parse().unwrap()).collect();
+        assert!(
+            n[0] > 100 && n[1] > n[0] * 28,
+            "records and bytes counted: {n:?}"
+        );
+        assert!(n[3] >= 1, "the initial checkpoint counted: {n:?}");
         let before = pages(&db);
         let writer = db.xlog().unwrap().writer().clone();
         writer.flush(writer.insert_lsn()).unwrap();

@@ -342,6 +342,27 @@ impl PageInsert<'_> {
     }
 }
 
+/// The `hotpair_stat_wal` row (see `sql::planner::STAT_WAL_COLUMNS`):
+/// records, full-page images, bytes, write rounds, fsyncs, flush waits,
+/// checkpoints — since start-up; zeros without WAL.
+pub fn stat_wal_row(db: &Database) -> [u64; 7] {
+    match db.xlog() {
+        Some(x) => {
+            let s = x.writer().stats();
+            [
+                s.records,
+                x.counters.fpi.load(Ordering::Relaxed),
+                s.bytes,
+                s.writes,
+                s.fsyncs,
+                s.flush_waits,
+                x.counters.checkpoints.load(Ordering::Relaxed),
+            ]
+        }
+        None => [0; 7],
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Payload encoders for hot records, byte for byte `wal::records`' layout.
 // ---------------------------------------------------------------------------
