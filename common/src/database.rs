@@ -143,8 +143,11 @@ impl Database {
 
     /// CHECKPOINT: writes dirty heap pages and clog pages, logs a checkpoint
     /// record and points the control file at it.
+    /// Safe inside the tokio runtime (runs in `block_in_place`).
     pub fn checkpoint(&self) -> PgResult<()> {
-        checkpointer::create_checkpoint(self, CheckpointKind::Immediate).map(|_| ())
+        crate::lmgr::run_blocking(|| {
+            checkpointer::create_checkpoint(self, CheckpointKind::Immediate).map(|_| ())
+        })
     }
 
     /// Clean shutdown, after the sessions are gone: stops the background
