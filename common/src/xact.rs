@@ -122,6 +122,10 @@ pub trait XactShared: Send + Sync {
     fn deadlock_timeout(&self) -> Duration;
     /// True on a standby (no xids may be assigned).
     fn in_recovery(&self) -> bool;
+    /// WAL, if this node logs (commit and abort records).
+    fn xlog(&self) -> Option<&crate::xlog::XLog> {
+        None
+    }
 }
 
 impl XactShared for Database {
@@ -139,6 +143,9 @@ impl XactShared for Database {
     }
     fn in_recovery(&self) -> bool {
         self.role == Role::Standby
+    }
+    fn xlog(&self) -> Option<&crate::xlog::XLog> {
+        Database::xlog(self).map(|x| &**x)
     }
 }
 
@@ -205,6 +212,8 @@ pub struct Xact {
     xact_snapshot: Option<Arc<Snapshot>>,
     /// A snapshot was taken in this transaction (SET TRANSACTION is too late).
     snapshot_taken: bool,
+    /// The session's `synchronous_commit` (None: the server's).
+    synchronous_commit: Option<bool>,
 }
 
 fn not_in_block(what: &str) -> PgError {
@@ -228,20 +237,40 @@ fn no_savepoint(name: &str) -> PgError {
     )
 }
 
-/// RecordTransactionCommit's WAL half — the hook for issue 3: write the
-/// commit record (xid, subxids) and wait until WAL is flushed past it
-/// (synchronous_commit = on). It runs BEFORE the clog is updated, so no
-/// session sees a commit that could be lost in a crash. Today (no WAL) it
-/// does nothing.
-pub fn record_transaction_commit(xid: TransactionId, subxids: &[TransactionId]) -> PgResult<()> {
-    let _ = (xid, subxids);
-    Ok(())
+/// RecordTransactionCommit's WAL half: writes the commit record (xid,
+/// subxids) and, with `sync` (synchronous_commit = on), waits until WAL is
+/// flushed past it — group commit through the WAL writer, in
+/// `block_in_place` inside the runtime. It runs BEFORE the clog is updated,
+/// so no session sees a commit that could be lost in a crash. A node
+/// without WAL (tests) does nothing.
+pub fn record_transaction_commit(
+    shared: &dyn XactShared,
+    xid: TransactionId,
+    subxids: &[TransactionId],
+    sync: Option<bool>,
+) -> PgResult<()> {
+    match shared.xlog() {
+        Some(x) => {
+            let sync = sync.unwrap_or_else(|| x.synchronous_commit());
+            x.log_commit(xid, subxids, sync).map(|_| ())
+        }
+        None => Ok(()),
+    }
 }
 
-/// RecordTransactionAbort's WAL half — the hook for issue 3: write the abort
-/// record (no flush needed: an unflushed abort is an abort after a crash).
-pub fn record_transaction_abort(xid: TransactionId, subxids: &[TransactionId]) {
-    let _ = (xid, subxids);
+/// RecordTransactionAbort's WAL half: writes the abort record (no flush
+/// needed: an unflushed abort is an abort after a crash). A failure to log
+/// is reported and otherwise ignored: the transaction is aborted anyway.
+pub fn record_transaction_abort(
+    shared: &dyn XactShared,
+    xid: TransactionId,
+    subxids: &[TransactionId],
+) {
+    if let Some(x) = shared.xlog() {
+        if let Err(e) = x.log_abort(xid, subxids) {
+            tracing::warn!("could not log abort of transaction {xid}: {}", e.message);
+        }
+    }
 }
 
 impl Xact {
@@ -272,6 +301,7 @@ impl Xact {
             snap_cache: None,
             xact_snapshot: None,
             snapshot_taken: false,
+            synchronous_commit: None,
         })
     }
 
@@ -455,6 +485,12 @@ impl Xact {
         }
         self.iso = iso;
         Ok(())
+    }
+
+    /// SET synchronous_commit: whether this session's commits wait for the
+    /// WAL flush (`None`: the server setting).
+    pub fn set_synchronous_commit(&mut self, on: Option<bool>) {
+        self.synchronous_commit = on;
     }
 
     /// SET default_transaction_isolation: the level of later transactions.
@@ -694,7 +730,9 @@ impl Xact {
     fn commit_transaction(&mut self) -> PgResult<()> {
         let (top, subs) = self.live_xids();
         if top.is_valid() {
-            if let Err(e) = record_transaction_commit(top, &subs) {
+            if let Err(e) =
+                record_transaction_commit(&*self.shared, top, &subs, self.synchronous_commit)
+            {
                 self.abort_transaction();
                 return Err(e);
             }
@@ -723,7 +761,7 @@ impl Xact {
         }
         let (top, subs) = self.live_xids();
         if top.is_valid() {
-            record_transaction_abort(top, &subs);
+            record_transaction_abort(&*self.shared, top, &subs);
             let latest = subs.iter().copied().max().unwrap_or(top).max(top);
             self.shared
                 .clog()
@@ -756,7 +794,7 @@ impl Xact {
         } else {
             let (top, subs) = self.live_xids();
             if top.is_valid() {
-                record_transaction_abort(top, &subs);
+                record_transaction_abort(&*self.shared, top, &subs);
                 let latest = subs.iter().copied().max().unwrap_or(top).max(top);
                 self.shared
                     .clog()
@@ -792,7 +830,7 @@ impl Xact {
         }
         dead.sort_unstable();
         let latest = dead[dead.len() - 1];
-        record_transaction_abort(dead[0], &dead[1..]);
+        record_transaction_abort(&*self.shared, dead[0], &dead[1..]);
         self.shared
             .clog()
             .set_status(dead[0], &dead[1..], XidStatus::Aborted);

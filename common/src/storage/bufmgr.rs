@@ -35,7 +35,7 @@
 //!   of a buffer whose IO is in progress wait on an IO condition variable
 //!   (striped by buffer id) and, if that IO failed, retry it themselves.
 //! * A dirty page is written only after [`WalFlush::flush_upto`] its page
-//!   LSN returned (the WAL-before-data rule; a no-op until issue 3).
+//!   LSN returned (the WAL-before-data rule; `crate::xlog::WalFlushHook`).
 //! * `DIRTY` is cleared after a write only if the page was not dirtied again
 //!   during the write (`JUST_DIRTIED`, cleared when the write starts).
 //!
@@ -97,14 +97,14 @@ fn usage(s: u32) -> u32 {
     (s & USAGE_MASK) >> USAGE_SHIFT
 }
 
-/// Issue 3's hook: before a dirty page is written, WAL must be durable up
-/// to the page's LSN.
+/// The WAL-before-data hook: before a dirty page is written, WAL must be
+/// durable up to the page's LSN (installed by start-up once WAL is open).
 pub trait WalFlush: Send + Sync {
     /// Blocks until WAL is flushed at least up to `lsn`.
     fn flush_upto(&self, lsn: Lsn) -> Result<(), String>;
 }
 
-/// The hook until WAL exists: nothing to flush.
+/// The hook before WAL is open (redo, unit tests): nothing to flush.
 pub struct NoWal;
 
 impl WalFlush for NoWal {
@@ -286,7 +286,7 @@ impl BufMgr {
         }
     }
 
-    /// Installs the WAL flush hook (issue 3).
+    /// Installs the WAL flush hook.
     pub fn set_wal_flush(&self, hook: Arc<dyn WalFlush>) {
         *self.wal.write() = hook;
     }
