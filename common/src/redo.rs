@@ -133,7 +133,13 @@ pub fn apply(db: &Database, rec: &DecodedRecord) -> PgResult<()> {
             Ok(())
         }
         WalRecord::Smgr(s) => redo_smgr(db, s),
-        WalRecord::Catalog { payload } => db.catalog.redo_catalog_change(lsn, payload),
+        WalRecord::Catalog { payload } => {
+            db.catalog.redo_catalog_change(lsn, payload)?;
+            if db.role == crate::database::Role::Standby {
+                crate::sql::ddl::build_replayed_indexes(db)?;
+            }
+            Ok(())
+        }
         // Running-xacts records matter to a standby's KnownAssignedXids
         // (issue 4); crash recovery needs nothing from them.
         WalRecord::Standby(StandbyRecord::RunningXacts { next_xid, .. }) => {
@@ -328,6 +334,19 @@ fn set_xmax(
     Ok(())
 }
 
+/// On a standby, keeps the in-memory indexes in step with replayed row
+/// versions; crash recovery rebuilds them after redo instead.
+fn index_on_standby(db: &Database, rel: u32, block: u32, offset: u16) -> PgResult<()> {
+    if db.role != crate::database::Role::Standby {
+        return Ok(());
+    }
+    let tid = ItemPointer {
+        block: BlockNumber(block),
+        offset,
+    };
+    crate::sql::ddl::index_replayed_tuple(db, crate::types::RelFileId(rel), tid)
+}
+
 fn redo_heap(db: &Database, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
     match h {
         HeapRecord::Insert {
@@ -340,6 +359,7 @@ fn redo_heap(db: &Database, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
             redo_page(db, lsn, *rel, *block, *init_page, |p| {
                 add_at(p, *offset, tuple)
             })?;
+            index_on_standby(db, *rel, *block, *offset)?;
         }
         HeapRecord::MultiInsert {
             rel,
@@ -353,6 +373,9 @@ fn redo_heap(db: &Database, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
                 }
                 Ok(())
             })?;
+            for (off, _) in tuples {
+                index_on_standby(db, *rel, *block, *off)?;
+            }
         }
         HeapRecord::Delete {
             rel,
@@ -401,6 +424,9 @@ fn redo_heap(db: &Database, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
                 redo_page(db, lsn, *rel, *old_block, false, |p| {
                     set_xmax(p, *old_block, *old_offset, *xmax, *old_infobits, new_tid)
                 })?;
+            }
+            if !new_tuple.is_empty() {
+                index_on_standby(db, *rel, *new_block, *new_offset)?;
             }
         }
         HeapRecord::Prune { rel, block, .. } => {
