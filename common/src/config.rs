@@ -730,3 +730,17 @@ mod tests {
         assert!(!c.bool("fsync"));
     }
 }
+
+#[cfg(test)]
+mod doc_tests {
+    /// docs/operations.md lists every setting with its default: the guide
+    /// cannot drift from the one table of defaults.
+    #[test]
+    fn operations_guide_lists_every_setting() {
+        let guide = include_str!("../../docs/operations.md");
+        for s in super::SETTINGS {
+            let row = format!("| `{}` | `{}` |", s.name, s.default.replace('\\', ""));
+            assert!(guide.contains(&row), "docs/operations.md lacks {row}");
+        }
+    }
+}

@@ -12,7 +12,7 @@
 //!   └── pg_xact/      clog segments
 //! ```
 //!
-//! and then runs start-up ([`crate::xlog::startup`]): a new cluster gets
+//! and, on a primary, runs start-up ([`crate::xlog::startup`]): a new cluster gets
 //! its first WAL segment and checkpoint; an existing one replays WAL from
 //! the control file's checkpoint (crash recovery) — heap pages, relation
 //! files, catalog, clog, `next_xid` — and opens the WAL writer at the end
@@ -30,6 +30,7 @@ use crate::clog::Clog;
 use crate::config::Config;
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::procarray::ProcArray;
+use crate::replication::ReplicationState;
 use crate::sql::catalog::Catalog;
 use crate::sql::parser::ParseCache;
 use crate::storage::heapam::Heap;
@@ -66,6 +67,8 @@ pub struct Database {
     xlog: OnceLock<Arc<XLog>>,
     /// Checkpoint serialisation and the background checkpointer.
     pub checkpointer: CheckpointerState,
+    /// Walsenders, walreceiver, slots, recovery progress (issue 4).
+    pub replication: ReplicationState,
 }
 
 /// Texts kept by the parse cache.
@@ -110,8 +113,19 @@ impl Database {
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
             xlog: OnceLock::new(),
             checkpointer: CheckpointerState::default(),
+            replication: ReplicationState::open(Some(&dir))?,
         };
-        crate::xlog::startup(&db, ctl)?;
+        if role == Role::Standby {
+            db.replication
+                .in_recovery
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            db.procarray.set_in_recovery(true);
+        }
+        // A standby's WAL, writer and replay belong to its startup process
+        // and walreceiver (standby crate), which call `redo::apply`.
+        if role == Role::Primary {
+            crate::xlog::startup(&db, ctl)?;
+        }
         let max_seen = crate::sql::ddl::rebuild_all_indexes(&db)?;
         if max_seen + 1 > db.procarray.next_xid().0 {
             db.procarray.advance_next_xid(TransactionId(max_seen));
@@ -122,12 +136,14 @@ impl Database {
             "database opened"
         );
         let db = Arc::new(db);
-        checkpointer::start(&db).map_err(|e| {
-            PgError::new(
-                sqlstate::IO_ERROR,
-                format!("could not start the checkpointer: {e}"),
-            )
-        })?;
+        if role == Role::Primary {
+            checkpointer::start(&db).map_err(|e| {
+                PgError::new(
+                    sqlstate::IO_ERROR,
+                    format!("could not start the checkpointer: {e}"),
+                )
+            })?;
+        }
         Ok(db)
     }
 

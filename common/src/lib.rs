@@ -11,6 +11,7 @@ pub mod lmgr;
 pub mod procarray;
 pub mod protocol;
 pub mod redo;
+pub mod replication;
 pub mod server;
 pub mod snapshot;
 pub mod sql;

@@ -748,6 +748,84 @@ impl ProcArray {
         }
     }
 
+    /// The running transactions for a running-xacts WAL record
+    /// (GetRunningTransactionData): `(next_xid, oldest_running_xid,
+    /// latest_completed_xid, xids, subxids, subxid_overflow)`. Prepared
+    /// transactions' dummy procs are included (their xids stay running).
+    #[allow(clippy::type_complexity)]
+    pub fn running_xacts(
+        &self,
+    ) -> (
+        TransactionId,
+        TransactionId,
+        TransactionId,
+        Vec<TransactionId>,
+        Vec<TransactionId>,
+        bool,
+    ) {
+        let st = self.state.read();
+        let gen = self.xid_gen.lock();
+        let next = *gen;
+        let mut xids = Vec::new();
+        let mut subxids = Vec::new();
+        let mut overflow = false;
+        for (off, &procno) in st.pgprocnos.iter().enumerate() {
+            let x = self.xids[off].load(RELAXED);
+            if x == 0 {
+                continue;
+            }
+            xids.push(TransactionId(x));
+            let ss = SubxidState::unpack(self.subxid_states[off].load(Ordering::Acquire));
+            overflow |= ss.overflowed;
+            let p = &self.procs[procno as usize];
+            for s in &p.subxids[..ss.count as usize] {
+                subxids.push(TransactionId(s.load(RELAXED)));
+            }
+        }
+        drop(gen);
+        let oldest = xids.iter().copied().min().unwrap_or(next);
+        xids.sort_unstable();
+        subxids.sort_unstable();
+        (
+            next,
+            oldest,
+            st.latest_completed_xid,
+            xids,
+            subxids,
+            overflow,
+        )
+    }
+
+    /// ProcArrayApplyRecoveryInfo for the first running-xacts record a
+    /// standby replays: KnownAssignedXids becomes exactly `running` (top
+    /// xids and subxids), `next_xid` at least `next_xid`,
+    /// `latest_completed_xid` at least `latest_completed`; the completion
+    /// counter is bumped (snapshots taken before are invalid).
+    pub fn init_known_assigned(
+        &self,
+        running: &[TransactionId],
+        next_xid: TransactionId,
+        latest_completed: TransactionId,
+    ) {
+        let mut st = self.state.write();
+        let mut gen = self.xid_gen.lock();
+        st.known_assigned_xids.clear();
+        st.known_assigned_xids.extend_from_slice(running);
+        st.known_assigned_xids.sort_unstable();
+        st.known_assigned_xids.dedup();
+        if *gen < next_xid {
+            *gen = next_xid;
+            self.next_xid_hint.store(gen.0, Ordering::Release);
+        }
+        drop(gen);
+        Self::complete_locked(&mut st, latest_completed);
+    }
+
+    /// KnownAssignedXids as a vector (tests, diagnostics).
+    pub fn known_assigned(&self) -> Vec<TransactionId> {
+        self.state.read().known_assigned_xids.clone()
+    }
+
     // ----- running checks ----------------------------------------------------
 
     /// Which proc runs `xid` (top-level or sub), and that proc's top-level

@@ -131,9 +131,15 @@ async fn run(config: Config) -> Result<(), String> {
     let db = Database::open(config, Role::Primary).map_err(|e| e.message.clone())?;
     tracing::info!("database system is ready to accept connections");
 
-    common::server::serve(Arc::clone(&db), listener, shutdown)
-        .await
-        .map_err(|e| format!("could not accept connections: {e}"))?;
+    // The running-xacts timer for hot standbys.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let timer = tokio::spawn(primary::standby_log::run(Arc::clone(&db), stop_rx));
+    let handler = primary::walsender::WalSender::new(Arc::clone(&db));
+    let served =
+        common::server::serve_replicated(Arc::clone(&db), listener, shutdown, handler).await;
+    let _ = stop_tx.send(true);
+    let _ = timer.await;
+    served.map_err(|e| format!("could not accept connections: {e}"))?;
 
     // Every session has ended: the shutdown checkpoint writes dirty pages
     // and clog, logs a shutdown checkpoint record and closes WAL, so the

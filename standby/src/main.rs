@@ -1,1 +1,302 @@
-fn main() {}
+//! # standby — a hot standby node
+//!
+//! `standby -D DIR -p PORT --primary-conninfo 'host=… port=… application_name=…'
+//! [--slot NAME] [-c name=value]…`
+//!
+//! ```text
+//!  DIR empty? ── yes ─▶ BASE_BACKUP from the primary (progress on stdout),
+//!       │               write hotpair.conf (primary_conninfo, primary_slot_name,
+//!       │               port) and standby.signal
+//!       ▼
+//!  Config::load ─▶ bind ─▶ Database::open(Standby) ─▶ WAL writer at end of local WAL
+//!       ─▶ startup thread (redo from backup_label's start) + walreceiver task
+//!       ─▶ serve read-only sessions (57P03 until consistent) until SIGINT/SIGTERM
+//! ```
+
+#[path = "../../primary/src/logging.rs"]
+mod logging;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use common::config::Config;
+use common::database::{Database, Role};
+use common::error::{sqlstate, PgError, PgResult};
+use common::server::BackendFactory;
+use common::sql::session::Session;
+use standby::basebackup::{self, BackupLabel};
+use standby::conninfo::ConnInfo;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{signal, SignalKind};
+use wal::{WalPosition, WalReader, WalWriter, WalWriterOptions};
+
+/// Command line of the `standby` binary.
+#[derive(Parser, Debug)]
+#[command(
+    name = "standby",
+    version,
+    about = "hotpair hot standby node (read-only)"
+)]
+struct Args {
+    /// Data directory; if empty, a base backup of the primary is taken into it.
+    #[arg(short = 'D', long = "data-dir", value_name = "DIR")]
+    data_dir: PathBuf,
+    /// TCP port to listen on.
+    #[arg(short = 'p', long = "port", value_name = "PORT")]
+    port: Option<u16>,
+    /// Connection string of the primary (remembered in hotpair.conf).
+    #[arg(long = "primary-conninfo", value_name = "CONNINFO")]
+    primary_conninfo: Option<String>,
+    /// Replication slot on the primary (remembered in hotpair.conf).
+    #[arg(long = "slot", value_name = "NAME")]
+    slot: Option<String>,
+    /// Set a configuration parameter (repeatable).
+    #[arg(short = 'c', value_name = "NAME=VALUE")]
+    settings: Vec<String>,
+}
+
+fn dir_is_empty(dir: &Path) -> bool {
+    match std::fs::read_dir(dir) {
+        Ok(mut rd) => rd.next().is_none(),
+        Err(_) => true,
+    }
+}
+
+fn quote(v: &str) -> String {
+    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("FATAL:  could not start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if dir_is_empty(&args.data_dir) {
+        logging::init(None);
+        let Some(ci_text) = &args.primary_conninfo else {
+            tracing::error!(
+                fatal = true,
+                "data directory \"{}\" is empty and no --primary-conninfo was given",
+                args.data_dir.display()
+            );
+            return ExitCode::FAILURE;
+        };
+        let ci = match ConnInfo::parse(ci_text) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(fatal = true, "invalid primary_conninfo: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        println!(
+            "taking a base backup of {}:{} into {}",
+            ci.host,
+            ci.port,
+            args.data_dir.display()
+        );
+        let mut last_pct = u64::MAX;
+        let r = rt.block_on(basebackup::take(&ci, &args.data_dir, |done, total| {
+            let pct = (done * 100).checked_div(total).unwrap_or(100);
+            if pct != last_pct {
+                last_pct = pct;
+                println!("{} / {} kB ({pct}%)", done / 1024, total / 1024);
+            }
+        }));
+        let label = match r {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::error!(fatal = true, "{e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        println!(
+            "base backup completed: WAL {} to {}",
+            label.start, label.end
+        );
+        let mut conf = String::from("# written by standby at base backup\n");
+        conf.push_str(&format!("primary_conninfo = {}\n", quote(ci_text)));
+        if let Some(s) = &args.slot {
+            conf.push_str(&format!("primary_slot_name = {}\n", quote(s)));
+        }
+        conf.push_str(&format!("wal_segment_size = {}\n", label.segment_size));
+        if let Some(p) = args.port {
+            conf.push_str(&format!("port = {p}\n"));
+        }
+        for s in &args.settings {
+            if let Some((k, v)) = s.split_once('=') {
+                conf.push_str(&format!("{} = {}\n", k.trim(), quote(v.trim())));
+            }
+        }
+        if let Err(e) = std::fs::write(args.data_dir.join("hotpair.conf"), conf)
+            .and_then(|_| std::fs::write(args.data_dir.join("standby.signal"), ""))
+        {
+            tracing::error!(fatal = true, "could not write configuration: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+
+    let mut overrides = args.settings.clone();
+    if let Some(p) = args.port {
+        overrides.push(format!("port={p}"));
+    }
+    if let Some(c) = &args.primary_conninfo {
+        overrides.push(format!("primary_conninfo={c}"));
+    }
+    if let Some(s) = &args.slot {
+        overrides.push(format!("primary_slot_name={s}"));
+    }
+    let config = Config::load(&args.data_dir, &overrides);
+    logging::init(config.as_ref().ok().and_then(|c| c.get("log_min_messages")));
+    let config = match config {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(fatal = true, "{}", e.message);
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(m) => {
+            tracing::error!(fatal = true, "{m}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Refuses sessions until replay is consistent (57P03), then makes normal
+/// (read-only: the role is Standby) sessions.
+struct StandbyFactory(Arc<Database>);
+
+impl BackendFactory for StandbyFactory {
+    type Backend = Session;
+    fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
+        if !self.0.replication.consistent.load(Ordering::Acquire) {
+            return Err(PgError::fatal(
+                sqlstate::CANNOT_CONNECT_NOW,
+                "the database system is not yet accepting connections",
+            )
+            .with_detail("Consistent recovery state has not been yet reached."));
+        }
+        self.0.connect(params)
+    }
+    fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)> {
+        self.0.parameter_statuses(params)
+    }
+    fn max_message_size(&self) -> usize {
+        self.0.max_message_size()
+    }
+}
+
+/// End of valid WAL from `start` (where the writer continues).
+fn end_of_wal(dir: &Path, seg: u64, start: wal::Lsn) -> WalPosition {
+    let Ok(mut r) = WalReader::new(dir, seg) else {
+        return WalPosition {
+            end: start,
+            prev: wal::Lsn::INVALID,
+        };
+    };
+    r.seek(start, None);
+    while r.next_record().is_ok() {}
+    r.position()
+}
+
+async fn run(config: Config) -> Result<(), String> {
+    let dir = config.data_dir.clone();
+    let label = BackupLabel::read(&dir).ok_or_else(|| {
+        format!(
+            "could not read \"{}\": this data directory was not made by a completed base backup",
+            dir.join(basebackup::BACKUP_LABEL).display()
+        )
+    })?;
+    let ci_text = config.get("primary_conninfo").unwrap_or("").to_string();
+    let ci = ConnInfo::parse(&ci_text).map_err(|e| format!("invalid primary_conninfo: {e}"))?;
+    let slot = config
+        .get("primary_slot_name")
+        .filter(|s| !s.is_empty())
+        .map(|s| s.to_string());
+    let status_interval =
+        Duration::from_secs(config.int("wal_receiver_status_interval").max(1) as u64);
+
+    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    let addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), config.port());
+    let addr = match config.get("listen_addresses") {
+        Some("*") => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), config.port()),
+        Some(a) if a != "localhost" => a
+            .parse::<IpAddr>()
+            .map(|ip| SocketAddr::new(ip, config.port()))
+            .unwrap_or(addr),
+        _ => addr,
+    };
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("could not bind IPv4 address \"{}\": {e}", addr.ip()))?;
+    tracing::info!(
+        "listening on IPv4 address \"{}\", port {}",
+        addr.ip(),
+        addr.port()
+    );
+
+    let db = Database::open(config, Role::Standby).map_err(|e| e.message.clone())?;
+    tracing::info!("entering standby mode");
+    let seg = label.segment_size;
+    let wal_dir = dir.join("pg_wal");
+    let pos = tokio::task::block_in_place(|| end_of_wal(&wal_dir, seg, label.start));
+    let fsync = db.config.bool("fsync");
+    let writer = Arc::new(
+        WalWriter::open(&wal_dir, WalWriterOptions::new(seg, fsync), pos)
+            .map_err(|e| format!("could not open WAL: {e}"))?,
+    );
+    db.replication.set_wal_writer(writer.clone());
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let replay = standby::startup::Replay::new(db.clone(), label.end, None);
+    let handle = tokio::runtime::Handle::current();
+    let replay_thread = {
+        let (w, s) = (writer.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("startup".into())
+            .spawn(move || standby::startup::run(replay, w, label.start, s, handle))
+            .map_err(|e| e.to_string())?
+    };
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let receiver = tokio::spawn(standby::walreceiver::run(
+        db.clone(),
+        writer.clone(),
+        standby::walreceiver::ReceiverConfig {
+            conninfo: ci,
+            conninfo_text: ci_text,
+            slot,
+            status_interval,
+        },
+        stop_rx,
+    ));
+    let shutdown = async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        tracing::info!("received fast shutdown request");
+    };
+    let served = common::server::serve_with(StandbyFactory(db.clone()), listener, shutdown).await;
+    let _ = stop_tx.send(true);
+    let _ = receiver.await;
+    stop.store(true, Ordering::Relaxed);
+    let _ = tokio::task::block_in_place(|| replay_thread.join());
+    let _ = writer.shutdown();
+    served.map_err(|e| format!("could not accept connections: {e}"))?;
+    tracing::info!("database system is shut down");
+    Ok(())
+}

@@ -91,6 +91,8 @@ pub struct Node {
     data_dir: PathBuf,
     log_path: PathBuf,
     child: Mutex<Option<Child>>,
+    /// For a standby: the primary's conninfo and the slot (run `standby`).
+    upstream: Mutex<Option<(String, Option<String>)>>,
 }
 
 impl Node {
@@ -129,6 +131,7 @@ impl Node {
             log_path: base_path.join(format!("{name}.log")),
             base_path,
             child: Mutex::new(None),
+            upstream: Mutex::new(None),
         };
         eprintln!(
             "# Node {}: port {}, data directory {}, log {}",
@@ -297,11 +300,27 @@ impl Node {
         let log_err = log.try_clone().expect("clone log file handle");
         let mut cmd = match &self.flavor {
             Flavor::Hotpair => {
-                let mut c = Command::new(binaries::bin_path("primary"));
+                let upstream = self
+                    .upstream
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                let bin = if upstream.is_some() {
+                    "standby"
+                } else {
+                    "primary"
+                };
+                let mut c = Command::new(binaries::bin_path(bin));
                 c.arg("-D")
                     .arg(&self.data_dir)
                     .arg("-p")
                     .arg(self.port.to_string());
+                if let Some((conninfo, slot)) = upstream {
+                    c.arg("--primary-conninfo").arg(conninfo);
+                    if let Some(s) = slot {
+                        c.arg("--slot").arg(s);
+                    }
+                }
                 c.env("RUST_BACKTRACE", "1");
                 c
             }
@@ -643,6 +662,131 @@ fn send_signal(pid: u32, signal: &str) {
     if !matches!(status, Ok(s) if s.success()) {
         eprintln!("# kill {signal} {pid} failed: {status:?}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Replication (issue 4)
+// ---------------------------------------------------------------------------
+
+impl Node {
+    /// `$node->backup($name)`: hotpair standbys take their base backup
+    /// themselves when first started on an empty directory, so this only
+    /// checks that the node can serve one (it runs and allows streaming).
+    pub fn backup(&self, name: &str) {
+        assert!(
+            self.is_running(),
+            "node {}: backup {name} requested but the server is not running",
+            self.name
+        );
+        eprintln!(
+            "# Node {}: backup {name} (taken by the standby at its first start)",
+            self.name
+        );
+    }
+
+    /// `init_from_backup($primary, $name, has_streaming => 1)`: makes this
+    /// node a standby of `primary`; its first `start` takes the base
+    /// backup (the `standby` binary on an empty data directory) and then
+    /// streams. `application_name` is the node's name.
+    pub fn init_from_backup(&self, primary: &Node, _backup_name: &str, has_streaming: bool) {
+        assert!(has_streaming, "only streaming standbys are supported");
+        self.set_upstream(primary, None);
+    }
+
+    /// A standby of `primary` streaming through replication slot `slot`.
+    pub fn init_from_backup_with_slot(&self, primary: &Node, slot: &str) {
+        self.set_upstream(primary, Some(slot.to_string()));
+    }
+
+    fn set_upstream(&self, primary: &Node, slot: Option<String>) {
+        assert!(self.is_hotpair(), "standbys need hotpair nodes");
+        let conninfo = format!(
+            "host={} port={} application_name={}",
+            primary.host, primary.port, self.name
+        );
+        *self.upstream.lock().unwrap_or_else(|e| e.into_inner()) = Some((conninfo, slot));
+    }
+
+    /// A new node named `name`, a standby of `primary`, started (base
+    /// backup, streaming, consistent).
+    pub fn standby_of(primary: &Node, name: &str) -> Node {
+        let n = Node::new(name);
+        n.init_from_backup(primary, "backup", true);
+        n.start();
+        n
+    }
+
+    /// `$node->lsn($mode)`: `insert`, `write`, `flush` (primary) or
+    /// `receive`, `replay` (standby), as `X/X` text.
+    pub fn lsn(&self, mode: &str) -> String {
+        let f = match mode {
+            "insert" => "pg_current_wal_insert_lsn()",
+            "write" => "pg_current_wal_lsn()",
+            "flush" => "pg_current_wal_flush_lsn()",
+            "receive" => "pg_last_wal_receive_lsn()",
+            "replay" => "pg_last_wal_replay_lsn()",
+            other => panic!("unknown lsn mode {other:?}"),
+        };
+        self.safe_sql(&format!("SELECT {f}"))
+    }
+
+    /// `$node->wait_for_catchup($standby, $mode, $target_lsn)`: polls this
+    /// (upstream) node's `pg_stat_replication` until the standby's
+    /// `<mode>_lsn` (write, flush, replay) reached `target` (default: this
+    /// node's current write LSN) in state `streaming`; on timeout panics
+    /// showing the view.
+    pub fn wait_for_catchup(&self, standby: &Node, mode: &str, target: Option<&str>) {
+        assert!(
+            matches!(mode, "sent" | "write" | "flush" | "replay"),
+            "unknown catch-up mode {mode:?}"
+        );
+        let target = match target {
+            Some(t) => t.to_string(),
+            None => self.lsn("write"),
+        };
+        let want = parse_lsn(&target).unwrap_or_else(|| panic!("invalid target LSN {target:?}"));
+        eprintln!(
+            "# Waiting for replication conn {}'s {mode}_lsn to pass {target} on {}",
+            standby.name, self.name
+        );
+        let query = format!(
+            "SELECT {mode}_lsn, state FROM pg_stat_replication WHERE application_name = '{}'",
+            standby.name
+        );
+        let deadline = Instant::now() + timeout_default();
+        loop {
+            if let Ok(out) = self.sql(&query) {
+                for line in out.lines() {
+                    let mut parts = line.split('|');
+                    let lsn = parts.next().and_then(parse_lsn);
+                    let state = parts.next().unwrap_or("");
+                    if state == "streaming" && lsn.is_some_and(|l| l >= want) {
+                        return;
+                    }
+                }
+            }
+            if Instant::now() >= deadline {
+                let view = self
+                    .sql("SELECT * FROM pg_stat_replication")
+                    .unwrap_or_else(|e| format!("(query failed: {e:?})"));
+                panic!(
+                    "timed out waiting for catchup of {} ({mode}_lsn >= {target}) on {}\npg_stat_replication:\n{view}\nstandby log:\n{}",
+                    standby.name,
+                    self.name,
+                    tail(&standby.log_content(), 40)
+                );
+            }
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    }
+}
+
+/// Parses `X/X`.
+pub fn parse_lsn(s: &str) -> Option<u64> {
+    let (hi, lo) = s.trim().split_once('/')?;
+    let hi = u64::from_str_radix(hi, 16).ok()?;
+    let lo = u64::from_str_radix(lo, 16).ok()?;
+    Some((hi << 32) | lo)
 }
 
 /// Creates `path` with `contents` (for tests that plant files).

@@ -72,6 +72,7 @@
 //! `lsn(mode)`, `wait_for_catchup(&standby, mode, lsn)` and standby nodes
 //! arrive with streaming replication.
 
+pub mod bench;
 pub mod binaries;
 pub mod cluster;
 pub mod psql;

@@ -160,6 +160,14 @@ impl ServerCodec {
             max_message_size,
         }
     }
+    /// A codec for a connection whose startup packet was already read (a
+    /// replication connection handed over by the session loop).
+    pub fn new_started(max_message_size: usize) -> ServerCodec {
+        ServerCodec {
+            phase: Phase::Normal,
+            max_message_size,
+        }
+    }
     /// True until a Startup message has been decoded.
     pub fn in_startup(&self) -> bool {
         self.phase == Phase::Startup

@@ -59,6 +59,14 @@ pub trait Backend: Send + 'static {
     fn tx_status(&self) -> TxStatus;
     /// The flag a CancelRequest sets.
     fn cancel_flag(&self) -> Arc<AtomicBool>;
+    /// Tells the backend the pid announced in BackendKeyData.
+    fn set_backend_pid(&mut self, _pid: i32) {}
+    /// The session's value of a setting (startup `options` may have changed
+    /// it), used for the initial ParameterStatus messages; `None` keeps the
+    /// factory's value.
+    fn setting(&self, _name: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Makes backends for new connections and tells the server what to report.
@@ -119,6 +127,12 @@ impl Backend for Session {
     }
     fn cancel_flag(&self) -> Arc<AtomicBool> {
         Session::cancel_flag(self)
+    }
+    fn set_backend_pid(&mut self, pid: i32) {
+        Session::set_backend_pid(self, pid)
+    }
+    fn setting(&self, name: &str) -> Option<String> {
+        Session::setting(self, name)
     }
 }
 

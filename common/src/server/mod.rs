@@ -23,8 +23,16 @@
 //! one ends only that task (the JoinSet reaps it and logs).
 //!
 //! [`serve_with`] is the same loop over any [`BackendFactory`], so a
-//! walsender (for `replication=true` connections) or a test double can
-//! reuse the protocol machinery.
+//! test double (or a standby's factory that refuses connections before
+//! consistency) can reuse the protocol machinery.
+//!
+//! Replication connections: [`serve_replicated`] takes a
+//! [`ReplicationHandler`]. A client whose startup packet carries
+//! `replication=true` (or `on`, `yes`, `1`, `database`) is handed over
+//! whole — socket, bytes already read, startup parameters, shutdown signal —
+//! right after the startup packet; the handler (the primary's walsender)
+//! runs its own sub-protocol. Without a handler such a client gets a normal
+//! SQL session, as before.
 
 pub mod backend;
 pub mod cancel;
@@ -35,10 +43,13 @@ mod values;
 mod tests;
 
 use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
+use bytes::BytesMut;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{error, warn};
@@ -59,15 +70,67 @@ pub async fn serve(
     serve_with(db, listener, shutdown).await
 }
 
+/// A connection that asked for replication, handed to a [`ReplicationHandler`].
+pub struct ReplicationConnection {
+    /// The socket, after the startup packet.
+    pub stream: TcpStream,
+    /// Bytes already read from the socket beyond the startup packet.
+    pub buffered: BytesMut,
+    /// The startup parameters.
+    pub params: Vec<(String, String)>,
+    /// The client's address.
+    pub peer: SocketAddr,
+    /// Becomes `true` when the server shuts down.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+/// Runs replication connections (the walsender).
+pub trait ReplicationHandler: Send + Sync + 'static {
+    /// Serves `conn` to its end (authentication onwards).
+    fn handle(&self, conn: ReplicationConnection) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
+
+/// True if a startup `replication` parameter value asks for a walsender.
+pub fn is_replication_request(params: &[(String, String)]) -> bool {
+    params.iter().any(|(k, v)| {
+        k == "replication"
+            && matches!(
+                v.to_ascii_lowercase().as_str(),
+                "true" | "on" | "yes" | "1" | "database"
+            )
+    })
+}
+
+/// [`serve`] plus replication connections handed to `handler`.
+pub async fn serve_replicated(
+    db: Arc<Database>,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    handler: Arc<dyn ReplicationHandler>,
+) -> std::io::Result<()> {
+    serve_with_replication(db, listener, shutdown, Some(handler)).await
+}
+
 /// [`serve`] over any [`BackendFactory`].
 pub async fn serve_with<F: BackendFactory>(
     factory: F,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_with_replication(factory, listener, shutdown, None).await
+}
+
+/// [`serve_with`] with an optional [`ReplicationHandler`].
+pub async fn serve_with_replication<F: BackendFactory>(
+    factory: F,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    replication: Option<Arc<dyn ReplicationHandler>>,
+) -> std::io::Result<()> {
     let shared = Arc::new(Shared {
         factory,
         cancel: CancelRegistry::new(),
+        replication,
     });
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks: JoinSet<()> = JoinSet::new();

@@ -1077,8 +1077,9 @@ async fn shutdown_interrupts_a_running_statement() {
         }
     }
     assert_eq!(
-        codes.last().map(|s| s.as_str()),
-        Some(sqlstate::ADMIN_SHUTDOWN)
+        codes,
+        vec![sqlstate::ADMIN_SHUTDOWN.to_string()],
+        "only the FATAL, no 57014"
     );
 }
 
@@ -1097,6 +1098,7 @@ async fn idle_connection_state_is_small() {
     let shared = Arc::new(super::postgres::Shared {
         factory,
         cancel: super::CancelRegistry::new(),
+        replication: None,
     });
     let fut = super::postgres::run_connection(shared, stream, addr, rx);
     let size = std::mem::size_of_val(&fut);

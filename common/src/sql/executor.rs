@@ -269,22 +269,14 @@ impl EvalContext for Ectx<'_> {
     fn backend_pid(&self) -> i32 {
         self.backend_pid
     }
-    fn check_cancel(&self) -> PgResult<()> {
-        self.check_interrupts()
+    fn is_in_recovery(&self) -> bool {
+        self.db.replication.in_recovery()
     }
     fn wal_lsn(&self, which: crate::sql::functions::WalLsnKind) -> PgResult<Option<u64>> {
-        use crate::sql::functions::WalLsnKind as K;
-        let Some(x) = self.db.xlog() else {
-            return Ok(None);
-        };
-        let w = x.writer();
-        Ok(match which {
-            K::Current => Some(w.write_lsn().0),
-            K::Insert => Some(w.insert_lsn().0),
-            K::Flush => Some(w.flushed_lsn().0),
-            // Standby positions (issue 4): NULL on a primary, as PostgreSQL.
-            K::Receive | K::Replay => None,
-        })
+        self.db.replication.wal_lsn(which)
+    }
+    fn check_cancel(&self) -> PgResult<()> {
+        self.check_interrupts()
     }
 }
 
@@ -481,6 +473,15 @@ fn for_each_input<'a>(
             let row = crate::xlog::stat_wal_row(ec.db).map(|v| Value::Int8(v as i64));
             if ec.filter(&plan.filter, &row)? {
                 let _ = f(ec, &row)?;
+            }
+            Ok(())
+        }
+        Source::SystemView(name) => {
+            let rows = ec.db.replication.view_rows(name).unwrap_or_default();
+            for row in rows {
+                if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
+                    break;
+                }
             }
             Ok(())
         }

@@ -100,6 +100,9 @@ pub enum Source {
     StatSnapshots,
     /// `hotpair_stat_wal`: one row of WAL counters since start-up.
     StatWal,
+    /// A replication system view (`pg_stat_replication`, …): rows from
+    /// [`crate::replication::ReplicationState::view_rows`].
+    SystemView(&'static str),
 }
 
 /// Access path of a table.
@@ -720,6 +723,27 @@ fn bind_from(
                     scope.push(Some(&a), c, SqlType::Int8);
                 }
                 return Ok((Source::StatWal, scope, None));
+            }
+            if let (Some(cols), None) = (crate::replication::view_columns(&rel), catalog.get(&rel))
+            {
+                let a = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or_else(|| rel.clone());
+                let mut scope = Scope::new();
+                for (c, ty) in cols {
+                    scope.push(Some(&a), c, *ty);
+                }
+                let name = match rel.as_str() {
+                    crate::replication::PG_STAT_REPLICATION => {
+                        crate::replication::PG_STAT_REPLICATION
+                    }
+                    crate::replication::PG_REPLICATION_SLOTS => {
+                        crate::replication::PG_REPLICATION_SLOTS
+                    }
+                    _ => crate::replication::PG_STAT_WAL_RECEIVER,
+                };
+                return Ok((Source::SystemView(name), scope, None));
             }
             let table = catalog.table(&rel)?;
             let a = alias

@@ -1,0 +1,751 @@
+//! # Replication state shared by the SQL layer, the walsenders, the
+//! walreceiver and the startup process (walsender.c / walreceiver.c /
+//! slot.c shared memory)
+//!
+//! The processes that move WAL between nodes live in the `primary` and
+//! `standby` crates; what they must show to SQL (`pg_stat_replication`,
+//! `pg_replication_slots`, `pg_stat_wal_receiver`, `pg_is_in_recovery()`,
+//! `pg_last_wal_receive_lsn()`, `pg_last_wal_replay_lsn()`) and what the
+//! checkpointer must respect (the slots' `restart_lsn`) lives here, in
+//! [`ReplicationState`], one per [`crate::database::Database`].
+//!
+//! ```text
+//!   walsender (primary) ──▶ WalSndStat (atomics) ──▶ pg_stat_replication
+//!   slot commands       ──▶ SlotManager (mutex, DIR/pg_replslot/<name>)
+//!                                  └─▶ oldest_slot_lsn() ──▶ checkpointer
+//!   walreceiver (standby) ─▶ receive_lsn, WalRcvStat ──▶ pg_stat_wal_receiver
+//!   startup (standby)     ─▶ replay_lsn, consistent  ──▶ pg_last_wal_replay_lsn,
+//!                                                       57P03 until consistent
+//! ```
+//!
+//! ## Invariants and locks
+//!
+//! * LSN counters only grow while a process runs; they are plain atomics
+//!   (`Relaxed`: each is read as a whole, no ordering with other data).
+//! * `walsenders` and `receiver` are mutexes held only to copy or replace an
+//!   entry; no other lock is taken while holding them (leaf locks).
+//! * A slot's file `DIR/pg_replslot/<name>/state` is written to a temporary
+//!   name, fsynced and renamed, so a crash leaves either the old or the new
+//!   state. `restart_lsn` of a slot only moves forward.
+//!
+//! ## Slot file format
+//!
+//! One line of text: `physical <restart_lsn as X/X>\n`.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use wal::Lsn;
+
+use crate::error::{sqlstate, PgError, PgResult};
+use crate::sql::types::SqlType;
+use crate::sql::value::Value;
+
+const RELAXED: Ordering = Ordering::Relaxed;
+
+/// SQLSTATE invalid_name.
+const INVALID_NAME: &str = "42602";
+/// SQLSTATE name_too_long.
+const NAME_TOO_LONG: &str = "42622";
+/// SQLSTATE object_in_use.
+pub const OBJECT_IN_USE: &str = "55006";
+
+/// Name of the subdirectory holding replication slots.
+pub const SLOT_DIR: &str = "pg_replslot";
+/// Maximum length of a slot name (NAMEDATALEN - 1).
+pub const MAX_SLOT_NAME_LEN: usize = 63;
+
+/// State of a walsender, as `pg_stat_replication.state` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum WalSndState {
+    /// Connected, no START_REPLICATION yet.
+    Startup = 0,
+    /// Sending a base backup.
+    Backup = 1,
+    /// Streaming, the standby is behind the flushed LSN.
+    Catchup = 2,
+    /// Streaming, the standby has caught up once.
+    Streaming = 3,
+    /// Shutting down.
+    Stopping = 4,
+}
+
+impl WalSndState {
+    fn from_u8(v: u8) -> WalSndState {
+        match v {
+            1 => WalSndState::Backup,
+            2 => WalSndState::Catchup,
+            3 => WalSndState::Streaming,
+            4 => WalSndState::Stopping,
+            _ => WalSndState::Startup,
+        }
+    }
+    /// The word PostgreSQL shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            WalSndState::Startup => "startup",
+            WalSndState::Backup => "backup",
+            WalSndState::Catchup => "catchup",
+            WalSndState::Streaming => "streaming",
+            WalSndState::Stopping => "stopping",
+        }
+    }
+}
+
+/// Lag not known (no reply covering a sent position yet): NULL.
+pub const LAG_UNKNOWN: u64 = u64::MAX;
+
+/// One walsender's published progress (a row of `pg_stat_replication`).
+#[derive(Debug)]
+pub struct WalSndStat {
+    /// Process id shown (the connection's pseudo pid).
+    pub pid: AtomicI32,
+    /// The standby's `application_name`.
+    pub application_name: String,
+    /// Client address.
+    pub client_addr: String,
+    state: AtomicU8,
+    /// Sent up to here.
+    pub sent_lsn: AtomicU64,
+    /// Standby wrote up to here (last reply).
+    pub write_lsn: AtomicU64,
+    /// Standby flushed up to here.
+    pub flush_lsn: AtomicU64,
+    /// Standby replayed up to here.
+    pub replay_lsn: AtomicU64,
+    /// Lags in microseconds ([`LAG_UNKNOWN`]: NULL).
+    pub write_lag_us: AtomicU64,
+    /// See `write_lag_us`.
+    pub flush_lag_us: AtomicU64,
+    /// See `write_lag_us`.
+    pub replay_lag_us: AtomicU64,
+    /// Oldest xmin reported by hot-standby feedback (0: none).
+    pub feedback_xmin: AtomicU64,
+}
+
+impl WalSndStat {
+    /// A new entry in state `startup`.
+    pub fn new(pid: i32, application_name: &str, client_addr: &str) -> WalSndStat {
+        WalSndStat {
+            pid: AtomicI32::new(pid),
+            application_name: application_name.to_string(),
+            client_addr: client_addr.to_string(),
+            state: AtomicU8::new(WalSndState::Startup as u8),
+            sent_lsn: AtomicU64::new(0),
+            write_lsn: AtomicU64::new(0),
+            flush_lsn: AtomicU64::new(0),
+            replay_lsn: AtomicU64::new(0),
+            write_lag_us: AtomicU64::new(LAG_UNKNOWN),
+            flush_lag_us: AtomicU64::new(LAG_UNKNOWN),
+            replay_lag_us: AtomicU64::new(LAG_UNKNOWN),
+            feedback_xmin: AtomicU64::new(0),
+        }
+    }
+    /// Current state.
+    pub fn state(&self) -> WalSndState {
+        WalSndState::from_u8(self.state.load(RELAXED))
+    }
+    /// Sets the state.
+    pub fn set_state(&self, s: WalSndState) {
+        self.state.store(s as u8, RELAXED);
+    }
+}
+
+/// The walreceiver's published progress (`pg_stat_wal_receiver`).
+#[derive(Debug, Clone, Default)]
+pub struct WalRcvStat {
+    /// Process id shown.
+    pub pid: i32,
+    /// `streaming`, `waiting`, `stopping`.
+    pub status: String,
+    /// Where the current stream started.
+    pub receive_start_lsn: u64,
+    /// Written up to here.
+    pub written_lsn: u64,
+    /// Flushed up to here.
+    pub flushed_lsn: u64,
+    /// The primary's end of WAL as last reported.
+    pub latest_end_lsn: u64,
+    /// The slot used, if any.
+    pub slot_name: String,
+    /// Primary host.
+    pub sender_host: String,
+    /// Primary port.
+    pub sender_port: i32,
+    /// The conninfo used.
+    pub conninfo: String,
+}
+
+/// One replication slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotInfo {
+    /// Its name.
+    pub name: String,
+    /// WAL from here on is kept for the slot ([`Lsn::INVALID`]: none reserved).
+    pub restart_lsn: Lsn,
+    /// A walsender streams from it now.
+    pub active: bool,
+}
+
+/// Physical replication slots, persisted under `DIR/pg_replslot`.
+#[derive(Debug)]
+pub struct SlotManager {
+    dir: Option<PathBuf>,
+    slots: Mutex<Vec<SlotInfo>>,
+}
+
+fn slot_io(what: &str, p: &Path, e: std::io::Error) -> PgError {
+    PgError::new(
+        sqlstate::IO_ERROR,
+        format!("could not {what} \"{}\": {e}", p.display()),
+    )
+}
+
+/// Checks a slot name as ReplicationSlotValidateName does.
+pub fn validate_slot_name(name: &str) -> PgResult<()> {
+    if name.is_empty() {
+        return Err(PgError::new(
+            INVALID_NAME,
+            format!("replication slot name \"{name}\" is too short"),
+        ));
+    }
+    if name.len() > MAX_SLOT_NAME_LEN {
+        return Err(PgError::new(
+            NAME_TOO_LONG,
+            format!("replication slot name \"{name}\" is too long"),
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return Err(PgError::new(
+            INVALID_NAME,
+            format!("replication slot name \"{name}\" contains invalid character"),
+        )
+        .with_hint(
+            "Replication slot names may only contain lower case letters, numbers, and the underscore character.",
+        ));
+    }
+    Ok(())
+}
+
+impl SlotManager {
+    /// Loads the slots of `data_dir` (None: in memory only, for tests).
+    pub fn open(data_dir: Option<&Path>) -> PgResult<SlotManager> {
+        let mut slots = Vec::new();
+        let dir = data_dir.map(|d| d.join(SLOT_DIR));
+        if let Some(dir) = &dir {
+            std::fs::create_dir_all(dir).map_err(|e| slot_io("create directory", dir, e))?;
+            let rd = std::fs::read_dir(dir).map_err(|e| slot_io("open directory", dir, e))?;
+            for ent in rd.flatten() {
+                let name = ent.file_name().to_string_lossy().into_owned();
+                if validate_slot_name(&name).is_err() {
+                    continue;
+                }
+                let state = ent.path().join("state");
+                let Ok(text) = std::fs::read_to_string(&state) else {
+                    // A slot directory without state: a crash during
+                    // creation; it never existed.
+                    let _ = std::fs::remove_dir_all(ent.path());
+                    continue;
+                };
+                let lsn = text
+                    .trim()
+                    .strip_prefix("physical ")
+                    .and_then(|s| s.parse::<Lsn>().ok())
+                    .ok_or_else(|| {
+                        PgError::new(
+                            sqlstate::DATA_CORRUPTED,
+                            format!("replication slot file \"{}\" is corrupt", state.display()),
+                        )
+                    })?;
+                slots.push(SlotInfo {
+                    name,
+                    restart_lsn: lsn,
+                    active: false,
+                });
+            }
+        }
+        slots.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(SlotManager {
+            dir,
+            slots: Mutex::new(slots),
+        })
+    }
+
+    fn persist(&self, slot: &SlotInfo) -> PgResult<()> {
+        use std::io::Write;
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        let sdir = dir.join(&slot.name);
+        std::fs::create_dir_all(&sdir).map_err(|e| slot_io("create directory", &sdir, e))?;
+        let tmp = sdir.join("state.tmp");
+        let fin = sdir.join("state");
+        let mut f = std::fs::File::create(&tmp).map_err(|e| slot_io("create file", &tmp, e))?;
+        f.write_all(format!("physical {}\n", slot.restart_lsn).as_bytes())
+            .map_err(|e| slot_io("write file", &tmp, e))?;
+        f.sync_all().map_err(|e| slot_io("fsync file", &tmp, e))?;
+        std::fs::rename(&tmp, &fin).map_err(|e| slot_io("rename file", &tmp, e))?;
+        if let Ok(d) = std::fs::File::open(&sdir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// CREATE_REPLICATION_SLOT name PHYSICAL [RESERVE_WAL]: `reserve` is the
+    /// LSN to keep WAL from (INVALID: none until first use).
+    pub fn create(&self, name: &str, reserve: Lsn) -> PgResult<SlotInfo> {
+        validate_slot_name(name)?;
+        let mut slots = self.slots.lock();
+        if slots.iter().any(|s| s.name == name) {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_OBJECT,
+                format!("replication slot \"{name}\" already exists"),
+            ));
+        }
+        let slot = SlotInfo {
+            name: name.to_string(),
+            restart_lsn: reserve,
+            active: false,
+        };
+        self.persist(&slot)?;
+        slots.push(slot.clone());
+        slots.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(slot)
+    }
+
+    /// DROP_REPLICATION_SLOT name.
+    pub fn drop_slot(&self, name: &str) -> PgResult<()> {
+        let mut slots = self.slots.lock();
+        let Some(i) = slots.iter().position(|s| s.name == name) else {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("replication slot \"{name}\" does not exist"),
+            ));
+        };
+        if slots[i].active {
+            return Err(PgError::new(
+                OBJECT_IN_USE,
+                format!("replication slot \"{name}\" is active"),
+            ));
+        }
+        slots.remove(i);
+        if let Some(dir) = &self.dir {
+            let p = dir.join(name);
+            std::fs::remove_dir_all(&p).map_err(|e| slot_io("remove directory", &p, e))?;
+        }
+        Ok(())
+    }
+
+    /// Marks `name` active for a walsender; 55006 if another uses it.
+    pub fn acquire(&self, name: &str) -> PgResult<SlotInfo> {
+        let mut slots = self.slots.lock();
+        let Some(s) = slots.iter_mut().find(|s| s.name == name) else {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("replication slot \"{name}\" does not exist"),
+            ));
+        };
+        if s.active {
+            return Err(PgError::new(
+                OBJECT_IN_USE,
+                format!("replication slot \"{name}\" is active"),
+            ));
+        }
+        s.active = true;
+        Ok(s.clone())
+    }
+
+    /// The walsender using `name` ended.
+    pub fn release(&self, name: &str) {
+        if let Some(s) = self.slots.lock().iter_mut().find(|s| s.name == name) {
+            s.active = false;
+        }
+    }
+
+    /// The standby flushed up to `lsn`: WAL before it is no longer needed
+    /// by the slot. Persisted (rarely: only when it moved by a segment or
+    /// more, or was unset), so a restart never removes WAL the slot needs.
+    pub fn advance(&self, name: &str, lsn: Lsn, segment_size: u64) -> PgResult<()> {
+        let mut slots = self.slots.lock();
+        let Some(s) = slots.iter_mut().find(|s| s.name == name) else {
+            return Ok(());
+        };
+        if lsn <= s.restart_lsn {
+            return Ok(());
+        }
+        let persist = !s.restart_lsn.is_valid()
+            || lsn.segment_number(segment_size) != s.restart_lsn.segment_number(segment_size);
+        s.restart_lsn = lsn;
+        let copy = s.clone();
+        drop(slots);
+        if persist {
+            self.persist(&copy)?;
+        }
+        Ok(())
+    }
+
+    /// All slots (for `pg_replication_slots`).
+    pub fn list(&self) -> Vec<SlotInfo> {
+        self.slots.lock().clone()
+    }
+
+    /// The oldest `restart_lsn` of any slot: the checkpointer keeps WAL
+    /// from here on (None: no slot reserves WAL).
+    pub fn oldest_slot_lsn(&self) -> Option<Lsn> {
+        self.slots
+            .lock()
+            .iter()
+            .filter(|s| s.restart_lsn.is_valid())
+            .map(|s| s.restart_lsn)
+            .min()
+    }
+}
+
+/// Replication state of one node; see the module docs.
+#[derive(Debug)]
+pub struct ReplicationState {
+    /// The node is a standby replaying WAL (`pg_is_in_recovery()`).
+    pub in_recovery: AtomicBool,
+    /// Hot standby reached a consistent state with a running-xacts record:
+    /// read-only connections are accepted.
+    pub consistent: AtomicBool,
+    /// Standby: WAL received and flushed up to here.
+    pub receive_lsn: AtomicU64,
+    /// Standby: WAL replayed up to here (end of the last record applied).
+    pub replay_lsn: AtomicU64,
+    /// Live walsenders.
+    walsenders: Mutex<Vec<Arc<WalSndStat>>>,
+    /// The walreceiver, if running.
+    receiver: Mutex<Option<WalRcvStat>>,
+    /// Replication slots.
+    pub slots: SlotManager,
+    /// The node's WAL writer, once opened (primary: by WAL start-up;
+    /// standby: by the walreceiver's start-up), for the walsender, base
+    /// backups and the `pg_*_lsn()` functions.
+    wal: parking_lot::RwLock<Option<Arc<wal::WalWriter>>>,
+}
+
+impl ReplicationState {
+    /// State for a node with data directory `data_dir` (None: slots in memory).
+    pub fn open(data_dir: Option<&Path>) -> PgResult<ReplicationState> {
+        Ok(ReplicationState {
+            in_recovery: AtomicBool::new(false),
+            consistent: AtomicBool::new(false),
+            receive_lsn: AtomicU64::new(0),
+            replay_lsn: AtomicU64::new(0),
+            walsenders: Mutex::new(Vec::new()),
+            receiver: Mutex::new(None),
+            slots: SlotManager::open(data_dir)?,
+            wal: parking_lot::RwLock::new(None),
+        })
+    }
+
+    /// Publishes the node's WAL writer.
+    pub fn set_wal_writer(&self, w: Arc<wal::WalWriter>) {
+        *self.wal.write() = Some(w);
+    }
+
+    /// The node's WAL writer, if WAL is open.
+    pub fn wal_writer(&self) -> Option<Arc<wal::WalWriter>> {
+        self.wal.read().clone()
+    }
+
+    /// `pg_*_lsn()`: on a primary the writer's positions (receive/replay
+    /// NULL); on a standby receive/replay, and 55000 for the others.
+    pub fn wal_lsn(&self, which: crate::sql::functions::WalLsnKind) -> PgResult<Option<u64>> {
+        use crate::sql::functions::WalLsnKind as K;
+        let nonzero = |v: u64| (v != 0).then_some(v);
+        if self.in_recovery() {
+            return match which {
+                K::Receive => Ok(nonzero(self.receive_lsn.load(RELAXED))),
+                K::Replay => Ok(nonzero(self.replay_lsn.load(RELAXED))),
+                _ => Err(PgError::new(
+                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    "recovery is in progress",
+                )
+                .with_hint("WAL control functions cannot be executed during recovery.")),
+            };
+        }
+        let Some(w) = self.wal_writer() else {
+            return Ok(None);
+        };
+        Ok(match which {
+            K::Current => nonzero(w.write_lsn().0.max(w.flushed_lsn().0)),
+            K::Insert => nonzero(w.insert_lsn().0),
+            K::Flush => nonzero(w.flushed_lsn().0),
+            K::Receive | K::Replay => None,
+        })
+    }
+
+    /// True on a standby.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery.load(RELAXED)
+    }
+
+    /// Registers a walsender; it shows in `pg_stat_replication` until
+    /// [`ReplicationState::unregister_walsender`].
+    pub fn register_walsender(&self, stat: Arc<WalSndStat>) {
+        self.walsenders.lock().push(stat);
+    }
+
+    /// Removes a walsender.
+    pub fn unregister_walsender(&self, stat: &Arc<WalSndStat>) {
+        self.walsenders.lock().retain(|s| !Arc::ptr_eq(s, stat));
+    }
+
+    /// Number of live walsenders (max_wal_senders check).
+    pub fn num_walsenders(&self) -> usize {
+        self.walsenders.lock().len()
+    }
+
+    /// Publishes the walreceiver's state (None: not running).
+    pub fn set_receiver(&self, stat: Option<WalRcvStat>) {
+        *self.receiver.lock() = stat;
+    }
+
+    /// Updates the walreceiver's state in place, if one is published.
+    pub fn update_receiver(&self, f: impl FnOnce(&mut WalRcvStat)) {
+        if let Some(r) = self.receiver.lock().as_mut() {
+            f(r);
+        }
+    }
+
+    /// The oldest LSN a slot still needs (for the checkpointer's WAL
+    /// removal).
+    pub fn oldest_slot_lsn(&self) -> Option<Lsn> {
+        self.slots.oldest_slot_lsn()
+    }
+
+    /// Rows of a system view (None: `name` is not one).
+    pub fn view_rows(&self, name: &str) -> Option<Vec<Vec<Value>>> {
+        let lsn = |v: u64| {
+            if v == 0 {
+                Value::Null
+            } else {
+                Value::PgLsn(v)
+            }
+        };
+        let text = |s: &str| Value::Text(Arc::from(s));
+        let lag = |v: u64| {
+            if v == LAG_UNKNOWN {
+                Value::Null
+            } else {
+                text(&format_interval_us(v))
+            }
+        };
+        match name {
+            PG_STAT_REPLICATION => Some(
+                self.walsenders
+                    .lock()
+                    .iter()
+                    .map(|s| {
+                        vec![
+                            Value::Int4(s.pid.load(RELAXED)),
+                            text(&s.application_name),
+                            text(&s.client_addr),
+                            text(s.state().name()),
+                            lsn(s.sent_lsn.load(RELAXED)),
+                            lsn(s.write_lsn.load(RELAXED)),
+                            lsn(s.flush_lsn.load(RELAXED)),
+                            lsn(s.replay_lsn.load(RELAXED)),
+                            lag(s.write_lag_us.load(RELAXED)),
+                            lag(s.flush_lag_us.load(RELAXED)),
+                            lag(s.replay_lag_us.load(RELAXED)),
+                            text("async"),
+                        ]
+                    })
+                    .collect(),
+            ),
+            PG_REPLICATION_SLOTS => Some(
+                self.slots
+                    .list()
+                    .into_iter()
+                    .map(|s| {
+                        vec![
+                            text(&s.name),
+                            text("physical"),
+                            Value::Bool(s.active),
+                            lsn(s.restart_lsn.0),
+                        ]
+                    })
+                    .collect(),
+            ),
+            PG_STAT_WAL_RECEIVER => Some(
+                self.receiver
+                    .lock()
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            Value::Int4(r.pid),
+                            text(&r.status),
+                            lsn(r.receive_start_lsn),
+                            Value::Int4(1),
+                            lsn(r.written_lsn),
+                            lsn(r.flushed_lsn),
+                            lsn(r.latest_end_lsn),
+                            if r.slot_name.is_empty() {
+                                Value::Null
+                            } else {
+                                text(&r.slot_name)
+                            },
+                            text(&r.sender_host),
+                            Value::Int4(r.sender_port),
+                            text(&r.conninfo),
+                        ]
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// LogStandbySnapshot: writes a running-xacts record (the primary's
+/// running transactions) so that a standby can build KnownAssignedXids and
+/// prune it. Returns the record's end LSN (None without WAL). Called after a
+/// checkpoint, at the end of a base backup, and by the primary's timer.
+pub fn log_running_xacts(db: &crate::database::Database) -> PgResult<Option<Lsn>> {
+    let Some(w) = db.replication.wal_writer() else {
+        return Ok(None);
+    };
+    let (next, oldest, latest, xids, subxids, overflow) = db.procarray.running_xacts();
+    let rec = wal::WalRecord::Standby(wal::StandbyRecord::RunningXacts {
+        next_xid: next.0,
+        oldest_running_xid: oldest.0,
+        latest_completed_xid: latest.0,
+        xids: xids.iter().map(|x| x.0).collect(),
+        subxids: subxids.iter().map(|x| x.0).collect(),
+        subxid_overflow: overflow,
+    });
+    let (_, end) = w
+        .insert(0, &rec)
+        .map_err(|e| PgError::new(sqlstate::IO_ERROR, format!("could not write to WAL: {e}")))?;
+    // Not a commit: no need to wait; the flusher writes it within
+    // wal_writer_delay. Ask now so standbys see it promptly.
+    w.request_flush(end);
+    Ok(Some(end))
+}
+
+/// `pg_stat_replication`.
+pub const PG_STAT_REPLICATION: &str = "pg_stat_replication";
+/// `pg_replication_slots`.
+pub const PG_REPLICATION_SLOTS: &str = "pg_replication_slots";
+/// `pg_stat_wal_receiver`.
+pub const PG_STAT_WAL_RECEIVER: &str = "pg_stat_wal_receiver";
+
+/// Columns of a system view (None: `name` is not one). Lags are shown as
+/// interval text (`00:00:00.001234`); there is no interval type.
+pub fn view_columns(name: &str) -> Option<&'static [(&'static str, SqlType)]> {
+    use SqlType as T;
+    match name {
+        PG_STAT_REPLICATION => Some(&[
+            ("pid", T::Int4),
+            ("application_name", T::Text),
+            ("client_addr", T::Text),
+            ("state", T::Text),
+            ("sent_lsn", T::PgLsn),
+            ("write_lsn", T::PgLsn),
+            ("flush_lsn", T::PgLsn),
+            ("replay_lsn", T::PgLsn),
+            ("write_lag", T::Text),
+            ("flush_lag", T::Text),
+            ("replay_lag", T::Text),
+            ("sync_state", T::Text),
+        ]),
+        PG_REPLICATION_SLOTS => Some(&[
+            ("slot_name", T::Text),
+            ("slot_type", T::Text),
+            ("active", T::Bool),
+            ("restart_lsn", T::PgLsn),
+        ]),
+        PG_STAT_WAL_RECEIVER => Some(&[
+            ("pid", T::Int4),
+            ("status", T::Text),
+            ("receive_start_lsn", T::PgLsn),
+            ("receive_start_tli", T::Int4),
+            ("written_lsn", T::PgLsn),
+            ("flushed_lsn", T::PgLsn),
+            ("latest_end_lsn", T::PgLsn),
+            ("slot_name", T::Text),
+            ("sender_host", T::Text),
+            ("sender_port", T::Int4),
+            ("conninfo", T::Text),
+        ]),
+        _ => None,
+    }
+}
+
+/// Microseconds as PostgreSQL prints an interval below a day: `HH:MM:SS.ffffff`.
+pub fn format_interval_us(us: u64) -> String {
+    let secs = us / 1_000_000;
+    let frac = us % 1_000_000;
+    let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
+    if frac == 0 {
+        format!("{h:02}:{m:02}:{s:02}")
+    } else {
+        format!("{h:02}:{m:02}:{s:02}.{frac:06}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_persist_and_hold_back_wal() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = SlotManager::open(Some(dir.path())).unwrap();
+        assert_eq!(m.oldest_slot_lsn(), None);
+        m.create("s1", Lsn(0x1000000)).unwrap();
+        m.create("s2", Lsn::INVALID).unwrap();
+        assert_eq!(
+            m.create("s1", Lsn::INVALID).unwrap_err().code,
+            sqlstate::DUPLICATE_OBJECT
+        );
+        assert!(m.create("Bad-Name", Lsn::INVALID).is_err());
+        assert_eq!(m.oldest_slot_lsn(), Some(Lsn(0x1000000)));
+        m.acquire("s1").unwrap();
+        assert_eq!(m.acquire("s1").unwrap_err().code, OBJECT_IN_USE);
+        m.advance("s1", Lsn(0x2000010), 1 << 24).unwrap();
+        m.release("s1");
+        let m2 = SlotManager::open(Some(dir.path())).unwrap();
+        let l = m2.list();
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[0].restart_lsn, Lsn(0x2000010));
+        assert!(!l[0].active);
+        m2.drop_slot("s1").unwrap();
+        assert_eq!(
+            m2.drop_slot("s1").unwrap_err().code,
+            sqlstate::UNDEFINED_OBJECT
+        );
+        assert_eq!(SlotManager::open(Some(dir.path())).unwrap().list().len(), 1);
+    }
+
+    #[test]
+    fn views_have_matching_columns() {
+        let st = ReplicationState::open(None).unwrap();
+        let w = Arc::new(WalSndStat::new(7, "standby1", "127.0.0.1"));
+        w.set_state(WalSndState::Streaming);
+        st.register_walsender(w.clone());
+        st.slots.create("s", Lsn(5)).unwrap();
+        st.set_receiver(Some(WalRcvStat::default()));
+        for v in [
+            PG_STAT_REPLICATION,
+            PG_REPLICATION_SLOTS,
+            PG_STAT_WAL_RECEIVER,
+        ] {
+            let rows = st.view_rows(v).unwrap();
+            assert_eq!(rows.len(), 1, "{v}");
+            assert_eq!(rows[0].len(), view_columns(v).unwrap().len(), "{v}");
+        }
+        st.unregister_walsender(&w);
+        assert!(st.view_rows(PG_STAT_REPLICATION).unwrap().is_empty());
+        assert_eq!(format_interval_us(1_500_000), "00:00:01.500000");
+    }
+}

@@ -1,0 +1,268 @@
+//! # BASE_BACKUP (basebackup.c): an online copy of the data directory
+//!
+//! A standby starts from a copy of the primary's files taken while writes
+//! go on. The copy is made consistent by WAL: every change not (or only
+//! partly) in the copied files has a record at or after the backup's start
+//! LSN, and the standby replays from there to at least the end LSN.
+//!
+//! ```text
+//!  1. start = insert position; checkpoint (dirty pages, clog to disk)
+//!     → every change logged before `start` is in the files
+//!  2. copy base/, global/, pg_xact/, pg_twophase/ (files may change under
+//!     us: torn or newer pages are fixed by replaying from `start`)
+//!  3. log BACKUP_END(start) and a running-xacts record, flush: end = its end
+//!  4. copy pg_wal segments [segment(start) … segment(end)], the last one
+//!     cut at `end` (the receiver zero-fills it to full size)
+//! ```
+//!
+//! ## Wire format (our own; PostgreSQL sends tar archives)
+//!
+//! ```text
+//!  RowDescription(recptr text, tli int4), DataRow(start, 1), CommandComplete "SELECT"
+//!  CopyOutResponse
+//!    CopyData 'F' u64 size, path…      a file of `size` bytes begins
+//!    CopyData 'D' bytes…               the next bytes of the current file
+//!    CopyData 'P' u64 done, u64 total  progress (bytes), at least every 1 MiB
+//!  CopyDone
+//!  RowDescription(recptr text, tli int4), DataRow(end, 1), CommandComplete "SELECT"
+//!  CommandComplete "BASE_BACKUP"
+//! ```
+//!
+//! Paths are relative to the data directory, `/`-separated, and never
+//! contain `..` (the receiver checks). Integers are big-endian.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::{BufMut, BytesMut};
+use common::database::Database;
+use common::error::{sqlstate, PgError};
+use common::protocol::messages::{write_command_complete, BackendMessage};
+use wal::{Lsn, WalRecord, XlogRecord};
+
+use crate::walsender::{wal_writer, write_row, Conn, INT4_OID, TEXT_OID};
+
+/// Bytes per 'D' message.
+const CHUNK: usize = 64 * 1024;
+/// Directories copied, relative to the data directory.
+const DIRS: &[&str] = &["global", "base", "pg_xact", "pg_twophase"];
+
+fn io_err(what: &str, p: &Path, e: std::io::Error) -> PgError {
+    PgError::new(
+        sqlstate::IO_ERROR,
+        format!("could not {what} \"{}\": {e}", p.display()),
+    )
+}
+
+fn wal_err(e: wal::WalError) -> PgError {
+    PgError::new(sqlstate::IO_ERROR, format!("could not write to WAL: {e}"))
+}
+
+/// Files under `root/dir`, recursively, as (relative path, absolute path, size).
+fn list_files(
+    root: &Path,
+    dir: &str,
+    out: &mut Vec<(String, PathBuf, u64)>,
+) -> Result<(), PgError> {
+    let abs = root.join(dir);
+    let rd = match std::fs::read_dir(&abs) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err("open directory", &abs, e)),
+    };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for ent in entries {
+        let name = ent.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".tmp") {
+            continue;
+        }
+        let rel = format!("{dir}/{name}");
+        let Ok(md) = ent.metadata() else { continue };
+        if md.is_dir() {
+            list_files(root, &rel, out)?;
+        } else if md.is_file() {
+            out.push((rel, ent.path(), md.len()));
+        }
+    }
+    Ok(())
+}
+
+/// The checkpoint that starts a backup; returns the start LSN (a record
+/// boundary from which replay makes the copied files consistent).
+fn start_checkpoint(db: &Database, writer: &wal::WalWriter) -> Result<Lsn, PgError> {
+    let start = writer.insert_lsn();
+    db.checkpoint()?;
+    Ok(start)
+}
+
+struct Sender<'a> {
+    conn: &'a mut Conn,
+    done: u64,
+    total: u64,
+    last_progress: u64,
+    started: Instant,
+}
+
+impl Sender<'_> {
+    async fn msg(&mut self, payload: BytesMut) -> Result<(), PgError> {
+        let _ = BackendMessage::CopyData(payload.freeze()).encode(&mut self.conn.out);
+        if self.conn.out.len() >= 256 * 1024 {
+            self.conn.flush().await.map_err(|e| {
+                PgError::new(
+                    sqlstate::CONNECTION_FAILURE,
+                    format!("could not send data to client: {e}"),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    async fn progress(&mut self, force: bool) -> Result<(), PgError> {
+        if !force && self.done - self.last_progress < (1 << 20) {
+            return Ok(());
+        }
+        self.last_progress = self.done;
+        let mut p = BytesMut::with_capacity(17);
+        p.put_u8(b'P');
+        p.put_u64(self.done);
+        p.put_u64(self.total.max(self.done));
+        self.msg(p).await
+    }
+
+    /// Sends `limit` bytes of `abs` as file `rel` (zeros if it shrank).
+    async fn file(&mut self, rel: &str, abs: &Path, limit: u64) -> Result<(), PgError> {
+        let mut h = BytesMut::with_capacity(9 + rel.len());
+        h.put_u8(b'F');
+        h.put_u64(limit);
+        h.put_slice(rel.as_bytes());
+        self.msg(h).await?;
+        let mut f = match std::fs::File::open(abs) {
+            Ok(f) => Some(f),
+            // Dropped since listed: send zeros; replay removes it again.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io_err("open file", abs, e)),
+        };
+        let mut left = limit;
+        let mut buf = vec![0u8; CHUNK];
+        while left > 0 {
+            let want = (left as usize).min(CHUNK);
+            let mut got = 0;
+            if let Some(f) = f.as_mut() {
+                while got < want {
+                    let n = tokio::task::block_in_place(|| f.read(&mut buf[got..want]))
+                        .map_err(|e| io_err("read file", abs, e))?;
+                    if n == 0 {
+                        break;
+                    }
+                    got += n;
+                }
+            }
+            buf[got..want].fill(0);
+            let mut d = BytesMut::with_capacity(1 + want);
+            d.put_u8(b'D');
+            d.put_slice(&buf[..want]);
+            self.msg(d).await?;
+            left -= want as u64;
+            self.done += want as u64;
+            self.progress(false).await?;
+        }
+        Ok(())
+    }
+}
+
+/// BASE_BACKUP: see the module docs. `options` are the upper-cased words
+/// after the command (PROGRESS, LABEL 'x', FAST … are accepted and ignored).
+pub(crate) async fn send(
+    db: &Arc<Database>,
+    conn: &mut Conn,
+    _options: &[&str],
+) -> Result<(), PgError> {
+    let writer = wal_writer(db)?;
+    let seg = writer.segment_size();
+    let root = db.config.data_dir.clone();
+    let started = Instant::now();
+    let start = tokio::task::block_in_place(|| start_checkpoint(db, &writer))?;
+    tracing::info!("base backup: checkpoint done, backup starts at {start}");
+    // Make sure the system identifier exists so the copy carries it.
+    let _ = crate::walsender::system_identifier(db);
+
+    write_row(
+        &mut conn.out,
+        &[("recptr", TEXT_OID), ("tli", INT4_OID)],
+        &[Some(&start.to_string()), Some("1")],
+        "SELECT",
+    );
+    let _ = BackendMessage::CopyOutResponse {
+        format: 0,
+        column_formats: vec![],
+    }
+    .encode(&mut conn.out);
+
+    let mut files = Vec::new();
+    for d in DIRS {
+        list_files(&root, d, &mut files)?;
+    }
+    let data_total: u64 = files.iter().map(|f| f.2).sum();
+    let mut s = Sender {
+        conn,
+        done: 0,
+        total: data_total + seg,
+        last_progress: 0,
+        started,
+    };
+    s.progress(true).await?;
+    for (rel, abs, size) in &files {
+        s.file(rel, abs, *size).await?;
+    }
+
+    // End of the data files: BACKUP_END and a running-xacts record, so the
+    // standby can reach consistency right after replaying them.
+    let (_, end) = writer
+        .insert(0, &WalRecord::Xlog(XlogRecord::BackupEnd { start }))
+        .map_err(wal_err)?;
+    let end = common::replication::log_running_xacts(db)?.unwrap_or(end);
+    tokio::task::block_in_place(|| writer.flush(end)).map_err(wal_err)?;
+
+    let first = start.segment_number(seg);
+    let last = end.segment_number(seg);
+    s.total = s.done + (last - first) * seg + end.segment_offset(seg);
+    for segno in first..=last {
+        let name = wal::segment::segment_file_name(segno, seg);
+        let abs = wal::segment::segment_path(writer.dir(), segno, seg);
+        let limit = if segno == last {
+            end.segment_offset(seg)
+        } else {
+            seg
+        };
+        if limit == 0 {
+            continue;
+        }
+        if !abs.exists() {
+            return Err(PgError::new(
+                "58P01",
+                format!("requested WAL segment {name} has already been removed"),
+            ));
+        }
+        s.file(&format!("pg_wal/{name}"), &abs, limit).await?;
+    }
+    s.progress(true).await?;
+    let elapsed = s.started.elapsed();
+    let total_kb = s.done / 1024;
+    let _ = BackendMessage::CopyDone.encode(&mut s.conn.out);
+    write_row(
+        &mut s.conn.out,
+        &[("recptr", TEXT_OID), ("tli", INT4_OID)],
+        &[Some(&end.to_string()), Some("1")],
+        "SELECT",
+    );
+    let _ = write_command_complete(&mut s.conn.out, "BASE_BACKUP");
+    tracing::info!(
+        "base backup: sent {} files, {total_kb} kB, WAL {start} to {end}, in {:.1} s",
+        files.len() + (last - first + 1) as usize,
+        elapsed.as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,758 @@
+//! # The walsender (walsender.c): replication connections on the primary
+//!
+//! A client that connects with the startup parameter `replication=true` is
+//! handed here by the session loop ([`common::server::ReplicationHandler`]).
+//! It speaks PostgreSQL's replication command language over simple Query
+//! messages:
+//!
+//! ```text
+//!  IDENTIFY_SYSTEM                      → systemid, timeline, xlogpos, dbname
+//!  CREATE_REPLICATION_SLOT s PHYSICAL [RESERVE_WAL]
+//!                                       → slot_name, consistent_point, …
+//!  DROP_REPLICATION_SLOT s [WAIT]
+//!  BASE_BACKUP [PROGRESS] [LABEL 'x']   → see basebackup.rs
+//!  START_REPLICATION [SLOT s] [PHYSICAL] X/X [TIMELINE 1]
+//!       → CopyBothResponse, then      w (XLogData) / k (keepalive)   ──▶
+//!                                     r (status) / h (feedback)      ◀──
+//!       until the client sends CopyDone or goes away
+//! ```
+//!
+//! ## Streaming invariants
+//!
+//! * Nothing beyond the writer's **flushed** LSN is ever sent: a standby
+//!   never holds WAL the primary could lose in a crash. The sender waits on
+//!   [`wal::WalWriter::subscribe_flushed`] when it has caught up.
+//! * WAL is read from the segment files ([`wal::read_raw`]), at most
+//!   [`MAX_SEND_SIZE`] per message and never across a segment boundary. A
+//!   removed segment ends the stream with PostgreSQL's error ("requested WAL
+//!   segment … has already been removed").
+//! * The socket is split: a reader task decodes `r`/`h`/CopyDone and
+//!   publishes positions into the walsender's [`WalSndStat`] (the
+//!   `pg_stat_replication` row) and advances the slot; the sending loop owns
+//!   the write half only. They share nothing else.
+//! * Keepalives go out every [`KEEPALIVE_INTERVAL`] without traffic, with
+//!   `reply_requested` set once half of `wal_sender_timeout` passed without
+//!   a reply; after the full timeout the walsender ends.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use common::database::Database;
+use common::error::{sqlstate, PgError};
+use common::protocol::codec::ServerCodec;
+use common::protocol::messages::{
+    write_command_complete, write_error, write_parameter_status, write_ready_for_query,
+    BackendMessage, DataRowWriter, FrontendMessage,
+};
+use common::replication::{WalSndStat, WalSndState};
+use common::server::{ReplicationConnection, ReplicationHandler};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, watch};
+use tokio_util::codec::Decoder;
+use wal::replication::XLogData;
+use wal::{Lsn, ReplicationMessage};
+
+use crate::basebackup;
+
+/// Largest XLogData payload (PostgreSQL's MAX_SEND_SIZE is 16 pages).
+pub const MAX_SEND_SIZE: usize = 128 * 1024;
+/// Keepalive period without other traffic.
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+
+/// `wal_sender_timeout`: a standby silent this long is dropped.
+pub const WAL_SENDER_TIMEOUT: Duration = Duration::from_secs(60);
+
+static NEXT_PID: AtomicI32 = AtomicI32::new(50_000);
+
+/// The [`ReplicationHandler`] of a primary.
+pub struct WalSender {
+    db: Arc<Database>,
+}
+
+impl WalSender {
+    /// A handler serving replication connections of `db`.
+    pub fn new(db: Arc<Database>) -> Arc<WalSender> {
+        Arc::new(WalSender { db })
+    }
+}
+
+impl ReplicationHandler for WalSender {
+    fn handle(&self, conn: ReplicationConnection) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(run(self.db.clone(), conn))
+    }
+}
+
+/// The replication connection's socket side.
+pub(crate) struct Conn {
+    /// The read half; lent to the reader task while streaming.
+    pub rd: Option<OwnedReadHalf>,
+    pub wr: OwnedWriteHalf,
+    pub codec: ServerCodec,
+    pub rbuf: BytesMut,
+    pub out: BytesMut,
+}
+
+impl Conn {
+    fn new(stream: TcpStream, buffered: BytesMut, max_message_size: usize) -> Conn {
+        let (rd, wr) = stream.into_split();
+        Conn {
+            rd: Some(rd),
+            wr,
+            codec: ServerCodec::new_started(max_message_size),
+            rbuf: buffered,
+            out: BytesMut::with_capacity(8192),
+        }
+    }
+
+    /// Next frontend message; None at EOF or on a framing error.
+    async fn read(&mut self) -> Option<FrontendMessage> {
+        let rd = self.rd.as_mut()?;
+        read_message(&mut self.codec, rd, &mut self.rbuf).await
+    }
+
+    /// Writes the output buffer.
+    pub async fn flush(&mut self) -> std::io::Result<()> {
+        if !self.out.is_empty() {
+            self.wr.write_all(&self.out).await?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+}
+
+async fn read_message(
+    codec: &mut ServerCodec,
+    rd: &mut OwnedReadHalf,
+    rbuf: &mut BytesMut,
+) -> Option<FrontendMessage> {
+    loop {
+        match codec.decode(rbuf) {
+            Ok(Some(Ok(m))) => return Some(m),
+            Ok(Some(Err(e))) => {
+                tracing::warn!("invalid message on replication connection: {}", e.error);
+                return None;
+            }
+            Err(e) => {
+                tracing::debug!("replication connection: {e}");
+                return None;
+            }
+            Ok(None) => {}
+        }
+        if rbuf.capacity() - rbuf.len() < 1024 {
+            rbuf.reserve(8192);
+        }
+        match rd.read_buf(rbuf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+    }
+}
+
+fn param<'a>(params: &'a [(String, String)], name: &str) -> &'a str {
+    params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or("")
+}
+
+/// Serves one replication connection to its end.
+async fn run(db: Arc<Database>, rc: ReplicationConnection) {
+    let _ = rc.stream.set_nodelay(true);
+    let peer = rc.peer;
+    let mut conn = Conn::new(rc.stream, rc.buffered, db.config.max_message_size());
+    let appname = param(&rc.params, "application_name").to_string();
+    let max_senders = db.config.int("max_wal_senders").max(0) as usize;
+    if db.replication.num_walsenders() >= max_senders {
+        let e = PgError::fatal(
+            sqlstate::TOO_MANY_CONNECTIONS,
+            format!(
+                "number of requested standby connections exceeds max_wal_senders (currently {max_senders})"
+            ),
+        );
+        write_error(&mut conn.out, &e);
+        let _ = conn.flush().await;
+        return;
+    }
+    let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
+    let stat = Arc::new(WalSndStat::new(pid, &appname, &peer.ip().to_string()));
+    db.replication.register_walsender(stat.clone());
+    struct Unregister(Arc<Database>, Arc<WalSndStat>);
+    impl Drop for Unregister {
+        fn drop(&mut self) {
+            self.0.replication.unregister_walsender(&self.1);
+        }
+    }
+    let _unregister = Unregister(db.clone(), stat.clone());
+
+    let _ = BackendMessage::AuthenticationOk.encode(&mut conn.out);
+    for (k, v) in [
+        ("server_version", "15.4"),
+        ("server_encoding", "UTF8"),
+        ("client_encoding", "UTF8"),
+        ("DateStyle", "ISO, MDY"),
+        ("integer_datetimes", "on"),
+        ("standard_conforming_strings", "on"),
+        ("application_name", appname.as_str()),
+        ("in_hot_standby", "off"),
+    ] {
+        let _ = write_parameter_status(&mut conn.out, k, v);
+    }
+    let _ = BackendMessage::BackendKeyData { pid, key: 0 }.encode(&mut conn.out);
+    write_ready_for_query(&mut conn.out, b'I');
+    if conn.flush().await.is_err() {
+        return;
+    }
+    tracing::debug!("replication connection authorized: application_name={appname} pid={pid}");
+    let mut shutdown = rc.shutdown;
+    loop {
+        let msg = tokio::select! {
+            m = conn.read() => m,
+            _ = shutdown.changed() => None,
+        };
+        let Some(msg) = msg else { return };
+        match msg {
+            FrontendMessage::Query(sql) => {
+                let r = command(&db, &mut conn, &stat, sql.trim(), &mut shutdown).await;
+                match r {
+                    Ok(Flow::Continue) => {}
+                    Ok(Flow::Close) => return,
+                    Err(e) => write_error(&mut conn.out, &e),
+                }
+                write_ready_for_query(&mut conn.out, b'I');
+                if conn.flush().await.is_err() {
+                    return;
+                }
+            }
+            FrontendMessage::Terminate => return,
+            FrontendMessage::Sync | FrontendMessage::Flush => {}
+            _ => {
+                let e = PgError::fatal(
+                    sqlstate::PROTOCOL_VIOLATION,
+                    "extended query protocol not supported in a replication connection",
+                );
+                write_error(&mut conn.out, &e);
+                let _ = conn.flush().await;
+                return;
+            }
+        }
+    }
+}
+
+/// What the command loop does next.
+pub(crate) enum Flow {
+    Continue,
+    Close,
+}
+
+/// Replication command words, case-insensitive.
+fn words(sql: &str) -> Vec<String> {
+    sql.trim_end_matches(';')
+        .split_whitespace()
+        .map(|w| w.to_string())
+        .collect()
+}
+
+fn syntax_error(sql: &str) -> PgError {
+    PgError::syntax(format!("syntax error in replication command \"{sql}\""))
+}
+
+/// Writes a one-row result of text columns.
+pub(crate) fn write_row(
+    out: &mut BytesMut,
+    cols: &[(&str, u32)],
+    vals: &[Option<&str>],
+    tag: &str,
+) {
+    let fields = cols
+        .iter()
+        .map(|(n, oid)| common::protocol::messages::FieldInfo {
+            name: n.to_string(),
+            table_oid: 0,
+            column_id: 0,
+            type_oid: *oid,
+            type_len: -1,
+            type_mod: -1,
+            format: 0,
+        })
+        .collect();
+    let _ = BackendMessage::RowDescription(fields).encode(out);
+    if let Ok(mut w) = DataRowWriter::begin(out, vals.len()) {
+        for v in vals {
+            match v {
+                Some(s) => w.value(s.as_bytes()),
+                None => w.null(),
+            }
+        }
+        let _ = w.finish();
+    }
+    let _ = write_command_complete(out, tag);
+}
+
+/// OIDs used in replication results.
+pub(crate) const TEXT_OID: u32 = 25;
+pub(crate) const INT4_OID: u32 = 23;
+
+async fn command(
+    db: &Arc<Database>,
+    conn: &mut Conn,
+    stat: &Arc<WalSndStat>,
+    sql: &str,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Flow, PgError> {
+    let w = words(sql);
+    let upper: Vec<String> = w.iter().map(|s| s.to_ascii_uppercase()).collect();
+    let up: Vec<&str> = upper.iter().map(|s| s.as_str()).collect();
+    match up.as_slice() {
+        [] => {
+            let _ = BackendMessage::EmptyQueryResponse.encode(&mut conn.out);
+            Ok(Flow::Continue)
+        }
+        ["IDENTIFY_SYSTEM"] => {
+            let pos = wal_writer(db)?.flushed_lsn();
+            let sysid = system_identifier(db);
+            write_row(
+                &mut conn.out,
+                &[
+                    ("systemid", TEXT_OID),
+                    ("timeline", INT4_OID),
+                    ("xlogpos", TEXT_OID),
+                    ("dbname", TEXT_OID),
+                ],
+                &[
+                    Some(&sysid.to_string()),
+                    Some("1"),
+                    Some(&pos.to_string()),
+                    None,
+                ],
+                "IDENTIFY_SYSTEM",
+            );
+            Ok(Flow::Continue)
+        }
+        ["SHOW", name] => {
+            let name = name.to_ascii_lowercase();
+            let v = db.config.get(&name).map(|s| s.to_string()).ok_or_else(|| {
+                PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("unrecognized configuration parameter \"{name}\""),
+                )
+            })?;
+            write_row(&mut conn.out, &[(&name, TEXT_OID)], &[Some(&v)], "SHOW");
+            Ok(Flow::Continue)
+        }
+        ["CREATE_REPLICATION_SLOT", _, rest @ ..] => {
+            let name = w[1].trim_matches('"').to_string();
+            let mut reserve = false;
+            let mut physical = false;
+            for r in rest {
+                match *r {
+                    "PHYSICAL" => physical = true,
+                    "RESERVE_WAL" | "(RESERVE_WAL)" => reserve = true,
+                    "TEMPORARY" => {}
+                    _ => {}
+                }
+            }
+            if !physical {
+                return Err(PgError::unsupported(
+                    "only physical replication slots are supported",
+                ));
+            }
+            let lsn = if reserve {
+                wal_writer(db)?.flushed_lsn()
+            } else {
+                Lsn::INVALID
+            };
+            db.replication.slots.create(&name, lsn)?;
+            tracing::info!("created replication slot \"{name}\"");
+            let cp = lsn.is_valid().then(|| lsn.to_string());
+            write_row(
+                &mut conn.out,
+                &[
+                    ("slot_name", TEXT_OID),
+                    ("consistent_point", TEXT_OID),
+                    ("snapshot_name", TEXT_OID),
+                    ("output_plugin", TEXT_OID),
+                ],
+                &[Some(&name), cp.as_deref(), None, None],
+                "CREATE_REPLICATION_SLOT",
+            );
+            Ok(Flow::Continue)
+        }
+        ["DROP_REPLICATION_SLOT", _] | ["DROP_REPLICATION_SLOT", _, "WAIT"] => {
+            let name = w[1].trim_matches('"');
+            db.replication.slots.drop_slot(name)?;
+            let _ = write_command_complete(&mut conn.out, "DROP_REPLICATION_SLOT");
+            Ok(Flow::Continue)
+        }
+        ["BASE_BACKUP", ..] => {
+            stat.set_state(WalSndState::Backup);
+            let r = basebackup::send(db, conn, &up[1..]).await;
+            stat.set_state(WalSndState::Startup);
+            r?;
+            Ok(Flow::Continue)
+        }
+        ["START_REPLICATION", rest @ ..] => {
+            let mut slot = None;
+            let mut start = None;
+            let mut i = 0;
+            while i < rest.len() {
+                match rest[i] {
+                    "SLOT" => {
+                        slot = w.get(i + 2).map(|s| s.trim_matches('"').to_string());
+                        i += 2;
+                    }
+                    "PHYSICAL" => i += 1,
+                    "TIMELINE" => i += 2,
+                    "LOGICAL" => {
+                        return Err(PgError::unsupported("logical replication is not supported"))
+                    }
+                    lsn => {
+                        start = Some(lsn.parse::<Lsn>().map_err(|_| syntax_error(sql))?);
+                        i += 1;
+                    }
+                }
+            }
+            let start = start.ok_or_else(|| syntax_error(sql))?;
+            stream(db, conn, stat, slot, start, shutdown).await
+        }
+        _ => Err(syntax_error(sql)),
+    }
+}
+
+/// The node's WAL writer, or an error if WAL is not open.
+pub(crate) fn wal_writer(db: &Database) -> Result<Arc<wal::WalWriter>, PgError> {
+    db.replication.wal_writer().ok_or_else(|| {
+        PgError::new(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "WAL is not available on this server",
+        )
+    })
+}
+
+/// The system identifier: created once per cluster in
+/// `global/system_identifier`, copied by base backups.
+pub fn system_identifier(db: &Database) -> u64 {
+    let p = db.config.data_dir.join("global").join("system_identifier");
+    if let Some(v) = std::fs::read_to_string(&p)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+    {
+        return v;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0);
+    let v = (now << 12) | u64::from(std::process::id() & 0xfff);
+    let _ = std::fs::write(&p, format!("{v}\n"));
+    v
+}
+
+/// What the reader task learned from the standby.
+enum FromStandby {
+    /// CopyDone: the standby ends streaming.
+    Done,
+    /// The connection ended.
+    Gone,
+}
+
+/// Lag tracking: when each sent position left, so a later reply covering
+/// it gives the write / flush / replay lag (LagTrackerWrite/Read).
+struct LagTracker {
+    sent: VecDeque<(Lsn, Instant)>,
+    last: [Lsn; 3],
+}
+
+impl LagTracker {
+    fn new() -> LagTracker {
+        LagTracker {
+            sent: VecDeque::new(),
+            last: [Lsn::INVALID; 3],
+        }
+    }
+    fn record(&mut self, lsn: Lsn) {
+        if self.sent.len() >= 4096 {
+            self.sent.pop_front();
+        }
+        self.sent.push_back((lsn, Instant::now()));
+    }
+    /// Lag for `kind` (0 write, 1 flush, 2 replay) at reported `pos`.
+    fn lag(&mut self, kind: usize, pos: Lsn) -> Option<Duration> {
+        if pos <= self.last[kind] {
+            return None;
+        }
+        self.last[kind] = pos;
+        let t = self
+            .sent
+            .iter()
+            .rev()
+            .find(|(l, _)| *l <= pos)
+            .map(|(_, t)| *t)?;
+        if kind == 2 {
+            while self.sent.front().is_some_and(|(l, _)| *l <= pos) {
+                self.sent.pop_front();
+            }
+        }
+        Some(t.elapsed())
+    }
+}
+
+/// START_REPLICATION: CopyBoth until the standby ends it or goes away.
+async fn stream(
+    db: &Arc<Database>,
+    conn: &mut Conn,
+    stat: &Arc<WalSndStat>,
+    slot: Option<String>,
+    start: Lsn,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Flow, PgError> {
+    let writer = wal_writer(db)?;
+    let seg = writer.segment_size();
+    let flushed = writer.flushed_lsn();
+    if start > flushed {
+        return Err(PgError::new(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!(
+                "requested starting point {start} is ahead of the WAL flush position of this server {flushed}"
+            ),
+        ));
+    }
+    if let Some(s) = &slot {
+        db.replication.slots.acquire(s)?;
+        // A slot created without RESERVE_WAL starts reserving now.
+        db.replication.slots.advance(s, start, seg)?;
+    }
+    struct Release(Arc<Database>, Option<String>);
+    impl Drop for Release {
+        fn drop(&mut self) {
+            if let Some(s) = &self.1 {
+                self.0.replication.slots.release(s);
+            }
+        }
+    }
+    let _release = Release(db.clone(), slot.clone());
+
+    let _ = BackendMessage::CopyBothResponse {
+        format: 0,
+        column_formats: vec![],
+    }
+    .encode(&mut conn.out);
+    conn.flush().await.map_err(|_| closed())?;
+    stat.set_state(WalSndState::Catchup);
+    stat.sent_lsn.store(start.0, Ordering::Relaxed);
+    tracing::info!(
+        "walsender for \"{}\" started streaming at {start}",
+        stat.application_name
+    );
+
+    // The reader task owns the read half for the duration of streaming.
+    let (tx, mut rx) = mpsc::channel::<FromStandby>(4);
+    let lag = Arc::new(parking_lot::Mutex::new(LagTracker::new()));
+    let last_reply = Arc::new(parking_lot::Mutex::new(Instant::now()));
+    let reader = {
+        let mut codec = std::mem::replace(&mut conn.codec, ServerCodec::new_started(0));
+        let mut rbuf = std::mem::take(&mut conn.rbuf);
+        // The task owns the read half and hands it back when it ends.
+        let rd = conn.rd.take().ok_or_else(closed)?;
+        let stat = stat.clone();
+        let db = db.clone();
+        let slot = slot.clone();
+        let lag = lag.clone();
+        let last_reply = last_reply.clone();
+        tokio::spawn(async move {
+            let mut rd = rd;
+            let why = loop {
+                let Some(m) = read_message(&mut codec, &mut rd, &mut rbuf).await else {
+                    break FromStandby::Gone;
+                };
+                match m {
+                    FrontendMessage::CopyData(b) => {
+                        *last_reply.lock() = Instant::now();
+                        match ReplicationMessage::decode(&b) {
+                            Ok(ReplicationMessage::StandbyReply(r)) => {
+                                apply_reply(&db, &stat, slot.as_deref(), &lag, r, seg);
+                            }
+                            Ok(ReplicationMessage::HotStandbyFeedback(h)) => {
+                                stat.feedback_xmin.store(h.xmin, Ordering::Relaxed);
+                            }
+                            Ok(_) => {}
+                            Err(e) => {
+                                tracing::warn!("invalid standby message: {e}");
+                                break FromStandby::Gone;
+                            }
+                        }
+                    }
+                    FrontendMessage::CopyDone => break FromStandby::Done,
+                    FrontendMessage::Terminate => break FromStandby::Gone,
+                    _ => {}
+                }
+            };
+            let _ = tx.send(why).await;
+            (codec, rbuf, rd)
+        })
+    };
+
+    let timeout = WAL_SENDER_TIMEOUT;
+    let mut flushed_rx = writer.subscribe_flushed();
+    let mut sent = start;
+    let mut buf = vec![0u8; MAX_SEND_SIZE];
+    let mut last_send = Instant::now();
+    let outcome: Result<Flow, PgError> = loop {
+        if *shutdown.borrow() {
+            stat.set_state(WalSndState::Stopping);
+            break Ok(Flow::Close);
+        }
+        let flushed = writer.flushed_lsn();
+        if sent < flushed {
+            let want = (flushed.distance_from(sent) as usize).min(MAX_SEND_SIZE);
+            let n = match wal::read_raw(writer.dir(), seg, sent, &mut buf[..want]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    break Err(PgError::new(
+                        "58P01",
+                        format!(
+                            "requested WAL segment {} has already been removed",
+                            wal::segment::walfile_name(sent, seg)
+                        ),
+                    ));
+                }
+                Err(e) => {
+                    break Err(PgError::new(
+                        sqlstate::IO_ERROR,
+                        format!("could not read WAL at {sent}: {e}"),
+                    ))
+                }
+            };
+            if n == 0 {
+                break Err(PgError::new(
+                    sqlstate::IO_ERROR,
+                    format!("could not read WAL at {sent}: unexpected end of segment file"),
+                ));
+            }
+            let mut payload = BytesMut::with_capacity(n + 25);
+            XLogData::encode_header(sent, flushed, wal::replication::pg_now(), &mut payload);
+            payload.extend_from_slice(&buf[..n]);
+            let _ = BackendMessage::CopyData(payload.freeze()).encode(&mut conn.out);
+            sent += n as u64;
+            lag.lock().record(sent);
+            stat.sent_lsn.store(sent.0, Ordering::Relaxed);
+            // Write as we go so the standby gets data while we read more.
+            if conn.out.len() >= MAX_SEND_SIZE || sent >= flushed {
+                if conn.flush().await.is_err() {
+                    break Ok(Flow::Close);
+                }
+                last_send = Instant::now();
+            }
+            if sent >= writer.flushed_lsn() {
+                stat.set_state(WalSndState::Streaming);
+            }
+            // Let the reader's messages through between bursts.
+            if let Ok(why) = rx.try_recv() {
+                break Ok(end_of_stream(why));
+            }
+            continue;
+        }
+        let since_reply = last_reply.lock().elapsed();
+        if since_reply >= timeout {
+            tracing::info!("terminating walsender process due to replication timeout");
+            break Ok(Flow::Close);
+        }
+        let wait = KEEPALIVE_INTERVAL.saturating_sub(last_send.elapsed());
+        tokio::select! {
+            r = flushed_rx.changed() => {
+                if r.is_err() {
+                    break Ok(Flow::Close);
+                }
+            }
+            why = rx.recv() => {
+                break Ok(end_of_stream(why.unwrap_or(FromStandby::Gone)));
+            }
+            _ = shutdown.changed() => {}
+            _ = tokio::time::sleep(wait) => {
+                let ka = ReplicationMessage::Keepalive(wal::PrimaryKeepalive {
+                    wal_end: writer.flushed_lsn(),
+                    send_time: wal::replication::pg_now(),
+                    reply_requested: since_reply >= timeout / 2,
+                });
+                let _ = BackendMessage::CopyData(ka.to_bytes()).encode(&mut conn.out);
+                if conn.flush().await.is_err() {
+                    break Ok(Flow::Close);
+                }
+                last_send = Instant::now();
+            }
+        }
+    };
+    // Stop the reader and take the read half back.
+    let done = matches!(outcome, Ok(Flow::Continue));
+    if done {
+        let _ = BackendMessage::CopyDone.encode(&mut conn.out);
+        let _ = write_command_complete(&mut conn.out, "START_REPLICATION");
+    }
+    stat.set_state(WalSndState::Startup);
+    if !done {
+        // The connection ends: stop the reader wherever it is.
+        reader.abort();
+        return outcome.map(|_| Flow::Close);
+    }
+    // CopyDone: the reader has finished; take the read half back.
+    match reader.await {
+        Ok((codec, rbuf, rd)) => {
+            conn.codec = codec;
+            conn.rbuf = rbuf;
+            conn.rd = Some(rd);
+            outcome
+        }
+        Err(_) => Ok(Flow::Close),
+    }
+}
+
+fn end_of_stream(why: FromStandby) -> Flow {
+    match why {
+        FromStandby::Done => Flow::Continue,
+        FromStandby::Gone => Flow::Close,
+    }
+}
+
+fn closed() -> PgError {
+    PgError::new(sqlstate::CONNECTION_FAILURE, "connection to client lost")
+}
+
+fn apply_reply(
+    db: &Database,
+    stat: &WalSndStat,
+    slot: Option<&str>,
+    lag: &parking_lot::Mutex<LagTracker>,
+    r: wal::StandbyReply,
+    seg: u64,
+) {
+    let mut lt = lag.lock();
+    for (i, (pos, dst, lag_dst)) in [
+        (r.write_lsn, &stat.write_lsn, &stat.write_lag_us),
+        (r.flush_lsn, &stat.flush_lsn, &stat.flush_lag_us),
+        (r.apply_lsn, &stat.replay_lsn, &stat.replay_lag_us),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if !pos.is_valid() {
+            continue;
+        }
+        dst.store(pos.0, Ordering::Relaxed);
+        if let Some(l) = lt.lag(i, pos) {
+            lag_dst.store(l.as_micros() as u64, Ordering::Relaxed);
+        }
+    }
+    drop(lt);
+    if let (Some(s), true) = (slot, r.flush_lsn.is_valid()) {
+        if let Err(e) = db.replication.slots.advance(s, r.flush_lsn, seg) {
+            tracing::warn!("could not advance replication slot \"{s}\": {}", e.message);
+        }
+    }
+}

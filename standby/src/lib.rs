@@ -1,0 +1,23 @@
+//! # standby (library part) — a hot standby's moving parts
+//!
+//! ```text
+//!   primary ──(replication connection)──▶ walreceiver ──write_raw+flush──▶ DIR/pg_wal
+//!                                             ▲   │ r (write/flush/apply)            │
+//!                                             │   ▼                                  ▼
+//!                                          replay_lsn ◀── startup (redo thread: WalReader,
+//!                                                          read limit = flushed LSN)
+//!                                                          └─▶ clog, procarray (KnownAssignedXids,
+//!                                                              completion counter), heap
+//! ```
+//!
+//! * [`conninfo`] — `primary_conninfo` parsing (`host=… port=… application_name=…`).
+//! * [`basebackup`] — the client of `BASE_BACKUP`: an empty data directory
+//!   becomes a copy of the primary's.
+//! * [`walreceiver`] — streams WAL into `pg_wal`, replies with positions,
+//!   reconnects with backoff.
+//! * [`startup`] — continuous redo, KnownAssignedXids, consistency.
+
+pub mod basebackup;
+pub mod conninfo;
+pub mod startup;
+pub mod walreceiver;

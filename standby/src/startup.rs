@@ -1,0 +1,221 @@
+//! The startup process of a standby: continuous redo (xlogrecovery.c's
+//! main loop plus the hot-standby parts of procarray.c / standby.c).
+//!
+//! A thread reads WAL with a [`WalReader`] whose read limit is the
+//! walreceiver's flushed LSN, applies each record and publishes
+//! `replay_lsn`. At the limit it waits for the flushed LSN to move.
+//!
+//! ## Hot standby
+//!
+//! * Before the first running-xacts record KnownAssignedXids is unknown:
+//!   xids in records are not tracked (a range from a stale `next_xid` would
+//!   fill it with finished transactions).
+//! * The first running-xacts record sets KnownAssignedXids to the running
+//!   set ([`ProcArray::init_known_assigned`]); later ones prune it below
+//!   their oldest running xid.
+//! * Every record's xid then adds the range of xids up to it
+//!   (`record_known_assigned`): an xid is running on the standby from its
+//!   first record until its commit or abort record.
+//! * **Commit, abort, COMMIT PREPARED, ROLLBACK PREPARED** set clog, then
+//!   [`ProcArray::end_transaction`]`(Finished::Recovered)` removes the xid and
+//!   its subxids from KnownAssignedXids, advances `latest_completed_xid` and
+//!   bumps `xact_completion_count` under ProcArrayLock — the September 2020
+//!   bug was a standby replay path that did not bump it, so cached snapshots
+//!   of long-lived sessions never saw new rows. PREPARE completes nothing.
+//! * Consistency: replay passed the backup's end LSN **and** KnownAssignedXids
+//!   is initialized → "consistent recovery state reached", read-only
+//!   connections are accepted from then on.
+//!
+//! Records other than transaction and standby records go to the node's
+//! redo (heap, catalog, smgr, full-page images) through [`RedoHook`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::clog::XidStatus;
+use common::database::Database;
+use common::error::PgResult;
+use common::procarray::Finished;
+use common::types::TransactionId;
+use wal::{
+    DecodedRecord, EndReason, Lsn, StandbyRecord, WalReader, WalRecord, WalWriter, XactRecord,
+};
+
+/// Applies records this module does not handle itself (heap, catalog, …).
+pub type RedoHook = Arc<dyn Fn(&Database, &DecodedRecord) -> PgResult<()> + Send + Sync>;
+
+/// The replay state carried from record to record.
+pub struct Replay {
+    db: Arc<Database>,
+    /// KnownAssignedXids valid (a running-xacts record was replayed).
+    initialized: bool,
+    backup_end: Lsn,
+    redo: Option<RedoHook>,
+    /// Records applied.
+    pub records: u64,
+}
+
+impl Replay {
+    /// Replay state for `db`, consistent after `backup_end`.
+    pub fn new(db: Arc<Database>, backup_end: Lsn, redo: Option<RedoHook>) -> Replay {
+        Replay {
+            db,
+            initialized: false,
+            backup_end,
+            redo,
+            records: 0,
+        }
+    }
+
+    /// Applies one record (see the module docs) and publishes the replay LSN.
+    pub fn apply(&mut self, rec: &DecodedRecord) -> PgResult<()> {
+        let db = self.db.clone();
+        let pa = &db.procarray;
+        if self.initialized && rec.header.xid != 0 {
+            pa.record_known_assigned(TransactionId(rec.header.xid));
+        }
+        match &rec.record {
+            WalRecord::Xact(x) => match x {
+                XactRecord::Commit { xid, subxids, .. }
+                | XactRecord::CommitPrepared { xid, subxids, .. } => {
+                    self.complete(*xid, subxids, XidStatus::Committed)
+                }
+                XactRecord::Abort { xid, subxids, .. }
+                | XactRecord::AbortPrepared { xid, subxids, .. } => {
+                    self.complete(*xid, subxids, XidStatus::Aborted)
+                }
+                XactRecord::Prepare { xid, subxids, .. } => {
+                    // Completes nothing: the xids stay running.
+                    if self.initialized {
+                        let max = subxids.iter().copied().chain([*xid]).max().unwrap_or(*xid);
+                        pa.record_known_assigned(TransactionId(max));
+                    }
+                    self.redo_other(rec)?;
+                }
+            },
+            WalRecord::Standby(StandbyRecord::RunningXacts {
+                next_xid,
+                oldest_running_xid,
+                latest_completed_xid,
+                xids,
+                subxids,
+                ..
+            }) => {
+                if !self.initialized {
+                    let running: Vec<TransactionId> = xids
+                        .iter()
+                        .chain(subxids.iter())
+                        .map(|x| TransactionId(*x))
+                        .collect();
+                    pa.init_known_assigned(
+                        &running,
+                        TransactionId(*next_xid),
+                        TransactionId(*latest_completed_xid),
+                    );
+                    self.initialized = true;
+                } else {
+                    pa.prune_known_assigned(TransactionId(*oldest_running_xid));
+                }
+            }
+            _ => self.redo_other(rec)?,
+        }
+        self.records += 1;
+        db.replication
+            .replay_lsn
+            .store(rec.end_lsn.0, Ordering::Relaxed);
+        if self.initialized
+            && rec.end_lsn >= self.backup_end
+            && !db.replication.consistent.load(Ordering::Relaxed)
+        {
+            db.replication.consistent.store(true, Ordering::Release);
+            tracing::info!("consistent recovery state reached at {}", rec.end_lsn);
+            tracing::info!("database system is ready to accept read-only connections");
+        }
+        Ok(())
+    }
+
+    fn redo_other(&self, rec: &DecodedRecord) -> PgResult<()> {
+        match &self.redo {
+            Some(f) => f(&self.db, rec),
+            None => Ok(()),
+        }
+    }
+
+    /// Commit/abort replay: clog first, then the procarray's one completion
+    /// path (removes the xids, bumps the completion counter).
+    fn complete(&self, xid: u64, subxids: &[u64], status: XidStatus) {
+        let db = &*self.db;
+        let top = TransactionId(xid);
+        let subs: Vec<TransactionId> = subxids.iter().map(|x| TransactionId(*x)).collect();
+        let latest = subs.iter().copied().chain([top]).max().unwrap_or(top);
+        if self.initialized {
+            db.procarray.record_known_assigned(latest);
+        }
+        db.clog.set_status(top, &subs, status);
+        db.procarray.end_transaction(
+            Finished::Recovered {
+                xid: top,
+                subxids: &subs,
+            },
+            latest,
+        );
+        if db.procarray.next_xid() <= latest {
+            db.procarray.advance_next_xid(latest.next());
+        }
+    }
+}
+
+/// Runs continuous redo from `start` until `stop` is set; blocking (run it
+/// on its own thread). `rt` is a runtime handle used to wait for the
+/// walreceiver's flushes.
+pub fn run(
+    mut replay: Replay,
+    writer: Arc<WalWriter>,
+    start: Lsn,
+    stop: Arc<AtomicBool>,
+    rt: tokio::runtime::Handle,
+) {
+    let seg = writer.segment_size();
+    let mut reader = match WalReader::new(writer.dir(), seg) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!("could not open WAL for replay: {e}");
+            return;
+        }
+    };
+    reader.seek(start, None);
+    tracing::info!("redo starts at {start}");
+    let mut flushed = writer.subscribe_flushed();
+    let mut last_bad: Option<Lsn> = None;
+    while !stop.load(Ordering::Relaxed) {
+        reader.set_read_limit(writer.flushed_lsn());
+        match reader.next_record() {
+            Ok(rec) => {
+                if let Err(e) = replay.apply(&rec) {
+                    tracing::error!(
+                        fatal = true,
+                        "WAL redo at {} for {} failed: {}",
+                        rec.start_lsn,
+                        rec.record,
+                        e.message
+                    );
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+            Err(end) => {
+                if !matches!(end.reason, EndReason::ReadLimit { .. }) && last_bad != Some(end.lsn) {
+                    tracing::debug!("replay waiting at {}: {end}", end.lsn);
+                    last_bad = Some(end.lsn);
+                }
+                rt.block_on(async {
+                    tokio::select! {
+                        _ = flushed.changed() => {}
+                        _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                    }
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! A PostgreSQL 15 primary and streaming standby in the work directory.
+//!
+//! ```text
+//! <work>/pg/                    owned by `postgres` (0700) when we run as root
+//! ├── primary/                  initdb; postgresql.conf + the bench settings
+//! ├── primary.log               pg_ctl -l
+//! ├── standby/                  pg_basebackup -R -X stream (standby.signal,
+//! │                             primary_conninfo in postgresql.auto.conf)
+//! └── standby.log
+//! ```
+//!
+//! PostgreSQL refuses to run as root, so when the bench runs as root every
+//! PostgreSQL program (initdb, pg_ctl, pg_basebackup) is started with the
+//! uid / gid of the `postgres` OS user (`CommandExt::uid`); otherwise as the
+//! current user. Both servers listen on 127.0.0.1 only (no Unix socket) so
+//! clients reach them exactly as they reach hotpair.
+//!
+//! [`PgPair`] is the guard: dropping it runs `pg_ctl stop -m fast` for each
+//! running server (immediate if fast fails), and each server is registered
+//! in [`super::cleanup`] while it runs so Ctrl-C stops it too.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use super::cleanup::{self, Action};
+use super::Settings;
+use crate::utils::free_port;
+
+/// Where PostgreSQL 15's programs are: `HOTPAIR_BENCH_PG_BINDIR`, else
+/// `/usr/lib/postgresql/15/bin` if it has `postgres`.
+pub fn find_bindir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("HOTPAIR_BENCH_PG_BINDIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let dir = PathBuf::from("/usr/lib/postgresql/15/bin");
+    dir.join("postgres").is_file().then_some(dir)
+}
+
+/// The effective uid of this process (from /proc/self/status).
+pub fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// uid and gid of the OS user `name`, from /etc/passwd.
+pub fn os_user(name: &str) -> Option<(u32, u32)> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        if f.len() >= 4 && f[0] == name {
+            Some((f[2].parse().ok()?, f[3].parse().ok()?))
+        } else {
+            None
+        }
+    })
+}
+
+/// One PostgreSQL server of the pair.
+#[derive(Debug)]
+pub struct PgServer {
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// The server log (`pg_ctl -l`).
+    pub log_path: PathBuf,
+    /// TCP port on 127.0.0.1.
+    pub port: u16,
+    /// Cleanup registration while running.
+    cleanup_id: Option<u64>,
+}
+
+impl PgServer {
+    /// The postmaster's pid (first line of `postmaster.pid`).
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.data_dir.join("postmaster.pid")).ok()?;
+        text.lines().next()?.trim().parse().ok()
+    }
+
+    /// The last `n` lines of the server log.
+    pub fn log_tail(&self, n: usize) -> String {
+        let text = std::fs::read_to_string(&self.log_path).unwrap_or_default();
+        crate::utils::tail(&text, n)
+    }
+}
+
+/// A PostgreSQL primary and (when the base backup worked) its streaming
+/// standby; stopped on drop.
+pub struct PgPair {
+    bindir: PathBuf,
+    /// `Some((uid, gid))` when the programs run as `postgres`.
+    user: Option<(u32, u32)>,
+    /// The primary.
+    pub primary: PgServer,
+    /// The standby, or why there is none.
+    pub standby: Result<PgServer, String>,
+    /// `pg --version` of the server.
+    pub version: String,
+}
+
+impl PgPair {
+    /// initdb + start a primary with `settings`, then pg_basebackup and start
+    /// a standby. A failed standby is recorded (`standby` = `Err`), a failed
+    /// primary is an error.
+    pub fn start(bindir: &Path, work_dir: &Path, settings: &Settings) -> Result<PgPair, String> {
+        let user = match effective_uid() {
+            Some(0) => Some(os_user("postgres").ok_or_else(|| {
+                "running as root and there is no `postgres` OS user to run PostgreSQL as"
+                    .to_string()
+            })?),
+            _ => None,
+        };
+        let root = work_dir.join("pg");
+        std::fs::create_dir_all(&root).map_err(|e| format!("mkdir {}: {e}", root.display()))?;
+        if let Some((uid, gid)) = user {
+            std::os::unix::fs::chown(&root, Some(uid), Some(gid))
+                .map_err(|e| format!("chown {}: {e}", root.display()))?;
+        }
+        set_mode(&root, 0o700)?;
+
+        let version = Command::new(bindir.join("postgres"))
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        let mut pair = PgPair {
+            bindir: bindir.to_path_buf(),
+            user,
+            primary: PgServer {
+                data_dir: root.join("primary"),
+                log_path: root.join("primary.log"),
+                port: free_port(),
+                cleanup_id: None,
+            },
+            standby: Err("not started".to_string()),
+            version,
+        };
+
+        // 1. initdb and the primary's configuration.
+        pair.run(
+            "initdb",
+            pair.command("initdb")
+                .arg("-D")
+                .arg(&pair.primary.data_dir)
+                .args([
+                    "-A",
+                    "trust",
+                    "-U",
+                    "postgres",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                    "--no-sync",
+                ]),
+        )?;
+        let conf = format!(
+            "\n# Added by hotpair bench\nport = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n{}wal_level = replica\nmax_wal_senders = 10\nhot_standby = on\n",
+            pair.primary.port,
+            settings.conf_lines()
+        );
+        append(&pair.primary.data_dir.join("postgresql.conf"), &conf)?;
+
+        // 2. Start it.
+        pair.pg_ctl_start(false)?;
+
+        // 3. The standby: base backup with -R, own port, start.
+        let standby = PgServer {
+            data_dir: root.join("standby"),
+            log_path: root.join("standby.log"),
+            port: free_port(),
+            cleanup_id: None,
+        };
+        let backup = pair.run(
+            "pg_basebackup",
+            pair.command("pg_basebackup")
+                .args([
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    &pair.primary.port.to_string(),
+                    "-U",
+                    "postgres",
+                ])
+                .arg("-D")
+                .arg(&standby.data_dir)
+                .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"]),
+        );
+        pair.standby = match backup {
+            Err(e) => Err(format!("pg_basebackup failed: {e}")),
+            Ok(()) => {
+                append(
+                    &standby.data_dir.join("postgresql.conf"),
+                    &format!("\n# standby\nport = {}\n", standby.port),
+                )?;
+                Ok(standby)
+            }
+        };
+        if pair.standby.is_ok() {
+            if let Err(e) = pair.pg_ctl_start(true) {
+                pair.standby = Err(e);
+            }
+        }
+        Ok(pair)
+    }
+
+    /// A command for PostgreSQL program `prog`, run as `postgres` if needed,
+    /// from the pg root directory (the caller's cwd may be unreadable).
+    fn command(&self, prog: &str) -> Command {
+        let mut cmd = Command::new(self.bindir.join(prog));
+        if let Some((uid, gid)) = self.user {
+            cmd.uid(uid).gid(gid);
+            cmd.env(
+                "HOME",
+                self.primary.data_dir.parent().unwrap_or(Path::new("/")),
+            );
+        }
+        if let Some(root) = self.primary.data_dir.parent() {
+            cmd.current_dir(root);
+        }
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `cmd`, mapping a failure to a message with its output.
+    fn run(&self, what: &str, cmd: &mut Command) -> Result<(), String> {
+        let out: Output = cmd
+            .output()
+            .map_err(|e| format!("could not run {what}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} failed ({}):\n{}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
+    fn pg_ctl_start(&mut self, standby: bool) -> Result<(), String> {
+        let (data_dir, log_path) = {
+            let s = self.server(standby)?;
+            (s.data_dir.clone(), s.log_path.clone())
+        };
+        let result = self.run(
+            "pg_ctl start",
+            self.command("pg_ctl")
+                .args(["start", "-w", "-t", "300", "-D"])
+                .arg(&data_dir)
+                .arg("-l")
+                .arg(&log_path),
+        );
+        if let Err(e) = result {
+            let tail = std::fs::read_to_string(&log_path).unwrap_or_default();
+            return Err(format!("{e}\nlog:\n{}", crate::utils::tail(&tail, 30)));
+        }
+        let id = cleanup::register(Action::PgStop {
+            pg_ctl: self.bindir.join("pg_ctl"),
+            data_dir,
+            uid_gid: self.user,
+        });
+        self.server_mut(standby)?.cleanup_id = Some(id);
+        Ok(())
+    }
+
+    fn server(&self, standby: bool) -> Result<&PgServer, String> {
+        if standby {
+            self.standby.as_ref().map_err(Clone::clone)
+        } else {
+            Ok(&self.primary)
+        }
+    }
+
+    fn server_mut(&mut self, standby: bool) -> Result<&mut PgServer, String> {
+        if standby {
+            self.standby.as_mut().map_err(|e| e.clone())
+        } else {
+            Ok(&mut self.primary)
+        }
+    }
+
+    /// Stops one server (`pg_ctl stop -m fast`, immediate if that fails).
+    fn stop_server(&mut self, standby: bool) {
+        let (data_dir, id) = match self.server_mut(standby) {
+            Ok(s) => (s.data_dir.clone(), s.cleanup_id.take()),
+            Err(_) => return,
+        };
+        let Some(id) = id else { return };
+        let fast = self.run(
+            "pg_ctl stop",
+            self.command("pg_ctl")
+                .args(["stop", "-m", "fast", "-w", "-t", "120", "-D"])
+                .arg(&data_dir),
+        );
+        if let Err(e) = fast {
+            eprintln!("bench: {e}; stopping immediately");
+            let _ = self.run(
+                "pg_ctl stop",
+                self.command("pg_ctl")
+                    .args(["stop", "-m", "immediate", "-w", "-D"])
+                    .arg(&data_dir),
+            );
+        }
+        cleanup::deregister(id);
+    }
+
+    /// Stops both servers (standby first).
+    pub fn stop(&mut self) {
+        self.stop_server(true);
+        self.stop_server(false);
+    }
+}
+
+impl Drop for PgPair {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn append(path: &Path, text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("open {}: {e}", path.display()))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| format!("write {}: {e}", path.display()))
+}
+
+/// chmod.
+pub fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("chmod {}: {e}", path.display()))
+}

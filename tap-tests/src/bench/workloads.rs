@@ -1,0 +1,752 @@
+//! The pgbench-driven workloads (a–g of the brief) and the [`Ctx`] every
+//! workload runs in.
+//!
+//! Each workload function takes the context, runs its points on every
+//! target (hotpair first, then PostgreSQL, so both see the same machine
+//! state within minutes of each other) and returns one or more [`Table`]s.
+//! A point that fails becomes a `Failed` cell with pgbench's last words; a
+//! target that cannot run a point at all (no standby, did not start) gives
+//! `Skipped` cells with the reason.
+//!
+//! pgbench always runs with `-n` (no vacuum before the run: the standby
+//! cannot vacuum and both systems should see the same sequence), with
+//! `-j min(clients, 2)` threads and a deadline of its duration plus a
+//! margin ([`super::pgbench`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::idle::IdlePool;
+use super::pgbench;
+use super::report::{Cell, Chart, Table};
+use super::target::{first_line, guarded, Endpoint, Kind, Target};
+use super::RunConfig;
+
+/// Everything the workloads share.
+pub struct Ctx {
+    /// Durations, counts, directories.
+    pub cfg: RunConfig,
+    /// pgbench, if installed.
+    pub pgbench: Option<PathBuf>,
+    /// The systems: hotpair first, then PostgreSQL.
+    pub targets: Vec<Target>,
+    /// Per target: result of `pgbench -i` at the run's scale (None: not yet).
+    initialized: Vec<Option<Result<(), String>>>,
+}
+
+/// The tpcb-like transaction of pgbench, ended by two-phase commit (the
+/// seed's `pgbench-write-2pc.sql`); run with `-M simple` so `:client_id`
+/// is substituted inside the quoted gid.
+pub const SCRIPT_2PC: &str = "\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+PREPARE TRANSACTION 'ptx_:client_id';
+COMMIT PREPARED 'ptx_:client_id';
+";
+
+impl Ctx {
+    /// A context over `targets`.
+    pub fn new(cfg: RunConfig, pgbench: Option<PathBuf>, targets: Vec<Target>) -> Ctx {
+        let n = targets.len();
+        Ctx {
+            cfg,
+            pgbench,
+            targets,
+            initialized: vec![None; n],
+        }
+    }
+
+    /// Writes `text` as script `name` in the script directory; its path.
+    pub fn script(&self, name: &str, text: &str) -> Result<PathBuf, String> {
+        std::fs::create_dir_all(&self.cfg.script_dir)
+            .map_err(|e| format!("mkdir {}: {e}", self.cfg.script_dir.display()))?;
+        let path = self.cfg.script_dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("write {}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    fn pgbench(&self) -> Result<&Path, String> {
+        self.pgbench
+            .as_deref()
+            .ok_or_else(|| "pgbench not installed".to_string())
+    }
+
+    /// `pgbench -i -s scale` on target `t`'s primary (once per run), then
+    /// waits for its standby to catch up.
+    pub fn ensure_initialized(&mut self, t: usize) -> Result<(), String> {
+        if let Some(r) = &self.initialized[t] {
+            return r.clone();
+        }
+        let r = self.init_tables(t, self.cfg.scale).map(|_| ());
+        self.initialized[t] = Some(r.clone());
+        r
+    }
+
+    /// Runs `pgbench -i -s scale -q` (all default steps) on target `t`;
+    /// returns its wall time. Resets the "initialized" memo to this scale.
+    pub fn init_tables(&mut self, t: usize, scale: u32) -> Result<Duration, String> {
+        let pgbench = self.pgbench()?.to_path_buf();
+        let ep = self.targets[t].primary()?.clone();
+        let mut args = ep.conn_args();
+        args.extend([
+            "-i".into(),
+            "-q".into(),
+            "-s".into(),
+            scale.to_string(),
+            "postgres".into(),
+        ]);
+        let out = pgbench::run_raw(&pgbench, &args, Duration::from_secs(1800))?;
+        if out.timed_out || out.status != Some(0) {
+            return Err(format!(
+                "pgbench -i -s {scale} failed ({:?}): {}",
+                out.status,
+                out.error_tail()
+            ));
+        }
+        self.initialized[t] = if scale == self.cfg.scale {
+            Some(Ok(()))
+        } else {
+            None
+        };
+        if self.targets[t].standby.is_ok() {
+            self.targets[t].wait_standby_catchup()?;
+        }
+        Ok(out.elapsed)
+    }
+
+    /// One timed pgbench point against `ep`: `-n -T duration -c clients
+    /// -j min(clients,2)` plus `extra`; a value cell (tps) or a failure.
+    pub fn point(&self, ep: &Endpoint, clients: u32, extra: &[String]) -> Cell {
+        self.point_summary(ep, clients, extra)
+            .map(|s| summary_cell(&s))
+            .unwrap_or_else(Cell::Failed)
+    }
+
+    /// Like [`point`](Self::point), returning the whole summary.
+    pub fn point_summary(
+        &self,
+        ep: &Endpoint,
+        clients: u32,
+        extra: &[String],
+    ) -> Result<pgbench::Summary, String> {
+        let pgbench = self.pgbench()?;
+        // Hundreds of clients need more than a one-second run (--quick) to
+        // get past their backends' start-up at all.
+        let duration = self.cfg.duration.max((1 + clients / 32).min(3));
+        let mut args = ep.conn_args();
+        args.extend([
+            "-n".into(),
+            "-T".into(),
+            duration.to_string(),
+            "-c".into(),
+            clients.to_string(),
+            "-j".into(),
+            RunConfig::threads(clients).to_string(),
+        ]);
+        args.extend(extra.iter().cloned());
+        args.push("postgres".into());
+        let deadline =
+            Duration::from_secs(u64::from(self.cfg.duration) + 90 + u64::from(clients) / 4);
+        pgbench::run(pgbench, &args, deadline)
+    }
+
+    /// After a workload on target `t`: if its server died, say so once,
+    /// show the log, and mark it down for the rest of the run.
+    pub fn check_alive(&mut self, t: usize, workload: &str) {
+        let target = &mut self.targets[t];
+        if target.primary.is_ok() && !target.is_alive() {
+            eprintln!(
+                "bench: {} server is gone after {workload}; log tail:\n{}",
+                target.name,
+                target.log_tail(30)
+            );
+            target.mark_down(&format!("{} crashed during {workload}", target.name));
+        }
+    }
+}
+
+/// A value cell from a pgbench summary, remarking failed transactions.
+pub fn summary_cell(s: &pgbench::Summary) -> Cell {
+    let remark = (s.failed > 0).then(|| format!("{} failed transactions", s.failed));
+    Cell::Value(s.tps, remark)
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Runs `f` for every target whose primary is up; an error or panic of
+/// `f` goes to `on_error(t, message, false)`, a target that is down to
+/// `on_error(t, why, true)` (a skip); the server is checked afterwards.
+fn for_each_target(
+    ctx: &mut Ctx,
+    workload: &str,
+    mut f: impl FnMut(&mut Ctx, usize) -> Result<(), String>,
+    mut on_error: impl FnMut(usize, String, bool),
+) {
+    for t in 0..ctx.targets.len() {
+        if let Err(why) = ctx.targets[t].primary() {
+            on_error(t, why, true);
+            continue;
+        }
+        let r = guarded(|| f(ctx, t));
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) | Err(e) => on_error(t, e, false),
+        }
+        ctx.check_alive(t, workload);
+    }
+}
+
+/// Marks every empty cell of `series` in `table` as failed / skipped with `why`.
+fn fill(table: &mut Table, series: &[usize], why: &str, skipped: bool) {
+    for row in &mut table.rows {
+        for &s in series {
+            if let Some(c) = row.cells.get_mut(s) {
+                if matches!(c, Cell::Empty) {
+                    *c = if skipped {
+                        Cell::Skipped(why.to_string())
+                    } else {
+                        Cell::Failed(why.to_string())
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Pre-creates rows so failures can fill them.
+fn rows(table: &mut Table, labels: impl IntoIterator<Item = (String, f64)>) {
+    for (l, x) in labels {
+        table.row(&l, x);
+    }
+}
+
+/// a. select-only `-M prepared` over the client counts, primary and standby.
+pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
+    let mut table = Table::new(
+        "select_only",
+        "select-only -M prepared (pgbench -S)",
+        "tps",
+        "clients",
+        &[
+            "hotpair primary",
+            "hotpair standby",
+            "PostgreSQL primary",
+            "PostgreSQL standby",
+        ],
+        Chart::LineLog2,
+    )
+    .ratio(0, 2, "hp/PG primary")
+    .ratio(1, 3, "hp/PG standby")
+    .ratio(1, 0, "hp standby/primary")
+    .ratio(3, 2, "PG standby/primary");
+    let clients = ctx.cfg.select_clients.clone();
+    rows(
+        &mut table,
+        clients.iter().map(|c| (c.to_string(), f64::from(*c))),
+    );
+    let mut errors = Vec::new();
+    for_each_target(
+        ctx,
+        "select-only",
+        |ctx, t| {
+            ctx.ensure_initialized(t)?;
+            let nodes = [
+                ctx.targets[t].primary().cloned(),
+                ctx.targets[t].standby().cloned(),
+            ];
+            for (n, node) in nodes.iter().enumerate() {
+                let series = t * 2 + n;
+                let ep = match node {
+                    Ok(ep) => ep,
+                    Err(why) => {
+                        fill(&mut table, &[series], why, true);
+                        continue;
+                    }
+                };
+                for &c in &clients {
+                    let cell = ctx.point(ep, c, &strings(&["-S", "-M", "prepared"]));
+                    table.set(&c.to_string(), f64::from(c), series, cell);
+                }
+            }
+            Ok(())
+        },
+        |t, e, skip| errors.push((t, e, skip)),
+    );
+    for (t, e, skip) in errors {
+        fill(&mut table, &[t * 2, t * 2 + 1], &e, skip);
+    }
+    table.note(format!(
+        "scale {}, -T {} s per point, -j min(clients, 2), over TCP to 127.0.0.1",
+        ctx.cfg.scale, ctx.cfg.duration
+    ));
+    vec![table]
+}
+
+/// b. idle connections (truly idle, then "mostly idle") beside 1 and 8
+/// active select-only clients.
+pub fn idle(ctx: &mut Ctx) -> Vec<Table> {
+    let counts = ctx.cfg.idle_counts.clone();
+    let active = [1u32, 8];
+    let mut tables = Vec::new();
+    for mostly in [false, true] {
+        let (key, title) = if mostly {
+            (
+                "mostly_idle",
+                "active select-only tps beside I mostly-idle connections (sleep 100ms; SELECT 1)",
+            )
+        } else {
+            ("idle", "active select-only tps beside I idle connections")
+        };
+        let mut table = Table::new(
+            key,
+            title,
+            "tps",
+            "idle / active",
+            &[
+                "hotpair",
+                "PostgreSQL",
+                "hotpair vs I=0",
+                "PostgreSQL vs I=0",
+            ],
+            Chart::Bars,
+        )
+        .series_unit(2, "x")
+        .series_unit(3, "x")
+        .ratio(0, 1, "hp/PG");
+        let label = |i: u32, a: u32| format!("I={i} active={a}");
+        for &a in &active {
+            for &i in &counts {
+                table.row(&label(i, a), f64::from(i));
+            }
+        }
+        let mut errors = Vec::new();
+        for_each_target(
+            ctx,
+            key,
+            |ctx, t| {
+                ctx.ensure_initialized(t)?;
+                let ep = ctx.targets[t].primary()?.clone();
+                let mut pool = IdlePool::new();
+                for &i in &counts {
+                    if let Err(e) = pool.grow_to(&ep, i, ctx.cfg.min_mem_available_mib) {
+                        for &a in &active {
+                            table.set(&label(i, a), f64::from(i), t, Cell::Failed(e.clone()));
+                        }
+                        // Larger I cannot work either.
+                        fill(
+                            &mut table,
+                            &[t],
+                            &format!("not run: {}", first_line(&e)),
+                            true,
+                        );
+                        break;
+                    }
+                    if mostly {
+                        pool.start_mostly_idle();
+                    }
+                    for &a in &active {
+                        let cell = ctx.point(&ep, a, &strings(&["-S", "-M", "prepared"]));
+                        table.set(&label(i, a), f64::from(i), t, cell);
+                    }
+                    if mostly {
+                        pool.stop_mostly_idle();
+                    }
+                }
+                pool.close();
+                Ok(())
+            },
+            |t, e, skip| errors.push((t, e, skip)),
+        );
+        for (t, e, skip) in errors {
+            fill(&mut table, &[t], &e, skip);
+        }
+        // Ratios to I = 0, per system and active count.
+        for t in 0..2 {
+            for &a in &active {
+                let base = table
+                    .rows
+                    .iter()
+                    .find(|r| r.label == label(0, a))
+                    .and_then(|r| r.cells[t].value());
+                for &i in &counts {
+                    let r = table.row(&label(i, a), f64::from(i));
+                    let v = table.rows[r].cells[t].value();
+                    table.rows[r].cells[2 + t] = match (v, base) {
+                        (Some(v), Some(b)) if b > 0.0 => Cell::Value(v / b, None),
+                        _ => Cell::Empty,
+                    };
+                }
+            }
+        }
+        table.note(format!(
+            "idle connections held open by the bench (tokio-postgres); active: pgbench -S -M prepared -T {} s",
+            ctx.cfg.duration
+        ));
+        tables.push(table);
+    }
+    tables
+}
+
+/// c. snapshot-heavy: `SELECT 1` and `SELECT txid_current()`, -M prepared,
+/// 8 clients.
+pub fn snapshot(ctx: &mut Ctx) -> Vec<Table> {
+    let mut table = Table::new(
+        "snapshot",
+        "snapshot-heavy scripts, -M prepared, 8 clients",
+        "tps",
+        "script",
+        &["hotpair", "PostgreSQL"],
+        Chart::Bars,
+    )
+    .ratio(0, 1, "hp/PG");
+    let scripts = [
+        ("SELECT 1", "select1.sql"),
+        ("SELECT txid_current()", "txid_current.sql"),
+    ];
+    rows(
+        &mut table,
+        scripts.iter().map(|(s, _)| (s.to_string(), 0.0)),
+    );
+    let mut errors = Vec::new();
+    for_each_target(
+        ctx,
+        "snapshot",
+        |ctx, t| {
+            let ep = ctx.targets[t].primary()?.clone();
+            for (sql, file) in scripts {
+                let path = ctx.script(file, &format!("{sql};\n"))?;
+                let cell = ctx.point(
+                    &ep,
+                    8,
+                    &[
+                        "-M".into(),
+                        "prepared".into(),
+                        "-f".into(),
+                        path.display().to_string(),
+                    ],
+                );
+                table.set(sql, 0.0, t, cell);
+            }
+            Ok(())
+        },
+        |t, e, skip| errors.push((t, e, skip)),
+    );
+    for (t, e, skip) in errors {
+        fill(&mut table, &[t], &e, skip);
+    }
+    vec![table]
+}
+
+/// d. tpcb-like at 1, 8, 32 clients; the 2PC script at 8 and 32; 90 %
+/// select-only + 10 % tpcb-like at 64.
+pub fn tpcb(ctx: &mut Ctx) -> Vec<Table> {
+    let mut table = Table::new(
+        "tpcb",
+        "read-write: tpcb-like, two-phase commit, 90/10 mix (fsync on)",
+        "tps",
+        "workload",
+        &["hotpair", "PostgreSQL"],
+        Chart::Bars,
+    )
+    .ratio(0, 1, "hp/PG");
+    let mut points: Vec<(String, u32, Vec<String>)> = Vec::new();
+    for c in [1, 8, 32] {
+        points.push((
+            format!("tpcb-like c={c}"),
+            c,
+            strings(&["-b", "tpcb-like", "-M", "prepared"]),
+        ));
+    }
+    for c in [8, 32] {
+        points.push((
+            format!("2PC c={c}"),
+            c,
+            strings(&["-M", "simple", "-f", "@2PC"]),
+        ));
+    }
+    points.push((
+        "90% select + 10% tpcb c=64".into(),
+        64,
+        strings(&["-b", "select-only@9", "-b", "tpcb-like@1", "-M", "prepared"]),
+    ));
+    rows(
+        &mut table,
+        points.iter().map(|(l, c, _)| (l.clone(), f64::from(*c))),
+    );
+    let mut errors = Vec::new();
+    for_each_target(
+        ctx,
+        "tpcb",
+        |ctx, t| {
+            ctx.ensure_initialized(t)?;
+            let ep = ctx.targets[t].primary()?.clone();
+            let script = ctx.script("2pc.sql", SCRIPT_2PC)?;
+            for (label, c, args) in &points {
+                let mut args = args.clone();
+                for a in args.iter_mut() {
+                    if a == "@2PC" {
+                        *a = script.display().to_string();
+                    }
+                }
+                if args.iter().any(|a| a == "-f") {
+                    args.extend(["-s".into(), ctx.cfg.scale.to_string()]);
+                }
+                let cell = ctx.point(&ep, *c, &args);
+                table.set(label, f64::from(*c), t, cell);
+            }
+            Ok(())
+        },
+        |t, e, skip| errors.push((t, e, skip)),
+    );
+    for (t, e, skip) in errors {
+        fill(&mut table, &[t], &e, skip);
+    }
+    table.note(format!(
+        "scale {}, -T {} s per point",
+        ctx.cfg.scale, ctx.cfg.duration
+    ));
+    vec![table]
+}
+
+/// e. connection overhead: `-C` (a new connection per transaction) with
+/// `SELECT 1` at 8 clients.
+pub fn connect(ctx: &mut Ctx) -> Vec<Table> {
+    let mut table = Table::new(
+        "connect",
+        "connection overhead: pgbench -C, SELECT 1, 8 clients",
+        "tps",
+        "workload",
+        &["hotpair", "PostgreSQL"],
+        Chart::Bars,
+    )
+    .ratio(0, 1, "hp/PG");
+    let label = "-C SELECT 1 c=8";
+    table.row(label, 8.0);
+    let mut errors = Vec::new();
+    for_each_target(
+        ctx,
+        "connect",
+        |ctx, t| {
+            let ep = ctx.targets[t].primary()?.clone();
+            let path = ctx.script("select1.sql", "SELECT 1;\n")?;
+            let cell = ctx.point(
+                &ep,
+                8,
+                &["-C".into(), "-f".into(), path.display().to_string()],
+            );
+            table.set(label, 8.0, t, cell);
+            Ok(())
+        },
+        |t, e, skip| errors.push((t, e, skip)),
+    );
+    for (t, e, skip) in errors {
+        fill(&mut table, &[t], &e, skip);
+    }
+    table.note("tps including connection time (a connection per transaction)");
+    vec![table]
+}
+
+/// f. server memory with 0 and N idle connections, and per connection.
+pub fn memory(ctx: &mut Ctx) -> Vec<Table> {
+    let n = ctx.cfg.memory_idle;
+    let mut total = Table::new(
+        "memory_total",
+        "server memory (hotpair: RSS of its one process; PostgreSQL: private memory of all its processes)",
+        "MiB",
+        "connections",
+        &["hotpair", "PostgreSQL"],
+        Chart::Bars,
+    )
+    .ratio(0, 1, "hp/PG");
+    let mut per = Table::new(
+        "memory_per_connection",
+        "memory per idle connection",
+        "KiB",
+        "",
+        &["hotpair", "PostgreSQL"],
+        Chart::Bars,
+    )
+    .ratio(0, 1, "hp/PG");
+    let l0 = "0 idle".to_string();
+    let ln = format!("{n} idle");
+    let lper = format!("per connection ({n} idle)");
+    total.row(&l0, 0.0);
+    total.row(&ln, f64::from(n));
+    per.row(&lper, f64::from(n));
+    let mut errors = Vec::new();
+    let mut notes = Vec::new();
+    for_each_target(
+        ctx,
+        "memory",
+        |ctx, t| {
+            let target = &ctx.targets[t];
+            let ep = target.primary()?.clone();
+            let m0 = target.memory()?;
+            total.set(&l0, 0.0, t, Cell::Value(m0.kib as f64 / 1024.0, None));
+            let mut pool = IdlePool::new();
+            let grown = pool.grow_to(&ep, n, ctx.cfg.min_mem_available_mib);
+            let open = pool.len() as u32;
+            let m1 = target.memory();
+            pool.close();
+            let m1 = m1?;
+            let remark = grown.as_ref().err().map(|e| first_line(e).to_string());
+            if open == 0 {
+                return Err(grown.err().unwrap_or_else(|| "no connection opened".into()));
+            }
+            let label_n = if open == n {
+                ln.clone()
+            } else {
+                format!("{open} idle")
+            };
+            total.set(
+                &label_n,
+                f64::from(open),
+                t,
+                Cell::Value(m1.kib as f64 / 1024.0, remark.clone()),
+            );
+            let per_kib = (m1.kib as f64 - m0.kib as f64) / f64::from(open);
+            per.set(&lper, f64::from(n), t, Cell::Value(per_kib, remark));
+            notes.push(format!(
+                "{}: {} → {} processes counted; PSS {} → {} MiB",
+                target.name,
+                m0.processes,
+                m1.processes,
+                m0.pss / 1024,
+                m1.pss / 1024
+            ));
+            Ok(())
+        },
+        |t, e, skip| errors.push((t, e, skip)),
+    );
+    for (t, e, skip) in errors {
+        fill(&mut total, &[t], &e, skip);
+        fill(&mut per, &[t], &e, skip);
+    }
+    for n in notes {
+        total.note(n);
+    }
+    vec![total, per]
+}
+
+/// g. commit throughput: single-row INSERT transactions (fsync on) and
+/// fsyncs per commit where the server counts them.
+pub fn commit(ctx: &mut Ctx) -> Vec<Table> {
+    let clients = ctx.cfg.commit_clients.clone();
+    let mut tps = Table::new(
+        "commit",
+        "commit throughput: single-row INSERT transactions, fsync on",
+        "tps",
+        "clients",
+        &["hotpair", "PostgreSQL"],
+        Chart::LineLog2,
+    )
+    .ratio(0, 1, "hp/PG");
+    let mut fsyncs = Table::new(
+        "commit_fsyncs",
+        "WAL fsyncs per commit (group commit)",
+        "fsyncs/commit",
+        "clients",
+        &["hotpair", "PostgreSQL"],
+        Chart::LineLog2,
+    );
+    rows(
+        &mut tps,
+        clients.iter().map(|c| (c.to_string(), f64::from(*c))),
+    );
+    rows(
+        &mut fsyncs,
+        clients.iter().map(|c| (c.to_string(), f64::from(*c))),
+    );
+    let mut errors = Vec::new();
+    for_each_target(
+        ctx,
+        "commit",
+        |ctx, t| {
+            let ep = ctx.targets[t].primary()?.clone();
+            ep.sql("DROP TABLE IF EXISTS bench_commit")?;
+            ep.sql("CREATE TABLE bench_commit (c int NOT NULL, v int NOT NULL)")?;
+            let path = ctx.script(
+                "commit.sql",
+                "INSERT INTO bench_commit VALUES (:client_id, 1);\n",
+            )?;
+            for &c in &clients {
+                let before = wal_syncs(&ep);
+                let s = ctx.point_summary(
+                    &ep,
+                    c,
+                    &[
+                        "-M".into(),
+                        "prepared".into(),
+                        "-f".into(),
+                        path.display().to_string(),
+                    ],
+                );
+                let label = c.to_string();
+                match s {
+                    Ok(s) => {
+                        tps.set(&label, f64::from(c), t, summary_cell(&s));
+                        let cell = match (before, settled_wal_syncs(&ep)) {
+                            (Ok(b), Ok(a)) if s.processed > 0 => {
+                                Cell::Value(a.saturating_sub(b) as f64 / s.processed as f64, None)
+                            }
+                            (Err(e), _) | (_, Err(e)) => Cell::Skipped(e),
+                            _ => Cell::Skipped("no transactions".into()),
+                        };
+                        fsyncs.set(&label, f64::from(c), t, cell);
+                    }
+                    Err(e) => {
+                        tps.set(&label, f64::from(c), t, Cell::Failed(e.clone()));
+                        fsyncs.set(&label, f64::from(c), t, Cell::Skipped("run failed".into()));
+                    }
+                }
+            }
+            Ok(())
+        },
+        |t, e, skip| errors.push((t, e, skip)),
+    );
+    for (t, e, skip) in errors {
+        fill(&mut tps, &[t], &e, skip);
+        fill(&mut fsyncs, &[t], &e, skip);
+    }
+    fsyncs.note("PostgreSQL: pg_stat_wal.wal_sync; hotpair: the same view when it has one");
+    vec![tps, fsyncs]
+}
+
+/// `pg_stat_wal.wal_sync`, or why it cannot be read.
+fn wal_syncs(ep: &Endpoint) -> Result<u64, String> {
+    let v = ep
+        .sql("SELECT wal_sync FROM pg_stat_wal")
+        .map_err(|e| format!("no WAL fsync counter ({})", first_line(&e)))?;
+    v.trim()
+        .parse()
+        .map_err(|_| format!("unexpected wal_sync value {v:?}"))
+}
+
+/// `wal_sync` once exiting backends have flushed their statistics: read
+/// until two reads 200 ms apart agree (at most 3 s).
+fn settled_wal_syncs(ep: &Endpoint) -> Result<u64, String> {
+    let mut last = wal_syncs(ep)?;
+    for _ in 0..15 {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = wal_syncs(ep)?;
+        if now == last {
+            return Ok(now);
+        }
+        last = now;
+    }
+    Ok(last)
+}
+
+/// Which target index holds `kind`.
+pub fn index_of(ctx: &Ctx, kind: Kind) -> Option<usize> {
+    ctx.targets.iter().position(|t| t.kind == kind)
+}

@@ -1,0 +1,334 @@
+//! # bench — hotpair beside PostgreSQL 15 on this machine, in one run
+//!
+//! ```sh
+//! cargo run --release -p tap-tests --bin bench -- [WORKLOAD…] [--quick] [--out docs/benchmarks]
+//! ```
+//!
+//! Workloads (default: all, in this order): `select` (select-only
+//! -M prepared over client counts, primary and standby), `idle` (active
+//! tps beside idle and mostly-idle connections), `snapshot` (`SELECT 1`,
+//! `SELECT txid_current()`), `tpcb` (tpcb-like, 2PC script, 90/10 mix),
+//! `connect` (`-C`), `memory` (RSS with idle connections), `commit`
+//! (single-row INSERT commits, fsyncs per commit), `latency`
+//! (commit-to-visible on the standby), `copy` (concurrent COPY, bulk vs
+//! single extension, and `pgbench -i` wall time).
+//!
+//! It starts a hotpair primary (harness `Node`, release binaries when built
+//! with `--release`) and a PostgreSQL 15 primary + streaming standby
+//! (as the `postgres` OS user when run as root) under one temporary work
+//! directory, prints a table per workload, writes `results.csv`,
+//! `results.json` and one SVG per table into `--out`, and removes
+//! everything it started — also on Ctrl-C. See `tap_tests::bench`.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use tap_tests::bench::report::{json_str, Table};
+use tap_tests::bench::target::{Kind, Target};
+use tap_tests::bench::workloads::{self, Ctx};
+use tap_tests::bench::{cleanup, copy, latency, pg, pgbench, svg, sysinfo, RunConfig};
+
+/// Every workload, in run order.
+const WORKLOADS: [&str; 9] = [
+    "select", "idle", "snapshot", "tpcb", "connect", "memory", "commit", "latency", "copy",
+];
+
+/// Command line of `bench`.
+#[derive(Parser, Debug)]
+#[command(
+    name = "bench",
+    about = "hotpair vs PostgreSQL 15 benchmarks (issues 3-6)"
+)]
+struct Args {
+    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy.
+    workloads: Vec<String>,
+
+    /// Short durations and small counts: a smoke run of a minute or two.
+    #[arg(long)]
+    quick: bool,
+
+    /// Directory for results.csv, results.json and the SVG plots.
+    #[arg(long, default_value = "docs/benchmarks")]
+    out: PathBuf,
+
+    /// Print the tables only; write no files.
+    #[arg(long)]
+    no_write: bool,
+
+    /// Seconds per pgbench point (overrides the default: 10, or 1 with --quick).
+    #[arg(long)]
+    duration: Option<u32>,
+
+    /// Do not start hotpair (PostgreSQL only).
+    #[arg(long)]
+    skip_hotpair: bool,
+
+    /// Do not start PostgreSQL (hotpair only).
+    #[arg(long)]
+    skip_postgres: bool,
+
+    /// Keep the work directory (data directories and logs) at the end.
+    #[arg(long)]
+    keep: bool,
+}
+
+/// Open-file limit the idle-connection workload needs (client sockets in
+/// this process, server sockets in hotpair).
+const NOFILE_WANTED: u64 = 65536;
+
+/// The soft open-file limit of this process.
+fn nofile_soft() -> u64 {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| {
+                    l.split_whitespace()
+                        .nth(3)
+                        .and_then(|v| v.parse::<u64>().ok())
+                })
+        })
+        .unwrap_or(0)
+}
+
+/// Raises RLIMIT_NOFILE by re-executing this program under `sh -c 'ulimit
+/// -n …; exec …'` once (std has no setrlimit, and servers started later
+/// inherit the limit).
+fn ensure_nofile() {
+    let soft = nofile_soft();
+    if soft >= NOFILE_WANTED || std::env::var_os("HOTPAIR_BENCH_REEXEC").is_some() {
+        if soft < 20000 {
+            eprintln!("bench: open-file limit is {soft}; the idle-connection workload may fail at high counts");
+        }
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let script = format!(
+        "ulimit -n {NOFILE_WANTED} 2>/dev/null || ulimit -n \"$(ulimit -Hn)\" 2>/dev/null; exec \"$0\" \"$@\""
+    );
+    let err = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .arg(exe)
+        .args(std::env::args_os().skip(1))
+        .env("HOTPAIR_BENCH_REEXEC", "1")
+        .exec();
+    eprintln!("bench: could not re-exec with a higher open-file limit: {err}");
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    ensure_nofile();
+    let selected: Vec<String> =
+        if args.workloads.is_empty() || args.workloads.iter().any(|w| w == "all") {
+            WORKLOADS.iter().map(|s| s.to_string()).collect()
+        } else {
+            for w in &args.workloads {
+                if !WORKLOADS.contains(&w.as_str()) {
+                    eprintln!(
+                        "bench: unknown workload {w:?}; choose from {}",
+                        WORKLOADS.join(" ")
+                    );
+                    return ExitCode::from(2);
+                }
+            }
+            WORKLOADS
+                .iter()
+                .filter(|w| args.workloads.iter().any(|a| a == *w))
+                .map(|s| s.to_string())
+                .collect()
+        };
+
+    // One work directory for everything; removed at the end and on Ctrl-C.
+    let work = match tempfile::Builder::new()
+        .prefix("hotpair-bench-")
+        .tempdir_in(std::env::temp_dir())
+    {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("bench: cannot create a work directory: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let work_path = work.path().to_path_buf();
+    if let Err(e) = pg::set_mode(&work_path, 0o755) {
+        eprintln!("bench: {e}");
+    }
+    let work_cleanup =
+        (!args.keep).then(|| cleanup::register(cleanup::Action::RemoveDir(work_path.clone())));
+    cleanup::install_signal_handler();
+    // Harness nodes live in the work directory and are always hotpair.
+    std::env::set_var("HOTPAIR_TAP_TMPDIR", work_path.join("hotpair"));
+    std::env::remove_var("HOTPAIR_TAP_POSTGRES_BINDIR");
+
+    let mut cfg = RunConfig::new(args.quick, work_path.clone());
+    if let Some(d) = args.duration {
+        cfg.duration = d.max(1);
+    }
+    let settings = cfg.settings();
+    let machine = sysinfo::Machine::read();
+    let pgbench_path = pgbench::pgbench_path();
+    let pgbench_version = pgbench_path
+        .as_ref()
+        .and_then(|p| std::process::Command::new(p).arg("--version").output().ok())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "pgbench not installed".into());
+
+    // The systems.
+    eprintln!(
+        "bench: starting hotpair and PostgreSQL (work directory {})",
+        work_path.display()
+    );
+    let hotpair = if args.skip_hotpair {
+        Target::unavailable(Kind::Hotpair, "hotpair: skipped (--skip-hotpair)")
+    } else {
+        Target::hotpair(&settings, "")
+    };
+    let postgres = match (args.skip_postgres, pg::find_bindir()) {
+        (true, _) => Target::unavailable(Kind::Postgres, "PostgreSQL: skipped (--skip-postgres)"),
+        (false, None) => Target::unavailable(Kind::Postgres, "PostgreSQL 15 not installed"),
+        (false, Some(bindir)) => Target::postgres(&bindir, &work_path, &settings),
+    };
+
+    let mut header = vec![
+        format!(
+            "hotpair benchmark run{}",
+            if cfg.quick { " (--quick)" } else { "" }
+        ),
+        machine.describe(),
+        format!(
+            "systems: {} | {} | {}",
+            hotpair.version,
+            if postgres.version.is_empty() {
+                "PostgreSQL: n/a"
+            } else {
+                &postgres.version
+            },
+            pgbench_version
+        ),
+        format!(
+            "settings (both): {}",
+            settings.conf_lines().trim().replace('\n', ", ")
+        ),
+        format!(
+            "pgbench: -n -T {} -j min(clients,2), scale {}, TCP 127.0.0.1; open-file limit {}",
+            cfg.duration,
+            cfg.scale,
+            nofile_soft()
+        ),
+    ];
+    for t in [&hotpair, &postgres] {
+        if let Err(e) = &t.primary {
+            header.push(format!("{}: {}", t.name, e));
+        } else if let Err(e) = &t.standby {
+            header.push(format!("{} {}", t.name, e));
+        }
+    }
+    println!("{}", header.join("\n"));
+
+    let mut ctx = Ctx::new(cfg, pgbench_path, vec![hotpair, postgres]);
+    let mut tables: Vec<Table> = Vec::new();
+    for w in &selected {
+        if cleanup::interrupted() {
+            cleanup::park_forever();
+        }
+        eprintln!("bench: workload {w}");
+        let start = std::time::Instant::now();
+        let new = match w.as_str() {
+            "select" => workloads::select_only(&mut ctx),
+            "idle" => workloads::idle(&mut ctx),
+            "snapshot" => workloads::snapshot(&mut ctx),
+            "tpcb" => workloads::tpcb(&mut ctx),
+            "connect" => workloads::connect(&mut ctx),
+            "memory" => workloads::memory(&mut ctx),
+            "commit" => workloads::commit(&mut ctx),
+            "latency" => latency::commit_to_visible(&mut ctx),
+            "copy" => copy::copy(&mut ctx),
+            _ => Vec::new(),
+        };
+        for t in &new {
+            print!("{}", t.render());
+        }
+        eprintln!(
+            "bench: workload {w} took {:.0} s",
+            start.elapsed().as_secs_f64()
+        );
+        tables.extend(new);
+    }
+
+    if cleanup::interrupted() {
+        cleanup::park_forever();
+    }
+    // Servers down before files are written: a Ctrl-C during writing
+    // leaves nothing running.
+    for t in ctx.targets.iter_mut() {
+        t.shutdown();
+    }
+
+    let mut status = ExitCode::SUCCESS;
+    if !args.no_write {
+        if let Err(e) = write_results(&args.out, &header, &machine, &tables) {
+            eprintln!("bench: writing results: {e}");
+            status = ExitCode::FAILURE;
+        } else {
+            println!(
+                "\nresults: {}/results.csv, results.json, *.svg",
+                args.out.display()
+            );
+        }
+    }
+    if args.keep {
+        println!("work directory kept: {}", work_path.display());
+        let _ = work.keep();
+    } else if let Some(id) = work_cleanup {
+        cleanup::deregister(id);
+        drop(work);
+    }
+    status
+}
+
+/// results.csv, results.json and one SVG per table in `out`.
+fn write_results(
+    out: &std::path::Path,
+    header: &[String],
+    machine: &sysinfo::Machine,
+    tables: &[Table],
+) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("mkdir {}: {e}", out.display()))?;
+    let mut csv_text = String::new();
+    for h in header {
+        csv_text.push_str(&format!("# {h}\n"));
+    }
+    csv_text.push_str("workload,row,x,series,unit,status,value,note\n");
+    for t in tables {
+        for r in t.csv_rows() {
+            csv_text.push_str(&r);
+            csv_text.push('\n');
+        }
+    }
+    let write = |name: &str, text: &str| {
+        let p = out.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("write {}: {e}", p.display()))
+    };
+    write("results.csv", &csv_text)?;
+    let json = format!(
+        "{{\n  \"date\": {},\n  \"machine\": {{\"nproc\": {}, \"mem_mib\": {}, \"kernel\": {}, \"cpu\": {}}},\n  \"header\": [{}],\n  \"tables\": [\n{}\n  ]\n}}\n",
+        json_str(&machine.date),
+        machine.nproc,
+        machine.mem_mib,
+        json_str(&machine.kernel),
+        json_str(&machine.cpu),
+        header.iter().map(|h| json_str(h)).collect::<Vec<_>>().join(", "),
+        tables.iter().map(Table::json).collect::<Vec<_>>().join(",\n")
+    );
+    write("results.json", &json)?;
+    for t in tables {
+        write(&format!("{}.svg", t.key), &svg::render(t))?;
+    }
+    Ok(())
+}
