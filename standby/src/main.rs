@@ -262,7 +262,9 @@ async fn run(config: Config) -> Result<(), String> {
     db.replication.set_wal_writer(writer.clone());
 
     let stop = Arc::new(AtomicBool::new(false));
-    let replay = standby::startup::Replay::new(db.clone(), label.end, None);
+    // Heap, full-page image, smgr and catalog records: common's redo.
+    let redo: standby::startup::RedoHook = Arc::new(|db, rec| common::redo::apply(db, rec));
+    let replay = standby::startup::Replay::new(db.clone(), label.end, Some(redo));
     let handle = tokio::runtime::Handle::current();
     let replay_thread = {
         let (w, s) = (writer.clone(), stop.clone());
