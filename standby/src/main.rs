@@ -263,7 +263,7 @@ async fn run(config: Config) -> Result<(), String> {
 
     let stop = Arc::new(AtomicBool::new(false));
     // Heap, full-page image, smgr and catalog records: common's redo.
-    let redo: standby::startup::RedoHook = Arc::new(|db, rec| common::redo::apply(db, rec));
+    let redo: standby::startup::RedoHook = Arc::new(common::redo::apply);
     let replay = standby::startup::Replay::new(db.clone(), label.end, Some(redo));
     let handle = tokio::runtime::Handle::current();
     let replay_thread = {
