@@ -219,10 +219,11 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
     // 7: old segments.
     let keep_bytes = (db.config.int("wal_keep_size").max(0) as u64) << 20;
     let mut keep = Lsn(redo.0.saturating_sub(keep_bytes));
-    for slot in [xlog.slot_keep_lsn(), db.replication.oldest_slot_lsn()]
-        .into_iter()
-        .flatten()
-    {
+    if let Some(slot) = xlog.slot_keep_lsn() {
+        keep = keep.min(slot);
+    }
+    // Replication slots hold back WAL their standby has not received.
+    if let Some(slot) = db.replication.oldest_slot_lsn() {
         keep = keep.min(slot);
     }
     let removed = writer.remove_segments_before(keep).map_err(wal_error)?;
@@ -238,11 +239,12 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
         last.shut_down = true;
     }
     xlog.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
-    drop(last);
-    if !kind.is_shutdown() {
-        // LogStandbySnapshot: standbys need the running transactions after
-        // every online checkpoint.
-        crate::replication::log_running_xacts(db)?;
+    // A running-xacts record after every online checkpoint lets a standby
+    // that starts from it reach a consistent state.
+    if !kind.is_shutdown() && kind != CheckpointKind::Initial {
+        if let Err(e) = crate::replication::log_running_xacts(db) {
+            tracing::warn!("could not log running transactions: {}", e.message);
+        }
     }
     let nbuf = db.heap.bufmgr().nbuffers().max(1);
     if !quiet {

@@ -12,7 +12,7 @@
 //!   └── pg_xact/      clog segments
 //! ```
 //!
-//! and, on a primary, runs start-up ([`crate::xlog::startup`]): a new cluster gets
+//! and then runs start-up ([`crate::xlog::startup`]): a new cluster gets
 //! its first WAL segment and checkpoint; an existing one replays WAL from
 //! the control file's checkpoint (crash recovery) — heap pages, relation
 //! files, catalog, clog, `next_xid` — and opens the WAL writer at the end
@@ -63,12 +63,12 @@ pub struct Database {
     pub catalog: Catalog,
     /// Parsed statements by query text.
     pub parse_cache: ParseCache,
+    /// Walsenders, walreceiver, slots, recovery progress (issue 4).
+    pub replication: ReplicationState,
     /// WAL, set once start-up has replayed it and opened the writer.
     xlog: OnceLock<Arc<XLog>>,
     /// Checkpoint serialisation and the background checkpointer.
     pub checkpointer: CheckpointerState,
-    /// Walsenders, walreceiver, slots, recovery progress (issue 4).
-    pub replication: ReplicationState,
 }
 
 /// Texts kept by the parse cache.
@@ -111,20 +111,23 @@ impl Database {
             heap,
             catalog,
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
+            replication: ReplicationState::open(Some(&dir))?,
             xlog: OnceLock::new(),
             checkpointer: CheckpointerState::default(),
-            replication: ReplicationState::open(Some(&dir))?,
         };
         if role == Role::Standby {
+            // A standby replays WAL continuously (standby::startup) instead
+            // of the primary's one-shot crash recovery.
             db.replication
                 .in_recovery
                 .store(true, std::sync::atomic::Ordering::Relaxed);
             db.procarray.set_in_recovery(true);
-        }
-        // A standby's WAL, writer and replay belong to its startup process
-        // and walreceiver (standby crate), which call `redo::apply`.
-        if role == Role::Primary {
+        } else {
             crate::xlog::startup(&db, ctl)?;
+            // The walsender streams from, and base backups read, this writer.
+            if let Some(x) = db.xlog() {
+                db.replication.set_wal_writer(x.writer().clone());
+            }
         }
         let max_seen = crate::sql::ddl::rebuild_all_indexes(&db)?;
         if max_seen + 1 > db.procarray.next_xid().0 {
@@ -136,14 +139,12 @@ impl Database {
             "database opened"
         );
         let db = Arc::new(db);
-        if role == Role::Primary {
-            checkpointer::start(&db).map_err(|e| {
-                PgError::new(
-                    sqlstate::IO_ERROR,
-                    format!("could not start the checkpointer: {e}"),
-                )
-            })?;
-        }
+        checkpointer::start(&db).map_err(|e| {
+            PgError::new(
+                sqlstate::IO_ERROR,
+                format!("could not start the checkpointer: {e}"),
+            )
+        })?;
         Ok(db)
     }
 

@@ -469,19 +469,19 @@ fn for_each_input<'a>(
             }
             Ok(())
         }
-        Source::StatWal => {
-            let row = crate::xlog::stat_wal_row(ec.db).map(|v| Value::Int8(v as i64));
-            if ec.filter(&plan.filter, &row)? {
-                let _ = f(ec, &row)?;
-            }
-            Ok(())
-        }
         Source::SystemView(name) => {
             let rows = ec.db.replication.view_rows(name).unwrap_or_default();
             for row in rows {
                 if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
                     break;
                 }
+            }
+            Ok(())
+        }
+        Source::StatWal => {
+            let row = crate::xlog::stat_wal_row(ec.db).map(|v| Value::Int8(v as i64));
+            if ec.filter(&plan.filter, &row)? {
+                let _ = f(ec, &row)?;
             }
             Ok(())
         }

@@ -98,11 +98,11 @@ pub enum Source {
     },
     /// `hotpair_stat_snapshots`: one row from the procarray counters.
     StatSnapshots,
-    /// `hotpair_stat_wal`: one row of WAL counters since start-up.
-    StatWal,
     /// A replication system view (`pg_stat_replication`, …): rows from
     /// [`crate::replication::ReplicationState::view_rows`].
     SystemView(&'static str),
+    /// `hotpair_stat_wal`: one row of WAL counters since start-up.
+    StatWal,
 }
 
 /// Access path of a table.
@@ -713,17 +713,6 @@ fn bind_from(
                 }
                 return Ok((Source::StatSnapshots, scope, None));
             }
-            if rel == STAT_WAL && catalog.get(&rel).is_none() {
-                let a = alias
-                    .as_ref()
-                    .map(|a| ident_name(&a.name))
-                    .unwrap_or_else(|| rel.clone());
-                let mut scope = Scope::new();
-                for c in STAT_WAL_COLUMNS {
-                    scope.push(Some(&a), c, SqlType::Int8);
-                }
-                return Ok((Source::StatWal, scope, None));
-            }
             if let (Some(cols), None) = (crate::replication::view_columns(&rel), catalog.get(&rel))
             {
                 let a = alias
@@ -744,6 +733,17 @@ fn bind_from(
                     _ => crate::replication::PG_STAT_WAL_RECEIVER,
                 };
                 return Ok((Source::SystemView(name), scope, None));
+            }
+            if rel == STAT_WAL && catalog.get(&rel).is_none() {
+                let a = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or_else(|| rel.clone());
+                let mut scope = Scope::new();
+                for c in STAT_WAL_COLUMNS {
+                    scope.push(Some(&a), c, SqlType::Int8);
+                }
+                return Ok((Source::StatWal, scope, None));
             }
             let table = catalog.table(&rel)?;
             let a = alias
