@@ -56,8 +56,9 @@
 //! (twophase.rs rebuilds the prepared transaction).
 //!
 //! Every xid seen (record header, xact records, subxids) advances
-//! `next_xid` past it on a primary in crash recovery, or is added to
-//! KnownAssignedXids on a standby. Transactions that were running at a
+//! `next_xid` past it on a primary in crash recovery; on a standby the
+//! startup process (standby crate) owns KnownAssignedXids and routes only
+//! non-transaction records here. Transactions that were running at a
 //! crash have no completion record: their xids stay "in progress" in the
 //! clog, and since no proc runs them after start-up, visibility treats
 //! them as aborted (`XidFate::Gone`) — PostgreSQL does the same.
@@ -151,15 +152,13 @@ pub fn apply(db: &Database, rec: &DecodedRecord) -> PgResult<()> {
     }
 }
 
-/// Makes `xid` known as assigned: past `next_xid` on a primary in crash
-/// recovery, in KnownAssignedXids on a standby.
+/// Makes `xid` known as assigned on a primary in crash recovery (past
+/// `next_xid`). On a standby the startup process owns KnownAssignedXids
+/// (it adds xids only once a running-xacts record initialised it), so
+/// nothing is done here.
 fn note_xid(db: &Database, xid: TransactionId) {
-    if !xid.is_normal() {
-        return;
-    }
-    match db.role {
-        Role::Primary => db.procarray.advance_next_xid(xid),
-        Role::Standby => db.procarray.record_known_assigned(xid),
+    if xid.is_normal() && db.role == Role::Primary {
+        db.procarray.advance_next_xid(xid);
     }
 }
 

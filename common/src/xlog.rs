@@ -902,6 +902,7 @@ fn install(db: &Database, xlog: XLog) {
         .set_wal_flush(Arc::new(WalFlushHook(xlog.writer().clone())));
     db.heap.set_xlog(xlog.clone());
     db.catalog.set_xlog(xlog.clone());
+    db.replication.set_wal_writer(xlog.writer().clone());
     db.set_xlog(xlog);
 }
 

@@ -266,7 +266,7 @@ async fn run(config: Config) -> Result<(), String> {
     // redo as crash recovery; transaction and running-xacts records are
     // handled by the replay loop itself (clog, KnownAssignedXids, and the
     // completion-counter bump).
-    let redo: standby::startup::RedoHook = Arc::new(|db, rec| common::redo::apply(db, rec));
+    let redo: standby::startup::RedoHook = Arc::new(common::redo::apply);
     let replay = standby::startup::Replay::new(db.clone(), label.end, Some(redo));
     let handle = tokio::runtime::Handle::current();
     let replay_thread = {

@@ -78,7 +78,7 @@ fn client(node: &Node, next_id: &AtomicU64, ledger: &Ledger, stop: &AtomicBool, 
             }
         }
         n += 1;
-        if n % 4 == 0 {
+        if n.is_multiple_of(4) {
             if s.query("ROLLBACK").is_err() {
                 return;
             }
