@@ -1,25 +1,32 @@
 //! The node-wide shared state every session holds an `Arc` of: settings,
-//! clog, procarray, heap (buffer pool), catalog and the parse cache.
+//! clog, procarray, heap (buffer pool), catalog, parse cache, WAL and the
+//! checkpointer.
 //!
 //! [`Database::open`] assembles it from a data directory:
 //!
 //! ```text
 //!  DIR/ (created if empty)
 //!   ├── base/         relation files (smgr)
-//!   ├── global/       catalog, next_xid
+//!   ├── global/       pg_control (last checkpoint), catalog
 //!   ├── pg_twophase/  state files of prepared transactions (twophase.rs)
+//!   ├── pg_wal/       WAL segments
 //!   └── pg_xact/      clog segments
 //! ```
 //!
-//! then loads the catalog and rebuilds every in-memory index from the heap,
-//! noting the largest xid found in any tuple header: the procarray's
-//! `next_xid` starts past it (and past the value saved by the last
-//! checkpoint in `global/next_xid`), so xids are never reused across a
-//! restart. WAL replaces this bookkeeping in issue 3.
+//! and then runs start-up ([`crate::xlog::startup`]): a new cluster gets
+//! its first WAL segment and checkpoint; an existing one replays WAL from
+//! the control file's checkpoint (crash recovery) — heap pages, relation
+//! files, catalog, clog, `next_xid` — and opens the WAL writer at the end
+//! of valid WAL. Indexes are in memory: they are rebuilt from the heap after
+//! redo. Finally the background checkpointer starts.
+//!
+//! [`Database::checkpoint`] is `CHECKPOINT`; [`Database::shutdown`] is the
+//! clean stop (shutdown checkpoint, after which start-up needs no redo).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use crate::checkpointer::{self, CheckpointKind, CheckpointerState};
 use crate::clog::Clog;
 use crate::config::Config;
 use crate::error::{sqlstate, PgError, PgResult};
@@ -31,6 +38,7 @@ use crate::storage::heapam::Heap;
 use crate::storage::hio::ExtensionMode;
 use crate::twophase::TwoPhaseState;
 use crate::types::TransactionId;
+use crate::xlog::{ControlFile, XLog};
 
 /// Which role this node plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +69,10 @@ pub struct Database {
     pub twophase: TwoPhaseState,
     /// Walsenders, walreceiver, slots, recovery progress (issue 4).
     pub replication: ReplicationState,
+    /// WAL, set once start-up has replayed it and opened the writer.
+    xlog: OnceLock<Arc<XLog>>,
+    /// Checkpoint serialisation and the background checkpointer.
+    pub checkpointer: CheckpointerState,
 }
 
 /// Texts kept by the parse cache.
@@ -74,24 +86,28 @@ fn io_err(what: &str, p: &Path, e: std::io::Error) -> PgError {
 }
 
 impl Database {
-    /// Opens (creating if empty) the data directory named by `config`.
+    /// Opens (creating if empty) the data directory named by `config`,
+    /// running crash recovery if the last stop was not clean.
     pub fn open(config: Config, role: Role) -> PgResult<Arc<Database>> {
         let dir = config.data_dir.clone();
-        for sub in ["", "base", "global", "pg_xact"] {
+        for sub in ["", "base", "global", "pg_xact", "pg_wal"] {
             let p = dir.join(sub);
             std::fs::create_dir_all(&p).map_err(|e| io_err("create directory", &p, e))?;
         }
+        let ctl = ControlFile::read(&dir)?;
         let clog = Clog::open(&dir)?;
         let mode = ExtensionMode::parse(config.get("relation_extension").unwrap_or("bulk"))
             .unwrap_or_default();
         let heap = Heap::open(&dir, config.shared_buffers_pages(), mode)?;
         let catalog = Catalog::open(&dir)?;
-        let saved_next = read_next_xid(&dir)?;
         let max_prepared = config.max_prepared_transactions();
         let max_procs = config.max_connections() + max_prepared + 8;
-        // The procarray needs next_xid before the heap is scanned; build the
-        // database with a provisional one and advance it after the rebuild.
-        let next = TransactionId(saved_next.max(TransactionId::FIRST_NORMAL.0));
+        // next_xid comes from the checkpoint and every xid replayed after it.
+        let next = TransactionId(
+            ctl.map(|c| c.next_xid)
+                .unwrap_or(0)
+                .max(TransactionId::FIRST_NORMAL.0),
+        );
         let db = Database {
             procarray: ProcArray::new(max_procs, next),
             config,
@@ -102,35 +118,75 @@ impl Database {
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
             twophase: TwoPhaseState::new(max_prepared, Some(&dir)),
             replication: ReplicationState::open(Some(&dir))?,
+            xlog: OnceLock::new(),
+            checkpointer: CheckpointerState::default(),
         };
         if role == Role::Standby {
+            // A standby replays WAL continuously (standby::startup) instead
+            // of the primary's one-shot crash recovery.
             db.replication
                 .in_recovery
                 .store(true, std::sync::atomic::Ordering::Relaxed);
             db.procarray.set_in_recovery(true);
+        } else {
+            crate::xlog::startup(&db, ctl)?;
+            // The walsender streams from, and base backups read, this writer.
+            if let Some(x) = db.xlog() {
+                db.replication.set_wal_writer(x.writer().clone());
+            }
         }
         let max_seen = crate::sql::ddl::rebuild_all_indexes(&db)?;
         if max_seen + 1 > db.procarray.next_xid().0 {
-            db.procarray.advance_next_xid(TransactionId(max_seen + 1));
+            db.procarray.advance_next_xid(TransactionId(max_seen));
         }
-        // Prepared transactions hold their xids as running before anyone
-        // reads a row.
+        // After redo (which registered PREPAREs and dropped finished ones),
+        // before any session: prepared transactions hold their xids as
+        // running again.
         crate::twophase::restore_at_startup(&db)?;
         tracing::debug!(
             tables = db.catalog.tables().len(),
             next_xid = db.procarray.next_xid().0,
             "database opened"
         );
-        Ok(Arc::new(db))
+        let db = Arc::new(db);
+        checkpointer::start(&db).map_err(|e| {
+            PgError::new(
+                sqlstate::IO_ERROR,
+                format!("could not start the checkpointer: {e}"),
+            )
+        })?;
+        Ok(db)
     }
 
-    /// CHECKPOINT (and clean shutdown): writes dirty heap pages and clog
-    /// pages to disk and records next_xid.
+    /// The WAL handle (set once start-up finished).
+    pub fn xlog(&self) -> Option<&Arc<XLog>> {
+        self.xlog.get()
+    }
+
+    /// Start-up only: installs the opened WAL.
+    pub(crate) fn set_xlog(&self, xlog: Arc<XLog>) {
+        let _ = self.xlog.set(xlog);
+    }
+
+    /// CHECKPOINT: writes dirty heap pages and clog pages, logs a checkpoint
+    /// record and points the control file at it.
+    /// Safe inside the tokio runtime (runs in `block_in_place`).
     pub fn checkpoint(&self) -> PgResult<()> {
-        self.heap.checkpoint()?;
-        self.clog.flush()?;
-        crate::twophase::checkpoint(self)?;
-        write_next_xid(&self.config.data_dir, self.procarray.next_xid().0)
+        crate::lmgr::run_blocking(|| {
+            checkpointer::create_checkpoint(self, CheckpointKind::Immediate).map(|_| ())
+        })
+    }
+
+    /// Clean shutdown, after the sessions are gone: stops the background
+    /// checkpointer, writes the shutdown checkpoint (the next start needs no
+    /// redo) and closes the WAL writer. Later writes fail.
+    pub fn shutdown(&self) -> PgResult<()> {
+        self.checkpointer.stop();
+        checkpointer::create_checkpoint(self, CheckpointKind::Shutdown)?;
+        if let Some(x) = self.xlog() {
+            x.writer().shutdown().map_err(crate::xlog::wal_error)?;
+        }
+        Ok(())
     }
 
     /// VACUUM's index part: removes index entries whose heap version is
@@ -171,30 +227,8 @@ impl Database {
     }
 }
 
-fn read_next_xid(dir: &Path) -> PgResult<u64> {
-    let p = dir.join("global").join("next_xid");
-    match std::fs::read_to_string(&p) {
-        Ok(s) => s.trim().parse::<u64>().map_err(|_| {
-            PgError::new(
-                sqlstate::DATA_CORRUPTED,
-                format!("invalid contents in file \"{}\"", p.display()),
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
-        Err(e) => Err(io_err("read file", &p, e)),
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.checkpointer.stop();
     }
-}
-
-fn write_next_xid(dir: &Path, next: u64) -> PgResult<()> {
-    use std::io::Write;
-    let p = dir.join("global").join("next_xid");
-    let tmp = dir.join("global").join("next_xid.tmp");
-    {
-        let mut f = std::fs::File::create(&tmp).map_err(|e| io_err("create file", &tmp, e))?;
-        f.write_all(format!("{next}\n").as_bytes())
-            .map_err(|e| io_err("write file", &tmp, e))?;
-        f.sync_all().map_err(|e| io_err("fsync file", &tmp, e))?;
-    }
-    std::fs::rename(&tmp, &p).map_err(|e| io_err("rename file", &tmp, e))?;
-    Ok(())
 }

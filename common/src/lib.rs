@@ -2,6 +2,7 @@
 //!
 //! (Essay to be written as the crate fills in; see docs/architecture/.)
 
+pub mod checkpointer;
 pub mod clog;
 pub mod config;
 pub mod database;
@@ -9,6 +10,7 @@ pub mod error;
 pub mod lmgr;
 pub mod procarray;
 pub mod protocol;
+pub mod redo;
 pub mod replication;
 pub mod server;
 pub mod snapshot;
@@ -19,3 +21,4 @@ pub mod twophase;
 pub mod types;
 pub mod visibility;
 pub mod xact;
+pub mod xlog;

@@ -583,7 +583,8 @@ pub fn finish_prepared(shared: &dyn XactShared, gid: &str, commit: bool) -> PgRe
 
 /// PrepareRedoAdd: a Prepare record replayed at start-up (or on a standby).
 /// The transaction is registered (once per xid); [`restore_at_startup`]
-/// gives it its dummy proc after redo.
+/// gives it its dummy proc after redo and advances `next_xid` then (the
+/// redo loop notes the record's xids as assigned itself).
 pub fn redo_prepare(
     shared: &dyn XactShared,
     xid: u64,
@@ -600,11 +601,6 @@ pub fn redo_prepare(
         gid,
         state,
     ));
-    shared.procarray().advance_next_xid(
-        xids(subxids)
-            .into_iter()
-            .fold(TransactionId(xid), TransactionId::max),
-    );
 }
 
 /// A CommitPrepared (`commit`) or AbortPrepared record replayed: sets the

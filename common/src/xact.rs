@@ -129,10 +129,27 @@ pub trait XactShared: Send + Sync {
     }
     /// The WAL hook of two-phase commit: writes a Prepare / CommitPrepared /
     /// AbortPrepared record and, with `flush`, waits until WAL is durable
-    /// past it. Default (no WAL): nothing.
+    /// past it. Default: through [`XactShared::xlog`] (nothing without WAL).
     fn log_twophase_record(&self, rec: wal::XactRecord, flush: bool) -> PgResult<()> {
-        let _ = (rec, flush);
+        let Some(x) = self.xlog() else {
+            return Ok(());
+        };
+        let xid = match &rec {
+            wal::XactRecord::Commit { xid, .. }
+            | wal::XactRecord::Abort { xid, .. }
+            | wal::XactRecord::Prepare { xid, .. }
+            | wal::XactRecord::CommitPrepared { xid, .. }
+            | wal::XactRecord::AbortPrepared { xid, .. } => TransactionId(*xid),
+        };
+        let end = x.insert(xid, &wal::WalRecord::Xact(rec))?;
+        if flush {
+            x.flush(end)?;
+        }
         Ok(())
+    }
+    /// WAL, if this node logs (commit and abort records).
+    fn xlog(&self) -> Option<&crate::xlog::XLog> {
+        None
     }
 }
 
@@ -154,6 +171,9 @@ impl XactShared for Database {
     }
     fn twophase(&self) -> &TwoPhaseState {
         &self.twophase
+    }
+    fn xlog(&self) -> Option<&crate::xlog::XLog> {
+        Database::xlog(self).map(|x| &**x)
     }
 }
 
@@ -220,6 +240,8 @@ pub struct Xact {
     xact_snapshot: Option<Arc<Snapshot>>,
     /// A snapshot was taken in this transaction (SET TRANSACTION is too late).
     snapshot_taken: bool,
+    /// The session's `synchronous_commit` (None: the server's).
+    synchronous_commit: Option<bool>,
 }
 
 fn not_in_block(what: &str) -> PgError {
@@ -243,20 +265,40 @@ fn no_savepoint(name: &str) -> PgError {
     )
 }
 
-/// RecordTransactionCommit's WAL half — the hook for issue 3: write the
-/// commit record (xid, subxids) and wait until WAL is flushed past it
-/// (synchronous_commit = on). It runs BEFORE the clog is updated, so no
-/// session sees a commit that could be lost in a crash. Today (no WAL) it
-/// does nothing.
-pub fn record_transaction_commit(xid: TransactionId, subxids: &[TransactionId]) -> PgResult<()> {
-    let _ = (xid, subxids);
-    Ok(())
+/// RecordTransactionCommit's WAL half: writes the commit record (xid,
+/// subxids) and, with `sync` (synchronous_commit = on), waits until WAL is
+/// flushed past it — group commit through the WAL writer, in
+/// `block_in_place` inside the runtime. It runs BEFORE the clog is updated,
+/// so no session sees a commit that could be lost in a crash. A node
+/// without WAL (tests) does nothing.
+pub fn record_transaction_commit(
+    shared: &dyn XactShared,
+    xid: TransactionId,
+    subxids: &[TransactionId],
+    sync: Option<bool>,
+) -> PgResult<()> {
+    match shared.xlog() {
+        Some(x) => {
+            let sync = sync.unwrap_or_else(|| x.synchronous_commit());
+            x.log_commit(xid, subxids, sync).map(|_| ())
+        }
+        None => Ok(()),
+    }
 }
 
-/// RecordTransactionAbort's WAL half — the hook for issue 3: write the abort
-/// record (no flush needed: an unflushed abort is an abort after a crash).
-pub fn record_transaction_abort(xid: TransactionId, subxids: &[TransactionId]) {
-    let _ = (xid, subxids);
+/// RecordTransactionAbort's WAL half: writes the abort record (no flush
+/// needed: an unflushed abort is an abort after a crash). A failure to log
+/// is reported and otherwise ignored: the transaction is aborted anyway.
+pub fn record_transaction_abort(
+    shared: &dyn XactShared,
+    xid: TransactionId,
+    subxids: &[TransactionId],
+) {
+    if let Some(x) = shared.xlog() {
+        if let Err(e) = x.log_abort(xid, subxids) {
+            tracing::warn!("could not log abort of transaction {xid}: {}", e.message);
+        }
+    }
 }
 
 impl Xact {
@@ -287,6 +329,7 @@ impl Xact {
             snap_cache: None,
             xact_snapshot: None,
             snapshot_taken: false,
+            synchronous_commit: None,
         })
     }
 
@@ -543,6 +586,12 @@ impl Xact {
         Ok(())
     }
 
+    /// SET synchronous_commit: whether this session's commits wait for the
+    /// WAL flush (`None`: the server setting).
+    pub fn set_synchronous_commit(&mut self, on: Option<bool>) {
+        self.synchronous_commit = on;
+    }
+
     /// SET default_transaction_isolation: the level of later transactions.
     pub fn set_default_isolation(&mut self, iso: IsolationLevel) {
         self.default_iso = iso;
@@ -780,7 +829,9 @@ impl Xact {
     fn commit_transaction(&mut self) -> PgResult<()> {
         let (top, subs) = self.live_xids();
         if top.is_valid() {
-            if let Err(e) = record_transaction_commit(top, &subs) {
+            if let Err(e) =
+                record_transaction_commit(&*self.shared, top, &subs, self.synchronous_commit)
+            {
                 self.abort_transaction();
                 return Err(e);
             }
@@ -809,7 +860,7 @@ impl Xact {
         }
         let (top, subs) = self.live_xids();
         if top.is_valid() {
-            record_transaction_abort(top, &subs);
+            record_transaction_abort(&*self.shared, top, &subs);
             let latest = subs.iter().copied().max().unwrap_or(top).max(top);
             self.shared
                 .clog()
@@ -842,7 +893,7 @@ impl Xact {
         } else {
             let (top, subs) = self.live_xids();
             if top.is_valid() {
-                record_transaction_abort(top, &subs);
+                record_transaction_abort(&*self.shared, top, &subs);
                 let latest = subs.iter().copied().max().unwrap_or(top).max(top);
                 self.shared
                     .clog()
@@ -878,7 +929,7 @@ impl Xact {
         }
         dead.sort_unstable();
         let latest = dead[dead.len() - 1];
-        record_transaction_abort(dead[0], &dead[1..]);
+        record_transaction_abort(&*self.shared, dead[0], &dead[1..]);
         self.shared
             .clog()
             .set_status(dead[0], &dead[1..], XidStatus::Aborted);

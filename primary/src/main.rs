@@ -141,12 +141,11 @@ async fn run(config: Config) -> Result<(), String> {
     let _ = timer.await;
     served.map_err(|e| format!("could not accept connections: {e}"))?;
 
-    // Every session has ended: write dirty pages, clog and next_xid so the
-    // next start finds every committed row (PostgreSQL's shutdown
-    // checkpoint). Until WAL exists this is the only thing that makes data
-    // durable.
+    // Every session has ended: the shutdown checkpoint writes dirty pages
+    // and clog, logs a shutdown checkpoint record and closes WAL, so the
+    // next start needs no redo.
     tracing::info!("shutting down");
-    db.checkpoint()
+    db.shutdown()
         .map_err(|e| format!("shutdown checkpoint failed: {}", e.message))?;
     tracing::info!("database system is shut down");
     Ok(())

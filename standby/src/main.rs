@@ -262,7 +262,12 @@ async fn run(config: Config) -> Result<(), String> {
     db.replication.set_wal_writer(writer.clone());
 
     let stop = Arc::new(AtomicBool::new(false));
-    let replay = standby::startup::Replay::new(db.clone(), label.end, None);
+    // Heap, catalog, smgr and full-page-image records go through the same
+    // redo as crash recovery; transaction and running-xacts records are
+    // handled by the replay loop itself (clog, KnownAssignedXids, and the
+    // completion-counter bump).
+    let redo: standby::startup::RedoHook = Arc::new(common::redo::apply);
+    let replay = standby::startup::Replay::new(db.clone(), label.end, Some(redo));
     let handle = tokio::runtime::Handle::current();
     let replay_thread = {
         let (w, s) = (writer.clone(), stop.clone());

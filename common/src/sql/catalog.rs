@@ -10,10 +10,19 @@
 //! ## Changes
 //!
 //! Every change goes through [`Catalog::apply_catalog_change`] with a
-//! [`CatalogChange`] value — the one place issue 3 will write a WAL record
-//! for (and redo will call on a standby). It updates the map under the write
-//! lock, bumps the version and rewrites `DIR/global/catalog` (temp file,
-//! fsync, rename, fsync of the directory).
+//! [`CatalogChange`] value. Under the catalog write lock it validates the
+//! change, writes it to WAL as a `Catalog` record (payload:
+//! [`encode_change`]) and flushes it, applies it to the map (`apply_locked`,
+//! the one function used both when executing and in redo), bumps the
+//! version and rewrites `DIR/global/catalog` (temp file, fsync, rename,
+//! fsync of the directory) stamped with the record's end LSN.
+//!
+//! That LSN makes the catalog behave like a page under WAL: the file is
+//! written only after its WAL is durable, and redo
+//! ([`Catalog::redo_catalog_change`]) applies a record only if its end LSN
+//! is newer than the file's — so replaying from any checkpoint is
+//! idempotent. Indexes created by redo stay "not ready" until the start-up
+//! index rebuild fills them.
 //!
 //! Catalog changes are **not transactional** in this version: a `CREATE
 //! TABLE` or `DROP TABLE` inside a transaction that later rolls back stays
@@ -47,14 +56,16 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::sql::types::SqlType;
 use crate::storage::index::Index;
-use crate::types::{Oid, RelFileId};
+use crate::types::{Oid, RelFileId, TransactionId};
+use crate::xlog::XLog;
+use wal::Lsn;
 
 /// First OID handed to user objects (PostgreSQL's FirstNormalObjectId).
 pub const FIRST_USER_OID: u32 = 16384;
@@ -340,6 +351,8 @@ pub enum CatalogChange {
 struct CatalogState {
     tables: HashMap<String, Arc<TableDef>>,
     next_oid: u32,
+    /// End LSN of the last catalog record applied (0: none).
+    lsn: Lsn,
 }
 
 /// The node's catalog.
@@ -349,6 +362,8 @@ pub struct Catalog {
     /// `DIR/global/catalog`; None for an in-memory catalog (tests, standby
     /// before its base backup).
     path: Option<PathBuf>,
+    /// WAL, once start-up has opened it (unset: changes are not logged).
+    xlog: OnceLock<Arc<XLog>>,
 }
 
 impl Catalog {
@@ -358,9 +373,11 @@ impl Catalog {
             state: RwLock::new(CatalogState {
                 tables: HashMap::new(),
                 next_oid: FIRST_USER_OID,
+                lsn: Lsn::INVALID,
             }),
             version: AtomicU64::new(1),
             path: None,
+            xlog: OnceLock::new(),
         }
     }
 
@@ -372,7 +389,7 @@ impl Catalog {
         cat.path = Some(path.clone());
         match fs::read_to_string(&path) {
             Ok(text) => {
-                let (tables, next_oid) = decode_catalog(&text).map_err(|e| {
+                let (tables, next_oid, lsn) = decode_catalog(&text).map_err(|e| {
                     PgError::new(
                         sqlstate::DATA_CORRUPTED,
                         format!("invalid catalog file \"{}\": {e}", path.display()),
@@ -380,6 +397,7 @@ impl Catalog {
                 })?;
                 let mut st = cat.state.write();
                 st.next_oid = next_oid;
+                st.lsn = lsn;
                 for (spec, indexes) in tables {
                     let t = new_table(spec);
                     {
@@ -424,6 +442,28 @@ impl Catalog {
         v
     }
 
+    /// Starts logging changes to `xlog` (once, at start-up after redo).
+    pub fn set_xlog(&self, xlog: Arc<XLog>) {
+        let _ = self.xlog.set(xlog);
+    }
+
+    /// The next OID to hand out (checkpoint records carry it).
+    pub fn next_oid(&self) -> u32 {
+        self.state.read().next_oid
+    }
+
+    /// Makes sure OIDs below `oid` are never handed out again (redo of
+    /// checkpoint and relation-create records).
+    pub fn advance_next_oid(&self, oid: u32) {
+        let mut st = self.state.write();
+        st.next_oid = st.next_oid.max(oid);
+    }
+
+    /// End LSN of the last change the catalog holds.
+    pub fn lsn(&self) -> Lsn {
+        self.state.read().lsn
+    }
+
     /// Hands out a fresh OID (also used as the relation file number).
     pub fn allocate_oid(&self) -> u32 {
         let mut st = self.state.write();
@@ -441,69 +481,49 @@ impl Catalog {
             .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
     }
 
-    /// Applies one change: the single entry point for catalog writes (WAL
-    /// logging in issue 3 goes here). Returns the new index for
+    /// Applies one change: the single entry point for catalog writes.
+    /// Validates, logs and flushes the change, applies it, persists the
+    /// catalog (see the module docs). Returns the new index for
     /// `CreateIndex` (empty, not ready).
     pub fn apply_catalog_change(&self, change: &CatalogChange) -> PgResult<Option<Arc<IndexDef>>> {
         let mut st = self.state.write();
-        let mut created = None;
-        match change {
-            CatalogChange::CreateTable(spec) => {
-                if st.tables.contains_key(&spec.name) {
-                    return Err(PgError::new(
-                        sqlstate::DUPLICATE_TABLE,
-                        format!("relation \"{}\" already exists", spec.name),
-                    ));
-                }
-                st.next_oid = st.next_oid.max(spec.oid + 1).max(spec.rel.0 + 1);
-                let t = new_table(spec.clone());
-                st.tables.insert(spec.name.clone(), Arc::new(t));
-            }
-            CatalogChange::DropTable { name } => {
-                let t = st
-                    .tables
-                    .remove(name)
-                    .ok_or_else(|| undefined_table(name))?;
-                t.dropped.store(true, Ordering::Release);
-            }
-            CatalogChange::CreateIndex { table, spec } => {
-                let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
-                if spec.columns.iter().any(|c| *c >= t.columns.len()) {
-                    return Err(PgError::internal("index column out of range"));
-                }
-                let ix = Arc::new(IndexDef::new(spec.clone(), false));
-                t.indexes.list.write().push(ix.clone());
-                st.next_oid = st.next_oid.max(spec.oid + 1);
-                created = Some(ix);
-            }
-            CatalogChange::DropIndex { table, name } => {
-                let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
-                t.indexes.list.write().retain(|i| &i.spec.name != name);
-            }
-            CatalogChange::SetNotNull { table, columns } => {
-                let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
-                let mut cols = t.columns.clone();
-                for &c in columns {
-                    if let Some(col) = cols.get_mut(c) {
-                        col.not_null = true;
-                    }
-                }
-                let nt = TableDef {
-                    oid: t.oid,
-                    name: t.name.clone(),
-                    rel: t.rel,
-                    columns: cols,
-                    options: t.options.clone(),
-                    indexes: t.indexes.clone(),
-                    lock: t.lock.clone(),
-                    dropped: t.dropped.clone(),
-                };
-                st.tables.insert(table.clone(), Arc::new(nt));
-            }
+        validate(&st, change)?;
+        if let Some(x) = self.xlog.get() {
+            let payload = bytes::Bytes::from(encode_change(change));
+            let end = x.insert(TransactionId::INVALID, &wal::WalRecord::Catalog { payload })?;
+            // WAL before data: the file written below must never describe
+            // a change the log could lose.
+            x.flush(end)?;
+            st.lsn = end;
         }
+        let created = apply_locked(&mut st, change);
         self.version.fetch_add(1, Ordering::AcqRel);
         self.persist(&st)?;
         Ok(created)
+    }
+
+    /// Redo of a `Catalog` record ending at `lsn`: applies the change if the
+    /// catalog does not hold it yet. A change that no longer validates is
+    /// logged and skipped (never a panic).
+    pub fn redo_catalog_change(&self, lsn: Lsn, payload: &[u8]) -> PgResult<()> {
+        let change = decode_change(payload).map_err(|e| {
+            PgError::new(
+                sqlstate::DATA_CORRUPTED,
+                format!("invalid catalog record at {lsn}: {e}"),
+            )
+        })?;
+        let mut st = self.state.write();
+        if lsn <= st.lsn {
+            return Ok(());
+        }
+        if let Err(e) = validate(&st, &change) {
+            tracing::warn!("catalog record at {lsn} skipped: {}", e.message);
+        } else {
+            apply_locked(&mut st, &change);
+        }
+        st.lsn = lsn;
+        self.version.fetch_add(1, Ordering::AcqRel);
+        self.persist(&st)
     }
 
     /// Rewrites the catalog file atomically (temp + fsync + rename + fsync
@@ -534,6 +554,227 @@ impl Catalog {
         }
         Ok(())
     }
+}
+
+/// Checks that `change` can be applied to `st` (the errors a statement gets).
+fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
+    match change {
+        CatalogChange::CreateTable(spec) => {
+            if st.tables.contains_key(&spec.name) {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists", spec.name),
+                ));
+            }
+        }
+        CatalogChange::DropTable { name } => {
+            if !st.tables.contains_key(name) {
+                return Err(undefined_table(name));
+            }
+        }
+        CatalogChange::CreateIndex { table, spec } => {
+            let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
+            if spec.columns.iter().any(|c| *c >= t.columns.len()) {
+                return Err(PgError::internal("index column out of range"));
+            }
+        }
+        CatalogChange::DropIndex { table, .. } | CatalogChange::SetNotNull { table, .. } => {
+            if !st.tables.contains_key(table) {
+                return Err(undefined_table(table));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Applies a validated change to the map: the one function both execution
+/// and redo use. Returns the new index of `CreateIndex` (not ready).
+fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<IndexDef>> {
+    let mut created = None;
+    match change {
+        CatalogChange::CreateTable(spec) => {
+            st.next_oid = st.next_oid.max(spec.oid + 1).max(spec.rel.0 + 1);
+            let t = new_table(spec.clone());
+            st.tables.insert(spec.name.clone(), Arc::new(t));
+        }
+        CatalogChange::DropTable { name } => {
+            if let Some(t) = st.tables.remove(name) {
+                t.dropped.store(true, Ordering::Release);
+            }
+        }
+        CatalogChange::CreateIndex { table, spec } => {
+            if let Some(t) = st.tables.get(table) {
+                let ix = Arc::new(IndexDef::new(spec.clone(), false));
+                t.indexes.list.write().push(ix.clone());
+                created = Some(ix);
+            }
+            st.next_oid = st.next_oid.max(spec.oid + 1);
+        }
+        CatalogChange::DropIndex { table, name } => {
+            if let Some(t) = st.tables.get(table) {
+                t.indexes.list.write().retain(|i| &i.spec.name != name);
+            }
+        }
+        CatalogChange::SetNotNull { table, columns } => {
+            if let Some(t) = st.tables.get(table) {
+                let mut cols = t.columns.clone();
+                for &c in columns {
+                    if let Some(col) = cols.get_mut(c) {
+                        col.not_null = true;
+                    }
+                }
+                let nt = TableDef {
+                    oid: t.oid,
+                    name: t.name.clone(),
+                    rel: t.rel,
+                    columns: cols,
+                    options: t.options.clone(),
+                    indexes: t.indexes.clone(),
+                    lock: t.lock.clone(),
+                    dropped: t.dropped.clone(),
+                };
+                st.tables.insert(table.clone(), Arc::new(nt));
+            }
+        }
+    }
+    created
+}
+
+/// Encodes a change as the payload of a `Catalog` WAL record: one line
+/// naming the change, then the lines of the catalog file format.
+///
+/// ```text
+///   create_table <oid> <relfile> <name>   + option / column lines
+///   drop_table <name>
+///   create_index <table>                  + one index line
+///   drop_index <table> <index>
+///   set_not_null <table> <col,col,…>
+/// ```
+pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
+    let mut out = String::new();
+    match change {
+        CatalogChange::CreateTable(t) => {
+            out.push_str(&format!(
+                "create_table {} {} {}\n",
+                t.oid,
+                t.rel.0,
+                esc(&t.name)
+            ));
+            for (k, v) in &t.options {
+                out.push_str(&format!("option {} {}\n", esc(k), esc(v)));
+            }
+            for c in &t.columns {
+                push_column(&mut out, c);
+            }
+        }
+        CatalogChange::DropTable { name } => out.push_str(&format!("drop_table {}\n", esc(name))),
+        CatalogChange::CreateIndex { table, spec } => {
+            out.push_str(&format!("create_index {}\n", esc(table)));
+            push_index(&mut out, spec);
+        }
+        CatalogChange::DropIndex { table, name } => {
+            out.push_str(&format!("drop_index {} {}\n", esc(table), esc(name)))
+        }
+        CatalogChange::SetNotNull { table, columns } => {
+            let cols: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
+            out.push_str(&format!("set_not_null {} {}\n", esc(table), cols.join(",")));
+        }
+    }
+    out.into_bytes()
+}
+
+/// Decodes [`encode_change`]'s output; never panics.
+pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
+    let text = std::str::from_utf8(payload).map_err(|_| "not UTF-8".to_string())?;
+    let mut lines = text.lines();
+    let first = lines.next().ok_or("empty catalog record")?;
+    let f: Vec<&str> = first.split(' ').collect();
+    let num = |s: &str| s.parse::<u32>().map_err(|_| format!("bad number {s:?}"));
+    let cols = |s: &str| -> Result<Vec<usize>, String> {
+        s.split(',')
+            .map(|c| c.parse::<usize>().map_err(|_| "bad column".to_string()))
+            .collect()
+    };
+    let change = match f.as_slice() {
+        ["create_table", oid, rel, name] => {
+            let mut spec = TableSpec {
+                oid: num(oid)?,
+                name: unesc(name)?,
+                rel: RelFileId(num(rel)?),
+                columns: Vec::new(),
+                options: Vec::new(),
+            };
+            for line in lines.by_ref() {
+                let g: Vec<&str> = line.split(' ').collect();
+                match g.as_slice() {
+                    ["option", k, v] => spec.options.push((unesc(k)?, unesc(v)?)),
+                    ["column", name, ty, nn, def] => spec.columns.push(ColumnDef {
+                        name: unesc(name)?,
+                        ty: type_from_catalog(ty).ok_or("bad type")?,
+                        not_null: *nn == "1",
+                        default: if *def == "-" { None } else { Some(unesc(def)?) },
+                    }),
+                    _ => return Err(format!("unrecognized line {line:?}")),
+                }
+            }
+            CatalogChange::CreateTable(spec)
+        }
+        ["drop_table", name] => CatalogChange::DropTable { name: unesc(name)? },
+        ["create_index", table] => {
+            let line = lines.next().ok_or("missing index line")?;
+            let g: Vec<&str> = line.split(' ').collect();
+            let spec = match g.as_slice() {
+                ["index", oid, name, uniq, prim, c] => IndexSpec {
+                    name: unesc(name)?,
+                    oid: num(oid)?,
+                    columns: cols(c)?,
+                    unique: *uniq == "1",
+                    primary: *prim == "1",
+                },
+                _ => return Err(format!("unrecognized line {line:?}")),
+            };
+            CatalogChange::CreateIndex {
+                table: unesc(table)?,
+                spec,
+            }
+        }
+        ["drop_index", table, name] => CatalogChange::DropIndex {
+            table: unesc(table)?,
+            name: unesc(name)?,
+        },
+        ["set_not_null", table, c] => CatalogChange::SetNotNull {
+            table: unesc(table)?,
+            columns: cols(c)?,
+        },
+        _ => return Err(format!("unrecognized catalog change {first:?}")),
+    };
+    if lines.next().is_some_and(|l| !l.is_empty()) {
+        return Err("trailing lines".into());
+    }
+    Ok(change)
+}
+
+fn push_column(out: &mut String, c: &ColumnDef) {
+    let def = c.default.as_deref().map(esc).unwrap_or_else(|| "-".into());
+    out.push_str(&format!(
+        "column {} {} {} {}\n",
+        esc(&c.name),
+        type_to_catalog(c.ty),
+        u8::from(c.not_null),
+        def
+    ));
+}
+
+fn push_index(out: &mut String, i: &IndexSpec) {
+    let cols: Vec<String> = i.columns.iter().map(|c| c.to_string()).collect();
+    out.push_str(&format!(
+        "index {} {} {} {} {}\n",
+        i.oid,
+        esc(&i.name),
+        u8::from(i.unique),
+        u8::from(i.primary),
+        cols.join(",")
+    ));
 }
 
 fn new_table(spec: TableSpec) -> TableDef {
@@ -630,6 +871,7 @@ pub fn type_from_catalog(s: &str) -> Option<SqlType> {
 fn encode_catalog(st: &CatalogState) -> String {
     let mut out = String::from("hotpair-catalog 1\n");
     out.push_str(&format!("next_oid {}\n", st.next_oid));
+    out.push_str(&format!("lsn {}\n", st.lsn.0));
     let mut tables: Vec<_> = st.tables.values().collect();
     tables.sort_by_key(|t| t.oid);
     for t in tables {
@@ -638,32 +880,17 @@ fn encode_catalog(st: &CatalogState) -> String {
             out.push_str(&format!("option {} {}\n", esc(k), esc(v)));
         }
         for c in &t.columns {
-            let def = c.default.as_deref().map(esc).unwrap_or_else(|| "-".into());
-            out.push_str(&format!(
-                "column {} {} {} {}\n",
-                esc(&c.name),
-                type_to_catalog(c.ty),
-                u8::from(c.not_null),
-                def
-            ));
+            push_column(&mut out, c);
         }
         for i in t.indexes.list.read().iter() {
-            let cols: Vec<String> = i.spec.columns.iter().map(|c| c.to_string()).collect();
-            out.push_str(&format!(
-                "index {} {} {} {} {}\n",
-                i.spec.oid,
-                esc(&i.spec.name),
-                u8::from(i.spec.unique),
-                u8::from(i.spec.primary),
-                cols.join(",")
-            ));
+            push_index(&mut out, &i.spec);
         }
         out.push_str("end\n");
     }
     out
 }
 
-type Decoded = (Vec<(TableSpec, Vec<IndexSpec>)>, u32);
+type Decoded = (Vec<(TableSpec, Vec<IndexSpec>)>, u32, Lsn);
 
 fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut lines = text.lines().enumerate();
@@ -672,6 +899,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         _ => return Err("missing header".into()),
     }
     let mut next_oid = FIRST_USER_OID;
+    let mut lsn = Lsn::INVALID;
     let mut tables = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
     for (n, line) in lines {
@@ -680,6 +908,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         let num = |s: &str| s.parse::<u32>().map_err(|_| bad("bad number"));
         match f.as_slice() {
             ["next_oid", o] => next_oid = num(o)?,
+            ["lsn", l] => lsn = Lsn(l.parse::<u64>().map_err(|_| bad("bad lsn"))?),
             ["table", oid, rel, name] => {
                 if cur.is_some() {
                     return Err(bad("table inside table"));
@@ -741,7 +970,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     if cur.is_some() {
         return Err("truncated file".into());
     }
-    Ok((tables, next_oid))
+    Ok((tables, next_oid, lsn))
 }
 
 #[cfg(test)]

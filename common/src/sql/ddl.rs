@@ -713,6 +713,68 @@ fn dirty_live(
 
 /// Rebuilds every index of every table from the heap (database open).
 /// Also returns the largest xid found in any tuple header.
+/// Standby redo: adds the index entries of the row version just replayed at
+/// `tid` of relation `rel`. Indexes live in memory, so a standby that keeps
+/// replaying must maintain them as the primary did (crash recovery instead
+/// rebuilds them once after redo). Adding an existing entry is a no-op, so
+/// replaying a record twice is harmless.
+pub fn index_replayed_tuple(db: &Database, rel: RelFileId, tid: ItemPointer) -> PgResult<()> {
+    let Some(t) = db.catalog.tables().into_iter().find(|t| t.rel == rel) else {
+        return Ok(());
+    };
+    let list = t.indexes.list();
+    if list.is_empty() {
+        return Ok(());
+    }
+    let types = t.types();
+    let mut row = Vec::with_capacity(types.len());
+    let mut kb = Vec::new();
+    let decoded = db
+        .heap
+        .fetch_any(rel, tid, |_, data| decode_row_into(data, &types, &mut row))?;
+    if let Some(res) = decoded {
+        res?;
+        for ix in &list {
+            if index_key(ix, &row, &mut kb) {
+                ix.index.insert(&kb, tid);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Standby redo of a catalog change: builds from the heap every index that
+/// replay created (not ready yet), so standby queries can use it.
+pub fn build_replayed_indexes(db: &Database) -> PgResult<()> {
+    for t in db.catalog.tables() {
+        let pending: Vec<_> = t
+            .indexes
+            .list()
+            .into_iter()
+            .filter(|ix| !ix.is_ready())
+            .collect();
+        if pending.is_empty() {
+            continue;
+        }
+        let types = t.types();
+        let mut row = Vec::with_capacity(types.len());
+        let mut kb = Vec::new();
+        db.heap.scan_all(t.rel, &mut |tid, data| {
+            decode_row_into(data, &types, &mut row)?;
+            for ix in &pending {
+                if index_key(ix, &row, &mut kb) {
+                    ix.index.insert(&kb, tid);
+                }
+            }
+            Ok(())
+        })?;
+        for ix in &pending {
+            ix.set_ready();
+        }
+    }
+    Ok(())
+}
+
 pub fn rebuild_all_indexes(db: &Database) -> PgResult<u64> {
     let mut max_xid = 0u64;
     for t in db.catalog.tables() {

@@ -493,6 +493,13 @@ fn for_each_input<'a>(
             }
             Ok(())
         }
+        Source::StatWal => {
+            let row = crate::xlog::stat_wal_row(ec.db).map(|v| Value::Int8(v as i64));
+            if ec.filter(&plan.filter, &row)? {
+                let _ = f(ec, &row)?;
+            }
+            Ok(())
+        }
         Source::Series {
             start,
             stop,

@@ -45,6 +45,18 @@ const INVALID_COLUMN_REFERENCE: &str = "42P10";
 
 /// Name of the built-in snapshot statistics view.
 pub const STAT_SNAPSHOTS: &str = "hotpair_stat_snapshots";
+/// The WAL statistics view (PostgreSQL's pg_stat_wal, plus checkpoints).
+pub const STAT_WAL: &str = "hotpair_stat_wal";
+/// Columns of [`STAT_WAL`], in order.
+pub const STAT_WAL_COLUMNS: [&str; 7] = [
+    "wal_records",
+    "wal_fpi",
+    "wal_bytes",
+    "wal_write",
+    "wal_sync",
+    "wal_flush_waits",
+    "checkpoints",
+];
 
 /// Name of the built-in view of prepared transactions.
 pub const PREPARED_XACTS: &str = "pg_prepared_xacts";
@@ -94,6 +106,8 @@ pub enum Source {
     /// A replication system view (`pg_stat_replication`, …): rows from
     /// [`crate::replication::ReplicationState::view_rows`].
     SystemView(&'static str),
+    /// `hotpair_stat_wal`: one row of WAL counters since start-up.
+    StatWal,
 }
 
 /// Access path of a table.
@@ -743,6 +757,17 @@ fn bind_from(
                     _ => crate::replication::PG_STAT_WAL_RECEIVER,
                 };
                 return Ok((Source::SystemView(name), scope, None));
+            }
+            if rel == STAT_WAL && catalog.get(&rel).is_none() {
+                let a = alias
+                    .as_ref()
+                    .map(|a| ident_name(&a.name))
+                    .unwrap_or_else(|| rel.clone());
+                let mut scope = Scope::new();
+                for c in STAT_WAL_COLUMNS {
+                    scope.push(Some(&a), c, SqlType::Int8);
+                }
+                return Ok((Source::StatWal, scope, None));
             }
             let table = catalog.table(&rel)?;
             let a = alias

@@ -785,6 +785,10 @@ impl Session {
             return Ok(ExecOutcome::Complete("SET".into()));
         }
         let (n, v) = self.settings.set(name, value, local, in_block)?;
+        if n == "synchronous_commit" {
+            self.xact
+                .set_synchronous_commit(Some(crate::xlog::synchronous_commit_on(&v)));
+        }
         if n == "default_transaction_isolation" {
             if let Some(l) = isolation_from_name(&v) {
                 self.xact.set_default_isolation(l);

@@ -35,7 +35,7 @@
 //!   of a buffer whose IO is in progress wait on an IO condition variable
 //!   (striped by buffer id) and, if that IO failed, retry it themselves.
 //! * A dirty page is written only after [`WalFlush::flush_upto`] its page
-//!   LSN returned (the WAL-before-data rule; a no-op until issue 3).
+//!   LSN returned (the WAL-before-data rule; `crate::xlog::WalFlushHook`).
 //! * `DIRTY` is cleared after a write only if the page was not dirtied again
 //!   during the write (`JUST_DIRTIED`, cleared when the write starts).
 //!
@@ -97,14 +97,14 @@ fn usage(s: u32) -> u32 {
     (s & USAGE_MASK) >> USAGE_SHIFT
 }
 
-/// Issue 3's hook: before a dirty page is written, WAL must be durable up
-/// to the page's LSN.
+/// The WAL-before-data hook: before a dirty page is written, WAL must be
+/// durable up to the page's LSN (installed by start-up once WAL is open).
 pub trait WalFlush: Send + Sync {
     /// Blocks until WAL is flushed at least up to `lsn`.
     fn flush_upto(&self, lsn: Lsn) -> Result<(), String>;
 }
 
-/// The hook until WAL exists: nothing to flush.
+/// The hook before WAL is open (redo, unit tests): nothing to flush.
 pub struct NoWal;
 
 impl WalFlush for NoWal {
@@ -286,7 +286,7 @@ impl BufMgr {
         }
     }
 
-    /// Installs the WAL flush hook (issue 3).
+    /// Installs the WAL flush hook.
     pub fn set_wal_flush(&self, hook: Arc<dyn WalFlush>) {
         *self.wal.write() = hook;
     }
@@ -451,6 +451,23 @@ impl BufMgr {
 
     /// BufferAlloc: returns the pinned id of a buffer holding `tag`, valid.
     fn buffer_alloc(&self, tag: BufferTag, mode: ReadMode) -> StorageResult<u32> {
+        match self.map_buffer(tag)? {
+            Mapped::Hit(id, st) => self.finish_hit(id, st, tag, mode),
+            Mapped::Miss(id) => match self.do_read_io(id, tag, mode) {
+                Ok(()) => Ok(id),
+                Err(e) => {
+                    self.unpin(id);
+                    Err(e)
+                }
+            },
+        }
+    }
+
+    /// The mapping half of BufferAlloc: pins the buffer mapped to `tag`
+    /// ([`Mapped::Hit`], state after our pin), or maps a victim to it and
+    /// returns it pinned with IO_IN_PROGRESS owned by the caller
+    /// ([`Mapped::Miss`]; the caller must end that IO).
+    fn map_buffer(&self, tag: BufferTag) -> StorageResult<Mapped> {
         let part = Self::partition(&tag);
         loop {
             // Fast path: already mapped. Pin under the partition lock.
@@ -459,7 +476,7 @@ impl BufMgr {
                 if let Some(&id) = map.get(&tag) {
                     let st = self.pin(id);
                     drop(map);
-                    return self.finish_hit(id, st, tag, mode);
+                    return Ok(Mapped::Hit(id, st));
                 }
             }
 
@@ -497,7 +514,7 @@ impl BufMgr {
                 drop(old_map);
                 drop(new_map);
                 self.unpin(victim);
-                return self.finish_hit(id, st, tag, mode);
+                return Ok(Mapped::Hit(id, st));
             }
 
             let st = self.lock_header(victim);
@@ -530,14 +547,7 @@ impl BufMgr {
             );
             drop(old_map);
             drop(new_map);
-
-            return match self.do_read_io(victim, tag, mode) {
-                Ok(()) => Ok(victim),
-                Err(e) => {
-                    self.unpin(victim);
-                    Err(e)
-                }
-            };
+            return Ok(Mapped::Miss(victim));
         }
     }
 
@@ -547,10 +557,14 @@ impl BufMgr {
         let mut st = st;
         loop {
             if st & BM_VALID != 0 {
-                if mode == ReadMode::Zero {
-                    // RBM_ZERO: the caller extended the file and wants a
-                    // blank page even if a reader mapped the block first.
-                    self.pages[id as usize].write().0.fill(0);
+                // ReadMode::Zero on a cached page: never wipe it. Someone
+                // mapped the block before us, and may already have
+                // initialised it and put tuples on it (the issue-6 lost
+                // rows). An all-zero page is what the caller asked for;
+                // anything else is PostgreSQL's "unexpected data beyond EOF".
+                if mode == ReadMode::Zero && !self.pages[id as usize].read().is_new() {
+                    self.unpin(id);
+                    return Err(beyond_eof(tag));
                 }
                 return Ok(id);
             }
@@ -751,35 +765,160 @@ impl BufMgr {
 
     /// Extends `rel`'s fork by `n` blocks (at least 1, at most
     /// [`BufMgr::max_pins_per_backend`]) and returns the first new block and
-    /// the new buffers, pinned and all-zero (PageIsNew). The caller
-    /// initialises them. Single-path implementation: the extension lock is
-    /// held while victims are found and the file grows (issue 6 moves victim
-    /// acquisition and zeroing outside it).
+    /// the new buffers, pinned, **exclusively locked** and all-zero
+    /// (PageIsNew); the caller initialises them (RBM_ZERO_AND_LOCK).
+    ///
+    /// Why this order (PostgreSQL's ExtendBufferedRelShared): the new
+    /// blocks become visible to other sessions the moment the file's size
+    /// grows — a scan reads up to `nblocks`, and hio tries the last block of
+    /// a relation whose target block it does not know. So, under the
+    /// extension lock, every new block is first *mapped* to a zeroed buffer
+    /// whose IO we own (anyone else reading it waits for that IO), then the
+    /// file grows, then each page's content lock is taken *before* the page
+    /// is marked valid. Nobody can see, let alone fill, a new page before
+    /// the caller has it locked, and nothing ever zeroes a page that someone
+    /// else may already have filled. (The extension lock is held while
+    /// victims are found and the file grows; issue 6 moves that outside.)
     pub fn extend_by(
         &self,
         rel: RelFileId,
         fork: ForkNumber,
         n: usize,
-    ) -> StorageResult<(BlockNumber, Vec<BufferRef<'_>>)> {
+    ) -> StorageResult<(BlockNumber, Vec<LockedBuffer<'_>>)> {
         let n = n.clamp(1, self.max_pins_per_backend()) as u32;
         let _ext = self.ext_locks[rel.0 as usize % EXTENSION_LOCK_STRIPES].lock();
-        let first = self.smgr.zero_extend(rel, fork, n)?;
-        let mut bufs = Vec::with_capacity(n as usize);
+        let first = self.smgr.nblocks(rel, fork)?;
+        if first as u64 + n as u64 > super::smgr::MAX_BLOCKS as u64 {
+            return Err(StorageError::RelationTooBig {
+                rel,
+                max: super::smgr::MAX_BLOCKS,
+            });
+        }
+        // Map every new block to a zeroed buffer whose IO we own.
+        let mut ids: Vec<u32> = Vec::with_capacity(n as usize);
+        let mut res = Ok(());
         for i in 0..n {
             let tag = BufferTag {
                 rel,
                 fork,
-                block: BlockNumber(first.0 + i),
+                block: BlockNumber(first + i),
             };
-            bufs.push(self.read_buffer_mode(tag, ReadMode::Zero)?);
+            match self.map_for_extend(tag) {
+                Ok(id) => ids.push(id),
+                Err(e) => {
+                    res = Err(e);
+                    break;
+                }
+            }
         }
-        Ok((first, bufs))
+        // Grow the file: from here on the blocks are visible.
+        let res = res.and_then(|()| {
+            let got = self.smgr.zero_extend(rel, fork, n)?;
+            if got != BlockNumber(first) {
+                // Only possible if someone extended without our lock.
+                return Err(StorageError::CorruptedPage {
+                    rel,
+                    block: got,
+                    detail: format!("relation was extended concurrently (expected block {first})"),
+                });
+            }
+            Ok(())
+        });
+        if let Err(e) = res {
+            // The blocks do not exist: leave the buffers invalid (a later
+            // extension of the same blocks takes them over).
+            for id in ids {
+                self.terminate_io(id, BM_IO_ERROR, BM_VALID, false);
+                self.unpin(id);
+            }
+            return Err(e);
+        }
+        let mut bufs = Vec::with_capacity(n as usize);
+        for (i, id) in ids.into_iter().enumerate() {
+            // Lock before VALID: whoever waited on our IO now waits on the
+            // content lock, and sees the page only once the caller
+            // initialised it.
+            let page = self.pages[id as usize].write();
+            self.terminate_io(id, BM_VALID, BM_IO_ERROR, false);
+            let tag = BufferTag {
+                rel,
+                fork,
+                block: BlockNumber(first + i as u32),
+            };
+            bufs.push(LockedBuffer {
+                page,
+                buf: BufferRef { mgr: self, id, tag },
+            });
+        }
+        Ok((BlockNumber(first), bufs))
+    }
+
+    /// A buffer for block `tag` that does not exist yet (caller holds the
+    /// extension lock): pinned, all-zero, IO_IN_PROGRESS owned by us.
+    fn map_for_extend(&self, tag: BufferTag) -> StorageResult<u32> {
+        let (id, st) = match self.map_buffer(tag)? {
+            Mapped::Miss(id) => {
+                self.pages[id as usize].write().0.fill(0);
+                return Ok(id);
+            }
+            Mapped::Hit(id, st) => (id, st),
+        };
+        // Mapped already: left over from a failed extension, or a reader
+        // that tried the block beyond EOF. Take its IO over once any IO in
+        // progress ends.
+        let _ = st;
+        loop {
+            let locked = self.lock_header(id);
+            if locked & BM_IO_IN_PROGRESS != 0 {
+                self.unlock_header(id, locked);
+                self.wait_io(id);
+                continue;
+            }
+            self.unlock_header(id, (locked | BM_IO_IN_PROGRESS) & !BM_VALID);
+            let was_valid = locked & BM_VALID != 0;
+            let mut page = self.pages[id as usize].write();
+            if was_valid && !page.is_new() {
+                drop(page);
+                self.terminate_io(id, BM_VALID, 0, false);
+                self.unpin(id);
+                return Err(beyond_eof(tag));
+            }
+            page.0.fill(0);
+            return Ok(id);
+        }
     }
 
     /// Diagnostic: (refcount, usage, dirty, valid) of a buffer.
     pub fn debug_state(&self, id: u32) -> (u32, u32, bool, bool) {
         let s = self.state(id).load(Ordering::Acquire);
         (refcount(s), usage(s), s & BM_DIRTY != 0, s & BM_VALID != 0)
+    }
+}
+
+/// What [`BufMgr::map_buffer`] found.
+enum Mapped {
+    /// Already mapped: (id, state after our pin).
+    Hit(u32, u32),
+    /// A victim now mapped to the tag, pinned, our IO in progress.
+    Miss(u32),
+}
+
+/// A page pinned and locked exclusively (a new page from
+/// [`BufMgr::extend_by`], or hio's insertion target). Field order matters:
+/// the lock is released before the pin.
+pub struct LockedBuffer<'a> {
+    /// The content lock.
+    pub page: RwLockWriteGuard<'a, Page>,
+    /// The pin.
+    pub buf: BufferRef<'a>,
+}
+
+/// PostgreSQL's "unexpected data beyond EOF in block %u of relation %s".
+fn beyond_eof(tag: BufferTag) -> StorageError {
+    StorageError::CorruptedPage {
+        rel: tag.rel,
+        block: tag.block,
+        detail: "unexpected data beyond EOF".into(),
     }
 }
 
@@ -842,11 +981,11 @@ mod tests {
                 !bufs.is_empty() && bufs.len() <= bm.max_pins_per_backend(),
                 "extension bounded by the pin limit"
             );
-            assert_eq!(bufs[0].block(), first);
-            for b in bufs {
-                let mut p = b.write();
-                stamp(&mut p, b.block().0, 1);
-                b.mark_dirty();
+            assert_eq!(bufs[0].buf.block(), first);
+            for LockedBuffer { mut page, buf } in bufs {
+                assert!(page.is_new(), "a new page is all-zero");
+                stamp(&mut page, buf.block().0, 1);
+                buf.mark_dirty();
             }
         }
         let n = bm.smgr().nblocks(rel, ForkNumber::Main).unwrap();
@@ -945,11 +1084,11 @@ mod tests {
         let rel = RelFileId(5);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
         let (_, bufs) = bm.extend_by(rel, ForkNumber::Main, 3).unwrap();
-        for b in &bufs {
-            stamp(&mut b.write(), b.block().0, 1);
-            b.mark_dirty();
+        for b in bufs {
+            let LockedBuffer { mut page, buf } = b;
+            stamp(&mut page, buf.block().0, 1);
+            buf.mark_dirty();
         }
-        drop(bufs);
         bm.drop_relation_buffers(rel, 1);
         bm.smgr().truncate(rel, ForkNumber::Main, 1).unwrap();
         assert_eq!(
@@ -959,6 +1098,42 @@ mod tests {
         );
         assert!(bm.read_buffer(tag(5, 1)).is_err(), "block 1 gone");
         assert_eq!(bm.flush_all().unwrap(), 1, "only block 0 still dirty");
+    }
+
+    /// Issue 6: a new block is visible (nblocks grew) as soon as extend_by
+    /// returns, but nobody sees it before the extender initialised it and
+    /// let go of its lock; and a "zero" read never wipes a filled page.
+    #[test]
+    fn new_pages_are_locked_until_the_extender_lets_go() {
+        let (_d, bm) = pool(16);
+        let rel = RelFileId(8);
+        bm.smgr().create(rel, ForkNumber::Main).unwrap();
+        let (first, mut bufs) = bm.extend_by(rel, ForkNumber::Main, 1).unwrap();
+        assert_eq!(bm.smgr().nblocks(rel, ForkNumber::Main).unwrap(), 1);
+        let reader = {
+            let bm = bm.clone();
+            std::thread::spawn(move || {
+                let b = bm.read_buffer(tag(8, first.0)).unwrap();
+                let page = b.read();
+                read_stamp(&page)
+            })
+        };
+        let LockedBuffer { mut page, buf } = bufs.pop().unwrap();
+        stamp(&mut page, first.0, 7);
+        buf.mark_dirty();
+        drop(page);
+        drop(buf);
+        assert_eq!(reader.join().unwrap(), (0, 7), "reader saw the filled page");
+        let err = bm
+            .read_buffer_mode(tag(8, 0), ReadMode::Zero)
+            .err()
+            .expect("zero read of a filled page");
+        assert!(err.to_string().contains("beyond EOF"), "{err}");
+        assert_eq!(
+            read_stamp(&bm.read_buffer(tag(8, 0)).unwrap().read()),
+            (0, 7),
+            "not wiped"
+        );
     }
 
     /// Threads reading the same uncached block at once: one reads it from

@@ -29,12 +29,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{RwLock, RwLockWriteGuard};
+use parking_lot::RwLock;
 
-use super::bufmgr::{BufMgr, BufferRef};
-use super::bufpage::{
-    maxalign, Page, HEADER_SIZE as PAGE_HEADER_SIZE, ITEM_ID_SIZE, MAX_ITEM_SIZE,
-};
+use super::bufmgr::BufMgr;
+use super::bufpage::{maxalign, HEADER_SIZE as PAGE_HEADER_SIZE, ITEM_ID_SIZE, MAX_ITEM_SIZE};
 use super::fsm::FreeSpaceMap;
 use super::{StorageError, StorageResult};
 use crate::types::{BlockNumber, BufferTag, ForkNumber, RelFileId, BLCKSZ};
@@ -60,14 +58,9 @@ impl ExtensionMode {
     }
 }
 
-/// A page pinned and locked exclusively. Field order matters: the lock is
-/// released before the pin.
-pub struct LockedBuffer<'a> {
-    /// The content lock.
-    pub page: RwLockWriteGuard<'a, Page>,
-    /// The pin.
-    pub buf: BufferRef<'a>,
-}
+/// A page pinned and locked exclusively (defined beside the buffer manager,
+/// whose [`BufMgr::extend_by`] returns new pages already locked).
+pub use super::bufmgr::LockedBuffer;
 
 /// The shared per-relation target blocks (PostgreSQL keeps one per backend
 /// in the relcache; here all sessions share one, which packs pages densely).
@@ -274,23 +267,24 @@ impl<'a> Hio<'a> {
             (ExtensionMode::Bulk, Some(b)) => b.pages_needed(),
             _ => 1,
         };
+        // The new pages come back locked by us, so no one else can have
+        // seen (or filled) them yet: initialise each under that lock.
         let (first, bufs) = self.bm.extend_by(rel, ForkNumber::Main, n)?;
         let mut mine = None;
-        for buf in bufs {
-            let mut page = buf.write();
-            if page.is_new() {
-                // WAL: initialised pages are logged with their first insert.
-                page.init();
-                buf.mark_dirty();
-            }
+        for LockedBuffer { mut page, buf } in bufs {
+            // WAL: initialised pages are logged with their first insert.
+            page.init();
+            buf.mark_dirty();
             if buf.block() == first {
                 mine = Some(LockedBuffer { page, buf });
-            } else if let Some(b) = bulk.as_deref_mut() {
-                b.pending.push(buf.block());
             } else {
                 drop(page);
-                self.fsm
-                    .record(rel, buf.block(), BLCKSZ - PAGE_HEADER_SIZE - ITEM_ID_SIZE);
+                if let Some(b) = bulk.as_deref_mut() {
+                    b.pending.push(buf.block());
+                } else {
+                    self.fsm
+                        .record(rel, buf.block(), BLCKSZ - PAGE_HEADER_SIZE - ITEM_ID_SIZE);
+                }
             }
         }
         if let Some(b) = bulk.as_deref_mut() {

@@ -1,0 +1,327 @@
+//! # Checkpoints (PostgreSQL's CreateCheckPoint and the checkpointer process)
+//!
+//! A checkpoint bounds crash recovery: after it, replay may start at its
+//! *redo point* because every change logged before that point is on disk.
+//!
+//! ```text
+//!  1. redo = insert position        (XLog::advance_redo_ptr, redo-point lock X)
+//!  2. flush WAL to redo, then clog  (an async commit's clog bit never
+//!                                    reaches disk before its commit record)
+//!  3. write every dirty buffer      (WAL first, via the bufmgr hook), fsync
+//!                                    relation files and base/
+//!  4. CHECKPOINT record             (redo, next_xid, oldest active xid,
+//!                                    next OID, online | shutdown)
+//!  5. flush WAL to its end
+//!  6. pg_control ← checkpoint LSN, redo, state   (temp + fsync + rename)
+//!  7. remove segments before redo − wal_keep_size (and before any
+//!     replication slot's restart LSN: [`crate::xlog::XLog::set_slot_keep_lsn`])
+//! ```
+//!
+//! Why step 3 covers every change before `redo`: heap code marks a buffer
+//! dirty *before* inserting its record (see [`crate::xlog`]), so a record
+//! before `redo` belongs to a buffer that is already dirty when step 3
+//! scans the pool. A shutdown checkpoint runs with no sessions left: its
+//! record directly follows `redo`, so the next start-up finds nothing to
+//! replay.
+//!
+//! Checkpoints are requested by `CHECKPOINT` ([`CheckpointKind::Immediate`]),
+//! by time (`checkpoint_timeout`), by WAL volume (half of `max_wal_size`
+//! written since the last redo point — PostgreSQL's trigger with
+//! `checkpoint_completion_target` 0.9), at the end of crash recovery and at
+//! shutdown. One runs at a time (`CheckpointerState::lock`). The background
+//! thread holds only a `Weak` reference to the database, so dropping the
+//! last `Arc` ends it.
+//!
+//! Log lines follow PostgreSQL: `checkpoint starting: time` and
+//! `checkpoint complete: wrote N buffers (P%); … distance=D kB, estimate=E kB`.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+use wal::{Lsn, WalRecord, XlogRecord};
+
+use crate::database::Database;
+use crate::error::{PgError, PgResult};
+use crate::types::TransactionId;
+use crate::xlog::{fsync_dir, wal_error, ControlFile, DbState};
+
+/// Why a checkpoint runs (its words in the log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckpointKind {
+    /// The first checkpoint of a new cluster.
+    Initial,
+    /// Clean shutdown.
+    Shutdown,
+    /// After crash recovery, before accepting connections.
+    EndOfRecovery,
+    /// The `CHECKPOINT` command.
+    Immediate,
+    /// `checkpoint_timeout` elapsed.
+    Time,
+    /// `max_wal_size` worth of WAL written.
+    Wal,
+}
+
+impl CheckpointKind {
+    /// PostgreSQL's flags text in "checkpoint starting: …".
+    pub fn reason(self) -> &'static str {
+        match self {
+            CheckpointKind::Initial => "initial",
+            CheckpointKind::Shutdown => "shutdown immediate",
+            CheckpointKind::EndOfRecovery => "end-of-recovery immediate wait",
+            CheckpointKind::Immediate => "immediate force wait",
+            CheckpointKind::Time => "time",
+            CheckpointKind::Wal => "wal",
+        }
+    }
+
+    /// Written with no transaction running (a shutdown checkpoint record).
+    fn is_shutdown(self) -> bool {
+        matches!(
+            self,
+            CheckpointKind::Initial | CheckpointKind::Shutdown | CheckpointKind::EndOfRecovery
+        )
+    }
+}
+
+/// What one checkpoint did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CheckpointStats {
+    /// Its redo point.
+    pub redo: Lsn,
+    /// Start of its checkpoint record.
+    pub checkpoint_lsn: Lsn,
+    /// Dirty buffers written.
+    pub buffers_written: usize,
+    /// WAL segment files removed.
+    pub segments_removed: usize,
+}
+
+/// Bookkeeping of the last checkpoint.
+#[derive(Debug)]
+struct Last {
+    redo: Lsn,
+    at: Instant,
+    /// Set by the shutdown checkpoint: no more checkpoints.
+    shut_down: bool,
+}
+
+/// The checkpointer's shared state (one per database).
+pub struct CheckpointerState {
+    /// Held while a checkpoint runs.
+    lock: Mutex<Last>,
+    /// Stop request for the background thread (shared with it, so it can
+    /// wait without holding the database).
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Default for CheckpointerState {
+    fn default() -> Self {
+        CheckpointerState {
+            lock: Mutex::new(Last {
+                redo: Lsn::INVALID,
+                at: Instant::now(),
+                shut_down: false,
+            }),
+            stop: Arc::new((Mutex::new(false), Condvar::new())),
+            thread: Mutex::new(None),
+        }
+    }
+}
+
+impl CheckpointerState {
+    /// Start-up: the redo point of the checkpoint recovery started from
+    /// (the base of the next checkpoint's "distance").
+    pub fn set_last_redo(&self, redo: Lsn) {
+        self.lock.lock().redo = redo;
+    }
+
+    /// Stops the background thread (if any) and waits for it.
+    pub fn stop(&self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+        let h = self.thread.lock().take();
+        if let Some(h) = h {
+            if h.thread().id() != std::thread::current().id() && h.join().is_err() {
+                tracing::error!("checkpointer thread panicked");
+            }
+        }
+    }
+}
+
+/// CreateCheckPoint: see the module docs.
+pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<CheckpointStats> {
+    let xlog = db
+        .xlog()
+        .ok_or_else(|| PgError::internal("checkpoint before WAL is open"))?
+        .clone();
+    let state = &db.checkpointer;
+    let mut last = state.lock.lock();
+    if last.shut_down {
+        return Ok(CheckpointStats::default());
+    }
+    let writer = xlog.writer().clone();
+    let t0 = Instant::now();
+    let quiet = kind == CheckpointKind::Initial;
+    if !quiet {
+        tracing::info!("checkpoint starting: {}", kind.reason());
+    }
+    let segs_before = writer.stats().segments_created;
+
+    // 1-2: redo point; WAL then clog.
+    let redo = xlog.advance_redo_ptr();
+    xlog.flush(redo)?;
+    db.clog.flush()?;
+    // State files of prepared transactions whose PREPARE record the WAL
+    // removal below may recycle.
+    crate::twophase::checkpoint(db)?;
+    // 3: buffers, relation files, the directory entries of new files.
+    let buffers = db.heap.bufmgr().flush_all()?;
+    let t_write = t0.elapsed();
+    db.heap.smgr().sync_all()?;
+    if db.config.bool("fsync") {
+        fsync_dir(&db.config.data_dir.join("base"))?;
+    }
+    let t_sync = t0.elapsed() - t_write;
+
+    // 4-5: the record.
+    let next_xid = db.procarray.next_xid().0;
+    let rec = WalRecord::Xlog(XlogRecord::Checkpoint {
+        redo,
+        next_xid,
+        oldest_active_xid: db.procarray.oldest_xmin().0,
+        next_oid: db.catalog.next_oid(),
+        online: !kind.is_shutdown(),
+        timestamp_us: crate::sql::datetime::now_usecs(),
+    });
+    let (start, end) = writer
+        .insert(TransactionId::INVALID.0, &rec)
+        .map_err(wal_error)?;
+    xlog.flush(end)?;
+
+    // 6: the control file.
+    ControlFile {
+        state: if kind == CheckpointKind::Shutdown {
+            DbState::ShutDown
+        } else {
+            DbState::InProduction
+        },
+        checkpoint: start,
+        redo,
+        next_xid,
+        next_oid: db.catalog.next_oid(),
+        segment_size: writer.segment_size(),
+        time_us: crate::sql::datetime::now_usecs(),
+    }
+    .write(&db.config.data_dir, db.config.bool("fsync"))?;
+
+    // 7: old segments.
+    let keep_bytes = (db.config.int("wal_keep_size").max(0) as u64) << 20;
+    let mut keep = Lsn(redo.0.saturating_sub(keep_bytes));
+    if let Some(slot) = xlog.slot_keep_lsn() {
+        keep = keep.min(slot);
+    }
+    // Replication slots hold back WAL their standby has not received.
+    if let Some(slot) = db.replication.oldest_slot_lsn() {
+        keep = keep.min(slot);
+    }
+    let removed = writer.remove_segments_before(keep).map_err(wal_error)?;
+
+    let distance_kb = if last.redo.is_valid() {
+        redo.distance_from(last.redo) / 1024
+    } else {
+        0
+    };
+    last.redo = redo;
+    last.at = Instant::now();
+    if kind == CheckpointKind::Shutdown {
+        last.shut_down = true;
+    }
+    xlog.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
+    // A running-xacts record after every online checkpoint lets a standby
+    // that starts from it reach a consistent state.
+    if !kind.is_shutdown() && kind != CheckpointKind::Initial {
+        if let Err(e) = crate::replication::log_running_xacts(db) {
+            tracing::warn!("could not log running transactions: {}", e.message);
+        }
+    }
+    let nbuf = db.heap.bufmgr().nbuffers().max(1);
+    if !quiet {
+        tracing::info!(
+            "checkpoint complete: wrote {buffers} buffers ({:.1}%); {} WAL file(s) added, {removed} removed, 0 recycled; write={:.3} s, sync={:.3} s, total={:.3} s; distance={distance_kb} kB, estimate={distance_kb} kB",
+            buffers as f64 * 100.0 / nbuf as f64,
+            writer.stats().segments_created - segs_before,
+            t_write.as_secs_f64(),
+            t_sync.as_secs_f64(),
+            t0.elapsed().as_secs_f64(),
+        );
+    }
+    Ok(CheckpointStats {
+        redo,
+        checkpoint_lsn: start,
+        buffers_written: buffers,
+        segments_removed: removed,
+    })
+}
+
+/// Starts the background checkpointer for `db` (time and WAL-volume
+/// triggers).
+pub fn start(db: &Arc<Database>) -> std::io::Result<()> {
+    let weak: Weak<Database> = Arc::downgrade(db);
+    let timeout = Duration::from_secs(db.config.int("checkpoint_timeout").clamp(1, 86_400) as u64);
+    let max_wal = ((db.config.int("max_wal_size").max(2) as u64) << 20) / 2;
+    {
+        let mut last = db.checkpointer.lock.lock();
+        last.at = Instant::now();
+        if let Some(x) = db.xlog() {
+            last.redo = x.redo_ptr();
+        }
+    }
+    let tick = timeout.min(Duration::from_millis(500));
+    let stop = db.checkpointer.stop.clone();
+    let h = std::thread::Builder::new()
+        .name("checkpointer".into())
+        .spawn(move || loop {
+            {
+                let (m, cv) = &*stop;
+                let mut stopped = m.lock();
+                if !*stopped {
+                    cv.wait_for(&mut stopped, tick);
+                }
+                if *stopped {
+                    return;
+                }
+            }
+            let Some(db) = weak.upgrade() else { return };
+            let st = &db.checkpointer;
+            let due = {
+                let last = st.lock.lock();
+                let written = db
+                    .xlog()
+                    .map(|x| x.writer().insert_lsn().distance_from(last.redo))
+                    .unwrap_or(0);
+                if last.shut_down {
+                    None
+                } else if last.at.elapsed() >= timeout {
+                    Some(CheckpointKind::Time)
+                } else if last.redo.is_valid() && written >= max_wal {
+                    Some(CheckpointKind::Wal)
+                } else {
+                    None
+                }
+            };
+            if let Some(kind) = due {
+                if let Err(e) = create_checkpoint(&db, kind) {
+                    tracing::error!("checkpoint failed: {}", e.message);
+                    // Do not retry in a tight loop.
+                    st.lock.lock().at = Instant::now();
+                }
+            }
+        })?;
+    *db.checkpointer.thread.lock() = Some(h);
+    Ok(())
+}
