@@ -250,7 +250,7 @@ pub fn redo_page(
     };
     let bm = db.heap.bufmgr();
     let buf = if will_init {
-        bm.read_buffer_mode(tag, ReadMode::Zero)?
+        bm.read_buffer_mode(tag, ReadMode::Overwrite)?
     } else {
         bm.read_buffer(tag)?
     };
@@ -284,7 +284,10 @@ fn redo_fpi(db: &Database, lsn: Lsn, rel: u32, block: u32, image: &[u8]) -> PgRe
         block: BlockNumber(block),
     };
     // Zero mode: the page on disk may be torn and is not even read.
-    let buf = db.heap.bufmgr().read_buffer_mode(tag, ReadMode::Zero)?;
+    let buf = db
+        .heap
+        .bufmgr()
+        .read_buffer_mode(tag, ReadMode::Overwrite)?;
     let mut page = buf.write();
     if image.len() != page.0.len() {
         return Err(corrupt(rel, block, "full-page image of the wrong size"));
