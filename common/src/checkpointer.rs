@@ -5,7 +5,9 @@
 //!
 //! ```text
 //!  1. redo = insert position        (XLog::advance_redo_ptr, redo-point lock X)
-//!  2. flush WAL to redo, then clog  (an async commit's clog bit never
+//!  2. wait for commits between their  (DELAY_CHKPT_START: their clog bits
+//!     record and their clog update    must be in the clog we flush)
+//!     flush WAL to redo, then clog  (an async commit's clog bit never
 //!                                    reaches disk before its commit record)
 //!  3. write every dirty buffer      (WAL first, via the bufmgr hook), fsync
 //!                                    relation files and base/
@@ -174,6 +176,9 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
 
     // 1-2: redo point; WAL then clog.
     let redo = xlog.advance_redo_ptr();
+    // Commits whose record may precede `redo` must reach the clog before
+    // it is flushed (DELAY_CHKPT_START, see xlog.rs).
+    xlog.wait_for_delaying_commits();
     xlog.flush(redo)?;
     db.clog.flush()?;
     // State files of prepared transactions whose PREPARE record the WAL

@@ -271,18 +271,26 @@ fn no_savepoint(name: &str) -> PgError {
 /// `block_in_place` inside the runtime. It runs BEFORE the clog is updated,
 /// so no session sees a commit that could be lost in a crash. A node
 /// without WAL (tests) does nothing.
-pub fn record_transaction_commit(
-    shared: &dyn XactShared,
+///
+/// The returned guard delays checkpoints (PostgreSQL's DELAY_CHKPT_START):
+/// hold it until the clog says "committed". Otherwise a checkpoint could
+/// take its redo point after the commit record but flush the clog before
+/// the commit reaches it — and recovery, starting at that redo point,
+/// would never replay the commit.
+pub fn record_transaction_commit<'a>(
+    shared: &'a dyn XactShared,
     xid: TransactionId,
     subxids: &[TransactionId],
     sync: Option<bool>,
-) -> PgResult<()> {
+) -> PgResult<Option<crate::xlog::DelayCheckpoint<'a>>> {
     match shared.xlog() {
         Some(x) => {
             let sync = sync.unwrap_or_else(|| x.synchronous_commit());
-            x.log_commit(xid, subxids, sync).map(|_| ())
+            let delay = x.delay_checkpoint();
+            x.log_commit(xid, subxids, sync)?;
+            Ok(Some(delay))
         }
-        None => Ok(()),
+        None => Ok(None),
     }
 }
 
@@ -829,16 +837,21 @@ impl Xact {
     fn commit_transaction(&mut self) -> PgResult<()> {
         let (top, subs) = self.live_xids();
         if top.is_valid() {
-            if let Err(e) =
-                record_transaction_commit(&*self.shared, top, &subs, self.synchronous_commit)
-            {
-                self.abort_transaction();
-                return Err(e);
-            }
+            // A second handle on the node: the checkpoint-delay guard borrows
+            // it while `self` may need to abort.
+            let shared = Arc::clone(&self.shared);
+            let r = record_transaction_commit(&*shared, top, &subs, self.synchronous_commit);
+            let delay = match r {
+                Ok(delay) => delay,
+                Err(e) => {
+                    self.abort_transaction();
+                    return Err(e);
+                }
+            };
             let latest = subs.iter().copied().max().unwrap_or(top).max(top);
-            self.shared
-                .clog()
-                .set_status(top, &subs, XidStatus::Committed);
+            shared.clog().set_status(top, &subs, XidStatus::Committed);
+            // The clog holds the commit: a checkpoint may flush it now.
+            drop(delay);
             self.shared
                 .procarray()
                 .end_transaction(Finished::Proc(self.proc), latest);

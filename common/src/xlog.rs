@@ -55,11 +55,23 @@
 //! warm. A unit test decodes each with `WalRecord::decode` to keep the two
 //! in step.
 //!
+//! ## Commits and checkpoints
+//!
+//! A committing transaction holds the *delay-checkpoint lock* shared from
+//! before inserting its commit record until its clog bits are set
+//! (PostgreSQL's `DELAY_CHKPT_START`); the checkpointer takes it
+//! exclusively after choosing its redo point and before flushing the clog.
+//! Without it a commit record could land just before the redo point while
+//! its clog update comes after the checkpoint flushed the clog — recovery
+//! would start after the commit record and lose an acknowledged commit.
+//!
 //! ## Lock order
 //!
 //! buffer content lock → redo-point lock (shared) → the writer's insert
-//! lock (inside `wal`). The checkpointer takes the redo-point lock
-//! exclusively holding nothing else.
+//! lock (inside `wal`). The delay-checkpoint lock (shared) is taken with no
+//! buffer lock held and is held across the commit's WAL flush. The
+//! checkpointer takes the redo-point lock and then the delay-checkpoint
+//! lock exclusively, one after the other, holding nothing else.
 
 use std::cell::RefCell;
 use std::fs;
@@ -111,6 +123,10 @@ pub struct XLog {
     redo_ptr: RwLock<Lsn>,
     full_page_writes: bool,
     synchronous_commit: bool,
+    /// Held shared by a committing transaction from before its commit
+    /// record until its clog update; a checkpoint takes it exclusively
+    /// after choosing its redo point, before flushing the clog.
+    delay_chkpt: RwLock<()>,
     /// Oldest LSN a replication slot still needs (0 = none): checkpoints
     /// keep the segments from there on.
     slot_keep: AtomicU64,
@@ -156,6 +172,7 @@ impl XLog {
                 .get("synchronous_commit")
                 .map(synchronous_commit_on)
                 .unwrap_or(true),
+            delay_chkpt: RwLock::new(()),
             slot_keep: AtomicU64::new(0),
             counters: XLogCounters::default(),
         }
@@ -198,6 +215,18 @@ impl XLog {
         let lsn = self.writer.insert_lsn();
         *r = lsn;
         lsn
+    }
+
+    /// DELAY_CHKPT_START: a commit (or COMMIT PREPARED) holds this from
+    /// before inserting its record until the clog records the commit.
+    pub fn delay_checkpoint(&self) -> DelayCheckpoint<'_> {
+        DelayCheckpoint(self.delay_chkpt.read())
+    }
+
+    /// Checkpoint only: waits until every commit that may have inserted its
+    /// record before the new redo point has set its clog bits.
+    pub(crate) fn wait_for_delaying_commits(&self) {
+        drop(self.delay_chkpt.write());
     }
 
     /// Inserts a record that changes no page (xact, smgr, catalog,
@@ -286,6 +315,10 @@ impl XLog {
         })
     }
 }
+
+/// A commit in progress that a checkpoint must wait for (see
+/// [`XLog::delay_checkpoint`]); drop it once the clog is set.
+pub struct DelayCheckpoint<'a>(#[allow(dead_code)] RwLockReadGuard<'a, ()>);
 
 /// `synchronous_commit` values that mean "wait for the flush" (PostgreSQL
 /// also has local / remote_write / remote_apply: all wait locally here).

@@ -121,6 +121,11 @@ pub enum ReadMode {
     /// Do not read: the caller just extended the file and will initialise
     /// the page (RBM_ZERO_AND_LOCK); the buffer comes back all-zero.
     Zero,
+    /// Redo of a record that replaces the whole page (a full-page image or a
+    /// page-initialising record): the block is not read from disk (it may be
+    /// torn); a cached copy is returned as it is, for the caller to
+    /// overwrite. Only recovery, which owns the relation, uses it.
+    Overwrite,
 }
 
 /// A small multiplicative hasher for buffer tags (the std SipHash costs more
@@ -598,7 +603,7 @@ impl BufMgr {
             // Uncontended: nobody touches the contents before VALID.
             let mut page = self.pages[id as usize].write();
             match mode {
-                ReadMode::Zero => {
+                ReadMode::Zero | ReadMode::Overwrite => {
                     page.0.fill(0);
                     Ok(())
                 }

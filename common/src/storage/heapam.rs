@@ -911,9 +911,12 @@ impl Heap {
 
     /// Creates an empty relation file.
     pub fn create_relation(&self, rel: RelFileId) -> PgResult<()> {
-        // WAL: XLOG_SMGR_CREATE (redo creates the file if it is missing).
-        self.log_smgr(wal::SmgrRecord::RelCreate { rel: rel.0 }, false)?;
+        // File first, then XLOG_SMGR_CREATE: a record before a checkpoint's
+        // redo point then always has its file covered by that checkpoint's
+        // fsync of base/ (redo creates the file if it is missing; a crash
+        // in between leaves an empty orphan file).
         self.smgr.create(rel, ForkNumber::Main)?;
+        self.log_smgr(wal::SmgrRecord::RelCreate { rel: rel.0 }, false)?;
         Ok(())
     }
 
