@@ -65,7 +65,9 @@
 //! until the entry is valid, [`checkpoint`] takes it exclusive, so a
 //! checkpoint never misses a transaction whose Prepare record precedes its
 //! redo point) → the registry mutex (leaf; never held across I/O or a
-//! procarray call).
+//! procarray call). COMMIT/ROLLBACK PREPARED hold the WAL's
+//! delay-checkpoint lock (`XLog::delay_checkpoint`, as a commit does) from
+//! before their record until the clog is set and the entry removed.
 
 use std::path::{Path, PathBuf};
 
@@ -553,6 +555,11 @@ pub fn finish_prepared(shared: &dyn XactShared, gid: &str, commit: bool) -> PgRe
             gid: g.info.gid.clone(),
         }
     };
+    // From before the record until the clog holds the outcome and the entry
+    // is gone, checkpoints wait (DELAY_CHKPT_START): a checkpoint whose redo
+    // point follows the record must flush a clog that has the outcome, and
+    // must not write a state file for a transaction whose record it skips.
+    let delay = shared.xlog().map(|x| x.delay_checkpoint());
     // Flushed in both cases: the state file is removed right after.
     if let Err(e) = shared.log_twophase_record(rec, true) {
         tp.unlock(xid);
@@ -571,10 +578,10 @@ pub fn finish_prepared(shared: &dyn XactShared, gid: &str, commit: bool) -> PgRe
             .procarray()
             .end_transaction(Finished::DummyProc(d), latest);
     }
-    if let Some(g) = tp.remove(xid) {
-        if g.ondisk {
-            tp.remove_file(xid);
-        }
+    let removed = tp.remove(xid);
+    drop(delay);
+    if removed.is_some_and(|g| g.ondisk) {
+        tp.remove_file(xid);
     }
     Ok(())
 }
