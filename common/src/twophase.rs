@@ -1409,6 +1409,7 @@ mod sql_tests {
         let mut cfg = Config::new(dir);
         cfg.set("shared_buffers", "2MB").unwrap();
         cfg.set("max_prepared_transactions", "2").unwrap();
+        cfg.set("fsync", "off").unwrap();
         Database::open(cfg, Role::Primary).unwrap()
     }
 
@@ -1437,6 +1438,15 @@ mod sql_tests {
             );
             std::thread::yield_now();
         }
+    }
+
+    /// Column b of t in key order, comma-separated.
+    fn bs(s: &mut Session) -> String {
+        let r = ok(s, "select b from t order by a").rows;
+        r.iter()
+            .map(|r| r[0].as_str())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     fn completions(s: &mut Session) -> i64 {
@@ -1660,5 +1670,68 @@ mod sql_tests {
                 .is_none(),
             "state files removed"
         );
+    }
+
+    /// A crash (the database dropped without a shutdown checkpoint): a
+    /// PREPARE before the last checkpoint comes back from its state file,
+    /// one after it from WAL, and a COMMIT PREPARED after the checkpoint is
+    /// replayed (no resurrection).
+    #[test]
+    fn crash_recovery_from_wal_and_state_files() {
+        let d = tempfile::tempdir().unwrap();
+        let db = open(d.path());
+        let mut a = session(&db, "alice");
+        ok(&mut a, "create table t (a int primary key, b int)");
+        ok(&mut a, "insert into t values (1, 1), (2, 2), (3, 3)");
+        ok(
+            &mut a,
+            "begin; update t set b = 10 where a = 1; prepare transaction 'before'",
+        );
+        ok(
+            &mut a,
+            "begin; update t set b = 20 where a = 2; prepare transaction 'done'",
+        );
+        ok(&mut a, "checkpoint");
+        ok(&mut a, "commit prepared 'done'");
+        ok(
+            &mut a,
+            "begin; update t set b = 30 where a = 3; prepare transaction 'after'",
+        );
+        drop(a);
+        drop(db);
+
+        let db = open(d.path());
+        let mut b = session(&db, "bob");
+        let gids = ok(
+            &mut b,
+            "select gid, owner from pg_prepared_xacts order by gid",
+        )
+        .rows;
+        assert_eq!(
+            gids,
+            vec![vec!["after", "alice"], vec!["before", "alice"]],
+            "both prepared transactions recovered, the finished one not"
+        );
+        assert_eq!(bs(&mut b), "1,20,3");
+        let mut c = session(&db, "carol");
+        std::thread::scope(|sc| {
+            let t = sc.spawn(|| q(&mut c, "update t set b = b + 1 where a = 3").map(|r| r.tags));
+            wait_until("the UPDATE waits", || someone_waits(&db));
+            assert!(!t.is_finished());
+            assert_eq!(tag(&mut b, "commit prepared 'after'"), "COMMIT PREPARED");
+            assert_eq!(t.join().unwrap().unwrap(), ["UPDATE 1"]);
+        });
+        assert_eq!(
+            tag(&mut b, "rollback prepared 'before'"),
+            "ROLLBACK PREPARED"
+        );
+        drop(b);
+        drop(c);
+        drop(db);
+
+        let db = open(d.path());
+        let mut b = session(&db, "bob");
+        assert_eq!(one(&mut b, "select count(*) from pg_prepared_xacts"), "0");
+        assert_eq!(bs(&mut b), "1,20,31");
     }
 }
