@@ -40,7 +40,8 @@
 //! to the dummy proc — its row changes are already in WAL as heap records.
 //! COMMIT/ROLLBACK PREPARED write `CommitPrepared`/`AbortPrepared`, flushed,
 //! *before* clog and procarray change. WAL goes through the
-//! [`XactShared::log_twophase_record`] hook (a no-op until the node has WAL).
+//! [`XactShared::log_twophase_record`] hook (the node's WAL; nothing in tests
+//! without one).
 //!
 //! A checkpoint may remove the WAL holding a Prepare record, so
 //! [`checkpoint`] writes one state file per prepared transaction,
@@ -611,9 +612,9 @@ pub fn redo_prepare(
 }
 
 /// A CommitPrepared (`commit`) or AbortPrepared record replayed: sets the
-/// clog for the tree, forgets the entry (ending its dummy proc if it has
-/// one, as a standby will) and deletes its state file. The recovery loop
-/// calls only this for those records.
+/// clog for the tree (idempotent beside the redo loop's own update),
+/// forgets the entry (ending its dummy proc if it has one) and deletes its
+/// state file.
 pub fn redo_finish(shared: &dyn XactShared, xid: u64, subxids: &[u64], commit: bool) {
     let tp = shared.twophase();
     let xid = TransactionId(xid);
