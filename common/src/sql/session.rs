@@ -275,12 +275,30 @@ impl Session {
             user,
             database,
         };
-        if let Some(v) = s.settings.get("default_transaction_isolation") {
-            if let Some(l) = isolation_from_name(&v) {
-                s.xact.set_default_isolation(l);
-            }
-        }
+        s.mirror_settings();
         Ok(s)
+    }
+
+    /// Copies the settings the transaction machine reads on its own
+    /// (`synchronous_commit` at commit, `default_transaction_isolation` at
+    /// BEGIN) from the session's settings into [`Xact`]. Called after
+    /// everything that can change them — SET, RESET, RESET ALL, SET SESSION
+    /// CHARACTERISTICS, and the end of a transaction that restored saved
+    /// settings — so a `SET LOCAL` or a rolled-back `SET` of either ends
+    /// with its transaction, as every other setting does.
+    fn mirror_settings(&mut self) {
+        let sync = self
+            .settings
+            .get("synchronous_commit")
+            .map(|v| crate::xlog::synchronous_commit_on(&v));
+        self.xact.set_synchronous_commit(sync);
+        if let Some(l) = self
+            .settings
+            .get("default_transaction_isolation")
+            .and_then(|v| isolation_from_name(&v))
+        {
+            self.xact.set_default_isolation(l);
+        }
     }
 
     /// The pid announced in BackendKeyData (pg_backend_pid(), deadlock
@@ -473,7 +491,9 @@ impl Session {
             return;
         }
         self.was_in_xact = false;
-        self.settings.end_xact(committed);
+        if self.settings.end_xact(committed) {
+            self.mirror_settings();
+        }
         if !committed {
             // Rows of an aborted COPY FREEZE are visible to everyone: empty
             // the table again (it was created or truncated in this
@@ -580,13 +600,13 @@ impl Session {
             } => {
                 if *session {
                     if let Some(l) = isolation {
-                        self.xact.set_default_isolation(*l);
                         self.settings.set(
                             "default_transaction_isolation",
                             Some(isolation_name(*l)),
                             false,
                             self.xact.status() != TxStatus::Idle,
                         )?;
+                        self.mirror_settings();
                     }
                     return done("SET");
                 }
@@ -616,6 +636,7 @@ impl Session {
                         for (n, v) in self.settings.reset_all(in_xact) {
                             sink.parameter_status(&n, &v);
                         }
+                        self.mirror_settings();
                     }
                     Some(n) => {
                         self.exec_set(n, None, false, sink)?;
@@ -785,14 +806,8 @@ impl Session {
             return Ok(ExecOutcome::Complete("SET".into()));
         }
         let (n, v) = self.settings.set(name, value, local, in_block)?;
-        if n == "synchronous_commit" {
-            self.xact
-                .set_synchronous_commit(Some(crate::xlog::synchronous_commit_on(&v)));
-        }
-        if n == "default_transaction_isolation" {
-            if let Some(l) = isolation_from_name(&v) {
-                self.xact.set_default_isolation(l);
-            }
+        if n == "synchronous_commit" || n == "default_transaction_isolation" {
+            self.mirror_settings();
         }
         if REPORTED.contains(&n.as_str()) {
             sink.parameter_status(&n, &v);

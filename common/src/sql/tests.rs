@@ -1040,3 +1040,71 @@ fn session_functions_and_settings() {
     );
     ok(&mut s, "rollback");
 }
+
+/// `SET LOCAL` and rolled-back `SET`s of the settings the transaction
+/// machine keeps its own copy of (`synchronous_commit`,
+/// `default_transaction_isolation`) end with their transaction, as every
+/// other setting does — checked by what the commits actually do.
+#[test]
+fn set_local_ends_with_the_transaction() {
+    let (_dir, db) = open_db();
+    let mut s = session(&db);
+    let sync_commits = || {
+        db.xlog()
+            .expect("WAL")
+            .counters
+            .sync_commits
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    ok(&mut s, "create table t (a int)");
+
+    // SET LOCAL applies to its own commit, then ends.
+    let c0 = sync_commits();
+    ok(&mut s, "begin");
+    ok(&mut s, "set local synchronous_commit = off");
+    ok(&mut s, "insert into t values (1)");
+    ok(&mut s, "commit");
+    assert_eq!(sync_commits(), c0, "SET LOCAL off: asynchronous commit");
+    assert_eq!(one(&mut s, "show synchronous_commit"), "on");
+    ok(&mut s, "insert into t values (2)");
+    assert_eq!(sync_commits(), c0 + 1, "after COMMIT: synchronous again");
+
+    // A session-level SET in a rolled-back transaction is undone.
+    ok(&mut s, "begin");
+    ok(&mut s, "set synchronous_commit = off");
+    ok(&mut s, "rollback");
+    ok(&mut s, "insert into t values (3)");
+    assert_eq!(sync_commits(), c0 + 2, "after ROLLBACK: synchronous again");
+
+    // A session-level SET that commits stays; RESET ALL ends it.
+    ok(&mut s, "begin");
+    ok(&mut s, "set synchronous_commit = off");
+    ok(&mut s, "commit");
+    ok(&mut s, "insert into t values (4)");
+    assert_eq!(sync_commits(), c0 + 2, "committed SET stays");
+    ok(&mut s, "reset all");
+    ok(&mut s, "insert into t values (5)");
+    assert_eq!(sync_commits(), c0 + 3, "RESET ALL");
+
+    // The same for default_transaction_isolation.
+    ok(&mut s, "begin");
+    ok(
+        &mut s,
+        "set local default_transaction_isolation = 'repeatable read'",
+    );
+    ok(&mut s, "commit");
+    ok(&mut s, "begin");
+    assert_eq!(one(&mut s, "show transaction_isolation"), "read committed");
+    ok(&mut s, "commit");
+    ok(
+        &mut s,
+        "set default_transaction_isolation = 'repeatable read'",
+    );
+    ok(&mut s, "begin");
+    assert_eq!(one(&mut s, "show transaction_isolation"), "repeatable read");
+    ok(&mut s, "commit");
+    ok(&mut s, "reset default_transaction_isolation");
+    ok(&mut s, "begin");
+    assert_eq!(one(&mut s, "show transaction_isolation"), "read committed");
+    ok(&mut s, "commit");
+}

@@ -175,11 +175,13 @@ impl SessionSettings {
         changed
     }
 
-    /// End of a transaction: restore or keep (see the module doc).
-    pub fn end_xact(&mut self, committed: bool) {
+    /// End of a transaction: restore or keep (see the module doc). Returns
+    /// whether the transaction had changed settings (so values copied out
+    /// of them must be read again).
+    pub fn end_xact(&mut self, committed: bool) -> bool {
         let Some(saved) = self.saved.take() else {
             self.session_sets.clear();
-            return;
+            return false;
         };
         self.state = saved;
         if committed {
@@ -193,6 +195,7 @@ impl SessionSettings {
             }
         }
         self.session_sets.clear();
+        true
     }
 
     /// `SHOW ALL` rows: (name, setting, description).
