@@ -77,6 +77,7 @@ use crate::storage::htup::{self, TupleHeader};
 use crate::types::{
     BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
 };
+use crate::xact::TreeEnd;
 use crate::xlog::infobits;
 
 /// What happened to one page.
@@ -189,18 +190,22 @@ fn redo_xact(db: &Database, x: &XactRecord) {
     let xid = TransactionId(*xid);
     let subs: Vec<TransactionId> = subxids.iter().map(|s| TransactionId(*s)).collect();
     note_xid(db, xid);
-    let mut latest = xid;
     for s in &subs {
         note_xid(db, *s);
-        latest = latest.max(*s);
     }
-    db.clog.set_status(xid, &subs, status);
-    db.procarray.end_transaction(
-        Finished::Recovered {
+    // Replayed: nothing is written, so nothing can fail.
+    let _ = crate::xact::end_transaction_tree(
+        db,
+        Some(Finished::Recovered {
             xid,
             subxids: &subs,
+        }),
+        xid,
+        &subs,
+        TreeEnd::Replayed {
+            commit: status == XidStatus::Committed,
         },
-        latest,
+        || {},
     );
     if let XactRecord::CommitPrepared { subxids, .. } | XactRecord::AbortPrepared { subxids, .. } =
         x

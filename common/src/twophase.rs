@@ -80,7 +80,7 @@ use crate::clog::XidStatus;
 use crate::error::{sqlstate, PgError, PgResult, Severity};
 use crate::procarray::{Finished, ProcNumber};
 use crate::types::TransactionId;
-use crate::xact::XactShared;
+use crate::xact::{TreeEnd, XactShared};
 
 /// Longest gid plus one (GIDSIZE): a gid must be shorter than this.
 pub const GIDSIZE: usize = 200;
@@ -540,47 +540,25 @@ pub fn finish_prepared(shared: &dyn XactShared, gid: &str, commit: bool) -> PgRe
     let tp = shared.twophase();
     let g = tp.lock_gxact(gid)?;
     let xid = g.info.xid;
-    let now = crate::sql::datetime::now_usecs();
-    let rec = if commit {
-        XactRecord::CommitPrepared {
-            xid: xid.0,
-            subxids: raw(&g.subxids),
-            timestamp_us: now,
-            gid: g.info.gid.clone(),
-        }
-    } else {
-        XactRecord::AbortPrepared {
-            xid: xid.0,
-            subxids: raw(&g.subxids),
-            timestamp_us: now,
-            gid: g.info.gid.clone(),
-        }
-    };
-    // From before the record until the clog holds the outcome and the entry
-    // is gone, checkpoints wait (DELAY_CHKPT_START): a checkpoint whose redo
-    // point follows the record must flush a clog that has the outcome, and
-    // must not write a state file for a transaction whose record it skips.
-    let delay = shared.xlog().map(|x| x.delay_checkpoint());
-    // Flushed in both cases: the state file is removed right after.
-    if let Err(e) = shared.log_twophase_record(rec, true) {
+    // The registry entry goes while checkpoints are still delayed: a
+    // checkpoint whose redo point follows the record must neither miss the
+    // outcome in the clog nor write a state file for a finished transaction.
+    let mut removed = None;
+    let r = crate::xact::end_transaction_tree(
+        shared,
+        g.dummy.map(Finished::DummyProc),
+        xid,
+        &g.subxids,
+        TreeEnd::Prepared {
+            commit,
+            gid: &g.info.gid,
+        },
+        || removed = tp.remove(xid),
+    );
+    if let Err(e) = r {
         tp.unlock(xid);
         return Err(e);
     }
-    let status = if commit {
-        XidStatus::Committed
-    } else {
-        XidStatus::Aborted
-    };
-    // Clog first: no moment where the xids are neither running nor finished.
-    shared.clog().set_status(xid, &g.subxids, status);
-    let latest = g.subxids.iter().copied().max().unwrap_or(xid).max(xid);
-    if let Some(d) = g.dummy {
-        shared
-            .procarray()
-            .end_transaction(Finished::DummyProc(d), latest);
-    }
-    let removed = tp.remove(xid);
-    drop(delay);
     if removed.is_some_and(|g| g.ondisk) {
         tp.remove_file(xid);
     }
@@ -619,19 +597,16 @@ pub fn redo_finish(shared: &dyn XactShared, xid: u64, subxids: &[u64], commit: b
     let tp = shared.twophase();
     let xid = TransactionId(xid);
     let subs = xids(subxids);
-    let status = if commit {
-        XidStatus::Committed
-    } else {
-        XidStatus::Aborted
-    };
-    shared.clog().set_status(xid, &subs, status);
-    let removed = tp.remove(xid);
-    if let Some(d) = removed.and_then(|g| g.dummy) {
-        let latest = subs.iter().copied().max().unwrap_or(xid).max(xid);
-        shared
-            .procarray()
-            .end_transaction(Finished::DummyProc(d), latest);
-    }
+    let dummy = tp.remove(xid).and_then(|g| g.dummy);
+    // Replayed: nothing is written, so nothing can fail.
+    let _ = crate::xact::end_transaction_tree(
+        shared,
+        dummy.map(Finished::DummyProc),
+        xid,
+        &subs,
+        TreeEnd::Replayed { commit },
+        || {},
+    );
     tp.remove_file(xid);
 }
 

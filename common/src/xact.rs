@@ -37,11 +37,13 @@
 //!
 //! ## Commit and abort
 //!
-//! Commit: [`record_transaction_commit`] (the WAL hook: commit record, wait
-//! for flush), clog "committed" for the tree, then the procarray completion
-//! (clear the dense entry, advance latest_completed_xid, bump
-//! xact_completion_count). Abort: clog "aborted", completion. A transaction
-//! that never got an xid touches neither clog nor the counter.
+//! Every end of a transaction tree — commit, abort, COMMIT/ROLLBACK
+//! PREPARED, their redo — goes through [`end_transaction_tree`]: the WAL
+//! record (commit: wait for its flush), the clog for the tree, then the
+//! procarray completion (clear the dense entry, advance
+//! latest_completed_xid, bump xact_completion_count), with checkpoints
+//! delayed from record to clog. A transaction that never got an xid
+//! touches neither WAL, clog nor the counter.
 //!
 //! ## Snapshots
 //!
@@ -265,48 +267,136 @@ fn no_savepoint(name: &str) -> PgError {
     )
 }
 
-/// RecordTransactionCommit's WAL half: writes the commit record (xid,
-/// subxids) and, with `sync` (synchronous_commit = on), waits until WAL is
-/// flushed past it — group commit through the WAL writer, in
-/// `block_in_place` inside the runtime. It runs BEFORE the clog is updated,
-/// so no session sees a commit that could be lost in a crash. A node
-/// without WAL (tests) does nothing.
-///
-/// The returned guard delays checkpoints (PostgreSQL's DELAY_CHKPT_START):
-/// hold it until the clog says "committed". Otherwise a checkpoint could
-/// take its redo point after the commit record but flush the clog before
-/// the commit reaches it — and recovery, starting at that redo point,
-/// would never replay the commit.
-pub fn record_transaction_commit<'a>(
-    shared: &'a dyn XactShared,
-    xid: TransactionId,
-    subxids: &[TransactionId],
-    sync: Option<bool>,
-) -> PgResult<Option<crate::xlog::DelayCheckpoint<'a>>> {
-    match shared.xlog() {
-        Some(x) => {
-            let sync = sync.unwrap_or_else(|| x.synchronous_commit());
-            let delay = x.delay_checkpoint();
-            x.log_commit(xid, subxids, sync)?;
-            Ok(Some(delay))
+/// How a transaction tree ends, and which WAL record says so.
+#[derive(Clone, Copy, Debug)]
+pub enum TreeEnd<'a> {
+    /// COMMIT: a commit record; with `sync` (None: the server's
+    /// `synchronous_commit`) the clog changes only once it is flushed —
+    /// group commit through the WAL writer, in `block_in_place`.
+    Commit {
+        /// The session's `synchronous_commit`.
+        sync: Option<bool>,
+    },
+    /// ROLLBACK, or an error: an abort record, never waited for (an abort
+    /// lost in a crash is still an abort); failing to write it is logged
+    /// and otherwise ignored — the transaction is aborted anyway.
+    Abort,
+    /// COMMIT PREPARED (`commit`) or ROLLBACK PREPARED of `gid`: the record,
+    /// flushed either way (the state file is removed right after).
+    Prepared {
+        /// COMMIT PREPARED rather than ROLLBACK PREPARED.
+        commit: bool,
+        /// The transaction's gid, carried by the record.
+        gid: &'a str,
+    },
+    /// Redo of any of those records: already in WAL, so only the clog and
+    /// the procarray change.
+    Replayed {
+        /// A commit (Commit / CommitPrepared) rather than an abort.
+        commit: bool,
+    },
+}
+
+impl TreeEnd<'_> {
+    fn commits(self) -> bool {
+        match self {
+            TreeEnd::Commit { .. } => true,
+            TreeEnd::Abort => false,
+            TreeEnd::Prepared { commit, .. } | TreeEnd::Replayed { commit } => commit,
         }
-        None => Ok(None),
     }
 }
 
-/// RecordTransactionAbort's WAL half: writes the abort record (no flush
-/// needed: an unflushed abort is an abort after a crash). A failure to log
-/// is reported and otherwise ignored: the transaction is aborted anyway.
-pub fn record_transaction_abort(
+/// The one way a transaction tree ends, for every path: COMMIT, ROLLBACK
+/// and errors of a session, COMMIT/ROLLBACK PREPARED of a dummy proc, and
+/// redo (PostgreSQL's RecordTransactionCommit / RecordTransactionAbort,
+/// TransactionIdCommitTree and ProcArrayEndTransaction, in that order):
+///
+/// 1. write the WAL record (`end` says which; see [`TreeEnd`]) — before
+///    the clog, so no session sees a commit that could be lost in a crash;
+/// 2. the clog: committed or aborted, for `xid` and `subxids`;
+/// 3. `while_delayed` (two-phase commit forgets its registry entry here);
+/// 4. the procarray completion of `who` (None: a prepared transaction that
+///    has no dummy proc yet), through `ProcArray::end_transaction` — the
+///    completion counter and the snapshot caches depend on it.
+///
+/// From before the record until after step 3 a commit (or a two-phase
+/// finish) delays checkpoints (PostgreSQL's DELAY_CHKPT_START). Otherwise
+/// a checkpoint could take its redo point after the record but flush a
+/// clog that does not have the outcome yet — and recovery, starting at that
+/// redo point, would never replay it.
+///
+/// A tree without an xid (a read-only transaction) writes nothing and
+/// touches no clog; its proc is only reset. On an error writing the record
+/// (commit or two-phase) nothing else has changed: the caller aborts or
+/// unlocks.
+pub fn end_transaction_tree(
     shared: &dyn XactShared,
+    who: Option<Finished<'_>>,
     xid: TransactionId,
     subxids: &[TransactionId],
-) {
-    if let Some(x) = shared.xlog() {
-        if let Err(e) = x.log_abort(xid, subxids) {
-            tracing::warn!("could not log abort of transaction {xid}: {}", e.message);
+    end: TreeEnd<'_>,
+    while_delayed: impl FnOnce(),
+) -> PgResult<()> {
+    if !xid.is_valid() {
+        if let Some(w) = who {
+            shared
+                .procarray()
+                .end_transaction(w, TransactionId::INVALID);
         }
+        return Ok(());
     }
+    let xlog = shared.xlog();
+    let delay = match end {
+        TreeEnd::Commit { .. } | TreeEnd::Prepared { .. } => xlog.map(|x| x.delay_checkpoint()),
+        TreeEnd::Abort | TreeEnd::Replayed { .. } => None,
+    };
+    match (end, xlog) {
+        (TreeEnd::Commit { sync }, Some(x)) => {
+            x.log_commit(xid, subxids, sync.unwrap_or_else(|| x.synchronous_commit()))?;
+        }
+        (TreeEnd::Abort, Some(x)) => {
+            if let Err(e) = x.log_abort(xid, subxids) {
+                tracing::warn!("could not log abort of transaction {xid}: {}", e.message);
+            }
+        }
+        (TreeEnd::Prepared { commit, gid }, _) => {
+            let xids = subxids.iter().map(|s| s.0).collect();
+            let timestamp_us = crate::sql::datetime::now_usecs();
+            let gid = gid.to_string();
+            let rec = if commit {
+                wal::XactRecord::CommitPrepared {
+                    xid: xid.0,
+                    subxids: xids,
+                    timestamp_us,
+                    gid,
+                }
+            } else {
+                wal::XactRecord::AbortPrepared {
+                    xid: xid.0,
+                    subxids: xids,
+                    timestamp_us,
+                    gid,
+                }
+            };
+            shared.log_twophase_record(rec, true)?;
+        }
+        (TreeEnd::Commit { .. } | TreeEnd::Abort, None) | (TreeEnd::Replayed { .. }, _) => {}
+    }
+    let status = if end.commits() {
+        XidStatus::Committed
+    } else {
+        XidStatus::Aborted
+    };
+    shared.clog().set_status(xid, subxids, status);
+    while_delayed();
+    // The clog holds the outcome: a checkpoint may flush it now.
+    drop(delay);
+    if let Some(w) = who {
+        let latest = subxids.iter().copied().fold(xid, TransactionId::max);
+        shared.procarray().end_transaction(w, latest);
+    }
+    Ok(())
 }
 
 impl Xact {
@@ -836,29 +926,20 @@ impl Xact {
     /// CommitTransaction.
     fn commit_transaction(&mut self) -> PgResult<()> {
         let (top, subs) = self.live_xids();
-        if top.is_valid() {
-            // A second handle on the node: the checkpoint-delay guard borrows
-            // it while `self` may need to abort.
-            let shared = Arc::clone(&self.shared);
-            let r = record_transaction_commit(&*shared, top, &subs, self.synchronous_commit);
-            let delay = match r {
-                Ok(delay) => delay,
-                Err(e) => {
-                    self.abort_transaction();
-                    return Err(e);
-                }
-            };
-            let latest = subs.iter().copied().max().unwrap_or(top).max(top);
-            shared.clog().set_status(top, &subs, XidStatus::Committed);
-            // The clog holds the commit: a checkpoint may flush it now.
-            drop(delay);
-            self.shared
-                .procarray()
-                .end_transaction(Finished::Proc(self.proc), latest);
-        } else {
-            self.shared
-                .procarray()
-                .end_transaction(Finished::Proc(self.proc), TransactionId::INVALID);
+        let shared = Arc::clone(&self.shared);
+        let end = TreeEnd::Commit {
+            sync: self.synchronous_commit,
+        };
+        if let Err(e) = end_transaction_tree(
+            &*shared,
+            Some(Finished::Proc(self.proc)),
+            top,
+            &subs,
+            end,
+            || {},
+        ) {
+            self.abort_transaction();
+            return Err(e);
         }
         self.end_transaction_state();
         Ok(())
@@ -871,22 +952,22 @@ impl Xact {
             self.end_transaction_state();
             return;
         }
-        let (top, subs) = self.live_xids();
-        if top.is_valid() {
-            record_transaction_abort(&*self.shared, top, &subs);
-            let latest = subs.iter().copied().max().unwrap_or(top).max(top);
-            self.shared
-                .clog()
-                .set_status(top, &subs, XidStatus::Aborted);
-            self.shared
-                .procarray()
-                .end_transaction(Finished::Proc(self.proc), latest);
-        } else {
-            self.shared
-                .procarray()
-                .end_transaction(Finished::Proc(self.proc), TransactionId::INVALID);
-        }
+        self.abort_top_level();
         self.end_transaction_state();
+    }
+
+    /// Ends the whole tree as aborted (record, clog, procarray).
+    fn abort_top_level(&mut self) {
+        let (top, subs) = self.live_xids();
+        // An abort never fails (a record it cannot write is logged).
+        let _ = end_transaction_tree(
+            &*self.shared,
+            Some(Finished::Proc(self.proc)),
+            top,
+            &subs,
+            TreeEnd::Abort,
+            || {},
+        );
     }
 
     /// An error inside an explicit block: abort the current subtransaction,
@@ -904,21 +985,7 @@ impl Xact {
             };
             self.abort_subxids(&mut dead);
         } else {
-            let (top, subs) = self.live_xids();
-            if top.is_valid() {
-                record_transaction_abort(&*self.shared, top, &subs);
-                let latest = subs.iter().copied().max().unwrap_or(top).max(top);
-                self.shared
-                    .clog()
-                    .set_status(top, &subs, XidStatus::Aborted);
-                self.shared
-                    .procarray()
-                    .end_transaction(Finished::Proc(self.proc), latest);
-            } else {
-                self.shared
-                    .procarray()
-                    .end_transaction(Finished::Proc(self.proc), TransactionId::INVALID);
-            }
+            self.abort_top_level();
             self.own_xids.clear();
             if let Some(l) = self.levels.first_mut() {
                 l.aborted = true;
@@ -942,10 +1009,16 @@ impl Xact {
         }
         dead.sort_unstable();
         let latest = dead[dead.len() - 1];
-        record_transaction_abort(&*self.shared, dead[0], &dead[1..]);
-        self.shared
-            .clog()
-            .set_status(dead[0], &dead[1..], XidStatus::Aborted);
+        // Record and clog as for a whole tree; the proc stays in its
+        // transaction, so instead of a completion its cache loses them.
+        let _ = end_transaction_tree(
+            &*self.shared,
+            None,
+            dead[0],
+            &dead[1..],
+            TreeEnd::Abort,
+            || {},
+        );
         self.shared
             .procarray()
             .remove_subxids(self.proc, dead, latest);

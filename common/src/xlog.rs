@@ -276,24 +276,6 @@ impl XLog {
         Ok(end)
     }
 
-    /// Writes any xact record (two-phase commit: PREPARE, COMMIT PREPARED,
-    /// ABORT PREPARED) under the transaction's xid and, with `flush`, waits
-    /// until it is durable. Returns its end LSN.
-    pub fn log_xact(&self, rec: &wal::XactRecord, flush: bool) -> PgResult<Lsn> {
-        let xid = match rec {
-            wal::XactRecord::Commit { xid, .. }
-            | wal::XactRecord::Abort { xid, .. }
-            | wal::XactRecord::Prepare { xid, .. }
-            | wal::XactRecord::CommitPrepared { xid, .. }
-            | wal::XactRecord::AbortPrepared { xid, .. } => *xid,
-        };
-        let end = self.insert(TransactionId(xid), &WalRecord::Xact(rec.clone()))?;
-        if flush {
-            self.flush(end)?;
-        }
-        Ok(end)
-    }
-
     /// Writes the abort record of `xid` and `subxids`. No flush: an abort
     /// lost in a crash is still an abort.
     pub fn log_abort(&self, xid: TransactionId, subxids: &[TransactionId]) -> PgResult<Lsn> {

@@ -152,13 +152,19 @@ impl Replay {
         if self.initialized {
             db.procarray.record_known_assigned(latest);
         }
-        db.clog.set_status(top, &subs, status);
-        db.procarray.end_transaction(
-            Finished::Recovered {
+        // Replayed: nothing is written, so nothing can fail.
+        let _ = common::xact::end_transaction_tree(
+            db,
+            Some(Finished::Recovered {
                 xid: top,
                 subxids: &subs,
+            }),
+            top,
+            &subs,
+            common::xact::TreeEnd::Replayed {
+                commit: status == XidStatus::Committed,
             },
-            latest,
+            || {},
         );
         if db.procarray.next_xid() <= latest {
             db.procarray.advance_next_xid(latest.next());
