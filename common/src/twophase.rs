@@ -1455,6 +1455,7 @@ mod sql_tests {
         ok(&mut a, "begin");
         ok(&mut a, "insert into t values (3, 3)");
         ok(&mut a, "update t set b = 20 where a = 2");
+        let a_xid = one(&mut a, "select pg_current_xact_id()");
         assert_eq!(
             tag(&mut a, "prepare transaction 'x'"),
             "PREPARE TRANSACTION"
@@ -1477,6 +1478,24 @@ mod sql_tests {
         );
         let cols = ok(&mut b, "select * from pg_prepared_xacts").rows;
         assert_eq!(cols[0].len(), 5);
+        // `transaction` is PostgreSQL's xid (32 bits), equal to the xid
+        // pg_current_xact_id() showed inside the transaction.
+        assert_eq!(
+            one(
+                &mut b,
+                "select pg_typeof(transaction)::text from pg_prepared_xacts"
+            ),
+            "xid"
+        );
+        assert_eq!(
+            one(
+                &mut b,
+                &format!(
+                    "select count(*) from pg_prepared_xacts where transaction = '{a_xid}'::xid"
+                )
+            ),
+            "1"
+        );
 
         // Duplicate gid: 42710, rolled back, the session is idle.
         ok(&mut b, "begin");

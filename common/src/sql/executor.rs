@@ -472,7 +472,8 @@ fn for_each_input<'a>(
         Source::PreparedXacts => {
             for p in ec.db.twophase.list() {
                 let row = [
-                    Value::Xid8(p.xid.0),
+                    // PostgreSQL's xid: the low half of the 64-bit xid.
+                    Value::Xid(p.xid.0 as u32),
                     Value::text(&p.gid),
                     Value::TimestampTz(p.prepared_at),
                     Value::text(&p.owner),

@@ -78,7 +78,7 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         Value::Int2(x) => put_i64(out, *x as i64),
         Value::Int4(x) => put_i64(out, *x as i64),
         Value::Int8(x) => put_i64(out, *x),
-        Value::Oid(x) => put_i64(out, *x as i64),
+        Value::Oid(x) | Value::Xid(x) => put_i64(out, *x as i64),
         Value::Timestamp(x) | Value::TimestampTz(x) => put_i64(out, *x),
         Value::PgLsn(x) | Value::Xid8(x) => out.extend_from_slice(&x.to_be_bytes()),
         Value::Float8(f) => {

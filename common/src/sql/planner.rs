@@ -724,10 +724,11 @@ fn bind_from(
                     .map(|a| ident_name(&a.name))
                     .unwrap_or_else(|| rel.clone());
                 let mut scope = Scope::new();
-                // PostgreSQL's `transaction` is a 32-bit xid; ours are
-                // 64-bit, shown as xid8.
+                // `transaction` is PostgreSQL's type xid (32 bits): the low
+                // half of our 64-bit xid, as PostgreSQL shows a
+                // FullTransactionId's xid.
                 for (c, ty) in [
-                    ("transaction", SqlType::Xid8),
+                    ("transaction", SqlType::Xid),
                     ("gid", SqlType::Text),
                     ("prepared", SqlType::TimestampTz),
                     ("owner", SqlType::Name),

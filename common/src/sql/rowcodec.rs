@@ -72,7 +72,7 @@ pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
             Value::Bool(b) => out.push(*b as u8),
             Value::Int2(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Int4(x) => out.extend_from_slice(&x.to_le_bytes()),
-            Value::Oid(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::Oid(x) | Value::Xid(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Int8(x) | Value::Timestamp(x) | Value::TimestampTz(x) => {
                 out.extend_from_slice(&x.to_le_bytes())
             }
@@ -168,6 +168,7 @@ impl<'a> Reader<'a> {
             SqlType::TimestampTz => Value::TimestampTz(i64::from_le_bytes(self.arr()?)),
             SqlType::PgLsn => Value::PgLsn(u64::from_le_bytes(self.arr()?)),
             SqlType::Xid8 => Value::Xid8(u64::from_le_bytes(self.arr()?)),
+            SqlType::Xid => Value::Xid(u32::from_le_bytes(self.arr()?)),
             SqlType::Float8 => Value::Float8(f64::from_le_bytes(self.arr()?)),
             SqlType::Numeric(_) => {
                 let [scale] = self.arr::<1>()?;
@@ -204,7 +205,7 @@ impl<'a> Reader<'a> {
         match ty {
             SqlType::Bool => self.take(1).map(drop),
             SqlType::Int2 => self.take(2).map(drop),
-            SqlType::Int4 | SqlType::Oid => self.take(4).map(drop),
+            SqlType::Int4 | SqlType::Oid | SqlType::Xid => self.take(4).map(drop),
             SqlType::Int8
             | SqlType::Timestamp
             | SqlType::TimestampTz
@@ -310,6 +311,7 @@ mod tests {
             SqlType::PgLsn,
             SqlType::Oid,
             SqlType::Xid8,
+            SqlType::Xid,
             SqlType::Snapshot,
         ]
     }
@@ -332,6 +334,7 @@ mod tests {
             SqlType::PgLsn => any::<u64>().prop_map(Value::PgLsn).boxed(),
             SqlType::Oid => any::<u32>().prop_map(Value::Oid).boxed(),
             SqlType::Xid8 => any::<u64>().prop_map(Value::Xid8).boxed(),
+            SqlType::Xid => any::<u32>().prop_map(Value::Xid).boxed(),
             SqlType::Snapshot => (
                 any::<u64>(),
                 any::<u64>(),

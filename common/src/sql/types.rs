@@ -63,6 +63,10 @@ pub enum SqlType {
     Oid,
     /// xid8 (5069), what pg_current_xact_id() returns
     Xid8,
+    /// xid (28): a 32-bit transaction id, what `pg_prepared_xacts.transaction`
+    /// shows (the low half of our 64-bit xid, as PostgreSQL's
+    /// XidFromFullTransactionId)
+    Xid,
     /// A literal or parameter whose type is not known yet (705).
     Unknown,
 }
@@ -94,6 +98,7 @@ impl SqlType {
             SqlType::Name => 19,
             SqlType::Oid => 26,
             SqlType::Xid8 => 5069,
+            SqlType::Xid => 28,
             SqlType::Unknown => 705,
         }
     }
@@ -120,6 +125,7 @@ impl SqlType {
             19 => SqlType::Name,
             26 => SqlType::Oid,
             5069 => SqlType::Xid8,
+            28 => SqlType::Xid,
             705 => SqlType::Unknown,
             _ => return None,
         })
@@ -144,7 +150,7 @@ impl SqlType {
         match self {
             SqlType::Bool => 1,
             SqlType::Int2 => 2,
-            SqlType::Int4 | SqlType::Oid => 4,
+            SqlType::Int4 | SqlType::Oid | SqlType::Xid => 4,
             SqlType::Int8
             | SqlType::Float8
             | SqlType::Timestamp
@@ -233,6 +239,7 @@ impl SqlType {
             SqlType::Name => "name",
             SqlType::Oid => "oid",
             SqlType::Xid8 => "xid8",
+            SqlType::Xid => "xid",
             SqlType::Unknown => "unknown",
         }
     }
@@ -258,6 +265,7 @@ impl SqlType {
             SqlType::Name => "name",
             SqlType::Oid => "oid",
             SqlType::Xid8 => "xid8",
+            SqlType::Xid => "xid",
             SqlType::Unknown => "unknown",
         }
     }
@@ -287,6 +295,7 @@ impl SqlType {
             "name" => SqlType::Name,
             "oid" => SqlType::Oid,
             "xid8" => SqlType::Xid8,
+            "xid" => SqlType::Xid,
             "unknown" => SqlType::Unknown,
             _ => return None,
         })

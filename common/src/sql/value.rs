@@ -81,6 +81,8 @@ pub enum Value {
     Oid(u32),
     /// xid8
     Xid8(u64),
+    /// xid (32 bits)
+    Xid(u32),
     /// pg_snapshot
     Snapshot(Arc<PgSnapshot>),
     /// void
@@ -492,6 +494,7 @@ impl Value {
             Value::PgLsn(_) => SqlType::PgLsn,
             Value::Oid(_) => SqlType::Oid,
             Value::Xid8(_) => SqlType::Xid8,
+            Value::Xid(_) => SqlType::Xid,
             Value::Snapshot(_) => SqlType::Snapshot,
             Value::Void => SqlType::Void,
         }
@@ -521,6 +524,7 @@ impl Value {
             Value::Int8(v) => Some(v),
             Value::Oid(v) => Some(v as i64),
             Value::Xid8(v) => i64::try_from(v).ok(),
+            Value::Xid(v) => Some(v as i64),
             _ => None,
         }
     }
@@ -545,6 +549,10 @@ impl Value {
             SqlType::Xid8 => {
                 let t = s.trim();
                 Value::Xid8(t.parse::<u64>().map_err(|_| invalid_syntax(ty, s))?)
+            }
+            SqlType::Xid => {
+                let t = s.trim();
+                Value::Xid(t.parse::<u32>().map_err(|_| invalid_syntax(ty, s))?)
             }
             SqlType::Float8 => Value::Float8(parse_f64(s)?),
             SqlType::Numeric(tm) => {
@@ -606,6 +614,7 @@ impl Value {
             SqlType::Int8 => Value::Int8(i64::from_be_bytes(fixed(b)?)),
             SqlType::Oid => Value::Oid(u32::from_be_bytes(fixed(b)?)),
             SqlType::Xid8 => Value::Xid8(u64::from_be_bytes(fixed(b)?)),
+            SqlType::Xid => Value::Xid(u32::from_be_bytes(fixed(b)?)),
             SqlType::Float8 => {
                 // float4 (4 bytes) arrives here too when a client binds a float4 OID.
                 if b.len() == 4 {
@@ -682,6 +691,7 @@ impl Value {
             Value::Int8(v) => write_i64(out, *v),
             Value::Oid(v) => write_u64(out, *v as u64),
             Value::Xid8(v) => write_u64(out, *v),
+            Value::Xid(v) => write_u64(out, *v as u64),
             Value::Float8(v) => write_f64(out, *v),
             Value::Numeric(n) => {
                 let mut buf = [0u8; 64];
@@ -723,6 +733,7 @@ impl Value {
             Value::Int8(v) => out.put_i64(*v),
             Value::Oid(v) => out.put_u32(*v),
             Value::Xid8(v) => out.put_u64(*v),
+            Value::Xid(v) => out.put_u32(*v),
             Value::Float8(v) => out.put_f64(*v),
             Value::Numeric(n) => n.write_binary(out),
             Value::Text(s) => out.put_slice(s.as_bytes()),
@@ -813,6 +824,7 @@ pub fn cmp_sql(a: &Value, b: &Value) -> Option<Ordering> {
         | (TimestampTz(x), Timestamp(y)) => x.cmp(y),
         (PgLsn(x), PgLsn(y)) => x.cmp(y),
         (Xid8(x), Xid8(y)) => x.cmp(y),
+        (Xid(x), Xid(y)) => x.cmp(y),
         (Oid(x), Oid(y)) => x.cmp(y),
         (Void, Void) => Ordering::Equal,
         (Snapshot(x), Snapshot(y)) => (x.xmin, x.xmax, &x.xip).cmp(&(y.xmin, y.xmax, &y.xip)),
@@ -824,12 +836,14 @@ pub fn cmp_sql(a: &Value, b: &Value) -> Option<Ordering> {
                 Numeric(n) => cmp_int_numeric(i, *n),
                 Float8(f) => cmp_int_f64(i, *f),
                 Xid8(u) => (i as i128).cmp(&(*u as i128)),
+                Xid(u) => i.cmp(&(*u as i64)),
                 _ => return None,
             },
             (None, Some(j)) => match x {
                 Numeric(n) => cmp_int_numeric(j, *n).reverse(),
                 Float8(f) => cmp_int_f64(j, *f).reverse(),
                 Xid8(u) => (*u as i128).cmp(&(j as i128)),
+                Xid(u) => (*u as i64).cmp(&j),
                 _ => return None,
             },
             (None, None) => return None,
@@ -894,6 +908,7 @@ pub fn can_cast(from: SqlType, to: SqlType) -> bool {
         (Timestamp, TimestampTz) | (TimestampTz, Timestamp) => true,
         (Int2 | Int4 | Int8, Oid) | (Oid, Int4 | Int8) => true,
         (Xid8, Int8) => false,
+        (Xid8, Xid) => true,
         (Numeric(_), PgLsn) => true,
         _ => false,
     }
@@ -1044,9 +1059,12 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
         (Value::TimestampTz(t), T::Timestamp) | (Value::Timestamp(t), T::Timestamp) => {
             Value::Timestamp(*t)
         }
-        (Value::PgLsn(_), T::PgLsn) | (Value::Xid8(_), T::Xid8) | (Value::Void, T::Void) => {
-            v.clone()
-        }
+        (Value::PgLsn(_), T::PgLsn)
+        | (Value::Xid8(_), T::Xid8)
+        | (Value::Xid(_), T::Xid)
+        | (Value::Void, T::Void) => v.clone(),
+        // xid(xid8): the low 32 bits, as PostgreSQL's cast.
+        (Value::Xid8(x), T::Xid) => Value::Xid(*x as u32),
         (Value::Snapshot(_), T::Snapshot) => v.clone(),
         _ => return Err(cannot_cast(from, to)),
     })
@@ -1310,6 +1328,7 @@ mod tests {
             any::<u64>().prop_map(|v| (SqlType::PgLsn, Value::PgLsn(v))),
             any::<u32>().prop_map(|v| (SqlType::Oid, Value::Oid(v))),
             any::<u64>().prop_map(|v| (SqlType::Xid8, Value::Xid8(v))),
+            any::<u32>().prop_map(|v| (SqlType::Xid, Value::Xid(v))),
         ]
     }
 
@@ -1330,9 +1349,9 @@ mod tests {
         }
 
         #[test]
-        fn binary_input_never_panics(data in proptest::collection::vec(any::<u8>(), 0..40), i in 0usize..13) {
+        fn binary_input_never_panics(data in proptest::collection::vec(any::<u8>(), 0..40), i in 0usize..14) {
             let tys = [SqlType::Bool, SqlType::Int2, SqlType::Int4, SqlType::Int8, SqlType::Float8, SqlType::NUMERIC,
-                SqlType::Text, SqlType::Timestamp, SqlType::PgLsn, SqlType::Oid, SqlType::Snapshot, SqlType::Char(3), SqlType::Xid8];
+                SqlType::Text, SqlType::Timestamp, SqlType::PgLsn, SqlType::Oid, SqlType::Snapshot, SqlType::Char(3), SqlType::Xid8, SqlType::Xid];
             let _ = Value::from_binary(tys[i], &data);
         }
 
