@@ -714,6 +714,24 @@ mod tests {
             "records and bytes counted: {n:?}"
         );
         assert!(n[3] >= 1, "the initial checkpoint counted: {n:?}");
+        // pg_stat_wal: the same counters under PostgreSQL's names and types.
+        assert_eq!(
+            one(
+                &mut s,
+                "select pg_typeof(wal_bytes)::text || ' ' || pg_typeof(wal_sync_time)::text \
+                 from pg_stat_wal where wal_records >= 100 and wal_bytes > 0 and wal_sync >= 0"
+            ),
+            "numeric double precision"
+        );
+        assert_eq!(
+            one(
+                &mut s,
+                "select pg_current_wal_lsn() <= pg_current_wal_insert_lsn() \
+                 and pg_typeof(pg_current_wal_lsn())::text = 'pg_lsn'"
+            ),
+            "t",
+            "pg_lsn values compare"
+        );
         let before = pages(&db);
         let writer = db.xlog().unwrap().writer().clone();
         writer.flush(writer.insert_lsn()).unwrap();

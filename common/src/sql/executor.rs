@@ -494,8 +494,26 @@ fn for_each_input<'a>(
             }
             Ok(())
         }
-        Source::StatWal => {
-            let row = crate::xlog::stat_wal_row(ec.db).map(|v| Value::Int8(v as i64));
+        Source::StatWal { pg } => {
+            let s = crate::xlog::stat_wal_row(ec.db);
+            let int = |v: u64| Value::Int8(i64::try_from(v).unwrap_or(i64::MAX));
+            let row: Vec<Value> = if *pg {
+                // [records, fpi, bytes, writes, fsyncs, …] in PostgreSQL's
+                // order and types.
+                vec![
+                    int(s[0]),
+                    int(s[1]),
+                    Value::Numeric(crate::sql::numeric::Numeric::from_i128(s[2] as i128)),
+                    Value::Int8(0),
+                    int(s[3]),
+                    int(s[4]),
+                    Value::Float8(0.0),
+                    Value::Float8(0.0),
+                    Value::Null,
+                ]
+            } else {
+                s.iter().map(|v| int(*v)).collect()
+            };
             if ec.filter(&plan.filter, &row)? {
                 let _ = f(ec, &row)?;
             }

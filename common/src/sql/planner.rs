@@ -47,6 +47,22 @@ const INVALID_COLUMN_REFERENCE: &str = "42P10";
 pub const STAT_SNAPSHOTS: &str = "hotpair_stat_snapshots";
 /// The WAL statistics view (PostgreSQL's pg_stat_wal, plus checkpoints).
 pub const STAT_WAL: &str = "hotpair_stat_wal";
+/// PostgreSQL's WAL statistics view, the same counters under PostgreSQL's
+/// names and types (tools and the benchmark read `pg_stat_wal.wal_sync`).
+pub const PG_STAT_WAL: &str = "pg_stat_wal";
+/// Columns of [`PG_STAT_WAL`] (PostgreSQL 15), in order. The times and
+/// `wal_buffers_full` are not measured here: always 0; `stats_reset` NULL.
+pub const PG_STAT_WAL_COLUMNS: [(&str, SqlType); 9] = [
+    ("wal_records", SqlType::Int8),
+    ("wal_fpi", SqlType::Int8),
+    ("wal_bytes", SqlType::NUMERIC),
+    ("wal_buffers_full", SqlType::Int8),
+    ("wal_write", SqlType::Int8),
+    ("wal_sync", SqlType::Int8),
+    ("wal_write_time", SqlType::Float8),
+    ("wal_sync_time", SqlType::Float8),
+    ("stats_reset", SqlType::TimestampTz),
+];
 /// Columns of [`STAT_WAL`], in order.
 pub const STAT_WAL_COLUMNS: [&str; 7] = [
     "wal_records",
@@ -106,8 +122,12 @@ pub enum Source {
     /// A replication system view (`pg_stat_replication`, …): rows from
     /// [`crate::replication::ReplicationState::view_rows`].
     SystemView(&'static str),
-    /// `hotpair_stat_wal`: one row of WAL counters since start-up.
-    StatWal,
+    /// `hotpair_stat_wal` (or, with `pg`, `pg_stat_wal`): one row of WAL
+    /// counters since start-up.
+    StatWal {
+        /// PostgreSQL's `pg_stat_wal` columns rather than ours.
+        pg: bool,
+    },
 }
 
 /// Access path of a table.
@@ -759,16 +779,23 @@ fn bind_from(
                 };
                 return Ok((Source::SystemView(name), scope, None));
             }
-            if rel == STAT_WAL && catalog.get(&rel).is_none() {
+            if (rel == STAT_WAL || rel == PG_STAT_WAL) && catalog.get(&rel).is_none() {
                 let a = alias
                     .as_ref()
                     .map(|a| ident_name(&a.name))
                     .unwrap_or_else(|| rel.clone());
                 let mut scope = Scope::new();
-                for c in STAT_WAL_COLUMNS {
-                    scope.push(Some(&a), c, SqlType::Int8);
+                let pg = rel == PG_STAT_WAL;
+                if pg {
+                    for (c, ty) in PG_STAT_WAL_COLUMNS {
+                        scope.push(Some(&a), c, ty);
+                    }
+                } else {
+                    for c in STAT_WAL_COLUMNS {
+                        scope.push(Some(&a), c, SqlType::Int8);
+                    }
                 }
-                return Ok((Source::StatWal, scope, None));
+                return Ok((Source::StatWal { pg }, scope, None));
             }
             let table = catalog.table(&rel)?;
             let a = alias
