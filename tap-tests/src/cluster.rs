@@ -205,12 +205,16 @@ impl Node {
     }
 
     /// Creates the data directory and its configuration file: the port,
-    /// `listen_addresses`, `fsync = off` (tests never survive power loss),
-    /// and, if `allows_streaming`, walsender and slot settings.
+    /// `listen_addresses` and, if `allows_streaming`, walsender and slot
+    /// settings. `fsync` stays at the server's default (on): every test
+    /// exercises the durable paths — group commit's fdatasync, checkpoint
+    /// fsyncs — that crash tests rely on; a test that turns it off says so
+    /// with `append_conf` and why (unlike PostgreSQL's Cluster.pm, which
+    /// turns it off for every test).
     pub fn init(&self, allows_streaming: bool) {
         let mut conf = String::from("\n# Added by tap-tests Node::init\n");
         conf.push_str(&format!(
-            "port = {}\nlisten_addresses = '127.0.0.1'\nfsync = off\n",
+            "port = {}\nlisten_addresses = '127.0.0.1'\n",
             self.port
         ));
         if allows_streaming {

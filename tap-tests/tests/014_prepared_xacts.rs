@@ -176,6 +176,18 @@ fn prepared_transaction_errors() {
     node.init(false);
     node.append_conf("max_prepared_transactions = 1");
     node.start();
+    // PREPARE outside a transaction block: a WARNING, nothing prepared, the
+    // command still succeeds (psql exits 0).
+    let (status, _, stderr) = node.psql("PREPARE TRANSACTION 'outside'");
+    assert_eq!(
+        status, 0,
+        "PREPARE outside a block is not an error: {stderr}"
+    );
+    assert!(
+        stderr.contains("WARNING:  there is no transaction in progress"),
+        "PREPARE outside a block warns: {stderr}"
+    );
+    assert_eq!(node.safe_sql(GIDS), "", "nothing prepared outside a block");
     let s = node.background_session();
     let err = s.query_err("COMMIT PREPARED 'nope'");
     assert_eq!(
@@ -215,6 +227,11 @@ fn prepared_transaction_errors() {
     assert_eq!(
         (err.code(), err.message.as_str()),
         ("55000", "prepared transactions are disabled")
+    );
+    let (_, _, stderr) = node.psql("BEGIN; PREPARE TRANSACTION 'x'");
+    assert!(
+        stderr.contains("HINT:  Set max_prepared_transactions to a nonzero value."),
+        "PostgreSQL's hint: {stderr}"
     );
     node.stop("fast");
 }
