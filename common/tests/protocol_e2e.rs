@@ -13,8 +13,9 @@ use bytes::{BufMut, BytesMut};
 use common::config::Config;
 use common::database::{Database, Role};
 use common::error::sqlstate;
-use common::protocol::client::{Client, ClientError, Connection};
-use common::protocol::messages::{BackendMessage, FrontendMessage};
+use common::protocol::client::testing::{expect_fatal, first_error, until_ready};
+use common::protocol::client::{Client, Connection};
+use common::protocol::messages::FrontendMessage;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -77,49 +78,6 @@ impl Node {
                 .unwrap();
         }
     }
-}
-
-async fn until_ready(c: &mut Client) -> Vec<BackendMessage> {
-    let mut out = Vec::new();
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(30), c.recv())
-            .await
-            .expect("no timeout")
-            .unwrap();
-        let done = matches!(m, BackendMessage::ReadyForQuery(_));
-        out.push(m);
-        if done {
-            return out;
-        }
-    }
-}
-
-fn first_error(msgs: &[BackendMessage]) -> Option<(String, String)> {
-    msgs.iter().find_map(|m| match m {
-        BackendMessage::ErrorResponse(f) => Some((f.code().to_string(), f.message().to_string())),
-        _ => None,
-    })
-}
-
-async fn expect_fatal(c: &mut Connection, code: &str) {
-    let m = tokio::time::timeout(Duration::from_secs(30), c.recv())
-        .await
-        .expect("no timeout")
-        .unwrap();
-    let BackendMessage::ErrorResponse(f) = m else {
-        panic!("expected ErrorResponse, got {m:?}")
-    };
-    assert_eq!(f.code(), code, "{f}");
-    let end = tokio::time::timeout(Duration::from_secs(30), c.recv())
-        .await
-        .expect("no timeout");
-    assert!(
-        matches!(
-            end,
-            Err(ClientError::Closed) | Err(ClientError::Protocol(_))
-        ),
-        "closed: {end:?}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -279,7 +237,7 @@ async fn bad_input_gets_errors_and_others_keep_working() {
     c.connection_mut().flush().await.unwrap();
     let msgs = until_ready(&mut c).await;
     assert_eq!(
-        first_error(&msgs).unwrap().0,
+        first_error(&msgs).unwrap().code(),
         sqlstate::CHARACTER_NOT_IN_REPERTOIRE
     );
     assert_eq!(
@@ -312,10 +270,10 @@ async fn bad_input_gets_errors_and_others_keep_working() {
     .unwrap();
     c.send(FrontendMessage::Sync).await.unwrap();
     let msgs = until_ready(&mut c).await;
-    let (code, message) = first_error(&msgs).unwrap();
-    assert_eq!(code, sqlstate::PROTOCOL_VIOLATION);
+    let e = first_error(&msgs).unwrap();
+    assert_eq!(e.code(), sqlstate::PROTOCOL_VIOLATION);
     assert_eq!(
-        message,
+        e.message(),
         "bind message supplies 0 parameters, but prepared statement \"\" requires 1"
     );
     assert_eq!(

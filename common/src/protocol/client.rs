@@ -394,3 +394,75 @@ impl Connection {
         &mut self.stream
     }
 }
+
+/// Helpers for tests that drive the protocol by hand with this client
+/// (`server::tests`, `tests/protocol_e2e.rs`): one copy, so the unit and the
+/// end-to-end tests read replies the same way. They panic with what they
+/// saw — test code only — and never wait longer than [`testing::TIMEOUT`].
+///
+/// The TAP harness's blocking raw client (`tap-tests/src/raw.rs`) stays on
+/// its own: the harness is a black box that also runs against real
+/// PostgreSQL, so it links nothing of the server.
+pub mod testing {
+    use std::time::Duration;
+
+    use super::{Client, ClientError, Connection};
+    use crate::protocol::messages::{BackendMessage, ErrorFields};
+
+    /// The longest a helper waits for one message.
+    pub const TIMEOUT: Duration = Duration::from_secs(30);
+
+    /// Reads messages up to and including the next ReadyForQuery.
+    pub async fn until_ready(c: &mut Client) -> Vec<BackendMessage> {
+        let mut out = Vec::new();
+        loop {
+            let m = tokio::time::timeout(TIMEOUT, c.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no ReadyForQuery within {TIMEOUT:?}; got {out:?}"))
+                .unwrap_or_else(|e| panic!("connection failed: {e}; got {out:?}"));
+            let done = matches!(m, BackendMessage::ReadyForQuery(_));
+            out.push(m);
+            if done {
+                return out;
+            }
+        }
+    }
+
+    /// The first ErrorResponse among `msgs`.
+    pub fn first_error(msgs: &[BackendMessage]) -> Option<&ErrorFields> {
+        msgs.iter().find_map(|m| match m {
+            BackendMessage::ErrorResponse(f) => Some(f),
+            _ => None,
+        })
+    }
+
+    /// The SQLSTATE of the first ErrorResponse among `msgs`.
+    pub fn error_code(msgs: &[BackendMessage]) -> Option<&str> {
+        first_error(msgs).map(ErrorFields::code)
+    }
+
+    /// Expects a FATAL ErrorResponse with SQLSTATE `code`, then the end of
+    /// the connection; returns the error.
+    pub async fn expect_fatal(c: &mut Connection, code: &str) -> ErrorFields {
+        let m = tokio::time::timeout(TIMEOUT, c.recv())
+            .await
+            .expect("an ErrorResponse in time")
+            .expect("an ErrorResponse before the connection ends");
+        let BackendMessage::ErrorResponse(f) = m else {
+            panic!("expected ErrorResponse, got {m:?}")
+        };
+        assert_eq!(f.code(), code, "{f}");
+        assert_eq!(f.severity(), "FATAL", "{f}");
+        let end = tokio::time::timeout(TIMEOUT, c.recv())
+            .await
+            .expect("the connection ends in time");
+        assert!(
+            matches!(
+                end,
+                Err(ClientError::Closed) | Err(ClientError::Protocol(_))
+            ),
+            "closed after FATAL: {end:?}"
+        );
+        f
+    }
+}

@@ -20,7 +20,8 @@ use tokio::sync::oneshot;
 
 use super::backend::{Backend, BackendFactory, StatementInfo};
 use crate::error::{sqlstate, PgError, PgResult};
-use crate::protocol::client::{Client, ClientError};
+use crate::protocol::client::testing::{error_code, expect_fatal, until_ready};
+use crate::protocol::client::Client;
 use crate::protocol::messages::{BackendMessage, FrontendMessage, Target};
 use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use crate::sql::types::SqlType;
@@ -387,53 +388,6 @@ impl Drop for TestServer {
     }
 }
 
-/// Reads messages until ReadyForQuery, returning them all.
-async fn until_ready(c: &mut Client) -> Vec<BackendMessage> {
-    let mut out = Vec::new();
-    loop {
-        let m = tokio::time::timeout(Duration::from_secs(20), c.recv())
-            .await
-            .expect("no timeout")
-            .unwrap();
-        let done = matches!(m, BackendMessage::ReadyForQuery(_));
-        out.push(m);
-        if done {
-            return out;
-        }
-    }
-}
-
-fn error_code(msgs: &[BackendMessage]) -> Option<String> {
-    msgs.iter().find_map(|m| match m {
-        BackendMessage::ErrorResponse(f) => Some(f.code().to_string()),
-        _ => None,
-    })
-}
-
-/// Expects an ErrorResponse with this code then EOF.
-async fn expect_fatal(c: &mut crate::protocol::client::Connection, code: &str) -> String {
-    let m = tokio::time::timeout(Duration::from_secs(20), c.recv())
-        .await
-        .expect("no timeout")
-        .unwrap();
-    let BackendMessage::ErrorResponse(f) = m else {
-        panic!("expected ErrorResponse, got {m:?}")
-    };
-    assert_eq!(f.code(), code, "{f}");
-    assert_eq!(f.severity(), "FATAL");
-    let end = tokio::time::timeout(Duration::from_secs(20), c.recv())
-        .await
-        .expect("no timeout");
-    assert!(
-        matches!(
-            end,
-            Err(ClientError::Closed) | Err(ClientError::Protocol(_))
-        ),
-        "closed after FATAL: {end:?}"
-    );
-    f.message().to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn startup_reports_parameters_and_key() {
     let srv = TestServer::start().await;
@@ -701,7 +655,7 @@ async fn extended_raw_flow_describe_close_and_errors() {
     let msgs = until_ready(&mut c).await;
     assert_eq!(msgs.len(), 3, "{msgs:?}");
     assert_eq!(
-        error_code(&msgs).as_deref(),
+        error_code(&msgs),
         Some(sqlstate::DUPLICATE_PREPARED_STATEMENT)
     );
 
@@ -752,7 +706,7 @@ async fn extended_raw_flow_describe_close_and_errors() {
     .unwrap();
     c.send(FrontendMessage::Sync).await.unwrap();
     assert_eq!(
-        error_code(&until_ready(&mut c).await).as_deref(),
+        error_code(&until_ready(&mut c).await),
         Some(sqlstate::INVALID_SQL_STATEMENT_NAME)
     );
     c.feed(FrontendMessage::Execute {
@@ -763,7 +717,7 @@ async fn extended_raw_flow_describe_close_and_errors() {
     .unwrap();
     c.send(FrontendMessage::Sync).await.unwrap();
     assert_eq!(
-        error_code(&until_ready(&mut c).await).as_deref(),
+        error_code(&until_ready(&mut c).await),
         Some(sqlstate::INVALID_CURSOR_NAME)
     );
 
@@ -777,7 +731,7 @@ async fn extended_raw_flow_describe_close_and_errors() {
     .unwrap();
     c.send(FrontendMessage::Sync).await.unwrap();
     assert_eq!(
-        error_code(&until_ready(&mut c).await).as_deref(),
+        error_code(&until_ready(&mut c).await),
         Some(sqlstate::SYNTAX_ERROR)
     );
 
@@ -855,7 +809,7 @@ async fn copy_in_and_out() {
         .await
         .unwrap();
     let msgs = until_ready(&mut c).await;
-    assert_eq!(error_code(&msgs).as_deref(), Some(sqlstate::QUERY_CANCELED));
+    assert_eq!(error_code(&msgs), Some(sqlstate::QUERY_CANCELED));
     // COPY TO STDOUT.
     let (data, tag) = c.copy_out("copy out").await.unwrap();
     assert_eq!(data, b"a\nb\n");
@@ -936,7 +890,9 @@ async fn bad_input_ends_only_that_connection() {
     conn.feed_raw(&b);
     conn.flush().await.unwrap();
     assert_eq!(
-        expect_fatal(conn, sqlstate::PROTOCOL_VIOLATION).await,
+        expect_fatal(conn, sqlstate::PROTOCOL_VIOLATION)
+            .await
+            .message(),
         "invalid message length"
     );
 
@@ -949,7 +905,9 @@ async fn bad_input_ends_only_that_connection() {
     conn.feed_raw(&b);
     conn.flush().await.unwrap();
     assert_eq!(
-        expect_fatal(conn, sqlstate::PROTOCOL_VIOLATION).await,
+        expect_fatal(conn, sqlstate::PROTOCOL_VIOLATION)
+            .await
+            .message(),
         "invalid message length"
     );
 
@@ -959,7 +917,9 @@ async fn bad_input_ends_only_that_connection() {
     conn.feed_raw(b"z\0\0\0\x04");
     conn.flush().await.unwrap();
     assert_eq!(
-        expect_fatal(conn, sqlstate::PROTOCOL_VIOLATION).await,
+        expect_fatal(conn, sqlstate::PROTOCOL_VIOLATION)
+            .await
+            .message(),
         "invalid frontend message type 122"
     );
 
@@ -973,7 +933,9 @@ async fn bad_input_ends_only_that_connection() {
     conn.feed_raw(&b);
     conn.flush().await.unwrap();
     assert_eq!(
-        expect_fatal(&mut conn, sqlstate::FEATURE_NOT_SUPPORTED).await,
+        expect_fatal(&mut conn, sqlstate::FEATURE_NOT_SUPPORTED)
+            .await
+            .message(),
         "unsupported frontend protocol 2.0: server supports 3.0 to 3.0"
     );
 
@@ -1023,7 +985,7 @@ async fn bad_input_ends_only_that_connection() {
     conn.flush().await.unwrap();
     let msgs = until_ready(&mut c).await;
     assert_eq!(
-        error_code(&msgs).as_deref(),
+        error_code(&msgs),
         Some(sqlstate::CHARACTER_NOT_IN_REPERTOIRE)
     );
     assert_eq!(c.query_rows("rows 1").await.unwrap().len(), 1);
