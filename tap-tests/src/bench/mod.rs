@@ -12,7 +12,7 @@
 //!        ├── target.rs   Target: a system under test (hotpair | PostgreSQL),
 //!        │               its primary / standby endpoints, memory sampling
 //!        │     └── pg.rs PgPair: initdb, pg_basebackup -R, pg_ctl (as `postgres`)
-//!        ├── workloads.rs / copy.rs / latency.rs / idle.rs
+//!        ├── workloads.rs / copy.rs / latency.rs / idle.rs / redo.rs
 //!        │               one function per workload, filling a Table
 //!        ├── pgbench.rs  runs pgbench with a deadline and parses its summary
 //!        ├── report.rs   Table (rows × series, ratios), text, CSV, JSON
@@ -42,6 +42,7 @@ pub mod idle;
 pub mod latency;
 pub mod pg;
 pub mod pgbench;
+pub mod redo;
 pub mod report;
 pub mod svg;
 pub mod sysinfo;

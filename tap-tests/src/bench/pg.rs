@@ -305,6 +305,29 @@ impl PgPair {
         cleanup::deregister(id);
     }
 
+    /// Crashes the primary (`pg_ctl stop -m immediate`: every process
+    /// exits at once, nothing is written) and starts it again, which runs
+    /// crash recovery; returns the primary's log from the crash on.
+    pub fn crash_restart_primary(&mut self) -> Result<String, String> {
+        let data_dir = self.primary.data_dir.clone();
+        let from = std::fs::metadata(&self.primary.log_path)
+            .map(|m| m.len() as usize)
+            .unwrap_or(0);
+        self.run(
+            "pg_ctl stop -m immediate",
+            self.command("pg_ctl")
+                .args(["stop", "-m", "immediate", "-w", "-D"])
+                .arg(&data_dir),
+        )?;
+        if let Some(id) = self.primary.cleanup_id.take() {
+            cleanup::deregister(id);
+        }
+        self.pg_ctl_start(false)?;
+        let log = std::fs::read_to_string(&self.primary.log_path)
+            .map_err(|e| format!("read {}: {e}", self.primary.log_path.display()))?;
+        Ok(log.get(from..).unwrap_or("").to_string())
+    }
+
     /// Stops both servers (standby first).
     pub fn stop(&mut self) {
         self.stop_server(true);

@@ -300,6 +300,37 @@ impl Target {
         result.map_err(|e| first_line(&e).to_string())
     }
 
+    /// Crashes the primary (SIGKILL; PostgreSQL: `pg_ctl stop -m
+    /// immediate`) and starts it again; returns what the server logged
+    /// from the crash on (its crash recovery). The target is down if it
+    /// does not come back.
+    pub fn crash_restart(&mut self) -> Result<String, String> {
+        let result = match &mut self.inner {
+            Inner::Hotpair {
+                node: Some(node),
+                cleanup_id,
+            } => {
+                if let Some(id) = cleanup_id.take() {
+                    cleanup::deregister(id);
+                }
+                let pos = node.log_position() as usize;
+                let r = guarded(|| {
+                    node.kill9();
+                    node.start();
+                });
+                *cleanup_id = node.pid().map(|p| cleanup::register(Action::Kill(p)));
+                r.map(|()| node.log_content().get(pos..).unwrap_or("").to_string())
+                    .map_err(|e| first_line(&e).to_string())
+            }
+            Inner::Postgres(Some(pair)) => pair.crash_restart_primary(),
+            _ => Err(self.primary().err().unwrap_or_default()),
+        };
+        if let Err(e) = &result {
+            self.mark_down(&format!("did not restart after a crash: {e}"));
+        }
+        result
+    }
+
     /// Is the primary's server process still alive (hotpair) — after a
     /// failed workload, to tell a crash from an error.
     pub fn is_alive(&self) -> bool {

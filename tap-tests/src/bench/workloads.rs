@@ -718,7 +718,10 @@ pub fn commit(ctx: &mut Ctx) -> Vec<Table> {
         fill(&mut fsyncs, &[t], &e, skip);
     }
     fsyncs.note("PostgreSQL: pg_stat_wal.wal_sync; hotpair: the same view when it has one");
-    vec![tps, fsyncs]
+    // Durability's other number: how fast a crash's WAL is replayed.
+    let mut tables = vec![tps, fsyncs];
+    tables.extend(super::redo::redo_speed(ctx));
+    tables
 }
 
 /// `pg_stat_wal.wal_sync`, or why it cannot be read.
