@@ -505,6 +505,9 @@ mod tests {
     fn config(dir: &std::path::Path, fpw: bool) -> Config {
         let mut c = Config::new(dir);
         c.set("shared_buffers", "256kB").unwrap();
+        // fsync off: these tests "crash" by dropping a Database and
+        // replaying its files in the same process — the page cache is
+        // never lost, so syncing would only slow them down.
         c.set("fsync", "off").unwrap();
         c.set("full_page_writes", if fpw { "on" } else { "off" })
             .unwrap();

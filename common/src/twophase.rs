@@ -1385,6 +1385,8 @@ mod sql_tests {
         let mut cfg = Config::new(dir);
         cfg.set("shared_buffers", "2MB").unwrap();
         cfg.set("max_prepared_transactions", "2").unwrap();
+        // fsync off: restarts here drop and reopen a Database in the same
+        // process; the page cache is never lost.
         cfg.set("fsync", "off").unwrap();
         Database::open(cfg, Role::Primary).unwrap()
     }

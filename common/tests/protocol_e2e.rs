@@ -31,6 +31,7 @@ impl Node {
     async fn start() -> Node {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config::new(dir.path());
+        // fsync off: this test is about the protocol, never about a crash.
         config.set("fsync", "off").unwrap();
         config.set("shared_buffers", "1MB").unwrap();
         let db: Arc<Database> = Database::open(config, Role::Primary).unwrap();
