@@ -968,9 +968,14 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
             _ => Value::from_text(to, s),
         };
     }
-    // Anything → text: its output form.
+    // Anything → text: its output form — except bool, whose cast to text
+    // spells the word (PostgreSQL's booltext: `true::text` is 'true', while
+    // the output function prints 't').
     if to.is_text_like() {
-        let s = v.to_text_string();
+        let s = match v {
+            Value::Bool(b) => (if *b { "true" } else { "false" }).to_string(),
+            _ => v.to_text_string(),
+        };
         return Ok(Value::Text(match mode {
             CastMode::Explicit => fit_text_explicit(&s, to),
             CastMode::Assignment => fit_text_assign(&s, to)?,
@@ -1268,6 +1273,21 @@ mod tests {
         let mut b = BytesMut::new();
         v.write_binary(&mut b);
         b.to_vec()
+    }
+
+    #[test]
+    fn bool_casts_to_text_as_a_word() {
+        // PostgreSQL 15: `true::text` = 'true', `false::varchar` = 'false'
+        // (booltext), though bool's output function prints t / f.
+        assert_eq!(
+            cast(&Value::Bool(true), SqlType::Text).unwrap(),
+            Value::text("true")
+        );
+        assert_eq!(
+            cast(&Value::Bool(false), SqlType::Varchar(None)).unwrap(),
+            Value::text("false")
+        );
+        assert_eq!(Value::Bool(true).to_text_string(), "t");
     }
 
     #[test]
