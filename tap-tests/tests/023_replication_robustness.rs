@@ -227,3 +227,113 @@ fn base_backup_under_concurrent_writes() {
     });
     same_contents(&primary, &standby);
 }
+
+/// Standby WAL segment files present now.
+fn segments(node: &Node) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(node.data_dir().join("pg_wal"))
+        .expect("pg_wal")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.len() == 24)
+        .collect();
+    v.sort();
+    v
+}
+
+/// The LSN of the last "<prefix> X/Y" line in the log after `offset`.
+fn logged_lsn(node: &Node, prefix: &str, offset: u64) -> String {
+    let log = node.log_content();
+    let start = usize::try_from(offset).unwrap_or(0).min(log.len());
+    log[start..]
+        .lines()
+        .filter_map(|l| l.split_once(prefix).map(|(_, r)| r.trim().to_string()))
+        .next_back()
+        .unwrap_or_else(|| panic!("no {prefix:?} in the log"))
+}
+
+#[test]
+fn standby_restartpoints() {
+    let primary = primary_node("");
+    let standby = Node::standby_of(&primary, "standby");
+    let first_segment = segments(&standby)[0].clone();
+    // A prepared transaction whose PREPARE record will be behind the
+    // restartpoint: after a restart it comes back from its state file.
+    let p = primary.background_session();
+    p.query_safe("BEGIN");
+    p.query_safe("INSERT INTO t VALUES (-1, 0, 'prepared')");
+    let prepared_xid = p.query_safe("SELECT pg_current_xact_id()");
+    p.query_safe("PREPARE TRANSACTION 'across_restart'");
+    for round in 0..3 {
+        insert(&primary, round * 1000, 1000, 900);
+    }
+    primary.safe_sql("CHECKPOINT");
+    insert(&primary, 5000, 10, 10);
+    same_contents(&primary, &standby);
+
+    // CHECKPOINT on the standby makes a restartpoint at the primary's
+    // checkpoint and removes the standby's older WAL.
+    let at = standby.log_position();
+    standby.safe_sql("CHECKPOINT");
+    assert!(standby.log_contains_after("restartpoint complete: wrote", at));
+    let restart_point = logged_lsn(&standby, "recovery restart point at", at);
+    assert!(
+        !segments(&standby).contains(&first_segment),
+        "segment {first_segment} removed by the restartpoint: {:?}",
+        segments(&standby)
+    );
+    // Nothing newer replayed: a second one is skipped.
+    let at2 = standby.log_position();
+    standby.safe_sql("CHECKPOINT");
+    assert!(!standby.log_contains_after("restartpoint complete", at2));
+
+    // A restart begins at the restartpoint, not at the backup's start.
+    insert(&primary, 6000, 10, 10);
+    catch_up(&primary, &standby);
+    let at = standby.log_position();
+    standby.restart();
+    assert_eq!(logged_lsn(&standby, "redo starts at", at), restart_point);
+    same_contents(&primary, &standby);
+    // The prepared transaction is still running on the standby.
+    let s = standby.background_session();
+    assert_eq!(s.query_safe("SELECT count(*) FROM t WHERE id = -1"), "0");
+    let snap = s.query_safe("SELECT pg_current_snapshot()");
+    let xip = snap.rsplit(':').next().unwrap_or("");
+    assert!(
+        xip.split(',').any(|x| x == prepared_xid),
+        "prepared xid {prepared_xid} running after the restart: {snap}"
+    );
+    primary.safe_sql("COMMIT PREPARED 'across_restart'");
+    catch_up(&primary, &standby);
+    assert_eq!(s.query_safe("SELECT count(*) FROM t WHERE id = -1"), "1");
+    same_contents(&primary, &standby);
+    drop(s);
+
+    // SIGKILL after a restartpoint: the restart replays from it again.
+    insert(&primary, 7000, 1000, 900);
+    primary.safe_sql("CHECKPOINT");
+    catch_up(&primary, &standby);
+    standby.safe_sql("CHECKPOINT");
+    insert(&primary, 9000, 100, 10);
+    standby.kill9();
+    insert(&primary, 9100, 100, 10);
+    standby.start();
+    same_contents(&primary, &standby);
+
+    // The primary restarted (its shutdown checkpoint is the newest one) and
+    // idle: a standby restarted at that checkpoint still becomes
+    // consistent (the start waits for read-only connections).
+    primary.restart();
+    catch_up(&primary, &standby);
+    standby.safe_sql("CHECKPOINT");
+    standby.restart();
+    same_contents(&primary, &standby);
+
+    // The background checkpointer makes restartpoints by time too.
+    standby.append_conf("checkpoint_timeout = 1");
+    standby.restart();
+    let at = standby.log_position();
+    insert(&primary, 20_000, 10, 10);
+    primary.safe_sql("CHECKPOINT");
+    standby.wait_for_log("restartpoint starting: time", at);
+    standby.wait_for_log("recovery restart point at", at);
+}
