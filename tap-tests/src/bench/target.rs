@@ -73,8 +73,9 @@ enum Inner {
     Hotpair {
         node: Option<Node>,
         cleanup_id: Option<u64>,
-        /// The standby node and its cleanup registration.
-        standby: Option<(Node, Option<u64>)>,
+        /// The standby node and its cleanup registration (boxed: a Node
+        /// is large).
+        standby: Option<Box<(Node, Option<u64>)>>,
     },
     Postgres(Option<PgPair>),
 }
@@ -152,7 +153,7 @@ impl Target {
                             host: s.host().to_string(),
                             port: s.port(),
                         };
-                        (Ok(ep), Some((s, id)))
+                        (Ok(ep), Some(Box::new((s, id))))
                     }
                     Err(e) => {
                         eprintln!("bench: {e}");
@@ -365,7 +366,7 @@ impl Target {
                 standby,
             } => {
                 // The standby first, so it does not log the primary going.
-                if let Some((s, id)) = standby.take() {
+                if let Some((s, id)) = standby.take().map(|b| *b) {
                     if let Err(e) = guarded(move || drop(s)) {
                         eprintln!("bench: hotpair standby teardown: {}", first_line(&e));
                     }
