@@ -21,9 +21,9 @@ fn standby_refuses_writes() {
         let e = s.query_err(sql);
         assert_eq!(e.code(), "25006", "{sql}: {e:?}");
     }
-    assert!(standby
-        .safe_sql("SELECT status FROM pg_stat_wal_receiver")
-        .contains("streaming"));
+    // Sessions are accepted once replay is consistent, which may be before
+    // the walreceiver has connected.
+    assert!(standby.poll_query_until("SELECT status FROM pg_stat_wal_receiver", "streaming"));
     assert!(standby.log_contains("started streaming WAL from primary at"));
     assert!(standby.log_contains("consistent recovery state reached at"));
 }
