@@ -11,8 +11,9 @@
 //!   xids in records are not tracked (a range from a stale `next_xid` would
 //!   fill it with finished transactions).
 //! * The first running-xacts record sets KnownAssignedXids to the running
-//!   set ([`ProcArray::init_known_assigned`]); later ones prune it below
-//!   their oldest running xid.
+//!   set ([`ProcArray::init_known_assigned`]) minus the xids whose commit
+//!   or abort was already replayed (the record is built before it is
+//!   inserted); later ones prune it below their oldest running xid.
 //! * Every record's xid then adds the range of xids up to it
 //!   (`record_known_assigned`): an xid is running on the standby from its
 //!   first record until its commit or abort record.
@@ -127,10 +128,18 @@ impl Replay {
                 ..
             }) => {
                 if !self.initialized {
+                    // The primary builds the record from its procarray and
+                    // inserts it afterwards: a transaction may commit in
+                    // between, its commit record (already replayed) before
+                    // this one. Such xids are not running (ProcArrayApply-
+                    // RecoveryInfo skips them too); kept, they would hide
+                    // committed rows until a later record pruned them —
+                    // never, on an idle primary.
                     let running: Vec<TransactionId> = xids
                         .iter()
                         .chain(subxids.iter())
                         .map(|x| TransactionId(*x))
+                        .filter(|x| db.clog.get_status(*x) == XidStatus::InProgress)
                         .collect();
                     pa.init_known_assigned(
                         &running,
