@@ -337,6 +337,7 @@ impl Target {
             Inner::Hotpair {
                 node: Some(node),
                 cleanup_id,
+                ..
             } => {
                 if let Some(id) = cleanup_id.take() {
                     cleanup::deregister(id);
