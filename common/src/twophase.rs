@@ -1512,6 +1512,26 @@ mod sql_tests {
             ),
             "1"
         );
+        // Like PostgreSQL's xid: equality only.
+        let e = err(
+            &mut b,
+            "select * from pg_prepared_xacts order by transaction",
+        );
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "42883",
+                "could not identify an ordering operator for type xid"
+            )
+        );
+        let e = err(
+            &mut b,
+            "select 1 from pg_prepared_xacts where transaction < '5'::xid",
+        );
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            ("42883", "operator does not exist: xid < xid")
+        );
 
         // Duplicate gid: 42710, rolled back, the session is idle.
         ok(&mut b, "begin");

@@ -1299,6 +1299,12 @@ impl Binder<'_> {
 
     fn compare(&mut self, op: BinOp, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
         let (lt, rt) = (l.ty, r.ty);
+        // xid has `=` and `<>` only (32-bit xids wrap around).
+        if (lt == SqlType::Xid || rt == SqlType::Xid)
+            && matches!(op, BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq)
+        {
+            return Err(no_operator(op_symbol(op), lt, rt));
+        }
         let target = match (lt, rt) {
             (SqlType::Unknown, SqlType::Unknown) => SqlType::Text,
             // varchar has no `=` of its own: PostgreSQL resolves texteq, so an

@@ -560,9 +560,13 @@ pub fn plan_query(
                     ));
                 }
                 let b = bind_expr_agg(&o.expr, &scope, params, &mut grouping)?;
+                no_ordering_for(b.ty)?;
                 targets.push(b.expr);
                 targets.len() - 1
             };
+            if let Some(c) = columns.get(column) {
+                no_ordering_for(c.ty)?;
+            }
             sort.push(SortKey {
                 column,
                 desc,
@@ -643,6 +647,22 @@ fn set_origin(f: &mut FieldDescription, t: &TableDef, col: usize) {
 /// ORDER BY `name` where `name` is an output column (and not, more
 /// specifically, an input column with a different meaning — PostgreSQL
 /// prefers output names for a bare identifier).
+/// 42883 for a type with equality but no ordering: xid, as in PostgreSQL
+/// (32-bit xids wrap around, so `<` would lie).
+fn no_ordering_for(ty: SqlType) -> PgResult<()> {
+    if ty == SqlType::Xid {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "could not identify an ordering operator for type {}",
+                ty.pg_base_name()
+            ),
+        )
+        .with_hint("Use an explicit ordering operator or modify the query."));
+    }
+    Ok(())
+}
+
 fn order_by_output_name(e: &ast::Expr, names: &[String], _scope: &Scope) -> Option<usize> {
     if let ast::Expr::Identifier(id) = e {
         let n = ident_name(id);
