@@ -649,6 +649,17 @@ impl Session {
             }
             Stmt::Vacuum { tables, .. } | Stmt::Analyze { tables } => {
                 let is_vacuum = matches!(stmt.parsed.stmt, Stmt::Vacuum { .. });
+                if self.db.role == Role::Standby {
+                    // PostgreSQL's PreventCommandDuringRecovery: a standby's
+                    // heap and indexes change only by replay.
+                    return Err(PgError::new(
+                        sqlstate::READ_ONLY_SQL_TRANSACTION,
+                        format!(
+                            "cannot execute {} during recovery",
+                            if is_vacuum { "VACUUM" } else { "ANALYZE" }
+                        ),
+                    ));
+                }
                 if is_vacuum && self.xact.status() != TxStatus::Idle {
                     return Err(PgError::new(
                         sqlstate::ACTIVE_SQL_TRANSACTION,
