@@ -4,8 +4,10 @@
 //!
 //! The first point of workload `WORKLOAD` (`select`, `tpcb`, `snapshot`,
 //! `idle`, …) run with `CLIENTS` pgbench clients against hotpair — its
-//! primary, or with `:standby` its standby — is recorded: `perf record -g
-//! -F 999 -p PID` runs beside pgbench for the point's duration. The server
+//! primary, or with `:standby` its standby — is recorded: `perf record
+//! --call-graph dwarf -F 250 -p PID` runs beside pgbench for the point's
+//! duration (DWARF unwinding: release builds have no frame pointers, and
+//! `-g` alone would cut every stack at the first Rust frame). The server
 //! is found by the port it listens on (`/proc/net/tcp` → socket inode →
 //! `/proc/PID/fd`), so the harness needs no change. Written to the output
 //! directory, named after the point (`perf-select-64-primary.*`):
@@ -129,7 +131,8 @@ pub fn start(spec: &ProfileSpec, pid: u32, seconds: u32, out: &Path) -> Result<R
     let stem = spec.stem();
     let data = out.join(format!("{stem}.data"));
     let child = Command::new("perf")
-        .args(["record", "-g", "-F", "999", "-p", &pid.to_string(), "-o"])
+        .args(["record", "--call-graph", "dwarf,16384", "-F", "250"])
+        .args(["-p", &pid.to_string(), "-o"])
         .arg(&data)
         .args(["--", "sleep", &seconds.to_string()])
         .stdin(Stdio::null())

@@ -78,7 +78,7 @@ struct Args {
     #[arg(long)]
     keep: bool,
 
-    /// Record a `perf record -g` profile of the hotpair server during one
+    /// Record a `perf record` (DWARF call graphs) profile of the hotpair server during one
     /// point, WORKLOAD:CLIENTS[:standby] (e.g. `select:64`): writes
     /// perf-WORKLOAD-CLIENTS-NODE.txt (perf report, self time) and .folded
     /// (folded stacks for a flame graph) into --out.
