@@ -5,8 +5,10 @@
 //! scripted backend of the server's own tests).
 //!
 //! The methods are synchronous: the SQL layer may block (lock waits, WAL
-//! flush). The session loop calls them through [`super::postgres`]'s
-//! `run_blocking`, which keeps the async runtime's workers free.
+//! flush) or run long (scans, DDL, COPY). The session loop hands the
+//! runtime worker off (`block_in_place`) around such calls and runs only
+//! statements that [`StatementInfo::runs_briefly`] inline; see
+//! [`super::postgres`].
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -27,6 +29,13 @@ pub trait StatementInfo: Send + Sync + 'static {
     fn param_types(&self) -> &[SqlType];
     /// Result columns, or None for statements that return no rows.
     fn columns(&self) -> Option<&[FieldDescription]>;
+    /// True if executing it is short, bounded work whose only waits go
+    /// through [`crate::lmgr::run_blocking`]: the session loop then runs it
+    /// inline on the connection's task instead of handing the runtime
+    /// worker off first. The default (false) is always safe.
+    fn runs_briefly(&self) -> bool {
+        false
+    }
 }
 
 /// One client session's command processor. See
@@ -88,6 +97,9 @@ impl StatementInfo for PreparedStatement {
     }
     fn columns(&self) -> Option<&[FieldDescription]> {
         PreparedStatement::columns(self)
+    }
+    fn runs_briefly(&self) -> bool {
+        PreparedStatement::runs_briefly(self)
     }
 }
 

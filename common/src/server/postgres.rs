@@ -19,10 +19,22 @@
 //! * Buffers are small while idle: a read buffer of [`READ_BUF_INITIAL`]
 //!   and an output buffer of [`WRITE_BUF_INITIAL`], replaced by fresh small
 //!   ones after a big message passed through. No thread per connection.
-//! * Backend calls are synchronous and may block (lock waits, WAL flush):
-//!   they run through [`run_blocking`] so runtime workers stay free for
-//!   other sessions (a session blocked on a row lock must not stop the
-//!   holder's COMMIT from being read).
+//! * Backend calls are synchronous and may block (lock waits, WAL flush) or
+//!   run long (scans, DDL, COPY). A call that may run long leaves the
+//!   runtime worker first ([`run_blocking`], `block_in_place`); only short,
+//!   bounded calls — statements whose [`StatementInfo::runs_briefly`] is
+//!   true, parsing a short text, ending an implicit transaction — run
+//!   inline on the connection's task ([`run_call`]), and their few real
+//!   waits (row locks, WAL flush, `pg_sleep`) hand the worker off
+//!   themselves through [`crate::lmgr::run_blocking`]. Why it matters: a
+//!   worker busy in a long call does not poll tokio's I/O driver, and when
+//!   the other workers are parked on their condition variable rather than
+//!   on the driver, no socket or timer of any session is serviced until the
+//!   call returns — every other client of the node stalls behind one long
+//!   statement. Handing the worker off per call is not free either (a
+//!   thread hand-off per statement: select-only `-M prepared` ran 1.38x
+//!   faster at 8 clients and 1.07x at 64 with brief statements inline,
+//!   docs/benchmarks.md), hence the split.
 //! * After an error in an extended-protocol message everything up to Sync is
 //!   discarded. Stray CopyData/CopyDone/CopyFail (a client still sending
 //!   after a COPY failed) are ignored, as PostgreSQL does.
@@ -76,17 +88,30 @@ pub(crate) struct Shared<F> {
     pub replication: Option<Arc<dyn super::ReplicationHandler>>,
 }
 
-/// Runs `f`, which may block, without stalling the runtime: on a
-/// multi-threaded runtime through `block_in_place` (other tasks move to
-/// another worker), elsewhere (tests on a current-thread runtime) inline.
-/// Running statements inline measured faster (select-only, 8 clients:
-/// 28-37k vs 26-27k tps, docs/benchmarks.md) but made the shutdown-during-
-/// statement test flaky under load; kept until that is understood.
+/// Longest query text parsed inline: parsing and planning cost grows with
+/// the text, and a multi-megabyte INSERT … VALUES must not hold a worker.
+const PARSE_INLINE_MAX: usize = 8 * 1024;
+
+/// Runs `f`, which may block or run long, without stalling the runtime: on
+/// a multi-threaded runtime through `block_in_place` (this worker's queue
+/// and the I/O driver move to another thread), elsewhere (tests on a
+/// current-thread runtime) inline.
 fn run_blocking<R>(multi_thread: bool, f: impl FnOnce() -> R) -> R {
     if multi_thread {
         tokio::task::block_in_place(f)
     } else {
         f()
+    }
+}
+
+/// Runs a backend call: inline when `brief` (bounded work whose waits hand
+/// the worker off themselves), else through [`run_blocking`]. See the
+/// module doc for why long calls must not run inline.
+fn run_call<R>(multi_thread: bool, brief: bool, f: impl FnOnce() -> R) -> R {
+    if brief {
+        f()
+    } else {
+        run_blocking(multi_thread, f)
     }
 }
 
@@ -451,9 +476,10 @@ impl<'a> RowSink<'a> {
         }
     }
 
-    /// Writes the output so far to the socket. Statements run on the
-    /// session's task, so this rare path (results over `FLUSH_ABOVE`) leaves
-    /// the async context with `block_in_place` before blocking on the write.
+    /// Writes the output so far to the socket. A long statement already
+    /// runs outside the worker (`run_blocking`); a brief one that still
+    /// produced this much output (results over `FLUSH_ABOVE`) leaves the
+    /// async context here with `block_in_place` before blocking on the write.
     fn maybe_flush(&mut self) {
         if self.out.len() < FLUSH_ABOVE || self.io_failed {
             return;
@@ -710,7 +736,8 @@ impl<B: Backend> SessionLoop<B> {
         self.statements.remove("");
         self.portals.remove("");
         let multi = self.wire.multi_thread;
-        let stmts = match run_blocking(multi, || self.backend.prepare(sql, &[])) {
+        let brief = sql.len() <= PARSE_INLINE_MAX;
+        let stmts = match run_call(multi, brief, || self.backend.prepare(sql, &[])) {
             Ok(s) => s,
             Err(e) => {
                 debug!("statement error: {e}");
@@ -742,9 +769,10 @@ impl<B: Backend> SessionLoop<B> {
             }
         }
         if implicit {
-            // Ending the implicit transaction may commit: a WAL flush wait.
+            // Ending the implicit transaction may commit: its WAL flush wait
+            // hands the worker off itself, like COMMIT's.
             let backend = &mut self.backend;
-            if let Err(e) = run_blocking(multi, || backend.end_implicit(ok)) {
+            if let Err(e) = run_call(multi, true, || backend.end_implicit(ok)) {
                 write_error(&mut self.wire.out, &e);
                 self.backend.on_error();
             }
@@ -778,7 +806,8 @@ impl<B: Backend> SessionLoop<B> {
         let mut ends = Vec::new();
         let wire = &mut self.wire;
         let backend = &mut self.backend;
-        let (outcome, copy_out, rows, flushed, io_failed) = run_blocking(multi, || {
+        let brief = stmt.runs_briefly();
+        let (outcome, copy_out, rows, flushed, io_failed) = run_call(multi, brief, || {
             let stream = if multi && limit_rows.is_none() {
                 Some(&mut wire.stream)
             } else {
@@ -954,7 +983,8 @@ impl<B: Backend> SessionLoop<B> {
         }
         let multi = self.wire.multi_thread;
         let backend = &mut self.backend;
-        let mut stmts = run_blocking(multi, || backend.prepare(query, param_types))?;
+        let brief = query.len() <= PARSE_INLINE_MAX;
+        let mut stmts = run_call(multi, brief, || backend.prepare(query, param_types))?;
         if stmts.len() > 1 {
             return Err(PgError::syntax(
                 "cannot insert multiple commands into a prepared statement",

@@ -42,6 +42,11 @@ impl StatementInfo for MockStmt {
     fn columns(&self) -> Option<&[FieldDescription]> {
         self.cols.as_deref()
     }
+    fn runs_briefly(&self) -> bool {
+        // `sleep` blocks its thread without handing the worker off (like a
+        // long scan), `big` and COPY may be long: those leave the worker.
+        !(self.sql == "sleep" || self.sql.starts_with("big ") || self.sql.starts_with("copy"))
+    }
 }
 
 fn col(name: &str, ty: SqlType) -> FieldDescription {
@@ -1043,6 +1048,57 @@ async fn shutdown_interrupts_a_running_statement() {
         vec![sqlstate::ADMIN_SHUTDOWN.to_string()],
         "only the FATAL, no 57014"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_statement_leaves_other_sessions_served() {
+    // A statement that keeps its thread busy must not keep the runtime's
+    // I/O driver and timers from the other sessions: while it runs, another
+    // session's query is answered, and the long one then ends by the
+    // cancel (57014), not by the mock's own 20 s limit (XX000). Run inline,
+    // a long statement stalled everything whenever the idle worker was
+    // parked off the driver; several rounds make that interleaving likely.
+    let srv = TestServer::start().await;
+    let mut other = srv.client().await;
+    for round in 1..=10 {
+        let mut busy = srv.client().await;
+        let (pid, key) = busy.backend_key().unwrap();
+        busy.send(FrontendMessage::Query("sleep".into()))
+            .await
+            .unwrap();
+        while srv
+            .events()
+            .iter()
+            .filter(|e| *e == "execute sleep")
+            .count()
+            < round
+        {
+            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        assert_eq!(
+            other.query_rows("rows 1").await.unwrap().len(),
+            1,
+            "round {round}: another session answered while the long one runs"
+        );
+        crate::protocol::client::cancel_request(srv.addr, pid, key)
+            .await
+            .unwrap();
+        let mut codes = Vec::new();
+        loop {
+            match busy.recv().await.unwrap() {
+                BackendMessage::ErrorResponse(f) => codes.push(f.code().to_string()),
+                BackendMessage::ReadyForQuery(_) => break,
+                _ => {}
+            }
+        }
+        assert_eq!(
+            codes,
+            vec![sqlstate::QUERY_CANCELED.to_string()],
+            "round {round}: the long statement ended by the cancel"
+        );
+    }
+    srv.shutdown().await;
 }
 
 #[tokio::test(flavor = "current_thread")]

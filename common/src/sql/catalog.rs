@@ -214,8 +214,14 @@ impl RelLock {
     /// Shared: waits only while an exclusive holder exists.
     pub fn shared(&self) -> RelShared<'_> {
         let mut s = self.state.lock();
-        while s.1 {
-            self.cv.wait(&mut s);
+        if s.1 {
+            // A real wait (TRUNCATE/DROP running): leave the runtime worker
+            // to others meanwhile, as every wait of a statement does.
+            crate::lmgr::run_blocking(|| {
+                while s.1 {
+                    self.cv.wait(&mut s);
+                }
+            });
         }
         s.0 += 1;
         RelShared(self)

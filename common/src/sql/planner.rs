@@ -277,6 +277,30 @@ impl Planned {
     pub fn writes(&self) -> bool {
         !matches!(self.plan, Plan::Query(_))
     }
+
+    /// True if the statement's work is bounded by its own text, not by the
+    /// size of a table: no FROM (or a one-row system view), one key of a
+    /// unique index, an INSERT of VALUES. The session loop runs such
+    /// statements inline on the connection's task; anything else (scans,
+    /// ranges, generate_series, INSERT … SELECT) may run long and leaves
+    /// the runtime worker first (see server/postgres.rs).
+    pub fn runs_briefly(&self) -> bool {
+        let unique_key = |a: &Access| matches!(a, Access::Index { index, .. } if index.spec.unique);
+        match &self.plan {
+            Plan::Query(q) => match &q.source {
+                Source::Single
+                | Source::StatSnapshots
+                | Source::PreparedXacts
+                | Source::SystemView(_)
+                | Source::StatWal { .. } => true,
+                Source::Table { access, .. } => unique_key(access),
+                Source::Series { .. } => false,
+            },
+            Plan::Insert(i) => matches!(i.source, InsertSource::Values(_)),
+            Plan::Update(u) => unique_key(&u.access),
+            Plan::Delete(d) => unique_key(&d.access),
+        }
+    }
 }
 
 /// True for the statements [`plan_statement`] handles.

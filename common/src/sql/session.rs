@@ -130,6 +130,36 @@ impl PreparedStatement {
     pub fn stmt(&self) -> &Stmt {
         &self.parsed.stmt
     }
+    /// True if executing it is bounded work that never waits except
+    /// through `lmgr::run_blocking` (transaction control, settings, a plan
+    /// that [`crate::sql::planner::Planned::runs_briefly`]); false when it may run long (DDL,
+    /// COPY, VACUUM, CHECKPOINT, scans) or is not planned yet.
+    pub fn runs_briefly(&self) -> bool {
+        match &self.parsed.stmt {
+            Stmt::Empty
+            | Stmt::Begin { .. }
+            | Stmt::Commit
+            | Stmt::Rollback
+            | Stmt::Savepoint(_)
+            | Stmt::Release(_)
+            | Stmt::RollbackTo(_)
+            | Stmt::SetTransaction { .. }
+            | Stmt::Set { .. }
+            | Stmt::Reset(_)
+            | Stmt::Show(_)
+            | Stmt::PrepareTransaction(_)
+            | Stmt::CommitPrepared(_)
+            | Stmt::RollbackPrepared(_) => true,
+            Stmt::Vacuum { .. } | Stmt::Analyze { .. } | Stmt::Checkpoint | Stmt::Copy(_) => false,
+            Stmt::Sql(_) => {
+                let version = self.db.catalog.version();
+                self.plan
+                    .lock()
+                    .as_ref()
+                    .is_some_and(|p| p.catalog_version == version && p.runs_briefly())
+            }
+        }
+    }
 }
 
 /// What executing a statement produced.
@@ -670,6 +700,17 @@ impl Session {
             }
             Stmt::Vacuum { tables, .. } | Stmt::Analyze { tables } => {
                 let is_vacuum = matches!(stmt.parsed.stmt, Stmt::Vacuum { .. });
+                if self.db.role == Role::Standby {
+                    // PostgreSQL's PreventCommandDuringRecovery: a standby's
+                    // heap and indexes change only by replay.
+                    return Err(PgError::new(
+                        sqlstate::READ_ONLY_SQL_TRANSACTION,
+                        format!(
+                            "cannot execute {} during recovery",
+                            if is_vacuum { "VACUUM" } else { "ANALYZE" }
+                        ),
+                    ));
+                }
                 if is_vacuum && self.xact.status() != TxStatus::Idle {
                     return Err(PgError::new(
                         sqlstate::ACTIVE_SQL_TRANSACTION,

@@ -15,6 +15,8 @@
 //!        ├── workloads.rs / copy.rs / latency.rs / idle.rs / redo.rs
 //!        │               one function per workload, filling a Table
 //!        ├── pgbench.rs  runs pgbench with a deadline and parses its summary
+//!        ├── profile.rs  --profile: perf record -g of hotpair during one point
+//!        ├── goals.rs    the targets: met / missed, with the numbers
 //!        ├── report.rs   Table (rows × series, ratios), text, CSV, JSON
 //!        ├── svg.rs      a small SVG writer: line (log2 x) and grouped bars
 //!        ├── sysinfo.rs  the machine header; RSS / PSS / private memory
@@ -38,10 +40,12 @@
 
 pub mod cleanup;
 pub mod copy;
+pub mod goals;
 pub mod idle;
 pub mod latency;
 pub mod pg;
 pub mod pgbench;
+pub mod profile;
 pub mod redo;
 pub mod report;
 pub mod svg;
@@ -95,6 +99,12 @@ pub struct RunConfig {
     pub select_clients: Vec<u32>,
     /// Idle connection counts of the idle-connection workload.
     pub idle_counts: Vec<u32>,
+    /// Idle counts of its "mostly idle" variant (a subset: each point
+    /// costs two runs per system).
+    pub mostly_idle_counts: Vec<u32>,
+    /// Seconds per point of the idle workloads (20 points per variant and
+    /// system: shorter than `duration` keeps the full run within 25 min).
+    pub idle_duration: u32,
     /// Idle connections for the memory workload.
     pub memory_idle: u32,
     /// Client counts of the commit-throughput workload.
@@ -129,6 +139,8 @@ impl RunConfig {
                 scale: 1,
                 select_clients: vec![1, 8, 64, 256],
                 idle_counts: vec![0, 100, 1000],
+                mostly_idle_counts: vec![0, 1000],
+                idle_duration: 1,
                 memory_idle: 1000,
                 commit_clients: vec![1, 8, 32, 128],
                 latency_commits: 100,
@@ -147,6 +159,8 @@ impl RunConfig {
                 scale: 10,
                 select_clients: vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
                 idle_counts: vec![0, 100, 1000, 5000, 10000],
+                mostly_idle_counts: vec![0, 1000, 10000],
+                idle_duration: 5,
                 memory_idle: 10000,
                 commit_clients: vec![1, 8, 32, 128],
                 latency_commits: 1000,

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use super::idle::IdlePool;
 use super::pgbench;
+use super::profile::{self, ProfileSpec};
 use super::report::{Cell, Chart, Table};
 use super::target::{first_line, guarded, Endpoint, Kind, Target};
 use super::RunConfig;
@@ -32,6 +33,12 @@ pub struct Ctx {
     pub targets: Vec<Target>,
     /// Per target: result of `pgbench -i` at the run's scale (None: not yet).
     initialized: Vec<Option<Result<(), String>>>,
+    /// The workload running now (its command-line name), for `--profile`.
+    pub workload: String,
+    /// `--profile`: the point to record, and where the files go.
+    pub profile: Option<(ProfileSpec, PathBuf)>,
+    /// Set once the profiled point ran (only the first match is recorded).
+    profiled: std::cell::Cell<bool>,
 }
 
 /// The tpcb-like transaction of pgbench, ended by two-phase commit (the
@@ -60,6 +67,46 @@ impl Ctx {
             pgbench,
             targets,
             initialized: vec![None; n],
+            workload: String::new(),
+            profile: None,
+            profiled: std::cell::Cell::new(false),
+        }
+    }
+
+    /// Starts `perf record` if `ep` with `clients` is the `--profile` point
+    /// (hotpair only, first match only).
+    fn maybe_start_profile(
+        &self,
+        ep: &Endpoint,
+        clients: u32,
+        seconds: u32,
+    ) -> Option<profile::Recording> {
+        let (spec, out) = self.profile.as_ref()?;
+        if self.profiled.get() || spec.workload != self.workload || spec.clients != clients {
+            return None;
+        }
+        let is_point = self.targets.iter().any(|t| {
+            let node = if spec.standby { &t.standby } else { &t.primary };
+            t.kind == Kind::Hotpair && node.as_ref().is_ok_and(|n| n.port == ep.port)
+        });
+        if !is_point {
+            return None;
+        }
+        self.profiled.set(true);
+        let Some(pid) = profile::pid_listening_on(ep.port) else {
+            eprintln!("bench: --profile: no process listens on port {}", ep.port);
+            return None;
+        };
+        eprintln!(
+            "bench: --profile: recording hotpair (pid {pid}) during {} with {clients} clients",
+            self.workload
+        );
+        match profile::start(spec, pid, seconds, out) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("bench: --profile: {e}");
+                None
+            }
         }
     }
 
@@ -129,6 +176,13 @@ impl Ctx {
             .unwrap_or_else(Cell::Failed)
     }
 
+    /// Like [`point`](Self::point) with `seconds` instead of the run's duration.
+    pub fn point_for(&self, ep: &Endpoint, clients: u32, extra: &[String], seconds: u32) -> Cell {
+        self.point_summary_for(ep, clients, extra, seconds)
+            .map(|s| summary_cell(&s))
+            .unwrap_or_else(Cell::Failed)
+    }
+
     /// Like [`point`](Self::point), returning the whole summary.
     pub fn point_summary(
         &self,
@@ -136,10 +190,21 @@ impl Ctx {
         clients: u32,
         extra: &[String],
     ) -> Result<pgbench::Summary, String> {
+        self.point_summary_for(ep, clients, extra, self.cfg.duration)
+    }
+
+    /// [`point_summary`](Self::point_summary) for `seconds`.
+    pub fn point_summary_for(
+        &self,
+        ep: &Endpoint,
+        clients: u32,
+        extra: &[String],
+        seconds: u32,
+    ) -> Result<pgbench::Summary, String> {
         let pgbench = self.pgbench()?;
         // Hundreds of clients need more than a one-second run (--quick) to
         // get past their backends' start-up at all.
-        let duration = self.cfg.duration.max((1 + clients / 32).min(3));
+        let duration = seconds.max((1 + clients / 32).min(3));
         let mut args = ep.conn_args();
         args.extend([
             "-n".into(),
@@ -152,9 +217,20 @@ impl Ctx {
         ]);
         args.extend(extra.iter().cloned());
         args.push("postgres".into());
-        let deadline =
-            Duration::from_secs(u64::from(self.cfg.duration) + 90 + u64::from(clients) / 4);
-        pgbench::run(pgbench, &args, deadline)
+        let deadline = Duration::from_secs(u64::from(duration) + 90 + u64::from(clients) / 4);
+        let recording = self.maybe_start_profile(ep, clients, duration);
+        let result = pgbench::run(pgbench, &args, deadline);
+        if let Some(r) = recording {
+            match r.finish() {
+                Ok(files) => {
+                    for f in files {
+                        println!("profile: {}", f.display());
+                    }
+                }
+                Err(e) => eprintln!("bench: --profile: {e}"),
+            }
+        }
+        result
     }
 
     /// After a workload on target `t`: if its server died, say so once,
@@ -294,10 +370,15 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
 /// b. idle connections (truly idle, then "mostly idle") beside 1 and 8
 /// active select-only clients.
 pub fn idle(ctx: &mut Ctx) -> Vec<Table> {
-    let counts = ctx.cfg.idle_counts.clone();
     let active = [1u32, 8];
+    let seconds = ctx.cfg.idle_duration;
     let mut tables = Vec::new();
     for mostly in [false, true] {
+        let counts = if mostly {
+            ctx.cfg.mostly_idle_counts.clone()
+        } else {
+            ctx.cfg.idle_counts.clone()
+        };
         let (key, title) = if mostly {
             (
                 "mostly_idle",
@@ -354,7 +435,8 @@ pub fn idle(ctx: &mut Ctx) -> Vec<Table> {
                         pool.start_mostly_idle();
                     }
                     for &a in &active {
-                        let cell = ctx.point(&ep, a, &strings(&["-S", "-M", "prepared"]));
+                        let cell =
+                            ctx.point_for(&ep, a, &strings(&["-S", "-M", "prepared"]), seconds);
                         table.set(&label(i, a), f64::from(i), t, cell);
                     }
                     if mostly {
@@ -389,7 +471,7 @@ pub fn idle(ctx: &mut Ctx) -> Vec<Table> {
         }
         table.note(format!(
             "idle connections held open by the bench (tokio-postgres); active: pgbench -S -M prepared -T {} s",
-            ctx.cfg.duration
+            seconds
         ));
         tables.push(table);
     }

@@ -17,18 +17,23 @@
 //! with `--release`) and a PostgreSQL 15 primary + streaming standby
 //! (as the `postgres` OS user when run as root) under one temporary work
 //! directory, prints a table per workload, writes `results.csv`,
-//! `results.json` and one SVG per table into `--out`, and removes
+//! `results.json`, one SVG per table and `targets.txt` (each issue target
+//! met or missed, with its numbers; also printed) into `--out`, and removes
 //! everything it started — also on Ctrl-C. See `tap_tests::bench`.
+//!
+//! `--profile WORKLOAD:CLIENTS[:standby]` records `perf record -g` of the
+//! hotpair server during that point (`bench::profile`).
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use tap_tests::bench::profile::ProfileSpec;
 use tap_tests::bench::report::{json_str, Table};
 use tap_tests::bench::target::{Kind, Target};
 use tap_tests::bench::workloads::{self, Ctx};
-use tap_tests::bench::{cleanup, copy, latency, pg, pgbench, svg, sysinfo, RunConfig};
+use tap_tests::bench::{cleanup, copy, goals, latency, pg, pgbench, svg, sysinfo, RunConfig};
 
 /// Every workload, in run order.
 const WORKLOADS: [&str; 9] = [
@@ -72,6 +77,13 @@ struct Args {
     /// Keep the work directory (data directories and logs) at the end.
     #[arg(long)]
     keep: bool,
+
+    /// Record a `perf record` (DWARF call graphs) profile of the hotpair server during one
+    /// point, WORKLOAD:CLIENTS[:standby] (e.g. `select:64`): writes
+    /// perf-WORKLOAD-CLIENTS-NODE.txt (perf report, self time) and .folded
+    /// (folded stacks for a flame graph) into --out.
+    #[arg(long, value_name = "WORKLOAD:CLIENTS[:standby]")]
+    profile: Option<String>,
 }
 
 /// Open-file limit the idle-connection workload needs (client sockets in
@@ -123,6 +135,22 @@ fn ensure_nofile() {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    let profile = match args.profile.as_deref().map(ProfileSpec::parse) {
+        None => None,
+        Some(Ok(p)) if WORKLOADS.contains(&p.workload.as_str()) => Some(p),
+        Some(Ok(p)) => {
+            eprintln!(
+                "bench: --profile: unknown workload {:?}; choose from {}",
+                p.workload,
+                WORKLOADS.join(" ")
+            );
+            return ExitCode::from(2);
+        }
+        Some(Err(e)) => {
+            eprintln!("bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
     ensure_nofile();
     let selected: Vec<String> =
         if args.workloads.is_empty() || args.workloads.iter().any(|w| w == "all") {
@@ -231,13 +259,17 @@ fn main() -> ExitCode {
     }
     println!("{}", header.join("\n"));
 
+    let quick = cfg.quick;
     let mut ctx = Ctx::new(cfg, pgbench_path, vec![hotpair, postgres]);
+    ctx.profile = profile.map(|p| (p, args.out.clone()));
     let mut tables: Vec<Table> = Vec::new();
+    let run_start = std::time::Instant::now();
     for w in &selected {
         if cleanup::interrupted() {
             cleanup::park_forever();
         }
         eprintln!("bench: workload {w}");
+        ctx.workload = w.clone();
         let start = std::time::Instant::now();
         let new = match w.as_str() {
             "select" => workloads::select_only(&mut ctx),
@@ -264,6 +296,18 @@ fn main() -> ExitCode {
     if cleanup::interrupted() {
         cleanup::park_forever();
     }
+    if let Some((p, _)) = &ctx.profile {
+        if !selected.contains(&p.workload) {
+            eprintln!("bench: --profile: workload {} was not run", p.workload);
+        }
+    }
+    let goals = goals::evaluate(&tables);
+    let goals_text = goals::render(&goals, quick);
+    print!("{goals_text}");
+    println!(
+        "whole run: {:.1} min",
+        run_start.elapsed().as_secs_f64() / 60.0
+    );
     // Servers down before files are written: a Ctrl-C during writing
     // leaves nothing running.
     for t in ctx.targets.iter_mut() {
@@ -272,7 +316,9 @@ fn main() -> ExitCode {
 
     let mut status = ExitCode::SUCCESS;
     if !args.no_write {
-        if let Err(e) = write_results(&args.out, &header, &machine, &tables) {
+        if let Err(e) = write_results(&args.out, &header, &machine, &tables)
+            .and_then(|()| write_goals(&args.out, &header, &goals_text))
+        {
             eprintln!("bench: writing results: {e}");
             status = ExitCode::FAILURE;
         } else {
@@ -290,6 +336,13 @@ fn main() -> ExitCode {
         drop(work);
     }
     status
+}
+
+/// targets.txt: the run header and the issue targets, met or missed.
+fn write_goals(out: &std::path::Path, header: &[String], goals: &str) -> Result<(), String> {
+    let p = out.join("targets.txt");
+    let text = format!("{}\n{}", header.join("\n"), goals);
+    std::fs::write(&p, text).map_err(|e| format!("write {}: {e}", p.display()))
 }
 
 /// results.csv, results.json and one SVG per table in `out`.
