@@ -11,6 +11,8 @@
 //! prepared transaction exists, and "waiters are released" by a writer that
 //! must see the committed version once it ends.
 
+use std::time::{Duration, Instant};
+
 use tap_tests::{wait_until, Node, Session};
 
 /// Sorted gids of `pg_prepared_xacts`, one per line.
@@ -19,14 +21,25 @@ const GIDS: &str = "SELECT gid FROM pg_prepared_xacts ORDER BY gid";
 const ROWS: &str = "SELECT id, v FROM t ORDER BY id";
 
 /// Shows that the row `id` is locked: an UPDATE of it from `s` blocks until
-/// cancelled (57014). A cancel that arrives before the UPDATE starts is
-/// ignored, so keep cancelling until it ends; if the row were not locked
-/// the UPDATE would end by itself, successfully.
+/// cancelled (57014); if the row were not locked the UPDATE would end by
+/// itself, successfully. A cancel that reaches the server before the
+/// UPDATE starts is dropped (every statement starts uncancelled), so cancel
+/// again while it runs — but half a second apart: a CancelRequest travels
+/// on its own connection and is not acknowledged, so cancels sent in a
+/// tight loop may still be in flight when the UPDATE ends and cancel the
+/// session's next statement instead.
 fn assert_row_locked(s: &Session, id: i32) {
     let pending = s.send(&format!("UPDATE t SET v = v + 1000 WHERE id = {id}"));
+    let mut last_cancel: Option<Instant> = None;
     wait_until("the blocked UPDATE is cancelled", || {
-        s.cancel();
-        pending.is_finished()
+        if pending.is_finished() {
+            return true;
+        }
+        if last_cancel.is_none_or(|t| t.elapsed() >= Duration::from_millis(500)) {
+            s.cancel();
+            last_cancel = Some(Instant::now());
+        }
+        false
     });
     let err = pending
         .wait()
