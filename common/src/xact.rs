@@ -244,6 +244,12 @@ pub struct Xact {
     snapshot_taken: bool,
     /// The session's `synchronous_commit` (None: the server's).
     synchronous_commit: Option<bool>,
+    /// This transaction took an xid to write ([`Xact::assign_xid`]). Only
+    /// then must COMMIT wait for its record to be flushed: a transaction
+    /// whose xid came from `txid_current()` alone changed nothing a crash
+    /// could lose, so its commit is asynchronous, as PostgreSQL's
+    /// RecordTransactionCommit does for a transaction that wrote no WAL.
+    wrote_data: bool,
 }
 
 fn not_in_block(what: &str) -> PgError {
@@ -428,6 +434,7 @@ impl Xact {
             xact_snapshot: None,
             snapshot_taken: false,
             synchronous_commit: None,
+            wrote_data: false,
         })
     }
 
@@ -778,7 +785,9 @@ impl Xact {
     /// The xid of the current (sub)transaction, assigning one on first write
     /// (and first any missing xid of its ancestors, top-down).
     pub fn assign_xid(&mut self) -> PgResult<TransactionId> {
-        self.assign_up_to(self.levels.len())
+        let xid = self.assign_up_to(self.levels.len())?;
+        self.wrote_data = true;
+        Ok(xid)
     }
 
     /// The top-level xid, assigning it if needed (txid_current()).
@@ -902,6 +911,7 @@ impl Xact {
     }
 
     fn end_transaction_state(&mut self) {
+        self.wrote_data = false;
         self.levels.clear();
         self.own_xids.clear();
         self.curcid = CommandId::FIRST;
@@ -928,7 +938,11 @@ impl Xact {
         let (top, subs) = self.live_xids();
         let shared = Arc::clone(&self.shared);
         let end = TreeEnd::Commit {
-            sync: self.synchronous_commit,
+            sync: if self.wrote_data {
+                self.synchronous_commit
+            } else {
+                Some(false)
+            },
         };
         if let Err(e) = end_transaction_tree(
             &*shared,

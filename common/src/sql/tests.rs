@@ -1041,6 +1041,37 @@ fn session_functions_and_settings() {
     ok(&mut s, "rollback");
 }
 
+/// A transaction whose xid came only from txid_current() wrote nothing a
+/// crash could lose: its commit does not wait for a WAL flush (PostgreSQL
+/// skips the flush when the transaction wrote no WAL). One that wrote
+/// rows still waits, also after such a transaction.
+#[test]
+fn commit_without_writes_does_not_wait_for_flush() {
+    let (_dir, db) = open_db();
+    let mut s = session(&db);
+    let sync_commits = || {
+        db.xlog()
+            .expect("WAL")
+            .counters
+            .sync_commits
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    ok(&mut s, "create table t (a int)");
+    let c0 = sync_commits();
+    ok(&mut s, "select txid_current()");
+    ok(&mut s, "begin");
+    ok(&mut s, "select txid_current()");
+    ok(&mut s, "commit");
+    assert_eq!(sync_commits(), c0, "no writes: asynchronous commit");
+    ok(&mut s, "begin");
+    ok(&mut s, "select txid_current()");
+    ok(&mut s, "insert into t values (1)");
+    ok(&mut s, "commit");
+    assert_eq!(sync_commits(), c0 + 1, "a write: synchronous commit");
+    ok(&mut s, "select txid_current()");
+    assert_eq!(sync_commits(), c0 + 1, "the flag ends with its transaction");
+}
+
 /// `SET LOCAL` and rolled-back `SET`s of the settings the transaction
 /// machine keeps its own copy of (`synchronous_commit`,
 /// `default_transaction_isolation`) end with their transaction, as every
