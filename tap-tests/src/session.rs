@@ -218,6 +218,29 @@ impl Session {
         }
     }
 
+    /// Cancels `pending` (a statement this session started with
+    /// [`Session::send`]) until it ends, and returns its outcome. A cancel
+    /// that reaches the server before the statement starts is dropped
+    /// (every statement starts uncancelled, as in PostgreSQL), so the
+    /// cancel is repeated while the statement runs — half a second apart:
+    /// a CancelRequest travels on its own connection and is never
+    /// acknowledged, so cancels sent in a tight loop could still be in
+    /// flight when the statement ends and cancel the session's next one.
+    pub fn cancel_until_finished(&self, pending: Pending) -> Result<String, SqlError> {
+        let mut last: Option<std::time::Instant> = None;
+        crate::wait_until(&format!("{} is cancelled", pending.sql), || {
+            if pending.is_finished() {
+                return true;
+            }
+            if last.is_none_or(|t| t.elapsed() >= std::time::Duration::from_millis(500)) {
+                self.cancel();
+                last = Some(std::time::Instant::now());
+            }
+            false
+        });
+        pending.wait()
+    }
+
     /// The tokio-postgres client, for prepared statements, binary results and
     /// COPY (use it inside [`block_on`](crate::block_on)).
     pub fn client(&self) -> &Client {

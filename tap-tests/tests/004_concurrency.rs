@@ -11,7 +11,7 @@
 //! never assume which session reaches the server first: every outcome they
 //! assert holds for any interleaving.
 
-use tap_tests::{wait_until, Node};
+use tap_tests::Node;
 
 /// A started primary with `conf` appended to its configuration.
 fn started_node(conf: &str) -> Node {
@@ -214,14 +214,8 @@ fn cancel_request() {
     let s = node.background_session();
     let sleep = s.send("SELECT pg_sleep(60)");
 
-    // 2. CancelRequest interrupts it with 57014. A cancel that arrives before
-    //    the statement starts is ignored (as in PostgreSQL), so keep sending
-    //    until the statement ends.
-    wait_until("pg_sleep(60) has been canceled", || {
-        s.cancel();
-        sleep.is_finished()
-    });
-    let err = sleep.wait().unwrap_err();
+    // 2. CancelRequest interrupts it with 57014.
+    let err = s.cancel_until_finished(sleep).unwrap_err();
     assert_eq!(err.code(), "57014", "canceled statement: {err}");
     assert!(
         err.message
@@ -233,12 +227,8 @@ fn cancel_request() {
     assert_eq!(s.query_safe("SELECT 1"), "1", "session works after cancel");
     s.query_safe("BEGIN");
     let sleep = s.send("SELECT pg_sleep(60)");
-    wait_until("pg_sleep(60) in a block has been canceled", || {
-        s.cancel();
-        sleep.is_finished()
-    });
     assert_eq!(
-        sleep.wait().unwrap_err().code(),
+        s.cancel_until_finished(sleep).unwrap_err().code(),
         "57014",
         "canceled inside a block"
     );

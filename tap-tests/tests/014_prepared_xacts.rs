@@ -11,9 +11,7 @@
 //! prepared transaction exists, and "waiters are released" by a writer that
 //! must see the committed version once it ends.
 
-use std::time::{Duration, Instant};
-
-use tap_tests::{wait_until, Node, Session};
+use tap_tests::{Node, Session};
 
 /// Sorted gids of `pg_prepared_xacts`, one per line.
 const GIDS: &str = "SELECT gid FROM pg_prepared_xacts ORDER BY gid";
@@ -22,27 +20,11 @@ const ROWS: &str = "SELECT id, v FROM t ORDER BY id";
 
 /// Shows that the row `id` is locked: an UPDATE of it from `s` blocks until
 /// cancelled (57014); if the row were not locked the UPDATE would end by
-/// itself, successfully. A cancel that reaches the server before the
-/// UPDATE starts is dropped (every statement starts uncancelled), so cancel
-/// again while it runs — but half a second apart: a CancelRequest travels
-/// on its own connection and is not acknowledged, so cancels sent in a
-/// tight loop may still be in flight when the UPDATE ends and cancel the
-/// session's next statement instead.
+/// itself, successfully.
 fn assert_row_locked(s: &Session, id: i32) {
     let pending = s.send(&format!("UPDATE t SET v = v + 1000 WHERE id = {id}"));
-    let mut last_cancel: Option<Instant> = None;
-    wait_until("the blocked UPDATE is cancelled", || {
-        if pending.is_finished() {
-            return true;
-        }
-        if last_cancel.is_none_or(|t| t.elapsed() >= Duration::from_millis(500)) {
-            s.cancel();
-            last_cancel = Some(Instant::now());
-        }
-        false
-    });
-    let err = pending
-        .wait()
+    let err = s
+        .cancel_until_finished(pending)
         .expect_err("UPDATE of a row of a prepared transaction must wait");
     assert_eq!(err.code(), "57014", "cancelled while waiting: {err}");
 }
