@@ -186,13 +186,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// Refuses sessions until replay is consistent (57P03), then makes normal
-/// (read-only: the role is Standby) sessions.
+/// Refuses sessions until replay is consistent, or always with
+/// `hot_standby = off` (57P03, PostgreSQL's two messages), then makes
+/// normal (read-only: the role is Standby) sessions.
 struct StandbyFactory(Arc<Database>);
 
 impl BackendFactory for StandbyFactory {
     type Backend = Session;
     fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
+        if !self.0.config.bool("hot_standby") {
+            return Err(PgError::fatal(
+                sqlstate::CANNOT_CONNECT_NOW,
+                "the database system is not accepting connections",
+            )
+            .with_detail("Hot standby mode is disabled."));
+        }
         if !self.0.replication.consistent.load(Ordering::Acquire) {
             return Err(PgError::fatal(
                 sqlstate::CANNOT_CONNECT_NOW,

@@ -190,7 +190,9 @@ impl Replay {
         {
             db.replication.consistent.store(true, Ordering::Release);
             tracing::info!("consistent recovery state reached at {}", rec.end_lsn);
-            tracing::info!("database system is ready to accept read-only connections");
+            if db.config.bool("hot_standby") {
+                tracing::info!("database system is ready to accept read-only connections");
+            }
         }
         Ok(())
     }

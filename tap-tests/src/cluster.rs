@@ -289,6 +289,13 @@ impl Node {
     /// Starts the server and waits until its log says it accepts
     /// connections; panics, showing the log, if it exits or times out.
     pub fn start(&self) {
+        self.start_until(&READY_MESSAGES);
+    }
+
+    /// Starts the server and waits until its log (from now on) holds one of
+    /// `lines` — for a node that never says it is ready, such as a standby
+    /// with `hot_standby = off` ("consistent recovery state reached").
+    pub fn start_until(&self, lines: &[&str]) {
         let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = child.as_mut() {
             if let Ok(None) = c.try_wait() {
@@ -349,7 +356,7 @@ impl Node {
         let deadline = Instant::now() + timeout_default();
         loop {
             let log = self.log_since(offset);
-            if READY_MESSAGES.iter().any(|m| log.contains(m)) {
+            if lines.iter().any(|m| log.contains(m)) {
                 return;
             }
             if let Some(c) = child.as_mut() {
