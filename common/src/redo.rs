@@ -23,11 +23,16 @@
 //! * a record with **INIT_PAGE** rebuilds its page from empty (the first
 //!   tuple of a page), so the old contents are never read.
 //!
-//! A record touching a block past the end of its relation extends the
-//! relation through the buffer manager first (the file never grows outside
-//! the buffer pool). A record for a relation whose file no longer exists —
-//! dropped later in the WAL — is skipped: nothing can read that relation
-//! again.
+//! ## Relations that grew, shrank or went away later in the WAL
+//!
+//! A record that rebuilds its page (INIT_PAGE, full-page image) for a block
+//! past the end of its relation extends the relation through
+//! `BufMgr::extend_to` first (the file never grows outside the buffer
+//! manager's extension path). A record that only changes an existing page
+//! of a block past the end is skipped: the relation was truncated later in
+//! the WAL, and replaying that truncation cuts the block off again. A
+//! record for a relation whose file no longer exists — dropped later in the
+//! WAL — is skipped: nothing can read that relation again.
 //!
 //! The catalog is one "page" with an LSN of its own, stored in
 //! `global/catalog` (see `Catalog::redo_catalog_change`).
@@ -74,9 +79,7 @@ use crate::procarray::Finished;
 use crate::storage::bufmgr::ReadMode;
 use crate::storage::bufpage::Page;
 use crate::storage::htup::{self, TupleHeader};
-use crate::types::{
-    BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
-};
+use crate::types::{BlockNumber, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId};
 use crate::xlog::infobits;
 
 /// What happened to one page.
@@ -86,8 +89,9 @@ pub enum PageOutcome {
     Applied,
     /// The page already had it (page LSN ≥ record end).
     AlreadyApplied,
-    /// The relation no longer exists (dropped later in WAL), or the page
-    /// was never initialised; nothing done.
+    /// The relation no longer exists (dropped later in WAL), the block lies
+    /// past the end of a relation truncated later in WAL, or the page was
+    /// never initialised; nothing done.
     Skipped,
 }
 
@@ -225,22 +229,49 @@ fn redo_smgr(db: &Database, s: &SmgrRecord) -> PgResult<()> {
     }
 }
 
-/// Makes sure block `block` of `rel` exists, extending through the buffer
-/// manager. False if the relation's file does not exist.
-fn ensure_block(db: &Database, rel: RelFileId, block: u32) -> PgResult<bool> {
+/// The buffer of block `block` of `rel` for a record that touches it, or
+/// None if the record is to be skipped:
+///
+/// * the relation's file does not exist: dropped later in the WAL (or the
+///   drop record was replayed already) — nothing can read it again;
+/// * the block is past the end of the file and the record does not rebuild
+///   the page (`will_init` false): the relation was truncated later in the
+///   WAL, and the truncation record will cut the block off again anyway
+///   (PostgreSQL's "invalid page" that a later truncate or drop forgets).
+///
+/// A record that rebuilds the page (INIT_PAGE or a full-page image) on a
+/// block past the end re-extends the relation through the buffer manager
+/// ([`BufMgr::extend_to`](crate::storage::bufmgr::BufMgr::extend_to)): the
+/// file never grows any other way, in recovery neither.
+fn redo_buffer(
+    db: &Database,
+    lsn: Lsn,
+    rel: RelFileId,
+    block: u32,
+    will_init: bool,
+) -> PgResult<Option<crate::storage::bufmgr::BufferRef<'_>>> {
     let smgr = db.heap.smgr();
     if !smgr.exists(rel, ForkNumber::Main) {
-        return Ok(false);
+        tracing::debug!("WAL record at {lsn} for dropped relation base/{rel}: skipped");
+        return Ok(None);
     }
-    let bm = db.heap.bufmgr();
-    loop {
-        let n = smgr.nblocks(rel, ForkNumber::Main)?;
-        if block < n {
-            return Ok(true);
-        }
-        let (_, bufs) = bm.extend_by(rel, ForkNumber::Main, (block - n + 1) as usize)?;
-        drop(bufs);
+    if !will_init && block >= smgr.nblocks(rel, ForkNumber::Main)? {
+        tracing::debug!(
+            "WAL record at {lsn} for block {block} beyond the end of relation base/{rel} (truncated later): skipped"
+        );
+        return Ok(None);
     }
+    let mode = if will_init {
+        ReadMode::Overwrite
+    } else {
+        ReadMode::Normal
+    };
+    Ok(Some(db.heap.bufmgr().extend_to(
+        rel,
+        ForkNumber::Main,
+        BlockNumber(block),
+        mode,
+    )?))
 }
 
 /// Applies `f` to a page if the page LSN rule says so (see the module
@@ -253,20 +284,8 @@ pub fn redo_page(
     will_init: bool,
     f: impl FnOnce(&mut Page) -> Result<(), String>,
 ) -> PgResult<PageOutcome> {
-    let r = RelFileId(rel);
-    if !ensure_block(db, r, block)? {
+    let Some(buf) = redo_buffer(db, lsn, RelFileId(rel), block, will_init)? else {
         return Ok(PageOutcome::Skipped);
-    }
-    let tag = BufferTag {
-        rel: r,
-        fork: ForkNumber::Main,
-        block: BlockNumber(block),
-    };
-    let bm = db.heap.bufmgr();
-    let buf = if will_init {
-        bm.read_buffer_mode(tag, ReadMode::Overwrite)?
-    } else {
-        bm.read_buffer(tag)?
     };
     let mut page = buf.write();
     if will_init {
@@ -288,20 +307,10 @@ pub fn redo_page(
 }
 
 fn redo_fpi(db: &Database, lsn: Lsn, rel: u32, block: u32, image: &[u8]) -> PgResult<()> {
-    let r = RelFileId(rel);
-    if !ensure_block(db, r, block)? {
+    // Overwrite mode: the page on disk may be torn and is not even read.
+    let Some(buf) = redo_buffer(db, lsn, RelFileId(rel), block, true)? else {
         return Ok(());
-    }
-    let tag = BufferTag {
-        rel: r,
-        fork: ForkNumber::Main,
-        block: BlockNumber(block),
     };
-    // Zero mode: the page on disk may be torn and is not even read.
-    let buf = db
-        .heap
-        .bufmgr()
-        .read_buffer_mode(tag, ReadMode::Overwrite)?;
     let mut page = buf.write();
     if image.len() != page.0.len() {
         return Err(corrupt(rel, block, "full-page image of the wrong size"));
@@ -464,6 +473,7 @@ mod tests {
     use crate::error::PgResult;
     use crate::sql::session::{ExecOutcome, ResultSink, Session};
     use crate::sql::value::Value;
+    use crate::types::BufferTag;
 
     #[derive(Default)]
     struct Rows(Vec<Vec<String>>);
@@ -589,6 +599,61 @@ mod tests {
             let db = Database::open(config(dir.path(), fpw), Role::Primary).unwrap();
             let mut s = session(&db);
             assert_eq!(one(&mut s, "select pad from t where id = 200000"), "after");
+        }
+    }
+
+    /// Issue 6: WAL for inserts into relations that were truncated, or
+    /// dropped, after the records were written. A crash before the next
+    /// checkpoint replays the inserts onto a file that is already short (or
+    /// gone): page-rebuilding records re-extend the truncated relation
+    /// through the buffer manager, the others are skipped, the truncation
+    /// record cuts it again; records of the dropped relation are skipped.
+    /// Recovery ends without error and with the right contents.
+    #[test]
+    fn redo_into_truncated_and_dropped_relations() {
+        for fpw in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = Database::open(config(dir.path(), fpw), Role::Primary).unwrap();
+            let mut s = session(&db);
+            run(&mut s, "create table tr (x int, pad text)");
+            run(&mut s, "create table dr (x int, pad text)");
+            run(&mut s, "insert into tr values (0, 'before checkpoint')");
+            run(&mut s, "checkpoint");
+            // Several pages of each, single and multi-row inserts.
+            run(
+                &mut s,
+                "insert into tr select g, repeat('t', 200) from generate_series(1, 2000) g",
+            );
+            for i in 0..20 {
+                run(&mut s, &format!("insert into tr values ({i}, 'single')"));
+            }
+            run(
+                &mut s,
+                "insert into dr select g, repeat('d', 200) from generate_series(1, 2000) g",
+            );
+            run(&mut s, "create table late (x int)");
+            run(&mut s, "insert into late values (1), (2), (3)");
+            // Written out, so the file really is long before it shrinks.
+            let bm = db.heap.bufmgr().clone();
+            bm.flush_all().unwrap();
+            run(&mut s, "truncate tr");
+            run(&mut s, "insert into tr values (42, 'after truncate')");
+            run(&mut s, "drop table dr");
+            run(&mut s, "drop table late");
+            drop(s);
+            drop(bm);
+            drop(db); // the crash: no shutdown checkpoint
+            let db = Database::open(config(dir.path(), fpw), Role::Primary).unwrap();
+            let mut s = session(&db);
+            assert_eq!(
+                run(&mut s, "select x, pad from tr"),
+                vec![vec!["42".to_string(), "after truncate".to_string()]],
+                "truncated relation after recovery (fpw {fpw})"
+            );
+            assert!(db.catalog.get("dr").is_none(), "drop replayed");
+            assert!(db.catalog.get("late").is_none(), "drop replayed");
+            run(&mut s, "insert into tr values (43, 'after recovery')");
+            assert_eq!(one(&mut s, "select count(*) from tr"), "2");
         }
     }
 
