@@ -1448,6 +1448,158 @@ mod tests {
         );
     }
 
+    /// Issue 6: extenders racing on one relation get disjoint blocks, every
+    /// block of the file comes from exactly one extension, and both paths
+    /// (victims outside and under the lock) agree.
+    #[test]
+    fn concurrent_extenders_get_disjoint_blocks() {
+        for flags in [ExtendFlags::NONE, ExtendFlags::VICTIMS_UNDER_LOCK] {
+            let (_d, bm) = pool(64);
+            let rel = RelFileId(9);
+            bm.smgr().create(rel, ForkNumber::Main).unwrap();
+            let hs: Vec<_> = (0..4u32)
+                .map(|t| {
+                    let bm = bm.clone();
+                    std::thread::spawn(move || {
+                        let mut mine = Vec::new();
+                        for round in 0..40u32 {
+                            let n = 1 + ((t + round) % 5) as usize;
+                            let (first, bufs) =
+                                bm.extend_by(rel, ForkNumber::Main, n, flags).unwrap();
+                            assert!(!bufs.is_empty() && bufs.len() <= n);
+                            for (i, LockedBuffer { mut page, buf }) in bufs.into_iter().enumerate()
+                            {
+                                assert_eq!(buf.block().0, first.0 + i as u32, "consecutive");
+                                assert!(page.is_new(), "a new page is all-zero");
+                                stamp(&mut page, buf.block().0, u64::from(t));
+                                buf.mark_dirty();
+                                mine.push(buf.block().0);
+                            }
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            let mut all: Vec<u32> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
+            all.sort_unstable();
+            let n = bm.smgr().nblocks(rel, ForkNumber::Main).unwrap();
+            assert_eq!(
+                all,
+                (0..n).collect::<Vec<_>>(),
+                "{flags:?}: disjoint, no gaps"
+            );
+            for blk in 0..n {
+                let b = bm.read_buffer(tag(9, blk)).unwrap();
+                assert_eq!(
+                    read_stamp(&b.read()).0,
+                    blk,
+                    "{flags:?}: block {blk} kept its page"
+                );
+            }
+            for id in 0..bm.nbuffers() as u32 {
+                assert_eq!(bm.debug_state(id).0, 0, "pin leaked on buffer {id}");
+            }
+        }
+    }
+
+    /// Issue 6: with most of the pool pinned, an extension returns as many
+    /// blocks as there are buffers left (fewer than asked, never zero), and
+    /// with none left it fails without growing the file.
+    #[test]
+    fn extension_under_pin_pressure_returns_fewer_pages() {
+        let (_d, bm) = pool(32);
+        let other = RelFileId(10);
+        let rel = RelFileId(11);
+        bm.smgr().create(other, ForkNumber::Main).unwrap();
+        bm.smgr().create(rel, ForkNumber::Main).unwrap();
+        // Asking for more than the pin limit is capped at the limit.
+        let limit = bm.max_pins_per_backend();
+        let (_, bufs) = bm
+            .extend_by(rel, ForkNumber::Main, limit + 10, ExtendFlags::NONE)
+            .unwrap();
+        assert_eq!(bufs.len(), limit, "capped at the pin limit");
+        drop(bufs);
+        // Pin all but three buffers.
+        bm.smgr()
+            .zero_extend(other, ForkNumber::Main, BlockNumber(0), 29)
+            .unwrap();
+        let held: Vec<_> = (0..29)
+            .map(|b| bm.read_buffer(tag(10, b)).unwrap())
+            .collect();
+        let before = bm.smgr().nblocks(rel, ForkNumber::Main).unwrap();
+        let (first, bufs) = bm
+            .extend_by(rel, ForkNumber::Main, 4, ExtendFlags::NONE)
+            .unwrap();
+        assert_eq!(first.0, before);
+        assert_eq!(bufs.len(), 3, "fewer than asked: what the pool had");
+        assert_eq!(
+            bm.smgr().nblocks(rel, ForkNumber::Main).unwrap(),
+            before + 3
+        );
+        let err = bm
+            .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE)
+            .err()
+            .expect("every buffer pinned");
+        assert!(matches!(err, StorageError::NoUnpinnedBuffers), "{err}");
+        assert_eq!(
+            bm.smgr().nblocks(rel, ForkNumber::Main).unwrap(),
+            before + 3,
+            "a failed extension does not grow the file"
+        );
+        drop(bufs);
+        drop(held);
+        for id in 0..bm.nbuffers() as u32 {
+            assert_eq!(bm.debug_state(id).0, 0, "pin leaked on buffer {id}");
+        }
+    }
+
+    /// Issue 6: a reader of a block whose extension is in progress (mapped
+    /// IO_IN_PROGRESS, the file not yet grown) waits for that IO instead of
+    /// reading past the end of the file, and then sees the extender's page.
+    #[test]
+    fn readers_of_a_block_being_extended_wait_for_the_io() {
+        let (_d, bm) = pool(16);
+        let rel = RelFileId(12);
+        bm.smgr().create(rel, ForkNumber::Main).unwrap();
+        // Play the extender by hand, stopped between steps 2 and 3.
+        let victim = bm.get_clean_victim().unwrap();
+        let ext = bm.lock_extension(rel);
+        let id = bm.map_victim(victim, tag(12, 0)).unwrap();
+        let started = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (bm, started) = (bm.clone(), started.clone());
+            std::thread::spawn(move || {
+                started.store(true, Ordering::Release);
+                let b = bm.read_buffer(tag(12, 0)).unwrap();
+                let page = b.read();
+                read_stamp(&page)
+            })
+        };
+        // The reader gets as far as waiting on our IO: its pin shows up.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !(started.load(Ordering::Acquire) && bm.debug_state(id).0 == 2) {
+            assert!(std::time::Instant::now() < deadline, "reader never pinned");
+            std::thread::yield_now();
+        }
+        assert!(!reader.is_finished(), "reader waits for the IO");
+        bm.smgr()
+            .zero_extend(rel, ForkNumber::Main, BlockNumber(0), 1)
+            .unwrap();
+        drop(ext);
+        let mut bufs = bm.finish_extension(rel, ForkNumber::Main, 0, vec![id]);
+        let LockedBuffer { mut page, buf } = bufs.pop().unwrap();
+        stamp(&mut page, 0, 9);
+        buf.mark_dirty();
+        drop(page);
+        drop(buf);
+        assert_eq!(
+            reader.join().unwrap(),
+            (0, 9),
+            "the reader saw the filled page"
+        );
+        assert_eq!(bm.stats().reads, 0, "nobody read the block from disk");
+    }
+
     /// Threads reading the same uncached block at once: one reads it from
     /// disk, the others wait for that IO (or hit afterwards) — never a
     /// second read, never an invalid page.
