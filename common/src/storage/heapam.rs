@@ -62,7 +62,7 @@ use std::sync::Arc;
 
 use std::sync::OnceLock;
 
-use super::bufmgr::{BufMgr, BufferRef, WalFlush};
+use super::bufmgr::{BufMgr, BufferRef, LockedBuffer, WalFlush};
 use super::bufpage::{ItemError, Page, PD_PAGE_FULL};
 use super::fsm::FreeSpaceMap;
 use super::hio::{space_for, BulkInsertState, ExtensionMode, Hio, TargetBlocks};
@@ -475,14 +475,20 @@ impl Heap {
         result.map(|()| tids)
     }
 
-    /// Deletes the version at `tid` (sets xmax) if the context allows.
-    pub fn delete(
+    /// The first step of delete and update (and of PostgreSQL's
+    /// heap_delete / heap_update alike): pin the block of `tid`, lock it
+    /// exclusively and run HeapTupleSatisfiesUpdate on the version there.
+    /// `Ok(Ok(..))`: the caller may change it — the locked page, the
+    /// version's header and the hint bits learnt (for the caller to keep in
+    /// its new header). `Ok(Err(result))`: it may not — the hint bits learnt
+    /// are already set on the page, the lock released, and `result` is for
+    /// the caller to return.
+    fn lock_for_update(
         &self,
         rel: RelFileId,
         tid: ItemPointer,
-        xid: TransactionId,
         cx: &VisibilityContext<'_>,
-    ) -> PgResult<TmResult> {
+    ) -> PgResult<Result<(LockedBuffer<'_>, TupleHeader, u16), TmResult>> {
         let buf = self
             .pin_block(rel, tid.block)?
             .ok_or(StorageError::BadTid {
@@ -493,17 +499,32 @@ impl Heap {
         let mut page = buf.write();
         let h = header_at(&page, rel, tid)?;
         let (res, hints) = satisfies_update(&h, tid, cx);
-        if res != TmResult::Ok {
-            if hints != 0 {
-                TupleHeader::set_hint_bits_in(
-                    page.item_mut(tid.offset)
-                        .map_err(|e| item_error(rel, tid, e))?,
-                    hints,
-                );
-                buf.mark_dirty();
-            }
-            return Ok(res);
+        if res == TmResult::Ok {
+            return Ok(Ok((LockedBuffer { page, buf }, h, hints)));
         }
+        if hints != 0 {
+            TupleHeader::set_hint_bits_in(
+                page.item_mut(tid.offset)
+                    .map_err(|e| item_error(rel, tid, e))?,
+                hints,
+            );
+            buf.mark_dirty();
+        }
+        Ok(Err(res))
+    }
+
+    /// Deletes the version at `tid` (sets xmax) if the context allows.
+    pub fn delete(
+        &self,
+        rel: RelFileId,
+        tid: ItemPointer,
+        xid: TransactionId,
+        cx: &VisibilityContext<'_>,
+    ) -> PgResult<TmResult> {
+        let (LockedBuffer { mut page, buf }, h, hints) = match self.lock_for_update(rel, tid, cx)? {
+            Ok(t) => t,
+            Err(res) => return Ok(res),
+        };
         let mut nh = with_xmax(h, xid, cx.own.curcid, tid);
         nh.infomask |= hints & (htup::XMIN_COMMITTED);
         let ins = self.xlog.get().map(|x| x.begin_page_change());
@@ -542,27 +563,10 @@ impl Heap {
             .into());
         }
         let cid = cx.own.curcid;
-        let buf = self
-            .pin_block(rel, tid.block)?
-            .ok_or(StorageError::BadTid {
-                rel,
-                block: tid.block,
-                offset: tid.offset,
-            })?;
-        let mut page = buf.write();
-        let h = header_at(&page, rel, tid)?;
-        let (res, hints) = satisfies_update(&h, tid, cx);
-        if res != TmResult::Ok {
-            if hints != 0 {
-                TupleHeader::set_hint_bits_in(
-                    page.item_mut(tid.offset)
-                        .map_err(|e| item_error(rel, tid, e))?,
-                    hints,
-                );
-                buf.mark_dirty();
-            }
-            return Ok((res, None));
-        }
+        let (LockedBuffer { mut page, buf }, h, hints) = match self.lock_for_update(rel, tid, cx)? {
+            Ok(t) => t,
+            Err(res) => return Ok((res, None)),
+        };
         let keep_hints = hints & htup::XMIN_COMMITTED;
         let mut new_h = TupleHeader::new_insert(xid, cid);
         new_h.infomask |= htup::UPDATED;
