@@ -782,7 +782,7 @@ impl BufMgr {
     /// The relation extension lock of `rel` (LockRelationForExtension).
     /// Stripes are shared by relations with equal id modulo
     /// `EXTENSION_LOCK_STRIPES`, as PostgreSQL's extension lock slots are.
-    fn lock_extension(&self, rel: RelFileId) -> MutexGuard<'_, ()> {
+    pub(crate) fn lock_extension(&self, rel: RelFileId) -> MutexGuard<'_, ()> {
         let l = &self.ext_locks[rel.0 as usize % EXTENSION_LOCK_STRIPES];
         if let Some(g) = l.mutex.try_lock() {
             return g;

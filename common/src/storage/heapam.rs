@@ -1024,6 +1024,7 @@ mod tests {
     use crate::clog::{Clog, XidStatus};
     use crate::procarray::{Finished, ProcArray, ProcNumber};
     use crate::snapshot::Snapshot;
+    use crate::storage::bufmgr::ExtendFlags;
     use crate::visibility::OwnXact;
 
     /// A heap plus clog and procarray, with transactions driven by hand.
@@ -1677,6 +1678,81 @@ mod tests {
         assert!(
             env.heap.nblocks(REL).unwrap() > 2,
             "updates moved across pages"
+        );
+    }
+
+    /// Issue 6 (hio, PostgreSQL 16's RelationAddBlocks): a single insert
+    /// that must extend while others queue on the extension lock extends
+    /// by one page per session (its own plus one per waiter), and the pages
+    /// beyond its own go to the FSM, where the next inserters find them
+    /// without extending again.
+    #[test]
+    fn single_insert_extends_for_the_waiters() {
+        let env = Arc::new(Env::new(64));
+        let rel = RelFileId(16390);
+        env.heap.create_relation(rel).unwrap();
+        let bm = env.heap.bufmgr().clone();
+        let wait_for_waiters = |n: u32| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while bm.extension_lock_waiters(rel) < n {
+                assert!(std::time::Instant::now() < deadline, "waiters never queued");
+                std::thread::yield_now();
+            }
+        };
+        let held = bm.lock_extension(rel);
+        // Two sessions queue on the lock, each extending by one page.
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let env = env.clone();
+                std::thread::spawn(move || {
+                    let (_, bufs) = env
+                        .heap
+                        .bufmgr()
+                        .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE)
+                        .unwrap();
+                    bufs.len()
+                })
+            })
+            .collect();
+        wait_for_waiters(2);
+        // An insert into the empty relation must extend: it sees two
+        // waiters, so it asks for three pages, then queues itself.
+        let inserter = {
+            let env = env.clone();
+            std::thread::spawn(move || {
+                let t = env.begin();
+                let tid = env
+                    .heap
+                    .insert(rel, b"first", t.xid(), CommandId(0))
+                    .unwrap();
+                env.commit(t);
+                tid
+            })
+        };
+        wait_for_waiters(3);
+        drop(held);
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), 1);
+        }
+        let tid = inserter.join().unwrap();
+        assert_eq!(
+            env.heap.nblocks(rel).unwrap(),
+            2 + 3,
+            "the insert extended by 1 + 2 waiters"
+        );
+        // The two pages it extended for others are in the FSM: two rows
+        // too big for the first page (but each fitting an empty one) land
+        // there, without extending.
+        let t = env.begin();
+        let big = vec![7u8; 8090];
+        let a = env.heap.insert(rel, &big, t.xid(), CommandId(0)).unwrap();
+        let b = env.heap.insert(rel, &big, t.xid(), CommandId(1)).unwrap();
+        env.commit(t);
+        assert_eq!(env.heap.nblocks(rel).unwrap(), 5, "no further extension");
+        assert_ne!(a.block, b.block);
+        assert!(
+            a.block.0 > tid.block.0 && b.block.0 > tid.block.0,
+            "{a:?} {b:?} {tid:?}"
         );
     }
 
