@@ -671,6 +671,14 @@ mod tests {
         for (k, (records, tuples, singles)) in per_rel.iter().enumerate() {
             let pages = db.heap.nblocks(RelFileId(rels[k])).unwrap() as usize;
             assert_eq!(*singles, 0, "rel {k}: no per-row records");
+            assert_eq!(
+                one(
+                    &mut s,
+                    &format!("select pg_relation_size('{}')", ["ct", "CF"][k])
+                ),
+                (pages * 8192).to_string(),
+                "pg_relation_size"
+            );
             assert_eq!(*tuples, rows, "rel {k}: every row logged once");
             // A page filled by one batch gets one record; a page a batch
             // boundary falls on gets one per batch.
