@@ -1886,6 +1886,64 @@ mod throughput {
     use crate::snapshot::Snapshot;
     use crate::visibility::OwnXact;
 
+    /// The storage half of the COPY experiment, without parsing or the
+    /// network: `threads` sessions multi-insert 1000-row batches of ~90-byte
+    /// rows into one relation, `relation_extension` bulk vs single, with a
+    /// pool smaller than the table (so victims are dirty and written out,
+    /// WAL-less here). Run by hand:
+    /// `cargo test --release -p common --lib storage::heapam::throughput::bulk_vs_single -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn bulk_vs_single_extension() {
+        let rows: Vec<Vec<u8>> = (0..1000u32)
+            .map(|i| {
+                format!("{:.17}", f64::from(i) / 997.0)
+                    .repeat(5)
+                    .into_bytes()
+            })
+            .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let batches_total = 960usize; // 960k rows, ~120 MB of table
+        for threads in [1usize, 2, 4, 8] {
+            let mut line = format!("{threads} threads:");
+            let mut secs_of = Vec::new();
+            for mode in [ExtensionMode::Single, ExtensionMode::Bulk] {
+                let dir = tempfile::tempdir().unwrap();
+                let heap = Arc::new(Heap::open(dir.path(), 4096, mode).unwrap());
+                let rel = RelFileId(1);
+                heap.create_relation(rel).unwrap();
+                let start = std::time::Instant::now();
+                let hs: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let heap = heap.clone();
+                        let refs: Vec<Vec<u8>> = refs.iter().map(|r| r.to_vec()).collect();
+                        std::thread::spawn(move || {
+                            let refs: Vec<&[u8]> = refs.iter().map(|r| r.as_slice()).collect();
+                            for _ in 0..batches_total / threads {
+                                heap.multi_insert(
+                                    rel,
+                                    &refs,
+                                    TransactionId(3 + t as u64),
+                                    CommandId(0),
+                                    false,
+                                )
+                                .unwrap();
+                            }
+                        })
+                    })
+                    .collect();
+                for h in hs {
+                    h.join().unwrap();
+                }
+                let secs = start.elapsed().as_secs_f64();
+                let mb = heap.nblocks(rel).unwrap() as f64 * 8192.0 / 1e6;
+                line += &format!(" {mode:?} {secs:.3} s {:.0} MB/s;", mb / secs);
+                secs_of.push(secs);
+            }
+            println!("{line} bulk/single {:.2}x", secs_of[0] / secs_of[1]);
+        }
+    }
+
     /// Rough measurement of the fetch path (pin, share lock, visibility,
     /// copy, unpin), run by hand:
     /// `cargo test -p common --lib storage::heapam::throughput -- --ignored --nocapture`
