@@ -36,6 +36,34 @@
 //!
 //! Log lines follow PostgreSQL: `checkpoint starting: time` and
 //! `checkpoint complete: wrote N buffers (P%); … distance=D kB, estimate=E kB`.
+//!
+//! ## Restartpoints (a standby's checkpoints, CreateRestartPoint)
+//!
+//! A standby writes no WAL, so it cannot log checkpoints; it reuses the
+//! primary's. The startup process hands every checkpoint record it replays
+//! (once consistent) to [`CheckpointerState::note_replayed_checkpoint`];
+//! a *restartpoint* makes that checkpoint the standby's own restart
+//! position:
+//!
+//! ```text
+//!  1. clog, prepared-transaction state files, then every dirty buffer and
+//!     an fsync — every record before the checkpoint's redo point was
+//!     replayed before the checkpoint record itself, so its changes are in
+//!     buffers that are dirty now (or already written). No WAL flush is
+//!     needed first: a standby replays only WAL it has flushed locally.
+//!  2. pg_control ← that checkpoint (record, redo, next xid / OID), state
+//!     InArchiveRecovery, minRecoveryPoint = replay position after step 1
+//!  3. remove standby WAL segments before redo − wal_keep_size
+//! ```
+//!
+//! Triggers are the primary's: `checkpoint_timeout` since the last
+//! restartpoint, or half of `max_wal_size` replayed since its redo point —
+//! checked by the same background thread — plus `CHECKPOINT` on the
+//! standby and its clean shutdown. A replayed checkpoint whose redo point
+//! is not newer than the last restartpoint's is skipped ("skipping
+//! restartpoint"). Log lines: `restartpoint starting: time`,
+//! `restartpoint complete: wrote N buffers …` and `recovery restart point
+//! at X/Y`.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -45,7 +73,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use wal::{Lsn, WalRecord, XlogRecord};
 
-use crate::database::Database;
+use crate::database::{Database, Role};
 use crate::error::{PgError, PgResult};
 use crate::types::TransactionId;
 use crate::xlog::{fsync_dir, wal_error, ControlFile, DbState};
@@ -102,6 +130,20 @@ pub struct CheckpointStats {
     pub segments_removed: usize,
 }
 
+/// A checkpoint record a standby replayed: the candidate for its next
+/// restartpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReplayedCheckpoint {
+    /// Start of the checkpoint record.
+    pub checkpoint_lsn: Lsn,
+    /// Its redo point.
+    pub redo: Lsn,
+    /// next_xid it recorded.
+    pub next_xid: u64,
+    /// next OID it recorded.
+    pub next_oid: u32,
+}
+
 /// Bookkeeping of the last checkpoint.
 #[derive(Debug)]
 struct Last {
@@ -119,6 +161,8 @@ pub struct CheckpointerState {
     /// wait without holding the database).
     stop: Arc<(Mutex<bool>, Condvar)>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Standby: the newest checkpoint record replayed (leaf lock).
+    replayed: Mutex<Option<ReplayedCheckpoint>>,
 }
 
 impl Default for CheckpointerState {
@@ -131,6 +175,7 @@ impl Default for CheckpointerState {
             }),
             stop: Arc::new((Mutex::new(false), Condvar::new())),
             thread: Mutex::new(None),
+            replayed: Mutex::new(None),
         }
     }
 }
@@ -140,6 +185,12 @@ impl CheckpointerState {
     /// (the base of the next checkpoint's "distance").
     pub fn set_last_redo(&self, redo: Lsn) {
         self.lock.lock().redo = redo;
+    }
+
+    /// Standby: replay passed checkpoint `c` (the next restartpoint may use
+    /// it).
+    pub fn note_replayed_checkpoint(&self, c: ReplayedCheckpoint) {
+        *self.replayed.lock() = Some(c);
     }
 
     /// Stops the background thread (if any) and waits for it.
@@ -153,6 +204,95 @@ impl CheckpointerState {
             }
         }
     }
+}
+
+/// CreateRestartPoint: a standby's checkpoint (see the module docs). `None`
+/// when there is nothing to do: no checkpoint replayed since the last
+/// restartpoint, or the standby has shut down.
+pub fn create_restartpoint(
+    db: &Database,
+    kind: CheckpointKind,
+) -> PgResult<Option<CheckpointStats>> {
+    let state = &db.checkpointer;
+    let mut last = state.lock.lock();
+    if last.shut_down {
+        return Ok(None);
+    }
+    let Some(c) = *state.replayed.lock() else {
+        tracing::debug!("skipping restartpoint, no checkpoint replayed yet");
+        return Ok(None);
+    };
+    if last.redo.is_valid() && c.redo <= last.redo {
+        tracing::debug!("skipping restartpoint, already performed at {}", last.redo);
+        if kind == CheckpointKind::Shutdown {
+            last.shut_down = true;
+        }
+        return Ok(None);
+    }
+    let writer = db
+        .replication
+        .wal_writer()
+        .ok_or_else(|| PgError::internal("restartpoint before WAL is open"))?;
+    let t0 = Instant::now();
+    tracing::info!("restartpoint starting: {}", kind.reason());
+
+    // 1: clog, state files, buffers, fsync.
+    db.clog.flush()?;
+    crate::twophase::checkpoint(db)?;
+    let buffers = db.heap.bufmgr().flush_all()?;
+    let t_write = t0.elapsed();
+    db.heap.smgr().sync_all()?;
+    let fsync = db.config.bool("fsync");
+    if fsync {
+        fsync_dir(&db.config.data_dir.join("base"))?;
+    }
+    let t_sync = t0.elapsed() - t_write;
+
+    // 2: the control file. Every buffer written above holds changes up to
+    // at most the replay position now.
+    let min_recovery_point = Lsn(db.replication.replay_lsn.load(Ordering::Acquire));
+    ControlFile {
+        state: DbState::InArchiveRecovery,
+        checkpoint: c.checkpoint_lsn,
+        redo: c.redo,
+        next_xid: c.next_xid,
+        next_oid: c.next_oid,
+        segment_size: writer.segment_size(),
+        time_us: crate::sql::datetime::now_usecs(),
+        min_recovery_point,
+    }
+    .write(&db.config.data_dir, fsync)?;
+
+    // 3: standby WAL before the redo point.
+    let keep_bytes = (db.config.int("wal_keep_size").max(0) as u64) << 20;
+    let keep = Lsn(c.redo.0.saturating_sub(keep_bytes));
+    let removed = writer.remove_segments_before(keep).map_err(wal_error)?;
+
+    let distance_kb = if last.redo.is_valid() {
+        c.redo.distance_from(last.redo) / 1024
+    } else {
+        0
+    };
+    last.redo = c.redo;
+    last.at = Instant::now();
+    if kind == CheckpointKind::Shutdown {
+        last.shut_down = true;
+    }
+    let nbuf = db.heap.bufmgr().nbuffers().max(1);
+    tracing::info!(
+        "restartpoint complete: wrote {buffers} buffers ({:.1}%); 0 WAL file(s) added, {removed} removed, 0 recycled; write={:.3} s, sync={:.3} s, total={:.3} s; distance={distance_kb} kB, estimate={distance_kb} kB",
+        buffers as f64 * 100.0 / nbuf as f64,
+        t_write.as_secs_f64(),
+        t_sync.as_secs_f64(),
+        t0.elapsed().as_secs_f64(),
+    );
+    tracing::info!("recovery restart point at {}", c.redo);
+    Ok(Some(CheckpointStats {
+        redo: c.redo,
+        checkpoint_lsn: c.checkpoint_lsn,
+        buffers_written: buffers,
+        segments_removed: removed,
+    }))
 }
 
 /// CreateCheckPoint: see the module docs.
@@ -221,6 +361,7 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
         next_oid: db.catalog.next_oid(),
         segment_size: writer.segment_size(),
         time_us: crate::sql::datetime::now_usecs(),
+        min_recovery_point: Lsn::INVALID,
     }
     .write(&db.config.data_dir, db.config.bool("fsync"))?;
 
@@ -305,10 +446,13 @@ pub fn start(db: &Arc<Database>) -> std::io::Result<()> {
             let st = &db.checkpointer;
             let due = {
                 let last = st.lock.lock();
-                let written = db
-                    .xlog()
-                    .map(|x| x.writer().insert_lsn().distance_from(last.redo))
-                    .unwrap_or(0);
+                // WAL written (primary) or replayed (standby) since the
+                // last redo point.
+                let written = match db.xlog() {
+                    Some(x) => x.writer().insert_lsn().distance_from(last.redo),
+                    None => Lsn(db.replication.replay_lsn.load(Ordering::Relaxed))
+                        .distance_from(last.redo),
+                };
                 if last.shut_down {
                     None
                 } else if last.at.elapsed() >= timeout {
@@ -320,7 +464,17 @@ pub fn start(db: &Arc<Database>) -> std::io::Result<()> {
                 }
             };
             if let Some(kind) = due {
-                if let Err(e) = create_checkpoint(&db, kind) {
+                if db.role == Role::Standby {
+                    match create_restartpoint(&db, kind) {
+                        Ok(Some(_)) => {}
+                        // Nothing replayed to restart from: look again soon.
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::error!("restartpoint failed: {}", e.message);
+                            st.lock.lock().at = Instant::now();
+                        }
+                    }
+                } else if let Err(e) = create_checkpoint(&db, kind) {
                     tracing::error!("checkpoint failed: {}", e.message);
                     // Do not retry in a tight loop.
                     st.lock.lock().at = Instant::now();

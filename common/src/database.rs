@@ -169,11 +169,17 @@ impl Database {
     }
 
     /// CHECKPOINT: writes dirty heap pages and clog pages, logs a checkpoint
-    /// record and points the control file at it.
+    /// record and points the control file at it. On a standby: a
+    /// restartpoint at the newest replayed checkpoint (nothing if there is
+    /// none newer than the last one).
     /// Safe inside the tokio runtime (runs in `block_in_place`).
     pub fn checkpoint(&self) -> PgResult<()> {
         crate::lmgr::run_blocking(|| {
-            checkpointer::create_checkpoint(self, CheckpointKind::Immediate).map(|_| ())
+            if self.role == Role::Standby {
+                checkpointer::create_restartpoint(self, CheckpointKind::Immediate).map(|_| ())
+            } else {
+                checkpointer::create_checkpoint(self, CheckpointKind::Immediate).map(|_| ())
+            }
         })
     }
 
@@ -182,6 +188,11 @@ impl Database {
     /// redo) and closes the WAL writer. Later writes fail.
     pub fn shutdown(&self) -> PgResult<()> {
         self.checkpointer.stop();
+        if self.role == Role::Standby {
+            // The standby's WAL writer belongs to its walreceiver, which
+            // closes it.
+            return checkpointer::create_restartpoint(self, CheckpointKind::Shutdown).map(|_| ());
+        }
         checkpointer::create_checkpoint(self, CheckpointKind::Shutdown)?;
         if let Some(x) = self.xlog() {
             x.writer().shutdown().map_err(crate::xlog::wal_error)?;

@@ -99,6 +99,9 @@ pub struct PgError {
     pub detail: Option<String>,
     /// Optional HINT line.
     pub hint: Option<String>,
+    /// Optional cursor position (`P`): 1-based character index into the
+    /// query string, which psql turns into its `LINE 1: …` / `^` lines.
+    pub position: Option<u32>,
 }
 
 impl PgError {
@@ -110,6 +113,7 @@ impl PgError {
             message: message.into(),
             detail: None,
             hint: None,
+            position: None,
         }
     }
     /// A FATAL error (the connection ends after it is sent).
@@ -160,6 +164,19 @@ impl PgError {
     /// Adds a HINT line.
     pub fn with_hint(mut self, hint: impl Into<String>) -> PgError {
         self.hint = Some(hint.into());
+        self
+    }
+    /// Sets the cursor position (1-based, in characters of the query text).
+    pub fn with_position(mut self, position: u32) -> PgError {
+        self.position = Some(position);
+        self
+    }
+    /// Moves a position computed within one statement of a multi-statement
+    /// query string so it counts from the start of the whole string.
+    pub fn shift_position(mut self, chars_before: u32) -> PgError {
+        if let Some(p) = self.position.as_mut() {
+            *p = p.saturating_add(chars_before);
+        }
         self
     }
 }

@@ -217,6 +217,18 @@ impl TwoPhaseState {
             .collect()
     }
 
+    /// Every xid (top-level and subxids) of every entry: on a standby, the
+    /// transactions a shutdown checkpoint leaves running.
+    pub fn all_xids(&self) -> Vec<TransactionId> {
+        let gx = self.gxacts.lock();
+        let mut out = Vec::new();
+        for g in gx.iter() {
+            out.push(g.info.xid);
+            out.extend(g.subxids.iter().copied());
+        }
+        out
+    }
+
     /// Number of entries (reserved ones included).
     pub fn len(&self) -> usize {
         self.gxacts.lock().len()
@@ -686,7 +698,8 @@ pub fn checkpoint(shared: &dyn XactShared) -> PgResult<()> {
 /// whose xid the clog says finished, gives each remaining prepared
 /// transaction a dummy proc holding its xids as running and advances
 /// `next_xid` past them. FATAL 53200 if more remain than
-/// `max_prepared_transactions` allows, as PostgreSQL. In recovery (a
+/// `max_prepared_transactions` allows, as PostgreSQL (not checked in
+/// recovery: a standby's registry mirrors the primary's). In recovery (a
 /// standby) no dummy procs are made; calling it again at promotion makes
 /// them for the entries that have none.
 pub fn restore_at_startup(shared: &dyn XactShared) -> PgResult<()> {
@@ -738,14 +751,15 @@ pub fn restore_at_startup(shared: &dyn XactShared) -> PgResult<()> {
         *gx = keep;
         gx.clone()
     };
-    if entries.len() > tp.max {
-        return Err(fatal_too_many(tp.max));
-    }
     if shared.in_recovery() {
         // A standby tracks the primary's running xids (prepared ones
         // included) in KnownAssignedXids; the dummy procs are made when it
-        // is promoted (call this again then).
+        // is promoted (call this again then). Its registry mirrors the
+        // primary's, bounded by the primary's setting, not its own.
         return Ok(());
+    }
+    if entries.len() > tp.max {
+        return Err(fatal_too_many(tp.max));
     }
     for g in entries.into_iter().filter(|g| g.dummy.is_none()) {
         tracing::info!(

@@ -542,7 +542,7 @@ pub mod infobits {
 /// the device, and we also write it via temp file + rename).
 pub const CONTROL_FILE_SIZE: usize = 512;
 const CONTROL_MAGIC: &[u8; 8] = b"HPCTRL01";
-const CONTROL_BODY: usize = 8 + 4 + 8 + 8 + 8 + 4 + 8 + 8;
+const CONTROL_BODY: usize = 8 + 4 + 8 + 8 + 8 + 4 + 8 + 8 + 8;
 
 /// DBState: what the node was doing when the control file was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -551,6 +551,10 @@ pub enum DbState {
     ShutDown,
     /// Running; a start-up finding this state after a stop crashed.
     InProduction,
+    /// A standby's restartpoint (DB_IN_ARCHIVE_RECOVERY): `checkpoint` and
+    /// `redo` are those of a replayed checkpoint of the primary, and a
+    /// restarted standby replays from `redo` instead of its backup's start.
+    InArchiveRecovery,
 }
 
 /// `DIR/global/pg_control`.
@@ -570,6 +574,11 @@ pub struct ControlFile {
     pub segment_size: u64,
     /// When this file was written (µs since 2000-01-01 UTC).
     pub time_us: i64,
+    /// Standby (`InArchiveRecovery`): replay had reached here when the
+    /// restartpoint wrote the buffers, so the files may hold changes up to
+    /// here and hot standby must not open before replay passes it
+    /// (minRecoveryPoint). Invalid on a primary.
+    pub min_recovery_point: Lsn,
 }
 
 /// Why a control file could not be used.
@@ -607,6 +616,7 @@ impl ControlFile {
         put(&(match self.state {
             DbState::ShutDown => 1u32,
             DbState::InProduction => 2u32,
+            DbState::InArchiveRecovery => 3u32,
         })
         .to_le_bytes());
         put(&self.checkpoint.0.to_le_bytes());
@@ -615,6 +625,7 @@ impl ControlFile {
         put(&self.next_oid.to_le_bytes());
         put(&self.segment_size.to_le_bytes());
         put(&self.time_us.to_le_bytes());
+        put(&self.min_recovery_point.0.to_le_bytes());
         let crc = crc32fast::hash(&b[..CONTROL_BODY]);
         b[CONTROL_BODY..CONTROL_BODY + 4].copy_from_slice(&crc.to_le_bytes());
         b
@@ -646,6 +657,7 @@ impl ControlFile {
         let state = match u32_at(8) {
             1 => DbState::ShutDown,
             2 => DbState::InProduction,
+            3 => DbState::InArchiveRecovery,
             _ => return Err(ControlFileError::BadValue("state")),
         };
         let c = ControlFile {
@@ -656,6 +668,7 @@ impl ControlFile {
             next_oid: u32_at(36),
             segment_size: u64_at(40),
             time_us: u64_at(48) as i64,
+            min_recovery_point: Lsn(u64_at(56)),
         };
         if wal::segment::check_segment_size(c.segment_size).is_err() {
             return Err(ControlFileError::BadValue("wal_segment_size"));
@@ -838,6 +851,10 @@ pub fn startup(db: &Database, ctl: Option<ControlFile>) -> PgResult<StartupOutco
             "database system was interrupted; last known up at {}",
             format_log_time(ctl.time_us)
         ),
+        DbState::InArchiveRecovery => tracing::info!(
+            "database system was interrupted while in recovery at log time {}",
+            format_log_time(ctl.time_us)
+        ),
     }
     let (ckpt, _) = read_checkpoint_record(&dir, seg, ctl.checkpoint)?;
     let (redo, shutdown_ckpt) = match ckpt {
@@ -855,7 +872,7 @@ pub fn startup(db: &Database, ctl: Option<ControlFile>) -> PgResult<StartupOutco
         }
         _ => (ctl.redo, false),
     };
-    if ctl.state == DbState::InProduction {
+    if ctl.state != DbState::ShutDown {
         tracing::info!(
             "database system was not properly shut down; automatic recovery in progress"
         );
@@ -916,6 +933,7 @@ pub fn startup(db: &Database, ctl: Option<ControlFile>) -> PgResult<StartupOutco
         ControlFile {
             state: DbState::InProduction,
             time_us: crate::sql::datetime::now_usecs(),
+            min_recovery_point: Lsn::INVALID,
             ..ctl
         }
         .write(&data_dir, db.config.bool("fsync"))?;
@@ -1029,6 +1047,7 @@ mod tests {
             next_oid: 16390,
             segment_size: 16 << 20,
             time_us: 768_000_000_000_000,
+            min_recovery_point: Lsn::INVALID,
         }
     }
 
@@ -1043,6 +1062,13 @@ mod tests {
         assert!(!dir.path().join("global/pg_control.tmp").exists());
         let c2 = ControlFile {
             state: DbState::ShutDown,
+            ..c
+        };
+        c2.write(dir.path(), false).unwrap();
+        assert_eq!(ControlFile::read(dir.path()).unwrap(), Some(c2));
+        let c2 = ControlFile {
+            state: DbState::InArchiveRecovery,
+            min_recovery_point: Lsn(0x100_0100),
             ..c
         };
         c2.write(dir.path(), false).unwrap();

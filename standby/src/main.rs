@@ -9,9 +9,19 @@
 //!       │               port) and standby.signal
 //!       ▼
 //!  Config::load ─▶ bind ─▶ Database::open(Standby) ─▶ WAL writer at end of local WAL
-//!       ─▶ startup thread (redo from backup_label's start) + walreceiver task
+//!       ─▶ startup thread (redo from the last restartpoint, else from
+//!          backup_label's start) + walreceiver task
 //!       ─▶ serve read-only sessions (57P03 until consistent) until SIGINT/SIGTERM
+//!       ─▶ stop receiving and replaying, shutdown restartpoint
 //! ```
+//!
+//! Where a (re)start begins: `global/pg_control` in state
+//! `InArchiveRecovery` was written by this standby's last restartpoint —
+//! replay starts at its redo point and the standby is consistent once it has
+//! replayed past both its minimum recovery point and the end of the WAL it
+//! had already received (pages on disk may hold any of those changes).
+//! Otherwise (the primary's control file from the base backup) replay
+//! starts at the backup's start and is consistent past the backup's end.
 
 #[path = "../../primary/src/logging.rs"]
 mod logging;
@@ -29,6 +39,7 @@ use common::database::{Database, Role};
 use common::error::{sqlstate, PgError, PgResult};
 use common::server::BackendFactory;
 use common::sql::session::Session;
+use common::xlog::{ControlFile, DbState};
 use standby::basebackup::{self, BackupLabel};
 use standby::conninfo::ConnInfo;
 use tokio::net::TcpListener;
@@ -249,11 +260,18 @@ async fn run(config: Config) -> Result<(), String> {
         addr.port()
     );
 
+    let ctl = ControlFile::read(&dir).map_err(|e| e.message.clone())?;
+    let (start, min_recovery_point) = match ctl {
+        Some(c) if c.state == DbState::InArchiveRecovery => (c.redo, c.min_recovery_point),
+        _ => (label.start, label.end),
+    };
     let db = Database::open(config, Role::Standby).map_err(|e| e.message.clone())?;
     tracing::info!("entering standby mode");
     let seg = label.segment_size;
     let wal_dir = dir.join("pg_wal");
-    let pos = tokio::task::block_in_place(|| end_of_wal(&wal_dir, seg, label.start));
+    let pos = tokio::task::block_in_place(|| end_of_wal(&wal_dir, seg, start));
+    let min_recovery_point = min_recovery_point.max(pos.end);
+    db.checkpointer.set_last_redo(start);
     let fsync = db.config.bool("fsync");
     let writer = Arc::new(
         WalWriter::open(&wal_dir, WalWriterOptions::new(seg, fsync), pos)
@@ -267,13 +285,13 @@ async fn run(config: Config) -> Result<(), String> {
     // handled by the replay loop itself (clog, KnownAssignedXids, and the
     // completion-counter bump).
     let redo: standby::startup::RedoHook = Arc::new(common::redo::apply);
-    let replay = standby::startup::Replay::new(db.clone(), label.end, Some(redo));
+    let replay = standby::startup::Replay::new(db.clone(), min_recovery_point, Some(redo));
     let handle = tokio::runtime::Handle::current();
     let replay_thread = {
         let (w, s) = (writer.clone(), stop.clone());
         std::thread::Builder::new()
             .name("startup".into())
-            .spawn(move || standby::startup::run(replay, w, label.start, s, handle))
+            .spawn(move || standby::startup::run(replay, w, start, s, handle))
             .map_err(|e| e.to_string())?
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -300,6 +318,10 @@ async fn run(config: Config) -> Result<(), String> {
     let _ = receiver.await;
     stop.store(true, Ordering::Relaxed);
     let _ = tokio::task::block_in_place(|| replay_thread.join());
+    // The next start replays from here.
+    if let Err(e) = tokio::task::block_in_place(|| db.shutdown()) {
+        tracing::error!("shutdown restartpoint failed: {}", e.message);
+    }
     let _ = writer.shutdown();
     served.map_err(|e| format!("could not accept connections: {e}"))?;
     tracing::info!("database system is shut down");

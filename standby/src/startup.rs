@@ -11,8 +11,9 @@
 //!   xids in records are not tracked (a range from a stale `next_xid` would
 //!   fill it with finished transactions).
 //! * The first running-xacts record sets KnownAssignedXids to the running
-//!   set ([`ProcArray::init_known_assigned`]); later ones prune it below
-//!   their oldest running xid.
+//!   set ([`ProcArray::init_known_assigned`]) minus the xids whose commit
+//!   or abort was already replayed (the record is built before it is
+//!   inserted); later ones prune it below their oldest running xid.
 //! * Every record's xid then adds the range of xids up to it
 //!   (`record_known_assigned`): an xid is running on the standby from its
 //!   first record until its commit or abort record.
@@ -22,9 +23,26 @@
 //!   bumps `xact_completion_count` under ProcArrayLock — the September 2020
 //!   bug was a standby replay path that did not bump it, so cached snapshots
 //!   of long-lived sessions never saw new rows. PREPARE completes nothing.
-//! * Consistency: replay passed the backup's end LSN **and** KnownAssignedXids
-//!   is initialized → "consistent recovery state reached", read-only
-//!   connections are accepted from then on.
+//! * A **shutdown checkpoint** record (the primary stopped cleanly) also
+//!   initializes KnownAssignedXids if no running-xacts record did: nothing
+//!   runs at a clean stop but prepared transactions, which the twophase
+//!   registry holds (replayed PREPAREs and the state files restartpoints
+//!   wrote). Otherwise a standby restarted at such a checkpoint would wait
+//!   for the primary's next running-xacts record — forever, if it is idle.
+//! * Consistency: replay passed the *minimum recovery point* **and**
+//!   KnownAssignedXids is initialized → "consistent recovery state
+//!   reached", read-only connections are accepted from then on. The
+//!   minimum recovery point is the backup's end on the first start; on a
+//!   restart, the end of the WAL the standby had already received (the
+//!   caller computes it): pages written since the last restartpoint may
+//!   hold any change replayed from that WAL, and a session must not see
+//!   such a page beside a clog or KnownAssignedXids that is older.
+//! * Once consistent, every checkpoint record replayed is offered to the
+//!   checkpointer as the next restartpoint
+//!   ([`common::checkpointer::CheckpointerState::note_replayed_checkpoint`]).
+//! * COMMIT PREPARED and ROLLBACK PREPARED also forget the prepared
+//!   transaction in the twophase registry (and its state file), so a
+//!   restartpoint does not write it out again.
 //!
 //! Records other than transaction and standby records go to the node's
 //! redo (heap, catalog, smgr, full-page images) through [`RedoHook`].
@@ -33,6 +51,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::checkpointer::ReplayedCheckpoint;
 use common::clog::XidStatus;
 use common::database::Database;
 use common::error::PgResult;
@@ -40,6 +59,7 @@ use common::procarray::Finished;
 use common::types::TransactionId;
 use wal::{
     DecodedRecord, EndReason, Lsn, StandbyRecord, WalReader, WalRecord, WalWriter, XactRecord,
+    XlogRecord,
 };
 
 /// Applies records this module does not handle itself (heap, catalog, …).
@@ -50,19 +70,20 @@ pub struct Replay {
     db: Arc<Database>,
     /// KnownAssignedXids valid (a running-xacts record was replayed).
     initialized: bool,
-    backup_end: Lsn,
+    /// Consistent once replay passed here (see the module docs).
+    min_recovery_point: Lsn,
     redo: Option<RedoHook>,
     /// Records applied.
     pub records: u64,
 }
 
 impl Replay {
-    /// Replay state for `db`, consistent after `backup_end`.
-    pub fn new(db: Arc<Database>, backup_end: Lsn, redo: Option<RedoHook>) -> Replay {
+    /// Replay state for `db`, consistent after `min_recovery_point`.
+    pub fn new(db: Arc<Database>, min_recovery_point: Lsn, redo: Option<RedoHook>) -> Replay {
         Replay {
             db,
             initialized: false,
-            backup_end,
+            min_recovery_point,
             redo,
             records: 0,
         }
@@ -77,13 +98,17 @@ impl Replay {
         }
         match &rec.record {
             WalRecord::Xact(x) => match x {
-                XactRecord::Commit { xid, subxids, .. }
-                | XactRecord::CommitPrepared { xid, subxids, .. } => {
-                    self.complete(*xid, subxids, XidStatus::Committed)
+                XactRecord::Commit { xid, subxids, .. } => {
+                    self.complete(*xid, subxids, XidStatus::Committed, false)
                 }
-                XactRecord::Abort { xid, subxids, .. }
-                | XactRecord::AbortPrepared { xid, subxids, .. } => {
-                    self.complete(*xid, subxids, XidStatus::Aborted)
+                XactRecord::CommitPrepared { xid, subxids, .. } => {
+                    self.complete(*xid, subxids, XidStatus::Committed, true)
+                }
+                XactRecord::Abort { xid, subxids, .. } => {
+                    self.complete(*xid, subxids, XidStatus::Aborted, false)
+                }
+                XactRecord::AbortPrepared { xid, subxids, .. } => {
+                    self.complete(*xid, subxids, XidStatus::Aborted, true)
                 }
                 XactRecord::Prepare { xid, subxids, .. } => {
                     // Completes nothing: the xids stay running.
@@ -103,10 +128,18 @@ impl Replay {
                 ..
             }) => {
                 if !self.initialized {
+                    // The primary builds the record from its procarray and
+                    // inserts it afterwards: a transaction may commit in
+                    // between, its commit record (already replayed) before
+                    // this one. Such xids are not running (ProcArrayApply-
+                    // RecoveryInfo skips them too); kept, they would hide
+                    // committed rows until a later record pruned them —
+                    // never, on an idle primary.
                     let running: Vec<TransactionId> = xids
                         .iter()
                         .chain(subxids.iter())
                         .map(|x| TransactionId(*x))
+                        .filter(|x| db.clog.get_status(*x) == XidStatus::InProgress)
                         .collect();
                     pa.init_known_assigned(
                         &running,
@@ -118,14 +151,41 @@ impl Replay {
                     pa.prune_known_assigned(TransactionId(*oldest_running_xid));
                 }
             }
+            WalRecord::Xlog(XlogRecord::Checkpoint {
+                redo,
+                next_xid,
+                next_oid,
+                online,
+                ..
+            }) => {
+                self.redo_other(rec)?;
+                if !*online && !self.initialized {
+                    // A clean stop: only prepared transactions run.
+                    pa.init_known_assigned(
+                        &db.twophase.all_xids(),
+                        TransactionId(*next_xid),
+                        TransactionId(next_xid.saturating_sub(1)),
+                    );
+                    self.initialized = true;
+                }
+                if db.replication.consistent.load(Ordering::Relaxed) {
+                    db.checkpointer
+                        .note_replayed_checkpoint(ReplayedCheckpoint {
+                            checkpoint_lsn: rec.start_lsn,
+                            redo: *redo,
+                            next_xid: *next_xid,
+                            next_oid: *next_oid,
+                        });
+                }
+            }
             _ => self.redo_other(rec)?,
         }
         self.records += 1;
         db.replication
             .replay_lsn
-            .store(rec.end_lsn.0, Ordering::Relaxed);
+            .store(rec.end_lsn.0, Ordering::Release);
         if self.initialized
-            && rec.end_lsn >= self.backup_end
+            && rec.end_lsn >= self.min_recovery_point
             && !db.replication.consistent.load(Ordering::Relaxed)
         {
             db.replication.consistent.store(true, Ordering::Release);
@@ -143,8 +203,9 @@ impl Replay {
     }
 
     /// Commit/abort replay: clog first, then the procarray's one completion
-    /// path (removes the xids, bumps the completion counter).
-    fn complete(&self, xid: u64, subxids: &[u64], status: XidStatus) {
+    /// path (removes the xids, bumps the completion counter); `prepared`:
+    /// COMMIT/ROLLBACK PREPARED, which also forget the registry entry.
+    fn complete(&self, xid: u64, subxids: &[u64], status: XidStatus, prepared: bool) {
         let db = &*self.db;
         let top = TransactionId(xid);
         let subs: Vec<TransactionId> = subxids.iter().map(|x| TransactionId(*x)).collect();
@@ -162,6 +223,9 @@ impl Replay {
         );
         if db.procarray.next_xid() <= latest {
             db.procarray.advance_next_xid(latest.next());
+        }
+        if prepared {
+            common::twophase::redo_finish(db, xid, subxids, status == XidStatus::Committed);
         }
     }
 }

@@ -707,6 +707,35 @@ impl Node {
         *self.upstream.lock().unwrap_or_else(|e| e.into_inner()) = Some((conninfo, slot));
     }
 
+    /// `CREATE_REPLICATION_SLOT name PHYSICAL RESERVE_WAL` on this node
+    /// through a replication connection of the real psql (as
+    /// `pg_create_physical_replication_slot(name, true)`); panics on error.
+    pub fn create_physical_slot(&self, name: &str) {
+        let port = self.port.to_string();
+        let conn = format!(
+            "host={} port={port} user=postgres dbname=postgres replication=true",
+            self.host
+        );
+        let args: Vec<String> = [
+            "-XAtq",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            &conn,
+            "-c",
+            &format!("CREATE_REPLICATION_SLOT {name} PHYSICAL RESERVE_WAL"),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let out = run_psql(&args, "", Some(&self.base_path));
+        assert_eq!(
+            out.status, 0,
+            "node {}: could not create slot {name}: {}{}",
+            self.name, out.stdout, out.stderr
+        );
+    }
+
     /// A new node named `name`, a standby of `primary`, started (base
     /// backup, streaming, consistent).
     pub fn standby_of(primary: &Node, name: &str) -> Node {

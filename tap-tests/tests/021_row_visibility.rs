@@ -5,34 +5,27 @@
 //! snapshot never saw new rows. Every check runs in one long-lived session
 //! per node, after `wait_for_catchup(replay)`.
 //!
-//! Skipped (with a message) while the primary does not write WAL
-//! (`pg_current_wal_lsn()` NULL). Prepared-transaction steps run when
-//! PREPARE TRANSACTION is available.
+//! Both variants run every step, the two prepared transactions included
+//! (`max_prepared_transactions = 10` on the primary).
 
 use tap_tests::Node;
 
-fn setup() -> Option<(Node, Node)> {
+fn setup() -> (Node, Node) {
     let primary = Node::new("primary");
     primary.init(true);
     primary.append_conf("max_prepared_transactions = 10");
     primary.start();
-    if primary.lsn("flush").is_empty() {
-        eprintln!("# SKIP: the primary writes no WAL yet");
-        return None;
-    }
     primary.safe_sql("CREATE TABLE test_visibility (data text)");
     primary.backup("my_backup");
     let standby = Node::new("standby");
     standby.init_from_backup(&primary, "my_backup", true);
     standby.start();
-    Some((primary, standby))
+    (primary, standby)
 }
 
 #[test]
 fn row_visibility_native_sessions() {
-    let Some((primary, standby)) = setup() else {
-        return;
-    };
+    let (primary, standby) = setup();
     let p = primary.background_session();
     let s = standby.background_session();
     let select = "SELECT * FROM test_visibility ORDER BY data";
@@ -70,15 +63,11 @@ fn row_visibility_native_sessions() {
         "committed update visible"
     );
 
-    // 5. Two prepared transactions (when 2PC is available).
+    // 5. Two prepared transactions.
     p.query_safe("DELETE FROM test_visibility");
     p.query_safe("BEGIN");
     p.query_safe("INSERT INTO test_visibility VALUES ('inserted in 2pc1')");
-    if p.query("PREPARE TRANSACTION 'will_commit'").is_err() {
-        eprintln!("# SKIP: prepared transactions not available");
-        let _ = p.query("ROLLBACK");
-        return;
-    }
+    p.query_safe("PREPARE TRANSACTION 'will_commit'");
     p.query_safe("BEGIN");
     p.query_safe("INSERT INTO test_visibility VALUES ('inserted in 2pc2')");
     p.query_safe("PREPARE TRANSACTION 'will_abort'");
@@ -98,9 +87,7 @@ fn row_visibility_native_sessions() {
 
 #[test]
 fn row_visibility_psql_sessions() {
-    let Some((primary, standby)) = setup() else {
-        return;
-    };
+    let (primary, standby) = setup();
     let mut p = primary.psql_session();
     let mut s = standby.psql_session();
     let select = "SELECT * FROM test_visibility ORDER BY data;";
@@ -133,5 +120,44 @@ fn row_visibility_psql_sessions() {
     assert!(
         out.contains("first update"),
         "committed update visible: {out}"
+    );
+
+    // Two prepared transactions: invisible while prepared.
+    p.query_until("DELETE FROM test_visibility;", tap_tests::line("DELETE 1"));
+    p.query_until("BEGIN;", tap_tests::line("BEGIN"));
+    p.query_until(
+        "INSERT INTO test_visibility VALUES ('inserted in 2pc1');",
+        tap_tests::line("INSERT 0 1"),
+    );
+    p.query_until(
+        "PREPARE TRANSACTION 'will_commit';",
+        tap_tests::line("PREPARE TRANSACTION"),
+    );
+    p.query_until("BEGIN;", tap_tests::line("BEGIN"));
+    p.query_until(
+        "INSERT INTO test_visibility VALUES ('inserted in 2pc2');",
+        tap_tests::line("INSERT 0 1"),
+    );
+    p.query_until(
+        "PREPARE TRANSACTION 'will_abort';",
+        tap_tests::line("PREPARE TRANSACTION"),
+    );
+    catchup();
+    s.query_until(select, tap_tests::line("(0 rows)"));
+
+    // COMMIT PREPARED / ROLLBACK PREPARED: only the committed one visible.
+    p.query_until(
+        "COMMIT PREPARED 'will_commit';",
+        tap_tests::line("COMMIT PREPARED"),
+    );
+    p.query_until(
+        "ROLLBACK PREPARED 'will_abort';",
+        tap_tests::line("ROLLBACK PREPARED"),
+    );
+    catchup();
+    let out = s.query_until(select, tap_tests::line("(1 row)"));
+    assert!(
+        out.contains("inserted in 2pc1") && !out.contains("2pc2"),
+        "only the committed prepared transaction visible: {out}"
     );
 }

@@ -201,6 +201,10 @@ impl ErrorFields {
     pub fn hint(&self) -> Option<&str> {
         self.get(b'H')
     }
+    /// The cursor position (`P`), 1-based characters into the query.
+    pub fn position(&self) -> Option<u32> {
+        self.get(b'P').and_then(|p| p.parse().ok())
+    }
 }
 
 impl From<&PgError> for ErrorFields {
@@ -216,6 +220,9 @@ impl From<&PgError> for ErrorFields {
         }
         if let Some(h) = &e.hint {
             fields.push((b'H', h.clone()));
+        }
+        if let Some(p) = e.position {
+            fields.push((b'P', p.to_string()));
         }
         ErrorFields { fields }
     }
@@ -1107,6 +1114,10 @@ pub fn write_error(buf: &mut BytesMut, e: &PgError) {
     if let Some(h) = &e.hint {
         buf.put_u8(b'H');
         put_cstr(buf, h);
+    }
+    if let Some(p) = e.position {
+        buf.put_u8(b'P');
+        put_cstr(buf, &p.to_string());
     }
     buf.put_u8(0);
     // An error message can only exceed 2 GB if its text does; cut it then.

@@ -41,7 +41,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio_util::codec::Decoder;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info};
 
 use super::backend::{Backend, BackendFactory, StatementInfo};
 use super::cancel::CancelRegistry;
@@ -329,7 +329,8 @@ async fn finish(wire: &mut Wire, close: Close, peer: SocketAddr) {
         Close::Io(e) => debug!("connection to {peer} lost: {e}"),
         Close::Protocol(e) => {
             let pg = e.to_pg_error();
-            warn!("{pg} (client {peer})");
+            // PostgreSQL logs these as the FATAL it sends the client.
+            error!(fatal = true, "{} (client {peer})", pg.message);
             wire.goodbye(&pg).await;
         }
         Close::Shutdown => {

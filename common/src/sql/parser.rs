@@ -545,8 +545,10 @@ impl<'a> Cur<'a> {
             Some(t) => PgError::syntax(format!(
                 "syntax error at or near \"{}\"",
                 self.sql.get(t.start..t.end).unwrap_or("")
-            )),
-            None => PgError::syntax("syntax error at end of input"),
+            ))
+            .with_position(char_position(self.sql, t.start)),
+            None => PgError::syntax("syntax error at end of input")
+                .with_position(char_position(self.sql, self.sql.len())),
         }
     }
     fn expect_word(&mut self, w: &str) -> PgResult<()> {
@@ -731,9 +733,55 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
     parse_with_sqlparser(sql)
 }
 
+/// PostgreSQL's error position: the 1-based character (not byte) index of
+/// `byte` in `sql`, as psql expects for its `LINE n:` caret.
+fn char_position(sql: &str, byte: usize) -> u32 {
+    let prefix = sql.get(..byte).unwrap_or(sql);
+    u32::try_from(prefix.chars().count())
+        .unwrap_or(u32::MAX)
+        .saturating_add(1)
+}
+
+/// The byte offset of sqlparser's "Line: L, Column: C" (both 1-based,
+/// columns in characters) within `sql`, when the message carries one.
+fn sqlparser_location(sql: &str, msg: &str) -> Option<usize> {
+    let at = msg.rfind("Line: ")?;
+    let rest = &msg[at + "Line: ".len()..];
+    let (line, rest) = rest.split_once(", Column: ")?;
+    let line: usize = line.trim().parse().ok()?;
+    let column: usize = rest
+        .trim_end()
+        .trim_end_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .ok()?;
+    let line_start = if line <= 1 {
+        0
+    } else {
+        sql.match_indices('\n').nth(line - 2)?.0 + 1
+    };
+    let line_text = sql.get(line_start..)?;
+    let offset = line_text
+        .char_indices()
+        .nth(column.saturating_sub(1))
+        .map(|(i, _)| i)
+        .unwrap_or(line_text.len());
+    Some(line_start + offset)
+}
+
 fn parse_with_sqlparser(sql: &str) -> PgResult<Stmt> {
     let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
         let msg = e.to_string();
+        let position = |err: PgError, at_end: bool| {
+            let byte = if at_end {
+                Some(sql.trim_end().len())
+            } else {
+                sqlparser_location(sql, &msg)
+            };
+            match byte {
+                Some(b) => err.with_position(char_position(sql, b)),
+                None => err,
+            }
+        };
         // sqlparser's messages look like "sql parser error: Expected: …, found: x".
         let found = msg
             .rsplit("found: ")
@@ -744,11 +792,16 @@ fn parse_with_sqlparser(sql: &str) -> PgResult<Stmt> {
                 f.to_string()
             });
         match found {
-            Some(f) if f == "EOF" => {
-                PgError::syntax("syntax error at end of input").with_detail(msg)
-            }
-            Some(f) => PgError::syntax(format!("syntax error at or near \"{f}\"")).with_detail(msg),
-            None => PgError::syntax(msg),
+            Some(f) if f == "EOF" => position(
+                PgError::syntax("syntax error at end of input").with_detail(msg.clone()),
+                true,
+            ),
+            Some(f) => position(
+                PgError::syntax(format!("syntax error at or near \"{f}\""))
+                    .with_detail(msg.clone()),
+                false,
+            ),
+            None => PgError::syntax(msg.clone()),
         }
     })?;
     match stmts.len() {
@@ -1282,7 +1335,11 @@ pub struct ParsedStmt {
 pub fn parse_query(sql: &str) -> PgResult<Vec<Arc<ParsedStmt>>> {
     let mut out = Vec::new();
     for piece in split_statements(sql) {
-        let stmt = parse_one(piece)?;
+        let stmt = parse_one(piece).map_err(|e| {
+            // Pieces are slices of `sql`: count positions from its start.
+            let before = (piece.as_ptr() as usize).saturating_sub(sql.as_ptr() as usize);
+            e.shift_position(char_position(sql, before) - 1)
+        })?;
         if matches!(stmt, Stmt::Empty) {
             continue;
         }
@@ -1556,6 +1613,24 @@ mod tests {
         assert_eq!(e.code, sqlstate::SYNTAX_ERROR);
         let e = parse_one("select (1").unwrap_err();
         assert_eq!(e.code, sqlstate::SYNTAX_ERROR);
+    }
+
+    #[test]
+    fn syntax_errors_carry_postgres_positions() {
+        // Positions as PostgreSQL 15 reports them (1-based characters).
+        let e = parse_one("selec 1").unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"selec\"");
+        assert_eq!(e.position, Some(1));
+        let e = parse_one("select 1 +").unwrap_err();
+        assert_eq!(e.message, "syntax error at end of input");
+        assert_eq!(e.position, Some(11));
+        let e = parse_one("select * frm t").unwrap_err();
+        assert_eq!(e.position, Some(10), "{e:?}");
+        // Characters, not bytes, and counted from the whole query string.
+        let e = parse_query("select 'é'; select 1 frm t").unwrap_err();
+        assert_eq!(e.position, Some(26), "{e:?}");
+        let e = parse_one("select 1,\n  2 frm t").unwrap_err();
+        assert_eq!(e.position, Some(19), "{e:?}");
     }
 
     #[test]

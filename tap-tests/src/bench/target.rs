@@ -10,10 +10,9 @@
 //! here is wrapped in `catch_unwind` and turned into an error string: a
 //! hotpair that cannot start makes its cells "failed", not the run abort.
 //!
-//! The hotpair standby does not exist yet (issue 4): [`Target::standby`] is
-//! `Err("standby: not available …")` and every standby cell of hotpair is a
-//! skip with that reason. When `Node::backup` / `init_from_backup` land,
-//! [`start_hotpair_standby`] is the one place to wire them in.
+//! The hotpair standby ([`start_hotpair_standby`]) is a harness standby
+//! node of the primary (base backup, streaming) restarted once with the
+//! bench settings; it is stopped before the primary.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
@@ -74,6 +73,9 @@ enum Inner {
     Hotpair {
         node: Option<Node>,
         cleanup_id: Option<u64>,
+        /// The standby node and its cleanup registration (boxed: a Node
+        /// is large).
+        standby: Option<Box<(Node, Option<u64>)>>,
     },
     Postgres(Option<PgPair>),
 }
@@ -109,9 +111,18 @@ pub fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_message(p.as_ref()))
 }
 
-/// The hotpair standby of `primary` — not available until issue 4 lands.
-pub fn start_hotpair_standby(_primary: &Node) -> Result<Endpoint, String> {
-    Err("standby: not available (hotpair has no streaming replication yet)".to_string())
+/// A hotpair standby of `primary` with the bench `settings`: base backup
+/// and streaming at its first start, then a restart with the settings
+/// appended (an empty data directory is needed for the backup, so they
+/// cannot be written before).
+pub fn start_hotpair_standby(primary: &Node, settings: &Settings) -> Result<Node, String> {
+    guarded(|| {
+        let n = Node::standby_of(primary, "hotpair_standby");
+        n.append_conf(&format!("# bench settings\n{}", settings.conf_lines()));
+        n.restart();
+        n
+    })
+    .map_err(|e| format!("hotpair standby did not start: {}", first_line(&e)))
 }
 
 impl Target {
@@ -135,7 +146,20 @@ impl Target {
                     host: node.host().to_string(),
                     port: node.port(),
                 };
-                let standby = start_hotpair_standby(&node);
+                let (standby, standby_node) = match start_hotpair_standby(&node, settings) {
+                    Ok(s) => {
+                        let id = s.pid().map(|p| cleanup::register(Action::Kill(p)));
+                        let ep = Endpoint {
+                            host: s.host().to_string(),
+                            port: s.port(),
+                        };
+                        (Ok(ep), Some(Box::new((s, id))))
+                    }
+                    Err(e) => {
+                        eprintln!("bench: {e}");
+                        (Err(e), None)
+                    }
+                };
                 Target {
                     kind: Kind::Hotpair,
                     name: "hotpair".into(),
@@ -145,6 +169,7 @@ impl Target {
                     inner: Inner::Hotpair {
                         node: Some(node),
                         cleanup_id,
+                        standby: standby_node,
                     },
                 }
             }
@@ -159,6 +184,7 @@ impl Target {
                     inner: Inner::Hotpair {
                         node: None,
                         cleanup_id: None,
+                        standby: None,
                     },
                 }
             }
@@ -222,6 +248,7 @@ impl Target {
                 Kind::Hotpair => Inner::Hotpair {
                     node: None,
                     cleanup_id: None,
+                    standby: None,
                 },
                 Kind::Postgres => Inner::Postgres(None),
             },
@@ -285,6 +312,7 @@ impl Target {
         let Inner::Hotpair {
             node: Some(node),
             cleanup_id,
+            ..
         } = &mut self.inner
         else {
             return Err(format!("{}: restart_with is for hotpair", self.name));
@@ -332,7 +360,20 @@ impl Target {
     /// Stops the servers (also done on drop).
     pub fn shutdown(&mut self) {
         match &mut self.inner {
-            Inner::Hotpair { node, cleanup_id } => {
+            Inner::Hotpair {
+                node,
+                cleanup_id,
+                standby,
+            } => {
+                // The standby first, so it does not log the primary going.
+                if let Some((s, id)) = standby.take().map(|b| *b) {
+                    if let Err(e) = guarded(move || drop(s)) {
+                        eprintln!("bench: hotpair standby teardown: {}", first_line(&e));
+                    }
+                    if let Some(id) = id {
+                        cleanup::deregister(id);
+                    }
+                }
                 if let Some(n) = node.take() {
                     // The harness's drop panics when the server log shows a
                     // panic; report it instead of aborting the teardown.

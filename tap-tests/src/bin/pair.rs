@@ -5,8 +5,16 @@
 //!
 //! The primary's data directory is `DIR/primary`, the standby's
 //! `DIR/standby`; an empty standby directory takes a base backup of the
-//! primary at its first start. Logs go to `DIR/primary.log` and
+//! primary at its first start, through the physical slot `--slot` (created
+//! on the primary if missing, so the primary keeps the WAL a stopped
+//! standby still needs). Logs are appended to `DIR/primary.log` and
 //! `DIR/standby.log`.
+//!
+//! Stopping: Ctrl-C sends SIGINT to the whole foreground process group,
+//! SIGTERM only to `pair`; either way `pair` sends SIGINT (a fast shutdown)
+//! to the standby, waits for it, then to the primary, and exits 0 once both
+//! exited cleanly. The servers are found next to this executable
+//! (`cargo build --release` builds all three).
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -39,6 +47,8 @@ fn spawn(bin: &str, args: &[String], log: &std::path::Path) -> std::io::Result<C
         .create(true)
         .append(true)
         .open(log)?;
+    let from = f.metadata().map(|m| m.len()).unwrap_or(0);
+    READY_FROM.with(|r| r.set(from));
     let f2 = f.try_clone()?;
     Command::new(dir.join(bin))
         .args(args)
@@ -48,10 +58,18 @@ fn spawn(bin: &str, args: &[String], log: &std::path::Path) -> std::io::Result<C
         .spawn()
 }
 
+thread_local! {
+    /// Log size when the last server was spawned: readiness is looked for
+    /// after it (the logs keep earlier runs).
+    static READY_FROM: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 fn wait_ready(log: &std::path::Path, what: &str, child: &mut Child) -> bool {
+    let from = READY_FROM.with(|r| r.get()) as usize;
     let deadline = Instant::now() + Duration::from_secs(300);
     while Instant::now() < deadline {
-        if std::fs::read_to_string(log).is_ok_and(|s| s.contains(what)) {
+        let text = std::fs::read(log).unwrap_or_default();
+        if String::from_utf8_lossy(&text[from.min(text.len())..]).contains(what) {
             return true;
         }
         if let Ok(Some(st)) = child.try_wait() {
@@ -63,14 +81,65 @@ fn wait_ready(log: &std::path::Path, what: &str, child: &mut Child) -> bool {
     false
 }
 
+/// Sends SIGINT to `child` (kill(1): the workspace has no libc) and waits
+/// for it; true if it exited with success.
+fn stop(child: &mut Child, name: &str) -> bool {
+    if let Ok(Some(st)) = child.try_wait() {
+        eprintln!("{name} had already exited ({st})");
+        return st.success();
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    match child.wait() {
+        Ok(st) => {
+            if !st.success() {
+                eprintln!("{name} exited with {st}");
+            }
+            st.success()
+        }
+        Err(e) => {
+            eprintln!("could not wait for {name}: {e}");
+            false
+        }
+    }
+}
+
 fn main() {
     let a = Args::parse();
-    let _ = std::fs::create_dir_all(a.dir.join("primary"));
-    let _ = std::fs::create_dir_all(a.dir.join("standby"));
+    // Signal handlers first, so a Ctrl-C during start-up still stops both.
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("could not start the runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let signals = rt.block_on(async {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok::<_, std::io::Error>((
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::terminate())?,
+        ))
+    });
+    let (mut int, mut term) = match signals {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("could not install signal handlers: {e}");
+            std::process::exit(1);
+        }
+    };
+    for sub in ["primary", "standby"] {
+        if let Err(e) = std::fs::create_dir_all(a.dir.join(sub)) {
+            eprintln!("could not create {}: {e}", a.dir.join(sub).display());
+            std::process::exit(1);
+        }
+    }
     let plog = a.dir.join("primary.log");
     let slog = a.dir.join("standby.log");
-    let _ = std::fs::write(&plog, "");
-    let _ = std::fs::write(&slog, "");
     let pdata = a.dir.join("primary").display().to_string();
     let mut primary = match spawn(
         "primary",
@@ -84,7 +153,7 @@ fn main() {
         }
     };
     if !wait_ready(&plog, "ready to accept connections", &mut primary) {
-        let _ = primary.kill();
+        stop(&mut primary, "primary");
         std::process::exit(1);
     }
     // The slot may already exist from an earlier run: ignore failure.
@@ -126,12 +195,15 @@ fn main() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("could not start standby: {e}");
-            let _ = primary.kill();
+            stop(&mut primary, "primary");
             std::process::exit(1);
         }
     };
     if !wait_ready(&slog, "ready to accept read-only connections", &mut standby) {
         eprintln!("standby not ready; see {}", slog.display());
+        stop(&mut standby, "standby");
+        stop(&mut primary, "primary");
+        std::process::exit(1);
     }
     println!(
         "primary: psql -h 127.0.0.1 -p {} -U postgres",
@@ -143,8 +215,16 @@ fn main() {
     );
     println!("logs: {} {}", plog.display(), slog.display());
     println!("Ctrl-C stops both.");
-    // Ctrl-C reaches the whole foreground process group: both servers get
-    // SIGINT (a fast shutdown) and we wait for them.
-    let _ = standby.wait();
-    let _ = primary.wait();
+    rt.block_on(async {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+    });
+    println!("stopping the standby, then the primary");
+    let ok = stop(&mut standby, "standby") & stop(&mut primary, "primary");
+    if !ok {
+        std::process::exit(1);
+    }
+    println!("both stopped");
 }
