@@ -14,8 +14,8 @@
 //! (called by the buffer manager's `extend_by`, under the relation extension
 //! lock — in recovery too) and [`Smgr::truncate`] (the SQL layer's exclusive
 //! lock for TRUNCATE / DROP, or redo) change the file length; [`Smgr::write`]
-//! refuses a block past the end. ([`Smgr::extend`], appending one page with
-//! content, is for tests that build files by hand.)
+//! refuses a block past the end. (`Smgr::extend`, appending one page with
+//! content, exists only in test builds, for tests that build files by hand.)
 //!
 //! Reads and writes use positional I/O (`pread` / `pwrite` through
 //! `FileExt`), so concurrent block I/O on one file needs no lock.
@@ -251,9 +251,11 @@ impl Smgr {
             })
     }
 
-    /// Appends `buf` as block `block`, which must be the current size (the
-    /// caller holds the relation extension lock).
-    pub fn extend(
+    /// Appends `buf` as block `block`, which must be the current size: for
+    /// tests that build a file by hand (a server grows files only through
+    /// the buffer manager's extension, which uses [`Smgr::zero_extend`]).
+    #[cfg(test)]
+    pub(crate) fn extend(
         &self,
         rel: RelFileId,
         fork: ForkNumber,
@@ -283,7 +285,7 @@ impl Smgr {
     /// reads as zeros); fewer blocks are written as zero pages, which is
     /// cheaper than a fallocate for one page and keeps small relations free
     /// of unwritten extents (PostgreSQL's mdzeroextend does the same).
-    pub fn zero_extend(
+    pub(crate) fn zero_extend(
         &self,
         rel: RelFileId,
         fork: ForkNumber,
