@@ -10,7 +10,7 @@
 //! Open files are cached in a map `(rel, fork) -> Arc<SmgrFile>`; each keeps
 //! its size in blocks in an atomic (`nblocks`), so asking for the size — done
 //! on every heap extension and scan start — costs no system call. The cached
-//! size is authoritative while the process runs: only [`Smgr::zero_extend`]
+//! size is authoritative while the process runs: only `Smgr::zero_extend`
 //! (called by the buffer manager's `extend_by`, under the relation extension
 //! lock — in recovery too) and [`Smgr::truncate`] (the SQL layer's exclusive
 //! lock for TRUNCATE / DROP, or redo) change the file length; [`Smgr::write`]
@@ -212,7 +212,8 @@ impl Smgr {
         Ok(())
     }
 
-    /// Writes block `block` (which must exist: use [`Smgr::extend`] to add).
+    /// Writes block `block`, which must exist (a block past the end is an
+    /// error: files grow only through the buffer manager's extension).
     pub fn write(
         &self,
         rel: RelFileId,
@@ -253,7 +254,7 @@ impl Smgr {
 
     /// Appends `buf` as block `block`, which must be the current size: for
     /// tests that build a file by hand (a server grows files only through
-    /// the buffer manager's extension, which uses [`Smgr::zero_extend`]).
+    /// the buffer manager's extension, which uses `Smgr::zero_extend`).
     #[cfg(test)]
     pub(crate) fn extend(
         &self,
