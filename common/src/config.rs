@@ -178,7 +178,7 @@ pub const SETTINGS: &[SettingDef] = &[
         "bulk",
         Unit::None,
         Context::Postmaster,
-        "bulk (extend by many pages outside the lock) or single",
+        "bulk (PostgreSQL 16: victim buffers found outside the extension lock, many pages per extension) or single (PostgreSQL 15: one page, victim under the lock)",
     ),
     def(
         "hot_standby",

@@ -272,6 +272,22 @@ impl EvalContext for Ectx<'_> {
     fn is_in_recovery(&self) -> bool {
         self.db.replication.in_recovery()
     }
+    fn relation_size(&self, name: &str) -> PgResult<i64> {
+        // regclass input: an unquoted name folds to lower case.
+        let key = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+            Some(quoted) => quoted.to_string(),
+            None => name.to_ascii_lowercase(),
+        };
+        let key = key.strip_prefix("public.").unwrap_or(&key);
+        let Some(t) = self.db.catalog.get(key) else {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            ));
+        };
+        let blocks = self.db.heap.nblocks(t.rel)?;
+        Ok(i64::from(blocks) * crate::types::BLCKSZ as i64)
+    }
     fn wal_lsn(&self, which: crate::sql::functions::WalLsnKind) -> PgResult<Option<u64>> {
         self.db.replication.wal_lsn(which)
     }

@@ -96,6 +96,14 @@ pub trait EvalContext {
     fn is_in_recovery(&self) -> bool {
         false
     }
+    /// pg_relation_size(name): bytes of the relation's main fork; 42P01 if
+    /// there is no such relation.
+    fn relation_size(&self, name: &str) -> PgResult<i64> {
+        Err(PgError::new(
+            sqlstate::UNDEFINED_TABLE,
+            format!("relation \"{name}\" does not exist"),
+        ))
+    }
     /// WAL positions for the pg_*_lsn() functions; None returns NULL.
     /// On a standby `Current`/`Insert`/`Flush` should raise 55000
     /// "recovery is in progress" (as PostgreSQL does) — return the error.
@@ -250,6 +258,9 @@ pub enum Func {
     },
     /// pg_is_in_recovery() → bool
     PgIsInRecovery,
+    /// pg_relation_size(regclass) / pg_table_size → int8: bytes of the main
+    /// fork (the bench's table MB/s)
+    PgRelationSize,
     /// current_setting(text) → text
     CurrentSetting,
     /// current_setting(text, bool missing_ok) → text
@@ -740,6 +751,9 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "txid_snapshot_xmin" => sig(Func::SnapshotXmin { int8: true }, &[T::Snapshot], T::Int8),
         "txid_snapshot_xmax" => sig(Func::SnapshotXmax { int8: true }, &[T::Snapshot], T::Int8),
         "pg_is_in_recovery" => none(Func::PgIsInRecovery, T::Bool),
+        "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" if n == 1 => {
+            sig(Func::PgRelationSize, &[T::Text], T::Int8)
+        }
         "current_setting" if n == 1 => sig(Func::CurrentSetting, &[T::Text], T::Text),
         "current_setting" => sig(Func::CurrentSettingMissingOk, &[T::Text, T::Bool], T::Text),
         "pg_backend_pid" => none(Func::PgBackendPid, T::Int4),
@@ -1072,6 +1086,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             _ => Value::Null,
         },
         Func::PgIsInRecovery => Value::Bool(ctx.is_in_recovery()),
+        Func::PgRelationSize => Value::Int8(ctx.relation_size(text_arg(&args[0]))?),
         Func::CurrentSetting => {
             let name = text_arg(&args[0]).to_ascii_lowercase();
             match ctx.setting(&name) {

@@ -45,7 +45,18 @@
 //! ascending partition order) → buffer header lock. A content lock is never
 //! taken while a partition lock is held, and callers of
 //! [`BufMgr::read_buffer`] must hold no content lock (eviction may need to
-//! take one shared to write a dirty victim).
+//! take one shared to write a dirty victim). [`BufMgr::extend_by`] takes
+//! the content locks of the new pages only after releasing the extension
+//! lock, and a content lock on a page nobody else can reach yet (a clean
+//! unmapped victim) never waits.
+//!
+//! ## Extension
+//!
+//! A relation's file grows only through [`BufMgr::extend_by`] (and
+//! [`BufMgr::extend_to`], its redo form), which finds and cleans victim
+//! buffers *before* taking the relation extension lock, holds that lock
+//! only to read the size, map the new blocks IO_IN_PROGRESS and grow the
+//! file, and ends the IOs after releasing it. See its doc for the steps.
 //!
 //! ## Replacement
 //!
@@ -60,7 +71,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use parking_lot::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use wal::Lsn;
 
 use super::bufpage::Page;
@@ -197,7 +208,7 @@ pub struct BufMgr {
     mapping: Box<[RwLock<TagMap>]>,
     clock_hand: AtomicU64,
     io_cv: Box<[(Mutex<()>, Condvar)]>,
-    ext_locks: Box<[Mutex<()>]>,
+    ext_locks: Box<[ExtensionLock]>,
     wal: RwLock<Arc<dyn WalFlush>>,
     reads: AtomicU64,
     writes: AtomicU64,
@@ -282,7 +293,7 @@ impl BufMgr {
                 .map(|_| (Mutex::new(()), Condvar::new()))
                 .collect(),
             ext_locks: (0..EXTENSION_LOCK_STRIPES)
-                .map(|_| Mutex::new(()))
+                .map(|_| ExtensionLock::default())
                 .collect(),
             wal: RwLock::new(Arc::new(NoWal)),
             reads: AtomicU64::new(0),
@@ -768,30 +779,189 @@ impl BufMgr {
         }
     }
 
-    /// Extends `rel`'s fork by `n` blocks (at least 1, at most
-    /// [`BufMgr::max_pins_per_backend`]) and returns the first new block and
-    /// the new buffers, pinned, **exclusively locked** and all-zero
-    /// (PageIsNew); the caller initialises them (RBM_ZERO_AND_LOCK).
+    /// The relation extension lock of `rel` (LockRelationForExtension).
+    /// Stripes are shared by relations with equal id modulo
+    /// `EXTENSION_LOCK_STRIPES`, as PostgreSQL's extension lock slots are.
+    pub(crate) fn lock_extension(&self, rel: RelFileId) -> MutexGuard<'_, ()> {
+        let l = &self.ext_locks[rel.0 as usize % EXTENSION_LOCK_STRIPES];
+        if let Some(g) = l.mutex.try_lock() {
+            return g;
+        }
+        l.waiters.fetch_add(1, Ordering::Relaxed);
+        let g = l.mutex.lock();
+        l.waiters.fetch_sub(1, Ordering::Relaxed);
+        g
+    }
+
+    /// RelationExtensionLockWaiterCount: sessions waiting right now for
+    /// `rel`'s extension lock (hio extends by more pages when it is high).
+    pub fn extension_lock_waiters(&self, rel: RelFileId) -> u32 {
+        self.ext_locks[rel.0 as usize % EXTENSION_LOCK_STRIPES]
+            .waiters
+            .load(Ordering::Relaxed)
+    }
+
+    /// ExtendBufferedRelBy: extends `rel`'s fork by up to `n` blocks and
+    /// returns the first new block and the new buffers, pinned,
+    /// **exclusively locked** and all-zero (PageIsNew), in block order; the
+    /// caller initialises the pages it fills (RBM_ZERO_AND_LOCK) and may drop
+    /// the others uninitialised (whoever locks a new page first initialises
+    /// it).
     ///
-    /// Why this order (PostgreSQL's ExtendBufferedRelShared): the new
-    /// blocks become visible to other sessions the moment the file's size
-    /// grows — a scan reads up to `nblocks`, and hio tries the last block of
-    /// a relation whose target block it does not know. So, under the
-    /// extension lock, every new block is first *mapped* to a zeroed buffer
-    /// whose IO we own (anyone else reading it waits for that IO), then the
-    /// file grows, then each page's content lock is taken *before* the page
-    /// is marked valid. Nobody can see, let alone fill, a new page before
-    /// the caller has it locked, and nothing ever zeroes a page that someone
-    /// else may already have filled. (The extension lock is held while
-    /// victims are found and the file grows; issue 6 moves that outside.)
+    /// Fewer than `n` blocks come back when the per-operation pin limit
+    /// ([`BufMgr::max_pins_per_backend`]) or the pool (every other buffer
+    /// pinned) allows no more — never zero: with no buffer to be had at all
+    /// the error is "no unpinned buffers available".
+    ///
+    /// The steps (PostgreSQL 16's ExtendBufferedRelShared):
+    ///
+    /// 1. *No lock held*: take `n` victim buffers, write the dirty ones out
+    ///    (WAL flushed up to their page LSN first), remove them from the
+    ///    mapping table and zero them. They are pinned by us alone and
+    ///    mapped to nothing, so nobody else can reach them.
+    /// 2. *Under the relation extension lock*: read the relation's size,
+    ///    map every new block to one of our victims with IO_IN_PROGRESS
+    ///    (anyone reading the block from now on waits for that IO), grow
+    ///    the file (`posix_fallocate` from 8 blocks on, zero pages below).
+    /// 3. *Lock released*: take each page's content lock, then end its IO
+    ///    (VALID). Whoever waited on the IO now waits on the content lock
+    ///    and sees the page only once the caller initialised it.
+    ///
+    /// The extension lock thus covers a size lookup, a few mapping-table
+    /// inserts and one system call — no victim search, no page write, no
+    /// WAL flush. With [`ExtendFlags::VICTIMS_UNDER_LOCK`] (the `single`
+    /// setting) step 1 happens under the lock and step 3 before it is
+    /// released: PostgreSQL 15's one-page-at-a-time behaviour, kept so the
+    /// two can be measured side by side.
+    ///
+    /// Only the caller ends the IOs it started; if growing the file fails,
+    /// every block it mapped is unmapped again (or, when a reader already
+    /// waits on it, left invalid with IO_ERROR for the next extension of
+    /// the same block to take over), and every victim is released.
     pub fn extend_by(
         &self,
         rel: RelFileId,
         fork: ForkNumber,
         n: usize,
+        flags: ExtendFlags,
     ) -> StorageResult<(BlockNumber, Vec<LockedBuffer<'_>>)> {
-        let n = n.clamp(1, self.max_pins_per_backend()) as u32;
-        let _ext = self.ext_locks[rel.0 as usize % EXTENSION_LOCK_STRIPES].lock();
+        let n = n.clamp(1, self.max_pins_per_backend());
+        if flags.contains(ExtendFlags::VICTIMS_UNDER_LOCK) {
+            let ext = self.lock_extension(rel);
+            return self.extend_locked(rel, fork, n as u32, Some(ext));
+        }
+        // Step 1: victims, with no lock held.
+        let mut victims: Vec<u32> = Vec::with_capacity(n);
+        while victims.len() < n {
+            match self.get_clean_victim() {
+                Ok(id) => victims.push(id),
+                // Pin pressure: extend by what we could get.
+                Err(StorageError::NoUnpinnedBuffers) if !victims.is_empty() => break,
+                Err(e) => {
+                    self.release_victims(&victims);
+                    return Err(e);
+                }
+            }
+        }
+        // Step 2: under the extension lock.
+        let ext = self.lock_extension(rel);
+        let first = match self.smgr.nblocks(rel, fork) {
+            Ok(f) => f,
+            Err(e) => {
+                drop(ext);
+                self.release_victims(&victims);
+                return Err(e);
+            }
+        };
+        let count = victims.len() as u32;
+        if first as u64 + count as u64 > super::smgr::MAX_BLOCKS as u64 {
+            drop(ext);
+            self.release_victims(&victims);
+            return Err(StorageError::RelationTooBig {
+                rel,
+                max: super::smgr::MAX_BLOCKS,
+            });
+        }
+        let mut ids: Vec<u32> = Vec::with_capacity(victims.len());
+        let mut res = Ok(());
+        for (i, &victim) in victims.iter().enumerate() {
+            let tag = BufferTag {
+                rel,
+                fork,
+                block: BlockNumber(first + i as u32),
+            };
+            match self.map_victim(victim, tag) {
+                Ok(id) => ids.push(id),
+                Err(e) => {
+                    // map_victim released victims[i] already (it found the
+                    // block mapped and took that buffer over instead).
+                    self.release_victims(&victims[i + 1..]);
+                    res = Err(e);
+                    break;
+                }
+            }
+        }
+        let res = res.and_then(|()| {
+            self.smgr
+                .zero_extend(rel, fork, BlockNumber(first), count)
+                .map(|_| ())
+        });
+        drop(ext);
+        if let Err(e) = res {
+            for (i, id) in ids.into_iter().enumerate() {
+                self.abandon_extension(id, BlockNumber(first + i as u32));
+            }
+            return Err(e);
+        }
+        // Step 3: lock, then end the IO.
+        Ok((
+            BlockNumber(first),
+            self.finish_extension(rel, fork, first, ids),
+        ))
+    }
+
+    /// ExtendBufferedRelTo (redo): makes sure block `block` of `rel`'s fork
+    /// exists, extending the relation through [`BufMgr::extend_by`] as often
+    /// as needed, and returns that block's buffer, pinned. A block that
+    /// already existed is read with `mode`; one this call created comes back
+    /// all-zero whatever the mode. The blocks between the old end and
+    /// `block` are left all-zero (PageIsNew): later records fill them, or a
+    /// later truncation cuts them off again.
+    pub fn extend_to(
+        &self,
+        rel: RelFileId,
+        fork: ForkNumber,
+        block: BlockNumber,
+        mode: ReadMode,
+    ) -> StorageResult<BufferRef<'_>> {
+        let tag = BufferTag { rel, fork, block };
+        loop {
+            let n = self.smgr.nblocks(rel, fork)?;
+            if block.0 < n {
+                return self.read_buffer_mode(tag, mode);
+            }
+            let want = (block.0 - n + 1) as usize;
+            let (_, bufs) = self.extend_by(rel, fork, want, ExtendFlags::NONE)?;
+            for LockedBuffer { page, buf } in bufs {
+                drop(page);
+                if buf.block() == block {
+                    return Ok(buf);
+                }
+            }
+        }
+    }
+
+    /// The pre-PostgreSQL-16 extension, all under the extension lock `ext`
+    /// (held by the caller, released when this returns): map each new block
+    /// (victim search, dirty-victim write and zeroing included), grow the
+    /// file, lock the pages and end their IO.
+    fn extend_locked(
+        &self,
+        rel: RelFileId,
+        fork: ForkNumber,
+        n: u32,
+        ext: Option<MutexGuard<'_, ()>>,
+    ) -> StorageResult<(BlockNumber, Vec<LockedBuffer<'_>>)> {
         let first = self.smgr.nblocks(rel, fork)?;
         if first as u64 + n as u64 > super::smgr::MAX_BLOCKS as u64 {
             return Err(StorageError::RelationTooBig {
@@ -799,7 +969,6 @@ impl BufMgr {
                 max: super::smgr::MAX_BLOCKS,
             });
         }
-        // Map every new block to a zeroed buffer whose IO we own.
         let mut ids: Vec<u32> = Vec::with_capacity(n as usize);
         let mut res = Ok(());
         for i in 0..n {
@@ -808,7 +977,14 @@ impl BufMgr {
                 fork,
                 block: BlockNumber(first + i),
             };
-            match self.map_for_extend(tag) {
+            let mapped = self.map_buffer(tag).and_then(|m| match m {
+                Mapped::Miss(id) => {
+                    self.pages[id as usize].write().0.fill(0);
+                    Ok(id)
+                }
+                Mapped::Hit(id, _) => self.take_over(id, tag),
+            });
+            match mapped {
                 Ok(id) => ids.push(id),
                 Err(e) => {
                     res = Err(e);
@@ -816,33 +992,33 @@ impl BufMgr {
                 }
             }
         }
-        // Grow the file: from here on the blocks are visible.
         let res = res.and_then(|()| {
-            let got = self.smgr.zero_extend(rel, fork, n)?;
-            if got != BlockNumber(first) {
-                // Only possible if someone extended without our lock.
-                return Err(StorageError::CorruptedPage {
-                    rel,
-                    block: got,
-                    detail: format!("relation was extended concurrently (expected block {first})"),
-                });
-            }
-            Ok(())
+            self.smgr
+                .zero_extend(rel, fork, BlockNumber(first), n)
+                .map(|_| ())
         });
         if let Err(e) = res {
-            // The blocks do not exist: leave the buffers invalid (a later
-            // extension of the same blocks takes them over).
-            for id in ids {
-                self.terminate_io(id, BM_IO_ERROR, BM_VALID, false);
-                self.unpin(id);
+            for (i, id) in ids.into_iter().enumerate() {
+                self.abandon_extension(id, BlockNumber(first + i as u32));
             }
             return Err(e);
         }
-        let mut bufs = Vec::with_capacity(n as usize);
+        let bufs = self.finish_extension(rel, fork, first, ids);
+        drop(ext);
+        Ok((BlockNumber(first), bufs))
+    }
+
+    /// Step 3 of an extension: content lock first, then VALID (which wakes
+    /// the IO waiters), for each new block.
+    fn finish_extension(
+        &self,
+        rel: RelFileId,
+        fork: ForkNumber,
+        first: u32,
+        ids: Vec<u32>,
+    ) -> Vec<LockedBuffer<'_>> {
+        let mut bufs = Vec::with_capacity(ids.len());
         for (i, id) in ids.into_iter().enumerate() {
-            // Lock before VALID: whoever waited on our IO now waits on the
-            // content lock, and sees the page only once the caller
-            // initialised it.
             let page = self.pages[id as usize].write();
             self.terminate_io(id, BM_VALID, BM_IO_ERROR, false);
             let tag = BufferTag {
@@ -855,23 +1031,89 @@ impl BufMgr {
                 buf: BufferRef { mgr: self, id, tag },
             });
         }
-        Ok((BlockNumber(first), bufs))
+        bufs
     }
 
-    /// A buffer for block `tag` that does not exist yet (caller holds the
-    /// extension lock): pinned, all-zero, IO_IN_PROGRESS owned by us.
-    fn map_for_extend(&self, tag: BufferTag) -> StorageResult<u32> {
-        let (id, st) = match self.map_buffer(tag)? {
-            Mapped::Miss(id) => {
-                self.pages[id as usize].write().0.fill(0);
-                return Ok(id);
+    /// GetVictimBuffer: a buffer pinned by us alone, clean, removed from the
+    /// mapping table (TAG_VALID clear) and all-zero. Nobody can find it: a
+    /// lookup goes through the mapping table, the clock sweep skips pinned
+    /// buffers, and the checkpointer only looks at valid dirty ones.
+    fn get_clean_victim(&self) -> StorageResult<u32> {
+        loop {
+            let victim = self.get_victim()?;
+            let st = self.state(victim).load(Ordering::Acquire);
+            if st & BM_DIRTY != 0 {
+                if let Err(e) = self.flush_buffer(victim) {
+                    self.unpin(victim);
+                    return Err(e);
+                }
             }
-            Mapped::Hit(id, st) => (id, st),
-        };
-        // Mapped already: left over from a failed extension, or a reader
-        // that tried the block beyond EOF. Take its IO over once any IO in
-        // progress ends.
-        let _ = st;
+            let st = self.state(victim).load(Ordering::Acquire);
+            let old_tag = self.tag_of(victim);
+            let old_valid = st & BM_TAG_VALID != 0;
+            let mut map = old_valid.then(|| self.mapping[Self::partition(&old_tag)].write());
+            let st = self.lock_header(victim);
+            // Pinned or dirtied again while we wrote it, or re-tagged before
+            // we looked: pick another.
+            if refcount(st) != 1
+                || st & (BM_DIRTY | BM_IO_IN_PROGRESS) != 0
+                || (st & BM_TAG_VALID != 0) != old_valid
+                || self.tag_of(victim) != old_tag
+            {
+                self.unlock_header(victim, st);
+                drop(map);
+                self.unpin(victim);
+                continue;
+            }
+            if let Some(m) = map.as_mut() {
+                m.remove(&old_tag);
+                self.evictions.fetch_add(1, Ordering::Relaxed);
+            }
+            // Our pin, usage 1, mapped to nothing, contents invalid.
+            self.unlock_header(victim, REFCOUNT_ONE | USAGE_ONE);
+            drop(map);
+            self.pages[victim as usize].write().0.fill(0);
+            return Ok(victim);
+        }
+    }
+
+    /// Gives back victims of [`BufMgr::get_clean_victim`] that were not
+    /// used: unpinned and unmapped, they are the clock sweep's first pick.
+    fn release_victims(&self, victims: &[u32]) {
+        for &id in victims {
+            self.unpin(id);
+        }
+    }
+
+    /// Maps the new block `tag` (caller holds the extension lock) to our
+    /// clean unmapped `victim`, with IO_IN_PROGRESS owned by us. If the
+    /// block is mapped already (a failed extension left it, or a reader
+    /// tried it beyond EOF), the victim is released and that buffer taken
+    /// over instead. Returns the buffer id used.
+    fn map_victim(&self, victim: u32, tag: BufferTag) -> StorageResult<u32> {
+        let part = Self::partition(&tag);
+        let mut map = self.mapping[part].write();
+        if let Some(&id) = map.get(&tag) {
+            self.pin(id);
+            drop(map);
+            self.unpin(victim);
+            return self.take_over(id, tag);
+        }
+        let st = self.lock_header(victim);
+        self.set_tag(victim, tag);
+        map.insert(tag, victim);
+        self.unlock_header(
+            victim,
+            (st & (REFCOUNT_MASK | USAGE_MASK)) | BM_TAG_VALID | BM_IO_IN_PROGRESS,
+        );
+        Ok(victim)
+    }
+
+    /// A buffer already mapped to the not-yet-existing block `tag`, pinned
+    /// by us (caller holds the extension lock): take its IO over once any
+    /// IO in progress ends, and zero it. A valid page with content there is
+    /// PostgreSQL's "unexpected data beyond EOF".
+    fn take_over(&self, id: u32, tag: BufferTag) -> StorageResult<u32> {
         loop {
             let locked = self.lock_header(id);
             if locked & BM_IO_IN_PROGRESS != 0 {
@@ -893,11 +1135,66 @@ impl BufMgr {
         }
     }
 
+    /// Undoes the mapping of a block whose extension failed (our IO in
+    /// progress, our pin): unmapped if nobody else holds it, else left
+    /// invalid with IO_ERROR (its waiters retry the read and fail; the next
+    /// extension of the block takes it over). Either way the IO ends.
+    fn abandon_extension(&self, id: u32, block: BlockNumber) {
+        let tag = self.tag_of(id);
+        debug_assert_eq!(tag.block, block);
+        let mut map = self.mapping[Self::partition(&tag)].write();
+        let st = self.lock_header(id);
+        if refcount(st) == 1 && st & BM_TAG_VALID != 0 {
+            map.remove(&tag);
+            // Unpinned, unmapped, no IO: nobody else pinned it, so nobody
+            // waits for the IO either.
+            self.unlock_header(id, st & USAGE_MASK);
+            return;
+        }
+        self.unlock_header(id, st);
+        drop(map);
+        self.terminate_io(id, BM_IO_ERROR, BM_VALID, false);
+        self.unpin(id);
+    }
+
     /// Diagnostic: (refcount, usage, dirty, valid) of a buffer.
     pub fn debug_state(&self, id: u32) -> (u32, u32, bool, bool) {
         let s = self.state(id).load(Ordering::Acquire);
         (refcount(s), usage(s), s & BM_DIRTY != 0, s & BM_VALID != 0)
     }
+}
+
+/// Options of [`BufMgr::extend_by`] (PostgreSQL's `EB_*` flags; only what
+/// hotpair needs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExtendFlags(u32);
+
+impl ExtendFlags {
+    /// The PostgreSQL 16 path: victims outside the extension lock.
+    pub const NONE: ExtendFlags = ExtendFlags(0);
+    /// `relation_extension = single`: take, clean and zero each victim and
+    /// end each IO while holding the extension lock (PostgreSQL 15).
+    pub const VICTIMS_UNDER_LOCK: ExtendFlags = ExtendFlags(1);
+
+    /// True if every flag of `other` is set.
+    pub fn contains(self, other: ExtendFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl std::ops::BitOr for ExtendFlags {
+    type Output = ExtendFlags;
+    fn bitor(self, rhs: ExtendFlags) -> ExtendFlags {
+        ExtendFlags(self.0 | rhs.0)
+    }
+}
+
+/// One relation extension lock slot: the lock, and how many sessions wait
+/// for it (RelationExtensionLockWaiterCount).
+#[derive(Default)]
+struct ExtensionLock {
+    mutex: Mutex<()>,
+    waiters: AtomicU32,
 }
 
 /// What [`BufMgr::map_buffer`] found.
@@ -981,7 +1278,9 @@ mod tests {
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
         // 64 blocks through a 16-buffer pool.
         while bm.smgr().nblocks(rel, ForkNumber::Main).unwrap() < 64 {
-            let (first, bufs) = bm.extend_by(rel, ForkNumber::Main, 16).unwrap();
+            let (first, bufs) = bm
+                .extend_by(rel, ForkNumber::Main, 16, ExtendFlags::NONE)
+                .unwrap();
             assert!(
                 !bufs.is_empty() && bufs.len() <= bm.max_pins_per_backend(),
                 "extension bounded by the pin limit"
@@ -1025,7 +1324,9 @@ mod tests {
         let (_d, bm) = pool(16);
         let rel = RelFileId(2);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
-        bm.smgr().zero_extend(rel, ForkNumber::Main, 100).unwrap();
+        bm.smgr()
+            .zero_extend(rel, ForkNumber::Main, BlockNumber(0), 100)
+            .unwrap();
         let pinned = bm.read_buffer(tag(2, 0)).unwrap();
         let id = pinned.id();
         for blk in 1..100 {
@@ -1043,7 +1344,9 @@ mod tests {
         let (_d, bm) = pool(16);
         let rel = RelFileId(3);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
-        bm.smgr().zero_extend(rel, ForkNumber::Main, 17).unwrap();
+        bm.smgr()
+            .zero_extend(rel, ForkNumber::Main, BlockNumber(0), 17)
+            .unwrap();
         let held: Vec<_> = (0..16)
             .map(|b| bm.read_buffer(tag(3, b)).unwrap())
             .collect();
@@ -1088,7 +1391,9 @@ mod tests {
         let (_d, bm) = pool(32);
         let rel = RelFileId(5);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
-        let (_, bufs) = bm.extend_by(rel, ForkNumber::Main, 3).unwrap();
+        let (_, bufs) = bm
+            .extend_by(rel, ForkNumber::Main, 3, ExtendFlags::NONE)
+            .unwrap();
         for b in bufs {
             let LockedBuffer { mut page, buf } = b;
             stamp(&mut page, buf.block().0, 1);
@@ -1113,7 +1418,9 @@ mod tests {
         let (_d, bm) = pool(16);
         let rel = RelFileId(8);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
-        let (first, mut bufs) = bm.extend_by(rel, ForkNumber::Main, 1).unwrap();
+        let (first, mut bufs) = bm
+            .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE)
+            .unwrap();
         assert_eq!(bm.smgr().nblocks(rel, ForkNumber::Main).unwrap(), 1);
         let reader = {
             let bm = bm.clone();
@@ -1139,6 +1446,158 @@ mod tests {
             (0, 7),
             "not wiped"
         );
+    }
+
+    /// Issue 6: extenders racing on one relation get disjoint blocks, every
+    /// block of the file comes from exactly one extension, and both paths
+    /// (victims outside and under the lock) agree.
+    #[test]
+    fn concurrent_extenders_get_disjoint_blocks() {
+        for flags in [ExtendFlags::NONE, ExtendFlags::VICTIMS_UNDER_LOCK] {
+            let (_d, bm) = pool(64);
+            let rel = RelFileId(9);
+            bm.smgr().create(rel, ForkNumber::Main).unwrap();
+            let hs: Vec<_> = (0..4u32)
+                .map(|t| {
+                    let bm = bm.clone();
+                    std::thread::spawn(move || {
+                        let mut mine = Vec::new();
+                        for round in 0..40u32 {
+                            let n = 1 + ((t + round) % 5) as usize;
+                            let (first, bufs) =
+                                bm.extend_by(rel, ForkNumber::Main, n, flags).unwrap();
+                            assert!(!bufs.is_empty() && bufs.len() <= n);
+                            for (i, LockedBuffer { mut page, buf }) in bufs.into_iter().enumerate()
+                            {
+                                assert_eq!(buf.block().0, first.0 + i as u32, "consecutive");
+                                assert!(page.is_new(), "a new page is all-zero");
+                                stamp(&mut page, buf.block().0, u64::from(t));
+                                buf.mark_dirty();
+                                mine.push(buf.block().0);
+                            }
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            let mut all: Vec<u32> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
+            all.sort_unstable();
+            let n = bm.smgr().nblocks(rel, ForkNumber::Main).unwrap();
+            assert_eq!(
+                all,
+                (0..n).collect::<Vec<_>>(),
+                "{flags:?}: disjoint, no gaps"
+            );
+            for blk in 0..n {
+                let b = bm.read_buffer(tag(9, blk)).unwrap();
+                assert_eq!(
+                    read_stamp(&b.read()).0,
+                    blk,
+                    "{flags:?}: block {blk} kept its page"
+                );
+            }
+            for id in 0..bm.nbuffers() as u32 {
+                assert_eq!(bm.debug_state(id).0, 0, "pin leaked on buffer {id}");
+            }
+        }
+    }
+
+    /// Issue 6: with most of the pool pinned, an extension returns as many
+    /// blocks as there are buffers left (fewer than asked, never zero), and
+    /// with none left it fails without growing the file.
+    #[test]
+    fn extension_under_pin_pressure_returns_fewer_pages() {
+        let (_d, bm) = pool(32);
+        let other = RelFileId(10);
+        let rel = RelFileId(11);
+        bm.smgr().create(other, ForkNumber::Main).unwrap();
+        bm.smgr().create(rel, ForkNumber::Main).unwrap();
+        // Asking for more than the pin limit is capped at the limit.
+        let limit = bm.max_pins_per_backend();
+        let (_, bufs) = bm
+            .extend_by(rel, ForkNumber::Main, limit + 10, ExtendFlags::NONE)
+            .unwrap();
+        assert_eq!(bufs.len(), limit, "capped at the pin limit");
+        drop(bufs);
+        // Pin all but three buffers.
+        bm.smgr()
+            .zero_extend(other, ForkNumber::Main, BlockNumber(0), 29)
+            .unwrap();
+        let held: Vec<_> = (0..29)
+            .map(|b| bm.read_buffer(tag(10, b)).unwrap())
+            .collect();
+        let before = bm.smgr().nblocks(rel, ForkNumber::Main).unwrap();
+        let (first, bufs) = bm
+            .extend_by(rel, ForkNumber::Main, 4, ExtendFlags::NONE)
+            .unwrap();
+        assert_eq!(first.0, before);
+        assert_eq!(bufs.len(), 3, "fewer than asked: what the pool had");
+        assert_eq!(
+            bm.smgr().nblocks(rel, ForkNumber::Main).unwrap(),
+            before + 3
+        );
+        let err = bm
+            .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE)
+            .err()
+            .expect("every buffer pinned");
+        assert!(matches!(err, StorageError::NoUnpinnedBuffers), "{err}");
+        assert_eq!(
+            bm.smgr().nblocks(rel, ForkNumber::Main).unwrap(),
+            before + 3,
+            "a failed extension does not grow the file"
+        );
+        drop(bufs);
+        drop(held);
+        for id in 0..bm.nbuffers() as u32 {
+            assert_eq!(bm.debug_state(id).0, 0, "pin leaked on buffer {id}");
+        }
+    }
+
+    /// Issue 6: a reader of a block whose extension is in progress (mapped
+    /// IO_IN_PROGRESS, the file not yet grown) waits for that IO instead of
+    /// reading past the end of the file, and then sees the extender's page.
+    #[test]
+    fn readers_of_a_block_being_extended_wait_for_the_io() {
+        let (_d, bm) = pool(16);
+        let rel = RelFileId(12);
+        bm.smgr().create(rel, ForkNumber::Main).unwrap();
+        // Play the extender by hand, stopped between steps 2 and 3.
+        let victim = bm.get_clean_victim().unwrap();
+        let ext = bm.lock_extension(rel);
+        let id = bm.map_victim(victim, tag(12, 0)).unwrap();
+        let started = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (bm, started) = (bm.clone(), started.clone());
+            std::thread::spawn(move || {
+                started.store(true, Ordering::Release);
+                let b = bm.read_buffer(tag(12, 0)).unwrap();
+                let page = b.read();
+                read_stamp(&page)
+            })
+        };
+        // The reader gets as far as waiting on our IO: its pin shows up.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !(started.load(Ordering::Acquire) && bm.debug_state(id).0 == 2) {
+            assert!(std::time::Instant::now() < deadline, "reader never pinned");
+            std::thread::yield_now();
+        }
+        assert!(!reader.is_finished(), "reader waits for the IO");
+        bm.smgr()
+            .zero_extend(rel, ForkNumber::Main, BlockNumber(0), 1)
+            .unwrap();
+        drop(ext);
+        let mut bufs = bm.finish_extension(rel, ForkNumber::Main, 0, vec![id]);
+        let LockedBuffer { mut page, buf } = bufs.pop().unwrap();
+        stamp(&mut page, 0, 9);
+        buf.mark_dirty();
+        drop(page);
+        drop(buf);
+        assert_eq!(
+            reader.join().unwrap(),
+            (0, 9),
+            "the reader saw the filled page"
+        );
+        assert_eq!(bm.stats().reads, 0, "nobody read the block from disk");
     }
 
     /// Threads reading the same uncached block at once: one reads it from
@@ -1189,7 +1648,7 @@ mod tests {
         let nblocks = 64u32;
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
         bm.smgr()
-            .zero_extend(rel, ForkNumber::Main, nblocks)
+            .zero_extend(rel, ForkNumber::Main, BlockNumber(0), nblocks)
             .unwrap();
         for blk in 0..nblocks {
             let b = bm.read_buffer(tag(6, blk)).unwrap();

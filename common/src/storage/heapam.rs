@@ -62,7 +62,7 @@ use std::sync::Arc;
 
 use std::sync::OnceLock;
 
-use super::bufmgr::{BufMgr, BufferRef, WalFlush};
+use super::bufmgr::{BufMgr, BufferRef, LockedBuffer, WalFlush};
 use super::bufpage::{ItemError, Page, PD_PAGE_FULL};
 use super::fsm::FreeSpaceMap;
 use super::hio::{space_for, BulkInsertState, ExtensionMode, Hio, TargetBlocks};
@@ -475,14 +475,20 @@ impl Heap {
         result.map(|()| tids)
     }
 
-    /// Deletes the version at `tid` (sets xmax) if the context allows.
-    pub fn delete(
+    /// The first step of delete and update (and of PostgreSQL's
+    /// heap_delete / heap_update alike): pin the block of `tid`, lock it
+    /// exclusively and run HeapTupleSatisfiesUpdate on the version there.
+    /// `Ok(Ok(..))`: the caller may change it — the locked page, the
+    /// version's header and the hint bits learnt (for the caller to keep in
+    /// its new header). `Ok(Err(result))`: it may not — the hint bits learnt
+    /// are already set on the page, the lock released, and `result` is for
+    /// the caller to return.
+    fn lock_for_update(
         &self,
         rel: RelFileId,
         tid: ItemPointer,
-        xid: TransactionId,
         cx: &VisibilityContext<'_>,
-    ) -> PgResult<TmResult> {
+    ) -> PgResult<Result<(LockedBuffer<'_>, TupleHeader, u16), TmResult>> {
         let buf = self
             .pin_block(rel, tid.block)?
             .ok_or(StorageError::BadTid {
@@ -493,17 +499,32 @@ impl Heap {
         let mut page = buf.write();
         let h = header_at(&page, rel, tid)?;
         let (res, hints) = satisfies_update(&h, tid, cx);
-        if res != TmResult::Ok {
-            if hints != 0 {
-                TupleHeader::set_hint_bits_in(
-                    page.item_mut(tid.offset)
-                        .map_err(|e| item_error(rel, tid, e))?,
-                    hints,
-                );
-                buf.mark_dirty();
-            }
-            return Ok(res);
+        if res == TmResult::Ok {
+            return Ok(Ok((LockedBuffer { page, buf }, h, hints)));
         }
+        if hints != 0 {
+            TupleHeader::set_hint_bits_in(
+                page.item_mut(tid.offset)
+                    .map_err(|e| item_error(rel, tid, e))?,
+                hints,
+            );
+            buf.mark_dirty();
+        }
+        Ok(Err(res))
+    }
+
+    /// Deletes the version at `tid` (sets xmax) if the context allows.
+    pub fn delete(
+        &self,
+        rel: RelFileId,
+        tid: ItemPointer,
+        xid: TransactionId,
+        cx: &VisibilityContext<'_>,
+    ) -> PgResult<TmResult> {
+        let (LockedBuffer { mut page, buf }, h, hints) = match self.lock_for_update(rel, tid, cx)? {
+            Ok(t) => t,
+            Err(res) => return Ok(res),
+        };
         let mut nh = with_xmax(h, xid, cx.own.curcid, tid);
         nh.infomask |= hints & (htup::XMIN_COMMITTED);
         let ins = self.xlog.get().map(|x| x.begin_page_change());
@@ -542,27 +563,10 @@ impl Heap {
             .into());
         }
         let cid = cx.own.curcid;
-        let buf = self
-            .pin_block(rel, tid.block)?
-            .ok_or(StorageError::BadTid {
-                rel,
-                block: tid.block,
-                offset: tid.offset,
-            })?;
-        let mut page = buf.write();
-        let h = header_at(&page, rel, tid)?;
-        let (res, hints) = satisfies_update(&h, tid, cx);
-        if res != TmResult::Ok {
-            if hints != 0 {
-                TupleHeader::set_hint_bits_in(
-                    page.item_mut(tid.offset)
-                        .map_err(|e| item_error(rel, tid, e))?,
-                    hints,
-                );
-                buf.mark_dirty();
-            }
-            return Ok((res, None));
-        }
+        let (LockedBuffer { mut page, buf }, h, hints) = match self.lock_for_update(rel, tid, cx)? {
+            Ok(t) => t,
+            Err(res) => return Ok((res, None)),
+        };
         let keep_hints = hints & htup::XMIN_COMMITTED;
         let mut new_h = TupleHeader::new_insert(xid, cid);
         new_h.infomask |= htup::UPDATED;
@@ -1020,6 +1024,7 @@ mod tests {
     use crate::clog::{Clog, XidStatus};
     use crate::procarray::{Finished, ProcArray, ProcNumber};
     use crate::snapshot::Snapshot;
+    use crate::storage::bufmgr::ExtendFlags;
     use crate::visibility::OwnXact;
 
     /// A heap plus clog and procarray, with transactions driven by hand.
@@ -1676,6 +1681,81 @@ mod tests {
         );
     }
 
+    /// Issue 6 (hio, PostgreSQL 16's RelationAddBlocks): a single insert
+    /// that must extend while others queue on the extension lock extends
+    /// by one page per session (its own plus one per waiter), and the pages
+    /// beyond its own go to the FSM, where the next inserters find them
+    /// without extending again.
+    #[test]
+    fn single_insert_extends_for_the_waiters() {
+        let env = Arc::new(Env::new(64));
+        let rel = RelFileId(16390);
+        env.heap.create_relation(rel).unwrap();
+        let bm = env.heap.bufmgr().clone();
+        let wait_for_waiters = |n: u32| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while bm.extension_lock_waiters(rel) < n {
+                assert!(std::time::Instant::now() < deadline, "waiters never queued");
+                std::thread::yield_now();
+            }
+        };
+        let held = bm.lock_extension(rel);
+        // Two sessions queue on the lock, each extending by one page.
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let env = env.clone();
+                std::thread::spawn(move || {
+                    let (_, bufs) = env
+                        .heap
+                        .bufmgr()
+                        .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE)
+                        .unwrap();
+                    bufs.len()
+                })
+            })
+            .collect();
+        wait_for_waiters(2);
+        // An insert into the empty relation must extend: it sees two
+        // waiters, so it asks for three pages, then queues itself.
+        let inserter = {
+            let env = env.clone();
+            std::thread::spawn(move || {
+                let t = env.begin();
+                let tid = env
+                    .heap
+                    .insert(rel, b"first", t.xid(), CommandId(0))
+                    .unwrap();
+                env.commit(t);
+                tid
+            })
+        };
+        wait_for_waiters(3);
+        drop(held);
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), 1);
+        }
+        let tid = inserter.join().unwrap();
+        assert_eq!(
+            env.heap.nblocks(rel).unwrap(),
+            2 + 3,
+            "the insert extended by 1 + 2 waiters"
+        );
+        // The two pages it extended for others are in the FSM: two rows
+        // too big for the first page (but each fitting an empty one) land
+        // there, without extending.
+        let t = env.begin();
+        let big = vec![7u8; 8090];
+        let a = env.heap.insert(rel, &big, t.xid(), CommandId(0)).unwrap();
+        let b = env.heap.insert(rel, &big, t.xid(), CommandId(1)).unwrap();
+        env.commit(t);
+        assert_eq!(env.heap.nblocks(rel).unwrap(), 5, "no further extension");
+        assert_ne!(a.block, b.block);
+        assert!(
+            a.block.0 > tid.block.0 && b.block.0 > tid.block.0,
+            "{a:?} {b:?} {tid:?}"
+        );
+    }
+
     #[test]
     fn truncate_and_drop() {
         let env = Env::new(16);
@@ -1805,6 +1885,64 @@ mod throughput {
     use crate::procarray::ProcArray;
     use crate::snapshot::Snapshot;
     use crate::visibility::OwnXact;
+
+    /// The storage half of the COPY experiment, without parsing or the
+    /// network: `threads` sessions multi-insert 1000-row batches of ~90-byte
+    /// rows into one relation, `relation_extension` bulk vs single, with a
+    /// pool smaller than the table (so victims are dirty and written out,
+    /// WAL-less here). Run by hand:
+    /// `cargo test --release -p common --lib storage::heapam::throughput::bulk_vs_single -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn bulk_vs_single_extension() {
+        let rows: Vec<Vec<u8>> = (0..1000u32)
+            .map(|i| {
+                format!("{:.17}", f64::from(i) / 997.0)
+                    .repeat(5)
+                    .into_bytes()
+            })
+            .collect();
+        let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+        let batches_total = 960usize; // 960k rows, ~120 MB of table
+        for threads in [1usize, 2, 4, 8] {
+            let mut line = format!("{threads} threads:");
+            let mut secs_of = Vec::new();
+            for mode in [ExtensionMode::Single, ExtensionMode::Bulk] {
+                let dir = tempfile::tempdir().unwrap();
+                let heap = Arc::new(Heap::open(dir.path(), 4096, mode).unwrap());
+                let rel = RelFileId(1);
+                heap.create_relation(rel).unwrap();
+                let start = std::time::Instant::now();
+                let hs: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let heap = heap.clone();
+                        let refs: Vec<Vec<u8>> = refs.iter().map(|r| r.to_vec()).collect();
+                        std::thread::spawn(move || {
+                            let refs: Vec<&[u8]> = refs.iter().map(|r| r.as_slice()).collect();
+                            for _ in 0..batches_total / threads {
+                                heap.multi_insert(
+                                    rel,
+                                    &refs,
+                                    TransactionId(3 + t as u64),
+                                    CommandId(0),
+                                    false,
+                                )
+                                .unwrap();
+                            }
+                        })
+                    })
+                    .collect();
+                for h in hs {
+                    h.join().unwrap();
+                }
+                let secs = start.elapsed().as_secs_f64();
+                let mb = heap.nblocks(rel).unwrap() as f64 * 8192.0 / 1e6;
+                line += &format!(" {mode:?} {secs:.3} s {:.0} MB/s;", mb / secs);
+                secs_of.push(secs);
+            }
+            println!("{line} bulk/single {:.2}x", secs_of[0] / secs_of[1]);
+        }
+    }
 
     /// Rough measurement of the fetch path (pin, share lock, visibility,
     /// copy, unpin), run by hand:

@@ -8,13 +8,23 @@
 //! 2. Else a page the FSM says has room (a page found full is recorded with
 //!    its real free space in the same FSM call).
 //! 3. (bulk) Pages the insert extended for itself come before FSM pages.
-//! 4. Else extend the relation: by one page for a single insert, by the
-//!    pages still needed for a bulk insert (`relation_extension = bulk`), or
-//!    always one in `single` mode. Extension goes through
-//!    [`BufMgr::extend_by`], under the relation extension lock; the extra
-//!    pages are initialised and kept in the bulk state, *not* published in
-//!    the FSM until the bulk insert ends (so concurrent inserters do not
-//!    fight over them).
+//! 4. Else extend the relation through [`BufMgr::extend_by`] (which finds
+//!    its victim buffers before taking the relation extension lock and
+//!    holds that lock only to map the new blocks and grow the file). By how
+//!    much (`relation_extension = bulk`, PostgreSQL 16's RelationAddBlocks):
+//!    a single insert by one page, a bulk insert by the pages it still
+//!    needs (estimated from the bytes left to insert) — either times one
+//!    plus the number of sessions waiting for the extension lock at that
+//!    moment (capped at [`MAX_EXTEND_BY`] beyond what the insert needs), so
+//!    a queue of extenders is served by one extension. The first new page
+//!    is initialised and returned; the others are let go uninitialised.
+//!    A bulk insert keeps them in its [`BulkInsertState`] and fills them
+//!    itself — *not* published in the FSM until the bulk insert ends, so
+//!    concurrent inserters do not fight over them; a single insert records
+//!    them in the FSM for the waiters, after letting go of its own page's
+//!    content lock (then locks it again and re-checks its free space).
+//!    `relation_extension = single` always extends by one page with the
+//!    victim taken under the lock (PostgreSQL 15), for comparison.
 //!
 //! The page comes back pinned and exclusively locked ([`LockedBuffer`]).
 //! The FSM is a hint: the real free space is always checked under the
@@ -22,7 +32,9 @@
 //! first (`// WAL:` the insert record carries the "init page" flag).
 //!
 //! Locks: no content lock is held on entry; at most one content lock is
-//! held at any time here; the FSM is updated with no content lock held.
+//! held at any time here (the new pages `extend_by` returns locked are let
+//! go at once, all but the first); the FSM is updated with no content lock
+//! held.
 //! The target-block table is a leaf lock.
 
 use std::collections::HashMap;
@@ -31,19 +43,30 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use super::bufmgr::BufMgr;
+use super::bufmgr::{BufMgr, ExtendFlags};
 use super::bufpage::{maxalign, HEADER_SIZE as PAGE_HEADER_SIZE, ITEM_ID_SIZE, MAX_ITEM_SIZE};
 use super::fsm::FreeSpaceMap;
 use super::{StorageError, StorageResult};
 use crate::types::{BlockNumber, BufferTag, ForkNumber, RelFileId, BLCKSZ};
 
+/// PostgreSQL 16's MAX_BUFFERS_TO_EXTEND_BY: the most pages one extension
+/// adds on behalf of waiting sessions (a bulk insert may ask for more, up to
+/// the buffer manager's pin limit, for the pages it will fill itself).
+pub const MAX_EXTEND_BY: usize = 64;
+
+/// The free space of a new (empty) page, as recorded in the FSM.
+const EMPTY_PAGE_FREE: usize = BLCKSZ - PAGE_HEADER_SIZE - ITEM_ID_SIZE;
+
 /// The `relation_extension` setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ExtensionMode {
-    /// Extend by as many pages as a bulk insert needs.
+    /// PostgreSQL 16: victims found outside the extension lock; extend by
+    /// as many pages as a bulk insert needs, or by more than one page when
+    /// other sessions wait for the extension lock.
     #[default]
     Bulk,
-    /// Always one page at a time.
+    /// PostgreSQL 15: always one page at a time, the victim buffer found,
+    /// written out if dirty and zeroed under the extension lock.
     Single,
 }
 
@@ -138,7 +161,7 @@ impl BulkInsertState {
     /// space in the FSM.
     pub fn finish(self, bm: &BufMgr, fsm: &FreeSpaceMap, rel: RelFileId) {
         for b in self.pending {
-            fsm.record(rel, b, BLCKSZ - PAGE_HEADER_SIZE - ITEM_ID_SIZE);
+            fsm.record(rel, b, EMPTY_PAGE_FREE);
         }
         if let Some(cur) = self.current {
             let tag = BufferTag {
@@ -263,41 +286,69 @@ impl<'a> Hio<'a> {
         }
 
         // Step 4: extend.
-        let n = match (self.mode, bulk.as_deref()) {
-            (ExtensionMode::Bulk, Some(b)) => b.pages_needed(),
-            _ => 1,
+        let (n, flags) = match (self.mode, bulk.as_deref()) {
+            // PostgreSQL 15: one page, victim found under the lock.
+            (ExtensionMode::Single, _) => (1, ExtendFlags::VICTIMS_UNDER_LOCK),
+            (ExtensionMode::Bulk, b) => {
+                // RelationAddBlocks: what this insert needs (one page, or
+                // what a bulk insert still has to place), times one plus
+                // the sessions queued on the extension lock right now —
+                // they would each extend next, so extend for them too.
+                let needed = b.map_or(1, BulkInsertState::pages_needed);
+                let waiters = self.bm.extension_lock_waiters(rel) as usize;
+                let scaled = needed.saturating_mul(1 + waiters);
+                (scaled.min(MAX_EXTEND_BY.max(needed)), ExtendFlags::NONE)
+            }
         };
-        // The new pages come back locked by us, so no one else can have
-        // seen (or filled) them yet: initialise each under that lock.
-        let (first, bufs) = self.bm.extend_by(rel, ForkNumber::Main, n)?;
-        let mut mine = None;
-        for LockedBuffer { mut page, buf } in bufs {
-            // WAL: initialised pages are logged with their first insert.
-            page.init();
-            buf.mark_dirty();
-            if buf.block() == first {
-                mine = Some(LockedBuffer { page, buf });
-            } else {
+        let (first, bufs) = self.bm.extend_by(rel, ForkNumber::Main, n, flags)?;
+        let mut bufs = bufs.into_iter();
+        let Some(LockedBuffer { mut page, buf }) = bufs.next() else {
+            return Err(StorageError::CorruptedPage {
+                rel,
+                block: first,
+                detail: "extension returned no buffer".into(),
+            });
+        };
+        // The other new pages are let go uninitialised: whoever locks one
+        // first initialises it (`lock` above), and a scan skips new pages.
+        let extra: Vec<BlockNumber> = bufs.map(|lb| lb.buf.block()).collect();
+        // WAL: the first insert on the page is logged with XLOG_HEAP_INIT_PAGE.
+        page.init();
+        buf.mark_dirty();
+        match bulk {
+            Some(b) => {
+                // Ours to fill, in ascending block order (popped from the
+                // end); published in the FSM only by `finish`.
+                b.pending.extend(extra);
+                b.pending.sort_unstable_by(|a, c| c.cmp(a));
+                self.adopt(rel, first, Some(b));
+                Ok(LockedBuffer { page, buf })
+            }
+            None if extra.is_empty() => {
+                self.adopt(rel, first, None);
+                Ok(LockedBuffer { page, buf })
+            }
+            None => {
+                // Pages extended for the waiters go to the FSM — with no
+                // content lock held, so let go of ours (keeping the pin),
+                // record, lock again and re-check the free space.
                 drop(page);
-                if let Some(b) = bulk.as_deref_mut() {
-                    b.pending.push(buf.block());
-                } else {
-                    self.fsm
-                        .record(rel, buf.block(), BLCKSZ - PAGE_HEADER_SIZE - ITEM_ID_SIZE);
+                for &blk in &extra {
+                    self.fsm.record(rel, blk, EMPTY_PAGE_FREE);
                 }
+                let page = buf.write();
+                if page.fits(len) {
+                    self.adopt(rel, first, None);
+                    return Ok(LockedBuffer { page, buf });
+                }
+                // Filled meanwhile (it was reachable as the relation's last
+                // page... only by a session that never inserted before):
+                // start over; the FSM now lists the other new pages.
+                drop(page);
+                drop(buf);
+                self.get_buffer_for_tuple(rel, len, None)
             }
         }
-        if let Some(b) = bulk.as_deref_mut() {
-            // Fill in ascending block order (pop from the end).
-            b.pending.sort_unstable_by(|a, c| c.cmp(a));
-        }
-        let lb = mine.ok_or_else(|| StorageError::CorruptedPage {
-            rel,
-            block: first,
-            detail: "extension returned no buffer".into(),
-        })?;
-        self.adopt(rel, first, bulk);
-        Ok(lb)
     }
 
     fn adopt(&self, rel: RelFileId, block: BlockNumber, bulk: Option<&mut BulkInsertState>) {

@@ -129,26 +129,32 @@ impl Index {
 
     /// Adds an entry (duplicates of (key, tid) are ignored).
     pub fn insert(&self, key: &[u8], tid: ItemPointer) {
+        use std::collections::btree_map::Entry;
         let mut g = self.inner.write();
-        let added = match g.map.get_mut(key) {
-            Some(Tids::One(t)) if *t == tid => false,
-            Some(slot @ Tids::One(_)) => {
-                let Tids::One(t) = *slot else { return };
-                *slot = Tids::Many(vec![t, tid]);
+        // One descent of the tree (a lookup then an insert was two, and key
+        // comparisons were the top item of an index build's profile); the
+        // key is boxed up front, which a new key needs anyway.
+        let added = match g.map.entry(key.into()) {
+            Entry::Vacant(v) => {
+                v.insert(Tids::One(tid));
                 true
             }
-            Some(Tids::Many(v)) => {
-                if v.contains(&tid) {
-                    false
-                } else {
-                    v.push(tid);
+            Entry::Occupied(mut o) => match o.get_mut() {
+                Tids::One(t) if *t == tid => false,
+                slot @ Tids::One(_) => {
+                    let Tids::One(t) = *slot else { return };
+                    *slot = Tids::Many(vec![t, tid]);
                     true
                 }
-            }
-            None => {
-                g.map.insert(key.into(), Tids::One(tid));
-                true
-            }
+                Tids::Many(v) => {
+                    if v.contains(&tid) {
+                        false
+                    } else {
+                        v.push(tid);
+                        true
+                    }
+                }
+            },
         };
         if added {
             g.entries += 1;

@@ -10,10 +10,12 @@
 //! Open files are cached in a map `(rel, fork) -> Arc<SmgrFile>`; each keeps
 //! its size in blocks in an atomic (`nblocks`), so asking for the size — done
 //! on every heap extension and scan start — costs no system call. The cached
-//! size is authoritative while the process runs: only [`Smgr::extend`],
-//! [`Smgr::zero_extend`] and [`Smgr::truncate`] change the file length, and
-//! callers serialise those per relation (the relation extension lock in
-//! hio.rs, or the SQL layer's exclusive lock for TRUNCATE / DROP).
+//! size is authoritative while the process runs: only `Smgr::zero_extend`
+//! (called by the buffer manager's `extend_by`, under the relation extension
+//! lock — in recovery too) and [`Smgr::truncate`] (the SQL layer's exclusive
+//! lock for TRUNCATE / DROP, or redo) change the file length; [`Smgr::write`]
+//! refuses a block past the end. (`Smgr::extend`, appending one page with
+//! content, exists only in test builds, for tests that build files by hand.)
 //!
 //! Reads and writes use positional I/O (`pread` / `pwrite` through
 //! `FileExt`), so concurrent block I/O on one file needs no lock.
@@ -44,6 +46,10 @@ use crate::types::{BlockNumber, ForkNumber, RelFileId, BLCKSZ};
 /// The largest block number a relation may reach (PostgreSQL's
 /// MaxBlockNumber is 0xFFFFFFFE; `BlockNumber::INVALID` is reserved).
 pub const MAX_BLOCKS: u32 = u32::MAX - 1;
+
+/// Extensions of at least this many blocks use `posix_fallocate` instead of
+/// writing zero pages.
+pub const FALLOCATE_MIN_BLOCKS: u32 = 8;
 
 /// An all-zero block, written when a file is extended without content.
 static ZERO_PAGE: [u8; BLCKSZ] = [0u8; BLCKSZ];
@@ -206,7 +212,8 @@ impl Smgr {
         Ok(())
     }
 
-    /// Writes block `block` (which must exist: use [`Smgr::extend`] to add).
+    /// Writes block `block`, which must exist (a block past the end is an
+    /// error: files grow only through the buffer manager's extension).
     pub fn write(
         &self,
         rel: RelFileId,
@@ -215,6 +222,15 @@ impl Smgr {
         buf: &[u8; BLCKSZ],
     ) -> StorageResult<()> {
         let f = self.file(rel, fork)?;
+        if block.0 >= f.nblocks.load(Ordering::Acquire) {
+            // The file grows only through extension (the buffer manager,
+            // under the extension lock): a write past the end is a bug.
+            return Err(StorageError::Io {
+                op: format!("write block {} (beyond end of file) in", block.0),
+                path: f.path.clone(),
+                source: std::io::Error::other("block beyond end of file"),
+            });
+        }
         Self::write_at(&f, block, buf, "write")?;
         self.pending_sync.lock().insert((rel, fork));
         Ok(())
@@ -236,9 +252,11 @@ impl Smgr {
             })
     }
 
-    /// Appends `buf` as block `block`, which must be the current size (the
-    /// caller holds the relation extension lock).
-    pub fn extend(
+    /// Appends `buf` as block `block`, which must be the current size: for
+    /// tests that build a file by hand (a server grows files only through
+    /// the buffer manager's extension, which uses `Smgr::zero_extend`).
+    #[cfg(test)]
+    pub(crate) fn extend(
         &self,
         rel: RelFileId,
         fork: ForkNumber,
@@ -258,29 +276,81 @@ impl Smgr {
         Ok(())
     }
 
-    /// Extends the fork by `n` zero blocks starting at its current size;
-    /// returns the first new block. The caller holds the extension lock.
-    /// (Issue 6 switches to fallocate for 8 or more blocks.)
-    pub fn zero_extend(
+    /// Extends the fork by `n` zero blocks starting at block `first`, which
+    /// must be its current size (the caller holds the relation extension
+    /// lock: only [`super::bufmgr::BufMgr::extend_by`] calls this outside
+    /// tests). Returns `first`.
+    ///
+    /// From [`FALLOCATE_MIN_BLOCKS`] blocks on the space is reserved with
+    /// `posix_fallocate` (one system call, no data copied: the new range
+    /// reads as zeros); fewer blocks are written as zero pages, which is
+    /// cheaper than a fallocate for one page and keeps small relations free
+    /// of unwritten extents (PostgreSQL's mdzeroextend does the same).
+    pub(crate) fn zero_extend(
         &self,
         rel: RelFileId,
         fork: ForkNumber,
+        first: BlockNumber,
         n: u32,
     ) -> StorageResult<BlockNumber> {
         let f = self.file(rel, fork)?;
-        let first = f.nblocks.load(Ordering::Acquire);
-        if first as u64 + n as u64 > MAX_BLOCKS as u64 {
+        let cur = f.nblocks.load(Ordering::Acquire);
+        if cur != first.0 {
+            // Only possible if someone extended or truncated without the
+            // extension lock: refuse rather than overwrite or leave a hole.
+            return Err(StorageError::Io {
+                op: format!("extend from block {} (file has {cur} blocks) in", first.0),
+                path: f.path.clone(),
+                source: std::io::Error::other("relation size changed under the extension lock"),
+            });
+        }
+        if first.0 as u64 + n as u64 > MAX_BLOCKS as u64 {
             return Err(StorageError::RelationTooBig {
                 rel,
                 max: MAX_BLOCKS,
             });
         }
-        for i in 0..n {
-            Self::write_at(&f, BlockNumber(first + i), &ZERO_PAGE, "extend")?;
+        if n >= FALLOCATE_MIN_BLOCKS {
+            Self::fallocate(&f, first, n)?;
+        } else {
+            for i in 0..n {
+                Self::write_at(&f, BlockNumber(first.0 + i), &ZERO_PAGE, "extend")?;
+            }
         }
-        f.nblocks.store(first + n, Ordering::Release);
+        f.nblocks.store(first.0 + n, Ordering::Release);
         self.pending_sync.lock().insert((rel, fork));
-        Ok(BlockNumber(first))
+        Ok(first)
+    }
+
+    /// Reserves blocks `first .. first + n` with posix_fallocate (which
+    /// glibc emulates by writing where the filesystem lacks fallocate).
+    fn fallocate(f: &SmgrFile, first: BlockNumber, n: u32) -> StorageResult<()> {
+        use std::os::unix::io::AsRawFd;
+        let off = first.0 as u64 * BLCKSZ as u64;
+        let len = n as u64 * BLCKSZ as u64;
+        let (Ok(off), Ok(len)) = (libc::off_t::try_from(off), libc::off_t::try_from(len)) else {
+            return Err(StorageError::Io {
+                op: format!("extend by {n} blocks from block {} in", first.0),
+                path: f.path.clone(),
+                source: std::io::Error::other("offset out of range"),
+            });
+        };
+        loop {
+            // SAFETY: the descriptor belongs to `f.file`, which outlives the
+            // call; posix_fallocate touches no memory of ours.
+            let rc = unsafe { libc::posix_fallocate(f.file.as_raw_fd(), off, len) };
+            match rc {
+                0 => return Ok(()),
+                libc::EINTR => continue,
+                e => {
+                    return Err(StorageError::Io {
+                        op: format!("extend (fallocate) by {n} blocks from block {} in", first.0),
+                        path: f.path.clone(),
+                        source: std::io::Error::from_raw_os_error(e),
+                    })
+                }
+            }
+        }
     }
 
     /// Cuts the fork to `nblocks` blocks.
@@ -399,7 +469,8 @@ mod tests {
         smgr.extend(rel, ForkNumber::Main, BlockNumber(0), &page)
             .unwrap();
         assert_eq!(
-            smgr.zero_extend(rel, ForkNumber::Main, 3).unwrap(),
+            smgr.zero_extend(rel, ForkNumber::Main, BlockNumber(1), 3)
+                .unwrap(),
             BlockNumber(1)
         );
         assert_eq!(smgr.nblocks(rel, ForkNumber::Main).unwrap(), 4);
