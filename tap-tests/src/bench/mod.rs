@@ -76,12 +76,16 @@ impl Settings {
     pub fn conf_lines(&self) -> String {
         let onoff = |b: bool| if b { "on" } else { "off" };
         format!(
-            "shared_buffers = {}\nfsync = {}\nsynchronous_commit = {}\nmax_connections = {}\nmax_prepared_transactions = {}\n",
+            "shared_buffers = {}\nfsync = {}\nsynchronous_commit = {}\nmax_connections = {}\nmax_prepared_transactions = {}\n{}",
             self.shared_buffers,
             onoff(self.fsync),
             onoff(self.synchronous_commit),
             self.max_connections,
-            self.max_prepared_transactions
+            self.max_prepared_transactions,
+            // Both primaries keep 4 GB of WAL for their standby: a standby
+            // that lags under a bulk load (COPY, pgbench -i) must not find
+            // its next segment removed by a checkpoint.
+            "wal_keep_size = 4096MB\n"
         )
     }
 }
