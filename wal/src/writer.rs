@@ -1,36 +1,43 @@
-//! The WAL writer: insertion, a flusher thread, and group commit
-//! (PostgreSQL's `XLogInsert` / `XLogFlush` / walwriter, simplified).
+//! The WAL writer: insertion, flushing with group commit, and a flusher
+//! thread (PostgreSQL's `XLogInsert` / `XLogFlush` / walwriter, simplified).
 //!
 //! ```text
-//!  session threads                         flusher thread ("walwriter")
-//!  ───────────────                         ────────────────────────────
-//!  encode payload, CRC payload  (no lock)
-//!  ┌ insert lock ───────────────┐           wait on `signal` for a flush
-//!  │ start = insert_pos         │           request (or wal_writer_delay)
-//!  │ finish CRC with prev-link  │           ┌ insert lock ─────────────┐
-//!  │ append header+payload+pad  │           │ swap `buf` with spare    │
-//!  │ insert_pos = end           │           └──────────────────────────┘
-//!  └────────────────────────────┘           pwrite to segment file(s)
-//!  flush(end):                              fdatasync each file written
-//!    requested = max(requested, end) ──▶    flushed_lsn = end of batch
-//!    wait on `flushed_cv` until             notify_all(flushed_cv),
-//!    flushed_lsn ≥ end            ◀──────   watch channel ← flushed_lsn
+//!  session threads                          flusher thread ("walwriter")
+//!  ───────────────                          ────────────────────────────
+//!  encode payload, CRC payload  (no lock)   wakes for asynchronous commits
+//!  ┌ insert lock ───────────────┐           (wal_writer_delay), a full
+//!  │ start = insert_pos         │           buffer, a flush request nobody
+//!  │ finish CRC with prev-link  │           else served, or a segment to
+//!  │ append header+payload+pad  │           pre-allocate
+//!  │ insert_pos = end           │
+//!  └────────────────────────────┘
+//!  flush(end):
+//!    round lock free? ── yes ──▶ do the round here:
+//!        │                         swap `buf` with spare (insert lock),
+//!        no                        pwrite, fdatasync, flushed_lsn = end of
+//!        ▼                         batch, notify_all(flushed_cv)
+//!    wait on `flushed_cv`, then try again (lead the next round)
 //! ```
 //!
-//! **Group commit.** The flusher always takes *everything* inserted so far,
-//! writes it and syncs once. While it syncs, more sessions insert and wait;
-//! the next round covers all of them with one fsync. With N concurrent
-//! committers fsyncs per commit therefore tend to 1/N of what a single
-//! committer needs, without any artificial delay. `stats().fsyncs` counts
-//! the syncs.
+//! **Group commit.** A round always takes *everything* inserted so far,
+//! writes it and syncs once. A committer that finds nobody flushing does
+//! the round itself, as a PostgreSQL backend does in XLogFlush — no hand-off
+//! to another thread and back, which cost two wake-ups per commit. While a
+//! round syncs, more sessions insert and wait; when it ends, one of them
+//! leads the next round, covering all of them with one fsync. With N
+//! concurrent committers fsyncs per commit therefore tend to 1/N of what a
+//! single committer needs, without any artificial delay. `stats().fsyncs`
+//! counts the syncs.
 //!
-//! **Locks**, in the only order they are ever nested: `insert` → `signal`.
-//! `insert` guards the pending buffer and the insert position and is held
-//! only to append bytes (a memcpy plus 24 bytes of CRC); `signal` carries
-//! flush requests to the flusher; `flush_wait` only pairs with the
-//! `flushed_cv` condvar and is never held with another lock. The LSNs are
-//! also published in atomics, so `insert_lsn()`, `write_lsn()` and
-//! `flushed_lsn()` take no lock.
+//! **Locks**, in the only orders they are ever nested: `round` → `insert`
+//! and `round` → `flush_wait`; `signal` is taken alone. `round` is held
+//! by whoever does a round (it owns the open segment files); `insert`
+//! guards the pending buffer and the insert position and is held only to
+//! append bytes (a memcpy plus 24 bytes of CRC) or to swap the buffer;
+//! `signal` carries requests to the flusher thread; `flush_wait` only
+//! pairs with the `flushed_cv` condvar, and nothing is taken while it is
+//! held. The LSNs are also published in atomics, so `insert_lsn()`,
+//! `write_lsn()` and `flushed_lsn()` take no lock.
 //!
 //! **Invariants.** `flushed_lsn ≤ write_lsn ≤ insert_lsn`; every byte below
 //! `insert_lsn` is in the pending buffer or written to its segment file;
@@ -38,10 +45,10 @@
 //! pending buffer holds at most about `buffer_limit` bytes: an inserter that
 //! finds it full asks for a write and waits for the flusher to take it.
 //!
-//! **Segments.** The flusher creates segment files on first use
-//! (zero-filled, see `segment`) and, after waking the waiters of a round,
-//! pre-allocates the next segment once the current one is half used, so a
-//! commit rarely waits for a zero-fill.
+//! **Segments.** A round creates segment files on first use (zero-filled,
+//! see `segment`); once the current one is half used the flusher thread
+//! pre-allocates the next — asked by a committer's round, after it woke its
+//! waiters — so a commit rarely waits for a zero-fill.
 //!
 //! **Failures.** If a write or sync fails, WAL can no longer be made durable:
 //! the writer enters a failed state in which every later insert and flush
@@ -153,6 +160,9 @@ struct Signal {
     shutdown: bool,
     /// Test hook: the flusher takes no buffer while paused.
     paused: bool,
+    /// A committer that flushed by itself found the next segment should be
+    /// created: the flusher thread does it, off the commit path.
+    prealloc: bool,
 }
 
 struct Shared {
@@ -165,6 +175,9 @@ struct Shared {
     signal_cv: Condvar,
     flush_wait: Mutex<()>,
     flushed_cv: Condvar,
+    /// Whoever writes and syncs a batch holds this: the flusher thread, or
+    /// a committer that found nobody flushing (see [`WalWriter::flush`]).
+    round: Mutex<FlushState>,
     insert_lsn: AtomicU64,
     write_lsn: AtomicU64,
     flushed_lsn: AtomicU64,
@@ -243,10 +256,16 @@ impl WalWriter {
                 requested: pos.end,
                 shutdown: false,
                 paused: false,
+                prealloc: false,
             }),
             signal_cv: Condvar::new(),
             flush_wait: Mutex::new(()),
             flushed_cv: Condvar::new(),
+            round: Mutex::new(FlushState {
+                files: Vec::new(),
+                spare: Vec::with_capacity(1 << 20),
+                prealloc: segno,
+            }),
             insert_lsn: AtomicU64::new(pos.end.0),
             write_lsn: AtomicU64::new(pos.end.0),
             flushed_lsn: AtomicU64::new(pos.end.0),
@@ -259,15 +278,7 @@ impl WalWriter {
         let s2 = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("walwriter".into())
-            .spawn(move || {
-                Flusher {
-                    shared: s2,
-                    files: Vec::new(),
-                    spare: Vec::with_capacity(1 << 20),
-                    prealloc: segno,
-                }
-                .run()
-            })?;
+            .spawn(move || Flusher { shared: s2 }.run())?;
         Ok(WalWriter {
             shared,
             flusher: Mutex::new(Some(handle)),
@@ -436,30 +447,64 @@ impl WalWriter {
             return Ok(flushed);
         }
         self.check_failed()?;
-        // Ask directly rather than via `request_flush`, whose check against
-        // `requested` would skip the notify when another waiter asked first
-        // — harmless, but this keeps the wake-up unconditional.
-        {
-            let mut sig = sh.signal.lock();
-            sig.requested = sig.requested.max(target);
-        }
-        sh.signal_cv.notify_one();
         sh.stats.flush_waits.fetch_add(1, Ordering::Relaxed);
         sh.stats.waiting.fetch_add(1, Ordering::SeqCst);
-        let mut g = sh.flush_wait.lock();
-        let r = loop {
-            let flushed = self.flushed_lsn();
-            if flushed >= target {
-                break Ok(flushed);
-            }
-            if let Err(e) = self.check_failed() {
-                break Err(e);
-            }
-            sh.flushed_cv.wait(&mut g);
-        };
-        drop(g);
+        let r = self.flush_until(target);
         sh.stats.waiting.fetch_sub(1, Ordering::SeqCst);
         r
+    }
+
+    /// The body of [`WalWriter::flush`]. Like PostgreSQL's XLogFlush, a
+    /// committer that finds nobody writing does the round itself — no
+    /// hand-off to the flusher thread and back, which costs two wake-ups
+    /// per commit at low concurrency. One that finds a round under way
+    /// waits for it, then leads the next round if that one did not cover
+    /// it: everything inserted meanwhile shares that next fsync, which is
+    /// the group commit.
+    fn flush_until(&self, target: Lsn) -> Result<Lsn, WalError> {
+        let sh = &*self.shared;
+        let mut asked = false;
+        loop {
+            let flushed = self.flushed_lsn();
+            if flushed >= target {
+                return Ok(flushed);
+            }
+            self.check_failed()?;
+            let paused = sh.signal.lock().paused;
+            if !paused {
+                if let Some(mut st) = sh.round.try_lock() {
+                    if self.flushed_lsn() < target {
+                        let r = round(sh, &mut st);
+                        drop(st);
+                        match r {
+                            Ok(prealloc) if prealloc => {
+                                sh.signal.lock().prealloc = true;
+                                sh.signal_cv.notify_one();
+                            }
+                            Ok(_) => {}
+                            Err(e) => fail(sh, format!("could not write or sync WAL: {e}")),
+                        }
+                    }
+                    continue;
+                }
+            }
+            if !asked {
+                // Make sure someone finishes the job even if the round under
+                // way does not cover `target` and we are not woken in time.
+                let mut sig = sh.signal.lock();
+                sig.requested = sig.requested.max(target);
+                drop(sig);
+                sh.signal_cv.notify_one();
+                asked = true;
+            }
+            let mut g = sh.flush_wait.lock();
+            if self.flushed_lsn() >= target || sh.failed.load(Ordering::Acquire) {
+                continue;
+            }
+            // Woken by the end of the round under way; the timeout only
+            // bounds a wake-up lost to a round that ended just before.
+            sh.flushed_cv.wait_for(&mut g, Duration::from_millis(10));
+        }
     }
 
     /// Where the next record will start (`pg_current_wal_insert_lsn`).
@@ -591,9 +636,8 @@ fn clear_tail(f: &mut File, from: u64, segment_size: u64) -> io::Result<bool> {
     }
 }
 
-/// State owned by the flusher thread.
-struct Flusher {
-    shared: Arc<Shared>,
+/// The open segment files and spare buffer of whoever does a round.
+struct FlushState {
     /// Open segment files, most recent last (at most two kept).
     files: Vec<(u64, File)>,
     /// The buffer handed back to inserters at the next swap.
@@ -602,15 +646,41 @@ struct Flusher {
     prealloc: u64,
 }
 
+/// The flusher thread ("walwriter"): rounds for asynchronous commits and
+/// full buffers, and segment pre-allocation.
+struct Flusher {
+    shared: Arc<Shared>,
+}
+
+/// Puts the writer in its failed state and wakes everyone who waits.
+fn fail(sh: &Shared, msg: String) {
+    tracing::error!("{msg}");
+    *sh.failure.lock() = Some(msg);
+    sh.failed.store(true, Ordering::Release);
+    drop(sh.flush_wait.lock());
+    sh.flushed_cv.notify_all();
+    // Unblock inserters waiting for space; they will see the failure.
+    drop(sh.insert.lock());
+    sh.space_cv.notify_all();
+}
+
 impl Flusher {
-    fn run(mut self) {
+    fn run(self) {
         let shared = Arc::clone(&self.shared);
         // A panic here (a bug) must not leave committers waiting forever.
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
             let shutdown = self.wait_for_work();
-            if let Err(e) = self.round() {
-                return Err(format!("could not write or sync WAL: {e}"));
+            let mut st = shared.round.lock();
+            match round(&shared, &mut st) {
+                Ok(true) => {
+                    if let Err(e) = preallocate(&shared, &mut st) {
+                        return Err(format!("could not create WAL segment: {e}"));
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => return Err(format!("could not write or sync WAL: {e}")),
             }
+            drop(st);
             if shutdown {
                 return Ok(());
             }
@@ -620,19 +690,12 @@ impl Flusher {
             Ok(Err(msg)) => msg,
             Err(_) => "WAL writer thread panicked".to_string(),
         };
-        tracing::error!("{msg}");
-        *shared.failure.lock() = Some(msg);
-        shared.failed.store(true, Ordering::Release);
-        drop(shared.flush_wait.lock());
-        shared.flushed_cv.notify_all();
-        // Unblock inserters waiting for space; they will see the failure.
-        drop(shared.insert.lock());
-        shared.space_cv.notify_all();
+        fail(&shared, msg);
     }
 
     /// Sleeps until there is something to write and a reason to write it
-    /// now (a flush request, the writer delay elapsed, or shutdown).
-    /// Returns true on shutdown.
+    /// now (a flush request, the writer delay elapsed, a segment to
+    /// pre-allocate, or shutdown). Returns true on shutdown.
     fn wait_for_work(&self) -> bool {
         let sh = &*self.shared;
         let mut sig = sh.signal.lock();
@@ -640,6 +703,9 @@ impl Flusher {
         loop {
             if sig.shutdown {
                 return true;
+            }
+            if std::mem::take(&mut sig.prealloc) && !sig.paused {
+                return false;
             }
             let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
             let pending = Lsn(sh.insert_lsn.load(Ordering::Acquire)) > flushed;
@@ -652,74 +718,86 @@ impl Flusher {
                 .timed_out();
         }
     }
+}
 
-    /// Takes the pending buffer, writes it, syncs it, publishes the new
-    /// flushed LSN.
-    fn round(&mut self) -> io::Result<()> {
-        let sh = Arc::clone(&self.shared);
-        let (buf, start) = {
-            let mut st = sh.insert.lock();
-            let start = st.buf_start;
-            let buf = std::mem::replace(&mut st.buf, std::mem::take(&mut self.spare));
-            st.buf_start = st.insert_pos;
-            sh.space_cv.notify_all();
-            (buf, start)
-        };
-        if buf.is_empty() {
-            self.spare = buf;
-            return Ok(());
-        }
-        let end = start + buf.len() as u64;
-        let seg = sh.opts.segment_size;
-        let mut pos = start;
-        let mut off = 0usize;
-        while off < buf.len() {
-            let segno = pos.segment_number(seg);
-            let seg_off = pos.segment_offset(seg);
-            let n = ((seg - seg_off) as usize).min(buf.len() - off);
-            let f = self.file(segno)?;
-            f.write_all_at(&buf[off..off + n], seg_off)?;
-            off += n;
-            pos += n as u64;
-            // Each segment written is synced once: when the batch leaves it,
-            // or at the end of the batch for the last one.
-            if sh.opts.fsync {
-                self.file(segno)?.sync_data()?;
-                sh.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        sh.write_lsn.store(end.0, Ordering::Release);
-        sh.flushed_lsn.store(end.0, Ordering::Release);
-        sh.stats.writes.fetch_add(1, Ordering::Relaxed);
-        self.wake_waiters();
-        let mut buf = buf;
-        buf.clear();
-        self.spare = buf;
-        // Pre-allocate the next segment while nobody waits on us, once the
-        // current one is half used.
-        let cur = end.segment_number(seg);
-        if end.segment_offset(seg) > seg / 2 && self.prealloc <= cur {
-            create_segment(&sh.dir, cur + 1, seg, sh.opts.fsync)?;
-            sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
-            self.prealloc = cur + 1;
-        }
-        Ok(())
+/// One round: takes the pending buffer, writes it, syncs it, publishes the
+/// new flushed LSN and wakes the waiters. Returns whether the next segment
+/// should now be pre-allocated (the current one is half used).
+fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
+    let (buf, start) = {
+        let mut ins = sh.insert.lock();
+        let start = ins.buf_start;
+        let buf = std::mem::replace(&mut ins.buf, std::mem::take(&mut st.spare));
+        ins.buf_start = ins.insert_pos;
+        sh.space_cv.notify_all();
+        (buf, start)
+    };
+    let seg = sh.opts.segment_size;
+    if buf.is_empty() {
+        st.spare = buf;
+        return Ok(needs_prealloc(sh, st));
     }
-
-    fn wake_waiters(&self) {
-        let sh = &*self.shared;
-        drop(sh.flush_wait.lock());
-        sh.flushed_cv.notify_all();
-        sh.watch
-            .send_replace(Lsn(sh.flushed_lsn.load(Ordering::Acquire)));
+    let end = start + buf.len() as u64;
+    let mut pos = start;
+    let mut off = 0usize;
+    while off < buf.len() {
+        let segno = pos.segment_number(seg);
+        let seg_off = pos.segment_offset(seg);
+        let n = ((seg - seg_off) as usize).min(buf.len() - off);
+        let f = st.file(sh, segno)?;
+        f.write_all_at(&buf[off..off + n], seg_off)?;
+        off += n;
+        pos += n as u64;
+        // Each segment written is synced once: when the batch leaves it,
+        // or at the end of the batch for the last one.
+        if sh.opts.fsync {
+            st.file(sh, segno)?.sync_data()?;
+            sh.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
+        }
     }
+    sh.write_lsn.store(end.0, Ordering::Release);
+    sh.flushed_lsn.store(end.0, Ordering::Release);
+    sh.stats.writes.fetch_add(1, Ordering::Relaxed);
+    wake_waiters(sh);
+    let mut buf = buf;
+    buf.clear();
+    st.spare = buf;
+    Ok(needs_prealloc(sh, st))
+}
 
+/// True once the current segment is half used and the next one does not
+/// exist yet.
+fn needs_prealloc(sh: &Shared, st: &FlushState) -> bool {
+    let seg = sh.opts.segment_size;
+    let end = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
+    end.segment_offset(seg) > seg / 2 && st.prealloc <= end.segment_number(seg)
+}
+
+/// Creates the next segment ahead of need, so a commit rarely waits for a
+/// zero-fill.
+fn preallocate(sh: &Shared, st: &mut FlushState) -> io::Result<()> {
+    if needs_prealloc(sh, st) {
+        let cur = Lsn(sh.flushed_lsn.load(Ordering::Acquire)).segment_number(sh.opts.segment_size);
+        create_segment(&sh.dir, cur + 1, sh.opts.segment_size, sh.opts.fsync)?;
+        sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
+        st.prealloc = cur + 1;
+    }
+    Ok(())
+}
+
+fn wake_waiters(sh: &Shared) {
+    drop(sh.flush_wait.lock());
+    sh.flushed_cv.notify_all();
+    sh.watch
+        .send_replace(Lsn(sh.flushed_lsn.load(Ordering::Acquire)));
+}
+
+impl FlushState {
     /// The open file of segment `segno`, creating the segment if needed.
-    fn file(&mut self, segno: u64) -> io::Result<&File> {
+    fn file(&mut self, sh: &Shared, segno: u64) -> io::Result<&File> {
         if let Some(i) = self.files.iter().position(|(s, _)| *s == segno) {
             return Ok(&self.files[i].1);
         }
-        let sh = &*self.shared;
         let existed =
             segno <= self.prealloc && segment_path(&sh.dir, segno, sh.opts.segment_size).exists();
         let f = create_segment(&sh.dir, segno, sh.opts.segment_size, sh.opts.fsync)?;
