@@ -1041,6 +1041,15 @@ fn session_functions_and_settings() {
     ok(&mut s, "rollback");
 }
 
+/// Commits so far that waited for their WAL flush.
+fn sync_commit_count(db: &Database) -> u64 {
+    db.xlog()
+        .expect("WAL")
+        .counters
+        .sync_commits
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A transaction whose xid came only from txid_current() wrote nothing a
 /// crash could lose: its commit does not wait for a WAL flush (PostgreSQL
 /// skips the flush when the transaction wrote no WAL). One that wrote
@@ -1049,13 +1058,7 @@ fn session_functions_and_settings() {
 fn commit_without_writes_does_not_wait_for_flush() {
     let (_dir, db) = open_db();
     let mut s = session(&db);
-    let sync_commits = || {
-        db.xlog()
-            .expect("WAL")
-            .counters
-            .sync_commits
-            .load(std::sync::atomic::Ordering::Relaxed)
-    };
+    let sync_commits = || sync_commit_count(&db);
     ok(&mut s, "create table t (a int)");
     let c0 = sync_commits();
     ok(&mut s, "select txid_current()");
@@ -1080,13 +1083,7 @@ fn commit_without_writes_does_not_wait_for_flush() {
 fn set_local_ends_with_the_transaction() {
     let (_dir, db) = open_db();
     let mut s = session(&db);
-    let sync_commits = || {
-        db.xlog()
-            .expect("WAL")
-            .counters
-            .sync_commits
-            .load(std::sync::atomic::Ordering::Relaxed)
-    };
+    let sync_commits = || sync_commit_count(&db);
     ok(&mut s, "create table t (a int)");
 
     // SET LOCAL applies to its own commit, then ends.
