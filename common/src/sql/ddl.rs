@@ -598,10 +598,7 @@ fn fill_and_check(
     db.heap.scan_all(table.rel, &mut |tid, data| {
         decode_row_into(data, &types, &mut row)?;
         if index_key(ix, &row, &mut kb) {
-            ix.index.insert(&kb, tid);
-            if ix.spec.unique {
-                entries.push((kb.clone(), tid));
-            }
+            entries.push((kb.clone(), tid));
         } else if primary {
             let c = ix
                 .spec
@@ -614,7 +611,12 @@ fn fill_and_check(
         }
         Ok(())
     })?;
+    // Sorted once, the entries serve the uniqueness check and then build
+    // the tree bottom-up (Index::load_sorted) — one sort instead of a
+    // descent per row.
+    entries.sort_unstable();
     if !ix.spec.unique {
+        ix.index.load_sorted(entries);
         return Ok(());
     }
     let vis = Vis::take(cx.xact);
@@ -630,7 +632,6 @@ fn fill_and_check(
             ));
         }
     }
-    entries.sort();
     let mut i = 0;
     while i < entries.len() {
         let mut j = i + 1;
@@ -678,6 +679,7 @@ fn fill_and_check(
         }
         i = j;
     }
+    ix.index.load_sorted(entries);
     Ok(())
 }
 
