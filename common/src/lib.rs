@@ -17,6 +17,8 @@ pub mod snapshot;
 pub mod sql;
 pub mod storage;
 pub mod subtrans;
+#[cfg(test)]
+mod testutil;
 pub mod twophase;
 pub mod types;
 pub mod visibility;

@@ -753,11 +753,12 @@ pub fn restore_at_startup(shared: &dyn XactShared) -> PgResult<()> {
 mod tests {
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use super::*;
     use crate::clog::Clog;
     use crate::procarray::{ProcArray, PGPROC_MAX_CACHED_SUBXIDS};
+    use crate::testutil::wait_until;
     use crate::xact::{TxStatus, Xact};
 
     struct TestShared {
@@ -800,17 +801,6 @@ mod tests {
 
     fn session(sh: &Arc<TestShared>) -> Xact {
         Xact::with_shared(sh.clone()).unwrap()
-    }
-
-    fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-        let start = Instant::now();
-        while !f() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "timed out waiting for {what}"
-            );
-            std::thread::yield_now();
-        }
     }
 
     /// BEGIN, one write (xid), PREPARE.
@@ -1291,102 +1281,14 @@ mod tests {
 #[cfg(test)]
 mod sql_tests {
     use std::sync::Arc;
-    use std::time::{Duration, Instant};
 
     use crate::config::Config;
     use crate::database::{Database, Role};
-    use crate::error::{PgError, PgResult};
     use crate::procarray::ProcNumber;
-    use crate::sql::session::{ExecOutcome, ResultSink, Session};
-    use crate::sql::value::Value;
+    use crate::sql::session::Session;
+    use crate::sql::tests::{err, ok, q, tag};
+    use crate::testutil::wait_until;
     use crate::xact::TxStatus;
-
-    #[derive(Default)]
-    struct Sink {
-        rows: Vec<Vec<String>>,
-        notices: Vec<PgError>,
-    }
-
-    impl ResultSink for Sink {
-        fn row(&mut self, values: &[Value]) -> PgResult<()> {
-            self.rows.push(
-                values
-                    .iter()
-                    .map(|v| {
-                        if v.is_null() {
-                            "NULL".into()
-                        } else {
-                            v.to_text_string()
-                        }
-                    })
-                    .collect(),
-            );
-            Ok(())
-        }
-        fn notice(&mut self, notice: PgError) {
-            self.notices.push(notice);
-        }
-        fn parameter_status(&mut self, _: &str, _: &str) {}
-        fn copy_out_start(&mut self, _: usize) {}
-        fn copy_data(&mut self, _: &[u8]) {}
-    }
-
-    /// Tags, rows and notices of one simple Query.
-    #[derive(Debug)]
-    struct Res {
-        tags: Vec<String>,
-        rows: Vec<Vec<String>>,
-        notices: Vec<PgError>,
-    }
-
-    fn q(s: &mut Session, sql: &str) -> PgResult<Res> {
-        let mut sink = Sink::default();
-        let stmts = s.prepare(sql, &[]).inspect_err(|_| s.on_error())?;
-        let multi = stmts.len() > 1;
-        if multi {
-            s.begin_implicit();
-        }
-        let mut tags = Vec::new();
-        for st in &stmts {
-            match s.execute(st, &[], &mut sink) {
-                Ok(ExecOutcome::Complete(t)) => tags.push(t),
-                Ok(_) => tags.push(String::new()),
-                Err(e) => {
-                    s.on_error();
-                    if multi {
-                        let _ = s.end_implicit(false);
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        if multi {
-            s.end_implicit(true)?;
-        }
-        Ok(Res {
-            tags,
-            rows: sink.rows,
-            notices: sink.notices,
-        })
-    }
-
-    #[track_caller]
-    fn ok(s: &mut Session, sql: &str) -> Res {
-        q(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
-    }
-
-    #[track_caller]
-    fn tag(s: &mut Session, sql: &str) -> String {
-        ok(s, sql).tags.pop().unwrap_or_default()
-    }
-
-    #[track_caller]
-    fn err(s: &mut Session, sql: &str) -> PgError {
-        match q(s, sql) {
-            Ok(r) => panic!("{sql}: expected an error, got {r:?}"),
-            Err(e) => e,
-        }
-    }
 
     #[track_caller]
     fn one(s: &mut Session, sql: &str) -> String {
@@ -1419,17 +1321,6 @@ mod sql_tests {
     fn someone_waits(db: &Database) -> bool {
         (0..db.procarray.max_procs() as u32)
             .any(|p| db.procarray.lmgr().waiting_for(ProcNumber(p)).is_some())
-    }
-
-    fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-        let start = Instant::now();
-        while !f() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "timed out waiting for {what}"
-            );
-            std::thread::yield_now();
-        }
     }
 
     /// Column b of t in key order, comma-separated.

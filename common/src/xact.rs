@@ -1061,9 +1061,9 @@ impl Drop for Xact {
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::Ordering;
-    use std::time::Instant;
 
     use super::*;
+    use crate::testutil::wait_until;
 
     struct TestShared {
         clog: Clog,
@@ -1104,18 +1104,6 @@ mod tests {
 
     fn session(sh: &Arc<TestShared>) -> Xact {
         Xact::with_shared(sh.clone()).unwrap()
-    }
-
-    /// Waits (bounded) for a condition another thread brings about.
-    fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-        let start = Instant::now();
-        while !f() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "timed out waiting for {what}"
-            );
-            std::thread::yield_now();
-        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub mod planner;
 pub mod rowcodec;
 pub mod session;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub mod types;
 pub mod utility;
 pub mod value;

@@ -71,10 +71,10 @@ fn session(db: &Arc<Database>) -> Session {
 
 /// Result of one simple Query: the tags and the rows of all statements.
 #[derive(Debug, Default)]
-struct Res {
-    tags: Vec<String>,
-    rows: Vec<Vec<String>>,
-    notices: Vec<PgError>,
+pub(crate) struct Res {
+    pub(crate) tags: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
+    pub(crate) notices: Vec<PgError>,
 }
 
 /// Runs a simple Query the way the protocol loop does.
@@ -118,7 +118,7 @@ fn q_sink(s: &mut Session, sql: &str, sink: &mut Sink) -> PgResult<Vec<String>> 
     Ok(tags)
 }
 
-fn q(s: &mut Session, sql: &str) -> PgResult<Res> {
+pub(crate) fn q(s: &mut Session, sql: &str) -> PgResult<Res> {
     let mut sink = Sink::default();
     let tags = q_sink(s, sql, &mut sink)?;
     Ok(Res {
@@ -129,7 +129,7 @@ fn q(s: &mut Session, sql: &str) -> PgResult<Res> {
 }
 
 #[track_caller]
-fn ok(s: &mut Session, sql: &str) -> Res {
+pub(crate) fn ok(s: &mut Session, sql: &str) -> Res {
     match q(s, sql) {
         Ok(r) => r,
         Err(e) => panic!("{sql}: {e} {:?}", e.detail),
@@ -137,12 +137,12 @@ fn ok(s: &mut Session, sql: &str) -> Res {
 }
 
 #[track_caller]
-fn tag(s: &mut Session, sql: &str) -> String {
+pub(crate) fn tag(s: &mut Session, sql: &str) -> String {
     ok(s, sql).tags.pop().unwrap_or_default()
 }
 
 #[track_caller]
-fn err(s: &mut Session, sql: &str) -> PgError {
+pub(crate) fn err(s: &mut Session, sql: &str) -> PgError {
     match q(s, sql) {
         Ok(r) => panic!("{sql}: expected an error, got {r:?}"),
         Err(e) => e,
