@@ -59,22 +59,6 @@ END;
 \\sleep 1 ms
 ";
 
-/// The seeds' two-phase variant of tpcb-like.
-const TWO_PHASE: &str = "\
-\\set aid random(1, 100000 * :scale)
-\\set bid random(1, 1 * :scale)
-\\set tid random(1, 10 * :scale)
-\\set delta random(-5000, 5000)
-BEGIN;
-UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
-SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
-UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
-UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
-INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
-PREPARE TRANSACTION 'ptx_:client_id';
-COMMIT PREPARED 'ptx_:client_id';
-";
-
 /// Runs pgbench on `node`; asserts exit 0, `transactions` processed (when
 /// given) and no failed transactions. Returns stdout.
 fn run_clean(node: &Node, args: &[&str], transactions: Option<u32>, what: &str) -> String {
@@ -166,7 +150,7 @@ fn pgbench_compatibility_matrix() {
     for (name, text) in [
         ("rw.sql", CUSTOM_RW),
         ("ro.sql", CUSTOM_RO),
-        ("2pc.sql", TWO_PHASE),
+        ("2pc.sql", tap_tests::bench::workloads::SCRIPT_2PC),
     ] {
         write_file(&primary.base_dir().join(name), text);
         write_file(&standby.base_dir().join(name), text);
