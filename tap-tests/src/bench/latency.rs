@@ -49,23 +49,13 @@ pub fn commit_to_visible(ctx: &mut Ctx) -> Vec<Table> {
     }
     for t in 0..ctx.targets.len() {
         let target = &ctx.targets[t];
-        let result = match (target.primary(), target.standby()) {
-            (Err(e), _) | (_, Err(e)) => {
-                for l in labels {
-                    table.set(l, 0.0, t, Cell::Skipped(e.clone()));
-                }
-                continue;
-            }
-            (Ok(p), Ok(s)) => {
-                let (p, s) = (p.clone(), s.clone());
-                guarded(|| {
-                    p.sql("DROP TABLE IF EXISTS bench_visible")?;
-                    p.sql("CREATE TABLE bench_visible (id int PRIMARY KEY)")?;
-                    target.wait_standby_catchup()?;
-                    block_on(measure(&p.connstr(), &s.connstr(), n))
-                })
-                .and_then(|r| r)
-            }
+        let Some(result) = on_pair(target, &mut table, &labels, t, |p, s| {
+            p.sql("DROP TABLE IF EXISTS bench_visible")?;
+            p.sql("CREATE TABLE bench_visible (id int PRIMARY KEY)")?;
+            target.wait_standby_catchup()?;
+            block_on(measure(&p.connstr(), &s.connstr(), n))
+        }) else {
+            continue;
         };
         match result {
             Ok(mut lat) => {
@@ -111,26 +101,14 @@ fn replay_throughput(ctx: &mut Ctx) -> Table {
     let mut reads = Vec::new();
     for t in 0..ctx.targets.len() {
         let target = &ctx.targets[t];
-        let result = match (target.primary(), target.standby()) {
-            (Err(e), _) | (_, Err(e)) => {
-                for l in labels {
-                    table.set(l, 0.0, t, Cell::Skipped(e.clone()));
-                }
-                continue;
-            }
-            (Ok(p), Ok(s)) => {
-                let (p, s) = (p.clone(), s.clone());
-                guarded(|| {
-                    p.sql("DROP TABLE IF EXISTS bench_replay")?;
-                    p.sql("CREATE TABLE bench_replay (id int PRIMARY KEY, pad text)")?;
-                    p.sql(
-                        "INSERT INTO bench_replay SELECT g, 'seed' FROM generate_series(1, 1000) g",
-                    )?;
-                    target.wait_standby_catchup()?;
-                    block_on(measure_replay(&p.connstr(), &s.connstr(), rows))
-                })
-                .and_then(|r| r)
-            }
+        let Some(result) = on_pair(target, &mut table, &labels, t, |p, s| {
+            p.sql("DROP TABLE IF EXISTS bench_replay")?;
+            p.sql("CREATE TABLE bench_replay (id int PRIMARY KEY, pad text)")?;
+            p.sql("INSERT INTO bench_replay SELECT g, 'seed' FROM generate_series(1, 1000) g")?;
+            target.wait_standby_catchup()?;
+            block_on(measure_replay(&p.connstr(), &s.connstr(), rows))
+        }) else {
+            continue;
         };
         match result {
             Ok(r) => {
@@ -310,4 +288,25 @@ async fn measure(primary: &str, standby: &str, n: u32) -> Result<Vec<f64>, Strin
     let _ = pt.await;
     let _ = st.await;
     Ok(out)
+}
+
+/// Runs `f` with the primary and standby of `target` (panics turned into
+/// errors). When either node is missing, every row of `labels` in column
+/// `t` is marked skipped with the reason and `None` is returned.
+fn on_pair<T>(
+    target: &super::target::Target,
+    table: &mut Table,
+    labels: &[&str],
+    t: usize,
+    f: impl FnOnce(&super::target::Endpoint, &super::target::Endpoint) -> Result<T, String>,
+) -> Option<Result<T, String>> {
+    match (target.primary(), target.standby()) {
+        (Err(e), _) | (_, Err(e)) => {
+            for l in labels {
+                table.set(l, 0.0, t, Cell::Skipped(e.clone()));
+            }
+            None
+        }
+        (Ok(p), Ok(s)) => Some(guarded(|| f(p, s)).and_then(|r| r)),
+    }
 }
