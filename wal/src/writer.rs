@@ -158,8 +158,6 @@ struct Signal {
     /// Highest LSN some session asked to have flushed.
     requested: Lsn,
     shutdown: bool,
-    /// Test hook: the flusher takes no buffer while paused.
-    paused: bool,
     /// A committer that flushed by itself found the next segment should be
     /// created: the flusher thread does it, off the commit path.
     prealloc: bool,
@@ -182,6 +180,9 @@ struct Shared {
     write_lsn: AtomicU64,
     flushed_lsn: AtomicU64,
     failed: AtomicBool,
+    /// Test hook: no round runs while set (read without a lock, so the
+    /// commit path pays nothing for it).
+    paused: AtomicBool,
     failure: Mutex<Option<String>>,
     watch: watch::Sender<Lsn>,
     stats: Counters,
@@ -255,7 +256,6 @@ impl WalWriter {
             signal: Mutex::new(Signal {
                 requested: pos.end,
                 shutdown: false,
-                paused: false,
                 prealloc: false,
             }),
             signal_cv: Condvar::new(),
@@ -270,6 +270,7 @@ impl WalWriter {
             write_lsn: AtomicU64::new(pos.end.0),
             flushed_lsn: AtomicU64::new(pos.end.0),
             failed: AtomicBool::new(false),
+            paused: AtomicBool::new(false),
             failure: Mutex::new(None),
             watch,
             stats: Counters::default(),
@@ -470,8 +471,7 @@ impl WalWriter {
                 return Ok(flushed);
             }
             self.check_failed()?;
-            let paused = sh.signal.lock().paused;
-            if !paused {
+            if !sh.paused.load(Ordering::Acquire) {
                 if let Some(mut st) = sh.round.try_lock() {
                     if self.flushed_lsn() < target {
                         let r = round(sh, &mut st);
@@ -575,7 +575,7 @@ impl WalWriter {
         {
             let mut sig = sh.signal.lock();
             sig.shutdown = true;
-            sig.paused = false;
+            sh.paused.store(false, Ordering::Release);
         }
         sh.signal_cv.notify_one();
         if let Some(h) = self.flusher.lock().take() {
@@ -590,7 +590,8 @@ impl WalWriter {
     /// Test hook: stop the flusher from taking new work.
     #[cfg(test)]
     pub(crate) fn pause_flusher(&self, paused: bool) {
-        self.shared.signal.lock().paused = paused;
+        self.shared.paused.store(paused, Ordering::Release);
+        drop(self.shared.signal.lock());
         self.shared.signal_cv.notify_one();
     }
 
@@ -704,12 +705,13 @@ impl Flusher {
             if sig.shutdown {
                 return true;
             }
-            if std::mem::take(&mut sig.prealloc) && !sig.paused {
+            let paused = sh.paused.load(Ordering::Acquire);
+            if std::mem::take(&mut sig.prealloc) && !paused {
                 return false;
             }
             let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
             let pending = Lsn(sh.insert_lsn.load(Ordering::Acquire)) > flushed;
-            if !sig.paused && pending && (sig.requested > flushed || timed_out) {
+            if !paused && pending && (sig.requested > flushed || timed_out) {
                 return false;
             }
             timed_out = sh
