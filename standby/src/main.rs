@@ -189,32 +189,36 @@ fn main() -> ExitCode {
 /// Refuses sessions until replay is consistent, or always with
 /// `hot_standby = off` (57P03, PostgreSQL's two messages), then makes
 /// normal (read-only: the role is Standby) sessions.
-struct StandbyFactory(Arc<Database>);
+struct StandbyFactory {
+    db: Arc<Database>,
+    /// `hot_standby`, read once: it can only change with a restart.
+    hot_standby: bool,
+}
 
 impl BackendFactory for StandbyFactory {
     type Backend = Session;
     fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
-        if !self.0.config.bool("hot_standby") {
+        if !self.hot_standby {
             return Err(PgError::fatal(
                 sqlstate::CANNOT_CONNECT_NOW,
                 "the database system is not accepting connections",
             )
             .with_detail("Hot standby mode is disabled."));
         }
-        if !self.0.replication.consistent.load(Ordering::Acquire) {
+        if !self.db.replication.consistent.load(Ordering::Acquire) {
             return Err(PgError::fatal(
                 sqlstate::CANNOT_CONNECT_NOW,
                 "the database system is not yet accepting connections",
             )
             .with_detail("Consistent recovery state has not been yet reached."));
         }
-        self.0.connect(params)
+        self.db.connect(params)
     }
     fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)> {
-        self.0.parameter_statuses(params)
+        self.db.parameter_statuses(params)
     }
     fn max_message_size(&self) -> usize {
-        self.0.max_message_size()
+        self.db.max_message_size()
     }
 }
 
@@ -321,7 +325,15 @@ async fn run(config: Config) -> Result<(), String> {
         }
         tracing::info!("received fast shutdown request");
     };
-    let served = common::server::serve_with(StandbyFactory(db.clone()), listener, shutdown).await;
+    let served = common::server::serve_with(
+        StandbyFactory {
+            db: db.clone(),
+            hot_standby: db.config.bool("hot_standby"),
+        },
+        listener,
+        shutdown,
+    )
+    .await;
     let _ = stop_tx.send(true);
     let _ = receiver.await;
     stop.store(true, Ordering::Relaxed);
