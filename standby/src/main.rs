@@ -347,3 +347,49 @@ async fn run(config: Config) -> Result<(), String> {
     tracing::info!("database system is shut down");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn factory(hot_standby: bool) -> (tempfile::TempDir, StandbyFactory) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = Config::new(dir.path());
+        cfg.set("fsync", "off").expect("fsync"); // a throw-away directory
+        let db = Database::open(cfg, Role::Standby).expect("open a standby database");
+        (dir, StandbyFactory { db, hot_standby })
+    }
+
+    /// Before replay is consistent a standby refuses sessions with
+    /// PostgreSQL's FATAL 57P03 and its DETAIL; once consistent it serves
+    /// them; with hot_standby off it refuses them with the other message.
+    #[test]
+    fn sessions_wait_for_consistency() {
+        let (_dir, f) = factory(true);
+        let params = [("user".to_string(), "u".to_string())];
+        let e = f
+            .connect(&params)
+            .err()
+            .expect("refused before consistency");
+        assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
+        assert_eq!(
+            e.message,
+            "the database system is not yet accepting connections"
+        );
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("Consistent recovery state has not been yet reached.")
+        );
+        f.db.replication.consistent.store(true, Ordering::Release);
+        assert!(f.connect(&params).is_ok(), "served once consistent");
+
+        let (_dir, off) = factory(false);
+        off.db.replication.consistent.store(true, Ordering::Release);
+        let e = off
+            .connect(&params)
+            .err()
+            .expect("refused with hot_standby off");
+        assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
+        assert_eq!(e.detail.as_deref(), Some("Hot standby mode is disabled."));
+    }
+}
