@@ -7,14 +7,18 @@
 //! The "mostly idle" variant of the seed (`\sleep 100ms` then `SELECT 1`)
 //! is [`IdlePool::start_mostly_idle`]: every connection loops sleeping
 //! 100 ms and running `SELECT 1`, their phases spread evenly over the
-//! 100 ms so they do not fire together.
+//! 100 ms so they do not fire together. The pool counts the statements
+//! those loops complete ([`IdlePool::statements_done`]): the loops are
+//! closed (a connection sleeps only after its answer), so a server that
+//! answers them more slowly is also asked less, and the active clients'
+//! tps alone does not say how much work each server did.
 //!
 //! The pool grows only (the idle workload raises I step by step); growing
 //! checks `MemAvailable` every hundred connections and stops with an error
 //! below the configured floor, because PostgreSQL's process per connection
 //! can exhaust a shared machine long before 10,000.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,6 +39,7 @@ pub struct IdlePool {
     clients: Vec<Arc<Client>>,
     tasks: Vec<JoinHandle<()>>,
     busy: Option<(Arc<AtomicBool>, Vec<JoinHandle<()>>)>,
+    done: Arc<AtomicU64>,
 }
 
 impl IdlePool {
@@ -123,6 +128,7 @@ impl IdlePool {
             .map(|(i, c)| {
                 let c = Arc::clone(c);
                 let stop = Arc::clone(&stop);
+                let done = Arc::clone(&self.done);
                 let phase = Duration::from_micros(100_000 * i as u64 / n);
                 runtime().spawn(async move {
                     tokio::time::sleep(phase).await;
@@ -131,11 +137,18 @@ impl IdlePool {
                         if c.simple_query("SELECT 1").await.is_err() {
                             break;
                         }
+                        done.fetch_add(1, Ordering::Relaxed);
                     }
                 })
             })
             .collect();
         self.busy = Some((stop, handles));
+    }
+
+    /// `SELECT 1`s the mostly-idle loops have completed since the pool
+    /// was made.
+    pub fn statements_done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
     }
 
     /// Stops the mostly-idle loops (waits for each to finish its query).
