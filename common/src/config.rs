@@ -367,7 +367,7 @@ pub const SETTINGS: &[SettingDef] = &[
         "0",
         Unit::Milliseconds,
         Context::User,
-        "accepted for compatibility",
+        "longest wait for a row lock (55P03); 0 waits without limit",
     ),
     def(
         "idle_in_transaction_session_timeout",

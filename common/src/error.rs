@@ -43,6 +43,8 @@ pub mod sqlstate {
     pub const SERIALIZATION_FAILURE: &str = "40001";
     pub const DEADLOCK_DETECTED: &str = "40P01";
     pub const QUERY_CANCELED: &str = "57014";
+    /// lock_not_available (lock_timeout expired).
+    pub const LOCK_NOT_AVAILABLE: &str = "55P03";
     pub const ADMIN_SHUTDOWN: &str = "57P01";
     pub const CANNOT_CONNECT_NOW: &str = "57P03";
     pub const TOO_MANY_CONNECTIONS: &str = "53300";
@@ -154,6 +156,13 @@ impl PgError {
         PgError::new(
             sqlstate::QUERY_CANCELED,
             "canceling statement due to user request",
+        )
+    }
+    /// 57014 "canceling statement due to statement timeout".
+    pub fn statement_timeout() -> PgError {
+        PgError::new(
+            sqlstate::QUERY_CANCELED,
+            "canceling statement due to statement timeout",
         )
     }
     /// Adds a DETAIL line.

@@ -35,6 +35,15 @@
 //! when nobody waits: the waiter's increment is ordered before its
 //! ProcArrayLock acquisition, and the completer's check after its release.
 //!
+//! ## Giving up
+//!
+//! Besides a cancel request (57014) and a deadlock (40P01), a wait ends on
+//! its own when a [`WaitLimits`] deadline passes: the statement's
+//! `statement_timeout` (57014 "canceling statement due to statement
+//! timeout") or `lock_timeout`, which as in PostgreSQL counts from the
+//! start of each wait, not of the statement (55P03 "canceling statement due
+//! to lock timeout").
+//!
 //! Lock order: the lmgr mutex is taken *before* ProcArrayLock (a waiter
 //! checks the procarray under it), and never while holding ProcArrayLock.
 //!
@@ -120,7 +129,8 @@ impl LockManager {
 
     /// XactLockTableWait: blocks session `me` until `xid` no longer runs.
     /// After `deadlock_timeout` it checks once for a cycle through `me`
-    /// (40P01 "deadlock detected"); `cancel` ends the wait with 57014.
+    /// (40P01 "deadlock detected"); `cancel` ends the wait with 57014, and
+    /// `limits` with a timeout error.
     pub fn wait_for_xid(
         &self,
         procs: &ProcArray,
@@ -128,11 +138,14 @@ impl LockManager {
         xid: TransactionId,
         deadlock_timeout: Duration,
         cancel: &AtomicBool,
+        limits: WaitLimits,
     ) -> PgResult<()> {
         let Some(slot) = self.wakeups.get(me.0 as usize) else {
             return Err(PgError::internal("invalid proc number"));
         };
-        let deadline = Instant::now() + deadlock_timeout;
+        let start = Instant::now();
+        let deadline = start + deadlock_timeout;
+        let lock_deadline = limits.lock_timeout.map(|t| start + t);
         let mut checked = false;
         let mut waits = self.waits.lock();
         self.num_waiting.fetch_add(1, Ordering::SeqCst);
@@ -153,6 +166,9 @@ impl LockManager {
             };
             waits[me.0 as usize] = Some(edge);
             let now = Instant::now();
+            if let Some(e) = limits.expired(now, lock_deadline) {
+                break Err(e);
+            }
             if !checked && now >= deadline {
                 checked = true;
                 if let Some(detail) = self.find_cycle(procs, &waits, me) {
@@ -166,6 +182,9 @@ impl LockManager {
             let mut wake_at = now + CANCEL_POLL;
             if !checked {
                 wake_at = wake_at.min(deadline);
+            }
+            for d in [limits.statement, lock_deadline].into_iter().flatten() {
+                wake_at = wake_at.min(d);
             }
             slot.wait_until(&mut waits, wake_at);
         };
@@ -217,6 +236,37 @@ impl LockManager {
                 return None;
             }
             cur = edge.holder;
+        }
+        None
+    }
+}
+
+/// When a lock wait gives up by itself (see "Giving up" above).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitLimits {
+    /// The statement's `statement_timeout` deadline.
+    pub statement: Option<Instant>,
+    /// `lock_timeout`: the longest one wait may last.
+    pub lock_timeout: Option<Duration>,
+}
+
+impl WaitLimits {
+    /// No timeout: only a cancel or a deadlock ends the wait early.
+    pub const NONE: WaitLimits = WaitLimits {
+        statement: None,
+        lock_timeout: None,
+    };
+
+    /// The error for a deadline passed at `now` (the statement's first).
+    fn expired(&self, now: Instant, lock_deadline: Option<Instant>) -> Option<PgError> {
+        if self.statement.is_some_and(|d| now >= d) {
+            return Some(PgError::statement_timeout());
+        }
+        if lock_deadline.is_some_and(|d| now >= d) {
+            return Some(PgError::new(
+                sqlstate::LOCK_NOT_AVAILABLE,
+                "canceling statement due to lock timeout",
+            ));
         }
         None
     }

@@ -993,16 +993,17 @@ impl ProcArray {
 
     /// XactLockTableWait for session `me`: blocks until `xid` is no longer
     /// running; 40P01 on deadlock (checked after `deadlock_timeout`), 57014
-    /// when `cancel` is set.
+    /// when `cancel` is set, a timeout error when `limits` says so.
     pub fn wait_for_xid(
         &self,
         me: ProcNumber,
         xid: TransactionId,
         deadlock_timeout: Duration,
         cancel: &AtomicBool,
+        limits: crate::lmgr::WaitLimits,
     ) -> PgResult<()> {
         self.lmgr
-            .wait_for_xid(self, me, xid, deadlock_timeout, cancel)
+            .wait_for_xid(self, me, xid, deadlock_timeout, cancel, limits)
     }
 
     /// Checks the dense-array invariants (tests, debugging): every proc in use

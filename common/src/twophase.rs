@@ -1056,7 +1056,7 @@ mod tests {
         let x = a.assign_xid().unwrap();
         let cancel = AtomicBool::new(false);
         std::thread::scope(|sc| {
-            let t = sc.spawn(|| w.wait_for_xid(x, &cancel));
+            let t = sc.spawn(|| w.wait_for_xid(x, &cancel, crate::lmgr::WaitLimits::NONE));
             wait_until("waiter registered", || {
                 sh.procarray.lmgr().waiting_for(w.proc()) == Some(x)
             });

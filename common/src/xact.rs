@@ -60,7 +60,7 @@ use std::time::Duration;
 use crate::clog::{Clog, XidStatus};
 use crate::database::{Database, Role};
 use crate::error::{sqlstate, PgError, PgResult};
-use crate::lmgr::run_blocking;
+use crate::lmgr::{run_blocking, WaitLimits};
 use crate::procarray::{Finished, ProcArray, ProcNumber};
 use crate::snapshot::Snapshot;
 use crate::twophase::TwoPhaseState;
@@ -890,12 +890,18 @@ impl Xact {
     }
 
     /// XactLockTableWait: blocks until `xid` (or the transaction it belongs
-    /// to) is no longer running. 40P01 on deadlock, 57014 on cancel. Safe to
-    /// call from a tokio worker (uses `block_in_place`).
-    pub fn wait_for_xid(&self, xid: TransactionId, cancel: &AtomicBool) -> PgResult<()> {
+    /// to) is no longer running. 40P01 on deadlock, 57014 on cancel or
+    /// statement timeout, 55P03 on lock timeout (`limits`). Safe to call
+    /// from a tokio worker (uses `block_in_place`).
+    pub fn wait_for_xid(
+        &self,
+        xid: TransactionId,
+        cancel: &AtomicBool,
+        limits: WaitLimits,
+    ) -> PgResult<()> {
         let pa = self.shared.procarray();
         let timeout = self.shared.deadlock_timeout();
-        run_blocking(|| pa.wait_for_xid(self.proc, xid, timeout, cancel))
+        run_blocking(|| pa.wait_for_xid(self.proc, xid, timeout, cancel, limits))
     }
 
     // ----- internals ------------------------------------------------------------
@@ -1425,7 +1431,7 @@ mod tests {
         let x = holder.assign_xid().unwrap();
         let cancel = AtomicBool::new(false);
         std::thread::scope(|sc| {
-            let t = sc.spawn(|| waiter.wait_for_xid(x, &cancel));
+            let t = sc.spawn(|| waiter.wait_for_xid(x, &cancel, WaitLimits::NONE));
             wait_until("waiter registered", || {
                 sh.procarray.lmgr().waiting_for(waiter.proc()) == Some(x)
             });
@@ -1436,7 +1442,7 @@ mod tests {
         holder.begin(None);
         let y = holder.assign_xid().unwrap();
         std::thread::scope(|sc| {
-            let t = sc.spawn(|| waiter.wait_for_xid(y, &cancel));
+            let t = sc.spawn(|| waiter.wait_for_xid(y, &cancel, WaitLimits::NONE));
             wait_until("waiter registered", || {
                 sh.procarray.lmgr().waiting_for(waiter.proc()) == Some(y)
             });
@@ -1449,7 +1455,7 @@ mod tests {
         holder.savepoint("s").unwrap();
         let sub = holder.assign_xid().unwrap();
         std::thread::scope(|sc| {
-            let t = sc.spawn(|| waiter.wait_for_xid(sub, &cancel));
+            let t = sc.spawn(|| waiter.wait_for_xid(sub, &cancel, WaitLimits::NONE));
             wait_until("waiter registered", || {
                 sh.procarray.lmgr().waiting_for(waiter.proc()) == Some(sub)
             });
@@ -1459,7 +1465,36 @@ mod tests {
         assert!(sh.procarray.xid_is_running(y));
         holder.rollback();
         // Not running: returns at once.
-        waiter.wait_for_xid(y, &cancel).unwrap();
+        waiter.wait_for_xid(y, &cancel, WaitLimits::NONE).unwrap();
+    }
+
+    #[test]
+    fn a_wait_ends_at_lock_timeout_or_statement_timeout() {
+        let sh = shared(4);
+        let mut holder = session(&sh);
+        let waiter = session(&sh);
+        holder.begin(None);
+        let x = holder.assign_xid().unwrap();
+        let cancel = AtomicBool::new(false);
+        let lock = WaitLimits {
+            statement: None,
+            lock_timeout: Some(Duration::from_millis(20)),
+        };
+        let e = waiter.wait_for_xid(x, &cancel, lock).unwrap_err();
+        assert_eq!(e.code, "55P03");
+        assert_eq!(e.message, "canceling statement due to lock timeout");
+        let stmt = WaitLimits {
+            statement: Some(std::time::Instant::now() + Duration::from_millis(20)),
+            lock_timeout: Some(Duration::from_secs(3600)),
+        };
+        let e = waiter.wait_for_xid(x, &cancel, stmt).unwrap_err();
+        assert_eq!(e.code, "57014");
+        assert_eq!(e.message, "canceling statement due to statement timeout");
+        // The waiter left no edge behind, and the holder is unaffected.
+        assert_eq!(sh.procarray.lmgr().waiting_for(waiter.proc()), None);
+        assert!(sh.procarray.xid_is_running(x));
+        holder.commit().unwrap();
+        waiter.wait_for_xid(x, &cancel, lock).unwrap();
     }
 
     #[test]
@@ -1477,7 +1512,7 @@ mod tests {
         let cancel_b = AtomicBool::new(false);
         let (ra, rb) = std::thread::scope(|sc| {
             let ta = sc.spawn(|| {
-                let r = a.wait_for_xid(xb, &cancel_a);
+                let r = a.wait_for_xid(xb, &cancel_a, WaitLimits::NONE);
                 // The side that fails aborts, releasing the other.
                 if r.is_err() {
                     a.finish_statement(false).unwrap();
@@ -1486,7 +1521,7 @@ mod tests {
                 r
             });
             let tb = sc.spawn(|| {
-                let r = b.wait_for_xid(xa, &cancel_b);
+                let r = b.wait_for_xid(xa, &cancel_b, WaitLimits::NONE);
                 if r.is_err() {
                     b.finish_statement(false).unwrap();
                     b.rollback();
@@ -1537,7 +1572,7 @@ mod tests {
                     let target = xs[(i + 1) % 3];
                     let c = &cancel[i];
                     sc.spawn(move || {
-                        let r = x.wait_for_xid(target, c);
+                        let r = x.wait_for_xid(target, c, WaitLimits::NONE);
                         if r.is_err() {
                             x.rollback();
                         } else {
@@ -1579,7 +1614,7 @@ mod tests {
         let wp = waiter.proc();
         let task = tokio::spawn(async move {
             let cancel = AtomicBool::new(false);
-            waiter.wait_for_xid(x, &cancel)
+            waiter.wait_for_xid(x, &cancel, WaitLimits::NONE)
         });
         // This task keeps running while the other one blocks.
         let sh2 = sh.clone();

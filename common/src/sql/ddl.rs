@@ -23,6 +23,7 @@ use sqlparser::ast;
 
 use crate::database::Database;
 use crate::error::{sqlstate, PgError, PgResult};
+use crate::lmgr::WaitLimits;
 use crate::sql::catalog::{CatalogChange, ColumnDef, IndexDef, IndexSpec, TableDef, TableSpec};
 use crate::sql::executor::{index_key, Vis};
 use crate::sql::planner::{ident_name, object_name};
@@ -46,6 +47,8 @@ pub struct DdlCtx<'a> {
     pub created: &'a mut HashSet<RelFileId>,
     /// Notices to send.
     pub notices: Vec<PgError>,
+    /// statement_timeout / lock_timeout for row waits.
+    pub limits: WaitLimits,
 }
 
 /// Executes a DDL statement; returns its command tag.
@@ -708,7 +711,7 @@ fn dirty_live(
         match state {
             DirtyState::Dead => return Ok(false),
             DirtyState::Live => return Ok(true),
-            DirtyState::InProgress(x) => cx.xact.wait_for_xid(x, cx.cancel)?,
+            DirtyState::InProgress(x) => cx.xact.wait_for_xid(x, cx.cancel, cx.limits)?,
         }
     }
 }

@@ -56,10 +56,11 @@ use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::database::Database;
 use crate::error::{sqlstate, PgError, PgResult};
+use crate::lmgr::WaitLimits;
 use crate::snapshot::Snapshot;
 use crate::sql::catalog::{IndexDef, TableDef};
 use crate::sql::expr::{eval, eval_filter, EvalContext, Expr};
@@ -119,6 +120,8 @@ impl Vis {
 pub trait SettingsView {
     /// `current_setting(name)`.
     fn get_setting(&self, name: &str) -> Option<String>;
+    /// `lock_timeout`, when set (not 0).
+    fn lock_timeout(&self) -> Option<Duration>;
 }
 
 /// The mutable side of a running statement (see the module doc).
@@ -182,10 +185,7 @@ impl<'a> Ectx<'a> {
         }
         if let Some(d) = self.deadline {
             if Instant::now() >= d {
-                return Err(PgError::new(
-                    sqlstate::QUERY_CANCELED,
-                    "canceling statement due to statement timeout",
-                ));
+                return Err(PgError::statement_timeout());
             }
         }
         Ok(())
@@ -202,7 +202,17 @@ impl<'a> Ectx<'a> {
     }
 
     fn wait_for(&mut self, xid: TransactionId) -> PgResult<()> {
-        self.xact.wait_for_xid(xid, self.cancel)
+        let limits = self.wait_limits();
+        self.xact.wait_for_xid(xid, self.cancel, limits)
+    }
+
+    /// The statement's deadline and the session's `lock_timeout`, for a
+    /// lock wait.
+    pub fn wait_limits(&self) -> WaitLimits {
+        WaitLimits {
+            statement: self.deadline,
+            lock_timeout: self.settings.lock_timeout(),
+        }
     }
 
     fn eval(&mut self, e: &Expr, row: &[Value]) -> PgResult<Value> {

@@ -38,10 +38,11 @@ use sqlparser::ast;
 
 use crate::database::{Database, Role};
 use crate::error::{sqlstate, PgError, PgResult, Severity};
+use crate::lmgr::WaitLimits;
 use crate::sql::catalog::TableDef;
 use crate::sql::copy::{format_header, format_row, CopyInState};
 use crate::sql::ddl::{execute_ddl, is_ddl, truncate_table, DdlCtx};
-use crate::sql::executor::{run_dml, run_query, Ectx, Vis};
+use crate::sql::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
 use crate::sql::expr::ParamTypes;
 use crate::sql::parser::{
     isolation_from_name, isolation_name, CopyDirection, CopyFormat, CopySource, CopyStmt,
@@ -785,12 +786,17 @@ impl Session {
                 } else if is_ddl(s) {
                     self.check_writable(command_name(&stmt.parsed.stmt))?;
                     let db = self.db.clone();
+                    let limits = WaitLimits {
+                        statement: self.deadline(),
+                        lock_timeout: self.settings.lock_timeout(),
+                    };
                     let mut cx = DdlCtx {
                         db: &db,
                         xact: &mut self.xact,
                         cancel: &self.cancel,
                         created: &mut self.created_in_xact,
                         notices: Vec::new(),
+                        limits,
                     };
                     let r = execute_ddl(&mut cx, s);
                     for n in std::mem::take(&mut cx.notices) {

@@ -650,6 +650,43 @@ fn deadlock_is_detected() {
 }
 
 #[test]
+fn row_lock_waits_end_at_lock_timeout_and_statement_timeout() {
+    let (_d, db) = open_db();
+    let mut a = session(&db);
+    let mut b = session(&db);
+    ok(&mut a, "create table lt (id int primary key, n int)");
+    ok(&mut a, "insert into lt values (1, 0)");
+    ok(&mut a, "begin");
+    ok(&mut a, "update lt set n = 1 where id = 1");
+    // A waiting UPDATE gives up at lock_timeout (55P03)…
+    ok(&mut b, "set lock_timeout = '30ms'");
+    let e = err(&mut b, "update lt set n = 2 where id = 1");
+    assert_eq!(e.code, sqlstate::LOCK_NOT_AVAILABLE);
+    assert_eq!(e.message, "canceling statement due to lock timeout");
+    // …in a transaction block, which is then aborted as on any error.
+    ok(&mut b, "begin");
+    let e = err(&mut b, "delete from lt where id = 1");
+    assert_eq!(e.code, sqlstate::LOCK_NOT_AVAILABLE);
+    assert_eq!(err(&mut b, "select 1").code, "25P02");
+    ok(&mut b, "rollback");
+    // statement_timeout ends a wait too (it used to be checked only
+    // between rows), and a unique-key wait as well as a row wait.
+    ok(&mut b, "set lock_timeout = 0");
+    ok(&mut b, "set statement_timeout = '30ms'");
+    let e = err(&mut b, "update lt set n = 2 where id = 1");
+    assert_eq!(e.code, "57014");
+    assert_eq!(e.message, "canceling statement due to statement timeout");
+    ok(&mut a, "insert into lt values (2, 0)");
+    let e = err(&mut b, "insert into lt values (2, 9)");
+    assert_eq!(e.code, "57014");
+    ok(&mut b, "set statement_timeout = 0");
+    // The holder is untouched: it commits, and the waiter's retry works.
+    ok(&mut a, "commit");
+    ok(&mut b, "update lt set n = n + 10 where id = 1");
+    assert_eq!(one(&mut b, "select n from lt where id = 1"), "11");
+}
+
+#[test]
 fn duplicate_keys() {
     let (_d, db) = open_db();
     let mut a = session(&db);

@@ -251,6 +251,10 @@ impl crate::sql::executor::SettingsView for SessionSettings {
     fn get_setting(&self, name: &str) -> Option<String> {
         self.get(name)
     }
+    fn lock_timeout(&self) -> Option<std::time::Duration> {
+        let ms = self.config().int("lock_timeout");
+        (ms > 0).then(|| std::time::Duration::from_millis(ms as u64))
+    }
 }
 
 #[cfg(test)]

@@ -1652,6 +1652,7 @@ mod tests {
                                             xmax,
                                             std::time::Duration::from_secs(1),
                                             &cancel,
+                                            crate::lmgr::WaitLimits::NONE,
                                         )
                                         .unwrap();
                                 }
