@@ -57,52 +57,51 @@ impl Tids {
     }
 }
 
-/// Key bytes kept inside the tree node (longer keys keep these too).
-const KEY_HEAD: usize = 16;
+/// Key bytes kept inside the tree node.
+const KEY_INLINE: usize = 15;
 
-/// A key as the map stores it: its first [`KEY_HEAD`] bytes inline and
-/// zero-padded, so a comparison reads the node being searched instead of
-/// chasing a pointer to a separate allocation, and compares as one
-/// big-endian `u128`. Keys longer than that also keep all their bytes boxed.
+/// A key as the map stores it, 24 bytes: its first [`KEY_INLINE`] bytes
+/// zero-padded plus a length byte (the length, or 16 for "longer"), read as
+/// one big-endian `u128`, and for a longer key all its bytes boxed. A
+/// comparison reads the node being searched instead of chasing a pointer to
+/// a separate allocation, and is one integer compare unless two long keys
+/// share their first 15 bytes.
 ///
 /// The order is exactly the byte order of the keys (what `Borrow<[u8]>`
-/// requires): if the padded heads differ at byte `i`, either both keys have
-/// a byte there, or the shorter one ended before `i` and is a prefix of the
-/// other whose byte `i` is non-zero — shorter first, as in byte order. If
-/// the heads are equal and both keys fit in them, one is the other plus
-/// zero bytes: the shorter sorts first. Otherwise the whole bytes decide.
+/// requires): if the padded bytes differ at `i`, either both keys have a
+/// byte there, or the shorter one ended before `i` and is a prefix of the
+/// other, whose byte `i` is non-zero — shorter first, as in byte order. If
+/// the padded bytes are equal, one key is a prefix of the other (padding
+/// is zero), so the length byte orders them — a long key's 16 after any
+/// short key's length. Only two long keys fall back to comparing bytes.
 #[derive(Clone)]
 struct Key {
-    head: [u8; KEY_HEAD],
-    len: usize,
-    long: Option<Box<[u8]>>,
+    head: [u8; KEY_INLINE + 1],
+    long: Option<Box<Box<[u8]>>>,
 }
 
 impl Key {
     /// A key for `bytes`; `None` when it is too long to fit inline (the
     /// caller then compares by slice instead of allocating).
     fn short(bytes: &[u8]) -> Option<Key> {
-        if bytes.len() > KEY_HEAD {
+        if bytes.len() > KEY_INLINE {
             return None;
         }
-        let mut head = [0u8; KEY_HEAD];
+        let mut head = [0u8; KEY_INLINE + 1];
         head[..bytes.len()].copy_from_slice(bytes);
-        Some(Key {
-            head,
-            len: bytes.len(),
-            long: None,
-        })
+        head[KEY_INLINE] = bytes.len() as u8;
+        Some(Key { head, long: None })
     }
 
     /// A key for `bytes` of any length.
     fn new(bytes: &[u8]) -> Key {
         Key::short(bytes).unwrap_or_else(|| {
-            let mut head = [0u8; KEY_HEAD];
-            head.copy_from_slice(&bytes[..KEY_HEAD]);
+            let mut head = [0u8; KEY_INLINE + 1];
+            head[..KEY_INLINE].copy_from_slice(&bytes[..KEY_INLINE]);
+            head[KEY_INLINE] = KEY_INLINE as u8 + 1;
             Key {
                 head,
-                len: bytes.len(),
-                long: Some(bytes.into()),
+                long: Some(Box::new(bytes.into())),
             }
         })
     }
@@ -110,7 +109,7 @@ impl Key {
     fn as_slice(&self) -> &[u8] {
         match &self.long {
             Some(b) => b,
-            None => &self.head[..self.len],
+            None => &self.head[..usize::from(self.head[KEY_INLINE]).min(KEY_INLINE)],
         }
     }
 }
@@ -131,10 +130,11 @@ impl Ord for Key {
         if a != b {
             return a.cmp(&b);
         }
-        if self.long.is_none() && other.long.is_none() {
-            return self.len.cmp(&other.len);
+        match (&self.long, &other.long) {
+            (Some(x), Some(y)) => x[..].cmp(&y[..]),
+            // Equal heads and length bytes: both short and equal.
+            _ => std::cmp::Ordering::Equal,
         }
-        self.as_slice().cmp(other.as_slice())
     }
 }
 
@@ -487,7 +487,7 @@ mod tests {
     /// depend on it).
     fn tricky_keys() -> Vec<Vec<u8>> {
         let mut keys: Vec<Vec<u8>> = vec![Vec::new()];
-        for len in [1usize, 2, 8, 9, 15, 16, 17, 18, 24, 33] {
+        for len in [1usize, 2, 8, 9, 14, 15, 16, 17, 18, 24, 33] {
             for fill in [0u8, 1, 0x7F, 0xFF] {
                 let mut k = vec![fill; len];
                 keys.push(k.clone());
@@ -500,6 +500,12 @@ mod tests {
             }
         }
         keys
+    }
+
+    #[test]
+    fn key_is_small() {
+        // Three words: a node's keys span few cache lines.
+        assert_eq!(std::mem::size_of::<Key>(), 24);
     }
 
     #[test]
