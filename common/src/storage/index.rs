@@ -11,7 +11,11 @@
 //!
 //! ## Structure and locking
 //!
-//! One `parking_lot::RwLock<BTreeMap<Box<[u8]>, Tids>>`. A point lookup
+//! One `parking_lot::RwLock<BTreeMap<Key, Tids>>`. A `Key` keeps the
+//! first 15 key bytes and a length byte inline in the tree node (24 bytes,
+//! compared as one `u128`), so a point lookup on an integer key compares
+//! integers down the tree instead of calling `memcmp` through a pointer per
+//! comparison. A point lookup
 //! takes the read lock, copies the (usually one or two) tids onto the stack
 //! and releases it before calling back — callers routinely insert into the
 //! same index from inside the callback (an UPDATE found through its primary
@@ -24,11 +28,13 @@
 //! Measured roughly (`throughput::lookup_throughput`, ignored test; the
 //! 2-core dev machine was shared with other builds, so CPU time per lookup
 //! is the figure): ~860 ns of CPU per point lookup over 100k keys from 2
-//! threads in the dev profile, ~450 ns for the same map with `rustc -O`.
-//! The cost is cache misses down the tree, not lock contention (1 and 2
-//! threads cost the same). pgbench select-only at 70k tps thus spends about
-//! 3-6% of one core here, so the map is neither sharded nor hashed; keys
-//! stored inline (no `Box`) would save ~25% if it ever matters.
+//! threads in the dev profile with boxed keys, ~450 ns for the same map
+//! with `rustc -O`, and 330–405 ns with inline keys (test profile, loaded
+//! machine). The cost is cache misses down the tree, not lock contention
+//! (1 and 2 threads cost the same). In pgbench select-only the boxed keys'
+//! `memcmp` + lookup were 11–13 % of the primary's CPU (perf, 2 clients);
+//! inline keys cut the server's CPU per transaction by about 10 %. The map
+//! is neither sharded nor hashed: range scans need the order.
 //! The lock is a leaf: nothing else is acquired while it is held.
 
 use std::collections::BTreeMap;
