@@ -180,6 +180,9 @@ struct Shared {
     write_lsn: AtomicU64,
     flushed_lsn: AtomicU64,
     failed: AtomicBool,
+    /// Rounds ended so far (see [`end_round`]): a waiter that saw a round
+    /// under way sleeps only if no round has ended since it looked.
+    rounds_ended: AtomicU64,
     /// Test hook: no round runs while set (read without a lock, so the
     /// commit path pays nothing for it).
     paused: AtomicBool,
@@ -270,6 +273,7 @@ impl WalWriter {
             write_lsn: AtomicU64::new(pos.end.0),
             flushed_lsn: AtomicU64::new(pos.end.0),
             failed: AtomicBool::new(false),
+            rounds_ended: AtomicU64::new(0),
             paused: AtomicBool::new(false),
             failure: Mutex::new(None),
             watch,
@@ -464,18 +468,20 @@ impl WalWriter {
     /// the group commit.
     fn flush_until(&self, target: Lsn) -> Result<Lsn, WalError> {
         let sh = &*self.shared;
-        let mut asked = false;
         loop {
             let flushed = self.flushed_lsn();
             if flushed >= target {
                 return Ok(flushed);
             }
             self.check_failed()?;
+            // Read before trying the round lock: if a round ends after the
+            // try fails, the count has moved and we do not sleep.
+            let rounds = sh.rounds_ended.load(Ordering::SeqCst);
             if !sh.paused.load(Ordering::Acquire) {
                 if let Some(mut st) = sh.round.try_lock() {
                     if self.flushed_lsn() < target {
                         let r = round(sh, &mut st);
-                        drop(st);
+                        end_round(sh, st);
                         match r {
                             Ok(prealloc) if prealloc => {
                                 sh.signal.lock().prealloc = true;
@@ -488,21 +494,21 @@ impl WalWriter {
                     continue;
                 }
             }
-            if !asked {
-                // Make sure someone finishes the job even if the round under
-                // way does not cover `target` and we are not woken in time.
-                let mut sig = sh.signal.lock();
-                sig.requested = sig.requested.max(target);
-                drop(sig);
-                sh.signal_cv.notify_one();
-                asked = true;
-            }
+            // A round is under way (or rounds are paused). Nobody else is
+            // asked to help: when it ends, its leader wakes every waiter,
+            // the covered ones return and the first uncovered one leads
+            // the next round, which covers all who wait (PostgreSQL's
+            // LWLockAcquireOrWait on WALWriteLock in XLogFlush).
             let mut g = sh.flush_wait.lock();
-            if self.flushed_lsn() >= target || sh.failed.load(Ordering::Acquire) {
+            if self.flushed_lsn() >= target
+                || sh.failed.load(Ordering::Acquire)
+                || sh.rounds_ended.load(Ordering::SeqCst) != rounds
+            {
                 continue;
             }
-            // Woken by the end of the round under way; the timeout only
-            // bounds a wake-up lost to a round that ended just before.
+            // `end_round` bumps `rounds_ended` before it takes `flush_wait`
+            // to notify, so this wait cannot miss the end of the round that
+            // beat our try; the timeout is only a backstop.
             sh.flushed_cv.wait_for(&mut g, Duration::from_millis(10));
         }
     }
@@ -590,9 +596,14 @@ impl WalWriter {
     /// Test hook: stop the flusher from taking new work.
     #[cfg(test)]
     pub(crate) fn pause_flusher(&self, paused: bool) {
-        self.shared.paused.store(paused, Ordering::Release);
-        drop(self.shared.signal.lock());
-        self.shared.signal_cv.notify_one();
+        let sh = &*self.shared;
+        sh.paused.store(paused, Ordering::Release);
+        drop(sh.signal.lock());
+        sh.signal_cv.notify_one();
+        // Committers waiting for the pause to end lead the next round.
+        sh.rounds_ended.fetch_add(1, Ordering::SeqCst);
+        drop(sh.flush_wait.lock());
+        sh.flushed_cv.notify_all();
     }
 
     /// Test hook: threads blocked in `flush` now.
@@ -672,16 +683,21 @@ impl Flusher {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
             let shutdown = self.wait_for_work();
             let mut st = shared.round.lock();
-            match round(&shared, &mut st) {
+            let r = round(&shared, &mut st);
+            // Waiters covered by this round go before any zero-fill.
+            end_round(&shared, st);
+            match r {
                 Ok(true) => {
-                    if let Err(e) = preallocate(&shared, &mut st) {
+                    let mut st = shared.round.lock();
+                    let r = preallocate(&shared, &mut st);
+                    end_round(&shared, st);
+                    if let Err(e) = r {
                         return Err(format!("could not create WAL segment: {e}"));
                     }
                 }
                 Ok(false) => {}
                 Err(e) => return Err(format!("could not write or sync WAL: {e}")),
             }
-            drop(st);
             if shutdown {
                 return Ok(());
             }
@@ -722,8 +738,9 @@ impl Flusher {
     }
 }
 
-/// One round: takes the pending buffer, writes it, syncs it, publishes the
-/// new flushed LSN and wakes the waiters. Returns whether the next segment
+/// One round: takes the pending buffer, writes it, syncs it and publishes
+/// the new flushed LSN; the caller wakes the waiters with [`end_round`]
+/// once it lets go of the round lock. Returns whether the next segment
 /// should now be pre-allocated (the current one is half used).
 fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
     let (buf, start) = {
@@ -760,7 +777,6 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
     sh.write_lsn.store(end.0, Ordering::Release);
     sh.flushed_lsn.store(end.0, Ordering::Release);
     sh.stats.writes.fetch_add(1, Ordering::Relaxed);
-    wake_waiters(sh);
     let mut buf = buf;
     buf.clear();
     st.spare = buf;
@@ -787,11 +803,21 @@ fn preallocate(sh: &Shared, st: &mut FlushState) -> io::Result<()> {
     Ok(())
 }
 
-fn wake_waiters(sh: &Shared) {
-    drop(sh.flush_wait.lock());
-    sh.flushed_cv.notify_all();
-    sh.watch
-        .send_replace(Lsn(sh.flushed_lsn.load(Ordering::Acquire)));
+/// Lets go of the round lock and wakes every committer waiting in
+/// `flush`: the covered ones return, the first uncovered one leads the next
+/// round. `rounds_ended` moves before `flush_wait` is taken, which is what
+/// makes a waiter's check-then-sleep in `flush_until` race-free.
+fn end_round(sh: &Shared, st: parking_lot::MutexGuard<'_, FlushState>) {
+    drop(st);
+    sh.rounds_ended.fetch_add(1, Ordering::SeqCst);
+    if sh.stats.waiting.load(Ordering::SeqCst) > 0 {
+        drop(sh.flush_wait.lock());
+        sh.flushed_cv.notify_all();
+    }
+    let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
+    if *sh.watch.borrow() != flushed {
+        sh.watch.send_replace(flushed);
+    }
 }
 
 impl FlushState {
