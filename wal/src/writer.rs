@@ -878,19 +878,22 @@ fn end_round(sh: &Shared, st: parking_lot::MutexGuard<'_, FlushState>) {
     if sh.stats.waiting.load(Ordering::SeqCst) > 0 {
         let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
         let mut wake = Vec::new();
-        let mut leader = false;
+        let mut leader = None;
         sh.waiters.lock().retain(|w| {
-            let covered = w.target <= flushed;
-            if covered || !leader {
-                leader |= !covered;
+            if w.target <= flushed {
                 wake.push(Arc::clone(w));
+                false
+            } else if leader.is_none() {
+                leader = Some(Arc::clone(w));
                 false
             } else {
                 true
             }
         });
-        // Outside the lock: arriving waiters need not wait for the wake-ups.
-        for w in wake {
+        // Outside the lock: arriving waiters need not wait for the
+        // wake-ups. The next leader last: the covered commits are on their
+        // way first, and what is inserted meanwhile joins its round.
+        for w in wake.into_iter().chain(leader) {
             w.wake();
         }
     }
