@@ -42,8 +42,9 @@
 //! round taken and sleep again) nor any other lock is involved.
 //! `stats().fsyncs` counts the syncs.
 //!
-//! **Locks**, in the only orders they are ever nested: `round` → `insert`;
-//! `signal` and `waiters` are taken alone. `round` is held by whoever does
+//! **Locks**, in the only orders they are ever nested: `round` → `insert`
+//! and `round` → `waiters` (a failing round wakes everyone); `signal` is
+//! taken alone and nothing is taken under `waiters`. `round` is held by whoever does
 //! a round (it owns the open segment files); `insert` guards the pending
 //! buffer and the insert position and is held only to append bytes (a
 //! memcpy plus 24 bytes of CRC) or to swap the buffer; `signal` carries
@@ -496,14 +497,15 @@ impl WalWriter {
                 if let Some(mut st) = sh.round.try_lock() {
                     if self.flushed_lsn() < target {
                         let r = round(sh, &mut st);
+                        // Failed before the waiters wake, so none of them
+                        // tries the broken file again.
+                        if let Err(e) = &r {
+                            fail(sh, format!("could not write or sync WAL: {e}"));
+                        }
                         end_round(sh, st);
-                        match r {
-                            Ok(prealloc) if prealloc => {
-                                sh.signal.lock().prealloc = true;
-                                sh.signal_cv.notify_one();
-                            }
-                            Ok(_) => {}
-                            Err(e) => fail(sh, format!("could not write or sync WAL: {e}")),
+                        if let Ok(true) = r {
+                            sh.signal.lock().prealloc = true;
+                            sh.signal_cv.notify_one();
                         }
                     }
                     continue;
