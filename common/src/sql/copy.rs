@@ -66,7 +66,7 @@ impl CopyInState {
             opts,
             vis,
             defaults,
-            batch: InsertBatch::new(frozen),
+            batch: InsertBatch::new(frozen, true),
             pending: Vec::new(),
             line: 0,
             count: 0,

@@ -70,6 +70,7 @@ use crate::sql::rowcodec::{decode_row_into, encode_row};
 use crate::sql::types::SqlType;
 use crate::sql::value::{cast_assign, cmp_for_sort, PgSnapshot, Value};
 use crate::storage::heapam::{DirtyState, TmResult};
+use crate::storage::hio::BulkInsertState;
 use crate::types::{CommandId, ItemPointer, TransactionId};
 use crate::visibility::{OwnXact, VisibilityContext};
 use crate::xact::{IsolationLevel, Xact};
@@ -988,16 +989,23 @@ pub struct InsertBatch {
     rows: Vec<Vec<Value>>,
     /// Insert with xmin FROZEN (COPY FREEZE).
     pub frozen: bool,
+    /// A bulk load (COPY, INSERT … SELECT): batches go through one
+    /// BulkInsertState and its BULKWRITE ring, made at the first flush.
+    bulk_load: bool,
+    bulk: Option<BulkInsertState>,
 }
 
 impl InsertBatch {
-    /// An empty batch.
-    pub fn new(frozen: bool) -> InsertBatch {
+    /// An empty batch; `bulk_load` for COPY and INSERT … SELECT (a ring of
+    /// buffers, so the load does not evict the rest of the pool).
+    pub fn new(frozen: bool, bulk_load: bool) -> InsertBatch {
         InsertBatch {
             data: Vec::new(),
             ends: Vec::new(),
             rows: Vec::new(),
             frozen,
+            bulk_load,
+            bulk: None,
         }
     }
     /// Rows pending.
@@ -1041,6 +1049,10 @@ impl InsertBatch {
         }
         let tids = if slices.len() == 1 && !self.frozen {
             vec![ec.db.heap.insert(table.rel, slices[0], xid, cid)?]
+        } else if self.bulk_load {
+            let heap = &ec.db.heap;
+            let bulk = self.bulk.get_or_insert_with(|| heap.bulk_insert_state());
+            heap.multi_insert_bulk(table.rel, &slices, xid, cid, self.frozen, bulk)?
         } else {
             ec.db
                 .heap
@@ -1150,7 +1162,8 @@ pub fn run_dml<'a>(
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
             let width = table.columns.len();
-            let mut batch = InsertBatch::new(false);
+            let bulk_load = matches!(p.source, InsertSource::Query(_));
+            let mut batch = InsertBatch::new(false, bulk_load);
             let mut count = 0u64;
             let mut ret = |ec: &mut Ectx<'_>, row: &[Value]| -> PgResult<()> {
                 if let Some(r) = &p.returning {

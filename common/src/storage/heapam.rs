@@ -62,7 +62,9 @@ use std::sync::Arc;
 
 use std::sync::OnceLock;
 
-use super::bufmgr::{BufMgr, BufferRef, LockedBuffer, WalFlush};
+use super::bufmgr::{
+    BufMgr, BufferAccessStrategy, BufferRef, LockedBuffer, ReadMode, StrategyKind, WalFlush,
+};
 use super::bufpage::{ItemError, Page, PD_PAGE_FULL};
 use super::fsm::FreeSpaceMap;
 use super::hio::{space_for, BulkInsertState, ExtensionMode, Hio, TargetBlocks};
@@ -316,6 +318,16 @@ impl Heap {
         Ok(Some(self.bm.read_buffer(Self::tag(rel, block))?))
     }
 
+    /// The BULKREAD ring for a sequential scan of `nblocks` blocks: only
+    /// for a relation larger than a quarter of the pool (initscan), so that
+    /// reading it does not evict everyone else's pages; a smaller one is
+    /// read through the pool as usual.
+    fn scan_ring(&self, nblocks: u32) -> Option<BufferAccessStrategy> {
+        self.bm
+            .scan_wants_ring(nblocks)
+            .then(|| self.bm.access_strategy(StrategyKind::BulkRead))
+    }
+
     /// Number of blocks of the relation (a scan's extent).
     pub fn nblocks(&self, rel: RelFileId) -> PgResult<u32> {
         Ok(self.smgr.nblocks(rel, ForkNumber::Main)?)
@@ -396,8 +408,9 @@ impl Heap {
         }
     }
 
-    /// Inserts many tuples (COPY, multi-row INSERT); `frozen` writes them
-    /// with xmin FROZEN (COPY … FREEZE).
+    /// Inserts many tuples (a multi-row INSERT … VALUES: through the shared
+    /// pool, no ring); `frozen` writes them with xmin FROZEN (COPY …
+    /// FREEZE). COPY and INSERT … SELECT use [`Heap::multi_insert_bulk`].
     pub fn multi_insert(
         &self,
         rel: RelFileId,
@@ -406,12 +419,34 @@ impl Heap {
         cid: CommandId,
         frozen: bool,
     ) -> PgResult<Vec<ItemPointer>> {
+        let mut bulk = BulkInsertState::without_ring();
+        self.multi_insert_bulk(rel, rows, xid, cid, frozen, &mut bulk)
+    }
+
+    /// GetBulkInsertState: what a statement that inserts batch after batch
+    /// (COPY, INSERT … SELECT) keeps between its [`Heap::multi_insert_bulk`]
+    /// calls — above all its BULKWRITE ring of buffers.
+    pub fn bulk_insert_state(&self) -> BulkInsertState {
+        BulkInsertState::new(&self.bm)
+    }
+
+    /// [`Heap::multi_insert`] for one batch of a longer bulk insert, through
+    /// `bulk`'s ring.
+    pub fn multi_insert_bulk(
+        &self,
+        rel: RelFileId,
+        rows: &[&[u8]],
+        xid: TransactionId,
+        cid: CommandId,
+        frozen: bool,
+        bulk: &mut BulkInsertState,
+    ) -> PgResult<Vec<ItemPointer>> {
         let mut tids = Vec::with_capacity(rows.len());
         let total: usize = rows
             .iter()
             .map(|r| space_for(htup::HEADER_SIZE + r.len()))
             .sum();
-        let mut bulk = BulkInsertState::new(total);
+        bulk.begin_batch(total);
         let mut header = TupleHeader::new_insert(xid, cid);
         if frozen {
             header.xmin = TransactionId::FROZEN;
@@ -424,7 +459,7 @@ impl Heap {
                 let mut lb = hio.get_buffer_for_tuple(
                     rel,
                     htup::HEADER_SIZE + rows[i].len(),
-                    Some(&mut bulk),
+                    Some(&mut *bulk),
                 )?;
                 let block = lb.buf.block();
                 let ins = self.xlog.get().map(|x| x.begin_page_change());
@@ -471,7 +506,7 @@ impl Heap {
             }
             Ok(())
         })();
-        bulk.finish(&self.bm, &self.fsm, rel);
+        bulk.end_batch(&self.bm, &self.fsm, rel);
         result.map(|()| tids)
     }
 
@@ -815,11 +850,14 @@ impl Heap {
         block: BlockNumber,
         cx: Option<&VisibilityContext<'_>>,
         cb: &mut CopyBufs,
+        ring: Option<&mut BufferAccessStrategy>,
     ) -> PgResult<()> {
         cb.data.clear();
         cb.items.clear();
         cb.hints.clear();
-        let buf = self.bm.read_buffer(Self::tag(rel, block))?;
+        let buf = self
+            .bm
+            .read_buffer_mode(Self::tag(rel, block), ReadMode::Normal, ring)?;
         {
             let page = buf.read();
             if page.is_new() {
@@ -865,10 +903,11 @@ impl Heap {
         f: &mut ScanCallback<'_>,
     ) -> PgResult<()> {
         let nblocks = self.nblocks(rel)?;
+        let mut ring = self.scan_ring(nblocks);
         with_copy_bufs(|cb| {
             for b in 0..nblocks {
                 let block = BlockNumber(b);
-                self.collect_page(rel, block, Some(cx), cb)?;
+                self.collect_page(rel, block, Some(cx), cb, ring.as_mut())?;
                 for &(off, s, e) in &cb.items {
                     let tid = ItemPointer { block, offset: off };
                     if let ControlFlow::Break(()) = f(tid, &cb.data[s as usize..e as usize])? {
@@ -887,10 +926,11 @@ impl Heap {
         f: &mut dyn FnMut(ItemPointer, &[u8]) -> PgResult<()>,
     ) -> PgResult<()> {
         let nblocks = self.nblocks(rel)?;
+        let mut ring = self.scan_ring(nblocks);
         with_copy_bufs(|cb| {
             for b in 0..nblocks {
                 let block = BlockNumber(b);
-                self.collect_page(rel, block, None, cb)?;
+                self.collect_page(rel, block, None, cb, ring.as_mut())?;
                 for &(off, s, e) in &cb.items {
                     f(
                         ItemPointer { block, offset: off },
@@ -966,9 +1006,11 @@ impl Heap {
     /// Starts a page-at-a-time scan (for executors that pull rows, e.g. a
     /// portal fetching N rows at a time).
     pub fn begin_scan(&self, rel: RelFileId) -> PgResult<HeapScan> {
+        let nblocks = self.nblocks(rel)?;
         Ok(HeapScan {
             rel,
-            nblocks: self.nblocks(rel)?,
+            nblocks,
+            ring: self.scan_ring(nblocks),
             next: 0,
             bufs: CopyBufs::default(),
             pos: 0,
@@ -984,6 +1026,8 @@ impl Heap {
 pub struct HeapScan {
     rel: RelFileId,
     nblocks: u32,
+    /// The BULKREAD ring of a scan of a big relation.
+    ring: Option<BufferAccessStrategy>,
     next: u32,
     bufs: CopyBufs,
     pos: usize,
@@ -1004,7 +1048,13 @@ impl HeapScan {
             self.block = BlockNumber(self.next);
             self.next += 1;
             self.pos = 0;
-            heap.collect_page(self.rel, self.block, Some(cx), &mut self.bufs)?;
+            heap.collect_page(
+                self.rel,
+                self.block,
+                Some(cx),
+                &mut self.bufs,
+                self.ring.as_mut(),
+            )?;
         }
         let (off, s, e) = self.bufs.items[self.pos];
         self.pos += 1;
@@ -1708,7 +1758,7 @@ mod tests {
                     let (_, bufs) = env
                         .heap
                         .bufmgr()
-                        .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE)
+                        .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE, None)
                         .unwrap();
                     bufs.len()
                 })
