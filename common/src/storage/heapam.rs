@@ -1938,9 +1938,10 @@ mod throughput {
 
     /// The storage half of the COPY experiment, without parsing or the
     /// network: `threads` sessions multi-insert 1000-row batches of ~90-byte
-    /// rows into one relation, `relation_extension` bulk vs single, with a
-    /// pool smaller than the table (so victims are dirty and written out,
-    /// WAL-less here). Run by hand:
+    /// rows into one relation, each through its own bulk-insert state (a
+    /// COPY's BULKWRITE ring), `relation_extension` bulk vs single, with a
+    /// pool smaller than the table (so ring victims are dirty and written
+    /// out, WAL-less here). Run by hand:
     /// `cargo test --release -p common --lib storage::heapam::throughput::bulk_vs_single -- --ignored --nocapture`
     #[test]
     #[ignore]
@@ -1963,19 +1964,24 @@ mod throughput {
                 let rel = RelFileId(1);
                 heap.create_relation(rel).unwrap();
                 let start = std::time::Instant::now();
+                let cpu0 = cpu_secs();
                 let hs: Vec<_> = (0..threads)
                     .map(|t| {
                         let heap = heap.clone();
                         let refs: Vec<Vec<u8>> = refs.iter().map(|r| r.to_vec()).collect();
                         std::thread::spawn(move || {
                             let refs: Vec<&[u8]> = refs.iter().map(|r| r.as_slice()).collect();
+                            // One COPY per thread: its batches share a
+                            // bulk-insert state and its BULKWRITE ring.
+                            let mut bulk = heap.bulk_insert_state();
                             for _ in 0..batches_total / threads {
-                                heap.multi_insert(
+                                heap.multi_insert_bulk(
                                     rel,
                                     &refs,
                                     TransactionId(3 + t as u64),
                                     CommandId(0),
                                     false,
+                                    &mut bulk,
                                 )
                                 .unwrap();
                             }
@@ -1986,8 +1992,12 @@ mod throughput {
                     h.join().unwrap();
                 }
                 let secs = start.elapsed().as_secs_f64();
+                let cpu = cpu_secs() - cpu0;
                 let mb = heap.nblocks(rel).unwrap() as f64 * 8192.0 / 1e6;
-                line += &format!(" {mode:?} {secs:.3} s {:.0} MB/s;", mb / secs);
+                line += &format!(
+                    " {mode:?} {secs:.3} s ({cpu:.2} cpu-s) {:.0} MB/s;",
+                    mb / secs
+                );
                 secs_of.push(secs);
             }
             println!("{line} bulk/single {:.2}x", secs_of[0] / secs_of[1]);
