@@ -993,6 +993,10 @@ pub struct InsertBatch {
     /// BulkInsertState and its BULKWRITE ring, made at the first flush.
     bulk_load: bool,
     bulk: Option<BulkInsertState>,
+    /// Keep each row's values for after the heap insert (index entries,
+    /// RETURNING). A COPY into a table without indexes turns it off and
+    /// keeps only the encoded rows.
+    pub keep_rows: bool,
 }
 
 impl InsertBatch {
@@ -1006,25 +1010,37 @@ impl InsertBatch {
             frozen,
             bulk_load,
             bulk: None,
+            keep_rows: true,
         }
     }
     /// Rows pending.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.ends.len()
     }
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.ends.is_empty()
     }
     /// Adds a finished row (NOT NULL checked, types conformed).
     pub fn push(&mut self, row: Vec<Value>) {
         encode_row(&row, &mut self.data);
         self.ends.push(self.data.len());
-        self.rows.push(row);
+        if self.keep_rows {
+            self.rows.push(row);
+        }
+    }
+    /// [`InsertBatch::push`] of a borrowed row (COPY reuses its row
+    /// buffer): copied only if the batch keeps rows.
+    pub fn push_values(&mut self, row: &[Value]) {
+        encode_row(row, &mut self.data);
+        self.ends.push(self.data.len());
+        if self.keep_rows {
+            self.rows.push(row.to_vec());
+        }
     }
     /// True when the batch should be flushed.
     pub fn full(&self) -> bool {
-        self.rows.len() >= BATCH_ROWS || self.data.len() >= 512 * 1024
+        self.ends.len() >= BATCH_ROWS || self.data.len() >= 512 * 1024
     }
 
     /// Inserts the pending rows and their index entries; calls `returned`
@@ -1036,7 +1052,7 @@ impl InsertBatch {
         table: &TableDef,
         returned: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
     ) -> PgResult<u64> {
-        if self.rows.is_empty() {
+        if self.ends.is_empty() {
             return Ok(0);
         }
         let xid = ec.xact.assign_xid()?;
@@ -1059,11 +1075,13 @@ impl InsertBatch {
                 .multi_insert(table.rel, &slices, xid, cid, self.frozen)?
         };
         drop(slices);
+        // Without kept rows (a COPY into a table without indexes) there
+        // are no index entries to make and nothing to return.
         for (row, tid) in self.rows.iter().zip(tids) {
             insert_index_entries(ec, vis, table, row, tid, None)?;
             returned(ec, row)?;
         }
-        let n = self.rows.len() as u64;
+        let n = self.ends.len() as u64;
         self.data.clear();
         self.ends.clear();
         self.rows.clear();
