@@ -1438,6 +1438,54 @@ mod tests {
     }
 
     #[test]
+    fn copy_through_its_ring_leaves_the_pool_cached() {
+        for mode in [ExtensionMode::Bulk, ExtensionMode::Single] {
+            let dir = tempfile::tempdir().unwrap();
+            // 256 buffers: a BULKWRITE ring of 32.
+            let heap = Heap::open(dir.path(), 256, mode).unwrap();
+            let (a, b) = (RelFileId(1), RelFileId(2));
+            heap.create_relation(a).unwrap();
+            heap.create_relation(b).unwrap();
+            let rows: Vec<Vec<u8>> = (0..1000u32)
+                .map(|i| format!("{i:0>100}").into_bytes())
+                .collect();
+            let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+            // Somebody's table, cached: ~18 pages.
+            for _ in 0..4 {
+                heap.multi_insert(a, &refs, TransactionId(3), CommandId(0), false)
+                    .unwrap();
+            }
+            let na = heap.nblocks(a).unwrap();
+            // A COPY of about three times the pool, batch after batch
+            // through one bulk-insert state.
+            let mut bulk = heap.bulk_insert_state();
+            for _ in 0..40 {
+                heap.multi_insert_bulk(b, &refs, TransactionId(4), CommandId(0), false, &mut bulk)
+                    .unwrap();
+            }
+            assert!(
+                heap.nblocks(b).unwrap() > 512,
+                "{mode:?}: COPY bigger than the pool"
+            );
+            let reads = heap.bm.stats().reads;
+            for blk in 0..na {
+                drop(heap.bm.read_buffer(Heap::tag(a, BlockNumber(blk))).unwrap());
+            }
+            assert!(
+                heap.bm.stats().reads - reads <= u64::from(na) / 10,
+                "{mode:?}: the COPY left the other table cached"
+            );
+            let mut n = 0;
+            heap.scan_all(b, &mut |_, _| {
+                n += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(n, 40_000, "{mode:?}: every COPY row stored");
+        }
+    }
+
+    #[test]
     fn frozen_multi_insert_is_visible_to_everyone() {
         let env = Env::new(64);
         env.heap.create_relation(REL).unwrap();
