@@ -716,8 +716,6 @@ fn dirty_live(
     }
 }
 
-/// Rebuilds every index of every table from the heap (database open).
-/// Also returns the largest xid found in any tuple header.
 /// Standby redo: adds the index entries of the row version just replayed at
 /// `tid` of relation `rel`. Indexes live in memory, so a standby that keeps
 /// replaying must maintain them as the primary did (crash recovery instead
@@ -780,8 +778,19 @@ pub fn build_replayed_indexes(db: &Database) -> PgResult<()> {
     Ok(())
 }
 
+/// Rebuilds every index of every table from the heap (database open).
+/// Also returns the largest xid found in any tuple header.
+///
+/// Versions already dead to every snapshot get no entry: no session
+/// exists yet, so a version whose deleter committed (or whose inserter
+/// aborted) can never be seen again. Without this, a restart put back every
+/// dead version of a hot row (pgbench's branches after a 2PC run: tens of
+/// thousands under one key), and the first lookups spent seconds removing
+/// them again one by one.
 pub fn rebuild_all_indexes(db: &Database) -> PgResult<u64> {
     let mut max_xid = 0u64;
+    // Past every xid: a committed deleter is older than any snapshot to come.
+    let horizon = crate::types::TransactionId(u64::MAX);
     for t in db.catalog.tables() {
         let list = t.indexes.list();
         let types = t.types();
@@ -793,7 +802,7 @@ pub fn rebuild_all_indexes(db: &Database) -> PgResult<u64> {
             {
                 max_xid = max_xid.max(xmin).max(xmax);
             }
-            if list.is_empty() {
+            if list.is_empty() || crate::sql::executor::dead_to_all(db, t.rel, tid, horizon)? {
                 return Ok(());
             }
             decode_row_into(data, &types, &mut row)?;

@@ -1012,6 +1012,42 @@ fn pgbench_init_and_scripts() {
 }
 
 #[test]
+fn restart_indexes_only_versions_someone_could_see() {
+    let (_d, db) = open_db();
+    let mut s = session(&db);
+    ok(&mut s, "create table h (id int primary key, n int)");
+    ok(&mut s, "insert into h values (1, 0), (2, 0), (3, 0)");
+    for _ in 0..50 {
+        ok(&mut s, "update h set n = n + 1 where id = 1");
+    }
+    ok(&mut s, "begin; update h set n = 99 where id = 2; rollback");
+    ok(&mut s, "delete from h where id = 3");
+    let entries = |db: &Arc<Database>| {
+        let t = db.catalog.table("h").unwrap();
+        let list = t.indexes.list();
+        list[0].index.len()
+    };
+    assert!(entries(&db) > 3, "dead versions are indexed until cleaned");
+    drop(s);
+    let cfg = db.config.clone();
+    db.checkpoint().unwrap();
+    drop(db);
+    let db = Database::open(cfg, Role::Primary).unwrap();
+    // One entry per live row: the 50 superseded versions of 1, the aborted
+    // version of 2 and the deleted 3 are dead to every snapshot to come.
+    assert_eq!(entries(&db), 2);
+    let mut s = session(&db);
+    assert_eq!(one(&mut s, "select n from h where id = 1"), "50");
+    assert_eq!(one(&mut s, "select n from h where id = 2"), "0");
+    assert_eq!(one(&mut s, "select count(*) from h where id = 3"), "0");
+    ok(&mut s, "insert into h values (3, 3)");
+    assert_eq!(
+        err(&mut s, "insert into h values (1, 0)").code,
+        sqlstate::UNIQUE_VIOLATION
+    );
+}
+
+#[test]
 fn copy_freeze_rules() {
     let (_d, db) = open_db();
     let mut s = session(&db);
