@@ -763,6 +763,34 @@ impl ProcArray {
         }
     }
 
+    /// Promotion, first half: the KnownAssignedXids no proc holds — the
+    /// transactions the old primary left running (prepared ones have dummy
+    /// procs by now, see `twophase::restore_at_promotion`). The caller
+    /// marks them aborted in the clog, then calls
+    /// [`ProcArray::end_recovery`]; replay has stopped, so the set cannot
+    /// change in between.
+    pub fn orphaned_known_assigned(&self) -> Vec<TransactionId> {
+        let kax = self.known_assigned();
+        kax.into_iter()
+            .filter(|x| self.holder_of(*x).is_none())
+            .collect()
+    }
+
+    /// Promotion, second half (ExpireAllKnownAssignedTransactionIds and the
+    /// end of recovery): under ProcArrayLock exclusive KnownAssignedXids is
+    /// emptied and snapshots come from the procs from now on;
+    /// `latest_completed_xid` advances to `latest_aborted` (the newest
+    /// orphan, already aborted in the clog) and the completion counter is
+    /// bumped, so no session reuses a snapshot built from
+    /// KnownAssignedXids.
+    pub fn end_recovery(&self, latest_aborted: TransactionId) {
+        let mut st = self.state.write();
+        st.known_assigned_xids.clear();
+        st.in_recovery = false;
+        let latest = latest_aborted.max(st.latest_completed_xid);
+        Self::complete_locked(&mut st, latest);
+    }
+
     /// KnownAssignedXidsAdd: records that the primary assigned every xid from
     /// `next_xid` up to `xid` (inclusive) and advances `next_xid`.
     pub fn record_known_assigned(&self, xid: TransactionId) {

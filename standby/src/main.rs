@@ -177,6 +177,21 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if !config
+        .data_dir
+        .join(standby::promote::STANDBY_SIGNAL_FILE)
+        .exists()
+    {
+        // Promoted (or never a standby): the data directory is a
+        // primary's; no standby connection is attempted.
+        return match rt.block_on(primary::postmaster::run(config)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(m) => {
+                tracing::error!(fatal = true, "{m}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match rt.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
@@ -292,6 +307,21 @@ async fn run(config: Config) -> Result<(), String> {
     db.replication.set_wal_writer(writer.clone());
 
     let stop = Arc::new(AtomicBool::new(false));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let receiver = Arc::new(Receiver {
+        stop: stop_tx,
+        task: parking_lot::Mutex::new(Some(tokio::spawn(standby::walreceiver::run(
+            db.clone(),
+            writer.clone(),
+            standby::walreceiver::ReceiverConfig {
+                conninfo: ci,
+                conninfo_text: ci_text,
+                slot,
+                status_interval,
+            },
+            stop_rx,
+        )))),
+    });
     // Heap, catalog, smgr and full-page-image records go through the same
     // redo as crash recovery; transaction and running-xacts records are
     // handled by the replay loop itself (clog, KnownAssignedXids, and the
@@ -299,25 +329,40 @@ async fn run(config: Config) -> Result<(), String> {
     let redo: standby::startup::RedoHook = Arc::new(common::redo::apply);
     let replay = standby::startup::Replay::new(db.clone(), min_recovery_point, Some(redo));
     let handle = tokio::runtime::Handle::current();
+    // The startup thread reports a finished promotion here: the node then
+    // runs what a primary runs besides sessions (the running-xacts timer).
+    let (promoted_tx, promoted_rx) = tokio::sync::oneshot::channel::<()>();
     let replay_thread = {
-        let (w, s) = (writer.clone(), stop.clone());
+        let (w, s, r, d) = (writer.clone(), stop.clone(), receiver.clone(), db.clone());
         std::thread::Builder::new()
             .name("startup".into())
-            .spawn(move || standby::startup::run(replay, w, start, s, handle))
+            .spawn(move || {
+                let rt = handle.clone();
+                let stop_receiver = move || r.stop_blocking(&rt);
+                let ended =
+                    standby::startup::run(replay, w.clone(), start, s, handle, &stop_receiver);
+                if let standby::startup::Ended::Promote { end } = ended {
+                    if let Err(e) = standby::promote::finish(&d, &w, end) {
+                        // As PostgreSQL's startup process: FATAL, the
+                        // server stops; a restart (standby.signal is gone)
+                        // finishes as a primary by crash recovery.
+                        tracing::error!(fatal = true, "promotion failed: {}", e.message);
+                        std::process::exit(1);
+                    }
+                    let _ = promoted_tx.send(());
+                }
+            })
             .map_err(|e| e.to_string())?
     };
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let receiver = tokio::spawn(standby::walreceiver::run(
-        db.clone(),
-        writer.clone(),
-        standby::walreceiver::ReceiverConfig {
-            conninfo: ci,
-            conninfo_text: ci_text,
-            slot,
-            status_interval,
-        },
-        stop_rx,
-    ));
+    let (timer_stop_tx, timer_stop_rx) = tokio::sync::watch::channel(false);
+    let timer = {
+        let db = db.clone();
+        tokio::spawn(async move {
+            if promoted_rx.await.is_ok() {
+                primary::standby_log::run(db, timer_stop_rx).await;
+            }
+        })
+    };
     let shutdown = async move {
         tokio::select! {
             _ = term.recv() => {}
@@ -325,27 +370,56 @@ async fn run(config: Config) -> Result<(), String> {
         }
         tracing::info!("received fast shutdown request");
     };
-    let served = common::server::serve_with(
+    // Replication connections go to the walsender, which refuses them
+    // while in recovery and serves them once promoted.
+    let served = common::server::serve_with_replication(
         StandbyFactory {
             db: db.clone(),
             hot_standby: db.config.bool("hot_standby"),
         },
         listener,
         shutdown,
+        Some(primary::walsender::WalSender::new(db.clone())),
     )
     .await;
-    let _ = stop_tx.send(true);
-    let _ = receiver.await;
+    {
+        let r = receiver.clone();
+        let h = tokio::runtime::Handle::current();
+        tokio::task::block_in_place(|| r.stop_blocking(&h));
+    }
     stop.store(true, Ordering::Relaxed);
     let _ = tokio::task::block_in_place(|| replay_thread.join());
-    // The next start replays from here.
+    let _ = timer_stop_tx.send(true);
+    timer.abort();
+    let _ = timer.await;
+    // A standby: the shutdown restartpoint (the next start replays from
+    // there); promoted: the shutdown checkpoint.
     if let Err(e) = tokio::task::block_in_place(|| db.shutdown()) {
-        tracing::error!("shutdown restartpoint failed: {}", e.message);
+        tracing::error!("shutdown checkpoint failed: {}", e.message);
     }
     let _ = writer.shutdown();
     served.map_err(|e| format!("could not accept connections: {e}"))?;
     tracing::info!("database system is shut down");
     Ok(())
+}
+
+/// The walreceiver task and its stop signal; stopped once, by shutdown or
+/// by promotion (whichever comes first).
+struct Receiver {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Receiver {
+    /// Stops the walreceiver and waits until it has ended; blocking (call
+    /// it outside async code or inside `block_in_place`).
+    fn stop_blocking(&self, rt: &tokio::runtime::Handle) {
+        let _ = self.stop.send(true);
+        let task = self.task.lock().take();
+        if let Some(t) = task {
+            let _ = rt.block_on(t);
+        }
+    }
 }
 
 #[cfg(test)]

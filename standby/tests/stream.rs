@@ -107,7 +107,7 @@ fn stream_base_backup_and_replay_completions() {
     let h = rt.handle().clone();
     let thread = {
         let (w, s) = (sw.clone(), stop.clone());
-        std::thread::spawn(move || standby::startup::run(replay, w, label.start, s, h))
+        std::thread::spawn(move || standby::startup::run(replay, w, label.start, s, h, &|| {}))
     };
     let (rstop_tx, rstop_rx) = tokio::sync::watch::channel(false);
     let recv = rt.spawn(standby::walreceiver::run(

@@ -569,7 +569,7 @@ impl Session {
     }
 
     fn check_writable(&self, what: &str) -> PgResult<()> {
-        if self.read_only_xact || self.db.role == Role::Standby {
+        if self.read_only_xact || self.db.role() == Role::Standby {
             return Err(read_only_error(what));
         }
         Ok(())
@@ -685,6 +685,11 @@ impl Session {
                     Some(n) => {
                         let v = if canonical_name(n) == "transaction_isolation" {
                             Some(isolation_name(self.xact.isolation()).to_string())
+                        } else if canonical_name(n) == "transaction_read_only" {
+                            // On during recovery (as PostgreSQL's default
+                            // follows RecoveryInProgress), off once promoted.
+                            let ro = self.read_only_xact || self.db.role() == Role::Standby;
+                            Some(if ro { "on" } else { "off" }.to_string())
                         } else {
                             self.settings.get(n)
                         };
@@ -701,7 +706,7 @@ impl Session {
             }
             Stmt::Vacuum { tables, .. } | Stmt::Analyze { tables } => {
                 let is_vacuum = matches!(stmt.parsed.stmt, Stmt::Vacuum { .. });
-                if self.db.role == Role::Standby {
+                if self.db.role() == Role::Standby {
                     // PostgreSQL's PreventCommandDuringRecovery: a standby's
                     // heap and indexes change only by replay.
                     return Err(PgError::new(
@@ -731,7 +736,7 @@ impl Session {
                 done("CHECKPOINT")
             }
             Stmt::PrepareTransaction(gid) => {
-                if self.db.role == Role::Standby {
+                if self.db.role() == Role::Standby {
                     return Err(PgError::new(
                         sqlstate::READ_ONLY_SQL_TRANSACTION,
                         "cannot execute PREPARE TRANSACTION during recovery",
@@ -766,7 +771,7 @@ impl Session {
                         format!("{what} PREPARED cannot run inside a transaction block"),
                     ));
                 }
-                if self.db.role == Role::Standby {
+                if self.db.role() == Role::Standby {
                     return Err(PgError::new(
                         sqlstate::READ_ONLY_SQL_TRANSACTION,
                         format!("cannot execute {what} PREPARED during recovery"),
