@@ -299,3 +299,55 @@ impl Drop for Database {
         self.checkpointer.stop();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clog::XidStatus;
+    use crate::xlog::DbState;
+
+    /// Promotion's database half: the role switches once; the orphaned
+    /// KnownAssignedXid is aborted, the prepared one keeps running with a
+    /// dummy proc and stays listed; WAL is open, the control file says in
+    /// production, and no restartpoint follows.
+    #[test]
+    fn finish_recovery_switches_role_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = Config::new(dir.path());
+        cfg.set("fsync", "off").expect("fsync"); // a throw-away directory
+        cfg.set("max_prepared_transactions", "2").expect("setting");
+        let db = Database::open(cfg, Role::Standby).expect("open a standby");
+        assert_eq!(db.role(), Role::Standby);
+        assert!(db.xlog().is_none());
+        let t = TransactionId;
+        db.procarray.init_known_assigned(&[t(4), t(5)], t(6), t(3));
+        crate::twophase::redo_prepare(&*db, 5, &[], 0, "g1", &[]);
+
+        let seg = crate::xlog::segment_size(&db.config, None).expect("segment size");
+        db.finish_recovery(wal::WalPosition::initial(seg), seg)
+            .expect("promote");
+        assert_eq!(db.role(), Role::Primary);
+        assert!(!db.replication.in_recovery());
+        assert_eq!(db.clog.get_status(t(4)), XidStatus::Aborted);
+        assert_eq!(db.clog.get_status(t(5)), XidStatus::InProgress);
+        assert!(db.procarray.xid_is_running(t(5)));
+        assert!(!db.procarray.xid_is_running(t(4)));
+        assert!(db.procarray.known_assigned().is_empty());
+        assert_eq!(db.twophase.list()[0].gid, "g1");
+        assert!(db.xlog().is_some());
+        let ctl = ControlFile::read(dir.path())
+            .expect("control file")
+            .expect("written");
+        assert_eq!(ctl.state, DbState::InProduction);
+        assert!(
+            checkpointer::create_restartpoint(&db, CheckpointKind::Time)
+                .expect("no error")
+                .is_none(),
+            "no restartpoint after the end-of-recovery checkpoint"
+        );
+        let e = db
+            .finish_recovery(wal::WalPosition::initial(seg), seg)
+            .expect_err("only once");
+        assert_eq!(e.code, sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE);
+    }
+}

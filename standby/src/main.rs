@@ -8,11 +8,18 @@
 //!       │               write hotpair.conf (primary_conninfo, primary_slot_name,
 //!       │               port) and standby.signal
 //!       ▼
-//!  Config::load ─▶ bind ─▶ Database::open(Standby) ─▶ WAL writer at end of local WAL
+//!  Config::load ─▶ no standby.signal (promoted)? ─ yes ─▶ primary::postmaster::run
+//!       ▼
+//!  bind ─▶ Database::open(Standby) ─▶ WAL writer at end of local WAL
 //!       ─▶ startup thread (redo from the last restartpoint, else from
 //!          backup_label's start) + walreceiver task
 //!       ─▶ serve read-only sessions (57P03 until consistent) until SIGINT/SIGTERM
-//!       ─▶ stop receiving and replaying, shutdown restartpoint
+//!          ├─ promotion (pg_promote(), DIR/promote): the startup thread
+//!          │  stops the walreceiver, replays to the end of valid WAL and
+//!          │  makes the node a primary (standby::promote); the running-xacts
+//!          │  timer starts, walsenders are served
+//!       ─▶ stop receiving and replaying, shutdown restartpoint (promoted:
+//!          shutdown checkpoint)
 //! ```
 //!
 //! Where a (re)start begins: `global/pg_control` in state
@@ -51,7 +58,7 @@ use wal::{WalPosition, WalReader, WalWriter, WalWriterOptions};
 #[command(
     name = "standby",
     version,
-    about = "hotpair hot standby node (read-only)"
+    about = "hotpair hot standby node (read-only until promoted)"
 )]
 struct Args {
     /// Data directory; if empty, a base backup of the primary is taken into it.
@@ -202,8 +209,9 @@ fn main() -> ExitCode {
 }
 
 /// Refuses sessions until replay is consistent, or always with
-/// `hot_standby = off` (57P03, PostgreSQL's two messages), then makes
-/// normal (read-only: the role is Standby) sessions.
+/// `hot_standby = off` until promoted (57P03, PostgreSQL's two
+/// messages), then makes normal sessions (read-only while the role is Standby, read-write once
+/// promoted).
 struct StandbyFactory {
     db: Arc<Database>,
     /// `hot_standby`, read once: it can only change with a restart.
@@ -213,7 +221,7 @@ struct StandbyFactory {
 impl BackendFactory for StandbyFactory {
     type Backend = Session;
     fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
-        if !self.hot_standby {
+        if !self.hot_standby && self.db.role() == Role::Standby {
             return Err(PgError::fatal(
                 sqlstate::CANNOT_CONNECT_NOW,
                 "the database system is not accepting connections",
@@ -436,7 +444,8 @@ mod tests {
 
     /// Before replay is consistent a standby refuses sessions with
     /// PostgreSQL's FATAL 57P03 and its DETAIL; once consistent it serves
-    /// them; with hot_standby off it refuses them with the other message.
+    /// them; with hot_standby off it refuses them with the other message —
+    /// until it is promoted.
     #[test]
     fn sessions_wait_for_consistency() {
         let (_dir, f) = factory(true);
@@ -465,5 +474,12 @@ mod tests {
             .expect("refused with hot_standby off");
         assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
         assert_eq!(e.detail.as_deref(), Some("Hot standby mode is disabled."));
+
+        // Promoted, the node serves sessions whatever hot_standby says.
+        let seg = common::xlog::segment_size(&off.db.config, None).expect("segment size");
+        off.db
+            .finish_recovery(WalPosition::initial(seg), seg)
+            .expect("promote");
+        assert!(off.connect(&params).is_ok(), "served once promoted");
     }
 }

@@ -6,7 +6,7 @@
 //! node, the `promote` trigger file, pg_promote()'s variants and errors,
 //! and a new standby made from the promoted node.
 
-use tap_tests::{line, Node};
+use tap_tests::{line, raw, Node};
 
 /// A primary with `max_prepared_transactions` and a started standby.
 fn pair() -> (Node, Node) {
@@ -76,6 +76,11 @@ fn promote_after_primary_crash() {
         "read-only before promotion"
     );
 
+    // A transaction block begun during recovery stays read-only.
+    let block = standby.background_session();
+    block.query_safe("BEGIN");
+    assert_eq!(block.query_safe("SHOW transaction_read_only"), "on");
+
     primary.kill9();
     drop(open);
     let offset = standby.log_position();
@@ -108,6 +113,14 @@ fn promote_after_primary_crash() {
     // New xids continue after every xid the old primary used.
     let new_xid: u64 = s.query_safe("SELECT txid_current()").parse().expect("xid");
     assert!(new_xid > open_xid, "xid {new_xid} after {open_xid}");
+
+    assert_eq!(
+        block.query_err("INSERT INTO t VALUES (300, 'x')").code(),
+        "25006"
+    );
+    block.query_safe("ROLLBACK");
+    assert_eq!(block.query_safe("SHOW transaction_read_only"), "off");
+    drop(block);
 
     // The prepared transaction survived as a prepared transaction.
     assert_eq!(standby.safe_sql("SELECT gid FROM pg_prepared_xacts"), "p1");
@@ -143,6 +156,27 @@ fn promote_after_primary_crash() {
     assert_eq!(standby.safe_sql("SELECT count(*) FROM t"), "10");
 }
 
+/// The `in_hot_standby` ParameterStatus values received up to the next
+/// ReadyForQuery.
+fn hot_standby_reports(raw: &mut raw::RawConnection) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        let m = raw.read_message().expect("read").expect("connection open");
+        match m.tag {
+            b'Z' => return seen,
+            b'E' => panic!("error: {:?}", m.error_fields()),
+            b'S' => {
+                let mut parts = m.body.split(|&b| b == 0);
+                if parts.next() == Some(b"in_hot_standby".as_slice()) {
+                    let v = parts.next().unwrap_or_default();
+                    seen.push(String::from_utf8_lossy(v).into_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// `pg_ctl promote`'s way: the trigger file, with the primary still up.
 /// Afterwards pg_promote() fails on both nodes (neither is in recovery).
 #[test]
@@ -150,7 +184,40 @@ fn promote_by_trigger_file() {
     let (primary, standby) = pair();
     primary.safe_sql("INSERT INTO t VALUES (1, 'a')");
     catchup(&primary, &standby);
+    // No cascading replication: a walsender on a standby refuses.
+    let repl = |node: &Node| {
+        let conn = format!(
+            "host={} port={} user=postgres dbname=postgres replication=true",
+            node.host(),
+            node.port()
+        );
+        let args: Vec<String> = ["-XAtq", "-d", &conn, "-c", "IDENTIFY_SYSTEM"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        tap_tests::psql::run_psql(&args, "", None)
+    };
+    let out = repl(&standby);
+    assert_ne!(out.status, 0);
+    assert!(
+        out.stderr.contains("recovery is in progress"),
+        "{}",
+        out.stderr
+    );
+    // A session open across the promotion is told in_hot_standby's change.
+    let mut raw = standby.raw_connection();
+    raw.send(&raw::startup(
+        raw::PROTOCOL_3_0,
+        &[("user", "postgres"), ("database", "postgres")],
+    ));
+    assert_eq!(hot_standby_reports(&mut raw), vec!["on".to_string()]);
     standby.promote();
+    let out = repl(&standby);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    raw.send(&raw::query(b"SELECT 1"));
+    assert_eq!(hot_standby_reports(&mut raw), vec!["off".to_string()]);
+    raw.send(&raw::query(b"SELECT 1"));
+    assert!(hot_standby_reports(&mut raw).is_empty(), "reported once");
     assert!(!standby.data_dir().join("promote").exists());
     assert!(standby.log_contains("received promote request"));
     standby.safe_sql("INSERT INTO t VALUES (2, 'b')");

@@ -202,6 +202,9 @@ pub struct Session {
     frozen_in_xact: Vec<Arc<TableDef>>,
     /// BEGIN READ ONLY / SET TRANSACTION READ ONLY.
     read_only_xact: bool,
+    /// The client was told `in_hot_standby = on` (a standby session) and
+    /// has not yet been told `off` after a promotion.
+    reported_hot_standby: bool,
     /// The last `execute` failed and already cleaned up.
     error_handled: bool,
     /// How the statement just run ended its transaction (COMMIT → true).
@@ -254,6 +257,10 @@ impl Session {
     /// 53300 "sorry, too many clients already" when none is free.
     pub fn new(db: Arc<Database>, startup_params: &[(String, String)]) -> PgResult<Session> {
         let xact = Xact::new(db.clone())?;
+        // Read before the factory's ParameterStatus (also from the role):
+        // a promotion in between only makes the first statement re-send
+        // `off`.
+        let db_is_standby = db.role() == Role::Standby;
         let mut settings = SessionSettings::new(&db.config);
         let mut user = "postgres".to_string();
         let mut database = String::new();
@@ -301,6 +308,7 @@ impl Session {
             created_in_xact: HashSet::new(),
             frozen_in_xact: Vec::new(),
             read_only_xact: false,
+            reported_hot_standby: db_is_standby,
             error_handled: false,
             end_committed: None,
             user,
@@ -581,6 +589,12 @@ impl Session {
         params: &[Value],
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
+        if self.reported_hot_standby && self.db.role() == Role::Primary {
+            // Promoted since this session started: in_hot_standby is a
+            // reported setting (PostgreSQL 14+ sends the change too).
+            self.reported_hot_standby = false;
+            sink.parameter_status("in_hot_standby", "off");
+        }
         let done = |t: &str| Ok(ExecOutcome::Complete(t.to_string()));
         match &stmt.parsed.stmt {
             Stmt::Empty => Ok(ExecOutcome::Empty),
@@ -592,7 +606,10 @@ impl Session {
                 if let Some(w) = self.xact.begin(*isolation) {
                     self.notice(sink, w);
                 }
-                if *read_only == Some(true) {
+                // A block begun during recovery stays read-only after a
+                // promotion (PostgreSQL: transaction_read_only is fixed at
+                // the start, on during recovery).
+                if *read_only == Some(true) || self.db.role() == Role::Standby {
                     self.read_only_xact = true;
                 }
                 done(if *start { "START TRANSACTION" } else { "BEGIN" })
