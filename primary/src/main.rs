@@ -7,7 +7,9 @@
 //! `listen_addresses`:`port` and hands the listener to the session loop
 //! ([`common::server::serve`]) until SIGINT or SIGTERM asks for a fast
 //! shutdown; once every session has ended it writes a shutdown checkpoint
-//! ([`Database::checkpoint`]: dirty pages, clog, next xid) and exits.
+//! ([`common::database::Database::checkpoint`]: dirty pages, clog, next xid) and exits. That
+//! loop is [`primary::postmaster::run`], in the library so a promoted
+//! standby's restart runs the same one.
 //!
 //! ```text
 //!   args ──► Config::load ──► logging ──► bind ──► Database::open ──► serve ──┐
