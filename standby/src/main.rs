@@ -420,11 +420,13 @@ struct Receiver {
 
 impl Receiver {
     /// Stops the walreceiver and waits until it has ended; blocking (call
-    /// it outside async code or inside `block_in_place`).
+    /// it outside async code or inside `block_in_place`). The lock is held
+    /// while waiting, so a second caller (shutdown racing a promotion) also
+    /// returns only once the walreceiver is gone.
     fn stop_blocking(&self, rt: &tokio::runtime::Handle) {
         let _ = self.stop.send(true);
-        let task = self.task.lock().take();
-        if let Some(t) = task {
+        let mut task = self.task.lock();
+        if let Some(t) = task.take() {
             let _ = rt.block_on(t);
         }
     }

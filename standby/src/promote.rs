@@ -10,7 +10,8 @@
 //!                                          the last valid record
 //!                                          "redo done at X/Y …"
 //!                   finish() ◀──────────── end of valid WAL
-//!                    remove standby.signal and promote
+//!                    remove standby.signal and promote, backup_label
+//!                    becomes backup_label.old
 //!                    "archive recovery complete"
 //!                    Database::finish_recovery: WAL writer at the end,
 //!                    prepared xacts get dummy procs, orphans aborted,
@@ -122,6 +123,18 @@ pub fn finish(db: &Database, writer: &WalWriter, end: WalPosition) -> PgResult<(
                 ))
             }
         }
+    }
+    // As PostgreSQL renames it at the end of recovery: the directory no
+    // longer is a fresh backup.
+    let label = dir.join(crate::basebackup::BACKUP_LABEL);
+    if label.exists() {
+        let old = dir.join(format!("{}.old", crate::basebackup::BACKUP_LABEL));
+        std::fs::rename(&label, &old).map_err(|e| {
+            common::error::PgError::new(
+                common::error::sqlstate::IO_ERROR,
+                format!("could not rename file \"{}\": {e}", label.display()),
+            )
+        })?;
     }
     if db.config.bool("fsync") {
         common::xlog::fsync_dir(dir)?;

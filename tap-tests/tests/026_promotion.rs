@@ -219,6 +219,9 @@ fn promote_by_trigger_file() {
     raw.send(&raw::query(b"SELECT 1"));
     assert!(hot_standby_reports(&mut raw).is_empty(), "reported once");
     assert!(!standby.data_dir().join("promote").exists());
+    assert!(!standby.data_dir().join("standby.signal").exists());
+    assert!(!standby.data_dir().join("backup_label").exists());
+    assert!(standby.data_dir().join("backup_label.old").exists());
     assert!(standby.log_contains("received promote request"));
     standby.safe_sql("INSERT INTO t VALUES (2, 'b')");
     assert_eq!(standby.safe_sql(IDS), ids(&[1, 2]));
