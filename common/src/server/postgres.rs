@@ -157,12 +157,23 @@ struct Wire {
     /// A message decoded ahead (while batching CopyData) and not yet handled.
     pending: Option<Result<FrontendMessage, MessageError>>,
     shutdown: watch::Receiver<bool>,
+    /// The shutdown had begun when this connection started.
+    shutdown_at_start: bool,
     multi_thread: bool,
 }
 
 impl Wire {
+    /// Checked after every message, so it must be cheap: `has_changed` is
+    /// one atomic load of the channel's version, while `borrow` takes the
+    /// channel's lock — a cache line that every connection of the node
+    /// writes, bouncing between cores on each statement. The value only
+    /// ever goes false → true; a receiver subscribed after the send sees no
+    /// change, which `shutdown_at_start` covers.
     fn shutting_down(&self) -> bool {
-        *self.shutdown.borrow()
+        match self.shutdown.has_changed() {
+            Ok(false) => self.shutdown_at_start,
+            _ => self.shutdown_at_start || *self.shutdown.borrow(),
+        }
     }
 
     async fn read(&mut self) -> Result<Input, ProtocolError> {
@@ -245,12 +256,14 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
         Ok(tokio::runtime::RuntimeFlavor::MultiThread)
     );
+    let shutdown_at_start = *shutdown.borrow();
     let mut wire = Wire {
         stream,
         codec: ServerCodec::new(shared.factory.max_message_size()),
         rbuf: BytesMut::with_capacity(READ_BUF_INITIAL),
         out: BytesMut::with_capacity(WRITE_BUF_INITIAL),
         pending: None,
+        shutdown_at_start,
         shutdown,
         multi_thread,
     };

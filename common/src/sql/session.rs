@@ -194,6 +194,13 @@ pub struct Session {
     backend_pid: i32,
     /// transaction_timestamp() of the current transaction.
     xact_ts: i64,
+    /// statement_timestamp() of the statement running: read once per
+    /// statement, and it is also the transaction's timestamp when the
+    /// statement starts one (as in PostgreSQL).
+    stmt_ts: i64,
+    /// `statement_timeout` in ms (0: none), mirrored from the settings so a
+    /// statement does not look up and parse the setting text each time.
+    statement_timeout_ms: i64,
     /// A transaction was open after the last statement (to notice its end).
     was_in_xact: bool,
     /// Relations created or truncated in the current transaction.
@@ -304,6 +311,8 @@ impl Session {
             cancel: Arc::new(AtomicBool::new(false)),
             backend_pid: 0,
             xact_ts: now_usecs(),
+            stmt_ts: now_usecs(),
+            statement_timeout_ms: 0,
             was_in_xact: false,
             created_in_xact: HashSet::new(),
             frozen_in_xact: Vec::new(),
@@ -320,12 +329,15 @@ impl Session {
 
     /// Copies the settings the transaction machine reads on its own
     /// (`synchronous_commit` at commit, `default_transaction_isolation` at
-    /// BEGIN) from the session's settings into [`Xact`]. Called after
+    /// BEGIN) from the session's settings into [`Xact`], and
+    /// `statement_timeout`, which every statement reads, into the session.
+    /// Called after
     /// everything that can change them — SET, RESET, RESET ALL, SET SESSION
     /// CHARACTERISTICS, and the end of a transaction that restored saved
     /// settings — so a `SET LOCAL` or a rolled-back `SET` of either ends
     /// with its transaction, as every other setting does.
     fn mirror_settings(&mut self) {
+        self.statement_timeout_ms = self.settings.config().int("statement_timeout");
         let sync = self
             .settings
             .get("synchronous_commit")
@@ -496,8 +508,9 @@ impl Session {
         if self.xact.status() == TxStatus::Failed && !stmt.parsed.stmt.is_transaction_exit() {
             return Err(in_failed_block());
         }
+        self.stmt_ts = now_usecs();
         if !self.xact.in_transaction() {
-            self.xact_ts = now_usecs();
+            self.xact_ts = self.stmt_ts;
         }
         self.xact.start_statement();
         self.was_in_xact = true;
@@ -553,7 +566,7 @@ impl Session {
     }
 
     fn deadline(&self) -> Option<Instant> {
-        let ms = self.settings.config().int("statement_timeout");
+        let ms = self.statement_timeout_ms;
         (ms > 0).then(|| Instant::now() + Duration::from_millis(ms as u64))
     }
 
@@ -875,9 +888,9 @@ impl Session {
             return Ok(ExecOutcome::Complete("SET".into()));
         }
         let (n, v) = self.settings.set(name, value, local, in_block)?;
-        if n == "synchronous_commit" || n == "default_transaction_isolation" {
-            self.mirror_settings();
-        }
+        // Every SET: the mirrored settings include statement_timeout, and
+        // a SET is rare enough that re-reading three settings costs nothing.
+        self.mirror_settings();
         if REPORTED.contains(&n.as_str()) {
             sink.parameter_status(&n, &v);
         }
@@ -914,7 +927,7 @@ impl Session {
             &self.cancel,
             params,
             &self.settings,
-            now_usecs(),
+            self.stmt_ts,
             self.xact_ts,
             deadline,
             self.backend_pid,
@@ -1008,7 +1021,7 @@ impl Session {
                     &self.cancel,
                     &[],
                     &self.settings,
-                    now_usecs(),
+                    self.stmt_ts,
                     self.xact_ts,
                     deadline,
                     self.backend_pid,
@@ -1072,7 +1085,7 @@ impl Session {
                 &self.cancel,
                 &[],
                 &self.settings,
-                now_usecs(),
+                self.stmt_ts,
                 self.xact_ts,
                 deadline,
                 self.backend_pid,
@@ -1105,7 +1118,7 @@ impl Session {
                 &self.cancel,
                 &[],
                 &self.settings,
-                now_usecs(),
+                self.stmt_ts,
                 self.xact_ts,
                 deadline,
                 self.backend_pid,

@@ -1173,3 +1173,49 @@ fn set_local_ends_with_the_transaction() {
     assert_eq!(one(&mut s, "show transaction_isolation"), "read committed");
     ok(&mut s, "commit");
 }
+
+/// `statement_timeout` is mirrored into the session once per change (not
+/// read per statement): SET, RESET, SET LOCAL and a rolled-back SET must
+/// all reach the next statement's deadline.
+#[test]
+fn statement_timeout_follows_set_reset_and_transactions() {
+    let (_d, db) = open_db();
+    let mut s = session(&db);
+    let timed_out = |s: &mut Session| {
+        let e = err(s, "SELECT pg_sleep(30)");
+        assert_eq!(e.code, sqlstate::QUERY_CANCELED, "{e}");
+        assert_eq!(e.message, "canceling statement due to statement timeout");
+    };
+    ok(&mut s, "SET statement_timeout = '50ms'");
+    timed_out(&mut s);
+    ok(&mut s, "RESET statement_timeout");
+    ok(&mut s, "SELECT pg_sleep(0.1)");
+
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "SET LOCAL statement_timeout = 50");
+    timed_out(&mut s);
+    ok(&mut s, "ROLLBACK");
+    ok(&mut s, "SELECT pg_sleep(0.1)");
+
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "SET statement_timeout = 50");
+    ok(&mut s, "ROLLBACK");
+    ok(&mut s, "SELECT pg_sleep(0.1)");
+
+    ok(&mut s, "SET statement_timeout = 50");
+    ok(&mut s, "BEGIN");
+    ok(&mut s, "SET statement_timeout = 0");
+    ok(&mut s, "COMMIT");
+    ok(&mut s, "SELECT pg_sleep(0.1)");
+
+    // From the startup packet's options.
+    let mut s2 = Session::new(
+        db.clone(),
+        &[
+            ("user".into(), "u".into()),
+            ("options".into(), "-c statement_timeout=50".into()),
+        ],
+    )
+    .unwrap();
+    timed_out(&mut s2);
+}

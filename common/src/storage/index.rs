@@ -11,7 +11,11 @@
 //!
 //! ## Structure and locking
 //!
-//! One `parking_lot::RwLock<BTreeMap<Box<[u8]>, Tids>>`. A point lookup
+//! One `parking_lot::RwLock<BTreeMap<Key, Tids>>`. A `Key` keeps the
+//! first 15 key bytes and a length byte inline in the tree node (24 bytes,
+//! compared as one `u128`), so a point lookup on an integer key compares
+//! integers down the tree instead of calling `memcmp` through a pointer per
+//! comparison. A point lookup
 //! takes the read lock, copies the (usually one or two) tids onto the stack
 //! and releases it before calling back — callers routinely insert into the
 //! same index from inside the callback (an UPDATE found through its primary
@@ -24,11 +28,13 @@
 //! Measured roughly (`throughput::lookup_throughput`, ignored test; the
 //! 2-core dev machine was shared with other builds, so CPU time per lookup
 //! is the figure): ~860 ns of CPU per point lookup over 100k keys from 2
-//! threads in the dev profile, ~450 ns for the same map with `rustc -O`.
-//! The cost is cache misses down the tree, not lock contention (1 and 2
-//! threads cost the same). pgbench select-only at 70k tps thus spends about
-//! 3-6% of one core here, so the map is neither sharded nor hashed; keys
-//! stored inline (no `Box`) would save ~25% if it ever matters.
+//! threads in the dev profile with boxed keys, ~450 ns for the same map
+//! with `rustc -O`, and 330–405 ns with inline keys (test profile, loaded
+//! machine). The cost is cache misses down the tree, not lock contention
+//! (1 and 2 threads cost the same). In pgbench select-only the boxed keys'
+//! `memcmp` + lookup were 11–13 % of the primary's CPU (perf, 2 clients);
+//! inline keys cut the server's CPU per transaction by about 10 %. The map
+//! is neither sharded nor hashed: range scans need the order.
 //! The lock is a leaf: nothing else is acquired while it is held.
 
 use std::collections::BTreeMap;
@@ -57,10 +63,123 @@ impl Tids {
     }
 }
 
+/// Key bytes kept inside the tree node.
+const KEY_INLINE: usize = 15;
+
+/// A key as the map stores it, 24 bytes: its first [`KEY_INLINE`] bytes
+/// zero-padded plus a length byte (the length, or 16 for "longer"), read as
+/// one big-endian `u128`, and for a longer key all its bytes boxed. A
+/// comparison reads the node being searched instead of chasing a pointer to
+/// a separate allocation, and is one integer compare unless two long keys
+/// share their first 15 bytes.
+///
+/// The order is exactly the byte order of the keys (what `Borrow<[u8]>`
+/// requires): if the padded bytes differ at `i`, either both keys have a
+/// byte there, or the shorter one ended before `i` and is a prefix of the
+/// other, whose byte `i` is non-zero — shorter first, as in byte order. If
+/// the padded bytes are equal, one key is a prefix of the other (padding
+/// is zero), so the length byte orders them — a long key's 16 after any
+/// short key's length. Only two long keys fall back to comparing bytes.
+#[derive(Clone)]
+struct Key {
+    head: [u8; KEY_INLINE + 1],
+    long: Option<Box<Box<[u8]>>>,
+}
+
+impl Key {
+    /// A key for `bytes`; `None` when it is too long to fit inline (the
+    /// caller then compares by slice instead of allocating).
+    fn short(bytes: &[u8]) -> Option<Key> {
+        if bytes.len() > KEY_INLINE {
+            return None;
+        }
+        let mut head = [0u8; KEY_INLINE + 1];
+        head[..bytes.len()].copy_from_slice(bytes);
+        head[KEY_INLINE] = bytes.len() as u8;
+        Some(Key { head, long: None })
+    }
+
+    /// A key for `bytes` of any length.
+    fn new(bytes: &[u8]) -> Key {
+        Key::short(bytes).unwrap_or_else(|| {
+            let mut head = [0u8; KEY_INLINE + 1];
+            head[..KEY_INLINE].copy_from_slice(&bytes[..KEY_INLINE]);
+            head[KEY_INLINE] = KEY_INLINE as u8 + 1;
+            Key {
+                head,
+                long: Some(Box::new(bytes.into())),
+            }
+        })
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        match &self.long {
+            Some(b) => b,
+            None => &self.head[..usize::from(self.head[KEY_INLINE]).min(KEY_INLINE)],
+        }
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for Key {
+    fn borrow(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl Ord for Key {
+    #[inline]
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        let (a, b) = (
+            u128::from_be_bytes(self.head),
+            u128::from_be_bytes(other.head),
+        );
+        if a != b {
+            return a.cmp(&b);
+        }
+        match (&self.long, &other.long) {
+            (Some(x), Some(y)) => x[..].cmp(&y[..]),
+            // Equal heads and length bytes: both short and equal.
+            _ => std::cmp::Ordering::Equal,
+        }
+    }
+}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Key {}
+
 #[derive(Default)]
 struct Inner {
-    map: BTreeMap<Box<[u8]>, Tids>,
+    map: BTreeMap<Key, Tids>,
     entries: usize,
+}
+
+impl Inner {
+    /// The versions under `key`: through an inline probe key (integer
+    /// comparisons) when it is short, by slice otherwise.
+    fn get(&self, key: &[u8]) -> Option<&Tids> {
+        match Key::short(key) {
+            Some(k) => self.map.get(&k),
+            None => self.map.get(key),
+        }
+    }
+
+    fn get_mut(&mut self, key: &[u8]) -> Option<&mut Tids> {
+        match Key::short(key) {
+            Some(k) => self.map.get_mut(&k),
+            None => self.map.get_mut(key),
+        }
+    }
 }
 
 /// One index: order-preserving encoded key bytes → row versions.
@@ -133,8 +252,8 @@ impl Index {
         let mut g = self.inner.write();
         // One descent of the tree (a lookup then an insert was two, and key
         // comparisons were the top item of an index build's profile); the
-        // key is boxed up front, which a new key needs anyway.
-        let added = match g.map.entry(key.into()) {
+        // key is built up front, which a new key needs anyway.
+        let added = match g.map.entry(Key::new(key)) {
             Entry::Vacant(v) => {
                 v.insert(Tids::One(tid));
                 true
@@ -176,10 +295,10 @@ impl Index {
             return;
         }
         let mut added = 0usize;
-        let mut grouped: Vec<(Box<[u8]>, Tids)> = Vec::with_capacity(entries.len());
+        let mut grouped: Vec<(Key, Tids)> = Vec::with_capacity(entries.len());
         for (k, tid) in entries {
             match grouped.last_mut() {
-                Some((last, tids)) if **last == *k => match tids {
+                Some((last, tids)) if last.as_slice() == k.as_slice() => match tids {
                     Tids::One(t) if *t == tid => continue,
                     Tids::One(t) => *tids = Tids::Many(vec![*t, tid]),
                     Tids::Many(v) => {
@@ -189,7 +308,7 @@ impl Index {
                         v.push(tid);
                     }
                 },
-                _ => grouped.push((k.into_boxed_slice(), Tids::One(tid))),
+                _ => grouped.push((Key::new(&k), Tids::One(tid))),
             }
             added += 1;
         }
@@ -200,7 +319,7 @@ impl Index {
     /// Removes the entry (key, tid) if present.
     pub fn remove(&self, key: &[u8], tid: ItemPointer) {
         let mut g = self.inner.write();
-        let (removed, now_empty) = match g.map.get_mut(key) {
+        let (removed, now_empty) = match g.get_mut(key) {
             Some(Tids::One(t)) => (*t == tid, *t == tid),
             Some(slot @ Tids::Many(_)) => {
                 let Tids::Many(v) = slot else { return };
@@ -228,7 +347,7 @@ impl Index {
         let mut buf = TidBuf::new();
         {
             let g = self.inner.read();
-            match g.map.get(key) {
+            match g.get(key) {
                 Some(tids) => buf.fill(tids.as_slice()),
                 None => return,
             }
@@ -285,7 +404,8 @@ impl Index {
             let more = {
                 let g = self.inner.read();
                 let it = g.map.range::<[u8], _>((lo_b, hi_b));
-                let mut push = |k: &[u8], v: &Tids| {
+                let mut push = |k: &Key, v: &Tids| {
+                    let k = k.as_slice();
                     let s = keys.len();
                     keys.extend_from_slice(k);
                     for &t in v.as_slice() {
@@ -366,6 +486,75 @@ mod tests {
             ControlFlow::Continue(())
         });
         out
+    }
+
+    /// Keys around the inline length, with zero bytes and prefixes: the
+    /// map's order must be exactly byte order (range scans and `Borrow`
+    /// depend on it).
+    fn tricky_keys() -> Vec<Vec<u8>> {
+        let mut keys: Vec<Vec<u8>> = vec![Vec::new()];
+        for len in [1usize, 2, 8, 9, 14, 15, 16, 17, 18, 24, 33] {
+            for fill in [0u8, 1, 0x7F, 0xFF] {
+                let mut k = vec![fill; len];
+                keys.push(k.clone());
+                if let Some(last) = k.last_mut() {
+                    *last = fill.wrapping_add(1);
+                }
+                keys.push(k.clone());
+                k.push(0);
+                keys.push(k);
+            }
+        }
+        keys
+    }
+
+    #[test]
+    fn key_is_small() {
+        // Three words: a node's keys span few cache lines.
+        assert_eq!(std::mem::size_of::<Key>(), 24);
+    }
+
+    #[test]
+    fn key_order_is_byte_order() {
+        let keys = tricky_keys();
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(
+                    Key::new(a).cmp(&Key::new(b)),
+                    a.as_slice().cmp(b.as_slice()),
+                    "{a:?} vs {b:?}"
+                );
+            }
+        }
+        let ix = Index::new(false);
+        for (i, k) in keys.iter().enumerate() {
+            ix.insert(k, tid(i as u32, 1));
+        }
+        let mut sorted = keys.clone();
+        sorted.sort();
+        sorted.dedup();
+        let got: Vec<Vec<u8>> = all_entries(&ix).into_iter().map(|(k, _)| k).collect();
+        let mut got_keys = got.clone();
+        got_keys.dedup();
+        assert_eq!(got_keys, sorted);
+        for k in &keys {
+            let mut n = 0;
+            ix.lookup(k, &mut |_| n += 1);
+            assert!(n >= 1, "{k:?} found");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn key_order_matches_bytes(
+            // A small alphabet, so equal heads and prefixes are common.
+            a in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0xFF]), 0..40),
+            b in proptest::collection::vec(proptest::sample::select(vec![0u8, 1, 0xFF]), 0..40),
+        ) {
+            proptest::prop_assert_eq!(Key::new(&a).cmp(&Key::new(&b)), a.cmp(&b));
+            let ka = Key::new(&a);
+            proptest::prop_assert_eq!(ka.as_slice(), a.as_slice());
+        }
     }
 
     #[test]
