@@ -324,6 +324,9 @@ impl WalFlush for WalFlushHook {
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
+    fn needs_flush(&self, lsn: Lsn) -> bool {
+        self.0.flushed_lsn() < lsn
+    }
 }
 
 /// One page change being logged: holds the redo-point lock shared (see the

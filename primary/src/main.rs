@@ -81,13 +81,10 @@ fn main() -> ExitCode {
         }
     };
 
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match common::server::build_runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            tracing::error!(fatal = true, "could not start the runtime: {e}");
+            tracing::error!(fatal = true, "{e}");
             return ExitCode::FAILURE;
         }
     };

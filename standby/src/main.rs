@@ -91,13 +91,10 @@ fn quote(v: &str) -> String {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match common::server::build_runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("FATAL:  could not start the runtime: {e}");
+            eprintln!("FATAL:  {e}");
             return ExitCode::FAILURE;
         }
     };

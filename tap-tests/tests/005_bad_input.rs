@@ -9,6 +9,9 @@
 //! while the server process keeps running (its log shows no panic; the
 //! harness fails the test if it does) and a session opened beforehand keeps
 //! working.
+//!
+//! Bad start-up input (settings, environment) gets a FATAL line and a
+//! failing exit status, never a panic.
 
 use tap_tests::raw::{self, Outcome, RawConnection};
 use tap_tests::{Node, Session};
@@ -265,4 +268,62 @@ fn bad_input() {
     );
 
     node.stop("fast");
+}
+
+/// Bad settings and a bad `TOKIO_WORKER_THREADS` (tokio itself would panic
+/// on an empty one) stop both binaries with a FATAL message.
+#[test]
+fn bad_startup_input_is_a_fatal_error_not_a_panic() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let data = data.to_str().expect("utf-8 path");
+    let cases: [(&str, Vec<&str>, Option<&str>, &str); 4] = [
+        (
+            "primary",
+            vec!["-c", "shared_buffers=banana"],
+            None,
+            "invalid value for parameter \"shared_buffers\": \"banana\"",
+        ),
+        (
+            "primary",
+            vec!["-c", "no_such_setting=1"],
+            None,
+            "unrecognized configuration parameter \"no_such_setting\"",
+        ),
+        (
+            "primary",
+            vec![],
+            Some(""),
+            "invalid value for environment variable TOKIO_WORKER_THREADS: \"\"",
+        ),
+        (
+            "standby",
+            vec!["--primary-conninfo", "host=127.0.0.1 port=1"],
+            Some("two"),
+            "invalid value for environment variable TOKIO_WORKER_THREADS: \"two\"",
+        ),
+    ];
+    for (bin, extra, workers, expected) in cases {
+        let mut cmd = std::process::Command::new(tap_tests::binaries::bin_path(bin));
+        cmd.args(["-D", data, "-p", "1"]).args(&extra);
+        match workers {
+            Some(v) => cmd.env("TOKIO_WORKER_THREADS", v),
+            None => cmd.env_remove("TOKIO_WORKER_THREADS"),
+        };
+        let out = cmd.output().expect("run the binary");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!out.status.success(), "{bin} {extra:?} must fail: {text}");
+        assert!(
+            !text.contains("panicked"),
+            "{bin} {extra:?} panicked: {text}"
+        );
+        assert!(
+            text.contains("FATAL:") && text.contains(expected),
+            "{bin} {extra:?}: expected FATAL {expected}, got: {text}"
+        );
+    }
 }

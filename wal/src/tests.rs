@@ -495,6 +495,42 @@ fn group_commit_under_load() {
 }
 
 #[test]
+fn synchronous_commits_never_wait_for_the_flusher_thread() {
+    // Committers lead every round themselves: one that finds a round under
+    // way is woken by its leader (covered, or to lead the next round) and
+    // never hands the work to the flusher thread. With a writer delay far
+    // beyond the test, any round of the flusher's would have been asked for
+    // by a committer.
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = WalWriterOptions::new(16 << 20, true);
+    o.writer_delay = Duration::from_secs(3600);
+    let w = Arc::new(WalWriter::open(dir.path(), o, WalPosition::initial(16 << 20)).unwrap());
+    let (threads, per) = (16u64, 20u64);
+    let barrier = Arc::new(Barrier::new(threads as usize));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (w, b) = (Arc::clone(&w), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                b.wait();
+                for i in 0..per {
+                    let x = t * 100 + i + 1;
+                    let (_, e) = w.insert(x, &commit(x)).unwrap();
+                    assert!(w.flush(e).unwrap() >= e);
+                    assert!(w.flushed_lsn() >= e, "returned before durable");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let s = w.stats();
+    assert_eq!(s.records, threads * per);
+    assert_eq!(w.flusher_writes(), 0, "the flusher thread wrote a round");
+    assert!(s.writes >= 1 && s.fsyncs == s.writes);
+}
+
+#[test]
 fn fsync_off_skips_sync_and_async_commit_is_written_by_the_delay() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = opts(false);

@@ -6,38 +6,52 @@
 //!  ───────────────                          ────────────────────────────
 //!  encode payload, CRC payload  (no lock)   wakes for asynchronous commits
 //!  ┌ insert lock ───────────────┐           (wal_writer_delay), a full
-//!  │ start = insert_pos         │           buffer, a flush request nobody
-//!  │ finish CRC with prev-link  │           else served, or a segment to
-//!  │ append header+payload+pad  │           pre-allocate
+//!  │ start = insert_pos         │           buffer, a WAL switch, or a
+//!  │ finish CRC with prev-link  │           segment to pre-allocate — never
+//!  │ append header+payload+pad  │           for a synchronous commit
 //!  │ insert_pos = end           │
 //!  └────────────────────────────┘
 //!  flush(end):
 //!    round lock free? ── yes ──▶ do the round here:
 //!        │                         swap `buf` with spare (insert lock),
 //!        no                        pwrite, fdatasync, flushed_lsn = end of
-//!        ▼                         batch, notify_all(flushed_cv)
-//!    wait on `flushed_cv`, then try again (lead the next round)
+//!        ▼                         batch; let go of the round lock; wake
+//!    join `waiters`, park          the covered waiters + one uncovered
+//!    woken: covered → return;      (it leads the next round)
+//!           not → lead the next round
 //! ```
 //!
 //! **Group commit.** A round always takes *everything* inserted so far,
-//! writes it and syncs once. A committer that finds nobody flushing does
-//! the round itself, as a PostgreSQL backend does in XLogFlush — no hand-off
-//! to another thread and back, which cost two wake-ups per commit. While a
-//! round syncs, more sessions insert and wait; when it ends, one of them
-//! leads the next round, covering all of them with one fsync. With N
-//! concurrent committers fsyncs per commit therefore tend to 1/N of what a
-//! single committer needs, without any artificial delay. `stats().fsyncs`
-//! counts the syncs.
+//! writes it and syncs once (PostgreSQL's XLogFlush likewise writes up to
+//! the insert position, not just to its own record). A committer that finds
+//! nobody flushing does the round itself, as a PostgreSQL backend does in
+//! XLogFlush — no hand-off to another thread and back, which cost two
+//! wake-ups per commit. While a round syncs, more sessions insert, find the
+//! round lock taken and park in `waiters` with their target LSN. The
+//! leader, once it lets go of the round lock ([`end_round`]), unparks each
+//! waiter its fsync covered and exactly one that it did not; that one leads
+//! the next round, which covers every waiter still parked (all inserted
+//! before it swapped the buffer), with one fsync. With N concurrent
+//! committers fsyncs per commit therefore tend to 1/N of what a single
+//! committer needs, without any artificial delay, and each commit costs
+//! one wake-up at most. Nobody asks the flusher thread for help: when a
+//! waiter did, the flusher woke for every waiting commit and then took the
+//! rounds itself, handing every commit back across threads. Neither a
+//! condvar's `notify_all` (whose waiters are woken one after another as
+//! each takes and drops its mutex, and most of whom would find the next
+//! round taken and sleep again) nor any other lock is involved.
+//! `stats().fsyncs` counts the syncs.
 //!
 //! **Locks**, in the only orders they are ever nested: `round` → `insert`
-//! and `round` → `flush_wait`; `signal` is taken alone. `round` is held
-//! by whoever does a round (it owns the open segment files); `insert`
-//! guards the pending buffer and the insert position and is held only to
-//! append bytes (a memcpy plus 24 bytes of CRC) or to swap the buffer;
-//! `signal` carries requests to the flusher thread; `flush_wait` only
-//! pairs with the `flushed_cv` condvar, and nothing is taken while it is
-//! held. The LSNs are also published in atomics, so `insert_lsn()`,
-//! `write_lsn()` and `flushed_lsn()` take no lock.
+//! and `round` → `waiters` (a failing round wakes everyone); `signal` is
+//! taken alone and nothing is taken under `waiters`. `round` is held by whoever does
+//! a round (it owns the open segment files); `insert` guards the pending
+//! buffer and the insert position and is held only to append bytes (a
+//! memcpy plus 24 bytes of CRC) or to swap the buffer; `signal` carries
+//! requests to the flusher thread; `waiters` lists parked committers and
+//! is held only to push or to pick who to wake (the unparking happens
+//! after it is dropped). The LSNs are also published in atomics, so
+//! `insert_lsn()`, `write_lsn()` and `flushed_lsn()` take no lock.
 //!
 //! **Invariants.** `flushed_lsn ≤ write_lsn ≤ insert_lsn`; every byte below
 //! `insert_lsn` is in the pending buffer or written to its segment file;
@@ -138,6 +152,9 @@ struct Counters {
     segments_created: AtomicU64,
     /// Threads waiting in `flush` right now.
     waiting: AtomicUsize,
+    /// Rounds of the flusher thread that wrote something (the rest were
+    /// committers' own).
+    flusher_writes: AtomicU64,
 }
 
 /// Guarded by `Shared::insert`.
@@ -171,8 +188,8 @@ struct Shared {
     space_cv: Condvar,
     signal: Mutex<Signal>,
     signal_cv: Condvar,
-    flush_wait: Mutex<()>,
-    flushed_cv: Condvar,
+    /// Committers asleep in `flush` while a round runs (see [`end_round`]).
+    waiters: Mutex<Vec<Arc<FlushWaiter>>>,
     /// Whoever writes and syncs a batch holds this: the flusher thread, or
     /// a committer that found nobody flushing (see [`WalWriter::flush`]).
     round: Mutex<FlushState>,
@@ -180,6 +197,9 @@ struct Shared {
     write_lsn: AtomicU64,
     flushed_lsn: AtomicU64,
     failed: AtomicBool,
+    /// Rounds ended so far (see [`end_round`]): a waiter that saw a round
+    /// under way sleeps only if no round has ended since it looked.
+    rounds_ended: AtomicU64,
     /// Test hook: no round runs while set (read without a lock, so the
     /// commit path pays nothing for it).
     paused: AtomicBool,
@@ -259,8 +279,7 @@ impl WalWriter {
                 prealloc: false,
             }),
             signal_cv: Condvar::new(),
-            flush_wait: Mutex::new(()),
-            flushed_cv: Condvar::new(),
+            waiters: Mutex::new(Vec::new()),
             round: Mutex::new(FlushState {
                 files: Vec::new(),
                 spare: Vec::with_capacity(1 << 20),
@@ -270,6 +289,7 @@ impl WalWriter {
             write_lsn: AtomicU64::new(pos.end.0),
             flushed_lsn: AtomicU64::new(pos.end.0),
             failed: AtomicBool::new(false),
+            rounds_ended: AtomicU64::new(0),
             paused: AtomicBool::new(false),
             failure: Mutex::new(None),
             watch,
@@ -459,51 +479,71 @@ impl WalWriter {
     /// committer that finds nobody writing does the round itself — no
     /// hand-off to the flusher thread and back, which costs two wake-ups
     /// per commit at low concurrency. One that finds a round under way
-    /// waits for it, then leads the next round if that one did not cover
-    /// it: everything inserted meanwhile shares that next fsync, which is
-    /// the group commit.
+    /// parks until that round's leader wakes it — because its record is
+    /// durable, or to lead the next round: everything inserted meanwhile
+    /// shares that next fsync, which is the group commit.
     fn flush_until(&self, target: Lsn) -> Result<Lsn, WalError> {
         let sh = &*self.shared;
-        let mut asked = false;
         loop {
             let flushed = self.flushed_lsn();
             if flushed >= target {
                 return Ok(flushed);
             }
             self.check_failed()?;
+            // Read before trying the round lock: if a round ends after the
+            // try fails, the count has moved and we do not sleep.
+            let rounds = sh.rounds_ended.load(Ordering::SeqCst);
             if !sh.paused.load(Ordering::Acquire) {
                 if let Some(mut st) = sh.round.try_lock() {
                     if self.flushed_lsn() < target {
                         let r = round(sh, &mut st);
-                        drop(st);
-                        match r {
-                            Ok(prealloc) if prealloc => {
-                                sh.signal.lock().prealloc = true;
-                                sh.signal_cv.notify_one();
-                            }
-                            Ok(_) => {}
-                            Err(e) => fail(sh, format!("could not write or sync WAL: {e}")),
+                        // Failed before the waiters wake, so none of them
+                        // tries the broken file again.
+                        if let Err(e) = &r {
+                            fail(sh, format!("could not write or sync WAL: {e}"));
+                        }
+                        end_round(sh, st);
+                        if let Ok(true) = r {
+                            sh.signal.lock().prealloc = true;
+                            sh.signal_cv.notify_one();
                         }
                     }
                     continue;
                 }
             }
-            if !asked {
-                // Make sure someone finishes the job even if the round under
-                // way does not cover `target` and we are not woken in time.
-                let mut sig = sh.signal.lock();
-                sig.requested = sig.requested.max(target);
-                drop(sig);
-                sh.signal_cv.notify_one();
-                asked = true;
+            // A round is under way (or rounds are paused). Nobody else is
+            // asked to help: when it ends, its leader wakes every waiter it
+            // covered plus one it did not, who leads the next round for all
+            // who still wait (PostgreSQL's LWLockAcquireOrWait on
+            // WALWriteLock in XLogFlush, without waking the whole queue).
+            let me = Arc::new(FlushWaiter {
+                target,
+                thread: std::thread::current(),
+                woken: AtomicBool::new(false),
+            });
+            {
+                let mut ws = sh.waiters.lock();
+                // `end_round` bumps `rounds_ended` before it takes this
+                // lock, so a round that ended since we looked is seen here
+                // and we do not sleep through it.
+                if self.flushed_lsn() >= target
+                    || sh.failed.load(Ordering::Acquire)
+                    || sh.rounds_ended.load(Ordering::SeqCst) != rounds
+                {
+                    continue;
+                }
+                ws.push(Arc::clone(&me));
             }
-            let mut g = sh.flush_wait.lock();
-            if self.flushed_lsn() >= target || sh.failed.load(Ordering::Acquire) {
-                continue;
+            // The timeout is only a backstop.
+            let deadline = std::time::Instant::now() + Duration::from_millis(10);
+            while !me.woken.load(Ordering::Acquire) {
+                let now = std::time::Instant::now();
+                if now >= deadline {
+                    sh.waiters.lock().retain(|w| !Arc::ptr_eq(w, &me));
+                    break;
+                }
+                std::thread::park_timeout(deadline - now);
             }
-            // Woken by the end of the round under way; the timeout only
-            // bounds a wake-up lost to a round that ended just before.
-            sh.flushed_cv.wait_for(&mut g, Duration::from_millis(10));
         }
     }
 
@@ -590,9 +630,19 @@ impl WalWriter {
     /// Test hook: stop the flusher from taking new work.
     #[cfg(test)]
     pub(crate) fn pause_flusher(&self, paused: bool) {
-        self.shared.paused.store(paused, Ordering::Release);
-        drop(self.shared.signal.lock());
-        self.shared.signal_cv.notify_one();
+        let sh = &*self.shared;
+        sh.paused.store(paused, Ordering::Release);
+        drop(sh.signal.lock());
+        sh.signal_cv.notify_one();
+        // Committers waiting for the pause to end lead the next round.
+        sh.rounds_ended.fetch_add(1, Ordering::SeqCst);
+        wake_all(sh);
+    }
+
+    /// Test hook: rounds of the flusher thread that wrote something.
+    #[cfg(test)]
+    pub(crate) fn flusher_writes(&self) -> u64 {
+        self.shared.stats.flusher_writes.load(Ordering::Relaxed)
     }
 
     /// Test hook: threads blocked in `flush` now.
@@ -658,8 +708,7 @@ fn fail(sh: &Shared, msg: String) {
     tracing::error!("{msg}");
     *sh.failure.lock() = Some(msg);
     sh.failed.store(true, Ordering::Release);
-    drop(sh.flush_wait.lock());
-    sh.flushed_cv.notify_all();
+    wake_all(sh);
     // Unblock inserters waiting for space; they will see the failure.
     drop(sh.insert.lock());
     sh.space_cv.notify_all();
@@ -672,16 +721,25 @@ impl Flusher {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
             let shutdown = self.wait_for_work();
             let mut st = shared.round.lock();
-            match round(&shared, &mut st) {
+            let written = shared.write_lsn.load(Ordering::Acquire);
+            let r = round(&shared, &mut st);
+            if shared.write_lsn.load(Ordering::Acquire) != written {
+                shared.stats.flusher_writes.fetch_add(1, Ordering::Relaxed);
+            }
+            // Waiters covered by this round go before any zero-fill.
+            end_round(&shared, st);
+            match r {
                 Ok(true) => {
-                    if let Err(e) = preallocate(&shared, &mut st) {
+                    let mut st = shared.round.lock();
+                    let r = preallocate(&shared, &mut st);
+                    end_round(&shared, st);
+                    if let Err(e) = r {
                         return Err(format!("could not create WAL segment: {e}"));
                     }
                 }
                 Ok(false) => {}
                 Err(e) => return Err(format!("could not write or sync WAL: {e}")),
             }
-            drop(st);
             if shutdown {
                 return Ok(());
             }
@@ -722,8 +780,9 @@ impl Flusher {
     }
 }
 
-/// One round: takes the pending buffer, writes it, syncs it, publishes the
-/// new flushed LSN and wakes the waiters. Returns whether the next segment
+/// One round: takes the pending buffer, writes it, syncs it and publishes
+/// the new flushed LSN; the caller wakes the waiters with [`end_round`]
+/// once it lets go of the round lock. Returns whether the next segment
 /// should now be pre-allocated (the current one is half used).
 fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
     let (buf, start) = {
@@ -760,7 +819,6 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
     sh.write_lsn.store(end.0, Ordering::Release);
     sh.flushed_lsn.store(end.0, Ordering::Release);
     sh.stats.writes.fetch_add(1, Ordering::Relaxed);
-    wake_waiters(sh);
     let mut buf = buf;
     buf.clear();
     st.spare = buf;
@@ -787,11 +845,64 @@ fn preallocate(sh: &Shared, st: &mut FlushState) -> io::Result<()> {
     Ok(())
 }
 
-fn wake_waiters(sh: &Shared) {
-    drop(sh.flush_wait.lock());
-    sh.flushed_cv.notify_all();
-    sh.watch
-        .send_replace(Lsn(sh.flushed_lsn.load(Ordering::Acquire)));
+/// A committer asleep in `flush` (its thread parked until `woken`).
+struct FlushWaiter {
+    target: Lsn,
+    thread: std::thread::Thread,
+    woken: AtomicBool,
+}
+
+impl FlushWaiter {
+    fn wake(&self) {
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
+    }
+}
+
+/// Wakes every committer asleep in `flush` (failure, end of a pause).
+fn wake_all(sh: &Shared) {
+    for w in std::mem::take(&mut *sh.waiters.lock()) {
+        w.wake();
+    }
+}
+
+/// Lets go of the round lock and wakes, each directly, the committers
+/// asleep in `flush` whose target is now durable, plus one whose target is
+/// not: it leads the next round, which covers everyone still asleep (they
+/// all inserted before it starts). Waking only these avoids a herd racing
+/// for the round lock and going back to sleep, and a chain of wake-ups
+/// passed from one woken thread to the next (a condvar's notify_all
+/// requeued on its mutex). `rounds_ended` moves before `waiters` is taken,
+/// which makes a waiter's check-then-sleep in `flush_until` race-free.
+fn end_round(sh: &Shared, st: parking_lot::MutexGuard<'_, FlushState>) {
+    drop(st);
+    sh.rounds_ended.fetch_add(1, Ordering::SeqCst);
+    if sh.stats.waiting.load(Ordering::SeqCst) > 0 {
+        let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
+        let mut wake = Vec::new();
+        let mut leader = None;
+        sh.waiters.lock().retain(|w| {
+            if w.target <= flushed {
+                wake.push(Arc::clone(w));
+                false
+            } else if leader.is_none() {
+                leader = Some(Arc::clone(w));
+                false
+            } else {
+                true
+            }
+        });
+        // Outside the lock: arriving waiters need not wait for the
+        // wake-ups. The next leader last: the covered commits are on their
+        // way first, and what is inserted meanwhile joins its round.
+        for w in wake.into_iter().chain(leader) {
+            w.wake();
+        }
+    }
+    let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
+    if *sh.watch.borrow() != flushed {
+        sh.watch.send_replace(flushed);
+    }
 }
 
 impl FlushState {

@@ -60,6 +60,30 @@ pub use cancel::CancelRegistry;
 use crate::database::Database;
 use postgres::{run_connection, Shared};
 
+/// The node's tokio runtime: multi-threaded, with `TOKIO_WORKER_THREADS`
+/// workers when that is set (the number of CPUs otherwise). The variable
+/// is parsed here rather than by tokio, which panics on a value it cannot
+/// read (even an empty one); here that is an error the binary reports.
+pub fn build_runtime() -> Result<tokio::runtime::Runtime, String> {
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    b.enable_all();
+    if let Some(v) = std::env::var_os("TOKIO_WORKER_THREADS") {
+        let v = v.to_string_lossy();
+        match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => {
+                b.worker_threads(n);
+            }
+            _ => {
+                return Err(format!(
+                    "invalid value for environment variable TOKIO_WORKER_THREADS: \"{v}\" (a positive integer)"
+                ))
+            }
+        }
+    }
+    b.build()
+        .map_err(|e| format!("could not start the runtime: {e}"))
+}
+
 /// Serves clients of `db` on `listener` until `shutdown` completes, then
 /// terminates every session (FATAL 57P01) and returns.
 pub async fn serve(

@@ -47,6 +47,51 @@ pub struct CopyInState {
     eof: bool,
     /// An error was raised: ignore further data.
     pub failed: bool,
+    /// The record being parsed and the row built from it, reused from
+    /// record to record: a row costs no allocation beyond its values.
+    fields: Fields,
+    row: Vec<Value>,
+    /// Table columns not in the column list (they get their DEFAULT).
+    defaulted: Vec<usize>,
+}
+
+/// The fields of one record: unescaped bytes back to back, and per field
+/// its range there (`None` for NULL). Each field is valid UTF-8.
+#[derive(Debug, Default)]
+struct Fields {
+    bytes: Vec<u8>,
+    ranges: Vec<Option<(usize, usize)>>,
+}
+
+impl Fields {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ranges.clear();
+    }
+    /// Ends the field that started at `start` in `bytes` (checked UTF-8).
+    fn end_field(&mut self, start: usize) -> PgResult<()> {
+        if let Err(e) = std::str::from_utf8(&self.bytes[start..]) {
+            let bad = self.bytes[start..]
+                .get(e.valid_up_to())
+                .copied()
+                .unwrap_or(0);
+            return Err(bad_utf8(bad));
+        }
+        self.ranges.push(Some((start, self.bytes.len())));
+        Ok(())
+    }
+    /// Field `i` (None for NULL).
+    fn get(&self, i: usize) -> Option<&str> {
+        let (s, e) = self.ranges.get(i).copied().flatten()?;
+        // Checked by end_field; never fails.
+        std::str::from_utf8(self.bytes.get(s..e)?).ok()
+    }
+    #[cfg(test)]
+    fn to_strings(&self) -> Vec<Option<String>> {
+        (0..self.ranges.len())
+            .map(|i| self.get(i).map(str::to_string))
+            .collect()
+    }
 }
 
 impl CopyInState {
@@ -60,19 +105,29 @@ impl CopyInState {
         frozen: bool,
     ) -> CopyInState {
         let header_pending = opts.header;
+        let defaulted = (0..table.columns.len())
+            .filter(|c| !cols.contains(c))
+            .collect();
+        // Index entries need the rows' values after the heap insert;
+        // without indexes a COPY keeps only their encoded form.
+        let mut batch = InsertBatch::new(frozen, true);
+        batch.keep_rows = !table.indexes.is_empty();
         CopyInState {
             table,
             cols,
             opts,
             vis,
             defaults,
-            batch: InsertBatch::new(frozen),
+            batch,
             pending: Vec::new(),
             line: 0,
             count: 0,
             header_pending,
             eof: false,
             failed: false,
+            fields: Fields::default(),
+            row: Vec::new(),
+            defaulted,
         }
     }
 
@@ -186,13 +241,20 @@ impl CopyInState {
             return Ok(());
         }
         ec.tick()?;
-        let fields = match self.opts.format {
-            CopyFormat::Csv => split_csv(rec, &self.opts),
-            _ => split_text(rec, &self.opts),
+        let mut fields = std::mem::take(&mut self.fields);
+        let mut row = std::mem::take(&mut self.row);
+        let res = match self.opts.format {
+            CopyFormat::Csv => split_csv(rec, &self.opts, &mut fields),
+            _ => split_text(rec, &self.opts, &mut fields),
         }
-        .map_err(|e| self.context(e))?;
-        let row = self.build_row(ec, fields).map_err(|e| self.context(e))?;
-        self.batch.push(row);
+        .and_then(|()| self.build_row(ec, &fields, &mut row));
+        if res.is_ok() {
+            self.batch.push_values(&row);
+        }
+        row.clear();
+        self.fields = fields;
+        self.row = row;
+        res.map_err(|e| self.context(e))?;
         self.count += 1;
         if self.batch.full() {
             self.flush(ec).map_err(|e| self.context(e))?;
@@ -200,27 +262,31 @@ impl CopyInState {
         Ok(())
     }
 
-    fn build_row(&self, ec: &mut Ectx<'_>, fields: Vec<Option<String>>) -> PgResult<Vec<Value>> {
+    /// The row of `fields` into `out` (cleared first): the listed columns
+    /// from the fields, the others from their DEFAULT.
+    fn build_row(&self, ec: &mut Ectx<'_>, fields: &Fields, out: &mut Vec<Value>) -> PgResult<()> {
         let t = &self.table;
-        if fields.len() > self.cols.len() {
+        let nfields = fields.ranges.len();
+        if nfields > self.cols.len() {
             return Err(PgError::new(
                 sqlstate::BAD_COPY_FILE_FORMAT,
                 "extra data after last expected column",
             ));
         }
-        if fields.len() < self.cols.len() {
-            let missing = &t.columns[self.cols[fields.len()]].name;
+        if nfields < self.cols.len() {
+            let missing = &t.columns[self.cols[nfields]].name;
             return Err(PgError::new(
                 sqlstate::BAD_COPY_FILE_FORMAT,
                 format!("missing data for column \"{missing}\""),
             ));
         }
-        let mut row: Vec<Option<Value>> = vec![None; t.columns.len()];
-        for (f, &c) in fields.into_iter().zip(&self.cols) {
+        out.clear();
+        out.resize(t.columns.len(), Value::Null);
+        for (f, &c) in self.cols.iter().enumerate() {
             let col = &t.columns[c];
-            row[c] = Some(match f {
+            out[c] = match fields.get(f) {
                 None => Value::Null,
-                Some(s) => Value::from_text(col.ty, &s).map_err(|mut e| {
+                Some(s) => Value::from_text(col.ty, s).map_err(|mut e| {
                     if e.detail.is_none() {
                         e.detail = Some(format!(
                             "COPY {}, line {}, column {}: \"{}\"",
@@ -229,39 +295,26 @@ impl CopyInState {
                     }
                     e
                 })?,
-            });
+            };
         }
-        let mut out = Vec::with_capacity(row.len());
-        for (c, v) in row.into_iter().enumerate() {
-            out.push(match v {
-                Some(v) => v,
-                None => match &self.defaults[c] {
-                    Some(d) => {
-                        let p = ec.params;
-                        crate::sql::expr::eval(d, &[], p, ec)?
-                    }
-                    None => Value::Null,
-                },
-            });
+        for &c in &self.defaulted {
+            if let Some(d) = &self.defaults[c] {
+                let p = ec.params;
+                out[c] = crate::sql::expr::eval(d, &[], p, ec)?;
+            }
         }
-        conform_row(t, &mut out)?;
-        check_not_null(t, &out)?;
-        Ok(out)
+        conform_row(t, out)?;
+        check_not_null(t, out)
     }
 }
 
-fn utf8(b: Vec<u8>) -> PgResult<String> {
-    String::from_utf8(b).map_err(|e| {
-        let bad = e
-            .as_bytes()
-            .get(e.utf8_error().valid_up_to())
-            .copied()
-            .unwrap_or(0);
-        PgError::new(
-            sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
-            format!("invalid byte sequence for encoding \"UTF8\": 0x{bad:02x}"),
-        )
-    })
+/// PostgreSQL's error for a byte that is not valid UTF-8 (`bad`, the first
+/// byte of the invalid sequence).
+fn bad_utf8(bad: u8) -> PgError {
+    PgError::new(
+        sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+        format!("invalid byte sequence for encoding \"UTF8\": 0x{bad:02x}"),
+    )
 }
 
 /// The index of the first byte of `hay` equal to `a` or `b`, eight bytes
@@ -291,9 +344,10 @@ fn find_byte(hay: &[u8], a: u8, b: u8) -> Option<usize> {
         .map(|p| i + p)
 }
 
-/// Splits a text-format record; None for the NULL marker.
-fn split_text(rec: &[u8], o: &CopyStmt) -> PgResult<Vec<Option<String>>> {
-    let mut out = Vec::new();
+/// Splits a text-format record into `out` (cleared first); None for the
+/// NULL marker.
+fn split_text(rec: &[u8], o: &CopyStmt, out: &mut Fields) -> PgResult<()> {
+    out.clear();
     let null = o.null.as_bytes();
     let d = o.delimiter;
     let mut i = 0;
@@ -322,23 +376,26 @@ fn split_text(rec: &[u8], o: &CopyStmt) -> PgResult<Vec<Option<String>>> {
         let end = i;
         let raw = &rec[start..end];
         if raw == null {
-            out.push(None);
+            out.ranges.push(None);
         } else {
-            out.push(Some(utf8(unescape_text(raw))?));
+            let start = out.bytes.len();
+            unescape_text(raw, &mut out.bytes);
+            out.end_field(start)?;
         }
         if i >= rec.len() {
             break;
         }
         i += 1; // delimiter
     }
-    Ok(out)
+    Ok(())
 }
 
-fn unescape_text(raw: &[u8]) -> Vec<u8> {
+/// Appends `raw` with its backslash escapes resolved to `out`.
+fn unescape_text(raw: &[u8], out: &mut Vec<u8>) {
     if !raw.contains(&b'\\') {
-        return raw.to_vec();
+        out.extend_from_slice(raw);
+        return;
     }
-    let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;
     while i < raw.len() {
         let c = raw[i];
@@ -379,7 +436,6 @@ fn unescape_text(raw: &[u8]) -> Vec<u8> {
             other => out.push(other),
         }
     }
-    out
 }
 
 fn csv_open_quote(rec: &[u8], q: u8, e: u8) -> bool {
@@ -407,14 +463,16 @@ fn csv_open_quote(rec: &[u8], q: u8, e: u8) -> bool {
     in_quote
 }
 
-/// Splits a CSV record; None for an unquoted NULL string.
-fn split_csv(rec: &[u8], o: &CopyStmt) -> PgResult<Vec<Option<String>>> {
+/// Splits a CSV record into `out` (cleared first); None for an unquoted
+/// NULL string.
+fn split_csv(rec: &[u8], o: &CopyStmt, out: &mut Fields) -> PgResult<()> {
     let (d, q, e) = (o.delimiter, o.quote, o.escape);
     let null = o.null.as_bytes();
-    let mut out = Vec::new();
+    out.clear();
     let mut i = 0;
     loop {
-        let mut field = Vec::new();
+        let start = out.bytes.len();
+        let field = &mut out.bytes;
         let mut quoted = false;
         let mut raw_start = i;
         loop {
@@ -452,14 +510,19 @@ fn split_csv(rec: &[u8], o: &CopyStmt) -> PgResult<Vec<Option<String>>> {
                 i += 1;
             }
         }
-        let is_null = !quoted && raw_start != usize::MAX && field == null;
-        out.push(if is_null { None } else { Some(utf8(field)?) });
+        let is_null = !quoted && raw_start != usize::MAX && &field[start..] == null;
+        if is_null {
+            out.bytes.truncate(start);
+            out.ranges.push(None);
+        } else {
+            out.end_field(start)?;
+        }
         if i >= rec.len() {
             break;
         }
         i += 1;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Formats one row for COPY TO (with its newline).
@@ -536,6 +599,16 @@ fn format_field(s: &[u8], o: &CopyStmt, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn split_text_owned(rec: &[u8], o: &CopyStmt) -> PgResult<Vec<Option<String>>> {
+        let mut f = Fields::default();
+        split_text(rec, o, &mut f).map(|()| f.to_strings())
+    }
+
+    fn split_csv_owned(rec: &[u8], o: &CopyStmt) -> PgResult<Vec<Option<String>>> {
+        let mut f = Fields::default();
+        split_csv(rec, o, &mut f).map(|()| f.to_strings())
+    }
     use crate::sql::parser::{parse_one, Stmt};
 
     fn opts(sql: &str) -> CopyStmt {
@@ -548,7 +621,7 @@ mod tests {
     #[test]
     fn text_fields() {
         let o = opts("copy t from stdin");
-        let f = split_text(b"1\t\\N\ta\\tb\\\\c\\n\t\\101\\x41", &o).unwrap();
+        let f = split_text_owned(b"1\t\\N\ta\\tb\\\\c\\n\t\\101\\x41", &o).unwrap();
         assert_eq!(
             f,
             vec![
@@ -558,12 +631,15 @@ mod tests {
                 Some("AA".into())
             ]
         );
-        assert_eq!(split_text(b"", &o).unwrap(), vec![Some(String::new())]);
         assert_eq!(
-            split_text(b"a\\\tb\tc", &o).unwrap(),
+            split_text_owned(b"", &o).unwrap(),
+            vec![Some(String::new())]
+        );
+        assert_eq!(
+            split_text_owned(b"a\\\tb\tc", &o).unwrap(),
             vec![Some("a\tb".into()), Some("c".into())]
         );
-        assert!(split_text(b"\xff", &o).is_err());
+        assert!(split_text_owned(b"\xff", &o).is_err());
     }
 
     #[test]
@@ -584,7 +660,7 @@ mod tests {
     #[test]
     fn csv_fields() {
         let o = opts("copy t from stdin csv");
-        let f = split_csv(b"1,,\"\",\"a,\"\"b\"\"\nc\",x", &o).unwrap();
+        let f = split_csv_owned(b"1,,\"\",\"a,\"\"b\"\"\nc\",x", &o).unwrap();
         assert_eq!(
             f,
             vec![
@@ -595,9 +671,9 @@ mod tests {
                 Some("x".into())
             ]
         );
-        assert!(split_csv(b"\"abc", &o).is_err());
+        assert!(split_csv_owned(b"\"abc", &o).is_err());
         let o2 = opts("copy t from stdin with (format csv, escape '\\', null 'NULL')");
-        let f = split_csv(b"\"a\\\"b\",NULL,\"NULL\"", &o2).unwrap();
+        let f = split_csv_owned(b"\"a\\\"b\",NULL,\"NULL\"", &o2).unwrap();
         assert_eq!(f, vec![Some("a\"b".into()), None, Some("NULL".into())]);
     }
 
@@ -616,8 +692,8 @@ mod tests {
             assert_eq!(out.last(), Some(&b'\n'));
             out.pop();
             let parsed = match o.format {
-                CopyFormat::Csv => split_csv(&out, &o).unwrap(),
-                _ => split_text(&out, &o).unwrap(),
+                CopyFormat::Csv => split_csv_owned(&out, &o).unwrap(),
+                _ => split_text_owned(&out, &o).unwrap(),
             };
             assert_eq!(
                 parsed,

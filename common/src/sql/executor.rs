@@ -71,6 +71,7 @@ use crate::sql::rowcodec::{decode_row_into, encode_row};
 use crate::sql::types::SqlType;
 use crate::sql::value::{cast_assign, cmp_for_sort, PgSnapshot, Value};
 use crate::storage::heapam::{DirtyState, TmResult};
+use crate::storage::hio::BulkInsertState;
 use crate::types::{CommandId, ItemPointer, TransactionId};
 use crate::visibility::{OwnXact, VisibilityContext};
 use crate::xact::{IsolationLevel, Xact};
@@ -1030,35 +1031,58 @@ pub struct InsertBatch {
     rows: Vec<Vec<Value>>,
     /// Insert with xmin FROZEN (COPY FREEZE).
     pub frozen: bool,
+    /// A bulk load (COPY, INSERT … SELECT): batches go through one
+    /// BulkInsertState and its BULKWRITE ring, made at the first flush.
+    bulk_load: bool,
+    bulk: Option<BulkInsertState>,
+    /// Keep each row's values for after the heap insert (index entries,
+    /// RETURNING). A COPY into a table without indexes turns it off and
+    /// keeps only the encoded rows.
+    pub keep_rows: bool,
 }
 
 impl InsertBatch {
-    /// An empty batch.
-    pub fn new(frozen: bool) -> InsertBatch {
+    /// An empty batch; `bulk_load` for COPY and INSERT … SELECT (a ring of
+    /// buffers, so the load does not evict the rest of the pool).
+    pub fn new(frozen: bool, bulk_load: bool) -> InsertBatch {
         InsertBatch {
             data: Vec::new(),
             ends: Vec::new(),
             rows: Vec::new(),
             frozen,
+            bulk_load,
+            bulk: None,
+            keep_rows: true,
         }
     }
     /// Rows pending.
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.ends.len()
     }
     /// True when nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.ends.is_empty()
     }
     /// Adds a finished row (NOT NULL checked, types conformed).
     pub fn push(&mut self, row: Vec<Value>) {
         encode_row(&row, &mut self.data);
         self.ends.push(self.data.len());
-        self.rows.push(row);
+        if self.keep_rows {
+            self.rows.push(row);
+        }
+    }
+    /// [`InsertBatch::push`] of a borrowed row (COPY reuses its row
+    /// buffer): copied only if the batch keeps rows.
+    pub fn push_values(&mut self, row: &[Value]) {
+        encode_row(row, &mut self.data);
+        self.ends.push(self.data.len());
+        if self.keep_rows {
+            self.rows.push(row.to_vec());
+        }
     }
     /// True when the batch should be flushed.
     pub fn full(&self) -> bool {
-        self.rows.len() >= BATCH_ROWS || self.data.len() >= 512 * 1024
+        self.ends.len() >= BATCH_ROWS || self.data.len() >= 512 * 1024
     }
 
     /// Inserts the pending rows and their index entries; calls `returned`
@@ -1070,7 +1094,7 @@ impl InsertBatch {
         table: &TableDef,
         returned: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
     ) -> PgResult<u64> {
-        if self.rows.is_empty() {
+        if self.ends.is_empty() {
             return Ok(0);
         }
         let xid = ec.xact.assign_xid()?;
@@ -1083,17 +1107,23 @@ impl InsertBatch {
         }
         let tids = if slices.len() == 1 && !self.frozen {
             vec![ec.db.heap.insert(table.rel, slices[0], xid, cid)?]
+        } else if self.bulk_load {
+            let heap = &ec.db.heap;
+            let bulk = self.bulk.get_or_insert_with(|| heap.bulk_insert_state());
+            heap.multi_insert_bulk(table.rel, &slices, xid, cid, self.frozen, bulk)?
         } else {
             ec.db
                 .heap
                 .multi_insert(table.rel, &slices, xid, cid, self.frozen)?
         };
         drop(slices);
+        // Without kept rows (a COPY into a table without indexes) there
+        // are no index entries to make and nothing to return.
         for (row, tid) in self.rows.iter().zip(tids) {
             insert_index_entries(ec, vis, table, row, tid, None)?;
             returned(ec, row)?;
         }
-        let n = self.rows.len() as u64;
+        let n = self.ends.len() as u64;
         self.data.clear();
         self.ends.clear();
         self.rows.clear();
@@ -1192,7 +1222,8 @@ pub fn run_dml<'a>(
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
             let width = table.columns.len();
-            let mut batch = InsertBatch::new(false);
+            let bulk_load = matches!(p.source, InsertSource::Query(_));
+            let mut batch = InsertBatch::new(false, bulk_load);
             let mut count = 0u64;
             let mut ret = |ec: &mut Ectx<'_>, row: &[Value]| -> PgResult<()> {
                 if let Some(r) = &p.returning {

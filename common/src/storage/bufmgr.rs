@@ -113,6 +113,9 @@ fn usage(s: u32) -> u32 {
 pub trait WalFlush: Send + Sync {
     /// Blocks until WAL is flushed at least up to `lsn`.
     fn flush_upto(&self, lsn: Lsn) -> Result<(), String>;
+    /// XLogNeedsFlush: true if writing a page with LSN `lsn` would have to
+    /// flush WAL first (a bulk read rejects such a ring buffer).
+    fn needs_flush(&self, lsn: Lsn) -> bool;
 }
 
 /// The hook before WAL is open (redo, unit tests): nothing to flush.
@@ -121,6 +124,9 @@ pub struct NoWal;
 impl WalFlush for NoWal {
     fn flush_upto(&self, _lsn: Lsn) -> Result<(), String> {
         Ok(())
+    }
+    fn needs_flush(&self, _lsn: Lsn) -> bool {
+        false
     }
 }
 
@@ -388,6 +394,23 @@ impl BufMgr {
         })
     }
 
+    /// PinBuffer for an operation with a ring ([`BufferAccessStrategy`]):
+    /// the usage count goes up to 1 at most, so pages touched only by a
+    /// bulk operation stay the clock sweep's (and the ring's) first pick
+    /// instead of pushing everybody else's pages out.
+    fn pin_for(&self, id: u32, strategy: Option<&BufferAccessStrategy>) -> u32 {
+        if strategy.is_none() {
+            return self.pin(id);
+        }
+        self.update_state(id, |s| {
+            let mut n = s + REFCOUNT_ONE;
+            if usage(s) == 0 {
+                n += USAGE_ONE;
+            }
+            n
+        })
+    }
+
     /// UnpinBuffer.
     fn unpin(&self, id: u32) {
         self.update_state(id, |s| s - REFCOUNT_ONE);
@@ -456,18 +479,30 @@ impl BufMgr {
     /// ReadBuffer: pins the buffer holding `tag`, reading it from disk if
     /// needed. The caller must hold no content lock.
     pub fn read_buffer(&self, tag: BufferTag) -> StorageResult<BufferRef<'_>> {
-        self.read_buffer_mode(tag, ReadMode::Normal)
+        self.read_buffer_mode(tag, ReadMode::Normal, None)
     }
 
-    /// ReadBufferExtended with a [`ReadMode`].
-    pub fn read_buffer_mode(&self, tag: BufferTag, mode: ReadMode) -> StorageResult<BufferRef<'_>> {
-        let id = self.buffer_alloc(tag, mode)?;
+    /// ReadBufferExtended: with a [`ReadMode`], and with the ring of a bulk
+    /// operation if it has one (a miss then takes its victim from the ring,
+    /// and any pin raises the usage count to 1 at most).
+    pub fn read_buffer_mode(
+        &self,
+        tag: BufferTag,
+        mode: ReadMode,
+        strategy: Option<&mut BufferAccessStrategy>,
+    ) -> StorageResult<BufferRef<'_>> {
+        let id = self.buffer_alloc(tag, mode, strategy)?;
         Ok(BufferRef { mgr: self, id, tag })
     }
 
     /// BufferAlloc: returns the pinned id of a buffer holding `tag`, valid.
-    fn buffer_alloc(&self, tag: BufferTag, mode: ReadMode) -> StorageResult<u32> {
-        match self.map_buffer(tag)? {
+    fn buffer_alloc(
+        &self,
+        tag: BufferTag,
+        mode: ReadMode,
+        strategy: Option<&mut BufferAccessStrategy>,
+    ) -> StorageResult<u32> {
+        match self.map_buffer(tag, strategy)? {
             Mapped::Hit(id, st) => self.finish_hit(id, st, tag, mode),
             Mapped::Miss(id) => match self.do_read_io(id, tag, mode) {
                 Ok(()) => Ok(id),
@@ -483,21 +518,27 @@ impl BufMgr {
     /// ([`Mapped::Hit`], state after our pin), or maps a victim to it and
     /// returns it pinned with IO_IN_PROGRESS owned by the caller
     /// ([`Mapped::Miss`]; the caller must end that IO).
-    fn map_buffer(&self, tag: BufferTag) -> StorageResult<Mapped> {
+    fn map_buffer(
+        &self,
+        tag: BufferTag,
+        mut strategy: Option<&mut BufferAccessStrategy>,
+    ) -> StorageResult<Mapped> {
         let part = Self::partition(&tag);
         loop {
             // Fast path: already mapped. Pin under the partition lock.
             {
                 let map = self.mapping[part].read();
                 if let Some(&id) = map.get(&tag) {
-                    let st = self.pin(id);
+                    let st = self.pin_for(id, strategy.as_deref());
                     drop(map);
                     return Ok(Mapped::Hit(id, st));
                 }
             }
 
             // Miss: take a victim (comes back pinned by us).
-            let victim = self.get_victim()?;
+            let Some(victim) = self.get_writable_victim(strategy.as_deref_mut())? else {
+                continue;
+            };
             let st = self.state(victim).load(Ordering::Acquire);
             if st & BM_DIRTY != 0 {
                 if let Err(e) = self.flush_buffer(victim) {
@@ -526,7 +567,7 @@ impl BufMgr {
 
             // Somebody else mapped our page meanwhile: use theirs.
             if let Some(&id) = new_map.get(&tag) {
-                let st = self.pin(id);
+                let st = self.pin_for(id, strategy.as_deref());
                 drop(old_map);
                 drop(new_map);
                 self.unpin(victim);
@@ -644,9 +685,66 @@ impl BufMgr {
         }
     }
 
-    /// StrategyGetBuffer (clock sweep): a buffer with no pins and usage 0,
-    /// returned pinned (refcount 1).
-    fn get_victim(&self) -> StorageResult<u32> {
+    /// StrategyGetBuffer: a buffer with no pins, returned pinned (refcount
+    /// 1), and whether it came from the ring of `strategy`. With a ring,
+    /// its next slot is tried first (GetBufferFromRing: reused if nobody
+    /// pins it and its usage count is at most 1, i.e. only the ring's owner
+    /// used it since); otherwise the clock sweep's pick (usage 0) — which
+    /// then takes that ring slot (AddBufferToRing).
+    fn get_victim(
+        &self,
+        strategy: Option<&mut BufferAccessStrategy>,
+    ) -> StorageResult<(u32, bool)> {
+        let Some(s) = strategy else {
+            return self.clock_sweep().map(|id| (id, false));
+        };
+        s.current = (s.current + 1) % s.buffers.len();
+        let id = s.buffers[s.current];
+        if id != NO_BUFFER {
+            let st = self.lock_header(id);
+            if refcount(st) == 0 && usage(st) <= 1 {
+                self.unlock_header(id, st + REFCOUNT_ONE);
+                return Ok((id, true));
+            }
+            self.unlock_header(id, st);
+        }
+        let id = self.clock_sweep()?;
+        s.buffers[s.current] = id;
+        Ok((id, false))
+    }
+
+    /// A victim (see [`BufMgr::get_victim`]) the caller may write out if it
+    /// is dirty, or `None` when a bulk read's ring buffer was rejected
+    /// (StrategyRejectBuffer: dirty with WAL not yet flushed up to its LSN —
+    /// a scan would rather take another buffer than wait for a WAL flush);
+    /// the caller then asks again.
+    fn get_writable_victim(
+        &self,
+        mut strategy: Option<&mut BufferAccessStrategy>,
+    ) -> StorageResult<Option<u32>> {
+        let (victim, from_ring) = self.get_victim(strategy.as_deref_mut())?;
+        let Some(s) = strategy else {
+            return Ok(Some(victim));
+        };
+        if !from_ring
+            || s.kind != StrategyKind::BulkRead
+            || self.state(victim).load(Ordering::Acquire) & BM_DIRTY == 0
+        {
+            return Ok(Some(victim));
+        }
+        let lsn = self.pages[victim as usize].read().lsn();
+        if !self.wal.read().needs_flush(lsn) {
+            return Ok(Some(victim));
+        }
+        // Leave it to the clock sweep (or the checkpointer) and free the slot.
+        s.buffers[s.current] = NO_BUFFER;
+        self.unpin(victim);
+        Ok(None)
+    }
+
+    /// The clock sweep: a buffer with no pins and usage 0 (decrementing
+    /// usage counts on the way), returned pinned (refcount 1).
+    fn clock_sweep(&self) -> StorageResult<u32> {
         let n = self.descs.len() as u64;
         let mut tries = n;
         loop {
@@ -844,16 +942,20 @@ impl BufMgr {
         fork: ForkNumber,
         n: usize,
         flags: ExtendFlags,
+        mut strategy: Option<&mut BufferAccessStrategy>,
     ) -> StorageResult<(BlockNumber, Vec<LockedBuffer<'_>>)> {
-        let n = n.clamp(1, self.max_pins_per_backend());
+        // With a ring, never more pages than it has slots: the victims of
+        // one extension must not push each other out of the ring.
+        let cap = strategy.as_deref().map_or(usize::MAX, |s| s.buffers.len());
+        let n = n.clamp(1, self.max_pins_per_backend().min(cap));
         if flags.contains(ExtendFlags::VICTIMS_UNDER_LOCK) {
             let ext = self.lock_extension(rel);
-            return self.extend_locked(rel, fork, n as u32, Some(ext));
+            return self.extend_locked(rel, fork, n as u32, Some(ext), strategy);
         }
         // Step 1: victims, with no lock held.
         let mut victims: Vec<u32> = Vec::with_capacity(n);
         while victims.len() < n {
-            match self.get_clean_victim() {
+            match self.get_clean_victim(strategy.as_deref_mut()) {
                 Ok(id) => victims.push(id),
                 // Pin pressure: extend by what we could get.
                 Err(StorageError::NoUnpinnedBuffers) if !victims.is_empty() => break,
@@ -938,10 +1040,10 @@ impl BufMgr {
         loop {
             let n = self.smgr.nblocks(rel, fork)?;
             if block.0 < n {
-                return self.read_buffer_mode(tag, mode);
+                return self.read_buffer_mode(tag, mode, None);
             }
             let want = (block.0 - n + 1) as usize;
-            let (_, bufs) = self.extend_by(rel, fork, want, ExtendFlags::NONE)?;
+            let (_, bufs) = self.extend_by(rel, fork, want, ExtendFlags::NONE, None)?;
             for LockedBuffer { page, buf } in bufs {
                 drop(page);
                 if buf.block() == block {
@@ -961,6 +1063,7 @@ impl BufMgr {
         fork: ForkNumber,
         n: u32,
         ext: Option<MutexGuard<'_, ()>>,
+        mut strategy: Option<&mut BufferAccessStrategy>,
     ) -> StorageResult<(BlockNumber, Vec<LockedBuffer<'_>>)> {
         let first = self.smgr.nblocks(rel, fork)?;
         if first as u64 + n as u64 > super::smgr::MAX_BLOCKS as u64 {
@@ -977,13 +1080,15 @@ impl BufMgr {
                 fork,
                 block: BlockNumber(first + i),
             };
-            let mapped = self.map_buffer(tag).and_then(|m| match m {
-                Mapped::Miss(id) => {
-                    self.pages[id as usize].write().0.fill(0);
-                    Ok(id)
-                }
-                Mapped::Hit(id, _) => self.take_over(id, tag),
-            });
+            let mapped = self
+                .map_buffer(tag, strategy.as_deref_mut())
+                .and_then(|m| match m {
+                    Mapped::Miss(id) => {
+                        self.pages[id as usize].write().0.fill(0);
+                        Ok(id)
+                    }
+                    Mapped::Hit(id, _) => self.take_over(id, tag),
+                });
             match mapped {
                 Ok(id) => ids.push(id),
                 Err(e) => {
@@ -1038,9 +1143,14 @@ impl BufMgr {
     /// mapping table (TAG_VALID clear) and all-zero. Nobody can find it: a
     /// lookup goes through the mapping table, the clock sweep skips pinned
     /// buffers, and the checkpointer only looks at valid dirty ones.
-    fn get_clean_victim(&self) -> StorageResult<u32> {
+    fn get_clean_victim(
+        &self,
+        mut strategy: Option<&mut BufferAccessStrategy>,
+    ) -> StorageResult<u32> {
         loop {
-            let victim = self.get_victim()?;
+            let Some(victim) = self.get_writable_victim(strategy.as_deref_mut())? else {
+                continue;
+            };
             let st = self.state(victim).load(Ordering::Acquire);
             if st & BM_DIRTY != 0 {
                 if let Err(e) = self.flush_buffer(victim) {
@@ -1189,6 +1299,83 @@ impl std::ops::BitOr for ExtendFlags {
     }
 }
 
+/// An empty ring slot.
+const NO_BUFFER: u32 = u32::MAX;
+
+/// The kinds of [`BufferAccessStrategy`] (PostgreSQL's BufferAccessStrategyType,
+/// without VACUUM, which hotpair does not have yet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrategyKind {
+    /// BAS_BULKREAD: a sequential scan of a relation larger than a quarter
+    /// of the pool; a 256 kB ring; a dirty ring buffer that would need a WAL
+    /// flush is rejected (left to the clock sweep) rather than written.
+    BulkRead,
+    /// BAS_BULKWRITE: COPY and INSERT … SELECT; a 16 MB ring whose dirty
+    /// buffers the operation writes out itself (WAL flushed first) before
+    /// reusing them.
+    BulkWrite,
+}
+
+impl StrategyKind {
+    /// Ring size in buffers (GetAccessStrategy).
+    fn ring_buffers(self) -> usize {
+        match self {
+            StrategyKind::BulkRead => 256 * 1024 / crate::types::BLCKSZ,
+            StrategyKind::BulkWrite => 16 * 1024 * 1024 / crate::types::BLCKSZ,
+        }
+    }
+}
+
+/// A buffer access strategy (freelist.c): the ring of buffers one bulk
+/// operation recycles, so that a COPY or a big sequential scan does not
+/// push every other page out of `shared_buffers` — and, for a bulk write,
+/// pays for writing out its own dirty pages instead of leaving them to
+/// whoever needs a buffer next.
+///
+/// Owned by one operation (one session, never shared): plain fields, no
+/// locks. The slots hold buffer ids, filled lazily as the operation needs
+/// victims; a slot's buffer may have been taken by someone else since, and
+/// is reused only if it is unpinned with usage count ≤ 1 (see
+/// [`BufMgr::get_victim`]). Pins taken through a strategy raise the usage
+/// count to 1 at most.
+#[derive(Debug)]
+pub struct BufferAccessStrategy {
+    kind: StrategyKind,
+    buffers: Box<[u32]>,
+    current: usize,
+}
+
+impl BufferAccessStrategy {
+    /// The kind of ring.
+    pub fn kind(&self) -> StrategyKind {
+        self.kind
+    }
+    /// Number of slots.
+    pub fn ring_size(&self) -> usize {
+        self.buffers.len()
+    }
+}
+
+impl BufMgr {
+    /// GetAccessStrategy: a ring for one bulk operation, of the kind's size
+    /// but at most an eighth of the pool (PostgreSQL's cap).
+    pub fn access_strategy(&self, kind: StrategyKind) -> BufferAccessStrategy {
+        let n = kind.ring_buffers().min(self.nbuffers() / 8).max(1);
+        BufferAccessStrategy {
+            kind,
+            buffers: vec![NO_BUFFER; n].into_boxed_slice(),
+            current: 0,
+        }
+    }
+
+    /// Whether a sequential scan of `nblocks` blocks should use a
+    /// [`StrategyKind::BulkRead`] ring (PostgreSQL's initscan: the relation
+    /// is larger than a quarter of the pool).
+    pub fn scan_wants_ring(&self, nblocks: u32) -> bool {
+        nblocks as usize > self.nbuffers() / 4
+    }
+}
+
 /// One relation extension lock slot: the lock, and how many sessions wait
 /// for it (RelationExtensionLockWaiterCount).
 #[derive(Default)]
@@ -1279,7 +1466,7 @@ mod tests {
         // 64 blocks through a 16-buffer pool.
         while bm.smgr().nblocks(rel, ForkNumber::Main).unwrap() < 64 {
             let (first, bufs) = bm
-                .extend_by(rel, ForkNumber::Main, 16, ExtendFlags::NONE)
+                .extend_by(rel, ForkNumber::Main, 16, ExtendFlags::NONE, None)
                 .unwrap();
             assert!(
                 !bufs.is_empty() && bufs.len() <= bm.max_pins_per_backend(),
@@ -1316,6 +1503,175 @@ mod tests {
         for blk in 0..n {
             let b = bm2.read_buffer(tag(1, blk)).unwrap();
             assert_eq!(read_stamp(&b.read()), (blk, 2));
+        }
+    }
+
+    /// Extends `rel` by `n` pages one at a time (through `ring` if given),
+    /// each stamped, with page LSN `lsn(block)`, and dirty.
+    fn load(
+        bm: &BufMgr,
+        rel: u32,
+        n: u32,
+        flags: ExtendFlags,
+        mut ring: Option<&mut BufferAccessStrategy>,
+        lsn: impl Fn(u32) -> u64,
+    ) {
+        let rel = RelFileId(rel);
+        for _ in 0..n {
+            let (_, bufs) = bm
+                .extend_by(rel, ForkNumber::Main, 1, flags, ring.as_deref_mut())
+                .unwrap();
+            for LockedBuffer { mut page, buf } in bufs {
+                stamp(&mut page, buf.block().0, 1);
+                page.set_lsn(Lsn(lsn(buf.block().0)));
+                buf.mark_dirty();
+            }
+        }
+    }
+
+    /// Reads every block of `rel` below `n`; returns how many had to be
+    /// read from disk (were not cached).
+    fn misses(bm: &BufMgr, rel: u32, n: u32) -> u64 {
+        let before = bm.stats().reads;
+        for blk in 0..n {
+            let b = bm.read_buffer(tag(rel, blk)).unwrap();
+            assert_eq!(read_stamp(&b.read()).0, blk, "block {blk} of rel {rel}");
+        }
+        bm.stats().reads - before
+    }
+
+    #[test]
+    fn bulk_write_ring_leaves_the_pool_cached() {
+        for flags in [ExtendFlags::NONE, ExtendFlags::VICTIMS_UNDER_LOCK] {
+            // 256 buffers: a BULKWRITE ring of 256 / 8 = 32.
+            let (_d, bm) = pool(256);
+            for rel in [1, 2] {
+                bm.smgr().create(RelFileId(rel), ForkNumber::Main).unwrap();
+            }
+            // Everybody else's pages: 128 blocks, cached and used twice.
+            load(&bm, 1, 128, flags, None, |_| 0);
+            bm.flush_all().unwrap();
+            assert_eq!(misses(&bm, 1, 128), 0, "{flags:?}: table cached");
+
+            // A load of 1000 pages (4x the pool) through one ring.
+            let mut ring = bm.access_strategy(StrategyKind::BulkWrite);
+            assert_eq!(ring.ring_size(), 32, "ring capped at 1/8 of the pool");
+            let writes = bm.stats().writes;
+            load(&bm, 2, 1000, flags, Some(&mut ring), |_| 0);
+            assert!(
+                bm.stats().writes - writes >= 1000 - 32,
+                "{flags:?}: the load wrote its own dirty ring buffers"
+            );
+            assert!(
+                misses(&bm, 1, 128) <= 128 / 10,
+                "{flags:?}: a load through a ring leaves most of the pool cached"
+            );
+            assert!(misses(&bm, 2, 1000) > 0, "the loaded pages read back");
+
+            // The same load without a ring sweeps the pool clean.
+            load(&bm, 2, 1000, flags, None, |_| 0);
+            assert!(
+                misses(&bm, 1, 128) > 64,
+                "{flags:?}: a load without a ring evicts the pool"
+            );
+        }
+    }
+
+    /// A WAL hook that remembers each flush it had to do and how many pages
+    /// the pool had written at that moment.
+    #[derive(Default)]
+    struct RecordingWal {
+        bm: std::sync::OnceLock<std::sync::Weak<BufMgr>>,
+        flushed: AtomicU64,
+        flushes: Mutex<Vec<(u64, u64)>>,
+    }
+
+    impl WalFlush for RecordingWal {
+        fn flush_upto(&self, lsn: Lsn) -> Result<(), String> {
+            if self.needs_flush(lsn) {
+                let writes = self
+                    .bm
+                    .get()
+                    .and_then(|w| w.upgrade())
+                    .map_or(0, |bm| bm.stats().writes);
+                self.flushes.lock().push((lsn.0, writes));
+                self.flushed.fetch_max(lsn.0, Ordering::SeqCst);
+            }
+            Ok(())
+        }
+        fn needs_flush(&self, lsn: Lsn) -> bool {
+            lsn.0 > self.flushed.load(Ordering::SeqCst)
+        }
+    }
+
+    fn recording(bm: &Arc<BufMgr>, flushed: u64) -> Arc<RecordingWal> {
+        let wal = Arc::new(RecordingWal::default());
+        let _ = wal.bm.set(Arc::downgrade(bm));
+        wal.flushed.store(flushed, Ordering::SeqCst);
+        bm.set_wal_flush(wal.clone());
+        wal
+    }
+
+    #[test]
+    fn ring_buffers_are_written_only_after_their_wal_flush() {
+        for flags in [ExtendFlags::NONE, ExtendFlags::VICTIMS_UNDER_LOCK] {
+            let (_d, bm) = pool(256);
+            let wal = recording(&bm, 0);
+            bm.smgr().create(RelFileId(2), ForkNumber::Main).unwrap();
+            let mut ring = bm.access_strategy(StrategyKind::BulkWrite);
+            // Block b changed by WAL ending at b + 1, none of it flushed.
+            load(&bm, 2, 100, flags, Some(&mut ring), |b| u64::from(b) + 1);
+            // Extensions 33..100 reuse the ring's buffers in order: block k
+            // (LSN k + 1) is written as the k-th write, right after WAL was
+            // flushed up to k + 1 — never before.
+            let expected: Vec<(u64, u64)> = (0..68).map(|k| (k + 1, k)).collect();
+            assert_eq!(
+                *wal.flushes.lock(),
+                expected,
+                "{flags:?}: each ring buffer written after the WAL flush to its LSN"
+            );
+            assert_eq!(bm.stats().writes, 68, "{flags:?}: 68 ring buffers written");
+        }
+    }
+
+    #[test]
+    fn bulk_read_ring_rejects_buffers_that_need_a_wal_flush() {
+        let (_d, bm) = pool(256);
+        bm.smgr().create(RelFileId(3), ForkNumber::Main).unwrap();
+        load(&bm, 3, 100, ExtendFlags::NONE, None, |_| 0);
+        bm.flush_all().unwrap();
+        // A fresh pool: nothing cached; WAL flushed up to 10.
+        let bm = Arc::new(BufMgr::new(bm.smgr().clone(), 256));
+        let wal = recording(&bm, 10);
+        assert!(bm.scan_wants_ring(100), "100 blocks > a quarter of 256");
+        assert!(!bm.scan_wants_ring(64), "64 blocks is not");
+        let mut ring = bm.access_strategy(StrategyKind::BulkRead);
+        assert_eq!(ring.ring_size(), 32);
+        for blk in 0..96 {
+            let b = bm
+                .read_buffer_mode(tag(3, blk), ReadMode::Normal, Some(&mut ring))
+                .unwrap();
+            // The scan dirties what it reads (hint bits): blocks 0..32 with
+            // WAL already flushed, blocks 32..64 with WAL not yet flushed.
+            if blk < 64 {
+                let mut p = b.write();
+                p.set_lsn(Lsn(if blk < 32 { 5 } else { 50 }));
+                b.mark_dirty();
+            }
+        }
+        assert!(wal.flushes.lock().is_empty(), "a scan never flushes WAL");
+        assert_eq!(
+            bm.stats().writes,
+            32,
+            "dirty ring buffers without WAL to flush are written and reused"
+        );
+        for blk in 32..64 {
+            let b = bm.read_buffer(tag(3, blk)).unwrap();
+            let (_, _, dirty, valid) = bm.debug_state(b.id());
+            assert!(
+                dirty && valid,
+                "block {blk}: rejected ring buffer still cached and dirty"
+            );
         }
     }
 
@@ -1392,7 +1748,7 @@ mod tests {
         let rel = RelFileId(5);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
         let (_, bufs) = bm
-            .extend_by(rel, ForkNumber::Main, 3, ExtendFlags::NONE)
+            .extend_by(rel, ForkNumber::Main, 3, ExtendFlags::NONE, None)
             .unwrap();
         for b in bufs {
             let LockedBuffer { mut page, buf } = b;
@@ -1419,7 +1775,7 @@ mod tests {
         let rel = RelFileId(8);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
         let (first, mut bufs) = bm
-            .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE)
+            .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE, None)
             .unwrap();
         assert_eq!(bm.smgr().nblocks(rel, ForkNumber::Main).unwrap(), 1);
         let reader = {
@@ -1437,7 +1793,7 @@ mod tests {
         drop(buf);
         assert_eq!(reader.join().unwrap(), (0, 7), "reader saw the filled page");
         let err = bm
-            .read_buffer_mode(tag(8, 0), ReadMode::Zero)
+            .read_buffer_mode(tag(8, 0), ReadMode::Zero, None)
             .err()
             .expect("zero read of a filled page");
         assert!(err.to_string().contains("beyond EOF"), "{err}");
@@ -1465,7 +1821,7 @@ mod tests {
                         for round in 0..40u32 {
                             let n = 1 + ((t + round) % 5) as usize;
                             let (first, bufs) =
-                                bm.extend_by(rel, ForkNumber::Main, n, flags).unwrap();
+                                bm.extend_by(rel, ForkNumber::Main, n, flags, None).unwrap();
                             assert!(!bufs.is_empty() && bufs.len() <= n);
                             for (i, LockedBuffer { mut page, buf }) in bufs.into_iter().enumerate()
                             {
@@ -1515,7 +1871,7 @@ mod tests {
         // Asking for more than the pin limit is capped at the limit.
         let limit = bm.max_pins_per_backend();
         let (_, bufs) = bm
-            .extend_by(rel, ForkNumber::Main, limit + 10, ExtendFlags::NONE)
+            .extend_by(rel, ForkNumber::Main, limit + 10, ExtendFlags::NONE, None)
             .unwrap();
         assert_eq!(bufs.len(), limit, "capped at the pin limit");
         drop(bufs);
@@ -1528,7 +1884,7 @@ mod tests {
             .collect();
         let before = bm.smgr().nblocks(rel, ForkNumber::Main).unwrap();
         let (first, bufs) = bm
-            .extend_by(rel, ForkNumber::Main, 4, ExtendFlags::NONE)
+            .extend_by(rel, ForkNumber::Main, 4, ExtendFlags::NONE, None)
             .unwrap();
         assert_eq!(first.0, before);
         assert_eq!(bufs.len(), 3, "fewer than asked: what the pool had");
@@ -1537,7 +1893,7 @@ mod tests {
             before + 3
         );
         let err = bm
-            .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE)
+            .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE, None)
             .err()
             .expect("every buffer pinned");
         assert!(matches!(err, StorageError::NoUnpinnedBuffers), "{err}");
@@ -1562,7 +1918,7 @@ mod tests {
         let rel = RelFileId(12);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
         // Play the extender by hand, stopped between steps 2 and 3.
-        let victim = bm.get_clean_victim().unwrap();
+        let victim = bm.get_clean_victim(None).unwrap();
         let ext = bm.lock_extension(rel);
         let id = bm.map_victim(victim, tag(12, 0)).unwrap();
         let started = Arc::new(AtomicBool::new(false));

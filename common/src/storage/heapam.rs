@@ -62,7 +62,9 @@ use std::sync::Arc;
 
 use std::sync::OnceLock;
 
-use super::bufmgr::{BufMgr, BufferRef, LockedBuffer, WalFlush};
+use super::bufmgr::{
+    BufMgr, BufferAccessStrategy, BufferRef, LockedBuffer, ReadMode, StrategyKind, WalFlush,
+};
 use super::bufpage::{ItemError, Page, PD_PAGE_FULL};
 use super::fsm::FreeSpaceMap;
 use super::hio::{space_for, BulkInsertState, ExtensionMode, Hio, TargetBlocks};
@@ -316,6 +318,16 @@ impl Heap {
         Ok(Some(self.bm.read_buffer(Self::tag(rel, block))?))
     }
 
+    /// The BULKREAD ring for a sequential scan of `nblocks` blocks: only
+    /// for a relation larger than a quarter of the pool (initscan), so that
+    /// reading it does not evict everyone else's pages; a smaller one is
+    /// read through the pool as usual.
+    fn scan_ring(&self, nblocks: u32) -> Option<BufferAccessStrategy> {
+        self.bm
+            .scan_wants_ring(nblocks)
+            .then(|| self.bm.access_strategy(StrategyKind::BulkRead))
+    }
+
     /// Number of blocks of the relation (a scan's extent).
     pub fn nblocks(&self, rel: RelFileId) -> PgResult<u32> {
         Ok(self.smgr.nblocks(rel, ForkNumber::Main)?)
@@ -396,8 +408,9 @@ impl Heap {
         }
     }
 
-    /// Inserts many tuples (COPY, multi-row INSERT); `frozen` writes them
-    /// with xmin FROZEN (COPY … FREEZE).
+    /// Inserts many tuples (a multi-row INSERT … VALUES: through the shared
+    /// pool, no ring); `frozen` writes them with xmin FROZEN (COPY …
+    /// FREEZE). COPY and INSERT … SELECT use [`Heap::multi_insert_bulk`].
     pub fn multi_insert(
         &self,
         rel: RelFileId,
@@ -406,12 +419,34 @@ impl Heap {
         cid: CommandId,
         frozen: bool,
     ) -> PgResult<Vec<ItemPointer>> {
+        let mut bulk = BulkInsertState::without_ring();
+        self.multi_insert_bulk(rel, rows, xid, cid, frozen, &mut bulk)
+    }
+
+    /// GetBulkInsertState: what a statement that inserts batch after batch
+    /// (COPY, INSERT … SELECT) keeps between its [`Heap::multi_insert_bulk`]
+    /// calls — above all its BULKWRITE ring of buffers.
+    pub fn bulk_insert_state(&self) -> BulkInsertState {
+        BulkInsertState::new(&self.bm)
+    }
+
+    /// [`Heap::multi_insert`] for one batch of a longer bulk insert, through
+    /// `bulk`'s ring.
+    pub fn multi_insert_bulk(
+        &self,
+        rel: RelFileId,
+        rows: &[&[u8]],
+        xid: TransactionId,
+        cid: CommandId,
+        frozen: bool,
+        bulk: &mut BulkInsertState,
+    ) -> PgResult<Vec<ItemPointer>> {
         let mut tids = Vec::with_capacity(rows.len());
         let total: usize = rows
             .iter()
             .map(|r| space_for(htup::HEADER_SIZE + r.len()))
             .sum();
-        let mut bulk = BulkInsertState::new(total);
+        bulk.begin_batch(total);
         let mut header = TupleHeader::new_insert(xid, cid);
         if frozen {
             header.xmin = TransactionId::FROZEN;
@@ -424,7 +459,7 @@ impl Heap {
                 let mut lb = hio.get_buffer_for_tuple(
                     rel,
                     htup::HEADER_SIZE + rows[i].len(),
-                    Some(&mut bulk),
+                    Some(&mut *bulk),
                 )?;
                 let block = lb.buf.block();
                 let ins = self.xlog.get().map(|x| x.begin_page_change());
@@ -471,7 +506,7 @@ impl Heap {
             }
             Ok(())
         })();
-        bulk.finish(&self.bm, &self.fsm, rel);
+        bulk.end_batch(&self.bm, &self.fsm, rel);
         result.map(|()| tids)
     }
 
@@ -815,11 +850,14 @@ impl Heap {
         block: BlockNumber,
         cx: Option<&VisibilityContext<'_>>,
         cb: &mut CopyBufs,
+        ring: Option<&mut BufferAccessStrategy>,
     ) -> PgResult<()> {
         cb.data.clear();
         cb.items.clear();
         cb.hints.clear();
-        let buf = self.bm.read_buffer(Self::tag(rel, block))?;
+        let buf = self
+            .bm
+            .read_buffer_mode(Self::tag(rel, block), ReadMode::Normal, ring)?;
         {
             let page = buf.read();
             if page.is_new() {
@@ -865,10 +903,11 @@ impl Heap {
         f: &mut ScanCallback<'_>,
     ) -> PgResult<()> {
         let nblocks = self.nblocks(rel)?;
+        let mut ring = self.scan_ring(nblocks);
         with_copy_bufs(|cb| {
             for b in 0..nblocks {
                 let block = BlockNumber(b);
-                self.collect_page(rel, block, Some(cx), cb)?;
+                self.collect_page(rel, block, Some(cx), cb, ring.as_mut())?;
                 for &(off, s, e) in &cb.items {
                     let tid = ItemPointer { block, offset: off };
                     if let ControlFlow::Break(()) = f(tid, &cb.data[s as usize..e as usize])? {
@@ -887,10 +926,11 @@ impl Heap {
         f: &mut dyn FnMut(ItemPointer, &[u8]) -> PgResult<()>,
     ) -> PgResult<()> {
         let nblocks = self.nblocks(rel)?;
+        let mut ring = self.scan_ring(nblocks);
         with_copy_bufs(|cb| {
             for b in 0..nblocks {
                 let block = BlockNumber(b);
-                self.collect_page(rel, block, None, cb)?;
+                self.collect_page(rel, block, None, cb, ring.as_mut())?;
                 for &(off, s, e) in &cb.items {
                     f(
                         ItemPointer { block, offset: off },
@@ -966,9 +1006,11 @@ impl Heap {
     /// Starts a page-at-a-time scan (for executors that pull rows, e.g. a
     /// portal fetching N rows at a time).
     pub fn begin_scan(&self, rel: RelFileId) -> PgResult<HeapScan> {
+        let nblocks = self.nblocks(rel)?;
         Ok(HeapScan {
             rel,
-            nblocks: self.nblocks(rel)?,
+            nblocks,
+            ring: self.scan_ring(nblocks),
             next: 0,
             bufs: CopyBufs::default(),
             pos: 0,
@@ -984,6 +1026,8 @@ impl Heap {
 pub struct HeapScan {
     rel: RelFileId,
     nblocks: u32,
+    /// The BULKREAD ring of a scan of a big relation.
+    ring: Option<BufferAccessStrategy>,
     next: u32,
     bufs: CopyBufs,
     pos: usize,
@@ -1004,7 +1048,13 @@ impl HeapScan {
             self.block = BlockNumber(self.next);
             self.next += 1;
             self.pos = 0;
-            heap.collect_page(self.rel, self.block, Some(cx), &mut self.bufs)?;
+            heap.collect_page(
+                self.rel,
+                self.block,
+                Some(cx),
+                &mut self.bufs,
+                self.ring.as_mut(),
+            )?;
         }
         let (off, s, e) = self.bufs.items[self.pos];
         self.pos += 1;
@@ -1388,6 +1438,54 @@ mod tests {
     }
 
     #[test]
+    fn copy_through_its_ring_leaves_the_pool_cached() {
+        for mode in [ExtensionMode::Bulk, ExtensionMode::Single] {
+            let dir = tempfile::tempdir().unwrap();
+            // 256 buffers: a BULKWRITE ring of 32.
+            let heap = Heap::open(dir.path(), 256, mode).unwrap();
+            let (a, b) = (RelFileId(1), RelFileId(2));
+            heap.create_relation(a).unwrap();
+            heap.create_relation(b).unwrap();
+            let rows: Vec<Vec<u8>> = (0..1000u32)
+                .map(|i| format!("{i:0>100}").into_bytes())
+                .collect();
+            let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+            // Somebody's table, cached: ~18 pages.
+            for _ in 0..4 {
+                heap.multi_insert(a, &refs, TransactionId(3), CommandId(0), false)
+                    .unwrap();
+            }
+            let na = heap.nblocks(a).unwrap();
+            // A COPY of about three times the pool, batch after batch
+            // through one bulk-insert state.
+            let mut bulk = heap.bulk_insert_state();
+            for _ in 0..40 {
+                heap.multi_insert_bulk(b, &refs, TransactionId(4), CommandId(0), false, &mut bulk)
+                    .unwrap();
+            }
+            assert!(
+                heap.nblocks(b).unwrap() > 512,
+                "{mode:?}: COPY bigger than the pool"
+            );
+            let reads = heap.bm.stats().reads;
+            for blk in 0..na {
+                drop(heap.bm.read_buffer(Heap::tag(a, BlockNumber(blk))).unwrap());
+            }
+            assert!(
+                heap.bm.stats().reads - reads <= u64::from(na) / 10,
+                "{mode:?}: the COPY left the other table cached"
+            );
+            let mut n = 0;
+            heap.scan_all(b, &mut |_, _| {
+                n += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(n, 40_000, "{mode:?}: every COPY row stored");
+        }
+    }
+
+    #[test]
     fn frozen_multi_insert_is_visible_to_everyone() {
         let env = Env::new(64);
         env.heap.create_relation(REL).unwrap();
@@ -1709,7 +1807,7 @@ mod tests {
                     let (_, bufs) = env
                         .heap
                         .bufmgr()
-                        .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE)
+                        .extend_by(rel, ForkNumber::Main, 1, ExtendFlags::NONE, None)
                         .unwrap();
                     bufs.len()
                 })
@@ -1889,9 +1987,10 @@ mod throughput {
 
     /// The storage half of the COPY experiment, without parsing or the
     /// network: `threads` sessions multi-insert 1000-row batches of ~90-byte
-    /// rows into one relation, `relation_extension` bulk vs single, with a
-    /// pool smaller than the table (so victims are dirty and written out,
-    /// WAL-less here). Run by hand:
+    /// rows into one relation, each through its own bulk-insert state (a
+    /// COPY's BULKWRITE ring), `relation_extension` bulk vs single, with a
+    /// pool smaller than the table (so ring victims are dirty and written
+    /// out, WAL-less here). Run by hand:
     /// `cargo test --release -p common --lib storage::heapam::throughput::bulk_vs_single -- --ignored --nocapture`
     #[test]
     #[ignore]
@@ -1914,19 +2013,24 @@ mod throughput {
                 let rel = RelFileId(1);
                 heap.create_relation(rel).unwrap();
                 let start = std::time::Instant::now();
+                let cpu0 = cpu_secs();
                 let hs: Vec<_> = (0..threads)
                     .map(|t| {
                         let heap = heap.clone();
                         let refs: Vec<Vec<u8>> = refs.iter().map(|r| r.to_vec()).collect();
                         std::thread::spawn(move || {
                             let refs: Vec<&[u8]> = refs.iter().map(|r| r.as_slice()).collect();
+                            // One COPY per thread: its batches share a
+                            // bulk-insert state and its BULKWRITE ring.
+                            let mut bulk = heap.bulk_insert_state();
                             for _ in 0..batches_total / threads {
-                                heap.multi_insert(
+                                heap.multi_insert_bulk(
                                     rel,
                                     &refs,
                                     TransactionId(3 + t as u64),
                                     CommandId(0),
                                     false,
+                                    &mut bulk,
                                 )
                                 .unwrap();
                             }
@@ -1937,8 +2041,12 @@ mod throughput {
                     h.join().unwrap();
                 }
                 let secs = start.elapsed().as_secs_f64();
+                let cpu = cpu_secs() - cpu0;
                 let mb = heap.nblocks(rel).unwrap() as f64 * 8192.0 / 1e6;
-                line += &format!(" {mode:?} {secs:.3} s {:.0} MB/s;", mb / secs);
+                line += &format!(
+                    " {mode:?} {secs:.3} s ({cpu:.2} cpu-s) {:.0} MB/s;",
+                    mb / secs
+                );
                 secs_of.push(secs);
             }
             println!("{line} bulk/single {:.2}x", secs_of[0] / secs_of[1]);

@@ -43,7 +43,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use super::bufmgr::{BufMgr, ExtendFlags};
+use super::bufmgr::{BufMgr, BufferAccessStrategy, ExtendFlags, ReadMode, StrategyKind};
 use super::bufpage::{maxalign, HEADER_SIZE as PAGE_HEADER_SIZE, ITEM_ID_SIZE, MAX_ITEM_SIZE};
 use super::fsm::FreeSpaceMap;
 use super::{StorageError, StorageResult};
@@ -123,8 +123,12 @@ impl TargetBlocks {
     }
 }
 
-/// State of one bulk insert (COPY, multi-row INSERT).
-#[derive(Debug, Default)]
+/// State of one bulk insert (GetBulkInsertState: COPY, INSERT … SELECT,
+/// multi-row INSERT), kept for the whole statement: the
+/// [`StrategyKind::BulkWrite`] ring its pages go through, and per batch of
+/// rows (one `multi_insert` call) the page being filled and the pages it
+/// extended for itself.
+#[derive(Debug)]
 pub struct BulkInsertState {
     /// The page being filled.
     current: Option<BlockNumber>,
@@ -132,18 +136,36 @@ pub struct BulkInsertState {
     current_full: bool,
     /// Pages extended for this insert, not yet used, not in the FSM.
     pending: Vec<BlockNumber>,
-    /// Bytes (with line pointers) still to be inserted.
+    /// Bytes (with line pointers) still to be inserted in this batch.
     remaining_bytes: usize,
+    /// The ring every page of this insert is read and extended through
+    /// (none for a multi-row INSERT … VALUES, as in PostgreSQL).
+    strategy: Option<BufferAccessStrategy>,
 }
 
 impl BulkInsertState {
-    /// A bulk insert of rows whose stored sizes (tuple header included) sum,
-    /// MAXALIGNed plus one line pointer each, to `total_bytes`.
-    pub fn new(total_bytes: usize) -> BulkInsertState {
+    /// A bulk insert through `bm`, with its own BULKWRITE ring.
+    pub fn new(bm: &BufMgr) -> BulkInsertState {
         BulkInsertState {
-            remaining_bytes: total_bytes,
-            ..Default::default()
+            strategy: Some(bm.access_strategy(StrategyKind::BulkWrite)),
+            ..BulkInsertState::without_ring()
         }
+    }
+    /// A bulk insert through the shared pool like any single insert (a
+    /// multi-row INSERT … VALUES).
+    pub fn without_ring() -> BulkInsertState {
+        BulkInsertState {
+            current: None,
+            current_full: false,
+            pending: Vec::new(),
+            remaining_bytes: 0,
+            strategy: None,
+        }
+    }
+    /// Starts a batch of rows whose stored sizes (tuple header included)
+    /// sum, MAXALIGNed plus one line pointer each, to `total_bytes`.
+    pub fn begin_batch(&mut self, total_bytes: usize) {
+        self.remaining_bytes = total_bytes;
     }
     /// The inserter used `bytes` (aligned tuple + line pointer).
     pub fn consumed(&mut self, bytes: usize) {
@@ -157,19 +179,20 @@ impl BulkInsertState {
         let per_page = BLCKSZ - PAGE_HEADER_SIZE;
         self.remaining_bytes.div_ceil(per_page).max(1)
     }
-    /// Ends the insert: publishes unused pages and the current page's free
-    /// space in the FSM.
-    pub fn finish(self, bm: &BufMgr, fsm: &FreeSpaceMap, rel: RelFileId) {
-        for b in self.pending {
+    /// Ends a batch: publishes unused pages and the current page's free
+    /// space in the FSM (the ring stays for the next batch).
+    pub fn end_batch(&mut self, bm: &BufMgr, fsm: &FreeSpaceMap, rel: RelFileId) {
+        for b in self.pending.drain(..) {
             fsm.record(rel, b, EMPTY_PAGE_FREE);
         }
-        if let Some(cur) = self.current {
+        self.current_full = false;
+        if let Some(cur) = self.current.take() {
             let tag = BufferTag {
                 rel,
                 fork: ForkNumber::Main,
                 block: cur,
             };
-            match bm.read_buffer(tag) {
+            match bm.read_buffer_mode(tag, ReadMode::Normal, self.strategy.as_mut()) {
                 Ok(buf) => {
                     let avail = buf.read().heap_free_space();
                     drop(buf);
@@ -201,12 +224,18 @@ pub struct Hio<'a> {
 }
 
 impl<'a> Hio<'a> {
-    fn lock(&self, rel: RelFileId, block: BlockNumber) -> StorageResult<LockedBuffer<'a>> {
-        let buf = self.bm.read_buffer(BufferTag {
+    fn lock(
+        &self,
+        rel: RelFileId,
+        block: BlockNumber,
+        strategy: Option<&mut BufferAccessStrategy>,
+    ) -> StorageResult<LockedBuffer<'a>> {
+        let tag = BufferTag {
             rel,
             fork: ForkNumber::Main,
             block,
-        })?;
+        };
+        let buf = self.bm.read_buffer_mode(tag, ReadMode::Normal, strategy)?;
         let mut page = buf.write();
         if page.is_new() {
             // A block extended but never initialised (or zeroed by a crash
@@ -263,7 +292,11 @@ impl<'a> Hio<'a> {
             if t.0 >= nblocks {
                 break; // truncated since recorded
             }
-            let lb = self.lock(rel, t)?;
+            let lb = self.lock(
+                rel,
+                t,
+                bulk.as_deref_mut().and_then(|b| b.strategy.as_mut()),
+            )?;
             if lb.page.fits(len) {
                 self.adopt(rel, t, bulk.as_deref_mut());
                 return Ok(lb);
@@ -300,7 +333,10 @@ impl<'a> Hio<'a> {
                 (scaled.min(MAX_EXTEND_BY.max(needed)), ExtendFlags::NONE)
             }
         };
-        let (first, bufs) = self.bm.extend_by(rel, ForkNumber::Main, n, flags)?;
+        let strategy = bulk.as_deref_mut().and_then(|b| b.strategy.as_mut());
+        let (first, bufs) = self
+            .bm
+            .extend_by(rel, ForkNumber::Main, n, flags, strategy)?;
         let mut bufs = bufs.into_iter();
         let Some(LockedBuffer { mut page, buf }) = bufs.next() else {
             return Err(StorageError::CorruptedPage {

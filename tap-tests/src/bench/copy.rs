@@ -45,13 +45,15 @@ pub fn generate_file(rows: u32, seed: u64) -> Bytes {
 }
 
 /// Loads `files` with `clients` concurrent COPYs into a fresh `copy_t`;
-/// returns (seconds, table bytes if the server has `pg_relation_size`).
+/// returns (seconds, table bytes if the server has `pg_relation_size`,
+/// server CPU seconds over the same span if `server_cpu` can tell).
 fn copy_run(
     ep: &Endpoint,
     files: &[Bytes],
     clients: u32,
     rows_per_file: u32,
-) -> Result<(f64, Option<u64>), String> {
+    server_cpu: &dyn Fn() -> Option<f64>,
+) -> Result<(f64, Option<u64>, Option<f64>), String> {
     ep.sql("DROP TABLE IF EXISTS copy_t")?;
     ep.sql("CREATE TABLE copy_t (data text NOT NULL)")?;
     let connstr = ep.connstr();
@@ -63,6 +65,7 @@ fn copy_run(
                 .map_err(|e| e.to_string())?;
             conns.push((std::sync::Arc::new(c), tokio::spawn(conn)));
         }
+        let cpu0 = server_cpu();
         let start = Instant::now();
         let mut tasks = Vec::new();
         for (k, (client, _)) in conns.iter().enumerate() {
@@ -100,9 +103,11 @@ fn copy_run(
             t.await.map_err(|e| e.to_string())??;
         }
         let elapsed = start.elapsed();
+        let cpu = cpu0.and_then(|c0| Some(server_cpu()? - c0));
         drop(conns);
-        Ok::<Duration, String>(elapsed)
+        Ok::<(Duration, Option<f64>), String>((elapsed, cpu))
     })?;
+    let (elapsed, cpu) = elapsed;
     let count = ep.sql("SELECT count(*) FROM copy_t")?;
     let expected = files.len() as u64 * u64::from(rows_per_file);
     if count.trim() != expected.to_string() {
@@ -112,7 +117,7 @@ fn copy_run(
         .sql("SELECT pg_relation_size('copy_t')")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok());
-    Ok((elapsed.as_secs_f64(), table_bytes))
+    Ok((elapsed.as_secs_f64(), table_bytes, cpu))
 }
 
 /// The COPY tables (seconds, MB/s) and the `pgbench -i` wall-time table.
@@ -122,6 +127,18 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
         "copy_seconds",
         "concurrent COPY into one table: seconds",
         "s",
+        "clients",
+        &series,
+        Chart::Bars,
+    )
+    .ratio(1, 0, "single/bulk")
+    .ratio(2, 0, "PG/bulk");
+    // Server CPU per run: on a loaded machine (other builds, the client in
+    // this process) wall time wanders; the server's CPU seconds much less.
+    let mut cpu = Table::new(
+        "copy_server_cpu",
+        "concurrent COPY into one table: server CPU seconds",
+        "cpu-s",
         "clients",
         &series,
         Chart::Bars,
@@ -141,6 +158,7 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
     let clients = ctx.cfg.copy_clients.clone();
     for &c in &clients {
         secs.row(&c.to_string(), f64::from(c));
+        cpu.row(&c.to_string(), f64::from(c));
         mbs.row(&c.to_string(), f64::from(c));
     }
     let files: Vec<Bytes> = (0..ctx.cfg.copy_files)
@@ -198,9 +216,16 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
         };
         for &c in &clients {
             let label = c.to_string();
-            match guarded(|| copy_run(&ep, &files, c, ctx.cfg.copy_rows)).and_then(|r| r) {
-                Ok((seconds, table_bytes)) => {
+            let target = &ctx.targets[t];
+            let server_cpu = || target.server_cpu_secs();
+            match guarded(|| copy_run(&ep, &files, c, ctx.cfg.copy_rows, &server_cpu))
+                .and_then(|r| r)
+            {
+                Ok((seconds, table_bytes, used)) => {
                     secs.set(&label, f64::from(c), s, Cell::Value(seconds, None));
+                    if let Some(used) = used {
+                        cpu.set(&label, f64::from(c), s, Cell::Value(used, None));
+                    }
                     done.push((label.clone(), c, s, seconds, table_bytes));
                 }
                 Err(e) => {
@@ -226,6 +251,8 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
         ctx.cfg.copy_files, ctx.cfg.copy_rows
     );
     secs.note(note.clone());
+    cpu.note(note.clone());
+    cpu.note("server CPU = user + system seconds of the server process(es) during the timed COPYs");
     mbs.note(note);
     let all_table = done.iter().all(|d| d.4.is_some());
     for (label, c, series, seconds, table_bytes) in done {
@@ -272,7 +299,7 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
         init.set(&label, 0.0, t, cell);
         ctx.check_alive(t, "pgbench -i");
     }
-    vec![mbs, secs, init]
+    vec![mbs, secs, cpu, init]
 }
 
 #[cfg(test)]

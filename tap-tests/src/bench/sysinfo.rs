@@ -126,6 +126,24 @@ pub fn proc_mem(pid: u32) -> Option<ProcMem> {
     })
 }
 
+/// CPU seconds (user + system) `pid` has used so far, from
+/// /proc/PID/stat; with `reaped`, plus what its exited and waited-for
+/// children used (PostgreSQL's backends, once the postmaster reaped them).
+pub fn cpu_secs(pid: u32, reaped: bool) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<u64> = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    // utime, stime, cutime, cstime (clock ticks of 1/100 s on Linux).
+    let ticks = f.first()? + f.get(1)? + if reaped { f.get(2)? + f.get(3)? } else { 0 };
+    Some(ticks as f64 / 100.0)
+}
+
 /// Children of `parent` (from /proc/*/stat's ppid field).
 pub fn children(parent: u32) -> Vec<u32> {
     let mut out = Vec::new();

@@ -305,6 +305,26 @@ impl Target {
         }
     }
 
+    /// CPU seconds the primary server has used so far (hotpair: its one
+    /// process; PostgreSQL: the postmaster, its reaped children and the
+    /// live ones). A steadier measure than wall time on a loaded machine.
+    pub fn server_cpu_secs(&self) -> Option<f64> {
+        match &self.inner {
+            Inner::Hotpair {
+                node: Some(node), ..
+            } => node.pid().and_then(|p| sysinfo::cpu_secs(p, false)),
+            Inner::Postgres(Some(pair)) => {
+                let pm = pair.primary.postmaster_pid()?;
+                let live: f64 = sysinfo::children(pm)
+                    .into_iter()
+                    .filter_map(|c| sysinfo::cpu_secs(c, false))
+                    .sum();
+                Some(sysinfo::cpu_secs(pm, true)? + live)
+            }
+            _ => None,
+        }
+    }
+
     /// hotpair only: appends `conf` and restarts the primary (e.g.
     /// `relation_extension = single`). An error if the server does not come
     /// back (e.g. it rejects the setting) — the target is then down.
