@@ -207,8 +207,8 @@ fn main() -> ExitCode {
 
 /// Refuses sessions until replay is consistent, or always with
 /// `hot_standby = off` until promoted (57P03, PostgreSQL's two
-/// messages), then makes normal sessions (read-only while the role is Standby, read-write once
-/// promoted).
+/// messages), then makes normal sessions (read-only while the role is
+/// Standby, read-write once promoted).
 struct StandbyFactory {
     db: Arc<Database>,
     /// `hot_standby`, read once: it can only change with a restart.
