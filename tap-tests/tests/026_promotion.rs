@@ -178,7 +178,8 @@ fn hot_standby_reports(raw: &mut raw::RawConnection) -> Vec<String> {
 }
 
 /// `pg_ctl promote`'s way: the trigger file, with the primary still up.
-/// Afterwards pg_promote() fails on both nodes (neither is in recovery).
+/// Afterwards pg_promote() fails on both nodes (neither is in recovery),
+/// and a SIGKILL of the promoted node loses nothing.
 #[test]
 fn promote_by_trigger_file() {
     let (primary, standby) = pair();
@@ -238,6 +239,13 @@ fn promote_by_trigger_file() {
             "{stderr}"
         );
     }
+    // A crash straight after promotion: crash recovery as a primary from
+    // the end-of-recovery checkpoint keeps the promoted node's commit.
+    drop(raw);
+    standby.kill9();
+    standby.start();
+    assert_eq!(standby.safe_sql("SELECT pg_is_in_recovery()"), "f");
+    assert_eq!(standby.safe_sql(IDS), ids(&[1, 2]));
 }
 
 /// pg_promote(false) returns at once; the promotion follows. A bad
