@@ -151,6 +151,10 @@ struct Last {
     at: Instant,
     /// Set by the shutdown checkpoint: no more checkpoints.
     shut_down: bool,
+    /// Set by the end-of-recovery checkpoint: no more restartpoints (one
+    /// started by the background thread just before a promotion's role
+    /// switch would write a control file in recovery over it).
+    recovery_ended: bool,
 }
 
 /// The checkpointer's shared state (one per database).
@@ -172,6 +176,7 @@ impl Default for CheckpointerState {
                 redo: Lsn::INVALID,
                 at: Instant::now(),
                 shut_down: false,
+                recovery_ended: false,
             }),
             stop: Arc::new((Mutex::new(false), Condvar::new())),
             thread: Mutex::new(None),
@@ -215,7 +220,7 @@ pub fn create_restartpoint(
 ) -> PgResult<Option<CheckpointStats>> {
     let state = &db.checkpointer;
     let mut last = state.lock.lock();
-    if last.shut_down {
+    if last.shut_down || last.recovery_ended {
         return Ok(None);
     }
     let Some(c) = *state.replayed.lock() else {
@@ -387,6 +392,9 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
     if kind == CheckpointKind::Shutdown {
         last.shut_down = true;
     }
+    if kind == CheckpointKind::EndOfRecovery {
+        last.recovery_ended = true;
+    }
     xlog.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
     // A running-xacts record after every online checkpoint lets a standby
     // that starts from it reach a consistent state.
@@ -464,7 +472,7 @@ pub fn start(db: &Arc<Database>) -> std::io::Result<()> {
                 }
             };
             if let Some(kind) = due {
-                if db.role == Role::Standby {
+                if db.role() == Role::Standby {
                     match create_restartpoint(&db, kind) {
                         Ok(Some(_)) => {}
                         // Nothing replayed to restart from: look again soon.

@@ -53,8 +53,6 @@ pub enum Role {
 pub struct Database {
     /// Server-wide settings.
     pub config: Config,
-    /// Primary or standby.
-    pub role: Role,
     /// Commit status of every xid.
     pub clog: Clog,
     /// Running transactions and snapshots.
@@ -111,7 +109,6 @@ impl Database {
         let db = Database {
             procarray: ProcArray::new(max_procs, next),
             config,
-            role,
             clog,
             heap,
             catalog,
@@ -124,9 +121,7 @@ impl Database {
         if role == Role::Standby {
             // A standby replays WAL continuously (standby::startup) instead
             // of the primary's one-shot crash recovery.
-            db.replication
-                .in_recovery
-                .store(true, std::sync::atomic::Ordering::Relaxed);
+            db.replication.begin_recovery();
             db.procarray.set_in_recovery(true);
         } else {
             crate::xlog::startup(&db, ctl)?;
@@ -158,6 +153,67 @@ impl Database {
         Ok(db)
     }
 
+    /// Primary or standby: a standby is in recovery until promoted
+    /// ([`Database::finish_recovery`]); the one way to ask (the state is
+    /// the single atomic in [`ReplicationState`]).
+    pub fn role(&self) -> Role {
+        if self.replication.in_recovery() {
+            Role::Standby
+        } else {
+            Role::Primary
+        }
+    }
+
+    /// Promotion, the database half (the end of StartupXLOG on a standby;
+    /// the standby crate stops the walreceiver, replays to the end of valid
+    /// WAL and calls this with that end). In order:
+    ///
+    /// 1. the WAL writer opens at `end` and is installed (heap, catalog,
+    ///    walsenders) — nothing writes yet: the role is still standby;
+    /// 2. prepared transactions get dummy procs, while snapshots still come
+    ///    from KnownAssignedXids (which hold their xids too);
+    /// 3. every other KnownAssignedXid — a transaction the old primary left
+    ///    running — is marked aborted in the clog, then the procarray leaves
+    ///    recovery (KnownAssignedXids emptied, completion counter bumped);
+    /// 4. the end-of-recovery checkpoint (control file in production, no
+    ///    restartpoint after it);
+    /// 5. the role switch: [`ReplicationState`]'s one atomic. From here on
+    ///    sessions may write, new sessions report `in_hot_standby = off`.
+    ///
+    /// `next_xid` is already past every xid replayed (KnownAssignedXids
+    /// tracking advanced it), so xid assignment continues after them.
+    pub fn finish_recovery(&self, end: wal::WalPosition, segment_size: u64) -> PgResult<()> {
+        if !self.replication.in_recovery() {
+            return Err(PgError::new(
+                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "recovery is not in progress",
+            ));
+        }
+        crate::xlog::open_after_recovery(self, end, segment_size)?;
+        crate::twophase::restore_at_promotion(self)?;
+        let orphans = self.procarray.orphaned_known_assigned();
+        for x in &orphans {
+            self.clog
+                .set_status(*x, &[], crate::clog::XidStatus::Aborted);
+        }
+        if !orphans.is_empty() {
+            tracing::debug!(
+                "marked {} transaction(s) left running by the old primary as aborted",
+                orphans.len()
+            );
+        }
+        self.procarray.end_recovery(
+            orphans
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(TransactionId::INVALID),
+        );
+        checkpointer::create_checkpoint(self, CheckpointKind::EndOfRecovery)?;
+        self.replication.end_recovery();
+        Ok(())
+    }
+
     /// The WAL handle (set once start-up finished).
     pub fn xlog(&self) -> Option<&Arc<XLog>> {
         self.xlog.get()
@@ -175,7 +231,7 @@ impl Database {
     /// Safe inside the tokio runtime (runs in `block_in_place`).
     pub fn checkpoint(&self) -> PgResult<()> {
         crate::lmgr::run_blocking(|| {
-            if self.role == Role::Standby {
+            if self.role() == Role::Standby {
                 checkpointer::create_restartpoint(self, CheckpointKind::Immediate).map(|_| ())
             } else {
                 checkpointer::create_checkpoint(self, CheckpointKind::Immediate).map(|_| ())
@@ -188,7 +244,7 @@ impl Database {
     /// redo) and closes the WAL writer. Later writes fail.
     pub fn shutdown(&self) -> PgResult<()> {
         self.checkpointer.stop();
-        if self.role == Role::Standby {
+        if self.role() == Role::Standby {
             // The standby's WAL writer belongs to its walreceiver, which
             // closes it.
             return checkpointer::create_restartpoint(self, CheckpointKind::Shutdown).map(|_| ());
@@ -241,5 +297,57 @@ impl Database {
 impl Drop for Database {
     fn drop(&mut self) {
         self.checkpointer.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clog::XidStatus;
+    use crate::xlog::DbState;
+
+    /// Promotion's database half: the role switches once; the orphaned
+    /// KnownAssignedXid is aborted, the prepared one keeps running with a
+    /// dummy proc and stays listed; WAL is open, the control file says in
+    /// production, and no restartpoint follows.
+    #[test]
+    fn finish_recovery_switches_role_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut cfg = Config::new(dir.path());
+        cfg.set("fsync", "off").expect("fsync"); // a throw-away directory
+        cfg.set("max_prepared_transactions", "2").expect("setting");
+        let db = Database::open(cfg, Role::Standby).expect("open a standby");
+        assert_eq!(db.role(), Role::Standby);
+        assert!(db.xlog().is_none());
+        let t = TransactionId;
+        db.procarray.init_known_assigned(&[t(4), t(5)], t(6), t(3));
+        crate::twophase::redo_prepare(&*db, 5, &[], 0, "g1", &[]);
+
+        let seg = crate::xlog::segment_size(&db.config, None).expect("segment size");
+        db.finish_recovery(wal::WalPosition::initial(seg), seg)
+            .expect("promote");
+        assert_eq!(db.role(), Role::Primary);
+        assert!(!db.replication.in_recovery());
+        assert_eq!(db.clog.get_status(t(4)), XidStatus::Aborted);
+        assert_eq!(db.clog.get_status(t(5)), XidStatus::InProgress);
+        assert!(db.procarray.xid_is_running(t(5)));
+        assert!(!db.procarray.xid_is_running(t(4)));
+        assert!(db.procarray.known_assigned().is_empty());
+        assert_eq!(db.twophase.list()[0].gid, "g1");
+        assert!(db.xlog().is_some());
+        let ctl = ControlFile::read(dir.path())
+            .expect("control file")
+            .expect("written");
+        assert_eq!(ctl.state, DbState::InProduction);
+        assert!(
+            checkpointer::create_restartpoint(&db, CheckpointKind::Time)
+                .expect("no error")
+                .is_none(),
+            "no restartpoint after the end-of-recovery checkpoint"
+        );
+        let e = db
+            .finish_recovery(wal::WalPosition::initial(seg), seg)
+            .expect_err("only once");
+        assert_eq!(e.code, sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE);
     }
 }

@@ -763,6 +763,34 @@ impl ProcArray {
         }
     }
 
+    /// Promotion, first half: the KnownAssignedXids no proc holds — the
+    /// transactions the old primary left running (prepared ones have dummy
+    /// procs by now, see `twophase::restore_at_promotion`). The caller
+    /// marks them aborted in the clog, then calls
+    /// [`ProcArray::end_recovery`]; replay has stopped, so the set cannot
+    /// change in between.
+    pub fn orphaned_known_assigned(&self) -> Vec<TransactionId> {
+        let kax = self.known_assigned();
+        kax.into_iter()
+            .filter(|x| self.holder_of(*x).is_none())
+            .collect()
+    }
+
+    /// Promotion, second half (ExpireAllKnownAssignedTransactionIds and the
+    /// end of recovery): under ProcArrayLock exclusive KnownAssignedXids is
+    /// emptied and snapshots come from the procs from now on;
+    /// `latest_completed_xid` advances to `latest_aborted` (the newest
+    /// orphan, already aborted in the clog) and the completion counter is
+    /// bumped, so no session reuses a snapshot built from
+    /// KnownAssignedXids.
+    pub fn end_recovery(&self, latest_aborted: TransactionId) {
+        let mut st = self.state.write();
+        st.known_assigned_xids.clear();
+        st.in_recovery = false;
+        let latest = latest_aborted.max(st.latest_completed_xid);
+        Self::complete_locked(&mut st, latest);
+    }
+
     /// KnownAssignedXidsAdd: records that the primary assigned every xid from
     /// `next_xid` up to `xid` (inclusive) and advances `next_xid`.
     pub fn record_known_assigned(&self, xid: TransactionId) {
@@ -1283,6 +1311,49 @@ mod tests {
         );
         pa.clear_xmin(s1);
         assert_eq!(pa.oldest_xmin(), TransactionId(4));
+    }
+
+    /// Promotion: a prepared transaction (dummy proc) stays running, the
+    /// other KnownAssignedXids are orphans; leaving recovery drops them,
+    /// bumps the counter (no cached recovery snapshot is reused) and
+    /// snapshots come from the procs; new xids follow the replayed ones.
+    #[test]
+    fn end_recovery_keeps_prepared_and_drops_orphans() {
+        let pa = ProcArray::new(8, TransactionId(3));
+        pa.set_in_recovery(true);
+        let s1 = pa.connect(8).unwrap();
+        pa.init_known_assigned(
+            &[TransactionId(4), TransactionId(5)],
+            TransactionId(6),
+            TransactionId(3),
+        );
+        pa.record_known_assigned(TransactionId(7)); // 6, 7 too
+        let mut c = None;
+        let s = pa.get_snapshot(s1, &mut c);
+        assert!(s.taken_during_recovery);
+        // xid 5 was prepared: promotion gives it a dummy proc first.
+        pa.restore_dummy(TransactionId(5), &[TransactionId(7)])
+            .expect("a free proc");
+        let orphans = pa.orphaned_known_assigned();
+        assert_eq!(orphans, vec![TransactionId(4), TransactionId(6)]);
+        let before = pa.xact_completion_count();
+        pa.end_recovery(TransactionId(6));
+        assert_eq!(pa.xact_completion_count(), before + 1);
+        assert!(pa.known_assigned().is_empty());
+        assert_eq!(pa.latest_completed_xid(), TransactionId(6));
+        let s = pa.get_snapshot(s1, &mut c);
+        assert!(
+            !s.taken_during_recovery,
+            "the cached snapshot is not reused"
+        );
+        assert_eq!(s.xip, vec![TransactionId(5)]);
+        assert!(pa.xid_is_running(TransactionId(5)));
+        assert!(pa.xid_is_running(TransactionId(7)), "prepared subxid");
+        assert!(!pa.xid_is_running(TransactionId(4)));
+        assert!(!pa.xid_is_running(TransactionId(6)));
+        let s2 = pa.connect(8).unwrap();
+        assert_eq!(pa.assign_xid(s2), TransactionId(8));
+        pa.check_invariants().unwrap();
     }
 
     #[test]

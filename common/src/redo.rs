@@ -141,7 +141,7 @@ pub fn apply(db: &Database, rec: &DecodedRecord) -> PgResult<()> {
         WalRecord::Smgr(s) => redo_smgr(db, s),
         WalRecord::Catalog { payload } => {
             db.catalog.redo_catalog_change(lsn, payload)?;
-            if db.role == crate::database::Role::Standby {
+            if db.role() == crate::database::Role::Standby {
                 crate::sql::ddl::build_replayed_indexes(db)?;
             }
             Ok(())
@@ -162,7 +162,7 @@ pub fn apply(db: &Database, rec: &DecodedRecord) -> PgResult<()> {
 /// (it adds xids only once a running-xacts record initialised it), so
 /// nothing is done here.
 fn note_xid(db: &Database, xid: TransactionId) {
-    if xid.is_normal() && db.role == Role::Primary {
+    if xid.is_normal() && db.role() == Role::Primary {
         db.procarray.advance_next_xid(xid);
     }
 }
@@ -367,7 +367,7 @@ fn set_xmax(
 /// On a standby, keeps the in-memory indexes in step with replayed row
 /// versions; crash recovery rebuilds them after redo instead.
 fn index_on_standby(db: &Database, rel: u32, block: u32, offset: u16) -> PgResult<()> {
-    if db.role != crate::database::Role::Standby {
+    if db.role() != crate::database::Role::Standby {
         return Ok(());
     }
     let tid = ItemPointer {

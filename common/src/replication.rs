@@ -16,7 +16,21 @@
 //!   walreceiver (standby) ─▶ receive_lsn, WalRcvStat ──▶ pg_stat_wal_receiver
 //!   startup (standby)     ─▶ replay_lsn, consistent  ──▶ pg_last_wal_replay_lsn,
 //!                                                       57P03 until consistent
+//!   pg_promote(), `promote` file ─▶ request_promote() ──▶ startup (standby)
+//!   promotion (once)      ─▶ in_recovery: true → false ──▶ Database::role()
 //! ```
+//!
+//! ## The recovery state: one atomic, switched once
+//!
+//! `in_recovery` is the node's role: `true` on a standby from
+//! [`crate::database::Database::open`] until promotion clears it
+//! ([`ReplicationState::end_recovery`], called only by
+//! `Database::finish_recovery` once the node can take writes). It never
+//! goes back. Everything asks through `Database::role()` (or
+//! [`ReplicationState::in_recovery`] where only this state is at hand), so
+//! there is no second copy to disagree with it. The store is `Release` and
+//! the loads `Acquire`: a session that sees `false` also sees the WAL the
+//! promotion installed before the switch.
 //!
 //! ## Invariants and locks
 //!
@@ -410,8 +424,12 @@ impl SlotManager {
 /// Replication state of one node; see the module docs.
 #[derive(Debug)]
 pub struct ReplicationState {
-    /// The node is a standby replaying WAL (`pg_is_in_recovery()`).
-    pub in_recovery: AtomicBool,
+    /// The node is a standby replaying WAL (`pg_is_in_recovery()`); see
+    /// the module docs — set at open, cleared once by promotion.
+    in_recovery: AtomicBool,
+    /// `pg_promote()` or the `promote` trigger file asked the startup
+    /// process to end recovery.
+    promote_requested: AtomicBool,
     /// Hot standby reached a consistent state with a running-xacts record:
     /// read-only connections are accepted.
     pub consistent: AtomicBool,
@@ -436,6 +454,7 @@ impl ReplicationState {
     pub fn open(data_dir: Option<&Path>) -> PgResult<ReplicationState> {
         Ok(ReplicationState {
             in_recovery: AtomicBool::new(false),
+            promote_requested: AtomicBool::new(false),
             consistent: AtomicBool::new(false),
             receive_lsn: AtomicU64::new(0),
             replay_lsn: AtomicU64::new(0),
@@ -483,9 +502,31 @@ impl ReplicationState {
         })
     }
 
-    /// True on a standby.
+    /// True on a standby until it is promoted.
     pub fn in_recovery(&self) -> bool {
-        self.in_recovery.load(RELAXED)
+        self.in_recovery.load(Ordering::Acquire)
+    }
+
+    /// Database::open of a standby: the node starts in recovery.
+    pub(crate) fn begin_recovery(&self) {
+        self.in_recovery.store(true, Ordering::Release);
+    }
+
+    /// Promotion's last step (`Database::finish_recovery`): the node is a
+    /// primary from now on. Called once; there is no way back.
+    pub(crate) fn end_recovery(&self) {
+        self.in_recovery.store(false, Ordering::Release);
+    }
+
+    /// SetPromoteIsTriggered: asks the startup process to promote the
+    /// node (`pg_promote()`, the `promote` trigger file). Idempotent.
+    pub fn request_promote(&self) {
+        self.promote_requested.store(true, Ordering::Release);
+    }
+
+    /// True once promotion was asked for.
+    pub fn promote_requested(&self) -> bool {
+        self.promote_requested.load(Ordering::Acquire)
     }
 
     /// Registers a walsender; it shows in `pg_stat_replication` until

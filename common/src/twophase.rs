@@ -729,10 +729,30 @@ pub fn restore_at_startup(shared: &dyn XactShared) -> PgResult<()> {
     if shared.in_recovery() {
         // A standby tracks the primary's running xids (prepared ones
         // included) in KnownAssignedXids; the dummy procs are made when it
-        // is promoted (call this again then). Its registry mirrors the
+        // is promoted ([`restore_at_promotion`]). Its registry mirrors the
         // primary's, bounded by the primary's setting, not its own.
         return Ok(());
     }
+    give_dummy_procs(shared, entries)
+}
+
+/// Promotion (RecoverPreparedTransactions at the end of a standby's
+/// recovery): every prepared transaction replay registered (PREPARE
+/// records, state files read at start-up) gets its dummy proc, so it stays
+/// running once snapshots stop coming from KnownAssignedXids, and can be
+/// finished by COMMIT/ROLLBACK PREPARED. Called while the procarray is
+/// still in recovery (the xids are in KnownAssignedXids as well, so no
+/// snapshot sees a gap). Fails, as start-up does, if there are more than
+/// this node's `max_prepared_transactions`.
+pub fn restore_at_promotion(shared: &dyn XactShared) -> PgResult<()> {
+    let entries = shared.twophase().gxacts.lock().clone();
+    give_dummy_procs(shared, entries)
+}
+
+/// The end of [`restore_at_startup`] and [`restore_at_promotion`]: a dummy
+/// proc for each entry that has none.
+fn give_dummy_procs(shared: &dyn XactShared, entries: Vec<GlobalTransaction>) -> PgResult<()> {
+    let tp = shared.twophase();
     if entries.len() > tp.max {
         return Err(fatal_too_many(tp.max));
     }

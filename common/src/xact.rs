@@ -169,7 +169,7 @@ impl XactShared for Database {
         Duration::from_millis(self.config.int("deadlock_timeout").max(1) as u64)
     }
     fn in_recovery(&self) -> bool {
-        self.role == Role::Standby
+        self.role() == Role::Standby
     }
     fn twophase(&self) -> &TwoPhaseState {
         &self.twophase

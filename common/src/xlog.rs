@@ -931,6 +931,19 @@ pub fn startup(db: &Database, ctl: Option<ControlFile>) -> PgResult<StartupOutco
     })
 }
 
+/// Promotion: opens the writer at `pos` — the end of the last valid record
+/// a standby replayed; anything after it (a torn record the walreceiver
+/// had half received) is cut off — and installs it as the node's WAL
+/// (heap, catalog, bufmgr flush hook, walsenders). The redo point is `pos`
+/// itself: every page changed before it gets a full-page image at its next
+/// change until the end-of-recovery checkpoint moves the redo point.
+pub(crate) fn open_after_recovery(db: &Database, pos: WalPosition, seg: u64) -> PgResult<()> {
+    let dir = wal_dir(&db.config.data_dir);
+    let writer = WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
+    install(db, XLog::new(writer, pos.end, &db.config));
+    Ok(())
+}
+
 /// Installs an open XLog into the database and its components.
 fn install(db: &Database, xlog: XLog) {
     let xlog = Arc::new(xlog);

@@ -169,6 +169,19 @@ async fn run(db: Arc<Database>, rc: ReplicationConnection) {
     let peer = rc.peer;
     let mut conn = Conn::new(rc.stream, rc.buffered, db.config.max_message_size());
     let appname = param(&rc.params, "application_name").to_string();
+    if db.replication.in_recovery() {
+        // A standby runs this handler so that, once promoted, it serves
+        // standbys of its own; before that there is no cascading
+        // replication (replication.md).
+        let e = PgError::fatal(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "recovery is in progress",
+        )
+        .with_hint("hotpair has no cascading replication: connect to the primary.");
+        write_error(&mut conn.out, &e);
+        let _ = conn.flush().await;
+        return;
+    }
     let max_senders = db.config.int("max_wal_senders").max(0) as usize;
     if db.replication.num_walsenders() >= max_senders {
         let e = PgError::fatal(

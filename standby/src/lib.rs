@@ -16,8 +16,10 @@
 //! * [`walreceiver`] — streams WAL into `pg_wal`, replies with positions,
 //!   reconnects with backoff.
 //! * [`startup`] — continuous redo, KnownAssignedXids, consistency.
+//! * [`promote`] — ending recovery: the standby becomes a primary.
 
 pub mod basebackup;
 pub mod conninfo;
+pub mod promote;
 pub mod startup;
 pub mod walreceiver;

@@ -8,11 +8,18 @@
 //!       │               write hotpair.conf (primary_conninfo, primary_slot_name,
 //!       │               port) and standby.signal
 //!       ▼
-//!  Config::load ─▶ bind ─▶ Database::open(Standby) ─▶ WAL writer at end of local WAL
+//!  Config::load ─▶ no standby.signal (promoted)? ─ yes ─▶ primary::postmaster::run
+//!       ▼
+//!  bind ─▶ Database::open(Standby) ─▶ WAL writer at end of local WAL
 //!       ─▶ startup thread (redo from the last restartpoint, else from
 //!          backup_label's start) + walreceiver task
 //!       ─▶ serve read-only sessions (57P03 until consistent) until SIGINT/SIGTERM
-//!       ─▶ stop receiving and replaying, shutdown restartpoint
+//!          ├─ promotion (pg_promote(), DIR/promote): the startup thread
+//!          │  stops the walreceiver, replays to the end of valid WAL and
+//!          │  makes the node a primary (standby::promote); the running-xacts
+//!          │  timer starts, walsenders are served
+//!       ─▶ stop receiving and replaying, shutdown restartpoint (promoted:
+//!          shutdown checkpoint)
 //! ```
 //!
 //! Where a (re)start begins: `global/pg_control` in state
@@ -51,7 +58,7 @@ use wal::{WalPosition, WalReader, WalWriter, WalWriterOptions};
 #[command(
     name = "standby",
     version,
-    about = "hotpair hot standby node (read-only)"
+    about = "hotpair hot standby node (read-only until promoted)"
 )]
 struct Args {
     /// Data directory; if empty, a base backup of the primary is taken into it.
@@ -174,6 +181,21 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if !config
+        .data_dir
+        .join(standby::promote::STANDBY_SIGNAL_FILE)
+        .exists()
+    {
+        // Promoted (or never a standby): the data directory is a
+        // primary's; no standby connection is attempted.
+        return match rt.block_on(primary::postmaster::run(config)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(m) => {
+                tracing::error!(fatal = true, "{m}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match rt.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(m) => {
@@ -184,8 +206,9 @@ fn main() -> ExitCode {
 }
 
 /// Refuses sessions until replay is consistent, or always with
-/// `hot_standby = off` (57P03, PostgreSQL's two messages), then makes
-/// normal (read-only: the role is Standby) sessions.
+/// `hot_standby = off` until promoted (57P03, PostgreSQL's two
+/// messages), then makes normal sessions (read-only while the role is
+/// Standby, read-write once promoted).
 struct StandbyFactory {
     db: Arc<Database>,
     /// `hot_standby`, read once: it can only change with a restart.
@@ -195,7 +218,7 @@ struct StandbyFactory {
 impl BackendFactory for StandbyFactory {
     type Backend = Session;
     fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
-        if !self.hot_standby {
+        if !self.hot_standby && self.db.role() == Role::Standby {
             return Err(PgError::fatal(
                 sqlstate::CANNOT_CONNECT_NOW,
                 "the database system is not accepting connections",
@@ -289,6 +312,21 @@ async fn run(config: Config) -> Result<(), String> {
     db.replication.set_wal_writer(writer.clone());
 
     let stop = Arc::new(AtomicBool::new(false));
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let receiver = Arc::new(Receiver {
+        stop: stop_tx,
+        task: parking_lot::Mutex::new(Some(tokio::spawn(standby::walreceiver::run(
+            db.clone(),
+            writer.clone(),
+            standby::walreceiver::ReceiverConfig {
+                conninfo: ci,
+                conninfo_text: ci_text,
+                slot,
+                status_interval,
+            },
+            stop_rx,
+        )))),
+    });
     // Heap, catalog, smgr and full-page-image records go through the same
     // redo as crash recovery; transaction and running-xacts records are
     // handled by the replay loop itself (clog, KnownAssignedXids, and the
@@ -296,25 +334,40 @@ async fn run(config: Config) -> Result<(), String> {
     let redo: standby::startup::RedoHook = Arc::new(common::redo::apply);
     let replay = standby::startup::Replay::new(db.clone(), min_recovery_point, Some(redo));
     let handle = tokio::runtime::Handle::current();
+    // The startup thread reports a finished promotion here: the node then
+    // runs what a primary runs besides sessions (the running-xacts timer).
+    let (promoted_tx, promoted_rx) = tokio::sync::oneshot::channel::<()>();
     let replay_thread = {
-        let (w, s) = (writer.clone(), stop.clone());
+        let (w, s, r, d) = (writer.clone(), stop.clone(), receiver.clone(), db.clone());
         std::thread::Builder::new()
             .name("startup".into())
-            .spawn(move || standby::startup::run(replay, w, start, s, handle))
+            .spawn(move || {
+                let rt = handle.clone();
+                let stop_receiver = move || r.stop_blocking(&rt);
+                let ended =
+                    standby::startup::run(replay, w.clone(), start, s, handle, &stop_receiver);
+                if let standby::startup::Ended::Promote { end } = ended {
+                    if let Err(e) = standby::promote::finish(&d, &w, end) {
+                        // As PostgreSQL's startup process: FATAL, the
+                        // server stops; a restart (standby.signal is gone)
+                        // finishes as a primary by crash recovery.
+                        tracing::error!(fatal = true, "promotion failed: {}", e.message);
+                        std::process::exit(1);
+                    }
+                    let _ = promoted_tx.send(());
+                }
+            })
             .map_err(|e| e.to_string())?
     };
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let receiver = tokio::spawn(standby::walreceiver::run(
-        db.clone(),
-        writer.clone(),
-        standby::walreceiver::ReceiverConfig {
-            conninfo: ci,
-            conninfo_text: ci_text,
-            slot,
-            status_interval,
-        },
-        stop_rx,
-    ));
+    let (timer_stop_tx, timer_stop_rx) = tokio::sync::watch::channel(false);
+    let timer = {
+        let db = db.clone();
+        tokio::spawn(async move {
+            if promoted_rx.await.is_ok() {
+                primary::standby_log::run(db, timer_stop_rx).await;
+            }
+        })
+    };
     let shutdown = async move {
         tokio::select! {
             _ = term.recv() => {}
@@ -322,27 +375,58 @@ async fn run(config: Config) -> Result<(), String> {
         }
         tracing::info!("received fast shutdown request");
     };
-    let served = common::server::serve_with(
+    // Replication connections go to the walsender, which refuses them
+    // while in recovery and serves them once promoted.
+    let served = common::server::serve_with_replication(
         StandbyFactory {
             db: db.clone(),
             hot_standby: db.config.bool("hot_standby"),
         },
         listener,
         shutdown,
+        Some(primary::walsender::WalSender::new(db.clone())),
     )
     .await;
-    let _ = stop_tx.send(true);
-    let _ = receiver.await;
+    {
+        let r = receiver.clone();
+        let h = tokio::runtime::Handle::current();
+        tokio::task::block_in_place(|| r.stop_blocking(&h));
+    }
     stop.store(true, Ordering::Relaxed);
     let _ = tokio::task::block_in_place(|| replay_thread.join());
-    // The next start replays from here.
+    let _ = timer_stop_tx.send(true);
+    timer.abort();
+    let _ = timer.await;
+    // A standby: the shutdown restartpoint (the next start replays from
+    // there); promoted: the shutdown checkpoint.
     if let Err(e) = tokio::task::block_in_place(|| db.shutdown()) {
-        tracing::error!("shutdown restartpoint failed: {}", e.message);
+        tracing::error!("shutdown checkpoint failed: {}", e.message);
     }
     let _ = writer.shutdown();
     served.map_err(|e| format!("could not accept connections: {e}"))?;
     tracing::info!("database system is shut down");
     Ok(())
+}
+
+/// The walreceiver task and its stop signal; stopped once, by shutdown or
+/// by promotion (whichever comes first).
+struct Receiver {
+    stop: tokio::sync::watch::Sender<bool>,
+    task: parking_lot::Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Receiver {
+    /// Stops the walreceiver and waits until it has ended; blocking (call
+    /// it outside async code or inside `block_in_place`). The lock is held
+    /// while waiting, so a second caller (shutdown racing a promotion) also
+    /// returns only once the walreceiver is gone.
+    fn stop_blocking(&self, rt: &tokio::runtime::Handle) {
+        let _ = self.stop.send(true);
+        let mut task = self.task.lock();
+        if let Some(t) = task.take() {
+            let _ = rt.block_on(t);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -359,7 +443,8 @@ mod tests {
 
     /// Before replay is consistent a standby refuses sessions with
     /// PostgreSQL's FATAL 57P03 and its DETAIL; once consistent it serves
-    /// them; with hot_standby off it refuses them with the other message.
+    /// them; with hot_standby off it refuses them with the other message —
+    /// until it is promoted.
     #[test]
     fn sessions_wait_for_consistency() {
         let (_dir, f) = factory(true);
@@ -388,5 +473,12 @@ mod tests {
             .expect("refused with hot_standby off");
         assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
         assert_eq!(e.detail.as_deref(), Some("Hot standby mode is disabled."));
+
+        // Promoted, the node serves sessions whatever hot_standby says.
+        let seg = common::xlog::segment_size(&off.db.config, None).expect("segment size");
+        off.db
+            .finish_recovery(WalPosition::initial(seg), seg)
+            .expect("promote");
+        assert!(off.connect(&params).is_ok(), "served once promoted");
     }
 }

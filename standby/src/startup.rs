@@ -44,12 +44,19 @@
 //!   transaction in the twophase registry (and its state file), so a
 //!   restartpoint does not write it out again.
 //!
+//! * **Promotion** ([`crate::promote`]): once consistent, a request
+//!   (`pg_promote()`, the `promote` file, looked for at least every
+//!   [`TRIGGER_CHECK`]) stops the walreceiver, replays the rest of the
+//!   flushed WAL up to the last valid record and ends [`run`] with
+//!   [`Ended::Promote`]. What keeps a request waiting (logged once) is
+//!   [`crate::promote::blocker`].
+//!
 //! Records other than transaction and standby records go to the node's
 //! redo (heap, catalog, smgr, full-page images) through [`RedoHook`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::Instant;
 
 use common::checkpointer::ReplayedCheckpoint;
 use common::clog::XidStatus;
@@ -58,9 +65,11 @@ use common::error::PgResult;
 use common::procarray::Finished;
 use common::types::TransactionId;
 use wal::{
-    DecodedRecord, EndReason, Lsn, StandbyRecord, WalReader, WalRecord, WalWriter, XactRecord,
-    XlogRecord,
+    DecodedRecord, EndReason, Lsn, StandbyRecord, WalPosition, WalReader, WalRecord, WalWriter,
+    XactRecord, XlogRecord,
 };
+
+use crate::promote::TRIGGER_CHECK;
 
 /// Applies records this module does not handle itself (heap, catalog, …).
 pub type RedoHook = Arc<dyn Fn(&Database, &DecodedRecord) -> PgResult<()> + Send + Sync>;
@@ -238,43 +247,98 @@ impl Replay {
     }
 }
 
-/// Runs continuous redo from `start` until `stop` is set; blocking (run it
-/// on its own thread). `rt` is a runtime handle used to wait for the
-/// walreceiver's flushes.
+/// How continuous redo ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// `stop` was set (shutdown) or a record could not be replayed.
+    Stopped,
+    /// Promotion was requested: the walreceiver was stopped and every
+    /// valid record in `pg_wal` replayed; the WAL ends at `end`.
+    Promote {
+        /// End of the last valid record (where the primary's writer opens).
+        end: WalPosition,
+    },
+}
+
+/// Runs continuous redo from `start` until `stop` is set or promotion is
+/// requested (see [`crate::promote`]); blocking (run it on its own
+/// thread). `rt` is a runtime handle used to wait for the walreceiver's
+/// flushes; `stop_receiver` stops the walreceiver and returns once it has
+/// ended (called at promotion).
 pub fn run(
     mut replay: Replay,
     writer: Arc<WalWriter>,
     start: Lsn,
     stop: Arc<AtomicBool>,
     rt: tokio::runtime::Handle,
-) {
+    stop_receiver: &dyn Fn(),
+) -> Ended {
     let seg = writer.segment_size();
     let mut reader = match WalReader::new(writer.dir(), seg) {
         Ok(r) => r,
         Err(e) => {
             tracing::error!("could not open WAL for replay: {e}");
-            return;
+            return Ended::Stopped;
         }
     };
     reader.seek(start, None);
     tracing::info!("redo starts at {start}");
+    let started = Instant::now();
+    let mut last_start = start;
     let mut flushed = writer.subscribe_flushed();
     let mut last_bad: Option<Lsn> = None;
+    let mut last_trigger_check = Instant::now();
+    let mut deferred_logged = false;
+    let db = replay.db.clone();
     while !stop.load(Ordering::Relaxed) {
+        if db.replication.promote_requested() || last_trigger_check.elapsed() >= TRIGGER_CHECK {
+            last_trigger_check = Instant::now();
+            if crate::promote::check_trigger(&db) {
+                let blocker = crate::promote::blocker(&db);
+                if let Some(why) = blocker {
+                    if !deferred_logged {
+                        deferred_logged = true;
+                        tracing::error!("{why}");
+                    }
+                } else {
+                    tracing::info!("received promote request");
+                    stop_receiver();
+                    // Replay what the walreceiver flushed, to the last
+                    // valid record: a torn tail ends the WAL there.
+                    reader.set_read_limit(writer.flushed_lsn());
+                    loop {
+                        match reader.next_record() {
+                            Ok(rec) => {
+                                if !apply_or_log(&mut replay, &rec) {
+                                    stop.store(true, Ordering::Relaxed);
+                                    return Ended::Stopped;
+                                }
+                                last_start = rec.start_lsn;
+                            }
+                            Err(end) => {
+                                tracing::debug!("end of WAL to promote at: {end}");
+                                break;
+                            }
+                        }
+                    }
+                    tracing::info!(
+                        "redo done at {last_start} system usage: elapsed: {:.2} s",
+                        started.elapsed().as_secs_f64()
+                    );
+                    return Ended::Promote {
+                        end: reader.position(),
+                    };
+                }
+            }
+        }
         reader.set_read_limit(writer.flushed_lsn());
         match reader.next_record() {
             Ok(rec) => {
-                if let Err(e) = replay.apply(&rec) {
-                    tracing::error!(
-                        fatal = true,
-                        "WAL redo at {} for {} failed: {}",
-                        rec.start_lsn,
-                        rec.record,
-                        e.message
-                    );
+                if !apply_or_log(&mut replay, &rec) {
                     stop.store(true, Ordering::Relaxed);
-                    return;
+                    return Ended::Stopped;
                 }
+                last_start = rec.start_lsn;
             }
             Err(end) => {
                 if !matches!(end.reason, EndReason::ReadLimit { .. }) && last_bad != Some(end.lsn) {
@@ -284,10 +348,28 @@ pub fn run(
                 rt.block_on(async {
                     tokio::select! {
                         _ = flushed.changed() => {}
-                        _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                        _ = tokio::time::sleep(TRIGGER_CHECK) => {}
                     }
                 });
             }
+        }
+    }
+    Ended::Stopped
+}
+
+/// Applies `rec`; false (after logging the FATAL line) if redo failed.
+fn apply_or_log(replay: &mut Replay, rec: &DecodedRecord) -> bool {
+    match replay.apply(rec) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::error!(
+                fatal = true,
+                "WAL redo at {} for {} failed: {}",
+                rec.start_lsn,
+                rec.record,
+                e.message
+            );
+            false
         }
     }
 }

@@ -2,7 +2,8 @@
 //! walsender, a base backup taken by the standby's client, then the
 //! walreceiver and continuous redo. Transaction records are inserted
 //! directly into the primary's WAL (the SQL layer's WAL logging is not
-//! needed to test the stream and the replay of completions).
+//! needed to test the stream and the replay of completions), then a
+//! promotion that must cut off a half-received record.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -107,7 +108,7 @@ fn stream_base_backup_and_replay_completions() {
     let h = rt.handle().clone();
     let thread = {
         let (w, s) = (sw.clone(), stop.clone());
-        std::thread::spawn(move || standby::startup::run(replay, w, label.start, s, h))
+        std::thread::spawn(move || standby::startup::run(replay, w, label.start, s, h, &|| {}))
     };
     let (rstop_tx, rstop_rx) = tokio::sync::watch::channel(false);
     let recv = rt.spawn(standby::walreceiver::run(
@@ -154,8 +155,66 @@ fn stream_base_backup_and_replay_completions() {
     });
     let _ = rstop_tx.send(true);
     rt.block_on(recv).unwrap();
+
+    // Promotion with a torn tail: the standby holds (flushed) the first
+    // half of a record the walreceiver never finished receiving. Replay
+    // ends before it, and the new writer cuts it off.
+    let (start, end) = pw
+        .insert(
+            50,
+            &WalRecord::Xact(XactRecord::Commit {
+                xid: 50,
+                subxids: (51..150).collect(),
+                timestamp_us: 0,
+            }),
+        )
+        .unwrap();
+    pw.flush(end).unwrap();
+    assert_eq!(sw.insert_lsn(), start, "the standby had everything before");
+    let bytes = std::fs::read(wal::segment::segment_path(
+        &pdir.path().join("pg_wal"),
+        start.0 / SEG,
+        SEG,
+    ))
+    .unwrap();
+    let off = (start.0 % SEG) as usize;
+    let record = &bytes[off..off + end.distance_from(start) as usize];
+    sw.write_raw(start, &record[..record.len() / 2]).unwrap();
+    sw.flush(sw.insert_lsn()).unwrap();
+    assert!(sw.flushed_lsn() > start);
+    sb.replication.request_promote();
+    let ended = thread.join().unwrap();
+    let standby::startup::Ended::Promote { end: wal_end } = ended else {
+        panic!("replay ended without promoting: {ended:?}");
+    };
+    assert_eq!(wal_end.end, start, "replay stops at the last valid record");
+    standby::promote::finish(&sb, &sw, wal_end).unwrap();
+    assert_eq!(sb.role(), Role::Primary);
+    assert_ne!(
+        sb.clog.get_status(TransactionId(50)),
+        common::clog::XidStatus::Committed
+    );
+    // The WAL reads cleanly from the backup's start through the
+    // end-of-recovery checkpoint, which follows the cut directly.
+    let writer = sb.xlog().unwrap().writer().clone();
+    let mut r = wal::WalReader::new(&swal, SEG).unwrap();
+    r.seek(label.start, None);
+    let mut last = None;
+    while let Ok(rec) = r.next_record() {
+        assert!(rec.start_lsn != start || !matches!(rec.record, WalRecord::Xact(_)));
+        last = Some(rec);
+    }
+    let last = last.unwrap();
+    assert_eq!(
+        last.start_lsn, start,
+        "the checkpoint is written at the cut"
+    );
+    assert!(matches!(
+        last.record,
+        WalRecord::Xlog(wal::XlogRecord::Checkpoint { online: false, .. })
+    ));
+    assert_eq!(r.position().end, writer.insert_lsn());
     stop.store(true, Ordering::Relaxed);
-    thread.join().unwrap();
     let _ = stop_tx.send(true);
     rt.block_on(server).unwrap().unwrap();
     let _ = Lsn::INVALID;

@@ -747,6 +747,26 @@ impl Node {
         );
     }
 
+    /// `$node->promote`: asks this standby to become a primary the way
+    /// `pg_ctl promote` does — the trigger file `promote` in the data
+    /// directory (PostgreSQL also needs SIGUSR1 to look at it) — then waits
+    /// until `pg_is_in_recovery()` is false; panics on timeout. The node
+    /// keeps its upstream: a hotpair restart runs the `standby` binary,
+    /// which starts a data directory without `standby.signal` as a primary.
+    pub fn promote(&self) {
+        eprintln!("# Node {}: promoting", self.name);
+        write_file(&self.data_dir.join("promote"), "");
+        if let (Flavor::Postgres(_), Some(pid)) = (&self.flavor, self.pid()) {
+            send_signal(pid, "-USR1");
+        }
+        assert!(
+            self.poll_query_until("SELECT pg_is_in_recovery()", "f"),
+            "node {}: not promoted\nlog:\n{}",
+            self.name,
+            tail(&self.log_content(), 60)
+        );
+    }
+
     /// A new node named `name`, a standby of `primary`, started (base
     /// backup, streaming, consistent).
     pub fn standby_of(primary: &Node, name: &str) -> Node {

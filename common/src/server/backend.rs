@@ -197,7 +197,7 @@ impl BackendFactory for Arc<Database> {
             "session_authorization".into(),
             startup("user").unwrap_or_default(),
         ));
-        let standby = if self.role == Role::Standby {
+        let standby = if self.role() == Role::Standby {
             "on"
         } else {
             "off"

@@ -283,6 +283,38 @@ impl EvalContext for Ectx<'_> {
     fn is_in_recovery(&self) -> bool {
         self.db.replication.in_recovery()
     }
+    fn promote(&mut self, wait: bool, wait_seconds: i32) -> PgResult<bool> {
+        // As xlogfuncs.c's pg_promote: the startup process notices the
+        // request (the standby crate), this backend only asks and polls.
+        if !self.db.replication.in_recovery() {
+            return Err(crate::sql::functions::not_in_recovery());
+        }
+        if wait_seconds <= 0 {
+            return Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                "\"wait_seconds\" must not be negative or zero",
+            ));
+        }
+        self.db.replication.request_promote();
+        if !wait {
+            return Ok(true);
+        }
+        let end = Instant::now() + std::time::Duration::from_secs(wait_seconds as u64);
+        crate::lmgr::run_blocking(|| loop {
+            if !self.db.replication.in_recovery() {
+                return Ok(true);
+            }
+            self.check_interrupts()?;
+            if Instant::now() >= end {
+                tracing::warn!(
+                    "server did not promote within {wait_seconds} second{}",
+                    if wait_seconds == 1 { "" } else { "s" }
+                );
+                return Ok(false);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        })
+    }
     fn relation_size(&self, name: &str) -> PgResult<i64> {
         // regclass input: an unquoted name folds to lower case.
         let key = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {

@@ -96,6 +96,13 @@ pub trait EvalContext {
     fn is_in_recovery(&self) -> bool {
         false
     }
+    /// pg_promote(wait, wait_seconds): asks a standby to promote; with
+    /// `wait`, true once promoted or false after `wait_seconds`. Default:
+    /// 55000, as on a primary.
+    fn promote(&mut self, wait: bool, wait_seconds: i32) -> PgResult<bool> {
+        let _ = (wait, wait_seconds);
+        Err(not_in_recovery())
+    }
     /// pg_relation_size(name): bytes of the relation's main fork; 42P01 if
     /// there is no such relation.
     fn relation_size(&self, name: &str) -> PgResult<i64> {
@@ -258,6 +265,8 @@ pub enum Func {
     },
     /// pg_is_in_recovery() → bool
     PgIsInRecovery,
+    /// pg_promote(wait bool DEFAULT true, wait_seconds int4 DEFAULT 60) → bool
+    PgPromote,
     /// pg_relation_size(regclass) / pg_table_size → int8: bytes of the main
     /// fork (the bench's table MB/s)
     PgRelationSize,
@@ -521,6 +530,16 @@ impl Accumulator {
     }
 }
 
+/// PostgreSQL's error for a recovery control function (pg_promote) on a
+/// node that is not in recovery.
+pub fn not_in_recovery() -> PgError {
+    PgError::new(
+        sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+        "recovery is not in progress",
+    )
+    .with_hint("Recovery control functions can only be executed during recovery.")
+}
+
 fn no_function(name: &str, args: &[SqlType]) -> PgError {
     let list: Vec<&str> = args.iter().map(|t| t.pg_base_name()).collect();
     PgError::new(
@@ -751,6 +770,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "txid_snapshot_xmin" => sig(Func::SnapshotXmin { int8: true }, &[T::Snapshot], T::Int8),
         "txid_snapshot_xmax" => sig(Func::SnapshotXmax { int8: true }, &[T::Snapshot], T::Int8),
         "pg_is_in_recovery" => none(Func::PgIsInRecovery, T::Bool),
+        "pg_promote" if n <= 2 => sig(Func::PgPromote, &[T::Bool, T::Int4][..n], T::Bool),
         "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" if n == 1 => {
             sig(Func::PgRelationSize, &[T::Text], T::Int8)
         }
@@ -1086,6 +1106,14 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             _ => Value::Null,
         },
         Func::PgIsInRecovery => Value::Bool(ctx.is_in_recovery()),
+        Func::PgPromote => {
+            let wait = args.first().and_then(Value::as_bool).unwrap_or(true);
+            let secs = match args.get(1) {
+                Some(Value::Int4(s)) => *s,
+                _ => 60,
+            };
+            Value::Bool(ctx.promote(wait, secs)?)
+        }
         Func::PgRelationSize => Value::Int8(ctx.relation_size(text_arg(&args[0]))?),
         Func::CurrentSetting => {
             let name = text_arg(&args[0]).to_ascii_lowercase();

@@ -209,6 +209,9 @@ pub struct Session {
     frozen_in_xact: Vec<Arc<TableDef>>,
     /// BEGIN READ ONLY / SET TRANSACTION READ ONLY.
     read_only_xact: bool,
+    /// The client was told `in_hot_standby = on` (a standby session) and
+    /// has not yet been told `off` after a promotion.
+    reported_hot_standby: bool,
     /// The last `execute` failed and already cleaned up.
     error_handled: bool,
     /// How the statement just run ended its transaction (COMMIT → true).
@@ -261,6 +264,10 @@ impl Session {
     /// 53300 "sorry, too many clients already" when none is free.
     pub fn new(db: Arc<Database>, startup_params: &[(String, String)]) -> PgResult<Session> {
         let xact = Xact::new(db.clone())?;
+        // Read before the factory's ParameterStatus (also from the role):
+        // a promotion in between only makes the first statement re-send
+        // `off`.
+        let db_is_standby = db.role() == Role::Standby;
         let mut settings = SessionSettings::new(&db.config);
         let mut user = "postgres".to_string();
         let mut database = String::new();
@@ -310,6 +317,7 @@ impl Session {
             created_in_xact: HashSet::new(),
             frozen_in_xact: Vec::new(),
             read_only_xact: false,
+            reported_hot_standby: db_is_standby,
             error_handled: false,
             end_committed: None,
             user,
@@ -582,7 +590,7 @@ impl Session {
     }
 
     fn check_writable(&self, what: &str) -> PgResult<()> {
-        if self.read_only_xact || self.db.role == Role::Standby {
+        if self.read_only_xact || self.db.role() == Role::Standby {
             return Err(read_only_error(what));
         }
         Ok(())
@@ -594,6 +602,12 @@ impl Session {
         params: &[Value],
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
+        if self.reported_hot_standby && self.db.role() == Role::Primary {
+            // Promoted since this session started: in_hot_standby is a
+            // reported setting (PostgreSQL 14+ sends the change too).
+            self.reported_hot_standby = false;
+            sink.parameter_status("in_hot_standby", "off");
+        }
         let done = |t: &str| Ok(ExecOutcome::Complete(t.to_string()));
         match &stmt.parsed.stmt {
             Stmt::Empty => Ok(ExecOutcome::Empty),
@@ -605,7 +619,10 @@ impl Session {
                 if let Some(w) = self.xact.begin(*isolation) {
                     self.notice(sink, w);
                 }
-                if *read_only == Some(true) {
+                // A block begun during recovery stays read-only after a
+                // promotion (PostgreSQL: transaction_read_only is fixed at
+                // the start, on during recovery).
+                if *read_only == Some(true) || self.db.role() == Role::Standby {
                     self.read_only_xact = true;
                 }
                 done(if *start { "START TRANSACTION" } else { "BEGIN" })
@@ -698,6 +715,11 @@ impl Session {
                     Some(n) => {
                         let v = if canonical_name(n) == "transaction_isolation" {
                             Some(isolation_name(self.xact.isolation()).to_string())
+                        } else if canonical_name(n) == "transaction_read_only" {
+                            // On during recovery (as PostgreSQL's default
+                            // follows RecoveryInProgress), off once promoted.
+                            let ro = self.read_only_xact || self.db.role() == Role::Standby;
+                            Some(if ro { "on" } else { "off" }.to_string())
                         } else {
                             self.settings.get(n)
                         };
@@ -714,7 +736,7 @@ impl Session {
             }
             Stmt::Vacuum { tables, .. } | Stmt::Analyze { tables } => {
                 let is_vacuum = matches!(stmt.parsed.stmt, Stmt::Vacuum { .. });
-                if self.db.role == Role::Standby {
+                if self.db.role() == Role::Standby {
                     // PostgreSQL's PreventCommandDuringRecovery: a standby's
                     // heap and indexes change only by replay.
                     return Err(PgError::new(
@@ -744,7 +766,7 @@ impl Session {
                 done("CHECKPOINT")
             }
             Stmt::PrepareTransaction(gid) => {
-                if self.db.role == Role::Standby {
+                if self.db.role() == Role::Standby {
                     return Err(PgError::new(
                         sqlstate::READ_ONLY_SQL_TRANSACTION,
                         "cannot execute PREPARE TRANSACTION during recovery",
@@ -779,7 +801,7 @@ impl Session {
                         format!("{what} PREPARED cannot run inside a transaction block"),
                     ));
                 }
-                if self.db.role == Role::Standby {
+                if self.db.role() == Role::Standby {
                     return Err(PgError::new(
                         sqlstate::READ_ONLY_SQL_TRANSACTION,
                         format!("cannot execute {what} PREPARED during recovery"),
