@@ -165,7 +165,31 @@ impl Ctx {
         if self.targets[t].standby.is_ok() {
             self.targets[t].wait_standby_catchup()?;
         }
+        self.settle(t)?;
         Ok(out.elapsed)
+    }
+
+    /// After a load, lets target `t` settle before anything is timed: a
+    /// CHECKPOINT on the primary and (a restartpoint) on the standby, then
+    /// `sync`. Without it the load's dirty pages — written by the servers'
+    /// bulk-write rings into the OS page cache — were written back by the
+    /// kernel some 30 s later, in the middle of whichever points ran then
+    /// (a 0.94× first point in one run, three slow middle points in
+    /// another). The same for both systems.
+    fn settle(&self, t: usize) -> Result<(), String> {
+        let target = &self.targets[t];
+        target.primary()?.sql("CHECKPOINT")?;
+        if let Ok(standby) = target.standby() {
+            target.wait_standby_catchup()?;
+            standby.sql("CHECKPOINT")?;
+        }
+        let status = std::process::Command::new("sync")
+            .status()
+            .map_err(|e| format!("sync: {e}"))?;
+        if !status.success() {
+            return Err(format!("sync failed: {status}"));
+        }
+        Ok(())
     }
 
     /// One timed pgbench point against `ep`: `-n -T duration -c clients
@@ -329,36 +353,45 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
         &mut table,
         clients.iter().map(|c| (c.to_string(), f64::from(*c))),
     );
+    // Both systems are loaded first, then the points interleave — at each
+    // client count hotpair's primary, PostgreSQL's primary, hotpair's
+    // standby, PostgreSQL's standby — so a slow spell of the shared VM
+    // (seen lasting minutes) hits both systems' points at that count
+    // rather than one system's whole series.
+    let mut ready = vec![false; ctx.targets.len()];
     let mut errors = Vec::new();
     for_each_target(
         ctx,
         "select-only",
         |ctx, t| {
             ctx.ensure_initialized(t)?;
-            let nodes = [
-                ctx.targets[t].primary().cloned(),
-                ctx.targets[t].standby().cloned(),
-            ];
-            for (n, node) in nodes.iter().enumerate() {
-                let series = t * 2 + n;
-                let ep = match node {
-                    Ok(ep) => ep,
-                    Err(why) => {
-                        fill(&mut table, &[series], why, true);
-                        continue;
-                    }
-                };
-                for &c in &clients {
-                    let cell = ctx.point(ep, c, &strings(&["-S", "-M", "prepared"]));
-                    table.set(&c.to_string(), f64::from(c), series, cell);
-                }
-            }
+            ready[t] = true;
             Ok(())
         },
         |t, e, skip| errors.push((t, e, skip)),
     );
     for (t, e, skip) in errors {
         fill(&mut table, &[t * 2, t * 2 + 1], &e, skip);
+    }
+    for &c in &clients {
+        for n in 0..2 {
+            for t in (0..ctx.targets.len()).filter(|&t| ready[t]) {
+                let series = t * 2 + n;
+                let node = if n == 0 {
+                    ctx.targets[t].primary().cloned()
+                } else {
+                    ctx.targets[t].standby().cloned()
+                };
+                let cell = match node {
+                    Ok(ep) => ctx.point(&ep, c, &strings(&["-S", "-M", "prepared"])),
+                    Err(why) => Cell::Skipped(why),
+                };
+                table.set(&c.to_string(), f64::from(c), series, cell);
+            }
+        }
+    }
+    for t in (0..ctx.targets.len()).filter(|&t| ready[t]) {
+        ctx.check_alive(t, "select-only");
     }
     table.note(format!(
         "scale {}, -T {} s per point, -j min(clients, 2), over TCP to 127.0.0.1",
