@@ -309,11 +309,9 @@ pub fn run(
                     loop {
                         match reader.next_record() {
                             Ok(rec) => {
-                                if !apply_or_log(&mut replay, &rec) {
-                                    stop.store(true, Ordering::Relaxed);
+                                if !replay_one(&mut replay, &rec, &mut last_start, &stop) {
                                     return Ended::Stopped;
                                 }
-                                last_start = rec.start_lsn;
                             }
                             Err(end) => {
                                 tracing::debug!("end of WAL to promote at: {end}");
@@ -334,11 +332,9 @@ pub fn run(
         reader.set_read_limit(writer.flushed_lsn());
         match reader.next_record() {
             Ok(rec) => {
-                if !apply_or_log(&mut replay, &rec) {
-                    stop.store(true, Ordering::Relaxed);
+                if !replay_one(&mut replay, &rec, &mut last_start, &stop) {
                     return Ended::Stopped;
                 }
-                last_start = rec.start_lsn;
             }
             Err(end) => {
                 if !matches!(end.reason, EndReason::ReadLimit { .. }) && last_bad != Some(end.lsn) {
@@ -358,10 +354,22 @@ pub fn run(
 }
 
 /// Applies `rec`; false (after logging the FATAL line) if redo failed.
-fn apply_or_log(replay: &mut Replay, rec: &DecodedRecord) -> bool {
+/// Applies one record and advances `last_start`; on failure logs it
+/// (FATAL), sets `stop` and returns false — replay cannot go past a record
+/// it could not apply.
+fn replay_one(
+    replay: &mut Replay,
+    rec: &DecodedRecord,
+    last_start: &mut Lsn,
+    stop: &AtomicBool,
+) -> bool {
     match replay.apply(rec) {
-        Ok(()) => true,
+        Ok(()) => {
+            *last_start = rec.start_lsn;
+            true
+        }
         Err(e) => {
+            stop.store(true, Ordering::Relaxed);
             tracing::error!(
                 fatal = true,
                 "WAL redo at {} for {} failed: {}",
