@@ -374,7 +374,7 @@ pub const SETTINGS: &[SettingDef] = &[
         "0",
         Unit::Milliseconds,
         Context::User,
-        "accepted for compatibility",
+        "end a session idle this long inside a transaction block (FATAL 25P03); 0 = off",
     ),
     def(
         "work_mem",

@@ -43,6 +43,8 @@ pub mod sqlstate {
     pub const SERIALIZATION_FAILURE: &str = "40001";
     pub const DEADLOCK_DETECTED: &str = "40P01";
     pub const QUERY_CANCELED: &str = "57014";
+    /// idle_in_transaction_session_timeout.
+    pub const IDLE_IN_TRANSACTION_SESSION_TIMEOUT: &str = "25P03";
     /// lock_not_available (lock_timeout expired).
     pub const LOCK_NOT_AVAILABLE: &str = "55P03";
     pub const ADMIN_SHUTDOWN: &str = "57P01";

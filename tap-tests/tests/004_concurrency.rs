@@ -246,3 +246,36 @@ fn cancel_request() {
 
     node.stop("fast");
 }
+
+/// `idle_in_transaction_session_timeout` ends a session that leaves a
+/// transaction block open and silent (FATAL 25P03, its locks released),
+/// and leaves alone a session idle outside a transaction for just as long.
+#[test]
+fn idle_in_transaction_timeout() {
+    let node = started_node("");
+    node.safe_sql("CREATE TABLE held (id int PRIMARY KEY, n int)");
+    node.safe_sql("INSERT INTO held VALUES (1, 0)");
+    let outside = node.background_session();
+    let inside = node.background_session();
+    outside.query_safe("SET idle_in_transaction_session_timeout = '200ms'");
+    inside.query_safe("SET idle_in_transaction_session_timeout = '200ms'");
+    assert_eq!(
+        inside.query_safe("SHOW idle_in_transaction_session_timeout"),
+        "200ms"
+    );
+    inside.query_safe("BEGIN");
+    inside.query_safe("UPDATE held SET n = 1 WHERE id = 1");
+    tap_tests::utils::wait_until("the idle transaction's session closes", || {
+        inside.is_closed()
+    });
+    assert!(
+        node.log_contains("terminating connection due to idle-in-transaction timeout"),
+        "FATAL logged"
+    );
+    // Its transaction rolled back, so its row lock is gone: this does not wait.
+    node.safe_sql("UPDATE held SET n = n + 10 WHERE id = 1");
+    assert_eq!(node.safe_sql("SELECT n FROM held"), "10");
+    // Idle outside a transaction at least as long: still served.
+    assert_eq!(outside.query_safe("SELECT 1"), "1");
+    node.stop("fast");
+}

@@ -66,6 +66,12 @@ pub trait Backend: Send + 'static {
     fn on_error(&mut self);
     /// ReadyForQuery status.
     fn tx_status(&self) -> TxStatus;
+    /// How long the client may leave a transaction block open without
+    /// sending anything (`idle_in_transaction_session_timeout`); `None`:
+    /// no limit.
+    fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
     /// The flag a CancelRequest sets.
     fn cancel_flag(&self) -> Arc<AtomicBool>;
     /// Tells the backend the pid announced in BackendKeyData.
@@ -136,6 +142,9 @@ impl Backend for Session {
     }
     fn tx_status(&self) -> TxStatus {
         Session::tx_status(self)
+    }
+    fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
+        Session::idle_in_transaction_timeout(self)
     }
     fn cancel_flag(&self) -> Arc<AtomicBool> {
         Session::cancel_flag(self)

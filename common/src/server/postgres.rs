@@ -121,6 +121,8 @@ enum Input {
     Bad(MessageError),
     Eof,
     Shutdown,
+    /// No message came within the wait limit given to [`Wire::read`].
+    IdleTimeout,
 }
 
 /// Why a connection ends early.
@@ -177,6 +179,20 @@ impl Wire {
     }
 
     async fn read(&mut self) -> Result<Input, ProtocolError> {
+        self.read_within(None).await
+    }
+
+    /// [`Wire::read`], giving up with [`Input::IdleTimeout`] when the
+    /// socket stays silent for `limit` (only time spent waiting on it
+    /// counts; buffered messages come back at once).
+    async fn read_within(&mut self, limit: Option<Duration>) -> Result<Input, ProtocolError> {
+        let idle = async {
+            match limit {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(idle);
         loop {
             if let Some(p) = self.pending.take() {
                 return Ok(to_input(p));
@@ -201,6 +217,7 @@ impl Wire {
                         return Ok(Input::Eof);
                     }
                 }
+                _ = &mut idle => return Ok(Input::IdleTimeout),
             }
         }
     }
@@ -412,7 +429,8 @@ async fn startup<F: BackendFactory>(
                 return Err(Close::Protocol(ProtocolError::Fatal(e)));
             }
             Input::Bad(e) => return Err(Close::Protocol(ProtocolError::Fatal(e.error))),
-            Input::Eof => return Ok(None),
+            // (No wait limit here, so no IdleTimeout either.)
+            Input::Eof | Input::IdleTimeout => return Ok(None),
             Input::Shutdown => return Err(Close::Shutdown),
         }
     }
@@ -626,7 +644,13 @@ enum RunEnd {
 impl<B: Backend> SessionLoop<B> {
     async fn run(&mut self) -> Result<(), Close> {
         loop {
-            let msg = match self.wire.read().await? {
+            // idle_in_transaction_session_timeout: only while a transaction
+            // block is open and the client owes us its next message.
+            let idle_limit = match self.backend.tx_status() {
+                TxStatus::Idle => None,
+                _ => self.backend.idle_in_transaction_timeout(),
+            };
+            let msg = match self.wire.read_within(idle_limit).await? {
                 Input::Msg(m) => m,
                 Input::Bad(e) => {
                     self.message_error(e).await?;
@@ -634,6 +658,13 @@ impl<B: Backend> SessionLoop<B> {
                 }
                 Input::Eof => return Ok(()),
                 Input::Shutdown => return Err(Close::Shutdown),
+                Input::IdleTimeout => {
+                    let e = PgError::fatal(
+                        sqlstate::IDLE_IN_TRANSACTION_SESSION_TIMEOUT,
+                        "terminating connection due to idle-in-transaction timeout",
+                    );
+                    return Err(Close::Protocol(ProtocolError::Fatal(e)));
+                }
             };
             if self.ignore_till_sync
                 && !matches!(msg, FrontendMessage::Sync | FrontendMessage::Terminate)
@@ -915,7 +946,8 @@ impl<B: Backend> SessionLoop<B> {
                     let _ = err;
                     return Ok(Err(e.error));
                 }
-                Input::Eof => {
+                // (No wait limit here, so no IdleTimeout either.)
+                Input::Eof | Input::IdleTimeout => {
                     let _ = self
                         .backend
                         .copy_in_fail(copy, "unexpected EOF on client connection");

@@ -201,6 +201,8 @@ pub struct Session {
     /// `statement_timeout` in ms (0: none), mirrored from the settings so a
     /// statement does not look up and parse the setting text each time.
     statement_timeout_ms: i64,
+    /// `idle_in_transaction_session_timeout`, mirrored like `statement_timeout`.
+    idle_in_xact_timeout_ms: i64,
     /// A transaction was open after the last statement (to notice its end).
     was_in_xact: bool,
     /// Relations created or truncated in the current transaction.
@@ -313,6 +315,7 @@ impl Session {
             xact_ts: now_usecs(),
             stmt_ts: now_usecs(),
             statement_timeout_ms: 0,
+            idle_in_xact_timeout_ms: 0,
             was_in_xact: false,
             created_in_xact: HashSet::new(),
             frozen_in_xact: Vec::new(),
@@ -338,6 +341,10 @@ impl Session {
     /// with its transaction, as every other setting does.
     fn mirror_settings(&mut self) {
         self.statement_timeout_ms = self.settings.config().int("statement_timeout");
+        self.idle_in_xact_timeout_ms = self
+            .settings
+            .config()
+            .int("idle_in_transaction_session_timeout");
         let sync = self
             .settings
             .get("synchronous_commit")
@@ -563,6 +570,12 @@ impl Session {
         self.frozen_in_xact.clear();
         self.created_in_xact.clear();
         self.read_only_xact = false;
+    }
+
+    /// `idle_in_transaction_session_timeout`, when set (not 0).
+    pub fn idle_in_transaction_timeout(&self) -> Option<Duration> {
+        let ms = self.idle_in_xact_timeout_ms;
+        (ms > 0).then(|| Duration::from_millis(ms as u64))
     }
 
     fn deadline(&self) -> Option<Instant> {
