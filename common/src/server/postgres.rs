@@ -217,7 +217,7 @@ impl Wire {
                         return Ok(Input::Eof);
                     }
                 }
-                _ = &mut idle => return Ok(Input::IdleTimeout),
+                _ = &mut idle, if limit.is_some() => return Ok(Input::IdleTimeout),
             }
         }
     }
