@@ -207,6 +207,9 @@ pub struct Session {
     was_in_xact: bool,
     /// Relations created or truncated in the current transaction.
     created_in_xact: HashSet<RelFileId>,
+    /// Tables a TRUNCATE in this transaction block emptied with an MVCC
+    /// DELETE (COPY FREEZE into them loads unfrozen rows).
+    mvcc_truncated_in_xact: HashSet<RelFileId>,
     /// Tables that received COPY FREEZE rows in the current transaction.
     frozen_in_xact: Vec<Arc<TableDef>>,
     /// BEGIN READ ONLY / SET TRANSACTION READ ONLY.
@@ -318,6 +321,7 @@ impl Session {
             idle_in_xact_timeout_ms: 0,
             was_in_xact: false,
             created_in_xact: HashSet::new(),
+            mvcc_truncated_in_xact: HashSet::new(),
             frozen_in_xact: Vec::new(),
             read_only_xact: false,
             reported_hot_standby: db_is_standby,
@@ -569,6 +573,7 @@ impl Session {
         }
         self.frozen_in_xact.clear();
         self.created_in_xact.clear();
+        self.mvcc_truncated_in_xact.clear();
         self.read_only_xact = false;
     }
 
@@ -831,6 +836,15 @@ impl Session {
             Stmt::Sql(s) => {
                 if is_plannable(s) {
                     self.exec_planned(stmt, s, params, sink)
+                } else if let (ast::Statement::Truncate { table_names, .. }, true) =
+                    (&**s, self.xact.in_transaction_block())
+                {
+                    self.check_writable("TRUNCATE TABLE")?;
+                    let names: Vec<String> = table_names
+                        .iter()
+                        .map(|t| crate::sql::planner::object_name(&t.name))
+                        .collect();
+                    self.truncate_in_block(&names, sink)
                 } else if is_ddl(s) {
                     self.check_writable(command_name(&stmt.parsed.stmt))?;
                     let db = self.db.clone();
@@ -910,6 +924,45 @@ impl Session {
         Ok(ExecOutcome::Complete("SET".into()))
     }
 
+    /// TRUNCATE inside a transaction block, which may still roll back.
+    /// The physical truncate cannot be undone (catalog changes are not
+    /// transactional here), so a table with rows from before this
+    /// transaction is emptied by an MVCC `DELETE` instead: a ROLLBACK
+    /// brings every row back, and other sessions see them until COMMIT.
+    /// A table created in this transaction, or one with no pages at all
+    /// (pgbench -i truncates its freshly created tables before a COPY
+    /// FREEZE), is truncated physically: nothing of anyone else's can be
+    /// lost. COPY FREEZE into a table emptied by `DELETE` loads its rows
+    /// unfrozen (they must stay invisible to others until COMMIT).
+    fn truncate_in_block(
+        &mut self,
+        names: &[String],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        let mut tables = Vec::with_capacity(names.len());
+        for name in names {
+            tables.push(self.db.catalog.table(name)?);
+        }
+        for t in tables {
+            let fresh = self.created_in_xact.contains(&t.rel)
+                || self.db.heap.nblocks(t.rel).map_err(PgError::from)? == 0;
+            if fresh {
+                truncate_table(&self.db, &t, &self.cancel)?;
+                self.created_in_xact.insert(t.rel);
+                continue;
+            }
+            let sql = format!("DELETE FROM \"{}\"", t.name.replace('"', "\"\""));
+            let stmts = self.prepare(&sql, &[])?;
+            for st in &stmts {
+                if let Stmt::Sql(ast) = &st.parsed.stmt {
+                    self.exec_planned(st, ast, &[], sink)?;
+                }
+            }
+            self.mvcc_truncated_in_xact.insert(t.rel);
+        }
+        Ok(ExecOutcome::Complete("TRUNCATE TABLE".into()))
+    }
+
     fn exec_planned(
         &mut self,
         stmt: &PreparedStatement,
@@ -979,7 +1032,8 @@ impl Session {
                 };
                 let table = self.db.catalog.table(name)?;
                 let cols = copy_columns(&table, columns)?;
-                if c.freeze && !self.created_in_xact.contains(&table.rel) {
+                let unfrozen = self.mvcc_truncated_in_xact.contains(&table.rel);
+                if c.freeze && !unfrozen && !self.created_in_xact.contains(&table.rel) {
                     return Err(PgError::new(
                         sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
                         "cannot perform COPY FREEZE because the table was not created or truncated in the current subtransaction",
@@ -988,11 +1042,12 @@ impl Session {
                 let mut params = ParamTypes::new();
                 let defaults = bind_defaults(&table, &mut params)?;
                 let vis = Vis::take(&mut self.xact);
-                if c.freeze {
+                let freeze = c.freeze && !unfrozen;
+                if freeze {
                     self.frozen_in_xact.push(table.clone());
                 }
                 let ncols = cols.len();
-                let state = CopyInState::new(table, cols, c.clone(), vis, defaults, c.freeze);
+                let state = CopyInState::new(table, cols, c.clone(), vis, defaults, freeze);
                 Ok(ExecOutcome::CopyIn(CopyIn {
                     columns: ncols,
                     binary: false,

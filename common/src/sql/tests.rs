@@ -1048,6 +1048,58 @@ fn restart_indexes_only_versions_someone_could_see() {
 }
 
 #[test]
+fn truncate_in_a_block_rolls_back() {
+    let (_d, db) = open_db();
+    let mut s = session(&db);
+    let mut other = session(&db);
+    ok(&mut s, "create table tr (id int primary key, v text)");
+    ok(&mut s, "insert into tr values (1, 'a'), (2, 'b'), (3, 'c')");
+    // ROLLBACK brings the rows back; others see them all along.
+    ok(&mut s, "begin");
+    assert_eq!(tag(&mut s, "truncate tr"), "TRUNCATE TABLE");
+    assert_eq!(one(&mut s, "select count(*) from tr"), "0");
+    assert_eq!(one(&mut other, "select count(*) from tr"), "3");
+    ok(&mut s, "rollback");
+    assert_eq!(one(&mut s, "select count(*) from tr"), "3");
+    // A failing multi-statement string is one implicit transaction too.
+    assert_eq!(
+        err(&mut s, "truncate tr; select 1/0").code,
+        sqlstate::DIVISION_BY_ZERO
+    );
+    assert_eq!(one(&mut s, "select count(*) from tr"), "3");
+    // COPY FREEZE after it is accepted; its rows stay invisible to others
+    // until COMMIT, and go with a ROLLBACK.
+    ok(&mut s, "begin");
+    ok(&mut s, "truncate tr");
+    assert_eq!(
+        copy_in(&mut s, "copy tr from stdin (freeze)", &[b"7\tx\n"]).unwrap(),
+        "COPY 1"
+    );
+    assert_eq!(one(&mut other, "select count(*) from tr"), "3");
+    ok(&mut s, "rollback");
+    assert_eq!(one(&mut other, "select count(*) from tr"), "3");
+    assert_eq!(one(&mut other, "select count(*) from tr where id = 7"), "0");
+    // COMMIT: the old rows are gone, the new one is there.
+    ok(&mut s, "begin");
+    ok(&mut s, "truncate tr");
+    copy_in(&mut s, "copy tr from stdin (freeze)", &[b"7\tx\n"]).unwrap();
+    ok(&mut s, "commit");
+    assert_eq!(one(&mut other, "select count(*) from tr"), "1");
+    assert_eq!(one(&mut other, "select v from tr where id = 7"), "x");
+    // A table with no pages (pgbench -i's pattern) is truncated physically
+    // and COPY FREEZE stays a frozen load.
+    ok(&mut s, "create table fresh (a int)");
+    ok(&mut s, "begin");
+    ok(&mut s, "truncate fresh");
+    copy_in(&mut s, "copy fresh from stdin (freeze)", &[b"1\n2\n"]).unwrap();
+    ok(&mut s, "commit");
+    assert_eq!(one(&mut other, "select count(*) from fresh"), "2");
+    // Outside a block TRUNCATE stays the physical one.
+    assert_eq!(tag(&mut s, "truncate tr"), "TRUNCATE TABLE");
+    assert_eq!(one(&mut other, "select count(*) from tr"), "0");
+}
+
+#[test]
 fn copy_freeze_rules() {
     let (_d, db) = open_db();
     let mut s = session(&db);
@@ -1063,12 +1115,20 @@ fn copy_freeze_rules() {
     );
     ok(&mut s, "commit");
     assert_eq!(one(&mut s, "select count(*) from f"), "2");
-    // An aborted COPY FREEZE leaves no rows behind.
+    // An aborted COPY FREEZE leaves none of its rows behind, and the
+    // rolled-back TRUNCATE gives the old ones back, as in PostgreSQL.
     ok(&mut s, "begin");
     ok(&mut s, "truncate f");
     copy_in(&mut s, "copy f from stdin (freeze)", &[b"1\n2\n3\n"]).unwrap();
     ok(&mut s, "rollback");
-    assert_eq!(one(&mut s, "select count(*) from f"), "0");
+    assert_eq!(one(&mut s, "select count(*) from f"), "2");
+    // Into a table created in the transaction the load is frozen; the
+    // (non-transactional) table stays, emptied, after a ROLLBACK.
+    ok(&mut s, "begin");
+    ok(&mut s, "create table g (a int)");
+    copy_in(&mut s, "copy g from stdin (freeze)", &[b"1\n"]).unwrap();
+    ok(&mut s, "rollback");
+    assert_eq!(one(&mut s, "select count(*) from g"), "0");
 }
 
 #[test]
