@@ -944,8 +944,7 @@ impl Session {
             tables.push(self.db.catalog.table(name)?);
         }
         for t in tables {
-            let fresh = self.created_in_xact.contains(&t.rel)
-                || self.db.heap.nblocks(t.rel).map_err(PgError::from)? == 0;
+            let fresh = self.created_in_xact.contains(&t.rel) || self.db.heap.nblocks(t.rel)? == 0;
             if fresh {
                 truncate_table(&self.db, &t, &self.cancel)?;
                 self.created_in_xact.insert(t.rel);
