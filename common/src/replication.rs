@@ -498,7 +498,11 @@ impl ReplicationState {
             K::Current => nonzero(w.write_lsn().0.max(w.flushed_lsn().0)),
             K::Insert => nonzero(w.insert_lsn().0),
             K::Flush => nonzero(w.flushed_lsn().0),
-            K::Receive | K::Replay => None,
+            // After a promotion both stay at the last values recovery
+            // reached, as in PostgreSQL; a node that never streamed has
+            // none (NULL).
+            K::Receive => nonzero(self.receive_lsn.load(RELAXED)),
+            K::Replay => nonzero(self.replay_lsn.load(RELAXED)),
         })
     }
 

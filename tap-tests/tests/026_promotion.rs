@@ -102,6 +102,13 @@ fn promote_after_primary_crash() {
     // transaction's, and writable.
     assert_eq!(s.query_safe("SELECT pg_is_in_recovery()"), "f");
     ps.query_until("SELECT pg_is_in_recovery();", line("f"));
+    // As in PostgreSQL, the last replayed / received positions stay.
+    assert_eq!(
+        s.query_safe(
+            "SELECT pg_last_wal_replay_lsn() IS NOT NULL AND pg_last_wal_receive_lsn() IS NOT NULL"
+        ),
+        "t"
+    );
     assert_eq!(s.query_safe(IDS), ids(&[1, 2, 3, 4]));
     s.query_safe("INSERT INTO t VALUES (5, 'e')");
     psql_ids(&mut ps, &[1, 2, 3, 4, 5]);
