@@ -459,6 +459,12 @@ impl Xact {
         }
     }
 
+    /// Subtransaction nesting: 1 in a transaction without savepoints, one
+    /// more per open savepoint, 0 outside a transaction.
+    pub fn nesting_depth(&self) -> usize {
+        self.levels.len()
+    }
+
     /// True while a transaction (implicit or explicit) is open.
     pub fn in_transaction(&self) -> bool {
         self.block != Block::Default

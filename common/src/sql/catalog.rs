@@ -25,9 +25,11 @@
 //! index rebuild fills them.
 //!
 //! Catalog changes are **not transactional** in this version: a `CREATE
-//! TABLE` or `DROP TABLE` inside a transaction that later rolls back stays
-//! done. PostgreSQL's catalogs are MVCC tables and roll back; this is a
-//! known gap (documented in docs/architecture/sql.md).
+//! TABLE` inside a transaction that later rolls back stays done.
+//! PostgreSQL's catalogs are MVCC tables and roll back; this is a known gap
+//! (docs/architecture/sql.md). The session defers a `DROP TABLE` in a
+//! transaction block to COMMIT and turns a `TRUNCATE` there into an MVCC
+//! delete, so that neither loses data on a ROLLBACK.
 //!
 //! ## Indexes
 //!

@@ -330,20 +330,27 @@ fn drop_tables(
         }
     }
     for t in tables {
-        let _x = t.lock.exclusive(cx.cancel)?;
-        if t.check_not_dropped().is_err() {
-            continue;
-        }
-        db.catalog.apply_catalog_change(&CatalogChange::DropTable {
-            name: t.name.clone(),
-        })?;
-        for ix in t.indexes.list() {
-            ix.index.clear();
-        }
-        db.heap.drop_relation(t.rel)?;
+        drop_table(db, &t, cx.cancel)?;
         cx.created.remove(&t.rel);
     }
     Ok("DROP TABLE".into())
+}
+
+/// Drops one table now: catalog entry (WAL-logged), indexes, relation
+/// files. A table someone dropped meanwhile is left alone.
+pub fn drop_table(db: &Database, t: &TableDef, cancel: &AtomicBool) -> PgResult<()> {
+    let _x = t.lock.exclusive(cancel)?;
+    if t.check_not_dropped().is_err() {
+        return Ok(());
+    }
+    db.catalog.apply_catalog_change(&CatalogChange::DropTable {
+        name: t.name.clone(),
+    })?;
+    for ix in t.indexes.list() {
+        ix.index.clear();
+    }
+    db.heap.drop_relation(t.rel)?;
+    Ok(())
 }
 
 fn drop_indexes(

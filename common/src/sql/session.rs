@@ -41,7 +41,7 @@ use crate::error::{sqlstate, PgError, PgResult, Severity};
 use crate::lmgr::WaitLimits;
 use crate::sql::catalog::TableDef;
 use crate::sql::copy::{format_header, format_row, CopyInState};
-use crate::sql::ddl::{execute_ddl, is_ddl, truncate_table, DdlCtx};
+use crate::sql::ddl::{drop_table, execute_ddl, is_ddl, truncate_table, DdlCtx};
 use crate::sql::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
 use crate::sql::expr::ParamTypes;
 use crate::sql::parser::{
@@ -210,6 +210,9 @@ pub struct Session {
     /// Tables a TRUNCATE in this transaction block emptied with an MVCC
     /// DELETE (COPY FREEZE into them loads unfrozen rows).
     mvcc_truncated_in_xact: HashSet<RelFileId>,
+    /// Tables a DROP TABLE in this transaction block will drop at COMMIT:
+    /// (relation, subtransaction depth of the DROP).
+    pending_drops: Vec<(Arc<TableDef>, usize)>,
     /// Tables that received COPY FREEZE rows in the current transaction.
     frozen_in_xact: Vec<Arc<TableDef>>,
     /// BEGIN READ ONLY / SET TRANSACTION READ ONLY.
@@ -322,6 +325,7 @@ impl Session {
             was_in_xact: false,
             created_in_xact: HashSet::new(),
             mvcc_truncated_in_xact: HashSet::new(),
+            pending_drops: Vec::new(),
             frozen_in_xact: Vec::new(),
             read_only_xact: false,
             reported_hot_standby: db_is_standby,
@@ -572,6 +576,18 @@ impl Session {
             }
         }
         self.frozen_in_xact.clear();
+        let drops = std::mem::take(&mut self.pending_drops);
+        if committed {
+            // The drops of the committed transaction (PostgreSQL removes the
+            // relation files at commit too). A crash before this point
+            // leaves the table in place: never data lost, at worst a
+            // table to drop again.
+            for (t, _) in drops {
+                if let Err(e) = drop_table(&self.db, &t, &AtomicBool::new(false)) {
+                    tracing::warn!("could not drop \"{}\" at commit: {}", t.name, e.message);
+                }
+            }
+        }
         self.created_in_xact.clear();
         self.mvcc_truncated_in_xact.clear();
         self.read_only_xact = false;
@@ -666,10 +682,19 @@ impl Session {
             }
             Stmt::Release(n) => {
                 self.xact.release(n)?;
+                // Drops of released savepoints now belong to the parent.
+                let depth = self.xact.nesting_depth();
+                for d in self.pending_drops.iter_mut() {
+                    d.1 = d.1.min(depth);
+                }
                 done("RELEASE")
             }
             Stmt::RollbackTo(n) => {
                 self.xact.rollback_to(n)?;
+                // The savepoint stays open at this depth: drops made in it
+                // (or deeper) are undone.
+                let depth = self.xact.nesting_depth();
+                self.pending_drops.retain(|d| d.1 < depth);
                 done("ROLLBACK")
             }
             Stmt::SetTransaction {
@@ -798,6 +823,14 @@ impl Session {
                         "cannot PREPARE a transaction that has run COPY FREEZE",
                     ));
                 }
+                if !self.pending_drops.is_empty() && self.xact.status() == TxStatus::InBlock {
+                    // The drop happens at this session's COMMIT, which a
+                    // prepared transaction never has.
+                    let _ = self.xact.rollback();
+                    return Err(PgError::unsupported(
+                        "cannot PREPARE a transaction that has dropped tables",
+                    ));
+                }
                 let (tag, w) = self.xact.prepare(gid, &self.user, &self.database)?;
                 if let Some(w) = w {
                     self.notice(sink, w);
@@ -845,8 +878,29 @@ impl Session {
                         .map(|t| crate::sql::planner::object_name(&t.name))
                         .collect();
                     self.truncate_in_block(&names, sink)
+                } else if let (
+                    ast::Statement::Drop {
+                        object_type: ast::ObjectType::Table,
+                        names,
+                        if_exists,
+                        ..
+                    },
+                    true,
+                ) = (&**s, self.xact.in_transaction_block())
+                {
+                    self.check_writable("DROP TABLE")?;
+                    self.drop_in_block(names, *if_exists, sink)
                 } else if is_ddl(s) {
                     self.check_writable(command_name(&stmt.parsed.stmt))?;
+                    if let ast::Statement::CreateTable(ct) = &**s {
+                        // Re-creating a table this block dropped: the old one
+                        // must go now (and cannot come back at ROLLBACK).
+                        let name = crate::sql::planner::object_name(&ct.name);
+                        if let Some(i) = self.pending_drops.iter().position(|d| d.0.name == name) {
+                            let (t, _) = self.pending_drops.remove(i);
+                            drop_table(&self.db, &t, &self.cancel)?;
+                        }
+                    }
                     let db = self.db.clone();
                     let limits = WaitLimits {
                         statement: self.deadline(),
@@ -934,6 +988,56 @@ impl Session {
     /// FREEZE), is truncated physically: nothing of anyone else's can be
     /// lost. COPY FREEZE into a table emptied by `DELETE` loads its rows
     /// unfrozen (they must stay invisible to others until COMMIT).
+    /// DROP TABLE inside a transaction block, which may still roll back.
+    /// Catalog changes are not transactional here, so a table from before
+    /// the transaction is dropped at COMMIT instead (and not at all on
+    /// ROLLBACK, or ROLLBACK TO a savepoint taken before the DROP); until
+    /// then every session, this one included, still sees it. A table
+    /// created in this transaction goes at once.
+    fn drop_in_block(
+        &mut self,
+        names: &[ast::ObjectName],
+        if_exists: bool,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        let mut now = Vec::new();
+        let mut later = Vec::new();
+        for n in names {
+            let name = crate::sql::planner::object_name(n);
+            let pending = self.pending_drops.iter().any(|d| d.0.name == name);
+            match self.db.catalog.get(&name) {
+                Some(t) if !pending => {
+                    if self.created_in_xact.contains(&t.rel) {
+                        now.push(t);
+                    } else {
+                        later.push(t);
+                    }
+                }
+                _ if if_exists => self.notice(
+                    sink,
+                    PgError::notice(
+                        sqlstate::UNDEFINED_TABLE,
+                        format!("table \"{name}\" does not exist, skipping"),
+                    ),
+                ),
+                _ => {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_TABLE,
+                        format!("table \"{name}\" does not exist"),
+                    ))
+                }
+            }
+        }
+        for t in now {
+            drop_table(&self.db, &t, &self.cancel)?;
+            self.created_in_xact.remove(&t.rel);
+        }
+        let depth = self.xact.nesting_depth();
+        self.pending_drops
+            .extend(later.into_iter().map(|t| (t, depth)));
+        Ok(ExecOutcome::Complete("DROP TABLE".into()))
+    }
+
     fn truncate_in_block(
         &mut self,
         names: &[String],

@@ -1100,6 +1100,67 @@ fn truncate_in_a_block_rolls_back() {
 }
 
 #[test]
+fn drop_table_in_a_block_happens_at_commit() {
+    let (_d, db) = open_db();
+    let mut s = session(&db);
+    let mut other = session(&db);
+    for t in ["d1", "d2", "d3", "d4"] {
+        ok(&mut s, &format!("create table {t} (a int)"));
+        ok(&mut s, &format!("insert into {t} values (1), (2)"));
+    }
+    // ROLLBACK keeps the table and its rows.
+    ok(&mut s, "begin");
+    assert_eq!(tag(&mut s, "drop table d1"), "DROP TABLE");
+    assert_eq!(err(&mut s, "drop table d1").code, sqlstate::UNDEFINED_TABLE);
+    ok(&mut s, "rollback");
+    assert_eq!(one(&mut other, "select count(*) from d1"), "2");
+    // COMMIT drops it.
+    ok(&mut s, "begin");
+    ok(&mut s, "drop table if exists d1, nosuch");
+    ok(&mut s, "commit");
+    assert_eq!(
+        err(&mut other, "select * from d1").code,
+        sqlstate::UNDEFINED_TABLE
+    );
+    // ROLLBACK TO a savepoint before the DROP undoes it; RELEASE keeps it.
+    ok(&mut s, "begin");
+    ok(&mut s, "savepoint a");
+    ok(&mut s, "drop table d2");
+    ok(&mut s, "rollback to a");
+    ok(&mut s, "savepoint b");
+    ok(&mut s, "drop table d3");
+    ok(&mut s, "release b");
+    ok(&mut s, "savepoint c");
+    ok(&mut s, "rollback to c");
+    ok(&mut s, "commit");
+    assert_eq!(one(&mut other, "select count(*) from d2"), "2");
+    assert_eq!(
+        err(&mut other, "select * from d3").code,
+        sqlstate::UNDEFINED_TABLE
+    );
+    // A failing multi-statement string rolls its DROP back.
+    assert_eq!(
+        err(&mut s, "drop table d4; select 1/0").code,
+        sqlstate::DIVISION_BY_ZERO
+    );
+    assert_eq!(one(&mut other, "select count(*) from d4"), "2");
+    // DROP then CREATE of the same name in one block (a common migration).
+    ok(&mut s, "begin");
+    ok(&mut s, "drop table d4");
+    ok(&mut s, "create table d4 (b text)");
+    ok(&mut s, "insert into d4 values ('x')");
+    ok(&mut s, "commit");
+    assert_eq!(one(&mut other, "select b from d4"), "x");
+    // A table created in the block goes at once.
+    ok(&mut s, "begin");
+    ok(&mut s, "create table d5 (a int)");
+    ok(&mut s, "drop table d5");
+    ok(&mut s, "create table d5 (c int)");
+    ok(&mut s, "commit");
+    assert_eq!(one(&mut other, "select count(c) from d5"), "0");
+}
+
+#[test]
 fn copy_freeze_rules() {
     let (_d, db) = open_db();
     let mut s = session(&db);
