@@ -317,16 +317,7 @@ fn drop_tables(
         let name = object_name(n);
         match db.catalog.get(&name) {
             Some(t) => tables.push(t),
-            None if if_exists => cx.notices.push(PgError::notice(
-                sqlstate::UNDEFINED_TABLE,
-                format!("table \"{name}\" does not exist, skipping"),
-            )),
-            None => {
-                return Err(PgError::new(
-                    sqlstate::UNDEFINED_TABLE,
-                    format!("table \"{name}\" does not exist"),
-                ));
-            }
+            None => cx.notices.push(missing_table_to_drop(&name, if_exists)?),
         }
     }
     for t in tables {
@@ -334,6 +325,22 @@ fn drop_tables(
         cx.created.remove(&t.rel);
     }
     Ok("DROP TABLE".into())
+}
+
+/// DROP TABLE of a table that does not exist: 42P01, or with IF EXISTS
+/// the NOTICE to send instead.
+pub fn missing_table_to_drop(name: &str, if_exists: bool) -> PgResult<PgError> {
+    if if_exists {
+        Ok(PgError::notice(
+            sqlstate::UNDEFINED_TABLE,
+            format!("table \"{name}\" does not exist, skipping"),
+        ))
+    } else {
+        Err(PgError::new(
+            sqlstate::UNDEFINED_TABLE,
+            format!("table \"{name}\" does not exist"),
+        ))
+    }
 }
 
 /// Drops one table now: catalog entry (WAL-logged), indexes, relation

@@ -41,7 +41,9 @@ use crate::error::{sqlstate, PgError, PgResult, Severity};
 use crate::lmgr::WaitLimits;
 use crate::sql::catalog::TableDef;
 use crate::sql::copy::{format_header, format_row, CopyInState};
-use crate::sql::ddl::{drop_table, execute_ddl, is_ddl, truncate_table, DdlCtx};
+use crate::sql::ddl::{
+    drop_table, execute_ddl, is_ddl, missing_table_to_drop, truncate_table, DdlCtx,
+};
 use crate::sql::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
 use crate::sql::expr::ParamTypes;
 use crate::sql::parser::{
@@ -1013,18 +1015,9 @@ impl Session {
                         later.push(t);
                     }
                 }
-                _ if if_exists => self.notice(
-                    sink,
-                    PgError::notice(
-                        sqlstate::UNDEFINED_TABLE,
-                        format!("table \"{name}\" does not exist, skipping"),
-                    ),
-                ),
                 _ => {
-                    return Err(PgError::new(
-                        sqlstate::UNDEFINED_TABLE,
-                        format!("table \"{name}\" does not exist"),
-                    ))
+                    let notice = missing_table_to_drop(&name, if_exists)?;
+                    self.notice(sink, notice);
                 }
             }
         }
