@@ -811,12 +811,13 @@ pub fn rebuild_all_indexes(db: &Database) -> PgResult<u64> {
         let mut row = Vec::with_capacity(types.len());
         let mut kb = Vec::new();
         db.heap.scan_all(t.rel, &mut |tid, data| {
-            if let Some((xmin, xmax)) =
-                db.heap.fetch_any(t.rel, tid, |h, _| (h.xmin.0, h.xmax.0))?
-            {
-                max_xid = max_xid.max(xmin).max(xmax);
-            }
-            if list.is_empty() || crate::sql::executor::dead_to_all(db, t.rel, tid, horizon)? {
+            // One header read serves both the xid high-water mark and the
+            // "dead to everyone" test.
+            let Some(h) = db.heap.fetch_any(t.rel, tid, |h, _| *h)? else {
+                return Ok(());
+            };
+            max_xid = max_xid.max(h.xmin.0).max(h.xmax.0);
+            if list.is_empty() || crate::sql::executor::header_dead_to_all(db, &h, horizon)? {
                 return Ok(());
             }
             decode_row_into(data, &types, &mut row)?;

@@ -402,21 +402,27 @@ pub fn dead_to_all(
     tid: ItemPointer,
     horizon: TransactionId,
 ) -> PgResult<bool> {
+    match db.heap.fetch_any(rel, tid, |h, _| *h)? {
+        Some(h) => header_dead_to_all(db, &h, horizon),
+        None => Ok(true),
+    }
+}
+
+/// [`dead_to_all`] for a tuple header already in hand.
+pub fn header_dead_to_all(
+    db: &Database,
+    h: &crate::storage::htup::TupleHeader,
+    horizon: TransactionId,
+) -> PgResult<bool> {
     use crate::clog::XidStatus;
     use crate::storage::htup::{XMAX_COMMITTED, XMAX_LOCK_ONLY, XMIN_COMMITTED, XMIN_INVALID};
-    let Some(h) = db.heap.fetch_any(rel, tid, |h, _| {
-        (
-            h.xmin,
-            h.xmax,
-            h.infomask,
-            h.xmin_frozen(),
-            h.xmax_is_invalid(),
-        )
-    })?
-    else {
-        return Ok(true);
-    };
-    let (xmin, xmax, infomask, frozen, xmax_invalid) = h;
+    let (xmin, xmax, infomask, frozen, xmax_invalid) = (
+        h.xmin,
+        h.xmax,
+        h.infomask,
+        h.xmin_frozen(),
+        h.xmax_is_invalid(),
+    );
     if infomask & XMIN_INVALID != 0 {
         return Ok(true);
     }

@@ -123,38 +123,36 @@ fn copy_run(
 /// The COPY tables (seconds, MB/s) and the `pgbench -i` wall-time table.
 pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
     let series = ["hotpair bulk", "hotpair single", "PostgreSQL"];
-    let mut secs = Table::new(
+    // Seconds and server CPU are costs (single and PG over bulk), MB/s a
+    // rate (bulk over the others).
+    let table = |key: &str, title: &str, unit: &str, cost: bool| {
+        let t = Table::new(key, title, unit, "clients", &series, Chart::Bars);
+        if cost {
+            t.ratio(1, 0, "single/bulk").ratio(2, 0, "PG/bulk")
+        } else {
+            t.ratio(0, 1, "bulk/single").ratio(0, 2, "bulk/PG")
+        }
+    };
+    let mut secs = table(
         "copy_seconds",
         "concurrent COPY into one table: seconds",
         "s",
-        "clients",
-        &series,
-        Chart::Bars,
-    )
-    .ratio(1, 0, "single/bulk")
-    .ratio(2, 0, "PG/bulk");
+        true,
+    );
     // Server CPU per run: on a loaded machine (other builds, the client in
     // this process) wall time wanders; the server's CPU seconds much less.
-    let mut cpu = Table::new(
+    let mut cpu = table(
         "copy_server_cpu",
         "concurrent COPY into one table: server CPU seconds",
         "cpu-s",
-        "clients",
-        &series,
-        Chart::Bars,
-    )
-    .ratio(1, 0, "single/bulk")
-    .ratio(2, 0, "PG/bulk");
-    let mut mbs = Table::new(
+        true,
+    );
+    let mut mbs = table(
         "copy",
         "concurrent COPY into one table: table MB/s",
         "MB/s",
-        "clients",
-        &series,
-        Chart::Bars,
-    )
-    .ratio(0, 1, "bulk/single")
-    .ratio(0, 2, "bulk/PG");
+        false,
+    );
     let clients = ctx.cfg.copy_clients.clone();
     for &c in &clients {
         secs.row(&c.to_string(), f64::from(c));
