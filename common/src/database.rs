@@ -129,6 +129,9 @@ impl Database {
             if let Some(x) = db.xlog() {
                 db.replication.set_wal_writer(x.writer().clone());
             }
+            // Tables and indexes whose creating transaction never committed
+            // (running at a crash) go before anyone can see them.
+            crate::sql::ddl::resolve_uncommitted_ddl(&db)?;
         }
         let max_seen = crate::sql::ddl::rebuild_all_indexes(&db)?;
         if max_seen + 1 > db.procarray.next_xid().0 {
@@ -178,7 +181,9 @@ impl Database {
     /// 4. the end-of-recovery checkpoint (control file in production, no
     ///    restartpoint after it);
     /// 5. the role switch: [`ReplicationState`]'s one atomic. From here on
-    ///    sessions may write, new sessions report `in_hot_standby = off`.
+    ///    sessions may write, new sessions report `in_hot_standby = off`;
+    /// 6. tables and indexes created by those orphaned transactions are
+    ///    removed (`ddl::resolve_uncommitted_ddl`).
     ///
     /// `next_xid` is already past every xid replayed (KnownAssignedXids
     /// tracking advanced it), so xid assignment continues after them.
@@ -211,6 +216,9 @@ impl Database {
         );
         checkpointer::create_checkpoint(self, CheckpointKind::EndOfRecovery)?;
         self.replication.end_recovery();
+        // Creations of the transactions the old primary left running (just
+        // marked aborted) are removed, WAL-logged like any DDL.
+        crate::sql::ddl::resolve_uncommitted_ddl(self)?;
         Ok(())
     }
 

@@ -62,6 +62,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::clog::{Clog, XidStatus};
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::sql::types::SqlType;
 use crate::storage::index::Index;
@@ -98,6 +99,9 @@ pub struct IndexSpec {
     pub unique: bool,
     /// PRIMARY KEY.
     pub primary: bool,
+    /// The (sub)transaction that created the index, as logged; see
+    /// [`TableSpec::creator`].
+    pub creator: TransactionId,
 }
 
 /// An index of a table: its definition and its in-memory entries.
@@ -111,6 +115,9 @@ pub struct IndexDef {
     stripes: Vec<Mutex<()>>,
     /// False while the index is being built (not usable for lookups yet).
     ready: AtomicBool,
+    /// The creating xid until that transaction is known committed (0
+    /// after); see [`TableDef::creator`].
+    pub creator: AtomicU64,
 }
 
 impl std::fmt::Debug for IndexDef {
@@ -126,11 +133,13 @@ const STRIPES: usize = 64;
 impl IndexDef {
     fn new(spec: IndexSpec, ready: bool) -> IndexDef {
         let index = Index::new(spec.unique);
+        let creator = AtomicU64::new(spec.creator.0);
         IndexDef {
             spec,
             index,
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             ready: AtomicBool::new(ready),
+            creator,
         }
     }
 
@@ -275,6 +284,10 @@ pub struct TableDef {
     /// Set when the table is dropped (a statement holding an old `Arc`
     /// checks it after taking the relation lock).
     pub dropped: Arc<AtomicBool>,
+    /// The xid of the (sub)transaction that created the table while that
+    /// transaction may still roll back; 0 once it is known committed
+    /// (shared by every descriptor version). See [`CatalogView`].
+    pub creator: Arc<AtomicU64>,
 }
 
 impl TableDef {
@@ -290,12 +303,66 @@ impl TableDef {
     pub fn primary_key(&self) -> Option<Arc<IndexDef>> {
         self.indexes.list().into_iter().find(|i| i.spec.primary)
     }
+    /// True if a session whose own xids are `own` (sorted) may use the
+    /// table: it is committed, or created by one of `own`. A committed
+    /// creator found through the clog is cleared, so the next lookup is one
+    /// atomic load again.
+    pub fn visible_to(&self, own: &[TransactionId], clog: &Clog) -> bool {
+        creator_visible(&self.creator, own, clog)
+    }
+
     /// 42P01 if the table was dropped after this descriptor was taken.
     pub fn check_not_dropped(&self) -> PgResult<()> {
         if self.dropped.load(Ordering::Acquire) {
             return Err(undefined_table(&self.name));
         }
         Ok(())
+    }
+}
+
+/// See [`TableDef::visible_to`].
+fn creator_visible(creator: &AtomicU64, own: &[TransactionId], clog: &Clog) -> bool {
+    let x = creator.load(Ordering::Acquire);
+    if x == 0 {
+        return true;
+    }
+    let xid = TransactionId(x);
+    if own.binary_search(&xid).is_ok() {
+        return true;
+    }
+    if clog.get_status(xid) == XidStatus::Committed {
+        creator.store(0, Ordering::Release);
+        return true;
+    }
+    false
+}
+
+/// The catalog as one session sees it: tables whose creating transaction
+/// has not committed exist only for that transaction (PostgreSQL's pg_class
+/// rows are MVCC). Every name lookup of a statement goes through here; for
+/// a committed table it costs one atomic load more than the raw map.
+pub struct CatalogView<'a> {
+    catalog: &'a Catalog,
+    own: &'a [TransactionId],
+    clog: &'a Clog,
+}
+
+impl CatalogView<'_> {
+    /// The table named `name`, if this session may see it.
+    pub fn get(&self, name: &str) -> Option<Arc<TableDef>> {
+        self.catalog
+            .get(name)
+            .filter(|t| t.visible_to(self.own, self.clog))
+    }
+
+    /// The table named `name` or 42P01.
+    pub fn table(&self, name: &str) -> PgResult<Arc<TableDef>> {
+        self.get(name).ok_or_else(|| undefined_table(name))
+    }
+
+    /// See [`Catalog::version`].
+    pub fn version(&self) -> u64 {
+        self.catalog.version()
     }
 }
 
@@ -320,6 +387,10 @@ pub struct TableSpec {
     pub columns: Vec<ColumnDef>,
     /// `WITH (…)` options.
     pub options: Vec<(String, String)>,
+    /// The (sub)transaction that created the table (INVALID: committed
+    /// long ago). Logged with the change and kept in the catalog file, so
+    /// redo and start-up can tell a creation that never committed.
+    pub creator: TransactionId,
 }
 
 /// One catalog change: what issue 3 will WAL-log and redo.
@@ -349,6 +420,13 @@ pub enum CatalogChange {
     },
     /// ALTER TABLE … ADD PRIMARY KEY marks the key columns NOT NULL.
     SetNotNull {
+        /// Table name.
+        table: String,
+        /// Column positions.
+        columns: Vec<usize>,
+    },
+    /// Undoes a `SetNotNull` whose transaction rolled back.
+    DropNotNull {
         /// Table name.
         table: String,
         /// Column positions.
@@ -433,7 +511,18 @@ impl Catalog {
         self.version.load(Ordering::Acquire)
     }
 
-    /// The table named `name`.
+    /// The session view of the catalog (see [`CatalogView`]): `own` are the
+    /// session's xids, sorted (`Xact::own().xids`).
+    pub fn view<'a>(&'a self, own: &'a [TransactionId], clog: &'a Clog) -> CatalogView<'a> {
+        CatalogView {
+            catalog: self,
+            own,
+            clog,
+        }
+    }
+
+    /// The table named `name`, committed or not (name conflicts, redo,
+    /// DDL bookkeeping); statements look names up through [`Catalog::view`].
     pub fn get(&self, name: &str) -> Option<Arc<TableDef>> {
         self.state.read().tables.get(name).cloned()
     }
@@ -586,7 +675,9 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(PgError::internal("index column out of range"));
             }
         }
-        CatalogChange::DropIndex { table, .. } | CatalogChange::SetNotNull { table, .. } => {
+        CatalogChange::DropIndex { table, .. }
+        | CatalogChange::SetNotNull { table, .. }
+        | CatalogChange::DropNotNull { table, .. } => {
             if !st.tables.contains_key(table) {
                 return Err(undefined_table(table));
             }
@@ -623,12 +714,14 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                 t.indexes.list.write().retain(|i| &i.spec.name != name);
             }
         }
-        CatalogChange::SetNotNull { table, columns } => {
+        CatalogChange::SetNotNull { table, columns }
+        | CatalogChange::DropNotNull { table, columns } => {
+            let not_null = matches!(change, CatalogChange::SetNotNull { .. });
             if let Some(t) = st.tables.get(table) {
                 let mut cols = t.columns.clone();
                 for &c in columns {
                     if let Some(col) = cols.get_mut(c) {
-                        col.not_null = true;
+                        col.not_null = not_null;
                     }
                 }
                 let nt = TableDef {
@@ -640,6 +733,7 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                     indexes: t.indexes.clone(),
                     lock: t.lock.clone(),
                     dropped: t.dropped.clone(),
+                    creator: t.creator.clone(),
                 };
                 st.tables.insert(table.clone(), Arc::new(nt));
             }
@@ -652,21 +746,23 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
 /// naming the change, then the lines of the catalog file format.
 ///
 /// ```text
-///   create_table <oid> <relfile> <name>   + option / column lines
+///   create_table <oid> <relfile> <name> <creator xid>  + option / column lines
 ///   drop_table <name>
 ///   create_index <table>                  + one index line
 ///   drop_index <table> <index>
 ///   set_not_null <table> <col,col,…>
+///   drop_not_null <table> <col,col,…>
 /// ```
 pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
     let mut out = String::new();
     match change {
         CatalogChange::CreateTable(t) => {
             out.push_str(&format!(
-                "create_table {} {} {}\n",
+                "create_table {} {} {} {}\n",
                 t.oid,
                 t.rel.0,
-                esc(&t.name)
+                esc(&t.name),
+                t.creator.0
             ));
             for (k, v) in &t.options {
                 out.push_str(&format!("option {} {}\n", esc(k), esc(v)));
@@ -678,14 +774,20 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
         CatalogChange::DropTable { name } => out.push_str(&format!("drop_table {}\n", esc(name))),
         CatalogChange::CreateIndex { table, spec } => {
             out.push_str(&format!("create_index {}\n", esc(table)));
-            push_index(&mut out, spec);
+            push_index(&mut out, spec, spec.creator.0);
         }
         CatalogChange::DropIndex { table, name } => {
             out.push_str(&format!("drop_index {} {}\n", esc(table), esc(name)))
         }
-        CatalogChange::SetNotNull { table, columns } => {
+        CatalogChange::SetNotNull { table, columns }
+        | CatalogChange::DropNotNull { table, columns } => {
+            let what = if matches!(change, CatalogChange::SetNotNull { .. }) {
+                "set_not_null"
+            } else {
+                "drop_not_null"
+            };
             let cols: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
-            out.push_str(&format!("set_not_null {} {}\n", esc(table), cols.join(",")));
+            out.push_str(&format!("{what} {} {}\n", esc(table), cols.join(",")));
         }
     }
     out.into_bytes()
@@ -698,19 +800,25 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
     let first = lines.next().ok_or("empty catalog record")?;
     let f: Vec<&str> = first.split(' ').collect();
     let num = |s: &str| s.parse::<u32>().map_err(|_| format!("bad number {s:?}"));
+    let xid = |s: &str| {
+        s.parse::<u64>()
+            .map(TransactionId)
+            .map_err(|_| format!("bad xid {s:?}"))
+    };
     let cols = |s: &str| -> Result<Vec<usize>, String> {
         s.split(',')
             .map(|c| c.parse::<usize>().map_err(|_| "bad column".to_string()))
             .collect()
     };
     let change = match f.as_slice() {
-        ["create_table", oid, rel, name] => {
+        ["create_table", oid, rel, name, creator] => {
             let mut spec = TableSpec {
                 oid: num(oid)?,
                 name: unesc(name)?,
                 rel: RelFileId(num(rel)?),
                 columns: Vec::new(),
                 options: Vec::new(),
+                creator: xid(creator)?,
             };
             for line in lines.by_ref() {
                 let g: Vec<&str> = line.split(' ').collect();
@@ -732,12 +840,13 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             let line = lines.next().ok_or("missing index line")?;
             let g: Vec<&str> = line.split(' ').collect();
             let spec = match g.as_slice() {
-                ["index", oid, name, uniq, prim, c] => IndexSpec {
+                ["index", oid, name, uniq, prim, c, creator] => IndexSpec {
                     name: unesc(name)?,
                     oid: num(oid)?,
                     columns: cols(c)?,
                     unique: *uniq == "1",
                     primary: *prim == "1",
+                    creator: xid(creator)?,
                 },
                 _ => return Err(format!("unrecognized line {line:?}")),
             };
@@ -751,6 +860,10 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             name: unesc(name)?,
         },
         ["set_not_null", table, c] => CatalogChange::SetNotNull {
+            table: unesc(table)?,
+            columns: cols(c)?,
+        },
+        ["drop_not_null", table, c] => CatalogChange::DropNotNull {
             table: unesc(table)?,
             columns: cols(c)?,
         },
@@ -773,20 +886,25 @@ fn push_column(out: &mut String, c: &ColumnDef) {
     ));
 }
 
-fn push_index(out: &mut String, i: &IndexSpec) {
+/// One index line; `creator` is the spec's in a WAL record and the
+/// current (possibly cleared) value in the catalog file.
+fn push_index(out: &mut String, i: &IndexSpec, creator: u64) {
     let cols: Vec<String> = i.columns.iter().map(|c| c.to_string()).collect();
     out.push_str(&format!(
-        "index {} {} {} {} {}\n",
+        "index {} {} {} {} {} {}\n",
         i.oid,
         esc(&i.name),
         u8::from(i.unique),
         u8::from(i.primary),
-        cols.join(",")
+        cols.join(","),
+        creator
     ));
 }
 
 fn new_table(spec: TableSpec) -> TableDef {
+    let creator = Arc::new(AtomicU64::new(spec.creator.0));
     TableDef {
+        creator,
         oid: spec.oid,
         name: spec.name,
         rel: spec.rel,
@@ -804,10 +922,10 @@ fn new_table(spec: TableSpec) -> TableDef {
 //
 //   hotpair-catalog 1
 //   next_oid 16390
-//   table <oid> <relfile> <name>
+//   table <oid> <relfile> <name> <creator xid, 0: committed>
 //   option <name> <value>
 //   column <name> <type> <notnull 0|1> <default or ->
-//   index <oid> <name> <unique 0|1> <primary 0|1> <col,col,…>
+//   index <oid> <name> <unique 0|1> <primary 0|1> <col,col,…> <creator xid>
 //   end
 // ---------------------------------------------------------------------------
 
@@ -883,7 +1001,13 @@ fn encode_catalog(st: &CatalogState) -> String {
     let mut tables: Vec<_> = st.tables.values().collect();
     tables.sort_by_key(|t| t.oid);
     for t in tables {
-        out.push_str(&format!("table {} {} {}\n", t.oid, t.rel.0, esc(&t.name)));
+        out.push_str(&format!(
+            "table {} {} {} {}\n",
+            t.oid,
+            t.rel.0,
+            esc(&t.name),
+            t.creator.load(Ordering::Acquire)
+        ));
         for (k, v) in &t.options {
             out.push_str(&format!("option {} {}\n", esc(k), esc(v)));
         }
@@ -891,7 +1015,7 @@ fn encode_catalog(st: &CatalogState) -> String {
             push_column(&mut out, c);
         }
         for i in t.indexes.list.read().iter() {
-            push_index(&mut out, &i.spec);
+            push_index(&mut out, &i.spec, i.creator.load(Ordering::Acquire));
         }
         out.push_str("end\n");
     }
@@ -917,7 +1041,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         match f.as_slice() {
             ["next_oid", o] => next_oid = num(o)?,
             ["lsn", l] => lsn = Lsn(l.parse::<u64>().map_err(|_| bad("bad lsn"))?),
-            ["table", oid, rel, name] => {
+            ["table", oid, rel, name, creator] => {
                 if cur.is_some() {
                     return Err(bad("table inside table"));
                 }
@@ -928,6 +1052,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                         rel: RelFileId(num(rel)?),
                         columns: Vec::new(),
                         options: Vec::new(),
+                        creator: TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?),
                     },
                     Vec::new(),
                 ));
@@ -952,7 +1077,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                     },
                 });
             }
-            ["index", oid, name, uniq, prim, cols] => {
+            ["index", oid, name, uniq, prim, cols, creator] => {
                 let t = cur.as_mut().ok_or_else(|| bad("index outside table"))?;
                 let mut columns = Vec::new();
                 for c in cols.split(',') {
@@ -968,6 +1093,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                     columns,
                     unique: *uniq == "1",
                     primary: *prim == "1",
+                    creator: TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?),
                 });
             }
             ["end"] => tables.push(cur.take().ok_or_else(|| bad("end outside table"))?),
@@ -1017,6 +1143,7 @@ mod tests {
                 },
             ],
             options: vec![("fillfactor".into(), "100".into())],
+            creator: TransactionId::INVALID,
         }
     }
 
@@ -1037,6 +1164,7 @@ mod tests {
                     columns: vec![0],
                     unique: true,
                     primary: true,
+                    creator: TransactionId(7),
                 },
             })
             .unwrap()
@@ -1084,8 +1212,8 @@ mod tests {
         for bad in [
             "",
             "hotpair-catalog 1\ntable x",
-            "hotpair-catalog 1\ntable 1 1 t\ncolumn a nosuchtype 0 -\nend\n",
-            "hotpair-catalog 1\ntable 1 1 t\nindex 2 i 1 1 5\nend\n",
+            "hotpair-catalog 1\ntable 1 1 t 0\ncolumn a nosuchtype 0 -\nend\n",
+            "hotpair-catalog 1\ntable 1 1 t 0\nindex 2 i 1 1 5 0\nend\n",
             "\u{0}\u{1}",
         ] {
             fs::write(dir.path().join("global/catalog"), bad).unwrap();

@@ -16,11 +16,12 @@
 //! 23505 "could not create unique index" (the index is removed again).
 
 use std::collections::HashSet;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use sqlparser::ast;
 
+use crate::clog::XidStatus;
 use crate::database::Database;
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::lmgr::WaitLimits;
@@ -31,7 +32,7 @@ use crate::sql::rowcodec::decode_row_into;
 use crate::sql::types::SqlType;
 use crate::sql::value::Value;
 use crate::storage::heapam::DirtyState;
-use crate::types::{ItemPointer, RelFileId};
+use crate::types::{ItemPointer, RelFileId, TransactionId};
 use crate::xact::Xact;
 
 /// What DDL needs from the session.
@@ -49,6 +50,239 @@ pub struct DdlCtx<'a> {
     pub notices: Vec<PgError>,
     /// statement_timeout / lock_timeout for row waits.
     pub limits: WaitLimits,
+    /// What the statement created, to keep or undo when its
+    /// (sub)transaction ends — filled even when the statement then fails
+    /// (the session adds it to its [`PendingDdl`] list either way).
+    pub pending: Vec<PendingDdl>,
+}
+
+impl DdlCtx<'_> {
+    /// The table named `name` as this session sees it (tables other
+    /// transactions created and have not committed do not exist).
+    fn visible(&self, name: &str) -> Option<Arc<TableDef>> {
+        self.db
+            .catalog
+            .view(self.xact.own().xids, &self.db.clog)
+            .get(name)
+    }
+}
+
+/// DDL whose outcome is decided when its (sub)transaction ends: the one
+/// mechanism for "DDL decided at transaction end". The session keeps a
+/// [`PendingDdlList`]; see docs/architecture/sql.md, "Transactional DDL".
+pub enum PendingDdl {
+    /// DROP TABLE inside a block of a table from before the transaction:
+    /// carried out at COMMIT, forgotten at ROLLBACK.
+    Drop(Arc<TableDef>),
+    /// CREATE TABLE (with the indexes of its constraints): kept at COMMIT,
+    /// dropped at ROLLBACK.
+    CreateTable(Arc<TableDef>),
+    /// CREATE INDEX / ADD PRIMARY KEY / ADD UNIQUE: kept at COMMIT; at
+    /// ROLLBACK the index goes, and so does the NOT NULL a primary key set
+    /// on `not_null`.
+    CreateIndex {
+        /// The indexed table.
+        table: Arc<TableDef>,
+        /// The index.
+        index: Arc<IndexDef>,
+        /// Columns the primary key made NOT NULL (they were not before).
+        not_null: Vec<usize>,
+    },
+}
+
+impl PendingDdl {
+    /// The transaction committed: drops happen, creations become
+    /// everyone's (the creator mark is cleared; the clog says the same to
+    /// anyone who looks before this runs, and to start-up after a crash).
+    fn commit(self, db: &Database) {
+        match self {
+            PendingDdl::Drop(t) => {
+                // PostgreSQL removes the relation files at commit too. A
+                // crash before this point leaves the table in place: never
+                // data lost, at worst a table to drop again.
+                if let Err(e) = drop_table(db, &t, &AtomicBool::new(false)) {
+                    tracing::warn!("could not drop \"{}\" at commit: {}", t.name, e.message);
+                }
+            }
+            PendingDdl::CreateTable(t) => {
+                t.creator.store(0, Ordering::Release);
+                for ix in t.indexes.list() {
+                    ix.creator.store(0, Ordering::Release);
+                }
+            }
+            PendingDdl::CreateIndex { index, .. } => index.creator.store(0, Ordering::Release),
+        }
+    }
+
+    /// The (sub)transaction rolled back: creations are removed (catalog
+    /// entry and files, WAL-logged, so a standby follows), drops forgotten.
+    fn abort(self, db: &Database) {
+        match self {
+            PendingDdl::Drop(_) => {}
+            PendingDdl::CreateTable(t) => {
+                if let Err(e) = drop_table(db, &t, &AtomicBool::new(false)) {
+                    tracing::warn!(
+                        "could not remove \"{}\" after its creation rolled back: {}",
+                        t.name,
+                        e.message
+                    );
+                }
+            }
+            PendingDdl::CreateIndex {
+                table,
+                index,
+                not_null,
+            } => {
+                if table.dropped.load(Ordering::Acquire) {
+                    return;
+                }
+                let r = db
+                    .catalog
+                    .apply_catalog_change(&CatalogChange::DropIndex {
+                        table: table.name.clone(),
+                        name: index.spec.name.clone(),
+                    })
+                    .and_then(|_| {
+                        if not_null.is_empty() {
+                            return Ok(None);
+                        }
+                        db.catalog
+                            .apply_catalog_change(&CatalogChange::DropNotNull {
+                                table: table.name.clone(),
+                                columns: not_null,
+                            })
+                    });
+                index.index.clear();
+                if let Err(e) = r {
+                    tracing::warn!(
+                        "could not remove index \"{}\" after its creation rolled back: {}",
+                        index.spec.name,
+                        e.message
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A session's pending DDL, each entry with the subtransaction depth
+/// (`Xact::nesting_depth`) of the statement that made it.
+#[derive(Default)]
+pub struct PendingDdlList {
+    items: Vec<(PendingDdl, usize)>,
+}
+
+impl PendingDdlList {
+    /// Adds what a statement at `depth` did.
+    pub fn push(&mut self, p: PendingDdl, depth: usize) {
+        self.items.push((p, depth));
+    }
+
+    /// True if nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// True if `name` has a pending DROP.
+    pub fn drops(&self, name: &str) -> bool {
+        self.items
+            .iter()
+            .any(|(p, _)| matches!(p, PendingDdl::Drop(t) if t.name == name))
+    }
+
+    /// Takes the pending DROP of `name` out of the list.
+    pub fn take_drop(&mut self, name: &str) -> Option<Arc<TableDef>> {
+        let i = self
+            .items
+            .iter()
+            .position(|(p, _)| matches!(p, PendingDdl::Drop(t) if t.name == name))?;
+        match self.items.remove(i).0 {
+            PendingDdl::Drop(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// RELEASE: what the released savepoints did now belongs to the
+    /// enclosing level `depth`.
+    pub fn release(&mut self, depth: usize) {
+        for d in self.items.iter_mut() {
+            d.1 = d.1.min(depth);
+        }
+    }
+
+    /// ROLLBACK TO: the savepoint stays open at `depth`; what was done at
+    /// that depth or deeper is undone, newest first.
+    pub fn rollback_to(&mut self, db: &Database, depth: usize) {
+        let mut keep = Vec::with_capacity(self.items.len());
+        for (p, d) in std::mem::take(&mut self.items).into_iter().rev() {
+            if d >= depth {
+                p.abort(db);
+            } else {
+                keep.push((p, d));
+            }
+        }
+        keep.reverse();
+        self.items = keep;
+    }
+
+    /// The transaction ended: commit or abort everything, aborts newest
+    /// first (an index before its table).
+    pub fn end(&mut self, db: &Database, committed: bool) {
+        let items = std::mem::take(&mut self.items);
+        if committed {
+            for (p, _) in items {
+                p.commit(db);
+            }
+        } else {
+            for (p, _) in items.into_iter().rev() {
+                p.abort(db);
+            }
+        }
+    }
+}
+
+/// Start-up of a primary (after crash recovery) and the end of a
+/// promotion: a table or index whose creating transaction did not commit —
+/// it was running at the crash, or its session's clean-up after ROLLBACK
+/// never ran — is removed (WAL-logged, so standbys follow); one whose
+/// creator committed loses its mark. Prepared transactions never hold a
+/// creation (PREPARE refuses), so "not committed" means "never will".
+pub fn resolve_uncommitted_ddl(db: &Database) -> PgResult<()> {
+    let committed = |x: u64| db.clog.get_status(TransactionId(x)) == XidStatus::Committed;
+    for t in db.catalog.tables() {
+        let c = t.creator.load(Ordering::Acquire);
+        if c != 0 {
+            if !committed(c) {
+                tracing::info!(
+                    "removing table \"{}\" created by transaction {c}, which did not commit",
+                    t.name
+                );
+                drop_table(db, &t, &AtomicBool::new(false))?;
+                continue;
+            }
+            t.creator.store(0, Ordering::Release);
+        }
+        for ix in t.indexes.list() {
+            let c = ix.creator.load(Ordering::Acquire);
+            if c == 0 {
+                continue;
+            }
+            if committed(c) {
+                ix.creator.store(0, Ordering::Release);
+                continue;
+            }
+            tracing::info!(
+                "removing index \"{}\" created by transaction {c}, which did not commit",
+                ix.spec.name
+            );
+            db.catalog.apply_catalog_change(&CatalogChange::DropIndex {
+                table: t.name.clone(),
+                name: ix.spec.name.clone(),
+            })?;
+            ix.index.clear();
+        }
+    }
+    Ok(())
 }
 
 /// Executes a DDL statement; returns its command tag.
@@ -232,24 +466,43 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
             other => options.push((other.to_string(), String::new())),
         }
     }
+    // The creation belongs to this (sub)transaction: logged with its xid,
+    // invisible to others until it commits, removed if it rolls back.
+    let creator = cx.xact.assign_xid()?;
     let oid = db.catalog.allocate_oid();
     let rel = RelFileId(oid);
     db.heap.create_relation(rel)?;
-    db.catalog
+    let created = db
+        .catalog
         .apply_catalog_change(&CatalogChange::CreateTable(TableSpec {
             oid,
             name: name.clone(),
             rel,
             columns: columns.clone(),
             options,
-        }))?;
+            creator,
+        }));
+    if let Err(e) = created {
+        let _ = db.heap.drop_relation(rel);
+        return Err(e);
+    }
+    let table = db.catalog.table(&name)?;
+    cx.pending.push(PendingDdl::CreateTable(table));
     cx.created.insert(rel);
     if let Some(cols) = pk {
-        add_index(cx.db, &name, format!("{name}_pkey"), cols, true, true)?;
+        add_index(
+            cx.db,
+            &name,
+            format!("{name}_pkey"),
+            cols,
+            true,
+            true,
+            creator,
+        )?;
     }
     for cols in uniques {
         let iname = default_index_name(db, &name, &cols, &columns, "key");
-        add_index(cx.db, &name, iname, cols, true, false)?;
+        add_index(cx.db, &name, iname, cols, true, false, creator)?;
     }
     Ok("CREATE TABLE".into())
 }
@@ -262,6 +515,7 @@ fn add_index(
     columns: Vec<usize>,
     unique: bool,
     primary: bool,
+    creator: TransactionId,
 ) -> PgResult<()> {
     let oid = db.catalog.allocate_oid();
     let spec = IndexSpec {
@@ -270,6 +524,7 @@ fn add_index(
         columns,
         unique,
         primary,
+        creator,
     };
     if let Some(ix) = db
         .catalog
@@ -315,7 +570,7 @@ fn drop_tables(
     let mut tables = Vec::new();
     for n in names {
         let name = object_name(n);
-        match db.catalog.get(&name) {
+        match cx.visible(&name) {
             Some(t) => tables.push(t),
             None => cx.notices.push(missing_table_to_drop(&name, if_exists)?),
         }
@@ -401,7 +656,10 @@ pub fn truncate(cx: &mut DdlCtx<'_>, names: &[String]) -> PgResult<String> {
     let db = cx.db;
     let mut tables = Vec::new();
     for name in names {
-        tables.push(db.catalog.table(name)?);
+        tables.push(
+            cx.visible(name)
+                .ok_or_else(|| crate::sql::catalog::undefined_table(name))?,
+        );
     }
     for t in tables {
         truncate_table(db, &t, cx.cancel)?;
@@ -428,7 +686,7 @@ fn alter_table(
     if_exists: bool,
 ) -> PgResult<String> {
     let tname = object_name(name);
-    let Some(table) = cx.db.catalog.get(&tname) else {
+    let Some(table) = cx.visible(&tname) else {
         if if_exists {
             cx.notices.push(PgError::notice(
                 sqlstate::UNDEFINED_TABLE,
@@ -497,7 +755,9 @@ fn key_columns(table: &TableDef, ids: &[ast::Ident]) -> PgResult<Vec<usize>> {
 
 fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> {
     let tname = object_name(&ci.table_name);
-    let table = cx.db.catalog.table(&tname)?;
+    let table = cx
+        .visible(&tname)
+        .ok_or_else(|| crate::sql::catalog::undefined_table(&tname))?;
     if ci.predicate.is_some() || !ci.include.is_empty() {
         return Err(PgError::unsupported(
             "partial indexes and INCLUDE are not supported",
@@ -560,6 +820,7 @@ fn build_new_index(
             format!("relation \"{name}\" already exists"),
         ));
     }
+    let creator = cx.xact.assign_xid()?;
     let _lock = table.lock.shared();
     table.check_not_dropped()?;
     let oid = db.catalog.allocate_oid();
@@ -569,6 +830,7 @@ fn build_new_index(
         columns: cols.clone(),
         unique,
         primary,
+        creator,
     };
     let ix = db
         .catalog
@@ -580,11 +842,26 @@ fn build_new_index(
     let result = fill_and_check(cx, table, &ix, primary);
     match result {
         Ok(()) => {
-            if primary {
+            // Only the columns this key makes NOT NULL: a rollback gives
+            // back exactly these.
+            let not_null: Vec<usize> = if primary {
+                cols.iter()
+                    .copied()
+                    .filter(|c| table.columns.get(*c).is_some_and(|col| !col.not_null))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            cx.pending.push(PendingDdl::CreateIndex {
+                table: table.clone(),
+                index: ix.clone(),
+                not_null: not_null.clone(),
+            });
+            if !not_null.is_empty() {
                 db.catalog
                     .apply_catalog_change(&CatalogChange::SetNotNull {
                         table: table.name.clone(),
-                        columns: cols,
+                        columns: not_null,
                     })?;
             }
             ix.set_ready();

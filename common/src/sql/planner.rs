@@ -32,7 +32,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::error::{sqlstate, PgError, PgResult};
-use crate::sql::catalog::{Catalog, IndexDef, TableDef};
+use crate::sql::catalog::{CatalogView, IndexDef, TableDef};
 use crate::sql::expr::{
     bind_assign, bind_expr, bind_expr_agg, coerce, output_name, Expr, Grouping, ParamTypes, Scope,
 };
@@ -316,7 +316,7 @@ pub fn is_plannable(stmt: &ast::Statement) -> bool {
 
 /// Binds a DML statement. `param_oids` are Parse's types (0 = infer).
 pub fn plan_statement(
-    catalog: &Catalog,
+    catalog: &CatalogView<'_>,
     stmt: &ast::Statement,
     param_oids: &[Oid],
 ) -> PgResult<Planned> {
@@ -398,7 +398,7 @@ fn const_i64(e: &ast::Expr) -> Option<i64> {
 
 /// Binds a SELECT (also the source of INSERT … SELECT and COPY (query)).
 pub fn plan_query(
-    catalog: &Catalog,
+    catalog: &CatalogView<'_>,
     q: &ast::Query,
     params: &mut ParamTypes,
 ) -> PgResult<QueryPlan> {
@@ -754,7 +754,7 @@ fn bind_where(w: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgResult
 }
 
 fn bind_from(
-    catalog: &Catalog,
+    catalog: &CatalogView<'_>,
     tf: &ast::TableFactor,
     params: &mut ParamTypes,
 ) -> PgResult<(Source, Scope, Option<Arc<TableDef>>)> {
@@ -1098,7 +1098,7 @@ pub fn parse_expr_text(text: &str) -> PgResult<ast::Expr> {
 }
 
 fn plan_insert(
-    catalog: &Catalog,
+    catalog: &CatalogView<'_>,
     ins: &ast::Insert,
     params: &mut ParamTypes,
 ) -> PgResult<InsertPlan> {
@@ -1214,7 +1214,10 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }
 
-fn single_table(twj: &ast::TableWithJoins, catalog: &Catalog) -> PgResult<(Arc<TableDef>, String)> {
+fn single_table(
+    twj: &ast::TableWithJoins,
+    catalog: &CatalogView<'_>,
+) -> PgResult<(Arc<TableDef>, String)> {
     if !twj.joins.is_empty() {
         return Err(PgError::unsupported("joins are not supported"));
     }
@@ -1235,7 +1238,7 @@ fn single_table(twj: &ast::TableWithJoins, catalog: &Catalog) -> PgResult<(Arc<T
 }
 
 fn plan_update(
-    catalog: &Catalog,
+    catalog: &CatalogView<'_>,
     target: &ast::TableWithJoins,
     assignments: &[ast::Assignment],
     selection: Option<&ast::Expr>,
@@ -1305,7 +1308,7 @@ fn plan_update(
 }
 
 fn plan_delete(
-    catalog: &Catalog,
+    catalog: &CatalogView<'_>,
     d: &ast::Delete,
     params: &mut ParamTypes,
 ) -> PgResult<DeletePlan> {

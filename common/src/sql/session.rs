@@ -42,7 +42,8 @@ use crate::lmgr::WaitLimits;
 use crate::sql::catalog::TableDef;
 use crate::sql::copy::{format_header, format_row, CopyInState};
 use crate::sql::ddl::{
-    drop_table, execute_ddl, is_ddl, missing_table_to_drop, truncate_table, DdlCtx,
+    drop_table, execute_ddl, is_ddl, missing_table_to_drop, truncate_table, DdlCtx, PendingDdl,
+    PendingDdlList,
 };
 use crate::sql::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
 use crate::sql::expr::ParamTypes;
@@ -54,7 +55,7 @@ use crate::sql::planner::{bind_defaults, is_plannable, plan_query, plan_statemen
 use crate::sql::types::SqlType;
 use crate::sql::utility::{canonical_name, SessionSettings, REPORTED};
 use crate::sql::value::Value;
-use crate::types::{Oid, RelFileId};
+use crate::types::{Oid, RelFileId, TransactionId};
 use crate::xact::{TxStatus, Xact};
 
 /// One column of a RowDescription.
@@ -93,6 +94,10 @@ pub struct PreparedStatement {
     param_types: Vec<SqlType>,
     columns: OnceLock<Option<Vec<FieldDescription>>>,
     plan: Mutex<Option<Arc<Planned>>>,
+    /// The preparing session's xids as of its last DDL statement, so a
+    /// plan made on first use sees the tables that session created and has
+    /// not committed yet — and no other session's (see `Session::own_xids`).
+    own_xids: Arc<Mutex<Vec<TransactionId>>>,
 }
 
 impl std::fmt::Debug for PreparedStatement {
@@ -117,7 +122,9 @@ impl PreparedStatement {
         if self.columns.get().is_none() {
             if let Stmt::Sql(s) = &self.parsed.stmt {
                 let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
-                if let Ok(p) = plan_statement(&self.db.catalog, s, &oids) {
+                let own = self.own_xids.lock().clone();
+                let catalog = self.db.catalog.view(&own, &self.db.clog);
+                if let Ok(p) = plan_statement(&catalog, s, &oids) {
                     let _ = self.columns.set(p.columns.clone());
                     *self.plan.lock() = Some(Arc::new(p));
                 }
@@ -212,9 +219,14 @@ pub struct Session {
     /// Tables a TRUNCATE in this transaction block emptied with an MVCC
     /// DELETE (COPY FREEZE into them loads unfrozen rows).
     mvcc_truncated_in_xact: HashSet<RelFileId>,
-    /// Tables a DROP TABLE in this transaction block will drop at COMMIT:
-    /// (relation, subtransaction depth of the DROP).
-    pending_drops: Vec<(Arc<TableDef>, usize)>,
+    /// DDL of this transaction decided at its end: DROP TABLE in a block
+    /// (done at COMMIT), CREATE TABLE / INDEX (undone at ROLLBACK), each
+    /// with its savepoint depth.
+    pending_ddl: PendingDdlList,
+    /// This session's own xids after its last DDL statement, shared with
+    /// its prepared statements (for plans made on first use, outside
+    /// `execute`). Empty outside a transaction that created something.
+    own_xids: Arc<Mutex<Vec<TransactionId>>>,
     /// Tables that received COPY FREEZE rows in the current transaction.
     frozen_in_xact: Vec<Arc<TableDef>>,
     /// BEGIN READ ONLY / SET TRANSACTION READ ONLY.
@@ -327,7 +339,8 @@ impl Session {
             was_in_xact: false,
             created_in_xact: HashSet::new(),
             mvcc_truncated_in_xact: HashSet::new(),
-            pending_drops: Vec::new(),
+            pending_ddl: PendingDdlList::default(),
+            own_xids: Arc::new(Mutex::new(Vec::new())),
             frozen_in_xact: Vec::new(),
             read_only_xact: false,
             reported_hot_standby: db_is_standby,
@@ -406,6 +419,7 @@ impl Session {
                 param_types: Vec::new(),
                 columns: OnceLock::from(None),
                 plan: Mutex::new(None),
+                own_xids: self.own_xids.clone(),
             })]);
         }
         let single = parsed.len() == 1;
@@ -433,7 +447,11 @@ impl Session {
                 .unwrap_or_default()
         };
         let (columns, param_types, plan) = match &parsed.stmt {
-            Stmt::Sql(s) if is_plannable(s) => match plan_statement(&self.db.catalog, s, oids) {
+            Stmt::Sql(s) if is_plannable(s) => match plan_statement(
+                &self.db.catalog.view(self.xact.own().xids, &self.db.clog),
+                s,
+                oids,
+            ) {
                 Ok(p) => (
                     OnceLock::from(p.columns.clone()),
                     p.param_types.clone(),
@@ -467,6 +485,7 @@ impl Session {
             param_types,
             columns,
             plan: Mutex::new(plan),
+            own_xids: self.own_xids.clone(),
         })
     }
 
@@ -482,7 +501,11 @@ impl Session {
             }
         }
         let oids: Vec<Oid> = stmt.param_types.iter().map(|t| t.oid()).collect();
-        let p = Arc::new(plan_statement(&self.db.catalog, ast, &oids)?);
+        let p = Arc::new(plan_statement(
+            &self.db.catalog.view(self.xact.own().xids, &self.db.clog),
+            ast,
+            &oids,
+        )?);
         match stmt.columns.get() {
             Some(cols) => {
                 let same = match (cols, &p.columns) {
@@ -578,18 +601,9 @@ impl Session {
             }
         }
         self.frozen_in_xact.clear();
-        let drops = std::mem::take(&mut self.pending_drops);
-        if committed {
-            // The drops of the committed transaction (PostgreSQL removes the
-            // relation files at commit too). A crash before this point
-            // leaves the table in place: never data lost, at worst a
-            // table to drop again.
-            for (t, _) in drops {
-                if let Err(e) = drop_table(&self.db, &t, &AtomicBool::new(false)) {
-                    tracing::warn!("could not drop \"{}\" at commit: {}", t.name, e.message);
-                }
-            }
-        }
+        // Drops happen, creations stay (COMMIT) — or creations go (abort).
+        self.pending_ddl.end(&self.db, committed);
+        self.own_xids.lock().clear();
         self.created_in_xact.clear();
         self.mvcc_truncated_in_xact.clear();
         self.read_only_xact = false;
@@ -684,19 +698,17 @@ impl Session {
             }
             Stmt::Release(n) => {
                 self.xact.release(n)?;
-                // Drops of released savepoints now belong to the parent.
-                let depth = self.xact.nesting_depth();
-                for d in self.pending_drops.iter_mut() {
-                    d.1 = d.1.min(depth);
-                }
+                // DDL of released savepoints now belongs to the parent.
+                self.pending_ddl.release(self.xact.nesting_depth());
                 done("RELEASE")
             }
             Stmt::RollbackTo(n) => {
                 self.xact.rollback_to(n)?;
-                // The savepoint stays open at this depth: drops made in it
-                // (or deeper) are undone.
-                let depth = self.xact.nesting_depth();
-                self.pending_drops.retain(|d| d.1 < depth);
+                // The savepoint stays open at this depth: DDL made in it
+                // (or deeper) is undone.
+                self.pending_ddl
+                    .rollback_to(&self.db, self.xact.nesting_depth());
+                self.share_own_xids();
                 done("ROLLBACK")
             }
             Stmt::SetTransaction {
@@ -799,7 +811,7 @@ impl Session {
                     ));
                 }
                 for t in tables {
-                    self.db.catalog.table(t)?;
+                    self.visible_table(t)?;
                 }
                 if is_vacuum {
                     self.db.vacuum_indexes(tables)?;
@@ -825,12 +837,14 @@ impl Session {
                         "cannot PREPARE a transaction that has run COPY FREEZE",
                     ));
                 }
-                if !self.pending_drops.is_empty() && self.xact.status() == TxStatus::InBlock {
-                    // The drop happens at this session's COMMIT, which a
-                    // prepared transaction never has.
+                if !self.pending_ddl.is_empty() && self.xact.status() == TxStatus::InBlock {
+                    // Pending DDL is settled by this session when its
+                    // transaction ends, which a prepared transaction never
+                    // does here. The ROLLBACK undoes it.
                     let _ = self.xact.rollback();
+                    self.end_committed = Some(false);
                     return Err(PgError::unsupported(
-                        "cannot PREPARE a transaction that has dropped tables",
+                        "cannot PREPARE a transaction that has created or dropped tables or indexes",
                     ));
                 }
                 let (tag, w) = self.xact.prepare(gid, &self.user, &self.database)?;
@@ -898,8 +912,7 @@ impl Session {
                         // Re-creating a table this block dropped: the old one
                         // must go now (and cannot come back at ROLLBACK).
                         let name = crate::sql::planner::object_name(&ct.name);
-                        if let Some(i) = self.pending_drops.iter().position(|d| d.0.name == name) {
-                            let (t, _) = self.pending_drops.remove(i);
+                        if let Some(t) = self.pending_ddl.take_drop(&name) {
                             drop_table(&self.db, &t, &self.cancel)?;
                         }
                     }
@@ -915,11 +928,21 @@ impl Session {
                         created: &mut self.created_in_xact,
                         notices: Vec::new(),
                         limits,
+                        pending: Vec::new(),
                     };
                     let r = execute_ddl(&mut cx, s);
-                    for n in std::mem::take(&mut cx.notices) {
+                    // Recorded even if the statement failed part-way: a
+                    // table created before the error goes with the rollback.
+                    let pending = std::mem::take(&mut cx.pending);
+                    let notices = std::mem::take(&mut cx.notices);
+                    let depth = self.xact.nesting_depth();
+                    for p in pending {
+                        self.pending_ddl.push(p, depth);
+                    }
+                    for n in notices {
                         self.notice(sink, n);
                     }
+                    self.share_own_xids();
                     let tag = r?;
                     self.xact.command_counter_increment();
                     Ok(ExecOutcome::Complete(tag))
@@ -1006,10 +1029,11 @@ impl Session {
         let mut later = Vec::new();
         for n in names {
             let name = crate::sql::planner::object_name(n);
-            let pending = self.pending_drops.iter().any(|d| d.0.name == name);
-            match self.db.catalog.get(&name) {
+            let pending = self.pending_ddl.drops(&name);
+            match self.visible_table(&name).ok() {
                 Some(t) if !pending => {
-                    if self.created_in_xact.contains(&t.rel) {
+                    // Visible and marked: created by this transaction.
+                    if t.creator.load(Ordering::Acquire) != 0 {
                         now.push(t);
                     } else {
                         later.push(t);
@@ -1026,8 +1050,9 @@ impl Session {
             self.created_in_xact.remove(&t.rel);
         }
         let depth = self.xact.nesting_depth();
-        self.pending_drops
-            .extend(later.into_iter().map(|t| (t, depth)));
+        for t in later {
+            self.pending_ddl.push(PendingDdl::Drop(t), depth);
+        }
         Ok(ExecOutcome::Complete("DROP TABLE".into()))
     }
 
@@ -1038,7 +1063,7 @@ impl Session {
     ) -> PgResult<ExecOutcome> {
         let mut tables = Vec::with_capacity(names.len());
         for name in names {
-            tables.push(self.db.catalog.table(name)?);
+            tables.push(self.visible_table(name)?);
         }
         for t in tables {
             let fresh = self.created_in_xact.contains(&t.rel) || self.db.heap.nblocks(t.rel)? == 0;
@@ -1126,7 +1151,7 @@ impl Session {
                 let CopySource::Table { name, columns } = &c.source else {
                     return Err(PgError::syntax("syntax error at or near \"from\""));
                 };
-                let table = self.db.catalog.table(name)?;
+                let table = self.visible_table(name)?;
                 let cols = copy_columns(&table, columns)?;
                 let unfrozen = self.mvcc_truncated_in_xact.contains(&table.rel);
                 if c.freeze && !unfrozen && !self.created_in_xact.contains(&table.rel) {
@@ -1157,7 +1182,10 @@ impl Session {
                 let mut line = Vec::with_capacity(256);
                 let (plan, names, table) = match &c.source {
                     CopySource::Table { name, columns } => {
-                        let table = db.catalog.table(name)?;
+                        let table = db
+                            .catalog
+                            .view(self.xact.own().xids, &db.clog)
+                            .table(name)?;
                         let cols = copy_columns(&table, columns)?;
                         let names: Vec<String> = cols
                             .iter()
@@ -1174,7 +1202,11 @@ impl Session {
                             return Err(PgError::unsupported("COPY (query) supports only SELECT"));
                         };
                         let mut pt = ParamTypes::new();
-                        let qp = plan_query(&db.catalog, query, &mut pt)?;
+                        let qp = plan_query(
+                            &db.catalog.view(self.xact.own().xids, &db.clog),
+                            query,
+                            &mut pt,
+                        )?;
                         let names = qp.columns.iter().map(|f| f.name.clone()).collect();
                         (Some(qp), names, None)
                     }
@@ -1345,6 +1377,24 @@ impl Session {
         self.settle_xact(false);
     }
 
+    /// The table named `name` as this session sees it, or 42P01.
+    fn visible_table(&self, name: &str) -> PgResult<Arc<TableDef>> {
+        self.db
+            .catalog
+            .view(self.xact.own().xids, &self.db.clog)
+            .table(name)
+    }
+
+    /// Publishes the session's xids to its prepared statements while it
+    /// has created something not yet committed (see `own_xids`).
+    fn share_own_xids(&mut self) {
+        let mut g = self.own_xids.lock();
+        g.clear();
+        if !self.pending_ddl.is_empty() {
+            g.extend_from_slice(self.xact.own().xids);
+        }
+    }
+
     /// ReadyForQuery status.
     pub fn tx_status(&self) -> TxStatus {
         self.xact.status()
@@ -1353,6 +1403,19 @@ impl Session {
     /// Set by a CancelRequest; the executor polls it and raises 57014.
     pub fn cancel_flag(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
+    }
+}
+
+impl Drop for Session {
+    /// A connection that goes away inside a transaction: the transaction
+    /// aborts here, before its `Xact` is dropped, so the session's pending
+    /// DDL is undone too (a table it created must not linger, holding its
+    /// name, until the next restart).
+    fn drop(&mut self) {
+        if self.xact.in_transaction() {
+            let _ = self.xact.rollback();
+            self.settle_xact(false);
+        }
     }
 }
 

@@ -1183,13 +1183,229 @@ fn copy_freeze_rules() {
     copy_in(&mut s, "copy f from stdin (freeze)", &[b"1\n2\n3\n"]).unwrap();
     ok(&mut s, "rollback");
     assert_eq!(one(&mut s, "select count(*) from f"), "2");
-    // Into a table created in the transaction the load is frozen; the
-    // (non-transactional) table stays, emptied, after a ROLLBACK.
+    // Into a table created in the transaction the load is frozen; a
+    // ROLLBACK removes the table with its rows.
     ok(&mut s, "begin");
     ok(&mut s, "create table g (a int)");
     copy_in(&mut s, "copy g from stdin (freeze)", &[b"1\n"]).unwrap();
     ok(&mut s, "rollback");
-    assert_eq!(one(&mut s, "select count(*) from g"), "0");
+    assert_eq!(
+        err(&mut s, "select count(*) from g").code,
+        sqlstate::UNDEFINED_TABLE
+    );
+}
+
+#[test]
+fn create_table_rolls_back_and_is_private_until_commit() {
+    let (_d, db) = open_db();
+    let mut s = session(&db);
+    let mut other = session(&db);
+    let missing = |o: &mut Session, sql: &str| {
+        assert_eq!(err(o, sql).code, sqlstate::UNDEFINED_TABLE, "{sql}");
+    };
+    // ROLLBACK: gone, catalog entry and file; others never saw it.
+    ok(&mut s, "begin");
+    ok(
+        &mut s,
+        "create table c1 (id int primary key, v text unique)",
+    );
+    ok(&mut s, "insert into c1 values (1, 'a')");
+    assert_eq!(one(&mut s, "select v from c1 where id = 1"), "a");
+    missing(&mut other, "select * from c1");
+    missing(&mut other, "insert into c1 values (2, 'b')");
+    missing(&mut other, "drop table c1");
+    let rel = db.catalog.get("c1").unwrap().rel;
+    ok(&mut s, "rollback");
+    missing(&mut s, "select * from c1");
+    assert!(db.catalog.get("c1").is_none());
+    assert!(!db.catalog.index_exists("c1_pkey"));
+    assert!(
+        !db.heap.smgr().exists(rel, crate::types::ForkNumber::Main),
+        "relation file removed"
+    );
+    // COMMIT: everyone's.
+    ok(&mut s, "begin");
+    ok(&mut s, "create table c1 (id int primary key)");
+    ok(&mut s, "insert into c1 values (7)");
+    missing(&mut other, "select * from c1");
+    ok(&mut s, "commit");
+    assert_eq!(one(&mut other, "select id from c1"), "7");
+    // Savepoints: ROLLBACK TO undoes, RELEASE hands over to the parent.
+    ok(&mut s, "begin");
+    ok(&mut s, "savepoint a");
+    ok(&mut s, "create table c2 (a int)");
+    ok(&mut s, "rollback to a");
+    assert!(db.catalog.get("c2").is_none());
+    ok(&mut s, "savepoint b");
+    ok(&mut s, "create table c3 (a int)");
+    ok(&mut s, "insert into c3 values (3)");
+    ok(&mut s, "release b");
+    ok(&mut s, "savepoint c");
+    ok(&mut s, "create table c2 (b int)");
+    ok(&mut s, "rollback to c");
+    ok(&mut s, "commit");
+    assert_eq!(one(&mut other, "select a from c3"), "3");
+    missing(&mut other, "select * from c2");
+    // An error in a savepoint, then ROLLBACK TO: the creation is undone.
+    ok(&mut s, "begin");
+    ok(&mut s, "savepoint d");
+    ok(&mut s, "create table c2 (a int)");
+    err(&mut s, "select 1/0");
+    ok(&mut s, "rollback to d");
+    assert!(db.catalog.get("c2").is_none());
+    ok(&mut s, "commit");
+    // A failing multi-statement string is one implicit transaction.
+    assert_eq!(
+        err(
+            &mut s,
+            "create table c4 (a int); insert into c4 values (1); select 1/0"
+        )
+        .code,
+        sqlstate::DIVISION_BY_ZERO
+    );
+    missing(&mut s, "select * from c4");
+    ok(&mut s, "create table c4 (a int); insert into c4 values (1)");
+    assert_eq!(one(&mut other, "select a from c4"), "1");
+    // A failed block: ROLLBACK (or COMMIT, which rolls back) removes it.
+    ok(&mut s, "begin");
+    ok(&mut s, "create table c5 (a int)");
+    err(&mut s, "select 1/0");
+    assert_eq!(tag(&mut s, "commit"), "ROLLBACK");
+    missing(&mut s, "select * from c5");
+    // PREPARE TRANSACTION refuses (0A000) and the creation rolls back.
+    ok(&mut s, "begin");
+    ok(&mut s, "create table c6 (a int)");
+    assert_eq!(
+        err(&mut s, "prepare transaction 'p1'").code,
+        sqlstate::FEATURE_NOT_SUPPORTED
+    );
+    assert_eq!(s.tx_status(), TxStatus::Idle);
+    missing(&mut s, "select * from c6");
+    // A session that goes away mid-transaction takes its creation along.
+    let mut gone = session(&db);
+    ok(&mut gone, "begin");
+    ok(&mut gone, "create table c7 (a int)");
+    drop(gone);
+    assert!(db.catalog.get("c7").is_none());
+    ok(&mut other, "create table c7 (a int)");
+}
+
+#[test]
+fn create_index_and_primary_key_roll_back() {
+    let (_d, db) = open_db();
+    let mut s = session(&db);
+    let mut other = session(&db);
+    ok(&mut s, "create table ix (a int, b int)");
+    ok(&mut s, "insert into ix values (1, 1), (2, 1)");
+    ok(&mut s, "begin");
+    ok(&mut s, "create index ix_b on ix (b)");
+    ok(&mut s, "alter table ix add primary key (a)");
+    assert!(db.catalog.index_exists("ix_b"));
+    assert!(db.catalog.get("ix").unwrap().columns[0].not_null);
+    ok(&mut s, "rollback");
+    assert!(!db.catalog.index_exists("ix_b"));
+    assert!(!db.catalog.index_exists("ix_pkey"));
+    // The key's NOT NULL went with it.
+    ok(&mut other, "insert into ix values (null, 2), (1, 3)");
+    ok(&mut s, "delete from ix where a is null or b = 3");
+    // Committed, they stay; ROLLBACK TO removes only the later one.
+    ok(&mut s, "begin");
+    ok(&mut s, "create unique index ix_a on ix (a)");
+    ok(&mut s, "savepoint x");
+    ok(&mut s, "create index ix_b on ix (b)");
+    ok(&mut s, "rollback to x");
+    ok(&mut s, "commit");
+    assert!(db.catalog.index_exists("ix_a"));
+    assert!(!db.catalog.index_exists("ix_b"));
+    assert_eq!(
+        err(&mut other, "insert into ix values (1, 9)").code,
+        sqlstate::UNIQUE_VIOLATION
+    );
+}
+
+#[test]
+fn deferred_plan_sees_only_own_uncommitted_tables() {
+    let (_d, db) = open_db();
+    let mut s = session(&db);
+    let mut other = session(&db);
+    // The protocol loop describes each statement of a Query when it runs
+    // it; the SELECT's plan is made after the CREATE ran, uncommitted.
+    let stmts = s
+        .prepare(
+            "create table dp (a int); insert into dp values (5); select a from dp",
+            &[],
+        )
+        .unwrap();
+    s.begin_implicit();
+    let mut sink = Sink::default();
+    for st in &stmts {
+        if st.text().starts_with("select") {
+            let cols = st.columns().expect("described");
+            assert_eq!(cols[0].name, "a");
+        }
+        s.execute(st, &[], &mut sink).unwrap();
+    }
+    assert_eq!(sink.rows, vec![vec!["5".to_string()]]);
+    // Before the implicit transaction commits, another session's
+    // statement can neither describe nor run it.
+    let e = other.prepare("select a from dp", &[]).unwrap_err();
+    assert_eq!(e.code, sqlstate::UNDEFINED_TABLE);
+    other.on_error();
+    let theirs = other.prepare("select 1; select a from dp", &[]).unwrap();
+    assert!(theirs[1].columns().is_none());
+    s.end_implicit(true).unwrap();
+    assert_eq!(one(&mut other, "select a from dp"), "5");
+}
+
+/// Copies a data directory as it is on disk: what a crash leaves.
+fn crash_image(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            crash_image(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn uncommitted_creation_does_not_survive_a_crash() {
+    let (d, db) = open_db();
+    let mut s = session(&db);
+    ok(&mut s, "create table keep (a int)");
+    ok(&mut s, "create index keep_a on keep (a)");
+    ok(&mut s, "begin");
+    ok(&mut s, "create table lost (id int primary key)");
+    ok(&mut s, "insert into lost values (1)");
+    ok(&mut s, "create index keep_lost on keep (a)");
+    // The catalog file (written with every change) holds both, marked with
+    // the running xid; the crash image is taken mid-transaction.
+    let image = tempfile::tempdir().unwrap();
+    crash_image(d.path(), image.path());
+    let rel = db.catalog.get("lost").unwrap().rel;
+    let mut cfg = db.config.clone();
+    cfg.data_dir = image.path().to_path_buf();
+    let db2 = Database::open(cfg.clone(), Role::Primary).unwrap();
+    assert!(db2.catalog.get("lost").is_none());
+    assert!(
+        !db2.heap.smgr().exists(rel, crate::types::ForkNumber::Main),
+        "relation file removed"
+    );
+    assert!(!db2.catalog.index_exists("keep_lost"));
+    assert!(db2.catalog.index_exists("keep_a"));
+    let mut s2 = session(&db2);
+    ok(&mut s2, "create table lost (b text)");
+    drop(s2);
+    drop(db2);
+    // The removal was logged: a second crash recovery agrees.
+    let db3 = Database::open(cfg, Role::Primary).unwrap();
+    let mut s3 = session(&db3);
+    assert_eq!(one(&mut s3, "select count(b) from lost"), "0");
+    assert!(!db3.catalog.index_exists("keep_lost"));
+    ok(&mut s, "rollback");
 }
 
 #[test]
