@@ -24,10 +24,16 @@
 //! idempotent. Indexes created by redo stay "not ready" until the start-up
 //! index rebuild fills them.
 //!
-//! Catalog changes are **not transactional** in this version: a `CREATE
-//! TABLE` inside a transaction that later rolls back stays done.
-//! PostgreSQL's catalogs are MVCC tables and roll back; this is a known gap
-//! (docs/architecture/sql.md). The session defers a `DROP TABLE` in a
+//! ## Uncommitted creations
+//!
+//! A table or index carries the xid of the (sub)transaction that created
+//! it (`creator`, logged in the change and kept in the file) until that
+//! transaction is known committed. Statements look names up through
+//! [`Catalog::view`], which hides a marked table from everyone but its
+//! creator until the clog says it committed; the session undoes the
+//! creation if it rolls back, and start-up removes any the clog never saw
+//! commit (`ddl::resolve_uncommitted_ddl`; docs/architecture/sql.md,
+//! "Transactional DDL"). The session defers a `DROP TABLE` in a
 //! transaction block to COMMIT and turns a `TRUNCATE` there into an MVCC
 //! delete, so that neither loses data on a ROLLBACK.
 //!

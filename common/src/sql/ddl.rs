@@ -5,8 +5,12 @@
 //! Every catalog change goes through `Catalog::apply_catalog_change`.
 //! Storage side effects (create / truncate / drop of relation files) happen
 //! next to it, under the table's exclusive relation lock for TRUNCATE and
-//! DROP. None of this is transactional yet (see catalog.rs); TRUNCATE in
-//! particular cannot be rolled back.
+//! DROP. Creations are marked with the creating xid and listed as
+//! [`PendingDdl`]: the session keeps or undoes them when the
+//! (sub)transaction ends, and [`resolve_uncommitted_ddl`] removes those a
+//! crash interrupted. A TRUNCATE run here (outside a block, or of a table
+//! with no rows of anyone else) cannot be rolled back; the session routes
+//! the other TRUNCATEs and DROP TABLEs of a block around this module.
 //!
 //! Index build (CREATE INDEX, ADD PRIMARY KEY): the index is published
 //! first (empty, not ready — writers start adding entries for their new

@@ -322,7 +322,13 @@ impl EvalContext for Ectx<'_> {
             None => name.to_ascii_lowercase(),
         };
         let key = key.strip_prefix("public.").unwrap_or(&key);
-        let Some(t) = self.db.catalog.get(key) else {
+        // Another transaction's uncommitted table does not exist here.
+        let Some(t) = self
+            .db
+            .catalog
+            .view(self.xact.own().xids, &self.db.clog)
+            .get(key)
+        else {
             return Err(PgError::new(
                 sqlstate::UNDEFINED_TABLE,
                 format!("relation \"{name}\" does not exist"),
