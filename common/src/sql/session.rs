@@ -1003,22 +1003,12 @@ impl Session {
         Ok(ExecOutcome::Complete("SET".into()))
     }
 
-    /// TRUNCATE inside a transaction block, which may still roll back.
-    /// The physical truncate cannot be undone (catalog changes are not
-    /// transactional here), so a table with rows from before this
-    /// transaction is emptied by an MVCC `DELETE` instead: a ROLLBACK
-    /// brings every row back, and other sessions see them until COMMIT.
-    /// A table created in this transaction, or one with no pages at all
-    /// (pgbench -i truncates its freshly created tables before a COPY
-    /// FREEZE), is truncated physically: nothing of anyone else's can be
-    /// lost. COPY FREEZE into a table emptied by `DELETE` loads its rows
-    /// unfrozen (they must stay invisible to others until COMMIT).
     /// DROP TABLE inside a transaction block, which may still roll back.
-    /// Catalog changes are not transactional here, so a table from before
-    /// the transaction is dropped at COMMIT instead (and not at all on
-    /// ROLLBACK, or ROLLBACK TO a savepoint taken before the DROP); until
-    /// then every session, this one included, still sees it. A table
-    /// created in this transaction goes at once.
+    /// A table from before the transaction is dropped at COMMIT (a
+    /// [`PendingDdl::Drop`]; not at all on ROLLBACK, or ROLLBACK TO a
+    /// savepoint taken before the DROP); until then every session, this
+    /// one included, still sees it. A table created in this transaction
+    /// goes at once.
     fn drop_in_block(
         &mut self,
         names: &[ast::ObjectName],
@@ -1056,6 +1046,16 @@ impl Session {
         Ok(ExecOutcome::Complete("DROP TABLE".into()))
     }
 
+    /// TRUNCATE inside a transaction block, which may still roll back.
+    /// The physical truncate cannot be undone (relation files are not
+    /// versioned here), so a table with rows from before this
+    /// transaction is emptied by an MVCC `DELETE` instead: a ROLLBACK
+    /// brings every row back, and other sessions see them until COMMIT.
+    /// A table created in this transaction, or one with no pages at all
+    /// (pgbench -i truncates its freshly created tables before a COPY
+    /// FREEZE), is truncated physically: nothing of anyone else's can be
+    /// lost. COPY FREEZE into a table emptied by `DELETE` loads its rows
+    /// unfrozen (they must stay invisible to others until COMMIT).
     fn truncate_in_block(
         &mut self,
         names: &[String],
