@@ -842,7 +842,6 @@ impl Session {
                     // transaction ends, which a prepared transaction never
                     // does here. The ROLLBACK undoes it.
                     let _ = self.xact.rollback();
-                    self.end_committed = Some(false);
                     return Err(PgError::unsupported(
                         "cannot PREPARE a transaction that has created or dropped tables or indexes",
                     ));
