@@ -108,6 +108,9 @@ pub struct IndexSpec {
     /// The (sub)transaction that created the index, as logged; see
     /// [`TableSpec::creator`].
     pub creator: TransactionId,
+    /// Columns an `ADD PRIMARY KEY` makes NOT NULL (they were nullable):
+    /// what removing the index again, uncommitted, gives back.
+    pub sets_not_null: Vec<usize>,
 }
 
 /// An index of a table: its definition and its in-memory entries.
@@ -677,7 +680,12 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
         }
         CatalogChange::CreateIndex { table, spec } => {
             let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
-            if spec.columns.iter().any(|c| *c >= t.columns.len()) {
+            if spec
+                .columns
+                .iter()
+                .chain(&spec.sets_not_null)
+                .any(|c| *c >= t.columns.len())
+            {
                 return Err(PgError::internal("index column out of range"));
             }
         }
@@ -846,13 +854,14 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             let line = lines.next().ok_or("missing index line")?;
             let g: Vec<&str> = line.split(' ').collect();
             let spec = match g.as_slice() {
-                ["index", oid, name, uniq, prim, c, creator] => IndexSpec {
+                ["index", oid, name, uniq, prim, c, creator, nn] => IndexSpec {
                     name: unesc(name)?,
                     oid: num(oid)?,
                     columns: cols(c)?,
                     unique: *uniq == "1",
                     primary: *prim == "1",
                     creator: xid(creator)?,
+                    sets_not_null: if *nn == "-" { Vec::new() } else { cols(nn)? },
                 },
                 _ => return Err(format!("unrecognized line {line:?}")),
             };
@@ -895,15 +904,24 @@ fn push_column(out: &mut String, c: &ColumnDef) {
 /// One index line; `creator` is the spec's in a WAL record and the
 /// current (possibly cleared) value in the catalog file.
 fn push_index(out: &mut String, i: &IndexSpec, creator: u64) {
-    let cols: Vec<String> = i.columns.iter().map(|c| c.to_string()).collect();
+    let list = |v: &[usize]| -> String {
+        if v.is_empty() {
+            return "-".into();
+        }
+        v.iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     out.push_str(&format!(
-        "index {} {} {} {} {} {}\n",
+        "index {} {} {} {} {} {} {}\n",
         i.oid,
         esc(&i.name),
         u8::from(i.unique),
         u8::from(i.primary),
-        cols.join(","),
-        creator
+        list(&i.columns),
+        creator,
+        list(&i.sets_not_null)
     ));
 }
 
@@ -932,6 +950,7 @@ fn new_table(spec: TableSpec) -> TableDef {
 //   option <name> <value>
 //   column <name> <type> <notnull 0|1> <default or ->
 //   index <oid> <name> <unique 0|1> <primary 0|1> <col,col,…> <creator xid>
+//         <columns it made NOT NULL, col,col,… or ->
 //   end
 // ---------------------------------------------------------------------------
 
@@ -1083,16 +1102,25 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                     },
                 });
             }
-            ["index", oid, name, uniq, prim, cols, creator] => {
+            ["index", oid, name, uniq, prim, cols, creator, nn] => {
                 let t = cur.as_mut().ok_or_else(|| bad("index outside table"))?;
-                let mut columns = Vec::new();
-                for c in cols.split(',') {
-                    let c: usize = c.parse().map_err(|_| bad("bad index column"))?;
-                    if c >= t.0.columns.len() {
-                        return Err(bad("index column out of range"));
+                let ncols = t.0.columns.len();
+                let list = |s: &str| -> Result<Vec<usize>, String> {
+                    if s == "-" {
+                        return Ok(Vec::new());
                     }
-                    columns.push(c);
-                }
+                    let mut v = Vec::new();
+                    for c in s.split(',') {
+                        let c: usize = c.parse().map_err(|_| bad("bad index column"))?;
+                        if c >= ncols {
+                            return Err(bad("index column out of range"));
+                        }
+                        v.push(c);
+                    }
+                    Ok(v)
+                };
+                let columns = list(cols)?;
+                let sets_not_null = list(nn)?;
                 t.1.push(IndexSpec {
                     name: unesc(name).map_err(|e| bad(&e))?,
                     oid: num(oid)?,
@@ -1100,6 +1128,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                     unique: *uniq == "1",
                     primary: *prim == "1",
                     creator: TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?),
+                    sets_not_null,
                 });
             }
             ["end"] => tables.push(cur.take().ok_or_else(|| bad("end outside table"))?),
@@ -1171,6 +1200,7 @@ mod tests {
                     unique: true,
                     primary: true,
                     creator: TransactionId(7),
+                    sets_not_null: vec![0],
                 },
             })
             .unwrap()
@@ -1219,7 +1249,7 @@ mod tests {
             "",
             "hotpair-catalog 1\ntable x",
             "hotpair-catalog 1\ntable 1 1 t 0\ncolumn a nosuchtype 0 -\nend\n",
-            "hotpair-catalog 1\ntable 1 1 t 0\nindex 2 i 1 1 5 0\nend\n",
+            "hotpair-catalog 1\ntable 1 1 t 0\nindex 2 i 1 1 5 0 -\nend\n",
             "\u{0}\u{1}",
         ] {
             fs::write(dir.path().join("global/catalog"), bad).unwrap();

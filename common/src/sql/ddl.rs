@@ -83,14 +83,12 @@ pub enum PendingDdl {
     CreateTable(Arc<TableDef>),
     /// CREATE INDEX / ADD PRIMARY KEY / ADD UNIQUE: kept at COMMIT; at
     /// ROLLBACK the index goes, and so does the NOT NULL a primary key set
-    /// on `not_null`.
+    /// (`IndexSpec::sets_not_null`).
     CreateIndex {
         /// The indexed table.
         table: Arc<TableDef>,
         /// The index.
         index: Arc<IndexDef>,
-        /// Columns the primary key made NOT NULL (they were not before).
-        not_null: Vec<usize>,
     },
 }
 
@@ -132,32 +130,11 @@ impl PendingDdl {
                     );
                 }
             }
-            PendingDdl::CreateIndex {
-                table,
-                index,
-                not_null,
-            } => {
+            PendingDdl::CreateIndex { table, index } => {
                 if table.dropped.load(Ordering::Acquire) {
                     return;
                 }
-                let r = db
-                    .catalog
-                    .apply_catalog_change(&CatalogChange::DropIndex {
-                        table: table.name.clone(),
-                        name: index.spec.name.clone(),
-                    })
-                    .and_then(|_| {
-                        if not_null.is_empty() {
-                            return Ok(None);
-                        }
-                        db.catalog
-                            .apply_catalog_change(&CatalogChange::DropNotNull {
-                                table: table.name.clone(),
-                                columns: not_null,
-                            })
-                    });
-                index.index.clear();
-                if let Err(e) = r {
+                if let Err(e) = remove_index(db, &table.name, &index) {
                     tracing::warn!(
                         "could not remove index \"{}\" after its creation rolled back: {}",
                         index.spec.name,
@@ -279,12 +256,26 @@ pub fn resolve_uncommitted_ddl(db: &Database) -> PgResult<()> {
                 "removing index \"{}\" created by transaction {c}, which did not commit",
                 ix.spec.name
             );
-            db.catalog.apply_catalog_change(&CatalogChange::DropIndex {
-                table: t.name.clone(),
-                name: ix.spec.name.clone(),
-            })?;
-            ix.index.clear();
+            remove_index(db, &t.name, &ix)?;
         }
+    }
+    Ok(())
+}
+
+/// Removes an index whose creation did not commit, and gives back the
+/// NOT NULL its primary key set (WAL-logged).
+fn remove_index(db: &Database, table: &str, ix: &IndexDef) -> PgResult<()> {
+    db.catalog.apply_catalog_change(&CatalogChange::DropIndex {
+        table: table.to_string(),
+        name: ix.spec.name.clone(),
+    })?;
+    ix.index.clear();
+    if !ix.spec.sets_not_null.is_empty() {
+        db.catalog
+            .apply_catalog_change(&CatalogChange::DropNotNull {
+                table: table.to_string(),
+                columns: ix.spec.sets_not_null.clone(),
+            })?;
     }
     Ok(())
 }
@@ -529,6 +520,8 @@ fn add_index(
         unique,
         primary,
         creator,
+        // A new table's key columns are NOT NULL in its definition.
+        sets_not_null: Vec::new(),
     };
     if let Some(ix) = db
         .catalog
@@ -828,6 +821,16 @@ fn build_new_index(
     let _lock = table.lock.shared();
     table.check_not_dropped()?;
     let oid = db.catalog.allocate_oid();
+    // Only the columns this key makes NOT NULL: removing the key again
+    // (ROLLBACK, or start-up after a crash) gives back exactly these.
+    let sets_not_null: Vec<usize> = if primary {
+        cols.iter()
+            .copied()
+            .filter(|c| table.columns.get(*c).is_some_and(|col| !col.not_null))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let spec = IndexSpec {
         name: name.clone(),
         oid,
@@ -835,6 +838,7 @@ fn build_new_index(
         unique,
         primary,
         creator,
+        sets_not_null: sets_not_null.clone(),
     };
     let ix = db
         .catalog
@@ -846,26 +850,15 @@ fn build_new_index(
     let result = fill_and_check(cx, table, &ix, primary);
     match result {
         Ok(()) => {
-            // Only the columns this key makes NOT NULL: a rollback gives
-            // back exactly these.
-            let not_null: Vec<usize> = if primary {
-                cols.iter()
-                    .copied()
-                    .filter(|c| table.columns.get(*c).is_some_and(|col| !col.not_null))
-                    .collect()
-            } else {
-                Vec::new()
-            };
             cx.pending.push(PendingDdl::CreateIndex {
                 table: table.clone(),
                 index: ix.clone(),
-                not_null: not_null.clone(),
             });
-            if !not_null.is_empty() {
+            if !sets_not_null.is_empty() {
                 db.catalog
                     .apply_catalog_change(&CatalogChange::SetNotNull {
                         table: table.name.clone(),
-                        columns: not_null,
+                        columns: sets_not_null,
                     })?;
             }
             ix.set_ready();

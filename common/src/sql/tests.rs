@@ -1381,6 +1381,7 @@ fn uncommitted_creation_does_not_survive_a_crash() {
     ok(&mut s, "create table lost (id int primary key)");
     ok(&mut s, "insert into lost values (1)");
     ok(&mut s, "create index keep_lost on keep (a)");
+    ok(&mut s, "alter table keep add primary key (a)");
     // The catalog file (written with every change) holds both, marked with
     // the running xid; the crash image is taken mid-transaction.
     let image = tempfile::tempdir().unwrap();
@@ -1396,6 +1397,9 @@ fn uncommitted_creation_does_not_survive_a_crash() {
     );
     assert!(!db2.catalog.index_exists("keep_lost"));
     assert!(db2.catalog.index_exists("keep_a"));
+    // The uncommitted primary key went, and with it its NOT NULL.
+    assert!(!db2.catalog.index_exists("keep_pkey"));
+    assert!(!db2.catalog.get("keep").unwrap().columns[0].not_null);
     let mut s2 = session(&db2);
     ok(&mut s2, "create table lost (b text)");
     drop(s2);
