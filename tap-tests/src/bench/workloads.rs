@@ -429,16 +429,18 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
                         .map(|e| e.ok().and_then(|e| profile::pid_listening_on(e.port)));
                     let cpu = |pid: Option<u32>| pid.and_then(|p| sysinfo::cpu_secs(p, true));
                     let before = pids.map(cpu);
-                    let (cell, processed) = match node {
+                    let snaps_before = snapshot_counters(&ctx.targets[t], node.as_ref().ok());
+                    let (cell, processed) = match &node {
                         Ok(ep) => {
-                            match ctx.point_summary(&ep, c, &strings(&["-S", "-M", "prepared"])) {
+                            match ctx.point_summary(ep, c, &strings(&["-S", "-M", "prepared"])) {
                                 Ok(s) => (summary_cell(&s), s.processed),
                                 Err(e) => (Cell::Failed(e), 0),
                             }
                         }
-                        Err(why) => (Cell::Skipped(why), 0),
+                        Err(why) => (Cell::Skipped(why.clone()), 0),
                     };
                     let after = pids.map(cpu);
+                    let snaps_after = snapshot_counters(&ctx.targets[t], node.as_ref().ok());
                     let used = |i: usize| match (before[i], after[i]) {
                         (Some(b), Some(a)) => Some(a - b),
                         _ => None,
@@ -458,8 +460,16 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
                             ),
                             _ => String::new(),
                         };
+                        let snap_text = match (snaps_before, snaps_after) {
+                            (Some((c0, r0)), Some((c1, r1))) => format!(
+                                "; snapshots computed {} reused {}",
+                                c1.saturating_sub(c0),
+                                r1.saturating_sub(r0)
+                            ),
+                            _ => String::new(),
+                        };
                         println!(
-                            "select c={c} round {round}/{rounds}: {}: {shown}{cpu_text}",
+                            "select c={c} round {round}/{rounds}: {}: {shown}{cpu_text}{snap_text}",
                             series_names.get(series).map(String::as_str).unwrap_or("?")
                         );
                     }
@@ -496,6 +506,20 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
         }
     ));
     vec![table]
+}
+
+/// hotpair's `(snapshots_computed, snapshots_reused)` on `ep` (None for
+/// PostgreSQL, which has no such view): a standby should reuse its cached
+/// snapshot as the primary does while nothing commits.
+fn snapshot_counters(target: &Target, ep: Option<&Endpoint>) -> Option<(u64, u64)> {
+    if target.kind != Kind::Hotpair {
+        return None;
+    }
+    let text = ep?
+        .sql("SELECT snapshots_computed, snapshots_reused FROM hotpair_stat_snapshots")
+        .ok()?;
+    let (c, r) = text.trim().split_once('|')?;
+    Some((c.parse().ok()?, r.parse().ok()?))
 }
 
 /// The median of `v` (the mean of the middle two for an even count).
