@@ -101,6 +101,9 @@ pub struct RunConfig {
     pub scale: u32,
     /// Client counts of the select-only curve.
     pub select_clients: Vec<u32>,
+    /// Interleaved rounds per select-only point (`--rounds`); each cell is
+    /// the median of its rounds.
+    pub select_rounds: u32,
     /// Idle connection counts of the idle-connection workload.
     pub idle_counts: Vec<u32>,
     /// Idle counts of its "mostly idle" variant (a subset: each point
@@ -142,6 +145,7 @@ impl RunConfig {
                 duration: 1,
                 scale: 1,
                 select_clients: vec![1, 8, 64, 256],
+                select_rounds: 1,
                 idle_counts: vec![0, 100, 1000],
                 mostly_idle_counts: vec![0, 1000],
                 idle_duration: 1,
@@ -162,6 +166,7 @@ impl RunConfig {
                 duration: 10,
                 scale: 10,
                 select_clients: vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
+                select_rounds: 1,
                 idle_counts: vec![0, 100, 1000, 5000, 10000],
                 mostly_idle_counts: vec![0, 1000, 10000],
                 idle_duration: 5,

@@ -20,6 +20,7 @@ use super::idle::IdlePool;
 use super::pgbench;
 use super::profile::{self, ProfileSpec};
 use super::report::{Cell, Chart, Table};
+use super::sysinfo;
 use super::target::{first_line, guarded, Endpoint, Kind, Target};
 use super::RunConfig;
 
@@ -257,6 +258,19 @@ impl Ctx {
         result
     }
 
+    /// An untimed select-only run against `ep` (8 clients, 3 s: at the
+    /// run's scale every accounts page is read many times over), so the
+    /// node's buffer pool holds the tables before anything is timed.
+    pub fn warm_up(&self, ep: &Endpoint) -> Result<(), String> {
+        let pgbench = self.pgbench()?;
+        let mut args = ep.conn_args();
+        args.extend(strings(&[
+            "-n", "-S", "-M", "prepared", "-T", "3", "-c", "8", "-j", "2",
+        ]));
+        args.push("postgres".into());
+        pgbench::run(pgbench, &args, Duration::from_secs(60)).map(|_| ())
+    }
+
     /// After a workload on target `t`: if its server died, say so once,
     /// show the log, and mark it down for the rest of the run.
     pub fn check_alive(&mut self, t: usize, workload: &str) {
@@ -373,31 +387,151 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
     for (t, e, skip) in errors {
         fill(&mut table, &[t * 2, t * 2 + 1], &e, skip);
     }
-    for &c in &clients {
-        for n in 0..2 {
-            for t in (0..ctx.targets.len()).filter(|&t| ready[t]) {
-                let series = t * 2 + n;
-                let node = if n == 0 {
-                    ctx.targets[t].primary().cloned()
-                } else {
-                    ctx.targets[t].standby().cloned()
-                };
-                let cell = match node {
-                    Ok(ep) => ctx.point(&ep, c, &strings(&["-S", "-M", "prepared"])),
-                    Err(why) => Cell::Skipped(why),
-                };
-                table.set(&c.to_string(), f64::from(c), series, cell);
+    // Every node starts its first timed point with the tables in its own
+    // buffer pool: a load leaves the primary's pages in the OS cache (its
+    // bulk-write ring) while a standby's replay put them in shared buffers,
+    // so without this the first points measured the primary's warm-up.
+    for t in (0..ctx.targets.len()).filter(|&t| ready[t]) {
+        for ep in [ctx.targets[t].primary(), ctx.targets[t].standby()]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>()
+        {
+            if let Err(e) = ctx.warm_up(&ep) {
+                eprintln!("bench: warm-up of {}:{} failed: {e}", ep.host, ep.port);
             }
+        }
+    }
+    // With `--rounds N` the whole interleaved sequence at a count runs N
+    // times (primary, standby, primary, standby, …) and the cell is the
+    // median: one slow spell of the VM then moves one round, not the
+    // verdict. Every round's value is printed as it comes.
+    let rounds = ctx.cfg.select_rounds.max(1);
+    let series_names = table.series.clone();
+    for &c in &clients {
+        let mut values: Vec<Vec<f64>> = vec![Vec::new(); series_names.len()];
+        let mut failures: Vec<Option<Cell>> = vec![None; series_names.len()];
+        for round in 1..=rounds {
+            for n in 0..2 {
+                for t in (0..ctx.targets.len()).filter(|&t| ready[t]) {
+                    let series = t * 2 + n;
+                    let node = if n == 0 {
+                        ctx.targets[t].primary().cloned()
+                    } else {
+                        ctx.targets[t].standby().cloned()
+                    };
+                    // Server CPU of both nodes of the pair around the point:
+                    // CPU time per transaction compares the nodes' work per
+                    // query even when a busy machine blurs their tps, and
+                    // the idle node's share shows what it does meanwhile.
+                    let pids = [ctx.targets[t].primary(), ctx.targets[t].standby()]
+                        .map(|e| e.ok().and_then(|e| profile::pid_listening_on(e.port)));
+                    let cpu = |pid: Option<u32>| pid.and_then(|p| sysinfo::cpu_secs(p, true));
+                    let before = pids.map(cpu);
+                    let snaps_before = snapshot_counters(&ctx.targets[t], node.as_ref().ok());
+                    let (cell, processed) = match &node {
+                        Ok(ep) => {
+                            match ctx.point_summary(ep, c, &strings(&["-S", "-M", "prepared"])) {
+                                Ok(s) => (summary_cell(&s), s.processed),
+                                Err(e) => (Cell::Failed(e), 0),
+                            }
+                        }
+                        Err(why) => (Cell::Skipped(why.clone()), 0),
+                    };
+                    let after = pids.map(cpu);
+                    let snaps_after = snapshot_counters(&ctx.targets[t], node.as_ref().ok());
+                    let used = |i: usize| match (before[i], after[i]) {
+                        (Some(b), Some(a)) => Some(a - b),
+                        _ => None,
+                    };
+                    if rounds > 1 {
+                        let shown = cell
+                            .value()
+                            .map(|v| format!("{v:.0} tps"))
+                            .unwrap_or_else(|| "no value".into());
+                        let cpu_text = match (used(n), used(1 - n)) {
+                            (Some(me), other) if processed > 0 => format!(
+                                "; server CPU {:.1} us/tx{}",
+                                me * 1e6 / processed as f64,
+                                other
+                                    .map(|o| format!(", idle peer {o:.2} s"))
+                                    .unwrap_or_default()
+                            ),
+                            _ => String::new(),
+                        };
+                        let snap_text = match (snaps_before, snaps_after) {
+                            (Some((c0, r0)), Some((c1, r1))) => format!(
+                                "; snapshots computed {} reused {}",
+                                c1.saturating_sub(c0),
+                                r1.saturating_sub(r0)
+                            ),
+                            _ => String::new(),
+                        };
+                        println!(
+                            "select c={c} round {round}/{rounds}: {}: {shown}{cpu_text}{snap_text}",
+                            series_names.get(series).map(String::as_str).unwrap_or("?")
+                        );
+                    }
+                    match cell.value() {
+                        Some(v) => values[series].push(v),
+                        None => failures[series] = Some(cell),
+                    }
+                }
+            }
+        }
+        for (series, vals) in values.iter().enumerate() {
+            let cell = match (median(vals), failures[series].take()) {
+                (Some(m), _) if rounds > 1 => {
+                    Cell::Value(m, Some(format!("median of {} rounds", vals.len())))
+                }
+                (Some(m), _) => Cell::Value(m, None),
+                (None, Some(f)) => f,
+                (None, None) => continue,
+            };
+            table.set(&c.to_string(), f64::from(c), series, cell);
         }
     }
     for t in (0..ctx.targets.len()).filter(|&t| ready[t]) {
         ctx.check_alive(t, "select-only");
     }
     table.note(format!(
-        "scale {}, -T {} s per point, -j min(clients, 2), over TCP to 127.0.0.1",
-        ctx.cfg.scale, ctx.cfg.duration
+        "scale {}, -T {} s per point, -j min(clients, 2), over TCP to 127.0.0.1{}",
+        ctx.cfg.scale,
+        ctx.cfg.duration,
+        if rounds > 1 {
+            format!("; median of {rounds} interleaved rounds per point")
+        } else {
+            String::new()
+        }
     ));
     vec![table]
+}
+
+/// hotpair's `(snapshots_computed, snapshots_reused)` on `ep` (None for
+/// PostgreSQL, which has no such view): a standby should reuse its cached
+/// snapshot as the primary does while nothing commits.
+fn snapshot_counters(target: &Target, ep: Option<&Endpoint>) -> Option<(u64, u64)> {
+    if target.kind != Kind::Hotpair {
+        return None;
+    }
+    let text = ep?
+        .sql("SELECT snapshots_computed, snapshots_reused FROM hotpair_stat_snapshots")
+        .ok()?;
+    let (c, r) = text.trim().split_once('|')?;
+    Some((c.parse().ok()?, r.parse().ok()?))
+}
+
+/// The median of `v` (the mean of the middle two for an even count).
+fn median(v: &[f64]) -> Option<f64> {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(s[n / 2]),
+        _ => Some((s[n / 2 - 1] + s[n / 2]) / 2.0),
+    }
 }
 
 /// b. idle connections (truly idle, then "mostly idle") beside 1 and 8

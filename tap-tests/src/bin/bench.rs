@@ -66,6 +66,16 @@ struct Args {
     #[arg(long)]
     duration: Option<u32>,
 
+    /// Client counts of the select workload, comma-separated (e.g. `64,128,256`;
+    /// default: 1,2,4,…,256, or 1,8,64,256 with --quick).
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
+    clients: Vec<u32>,
+
+    /// select: run the interleaved sequence at each client count this many
+    /// times; each cell is the median, every round is printed.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    rounds: u32,
+
     /// Do not start hotpair (PostgreSQL only).
     #[arg(long)]
     skip_hotpair: bool,
@@ -198,6 +208,10 @@ fn main() -> ExitCode {
     if let Some(d) = args.duration {
         cfg.duration = d.max(1);
     }
+    if !args.clients.is_empty() {
+        cfg.select_clients = args.clients.iter().map(|&c| c.max(1)).collect();
+    }
+    cfg.select_rounds = args.rounds.max(1);
     let settings = cfg.settings();
     let machine = sysinfo::Machine::read();
     let pgbench_path = pgbench::pgbench_path();
