@@ -9,7 +9,7 @@
 //!
 //! ```text
 //!   serve ── accept ──▶ task: run_connection ──▶ Backend (Session)
-//!     │                        ▲ watch(shutdown)
+//!     │                        ▲ Stop (per-session waker slot; walsender: watch)
 //!     └─ shutdown future ──────┘ + cancel_all()
 //! ```
 //!
