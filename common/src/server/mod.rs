@@ -9,7 +9,7 @@
 //!
 //! ```text
 //!   serve ── accept ──▶ task: run_connection ──▶ Backend (Session)
-//!     │                        ▲ watch(shutdown)
+//!     │                        ▲ Stop (per-session waker slot; walsender: watch)
 //!     └─ shutdown future ──────┘ + cancel_all()
 //! ```
 //!
@@ -37,6 +37,7 @@
 pub mod backend;
 pub mod cancel;
 pub mod postgres;
+mod stop;
 mod values;
 
 #[cfg(test)]
@@ -155,7 +156,11 @@ pub async fn serve_with_replication<F: BackendFactory>(
         factory,
         cancel: CancelRegistry::new(),
         replication,
+        stop: stop::Stop::new(),
     });
+    // Two forms of one signal: sessions wait on `shared.stop` (no shared
+    // lock per socket wait, see `stop`), a walsender on the watch it is
+    // handed with its connection.
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks: JoinSet<()> = JoinSet::new();
     tokio::pin!(shutdown);
@@ -182,6 +187,7 @@ pub async fn serve_with_replication<F: BackendFactory>(
     }
     drop(listener);
     let _ = stop_tx.send(true);
+    shared.stop.stop();
     shared.cancel.cancel_all();
     while let Some(res) = tasks.join_next().await {
         if let Err(e) = res {

@@ -57,6 +57,7 @@ use tracing::{debug, error, info};
 
 use super::backend::{Backend, BackendFactory, StatementInfo};
 use super::cancel::CancelRegistry;
+use super::stop::{Stop, StopWatch};
 use super::values::{check_format, decode_param, write_value};
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::protocol::codec::{MessageError, ProtocolError, ServerCodec};
@@ -86,6 +87,8 @@ pub(crate) struct Shared<F> {
     pub cancel: CancelRegistry,
     /// Where `replication=true` connections go (None: normal sessions).
     pub replication: Option<Arc<dyn super::ReplicationHandler>>,
+    /// The server's stop signal, as sessions wait for it.
+    pub stop: Arc<Stop>,
 }
 
 /// Longest query text parsed inline: parsing and planning cost grows with
@@ -158,24 +161,16 @@ struct Wire {
     out: BytesMut,
     /// A message decoded ahead (while batching CopyData) and not yet handled.
     pending: Option<Result<FrontendMessage, MessageError>>,
-    shutdown: watch::Receiver<bool>,
-    /// The shutdown had begun when this connection started.
-    shutdown_at_start: bool,
+    /// The server's stop signal (see [`super::stop`]: no shared lock per wait).
+    stop: StopWatch,
     multi_thread: bool,
 }
 
 impl Wire {
-    /// Checked after every message, so it must be cheap: `has_changed` is
-    /// one atomic load of the channel's version, while `borrow` takes the
-    /// channel's lock — a cache line that every connection of the node
-    /// writes, bouncing between cores on each statement. The value only
-    /// ever goes false → true; a receiver subscribed after the send sees no
-    /// change, which `shutdown_at_start` covers.
+    /// Checked after every message, so it must be cheap: one atomic load
+    /// of a flag nobody writes until shutdown.
     fn shutting_down(&self) -> bool {
-        match self.shutdown.has_changed() {
-            Ok(false) => self.shutdown_at_start,
-            _ => self.shutdown_at_start || *self.shutdown.borrow(),
-        }
+        self.stop.is_stopped()
     }
 
     async fn read(&mut self) -> Result<Input, ProtocolError> {
@@ -211,7 +206,7 @@ impl Wire {
             }
             tokio::select! {
                 biased;
-                _ = self.shutdown.changed() => return Ok(Input::Shutdown),
+                _ = self.stop.wait() => return Ok(Input::Shutdown),
                 r = self.stream.read_buf(&mut self.rbuf) => {
                     if r? == 0 {
                         return Ok(Input::Eof);
@@ -228,7 +223,7 @@ impl Wire {
             tokio::select! {
                 biased;
                 r = self.stream.write_all(&self.out) => r?,
-                _ = self.shutdown.changed() => {
+                _ = self.stop.wait() => {
                     return Err(io::Error::other("shutdown while writing to client"));
                 }
             }
@@ -263,6 +258,8 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     peer: SocketAddr,
     shutdown: watch::Receiver<bool>,
 ) {
+    // `shutdown` only travels on to a walsender (its API); the session
+    // itself waits on `shared.stop`.
     debug!(
         "connection received: host={} port={}",
         peer.ip(),
@@ -273,15 +270,13 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
         Ok(tokio::runtime::RuntimeFlavor::MultiThread)
     );
-    let shutdown_at_start = *shutdown.borrow();
     let mut wire = Wire {
         stream,
         codec: ServerCodec::new(shared.factory.max_message_size()),
         rbuf: BytesMut::with_capacity(READ_BUF_INITIAL),
         out: BytesMut::with_capacity(WRITE_BUF_INITIAL),
         pending: None,
-        shutdown_at_start,
-        shutdown,
+        stop: shared.stop.subscribe(),
         multi_thread,
     };
 
@@ -306,7 +301,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
                 buffered: wire.rbuf,
                 params,
                 peer,
-                shutdown: wire.shutdown,
+                shutdown,
             };
             handler.handle(conn).await;
             return;

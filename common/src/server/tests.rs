@@ -1117,6 +1117,7 @@ async fn idle_connection_state_is_small() {
         factory,
         cancel: super::CancelRegistry::new(),
         replication: None,
+        stop: super::stop::Stop::new(),
     });
     let fut = super::postgres::run_connection(shared, stream, addr, rx);
     let size = std::mem::size_of_val(&fut);
