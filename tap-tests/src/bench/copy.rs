@@ -20,7 +20,11 @@
 //! bulk, single and PostgreSQL — the order rotated by r — each at every
 //! client count. The mode changes (restarts) per repetition, not per
 //! cell, which keeps the whole workload within a few minutes. Every run's
-//! seconds are printed to stderr and listed in the seconds table's note.
+//! seconds are printed to stderr — with the server's and the client's CPU
+//! seconds, the server threads' run-queue wait (ready, but no core free)
+//! and how long the clients waited after their last CopyData (the server
+//! parsing what the sockets still buffer, then the commit) — and listed in the seconds table's note. Each run starts with
+//! a CHECKPOINT, outside the timed part, so no checkpoint falls inside it.
 
 use std::time::{Duration, Instant};
 
@@ -29,6 +33,7 @@ use futures_util::SinkExt;
 use tokio_postgres::NoTls;
 
 use super::report::{Cell, Chart, Table};
+use super::sysinfo;
 use super::target::{first_line, guarded, Endpoint, Kind};
 use super::workloads::Ctx;
 use crate::block_on;
@@ -52,18 +57,23 @@ pub fn generate_file(rows: u32, seed: u64) -> Bytes {
     Bytes::from(out)
 }
 
-/// Loads `files` with `clients` concurrent COPYs into a fresh `copy_t`;
-/// returns (seconds, table bytes if the server has `pg_relation_size`,
-/// server CPU seconds over the same span if `server_cpu` can tell).
+/// Loads `files` with `clients` concurrent COPYs into a fresh `copy_t`
+/// and checks the row count afterwards.
 fn copy_run(
     ep: &Endpoint,
     files: &[Bytes],
     clients: u32,
     rows_per_file: u32,
     server_cpu: &dyn Fn() -> Option<f64>,
-) -> Result<(f64, Option<u64>, Option<f64>), String> {
+    server_pid: Option<u32>,
+) -> Result<CopyRun, String> {
     ep.sql("DROP TABLE IF EXISTS copy_t")?;
     ep.sql("CREATE TABLE copy_t (data text NOT NULL)")?;
+    // Every run starts right after a checkpoint: one run writes about
+    // 230 MB of WAL, less than the distance that triggers a checkpoint,
+    // so none lands inside a timed run (where it decided a cell's time by
+    // whether it happened to fall in it or not), for every system alike.
+    ep.sql("CHECKPOINT")?;
     let connstr = ep.connstr();
     let elapsed = block_on(async {
         let mut conns = Vec::new();
@@ -74,6 +84,10 @@ fn copy_run(
             conns.push((std::sync::Arc::new(c), tokio::spawn(conn)));
         }
         let cpu0 = server_cpu();
+        let rq0 = server_pid.and_then(run_queue_wait_secs);
+        // The client's share: this process does nothing else meanwhile.
+        let me = std::process::id();
+        let client0 = sysinfo::cpu_secs(me, false);
         let start = Instant::now();
         let mut tasks = Vec::new();
         for (k, (client, _)) in conns.iter().enumerate() {
@@ -85,6 +99,9 @@ fn copy_run(
                 .collect();
             let client = std::sync::Arc::clone(client);
             tasks.push(tokio::spawn(async move {
+                // Time from the last CopyData to CommandComplete: the
+                // COPY's end, mostly its commit (WAL flush).
+                let mut ending = Duration::ZERO;
                 for f in mine {
                     let sink = client
                         .copy_in::<_, Bytes>("COPY copy_t FROM STDIN")
@@ -99,23 +116,29 @@ fn copy_run(
                             .map_err(|e| format!("COPY data: {e}"))?;
                         off = end;
                     }
+                    let end = Instant::now();
                     sink.as_mut()
                         .finish()
                         .await
                         .map_err(|e| format!("COPY end: {e}"))?;
+                    ending += end.elapsed();
                 }
-                Ok::<(), String>(())
+                Ok::<Duration, String>(ending)
             }));
         }
+        let mut ending = Duration::ZERO;
         for t in tasks {
-            t.await.map_err(|e| e.to_string())??;
+            ending += t.await.map_err(|e| e.to_string())??;
         }
         let elapsed = start.elapsed();
         let cpu = cpu0.and_then(|c0| Some(server_cpu()? - c0));
+        let rq = rq0.and_then(|r0| Some(run_queue_wait_secs(server_pid?)? - r0));
+        let client = client0.and_then(|c0| Some(sysinfo::cpu_secs(me, false)? - c0));
         drop(conns);
-        Ok::<(Duration, Option<f64>), String>((elapsed, cpu))
+        let ending = ending.as_secs_f64() / f64::from(clients.max(1));
+        Ok::<_, String>((elapsed, cpu, client, ending, rq))
     })?;
-    let (elapsed, cpu) = elapsed;
+    let (elapsed, cpu, client_cpu, ending, run_queue) = elapsed;
     let count = ep.sql("SELECT count(*) FROM copy_t")?;
     let expected = files.len() as u64 * u64::from(rows_per_file);
     if count.trim() != expected.to_string() {
@@ -125,7 +148,34 @@ fn copy_run(
         .sql("SELECT pg_relation_size('copy_t')")
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok());
-    Ok((elapsed.as_secs_f64(), table_bytes, cpu))
+    Ok(CopyRun {
+        seconds: elapsed.as_secs_f64(),
+        table_bytes,
+        cpu,
+        client_cpu,
+        ending,
+        run_queue,
+    })
+}
+
+/// Seconds the threads of process `pid` have waited on a run queue so far
+/// (`/proc/PID/task/*/schedstat`, second field): time the server was ready
+/// to run but had no core — on a shared 2-core machine often a large part
+/// of a COPY's wall time. Threads that exited are not counted.
+fn run_queue_wait_secs(pid: u32) -> Option<f64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut ns = 0u64;
+    for t in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(t.path().join("schedstat")) else {
+            continue;
+        };
+        ns += text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    Some(ns as f64 / 1e9)
 }
 
 /// One timed load of every file.
@@ -136,6 +186,14 @@ struct CopyRun {
     table_bytes: Option<u64>,
     /// Server CPU seconds during the load, if known.
     cpu: Option<f64>,
+    /// CPU seconds of this process (the COPY clients) during the load.
+    client_cpu: Option<f64>,
+    /// Seconds each client waited for its COPYs to end (CopyDone to
+    /// CommandComplete), averaged over the clients: the server finishing
+    /// what is still buffered in the sockets (several MB), then the commit.
+    ending: f64,
+    /// Seconds the server's threads waited for a core (hotpair only).
+    run_queue: Option<f64>,
 }
 
 /// The median of `v` (the mean of the middle two for an even count); 0 for
@@ -259,21 +317,24 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
             for (ci, &c) in clients.iter().enumerate() {
                 let target = &ctx.targets[t];
                 let server_cpu = || target.server_cpu_secs();
-                match guarded(|| copy_run(&ep, &files, c, ctx.cfg.copy_rows, &server_cpu))
+                let pid = target.hotpair_pid();
+                match guarded(|| copy_run(&ep, &files, c, ctx.cfg.copy_rows, &server_cpu, pid))
                     .and_then(|r| r)
                 {
-                    Ok((seconds, table_bytes, used)) => {
+                    Ok(run) => {
+                        let secs =
+                            |v: Option<f64>| v.map_or("-".to_string(), |u| format!("{u:.3} s"));
                         eprintln!(
-                            "bench: copy rep {} {} {c} clients: {seconds:.3} s, server cpu {}",
+                            "bench: copy rep {} {} {c} clients: {:.3} s, server cpu {}, server run-queue wait {}, client cpu {}, after-send wait {:.3} s per client",
                             rep + 1,
                             series[s],
-                            used.map_or("-".to_string(), |u| format!("{u:.3} s"))
+                            run.seconds,
+                            secs(run.cpu),
+                            secs(run.run_queue),
+                            secs(run.client_cpu),
+                            run.ending
                         );
-                        runs[s][ci].push(CopyRun {
-                            seconds,
-                            table_bytes,
-                            cpu: used,
-                        });
+                        runs[s][ci].push(run);
                     }
                     Err(e) => failed[s][ci].push(first_line(&e).to_string()),
                 }
