@@ -24,7 +24,9 @@
 //! seconds, the server threads' run-queue wait (ready, but no core free)
 //! and how long the clients waited after their last CopyData (the server
 //! parsing what the sockets still buffer, then the commit) — and listed in the seconds table's note. Each run starts with
-//! a CHECKPOINT, outside the timed part, so no checkpoint falls inside it.
+//! a CHECKPOINT, outside the timed part, so no checkpoint falls inside it,
+//! and once the standby (if any) has replayed everything, so the previous
+//! run's replay does not compete with it for the cores.
 
 use std::time::{Duration, Instant};
 
@@ -66,6 +68,7 @@ fn copy_run(
     rows_per_file: u32,
     server_cpu: &dyn Fn() -> Option<f64>,
     server_pid: Option<u32>,
+    settle: &dyn Fn() -> Result<(), String>,
 ) -> Result<CopyRun, String> {
     ep.sql("DROP TABLE IF EXISTS copy_t")?;
     ep.sql("CREATE TABLE copy_t (data text NOT NULL)")?;
@@ -74,6 +77,7 @@ fn copy_run(
     // so none lands inside a timed run (where it decided a cell's time by
     // whether it happened to fall in it or not), for every system alike.
     ep.sql("CHECKPOINT")?;
+    settle()?;
     let connstr = ep.connstr();
     let elapsed = block_on(async {
         let mut conns = Vec::new();
@@ -318,8 +322,17 @@ pub fn copy(ctx: &mut Ctx) -> Vec<Table> {
                 let target = &ctx.targets[t];
                 let server_cpu = || target.server_cpu_secs();
                 let pid = target.hotpair_pid();
-                match guarded(|| copy_run(&ep, &files, c, ctx.cfg.copy_rows, &server_cpu, pid))
-                    .and_then(|r| r)
+                // The standby replays each load's 230 MB of WAL after the
+                // primary wrote it: wait until it has, so the last run's
+                // replay does not compete for the cores with this one.
+                let settle = || match target.standby() {
+                    Ok(_) => target.wait_standby_catchup(),
+                    Err(_) => Ok(()),
+                };
+                match guarded(|| {
+                    copy_run(&ep, &files, c, ctx.cfg.copy_rows, &server_cpu, pid, &settle)
+                })
+                .and_then(|r| r)
                 {
                     Ok(run) => {
                         let secs =
