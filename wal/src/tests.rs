@@ -786,3 +786,47 @@ fn write_failure_fails_waiters_instead_of_hanging() {
     assert!(matches!(w.insert(0, &commit(1)), Err(WalError::Failed(_))));
     assert!(w.shutdown().is_err());
 }
+
+#[test]
+fn write_behind_makes_wal_durable_without_a_flush_request() {
+    // A writer delay of an hour: only write-behind can write anything.
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = WalWriterOptions::new(1 << 20, true);
+    o.writer_delay = Duration::from_secs(3600);
+    o.flush_after = 64 << 10;
+    let w = WalWriter::open(dir.path(), o, WalPosition::initial(1 << 20)).unwrap();
+    let start = w.insert_lsn();
+    let mut ends = Vec::new();
+    for i in 0..100u64 {
+        ends.push(w.insert(i, &noop(1000, 1)).unwrap().1);
+    }
+    // The insert that took the pending bytes past 64 kB asked for a round;
+    // nobody called flush.
+    let crossed = ends
+        .iter()
+        .copied()
+        .find(|e| *e - start >= 64 << 10)
+        .unwrap();
+    wait_until("write-behind", || w.flushed_lsn() >= crossed);
+    assert!(w.stats().fsyncs >= 1);
+    let (read, _) = read_all(dir.path(), start, 1 << 20);
+    assert!(read.len() >= 60, "{} records on disk", read.len());
+}
+
+#[test]
+fn write_behind_off_leaves_wal_to_the_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = WalWriterOptions::new(1 << 20, false);
+    o.writer_delay = Duration::from_secs(3600);
+    o.flush_after = 0;
+    let w = WalWriter::open(dir.path(), o, WalPosition::initial(1 << 20)).unwrap();
+    let start = w.insert_lsn();
+    let mut last = start;
+    for i in 0..100u64 {
+        last = w.insert(i, &noop(1000, 1)).unwrap().1;
+    }
+    // Nothing asked for a round: nothing was written (the flusher only
+    // wakes for requests, and the delay is an hour).
+    assert_eq!(w.flushed_lsn(), start);
+    assert_eq!(w.flush(last).unwrap(), last);
+}

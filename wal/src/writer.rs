@@ -5,10 +5,11 @@
 //!  session threads                          flusher thread ("walwriter")
 //!  ───────────────                          ────────────────────────────
 //!  encode payload, CRC payload  (no lock)   wakes for asynchronous commits
-//!  ┌ insert lock ───────────────┐           (wal_writer_delay), a full
-//!  │ start = insert_pos         │           buffer, a WAL switch, or a
-//!  │ finish CRC with prev-link  │           segment to pre-allocate — never
-//!  │ append header+payload+pad  │           for a synchronous commit
+//!  ┌ insert lock ───────────────┐           (wal_writer_delay), write-behind
+//!  │ start = insert_pos         │           (flush_after bytes pending), a
+//!  │ finish CRC with prev-link  │           full buffer, a WAL switch, or a
+//!  │ append header+payload+pad  │           segment to pre-allocate — never
+//!  │                            │           for a synchronous commit
 //!  │ insert_pos = end           │
 //!  └────────────────────────────┘
 //!  flush(end):
@@ -44,7 +45,9 @@
 //!
 //! **Locks**, in the only orders they are ever nested: `round` → `insert`
 //! and `round` → `waiters` (a failing round wakes everyone); `signal` is
-//! taken alone and nothing is taken under `waiters`. `round` is held by whoever does
+//! taken alone and nothing is taken under `waiters`; `create` is taken
+//! alone (pre-allocation) or under `round` (a round that needs a segment
+//! nobody created yet). `round` is held by whoever does
 //! a round (it owns the open segment files); `insert` guards the pending
 //! buffer and the insert position and is held only to append bytes (a
 //! memcpy plus 24 bytes of CRC) or to swap the buffer; `signal` carries
@@ -59,10 +62,21 @@
 //! pending buffer holds at most about `buffer_limit` bytes: an inserter that
 //! finds it full asks for a write and waits for the flusher to take it.
 //!
+//! **Write-behind.** Every `flush_after` bytes (1 MiB, PostgreSQL's
+//! `wal_writer_flush_after`) pending since the last round, the inserter that
+//! crossed the mark asks the flusher thread for a round, which writes and
+//! syncs them while the sessions go on inserting. A transaction that
+//! writes a lot of WAL (COPY: about 14 MB per 100,000-row file) then finds
+//! most of it durable at commit and syncs only its tail; before, the whole
+//! transaction's WAL was written and synced on its commit path, while the
+//! other core sat idle.
+//!
 //! **Segments.** A round creates segment files on first use (zero-filled,
 //! see `segment`); once the current one is half used the flusher thread
 //! pre-allocates the next — asked by a committer's round, after it woke its
-//! waiters — so a commit rarely waits for a zero-fill.
+//! waiters — so a commit rarely waits for a zero-fill. Pre-allocation holds
+//! the `create` lock, not the round lock, so rounds go on during the
+//! zero-fill.
 //!
 //! **Failures.** If a write or sync fails, WAL can no longer be made durable:
 //! the writer enters a failed state in which every later insert and flush
@@ -110,17 +124,23 @@ pub struct WalWriterOptions {
     /// `wal_buffers`: pending bytes beyond which inserters wait for the
     /// flusher.
     pub buffer_limit: usize,
+    /// `wal_writer_flush_after`: once this many bytes are pending the
+    /// flusher thread writes and syncs them in the background (write-
+    /// behind), so a large transaction's commit syncs only its tail. 0
+    /// turns write-behind off.
+    pub flush_after: usize,
 }
 
 impl WalWriterOptions {
     /// Options with PostgreSQL-like defaults for the rest (200 ms writer
-    /// delay, 16 MiB of buffers).
+    /// delay, 16 MiB of buffers, write-behind every 1 MiB).
     pub fn new(segment_size: u64, fsync: bool) -> WalWriterOptions {
         WalWriterOptions {
             segment_size,
             fsync,
             writer_delay: Duration::from_millis(200),
             buffer_limit: 16 << 20,
+            flush_after: 1 << 20,
         }
     }
 }
@@ -193,6 +213,14 @@ struct Shared {
     /// Whoever writes and syncs a batch holds this: the flusher thread, or
     /// a committer that found nobody flushing (see [`WalWriter::flush`]).
     round: Mutex<FlushState>,
+    /// Held while a segment file is created (zero-filled and synced): by
+    /// the flusher thread pre-allocating the next segment *without* the
+    /// round lock, so rounds (commits, write-behind) go on meanwhile; or
+    /// by a round that needs a segment that does not exist yet (taken
+    /// under `round`, never the other way round).
+    create: Mutex<()>,
+    /// Highest segment known to exist (created or pre-allocated).
+    prealloc: AtomicU64,
     insert_lsn: AtomicU64,
     write_lsn: AtomicU64,
     flushed_lsn: AtomicU64,
@@ -283,8 +311,9 @@ impl WalWriter {
             round: Mutex::new(FlushState {
                 files: Vec::new(),
                 spare: Vec::with_capacity(1 << 20),
-                prealloc: segno,
             }),
+            create: Mutex::new(()),
+            prealloc: AtomicU64::new(segno),
             insert_lsn: AtomicU64::new(pos.end.0),
             write_lsn: AtomicU64::new(pos.end.0),
             flushed_lsn: AtomicU64::new(pos.end.0),
@@ -358,6 +387,7 @@ impl WalWriter {
         header.crc = finish_crc(hasher, &hb);
         header.write_to(&mut hb);
         let end = record_end(start, tot_len, is_switch, sh.opts.segment_size);
+        let before = st.buf.len();
         st.buf.extend_from_slice(&hb);
         st.buf.extend_from_slice(payload);
         let padded = st.buf.len() + (end - start - u64::from(tot_len)) as usize;
@@ -365,11 +395,13 @@ impl WalWriter {
         st.insert_pos = end;
         st.prev = start;
         sh.insert_lsn.store(end.0, Ordering::Release);
+        let behind = self.crossed_flush_after(before, st.buf.len());
         drop(st);
         sh.stats.records.fetch_add(1, Ordering::Relaxed);
         sh.stats.bytes.fetch_add(end - start, Ordering::Relaxed);
-        if is_switch {
+        if is_switch || behind {
             // The switch exists to finish the segment: write it out now.
+            // Write-behind: see `crossed_flush_after`.
             self.request_flush(end);
         }
         Ok((start, end))
@@ -396,14 +428,32 @@ impl WalWriter {
             return Ok(());
         }
         let new = &data[(st.insert_pos - lsn) as usize..];
+        let before = st.buf.len();
         st.buf.extend_from_slice(new);
         st.insert_pos = end;
         sh.insert_lsn.store(end.0, Ordering::Release);
+        let behind = self.crossed_flush_after(before, st.buf.len());
         drop(st);
         sh.stats
             .bytes
             .fetch_add(new.len() as u64, Ordering::Relaxed);
+        if behind {
+            self.request_flush(end);
+        }
         Ok(())
+    }
+
+    /// Write-behind (PostgreSQL's `wal_writer_flush_after`): true when an
+    /// append took the pending buffer from below `flush_after` bytes to at
+    /// least that, i.e. once per `flush_after` bytes between two rounds —
+    /// the caller then asks the flusher thread for a round. Without it a
+    /// large transaction (a COPY writing 14 MB of WAL) left everything in
+    /// the buffer for its commit to write and sync — tens of milliseconds
+    /// on the commit path, with the other core idle meanwhile. Small
+    /// transactions never reach the threshold between two commits.
+    fn crossed_flush_after(&self, before: usize, after: usize) -> bool {
+        let limit = self.shared.opts.flush_after;
+        limit > 0 && before < limit && after >= limit
     }
 
     /// Under the insert lock: fail if the writer is broken or closed; wait
@@ -693,8 +743,6 @@ struct FlushState {
     files: Vec<(u64, File)>,
     /// The buffer handed back to inserters at the next swap.
     spare: Vec<u8>,
-    /// Highest segment known to exist (pre-allocated).
-    prealloc: u64,
 }
 
 /// The flusher thread ("walwriter"): rounds for asynchronous commits and
@@ -730,10 +778,9 @@ impl Flusher {
             end_round(&shared, st);
             match r {
                 Ok(true) => {
-                    let mut st = shared.round.lock();
-                    let r = preallocate(&shared, &mut st);
-                    end_round(&shared, st);
-                    if let Err(e) = r {
+                    // Without the round lock: commits and write-behind
+                    // rounds go on while the segment is zero-filled.
+                    if let Err(e) = preallocate(&shared) {
                         return Err(format!("could not create WAL segment: {e}"));
                     }
                 }
@@ -796,7 +843,7 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
     let seg = sh.opts.segment_size;
     if buf.is_empty() {
         st.spare = buf;
-        return Ok(needs_prealloc(sh, st));
+        return Ok(needs_prealloc(sh));
     }
     let end = start + buf.len() as u64;
     let mut pos = start;
@@ -822,25 +869,29 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
     let mut buf = buf;
     buf.clear();
     st.spare = buf;
-    Ok(needs_prealloc(sh, st))
+    Ok(needs_prealloc(sh))
 }
 
 /// True once the current segment is half used and the next one does not
 /// exist yet.
-fn needs_prealloc(sh: &Shared, st: &FlushState) -> bool {
+fn needs_prealloc(sh: &Shared) -> bool {
     let seg = sh.opts.segment_size;
     let end = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
-    end.segment_offset(seg) > seg / 2 && st.prealloc <= end.segment_number(seg)
+    end.segment_offset(seg) > seg / 2
+        && sh.prealloc.load(Ordering::Acquire) <= end.segment_number(seg)
 }
 
 /// Creates the next segment ahead of need, so a commit rarely waits for a
-/// zero-fill.
-fn preallocate(sh: &Shared, st: &mut FlushState) -> io::Result<()> {
-    if needs_prealloc(sh, st) {
+/// zero-fill. Holds only the creation lock, not the round lock: a 16 MiB
+/// zero-fill and its sync take tens of milliseconds, during which rounds
+/// (commits, write-behind) continue in the current segment.
+fn preallocate(sh: &Shared) -> io::Result<()> {
+    let _create = sh.create.lock();
+    if needs_prealloc(sh) {
         let cur = Lsn(sh.flushed_lsn.load(Ordering::Acquire)).segment_number(sh.opts.segment_size);
         create_segment(&sh.dir, cur + 1, sh.opts.segment_size, sh.opts.fsync)?;
         sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
-        st.prealloc = cur + 1;
+        sh.prealloc.fetch_max(cur + 1, Ordering::AcqRel);
     }
     Ok(())
 }
@@ -911,13 +962,19 @@ impl FlushState {
         if let Some(i) = self.files.iter().position(|(s, _)| *s == segno) {
             return Ok(&self.files[i].1);
         }
-        let existed =
-            segno <= self.prealloc && segment_path(&sh.dir, segno, sh.opts.segment_size).exists();
-        let f = create_segment(&sh.dir, segno, sh.opts.segment_size, sh.opts.fsync)?;
-        if !existed {
-            sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
-        }
-        self.prealloc = self.prealloc.max(segno);
+        // A pre-allocation of this very segment may be under way: the
+        // creation lock waits for it (same temporary file name).
+        let f = {
+            let _create = sh.create.lock();
+            let existed = segno <= sh.prealloc.load(Ordering::Acquire)
+                && segment_path(&sh.dir, segno, sh.opts.segment_size).exists();
+            let f = create_segment(&sh.dir, segno, sh.opts.segment_size, sh.opts.fsync)?;
+            if !existed {
+                sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
+            }
+            sh.prealloc.fetch_max(segno, Ordering::AcqRel);
+            f
+        };
         if self.files.len() >= 2 {
             self.files.remove(0);
         }

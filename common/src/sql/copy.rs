@@ -56,7 +56,9 @@ pub struct CopyInState {
 }
 
 /// The fields of one record: unescaped bytes back to back, and per field
-/// its range there (`None` for NULL). Each field is valid UTF-8.
+/// its range there (`None` for NULL). UTF-8 is checked once per field,
+/// when the field is read ([`Fields::get`]): checking when the field was
+/// split and again to hand out a `&str` cost two passes over every byte.
 #[derive(Debug, Default)]
 struct Fields {
     bytes: Vec<u8>,
@@ -68,28 +70,25 @@ impl Fields {
         self.bytes.clear();
         self.ranges.clear();
     }
-    /// Ends the field that started at `start` in `bytes` (checked UTF-8).
-    fn end_field(&mut self, start: usize) -> PgResult<()> {
-        if let Err(e) = std::str::from_utf8(&self.bytes[start..]) {
-            let bad = self.bytes[start..]
-                .get(e.valid_up_to())
-                .copied()
-                .unwrap_or(0);
-            return Err(bad_utf8(bad));
-        }
+    /// Ends the field that started at `start` in `bytes`.
+    fn end_field(&mut self, start: usize) {
         self.ranges.push(Some((start, self.bytes.len())));
-        Ok(())
     }
-    /// Field `i` (None for NULL).
-    fn get(&self, i: usize) -> Option<&str> {
-        let (s, e) = self.ranges.get(i).copied().flatten()?;
-        // Checked by end_field; never fails.
-        std::str::from_utf8(self.bytes.get(s..e)?).ok()
+    /// Field `i` (None for NULL); an error if it is not valid UTF-8.
+    fn get(&self, i: usize) -> PgResult<Option<&str>> {
+        let Some((s, e)) = self.ranges.get(i).copied().flatten() else {
+            return Ok(None);
+        };
+        let b = self.bytes.get(s..e).unwrap_or_default();
+        match std::str::from_utf8(b) {
+            Ok(text) => Ok(Some(text)),
+            Err(err) => Err(bad_utf8(b.get(err.valid_up_to()).copied().unwrap_or(0))),
+        }
     }
     #[cfg(test)]
-    fn to_strings(&self) -> Vec<Option<String>> {
+    fn to_strings(&self) -> PgResult<Vec<Option<String>>> {
         (0..self.ranges.len())
-            .map(|i| self.get(i).map(str::to_string))
+            .map(|i| Ok(self.get(i)?.map(str::to_string)))
             .collect()
     }
 }
@@ -284,7 +283,7 @@ impl CopyInState {
         out.resize(t.columns.len(), Value::Null);
         for (f, &c) in self.cols.iter().enumerate() {
             let col = &t.columns[c];
-            out[c] = match fields.get(f) {
+            out[c] = match fields.get(f)? {
                 None => Value::Null,
                 Some(s) => Value::from_text(col.ty, s).map_err(|mut e| {
                     if e.detail.is_none() {
@@ -354,6 +353,7 @@ fn split_text(rec: &[u8], o: &CopyStmt, out: &mut Fields) -> PgResult<()> {
     loop {
         // Raw field extent (a backslash escapes the next byte).
         let start = i;
+        let mut escaped = false;
         loop {
             match find_byte(&rec[i..], d, b'\\') {
                 None => {
@@ -365,6 +365,7 @@ fn split_text(rec: &[u8], o: &CopyStmt, out: &mut Fields) -> PgResult<()> {
                     if rec[i] == d {
                         break;
                     }
+                    escaped = true;
                     i += 2; // the backslash and the byte it escapes
                     if i >= rec.len() {
                         i = rec.len();
@@ -379,8 +380,13 @@ fn split_text(rec: &[u8], o: &CopyStmt, out: &mut Fields) -> PgResult<()> {
             out.ranges.push(None);
         } else {
             let start = out.bytes.len();
-            unescape_text(raw, &mut out.bytes);
-            out.end_field(start)?;
+            if escaped {
+                unescape_text(raw, &mut out.bytes);
+            } else {
+                // The scan above found no backslash: nothing to resolve.
+                out.bytes.extend_from_slice(raw);
+            }
+            out.end_field(start);
         }
         if i >= rec.len() {
             break;
@@ -515,7 +521,7 @@ fn split_csv(rec: &[u8], o: &CopyStmt, out: &mut Fields) -> PgResult<()> {
             out.bytes.truncate(start);
             out.ranges.push(None);
         } else {
-            out.end_field(start)?;
+            out.end_field(start);
         }
         if i >= rec.len() {
             break;
@@ -602,12 +608,12 @@ mod tests {
 
     fn split_text_owned(rec: &[u8], o: &CopyStmt) -> PgResult<Vec<Option<String>>> {
         let mut f = Fields::default();
-        split_text(rec, o, &mut f).map(|()| f.to_strings())
+        split_text(rec, o, &mut f).and_then(|()| f.to_strings())
     }
 
     fn split_csv_owned(rec: &[u8], o: &CopyStmt) -> PgResult<Vec<Option<String>>> {
         let mut f = Fields::default();
-        split_csv(rec, o, &mut f).map(|()| f.to_strings())
+        split_csv(rec, o, &mut f).and_then(|()| f.to_strings())
     }
     use crate::sql::parser::{parse_one, Stmt};
 

@@ -124,6 +124,8 @@ pub struct RunConfig {
     pub copy_rows: u32,
     /// COPY: client counts.
     pub copy_clients: Vec<u32>,
+    /// COPY: runs per cell, the median reported (3; 1 with --quick).
+    pub copy_reps: u32,
     /// Scale of the timed `pgbench -i`.
     pub init_scale: u32,
     /// Root of every directory the run creates.
@@ -155,6 +157,7 @@ impl RunConfig {
                 copy_files: 8,
                 copy_rows: 25_000,
                 copy_clients: vec![1, 2, 4, 8],
+                copy_reps: 1,
                 init_scale: 2,
                 work_dir,
                 script_dir,
@@ -176,6 +179,7 @@ impl RunConfig {
                 copy_files: 16,
                 copy_rows: 100_000,
                 copy_clients: vec![1, 2, 4, 8],
+                copy_reps: 3,
                 init_scale: 20,
                 work_dir,
                 script_dir,

@@ -325,6 +325,16 @@ impl Target {
         }
     }
 
+    /// hotpair only: the primary server's process id.
+    pub fn hotpair_pid(&self) -> Option<u32> {
+        match &self.inner {
+            Inner::Hotpair {
+                node: Some(node), ..
+            } => node.pid(),
+            _ => None,
+        }
+    }
+
     /// hotpair only: appends `conf` and restarts the primary (e.g.
     /// `relation_extension = single`). An error if the server does not come
     /// back (e.g. it rejects the setting) — the target is then down.
