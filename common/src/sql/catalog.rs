@@ -152,6 +152,12 @@ impl IndexDef {
         }
     }
 
+    /// True if the index's creating transaction committed or is one of
+    /// `own`; see [`TableDef::visible_to`].
+    pub fn visible_to(&self, own: &[TransactionId], clog: &Clog) -> bool {
+        creator_visible(&self.creator, own, clog)
+    }
+
     /// The stripe lock for a key (unique check + insert run under it).
     pub fn stripe(&self, key: &[u8]) -> &Mutex<()> {
         // FNV-1a: cheap, good enough to spread keys.

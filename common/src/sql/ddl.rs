@@ -25,7 +25,6 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::clog::XidStatus;
 use crate::database::Database;
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::lmgr::WaitLimits;
@@ -166,17 +165,19 @@ impl PendingDdlList {
 
     /// True if `name` has a pending DROP.
     pub fn drops(&self, name: &str) -> bool {
+        self.drop_of(name).is_some()
+    }
+
+    /// Where the pending DROP of `name` is in the list.
+    fn drop_of(&self, name: &str) -> Option<usize> {
         self.items
             .iter()
-            .any(|(p, _)| matches!(p, PendingDdl::Drop(t) if t.name == name))
+            .position(|(p, _)| matches!(p, PendingDdl::Drop(t) if t.name == name))
     }
 
     /// Takes the pending DROP of `name` out of the list.
     pub fn take_drop(&mut self, name: &str) -> Option<Arc<TableDef>> {
-        let i = self
-            .items
-            .iter()
-            .position(|(p, _)| matches!(p, PendingDdl::Drop(t) if t.name == name))?;
+        let i = self.drop_of(name)?;
         match self.items.remove(i).0 {
             PendingDdl::Drop(t) => Some(t),
             _ => None,
@@ -229,32 +230,26 @@ impl PendingDdlList {
 /// creator committed loses its mark. Prepared transactions never hold a
 /// creation (PREPARE refuses), so "not committed" means "never will".
 pub fn resolve_uncommitted_ddl(db: &Database) -> PgResult<()> {
-    let committed = |x: u64| db.clog.get_status(TransactionId(x)) == XidStatus::Committed;
+    // With no own xids, `visible_to` is "committed": it clears the mark of
+    // a creator the clog calls committed, and says false for any other.
     for t in db.catalog.tables() {
-        let c = t.creator.load(Ordering::Acquire);
-        if c != 0 {
-            if !committed(c) {
-                tracing::info!(
-                    "removing table \"{}\" created by transaction {c}, which did not commit",
-                    t.name
-                );
-                drop_table(db, &t, &AtomicBool::new(false))?;
-                continue;
-            }
-            t.creator.store(0, Ordering::Release);
+        if !t.visible_to(&[], &db.clog) {
+            tracing::info!(
+                "removing table \"{}\" created by transaction {}, which did not commit",
+                t.name,
+                t.creator.load(Ordering::Acquire)
+            );
+            drop_table(db, &t, &AtomicBool::new(false))?;
+            continue;
         }
         for ix in t.indexes.list() {
-            let c = ix.creator.load(Ordering::Acquire);
-            if c == 0 {
-                continue;
-            }
-            if committed(c) {
-                ix.creator.store(0, Ordering::Release);
+            if ix.visible_to(&[], &db.clog) {
                 continue;
             }
             tracing::info!(
-                "removing index \"{}\" created by transaction {c}, which did not commit",
-                ix.spec.name
+                "removing index \"{}\" created by transaction {}, which did not commit",
+                ix.spec.name,
+                ix.creator.load(Ordering::Acquire)
             );
             remove_index(db, &t.name, &ix)?;
         }
