@@ -150,7 +150,7 @@ pub type ScanCallback<'a> = dyn FnMut(ItemPointer, &[u8]) -> PgResult<ControlFlo
 pub struct Heap {
     smgr: Arc<Smgr>,
     bm: Arc<BufMgr>,
-    fsm: FreeSpaceMap,
+    fsm: Arc<FreeSpaceMap>,
     targets: TargetBlocks,
     mode: ExtensionMode,
     /// WAL, once start-up has opened it (unset: nothing is logged).
@@ -240,7 +240,7 @@ impl Heap {
         Ok(Heap {
             smgr,
             bm,
-            fsm: FreeSpaceMap::new(),
+            fsm: Arc::new(FreeSpaceMap::new()),
             targets: TargetBlocks::default(),
             mode,
             xlog: OnceLock::new(),
@@ -419,7 +419,7 @@ impl Heap {
         cid: CommandId,
         frozen: bool,
     ) -> PgResult<Vec<ItemPointer>> {
-        let mut bulk = BulkInsertState::without_ring();
+        let mut bulk = BulkInsertState::without_ring(Arc::clone(&self.fsm));
         self.multi_insert_bulk(rel, rows, xid, cid, frozen, &mut bulk)
     }
 
@@ -427,7 +427,7 @@ impl Heap {
     /// (COPY, INSERT … SELECT) keeps between its [`Heap::multi_insert_bulk`]
     /// calls — above all its BULKWRITE ring of buffers.
     pub fn bulk_insert_state(&self) -> BulkInsertState {
-        BulkInsertState::new(&self.bm)
+        BulkInsertState::new(&self.bm, Arc::clone(&self.fsm))
     }
 
     /// [`Heap::multi_insert`] for one batch of a longer bulk insert, through
@@ -474,6 +474,7 @@ impl Heap {
                     i += 1;
                 }
                 lb.buf.mark_dirty();
+                bulk.filled(lb.page.heap_free_space());
                 // WAL: XLOG_HEAP2_MULTI_INSERT for the tuples placed on this page; PageSetLSN.
                 if let Some(ins) = ins {
                     let last = lb.page.max_offset();
@@ -506,7 +507,6 @@ impl Heap {
             }
             Ok(())
         })();
-        bulk.end_batch(&self.bm, &self.fsm, rel);
         result.map(|()| tids)
     }
 
@@ -1482,6 +1482,78 @@ mod tests {
             })
             .unwrap();
             assert_eq!(n, 40_000, "{mode:?}: every COPY row stored");
+        }
+    }
+
+    #[test]
+    fn concurrent_bulk_inserts_keep_to_their_own_pages() {
+        for mode in [ExtensionMode::Bulk, ExtensionMode::Single] {
+            let dir = tempfile::tempdir().unwrap();
+            let heap = Heap::open(dir.path(), 1024, mode).unwrap();
+            let rel = RelFileId(1);
+            heap.create_relation(rel).unwrap();
+            let rows: Vec<Vec<u8>> = (0..1000u32)
+                .map(|i| format!("{i:0>90}").into_bytes())
+                .collect();
+            let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+            // Two COPYs taking turns batch by batch, as two sessions do.
+            let (mut a, mut b) = (heap.bulk_insert_state(), heap.bulk_insert_state());
+            let (mut pages_a, mut pages_b) = (Vec::new(), Vec::new());
+            for _ in 0..6 {
+                for (bulk, pages, xid) in [(&mut a, &mut pages_a, 3), (&mut b, &mut pages_b, 4)] {
+                    let tids = heap
+                        .multi_insert_bulk(
+                            rel,
+                            &refs,
+                            TransactionId(xid),
+                            CommandId(0),
+                            false,
+                            bulk,
+                        )
+                        .unwrap();
+                    pages.extend(tids.iter().map(|t| t.block.0));
+                }
+            }
+            pages_a.sort_unstable();
+            pages_a.dedup();
+            pages_b.sort_unstable();
+            pages_b.dedup();
+            let shared: Vec<u32> = pages_a
+                .iter()
+                .filter(|p| pages_b.binary_search(p).is_ok())
+                .copied()
+                .collect();
+            assert!(
+                shared.is_empty(),
+                "{mode:?}: the two loads met on pages {shared:?}"
+            );
+            // Once both end, what they extended and left unused is
+            // everyone's: the next load fills it before extending.
+            drop((a, b));
+            let before = heap.nblocks(rel).unwrap();
+            let used = pages_a.len() + pages_b.len();
+            let spare = before as usize - used;
+            let mut c = heap.bulk_insert_state();
+            let tids = heap
+                .multi_insert_bulk(
+                    rel,
+                    &refs[..100],
+                    TransactionId(5),
+                    CommandId(0),
+                    false,
+                    &mut c,
+                )
+                .unwrap();
+            // (single extends page by page: nothing is left over)
+            if spare >= 2 {
+                assert_eq!(heap.nblocks(rel).unwrap(), before, "{mode:?}: no extension");
+                assert!(
+                    tids.iter()
+                        .any(|t| pages_a.binary_search(&t.block.0).is_err()
+                            && pages_b.binary_search(&t.block.0).is_err()),
+                    "{mode:?}: the pages nobody used were filled"
+                );
+            }
         }
     }
 

@@ -116,6 +116,16 @@ impl TargetBlocks {
             .or_insert_with(|| Arc::new(AtomicU32::new(block.0)))
             .store(block.0, Ordering::Relaxed);
     }
+    /// Records that the relation was seen since start-up (without a target
+    /// block of its own yet).
+    pub fn mark_known(&self, rel: RelFileId) {
+        if !self.known(rel) {
+            self.map
+                .write()
+                .entry(rel)
+                .or_insert_with(|| Arc::new(AtomicU32::new(BlockNumber::INVALID.0)));
+        }
+    }
     /// True once the relation was seen since start-up.
     pub fn known(&self, rel: RelFileId) -> bool {
         self.map.read().contains_key(&rel)
@@ -128,18 +138,21 @@ impl TargetBlocks {
 
 /// State of one bulk insert (GetBulkInsertState: COPY, INSERT … SELECT,
 /// multi-row INSERT), kept for the whole statement: the
-/// [`StrategyKind::BulkWrite`] ring its pages go through, and per batch of
-/// rows (one `multi_insert` call) the page being filled and the pages it
-/// extended for itself.
-#[derive(Debug)]
+/// [`StrategyKind::BulkWrite`] ring its pages go through, the page being
+/// filled and the pages it extended for itself. Batch after batch (one
+/// `multi_insert` call each) the insert goes on filling its own pages; only
+/// when the state is dropped, at the end of the statement (or its error),
+/// do its unused pages and its last page's free space go to the FSM — so
+/// concurrent bulk inserts never meet on each other's pages (PostgreSQL
+/// 16's `next_free` / `last_free`).
 pub struct BulkInsertState {
     /// The page being filled.
     current: Option<BlockNumber>,
     /// The current page was found full: skip it next time.
     current_full: bool,
-    /// Pages extended for this insert, not yet used, not in the FSM
-    /// (published there by [`BulkInsertState::end_batch`]: the next batch
-    /// finds them through it, as may other sessions).
+    /// The current page's free space when this insert last let go of it.
+    current_free: usize,
+    /// Pages extended for this insert, not yet used, not in the FSM.
     pending: Vec<BlockNumber>,
     /// Bytes (with line pointers) still to be inserted in this batch.
     remaining_bytes: usize,
@@ -149,26 +162,43 @@ pub struct BulkInsertState {
     /// The ring every page of this insert is read and extended through
     /// (none for a multi-row INSERT … VALUES, as in PostgreSQL).
     strategy: Option<BufferAccessStrategy>,
+    /// Where the unused pages are published when the insert ends, and the
+    /// relation (known from the first page asked for).
+    fsm: Arc<FreeSpaceMap>,
+    rel: Option<RelFileId>,
+}
+
+impl std::fmt::Debug for BulkInsertState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BulkInsertState")
+            .field("current", &self.current)
+            .field("pending", &self.pending.len())
+            .field("already_extended_by", &self.already_extended_by)
+            .finish_non_exhaustive()
+    }
 }
 
 impl BulkInsertState {
-    /// A bulk insert through `bm`, with its own BULKWRITE ring.
-    pub fn new(bm: &BufMgr) -> BulkInsertState {
-        BulkInsertState {
-            strategy: Some(bm.access_strategy(StrategyKind::BulkWrite)),
-            ..BulkInsertState::without_ring()
-        }
+    /// A bulk insert through `bm`, with its own BULKWRITE ring, publishing
+    /// its leftover pages in `fsm` when dropped.
+    pub fn new(bm: &BufMgr, fsm: Arc<FreeSpaceMap>) -> BulkInsertState {
+        let mut s = BulkInsertState::without_ring(fsm);
+        s.strategy = Some(bm.access_strategy(StrategyKind::BulkWrite));
+        s
     }
     /// A bulk insert through the shared pool like any single insert (a
     /// multi-row INSERT … VALUES).
-    pub fn without_ring() -> BulkInsertState {
+    pub fn without_ring(fsm: Arc<FreeSpaceMap>) -> BulkInsertState {
         BulkInsertState {
             current: None,
             current_full: false,
+            current_free: 0,
             pending: Vec::new(),
             remaining_bytes: 0,
             already_extended_by: 0,
             strategy: None,
+            fsm,
+            rel: None,
         }
     }
     /// Starts a batch of rows whose stored sizes (tuple header included)
@@ -180,6 +210,10 @@ impl BulkInsertState {
     pub fn consumed(&mut self, bytes: usize) {
         self.remaining_bytes = self.remaining_bytes.saturating_sub(bytes);
     }
+    /// The inserter let go of the current page with `free` bytes left.
+    pub fn filled(&mut self, free: usize) {
+        self.current_free = free;
+    }
     /// The current page cannot take the next row.
     pub fn mark_current_full(&mut self) {
         self.current_full = true;
@@ -188,29 +222,22 @@ impl BulkInsertState {
         let per_page = BLCKSZ - PAGE_HEADER_SIZE;
         self.remaining_bytes.div_ceil(per_page).max(1)
     }
-    /// Ends a batch: publishes unused pages and the current page's free
-    /// space in the FSM (the ring stays for the next batch).
-    pub fn end_batch(&mut self, bm: &BufMgr, fsm: &FreeSpaceMap, rel: RelFileId) {
+}
+
+impl Drop for BulkInsertState {
+    /// FreeBulkInsertState: the pages extended for this insert and never
+    /// used, and the free space of the page it filled last, go to the FSM
+    /// for everyone (an error mid-statement included: the rows there are
+    /// dead, the space is not lost).
+    fn drop(&mut self) {
+        let Some(rel) = self.rel else {
+            return;
+        };
         for b in self.pending.drain(..) {
-            fsm.record(rel, b, EMPTY_PAGE_FREE);
+            self.fsm.record(rel, b, EMPTY_PAGE_FREE);
         }
-        self.current_full = false;
         if let Some(cur) = self.current.take() {
-            let tag = BufferTag {
-                rel,
-                fork: ForkNumber::Main,
-                block: cur,
-            };
-            match bm.read_buffer_mode(tag, ReadMode::Normal, self.strategy.as_mut()) {
-                Ok(buf) => {
-                    let avail = buf.read().heap_free_space();
-                    drop(buf);
-                    fsm.record(rel, cur, avail);
-                }
-                Err(e) => {
-                    tracing::warn!("could not record free space of block {cur} of base/{rel}: {e}")
-                }
-            }
+            self.fsm.record(rel, cur, self.current_free);
         }
     }
 }
@@ -225,7 +252,7 @@ pub struct Hio<'a> {
     /// The buffer pool.
     pub bm: &'a BufMgr,
     /// The free space map.
-    pub fsm: &'a FreeSpaceMap,
+    pub fsm: &'a Arc<FreeSpaceMap>,
     /// Shared target blocks.
     pub targets: &'a TargetBlocks,
     /// `relation_extension`.
@@ -274,7 +301,13 @@ impl<'a> Hio<'a> {
         // Step 1: the operation's current page, or (bulk) the next page it
         // extended for itself, or the relation's target block.
         let mut target = None;
+        // A bulk insert past its first page never goes back to the shared
+        // target or the last page: those are other inserters' pages (a
+        // concurrent COPY's current or extended-for-itself page), where it
+        // would only wait for their content lock.
+        let mut shared_target = true;
         if let Some(b) = bulk.as_deref_mut() {
+            shared_target = b.rel.replace(rel).is_none();
             if b.current.is_some() && !b.current_full {
                 target = b.current;
             } else {
@@ -283,13 +316,15 @@ impl<'a> Hio<'a> {
                 target = b.pending.pop();
             }
         }
-        if target.is_none() {
+        if target.is_none() && shared_target {
             target = self.targets.get(rel);
             if target.is_none() && !self.targets.known(rel) && nblocks > 0 {
                 // First insert since start-up: the FSM is empty (see fsm.rs),
                 // so try the last page as PostgreSQL does without an FSM.
                 target = Some(BlockNumber(nblocks - 1));
             }
+            // From now on the FSM (which every insert feeds) knows better.
+            self.targets.mark_known(rel);
         }
         if target.is_none() {
             // Step 2: the FSM.
@@ -373,7 +408,7 @@ impl<'a> Hio<'a> {
         match bulk {
             Some(b) => {
                 // Ours to fill, in ascending block order (popped from the
-                // end); published in the FSM at the end of the batch.
+                // end); published in the FSM when the bulk insert ends.
                 b.already_extended_by += 1 + extra.len();
                 b.pending.extend(extra);
                 b.pending.sort_unstable_by(|a, c| c.cmp(a));
