@@ -953,18 +953,7 @@ impl BufMgr {
             return self.extend_locked(rel, fork, n as u32, Some(ext), strategy);
         }
         // Step 1: victims, with no lock held.
-        let mut victims: Vec<u32> = Vec::with_capacity(n);
-        while victims.len() < n {
-            match self.get_clean_victim(strategy.as_deref_mut()) {
-                Ok(id) => victims.push(id),
-                // Pin pressure: extend by what we could get.
-                Err(StorageError::NoUnpinnedBuffers) if !victims.is_empty() => break,
-                Err(e) => {
-                    self.release_victims(&victims);
-                    return Err(e);
-                }
-            }
-        }
+        let victims = self.get_clean_victims(n, strategy.as_deref_mut())?;
         // Step 2: under the extension lock.
         let ext = self.lock_extension(rel);
         let first = match self.smgr.nblocks(rel, fork) {
@@ -1151,40 +1140,174 @@ impl BufMgr {
             let Some(victim) = self.get_writable_victim(strategy.as_deref_mut())? else {
                 continue;
             };
-            let st = self.state(victim).load(Ordering::Acquire);
-            if st & BM_DIRTY != 0 {
-                if let Err(e) = self.flush_buffer(victim) {
-                    self.unpin(victim);
+            if let Err(e) = self.flush_buffer(victim) {
+                self.unpin(victim);
+                return Err(e);
+            }
+            if self.unmap_victim(victim) {
+                return Ok(victim);
+            }
+            self.unpin(victim);
+        }
+    }
+
+    /// Up to `n` victims as [`BufMgr::get_clean_victim`] makes them (fewer
+    /// under pin pressure, never none), for a bulk extension: all are taken
+    /// first, then the dirty ones are written out in runs of consecutive
+    /// blocks, one system call per run ([`BufMgr::flush_buffers`]) — a
+    /// COPY's ring hands back the pages it filled one ring ago, in block
+    /// order, so 64 victims are typically one 512 kB write instead of 64.
+    fn get_clean_victims(
+        &self,
+        n: usize,
+        mut strategy: Option<&mut BufferAccessStrategy>,
+    ) -> StorageResult<Vec<u32>> {
+        let mut got: Vec<u32> = Vec::with_capacity(n);
+        while got.len() < n {
+            match self.get_writable_victim(strategy.as_deref_mut()) {
+                Ok(Some(v)) => got.push(v),
+                Ok(None) => {}
+                // Pin pressure: extend by what we could get.
+                Err(StorageError::NoUnpinnedBuffers) if !got.is_empty() => break,
+                Err(e) => {
+                    self.release_victims(&got);
                     return Err(e);
                 }
             }
-            let st = self.state(victim).load(Ordering::Acquire);
-            let old_tag = self.tag_of(victim);
-            let old_valid = st & BM_TAG_VALID != 0;
-            let mut map = old_valid.then(|| self.mapping[Self::partition(&old_tag)].write());
-            let st = self.lock_header(victim);
-            // Pinned or dirtied again while we wrote it, or re-tagged before
-            // we looked: pick another.
-            if refcount(st) != 1
-                || st & (BM_DIRTY | BM_IO_IN_PROGRESS) != 0
-                || (st & BM_TAG_VALID != 0) != old_valid
-                || self.tag_of(victim) != old_tag
-            {
-                self.unlock_header(victim, st);
-                drop(map);
-                self.unpin(victim);
+        }
+        if let Err(e) = self.flush_buffers(&got) {
+            self.release_victims(&got);
+            return Err(e);
+        }
+        let mut clean: Vec<u32> = Vec::with_capacity(got.len());
+        for (i, &v) in got.iter().enumerate() {
+            if self.unmap_victim(v) {
+                clean.push(v);
                 continue;
             }
-            if let Some(m) = map.as_mut() {
-                m.remove(&old_tag);
-                self.evictions.fetch_add(1, Ordering::Relaxed);
+            // Pinned, dirtied or in use meanwhile: another one instead.
+            self.unpin(v);
+            match self.get_clean_victim(strategy.as_deref_mut()) {
+                Ok(r) => clean.push(r),
+                Err(StorageError::NoUnpinnedBuffers) if !clean.is_empty() => {}
+                Err(e) => {
+                    self.release_victims(&clean);
+                    self.release_victims(&got[i + 1..]);
+                    return Err(e);
+                }
             }
-            // Our pin, usage 1, mapped to nothing, contents invalid.
-            self.unlock_header(victim, REFCOUNT_ONE | USAGE_ONE);
-            drop(map);
-            self.pages[victim as usize].write().0.fill(0);
-            return Ok(victim);
         }
+        Ok(clean)
+    }
+
+    /// The second half of GetVictimBuffer for a victim we pinned and (if it
+    /// was dirty) wrote: removes it from the mapping table and zeroes it,
+    /// keeping our pin. False — nothing changed — when it cannot be used:
+    /// pinned by someone else, dirtied again or under IO meanwhile, or
+    /// re-tagged before we looked.
+    fn unmap_victim(&self, victim: u32) -> bool {
+        let st = self.state(victim).load(Ordering::Acquire);
+        let old_tag = self.tag_of(victim);
+        let old_valid = st & BM_TAG_VALID != 0;
+        let mut map = old_valid.then(|| self.mapping[Self::partition(&old_tag)].write());
+        let st = self.lock_header(victim);
+        if refcount(st) != 1
+            || st & (BM_DIRTY | BM_IO_IN_PROGRESS) != 0
+            || (st & BM_TAG_VALID != 0) != old_valid
+            || self.tag_of(victim) != old_tag
+        {
+            self.unlock_header(victim, st);
+            return false;
+        }
+        if let Some(m) = map.as_mut() {
+            m.remove(&old_tag);
+            self.evictions.fetch_add(1, Ordering::Relaxed);
+        }
+        // Our pin, usage 1, mapped to nothing, contents invalid.
+        self.unlock_header(victim, REFCOUNT_ONE | USAGE_ONE);
+        drop(map);
+        self.pages[victim as usize].write().0.fill(0);
+        true
+    }
+
+    /// FlushBuffer for several buffers we have pinned: the dirty ones are
+    /// written, WAL first, consecutive blocks of one fork in one
+    /// [`Smgr::write_run`]. A page whose content lock is not free at once
+    /// (someone is using the page) is skipped and stays dirty — its caller
+    /// then finds it unusable as a victim — so we never wait for one page
+    /// lock while holding another.
+    fn flush_buffers(&self, ids: &[u32]) -> StorageResult<()> {
+        // StartBufferIO(for output) on each dirty valid one not under IO.
+        let mut mine: Vec<(BufferTag, u32)> = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let st = self.lock_header(id);
+            if st & (BM_DIRTY | BM_VALID) != (BM_DIRTY | BM_VALID) || st & BM_IO_IN_PROGRESS != 0 {
+                self.unlock_header(id, st);
+                continue;
+            }
+            self.unlock_header(id, (st | BM_IO_IN_PROGRESS) & !BM_JUST_DIRTIED);
+            mine.push((self.tag_of(id), id));
+        }
+        mine.sort_unstable_by_key(|(t, _)| (t.rel.0, t.fork as u8, t.block.0));
+        let mut first_err = None;
+        let mut rest = mine.as_slice();
+        while let Some(&(tag, _)) = rest.first() {
+            let len = rest
+                .iter()
+                .enumerate()
+                .take(super::smgr::WRITE_RUN_MAX)
+                .take_while(|(k, (t, _))| {
+                    t.rel == tag.rel && t.fork == tag.fork && t.block.0 == tag.block.0 + *k as u32
+                })
+                .count();
+            let (run, tail) = rest.split_at(len);
+            rest = tail;
+            // Share locks, taken without waiting; the run is cut at the
+            // first page that is busy (that one's IO ends unwritten).
+            let mut pages = Vec::with_capacity(run.len());
+            for &(_, id) in run {
+                match self.pages[id as usize].try_read() {
+                    Some(g) => pages.push(g),
+                    None => break,
+                }
+            }
+            let written = pages.len();
+            let res = if written == 0 {
+                Ok(())
+            } else {
+                let lsn = pages.iter().map(|p| p.lsn()).max().unwrap_or_default();
+                let wal = self.wal.read().clone();
+                wal.flush_upto(lsn)
+                    .map_err(|message| StorageError::WalFlush { lsn, message })
+                    .and_then(|()| {
+                        let raw: Vec<&[u8; crate::types::BLCKSZ]> =
+                            pages.iter().map(|p| &p.0).collect();
+                        self.smgr.write_run(tag.rel, tag.fork, tag.block, &raw)
+                    })
+            };
+            drop(pages);
+            for (k, &(_, id)) in run.iter().enumerate() {
+                if k >= written {
+                    // Busy: not written, still dirty, IO over.
+                    self.terminate_io(id, 0, 0, false);
+                } else if res.is_ok() {
+                    self.writes.fetch_add(1, Ordering::Relaxed);
+                    self.terminate_io(id, 0, BM_IO_ERROR, true);
+                } else {
+                    self.terminate_io(id, BM_IO_ERROR, 0, false);
+                }
+            }
+            if let Err(e) = res {
+                tracing::warn!(
+                    "could not write blocks {}..{} of relation base/{}: {e}",
+                    tag.block,
+                    tag.block.0 + written as u32,
+                    tag.rel
+                );
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
     }
 
     /// Gives back victims of [`BufMgr::get_clean_victim`] that were not
