@@ -942,7 +942,7 @@ impl BufMgr {
         fork: ForkNumber,
         n: usize,
         flags: ExtendFlags,
-        mut strategy: Option<&mut BufferAccessStrategy>,
+        strategy: Option<&mut BufferAccessStrategy>,
     ) -> StorageResult<(BlockNumber, Vec<LockedBuffer<'_>>)> {
         // With a ring, never more pages than it has slots: the victims of
         // one extension must not push each other out of the ring.
@@ -953,7 +953,7 @@ impl BufMgr {
             return self.extend_locked(rel, fork, n as u32, Some(ext), strategy);
         }
         // Step 1: victims, with no lock held.
-        let victims = self.get_clean_victims(n, strategy.as_deref_mut())?;
+        let victims = self.get_clean_victims(n, strategy)?;
         // Step 2: under the extension lock.
         let ext = self.lock_extension(rel);
         let first = match self.smgr.nblocks(rel, fork) {
