@@ -914,7 +914,8 @@ impl BufMgr {
     /// The steps (PostgreSQL 16's ExtendBufferedRelShared):
     ///
     /// 1. *No lock held*: take `n` victim buffers, write the dirty ones out
-    ///    (WAL flushed up to their page LSN first), remove them from the
+    ///    (WAL flushed up to their page LSN first; consecutive blocks in one
+    ///    system call, [`BufMgr::get_clean_victims`]), remove them from the
     ///    mapping table and zero them. They are pinned by us alone and
     ///    mapped to nothing, so nobody else can reach them.
     /// 2. *Under the relation extension lock*: read the relation's size,
