@@ -72,7 +72,7 @@
 //! other core sat idle.
 //!
 //! **Segments.** A round creates segment files on first use (zero-filled,
-//! see `segment`); once the current one is half used the flusher thread
+//! see `segment`); as soon as the current one is in use the flusher thread
 //! pre-allocates the next — asked by a committer's round, after it woke its
 //! waiters — so a commit rarely waits for a zero-fill. Pre-allocation holds
 //! the `create` lock, not the round lock, so rounds go on during the
@@ -762,12 +762,32 @@ fn fail(sh: &Shared, msg: String) {
     sh.space_cv.notify_all();
 }
 
+/// What woke the flusher thread.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Work {
+    /// Write and sync what is pending (then pre-allocate if due).
+    Round,
+    /// Only create the next segment.
+    Preallocate,
+    /// A last round, then exit.
+    Shutdown,
+}
+
 impl Flusher {
     fn run(self) {
         let shared = Arc::clone(&self.shared);
         // A panic here (a bug) must not leave committers waiting forever.
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
-            let shutdown = self.wait_for_work();
+            let work = self.wait_for_work();
+            if work == Work::Preallocate {
+                // Asked by a committer's round: only the zero-fill (its
+                // rounds are the committers' own to lead).
+                if let Err(e) = preallocate(&shared) {
+                    return Err(format!("could not create WAL segment: {e}"));
+                }
+                continue;
+            }
+            let shutdown = work == Work::Shutdown;
             let mut st = shared.round.lock();
             let written = shared.write_lsn.load(Ordering::Acquire);
             let r = round(&shared, &mut st);
@@ -800,24 +820,24 @@ impl Flusher {
     }
 
     /// Sleeps until there is something to write and a reason to write it
-    /// now (a flush request, the writer delay elapsed, a segment to
-    /// pre-allocate, or shutdown). Returns true on shutdown.
-    fn wait_for_work(&self) -> bool {
+    /// now (a flush request, the writer delay elapsed), a segment to
+    /// pre-allocate, or shutdown.
+    fn wait_for_work(&self) -> Work {
         let sh = &*self.shared;
         let mut sig = sh.signal.lock();
         let mut timed_out = false;
         loop {
             if sig.shutdown {
-                return true;
+                return Work::Shutdown;
             }
             let paused = sh.paused.load(Ordering::Acquire);
-            if std::mem::take(&mut sig.prealloc) && !paused {
-                return false;
-            }
             let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
             let pending = Lsn(sh.insert_lsn.load(Ordering::Acquire)) > flushed;
             if !paused && pending && (sig.requested > flushed || timed_out) {
-                return false;
+                return Work::Round;
+            }
+            if std::mem::take(&mut sig.prealloc) && !paused {
+                return Work::Preallocate;
             }
             timed_out = sh
                 .signal_cv
@@ -830,7 +850,7 @@ impl Flusher {
 /// One round: takes the pending buffer, writes it, syncs it and publishes
 /// the new flushed LSN; the caller wakes the waiters with [`end_round`]
 /// once it lets go of the round lock. Returns whether the next segment
-/// should now be pre-allocated (the current one is half used).
+/// should now be pre-allocated (it does not exist yet).
 fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
     let (buf, start) = {
         let mut ins = sh.insert.lock();
@@ -872,13 +892,15 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
     Ok(needs_prealloc(sh))
 }
 
-/// True once the current segment is half used and the next one does not
-/// exist yet.
+/// True once the next segment does not exist yet: a whole segment ahead.
+/// (Until session 5 it waited for the current one to be half used: a
+/// zero-fill takes 25–50 ms here, about the time a bulk load needs to
+/// write half a segment, so a COPY made a third of its segments on the
+/// flush path itself — under the round lock, stalling every commit.)
 fn needs_prealloc(sh: &Shared) -> bool {
     let seg = sh.opts.segment_size;
     let end = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
-    end.segment_offset(seg) > seg / 2
-        && sh.prealloc.load(Ordering::Acquire) <= end.segment_number(seg)
+    sh.prealloc.load(Ordering::Acquire) <= end.segment_number(seg)
 }
 
 /// Creates the next segment ahead of need, so a commit rarely waits for a

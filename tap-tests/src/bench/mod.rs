@@ -69,6 +69,9 @@ pub struct Settings {
     pub max_connections: u32,
     /// `max_prepared_transactions`: at least the 2PC script's client count.
     pub max_prepared_transactions: u32,
+    /// Start a streaming standby beside each primary (`--no-standby`: the
+    /// primaries alone, as the seed's COPY experiment ran).
+    pub standby: bool,
 }
 
 impl Settings {
@@ -203,6 +206,7 @@ impl RunConfig {
             synchronous_commit: true,
             max_connections: max_idle + 300,
             max_prepared_transactions: 100,
+            standby: true,
         }
     }
 

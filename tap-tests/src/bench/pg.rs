@@ -164,6 +164,10 @@ impl PgPair {
         pair.pg_ctl_start(false)?;
 
         // 3. The standby: base backup with -R, own port, start.
+        if !settings.standby {
+            pair.standby = Err("not started (--no-standby)".to_string());
+            return Ok(pair);
+        }
         let standby = PgServer {
             data_dir: root.join("standby"),
             log_path: root.join("standby.log"),

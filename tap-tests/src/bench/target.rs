@@ -146,7 +146,12 @@ impl Target {
                     host: node.host().to_string(),
                     port: node.port(),
                 };
-                let (standby, standby_node) = match start_hotpair_standby(&node, settings) {
+                let started = if settings.standby {
+                    start_hotpair_standby(&node, settings)
+                } else {
+                    Err("standby: not started (--no-standby)".to_string())
+                };
+                let (standby, standby_node) = match started {
                     Ok(s) => {
                         let id = s.pid().map(|p| cleanup::register(Action::Kill(p)));
                         let ep = Endpoint {
@@ -156,7 +161,9 @@ impl Target {
                         (Ok(ep), Some(Box::new((s, id))))
                     }
                     Err(e) => {
-                        eprintln!("bench: {e}");
+                        if settings.standby {
+                            eprintln!("bench: {e}");
+                        }
                         (Err(e), None)
                     }
                 };

@@ -84,6 +84,11 @@ struct Args {
     #[arg(long)]
     skip_postgres: bool,
 
+    /// Start the primaries without their standbys (the seed's COPY
+    /// experiment ran one server; standby workloads then report skips).
+    #[arg(long)]
+    no_standby: bool,
+
     /// Keep the work directory (data directories and logs) at the end.
     #[arg(long)]
     keep: bool,
@@ -212,7 +217,8 @@ fn main() -> ExitCode {
         cfg.select_clients = args.clients.iter().map(|&c| c.max(1)).collect();
     }
     cfg.select_rounds = args.rounds.max(1);
-    let settings = cfg.settings();
+    let mut settings = cfg.settings();
+    settings.standby = !args.no_standby;
     let machine = sysinfo::Machine::read();
     let pgbench_path = pgbench::pgbench_path();
     let pgbench_version = pgbench_path
@@ -254,8 +260,13 @@ fn main() -> ExitCode {
             pgbench_version
         ),
         format!(
-            "settings (both): {}",
-            settings.conf_lines().trim().replace('\n', ", ")
+            "settings (both): {}{}",
+            settings.conf_lines().trim().replace('\n', ", "),
+            if settings.standby {
+                ""
+            } else {
+                "; no standbys (--no-standby)"
+            }
         ),
         format!(
             "pgbench: -n -T {} -j min(clients,2), scale {}, TCP 127.0.0.1; open-file limit {}",
