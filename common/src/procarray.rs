@@ -975,6 +975,22 @@ impl ProcArray {
         TransactionId(m)
     }
 
+    /// GetConflictingVirtualXIDs: the procs whose published xmin is valid
+    /// and `<= limit` — their snapshots may still see row versions removed
+    /// up to `limit` (standby_conflict.rs). Allocates only when some proc
+    /// conflicts.
+    pub fn conflicting_procs(&self, limit: TransactionId) -> Vec<ProcNumber> {
+        let st = self.state.read();
+        let mut out = Vec::new();
+        for &procno in &st.pgprocnos {
+            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            if xm != 0 && xm <= limit.0 {
+                out.push(ProcNumber(procno));
+            }
+        }
+        out
+    }
+
     /// Drops subtrans entries no snapshot can ask about any more.
     pub fn truncate_subtrans(&self) {
         let oldest = self.oldest_xmin();

@@ -55,6 +55,7 @@ use crate::sql::planner::{bind_defaults, is_plannable, plan_query, plan_statemen
 use crate::sql::types::SqlType;
 use crate::sql::utility::{canonical_name, SessionSettings, REPORTED};
 use crate::sql::value::Value;
+use crate::standby_conflict::ConflictSignal;
 use crate::types::{Oid, RelFileId, TransactionId};
 use crate::xact::{TxStatus, Xact};
 
@@ -200,6 +201,9 @@ pub struct Session {
     xact: Xact,
     settings: SessionSettings,
     cancel: Arc<AtomicBool>,
+    /// How standby replay cancels this session on a snapshot conflict
+    /// (standby_conflict.rs); unregistered on drop.
+    conflict: Arc<ConflictSignal>,
     backend_pid: i32,
     /// transaction_timestamp() of the current transaction.
     xact_ts: i64,
@@ -326,11 +330,14 @@ impl Session {
         if database.is_empty() {
             database = user.clone();
         }
+        let cancel = Arc::new(AtomicBool::new(false));
+        let conflict = db.standby_conflicts.register(xact.proc(), cancel.clone());
         let mut s = Session {
             db,
             xact,
             settings,
-            cancel: Arc::new(AtomicBool::new(false)),
+            cancel,
+            conflict,
             backend_pid: 0,
             xact_ts: now_usecs(),
             stmt_ts: now_usecs(),
@@ -564,9 +571,39 @@ impl Session {
             }
             Err(e) => {
                 self.fail_statement();
-                Err(e)
+                Err(self.conflict_or(e))
             }
         }
+    }
+
+    /// A cancel that standby replay sent (a snapshot conflict) fails the
+    /// statement with the conflict's 40001 instead of 57014, as
+    /// ProcessInterrupts does when RecoveryConflictPending is set.
+    fn conflict_or(&self, e: PgError) -> PgError {
+        if e.code == sqlstate::QUERY_CANCELED && self.conflict.take_pending() {
+            self.db.standby_conflicts.count_snapshot_conflict();
+            tracing::debug!("statement cancelled by a snapshot conflict with recovery");
+            return crate::standby_conflict::statement_conflict_error();
+        }
+        e
+    }
+
+    /// Replay signalled a snapshot conflict while the client owes its next
+    /// command: a session inside a transaction block (whose snapshot may
+    /// be the conflicting one) is ended with FATAL 40001; otherwise — no
+    /// transaction, or a failed block that already released its snapshot —
+    /// nothing is needed (PostgreSQL's RecoveryConflictInterrupt ignores it).
+    pub fn idle_interrupt(&mut self) -> Option<PgError> {
+        if !self.conflict.take_pending() || self.tx_status() != TxStatus::InBlock {
+            return None;
+        }
+        self.db.standby_conflicts.count_snapshot_conflict();
+        Some(crate::standby_conflict::session_conflict_error())
+    }
+
+    /// What wakes the protocol loop when replay signals a conflict.
+    pub fn conflict_signal(&self) -> Arc<ConflictSignal> {
+        self.conflict.clone()
     }
 
     /// Error cleanup of a statement that started.
@@ -1411,6 +1448,7 @@ impl Drop for Session {
     /// DDL is undone too (a table it created must not linger, holding its
     /// name, until the next restart).
     fn drop(&mut self) {
+        self.db.standby_conflicts.unregister(&self.conflict);
         if self.xact.in_transaction() {
             let _ = self.xact.rollback();
             self.settle_xact(false);
