@@ -150,6 +150,9 @@ impl Database {
             next_xid = db.procarray.next_xid().0,
             "database opened"
         );
+        // Slots keep their standbys' xmins across restarts: the horizon
+        // holds them before the first session or standby arrives.
+        crate::replication::update_replication_xmin(&db);
         let db = Arc::new(db);
         checkpointer::start(&db).map_err(|e| {
             PgError::new(

@@ -232,6 +232,11 @@ pub struct ProcArray {
     free: Mutex<FreeProcs>,
     subtrans: SubTrans,
     lmgr: LockManager,
+    /// procArray->replication_slot_xmin, widened to every xmin replication
+    /// holds: the oldest of the standbys' hot-standby feedback xmins and the
+    /// slots' xmins (0: none). Set by [`ProcArray::set_replication_xmin`];
+    /// read only by [`ProcArray::oldest_xmin`].
+    replication_xmin: AtomicU64,
 }
 
 impl ProcArray {
@@ -265,6 +270,7 @@ impl ProcArray {
             }),
             subtrans: SubTrans::new(),
             lmgr: LockManager::new(max_procs),
+            replication_xmin: AtomicU64::new(0),
         }
     }
 
@@ -952,13 +958,18 @@ impl ProcArray {
                 .is_ok()
     }
 
-    /// Oldest xid any running transaction or snapshot may still need
-    /// (ComputeXidHorizons without slots/feedback): the minimum over running
-    /// xids and procs' xmins, or `latest_completed_xid + 1`. Reads every
-    /// proc's xmin — for vacuum and pruning, never for snapshots.
+    /// Oldest xid any running transaction or snapshot may still need — the
+    /// one horizon (ComputeXidHorizons): the minimum over running xids,
+    /// procs' xmins, KnownAssignedXids and the replication xmin (standbys'
+    /// hot-standby feedback, slots), or `latest_completed_xid + 1`. Reads
+    /// every proc's xmin — for vacuum and pruning, never for snapshots.
     pub fn oldest_xmin(&self) -> TransactionId {
         let st = self.state.read();
         let mut m = st.latest_completed_xid.0 + 1;
+        let repl = self.replication_xmin.load(RELAXED);
+        if repl != 0 {
+            m = m.min(repl);
+        }
         for (off, &procno) in st.pgprocnos.iter().enumerate() {
             let x = self.xids[off].load(RELAXED);
             if x != 0 {
@@ -971,6 +982,34 @@ impl ProcArray {
         }
         if let Some(x) = st.known_assigned_xids.first() {
             m = m.min(x.0);
+        }
+        TransactionId(m)
+    }
+
+    /// ProcArraySetReplicationSlotXmin: the oldest xmin replication holds
+    /// (hot-standby feedback of the walsenders, slots' xmins; INVALID:
+    /// none). Computed by `replication::update_replication_xmin`.
+    pub fn set_replication_xmin(&self, xmin: TransactionId) {
+        self.replication_xmin.store(xmin.0, RELAXED);
+    }
+
+    /// What [`ProcArray::set_replication_xmin`] last set.
+    pub fn replication_xmin(&self) -> TransactionId {
+        TransactionId(self.replication_xmin.load(RELAXED))
+    }
+
+    /// The oldest xmin of this node's sessions (INVALID: no session holds
+    /// a snapshot) — what a standby's hot-standby feedback reports. Unlike
+    /// [`ProcArray::oldest_xmin`] it leaves out KnownAssignedXids: the
+    /// primary's horizon already holds its own running transactions.
+    pub fn oldest_session_xmin(&self) -> TransactionId {
+        let st = self.state.read();
+        let mut m = 0u64;
+        for &procno in &st.pgprocnos {
+            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            if xm != 0 && (m == 0 || xm < m) {
+                m = xm;
+            }
         }
         TransactionId(m)
     }
