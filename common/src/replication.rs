@@ -497,6 +497,9 @@ pub struct ReplicationState {
     receiver: Mutex<Option<WalRcvStat>>,
     /// Replication slots.
     pub slots: SlotManager,
+    /// Standby queries cancelled (or sessions ended) by snapshot conflicts
+    /// with replay (`pg_stat_database_conflicts.confl_snapshot`).
+    confl_snapshot: AtomicU64,
     /// The node's WAL writer, once opened (primary: by WAL start-up;
     /// standby: by the walreceiver's start-up), for the walsender, base
     /// backups and the `pg_*_lsn()` functions.
@@ -515,6 +518,7 @@ impl ReplicationState {
             walsenders: Mutex::new(Vec::new()),
             receiver: Mutex::new(None),
             slots: SlotManager::open(data_dir)?,
+            confl_snapshot: AtomicU64::new(0),
             wal: parking_lot::RwLock::new(None),
         })
     }
@@ -615,6 +619,11 @@ impl ReplicationState {
         }
     }
 
+    /// Counts a snapshot conflict a standby session acted on.
+    pub fn count_snapshot_conflict(&self) {
+        self.confl_snapshot.fetch_add(1, RELAXED);
+    }
+
     /// The oldest xmin replication holds: walsenders' feedback xmins
     /// (standbys without a slot) and slots' xmins (0: none).
     pub fn required_xmin(&self) -> u64 {
@@ -704,6 +713,21 @@ impl ReplicationState {
                     })
                     .collect(),
             ),
+            // One database: the row PostgreSQL shows for `postgres`. Only
+            // snapshot conflicts exist here (no tablespaces, no replayed
+            // locks, no buffer-pin or deadlock waits in replay).
+            PG_STAT_DATABASE_CONFLICTS => {
+                let int = |v: u64| Value::Int8(i64::try_from(v).unwrap_or(i64::MAX));
+                Some(vec![vec![
+                    Value::Oid(5),
+                    text("postgres"),
+                    int(0),
+                    int(0),
+                    int(self.confl_snapshot.load(RELAXED)),
+                    int(0),
+                    int(0),
+                ]])
+            }
             PG_STAT_WAL_RECEIVER => Some(
                 self.receiver
                     .lock()
@@ -832,6 +856,8 @@ pub const PG_STAT_REPLICATION: &str = "pg_stat_replication";
 pub const PG_REPLICATION_SLOTS: &str = "pg_replication_slots";
 /// `pg_stat_wal_receiver`.
 pub const PG_STAT_WAL_RECEIVER: &str = "pg_stat_wal_receiver";
+/// `pg_stat_database_conflicts`.
+pub const PG_STAT_DATABASE_CONFLICTS: &str = "pg_stat_database_conflicts";
 
 /// Columns of a system view (None: `name` is not one). Lags are shown as
 /// interval text (`00:00:00.001234`); there is no interval type.
@@ -859,6 +885,15 @@ pub fn view_columns(name: &str) -> Option<&'static [(&'static str, SqlType)]> {
             ("active", T::Bool),
             ("xmin", T::Xid),
             ("restart_lsn", T::PgLsn),
+        ]),
+        PG_STAT_DATABASE_CONFLICTS => Some(&[
+            ("datid", T::Oid),
+            ("datname", T::Name),
+            ("confl_tablespace", T::Int8),
+            ("confl_lock", T::Int8),
+            ("confl_snapshot", T::Int8),
+            ("confl_bufferpin", T::Int8),
+            ("confl_deadlock", T::Int8),
         ]),
         PG_STAT_WAL_RECEIVER => Some(&[
             ("pid", T::Int4),
@@ -1020,6 +1055,7 @@ mod tests {
             PG_STAT_REPLICATION,
             PG_REPLICATION_SLOTS,
             PG_STAT_WAL_RECEIVER,
+            PG_STAT_DATABASE_CONFLICTS,
         ] {
             let rows = st.view_rows(v).unwrap();
             assert_eq!(rows.len(), 1, "{v}");

@@ -67,7 +67,7 @@
 //! the procarray is read with its own locks, never while holding it.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -144,14 +144,14 @@ impl ConflictSignal {
     }
 }
 
-/// The node's conflict state: registered sessions, the WAL receipt time,
-/// the counters of `pg_stat_database_conflicts`.
+/// The node's conflict state: registered sessions and the WAL receipt
+/// time (the counter of `pg_stat_database_conflicts` lives in
+/// [`crate::replication::ReplicationState`] with the other views' data).
 #[derive(Default)]
 pub struct StandbyConflicts {
     sessions: Mutex<HashMap<u32, Arc<ConflictSignal>>>,
     /// When the startup process last found newly received WAL.
     receipt: Mutex<Option<Instant>>,
-    confl_snapshot: AtomicU64,
 }
 
 impl StandbyConflicts {
@@ -190,16 +190,6 @@ impl StandbyConflicts {
     /// (XLogReceiptTime).
     pub fn note_wal_received(&self, at: Instant) {
         *self.receipt.lock() = Some(at);
-    }
-
-    /// Counts a snapshot conflict a session acted on.
-    pub fn count_snapshot_conflict(&self) {
-        self.confl_snapshot.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// `pg_stat_database_conflicts.confl_snapshot`.
-    pub fn snapshot_conflicts(&self) -> u64 {
-        self.confl_snapshot.load(Ordering::Relaxed)
     }
 }
 

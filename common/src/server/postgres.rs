@@ -405,7 +405,10 @@ async fn finish(wire: &mut Wire, close: Close, peer: SocketAddr) {
         Close::Protocol(e) => {
             let pg = e.to_pg_error();
             // PostgreSQL logs these as the FATAL it sends the client.
-            error!(fatal = true, "{} (client {peer})", pg.message);
+            match &pg.detail {
+                Some(d) => error!(fatal = true, "{} (client {peer})\nDETAIL:  {d}", pg.message),
+                None => error!(fatal = true, "{} (client {peer})", pg.message),
+            }
             wire.goodbye(&pg).await;
         }
         Close::Shutdown => {
@@ -679,10 +682,7 @@ impl<B: Backend> SessionLoop<B> {
             {
                 Input::Msg(m) => m,
                 Input::Interrupt => match self.backend.idle_interrupt() {
-                    Some(e) => {
-                        info!("{}", e.message);
-                        return Err(Close::Protocol(ProtocolError::Fatal(e)));
-                    }
+                    Some(e) => return Err(Close::Protocol(ProtocolError::Fatal(e))),
                     None => continue,
                 },
                 Input::Bad(e) => {

@@ -581,9 +581,16 @@ impl Session {
     /// ProcessInterrupts does when RecoveryConflictPending is set.
     fn conflict_or(&self, e: PgError) -> PgError {
         if e.code == sqlstate::QUERY_CANCELED && self.conflict.take_pending() {
-            self.db.standby_conflicts.count_snapshot_conflict();
-            tracing::debug!("statement cancelled by a snapshot conflict with recovery");
-            return crate::standby_conflict::statement_conflict_error();
+            self.db.replication.count_snapshot_conflict();
+            let e = crate::standby_conflict::statement_conflict_error();
+            // PostgreSQL logs the ERROR with its DETAIL (031_recovery_conflict
+            // waits for that line).
+            tracing::error!(
+                "{}\nDETAIL:  {}",
+                e.message,
+                crate::standby_conflict::SNAPSHOT_CONFLICT_DETAIL
+            );
+            return e;
         }
         e
     }
@@ -597,7 +604,7 @@ impl Session {
         if !self.conflict.take_pending() || self.tx_status() != TxStatus::InBlock {
             return None;
         }
-        self.db.standby_conflicts.count_snapshot_conflict();
+        self.db.replication.count_snapshot_conflict();
         Some(crate::standby_conflict::session_conflict_error())
     }
 
