@@ -232,6 +232,9 @@ pub struct ProcArray {
     free: Mutex<FreeProcs>,
     subtrans: SubTrans,
     lmgr: LockManager,
+    /// GlobalVis: the last [`ProcArray::oldest_xmin`] computed for pruning
+    /// (see [`ProcArray::prune_horizon`]).
+    vis_horizon: AtomicU64,
 }
 
 impl ProcArray {
@@ -265,6 +268,7 @@ impl ProcArray {
             }),
             subtrans: SubTrans::new(),
             lmgr: LockManager::new(max_procs),
+            vis_horizon: AtomicU64::new(0),
         }
     }
 
@@ -973,6 +977,31 @@ impl ProcArray {
             m = m.min(x.0);
         }
         TransactionId(m)
+    }
+
+    /// The removable horizon for pruning a page whose oldest deleter is
+    /// `xid` (GlobalVisTestIsRemovableXid): `Some(horizon)` if `xid` is
+    /// below it, `None` if some snapshot may still need `xid`'s versions.
+    ///
+    /// A cached bound answers first with one atomic load: the last
+    /// [`ProcArray::oldest_xmin`]. It stays a safe answer because the
+    /// horizon of local snapshots never moves back — a new snapshot's xmin
+    /// is at least the oldest xid running when it is taken, and every xid
+    /// assigned later is above `latest_completed_xid`. Only when `xid` is
+    /// not below the cached bound is the accurate value recomputed (reading
+    /// every proc's xmin) and cached — stored as computed, so a horizon that
+    /// other nodes hold back (standby feedback, slots: whatever
+    /// `oldest_xmin` counts) takes effect at the next recompute. Callers
+    /// ask only for pages that look worth pruning, so the recompute is rare
+    /// on read-mostly work.
+    pub fn prune_horizon(&self, xid: TransactionId) -> Option<TransactionId> {
+        let cached = self.vis_horizon.load(RELAXED);
+        if xid.0 < cached {
+            return Some(TransactionId(cached));
+        }
+        let h = self.oldest_xmin();
+        self.vis_horizon.store(h.0, RELAXED);
+        (xid < h).then_some(h)
     }
 
     /// Drops subtrans entries no snapshot can ask about any more.
