@@ -154,6 +154,17 @@ impl Database {
         // holds them before the first session or standby arrives.
         crate::replication::update_replication_xmin(&db);
         let db = Arc::new(db);
+        // Pruning removes index entries through the SQL layer; a primary
+        // prunes from here on, a standby only once promoted.
+        let weak = Arc::downgrade(&db);
+        db.heap
+            .set_prune_index_hook(Box::new(move |rel, items| match weak.upgrade() {
+                Some(db) => crate::sql::ddl::unindex_pruned_tuples(&db, rel, items, false),
+                None => Ok(false),
+            }));
+        if role == Role::Primary {
+            db.heap.enable_pruning();
+        }
         checkpointer::start(&db).map_err(|e| {
             PgError::new(
                 sqlstate::IO_ERROR,
@@ -223,6 +234,8 @@ impl Database {
         );
         checkpointer::create_checkpoint(self, CheckpointKind::EndOfRecovery)?;
         self.replication.end_recovery();
+        // Pages now change by this node's own writes: pruning may too.
+        self.heap.enable_pruning();
         // Creations of the transactions the old primary left running (just
         // marked aborted) are removed, WAL-logged like any DDL.
         crate::sql::ddl::resolve_uncommitted_ddl(self)?;
@@ -271,9 +284,19 @@ impl Database {
         Ok(())
     }
 
-    /// VACUUM's index part: removes index entries whose heap version is
-    /// dead to every snapshot (`tables` empty: all tables).
-    pub fn vacuum_indexes(&self, tables: &[String]) -> PgResult<()> {
+    /// VACUUM (`tables` empty: all tables). For each table, under its
+    /// shared relation lock:
+    ///
+    /// 1. the heap pass ([`Heap::vacuum_relation`]): every page pruned
+    ///    against the current horizon — dead versions lose their index
+    ///    entries and their line pointers become reusable — and every
+    ///    page's free space recorded in the FSM, so inserts reuse it;
+    /// 2. the index pass: entries whose version is dead to everyone but
+    ///    was not removed (its page could not be pruned — a concurrent
+    ///    index build) or is gone already are dropped.
+    ///
+    /// Returns the number of versions removed.
+    pub fn vacuum(&self, tables: &[String]) -> PgResult<usize> {
         let list = if tables.is_empty() {
             self.catalog.tables()
         } else {
@@ -283,11 +306,22 @@ impl Database {
                 .collect::<PgResult<Vec<_>>>()?
         };
         let horizon = self.procarray.oldest_xmin();
+        let mut removed = 0;
         for t in list {
             let _lock = t.lock.shared();
             if t.check_not_dropped().is_err() {
                 continue;
             }
+            let st = self
+                .heap
+                .vacuum_relation(t.rel, horizon, &self.clog, &self.procarray)?;
+            removed += st.removed;
+            tracing::debug!(
+                "vacuum of \"{}\": removed {} dead row versions, {} are dead but not yet removable",
+                t.name,
+                st.removed,
+                st.recently_dead
+            );
             for ix in t.indexes.list() {
                 let mut entries: Vec<(Vec<u8>, crate::types::ItemPointer)> = Vec::new();
                 ix.index.range(
@@ -305,7 +339,7 @@ impl Database {
                 }
             }
         }
-        Ok(())
+        Ok(removed)
     }
 }
 

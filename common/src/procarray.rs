@@ -237,6 +237,9 @@ pub struct ProcArray {
     /// slots' xmins (0: none). Set by [`ProcArray::set_replication_xmin`];
     /// read only by [`ProcArray::oldest_xmin`].
     replication_xmin: AtomicU64,
+    /// GlobalVis: the last [`ProcArray::oldest_xmin`] computed for pruning
+    /// (see [`ProcArray::prune_horizon`]).
+    vis_horizon: AtomicU64,
 }
 
 impl ProcArray {
@@ -271,6 +274,7 @@ impl ProcArray {
             subtrans: SubTrans::new(),
             lmgr: LockManager::new(max_procs),
             replication_xmin: AtomicU64::new(0),
+            vis_horizon: AtomicU64::new(0),
         }
     }
 
@@ -991,6 +995,13 @@ impl ProcArray {
     /// none). Computed by `replication::update_replication_xmin`.
     pub fn set_replication_xmin(&self, xmin: TransactionId) {
         self.replication_xmin.store(xmin.0, RELAXED);
+        // Feedback may hold back more than the cached pruning bound
+        // allows (a standby's snapshot older than what local snapshots
+        // need): lower the bound now, or pruning would go on trusting it
+        // until its next recompute.
+        if xmin.is_valid() {
+            self.vis_horizon.fetch_min(xmin.0, RELAXED);
+        }
     }
 
     /// What [`ProcArray::set_replication_xmin`] last set.
@@ -1028,6 +1039,31 @@ impl ProcArray {
             }
         }
         out
+    }
+
+    /// The removable horizon for pruning a page whose oldest deleter is
+    /// `xid` (GlobalVisTestIsRemovableXid): `Some(horizon)` if `xid` is
+    /// below it, `None` if some snapshot may still need `xid`'s versions.
+    ///
+    /// A cached bound answers first with one atomic load: the last
+    /// [`ProcArray::oldest_xmin`]. It stays a safe answer because the
+    /// horizon of local snapshots never moves back — a new snapshot's xmin
+    /// is at least the oldest xid running when it is taken, and every xid
+    /// assigned later is above `latest_completed_xid`. Only when `xid` is
+    /// not below the cached bound is the accurate value recomputed (reading
+    /// every proc's xmin) and cached — stored as computed, so a horizon that
+    /// other nodes hold back (standby feedback, slots: whatever
+    /// `oldest_xmin` counts) takes effect at the next recompute. Callers
+    /// ask only for pages that look worth pruning, so the recompute is rare
+    /// on read-mostly work.
+    pub fn prune_horizon(&self, xid: TransactionId) -> Option<TransactionId> {
+        let cached = self.vis_horizon.load(RELAXED);
+        if xid.0 < cached {
+            return Some(TransactionId(cached));
+        }
+        let h = self.oldest_xmin();
+        self.vis_horizon.store(h.0, RELAXED);
+        (xid < h).then_some(h)
     }
 
     /// Drops subtrans entries no snapshot can ask about any more.

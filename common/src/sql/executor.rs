@@ -414,37 +414,17 @@ pub fn dead_to_all(
     }
 }
 
-/// [`dead_to_all`] for a tuple header already in hand.
+/// [`dead_to_all`] for a tuple header already in hand
+/// ([`crate::visibility::satisfies_vacuum`] says Dead).
 pub fn header_dead_to_all(
     db: &Database,
     h: &crate::storage::htup::TupleHeader,
     horizon: TransactionId,
 ) -> PgResult<bool> {
-    use crate::clog::XidStatus;
-    use crate::storage::htup::{XMAX_COMMITTED, XMAX_LOCK_ONLY, XMIN_COMMITTED, XMIN_INVALID};
-    let (xmin, xmax, infomask, frozen, xmax_invalid) = (
-        h.xmin,
-        h.xmax,
-        h.infomask,
-        h.xmin_frozen(),
-        h.xmax_is_invalid(),
-    );
-    if infomask & XMIN_INVALID != 0 {
-        return Ok(true);
-    }
-    if !frozen && infomask & XMIN_COMMITTED == 0 {
-        match db.clog.get_status(xmin) {
-            XidStatus::Committed => {}
-            XidStatus::Aborted => return Ok(!db.procarray.xid_is_running(xmin)),
-            _ => return Ok(false),
-        }
-    }
-    if xmax_invalid || infomask & XMAX_LOCK_ONLY != 0 || !xmax.is_valid() {
-        return Ok(false);
-    }
-    let committed =
-        infomask & XMAX_COMMITTED != 0 || db.clog.get_status(xmax) == XidStatus::Committed;
-    Ok(committed && xmax < horizon)
+    Ok(matches!(
+        crate::visibility::satisfies_vacuum(h, horizon, &db.clog, &db.procarray),
+        crate::visibility::VacuumState::Dead { .. }
+    ))
 }
 
 /// Runs `f` for every row of `table` that `vis` sees and `filter` accepts,

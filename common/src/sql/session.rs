@@ -858,7 +858,7 @@ impl Session {
                     self.visible_table(t)?;
                 }
                 if is_vacuum {
-                    self.db.vacuum_indexes(tables)?;
+                    self.db.vacuum(tables)?;
                 }
                 done(if is_vacuum { "VACUUM" } else { "ANALYZE" })
             }

@@ -60,6 +60,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::bufmgr::{
@@ -75,7 +76,10 @@ use crate::error::PgResult;
 use crate::types::{
     BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
 };
-use crate::visibility::{satisfies_dirty, satisfies_mvcc, satisfies_update, VisibilityContext};
+use crate::visibility::{
+    satisfies_dirty, satisfies_mvcc, satisfies_update, satisfies_vacuum, VacuumState,
+    VisibilityContext,
+};
 use crate::xlog::{self, infobits, XLog};
 
 /// Outcome of an attempt to update, delete or lock a row version
@@ -146,6 +150,38 @@ fn with_copy_bufs<R>(f: impl FnOnce(&mut CopyBufs) -> R) -> R {
 /// The callback of [`Heap::scan`]: `f(tid, data)`, `Break` stops the scan.
 pub type ScanCallback<'a> = dyn FnMut(ItemPointer, &[u8]) -> PgResult<ControlFlow<()>> + 'a;
 
+/// Pruning looks at a page only when its free space is below this
+/// (heap_page_prune_opt: max(fillfactor target, BLCKSZ / 10); our fillfactor
+/// is 100, so BLCKSZ / 10), or an update found it full.
+pub const PRUNE_FREE_SPACE: usize = crate::types::BLCKSZ / 10;
+
+/// Removes the index entries of row versions pruning is about to remove:
+/// `(rel, [(tid, tuple data)])`. Returns false if it cannot (an index of
+/// the relation is being built): the versions then stay. Installed by the
+/// SQL layer, which knows the indexes ([`Heap::set_prune_index_hook`]).
+pub type PruneIndexHook =
+    dyn Fn(RelFileId, &[(ItemPointer, &[u8])]) -> PgResult<bool> + Send + Sync;
+
+/// What one [`Heap::prune_page`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PruneStats {
+    /// Dead versions removed (line pointers made unused).
+    pub removed: usize,
+    /// Versions deleted but still needed by some snapshot.
+    pub recently_dead: usize,
+}
+
+/// A dead version found by pruning's first pass, checked again in the
+/// last: a slot that was freed and reused meanwhile has other xids.
+struct PruneCandidate {
+    offset: u16,
+    xmin: TransactionId,
+    xmax: TransactionId,
+    removed_xid: TransactionId,
+    /// (start, end) of its data in the candidates' shared buffer.
+    data: (usize, usize),
+}
+
 /// The heap: relation files through the buffer pool.
 pub struct Heap {
     smgr: Arc<Smgr>,
@@ -155,6 +191,39 @@ pub struct Heap {
     mode: ExtensionMode,
     /// WAL, once start-up has opened it (unset: nothing is logged).
     xlog: OnceLock<Arc<XLog>>,
+    /// Opportunistic pruning and VACUUM may change pages: a primary (not a
+    /// standby, whose pages change only by replay).
+    pruning: AtomicBool,
+    /// See [`PruneIndexHook`].
+    prune_hook: OnceLock<Box<PruneIndexHook>>,
+    /// Index builds (CREATE INDEX, ADD PRIMARY KEY) begun so far, and those
+    /// running: a prune that overlaps a build must not free a slot the
+    /// build may have seen as a version ([`Heap::index_build`]).
+    builds_started: AtomicU64,
+    builds_active: AtomicU64,
+}
+
+/// Held by an index build for its whole heap scan and load
+/// ([`Heap::index_build`]).
+pub struct IndexBuildGuard<'a>(&'a Heap);
+
+impl Drop for IndexBuildGuard<'_> {
+    fn drop(&mut self) {
+        self.0.builds_active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The pruning test cheap enough for every page access: the page has a
+/// prune xid (something was deleted since the last prune: one load, and
+/// pages never updated stop here) and it is short of room.
+#[inline]
+fn prune_hint(page: &Page) -> Option<TransactionId> {
+    let px = page.prune_xid();
+    if px == 0 {
+        return None;
+    }
+    (page.flags() & PD_PAGE_FULL != 0 || page.free_space() < PRUNE_FREE_SPACE)
+        .then_some(TransactionId(px))
 }
 
 fn item_error(rel: RelFileId, tid: ItemPointer, e: ItemError) -> StorageError {
@@ -244,7 +313,32 @@ impl Heap {
             targets: TargetBlocks::default(),
             mode,
             xlog: OnceLock::new(),
+            pruning: AtomicBool::new(false),
+            prune_hook: OnceLock::new(),
+            builds_started: AtomicU64::new(0),
+            builds_active: AtomicU64::new(0),
         })
+    }
+
+    /// Lets page accesses prune and VACUUM remove versions (a primary, once
+    /// it writes WAL; a standby at promotion). Off at open.
+    pub fn enable_pruning(&self) {
+        self.pruning.store(true, Ordering::Relaxed);
+    }
+
+    /// Installs the index cleanup pruning calls (once; later calls are
+    /// ignored). Without one, pruning assumes the heap has no indexes.
+    pub fn set_prune_index_hook(&self, hook: Box<PruneIndexHook>) {
+        let _ = self.prune_hook.set(hook);
+    }
+
+    /// Marks an index build under way until the guard is dropped. Take it
+    /// before the index is published and keep it until the index holds
+    /// every entry of its scan.
+    pub fn index_build(&self) -> IndexBuildGuard<'_> {
+        self.builds_active.fetch_add(1, Ordering::SeqCst);
+        self.builds_started.fetch_add(1, Ordering::SeqCst);
+        IndexBuildGuard(self)
     }
 
     /// Opens the heap as configured: `config.data_dir`, `shared_buffers`,
@@ -389,18 +483,21 @@ impl Heap {
         mut h: TupleHeader,
     ) -> Result<ItemPointer, StorageError> {
         let len = htup::HEADER_SIZE + data.len();
-        let tid = ItemPointer {
-            block,
-            offset: page.max_offset() + 1,
-        };
-        h.ctid = tid;
         let off = page.add_item_with(len, |b| {
+            // The ctid (this tuple itself) is known once the slot is.
             h.write(b);
             b[htup::HEADER_SIZE..].copy_from_slice(data);
         });
         match off {
-            Some(o) if o == tid.offset => Ok(tid),
-            _ => Err(StorageError::CorruptedPage {
+            Some(offset) => {
+                let tid = ItemPointer { block, offset };
+                h.ctid = tid;
+                if let Ok(item) = page.item_mut(offset) {
+                    h.write(item);
+                }
+                Ok(tid)
+            }
+            None => Err(StorageError::CorruptedPage {
                 rel,
                 block,
                 detail: "page has no room for a tuple hio said fits".into(),
@@ -463,11 +560,13 @@ impl Heap {
                 )?;
                 let block = lb.buf.block();
                 let ins = self.xlog.get().map(|x| x.begin_page_change());
-                let first = lb.page.max_offset() + 1;
-                let init = first == 1;
+                let init = lb.page.max_offset() == 0;
                 if let Some(ins) = &ins {
                     ins.before_change(lb.buf.tag(), &lb.page, init)?;
                 }
+                // Offsets need not be consecutive: pruning may have left
+                // unused line pointers to reuse.
+                let placed_from = tids.len();
                 while i < rows.len() && lb.page.fits(htup::HEADER_SIZE + rows[i].len()) {
                     tids.push(Self::place(rel, &mut lb.page, block, rows[i], header)?);
                     bulk.consumed(space_for(htup::HEADER_SIZE + rows[i].len()));
@@ -476,7 +575,7 @@ impl Heap {
                 lb.buf.mark_dirty();
                 // WAL: XLOG_HEAP2_MULTI_INSERT for the tuples placed on this page; PageSetLSN.
                 if let Some(ins) = ins {
-                    let last = lb.page.max_offset();
+                    let placed = &tids[placed_from..];
                     let page = &lb.page;
                     let mut bad = None;
                     let end = ins.insert(xid, |p| {
@@ -484,10 +583,10 @@ impl Heap {
                             p,
                             rel.0,
                             block.0,
-                            u32::from(last + 1 - first),
+                            placed.len() as u32,
                             init,
                         );
-                        for off in first..=last {
+                        for off in placed.iter().map(|t| t.offset) {
                             match page.item(off) {
                                 Ok(t) => xlog::encode_multi_insert_tuple(p, off, t),
                                 Err(e) => bad = Some((off, e)),
@@ -762,8 +861,9 @@ impl Heap {
             return Ok(None);
         };
         with_copy_bufs(|cb| {
-            let visible = {
+            let (visible, prune) = {
                 let page = buf.read();
+                let prune = prune_hint(&page);
                 let item = match page.item(tid.offset) {
                     Ok(item) => item,
                     Err(ItemError::NoSuchItem) => return Ok(None),
@@ -777,9 +877,12 @@ impl Heap {
                 if hints != 0 {
                     cb.hints.push((tid.offset, h.xmin, h.xmax, hints));
                 }
-                visible
+                (visible, prune)
             };
             Self::apply_hints(&buf, &cb.hints);
+            if let Some(px) = prune {
+                self.prune_opt(rel, &buf, px, cx)?;
+            }
             drop(buf);
             Ok(visible.then(|| f(&cb.data)))
         })
@@ -858,11 +961,12 @@ impl Heap {
         let buf = self
             .bm
             .read_buffer_mode(Self::tag(rel, block), ReadMode::Normal, ring)?;
-        {
+        let prune = {
             let page = buf.read();
             if page.is_new() {
                 return Ok(()); // extended but not yet used: empty
             }
+            let prune = cx.and_then(|_| prune_hint(&page));
             for off in 1..=page.max_offset() {
                 let tid = ItemPointer { block, offset: off };
                 let item = match page.item(off) {
@@ -888,9 +992,242 @@ impl Heap {
                     cb.items.push((off, start, cb.data.len() as u32));
                 }
             }
-        }
+            prune
+        };
         Self::apply_hints(&buf, &cb.hints);
+        if let (Some(px), Some(cx)) = (prune, cx) {
+            self.prune_opt(rel, &buf, px, cx)?;
+        }
         Ok(())
+    }
+
+    /// heap_page_prune_opt: called after a page access (no lock held) that
+    /// found [`prune_hint`] true. Prunes if the page's prune xid is below
+    /// the removable horizon and the page can be locked at once.
+    fn prune_opt(
+        &self,
+        rel: RelFileId,
+        buf: &BufferRef<'_>,
+        prune_xid: TransactionId,
+        cx: &VisibilityContext<'_>,
+    ) -> PgResult<()> {
+        if !self.pruning.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some(horizon) = cx.procarray.prune_horizon(prune_xid) else {
+            return Ok(());
+        };
+        self.prune_page(rel, buf, horizon, cx.clog, cx.procarray, false)?;
+        Ok(())
+    }
+
+    /// heap_page_prune: removes from the page of `buf` every version dead
+    /// to all ([`satisfies_vacuum`] against `horizon`). Their index entries
+    /// go first, through the [`PruneIndexHook`]; then their line pointers
+    /// become LP_UNUSED and the page is defragmented, WAL-logged as one
+    /// `HeapRecord::Prune`. Live versions keep their tids and bytes.
+    ///
+    /// Three steps, never holding the page lock while touching an index:
+    ///
+    /// 1. exclusive content lock: classify the versions, copy the dead
+    ///    ones' data (their keys), note the page's next prune xid; release;
+    /// 2. no page lock: remove their index entries (the hook takes each
+    ///    key's unique-check stripe, so a unique check that already read a
+    ///    tid from the index finishes with it before the entry goes);
+    /// 3. exclusive content lock again: every candidate still there with the
+    ///    same xmin/xmax (a dead version never changes; a slot freed by a
+    ///    concurrent prune and reused has other xids) becomes LP_UNUSED.
+    ///
+    /// The exclusive content lock is our cleanup lock: nobody reads a page
+    /// without its content lock (scans and fetches copy what they need
+    /// before unlocking, and no one keeps a pointer into a page), so no pin
+    /// count is needed. Opportunistic pruning (`wait` false) gives up if
+    /// the lock is taken; VACUUM waits. A prune overlapping an index build
+    /// frees nothing: the build's heap scan may have seen the versions.
+    pub fn prune_page(
+        &self,
+        rel: RelFileId,
+        buf: &BufferRef<'_>,
+        horizon: TransactionId,
+        clog: &crate::clog::Clog,
+        procarray: &crate::procarray::ProcArray,
+        wait: bool,
+    ) -> PgResult<PruneStats> {
+        let mut stats = PruneStats::default();
+        let builds = self.builds_started.load(Ordering::SeqCst);
+        if self.builds_active.load(Ordering::SeqCst) != 0 {
+            return Ok(stats);
+        }
+        let block = buf.block();
+        let lock = || {
+            if wait {
+                Some(buf.write())
+            } else {
+                buf.try_write()
+            }
+        };
+        let mut cands: Vec<PruneCandidate> = Vec::new();
+        let mut data: Vec<u8> = Vec::new();
+        // (1) Classify.
+        {
+            let Some(mut page) = lock() else {
+                return Ok(stats);
+            };
+            if page.is_new() || (!wait && prune_hint(&page).is_none()) {
+                return Ok(stats); // someone else pruned it meanwhile
+            }
+            let mut next_prune = u64::MAX;
+            for off in 1..=page.max_offset() {
+                let Ok(item) = page.item(off) else { continue };
+                let tid = ItemPointer { block, offset: off };
+                let h = TupleHeader::read(item).ok_or_else(|| bad_header(rel, tid))?;
+                match satisfies_vacuum(&h, horizon, clog, procarray) {
+                    VacuumState::Dead { removed_xid } => {
+                        let start = data.len();
+                        data.extend_from_slice(htup::tuple_data(item));
+                        cands.push(PruneCandidate {
+                            offset: off,
+                            xmin: h.xmin,
+                            xmax: h.xmax,
+                            removed_xid,
+                            data: (start, data.len()),
+                        });
+                    }
+                    VacuumState::RecentlyDead { xmax } => {
+                        stats.recently_dead += 1;
+                        next_prune = next_prune.min(xmax.0);
+                    }
+                    VacuumState::Live => {}
+                }
+            }
+            if cands.is_empty() {
+                // Only the hint moves on (no WAL: like a hint bit).
+                let next = if next_prune == u64::MAX {
+                    0
+                } else {
+                    next_prune
+                };
+                if page.prune_xid() != next {
+                    page.set_prune_xid(next);
+                    buf.mark_dirty();
+                }
+                return Ok(stats);
+            }
+        }
+        // (2) Index entries.
+        if let Some(hook) = self.prune_hook.get() {
+            let items: Vec<(ItemPointer, &[u8])> = cands
+                .iter()
+                .map(|c| {
+                    (
+                        ItemPointer {
+                            block,
+                            offset: c.offset,
+                        },
+                        &data[c.data.0..c.data.1],
+                    )
+                })
+                .collect();
+            if !hook(rel, &items)? {
+                return Ok(stats);
+            }
+        }
+        // (3) Free the slots.
+        let Some(mut page) = lock() else {
+            return Ok(stats); // entries gone, versions stay: the next prune frees them
+        };
+        if self.builds_active.load(Ordering::SeqCst) != 0
+            || self.builds_started.load(Ordering::SeqCst) != builds
+        {
+            return Ok(stats);
+        }
+        let mut unused = Vec::with_capacity(cands.len());
+        let mut latest_removed = TransactionId::INVALID;
+        for c in &cands {
+            let same = page.item(c.offset).ok().and_then(TupleHeader::read);
+            if same.is_some_and(|h| h.xmin == c.xmin && h.xmax == c.xmax) {
+                unused.push(c.offset);
+                latest_removed = latest_removed.max(c.removed_xid);
+            }
+        }
+        if unused.is_empty() {
+            return Ok(stats);
+        }
+        // The next prune xid, over what stays (deleters may have come since).
+        let mut next_prune = 0u64;
+        for off in 1..=page.max_offset() {
+            if unused.contains(&off) {
+                continue;
+            }
+            let Ok(item) = page.item(off) else { continue };
+            if let Some(h) = TupleHeader::read(item) {
+                if !h.xmax_is_invalid() && h.infomask & htup::XMAX_LOCK_ONLY == 0 {
+                    next_prune = if next_prune == 0 {
+                        h.xmax.0
+                    } else {
+                        next_prune.min(h.xmax.0)
+                    };
+                }
+            }
+        }
+        let ins = self.xlog.get().map(|x| x.begin_page_change());
+        if let Some(ins) = &ins {
+            ins.before_change(buf.tag(), &page, false)?;
+        }
+        page.prune_execute(&[], &unused)
+            .map_err(|e| item_error(rel, ItemPointer { block, offset: 0 }, e))?;
+        page.set_prune_xid(next_prune);
+        page.clear_flags(PD_PAGE_FULL);
+        buf.mark_dirty();
+        // WAL: XLOG_HEAP2_PRUNE (unused line pointers, latest removed xid); PageSetLSN.
+        if let Some(ins) = ins {
+            let end = ins.insert(TransactionId::INVALID, |p| {
+                xlog::encode_heap_prune(p, rel.0, block.0, latest_removed.0, &[], &unused)
+            })?;
+            page.set_lsn(end);
+        }
+        let avail = page.heap_free_space();
+        drop(page);
+        self.fsm.record(rel, block, avail);
+        stats.removed = unused.len();
+        Ok(stats)
+    }
+
+    /// VACUUM's heap pass (lazy_scan_heap without a visibility map): prunes
+    /// every page of `rel` against `horizon`, waiting for each page's lock,
+    /// and records every page's free space in the FSM so inserts find it.
+    /// Returns the totals. Does nothing on a node that may not prune.
+    pub fn vacuum_relation(
+        &self,
+        rel: RelFileId,
+        horizon: TransactionId,
+        clog: &crate::clog::Clog,
+        procarray: &crate::procarray::ProcArray,
+    ) -> PgResult<PruneStats> {
+        let mut total = PruneStats::default();
+        if !self.pruning.load(Ordering::Relaxed) {
+            return Ok(total);
+        }
+        let nblocks = self.nblocks(rel)?;
+        let mut ring = self.scan_ring(nblocks);
+        for b in 0..nblocks {
+            let block = BlockNumber(b);
+            let buf =
+                self.bm
+                    .read_buffer_mode(Self::tag(rel, block), ReadMode::Normal, ring.as_mut())?;
+            let st = self.prune_page(rel, &buf, horizon, clog, procarray, true)?;
+            total.removed += st.removed;
+            total.recently_dead += st.recently_dead;
+            let avail = {
+                let page = buf.read();
+                if page.is_new() {
+                    continue;
+                }
+                page.heap_free_space()
+            };
+            self.fsm.record(rel, block, avail);
+        }
+        Ok(total)
     }
 
     /// Sequential scan: `f(tid, data)` for each visible tuple, in block
