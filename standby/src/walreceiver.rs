@@ -202,7 +202,11 @@ async fn stream_once(
         let msg = tokio::select! {
             m = client.recv() => m,
             _ = tick.tick() => {
-                let current = db.procarray.oldest_session_xmin().0;
+                let current = if cfg.hot_standby_feedback {
+                    db.procarray.oldest_session_xmin().0
+                } else {
+                    0
+                };
                 if let Some(x) = feedback_due(
                     cfg.hot_standby_feedback,
                     current,

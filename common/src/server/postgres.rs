@@ -671,15 +671,17 @@ impl<B: Backend> SessionLoop<B> {
         loop {
             // idle_in_transaction_session_timeout: only while a transaction
             // block is open and the client owes us its next message.
-            let idle_limit = match self.backend.tx_status() {
-                TxStatus::Idle => None,
-                _ => self.backend.idle_in_transaction_timeout(),
+            // Likewise a standby snapshot conflict can only end a session
+            // that is inside a transaction block; outside one nothing is
+            // waited on, so autocommit traffic pays nothing for it.
+            let (idle_limit, wake) = match self.backend.tx_status() {
+                TxStatus::Idle => (None, None),
+                _ => (
+                    self.backend.idle_in_transaction_timeout(),
+                    self.conflict.as_deref(),
+                ),
             };
-            let msg = match self
-                .wire
-                .read_waking(idle_limit, self.conflict.as_deref())
-                .await?
-            {
+            let msg = match self.wire.read_waking(idle_limit, wake).await? {
                 Input::Msg(m) => m,
                 Input::Interrupt => match self.backend.idle_interrupt() {
                     Some(e) => return Err(Close::Protocol(ProtocolError::Fatal(e))),

@@ -596,12 +596,17 @@ impl Session {
     }
 
     /// Replay signalled a snapshot conflict while the client owes its next
-    /// command: a session inside a transaction block (whose snapshot may
-    /// be the conflicting one) is ended with FATAL 40001; otherwise — no
-    /// transaction, or a failed block that already released its snapshot —
-    /// nothing is needed (PostgreSQL's RecoveryConflictInterrupt ignores it).
+    /// command: a session inside a transaction block that still holds a
+    /// snapshot is ended with FATAL 40001; otherwise — no transaction, a
+    /// failed block or a READ COMMITTED one between statements, which hold
+    /// no snapshot — nothing is needed (PostgreSQL's RecoveryConflictInterrupt ignores it).
     pub fn idle_interrupt(&mut self) -> Option<PgError> {
         if !self.conflict.take_pending() || self.tx_status() != TxStatus::InBlock {
+            return None;
+        }
+        // A READ COMMITTED block between statements holds no snapshot any
+        // more: the signal came just before its statement ended.
+        if !self.db.procarray.proc_xmin(self.xact.proc()).is_valid() {
             return None;
         }
         self.db.replication.count_snapshot_conflict();
