@@ -96,6 +96,10 @@ pub enum TmResult {
     Updated {
         /// The newer row version.
         ctid: ItemPointer,
+        /// The updater: the newer version's xmin. Whoever follows `ctid`
+        /// checks it (PostgreSQL's priorXmax): pruning may have freed that
+        /// slot and an insert reused it for another row.
+        xmax: TransactionId,
     },
     /// A committed transaction deleted it.
     Deleted,
@@ -1678,11 +1682,12 @@ mod tests {
             env.heap.fetch_dirty(REL, v2, &cx2).unwrap(),
             DirtyState::InProgress(t1.xid())
         );
+        let x1 = t1.xid();
         env.commit(t1);
         // After the commit: Updated{ctid}, and the (RR) snapshot still sees v1.
         assert_eq!(
             env.heap.update(REL, v1, b"x", t2.xid(), &cx2).unwrap(),
-            (TmResult::Updated { ctid: v2 }, None)
+            (TmResult::Updated { ctid: v2, xmax: x1 }, None)
         );
         assert_eq!(env.rows(REL, &cx2), vec![b"v1".to_vec()]);
         // READ COMMITTED: a new snapshot, follow ctid and update v2.
