@@ -212,7 +212,10 @@ pub fn satisfies_update(
     }
 
     let gone = if h.ctid != self_tid {
-        TmResult::Updated { ctid: h.ctid }
+        TmResult::Updated {
+            ctid: h.ctid,
+            xmax: h.xmax,
+        }
     } else {
         TmResult::Deleted
     };
@@ -498,7 +501,13 @@ mod tests {
         upd.ctid = other;
         assert_eq!(
             satisfies_update(&upd, TID, &c),
-            (TmResult::Updated { ctid: other }, XMAX_COMMITTED)
+            (
+                TmResult::Updated {
+                    ctid: other,
+                    xmax: TransactionId(20)
+                },
+                XMAX_COMMITTED
+            )
         );
         assert_eq!(
             satisfies_update(&tuple(10, 20, 0), TID, &c),

@@ -1141,8 +1141,9 @@ fn serialization_failure_delete() -> PgError {
 enum WriteStep {
     Done(Option<ItemPointer>),
     Skip,
-    /// Follow the update chain to this newer version (READ COMMITTED).
-    Follow(ItemPointer),
+    /// Follow the update chain to this newer version (READ COMMITTED),
+    /// which the given xid must have inserted.
+    Follow(ItemPointer, TransactionId),
 }
 
 fn decide(
@@ -1159,11 +1160,11 @@ fn decide(
             ec.wait_for(xmax)?;
             return Ok(None); // retry the same version
         }
-        TmResult::Updated { ctid } => {
+        TmResult::Updated { ctid, xmax } => {
             if rr {
                 return Err(serialization_failure());
             }
-            WriteStep::Follow(ctid)
+            WriteStep::Follow(ctid, xmax)
         }
         TmResult::Deleted => {
             if rr {
@@ -1179,21 +1180,23 @@ fn decide(
 }
 
 /// Fetches the version at `tid` regardless of snapshot (the newer version
-/// an updater left), decoding it into `row`. False if there is none.
+/// an updater left), decoding it into `row`. False if there is none — or
+/// if what is there was not inserted by `updater` (PostgreSQL's priorXmax
+/// check): the newer version was pruned and its slot reused by another
+/// row, so the chain ends here.
 fn fetch_newer(
     ec: &Ectx<'_>,
     table: &TableDef,
     tid: ItemPointer,
+    updater: TransactionId,
     types: &[SqlType],
     row: &mut Vec<Value>,
 ) -> PgResult<bool> {
-    match ec
-        .db
-        .heap
-        .fetch_any(table.rel, tid, |_h, data| decode_row_into(data, types, row))?
-    {
-        None => Ok(false),
-        Some(r) => {
+    match ec.db.heap.fetch_any(table.rel, tid, |h, data| {
+        (h.xmin == updater).then(|| decode_row_into(data, types, row))
+    })? {
+        None | Some(None) => Ok(false),
+        Some(Some(r)) => {
             r?;
             Ok(true)
         }
@@ -1341,8 +1344,8 @@ pub fn run_dml<'a>(
                             }
                             return Ok(ControlFlow::Continue(()));
                         }
-                        Some(WriteStep::Follow(ctid)) => {
-                            if !fetch_newer(ec, table, ctid, &types, &mut newer)? {
+                        Some(WriteStep::Follow(ctid, updater)) => {
+                            if !fetch_newer(ec, table, ctid, updater, &types, &mut newer)? {
                                 return Ok(ControlFlow::Continue(()));
                             }
                             if !ec.filter(&p.filter, &newer)? {
@@ -1392,8 +1395,8 @@ pub fn run_dml<'a>(
                             }
                             return Ok(ControlFlow::Continue(()));
                         }
-                        Some(WriteStep::Follow(ctid)) => {
-                            if !fetch_newer(ec, table, ctid, &types, &mut newer)? {
+                        Some(WriteStep::Follow(ctid, updater)) => {
+                            if !fetch_newer(ec, table, ctid, updater, &types, &mut newer)? {
                                 return Ok(ControlFlow::Continue(()));
                             }
                             if !ec.filter(&p.filter, &newer)? {
