@@ -161,7 +161,7 @@ impl Backend for Session {
         Session::cancel_flag(self)
     }
     fn conflict_signal(&self) -> Option<Arc<ConflictSignal>> {
-        Some(Session::conflict_signal(self))
+        Session::conflict_signal(self)
     }
     fn idle_interrupt(&mut self) -> Option<crate::error::PgError> {
         Session::idle_interrupt(self)
