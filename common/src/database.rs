@@ -285,15 +285,17 @@ impl Database {
     }
 
     /// VACUUM (`tables` empty: all tables). For each table, under its
-    /// shared relation lock:
+    /// shared relation lock, the heap pass ([`Heap::vacuum_relation`]):
+    /// every page pruned against the current horizon — dead versions lose
+    /// their index entries and their line pointers become reusable — and
+    /// every page's free space recorded in the FSM, so inserts reuse it.
     ///
-    /// 1. the heap pass ([`Heap::vacuum_relation`]): every page pruned
-    ///    against the current horizon — dead versions lose their index
-    ///    entries and their line pointers become reusable — and every
-    ///    page's free space recorded in the FSM, so inserts reuse it;
-    /// 2. the index pass: entries whose version is dead to everyone but
-    ///    was not removed (its page could not be pruned — a concurrent
-    ///    index build) or is gone already are dropped.
+    /// There is no separate index pass: pruning removes a version's
+    /// entries before it frees the slot, which is the only safe order (an
+    /// index pass that checked a tid and then removed its entry could
+    /// remove the entry of a newer version of the same key that reused the
+    /// slot in between). Entries of a page a concurrent index build kept
+    /// from being pruned go at that page's next prune.
     ///
     /// Returns the number of versions removed.
     pub fn vacuum(&self, tables: &[String]) -> PgResult<usize> {
@@ -322,22 +324,6 @@ impl Database {
                 st.removed,
                 st.recently_dead
             );
-            for ix in t.indexes.list() {
-                let mut entries: Vec<(Vec<u8>, crate::types::ItemPointer)> = Vec::new();
-                ix.index.range(
-                    std::ops::Bound::Unbounded,
-                    std::ops::Bound::Unbounded,
-                    &mut |k, tid| {
-                        entries.push((k.to_vec(), tid));
-                        std::ops::ControlFlow::Continue(())
-                    },
-                );
-                for (k, tid) in entries {
-                    if crate::sql::executor::dead_to_all(self, t.rel, tid, horizon)? {
-                        ix.index.remove(&k, tid);
-                    }
-                }
-            }
         }
         Ok(removed)
     }

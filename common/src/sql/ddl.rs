@@ -15,7 +15,10 @@
 //! Index build (CREATE INDEX, ADD PRIMARY KEY): the index is published
 //! first (empty, not ready — writers start adding entries for their new
 //! rows), then the heap is scanned with `scan_all` adding every version.
-//! A unique build then checks each key held by more than one version with
+//! The build holds `Heap::index_build` from before it publishes the index
+//! until the index holds its entries: pruning frees no line pointer
+//! meanwhile (a slot the scan saw as a version must not name another row
+//! when the entry lands). A unique build then checks each key held by more than one version with
 //! SnapshotDirty, waiting for in-progress transactions, and fails with
 //! 23505 "could not create unique index" (the index is removed again).
 

@@ -399,9 +399,11 @@ fn eval_lookup_key(
 
 /// True if the version at `tid` is dead to every snapshot, present and
 /// future: its inserter aborted, or its deleter committed before
-/// `horizon` (the oldest xmin of any running transaction). Its index
-/// entries can then go (VACUUM, and index scans on the way: PostgreSQL's
-/// kill_prior_tuple).
+/// `horizon` (the oldest xmin of any running transaction). Its page can
+/// then be pruned, which removes it and its index entries (index scans
+/// ask on the way: PostgreSQL's kill_prior_tuple). An empty slot is not
+/// dead: its version's entries went before it was freed, and an entry
+/// still naming it is about to go or to be reused.
 pub fn dead_to_all(
     db: &Database,
     rel: crate::types::RelFileId,
@@ -410,7 +412,7 @@ pub fn dead_to_all(
 ) -> PgResult<bool> {
     match db.heap.fetch_any(rel, tid, |h, _| *h)? {
         Some(h) => header_dead_to_all(db, &h, horizon),
-        None => Ok(true),
+        None => Ok(false),
     }
 }
 
@@ -469,11 +471,18 @@ pub fn scan_table<'a>(
                 })?;
                 match found {
                     None => {
-                        // Invisible to us; if dead to everyone, drop the
-                        // entry so later lookups do not pay for it.
+                        // Invisible to us; if dead to everyone, prune its
+                        // page, which drops its entries too, so later
+                        // lookups do not pay for it (kill_prior_tuple).
                         let h = *horizon.get_or_insert_with(|| db.procarray.oldest_xmin());
                         if dead_to_all(db, table.rel, tid, h)? {
-                            index.index.remove(&kb, tid);
+                            db.heap.prune_block(
+                                table.rel,
+                                tid.block,
+                                h,
+                                &db.clog,
+                                &db.procarray,
+                            )?;
                         }
                         continue;
                     }

@@ -1746,3 +1746,47 @@ fn vacuum_then_insert_reuses_space_and_index_stays_exact() {
     }
     assert_eq!(one(&mut s, "select count(*) from r"), "2000");
 }
+
+/// A prepared transaction holds the horizon like a running one (its xid
+/// stays in the procarray on a dummy proc): while it waits, updates by
+/// others are not pruned and the row it deleted stays for it; once it
+/// commits, pruning resumes and the deleted row is gone for good.
+#[test]
+fn prepared_transaction_holds_the_horizon() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = Config::new(dir.path());
+    cfg.set("shared_buffers", "2MB").unwrap();
+    cfg.set("max_prepared_transactions", "2").unwrap();
+    let db = Database::open(cfg, Role::Primary).unwrap();
+    let mut s = session(&db);
+    let mut p = session(&db);
+    ok(
+        &mut s,
+        "create table b (id int primary key, v int, pad text)",
+    );
+    ok(
+        &mut s,
+        "insert into b select g, 0, repeat('x', 60) from generate_series(1, 10) g",
+    );
+    ok(&mut p, "begin");
+    ok(&mut p, "delete from b where id = 9");
+    ok(&mut p, "prepare transaction 'holds'");
+    drop(p);
+    for _ in 0..1000 {
+        ok(&mut s, "update b set v = v + 1 where id = 2");
+    }
+    let held = relation_pages(&mut s, "b");
+    assert!(
+        held >= 8,
+        "nothing pruned behind the prepared xid: {held} pages"
+    );
+    assert_eq!(one(&mut s, "select count(*) from b"), "10");
+    ok(&mut s, "commit prepared 'holds'");
+    for _ in 0..3000 {
+        ok(&mut s, "update b set v = v + 1 where id = 2");
+    }
+    assert!(relation_pages(&mut s, "b") <= held, "pruning resumed");
+    assert_eq!(one(&mut s, "select count(*) from b"), "9");
+    assert_eq!(one(&mut s, "select v from b where id = 2"), "4000");
+    assert_indexes_exact(&db, "b");
+}

@@ -19,6 +19,8 @@
 //!   the new version, step (3) as an UPDATE with an empty tuple ("link
 //!   only": old ctid → new). Each step alone is crash-consistent (below),
 //!   so each record alone is too, and no two page locks are ever held;
+//! * prune: `XLOG_HEAP2_PRUNE` — the line pointers made unused and the
+//!   newest xid whose outcome made a removed version dead;
 //! * relation create / truncate / drop: `XLOG_SMGR_*`; truncate and drop
 //!   are flushed before the file changes.
 //!
@@ -40,6 +42,15 @@
 //! * `fetch` / `fetch_dirty` / `scan`: visibility via
 //!   [`crate::visibility`], hint bits learnt under the share lock applied
 //!   afterwards with a non-blocking exclusive try-lock.
+//! * pruning (`prune_opt` after a `fetch` or a scanned page, `prune_page`,
+//!   VACUUM's `vacuum_relation`): versions dead to all leave the page —
+//!   their index entries first, through the SQL layer's
+//!   [`PruneIndexHook`], then their line pointers become LP_UNUSED and the
+//!   page is defragmented. The test on every access is one load of
+//!   `pd_prune_xid` (see `prune_hint`); docs/architecture/storage.md,
+//!   "Pruning and VACUUM", has the whole story. Inserts reuse the freed
+//!   line pointers, so a tuple's offset is whatever `Page::add_item_with`
+//!   returns, and WAL names it.
 //!
 //! ## Locks and callbacks
 //!
@@ -166,6 +177,19 @@ pub const PRUNE_FREE_SPACE: usize = crate::types::BLCKSZ / 10;
 pub type PruneIndexHook =
     dyn Fn(RelFileId, &[(ItemPointer, &[u8])]) -> PgResult<bool> + Send + Sync;
 
+/// Who prunes, which decides how hard [`Heap::prune_page`] tries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PruneMode {
+    /// heap_page_prune_opt after a page access: only if the page still
+    /// looks worth it (`prune_hint`) and its lock is free right now.
+    Opportunistic,
+    /// An index scan met a version dead to all: prune its page if the lock
+    /// is free, whatever its free space (its index entries go with it).
+    Requested,
+    /// VACUUM: every page, waiting for its lock.
+    Vacuum,
+}
+
 /// What one [`Heap::prune_page`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PruneStats {
@@ -205,7 +229,15 @@ pub struct Heap {
     /// build may have seen as a version ([`Heap::index_build`]).
     builds_started: AtomicU64,
     builds_active: AtomicU64,
+    /// One pruner per page at a time (striped by block): between its
+    /// first and last step a prune relies on its candidates' slots not
+    /// being freed — and reused by a newer version of the same key, whose
+    /// index entry step 2 would then remove — by anyone else.
+    prune_stripes: Box<[parking_lot::Mutex<()>]>,
 }
+
+/// Stripes of [`Heap`]'s per-page pruning lock.
+const PRUNE_STRIPES: usize = 64;
 
 /// Held by an index build for its whole heap scan and load
 /// ([`Heap::index_build`]).
@@ -321,6 +353,9 @@ impl Heap {
             prune_hook: OnceLock::new(),
             builds_started: AtomicU64::new(0),
             builds_active: AtomicU64::new(0),
+            prune_stripes: (0..PRUNE_STRIPES)
+                .map(|_| parking_lot::Mutex::new(()))
+                .collect(),
         })
     }
 
@@ -1021,8 +1056,38 @@ impl Heap {
         let Some(horizon) = cx.procarray.prune_horizon(prune_xid) else {
             return Ok(());
         };
-        self.prune_page(rel, buf, horizon, cx.clog, cx.procarray, false)?;
+        self.prune_page(
+            rel,
+            buf,
+            horizon,
+            cx.clog,
+            cx.procarray,
+            PruneMode::Opportunistic,
+        )?;
         Ok(())
+    }
+
+    /// Prunes `block` of `rel` at an index scan's request
+    /// ([`PruneMode::Requested`]): the scan found a version there dead to
+    /// all under `horizon`. Pruning removes that version's index entries
+    /// safely (under the unique-check stripe lock, before freeing its
+    /// slot); an index scan removing the entry itself could race with the
+    /// slot's reuse by the same key and drop the new version's entry.
+    pub fn prune_block(
+        &self,
+        rel: RelFileId,
+        block: BlockNumber,
+        horizon: TransactionId,
+        clog: &crate::clog::Clog,
+        procarray: &crate::procarray::ProcArray,
+    ) -> PgResult<PruneStats> {
+        if !self.pruning.load(Ordering::Relaxed) {
+            return Ok(PruneStats::default());
+        }
+        let Some(buf) = self.pin_block(rel, block)? else {
+            return Ok(PruneStats::default());
+        };
+        self.prune_page(rel, &buf, horizon, clog, procarray, PruneMode::Requested)
     }
 
     /// heap_page_prune: removes from the page of `buf` every version dead
@@ -1039,14 +1104,19 @@ impl Heap {
     ///    key's unique-check stripe, so a unique check that already read a
     ///    tid from the index finishes with it before the entry goes);
     /// 3. exclusive content lock again: every candidate still there with the
-    ///    same xmin/xmax (a dead version never changes; a slot freed by a
-    ///    concurrent prune and reused has other xids) becomes LP_UNUSED.
+    ///    same xmin/xmax (a dead version never changes) becomes LP_UNUSED.
+    ///
+    /// One pruner per page at a time (a striped mutex held through the three
+    /// steps): otherwise a second prune could free a candidate's slot between
+    /// steps 1 and 2, an insert reuse it for a newer version of the same key
+    /// (a hot row's next version lands in the first free slot), and step 2
+    /// remove that version's fresh index entry.
     ///
     /// The exclusive content lock is our cleanup lock: nobody reads a page
     /// without its content lock (scans and fetches copy what they need
     /// before unlocking, and no one keeps a pointer into a page), so no pin
-    /// count is needed. Opportunistic pruning (`wait` false) gives up if
-    /// the lock is taken; VACUUM waits. A prune overlapping an index build
+    /// count is needed. Only VACUUM waits for the lock; the others give up
+    /// if it is taken ([`PruneMode`]). A prune overlapping an index build
     /// frees nothing: the build's heap scan may have seen the versions.
     pub fn prune_page(
         &self,
@@ -1055,14 +1125,27 @@ impl Heap {
         horizon: TransactionId,
         clog: &crate::clog::Clog,
         procarray: &crate::procarray::ProcArray,
-        wait: bool,
+        mode: PruneMode,
     ) -> PgResult<PruneStats> {
+        let wait = mode == PruneMode::Vacuum;
         let mut stats = PruneStats::default();
         let builds = self.builds_started.load(Ordering::SeqCst);
         if self.builds_active.load(Ordering::SeqCst) != 0 {
             return Ok(stats);
         }
         let block = buf.block();
+        let stripe = &self.prune_stripes[(rel.0 as usize)
+            .wrapping_mul(31)
+            .wrapping_add(block.0 as usize)
+            % PRUNE_STRIPES];
+        // Held through all three steps; only VACUUM waits for it.
+        let _one_pruner = match mode {
+            PruneMode::Vacuum => stripe.lock(),
+            _ => match stripe.try_lock() {
+                Some(g) => g,
+                None => return Ok(stats),
+            },
+        };
         let lock = || {
             if wait {
                 Some(buf.write())
@@ -1077,7 +1160,7 @@ impl Heap {
             let Some(mut page) = lock() else {
                 return Ok(stats);
             };
-            if page.is_new() || (!wait && prune_hint(&page).is_none()) {
+            if page.is_new() || (mode == PruneMode::Opportunistic && prune_hint(&page).is_none()) {
                 return Ok(stats); // someone else pruned it meanwhile
             }
             let mut next_prune = u64::MAX;
@@ -1219,7 +1302,7 @@ impl Heap {
             let buf =
                 self.bm
                     .read_buffer_mode(Self::tag(rel, block), ReadMode::Normal, ring.as_mut())?;
-            let st = self.prune_page(rel, &buf, horizon, clog, procarray, true)?;
+            let st = self.prune_page(rel, &buf, horizon, clog, procarray, PruneMode::Vacuum)?;
             total.removed += st.removed;
             total.recently_dead += st.recently_dead;
             let avail = {
@@ -2335,7 +2418,7 @@ mod tests {
             .unwrap();
         let horizon = env.pa.oldest_xmin();
         env.heap
-            .prune_page(REL, &buf, horizon, &env.clog, &env.pa, true)
+            .prune_page(REL, &buf, horizon, &env.clog, &env.pa, PruneMode::Vacuum)
             .unwrap()
     }
 
