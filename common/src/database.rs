@@ -34,6 +34,7 @@ use crate::procarray::ProcArray;
 use crate::replication::ReplicationState;
 use crate::sql::catalog::Catalog;
 use crate::sql::parser::ParseCache;
+use crate::standby_conflict::StandbyConflicts;
 use crate::storage::heapam::Heap;
 use crate::storage::hio::ExtensionMode;
 use crate::twophase::TwoPhaseState;
@@ -71,6 +72,8 @@ pub struct Database {
     xlog: OnceLock<Arc<XLog>>,
     /// Checkpoint serialisation and the background checkpointer.
     pub checkpointer: CheckpointerState,
+    /// Standby sessions replay may have to cancel (standby_conflict.rs).
+    pub standby_conflicts: StandbyConflicts,
 }
 
 /// Texts kept by the parse cache.
@@ -117,6 +120,7 @@ impl Database {
             replication: ReplicationState::open(Some(&dir))?,
             xlog: OnceLock::new(),
             checkpointer: CheckpointerState::default(),
+            standby_conflicts: StandbyConflicts::default(),
         };
         if role == Role::Standby {
             // A standby replays WAL continuously (standby::startup) instead
@@ -146,7 +150,21 @@ impl Database {
             next_xid = db.procarray.next_xid().0,
             "database opened"
         );
+        // Slots keep their standbys' xmins across restarts: the horizon
+        // holds them before the first session or standby arrives.
+        crate::replication::update_replication_xmin(&db);
         let db = Arc::new(db);
+        // Pruning removes index entries through the SQL layer; a primary
+        // prunes from here on, a standby only once promoted.
+        let weak = Arc::downgrade(&db);
+        db.heap
+            .set_prune_index_hook(Box::new(move |rel, items| match weak.upgrade() {
+                Some(db) => crate::sql::ddl::unindex_pruned_tuples(&db, rel, items, false),
+                None => Ok(false),
+            }));
+        if role == Role::Primary {
+            db.heap.enable_pruning();
+        }
         checkpointer::start(&db).map_err(|e| {
             PgError::new(
                 sqlstate::IO_ERROR,
@@ -216,6 +234,8 @@ impl Database {
         );
         checkpointer::create_checkpoint(self, CheckpointKind::EndOfRecovery)?;
         self.replication.end_recovery();
+        // Pages now change by this node's own writes: pruning may too.
+        self.heap.enable_pruning();
         // Creations of the transactions the old primary left running (just
         // marked aborted) are removed, WAL-logged like any DDL.
         crate::sql::ddl::resolve_uncommitted_ddl(self)?;
@@ -264,9 +284,21 @@ impl Database {
         Ok(())
     }
 
-    /// VACUUM's index part: removes index entries whose heap version is
-    /// dead to every snapshot (`tables` empty: all tables).
-    pub fn vacuum_indexes(&self, tables: &[String]) -> PgResult<()> {
+    /// VACUUM (`tables` empty: all tables). For each table, under its
+    /// shared relation lock, the heap pass ([`Heap::vacuum_relation`]):
+    /// every page pruned against the current horizon — dead versions lose
+    /// their index entries and their line pointers become reusable — and
+    /// every page's free space recorded in the FSM, so inserts reuse it.
+    ///
+    /// There is no separate index pass: pruning removes a version's
+    /// entries before it frees the slot, which is the only safe order (an
+    /// index pass that checked a tid and then removed its entry could
+    /// remove the entry of a newer version of the same key that reused the
+    /// slot in between). Entries of a page a concurrent index build kept
+    /// from being pruned go at that page's next prune.
+    ///
+    /// Returns the number of versions removed.
+    pub fn vacuum(&self, tables: &[String]) -> PgResult<usize> {
         let list = if tables.is_empty() {
             self.catalog.tables()
         } else {
@@ -276,29 +308,24 @@ impl Database {
                 .collect::<PgResult<Vec<_>>>()?
         };
         let horizon = self.procarray.oldest_xmin();
+        let mut removed = 0;
         for t in list {
             let _lock = t.lock.shared();
             if t.check_not_dropped().is_err() {
                 continue;
             }
-            for ix in t.indexes.list() {
-                let mut entries: Vec<(Vec<u8>, crate::types::ItemPointer)> = Vec::new();
-                ix.index.range(
-                    std::ops::Bound::Unbounded,
-                    std::ops::Bound::Unbounded,
-                    &mut |k, tid| {
-                        entries.push((k.to_vec(), tid));
-                        std::ops::ControlFlow::Continue(())
-                    },
-                );
-                for (k, tid) in entries {
-                    if crate::sql::executor::dead_to_all(self, t.rel, tid, horizon)? {
-                        ix.index.remove(&k, tid);
-                    }
-                }
-            }
+            let st = self
+                .heap
+                .vacuum_relation(t.rel, horizon, &self.clog, &self.procarray)?;
+            removed += st.removed;
+            tracing::debug!(
+                "vacuum of \"{}\": removed {} dead row versions, {} are dead but not yet removable",
+                t.name,
+                st.removed,
+                st.recently_dead
+            );
         }
-        Ok(())
+        Ok(removed)
     }
 }
 

@@ -15,6 +15,7 @@ pub mod replication;
 pub mod server;
 pub mod snapshot;
 pub mod sql;
+pub mod standby_conflict;
 pub mod storage;
 pub mod subtrans;
 #[cfg(test)]

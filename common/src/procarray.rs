@@ -232,6 +232,14 @@ pub struct ProcArray {
     free: Mutex<FreeProcs>,
     subtrans: SubTrans,
     lmgr: LockManager,
+    /// procArray->replication_slot_xmin, widened to every xmin replication
+    /// holds: the oldest of the standbys' hot-standby feedback xmins and the
+    /// slots' xmins (0: none). Set by [`ProcArray::set_replication_xmin`];
+    /// read only by [`ProcArray::oldest_xmin`].
+    replication_xmin: AtomicU64,
+    /// GlobalVis: the last [`ProcArray::oldest_xmin`] computed for pruning
+    /// (see [`ProcArray::prune_horizon`]).
+    vis_horizon: AtomicU64,
 }
 
 impl ProcArray {
@@ -265,6 +273,8 @@ impl ProcArray {
             }),
             subtrans: SubTrans::new(),
             lmgr: LockManager::new(max_procs),
+            replication_xmin: AtomicU64::new(0),
+            vis_horizon: AtomicU64::new(0),
         }
     }
 
@@ -952,13 +962,18 @@ impl ProcArray {
                 .is_ok()
     }
 
-    /// Oldest xid any running transaction or snapshot may still need
-    /// (ComputeXidHorizons without slots/feedback): the minimum over running
-    /// xids and procs' xmins, or `latest_completed_xid + 1`. Reads every
-    /// proc's xmin — for vacuum and pruning, never for snapshots.
+    /// Oldest xid any running transaction or snapshot may still need — the
+    /// one horizon (ComputeXidHorizons): the minimum over running xids,
+    /// procs' xmins, KnownAssignedXids and the replication xmin (standbys'
+    /// hot-standby feedback, slots), or `latest_completed_xid + 1`. Reads
+    /// every proc's xmin — for vacuum and pruning, never for snapshots.
     pub fn oldest_xmin(&self) -> TransactionId {
         let st = self.state.read();
         let mut m = st.latest_completed_xid.0 + 1;
+        let repl = self.replication_xmin.load(RELAXED);
+        if repl != 0 {
+            m = m.min(repl);
+        }
         for (off, &procno) in st.pgprocnos.iter().enumerate() {
             let x = self.xids[off].load(RELAXED);
             if x != 0 {
@@ -973,6 +988,82 @@ impl ProcArray {
             m = m.min(x.0);
         }
         TransactionId(m)
+    }
+
+    /// ProcArraySetReplicationSlotXmin: the oldest xmin replication holds
+    /// (hot-standby feedback of the walsenders, slots' xmins; INVALID:
+    /// none). Computed by `replication::update_replication_xmin`.
+    pub fn set_replication_xmin(&self, xmin: TransactionId) {
+        self.replication_xmin.store(xmin.0, RELAXED);
+        // Feedback may hold back more than the cached pruning bound
+        // allows (a standby's snapshot older than what local snapshots
+        // need): lower the bound now, or pruning would go on trusting it
+        // until its next recompute.
+        if xmin.is_valid() {
+            self.vis_horizon.fetch_min(xmin.0, RELAXED);
+        }
+    }
+
+    /// What [`ProcArray::set_replication_xmin`] last set.
+    pub fn replication_xmin(&self) -> TransactionId {
+        TransactionId(self.replication_xmin.load(RELAXED))
+    }
+
+    /// The oldest xmin of this node's sessions (INVALID: no session holds
+    /// a snapshot) — what a standby's hot-standby feedback reports. Unlike
+    /// [`ProcArray::oldest_xmin`] it leaves out KnownAssignedXids: the
+    /// primary's horizon already holds its own running transactions.
+    pub fn oldest_session_xmin(&self) -> TransactionId {
+        let st = self.state.read();
+        let mut m = 0u64;
+        for &procno in &st.pgprocnos {
+            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            if xm != 0 && (m == 0 || xm < m) {
+                m = xm;
+            }
+        }
+        TransactionId(m)
+    }
+
+    /// GetConflictingVirtualXIDs: the procs whose published xmin is valid
+    /// and `<= limit` — their snapshots may still see row versions removed
+    /// up to `limit` (standby_conflict.rs). Allocates only when some proc
+    /// conflicts.
+    pub fn conflicting_procs(&self, limit: TransactionId) -> Vec<ProcNumber> {
+        let st = self.state.read();
+        let mut out = Vec::new();
+        for &procno in &st.pgprocnos {
+            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            if xm != 0 && xm <= limit.0 {
+                out.push(ProcNumber(procno));
+            }
+        }
+        out
+    }
+
+    /// The removable horizon for pruning a page whose oldest deleter is
+    /// `xid` (GlobalVisTestIsRemovableXid): `Some(horizon)` if `xid` is
+    /// below it, `None` if some snapshot may still need `xid`'s versions.
+    ///
+    /// A cached bound answers first with one atomic load: the last
+    /// [`ProcArray::oldest_xmin`]. It stays a safe answer because the
+    /// horizon of local snapshots never moves back — a new snapshot's xmin
+    /// is at least the oldest xid running when it is taken, and every xid
+    /// assigned later is above `latest_completed_xid`. Only when `xid` is
+    /// not below the cached bound is the accurate value recomputed (reading
+    /// every proc's xmin) and cached — stored as computed, so a horizon that
+    /// other nodes hold back (standby feedback, slots: whatever
+    /// `oldest_xmin` counts) takes effect at the next recompute. Callers
+    /// ask only for pages that look worth pruning, so the recompute is rare
+    /// on read-mostly work.
+    pub fn prune_horizon(&self, xid: TransactionId) -> Option<TransactionId> {
+        let cached = self.vis_horizon.load(RELAXED);
+        if xid.0 < cached {
+            return Some(TransactionId(cached));
+        }
+        let h = self.oldest_xmin();
+        self.vis_horizon.store(h.0, RELAXED);
+        (xid < h).then_some(h)
     }
 
     /// Drops subtrans entries no snapshot can ask about any more.

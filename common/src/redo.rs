@@ -46,6 +46,11 @@
 //! | DELETE | xmax, cmax = 0, ctid = itself, infobits; also step 1 of a cross-page update |
 //! | UPDATE / HOT_UPDATE with a tuple | same page: add the new version, old xmax + ctid → new |
 //! | UPDATE with an empty tuple | step 3 of a cross-page update: old ctid → new (the new version came as an INSERT) |
+//! | PRUNE | line pointers → LP_DEAD / LP_UNUSED, page defragmented (the primary's `Page::prune_execute`); on a standby, snapshot conflicts resolved first and the removed versions' index entries dropped after |
+//!
+//! An INSERT (or the new version of an UPDATE) names its line pointer, and
+//! redo puts the tuple exactly there — a slot a prune freed, or the next
+//! new one.
 //!
 //! ## Transactions and the completion counter
 //!
@@ -326,11 +331,16 @@ fn redo_fpi(db: &Database, lsn: Lsn, rel: u32, block: u32, image: &[u8]) -> PgRe
     Ok(())
 }
 
+/// Puts `tuple` at `offset`: a line pointer pruning left unused, or the
+/// next new one — exactly where the primary put it.
 fn add_at(page: &mut Page, offset: u16, tuple: &[u8]) -> Result<(), String> {
-    match page.add_item(tuple) {
-        Some(o) if o == offset => Ok(()),
-        Some(o) => Err(format!("tuple landed at offset {o}, WAL says {offset}")),
-        None => Err(format!("no room for a tuple of {} bytes", tuple.len())),
+    match page.add_item_at(offset, tuple.len(), |b| b.copy_from_slice(tuple)) {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "no room for a tuple of {} bytes at offset {offset} (page has {} line pointers)",
+            tuple.len(),
+            page.max_offset()
+        )),
     }
 }
 
@@ -459,10 +469,84 @@ fn redo_heap(db: &Database, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
                 index_on_standby(db, *rel, *new_block, *new_offset)?;
             }
         }
-        HeapRecord::Prune { rel, block, .. } => {
-            // Not emitted yet (no heap pruning); refuse rather than guess.
-            return Err(corrupt(*rel, *block, "prune records are not supported"));
+        HeapRecord::Prune {
+            rel,
+            block,
+            latest_removed_xid,
+            redirected,
+            dead,
+            unused,
+        } => redo_prune(
+            db,
+            lsn,
+            *rel,
+            *block,
+            TransactionId(*latest_removed_xid),
+            redirected,
+            dead,
+            unused,
+        )?,
+    }
+    Ok(())
+}
+
+/// Replays a prune. On a standby, first the snapshot conflict: queries
+/// whose snapshots could still see the removed versions are waited for or
+/// cancelled ([`Database::resolve_snapshot_conflict`]) before the page
+/// changes. Then, under the page lock, the data of every version about to
+/// go is copied (its index keys) and the page gets exactly the primary's
+/// change ([`Page::prune_execute`]). Last, on a standby, those versions'
+/// entries leave the standby's own indexes — before any later record can
+/// reuse a freed slot, so no entry ever reaches a different row.
+#[allow(clippy::too_many_arguments)]
+fn redo_prune(
+    db: &Database,
+    lsn: Lsn,
+    rel: u32,
+    block: u32,
+    latest_removed_xid: TransactionId,
+    redirected: &[(u16, u16)],
+    dead: &[u16],
+    unused: &[u16],
+) -> PgResult<()> {
+    if !redirected.is_empty() {
+        // Not emitted (no HOT chains); refuse rather than guess.
+        return Err(corrupt(
+            rel,
+            block,
+            "prune records with redirects are not supported",
+        ));
+    }
+    let standby = db.role() == Role::Standby;
+    if standby && latest_removed_xid.is_valid() {
+        db.resolve_snapshot_conflict(latest_removed_xid);
+    }
+    let mut removed: Vec<(u16, Vec<u8>)> = Vec::new();
+    redo_page(db, lsn, rel, block, false, |p| {
+        if standby {
+            for &o in dead.iter().chain(unused) {
+                if let Ok(item) = p.item(o) {
+                    removed.push((o, htup::tuple_data(item).to_vec()));
+                }
+            }
         }
+        p.prune_execute(dead, unused)
+            .map_err(|e| format!("bad line pointer in prune record: {e:?}"))
+    })?;
+    if standby && !removed.is_empty() {
+        let items: Vec<(ItemPointer, &[u8])> = removed
+            .iter()
+            .map(|(o, d)| {
+                (
+                    ItemPointer {
+                        block: BlockNumber(block),
+                        offset: *o,
+                    },
+                    d.as_slice(),
+                )
+            })
+            .collect();
+        crate::sql::ddl::unindex_pruned_tuples(db, RelFileId(rel), &items, true)?;
     }
     Ok(())
 }
@@ -806,7 +890,7 @@ mod tests {
     }
 
     /// Every heap page's bytes, with what is not WAL-logged masked: hint
-    /// bits in tuple headers and the page flags (a page rebuilt by an
+    /// bits in tuple headers, pd_prune_xid and the page flags (a page rebuilt by an
     /// INIT_PAGE record has none — as in PostgreSQL's wal_consistency
     /// masking).
     fn pages(db: &Database) -> Vec<(u32, u32, Vec<u8>)> {
@@ -825,6 +909,7 @@ mod tests {
                 let mut p = Page::default();
                 p.0.copy_from_slice(&buf.read().0);
                 p.clear_flags(u16::MAX);
+                p.set_prune_xid(0); // a hint, as in PostgreSQL's masking
                 for off in 1..=p.max_offset() {
                     if let Ok(item) = p.item_mut(off) {
                         let mut h = TupleHeader::read(item).unwrap();

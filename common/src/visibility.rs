@@ -17,6 +17,10 @@
 //!   before the xid leaves the procarray.
 //! * [`satisfies_dirty`] (HeapTupleSatisfiesDirty): what a unique check
 //!   must consider — live, dead, or in progress (wait for it).
+//! * [`satisfies_vacuum`] (HeapTupleSatisfiesVacuum): is the version dead
+//!   to every snapshot that exists or will exist, given the removable
+//!   horizon (`ProcArray::prune_horizon`)? Pruning and VACUUM remove such
+//!   versions; index cleanup drops entries pointing at them.
 //!
 //! Own-transaction rules (cmin/cmax are both stored, no combo cids): a row
 //! inserted by the current transaction is visible iff `cmin < curcid` and it
@@ -208,7 +212,10 @@ pub fn satisfies_update(
     }
 
     let gone = if h.ctid != self_tid {
-        TmResult::Updated { ctid: h.ctid }
+        TmResult::Updated {
+            ctid: h.ctid,
+            xmax: h.xmax,
+        }
     } else {
         TmResult::Deleted
     };
@@ -494,7 +501,13 @@ mod tests {
         upd.ctid = other;
         assert_eq!(
             satisfies_update(&upd, TID, &c),
-            (TmResult::Updated { ctid: other }, XMAX_COMMITTED)
+            (
+                TmResult::Updated {
+                    ctid: other,
+                    xmax: TransactionId(20)
+                },
+                XMAX_COMMITTED
+            )
         );
         assert_eq!(
             satisfies_update(&tuple(10, 20, 0), TID, &c),
@@ -525,5 +538,89 @@ mod tests {
             TmResult::BeingModified { xmax: running },
             "procarray is asked before clog"
         );
+    }
+}
+
+/// What pruning may do with a version ([`satisfies_vacuum`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VacuumState {
+    /// Dead to every snapshot, present and future: its inserter aborted,
+    /// or its deleter committed before the horizon. `removed_xid` is that
+    /// xid — what a standby's conflict check compares with its queries.
+    Dead {
+        /// The aborted xmin or the committed xmax.
+        removed_xid: TransactionId,
+    },
+    /// Deleted by `xmax`, which is running or committed after the horizon:
+    /// some snapshot may still see it; prunable later (the page's
+    /// pd_prune_xid).
+    RecentlyDead {
+        /// The deleter.
+        xmax: TransactionId,
+    },
+    /// Live, or its insert is still in progress.
+    Live,
+}
+
+/// HeapTupleSatisfiesVacuum against `horizon` (every xid below it is
+/// finished and seen as finished by every snapshot). Asks the procarray
+/// before clog, like [`satisfies_update`]: an xid that clog already calls
+/// committed or aborted may still be in the procarray, and snapshots taken
+/// meanwhile see it as running. An inserter that is neither running nor
+/// finished in clog (crashed) keeps its version: at start-up a prepared
+/// transaction looks like that until it is restored. No hint bits.
+pub fn satisfies_vacuum(
+    h: &TupleHeader,
+    horizon: TransactionId,
+    clog: &Clog,
+    procarray: &ProcArray,
+) -> VacuumState {
+    let fate = |xid: TransactionId| {
+        if procarray.xid_is_running(xid) {
+            return XidFate::Running;
+        }
+        match clog.get_status(xid) {
+            XidStatus::Committed => XidFate::Committed,
+            XidStatus::SubCommitted => XidFate::Running,
+            XidStatus::Aborted => XidFate::Aborted,
+            XidStatus::InProgress => XidFate::Gone,
+        }
+    };
+    if h.infomask & XMIN_INVALID != 0 {
+        return VacuumState::Dead {
+            removed_xid: h.xmin,
+        };
+    }
+    if h.infomask & XMIN_COMMITTED == 0 && !h.xmin_frozen() {
+        match fate(h.xmin) {
+            XidFate::Running => return VacuumState::Live,
+            XidFate::Committed => {}
+            XidFate::Aborted => {
+                return VacuumState::Dead {
+                    removed_xid: h.xmin,
+                }
+            }
+            // Not running, clog says nothing: a crash victim — or, at
+            // start-up before twophase restores them, a prepared
+            // transaction. Kept: the second must not lose its rows.
+            XidFate::Gone => return VacuumState::Live,
+        }
+    }
+    if h.xmax_is_invalid() || h.infomask & XMAX_LOCK_ONLY != 0 {
+        return VacuumState::Live;
+    }
+    if h.infomask & XMAX_COMMITTED == 0 {
+        match fate(h.xmax) {
+            XidFate::Running => return VacuumState::RecentlyDead { xmax: h.xmax },
+            XidFate::Committed => {}
+            XidFate::Aborted | XidFate::Gone => return VacuumState::Live,
+        }
+    }
+    if h.xmax < horizon {
+        VacuumState::Dead {
+            removed_xid: h.xmax,
+        }
+    } else {
+        VacuumState::RecentlyDead { xmax: h.xmax }
     }
 }

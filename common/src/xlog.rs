@@ -451,6 +451,31 @@ pub fn encode_multi_insert_tuple(p: &mut Vec<u8>, offset: u16, tuple: &[u8]) {
     put_bytes(p, tuple);
 }
 
+/// Heap2 PRUNE (the layout of `wal::HeapRecord::Prune`): line pointers
+/// made dead and unused on one page; `latest_removed_xid` is the newest
+/// xid whose outcome made a removed version dead. No redirects (no HOT
+/// chains yet).
+pub fn encode_heap_prune(
+    p: &mut Vec<u8>,
+    rel: u32,
+    block: u32,
+    latest_removed_xid: u64,
+    dead: &[u16],
+    unused: &[u16],
+) -> (RmgrId, u8) {
+    p.extend_from_slice(&rel.to_le_bytes());
+    p.extend_from_slice(&block.to_le_bytes());
+    p.extend_from_slice(&latest_removed_xid.to_le_bytes());
+    p.extend_from_slice(&0u32.to_le_bytes()); // redirected: none
+    for list in [dead, unused] {
+        p.extend_from_slice(&(list.len() as u32).to_le_bytes());
+        for o in list {
+            p.extend_from_slice(&o.to_le_bytes());
+        }
+    }
+    (RmgrId::Heap2, wal::records::XLOG_HEAP2_PRUNE)
+}
+
 /// Heap DELETE (also the first step of a cross-page update: the old
 /// version claimed with xmax, ctid = itself).
 pub fn encode_heap_delete(

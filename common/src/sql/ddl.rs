@@ -15,7 +15,10 @@
 //! Index build (CREATE INDEX, ADD PRIMARY KEY): the index is published
 //! first (empty, not ready — writers start adding entries for their new
 //! rows), then the heap is scanned with `scan_all` adding every version.
-//! A unique build then checks each key held by more than one version with
+//! The build holds `Heap::index_build` from before it publishes the index
+//! until the index holds its entries: pruning frees no line pointer
+//! meanwhile (a slot the scan saw as a version must not name another row
+//! when the entry lands). A unique build then checks each key held by more than one version with
 //! SnapshotDirty, waiting for in-progress transactions, and fails with
 //! 23505 "could not create unique index" (the index is removed again).
 
@@ -835,6 +838,9 @@ fn build_new_index(
         creator,
         sets_not_null: sets_not_null.clone(),
     };
+    // From before the index is published until it holds its scan's
+    // entries: pruning frees no slot meanwhile (Heap::index_build).
+    let _build = db.heap.index_build();
     let ix = db
         .catalog
         .apply_catalog_change(&CatalogChange::CreateIndex {
@@ -1027,6 +1033,55 @@ pub fn index_replayed_tuple(db: &Database, rel: RelFileId, tid: ItemPointer) -> 
         }
     }
     Ok(())
+}
+
+/// Removes the index entries of heap versions that pruning removes — the
+/// heap's `PruneIndexHook` on a primary, and prune replay on a standby
+/// (whose indexes follow replay). `items` are the versions' tids and row
+/// data, read before their slots are freed: the keys come from the data.
+///
+/// Returns false — remove nothing, free nothing — if an index of the table
+/// is not ready on a primary: CREATE INDEX is scanning the heap and may
+/// already hold entries for these versions. A standby's replayed index is
+/// built later from the heap, which no longer has them, so it is skipped.
+///
+/// A unique index's entry is removed under its key's stripe lock, the lock
+/// a unique check holds from reading the index to checking each version
+/// (`executor::unique_insert`): a check never fetches a tid whose entry
+/// was removed — and whose slot may have been reused — under it.
+pub fn unindex_pruned_tuples(
+    db: &Database,
+    rel: RelFileId,
+    items: &[(ItemPointer, &[u8])],
+    replay: bool,
+) -> PgResult<bool> {
+    let Some(t) = db.catalog.tables().into_iter().find(|t| t.rel == rel) else {
+        return Ok(true); // no catalog entry, no indexes
+    };
+    let list = t.indexes.list();
+    if list.is_empty() || items.is_empty() {
+        return Ok(true);
+    }
+    if !replay && list.iter().any(|ix| !ix.is_ready()) {
+        return Ok(false);
+    }
+    let types = t.types();
+    let mut row = Vec::with_capacity(types.len());
+    let mut kb = Vec::new();
+    for (tid, data) in items {
+        decode_row_into(data, &types, &mut row)?;
+        for ix in list.iter().filter(|ix| ix.is_ready()) {
+            if index_key(ix, &row, &mut kb) {
+                if ix.spec.unique {
+                    let _stripe = ix.stripe(&kb).lock();
+                    ix.index.remove(&kb, *tid);
+                } else {
+                    ix.index.remove(&kb, *tid);
+                }
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// Standby redo of a catalog change: builds from the heap every index that

@@ -399,9 +399,11 @@ fn eval_lookup_key(
 
 /// True if the version at `tid` is dead to every snapshot, present and
 /// future: its inserter aborted, or its deleter committed before
-/// `horizon` (the oldest xmin of any running transaction). Its index
-/// entries can then go (VACUUM, and index scans on the way: PostgreSQL's
-/// kill_prior_tuple).
+/// `horizon` (the oldest xmin of any running transaction). Its page can
+/// then be pruned, which removes it and its index entries (index scans
+/// ask on the way: PostgreSQL's kill_prior_tuple). An empty slot is not
+/// dead: its version's entries went before it was freed, and an entry
+/// still naming it is about to go or to be reused.
 pub fn dead_to_all(
     db: &Database,
     rel: crate::types::RelFileId,
@@ -410,41 +412,21 @@ pub fn dead_to_all(
 ) -> PgResult<bool> {
     match db.heap.fetch_any(rel, tid, |h, _| *h)? {
         Some(h) => header_dead_to_all(db, &h, horizon),
-        None => Ok(true),
+        None => Ok(false),
     }
 }
 
-/// [`dead_to_all`] for a tuple header already in hand.
+/// [`dead_to_all`] for a tuple header already in hand
+/// ([`crate::visibility::satisfies_vacuum`] says Dead).
 pub fn header_dead_to_all(
     db: &Database,
     h: &crate::storage::htup::TupleHeader,
     horizon: TransactionId,
 ) -> PgResult<bool> {
-    use crate::clog::XidStatus;
-    use crate::storage::htup::{XMAX_COMMITTED, XMAX_LOCK_ONLY, XMIN_COMMITTED, XMIN_INVALID};
-    let (xmin, xmax, infomask, frozen, xmax_invalid) = (
-        h.xmin,
-        h.xmax,
-        h.infomask,
-        h.xmin_frozen(),
-        h.xmax_is_invalid(),
-    );
-    if infomask & XMIN_INVALID != 0 {
-        return Ok(true);
-    }
-    if !frozen && infomask & XMIN_COMMITTED == 0 {
-        match db.clog.get_status(xmin) {
-            XidStatus::Committed => {}
-            XidStatus::Aborted => return Ok(!db.procarray.xid_is_running(xmin)),
-            _ => return Ok(false),
-        }
-    }
-    if xmax_invalid || infomask & XMAX_LOCK_ONLY != 0 || !xmax.is_valid() {
-        return Ok(false);
-    }
-    let committed =
-        infomask & XMAX_COMMITTED != 0 || db.clog.get_status(xmax) == XidStatus::Committed;
-    Ok(committed && xmax < horizon)
+    Ok(matches!(
+        crate::visibility::satisfies_vacuum(h, horizon, &db.clog, &db.procarray),
+        crate::visibility::VacuumState::Dead { .. }
+    ))
 }
 
 /// Runs `f` for every row of `table` that `vis` sees and `filter` accepts,
@@ -489,11 +471,18 @@ pub fn scan_table<'a>(
                 })?;
                 match found {
                     None => {
-                        // Invisible to us; if dead to everyone, drop the
-                        // entry so later lookups do not pay for it.
+                        // Invisible to us; if dead to everyone, prune its
+                        // page, which drops its entries too, so later
+                        // lookups do not pay for it (kill_prior_tuple).
                         let h = *horizon.get_or_insert_with(|| db.procarray.oldest_xmin());
                         if dead_to_all(db, table.rel, tid, h)? {
-                            index.index.remove(&kb, tid);
+                            db.heap.prune_block(
+                                table.rel,
+                                tid.block,
+                                h,
+                                &db.clog,
+                                &db.procarray,
+                            )?;
                         }
                         continue;
                     }
@@ -1161,8 +1150,9 @@ fn serialization_failure_delete() -> PgError {
 enum WriteStep {
     Done(Option<ItemPointer>),
     Skip,
-    /// Follow the update chain to this newer version (READ COMMITTED).
-    Follow(ItemPointer),
+    /// Follow the update chain to this newer version (READ COMMITTED),
+    /// which the given xid must have inserted.
+    Follow(ItemPointer, TransactionId),
 }
 
 fn decide(
@@ -1179,11 +1169,11 @@ fn decide(
             ec.wait_for(xmax)?;
             return Ok(None); // retry the same version
         }
-        TmResult::Updated { ctid } => {
+        TmResult::Updated { ctid, xmax } => {
             if rr {
                 return Err(serialization_failure());
             }
-            WriteStep::Follow(ctid)
+            WriteStep::Follow(ctid, xmax)
         }
         TmResult::Deleted => {
             if rr {
@@ -1199,21 +1189,23 @@ fn decide(
 }
 
 /// Fetches the version at `tid` regardless of snapshot (the newer version
-/// an updater left), decoding it into `row`. False if there is none.
+/// an updater left), decoding it into `row`. False if there is none — or
+/// if what is there was not inserted by `updater` (PostgreSQL's priorXmax
+/// check): the newer version was pruned and its slot reused by another
+/// row, so the chain ends here.
 fn fetch_newer(
     ec: &Ectx<'_>,
     table: &TableDef,
     tid: ItemPointer,
+    updater: TransactionId,
     types: &[SqlType],
     row: &mut Vec<Value>,
 ) -> PgResult<bool> {
-    match ec
-        .db
-        .heap
-        .fetch_any(table.rel, tid, |_h, data| decode_row_into(data, types, row))?
-    {
-        None => Ok(false),
-        Some(r) => {
+    match ec.db.heap.fetch_any(table.rel, tid, |h, data| {
+        (h.xmin == updater).then(|| decode_row_into(data, types, row))
+    })? {
+        None | Some(None) => Ok(false),
+        Some(Some(r)) => {
             r?;
             Ok(true)
         }
@@ -1361,8 +1353,8 @@ pub fn run_dml<'a>(
                             }
                             return Ok(ControlFlow::Continue(()));
                         }
-                        Some(WriteStep::Follow(ctid)) => {
-                            if !fetch_newer(ec, table, ctid, &types, &mut newer)? {
+                        Some(WriteStep::Follow(ctid, updater)) => {
+                            if !fetch_newer(ec, table, ctid, updater, &types, &mut newer)? {
                                 return Ok(ControlFlow::Continue(()));
                             }
                             if !ec.filter(&p.filter, &newer)? {
@@ -1412,8 +1404,8 @@ pub fn run_dml<'a>(
                             }
                             return Ok(ControlFlow::Continue(()));
                         }
-                        Some(WriteStep::Follow(ctid)) => {
-                            if !fetch_newer(ec, table, ctid, &types, &mut newer)? {
+                        Some(WriteStep::Follow(ctid, updater)) => {
+                            if !fetch_newer(ec, table, ctid, updater, &types, &mut newer)? {
                                 return Ok(ControlFlow::Continue(()));
                             }
                             if !ec.filter(&p.filter, &newer)? {

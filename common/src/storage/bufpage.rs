@@ -14,8 +14,15 @@
 //! ```
 //!
 //! * All integers are little-endian. `pd_lsn` is the LSN of the last WAL
-//!   record that changed the page (issue 3); `pd_prune_xid` is a 64-bit hint
-//!   for future pruning.
+//!   record that changed the page (issue 3); `pd_prune_xid` is the oldest
+//!   xmax set on the page since it was last pruned (PageSetPrunable; 0:
+//!   nothing to prune) — the heap's "is pruning worth a look" test.
+//! * Pruning ([`Page::prune_execute`]) turns line pointers of dead tuples
+//!   into LP_UNUSED (or LP_DEAD) and defragments the page
+//!   (PageRepairFragmentation); the tuples left keep their offsets.
+//!   PD_HAS_FREE_LINES then tells [`Page::add_item_with`] to reuse the
+//!   first unused line pointer before appending one; redo places a tuple
+//!   at the offset its record names ([`Page::add_item_at`]).
 //! * A line pointer ("item id") is 4 bytes, packed as in PostgreSQL:
 //!   `lp_off:15 | lp_flags:2 | lp_len:15` (offset in bits 0-14, flags in
 //!   15-16, length in 17-31). Offsets are 1-based ([`FIRST_OFFSET`]).
@@ -380,23 +387,53 @@ impl Page {
         !self.is_new() && self.heap_free_space() >= maxalign(len)
     }
 
-    /// PageAddItem: appends a new line pointer for an item of `len` bytes,
-    /// calls `fill` with the (zeroed) item bytes, returns the offset number;
-    /// `None` if it does not fit. The page must be initialised.
+    /// PageAddItem: puts an item of `len` bytes on the page — in the first
+    /// unused line pointer if pruning left some (PD_HAS_FREE_LINES), else in
+    /// a new one — calls `fill` with the (zeroed) item bytes and returns the
+    /// offset number; `None` if it does not fit. The page must be
+    /// initialised.
     pub fn add_item_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) -> Option<u16> {
+        let mut offset = self.max_offset() + 1;
+        if self.flags() & PD_HAS_FREE_LINES != 0 {
+            match (FIRST_OFFSET..=self.max_offset()).find(|&o| {
+                self.item_id(o)
+                    .is_some_and(|id| id.flags == LpFlags::Unused)
+            }) {
+                Some(o) => offset = o,
+                // The hint was stale: no search next time.
+                None => self.clear_flags(PD_HAS_FREE_LINES),
+            }
+        }
+        self.add_item_at(offset, len, fill)
+    }
+
+    /// PageAddItem with an explicit offset (redo, which must put the tuple
+    /// where the WAL record says): `offset` is an unused line pointer or
+    /// the one after the last. `None` if that slot is taken or the item
+    /// does not fit.
+    pub fn add_item_at(
+        &mut self,
+        offset: u16,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Option<u16> {
         if len == 0 || len > MAX_ITEM_SIZE || !self.fits(len) {
             return None;
         }
         let n = self.max_offset();
-        if n as usize >= MAX_ITEMS_PER_PAGE {
+        let reuse = offset >= FIRST_OFFSET && offset <= n;
+        if reuse {
+            if self.item_id(offset)?.flags != LpFlags::Unused {
+                return None;
+            }
+        } else if offset != n + 1 || n as usize >= MAX_ITEMS_PER_PAGE {
             return None;
         }
         let upper = self.upper() as usize - maxalign(len);
-        let lower = self.lower() as usize + ITEM_ID_SIZE;
+        let lower = self.lower() as usize + if reuse { 0 } else { ITEM_ID_SIZE };
         if lower > upper {
             return None;
         }
-        let offset = n + 1;
         self.set_item_id(
             offset,
             ItemId {
@@ -416,6 +453,84 @@ impl Page {
     /// PageAddItem with the bytes given.
     pub fn add_item(&mut self, data: &[u8]) -> Option<u16> {
         self.add_item_with(data.len(), |b| b.copy_from_slice(data))
+    }
+
+    /// heap_page_prune_execute: the line pointers in `dead` become LP_DEAD
+    /// and those in `unused` LP_UNUSED (both lose their storage), then the
+    /// page is defragmented ([`Page::repair_fragmentation`]). Offsets that
+    /// do not exist are an error; an offset already in the target state is
+    /// fine (redo of a record onto a page that has it). The tuples of every
+    /// other line pointer keep their offsets and bytes. The primary and
+    /// redo run exactly this on the same page, so they lay it out the same.
+    pub fn prune_execute(&mut self, dead: &[u16], unused: &[u16]) -> Result<(), ItemError> {
+        for (list, flags) in [(dead, LpFlags::Dead), (unused, LpFlags::Unused)] {
+            for &o in list {
+                self.item_id(o).ok_or(ItemError::NoSuchItem)?;
+                self.set_item_id(
+                    o,
+                    ItemId {
+                        off: 0,
+                        flags,
+                        len: 0,
+                    },
+                );
+            }
+        }
+        if !unused.is_empty() {
+            self.set_flags(PD_HAS_FREE_LINES);
+        }
+        self.repair_fragmentation()
+    }
+
+    /// PageRepairFragmentation: moves every Normal tuple to the end of the
+    /// page, highest storage address first, so the free space is one hole
+    /// between the line pointers and the tuples, and zeroes the hole.
+    /// Offsets do not change.
+    /// A line pointer pointing outside the tuple area, or tuples that
+    /// overlap, are an error (a corrupt page: the caller reports it).
+    pub fn repair_fragmentation(&mut self) -> Result<(), ItemError> {
+        let mut items: Vec<(u16, usize, usize)> = Vec::with_capacity(self.max_offset() as usize);
+        for o in FIRST_OFFSET..=self.max_offset() {
+            if self
+                .item_id(o)
+                .is_some_and(|id| id.flags == LpFlags::Normal)
+            {
+                let r = self.item_range(o)?;
+                items.push((o, r.start, r.end - r.start));
+            }
+        }
+        // Highest first: each tuple moves up (or stays), never over a tuple
+        // not yet moved.
+        items.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut upper = self.special() as usize;
+        for (o, start, len) in items {
+            let need = maxalign(len);
+            if upper < need || upper - need < start {
+                return Err(ItemError::Corrupted); // overlapping tuples
+            }
+            upper -= need;
+            self.0.copy_within(start..start + len, upper);
+            self.0[upper + len..upper + need].fill(0); // alignment padding
+            self.set_item_id(
+                o,
+                ItemId {
+                    off: upper as u16,
+                    flags: LpFlags::Normal,
+                    len: len as u16,
+                },
+            );
+        }
+        self.set_u16_at(OFF_UPPER, upper as u16);
+        // The hole holds stale tuple bytes; zeroed, a pruned page is the
+        // same bytes on the primary and after redo (and compresses).
+        let lower = self.lower() as usize;
+        self.0[lower..upper].fill(0);
+        Ok(())
+    }
+
+    /// Sets pd_prune_xid (0: nothing left to prune).
+    pub fn set_prune_xid(&mut self, xid: u64) {
+        self.0[OFF_PRUNE_XID..OFF_PRUNE_XID + 8].copy_from_slice(&xid.to_le_bytes());
     }
 }
 

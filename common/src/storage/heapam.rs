@@ -19,6 +19,8 @@
 //!   the new version, step (3) as an UPDATE with an empty tuple ("link
 //!   only": old ctid → new). Each step alone is crash-consistent (below),
 //!   so each record alone is too, and no two page locks are ever held;
+//! * prune: `XLOG_HEAP2_PRUNE` — the line pointers made unused and the
+//!   newest xid whose outcome made a removed version dead;
 //! * relation create / truncate / drop: `XLOG_SMGR_*`; truncate and drop
 //!   are flushed before the file changes.
 //!
@@ -40,6 +42,15 @@
 //! * `fetch` / `fetch_dirty` / `scan`: visibility via
 //!   [`crate::visibility`], hint bits learnt under the share lock applied
 //!   afterwards with a non-blocking exclusive try-lock.
+//! * pruning (`prune_opt` after a `fetch` or a scanned page, `prune_page`,
+//!   VACUUM's `vacuum_relation`): versions dead to all leave the page —
+//!   their index entries first, through the SQL layer's
+//!   [`PruneIndexHook`], then their line pointers become LP_UNUSED and the
+//!   page is defragmented. The test on every access is one load of
+//!   `pd_prune_xid` (see `prune_hint`); docs/architecture/storage.md,
+//!   "Pruning and VACUUM", has the whole story. Inserts reuse the freed
+//!   line pointers, so a tuple's offset is whatever `Page::add_item_with`
+//!   returns, and WAL names it.
 //!
 //! ## Locks and callbacks
 //!
@@ -60,6 +71,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::bufmgr::{
@@ -75,7 +87,10 @@ use crate::error::PgResult;
 use crate::types::{
     BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
 };
-use crate::visibility::{satisfies_dirty, satisfies_mvcc, satisfies_update, VisibilityContext};
+use crate::visibility::{
+    satisfies_dirty, satisfies_mvcc, satisfies_update, satisfies_vacuum, VacuumState,
+    VisibilityContext,
+};
 use crate::xlog::{self, infobits, XLog};
 
 /// Outcome of an attempt to update, delete or lock a row version
@@ -92,6 +107,10 @@ pub enum TmResult {
     Updated {
         /// The newer row version.
         ctid: ItemPointer,
+        /// The updater: the newer version's xmin. Whoever follows `ctid`
+        /// checks it (PostgreSQL's priorXmax): pruning may have freed that
+        /// slot and an insert reused it for another row.
+        xmax: TransactionId,
     },
     /// A committed transaction deleted it.
     Deleted,
@@ -146,6 +165,51 @@ fn with_copy_bufs<R>(f: impl FnOnce(&mut CopyBufs) -> R) -> R {
 /// The callback of [`Heap::scan`]: `f(tid, data)`, `Break` stops the scan.
 pub type ScanCallback<'a> = dyn FnMut(ItemPointer, &[u8]) -> PgResult<ControlFlow<()>> + 'a;
 
+/// Pruning looks at a page only when its free space is below this
+/// (heap_page_prune_opt: max(fillfactor target, BLCKSZ / 10); our fillfactor
+/// is 100, so BLCKSZ / 10), or an update found it full.
+pub const PRUNE_FREE_SPACE: usize = crate::types::BLCKSZ / 10;
+
+/// Removes the index entries of row versions pruning is about to remove:
+/// `(rel, [(tid, tuple data)])`. Returns false if it cannot (an index of
+/// the relation is being built): the versions then stay. Installed by the
+/// SQL layer, which knows the indexes ([`Heap::set_prune_index_hook`]).
+pub type PruneIndexHook =
+    dyn Fn(RelFileId, &[(ItemPointer, &[u8])]) -> PgResult<bool> + Send + Sync;
+
+/// Who prunes, which decides how hard [`Heap::prune_page`] tries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PruneMode {
+    /// heap_page_prune_opt after a page access: only if the page still
+    /// looks worth it (`prune_hint`) and its lock is free right now.
+    Opportunistic,
+    /// An index scan met a version dead to all: prune its page if the lock
+    /// is free, whatever its free space (its index entries go with it).
+    Requested,
+    /// VACUUM: every page, waiting for its lock.
+    Vacuum,
+}
+
+/// What one [`Heap::prune_page`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PruneStats {
+    /// Dead versions removed (line pointers made unused).
+    pub removed: usize,
+    /// Versions deleted but still needed by some snapshot.
+    pub recently_dead: usize,
+}
+
+/// A dead version found by pruning's first pass, checked again in the
+/// last: a slot that was freed and reused meanwhile has other xids.
+struct PruneCandidate {
+    offset: u16,
+    xmin: TransactionId,
+    xmax: TransactionId,
+    removed_xid: TransactionId,
+    /// (start, end) of its data in the candidates' shared buffer.
+    data: (usize, usize),
+}
+
 /// The heap: relation files through the buffer pool.
 pub struct Heap {
     smgr: Arc<Smgr>,
@@ -155,6 +219,47 @@ pub struct Heap {
     mode: ExtensionMode,
     /// WAL, once start-up has opened it (unset: nothing is logged).
     xlog: OnceLock<Arc<XLog>>,
+    /// Opportunistic pruning and VACUUM may change pages: a primary (not a
+    /// standby, whose pages change only by replay).
+    pruning: AtomicBool,
+    /// See [`PruneIndexHook`].
+    prune_hook: OnceLock<Box<PruneIndexHook>>,
+    /// Index builds (CREATE INDEX, ADD PRIMARY KEY) begun so far, and those
+    /// running: a prune that overlaps a build must not free a slot the
+    /// build may have seen as a version ([`Heap::index_build`]).
+    builds_started: AtomicU64,
+    builds_active: AtomicU64,
+    /// One pruner per page at a time (striped by block): between its
+    /// first and last step a prune relies on its candidates' slots not
+    /// being freed — and reused by a newer version of the same key, whose
+    /// index entry step 2 would then remove — by anyone else.
+    prune_stripes: Box<[parking_lot::Mutex<()>]>,
+}
+
+/// Stripes of [`Heap`]'s per-page pruning lock.
+const PRUNE_STRIPES: usize = 64;
+
+/// Held by an index build for its whole heap scan and load
+/// ([`Heap::index_build`]).
+pub struct IndexBuildGuard<'a>(&'a Heap);
+
+impl Drop for IndexBuildGuard<'_> {
+    fn drop(&mut self) {
+        self.0.builds_active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The pruning test cheap enough for every page access: the page has a
+/// prune xid (something was deleted since the last prune: one load, and
+/// pages never updated stop here) and it is short of room.
+#[inline]
+fn prune_hint(page: &Page) -> Option<TransactionId> {
+    let px = page.prune_xid();
+    if px == 0 {
+        return None;
+    }
+    (page.flags() & PD_PAGE_FULL != 0 || page.free_space() < PRUNE_FREE_SPACE)
+        .then_some(TransactionId(px))
 }
 
 fn item_error(rel: RelFileId, tid: ItemPointer, e: ItemError) -> StorageError {
@@ -244,7 +349,35 @@ impl Heap {
             targets: TargetBlocks::default(),
             mode,
             xlog: OnceLock::new(),
+            pruning: AtomicBool::new(false),
+            prune_hook: OnceLock::new(),
+            builds_started: AtomicU64::new(0),
+            builds_active: AtomicU64::new(0),
+            prune_stripes: (0..PRUNE_STRIPES)
+                .map(|_| parking_lot::Mutex::new(()))
+                .collect(),
         })
+    }
+
+    /// Lets page accesses prune and VACUUM remove versions (a primary, once
+    /// it writes WAL; a standby at promotion). Off at open.
+    pub fn enable_pruning(&self) {
+        self.pruning.store(true, Ordering::Relaxed);
+    }
+
+    /// Installs the index cleanup pruning calls (once; later calls are
+    /// ignored). Without one, pruning assumes the heap has no indexes.
+    pub fn set_prune_index_hook(&self, hook: Box<PruneIndexHook>) {
+        let _ = self.prune_hook.set(hook);
+    }
+
+    /// Marks an index build under way until the guard is dropped. Take it
+    /// before the index is published and keep it until the index holds
+    /// every entry of its scan.
+    pub fn index_build(&self) -> IndexBuildGuard<'_> {
+        self.builds_active.fetch_add(1, Ordering::SeqCst);
+        self.builds_started.fetch_add(1, Ordering::SeqCst);
+        IndexBuildGuard(self)
     }
 
     /// Opens the heap as configured: `config.data_dir`, `shared_buffers`,
@@ -389,18 +522,21 @@ impl Heap {
         mut h: TupleHeader,
     ) -> Result<ItemPointer, StorageError> {
         let len = htup::HEADER_SIZE + data.len();
-        let tid = ItemPointer {
-            block,
-            offset: page.max_offset() + 1,
-        };
-        h.ctid = tid;
         let off = page.add_item_with(len, |b| {
+            // The ctid (this tuple itself) is known once the slot is.
             h.write(b);
             b[htup::HEADER_SIZE..].copy_from_slice(data);
         });
         match off {
-            Some(o) if o == tid.offset => Ok(tid),
-            _ => Err(StorageError::CorruptedPage {
+            Some(offset) => {
+                let tid = ItemPointer { block, offset };
+                h.ctid = tid;
+                if let Ok(item) = page.item_mut(offset) {
+                    h.write(item);
+                }
+                Ok(tid)
+            }
+            None => Err(StorageError::CorruptedPage {
                 rel,
                 block,
                 detail: "page has no room for a tuple hio said fits".into(),
@@ -463,11 +599,13 @@ impl Heap {
                 )?;
                 let block = lb.buf.block();
                 let ins = self.xlog.get().map(|x| x.begin_page_change());
-                let first = lb.page.max_offset() + 1;
-                let init = first == 1;
+                let init = lb.page.max_offset() == 0;
                 if let Some(ins) = &ins {
                     ins.before_change(lb.buf.tag(), &lb.page, init)?;
                 }
+                // Offsets need not be consecutive: pruning may have left
+                // unused line pointers to reuse.
+                let placed_from = tids.len();
                 while i < rows.len() && lb.page.fits(htup::HEADER_SIZE + rows[i].len()) {
                     tids.push(Self::place(rel, &mut lb.page, block, rows[i], header)?);
                     bulk.consumed(space_for(htup::HEADER_SIZE + rows[i].len()));
@@ -477,7 +615,7 @@ impl Heap {
                 bulk.filled(lb.page.heap_free_space());
                 // WAL: XLOG_HEAP2_MULTI_INSERT for the tuples placed on this page; PageSetLSN.
                 if let Some(ins) = ins {
-                    let last = lb.page.max_offset();
+                    let placed = &tids[placed_from..];
                     let page = &lb.page;
                     let mut bad = None;
                     let end = ins.insert(xid, |p| {
@@ -485,10 +623,10 @@ impl Heap {
                             p,
                             rel.0,
                             block.0,
-                            u32::from(last + 1 - first),
+                            placed.len() as u32,
                             init,
                         );
-                        for off in first..=last {
+                        for off in placed.iter().map(|t| t.offset) {
                             match page.item(off) {
                                 Ok(t) => xlog::encode_multi_insert_tuple(p, off, t),
                                 Err(e) => bad = Some((off, e)),
@@ -762,8 +900,9 @@ impl Heap {
             return Ok(None);
         };
         with_copy_bufs(|cb| {
-            let visible = {
+            let (visible, prune) = {
                 let page = buf.read();
+                let prune = prune_hint(&page);
                 let item = match page.item(tid.offset) {
                     Ok(item) => item,
                     Err(ItemError::NoSuchItem) => return Ok(None),
@@ -777,9 +916,12 @@ impl Heap {
                 if hints != 0 {
                     cb.hints.push((tid.offset, h.xmin, h.xmax, hints));
                 }
-                visible
+                (visible, prune)
             };
             Self::apply_hints(&buf, &cb.hints);
+            if let Some(px) = prune {
+                self.prune_opt(rel, &buf, px, cx)?;
+            }
             drop(buf);
             Ok(visible.then(|| f(&cb.data)))
         })
@@ -858,11 +1000,12 @@ impl Heap {
         let buf = self
             .bm
             .read_buffer_mode(Self::tag(rel, block), ReadMode::Normal, ring)?;
-        {
+        let prune = {
             let page = buf.read();
             if page.is_new() {
                 return Ok(()); // extended but not yet used: empty
             }
+            let prune = cx.and_then(|_| prune_hint(&page));
             for off in 1..=page.max_offset() {
                 let tid = ItemPointer { block, offset: off };
                 let item = match page.item(off) {
@@ -888,9 +1031,290 @@ impl Heap {
                     cb.items.push((off, start, cb.data.len() as u32));
                 }
             }
-        }
+            prune
+        };
         Self::apply_hints(&buf, &cb.hints);
+        if let (Some(px), Some(cx)) = (prune, cx) {
+            self.prune_opt(rel, &buf, px, cx)?;
+        }
         Ok(())
+    }
+
+    /// heap_page_prune_opt: called after a page access (no lock held) that
+    /// found [`prune_hint`] true. Prunes if the page's prune xid is below
+    /// the removable horizon and the page can be locked at once.
+    fn prune_opt(
+        &self,
+        rel: RelFileId,
+        buf: &BufferRef<'_>,
+        prune_xid: TransactionId,
+        cx: &VisibilityContext<'_>,
+    ) -> PgResult<()> {
+        if !self.pruning.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let Some(horizon) = cx.procarray.prune_horizon(prune_xid) else {
+            return Ok(());
+        };
+        self.prune_page(
+            rel,
+            buf,
+            horizon,
+            cx.clog,
+            cx.procarray,
+            PruneMode::Opportunistic,
+        )?;
+        Ok(())
+    }
+
+    /// Prunes `block` of `rel` at an index scan's request
+    /// ([`PruneMode::Requested`]): the scan found a version there dead to
+    /// all under `horizon`. Pruning removes that version's index entries
+    /// safely (under the unique-check stripe lock, before freeing its
+    /// slot); an index scan removing the entry itself could race with the
+    /// slot's reuse by the same key and drop the new version's entry.
+    pub fn prune_block(
+        &self,
+        rel: RelFileId,
+        block: BlockNumber,
+        horizon: TransactionId,
+        clog: &crate::clog::Clog,
+        procarray: &crate::procarray::ProcArray,
+    ) -> PgResult<PruneStats> {
+        if !self.pruning.load(Ordering::Relaxed) {
+            return Ok(PruneStats::default());
+        }
+        let Some(buf) = self.pin_block(rel, block)? else {
+            return Ok(PruneStats::default());
+        };
+        self.prune_page(rel, &buf, horizon, clog, procarray, PruneMode::Requested)
+    }
+
+    /// heap_page_prune: removes from the page of `buf` every version dead
+    /// to all ([`satisfies_vacuum`] against `horizon`). Their index entries
+    /// go first, through the [`PruneIndexHook`]; then their line pointers
+    /// become LP_UNUSED and the page is defragmented, WAL-logged as one
+    /// `HeapRecord::Prune`. Live versions keep their tids and bytes.
+    ///
+    /// Three steps, never holding the page lock while touching an index:
+    ///
+    /// 1. exclusive content lock: classify the versions, copy the dead
+    ///    ones' data (their keys), note the page's next prune xid; release;
+    /// 2. no page lock: remove their index entries (the hook takes each
+    ///    key's unique-check stripe, so a unique check that already read a
+    ///    tid from the index finishes with it before the entry goes);
+    /// 3. exclusive content lock again: every candidate still there with the
+    ///    same xmin/xmax (a dead version never changes) becomes LP_UNUSED.
+    ///
+    /// One pruner per page at a time (a striped mutex held through the three
+    /// steps): otherwise a second prune could free a candidate's slot between
+    /// steps 1 and 2, an insert reuse it for a newer version of the same key
+    /// (a hot row's next version lands in the first free slot), and step 2
+    /// remove that version's fresh index entry.
+    ///
+    /// The exclusive content lock is our cleanup lock: nobody reads a page
+    /// without its content lock (scans and fetches copy what they need
+    /// before unlocking, and no one keeps a pointer into a page), so no pin
+    /// count is needed. Only VACUUM waits for the lock; the others give up
+    /// if it is taken ([`PruneMode`]). A prune overlapping an index build
+    /// frees nothing: the build's heap scan may have seen the versions.
+    pub fn prune_page(
+        &self,
+        rel: RelFileId,
+        buf: &BufferRef<'_>,
+        horizon: TransactionId,
+        clog: &crate::clog::Clog,
+        procarray: &crate::procarray::ProcArray,
+        mode: PruneMode,
+    ) -> PgResult<PruneStats> {
+        let wait = mode == PruneMode::Vacuum;
+        let mut stats = PruneStats::default();
+        let builds = self.builds_started.load(Ordering::SeqCst);
+        if self.builds_active.load(Ordering::SeqCst) != 0 {
+            return Ok(stats);
+        }
+        let block = buf.block();
+        let stripe = &self.prune_stripes[(rel.0 as usize)
+            .wrapping_mul(31)
+            .wrapping_add(block.0 as usize)
+            % PRUNE_STRIPES];
+        // Held through all three steps; only VACUUM waits for it.
+        let _one_pruner = match mode {
+            PruneMode::Vacuum => stripe.lock(),
+            _ => match stripe.try_lock() {
+                Some(g) => g,
+                None => return Ok(stats),
+            },
+        };
+        let lock = || {
+            if wait {
+                Some(buf.write())
+            } else {
+                buf.try_write()
+            }
+        };
+        let mut cands: Vec<PruneCandidate> = Vec::new();
+        let mut data: Vec<u8> = Vec::new();
+        // (1) Classify.
+        {
+            let Some(mut page) = lock() else {
+                return Ok(stats);
+            };
+            if page.is_new() || (mode == PruneMode::Opportunistic && prune_hint(&page).is_none()) {
+                return Ok(stats); // someone else pruned it meanwhile
+            }
+            let mut next_prune = u64::MAX;
+            for off in 1..=page.max_offset() {
+                let Ok(item) = page.item(off) else { continue };
+                let tid = ItemPointer { block, offset: off };
+                let h = TupleHeader::read(item).ok_or_else(|| bad_header(rel, tid))?;
+                match satisfies_vacuum(&h, horizon, clog, procarray) {
+                    VacuumState::Dead { removed_xid } => {
+                        let start = data.len();
+                        data.extend_from_slice(htup::tuple_data(item));
+                        cands.push(PruneCandidate {
+                            offset: off,
+                            xmin: h.xmin,
+                            xmax: h.xmax,
+                            removed_xid,
+                            data: (start, data.len()),
+                        });
+                    }
+                    VacuumState::RecentlyDead { xmax } => {
+                        stats.recently_dead += 1;
+                        next_prune = next_prune.min(xmax.0);
+                    }
+                    VacuumState::Live => {}
+                }
+            }
+            if cands.is_empty() {
+                // Only the hint moves on (no WAL: like a hint bit).
+                let next = if next_prune == u64::MAX {
+                    0
+                } else {
+                    next_prune
+                };
+                if page.prune_xid() != next {
+                    page.set_prune_xid(next);
+                    buf.mark_dirty();
+                }
+                return Ok(stats);
+            }
+        }
+        // (2) Index entries.
+        if let Some(hook) = self.prune_hook.get() {
+            let items: Vec<(ItemPointer, &[u8])> = cands
+                .iter()
+                .map(|c| {
+                    (
+                        ItemPointer {
+                            block,
+                            offset: c.offset,
+                        },
+                        &data[c.data.0..c.data.1],
+                    )
+                })
+                .collect();
+            if !hook(rel, &items)? {
+                return Ok(stats);
+            }
+        }
+        // (3) Free the slots.
+        let Some(mut page) = lock() else {
+            return Ok(stats); // entries gone, versions stay: the next prune frees them
+        };
+        if self.builds_active.load(Ordering::SeqCst) != 0
+            || self.builds_started.load(Ordering::SeqCst) != builds
+        {
+            return Ok(stats);
+        }
+        let mut unused = Vec::with_capacity(cands.len());
+        let mut latest_removed = TransactionId::INVALID;
+        for c in &cands {
+            let same = page.item(c.offset).ok().and_then(TupleHeader::read);
+            if same.is_some_and(|h| h.xmin == c.xmin && h.xmax == c.xmax) {
+                unused.push(c.offset);
+                latest_removed = latest_removed.max(c.removed_xid);
+            }
+        }
+        if unused.is_empty() {
+            return Ok(stats);
+        }
+        // The next prune xid, over what stays (deleters may have come since).
+        let mut next_prune = 0u64;
+        for off in 1..=page.max_offset() {
+            if unused.contains(&off) {
+                continue;
+            }
+            let Ok(item) = page.item(off) else { continue };
+            if let Some(h) = TupleHeader::read(item) {
+                if !h.xmax_is_invalid() && h.infomask & htup::XMAX_LOCK_ONLY == 0 {
+                    next_prune = if next_prune == 0 {
+                        h.xmax.0
+                    } else {
+                        next_prune.min(h.xmax.0)
+                    };
+                }
+            }
+        }
+        let ins = self.xlog.get().map(|x| x.begin_page_change());
+        if let Some(ins) = &ins {
+            ins.before_change(buf.tag(), &page, false)?;
+        }
+        page.prune_execute(&[], &unused)
+            .map_err(|e| item_error(rel, ItemPointer { block, offset: 0 }, e))?;
+        page.set_prune_xid(next_prune);
+        page.clear_flags(PD_PAGE_FULL);
+        buf.mark_dirty();
+        // WAL: XLOG_HEAP2_PRUNE (unused line pointers, latest removed xid); PageSetLSN.
+        if let Some(ins) = ins {
+            let end = ins.insert(TransactionId::INVALID, |p| {
+                xlog::encode_heap_prune(p, rel.0, block.0, latest_removed.0, &[], &unused)
+            })?;
+            page.set_lsn(end);
+        }
+        let avail = page.heap_free_space();
+        drop(page);
+        self.fsm.record(rel, block, avail);
+        stats.removed = unused.len();
+        Ok(stats)
+    }
+
+    /// VACUUM's heap pass (lazy_scan_heap without a visibility map): prunes
+    /// every page of `rel` against `horizon`, waiting for each page's lock,
+    /// and records every page's free space in the FSM so inserts find it.
+    /// Returns the totals. Does nothing on a node that may not prune.
+    pub fn vacuum_relation(
+        &self,
+        rel: RelFileId,
+        horizon: TransactionId,
+        clog: &crate::clog::Clog,
+        procarray: &crate::procarray::ProcArray,
+    ) -> PgResult<PruneStats> {
+        let mut total = PruneStats::default();
+        if !self.pruning.load(Ordering::Relaxed) {
+            return Ok(total);
+        }
+        let nblocks = self.nblocks(rel)?;
+        let mut ring = self.scan_ring(nblocks);
+        for b in 0..nblocks {
+            let block = BlockNumber(b);
+            let buf =
+                self.bm
+                    .read_buffer_mode(Self::tag(rel, block), ReadMode::Normal, ring.as_mut())?;
+            let st = self.prune_page(rel, &buf, horizon, clog, procarray, PruneMode::Vacuum)?;
+            total.removed += st.removed;
+            total.recently_dead += st.recently_dead;
+            let avail = {
+                let page = buf.read();
+                if page.is_new() {
+                    continue;
+                }
+                page.heap_free_space()
+            };
+            self.fsm.record(rel, block, avail);
+        }
+        Ok(total)
     }
 
     /// Sequential scan: `f(tid, data)` for each visible tuple, in block
@@ -1341,11 +1765,12 @@ mod tests {
             env.heap.fetch_dirty(REL, v2, &cx2).unwrap(),
             DirtyState::InProgress(t1.xid())
         );
+        let x1 = t1.xid();
         env.commit(t1);
         // After the commit: Updated{ctid}, and the (RR) snapshot still sees v1.
         assert_eq!(
             env.heap.update(REL, v1, b"x", t2.xid(), &cx2).unwrap(),
-            (TmResult::Updated { ctid: v2 }, None)
+            (TmResult::Updated { ctid: v2, xmax: x1 }, None)
         );
         assert_eq!(env.rows(REL, &cx2), vec![b"v1".to_vec()]);
         // READ COMMITTED: a new snapshot, follow ctid and update v2.
@@ -2044,6 +2469,201 @@ mod tests {
         pulled.sort();
         assert_eq!(pulled, env.rows(REL, &cx));
         assert_eq!(pulled.len(), 500);
+    }
+    /// The free space of a block, read under its lock.
+    fn free_of(env: &Env, block: u32) -> usize {
+        let buf = env
+            .heap
+            .bm
+            .read_buffer(Heap::tag(REL, BlockNumber(block)))
+            .unwrap();
+        let page = buf.read();
+        page.heap_free_space()
+    }
+
+    /// Prunes block 0 with the current horizon (as VACUUM does).
+    fn prune0(env: &Env) -> PruneStats {
+        let buf = env
+            .heap
+            .bm
+            .read_buffer(Heap::tag(REL, BlockNumber(0)))
+            .unwrap();
+        let horizon = env.pa.oldest_xmin();
+        env.heap
+            .prune_page(REL, &buf, horizon, &env.clog, &env.pa, PruneMode::Vacuum)
+            .unwrap()
+    }
+
+    /// Pruning removes exactly the versions dead to everyone: an aborted
+    /// insert and a committed delete older than every snapshot — not a
+    /// delete an old snapshot still sees, not a live row, not a delete in
+    /// progress. Live rows keep their tids and bytes; free space grows; a
+    /// freed slot is reused by the next insert, after which the line
+    /// pointer count has not grown.
+    #[test]
+    fn prune_removes_only_what_is_dead_to_all() {
+        let env = Env::new(64);
+        env.heap.enable_pruning();
+        env.heap.create_relation(REL).unwrap();
+        let t0 = env.begin();
+        let row = |c: u8| vec![c; 400];
+        let tids: Vec<ItemPointer> = (0..8u8)
+            .map(|i| {
+                env.heap
+                    .insert(REL, &row(i), t0.xid(), CommandId(0))
+                    .unwrap()
+            })
+            .collect();
+        env.commit(t0);
+        // An aborted insert.
+        let ta = env.begin();
+        let aborted = env
+            .heap
+            .insert(REL, &row(100), ta.xid(), CommandId(0))
+            .unwrap();
+        env.abort(ta);
+        // A committed delete of row 1, seen by nobody.
+        let del = |tid: ItemPointer| {
+            let t = env.begin();
+            let s = env.snapshot();
+            assert_eq!(
+                env.heap
+                    .delete(REL, tid, t.xid(), &env.cx(&s, &t.xids, 0))
+                    .unwrap(),
+                TmResult::Ok
+            );
+            t
+        };
+        let t1 = del(tids[1]);
+        env.commit(t1);
+        // An old snapshot (a proc holding its xmin) that still sees row 2.
+        let old = env.pa.connect(16).unwrap();
+        let _old_snap = env.pa.get_snapshot(old, &mut None);
+        let t2 = del(tids[2]);
+        env.commit(t2);
+        // A delete in progress of row 3.
+        let t3 = del(tids[3]);
+
+        let free_before = free_of(&env, 0);
+        let st = prune0(&env);
+        assert_eq!(st.removed, 2, "the aborted insert and row 1");
+        assert_eq!(st.recently_dead, 2, "rows 2 and 3 are kept");
+        assert!(free_of(&env, 0) >= free_before + 2 * 400, "free space grew");
+        assert!(env
+            .heap
+            .fetch_any(REL, aborted, |_, _| ())
+            .unwrap()
+            .is_none());
+        assert!(env
+            .heap
+            .fetch_any(REL, tids[1], |_, _| ())
+            .unwrap()
+            .is_none());
+        for (i, tid) in tids.iter().enumerate().filter(|(i, _)| *i != 1) {
+            assert_eq!(
+                env.heap.fetch_any(REL, *tid, |_, d| d.to_vec()).unwrap(),
+                Some(row(i as u8)),
+                "row {i} keeps its tid and bytes"
+            );
+        }
+        // Once the old snapshot and the deleter of row 3 are gone, the rest goes too.
+        env.pa
+            .end_transaction(Finished::Proc(old), TransactionId::INVALID);
+        env.pa.disconnect(old);
+        env.commit(t3);
+        assert_eq!(prune0(&env).removed, 2, "rows 2 and 3 now");
+        // Freed slots are reused: no new line pointer.
+        let nlp = {
+            let buf = env
+                .heap
+                .bm
+                .read_buffer(Heap::tag(REL, BlockNumber(0)))
+                .unwrap();
+            let n = buf.read().max_offset();
+            n
+        };
+        let t4 = env.begin();
+        let again = env
+            .heap
+            .insert(REL, &row(200), t4.xid(), CommandId(0))
+            .unwrap();
+        env.commit(t4);
+        assert_eq!(again.block, BlockNumber(0));
+        assert!(again.offset <= nlp, "a freed line pointer was reused");
+        let s = env.snapshot();
+        let mut want: Vec<Vec<u8>> = [0u8, 4, 5, 6, 7, 200].iter().map(|&c| row(c)).collect();
+        want.sort();
+        assert_eq!(env.rows(REL, &env.cx(&s, &[], 0)), want);
+    }
+
+    /// A line pointer marked dead (LP_DEAD) is not reused by inserts; an
+    /// unused one is.
+    #[test]
+    fn dead_line_pointers_are_not_reused() {
+        let mut p = Page::default();
+        p.init();
+        for i in 0..4u8 {
+            p.add_item(&[i; 64]).unwrap();
+        }
+        p.prune_execute(&[2], &[]).unwrap();
+        assert_eq!(p.add_item(&[9; 64]), Some(5), "LP_DEAD stays taken");
+        p.prune_execute(&[], &[3]).unwrap();
+        assert_eq!(p.add_item(&[8; 64]), Some(3), "LP_UNUSED is reused");
+        assert_eq!(p.add_item(&[7; 64]), Some(6), "then the array grows");
+        assert_eq!(p.item(2), Err(ItemError::NoSuchItem));
+        assert_eq!(p.item(1).unwrap(), &[0u8; 64][..]);
+        assert_eq!(p.item(4).unwrap(), &[3u8; 64][..]);
+        assert_eq!(p.item(3).unwrap(), &[8u8; 64][..]);
+        assert!(p.verify().is_ok());
+        // Redo's explicit placement: only an unused slot or the next one.
+        assert_eq!(p.add_item_at(2, 10, |_| {}), None, "dead slot");
+        assert_eq!(p.add_item_at(1, 10, |_| {}), None, "taken slot");
+        assert_eq!(p.add_item_at(9, 10, |_| {}), None, "a gap");
+        assert_eq!(p.add_item_at(7, 10, |b| b.fill(1)), Some(7));
+    }
+
+    /// Opportunistic pruning: a thousand updates of one row, each by a
+    /// committed transaction with no other snapshot, keep the table to a
+    /// page or two; with pruning off the same work needs many pages.
+    #[test]
+    fn hot_row_updates_stay_small_with_pruning() {
+        for pruning in [true, false] {
+            let env = Env::new(64);
+            if pruning {
+                env.heap.enable_pruning();
+            }
+            env.heap.create_relation(REL).unwrap();
+            let t0 = env.begin();
+            let mut tid = env
+                .heap
+                .insert(REL, &[0u8; 100], t0.xid(), CommandId(0))
+                .unwrap();
+            env.commit(t0);
+            for i in 0..1000u32 {
+                let t = env.begin();
+                let s = env.snapshot();
+                let cx = env.cx(&s, &t.xids, 0);
+                // The read that finds the row prunes its page (as an index
+                // fetch does in the executor).
+                assert!(env.heap.fetch(REL, tid, &cx, |_| ()).unwrap().is_some());
+                let mut data = vec![0u8; 100];
+                data[..4].copy_from_slice(&i.to_le_bytes());
+                let (r, new) = env.heap.update(REL, tid, &data, t.xid(), &cx).unwrap();
+                assert_eq!(r, TmResult::Ok);
+                tid = new.unwrap();
+                env.commit(t);
+            }
+            let n = env.heap.nblocks(REL).unwrap();
+            if pruning {
+                assert!(n <= 2, "{n} blocks with pruning");
+            } else {
+                assert!(n >= 10, "{n} blocks without pruning");
+            }
+            let s = env.snapshot();
+            let rows = env.rows(REL, &env.cx(&s, &[], 0));
+            assert_eq!(rows.len(), 1);
+            assert_eq!(rows[0][..4], 999u32.to_le_bytes());
+        }
     }
 }
 
