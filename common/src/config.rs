@@ -192,14 +192,14 @@ pub const SETTINGS: &[SettingDef] = &[
         "off",
         Unit::None,
         Context::Postmaster,
-        "standby sends its xmin to the primary",
+        "standby reports its oldest query xmin to the primary, which keeps the rows it needs",
     ),
     def(
         "max_standby_streaming_delay",
         "30s",
         Unit::Milliseconds,
         Context::Postmaster,
-        "delay before canceling queries that conflict with replay",
+        "how long replay waits before canceling standby queries that conflict with it (-1: for ever)",
     ),
     def(
         "wal_receiver_status_interval",

@@ -34,6 +34,7 @@ use crate::procarray::ProcArray;
 use crate::replication::ReplicationState;
 use crate::sql::catalog::Catalog;
 use crate::sql::parser::ParseCache;
+use crate::standby_conflict::StandbyConflicts;
 use crate::storage::heapam::Heap;
 use crate::storage::hio::ExtensionMode;
 use crate::twophase::TwoPhaseState;
@@ -71,6 +72,8 @@ pub struct Database {
     xlog: OnceLock<Arc<XLog>>,
     /// Checkpoint serialisation and the background checkpointer.
     pub checkpointer: CheckpointerState,
+    /// Standby sessions replay may have to cancel (standby_conflict.rs).
+    pub standby_conflicts: StandbyConflicts,
 }
 
 /// Texts kept by the parse cache.
@@ -117,6 +120,7 @@ impl Database {
             replication: ReplicationState::open(Some(&dir))?,
             xlog: OnceLock::new(),
             checkpointer: CheckpointerState::default(),
+            standby_conflicts: StandbyConflicts::default(),
         };
         if role == Role::Standby {
             // A standby replays WAL continuously (standby::startup) instead
@@ -146,6 +150,9 @@ impl Database {
             next_xid = db.procarray.next_xid().0,
             "database opened"
         );
+        // Slots keep their standbys' xmins across restarts: the horizon
+        // holds them before the first session or standby arrives.
+        crate::replication::update_replication_xmin(&db);
         let db = Arc::new(db);
         // Pruning removes index entries through the SQL layer; a primary
         // prunes from here on, a standby only once promoted.

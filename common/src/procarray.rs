@@ -239,6 +239,11 @@ pub struct ProcArray {
     free: Mutex<FreeProcs>,
     subtrans: SubTrans,
     lmgr: LockManager,
+    /// procArray->replication_slot_xmin, widened to every xmin replication
+    /// holds: the oldest of the standbys' hot-standby feedback xmins and the
+    /// slots' xmins (0: none). Set by [`ProcArray::set_replication_xmin`];
+    /// read only by [`ProcArray::oldest_xmin`].
+    replication_xmin: AtomicU64,
     /// GlobalVis: the last [`ProcArray::oldest_xmin`] computed for pruning
     /// (see [`ProcArray::prune_horizon`]).
     vis_horizon: AtomicU64,
@@ -275,6 +280,7 @@ impl ProcArray {
             }),
             subtrans: SubTrans::new(),
             lmgr: LockManager::new(max_procs),
+            replication_xmin: AtomicU64::new(0),
             vis_horizon: AtomicU64::new(0),
         }
     }
@@ -963,13 +969,18 @@ impl ProcArray {
                 .is_ok()
     }
 
-    /// Oldest xid any running transaction or snapshot may still need
-    /// (ComputeXidHorizons without slots/feedback): the minimum over running
-    /// xids and procs' xmins, or `latest_completed_xid + 1`. Reads every
-    /// proc's xmin — for vacuum and pruning, never for snapshots.
+    /// Oldest xid any running transaction or snapshot may still need — the
+    /// one horizon (ComputeXidHorizons): the minimum over running xids,
+    /// procs' xmins, KnownAssignedXids and the replication xmin (standbys'
+    /// hot-standby feedback, slots), or `latest_completed_xid + 1`. Reads
+    /// every proc's xmin — for vacuum and pruning, never for snapshots.
     pub fn oldest_xmin(&self) -> TransactionId {
         let st = self.state.read();
         let mut m = st.latest_completed_xid.0 + 1;
+        let repl = self.replication_xmin.load(RELAXED);
+        if repl != 0 {
+            m = m.min(repl);
+        }
         for (off, &procno) in st.pgprocnos.iter().enumerate() {
             let x = self.xids[off].load(RELAXED);
             if x != 0 {
@@ -984,6 +995,57 @@ impl ProcArray {
             m = m.min(x.0);
         }
         TransactionId(m)
+    }
+
+    /// ProcArraySetReplicationSlotXmin: the oldest xmin replication holds
+    /// (hot-standby feedback of the walsenders, slots' xmins; INVALID:
+    /// none). Computed by `replication::update_replication_xmin`.
+    pub fn set_replication_xmin(&self, xmin: TransactionId) {
+        self.replication_xmin.store(xmin.0, RELAXED);
+        // Feedback may hold back more than the cached pruning bound
+        // allows (a standby's snapshot older than what local snapshots
+        // need): lower the bound now, or pruning would go on trusting it
+        // until its next recompute.
+        if xmin.is_valid() {
+            self.vis_horizon.fetch_min(xmin.0, RELAXED);
+        }
+    }
+
+    /// What [`ProcArray::set_replication_xmin`] last set.
+    pub fn replication_xmin(&self) -> TransactionId {
+        TransactionId(self.replication_xmin.load(RELAXED))
+    }
+
+    /// The oldest xmin of this node's sessions (INVALID: no session holds
+    /// a snapshot) — what a standby's hot-standby feedback reports. Unlike
+    /// [`ProcArray::oldest_xmin`] it leaves out KnownAssignedXids: the
+    /// primary's horizon already holds its own running transactions.
+    pub fn oldest_session_xmin(&self) -> TransactionId {
+        let st = self.state.read();
+        let mut m = 0u64;
+        for &procno in &st.pgprocnos {
+            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            if xm != 0 && (m == 0 || xm < m) {
+                m = xm;
+            }
+        }
+        TransactionId(m)
+    }
+
+    /// GetConflictingVirtualXIDs: the procs whose published xmin is valid
+    /// and `<= limit` — their snapshots may still see row versions removed
+    /// up to `limit` (standby_conflict.rs). Allocates only when some proc
+    /// conflicts.
+    pub fn conflicting_procs(&self, limit: TransactionId) -> Vec<ProcNumber> {
+        let st = self.state.read();
+        let mut out = Vec::new();
+        for &procno in &st.pgprocnos {
+            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            if xm != 0 && xm <= limit.0 {
+                out.push(ProcNumber(procno));
+            }
+        }
+        out
     }
 
     /// The removable horizon for pruning a page whose oldest deleter is

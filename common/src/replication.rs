@@ -136,7 +136,10 @@ pub struct WalSndStat {
     pub flush_lag_us: AtomicU64,
     /// See `write_lag_us`.
     pub replay_lag_us: AtomicU64,
-    /// Oldest xmin reported by hot-standby feedback (0: none).
+    /// Hot-standby feedback xmin held by this walsender for a standby
+    /// streaming without a slot (PostgreSQL keeps it in the walsender's
+    /// PGPROC xmin), shown as `pg_stat_replication.backend_xmin` (0: none;
+    /// with a slot the slot holds it and this stays 0).
     pub feedback_xmin: AtomicU64,
 }
 
@@ -202,6 +205,9 @@ pub struct SlotInfo {
     pub restart_lsn: Lsn,
     /// A walsender streams from it now.
     pub active: bool,
+    /// The standby's hot-standby feedback xmin, held for it even while it
+    /// is disconnected (0: none) — `pg_replication_slots.xmin`.
+    pub xmin: u64,
 }
 
 /// Physical replication slots, persisted under `DIR/pg_replslot`.
@@ -267,20 +273,28 @@ impl SlotManager {
                     let _ = std::fs::remove_dir_all(ent.path());
                     continue;
                 };
-                let lsn = text
-                    .trim()
-                    .strip_prefix("physical ")
-                    .and_then(|s| s.parse::<Lsn>().ok())
-                    .ok_or_else(|| {
-                        PgError::new(
-                            sqlstate::DATA_CORRUPTED,
-                            format!("replication slot file \"{}\" is corrupt", state.display()),
-                        )
-                    })?;
+                let mut words = text.split_whitespace();
+                let lsn = (words.next() == Some("physical"))
+                    .then(|| words.next())
+                    .flatten()
+                    .and_then(|s| s.parse::<Lsn>().ok());
+                // Optional since hot-standby feedback: `xmin N`.
+                let xmin = match (words.next(), words.next()) {
+                    (None, _) => Some(0),
+                    (Some("xmin"), Some(n)) => n.parse::<u64>().ok(),
+                    _ => None,
+                };
+                let (lsn, xmin) = lsn.zip(xmin).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::DATA_CORRUPTED,
+                        format!("replication slot file \"{}\" is corrupt", state.display()),
+                    )
+                })?;
                 slots.push(SlotInfo {
                     name,
                     restart_lsn: lsn,
                     active: false,
+                    xmin,
                 });
             }
         }
@@ -301,7 +315,12 @@ impl SlotManager {
         let tmp = sdir.join("state.tmp");
         let fin = sdir.join("state");
         let mut f = std::fs::File::create(&tmp).map_err(|e| slot_io("create file", &tmp, e))?;
-        f.write_all(format!("physical {}\n", slot.restart_lsn).as_bytes())
+        let line = if slot.xmin != 0 {
+            format!("physical {} xmin {}\n", slot.restart_lsn, slot.xmin)
+        } else {
+            format!("physical {}\n", slot.restart_lsn)
+        };
+        f.write_all(line.as_bytes())
             .map_err(|e| slot_io("write file", &tmp, e))?;
         f.sync_all().map_err(|e| slot_io("fsync file", &tmp, e))?;
         std::fs::rename(&tmp, &fin).map_err(|e| slot_io("rename file", &tmp, e))?;
@@ -326,6 +345,7 @@ impl SlotManager {
             name: name.to_string(),
             restart_lsn: reserve,
             active: false,
+            xmin: 0,
         };
         self.persist(&slot)?;
         slots.push(slot.clone());
@@ -404,6 +424,40 @@ impl SlotManager {
         Ok(())
     }
 
+    /// PhysicalReplicationSlotNewXmin: the standby streaming from `name`
+    /// reported `xmin` (0: it holds nothing any more). Written to disk when
+    /// the slot starts or stops holding an xmin — in between the file may
+    /// keep an older xmin, which only holds back more (PostgreSQL likewise
+    /// saves it lazily, at checkpoints).
+    pub fn set_xmin(&self, name: &str, xmin: u64) -> PgResult<()> {
+        let mut slots = self.slots.lock();
+        let Some(s) = slots.iter_mut().find(|s| s.name == name) else {
+            return Ok(());
+        };
+        if s.xmin == xmin {
+            return Ok(());
+        }
+        let persist = (s.xmin == 0) != (xmin == 0);
+        s.xmin = xmin;
+        let copy = s.clone();
+        drop(slots);
+        if persist {
+            self.persist(&copy)?;
+        }
+        Ok(())
+    }
+
+    /// The oldest xmin a slot holds (0: none).
+    pub fn oldest_slot_xmin(&self) -> u64 {
+        self.slots
+            .lock()
+            .iter()
+            .filter(|s| s.xmin != 0)
+            .map(|s| s.xmin)
+            .min()
+            .unwrap_or(0)
+    }
+
     /// All slots (for `pg_replication_slots`).
     pub fn list(&self) -> Vec<SlotInfo> {
         self.slots.lock().clone()
@@ -443,6 +497,9 @@ pub struct ReplicationState {
     receiver: Mutex<Option<WalRcvStat>>,
     /// Replication slots.
     pub slots: SlotManager,
+    /// Standby queries cancelled (or sessions ended) by snapshot conflicts
+    /// with replay (`pg_stat_database_conflicts.confl_snapshot`).
+    confl_snapshot: AtomicU64,
     /// The node's WAL writer, once opened (primary: by WAL start-up;
     /// standby: by the walreceiver's start-up), for the walsender, base
     /// backups and the `pg_*_lsn()` functions.
@@ -461,6 +518,7 @@ impl ReplicationState {
             walsenders: Mutex::new(Vec::new()),
             receiver: Mutex::new(None),
             slots: SlotManager::open(data_dir)?,
+            confl_snapshot: AtomicU64::new(0),
             wal: parking_lot::RwLock::new(None),
         })
     }
@@ -561,6 +619,29 @@ impl ReplicationState {
         }
     }
 
+    /// Counts a snapshot conflict a standby session acted on.
+    pub fn count_snapshot_conflict(&self) {
+        self.confl_snapshot.fetch_add(1, RELAXED);
+    }
+
+    /// The oldest xmin replication holds: walsenders' feedback xmins
+    /// (standbys without a slot) and slots' xmins (0: none).
+    pub fn required_xmin(&self) -> u64 {
+        let senders = self
+            .walsenders
+            .lock()
+            .iter()
+            .map(|s| s.feedback_xmin.load(RELAXED))
+            .filter(|&x| x != 0)
+            .min()
+            .unwrap_or(0);
+        let slots = self.slots.oldest_slot_xmin();
+        match (senders, slots) {
+            (0, x) | (x, 0) => x,
+            (a, b) => a.min(b),
+        }
+    }
+
     /// The oldest LSN a slot still needs (for the checkpointer's WAL
     /// removal).
     pub fn oldest_slot_lsn(&self) -> Option<Lsn> {
@@ -577,6 +658,15 @@ impl ReplicationState {
             }
         };
         let text = |s: &str| Value::Text(Arc::from(s));
+        // A 64-bit xid shown as PostgreSQL's 32-bit `xid` (its low half,
+        // as pg_prepared_xacts.transaction).
+        let xid = |v: u64| {
+            if v == 0 {
+                Value::Null
+            } else {
+                Value::Xid(v as u32)
+            }
+        };
         let lag = |v: u64| {
             if v == LAG_UNKNOWN {
                 Value::Null
@@ -594,6 +684,7 @@ impl ReplicationState {
                             Value::Int4(s.pid.load(RELAXED)),
                             text(&s.application_name),
                             text(&s.client_addr),
+                            xid(s.feedback_xmin.load(RELAXED)),
                             text(s.state().name()),
                             lsn(s.sent_lsn.load(RELAXED)),
                             lsn(s.write_lsn.load(RELAXED)),
@@ -616,11 +707,27 @@ impl ReplicationState {
                             text(&s.name),
                             text("physical"),
                             Value::Bool(s.active),
+                            xid(s.xmin),
                             lsn(s.restart_lsn.0),
                         ]
                     })
                     .collect(),
             ),
+            // One database: the row PostgreSQL shows for `postgres`. Only
+            // snapshot conflicts exist here (no tablespaces, no replayed
+            // locks, no buffer-pin or deadlock waits in replay).
+            PG_STAT_DATABASE_CONFLICTS => {
+                let int = |v: u64| Value::Int8(i64::try_from(v).unwrap_or(i64::MAX));
+                Some(vec![vec![
+                    Value::Oid(5),
+                    text("postgres"),
+                    int(0),
+                    int(0),
+                    int(self.confl_snapshot.load(RELAXED)),
+                    int(0),
+                    int(0),
+                ]])
+            }
             PG_STAT_WAL_RECEIVER => Some(
                 self.receiver
                     .lock()
@@ -677,12 +784,80 @@ pub fn log_running_xacts(db: &crate::database::Database) -> PgResult<Option<Lsn>
     Ok(Some(end))
 }
 
+/// ReplicationSlotsComputeRequiredXmin: recomputes the xmin replication
+/// holds and hands it to the horizon ([`crate::procarray::ProcArray::oldest_xmin`]).
+/// Called after every change: feedback, a walsender ending, a slot
+/// dropped, start-up (slots keep their xmin across restarts).
+pub fn update_replication_xmin(db: &crate::database::Database) {
+    let x = db.replication.required_xmin();
+    db.procarray
+        .set_replication_xmin(crate::types::TransactionId(x));
+}
+
+/// Why a hot-standby feedback xmin is not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedbackRejected {
+    /// Newer than any xid assigned: from the future.
+    Future,
+    /// More than 2^32 xids behind: from a wrapped 32-bit counter.
+    Wrapped,
+}
+
+/// TransactionIdInRecentPast for 64-bit xids: a feedback xmin is believable
+/// only if it was assigned already (`<= next_xid`) and lies within 2^32
+/// xids of it (the most PostgreSQL's epoch check allows).
+pub fn check_feedback_xmin(xmin: u64, next_xid: u64) -> Result<(), FeedbackRejected> {
+    if xmin > next_xid {
+        return Err(FeedbackRejected::Future);
+    }
+    if next_xid - xmin > u64::from(u32::MAX) {
+        return Err(FeedbackRejected::Wrapped);
+    }
+    Ok(())
+}
+
+/// ProcessStandbyHSFeedbackMessage: the standby streaming through `stat`
+/// (from slot `slot`, if any) reports `xmin` (0, or anything below the first
+/// normal xid: it holds nothing). A believable xmin is kept in the slot or,
+/// without one, in the walsender ([`WalSndStat::feedback_xmin`]), and the
+/// horizon is recomputed. An unbelievable one (from the future, wrapped —
+/// bad input from the network) is ignored with a log line, never trusted.
+pub fn process_hot_standby_feedback(
+    db: &crate::database::Database,
+    stat: &WalSndStat,
+    slot: Option<&str>,
+    xmin: u64,
+) {
+    let xmin = if xmin < crate::types::TransactionId::FIRST_NORMAL.0 {
+        0
+    } else {
+        xmin
+    };
+    if xmin != 0 {
+        if let Err(why) = check_feedback_xmin(xmin, db.procarray.next_xid().0) {
+            tracing::debug!("ignoring hot standby feedback xmin {xmin}: {why:?}");
+            return;
+        }
+    }
+    match slot {
+        Some(name) => {
+            if let Err(e) = db.replication.slots.set_xmin(name, xmin) {
+                tracing::warn!("could not save replication slot \"{name}\": {}", e.message);
+            }
+        }
+        None => stat.feedback_xmin.store(xmin, RELAXED),
+    }
+    update_replication_xmin(db);
+}
+
 /// `pg_stat_replication`.
 pub const PG_STAT_REPLICATION: &str = "pg_stat_replication";
 /// `pg_replication_slots`.
 pub const PG_REPLICATION_SLOTS: &str = "pg_replication_slots";
 /// `pg_stat_wal_receiver`.
 pub const PG_STAT_WAL_RECEIVER: &str = "pg_stat_wal_receiver";
+/// `pg_stat_database_conflicts`.
+pub const PG_STAT_DATABASE_CONFLICTS: &str = "pg_stat_database_conflicts";
 
 /// Columns of a system view (None: `name` is not one). Lags are shown as
 /// interval text (`00:00:00.001234`); there is no interval type.
@@ -693,6 +868,7 @@ pub fn view_columns(name: &str) -> Option<&'static [(&'static str, SqlType)]> {
             ("pid", T::Int4),
             ("application_name", T::Text),
             ("client_addr", T::Text),
+            ("backend_xmin", T::Xid),
             ("state", T::Text),
             ("sent_lsn", T::PgLsn),
             ("write_lsn", T::PgLsn),
@@ -707,7 +883,17 @@ pub fn view_columns(name: &str) -> Option<&'static [(&'static str, SqlType)]> {
             ("slot_name", T::Text),
             ("slot_type", T::Text),
             ("active", T::Bool),
+            ("xmin", T::Xid),
             ("restart_lsn", T::PgLsn),
+        ]),
+        PG_STAT_DATABASE_CONFLICTS => Some(&[
+            ("datid", T::Oid),
+            ("datname", T::Name),
+            ("confl_tablespace", T::Int8),
+            ("confl_lock", T::Int8),
+            ("confl_snapshot", T::Int8),
+            ("confl_bufferpin", T::Int8),
+            ("confl_deadlock", T::Int8),
         ]),
         PG_STAT_WAL_RECEIVER => Some(&[
             ("pid", T::Int4),
@@ -772,6 +958,91 @@ mod tests {
         assert_eq!(SlotManager::open(Some(dir.path())).unwrap().list().len(), 1);
     }
 
+    /// A slot's feedback xmin survives a restart; the file written before
+    /// feedback existed still loads.
+    #[test]
+    fn slot_xmin_persists() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = SlotManager::open(Some(dir.path())).unwrap();
+        m.create("s1", Lsn(0x1000000)).unwrap();
+        assert_eq!(m.oldest_slot_xmin(), 0);
+        m.set_xmin("s1", 42).unwrap();
+        assert_eq!(m.oldest_slot_xmin(), 42);
+        let m2 = SlotManager::open(Some(dir.path())).unwrap();
+        assert_eq!(m2.list()[0].xmin, 42, "xmin kept across restart");
+        m2.set_xmin("s1", 0).unwrap();
+        let m3 = SlotManager::open(Some(dir.path())).unwrap();
+        assert_eq!(m3.list()[0].xmin, 0, "released xmin saved too");
+        let state = dir.path().join(SLOT_DIR).join("s1").join("state");
+        std::fs::write(&state, "physical 0/2000000 xmin bogus\n").unwrap();
+        assert_eq!(
+            SlotManager::open(Some(dir.path())).unwrap_err().code,
+            sqlstate::DATA_CORRUPTED
+        );
+    }
+
+    /// Feedback from the future or from a wrapped counter is not believed.
+    #[test]
+    fn feedback_xmin_sanity() {
+        assert_eq!(check_feedback_xmin(100, 200), Ok(()));
+        assert_eq!(check_feedback_xmin(200, 200), Ok(()));
+        assert_eq!(check_feedback_xmin(201, 200), Err(FeedbackRejected::Future));
+        assert_eq!(
+            check_feedback_xmin(u64::MAX, 200),
+            Err(FeedbackRejected::Future)
+        );
+        assert_eq!(
+            check_feedback_xmin(3, 3 + (1u64 << 32)),
+            Err(FeedbackRejected::Wrapped)
+        );
+    }
+
+    /// The feedback of walsenders without a slot and the slots' xmins both
+    /// reach the horizon; the older one wins, and releasing one frees it.
+    #[test]
+    fn feedback_holds_the_horizon() {
+        use crate::config::Config;
+        use crate::database::{Database, Role};
+        use crate::types::TransactionId;
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = Config::new(dir.path());
+        cfg.set("fsync", "off").unwrap();
+        let db = Database::open(cfg, Role::Primary).unwrap();
+        let p = db.procarray.connect(10).unwrap();
+        for _ in 0..5 {
+            let x = db.procarray.assign_xid(p);
+            db.procarray
+                .end_transaction(crate::procarray::Finished::Proc(p), x);
+        }
+        let free = db.procarray.oldest_xmin();
+        let old = free.0 - 3;
+        let w = Arc::new(WalSndStat::new(7, "standby1", "127.0.0.1"));
+        db.replication.register_walsender(w.clone());
+        process_hot_standby_feedback(&db, &w, None, old);
+        assert_eq!(
+            db.procarray.oldest_xmin(),
+            TransactionId(old),
+            "feedback holds"
+        );
+        assert_eq!(w.feedback_xmin.load(RELAXED), old, "backend_xmin shows it");
+        // From the future: ignored, the held xmin stays.
+        process_hot_standby_feedback(&db, &w, None, u64::MAX);
+        assert_eq!(db.procarray.oldest_xmin(), TransactionId(old));
+        // A slot holding an even older xmin.
+        db.replication.slots.create("s", Lsn::INVALID).unwrap();
+        process_hot_standby_feedback(&db, &w, Some("s"), old - 1);
+        assert_eq!(
+            db.procarray.oldest_xmin(),
+            TransactionId(old - 1),
+            "slot holds"
+        );
+        // Invalid xmin: released.
+        process_hot_standby_feedback(&db, &w, None, 0);
+        process_hot_standby_feedback(&db, &w, Some("s"), 0);
+        assert_eq!(db.procarray.oldest_xmin(), free, "released");
+        db.replication.unregister_walsender(&w);
+    }
+
     #[test]
     fn views_have_matching_columns() {
         let st = ReplicationState::open(None).unwrap();
@@ -784,6 +1055,7 @@ mod tests {
             PG_STAT_REPLICATION,
             PG_REPLICATION_SLOTS,
             PG_STAT_WAL_RECEIVER,
+            PG_STAT_DATABASE_CONFLICTS,
         ] {
             let rows = st.view_rows(v).unwrap();
             assert_eq!(rows.len(), 1, "{v}");

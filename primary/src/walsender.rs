@@ -201,6 +201,8 @@ async fn run(db: Arc<Database>, rc: ReplicationConnection) {
     impl Drop for Unregister {
         fn drop(&mut self) {
             self.0.replication.unregister_walsender(&self.1);
+            // Its feedback xmin (no slot) stops holding the horizon.
+            common::replication::update_replication_xmin(&self.0);
         }
     }
     let _unregister = Unregister(db.clone(), stat.clone());
@@ -401,6 +403,7 @@ async fn command(
         ["DROP_REPLICATION_SLOT", _] | ["DROP_REPLICATION_SLOT", _, "WAIT"] => {
             let name = w[1].trim_matches('"');
             db.replication.slots.drop_slot(name)?;
+            common::replication::update_replication_xmin(db);
             let _ = write_command_complete(&mut conn.out, "DROP_REPLICATION_SLOT");
             Ok(Flow::Continue)
         }
@@ -593,7 +596,12 @@ async fn stream(
                                 apply_reply(&db, &stat, slot.as_deref(), &lag, r, seg);
                             }
                             Ok(ReplicationMessage::HotStandbyFeedback(h)) => {
-                                stat.feedback_xmin.store(h.xmin, Ordering::Relaxed);
+                                common::replication::process_hot_standby_feedback(
+                                    &db,
+                                    &stat,
+                                    slot.as_deref(),
+                                    h.xmin,
+                                );
                             }
                             Ok(_) => {}
                             Err(e) => {

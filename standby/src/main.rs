@@ -323,6 +323,7 @@ async fn run(config: Config) -> Result<(), String> {
                 conninfo_text: ci_text,
                 slot,
                 status_interval,
+                hot_standby_feedback: db.config.bool("hot_standby_feedback"),
             },
             stop_rx,
         )))),

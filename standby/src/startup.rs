@@ -341,12 +341,18 @@ pub fn run(
                     tracing::debug!("replay waiting at {}: {end}", end.lsn);
                     last_bad = Some(end.lsn);
                 }
-                rt.block_on(async {
+                let arrived = rt.block_on(async {
                     tokio::select! {
-                        _ = flushed.changed() => {}
-                        _ = tokio::time::sleep(TRIGGER_CHECK) => {}
+                        _ = flushed.changed() => true,
+                        _ = tokio::time::sleep(TRIGGER_CHECK) => false,
                     }
                 });
+                if arrived {
+                    // XLogReceiptTime: replay had caught up and new WAL
+                    // came in now; max_standby_streaming_delay counts from
+                    // here for the records it brings.
+                    db.standby_conflicts.note_wal_received(Instant::now());
+                }
             }
         }
     }

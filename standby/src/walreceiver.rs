@@ -6,7 +6,10 @@
 //!  START_REPLICATION [SLOT s] PHYSICAL <end of local WAL>
 //!  loop: w → write_raw + flush (fsync) → receive_lsn; reply r
 //!        k → reply r if asked
-//!        every 100 ms: reply r if replay moved or status interval passed
+//!        every 100 ms: reply r if replay moved or status interval passed;
+//!                      hot_standby_feedback on: h (oldest session xmin) if
+//!                      it changed or status interval passed; off: one h
+//!                      with xmin 0 per connection (the primary forgets)
 //!  any error or disconnect → log, back off (100 ms doubling to 5 s), reconnect
 //!  and resume from the local end of WAL
 //! ```
@@ -26,6 +29,7 @@ use common::protocol::messages::{BackendMessage, FrontendMessage};
 use common::replication::WalRcvStat;
 use tokio::sync::watch;
 use wal::replication::pg_now;
+use wal::replication::HotStandbyFeedback;
 use wal::{Lsn, ReplicationMessage, StandbyReply, WalWriter};
 
 use crate::conninfo::ConnInfo;
@@ -41,6 +45,9 @@ pub struct ReceiverConfig {
     pub slot: Option<String>,
     /// `wal_receiver_status_interval`.
     pub status_interval: Duration,
+    /// `hot_standby_feedback`: report the oldest xmin of this standby's
+    /// sessions so the primary keeps the row versions they may need.
+    pub hot_standby_feedback: bool,
 }
 
 /// How often positions are checked for a reply.
@@ -98,6 +105,34 @@ fn reply(writer: &WalWriter, db: &Database, requested: bool) -> FrontendMessage 
         reply_requested: requested,
     });
     FrontendMessage::CopyData(m.to_bytes())
+}
+
+/// An `h` message carrying `xmin` (0: hold nothing).
+fn feedback(xmin: u64) -> FrontendMessage {
+    let m = ReplicationMessage::HotStandbyFeedback(HotStandbyFeedback {
+        send_time: pg_now(),
+        xmin,
+        catalog_xmin: 0,
+    });
+    FrontendMessage::CopyData(m.to_bytes())
+}
+
+/// What hot-standby feedback to send now, if any (XLogWalRcvSendHSFeedback):
+/// with `hot_standby_feedback` on, the oldest xmin of the standby's sessions
+/// when it changed or the status interval passed; off, one invalid xmin
+/// per connection so the primary forgets what an earlier setting made it
+/// hold. `last` is what was last sent on this connection (None: nothing).
+fn feedback_due(
+    on: bool,
+    current: u64,
+    last: Option<u64>,
+    since_last: Duration,
+    interval: Duration,
+) -> Option<u64> {
+    if !on {
+        return last.is_none().then_some(0);
+    }
+    (last != Some(current) || since_last >= interval).then_some(current)
 }
 
 /// One connection: connect, stream until it ends. `Ok` when the primary
@@ -160,11 +195,30 @@ async fn stream_once(
 
     let mut last_reply = Instant::now();
     let mut last_applied = Lsn::INVALID;
+    let mut sent_xmin: Option<u64> = None;
+    let mut last_feedback = Instant::now();
     let mut tick = tokio::time::interval(TICK);
     loop {
         let msg = tokio::select! {
             m = client.recv() => m,
             _ = tick.tick() => {
+                let current = if cfg.hot_standby_feedback {
+                    db.procarray.oldest_session_xmin().0
+                } else {
+                    0
+                };
+                if let Some(x) = feedback_due(
+                    cfg.hot_standby_feedback,
+                    current,
+                    sent_xmin,
+                    last_feedback.elapsed(),
+                    cfg.status_interval,
+                ) {
+                    client.send(feedback(x)).await.map_err(|e| e.to_string())?;
+                    tracing::debug!("sending hot standby feedback xmin {x}");
+                    sent_xmin = Some(x);
+                    last_feedback = Instant::now();
+                }
                 let applied = Lsn(db.replication.replay_lsn.load(Ordering::Relaxed));
                 if applied != last_applied || last_reply.elapsed() >= cfg.status_interval {
                     last_applied = applied;
@@ -225,5 +279,33 @@ async fn stream_once(
             BackendMessage::ErrorResponse(e) => return Err(e.message().to_string()),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On: sent at the first chance, when the xmin changes and every
+    /// status interval; off: once, invalid, per connection.
+    #[test]
+    fn feedback_schedule() {
+        let i = Duration::from_secs(10);
+        let short = Duration::from_millis(100);
+        assert_eq!(feedback_due(true, 7, None, short, i), Some(7), "first");
+        assert_eq!(feedback_due(true, 7, Some(7), short, i), None, "unchanged");
+        assert_eq!(feedback_due(true, 9, Some(7), short, i), Some(9), "changed");
+        assert_eq!(
+            feedback_due(true, 0, Some(7), short, i),
+            Some(0),
+            "released"
+        );
+        assert_eq!(feedback_due(true, 7, Some(7), i, i), Some(7), "interval");
+        assert_eq!(feedback_due(false, 7, None, short, i), Some(0), "off: once");
+        assert_eq!(
+            feedback_due(false, 7, Some(0), i, i),
+            None,
+            "off: only once"
+        );
     }
 }

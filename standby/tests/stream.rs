@@ -119,6 +119,7 @@ fn stream_base_backup_and_replay_completions() {
             conninfo_text: String::new(),
             slot: None,
             status_interval: Duration::from_secs(10),
+            hot_standby_feedback: false,
         },
         rstop_rx,
     ));

@@ -32,6 +32,8 @@ pub struct SqlError {
     pub severity: String,
     /// The primary message, in PostgreSQL's words.
     pub message: String,
+    /// The DETAIL line, if the server sent one.
+    pub detail: Option<String>,
 }
 
 impl SqlError {
@@ -47,11 +49,13 @@ impl SqlError {
                 code: db.code().code().to_string(),
                 severity: db.severity().to_string(),
                 message: db.message().to_string(),
+                detail: db.detail().map(str::to_string),
             },
             None => SqlError {
                 code: String::new(),
                 severity: String::new(),
                 message: e.to_string(),
+                detail: None,
             },
         }
     }

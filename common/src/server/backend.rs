@@ -20,6 +20,7 @@ use crate::sql::session::{
 };
 use crate::sql::types::SqlType;
 use crate::sql::value::Value;
+use crate::standby_conflict::ConflictSignal;
 use crate::types::Oid;
 use crate::xact::TxStatus;
 
@@ -74,6 +75,16 @@ pub trait Backend: Send + 'static {
     }
     /// The flag a CancelRequest sets.
     fn cancel_flag(&self) -> Arc<AtomicBool>;
+    /// What standby replay signals on a snapshot conflict; the loop also
+    /// waits on it while the client owes its next message.
+    fn conflict_signal(&self) -> Option<Arc<ConflictSignal>> {
+        None
+    }
+    /// Replay signalled a conflict while the session was idle: the FATAL
+    /// error that ends the connection, if the session must go.
+    fn idle_interrupt(&mut self) -> Option<crate::error::PgError> {
+        None
+    }
     /// Tells the backend the pid announced in BackendKeyData.
     fn set_backend_pid(&mut self, _pid: i32) {}
     /// The session's value of a setting (startup `options` may have changed
@@ -148,6 +159,12 @@ impl Backend for Session {
     }
     fn cancel_flag(&self) -> Arc<AtomicBool> {
         Session::cancel_flag(self)
+    }
+    fn conflict_signal(&self) -> Option<Arc<ConflictSignal>> {
+        Session::conflict_signal(self)
+    }
+    fn idle_interrupt(&mut self) -> Option<crate::error::PgError> {
+        Session::idle_interrupt(self)
     }
     fn set_backend_pid(&mut self, pid: i32) {
         Session::set_backend_pid(self, pid)

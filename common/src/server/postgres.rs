@@ -64,6 +64,7 @@ use crate::protocol::codec::{MessageError, ProtocolError, ServerCodec};
 use crate::protocol::messages::*;
 use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use crate::sql::value::Value;
+use crate::standby_conflict::ConflictSignal;
 use crate::xact::TxStatus;
 
 /// Initial (and idle) read buffer size.
@@ -126,6 +127,9 @@ enum Input {
     Shutdown,
     /// No message came within the wait limit given to [`Wire::read`].
     IdleTimeout,
+    /// Standby replay signalled a recovery conflict while waiting
+    /// ([`Wire::read_waking`] only).
+    Interrupt,
 }
 
 /// Why a connection ends early.
@@ -181,6 +185,24 @@ impl Wire {
     /// socket stays silent for `limit` (only time spent waiting on it
     /// counts; buffered messages come back at once).
     async fn read_within(&mut self, limit: Option<Duration>) -> Result<Input, ProtocolError> {
+        self.read_waking(limit, None).await
+    }
+
+    /// [`Wire::read_within`] that also returns [`Input::Interrupt`] when
+    /// `wake` is signalled (a standby snapshot conflict) before a message
+    /// is complete.
+    async fn read_waking(
+        &mut self,
+        limit: Option<Duration>,
+        wake: Option<&ConflictSignal>,
+    ) -> Result<Input, ProtocolError> {
+        let woken = async {
+            match wake {
+                Some(w) => w.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(woken);
         let idle = async {
             match limit {
                 Some(d) => tokio::time::sleep(d).await,
@@ -213,6 +235,7 @@ impl Wire {
                     }
                 }
                 _ = &mut idle, if limit.is_some() => return Ok(Input::IdleTimeout),
+                _ = &mut woken, if wake.is_some() => return Ok(Input::Interrupt),
             }
         }
     }
@@ -352,10 +375,12 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     .encode(out);
     write_ready_for_query(out, backend.tx_status().byte());
 
+    let conflict = backend.conflict_signal();
     let mut session = SessionLoop {
         wire,
         backend,
         cancel: flag,
+        conflict,
         statements: HashMap::new(),
         portals: HashMap::new(),
         ignore_till_sync: false,
@@ -380,7 +405,10 @@ async fn finish(wire: &mut Wire, close: Close, peer: SocketAddr) {
         Close::Protocol(e) => {
             let pg = e.to_pg_error();
             // PostgreSQL logs these as the FATAL it sends the client.
-            error!(fatal = true, "{} (client {peer})", pg.message);
+            match &pg.detail {
+                Some(d) => error!(fatal = true, "{} (client {peer})\nDETAIL:  {d}", pg.message),
+                None => error!(fatal = true, "{} (client {peer})", pg.message),
+            }
             wire.goodbye(&pg).await;
         }
         Close::Shutdown => {
@@ -425,7 +453,7 @@ async fn startup<F: BackendFactory>(
             }
             Input::Bad(e) => return Err(Close::Protocol(ProtocolError::Fatal(e.error))),
             // (No wait limit here, so no IdleTimeout either.)
-            Input::Eof | Input::IdleTimeout => return Ok(None),
+            Input::Eof | Input::IdleTimeout | Input::Interrupt => return Ok(None),
             Input::Shutdown => return Err(Close::Shutdown),
         }
     }
@@ -462,6 +490,8 @@ struct SessionLoop<B: Backend> {
     wire: Wire,
     backend: B,
     cancel: Arc<AtomicBool>,
+    /// Standby snapshot conflicts wake the idle loop through this.
+    conflict: Option<Arc<ConflictSignal>>,
     statements: HashMap<String, Stmt<B>>,
     portals: HashMap<String, Portal<B>>,
     ignore_till_sync: bool,
@@ -641,12 +671,22 @@ impl<B: Backend> SessionLoop<B> {
         loop {
             // idle_in_transaction_session_timeout: only while a transaction
             // block is open and the client owes us its next message.
-            let idle_limit = match self.backend.tx_status() {
-                TxStatus::Idle => None,
-                _ => self.backend.idle_in_transaction_timeout(),
+            // Likewise a standby snapshot conflict can only end a session
+            // that is inside a transaction block; outside one nothing is
+            // waited on, so autocommit traffic pays nothing for it.
+            let (idle_limit, wake) = match self.backend.tx_status() {
+                TxStatus::Idle => (None, None),
+                _ => (
+                    self.backend.idle_in_transaction_timeout(),
+                    self.conflict.as_deref(),
+                ),
             };
-            let msg = match self.wire.read_within(idle_limit).await? {
+            let msg = match self.wire.read_waking(idle_limit, wake).await? {
                 Input::Msg(m) => m,
+                Input::Interrupt => match self.backend.idle_interrupt() {
+                    Some(e) => return Err(Close::Protocol(ProtocolError::Fatal(e))),
+                    None => continue,
+                },
                 Input::Bad(e) => {
                     self.message_error(e).await?;
                     continue;
@@ -942,7 +982,7 @@ impl<B: Backend> SessionLoop<B> {
                     return Ok(Err(e.error));
                 }
                 // (No wait limit here, so no IdleTimeout either.)
-                Input::Eof | Input::IdleTimeout => {
+                Input::Eof | Input::IdleTimeout | Input::Interrupt => {
                     let _ = self
                         .backend
                         .copy_in_fail(copy, "unexpected EOF on client connection");

@@ -819,6 +819,9 @@ fn bind_from(
                     crate::replication::PG_REPLICATION_SLOTS => {
                         crate::replication::PG_REPLICATION_SLOTS
                     }
+                    crate::replication::PG_STAT_DATABASE_CONFLICTS => {
+                        crate::replication::PG_STAT_DATABASE_CONFLICTS
+                    }
                     _ => crate::replication::PG_STAT_WAL_RECEIVER,
                 };
                 return Ok((Source::SystemView(name), scope, None));
