@@ -45,6 +45,13 @@
 //! current count is therefore exactly what a fresh scan would return: it is
 //! reused in O(1), without allocating (an `Arc` clone).
 //!
+//! ## Horizons
+//!
+//! [`ProcArray::oldest_xmin`] is the removable horizon (ComputeXidHorizons)
+//! for pruning and VACUUM; [`ProcArray::prune_horizon`] caches it in one
+//! atomic (GlobalVis) so a page that looks prunable costs one load to test
+//! (docs/architecture/transactions.md, "Horizons").
+//!
 //! ## Locks, in order
 //!
 //! `lmgr` mutex → **ProcArrayLock** (`state`, RwLock) → **XidGenLock**

@@ -986,10 +986,14 @@ mod tests {
         let mut reader = WalReader::new(writer.dir(), writer.segment_size()).unwrap();
         reader.seek(wal::WalPosition::initial(writer.segment_size()).end, None);
         let mut heap_records = 0;
+        let mut prunes = 0;
         let mut a_delete = None;
         while let Ok(rec) = reader.next_record() {
             if let WalRecord::Heap(h) = &rec.record {
                 heap_records += 1;
+                if matches!(h, HeapRecord::Prune { .. }) {
+                    prunes += 1;
+                }
                 if matches!(h, HeapRecord::Delete { .. }) {
                     a_delete.get_or_insert(rec.clone());
                 }
@@ -997,6 +1001,7 @@ mod tests {
             apply(&db, &rec).unwrap();
         }
         assert!(heap_records > 100, "{heap_records} heap records");
+        assert!(prunes > 0, "the updates pruned pages: replayed too");
         let after = pages(&db);
         assert_eq!(after.len(), before.len(), "same number of pages");
         for ((rel, b, x), (_, _, y)) in before.iter().zip(&after) {

@@ -1021,6 +1021,19 @@ mod tests {
             })
         );
         p.clear();
+        let (rm, info) = encode_heap_prune(&mut p, 7, 6, 4321, &[3], &[1, 2]);
+        assert_eq!(
+            decode(rm, info, &p),
+            WalRecord::Heap(HeapRecord::Prune {
+                rel: 7,
+                block: 6,
+                latest_removed_xid: 4321,
+                redirected: vec![],
+                dead: vec![3],
+                unused: vec![1, 2]
+            })
+        );
+        p.clear();
         let (rm, info) = encode_heap_delete(&mut p, 7, 5, 9, 1234, 1);
         assert_eq!(
             decode(rm, info, &p),

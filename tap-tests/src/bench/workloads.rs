@@ -748,6 +748,7 @@ pub fn tpcb(ctx: &mut Ctx) -> Vec<Table> {
         points.iter().map(|(l, c, _)| (l.clone(), f64::from(*c))),
     );
     let mut errors = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     for_each_target(
         ctx,
         "tpcb",
@@ -768,6 +769,13 @@ pub fn tpcb(ctx: &mut Ctx) -> Vec<Table> {
                 let cell = ctx.point(&ep, *c, &args);
                 table.set(label, f64::from(*c), t, cell);
             }
+            // What the run left behind: pruning keeps the hot tables small.
+            if let Ok(sizes) = ep.sql(TABLE_PAGES) {
+                notes.push(format!(
+                    "{}: pages of pgbench_branches|tellers|accounts after the run: {sizes}",
+                    ctx.targets[t].name
+                ));
+            }
             Ok(())
         },
         |t, e, skip| errors.push((t, e, skip)),
@@ -779,8 +787,15 @@ pub fn tpcb(ctx: &mut Ctx) -> Vec<Table> {
         "scale {}, -T {} s per point",
         ctx.cfg.scale, ctx.cfg.duration
     ));
+    for n in notes {
+        table.note(n);
+    }
     vec![table]
 }
+
+/// The sizes in pages of pgbench's updated tables, `b|t|a`.
+const TABLE_PAGES: &str = "SELECT pg_relation_size('pgbench_branches') / 8192, \
+     pg_relation_size('pgbench_tellers') / 8192, pg_relation_size('pgbench_accounts') / 8192";
 
 /// e. connection overhead: `-C` (a new connection per transaction) with
 /// `SELECT 1` at 8 clients.
