@@ -577,11 +577,7 @@ impl BufMgr {
             let st = self.lock_header(victim);
             // The victim was pinned or dirtied while we flushed it, or its
             // tag changed before we saw it: pick another.
-            if refcount(st) != 1
-                || st & (BM_DIRTY | BM_IO_IN_PROGRESS) != 0
-                || (st & BM_TAG_VALID != 0) != old_valid
-                || self.tag_of(victim) != old_tag
-            {
+            if !self.victim_unchanged(victim, st, old_valid, old_tag) {
                 self.unlock_header(victim, st);
                 drop(old_map);
                 drop(new_map);
@@ -1201,6 +1197,16 @@ impl BufMgr {
         Ok(clean)
     }
 
+    /// Under the victim's header lock (`st`): is it still ours to reuse —
+    /// only our pin, not dirtied or under IO again since we wrote it, and
+    /// still mapped (or not) to the tag we saw before writing?
+    fn victim_unchanged(&self, victim: u32, st: u32, old_valid: bool, old_tag: BufferTag) -> bool {
+        refcount(st) == 1
+            && st & (BM_DIRTY | BM_IO_IN_PROGRESS) == 0
+            && (st & BM_TAG_VALID != 0) == old_valid
+            && self.tag_of(victim) == old_tag
+    }
+
     /// The second half of GetVictimBuffer for a victim we pinned and (if it
     /// was dirty) wrote: removes it from the mapping table and zeroes it,
     /// keeping our pin. False — nothing changed — when it cannot be used:
@@ -1212,11 +1218,7 @@ impl BufMgr {
         let old_valid = st & BM_TAG_VALID != 0;
         let mut map = old_valid.then(|| self.mapping[Self::partition(&old_tag)].write());
         let st = self.lock_header(victim);
-        if refcount(st) != 1
-            || st & (BM_DIRTY | BM_IO_IN_PROGRESS) != 0
-            || (st & BM_TAG_VALID != 0) != old_valid
-            || self.tag_of(victim) != old_tag
-        {
+        if !self.victim_unchanged(victim, st, old_valid, old_tag) {
             self.unlock_header(victim, st);
             return false;
         }
