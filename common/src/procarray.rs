@@ -1001,13 +1001,15 @@ impl ProcArray {
     /// (hot-standby feedback of the walsenders, slots' xmins; INVALID:
     /// none). Computed by `replication::update_replication_xmin`.
     pub fn set_replication_xmin(&self, xmin: TransactionId) {
-        self.replication_xmin.store(xmin.0, RELAXED);
+        self.replication_xmin.store(xmin.0, Ordering::SeqCst);
         // Feedback may hold back more than the cached pruning bound
         // allows (a standby's snapshot older than what local snapshots
         // need): lower the bound now, or pruning would go on trusting it
-        // until its next recompute.
+        // until its next recompute. (SeqCst, paired with
+        // `prune_horizon`'s store-then-reload: a recompute racing with
+        // this cannot put the higher bound back.)
         if xmin.is_valid() {
-            self.vis_horizon.fetch_min(xmin.0, RELAXED);
+            self.vis_horizon.fetch_min(xmin.0, Ordering::SeqCst);
         }
     }
 
@@ -1068,8 +1070,16 @@ impl ProcArray {
         if xid.0 < cached {
             return Some(TransactionId(cached));
         }
-        let h = self.oldest_xmin();
-        self.vis_horizon.store(h.0, RELAXED);
+        let mut h = self.oldest_xmin();
+        self.vis_horizon.store(h.0, Ordering::SeqCst);
+        // A standby's feedback may have lowered the bound between our
+        // reading of the replication xmin and our store: read it again
+        // after the store, so the lower value wins either way.
+        let r = self.replication_xmin.load(Ordering::SeqCst);
+        if r != 0 && r < h.0 {
+            self.vis_horizon.fetch_min(r, Ordering::SeqCst);
+            h = TransactionId(r);
+        }
         (xid < h).then_some(h)
     }
 
