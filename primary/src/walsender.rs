@@ -680,6 +680,9 @@ async fn stream(
             }
             continue;
         }
+        // Caught up — also when the standby started right at the end of
+        // WAL and nothing was sent yet (PostgreSQL's WalSndCaughtUp).
+        stat.set_state(WalSndState::Streaming);
         let since_reply = last_reply.lock().elapsed();
         if since_reply >= timeout {
             tracing::info!("terminating walsender process due to replication timeout");

@@ -146,6 +146,27 @@ fn standby_reconnects_after_primary_restart() {
     );
 }
 
+/// A standby that reconnects exactly at the end of WAL, with nothing new
+/// written, is caught up: `pg_stat_replication` says `streaming`, not
+/// `catchup` (and `wait_for_catchup`, which needs `streaming`, returns).
+#[test]
+fn standby_restarted_at_end_of_wal_is_streaming() {
+    let primary = primary_node("");
+    let standby = Node::standby_of(&primary, "standby");
+    insert(&primary, 1, 10, 10);
+    same_contents(&primary, &standby);
+    standby.restart();
+    assert!(
+        primary.poll_query_until(
+            "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'",
+            "1"
+        ),
+        "walsender of a caught-up standby stays in catchup: {}",
+        primary.safe_sql("SELECT state, sent_lsn FROM pg_stat_replication")
+    );
+    same_contents(&primary, &standby);
+}
+
 #[test]
 fn standby_survives_sigkill() {
     let primary = primary_node("");
