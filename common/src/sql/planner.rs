@@ -18,7 +18,8 @@
 //! immutable and shared (`Arc`), so a prepared statement executed many times
 //! (pgbench `-M prepared`) binds once.
 //!
-//! Supported: SELECT with one table, `generate_series(a, b[, step])`,
+//! Supported: SELECT with one table, `generate_series(a, b[, step])` (in
+//! FROM, or as a whole target-list item of a SELECT without FROM),
 //! the `hotpair_stat_snapshots` and `pg_prepared_xacts` views, or no FROM;
 //! WHERE; projections with aliases and `*`; aggregates with optional GROUP
 //! BY / HAVING; ORDER BY output names, positions or expressions with
@@ -435,9 +436,43 @@ pub fn plan_query(
         }
     };
 
+    // A set-returning function in the target list of a SELECT without
+    // FROM (`SELECT generate_series(1, 3)`, `INSERT … SELECT
+    // generate_series(…)`): PostgreSQL runs the target list once per row
+    // the function returns, which is a scan of the series with the call
+    // replaced by its column.
+    let srf = if select.from.is_empty() {
+        target_list_series(&select.projection)?
+    } else {
+        None
+    };
+    let rewritten;
+    let select = match &srf {
+        Some((item, _)) => {
+            let mut s = select.clone();
+            let column = ast::Expr::Identifier(ast::Ident::new("generate_series"));
+            s.projection[*item] = match &s.projection[*item] {
+                ast::SelectItem::ExprWithAlias { alias, .. } => ast::SelectItem::ExprWithAlias {
+                    expr: column,
+                    alias: alias.clone(),
+                },
+                _ => ast::SelectItem::UnnamedExpr(column),
+            };
+            rewritten = s;
+            &rewritten
+        }
+        None => select,
+    };
+
     // FROM.
     let (mut source, scope, table) = match select.from.as_slice() {
-        [] => (Source::Single, Scope::new(), None),
+        [] => match &srf {
+            Some((_, args)) => {
+                let args: Vec<&ast::FunctionArg> = args.iter().collect();
+                bind_table_function("generate_series", &args, None, params)?
+            }
+            None => (Source::Single, Scope::new(), None),
+        },
         [twj] => {
             if !twj.joins.is_empty() {
                 return Err(PgError::unsupported("joins are not supported"));
@@ -889,6 +924,51 @@ fn bind_from(
             "this kind of FROM item is not supported",
         )),
     }
+}
+
+/// The one `generate_series(…)` call that makes up a whole item of a
+/// target list (`SELECT generate_series(1, 3) [AS x]`): its item index and
+/// arguments. `None` without one; 0A000 for a call nested in an expression
+/// or for several (PostgreSQL's target-list SRF rules go further).
+fn target_list_series(
+    items: &[ast::SelectItem],
+) -> PgResult<Option<(usize, Vec<ast::FunctionArg>)>> {
+    let mut found = None;
+    for (i, item) in items.iter().enumerate() {
+        let e = match item {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
+            _ => continue,
+        };
+        let top = match e {
+            ast::Expr::Function(f) if object_name(&f.name) == "generate_series" => Some(f),
+            _ => None,
+        };
+        match top {
+            Some(f) => {
+                if found.is_some() {
+                    return Err(PgError::unsupported(
+                        "more than one generate_series in a target list is not supported",
+                    ));
+                }
+                let args = match &f.args {
+                    ast::FunctionArguments::List(l) => l.args.clone(),
+                    _ => Vec::new(),
+                };
+                found = Some((i, args));
+            }
+            None if e
+                .to_string()
+                .to_ascii_lowercase()
+                .contains("generate_series(") =>
+            {
+                return Err(PgError::unsupported(
+                    "generate_series inside an expression of a target list is not supported; use FROM generate_series(…) AS g",
+                ));
+            }
+            None => {}
+        }
+    }
+    Ok(found)
 }
 
 fn bind_table_function(

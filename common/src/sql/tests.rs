@@ -411,6 +411,25 @@ fn selects() {
         ),
         "5050"
     );
+    // A set-returning function in the target list of a SELECT without FROM.
+    assert_eq!(
+        rows(&mut s, "select generate_series(1, 3)"),
+        vec![vec!["1"], vec!["2"], vec!["3"]]
+    );
+    assert_eq!(
+        rows(
+            &mut s,
+            "select generate_series(1, 5, 2) as x, 'a' as y order by x desc"
+        ),
+        vec![vec!["5", "a"], vec!["3", "a"], vec!["1", "a"]]
+    );
+    ok(&mut s, "create table srf (n int primary key)");
+    ok(&mut s, "insert into srf select generate_series(1, 100)");
+    assert_eq!(one(&mut s, "select count(*) from srf"), "100");
+    assert_eq!(
+        err(&mut s, "select generate_series(1, 2) + 1").code,
+        sqlstate::FEATURE_NOT_SUPPORTED
+    );
     let e = err(&mut s, "select nosuch from t");
     assert_eq!(e.code, sqlstate::UNDEFINED_COLUMN);
     let (t, r) = exec_params(
