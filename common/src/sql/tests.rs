@@ -1657,6 +1657,16 @@ fn relation_pages(s: &mut Session, table: &str) -> i64 {
         / 8192
 }
 
+/// Table `b (id int primary key, v int, pad text)` with ten rows, v = 0:
+/// what the pruning tests update over and over.
+fn ten_row_table(s: &mut Session) {
+    ok(s, "create table b (id int primary key, v int, pad text)");
+    ok(
+        s,
+        "insert into b select g, 0, repeat('x', 60) from generate_series(1, 10) g",
+    );
+}
+
 /// Opportunistic pruning: 5,000 updates of one row, with no other
 /// transaction, leave the table a few pages; the row and every other row
 /// read back through the index and through a scan.
@@ -1664,14 +1674,7 @@ fn relation_pages(s: &mut Session, table: &str) -> i64 {
 fn hot_row_updates_keep_the_table_small() {
     let (_d, db) = open_db();
     let mut s = session(&db);
-    ok(
-        &mut s,
-        "create table b (id int primary key, v int, pad text)",
-    );
-    ok(
-        &mut s,
-        "insert into b select g, 0, repeat('x', 60) from generate_series(1, 10) g",
-    );
+    ten_row_table(&mut s);
     for _ in 0..5000 {
         ok(&mut s, "update b set v = v + 1 where id = 3");
     }
@@ -1692,14 +1695,7 @@ fn old_snapshot_holds_pruning_back() {
     let (_d, db) = open_db();
     let mut s = session(&db);
     let mut old = session(&db);
-    ok(
-        &mut s,
-        "create table b (id int primary key, v int, pad text)",
-    );
-    ok(
-        &mut s,
-        "insert into b select g, 0, repeat('x', 60) from generate_series(1, 10) g",
-    );
+    ten_row_table(&mut s);
     ok(&mut old, "begin isolation level repeatable read");
     assert_eq!(one(&mut old, "select v from b where id = 2"), "0");
     for _ in 0..1000 {
@@ -1779,14 +1775,7 @@ fn prepared_transaction_holds_the_horizon() {
     let db = Database::open(cfg, Role::Primary).unwrap();
     let mut s = session(&db);
     let mut p = session(&db);
-    ok(
-        &mut s,
-        "create table b (id int primary key, v int, pad text)",
-    );
-    ok(
-        &mut s,
-        "insert into b select g, 0, repeat('x', 60) from generate_series(1, 10) g",
-    );
+    ten_row_table(&mut s);
     ok(&mut p, "begin");
     ok(&mut p, "delete from b where id = 9");
     ok(&mut p, "prepare transaction 'holds'");
