@@ -518,7 +518,7 @@ fn redo_prune(
         ));
     }
     let standby = db.role() == Role::Standby;
-    if standby && latest_removed_xid.is_valid() {
+    if standby {
         db.resolve_snapshot_conflict(latest_removed_xid);
     }
     let mut removed: Vec<(u16, Vec<u8>)> = Vec::new();

@@ -406,22 +406,31 @@ impl SlotManager {
     /// by the slot. Persisted (rarely: only when it moved by a segment or
     /// more, or was unset), so a restart never removes WAL the slot needs.
     pub fn advance(&self, name: &str, lsn: Lsn, segment_size: u64) -> PgResult<()> {
+        self.update(name, |s| {
+            if lsn <= s.restart_lsn {
+                return false;
+            }
+            let persist = !s.restart_lsn.is_valid()
+                || lsn.segment_number(segment_size) != s.restart_lsn.segment_number(segment_size);
+            s.restart_lsn = lsn;
+            persist
+        })
+    }
+
+    /// Changes slot `name` (if there is one) with `f`, which says whether
+    /// the change must reach disk; the file is written after the slot list
+    /// is unlocked.
+    fn update(&self, name: &str, f: impl FnOnce(&mut SlotInfo) -> bool) -> PgResult<()> {
         let mut slots = self.slots.lock();
         let Some(s) = slots.iter_mut().find(|s| s.name == name) else {
             return Ok(());
         };
-        if lsn <= s.restart_lsn {
+        if !f(s) {
             return Ok(());
         }
-        let persist = !s.restart_lsn.is_valid()
-            || lsn.segment_number(segment_size) != s.restart_lsn.segment_number(segment_size);
-        s.restart_lsn = lsn;
         let copy = s.clone();
         drop(slots);
-        if persist {
-            self.persist(&copy)?;
-        }
-        Ok(())
+        self.persist(&copy)
     }
 
     /// PhysicalReplicationSlotNewXmin: the standby streaming from `name`
@@ -430,21 +439,11 @@ impl SlotManager {
     /// keep an older xmin, which only holds back more (PostgreSQL likewise
     /// saves it lazily, at checkpoints).
     pub fn set_xmin(&self, name: &str, xmin: u64) -> PgResult<()> {
-        let mut slots = self.slots.lock();
-        let Some(s) = slots.iter_mut().find(|s| s.name == name) else {
-            return Ok(());
-        };
-        if s.xmin == xmin {
-            return Ok(());
-        }
-        let persist = (s.xmin == 0) != (xmin == 0);
-        s.xmin = xmin;
-        let copy = s.clone();
-        drop(slots);
-        if persist {
-            self.persist(&copy)?;
-        }
-        Ok(())
+        self.update(name, |s| {
+            let persist = (s.xmin == 0) != (xmin == 0);
+            s.xmin = xmin;
+            persist
+        })
     }
 
     /// The oldest xmin a slot holds (0: none).

@@ -547,6 +547,17 @@ impl Catalog {
         self.get(name).ok_or_else(|| undefined_table(name))
     }
 
+    /// The table whose heap is `rel`, committed or not (redo and pruning,
+    /// which know a relation by its file): no copy of the table list.
+    pub fn by_rel(&self, rel: RelFileId) -> Option<Arc<TableDef>> {
+        self.state
+            .read()
+            .tables
+            .values()
+            .find(|t| t.rel == rel)
+            .cloned()
+    }
+
     /// Every table, sorted by name.
     pub fn tables(&self) -> Vec<Arc<TableDef>> {
         let mut v: Vec<_> = self.state.read().tables.values().cloned().collect();

@@ -1011,7 +1011,7 @@ fn dirty_live(
 /// rebuilds them once after redo). Adding an existing entry is a no-op, so
 /// replaying a record twice is harmless.
 pub fn index_replayed_tuple(db: &Database, rel: RelFileId, tid: ItemPointer) -> PgResult<()> {
-    let Some(t) = db.catalog.tables().into_iter().find(|t| t.rel == rel) else {
+    let Some(t) = db.catalog.by_rel(rel) else {
         return Ok(());
     };
     let list = t.indexes.list();
@@ -1055,7 +1055,7 @@ pub fn unindex_pruned_tuples(
     items: &[(ItemPointer, &[u8])],
     replay: bool,
 ) -> PgResult<bool> {
-    let Some(t) = db.catalog.tables().into_iter().find(|t| t.rel == rel) else {
+    let Some(t) = db.catalog.by_rel(rel) else {
         return Ok(true); // no catalog entry, no indexes
     };
     let list = t.indexes.list();
@@ -1072,12 +1072,8 @@ pub fn unindex_pruned_tuples(
         decode_row_into(data, &types, &mut row)?;
         for ix in list.iter().filter(|ix| ix.is_ready()) {
             if index_key(ix, &row, &mut kb) {
-                if ix.spec.unique {
-                    let _stripe = ix.stripe(&kb).lock();
-                    ix.index.remove(&kb, *tid);
-                } else {
-                    ix.index.remove(&kb, *tid);
-                }
+                let _stripe = ix.spec.unique.then(|| ix.stripe(&kb).lock());
+                ix.index.remove(&kb, *tid);
             }
         }
     }

@@ -393,18 +393,27 @@ impl Page {
     /// offset number; `None` if it does not fit. The page must be
     /// initialised.
     pub fn add_item_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) -> Option<u16> {
-        let mut offset = self.max_offset() + 1;
+        let offset = self.next_item_offset();
+        self.add_item_at(offset, len, fill)
+    }
+
+    /// The offset [`Page::add_item_with`] would use now: the first unused
+    /// line pointer if pruning left some (PD_HAS_FREE_LINES), else the one
+    /// after the last. (A caller that must know the offset before filling
+    /// the item — a tuple's own ctid — asks here, then uses
+    /// [`Page::add_item_at`].)
+    pub fn next_item_offset(&mut self) -> u16 {
         if self.flags() & PD_HAS_FREE_LINES != 0 {
             match (FIRST_OFFSET..=self.max_offset()).find(|&o| {
                 self.item_id(o)
                     .is_some_and(|id| id.flags == LpFlags::Unused)
             }) {
-                Some(o) => offset = o,
+                Some(o) => return o,
                 // The hint was stale: no search next time.
                 None => self.clear_flags(PD_HAS_FREE_LINES),
             }
         }
-        self.add_item_at(offset, len, fill)
+        self.max_offset() + 1
     }
 
     /// PageAddItem with an explicit offset (redo, which must put the tuple

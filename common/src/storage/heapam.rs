@@ -49,8 +49,8 @@
 //!   page is defragmented. The test on every access is one load of
 //!   `pd_prune_xid` (see `prune_hint`); docs/architecture/storage.md,
 //!   "Pruning and VACUUM", has the whole story. Inserts reuse the freed
-//!   line pointers, so a tuple's offset is whatever `Page::add_item_with`
-//!   returns, and WAL names it.
+//!   line pointers, so a tuple's offset is whatever
+//!   `Page::next_item_offset` gives, and WAL names it.
 //!
 //! ## Locks and callbacks
 //!
@@ -522,20 +522,18 @@ impl Heap {
         mut h: TupleHeader,
     ) -> Result<ItemPointer, StorageError> {
         let len = htup::HEADER_SIZE + data.len();
-        let off = page.add_item_with(len, |b| {
-            // The ctid (this tuple itself) is known once the slot is.
+        // The slot first: the header carries its own ctid.
+        let tid = ItemPointer {
+            block,
+            offset: page.next_item_offset(),
+        };
+        h.ctid = tid;
+        let off = page.add_item_at(tid.offset, len, |b| {
             h.write(b);
             b[htup::HEADER_SIZE..].copy_from_slice(data);
         });
         match off {
-            Some(offset) => {
-                let tid = ItemPointer { block, offset };
-                h.ctid = tid;
-                if let Ok(item) = page.item_mut(offset) {
-                    h.write(item);
-                }
-                Ok(tid)
-            }
+            Some(_) => Ok(tid),
             None => Err(StorageError::CorruptedPage {
                 rel,
                 block,
@@ -1243,7 +1241,8 @@ impl Heap {
         // The next prune xid, over what stays (deleters may have come since).
         let mut next_prune = 0u64;
         for off in 1..=page.max_offset() {
-            if unused.contains(&off) {
+            // (ascending: candidates were collected in offset order)
+            if unused.binary_search(&off).is_ok() {
                 continue;
             }
             let Ok(item) = page.item(off) else { continue };
