@@ -318,13 +318,16 @@ impl<'a> Hio<'a> {
         }
         if target.is_none() && shared_target {
             target = self.targets.get(rel);
-            if target.is_none() && !self.targets.known(rel) && nblocks > 0 {
-                // First insert since start-up: the FSM is empty (see fsm.rs),
-                // so try the last page as PostgreSQL does without an FSM.
-                target = Some(BlockNumber(nblocks - 1));
+            if target.is_none() {
+                if !self.targets.known(rel) && nblocks > 0 {
+                    // First insert since start-up: the FSM is empty (see
+                    // fsm.rs), so try the last page as PostgreSQL does
+                    // without an FSM.
+                    target = Some(BlockNumber(nblocks - 1));
+                }
+                // From now on the FSM (which every insert feeds) knows better.
+                self.targets.mark_known(rel);
             }
-            // From now on the FSM (which every insert feeds) knows better.
-            self.targets.mark_known(rel);
         }
         if target.is_none() {
             // Step 2: the FSM.
