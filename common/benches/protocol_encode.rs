@@ -5,8 +5,8 @@
 
 use bytes::BytesMut;
 use common::protocol::messages::{write_command_complete, DataRowWriter};
-use common::sql::value::Value;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use pgtypes::value::Value;
 
 fn data_row(c: &mut Criterion) {
     let row = [

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::procarray::{Finished, ProcArray};
-use common::types::TransactionId;
+use pgtypes::TransactionId;
 
 /// Runs `f` in batches of `batch` calls for about `total`; returns the
 /// best batch's ns per call. The machine is shared (other builds run while

@@ -74,9 +74,9 @@ use parking_lot::{Condvar, Mutex};
 use wal::{Lsn, WalRecord, XlogRecord};
 
 use crate::database::{Database, Role};
-use crate::error::{PgError, PgResult};
-use crate::types::TransactionId;
-use crate::xlog::{fsync_dir, wal_error, ControlFile, DbState};
+use crate::xlog::{wal_error, ControlFile, DbState};
+use pgtypes::error::{PgError, PgResult};
+use pgtypes::TransactionId;
 
 /// Why a checkpoint runs (its words in the log).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -249,7 +249,7 @@ pub fn create_restartpoint(
     db.heap.smgr().sync_all()?;
     let fsync = db.config.bool("fsync");
     if fsync {
-        fsync_dir(&db.config.data_dir.join("base"))?;
+        fsync_base(&db.config.data_dir)?;
     }
     let t_sync = t0.elapsed() - t_write;
 
@@ -263,7 +263,7 @@ pub fn create_restartpoint(
         next_xid: c.next_xid,
         next_oid: c.next_oid,
         segment_size: writer.segment_size(),
-        time_us: crate::sql::datetime::now_usecs(),
+        time_us: pgtypes::datetime::now_usecs(),
         min_recovery_point,
     }
     .write(&db.config.data_dir, fsync)?;
@@ -334,7 +334,7 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
     let t_write = t0.elapsed();
     db.heap.smgr().sync_all()?;
     if db.config.bool("fsync") {
-        fsync_dir(&db.config.data_dir.join("base"))?;
+        fsync_base(&db.config.data_dir)?;
     }
     let t_sync = t0.elapsed() - t_write;
 
@@ -346,7 +346,7 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
         oldest_active_xid: db.procarray.oldest_xmin().0,
         next_oid: db.catalog.next_oid(),
         online: !kind.is_shutdown(),
-        timestamp_us: crate::sql::datetime::now_usecs(),
+        timestamp_us: pgtypes::datetime::now_usecs(),
     });
     let (start, end) = writer
         .insert(TransactionId::INVALID.0, &rec)
@@ -365,7 +365,7 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
         next_xid,
         next_oid: db.catalog.next_oid(),
         segment_size: writer.segment_size(),
-        time_us: crate::sql::datetime::now_usecs(),
+        time_us: pgtypes::datetime::now_usecs(),
         min_recovery_point: Lsn::INVALID,
     }
     .write(&db.config.data_dir, db.config.bool("fsync"))?;
@@ -496,10 +496,10 @@ pub fn start(db: &Arc<Database>) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::database::Role;
     use crate::sql::session::{ExecOutcome, ResultSink, Session};
-    use crate::sql::value::Value;
+    use pgtypes::config::Config;
+    use pgtypes::value::Value;
 
     struct Discard;
     impl ResultSink for Discard {
@@ -576,4 +576,12 @@ mod tests {
             );
         }
     }
+}
+
+/// fsyncs `base/`, so relation files created or removed since the last
+/// checkpoint stay so after a crash.
+fn fsync_base(data_dir: &std::path::Path) -> PgResult<()> {
+    let base = data_dir.join("base");
+    pgtypes::fileutil::fsync_dir(&base)
+        .map_err(|e| pgtypes::fileutil::io_error("fsync directory", &base, e))
 }

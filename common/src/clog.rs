@@ -41,8 +41,8 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::error::{sqlstate, PgError, PgResult};
-use crate::types::{TransactionId, BLCKSZ};
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::{TransactionId, BLCKSZ};
 
 /// Xids whose status fits in one page (two bits each).
 pub const CLOG_XACTS_PER_PAGE: u64 = (BLCKSZ as u64) * 4;

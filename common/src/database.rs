@@ -23,13 +23,10 @@
 //! [`Database::checkpoint`] is `CHECKPOINT`; [`Database::shutdown`] is the
 //! clean stop (shutdown checkpoint, after which start-up needs no redo).
 
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use crate::checkpointer::{self, CheckpointKind, CheckpointerState};
 use crate::clog::Clog;
-use crate::config::Config;
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::procarray::ProcArray;
 use crate::replication::ReplicationState;
 use crate::sql::catalog::Catalog;
@@ -38,8 +35,11 @@ use crate::standby_conflict::StandbyConflicts;
 use crate::storage::heapam::Heap;
 use crate::storage::hio::ExtensionMode;
 use crate::twophase::TwoPhaseState;
-use crate::types::TransactionId;
 use crate::xlog::{ControlFile, XLog};
+use pgtypes::config::Config;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::fileutil::io_error as io_err;
+use pgtypes::TransactionId;
 
 /// Which role this node plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,13 +78,6 @@ pub struct Database {
 
 /// Texts kept by the parse cache.
 const PARSE_CACHE_SIZE: usize = 4096;
-
-fn io_err(what: &str, p: &Path, e: std::io::Error) -> PgError {
-    PgError::new(
-        sqlstate::IO_ERROR,
-        format!("could not {what} \"{}\": {e}", p.display()),
-    )
-}
 
 impl Database {
     /// Opens (creating if empty) the data directory named by `config`,
@@ -258,7 +251,7 @@ impl Database {
     /// none newer than the last one).
     /// Safe inside the tokio runtime (runs in `block_in_place`).
     pub fn checkpoint(&self) -> PgResult<()> {
-        crate::lmgr::run_blocking(|| {
+        pgtypes::blocking::run_blocking(|| {
             if self.role() == Role::Standby {
                 checkpointer::create_restartpoint(self, CheckpointKind::Immediate).map(|_| ())
             } else {

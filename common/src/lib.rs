@@ -4,9 +4,7 @@
 
 pub mod checkpointer;
 pub mod clog;
-pub mod config;
 pub mod database;
-pub mod error;
 pub mod lmgr;
 pub mod procarray;
 pub mod protocol;
@@ -21,7 +19,6 @@ pub mod subtrans;
 #[cfg(test)]
 mod testutil;
 pub mod twophase;
-pub mod types;
 pub mod visibility;
 pub mod xact;
 pub mod xlog;

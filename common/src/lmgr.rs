@@ -48,7 +48,7 @@
 //! checks the procarray under it), and never while holding ProcArrayLock.
 //!
 //! Waiting blocks an OS thread: inside a multi-thread tokio runtime the wait
-//! runs in `block_in_place` ([`run_blocking`]) so the worker's other tasks
+//! runs in `block_in_place` ([`pgtypes::blocking::run_blocking`]) so the worker's other tasks
 //! move to another thread.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -56,9 +56,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::procarray::{ProcArray, ProcNumber};
-use crate::types::TransactionId;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::TransactionId;
 
 /// How often a waiter re-checks its cancel flag when nobody wakes it.
 const CANCEL_POLL: Duration = Duration::from_millis(20);
@@ -269,17 +269,5 @@ impl WaitLimits {
             ));
         }
         None
-    }
-}
-
-/// Runs a blocking wait without stalling a tokio multi-thread runtime: inside
-/// one, via `block_in_place` (the worker's other tasks move elsewhere);
-/// otherwise directly.
-pub fn run_blocking<R>(f: impl FnOnce() -> R) -> R {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(f)
-        }
-        _ => f(),
     }
 }

@@ -84,11 +84,11 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, RwLock};
 
-use crate::error::PgResult;
 use crate::lmgr::LockManager;
 use crate::snapshot::Snapshot;
 use crate::subtrans::SubTrans;
-use crate::types::TransactionId;
+use pgtypes::error::PgResult;
+use pgtypes::TransactionId;
 
 /// Subxids a proc caches before its state overflows (PGPROC_MAX_CACHED_SUBXIDS).
 pub const PGPROC_MAX_CACHED_SUBXIDS: usize = 64;

@@ -79,14 +79,14 @@ use wal::{
 
 use crate::clog::XidStatus;
 use crate::database::{Database, Role};
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::procarray::Finished;
 use crate::storage::bufmgr::ReadMode;
 use crate::storage::bufpage::Page;
 use crate::storage::htup::{self, TupleHeader};
-use crate::types::{BlockNumber, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId};
 use crate::xact::TreeEnd;
 use crate::xlog::infobits;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::{BlockNumber, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId};
 
 /// What happened to one page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -384,7 +384,7 @@ fn index_on_standby(db: &Database, rel: u32, block: u32, offset: u16) -> PgResul
         block: BlockNumber(block),
         offset,
     };
-    crate::sql::ddl::index_replayed_tuple(db, crate::types::RelFileId(rel), tid)
+    crate::sql::ddl::index_replayed_tuple(db, pgtypes::RelFileId(rel), tid)
 }
 
 fn redo_heap(db: &Database, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
@@ -558,11 +558,11 @@ mod tests {
     use wal::WalReader;
 
     use super::*;
-    use crate::config::Config;
-    use crate::error::PgResult;
     use crate::sql::session::{ExecOutcome, ResultSink, Session};
-    use crate::sql::value::Value;
-    use crate::types::BufferTag;
+    use pgtypes::config::Config;
+    use pgtypes::error::PgResult;
+    use pgtypes::value::Value;
+    use pgtypes::BufferTag;
 
     #[derive(Default)]
     struct Rows(Vec<Vec<String>>);

@@ -53,9 +53,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use wal::Lsn;
 
-use crate::error::{sqlstate, PgError, PgResult};
-use crate::sql::types::SqlType;
-use crate::sql::value::Value;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
 
 const RELAXED: Ordering = Ordering::Relaxed;
 
@@ -789,8 +789,7 @@ pub fn log_running_xacts(db: &crate::database::Database) -> PgResult<Option<Lsn>
 /// dropped, start-up (slots keep their xmin across restarts).
 pub fn update_replication_xmin(db: &crate::database::Database) {
     let x = db.replication.required_xmin();
-    db.procarray
-        .set_replication_xmin(crate::types::TransactionId(x));
+    db.procarray.set_replication_xmin(pgtypes::TransactionId(x));
 }
 
 /// Why a hot-standby feedback xmin is not taken.
@@ -827,7 +826,7 @@ pub fn process_hot_standby_feedback(
     slot: Option<&str>,
     xmin: u64,
 ) {
-    let xmin = if xmin < crate::types::TransactionId::FIRST_NORMAL.0 {
+    let xmin = if xmin < pgtypes::TransactionId::FIRST_NORMAL.0 {
         0
     } else {
         xmin
@@ -1000,9 +999,9 @@ mod tests {
     /// reach the horizon; the older one wins, and releasing one frees it.
     #[test]
     fn feedback_holds_the_horizon() {
-        use crate::config::Config;
         use crate::database::{Database, Role};
-        use crate::types::TransactionId;
+        use pgtypes::config::Config;
+        use pgtypes::TransactionId;
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = Config::new(dir.path());
         cfg.set("fsync", "off").unwrap();

@@ -17,7 +17,7 @@
 //! `suboverflowed`, `subxip` may be incomplete and subxids are resolved to
 //! their top-level xid through the subtrans map before looking in `xip`.
 
-use crate::types::TransactionId;
+use pgtypes::TransactionId;
 
 /// What a statement (READ COMMITTED) or a transaction (REPEATABLE READ) sees:
 /// every xid `< xmin` is finished, every xid `>= xmax` is invisible, and the

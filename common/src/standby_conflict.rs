@@ -74,9 +74,9 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::database::Database;
-use crate::error::{sqlstate, PgError};
 use crate::procarray::ProcNumber;
-use crate::types::TransactionId;
+use pgtypes::error::{sqlstate, PgError};
+use pgtypes::TransactionId;
 
 /// First pause of replay's wait; it doubles up to [`WAIT_MAX`] (standby.c's
 /// WaitExceedsMaxStandbyDelay backs off the same way).
@@ -285,8 +285,8 @@ impl Database {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::database::Role;
+    use pgtypes::config::Config;
 
     fn standby(delay: &str) -> (tempfile::TempDir, Arc<Database>) {
         let dir = tempfile::tempdir().expect("tempdir");

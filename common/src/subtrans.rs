@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use parking_lot::RwLock;
 
-use crate::types::TransactionId;
+use pgtypes::TransactionId;
 
 /// Subxid → parent xid.
 #[derive(Default)]

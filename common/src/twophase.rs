@@ -77,10 +77,11 @@ use parking_lot::{Mutex, RwLock};
 use wal::{WalRecord, XactRecord};
 
 use crate::clog::XidStatus;
-use crate::error::{sqlstate, PgError, PgResult, Severity};
 use crate::procarray::{Finished, ProcNumber};
-use crate::types::TransactionId;
 use crate::xact::{TreeEnd, XactShared};
+use pgtypes::error::{sqlstate, PgError, PgResult, Severity};
+use pgtypes::fileutil::io_error as io_err;
+use pgtypes::TransactionId;
 
 /// Longest gid plus one (GIDSIZE): a gid must be shorter than this.
 pub const GIDSIZE: usize = 200;
@@ -140,13 +141,6 @@ pub struct TwoPhaseState {
 /// A registry with PREPARE disabled and no files (the default for
 /// [`XactShared`] implementations without two-phase commit).
 pub static DISABLED: TwoPhaseState = TwoPhaseState::disabled();
-
-fn io_err(what: &str, p: &Path, e: std::io::Error) -> PgError {
-    PgError::new(
-        sqlstate::IO_ERROR,
-        format!("could not {what} \"{}\": {e}", p.display()),
-    )
-}
 
 fn corrupt(p: &Path, why: &str) -> PgError {
     PgError::new(
@@ -454,26 +448,6 @@ fn decode_file(p: &Path, b: &[u8]) -> PgResult<GlobalTransaction> {
     }
 }
 
-/// Writes `bytes` to `path` atomically: temp file, fsync, rename, fsync of
-/// the directory.
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> PgResult<()> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = std::fs::File::create(&tmp).map_err(|e| io_err("create file", &tmp, e))?;
-        f.write_all(bytes)
-            .map_err(|e| io_err("write file", &tmp, e))?;
-        f.sync_all().map_err(|e| io_err("fsync file", &tmp, e))?;
-    }
-    std::fs::rename(&tmp, path).map_err(|e| io_err("rename file", &tmp, e))?;
-    sync_dir(dir)
-}
-
-fn sync_dir(dir: &Path) -> PgResult<()> {
-    let d = std::fs::File::open(dir).map_err(|e| io_err("open directory", dir, e))?;
-    d.sync_all().map_err(|e| io_err("fsync directory", dir, e))
-}
-
 // ----- PREPARE / COMMIT PREPARED / ROLLBACK PREPARED ---------------------------
 
 /// PrepareTransaction's two-phase half, called by
@@ -515,7 +489,7 @@ pub fn prepare_transaction(
         info: PreparedXact {
             xid,
             gid: gid.to_string(),
-            prepared_at: crate::sql::datetime::now_usecs(),
+            prepared_at: pgtypes::datetime::now_usecs(),
             owner: owner.to_string(),
             database: database.to_string(),
         },
@@ -646,7 +620,7 @@ pub fn checkpoint(shared: &dyn XactShared) -> PgResult<()> {
     std::fs::create_dir_all(&dir).map_err(|e| io_err("create directory", &dir, e))?;
     for g in &todo {
         if let Some(p) = tp.file_path(g.info.xid) {
-            write_atomically(&dir, &p, &encode_file(g))?;
+            pgtypes::fileutil::write_atomic(&p, &encode_file(g), true)?;
         }
     }
     // Finished meanwhile (their finisher saw ondisk = false): remove again.
@@ -1155,7 +1129,7 @@ mod tests {
             // between the record and the removal) is stale.
             let stale = GlobalTransaction::from_prepare(z.0, &[], 0, "stale", &[]);
             let p = sh.twophase.file_path(z).unwrap();
-            write_atomically(&d.path().join(STATE_DIR), &p, &encode_file(&stale)).unwrap();
+            pgtypes::fileutil::write_atomic(&p, &encode_file(&stale), true).unwrap();
             sh.clog.flush().unwrap();
             (x, subs, y)
         }; // "crash": nothing else is written
@@ -1302,13 +1276,13 @@ mod tests {
 mod sql_tests {
     use std::sync::Arc;
 
-    use crate::config::Config;
     use crate::database::{Database, Role};
     use crate::procarray::ProcNumber;
     use crate::sql::session::Session;
     use crate::sql::tests::{err, ok, q, tag};
     use crate::testutil::wait_until;
     use crate::xact::TxStatus;
+    use pgtypes::config::Config;
 
     #[track_caller]
     fn one(s: &mut Session, sql: &str) -> String {

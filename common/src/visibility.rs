@@ -41,7 +41,7 @@ use crate::storage::heapam::{DirtyState, TmResult};
 use crate::storage::htup::{
     TupleHeader, XMAX_COMMITTED, XMAX_INVALID, XMAX_LOCK_ONLY, XMIN_COMMITTED, XMIN_INVALID,
 };
-use crate::types::{CommandId, ItemPointer, TransactionId};
+use pgtypes::{CommandId, ItemPointer, TransactionId};
 
 /// The session's own transaction as visibility sees it.
 #[derive(Clone, Copy, Debug)]
@@ -288,7 +288,7 @@ pub fn satisfies_dirty(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (DirtySta
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::BlockNumber;
+    use pgtypes::BlockNumber;
 
     fn x(n: u64) -> TransactionId {
         TransactionId(n)

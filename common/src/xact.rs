@@ -59,13 +59,14 @@ use std::time::Duration;
 
 use crate::clog::{Clog, XidStatus};
 use crate::database::{Database, Role};
-use crate::error::{sqlstate, PgError, PgResult};
-use crate::lmgr::{run_blocking, WaitLimits};
+use crate::lmgr::WaitLimits;
 use crate::procarray::{Finished, ProcArray, ProcNumber};
 use crate::snapshot::Snapshot;
 use crate::twophase::TwoPhaseState;
-use crate::types::{CommandId, TransactionId};
 use crate::visibility::OwnXact;
+use pgtypes::blocking::run_blocking;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::{CommandId, TransactionId};
 
 /// SQLSTATE 3B001 invalid_savepoint_specification.
 pub const INVALID_SAVEPOINT_SPECIFICATION: &str = "3B001";
@@ -368,7 +369,7 @@ pub fn end_transaction_tree(
         }
         (TreeEnd::Prepared { commit, gid }, _) => {
             let xids = subxids.iter().map(|s| s.0).collect();
-            let timestamp_us = crate::sql::datetime::now_usecs();
+            let timestamp_us = pgtypes::datetime::now_usecs();
             let gid = gid.to_string();
             let rec = if commit {
                 wal::XactRecord::CommitPrepared {
@@ -1125,7 +1126,7 @@ mod tests {
         let _b = session(&sh);
         let err = Xact::with_shared(sh.clone()).err().unwrap();
         assert_eq!(err.code, "53300");
-        assert_eq!(err.severity, crate::error::Severity::Fatal);
+        assert_eq!(err.severity, pgtypes::error::Severity::Fatal);
         assert_eq!(err.message, "sorry, too many clients already");
         drop(a);
         let _c = session(&sh);

@@ -75,7 +75,6 @@
 
 use std::cell::RefCell;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -90,13 +89,14 @@ use wal::{
     Lsn, RmgrId, WalPosition, WalReader, WalRecord, WalWriter, WalWriterOptions, XlogRecord,
 };
 
-use crate::config::Config;
 use crate::database::Database;
-use crate::error::{sqlstate, PgError, PgResult};
-use crate::lmgr::run_blocking;
 use crate::storage::bufmgr::WalFlush;
 use crate::storage::bufpage::Page;
-use crate::types::{BufferTag, TransactionId};
+use pgtypes::blocking::run_blocking;
+use pgtypes::config::Config;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::fileutil::{io_error, write_atomic};
+use pgtypes::{BufferTag, TransactionId};
 
 /// Maps a WAL error to the error a statement reports (PostgreSQL PANICs on
 /// a WAL write failure; we fail the statement and every later write).
@@ -289,7 +289,7 @@ impl XLog {
         subxids: &[TransactionId],
     ) -> PgResult<Lsn> {
         with_payload(|p| {
-            encode_xact_end(p, xid, subxids, crate::sql::datetime::now_usecs());
+            encode_xact_end(p, xid, subxids, pgtypes::datetime::now_usecs());
             self.writer
                 .insert_payload(xid.0, RmgrId::Xact as u8, info, p)
                 .map(|(_, end)| end)
@@ -704,49 +704,19 @@ impl ControlFile {
         }
     }
 
-    /// Writes the control file atomically: temp file, fsync, rename, fsync
-    /// of the directory (`fsync = off` skips the syncs).
+    /// Writes the control file atomically (`fsync = off` skips the syncs).
     pub fn write(&self, data_dir: &Path, fsync: bool) -> PgResult<()> {
-        let p = Self::path(data_dir);
-        let dir = data_dir.join("global");
-        let tmp = dir.join("pg_control.tmp");
-        {
-            let mut f = fs::File::create(&tmp).map_err(|e| io_error("create file", &tmp, e))?;
-            f.write_all(&self.encode())
-                .map_err(|e| io_error("write file", &tmp, e))?;
-            if fsync {
-                f.sync_all().map_err(|e| io_error("fsync file", &tmp, e))?;
-            }
-        }
-        fs::rename(&tmp, &p).map_err(|e| io_error("rename file", &tmp, e))?;
-        if fsync {
-            fsync_dir(&dir)?;
-        }
-        Ok(())
+        write_atomic(&Self::path(data_dir), &self.encode(), fsync)
     }
-}
-
-fn io_error(what: &str, p: &Path, e: std::io::Error) -> PgError {
-    PgError::new(
-        sqlstate::IO_ERROR,
-        format!("could not {what} \"{}\": {e}", p.display()),
-    )
-}
-
-/// fsyncs a directory (after creating, renaming or removing files in it).
-pub fn fsync_dir(dir: &Path) -> PgResult<()> {
-    fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| io_error("fsync directory", dir, e))
 }
 
 /// `2024-05-01 12:00:00 UTC` for a time in µs since 2000-01-01 UTC (log
 /// lines).
 pub fn format_log_time(us: i64) -> String {
     let secs = us.div_euclid(1_000_000);
-    let days = secs.div_euclid(86_400) + crate::sql::datetime::days_from_civil(2000, 1, 1);
+    let days = secs.div_euclid(86_400) + pgtypes::datetime::days_from_civil(2000, 1, 1);
     let rem = secs.rem_euclid(86_400);
-    let (y, m, d) = crate::sql::datetime::civil_from_days(days);
+    let (y, m, d) = pgtypes::datetime::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
         rem / 3600,
@@ -783,7 +753,7 @@ pub fn segment_size(config: &Config, ctl: Option<&ControlFile>) -> PgResult<u64>
         return Ok(c.segment_size);
     }
     let raw = config.get("wal_segment_size").unwrap_or("16MB");
-    let size = crate::config::parse_bytes(raw).unwrap_or(0);
+    let size = pgtypes::config::parse_bytes(raw).unwrap_or(0);
     wal::segment::check_segment_size_setting(size)
         .map_err(|e| PgError::new(sqlstate::INVALID_PARAMETER_VALUE, e))?;
     Ok(size)
@@ -942,7 +912,7 @@ pub fn startup(db: &Database, ctl: Option<ControlFile>) -> PgResult<StartupOutco
         // Clean start: from now on a crash needs recovery.
         ControlFile {
             state: DbState::InProduction,
-            time_us: crate::sql::datetime::now_usecs(),
+            time_us: pgtypes::datetime::now_usecs(),
             min_recovery_point: Lsn::INVALID,
             ..ctl
         }

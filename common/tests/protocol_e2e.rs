@@ -10,12 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
-use common::config::Config;
 use common::database::{Database, Role};
-use common::error::sqlstate;
 use common::protocol::client::testing::{expect_fatal, first_error, until_ready};
 use common::protocol::client::{Client, Connection};
 use common::protocol::messages::FrontendMessage;
+use pgtypes::config::Config;
+use pgtypes::error::sqlstate;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;

@@ -2,7 +2,7 @@
 //!
 //! `primary -D DIR -p PORT [-c name=value]…` is what `postgres -D DIR` is to
 //! PostgreSQL: it reads `DIR/hotpair.conf` and the `-c` overrides
-//! ([`common::config::Config::load`]), opens (creating if empty) the data
+//! ([`pgtypes::config::Config::load`]), opens (creating if empty) the data
 //! directory ([`common::database::Database::open`]), listens on
 //! `listen_addresses`:`port` and hands the listener to the session loop
 //! ([`common::server::serve`]) until SIGINT or SIGTERM asks for a fast
@@ -32,7 +32,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use common::config::Config;
+use pgtypes::config::Config;
 
 /// Command line of the `primary` binary.
 #[derive(Parser, Debug)]

@@ -15,8 +15,8 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use common::config::Config;
 use common::database::{Database, Role};
+use pgtypes::config::Config;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 

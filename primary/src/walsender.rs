@@ -43,7 +43,6 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use common::database::Database;
-use common::error::{sqlstate, PgError};
 use common::protocol::codec::ServerCodec;
 use common::protocol::messages::{
     write_command_complete, write_error, write_parameter_status, write_ready_for_query,
@@ -51,6 +50,7 @@ use common::protocol::messages::{
 };
 use common::replication::{WalSndStat, WalSndState};
 use common::server::{ReplicationConnection, ReplicationHandler};
+use pgtypes::error::{sqlstate, PgError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;

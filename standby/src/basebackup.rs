@@ -100,7 +100,7 @@ pub async fn take(
         .await
         .ok()
         .and_then(|r| r.first().and_then(|row| row.first().cloned().flatten()))
-        .and_then(|v| common::config::parse_bytes(&v))
+        .and_then(|v| pgtypes::config::parse_bytes(&v))
         .unwrap_or(wal::DEFAULT_SEGMENT_SIZE);
     client
         .send(FrontendMessage::Query("BASE_BACKUP PROGRESS".into()))

@@ -41,12 +41,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use common::config::Config;
 use common::database::{Database, Role};
-use common::error::{sqlstate, PgError, PgResult};
 use common::server::BackendFactory;
 use common::sql::session::Session;
 use common::xlog::{ControlFile, DbState};
+use pgtypes::config::Config;
+use pgtypes::error::{sqlstate, PgError, PgResult};
 use standby::basebackup::{self, BackupLabel};
 use standby::conninfo::ConnInfo;
 use tokio::net::TcpListener;

@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::database::Database;
-use common::error::PgResult;
+use pgtypes::error::PgResult;
 use wal::{WalPosition, WalWriter};
 
 /// The trigger file `pg_ctl promote` creates in the data directory.
@@ -117,8 +117,8 @@ pub fn finish(db: &Database, writer: &WalWriter, end: WalPosition) -> PgResult<(
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
-                return Err(common::error::PgError::new(
-                    common::error::sqlstate::IO_ERROR,
+                return Err(pgtypes::error::PgError::new(
+                    pgtypes::error::sqlstate::IO_ERROR,
                     format!("could not remove file \"{}\": {e}", dir.join(f).display()),
                 ))
             }
@@ -129,15 +129,12 @@ pub fn finish(db: &Database, writer: &WalWriter, end: WalPosition) -> PgResult<(
     let label = dir.join(crate::basebackup::BACKUP_LABEL);
     if label.exists() {
         let old = dir.join(format!("{}.old", crate::basebackup::BACKUP_LABEL));
-        std::fs::rename(&label, &old).map_err(|e| {
-            common::error::PgError::new(
-                common::error::sqlstate::IO_ERROR,
-                format!("could not rename file \"{}\": {e}", label.display()),
-            )
-        })?;
+        std::fs::rename(&label, &old)
+            .map_err(|e| pgtypes::fileutil::io_error("rename file", &label, e))?;
     }
     if db.config.bool("fsync") {
-        common::xlog::fsync_dir(dir)?;
+        pgtypes::fileutil::fsync_dir(dir)
+            .map_err(|e| pgtypes::fileutil::io_error("fsync directory", dir, e))?;
     }
     tracing::info!("archive recovery complete");
     db.finish_recovery(end, seg)?;

@@ -61,9 +61,9 @@ use std::time::Instant;
 use common::checkpointer::ReplayedCheckpoint;
 use common::clog::XidStatus;
 use common::database::Database;
-use common::error::PgResult;
 use common::procarray::Finished;
-use common::types::TransactionId;
+use pgtypes::error::PgResult;
+use pgtypes::TransactionId;
 use wal::{
     DecodedRecord, EndReason, Lsn, StandbyRecord, WalPosition, WalReader, WalRecord, WalWriter,
     XactRecord, XlogRecord,

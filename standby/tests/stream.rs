@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::config::Config;
 use common::database::{Database, Role};
-use common::types::TransactionId;
+use pgtypes::config::Config;
+use pgtypes::TransactionId;
 use standby::conninfo::ConnInfo;
 use wal::{Lsn, WalPosition, WalRecord, WalWriter, WalWriterOptions, XactRecord};
 
@@ -152,7 +152,7 @@ fn stream_base_backup_and_replay_completions() {
             .view_rows("pg_stat_replication")
             .unwrap()
             .first()
-            .is_some_and(|r| r[7] == common::sql::value::Value::PgLsn(pw.flushed_lsn().0))
+            .is_some_and(|r| r[7] == pgtypes::value::Value::PgLsn(pw.flushed_lsn().0))
     });
     let _ = rstop_tx.send(true);
     rt.block_on(recv).unwrap();

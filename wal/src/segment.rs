@@ -19,6 +19,7 @@
 //! needed rather than recycled under a future name, so stale records from an
 //! old segment can never sit in a position the reader may reach.
 
+use pgtypes::fileutil::fsync_dir;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -108,11 +109,6 @@ pub fn list_segments(dir: &Path, segment_size: u64) -> io::Result<Vec<u64>> {
     }
     v.sort_unstable();
     Ok(v)
-}
-
-/// Fsyncs a directory so a create/rename/unlink in it is durable.
-pub fn fsync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
 }
 
 /// Writes `len - from` zero bytes into `f` starting at `from`.

@@ -87,6 +87,7 @@
 //! on and deletes any later segments, so bytes of a torn tail can never be
 //! mistaken for records written after the restart.
 
+use pgtypes::fileutil::fsync_dir;
 use std::cell::RefCell;
 use std::fs::File;
 use std::io;
@@ -105,8 +106,8 @@ use crate::reader::WalPosition;
 use crate::record::{finish_crc, record_end, RecordHeader, HEADER_LEN, MAX_RECORD_LEN};
 use crate::records::{RmgrId, WalRecord, XLOG_SWITCH};
 use crate::segment::{
-    check_segment_size, create_segment, fsync_dir, list_segments, remove_segments_before,
-    segment_path, zero_fill,
+    check_segment_size, create_segment, list_segments, remove_segments_before, segment_path,
+    zero_fill,
 };
 use crate::WalError;
 

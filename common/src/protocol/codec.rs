@@ -27,7 +27,7 @@ use bytes::{Buf, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
 use super::messages::*;
-use crate::error::{sqlstate, PgError};
+use pgtypes::error::{sqlstate, PgError};
 
 /// PostgreSQL's PQ_SMALL_MESSAGE_LIMIT, for messages that are never big.
 pub const SMALL_MESSAGE_LIMIT: usize = 10000;
@@ -83,7 +83,7 @@ impl ProtocolError {
                 PgError::fatal(sqlstate::FEATURE_NOT_SUPPORTED, self.to_string())
             }
             ProtocolError::Fatal(e) => PgError {
-                severity: crate::error::Severity::Fatal,
+                severity: pgtypes::error::Severity::Fatal,
                 ..e.clone()
             },
         }

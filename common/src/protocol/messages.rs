@@ -21,8 +21,8 @@
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 
-use crate::error::{sqlstate, PgError, PgResult, Severity};
-use crate::types::Oid;
+use pgtypes::error::{sqlstate, PgError, PgResult, Severity};
+use pgtypes::Oid;
 
 /// Protocol version 3.0 as sent in the startup packet.
 pub const PROTOCOL_VERSION_3: i32 = 196608;

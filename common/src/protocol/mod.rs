@@ -25,7 +25,7 @@
 //! Invariant: nothing here panics on any byte sequence; every read is
 //! bounds-checked against the one message body it belongs to.
 //!
-//! [`PgError`]: crate::error::PgError
+//! [`PgError`]: pgtypes::error::PgError
 
 pub mod client;
 pub mod codec;

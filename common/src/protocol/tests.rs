@@ -8,7 +8,7 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use super::codec::*;
 use super::messages::*;
-use crate::error::sqlstate;
+use pgtypes::error::sqlstate;
 
 fn startup() -> FrontendMessage {
     FrontendMessage::Startup {
@@ -115,7 +115,7 @@ fn unknown_message_type_is_fatal() {
     let pg = err.to_pg_error();
     assert_eq!(pg.code, sqlstate::PROTOCOL_VIOLATION);
     assert_eq!(pg.message, "invalid frontend message type 122");
-    assert_eq!(pg.severity, crate::error::Severity::Fatal);
+    assert_eq!(pg.severity, pgtypes::error::Severity::Fatal);
     // Detected from the type byte alone.
     let mut c = normal_codec();
     let mut b = BytesMut::from(&b"z"[..]);
@@ -213,7 +213,7 @@ fn truncated_bind_is_recoverable_08p01() {
 
 #[test]
 fn error_response_from_pg_error() {
-    let e = crate::error::PgError::new(sqlstate::UNIQUE_VIOLATION, "dup")
+    let e = pgtypes::error::PgError::new(sqlstate::UNIQUE_VIOLATION, "dup")
         .with_detail("Key (a)=(1) already exists.");
     let mut b = BytesMut::new();
     write_error(&mut b, &e);

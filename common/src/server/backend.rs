@@ -14,15 +14,15 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::database::{Database, Role};
-use crate::error::PgResult;
 use crate::sql::session::{
     CopyIn, ExecOutcome, FieldDescription, PreparedStatement, ResultSink, Session,
 };
-use crate::sql::types::SqlType;
-use crate::sql::value::Value;
 use crate::standby_conflict::ConflictSignal;
-use crate::types::Oid;
 use crate::xact::TxStatus;
+use pgtypes::error::PgResult;
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
+use pgtypes::Oid;
 
 /// A prepared statement as the session loop sees it.
 pub trait StatementInfo: Send + Sync + 'static {
@@ -31,7 +31,7 @@ pub trait StatementInfo: Send + Sync + 'static {
     /// Result columns, or None for statements that return no rows.
     fn columns(&self) -> Option<&[FieldDescription]>;
     /// True if executing it is short, bounded work whose only waits go
-    /// through [`crate::lmgr::run_blocking`]: the session loop then runs it
+    /// through [`pgtypes::blocking::run_blocking`]: the session loop then runs it
     /// inline on the connection's task instead of handing the runtime
     /// worker off first. The default (false) is always safe.
     fn runs_briefly(&self) -> bool {
@@ -58,7 +58,7 @@ pub trait Backend: Send + 'static {
     /// CopyDone.
     fn copy_in_done(&mut self, copy: CopyIn) -> PgResult<String>;
     /// CopyFail.
-    fn copy_in_fail(&mut self, copy: CopyIn, message: &str) -> crate::error::PgError;
+    fn copy_in_fail(&mut self, copy: CopyIn, message: &str) -> pgtypes::error::PgError;
     /// Before the first statement of a multi-statement simple query.
     fn begin_implicit(&mut self);
     /// After the last one (`ok` false after an error).
@@ -82,7 +82,7 @@ pub trait Backend: Send + 'static {
     }
     /// Replay signalled a conflict while the session was idle: the FATAL
     /// error that ends the connection, if the session must go.
-    fn idle_interrupt(&mut self) -> Option<crate::error::PgError> {
+    fn idle_interrupt(&mut self) -> Option<pgtypes::error::PgError> {
         None
     }
     /// Tells the backend the pid announced in BackendKeyData.
@@ -139,7 +139,7 @@ impl Backend for Session {
     fn copy_in_done(&mut self, copy: CopyIn) -> PgResult<String> {
         Session::copy_in_done(self, copy)
     }
-    fn copy_in_fail(&mut self, copy: CopyIn, message: &str) -> crate::error::PgError {
+    fn copy_in_fail(&mut self, copy: CopyIn, message: &str) -> pgtypes::error::PgError {
         Session::copy_in_fail(self, copy, message)
     }
     fn begin_implicit(&mut self) {
@@ -163,7 +163,7 @@ impl Backend for Session {
     fn conflict_signal(&self) -> Option<Arc<ConflictSignal>> {
         Session::conflict_signal(self)
     }
-    fn idle_interrupt(&mut self) -> Option<crate::error::PgError> {
+    fn idle_interrupt(&mut self) -> Option<pgtypes::error::PgError> {
         Session::idle_interrupt(self)
     }
     fn set_backend_pid(&mut self, pid: i32) {

@@ -26,7 +26,7 @@
 //!   true, parsing a short text, ending an implicit transaction — run
 //!   inline on the connection's task ([`run_call`]), and their few real
 //!   waits (row locks, WAL flush, `pg_sleep`) hand the worker off
-//!   themselves through [`crate::lmgr::run_blocking`]. Why it matters: a
+//!   themselves through [`pgtypes::blocking::run_blocking`]. Why it matters: a
 //!   worker busy in a long call does not poll tokio's I/O driver, and when
 //!   the other workers are parked on their condition variable rather than
 //!   on the driver, no socket or timer of any session is serviced until the
@@ -59,13 +59,14 @@ use super::backend::{Backend, BackendFactory, StatementInfo};
 use super::cancel::CancelRegistry;
 use super::stop::{Stop, StopWatch};
 use super::values::{check_format, decode_param, write_value};
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::protocol::codec::{MessageError, ProtocolError, ServerCodec};
 use crate::protocol::messages::*;
 use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
-use crate::sql::value::Value;
 use crate::standby_conflict::ConflictSignal;
 use crate::xact::TxStatus;
+use pgtypes::blocking::run_blocking;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::value::Value;
 
 /// Initial (and idle) read buffer size.
 pub const READ_BUF_INITIAL: usize = 4096;
@@ -96,26 +97,14 @@ pub(crate) struct Shared<F> {
 /// the text, and a multi-megabyte INSERT … VALUES must not hold a worker.
 const PARSE_INLINE_MAX: usize = 8 * 1024;
 
-/// Runs `f`, which may block or run long, without stalling the runtime: on
-/// a multi-threaded runtime through `block_in_place` (this worker's queue
-/// and the I/O driver move to another thread), elsewhere (tests on a
-/// current-thread runtime) inline.
-fn run_blocking<R>(multi_thread: bool, f: impl FnOnce() -> R) -> R {
-    if multi_thread {
-        tokio::task::block_in_place(f)
-    } else {
-        f()
-    }
-}
-
 /// Runs a backend call: inline when `brief` (bounded work whose waits hand
 /// the worker off themselves), else through [`run_blocking`]. See the
 /// module doc for why long calls must not run inline.
-fn run_call<R>(multi_thread: bool, brief: bool, f: impl FnOnce() -> R) -> R {
+fn run_call<R>(brief: bool, f: impl FnOnce() -> R) -> R {
     if brief {
         f()
     } else {
-        run_blocking(multi_thread, f)
+        run_blocking(f)
     }
 }
 
@@ -331,11 +320,11 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         }
     }
 
-    let backend = match run_blocking(multi_thread, || shared.factory.connect(&params)) {
+    let backend = match run_blocking(|| shared.factory.connect(&params)) {
         Ok(b) => b,
         Err(e) => {
             let e = PgError {
-                severity: crate::error::Severity::Fatal,
+                severity: pgtypes::error::Severity::Fatal,
                 ..e
             };
             info!("connection from {peer} rejected: {e}");
@@ -814,9 +803,8 @@ impl<B: Backend> SessionLoop<B> {
         // As in PostgreSQL, a simple Query drops the unnamed statement/portal.
         self.statements.remove("");
         self.portals.remove("");
-        let multi = self.wire.multi_thread;
         let brief = sql.len() <= PARSE_INLINE_MAX;
-        let stmts = match run_call(multi, brief, || self.backend.prepare(sql, &[])) {
+        let stmts = match run_call(brief, || self.backend.prepare(sql, &[])) {
             Ok(s) => s,
             Err(e) => {
                 debug!("statement error: {e}");
@@ -851,7 +839,7 @@ impl<B: Backend> SessionLoop<B> {
             // Ending the implicit transaction may commit: its WAL flush wait
             // hands the worker off itself, like COMMIT's.
             let backend = &mut self.backend;
-            if let Err(e) = run_call(multi, true, || backend.end_implicit(ok)) {
+            if let Err(e) = run_call(true, || backend.end_implicit(ok)) {
                 write_error(&mut self.wire.out, &e);
                 self.backend.on_error();
             }
@@ -886,7 +874,7 @@ impl<B: Backend> SessionLoop<B> {
         let wire = &mut self.wire;
         let backend = &mut self.backend;
         let brief = stmt.runs_briefly();
-        let (outcome, copy_out, rows, flushed, io_failed) = run_call(multi, brief, || {
+        let (outcome, copy_out, rows, flushed, io_failed) = run_call(brief, || {
             let stream = if multi && limit_rows.is_none() {
                 Some(&mut wire.stream)
             } else {
@@ -972,7 +960,6 @@ impl<B: Backend> SessionLoop<B> {
             return Ok(Err(self.backend.copy_in_fail(copy, &e.message)));
         }
         self.wire.flush().await?;
-        let multi = self.wire.multi_thread;
         loop {
             let msg = match self.wire.read().await? {
                 Input::Msg(m) => m,
@@ -1000,7 +987,7 @@ impl<B: Backend> SessionLoop<B> {
                 FrontendMessage::CopyData(data) => {
                     let wire = &mut self.wire;
                     let backend = &mut self.backend;
-                    let res = run_blocking(multi, || -> Result<PgResult<()>, ProtocolError> {
+                    let res = run_blocking(|| -> Result<PgResult<()>, ProtocolError> {
                         if let Err(e) = backend.copy_in_data(&mut copy, &data) {
                             return Ok(Err(e));
                         }
@@ -1029,7 +1016,7 @@ impl<B: Backend> SessionLoop<B> {
                 }
                 FrontendMessage::CopyDone => {
                     let backend = &mut self.backend;
-                    return Ok(run_blocking(multi, || backend.copy_in_done(copy)));
+                    return Ok(run_blocking(|| backend.copy_in_done(copy)));
                 }
                 FrontendMessage::CopyFail(m) => {
                     return Ok(Err(self.backend.copy_in_fail(copy, &m)))
@@ -1061,10 +1048,9 @@ impl<B: Backend> SessionLoop<B> {
                 format!("prepared statement \"{name}\" already exists"),
             ));
         }
-        let multi = self.wire.multi_thread;
         let backend = &mut self.backend;
         let brief = query.len() <= PARSE_INLINE_MAX;
-        let mut stmts = run_call(multi, brief, || backend.prepare(query, param_types))?;
+        let mut stmts = run_call(brief, || backend.prepare(query, param_types))?;
         if stmts.len() > 1 {
             return Err(PgError::syntax(
                 "cannot insert multiple commands into a prepared statement",

@@ -19,15 +19,15 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use super::backend::{Backend, BackendFactory, StatementInfo};
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::protocol::client::testing::{error_code, expect_fatal, until_ready};
 use crate::protocol::client::Client;
 use crate::protocol::messages::{BackendMessage, FrontendMessage, Target};
 use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
-use crate::sql::types::SqlType;
-use crate::sql::value::Value;
-use crate::types::Oid;
 use crate::xact::TxStatus;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
+use pgtypes::Oid;
 
 struct MockStmt {
     sql: String,

@@ -6,10 +6,10 @@
 
 use bytes::BytesMut;
 
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::protocol::messages::invalid_utf8_error;
-use crate::sql::types::SqlType;
-use crate::sql::value::Value;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
 
 /// Checks a format code from Bind.
 pub(crate) fn check_format(code: i16) -> PgResult<()> {

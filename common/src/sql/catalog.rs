@@ -69,11 +69,11 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::clog::{Clog, XidStatus};
-use crate::error::{sqlstate, PgError, PgResult};
-use crate::sql::types::SqlType;
 use crate::storage::index::Index;
-use crate::types::{Oid, RelFileId, TransactionId};
 use crate::xlog::XLog;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::{Oid, RelFileId, TransactionId};
 use wal::Lsn;
 
 /// First OID handed to user objects (PostgreSQL's FirstNormalObjectId).
@@ -243,7 +243,7 @@ impl RelLock {
         if s.1 {
             // A real wait (TRUNCATE/DROP running): leave the runtime worker
             // to others meanwhile, as every wait of a statement does.
-            crate::lmgr::run_blocking(|| {
+            pgtypes::blocking::run_blocking(|| {
                 while s.1 {
                     self.cv.wait(&mut s);
                 }

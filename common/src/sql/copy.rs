@@ -15,12 +15,12 @@
 
 use std::sync::Arc;
 
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::sql::catalog::TableDef;
 use crate::sql::executor::{check_not_null, conform_row, Ectx, InsertBatch, Vis};
 use crate::sql::expr::Expr;
 use crate::sql::parser::{CopyFormat, CopyStmt};
-use crate::sql::value::Value;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::value::Value;
 
 /// An open COPY FROM STDIN (the `state` of a [`crate::sql::session::CopyIn`]).
 pub struct CopyInState {

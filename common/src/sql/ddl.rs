@@ -29,17 +29,17 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::database::Database;
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::lmgr::WaitLimits;
 use crate::sql::catalog::{CatalogChange, ColumnDef, IndexDef, IndexSpec, TableDef, TableSpec};
 use crate::sql::executor::{index_key, Vis};
 use crate::sql::planner::{ident_name, object_name};
 use crate::sql::rowcodec::decode_row_into;
-use crate::sql::types::SqlType;
-use crate::sql::value::Value;
 use crate::storage::heapam::DirtyState;
-use crate::types::{ItemPointer, RelFileId, TransactionId};
 use crate::xact::Xact;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
+use pgtypes::{ItemPointer, RelFileId, TransactionId};
 
 /// What DDL needs from the session.
 pub struct DdlCtx<'a> {
@@ -1169,7 +1169,7 @@ impl<'a> SortedBuild<'a> {
 pub fn rebuild_all_indexes(db: &Database) -> PgResult<u64> {
     let mut max_xid = 0u64;
     // Past every xid: a committed deleter is older than any snapshot to come.
-    let horizon = crate::types::TransactionId(u64::MAX);
+    let horizon = pgtypes::TransactionId(u64::MAX);
     for t in db.catalog.tables() {
         let list = t.indexes.list();
         let types = t.types();

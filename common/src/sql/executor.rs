@@ -59,7 +59,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::database::Database;
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::lmgr::WaitLimits;
 use crate::snapshot::Snapshot;
 use crate::sql::catalog::{IndexDef, TableDef};
@@ -68,13 +67,14 @@ use crate::sql::functions::Accumulator;
 use crate::sql::keycodec::encode_key_value;
 use crate::sql::planner::{Access, InsertSource, Plan, QueryPlan, Source};
 use crate::sql::rowcodec::{decode_row_into, encode_row};
-use crate::sql::types::SqlType;
-use crate::sql::value::{cast_assign, cmp_for_sort, PgSnapshot, Value};
 use crate::storage::heapam::{DirtyState, TmResult};
 use crate::storage::hio::BulkInsertState;
-use crate::types::{CommandId, ItemPointer, TransactionId};
 use crate::visibility::{OwnXact, VisibilityContext};
 use crate::xact::{IsolationLevel, Xact};
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::{cast_assign, cmp_for_sort, PgSnapshot, Value};
+use pgtypes::{CommandId, ItemPointer, TransactionId};
 
 /// Rows between cancel / timeout checks.
 const CHECK_EVERY: u32 = 256;
@@ -262,7 +262,7 @@ impl EvalContext for Ectx<'_> {
             return Ok(());
         }
         let end = Instant::now() + std::time::Duration::from_secs_f64(secs.min(1.0e6));
-        crate::lmgr::run_blocking(|| loop {
+        pgtypes::blocking::run_blocking(|| loop {
             self.check_interrupts()?;
             let now = Instant::now();
             if now >= end {
@@ -300,7 +300,7 @@ impl EvalContext for Ectx<'_> {
             return Ok(true);
         }
         let end = Instant::now() + std::time::Duration::from_secs(wait_seconds as u64);
-        crate::lmgr::run_blocking(|| loop {
+        pgtypes::blocking::run_blocking(|| loop {
             if !self.db.replication.in_recovery() {
                 return Ok(true);
             }
@@ -335,7 +335,7 @@ impl EvalContext for Ectx<'_> {
             ));
         };
         let blocks = self.db.heap.nblocks(t.rel)?;
-        Ok(i64::from(blocks) * crate::types::BLCKSZ as i64)
+        Ok(i64::from(blocks) * pgtypes::BLCKSZ as i64)
     }
     fn wal_lsn(&self, which: crate::sql::functions::WalLsnKind) -> PgResult<Option<u64>> {
         self.db.replication.wal_lsn(which)
@@ -406,7 +406,7 @@ fn eval_lookup_key(
 /// still naming it is about to go or to be reused.
 pub fn dead_to_all(
     db: &Database,
-    rel: crate::types::RelFileId,
+    rel: pgtypes::RelFileId,
     tid: ItemPointer,
     horizon: TransactionId,
 ) -> PgResult<bool> {
@@ -563,7 +563,7 @@ fn for_each_input<'a>(
                 vec![
                     int(s[0]),
                     int(s[1]),
-                    Value::Numeric(crate::sql::numeric::Numeric::from_i128(s[2] as i128)),
+                    Value::Numeric(pgtypes::numeric::Numeric::from_i128(s[2] as i128)),
                     Value::Int8(0),
                     int(s[3]),
                     int(s[4]),

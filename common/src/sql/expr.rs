@@ -43,12 +43,12 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::sql::functions::{self, AggFunc, Func};
-use crate::sql::numeric::Numeric;
-use crate::sql::types::SqlType;
-use crate::sql::value::{self, CastMode, Value};
-use crate::types::Oid;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::numeric::Numeric;
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::{self, CastMode, Value};
+use pgtypes::Oid;
 
 pub use crate::sql::functions::{EvalContext, StaticContext, WalLsnKind};
 

@@ -21,11 +21,11 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::error::{sqlstate, PgError, PgResult};
-use crate::sql::datetime;
-use crate::sql::numeric::Numeric;
-use crate::sql::types::SqlType;
-use crate::sql::value::{cmp_sql, PgSnapshot, Value};
+use pgtypes::datetime;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::numeric::Numeric;
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::{cmp_sql, PgSnapshot, Value};
 
 /// `version()`'s result.
 pub const VERSION_STRING: &str = concat!(
@@ -997,15 +997,15 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         Func::Abs => match &args[0] {
             Value::Int2(v) => Value::Int2(
                 v.checked_abs()
-                    .ok_or_else(|| crate::sql::value::int_out_of_range(SqlType::Int2))?,
+                    .ok_or_else(|| pgtypes::value::int_out_of_range(SqlType::Int2))?,
             ),
             Value::Int4(v) => Value::Int4(
                 v.checked_abs()
-                    .ok_or_else(|| crate::sql::value::int_out_of_range(SqlType::Int4))?,
+                    .ok_or_else(|| pgtypes::value::int_out_of_range(SqlType::Int4))?,
             ),
             Value::Int8(v) => Value::Int8(
                 v.checked_abs()
-                    .ok_or_else(|| crate::sql::value::int_out_of_range(SqlType::Int8))?,
+                    .ok_or_else(|| pgtypes::value::int_out_of_range(SqlType::Int8))?,
             ),
             Value::Numeric(n) => Value::Numeric(n.abs()?),
             Value::Float8(f) => Value::Float8(f.abs()),

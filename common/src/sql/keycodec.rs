@@ -26,7 +26,7 @@
 //!
 //! OWNER: sqlv.
 
-use crate::sql::value::Value;
+use pgtypes::value::Value;
 
 /// Tag of a non-NULL key column.
 const TAG_VALUE: u8 = 0x01;
@@ -135,8 +135,8 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sql::numeric::Numeric;
-    use crate::sql::value::cmp_for_sort;
+    use pgtypes::numeric::Numeric;
+    use pgtypes::value::cmp_for_sort;
     use proptest::prelude::*;
     use std::sync::Arc;
 

@@ -6,19 +6,15 @@
 
 pub mod catalog;
 pub mod copy;
-pub mod datetime;
 pub mod ddl;
 pub mod executor;
 pub mod expr;
 pub mod functions;
 pub mod keycodec;
-pub mod numeric;
 pub mod parser;
 pub mod planner;
 pub mod rowcodec;
 pub mod session;
 #[cfg(test)]
 pub(crate) mod tests;
-pub mod types;
 pub mod utility;
-pub mod value;

@@ -32,8 +32,8 @@ use parking_lot::Mutex;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::xact::IsolationLevel;
+use pgtypes::error::{sqlstate, PgError, PgResult};
 
 /// One parsed statement.
 #[derive(Debug, Clone)]
@@ -1090,7 +1090,7 @@ fn single_byte_option(c: &Cur<'_>, what: &str, v: &str) -> PgResult<u8> {
 fn bool_option(c: &mut Cur<'_>) -> PgResult<bool> {
     match c.peek().cloned() {
         Some(Tok::Word(w)) | Some(Tok::Str(w)) | Some(Tok::Num(w)) => {
-            match crate::config::parse_bool(&w) {
+            match pgtypes::config::parse_bool(&w) {
                 Some(b) => {
                     c.pos += 1;
                     Ok(b)

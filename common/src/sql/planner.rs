@@ -32,14 +32,14 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::sql::catalog::{CatalogView, IndexDef, TableDef};
 use crate::sql::expr::{
     bind_assign, bind_expr, bind_expr_agg, coerce, output_name, Expr, Grouping, ParamTypes, Scope,
 };
 use crate::sql::session::FieldDescription;
-use crate::sql::types::SqlType;
-use crate::types::Oid;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::Oid;
 
 /// 42P10 invalid_column_reference.
 const INVALID_COLUMN_REFERENCE: &str = "42P10";
@@ -1263,7 +1263,7 @@ fn plan_insert(
                 }
                 for (f, &c) in qp.columns.iter().zip(&target_cols) {
                     let col = &table.columns[c];
-                    if !crate::sql::value::can_cast(f.ty, col.ty) {
+                    if !pgtypes::value::can_cast(f.ty, col.ty) {
                         return Err(PgError::new(
                             sqlstate::DATATYPE_MISMATCH,
                             format!(
@@ -1365,7 +1365,7 @@ fn plan_update(
             defaults
                 .as_ref()
                 .and_then(|d| d[c].clone())
-                .unwrap_or(Expr::Const(crate::sql::value::Value::Null))
+                .unwrap_or(Expr::Const(pgtypes::value::Value::Null))
         } else {
             bind_assign(&a.value, &scope, params, col.ty, &col.name)?
         };

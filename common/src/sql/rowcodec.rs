@@ -27,10 +27,10 @@
 
 use std::sync::Arc;
 
-use crate::error::{sqlstate, PgError, PgResult};
-use crate::sql::numeric::Numeric;
-use crate::sql::types::SqlType;
-use crate::sql::value::{PgSnapshot, Value};
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::numeric::Numeric;
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::{PgSnapshot, Value};
 
 fn corrupt(what: &str) -> PgError {
     PgError::new(
@@ -60,7 +60,7 @@ fn unzigzag(v: u128) -> i128 {
 }
 
 /// Appends the encoding of a row. Values must already have their column's
-/// type (the executor casts with [`crate::sql::value::cast_assign`] first).
+/// type (the executor casts with [`pgtypes::value::cast_assign`] first).
 pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
     let n = values.len().min(u16::MAX as usize);
     out.extend_from_slice(&(n as u16).to_le_bytes());

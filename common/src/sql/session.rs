@@ -37,7 +37,6 @@ use parking_lot::Mutex;
 use sqlparser::ast;
 
 use crate::database::{Database, Role};
-use crate::error::{sqlstate, PgError, PgResult, Severity};
 use crate::lmgr::WaitLimits;
 use crate::sql::catalog::TableDef;
 use crate::sql::copy::{format_header, format_row, CopyInState};
@@ -52,12 +51,13 @@ use crate::sql::parser::{
     ParsedStmt, Stmt,
 };
 use crate::sql::planner::{bind_defaults, is_plannable, plan_query, plan_statement, Plan, Planned};
-use crate::sql::types::SqlType;
 use crate::sql::utility::{canonical_name, SessionSettings, REPORTED};
-use crate::sql::value::Value;
 use crate::standby_conflict::ConflictSignal;
-use crate::types::{Oid, RelFileId, TransactionId};
 use crate::xact::{TxStatus, Xact};
+use pgtypes::error::{sqlstate, PgError, PgResult, Severity};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
+use pgtypes::{Oid, RelFileId, TransactionId};
 
 /// One column of a RowDescription.
 #[derive(Clone, Debug, PartialEq)]
@@ -249,7 +249,7 @@ pub struct Session {
 }
 
 fn now_usecs() -> i64 {
-    crate::sql::datetime::now_usecs()
+    pgtypes::datetime::now_usecs()
 }
 
 fn in_failed_block() -> PgError {

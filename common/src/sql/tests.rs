@@ -12,13 +12,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::config::Config;
 use crate::database::{Database, Role};
-use crate::error::{sqlstate, PgError, PgResult};
 use crate::procarray::ProcNumber;
 use crate::sql::session::{ExecOutcome, ResultSink, Session};
-use crate::sql::value::Value;
 use crate::xact::TxStatus;
+use pgtypes::config::Config;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::value::Value;
 
 #[derive(Default)]
 struct Sink {
@@ -1239,7 +1239,7 @@ fn create_table_rolls_back_and_is_private_until_commit() {
     assert!(db.catalog.get("c1").is_none());
     assert!(!db.catalog.index_exists("c1_pkey"));
     assert!(
-        !db.heap.smgr().exists(rel, crate::types::ForkNumber::Main),
+        !db.heap.smgr().exists(rel, pgtypes::ForkNumber::Main),
         "relation file removed"
     );
     // COMMIT: everyone's.
@@ -1411,7 +1411,7 @@ fn uncommitted_creation_does_not_survive_a_crash() {
     let db2 = Database::open(cfg.clone(), Role::Primary).unwrap();
     assert!(db2.catalog.get("lost").is_none());
     assert!(
-        !db2.heap.smgr().exists(rel, crate::types::ForkNumber::Main),
+        !db2.heap.smgr().exists(rel, pgtypes::ForkNumber::Main),
         "relation file removed"
     );
     assert!(!db2.catalog.index_exists("keep_lost"));

@@ -13,8 +13,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::{find_setting, Config, Context, SETTINGS};
-use crate::error::{sqlstate, PgError, PgResult};
+use pgtypes::config::{find_setting, Config, Context, SETTINGS};
+use pgtypes::error::{sqlstate, PgError, PgResult};
 
 /// Settings reported with ParameterStatus when they change.
 pub const REPORTED: &[&str] = &[

@@ -77,7 +77,7 @@ use wal::Lsn;
 use super::bufpage::Page;
 use super::smgr::Smgr;
 use super::{StorageError, StorageResult};
-use crate::types::{BlockNumber, BufferTag, ForkNumber, RelFileId};
+use pgtypes::{BlockNumber, BufferTag, ForkNumber, RelFileId};
 
 /// Partitions of the buffer mapping table (NUM_BUFFER_PARTITIONS).
 pub const NUM_PARTITIONS: usize = 128;
@@ -1283,8 +1283,7 @@ impl BufMgr {
                 wal.flush_upto(lsn)
                     .map_err(|message| StorageError::WalFlush { lsn, message })
                     .and_then(|()| {
-                        let raw: Vec<&[u8; crate::types::BLCKSZ]> =
-                            pages.iter().map(|p| &p.0).collect();
+                        let raw: Vec<&[u8; pgtypes::BLCKSZ]> = pages.iter().map(|p| &p.0).collect();
                         self.smgr.write_run(tag.rel, tag.fork, tag.block, &raw)
                     })
             };
@@ -1446,8 +1445,8 @@ impl StrategyKind {
     /// Ring size in buffers (GetAccessStrategy).
     fn ring_buffers(self) -> usize {
         match self {
-            StrategyKind::BulkRead => 256 * 1024 / crate::types::BLCKSZ,
-            StrategyKind::BulkWrite => 16 * 1024 * 1024 / crate::types::BLCKSZ,
+            StrategyKind::BulkRead => 256 * 1024 / pgtypes::BLCKSZ,
+            StrategyKind::BulkWrite => 16 * 1024 * 1024 / pgtypes::BLCKSZ,
         }
     }
 }
@@ -1854,7 +1853,7 @@ mod tests {
             let err = bm.read_buffer(tag(4, 0)).err().expect("corrupt");
             assert_eq!(
                 err.sqlstate(),
-                crate::error::sqlstate::DATA_CORRUPTED,
+                pgtypes::error::sqlstate::DATA_CORRUPTED,
                 "{err}"
             );
         }

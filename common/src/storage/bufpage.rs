@@ -40,7 +40,7 @@
 
 use wal::Lsn;
 
-use crate::types::BLCKSZ;
+use pgtypes::BLCKSZ;
 
 /// Size of the page header.
 pub const HEADER_SIZE: usize = 32;

@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::types::{BlockNumber, RelFileId};
+use pgtypes::{BlockNumber, RelFileId};
 
 /// Bytes per category step.
 const CATEGORY_BYTES: usize = 32;

@@ -83,15 +83,15 @@ use super::hio::{space_for, BulkInsertState, ExtensionMode, Hio, TargetBlocks};
 use super::htup::{self, TupleHeader};
 use super::smgr::Smgr;
 use super::StorageError;
-use crate::error::PgResult;
-use crate::types::{
-    BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
-};
 use crate::visibility::{
     satisfies_dirty, satisfies_mvcc, satisfies_update, satisfies_vacuum, VacuumState,
     VisibilityContext,
 };
 use crate::xlog::{self, infobits, XLog};
+use pgtypes::error::PgResult;
+use pgtypes::{
+    BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
+};
 
 /// Outcome of an attempt to update, delete or lock a row version
 /// (PostgreSQL's TM_Result).
@@ -168,7 +168,7 @@ pub type ScanCallback<'a> = dyn FnMut(ItemPointer, &[u8]) -> PgResult<ControlFlo
 /// Pruning looks at a page only when its free space is below this
 /// (heap_page_prune_opt: max(fillfactor target, BLCKSZ / 10); our fillfactor
 /// is 100, so BLCKSZ / 10), or an update found it full.
-pub const PRUNE_FREE_SPACE: usize = crate::types::BLCKSZ / 10;
+pub const PRUNE_FREE_SPACE: usize = pgtypes::BLCKSZ / 10;
 
 /// Removes the index entries of row versions pruning is about to remove:
 /// `(rel, [(tid, tuple data)])`. Returns false if it cannot (an index of
@@ -382,7 +382,7 @@ impl Heap {
 
     /// Opens the heap as configured: `config.data_dir`, `shared_buffers`,
     /// `relation_extension`.
-    pub fn from_config(config: &crate::config::Config) -> PgResult<Heap> {
+    pub fn from_config(config: &pgtypes::config::Config) -> PgResult<Heap> {
         let mode = config
             .get("relation_extension")
             .and_then(ExtensionMode::parse)
@@ -2428,7 +2428,7 @@ mod tests {
                 Ok(ControlFlow::Continue(()))
             })
             .unwrap_err();
-        assert_eq!(err.code, crate::error::sqlstate::DATA_CORRUPTED, "{err}");
+        assert_eq!(err.code, pgtypes::error::sqlstate::DATA_CORRUPTED, "{err}");
         assert!(
             err.message.contains("invalid page in block 0"),
             "{}",

@@ -50,7 +50,7 @@ use super::bufmgr::{BufMgr, BufferAccessStrategy, ExtendFlags, ReadMode, Strateg
 use super::bufpage::{maxalign, HEADER_SIZE as PAGE_HEADER_SIZE, ITEM_ID_SIZE, MAX_ITEM_SIZE};
 use super::fsm::FreeSpaceMap;
 use super::{StorageError, StorageResult};
-use crate::types::{BlockNumber, BufferTag, ForkNumber, RelFileId, BLCKSZ};
+use pgtypes::{BlockNumber, BufferTag, ForkNumber, RelFileId, BLCKSZ};
 
 /// PostgreSQL 16's MAX_BUFFERS_TO_EXTEND_BY: the most pages one extension
 /// adds on behalf of waiting sessions (a bulk insert may ask for more, up to

@@ -21,7 +21,7 @@
 //!   facts about an xid, so setting one is always safe as long as the xid in
 //!   the header is still the one that was checked.
 
-use crate::types::{BlockNumber, CommandId, ItemPointer, TransactionId};
+use pgtypes::{BlockNumber, CommandId, ItemPointer, TransactionId};
 
 /// Size of the tuple header.
 pub const HEADER_SIZE: usize = 32;

@@ -42,7 +42,7 @@ use std::ops::{Bound, ControlFlow};
 
 use parking_lot::RwLock;
 
-use crate::types::ItemPointer;
+use pgtypes::ItemPointer;
 
 /// Entries copied per lock acquisition in a range scan.
 pub const RANGE_BATCH: usize = 256;
@@ -469,7 +469,7 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::BlockNumber;
+    use pgtypes::BlockNumber;
     use std::sync::Arc;
 
     fn tid(b: u32, o: u16) -> ItemPointer {
@@ -734,7 +734,7 @@ mod throughput {
             + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
         ticks / 100.0
     }
-    use crate::types::BlockNumber;
+    use pgtypes::BlockNumber;
     use std::sync::Arc;
 
     /// Rough measurement, run by hand:

@@ -40,8 +40,8 @@
 
 use std::path::PathBuf;
 
-use crate::error::{sqlstate, PgError};
-use crate::types::{BlockNumber, RelFileId};
+use pgtypes::error::{sqlstate, PgError};
+use pgtypes::{BlockNumber, RelFileId};
 
 pub mod bufmgr;
 pub mod bufpage;

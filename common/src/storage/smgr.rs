@@ -41,7 +41,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 
 use super::{StorageError, StorageResult};
-use crate::types::{BlockNumber, ForkNumber, RelFileId, BLCKSZ};
+use pgtypes::{BlockNumber, ForkNumber, RelFileId, BLCKSZ};
 
 /// The largest block number a relation may reach (PostgreSQL's
 /// MaxBlockNumber is 0xFFFFFFFE; `BlockNumber::INVALID` is reserved).
@@ -618,7 +618,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.sqlstate(),
-            crate::error::sqlstate::IO_ERROR,
+            pgtypes::error::sqlstate::IO_ERROR,
             "read past end: {err}"
         );
         smgr.sync_all().unwrap();

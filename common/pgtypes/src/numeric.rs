@@ -12,7 +12,7 @@
 //!   and prints `1.50`. Equality, ordering and hashing are by value
 //!   (`1.5 == 1.50`), as PostgreSQL's `numeric_eq` / `hash_numeric`.
 //! * The mantissa is stored as two `u64` halves so the struct is 8-aligned and
-//!   [`crate::sql::value::Value`] stays 32 bytes (an `i128` field would force
+//!   [`crate::value::Value`] stays 32 bytes (an `i128` field would force
 //!   16-byte alignment and a 48-byte `Value`).
 //!
 //! Rounding follows PostgreSQL: round half away from zero (numeric → int,

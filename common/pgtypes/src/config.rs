@@ -623,7 +623,7 @@ fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
             if u.is_empty() {
                 Some(n)
             } else {
-                Some(parse_bytes(v)? as i64 / crate::types::BLCKSZ as i64)
+                Some(parse_bytes(v)? as i64 / crate::BLCKSZ as i64)
             }
         }
         Unit::Megabytes => {
@@ -737,7 +737,7 @@ mod doc_tests {
     /// cannot drift from the one table of defaults.
     #[test]
     fn operations_guide_lists_every_setting() {
-        let guide = include_str!("../../docs/operations.md");
+        let guide = include_str!("../../../docs/operations.md");
         for s in super::SETTINGS {
             let row = format!("| `{}` | `{}` |", s.name, s.default.replace('\\', ""));
             assert!(guide.contains(&row), "docs/operations.md lacks {row}");

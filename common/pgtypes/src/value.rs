@@ -36,10 +36,10 @@ use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 
+use crate::datetime;
 use crate::error::{sqlstate, PgError, PgResult};
-use crate::sql::datetime;
-use crate::sql::numeric::Numeric;
-use crate::sql::types::SqlType;
+use crate::numeric::Numeric;
+use crate::sqltype::SqlType;
 
 /// A pg_snapshot / txid_snapshot value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -13,7 +13,7 @@
 //! type name (`int4`, `bpchar`, `pg_lsn`).
 //!
 //! Text-like types (text, varchar, char, name) share one runtime
-//! representation ([`crate::sql::value::Value::Text`]); char(n) values are
+//! representation ([`crate::value::Value::Text`]); char(n) values are
 //! stored blank-padded, as PostgreSQL stores bpchar.
 //!
 //! OWNER: sqlv (SQL values helper).
@@ -23,7 +23,7 @@ use std::fmt;
 use sqlparser::ast::{CharacterLength, DataType, ExactNumberInfo, TimezoneInfo};
 
 use crate::error::{sqlstate, PgError, PgResult};
-use crate::types::Oid;
+use crate::Oid;
 
 /// A column or expression type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

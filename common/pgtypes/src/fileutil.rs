@@ -1,0 +1,64 @@
+//! Durable file operations shared by every owner of a small state file
+//! (control file, two-phase state files, replication slots, catalog).
+//!
+//! A file that must survive a crash whole is written with [`write_atomic`]:
+//! a temp file beside it, written and fsynced, renamed over the target,
+//! then the directory fsynced so the rename itself is durable. A reader
+//! therefore sees the old contents or the new, never a torn mix.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::Path;
+
+use crate::error::{sqlstate, PgError};
+
+/// PostgreSQL's wording for a failed file operation:
+/// `could not {what} "{path}": {error}` with SQLSTATE 58030.
+pub fn io_error(what: &str, path: &Path, e: io::Error) -> PgError {
+    PgError::new(
+        sqlstate::IO_ERROR,
+        format!("could not {what} \"{}\": {e}", path.display()),
+    )
+}
+
+/// fsyncs a directory, so that a create, rename or unlink in it is durable.
+pub fn fsync_dir(dir: &Path) -> io::Result<()> {
+    fs::File::open(dir)?.sync_all()
+}
+
+/// Writes `bytes` to `path` atomically: `path` with extension `tmp`,
+/// written and (with `fsync`) synced, renamed over `path`, then (with
+/// `fsync`) the directory synced.
+pub fn write_atomic(path: &Path, bytes: &[u8], fsync: bool) -> Result<(), PgError> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut f = fs::File::create(&tmp).map_err(|e| io_error("create file", &tmp, e))?;
+        f.write_all(bytes)
+            .map_err(|e| io_error("write file", &tmp, e))?;
+        if fsync {
+            f.sync_all().map_err(|e| io_error("fsync file", &tmp, e))?;
+        }
+    }
+    fs::rename(&tmp, path).map_err(|e| io_error("rename file", &tmp, e))?;
+    if fsync {
+        if let Some(dir) = path.parent() {
+            fsync_dir(dir).map_err(|e| io_error("fsync directory", dir, e))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_atomic_replaces_whole_file_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("state");
+        write_atomic(&p, b"first", true).expect("write");
+        write_atomic(&p, b"second", true).expect("rewrite");
+        assert_eq!(fs::read(&p).expect("read"), b"second");
+        assert!(!p.with_extension("tmp").exists(), "temp file renamed away");
+    }
+}

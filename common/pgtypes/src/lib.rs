@@ -1,0 +1,36 @@
+//! # pgtypes — the vocabulary every layer of hotpair shares
+//!
+//! The bottom crate: nothing in hotpair is below it, everything may use
+//! it. It holds what PostgreSQL keeps in `src/include/c.h`,
+//! `utils/adt` and `utils/misc`, the types a reader of the C source
+//! expects:
+//!
+//! * [`ids`] — identifier newtypes (`TransactionId`, `Oid`, `BlockNumber`,
+//!   `RelFileId`, `ItemPointer`, …), re-exported at the crate root;
+//! * [`error`] — [`PgError`](error::PgError) with its SQLSTATE, severity,
+//!   detail and hint, the one error type sessions send to clients;
+//! * [`config`] — settings (GUCs) by PostgreSQL's names, with their
+//!   defaults, units and parsers;
+//! * SQL data: [`sqltype`] (types with PostgreSQL's OIDs and modifiers),
+//!   [`value`] (the runtime datum and its casts, comparisons, text and
+//!   binary I/O), [`numeric`] and [`datetime`] (which is also the node's
+//!   clock: `now_usecs`);
+//! * [`blocking`] — the one helper for calls that may block on a tokio
+//!   worker, and [`fileutil`] — fsync and atomic-rename helpers.
+//!
+//! Invariants: no global state, no I/O beyond [`fileutil`], no locks. A
+//! type here never knows which node role, session or transaction uses it.
+//!
+//! Next: `wal` (records carry these ids), then `txn`.
+
+pub mod blocking;
+pub mod config;
+pub mod datetime;
+pub mod error;
+pub mod fileutil;
+pub mod ids;
+pub mod numeric;
+pub mod sqltype;
+pub mod value;
+
+pub use ids::*;
