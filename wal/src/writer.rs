@@ -446,8 +446,8 @@ impl WalWriter {
     /// append took the pending buffer from below `flush_after` bytes to at
     /// least that, i.e. once per `flush_after` bytes between two rounds —
     /// the caller then asks the flusher thread for a round. Without it a
-    /// large transaction (a COPY writing 14 MB of WAL) left everything in
-    /// the buffer for its commit to write and sync — tens of milliseconds
+    /// large transaction (a COPY writing 14 MB of WAL) would leave everything
+    /// in the buffer for its commit to write and sync — tens of milliseconds
     /// on the commit path, with the other core idle meanwhile. Small
     /// transactions never reach the threshold between two commits.
     fn crossed_flush_after(&self, before: usize, after: usize) -> bool {
