@@ -266,9 +266,8 @@ impl Clog {
     /// The newest xid whose status is recorded (committed, aborted or
     /// sub-committed), on disk or in the cache; INVALID when none is.
     ///
-    /// Until WAL carries `next_xid` (issue 3) this is how start-up picks a
-    /// safe `next_xid` (this + 1): every assigned xid ends committed or
-    /// aborted, so after a clean shutdown (clog flushed) no xid above it is in
+    /// After a clean shutdown (clog flushed) this + 1 is a safe `next_xid`:
+    /// every assigned xid ends committed or aborted, so no xid above it is in
     /// any row.
     pub fn latest_recorded_xid(&self) -> PgResult<TransactionId> {
         let mut best = TransactionId::INVALID;

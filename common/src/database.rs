@@ -46,7 +46,7 @@ use pgtypes::TransactionId;
 pub enum Role {
     /// Accepts writes.
     Primary,
-    /// Replays WAL; read-only sessions (issue 4).
+    /// Replays WAL; read-only sessions.
     Standby,
 }
 
@@ -66,7 +66,7 @@ pub struct Database {
     pub parse_cache: ParseCache,
     /// Prepared transactions (two-phase commit).
     pub twophase: TwoPhaseState,
-    /// Walsenders, walreceiver, slots, recovery progress (issue 4).
+    /// Walsenders, walreceiver, slots, recovery progress.
     pub replication: ReplicationState,
     /// WAL, set once start-up has replayed it and opened the writer.
     xlog: OnceLock<Arc<XLog>>,

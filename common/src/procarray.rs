@@ -148,7 +148,7 @@ struct Proc {
     xid: AtomicU64,
     /// Oldest xid this proc's snapshots may still need; read only by horizon
     /// computations, written by the owner (this is the hot cache line that
-    /// GetSnapshotData no longer touches).
+    /// GetSnapshotData does not touch).
     xmin: AtomicU64,
     /// Copy of `status_flags[pgxactoff]`.
     status_flags: AtomicU8,
@@ -189,7 +189,7 @@ struct ProcArrayState {
     latest_completed_xid: TransactionId,
     /// Bumped by every completion of a transaction with an xid.
     xact_completion_count: u64,
-    /// Standby mode: snapshots come from `known_assigned_xids` (issue 4).
+    /// Standby mode: snapshots come from `known_assigned_xids`.
     in_recovery: bool,
     /// KnownAssignedXids: sorted xids the primary had running (standby only).
     known_assigned_xids: Vec<TransactionId>,
@@ -690,7 +690,7 @@ impl ProcArray {
         self.lmgr.wake_waiters_of(p);
     }
 
-    /// PREPARE TRANSACTION (issue 3): moves `p`'s transaction (xid, subxids,
+    /// PREPARE TRANSACTION: moves `p`'s transaction (xid, subxids,
     /// subxid state) to a fresh dummy proc, which stays in the dense arrays
     /// so the xid keeps running; `p` is left without an xid. Nothing is
     /// bumped. `None` when no slot is free.
@@ -768,7 +768,7 @@ impl ProcArray {
         Some(dummy)
     }
 
-    // ----- standby (issue 4) -------------------------------------------------
+    // ----- standby -----------------------------------------------------------
 
     /// Enters or leaves recovery: while in recovery snapshots are built from
     /// KnownAssignedXids.

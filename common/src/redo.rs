@@ -4,7 +4,7 @@
 //! through the buffer manager, relation files, the catalog, the clog and
 //! the procarray. Crash recovery ([`crate::xlog::startup`]) calls it for
 //! every record from the checkpoint's redo point to the end of valid WAL;
-//! a standby (issue 4) calls it for every record as it arrives, while
+//! a standby calls it for every record as it arrives, while
 //! hot-standby sessions read — so it takes only the locks a normal writer
 //! takes (a buffer's content lock, the catalog lock, clog and procarray
 //! locks), one at a time.
@@ -151,8 +151,8 @@ pub fn apply(db: &Database, rec: &DecodedRecord) -> PgResult<()> {
             }
             Ok(())
         }
-        // Running-xacts records matter to a standby's KnownAssignedXids
-        // (issue 4); crash recovery needs nothing from them.
+        // Running-xacts records matter to a standby's KnownAssignedXids;
+        // crash recovery needs nothing from them.
         WalRecord::Standby(StandbyRecord::RunningXacts { next_xid, .. }) => {
             if *next_xid > 0 {
                 note_xid(db, TransactionId(next_xid - 1));
@@ -708,7 +708,7 @@ mod tests {
         s.copy_in_done(c).unwrap()
     }
 
-    /// Issue 6: COPY FROM STDIN (text, csv, FREEZE) goes through the
+    /// COPY FROM STDIN (text, csv, FREEZE) goes through the
     /// multi-insert path: one MULTI_INSERT record per page and batch, never
     /// one record per row; replay gives the same rows.
     #[test]
@@ -789,7 +789,7 @@ mod tests {
         assert_eq!(one(&mut s, "select v from ct where id = 17"), "line 17");
     }
 
-    /// Issue 6: WAL for inserts into relations that were truncated, or
+    /// WAL for inserts into relations that were truncated, or
     /// dropped, after the records were written. A crash before the next
     /// checkpoint replays the inserts onto a file that is already short (or
     /// gone): page-rebuilding records re-extend the truncated relation

@@ -1,4 +1,4 @@
-//! Tuple visibility (heapam_visibility.c). OWNER: storage helper (S).
+//! Tuple visibility (heapam_visibility.c).
 //! [`VisibilityContext`] is the contract — the SQL executor builds one per
 //! statement and passes it to every heap access.
 //!

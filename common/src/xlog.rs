@@ -188,7 +188,7 @@ impl XLog {
         *self.redo_ptr.read()
     }
 
-    /// Replication slots (issue 4): the oldest restart LSN any slot needs,
+    /// Replication slots: the oldest restart LSN any slot needs,
     /// or `None`. Checkpoints do not remove WAL from there on.
     pub fn set_slot_keep_lsn(&self, lsn: Option<Lsn>) {
         self.slot_keep

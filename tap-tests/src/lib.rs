@@ -66,11 +66,12 @@
 //! code uses [`block_on`] around its body and the tokio-postgres client of a
 //! [`Session`] directly.
 //!
-//! ## Next (issue 4)
+//! ## Replication
 //!
 //! `backup(name)`, `init_from_backup(&primary, name, has_streaming)`,
-//! `lsn(mode)`, `wait_for_catchup(&standby, mode, lsn)` and standby nodes
-//! arrive with streaming replication.
+//! `lsn(mode)` and `wait_for_catchup(&standby, mode, lsn)` on [`Node`] set
+//! up standby nodes with streaming replication and wait for them, as
+//! Cluster.pm's methods of the same names do.
 
 pub mod bench;
 pub mod binaries;

@@ -1,4 +1,4 @@
-//! Replication robustness (issue 4): the standby survives being stopped,
+//! Replication robustness: the standby survives being stopped,
 //! killed and restarted, the primary restarting under it, and a base backup
 //! taken while writers run. Each scenario ends with the standby caught up
 //! and a checksum query giving the same answer on both nodes.

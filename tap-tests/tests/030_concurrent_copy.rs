@@ -1,10 +1,10 @@
-//! Issue 6, first behaviour test: four sessions `COPY … FROM STDIN` into one
-//! table at once while a fifth scans it repeatedly.
+//! Four sessions `COPY … FROM STDIN` into one table at once while a fifth
+//! scans it repeatedly.
 //!
 //! Concurrent bulk inserters extend the same relation and race for its last
-//! pages: a new page reachable by another session before its extender has
-//! it locked used to be initialised and filled by that session, then zeroed
-//! again by the extender — tens to hundreds of committed rows silently gone.
+//! pages: were a new page reachable by another session before its extender
+//! has it locked, that session could initialise and fill it and the
+//! extender then zero it again — committed rows silently gone.
 //! This test asserts the end result (exact row count, every id exactly
 //! once) and that a concurrent scan never fails and never sees the count go
 //! down (every COPY commits as a whole, so the committed count only grows).

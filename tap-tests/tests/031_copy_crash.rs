@@ -1,5 +1,5 @@
-//! Issue 6, second behaviour test: SIGKILL in the middle of concurrent
-//! COPYs, restart, then a standby catching up.
+//! SIGKILL in the middle of concurrent COPYs, restart, then a standby
+//! catching up.
 //!
 //! Four sessions COPY batch after batch into one indexed table (bulk
 //! extension: many pages per extension, pages kept in each COPY's

@@ -26,7 +26,7 @@
 //! writes it and syncs once (PostgreSQL's XLogFlush likewise writes up to
 //! the insert position, not just to its own record). A committer that finds
 //! nobody flushing does the round itself, as a PostgreSQL backend does in
-//! XLogFlush — no hand-off to another thread and back, which cost two
+//! XLogFlush — no hand-off to another thread and back, which costs two
 //! wake-ups per commit. While a round syncs, more sessions insert, find the
 //! round lock taken and park in `waiters` with their target LSN. The
 //! leader, once it lets go of the round lock ([`end_round`]), unparks each
@@ -35,9 +35,9 @@
 //! before it swapped the buffer), with one fsync. With N concurrent
 //! committers fsyncs per commit therefore tend to 1/N of what a single
 //! committer needs, without any artificial delay, and each commit costs
-//! one wake-up at most. Nobody asks the flusher thread for help: when a
-//! waiter did, the flusher woke for every waiting commit and then took the
-//! rounds itself, handing every commit back across threads. Neither a
+//! one wake-up at most. Nobody asks the flusher thread for help: if a
+//! waiter did, the flusher would wake for every waiting commit and then take
+//! the rounds itself, handing every commit back across threads. Neither a
 //! condvar's `notify_all` (whose waiters are woken one after another as
 //! each takes and drops its mutex, and most of whom would find the next
 //! round taken and sleep again) nor any other lock is involved.
@@ -67,9 +67,8 @@
 //! crossed the mark asks the flusher thread for a round, which writes and
 //! syncs them while the sessions go on inserting. A transaction that
 //! writes a lot of WAL (COPY: about 14 MB per 100,000-row file) then finds
-//! most of it durable at commit and syncs only its tail; before, the whole
-//! transaction's WAL was written and synced on its commit path, while the
-//! other core sat idle.
+//! most of it durable at commit and syncs only its tail, instead of writing
+//! and syncing all of it on its commit path while the other core sits idle.
 //!
 //! **Segments.** A round creates segment files on first use (zero-filled,
 //! see `segment`); as soon as the current one is in use the flusher thread
@@ -448,8 +447,8 @@ impl WalWriter {
     /// append took the pending buffer from below `flush_after` bytes to at
     /// least that, i.e. once per `flush_after` bytes between two rounds —
     /// the caller then asks the flusher thread for a round. Without it a
-    /// large transaction (a COPY writing 14 MB of WAL) left everything in
-    /// the buffer for its commit to write and sync — tens of milliseconds
+    /// large transaction (a COPY writing 14 MB of WAL) would leave everything
+    /// in the buffer for its commit to write and sync — tens of milliseconds
     /// on the commit path, with the other core idle meanwhile. Small
     /// transactions never reach the threshold between two commits.
     fn crossed_flush_after(&self, before: usize, after: usize) -> bool {
@@ -894,10 +893,10 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
 }
 
 /// True once the next segment does not exist yet: a whole segment ahead.
-/// (Until session 5 it waited for the current one to be half used: a
-/// zero-fill takes 25–50 ms here, about the time a bulk load needs to
-/// write half a segment, so a COPY made a third of its segments on the
-/// flush path itself — under the round lock, stalling every commit.)
+/// (Waiting until the current one is half used is too late: a zero-fill
+/// takes about as long as a bulk load needs to write half a segment, so a
+/// COPY would make many of its segments on the flush path itself — under
+/// the round lock, stalling every commit.)
 fn needs_prealloc(sh: &Shared) -> bool {
     let seg = sh.opts.segment_size;
     let end = Lsn(sh.flushed_lsn.load(Ordering::Acquire));

@@ -15,8 +15,6 @@
 //!
 //! Civil-date conversion uses Howard Hinnant's days-from-civil algorithm
 //! (proleptic Gregorian, astronomical year numbering: 1 BC = year 0).
-//!
-//! OWNER: sqlv.
 
 use bytes::{BufMut, BytesMut};
 

@@ -18,8 +18,6 @@
 //! Rounding follows PostgreSQL: round half away from zero (numeric → int,
 //! numeric(p,s) typmods, division), division result scale from
 //! `select_div_scale` (at least 16 significant digits).
-//!
-//! OWNER: sqlv.
 
 use std::cmp::Ordering;
 use std::fmt;

@@ -15,8 +15,6 @@
 //! Text-like types (text, varchar, char, name) share one runtime
 //! representation ([`crate::value::Value::Text`]); char(n) values are
 //! stored blank-padded, as PostgreSQL stores bpchar.
-//!
-//! OWNER: sqlv (SQL values helper).
 
 use std::fmt;
 

@@ -27,8 +27,6 @@
 //! numeric, float8 with NaN greatest, as PostgreSQL sorts it) and returns None
 //! for NULL. Casts ([`cast`], [`cast_assign`]) follow PostgreSQL's explicit
 //! and assignment rules.
-//!
-//! OWNER: sqlv.
 
 use std::cmp::Ordering;
 use std::fmt;

@@ -32,7 +32,7 @@
 //! whole — socket, bytes already read, startup parameters, shutdown signal —
 //! right after the startup packet; the handler (the primary's walsender)
 //! runs its own sub-protocol. Without a handler such a client gets a normal
-//! SQL session, as before.
+//! SQL session.
 
 pub mod backend;
 pub mod cancel;

@@ -32,9 +32,8 @@
 //!   on the driver, no socket or timer of any session is serviced until the
 //!   call returns — every other client of the node stalls behind one long
 //!   statement. Handing the worker off per call is not free either (a
-//!   thread hand-off per statement: select-only `-M prepared` ran 1.38x
-//!   faster at 8 clients and 1.07x at 64 with brief statements inline,
-//!   docs/benchmarks.md), hence the split.
+//!   thread hand-off per statement, which select-only `-M prepared` feels
+//!   most: docs/benchmarks.md), hence the split.
 //! * After an error in an extended-protocol message everything up to Sync is
 //!   discarded. Stray CopyData/CopyDone/CopyFail (a client still sending
 //!   after a COPY failed) are ignored, as PostgreSQL does.

@@ -1056,7 +1056,7 @@ async fn a_long_statement_leaves_other_sessions_served() {
     // I/O driver and timers from the other sessions: while it runs, another
     // session's query is answered, and the long one then ends by the
     // cancel (57014), not by the mock's own 20 s limit (XX000). Run inline,
-    // a long statement stalled everything whenever the idle worker was
+    // a long statement would stall everything whenever the idle worker is
     // parked off the driver; several rounds make that interleaving likely.
     let srv = TestServer::start().await;
     let mut other = srv.client().await;

@@ -408,7 +408,7 @@ pub struct TableSpec {
     pub creator: TransactionId,
 }
 
-/// One catalog change: what issue 3 will WAL-log and redo.
+/// One catalog change: what the catalog WAL-logs and redo applies.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CatalogChange {
     /// CREATE TABLE (its indexes follow as CreateIndex changes).

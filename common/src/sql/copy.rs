@@ -58,7 +58,8 @@ pub struct CopyInState {
 /// The fields of one record: unescaped bytes back to back, and per field
 /// its range there (`None` for NULL). UTF-8 is checked once per field,
 /// when the field is read ([`Fields::get`]): checking when the field was
-/// split and again to hand out a `&str` cost two passes over every byte.
+/// split and again to hand out a `&str` would cost two passes over every
+/// byte.
 #[derive(Debug, Default)]
 struct Fields {
     bytes: Vec<u8>,

@@ -1119,8 +1119,8 @@ pub fn build_replayed_indexes(db: &Database) -> PgResult<()> {
 /// so keys arriving in order (a heap scan of a table loaded in key order)
 /// leave every node about half full — a tree with twice the nodes and up
 /// to two more levels than the bulk-built one, each lookup paying more
-/// cache misses. A standby whose pgbench_accounts key was built that way
-/// spent measurably more CPU per select-only query than its primary
+/// cache misses. A standby whose pgbench_accounts key is built that way
+/// spends measurably more CPU per select-only query than its primary
 /// (docs/benchmarks.md, "Standby vs primary at 64-256 clients").
 struct SortedBuild<'a> {
     indexes: &'a [Arc<IndexDef>],

@@ -34,8 +34,6 @@
 //! 22003 ("integer out of range"), division by zero 22012. Constant
 //! subexpressions are folded at bind time. Session-dependent functions go
 //! through [`EvalContext`].
-//!
-//! OWNER: sqlv.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;

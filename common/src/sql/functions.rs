@@ -15,8 +15,6 @@
 //! sum(int8) → numeric, sum(float8) → float8, sum(numeric) → numeric,
 //! avg(int*) → numeric, avg(float8) → float8, min/max → input type); the
 //! executor feeds an [`Accumulator`] per group.
-//!
-//! OWNER: sqlv.
 
 use std::cmp::Ordering;
 use std::sync::Arc;

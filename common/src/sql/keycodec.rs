@@ -23,8 +23,6 @@
 //! (byte-wise text ordering, i.e. the C collation), and equal values —
 //! `1.0` and `1.00`, `0` and `-0` — encode to identical bytes. The encoding
 //! is also what GROUP BY / DISTINCT hash on.
-//!
-//! OWNER: sqlv.
 
 use pgtypes::value::Value;
 

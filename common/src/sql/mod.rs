@@ -1,8 +1,4 @@
 //! SQL: parse (sqlparser + keyword pre-dispatch), bind, plan, execute.
-//! OWNERS: `types`, `value`, `numeric`, `datetime`, `expr`, `functions`,
-//! `rowcodec`, `keycodec` — SQL-values helper (sqlv);
-//! `parser`, `catalog`, `planner`, `executor`, `ddl`, `copy`, `utility`,
-//! `session` — SQL-statements helper (sqlx).
 
 pub mod catalog;
 pub mod copy;

@@ -22,8 +22,6 @@
 //! (a column added later) decodes the missing ones as NULL, as PostgreSQL
 //! does without a default. Decoding validates every length and UTF-8 and
 //! returns XX001 on corruption; it never panics (property-tested).
-//!
-//! OWNER: sqlv.
 
 use std::sync::Arc;
 

@@ -616,8 +616,7 @@ impl Session {
     /// What wakes the protocol loop when replay signals a conflict — only
     /// for a session of a standby: a primary's sessions never conflict (a
     /// primary never becomes a standby), so their loop waits on nothing
-    /// extra (it cost ~0.35% of a tpcb-like profile inside transaction
-    /// blocks).
+    /// extra (the wait costs CPU inside transaction blocks).
     pub fn conflict_signal(&self) -> Option<Arc<ConflictSignal>> {
         (self.db.role() == Role::Standby).then(|| self.conflict.clone())
     }

@@ -3,7 +3,7 @@
 //! protocol loop drives them (simple query = prepare + execute each
 //! statement, several statements in one implicit transaction).
 //!
-//! They guard the behaviour the issue asks for: command tags, READ
+//! They guard the SQL layer's behaviour: command tags, READ
 //! COMMITTED vs REPEATABLE READ visibility across two sessions, concurrent
 //! updates that both apply, deadlock detection, unique violations that wait
 //! for an in-progress inserter, COPY round trips, failed-block rules,
@@ -688,8 +688,8 @@ fn row_lock_waits_end_at_lock_timeout_and_statement_timeout() {
     assert_eq!(e.code, sqlstate::LOCK_NOT_AVAILABLE);
     assert_eq!(err(&mut b, "select 1").code, "25P02");
     ok(&mut b, "rollback");
-    // statement_timeout ends a wait too (it used to be checked only
-    // between rows), and a unique-key wait as well as a row wait.
+    // statement_timeout ends a wait too (it is checked while waiting, not
+    // only between rows), and a unique-key wait as well as a row wait.
     ok(&mut b, "set lock_timeout = 0");
     ok(&mut b, "set statement_timeout = '30ms'");
     let e = err(&mut b, "update lt set n = 2 where id = 1");

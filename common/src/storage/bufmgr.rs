@@ -612,8 +612,8 @@ impl BufMgr {
             if st & BM_VALID != 0 {
                 // ReadMode::Zero on a cached page: never wipe it. Someone
                 // mapped the block before us, and may already have
-                // initialised it and put tuples on it (the issue-6 lost
-                // rows). An all-zero page is what the caller asked for;
+                // initialised it and put tuples on it (a wipe would lose
+                // those rows). An all-zero page is what the caller asked for;
                 // anything else is PostgreSQL's "unexpected data beyond EOF".
                 if mode == ReadMode::Zero && !self.pages[id as usize].read().is_new() {
                     self.unpin(id);
@@ -1891,7 +1891,7 @@ mod tests {
         assert_eq!(bm.flush_all().unwrap(), 1, "only block 0 still dirty");
     }
 
-    /// Issue 6: a new block is visible (nblocks grew) as soon as extend_by
+    /// A new block is visible (nblocks grew) as soon as extend_by
     /// returns, but nobody sees it before the extender initialised it and
     /// let go of its lock; and a "zero" read never wipes a filled page.
     #[test]
@@ -1929,7 +1929,7 @@ mod tests {
         );
     }
 
-    /// Issue 6: extenders racing on one relation get disjoint blocks, every
+    /// Extenders racing on one relation get disjoint blocks, every
     /// block of the file comes from exactly one extension, and both paths
     /// (victims outside and under the lock) agree.
     #[test]
@@ -1983,7 +1983,7 @@ mod tests {
         }
     }
 
-    /// Issue 6: with most of the pool pinned, an extension returns as many
+    /// With most of the pool pinned, an extension returns as many
     /// blocks as there are buffers left (fewer than asked, never zero), and
     /// with none left it fails without growing the file.
     #[test]
@@ -2034,7 +2034,7 @@ mod tests {
         }
     }
 
-    /// Issue 6: a reader of a block whose extension is in progress (mapped
+    /// A reader of a block whose extension is in progress (mapped
     /// IO_IN_PROGRESS, the file not yet grown) waits for that IO instead of
     /// reading past the end of the file, and then sees the extender's page.
     #[test]

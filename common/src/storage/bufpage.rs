@@ -14,7 +14,7 @@
 //! ```
 //!
 //! * All integers are little-endian. `pd_lsn` is the LSN of the last WAL
-//!   record that changed the page (issue 3); `pd_prune_xid` is the oldest
+//!   record that changed the page; `pd_prune_xid` is the oldest
 //!   xmax set on the page since it was last pruned (PageSetPrunable; 0:
 //!   nothing to prune) — the heap's "is pruning worth a look" test.
 //! * Pruning ([`Page::prune_execute`]) turns line pointers of dead tuples

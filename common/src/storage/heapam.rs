@@ -2129,7 +2129,7 @@ mod tests {
         assert_eq!(rows.len(), 4 * (490 + 10 * 10), "every row exactly once");
     }
 
-    /// Issue 6: sessions bulk-inserting (COPY) and single-inserting into one
+    /// Sessions bulk-inserting (COPY) and single-inserting into one
     /// relation at once, through a pool much smaller than the table, in both
     /// extension modes, while a scanner reads it: every row is there exactly
     /// once, and every page a scan reads is either new or valid.
@@ -2286,7 +2286,7 @@ mod tests {
         );
     }
 
-    /// Issue 6 (hio, PostgreSQL 16's RelationAddBlocks): a single insert
+    /// hio (PostgreSQL 16's RelationAddBlocks): a single insert
     /// that must extend while others queue on the extension lock extends
     /// by one page per session (its own plus one per waiter), and the pages
     /// beyond its own go to the FSM, where the next inserters find them

@@ -381,8 +381,8 @@ impl<'a> Hio<'a> {
                 // extend again: at least by as much as it already has,
                 // ramping up to MAX_EXTEND_BY (PostgreSQL 16). A COPY's
                 // 1,000-row batch needs about 16 pages: without the ramp
-                // every batch took the extension lock and made a
-                // fallocate call for 16 pages; with it, for 64.
+                // every batch would take the extension lock and make a
+                // fallocate call for 16 pages; with it, one call is for 64.
                 let ramp = b.map_or(0, |b| b.already_extended_by.min(MAX_EXTEND_BY));
                 (
                     scaled.max(ramp).min(MAX_EXTEND_BY.max(needed)),

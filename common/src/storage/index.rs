@@ -1,6 +1,6 @@
 //! In-memory ordered indexes (primary key, unique, plain) pointing at every
 //! heap row version; visibility is decided on the heap. Rebuilt from the heap
-//! at start-up (`Heap::scan_all`). OWNER: storage helper (S).
+//! at start-up (`Heap::scan_all`).
 //!
 //! An index maps order-preserving encoded key bytes (the SQL layer encodes
 //! keys so that byte order is value order) to the tids of every row version
@@ -25,16 +25,12 @@
 //! long scan and never deadlocks with it. Point lookups allocate nothing
 //! unless a key has more than 8 versions.
 //!
-//! Measured roughly (`throughput::lookup_throughput`, ignored test; the
-//! 2-core dev machine was shared with other builds, so CPU time per lookup
-//! is the figure): ~860 ns of CPU per point lookup over 100k keys from 2
-//! threads in the dev profile with boxed keys, ~450 ns for the same map
-//! with `rustc -O`, and 330–405 ns with inline keys (test profile, loaded
-//! machine). The cost is cache misses down the tree, not lock contention
-//! (1 and 2 threads cost the same). In pgbench select-only the boxed keys'
-//! `memcmp` + lookup were 11–13 % of the primary's CPU (perf, 2 clients);
-//! inline keys cut the server's CPU per transaction by about 10 %. The map
-//! is neither sharded nor hashed: range scans need the order.
+//! A lookup's cost is cache misses down the tree, not lock contention (one
+//! and two threads cost the same; `throughput::lookup_throughput`, an
+//! ignored test, measures it). With boxed keys, `memcmp` through a pointer
+//! is a large share of the server's CPU in pgbench select-only, hence the
+//! inline keys. The map is neither sharded nor hashed: range scans need the
+//! order.
 //! The lock is a leaf: nothing else is acquired while it is held.
 
 use std::collections::BTreeMap;
@@ -250,9 +246,9 @@ impl Index {
     pub fn insert(&self, key: &[u8], tid: ItemPointer) {
         use std::collections::btree_map::Entry;
         let mut g = self.inner.write();
-        // One descent of the tree (a lookup then an insert was two, and key
-        // comparisons were the top item of an index build's profile); the
-        // key is built up front, which a new key needs anyway.
+        // One descent of the tree (a lookup then an insert would be two, and
+        // key comparisons dominate an index build); the key is built up
+        // front, which a new key needs anyway.
         let added = match g.map.entry(Key::new(key)) {
             Entry::Vacant(v) => {
                 v.insert(Tids::One(tid));

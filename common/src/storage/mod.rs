@@ -125,8 +125,8 @@ pub enum StorageError {
         /// The limit.
         max: u32,
     },
-    /// The WAL flush hook refused (issue 3: a dirty page may not be written
-    /// before its WAL is durable).
+    /// The WAL flush hook refused (a dirty page may not be written before
+    /// its WAL is durable).
     #[error("could not flush WAL up to {lsn}: {message}")]
     WalFlush {
         /// The page LSN that had to be flushed.

@@ -1,9 +1,9 @@
-//! The issue's targets, checked against the run's tables: each is *met*,
+//! The performance targets, checked against the run's tables: each is *met*,
 //! *missed* (with the numbers that missed it) or *not measured* (the
 //! workload did not run, or a cell failed), printed at the end of the run
 //! and written to `targets.txt`.
 //!
-//! The targets (issue 5; issue 3 for memory and idle connections):
+//! The targets:
 //!
 //! | target | table / cells |
 //! |---|---|

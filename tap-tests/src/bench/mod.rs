@@ -3,7 +3,7 @@
 //! The library half of the `bench` binary (`tap-tests/src/bin/bench.rs`):
 //! it starts a hotpair primary (through the harness [`crate::Node`]) and a
 //! PostgreSQL 15 primary + streaming standby with matched settings, runs the
-//! workloads of issues 3–6 on both, and reports each as a table
+//! workloads on both, and reports each as a table
 //! (hotpair | PostgreSQL | ratio), a results file and an SVG plot.
 //!
 //! ```text
@@ -16,7 +16,7 @@
 //!        │               one function per workload, filling a Table
 //!        ├── pgbench.rs  runs pgbench with a deadline and parses its summary
 //!        ├── profile.rs  --profile: perf record -g of hotpair during one point
-//!        ├── goals.rs    the issue's targets: met / missed, with the numbers
+//!        ├── goals.rs    the targets: met / missed, with the numbers
 //!        ├── report.rs   Table (rows × series, ratios), text, CSV, JSON
 //!        ├── svg.rs      a small SVG writer: line (log2 x) and grouped bars
 //!        ├── sysinfo.rs  the machine header; RSS / PSS / private memory
@@ -30,8 +30,8 @@
 //!   `max_prepared_transactions` ([`Settings`]) and are driven by the same
 //!   client (pgbench over TCP to 127.0.0.1, or tokio-postgres).
 //! * **A failure is a result.** A workload that fails on one system records
-//!   the error in its cell, prints it and the run goes on; what hotpair
-//!   cannot do yet (no standby) is a *skip* with the reason printed.
+//!   the error in its cell, prints it and the run goes on; what a target
+//!   cannot run (no standby) is a *skip* with the reason printed.
 //! * **Nothing is left behind.** Every server and directory is owned by a
 //!   guard that stops / removes it on drop, and [`cleanup`] does the same
 //!   from a Ctrl-C / SIGTERM handler for whatever is still registered.

@@ -1,4 +1,4 @@
-//! The pgbench-driven workloads (a–g of the brief) and the [`Ctx`] every
+//! The pgbench-driven workloads (a–g) and the [`Ctx`] every
 //! workload runs in.
 //!
 //! Each workload function takes the context, runs its points on every
@@ -173,10 +173,9 @@ impl Ctx {
     /// After a load, lets target `t` settle before anything is timed: a
     /// CHECKPOINT on the primary and (a restartpoint) on the standby, then
     /// `sync`. Without it the load's dirty pages — written by the servers'
-    /// bulk-write rings into the OS page cache — were written back by the
-    /// kernel some 30 s later, in the middle of whichever points ran then
-    /// (a 0.94× first point in one run, three slow middle points in
-    /// another). The same for both systems.
+    /// bulk-write rings into the OS page cache — are written back by the
+    /// kernel some 30 s later, in the middle of whichever points run then.
+    /// The same for both systems.
     fn settle(&self, t: usize) -> Result<(), String> {
         let target = &self.targets[t];
         target.primary()?.sql("CHECKPOINT")?;

@@ -17,9 +17,9 @@
 //! with `--release`) and a PostgreSQL 15 primary + streaming standby
 //! (as the `postgres` OS user when run as root) under one temporary work
 //! directory, prints a table per workload, writes `results.csv`,
-//! `results.json`, one SVG per table and `targets.txt` (each issue target
-//! met or missed, with its numbers; also printed) into `--out`, and removes
-//! everything it started — also on Ctrl-C. See `tap_tests::bench`.
+//! `results.json`, one SVG per table and `targets.txt` (each performance
+//! target met or missed, with its numbers; also printed) into `--out`, and
+//! removes everything it started — also on Ctrl-C. See `tap_tests::bench`.
 //!
 //! `--profile WORKLOAD:CLIENTS[:standby]` records `perf record -g` of the
 //! hotpair server during that point (`bench::profile`).
@@ -363,7 +363,7 @@ fn main() -> ExitCode {
     status
 }
 
-/// targets.txt: the run header and the issue targets, met or missed.
+/// targets.txt: the run header and the performance targets, met or missed.
 fn write_goals(out: &std::path::Path, header: &[String], goals: &str) -> Result<(), String> {
     let p = out.join("targets.txt");
     let text = format!("{}\n{}", header.join("\n"), goals);
