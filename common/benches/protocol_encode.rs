@@ -4,9 +4,9 @@
 //! row once the buffer has grown (the buffer is cleared, not reallocated).
 
 use bytes::BytesMut;
-use common::protocol::messages::{write_command_complete, DataRowWriter};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use pgtypes::value::Value;
+use protocol::messages::{write_command_complete, DataRowWriter};
 
 fn data_row(c: &mut Criterion) {
     let row = [

@@ -7,7 +7,6 @@ pub mod clog;
 pub mod database;
 pub mod lmgr;
 pub mod procarray;
-pub mod protocol;
 pub mod redo;
 pub mod replication;
 pub mod server;

@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
 use common::database::{Database, Role};
-use common::protocol::client::testing::{expect_fatal, first_error, until_ready};
-use common::protocol::client::{Client, Connection};
-use common::protocol::messages::FrontendMessage;
 use pgtypes::config::Config;
 use pgtypes::error::sqlstate;
+use protocol::client::testing::{expect_fatal, first_error, until_ready};
+use protocol::client::{Client, Connection};
+use protocol::messages::FrontendMessage;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;

@@ -38,8 +38,8 @@ use std::time::Instant;
 
 use bytes::{BufMut, BytesMut};
 use common::database::Database;
-use common::protocol::messages::{write_command_complete, BackendMessage};
 use pgtypes::error::{sqlstate, PgError};
+use protocol::messages::{write_command_complete, BackendMessage};
 use wal::{Lsn, WalRecord, XlogRecord};
 
 use crate::walsender::{wal_writer, write_row, Conn, INT4_OID, TEXT_OID};

@@ -43,14 +43,14 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use common::database::Database;
-use common::protocol::codec::ServerCodec;
-use common::protocol::messages::{
-    write_command_complete, write_error, write_parameter_status, write_ready_for_query,
-    BackendMessage, DataRowWriter, FrontendMessage,
-};
 use common::replication::{WalSndStat, WalSndState};
 use common::server::{ReplicationConnection, ReplicationHandler};
 use pgtypes::error::{sqlstate, PgError};
+use protocol::codec::ServerCodec;
+use protocol::messages::{
+    write_command_complete, write_error, write_parameter_status, write_ready_for_query,
+    BackendMessage, DataRowWriter, FrontendMessage,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
@@ -288,7 +288,7 @@ pub(crate) fn write_row(
 ) {
     let fields = cols
         .iter()
-        .map(|(n, oid)| common::protocol::messages::FieldInfo {
+        .map(|(n, oid)| protocol::messages::FieldInfo {
             name: n.to_string(),
             table_oid: 0,
             column_id: 0,

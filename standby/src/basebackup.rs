@@ -13,8 +13,8 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use bytes::Buf;
-use common::protocol::client::{Client, ClientError};
-use common::protocol::messages::{BackendMessage, FrontendMessage};
+use protocol::client::{Client, ClientError};
+use protocol::messages::{BackendMessage, FrontendMessage};
 use wal::Lsn;
 
 use crate::conninfo::ConnInfo;

@@ -24,9 +24,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::database::Database;
-use common::protocol::client::{Client, ClientError};
-use common::protocol::messages::{BackendMessage, FrontendMessage};
 use common::replication::WalRcvStat;
+use protocol::client::{Client, ClientError};
+use protocol::messages::{BackendMessage, FrontendMessage};
 use tokio::sync::watch;
 use wal::replication::pg_now;
 use wal::replication::HotStandbyFeedback;

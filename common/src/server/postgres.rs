@@ -58,14 +58,14 @@ use super::backend::{Backend, BackendFactory, StatementInfo};
 use super::cancel::CancelRegistry;
 use super::stop::{Stop, StopWatch};
 use super::values::{check_format, decode_param, write_value};
-use crate::protocol::codec::{MessageError, ProtocolError, ServerCodec};
-use crate::protocol::messages::*;
 use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use crate::standby_conflict::ConflictSignal;
 use crate::xact::TxStatus;
 use pgtypes::blocking::run_blocking;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::value::Value;
+use protocol::codec::{MessageError, ProtocolError, ServerCodec};
+use protocol::messages::*;
 
 /// Initial (and idle) read buffer size.
 pub const READ_BUF_INITIAL: usize = 4096;

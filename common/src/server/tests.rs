@@ -19,15 +19,15 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use super::backend::{Backend, BackendFactory, StatementInfo};
-use crate::protocol::client::testing::{error_code, expect_fatal, until_ready};
-use crate::protocol::client::Client;
-use crate::protocol::messages::{BackendMessage, FrontendMessage, Target};
 use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use crate::xact::TxStatus;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
 use pgtypes::Oid;
+use protocol::client::testing::{error_code, expect_fatal, until_ready};
+use protocol::client::Client;
+use protocol::messages::{BackendMessage, FrontendMessage, Target};
 
 struct MockStmt {
     sql: String,
@@ -874,7 +874,7 @@ async fn cancel_request_stops_a_running_statement() {
     // A wrong key is ignored.
     let mut c = srv.client().await;
     let (pid, key) = c.backend_key().unwrap();
-    crate::protocol::client::cancel_request(srv.addr, pid, key.wrapping_add(1))
+    protocol::client::cancel_request(srv.addr, pid, key.wrapping_add(1))
         .await
         .unwrap();
     assert_eq!(c.query_rows("rows 1").await.unwrap().len(), 1);
@@ -930,7 +930,7 @@ async fn bad_input_ends_only_that_connection() {
 
     // Wrong protocol version at startup.
     let stream = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
-    let mut conn = crate::protocol::client::Connection::new(stream);
+    let mut conn = protocol::client::Connection::new(stream);
     let mut b = BytesMut::new();
     b.put_i32(9);
     b.put_i32(2 << 16);
@@ -956,7 +956,7 @@ async fn bad_input_ends_only_that_connection() {
             })
             .collect();
         let stream = tokio::net::TcpStream::connect(srv.addr).await.unwrap();
-        let mut conn = crate::protocol::client::Connection::new(stream);
+        let mut conn = protocol::client::Connection::new(stream);
         conn.feed_raw(&bytes);
         conn.flush().await.unwrap();
         // Whatever comes back, the connection ends (error or close) without
@@ -1081,7 +1081,7 @@ async fn a_long_statement_leaves_other_sessions_served() {
             1,
             "round {round}: another session answered while the long one runs"
         );
-        crate::protocol::client::cancel_request(srv.addr, pid, key)
+        protocol::client::cancel_request(srv.addr, pid, key)
             .await
             .unwrap();
         let mut codes = Vec::new();

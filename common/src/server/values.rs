@@ -6,10 +6,10 @@
 
 use bytes::BytesMut;
 
-use crate::protocol::messages::invalid_utf8_error;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
+use protocol::messages::invalid_utf8_error;
 
 /// Checks a format code from Bind.
 pub(crate) fn check_format(code: i16) -> PgResult<()> {

@@ -407,7 +407,7 @@ pub mod testing {
     use std::time::Duration;
 
     use super::{Client, ClientError, Connection};
-    use crate::protocol::messages::{BackendMessage, ErrorFields};
+    use crate::messages::{BackendMessage, ErrorFields};
 
     /// The longest a helper waits for one message.
     pub const TIMEOUT: Duration = Duration::from_secs(30);
