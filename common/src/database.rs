@@ -26,8 +26,6 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::checkpointer::{self, CheckpointKind, CheckpointerState};
-use crate::clog::Clog;
-use crate::procarray::ProcArray;
 use crate::replication::ReplicationState;
 use crate::sql::catalog::Catalog;
 use crate::sql::parser::ParseCache;
@@ -40,6 +38,8 @@ use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::io_error as io_err;
 use pgtypes::TransactionId;
+use txn::clog::Clog;
+use txn::procarray::ProcArray;
 
 /// Which role this node plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,8 +209,7 @@ impl Database {
         crate::twophase::restore_at_promotion(self)?;
         let orphans = self.procarray.orphaned_known_assigned();
         for x in &orphans {
-            self.clog
-                .set_status(*x, &[], crate::clog::XidStatus::Aborted);
+            self.clog.set_status(*x, &[], txn::clog::XidStatus::Aborted);
         }
         if !orphans.is_empty() {
             tracing::debug!(
@@ -331,8 +330,8 @@ impl Drop for Database {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clog::XidStatus;
     use crate::xlog::DbState;
+    use txn::clog::XidStatus;
 
     /// Promotion's database half: the role switches once; the orphaned
     /// KnownAssignedXid is aborted, the prepared one keeps running with a

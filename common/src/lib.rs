@@ -3,18 +3,13 @@
 //! (Essay to be written as the crate fills in; see docs/architecture/.)
 
 pub mod checkpointer;
-pub mod clog;
 pub mod database;
-pub mod lmgr;
-pub mod procarray;
 pub mod redo;
 pub mod replication;
 pub mod server;
-pub mod snapshot;
 pub mod sql;
 pub mod standby_conflict;
 pub mod storage;
-pub mod subtrans;
 #[cfg(test)]
 mod testutil;
 pub mod twophase;

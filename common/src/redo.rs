@@ -77,9 +77,7 @@ use wal::{
     DecodedRecord, HeapRecord, Lsn, SmgrRecord, StandbyRecord, WalRecord, XactRecord, XlogRecord,
 };
 
-use crate::clog::XidStatus;
 use crate::database::{Database, Role};
-use crate::procarray::Finished;
 use crate::storage::bufmgr::ReadMode;
 use crate::storage::bufpage::Page;
 use crate::storage::htup::{self, TupleHeader};
@@ -87,6 +85,8 @@ use crate::xact::TreeEnd;
 use crate::xlog::infobits;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{BlockNumber, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId};
+use txn::clog::XidStatus;
+use txn::procarray::Finished;
 
 /// What happened to one page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -784,7 +784,7 @@ pub fn log_running_xacts(db: &crate::database::Database) -> PgResult<Option<Lsn>
 }
 
 /// ReplicationSlotsComputeRequiredXmin: recomputes the xmin replication
-/// holds and hands it to the horizon ([`crate::procarray::ProcArray::oldest_xmin`]).
+/// holds and hands it to the horizon ([`txn::procarray::ProcArray::oldest_xmin`]).
 /// Called after every change: feedback, a walsender ending, a slot
 /// dropped, start-up (slots keep their xmin across restarts).
 pub fn update_replication_xmin(db: &crate::database::Database) {
@@ -1010,7 +1010,7 @@ mod tests {
         for _ in 0..5 {
             let x = db.procarray.assign_xid(p);
             db.procarray
-                .end_transaction(crate::procarray::Finished::Proc(p), x);
+                .end_transaction(txn::procarray::Finished::Proc(p), x);
         }
         let free = db.procarray.oldest_xmin();
         let old = free.0 - 3;

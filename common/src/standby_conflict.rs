@@ -74,9 +74,9 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::database::Database;
-use crate::procarray::ProcNumber;
 use pgtypes::error::{sqlstate, PgError};
 use pgtypes::TransactionId;
+use txn::procarray::ProcNumber;
 
 /// First pause of replay's wait; it doubles up to [`WAIT_MAX`] (standby.c's
 /// WaitExceedsMaxStandbyDelay backs off the same way).

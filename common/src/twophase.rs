@@ -76,12 +76,12 @@ use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
 use wal::{WalRecord, XactRecord};
 
-use crate::clog::XidStatus;
-use crate::procarray::{Finished, ProcNumber};
 use crate::xact::{TreeEnd, XactShared};
 use pgtypes::error::{sqlstate, PgError, PgResult, Severity};
 use pgtypes::fileutil::io_error as io_err;
 use pgtypes::TransactionId;
+use txn::clog::XidStatus;
+use txn::procarray::{Finished, ProcNumber};
 
 /// Longest gid plus one (GIDSIZE): a gid must be shorter than this.
 pub const GIDSIZE: usize = 200;
@@ -750,10 +750,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::clog::Clog;
-    use crate::procarray::{ProcArray, PGPROC_MAX_CACHED_SUBXIDS};
     use crate::testutil::wait_until;
     use crate::xact::{TxStatus, Xact};
+    use txn::clog::Clog;
+    use txn::procarray::{ProcArray, PGPROC_MAX_CACHED_SUBXIDS};
 
     struct TestShared {
         clog: Clog,
@@ -1050,7 +1050,7 @@ mod tests {
         let x = a.assign_xid().unwrap();
         let cancel = AtomicBool::new(false);
         std::thread::scope(|sc| {
-            let t = sc.spawn(|| w.wait_for_xid(x, &cancel, crate::lmgr::WaitLimits::NONE));
+            let t = sc.spawn(|| w.wait_for_xid(x, &cancel, txn::lmgr::WaitLimits::NONE));
             wait_until("waiter registered", || {
                 sh.procarray.lmgr().waiting_for(w.proc()) == Some(x)
             });
@@ -1277,12 +1277,12 @@ mod sql_tests {
     use std::sync::Arc;
 
     use crate::database::{Database, Role};
-    use crate::procarray::ProcNumber;
     use crate::sql::session::Session;
     use crate::sql::tests::{err, ok, q, tag};
     use crate::testutil::wait_until;
     use crate::xact::TxStatus;
     use pgtypes::config::Config;
+    use txn::procarray::ProcNumber;
 
     #[track_caller]
     fn one(s: &mut Session, sql: &str) -> String {

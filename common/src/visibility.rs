@@ -34,14 +34,14 @@
 //! content lock exclusively without waiting; see htup.rs. FROZEN and
 //! BOOTSTRAP xmins are committed for everyone. No allocation per call.
 
-use crate::clog::{Clog, XidStatus};
-use crate::procarray::ProcArray;
-use crate::snapshot::Snapshot;
 use crate::storage::heapam::{DirtyState, TmResult};
 use crate::storage::htup::{
     TupleHeader, XMAX_COMMITTED, XMAX_INVALID, XMAX_LOCK_ONLY, XMIN_COMMITTED, XMIN_INVALID,
 };
 use pgtypes::{CommandId, ItemPointer, TransactionId};
+use txn::clog::{Clog, XidStatus};
+use txn::procarray::ProcArray;
+use txn::snapshot::Snapshot;
 
 /// The session's own transaction as visibility sees it.
 #[derive(Clone, Copy, Debug)]

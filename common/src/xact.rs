@@ -57,16 +57,16 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clog::{Clog, XidStatus};
 use crate::database::{Database, Role};
-use crate::lmgr::WaitLimits;
-use crate::procarray::{Finished, ProcArray, ProcNumber};
-use crate::snapshot::Snapshot;
 use crate::twophase::TwoPhaseState;
 use crate::visibility::OwnXact;
 use pgtypes::blocking::run_blocking;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{CommandId, TransactionId};
+use txn::clog::{Clog, XidStatus};
+use txn::lmgr::WaitLimits;
+use txn::procarray::{Finished, ProcArray, ProcNumber};
+use txn::snapshot::Snapshot;
 
 /// SQLSTATE 3B001 invalid_savepoint_specification.
 pub const INVALID_SAVEPOINT_SPECIFICATION: &str = "3B001";

@@ -59,11 +59,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use common::checkpointer::ReplayedCheckpoint;
-use common::clog::XidStatus;
 use common::database::Database;
-use common::procarray::Finished;
 use pgtypes::error::PgResult;
 use pgtypes::TransactionId;
+use txn::clog::XidStatus;
+use txn::procarray::Finished;
 use wal::{
     DecodedRecord, EndReason, Lsn, StandbyRecord, WalPosition, WalReader, WalRecord, WalWriter,
     XactRecord, XlogRecord,

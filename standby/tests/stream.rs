@@ -142,7 +142,7 @@ fn stream_base_backup_and_replay_completions() {
         assert!(!sb.procarray.known_assigned().contains(&TransactionId(xid)));
         assert_eq!(
             sb.clog.get_status(TransactionId(xid)),
-            common::clog::XidStatus::Committed
+            txn::clog::XidStatus::Committed
         );
     }
     // The primary sees the standby's positions.
@@ -193,7 +193,7 @@ fn stream_base_backup_and_replay_completions() {
     assert_eq!(sb.role(), Role::Primary);
     assert_ne!(
         sb.clog.get_status(TransactionId(50)),
-        common::clog::XidStatus::Committed
+        txn::clog::XidStatus::Committed
     );
     // The WAL reads cleanly from the backup's start through the
     // end-of-recovery checkpoint, which follows the cut directly.

@@ -68,12 +68,12 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
-use crate::clog::{Clog, XidStatus};
 use crate::storage::index::Index;
 use crate::xlog::XLog;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::{Oid, RelFileId, TransactionId};
+use txn::clog::{Clog, XidStatus};
 use wal::Lsn;
 
 /// First OID handed to user objects (PostgreSQL's FirstNormalObjectId).

@@ -29,7 +29,6 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::database::Database;
-use crate::lmgr::WaitLimits;
 use crate::sql::catalog::{CatalogChange, ColumnDef, IndexDef, IndexSpec, TableDef, TableSpec};
 use crate::sql::executor::{index_key, Vis};
 use crate::sql::planner::{ident_name, object_name};
@@ -40,6 +39,7 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
 use pgtypes::{ItemPointer, RelFileId, TransactionId};
+use txn::lmgr::WaitLimits;
 
 /// What DDL needs from the session.
 pub struct DdlCtx<'a> {

@@ -59,8 +59,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::database::Database;
-use crate::lmgr::WaitLimits;
-use crate::snapshot::Snapshot;
 use crate::sql::catalog::{IndexDef, TableDef};
 use crate::sql::expr::{eval, eval_filter, EvalContext, Expr};
 use crate::sql::functions::Accumulator;
@@ -75,6 +73,8 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::{cast_assign, cmp_for_sort, PgSnapshot, Value};
 use pgtypes::{CommandId, ItemPointer, TransactionId};
+use txn::lmgr::WaitLimits;
+use txn::snapshot::Snapshot;
 
 /// Rows between cancel / timeout checks.
 const CHECK_EVERY: u32 = 256;

@@ -37,7 +37,6 @@ use parking_lot::Mutex;
 use sqlparser::ast;
 
 use crate::database::{Database, Role};
-use crate::lmgr::WaitLimits;
 use crate::sql::catalog::TableDef;
 use crate::sql::copy::{format_header, format_row, CopyInState};
 use crate::sql::ddl::{
@@ -58,6 +57,7 @@ use pgtypes::error::{sqlstate, PgError, PgResult, Severity};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
 use pgtypes::{Oid, RelFileId, TransactionId};
+use txn::lmgr::WaitLimits;
 
 /// One column of a RowDescription.
 #[derive(Clone, Debug, PartialEq)]

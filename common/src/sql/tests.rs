@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::database::{Database, Role};
-use crate::procarray::ProcNumber;
 use crate::sql::session::{ExecOutcome, ResultSink, Session};
 use crate::xact::TxStatus;
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::value::Value;
+use txn::procarray::ProcNumber;
 
 #[derive(Default)]
 struct Sink {

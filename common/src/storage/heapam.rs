@@ -1076,8 +1076,8 @@ impl Heap {
         rel: RelFileId,
         block: BlockNumber,
         horizon: TransactionId,
-        clog: &crate::clog::Clog,
-        procarray: &crate::procarray::ProcArray,
+        clog: &txn::clog::Clog,
+        procarray: &txn::procarray::ProcArray,
     ) -> PgResult<PruneStats> {
         if !self.pruning.load(Ordering::Relaxed) {
             return Ok(PruneStats::default());
@@ -1121,8 +1121,8 @@ impl Heap {
         rel: RelFileId,
         buf: &BufferRef<'_>,
         horizon: TransactionId,
-        clog: &crate::clog::Clog,
-        procarray: &crate::procarray::ProcArray,
+        clog: &txn::clog::Clog,
+        procarray: &txn::procarray::ProcArray,
         mode: PruneMode,
     ) -> PgResult<PruneStats> {
         let wait = mode == PruneMode::Vacuum;
@@ -1287,8 +1287,8 @@ impl Heap {
         &self,
         rel: RelFileId,
         horizon: TransactionId,
-        clog: &crate::clog::Clog,
-        procarray: &crate::procarray::ProcArray,
+        clog: &txn::clog::Clog,
+        procarray: &txn::procarray::ProcArray,
     ) -> PgResult<PruneStats> {
         let mut total = PruneStats::default();
         if !self.pruning.load(Ordering::Relaxed) {
@@ -1494,11 +1494,11 @@ impl HeapScan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clog::{Clog, XidStatus};
-    use crate::procarray::{Finished, ProcArray, ProcNumber};
-    use crate::snapshot::Snapshot;
     use crate::storage::bufmgr::ExtendFlags;
     use crate::visibility::OwnXact;
+    use txn::clog::{Clog, XidStatus};
+    use txn::procarray::{Finished, ProcArray, ProcNumber};
+    use txn::snapshot::Snapshot;
 
     /// A heap plus clog and procarray, with transactions driven by hand.
     struct Env {
@@ -2256,7 +2256,7 @@ mod tests {
                                             xmax,
                                             std::time::Duration::from_secs(1),
                                             &cancel,
-                                            crate::lmgr::WaitLimits::NONE,
+                                            txn::lmgr::WaitLimits::NONE,
                                         )
                                         .unwrap();
                                 }
@@ -2681,10 +2681,10 @@ mod throughput {
             + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
         ticks / 100.0
     }
-    use crate::clog::Clog;
-    use crate::procarray::ProcArray;
-    use crate::snapshot::Snapshot;
     use crate::visibility::OwnXact;
+    use txn::clog::Clog;
+    use txn::procarray::ProcArray;
+    use txn::snapshot::Snapshot;
 
     /// The storage half of the COPY experiment, without parsing or the
     /// network: `threads` sessions multi-insert 1000-row batches of ~90-byte
@@ -2774,7 +2774,7 @@ mod throughput {
             heap.multi_insert(rel, &refs, TransactionId(3), CommandId(0), false)
                 .unwrap(),
         );
-        clog.set_status(TransactionId(3), &[], crate::clog::XidStatus::Committed);
+        clog.set_status(TransactionId(3), &[], txn::clog::XidStatus::Committed);
         let per_thread = 1_000_000usize;
         let start = std::time::Instant::now();
         let cpu0 = cpu_secs();

@@ -15,8 +15,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::procarray::{Finished, ProcArray};
 use pgtypes::TransactionId;
+use txn::procarray::{Finished, ProcArray};
 
 /// Runs `f` in batches of `batch` calls for about `total`; returns the
 /// best batch's ns per call. The machine is shared (other builds run while
