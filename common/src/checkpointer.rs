@@ -16,7 +16,7 @@
 //!  5. flush WAL to its end
 //!  6. pg_control ← checkpoint LSN, redo, state   (temp + fsync + rename)
 //!  7. remove segments before redo − wal_keep_size (and before any
-//!     replication slot's restart LSN: [`crate::xlog::XLog::set_slot_keep_lsn`])
+//!     replication slot's restart LSN: [`storage::xloginsert::XLog::set_slot_keep_lsn`])
 //! ```
 //!
 //! Why step 3 covers every change before `redo`: heap code marks a buffer
@@ -74,9 +74,10 @@ use parking_lot::{Condvar, Mutex};
 use wal::{Lsn, WalRecord, XlogRecord};
 
 use crate::database::{Database, Role};
-use crate::xlog::{wal_error, ControlFile, DbState};
+use crate::xlog::{ControlFile, DbState};
 use pgtypes::error::{PgError, PgResult};
 use pgtypes::TransactionId;
+use storage::xloginsert::wal_error;
 
 /// Why a checkpoint runs (its words in the log).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -30,14 +30,15 @@ use crate::replication::ReplicationState;
 use crate::sql::catalog::Catalog;
 use crate::sql::parser::ParseCache;
 use crate::standby_conflict::StandbyConflicts;
-use crate::storage::heapam::Heap;
-use crate::storage::hio::ExtensionMode;
 use crate::twophase::TwoPhaseState;
-use crate::xlog::{ControlFile, XLog};
+use crate::xlog::ControlFile;
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::io_error as io_err;
 use pgtypes::TransactionId;
+use storage::heapam::Heap;
+use storage::hio::ExtensionMode;
+use storage::xloginsert::XLog;
 use txn::clog::Clog;
 use txn::procarray::ProcArray;
 
@@ -271,7 +272,9 @@ impl Database {
         }
         checkpointer::create_checkpoint(self, CheckpointKind::Shutdown)?;
         if let Some(x) = self.xlog() {
-            x.writer().shutdown().map_err(crate::xlog::wal_error)?;
+            x.writer()
+                .shutdown()
+                .map_err(storage::xloginsert::wal_error)?;
         }
         Ok(())
     }

@@ -9,10 +9,8 @@ pub mod replication;
 pub mod server;
 pub mod sql;
 pub mod standby_conflict;
-pub mod storage;
 #[cfg(test)]
 mod testutil;
 pub mod twophase;
-pub mod visibility;
 pub mod xact;
 pub mod xlog;

@@ -78,13 +78,13 @@ use wal::{
 };
 
 use crate::database::{Database, Role};
-use crate::storage::bufmgr::ReadMode;
-use crate::storage::bufpage::Page;
-use crate::storage::htup::{self, TupleHeader};
 use crate::xact::TreeEnd;
-use crate::xlog::infobits;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{BlockNumber, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId};
+use storage::bufmgr::ReadMode;
+use storage::bufpage::Page;
+use storage::htup::{self, TupleHeader};
+use storage::xloginsert::infobits;
 use txn::clog::XidStatus;
 use txn::procarray::Finished;
 
@@ -251,7 +251,7 @@ fn redo_smgr(db: &Database, s: &SmgrRecord) -> PgResult<()> {
 ///
 /// A record that rebuilds the page (INIT_PAGE or a full-page image) on a
 /// block past the end re-extends the relation through the buffer manager
-/// ([`BufMgr::extend_to`](crate::storage::bufmgr::BufMgr::extend_to)): the
+/// ([`BufMgr::extend_to`](storage::bufmgr::BufMgr::extend_to)): the
 /// file never grows any other way, in recovery neither.
 fn redo_buffer(
     db: &Database,
@@ -259,7 +259,7 @@ fn redo_buffer(
     rel: RelFileId,
     block: u32,
     will_init: bool,
-) -> PgResult<Option<crate::storage::bufmgr::BufferRef<'_>>> {
+) -> PgResult<Option<storage::bufmgr::BufferRef<'_>>> {
     let smgr = db.heap.smgr();
     if !smgr.exists(rel, ForkNumber::Main) {
         tracing::debug!("WAL record at {lsn} for dropped relation base/{rel}: skipped");

@@ -59,10 +59,10 @@ use std::time::Duration;
 
 use crate::database::{Database, Role};
 use crate::twophase::TwoPhaseState;
-use crate::visibility::OwnXact;
 use pgtypes::blocking::run_blocking;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{CommandId, TransactionId};
+use storage::heapam_visibility::OwnXact;
 use txn::clog::{Clog, XidStatus};
 use txn::lmgr::WaitLimits;
 use txn::procarray::{Finished, ProcArray, ProcNumber};
@@ -151,7 +151,7 @@ pub trait XactShared: Send + Sync {
         Ok(())
     }
     /// WAL, if this node logs (commit and abort records).
-    fn xlog(&self) -> Option<&crate::xlog::XLog> {
+    fn xlog(&self) -> Option<&storage::xloginsert::XLog> {
         None
     }
 }
@@ -175,7 +175,7 @@ impl XactShared for Database {
     fn twophase(&self) -> &TwoPhaseState {
         &self.twophase
     }
-    fn xlog(&self) -> Option<&crate::xlog::XLog> {
+    fn xlog(&self) -> Option<&storage::xloginsert::XLog> {
         Database::xlog(self).map(|x| &**x)
     }
 }

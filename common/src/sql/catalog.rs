@@ -39,7 +39,7 @@
 //!
 //! ## Indexes
 //!
-//! Indexes are in memory ([`crate::storage::index::Index`]): order-preserving
+//! Indexes are in memory ([`storage::index::Index`]): order-preserving
 //! key bytes → every heap row version with that key. They are rebuilt from
 //! the heap (`Heap::scan_all`) when the database opens. The index list of a
 //! table lives in a [`TableIndexes`] shared by every version of the table's
@@ -68,11 +68,11 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
-use crate::storage::index::Index;
-use crate::xlog::XLog;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::{Oid, RelFileId, TransactionId};
+use storage::index::Index;
+use storage::xloginsert::XLog;
 use txn::clog::{Clog, XidStatus};
 use wal::Lsn;
 

@@ -32,13 +32,13 @@ use crate::database::Database;
 use crate::sql::catalog::{CatalogChange, ColumnDef, IndexDef, IndexSpec, TableDef, TableSpec};
 use crate::sql::executor::{index_key, Vis};
 use crate::sql::planner::{ident_name, object_name};
-use crate::sql::rowcodec::decode_row_into;
-use crate::storage::heapam::DirtyState;
 use crate::xact::Xact;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
 use pgtypes::{ItemPointer, RelFileId, TransactionId};
+use storage::heapam::DirtyState;
+use storage::rowcodec::decode_row_into;
 use txn::lmgr::WaitLimits;
 
 /// What DDL needs from the session.
@@ -994,7 +994,7 @@ fn dirty_live(
         let state = {
             let c = vis.cx(cx.db);
             let own = cx.xact.own();
-            let c = crate::visibility::VisibilityContext { own, ..c };
+            let c = storage::heapam_visibility::VisibilityContext { own, ..c };
             cx.db.heap.fetch_dirty(table.rel, tid, &c)?
         };
         match state {

@@ -62,17 +62,17 @@ use crate::database::Database;
 use crate::sql::catalog::{IndexDef, TableDef};
 use crate::sql::expr::{eval, eval_filter, EvalContext, Expr};
 use crate::sql::functions::Accumulator;
-use crate::sql::keycodec::encode_key_value;
 use crate::sql::planner::{Access, InsertSource, Plan, QueryPlan, Source};
-use crate::sql::rowcodec::{decode_row_into, encode_row};
-use crate::storage::heapam::{DirtyState, TmResult};
-use crate::storage::hio::BulkInsertState;
-use crate::visibility::{OwnXact, VisibilityContext};
 use crate::xact::{IsolationLevel, Xact};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::{cast_assign, cmp_for_sort, PgSnapshot, Value};
 use pgtypes::{CommandId, ItemPointer, TransactionId};
+use storage::heapam::{DirtyState, TmResult};
+use storage::heapam_visibility::{OwnXact, VisibilityContext};
+use storage::hio::BulkInsertState;
+use storage::keycodec::encode_key_value;
+use storage::rowcodec::{decode_row_into, encode_row};
 use txn::lmgr::WaitLimits;
 use txn::snapshot::Snapshot;
 
@@ -417,15 +417,15 @@ pub fn dead_to_all(
 }
 
 /// [`dead_to_all`] for a tuple header already in hand
-/// ([`crate::visibility::satisfies_vacuum`] says Dead).
+/// ([`storage::heapam_visibility::satisfies_vacuum`] says Dead).
 pub fn header_dead_to_all(
     db: &Database,
-    h: &crate::storage::htup::TupleHeader,
+    h: &storage::htup::TupleHeader,
     horizon: TransactionId,
 ) -> PgResult<bool> {
     Ok(matches!(
-        crate::visibility::satisfies_vacuum(h, horizon, &db.clog, &db.procarray),
-        crate::visibility::VacuumState::Dead { .. }
+        storage::heapam_visibility::satisfies_vacuum(h, horizon, &db.clog, &db.procarray),
+        storage::heapam_visibility::VacuumState::Dead { .. }
     ))
 }
 
@@ -555,7 +555,8 @@ fn for_each_input<'a>(
             Ok(())
         }
         Source::StatWal { pg } => {
-            let s = crate::xlog::stat_wal_row(ec.db);
+            // Zeros without WAL (a standby before promotion).
+            let s = ec.db.xlog().map_or([0; 7], |x| x.stat_row());
             let int = |v: u64| Value::Int8(i64::try_from(v).unwrap_or(i64::MAX));
             let row: Vec<Value> = if *pg {
                 // [records, fpi, bytes, writes, fsyncs, …] in PostgreSQL's

@@ -6,10 +6,8 @@ pub mod ddl;
 pub mod executor;
 pub mod expr;
 pub mod functions;
-pub mod keycodec;
 pub mod parser;
 pub mod planner;
-pub mod rowcodec;
 pub mod session;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -378,7 +378,7 @@ impl Session {
         let sync = self
             .settings
             .get("synchronous_commit")
-            .map(|v| crate::xlog::synchronous_commit_on(&v));
+            .map(|v| storage::xloginsert::synchronous_commit_on(&v));
         self.xact.set_synchronous_commit(sync);
         if let Some(l) = self
             .settings

@@ -1637,7 +1637,7 @@ fn assert_indexes_exact(db: &Database, table: &str) {
                 .heap
                 .fetch_any(t.rel, tid, |_, data| {
                     let mut row = Vec::new();
-                    crate::sql::rowcodec::decode_row_into(data, &types, &mut row).unwrap();
+                    storage::rowcodec::decode_row_into(data, &types, &mut row).unwrap();
                     row
                 })
                 .unwrap();

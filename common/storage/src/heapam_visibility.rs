@@ -34,8 +34,8 @@
 //! content lock exclusively without waiting; see htup.rs. FROZEN and
 //! BOOTSTRAP xmins are committed for everyone. No allocation per call.
 
-use crate::storage::heapam::{DirtyState, TmResult};
-use crate::storage::htup::{
+use crate::heapam::{DirtyState, TmResult};
+use crate::htup::{
     TupleHeader, XMAX_COMMITTED, XMAX_INVALID, XMAX_LOCK_ONLY, XMIN_COMMITTED, XMIN_INVALID,
 };
 use pgtypes::{CommandId, ItemPointer, TransactionId};

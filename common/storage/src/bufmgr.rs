@@ -35,7 +35,7 @@
 //!   of a buffer whose IO is in progress wait on an IO condition variable
 //!   (striped by buffer id) and, if that IO failed, retry it themselves.
 //! * A dirty page is written only after [`WalFlush::flush_upto`] its page
-//!   LSN returned (the WAL-before-data rule; `crate::xlog::WalFlushHook`).
+//!   LSN returned (the WAL-before-data rule; `crate::xloginsert::WalFlushHook`).
 //! * `DIRTY` is cleared after a write only if the page was not dirtied again
 //!   during the write (`JUST_DIRTIED`, cleared when the write starts).
 //!

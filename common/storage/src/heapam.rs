@@ -1,7 +1,7 @@
 //! Heap access methods (PostgreSQL's heapam.c): the one place where heap
 //! pages change — and therefore where WAL is emitted. Every such spot is
 //! marked `// WAL:` with the record it logs, following the protocol in
-//! [`crate::xlog`]: full-page image of the page before the change if
+//! [`crate::xloginsert`]: full-page image of the page before the change if
 //! needed, change, mark dirty, insert the record, set the page LSN — all
 //! under the page's exclusive content lock. A heap opened without WAL
 //! (unit tests, tools) skips the logging.
@@ -40,7 +40,7 @@
 //!   version of an uncommitted transaction means nothing to anyone else, and
 //!   a concurrent updater waits on our xid before it follows ctid.
 //! * `fetch` / `fetch_dirty` / `scan`: visibility via
-//!   [`crate::visibility`], hint bits learnt under the share lock applied
+//!   [`crate::heapam_visibility`], hint bits learnt under the share lock applied
 //!   afterwards with a non-blocking exclusive try-lock.
 //! * pruning (`prune_opt` after a `fetch` or a scanned page, `prune_page`,
 //!   VACUUM's `vacuum_relation`): versions dead to all leave the page —
@@ -83,11 +83,11 @@ use super::hio::{space_for, BulkInsertState, ExtensionMode, Hio, TargetBlocks};
 use super::htup::{self, TupleHeader};
 use super::smgr::Smgr;
 use super::StorageError;
-use crate::visibility::{
+use crate::heapam_visibility::{
     satisfies_dirty, satisfies_mvcc, satisfies_update, satisfies_vacuum, VacuumState,
     VisibilityContext,
 };
-use crate::xlog::{self, infobits, XLog};
+use crate::xloginsert::{self, infobits, XLog};
 use pgtypes::error::PgResult;
 use pgtypes::{
     BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
@@ -505,7 +505,7 @@ impl Heap {
                 .item(tid.offset)
                 .map_err(|e| item_error(rel, tid, e))?;
             let end = ins.insert(xid, |p| {
-                xlog::encode_heap_insert(p, rel.0, block.0, tid.offset, item, init)
+                xloginsert::encode_heap_insert(p, rel.0, block.0, tid.offset, item, init)
             })?;
             lb.page.set_lsn(end);
         }
@@ -617,7 +617,7 @@ impl Heap {
                     let page = &lb.page;
                     let mut bad = None;
                     let end = ins.insert(xid, |p| {
-                        let head = xlog::encode_multi_insert_head(
+                        let head = xloginsert::encode_multi_insert_head(
                             p,
                             rel.0,
                             block.0,
@@ -626,7 +626,7 @@ impl Heap {
                         );
                         for off in placed.iter().map(|t| t.offset) {
                             match page.item(off) {
-                                Ok(t) => xlog::encode_multi_insert_tuple(p, off, t),
+                                Ok(t) => xloginsert::encode_multi_insert_tuple(p, off, t),
                                 Err(e) => bad = Some((off, e)),
                             }
                         }
@@ -709,7 +709,7 @@ impl Heap {
         if let Some(ins) = ins {
             let bits = old_infobits(&nh);
             let end = ins.insert(xid, |p| {
-                xlog::encode_heap_delete(p, rel.0, tid.block.0, tid.offset, xid.0, bits)
+                xloginsert::encode_heap_delete(p, rel.0, tid.block.0, tid.offset, xid.0, bits)
             })?;
             page.set_lsn(end);
         }
@@ -763,7 +763,7 @@ impl Heap {
                     .item(new_tid.offset)
                     .map_err(|e| item_error(rel, new_tid, e))?;
                 let end = ins.insert(xid, |p| {
-                    xlog::encode_heap_update(
+                    xloginsert::encode_heap_update(
                         p,
                         rel.0,
                         (tid.block.0, tid.offset),
@@ -795,7 +795,7 @@ impl Heap {
         if let Some(ins) = ins {
             let bits = old_infobits(&oh);
             let end = ins.insert(xid, |p| {
-                xlog::encode_heap_delete(p, rel.0, tid.block.0, tid.offset, xid.0, bits)
+                xloginsert::encode_heap_delete(p, rel.0, tid.block.0, tid.offset, xid.0, bits)
             })?;
             page.set_lsn(end);
         }
@@ -818,7 +818,7 @@ impl Heap {
             if let Some(ins) = ins {
                 let item = lb.page.item(t.offset).map_err(|e| item_error(rel, t, e))?;
                 let end = ins.insert(xid, |p| {
-                    xlog::encode_heap_insert(p, rel.0, block.0, t.offset, item, init)
+                    xloginsert::encode_heap_insert(p, rel.0, block.0, t.offset, item, init)
                 })?;
                 lb.page.set_lsn(end);
             }
@@ -841,7 +841,7 @@ impl Heap {
             if let Some(ins) = ins {
                 let bits = old_infobits(&h);
                 let end = ins.insert(xid, |p| {
-                    xlog::encode_heap_update(
+                    xloginsert::encode_heap_update(
                         p,
                         rel.0,
                         (tid.block.0, tid.offset),
@@ -1268,7 +1268,7 @@ impl Heap {
         // WAL: XLOG_HEAP2_PRUNE (unused line pointers, latest removed xid); PageSetLSN.
         if let Some(ins) = ins {
             let end = ins.insert(TransactionId::INVALID, |p| {
-                xlog::encode_heap_prune(p, rel.0, block.0, latest_removed.0, &[], &unused)
+                xloginsert::encode_heap_prune(p, rel.0, block.0, latest_removed.0, &[], &unused)
             })?;
             page.set_lsn(end);
         }
@@ -1494,8 +1494,8 @@ impl HeapScan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::bufmgr::ExtendFlags;
-    use crate::visibility::OwnXact;
+    use crate::bufmgr::ExtendFlags;
+    use crate::heapam_visibility::OwnXact;
     use txn::clog::{Clog, XidStatus};
     use txn::procarray::{Finished, ProcArray, ProcNumber};
     use txn::snapshot::Snapshot;
@@ -2022,7 +2022,7 @@ mod tests {
         // fill are in the FSM for the next insert.
         let nblocks = env.heap.nblocks(REL).unwrap();
         assert!(
-            nblocks as usize <= 21 + crate::storage::hio::MAX_EXTEND_BY,
+            nblocks as usize <= 21 + crate::hio::MAX_EXTEND_BY,
             "{nblocks} blocks"
         );
     }
@@ -2681,7 +2681,7 @@ mod throughput {
             + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
         ticks / 100.0
     }
-    use crate::visibility::OwnXact;
+    use crate::heapam_visibility::OwnXact;
     use txn::clog::Clog;
     use txn::procarray::ProcArray;
     use txn::snapshot::Snapshot;

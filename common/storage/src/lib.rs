@@ -47,10 +47,14 @@ pub mod bufmgr;
 pub mod bufpage;
 pub mod fsm;
 pub mod heapam;
+pub mod heapam_visibility;
 pub mod hio;
 pub mod htup;
 pub mod index;
+pub mod keycodec;
+pub mod rowcodec;
 pub mod smgr;
+pub mod xloginsert;
 
 /// SQLSTATE 54000 (program_limit_exceeded), not in the shared table.
 const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
