@@ -73,8 +73,9 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 use wal::{Lsn, WalRecord, XlogRecord};
 
-use crate::database::{Database, Role};
+use crate::node::Node;
 use crate::xlog::{ControlFile, DbState};
+use engine::Role;
 use pgtypes::error::{PgError, PgResult};
 use pgtypes::TransactionId;
 use storage::xloginsert::wal_error;
@@ -215,11 +216,8 @@ impl CheckpointerState {
 /// CreateRestartPoint: a standby's checkpoint (see the module docs). `None`
 /// when there is nothing to do: no checkpoint replayed since the last
 /// restartpoint, or the standby has shut down.
-pub fn create_restartpoint(
-    db: &Database,
-    kind: CheckpointKind,
-) -> PgResult<Option<CheckpointStats>> {
-    let state = &db.checkpointer;
+pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<CheckpointStats>> {
+    let state = &db.checkpointer();
     let mut last = state.lock.lock();
     if last.shut_down || last.recovery_ended {
         return Ok(None);
@@ -244,7 +242,7 @@ pub fn create_restartpoint(
 
     // 1: clog, state files, buffers, fsync.
     db.clog.flush()?;
-    crate::twophase::checkpoint(db)?;
+    engine::twophase::checkpoint(db.engine().as_ref())?;
     let buffers = db.heap.bufmgr().flush_all()?;
     let t_write = t0.elapsed();
     db.heap.smgr().sync_all()?;
@@ -302,12 +300,12 @@ pub fn create_restartpoint(
 }
 
 /// CreateCheckPoint: see the module docs.
-pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<CheckpointStats> {
+pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<CheckpointStats> {
     let xlog = db
         .xlog()
         .ok_or_else(|| PgError::internal("checkpoint before WAL is open"))?
         .clone();
-    let state = &db.checkpointer;
+    let state = &db.checkpointer();
     let mut last = state.lock.lock();
     if last.shut_down {
         return Ok(CheckpointStats::default());
@@ -329,7 +327,7 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
     db.clog.flush()?;
     // State files of prepared transactions whose PREPARE record the WAL
     // removal below may recycle.
-    crate::twophase::checkpoint(db)?;
+    engine::twophase::checkpoint(db.engine().as_ref())?;
     // 3: buffers, relation files, the directory entries of new files.
     let buffers = db.heap.bufmgr().flush_all()?;
     let t_write = t0.elapsed();
@@ -400,7 +398,7 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
     // A running-xacts record after every online checkpoint lets a standby
     // that starts from it reach a consistent state.
     if !kind.is_shutdown() && kind != CheckpointKind::Initial {
-        if let Err(e) = crate::replication::log_running_xacts(db) {
+        if let Err(e) = engine::replication::log_running_xacts(db) {
             tracing::warn!("could not log running transactions: {}", e.message);
         }
     }
@@ -425,19 +423,19 @@ pub fn create_checkpoint(db: &Database, kind: CheckpointKind) -> PgResult<Checkp
 
 /// Starts the background checkpointer for `db` (time and WAL-volume
 /// triggers).
-pub fn start(db: &Arc<Database>) -> std::io::Result<()> {
-    let weak: Weak<Database> = Arc::downgrade(db);
+pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
+    let weak: Weak<Node> = Arc::downgrade(db);
     let timeout = Duration::from_secs(db.config.int("checkpoint_timeout").clamp(1, 86_400) as u64);
     let max_wal = ((db.config.int("max_wal_size").max(2) as u64) << 20) / 2;
     {
-        let mut last = db.checkpointer.lock.lock();
+        let mut last = db.checkpointer().lock.lock();
         last.at = Instant::now();
         if let Some(x) = db.xlog() {
             last.redo = x.redo_ptr();
         }
     }
     let tick = timeout.min(Duration::from_millis(500));
-    let stop = db.checkpointer.stop.clone();
+    let stop = db.checkpointer().stop.clone();
     let h = std::thread::Builder::new()
         .name("checkpointer".into())
         .spawn(move || loop {
@@ -452,7 +450,7 @@ pub fn start(db: &Arc<Database>) -> std::io::Result<()> {
                 }
             }
             let Some(db) = weak.upgrade() else { return };
-            let st = &db.checkpointer;
+            let st = &db.checkpointer();
             let due = {
                 let last = st.lock.lock();
                 // WAL written (primary) or replayed (standby) since the
@@ -490,15 +488,15 @@ pub fn start(db: &Arc<Database>) -> std::io::Result<()> {
                 }
             }
         })?;
-    *db.checkpointer.thread.lock() = Some(h);
+    *db.checkpointer().thread.lock() = Some(h);
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::database::Role;
     use crate::sql::session::{ExecOutcome, ResultSink, Session};
+    use engine::Role;
     use pgtypes::config::Config;
     use pgtypes::value::Value;
 
@@ -524,7 +522,7 @@ mod tests {
     }
 
     /// Segment numbers present in `pg_wal`, sorted.
-    fn segments(db: &Database, seg: u64) -> Vec<u64> {
+    fn segments(db: &Node, seg: u64) -> Vec<u64> {
         let mut v: Vec<u64> = std::fs::read_dir(db.config.data_dir.join("pg_wal"))
             .unwrap()
             .filter_map(|e| {
@@ -550,7 +548,7 @@ mod tests {
             c.set("wal_keep_size", &format!("{keep_mb}MB")).unwrap();
             // fsync off: nothing here crashes; only file names are checked.
             c.set("fsync", "off").unwrap();
-            let db = Database::open(c, Role::Primary).unwrap();
+            let db = Node::open(c, Role::Primary).unwrap();
             let mut s = Session::new(db.clone(), &[("user".into(), "u".into())]).unwrap();
             run(&mut s, "create table t (id int, pad text)");
             // About 6 MB of WAL: several segments behind the next redo point.

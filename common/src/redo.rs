@@ -73,20 +73,16 @@
 //! clog, and since no proc runs them after start-up, visibility treats
 //! them as aborted (`XidFate::Gone`) — PostgreSQL does the same.
 
-use wal::{
-    DecodedRecord, HeapRecord, Lsn, SmgrRecord, StandbyRecord, WalRecord, XactRecord, XlogRecord,
-};
+use wal::{DecodedRecord, HeapRecord, Lsn, SmgrRecord, StandbyRecord, WalRecord, XlogRecord};
 
-use crate::database::{Database, Role};
-use crate::xact::TreeEnd;
+use crate::node::Node;
+use engine::Role;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{BlockNumber, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId};
 use storage::bufmgr::ReadMode;
 use storage::bufpage::Page;
 use storage::htup::{self, TupleHeader};
 use storage::xloginsert::infobits;
-use txn::clog::XidStatus;
-use txn::procarray::Finished;
 
 /// What happened to one page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +105,7 @@ fn corrupt(rel: u32, block: u32, what: impl std::fmt::Display) -> PgError {
 }
 
 /// Replays one record (see the module docs).
-pub fn apply(db: &Database, rec: &DecodedRecord) -> PgResult<()> {
+pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
     if rec.header.xid != 0 {
         note_xid(db, TransactionId(rec.header.xid));
     }
@@ -140,14 +136,14 @@ pub fn apply(db: &Database, rec: &DecodedRecord) -> PgResult<()> {
             XlogRecord::BackupEnd { .. } | XlogRecord::Switch | XlogRecord::Noop { .. } => Ok(()),
         },
         WalRecord::Xact(x) => {
-            redo_xact(db, x);
+            engine::xact_redo::redo(db, x, false);
             Ok(())
         }
         WalRecord::Smgr(s) => redo_smgr(db, s),
         WalRecord::Catalog { payload } => {
             db.catalog.redo_catalog_change(lsn, payload)?;
-            if db.role() == crate::database::Role::Standby {
-                crate::sql::ddl::build_replayed_indexes(db)?;
+            if db.role() == engine::Role::Standby {
+                engine::indexing::build_replayed_indexes(db)?;
             }
             Ok(())
         }
@@ -166,66 +162,13 @@ pub fn apply(db: &Database, rec: &DecodedRecord) -> PgResult<()> {
 /// `next_xid`). On a standby the startup process owns KnownAssignedXids
 /// (it adds xids only once a running-xacts record initialised it), so
 /// nothing is done here.
-fn note_xid(db: &Database, xid: TransactionId) {
+fn note_xid(db: &Node, xid: TransactionId) {
     if xid.is_normal() && db.role() == Role::Primary {
         db.procarray.advance_next_xid(xid);
     }
 }
 
-fn redo_xact(db: &Database, x: &XactRecord) {
-    let (xid, subxids, status) = match x {
-        XactRecord::Commit { xid, subxids, .. }
-        | XactRecord::CommitPrepared { xid, subxids, .. } => (xid, subxids, XidStatus::Committed),
-        XactRecord::Abort { xid, subxids, .. } | XactRecord::AbortPrepared { xid, subxids, .. } => {
-            (xid, subxids, XidStatus::Aborted)
-        }
-        XactRecord::Prepare {
-            xid,
-            subxids,
-            timestamp_us,
-            gid,
-            state,
-        } => {
-            // The xids become known and the transaction is registered;
-            // twophase::restore_at_startup gives it its dummy proc after redo.
-            note_xid(db, TransactionId(*xid));
-            for s in subxids {
-                note_xid(db, TransactionId(*s));
-            }
-            crate::twophase::redo_prepare(db, *xid, subxids, *timestamp_us, gid, state);
-            return;
-        }
-    };
-    let xid = TransactionId(*xid);
-    let subs: Vec<TransactionId> = subxids.iter().map(|s| TransactionId(*s)).collect();
-    note_xid(db, xid);
-    for s in &subs {
-        note_xid(db, *s);
-    }
-    // Replayed: nothing is written, so nothing can fail.
-    let _ = crate::xact::end_transaction_tree(
-        db,
-        Some(Finished::Recovered {
-            xid,
-            subxids: &subs,
-        }),
-        xid,
-        &subs,
-        TreeEnd::Replayed {
-            commit: status == XidStatus::Committed,
-        },
-        || {},
-    );
-    if let XactRecord::CommitPrepared { subxids, .. } | XactRecord::AbortPrepared { subxids, .. } =
-        x
-    {
-        // Forget the prepared transaction and delete its state file.
-        let commit = matches!(x, XactRecord::CommitPrepared { .. });
-        crate::twophase::redo_finish(db, xid.0, subxids, commit);
-    }
-}
-
-fn redo_smgr(db: &Database, s: &SmgrRecord) -> PgResult<()> {
+fn redo_smgr(db: &Node, s: &SmgrRecord) -> PgResult<()> {
     match *s {
         SmgrRecord::RelCreate { rel } => {
             db.heap.smgr().create(RelFileId(rel), ForkNumber::Main)?;
@@ -254,7 +197,7 @@ fn redo_smgr(db: &Database, s: &SmgrRecord) -> PgResult<()> {
 /// ([`BufMgr::extend_to`](storage::bufmgr::BufMgr::extend_to)): the
 /// file never grows any other way, in recovery neither.
 fn redo_buffer(
-    db: &Database,
+    db: &Node,
     lsn: Lsn,
     rel: RelFileId,
     block: u32,
@@ -287,7 +230,7 @@ fn redo_buffer(
 /// Applies `f` to a page if the page LSN rule says so (see the module
 /// docs); `will_init` re-initialises the page first without reading it.
 pub fn redo_page(
-    db: &Database,
+    db: &Node,
     lsn: Lsn,
     rel: u32,
     block: u32,
@@ -316,7 +259,7 @@ pub fn redo_page(
     Ok(PageOutcome::Applied)
 }
 
-fn redo_fpi(db: &Database, lsn: Lsn, rel: u32, block: u32, image: &[u8]) -> PgResult<()> {
+fn redo_fpi(db: &Node, lsn: Lsn, rel: u32, block: u32, image: &[u8]) -> PgResult<()> {
     // Overwrite mode: the page on disk may be torn and is not even read.
     let Some(buf) = redo_buffer(db, lsn, RelFileId(rel), block, true)? else {
         return Ok(());
@@ -376,18 +319,18 @@ fn set_xmax(
 
 /// On a standby, keeps the in-memory indexes in step with replayed row
 /// versions; crash recovery rebuilds them after redo instead.
-fn index_on_standby(db: &Database, rel: u32, block: u32, offset: u16) -> PgResult<()> {
-    if db.role() != crate::database::Role::Standby {
+fn index_on_standby(db: &Node, rel: u32, block: u32, offset: u16) -> PgResult<()> {
+    if db.role() != engine::Role::Standby {
         return Ok(());
     }
     let tid = ItemPointer {
         block: BlockNumber(block),
         offset,
     };
-    crate::sql::ddl::index_replayed_tuple(db, pgtypes::RelFileId(rel), tid)
+    engine::indexing::index_replayed_tuple(db, pgtypes::RelFileId(rel), tid)
 }
 
-fn redo_heap(db: &Database, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
+fn redo_heap(db: &Node, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
     match h {
         HeapRecord::Insert {
             rel,
@@ -492,7 +435,7 @@ fn redo_heap(db: &Database, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
 
 /// Replays a prune. On a standby, first the snapshot conflict: queries
 /// whose snapshots could still see the removed versions are waited for or
-/// cancelled ([`Database::resolve_snapshot_conflict`]) before the page
+/// cancelled ([`Node::resolve_snapshot_conflict`]) before the page
 /// changes. Then, under the page lock, the data of every version about to
 /// go is copied (its index keys) and the page gets exactly the primary's
 /// change ([`Page::prune_execute`]). Last, on a standby, those versions'
@@ -500,7 +443,7 @@ fn redo_heap(db: &Database, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
 /// reuse a freed slot, so no entry ever reaches a different row.
 #[allow(clippy::too_many_arguments)]
 fn redo_prune(
-    db: &Database,
+    db: &Node,
     lsn: Lsn,
     rel: u32,
     block: u32,
@@ -546,7 +489,7 @@ fn redo_prune(
                 )
             })
             .collect();
-        crate::sql::ddl::unindex_pruned_tuples(db, RelFileId(rel), &items, true)?;
+        engine::indexing::unindex_pruned_tuples(db, RelFileId(rel), &items, true)?;
     }
     Ok(())
 }
@@ -599,7 +542,7 @@ mod tests {
     fn config(dir: &std::path::Path, fpw: bool) -> Config {
         let mut c = Config::new(dir);
         c.set("shared_buffers", "256kB").unwrap();
-        // fsync off: these tests "crash" by dropping a Database and
+        // fsync off: these tests "crash" by dropping a Node and
         // replaying its files in the same process — the page cache is
         // never lost, so syncing would only slow them down.
         c.set("fsync", "off").unwrap();
@@ -608,7 +551,7 @@ mod tests {
         c
     }
 
-    fn session(db: &Arc<Database>) -> Session {
+    fn session(db: &Arc<Node>) -> Session {
         Session::new(db.clone(), &[("user".into(), "u".into())]).unwrap()
     }
 
@@ -664,14 +607,14 @@ mod tests {
     fn crash_recovery_restores_every_change() {
         for fpw in [true, false] {
             let dir = tempfile::tempdir().unwrap();
-            let db = Database::open(config(dir.path(), fpw), Role::Primary).unwrap();
+            let db = Node::open(config(dir.path(), fpw), Role::Primary).unwrap();
             let mut s = session(&db);
             workload(&mut s);
             let before = summary(&mut s);
             assert_eq!(before[0], (1599 - 1599 / 11).to_string());
             drop(s);
             drop(db);
-            let db = Database::open(config(dir.path(), fpw), Role::Primary).unwrap();
+            let db = Node::open(config(dir.path(), fpw), Role::Primary).unwrap();
             let mut s = session(&db);
             assert_eq!(summary(&mut s), before, "state after recovery (fpw {fpw})");
             assert!(db.catalog.get("gone").is_none(), "drop replayed");
@@ -688,7 +631,7 @@ mod tests {
             run(&mut s, "insert into t values (200000, 'after')");
             drop(s);
             drop(db);
-            let db = Database::open(config(dir.path(), fpw), Role::Primary).unwrap();
+            let db = Node::open(config(dir.path(), fpw), Role::Primary).unwrap();
             let mut s = session(&db);
             assert_eq!(one(&mut s, "select pad from t where id = 200000"), "after");
         }
@@ -714,7 +657,7 @@ mod tests {
     #[test]
     fn copy_logs_one_record_per_page() {
         let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(config(dir.path(), true), Role::Primary).unwrap();
+        let db = Node::open(config(dir.path(), true), Role::Primary).unwrap();
         let mut s = session(&db);
         let rows = 5000usize;
         let text: String = (0..rows).map(|i| format!("{i}\tline {i}\n")).collect();
@@ -782,7 +725,7 @@ mod tests {
         // Crash and replay: same rows.
         drop(s);
         drop(db);
-        let db = Database::open(config(dir.path(), true), Role::Primary).unwrap();
+        let db = Node::open(config(dir.path(), true), Role::Primary).unwrap();
         let mut s = session(&db);
         assert_eq!(one(&mut s, "select count(*) from ct"), "5000");
         assert_eq!(one(&mut s, "select v from cf where id = 4321"), "csv, 4321");
@@ -800,7 +743,7 @@ mod tests {
     fn redo_into_truncated_and_dropped_relations() {
         for fpw in [true, false] {
             let dir = tempfile::tempdir().unwrap();
-            let db = Database::open(config(dir.path(), fpw), Role::Primary).unwrap();
+            let db = Node::open(config(dir.path(), fpw), Role::Primary).unwrap();
             let mut s = session(&db);
             run(&mut s, "create table tr (x int, pad text)");
             run(&mut s, "create table dr (x int, pad text)");
@@ -830,7 +773,7 @@ mod tests {
             drop(s);
             drop(bm);
             drop(db); // the crash: no shutdown checkpoint
-            let db = Database::open(config(dir.path(), fpw), Role::Primary).unwrap();
+            let db = Node::open(config(dir.path(), fpw), Role::Primary).unwrap();
             let mut s = session(&db);
             assert_eq!(
                 run(&mut s, "select x, pad from tr"),
@@ -852,7 +795,7 @@ mod tests {
     fn commits_racing_checkpoints_survive_a_crash() {
         use std::sync::atomic::{AtomicBool, Ordering};
         let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(config(dir.path(), true), Role::Primary).unwrap();
+        let db = Node::open(config(dir.path(), true), Role::Primary).unwrap();
         run(&mut session(&db), "create table c (id int primary key)");
         let stop = Arc::new(AtomicBool::new(false));
         let writers: Vec<_> = (0..2)
@@ -880,7 +823,7 @@ mod tests {
             .flat_map(|h| h.join().unwrap())
             .collect();
         drop(db);
-        let db = Database::open(config(dir.path(), true), Role::Primary).unwrap();
+        let db = Node::open(config(dir.path(), true), Role::Primary).unwrap();
         let mut s = session(&db);
         assert_eq!(
             one(&mut s, "select count(*) from c"),
@@ -893,7 +836,7 @@ mod tests {
     /// bits in tuple headers, pd_prune_xid and the page flags (a page rebuilt by an
     /// INIT_PAGE record has none — as in PostgreSQL's wal_consistency
     /// masking).
-    fn pages(db: &Database) -> Vec<(u32, u32, Vec<u8>)> {
+    fn pages(db: &Node) -> Vec<(u32, u32, Vec<u8>)> {
         let mut out = Vec::new();
         for rel in db.heap.list_relations().unwrap() {
             for b in 0..db.heap.nblocks(rel).unwrap() {
@@ -929,7 +872,7 @@ mod tests {
     #[test]
     fn replaying_wal_twice_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(config(dir.path(), false), Role::Primary).unwrap();
+        let db = Node::open(config(dir.path(), false), Role::Primary).unwrap();
         let mut s = session(&db);
         run(&mut s, "create table t (id int primary key, pad text)");
         run(

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use wal::{Lsn, WalPosition, WalReader, WalRecord, WalWriter, WalWriterOptions, XlogRecord};
 
-use crate::database::Database;
+use crate::node::Node;
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::{io_error, write_atomic};
@@ -273,7 +273,7 @@ pub fn read_checkpoint_record(
 /// checkpoint (or creates WAL for a new cluster), opens the writer at the
 /// end of valid WAL and installs it in `db` (heap, catalog, bufmgr hook).
 /// `ctl` is the control file read by the caller (`None`: new cluster).
-pub fn startup(db: &Database, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> {
+pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> {
     let data_dir = db.config.data_dir.clone();
     let dir = wal_dir(&data_dir);
     fs::create_dir_all(&dir).map_err(|e| io_error("create directory", &dir, e))?;
@@ -384,7 +384,7 @@ pub fn startup(db: &Database, ctl: Option<ControlFile>) -> PgResult<StartupOutco
     let pos = reader.position();
     let writer = WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
     install(db, XLog::new(writer, redo, &db.config));
-    db.checkpointer.set_last_redo(redo);
+    db.checkpointer().set_last_redo(redo);
     if started.is_some() {
         crate::checkpointer::create_checkpoint(
             db,
@@ -414,7 +414,7 @@ pub fn startup(db: &Database, ctl: Option<ControlFile>) -> PgResult<StartupOutco
 /// (heap, catalog, bufmgr flush hook, walsenders). The redo point is `pos`
 /// itself: every page changed before it gets a full-page image at its next
 /// change until the end-of-recovery checkpoint moves the redo point.
-pub(crate) fn open_after_recovery(db: &Database, pos: WalPosition, seg: u64) -> PgResult<()> {
+pub(crate) fn open_after_recovery(db: &Node, pos: WalPosition, seg: u64) -> PgResult<()> {
     let dir = wal_dir(&db.config.data_dir);
     let writer = WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
     install(db, XLog::new(writer, pos.end, &db.config));
@@ -422,7 +422,7 @@ pub(crate) fn open_after_recovery(db: &Database, pos: WalPosition, seg: u64) -> 
 }
 
 /// Installs an open XLog into the database and its components.
-fn install(db: &Database, xlog: XLog) {
+fn install(db: &Node, xlog: XLog) {
     let xlog = Arc::new(xlog);
     db.heap
         .set_wal_flush(Arc::new(WalFlushHook(xlog.writer().clone())));

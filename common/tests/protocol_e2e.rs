@@ -1,4 +1,4 @@
-//! End-to-end protocol test: `server::serve` over a real `Database` in a
+//! End-to-end protocol test: `server::serve` over a real `Node` in a
 //! temporary directory, driven by tokio-postgres (simple, extended, binary,
 //! transactions, COPY) and by raw bytes (hostile input). It guards against
 //! the protocol loop and the SQL session disagreeing about the contract —
@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
-use common::database::{Database, Role};
+use common::node::Node as HotpairNode;
+use engine::Role;
 use pgtypes::config::Config;
 use pgtypes::error::sqlstate;
 use protocol::client::testing::{expect_fatal, first_error, until_ready};
@@ -34,7 +35,7 @@ impl Node {
         // fsync off: this test is about the protocol, never about a crash.
         config.set("fsync", "off").unwrap();
         config.set("shared_buffers", "1MB").unwrap();
-        let db: Arc<Database> = Database::open(config, Role::Primary).unwrap();
+        let db: Arc<HotpairNode> = HotpairNode::open(config, Role::Primary).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = oneshot::channel();

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{BufMut, BytesMut};
-use common::database::Database;
+use common::node::Node;
 use pgtypes::error::{sqlstate, PgError};
 use protocol::messages::{write_command_complete, BackendMessage};
 use wal::{Lsn, WalRecord, XlogRecord};
@@ -92,7 +92,7 @@ fn list_files(
 
 /// The checkpoint that starts a backup; returns the start LSN (a record
 /// boundary from which replay makes the copied files consistent).
-fn start_checkpoint(db: &Database, writer: &wal::WalWriter) -> Result<Lsn, PgError> {
+fn start_checkpoint(db: &Node, writer: &wal::WalWriter) -> Result<Lsn, PgError> {
     let start = writer.insert_lsn();
     db.checkpoint()?;
     Ok(start)
@@ -176,7 +176,7 @@ impl Sender<'_> {
 /// BASE_BACKUP: see the module docs. `options` are the upper-cased words
 /// after the command (PROGRESS, LABEL 'x', FAST … are accepted and ignored).
 pub(crate) async fn send(
-    db: &Arc<Database>,
+    db: &Arc<Node>,
     conn: &mut Conn,
     _options: &[&str],
 ) -> Result<(), PgError> {
@@ -223,7 +223,7 @@ pub(crate) async fn send(
     let (_, end) = writer
         .insert(0, &WalRecord::Xlog(XlogRecord::BackupEnd { start }))
         .map_err(wal_err)?;
-    let end = common::replication::log_running_xacts(db)?.unwrap_or(end);
+    let end = engine::replication::log_running_xacts(db)?.unwrap_or(end);
     tokio::task::block_in_place(|| writer.flush(end)).map_err(wal_err)?;
 
     let first = start.segment_number(seg);

@@ -3,16 +3,16 @@
 //! `primary -D DIR -p PORT [-c name=value]…` is what `postgres -D DIR` is to
 //! PostgreSQL: it reads `DIR/hotpair.conf` and the `-c` overrides
 //! ([`pgtypes::config::Config::load`]), opens (creating if empty) the data
-//! directory ([`common::database::Database::open`]), listens on
+//! directory ([`common::node::Node::open`]), listens on
 //! `listen_addresses`:`port` and hands the listener to the session loop
 //! ([`common::server::serve`]) until SIGINT or SIGTERM asks for a fast
 //! shutdown; once every session has ended it writes a shutdown checkpoint
-//! ([`common::database::Database::checkpoint`]: dirty pages, clog, next xid) and exits. That
+//! ([`common::node::Node::checkpoint`]: dirty pages, clog, next xid) and exits. That
 //! loop is [`primary::postmaster::run`], in the library so a promoted
 //! standby's restart runs the same one.
 //!
 //! ```text
-//!   args ──► Config::load ──► logging ──► bind ──► Database::open ──► serve ──┐
+//!   args ──► Config::load ──► logging ──► bind ──► Node::open ──► serve ──┐
 //!                                                                ▲            │
 //!                                              SIGINT / SIGTERM ─┘ (shutdown) │
 //!   exit 0 ◄── "database system is shut down" ◄── checkpoint ◄───────────────┘

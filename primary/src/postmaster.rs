@@ -6,7 +6,7 @@
 //! shutdown checkpoint at a fast shutdown.
 //!
 //! ```text
-//!   bind ──► Database::open(Primary) ──► "ready to accept connections"
+//!   bind ──► Node::open(Primary) ──► "ready to accept connections"
 //!        ──► serve (sessions + walsenders) + running-xacts timer
 //!        ──► SIGINT/SIGTERM ──► shutdown checkpoint ──► "shut down"
 //! ```
@@ -15,7 +15,8 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-use common::database::{Database, Role};
+use common::node::Node;
+use engine::Role;
 use pgtypes::config::Config;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
@@ -44,7 +45,7 @@ pub async fn run(config: Config) -> Result<(), String> {
         addr.port()
     );
 
-    let db = Database::open(config, Role::Primary).map_err(|e| e.message.clone())?;
+    let db = Node::open(config, Role::Primary).map_err(|e| e.message.clone())?;
     tracing::info!("database system is ready to accept connections");
 
     // The running-xacts timer for hot standbys.

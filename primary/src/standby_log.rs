@@ -11,13 +11,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::database::Database;
+use common::node::Node;
 
 /// How often running-xacts records are logged while WAL is written.
 pub const LOG_SNAPSHOT_INTERVAL: Duration = Duration::from_secs(2);
 
 /// Runs the timer until `shutdown` becomes true.
-pub async fn run(db: Arc<Database>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+pub async fn run(db: Arc<Node>, mut shutdown: tokio::sync::watch::Receiver<bool>) {
     let mut last_end = wal::Lsn::INVALID;
     loop {
         tokio::select! {
@@ -33,7 +33,7 @@ pub async fn run(db: Arc<Database>, mut shutdown: tokio::sync::watch::Receiver<b
         if w.insert_lsn() == last_end {
             continue;
         }
-        match common::replication::log_running_xacts(&db) {
+        match engine::replication::log_running_xacts(&db) {
             Ok(Some(end)) => last_end = end,
             Ok(None) => {}
             Err(e) => tracing::warn!("could not log running transactions: {}", e.message),

@@ -42,9 +42,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
-use common::database::Database;
-use common::replication::{WalSndStat, WalSndState};
+use common::node::Node;
 use common::server::{ReplicationConnection, ReplicationHandler};
+use engine::replication::{WalSndStat, WalSndState};
 use pgtypes::error::{sqlstate, PgError};
 use protocol::codec::ServerCodec;
 use protocol::messages::{
@@ -73,12 +73,12 @@ static NEXT_PID: AtomicI32 = AtomicI32::new(50_000);
 
 /// The [`ReplicationHandler`] of a primary.
 pub struct WalSender {
-    db: Arc<Database>,
+    db: Arc<Node>,
 }
 
 impl WalSender {
     /// A handler serving replication connections of `db`.
-    pub fn new(db: Arc<Database>) -> Arc<WalSender> {
+    pub fn new(db: Arc<Node>) -> Arc<WalSender> {
         Arc::new(WalSender { db })
     }
 }
@@ -164,7 +164,7 @@ fn param<'a>(params: &'a [(String, String)], name: &str) -> &'a str {
 }
 
 /// Serves one replication connection to its end.
-async fn run(db: Arc<Database>, rc: ReplicationConnection) {
+async fn run(db: Arc<Node>, rc: ReplicationConnection) {
     let _ = rc.stream.set_nodelay(true);
     let peer = rc.peer;
     let mut conn = Conn::new(rc.stream, rc.buffered, db.config.max_message_size());
@@ -197,12 +197,12 @@ async fn run(db: Arc<Database>, rc: ReplicationConnection) {
     let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
     let stat = Arc::new(WalSndStat::new(pid, &appname, &peer.ip().to_string()));
     db.replication.register_walsender(stat.clone());
-    struct Unregister(Arc<Database>, Arc<WalSndStat>);
+    struct Unregister(Arc<Node>, Arc<WalSndStat>);
     impl Drop for Unregister {
         fn drop(&mut self) {
             self.0.replication.unregister_walsender(&self.1);
             // Its feedback xmin (no slot) stops holding the horizon.
-            common::replication::update_replication_xmin(&self.0);
+            engine::replication::update_replication_xmin(&self.0);
         }
     }
     let _unregister = Unregister(db.clone(), stat.clone());
@@ -316,7 +316,7 @@ pub(crate) const TEXT_OID: u32 = 25;
 pub(crate) const INT4_OID: u32 = 23;
 
 async fn command(
-    db: &Arc<Database>,
+    db: &Arc<Node>,
     conn: &mut Conn,
     stat: &Arc<WalSndStat>,
     sql: &str,
@@ -403,7 +403,7 @@ async fn command(
         ["DROP_REPLICATION_SLOT", _] | ["DROP_REPLICATION_SLOT", _, "WAIT"] => {
             let name = w[1].trim_matches('"');
             db.replication.slots.drop_slot(name)?;
-            common::replication::update_replication_xmin(db);
+            engine::replication::update_replication_xmin(db);
             let _ = write_command_complete(&mut conn.out, "DROP_REPLICATION_SLOT");
             Ok(Flow::Continue)
         }
@@ -443,7 +443,7 @@ async fn command(
 }
 
 /// The node's WAL writer, or an error if WAL is not open.
-pub(crate) fn wal_writer(db: &Database) -> Result<Arc<wal::WalWriter>, PgError> {
+pub(crate) fn wal_writer(db: &Node) -> Result<Arc<wal::WalWriter>, PgError> {
     db.replication.wal_writer().ok_or_else(|| {
         PgError::new(
             sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -454,7 +454,7 @@ pub(crate) fn wal_writer(db: &Database) -> Result<Arc<wal::WalWriter>, PgError> 
 
 /// The system identifier: created once per cluster in
 /// `global/system_identifier`, copied by base backups.
-pub fn system_identifier(db: &Database) -> u64 {
+pub fn system_identifier(db: &Node) -> u64 {
     let p = db.config.data_dir.join("global").join("system_identifier");
     if let Some(v) = std::fs::read_to_string(&p)
         .ok()
@@ -522,7 +522,7 @@ impl LagTracker {
 
 /// START_REPLICATION: CopyBoth until the standby ends it or goes away.
 async fn stream(
-    db: &Arc<Database>,
+    db: &Arc<Node>,
     conn: &mut Conn,
     stat: &Arc<WalSndStat>,
     slot: Option<String>,
@@ -545,7 +545,7 @@ async fn stream(
         // A slot created without RESERVE_WAL starts reserving now.
         db.replication.slots.advance(s, start, seg)?;
     }
-    struct Release(Arc<Database>, Option<String>);
+    struct Release(Arc<Node>, Option<String>);
     impl Drop for Release {
         fn drop(&mut self) {
             if let Some(s) = &self.1 {
@@ -596,7 +596,7 @@ async fn stream(
                                 apply_reply(&db, &stat, slot.as_deref(), &lag, r, seg);
                             }
                             Ok(ReplicationMessage::HotStandbyFeedback(h)) => {
-                                common::replication::process_hot_standby_feedback(
+                                engine::replication::process_hot_standby_feedback(
                                     &db,
                                     &stat,
                                     slot.as_deref(),
@@ -749,7 +749,7 @@ fn closed() -> PgError {
 }
 
 fn apply_reply(
-    db: &Database,
+    db: &Node,
     stat: &WalSndStat,
     slot: Option<&str>,
     lag: &parking_lot::Mutex<LagTracker>,

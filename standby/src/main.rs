@@ -10,7 +10,7 @@
 //!       ▼
 //!  Config::load ─▶ no standby.signal (promoted)? ─ yes ─▶ primary::postmaster::run
 //!       ▼
-//!  bind ─▶ Database::open(Standby) ─▶ WAL writer at end of local WAL
+//!  bind ─▶ Node::open(Standby) ─▶ WAL writer at end of local WAL
 //!       ─▶ startup thread (redo from the last restartpoint, else from
 //!          backup_label's start) + walreceiver task
 //!       ─▶ serve read-only sessions (57P03 until consistent) until SIGINT/SIGTERM
@@ -41,10 +41,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use common::database::{Database, Role};
+use common::node::Node;
 use common::server::BackendFactory;
 use common::sql::session::Session;
 use common::xlog::{ControlFile, DbState};
+use engine::Role;
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use standby::basebackup::{self, BackupLabel};
@@ -210,7 +211,7 @@ fn main() -> ExitCode {
 /// messages), then makes normal sessions (read-only while the role is
 /// Standby, read-write once promoted).
 struct StandbyFactory {
-    db: Arc<Database>,
+    db: Arc<Node>,
     /// `hot_standby`, read once: it can only change with a restart.
     hot_standby: bool,
 }
@@ -297,13 +298,13 @@ async fn run(config: Config) -> Result<(), String> {
         Some(c) if c.state == DbState::InArchiveRecovery => (c.redo, c.min_recovery_point),
         _ => (label.start, label.end),
     };
-    let db = Database::open(config, Role::Standby).map_err(|e| e.message.clone())?;
+    let db = Node::open(config, Role::Standby).map_err(|e| e.message.clone())?;
     tracing::info!("entering standby mode");
     let seg = label.segment_size;
     let wal_dir = dir.join("pg_wal");
     let pos = tokio::task::block_in_place(|| end_of_wal(&wal_dir, seg, start));
     let min_recovery_point = min_recovery_point.max(pos.end);
-    db.checkpointer.set_last_redo(start);
+    db.checkpointer().set_last_redo(start);
     let fsync = db.config.bool("fsync");
     let writer = Arc::new(
         WalWriter::open(&wal_dir, WalWriterOptions::new(seg, fsync), pos)
@@ -438,7 +439,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut cfg = Config::new(dir.path());
         cfg.set("fsync", "off").expect("fsync"); // a throw-away directory
-        let db = Database::open(cfg, Role::Standby).expect("open a standby database");
+        let db = Node::open(cfg, Role::Standby).expect("open a standby database");
         (dir, StandbyFactory { db, hot_standby })
     }
 

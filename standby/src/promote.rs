@@ -13,7 +13,7 @@
 //!                    remove standby.signal and promote, backup_label
 //!                    becomes backup_label.old
 //!                    "archive recovery complete"
-//!                    Database::finish_recovery: WAL writer at the end,
+//!                    Node::finish_recovery: WAL writer at the end,
 //!                    prepared xacts get dummy procs, orphans aborted,
 //!                    procarray leaves recovery, end-of-recovery
 //!                    checkpoint, role switch
@@ -44,7 +44,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::database::Database;
+use common::node::Node;
 use pgtypes::error::PgResult;
 use wal::{WalPosition, WalWriter};
 
@@ -65,7 +65,7 @@ pub fn trigger_path(data_dir: &Path) -> PathBuf {
 /// CheckPromoteSignal: if the trigger file exists, records the request
 /// (the file itself is removed by [`finish`]). True if promotion is
 /// requested by any means.
-pub fn check_trigger(db: &Database) -> bool {
+pub fn check_trigger(db: &Node) -> bool {
     if !db.replication.promote_requested() && trigger_path(&db.config.data_dir).exists() {
         db.replication.request_promote();
     }
@@ -82,7 +82,7 @@ pub fn check_trigger(db: &Database) -> bool {
 ///   slot as a primary (PostgreSQL requires the standby's setting to be at
 ///   least the primary's; hotpair's standby does not inherit it). Promoting
 ///   would fail halfway — and so would every restart.
-pub fn blocker(db: &Database) -> Option<String> {
+pub fn blocker(db: &Node) -> Option<String> {
     if !db
         .replication
         .consistent
@@ -104,9 +104,9 @@ pub fn blocker(db: &Database) -> Option<String> {
 /// The end of promotion, after replay stopped at `end` (the end of the
 /// last valid record) and the walreceiver is gone: closes the standby's
 /// WAL writer (`writer`, which the walreceiver filled), removes the signal
-/// files and hands over to [`Database::finish_recovery`]. On success the
+/// files and hands over to [`Node::finish_recovery`]. On success the
 /// node is a primary.
-pub fn finish(db: &Database, writer: &WalWriter, end: WalPosition) -> PgResult<()> {
+pub fn finish(db: &Node, writer: &WalWriter, end: WalPosition) -> PgResult<()> {
     let seg = writer.segment_size();
     // Everything it holds was flushed by the walreceiver; the primary's
     // writer opens on the same files at `end`.

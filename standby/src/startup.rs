@@ -59,24 +59,24 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use common::checkpointer::ReplayedCheckpoint;
-use common::database::Database;
+use common::node::Node;
 use pgtypes::error::PgResult;
 use pgtypes::TransactionId;
 use txn::clog::XidStatus;
-use txn::procarray::Finished;
+
 use wal::{
     DecodedRecord, EndReason, Lsn, StandbyRecord, WalPosition, WalReader, WalRecord, WalWriter,
-    XactRecord, XlogRecord,
+    XlogRecord,
 };
 
 use crate::promote::TRIGGER_CHECK;
 
 /// Applies records this module does not handle itself (heap, catalog, …).
-pub type RedoHook = Arc<dyn Fn(&Database, &DecodedRecord) -> PgResult<()> + Send + Sync>;
+pub type RedoHook = Arc<dyn Fn(&Node, &DecodedRecord) -> PgResult<()> + Send + Sync>;
 
 /// The replay state carried from record to record.
 pub struct Replay {
-    db: Arc<Database>,
+    db: Arc<Node>,
     /// KnownAssignedXids valid (a running-xacts record was replayed).
     initialized: bool,
     /// Consistent once replay passed here (see the module docs).
@@ -88,7 +88,7 @@ pub struct Replay {
 
 impl Replay {
     /// Replay state for `db`, consistent after `min_recovery_point`.
-    pub fn new(db: Arc<Database>, min_recovery_point: Lsn, redo: Option<RedoHook>) -> Replay {
+    pub fn new(db: Arc<Node>, min_recovery_point: Lsn, redo: Option<RedoHook>) -> Replay {
         Replay {
             db,
             initialized: false,
@@ -106,28 +106,7 @@ impl Replay {
             pa.record_known_assigned(TransactionId(rec.header.xid));
         }
         match &rec.record {
-            WalRecord::Xact(x) => match x {
-                XactRecord::Commit { xid, subxids, .. } => {
-                    self.complete(*xid, subxids, XidStatus::Committed, false)
-                }
-                XactRecord::CommitPrepared { xid, subxids, .. } => {
-                    self.complete(*xid, subxids, XidStatus::Committed, true)
-                }
-                XactRecord::Abort { xid, subxids, .. } => {
-                    self.complete(*xid, subxids, XidStatus::Aborted, false)
-                }
-                XactRecord::AbortPrepared { xid, subxids, .. } => {
-                    self.complete(*xid, subxids, XidStatus::Aborted, true)
-                }
-                XactRecord::Prepare { xid, subxids, .. } => {
-                    // Completes nothing: the xids stay running.
-                    if self.initialized {
-                        let max = subxids.iter().copied().chain([*xid]).max().unwrap_or(*xid);
-                        pa.record_known_assigned(TransactionId(max));
-                    }
-                    self.redo_other(rec)?;
-                }
-            },
+            WalRecord::Xact(x) => engine::xact_redo::redo(&db, x, self.initialized),
             WalRecord::Standby(StandbyRecord::RunningXacts {
                 next_xid,
                 oldest_running_xid,
@@ -178,7 +157,7 @@ impl Replay {
                     self.initialized = true;
                 }
                 if db.replication.consistent.load(Ordering::Relaxed) {
-                    db.checkpointer
+                    db.checkpointer()
                         .note_replayed_checkpoint(ReplayedCheckpoint {
                             checkpoint_lsn: rec.start_lsn,
                             redo: *redo,
@@ -210,39 +189,6 @@ impl Replay {
         match &self.redo {
             Some(f) => f(&self.db, rec),
             None => Ok(()),
-        }
-    }
-
-    /// Commit/abort replay: clog first, then the procarray's one completion
-    /// path (removes the xids, bumps the completion counter); `prepared`:
-    /// COMMIT/ROLLBACK PREPARED, which also forget the registry entry.
-    fn complete(&self, xid: u64, subxids: &[u64], status: XidStatus, prepared: bool) {
-        let db = &*self.db;
-        let top = TransactionId(xid);
-        let subs: Vec<TransactionId> = subxids.iter().map(|x| TransactionId(*x)).collect();
-        let latest = subs.iter().copied().chain([top]).max().unwrap_or(top);
-        if self.initialized {
-            db.procarray.record_known_assigned(latest);
-        }
-        // Replayed: nothing is written, so nothing can fail.
-        let _ = common::xact::end_transaction_tree(
-            db,
-            Some(Finished::Recovered {
-                xid: top,
-                subxids: &subs,
-            }),
-            top,
-            &subs,
-            common::xact::TreeEnd::Replayed {
-                commit: status == XidStatus::Committed,
-            },
-            || {},
-        );
-        if db.procarray.next_xid() <= latest {
-            db.procarray.advance_next_xid(latest.next());
-        }
-        if prepared {
-            common::twophase::redo_finish(db, xid, subxids, status == XidStatus::Committed);
         }
     }
 }

@@ -23,8 +23,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::database::Database;
-use common::replication::WalRcvStat;
+use common::node::Node;
+use engine::replication::WalRcvStat;
 use protocol::client::{Client, ClientError};
 use protocol::messages::{BackendMessage, FrontendMessage};
 use tokio::sync::watch;
@@ -58,7 +58,7 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
 /// Runs the walreceiver until `shutdown` becomes true.
 pub async fn run(
-    db: Arc<Database>,
+    db: Arc<Node>,
     writer: Arc<WalWriter>,
     cfg: ReceiverConfig,
     mut shutdown: watch::Receiver<bool>,
@@ -94,7 +94,7 @@ pub async fn run(
     db.replication.set_receiver(None);
 }
 
-fn reply(writer: &WalWriter, db: &Database, requested: bool) -> FrontendMessage {
+fn reply(writer: &WalWriter, db: &Node, requested: bool) -> FrontendMessage {
     let flushed = writer.flushed_lsn();
     let applied = Lsn(db.replication.replay_lsn.load(Ordering::Relaxed));
     let m = ReplicationMessage::StandbyReply(StandbyReply {
@@ -138,7 +138,7 @@ fn feedback_due(
 /// One connection: connect, stream until it ends. `Ok` when the primary
 /// ended streaming, `Err` on any failure.
 async fn stream_once(
-    db: &Arc<Database>,
+    db: &Arc<Node>,
     writer: &Arc<WalWriter>,
     cfg: &ReceiverConfig,
     shutdown: &mut watch::Receiver<bool>,

@@ -1,4 +1,4 @@
-//! In-process streaming: a primary `Database` with a WAL writer and the
+//! In-process streaming: a primary `Node` with a WAL writer and the
 //! walsender, a base backup taken by the standby's client, then the
 //! walreceiver and continuous redo. Transaction records are inserted
 //! directly into the primary's WAL (the SQL layer's WAL logging is not
@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::database::{Database, Role};
+use common::node::Node;
+use engine::Role;
 use pgtypes::config::Config;
 use pgtypes::TransactionId;
 use standby::conninfo::ConnInfo;
@@ -25,11 +26,11 @@ fn wait(what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
-fn open(dir: &std::path::Path, role: Role, extra: &[String]) -> Arc<Database> {
+fn open(dir: &std::path::Path, role: Role, extra: &[String]) -> Arc<Node> {
     let mut o = vec!["fsync=off".to_string()];
     o.extend_from_slice(extra);
     let c = Config::load(dir, &o).unwrap();
-    Database::open(c, role).unwrap()
+    Node::open(c, role).unwrap()
 }
 
 #[test]

@@ -13,12 +13,13 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use crate::database::{Database, Role};
+use crate::node::Node;
 use crate::sql::session::{
     CopyIn, ExecOutcome, FieldDescription, PreparedStatement, ResultSink, Session,
 };
-use crate::standby_conflict::ConflictSignal;
-use crate::xact::TxStatus;
+use engine::standby_conflict::ConflictSignal;
+use engine::xact::TxStatus;
+use engine::Role;
 use pgtypes::error::PgResult;
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
@@ -187,7 +188,7 @@ const REPORTED: &[&str] = &[
     "is_superuser",
 ];
 
-impl BackendFactory for Arc<Database> {
+impl BackendFactory for Arc<Node> {
     type Backend = Session;
 
     fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {

@@ -58,7 +58,7 @@ use tracing::{error, warn};
 pub use backend::{Backend, BackendFactory, StatementInfo};
 pub use cancel::CancelRegistry;
 
-use crate::database::Database;
+use crate::node::Node;
 use postgres::{run_connection, Shared};
 
 /// The node's tokio runtime: multi-threaded, with `TOKIO_WORKER_THREADS`
@@ -88,7 +88,7 @@ pub fn build_runtime() -> Result<tokio::runtime::Runtime, String> {
 /// Serves clients of `db` on `listener` until `shutdown` completes, then
 /// terminates every session (FATAL 57P01) and returns.
 pub async fn serve(
-    db: Arc<Database>,
+    db: Arc<Node>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
@@ -128,7 +128,7 @@ pub fn is_replication_request(params: &[(String, String)]) -> bool {
 
 /// [`serve`] plus replication connections handed to `handler`.
 pub async fn serve_replicated(
-    db: Arc<Database>,
+    db: Arc<Node>,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
     handler: Arc<dyn ReplicationHandler>,

@@ -20,7 +20,7 @@ use tokio::sync::oneshot;
 
 use super::backend::{Backend, BackendFactory, StatementInfo};
 use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
-use crate::xact::TxStatus;
+use engine::xact::TxStatus;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;

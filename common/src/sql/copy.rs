@@ -15,10 +15,10 @@
 
 use std::sync::Arc;
 
-use crate::sql::catalog::TableDef;
 use crate::sql::executor::{check_not_null, conform_row, Ectx, InsertBatch, Vis};
 use crate::sql::expr::Expr;
 use crate::sql::parser::{CopyFormat, CopyStmt};
+use engine::catalog::TableDef;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::value::Value;
 

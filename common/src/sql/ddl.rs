@@ -28,11 +28,12 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::database::Database;
-use crate::sql::catalog::{CatalogChange, ColumnDef, IndexDef, IndexSpec, TableDef, TableSpec};
-use crate::sql::executor::{index_key, Vis};
+use crate::sql::executor::Vis;
 use crate::sql::planner::{ident_name, object_name};
-use crate::xact::Xact;
+use engine::catalog::{CatalogChange, ColumnDef, IndexDef, IndexSpec, TableDef, TableSpec};
+use engine::indexing::{drop_table, index_key, remove_index, truncate_table};
+use engine::xact::Xact;
+use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
@@ -44,7 +45,7 @@ use txn::lmgr::WaitLimits;
 /// What DDL needs from the session.
 pub struct DdlCtx<'a> {
     /// The node.
-    pub db: &'a Database,
+    pub db: &'a Engine,
     /// The session's transaction (waits during unique builds).
     pub xact: &'a mut Xact,
     /// CancelRequest flag.
@@ -98,7 +99,7 @@ impl PendingDdl {
     /// The transaction committed: drops happen, creations become
     /// everyone's (the creator mark is cleared; the clog says the same to
     /// anyone who looks before this runs, and to start-up after a crash).
-    fn commit(self, db: &Database) {
+    fn commit(self, db: &Engine) {
         match self {
             PendingDdl::Drop(t) => {
                 // PostgreSQL removes the relation files at commit too. A
@@ -120,7 +121,7 @@ impl PendingDdl {
 
     /// The (sub)transaction rolled back: creations are removed (catalog
     /// entry and files, WAL-logged, so a standby follows), drops forgotten.
-    fn abort(self, db: &Database) {
+    fn abort(self, db: &Engine) {
         match self {
             PendingDdl::Drop(_) => {}
             PendingDdl::CreateTable(t) => {
@@ -197,7 +198,7 @@ impl PendingDdlList {
 
     /// ROLLBACK TO: the savepoint stays open at `depth`; what was done at
     /// that depth or deeper is undone, newest first.
-    pub fn rollback_to(&mut self, db: &Database, depth: usize) {
+    pub fn rollback_to(&mut self, db: &Engine, depth: usize) {
         let mut keep = Vec::with_capacity(self.items.len());
         for (p, d) in std::mem::take(&mut self.items).into_iter().rev() {
             if d >= depth {
@@ -212,7 +213,7 @@ impl PendingDdlList {
 
     /// The transaction ended: commit or abort everything, aborts newest
     /// first (an index before its table).
-    pub fn end(&mut self, db: &Database, committed: bool) {
+    pub fn end(&mut self, db: &Engine, committed: bool) {
         let items = std::mem::take(&mut self.items);
         if committed {
             for (p, _) in items {
@@ -224,58 +225,6 @@ impl PendingDdlList {
             }
         }
     }
-}
-
-/// Start-up of a primary (after crash recovery) and the end of a
-/// promotion: a table or index whose creating transaction did not commit —
-/// it was running at the crash, or its session's clean-up after ROLLBACK
-/// never ran — is removed (WAL-logged, so standbys follow); one whose
-/// creator committed loses its mark. Prepared transactions never hold a
-/// creation (PREPARE refuses), so "not committed" means "never will".
-pub fn resolve_uncommitted_ddl(db: &Database) -> PgResult<()> {
-    // With no own xids, `visible_to` is "committed": it clears the mark of
-    // a creator the clog calls committed, and says false for any other.
-    for t in db.catalog.tables() {
-        if !t.visible_to(&[], &db.clog) {
-            tracing::info!(
-                "removing table \"{}\" created by transaction {}, which did not commit",
-                t.name,
-                t.creator.load(Ordering::Acquire)
-            );
-            drop_table(db, &t, &AtomicBool::new(false))?;
-            continue;
-        }
-        for ix in t.indexes.list() {
-            if ix.visible_to(&[], &db.clog) {
-                continue;
-            }
-            tracing::info!(
-                "removing index \"{}\" created by transaction {}, which did not commit",
-                ix.spec.name,
-                ix.creator.load(Ordering::Acquire)
-            );
-            remove_index(db, &t.name, &ix)?;
-        }
-    }
-    Ok(())
-}
-
-/// Removes an index whose creation did not commit, and gives back the
-/// NOT NULL its primary key set (WAL-logged).
-fn remove_index(db: &Database, table: &str, ix: &IndexDef) -> PgResult<()> {
-    db.catalog.apply_catalog_change(&CatalogChange::DropIndex {
-        table: table.to_string(),
-        name: ix.spec.name.clone(),
-    })?;
-    ix.index.clear();
-    if !ix.spec.sets_not_null.is_empty() {
-        db.catalog
-            .apply_catalog_change(&CatalogChange::DropNotNull {
-                table: table.to_string(),
-                columns: ix.spec.sets_not_null.clone(),
-            })?;
-    }
-    Ok(())
 }
 
 /// Executes a DDL statement; returns its command tag.
@@ -329,7 +278,7 @@ pub fn is_ddl(stmt: &ast::Statement) -> bool {
     )
 }
 
-fn relation_exists(db: &Database, name: &str) -> bool {
+fn relation_exists(db: &Engine, name: &str) -> bool {
     db.catalog.get(name).is_some() || db.catalog.index_exists(name)
 }
 
@@ -502,7 +451,7 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
 
 /// Adds an index to a table that is empty (just created): ready at once.
 fn add_index(
-    db: &Database,
+    db: &Engine,
     table: &str,
     name: String,
     columns: Vec<usize>,
@@ -536,7 +485,7 @@ fn add_index(
 /// PostgreSQL's ChooseRelationName: `table_col1_col2_suffix`, with a
 /// number appended until unique.
 fn default_index_name(
-    db: &Database,
+    db: &Engine,
     table: &str,
     cols: &[usize],
     columns: &[ColumnDef],
@@ -593,23 +542,6 @@ pub fn missing_table_to_drop(name: &str, if_exists: bool) -> PgResult<PgError> {
     }
 }
 
-/// Drops one table now: catalog entry (WAL-logged), indexes, relation
-/// files. A table someone dropped meanwhile is left alone.
-pub fn drop_table(db: &Database, t: &TableDef, cancel: &AtomicBool) -> PgResult<()> {
-    let _x = t.lock.exclusive(cancel)?;
-    if t.check_not_dropped().is_err() {
-        return Ok(());
-    }
-    db.catalog.apply_catalog_change(&CatalogChange::DropTable {
-        name: t.name.clone(),
-    })?;
-    for ix in t.indexes.list() {
-        ix.index.clear();
-    }
-    db.heap.drop_relation(t.rel)?;
-    Ok(())
-}
-
 fn drop_indexes(
     cx: &mut DdlCtx<'_>,
     names: &[ast::ObjectName],
@@ -653,7 +585,7 @@ pub fn truncate(cx: &mut DdlCtx<'_>, names: &[String]) -> PgResult<String> {
     for name in names {
         tables.push(
             cx.visible(name)
-                .ok_or_else(|| crate::sql::catalog::undefined_table(name))?,
+                .ok_or_else(|| engine::catalog::undefined_table(name))?,
         );
     }
     for t in tables {
@@ -661,17 +593,6 @@ pub fn truncate(cx: &mut DdlCtx<'_>, names: &[String]) -> PgResult<String> {
         cx.created.insert(t.rel);
     }
     Ok("TRUNCATE TABLE".into())
-}
-
-/// Empties one table (also used to undo an aborted COPY FREEZE).
-pub fn truncate_table(db: &Database, t: &TableDef, cancel: &AtomicBool) -> PgResult<()> {
-    let _x = t.lock.exclusive(cancel)?;
-    t.check_not_dropped()?;
-    db.heap.truncate_relation(t.rel)?;
-    for ix in t.indexes.list() {
-        ix.index.clear();
-    }
-    Ok(())
 }
 
 fn alter_table(
@@ -689,7 +610,7 @@ fn alter_table(
             ));
             return Ok("ALTER TABLE".into());
         }
-        return Err(crate::sql::catalog::undefined_table(&tname));
+        return Err(engine::catalog::undefined_table(&tname));
     };
     for op in ops {
         match op {
@@ -752,7 +673,7 @@ fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> 
     let tname = object_name(&ci.table_name);
     let table = cx
         .visible(&tname)
-        .ok_or_else(|| crate::sql::catalog::undefined_table(&tname))?;
+        .ok_or_else(|| engine::catalog::undefined_table(&tname))?;
     if ci.predicate.is_some() || !ci.include.is_empty() {
         return Err(PgError::unsupported(
             "partial indexes and INCLUDE are not supported",
@@ -1003,196 +924,4 @@ fn dirty_live(
             DirtyState::InProgress(x) => cx.xact.wait_for_xid(x, cx.cancel, cx.limits)?,
         }
     }
-}
-
-/// Standby redo: adds the index entries of the row version just replayed at
-/// `tid` of relation `rel`. Indexes live in memory, so a standby that keeps
-/// replaying must maintain them as the primary did (crash recovery instead
-/// rebuilds them once after redo). Adding an existing entry is a no-op, so
-/// replaying a record twice is harmless.
-pub fn index_replayed_tuple(db: &Database, rel: RelFileId, tid: ItemPointer) -> PgResult<()> {
-    let Some(t) = db.catalog.by_rel(rel) else {
-        return Ok(());
-    };
-    let list = t.indexes.list();
-    if list.is_empty() {
-        return Ok(());
-    }
-    let types = t.types();
-    let mut row = Vec::with_capacity(types.len());
-    let mut kb = Vec::new();
-    let decoded = db
-        .heap
-        .fetch_any(rel, tid, |_, data| decode_row_into(data, &types, &mut row))?;
-    if let Some(res) = decoded {
-        res?;
-        for ix in &list {
-            if index_key(ix, &row, &mut kb) {
-                ix.index.insert(&kb, tid);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Removes the index entries of heap versions that pruning removes — the
-/// heap's `PruneIndexHook` on a primary, and prune replay on a standby
-/// (whose indexes follow replay). `items` are the versions' tids and row
-/// data, read before their slots are freed: the keys come from the data.
-///
-/// Returns false — remove nothing, free nothing — if an index of the table
-/// is not ready on a primary: CREATE INDEX is scanning the heap and may
-/// already hold entries for these versions. A standby's replayed index is
-/// built later from the heap, which no longer has them, so it is skipped.
-///
-/// A unique index's entry is removed under its key's stripe lock, the lock
-/// a unique check holds from reading the index to checking each version
-/// (`executor::unique_insert`): a check never fetches a tid whose entry
-/// was removed — and whose slot may have been reused — under it.
-pub fn unindex_pruned_tuples(
-    db: &Database,
-    rel: RelFileId,
-    items: &[(ItemPointer, &[u8])],
-    replay: bool,
-) -> PgResult<bool> {
-    let Some(t) = db.catalog.by_rel(rel) else {
-        return Ok(true); // no catalog entry, no indexes
-    };
-    let list = t.indexes.list();
-    if list.is_empty() || items.is_empty() {
-        return Ok(true);
-    }
-    if !replay && list.iter().any(|ix| !ix.is_ready()) {
-        return Ok(false);
-    }
-    let types = t.types();
-    let mut row = Vec::with_capacity(types.len());
-    let mut kb = Vec::new();
-    for (tid, data) in items {
-        decode_row_into(data, &types, &mut row)?;
-        for ix in list.iter().filter(|ix| ix.is_ready()) {
-            if index_key(ix, &row, &mut kb) {
-                let _stripe = ix.spec.unique.then(|| ix.stripe(&kb).lock());
-                ix.index.remove(&kb, *tid);
-            }
-        }
-    }
-    Ok(true)
-}
-
-/// Standby redo of a catalog change: builds from the heap every index that
-/// replay created (not ready yet), so standby queries can use it — bottom-up
-/// from sorted entries ([`SortedBuild`]), the same tree CREATE INDEX gave
-/// the primary.
-pub fn build_replayed_indexes(db: &Database) -> PgResult<()> {
-    for t in db.catalog.tables() {
-        let pending: Vec<_> = t
-            .indexes
-            .list()
-            .into_iter()
-            .filter(|ix| !ix.is_ready())
-            .collect();
-        if pending.is_empty() {
-            continue;
-        }
-        let types = t.types();
-        let mut row = Vec::with_capacity(types.len());
-        let mut build = SortedBuild::new(&pending);
-        db.heap.scan_all(t.rel, &mut |tid, data| {
-            decode_row_into(data, &types, &mut row)?;
-            build.add(&row, tid);
-            Ok(())
-        })?;
-        build.finish();
-        for ix in &pending {
-            ix.set_ready();
-        }
-    }
-    Ok(())
-}
-
-/// An index build from a heap scan: each index's (key, tid) entries are
-/// gathered, sorted once and loaded bottom-up (`Index::load_sorted`), as
-/// CREATE INDEX does on the primary.
-///
-/// Why not insert row by row: `BTreeMap` splits a full node in the middle,
-/// so keys arriving in order (a heap scan of a table loaded in key order)
-/// leave every node about half full — a tree with twice the nodes and up
-/// to two more levels than the bulk-built one, each lookup paying more
-/// cache misses. A standby whose pgbench_accounts key is built that way
-/// spends measurably more CPU per select-only query than its primary
-/// (docs/benchmarks.md, "Standby vs primary at 64-256 clients").
-struct SortedBuild<'a> {
-    indexes: &'a [Arc<IndexDef>],
-    runs: Vec<Vec<(Vec<u8>, ItemPointer)>>,
-    key: Vec<u8>,
-}
-
-impl<'a> SortedBuild<'a> {
-    fn new(indexes: &'a [Arc<IndexDef>]) -> SortedBuild<'a> {
-        SortedBuild {
-            indexes,
-            runs: vec![Vec::new(); indexes.len()],
-            key: Vec::new(),
-        }
-    }
-
-    /// Adds the entries of the decoded row at `tid` (none for an index
-    /// whose key has a NULL).
-    fn add(&mut self, row: &[Value], tid: ItemPointer) {
-        for (ix, run) in self.indexes.iter().zip(self.runs.iter_mut()) {
-            if index_key(ix, row, &mut self.key) {
-                run.push((self.key.clone(), tid));
-            }
-        }
-    }
-
-    /// Sorts each run and loads it into its index.
-    fn finish(self) {
-        for (ix, mut run) in self.indexes.iter().zip(self.runs) {
-            run.sort_unstable();
-            ix.index.load_sorted(run);
-        }
-    }
-}
-
-/// Rebuilds every index of every table from the heap (database open),
-/// bottom-up from sorted entries ([`SortedBuild`]).
-/// Also returns the largest xid found in any tuple header.
-///
-/// Versions already dead to every snapshot get no entry: no session
-/// exists yet, so a version whose deleter committed (or whose inserter
-/// aborted) can never be seen again. Without this, a restart put back every
-/// dead version of a hot row (pgbench's branches after a 2PC run: tens of
-/// thousands under one key), and the first lookups spent seconds removing
-/// them again one by one.
-pub fn rebuild_all_indexes(db: &Database) -> PgResult<u64> {
-    let mut max_xid = 0u64;
-    // Past every xid: a committed deleter is older than any snapshot to come.
-    let horizon = pgtypes::TransactionId(u64::MAX);
-    for t in db.catalog.tables() {
-        let list = t.indexes.list();
-        let types = t.types();
-        let mut row = Vec::with_capacity(types.len());
-        let mut build = SortedBuild::new(&list);
-        db.heap.scan_all(t.rel, &mut |tid, data| {
-            // One header read serves both the xid high-water mark and the
-            // "dead to everyone" test.
-            let Some(h) = db.heap.fetch_any(t.rel, tid, |h, _| *h)? else {
-                return Ok(());
-            };
-            max_xid = max_xid.max(h.xmin.0).max(h.xmax.0);
-            if list.is_empty() || crate::sql::executor::header_dead_to_all(db, &h, horizon)? {
-                return Ok(());
-            }
-            decode_row_into(data, &types, &mut row)?;
-            build.add(&row, tid);
-            Ok(())
-        })?;
-        build.finish();
-        for ix in &list {
-            ix.set_ready();
-        }
-    }
-    Ok(max_xid)
 }

@@ -46,7 +46,7 @@
 //! UPDATE that keeps the key skips the check (its old version still holds
 //! the key against everyone else).
 //!
-//! Locks: a shared [`crate::sql::catalog::RelLock`] per table for the
+//! Locks: a shared [`engine::catalog::RelLock`] per table for the
 //! statement, an index stripe briefly; none is held while waiting for a
 //! transaction except the relation lock (which never blocks other
 //! statements).
@@ -58,12 +58,13 @@ use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::database::Database;
-use crate::sql::catalog::{IndexDef, TableDef};
 use crate::sql::expr::{eval, eval_filter, EvalContext, Expr};
 use crate::sql::functions::Accumulator;
 use crate::sql::planner::{Access, InsertSource, Plan, QueryPlan, Source};
-use crate::xact::{IsolationLevel, Xact};
+use engine::catalog::{IndexDef, TableDef};
+use engine::indexing::{header_dead_to_all, index_key};
+use engine::xact::{IsolationLevel, Xact};
+use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::{cast_assign, cmp_for_sort, PgSnapshot, Value};
@@ -104,7 +105,7 @@ impl Vis {
     }
 
     /// The visibility context for reads.
-    pub fn cx<'a>(&'a self, db: &'a Database) -> VisibilityContext<'a> {
+    pub fn cx<'a>(&'a self, db: &'a Engine) -> VisibilityContext<'a> {
         VisibilityContext {
             snapshot: &self.snapshot,
             own: OwnXact {
@@ -128,7 +129,7 @@ pub trait SettingsView {
 /// The mutable side of a running statement (see the module doc).
 pub struct Ectx<'a> {
     /// The node.
-    pub db: &'a Database,
+    pub db: &'a Engine,
     /// The session's transaction.
     pub xact: &'a mut Xact,
     /// CancelRequest flag.
@@ -154,7 +155,7 @@ impl<'a> Ectx<'a> {
     /// A context for one statement.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        db: &'a Database,
+        db: &'a Engine,
         xact: &'a mut Xact,
         cancel: &'a AtomicBool,
         params: &'a [Value],
@@ -353,19 +354,6 @@ impl EvalContext for Ectx<'_> {
 pub type RowFn<'f, 'a> =
     dyn FnMut(&mut Ectx<'a>, ItemPointer, &mut Vec<Value>) -> PgResult<ControlFlow<()>> + 'f;
 
-/// Encodes the key of `row` for `index`; None when a key column is NULL
-/// (NULLs never conflict and never match an equality).
-pub fn index_key(index: &IndexDef, row: &[Value], out: &mut Vec<u8>) -> bool {
-    out.clear();
-    for &c in &index.spec.columns {
-        match row.get(c) {
-            Some(Value::Null) | None => return false,
-            Some(v) => encode_key_value(v, out),
-        }
-    }
-    true
-}
-
 /// Evaluates an index lookup key; None when it can match nothing (NULL,
 /// or a value that does not fit the column type).
 fn eval_lookup_key(
@@ -405,7 +393,7 @@ fn eval_lookup_key(
 /// dead: its version's entries went before it was freed, and an entry
 /// still naming it is about to go or to be reused.
 pub fn dead_to_all(
-    db: &Database,
+    db: &Engine,
     rel: pgtypes::RelFileId,
     tid: ItemPointer,
     horizon: TransactionId,
@@ -414,19 +402,6 @@ pub fn dead_to_all(
         Some(h) => header_dead_to_all(db, &h, horizon),
         None => Ok(false),
     }
-}
-
-/// [`dead_to_all`] for a tuple header already in hand
-/// ([`storage::heapam_visibility::satisfies_vacuum`] says Dead).
-pub fn header_dead_to_all(
-    db: &Database,
-    h: &storage::htup::TupleHeader,
-    horizon: TransactionId,
-) -> PgResult<bool> {
-    Ok(matches!(
-        storage::heapam_visibility::satisfies_vacuum(h, horizon, &db.clog, &db.procarray),
-        storage::heapam_visibility::VacuumState::Dead { .. }
-    ))
 }
 
 /// Runs `f` for every row of `table` that `vis` sees and `filter` accepts,

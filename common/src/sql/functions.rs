@@ -32,20 +32,7 @@ pub const VERSION_STRING: &str = concat!(
     ") on x86_64-pc-linux-gnu, compiled by rustc, 64-bit"
 );
 
-/// Which WAL position a `pg_*_lsn()` function asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WalLsnKind {
-    /// pg_current_wal_lsn(): written up to (PostgreSQL: write position).
-    Current,
-    /// pg_current_wal_insert_lsn()
-    Insert,
-    /// pg_current_wal_flush_lsn()
-    Flush,
-    /// pg_last_wal_receive_lsn() (standby; NULL on a primary)
-    Receive,
-    /// pg_last_wal_replay_lsn() (standby; NULL on a primary)
-    Replay,
-}
+pub use engine::replication::WalLsnKind;
 
 /// What expression evaluation needs from the session. The statement layer
 /// implements it; every method has a sensible default so tests and constant

@@ -1,6 +1,5 @@
 //! SQL: parse (sqlparser + keyword pre-dispatch), bind, plan, execute.
 
-pub mod catalog;
 pub mod copy;
 pub mod ddl;
 pub mod executor;
@@ -9,6 +8,20 @@ pub mod functions;
 pub mod parser;
 pub mod planner;
 pub mod session;
-#[cfg(test)]
-pub(crate) mod tests;
 pub mod utility;
+
+use std::sync::Arc;
+
+use engine::Engine;
+use pgtypes::error::PgResult;
+
+/// What a SQL session needs from the node that runs it, beyond the
+/// engine's shared state: the node implements it (`common::node`).
+pub trait NodeServices: Send + Sync {
+    /// The engine's shared state.
+    fn engine(&self) -> &Arc<Engine>;
+    /// Parsed statements by query text, shared by the node's sessions.
+    fn parse_cache(&self) -> &parser::ParseCache;
+    /// CHECKPOINT (a restartpoint on a standby).
+    fn checkpoint(&self) -> PgResult<()>;
+}

@@ -32,7 +32,7 @@ use parking_lot::Mutex;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
-use crate::xact::IsolationLevel;
+use engine::xact::IsolationLevel;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 
 /// One parsed statement.

@@ -32,11 +32,11 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::sql::catalog::{CatalogView, IndexDef, TableDef};
 use crate::sql::expr::{
     bind_assign, bind_expr, bind_expr_agg, coerce, output_name, Expr, Grouping, ParamTypes, Scope,
 };
 use crate::sql::session::FieldDescription;
+use engine::catalog::{CatalogView, IndexDef, TableDef};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::Oid;
@@ -121,7 +121,7 @@ pub enum Source {
     /// `pg_prepared_xacts`: one row per prepared transaction.
     PreparedXacts,
     /// A replication system view (`pg_stat_replication`, …): rows from
-    /// [`crate::replication::ReplicationState::view_rows`].
+    /// [`engine::replication::ReplicationState::view_rows`].
     SystemView(&'static str),
     /// `hotpair_stat_wal` (or, with `pg`, `pg_stat_wal`): one row of WAL
     /// counters since start-up.
@@ -837,7 +837,7 @@ fn bind_from(
                 }
                 return Ok((Source::PreparedXacts, scope, None));
             }
-            if let (Some(cols), None) = (crate::replication::view_columns(&rel), catalog.get(&rel))
+            if let (Some(cols), None) = (engine::replication::view_columns(&rel), catalog.get(&rel))
             {
                 let a = alias
                     .as_ref()
@@ -848,16 +848,16 @@ fn bind_from(
                     scope.push(Some(&a), c, *ty);
                 }
                 let name = match rel.as_str() {
-                    crate::replication::PG_STAT_REPLICATION => {
-                        crate::replication::PG_STAT_REPLICATION
+                    engine::replication::PG_STAT_REPLICATION => {
+                        engine::replication::PG_STAT_REPLICATION
                     }
-                    crate::replication::PG_REPLICATION_SLOTS => {
-                        crate::replication::PG_REPLICATION_SLOTS
+                    engine::replication::PG_REPLICATION_SLOTS => {
+                        engine::replication::PG_REPLICATION_SLOTS
                     }
-                    crate::replication::PG_STAT_DATABASE_CONFLICTS => {
-                        crate::replication::PG_STAT_DATABASE_CONFLICTS
+                    engine::replication::PG_STAT_DATABASE_CONFLICTS => {
+                        engine::replication::PG_STAT_DATABASE_CONFLICTS
                     }
-                    _ => crate::replication::PG_STAT_WAL_RECEIVER,
+                    _ => engine::replication::PG_STAT_WAL_RECEIVER,
                 };
                 return Ok((Source::SystemView(name), scope, None));
             }

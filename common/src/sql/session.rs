@@ -36,12 +36,9 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use sqlparser::ast;
 
-use crate::database::{Database, Role};
-use crate::sql::catalog::TableDef;
 use crate::sql::copy::{format_header, format_row, CopyInState};
 use crate::sql::ddl::{
-    drop_table, execute_ddl, is_ddl, missing_table_to_drop, truncate_table, DdlCtx, PendingDdl,
-    PendingDdlList,
+    execute_ddl, is_ddl, missing_table_to_drop, DdlCtx, PendingDdl, PendingDdlList,
 };
 use crate::sql::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
 use crate::sql::expr::ParamTypes;
@@ -51,8 +48,12 @@ use crate::sql::parser::{
 };
 use crate::sql::planner::{bind_defaults, is_plannable, plan_query, plan_statement, Plan, Planned};
 use crate::sql::utility::{canonical_name, SessionSettings, REPORTED};
-use crate::standby_conflict::ConflictSignal;
-use crate::xact::{TxStatus, Xact};
+use crate::sql::NodeServices;
+use engine::catalog::TableDef;
+use engine::indexing::{drop_table, truncate_table};
+use engine::standby_conflict::ConflictSignal;
+use engine::xact::{TxStatus, Xact};
+use engine::{Engine, Role};
 use pgtypes::error::{sqlstate, PgError, PgResult, Severity};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
@@ -90,7 +91,7 @@ pub trait ResultSink {
 /// A parsed, described statement (Parse, or one statement of a Query).
 pub struct PreparedStatement {
     /// For planning on first use (see [`PreparedStatement::columns`]).
-    db: Arc<Database>,
+    db: Arc<Engine>,
     parsed: Arc<ParsedStmt>,
     param_types: Vec<SqlType>,
     columns: OnceLock<Option<Vec<FieldDescription>>>,
@@ -197,7 +198,9 @@ pub struct CopyIn {
 
 /// A session. Not shared between tasks.
 pub struct Session {
-    db: Arc<Database>,
+    db: Arc<Engine>,
+    /// The node above: parse cache and checkpoints.
+    node: Arc<dyn NodeServices>,
     xact: Xact,
     settings: SessionSettings,
     cancel: Arc<AtomicBool>,
@@ -288,7 +291,11 @@ impl Session {
     /// A new session for a client that sent these startup parameters
     /// (user, database, application_name, options …). Takes a proc slot:
     /// 53300 "sorry, too many clients already" when none is free.
-    pub fn new(db: Arc<Database>, startup_params: &[(String, String)]) -> PgResult<Session> {
+    pub fn new(
+        node: Arc<dyn NodeServices>,
+        startup_params: &[(String, String)],
+    ) -> PgResult<Session> {
+        let db = node.engine().clone();
         let xact = Xact::new(db.clone())?;
         // Read before the factory's ParameterStatus (also from the role):
         // a promotion in between only makes the first statement re-send
@@ -333,6 +340,7 @@ impl Session {
         let cancel = Arc::new(AtomicBool::new(false));
         let conflict = db.standby_conflicts.register(xact.proc(), cancel.clone());
         let mut s = Session {
+            node,
             db,
             xact,
             settings,
@@ -415,7 +423,7 @@ impl Session {
         param_types: &[Oid],
     ) -> PgResult<Vec<Arc<PreparedStatement>>> {
         self.error_handled = false;
-        let parsed = self.db.parse_cache.parse(sql)?;
+        let parsed = self.node.parse_cache().parse(sql)?;
         if parsed.is_empty() {
             return Ok(vec![Arc::new(PreparedStatement {
                 db: self.db.clone(),
@@ -582,13 +590,13 @@ impl Session {
     fn conflict_or(&self, e: PgError) -> PgError {
         if e.code == sqlstate::QUERY_CANCELED && self.conflict.take_pending() {
             self.db.replication.count_snapshot_conflict();
-            let e = crate::standby_conflict::statement_conflict_error();
+            let e = engine::standby_conflict::statement_conflict_error();
             // PostgreSQL logs the ERROR with its DETAIL (031_recovery_conflict
             // waits for that line).
             tracing::error!(
                 "{}\nDETAIL:  {}",
                 e.message,
-                crate::standby_conflict::SNAPSHOT_CONFLICT_DETAIL
+                engine::standby_conflict::SNAPSHOT_CONFLICT_DETAIL
             );
             return e;
         }
@@ -610,7 +618,7 @@ impl Session {
             return None;
         }
         self.db.replication.count_snapshot_conflict();
-        Some(crate::standby_conflict::session_conflict_error())
+        Some(engine::standby_conflict::session_conflict_error())
     }
 
     /// What wakes the protocol loop when replay signals a conflict — only
@@ -871,7 +879,7 @@ impl Session {
                 done(if is_vacuum { "VACUUM" } else { "ANALYZE" })
             }
             Stmt::Checkpoint => {
-                self.db.checkpoint()?;
+                self.node.checkpoint()?;
                 done("CHECKPOINT")
             }
             Stmt::PrepareTransaction(gid) => {
@@ -925,7 +933,7 @@ impl Session {
                         format!("cannot execute {what} PREPARED during recovery"),
                     ));
                 }
-                crate::twophase::finish_prepared(&*self.db, gid, commit)?;
+                engine::twophase::finish_prepared(&*self.db, gid, commit)?;
                 done(if commit {
                     "COMMIT PREPARED"
                 } else {

@@ -12,9 +12,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::database::{Database, Role};
+use crate::node::Node;
 use crate::sql::session::{ExecOutcome, ResultSink, Session};
-use crate::xact::TxStatus;
+use engine::xact::TxStatus;
+use engine::Role;
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::value::Value;
@@ -56,16 +57,16 @@ impl ResultSink for Sink {
     }
 }
 
-fn open_db() -> (tempfile::TempDir, Arc<Database>) {
+fn open_db() -> (tempfile::TempDir, Arc<Node>) {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = Config::new(dir.path());
     cfg.set("shared_buffers", "2MB").unwrap();
     cfg.set("deadlock_timeout", "100ms").unwrap();
-    let db = Database::open(cfg, Role::Primary).unwrap();
+    let db = Node::open(cfg, Role::Primary).unwrap();
     (dir, db)
 }
 
-fn session(db: &Arc<Database>) -> Session {
+fn session(db: &Arc<Node>) -> Session {
     Session::new(db.clone(), &[("user".into(), "u".into())]).unwrap()
 }
 
@@ -201,7 +202,7 @@ fn copy_in(s: &mut Session, sql: &str, chunks: &[&[u8]]) -> PgResult<String> {
 }
 
 /// Waits (bounded) until some proc waits for a transaction.
-fn wait_until_someone_waits(db: &Database) {
+fn wait_until_someone_waits(db: &Node) {
     let start = Instant::now();
     loop {
         let waiting = (0..db.procarray.max_procs() as u32)
@@ -1012,7 +1013,7 @@ fn pgbench_init_and_scripts() {
     let cfg = db.config.clone();
     db.checkpoint().unwrap();
     drop(db);
-    let db = Database::open(cfg, Role::Primary).unwrap();
+    let db = Node::open(cfg, Role::Primary).unwrap();
     let mut s = session(&db);
     assert_eq!(one(&mut s, "select count(*) from pgbench_accounts"), "5000");
     assert_eq!(
@@ -1041,7 +1042,7 @@ fn restart_indexes_only_versions_someone_could_see() {
     }
     ok(&mut s, "begin; update h set n = 99 where id = 2; rollback");
     ok(&mut s, "delete from h where id = 3");
-    let entries = |db: &Arc<Database>| {
+    let entries = |db: &Arc<Node>| {
         let t = db.catalog.table("h").unwrap();
         let list = t.indexes.list();
         list[0].index.len()
@@ -1051,7 +1052,7 @@ fn restart_indexes_only_versions_someone_could_see() {
     let cfg = db.config.clone();
     db.checkpoint().unwrap();
     drop(db);
-    let db = Database::open(cfg, Role::Primary).unwrap();
+    let db = Node::open(cfg, Role::Primary).unwrap();
     // One entry per live row: the 50 superseded versions of 1, the aborted
     // version of 2 and the deleted 3 are dead to every snapshot to come.
     assert_eq!(entries(&db), 2);
@@ -1408,7 +1409,7 @@ fn uncommitted_creation_does_not_survive_a_crash() {
     let rel = db.catalog.get("lost").unwrap().rel;
     let mut cfg = db.config.clone();
     cfg.data_dir = image.path().to_path_buf();
-    let db2 = Database::open(cfg.clone(), Role::Primary).unwrap();
+    let db2 = Node::open(cfg.clone(), Role::Primary).unwrap();
     assert!(db2.catalog.get("lost").is_none());
     assert!(
         !db2.heap.smgr().exists(rel, pgtypes::ForkNumber::Main),
@@ -1424,7 +1425,7 @@ fn uncommitted_creation_does_not_survive_a_crash() {
     drop(s2);
     drop(db2);
     // The removal was logged: a second crash recovery agrees.
-    let db3 = Database::open(cfg, Role::Primary).unwrap();
+    let db3 = Node::open(cfg, Role::Primary).unwrap();
     let mut s3 = session(&db3);
     assert_eq!(one(&mut s3, "select count(b) from lost"), "0");
     assert!(!db3.catalog.index_exists("keep_lost"));
@@ -1475,7 +1476,7 @@ fn session_functions_and_settings() {
 }
 
 /// Commits so far that waited for their WAL flush.
-fn sync_commit_count(db: &Database) -> u64 {
+fn sync_commit_count(db: &Node) -> u64 {
     db.xlog()
         .expect("WAL")
         .counters
@@ -1619,7 +1620,7 @@ fn statement_timeout_follows_set_reset_and_transactions() {
 /// Every index entry of `table` points at a slot that is empty or holds a
 /// version with that very key: no entry reaches a different row (after
 /// pruning freed slots and inserts reused them).
-fn assert_indexes_exact(db: &Database, table: &str) {
+fn assert_indexes_exact(db: &Node, table: &str) {
     let t = db.catalog.table(table).unwrap();
     let types = t.types();
     for ix in t.indexes.list() {
@@ -1643,7 +1644,7 @@ fn assert_indexes_exact(db: &Database, table: &str) {
                 .unwrap();
             if let Some(row) = row {
                 let mut kb = Vec::new();
-                assert!(crate::sql::executor::index_key(&ix, &row, &mut kb));
+                assert!(engine::indexing::index_key(&ix, &row, &mut kb));
                 assert_eq!(kb, k, "index entry at {tid} reaches a row with another key");
             }
         }
@@ -1772,7 +1773,7 @@ fn prepared_transaction_holds_the_horizon() {
     let mut cfg = Config::new(dir.path());
     cfg.set("shared_buffers", "2MB").unwrap();
     cfg.set("max_prepared_transactions", "2").unwrap();
-    let db = Database::open(cfg, Role::Primary).unwrap();
+    let db = Node::open(cfg, Role::Primary).unwrap();
     let mut s = session(&db);
     let mut p = session(&db);
     ten_row_table(&mut s);

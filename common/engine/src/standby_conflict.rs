@@ -4,7 +4,7 @@
 //! *primary's* horizon no longer needs — but a query on the standby may hold
 //! a snapshot that still needs them. Removing them under it would give it
 //! wrong answers, so before redo changes the page it calls
-//! [`Database::resolve_snapshot_conflict`] with the record's
+//! [`Engine::resolve_snapshot_conflict`] with the record's
 //! `latest_removed_xid` (the newest xid whose row versions the prune
 //! removed):
 //!
@@ -73,7 +73,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::database::Database;
+use crate::Engine;
 use pgtypes::error::{sqlstate, PgError};
 use pgtypes::TransactionId;
 use txn::procarray::ProcNumber;
@@ -193,7 +193,7 @@ impl StandbyConflicts {
     }
 }
 
-impl Database {
+impl Engine {
     /// ResolveRecoveryConflictWithSnapshot: before replay removes row
     /// versions up to `latest_removed_xid`, waits for every standby session
     /// whose snapshot xmin is valid and `<= latest_removed_xid` to let go of
@@ -285,23 +285,25 @@ impl Database {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::database::Role;
+    use crate::Role;
     use pgtypes::config::Config;
 
-    fn standby(delay: &str) -> (tempfile::TempDir, Arc<Database>) {
+    fn standby(delay: &str) -> (tempfile::TempDir, Arc<Engine>) {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut cfg = Config::new(dir.path());
         cfg.set("fsync", "off").expect("fsync");
         cfg.set("max_standby_streaming_delay", delay)
             .expect("delay");
-        let db = Database::open(cfg, Role::Standby).expect("open a standby");
+        let db = Arc::new(
+            Engine::open(cfg, Role::Standby, TransactionId::FIRST_NORMAL).expect("open a standby"),
+        );
         let t = TransactionId;
         db.procarray.init_known_assigned(&[], t(10), t(9));
         (dir, db)
     }
 
     /// A session with a snapshot (xmin 10) in its own proc.
-    fn session_with_snapshot(db: &Database) -> (ProcNumber, Arc<AtomicBool>, Arc<ConflictSignal>) {
+    fn session_with_snapshot(db: &Engine) -> (ProcNumber, Arc<AtomicBool>, Arc<ConflictSignal>) {
         let p = db.procarray.connect(100).expect("a proc");
         let mut cache = None;
         let s = db.procarray.get_snapshot(p, &mut cache);

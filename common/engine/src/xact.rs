@@ -57,8 +57,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::database::{Database, Role};
 use crate::twophase::TwoPhaseState;
+use crate::{Engine, Role};
 use pgtypes::blocking::run_blocking;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{CommandId, TransactionId};
@@ -156,7 +156,7 @@ pub trait XactShared: Send + Sync {
     }
 }
 
-impl XactShared for Database {
+impl XactShared for Engine {
     fn clog(&self) -> &Clog {
         &self.clog
     }
@@ -176,7 +176,7 @@ impl XactShared for Database {
         &self.twophase
     }
     fn xlog(&self) -> Option<&storage::xloginsert::XLog> {
-        Database::xlog(self).map(|x| &**x)
+        Engine::xlog(self).map(|x| &**x)
     }
 }
 
@@ -409,7 +409,7 @@ pub fn end_transaction_tree(
 impl Xact {
     /// A session's transaction machine: takes a proc slot (FATAL 53300
     /// "sorry, too many clients already" when `max_connections` are in use).
-    pub fn new(db: Arc<Database>) -> PgResult<Xact> {
+    pub fn new(db: Arc<Engine>) -> PgResult<Xact> {
         Xact::with_shared(db)
     }
 

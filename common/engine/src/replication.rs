@@ -7,7 +7,7 @@
 //! `pg_replication_slots`, `pg_stat_wal_receiver`, `pg_is_in_recovery()`,
 //! `pg_last_wal_receive_lsn()`, `pg_last_wal_replay_lsn()`) and what the
 //! checkpointer must respect (the slots' `restart_lsn`) lives here, in
-//! [`ReplicationState`], one per [`crate::database::Database`].
+//! [`ReplicationState`], one per [`crate::Engine`].
 //!
 //! ```text
 //!   walsender (primary) ──▶ WalSndStat (atomics) ──▶ pg_stat_replication
@@ -17,16 +17,16 @@
 //!   startup (standby)     ─▶ replay_lsn, consistent  ──▶ pg_last_wal_replay_lsn,
 //!                                                       57P03 until consistent
 //!   pg_promote(), `promote` file ─▶ request_promote() ──▶ startup (standby)
-//!   promotion (once)      ─▶ in_recovery: true → false ──▶ Database::role()
+//!   promotion (once)      ─▶ in_recovery: true → false ──▶ Engine::role()
 //! ```
 //!
 //! ## The recovery state: one atomic, switched once
 //!
 //! `in_recovery` is the node's role: `true` on a standby from
-//! [`crate::database::Database::open`] until promotion clears it
+//! [`crate::Engine::open`] until promotion clears it
 //! ([`ReplicationState::end_recovery`], called only by
-//! `Database::finish_recovery` once the node can take writes). It never
-//! goes back. Everything asks through `Database::role()` (or
+//! `Engine::finish_recovery` once the node can take writes). It never
+//! goes back. Everything asks through `Engine::role()` (or
 //! [`ReplicationState::in_recovery`] where only this state is at hand), so
 //! there is no second copy to disagree with it. The store is `Release` and
 //! the loads `Acquire`: a session that sees `false` also sees the WAL the
@@ -111,6 +111,21 @@ impl WalSndState {
 
 /// Lag not known (no reply covering a sent position yet): NULL.
 pub const LAG_UNKNOWN: u64 = u64::MAX;
+
+/// Which WAL position a `pg_*_lsn()` function asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WalLsnKind {
+    /// pg_current_wal_lsn(): written up to (PostgreSQL: write position).
+    Current,
+    /// pg_current_wal_insert_lsn()
+    Insert,
+    /// pg_current_wal_flush_lsn()
+    Flush,
+    /// pg_last_wal_receive_lsn() (standby; NULL on a primary)
+    Receive,
+    /// pg_last_wal_replay_lsn() (standby; NULL on a primary)
+    Replay,
+}
 
 /// One walsender's published progress (a row of `pg_stat_replication`).
 #[derive(Debug)]
@@ -534,8 +549,8 @@ impl ReplicationState {
 
     /// `pg_*_lsn()`: on a primary the writer's positions (receive/replay
     /// NULL); on a standby receive/replay, and 55000 for the others.
-    pub fn wal_lsn(&self, which: crate::sql::functions::WalLsnKind) -> PgResult<Option<u64>> {
-        use crate::sql::functions::WalLsnKind as K;
+    pub fn wal_lsn(&self, which: WalLsnKind) -> PgResult<Option<u64>> {
+        use WalLsnKind as K;
         let nonzero = |v: u64| (v != 0).then_some(v);
         if self.in_recovery() {
             return match which {
@@ -568,14 +583,14 @@ impl ReplicationState {
         self.in_recovery.load(Ordering::Acquire)
     }
 
-    /// Database::open of a standby: the node starts in recovery.
+    /// Engine::open of a standby: the node starts in recovery.
     pub(crate) fn begin_recovery(&self) {
         self.in_recovery.store(true, Ordering::Release);
     }
 
-    /// Promotion's last step (`Database::finish_recovery`): the node is a
+    /// Promotion's last step (`Engine::finish_recovery`): the node is a
     /// primary from now on. Called once; there is no way back.
-    pub(crate) fn end_recovery(&self) {
+    pub fn end_recovery(&self) {
         self.in_recovery.store(false, Ordering::Release);
     }
 
@@ -761,7 +776,7 @@ impl ReplicationState {
 /// running transactions) so that a standby can build KnownAssignedXids and
 /// prune it. Returns the record's end LSN (None without WAL). Called after a
 /// checkpoint, at the end of a base backup, and by the primary's timer.
-pub fn log_running_xacts(db: &crate::database::Database) -> PgResult<Option<Lsn>> {
+pub fn log_running_xacts(db: &crate::Engine) -> PgResult<Option<Lsn>> {
     let Some(w) = db.replication.wal_writer() else {
         return Ok(None);
     };
@@ -787,7 +802,7 @@ pub fn log_running_xacts(db: &crate::database::Database) -> PgResult<Option<Lsn>
 /// holds and hands it to the horizon ([`txn::procarray::ProcArray::oldest_xmin`]).
 /// Called after every change: feedback, a walsender ending, a slot
 /// dropped, start-up (slots keep their xmin across restarts).
-pub fn update_replication_xmin(db: &crate::database::Database) {
+pub fn update_replication_xmin(db: &crate::Engine) {
     let x = db.replication.required_xmin();
     db.procarray.set_replication_xmin(pgtypes::TransactionId(x));
 }
@@ -821,7 +836,7 @@ pub fn check_feedback_xmin(xmin: u64, next_xid: u64) -> Result<(), FeedbackRejec
 /// horizon is recomputed. An unbelievable one (from the future, wrapped —
 /// bad input from the network) is ignored with a log line, never trusted.
 pub fn process_hot_standby_feedback(
-    db: &crate::database::Database,
+    db: &crate::Engine,
     stat: &WalSndStat,
     slot: Option<&str>,
     xmin: u64,
@@ -999,13 +1014,13 @@ mod tests {
     /// reach the horizon; the older one wins, and releasing one frees it.
     #[test]
     fn feedback_holds_the_horizon() {
-        use crate::database::{Database, Role};
+        use crate::{Engine, Role};
         use pgtypes::config::Config;
         use pgtypes::TransactionId;
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = Config::new(dir.path());
         cfg.set("fsync", "off").unwrap();
-        let db = Database::open(cfg, Role::Primary).unwrap();
+        let db = Engine::open(cfg, Role::Primary, TransactionId::FIRST_NORMAL).unwrap();
         let p = db.procarray.connect(10).unwrap();
         for _ in 0..5 {
             let x = db.procarray.assign_xid(p);

@@ -2,7 +2,7 @@
 //! clog, procarray, heap (buffer pool), catalog, parse cache, WAL and the
 //! checkpointer.
 //!
-//! [`Database::open`] assembles it from a data directory:
+//! [`Node::open`] assembles it from a data directory:
 //!
 //! ```text
 //!  DIR/ (created if empty)
@@ -20,108 +20,53 @@
 //! of valid WAL. Indexes are in memory: they are rebuilt from the heap after
 //! redo. Finally the background checkpointer starts.
 //!
-//! [`Database::checkpoint`] is `CHECKPOINT`; [`Database::shutdown`] is the
+//! [`Node::checkpoint`] is `CHECKPOINT`; [`Node::shutdown`] is the
 //! clean stop (shutdown checkpoint, after which start-up needs no redo).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::checkpointer::{self, CheckpointKind, CheckpointerState};
-use crate::replication::ReplicationState;
-use crate::sql::catalog::Catalog;
 use crate::sql::parser::ParseCache;
-use crate::standby_conflict::StandbyConflicts;
-use crate::twophase::TwoPhaseState;
 use crate::xlog::ControlFile;
+use engine::{Engine, Role};
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
-use pgtypes::fileutil::io_error as io_err;
 use pgtypes::TransactionId;
-use storage::heapam::Heap;
-use storage::hio::ExtensionMode;
-use storage::xloginsert::XLog;
-use txn::clog::Clog;
-use txn::procarray::ProcArray;
 
-/// Which role this node plays.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// Accepts writes.
-    Primary,
-    /// Replays WAL; read-only sessions.
-    Standby,
+/// One node: its engine, the parse cache its sessions share and the
+/// checkpointer. Built in one pass by [`Node::open`]; derefs to the
+/// [`Engine`] for the layers' shared state.
+pub struct Node {
+    engine: Arc<Engine>,
+    /// Parsed statements by query text.
+    parse_cache: ParseCache,
+    /// Checkpoint serialisation and the background checkpointer.
+    checkpointer: CheckpointerState,
 }
 
-/// Shared state of one node.
-pub struct Database {
-    /// Server-wide settings.
-    pub config: Config,
-    /// Commit status of every xid.
-    pub clog: Clog,
-    /// Running transactions and snapshots.
-    pub procarray: ProcArray,
-    /// Heap pages through the buffer pool.
-    pub heap: Heap,
-    /// Tables and indexes.
-    pub catalog: Catalog,
-    /// Parsed statements by query text.
-    pub parse_cache: ParseCache,
-    /// Prepared transactions (two-phase commit).
-    pub twophase: TwoPhaseState,
-    /// Walsenders, walreceiver, slots, recovery progress.
-    pub replication: ReplicationState,
-    /// WAL, set once start-up has replayed it and opened the writer.
-    xlog: OnceLock<Arc<XLog>>,
-    /// Checkpoint serialisation and the background checkpointer.
-    pub checkpointer: CheckpointerState,
-    /// Standby sessions replay may have to cancel (standby_conflict.rs).
-    pub standby_conflicts: StandbyConflicts,
+impl std::ops::Deref for Node {
+    type Target = Engine;
+    fn deref(&self) -> &Engine {
+        &self.engine
+    }
 }
 
 /// Texts kept by the parse cache.
 const PARSE_CACHE_SIZE: usize = 4096;
 
-impl Database {
+impl Node {
     /// Opens (creating if empty) the data directory named by `config`,
     /// running crash recovery if the last stop was not clean.
-    pub fn open(config: Config, role: Role) -> PgResult<Arc<Database>> {
-        let dir = config.data_dir.clone();
-        for sub in ["", "base", "global", "pg_xact", "pg_wal"] {
-            let p = dir.join(sub);
-            std::fs::create_dir_all(&p).map_err(|e| io_err("create directory", &p, e))?;
-        }
-        let ctl = ControlFile::read(&dir)?;
-        let clog = Clog::open(&dir)?;
-        let mode = ExtensionMode::parse(config.get("relation_extension").unwrap_or("bulk"))
-            .unwrap_or_default();
-        let heap = Heap::open(&dir, config.shared_buffers_pages(), mode)?;
-        let catalog = Catalog::open(&dir)?;
-        let max_prepared = config.max_prepared_transactions();
-        let max_procs = config.max_connections() + max_prepared + 8;
+    pub fn open(config: Config, role: Role) -> PgResult<Arc<Node>> {
+        let ctl = ControlFile::read(&config.data_dir)?;
         // next_xid comes from the checkpoint and every xid replayed after it.
-        let next = TransactionId(
-            ctl.map(|c| c.next_xid)
-                .unwrap_or(0)
-                .max(TransactionId::FIRST_NORMAL.0),
-        );
-        let db = Database {
-            procarray: ProcArray::new(max_procs, next),
-            config,
-            clog,
-            heap,
-            catalog,
+        let next = TransactionId(ctl.map(|c| c.next_xid).unwrap_or(0));
+        let db = Node {
+            engine: Arc::new(Engine::open(config, role, next)?),
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
-            twophase: TwoPhaseState::new(max_prepared, Some(&dir)),
-            replication: ReplicationState::open(Some(&dir))?,
-            xlog: OnceLock::new(),
             checkpointer: CheckpointerState::default(),
-            standby_conflicts: StandbyConflicts::default(),
         };
-        if role == Role::Standby {
-            // A standby replays WAL continuously (standby::startup) instead
-            // of the primary's one-shot crash recovery.
-            db.replication.begin_recovery();
-            db.procarray.set_in_recovery(true);
-        } else {
+        if role == Role::Primary {
             crate::xlog::startup(&db, ctl)?;
             // The walsender streams from, and base backups read, this writer.
             if let Some(x) = db.xlog() {
@@ -129,16 +74,16 @@ impl Database {
             }
             // Tables and indexes whose creating transaction never committed
             // (running at a crash) go before anyone can see them.
-            crate::sql::ddl::resolve_uncommitted_ddl(&db)?;
+            engine::indexing::resolve_uncommitted_ddl(&db)?;
         }
-        let max_seen = crate::sql::ddl::rebuild_all_indexes(&db)?;
+        let max_seen = engine::indexing::rebuild_all_indexes(&db)?;
         if max_seen + 1 > db.procarray.next_xid().0 {
             db.procarray.advance_next_xid(TransactionId(max_seen));
         }
         // After redo (which registered PREPAREs and dropped finished ones),
         // before any session: prepared transactions hold their xids as
         // running again.
-        crate::twophase::restore_at_startup(&db)?;
+        engine::twophase::restore_at_startup(db.engine().as_ref())?;
         tracing::debug!(
             tables = db.catalog.tables().len(),
             next_xid = db.procarray.next_xid().0,
@@ -146,14 +91,14 @@ impl Database {
         );
         // Slots keep their standbys' xmins across restarts: the horizon
         // holds them before the first session or standby arrives.
-        crate::replication::update_replication_xmin(&db);
+        engine::replication::update_replication_xmin(&db);
         let db = Arc::new(db);
         // Pruning removes index entries through the SQL layer; a primary
         // prunes from here on, a standby only once promoted.
-        let weak = Arc::downgrade(&db);
+        let weak = Arc::downgrade(&db.engine);
         db.heap
             .set_prune_index_hook(Box::new(move |rel, items| match weak.upgrade() {
-                Some(db) => crate::sql::ddl::unindex_pruned_tuples(&db, rel, items, false),
+                Some(e) => engine::indexing::unindex_pruned_tuples(&e, rel, items, false),
                 None => Ok(false),
             }));
         if role == Role::Primary {
@@ -166,17 +111,6 @@ impl Database {
             )
         })?;
         Ok(db)
-    }
-
-    /// Primary or standby: a standby is in recovery until promoted
-    /// ([`Database::finish_recovery`]); the one way to ask (the state is
-    /// the single atomic in [`ReplicationState`]).
-    pub fn role(&self) -> Role {
-        if self.replication.in_recovery() {
-            Role::Standby
-        } else {
-            Role::Primary
-        }
     }
 
     /// Promotion, the database half (the end of StartupXLOG on a standby;
@@ -207,7 +141,7 @@ impl Database {
             ));
         }
         crate::xlog::open_after_recovery(self, end, segment_size)?;
-        crate::twophase::restore_at_promotion(self)?;
+        engine::twophase::restore_at_promotion(self.engine.as_ref())?;
         let orphans = self.procarray.orphaned_known_assigned();
         for x in &orphans {
             self.clog.set_status(*x, &[], txn::clog::XidStatus::Aborted);
@@ -231,18 +165,23 @@ impl Database {
         self.heap.enable_pruning();
         // Creations of the transactions the old primary left running (just
         // marked aborted) are removed, WAL-logged like any DDL.
-        crate::sql::ddl::resolve_uncommitted_ddl(self)?;
+        engine::indexing::resolve_uncommitted_ddl(self)?;
         Ok(())
     }
 
-    /// The WAL handle (set once start-up finished).
-    pub fn xlog(&self) -> Option<&Arc<XLog>> {
-        self.xlog.get()
+    /// The engine's shared state, for sessions and the replication ends.
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
     }
 
-    /// Start-up only: installs the opened WAL.
-    pub(crate) fn set_xlog(&self, xlog: Arc<XLog>) {
-        let _ = self.xlog.set(xlog);
+    /// Parsed statements by query text, shared by the node's sessions.
+    pub fn parse_cache(&self) -> &ParseCache {
+        &self.parse_cache
+    }
+
+    /// The checkpointer's state (request lock, replayed checkpoints).
+    pub fn checkpointer(&self) -> &CheckpointerState {
+        &self.checkpointer
     }
 
     /// CHECKPOINT: writes dirty heap pages and clog pages, logs a checkpoint
@@ -278,53 +217,21 @@ impl Database {
         }
         Ok(())
     }
+}
 
-    /// VACUUM (`tables` empty: all tables). For each table, under its
-    /// shared relation lock, the heap pass ([`Heap::vacuum_relation`]):
-    /// every page pruned against the current horizon — dead versions lose
-    /// their index entries and their line pointers become reusable — and
-    /// every page's free space recorded in the FSM, so inserts reuse it.
-    ///
-    /// There is no separate index pass: pruning removes a version's
-    /// entries before it frees the slot, which is the only safe order (an
-    /// index pass that checked a tid and then removed its entry could
-    /// remove the entry of a newer version of the same key that reused the
-    /// slot in between). Entries of a page a concurrent index build kept
-    /// from being pruned go at that page's next prune.
-    ///
-    /// Returns the number of versions removed.
-    pub fn vacuum(&self, tables: &[String]) -> PgResult<usize> {
-        let list = if tables.is_empty() {
-            self.catalog.tables()
-        } else {
-            tables
-                .iter()
-                .map(|t| self.catalog.table(t))
-                .collect::<PgResult<Vec<_>>>()?
-        };
-        let horizon = self.procarray.oldest_xmin();
-        let mut removed = 0;
-        for t in list {
-            let _lock = t.lock.shared();
-            if t.check_not_dropped().is_err() {
-                continue;
-            }
-            let st = self
-                .heap
-                .vacuum_relation(t.rel, horizon, &self.clog, &self.procarray)?;
-            removed += st.removed;
-            tracing::debug!(
-                "vacuum of \"{}\": removed {} dead row versions, {} are dead but not yet removable",
-                t.name,
-                st.removed,
-                st.recently_dead
-            );
-        }
-        Ok(removed)
+impl crate::sql::NodeServices for Node {
+    fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+    fn parse_cache(&self) -> &ParseCache {
+        &self.parse_cache
+    }
+    fn checkpoint(&self) -> PgResult<()> {
+        Node::checkpoint(self)
     }
 }
 
-impl Drop for Database {
+impl Drop for Node {
     fn drop(&mut self) {
         self.checkpointer.stop();
     }
@@ -346,12 +253,12 @@ mod tests {
         let mut cfg = Config::new(dir.path());
         cfg.set("fsync", "off").expect("fsync"); // a throw-away directory
         cfg.set("max_prepared_transactions", "2").expect("setting");
-        let db = Database::open(cfg, Role::Standby).expect("open a standby");
+        let db = Node::open(cfg, Role::Standby).expect("open a standby");
         assert_eq!(db.role(), Role::Standby);
         assert!(db.xlog().is_none());
         let t = TransactionId;
         db.procarray.init_known_assigned(&[t(4), t(5)], t(6), t(3));
-        crate::twophase::redo_prepare(&*db, 5, &[], 0, "g1", &[]);
+        engine::twophase::redo_prepare(db.engine().as_ref(), 5, &[], 0, "g1", &[]);
 
         let seg = crate::xlog::segment_size(&db.config, None).expect("segment size");
         db.finish_recovery(wal::WalPosition::initial(seg), seg)

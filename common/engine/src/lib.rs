@@ -1,0 +1,202 @@
+//! # engine — transactions, the catalog and replication state over storage
+//!
+//! The layer between storage and SQL (PostgreSQL's `access/transam` xact
+//! half, `catalog/`, `replication/` state and `storage/ipc/standby.c`):
+//!
+//! * [`xact`] — a session's transaction machine: blocks, savepoints,
+//!   isolation levels, commit and abort with their WAL records;
+//!   [`twophase`] — PREPARE TRANSACTION and its dummy procs;
+//!   [`xact_redo`] — replay of every transaction completion, the one
+//!   routine crash recovery and a standby share;
+//! * [`catalog`] — tables and indexes (the relation cache), WAL-logged
+//!   changes; [`indexing`] — index maintenance that storage, redo and
+//!   start-up need without SQL;
+//! * [`replication`] — walsenders, the walreceiver, slots, recovery
+//!   progress and the role; [`standby_conflict`] — cancelling standby
+//!   sessions whose snapshots replay must overrun.
+//!
+//! [`Engine`] is the state all of these share on one node: settings, clog,
+//! procarray, heap, catalog, prepared transactions, replication state, WAL
+//! and the standby sessions replay may cancel. The node (`common::Node`)
+//! builds it, runs start-up over it and hands `Arc<Engine>` to sessions;
+//! nothing here knows the node, the checkpointer or SQL sessions.
+//!
+//! ## Invariants
+//!
+//! 1. Every transaction completion — commit, abort, COMMIT / ROLLBACK
+//!    PREPARED, on the primary or replayed — updates the clog first, then
+//!    removes the xids from the procarray and bumps its completion counter
+//!    under ProcArrayLock held exclusively ([`xact`], [`xact_redo`]).
+//! 2. The WAL handle is present exactly when the node may write: from
+//!    start-up on a primary, from promotion on a standby.
+//! 3. The role changes once, standby to primary, through
+//!    [`replication::ReplicationState`]'s one atomic.
+//!
+//! Lock order (above storage's): relation lock → buffer content lock →
+//! ProcArrayLock; catalog locks are leaves.
+//!
+//! Next: `sql`, which plans and runs statements over this.
+
+use std::sync::{Arc, OnceLock};
+
+use pgtypes::config::Config;
+use pgtypes::error::PgResult;
+use pgtypes::fileutil::io_error;
+use pgtypes::TransactionId;
+use storage::heapam::Heap;
+use storage::hio::ExtensionMode;
+use storage::xloginsert::XLog;
+use txn::clog::Clog;
+use txn::procarray::ProcArray;
+
+use catalog::Catalog;
+use replication::ReplicationState;
+use standby_conflict::StandbyConflicts;
+use twophase::TwoPhaseState;
+
+pub mod catalog;
+pub mod indexing;
+pub mod replication;
+pub mod standby_conflict;
+#[cfg(test)]
+mod testutil;
+pub mod twophase;
+pub mod xact;
+pub mod xact_redo;
+
+/// Which role this node plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Accepts writes.
+    Primary,
+    /// Replays WAL; read-only sessions.
+    Standby,
+}
+
+/// The shared state of one node's engine (see the crate docs).
+pub struct Engine {
+    /// Server-wide settings.
+    pub config: Config,
+    /// Commit status of every xid.
+    pub clog: Clog,
+    /// Running transactions and snapshots.
+    pub procarray: ProcArray,
+    /// Heap pages through the buffer pool.
+    pub heap: Heap,
+    /// Tables and indexes.
+    pub catalog: Catalog,
+    /// Prepared transactions (two-phase commit).
+    pub twophase: TwoPhaseState,
+    /// Walsenders, walreceiver, slots, recovery progress.
+    pub replication: ReplicationState,
+    /// WAL, set once start-up has replayed it and opened the writer.
+    xlog: OnceLock<Arc<XLog>>,
+    /// Standby sessions replay may have to cancel (standby_conflict.rs).
+    pub standby_conflicts: StandbyConflicts,
+}
+
+impl Engine {
+    /// Builds the engine's state from the data directory named by
+    /// `config` (created if empty): clog, heap and buffer pool, catalog,
+    /// procarray (xid assignment resumes at `next_xid`), prepared
+    /// transactions and replication slots. A standby starts in recovery.
+    /// No WAL is replayed here: that is the node's start-up.
+    pub fn open(config: Config, role: Role, next_xid: TransactionId) -> PgResult<Engine> {
+        let dir = config.data_dir.clone();
+        for sub in ["", "base", "global", "pg_xact", "pg_wal"] {
+            let p = dir.join(sub);
+            std::fs::create_dir_all(&p).map_err(|e| io_error("create directory", &p, e))?;
+        }
+        let clog = Clog::open(&dir)?;
+        let mode = ExtensionMode::parse(config.get("relation_extension").unwrap_or("bulk"))
+            .unwrap_or_default();
+        let heap = Heap::open(&dir, config.shared_buffers_pages(), mode)?;
+        let catalog = Catalog::open(&dir)?;
+        let max_prepared = config.max_prepared_transactions();
+        let max_procs = config.max_connections() + max_prepared + 8;
+        let next = next_xid.max(TransactionId::FIRST_NORMAL);
+        let engine = Engine {
+            procarray: ProcArray::new(max_procs, next),
+            config,
+            clog,
+            heap,
+            catalog,
+            twophase: TwoPhaseState::new(max_prepared, Some(&dir)),
+            replication: ReplicationState::open(Some(&dir))?,
+            xlog: OnceLock::new(),
+            standby_conflicts: StandbyConflicts::default(),
+        };
+        if role == Role::Standby {
+            // A standby replays WAL continuously instead of the primary's
+            // one-shot crash recovery.
+            engine.replication.begin_recovery();
+            engine.procarray.set_in_recovery(true);
+        }
+        Ok(engine)
+    }
+
+    /// Primary or standby: a standby is in recovery until promoted
+    /// ([`Engine::finish_recovery`]); the one way to ask (the state is
+    /// the single atomic in [`ReplicationState`]).
+    pub fn role(&self) -> Role {
+        if self.replication.in_recovery() {
+            Role::Standby
+        } else {
+            Role::Primary
+        }
+    }
+
+    /// The WAL handle (set once start-up finished).
+    pub fn xlog(&self) -> Option<&Arc<XLog>> {
+        self.xlog.get()
+    }
+
+    /// Start-up only: installs the opened WAL.
+    pub fn set_xlog(&self, xlog: Arc<XLog>) {
+        let _ = self.xlog.set(xlog);
+    }
+
+    /// VACUUM (`tables` empty: all tables). For each table, under its
+    /// shared relation lock, the heap pass ([`Heap::vacuum_relation`]):
+    /// every page pruned against the current horizon — dead versions lose
+    /// their index entries and their line pointers become reusable — and
+    /// every page's free space recorded in the FSM, so inserts reuse it.
+    ///
+    /// There is no separate index pass: pruning removes a version's
+    /// entries before it frees the slot, which is the only safe order (an
+    /// index pass that checked a tid and then removed its entry could
+    /// remove the entry of a newer version of the same key that reused the
+    /// slot in between). Entries of a page a concurrent index build kept
+    /// from being pruned go at that page's next prune.
+    ///
+    /// Returns the number of versions removed.
+    pub fn vacuum(&self, tables: &[String]) -> PgResult<usize> {
+        let list = if tables.is_empty() {
+            self.catalog.tables()
+        } else {
+            tables
+                .iter()
+                .map(|t| self.catalog.table(t))
+                .collect::<PgResult<Vec<_>>>()?
+        };
+        let horizon = self.procarray.oldest_xmin();
+        let mut removed = 0;
+        for t in list {
+            let _lock = t.lock.shared();
+            if t.check_not_dropped().is_err() {
+                continue;
+            }
+            let st = self
+                .heap
+                .vacuum_relation(t.rel, horizon, &self.clog, &self.procarray)?;
+            removed += st.removed;
+            tracing::debug!(
+                "vacuum of \"{}\": removed {} dead row versions, {} are dead but not yet removable",
+                t.name,
+                st.removed,
+                st.recently_dead
+            );
+        }
+        Ok(removed)
+    }
+}

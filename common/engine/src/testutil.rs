@@ -1,0 +1,16 @@
+//! Helpers shared by the crate's unit tests.
+
+use std::time::{Duration, Instant};
+
+/// Waits (bounded, 20 s) for a condition another thread brings about;
+/// panics naming `what` on timeout.
+pub(crate) fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::yield_now();
+    }
+}
