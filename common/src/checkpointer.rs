@@ -495,10 +495,11 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sql::session::{ExecOutcome, ResultSink, Session};
     use engine::Role;
     use pgtypes::config::Config;
     use pgtypes::value::Value;
+    use server::backend::{ExecOutcome, ResultSink};
+    use sql::session::Session;
 
     struct Discard;
     impl ResultSink for Discard {

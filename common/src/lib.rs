@@ -4,9 +4,8 @@
 
 pub mod checkpointer;
 pub mod node;
+pub mod postmaster;
 pub mod redo;
-pub mod server;
-pub mod sql;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -26,12 +26,12 @@
 use std::sync::Arc;
 
 use crate::checkpointer::{self, CheckpointKind, CheckpointerState};
-use crate::sql::parser::ParseCache;
 use crate::xlog::ControlFile;
 use engine::{Engine, Role};
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::TransactionId;
+use sql::parser::ParseCache;
 
 /// One node: its engine, the parse cache its sessions share and the
 /// checkpointer. Built in one pass by [`Node::open`]; derefs to the
@@ -219,7 +219,7 @@ impl Node {
     }
 }
 
-impl crate::sql::NodeServices for Node {
+impl sql::NodeServices for Node {
     fn engine(&self) -> &Arc<Engine> {
         &self.engine
     }

@@ -501,11 +501,12 @@ mod tests {
     use wal::WalReader;
 
     use super::*;
-    use crate::sql::session::{ExecOutcome, ResultSink, Session};
     use pgtypes::config::Config;
     use pgtypes::error::PgResult;
     use pgtypes::value::Value;
     use pgtypes::BufferTag;
+    use server::backend::{ExecOutcome, ResultSink};
+    use sql::session::Session;
 
     #[derive(Default)]
     struct Rows(Vec<Vec<String>>);
@@ -702,7 +703,7 @@ mod tests {
                 _ => {}
             }
         }
-        let batches = rows.div_ceil(crate::sql::executor::BATCH_ROWS);
+        let batches = rows.div_ceil(sql::executor::BATCH_ROWS);
         for (k, (records, tuples, singles)) in per_rel.iter().enumerate() {
             let pages = db.heap.nblocks(RelFileId(rels[k])).unwrap() as usize;
             assert_eq!(*singles, 0, "rel {k}: no per-row records");

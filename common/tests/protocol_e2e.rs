@@ -39,9 +39,14 @@ impl Node {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (tx, rx) = oneshot::channel();
-        let handle = tokio::spawn(common::server::serve(db, listener, async move {
-            let _ = rx.await;
-        }));
+        let handle = tokio::spawn(common::postmaster::serve(
+            db,
+            listener,
+            async move {
+                let _ = rx.await;
+            },
+            None,
+        ));
         Node {
             addr,
             _dir: dir,

@@ -5,7 +5,7 @@
 //! ([`pgtypes::config::Config::load`]), opens (creating if empty) the data
 //! directory ([`common::node::Node::open`]), listens on
 //! `listen_addresses`:`port` and hands the listener to the session loop
-//! ([`common::server::serve`]) until SIGINT or SIGTERM asks for a fast
+//! ([`common::postmaster::serve`]) until SIGINT or SIGTERM asks for a fast
 //! shutdown; once every session has ended it writes a shutdown checkpoint
 //! ([`common::node::Node::checkpoint`]: dirty pages, clog, next xid) and exits. That
 //! loop is [`primary::postmaster::run`], in the library so a promoted
@@ -81,7 +81,7 @@ fn main() -> ExitCode {
         }
     };
 
-    let runtime = match common::server::build_runtime() {
+    let runtime = match server::build_runtime() {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!(fatal = true, "{e}");

@@ -53,7 +53,7 @@ pub async fn run(config: Config) -> Result<(), String> {
     let timer = tokio::spawn(crate::standby_log::run(Arc::clone(&db), stop_rx));
     let handler = crate::walsender::WalSender::new(Arc::clone(&db));
     let served =
-        common::server::serve_replicated(Arc::clone(&db), listener, shutdown, handler).await;
+        common::postmaster::serve(Arc::clone(&db), listener, shutdown, Some(handler)).await;
     let _ = stop_tx.send(true);
     let _ = timer.await;
     served.map_err(|e| format!("could not accept connections: {e}"))?;

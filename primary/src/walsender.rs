@@ -1,7 +1,7 @@
 //! # The walsender (walsender.c): replication connections on the primary
 //!
 //! A client that connects with the startup parameter `replication=true` is
-//! handed here by the session loop ([`common::server::ReplicationHandler`]).
+//! handed here by the session loop ([`server::ReplicationHandler`]).
 //! It speaks PostgreSQL's replication command language over simple Query
 //! messages:
 //!
@@ -43,7 +43,6 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use common::node::Node;
-use common::server::{ReplicationConnection, ReplicationHandler};
 use engine::replication::{WalSndStat, WalSndState};
 use pgtypes::error::{sqlstate, PgError};
 use protocol::codec::ServerCodec;
@@ -51,6 +50,7 @@ use protocol::messages::{
     write_command_complete, write_error, write_parameter_status, write_ready_for_query,
     BackendMessage, DataRowWriter, FrontendMessage,
 };
+use server::{ReplicationConnection, ReplicationHandler};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;

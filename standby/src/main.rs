@@ -42,12 +42,12 @@ use std::time::Duration;
 
 use clap::Parser;
 use common::node::Node;
-use common::server::BackendFactory;
-use common::sql::session::Session;
 use common::xlog::{ControlFile, DbState};
 use engine::Role;
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
+use server::BackendFactory;
+use sql::session::Session;
 use standby::basebackup::{self, BackupLabel};
 use standby::conninfo::ConnInfo;
 use tokio::net::TcpListener;
@@ -92,7 +92,7 @@ fn quote(v: &str) -> String {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let rt = match common::server::build_runtime() {
+    let rt = match server::build_runtime() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("FATAL:  {e}");
@@ -212,6 +212,8 @@ fn main() -> ExitCode {
 /// Standby, read-write once promoted).
 struct StandbyFactory {
     db: Arc<Node>,
+    /// The node's own sessions, once connections are accepted.
+    sessions: common::postmaster::Sessions,
     /// `hot_standby`, read once: it can only change with a restart.
     hot_standby: bool,
 }
@@ -233,13 +235,13 @@ impl BackendFactory for StandbyFactory {
             )
             .with_detail("Consistent recovery state has not been yet reached."));
         }
-        self.db.connect(params)
+        self.sessions.connect(params)
     }
     fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)> {
-        self.db.parameter_statuses(params)
+        self.sessions.parameter_statuses(params)
     }
     fn max_message_size(&self) -> usize {
-        self.db.max_message_size()
+        self.sessions.max_message_size()
     }
 }
 
@@ -379,9 +381,10 @@ async fn run(config: Config) -> Result<(), String> {
     };
     // Replication connections go to the walsender, which refuses them
     // while in recovery and serves them once promoted.
-    let served = common::server::serve_with_replication(
+    let served = server::serve_replicated(
         StandbyFactory {
             db: db.clone(),
+            sessions: common::postmaster::Sessions::new(db.clone()),
             hot_standby: db.config.bool("hot_standby"),
         },
         listener,
@@ -440,7 +443,14 @@ mod tests {
         let mut cfg = Config::new(dir.path());
         cfg.set("fsync", "off").expect("fsync"); // a throw-away directory
         let db = Node::open(cfg, Role::Standby).expect("open a standby database");
-        (dir, StandbyFactory { db, hot_standby })
+        (
+            dir,
+            StandbyFactory {
+                sessions: common::postmaster::Sessions::new(db.clone()),
+                db,
+                hot_standby,
+            },
+        )
     }
 
     /// Before replay is consistent a standby refuses sessions with

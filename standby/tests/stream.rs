@@ -58,13 +58,13 @@ fn stream_base_backup_and_replay_completions() {
     let port = listener.local_addr().unwrap().port();
     let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
     let handler = primary::walsender::WalSender::new(primary.clone());
-    let server = rt.spawn(common::server::serve_replicated(
+    let server = rt.spawn(common::postmaster::serve(
         primary.clone(),
         listener,
         async move {
             let _ = stop_rx.wait_for(|v| *v).await;
         },
-        handler,
+        Some(handler),
     ));
 
     // A transaction running across the backup: xid 3 stays open.

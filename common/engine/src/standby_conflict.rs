@@ -116,7 +116,7 @@ pub struct ConflictSignal {
     procno: ProcNumber,
     cancel: Arc<AtomicBool>,
     pending: AtomicBool,
-    wake: tokio::sync::Notify,
+    wake: Arc<tokio::sync::Notify>,
 }
 
 impl ConflictSignal {
@@ -131,10 +131,11 @@ impl ConflictSignal {
         self.pending.swap(false, Ordering::SeqCst)
     }
 
-    /// Resolves when replay signals (a signal sent while nobody waited is
-    /// kept, so the next wait returns at once).
-    pub async fn notified(&self) {
-        self.wake.notified().await
+    /// The latch replay sets: its `notified()` resolves when replay
+    /// signals (a signal sent while nobody waited is kept, so the next
+    /// wait returns at once).
+    pub fn latch(&self) -> &Arc<tokio::sync::Notify> {
+        &self.wake
     }
 
     fn signal(&self) {
@@ -161,7 +162,7 @@ impl StandbyConflicts {
             procno,
             cancel,
             pending: AtomicBool::new(false),
-            wake: tokio::sync::Notify::new(),
+            wake: Arc::new(tokio::sync::Notify::new()),
         });
         self.sessions.lock().insert(procno.0, s.clone());
         s

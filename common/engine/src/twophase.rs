@@ -751,7 +751,8 @@ mod tests {
 
     use super::*;
     use crate::testutil::wait_until;
-    use crate::xact::{TxStatus, Xact};
+    use crate::xact::Xact;
+    use pgtypes::txstatus::TxStatus;
     use txn::clog::Clog;
     use txn::procarray::{ProcArray, PGPROC_MAX_CACHED_SUBXIDS};
 

@@ -61,6 +61,7 @@ use crate::twophase::TwoPhaseState;
 use crate::{Engine, Role};
 use pgtypes::blocking::run_blocking;
 use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::txstatus::TxStatus;
 use pgtypes::{CommandId, TransactionId};
 use storage::heapam_visibility::OwnXact;
 use txn::clog::{Clog, XidStatus};
@@ -87,28 +88,6 @@ impl IsolationLevel {
         match self {
             IsolationLevel::ReadCommitted => "read committed",
             IsolationLevel::RepeatableRead => "repeatable read",
-        }
-    }
-}
-
-/// The transaction status byte of ReadyForQuery.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TxStatus {
-    /// `I`: not in a transaction block.
-    Idle,
-    /// `T`: in a transaction block.
-    InBlock,
-    /// `E`: in a failed transaction block (25P02 until ROLLBACK).
-    Failed,
-}
-
-impl TxStatus {
-    /// The byte sent in ReadyForQuery.
-    pub fn byte(self) -> u8 {
-        match self {
-            TxStatus::Idle => b'I',
-            TxStatus::InBlock => b'T',
-            TxStatus::Failed => b'E',
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod fileutil;
 pub mod ids;
 pub mod numeric;
 pub mod sqltype;
+pub mod txstatus;
 pub mod value;
 
 pub use ids::*;

@@ -13,12 +13,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::node::Node;
-use crate::sql::session::{ExecOutcome, ResultSink, Session};
-use engine::xact::TxStatus;
 use engine::Role;
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::txstatus::TxStatus;
 use pgtypes::value::Value;
+use server::backend::{ExecOutcome, ResultSink};
+use sql::session::Session;
 use txn::procarray::ProcNumber;
 
 #[derive(Default)]

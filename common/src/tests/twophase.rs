@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use crate::node::Node;
-use crate::sql::session::Session;
 use crate::tests::sql::{err, ok, q, tag};
 use crate::testutil::wait_until;
-use engine::xact::TxStatus;
 use engine::Role;
 use pgtypes::config::Config;
+use pgtypes::txstatus::TxStatus;
+use sql::session::Session;
 use txn::procarray::ProcNumber;
 
 #[track_caller]

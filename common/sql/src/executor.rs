@@ -58,9 +58,9 @@ use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::sql::expr::{eval, eval_filter, EvalContext, Expr};
-use crate::sql::functions::Accumulator;
-use crate::sql::planner::{Access, InsertSource, Plan, QueryPlan, Source};
+use crate::expr::{eval, eval_filter, EvalContext, Expr};
+use crate::functions::Accumulator;
+use crate::planner::{Access, InsertSource, Plan, QueryPlan, Source};
 use engine::catalog::{IndexDef, TableDef};
 use engine::indexing::{header_dead_to_all, index_key};
 use engine::xact::{IsolationLevel, Xact};
@@ -273,8 +273,8 @@ impl EvalContext for Ectx<'_> {
         })
     }
     fn setting(&self, name: &str) -> Option<String> {
-        if crate::sql::utility::canonical_name(name) == "transaction_isolation" {
-            return Some(crate::sql::parser::isolation_name(self.xact.isolation()).to_string());
+        if crate::utility::canonical_name(name) == "transaction_isolation" {
+            return Some(crate::parser::isolation_name(self.xact.isolation()).to_string());
         }
         self.settings.get_setting(name)
     }
@@ -288,7 +288,7 @@ impl EvalContext for Ectx<'_> {
         // As xlogfuncs.c's pg_promote: the startup process notices the
         // request (the standby crate), this backend only asks and polls.
         if !self.db.replication.in_recovery() {
-            return Err(crate::sql::functions::not_in_recovery());
+            return Err(crate::functions::not_in_recovery());
         }
         if wait_seconds <= 0 {
             return Err(PgError::new(
@@ -338,7 +338,7 @@ impl EvalContext for Ectx<'_> {
         let blocks = self.db.heap.nblocks(t.rel)?;
         Ok(i64::from(blocks) * pgtypes::BLCKSZ as i64)
     }
-    fn wal_lsn(&self, which: crate::sql::functions::WalLsnKind) -> PgResult<Option<u64>> {
+    fn wal_lsn(&self, which: crate::functions::WalLsnKind) -> PgResult<Option<u64>> {
         self.db.replication.wal_lsn(which)
     }
     fn check_cancel(&self) -> PgResult<()> {

@@ -36,57 +36,29 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use sqlparser::ast;
 
-use crate::sql::copy::{format_header, format_row, CopyInState};
-use crate::sql::ddl::{
-    execute_ddl, is_ddl, missing_table_to_drop, DdlCtx, PendingDdl, PendingDdlList,
-};
-use crate::sql::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
-use crate::sql::expr::ParamTypes;
-use crate::sql::parser::{
+use crate::copy::{format_header, format_row, CopyInState};
+use crate::ddl::{execute_ddl, is_ddl, missing_table_to_drop, DdlCtx, PendingDdl, PendingDdlList};
+use crate::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
+use crate::expr::ParamTypes;
+use crate::parser::{
     isolation_from_name, isolation_name, CopyDirection, CopyFormat, CopySource, CopyStmt,
     ParsedStmt, Stmt,
 };
-use crate::sql::planner::{bind_defaults, is_plannable, plan_query, plan_statement, Plan, Planned};
-use crate::sql::utility::{canonical_name, SessionSettings, REPORTED};
-use crate::sql::NodeServices;
+use crate::planner::{bind_defaults, is_plannable, plan_query, plan_statement, Plan, Planned};
+use crate::utility::{canonical_name, SessionSettings, REPORTED};
+use crate::NodeServices;
 use engine::catalog::TableDef;
 use engine::indexing::{drop_table, truncate_table};
 use engine::standby_conflict::ConflictSignal;
-use engine::xact::{TxStatus, Xact};
+use engine::xact::Xact;
 use engine::{Engine, Role};
 use pgtypes::error::{sqlstate, PgError, PgResult, Severity};
 use pgtypes::sqltype::SqlType;
+use pgtypes::txstatus::TxStatus;
 use pgtypes::value::Value;
 use pgtypes::{Oid, RelFileId, TransactionId};
+use server::backend::{Backend, CopyIn, ExecOutcome, FieldDescription, ResultSink, StatementInfo};
 use txn::lmgr::WaitLimits;
-
-/// One column of a RowDescription.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FieldDescription {
-    /// Column name (`?column?` when unnamed, as PostgreSQL).
-    pub name: String,
-    /// Table OID or 0.
-    pub table_oid: Oid,
-    /// Column number or 0.
-    pub column_id: i16,
-    /// The type.
-    pub ty: SqlType,
-}
-
-/// Where results go. The protocol loop implements it, writing DataRow,
-/// CopyData and NoticeResponse straight into its output buffer.
-pub trait ResultSink {
-    /// One result row (formats were fixed at Bind).
-    fn row(&mut self, values: &[Value]) -> PgResult<()>;
-    /// A notice or warning to send before the command completes.
-    fn notice(&mut self, notice: PgError);
-    /// A run-time parameter changed (SET application_name …): ParameterStatus.
-    fn parameter_status(&mut self, name: &str, value: &str);
-    /// COPY TO STDOUT is starting: CopyOutResponse with `columns` text columns.
-    fn copy_out_start(&mut self, columns: usize);
-    /// One CopyData chunk of COPY TO STDOUT.
-    fn copy_data(&mut self, data: &[u8]);
-}
 
 /// A parsed, described statement (Parse, or one statement of a Query).
 pub struct PreparedStatement {
@@ -144,7 +116,7 @@ impl PreparedStatement {
     }
     /// True if executing it is bounded work that never waits except
     /// through `lmgr::run_blocking` (transaction control, settings, a plan
-    /// that [`crate::sql::planner::Planned::runs_briefly`]); false when it may run long (DDL,
+    /// that [`crate::planner::Planned::runs_briefly`]); false when it may run long (DDL,
     /// COPY, VACUUM, CHECKPOINT, scans) or is not planned yet.
     pub fn runs_briefly(&self) -> bool {
         match &self.parsed.stmt {
@@ -172,28 +144,6 @@ impl PreparedStatement {
             }
         }
     }
-}
-
-/// What executing a statement produced.
-pub enum ExecOutcome {
-    /// The command completed with this tag (`INSERT 0 1`, `SELECT 3`, `BEGIN`).
-    Complete(String),
-    /// An empty query string (EmptyQueryResponse).
-    Empty,
-    /// COPY FROM STDIN: send CopyInResponse, feed CopyData to
-    /// [`Session::copy_in_data`], then [`Session::copy_in_done`] or
-    /// [`Session::copy_in_fail`].
-    CopyIn(CopyIn),
-}
-
-/// An open COPY FROM STDIN.
-pub struct CopyIn {
-    /// Number of columns (for CopyInResponse).
-    pub columns: usize,
-    /// True for binary COPY (not supported: always false).
-    pub binary: bool,
-    /// The executor's state (opaque to the protocol loop).
-    pub state: Box<dyn std::any::Any + Send>,
 }
 
 /// A session. Not shared between tasks.
@@ -950,7 +900,7 @@ impl Session {
                     self.check_writable("TRUNCATE TABLE")?;
                     let names: Vec<String> = table_names
                         .iter()
-                        .map(|t| crate::sql::planner::object_name(&t.name))
+                        .map(|t| crate::planner::object_name(&t.name))
                         .collect();
                     self.truncate_in_block(&names, sink)
                 } else if let (
@@ -970,7 +920,7 @@ impl Session {
                     if let ast::Statement::CreateTable(ct) = &**s {
                         // Re-creating a table this block dropped: the old one
                         // must go now (and cannot come back at ROLLBACK).
-                        let name = crate::sql::planner::object_name(&ct.name);
+                        let name = crate::planner::object_name(&ct.name);
                         if let Some(t) = self.pending_ddl.take_drop(&name) {
                             drop_table(&self.db, &t, &self.cancel)?;
                         }
@@ -1077,7 +1027,7 @@ impl Session {
         let mut now = Vec::new();
         let mut later = Vec::new();
         for n in names {
-            let name = crate::sql::planner::object_name(n);
+            let name = crate::planner::object_name(n);
             let pending = self.pending_ddl.drops(&name);
             match self.visible_table(&name).ok() {
                 Some(t) if !pending => {
@@ -1253,7 +1203,7 @@ impl Session {
                         (None, names, Some((table, cols)))
                     }
                     CopySource::Query(q) => {
-                        let parsed = crate::sql::parser::parse_one(q)?;
+                        let parsed = crate::parser::parse_one(q)?;
                         let Stmt::Sql(s) = parsed else {
                             return Err(PgError::syntax("COPY (query) needs a SELECT"));
                         };
@@ -1300,11 +1250,11 @@ impl Session {
                         let _lock = table.lock.shared();
                         table.check_not_dropped()?;
                         let mut vals = Vec::with_capacity(cols.len());
-                        crate::sql::executor::scan_table(
+                        crate::executor::scan_table(
                             &mut ec,
                             &vis,
                             &table,
-                            &crate::sql::planner::Access::SeqScan,
+                            &crate::planner::Access::SeqScan,
                             &None,
                             &mut |_, _, row| {
                                 vals.clear();
@@ -1539,4 +1489,72 @@ fn copy_columns(table: &TableDef, columns: &[String]) -> PgResult<Vec<usize>> {
         v.push(i);
     }
     Ok(v)
+}
+
+// The session loop's view of a session (server::Backend).
+
+impl StatementInfo for PreparedStatement {
+    fn param_types(&self) -> &[SqlType] {
+        PreparedStatement::param_types(self)
+    }
+    fn columns(&self) -> Option<&[FieldDescription]> {
+        PreparedStatement::columns(self)
+    }
+    fn runs_briefly(&self) -> bool {
+        PreparedStatement::runs_briefly(self)
+    }
+}
+
+impl Backend for Session {
+    type Statement = PreparedStatement;
+    fn prepare(&mut self, sql: &str, param_types: &[Oid]) -> PgResult<Vec<Arc<PreparedStatement>>> {
+        Session::prepare(self, sql, param_types)
+    }
+    fn execute(
+        &mut self,
+        stmt: &PreparedStatement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        Session::execute(self, stmt, params, sink)
+    }
+    fn copy_in_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> PgResult<()> {
+        Session::copy_in_data(self, copy, data)
+    }
+    fn copy_in_done(&mut self, copy: CopyIn) -> PgResult<String> {
+        Session::copy_in_done(self, copy)
+    }
+    fn copy_in_fail(&mut self, copy: CopyIn, message: &str) -> pgtypes::error::PgError {
+        Session::copy_in_fail(self, copy, message)
+    }
+    fn begin_implicit(&mut self) {
+        Session::begin_implicit(self)
+    }
+    fn end_implicit(&mut self, ok: bool) -> PgResult<()> {
+        Session::end_implicit(self, ok)
+    }
+    fn on_error(&mut self) {
+        Session::on_error(self)
+    }
+    fn tx_status(&self) -> TxStatus {
+        Session::tx_status(self)
+    }
+    fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
+        Session::idle_in_transaction_timeout(self)
+    }
+    fn cancel_flag(&self) -> Arc<AtomicBool> {
+        Session::cancel_flag(self)
+    }
+    fn conflict_signal(&self) -> Option<Arc<tokio::sync::Notify>> {
+        Session::conflict_signal(self).map(|s| s.latch().clone())
+    }
+    fn idle_interrupt(&mut self) -> Option<pgtypes::error::PgError> {
+        Session::idle_interrupt(self)
+    }
+    fn set_backend_pid(&mut self, pid: i32) {
+        Session::set_backend_pid(self, pid)
+    }
+    fn setting(&self, name: &str) -> Option<String> {
+        Session::setting(self, name)
+    }
 }

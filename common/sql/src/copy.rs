@@ -5,7 +5,7 @@
 //! buffer, every complete record is parsed at once (fields split, NULL
 //! marker, backslash escapes or CSV quoting, `\.` end marker), converted to
 //! the column types and queued in an [`InsertBatch`], which goes to
-//! `Heap::multi_insert` every [`crate::sql::executor::BATCH_ROWS`] rows —
+//! `Heap::multi_insert` every [`crate::executor::BATCH_ROWS`] rows —
 //! so memory stays bounded whatever the size of the input. `FREEZE` writes
 //! the rows with the frozen xid; it is allowed only into a table created or
 //! truncated in the current transaction (55000 otherwise, as PostgreSQL).
@@ -15,14 +15,14 @@
 
 use std::sync::Arc;
 
-use crate::sql::executor::{check_not_null, conform_row, Ectx, InsertBatch, Vis};
-use crate::sql::expr::Expr;
-use crate::sql::parser::{CopyFormat, CopyStmt};
+use crate::executor::{check_not_null, conform_row, Ectx, InsertBatch, Vis};
+use crate::expr::Expr;
+use crate::parser::{CopyFormat, CopyStmt};
 use engine::catalog::TableDef;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::value::Value;
 
-/// An open COPY FROM STDIN (the `state` of a [`crate::sql::session::CopyIn`]).
+/// An open COPY FROM STDIN (the `state` of a [`crate::session::CopyIn`]).
 pub struct CopyInState {
     /// Target table.
     pub table: Arc<TableDef>,
@@ -300,7 +300,7 @@ impl CopyInState {
         for &c in &self.defaulted {
             if let Some(d) = &self.defaults[c] {
                 let p = ec.params;
-                out[c] = crate::sql::expr::eval(d, &[], p, ec)?;
+                out[c] = crate::expr::eval(d, &[], p, ec)?;
             }
         }
         conform_row(t, out)?;
@@ -616,7 +616,7 @@ mod tests {
         let mut f = Fields::default();
         split_csv(rec, o, &mut f).and_then(|()| f.to_strings())
     }
-    use crate::sql::parser::{parse_one, Stmt};
+    use crate::parser::{parse_one, Stmt};
 
     fn opts(sql: &str) -> CopyStmt {
         match parse_one(sql).unwrap() {

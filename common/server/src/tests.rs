@@ -19,10 +19,10 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
 use super::backend::{Backend, BackendFactory, StatementInfo};
-use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
-use engine::xact::TxStatus;
+use super::backend::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
+use pgtypes::txstatus::TxStatus;
 use pgtypes::value::Value;
 use pgtypes::Oid;
 use protocol::client::testing::{error_code, expect_fatal, until_ready};
@@ -331,7 +331,7 @@ impl TestServer {
             log: log.clone(),
             max_message_size: 1 << 20,
         };
-        let handle = tokio::spawn(super::serve_with(factory, listener, async move {
+        let handle = tokio::spawn(super::serve(factory, listener, async move {
             let _ = rx.await;
         }));
         TestServer {

@@ -32,14 +32,14 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::sql::expr::{
+use crate::expr::{
     bind_assign, bind_expr, bind_expr_agg, coerce, output_name, Expr, Grouping, ParamTypes, Scope,
 };
-use crate::sql::session::FieldDescription;
 use engine::catalog::{CatalogView, IndexDef, TableDef};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::Oid;
+use server::backend::FieldDescription;
 
 /// 42P10 invalid_column_reference.
 const INVALID_COLUMN_REFERENCE: &str = "42P10";
@@ -378,10 +378,7 @@ fn field(name: String, ty: SqlType) -> FieldDescription {
 
 /// Output type of a select-list expression: `unknown` becomes text, as in
 /// PostgreSQL.
-fn output_expr(
-    b: crate::sql::expr::BoundExpr,
-    params: &mut ParamTypes,
-) -> PgResult<(Expr, SqlType)> {
+fn output_expr(b: crate::expr::BoundExpr, params: &mut ParamTypes) -> PgResult<(Expr, SqlType)> {
     if b.ty == SqlType::Unknown {
         Ok((coerce(b, SqlType::Text, params)?, SqlType::Text))
     } else {

@@ -28,8 +28,8 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::sql::executor::Vis;
-use crate::sql::planner::{ident_name, object_name};
+use crate::executor::Vis;
+use crate::planner::{ident_name, object_name};
 use engine::catalog::{CatalogChange, ColumnDef, IndexDef, IndexSpec, TableDef, TableSpec};
 use engine::indexing::{drop_table, index_key, remove_index, truncate_table};
 use engine::xact::Xact;

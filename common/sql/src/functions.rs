@@ -1046,7 +1046,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             Value::Float8(f) => Value::Float8(f.sqrt()),
             other => other.clone(),
         },
-        Func::Mod => crate::sql::expr::arith(crate::sql::expr::BinOp::Mod, &args[0], &args[1])?,
+        Func::Mod => crate::expr::arith(crate::expr::BinOp::Mod, &args[0], &args[1])?,
         Func::Random => Value::Float8(ctx.random()),
         Func::Now => Value::TimestampTz(ctx.transaction_timestamp()),
         Func::StatementTimestamp => Value::TimestampTz(ctx.statement_timestamp()),

@@ -55,14 +55,13 @@ use tokio_util::codec::Decoder;
 use tracing::{debug, error, info};
 
 use super::backend::{Backend, BackendFactory, StatementInfo};
+use super::backend::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use super::cancel::CancelRegistry;
 use super::stop::{Stop, StopWatch};
 use super::values::{check_format, decode_param, write_value};
-use crate::sql::session::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
-use engine::standby_conflict::ConflictSignal;
-use engine::xact::TxStatus;
 use pgtypes::blocking::run_blocking;
 use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::txstatus::TxStatus;
 use pgtypes::value::Value;
 use protocol::codec::{MessageError, ProtocolError, ServerCodec};
 use protocol::messages::*;
@@ -182,7 +181,7 @@ impl Wire {
     async fn read_waking(
         &mut self,
         limit: Option<Duration>,
-        wake: Option<&ConflictSignal>,
+        wake: Option<&tokio::sync::Notify>,
     ) -> Result<Input, ProtocolError> {
         let woken = async {
             match wake {
@@ -479,7 +478,7 @@ struct SessionLoop<B: Backend> {
     backend: B,
     cancel: Arc<AtomicBool>,
     /// Standby snapshot conflicts wake the idle loop through this.
-    conflict: Option<Arc<ConflictSignal>>,
+    conflict: Option<Arc<tokio::sync::Notify>>,
     statements: HashMap<String, Stmt<B>>,
     portals: HashMap<String, Portal<B>>,
     ignore_till_sync: bool,

@@ -222,8 +222,8 @@ impl SessionSettings {
 fn normalize(name: &str, v: &str) -> PgResult<String> {
     Ok(match name {
         "transaction_isolation" | "default_transaction_isolation" => {
-            match crate::sql::parser::isolation_from_name(v) {
-                Some(l) => crate::sql::parser::isolation_name(l).to_string(),
+            match crate::parser::isolation_from_name(v) {
+                Some(l) => crate::parser::isolation_name(l).to_string(),
                 None => {
                     return Err(PgError::new(
                         sqlstate::INVALID_PARAMETER_VALUE,
@@ -247,7 +247,7 @@ fn normalize(name: &str, v: &str) -> PgResult<String> {
     })
 }
 
-impl crate::sql::executor::SettingsView for SessionSettings {
+impl crate::executor::SettingsView for SessionSettings {
     fn get_setting(&self, name: &str) -> Option<String> {
         self.get(name)
     }

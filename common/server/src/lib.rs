@@ -3,7 +3,8 @@
 //! [`serve`] accepts TCP connections and spawns one task per connection
 //! ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`, trust
 //! authentication, ParameterStatus, BackendKeyData), then the simple and
-//! extended query protocols and COPY over a [`Session`](crate::sql::session::Session).
+//! extended query protocols and COPY over a [`Backend`] (a SQL session on a
+//! node; this crate knows nothing of SQL).
 //! A CancelRequest on a fresh connection sets the target session's cancel
 //! flag through the [`cancel`] registry.
 //!
@@ -22,7 +23,7 @@
 //! Isolation: each connection is its own task; an error or even a panic in
 //! one ends only that task (the JoinSet reaps it and logs).
 //!
-//! [`serve_with`] is the same loop over any [`BackendFactory`], so a
+//! [`serve`] runs the same loop over any [`BackendFactory`], so a
 //! test double (or a standby's factory that refuses connections before
 //! consistency) can reuse the protocol machinery.
 //!
@@ -58,7 +59,6 @@ use tracing::{error, warn};
 pub use backend::{Backend, BackendFactory, StatementInfo};
 pub use cancel::CancelRegistry;
 
-use crate::node::Node;
 use postgres::{run_connection, Shared};
 
 /// The node's tokio runtime: multi-threaded, with `TOKIO_WORKER_THREADS`
@@ -83,16 +83,6 @@ pub fn build_runtime() -> Result<tokio::runtime::Runtime, String> {
     }
     b.build()
         .map_err(|e| format!("could not start the runtime: {e}"))
-}
-
-/// Serves clients of `db` on `listener` until `shutdown` completes, then
-/// terminates every session (FATAL 57P01) and returns.
-pub async fn serve(
-    db: Arc<Node>,
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    serve_with(db, listener, shutdown).await
 }
 
 /// A connection that asked for replication, handed to a [`ReplicationHandler`].
@@ -126,27 +116,19 @@ pub fn is_replication_request(params: &[(String, String)]) -> bool {
     })
 }
 
-/// [`serve`] plus replication connections handed to `handler`.
-pub async fn serve_replicated(
-    db: Arc<Node>,
-    listener: TcpListener,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-    handler: Arc<dyn ReplicationHandler>,
-) -> std::io::Result<()> {
-    serve_with_replication(db, listener, shutdown, Some(handler)).await
-}
-
-/// [`serve`] over any [`BackendFactory`].
-pub async fn serve_with<F: BackendFactory>(
+/// Serves clients of `factory` on `listener` until `shutdown` completes,
+/// then terminates every session (FATAL 57P01) and returns.
+pub async fn serve<F: BackendFactory>(
     factory: F,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_with_replication(factory, listener, shutdown, None).await
+    serve_replicated(factory, listener, shutdown, None).await
 }
 
-/// [`serve_with`] with an optional [`ReplicationHandler`].
-pub async fn serve_with_replication<F: BackendFactory>(
+/// [`serve`], with replication connections handed to `replication`
+/// (refused when there is none).
+pub async fn serve_replicated<F: BackendFactory>(
     factory: F,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,

@@ -41,14 +41,14 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::sql::functions::{self, AggFunc, Func};
+use crate::functions::{self, AggFunc, Func};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::numeric::Numeric;
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::{self, CastMode, Value};
 use pgtypes::Oid;
 
-pub use crate::sql::functions::{EvalContext, StaticContext, WalLsnKind};
+pub use crate::functions::{EvalContext, StaticContext, WalLsnKind};
 
 /// Unary operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,154 @@
+//! What the session loop needs from the SQL layer, as a trait: the
+//! contract of `sql::session::Session` (which implements it) made
+//! generic so that the protocol machinery can also be driven by another
+//! command processor (a walsender for `replication=true` connections, or the
+//! scripted backend of the server's own tests).
+//!
+//! The methods are synchronous: the SQL layer may block (lock waits, WAL
+//! flush) or run long (scans, DDL, COPY). The session loop hands the
+//! runtime worker off (`block_in_place`) around such calls and runs only
+//! statements that [`StatementInfo::runs_briefly`] inline; see
+//! [`super::postgres`].
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use pgtypes::error::{PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::txstatus::TxStatus;
+use pgtypes::value::Value;
+use pgtypes::Oid;
+
+/// A prepared statement as the session loop sees it.
+pub trait StatementInfo: Send + Sync + 'static {
+    /// Parameter types ($1 … $n).
+    fn param_types(&self) -> &[SqlType];
+    /// Result columns, or None for statements that return no rows.
+    fn columns(&self) -> Option<&[FieldDescription]>;
+    /// True if executing it is short, bounded work whose only waits go
+    /// through [`pgtypes::blocking::run_blocking`]: the session loop then runs it
+    /// inline on the connection's task instead of handing the runtime
+    /// worker off first. The default (false) is always safe.
+    fn runs_briefly(&self) -> bool {
+        false
+    }
+}
+
+/// One client session's command processor. See
+/// `sql::session::Session` for the meaning of each method.
+pub trait Backend: Send + 'static {
+    /// The prepared statement type.
+    type Statement: StatementInfo;
+    /// Parses `sql` (several statements possible).
+    fn prepare(&mut self, sql: &str, param_types: &[Oid]) -> PgResult<Vec<Arc<Self::Statement>>>;
+    /// Runs one statement.
+    fn execute(
+        &mut self,
+        stmt: &Self::Statement,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome>;
+    /// Feeds one CopyData message.
+    fn copy_in_data(&mut self, copy: &mut CopyIn, data: &[u8]) -> PgResult<()>;
+    /// CopyDone.
+    fn copy_in_done(&mut self, copy: CopyIn) -> PgResult<String>;
+    /// CopyFail.
+    fn copy_in_fail(&mut self, copy: CopyIn, message: &str) -> pgtypes::error::PgError;
+    /// Before the first statement of a multi-statement simple query.
+    fn begin_implicit(&mut self);
+    /// After the last one (`ok` false after an error).
+    fn end_implicit(&mut self, ok: bool) -> PgResult<()>;
+    /// After an error inside a statement.
+    fn on_error(&mut self);
+    /// ReadyForQuery status.
+    fn tx_status(&self) -> TxStatus;
+    /// How long the client may leave a transaction block open without
+    /// sending anything (`idle_in_transaction_session_timeout`); `None`:
+    /// no limit.
+    fn idle_in_transaction_timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
+    /// The flag a CancelRequest sets.
+    fn cancel_flag(&self) -> Arc<AtomicBool>;
+    /// What standby replay signals on a snapshot conflict; the loop also
+    /// waits on it while the client owes its next message.
+    fn conflict_signal(&self) -> Option<Arc<tokio::sync::Notify>> {
+        None
+    }
+    /// Replay signalled a conflict while the session was idle: the FATAL
+    /// error that ends the connection, if the session must go.
+    fn idle_interrupt(&mut self) -> Option<pgtypes::error::PgError> {
+        None
+    }
+    /// Tells the backend the pid announced in BackendKeyData.
+    fn set_backend_pid(&mut self, _pid: i32) {}
+    /// The session's value of a setting (startup `options` may have changed
+    /// it), used for the initial ParameterStatus messages; `None` keeps the
+    /// factory's value.
+    fn setting(&self, _name: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Makes backends for new connections and tells the server what to report.
+pub trait BackendFactory: Send + Sync + 'static {
+    /// The backend type.
+    type Backend: Backend;
+    /// A backend for a client that sent these startup parameters. An error
+    /// is sent as FATAL and the connection closed (53300, 57P03 …).
+    fn connect(&self, params: &[(String, String)]) -> PgResult<Self::Backend>;
+    /// The ParameterStatus messages sent after AuthenticationOk.
+    fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)>;
+    /// The `max_message_size` setting, in bytes.
+    fn max_message_size(&self) -> usize;
+}
+
+/// One column of a RowDescription.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldDescription {
+    /// Column name (`?column?` when unnamed, as PostgreSQL).
+    pub name: String,
+    /// Table OID or 0.
+    pub table_oid: Oid,
+    /// Column number or 0.
+    pub column_id: i16,
+    /// The type.
+    pub ty: SqlType,
+}
+
+/// Where results go. The protocol loop implements it, writing DataRow,
+/// CopyData and NoticeResponse straight into its output buffer.
+pub trait ResultSink {
+    /// One result row (formats were fixed at Bind).
+    fn row(&mut self, values: &[Value]) -> PgResult<()>;
+    /// A notice or warning to send before the command completes.
+    fn notice(&mut self, notice: PgError);
+    /// A run-time parameter changed (SET application_name …): ParameterStatus.
+    fn parameter_status(&mut self, name: &str, value: &str);
+    /// COPY TO STDOUT is starting: CopyOutResponse with `columns` text columns.
+    fn copy_out_start(&mut self, columns: usize);
+    /// One CopyData chunk of COPY TO STDOUT.
+    fn copy_data(&mut self, data: &[u8]);
+}
+
+/// What executing a statement produced.
+pub enum ExecOutcome {
+    /// The command completed with this tag (`INSERT 0 1`, `SELECT 3`, `BEGIN`).
+    Complete(String),
+    /// An empty query string (EmptyQueryResponse).
+    Empty,
+    /// COPY FROM STDIN: send CopyInResponse, feed CopyData to
+    /// [`Session::copy_in_data`], then [`Session::copy_in_done`] or
+    /// [`Session::copy_in_fail`].
+    CopyIn(CopyIn),
+}
+
+/// An open COPY FROM STDIN.
+pub struct CopyIn {
+    /// Number of columns (for CopyInResponse).
+    pub columns: usize,
+    /// True for binary COPY (not supported: always false).
+    pub binary: bool,
+    /// The executor's state (opaque to the protocol loop).
+    pub state: Box<dyn std::any::Any + Send>,
+}
