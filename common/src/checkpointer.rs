@@ -492,6 +492,14 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
     Ok(())
 }
 
+/// fsyncs `base/`, so relation files created or removed since the last
+/// checkpoint stay so after a crash.
+fn fsync_base(data_dir: &std::path::Path) -> PgResult<()> {
+    let base = data_dir.join("base");
+    pgtypes::fileutil::fsync_dir(&base)
+        .map_err(|e| pgtypes::fileutil::io_error("fsync directory", &base, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,12 +584,4 @@ mod tests {
             );
         }
     }
-}
-
-/// fsyncs `base/`, so relation files created or removed since the last
-/// checkpoint stay so after a crash.
-fn fsync_base(data_dir: &std::path::Path) -> PgResult<()> {
-    let base = data_dir.join("base");
-    pgtypes::fileutil::fsync_dir(&base)
-        .map_err(|e| pgtypes::fileutil::io_error("fsync directory", &base, e))
 }

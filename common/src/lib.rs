@@ -1,13 +1,51 @@
-//! # common — what both roles of a hotpair node run
+//! # common — the node
 //!
-//! (Essay to be written as the crate fills in; see docs/architecture/.)
+//! The top of the layer stack and the only crate that knows all of it
+//! (docs/architecture/overview.md draws the stack). It assembles a node
+//! and runs the parts that belong to the node as a whole rather than to
+//! one layer:
+//!
+//! * [`node`] — [`node::Node`]: opens the engine's state from a data
+//!   directory, runs start-up, owns the checkpointer and the parse cache,
+//!   promotes, checkpoints, shuts down; it implements the traits the
+//!   layers below declare for calling up (`sql::NodeServices`, the heap's
+//!   prune index hook, through `engine::indexing`);
+//! * [`xlog`] — the control file and StartupXLOG (crash recovery);
+//!   [`redo`] — `apply`, the table that hands each replayed record to its
+//!   owner's redo routine (heap, FPI, relation files and the catalog here,
+//!   transactions in `engine::xact_redo`);
+//! * [`checkpointer`] — checkpoints and a standby's restartpoints;
+//! * [`postmaster`] — the server crate's loop over this node's SQL
+//!   sessions, and the primary's whole serve loop (the `primary` binary and
+//!   a promoted standby's restart run it);
+//! * [`walsender`], [`basebackup`], [`standby_log`] — what a node that takes
+//!   writes serves to standbys: streaming, base backups, running-xacts
+//!   records. A promoted standby runs them too, which is why they live here
+//!   and not in the `primary` binary's crate.
+//!
+//! Invariants:
+//! 1. A node is built in one pass by [`node::Node::open`]: engine state,
+//!    then start-up (replay and the WAL writer on a primary), index
+//!    rebuild, prepared transactions, then the background checkpointer.
+//!    Nothing is served before it returns.
+//! 2. The role changes once (standby → primary) in
+//!    [`node::Node::finish_recovery`], after the end-of-recovery
+//!    checkpoint.
+//! 3. Redo applies a record to a page only if the page LSN is older than
+//!    the record's.
+//!
+//! Next: the binaries (`primary`, `standby`), and `tap-tests` for how a
+//! node is driven from outside.
 
+pub mod basebackup;
 pub mod checkpointer;
 pub mod node;
 pub mod postmaster;
 pub mod redo;
+pub mod standby_log;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod testutil;
+pub mod walsender;
 pub mod xlog;

@@ -8,7 +8,7 @@
 //! ([`common::postmaster::serve`]) until SIGINT or SIGTERM asks for a fast
 //! shutdown; once every session has ended it writes a shutdown checkpoint
 //! ([`common::node::Node::checkpoint`]: dirty pages, clog, next xid) and exits. That
-//! loop is [`primary::postmaster::run`], in the library so a promoted
+//! loop is [`common::postmaster::run_primary`], in the library so a promoted
 //! standby's restart runs the same one.
 //!
 //! ```text
@@ -88,7 +88,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(primary::postmaster::run(config)) {
+    match runtime.block_on(common::postmaster::run_primary(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             tracing::error!(fatal = true, "{message}");

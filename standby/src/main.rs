@@ -8,7 +8,7 @@
 //!       │               write hotpair.conf (primary_conninfo, primary_slot_name,
 //!       │               port) and standby.signal
 //!       ▼
-//!  Config::load ─▶ no standby.signal (promoted)? ─ yes ─▶ primary::postmaster::run
+//!  Config::load ─▶ no standby.signal (promoted)? ─ yes ─▶ common::postmaster::run_primary
 //!       ▼
 //!  bind ─▶ Node::open(Standby) ─▶ WAL writer at end of local WAL
 //!       ─▶ startup thread (redo from the last restartpoint, else from
@@ -189,7 +189,7 @@ fn main() -> ExitCode {
     {
         // Promoted (or never a standby): the data directory is a
         // primary's; no standby connection is attempted.
-        return match rt.block_on(primary::postmaster::run(config)) {
+        return match rt.block_on(common::postmaster::run_primary(config)) {
             Ok(()) => ExitCode::SUCCESS,
             Err(m) => {
                 tracing::error!(fatal = true, "{m}");
@@ -368,7 +368,7 @@ async fn run(config: Config) -> Result<(), String> {
         let db = db.clone();
         tokio::spawn(async move {
             if promoted_rx.await.is_ok() {
-                primary::standby_log::run(db, timer_stop_rx).await;
+                common::standby_log::run(db, timer_stop_rx).await;
             }
         })
     };
@@ -389,7 +389,7 @@ async fn run(config: Config) -> Result<(), String> {
         },
         listener,
         shutdown,
-        Some(primary::walsender::WalSender::new(db.clone())),
+        Some(common::walsender::WalSender::new(db.clone())),
     )
     .await;
     {

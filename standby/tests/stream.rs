@@ -57,7 +57,7 @@ fn stream_base_backup_and_replay_completions() {
         .unwrap();
     let port = listener.local_addr().unwrap().port();
     let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
-    let handler = primary::walsender::WalSender::new(primary.clone());
+    let handler = common::walsender::WalSender::new(primary.clone());
     let server = rt.spawn(common::postmaster::serve(
         primary.clone(),
         listener,

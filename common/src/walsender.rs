@@ -41,8 +41,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::node::Node;
 use bytes::BytesMut;
-use common::node::Node;
 use engine::replication::{WalSndStat, WalSndState};
 use pgtypes::error::{sqlstate, PgError};
 use protocol::codec::ServerCodec;

@@ -36,8 +36,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::node::Node;
 use bytes::{BufMut, BytesMut};
-use common::node::Node;
 use pgtypes::error::{sqlstate, PgError};
 use protocol::messages::{write_command_complete, BackendMessage};
 use wal::{Lsn, WalRecord, XlogRecord};

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::node::Node;
+use crate::node::Node;
 
 /// How often running-xacts records are logged while WAL is written.
 pub const LOG_SNAPSHOT_INTERVAL: Duration = Duration::from_secs(2);
