@@ -254,7 +254,7 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
 
     // 2: the control file. Every buffer written above holds changes up to
     // at most the replay position now.
-    let min_recovery_point = Lsn(db.replication.replay_lsn.load(Ordering::Acquire));
+    let min_recovery_point = db.replication.replay_lsn.load(Ordering::Acquire);
     ControlFile {
         state: DbState::InArchiveRecovery,
         checkpoint: c.checkpoint_lsn,
@@ -341,8 +341,8 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
     let next_xid = db.procarray.next_xid().0;
     let rec = WalRecord::Xlog(XlogRecord::Checkpoint {
         redo,
-        next_xid,
-        oldest_active_xid: db.procarray.oldest_xmin().0,
+        next_xid: TransactionId(next_xid),
+        oldest_active_xid: db.procarray.oldest_xmin(),
         next_oid: db.catalog.next_oid(),
         online: !kind.is_shutdown(),
         timestamp_us: pgtypes::datetime::now_usecs(),
@@ -457,7 +457,10 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
                 // last redo point.
                 let written = match db.xlog() {
                     Some(x) => x.writer().insert_lsn().distance_from(last.redo),
-                    None => Lsn(db.replication.replay_lsn.load(Ordering::Relaxed))
+                    None => db
+                        .replication
+                        .replay_lsn
+                        .load(Ordering::Relaxed)
                         .distance_from(last.redo),
                 };
                 if last.shut_down {

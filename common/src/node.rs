@@ -129,7 +129,7 @@ impl Node {
     /// 5. the role switch: [`ReplicationState`]'s one atomic. From here on
     ///    sessions may write, new sessions report `in_hot_standby = off`;
     /// 6. tables and indexes created by those orphaned transactions are
-    ///    removed (`ddl::resolve_uncommitted_ddl`).
+    ///    removed (`engine::indexing::resolve_uncommitted_ddl`).
     ///
     /// `next_xid` is already past every xid replayed (KnownAssignedXids
     /// tracking advanced it), so xid assignment continues after them.
@@ -258,7 +258,7 @@ mod tests {
         assert!(db.xlog().is_none());
         let t = TransactionId;
         db.procarray.init_known_assigned(&[t(4), t(5)], t(6), t(3));
-        engine::twophase::redo_prepare(db.engine().as_ref(), 5, &[], 0, "g1", &[]);
+        engine::twophase::redo_prepare(db.engine().as_ref(), TransactionId(5), &[], 0, "g1", &[]);
 
         let seg = crate::xlog::segment_size(&db.config, None).expect("segment size");
         db.finish_recovery(wal::WalPosition::initial(seg), seg)

@@ -97,7 +97,7 @@ pub enum PageOutcome {
     Skipped,
 }
 
-fn corrupt(rel: u32, block: u32, what: impl std::fmt::Display) -> PgError {
+fn corrupt(rel: RelFileId, block: BlockNumber, what: impl std::fmt::Display) -> PgError {
     PgError::new(
         sqlstate::DATA_CORRUPTED,
         format!("WAL redo of block {block} of relation base/{rel}: {what}"),
@@ -127,8 +127,8 @@ pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
             XlogRecord::Checkpoint {
                 next_xid, next_oid, ..
             } => {
-                if *next_xid > 0 {
-                    note_xid(db, TransactionId(next_xid - 1));
+                if *next_xid > TransactionId(0) {
+                    note_xid(db, TransactionId(next_xid.0 - 1));
                 }
                 db.catalog.advance_next_oid(*next_oid);
                 Ok(())
@@ -150,8 +150,8 @@ pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
         // Running-xacts records matter to a standby's KnownAssignedXids;
         // crash recovery needs nothing from them.
         WalRecord::Standby(StandbyRecord::RunningXacts { next_xid, .. }) => {
-            if *next_xid > 0 {
-                note_xid(db, TransactionId(next_xid - 1));
+            if *next_xid > TransactionId(0) {
+                note_xid(db, TransactionId(next_xid.0 - 1));
             }
             Ok(())
         }
@@ -171,14 +171,12 @@ fn note_xid(db: &Node, xid: TransactionId) {
 fn redo_smgr(db: &Node, s: &SmgrRecord) -> PgResult<()> {
     match *s {
         SmgrRecord::RelCreate { rel } => {
-            db.heap.smgr().create(RelFileId(rel), ForkNumber::Main)?;
-            db.catalog.advance_next_oid(rel.saturating_add(1));
+            db.heap.smgr().create(rel, ForkNumber::Main)?;
+            db.catalog.advance_next_oid(rel.0.saturating_add(1));
             Ok(())
         }
-        SmgrRecord::RelTruncate { rel, nblocks } => {
-            db.heap.truncate_relation_redo(RelFileId(rel), nblocks)
-        }
-        SmgrRecord::RelDrop { rel } => db.heap.drop_relation_redo(RelFileId(rel)),
+        SmgrRecord::RelTruncate { rel, nblocks } => db.heap.truncate_relation_redo(rel, nblocks.0),
+        SmgrRecord::RelDrop { rel } => db.heap.drop_relation_redo(rel),
     }
 }
 
@@ -200,7 +198,7 @@ fn redo_buffer(
     db: &Node,
     lsn: Lsn,
     rel: RelFileId,
-    block: u32,
+    block: BlockNumber,
     will_init: bool,
 ) -> PgResult<Option<storage::bufmgr::BufferRef<'_>>> {
     let smgr = db.heap.smgr();
@@ -208,7 +206,7 @@ fn redo_buffer(
         tracing::debug!("WAL record at {lsn} for dropped relation base/{rel}: skipped");
         return Ok(None);
     }
-    if !will_init && block >= smgr.nblocks(rel, ForkNumber::Main)? {
+    if !will_init && block.0 >= smgr.nblocks(rel, ForkNumber::Main)? {
         tracing::debug!(
             "WAL record at {lsn} for block {block} beyond the end of relation base/{rel} (truncated later): skipped"
         );
@@ -222,7 +220,7 @@ fn redo_buffer(
     Ok(Some(db.heap.bufmgr().extend_to(
         rel,
         ForkNumber::Main,
-        BlockNumber(block),
+        block,
         mode,
     )?))
 }
@@ -232,12 +230,12 @@ fn redo_buffer(
 pub fn redo_page(
     db: &Node,
     lsn: Lsn,
-    rel: u32,
-    block: u32,
+    rel: RelFileId,
+    block: BlockNumber,
     will_init: bool,
     f: impl FnOnce(&mut Page) -> Result<(), String>,
 ) -> PgResult<PageOutcome> {
-    let Some(buf) = redo_buffer(db, lsn, RelFileId(rel), block, will_init)? else {
+    let Some(buf) = redo_buffer(db, lsn, rel, block, will_init)? else {
         return Ok(PageOutcome::Skipped);
     };
     let mut page = buf.write();
@@ -259,9 +257,9 @@ pub fn redo_page(
     Ok(PageOutcome::Applied)
 }
 
-fn redo_fpi(db: &Node, lsn: Lsn, rel: u32, block: u32, image: &[u8]) -> PgResult<()> {
+fn redo_fpi(db: &Node, lsn: Lsn, rel: RelFileId, block: BlockNumber, image: &[u8]) -> PgResult<()> {
     // Overwrite mode: the page on disk may be torn and is not even read.
-    let Some(buf) = redo_buffer(db, lsn, RelFileId(rel), block, true)? else {
+    let Some(buf) = redo_buffer(db, lsn, rel, block, true)? else {
         return Ok(());
     };
     let mut page = buf.write();
@@ -290,9 +288,9 @@ fn add_at(page: &mut Page, offset: u16, tuple: &[u8]) -> Result<(), String> {
 /// Sets the deleter/updater fields of the tuple at `offset`.
 fn set_xmax(
     page: &mut Page,
-    block: u32,
+    block: BlockNumber,
     offset: u16,
-    xmax: u64,
+    xmax: TransactionId,
     bits: u8,
     ctid: ItemPointer,
 ) -> Result<(), String> {
@@ -300,7 +298,7 @@ fn set_xmax(
         .item_mut(offset)
         .map_err(|e| format!("no tuple at offset {offset}: {e:?}"))?;
     let mut h = TupleHeader::read(item).ok_or("tuple shorter than its header")?;
-    h.xmax = TransactionId(xmax);
+    h.xmax = xmax;
     h.cmax = CommandId::FIRST;
     h.ctid = ctid;
     h.infomask &=
@@ -312,22 +310,19 @@ fn set_xmax(
         h.infomask |= htup::HOT_UPDATED;
     }
     h.write(item);
-    page.set_prunable(xmax);
+    page.set_prunable(xmax.0);
     let _ = block;
     Ok(())
 }
 
 /// On a standby, keeps the in-memory indexes in step with replayed row
 /// versions; crash recovery rebuilds them after redo instead.
-fn index_on_standby(db: &Node, rel: u32, block: u32, offset: u16) -> PgResult<()> {
+fn index_on_standby(db: &Node, rel: RelFileId, block: BlockNumber, offset: u16) -> PgResult<()> {
     if db.role() != engine::Role::Standby {
         return Ok(());
     }
-    let tid = ItemPointer {
-        block: BlockNumber(block),
-        offset,
-    };
-    engine::indexing::index_replayed_tuple(db, pgtypes::RelFileId(rel), tid)
+    let tid = ItemPointer { block, offset };
+    engine::indexing::index_replayed_tuple(db, rel, tid)
 }
 
 fn redo_heap(db: &Node, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
@@ -368,7 +363,7 @@ fn redo_heap(db: &Node, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
             infobits,
         } => {
             let me = ItemPointer {
-                block: BlockNumber(*block),
+                block: *block,
                 offset: *offset,
             };
             redo_page(db, lsn, *rel, *block, false, |p| {
@@ -388,7 +383,7 @@ fn redo_heap(db: &Node, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
             ..
         } => {
             let new_tid = ItemPointer {
-                block: BlockNumber(*new_block),
+                block: *new_block,
                 offset: *new_offset,
             };
             if old_block == new_block {
@@ -424,7 +419,7 @@ fn redo_heap(db: &Node, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
             lsn,
             *rel,
             *block,
-            TransactionId(*latest_removed_xid),
+            *latest_removed_xid,
             redirected,
             dead,
             unused,
@@ -445,8 +440,8 @@ fn redo_heap(db: &Node, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
 fn redo_prune(
     db: &Node,
     lsn: Lsn,
-    rel: u32,
-    block: u32,
+    rel: RelFileId,
+    block: BlockNumber,
     latest_removed_xid: TransactionId,
     redirected: &[(u16, u16)],
     dead: &[u16],
@@ -479,17 +474,9 @@ fn redo_prune(
     if standby && !removed.is_empty() {
         let items: Vec<(ItemPointer, &[u8])> = removed
             .iter()
-            .map(|(o, d)| {
-                (
-                    ItemPointer {
-                        block: BlockNumber(block),
-                        offset: *o,
-                    },
-                    d.as_slice(),
-                )
-            })
+            .map(|(o, d)| (ItemPointer { block, offset: *o }, d.as_slice()))
             .collect();
-        engine::indexing::unindex_pruned_tuples(db, RelFileId(rel), &items, true)?;
+        engine::indexing::unindex_pruned_tuples(db, rel, &items, true)?;
     }
     Ok(())
 }
@@ -682,9 +669,9 @@ mod tests {
         );
         run(&mut s, "commit");
         writer.flush(writer.insert_lsn()).unwrap();
-        let rels: Vec<u32> = ["ct", "cf"]
+        let rels: Vec<RelFileId> = ["ct", "cf"]
             .iter()
-            .map(|t| db.catalog.get(t).unwrap().rel.0)
+            .map(|t| db.catalog.get(t).unwrap().rel)
             .collect();
         let mut per_rel = [(0usize, 0usize, 0usize); 2]; // (multi records, tuples, single inserts)
         let mut reader = WalReader::new(writer.dir(), writer.segment_size()).unwrap();
@@ -705,7 +692,7 @@ mod tests {
         }
         let batches = rows.div_ceil(sql::executor::BATCH_ROWS);
         for (k, (records, tuples, singles)) in per_rel.iter().enumerate() {
-            let pages = db.heap.nblocks(RelFileId(rels[k])).unwrap() as usize;
+            let pages = db.heap.nblocks(rels[k]).unwrap() as usize;
             assert_eq!(*singles, 0, "rel {k}: no per-row records");
             assert_eq!(
                 one(

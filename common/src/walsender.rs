@@ -562,7 +562,7 @@ async fn stream(
     .encode(&mut conn.out);
     conn.flush().await.map_err(|_| closed())?;
     stat.set_state(WalSndState::Catchup);
-    stat.sent_lsn.store(start.0, Ordering::Relaxed);
+    stat.sent_lsn.store(start, Ordering::Relaxed);
     tracing::info!(
         "walsender for \"{}\" started streaming at {start}",
         stat.application_name
@@ -663,7 +663,7 @@ async fn stream(
             let _ = BackendMessage::CopyData(payload.freeze()).encode(&mut conn.out);
             sent += n as u64;
             lag.lock().record(sent);
-            stat.sent_lsn.store(sent.0, Ordering::Relaxed);
+            stat.sent_lsn.store(sent, Ordering::Relaxed);
             // Write as we go so the standby gets data while we read more.
             if conn.out.len() >= MAX_SEND_SIZE || sent >= flushed {
                 if conn.flush().await.is_err() {
@@ -768,7 +768,7 @@ fn apply_reply(
         if !pos.is_valid() {
             continue;
         }
-        dst.store(pos.0, Ordering::Relaxed);
+        dst.store(pos, Ordering::Relaxed);
         if let Some(l) = lt.lag(i, pos) {
             lag_dst.store(l.as_micros() as u64, Ordering::Relaxed);
         }

@@ -328,7 +328,7 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
             ..
         } => {
             db.procarray
-                .advance_next_xid(TransactionId(next_xid.saturating_sub(1)));
+                .advance_next_xid(TransactionId(next_xid.0.saturating_sub(1)));
             db.catalog.advance_next_oid(next_oid);
             (redo, !online)
         }

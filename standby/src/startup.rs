@@ -126,17 +126,13 @@ impl Replay {
                     let running: Vec<TransactionId> = xids
                         .iter()
                         .chain(subxids.iter())
-                        .map(|x| TransactionId(*x))
+                        .copied()
                         .filter(|x| db.clog.get_status(*x) == XidStatus::InProgress)
                         .collect();
-                    pa.init_known_assigned(
-                        &running,
-                        TransactionId(*next_xid),
-                        TransactionId(*latest_completed_xid),
-                    );
+                    pa.init_known_assigned(&running, *next_xid, *latest_completed_xid);
                     self.initialized = true;
                 } else {
-                    pa.prune_known_assigned(TransactionId(*oldest_running_xid));
+                    pa.prune_known_assigned(*oldest_running_xid);
                 }
             }
             WalRecord::Xlog(XlogRecord::Checkpoint {
@@ -151,8 +147,8 @@ impl Replay {
                     // A clean stop: only prepared transactions run.
                     pa.init_known_assigned(
                         &db.twophase.all_xids(),
-                        TransactionId(*next_xid),
-                        TransactionId(next_xid.saturating_sub(1)),
+                        *next_xid,
+                        TransactionId(next_xid.0.saturating_sub(1)),
                     );
                     self.initialized = true;
                 }
@@ -161,7 +157,7 @@ impl Replay {
                         .note_replayed_checkpoint(ReplayedCheckpoint {
                             checkpoint_lsn: rec.start_lsn,
                             redo: *redo,
-                            next_xid: *next_xid,
+                            next_xid: next_xid.0,
                             next_oid: *next_oid,
                         });
                 }
@@ -171,7 +167,7 @@ impl Replay {
         self.records += 1;
         db.replication
             .replay_lsn
-            .store(rec.end_lsn.0, Ordering::Release);
+            .store(rec.end_lsn, Ordering::Release);
         if self.initialized
             && rec.end_lsn >= self.min_recovery_point
             && !db.replication.consistent.load(Ordering::Relaxed)

@@ -66,7 +66,7 @@ pub async fn run(
     let mut backoff = BACKOFF_MIN;
     db.replication
         .receive_lsn
-        .store(writer.flushed_lsn().0, Ordering::Relaxed);
+        .store(writer.flushed_lsn(), Ordering::Relaxed);
     loop {
         if *shutdown.borrow() {
             break;
@@ -96,7 +96,7 @@ pub async fn run(
 
 fn reply(writer: &WalWriter, db: &Node, requested: bool) -> FrontendMessage {
     let flushed = writer.flushed_lsn();
-    let applied = Lsn(db.replication.replay_lsn.load(Ordering::Relaxed));
+    let applied = db.replication.replay_lsn.load(Ordering::Relaxed);
     let m = ReplicationMessage::StandbyReply(StandbyReply {
         write_lsn: writer.insert_lsn(),
         flush_lsn: flushed,
@@ -219,7 +219,7 @@ async fn stream_once(
                     sent_xmin = Some(x);
                     last_feedback = Instant::now();
                 }
-                let applied = Lsn(db.replication.replay_lsn.load(Ordering::Relaxed));
+                let applied = db.replication.replay_lsn.load(Ordering::Relaxed);
                 if applied != last_applied || last_reply.elapsed() >= cfg.status_interval {
                     last_applied = applied;
                     client.send(reply(writer, db, false)).await.map_err(|e| e.to_string())?;
@@ -246,7 +246,7 @@ async fn stream_once(
                         w.flush(w.insert_lsn())
                     })
                     .map_err(|e| format!("could not write received WAL: {e}"))?;
-                    db.replication.receive_lsn.store(end.0, Ordering::Relaxed);
+                    db.replication.receive_lsn.store(end, Ordering::Relaxed);
                     db.replication.update_receiver(|s| {
                         s.written_lsn = end.0;
                         s.flushed_lsn = end.0;

@@ -73,7 +73,7 @@ fn stream_base_backup_and_replay_completions() {
             .insert(
                 xid,
                 &WalRecord::Xact(XactRecord::Commit {
-                    xid,
+                    xid: TransactionId(xid),
                     subxids: vec![],
                     timestamp_us: 0,
                 }),
@@ -134,7 +134,7 @@ fn stream_base_backup_and_replay_completions() {
         let before = sb.procarray.xact_completion_count();
         let end = commit(xid);
         wait("replay", || {
-            sb.replication.replay_lsn.load(Ordering::Relaxed) >= end.0
+            sb.replication.replay_lsn.load(Ordering::Relaxed) >= end
         });
         assert!(
             sb.procarray.xact_completion_count() > before,
@@ -165,8 +165,8 @@ fn stream_base_backup_and_replay_completions() {
         .insert(
             50,
             &WalRecord::Xact(XactRecord::Commit {
-                xid: 50,
-                subxids: (51..150).collect(),
+                xid: TransactionId(50),
+                subxids: (51..150).map(pgtypes::TransactionId).collect(),
                 timestamp_us: 0,
             }),
         )

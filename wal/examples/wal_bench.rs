@@ -60,15 +60,15 @@ fn main() -> anyhow_free::Result {
                     while !stop.load(Ordering::Relaxed) {
                         xid += 1;
                         let ins = WalRecord::Heap(HeapRecord::Insert {
-                            rel: 16384,
-                            block: t as u32,
+                            rel: pgtypes::ids::RelFileId(16384),
+                            block: pgtypes::ids::BlockNumber(t as u32),
                             offset: 1,
                             tuple: tuple.clone(),
                             init_page: false,
                         });
                         w.insert(xid, &ins)?;
                         let commit = WalRecord::Xact(XactRecord::Commit {
-                            xid,
+                            xid: pgtypes::ids::TransactionId(xid),
                             subxids: vec![],
                             timestamp_us: 0,
                         });
@@ -113,20 +113,20 @@ fn main() -> anyhow_free::Result {
         i += 1;
         let rec = match i % 20 {
             0 => WalRecord::Xlog(wal::XlogRecord::FullPageImage {
-                rel: 1,
+                rel: pgtypes::ids::RelFileId(1),
                 fork: 0,
-                block: i as u32,
+                block: pgtypes::ids::BlockNumber(i as u32),
                 page: page.clone(),
             }),
             1..=9 => WalRecord::Heap(HeapRecord::Insert {
-                rel: 1,
-                block: (i / 50) as u32,
+                rel: pgtypes::ids::RelFileId(1),
+                block: pgtypes::ids::BlockNumber((i / 50) as u32),
                 offset: (i % 50) as u16,
                 tuple: tuple.clone(),
                 init_page: false,
             }),
             _ => WalRecord::Xact(XactRecord::Commit {
-                xid: i,
+                xid: pgtypes::ids::TransactionId(i),
                 subxids: vec![],
                 timestamp_us: 0,
             }),

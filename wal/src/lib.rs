@@ -78,7 +78,7 @@ pub mod replication;
 pub mod segment;
 pub mod writer;
 
-pub use lsn::{Lsn, LsnParseError};
+pub use lsn::{AtomicLsn, Lsn, LsnParseError};
 pub use reader::{read_raw, StreamDecoder, StreamGap, WalPosition, WalReader};
 pub use record::{DecodedRecord, EndOfWal, EndReason, RecordHeader};
 pub use records::{

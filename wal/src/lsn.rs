@@ -19,6 +19,7 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Records (and therefore LSNs of record starts) are aligned to this many bytes.
 pub const WAL_ALIGN: u64 = 8;
@@ -158,6 +159,34 @@ impl Sub<Lsn> for Lsn {
     /// Bytes between two LSNs, saturating at 0.
     fn sub(self, rhs: Lsn) -> u64 {
         self.distance_from(rhs)
+    }
+}
+
+/// An LSN shared between threads: the one way positions (insert, write,
+/// flush, sent, replayed, a slot's keep point) are published. The
+/// orderings are the caller's, as with the integer atomics it wraps.
+#[derive(Debug, Default)]
+pub struct AtomicLsn(AtomicU64);
+
+impl AtomicLsn {
+    /// An atomic holding `lsn`.
+    pub const fn new(lsn: Lsn) -> AtomicLsn {
+        AtomicLsn(AtomicU64::new(lsn.0))
+    }
+
+    /// The current value.
+    pub fn load(&self, order: Ordering) -> Lsn {
+        Lsn(self.0.load(order))
+    }
+
+    /// Replaces the value.
+    pub fn store(&self, lsn: Lsn, order: Ordering) {
+        self.0.store(lsn.0, order)
+    }
+
+    /// Raises the value to `lsn` if it is lower; returns the previous one.
+    pub fn fetch_max(&self, lsn: Lsn, order: Ordering) -> Lsn {
+        Lsn(self.0.fetch_max(lsn.0, order))
     }
 }
 

@@ -36,6 +36,7 @@ use std::fmt;
 use bytes::Bytes;
 
 use crate::lsn::Lsn;
+use pgtypes::{BlockNumber, Oid, RelFileId, TransactionId};
 
 /// Size of a heap page and of a full-page image.
 pub const BLCKSZ: usize = 8192;
@@ -160,9 +161,9 @@ pub enum HeapRecord {
     /// One tuple inserted.
     Insert {
         /// Relation.
-        rel: u32,
+        rel: RelFileId,
         /// Block number.
-        block: u32,
+        block: BlockNumber,
         /// Line pointer number (1-based).
         offset: u16,
         /// The tuple, header and data, as stored on the page.
@@ -173,9 +174,9 @@ pub enum HeapRecord {
     /// Several tuples inserted on one page (COPY, multi-row INSERT).
     MultiInsert {
         /// Relation.
-        rel: u32,
+        rel: RelFileId,
         /// Block number.
-        block: u32,
+        block: BlockNumber,
         /// (line pointer number, tuple) pairs.
         tuples: Vec<(u16, Bytes)>,
         /// The page is initialised (empty) before the inserts.
@@ -184,17 +185,17 @@ pub enum HeapRecord {
     /// A tuple replaced by a new version.
     Update {
         /// Relation.
-        rel: u32,
+        rel: RelFileId,
         /// Block of the old version.
-        old_block: u32,
+        old_block: BlockNumber,
         /// Line pointer of the old version.
         old_offset: u16,
         /// Block of the new version (= old_block for HOT).
-        new_block: u32,
+        new_block: BlockNumber,
         /// Line pointer of the new version.
         new_offset: u16,
         /// Xmax stamped on the old version.
-        xmax: u64,
+        xmax: TransactionId,
         /// Infomask bits set on the old version (defined by the heap AM).
         old_infobits: u8,
         /// A HOT update (same page, no new index entries).
@@ -207,25 +208,25 @@ pub enum HeapRecord {
     /// A tuple deleted (xmax set).
     Delete {
         /// Relation.
-        rel: u32,
+        rel: RelFileId,
         /// Block number.
-        block: u32,
+        block: BlockNumber,
         /// Line pointer.
         offset: u16,
         /// Xmax stamped on the tuple.
-        xmax: u64,
+        xmax: TransactionId,
         /// Infomask bits set on the tuple (defined by the heap AM).
         infobits: u8,
     },
     /// Dead tuples removed from a page (heap_page_prune_execute).
     Prune {
         /// Relation.
-        rel: u32,
+        rel: RelFileId,
         /// Block number.
-        block: u32,
+        block: BlockNumber,
         /// Newest xmax among removed tuples: standby queries whose xmin is
         /// at or before it conflict with this record.
-        latest_removed_xid: u64,
+        latest_removed_xid: TransactionId,
         /// Line pointers redirected (from, to): HOT chain roots.
         redirected: Vec<(u16, u16)>,
         /// Line pointers made dead (kept for index entries).
@@ -243,11 +244,11 @@ pub enum XlogRecord {
         /// Where redo must start to recover from this checkpoint.
         redo: Lsn,
         /// Next xid to assign.
-        next_xid: u64,
+        next_xid: TransactionId,
         /// Oldest xid running when the checkpoint started (0 = none).
-        oldest_active_xid: u64,
+        oldest_active_xid: TransactionId,
         /// Next OID to assign (catalog).
-        next_oid: u32,
+        next_oid: Oid,
         /// Written while running (true) or at shutdown (false).
         online: bool,
         /// Time, microseconds since 2000-01-01 UTC.
@@ -269,11 +270,11 @@ pub enum XlogRecord {
     /// checkpoint's redo point (torn-page protection).
     FullPageImage {
         /// Relation.
-        rel: u32,
+        rel: RelFileId,
         /// Fork number (0 = main).
         fork: u8,
         /// Block number.
-        block: u32,
+        block: BlockNumber,
         /// The page, exactly [`BLCKSZ`] bytes.
         page: Bytes,
     },
@@ -286,27 +287,27 @@ pub enum XactRecord {
     /// Committed.
     Commit {
         /// Top-level xid.
-        xid: u64,
+        xid: TransactionId,
         /// Committed subtransaction xids.
-        subxids: Vec<u64>,
+        subxids: Vec<TransactionId>,
         /// Commit time.
         timestamp_us: i64,
     },
     /// Aborted.
     Abort {
         /// Top-level xid.
-        xid: u64,
+        xid: TransactionId,
         /// Aborted subtransaction xids.
-        subxids: Vec<u64>,
+        subxids: Vec<TransactionId>,
         /// Abort time.
         timestamp_us: i64,
     },
     /// Prepared for two-phase commit (completes nothing).
     Prepare {
         /// Top-level xid.
-        xid: u64,
+        xid: TransactionId,
         /// Subtransaction xids.
-        subxids: Vec<u64>,
+        subxids: Vec<TransactionId>,
         /// Prepare time (pg_prepared_xacts.prepared).
         timestamp_us: i64,
         /// Global transaction id.
@@ -318,9 +319,9 @@ pub enum XactRecord {
     /// A prepared transaction committed.
     CommitPrepared {
         /// The prepared transaction's xid.
-        xid: u64,
+        xid: TransactionId,
         /// Its subtransaction xids.
-        subxids: Vec<u64>,
+        subxids: Vec<TransactionId>,
         /// Commit time.
         timestamp_us: i64,
         /// Its gid.
@@ -329,9 +330,9 @@ pub enum XactRecord {
     /// A prepared transaction rolled back.
     AbortPrepared {
         /// The prepared transaction's xid.
-        xid: u64,
+        xid: TransactionId,
         /// Its subtransaction xids.
-        subxids: Vec<u64>,
+        subxids: Vec<TransactionId>,
         /// Abort time.
         timestamp_us: i64,
         /// Its gid.
@@ -345,15 +346,15 @@ pub enum StandbyRecord {
     /// The primary's running transactions (LogStandbySnapshot).
     RunningXacts {
         /// Next xid to be assigned.
-        next_xid: u64,
+        next_xid: TransactionId,
         /// Oldest running xid (next_xid if none).
-        oldest_running_xid: u64,
+        oldest_running_xid: TransactionId,
         /// Latest completed xid.
-        latest_completed_xid: u64,
+        latest_completed_xid: TransactionId,
         /// Running top-level xids.
-        xids: Vec<u64>,
+        xids: Vec<TransactionId>,
         /// Running subxids (incomplete if overflowed).
-        subxids: Vec<u64>,
+        subxids: Vec<TransactionId>,
         /// Some proc's subxid cache overflowed.
         subxid_overflow: bool,
     },
@@ -365,19 +366,19 @@ pub enum SmgrRecord {
     /// A relation's file created.
     RelCreate {
         /// Relation.
-        rel: u32,
+        rel: RelFileId,
     },
     /// A relation truncated to `nblocks`.
     RelTruncate {
         /// Relation.
-        rel: u32,
+        rel: RelFileId,
         /// New length in blocks.
-        nblocks: u32,
+        nblocks: BlockNumber,
     },
     /// A relation's file dropped.
     RelDrop {
         /// Relation.
-        rel: u32,
+        rel: RelFileId,
     },
 }
 
@@ -405,11 +406,11 @@ pub enum WalRecord {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BlockRef {
     /// Relation.
-    pub rel: u32,
+    pub rel: RelFileId,
     /// Fork (0 = main).
     pub fork: u8,
     /// Block number.
-    pub block: u32,
+    pub block: BlockNumber,
 }
 
 fn flag(b: bool, bit: u8) -> u8 {
@@ -493,16 +494,16 @@ impl WalRecord {
                     tuple,
                     ..
                 } => {
-                    w.u32(*rel);
-                    w.u32(*block);
+                    w.u32(rel.0);
+                    w.u32(block.0);
                     w.u16(*offset);
                     w.bytes(tuple);
                 }
                 HeapRecord::MultiInsert {
                     rel, block, tuples, ..
                 } => {
-                    w.u32(*rel);
-                    w.u32(*block);
+                    w.u32(rel.0);
+                    w.u32(block.0);
                     w.u32(tuples.len() as u32);
                     for (off, t) in tuples {
                         w.u16(*off);
@@ -520,12 +521,12 @@ impl WalRecord {
                     new_tuple,
                     ..
                 } => {
-                    w.u32(*rel);
-                    w.u32(*old_block);
+                    w.u32(rel.0);
+                    w.u32(old_block.0);
                     w.u16(*old_offset);
-                    w.u32(*new_block);
+                    w.u32(new_block.0);
                     w.u16(*new_offset);
-                    w.u64(*xmax);
+                    w.u64(xmax.0);
                     w.u8(*old_infobits);
                     w.bytes(new_tuple);
                 }
@@ -536,10 +537,10 @@ impl WalRecord {
                     xmax,
                     infobits,
                 } => {
-                    w.u32(*rel);
-                    w.u32(*block);
+                    w.u32(rel.0);
+                    w.u32(block.0);
                     w.u16(*offset);
-                    w.u64(*xmax);
+                    w.u64(xmax.0);
                     w.u8(*infobits);
                 }
                 HeapRecord::Prune {
@@ -550,9 +551,9 @@ impl WalRecord {
                     dead,
                     unused,
                 } => {
-                    w.u32(*rel);
-                    w.u32(*block);
-                    w.u64(*latest_removed_xid);
+                    w.u32(rel.0);
+                    w.u32(block.0);
+                    w.u64(latest_removed_xid.0);
                     w.u32(redirected.len() as u32);
                     for (from, to) in redirected {
                         w.u16(*from);
@@ -572,8 +573,8 @@ impl WalRecord {
                     ..
                 } => {
                     w.u64(redo.0);
-                    w.u64(*next_xid);
-                    w.u64(*oldest_active_xid);
+                    w.u64(next_xid.0);
+                    w.u64(oldest_active_xid.0);
                     w.u32(*next_oid);
                     w.i64(*timestamp_us);
                 }
@@ -586,9 +587,9 @@ impl WalRecord {
                     block,
                     page,
                 } => {
-                    w.u32(*rel);
+                    w.u32(rel.0);
                     w.u8(*fork);
-                    w.u32(*block);
+                    w.u32(block.0);
                     w.raw(page);
                 }
             },
@@ -603,9 +604,9 @@ impl WalRecord {
                     subxids,
                     timestamp_us,
                 } => {
-                    w.u64(*xid);
+                    w.u64(xid.0);
                     w.i64(*timestamp_us);
-                    w.u64s(subxids);
+                    w.xids(subxids);
                 }
                 XactRecord::Prepare {
                     xid,
@@ -614,9 +615,9 @@ impl WalRecord {
                     gid,
                     state,
                 } => {
-                    w.u64(*xid);
+                    w.u64(xid.0);
                     w.i64(*timestamp_us);
-                    w.u64s(subxids);
+                    w.xids(subxids);
                     w.bytes(gid.as_bytes());
                     w.bytes(state);
                 }
@@ -632,9 +633,9 @@ impl WalRecord {
                     timestamp_us,
                     gid,
                 } => {
-                    w.u64(*xid);
+                    w.u64(xid.0);
                     w.i64(*timestamp_us);
-                    w.u64s(subxids);
+                    w.xids(subxids);
                     w.bytes(gid.as_bytes());
                 }
             },
@@ -646,18 +647,18 @@ impl WalRecord {
                 subxids,
                 subxid_overflow,
             }) => {
-                w.u64(*next_xid);
-                w.u64(*oldest_running_xid);
-                w.u64(*latest_completed_xid);
+                w.u64(next_xid.0);
+                w.u64(oldest_running_xid.0);
+                w.u64(latest_completed_xid.0);
                 w.u8(u8::from(*subxid_overflow));
-                w.u64s(xids);
-                w.u64s(subxids);
+                w.xids(xids);
+                w.xids(subxids);
             }
             WalRecord::Smgr(s) => match s {
-                SmgrRecord::RelCreate { rel } | SmgrRecord::RelDrop { rel } => w.u32(*rel),
+                SmgrRecord::RelCreate { rel } | SmgrRecord::RelDrop { rel } => w.u32(rel.0),
                 SmgrRecord::RelTruncate { rel, nblocks } => {
-                    w.u32(*rel);
-                    w.u32(*nblocks);
+                    w.u32(rel.0);
+                    w.u32(nblocks.0);
                 }
             },
             WalRecord::Catalog { payload } => w.raw(payload),
@@ -678,27 +679,27 @@ impl WalRecord {
                 let init_page = info & XLOG_HEAP_INIT_PAGE != 0;
                 match info & !XLOG_HEAP_INIT_PAGE {
                     XLOG_HEAP_INSERT => WalRecord::Heap(HeapRecord::Insert {
-                        rel: r.u32()?,
-                        block: r.u32()?,
+                        rel: RelFileId(r.u32()?),
+                        block: BlockNumber(r.u32()?),
                         offset: r.u16()?,
                         tuple: r.bytes()?,
                         init_page,
                     }),
                     XLOG_HEAP_DELETE if !init_page => WalRecord::Heap(HeapRecord::Delete {
-                        rel: r.u32()?,
-                        block: r.u32()?,
+                        rel: RelFileId(r.u32()?),
+                        block: BlockNumber(r.u32()?),
                         offset: r.u16()?,
-                        xmax: r.u64()?,
+                        xmax: TransactionId(r.u64()?),
                         infobits: r.u8()?,
                     }),
                     kind @ (XLOG_HEAP_UPDATE | XLOG_HEAP_HOT_UPDATE) => {
                         WalRecord::Heap(HeapRecord::Update {
-                            rel: r.u32()?,
-                            old_block: r.u32()?,
+                            rel: RelFileId(r.u32()?),
+                            old_block: BlockNumber(r.u32()?),
                             old_offset: r.u16()?,
-                            new_block: r.u32()?,
+                            new_block: BlockNumber(r.u32()?),
                             new_offset: r.u16()?,
-                            xmax: r.u64()?,
+                            xmax: TransactionId(r.u64()?),
                             old_infobits: r.u8()?,
                             hot: kind == XLOG_HEAP_HOT_UPDATE,
                             init_page,
@@ -712,8 +713,8 @@ impl WalRecord {
                 let init_page = info & XLOG_HEAP_INIT_PAGE != 0;
                 match info & !XLOG_HEAP_INIT_PAGE {
                     XLOG_HEAP2_MULTI_INSERT => {
-                        let rel = r.u32()?;
-                        let block = r.u32()?;
+                        let rel = RelFileId(r.u32()?);
+                        let block = BlockNumber(r.u32()?);
                         // Each tuple needs at least 6 bytes (offset + length).
                         let n = r.count(6)?;
                         let mut tuples = Vec::with_capacity(n);
@@ -728,9 +729,9 @@ impl WalRecord {
                         })
                     }
                     XLOG_HEAP2_PRUNE if !init_page => {
-                        let rel = r.u32()?;
-                        let block = r.u32()?;
-                        let latest_removed_xid = r.u64()?;
+                        let rel = RelFileId(r.u32()?);
+                        let block = BlockNumber(r.u32()?);
+                        let latest_removed_xid = TransactionId(r.u64()?);
                         let n = r.count(4)?;
                         let mut redirected = Vec::with_capacity(n);
                         for _ in 0..n {
@@ -753,8 +754,8 @@ impl WalRecord {
             RmgrId::Xlog => WalRecord::Xlog(match info {
                 XLOG_CHECKPOINT_ONLINE | XLOG_CHECKPOINT_SHUTDOWN => XlogRecord::Checkpoint {
                     redo: Lsn(r.u64()?),
-                    next_xid: r.u64()?,
-                    oldest_active_xid: r.u64()?,
+                    next_xid: TransactionId(r.u64()?),
+                    oldest_active_xid: TransactionId(r.u64()?),
                     next_oid: r.u32()?,
                     timestamp_us: r.i64()?,
                     online: info == XLOG_CHECKPOINT_ONLINE,
@@ -765,9 +766,9 @@ impl WalRecord {
                 XLOG_SWITCH => XlogRecord::Switch,
                 XLOG_NOOP => XlogRecord::Noop { data: r.rest() },
                 XLOG_FPI => {
-                    let rel = r.u32()?;
+                    let rel = RelFileId(r.u32()?);
                     let fork = r.u8()?;
-                    let block = r.u32()?;
+                    let block = BlockNumber(r.u32()?);
                     let page = r.rest();
                     if page.len() != BLCKSZ {
                         return Err(DecodeError::BadPageSize(page.len()));
@@ -783,9 +784,9 @@ impl WalRecord {
             }),
             RmgrId::Xact => WalRecord::Xact(match info {
                 XLOG_XACT_COMMIT | XLOG_XACT_ABORT => {
-                    let xid = r.u64()?;
+                    let xid = TransactionId(r.u64()?);
                     let timestamp_us = r.i64()?;
-                    let subxids = r.u64s()?;
+                    let subxids = r.xids()?;
                     if info == XLOG_XACT_COMMIT {
                         XactRecord::Commit {
                             xid,
@@ -801,16 +802,16 @@ impl WalRecord {
                     }
                 }
                 XLOG_XACT_PREPARE => XactRecord::Prepare {
-                    xid: r.u64()?,
+                    xid: TransactionId(r.u64()?),
                     timestamp_us: r.i64()?,
-                    subxids: r.u64s()?,
+                    subxids: r.xids()?,
                     gid: r.string()?,
                     state: r.bytes()?,
                 },
                 XLOG_XACT_COMMIT_PREPARED | XLOG_XACT_ABORT_PREPARED => {
-                    let xid = r.u64()?;
+                    let xid = TransactionId(r.u64()?);
                     let timestamp_us = r.i64()?;
-                    let subxids = r.u64s()?;
+                    let subxids = r.xids()?;
                     let gid = r.string()?;
                     if info == XLOG_XACT_COMMIT_PREPARED {
                         XactRecord::CommitPrepared {
@@ -832,9 +833,9 @@ impl WalRecord {
             }),
             RmgrId::Standby => match info {
                 XLOG_RUNNING_XACTS => {
-                    let next_xid = r.u64()?;
-                    let oldest_running_xid = r.u64()?;
-                    let latest_completed_xid = r.u64()?;
+                    let next_xid = TransactionId(r.u64()?);
+                    let oldest_running_xid = TransactionId(r.u64()?);
+                    let latest_completed_xid = TransactionId(r.u64()?);
                     let subxid_overflow = match r.u8()? {
                         0 => false,
                         1 => true,
@@ -844,20 +845,24 @@ impl WalRecord {
                         next_xid,
                         oldest_running_xid,
                         latest_completed_xid,
-                        xids: r.u64s()?,
-                        subxids: r.u64s()?,
+                        xids: r.xids()?,
+                        subxids: r.xids()?,
                         subxid_overflow,
                     })
                 }
                 _ => return Err(unknown()),
             },
             RmgrId::Smgr => WalRecord::Smgr(match info {
-                XLOG_SMGR_CREATE => SmgrRecord::RelCreate { rel: r.u32()? },
-                XLOG_SMGR_TRUNCATE => SmgrRecord::RelTruncate {
-                    rel: r.u32()?,
-                    nblocks: r.u32()?,
+                XLOG_SMGR_CREATE => SmgrRecord::RelCreate {
+                    rel: RelFileId(r.u32()?),
                 },
-                XLOG_SMGR_DROP => SmgrRecord::RelDrop { rel: r.u32()? },
+                XLOG_SMGR_TRUNCATE => SmgrRecord::RelTruncate {
+                    rel: RelFileId(r.u32()?),
+                    nblocks: BlockNumber(r.u32()?),
+                },
+                XLOG_SMGR_DROP => SmgrRecord::RelDrop {
+                    rel: RelFileId(r.u32()?),
+                },
                 _ => return Err(unknown()),
             }),
             RmgrId::Catalog => match info {
@@ -873,7 +878,7 @@ impl WalRecord {
     /// LSN is older than the record). Appends to `out` so redo can reuse one
     /// vector.
     pub fn blocks(&self, out: &mut Vec<BlockRef>) {
-        let main = |rel: u32, block: u32| BlockRef {
+        let main = |rel: RelFileId, block: BlockNumber| BlockRef {
             rel,
             fork: 0,
             block,
@@ -952,8 +957,12 @@ impl fmt::Display for WalRecord {
                 }
             },
             WalRecord::Xact(x) => match x {
-                XactRecord::Commit { xid, subxids, .. } => write!(f, "Transaction COMMIT {xid} subxacts {subxids:?}"),
-                XactRecord::Abort { xid, subxids, .. } => write!(f, "Transaction ABORT {xid} subxacts {subxids:?}"),
+                XactRecord::Commit { xid, subxids, .. } => {
+                    write!(f, "Transaction COMMIT {xid} subxacts {:?}", raw_xids(subxids))
+                }
+                XactRecord::Abort { xid, subxids, .. } => {
+                    write!(f, "Transaction ABORT {xid} subxacts {:?}", raw_xids(subxids))
+                }
                 XactRecord::Prepare { xid, gid, .. } => write!(f, "Transaction PREPARE {xid} gid {gid}"),
                 XactRecord::CommitPrepared { xid, gid, .. } => {
                     write!(f, "Transaction COMMIT_PREPARED {xid} gid {gid}")
@@ -981,6 +990,11 @@ impl fmt::Display for WalRecord {
             WalRecord::Catalog { payload } => write!(f, "Catalog CHANGE len {}", payload.len()),
         }
     }
+}
+
+/// Xids as bare numbers, the way record descriptions print them.
+fn raw_xids(v: &[TransactionId]) -> Vec<u64> {
+    v.iter().map(|x| x.0).collect()
 }
 
 /// Little-endian payload writer.
@@ -1016,10 +1030,10 @@ impl Enc<'_> {
             self.u16(*x);
         }
     }
-    fn u64s(&mut self, v: &[u64]) {
+    fn xids(&mut self, v: &[TransactionId]) {
         self.u32(v.len() as u32);
         for x in v {
-            self.u64(*x);
+            self.u64(x.0);
         }
     }
 }
@@ -1086,9 +1100,9 @@ impl Dec<'_> {
         let n = self.count(2)?;
         (0..n).map(|_| self.u16()).collect()
     }
-    fn u64s(&mut self) -> Result<Vec<u64>, DecodeError> {
+    fn xids(&mut self) -> Result<Vec<TransactionId>, DecodeError> {
         let n = self.count(8)?;
-        (0..n).map(|_| self.u64()).collect()
+        (0..n).map(|_| self.u64().map(TransactionId)).collect()
     }
     fn finish(&self) -> Result<(), DecodeError> {
         match self.buf.len() - self.pos {
@@ -1119,8 +1133,8 @@ pub(crate) mod tests {
             )
                 .prop_map(|(rel, block, offset, tuple, init_page)| {
                     HeapRecord::Insert {
-                        rel,
-                        block,
+                        rel: RelFileId(rel),
+                        block: BlockNumber(block),
                         offset,
                         tuple,
                         init_page,
@@ -1133,8 +1147,8 @@ pub(crate) mod tests {
                 any::<bool>()
             )
                 .prop_map(|(rel, block, tuples, init_page)| HeapRecord::MultiInsert {
-                    rel,
-                    block,
+                    rel: RelFileId(rel),
+                    block: BlockNumber(block),
                     tuples,
                     init_page
                 }),
@@ -1158,12 +1172,12 @@ pub(crate) mod tests {
                         new_tuple,
                     )| {
                         HeapRecord::Update {
-                            rel,
-                            old_block,
+                            rel: RelFileId(rel),
+                            old_block: BlockNumber(old_block),
                             old_offset,
-                            new_block,
+                            new_block: BlockNumber(new_block),
                             new_offset,
-                            xmax,
+                            xmax: TransactionId(xmax),
                             old_infobits,
                             hot,
                             init_page,
@@ -1179,10 +1193,10 @@ pub(crate) mod tests {
                 any::<u8>()
             )
                 .prop_map(|(rel, block, offset, xmax, infobits)| HeapRecord::Delete {
-                    rel,
-                    block,
+                    rel: RelFileId(rel),
+                    block: BlockNumber(block),
                     offset,
-                    xmax,
+                    xmax: TransactionId(xmax),
                     infobits
                 }),
             (
@@ -1196,9 +1210,9 @@ pub(crate) mod tests {
                 .prop_map(
                     |(rel, block, latest_removed_xid, redirected, dead, unused)| {
                         HeapRecord::Prune {
-                            rel,
-                            block,
-                            latest_removed_xid,
+                            rel: RelFileId(rel),
+                            block: BlockNumber(block),
+                            latest_removed_xid: TransactionId(latest_removed_xid),
                             redirected,
                             dead,
                             unused,
@@ -1223,8 +1237,8 @@ pub(crate) mod tests {
                     |(redo, next_xid, oldest_active_xid, next_oid, online, timestamp_us)| {
                         XlogRecord::Checkpoint {
                             redo: Lsn(redo),
-                            next_xid,
-                            oldest_active_xid,
+                            next_xid: TransactionId(next_xid),
+                            oldest_active_xid: TransactionId(oldest_active_xid),
                             next_oid,
                             online,
                             timestamp_us,
@@ -1237,9 +1251,9 @@ pub(crate) mod tests {
             (any::<u32>(), any::<u8>(), any::<u32>(), any::<u8>()).prop_map(
                 |(rel, fork, block, fill)| {
                     XlogRecord::FullPageImage {
-                        rel,
+                        rel: RelFileId(rel),
                         fork,
-                        block,
+                        block: BlockNumber(block),
                         page: Bytes::from(vec![fill; BLCKSZ]),
                     }
                 }
@@ -1253,22 +1267,22 @@ pub(crate) mod tests {
         prop_oneof![
             (any::<u64>(), subx(), any::<i64>()).prop_map(|(xid, subxids, timestamp_us)| {
                 XactRecord::Commit {
-                    xid,
-                    subxids,
+                    xid: TransactionId(xid),
+                    subxids: subxids.into_iter().map(TransactionId).collect(),
                     timestamp_us,
                 }
             }),
             (any::<u64>(), subx(), any::<i64>()).prop_map(|(xid, subxids, timestamp_us)| {
                 XactRecord::Abort {
-                    xid,
-                    subxids,
+                    xid: TransactionId(xid),
+                    subxids: subxids.into_iter().map(TransactionId).collect(),
                     timestamp_us,
                 }
             }),
             (any::<u64>(), subx(), any::<i64>(), ".{0,40}", bytes_s(100)).prop_map(
                 |(xid, subxids, timestamp_us, gid, state)| XactRecord::Prepare {
-                    xid,
-                    subxids,
+                    xid: TransactionId(xid),
+                    subxids: subxids.into_iter().map(TransactionId).collect(),
                     timestamp_us,
                     gid,
                     state
@@ -1277,8 +1291,8 @@ pub(crate) mod tests {
             (any::<u64>(), subx(), any::<i64>(), ".{0,40}").prop_map(
                 |(xid, subxids, timestamp_us, gid)| {
                     XactRecord::CommitPrepared {
-                        xid,
-                        subxids,
+                        xid: TransactionId(xid),
+                        subxids: subxids.into_iter().map(TransactionId).collect(),
                         timestamp_us,
                         gid,
                     }
@@ -1287,8 +1301,8 @@ pub(crate) mod tests {
             (any::<u64>(), subx(), any::<i64>(), ".{0,40}").prop_map(
                 |(xid, subxids, timestamp_us, gid)| {
                     XactRecord::AbortPrepared {
-                        xid,
-                        subxids,
+                        xid: TransactionId(xid),
+                        subxids: subxids.into_iter().map(TransactionId).collect(),
                         timestamp_us,
                         gid,
                     }
@@ -1318,20 +1332,27 @@ pub(crate) mod tests {
                         subxid_overflow,
                     )| {
                         WalRecord::Standby(StandbyRecord::RunningXacts {
-                            next_xid,
-                            oldest_running_xid,
-                            latest_completed_xid,
-                            xids,
-                            subxids,
+                            next_xid: TransactionId(next_xid),
+                            oldest_running_xid: TransactionId(oldest_running_xid),
+                            latest_completed_xid: TransactionId(latest_completed_xid),
+                            xids: xids.into_iter().map(TransactionId).collect(),
+                            subxids: subxids.into_iter().map(TransactionId).collect(),
                             subxid_overflow,
                         })
                     }
                 ),
-            any::<u32>().prop_map(|rel| WalRecord::Smgr(SmgrRecord::RelCreate { rel })),
+            any::<u32>().prop_map(|rel| WalRecord::Smgr(SmgrRecord::RelCreate {
+                rel: RelFileId(rel)
+            })),
             (any::<u32>(), any::<u32>()).prop_map(|(rel, nblocks)| WalRecord::Smgr(
-                SmgrRecord::RelTruncate { rel, nblocks }
+                SmgrRecord::RelTruncate {
+                    rel: RelFileId(rel),
+                    nblocks: BlockNumber(nblocks)
+                }
             )),
-            any::<u32>().prop_map(|rel| WalRecord::Smgr(SmgrRecord::RelDrop { rel })),
+            any::<u32>().prop_map(|rel| WalRecord::Smgr(SmgrRecord::RelDrop {
+                rel: RelFileId(rel)
+            })),
             bytes_s(200).prop_map(|payload| WalRecord::Catalog { payload }),
         ]
     }
@@ -1409,12 +1430,12 @@ pub(crate) mod tests {
     #[test]
     fn display_and_blocks() {
         let rec = WalRecord::Heap(HeapRecord::Update {
-            rel: 16384,
-            old_block: 1,
+            rel: RelFileId(16384),
+            old_block: BlockNumber(1),
             old_offset: 2,
-            new_block: 3,
+            new_block: BlockNumber(3),
             new_offset: 4,
-            xmax: 750,
+            xmax: TransactionId(750),
             old_infobits: 0,
             hot: false,
             init_page: true,
@@ -1434,14 +1455,14 @@ pub(crate) mod tests {
             b,
             vec![
                 BlockRef {
-                    rel: 16384,
+                    rel: RelFileId(16384),
                     fork: 0,
-                    block: 3
+                    block: BlockNumber(3)
                 },
                 BlockRef {
-                    rel: 16384,
+                    rel: RelFileId(16384),
                     fork: 0,
-                    block: 1
+                    block: BlockNumber(1)
                 }
             ]
         );

@@ -28,7 +28,7 @@ fn noop(len: usize, fill: u8) -> WalRecord {
 
 fn commit(xid: u64) -> WalRecord {
     WalRecord::Xact(XactRecord::Commit {
-        xid,
+        xid: pgtypes::TransactionId(xid),
         subxids: vec![],
         timestamp_us: 1,
     })
@@ -234,15 +234,15 @@ fn writer_reader_round_trip_across_segments() {
         let rec = match i % 5 {
             0 => commit(i),
             1 => WalRecord::Xlog(XlogRecord::FullPageImage {
-                rel: 1,
+                rel: pgtypes::RelFileId(1),
                 fork: 0,
-                block: i as u32,
+                block: pgtypes::BlockNumber(i as u32),
                 page: Bytes::from(vec![i as u8; BLCKSZ]),
             }),
             2 => noop((i as usize * 37) % 5000, i as u8),
             3 => WalRecord::Heap(HeapRecord::Insert {
-                rel: 16384,
-                block: 0,
+                rel: pgtypes::RelFileId(16384),
+                block: pgtypes::BlockNumber(0),
                 offset: i as u16,
                 tuple: Bytes::from(vec![1; 40]),
                 init_page: false,

@@ -100,7 +100,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::watch;
 
-use crate::lsn::Lsn;
+use crate::lsn::{AtomicLsn, Lsn};
 use crate::reader::WalPosition;
 use crate::record::{finish_crc, record_end, RecordHeader, HEADER_LEN, MAX_RECORD_LEN};
 use crate::records::{RmgrId, WalRecord, XLOG_SWITCH};
@@ -221,9 +221,9 @@ struct Shared {
     create: Mutex<()>,
     /// Highest segment known to exist (created or pre-allocated).
     prealloc: AtomicU64,
-    insert_lsn: AtomicU64,
-    write_lsn: AtomicU64,
-    flushed_lsn: AtomicU64,
+    insert_lsn: AtomicLsn,
+    write_lsn: AtomicLsn,
+    flushed_lsn: AtomicLsn,
     failed: AtomicBool,
     /// Rounds ended so far (see [`end_round`]): a waiter that saw a round
     /// under way sleeps only if no round has ended since it looked.
@@ -314,9 +314,9 @@ impl WalWriter {
             }),
             create: Mutex::new(()),
             prealloc: AtomicU64::new(segno),
-            insert_lsn: AtomicU64::new(pos.end.0),
-            write_lsn: AtomicU64::new(pos.end.0),
-            flushed_lsn: AtomicU64::new(pos.end.0),
+            insert_lsn: AtomicLsn::new(pos.end),
+            write_lsn: AtomicLsn::new(pos.end),
+            flushed_lsn: AtomicLsn::new(pos.end),
             failed: AtomicBool::new(false),
             rounds_ended: AtomicU64::new(0),
             paused: AtomicBool::new(false),
@@ -394,7 +394,7 @@ impl WalWriter {
         st.buf.resize(padded, 0);
         st.insert_pos = end;
         st.prev = start;
-        sh.insert_lsn.store(end.0, Ordering::Release);
+        sh.insert_lsn.store(end, Ordering::Release);
         let behind = self.crossed_flush_after(before, st.buf.len());
         drop(st);
         sh.stats.records.fetch_add(1, Ordering::Relaxed);
@@ -431,7 +431,7 @@ impl WalWriter {
         let before = st.buf.len();
         st.buf.extend_from_slice(new);
         st.insert_pos = end;
-        sh.insert_lsn.store(end.0, Ordering::Release);
+        sh.insert_lsn.store(end, Ordering::Release);
         let behind = self.crossed_flush_after(before, st.buf.len());
         drop(st);
         sh.stats
@@ -599,18 +599,18 @@ impl WalWriter {
 
     /// Where the next record will start (`pg_current_wal_insert_lsn`).
     pub fn insert_lsn(&self) -> Lsn {
-        Lsn(self.shared.insert_lsn.load(Ordering::Acquire))
+        self.shared.insert_lsn.load(Ordering::Acquire)
     }
 
     /// WAL handed to the kernel up to here (`pg_current_wal_lsn`).
     pub fn write_lsn(&self) -> Lsn {
-        Lsn(self.shared.write_lsn.load(Ordering::Acquire))
+        self.shared.write_lsn.load(Ordering::Acquire)
     }
 
     /// WAL durable up to here (`pg_current_wal_flush_lsn`); the walsender
     /// never sends beyond it.
     pub fn flushed_lsn(&self) -> Lsn {
-        Lsn(self.shared.flushed_lsn.load(Ordering::Acquire))
+        self.shared.flushed_lsn.load(Ordering::Acquire)
     }
 
     /// A watch of the flushed LSN, for async waiters (the walsender):
@@ -831,8 +831,8 @@ impl Flusher {
                 return Work::Shutdown;
             }
             let paused = sh.paused.load(Ordering::Acquire);
-            let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
-            let pending = Lsn(sh.insert_lsn.load(Ordering::Acquire)) > flushed;
+            let flushed = sh.flushed_lsn.load(Ordering::Acquire);
+            let pending = sh.insert_lsn.load(Ordering::Acquire) > flushed;
             if !paused && pending && (sig.requested > flushed || timed_out) {
                 return Work::Round;
             }
@@ -883,8 +883,8 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
             sh.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
         }
     }
-    sh.write_lsn.store(end.0, Ordering::Release);
-    sh.flushed_lsn.store(end.0, Ordering::Release);
+    sh.write_lsn.store(end, Ordering::Release);
+    sh.flushed_lsn.store(end, Ordering::Release);
     sh.stats.writes.fetch_add(1, Ordering::Relaxed);
     let mut buf = buf;
     buf.clear();
@@ -899,7 +899,7 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
 /// the round lock, stalling every commit.)
 fn needs_prealloc(sh: &Shared) -> bool {
     let seg = sh.opts.segment_size;
-    let end = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
+    let end = sh.flushed_lsn.load(Ordering::Acquire);
     sh.prealloc.load(Ordering::Acquire) <= end.segment_number(seg)
 }
 
@@ -910,7 +910,10 @@ fn needs_prealloc(sh: &Shared) -> bool {
 fn preallocate(sh: &Shared) -> io::Result<()> {
     let _create = sh.create.lock();
     if needs_prealloc(sh) {
-        let cur = Lsn(sh.flushed_lsn.load(Ordering::Acquire)).segment_number(sh.opts.segment_size);
+        let cur = sh
+            .flushed_lsn
+            .load(Ordering::Acquire)
+            .segment_number(sh.opts.segment_size);
         create_segment(&sh.dir, cur + 1, sh.opts.segment_size, sh.opts.fsync)?;
         sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
         sh.prealloc.fetch_max(cur + 1, Ordering::AcqRel);
@@ -951,7 +954,7 @@ fn end_round(sh: &Shared, st: parking_lot::MutexGuard<'_, FlushState>) {
     drop(st);
     sh.rounds_ended.fetch_add(1, Ordering::SeqCst);
     if sh.stats.waiting.load(Ordering::SeqCst) > 0 {
-        let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
+        let flushed = sh.flushed_lsn.load(Ordering::Acquire);
         let mut wake = Vec::new();
         let mut leader = None;
         sh.waiters.lock().retain(|w| {
@@ -972,7 +975,7 @@ fn end_round(sh: &Shared, st: parking_lot::MutexGuard<'_, FlushState>) {
             w.wake();
         }
     }
-    let flushed = Lsn(sh.flushed_lsn.load(Ordering::Acquire));
+    let flushed = sh.flushed_lsn.load(Ordering::Acquire);
     if *sh.watch.borrow() != flushed {
         sh.watch.send_replace(flushed);
     }

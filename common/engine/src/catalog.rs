@@ -32,7 +32,7 @@
 //! [`Catalog::view`], which hides a marked table from everyone but its
 //! creator until the clog says it committed; the session undoes the
 //! creation if it rolls back, and start-up removes any the clog never saw
-//! commit (`ddl::resolve_uncommitted_ddl`; docs/architecture/sql.md,
+//! commit ([`crate::indexing::resolve_uncommitted_ddl`]; docs/architecture/sql.md,
 //! "Transactional DDL"). The session defers a `DROP TABLE` in a
 //! transaction block to COMMIT and turns a `TRUNCATE` there into an MVCC
 //! delete, so that neither loses data on a ROLLBACK.

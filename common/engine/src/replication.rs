@@ -51,7 +51,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use wal::Lsn;
+use wal::{AtomicLsn, Lsn};
 
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
@@ -138,13 +138,13 @@ pub struct WalSndStat {
     pub client_addr: String,
     state: AtomicU8,
     /// Sent up to here.
-    pub sent_lsn: AtomicU64,
+    pub sent_lsn: AtomicLsn,
     /// Standby wrote up to here (last reply).
-    pub write_lsn: AtomicU64,
+    pub write_lsn: AtomicLsn,
     /// Standby flushed up to here.
-    pub flush_lsn: AtomicU64,
+    pub flush_lsn: AtomicLsn,
     /// Standby replayed up to here.
-    pub replay_lsn: AtomicU64,
+    pub replay_lsn: AtomicLsn,
     /// Lags in microseconds ([`LAG_UNKNOWN`]: NULL).
     pub write_lag_us: AtomicU64,
     /// See `write_lag_us`.
@@ -166,10 +166,10 @@ impl WalSndStat {
             application_name: application_name.to_string(),
             client_addr: client_addr.to_string(),
             state: AtomicU8::new(WalSndState::Startup as u8),
-            sent_lsn: AtomicU64::new(0),
-            write_lsn: AtomicU64::new(0),
-            flush_lsn: AtomicU64::new(0),
-            replay_lsn: AtomicU64::new(0),
+            sent_lsn: AtomicLsn::new(Lsn::INVALID),
+            write_lsn: AtomicLsn::new(Lsn::INVALID),
+            flush_lsn: AtomicLsn::new(Lsn::INVALID),
+            replay_lsn: AtomicLsn::new(Lsn::INVALID),
             write_lag_us: AtomicU64::new(LAG_UNKNOWN),
             flush_lag_us: AtomicU64::new(LAG_UNKNOWN),
             replay_lag_us: AtomicU64::new(LAG_UNKNOWN),
@@ -502,9 +502,9 @@ pub struct ReplicationState {
     /// read-only connections are accepted.
     pub consistent: AtomicBool,
     /// Standby: WAL received and flushed up to here.
-    pub receive_lsn: AtomicU64,
+    pub receive_lsn: AtomicLsn,
     /// Standby: WAL replayed up to here (end of the last record applied).
-    pub replay_lsn: AtomicU64,
+    pub replay_lsn: AtomicLsn,
     /// Live walsenders.
     walsenders: Mutex<Vec<Arc<WalSndStat>>>,
     /// The walreceiver, if running.
@@ -527,8 +527,8 @@ impl ReplicationState {
             in_recovery: AtomicBool::new(false),
             promote_requested: AtomicBool::new(false),
             consistent: AtomicBool::new(false),
-            receive_lsn: AtomicU64::new(0),
-            replay_lsn: AtomicU64::new(0),
+            receive_lsn: AtomicLsn::new(Lsn::INVALID),
+            replay_lsn: AtomicLsn::new(Lsn::INVALID),
             walsenders: Mutex::new(Vec::new()),
             receiver: Mutex::new(None),
             slots: SlotManager::open(data_dir)?,
@@ -554,8 +554,8 @@ impl ReplicationState {
         let nonzero = |v: u64| (v != 0).then_some(v);
         if self.in_recovery() {
             return match which {
-                K::Receive => Ok(nonzero(self.receive_lsn.load(RELAXED))),
-                K::Replay => Ok(nonzero(self.replay_lsn.load(RELAXED))),
+                K::Receive => Ok(nonzero(self.receive_lsn.load(RELAXED).0)),
+                K::Replay => Ok(nonzero(self.replay_lsn.load(RELAXED).0)),
                 _ => Err(PgError::new(
                     sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
                     "recovery is in progress",
@@ -573,8 +573,8 @@ impl ReplicationState {
             // After a promotion both stay at the last values recovery
             // reached, as in PostgreSQL; a node that never streamed has
             // none (NULL).
-            K::Receive => nonzero(self.receive_lsn.load(RELAXED)),
-            K::Replay => nonzero(self.replay_lsn.load(RELAXED)),
+            K::Receive => nonzero(self.receive_lsn.load(RELAXED).0),
+            K::Replay => nonzero(self.replay_lsn.load(RELAXED).0),
         })
     }
 
@@ -700,10 +700,10 @@ impl ReplicationState {
                             text(&s.client_addr),
                             xid(s.feedback_xmin.load(RELAXED)),
                             text(s.state().name()),
-                            lsn(s.sent_lsn.load(RELAXED)),
-                            lsn(s.write_lsn.load(RELAXED)),
-                            lsn(s.flush_lsn.load(RELAXED)),
-                            lsn(s.replay_lsn.load(RELAXED)),
+                            lsn(s.sent_lsn.load(RELAXED).0),
+                            lsn(s.write_lsn.load(RELAXED).0),
+                            lsn(s.flush_lsn.load(RELAXED).0),
+                            lsn(s.replay_lsn.load(RELAXED).0),
                             lag(s.write_lag_us.load(RELAXED)),
                             lag(s.flush_lag_us.load(RELAXED)),
                             lag(s.replay_lag_us.load(RELAXED)),
@@ -782,11 +782,11 @@ pub fn log_running_xacts(db: &crate::Engine) -> PgResult<Option<Lsn>> {
     };
     let (next, oldest, latest, xids, subxids, overflow) = db.procarray.running_xacts();
     let rec = wal::WalRecord::Standby(wal::StandbyRecord::RunningXacts {
-        next_xid: next.0,
-        oldest_running_xid: oldest.0,
-        latest_completed_xid: latest.0,
-        xids: xids.iter().map(|x| x.0).collect(),
-        subxids: subxids.iter().map(|x| x.0).collect(),
+        next_xid: next,
+        oldest_running_xid: oldest,
+        latest_completed_xid: latest,
+        xids,
+        subxids,
         subxid_overflow: overflow,
     });
     let (_, end) = w

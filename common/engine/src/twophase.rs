@@ -343,19 +343,11 @@ fn decode_state(b: &[u8]) -> Option<(String, String)> {
     Some((owner, database))
 }
 
-fn xids(v: &[u64]) -> Vec<TransactionId> {
-    v.iter().map(|x| TransactionId(*x)).collect()
-}
-
-fn raw(v: &[TransactionId]) -> Vec<u64> {
-    v.iter().map(|x| x.0).collect()
-}
-
 impl GlobalTransaction {
     fn prepare_record(&self) -> XactRecord {
         XactRecord::Prepare {
-            xid: self.info.xid.0,
-            subxids: raw(&self.subxids),
+            xid: self.info.xid,
+            subxids: self.subxids.clone(),
             timestamp_us: self.info.prepared_at,
             gid: self.info.gid.clone(),
             state: encode_state(&self.info.owner, &self.info.database),
@@ -364,8 +356,8 @@ impl GlobalTransaction {
 
     /// An entry rebuilt from a Prepare record (valid, no dummy proc yet).
     fn from_prepare(
-        xid: u64,
-        subxids: &[u64],
+        xid: TransactionId,
+        subxids: &[TransactionId],
         timestamp_us: i64,
         gid: &str,
         state: &[u8],
@@ -373,13 +365,13 @@ impl GlobalTransaction {
         let (owner, database) = decode_state(state).unwrap_or_default();
         GlobalTransaction {
             info: PreparedXact {
-                xid: TransactionId(xid),
+                xid,
                 gid: gid.to_string(),
                 prepared_at: timestamp_us,
                 owner,
                 database,
             },
-            subxids: xids(subxids),
+            subxids: subxids.to_vec(),
             dummy: None,
             valid: true,
             locked: false,
@@ -559,8 +551,8 @@ pub fn finish_prepared(shared: &dyn XactShared, gid: &str, commit: bool) -> PgRe
 /// redo loop notes the record's xids as assigned itself).
 pub fn redo_prepare(
     shared: &dyn XactShared,
-    xid: u64,
-    subxids: &[u64],
+    xid: TransactionId,
+    subxids: &[TransactionId],
     timestamp_us: i64,
     gid: &str,
     state: &[u8],
@@ -579,17 +571,20 @@ pub fn redo_prepare(
 /// clog for the tree (idempotent beside the redo loop's own update),
 /// forgets the entry (ending its dummy proc if it has one) and deletes its
 /// state file.
-pub fn redo_finish(shared: &dyn XactShared, xid: u64, subxids: &[u64], commit: bool) {
+pub fn redo_finish(
+    shared: &dyn XactShared,
+    xid: TransactionId,
+    subs: &[TransactionId],
+    commit: bool,
+) {
     let tp = shared.twophase();
-    let xid = TransactionId(xid);
-    let subs = xids(subxids);
     let dummy = tp.remove(xid).and_then(|g| g.dummy);
     // Replayed: nothing is written, so nothing can fail.
     let _ = crate::xact::end_transaction_tree(
         shared,
         dummy.map(Finished::DummyProc),
         xid,
-        &subs,
+        subs,
         TreeEnd::Replayed { commit },
         || {},
     );
@@ -1128,7 +1123,7 @@ mod tests {
                 .exists());
             // A file whose transaction the clog says committed (a crash
             // between the record and the removal) is stale.
-            let stale = GlobalTransaction::from_prepare(z.0, &[], 0, "stale", &[]);
+            let stale = GlobalTransaction::from_prepare(z, &[], 0, "stale", &[]);
             let p = sh.twophase.file_path(z).unwrap();
             pgtypes::fileutil::write_atomic(&p, &encode_file(&stale), true).unwrap();
             sh.clog.flush().unwrap();
@@ -1226,14 +1221,21 @@ mod tests {
         let sh = node(d.path(), 4);
         let st = encode_state("bob", "db2");
         // Replayed: three prepares, one committed, one aborted later.
-        redo_prepare(&*sh, 10, &[11, 12], 5, "p10", &st);
-        redo_prepare(&*sh, 20, &[], 6, "p20", &st);
-        redo_prepare(&*sh, 30, &[], 7, "p30", &st);
-        redo_prepare(&*sh, 30, &[], 7, "p30", &st); // once per xid
-        redo_finish(&*sh, 20, &[], true);
-        redo_finish(&*sh, 30, &[], false);
+        redo_prepare(
+            &*sh,
+            TransactionId(10),
+            &[TransactionId(11), TransactionId(12)],
+            5,
+            "p10",
+            &st,
+        );
+        redo_prepare(&*sh, TransactionId(20), &[], 6, "p20", &st);
+        redo_prepare(&*sh, TransactionId(30), &[], 7, "p30", &st);
+        redo_prepare(&*sh, TransactionId(30), &[], 7, "p30", &st); // once per xid
+        redo_finish(&*sh, TransactionId(20), &[], true);
+        redo_finish(&*sh, TransactionId(30), &[], false);
         // Finished transactions whose Prepare preceded the redo point.
-        redo_finish(&*sh, 40, &[41], true);
+        redo_finish(&*sh, TransactionId(40), &[TransactionId(41)], true);
         assert_eq!(sh.clog.get_status(TransactionId(20)), XidStatus::Committed);
         assert_eq!(sh.clog.get_status(TransactionId(41)), XidStatus::Committed);
         assert_eq!(sh.clog.get_status(TransactionId(30)), XidStatus::Aborted);
@@ -1252,7 +1254,12 @@ mod tests {
         assert!(sh.procarray.next_xid() > TransactionId(12));
         // Replay of its commit on a running node (standby) ends the dummy.
         let before = sh.procarray.xact_completion_count();
-        redo_finish(&*sh, 10, &[11, 12], true);
+        redo_finish(
+            &*sh,
+            TransactionId(10),
+            &[TransactionId(11), TransactionId(12)],
+            true,
+        );
         assert!(!sh.procarray.xid_is_running(TransactionId(10)));
         assert_eq!(sh.procarray.xact_completion_count(), before + 1);
         assert!(sh.twophase.is_empty());

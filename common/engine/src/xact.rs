@@ -121,7 +121,7 @@ pub trait XactShared: Send + Sync {
             | wal::XactRecord::Abort { xid, .. }
             | wal::XactRecord::Prepare { xid, .. }
             | wal::XactRecord::CommitPrepared { xid, .. }
-            | wal::XactRecord::AbortPrepared { xid, .. } => TransactionId(*xid),
+            | wal::XactRecord::AbortPrepared { xid, .. } => *xid,
         };
         let end = x.insert(xid, &wal::WalRecord::Xact(rec))?;
         if flush {
@@ -347,19 +347,19 @@ pub fn end_transaction_tree(
             }
         }
         (TreeEnd::Prepared { commit, gid }, _) => {
-            let xids = subxids.iter().map(|s| s.0).collect();
+            let xids = subxids.to_vec();
             let timestamp_us = pgtypes::datetime::now_usecs();
             let gid = gid.to_string();
             let rec = if commit {
                 wal::XactRecord::CommitPrepared {
-                    xid: xid.0,
+                    xid,
                     subxids: xids,
                     timestamp_us,
                     gid,
                 }
             } else {
                 wal::XactRecord::AbortPrepared {
-                    xid: xid.0,
+                    xid,
                     subxids: xids,
                     timestamp_us,
                     gid,

@@ -42,8 +42,8 @@ pub fn redo(engine: &Engine, x: &XactRecord, known_assigned: bool) {
         | XactRecord::AbortPrepared { xid, subxids, .. }
         | XactRecord::Prepare { xid, subxids, .. } => (*xid, subxids),
     };
-    let top = TransactionId(xid);
-    let subs: Vec<TransactionId> = subxids.iter().map(|s| TransactionId(*s)).collect();
+    let top = xid;
+    let subs: &[TransactionId] = subxids;
     let latest = subs.iter().copied().fold(top, TransactionId::max);
     let pa = &engine.procarray;
     if engine.role() == Role::Standby && known_assigned {
@@ -72,10 +72,10 @@ pub fn redo(engine: &Engine, x: &XactRecord, known_assigned: bool) {
         engine,
         Some(Finished::Recovered {
             xid: top,
-            subxids: &subs,
+            subxids: subs,
         }),
         top,
-        &subs,
+        subs,
         TreeEnd::Replayed {
             commit: status == XidStatus::Committed,
         },

@@ -138,8 +138,8 @@ pub enum ExecOutcome {
     /// An empty query string (EmptyQueryResponse).
     Empty,
     /// COPY FROM STDIN: send CopyInResponse, feed CopyData to
-    /// [`Session::copy_in_data`], then [`Session::copy_in_done`] or
-    /// [`Session::copy_in_fail`].
+    /// [`Backend::copy_in_data`], then [`Backend::copy_in_done`] or
+    /// [`Backend::copy_in_fail`].
     CopyIn(CopyIn),
 }
 

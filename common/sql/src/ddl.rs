@@ -7,7 +7,8 @@
 //! next to it, under the table's exclusive relation lock for TRUNCATE and
 //! DROP. Creations are marked with the creating xid and listed as
 //! [`PendingDdl`]: the session keeps or undoes them when the
-//! (sub)transaction ends, and [`resolve_uncommitted_ddl`] removes those a
+//! (sub)transaction ends, and `engine::indexing::resolve_uncommitted_ddl`
+//! removes those a
 //! crash interrupted. A TRUNCATE run here (outside a block, or of a table
 //! with no rows of anyone else) cannot be rolled back; the session routes
 //! the other TRUNCATEs and DROP TABLEs of a block around this module.

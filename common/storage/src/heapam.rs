@@ -173,7 +173,8 @@ pub const PRUNE_FREE_SPACE: usize = pgtypes::BLCKSZ / 10;
 /// Removes the index entries of row versions pruning is about to remove:
 /// `(rel, [(tid, tuple data)])`. Returns false if it cannot (an index of
 /// the relation is being built): the versions then stay. Installed by the
-/// SQL layer, which knows the indexes ([`Heap::set_prune_index_hook`]).
+/// node, pointing at the engine's index maintenance, which knows the
+/// indexes ([`Heap::set_prune_index_hook`]).
 pub type PruneIndexHook =
     dyn Fn(RelFileId, &[(ItemPointer, &[u8])]) -> PgResult<bool> + Send + Sync;
 
@@ -1383,7 +1384,7 @@ impl Heap {
         // fsync of base/ (redo creates the file if it is missing; a crash
         // in between leaves an empty orphan file).
         self.smgr.create(rel, ForkNumber::Main)?;
-        self.log_smgr(wal::SmgrRecord::RelCreate { rel: rel.0 }, false)?;
+        self.log_smgr(wal::SmgrRecord::RelCreate { rel }, false)?;
         Ok(())
     }
 
@@ -1392,8 +1393,8 @@ impl Heap {
         // WAL: XLOG_SMGR_TRUNCATE (logged and flushed before the file shrinks).
         self.log_smgr(
             wal::SmgrRecord::RelTruncate {
-                rel: rel.0,
-                nblocks: 0,
+                rel,
+                nblocks: BlockNumber(0),
             },
             true,
         )?;
@@ -1413,7 +1414,7 @@ impl Heap {
     pub fn drop_relation(&self, rel: RelFileId) -> PgResult<()> {
         // WAL: XLOG_SMGR_DROP (at commit, in PostgreSQL; here at once),
         // flushed before the file goes.
-        self.log_smgr(wal::SmgrRecord::RelDrop { rel: rel.0 }, true)?;
+        self.log_smgr(wal::SmgrRecord::RelDrop { rel }, true)?;
         self.drop_relation_redo(rel)
     }
 

@@ -82,7 +82,7 @@ use wal::records::{
     XLOG_FPI, XLOG_HEAP2_MULTI_INSERT, XLOG_HEAP_DELETE, XLOG_HEAP_HOT_UPDATE, XLOG_HEAP_INIT_PAGE,
     XLOG_HEAP_INSERT, XLOG_HEAP_UPDATE, XLOG_XACT_ABORT, XLOG_XACT_COMMIT,
 };
-use wal::{Lsn, RmgrId, WalRecord, WalWriter};
+use wal::{AtomicLsn, Lsn, RmgrId, WalRecord, WalWriter};
 
 use crate::bufmgr::WalFlush;
 use crate::bufpage::Page;
@@ -122,7 +122,7 @@ pub struct XLog {
     delay_chkpt: RwLock<()>,
     /// Oldest LSN a replication slot still needs (0 = none): checkpoints
     /// keep the segments from there on.
-    slot_keep: AtomicU64,
+    slot_keep: AtomicLsn,
     /// Counters.
     pub counters: XLogCounters,
 }
@@ -166,7 +166,7 @@ impl XLog {
                 .map(synchronous_commit_on)
                 .unwrap_or(true),
             delay_chkpt: RwLock::new(()),
-            slot_keep: AtomicU64::new(0),
+            slot_keep: AtomicLsn::new(Lsn::INVALID),
             counters: XLogCounters::default(),
         }
     }
@@ -185,15 +185,12 @@ impl XLog {
     /// or `None`. Checkpoints do not remove WAL from there on.
     pub fn set_slot_keep_lsn(&self, lsn: Option<Lsn>) {
         self.slot_keep
-            .store(lsn.map(|l| l.0).unwrap_or(0), Ordering::Release);
+            .store(lsn.unwrap_or(Lsn::INVALID), Ordering::Release);
     }
 
     /// See [`XLog::set_slot_keep_lsn`].
     pub fn slot_keep_lsn(&self) -> Option<Lsn> {
-        match self.slot_keep.load(Ordering::Acquire) {
-            0 => None,
-            l => Some(Lsn(l)),
-        }
+        Some(self.slot_keep.load(Ordering::Acquire)).filter(|l| l.is_valid())
     }
 
     /// The server-wide `synchronous_commit` (sessions may override).
@@ -550,8 +547,8 @@ mod tests {
         assert_eq!(
             decode(rm, info, &p),
             WalRecord::Heap(HeapRecord::Insert {
-                rel: 7,
-                block: 3,
+                rel: pgtypes::RelFileId(7),
+                block: pgtypes::BlockNumber(3),
                 offset: 2,
                 tuple: Bytes::from_static(b"tuple"),
                 init_page: true
@@ -564,8 +561,8 @@ mod tests {
         assert_eq!(
             decode(rm, info, &p),
             WalRecord::Heap(HeapRecord::MultiInsert {
-                rel: 7,
-                block: 4,
+                rel: pgtypes::RelFileId(7),
+                block: pgtypes::BlockNumber(4),
                 tuples: vec![
                     (1, Bytes::from_static(b"a")),
                     (2, Bytes::from_static(b"bb"))
@@ -578,9 +575,9 @@ mod tests {
         assert_eq!(
             decode(rm, info, &p),
             WalRecord::Heap(HeapRecord::Prune {
-                rel: 7,
-                block: 6,
-                latest_removed_xid: 4321,
+                rel: pgtypes::RelFileId(7),
+                block: pgtypes::BlockNumber(6),
+                latest_removed_xid: TransactionId(4321),
                 redirected: vec![],
                 dead: vec![3],
                 unused: vec![1, 2]
@@ -591,10 +588,10 @@ mod tests {
         assert_eq!(
             decode(rm, info, &p),
             WalRecord::Heap(HeapRecord::Delete {
-                rel: 7,
-                block: 5,
+                rel: pgtypes::RelFileId(7),
+                block: pgtypes::BlockNumber(5),
                 offset: 9,
-                xmax: 1234,
+                xmax: TransactionId(1234),
                 infobits: 1
             })
         );
@@ -603,12 +600,12 @@ mod tests {
         assert_eq!(
             decode(rm, info, &p),
             WalRecord::Heap(HeapRecord::Update {
-                rel: 7,
-                old_block: 1,
+                rel: pgtypes::RelFileId(7),
+                old_block: pgtypes::BlockNumber(1),
                 old_offset: 2,
-                new_block: 3,
+                new_block: pgtypes::BlockNumber(3),
                 new_offset: 4,
-                xmax: 99,
+                xmax: TransactionId(99),
                 old_infobits: 2,
                 hot: true,
                 init_page: false,
@@ -620,8 +617,8 @@ mod tests {
         assert_eq!(
             decode(RmgrId::Xact, XLOG_XACT_COMMIT, &p),
             WalRecord::Xact(XactRecord::Commit {
-                xid: 10,
-                subxids: vec![11],
+                xid: TransactionId(10),
+                subxids: vec![TransactionId(11)],
                 timestamp_us: 5
             })
         );
