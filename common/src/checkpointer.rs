@@ -301,16 +301,15 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
 
 /// CreateCheckPoint: see the module docs.
 pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<CheckpointStats> {
-    let xlog = db
-        .xlog()
-        .ok_or_else(|| PgError::internal("checkpoint before WAL is open"))?
-        .clone();
+    let xlog = db.xlog().clone();
+    let Some(writer) = xlog.writer().cloned() else {
+        return Err(PgError::internal("checkpoint before WAL is open"));
+    };
     let state = &db.checkpointer();
     let mut last = state.lock.lock();
     if last.shut_down {
         return Ok(CheckpointStats::default());
     }
-    let writer = xlog.writer().clone();
     let t0 = Instant::now();
     let quiet = kind == CheckpointKind::Initial;
     if !quiet {
@@ -430,8 +429,8 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
     {
         let mut last = db.checkpointer().lock.lock();
         last.at = Instant::now();
-        if let Some(x) = db.xlog() {
-            last.redo = x.redo_ptr();
+        if db.xlog().writer().is_some() {
+            last.redo = db.xlog().redo_ptr();
         }
     }
     let tick = timeout.min(Duration::from_millis(500));
@@ -455,8 +454,8 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
                 let last = st.lock.lock();
                 // WAL written (primary) or replayed (standby) since the
                 // last redo point.
-                let written = match db.xlog() {
-                    Some(x) => x.writer().insert_lsn().distance_from(last.redo),
+                let written = match db.xlog().writer() {
+                    Some(w) => w.insert_lsn().distance_from(last.redo),
                     None => db
                         .replication
                         .replay_lsn

@@ -69,9 +69,6 @@ impl Node {
         if role == Role::Primary {
             crate::xlog::startup(&db, ctl)?;
             // The walsender streams from, and base backups read, this writer.
-            if let Some(x) = db.xlog() {
-                db.replication.set_wal_writer(x.writer().clone());
-            }
             // Tables and indexes whose creating transaction never committed
             // (running at a crash) go before anyone can see them.
             engine::indexing::resolve_uncommitted_ddl(&db)?;
@@ -210,10 +207,8 @@ impl Node {
             return checkpointer::create_restartpoint(self, CheckpointKind::Shutdown).map(|_| ());
         }
         checkpointer::create_checkpoint(self, CheckpointKind::Shutdown)?;
-        if let Some(x) = self.xlog() {
-            x.writer()
-                .shutdown()
-                .map_err(storage::xloginsert::wal_error)?;
+        if let Some(w) = self.xlog().writer() {
+            w.shutdown().map_err(storage::xloginsert::wal_error)?;
         }
         Ok(())
     }
@@ -255,7 +250,7 @@ mod tests {
         cfg.set("max_prepared_transactions", "2").expect("setting");
         let db = Node::open(cfg, Role::Standby).expect("open a standby");
         assert_eq!(db.role(), Role::Standby);
-        assert!(db.xlog().is_none());
+        assert!(db.xlog().writer().is_none());
         let t = TransactionId;
         db.procarray.init_known_assigned(&[t(4), t(5)], t(6), t(3));
         engine::twophase::redo_prepare(db.engine().as_ref(), TransactionId(5), &[], 0, "g1", &[]);
@@ -271,7 +266,7 @@ mod tests {
         assert!(!db.procarray.xid_is_running(t(4)));
         assert!(db.procarray.known_assigned().is_empty());
         assert_eq!(db.twophase.list()[0].gid, "g1");
-        assert!(db.xlog().is_some());
+        assert!(db.xlog().writer().is_some());
         let ctl = ControlFile::read(dir.path())
             .expect("control file")
             .expect("written");

@@ -651,7 +651,7 @@ mod tests {
         let text: String = (0..rows).map(|i| format!("{i}\tline {i}\n")).collect();
         let csv: String = (0..rows).map(|i| format!("{i},\"csv, {i}\"\n")).collect();
         run(&mut s, "create table ct (id int, v text)");
-        let writer = db.xlog().unwrap().writer().clone();
+        let writer = db.xlog().writer().unwrap().clone();
         let start = writer.insert_lsn();
         assert_eq!(
             copy_in(&mut s, "copy ct from stdin", text.as_bytes()),
@@ -882,7 +882,7 @@ mod tests {
             "t"
         );
         let lsn = one(&mut s, "select pg_current_wal_insert_lsn()");
-        assert_eq!(lsn, db.xlog().unwrap().writer().insert_lsn().to_string());
+        assert_eq!(lsn, db.xlog().writer().unwrap().insert_lsn().to_string());
         let stats = run(
             &mut s,
             "select wal_records, wal_bytes, wal_sync, checkpoints from hotpair_stat_wal",
@@ -912,7 +912,7 @@ mod tests {
             "pg_lsn values compare"
         );
         let before = pages(&db);
-        let writer = db.xlog().unwrap().writer().clone();
+        let writer = db.xlog().writer().unwrap().clone();
         writer.flush(writer.insert_lsn()).unwrap();
         let mut reader = WalReader::new(writer.dir(), writer.segment_size()).unwrap();
         reader.seek(wal::WalPosition::initial(writer.segment_size()).end, None);

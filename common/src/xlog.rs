@@ -13,7 +13,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use wal::{Lsn, WalPosition, WalReader, WalRecord, WalWriter, WalWriterOptions, XlogRecord};
@@ -24,7 +23,7 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::{io_error, write_atomic};
 use pgtypes::TransactionId;
 
-use storage::xloginsert::{wal_error, WalFlushHook, XLog};
+use storage::xloginsert::wal_error;
 
 // ---------------------------------------------------------------------------
 // The control file
@@ -294,7 +293,7 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
         let pos = WalPosition::initial(seg);
         let writer =
             WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
-        install(db, XLog::new(writer, pos.end, &db.config));
+        start_inserting(db, writer, pos.end);
         crate::checkpointer::create_checkpoint(db, crate::checkpointer::CheckpointKind::Initial)?;
         return Ok(StartupOutcome {
             records_replayed: 0,
@@ -383,7 +382,7 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
     }
     let pos = reader.position();
     let writer = WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
-    install(db, XLog::new(writer, redo, &db.config));
+    start_inserting(db, writer, redo);
     db.checkpointer().set_last_redo(redo);
     if started.is_some() {
         crate::checkpointer::create_checkpoint(
@@ -410,26 +409,23 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
 
 /// Promotion: opens the writer at `pos` — the end of the last valid record
 /// a standby replayed; anything after it (a torn record the walreceiver
-/// had half received) is cut off — and installs it as the node's WAL
-/// (heap, catalog, bufmgr flush hook, walsenders). The redo point is `pos`
+/// had half received) is cut off — and starts inserting through it (the
+/// node's WAL handle leaves recovery mode). The redo point is `pos`
 /// itself: every page changed before it gets a full-page image at its next
 /// change until the end-of-recovery checkpoint moves the redo point.
 pub(crate) fn open_after_recovery(db: &Node, pos: WalPosition, seg: u64) -> PgResult<()> {
     let dir = wal_dir(&db.config.data_dir);
     let writer = WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
-    install(db, XLog::new(writer, pos.end, &db.config));
+    start_inserting(db, writer, pos.end);
     Ok(())
 }
 
-/// Installs an open XLog into the database and its components.
-fn install(db: &Node, xlog: XLog) {
-    let xlog = Arc::new(xlog);
-    db.heap
-        .set_wal_flush(Arc::new(WalFlushHook(xlog.writer().clone())));
-    db.heap.set_xlog(xlog.clone());
-    db.catalog.set_xlog(xlog.clone());
-    db.replication.set_wal_writer(xlog.writer().clone());
-    db.set_xlog(xlog);
+/// Recovery is over: the node's WAL handle (which heap and catalog hold
+/// since they were built) starts inserting through `writer`, and the
+/// walsenders stream from it.
+fn start_inserting(db: &Node, writer: WalWriter, redo: Lsn) {
+    let w = db.xlog().start_inserting(writer, redo);
+    db.replication.set_wal_writer(w.clone());
 }
 
 #[cfg(test)]

@@ -198,7 +198,7 @@ fn stream_base_backup_and_replay_completions() {
     );
     // The WAL reads cleanly from the backup's start through the
     // end-of-recovery checkpoint, which follows the cut directly.
-    let writer = sb.xlog().unwrap().writer().clone();
+    let writer = sb.xlog().writer().unwrap().clone();
     let mut r = wal::WalReader::new(&swal, SEG).unwrap();
     r.seek(label.start, None);
     let mut last = None;

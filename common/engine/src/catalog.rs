@@ -64,7 +64,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
@@ -464,11 +464,11 @@ pub struct Catalog {
     /// before its base backup).
     path: Option<PathBuf>,
     /// WAL, once start-up has opened it (unset: changes are not logged).
-    xlog: OnceLock<Arc<XLog>>,
+    xlog: Arc<XLog>,
 }
 
 impl Catalog {
-    /// An empty catalog that is not persisted.
+    /// An empty catalog that is neither persisted nor logged.
     pub fn in_memory() -> Catalog {
         Catalog {
             state: RwLock::new(CatalogState {
@@ -478,16 +478,18 @@ impl Catalog {
             }),
             version: AtomicU64::new(1),
             path: None,
-            xlog: OnceLock::new(),
+            xlog: Arc::new(XLog::with_settings(true, true)),
         }
     }
 
-    /// Loads `DIR/global/catalog` (an absent file is an empty catalog).
+    /// Loads `DIR/global/catalog` (an absent file is an empty catalog),
+    /// logging changes through `xlog` once it leaves recovery mode.
     /// Indexes come back empty and ready; the caller rebuilds them.
-    pub fn open(data_dir: &Path) -> PgResult<Catalog> {
+    pub fn open(data_dir: &Path, xlog: Arc<XLog>) -> PgResult<Catalog> {
         let path = data_dir.join("global").join("catalog");
         let mut cat = Catalog::in_memory();
         cat.path = Some(path.clone());
+        cat.xlog = xlog;
         match fs::read_to_string(&path) {
             Ok(text) => {
                 let (tables, next_oid, lsn) = decode_catalog(&text).map_err(|e| {
@@ -565,11 +567,6 @@ impl Catalog {
         v
     }
 
-    /// Starts logging changes to `xlog` (once, at start-up after redo).
-    pub fn set_xlog(&self, xlog: Arc<XLog>) {
-        let _ = self.xlog.set(xlog);
-    }
-
     /// The next OID to hand out (checkpoint records carry it).
     pub fn next_oid(&self) -> u32 {
         self.state.read().next_oid
@@ -611,7 +608,9 @@ impl Catalog {
     pub fn apply_catalog_change(&self, change: &CatalogChange) -> PgResult<Option<Arc<IndexDef>>> {
         let mut st = self.state.write();
         validate(&st, change)?;
-        if let Some(x) = self.xlog.get() {
+        // In recovery mode changes arrive by replay and are not logged.
+        if self.xlog.writer().is_some() {
+            let x = &self.xlog;
             let payload = bytes::Bytes::from(encode_change(change));
             let end = x.insert(TransactionId::INVALID, &wal::WalRecord::Catalog { payload })?;
             // WAL before data: the file written below must never describe
@@ -1202,7 +1201,7 @@ mod tests {
     #[test]
     fn persist_and_reload() {
         let dir = tempfile::tempdir().unwrap();
-        let c = Catalog::open(dir.path()).unwrap();
+        let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
         assert!(c.tables().is_empty());
         let v0 = c.version();
         c.apply_catalog_change(&CatalogChange::CreateTable(spec("t", 16384)))
@@ -1240,7 +1239,7 @@ mod tests {
             .unwrap();
         assert!(old.check_not_dropped().is_err());
 
-        let c2 = Catalog::open(dir.path()).unwrap();
+        let c2 = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
         let t = c2.table("t").unwrap();
         assert_eq!(t.columns, {
             let mut cols = spec("t", 16384).columns;
@@ -1270,7 +1269,10 @@ mod tests {
             "\u{0}\u{1}",
         ] {
             fs::write(dir.path().join("global/catalog"), bad).unwrap();
-            assert!(Catalog::open(dir.path()).is_err(), "{bad:?}");
+            assert!(
+                Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).is_err(),
+                "{bad:?}"
+            );
         }
     }
 

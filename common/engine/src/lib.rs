@@ -37,7 +37,7 @@
 //!
 //! Next: `sql`, which plans and runs statements over this.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use pgtypes::config::Config;
 use pgtypes::error::PgResult;
@@ -89,8 +89,8 @@ pub struct Engine {
     pub twophase: TwoPhaseState,
     /// Walsenders, walreceiver, slots, recovery progress.
     pub replication: ReplicationState,
-    /// WAL, set once start-up has replayed it and opened the writer.
-    xlog: OnceLock<Arc<XLog>>,
+    /// WAL: in recovery mode until start-up or promotion opens its writer.
+    xlog: Arc<XLog>,
     /// Standby sessions replay may have to cancel (standby_conflict.rs).
     pub standby_conflicts: StandbyConflicts,
 }
@@ -107,11 +107,14 @@ impl Engine {
             let p = dir.join(sub);
             std::fs::create_dir_all(&p).map_err(|e| io_error("create directory", &p, e))?;
         }
+        // WAL first, in recovery mode: heap and catalog log through it
+        // once start-up (or promotion) opens its writer.
+        let xlog = Arc::new(XLog::new(&config));
         let clog = Clog::open(&dir)?;
         let mode = ExtensionMode::parse(config.get("relation_extension").unwrap_or("bulk"))
             .unwrap_or_default();
-        let heap = Heap::open(&dir, config.shared_buffers_pages(), mode)?;
-        let catalog = Catalog::open(&dir)?;
+        let heap = Heap::open(&dir, config.shared_buffers_pages(), mode, xlog.clone())?;
+        let catalog = Catalog::open(&dir, xlog.clone())?;
         let max_prepared = config.max_prepared_transactions();
         let max_procs = config.max_connections() + max_prepared + 8;
         let next = next_xid.max(TransactionId::FIRST_NORMAL);
@@ -123,7 +126,7 @@ impl Engine {
             catalog,
             twophase: TwoPhaseState::new(max_prepared, Some(&dir)),
             replication: ReplicationState::open(Some(&dir))?,
-            xlog: OnceLock::new(),
+            xlog,
             standby_conflicts: StandbyConflicts::default(),
         };
         if role == Role::Standby {
@@ -146,14 +149,10 @@ impl Engine {
         }
     }
 
-    /// The WAL handle (set once start-up finished).
-    pub fn xlog(&self) -> Option<&Arc<XLog>> {
-        self.xlog.get()
-    }
-
-    /// Start-up only: installs the opened WAL.
-    pub fn set_xlog(&self, xlog: Arc<XLog>) {
-        let _ = self.xlog.set(xlog);
+    /// The WAL handle (in recovery mode until start-up or promotion opens
+    /// its writer: [`XLog::writer`]).
+    pub fn xlog(&self) -> &Arc<XLog> {
+        &self.xlog
     }
 
     /// VACUUM (`tables` empty: all tables). For each table, under its

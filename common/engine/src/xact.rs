@@ -155,7 +155,8 @@ impl XactShared for Engine {
         &self.twophase
     }
     fn xlog(&self) -> Option<&storage::xloginsert::XLog> {
-        Engine::xlog(self).map(|x| &**x)
+        let x = Engine::xlog(self);
+        x.writer().map(|_| &**x)
     }
 }
 

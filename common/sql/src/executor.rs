@@ -530,8 +530,8 @@ fn for_each_input<'a>(
             Ok(())
         }
         Source::StatWal { pg } => {
-            // Zeros without WAL (a standby before promotion).
-            let s = ec.db.xlog().map_or([0; 7], |x| x.stat_row());
+            // Zeros in recovery mode (a standby before promotion).
+            let s = ec.db.xlog().stat_row();
             let int = |v: u64| Value::Int8(i64::try_from(v).unwrap_or(i64::MAX));
             let row: Vec<Value> = if *pg {
                 // [records, fpi, bytes, writes, fsyncs, …] in PostgreSQL's

@@ -1479,7 +1479,6 @@ fn session_functions_and_settings() {
 /// Commits so far that waited for their WAL flush.
 fn sync_commit_count(db: &Node) -> u64 {
     db.xlog()
-        .expect("WAL")
         .counters
         .sync_commits
         .load(std::sync::atomic::Ordering::Relaxed)

@@ -75,7 +75,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::bufmgr::{
-    BufMgr, BufferAccessStrategy, BufferRef, LockedBuffer, ReadMode, StrategyKind, WalFlush,
+    BufMgr, BufferAccessStrategy, BufferRef, LockedBuffer, ReadMode, StrategyKind,
 };
 use super::bufpage::{ItemError, Page, PD_PAGE_FULL};
 use super::fsm::FreeSpaceMap;
@@ -219,7 +219,7 @@ pub struct Heap {
     targets: TargetBlocks,
     mode: ExtensionMode,
     /// WAL, once start-up has opened it (unset: nothing is logged).
-    xlog: OnceLock<Arc<XLog>>,
+    xlog: Arc<XLog>,
     /// Opportunistic pruning and VACUUM may change pages: a primary (not a
     /// standby, whose pages change only by replay).
     pruning: AtomicBool,
@@ -340,16 +340,19 @@ impl Heap {
         data_dir: &Path,
         shared_buffers_pages: usize,
         mode: ExtensionMode,
+        xlog: Arc<XLog>,
     ) -> PgResult<Heap> {
         let smgr = Arc::new(Smgr::open(data_dir)?);
         let bm = Arc::new(BufMgr::new(smgr.clone(), shared_buffers_pages));
+        // WAL before data: a no-op until the handle leaves recovery mode.
+        bm.set_wal_flush(xlog.clone());
         Ok(Heap {
             smgr,
             bm,
             fsm: Arc::new(FreeSpaceMap::new()),
             targets: TargetBlocks::default(),
             mode,
-            xlog: OnceLock::new(),
+            xlog,
             pruning: AtomicBool::new(false),
             prune_hook: OnceLock::new(),
             builds_started: AtomicU64::new(0),
@@ -388,7 +391,12 @@ impl Heap {
             .get("relation_extension")
             .and_then(ExtensionMode::parse)
             .unwrap_or_default();
-        Heap::open(&config.data_dir, config.shared_buffers_pages(), mode)
+        Heap::open(
+            &config.data_dir,
+            config.shared_buffers_pages(),
+            mode,
+            Arc::new(XLog::new(config)),
+        )
     }
 
     /// Every relation that has a file (start-up index rebuild).
@@ -406,20 +414,9 @@ impl Heap {
         &self.smgr
     }
 
-    /// Installs the WAL-before-data hook.
-    pub fn set_wal_flush(&self, hook: Arc<dyn WalFlush>) {
-        self.bm.set_wal_flush(hook);
-    }
-
-    /// Starts logging every page change to `xlog` (once, at start-up after
-    /// redo; later calls are ignored).
-    pub fn set_xlog(&self, xlog: Arc<XLog>) {
-        let _ = self.xlog.set(xlog);
-    }
-
-    /// The WAL handle, if logging.
-    pub fn xlog(&self) -> Option<&Arc<XLog>> {
-        self.xlog.get()
+    /// The WAL handle page changes are logged through.
+    pub fn xlog(&self) -> &Arc<XLog> {
+        &self.xlog
     }
 
     /// The `relation_extension` mode.
@@ -486,7 +483,7 @@ impl Heap {
         let len = htup::HEADER_SIZE + data.len();
         let mut lb = self.hio().get_buffer_for_tuple(rel, len, None)?;
         let block = lb.buf.block();
-        let ins = self.xlog.get().map(|x| x.begin_page_change());
+        let ins = self.xlog.begin_page_change();
         let init = lb.page.max_offset() == 0;
         if let Some(ins) = &ins {
             ins.before_change(lb.buf.tag(), &lb.page, init)?;
@@ -597,7 +594,7 @@ impl Heap {
                     Some(&mut *bulk),
                 )?;
                 let block = lb.buf.block();
-                let ins = self.xlog.get().map(|x| x.begin_page_change());
+                let ins = self.xlog.begin_page_change();
                 let init = lb.page.max_offset() == 0;
                 if let Some(ins) = &ins {
                     ins.before_change(lb.buf.tag(), &lb.page, init)?;
@@ -699,7 +696,7 @@ impl Heap {
         };
         let mut nh = with_xmax(h, xid, cx.own.curcid, tid);
         nh.infomask |= hints & (htup::XMIN_COMMITTED);
-        let ins = self.xlog.get().map(|x| x.begin_page_change());
+        let ins = self.xlog.begin_page_change();
         if let Some(ins) = &ins {
             ins.before_change(buf.tag(), &page, false)?;
         }
@@ -745,7 +742,7 @@ impl Heap {
 
         if page.fits(len) {
             // Same page: one critical section.
-            let ins = self.xlog.get().map(|x| x.begin_page_change());
+            let ins = self.xlog.begin_page_change();
             if let Some(ins) = &ins {
                 ins.before_change(buf.tag(), &page, false)?;
             }
@@ -781,7 +778,7 @@ impl Heap {
         }
 
         // (1) Claim the old version: xmax = us, ctid = itself for now.
-        let ins = self.xlog.get().map(|x| x.begin_page_change());
+        let ins = self.xlog.begin_page_change();
         if let Some(ins) = &ins {
             ins.before_change(buf.tag(), &page, false)?;
         }
@@ -808,7 +805,7 @@ impl Heap {
         let new_tid = {
             let mut lb = self.hio().get_buffer_for_tuple(rel, len, None)?;
             let block = lb.buf.block();
-            let ins = self.xlog.get().map(|x| x.begin_page_change());
+            let ins = self.xlog.begin_page_change();
             let init = lb.page.max_offset() == 0;
             if let Some(ins) = &ins {
                 ins.before_change(lb.buf.tag(), &lb.page, init)?;
@@ -831,7 +828,7 @@ impl Heap {
         let mut page = buf.write();
         let mut h = header_at(&page, rel, tid)?;
         if h.xmax == xid {
-            let ins = self.xlog.get().map(|x| x.begin_page_change());
+            let ins = self.xlog.begin_page_change();
             if let Some(ins) = &ins {
                 ins.before_change(buf.tag(), &page, false)?;
             }
@@ -1257,7 +1254,7 @@ impl Heap {
                 }
             }
         }
-        let ins = self.xlog.get().map(|x| x.begin_page_change());
+        let ins = self.xlog.begin_page_change();
         if let Some(ins) = &ins {
             ins.before_change(buf.tag(), &page, false)?;
         }
@@ -1368,7 +1365,9 @@ impl Heap {
 
     /// Logs an smgr record; with `flush`, waits until it is durable.
     fn log_smgr(&self, rec: wal::SmgrRecord, flush: bool) -> PgResult<()> {
-        if let Some(x) = self.xlog.get() {
+        // In recovery mode relation files change only by replay.
+        if self.xlog.writer().is_some() {
+            let x = &self.xlog;
             let end = x.insert(TransactionId::INVALID, &wal::WalRecord::Smgr(rec))?;
             if flush {
                 x.flush(end)?;
@@ -1495,6 +1494,12 @@ impl HeapScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A WAL handle that never leaves recovery mode: page changes are not
+    /// logged (these tests exercise the heap alone).
+    pub(super) fn no_wal() -> Arc<XLog> {
+        Arc::new(XLog::with_settings(true, true))
+    }
     use crate::bufmgr::ExtendFlags;
     use crate::heapam_visibility::OwnXact;
     use txn::clog::{Clog, XidStatus};
@@ -1524,7 +1529,7 @@ mod tests {
     impl Env {
         fn new(buffers: usize) -> Env {
             let dir = tempfile::tempdir().unwrap();
-            let heap = Heap::open(dir.path(), buffers, ExtensionMode::Bulk).unwrap();
+            let heap = Heap::open(dir.path(), buffers, ExtensionMode::Bulk, no_wal()).unwrap();
             let clog = Clog::open(dir.path()).unwrap();
             let pa = ProcArray::new(16, TransactionId::FIRST_NORMAL);
             Env {
@@ -1867,7 +1872,7 @@ mod tests {
         for mode in [ExtensionMode::Bulk, ExtensionMode::Single] {
             let dir = tempfile::tempdir().unwrap();
             // 256 buffers: a BULKWRITE ring of 32.
-            let heap = Heap::open(dir.path(), 256, mode).unwrap();
+            let heap = Heap::open(dir.path(), 256, mode, no_wal()).unwrap();
             let (a, b) = (RelFileId(1), RelFileId(2));
             heap.create_relation(a).unwrap();
             heap.create_relation(b).unwrap();
@@ -1914,7 +1919,7 @@ mod tests {
     fn concurrent_bulk_inserts_keep_to_their_own_pages() {
         for mode in [ExtensionMode::Bulk, ExtensionMode::Single] {
             let dir = tempfile::tempdir().unwrap();
-            let heap = Heap::open(dir.path(), 1024, mode).unwrap();
+            let heap = Heap::open(dir.path(), 1024, mode, no_wal()).unwrap();
             let rel = RelFileId(1);
             heap.create_relation(rel).unwrap();
             let rows: Vec<Vec<u8>> = (0..1000u32)
@@ -2077,7 +2082,7 @@ mod tests {
             );
         }
         env.heap.checkpoint().unwrap();
-        let heap2 = Heap::open(env._dir.path(), 16, ExtensionMode::Single).unwrap();
+        let heap2 = Heap::open(env._dir.path(), 16, ExtensionMode::Single, no_wal()).unwrap();
         let mut n = 0;
         heap2
             .scan_all(REL, &mut |_, d| {
@@ -2140,7 +2145,7 @@ mod tests {
         let modes = [ExtensionMode::Bulk, ExtensionMode::Single];
         for mode in modes.into_iter().cycle().take(10) {
             let dir = tempfile::tempdir().unwrap();
-            let heap = Arc::new(Heap::open(dir.path(), 16, mode).unwrap());
+            let heap = Arc::new(Heap::open(dir.path(), 16, mode, no_wal()).unwrap());
             heap.create_relation(REL).unwrap();
             let threads = 4u32;
             let per_thread = 6000u32;
@@ -2422,7 +2427,7 @@ mod tests {
             .smgr()
             .write(REL, ForkNumber::Main, BlockNumber(0), &p.0)
             .unwrap();
-        let heap2 = Heap::open(env._dir.path(), 16, ExtensionMode::Bulk).unwrap();
+        let heap2 = Heap::open(env._dir.path(), 16, ExtensionMode::Bulk, no_wal()).unwrap();
         let s = env.snapshot();
         let err = heap2
             .scan(REL, &env.cx(&s, &[], 0), &mut |_, _| {
@@ -2711,7 +2716,7 @@ mod throughput {
             let mut secs_of = Vec::new();
             for mode in [ExtensionMode::Single, ExtensionMode::Bulk] {
                 let dir = tempfile::tempdir().unwrap();
-                let heap = Arc::new(Heap::open(dir.path(), 4096, mode).unwrap());
+                let heap = Arc::new(Heap::open(dir.path(), 4096, mode, tests::no_wal()).unwrap());
                 let rel = RelFileId(1);
                 heap.create_relation(rel).unwrap();
                 let start = std::time::Instant::now();
@@ -2762,7 +2767,8 @@ mod throughput {
     #[ignore]
     fn fetch_throughput() {
         let dir = tempfile::tempdir().unwrap();
-        let heap = Arc::new(Heap::open(dir.path(), 1024, ExtensionMode::Bulk).unwrap());
+        let heap =
+            Arc::new(Heap::open(dir.path(), 1024, ExtensionMode::Bulk, tests::no_wal()).unwrap());
         let clog = Arc::new(Clog::open(dir.path()).unwrap());
         let pa = Arc::new(ProcArray::new(8, TransactionId(10)));
         let rel = RelFileId(1);

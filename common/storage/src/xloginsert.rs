@@ -75,7 +75,7 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{RwLock, RwLockReadGuard};
 use wal::records::{
@@ -108,9 +108,15 @@ pub struct XLogCounters {
     pub checkpoints: AtomicU64,
 }
 
-/// The node's handle on WAL (see the module docs).
+/// The node's handle on WAL (see the module docs). It exists from the
+/// node's first moment, in recovery mode: replay and a standby's
+/// continuous redo insert nothing, so until [`XLog::start_inserting`]
+/// (the end of crash recovery, or a promotion) page changes are not logged
+/// and an insert is an error. Heap and catalog take it when they are
+/// built; nothing is installed into them later.
 pub struct XLog {
-    writer: Arc<WalWriter>,
+    /// The writer inserts go to: set once, when recovery ends.
+    writer: OnceLock<Arc<WalWriter>>,
     /// The redo point of the current checkpoint: pages whose LSN is at or
     /// before it get a full-page image at their next change.
     redo_ptr: RwLock<Lsn>,
@@ -155,25 +161,53 @@ fn with_payload<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
 }
 
 impl XLog {
-    /// Wraps an open writer; `redo_ptr` is the last checkpoint's redo point.
-    pub fn new(writer: WalWriter, redo_ptr: Lsn, config: &Config) -> XLog {
-        XLog {
-            writer: Arc::new(writer),
-            redo_ptr: RwLock::new(redo_ptr),
-            full_page_writes: config.bool("full_page_writes"),
-            synchronous_commit: config
+    /// The handle in recovery mode, with `full_page_writes` and
+    /// `synchronous_commit` as configured.
+    pub fn new(config: &Config) -> XLog {
+        XLog::with_settings(
+            config.bool("full_page_writes"),
+            config
                 .get("synchronous_commit")
                 .map(synchronous_commit_on)
                 .unwrap_or(true),
+        )
+    }
+
+    /// The handle in recovery mode with explicit settings (tests, tools).
+    pub fn with_settings(full_page_writes: bool, synchronous_commit: bool) -> XLog {
+        XLog {
+            writer: OnceLock::new(),
+            redo_ptr: RwLock::new(Lsn::INVALID),
+            full_page_writes,
+            synchronous_commit,
             delay_chkpt: RwLock::new(()),
             slot_keep: AtomicLsn::new(Lsn::INVALID),
             counters: XLogCounters::default(),
         }
     }
 
-    /// The writer.
-    pub fn writer(&self) -> &Arc<WalWriter> {
-        &self.writer
+    /// Recovery is over: inserts go to `writer` from now on, full-page
+    /// decisions start from `redo_ptr` (the last checkpoint's redo point).
+    /// Once only; returns the writer now in use.
+    pub fn start_inserting(&self, writer: WalWriter, redo_ptr: Lsn) -> &Arc<WalWriter> {
+        *self.redo_ptr.write() = redo_ptr;
+        self.writer.get_or_init(|| Arc::new(writer))
+    }
+
+    /// The writer, once inserting has started.
+    pub fn writer(&self) -> Option<&Arc<WalWriter>> {
+        self.writer.get()
+    }
+
+    /// The writer for an insert: refused while in recovery, as
+    /// PostgreSQL refuses WAL insertion before the end of recovery.
+    fn insert_writer(&self) -> PgResult<&Arc<WalWriter>> {
+        self.writer.get().ok_or_else(|| {
+            PgError::new(
+                sqlstate::INTERNAL_ERROR,
+                "cannot make new WAL entries during recovery",
+            )
+        })
     }
 
     /// The current checkpoint's redo point.
@@ -202,9 +236,10 @@ impl XLog {
     /// under the lock held exclusively (see the module docs); returns it.
     pub fn advance_redo_ptr(&self) -> Lsn {
         let mut r = self.redo_ptr.write();
-        let lsn = self.writer.insert_lsn();
-        *r = lsn;
-        lsn
+        if let Some(w) = self.writer.get() {
+            *r = w.insert_lsn();
+        }
+        *r
     }
 
     /// DELAY_CHKPT_START: a commit (or COMMIT PREPARED) holds this from
@@ -222,7 +257,7 @@ impl XLog {
     /// Inserts a record that changes no page (xact, smgr, catalog,
     /// checkpoint); returns its end LSN.
     pub fn insert(&self, xid: TransactionId, record: &WalRecord) -> PgResult<Lsn> {
-        self.writer
+        self.insert_writer()?
             .insert(xid.0, record)
             .map(|(_, end)| end)
             .map_err(wal_error)
@@ -231,20 +266,24 @@ impl XLog {
     /// XLogFlush: waits until WAL is durable up to `lsn` (group commit). Safe
     /// inside the tokio runtime (runs in `block_in_place`).
     pub fn flush(&self, lsn: Lsn) -> PgResult<()> {
-        if self.writer.flushed_lsn() >= lsn {
+        let Some(w) = self.writer.get() else {
+            return Ok(()); // nothing was inserted
+        };
+        if w.flushed_lsn() >= lsn {
             return Ok(());
         }
-        run_blocking(|| self.writer.flush(lsn))
-            .map(|_| ())
-            .map_err(wal_error)
+        run_blocking(|| w.flush(lsn)).map(|_| ()).map_err(wal_error)
     }
 
-    /// Starts logging a page change (see the module docs).
-    pub fn begin_page_change(&self) -> PageInsert<'_> {
-        PageInsert {
+    /// Starts logging a page change (see the module docs); `None` in
+    /// recovery mode, where page changes are not logged.
+    pub fn begin_page_change(&self) -> Option<PageInsert<'_>> {
+        let writer = self.writer.get()?;
+        Some(PageInsert {
             xlog: self,
+            writer,
             redo: self.redo_ptr.read(),
-        }
+        })
     }
 
     /// Writes the commit record of `xid` (and its committed subxids) and,
@@ -261,7 +300,7 @@ impl XLog {
             self.counters.sync_commits.fetch_add(1, Ordering::Relaxed);
             self.flush(end)?;
         } else {
-            self.writer.request_flush(end);
+            self.insert_writer()?.request_flush(end);
         }
         Ok(end)
     }
@@ -278,9 +317,10 @@ impl XLog {
         xid: TransactionId,
         subxids: &[TransactionId],
     ) -> PgResult<Lsn> {
+        let writer = self.insert_writer()?;
         with_payload(|p| {
             encode_xact_end(p, xid, subxids, pgtypes::datetime::now_usecs());
-            self.writer
+            writer
                 .insert_payload(xid.0, RmgrId::Xact as u8, info, p)
                 .map(|(_, end)| end)
                 .map_err(wal_error)
@@ -292,7 +332,10 @@ impl XLog {
     /// The `hotpair_stat_wal` row: records, full-page images, bytes, write
     /// rounds, fsyncs, flush waits, checkpoints — since start-up.
     pub fn stat_row(&self) -> [u64; 7] {
-        let s = self.writer.stats();
+        let Some(w) = self.writer.get() else {
+            return [0; 7];
+        };
+        let s = w.stats();
         [
             s.records,
             self.counters.fpi.load(Ordering::Relaxed),
@@ -319,20 +362,22 @@ pub fn synchronous_commit_on(v: &str) -> bool {
 }
 
 /// The bufmgr's WAL-before-data hook: a dirty page is written only after
-/// WAL is flushed up to its LSN.
-pub struct WalFlushHook(pub Arc<WalWriter>);
-
-impl WalFlush for WalFlushHook {
+/// WAL is flushed up to its LSN. In recovery mode there is nothing to
+/// flush: replay changes pages only with WAL that is already durable.
+impl WalFlush for XLog {
     fn flush_upto(&self, lsn: Lsn) -> Result<(), String> {
-        if self.0.flushed_lsn() >= lsn {
+        let Some(w) = self.writer.get() else {
+            return Ok(());
+        };
+        if w.flushed_lsn() >= lsn {
             return Ok(());
         }
-        run_blocking(|| self.0.flush(lsn))
+        run_blocking(|| w.flush(lsn))
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
     fn needs_flush(&self, lsn: Lsn) -> bool {
-        self.0.flushed_lsn() < lsn
+        self.writer.get().is_some_and(|w| w.flushed_lsn() < lsn)
     }
 }
 
@@ -340,6 +385,7 @@ impl WalFlush for WalFlushHook {
 /// module docs). Drop it after setting the page LSN.
 pub struct PageInsert<'a> {
     xlog: &'a XLog,
+    writer: &'a Arc<WalWriter>,
     redo: RwLockReadGuard<'a, Lsn>,
 }
 
@@ -357,8 +403,7 @@ impl PageInsert<'_> {
             p.push(tag.fork as u8);
             p.extend_from_slice(&tag.block.0.to_le_bytes());
             p.extend_from_slice(&page.0);
-            self.xlog
-                .writer
+            self.writer
                 .insert_payload(0, RmgrId::Xlog as u8, XLOG_FPI, p)
                 .map_err(wal_error)
         })?;
@@ -376,8 +421,7 @@ impl PageInsert<'_> {
     ) -> PgResult<Lsn> {
         with_payload(|p| {
             let (rmid, info) = build(p);
-            self.xlog
-                .writer
+            self.writer
                 .insert_payload(xid.0, rmid as u8, info, p)
                 .map(|(_, end)| end)
                 .map_err(wal_error)
