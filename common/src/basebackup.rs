@@ -182,7 +182,7 @@ pub(crate) async fn send(
 ) -> Result<(), PgError> {
     let writer = wal_writer(db)?;
     let seg = writer.segment_size();
-    let root = db.config.data_dir.clone();
+    let root = db.config().data_dir.clone();
     let started = Instant::now();
     let start = tokio::task::block_in_place(|| start_checkpoint(db, &writer))?;
     tracing::info!("base backup: checkpoint done, backup starts at {start}");

@@ -234,27 +234,27 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
         return Ok(None);
     }
     let writer = db
-        .replication
+        .replication()
         .wal_writer()
         .ok_or_else(|| PgError::internal("restartpoint before WAL is open"))?;
     let t0 = Instant::now();
     tracing::info!("restartpoint starting: {}", kind.reason());
 
     // 1: clog, state files, buffers, fsync.
-    db.clog.flush()?;
+    db.clog().flush()?;
     engine::twophase::checkpoint(db.engine().as_ref())?;
-    let buffers = db.heap.bufmgr().flush_all()?;
+    let buffers = db.heap().bufmgr().flush_all()?;
     let t_write = t0.elapsed();
-    db.heap.smgr().sync_all()?;
-    let fsync = db.config.bool("fsync");
+    db.heap().smgr().sync_all()?;
+    let fsync = db.config().bool("fsync");
     if fsync {
-        fsync_base(&db.config.data_dir)?;
+        fsync_base(&db.config().data_dir)?;
     }
     let t_sync = t0.elapsed() - t_write;
 
     // 2: the control file. Every buffer written above holds changes up to
     // at most the replay position now.
-    let min_recovery_point = db.replication.replay_lsn.load(Ordering::Acquire);
+    let min_recovery_point = db.replication().replay_lsn.load(Ordering::Acquire);
     ControlFile {
         state: DbState::InArchiveRecovery,
         checkpoint: c.checkpoint_lsn,
@@ -265,10 +265,10 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
         time_us: pgtypes::datetime::now_usecs(),
         min_recovery_point,
     }
-    .write(&db.config.data_dir, fsync)?;
+    .write(&db.config().data_dir, fsync)?;
 
     // 3: standby WAL before the redo point.
-    let keep_bytes = (db.config.int("wal_keep_size").max(0) as u64) << 20;
+    let keep_bytes = (db.config().int("wal_keep_size").max(0) as u64) << 20;
     let keep = Lsn(c.redo.0.saturating_sub(keep_bytes));
     let removed = writer.remove_segments_before(keep).map_err(wal_error)?;
 
@@ -282,7 +282,7 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
     if kind == CheckpointKind::Shutdown {
         last.shut_down = true;
     }
-    let nbuf = db.heap.bufmgr().nbuffers().max(1);
+    let nbuf = db.heap().bufmgr().nbuffers().max(1);
     tracing::info!(
         "restartpoint complete: wrote {buffers} buffers ({:.1}%); 0 WAL file(s) added, {removed} removed, 0 recycled; write={:.3} s, sync={:.3} s, total={:.3} s; distance={distance_kb} kB, estimate={distance_kb} kB",
         buffers as f64 * 100.0 / nbuf as f64,
@@ -323,26 +323,26 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
     // it is flushed (DELAY_CHKPT_START, see xlog.rs).
     xlog.wait_for_delaying_commits();
     xlog.flush(redo)?;
-    db.clog.flush()?;
+    db.clog().flush()?;
     // State files of prepared transactions whose PREPARE record the WAL
     // removal below may recycle.
     engine::twophase::checkpoint(db.engine().as_ref())?;
     // 3: buffers, relation files, the directory entries of new files.
-    let buffers = db.heap.bufmgr().flush_all()?;
+    let buffers = db.heap().bufmgr().flush_all()?;
     let t_write = t0.elapsed();
-    db.heap.smgr().sync_all()?;
-    if db.config.bool("fsync") {
-        fsync_base(&db.config.data_dir)?;
+    db.heap().smgr().sync_all()?;
+    if db.config().bool("fsync") {
+        fsync_base(&db.config().data_dir)?;
     }
     let t_sync = t0.elapsed() - t_write;
 
     // 4-5: the record.
-    let next_xid = db.procarray.next_xid().0;
+    let next_xid = db.procarray().next_xid().0;
     let rec = WalRecord::Xlog(XlogRecord::Checkpoint {
         redo,
         next_xid: TransactionId(next_xid),
-        oldest_active_xid: db.procarray.oldest_xmin(),
-        next_oid: db.catalog.next_oid(),
+        oldest_active_xid: db.procarray().oldest_xmin(),
+        next_oid: db.catalog().next_oid(),
         online: !kind.is_shutdown(),
         timestamp_us: pgtypes::datetime::now_usecs(),
     });
@@ -361,21 +361,21 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
         checkpoint: start,
         redo,
         next_xid,
-        next_oid: db.catalog.next_oid(),
+        next_oid: db.catalog().next_oid(),
         segment_size: writer.segment_size(),
         time_us: pgtypes::datetime::now_usecs(),
         min_recovery_point: Lsn::INVALID,
     }
-    .write(&db.config.data_dir, db.config.bool("fsync"))?;
+    .write(&db.config().data_dir, db.config().bool("fsync"))?;
 
     // 7: old segments.
-    let keep_bytes = (db.config.int("wal_keep_size").max(0) as u64) << 20;
+    let keep_bytes = (db.config().int("wal_keep_size").max(0) as u64) << 20;
     let mut keep = Lsn(redo.0.saturating_sub(keep_bytes));
     if let Some(slot) = xlog.slot_keep_lsn() {
         keep = keep.min(slot);
     }
     // Replication slots hold back WAL their standby has not received.
-    if let Some(slot) = db.replication.oldest_slot_lsn() {
+    if let Some(slot) = db.replication().oldest_slot_lsn() {
         keep = keep.min(slot);
     }
     let removed = writer.remove_segments_before(keep).map_err(wal_error)?;
@@ -401,7 +401,7 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
             tracing::warn!("could not log running transactions: {}", e.message);
         }
     }
-    let nbuf = db.heap.bufmgr().nbuffers().max(1);
+    let nbuf = db.heap().bufmgr().nbuffers().max(1);
     if !quiet {
         tracing::info!(
             "checkpoint complete: wrote {buffers} buffers ({:.1}%); {} WAL file(s) added, {removed} removed, 0 recycled; write={:.3} s, sync={:.3} s, total={:.3} s; distance={distance_kb} kB, estimate={distance_kb} kB",
@@ -424,8 +424,9 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
 /// triggers).
 pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
     let weak: Weak<Node> = Arc::downgrade(db);
-    let timeout = Duration::from_secs(db.config.int("checkpoint_timeout").clamp(1, 86_400) as u64);
-    let max_wal = ((db.config.int("max_wal_size").max(2) as u64) << 20) / 2;
+    let timeout =
+        Duration::from_secs(db.config().int("checkpoint_timeout").clamp(1, 86_400) as u64);
+    let max_wal = ((db.config().int("max_wal_size").max(2) as u64) << 20) / 2;
     {
         let mut last = db.checkpointer().lock.lock();
         last.at = Instant::now();
@@ -457,7 +458,7 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
                 let written = match db.xlog().writer() {
                     Some(w) => w.insert_lsn().distance_from(last.redo),
                     None => db
-                        .replication
+                        .replication()
                         .replay_lsn
                         .load(Ordering::Relaxed)
                         .distance_from(last.redo),
@@ -534,7 +535,7 @@ mod tests {
 
     /// Segment numbers present in `pg_wal`, sorted.
     fn segments(db: &Node, seg: u64) -> Vec<u64> {
-        let mut v: Vec<u64> = std::fs::read_dir(db.config.data_dir.join("pg_wal"))
+        let mut v: Vec<u64> = std::fs::read_dir(db.config().data_dir.join("pg_wal"))
             .unwrap()
             .filter_map(|e| {
                 let name = e.unwrap().file_name();
@@ -569,7 +570,7 @@ mod tests {
             );
             let before = segments(&db, SEG);
             run(&mut s, "checkpoint");
-            let ctl = ControlFile::read(&db.config.data_dir).unwrap().unwrap();
+            let ctl = ControlFile::read(&db.config().data_dir).unwrap().unwrap();
             let redo_seg = ctl.redo.0 / SEG;
             assert!(redo_seg >= 5, "the load filled segments: redo {}", ctl.redo);
             let kept = segments(&db, SEG);

@@ -74,16 +74,16 @@ impl Node {
             engine::indexing::resolve_uncommitted_ddl(&db)?;
         }
         let max_seen = engine::indexing::rebuild_all_indexes(&db)?;
-        if max_seen + 1 > db.procarray.next_xid().0 {
-            db.procarray.advance_next_xid(TransactionId(max_seen));
+        if max_seen + 1 > db.procarray().next_xid().0 {
+            db.procarray().advance_next_xid(TransactionId(max_seen));
         }
         // After redo (which registered PREPAREs and dropped finished ones),
         // before any session: prepared transactions hold their xids as
         // running again.
         engine::twophase::restore_at_startup(db.engine().as_ref())?;
         tracing::debug!(
-            tables = db.catalog.tables().len(),
-            next_xid = db.procarray.next_xid().0,
+            tables = db.catalog().tables().len(),
+            next_xid = db.procarray().next_xid().0,
             "database opened"
         );
         // Slots keep their standbys' xmins across restarts: the horizon
@@ -93,13 +93,13 @@ impl Node {
         // Pruning removes index entries through the SQL layer; a primary
         // prunes from here on, a standby only once promoted.
         let weak = Arc::downgrade(&db.engine);
-        db.heap
+        db.heap()
             .set_prune_index_hook(Box::new(move |rel, items| match weak.upgrade() {
                 Some(e) => engine::indexing::unindex_pruned_tuples(&e, rel, items, false),
                 None => Ok(false),
             }));
         if role == Role::Primary {
-            db.heap.enable_pruning();
+            db.heap().enable_pruning();
         }
         checkpointer::start(&db).map_err(|e| {
             PgError::new(
@@ -131,7 +131,7 @@ impl Node {
     /// `next_xid` is already past every xid replayed (KnownAssignedXids
     /// tracking advanced it), so xid assignment continues after them.
     pub fn finish_recovery(&self, end: wal::WalPosition, segment_size: u64) -> PgResult<()> {
-        if !self.replication.in_recovery() {
+        if !self.replication().in_recovery() {
             return Err(PgError::new(
                 sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
                 "recovery is not in progress",
@@ -139,9 +139,10 @@ impl Node {
         }
         crate::xlog::open_after_recovery(self, end, segment_size)?;
         engine::twophase::restore_at_promotion(self.engine.as_ref())?;
-        let orphans = self.procarray.orphaned_known_assigned();
+        let orphans = self.procarray().orphaned_known_assigned();
         for x in &orphans {
-            self.clog.set_status(*x, &[], txn::clog::XidStatus::Aborted);
+            self.clog()
+                .set_status(*x, &[], txn::clog::XidStatus::Aborted);
         }
         if !orphans.is_empty() {
             tracing::debug!(
@@ -149,7 +150,7 @@ impl Node {
                 orphans.len()
             );
         }
-        self.procarray.end_recovery(
+        self.procarray().end_recovery(
             orphans
                 .iter()
                 .copied()
@@ -157,9 +158,9 @@ impl Node {
                 .unwrap_or(TransactionId::INVALID),
         );
         checkpointer::create_checkpoint(self, CheckpointKind::EndOfRecovery)?;
-        self.replication.end_recovery();
+        self.replication().end_recovery();
         // Pages now change by this node's own writes: pruning may too.
-        self.heap.enable_pruning();
+        self.heap().enable_pruning();
         // Creations of the transactions the old primary left running (just
         // marked aborted) are removed, WAL-logged like any DDL.
         engine::indexing::resolve_uncommitted_ddl(self)?;
@@ -252,20 +253,21 @@ mod tests {
         assert_eq!(db.role(), Role::Standby);
         assert!(db.xlog().writer().is_none());
         let t = TransactionId;
-        db.procarray.init_known_assigned(&[t(4), t(5)], t(6), t(3));
+        db.procarray()
+            .init_known_assigned(&[t(4), t(5)], t(6), t(3));
         engine::twophase::redo_prepare(db.engine().as_ref(), TransactionId(5), &[], 0, "g1", &[]);
 
-        let seg = crate::xlog::segment_size(&db.config, None).expect("segment size");
+        let seg = crate::xlog::segment_size(db.config(), None).expect("segment size");
         db.finish_recovery(wal::WalPosition::initial(seg), seg)
             .expect("promote");
         assert_eq!(db.role(), Role::Primary);
-        assert!(!db.replication.in_recovery());
-        assert_eq!(db.clog.get_status(t(4)), XidStatus::Aborted);
-        assert_eq!(db.clog.get_status(t(5)), XidStatus::InProgress);
-        assert!(db.procarray.xid_is_running(t(5)));
-        assert!(!db.procarray.xid_is_running(t(4)));
-        assert!(db.procarray.known_assigned().is_empty());
-        assert_eq!(db.twophase.list()[0].gid, "g1");
+        assert!(!db.replication().in_recovery());
+        assert_eq!(db.clog().get_status(t(4)), XidStatus::Aborted);
+        assert_eq!(db.clog().get_status(t(5)), XidStatus::InProgress);
+        assert!(db.procarray().xid_is_running(t(5)));
+        assert!(!db.procarray().xid_is_running(t(4)));
+        assert!(db.procarray().known_assigned().is_empty());
+        assert_eq!(db.twophase().list()[0].gid, "g1");
         assert!(db.xlog().writer().is_some());
         let ctl = ControlFile::read(dir.path())
             .expect("control file")

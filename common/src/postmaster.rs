@@ -88,8 +88,9 @@ impl BackendFactory for Sessions {
                     "client_encoding" | "DateStyle" | "TimeZone" | "IntervalStyle" => startup(name),
                     _ => None,
                 };
-                let value = client
-                    .unwrap_or_else(|| self.node.config.get(name).unwrap_or_default().to_string());
+                let value = client.unwrap_or_else(|| {
+                    self.node.config().get(name).unwrap_or_default().to_string()
+                });
                 (name.to_string(), value)
             })
             .collect();
@@ -111,7 +112,7 @@ impl BackendFactory for Sessions {
     }
 
     fn max_message_size(&self) -> usize {
-        self.node.config.max_message_size()
+        self.node.config().max_message_size()
     }
 }
 

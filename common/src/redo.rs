@@ -130,7 +130,7 @@ pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
                 if *next_xid > TransactionId(0) {
                     note_xid(db, TransactionId(next_xid.0 - 1));
                 }
-                db.catalog.advance_next_oid(*next_oid);
+                db.catalog().advance_next_oid(*next_oid);
                 Ok(())
             }
             XlogRecord::BackupEnd { .. } | XlogRecord::Switch | XlogRecord::Noop { .. } => Ok(()),
@@ -141,7 +141,7 @@ pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
         }
         WalRecord::Smgr(s) => redo_smgr(db, s),
         WalRecord::Catalog { payload } => {
-            db.catalog.redo_catalog_change(lsn, payload)?;
+            db.catalog().redo_catalog_change(lsn, payload)?;
             if db.role() == engine::Role::Standby {
                 engine::indexing::build_replayed_indexes(db)?;
             }
@@ -164,19 +164,21 @@ pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
 /// nothing is done here.
 fn note_xid(db: &Node, xid: TransactionId) {
     if xid.is_normal() && db.role() == Role::Primary {
-        db.procarray.advance_next_xid(xid);
+        db.procarray().advance_next_xid(xid);
     }
 }
 
 fn redo_smgr(db: &Node, s: &SmgrRecord) -> PgResult<()> {
     match *s {
         SmgrRecord::RelCreate { rel } => {
-            db.heap.smgr().create(rel, ForkNumber::Main)?;
-            db.catalog.advance_next_oid(rel.0.saturating_add(1));
+            db.heap().smgr().create(rel, ForkNumber::Main)?;
+            db.catalog().advance_next_oid(rel.0.saturating_add(1));
             Ok(())
         }
-        SmgrRecord::RelTruncate { rel, nblocks } => db.heap.truncate_relation_redo(rel, nblocks.0),
-        SmgrRecord::RelDrop { rel } => db.heap.drop_relation_redo(rel),
+        SmgrRecord::RelTruncate { rel, nblocks } => {
+            db.heap().truncate_relation_redo(rel, nblocks.0)
+        }
+        SmgrRecord::RelDrop { rel } => db.heap().drop_relation_redo(rel),
     }
 }
 
@@ -201,7 +203,7 @@ fn redo_buffer(
     block: BlockNumber,
     will_init: bool,
 ) -> PgResult<Option<storage::bufmgr::BufferRef<'_>>> {
-    let smgr = db.heap.smgr();
+    let smgr = db.heap().smgr();
     if !smgr.exists(rel, ForkNumber::Main) {
         tracing::debug!("WAL record at {lsn} for dropped relation base/{rel}: skipped");
         return Ok(None);
@@ -217,7 +219,7 @@ fn redo_buffer(
     } else {
         ReadMode::Normal
     };
-    Ok(Some(db.heap.bufmgr().extend_to(
+    Ok(Some(db.heap().bufmgr().extend_to(
         rel,
         ForkNumber::Main,
         block,
@@ -605,7 +607,7 @@ mod tests {
             let db = Node::open(config(dir.path(), fpw), Role::Primary).unwrap();
             let mut s = session(&db);
             assert_eq!(summary(&mut s), before, "state after recovery (fpw {fpw})");
-            assert!(db.catalog.get("gone").is_none(), "drop replayed");
+            assert!(db.catalog().get("gone").is_none(), "drop replayed");
             // The index on pad was rebuilt: ids 1501..1599 untouched by the
             // updates and the delete still say 'single'.
             let single = (1501..1600)
@@ -671,7 +673,7 @@ mod tests {
         writer.flush(writer.insert_lsn()).unwrap();
         let rels: Vec<RelFileId> = ["ct", "cf"]
             .iter()
-            .map(|t| db.catalog.get(t).unwrap().rel)
+            .map(|t| db.catalog().get(t).unwrap().rel)
             .collect();
         let mut per_rel = [(0usize, 0usize, 0usize); 2]; // (multi records, tuples, single inserts)
         let mut reader = WalReader::new(writer.dir(), writer.segment_size()).unwrap();
@@ -692,7 +694,7 @@ mod tests {
         }
         let batches = rows.div_ceil(sql::executor::BATCH_ROWS);
         for (k, (records, tuples, singles)) in per_rel.iter().enumerate() {
-            let pages = db.heap.nblocks(rels[k]).unwrap() as usize;
+            let pages = db.heap().nblocks(rels[k]).unwrap() as usize;
             assert_eq!(*singles, 0, "rel {k}: no per-row records");
             assert_eq!(
                 one(
@@ -752,7 +754,7 @@ mod tests {
             run(&mut s, "create table late (x int)");
             run(&mut s, "insert into late values (1), (2), (3)");
             // Written out, so the file really is long before it shrinks.
-            let bm = db.heap.bufmgr().clone();
+            let bm = db.heap().bufmgr().clone();
             bm.flush_all().unwrap();
             run(&mut s, "truncate tr");
             run(&mut s, "insert into tr values (42, 'after truncate')");
@@ -768,8 +770,8 @@ mod tests {
                 vec![vec!["42".to_string(), "after truncate".to_string()]],
                 "truncated relation after recovery (fpw {fpw})"
             );
-            assert!(db.catalog.get("dr").is_none(), "drop replayed");
-            assert!(db.catalog.get("late").is_none(), "drop replayed");
+            assert!(db.catalog().get("dr").is_none(), "drop replayed");
+            assert!(db.catalog().get("late").is_none(), "drop replayed");
             run(&mut s, "insert into tr values (43, 'after recovery')");
             assert_eq!(one(&mut s, "select count(*) from tr"), "2");
         }
@@ -826,10 +828,10 @@ mod tests {
     /// masking).
     fn pages(db: &Node) -> Vec<(u32, u32, Vec<u8>)> {
         let mut out = Vec::new();
-        for rel in db.heap.list_relations().unwrap() {
-            for b in 0..db.heap.nblocks(rel).unwrap() {
+        for rel in db.heap().list_relations().unwrap() {
+            for b in 0..db.heap().nblocks(rel).unwrap() {
                 let buf = db
-                    .heap
+                    .heap()
                     .bufmgr()
                     .read_buffer(BufferTag {
                         rel,

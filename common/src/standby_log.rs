@@ -27,7 +27,7 @@ pub async fn run(db: Arc<Node>, mut shutdown: tokio::sync::watch::Receiver<bool>
         if *shutdown.borrow() {
             return;
         }
-        let Some(w) = db.replication.wal_writer() else {
+        let Some(w) = db.replication().wal_writer() else {
             continue;
         };
         if w.insert_lsn() == last_end {

@@ -167,9 +167,9 @@ fn param<'a>(params: &'a [(String, String)], name: &str) -> &'a str {
 async fn run(db: Arc<Node>, rc: ReplicationConnection) {
     let _ = rc.stream.set_nodelay(true);
     let peer = rc.peer;
-    let mut conn = Conn::new(rc.stream, rc.buffered, db.config.max_message_size());
+    let mut conn = Conn::new(rc.stream, rc.buffered, db.config().max_message_size());
     let appname = param(&rc.params, "application_name").to_string();
-    if db.replication.in_recovery() {
+    if db.replication().in_recovery() {
         // A standby runs this handler so that, once promoted, it serves
         // standbys of its own; before that there is no cascading
         // replication (replication.md).
@@ -182,8 +182,8 @@ async fn run(db: Arc<Node>, rc: ReplicationConnection) {
         let _ = conn.flush().await;
         return;
     }
-    let max_senders = db.config.int("max_wal_senders").max(0) as usize;
-    if db.replication.num_walsenders() >= max_senders {
+    let max_senders = db.config().int("max_wal_senders").max(0) as usize;
+    if db.replication().num_walsenders() >= max_senders {
         let e = PgError::fatal(
             sqlstate::TOO_MANY_CONNECTIONS,
             format!(
@@ -196,11 +196,11 @@ async fn run(db: Arc<Node>, rc: ReplicationConnection) {
     }
     let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
     let stat = Arc::new(WalSndStat::new(pid, &appname, &peer.ip().to_string()));
-    db.replication.register_walsender(stat.clone());
+    db.replication().register_walsender(stat.clone());
     struct Unregister(Arc<Node>, Arc<WalSndStat>);
     impl Drop for Unregister {
         fn drop(&mut self) {
-            self.0.replication.unregister_walsender(&self.1);
+            self.0.replication().unregister_walsender(&self.1);
             // Its feedback xmin (no slot) stops holding the horizon.
             engine::replication::update_replication_xmin(&self.0);
         }
@@ -353,12 +353,16 @@ async fn command(
         }
         ["SHOW", name] => {
             let name = name.to_ascii_lowercase();
-            let v = db.config.get(&name).map(|s| s.to_string()).ok_or_else(|| {
-                PgError::new(
-                    sqlstate::UNDEFINED_OBJECT,
-                    format!("unrecognized configuration parameter \"{name}\""),
-                )
-            })?;
+            let v = db
+                .config()
+                .get(&name)
+                .map(|s| s.to_string())
+                .ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    )
+                })?;
             write_row(&mut conn.out, &[(&name, TEXT_OID)], &[Some(&v)], "SHOW");
             Ok(Flow::Continue)
         }
@@ -384,7 +388,7 @@ async fn command(
             } else {
                 Lsn::INVALID
             };
-            db.replication.slots.create(&name, lsn)?;
+            db.replication().slots.create(&name, lsn)?;
             tracing::info!("created replication slot \"{name}\"");
             let cp = lsn.is_valid().then(|| lsn.to_string());
             write_row(
@@ -402,7 +406,7 @@ async fn command(
         }
         ["DROP_REPLICATION_SLOT", _] | ["DROP_REPLICATION_SLOT", _, "WAIT"] => {
             let name = w[1].trim_matches('"');
-            db.replication.slots.drop_slot(name)?;
+            db.replication().slots.drop_slot(name)?;
             engine::replication::update_replication_xmin(db);
             let _ = write_command_complete(&mut conn.out, "DROP_REPLICATION_SLOT");
             Ok(Flow::Continue)
@@ -444,7 +448,7 @@ async fn command(
 
 /// The node's WAL writer, or an error if WAL is not open.
 pub(crate) fn wal_writer(db: &Node) -> Result<Arc<wal::WalWriter>, PgError> {
-    db.replication.wal_writer().ok_or_else(|| {
+    db.replication().wal_writer().ok_or_else(|| {
         PgError::new(
             sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
             "WAL is not available on this server",
@@ -455,7 +459,11 @@ pub(crate) fn wal_writer(db: &Node) -> Result<Arc<wal::WalWriter>, PgError> {
 /// The system identifier: created once per cluster in
 /// `global/system_identifier`, copied by base backups.
 pub fn system_identifier(db: &Node) -> u64 {
-    let p = db.config.data_dir.join("global").join("system_identifier");
+    let p = db
+        .config()
+        .data_dir
+        .join("global")
+        .join("system_identifier");
     if let Some(v) = std::fs::read_to_string(&p)
         .ok()
         .and_then(|s| s.trim().parse::<u64>().ok())
@@ -541,15 +549,15 @@ async fn stream(
         ));
     }
     if let Some(s) = &slot {
-        db.replication.slots.acquire(s)?;
+        db.replication().slots.acquire(s)?;
         // A slot created without RESERVE_WAL starts reserving now.
-        db.replication.slots.advance(s, start, seg)?;
+        db.replication().slots.advance(s, start, seg)?;
     }
     struct Release(Arc<Node>, Option<String>);
     impl Drop for Release {
         fn drop(&mut self) {
             if let Some(s) = &self.1 {
-                self.0.replication.slots.release(s);
+                self.0.replication().slots.release(s);
             }
         }
     }
@@ -775,7 +783,7 @@ fn apply_reply(
     }
     drop(lt);
     if let (Some(s), true) = (slot, r.flush_lsn.is_valid()) {
-        if let Err(e) = db.replication.slots.advance(s, r.flush_lsn, seg) {
+        if let Err(e) = db.replication().slots.advance(s, r.flush_lsn, seg) {
             tracing::warn!("could not advance replication slot \"{s}\": {}", e.message);
         }
     }

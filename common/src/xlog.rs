@@ -273,10 +273,10 @@ pub fn read_checkpoint_record(
 /// end of valid WAL and installs it in `db` (heap, catalog, bufmgr hook).
 /// `ctl` is the control file read by the caller (`None`: new cluster).
 pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> {
-    let data_dir = db.config.data_dir.clone();
+    let data_dir = db.config().data_dir.clone();
     let dir = wal_dir(&data_dir);
     fs::create_dir_all(&dir).map_err(|e| io_error("create directory", &dir, e))?;
-    let seg = segment_size(&db.config, ctl.as_ref())?;
+    let seg = segment_size(db.config(), ctl.as_ref())?;
     let Some(ctl) = ctl else {
         // A new cluster: there must be no WAL yet.
         let existing = wal::segment::list_segments(&dir, seg)
@@ -292,7 +292,7 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
         }
         let pos = WalPosition::initial(seg);
         let writer =
-            WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
+            WalWriter::open(&dir, writer_options(db.config(), seg), pos).map_err(wal_error)?;
         start_inserting(db, writer, pos.end);
         crate::checkpointer::create_checkpoint(db, crate::checkpointer::CheckpointKind::Initial)?;
         return Ok(StartupOutcome {
@@ -326,9 +326,9 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
             online,
             ..
         } => {
-            db.procarray
+            db.procarray()
                 .advance_next_xid(TransactionId(next_xid.0.saturating_sub(1)));
-            db.catalog.advance_next_oid(next_oid);
+            db.catalog().advance_next_oid(next_oid);
             (redo, !online)
         }
         _ => (ctl.redo, false),
@@ -381,7 +381,7 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
         );
     }
     let pos = reader.position();
-    let writer = WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
+    let writer = WalWriter::open(&dir, writer_options(db.config(), seg), pos).map_err(wal_error)?;
     start_inserting(db, writer, redo);
     db.checkpointer().set_last_redo(redo);
     if started.is_some() {
@@ -397,7 +397,7 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
             min_recovery_point: Lsn::INVALID,
             ..ctl
         }
-        .write(&data_dir, db.config.bool("fsync"))?;
+        .write(&data_dir, db.config().bool("fsync"))?;
     }
     Ok(StartupOutcome {
         records_replayed: replayed,
@@ -414,8 +414,8 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
 /// itself: every page changed before it gets a full-page image at its next
 /// change until the end-of-recovery checkpoint moves the redo point.
 pub(crate) fn open_after_recovery(db: &Node, pos: WalPosition, seg: u64) -> PgResult<()> {
-    let dir = wal_dir(&db.config.data_dir);
-    let writer = WalWriter::open(&dir, writer_options(&db.config, seg), pos).map_err(wal_error)?;
+    let dir = wal_dir(&db.config().data_dir);
+    let writer = WalWriter::open(&dir, writer_options(db.config(), seg), pos).map_err(wal_error)?;
     start_inserting(db, writer, pos.end);
     Ok(())
 }
@@ -425,7 +425,7 @@ pub(crate) fn open_after_recovery(db: &Node, pos: WalPosition, seg: u64) -> PgRe
 /// walsenders stream from it.
 fn start_inserting(db: &Node, writer: WalWriter, redo: Lsn) {
     let w = db.xlog().start_inserting(writer, redo);
-    db.replication.set_wal_writer(w.clone());
+    db.replication().set_wal_writer(w.clone());
 }
 
 #[cfg(test)]

@@ -228,7 +228,7 @@ impl BackendFactory for StandbyFactory {
             )
             .with_detail("Hot standby mode is disabled."));
         }
-        if !self.db.replication.consistent.load(Ordering::Acquire) {
+        if !self.db.replication().consistent.load(Ordering::Acquire) {
             return Err(PgError::fatal(
                 sqlstate::CANNOT_CONNECT_NOW,
                 "the database system is not yet accepting connections",
@@ -307,12 +307,12 @@ async fn run(config: Config) -> Result<(), String> {
     let pos = tokio::task::block_in_place(|| end_of_wal(&wal_dir, seg, start));
     let min_recovery_point = min_recovery_point.max(pos.end);
     db.checkpointer().set_last_redo(start);
-    let fsync = db.config.bool("fsync");
+    let fsync = db.config().bool("fsync");
     let writer = Arc::new(
         WalWriter::open(&wal_dir, WalWriterOptions::new(seg, fsync), pos)
             .map_err(|e| format!("could not open WAL: {e}"))?,
     );
-    db.replication.set_wal_writer(writer.clone());
+    db.replication().set_wal_writer(writer.clone());
 
     let stop = Arc::new(AtomicBool::new(false));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -326,7 +326,7 @@ async fn run(config: Config) -> Result<(), String> {
                 conninfo_text: ci_text,
                 slot,
                 status_interval,
-                hot_standby_feedback: db.config.bool("hot_standby_feedback"),
+                hot_standby_feedback: db.config().bool("hot_standby_feedback"),
             },
             stop_rx,
         )))),
@@ -385,7 +385,7 @@ async fn run(config: Config) -> Result<(), String> {
         StandbyFactory {
             db: db.clone(),
             sessions: common::postmaster::Sessions::new(db.clone()),
-            hot_standby: db.config.bool("hot_standby"),
+            hot_standby: db.config().bool("hot_standby"),
         },
         listener,
         shutdown,
@@ -474,11 +474,14 @@ mod tests {
             e.detail.as_deref(),
             Some("Consistent recovery state has not been yet reached.")
         );
-        f.db.replication.consistent.store(true, Ordering::Release);
+        f.db.replication().consistent.store(true, Ordering::Release);
         assert!(f.connect(&params).is_ok(), "served once consistent");
 
         let (_dir, off) = factory(false);
-        off.db.replication.consistent.store(true, Ordering::Release);
+        off.db
+            .replication()
+            .consistent
+            .store(true, Ordering::Release);
         let e = off
             .connect(&params)
             .err()
@@ -487,7 +490,7 @@ mod tests {
         assert_eq!(e.detail.as_deref(), Some("Hot standby mode is disabled."));
 
         // Promoted, the node serves sessions whatever hot_standby says.
-        let seg = common::xlog::segment_size(&off.db.config, None).expect("segment size");
+        let seg = common::xlog::segment_size(off.db.config(), None).expect("segment size");
         off.db
             .finish_recovery(WalPosition::initial(seg), seg)
             .expect("promote");

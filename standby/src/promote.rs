@@ -66,10 +66,10 @@ pub fn trigger_path(data_dir: &Path) -> PathBuf {
 /// (the file itself is removed by [`finish`]). True if promotion is
 /// requested by any means.
 pub fn check_trigger(db: &Node) -> bool {
-    if !db.replication.promote_requested() && trigger_path(&db.config.data_dir).exists() {
-        db.replication.request_promote();
+    if !db.replication().promote_requested() && trigger_path(&db.config().data_dir).exists() {
+        db.replication().request_promote();
     }
-    db.replication.promote_requested()
+    db.replication().promote_requested()
 }
 
 /// Why a promotion request must wait, if it must (the startup thread logs
@@ -84,7 +84,7 @@ pub fn check_trigger(db: &Node) -> bool {
 ///   would fail halfway — and so would every restart.
 pub fn blocker(db: &Node) -> Option<String> {
     if !db
-        .replication
+        .replication()
         .consistent
         .load(std::sync::atomic::Ordering::Acquire)
     {
@@ -93,7 +93,7 @@ pub fn blocker(db: &Node) -> Option<String> {
                 .into(),
         );
     }
-    let (n, max) = (db.twophase.len(), db.twophase.max_prepared());
+    let (n, max) = (db.twophase().len(), db.twophase().max_prepared());
     (n > max).then(|| {
         format!(
             "cannot promote yet: {n} prepared transaction(s) but max_prepared_transactions is {max}; set it to at least the primary's value and restart the standby"
@@ -111,7 +111,7 @@ pub fn finish(db: &Node, writer: &WalWriter, end: WalPosition) -> PgResult<()> {
     // Everything it holds was flushed by the walreceiver; the primary's
     // writer opens on the same files at `end`.
     let _ = writer.shutdown();
-    let dir = &db.config.data_dir;
+    let dir = &db.config().data_dir;
     for f in [STANDBY_SIGNAL_FILE, PROMOTE_SIGNAL_FILE] {
         match std::fs::remove_file(dir.join(f)) {
             Ok(()) => {}
@@ -132,7 +132,7 @@ pub fn finish(db: &Node, writer: &WalWriter, end: WalPosition) -> PgResult<()> {
         std::fs::rename(&label, &old)
             .map_err(|e| pgtypes::fileutil::io_error("rename file", &label, e))?;
     }
-    if db.config.bool("fsync") {
+    if db.config().bool("fsync") {
         pgtypes::fileutil::fsync_dir(dir)
             .map_err(|e| pgtypes::fileutil::io_error("fsync directory", dir, e))?;
     }

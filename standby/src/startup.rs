@@ -101,7 +101,7 @@ impl Replay {
     /// Applies one record (see the module docs) and publishes the replay LSN.
     pub fn apply(&mut self, rec: &DecodedRecord) -> PgResult<()> {
         let db = self.db.clone();
-        let pa = &db.procarray;
+        let pa = &db.procarray();
         if self.initialized && rec.header.xid != 0 {
             pa.record_known_assigned(TransactionId(rec.header.xid));
         }
@@ -127,7 +127,7 @@ impl Replay {
                         .iter()
                         .chain(subxids.iter())
                         .copied()
-                        .filter(|x| db.clog.get_status(*x) == XidStatus::InProgress)
+                        .filter(|x| db.clog().get_status(*x) == XidStatus::InProgress)
                         .collect();
                     pa.init_known_assigned(&running, *next_xid, *latest_completed_xid);
                     self.initialized = true;
@@ -146,13 +146,13 @@ impl Replay {
                 if !*online && !self.initialized {
                     // A clean stop: only prepared transactions run.
                     pa.init_known_assigned(
-                        &db.twophase.all_xids(),
+                        &db.twophase().all_xids(),
                         *next_xid,
                         TransactionId(next_xid.0.saturating_sub(1)),
                     );
                     self.initialized = true;
                 }
-                if db.replication.consistent.load(Ordering::Relaxed) {
+                if db.replication().consistent.load(Ordering::Relaxed) {
                     db.checkpointer()
                         .note_replayed_checkpoint(ReplayedCheckpoint {
                             checkpoint_lsn: rec.start_lsn,
@@ -165,16 +165,16 @@ impl Replay {
             _ => self.redo_other(rec)?,
         }
         self.records += 1;
-        db.replication
+        db.replication()
             .replay_lsn
             .store(rec.end_lsn, Ordering::Release);
         if self.initialized
             && rec.end_lsn >= self.min_recovery_point
-            && !db.replication.consistent.load(Ordering::Relaxed)
+            && !db.replication().consistent.load(Ordering::Relaxed)
         {
-            db.replication.consistent.store(true, Ordering::Release);
+            db.replication().consistent.store(true, Ordering::Release);
             tracing::info!("consistent recovery state reached at {}", rec.end_lsn);
-            if db.config.bool("hot_standby") {
+            if db.config().bool("hot_standby") {
                 tracing::info!("database system is ready to accept read-only connections");
             }
         }
@@ -233,7 +233,7 @@ pub fn run(
     let mut deferred_logged = false;
     let db = replay.db.clone();
     while !stop.load(Ordering::Relaxed) {
-        if db.replication.promote_requested() || last_trigger_check.elapsed() >= TRIGGER_CHECK {
+        if db.replication().promote_requested() || last_trigger_check.elapsed() >= TRIGGER_CHECK {
             last_trigger_check = Instant::now();
             if crate::promote::check_trigger(&db) {
                 let blocker = crate::promote::blocker(&db);
@@ -293,7 +293,7 @@ pub fn run(
                     // XLogReceiptTime: replay had caught up and new WAL
                     // came in now; max_standby_streaming_delay counts from
                     // here for the records it brings.
-                    db.standby_conflicts.note_wal_received(Instant::now());
+                    db.standby_conflicts().note_wal_received(Instant::now());
                 }
             }
         }

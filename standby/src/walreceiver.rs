@@ -64,7 +64,7 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut backoff = BACKOFF_MIN;
-    db.replication
+    db.replication()
         .receive_lsn
         .store(writer.flushed_lsn(), Ordering::Relaxed);
     loop {
@@ -80,7 +80,7 @@ pub async fn run(
             Ok(()) => tracing::info!("replication terminated by primary server"),
             Err(e) => tracing::error!("could not receive data from WAL stream: {e}"),
         }
-        db.replication
+        db.replication()
             .update_receiver(|s| s.status = "waiting".into());
         if began.elapsed() > Duration::from_secs(10) {
             backoff = BACKOFF_MIN;
@@ -91,12 +91,12 @@ pub async fn run(
         }
         backoff = (backoff * 2).min(BACKOFF_MAX);
     }
-    db.replication.set_receiver(None);
+    db.replication().set_receiver(None);
 }
 
 fn reply(writer: &WalWriter, db: &Node, requested: bool) -> FrontendMessage {
     let flushed = writer.flushed_lsn();
-    let applied = db.replication.replay_lsn.load(Ordering::Relaxed);
+    let applied = db.replication().replay_lsn.load(Ordering::Relaxed);
     let m = ReplicationMessage::StandbyReply(StandbyReply {
         write_lsn: writer.insert_lsn(),
         flush_lsn: flushed,
@@ -180,7 +180,7 @@ async fn stream_once(
         }
     }
     tracing::info!("started streaming WAL from primary at {start} on timeline 1");
-    db.replication.set_receiver(Some(WalRcvStat {
+    db.replication().set_receiver(Some(WalRcvStat {
         pid: std::process::id() as i32,
         status: "streaming".into(),
         receive_start_lsn: start.0,
@@ -203,7 +203,7 @@ async fn stream_once(
             m = client.recv() => m,
             _ = tick.tick() => {
                 let current = if cfg.hot_standby_feedback {
-                    db.procarray.oldest_session_xmin().0
+                    db.procarray().oldest_session_xmin().0
                 } else {
                     0
                 };
@@ -219,7 +219,7 @@ async fn stream_once(
                     sent_xmin = Some(x);
                     last_feedback = Instant::now();
                 }
-                let applied = db.replication.replay_lsn.load(Ordering::Relaxed);
+                let applied = db.replication().replay_lsn.load(Ordering::Relaxed);
                 if applied != last_applied || last_reply.elapsed() >= cfg.status_interval {
                     last_applied = applied;
                     client.send(reply(writer, db, false)).await.map_err(|e| e.to_string())?;
@@ -246,8 +246,8 @@ async fn stream_once(
                         w.flush(w.insert_lsn())
                     })
                     .map_err(|e| format!("could not write received WAL: {e}"))?;
-                    db.replication.receive_lsn.store(end, Ordering::Relaxed);
-                    db.replication.update_receiver(|s| {
+                    db.replication().receive_lsn.store(end, Ordering::Relaxed);
+                    db.replication().update_receiver(|s| {
                         s.written_lsn = end.0;
                         s.flushed_lsn = end.0;
                         s.latest_end_lsn = x.wal_end.0;
@@ -259,7 +259,7 @@ async fn stream_once(
                     last_reply = Instant::now();
                 }
                 Ok(ReplicationMessage::Keepalive(k)) => {
-                    db.replication
+                    db.replication()
                         .update_receiver(|s| s.latest_end_lsn = k.wal_end.0);
                     if k.reply_requested {
                         client

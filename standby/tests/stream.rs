@@ -51,7 +51,7 @@ fn stream_base_backup_and_replay_completions() {
         )
         .unwrap(),
     );
-    primary.replication.set_wal_writer(pw.clone());
+    primary.replication().set_wal_writer(pw.clone());
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
@@ -103,7 +103,7 @@ fn stream_base_backup_and_replay_completions() {
     while r.next_record().is_ok() {}
     let sw =
         Arc::new(WalWriter::open(&swal, WalWriterOptions::new(SEG, false), r.position()).unwrap());
-    sb.replication.set_wal_writer(sw.clone());
+    sb.replication().set_wal_writer(sw.clone());
     let stop = Arc::new(AtomicBool::new(false));
     let replay = standby::startup::Replay::new(sb.clone(), label.end, None);
     let h = rt.handle().clone();
@@ -125,31 +125,34 @@ fn stream_base_backup_and_replay_completions() {
         rstop_rx,
     ));
     wait("consistency", || {
-        sb.replication.consistent.load(Ordering::Acquire)
+        sb.replication().consistent.load(Ordering::Acquire)
     });
 
     // Each completion replayed bumps the standby's counter and removes the
     // xid from KnownAssignedXids.
     for xid in 10..20u64 {
-        let before = sb.procarray.xact_completion_count();
+        let before = sb.procarray().xact_completion_count();
         let end = commit(xid);
         wait("replay", || {
-            sb.replication.replay_lsn.load(Ordering::Relaxed) >= end
+            sb.replication().replay_lsn.load(Ordering::Relaxed) >= end
         });
         assert!(
-            sb.procarray.xact_completion_count() > before,
+            sb.procarray().xact_completion_count() > before,
             "commit of {xid} bumped the counter"
         );
-        assert!(!sb.procarray.known_assigned().contains(&TransactionId(xid)));
+        assert!(!sb
+            .procarray()
+            .known_assigned()
+            .contains(&TransactionId(xid)));
         assert_eq!(
-            sb.clog.get_status(TransactionId(xid)),
+            sb.clog().get_status(TransactionId(xid)),
             txn::clog::XidStatus::Committed
         );
     }
     // The primary sees the standby's positions.
     wait("pg_stat_replication replay", || {
         primary
-            .replication
+            .replication()
             .view_rows("pg_stat_replication")
             .unwrap()
             .first()
@@ -184,7 +187,7 @@ fn stream_base_backup_and_replay_completions() {
     sw.write_raw(start, &record[..record.len() / 2]).unwrap();
     sw.flush(sw.insert_lsn()).unwrap();
     assert!(sw.flushed_lsn() > start);
-    sb.replication.request_promote();
+    sb.replication().request_promote();
     let ended = thread.join().unwrap();
     let standby::startup::Ended::Promote { end: wal_end } = ended else {
         panic!("replay ended without promoting: {ended:?}");
@@ -193,7 +196,7 @@ fn stream_base_backup_and_replay_completions() {
     standby::promote::finish(&sb, &sw, wal_end).unwrap();
     assert_eq!(sb.role(), Role::Primary);
     assert_ne!(
-        sb.clog.get_status(TransactionId(50)),
+        sb.clog().get_status(TransactionId(50)),
         txn::clog::XidStatus::Committed
     );
     // The WAL reads cleanly from the backup's start through the

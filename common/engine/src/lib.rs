@@ -73,26 +73,27 @@ pub enum Role {
     Standby,
 }
 
-/// The shared state of one node's engine (see the crate docs).
+/// The shared state of one node's engine (see the crate docs). Fields
+/// are private to this crate; the layers above use the accessors.
 pub struct Engine {
     /// Server-wide settings.
-    pub config: Config,
+    config: Config,
     /// Commit status of every xid.
-    pub clog: Clog,
+    clog: Clog,
     /// Running transactions and snapshots.
-    pub procarray: ProcArray,
+    procarray: ProcArray,
     /// Heap pages through the buffer pool.
-    pub heap: Heap,
+    heap: Heap,
     /// Tables and indexes.
-    pub catalog: Catalog,
+    catalog: Catalog,
     /// Prepared transactions (two-phase commit).
-    pub twophase: TwoPhaseState,
+    twophase: TwoPhaseState,
     /// Walsenders, walreceiver, slots, recovery progress.
-    pub replication: ReplicationState,
+    replication: ReplicationState,
     /// WAL: in recovery mode until start-up or promotion opens its writer.
     xlog: Arc<XLog>,
     /// Standby sessions replay may have to cancel (standby_conflict.rs).
-    pub standby_conflicts: StandbyConflicts,
+    standby_conflicts: StandbyConflicts,
 }
 
 impl Engine {
@@ -147,6 +148,46 @@ impl Engine {
         } else {
             Role::Primary
         }
+    }
+
+    /// Server-wide settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Commit status of every xid.
+    pub fn clog(&self) -> &Clog {
+        &self.clog
+    }
+
+    /// Running transactions and snapshots.
+    pub fn procarray(&self) -> &ProcArray {
+        &self.procarray
+    }
+
+    /// Heap pages through the buffer pool.
+    pub fn heap(&self) -> &Heap {
+        &self.heap
+    }
+
+    /// Tables and indexes.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Prepared transactions (two-phase commit).
+    pub fn twophase(&self) -> &TwoPhaseState {
+        &self.twophase
+    }
+
+    /// Walsenders, walreceiver, slots, recovery progress and the role.
+    pub fn replication(&self) -> &ReplicationState {
+        &self.replication
+    }
+
+    /// Standby sessions replay may have to cancel.
+    pub fn standby_conflicts(&self) -> &StandbyConflicts {
+        &self.standby_conflicts
     }
 
     /// The WAL handle (in recovery mode until start-up or promotion opens

@@ -69,8 +69,8 @@ impl DdlCtx<'_> {
     /// transactions created and have not committed do not exist).
     fn visible(&self, name: &str) -> Option<Arc<TableDef>> {
         self.db
-            .catalog
-            .view(self.xact.own().xids, &self.db.clog)
+            .catalog()
+            .view(self.xact.own().xids, self.db.clog())
             .get(name)
     }
 }
@@ -280,7 +280,7 @@ pub fn is_ddl(stmt: &ast::Statement) -> bool {
 }
 
 fn relation_exists(db: &Engine, name: &str) -> bool {
-    db.catalog.get(name).is_some() || db.catalog.index_exists(name)
+    db.catalog().get(name).is_some() || db.catalog().index_exists(name)
 }
 
 fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> {
@@ -412,11 +412,11 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
     // The creation belongs to this (sub)transaction: logged with its xid,
     // invisible to others until it commits, removed if it rolls back.
     let creator = cx.xact.assign_xid()?;
-    let oid = db.catalog.allocate_oid();
+    let oid = db.catalog().allocate_oid();
     let rel = RelFileId(oid);
-    db.heap.create_relation(rel)?;
+    db.heap().create_relation(rel)?;
     let created = db
-        .catalog
+        .catalog()
         .apply_catalog_change(&CatalogChange::CreateTable(TableSpec {
             oid,
             name: name.clone(),
@@ -426,10 +426,10 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
             creator,
         }));
     if let Err(e) = created {
-        let _ = db.heap.drop_relation(rel);
+        let _ = db.heap().drop_relation(rel);
         return Err(e);
     }
-    let table = db.catalog.table(&name)?;
+    let table = db.catalog().table(&name)?;
     cx.pending.push(PendingDdl::CreateTable(table));
     cx.created.insert(rel);
     if let Some(cols) = pk {
@@ -460,7 +460,7 @@ fn add_index(
     primary: bool,
     creator: TransactionId,
 ) -> PgResult<()> {
-    let oid = db.catalog.allocate_oid();
+    let oid = db.catalog().allocate_oid();
     let spec = IndexSpec {
         name,
         oid,
@@ -472,7 +472,7 @@ fn add_index(
         sets_not_null: Vec::new(),
     };
     if let Some(ix) = db
-        .catalog
+        .catalog()
         .apply_catalog_change(&CatalogChange::CreateIndex {
             table: table.to_string(),
             spec,
@@ -552,16 +552,17 @@ fn drop_indexes(
     for n in names {
         let name = object_name(n);
         let owner = db
-            .catalog
+            .catalog()
             .tables()
             .into_iter()
             .find(|t| t.indexes.list().iter().any(|i| i.spec.name == name));
         match owner {
             Some(t) => {
-                db.catalog.apply_catalog_change(&CatalogChange::DropIndex {
-                    table: t.name.clone(),
-                    name,
-                })?;
+                db.catalog()
+                    .apply_catalog_change(&CatalogChange::DropIndex {
+                        table: t.name.clone(),
+                        name,
+                    })?;
             }
             None if if_exists => cx.notices.push(PgError::notice(
                 sqlstate::UNDEFINED_OBJECT,
@@ -740,7 +741,7 @@ fn build_new_index(
     let creator = cx.xact.assign_xid()?;
     let _lock = table.lock.shared();
     table.check_not_dropped()?;
-    let oid = db.catalog.allocate_oid();
+    let oid = db.catalog().allocate_oid();
     // Only the columns this key makes NOT NULL: removing the key again
     // (ROLLBACK, or start-up after a crash) gives back exactly these.
     let sets_not_null: Vec<usize> = if primary {
@@ -762,9 +763,9 @@ fn build_new_index(
     };
     // From before the index is published until it holds its scan's
     // entries: pruning frees no slot meanwhile (Heap::index_build).
-    let _build = db.heap.index_build();
+    let _build = db.heap().index_build();
     let ix = db
-        .catalog
+        .catalog()
         .apply_catalog_change(&CatalogChange::CreateIndex {
             table: table.name.clone(),
             spec,
@@ -778,7 +779,7 @@ fn build_new_index(
                 index: ix.clone(),
             });
             if !sets_not_null.is_empty() {
-                db.catalog
+                db.catalog()
                     .apply_catalog_change(&CatalogChange::SetNotNull {
                         table: table.name.clone(),
                         columns: sets_not_null,
@@ -788,10 +789,12 @@ fn build_new_index(
             Ok(())
         }
         Err(e) => {
-            let _ = db.catalog.apply_catalog_change(&CatalogChange::DropIndex {
-                table: table.name.clone(),
-                name,
-            });
+            let _ = db
+                .catalog()
+                .apply_catalog_change(&CatalogChange::DropIndex {
+                    table: table.name.clone(),
+                    name,
+                });
             Err(e)
         }
     }
@@ -809,7 +812,7 @@ fn fill_and_check(
     let mut entries: Vec<(Vec<u8>, ItemPointer)> = Vec::new();
     let mut null_keys: Vec<(ItemPointer, usize)> = Vec::new();
     let mut kb = Vec::new();
-    db.heap.scan_all(table.rel, &mut |tid, data| {
+    db.heap().scan_all(table.rel, &mut |tid, data| {
         decode_row_into(data, &types, &mut row)?;
         if index_key(ix, &row, &mut kb) {
             entries.push((kb.clone(), tid));
@@ -864,7 +867,7 @@ fn fill_and_check(
             if live > 1 {
                 let mut detail = String::from("Key is duplicated.");
                 if let Some(t) = live_tid {
-                    let vals = db.heap.fetch_any(table.rel, t, |_h, data| {
+                    let vals = db.heap().fetch_any(table.rel, t, |_h, data| {
                         let mut r = Vec::new();
                         decode_row_into(data, &types, &mut r).map(|_| r)
                     })?;
@@ -917,7 +920,7 @@ fn dirty_live(
             let c = vis.cx(cx.db);
             let own = cx.xact.own();
             let c = storage::heapam_visibility::VisibilityContext { own, ..c };
-            cx.db.heap.fetch_dirty(table.rel, tid, &c)?
+            cx.db.heap().fetch_dirty(table.rel, tid, &c)?
         };
         match state {
             DirtyState::Dead => return Ok(false),

@@ -112,8 +112,8 @@ impl Vis {
                 xids: &self.own,
                 curcid: self.curcid,
             },
-            clog: &db.clog,
-            procarray: &db.procarray,
+            clog: db.clog(),
+            procarray: db.procarray(),
         }
     }
 }
@@ -282,12 +282,12 @@ impl EvalContext for Ectx<'_> {
         self.backend_pid
     }
     fn is_in_recovery(&self) -> bool {
-        self.db.replication.in_recovery()
+        self.db.replication().in_recovery()
     }
     fn promote(&mut self, wait: bool, wait_seconds: i32) -> PgResult<bool> {
         // As xlogfuncs.c's pg_promote: the startup process notices the
         // request (the standby crate), this backend only asks and polls.
-        if !self.db.replication.in_recovery() {
+        if !self.db.replication().in_recovery() {
             return Err(crate::functions::not_in_recovery());
         }
         if wait_seconds <= 0 {
@@ -296,13 +296,13 @@ impl EvalContext for Ectx<'_> {
                 "\"wait_seconds\" must not be negative or zero",
             ));
         }
-        self.db.replication.request_promote();
+        self.db.replication().request_promote();
         if !wait {
             return Ok(true);
         }
         let end = Instant::now() + std::time::Duration::from_secs(wait_seconds as u64);
         pgtypes::blocking::run_blocking(|| loop {
-            if !self.db.replication.in_recovery() {
+            if !self.db.replication().in_recovery() {
                 return Ok(true);
             }
             self.check_interrupts()?;
@@ -326,8 +326,8 @@ impl EvalContext for Ectx<'_> {
         // Another transaction's uncommitted table does not exist here.
         let Some(t) = self
             .db
-            .catalog
-            .view(self.xact.own().xids, &self.db.clog)
+            .catalog()
+            .view(self.xact.own().xids, self.db.clog())
             .get(key)
         else {
             return Err(PgError::new(
@@ -335,11 +335,11 @@ impl EvalContext for Ectx<'_> {
                 format!("relation \"{name}\" does not exist"),
             ));
         };
-        let blocks = self.db.heap.nblocks(t.rel)?;
+        let blocks = self.db.heap().nblocks(t.rel)?;
         Ok(i64::from(blocks) * pgtypes::BLCKSZ as i64)
     }
     fn wal_lsn(&self, which: crate::functions::WalLsnKind) -> PgResult<Option<u64>> {
-        self.db.replication.wal_lsn(which)
+        self.db.replication().wal_lsn(which)
     }
     fn check_cancel(&self) -> PgResult<()> {
         self.check_interrupts()
@@ -398,7 +398,7 @@ pub fn dead_to_all(
     tid: ItemPointer,
     horizon: TransactionId,
 ) -> PgResult<bool> {
-    match db.heap.fetch_any(rel, tid, |h, _| *h)? {
+    match db.heap().fetch_any(rel, tid, |h, _| *h)? {
         Some(h) => header_dead_to_all(db, &h, horizon),
         None => Ok(false),
     }
@@ -419,7 +419,7 @@ pub fn scan_table<'a>(
     let types = table.types();
     let mut row: Vec<Value> = Vec::with_capacity(types.len());
     match access {
-        Access::SeqScan => db.heap.scan(table.rel, &cx, &mut |tid, data| {
+        Access::SeqScan => db.heap().scan(table.rel, &cx, &mut |tid, data| {
             ec.tick()?;
             decode_row_into(data, &types, &mut row)?;
             if !ec.filter(filter, &row)? {
@@ -441,7 +441,7 @@ pub fn scan_table<'a>(
             let mut horizon: Option<TransactionId> = None;
             for tid in tids {
                 ec.tick()?;
-                let found = db.heap.fetch(table.rel, tid, &cx, |data| {
+                let found = db.heap().fetch(table.rel, tid, &cx, |data| {
                     decode_row_into(data, &types, &mut row)
                 })?;
                 match found {
@@ -449,14 +449,14 @@ pub fn scan_table<'a>(
                         // Invisible to us; if dead to everyone, prune its
                         // page, which drops its entries too, so later
                         // lookups do not pay for it (kill_prior_tuple).
-                        let h = *horizon.get_or_insert_with(|| db.procarray.oldest_xmin());
+                        let h = *horizon.get_or_insert_with(|| db.procarray().oldest_xmin());
                         if dead_to_all(db, table.rel, tid, h)? {
-                            db.heap.prune_block(
+                            db.heap().prune_block(
                                 table.rel,
                                 tid.block,
                                 h,
-                                &db.clog,
-                                &db.procarray,
+                                db.clog(),
+                                db.procarray(),
                             )?;
                         }
                         continue;
@@ -493,7 +493,7 @@ fn for_each_input<'a>(
             Ok(())
         }
         Source::StatSnapshots => {
-            let s = ec.db.procarray.stats();
+            let s = ec.db.procarray().stats();
             let row = [
                 Value::Int8(s.snapshots_computed as i64),
                 Value::Int8(s.snapshots_reused as i64),
@@ -505,7 +505,7 @@ fn for_each_input<'a>(
             Ok(())
         }
         Source::PreparedXacts => {
-            for p in ec.db.twophase.list() {
+            for p in ec.db.twophase().list() {
                 let row = [
                     // PostgreSQL's xid: the low half of the 64-bit xid.
                     Value::Xid(p.xid.0 as u32),
@@ -521,7 +521,7 @@ fn for_each_input<'a>(
             Ok(())
         }
         Source::SystemView(name) => {
-            let rows = ec.db.replication.view_rows(name).unwrap_or_default();
+            let rows = ec.db.replication().view_rows(name).unwrap_or_default();
             for row in rows {
                 if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
                     break;
@@ -975,12 +975,12 @@ fn unique_insert(
             let cx = VisibilityContext {
                 snapshot: &vis.snapshot,
                 own,
-                clog: &db.clog,
-                procarray: &db.procarray,
+                clog: db.clog(),
+                procarray: db.procarray(),
             };
             let mut wait = None;
             for t in &tids {
-                match db.heap.fetch_dirty(table.rel, *t, &cx)? {
+                match db.heap().fetch_dirty(table.rel, *t, &cx)? {
                     DirtyState::Dead => {}
                     DirtyState::Live => return Err(unique_violation(table, ix, row)),
                     DirtyState::InProgress(x) => {
@@ -1083,14 +1083,14 @@ impl InsertBatch {
             start = e;
         }
         let tids = if slices.len() == 1 && !self.frozen {
-            vec![ec.db.heap.insert(table.rel, slices[0], xid, cid)?]
+            vec![ec.db.heap().insert(table.rel, slices[0], xid, cid)?]
         } else if self.bulk_load {
-            let heap = &ec.db.heap;
+            let heap = &ec.db.heap();
             let bulk = self.bulk.get_or_insert_with(|| heap.bulk_insert_state());
             heap.multi_insert_bulk(table.rel, &slices, xid, cid, self.frozen, bulk)?
         } else {
             ec.db
-                .heap
+                .heap()
                 .multi_insert(table.rel, &slices, xid, cid, self.frozen)?
         };
         drop(slices);
@@ -1177,7 +1177,7 @@ fn fetch_newer(
     types: &[SqlType],
     row: &mut Vec<Value>,
 ) -> PgResult<bool> {
-    match ec.db.heap.fetch_any(table.rel, tid, |h, data| {
+    match ec.db.heap().fetch_any(table.rel, tid, |h, data| {
         (h.xmin == updater).then(|| decode_row_into(data, types, row))
     })? {
         None | Some(None) => Ok(false),
@@ -1307,10 +1307,10 @@ pub fn run_dml<'a>(
                         let cx = VisibilityContext {
                             snapshot: &vis.snapshot,
                             own,
-                            clog: &ec.db.clog,
-                            procarray: &ec.db.procarray,
+                            clog: ec.db.clog(),
+                            procarray: ec.db.procarray(),
                         };
-                        ec.db.heap.update(table.rel, tid, &buf, xid, &cx)?
+                        ec.db.heap().update(table.rel, tid, &buf, xid, &cx)?
                     };
                     match decide(ec, res, newtid, true)? {
                         None => continue,
@@ -1361,10 +1361,10 @@ pub fn run_dml<'a>(
                         let cx = VisibilityContext {
                             snapshot: &vis.snapshot,
                             own,
-                            clog: &ec.db.clog,
-                            procarray: &ec.db.procarray,
+                            clog: ec.db.clog(),
+                            procarray: ec.db.procarray(),
                         };
-                        ec.db.heap.delete(table.rel, tid, xid, &cx)?
+                        ec.db.heap().delete(table.rel, tid, xid, &cx)?
                     };
                     match decide(ec, res, None, false)? {
                         None => continue,

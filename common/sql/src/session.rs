@@ -97,7 +97,7 @@ impl PreparedStatement {
             if let Stmt::Sql(s) = &self.parsed.stmt {
                 let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
                 let own = self.own_xids.lock().clone();
-                let catalog = self.db.catalog.view(&own, &self.db.clog);
+                let catalog = self.db.catalog().view(&own, self.db.clog());
                 if let Ok(p) = plan_statement(&catalog, s, &oids) {
                     let _ = self.columns.set(p.columns.clone());
                     *self.plan.lock() = Some(Arc::new(p));
@@ -136,7 +136,7 @@ impl PreparedStatement {
             | Stmt::RollbackPrepared(_) => true,
             Stmt::Vacuum { .. } | Stmt::Analyze { .. } | Stmt::Checkpoint | Stmt::Copy(_) => false,
             Stmt::Sql(_) => {
-                let version = self.db.catalog.version();
+                let version = self.db.catalog().version();
                 self.plan
                     .lock()
                     .as_ref()
@@ -251,7 +251,7 @@ impl Session {
         // a promotion in between only makes the first statement re-send
         // `off`.
         let db_is_standby = db.role() == Role::Standby;
-        let mut settings = SessionSettings::new(&db.config);
+        let mut settings = SessionSettings::new(db.config());
         let mut user = "postgres".to_string();
         let mut database = String::new();
         for (k, v) in startup_params {
@@ -288,7 +288,7 @@ impl Session {
             database = user.clone();
         }
         let cancel = Arc::new(AtomicBool::new(false));
-        let conflict = db.standby_conflicts.register(xact.proc(), cancel.clone());
+        let conflict = db.standby_conflicts().register(xact.proc(), cancel.clone());
         let mut s = Session {
             node,
             db,
@@ -413,7 +413,7 @@ impl Session {
         };
         let (columns, param_types, plan) = match &parsed.stmt {
             Stmt::Sql(s) if is_plannable(s) => match plan_statement(
-                &self.db.catalog.view(self.xact.own().xids, &self.db.clog),
+                &self.db.catalog().view(self.xact.own().xids, self.db.clog()),
                 s,
                 oids,
             ) {
@@ -456,7 +456,7 @@ impl Session {
 
     /// The current plan of a DML statement, re-bound if the catalog moved.
     fn plan_of(&self, stmt: &PreparedStatement, ast: &ast::Statement) -> PgResult<Arc<Planned>> {
-        let version = self.db.catalog.version();
+        let version = self.db.catalog().version();
         {
             let g = stmt.plan.lock();
             if let Some(p) = g.as_ref() {
@@ -467,7 +467,7 @@ impl Session {
         }
         let oids: Vec<Oid> = stmt.param_types.iter().map(|t| t.oid()).collect();
         let p = Arc::new(plan_statement(
-            &self.db.catalog.view(self.xact.own().xids, &self.db.clog),
+            &self.db.catalog().view(self.xact.own().xids, self.db.clog()),
             ast,
             &oids,
         )?);
@@ -539,7 +539,7 @@ impl Session {
     /// ProcessInterrupts does when RecoveryConflictPending is set.
     fn conflict_or(&self, e: PgError) -> PgError {
         if e.code == sqlstate::QUERY_CANCELED && self.conflict.take_pending() {
-            self.db.replication.count_snapshot_conflict();
+            self.db.replication().count_snapshot_conflict();
             let e = engine::standby_conflict::statement_conflict_error();
             // PostgreSQL logs the ERROR with its DETAIL (031_recovery_conflict
             // waits for that line).
@@ -564,10 +564,10 @@ impl Session {
         }
         // A READ COMMITTED block between statements holds no snapshot any
         // more: the signal came just before its statement ended.
-        if !self.db.procarray.proc_xmin(self.xact.proc()).is_valid() {
+        if !self.db.procarray().proc_xmin(self.xact.proc()).is_valid() {
             return None;
         }
-        self.db.replication.count_snapshot_conflict();
+        self.db.replication().count_snapshot_conflict();
         Some(engine::standby_conflict::session_conflict_error())
     }
 
@@ -1075,7 +1075,8 @@ impl Session {
             tables.push(self.visible_table(name)?);
         }
         for t in tables {
-            let fresh = self.created_in_xact.contains(&t.rel) || self.db.heap.nblocks(t.rel)? == 0;
+            let fresh =
+                self.created_in_xact.contains(&t.rel) || self.db.heap().nblocks(t.rel)? == 0;
             if fresh {
                 truncate_table(&self.db, &t, &self.cancel)?;
                 self.created_in_xact.insert(t.rel);
@@ -1192,8 +1193,8 @@ impl Session {
                 let (plan, names, table) = match &c.source {
                     CopySource::Table { name, columns } => {
                         let table = db
-                            .catalog
-                            .view(self.xact.own().xids, &db.clog)
+                            .catalog()
+                            .view(self.xact.own().xids, db.clog())
                             .table(name)?;
                         let cols = copy_columns(&table, columns)?;
                         let names: Vec<String> = cols
@@ -1212,7 +1213,7 @@ impl Session {
                         };
                         let mut pt = ParamTypes::new();
                         let qp = plan_query(
-                            &db.catalog.view(self.xact.own().xids, &db.clog),
+                            &db.catalog().view(self.xact.own().xids, db.clog()),
                             query,
                             &mut pt,
                         )?;
@@ -1389,8 +1390,8 @@ impl Session {
     /// The table named `name` as this session sees it, or 42P01.
     fn visible_table(&self, name: &str) -> PgResult<Arc<TableDef>> {
         self.db
-            .catalog
-            .view(self.xact.own().xids, &self.db.clog)
+            .catalog()
+            .view(self.xact.own().xids, self.db.clog())
             .table(name)
     }
 
@@ -1421,7 +1422,7 @@ impl Drop for Session {
     /// DDL is undone too (a table it created must not linger, holding its
     /// name, until the next restart).
     fn drop(&mut self) {
-        self.db.standby_conflicts.unregister(&self.conflict);
+        self.db.standby_conflicts().unregister(&self.conflict);
         if self.xact.in_transaction() {
             let _ = self.xact.rollback();
             self.settle_xact(false);

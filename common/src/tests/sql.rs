@@ -206,8 +206,8 @@ fn copy_in(s: &mut Session, sql: &str, chunks: &[&[u8]]) -> PgResult<String> {
 fn wait_until_someone_waits(db: &Node) {
     let start = Instant::now();
     loop {
-        let waiting = (0..db.procarray.max_procs() as u32)
-            .any(|p| db.procarray.lmgr().waiting_for(ProcNumber(p)).is_some());
+        let waiting = (0..db.procarray().max_procs() as u32)
+            .any(|p| db.procarray().lmgr().waiting_for(ProcNumber(p)).is_some());
         if waiting {
             return;
         }
@@ -1011,7 +1011,7 @@ fn pgbench_init_and_scripts() {
     );
     // Restart: the catalog and the indexes come back.
     drop(s);
-    let cfg = db.config.clone();
+    let cfg = db.config().clone();
     db.checkpoint().unwrap();
     drop(db);
     let db = Node::open(cfg, Role::Primary).unwrap();
@@ -1044,13 +1044,13 @@ fn restart_indexes_only_versions_someone_could_see() {
     ok(&mut s, "begin; update h set n = 99 where id = 2; rollback");
     ok(&mut s, "delete from h where id = 3");
     let entries = |db: &Arc<Node>| {
-        let t = db.catalog.table("h").unwrap();
+        let t = db.catalog().table("h").unwrap();
         let list = t.indexes.list();
         list[0].index.len()
     };
     assert!(entries(&db) > 3, "dead versions are indexed until cleaned");
     drop(s);
-    let cfg = db.config.clone();
+    let cfg = db.config().clone();
     db.checkpoint().unwrap();
     drop(db);
     let db = Node::open(cfg, Role::Primary).unwrap();
@@ -1235,13 +1235,13 @@ fn create_table_rolls_back_and_is_private_until_commit() {
     missing(&mut other, "select * from c1");
     missing(&mut other, "insert into c1 values (2, 'b')");
     missing(&mut other, "drop table c1");
-    let rel = db.catalog.get("c1").unwrap().rel;
+    let rel = db.catalog().get("c1").unwrap().rel;
     ok(&mut s, "rollback");
     missing(&mut s, "select * from c1");
-    assert!(db.catalog.get("c1").is_none());
-    assert!(!db.catalog.index_exists("c1_pkey"));
+    assert!(db.catalog().get("c1").is_none());
+    assert!(!db.catalog().index_exists("c1_pkey"));
     assert!(
-        !db.heap.smgr().exists(rel, pgtypes::ForkNumber::Main),
+        !db.heap().smgr().exists(rel, pgtypes::ForkNumber::Main),
         "relation file removed"
     );
     // COMMIT: everyone's.
@@ -1256,7 +1256,7 @@ fn create_table_rolls_back_and_is_private_until_commit() {
     ok(&mut s, "savepoint a");
     ok(&mut s, "create table c2 (a int)");
     ok(&mut s, "rollback to a");
-    assert!(db.catalog.get("c2").is_none());
+    assert!(db.catalog().get("c2").is_none());
     ok(&mut s, "savepoint b");
     ok(&mut s, "create table c3 (a int)");
     ok(&mut s, "insert into c3 values (3)");
@@ -1273,7 +1273,7 @@ fn create_table_rolls_back_and_is_private_until_commit() {
     ok(&mut s, "create table c2 (a int)");
     err(&mut s, "select 1/0");
     ok(&mut s, "rollback to d");
-    assert!(db.catalog.get("c2").is_none());
+    assert!(db.catalog().get("c2").is_none());
     ok(&mut s, "commit");
     // A failing multi-statement string is one implicit transaction.
     assert_eq!(
@@ -1307,7 +1307,7 @@ fn create_table_rolls_back_and_is_private_until_commit() {
     ok(&mut gone, "begin");
     ok(&mut gone, "create table c7 (a int)");
     drop(gone);
-    assert!(db.catalog.get("c7").is_none());
+    assert!(db.catalog().get("c7").is_none());
     ok(&mut other, "create table c7 (a int)");
 }
 
@@ -1321,11 +1321,11 @@ fn create_index_and_primary_key_roll_back() {
     ok(&mut s, "begin");
     ok(&mut s, "create index ix_b on ix (b)");
     ok(&mut s, "alter table ix add primary key (a)");
-    assert!(db.catalog.index_exists("ix_b"));
-    assert!(db.catalog.get("ix").unwrap().columns[0].not_null);
+    assert!(db.catalog().index_exists("ix_b"));
+    assert!(db.catalog().get("ix").unwrap().columns[0].not_null);
     ok(&mut s, "rollback");
-    assert!(!db.catalog.index_exists("ix_b"));
-    assert!(!db.catalog.index_exists("ix_pkey"));
+    assert!(!db.catalog().index_exists("ix_b"));
+    assert!(!db.catalog().index_exists("ix_pkey"));
     // The key's NOT NULL went with it.
     ok(&mut other, "insert into ix values (null, 2), (1, 3)");
     ok(&mut s, "delete from ix where a is null or b = 3");
@@ -1336,8 +1336,8 @@ fn create_index_and_primary_key_roll_back() {
     ok(&mut s, "create index ix_b on ix (b)");
     ok(&mut s, "rollback to x");
     ok(&mut s, "commit");
-    assert!(db.catalog.index_exists("ix_a"));
-    assert!(!db.catalog.index_exists("ix_b"));
+    assert!(db.catalog().index_exists("ix_a"));
+    assert!(!db.catalog().index_exists("ix_b"));
     assert_eq!(
         err(&mut other, "insert into ix values (1, 9)").code,
         sqlstate::UNIQUE_VIOLATION
@@ -1407,20 +1407,20 @@ fn uncommitted_creation_does_not_survive_a_crash() {
     // the running xid; the crash image is taken mid-transaction.
     let image = tempfile::tempdir().unwrap();
     crash_image(d.path(), image.path());
-    let rel = db.catalog.get("lost").unwrap().rel;
-    let mut cfg = db.config.clone();
+    let rel = db.catalog().get("lost").unwrap().rel;
+    let mut cfg = db.config().clone();
     cfg.data_dir = image.path().to_path_buf();
     let db2 = Node::open(cfg.clone(), Role::Primary).unwrap();
-    assert!(db2.catalog.get("lost").is_none());
+    assert!(db2.catalog().get("lost").is_none());
     assert!(
-        !db2.heap.smgr().exists(rel, pgtypes::ForkNumber::Main),
+        !db2.heap().smgr().exists(rel, pgtypes::ForkNumber::Main),
         "relation file removed"
     );
-    assert!(!db2.catalog.index_exists("keep_lost"));
-    assert!(db2.catalog.index_exists("keep_a"));
+    assert!(!db2.catalog().index_exists("keep_lost"));
+    assert!(db2.catalog().index_exists("keep_a"));
     // The uncommitted primary key went, and with it its NOT NULL.
-    assert!(!db2.catalog.index_exists("keep_pkey"));
-    assert!(!db2.catalog.get("keep").unwrap().columns[0].not_null);
+    assert!(!db2.catalog().index_exists("keep_pkey"));
+    assert!(!db2.catalog().get("keep").unwrap().columns[0].not_null);
     let mut s2 = session(&db2);
     ok(&mut s2, "create table lost (b text)");
     drop(s2);
@@ -1429,7 +1429,7 @@ fn uncommitted_creation_does_not_survive_a_crash() {
     let db3 = Node::open(cfg, Role::Primary).unwrap();
     let mut s3 = session(&db3);
     assert_eq!(one(&mut s3, "select count(b) from lost"), "0");
-    assert!(!db3.catalog.index_exists("keep_lost"));
+    assert!(!db3.catalog().index_exists("keep_lost"));
     ok(&mut s, "rollback");
 }
 
@@ -1621,7 +1621,7 @@ fn statement_timeout_follows_set_reset_and_transactions() {
 /// version with that very key: no entry reaches a different row (after
 /// pruning freed slots and inserts reused them).
 fn assert_indexes_exact(db: &Node, table: &str) {
-    let t = db.catalog.table(table).unwrap();
+    let t = db.catalog().table(table).unwrap();
     let types = t.types();
     for ix in t.indexes.list() {
         let mut entries = Vec::new();
@@ -1635,7 +1635,7 @@ fn assert_indexes_exact(db: &Node, table: &str) {
         );
         for (k, tid) in entries {
             let row = db
-                .heap
+                .heap()
                 .fetch_any(t.rel, tid, |_, data| {
                     let mut row = Vec::new();
                     storage::rowcodec::decode_row_into(data, &types, &mut row).unwrap();

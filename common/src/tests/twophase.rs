@@ -42,8 +42,8 @@ fn session(db: &Arc<Node>, user: &str) -> Session {
 }
 
 fn someone_waits(db: &Node) -> bool {
-    (0..db.procarray.max_procs() as u32)
-        .any(|p| db.procarray.lmgr().waiting_for(ProcNumber(p)).is_some())
+    (0..db.procarray().max_procs() as u32)
+        .any(|p| db.procarray().lmgr().waiting_for(ProcNumber(p)).is_some())
 }
 
 /// Column b of t in key order, comma-separated.
@@ -276,7 +276,7 @@ fn survives_restart_still_locked() {
         "select transaction from pg_prepared_xacts where gid = 'k'",
     );
     drop(a);
-    let cfg = db.config.clone();
+    let cfg = db.config().clone();
     db.checkpoint().unwrap();
     drop(db);
 

@@ -42,10 +42,7 @@ const WORKLOADS: [&str; 9] = [
 
 /// Command line of `bench`.
 #[derive(Parser, Debug)]
-#[command(
-    name = "bench",
-    about = "hotpair vs PostgreSQL 15 benchmarks (issues 3-6)"
-)]
+#[command(name = "bench", about = "hotpair vs PostgreSQL 15 benchmarks")]
 struct Args {
     /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy.
     workloads: Vec<String>,
