@@ -45,7 +45,5 @@ pub mod redo;
 pub mod standby_log;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod testutil;
 pub mod walsender;
 pub mod xlog;

@@ -71,7 +71,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "common/engine/src",
         &[
-            &["catalog", "replication", "standby_conflict", "testutil"],
+            &["catalog", "replication", "standby_conflict"],
             &["indexing"],
             &["xact", "twophase"],
             &["xact_redo"],
@@ -91,7 +91,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "common/src",
         &[
-            &["checkpointer", "node", "redo", "testutil", "xlog"],
+            &["checkpointer", "node", "redo", "xlog"],
             &["postmaster", "walsender", "basebackup", "standby_log"],
             &["tests"],
         ],

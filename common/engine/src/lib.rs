@@ -58,8 +58,6 @@ pub mod catalog;
 pub mod indexing;
 pub mod replication;
 pub mod standby_conflict;
-#[cfg(test)]
-mod testutil;
 pub mod twophase;
 pub mod xact;
 pub mod xact_redo;

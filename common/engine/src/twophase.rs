@@ -745,8 +745,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::testutil::wait_until;
     use crate::xact::Xact;
+    use pgtypes::testutil::wait_until;
     use pgtypes::txstatus::TxStatus;
     use txn::clog::Clog;
     use txn::procarray::{ProcArray, PGPROC_MAX_CACHED_SUBXIDS};

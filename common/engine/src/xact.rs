@@ -1056,7 +1056,7 @@ mod tests {
     use std::sync::atomic::Ordering;
 
     use super::*;
-    use crate::testutil::wait_until;
+    use pgtypes::testutil::wait_until;
 
     struct TestShared {
         clog: Clog,

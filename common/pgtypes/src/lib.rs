@@ -31,6 +31,8 @@ pub mod fileutil;
 pub mod ids;
 pub mod numeric;
 pub mod sqltype;
+#[cfg(feature = "testutil")]
+pub mod testutil;
 pub mod txstatus;
 pub mod value;
 

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::node::Node;
 use crate::tests::sql::{err, ok, q, tag};
-use crate::testutil::wait_until;
 use engine::Role;
 use pgtypes::config::Config;
+use pgtypes::testutil::wait_until;
 use pgtypes::txstatus::TxStatus;
 use sql::session::Session;
 use txn::procarray::ProcNumber;

@@ -1,10 +1,11 @@
-//! Helpers shared by the crate's unit tests.
+//! Helpers for tests of the crates above (behind the `testutil` feature,
+//! which only their dev-dependencies turn on).
 
 use std::time::{Duration, Instant};
 
 /// Waits (bounded, 20 s) for a condition another thread brings about;
 /// panics naming `what` on timeout.
-pub(crate) fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
         assert!(
