@@ -1,108 +1,45 @@
-//! # Applying WAL records (PostgreSQL's rmgr redo routines)
+//! # Applying WAL records: the resource-manager table
 //!
-//! [`apply`] replays one decoded record against the node: heap pages
-//! through the buffer manager, relation files, the catalog, the clog and
-//! the procarray. Crash recovery ([`crate::xlog::startup`]) calls it for
-//! every record from the checkpoint's redo point to the end of valid WAL;
-//! a standby calls it for every record as it arrives, while
-//! hot-standby sessions read — so it takes only the locks a normal writer
-//! takes (a buffer's content lock, the catalog lock, clog and procarray
-//! locks), one at a time.
+//! [`apply`] replays one decoded record against the node by handing it to
+//! the redo routine of the record's owner — PostgreSQL's `rmgrlist.h`
+//! table as one `match`:
 //!
-//! ## Idempotence: the page LSN rule
-//!
-//! A record changes a page only if the page's LSN is older than the
-//! record's end LSN; afterwards the page carries that end LSN. Replaying a
-//! record twice, or replaying it onto a page written to disk after the
-//! change, therefore changes nothing. Two kinds of record ignore the page's
-//! LSN on purpose:
-//!
-//! * a **full-page image** replaces the page whatever is on disk (it may be
-//!   torn) and stamps it with the image record's end LSN; every later
-//!   change of the page follows in WAL and is replayed on top;
-//! * a record with **INIT_PAGE** rebuilds its page from empty (the first
-//!   tuple of a page), so the old contents are never read.
-//!
-//! ## Relations that grew, shrank or went away later in the WAL
-//!
-//! A record that rebuilds its page (INIT_PAGE, full-page image) for a block
-//! past the end of its relation extends the relation through
-//! `BufMgr::extend_to` first (the file never grows outside the buffer
-//! manager's extension path). A record that only changes an existing page
-//! of a block past the end is skipped: the relation was truncated later in
-//! the WAL, and replaying that truncation cuts the block off again. A
-//! record for a relation whose file no longer exists — dropped later in the
-//! WAL — is skipped: nothing can read that relation again.
-//!
-//! The catalog is one "page" with an LSN of its own, stored in
-//! `global/catalog` (see `Catalog::redo_catalog_change`).
-//!
-//! ## Heap records
-//!
-//! | record | change |
+//! | record | owner's redo |
 //! |---|---|
-//! | INSERT (+INIT_PAGE) | add the tuple at its line pointer |
-//! | MULTI_INSERT (+INIT_PAGE) | add each tuple at its line pointer |
-//! | DELETE | xmax, cmax = 0, ctid = itself, infobits; also step 1 of a cross-page update |
-//! | UPDATE / HOT_UPDATE with a tuple | same page: add the new version, old xmax + ctid → new |
-//! | UPDATE with an empty tuple | step 3 of a cross-page update: old ctid → new (the new version came as an INSERT) |
-//! | PRUNE | line pointers → LP_DEAD / LP_UNUSED, page defragmented (the primary's `Page::prune_execute`); on a standby, snapshot conflicts resolved first and the removed versions' index entries dropped after |
+//! | Heap, Heap2 | `storage::heapam_xlog::redo_heap` |
+//! | Xlog FPI | `storage::heapam_xlog::redo_fpi` |
+//! | Smgr | `storage::heapam_xlog::redo_smgr` |
+//! | Xact | `engine::xact_redo::redo` |
+//! | Catalog | `engine::indexing::redo_catalog` (the catalog's own redo, then a standby's index builds) |
+//! | Xlog checkpoint, Standby running-xacts | here: `next_xid` / next OID move past what they name |
 //!
-//! An INSERT (or the new version of an UPDATE) names its line pointer, and
-//! redo puts the tuple exactly there — a slot a prune freed, or the next
-//! new one.
+//! Crash recovery ([`crate::xlog::startup`]) calls it for every record
+//! from the checkpoint's redo point to the end of valid WAL; a standby's
+//! startup process calls it for every record except the transaction and
+//! running-xacts records, which it routes itself (KnownAssignedXids) — so
+//! it takes only the locks a normal writer takes, one at a time, while
+//! hot-standby sessions read. What differs between the two is the engine's
+//! [`HeapRedoHooks`](storage::heapam_xlog::HeapRedoHooks): a standby keeps
+//! its indexes in step and resolves snapshot conflicts.
 //!
-//! ## Transactions and the completion counter
-//!
-//! COMMIT and COMMIT PREPARED set the clog "committed" (ABORT and ABORT
-//! PREPARED "aborted") for the xid and its subxids, then call
-//! `ProcArray::end_transaction(Finished::Recovered { .. })`, which removes
-//! the xids from KnownAssignedXids, advances `latest_completed_xid` **and
-//! bumps `xact_completion_count`**. The bump is the standby's core
-//! invariant: a hot-standby session's cached snapshot is reused only while
-//! the counter is unchanged, so every replayed completion must bump it or
-//! the session would keep seeing the transaction as running (PostgreSQL's
-//! September 2020 bug). PREPARE completes nothing and bumps nothing
-//! (twophase.rs rebuilds the prepared transaction).
+//! The page LSN rule and the heap record table are in
+//! `storage::heapam_xlog`; which transaction records bump the completion
+//! counter, and why, in `engine::xact_redo`.
 //!
 //! Every xid seen (record header, xact records, subxids) advances
-//! `next_xid` past it on a primary in crash recovery; on a standby the
-//! startup process (standby crate) owns KnownAssignedXids and routes only
-//! non-transaction records here. Transactions that were running at a
-//! crash have no completion record: their xids stay "in progress" in the
-//! clog, and since no proc runs them after start-up, visibility treats
-//! them as aborted (`XidFate::Gone`) — PostgreSQL does the same.
+//! `next_xid` past it on a primary in crash recovery. Transactions that
+//! were running at a crash have no completion record: their xids stay "in
+//! progress" in the clog, and since no proc runs them after start-up,
+//! visibility treats them as aborted (`XidFate::Gone`) — PostgreSQL does
+//! the same.
 
-use wal::{DecodedRecord, HeapRecord, Lsn, SmgrRecord, StandbyRecord, WalRecord, XlogRecord};
+use wal::{DecodedRecord, StandbyRecord, WalRecord, XlogRecord};
 
 use crate::node::Node;
 use engine::Role;
-use pgtypes::error::{sqlstate, PgError, PgResult};
-use pgtypes::{BlockNumber, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId};
-use storage::bufmgr::ReadMode;
-use storage::bufpage::Page;
-use storage::htup::{self, TupleHeader};
-use storage::xloginsert::infobits;
-
-/// What happened to one page.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PageOutcome {
-    /// The change was applied.
-    Applied,
-    /// The page already had it (page LSN ≥ record end).
-    AlreadyApplied,
-    /// The relation no longer exists (dropped later in WAL), the block lies
-    /// past the end of a relation truncated later in WAL, or the page was
-    /// never initialised; nothing done.
-    Skipped,
-}
-
-fn corrupt(rel: RelFileId, block: BlockNumber, what: impl std::fmt::Display) -> PgError {
-    PgError::new(
-        sqlstate::DATA_CORRUPTED,
-        format!("WAL redo of block {block} of relation base/{rel}: {what}"),
-    )
-}
+use pgtypes::error::PgResult;
+use pgtypes::TransactionId;
+use storage::heapam_xlog;
 
 /// Replays one record (see the module docs).
 pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
@@ -111,25 +48,18 @@ pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
     }
     let lsn = rec.end_lsn;
     match &rec.record {
-        WalRecord::Heap(h) => redo_heap(db, lsn, h),
+        WalRecord::Heap(h) => heapam_xlog::redo_heap(db.heap(), lsn, h, db.engine().as_ref()),
         WalRecord::Xlog(x) => match x {
             XlogRecord::FullPageImage {
                 rel,
                 fork,
                 block,
                 page,
-            } => {
-                if *fork == ForkNumber::Main as u8 {
-                    redo_fpi(db, lsn, *rel, *block, page)?;
-                }
-                Ok(())
-            }
+            } => heapam_xlog::redo_fpi(db.heap(), lsn, *rel, *fork, *block, page),
             XlogRecord::Checkpoint {
                 next_xid, next_oid, ..
             } => {
-                if *next_xid > TransactionId(0) {
-                    note_xid(db, TransactionId(next_xid.0 - 1));
-                }
+                note_next_xid(db, *next_xid);
                 db.catalog().advance_next_oid(*next_oid);
                 Ok(())
             }
@@ -139,20 +69,12 @@ pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
             engine::xact_redo::redo(db, x, false);
             Ok(())
         }
-        WalRecord::Smgr(s) => redo_smgr(db, s),
-        WalRecord::Catalog { payload } => {
-            db.catalog().redo_catalog_change(lsn, payload)?;
-            if db.role() == engine::Role::Standby {
-                engine::indexing::build_replayed_indexes(db)?;
-            }
-            Ok(())
-        }
+        WalRecord::Smgr(s) => heapam_xlog::redo_smgr(db.heap(), s, db.engine().as_ref()),
+        WalRecord::Catalog { payload } => engine::indexing::redo_catalog(db, lsn, payload),
         // Running-xacts records matter to a standby's KnownAssignedXids;
-        // crash recovery needs nothing from them.
+        // crash recovery needs only their next xid.
         WalRecord::Standby(StandbyRecord::RunningXacts { next_xid, .. }) => {
-            if *next_xid > TransactionId(0) {
-                note_xid(db, TransactionId(next_xid.0 - 1));
-            }
+            note_next_xid(db, *next_xid);
             Ok(())
         }
     }
@@ -168,319 +90,12 @@ fn note_xid(db: &Node, xid: TransactionId) {
     }
 }
 
-fn redo_smgr(db: &Node, s: &SmgrRecord) -> PgResult<()> {
-    match *s {
-        SmgrRecord::RelCreate { rel } => {
-            db.heap().smgr().create(rel, ForkNumber::Main)?;
-            db.catalog().advance_next_oid(rel.0.saturating_add(1));
-            Ok(())
-        }
-        SmgrRecord::RelTruncate { rel, nblocks } => {
-            db.heap().truncate_relation_redo(rel, nblocks.0)
-        }
-        SmgrRecord::RelDrop { rel } => db.heap().drop_relation_redo(rel),
+/// A record that carries the primary's next xid: every xid before it
+/// was assigned.
+fn note_next_xid(db: &Node, next_xid: TransactionId) {
+    if next_xid > TransactionId(0) {
+        note_xid(db, TransactionId(next_xid.0 - 1));
     }
-}
-
-/// The buffer of block `block` of `rel` for a record that touches it, or
-/// None if the record is to be skipped:
-///
-/// * the relation's file does not exist: dropped later in the WAL (or the
-///   drop record was replayed already) — nothing can read it again;
-/// * the block is past the end of the file and the record does not rebuild
-///   the page (`will_init` false): the relation was truncated later in the
-///   WAL, and the truncation record will cut the block off again anyway
-///   (PostgreSQL's "invalid page" that a later truncate or drop forgets).
-///
-/// A record that rebuilds the page (INIT_PAGE or a full-page image) on a
-/// block past the end re-extends the relation through the buffer manager
-/// ([`BufMgr::extend_to`](storage::bufmgr::BufMgr::extend_to)): the
-/// file never grows any other way, in recovery neither.
-fn redo_buffer(
-    db: &Node,
-    lsn: Lsn,
-    rel: RelFileId,
-    block: BlockNumber,
-    will_init: bool,
-) -> PgResult<Option<storage::bufmgr::BufferRef<'_>>> {
-    let smgr = db.heap().smgr();
-    if !smgr.exists(rel, ForkNumber::Main) {
-        tracing::debug!("WAL record at {lsn} for dropped relation base/{rel}: skipped");
-        return Ok(None);
-    }
-    if !will_init && block.0 >= smgr.nblocks(rel, ForkNumber::Main)? {
-        tracing::debug!(
-            "WAL record at {lsn} for block {block} beyond the end of relation base/{rel} (truncated later): skipped"
-        );
-        return Ok(None);
-    }
-    let mode = if will_init {
-        ReadMode::Overwrite
-    } else {
-        ReadMode::Normal
-    };
-    Ok(Some(db.heap().bufmgr().extend_to(
-        rel,
-        ForkNumber::Main,
-        block,
-        mode,
-    )?))
-}
-
-/// Applies `f` to a page if the page LSN rule says so (see the module
-/// docs); `will_init` re-initialises the page first without reading it.
-pub fn redo_page(
-    db: &Node,
-    lsn: Lsn,
-    rel: RelFileId,
-    block: BlockNumber,
-    will_init: bool,
-    f: impl FnOnce(&mut Page) -> Result<(), String>,
-) -> PgResult<PageOutcome> {
-    let Some(buf) = redo_buffer(db, lsn, rel, block, will_init)? else {
-        return Ok(PageOutcome::Skipped);
-    };
-    let mut page = buf.write();
-    if will_init {
-        page.init();
-    } else if page.lsn() >= lsn {
-        return Ok(PageOutcome::AlreadyApplied);
-    } else if page.is_new() {
-        // Only possible with full_page_writes off after a torn extension,
-        // or WAL that does not belong to this data directory.
-        tracing::warn!(
-            "WAL record at {lsn} references uninitialized page {block} of relation base/{rel}; skipped"
-        );
-        return Ok(PageOutcome::Skipped);
-    }
-    f(&mut page).map_err(|e| corrupt(rel, block, e))?;
-    page.set_lsn(lsn);
-    buf.mark_dirty();
-    Ok(PageOutcome::Applied)
-}
-
-fn redo_fpi(db: &Node, lsn: Lsn, rel: RelFileId, block: BlockNumber, image: &[u8]) -> PgResult<()> {
-    // Overwrite mode: the page on disk may be torn and is not even read.
-    let Some(buf) = redo_buffer(db, lsn, rel, block, true)? else {
-        return Ok(());
-    };
-    let mut page = buf.write();
-    if image.len() != page.0.len() {
-        return Err(corrupt(rel, block, "full-page image of the wrong size"));
-    }
-    page.0.copy_from_slice(image);
-    page.set_lsn(lsn);
-    buf.mark_dirty();
-    Ok(())
-}
-
-/// Puts `tuple` at `offset`: a line pointer pruning left unused, or the
-/// next new one — exactly where the primary put it.
-fn add_at(page: &mut Page, offset: u16, tuple: &[u8]) -> Result<(), String> {
-    match page.add_item_at(offset, tuple.len(), |b| b.copy_from_slice(tuple)) {
-        Some(_) => Ok(()),
-        None => Err(format!(
-            "no room for a tuple of {} bytes at offset {offset} (page has {} line pointers)",
-            tuple.len(),
-            page.max_offset()
-        )),
-    }
-}
-
-/// Sets the deleter/updater fields of the tuple at `offset`.
-fn set_xmax(
-    page: &mut Page,
-    block: BlockNumber,
-    offset: u16,
-    xmax: TransactionId,
-    bits: u8,
-    ctid: ItemPointer,
-) -> Result<(), String> {
-    let item = page
-        .item_mut(offset)
-        .map_err(|e| format!("no tuple at offset {offset}: {e:?}"))?;
-    let mut h = TupleHeader::read(item).ok_or("tuple shorter than its header")?;
-    h.xmax = xmax;
-    h.cmax = CommandId::FIRST;
-    h.ctid = ctid;
-    h.infomask &=
-        !(htup::XMAX_COMMITTED | htup::XMAX_INVALID | htup::XMAX_LOCK_ONLY | htup::HOT_UPDATED);
-    if bits & infobits::XMIN_COMMITTED != 0 {
-        h.infomask |= htup::XMIN_COMMITTED;
-    }
-    if bits & infobits::HOT_UPDATED != 0 {
-        h.infomask |= htup::HOT_UPDATED;
-    }
-    h.write(item);
-    page.set_prunable(xmax.0);
-    let _ = block;
-    Ok(())
-}
-
-/// On a standby, keeps the in-memory indexes in step with replayed row
-/// versions; crash recovery rebuilds them after redo instead.
-fn index_on_standby(db: &Node, rel: RelFileId, block: BlockNumber, offset: u16) -> PgResult<()> {
-    if db.role() != engine::Role::Standby {
-        return Ok(());
-    }
-    let tid = ItemPointer { block, offset };
-    engine::indexing::index_replayed_tuple(db, rel, tid)
-}
-
-fn redo_heap(db: &Node, lsn: Lsn, h: &HeapRecord) -> PgResult<()> {
-    match h {
-        HeapRecord::Insert {
-            rel,
-            block,
-            offset,
-            tuple,
-            init_page,
-        } => {
-            redo_page(db, lsn, *rel, *block, *init_page, |p| {
-                add_at(p, *offset, tuple)
-            })?;
-            index_on_standby(db, *rel, *block, *offset)?;
-        }
-        HeapRecord::MultiInsert {
-            rel,
-            block,
-            tuples,
-            init_page,
-        } => {
-            redo_page(db, lsn, *rel, *block, *init_page, |p| {
-                for (off, t) in tuples {
-                    add_at(p, *off, t)?;
-                }
-                Ok(())
-            })?;
-            for (off, _) in tuples {
-                index_on_standby(db, *rel, *block, *off)?;
-            }
-        }
-        HeapRecord::Delete {
-            rel,
-            block,
-            offset,
-            xmax,
-            infobits,
-        } => {
-            let me = ItemPointer {
-                block: *block,
-                offset: *offset,
-            };
-            redo_page(db, lsn, *rel, *block, false, |p| {
-                set_xmax(p, *block, *offset, *xmax, *infobits, me)
-            })?;
-        }
-        HeapRecord::Update {
-            rel,
-            old_block,
-            old_offset,
-            new_block,
-            new_offset,
-            xmax,
-            old_infobits,
-            init_page,
-            new_tuple,
-            ..
-        } => {
-            let new_tid = ItemPointer {
-                block: *new_block,
-                offset: *new_offset,
-            };
-            if old_block == new_block {
-                redo_page(db, lsn, *rel, *old_block, false, |p| {
-                    if !new_tuple.is_empty() {
-                        add_at(p, *new_offset, new_tuple)?;
-                    }
-                    set_xmax(p, *old_block, *old_offset, *xmax, *old_infobits, new_tid)
-                })?;
-            } else {
-                if !new_tuple.is_empty() {
-                    redo_page(db, lsn, *rel, *new_block, *init_page, |p| {
-                        add_at(p, *new_offset, new_tuple)
-                    })?;
-                }
-                redo_page(db, lsn, *rel, *old_block, false, |p| {
-                    set_xmax(p, *old_block, *old_offset, *xmax, *old_infobits, new_tid)
-                })?;
-            }
-            if !new_tuple.is_empty() {
-                index_on_standby(db, *rel, *new_block, *new_offset)?;
-            }
-        }
-        HeapRecord::Prune {
-            rel,
-            block,
-            latest_removed_xid,
-            redirected,
-            dead,
-            unused,
-        } => redo_prune(
-            db,
-            lsn,
-            *rel,
-            *block,
-            *latest_removed_xid,
-            redirected,
-            dead,
-            unused,
-        )?,
-    }
-    Ok(())
-}
-
-/// Replays a prune. On a standby, first the snapshot conflict: queries
-/// whose snapshots could still see the removed versions are waited for or
-/// cancelled ([`Node::resolve_snapshot_conflict`]) before the page
-/// changes. Then, under the page lock, the data of every version about to
-/// go is copied (its index keys) and the page gets exactly the primary's
-/// change ([`Page::prune_execute`]). Last, on a standby, those versions'
-/// entries leave the standby's own indexes — before any later record can
-/// reuse a freed slot, so no entry ever reaches a different row.
-#[allow(clippy::too_many_arguments)]
-fn redo_prune(
-    db: &Node,
-    lsn: Lsn,
-    rel: RelFileId,
-    block: BlockNumber,
-    latest_removed_xid: TransactionId,
-    redirected: &[(u16, u16)],
-    dead: &[u16],
-    unused: &[u16],
-) -> PgResult<()> {
-    if !redirected.is_empty() {
-        // Not emitted (no HOT chains); refuse rather than guess.
-        return Err(corrupt(
-            rel,
-            block,
-            "prune records with redirects are not supported",
-        ));
-    }
-    let standby = db.role() == Role::Standby;
-    if standby {
-        db.resolve_snapshot_conflict(latest_removed_xid);
-    }
-    let mut removed: Vec<(u16, Vec<u8>)> = Vec::new();
-    redo_page(db, lsn, rel, block, false, |p| {
-        if standby {
-            for &o in dead.iter().chain(unused) {
-                if let Ok(item) = p.item(o) {
-                    removed.push((o, htup::tuple_data(item).to_vec()));
-                }
-            }
-        }
-        p.prune_execute(dead, unused)
-            .map_err(|e| format!("bad line pointer in prune record: {e:?}"))
-    })?;
-    if standby && !removed.is_empty() {
-        let items: Vec<(ItemPointer, &[u8])> = removed
-            .iter()
-            .map(|(o, d)| (ItemPointer { block, offset: *o }, d.as_slice()))
-            .collect();
-        engine::indexing::unindex_pruned_tuples(db, rel, &items, true)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -491,11 +106,17 @@ mod tests {
 
     use super::*;
     use pgtypes::config::Config;
+    use pgtypes::error::PgError;
     use pgtypes::error::PgResult;
     use pgtypes::value::Value;
     use pgtypes::BufferTag;
+    use pgtypes::{BlockNumber, ForkNumber, RelFileId};
     use server::backend::{ExecOutcome, ResultSink};
     use sql::session::Session;
+    use storage::bufpage::Page;
+    use storage::heapam_xlog::{redo_page, PageOutcome};
+    use storage::htup::{self, TupleHeader};
+    use wal::HeapRecord;
 
     #[derive(Default)]
     struct Rows(Vec<Vec<String>>);
@@ -949,7 +570,7 @@ mod tests {
         // One record on its own: the page LSN says it is done.
         let rec = a_delete.expect("a delete record");
         if let WalRecord::Heap(HeapRecord::Delete { rel, block, .. }) = &rec.record {
-            let r = redo_page(&db, rec.end_lsn, *rel, *block, false, |_| {
+            let r = redo_page(db.heap(), rec.end_lsn, *rel, *block, false, |_| {
                 panic!("applied twice")
             })
             .unwrap();

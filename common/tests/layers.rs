@@ -65,7 +65,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
             ],
             &["bufmgr"],
             &["xloginsert", "hio"],
-            &["heapam", "heapam_visibility"],
+            &["heapam", "heapam_visibility", "heapam_xlog"],
         ],
     ),
     (

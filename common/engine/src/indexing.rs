@@ -23,10 +23,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::catalog::{CatalogChange, IndexDef, TableDef};
-use crate::Engine;
+use crate::{Engine, Role};
 use pgtypes::error::PgResult;
 use pgtypes::value::Value;
 use pgtypes::{ItemPointer, RelFileId, TransactionId};
+use storage::heapam_xlog::HeapRedoHooks;
 use storage::keycodec::encode_key_value;
 use storage::rowcodec::decode_row_into;
 
@@ -326,4 +327,40 @@ pub fn rebuild_all_indexes(db: &Engine) -> PgResult<u64> {
         }
     }
     Ok(max_xid)
+}
+
+/// Replays a catalog change (rmgr Catalog): the catalog applies it at its
+/// own LSN; a standby then builds, from the heap, every index the change
+/// created, so standby queries can use it.
+pub fn redo_catalog(engine: &Engine, lsn: wal::Lsn, payload: &[u8]) -> PgResult<()> {
+    engine.catalog.redo_catalog_change(lsn, payload)?;
+    if engine.role() == Role::Standby {
+        build_replayed_indexes(engine)?;
+    }
+    Ok(())
+}
+
+/// What heap redo needs beyond pages and files (storage declares it,
+/// the engine answers for the node): a standby keeps its indexes in step
+/// and resolves snapshot conflicts; crash recovery does neither, and
+/// rebuilds every index once after redo.
+impl HeapRedoHooks for Engine {
+    fn maintains_indexes(&self) -> bool {
+        self.role() == Role::Standby
+    }
+    fn index_tuple(&self, rel: RelFileId, tid: ItemPointer) -> PgResult<()> {
+        if self.role() != Role::Standby {
+            return Ok(());
+        }
+        index_replayed_tuple(self, rel, tid)
+    }
+    fn resolve_snapshot_conflict(&self, latest_removed_xid: TransactionId) {
+        Engine::resolve_snapshot_conflict(self, latest_removed_xid)
+    }
+    fn unindex_pruned(&self, rel: RelFileId, items: &[(ItemPointer, &[u8])]) -> PgResult<()> {
+        unindex_pruned_tuples(self, rel, items, true).map(|_| ())
+    }
+    fn relation_created(&self, rel: RelFileId) {
+        self.catalog.advance_next_oid(rel.0.saturating_add(1));
+    }
 }

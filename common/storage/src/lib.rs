@@ -48,6 +48,7 @@ pub mod bufpage;
 pub mod fsm;
 pub mod heapam;
 pub mod heapam_visibility;
+pub mod heapam_xlog;
 pub mod hio;
 pub mod htup;
 pub mod index;
