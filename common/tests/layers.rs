@@ -80,7 +80,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "common/sql/src",
         &[
-            &["parser"],
+            &["parser", "sysviews"],
             &["functions", "expr"],
             &["planner"],
             &["executor", "utility"],

@@ -151,10 +151,9 @@ fn stream_base_backup_and_replay_completions() {
     }
     // The primary sees the standby's positions.
     wait("pg_stat_replication replay", || {
-        primary
-            .replication()
-            .view_rows("pg_stat_replication")
+        sql::sysviews::lookup("pg_stat_replication")
             .unwrap()
+            .rows(&primary)
             .first()
             .is_some_and(|r| r[7] == pgtypes::value::Value::PgLsn(pw.flushed_lsn().0))
     });

@@ -54,8 +54,6 @@ use parking_lot::Mutex;
 use wal::{AtomicLsn, Lsn};
 
 use pgtypes::error::{sqlstate, PgError, PgResult};
-use pgtypes::sqltype::SqlType;
-use pgtypes::value::Value;
 
 const RELAXED: Ordering = Ordering::Relaxed;
 
@@ -662,113 +660,20 @@ impl ReplicationState {
         self.slots.oldest_slot_lsn()
     }
 
-    /// Rows of a system view (None: `name` is not one).
-    pub fn view_rows(&self, name: &str) -> Option<Vec<Vec<Value>>> {
-        let lsn = |v: u64| {
-            if v == 0 {
-                Value::Null
-            } else {
-                Value::PgLsn(v)
-            }
-        };
-        let text = |s: &str| Value::Text(Arc::from(s));
-        // A 64-bit xid shown as PostgreSQL's 32-bit `xid` (its low half,
-        // as pg_prepared_xacts.transaction).
-        let xid = |v: u64| {
-            if v == 0 {
-                Value::Null
-            } else {
-                Value::Xid(v as u32)
-            }
-        };
-        let lag = |v: u64| {
-            if v == LAG_UNKNOWN {
-                Value::Null
-            } else {
-                text(&format_interval_us(v))
-            }
-        };
-        match name {
-            PG_STAT_REPLICATION => Some(
-                self.walsenders
-                    .lock()
-                    .iter()
-                    .map(|s| {
-                        vec![
-                            Value::Int4(s.pid.load(RELAXED)),
-                            text(&s.application_name),
-                            text(&s.client_addr),
-                            xid(s.feedback_xmin.load(RELAXED)),
-                            text(s.state().name()),
-                            lsn(s.sent_lsn.load(RELAXED).0),
-                            lsn(s.write_lsn.load(RELAXED).0),
-                            lsn(s.flush_lsn.load(RELAXED).0),
-                            lsn(s.replay_lsn.load(RELAXED).0),
-                            lag(s.write_lag_us.load(RELAXED)),
-                            lag(s.flush_lag_us.load(RELAXED)),
-                            lag(s.replay_lag_us.load(RELAXED)),
-                            text("async"),
-                        ]
-                    })
-                    .collect(),
-            ),
-            PG_REPLICATION_SLOTS => Some(
-                self.slots
-                    .list()
-                    .into_iter()
-                    .map(|s| {
-                        vec![
-                            text(&s.name),
-                            text("physical"),
-                            Value::Bool(s.active),
-                            xid(s.xmin),
-                            lsn(s.restart_lsn.0),
-                        ]
-                    })
-                    .collect(),
-            ),
-            // One database: the row PostgreSQL shows for `postgres`. Only
-            // snapshot conflicts exist here (no tablespaces, no replayed
-            // locks, no buffer-pin or deadlock waits in replay).
-            PG_STAT_DATABASE_CONFLICTS => {
-                let int = |v: u64| Value::Int8(i64::try_from(v).unwrap_or(i64::MAX));
-                Some(vec![vec![
-                    Value::Oid(5),
-                    text("postgres"),
-                    int(0),
-                    int(0),
-                    int(self.confl_snapshot.load(RELAXED)),
-                    int(0),
-                    int(0),
-                ]])
-            }
-            PG_STAT_WAL_RECEIVER => Some(
-                self.receiver
-                    .lock()
-                    .iter()
-                    .map(|r| {
-                        vec![
-                            Value::Int4(r.pid),
-                            text(&r.status),
-                            lsn(r.receive_start_lsn),
-                            Value::Int4(1),
-                            lsn(r.written_lsn),
-                            lsn(r.flushed_lsn),
-                            lsn(r.latest_end_lsn),
-                            if r.slot_name.is_empty() {
-                                Value::Null
-                            } else {
-                                text(&r.slot_name)
-                            },
-                            text(&r.sender_host),
-                            Value::Int4(r.sender_port),
-                            text(&r.conninfo),
-                        ]
-                    })
-                    .collect(),
-            ),
-            _ => None,
-        }
+    /// The live walsenders (`pg_stat_replication`).
+    pub fn walsenders(&self) -> Vec<Arc<WalSndStat>> {
+        self.walsenders.lock().clone()
+    }
+
+    /// The walreceiver's progress, if one runs (`pg_stat_wal_receiver`).
+    pub fn receiver(&self) -> Option<WalRcvStat> {
+        self.receiver.lock().clone()
+    }
+
+    /// Standby queries cancelled or sessions ended by snapshot conflicts
+    /// (`pg_stat_database_conflicts.confl_snapshot`).
+    pub fn snapshot_conflicts(&self) -> u64 {
+        self.confl_snapshot.load(RELAXED)
     }
 }
 
@@ -861,80 +766,6 @@ pub fn process_hot_standby_feedback(
         None => stat.feedback_xmin.store(xmin, RELAXED),
     }
     update_replication_xmin(db);
-}
-
-/// `pg_stat_replication`.
-pub const PG_STAT_REPLICATION: &str = "pg_stat_replication";
-/// `pg_replication_slots`.
-pub const PG_REPLICATION_SLOTS: &str = "pg_replication_slots";
-/// `pg_stat_wal_receiver`.
-pub const PG_STAT_WAL_RECEIVER: &str = "pg_stat_wal_receiver";
-/// `pg_stat_database_conflicts`.
-pub const PG_STAT_DATABASE_CONFLICTS: &str = "pg_stat_database_conflicts";
-
-/// Columns of a system view (None: `name` is not one). Lags are shown as
-/// interval text (`00:00:00.001234`); there is no interval type.
-pub fn view_columns(name: &str) -> Option<&'static [(&'static str, SqlType)]> {
-    use SqlType as T;
-    match name {
-        PG_STAT_REPLICATION => Some(&[
-            ("pid", T::Int4),
-            ("application_name", T::Text),
-            ("client_addr", T::Text),
-            ("backend_xmin", T::Xid),
-            ("state", T::Text),
-            ("sent_lsn", T::PgLsn),
-            ("write_lsn", T::PgLsn),
-            ("flush_lsn", T::PgLsn),
-            ("replay_lsn", T::PgLsn),
-            ("write_lag", T::Text),
-            ("flush_lag", T::Text),
-            ("replay_lag", T::Text),
-            ("sync_state", T::Text),
-        ]),
-        PG_REPLICATION_SLOTS => Some(&[
-            ("slot_name", T::Text),
-            ("slot_type", T::Text),
-            ("active", T::Bool),
-            ("xmin", T::Xid),
-            ("restart_lsn", T::PgLsn),
-        ]),
-        PG_STAT_DATABASE_CONFLICTS => Some(&[
-            ("datid", T::Oid),
-            ("datname", T::Name),
-            ("confl_tablespace", T::Int8),
-            ("confl_lock", T::Int8),
-            ("confl_snapshot", T::Int8),
-            ("confl_bufferpin", T::Int8),
-            ("confl_deadlock", T::Int8),
-        ]),
-        PG_STAT_WAL_RECEIVER => Some(&[
-            ("pid", T::Int4),
-            ("status", T::Text),
-            ("receive_start_lsn", T::PgLsn),
-            ("receive_start_tli", T::Int4),
-            ("written_lsn", T::PgLsn),
-            ("flushed_lsn", T::PgLsn),
-            ("latest_end_lsn", T::PgLsn),
-            ("slot_name", T::Text),
-            ("sender_host", T::Text),
-            ("sender_port", T::Int4),
-            ("conninfo", T::Text),
-        ]),
-        _ => None,
-    }
-}
-
-/// Microseconds as PostgreSQL prints an interval below a day: `HH:MM:SS.ffffff`.
-pub fn format_interval_us(us: u64) -> String {
-    let secs = us / 1_000_000;
-    let frac = us % 1_000_000;
-    let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
-    if frac == 0 {
-        format!("{h:02}:{m:02}:{s:02}")
-    } else {
-        format!("{h:02}:{m:02}:{s:02}.{frac:06}")
-    }
 }
 
 #[cfg(test)]
@@ -1054,28 +885,5 @@ mod tests {
         process_hot_standby_feedback(&db, &w, Some("s"), 0);
         assert_eq!(db.procarray.oldest_xmin(), free, "released");
         db.replication.unregister_walsender(&w);
-    }
-
-    #[test]
-    fn views_have_matching_columns() {
-        let st = ReplicationState::open(None).unwrap();
-        let w = Arc::new(WalSndStat::new(7, "standby1", "127.0.0.1"));
-        w.set_state(WalSndState::Streaming);
-        st.register_walsender(w.clone());
-        st.slots.create("s", Lsn(5)).unwrap();
-        st.set_receiver(Some(WalRcvStat::default()));
-        for v in [
-            PG_STAT_REPLICATION,
-            PG_REPLICATION_SLOTS,
-            PG_STAT_WAL_RECEIVER,
-            PG_STAT_DATABASE_CONFLICTS,
-        ] {
-            let rows = st.view_rows(v).unwrap();
-            assert_eq!(rows.len(), 1, "{v}");
-            assert_eq!(rows[0].len(), view_columns(v).unwrap().len(), "{v}");
-        }
-        st.unregister_walsender(&w);
-        assert!(st.view_rows(PG_STAT_REPLICATION).unwrap().is_empty());
-        assert_eq!(format_interval_us(1_500_000), "00:00:01.500000");
     }
 }

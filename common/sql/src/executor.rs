@@ -492,66 +492,11 @@ fn for_each_input<'a>(
             }
             Ok(())
         }
-        Source::StatSnapshots => {
-            let s = ec.db.procarray().stats();
-            let row = [
-                Value::Int8(s.snapshots_computed as i64),
-                Value::Int8(s.snapshots_reused as i64),
-                Value::Int8(s.xact_completion_count as i64),
-            ];
-            if ec.filter(&plan.filter, &row)? {
-                let _ = f(ec, &row)?;
-            }
-            Ok(())
-        }
-        Source::PreparedXacts => {
-            for p in ec.db.twophase().list() {
-                let row = [
-                    // PostgreSQL's xid: the low half of the 64-bit xid.
-                    Value::Xid(p.xid.0 as u32),
-                    Value::text(&p.gid),
-                    Value::TimestampTz(p.prepared_at),
-                    Value::text(&p.owner),
-                    Value::text(&p.database),
-                ];
+        Source::SystemView(view) => {
+            for row in view.rows(ec.db) {
                 if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
                     break;
                 }
-            }
-            Ok(())
-        }
-        Source::SystemView(name) => {
-            let rows = ec.db.replication().view_rows(name).unwrap_or_default();
-            for row in rows {
-                if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
-                    break;
-                }
-            }
-            Ok(())
-        }
-        Source::StatWal { pg } => {
-            // Zeros in recovery mode (a standby before promotion).
-            let s = ec.db.xlog().stat_row();
-            let int = |v: u64| Value::Int8(i64::try_from(v).unwrap_or(i64::MAX));
-            let row: Vec<Value> = if *pg {
-                // [records, fpi, bytes, writes, fsyncs, …] in PostgreSQL's
-                // order and types.
-                vec![
-                    int(s[0]),
-                    int(s[1]),
-                    Value::Numeric(pgtypes::numeric::Numeric::from_i128(s[2] as i128)),
-                    Value::Int8(0),
-                    int(s[3]),
-                    int(s[4]),
-                    Value::Float8(0.0),
-                    Value::Float8(0.0),
-                    Value::Null,
-                ]
-            } else {
-                s.iter().map(|v| int(*v)).collect()
-            };
-            if ec.filter(&plan.filter, &row)? {
-                let _ = f(ec, &row)?;
             }
             Ok(())
         }

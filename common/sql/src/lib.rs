@@ -8,6 +8,7 @@ pub mod functions;
 pub mod parser;
 pub mod planner;
 pub mod session;
+pub mod sysviews;
 pub mod utility;
 
 use std::sync::Arc;

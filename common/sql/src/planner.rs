@@ -44,40 +44,6 @@ use server::backend::FieldDescription;
 /// 42P10 invalid_column_reference.
 const INVALID_COLUMN_REFERENCE: &str = "42P10";
 
-/// Name of the built-in snapshot statistics view.
-pub const STAT_SNAPSHOTS: &str = "hotpair_stat_snapshots";
-/// The WAL statistics view (PostgreSQL's pg_stat_wal, plus checkpoints).
-pub const STAT_WAL: &str = "hotpair_stat_wal";
-/// PostgreSQL's WAL statistics view, the same counters under PostgreSQL's
-/// names and types (tools and the benchmark read `pg_stat_wal.wal_sync`).
-pub const PG_STAT_WAL: &str = "pg_stat_wal";
-/// Columns of [`PG_STAT_WAL`] (PostgreSQL 15), in order. The times and
-/// `wal_buffers_full` are not measured here: always 0; `stats_reset` NULL.
-pub const PG_STAT_WAL_COLUMNS: [(&str, SqlType); 9] = [
-    ("wal_records", SqlType::Int8),
-    ("wal_fpi", SqlType::Int8),
-    ("wal_bytes", SqlType::NUMERIC),
-    ("wal_buffers_full", SqlType::Int8),
-    ("wal_write", SqlType::Int8),
-    ("wal_sync", SqlType::Int8),
-    ("wal_write_time", SqlType::Float8),
-    ("wal_sync_time", SqlType::Float8),
-    ("stats_reset", SqlType::TimestampTz),
-];
-/// Columns of [`STAT_WAL`], in order.
-pub const STAT_WAL_COLUMNS: [&str; 7] = [
-    "wal_records",
-    "wal_fpi",
-    "wal_bytes",
-    "wal_write",
-    "wal_sync",
-    "wal_flush_waits",
-    "checkpoints",
-];
-
-/// Name of the built-in view of prepared transactions.
-pub const PREPARED_XACTS: &str = "pg_prepared_xacts";
-
 /// An identifier as PostgreSQL folds it: unquoted → lower case.
 pub fn ident_name(i: &ast::Ident) -> String {
     if i.quote_style.is_some() {
@@ -116,19 +82,8 @@ pub enum Source {
         /// int4 or int8.
         ty: SqlType,
     },
-    /// `hotpair_stat_snapshots`: one row from the procarray counters.
-    StatSnapshots,
-    /// `pg_prepared_xacts`: one row per prepared transaction.
-    PreparedXacts,
-    /// A replication system view (`pg_stat_replication`, …): rows from
-    /// [`engine::replication::ReplicationState::view_rows`].
-    SystemView(&'static str),
-    /// `hotpair_stat_wal` (or, with `pg`, `pg_stat_wal`): one row of WAL
-    /// counters since start-up.
-    StatWal {
-        /// PostgreSQL's `pg_stat_wal` columns rather than ours.
-        pg: bool,
-    },
+    /// A system view ([`crate::sysviews`]): its rows as of the scan.
+    SystemView(&'static crate::sysviews::SystemView),
 }
 
 /// Access path of a table.
@@ -289,11 +244,7 @@ impl Planned {
         let unique_key = |a: &Access| matches!(a, Access::Index { index, .. } if index.spec.unique);
         match &self.plan {
             Plan::Query(q) => match &q.source {
-                Source::Single
-                | Source::StatSnapshots
-                | Source::PreparedXacts
-                | Source::SystemView(_)
-                | Source::StatWal { .. } => true,
+                Source::Single | Source::SystemView(_) => true,
                 Source::Table { access, .. } => unique_key(access),
                 Source::Series { .. } => false,
             },
@@ -799,82 +750,16 @@ fn bind_from(
                 let fargs: Vec<&ast::FunctionArg> = args.args.iter().collect();
                 return bind_table_function(&rel, &fargs, alias.as_ref(), params);
             }
-            if rel == STAT_SNAPSHOTS && catalog.get(&rel).is_none() {
+            if let (Some(view), None) = (crate::sysviews::lookup(&rel), catalog.get(&rel)) {
                 let a = alias
                     .as_ref()
                     .map(|a| ident_name(&a.name))
                     .unwrap_or_else(|| rel.clone());
                 let mut scope = Scope::new();
-                for c in [
-                    "snapshots_computed",
-                    "snapshots_reused",
-                    "xact_completion_count",
-                ] {
-                    scope.push(Some(&a), c, SqlType::Int8);
-                }
-                return Ok((Source::StatSnapshots, scope, None));
-            }
-            if rel == PREPARED_XACTS && catalog.get(&rel).is_none() {
-                let a = alias
-                    .as_ref()
-                    .map(|a| ident_name(&a.name))
-                    .unwrap_or_else(|| rel.clone());
-                let mut scope = Scope::new();
-                // `transaction` is PostgreSQL's type xid (32 bits): the low
-                // half of our 64-bit xid, as PostgreSQL shows a
-                // FullTransactionId's xid.
-                for (c, ty) in [
-                    ("transaction", SqlType::Xid),
-                    ("gid", SqlType::Text),
-                    ("prepared", SqlType::TimestampTz),
-                    ("owner", SqlType::Name),
-                    ("database", SqlType::Name),
-                ] {
-                    scope.push(Some(&a), c, ty);
-                }
-                return Ok((Source::PreparedXacts, scope, None));
-            }
-            if let (Some(cols), None) = (engine::replication::view_columns(&rel), catalog.get(&rel))
-            {
-                let a = alias
-                    .as_ref()
-                    .map(|a| ident_name(&a.name))
-                    .unwrap_or_else(|| rel.clone());
-                let mut scope = Scope::new();
-                for (c, ty) in cols {
+                for (c, ty) in view.columns {
                     scope.push(Some(&a), c, *ty);
                 }
-                let name = match rel.as_str() {
-                    engine::replication::PG_STAT_REPLICATION => {
-                        engine::replication::PG_STAT_REPLICATION
-                    }
-                    engine::replication::PG_REPLICATION_SLOTS => {
-                        engine::replication::PG_REPLICATION_SLOTS
-                    }
-                    engine::replication::PG_STAT_DATABASE_CONFLICTS => {
-                        engine::replication::PG_STAT_DATABASE_CONFLICTS
-                    }
-                    _ => engine::replication::PG_STAT_WAL_RECEIVER,
-                };
-                return Ok((Source::SystemView(name), scope, None));
-            }
-            if (rel == STAT_WAL || rel == PG_STAT_WAL) && catalog.get(&rel).is_none() {
-                let a = alias
-                    .as_ref()
-                    .map(|a| ident_name(&a.name))
-                    .unwrap_or_else(|| rel.clone());
-                let mut scope = Scope::new();
-                let pg = rel == PG_STAT_WAL;
-                if pg {
-                    for (c, ty) in PG_STAT_WAL_COLUMNS {
-                        scope.push(Some(&a), c, ty);
-                    }
-                } else {
-                    for c in STAT_WAL_COLUMNS {
-                        scope.push(Some(&a), c, SqlType::Int8);
-                    }
-                }
-                return Ok((Source::StatWal { pg }, scope, None));
+                return Ok((Source::SystemView(view), scope, None));
             }
             let table = catalog.table(&rel)?;
             let a = alias
