@@ -221,7 +221,10 @@ pub(crate) async fn send(
     // End of the data files: BACKUP_END and a running-xacts record, so the
     // standby can reach consistency right after replaying them.
     let (_, end) = writer
-        .insert(0, &WalRecord::Xlog(XlogRecord::BackupEnd { start }))
+        .insert(
+            pgtypes::TransactionId(0),
+            &WalRecord::Xlog(XlogRecord::BackupEnd { start }),
+        )
         .map_err(wal_err)?;
     let end = engine::replication::log_running_xacts(db)?.unwrap_or(end);
     tokio::task::block_in_place(|| writer.flush(end)).map_err(wal_err)?;

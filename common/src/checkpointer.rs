@@ -347,7 +347,7 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
         timestamp_us: pgtypes::datetime::now_usecs(),
     });
     let (start, end) = writer
-        .insert(TransactionId::INVALID.0, &rec)
+        .insert(TransactionId::INVALID, &rec)
         .map_err(wal_error)?;
     xlog.flush(end)?;
 

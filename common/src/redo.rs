@@ -43,8 +43,8 @@ use storage::heapam_xlog;
 
 /// Replays one record (see the module docs).
 pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
-    if rec.header.xid != 0 {
-        note_xid(db, TransactionId(rec.header.xid));
+    if rec.header.xid != TransactionId(0) {
+        note_xid(db, rec.header.xid);
     }
     let lsn = rec.end_lsn;
     match &rec.record {

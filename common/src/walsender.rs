@@ -343,7 +343,7 @@ async fn command(
                 ],
                 &[
                     Some(&sysid.to_string()),
-                    Some("1"),
+                    Some(&wal::segment::TIMELINE.to_string()),
                     Some(&pos.to_string()),
                     None,
                 ],

@@ -102,8 +102,8 @@ impl Replay {
     pub fn apply(&mut self, rec: &DecodedRecord) -> PgResult<()> {
         let db = self.db.clone();
         let pa = &db.procarray();
-        if self.initialized && rec.header.xid != 0 {
-            pa.record_known_assigned(TransactionId(rec.header.xid));
+        if self.initialized && rec.header.xid.is_valid() {
+            pa.record_known_assigned(rec.header.xid);
         }
         match &rec.record {
             WalRecord::Xact(x) => engine::xact_redo::redo(&db, x, self.initialized),

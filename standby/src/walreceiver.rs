@@ -179,7 +179,10 @@ async fn stream_once(
             }
         }
     }
-    tracing::info!("started streaming WAL from primary at {start} on timeline 1");
+    tracing::info!(
+        "started streaming WAL from primary at {start} on timeline {}",
+        wal::segment::TIMELINE
+    );
     db.replication().set_receiver(Some(WalRcvStat {
         pid: std::process::id() as i32,
         status: "streaming".into(),

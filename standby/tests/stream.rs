@@ -71,7 +71,7 @@ fn stream_base_backup_and_replay_completions() {
     let commit = |xid: u64| {
         let (_, end) = pw
             .insert(
-                xid,
+                TransactionId(xid),
                 &WalRecord::Xact(XactRecord::Commit {
                     xid: TransactionId(xid),
                     subxids: vec![],
@@ -165,7 +165,7 @@ fn stream_base_backup_and_replay_completions() {
     // ends before it, and the new writer cuts it off.
     let (start, end) = pw
         .insert(
-            50,
+            TransactionId(50),
             &WalRecord::Xact(XactRecord::Commit {
                 xid: TransactionId(50),
                 subxids: (51..150).map(pgtypes::TransactionId).collect(),

@@ -43,7 +43,7 @@ fn main() -> anyhow_free::Result {
         )?);
         // Warm up: create the first segments outside the measurement.
         let (_, e) = w.insert(
-            0,
+            pgtypes::TransactionId(0),
             &WalRecord::Xlog(wal::XlogRecord::Noop { data: Bytes::new() }),
         )?;
         w.flush(e)?;
@@ -66,13 +66,13 @@ fn main() -> anyhow_free::Result {
                             tuple: tuple.clone(),
                             init_page: false,
                         });
-                        w.insert(xid, &ins)?;
+                        w.insert(pgtypes::TransactionId(xid), &ins)?;
                         let commit = WalRecord::Xact(XactRecord::Commit {
                             xid: pgtypes::ids::TransactionId(xid),
                             subxids: vec![],
                             timestamp_us: 0,
                         });
-                        let (_, end) = w.insert(xid, &commit)?;
+                        let (_, end) = w.insert(pgtypes::TransactionId(xid), &commit)?;
                         w.flush(end)?;
                         commits.fetch_add(1, Ordering::Relaxed);
                     }
@@ -131,7 +131,7 @@ fn main() -> anyhow_free::Result {
                 timestamp_us: 0,
             }),
         };
-        w.insert(i, &rec)?;
+        w.insert(pgtypes::TransactionId(i), &rec)?;
     }
     let end = w.flush(Lsn::MAX)?;
     drop(w);

@@ -70,7 +70,6 @@
 //! [`replication`] encodes and decodes the CopyData payloads of PostgreSQL's
 //! physical replication protocol (`w`, `k`, `r`, `h`) byte for byte.
 
-pub mod lsn;
 pub mod reader;
 pub mod record;
 pub mod records;
@@ -78,7 +77,9 @@ pub mod replication;
 pub mod segment;
 pub mod writer;
 
-pub use lsn::{AtomicLsn, Lsn, LsnParseError};
+// The LSN types live with the other ids (pgtypes); the log re-exports
+// them because its whole API speaks in them.
+pub use pgtypes::lsn::{AtomicLsn, Lsn, LsnParseError};
 pub use reader::{read_raw, StreamDecoder, StreamGap, WalPosition, WalReader};
 pub use record::{DecodedRecord, EndOfWal, EndReason, RecordHeader};
 pub use records::{

@@ -26,9 +26,9 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::lsn::Lsn;
 use crate::record::{try_decode, Decoded, DecodedRecord, EndOfWal, EndReason};
 use crate::segment::{check_segment_size, segment_path};
+use pgtypes::lsn::Lsn;
 
 const READ_CHUNK: u64 = 128 << 10;
 

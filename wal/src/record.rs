@@ -32,8 +32,9 @@
 
 use bytes::Bytes;
 
-use crate::lsn::Lsn;
 use crate::records::{DecodeError, RmgrId, WalRecord, XLOG_SWITCH};
+use pgtypes::lsn::Lsn;
+use pgtypes::TransactionId;
 
 /// Size of the fixed record header.
 pub const HEADER_LEN: usize = 28;
@@ -49,8 +50,8 @@ pub const MAX_RECORD_LEN: u32 = 64 << 20;
 pub struct RecordHeader {
     /// Header plus payload length in bytes (padding excluded).
     pub tot_len: u32,
-    /// The writing transaction's xid, 0 if none.
-    pub xid: u64,
+    /// The writing transaction's xid, invalid if none.
+    pub xid: TransactionId,
     /// Start LSN of the previous record.
     pub prev: Lsn,
     /// Resource manager id ([`RmgrId`] as u8).
@@ -65,7 +66,7 @@ impl RecordHeader {
     /// Writes the 28 header bytes (with `self.crc`).
     pub fn write_to(&self, out: &mut [u8; HEADER_LEN]) {
         out[0..4].copy_from_slice(&self.tot_len.to_le_bytes());
-        out[4..12].copy_from_slice(&self.xid.to_le_bytes());
+        out[4..12].copy_from_slice(&self.xid.0.to_le_bytes());
         out[12..20].copy_from_slice(&self.prev.0.to_le_bytes());
         out[20] = self.rmid;
         out[21] = self.info;
@@ -87,7 +88,7 @@ impl RecordHeader {
         };
         Ok(RecordHeader {
             tot_len: u32_at(0),
-            xid: u64_at(4),
+            xid: TransactionId(u64_at(4)),
             prev: Lsn(u64_at(12)),
             rmid: b[20],
             info: b[21],
@@ -123,7 +124,7 @@ pub fn finish_crc(mut payload_hasher: crc32fast::Hasher, header: &[u8; HEADER_LE
 pub fn build_record(xid: u64, prev: Lsn, rmid: u8, info: u8, payload: &[u8]) -> Vec<u8> {
     let mut h = RecordHeader {
         tot_len: (HEADER_LEN + payload.len()) as u32,
-        xid,
+        xid: TransactionId(xid),
         prev,
         rmid,
         info,

@@ -35,7 +35,7 @@ use std::fmt;
 
 use bytes::Bytes;
 
-use crate::lsn::Lsn;
+use pgtypes::lsn::Lsn;
 use pgtypes::{BlockNumber, Oid, RelFileId, TransactionId};
 
 /// Size of a heap page and of a full-page image.

@@ -23,7 +23,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::{BufMut, Bytes};
 
-use crate::lsn::Lsn;
+use pgtypes::lsn::Lsn;
 
 /// Microseconds from the Unix epoch to 2000-01-01 (PostgreSQL's epoch).
 pub const PG_EPOCH_OFFSET_US: i64 = 946_684_800_000_000;

@@ -20,14 +20,15 @@
 //! old segment can never sit in a position the reader may reach.
 
 use pgtypes::fileutil::fsync_dir;
+use pgtypes::TimeLineId;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::lsn::Lsn;
+use pgtypes::lsn::Lsn;
 
 /// The only timeline hotpair has (no point-in-time recovery branching).
-pub const TIMELINE: u32 = 1;
+pub const TIMELINE: TimeLineId = TimeLineId(1);
 /// Default `wal_segment_size`: 16 MiB, as PostgreSQL.
 pub const DEFAULT_SEGMENT_SIZE: u64 = 16 << 20;
 /// Smallest `wal_segment_size` the server setting accepts (PostgreSQL's).
@@ -62,7 +63,7 @@ pub fn segment_file_name(segno: u64, segment_size: u64) -> String {
     let per_xlogid = 0x1_0000_0000u64 / segment_size;
     format!(
         "{:08X}{:08X}{:08X}",
-        TIMELINE,
+        TIMELINE.0,
         segno / per_xlogid,
         segno % per_xlogid
     )
@@ -78,7 +79,7 @@ pub fn parse_segment_file_name(name: &str, segment_size: u64) -> Option<u64> {
     let hi = u64::from_str_radix(name.get(8..16)?, 16).ok()?;
     let lo = u64::from_str_radix(name.get(16..24)?, 16).ok()?;
     let per_xlogid = 0x1_0000_0000u64 / segment_size;
-    if tli != TIMELINE || lo >= per_xlogid {
+    if TimeLineId(tli) != TIMELINE || lo >= per_xlogid {
         return None;
     }
     hi.checked_mul(per_xlogid)?.checked_add(lo)

@@ -251,7 +251,7 @@ fn writer_reader_round_trip_across_segments() {
                 payload: Bytes::from_static(b"CREATE TABLE t"),
             },
         };
-        let (s, e) = w.insert(i, &rec).unwrap();
+        let (s, e) = w.insert(pgtypes::TransactionId(i), &rec).unwrap();
         assert!(s.is_aligned() && e.is_aligned() && e > s);
         want.push((s, e, i, rec));
     }
@@ -262,7 +262,7 @@ fn writer_reader_round_trip_across_segments() {
     let (read, eow) = read_all(dir.path(), WalPosition::initial(SEG).end, SEG);
     let got: Vec<_> = read
         .iter()
-        .map(|r| (r.start_lsn, r.end_lsn, r.header.xid, r.record.clone()))
+        .map(|r| (r.start_lsn, r.end_lsn, r.header.xid.0, r.record.clone()))
         .collect();
     assert_eq!(got, want);
     assert_eq!(eow.lsn, end);
@@ -285,7 +285,10 @@ fn one_mib_segments() {
     .unwrap();
     let mut ends = Vec::new();
     for i in 0..400u64 {
-        ends.push(w.insert(i, &noop(9000 + i as usize, 7)).unwrap());
+        ends.push(
+            w.insert(pgtypes::TransactionId(i), &noop(9000 + i as usize, 7))
+                .unwrap(),
+        );
     }
     w.flush(Lsn::MAX).unwrap();
     let (read, eow) = read_all(dir.path(), WalPosition::initial(seg).end, seg);
@@ -302,7 +305,10 @@ fn torn_tail_then_continue() {
     {
         let w = WalWriter::open(dir.path(), opts(true), start).unwrap();
         for i in 0..40u64 {
-            spans.push(w.insert(i, &noop(700, i as u8)).unwrap());
+            spans.push(
+                w.insert(pgtypes::TransactionId(i), &noop(700, i as u8))
+                    .unwrap(),
+            );
         }
         w.shutdown().unwrap();
     }
@@ -332,7 +338,7 @@ fn torn_tail_then_continue() {
     // Continue writing from the end of valid WAL, as after crash recovery.
     let pos = r.position();
     let w = WalWriter::open(dir.path(), opts(true), pos).unwrap();
-    let (_, e2) = w.insert(99, &commit(99)).unwrap();
+    let (_, e2) = w.insert(pgtypes::TransactionId(99), &commit(99)).unwrap();
     w.flush(e2).unwrap();
     drop(w);
     let (read, eow) = read_all(dir.path(), start.end, SEG);
@@ -352,7 +358,7 @@ fn stale_bytes_after_reopen_are_not_records() {
     {
         let w = WalWriter::open(dir.path(), opts(false), start).unwrap();
         for i in 0..30u64 {
-            spans.push(w.insert(i, &noop(300, 1)).unwrap());
+            spans.push(w.insert(pgtypes::TransactionId(i), &noop(300, 1)).unwrap());
         }
     }
     // Pretend recovery stopped after record 10 (e.g. record 11 was torn).
@@ -362,7 +368,9 @@ fn stale_bytes_after_reopen_are_not_records() {
     };
     let w = WalWriter::open(dir.path(), opts(false), pos).unwrap();
     // The same size as the old record 11: the old record 12 would link to it.
-    let (s, e) = w.insert(500, &noop(300, 2)).unwrap();
+    let (s, e) = w
+        .insert(pgtypes::TransactionId(500), &noop(300, 2))
+        .unwrap();
     assert_eq!((s, e), spans[11]);
     w.flush(e).unwrap();
     drop(w);
@@ -389,7 +397,7 @@ fn concurrent_inserters_all_records_in_order() {
                     } else {
                         commit(xid)
                     };
-                    let (s, e) = w.insert(xid, &rec).unwrap();
+                    let (s, e) = w.insert(pgtypes::TransactionId(xid), &rec).unwrap();
                     if i % 2 == 0 {
                         assert!(w.flush(e).unwrap() >= e);
                     }
@@ -408,7 +416,7 @@ fn concurrent_inserters_all_records_in_order() {
     let (read, eow) = read_all(dir.path(), WalPosition::initial(SEG).end, SEG);
     let got: Vec<_> = read
         .into_iter()
-        .map(|r| (r.start_lsn, r.header.xid, r.record))
+        .map(|r| (r.start_lsn, r.header.xid.0, r.record))
         .collect();
     assert_eq!(got.len() as u64, threads * per);
     assert_eq!(got, want);
@@ -439,7 +447,9 @@ fn group_commit_shares_one_fsync() {
             let (w, b) = (Arc::clone(&w), Arc::clone(&barrier));
             std::thread::spawn(move || {
                 b.wait();
-                let (_, e) = w.insert(i + 1, &commit(i + 1)).unwrap();
+                let (_, e) = w
+                    .insert(pgtypes::TransactionId(i + 1), &commit(i + 1))
+                    .unwrap();
                 w.flush(e).unwrap();
             })
         })
@@ -475,7 +485,9 @@ fn group_commit_under_load() {
             let w = Arc::clone(&w);
             std::thread::spawn(move || {
                 for i in 0..per {
-                    let (_, e) = w.insert(t * 100 + i, &commit(t * 100 + i)).unwrap();
+                    let (_, e) = w
+                        .insert(pgtypes::TransactionId(t * 100 + i), &commit(t * 100 + i))
+                        .unwrap();
                     w.flush(e).unwrap();
                 }
             })
@@ -514,7 +526,7 @@ fn synchronous_commits_never_wait_for_the_flusher_thread() {
                 b.wait();
                 for i in 0..per {
                     let x = t * 100 + i + 1;
-                    let (_, e) = w.insert(x, &commit(x)).unwrap();
+                    let (_, e) = w.insert(pgtypes::TransactionId(x), &commit(x)).unwrap();
                     assert!(w.flush(e).unwrap() >= e);
                     assert!(w.flushed_lsn() >= e, "returned before durable");
                 }
@@ -536,10 +548,10 @@ fn fsync_off_skips_sync_and_async_commit_is_written_by_the_delay() {
     let mut o = opts(false);
     o.writer_delay = Duration::from_millis(5);
     let w = WalWriter::open(dir.path(), o, WalPosition::initial(SEG)).unwrap();
-    let (_, e) = w.insert(1, &commit(1)).unwrap();
+    let (_, e) = w.insert(pgtypes::TransactionId(1), &commit(1)).unwrap();
     // No flush call: the flusher writes it within wal_writer_delay.
     wait_until("background write", || w.flushed_lsn() >= e);
-    let (_, e2) = w.insert(2, &commit(2)).unwrap();
+    let (_, e2) = w.insert(pgtypes::TransactionId(2), &commit(2)).unwrap();
     w.request_flush(e2);
     wait_until("requested flush", || w.flushed_lsn() >= e2);
     assert_eq!(w.stats().fsyncs, 0);
@@ -556,7 +568,7 @@ fn flushed_watch_for_async_waiters() {
         .enable_all()
         .build()
         .unwrap();
-    let (_, e) = w.insert(1, &commit(1)).unwrap();
+    let (_, e) = w.insert(pgtypes::TransactionId(1), &commit(1)).unwrap();
     let w2 = Arc::clone(&w);
     let t = std::thread::spawn(move || w2.flush(e).unwrap());
     let seen = rt.block_on(async { *rx.wait_for(|l| *l >= e).await.unwrap() });
@@ -568,10 +580,15 @@ fn flushed_watch_for_async_waiters() {
 fn switch_record_ends_the_segment() {
     let dir = tempfile::tempdir().unwrap();
     let w = WalWriter::open(dir.path(), opts(false), WalPosition::initial(SEG)).unwrap();
-    w.insert(0, &commit(1)).unwrap();
-    let (s, e) = w.insert(0, &WalRecord::Xlog(XlogRecord::Switch)).unwrap();
+    w.insert(pgtypes::TransactionId(0), &commit(1)).unwrap();
+    let (s, e) = w
+        .insert(
+            pgtypes::TransactionId(0),
+            &WalRecord::Xlog(XlogRecord::Switch),
+        )
+        .unwrap();
     assert_eq!(e, Lsn::from_segment(s.segment_number(SEG) + 1, SEG));
-    let (s2, e2) = w.insert(0, &commit(2)).unwrap();
+    let (s2, e2) = w.insert(pgtypes::TransactionId(0), &commit(2)).unwrap();
     assert_eq!(s2, e);
     w.flush(e2).unwrap();
     let (read, eow) = read_all(dir.path(), WalPosition::initial(SEG).end, SEG);
@@ -588,7 +605,7 @@ fn read_limit_and_retry() {
     let dir = tempfile::tempdir().unwrap();
     let w = WalWriter::open(dir.path(), opts(false), WalPosition::initial(SEG)).unwrap();
     let spans: Vec<_> = (0..20u64)
-        .map(|i| w.insert(i, &noop(500, 3)).unwrap())
+        .map(|i| w.insert(pgtypes::TransactionId(i), &noop(500, 3)).unwrap())
         .collect();
     w.flush(Lsn::MAX).unwrap();
     let mut r = WalReader::new(dir.path(), SEG).unwrap();
@@ -606,7 +623,7 @@ fn read_limit_and_retry() {
     }
     assert_eq!(r.next_record().unwrap_err().reason, EndReason::Zeroed);
     // Tailing: more WAL appears, the same reader continues.
-    let (s, _) = w.insert(0, &commit(9)).unwrap();
+    let (s, _) = w.insert(pgtypes::TransactionId(0), &commit(9)).unwrap();
     w.flush(Lsn::MAX).unwrap();
     assert_eq!(r.next_record().unwrap().start_lsn, s);
 }
@@ -643,8 +660,11 @@ fn write_raw_mirrors_a_primary() {
     let start = WalPosition::initial(SEG);
     let p = WalWriter::open(pdir.path(), opts(false), start).unwrap();
     for i in 0..100u64 {
-        p.insert(i, &noop((i as usize * 53) % 2000, i as u8))
-            .unwrap();
+        p.insert(
+            pgtypes::TransactionId(i),
+            &noop((i as usize * 53) % 2000, i as u8),
+        )
+        .unwrap();
     }
     let end = p.flush(Lsn::MAX).unwrap();
     let s = WalWriter::open(sdir.path(), opts(true), start).unwrap();
@@ -691,7 +711,7 @@ fn remove_old_segments() {
     let dir = tempfile::tempdir().unwrap();
     let w = WalWriter::open(dir.path(), opts(false), WalPosition::initial(SEG)).unwrap();
     for i in 0..50u64 {
-        w.insert(i, &noop(1000, 0)).unwrap();
+        w.insert(pgtypes::TransactionId(i), &noop(1000, 0)).unwrap();
     }
     let end = w.flush(Lsn::MAX).unwrap();
     let redo = Lsn::from_segment(5, SEG) + 100;
@@ -724,9 +744,12 @@ fn remove_old_segments() {
 fn shutdown_refuses_inserts() {
     let dir = tempfile::tempdir().unwrap();
     let w = WalWriter::open(dir.path(), opts(false), WalPosition::initial(SEG)).unwrap();
-    let (_, e) = w.insert(1, &commit(1)).unwrap();
+    let (_, e) = w.insert(pgtypes::TransactionId(1), &commit(1)).unwrap();
     assert_eq!(w.shutdown().unwrap(), e);
-    assert!(matches!(w.insert(2, &commit(2)), Err(WalError::ShutDown)));
+    assert!(matches!(
+        w.insert(pgtypes::TransactionId(2), &commit(2)),
+        Err(WalError::ShutDown)
+    ));
     assert_eq!(w.shutdown().unwrap(), e);
 }
 
@@ -741,7 +764,8 @@ fn small_buffer_limit_applies_back_pressure() {
             let w = Arc::clone(&w);
             std::thread::spawn(move || {
                 for i in 0..100 {
-                    w.insert(t, &noop(500 + i, 1)).unwrap();
+                    w.insert(pgtypes::TransactionId(t), &noop(500 + i, 1))
+                        .unwrap();
                 }
             })
         })
@@ -759,7 +783,12 @@ fn small_buffer_limit_applies_back_pressure() {
 fn record_too_large() {
     let dir = tempfile::tempdir().unwrap();
     let w = WalWriter::open(dir.path(), opts(false), WalPosition::initial(SEG)).unwrap();
-    let r = w.insert_payload(0, 0, 0x20, &vec![0u8; record::MAX_RECORD_LEN as usize]);
+    let r = w.insert_payload(
+        pgtypes::TransactionId(0),
+        0,
+        0x20,
+        &vec![0u8; record::MAX_RECORD_LEN as usize],
+    );
     assert!(matches!(r, Err(WalError::RecordTooLarge { .. })));
 }
 
@@ -779,11 +808,17 @@ fn write_failure_fails_waiters_instead_of_hanging() {
     fs::create_dir(segment_path(dir.path(), 2, SEG)).unwrap();
     let mut last = Lsn::INVALID;
     for i in 0..10u64 {
-        last = w.insert(i, &noop(1000, 1)).unwrap().1;
+        last = w
+            .insert(pgtypes::TransactionId(i), &noop(1000, 1))
+            .unwrap()
+            .1;
     }
     assert!(last.segment_number(SEG) >= 2);
     assert!(matches!(w.flush(last), Err(WalError::Failed(_))));
-    assert!(matches!(w.insert(0, &commit(1)), Err(WalError::Failed(_))));
+    assert!(matches!(
+        w.insert(pgtypes::TransactionId(0), &commit(1)),
+        Err(WalError::Failed(_))
+    ));
     assert!(w.shutdown().is_err());
 }
 
@@ -798,7 +833,11 @@ fn write_behind_makes_wal_durable_without_a_flush_request() {
     let start = w.insert_lsn();
     let mut ends = Vec::new();
     for i in 0..100u64 {
-        ends.push(w.insert(i, &noop(1000, 1)).unwrap().1);
+        ends.push(
+            w.insert(pgtypes::TransactionId(i), &noop(1000, 1))
+                .unwrap()
+                .1,
+        );
     }
     // The insert that took the pending bytes past 64 kB asked for a round;
     // nobody called flush.
@@ -823,7 +862,10 @@ fn write_behind_off_leaves_wal_to_the_commit() {
     let start = w.insert_lsn();
     let mut last = start;
     for i in 0..100u64 {
-        last = w.insert(i, &noop(1000, 1)).unwrap().1;
+        last = w
+            .insert(pgtypes::TransactionId(i), &noop(1000, 1))
+            .unwrap()
+            .1;
     }
     // Nothing asked for a round: nothing was written (the flusher only
     // wakes for requests, and the delay is an hour).

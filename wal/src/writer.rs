@@ -100,7 +100,6 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::watch;
 
-use crate::lsn::{AtomicLsn, Lsn};
 use crate::reader::WalPosition;
 use crate::record::{finish_crc, record_end, RecordHeader, HEADER_LEN, MAX_RECORD_LEN};
 use crate::records::{RmgrId, WalRecord, XLOG_SWITCH};
@@ -109,6 +108,8 @@ use crate::segment::{
     zero_fill,
 };
 use crate::WalError;
+use pgtypes::lsn::{AtomicLsn, Lsn};
+use pgtypes::TransactionId;
 
 /// Settings of a [`WalWriter`].
 #[derive(Debug, Clone)]
@@ -335,10 +336,10 @@ impl WalWriter {
         })
     }
 
-    /// Appends `record`, written by transaction `xid` (0 for none); returns
+    /// Appends `record`, written by transaction `xid` (invalid for none); returns
     /// its start LSN and end LSN (where the next record starts — the LSN a
     /// commit waits to be flushed and a page is stamped with).
-    pub fn insert(&self, xid: u64, record: &WalRecord) -> Result<(Lsn, Lsn), WalError> {
+    pub fn insert(&self, xid: TransactionId, record: &WalRecord) -> Result<(Lsn, Lsn), WalError> {
         let (rm, info) = record.rmgr_info();
         SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
@@ -355,7 +356,7 @@ impl WalWriter {
     /// Appends a record with an already encoded payload.
     pub fn insert_payload(
         &self,
-        xid: u64,
+        xid: TransactionId,
         rmid: u8,
         info: u8,
         payload: &[u8],

@@ -10,7 +10,8 @@
 //!   routine crash recovery and a standby share;
 //! * [`catalog`] — tables and indexes (the relation cache), WAL-logged
 //!   changes; [`indexing`] — index maintenance that storage, redo and
-//!   start-up need without SQL;
+//!   start-up need without SQL, catalog redo, and the engine's answer to
+//!   storage's `HeapRedoHooks` (a standby's indexes and conflicts);
 //! * [`replication`] — walsenders, the walreceiver, slots, recovery
 //!   progress and the role; [`standby_conflict`] — cancelling standby
 //!   sessions whose snapshots replay must overrun.
@@ -27,8 +28,10 @@
 //!    PREPARED, on the primary or replayed — updates the clog first, then
 //!    removes the xids from the procarray and bumps its completion counter
 //!    under ProcArrayLock held exclusively ([`xact`], [`xact_redo`]).
-//! 2. The WAL handle is present exactly when the node may write: from
-//!    start-up on a primary, from promotion on a standby.
+//! 2. The WAL handle exists from the engine's first moment, in recovery
+//!    mode (heap and catalog are built with it); it inserts exactly when
+//!    the node may write: from the end of start-up on a primary, from
+//!    promotion on a standby.
 //! 3. The role changes once, standby to primary, through
 //!    [`replication::ReplicationState`]'s one atomic.
 //!

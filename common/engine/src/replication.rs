@@ -695,7 +695,7 @@ pub fn log_running_xacts(db: &crate::Engine) -> PgResult<Option<Lsn>> {
         subxid_overflow: overflow,
     });
     let (_, end) = w
-        .insert(0, &rec)
+        .insert(pgtypes::TransactionId(0), &rec)
         .map_err(|e| PgError::new(sqlstate::IO_ERROR, format!("could not write to WAL: {e}")))?;
     // Not a commit: no need to wait; the flusher writes it within
     // wal_writer_delay. Ask now so standbys see it promptly.

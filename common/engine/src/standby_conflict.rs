@@ -75,8 +75,8 @@ use parking_lot::Mutex;
 
 use crate::Engine;
 use pgtypes::error::{sqlstate, PgError};
+use pgtypes::ProcNumber;
 use pgtypes::TransactionId;
-use txn::procarray::ProcNumber;
 
 /// First pause of replay's wait; it doubles up to [`WAIT_MAX`] (standby.c's
 /// WaitExceedsMaxStandbyDelay backs off the same way).

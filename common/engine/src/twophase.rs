@@ -79,9 +79,10 @@ use wal::{WalRecord, XactRecord};
 use crate::xact::{TreeEnd, XactShared};
 use pgtypes::error::{sqlstate, PgError, PgResult, Severity};
 use pgtypes::fileutil::io_error as io_err;
+use pgtypes::ProcNumber;
 use pgtypes::TransactionId;
 use txn::clog::XidStatus;
-use txn::procarray::{Finished, ProcNumber};
+use txn::procarray::Finished;
 
 /// Longest gid plus one (GIDSIZE): a gid must be shorter than this.
 pub const GIDSIZE: usize = 200;

@@ -62,11 +62,12 @@ use crate::{Engine, Role};
 use pgtypes::blocking::run_blocking;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::txstatus::TxStatus;
+use pgtypes::ProcNumber;
 use pgtypes::{CommandId, TransactionId};
 use storage::heapam_visibility::OwnXact;
 use txn::clog::{Clog, XidStatus};
 use txn::lmgr::WaitLimits;
-use txn::procarray::{Finished, ProcArray, ProcNumber};
+use txn::procarray::{Finished, ProcArray};
 use txn::snapshot::Snapshot;
 
 /// SQLSTATE 3B001 invalid_savepoint_specification.

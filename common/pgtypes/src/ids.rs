@@ -118,3 +118,19 @@ impl fmt::Display for ItemPointer {
         write!(f, "({},{})", self.block.0, self.offset)
     }
 }
+
+/// Index of a proc slot in the procarray's fixed table (PostgreSQL's
+/// ProcNumber).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ProcNumber(pub u32);
+
+/// A WAL timeline (PostgreSQL's TimeLineID). Every node runs on timeline
+/// 1 until promotions start new ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TimeLineId(pub u32);
+
+impl fmt::Display for TimeLineId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}

@@ -6,7 +6,10 @@
 //! expects:
 //!
 //! * [`ids`] — identifier newtypes (`TransactionId`, `Oid`, `BlockNumber`,
-//!   `RelFileId`, `ItemPointer`, …), re-exported at the crate root;
+//!   `RelFileId`, `ItemPointer`, `ProcNumber`, `TimeLineId`, …),
+//!   re-exported at the crate root; [`lsn`] — `Lsn`, printed and parsed as
+//!   `pg_lsn`, and `AtomicLsn`, the one way positions are shared between
+//!   threads;
 //! * [`error`] — [`PgError`](error::PgError) with its SQLSTATE, severity,
 //!   detail and hint, the one error type sessions send to clients;
 //! * [`config`] — settings (GUCs) by PostgreSQL's names, with their
@@ -29,6 +32,7 @@ pub mod datetime;
 pub mod error;
 pub mod fileutil;
 pub mod ids;
+pub mod lsn;
 pub mod numeric;
 pub mod sqltype;
 #[cfg(feature = "testutil")]

@@ -18,9 +18,9 @@ use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::txstatus::TxStatus;
 use pgtypes::value::Value;
+use pgtypes::ProcNumber;
 use server::backend::{ExecOutcome, ResultSink};
 use sql::session::Session;
-use txn::procarray::ProcNumber;
 
 #[derive(Default)]
 struct Sink {

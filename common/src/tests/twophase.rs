@@ -10,8 +10,8 @@ use engine::Role;
 use pgtypes::config::Config;
 use pgtypes::testutil::wait_until;
 use pgtypes::txstatus::TxStatus;
+use pgtypes::ProcNumber;
 use sql::session::Session;
-use txn::procarray::ProcNumber;
 
 #[track_caller]
 fn one(s: &mut Session, sql: &str) -> String {

@@ -1502,8 +1502,9 @@ mod tests {
     }
     use crate::bufmgr::ExtendFlags;
     use crate::heapam_visibility::OwnXact;
+    use pgtypes::ProcNumber;
     use txn::clog::{Clog, XidStatus};
-    use txn::procarray::{Finished, ProcArray, ProcNumber};
+    use txn::procarray::{Finished, ProcArray};
     use txn::snapshot::Snapshot;
 
     /// A heap plus clog and procarray, with transactions driven by hand.

@@ -258,7 +258,7 @@ impl XLog {
     /// checkpoint); returns its end LSN.
     pub fn insert(&self, xid: TransactionId, record: &WalRecord) -> PgResult<Lsn> {
         self.insert_writer()?
-            .insert(xid.0, record)
+            .insert(xid, record)
             .map(|(_, end)| end)
             .map_err(wal_error)
     }
@@ -321,7 +321,7 @@ impl XLog {
         with_payload(|p| {
             encode_xact_end(p, xid, subxids, pgtypes::datetime::now_usecs());
             writer
-                .insert_payload(xid.0, RmgrId::Xact as u8, info, p)
+                .insert_payload(xid, RmgrId::Xact as u8, info, p)
                 .map(|(_, end)| end)
                 .map_err(wal_error)
         })
@@ -404,7 +404,7 @@ impl PageInsert<'_> {
             p.extend_from_slice(&tag.block.0.to_le_bytes());
             p.extend_from_slice(&page.0);
             self.writer
-                .insert_payload(0, RmgrId::Xlog as u8, XLOG_FPI, p)
+                .insert_payload(TransactionId(0), RmgrId::Xlog as u8, XLOG_FPI, p)
                 .map_err(wal_error)
         })?;
         self.xlog.counters.fpi.fetch_add(1, Ordering::Relaxed);
@@ -422,7 +422,7 @@ impl PageInsert<'_> {
         with_payload(|p| {
             let (rmid, info) = build(p);
             self.writer
-                .insert_payload(xid.0, rmid as u8, info, p)
+                .insert_payload(xid, rmid as u8, info, p)
                 .map(|(_, end)| end)
                 .map_err(wal_error)
         })

@@ -56,8 +56,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::procarray::{ProcArray, ProcNumber};
+use crate::procarray::ProcArray;
 use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::ProcNumber;
 use pgtypes::TransactionId;
 
 /// How often a waiter re-checks its cancel flag when nobody wakes it.

@@ -93,7 +93,7 @@ use crate::lmgr::LockManager;
 use crate::snapshot::Snapshot;
 use crate::subtrans::SubTrans;
 use pgtypes::error::PgResult;
-use pgtypes::TransactionId;
+use pgtypes::{ProcNumber, TransactionId};
 
 pub mod known_assigned;
 
@@ -106,10 +106,6 @@ pub const PROC_IN_VACUUM: u8 = 0x02;
 pub const PROC_IS_DUMMY: u8 = 0x40;
 
 const RELAXED: Ordering = Ordering::Relaxed;
-
-/// Index of a proc slot in the fixed table (PostgreSQL's ProcNumber).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ProcNumber(pub u32);
 
 /// Node-wide snapshot counters shown by `hotpair_stat_snapshots`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
