@@ -1,8 +1,10 @@
-//! The node-wide shared state every session holds an `Arc` of: settings,
-//! clog, procarray, heap (buffer pool), catalog, parse cache, WAL and the
-//! checkpointer.
+//! The node: the engine's shared state (settings, clog, procarray, heap
+//! and buffer pool, catalog, prepared transactions, replication state,
+//! WAL), the parse cache its sessions share, and the checkpointer.
 //!
-//! [`Node::open`] assembles it from a data directory:
+//! [`Node::open`] assembles it from a data directory in one pass — the
+//! engine first (its WAL handle in recovery mode, heap and catalog built
+//! with it), then start-up:
 //!
 //! ```text
 //!  DIR/ (created if empty)
@@ -68,7 +70,6 @@ impl Node {
         };
         if role == Role::Primary {
             crate::xlog::startup(&db, ctl)?;
-            // The walsender streams from, and base backups read, this writer.
             // Tables and indexes whose creating transaction never committed
             // (running at a crash) go before anyone can see them.
             engine::indexing::resolve_uncommitted_ddl(&db)?;
@@ -90,8 +91,9 @@ impl Node {
         // holds them before the first session or standby arrives.
         engine::replication::update_replication_xmin(&db);
         let db = Arc::new(db);
-        // Pruning removes index entries through the SQL layer; a primary
-        // prunes from here on, a standby only once promoted.
+        // Pruning removes index entries through the engine's index
+        // maintenance; a primary prunes from here on, a standby only once
+        // promoted.
         let weak = Arc::downgrade(&db.engine);
         db.heap()
             .set_prune_index_hook(Box::new(move |rel, items| match weak.upgrade() {
