@@ -61,7 +61,6 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -69,6 +68,7 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex, RwLock};
 
 use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::fileutil::{io_error, write_atomic};
 use pgtypes::sqltype::SqlType;
 use pgtypes::{Oid, RelFileId, TransactionId};
 use storage::index::Index;
@@ -655,26 +655,9 @@ impl Catalog {
             return Ok(());
         };
         let text = encode_catalog(st);
-        let io = |what: &str, p: &Path, e: std::io::Error| {
-            PgError::new(
-                sqlstate::IO_ERROR,
-                format!("could not {what} file \"{}\": {e}", p.display()),
-            )
-        };
         let dir = path.parent().unwrap_or(Path::new("."));
-        fs::create_dir_all(dir).map_err(|e| io("create directory for", dir, e))?;
-        let tmp = path.with_extension("tmp");
-        {
-            let mut f = fs::File::create(&tmp).map_err(|e| io("create", &tmp, e))?;
-            f.write_all(text.as_bytes())
-                .map_err(|e| io("write", &tmp, e))?;
-            f.sync_all().map_err(|e| io("fsync", &tmp, e))?;
-        }
-        fs::rename(&tmp, path).map_err(|e| io("rename", &tmp, e))?;
-        if let Ok(d) = fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        fs::create_dir_all(dir).map_err(|e| io_error("create directory for file", dir, e))?;
+        write_atomic(path, text.as_bytes(), true)
     }
 }
 

@@ -230,12 +230,7 @@ pub struct SlotManager {
     slots: Mutex<Vec<SlotInfo>>,
 }
 
-fn slot_io(what: &str, p: &Path, e: std::io::Error) -> PgError {
-    PgError::new(
-        sqlstate::IO_ERROR,
-        format!("could not {what} \"{}\": {e}", p.display()),
-    )
-}
+use pgtypes::fileutil::io_error as slot_io;
 
 /// Checks a slot name as ReplicationSlotValidateName does.
 pub fn validate_slot_name(name: &str) -> PgResult<()> {
@@ -319,28 +314,17 @@ impl SlotManager {
     }
 
     fn persist(&self, slot: &SlotInfo) -> PgResult<()> {
-        use std::io::Write;
         let Some(dir) = &self.dir else {
             return Ok(());
         };
         let sdir = dir.join(&slot.name);
         std::fs::create_dir_all(&sdir).map_err(|e| slot_io("create directory", &sdir, e))?;
-        let tmp = sdir.join("state.tmp");
-        let fin = sdir.join("state");
-        let mut f = std::fs::File::create(&tmp).map_err(|e| slot_io("create file", &tmp, e))?;
         let line = if slot.xmin != 0 {
             format!("physical {} xmin {}\n", slot.restart_lsn, slot.xmin)
         } else {
             format!("physical {}\n", slot.restart_lsn)
         };
-        f.write_all(line.as_bytes())
-            .map_err(|e| slot_io("write file", &tmp, e))?;
-        f.sync_all().map_err(|e| slot_io("fsync file", &tmp, e))?;
-        std::fs::rename(&tmp, &fin).map_err(|e| slot_io("rename file", &tmp, e))?;
-        if let Ok(d) = std::fs::File::open(&sdir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        pgtypes::fileutil::write_atomic(&sdir.join("state"), line.as_bytes(), true)
     }
 
     /// CREATE_REPLICATION_SLOT name PHYSICAL [RESERVE_WAL]: `reserve` is the
