@@ -64,7 +64,7 @@ impl Node {
         // next_xid comes from the checkpoint and every xid replayed after it.
         let next = TransactionId(ctl.map(|c| c.next_xid).unwrap_or(0));
         let db = Node {
-            engine: Arc::new(Engine::open(config, role, next)?),
+            engine: Engine::open(config, role, next)?,
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
             checkpointer: CheckpointerState::default(),
         };
@@ -91,15 +91,7 @@ impl Node {
         // holds them before the first session or standby arrives.
         engine::replication::update_replication_xmin(&db);
         let db = Arc::new(db);
-        // Pruning removes index entries through the engine's index
-        // maintenance; a primary prunes from here on, a standby only once
-        // promoted.
-        let weak = Arc::downgrade(&db.engine);
-        db.heap()
-            .set_prune_index_hook(Box::new(move |rel, items| match weak.upgrade() {
-                Some(e) => engine::indexing::unindex_pruned_tuples(&e, rel, items, false),
-                None => Ok(false),
-            }));
+        // A primary prunes from here on, a standby only once promoted.
         if role == Role::Primary {
             db.heap().enable_pruning();
         }

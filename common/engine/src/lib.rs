@@ -40,14 +40,15 @@
 //!
 //! Next: `sql`, which plans and runs statements over this.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use pgtypes::config::Config;
 use pgtypes::error::PgResult;
 use pgtypes::fileutil::io_error;
 use pgtypes::TransactionId;
-use storage::heapam::Heap;
+use storage::heapam::{Heap, PruneIndexHook};
 use storage::hio::ExtensionMode;
+use storage::smgr::Smgr;
 use storage::xloginsert::XLog;
 use txn::clog::Clog;
 use txn::procarray::ProcArray;
@@ -103,7 +104,12 @@ impl Engine {
     /// procarray (xid assignment resumes at `next_xid`), prepared
     /// transactions and replication slots. A standby starts in recovery.
     /// No WAL is replayed here: that is the node's start-up.
-    pub fn open(config: Config, role: Role, next_xid: TransactionId) -> PgResult<Engine> {
+    ///
+    /// Built in one pass: the WAL handle first (recovery mode), then heap
+    /// and catalog with it, and the heap with its prune hook — index
+    /// maintenance on this engine, reached through the weak reference
+    /// `Arc::new_cyclic` hands out while the engine is being built.
+    pub fn open(config: Config, role: Role, next_xid: TransactionId) -> PgResult<Arc<Engine>> {
         let dir = config.data_dir.clone();
         for sub in ["", "base", "global", "pg_xact", "pg_wal"] {
             let p = dir.join(sub);
@@ -115,22 +121,38 @@ impl Engine {
         let clog = Clog::open(&dir)?;
         let mode = ExtensionMode::parse(config.get("relation_extension").unwrap_or("bulk"))
             .unwrap_or_default();
-        let heap = Heap::open(&dir, config.shared_buffers_pages(), mode, xlog.clone())?;
+        let smgr = Arc::new(Smgr::open(&dir)?);
         let catalog = Catalog::open(&dir, xlog.clone())?;
+        let replication = ReplicationState::open(Some(&dir))?;
         let max_prepared = config.max_prepared_transactions();
         let max_procs = config.max_connections() + max_prepared + 8;
         let next = next_xid.max(TransactionId::FIRST_NORMAL);
-        let engine = Engine {
-            procarray: ProcArray::new(max_procs, next),
-            config,
-            clog,
-            heap,
-            catalog,
-            twophase: TwoPhaseState::new(max_prepared, Some(&dir)),
-            replication: ReplicationState::open(Some(&dir))?,
-            xlog,
-            standby_conflicts: StandbyConflicts::default(),
-        };
+        let engine = Arc::new_cyclic(|me: &Weak<Engine>| {
+            // Pruning removes the index entries of the versions it frees
+            // (on a primary; a standby's follow replay instead).
+            let me = me.clone();
+            let prune_hook: Box<PruneIndexHook> = Box::new(move |rel, items| match me.upgrade() {
+                Some(e) => indexing::unindex_pruned_tuples(&e, rel, items, false),
+                None => Ok(false),
+            });
+            Engine {
+                procarray: ProcArray::new(max_procs, next),
+                heap: Heap::with_smgr(
+                    smgr,
+                    config.shared_buffers_pages(),
+                    mode,
+                    xlog.clone(),
+                    Some(prune_hook),
+                ),
+                config,
+                clog,
+                catalog,
+                twophase: TwoPhaseState::new(max_prepared, Some(&dir)),
+                replication,
+                xlog,
+                standby_conflicts: StandbyConflicts::default(),
+            }
+        });
         if role == Role::Standby {
             // A standby replays WAL continuously instead of the primary's
             // one-shot crash recovery.

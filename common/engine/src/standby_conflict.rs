@@ -295,9 +295,8 @@ mod tests {
         cfg.set("fsync", "off").expect("fsync");
         cfg.set("max_standby_streaming_delay", delay)
             .expect("delay");
-        let db = Arc::new(
-            Engine::open(cfg, Role::Standby, TransactionId::FIRST_NORMAL).expect("open a standby"),
-        );
+        let db =
+            Engine::open(cfg, Role::Standby, TransactionId::FIRST_NORMAL).expect("open a standby");
         let t = TransactionId;
         db.procarray.init_known_assigned(&[], t(10), t(9));
         (dir, db)

@@ -72,7 +72,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
 
 use super::bufmgr::{
     BufMgr, BufferAccessStrategy, BufferRef, LockedBuffer, ReadMode, StrategyKind,
@@ -172,9 +171,9 @@ pub const PRUNE_FREE_SPACE: usize = pgtypes::BLCKSZ / 10;
 
 /// Removes the index entries of row versions pruning is about to remove:
 /// `(rel, [(tid, tuple data)])`. Returns false if it cannot (an index of
-/// the relation is being built): the versions then stay. Installed by the
-/// node, pointing at the engine's index maintenance, which knows the
-/// indexes ([`Heap::set_prune_index_hook`]).
+/// the relation is being built): the versions then stay. Given to the heap
+/// when it is built ([`Heap::with_smgr`]); the engine passes its index
+/// maintenance, which knows the indexes.
 pub type PruneIndexHook =
     dyn Fn(RelFileId, &[(ItemPointer, &[u8])]) -> PgResult<bool> + Send + Sync;
 
@@ -224,7 +223,7 @@ pub struct Heap {
     /// standby, whose pages change only by replay).
     pruning: AtomicBool,
     /// See [`PruneIndexHook`].
-    prune_hook: OnceLock<Box<PruneIndexHook>>,
+    prune_hook: Option<Box<PruneIndexHook>>,
     /// Index builds (CREATE INDEX, ADD PRIMARY KEY) begun so far, and those
     /// running: a prune that overlaps a build must not free a slot the
     /// build may have seen as a version ([`Heap::index_build`]).
@@ -336,6 +335,8 @@ fn with_xmax(
 impl Heap {
     /// Opens the heap of `data_dir` with a pool of `shared_buffers_pages`
     /// buffers.
+    /// Without a prune hook: pruning assumes there are no indexes (tests,
+    /// tools).
     pub fn open(
         data_dir: &Path,
         shared_buffers_pages: usize,
@@ -343,10 +344,28 @@ impl Heap {
         xlog: Arc<XLog>,
     ) -> PgResult<Heap> {
         let smgr = Arc::new(Smgr::open(data_dir)?);
+        Ok(Heap::with_smgr(
+            smgr,
+            shared_buffers_pages,
+            mode,
+            xlog,
+            None,
+        ))
+    }
+
+    /// The heap over an opened storage manager, with the index cleanup
+    /// pruning calls (see [`PruneIndexHook`]; `None`: no indexes).
+    pub fn with_smgr(
+        smgr: Arc<Smgr>,
+        shared_buffers_pages: usize,
+        mode: ExtensionMode,
+        xlog: Arc<XLog>,
+        prune_hook: Option<Box<PruneIndexHook>>,
+    ) -> Heap {
         let bm = Arc::new(BufMgr::new(smgr.clone(), shared_buffers_pages));
         // WAL before data: a no-op until the handle leaves recovery mode.
         bm.set_wal_flush(xlog.clone());
-        Ok(Heap {
+        Heap {
             smgr,
             bm,
             fsm: Arc::new(FreeSpaceMap::new()),
@@ -354,25 +373,19 @@ impl Heap {
             mode,
             xlog,
             pruning: AtomicBool::new(false),
-            prune_hook: OnceLock::new(),
+            prune_hook,
             builds_started: AtomicU64::new(0),
             builds_active: AtomicU64::new(0),
             prune_stripes: (0..PRUNE_STRIPES)
                 .map(|_| parking_lot::Mutex::new(()))
                 .collect(),
-        })
+        }
     }
 
     /// Lets page accesses prune and VACUUM remove versions (a primary, once
     /// it writes WAL; a standby at promotion). Off at open.
     pub fn enable_pruning(&self) {
         self.pruning.store(true, Ordering::Relaxed);
-    }
-
-    /// Installs the index cleanup pruning calls (once; later calls are
-    /// ignored). Without one, pruning assumes the heap has no indexes.
-    pub fn set_prune_index_hook(&self, hook: Box<PruneIndexHook>) {
-        let _ = self.prune_hook.set(hook);
     }
 
     /// Marks an index build under way until the guard is dropped. Take it
@@ -1198,7 +1211,7 @@ impl Heap {
             }
         }
         // (2) Index entries.
-        if let Some(hook) = self.prune_hook.get() {
+        if let Some(hook) = &self.prune_hook {
             let items: Vec<(ItemPointer, &[u8])> = cands
                 .iter()
                 .map(|c| {
