@@ -7,9 +7,9 @@
 //!
 //! * [`node`] — [`node::Node`]: opens the engine's state from a data
 //!   directory, runs start-up, owns the checkpointer and the parse cache,
-//!   promotes, checkpoints, shuts down; it implements the traits the
-//!   layers below declare for calling up (`sql::NodeServices`, the heap's
-//!   prune index hook, through `engine::indexing`);
+//!   promotes, checkpoints, shuts down; it implements `sql::NodeServices`,
+//!   what sessions need from above them (the engine answers storage's
+//!   calls up itself: the prune hook and `HeapRedoHooks`);
 //! * [`xlog`] — the control file and StartupXLOG (crash recovery);
 //!   [`redo`] — `apply`, the table that hands each replayed record to its
 //!   owner's redo routine (heap, FPI, relation files and the catalog here,
