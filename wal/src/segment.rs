@@ -24,6 +24,7 @@ use pgtypes::TimeLineId;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgtypes::lsn::Lsn;
 
@@ -129,34 +130,69 @@ pub(crate) fn zero_fill(f: &mut File, from: u64, len: u64) -> io::Result<()> {
 /// Creates segment `segno` full-size and zero-filled, durably, unless it
 /// already exists; an existing short file (a truncated tail) is extended
 /// with zeros. Returns the opened file (read-write).
+///
+/// Several creators may race for the same segment (the writer's
+/// pre-allocation and its flush path; two writers on one directory in
+/// tests). Each fills a temp file of its own and installs it with a hard
+/// link, which fails if the segment appeared meanwhile — never a rename
+/// over it, which would leave an earlier creator writing WAL into an
+/// unlinked file. The loser drops its temp file and opens the winner's.
 pub fn create_segment(dir: &Path, segno: u64, segment_size: u64, fsync: bool) -> io::Result<File> {
     let path = segment_path(dir, segno, segment_size);
-    if let Ok(mut f) = OpenOptions::new().read(true).write(true).open(&path) {
-        let len = f.metadata()?.len();
-        if len < segment_size {
-            zero_fill(&mut f, len, segment_size)?;
-            if fsync {
-                f.sync_all()?;
-            }
-        }
+    if let Some(f) = open_existing(&path, segment_size, fsync)? {
         return Ok(f);
     }
-    let tmp = dir.join(format!("xlogtemp.{}", std::process::id()));
+    static TEMP_SEQ: AtomicU64 = AtomicU64::new(0);
+    let tmp = dir.join(format!(
+        "xlogtemp.{}.{}",
+        std::process::id(),
+        TEMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
     let mut f = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(true)
         .open(&tmp)?;
-    zero_fill(&mut f, 0, segment_size)?;
-    if fsync {
-        f.sync_all()?;
+    let filled =
+        zero_fill(&mut f, 0, segment_size).and_then(|()| if fsync { f.sync_all() } else { Ok(()) });
+    let installed = filled.and_then(|()| fs::hard_link(&tmp, &path));
+    // The temp name goes in every case: on success the segment's own
+    // name holds the file.
+    let _ = fs::remove_file(&tmp);
+    match installed {
+        Ok(()) => {
+            if fsync {
+                fsync_dir(dir)?;
+            }
+            Ok(f)
+        }
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            drop(f);
+            open_existing(&path, segment_size, fsync)?
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "segment vanished"))
+        }
+        Err(e) => Err(e),
     }
-    fs::rename(&tmp, &path)?;
-    if fsync {
-        fsync_dir(dir)?;
+}
+
+/// An existing segment file, zero-extended to full size if short; `None`
+/// if there is none.
+fn open_existing(path: &Path, segment_size: u64, fsync: bool) -> io::Result<Option<File>> {
+    match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(mut f) => {
+            let len = f.metadata()?.len();
+            if len < segment_size {
+                zero_fill(&mut f, len, segment_size)?;
+                if fsync {
+                    f.sync_all()?;
+                }
+            }
+            Ok(Some(f))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
-    Ok(f)
 }
 
 /// Removes every segment whose number is below `keep_from`; returns how
@@ -184,6 +220,38 @@ pub fn remove_segments_before(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Racing creators of one segment all get the same file (a write
+    /// through one handle is read through another) and leave no temp file:
+    /// none of them writes into a file another has unlinked.
+    #[test]
+    fn racing_creators_share_one_segment() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let seg = 1 << 20;
+        for segno in 1..20u64 {
+            let files: Vec<File> = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..4)
+                    .map(|_| s.spawn(|| create_segment(dir.path(), segno, seg, false)))
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().unwrap().expect("created or opened"))
+                    .collect()
+            });
+            files[0].write_all_at(b"mark", 100).unwrap();
+            for f in &files {
+                let mut b = [0u8; 4];
+                f.read_exact_at(&mut b, 100).unwrap();
+                assert_eq!(&b, b"mark", "segment {segno}: one file for all");
+            }
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("xlogtemp"))
+            .collect();
+        assert!(leftovers.is_empty(), "temp files left: {leftovers:?}");
+    }
 
     #[test]
     fn names_like_postgres() {
