@@ -131,9 +131,9 @@ pub(crate) fn zero_fill(f: &mut File, from: u64, len: u64) -> io::Result<()> {
 /// already exists; an existing short file (a truncated tail) is extended
 /// with zeros. Returns the opened file (read-write).
 ///
-/// Several creators may race for the same segment (the writer's
-/// pre-allocation and its flush path; two writers on one directory in
-/// tests). Each fills a temp file of its own and installs it with a hard
+/// Within one writer, creation is serialised by its segment-creation lock;
+/// two writers on one directory (a test running its own beside a node's)
+/// may still race for the same segment. Each fills a temp file of its own and installs it with a hard
 /// link, which fails if the segment appeared meanwhile — never a rename
 /// over it, which would leave an earlier creator writing WAL into an
 /// unlinked file. The loser drops its temp file and opens the winner's.
