@@ -40,11 +40,9 @@ pub fn redo(engine: &Engine, x: &XactRecord, known_assigned: bool) {
         | XactRecord::CommitPrepared { xid, subxids, .. }
         | XactRecord::Abort { xid, subxids, .. }
         | XactRecord::AbortPrepared { xid, subxids, .. }
-        | XactRecord::Prepare { xid, subxids, .. } => (*xid, subxids),
+        | XactRecord::Prepare { xid, subxids, .. } => (*xid, subxids.as_slice()),
     };
-    let top = xid;
-    let subs: &[TransactionId] = subxids;
-    let latest = subs.iter().copied().fold(top, TransactionId::max);
+    let latest = subxids.iter().copied().fold(xid, TransactionId::max);
     let pa = &engine.procarray;
     if engine.role() == Role::Standby && known_assigned {
         pa.record_known_assigned(latest);
@@ -70,12 +68,9 @@ pub fn redo(engine: &Engine, x: &XactRecord, known_assigned: bool) {
     // Replayed: nothing is written, so nothing can fail.
     let _ = end_transaction_tree(
         engine,
-        Some(Finished::Recovered {
-            xid: top,
-            subxids: subs,
-        }),
-        top,
-        subs,
+        Some(Finished::Recovered { xid, subxids }),
+        xid,
+        subxids,
         TreeEnd::Replayed {
             commit: status == XidStatus::Committed,
         },
