@@ -337,10 +337,10 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
     let t_sync = t0.elapsed() - t_write;
 
     // 4-5: the record.
-    let next_xid = db.procarray().next_xid().0;
+    let next_xid = db.procarray().next_xid();
     let rec = WalRecord::Xlog(XlogRecord::Checkpoint {
         redo,
-        next_xid: TransactionId(next_xid),
+        next_xid,
         oldest_active_xid: db.procarray().oldest_xmin(),
         next_oid: db.catalog().next_oid(),
         online: !kind.is_shutdown(),
@@ -360,7 +360,7 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
         },
         checkpoint: start,
         redo,
-        next_xid,
+        next_xid: next_xid.0,
         next_oid: db.catalog().next_oid(),
         segment_size: writer.segment_size(),
         time_us: pgtypes::datetime::now_usecs(),
@@ -430,7 +430,7 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
     {
         let mut last = db.checkpointer().lock.lock();
         last.at = Instant::now();
-        if db.xlog().writer().is_some() {
+        if db.xlog().inserting() {
             last.redo = db.xlog().redo_ptr();
         }
     }

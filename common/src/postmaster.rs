@@ -39,6 +39,11 @@ impl Sessions {
     pub fn new(node: Arc<Node>) -> Sessions {
         Sessions { node }
     }
+
+    /// The node the sessions run on.
+    pub fn node(&self) -> &Arc<Node> {
+        &self.node
+    }
 }
 
 /// Serves SQL clients of `node` on `listener` until `shutdown` completes;

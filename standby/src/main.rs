@@ -211,7 +211,6 @@ fn main() -> ExitCode {
 /// messages), then makes normal sessions (read-only while the role is
 /// Standby, read-write once promoted).
 struct StandbyFactory {
-    db: Arc<Node>,
     /// The node's own sessions, once connections are accepted.
     sessions: common::postmaster::Sessions,
     /// `hot_standby`, read once: it can only change with a restart.
@@ -221,14 +220,15 @@ struct StandbyFactory {
 impl BackendFactory for StandbyFactory {
     type Backend = Session;
     fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
-        if !self.hot_standby && self.db.role() == Role::Standby {
+        let db = self.sessions.node();
+        if !self.hot_standby && db.role() == Role::Standby {
             return Err(PgError::fatal(
                 sqlstate::CANNOT_CONNECT_NOW,
                 "the database system is not accepting connections",
             )
             .with_detail("Hot standby mode is disabled."));
         }
-        if !self.db.replication().consistent.load(Ordering::Acquire) {
+        if !db.replication().consistent.load(Ordering::Acquire) {
             return Err(PgError::fatal(
                 sqlstate::CANNOT_CONNECT_NOW,
                 "the database system is not yet accepting connections",
@@ -383,7 +383,6 @@ async fn run(config: Config) -> Result<(), String> {
     // while in recovery and serves them once promoted.
     let served = server::serve_replicated(
         StandbyFactory {
-            db: db.clone(),
             sessions: common::postmaster::Sessions::new(db.clone()),
             hot_standby: db.config().bool("hot_standby"),
         },
@@ -446,8 +445,7 @@ mod tests {
         (
             dir,
             StandbyFactory {
-                sessions: common::postmaster::Sessions::new(db.clone()),
-                db,
+                sessions: common::postmaster::Sessions::new(db),
                 hot_standby,
             },
         )
@@ -474,11 +472,16 @@ mod tests {
             e.detail.as_deref(),
             Some("Consistent recovery state has not been yet reached.")
         );
-        f.db.replication().consistent.store(true, Ordering::Release);
+        f.sessions
+            .node()
+            .replication()
+            .consistent
+            .store(true, Ordering::Release);
         assert!(f.connect(&params).is_ok(), "served once consistent");
 
         let (_dir, off) = factory(false);
-        off.db
+        off.sessions
+            .node()
             .replication()
             .consistent
             .store(true, Ordering::Release);
@@ -490,8 +493,10 @@ mod tests {
         assert_eq!(e.detail.as_deref(), Some("Hot standby mode is disabled."));
 
         // Promoted, the node serves sessions whatever hot_standby says.
-        let seg = common::xlog::segment_size(off.db.config(), None).expect("segment size");
-        off.db
+        let seg =
+            common::xlog::segment_size(off.sessions.node().config(), None).expect("segment size");
+        off.sessions
+            .node()
             .finish_recovery(WalPosition::initial(seg), seg)
             .expect("promote");
         assert!(off.connect(&params).is_ok(), "served once promoted");

@@ -608,14 +608,14 @@ impl Catalog {
     pub fn apply_catalog_change(&self, change: &CatalogChange) -> PgResult<Option<Arc<IndexDef>>> {
         let mut st = self.state.write();
         validate(&st, change)?;
-        // In recovery mode changes arrive by replay and are not logged.
-        if self.xlog.writer().is_some() {
-            let x = &self.xlog;
+        if self.xlog.inserting() {
             let payload = bytes::Bytes::from(encode_change(change));
-            let end = x.insert(TransactionId::INVALID, &wal::WalRecord::Catalog { payload })?;
+            let end = self
+                .xlog
+                .insert(TransactionId::INVALID, &wal::WalRecord::Catalog { payload })?;
             // WAL before data: the file written below must never describe
             // a change the log could lose.
-            x.flush(end)?;
+            self.xlog.flush(end)?;
             st.lsn = end;
         }
         let created = apply_locked(&mut st, change);

@@ -349,7 +349,7 @@ impl HeapRedoHooks for Engine {
         self.role() == Role::Standby
     }
     fn index_tuple(&self, rel: RelFileId, tid: ItemPointer) -> PgResult<()> {
-        if self.role() != Role::Standby {
+        if !self.maintains_indexes() {
             return Ok(());
         }
         index_replayed_tuple(self, rel, tid)

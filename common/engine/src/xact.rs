@@ -157,7 +157,7 @@ impl XactShared for Engine {
     }
     fn xlog(&self) -> Option<&storage::xloginsert::XLog> {
         let x = Engine::xlog(self);
-        x.writer().map(|_| &**x)
+        x.inserting().then_some(&**x)
     }
 }
 

@@ -366,21 +366,6 @@ fn parse_bool(s: &str) -> PgResult<bool> {
     r.ok_or_else(|| invalid_syntax(SqlType::Bool, s))
 }
 
-/// Parses `X/X` (hex halves) as pg_lsn_in.
-pub fn parse_lsn(s: &str) -> Option<u64> {
-    let (hi, lo) = s.split_once('/')?;
-    if hi.is_empty() || lo.is_empty() || hi.len() > 8 || lo.len() > 8 {
-        return None;
-    }
-    // from_str_radix accepts a sign; pg_lsn_in does not.
-    if !hi.bytes().chain(lo.bytes()).all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    let hi = u32::from_str_radix(hi, 16).ok()?;
-    let lo = u32::from_str_radix(lo, 16).ok()?;
-    Some(((hi as u64) << 32) | lo as u64)
-}
-
 /// Parses `xmin:xmax:xip,xip` as pg_snapshot_in.
 fn parse_snapshot(s: &str) -> Option<PgSnapshot> {
     let mut parts = s.splitn(3, ':');
@@ -581,9 +566,12 @@ impl Value {
             }
             SqlType::Timestamp => Value::Timestamp(datetime::parse_timestamp(s, false)?),
             SqlType::TimestampTz => Value::TimestampTz(datetime::parse_timestamp(s, true)?),
-            SqlType::PgLsn => {
-                Value::PgLsn(parse_lsn(s.trim()).ok_or_else(|| invalid_syntax(ty, s))?)
-            }
+            SqlType::PgLsn => Value::PgLsn(
+                s.trim()
+                    .parse::<crate::lsn::Lsn>()
+                    .map_err(|_| invalid_syntax(ty, s))?
+                    .0,
+            ),
             SqlType::Snapshot => Value::Snapshot(Arc::new(
                 parse_snapshot(s).ok_or_else(|| invalid_syntax(ty, s))?,
             )),

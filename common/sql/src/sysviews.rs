@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use engine::replication::{ReplicationState, LAG_UNKNOWN};
 use engine::Engine;
+use pgtypes::lsn::Lsn;
 use pgtypes::numeric::Numeric;
 use pgtypes::sqltype::SqlType as T;
 use pgtypes::value::Value;
@@ -165,11 +166,11 @@ fn text(s: &str) -> Value {
 }
 
 /// An LSN, NULL when invalid.
-fn lsn(v: u64) -> Value {
-    if v == 0 {
-        Value::Null
+fn lsn(v: Lsn) -> Value {
+    if v.is_valid() {
+        Value::PgLsn(v.0)
     } else {
-        Value::PgLsn(v)
+        Value::Null
     }
 }
 
@@ -240,10 +241,10 @@ fn stat_replication(st: &ReplicationState) -> Vec<Vec<Value>> {
                 text(&s.client_addr),
                 xid(s.feedback_xmin.load(RELAXED)),
                 text(s.state().name()),
-                lsn(s.sent_lsn.load(RELAXED).0),
-                lsn(s.write_lsn.load(RELAXED).0),
-                lsn(s.flush_lsn.load(RELAXED).0),
-                lsn(s.replay_lsn.load(RELAXED).0),
+                lsn(s.sent_lsn.load(RELAXED)),
+                lsn(s.write_lsn.load(RELAXED)),
+                lsn(s.flush_lsn.load(RELAXED)),
+                lsn(s.replay_lsn.load(RELAXED)),
                 lag(s.write_lag_us.load(RELAXED)),
                 lag(s.flush_lag_us.load(RELAXED)),
                 lag(s.replay_lag_us.load(RELAXED)),
@@ -263,7 +264,7 @@ fn replication_slots(st: &ReplicationState) -> Vec<Vec<Value>> {
                 text("physical"),
                 Value::Bool(s.active),
                 xid(s.xmin),
-                lsn(s.restart_lsn.0),
+                lsn(s.restart_lsn),
             ]
         })
         .collect()
@@ -291,11 +292,11 @@ fn stat_wal_receiver(st: &ReplicationState) -> Vec<Vec<Value>> {
             vec![
                 Value::Int4(r.pid),
                 text(&r.status),
-                lsn(r.receive_start_lsn),
+                lsn(Lsn(r.receive_start_lsn)),
                 Value::Int4(1),
-                lsn(r.written_lsn),
-                lsn(r.flushed_lsn),
-                lsn(r.latest_end_lsn),
+                lsn(Lsn(r.written_lsn)),
+                lsn(Lsn(r.flushed_lsn)),
+                lsn(Lsn(r.latest_end_lsn)),
                 if r.slot_name.is_empty() {
                     Value::Null
                 } else {
@@ -335,7 +336,6 @@ fn pg_stat_wal(e: &Engine) -> Vec<Vec<Value>> {
 mod tests {
     use super::*;
     use engine::replication::{WalRcvStat, WalSndStat, WalSndState};
-    use wal::Lsn;
 
     #[test]
     fn replication_views_have_matching_columns() {

@@ -3,8 +3,9 @@
 //! marked `// WAL:` with the record it logs, following the protocol in
 //! [`crate::xloginsert`]: full-page image of the page before the change if
 //! needed, change, mark dirty, insert the record, set the page LSN — all
-//! under the page's exclusive content lock. A heap opened without WAL
-//! (unit tests, tools) skips the logging.
+//! under the page's exclusive content lock. While the WAL handle is in
+//! recovery mode (replay; unit tests and tools that never start inserting)
+//! nothing is logged.
 //!
 //! ## WAL records
 //!
@@ -44,7 +45,7 @@
 //!   afterwards with a non-blocking exclusive try-lock.
 //! * pruning (`prune_opt` after a `fetch` or a scanned page, `prune_page`,
 //!   VACUUM's `vacuum_relation`): versions dead to all leave the page —
-//!   their index entries first, through the SQL layer's
+//!   their index entries first, through the engine's
 //!   [`PruneIndexHook`], then their line pointers become LP_UNUSED and the
 //!   page is defragmented. The test on every access is one load of
 //!   `pd_prune_xid` (see `prune_hint`); docs/architecture/storage.md,
@@ -55,7 +56,7 @@
 //! ## Locks and callbacks
 //!
 //! At most one content lock is held at a time, and only briefly; none is
-//! held while calling back into the SQL layer. `fetch` copies the tuple
+//! held while calling back into the caller. `fetch` copies the tuple
 //! data into a per-thread reusable buffer before calling `f` (no allocation
 //! once warm); `scan` copies the visible tuples of one page ("page-at-a-time"
 //! like PostgreSQL's heapgetpage) and calls `f` for each with no lock held,
@@ -64,7 +65,7 @@
 //! and clog locks (never the other way round).
 //!
 //! TRUNCATE / DROP must be serialised against other access to the same
-//! relation by the caller (the SQL layer's relation lock), as in PostgreSQL.
+//! relation by the caller (the table's relation lock), as in PostgreSQL.
 
 use std::cell::RefCell;
 use std::ops::ControlFlow;
@@ -1378,12 +1379,12 @@ impl Heap {
 
     /// Logs an smgr record; with `flush`, waits until it is durable.
     fn log_smgr(&self, rec: wal::SmgrRecord, flush: bool) -> PgResult<()> {
-        // In recovery mode relation files change only by replay.
-        if self.xlog.writer().is_some() {
-            let x = &self.xlog;
-            let end = x.insert(TransactionId::INVALID, &wal::WalRecord::Smgr(rec))?;
+        if self.xlog.inserting() {
+            let end = self
+                .xlog
+                .insert(TransactionId::INVALID, &wal::WalRecord::Smgr(rec))?;
             if flush {
-                x.flush(end)?;
+                self.xlog.flush(end)?;
             }
         }
         Ok(())

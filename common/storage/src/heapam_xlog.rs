@@ -228,7 +228,6 @@ fn add_at(page: &mut Page, offset: u16, tuple: &[u8]) -> Result<(), String> {
 /// Sets the deleter/updater fields of the tuple at `offset`.
 fn set_xmax(
     page: &mut Page,
-    block: BlockNumber,
     offset: u16,
     xmax: TransactionId,
     bits: u8,
@@ -251,7 +250,6 @@ fn set_xmax(
     }
     h.write(item);
     page.set_prunable(xmax.0);
-    let _ = block;
     Ok(())
 }
 
@@ -310,7 +308,7 @@ pub fn redo_heap(heap: &Heap, lsn: Lsn, h: &HeapRecord, hooks: &dyn HeapRedoHook
                 offset: *offset,
             };
             redo_page(heap, lsn, *rel, *block, false, |p| {
-                set_xmax(p, *block, *offset, *xmax, *infobits, me)
+                set_xmax(p, *offset, *xmax, *infobits, me)
             })?;
         }
         HeapRecord::Update {
@@ -334,7 +332,7 @@ pub fn redo_heap(heap: &Heap, lsn: Lsn, h: &HeapRecord, hooks: &dyn HeapRedoHook
                     if !new_tuple.is_empty() {
                         add_at(p, *new_offset, new_tuple)?;
                     }
-                    set_xmax(p, *old_block, *old_offset, *xmax, *old_infobits, new_tid)
+                    set_xmax(p, *old_offset, *xmax, *old_infobits, new_tid)
                 })?;
             } else {
                 if !new_tuple.is_empty() {
@@ -343,7 +341,7 @@ pub fn redo_heap(heap: &Heap, lsn: Lsn, h: &HeapRecord, hooks: &dyn HeapRedoHook
                     })?;
                 }
                 redo_page(heap, lsn, *rel, *old_block, false, |p| {
-                    set_xmax(p, *old_block, *old_offset, *xmax, *old_infobits, new_tid)
+                    set_xmax(p, *old_offset, *xmax, *old_infobits, new_tid)
                 })?;
             }
             if !new_tuple.is_empty() {

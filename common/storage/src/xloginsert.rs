@@ -194,6 +194,12 @@ impl XLog {
         self.writer.get_or_init(|| Arc::new(writer))
     }
 
+    /// True once recovery is over and records may be inserted; in
+    /// recovery mode changes arrive by replay and are not logged.
+    pub fn inserting(&self) -> bool {
+        self.writer.get().is_some()
+    }
+
     /// The writer, once inserting has started.
     pub fn writer(&self) -> Option<&Arc<WalWriter>> {
         self.writer.get()
