@@ -3,7 +3,10 @@
 //! Bottom-up, one module per PostgreSQL concept:
 //!
 //! ```text
+//!   heapam_xlog  redo of heap, full-page-image and relation-file records
+//!     |
 //!   heapam   insert / update / delete / fetch / scan; the only writer of heap pages
+//!     |      heapam::pruneheap: pruning and VACUUM's heap pass
 //!     |  \
 //!     |   hio      RelationGetBufferForTuple: target block, FSM, extension
 //!     |    |  \
@@ -16,7 +19,9 @@
 //!   bufpage  slotted page layout (header, line pointers, tuples growing down)
 //!   htup     tuple header (xmin, xmax, cmin, cmax, ctid, infomask + hint bits)
 //!   index    in-memory ordered indexes: encoded key bytes -> tids
-//!   ../visibility.rs  HeapTupleSatisfies{MVCC,Update,Dirty}
+//!   heapam_visibility  HeapTupleSatisfies{MVCC,Update,Dirty,Vacuum}
+//!   rowcodec / keycodec  row values <-> tuple data, index keys
+//!   xloginsert  the node's WAL handle (page-change logging, hot records)
 //! ```
 //!
 //! ## Lock order
