@@ -49,6 +49,9 @@ pub mod sqlstate {
     pub const LOCK_NOT_AVAILABLE: &str = "55P03";
     pub const ADMIN_SHUTDOWN: &str = "57P01";
     pub const CANNOT_CONNECT_NOW: &str = "57P03";
+    /// 28000 invalid_authorization_specification (no pg_hba.conf entry,
+    /// role may not log in).
+    pub const INVALID_AUTHORIZATION_SPECIFICATION: &str = "28000";
     pub const TOO_MANY_CONNECTIONS: &str = "53300";
     pub const OUT_OF_MEMORY: &str = "53200";
     pub const DISK_FULL: &str = "53100";

@@ -90,12 +90,32 @@ pub trait Backend: Send + 'static {
     }
 }
 
+/// How a client authenticates (pg_hba.conf's methods; the session loop
+/// runs the exchange each one needs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// Let the client in without asking (AuthenticationOk at once).
+    Trust,
+}
+
 /// Makes backends for new connections and tells the server what to report.
 pub trait BackendFactory: Send + Sync + 'static {
     /// The backend type.
     type Backend: Backend;
-    /// A backend for a client that sent these startup parameters. An error
-    /// is sent as FATAL and the connection closed (53300, 57P03 …).
+    /// The authentication hook (ClientAuthentication): how the client at
+    /// `peer` with these startup parameters proves who it is, before any
+    /// backend is made. An error is sent as FATAL and the connection
+    /// closed. The default, and all a node does today, is `trust`.
+    fn authentication(
+        &self,
+        _params: &[(String, String)],
+        _peer: std::net::SocketAddr,
+    ) -> PgResult<AuthMethod> {
+        Ok(AuthMethod::Trust)
+    }
+    /// A backend for a client that sent these startup parameters (and
+    /// passed [`BackendFactory::authentication`]). An error is sent as
+    /// FATAL and the connection closed (53300, 57P03 …).
     fn connect(&self, params: &[(String, String)]) -> PgResult<Self::Backend>;
     /// The ParameterStatus messages sent after AuthenticationOk.
     fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)>;

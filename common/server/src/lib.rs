@@ -56,7 +56,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{error, warn};
 
-pub use backend::{Backend, BackendFactory, StatementInfo};
+pub use backend::{AuthMethod, Backend, BackendFactory, StatementInfo};
 pub use cancel::CancelRegistry;
 
 use postgres::{run_connection, Shared};

@@ -54,7 +54,7 @@ use tokio::sync::watch;
 use tokio_util::codec::Decoder;
 use tracing::{debug, error, info};
 
-use super::backend::{Backend, BackendFactory, StatementInfo};
+use super::backend::{AuthMethod, Backend, BackendFactory, StatementInfo};
 use super::backend::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use super::cancel::CancelRegistry;
 use super::stop::{Stop, StopWatch};
@@ -318,7 +318,13 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         }
     }
 
-    let backend = match run_blocking(|| shared.factory.connect(&params)) {
+    // Authentication, then the backend. Trust is the only method: the
+    // exchange is the AuthenticationOk sent below.
+    let admitted = shared
+        .factory
+        .authentication(&params, peer)
+        .and_then(|AuthMethod::Trust| run_blocking(|| shared.factory.connect(&params)));
+    let backend = match admitted {
         Ok(b) => b,
         Err(e) => {
             let e = PgError {

@@ -18,7 +18,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use super::backend::{Backend, BackendFactory, StatementInfo};
+use super::backend::{AuthMethod, Backend, BackendFactory, StatementInfo};
 use super::backend::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
@@ -284,6 +284,22 @@ struct MockFactory {
 
 impl BackendFactory for MockFactory {
     type Backend = Mock;
+    fn authentication(
+        &self,
+        params: &[(String, String)],
+        peer: std::net::SocketAddr,
+    ) -> PgResult<AuthMethod> {
+        if params.iter().any(|(k, v)| k == "user" && v == "intruder") {
+            return Err(PgError::new(
+                sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
+                format!(
+                    "no pg_hba.conf entry for host \"{}\", user \"intruder\"",
+                    peer.ip()
+                ),
+            ));
+        }
+        Ok(AuthMethod::Trust)
+    }
     fn connect(&self, params: &[(String, String)]) -> PgResult<Mock> {
         if params.iter().any(|(k, v)| k == "user" && v == "reject") {
             return Err(PgError::new(
@@ -431,6 +447,27 @@ async fn rejected_session_gets_fatal() {
         .err()
         .unwrap();
     assert_eq!(err.code(), Some(sqlstate::TOO_MANY_CONNECTIONS));
+    srv.shutdown().await;
+}
+
+/// The authentication hook runs before any backend is made: a client it
+/// refuses gets its FATAL (28000) although `connect` would have let it in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authentication_hook_refuses_before_connect() {
+    let srv = TestServer::start().await;
+    let err = Client::connect(srv.addr, &[("user", "intruder")])
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(
+        err.code(),
+        Some(sqlstate::INVALID_AUTHORIZATION_SPECIFICATION)
+    );
+    let mut c = srv.client().await;
+    assert!(
+        c.simple_query("rows 1").await.is_ok(),
+        "others still served"
+    );
     srv.shutdown().await;
 }
 
