@@ -119,6 +119,10 @@ impl BackendFactory for Sessions {
     fn max_message_size(&self) -> usize {
         self.node.config().max_message_size()
     }
+
+    fn session_cores(&self) -> usize {
+        self.node.config().int("session_cores").max(0) as usize
+    }
 }
 
 /// Opens the database, listens, serves until a shutdown signal. The error is

@@ -243,6 +243,9 @@ impl BackendFactory for StandbyFactory {
     fn max_message_size(&self) -> usize {
         self.sessions.max_message_size()
     }
+    fn session_cores(&self) -> usize {
+        self.sessions.session_cores()
+    }
 }
 
 /// End of valid WAL from `start` (where the writer continues).

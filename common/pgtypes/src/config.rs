@@ -90,6 +90,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "maximum concurrent client connections",
     ),
     def(
+        "session_cores",
+        "0",
+        Unit::None,
+        Context::Postmaster,
+        "session event loops, one thread each (0: one per CPU)",
+    ),
+    def(
         "max_prepared_transactions",
         "0",
         Unit::None,
@@ -684,6 +691,10 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
             _ => Err(bad()),
         },
         "max_message_size" | "wal_segment_size" => parse_bytes(value).map(|_| ()).ok_or_else(bad),
+        "session_cores" => match value.trim().parse::<u32>() {
+            Ok(n) if n <= 1024 => Ok(()),
+            _ => Err(bad()),
+        },
         _ => {
             if def.unit != Unit::None
                 || def.default.chars().all(|c| c.is_ascii_digit()) && !def.default.is_empty()

@@ -5,10 +5,10 @@
 //! scripted backend of the server's own tests).
 //!
 //! The methods are synchronous: the SQL layer may block (lock waits, WAL
-//! flush) or run long (scans, DDL, COPY). The session loop hands the
-//! runtime worker off (`block_in_place`) around such calls and runs only
+//! flush) or run long (scans, DDL, COPY). The session loop hands its core's
+//! worker off (`block_in_place`) around such calls and runs only
 //! statements that [`StatementInfo::runs_briefly`] inline; see
-//! [`super::postgres`].
+//! [`super::postgres`] and [`super::cores`].
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -121,6 +121,11 @@ pub trait BackendFactory: Send + Sync + 'static {
     fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)>;
     /// The `max_message_size` setting, in bytes.
     fn max_message_size(&self) -> usize;
+    /// How many per-core session runtimes to run (`session_cores`; 0: one
+    /// per CPU).
+    fn session_cores(&self) -> usize {
+        0
+    }
 }
 
 /// One column of a RowDescription.

@@ -30,15 +30,15 @@ struct Entry {
 }
 
 /// A registered session; unregisters on drop.
-pub struct CancelKey<'a> {
-    registry: &'a CancelRegistry,
+pub struct CancelKey {
+    registry: Arc<CancelRegistry>,
     /// The pid sent in BackendKeyData.
     pub pid: i32,
     /// The secret key sent in BackendKeyData.
     pub key: i32,
 }
 
-impl Drop for CancelKey<'_> {
+impl Drop for CancelKey {
     fn drop(&mut self) {
         self.registry.sessions.lock().remove(&self.pid);
     }
@@ -69,7 +69,7 @@ impl CancelRegistry {
     }
 
     /// Registers a session's cancel flag under a fresh (pid, key).
-    pub fn register(&self, flag: Arc<AtomicBool>) -> CancelKey<'_> {
+    pub fn register(self: &Arc<Self>, flag: Arc<AtomicBool>) -> CancelKey {
         let key = self.random_key();
         let mut sessions = self.sessions.lock();
         let pid = loop {
@@ -85,7 +85,7 @@ impl CancelRegistry {
         };
         sessions.insert(pid, Entry { key, flag });
         CancelKey {
-            registry: self,
+            registry: self.clone(),
             pid,
             key,
         }
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn cancel_needs_the_right_key() {
-        let r = CancelRegistry::new();
+        let r = Arc::new(CancelRegistry::new());
         let flag = Arc::new(AtomicBool::new(false));
         let k = r.register(flag.clone());
         assert!(!r.cancel(k.pid, k.key.wrapping_add(1)), "wrong key ignored");
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn pids_are_distinct_and_keys_vary() {
-        let r = CancelRegistry::new();
+        let r = Arc::new(CancelRegistry::new());
         let a = r.register(Arc::new(AtomicBool::new(false)));
         let b = r.register(Arc::new(AtomicBool::new(false)));
         assert_ne!(a.pid, b.pid);

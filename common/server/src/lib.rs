@@ -37,6 +37,7 @@
 
 pub mod backend;
 pub mod cancel;
+pub mod cores;
 pub mod postgres;
 mod stop;
 mod values;
@@ -53,13 +54,13 @@ use std::time::Duration;
 use bytes::BytesMut;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use tokio::task::JoinSet;
-use tracing::{error, warn};
+use tracing::warn;
 
 pub use backend::{AuthMethod, Backend, BackendFactory, StatementInfo};
 pub use cancel::CancelRegistry;
+pub use cores::SessionCores;
 
-use postgres::{run_connection, Shared};
+use postgres::{run_connection, Live, Shared};
 
 /// The node's tokio runtime: multi-threaded, with `TOKIO_WORKER_THREADS`
 /// workers when that is set (the number of CPUs otherwise). The variable
@@ -127,37 +128,65 @@ pub async fn serve<F: BackendFactory>(
 }
 
 /// [`serve`], with replication connections handed to `replication`
-/// (refused when there is none).
+/// (refused when there is none). Sessions run on the factory's
+/// [`BackendFactory::session_cores`] per-core runtimes ([`cores`]); the
+/// accept loop, the balancer and replication connections run on the
+/// calling runtime.
 pub async fn serve_replicated<F: BackendFactory>(
     factory: F,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
     replication: Option<Arc<dyn ReplicationHandler>>,
 ) -> std::io::Result<()> {
+    let cores = SessionCores::new(factory.session_cores(), cores::Balance::default())?;
+    serve_on(factory, listener, shutdown, replication, cores).await
+}
+
+/// [`serve_replicated`] on the given session runtimes.
+pub async fn serve_on<F: BackendFactory>(
+    factory: F,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    replication: Option<Arc<dyn ReplicationHandler>>,
+    cores: Arc<SessionCores>,
+) -> std::io::Result<()> {
     let shared = Arc::new(Shared {
         factory,
-        cancel: CancelRegistry::new(),
+        cancel: Arc::new(CancelRegistry::new()),
         replication,
         stop: stop::Stop::new(),
+        service: tokio::runtime::Handle::current(),
+        live: Live::new(),
     });
     // Two forms of one signal: sessions wait on `shared.stop` (no shared
     // lock per socket wait, see `stop`), a walsender on the watch it is
     // handed with its connection.
     let (stop_tx, stop_rx) = watch::channel(false);
-    let mut tasks: JoinSet<()> = JoinSet::new();
+    let balancer = tokio::spawn(cores.clone().balance());
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
             biased;
             _ = &mut shutdown => break,
-            Some(res) = tasks.join_next(), if !tasks.is_empty() => {
-                if let Err(e) = res {
-                    error!("connection task failed: {e}");
-                }
-            }
             res = listener.accept() => match res {
                 Ok((stream, peer)) => {
-                    tasks.spawn(run_connection(shared.clone(), stream, peer, stop_rx.clone()));
+                    // The socket leaves this runtime's epoll for its core's.
+                    let stream = match stream.into_std() {
+                        Ok(s) => s,
+                        Err(e) => {
+                            warn!("could not hand over a new connection: {e}");
+                            continue;
+                        }
+                    };
+                    let seat = cores.place();
+                    let live = shared.live.enter();
+                    let (shared, stop_rx) = (shared.clone(), stop_rx.clone());
+                    cores.spawn(seat.core(), async move {
+                        match TcpStream::from_std(stream) {
+                            Ok(stream) => run_connection(shared, stream, peer, stop_rx, seat, live).await,
+                            Err(e) => warn!("could not register a new connection: {e}"),
+                        }
+                    });
                 }
                 Err(e) => {
                     // EMFILE and friends: back off briefly instead of spinning.
@@ -171,10 +200,7 @@ pub async fn serve_replicated<F: BackendFactory>(
     let _ = stop_tx.send(true);
     shared.stop.stop();
     shared.cancel.cancel_all();
-    while let Some(res) = tasks.join_next().await {
-        if let Err(e) = res {
-            error!("connection task failed: {e}");
-        }
-    }
+    shared.live.all_ended().await;
+    balancer.abort();
     Ok(())
 }

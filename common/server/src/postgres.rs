@@ -41,11 +41,13 @@
 //!   connection, after a FATAL ErrorResponse.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -56,7 +58,8 @@ use tracing::{debug, error, info};
 
 use super::backend::{AuthMethod, Backend, BackendFactory, StatementInfo};
 use super::backend::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
-use super::cancel::CancelRegistry;
+use super::cancel::{CancelKey, CancelRegistry};
+use super::cores::Seat;
 use super::stop::{Stop, StopWatch};
 use super::values::{check_format, decode_param, write_value};
 use pgtypes::blocking::run_blocking;
@@ -84,11 +87,60 @@ pub(crate) struct Shared<F> {
     /// Makes backends.
     pub factory: F,
     /// Cancel keys of live sessions.
-    pub cancel: CancelRegistry,
+    pub cancel: Arc<CancelRegistry>,
     /// Where `replication=true` connections go (None: normal sessions).
     pub replication: Option<Arc<dyn super::ReplicationHandler>>,
     /// The server's stop signal, as sessions wait for it.
     pub stop: Arc<Stop>,
+    /// The runtime of the accept loop, where replication connections go.
+    pub service: tokio::runtime::Handle,
+    /// Connections not yet ended, for shutdown to wait on.
+    pub live: Arc<Live>,
+}
+
+/// The number of connections not yet ended. A connection's task may move
+/// between cores (and a replication connection to the service runtime), so
+/// shutdown waits on this count rather than on task handles.
+pub(crate) struct Live {
+    count: AtomicUsize,
+    zero: tokio::sync::Notify,
+}
+
+/// One live connection; counted until dropped (also when its task panics).
+pub(crate) struct LiveGuard(Arc<Live>);
+
+impl Live {
+    pub(crate) fn new() -> Arc<Live> {
+        Arc::new(Live {
+            count: AtomicUsize::new(0),
+            zero: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// Counts a new connection.
+    pub(crate) fn enter(self: &Arc<Self>) -> LiveGuard {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        LiveGuard(self.clone())
+    }
+
+    /// Waits until every connection has ended.
+    pub(crate) async fn all_ended(&self) {
+        loop {
+            let ended = self.zero.notified();
+            if self.count.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            ended.await;
+        }
+    }
+}
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.zero.notify_waiters();
+        }
+    }
 }
 
 /// Longest query text parsed inline: parsing and planning cost grows with
@@ -154,10 +206,34 @@ struct Wire {
     pending: Option<Result<FrontendMessage, MessageError>>,
     /// The server's stop signal (see [`super::stop`]: no shared lock per wait).
     stop: StopWatch,
+    /// True on a multi-thread runtime (a session core), where a statement
+    /// may leave the async context to write a large result mid-way.
     multi_thread: bool,
 }
 
 impl Wire {
+    fn new(stream: TcpStream, codec: ServerCodec, rbuf: BytesMut, stop: StopWatch) -> Wire {
+        let multi_thread = matches!(
+            tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread)
+        );
+        Wire {
+            stream,
+            codec,
+            rbuf,
+            out: BytesMut::with_capacity(WRITE_BUF_INITIAL),
+            pending: None,
+            stop,
+            multi_thread,
+        }
+    }
+
+    /// True when a complete message (or a decoded one) is already here:
+    /// the session is not at an idle point.
+    fn has_input(&self) -> bool {
+        self.pending.is_some() || !self.rbuf.is_empty()
+    }
+
     /// Checked after every message, so it must be cheap: one atomic load
     /// of a flag nobody writes until shutdown.
     fn shutting_down(&self) -> bool {
@@ -262,11 +338,14 @@ fn to_input(item: Result<FrontendMessage, MessageError>) -> Input {
 }
 
 /// Serves one accepted connection to its end. Never panics on input.
+/// Runs on the connection's core (`seat`); `live` counts it until it ends.
 pub(crate) async fn run_connection<F: BackendFactory>(
     shared: Arc<Shared<F>>,
     stream: TcpStream,
     peer: SocketAddr,
     shutdown: watch::Receiver<bool>,
+    seat: Seat,
+    live: LiveGuard,
 ) {
     // `shutdown` only travels on to a walsender (its API); the session
     // itself waits on `shared.stop`.
@@ -276,19 +355,12 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         peer.port()
     );
     let _ = stream.set_nodelay(true);
-    let multi_thread = matches!(
-        tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
-        Ok(tokio::runtime::RuntimeFlavor::MultiThread)
-    );
-    let mut wire = Wire {
+    let mut wire = Wire::new(
         stream,
-        codec: ServerCodec::new(shared.factory.max_message_size()),
-        rbuf: BytesMut::with_capacity(READ_BUF_INITIAL),
-        out: BytesMut::with_capacity(WRITE_BUF_INITIAL),
-        pending: None,
-        stop: shared.stop.subscribe(),
-        multi_thread,
-    };
+        ServerCodec::new(shared.factory.max_message_size()),
+        BytesMut::with_capacity(READ_BUF_INITIAL),
+        shared.stop.subscribe(),
+    );
 
     // Startup phase.
     let params = match tokio::time::timeout(STARTUP_TIMEOUT, startup(&shared, &mut wire)).await {
@@ -306,14 +378,34 @@ pub(crate) async fn run_connection<F: BackendFactory>(
 
     if let Some(handler) = &shared.replication {
         if super::is_replication_request(&params) {
-            let conn = super::ReplicationConnection {
-                stream: wire.stream,
-                buffered: wire.rbuf,
-                params,
-                peer,
-                shutdown,
+            // A walsender is a long-running service, not a session: it runs
+            // on the service runtime and leaves this core.
+            drop(seat);
+            let stream = match wire.stream.into_std() {
+                Ok(s) => s,
+                Err(e) => {
+                    debug!("could not hand over replication connection from {peer}: {e}");
+                    return;
+                }
             };
-            handler.handle(conn).await;
+            let handler = handler.clone();
+            let buffered = wire.rbuf;
+            drop(shared.service.spawn(async move {
+                let _live = live;
+                match TcpStream::from_std(stream) {
+                    Ok(stream) => {
+                        let conn = super::ReplicationConnection {
+                            stream,
+                            buffered,
+                            params,
+                            peer,
+                            shutdown,
+                        };
+                        handler.handle(conn).await;
+                    }
+                    Err(e) => debug!("could not register replication connection from {peer}: {e}"),
+                }
+            }));
             return;
         }
     }
@@ -377,18 +469,108 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         statements: HashMap::new(),
         portals: HashMap::new(),
         ignore_till_sync: false,
+        seat,
     };
-    let result = match session.wire.flush().await {
-        Ok(()) => session.run().await,
-        Err(e) => Err(Close::Io(e)),
-    };
-    if let Err(close) = result {
-        finish(&mut session.wire, close, peer).await;
+    if let Err(e) = session.wire.flush().await {
+        finish(&mut session.wire, Close::Io(e), peer).await;
+        return;
     }
-    // Dropping the backend aborts any open transaction and frees its slot.
-    drop(session);
-    drop(key);
-    debug!("disconnection: host={} port={}", peer.ip(), peer.port());
+    drive(
+        session,
+        Owned {
+            _key: key,
+            peer,
+            _live: live,
+        },
+    )
+    .await
+}
+
+/// What a session carries with it from core to core besides its loop.
+struct Owned {
+    /// Its cancel registration (unregistered when the session ends).
+    _key: CancelKey,
+    peer: SocketAddr,
+    /// Counts the connection as live until it ends.
+    _live: LiveGuard,
+}
+
+/// Runs `session` to its end, or until it moves to another core: then its
+/// socket leaves this core's event loop and the session goes on as a new
+/// task there, with all its state.
+fn drive<B: Backend>(
+    mut session: SessionLoop<B>,
+    owned: Owned,
+) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    Box::pin(async move {
+        let peer = owned.peer;
+        match session.run().await {
+            Ok(Exit::Ended) => {}
+            Ok(Exit::Move) => {
+                let SessionLoop {
+                    wire,
+                    backend,
+                    cancel,
+                    conflict,
+                    statements,
+                    portals,
+                    ignore_till_sync,
+                    seat,
+                } = session;
+                let Wire {
+                    stream,
+                    codec,
+                    rbuf,
+                    out,
+                    pending,
+                    stop,
+                    multi_thread,
+                } = wire;
+                let stream = match stream.into_std() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        debug!("connection to {peer} lost while moving it: {e}");
+                        return;
+                    }
+                };
+                let cores = seat.cores().clone();
+                cores.spawn(seat.core(), async move {
+                    let stream = match TcpStream::from_std(stream) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            debug!("connection to {peer} lost while moving it: {e}");
+                            return;
+                        }
+                    };
+                    let session = SessionLoop {
+                        wire: Wire {
+                            stream,
+                            codec,
+                            rbuf,
+                            out,
+                            pending,
+                            stop,
+                            multi_thread,
+                        },
+                        backend,
+                        cancel,
+                        conflict,
+                        statements,
+                        portals,
+                        ignore_till_sync,
+                        seat,
+                    };
+                    drive(session, owned).await
+                });
+                return;
+            }
+            Err(close) => finish(&mut session.wire, close, peer).await,
+        }
+        // Dropping the backend aborts any open transaction and frees its slot.
+        drop(session);
+        drop(owned);
+        debug!("disconnection: host={} port={}", peer.ip(), peer.port());
+    })
 }
 
 /// Ends a connection for `close`, telling the client why where possible.
@@ -488,6 +670,16 @@ struct SessionLoop<B: Backend> {
     statements: HashMap<String, Stmt<B>>,
     portals: HashMap<String, Portal<B>>,
     ignore_till_sync: bool,
+    /// Where the session runs, and its load counters there.
+    seat: Seat,
+}
+
+/// How [`SessionLoop::run`] ended without an error.
+enum Exit {
+    /// Terminate or end of input.
+    Ended,
+    /// The balancer moved the session to another core ([`Seat::claim_move`]).
+    Move,
 }
 
 /// The ResultSink the executor writes into: DataRows go straight into the
@@ -660,7 +852,7 @@ enum RunEnd {
 }
 
 impl<B: Backend> SessionLoop<B> {
-    async fn run(&mut self) -> Result<(), Close> {
+    async fn run(&mut self) -> Result<Exit, Close> {
         loop {
             // idle_in_transaction_session_timeout: only while a transaction
             // block is open and the client owes us its next message.
@@ -676,6 +868,7 @@ impl<B: Backend> SessionLoop<B> {
             };
             let msg = match self.wire.read_waking(idle_limit, wake).await? {
                 Input::Msg(m) => m,
+                Input::Eof => return Ok(Exit::Ended),
                 Input::Interrupt => match self.backend.idle_interrupt() {
                     Some(e) => return Err(Close::Protocol(ProtocolError::Fatal(e))),
                     None => continue,
@@ -684,7 +877,6 @@ impl<B: Backend> SessionLoop<B> {
                     self.message_error(e).await?;
                     continue;
                 }
-                Input::Eof => return Ok(()),
                 Input::Shutdown => return Err(Close::Shutdown),
                 Input::IdleTimeout => {
                     let e = PgError::fatal(
@@ -699,11 +891,15 @@ impl<B: Backend> SessionLoop<B> {
             {
                 continue;
             }
+            let began = Instant::now();
+            // ReadyForQuery went out: the client owes the next message.
+            let mut ready = false;
             let res = match msg {
                 FrontendMessage::Query(sql) => {
                     self.simple_query(&sql).await?;
                     write_ready_for_query(&mut self.wire.out, self.backend.tx_status().byte());
                     self.wire.flush().await?;
+                    ready = true;
                     Ok(())
                 }
                 FrontendMessage::Parse {
@@ -742,6 +938,7 @@ impl<B: Backend> SessionLoop<B> {
                     }
                     write_ready_for_query(&mut self.wire.out, self.backend.tx_status().byte());
                     self.wire.flush().await?;
+                    ready = true;
                     Ok(())
                 }
                 FrontendMessage::Flush => {
@@ -752,7 +949,7 @@ impl<B: Backend> SessionLoop<B> {
                 FrontendMessage::CopyData(_)
                 | FrontendMessage::CopyDone
                 | FrontendMessage::CopyFail(_) => Ok(()),
-                FrontendMessage::Terminate => return Ok(()),
+                FrontendMessage::Terminate => return Ok(Exit::Ended),
                 FrontendMessage::PasswordMessage(_) => {
                     return Err(Close::Protocol(ProtocolError::UnknownType(b'p')));
                 }
@@ -769,6 +966,13 @@ impl<B: Backend> SessionLoop<B> {
             }
             if self.wire.shutting_down() {
                 return Err(Close::Shutdown);
+            }
+            self.seat.ran(began.elapsed());
+            // Move only at an idle point: nothing of the client's is
+            // buffered, so nothing is read on one core and answered on
+            // another.
+            if ready && !self.wire.has_input() && self.seat.claim_move().is_some() {
+                return Ok(Exit::Move);
             }
         }
     }

@@ -339,6 +339,12 @@ struct TestServer {
 
 impl TestServer {
     async fn start() -> TestServer {
+        let cores = super::SessionCores::new(2, Default::default()).unwrap();
+        TestServer::start_on(cores).await
+    }
+
+    /// A server whose sessions run on `cores`.
+    async fn start_on(cores: Arc<super::SessionCores>) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Log::default()));
@@ -347,9 +353,10 @@ impl TestServer {
             log: log.clone(),
             max_message_size: 1 << 20,
         };
-        let handle = tokio::spawn(super::serve(factory, listener, async move {
+        let shutdown = async move {
             let _ = rx.await;
-        }));
+        };
+        let handle = tokio::spawn(super::serve_on(factory, listener, shutdown, None, cores));
         TestServer {
             addr,
             log,
@@ -1152,11 +1159,16 @@ async fn idle_connection_state_is_small() {
     };
     let shared = Arc::new(super::postgres::Shared {
         factory,
-        cancel: super::CancelRegistry::new(),
+        cancel: Arc::new(super::CancelRegistry::new()),
         replication: None,
         stop: super::stop::Stop::new(),
+        service: tokio::runtime::Handle::current(),
+        live: super::postgres::Live::new(),
     });
-    let fut = super::postgres::run_connection(shared, stream, addr, rx);
+    let cores = super::SessionCores::new(1, Default::default()).unwrap();
+    let seat = cores.place();
+    let live = shared.live.enter();
+    let fut = super::postgres::run_connection(shared, stream, addr, rx, seat, live);
     let size = std::mem::size_of_val(&fut);
     let total = size + super::postgres::READ_BUF_INITIAL + super::postgres::WRITE_BUF_INITIAL;
     eprintln!("connection future {size} bytes, total {total}");
@@ -1284,5 +1296,78 @@ async fn real_psql_talks_to_the_session_loop() {
         "stderr: {stderr}"
     );
     assert!(stderr.contains("mock failure"), "{stderr}");
+    srv.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn busy_sessions_spread_over_the_cores() {
+    // 1. Two cores, a balancer that acts on any gap; four clients land
+    //    0, 1, 0, 1 by placement.
+    let balance = super::cores::Balance {
+        tick: Duration::from_millis(20),
+        min_gap: 0.0,
+    };
+    let cores = super::SessionCores::new(2, balance).unwrap();
+    let srv = TestServer::start_on(cores.clone()).await;
+    let mut clients = Vec::new();
+    for _ in 0..4 {
+        let c = srv.pg().await;
+        c.simple_query("rows 1").await.unwrap();
+        clients.push(c);
+    }
+    let sessions =
+        |cores: &super::SessionCores| cores.stats().iter().map(|s| s.sessions).collect::<Vec<_>>();
+    assert_eq!(sessions(&cores), vec![2, 2], "placed evenly");
+
+    // 2. The two on core 1 leave: both busy sessions share core 0.
+    let c3 = clients.pop().unwrap();
+    let c2 = clients.pop().unwrap();
+    let c1 = clients.pop().unwrap();
+    let c0 = clients.pop().unwrap();
+    drop((c1, c3));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while sessions(&cores) != vec![2, 0] {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sessions did not end: {:?}",
+            cores.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+
+    // 3. Each prepares a statement, then both keep core 0 busy until the
+    //    balancer has moved one of them to core 1.
+    let mut busy = Vec::new();
+    for c in [c0, c2] {
+        let stmt = c.prepare("echo $1").await.unwrap();
+        let cores = cores.clone();
+        busy.push(tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+            while cores.stats()[1].moved_in == 0 {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "no move: {:?}",
+                    cores.stats()
+                );
+                c.simple_query("rows 50").await.unwrap();
+            }
+            (c, stmt)
+        }));
+    }
+    let mut after = Vec::new();
+    for b in busy {
+        after.push(b.await.unwrap());
+    }
+    assert_eq!(
+        sessions(&cores),
+        vec![1, 1],
+        "one session moved to the idle core"
+    );
+
+    // 4. The moved session kept its state: prepared statements still run.
+    for (c, stmt) in &after {
+        let rows = c.query(stmt, &[&"moved"]).await.unwrap();
+        assert_eq!(rows.len(), 1, "prepared statement survives the move");
+    }
     srv.shutdown().await;
 }
