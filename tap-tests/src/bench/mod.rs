@@ -38,6 +38,7 @@
 //! * **Nothing hangs.** Every pgbench has a deadline (its duration plus a
 //!   margin) after which it is killed and the point recorded as failed.
 
+pub mod cgroup;
 pub mod cleanup;
 pub mod copy;
 pub mod goals;

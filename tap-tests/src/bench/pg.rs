@@ -154,8 +154,8 @@ impl PgPair {
                 ]),
         )?;
         let conf = format!(
-            "\n# Added by hotpair bench\nport = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n{}wal_level = replica\nmax_wal_senders = 10\nhot_standby = on\n",
-            pair.primary.port,
+            "\n# Added by hotpair bench\n{}{}",
+            where_to_listen(pair.primary.port),
             settings.conf_lines()
         );
         append(&pair.primary.data_dir.join("postgresql.conf"), &conf)?;
@@ -343,6 +343,22 @@ impl Drop for PgPair {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The only lines besides [`Settings::conf_lines`] either PostgreSQL gets:
+/// where to listen. Everything else is PostgreSQL 15's default — streaming
+/// needs nothing more (`wal_level = replica`, `max_wal_senders = 10` and
+/// `hot_standby = on` are the defaults).
+pub fn where_to_listen(port: u16) -> String {
+    format!("port = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n")
+}
+
+/// The header line saying how PostgreSQL is configured.
+pub fn defaults_line() -> String {
+    "PostgreSQL: initdb -A trust -E UTF8 --locale=C (hotpair compares bytewise, as the C collation does), \
+     then its defaults apart from the matched settings above and port / listen_addresses = '127.0.0.1' / \
+     unix_socket_directories = '' (TCP only, as hotpair); the standby is pg_basebackup -R -X stream"
+        .to_string()
 }
 
 fn append(path: &Path, text: &str) -> Result<(), String> {

@@ -33,7 +33,9 @@ use tap_tests::bench::profile::ProfileSpec;
 use tap_tests::bench::report::{json_str, Table};
 use tap_tests::bench::target::{Kind, Target};
 use tap_tests::bench::workloads::{self, Ctx};
-use tap_tests::bench::{cleanup, copy, goals, latency, pg, pgbench, svg, sysinfo, RunConfig};
+use tap_tests::bench::{
+    cgroup, cleanup, copy, goals, latency, pg, pgbench, svg, sysinfo, RunConfig,
+};
 
 /// Every workload, in run order.
 const WORKLOADS: [&str; 9] = [
@@ -202,6 +204,10 @@ fn main() -> ExitCode {
     let work_cleanup =
         (!args.keep).then(|| cleanup::register(cleanup::Action::RemoveDir(work_path.clone())));
     cleanup::install_signal_handler();
+    // Created before any server starts, so every server can be moved in.
+    if let Err(why) = cgroup::root() {
+        eprintln!("bench: no cgroups ({why}); CPU is read from /proc");
+    }
     // Harness nodes live in the work directory and are always hotpair.
     std::env::set_var("HOTPAIR_TAP_TMPDIR", work_path.join("hotpair"));
     std::env::remove_var("HOTPAIR_TAP_POSTGRES_BINDIR");
@@ -265,13 +271,20 @@ fn main() -> ExitCode {
                 "; no standbys (--no-standby)"
             }
         ),
+        pg::defaults_line(),
         format!(
             "pgbench: -n -T {} -j min(clients,2), scale {}, TCP 127.0.0.1; open-file limit {}",
             cfg.duration,
             cfg.scale,
             nofile_soft()
         ),
+        cgroup::method(),
     ];
+    for t in [&hotpair, &postgres] {
+        if t.primary.is_ok() {
+            header.push(format!("CPU of {}", t.cpu_method()));
+        }
+    }
     for t in [&hotpair, &postgres] {
         if let Err(e) = &t.primary {
             header.push(format!("{}: {}", t.name, e));
@@ -335,6 +348,7 @@ fn main() -> ExitCode {
     for t in ctx.targets.iter_mut() {
         t.shutdown();
     }
+    cgroup::remove_root();
 
     let mut status = ExitCode::SUCCESS;
     if !args.no_write {
