@@ -222,11 +222,22 @@ impl Target {
         }
     }
 
-    /// Starts a PostgreSQL primary + standby with `settings`.
+    /// Starts a PostgreSQL primary + standby with `settings`, accounted in
+    /// the cgroup `postgres`.
     pub fn postgres(
         bindir: &std::path::Path,
         work_dir: &std::path::Path,
         settings: &Settings,
+    ) -> Target {
+        Target::postgres_in(bindir, work_dir, settings, "postgres")
+    }
+
+    /// [`Target::postgres`] accounted in the cgroup `cgroup_name`.
+    pub fn postgres_in(
+        bindir: &std::path::Path,
+        work_dir: &std::path::Path,
+        settings: &Settings,
+        cgroup_name: &str,
     ) -> Target {
         match PgPair::start(bindir, work_dir, settings) {
             Ok(pair) => {
@@ -254,7 +265,7 @@ impl Target {
                     cgroup_why: String::new(),
                     inner: Inner::Postgres(Some(pair)),
                 };
-                target.join_cgroup("postgres");
+                target.join_cgroup(cgroup_name);
                 target
             }
             Err(e) => {
@@ -404,6 +415,55 @@ impl Target {
             Some(g) => format!("{}: cgroup {}", self.name, g.path.display()),
             None => format!("{}: /proc ({})", self.name, self.cgroup_why),
         }
+    }
+
+    /// Memory of one node now ([`Target::memory`] for the primary).
+    pub fn node_memory(&self, standby: bool) -> Result<ServerMem, String> {
+        if !standby {
+            return self.memory();
+        }
+        match &self.inner {
+            Inner::Hotpair {
+                standby: Some(b), ..
+            } => {
+                b.0.pid()
+                    .and_then(sysinfo::single_process)
+                    .ok_or_else(|| "cannot read the hotpair standby's memory".to_string())
+            }
+            Inner::Postgres(Some(pair)) => pair
+                .standby
+                .as_ref()
+                .ok()
+                .and_then(|s| s.postmaster_pid())
+                .and_then(sysinfo::process_tree)
+                .ok_or_else(|| "cannot read the PostgreSQL standby's memory".to_string()),
+            _ => Err(self.standby().err().unwrap_or_default()),
+        }
+    }
+
+    /// The open-file limit (soft) of a node's server process.
+    pub fn node_nofile(&self, standby: bool) -> Option<u64> {
+        let pid = match &self.inner {
+            Inner::Hotpair {
+                node, standby: sb, ..
+            } => {
+                if standby {
+                    sb.as_ref().and_then(|b| b.0.pid())
+                } else {
+                    node.as_ref().and_then(Node::pid)
+                }
+            }
+            Inner::Postgres(Some(pair)) => {
+                if standby {
+                    pair.standby.as_ref().ok().and_then(|s| s.postmaster_pid())
+                } else {
+                    pair.primary.postmaster_pid()
+                }
+            }
+            Inner::Postgres(None) => None,
+        }?;
+        let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
+        sysinfo::parse_nofile_soft(&limits)
     }
 
     /// CPU time (µs) the system — primary and standby — has used so far:
