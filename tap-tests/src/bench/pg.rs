@@ -159,6 +159,12 @@ impl PgPair {
             settings.conf_lines()
         );
         append(&pair.primary.data_dir.join("postgresql.conf"), &conf)?;
+        // initdb trusts 127.0.0.1 only; the many-sessions workload connects
+        // from 127.0.0.2 and up (hotpair accepts any address).
+        append(
+            &pair.primary.data_dir.join("pg_hba.conf"),
+            "host all all 127.0.0.0/8 trust\n",
+        )?;
 
         // 2. Start it.
         pair.pg_ctl_start(false)?;
@@ -334,7 +340,7 @@ pub fn where_to_listen(port: u16) -> String {
 pub fn defaults_line() -> String {
     "PostgreSQL: initdb -A trust -E UTF8 --locale=C (hotpair compares bytewise, as the C collation does), \
      then its defaults apart from the matched settings above and port / listen_addresses = '127.0.0.1' / \
-     unix_socket_directories = '' (TCP only, as hotpair); the standby is pg_basebackup -R -X stream"
+     unix_socket_directories = '' (TCP only, as hotpair) and pg_hba trusting 127.0.0.0/8; the standby is pg_basebackup -R -X stream"
         .to_string()
 }
 

@@ -297,7 +297,7 @@ pub fn summary_cell(s: &pgbench::Summary) -> Cell {
 }
 
 /// The note every table with CPU series carries.
-pub const CPU_NOTE: &str = "server CPU: the whole system (primary + standby) during the point, per pgbench transaction; pgbench CPU: pgbench's own (a value near 1e6 / tps × threads means pgbench, not the server, was the limit)";
+pub const CPU_NOTE: &str = "server CPU: the whole system (primary + standby) during the point, per pgbench transaction; pgbench CPU: pgbench's own (near threads × 1e6 / tps µs, its threads never waited: pgbench, not the server, was the limit)";
 
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
