@@ -7,9 +7,10 @@
 //! `Drop`, so each guard also *registers* what it owns here, and the signal
 //! handler ([`install_signal_handler`]) runs [`run_all`]: SIGKILL to
 //! registered processes, `pg_ctl stop -m immediate` for registered
-//! PostgreSQL data directories, then removal of the registered directories
-//! — in that order, because a data directory cannot be removed while its
-//! server still writes into it. Guards deregister when they clean up
+//! PostgreSQL data directories, then removal of the bench's cgroups and of
+//! the registered directories — in that order, because neither a cgroup
+//! with live processes nor a data directory a server still writes into can
+//! be removed. Guards deregister when they clean up
 //! themselves, so nothing is done twice.
 //!
 //! One mutex guards the registry; it is never held while a guard's own
@@ -37,6 +38,9 @@ pub enum Action {
     },
     /// A directory to remove recursively.
     RemoveDir(PathBuf),
+    /// The bench's cgroup tree ([`super::cgroup`]), removed once the
+    /// processes in it are gone.
+    RemoveCgroup(PathBuf),
 }
 
 static REGISTRY: Mutex<Vec<(u64, Action)>> = Mutex::new(Vec::new());
@@ -67,8 +71,16 @@ pub fn deregister(id: u64) {
         .retain(|(i, _)| *i != id);
 }
 
+/// Forgets every action `f` matches.
+pub fn deregister_where(f: impl Fn(&Action) -> bool) {
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|(_, a)| !f(a));
+}
+
 /// Runs every registered action (processes first, then PostgreSQL stops,
-/// then directories) and empties the registry.
+/// then cgroups and directories) and empties the registry.
 pub fn run_all() {
     let actions: Vec<Action> = {
         let mut reg = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
@@ -98,6 +110,15 @@ pub fn run_all() {
                 cmd.uid(*uid).gid(*gid);
             }
             let _ = cmd.status();
+        }
+    }
+    for a in &actions {
+        if let Action::RemoveCgroup(path) = a {
+            // pg_ctl stop -m immediate returns once the postmaster is gone;
+            // its children may take a moment longer to leave the cgroup.
+            if let Err(e) = super::cgroup::remove_tree(path, std::time::Duration::from_secs(10)) {
+                eprintln!("bench: {e}");
+            }
         }
     }
     for a in &actions {

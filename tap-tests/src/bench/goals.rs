@@ -13,6 +13,7 @@
 //! | active tps with 10,000 idle ≥ 0.95× with none (1 and 8 active) | `idle` (and `mostly_idle`, reported beside) |
 //! | memory per idle connection ≤ 64 KiB | `memory_per_connection` |
 //! | tpcb-like and the 2PC script ≥ PostgreSQL at 8 and 32 clients | `tpcb` |
+//! | many idle sessions: 100,000 projected under 1.5 GiB, opened at ≥ 10,000/s, 8 active clients ≥ 0.95× beside them — hotpair primary and standby | `many_idle` |
 //!
 //! Numbers from a loaded machine or a `--quick` run are indicative only;
 //! the report says which kind of run produced them.
@@ -260,7 +261,68 @@ pub fn evaluate(tables: &[Table]) -> Vec<Goal> {
                 .collect(),
         ),
     });
+    // Many idle sessions, hotpair's two nodes.
+    let t = table(tables, "many_idle");
+    let rows = ["hotpair primary", "hotpair standby"];
+    let points = |s: usize| -> Vec<(String, Option<f64>)> {
+        rows.iter()
+            .map(|r| (r.to_string(), t.and_then(|t| cell(t, r, s))))
+            .collect()
+    };
+    goals.push(threshold_goal(
+        "many idle: 100,000 sessions projected <= 1.5 GiB",
+        points(6),
+        |v| v <= 1536.0,
+        "<= 1536 MiB",
+    ));
+    goals.push(threshold_goal(
+        "many idle: sessions opened at >= 10,000/s",
+        points(1),
+        |v| v >= 10_000.0,
+        ">= 10000/s",
+    ));
+    goals.push(match t {
+        None => Goal::new(
+            "many idle: 8 active clients beside them >= 0.95x",
+            Status::NotMeasured,
+            "manyidle not run".into(),
+        ),
+        Some(t) => ratio_goal(
+            "many idle: 8 active clients beside them >= 0.95x",
+            0.95,
+            rows.iter()
+                .map(|r| (r.to_string(), cell(t, r, 8), cell(t, r, 7)))
+                .collect(),
+        ),
+    });
     goals
+}
+
+/// Each measured point must satisfy `ok`; `need` says what in words.
+fn threshold_goal(
+    name: &str,
+    points: Vec<(String, Option<f64>)>,
+    ok: fn(f64) -> bool,
+    need: &str,
+) -> Goal {
+    let measured: Vec<(String, f64)> = points
+        .into_iter()
+        .filter_map(|(l, v)| v.map(|v| (l, v)))
+        .collect();
+    if measured.is_empty() {
+        return Goal::new(name, Status::NotMeasured, "not measured".into());
+    }
+    let text = measured
+        .iter()
+        .map(|(l, v)| format!("{l} {}", fmt_num(*v)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let status = if measured.iter().all(|(_, v)| ok(*v)) {
+        Status::Met
+    } else {
+        Status::Missed
+    };
+    Goal::new(name, status, format!("{text} (need {need})"))
 }
 
 /// The targets as text: a heading and one line per target.

@@ -12,8 +12,9 @@
 //!        ├── target.rs   Target: a system under test (hotpair | PostgreSQL),
 //!        │               its primary / standby endpoints, memory sampling
 //!        │     └── pg.rs PgPair: initdb, pg_basebackup -R, pg_ctl (as `postgres`)
-//!        ├── workloads.rs / copy.rs / latency.rs / idle.rs / redo.rs
-//!        │               one function per workload, filling a Table
+//!        ├── workloads.rs / copy.rs / latency.rs / idle.rs / redo.rs /
+//!        │   manyidle.rs one function per workload, filling a Table
+//!        ├── cgroup.rs   CPU per system and of pgbench, by cgroup v2
 //!        ├── pgbench.rs  runs pgbench with a deadline and parses its summary
 //!        ├── profile.rs  --profile: perf record -g of hotpair during one point
 //!        ├── goals.rs    the targets: met / missed, with the numbers
@@ -28,7 +29,13 @@
 //! * **Same run, same settings.** Both systems get the same
 //!   `shared_buffers`, `fsync`, `synchronous_commit`, `max_connections` and
 //!   `max_prepared_transactions` ([`Settings`]) and are driven by the same
-//!   client (pgbench over TCP to 127.0.0.1, or tokio-postgres).
+//!   client (pgbench over TCP to 127.0.0.1, or tokio-postgres). PostgreSQL
+//!   runs otherwise at its defaults ([`pg::where_to_listen`] is all it
+//!   gets besides).
+//! * **CPU is counted, not guessed.** Every pgbench point reports the
+//!   server system's CPU and pgbench's own per transaction, from cgroups
+//!   that hold every process each system ever ran ([`cgroup`]); a reader
+//!   sees when pgbench, not the server, was the limit.
 //! * **A failure is a result.** A workload that fails on one system records
 //!   the error in its cell, prints it and the run goes on; what a target
 //!   cannot run (no standby) is a *skip* with the reason printed.
@@ -38,11 +45,13 @@
 //! * **Nothing hangs.** Every pgbench has a deadline (its duration plus a
 //!   margin) after which it is killed and the point recorded as failed.
 
+pub mod cgroup;
 pub mod cleanup;
 pub mod copy;
 pub mod goals;
 pub mod idle;
 pub mod latency;
+pub mod manyidle;
 pub mod pg;
 pub mod pgbench;
 pub mod profile;
@@ -117,6 +126,11 @@ pub struct RunConfig {
     pub idle_duration: u32,
     /// Idle connections for the memory workload.
     pub memory_idle: u32,
+    /// Idle sessions of the many-connections workload (`--many-idle`; 0:
+    /// as many as the open-file limit allows).
+    pub many_idle: u32,
+    /// Standbys are started (not `--no-standby`).
+    pub standby: bool,
     /// Client counts of the commit-throughput workload.
     pub commit_clients: Vec<u32>,
     /// Commits measured by the commit-to-visible workload.
@@ -155,6 +169,8 @@ impl RunConfig {
                 mostly_idle_counts: vec![0, 1000],
                 idle_duration: 1,
                 memory_idle: 1000,
+                many_idle: 0,
+                standby: true,
                 commit_clients: vec![1, 8, 32, 128],
                 latency_commits: 100,
                 copy_files: 8,
@@ -177,6 +193,8 @@ impl RunConfig {
                 mostly_idle_counts: vec![0, 1000, 10000],
                 idle_duration: 5,
                 memory_idle: 10000,
+                many_idle: 0,
+                standby: true,
                 commit_clients: vec![1, 8, 32, 128],
                 latency_commits: 1000,
                 copy_files: 16,

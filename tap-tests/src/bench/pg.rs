@@ -154,11 +154,17 @@ impl PgPair {
                 ]),
         )?;
         let conf = format!(
-            "\n# Added by hotpair bench\nport = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n{}wal_level = replica\nmax_wal_senders = 10\nhot_standby = on\n",
-            pair.primary.port,
+            "\n# Added by hotpair bench\n{}{}",
+            where_to_listen(pair.primary.port),
             settings.conf_lines()
         );
         append(&pair.primary.data_dir.join("postgresql.conf"), &conf)?;
+        // initdb trusts 127.0.0.1 only; the many-sessions workload connects
+        // from 127.0.0.2 and up (hotpair accepts any address).
+        append(
+            &pair.primary.data_dir.join("pg_hba.conf"),
+            "host all all 127.0.0.0/8 trust\n",
+        )?;
 
         // 2. Start it.
         pair.pg_ctl_start(false)?;
@@ -210,36 +216,13 @@ impl PgPair {
     /// A command for PostgreSQL program `prog`, run as `postgres` if needed,
     /// from the pg root directory (the caller's cwd may be unreadable).
     fn command(&self, prog: &str) -> Command {
-        let mut cmd = Command::new(self.bindir.join(prog));
-        if let Some((uid, gid)) = self.user {
-            cmd.uid(uid).gid(gid);
-            cmd.env(
-                "HOME",
-                self.primary.data_dir.parent().unwrap_or(Path::new("/")),
-            );
-        }
-        if let Some(root) = self.primary.data_dir.parent() {
-            cmd.current_dir(root);
-        }
-        cmd.stdin(Stdio::null());
-        cmd
+        let root = self.primary.data_dir.parent().unwrap_or(Path::new("/"));
+        command_as(&self.bindir, self.user, root, prog)
     }
 
     /// Runs `cmd`, mapping a failure to a message with its output.
     fn run(&self, what: &str, cmd: &mut Command) -> Result<(), String> {
-        let out: Output = cmd
-            .output()
-            .map_err(|e| format!("could not run {what}: {e}"))?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{what} failed ({}):\n{}{}",
-                out.status,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ))
-        }
+        run_cmd(what, cmd).map(|_| ())
     }
 
     fn pg_ctl_start(&mut self, standby: bool) -> Result<(), String> {
@@ -345,6 +328,213 @@ impl Drop for PgPair {
     }
 }
 
+/// The only lines besides [`Settings::conf_lines`] either PostgreSQL gets:
+/// where to listen. Everything else is PostgreSQL 15's default — streaming
+/// needs nothing more (`wal_level = replica`, `max_wal_senders = 10` and
+/// `hot_standby = on` are the defaults).
+pub fn where_to_listen(port: u16) -> String {
+    format!("port = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n")
+}
+
+/// The header line saying how PostgreSQL is configured.
+pub fn defaults_line() -> String {
+    "PostgreSQL: initdb -A trust -E UTF8 --locale=C (hotpair compares bytewise, as the C collation does), \
+     then its defaults apart from the matched settings above and port / listen_addresses = '127.0.0.1' / \
+     unix_socket_directories = '' (TCP only, as hotpair) and pg_hba trusting 127.0.0.0/8; the standby is pg_basebackup -R -X stream"
+        .to_string()
+}
+
+/// PostgreSQL program `prog` from `bindir`, as `user` when given, run in
+/// `root` (the caller's cwd may be unreadable to that user).
+fn command_as(bindir: &Path, user: Option<(u32, u32)>, root: &Path, prog: &str) -> Command {
+    let mut cmd = Command::new(bindir.join(prog));
+    if let Some((uid, gid)) = user {
+        cmd.uid(uid).gid(gid);
+        cmd.env("HOME", root);
+    }
+    cmd.current_dir(root);
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `cmd`; its stdout, or a message with its output.
+fn run_cmd(what: &str, cmd: &mut Command) -> Result<String, String> {
+    let out: Output = cmd
+        .output()
+        .map_err(|e| format!("could not run {what}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "{what} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// One `max_connections` tried by [`probe_max_connections`].
+#[derive(Clone, Debug)]
+pub struct Probe {
+    /// The value tried.
+    pub max_connections: u32,
+    /// `postgres -C shared_memory_size` for it, MB.
+    pub shared_memory_mb: Option<u64>,
+    /// Start-up time, or why it did not start (PostgreSQL's own words).
+    pub result: Result<std::time::Duration, String>,
+}
+
+/// Starts (and stops) a fresh PostgreSQL primary with each of `counts` as
+/// `max_connections` and `settings` otherwise, until one does not start.
+/// A value whose shared memory would leave less than `min_avail_mib` of
+/// MemAvailable is not started (the machine is shared): the reason is
+/// recorded and the probe ends there.
+pub fn probe_max_connections(
+    bindir: &Path,
+    work_dir: &Path,
+    settings: &Settings,
+    counts: &[u32],
+    min_avail_mib: u64,
+) -> Result<Vec<Probe>, String> {
+    let user = match effective_uid() {
+        Some(0) => Some(
+            os_user("postgres")
+                .ok_or_else(|| "running as root and there is no `postgres` OS user".to_string())?,
+        ),
+        _ => None,
+    };
+    let root = work_dir.join("pg-probe");
+    std::fs::create_dir_all(&root).map_err(|e| format!("mkdir {}: {e}", root.display()))?;
+    if let Some((uid, gid)) = user {
+        std::os::unix::fs::chown(&root, Some(uid), Some(gid))
+            .map_err(|e| format!("chown {}: {e}", root.display()))?;
+    }
+    set_mode(&root, 0o700)?;
+    let data = root.join("data");
+    let cmd = |prog: &str| command_as(bindir, user, &root, prog);
+    run_cmd(
+        "initdb",
+        cmd("initdb").arg("-D").arg(&data).args([
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        ]),
+    )?;
+    append(
+        &data.join("postgresql.conf"),
+        &format!(
+            "\n# Added by hotpair bench\n{}{}",
+            where_to_listen(free_port()),
+            settings.conf_lines()
+        ),
+    )?;
+    let mut out = Vec::new();
+    for &n in counts {
+        let setting = format!("max_connections={n}");
+        let shmem = run_cmd(
+            "postgres -C shared_memory_size",
+            cmd("postgres")
+                .args(["-C", "shared_memory_size", "-D"])
+                .arg(&data)
+                .args(["-c", &setting]),
+        );
+        let shared_memory_mb = match &shmem {
+            Ok(text) => text.trim().trim_end_matches("MB").trim().parse().ok(),
+            Err(e) => {
+                out.push(Probe {
+                    max_connections: n,
+                    shared_memory_mb: None,
+                    result: Err(fatal_lines(e)),
+                });
+                break;
+            }
+        };
+        let avail = super::sysinfo::meminfo_kib("MemAvailable").unwrap_or(0) / 1024;
+        if let Some(mb) = shared_memory_mb {
+            if avail < mb + min_avail_mib {
+                out.push(Probe {
+                    max_connections: n,
+                    shared_memory_mb,
+                    result: Err(format!(
+                        "not started: {mb} MB of shared memory would leave less than {min_avail_mib} MiB of MemAvailable ({avail} MiB)"
+                    )),
+                });
+                break;
+            }
+        }
+        let log = root.join(format!("start-{n}.log"));
+        let started = std::time::Instant::now();
+        let r = run_cmd(
+            "pg_ctl start",
+            cmd("pg_ctl")
+                .args(["start", "-w", "-t", "300", "-D"])
+                .arg(&data)
+                .arg("-l")
+                .arg(&log)
+                .args(["-o", &format!("-c {setting}")]),
+        );
+        let elapsed = started.elapsed();
+        // Registered even after a failed start: pg_ctl may have given up
+        // waiting on a server that still comes up.
+        let id = cleanup::register(Action::PgStop {
+            pg_ctl: bindir.join("pg_ctl"),
+            data_dir: data.clone(),
+            uid_gid: user,
+        });
+        let _ = run_cmd(
+            "pg_ctl stop",
+            cmd("pg_ctl")
+                .args(["stop", "-m", "fast", "-w", "-t", "120", "-D"])
+                .arg(&data),
+        );
+        cleanup::deregister(id);
+        let result = r.map(|_| elapsed).map_err(|e| {
+            let logged = std::fs::read_to_string(&log).unwrap_or_default();
+            let fatal = fatal_lines(&logged);
+            if fatal.is_empty() {
+                fatal_lines(&e)
+            } else {
+                fatal
+            }
+        });
+        let failed = result.is_err();
+        out.push(Probe {
+            max_connections: n,
+            shared_memory_mb,
+            result,
+        });
+        if failed {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The FATAL / DETAIL / HINT lines of a PostgreSQL log or error output
+/// (the whole text's last lines when it has none).
+pub fn fatal_lines(text: &str) -> String {
+    let picked: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            ["FATAL:", "DETAIL:", "HINT:", "PANIC:"]
+                .iter()
+                .any(|k| l.contains(k))
+        })
+        .map(|l| l.split_once(']').map_or(l, |(_, rest)| rest).trim())
+        .collect();
+    if picked.is_empty() {
+        crate::utils::tail(text.trim(), 3)
+    } else {
+        picked.join(" / ")
+    }
+}
+
 fn append(path: &Path, text: &str) -> Result<(), String> {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new()
@@ -360,4 +550,24 @@ pub fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(|e| format!("chmod {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_fatal_lines() {
+        let log = "2026-12-02 02:44:15.995 UTC [19091] LOG:  starting\n\
+                   2026-12-02 02:44:15.996 UTC [19091] FATAL:  could not map anonymous shared memory: Cannot allocate memory\n\
+                   2026-12-02 02:44:15.996 UTC [19091] HINT:  This error usually means that PostgreSQL's request exceeded\n";
+        assert_eq!(
+            fatal_lines(log),
+            "FATAL:  could not map anonymous shared memory: Cannot allocate memory / HINT:  This error usually means that PostgreSQL's request exceeded"
+        );
+        assert_eq!(
+            fatal_lines("postgres: invalid value\n"),
+            "postgres: invalid value"
+        );
+    }
 }

@@ -10,6 +10,13 @@
 //! time)`), with older spellings accepted (`excluding connections
 //! establishing`), and `-C`'s `including reconnection times`. Where several
 //! tps lines are printed, the one without connection time wins.
+//!
+//! pgbench's own CPU is measured for every run ([`Output::cpu_usec`]): a
+//! reader must see when the client, not the server, is the limit. With
+//! cgroups each pgbench is started inside the bench's `pgbench` cgroup
+//! (through `sh -c 'echo $$ > cgroup.procs; exec pgbench …'`, so it is
+//! counted from its first instruction); without, the bench's
+//! reaped-children time around the run is the measure.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -49,6 +56,27 @@ pub struct Summary {
     pub failed: u64,
     /// "latency average = X ms".
     pub latency_ms: Option<f64>,
+    /// pgbench's own CPU during the run, µs.
+    pub client_cpu_usec: Option<u64>,
+    /// The server system's CPU during the run, µs (filled by the caller,
+    /// who knows which system ran it).
+    pub server_cpu_usec: Option<u64>,
+}
+
+impl Summary {
+    /// Server CPU per transaction, µs.
+    pub fn server_us_per_txn(&self) -> Option<f64> {
+        per_txn(self.server_cpu_usec, self.processed)
+    }
+
+    /// pgbench's CPU per transaction, µs.
+    pub fn client_us_per_txn(&self) -> Option<f64> {
+        per_txn(self.client_cpu_usec, self.processed)
+    }
+}
+
+fn per_txn(usec: Option<u64>, processed: u64) -> Option<f64> {
+    (processed > 0).then(|| usec.map(|u| u as f64 / processed as f64))?
 }
 
 /// A finished pgbench process.
@@ -64,6 +92,8 @@ pub struct Output {
     pub elapsed: Duration,
     /// True when the deadline killed it.
     pub timed_out: bool,
+    /// pgbench's CPU time (user + system, all threads), µs.
+    pub cpu_usec: Option<u64>,
 }
 
 impl Output {
@@ -88,8 +118,25 @@ pub fn run_raw(
     if super::cleanup::interrupted() {
         return Err("interrupted".to_string());
     }
+    let group = super::cgroup::group("pgbench");
+    let cpu_now = || match &group {
+        Some(g) => g.usage_usec(),
+        None => super::cgroup::reaped_children_usec(),
+    };
+    let cpu_before = cpu_now();
     let start = Instant::now();
-    let mut child = Command::new(pgbench)
+    let mut cmd = match &group {
+        Some(g) => {
+            let mut c = Command::new("/bin/sh");
+            c.arg("-c")
+                .arg("echo $$ > \"$0\" && exec \"$@\"")
+                .arg(g.path.join("cgroup.procs"))
+                .arg(pgbench);
+            c
+        }
+        None => Command::new(pgbench),
+    };
+    let mut child = cmd
         .args(args)
         .env("PGCONNECT_TIMEOUT", "60")
         .stdin(Stdio::null())
@@ -133,14 +180,17 @@ pub fn run_raw(
             }
         }
     };
+    let elapsed = start.elapsed();
+    let cpu_usec = cpu_before.and_then(|b| Some(cpu_now()?.saturating_sub(b)));
     let stdout = out_t.join().unwrap_or_default();
     let stderr = err_t.join().unwrap_or_default();
     Ok(Output {
         status,
         stdout,
         stderr,
-        elapsed: start.elapsed(),
+        elapsed,
         timed_out,
+        cpu_usec,
     })
 }
 
@@ -167,14 +217,16 @@ pub fn run(
             out.error_tail()
         ));
     }
-    parse(&out.stdout).ok_or_else(|| {
+    let mut summary = parse(&out.stdout).ok_or_else(|| {
         if out.stdout.contains("actually processed: 0") {
             "no transaction completed during the run (connection start-up took all of it)"
                 .to_string()
         } else {
             format!("no tps in pgbench's output: {}", out.error_tail())
         }
-    })
+    })?;
+    summary.client_cpu_usec = out.cpu_usec;
+    Ok(summary)
 }
 
 /// Parses pgbench's end-of-run summary; `None` without a tps line.
@@ -237,6 +289,21 @@ mod tests {
         assert_eq!(s.latency_ms, Some(0.193));
         assert!((s.tps - 41357.310322).abs() < 1e-6);
         assert_eq!(s.tps_kind, "without initial connection time");
+        assert_eq!(s.server_us_per_txn(), None);
+    }
+
+    #[test]
+    fn cpu_per_transaction() {
+        let s = Summary {
+            processed: 1000,
+            server_cpu_usec: Some(25_000),
+            client_cpu_usec: Some(8_000),
+            ..Summary::default()
+        };
+        assert_eq!(s.server_us_per_txn(), Some(25.0));
+        assert_eq!(s.client_us_per_txn(), Some(8.0));
+        let none = Summary { processed: 0, ..s };
+        assert_eq!(none.server_us_per_txn(), None);
     }
 
     #[test]

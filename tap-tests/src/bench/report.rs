@@ -5,6 +5,11 @@
 //!
 //! A cell is a value, a failure (the error, printed under the table) or a
 //! skip (the reason). Ratios are computed only between two values.
+//!
+//! A pgbench table carries, beside each tps series, two CPU series in
+//! µs per transaction ([`Table::with_cpu`]): the server system's and
+//! pgbench's own. They are ordinary series with their own unit, so the
+//! text, CSV and JSON show them and the plots (table unit only) do not.
 
 use std::fmt::Write as _;
 
@@ -75,7 +80,13 @@ pub struct Table {
     pub chart: Chart,
     /// Free-form lines printed under the table (method, settings).
     pub notes: Vec<String>,
+    /// Per tps series with CPU columns: (tps series, server CPU series,
+    /// pgbench CPU series).
+    pub cpu: Vec<(usize, usize, usize)>,
 }
+
+/// Unit of the CPU series.
+pub const CPU_UNIT: &str = "µs/txn";
 
 impl Table {
     /// An empty table.
@@ -98,7 +109,76 @@ impl Table {
             ratios: Vec::new(),
             chart,
             notes: Vec::new(),
+            cpu: Vec::new(),
         }
+    }
+
+    /// Appends, for each of `tps_series`, a series of the server system's
+    /// CPU and one of pgbench's CPU per transaction; filled by
+    /// [`Table::set_point`].
+    pub fn with_cpu(mut self, tps_series: &[usize]) -> Table {
+        for &s in tps_series {
+            let Some(name) = self.series.get(s).cloned() else {
+                continue;
+            };
+            let server = self.series.len();
+            self.series.push(format!("{name} server CPU"));
+            self.series.push(format!("{name} pgbench CPU"));
+            self.series_units.push(CPU_UNIT.to_string());
+            self.series_units.push(CPU_UNIT.to_string());
+            self.cpu.push((s, server, server + 1));
+        }
+        self
+    }
+
+    /// Sets the tps cell of a pgbench point and, when the table has CPU
+    /// series for `series`, its CPU cells.
+    pub fn set_point(
+        &mut self,
+        label: &str,
+        x: f64,
+        series: usize,
+        result: &Result<super::pgbench::Summary, String>,
+    ) {
+        match result {
+            Ok(s) => {
+                let remark = (s.failed > 0).then(|| format!("{} failed transactions", s.failed));
+                self.set(label, x, series, Cell::Value(s.tps, remark));
+                self.set_cpu(label, x, series, s);
+            }
+            Err(e) => self.set(label, x, series, Cell::Failed(e.clone())),
+        }
+    }
+
+    /// Sets the CPU cells of series `series` from a pgbench summary.
+    pub fn set_cpu(&mut self, label: &str, x: f64, series: usize, s: &super::pgbench::Summary) {
+        self.set_cpu_values(
+            label,
+            x,
+            series,
+            s.server_us_per_txn(),
+            s.client_us_per_txn(),
+        );
+    }
+
+    /// Sets the CPU cells of series `series`: server and pgbench µs/txn.
+    pub fn set_cpu_values(
+        &mut self,
+        label: &str,
+        x: f64,
+        series: usize,
+        server_us: Option<f64>,
+        client_us: Option<f64>,
+    ) {
+        let Some(&(_, server, client)) = self.cpu.iter().find(|c| c.0 == series) else {
+            return;
+        };
+        let cell = |v: Option<f64>| match v {
+            Some(v) => Cell::Value(v, None),
+            None => Cell::Skipped("CPU not measured".into()),
+        };
+        self.set(label, x, server, cell(server_us));
+        self.set(label, x, client, cell(client_us));
     }
 
     /// Adds a ratio column `series[num] / series[den]`.
@@ -298,8 +378,8 @@ impl Table {
             let cells: Vec<String> = row
                 .cells
                 .iter()
-                .zip(&self.series)
-                .map(|(c, s)| {
+                .zip(self.series.iter().zip(&self.series_units))
+                .map(|(c, (s, unit))| {
                     let (status, value, note) = match c {
                         Cell::Empty => ("empty", "null".to_string(), String::new()),
                         Cell::Value(v, n) => ("ok", json_num(*v), n.clone().unwrap_or_default()),
@@ -307,8 +387,9 @@ impl Table {
                         Cell::Skipped(r) => ("skipped", "null".to_string(), r.clone()),
                     };
                     format!(
-                        "{{\"series\": {}, \"status\": \"{status}\", \"value\": {value}, \"note\": {}}}",
+                        "{{\"series\": {}, \"unit\": {}, \"status\": \"{status}\", \"value\": {value}, \"note\": {}}}",
                         json_str(s),
+                        json_str(unit),
                         json_str(&note)
                     )
                 })
@@ -408,6 +489,29 @@ mod tests {
             "{text}"
         );
         assert_eq!(t.csv_rows().len(), 3);
+    }
+
+    #[test]
+    fn cpu_series_follow_the_point() {
+        let mut t =
+            Table::new("t", "Test", "tps", "clients", &["hp", "PG"], Chart::Bars).with_cpu(&[0, 1]);
+        assert_eq!(t.series.len(), 6);
+        assert_eq!(t.series[2], "hp server CPU");
+        assert_eq!(t.series_units[5], CPU_UNIT);
+        let s = crate::bench::pgbench::Summary {
+            tps: 1000.0,
+            processed: 2000,
+            server_cpu_usec: Some(60_000),
+            client_cpu_usec: Some(20_000),
+            ..Default::default()
+        };
+        t.set_point("8", 8.0, 1, &Ok(s));
+        let row = &t.rows[0];
+        assert_eq!(row.cells[1].value(), Some(1000.0));
+        assert_eq!(row.cells[4].value(), Some(30.0));
+        assert_eq!(row.cells[5].value(), Some(10.0));
+        assert!(t.render().contains("PG pgbench CPU (µs/txn)"));
+        assert!(t.json().contains("\"series\": \"PG server CPU\""));
     }
 
     #[test]

@@ -173,6 +173,22 @@ pub fn children(parent: u32) -> Vec<u32> {
     out
 }
 
+/// The soft `Max open files` of a `/proc/PID/limits` text.
+pub fn parse_nofile_soft(limits: &str) -> Option<u64> {
+    limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))?
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()
+}
+
+/// The soft open-file limit of this process.
+pub fn own_nofile_soft() -> Option<u64> {
+    parse_nofile_soft(&std::fs::read_to_string("/proc/self/limits").ok()?)
+}
+
 /// A memory sample of a whole server.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ServerMem {
@@ -224,6 +240,15 @@ mod tests {
         let d = utc_now();
         assert_eq!(d.len(), 20, "{d}");
         assert!(d.starts_with("20"), "{d}");
+    }
+
+    #[test]
+    fn nofile_limit() {
+        let text = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                    Max cpu time              unlimited            unlimited            seconds   \n\
+                    Max open files            20000                20000                files     \n";
+        assert_eq!(parse_nofile_soft(text), Some(20000));
+        assert_eq!(parse_nofile_soft("Max processes 5 5\n"), None);
     }
 
     #[test]

@@ -13,10 +13,16 @@
 //! The hotpair standby ([`start_hotpair_standby`]) is a harness standby
 //! node of the primary (base backup, streaming) restarted once with the
 //! bench settings; it is stopped before the primary.
+//!
+//! Each target owns a cgroup ([`super::cgroup`]) with a `primary` and a
+//! `standby` child; every (re)start moves the new server processes in, so
+//! [`Target::cpu_usec`] is the whole system's CPU, exited processes
+//! included.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
+use super::cgroup::{self, Group};
 use super::cleanup::{self, Action};
 use super::pg::PgPair;
 use super::sysinfo::{self, ServerMem};
@@ -92,6 +98,11 @@ pub struct Target {
     pub standby: Result<Endpoint, String>,
     /// Version string for the header.
     pub version: String,
+    /// The system's cgroup (`None`: no cgroups, or moving a server in
+    /// failed; CPU then comes from /proc).
+    cgroup: Option<Group>,
+    /// Why there is no cgroup, for the header.
+    cgroup_why: String,
     inner: Inner,
 }
 
@@ -126,8 +137,15 @@ pub fn start_hotpair_standby(primary: &Node, settings: &Settings) -> Result<Node
 }
 
 impl Target {
-    /// Starts a hotpair primary with `settings` plus `extra_conf` lines.
+    /// Starts a hotpair primary with `settings` plus `extra_conf` lines,
+    /// accounted in the cgroup `hotpair`.
     pub fn hotpair(settings: &Settings, extra_conf: &str) -> Target {
+        Target::hotpair_in(settings, extra_conf, "hotpair")
+    }
+
+    /// [`Target::hotpair`] accounted in the cgroup `cgroup_name` (a second
+    /// pair beside the first must not share its account).
+    pub fn hotpair_in(settings: &Settings, extra_conf: &str, cgroup_name: &str) -> Target {
         let version = git_version();
         let started = guarded(|| {
             let node = Node::new("hotpair_primary");
@@ -167,18 +185,22 @@ impl Target {
                         (Err(e), None)
                     }
                 };
-                Target {
+                let mut target = Target {
                     kind: Kind::Hotpair,
                     name: "hotpair".into(),
                     primary: Ok(primary),
                     standby,
                     version,
+                    cgroup: None,
+                    cgroup_why: String::new(),
                     inner: Inner::Hotpair {
                         node: Some(node),
                         cleanup_id,
                         standby: standby_node,
                     },
-                }
+                };
+                target.join_cgroup(cgroup_name);
+                target
             }
             Err(e) => {
                 eprintln!("bench: hotpair primary could not start: {e}");
@@ -188,6 +210,8 @@ impl Target {
                     primary: Err(format!("hotpair did not start: {}", first_line(&e))),
                     standby: Err("standby: not available (no primary)".into()),
                     version,
+                    cgroup: None,
+                    cgroup_why: "not started".into(),
                     inner: Inner::Hotpair {
                         node: None,
                         cleanup_id: None,
@@ -198,11 +222,22 @@ impl Target {
         }
     }
 
-    /// Starts a PostgreSQL primary + standby with `settings`.
+    /// Starts a PostgreSQL primary + standby with `settings`, accounted in
+    /// the cgroup `postgres`.
     pub fn postgres(
         bindir: &std::path::Path,
         work_dir: &std::path::Path,
         settings: &Settings,
+    ) -> Target {
+        Target::postgres_in(bindir, work_dir, settings, "postgres")
+    }
+
+    /// [`Target::postgres`] accounted in the cgroup `cgroup_name`.
+    pub fn postgres_in(
+        bindir: &std::path::Path,
+        work_dir: &std::path::Path,
+        settings: &Settings,
+        cgroup_name: &str,
     ) -> Target {
         match PgPair::start(bindir, work_dir, settings) {
             Ok(pair) => {
@@ -220,14 +255,18 @@ impl Target {
                 if let Err(e) = &standby {
                     eprintln!("bench: PostgreSQL standby: {e}");
                 }
-                Target {
+                let mut target = Target {
                     kind: Kind::Postgres,
                     name: "PostgreSQL".into(),
                     primary,
                     standby,
                     version: pair.version.clone(),
+                    cgroup: None,
+                    cgroup_why: String::new(),
                     inner: Inner::Postgres(Some(pair)),
-                }
+                };
+                target.join_cgroup(cgroup_name);
+                target
             }
             Err(e) => {
                 eprintln!("bench: PostgreSQL could not start: {e}");
@@ -251,6 +290,8 @@ impl Target {
             primary: Err(why.to_string()),
             standby: Err(why.to_string()),
             version: String::new(),
+            cgroup: None,
+            cgroup_why: "not started".into(),
             inner: match kind {
                 Kind::Hotpair => Inner::Hotpair {
                     node: None,
@@ -312,24 +353,175 @@ impl Target {
         }
     }
 
-    /// CPU seconds the primary server has used so far (hotpair: its one
-    /// process; PostgreSQL: the postmaster, its reaped children and the
-    /// live ones). A steadier measure than wall time on a loaded machine.
-    pub fn server_cpu_secs(&self) -> Option<f64> {
+    /// Creates the system's cgroup `name` and moves its servers in; on
+    /// failure CPU is read from /proc and [`Target::cpu_method`] says why.
+    fn join_cgroup(&mut self, name: &str) {
+        self.cgroup = match cgroup::root() {
+            Ok(_) => cgroup::group(name),
+            Err(why) => {
+                self.cgroup_why = why.to_string();
+                None
+            }
+        };
+        if self.cgroup.is_some() {
+            self.attach_servers();
+        } else if self.cgroup_why.is_empty() {
+            self.cgroup_why = format!("could not create cgroup {name}");
+        }
+    }
+
+    /// Moves the servers running now into the system's cgroup: after every
+    /// start, since a restarted server is a new process outside it.
+    fn attach_servers(&mut self) {
+        let Some(group) = self.cgroup.clone() else {
+            return;
+        };
+        let mut moves: Vec<(&str, u32)> = Vec::new();
+        match &self.inner {
+            Inner::Hotpair { node, standby, .. } => {
+                moves.extend(node.as_ref().and_then(Node::pid).map(|p| ("primary", p)));
+                moves.extend(
+                    standby
+                        .as_ref()
+                        .and_then(|b| b.0.pid())
+                        .map(|p| ("standby", p)),
+                );
+            }
+            Inner::Postgres(Some(pair)) => {
+                moves.extend(pair.primary.postmaster_pid().map(|p| ("primary", p)));
+                if let Ok(s) = &pair.standby {
+                    moves.extend(s.postmaster_pid().map(|p| ("standby", p)));
+                }
+            }
+            Inner::Postgres(None) => {}
+        }
+        for (node, pid) in moves {
+            let r = group.child(node).and_then(|g| cgroup::attach_tree(&g, pid));
+            if let Err(e) = r {
+                eprintln!(
+                    "bench: {}: CPU from /proc instead of a cgroup: {e}",
+                    self.name
+                );
+                self.cgroup_why = e;
+                self.cgroup = None;
+                return;
+            }
+        }
+    }
+
+    /// How this system's CPU is measured, for the header.
+    pub fn cpu_method(&self) -> String {
+        match &self.cgroup {
+            Some(g) => format!("{}: cgroup {}", self.name, g.path.display()),
+            None => format!("{}: /proc ({})", self.name, self.cgroup_why),
+        }
+    }
+
+    /// Memory of one node now ([`Target::memory`] for the primary).
+    pub fn node_memory(&self, standby: bool) -> Result<ServerMem, String> {
+        if !standby {
+            return self.memory();
+        }
         match &self.inner {
             Inner::Hotpair {
-                node: Some(node), ..
-            } => node.pid().and_then(|p| sysinfo::cpu_secs(p, false)),
+                standby: Some(b), ..
+            } => {
+                b.0.pid()
+                    .and_then(sysinfo::single_process)
+                    .ok_or_else(|| "cannot read the hotpair standby's memory".to_string())
+            }
+            Inner::Postgres(Some(pair)) => pair
+                .standby
+                .as_ref()
+                .ok()
+                .and_then(|s| s.postmaster_pid())
+                .and_then(sysinfo::process_tree)
+                .ok_or_else(|| "cannot read the PostgreSQL standby's memory".to_string()),
+            _ => Err(self.standby().err().unwrap_or_default()),
+        }
+    }
+
+    /// The open-file limit (soft) of a node's server process.
+    pub fn node_nofile(&self, standby: bool) -> Option<u64> {
+        let pid = match &self.inner {
+            Inner::Hotpair {
+                node, standby: sb, ..
+            } => {
+                if standby {
+                    sb.as_ref().and_then(|b| b.0.pid())
+                } else {
+                    node.as_ref().and_then(Node::pid)
+                }
+            }
             Inner::Postgres(Some(pair)) => {
-                let pm = pair.primary.postmaster_pid()?;
+                if standby {
+                    pair.standby.as_ref().ok().and_then(|s| s.postmaster_pid())
+                } else {
+                    pair.primary.postmaster_pid()
+                }
+            }
+            Inner::Postgres(None) => None,
+        }?;
+        let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).ok()?;
+        sysinfo::parse_nofile_soft(&limits)
+    }
+
+    /// CPU time (µs) the system — primary and standby — has used so far:
+    /// its cgroup's `usage_usec` (every process ever in it), or without
+    /// one the sum of [`Target::node_cpu_usec`] over its nodes.
+    pub fn cpu_usec(&self) -> Option<u64> {
+        if let Some(g) = &self.cgroup {
+            return g.usage_usec();
+        }
+        let primary = self.node_cpu_usec(false)?;
+        Some(primary + self.node_cpu_usec(true).unwrap_or(0))
+    }
+
+    /// CPU time (µs) of one node: its cgroup, or /proc (hotpair: the
+    /// process; PostgreSQL: the postmaster, its reaped and its live
+    /// children — a backend that exited but was not yet reaped is missed).
+    pub fn node_cpu_usec(&self, standby: bool) -> Option<u64> {
+        let node = if standby { "standby" } else { "primary" };
+        if let Some(g) = &self.cgroup {
+            return Group {
+                path: g.path.join(node),
+            }
+            .usage_usec();
+        }
+        let secs = match &self.inner {
+            Inner::Hotpair {
+                node: primary,
+                standby: sb,
+                ..
+            } => {
+                let pid = if standby {
+                    sb.as_ref().and_then(|b| b.0.pid())
+                } else {
+                    primary.as_ref().and_then(Node::pid)
+                };
+                sysinfo::cpu_secs(pid?, false)?
+            }
+            Inner::Postgres(Some(pair)) => {
+                let server = if standby {
+                    pair.standby.as_ref().ok()?
+                } else {
+                    &pair.primary
+                };
+                let pm = server.postmaster_pid()?;
                 let live: f64 = sysinfo::children(pm)
                     .into_iter()
                     .filter_map(|c| sysinfo::cpu_secs(c, false))
                     .sum();
-                Some(sysinfo::cpu_secs(pm, true)? + live)
+                sysinfo::cpu_secs(pm, true)? + live
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        Some((secs * 1e6) as u64)
+    }
+
+    /// CPU seconds the primary has used so far (its cgroup, else /proc).
+    pub fn server_cpu_secs(&self) -> Option<f64> {
+        self.node_cpu_usec(false).map(|u| u as f64 / 1e6)
     }
 
     /// hotpair only: the primary server's process id.
@@ -362,6 +554,7 @@ impl Target {
             node.restart();
         });
         *cleanup_id = node.pid().map(|p| cleanup::register(Action::Kill(p)));
+        self.attach_servers();
         result.map_err(|e| first_line(&e).to_string())
     }
 
@@ -391,8 +584,9 @@ impl Target {
             Inner::Postgres(Some(pair)) => pair.crash_restart_primary(),
             _ => Err(self.primary().err().unwrap_or_default()),
         };
-        if let Err(e) = &result {
-            self.mark_down(&format!("did not restart after a crash: {e}"));
+        match &result {
+            Ok(_) => self.attach_servers(),
+            Err(e) => self.mark_down(&format!("did not restart after a crash: {e}")),
         }
         result
     }

@@ -12,6 +12,10 @@
 //! cannot vacuum and both systems should see the same sequence), with
 //! `-j min(clients, 2)` threads and a deadline of its duration plus a
 //! margin ([`super::pgbench`]).
+//!
+//! Every timed point also measures the CPU of the system it ran on (both
+//! nodes, [`Target::cpu_usec`]) and of pgbench itself; each table shows
+//! both per transaction beside the tps ([`Table::with_cpu`]).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -20,7 +24,6 @@ use super::idle::IdlePool;
 use super::pgbench;
 use super::profile::{self, ProfileSpec};
 use super::report::{Cell, Chart, Table};
-use super::sysinfo;
 use super::target::{first_line, guarded, Endpoint, Kind, Target};
 use super::RunConfig;
 
@@ -193,21 +196,8 @@ impl Ctx {
     }
 
     /// One timed pgbench point against `ep`: `-n -T duration -c clients
-    /// -j min(clients,2)` plus `extra`; a value cell (tps) or a failure.
-    pub fn point(&self, ep: &Endpoint, clients: u32, extra: &[String]) -> Cell {
-        self.point_summary(ep, clients, extra)
-            .map(|s| summary_cell(&s))
-            .unwrap_or_else(Cell::Failed)
-    }
-
-    /// Like [`point`](Self::point) with `seconds` instead of the run's duration.
-    pub fn point_for(&self, ep: &Endpoint, clients: u32, extra: &[String], seconds: u32) -> Cell {
-        self.point_summary_for(ep, clients, extra, seconds)
-            .map(|s| summary_cell(&s))
-            .unwrap_or_else(Cell::Failed)
-    }
-
-    /// Like [`point`](Self::point), returning the whole summary.
+    /// -j min(clients,2)` plus `extra`; its summary with the server
+    /// system's and pgbench's CPU, or the failure.
     pub fn point_summary(
         &self,
         ep: &Endpoint,
@@ -243,7 +233,13 @@ impl Ctx {
         args.push("postgres".into());
         let deadline = Duration::from_secs(u64::from(duration) + 90 + u64::from(clients) / 4);
         let recording = self.maybe_start_profile(ep, clients, duration);
-        let result = pgbench::run(pgbench, &args, deadline);
+        let target = self.target_of(ep);
+        let cpu_before = target.and_then(Target::cpu_usec);
+        let mut result = pgbench::run(pgbench, &args, deadline);
+        if let Ok(s) = &mut result {
+            let after = target.and_then(Target::cpu_usec);
+            s.server_cpu_usec = cpu_before.and_then(|b| Some(after?.saturating_sub(b)));
+        }
         if let Some(r) = recording {
             match r.finish() {
                 Ok(files) => {
@@ -255,6 +251,15 @@ impl Ctx {
             }
         }
         result
+    }
+
+    /// The target `ep` is a node of (by port).
+    fn target_of(&self, ep: &Endpoint) -> Option<&Target> {
+        self.targets.iter().find(|t| {
+            [&t.primary, &t.standby]
+                .iter()
+                .any(|n| n.as_ref().is_ok_and(|n| n.port == ep.port))
+        })
     }
 
     /// An untimed select-only run against `ep` (8 clients, 3 s: at the
@@ -290,6 +295,9 @@ pub fn summary_cell(s: &pgbench::Summary) -> Cell {
     let remark = (s.failed > 0).then(|| format!("{} failed transactions", s.failed));
     Cell::Value(s.tps, remark)
 }
+
+/// The note every table with CPU series carries.
+pub const CPU_NOTE: &str = "server CPU: the whole system (primary + standby) during the point, per pgbench transaction; pgbench CPU: pgbench's own (near threads × 1e6 / tps µs, its threads never waited: pgbench, not the server, was the limit)";
 
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
@@ -360,7 +368,8 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
     .ratio(0, 2, "hp/PG primary")
     .ratio(1, 3, "hp/PG standby")
     .ratio(1, 0, "hp standby/primary")
-    .ratio(3, 2, "PG standby/primary");
+    .ratio(3, 2, "PG standby/primary")
+    .with_cpu(&[0, 1, 2, 3]);
     let clients = ctx.cfg.select_clients.clone();
     rows(
         &mut table,
@@ -410,6 +419,8 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
     let series_names = table.series.clone();
     for &c in &clients {
         let mut values: Vec<Vec<f64>> = vec![Vec::new(); series_names.len()];
+        let mut cpu_values: Vec<Vec<(Option<f64>, Option<f64>)>> =
+            vec![Vec::new(); series_names.len()];
         let mut failures: Vec<Option<Cell>> = vec![None; series_names.len()];
         for round in 1..=rounds {
             for n in 0..2 {
@@ -420,42 +431,36 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
                     } else {
                         ctx.targets[t].standby().cloned()
                     };
-                    // Server CPU of both nodes of the pair around the point:
-                    // CPU time per transaction compares the nodes' work per
-                    // query even when a busy machine blurs their tps, and
-                    // the idle node's share shows what it does meanwhile.
-                    let pids = [ctx.targets[t].primary(), ctx.targets[t].standby()]
-                        .map(|e| e.ok().and_then(|e| profile::pid_listening_on(e.port)));
-                    let cpu = |pid: Option<u32>| pid.and_then(|p| sysinfo::cpu_secs(p, true));
-                    let before = pids.map(cpu);
                     let snaps_before = snapshot_counters(&ctx.targets[t], node.as_ref().ok());
-                    let (cell, processed) = match &node {
+                    // The node's own CPU beside the system's: the idle
+                    // peer's share shows what it does meanwhile.
+                    let own = |c: &Ctx| c.targets[t].node_cpu_usec(n == 1);
+                    let own_before = own(ctx);
+                    let (cell, summary) = match &node {
                         Ok(ep) => {
                             match ctx.point_summary(ep, c, &strings(&["-S", "-M", "prepared"])) {
-                                Ok(s) => (summary_cell(&s), s.processed),
-                                Err(e) => (Cell::Failed(e), 0),
+                                Ok(s) => (summary_cell(&s), Some(s)),
+                                Err(e) => (Cell::Failed(e), None),
                             }
                         }
-                        Err(why) => (Cell::Skipped(why.clone()), 0),
+                        Err(why) => (Cell::Skipped(why.clone()), None),
                     };
-                    let after = pids.map(cpu);
+                    let own_used = own_before.and_then(|b| Some(own(ctx)?.saturating_sub(b)));
                     let snaps_after = snapshot_counters(&ctx.targets[t], node.as_ref().ok());
-                    let used = |i: usize| match (before[i], after[i]) {
-                        (Some(b), Some(a)) => Some(a - b),
-                        _ => None,
-                    };
+                    if let Some(s) = &summary {
+                        cpu_values[series].push((s.server_us_per_txn(), s.client_us_per_txn()));
+                    }
                     if rounds > 1 {
                         let shown = cell
                             .value()
                             .map(|v| format!("{v:.0} tps"))
                             .unwrap_or_else(|| "no value".into());
-                        let cpu_text = match (used(n), used(1 - n)) {
-                            (Some(me), other) if processed > 0 => format!(
-                                "; server CPU {:.1} us/tx{}",
-                                me * 1e6 / processed as f64,
-                                other
-                                    .map(|o| format!(", idle peer {o:.2} s"))
-                                    .unwrap_or_default()
+                        let cpu_text = match &summary {
+                            Some(s) if s.processed > 0 => format!(
+                                "; CPU us/tx: system {}, this node {}, pgbench {}",
+                                opt_num(s.server_us_per_txn()),
+                                opt_num(own_used.map(|u| u as f64 / s.processed as f64)),
+                                opt_num(s.client_us_per_txn()),
                             ),
                             _ => String::new(),
                         };
@@ -489,6 +494,18 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
                 (None, None) => continue,
             };
             table.set(&c.to_string(), f64::from(c), series, cell);
+            // CPU cells: the median over the rounds, like the tps.
+            let med = |pick: usize| {
+                let v: Vec<f64> = cpu_values[series]
+                    .iter()
+                    .filter_map(|p| if pick == 0 { p.0 } else { p.1 })
+                    .collect();
+                median(&v)
+            };
+            if !cpu_values[series].is_empty() {
+                let (server, client) = (med(0), med(1));
+                table.set_cpu_values(&c.to_string(), f64::from(c), series, server, client);
+            }
         }
     }
     for t in (0..ctx.targets.len()).filter(|&t| ready[t]) {
@@ -504,7 +521,13 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
             String::new()
         }
     ));
+    table.note(CPU_NOTE);
     vec![table]
+}
+
+/// `12.3` or `-`.
+fn opt_num(v: Option<f64>) -> String {
+    v.map_or("-".to_string(), |v| format!("{v:.1}"))
 }
 
 /// hotpair's `(snapshots_computed, snapshots_reused)` on `ep` (None for
@@ -572,7 +595,8 @@ pub fn idle(ctx: &mut Ctx) -> Vec<Table> {
         .series_unit(3, "x")
         .series_unit(4, "stmt/s")
         .series_unit(5, "stmt/s")
-        .ratio(0, 1, "hp/PG");
+        .ratio(0, 1, "hp/PG")
+        .with_cpu(&[0, 1]);
         let label = |i: u32, a: u32| format!("I={i} active={a}");
         for &a in &active {
             for &i in &counts {
@@ -606,11 +630,15 @@ pub fn idle(ctx: &mut Ctx) -> Vec<Table> {
                     }
                     for &a in &active {
                         let (before, started) = (pool.statements_done(), Instant::now());
-                        let cell =
-                            ctx.point_for(&ep, a, &strings(&["-S", "-M", "prepared"]), seconds);
+                        let r = ctx.point_summary_for(
+                            &ep,
+                            a,
+                            &strings(&["-S", "-M", "prepared"]),
+                            seconds,
+                        );
                         let served = (pool.statements_done() - before) as f64
                             / started.elapsed().as_secs_f64().max(1e-3);
-                        table.set(&label(i, a), f64::from(i), t, cell);
+                        table.set_point(&label(i, a), f64::from(i), t, &r);
                         if mostly {
                             table.set(&label(i, a), f64::from(i), 4 + t, Cell::Value(served, None));
                         }
@@ -652,9 +680,11 @@ pub fn idle(ctx: &mut Ctx) -> Vec<Table> {
         if mostly {
             table.note(
                 "mostly-idle served: SELECT 1s the mostly-idle connections completed during the point \
-                 (closed loops: each sleeps 100 ms after its answer)",
+                 (closed loops: each sleeps 100 ms after its answer); the server CPU per \
+                 transaction includes serving them",
             );
         }
+        table.note(CPU_NOTE);
         tables.push(table);
     }
     tables
@@ -671,7 +701,8 @@ pub fn snapshot(ctx: &mut Ctx) -> Vec<Table> {
         &["hotpair", "PostgreSQL"],
         Chart::Bars,
     )
-    .ratio(0, 1, "hp/PG");
+    .ratio(0, 1, "hp/PG")
+    .with_cpu(&[0, 1]);
     let scripts = [
         ("SELECT 1", "select1.sql"),
         ("SELECT txid_current()", "txid_current.sql"),
@@ -688,7 +719,7 @@ pub fn snapshot(ctx: &mut Ctx) -> Vec<Table> {
             let ep = ctx.targets[t].primary()?.clone();
             for (sql, file) in scripts {
                 let path = ctx.script(file, &format!("{sql};\n"))?;
-                let cell = ctx.point(
+                let r = ctx.point_summary(
                     &ep,
                     8,
                     &[
@@ -698,7 +729,7 @@ pub fn snapshot(ctx: &mut Ctx) -> Vec<Table> {
                         path.display().to_string(),
                     ],
                 );
-                table.set(sql, 0.0, t, cell);
+                table.set_point(sql, 0.0, t, &r);
             }
             Ok(())
         },
@@ -707,6 +738,7 @@ pub fn snapshot(ctx: &mut Ctx) -> Vec<Table> {
     for (t, e, skip) in errors {
         fill(&mut table, &[t], &e, skip);
     }
+    table.note(CPU_NOTE);
     vec![table]
 }
 
@@ -721,7 +753,8 @@ pub fn tpcb(ctx: &mut Ctx) -> Vec<Table> {
         &["hotpair", "PostgreSQL"],
         Chart::Bars,
     )
-    .ratio(0, 1, "hp/PG");
+    .ratio(0, 1, "hp/PG")
+    .with_cpu(&[0, 1]);
     let mut points: Vec<(String, u32, Vec<String>)> = Vec::new();
     for c in [1, 8, 32] {
         points.push((
@@ -765,8 +798,8 @@ pub fn tpcb(ctx: &mut Ctx) -> Vec<Table> {
                 if args.iter().any(|a| a == "-f") {
                     args.extend(["-s".into(), ctx.cfg.scale.to_string()]);
                 }
-                let cell = ctx.point(&ep, *c, &args);
-                table.set(label, f64::from(*c), t, cell);
+                let r = ctx.point_summary(&ep, *c, &args);
+                table.set_point(label, f64::from(*c), t, &r);
             }
             // What the run left behind: pruning keeps the hot tables small.
             if let Ok(sizes) = ep.sql(TABLE_PAGES) {
@@ -789,6 +822,7 @@ pub fn tpcb(ctx: &mut Ctx) -> Vec<Table> {
     for n in notes {
         table.note(n);
     }
+    table.note(CPU_NOTE);
     vec![table]
 }
 
@@ -807,7 +841,8 @@ pub fn connect(ctx: &mut Ctx) -> Vec<Table> {
         &["hotpair", "PostgreSQL"],
         Chart::Bars,
     )
-    .ratio(0, 1, "hp/PG");
+    .ratio(0, 1, "hp/PG")
+    .with_cpu(&[0, 1]);
     let label = "-C SELECT 1 c=8";
     table.row(label, 8.0);
     let mut errors = Vec::new();
@@ -817,12 +852,12 @@ pub fn connect(ctx: &mut Ctx) -> Vec<Table> {
         |ctx, t| {
             let ep = ctx.targets[t].primary()?.clone();
             let path = ctx.script("select1.sql", "SELECT 1;\n")?;
-            let cell = ctx.point(
+            let r = ctx.point_summary(
                 &ep,
                 8,
                 &["-C".into(), "-f".into(), path.display().to_string()],
             );
-            table.set(label, 8.0, t, cell);
+            table.set_point(label, 8.0, t, &r);
             Ok(())
         },
         |t, e, skip| errors.push((t, e, skip)),
@@ -831,6 +866,7 @@ pub fn connect(ctx: &mut Ctx) -> Vec<Table> {
         fill(&mut table, &[t], &e, skip);
     }
     table.note("tps including connection time (a connection per transaction)");
+    table.note(CPU_NOTE);
     vec![table]
 }
 
@@ -928,7 +964,8 @@ pub fn commit(ctx: &mut Ctx) -> Vec<Table> {
         &["hotpair", "PostgreSQL"],
         Chart::LineLog2,
     )
-    .ratio(0, 1, "hp/PG");
+    .ratio(0, 1, "hp/PG")
+    .with_cpu(&[0, 1]);
     let mut fsyncs = Table::new(
         "commit_fsyncs",
         "WAL fsyncs per commit (group commit)",
@@ -973,6 +1010,7 @@ pub fn commit(ctx: &mut Ctx) -> Vec<Table> {
                 match s {
                     Ok(s) => {
                         tps.set(&label, f64::from(c), t, summary_cell(&s));
+                        tps.set_cpu(&label, f64::from(c), t, &s);
                         let cell = match (before, settled_wal_syncs(&ep)) {
                             (Ok(b), Ok(a)) if s.processed > 0 => {
                                 Cell::Value(a.saturating_sub(b) as f64 / s.processed as f64, None)
@@ -997,6 +1035,7 @@ pub fn commit(ctx: &mut Ctx) -> Vec<Table> {
         fill(&mut fsyncs, &[t], &e, skip);
     }
     fsyncs.note("PostgreSQL: pg_stat_wal.wal_sync; hotpair: the same view when it has one");
+    tps.note(CPU_NOTE);
     // Durability's other number: how fast a crash's WAL is replayed.
     let mut tables = vec![tps, fsyncs];
     tables.extend(super::redo::redo_speed(ctx));

@@ -11,8 +11,14 @@
 //! `connect` (`-C`), `memory` (RSS with idle connections), `commit`
 //! (single-row INSERT commits, fsyncs per commit), `latency`
 //! (commit-to-visible on the standby), `copy` (concurrent COPY, bulk vs
-//! single extension, and `pgbench -i` wall time).
+//! single extension, and `pgbench -i` wall time), `manyidle` (as many idle
+//! sessions as the open-file limit allows on one node, primary and
+//! standby: open rate, memory, 8 active clients beside them; where
+//! PostgreSQL stops starting as `max_connections` grows).
 //!
+//! Every pgbench table carries, per system, the server's CPU and
+//! pgbench's own CPU per transaction, counted by cgroup v2 where it is
+//! writable (`tap_tests::bench::cgroup`).
 //! It starts a hotpair primary (harness `Node`, release binaries when built
 //! with `--release`) and a PostgreSQL 15 primary + streaming standby
 //! (as the `postgres` OS user when run as root) under one temporary work
@@ -33,18 +39,21 @@ use tap_tests::bench::profile::ProfileSpec;
 use tap_tests::bench::report::{json_str, Table};
 use tap_tests::bench::target::{Kind, Target};
 use tap_tests::bench::workloads::{self, Ctx};
-use tap_tests::bench::{cleanup, copy, goals, latency, pg, pgbench, svg, sysinfo, RunConfig};
+use tap_tests::bench::{
+    cgroup, cleanup, copy, goals, latency, manyidle, pg, pgbench, svg, sysinfo, RunConfig,
+};
 
 /// Every workload, in run order.
-const WORKLOADS: [&str; 9] = [
+const WORKLOADS: [&str; 10] = [
     "select", "idle", "snapshot", "tpcb", "connect", "memory", "commit", "latency", "copy",
+    "manyidle",
 ];
 
 /// Command line of `bench`.
 #[derive(Parser, Debug)]
 #[command(name = "bench", about = "hotpair vs PostgreSQL 15 benchmarks")]
 struct Args {
-    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy.
+    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy manyidle.
     workloads: Vec<String>,
 
     /// Short durations and small counts: a smoke run of a minute or two.
@@ -86,6 +95,11 @@ struct Args {
     #[arg(long)]
     no_standby: bool,
 
+    /// manyidle: idle sessions per node (default: the open-file limit
+    /// minus a reserve; 2,000 at most with --quick).
+    #[arg(long, value_name = "N")]
+    many_idle: Option<u32>,
+
     /// Keep the work directory (data directories and logs) at the end.
     #[arg(long)]
     keep: bool,
@@ -98,9 +112,10 @@ struct Args {
     profile: Option<String>,
 }
 
-/// Open-file limit the idle-connection workload needs (client sockets in
-/// this process, server sockets in hotpair).
-const NOFILE_WANTED: u64 = 65536;
+/// Open-file limit the idle-connection workloads want (client sockets in
+/// this process, server sockets in hotpair, which inherits it): 100,000
+/// sessions and a reserve. Where the hard limit is lower, the hard limit.
+const NOFILE_WANTED: u64 = 110_000;
 
 /// The soft open-file limit of this process.
 fn nofile_soft() -> u64 {
@@ -202,6 +217,10 @@ fn main() -> ExitCode {
     let work_cleanup =
         (!args.keep).then(|| cleanup::register(cleanup::Action::RemoveDir(work_path.clone())));
     cleanup::install_signal_handler();
+    // Created before any server starts, so every server can be moved in.
+    if let Err(why) = cgroup::root() {
+        eprintln!("bench: no cgroups ({why}); CPU is read from /proc");
+    }
     // Harness nodes live in the work directory and are always hotpair.
     std::env::set_var("HOTPAIR_TAP_TMPDIR", work_path.join("hotpair"));
     std::env::remove_var("HOTPAIR_TAP_POSTGRES_BINDIR");
@@ -214,6 +233,8 @@ fn main() -> ExitCode {
         cfg.select_clients = args.clients.iter().map(|&c| c.max(1)).collect();
     }
     cfg.select_rounds = args.rounds.max(1);
+    cfg.many_idle = args.many_idle.unwrap_or(0);
+    cfg.standby = !args.no_standby;
     let mut settings = cfg.settings();
     settings.standby = !args.no_standby;
     let machine = sysinfo::Machine::read();
@@ -265,13 +286,20 @@ fn main() -> ExitCode {
                 "; no standbys (--no-standby)"
             }
         ),
+        pg::defaults_line(),
         format!(
             "pgbench: -n -T {} -j min(clients,2), scale {}, TCP 127.0.0.1; open-file limit {}",
             cfg.duration,
             cfg.scale,
             nofile_soft()
         ),
+        cgroup::method(),
     ];
+    for t in [&hotpair, &postgres] {
+        if t.primary.is_ok() {
+            header.push(format!("CPU of {}", t.cpu_method()));
+        }
+    }
     for t in [&hotpair, &postgres] {
         if let Err(e) = &t.primary {
             header.push(format!("{}: {}", t.name, e));
@@ -303,6 +331,7 @@ fn main() -> ExitCode {
             "commit" => workloads::commit(&mut ctx),
             "latency" => latency::commit_to_visible(&mut ctx),
             "copy" => copy::copy(&mut ctx),
+            "manyidle" => manyidle::many_idle(&mut ctx),
             _ => Vec::new(),
         };
         for t in &new {
@@ -335,6 +364,7 @@ fn main() -> ExitCode {
     for t in ctx.targets.iter_mut() {
         t.shutdown();
     }
+    cgroup::remove_root();
 
     let mut status = ExitCode::SUCCESS;
     if !args.no_write {
