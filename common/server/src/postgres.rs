@@ -16,9 +16,12 @@
 //!   data, and mid-statement when a result grows past [`FLUSH_ABOVE`] (only
 //!   on a multi-threaded runtime, where the statement runs in
 //!   `block_in_place` and may block on the socket).
-//! * Buffers are small while idle: a read buffer of [`READ_BUF_INITIAL`]
-//!   and an output buffer of [`WRITE_BUF_INITIAL`], replaced by fresh small
-//!   ones after a big message passed through. No thread per connection.
+//! * An idle session holds no I/O buffers: while it waits for its client
+//!   its read and output buffers are back in its thread's pool (`bufpool`),
+//!   and it waits for readability, not on a read into a buffer. A busy
+//!   session takes them back per message batch (no allocation). Buffers
+//!   that grew past [`BUF_SHRINK_ABOVE`] are freed, not pooled. No thread
+//!   per connection.
 //! * Backend calls are synchronous and may block (lock waits, WAL flush) or
 //!   run long (scans, DDL, COPY). A call that may run long leaves the
 //!   runtime worker first ([`run_blocking`], `block_in_place`); only short,
@@ -69,9 +72,10 @@ use pgtypes::value::Value;
 use protocol::codec::{MessageError, ProtocolError, ServerCodec};
 use protocol::messages::*;
 
-/// Initial (and idle) read buffer size.
-pub const READ_BUF_INITIAL: usize = 4096;
-/// Initial (and idle) output buffer size.
+/// Read buffer size (the same as the output buffer's, so that one pool
+/// serves both).
+pub const READ_BUF_INITIAL: usize = 8192;
+/// Output buffer size.
 pub const WRITE_BUF_INITIAL: usize = 8192;
 /// Buffers larger than this are replaced by small ones when empty.
 pub const BUF_SHRINK_ABOVE: usize = 64 * 1024;
@@ -140,6 +144,51 @@ impl Drop for LiveGuard {
         if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.zero.notify_waiters();
         }
+    }
+}
+
+/// Per-thread pools of idle I/O buffers. A session gives its (empty) read
+/// and output buffers back whenever it waits for its client and takes
+/// them again when the client speaks: idle sessions hold no buffers, and a
+/// busy one pays a thread-local push and pop per round trip, not an
+/// allocation. A buffer that grew past [`BUF_SHRINK_ABOVE`] is freed
+/// instead, so one big result does not stay pooled.
+mod bufpool {
+    use std::cell::RefCell;
+
+    use bytes::BytesMut;
+
+    use super::BUF_SHRINK_ABOVE;
+
+    /// Buffers kept per thread (of both kinds together).
+    const KEEP: usize = 64;
+
+    thread_local! {
+        static POOL: RefCell<Vec<BytesMut>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// An empty buffer with room for at least `cap` bytes.
+    pub(super) fn take(cap: usize) -> BytesMut {
+        let found = POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            let i = p.iter().rposition(|b| b.capacity() >= cap)?;
+            Some(p.swap_remove(i))
+        });
+        found.unwrap_or_else(|| BytesMut::with_capacity(cap))
+    }
+
+    /// Returns `buf` (emptied) to the pool, or frees it.
+    pub(super) fn give(mut buf: BytesMut) {
+        if buf.capacity() == 0 || buf.capacity() > BUF_SHRINK_ABOVE {
+            return;
+        }
+        buf.clear();
+        POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < KEEP {
+                p.push(buf);
+            }
+        });
     }
 }
 
@@ -283,8 +332,31 @@ impl Wire {
             if self.shutting_down() {
                 return Ok(Input::Shutdown);
             }
-            if self.rbuf.is_empty() && self.rbuf.capacity() > BUF_SHRINK_ABOVE {
-                self.rbuf = BytesMut::with_capacity(READ_BUF_INITIAL);
+            if self.rbuf.is_empty() {
+                // Idle: the buffers go back to the thread's pool while the
+                // client is silent, so an idle session holds none.
+                bufpool::give(std::mem::take(&mut self.rbuf));
+                if self.out.is_empty() {
+                    bufpool::give(std::mem::take(&mut self.out));
+                }
+                tokio::select! {
+                    biased;
+                    _ = self.stop.wait() => return Ok(Input::Shutdown),
+                    r = self.stream.readable() => r?,
+                    _ = &mut idle, if limit.is_some() => return Ok(Input::IdleTimeout),
+                    _ = &mut woken, if wake.is_some() => return Ok(Input::Interrupt),
+                }
+                self.rbuf = bufpool::take(READ_BUF_INITIAL);
+                if self.out.capacity() == 0 {
+                    self.out = bufpool::take(WRITE_BUF_INITIAL);
+                }
+                match self.stream.try_read_buf(&mut self.rbuf) {
+                    Ok(0) => return Ok(Input::Eof),
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e.into()),
+                }
+                continue;
             }
             if self.rbuf.capacity() - self.rbuf.len() < 512 {
                 self.rbuf.reserve(READ_BUF_INITIAL);
@@ -316,7 +388,7 @@ impl Wire {
             self.out.clear();
         }
         if self.out.capacity() > BUF_SHRINK_ABOVE {
-            self.out = BytesMut::with_capacity(WRITE_BUF_INITIAL);
+            self.out = bufpool::take(WRITE_BUF_INITIAL);
         }
         Ok(())
     }
