@@ -48,7 +48,9 @@ pub fn apply(db: &Node, rec: &DecodedRecord) -> PgResult<()> {
     }
     let lsn = rec.end_lsn;
     match &rec.record {
-        WalRecord::Heap(h) => heapam_xlog::redo_heap(db.heap(), lsn, h, db.engine().as_ref()),
+        WalRecord::Heap(h) => {
+            heapam_xlog::redo_heap(db.heap(), lsn, rec.header.xid, h, db.engine().as_ref())
+        }
         WalRecord::Xlog(x) => match x {
             XlogRecord::FullPageImage {
                 rel,

@@ -32,7 +32,10 @@ use storage::xloginsert::wal_error;
 /// Size of `global/pg_control` on disk (one sector: written atomically by
 /// the device, and we also write it via temp file + rename).
 pub const CONTROL_FILE_SIZE: usize = 512;
-const CONTROL_MAGIC: &[u8; 8] = b"HPCTRL01";
+/// The magic also names the on-disk format (control file, WAL records,
+/// pages): a binary refuses a data directory of another format rather than
+/// misreading its WAL. Change the number with any such format change.
+const CONTROL_MAGIC: &[u8; 8] = b"HPCTRL02";
 const CONTROL_BODY: usize = 8 + 4 + 8 + 8 + 8 + 4 + 8 + 8 + 8;
 
 /// DBState: what the node was doing when the control file was written.
@@ -79,7 +82,7 @@ pub enum ControlFileError {
     #[error("control file is {0} bytes, expected {CONTROL_FILE_SIZE}")]
     BadSize(usize),
     /// Not our magic.
-    #[error("control file has an unknown format (wrong magic number)")]
+    #[error("control file has an unknown format (wrong magic number): the data directory was made by an incompatible hotpair build")]
     BadMagic,
     /// CRC mismatch.
     #[error("incorrect checksum in control file")]

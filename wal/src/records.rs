@@ -36,7 +36,7 @@ use std::fmt;
 use bytes::Bytes;
 
 use pgtypes::lsn::Lsn;
-use pgtypes::{BlockNumber, Oid, RelFileId, TransactionId};
+use pgtypes::{BlockNumber, CommandId, Oid, RelFileId, TransactionId};
 
 /// Size of a heap page and of a full-page image.
 pub const BLCKSZ: usize = 8192;
@@ -124,6 +124,43 @@ pub const XLOG_HEAP2_MULTI_INSERT: u8 = 0x50;
 /// Catalog: opaque change.
 pub const XLOG_CATALOG_CHANGE: u8 = 0x00;
 
+/// The flags byte of a Heap2 MULTI_INSERT payload, whose layout is
+///
+/// ```text
+///  rel u32 | block u32 | flags u8 | cmin u32 | infomask u16 | ntuples u16
+///  CONSECUTIVE:  first_offset u16, then per tuple: datalen u16 | data
+///  otherwise:    per tuple: offset u16 | datalen u16 | data
+/// ```
+///
+/// A page filled from empty, or appended to without reusing a line
+/// pointer a prune freed, takes consecutive offsets (PostgreSQL omits
+/// them for an initialised page only); then each tuple costs two bytes
+/// beyond its data.
+pub struct MultiInsertFlags;
+
+impl MultiInsertFlags {
+    /// xmin is frozen.
+    pub const FROZEN: u8 = 0x01;
+    /// Offsets are `first_offset`, `first_offset + 1`, … and not logged
+    /// per tuple.
+    pub const CONSECUTIVE: u8 = 0x02;
+    /// Every defined bit; a payload with another is rejected.
+    pub const ALL: u8 = Self::FROZEN | Self::CONSECUTIVE;
+}
+
+/// True when `offsets` are `first, first + 1, …` (an empty list counts).
+pub fn offsets_consecutive(mut offsets: impl Iterator<Item = u16>) -> bool {
+    let Some(first) = offsets.next() else {
+        return true;
+    };
+    let mut prev = first;
+    offsets.all(|o| {
+        let next = prev.checked_add(1) == Some(o);
+        prev = o;
+        next
+    })
+}
+
 /// Why a payload could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
@@ -171,13 +208,28 @@ pub enum HeapRecord {
         /// The page is initialised (empty) before the insert.
         init_page: bool,
     },
-    /// Several tuples inserted on one page (COPY, multi-row INSERT).
+    /// Several tuples inserted on one page (COPY, multi-row INSERT). The
+    /// tuples share one header, so only the part redo cannot rebuild is
+    /// logged, once: xmin is the record's xid (or frozen), xmax and cmax
+    /// are unset, and each ctid is the tuple's own address. Per tuple there
+    /// is only its data and, when the offsets are not consecutive, its
+    /// line pointer (layout: [`MultiInsertFlags`]).
     MultiInsert {
         /// Relation.
         rel: RelFileId,
         /// Block number.
         block: BlockNumber,
-        /// (line pointer number, tuple) pairs.
+        /// xmin is [`TransactionId::FROZEN`] rather than the record's xid
+        /// (COPY FREEZE).
+        frozen: bool,
+        /// The inserting command, the same for every tuple.
+        cmin: CommandId,
+        /// The tuples' infomask (defined by the heap AM), the same for
+        /// every tuple.
+        infomask: u16,
+        /// (line pointer number, tuple data after the header) pairs. A
+        /// page holds far fewer than 2^16 tuples, and each is shorter than
+        /// a page: counts and lengths are logged as u16.
         tuples: Vec<(u16, Bytes)>,
         /// The page is initialised (empty) before the inserts.
         init_page: bool,
@@ -500,14 +552,31 @@ impl WalRecord {
                     w.bytes(tuple);
                 }
                 HeapRecord::MultiInsert {
-                    rel, block, tuples, ..
+                    rel,
+                    block,
+                    frozen,
+                    cmin,
+                    infomask,
+                    tuples,
+                    ..
                 } => {
+                    let consecutive = offsets_consecutive(tuples.iter().map(|(o, _)| *o));
                     w.u32(rel.0);
                     w.u32(block.0);
-                    w.u32(tuples.len() as u32);
+                    w.u8(flag(*frozen, MultiInsertFlags::FROZEN)
+                        | flag(consecutive, MultiInsertFlags::CONSECUTIVE));
+                    w.u32(cmin.0);
+                    w.u16(*infomask);
+                    w.u16(tuples.len() as u16);
+                    if consecutive {
+                        w.u16(tuples.first().map_or(0, |(o, _)| *o));
+                    }
                     for (off, t) in tuples {
-                        w.u16(*off);
-                        w.bytes(t);
+                        if !consecutive {
+                            w.u16(*off);
+                        }
+                        w.u16(t.len() as u16);
+                        w.raw(t);
                     }
                 }
                 HeapRecord::Update {
@@ -715,15 +784,38 @@ impl WalRecord {
                     XLOG_HEAP2_MULTI_INSERT => {
                         let rel = RelFileId(r.u32()?);
                         let block = BlockNumber(r.u32()?);
-                        // Each tuple needs at least 6 bytes (offset + length).
-                        let n = r.count(6)?;
+                        let flags = r.u8()?;
+                        if flags & !MultiInsertFlags::ALL != 0 {
+                            return Err(DecodeError::InvalidValue("multi-insert flags"));
+                        }
+                        let consecutive = flags & MultiInsertFlags::CONSECUTIVE != 0;
+                        let cmin = CommandId(r.u32()?);
+                        let infomask = r.u16()?;
+                        let n = usize::from(r.u16()?);
+                        // Each tuple needs its length, and its offset unless implied.
+                        r.check_left(n, if consecutive { 2 } else { 4 })?;
+                        let mut next = if consecutive { r.u16()? } else { 0 };
+                        if consecutive && usize::from(next) + n > usize::from(u16::MAX) + 1 {
+                            return Err(DecodeError::InvalidValue("multi-insert offsets"));
+                        }
                         let mut tuples = Vec::with_capacity(n);
                         for _ in 0..n {
-                            tuples.push((r.u16()?, r.bytes()?));
+                            let off = if consecutive {
+                                let o = next;
+                                next = next.wrapping_add(1);
+                                o
+                            } else {
+                                r.u16()?
+                            };
+                            let len = usize::from(r.u16()?);
+                            tuples.push((off, r.slice(len)?));
                         }
                         WalRecord::Heap(HeapRecord::MultiInsert {
                             rel,
                             block,
+                            frozen: flags & MultiInsertFlags::FROZEN != 0,
+                            cmin,
+                            infomask,
                             tuples,
                             init_page,
                         })
@@ -921,11 +1013,13 @@ impl fmt::Display for WalRecord {
                 HeapRecord::Insert { rel, block, offset, init_page, .. } => {
                     write!(f, "Heap INSERT{} rel {rel} blk {block} off {offset}", if *init_page { "+INIT" } else { "" })
                 }
-                HeapRecord::MultiInsert { rel, block, tuples, init_page } => write!(
+                HeapRecord::MultiInsert { rel, block, frozen, cmin, tuples, init_page, .. } => write!(
                     f,
-                    "Heap2 MULTI_INSERT{} rel {rel} blk {block} ntuples {}",
+                    "Heap2 MULTI_INSERT{} rel {rel} blk {block} ntuples {} cmin {}{}",
                     if *init_page { "+INIT" } else { "" },
-                    tuples.len()
+                    tuples.len(),
+                    cmin.0,
+                    if *frozen { " frozen" } else { "" }
                 ),
                 HeapRecord::Update { rel, old_block, old_offset, new_block, new_offset, xmax, hot, .. } => write!(
                     f,
@@ -1075,14 +1169,24 @@ impl Dec<'_> {
     /// takes at least `min_elem` bytes) so garbage cannot make us allocate.
     fn count(&mut self, min_elem: usize) -> Result<usize, DecodeError> {
         let n = self.u32()? as usize;
+        self.check_left(n, min_elem)?;
+        Ok(n)
+    }
+    /// Like [`Dec::count`] for a count read otherwise: `n` elements of at
+    /// least `min_elem` bytes must fit in what is left.
+    fn check_left(&self, n: usize, min_elem: usize) -> Result<(), DecodeError> {
         let left = self.buf.len() - self.pos;
         if n.checked_mul(min_elem).is_none_or(|need| need > left) {
             return Err(DecodeError::Truncated);
         }
-        Ok(n)
+        Ok(())
     }
     fn bytes(&mut self) -> Result<Bytes, DecodeError> {
         let n = self.u32()? as usize;
+        self.slice(n)
+    }
+    /// The next `n` bytes, sharing the payload's memory.
+    fn slice(&mut self, n: usize) -> Result<Bytes, DecodeError> {
         let start = self.pos;
         self.take(n)?;
         Ok(self.buf.slice(start..start + n))
@@ -1122,6 +1226,23 @@ pub(crate) mod tests {
         vec(any::<u8>(), 0..max).prop_map(Bytes::from)
     }
 
+    /// Multi-insert tuples with arbitrary offsets, and with consecutive
+    /// ones (the compact layout), up to the last offset there is.
+    fn multi_insert_tuples() -> impl Strategy<Value = Vec<(u16, Bytes)>> {
+        prop_oneof![
+            vec((any::<u16>(), bytes_s(64)), 0..20),
+            (
+                prop_oneof![Just(u16::MAX - 19), 1..=u16::MAX - 19],
+                vec(bytes_s(64), 0..20)
+            )
+                .prop_map(|(first, data)| data
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, d)| (first + i as u16, d))
+                    .collect()),
+        ]
+    }
+
     fn heap() -> impl Strategy<Value = WalRecord> {
         prop_oneof![
             (
@@ -1141,17 +1262,24 @@ pub(crate) mod tests {
                     }
                 }),
             (
-                any::<u32>(),
-                any::<u32>(),
-                vec((any::<u16>(), bytes_s(64)), 0..20),
+                (any::<u32>(), any::<u32>()),
+                (any::<bool>(), any::<u32>(), any::<u16>()),
+                multi_insert_tuples(),
                 any::<bool>()
             )
-                .prop_map(|(rel, block, tuples, init_page)| HeapRecord::MultiInsert {
-                    rel: RelFileId(rel),
-                    block: BlockNumber(block),
-                    tuples,
-                    init_page
-                }),
+                .prop_map(
+                    |((rel, block), (frozen, cmin, infomask), tuples, init_page)| {
+                        HeapRecord::MultiInsert {
+                            rel: RelFileId(rel),
+                            block: BlockNumber(block),
+                            frozen,
+                            cmin: CommandId(cmin),
+                            infomask,
+                            tuples,
+                            init_page,
+                        }
+                    }
+                ),
             (
                 any::<u32>(),
                 (any::<u32>(), any::<u16>(), any::<u32>(), any::<u16>()),
@@ -1425,6 +1553,78 @@ pub(crate) mod tests {
         p.extend_from_slice(&u32::MAX.to_le_bytes());
         let r = WalRecord::decode(RmgrId::Xact as u8, XLOG_XACT_COMMIT, &Bytes::from(p));
         assert_eq!(r, Err(DecodeError::Truncated));
+    }
+
+    fn multi_insert(first: u16, offsets_step: u16, n: u16) -> WalRecord {
+        WalRecord::Heap(HeapRecord::MultiInsert {
+            rel: RelFileId(16384),
+            block: BlockNumber(7),
+            frozen: true,
+            cmin: CommandId(2),
+            infomask: 0x0900,
+            tuples: (0..n)
+                .map(|i| (first + i * offsets_step, Bytes::from(vec![i as u8; 10])))
+                .collect(),
+            init_page: true,
+        })
+    }
+
+    #[test]
+    fn multi_insert_logs_data_length_and_offsets_only_when_needed() {
+        let head = 4 + 4 + 1 + 4 + 2 + 2;
+        let mut out = Vec::new();
+        multi_insert(1, 1, 3).encode_payload(&mut out);
+        assert_eq!(
+            out.len(),
+            head + 2 + 3 * (2 + 10),
+            "consecutive: one first offset"
+        );
+        assert_eq!(
+            out[8],
+            MultiInsertFlags::FROZEN | MultiInsertFlags::CONSECUTIVE
+        );
+        out.clear();
+        multi_insert(1, 2, 3).encode_payload(&mut out);
+        assert_eq!(
+            out.len(),
+            head + 3 * (2 + 2 + 10),
+            "gaps: an offset per tuple"
+        );
+        assert_eq!(out[8], MultiInsertFlags::FROZEN);
+        assert_eq!(
+            multi_insert(1, 1, 3).to_string(),
+            "Heap2 MULTI_INSERT+INIT rel 16384 blk 7 ntuples 3 cmin 2 frozen"
+        );
+    }
+
+    #[test]
+    fn malformed_multi_insert_is_an_error() {
+        let info = XLOG_HEAP2_MULTI_INSERT | XLOG_HEAP_INIT_PAGE;
+        let decode =
+            |p: &[u8]| WalRecord::decode(RmgrId::Heap2 as u8, info, &Bytes::copy_from_slice(p));
+        let mut good = Vec::new();
+        multi_insert(1, 1, 3).encode_payload(&mut good);
+        let mut p = good.clone();
+        p[8] |= 0x80;
+        assert_eq!(
+            decode(&p),
+            Err(DecodeError::InvalidValue("multi-insert flags"))
+        );
+        // Consecutive offsets running past the last line pointer number.
+        let mut p = good.clone();
+        p[17..19].copy_from_slice(&(u16::MAX - 1).to_le_bytes());
+        assert_eq!(
+            decode(&p),
+            Err(DecodeError::InvalidValue("multi-insert offsets"))
+        );
+        // A count the bytes left cannot hold.
+        let mut p = good.clone();
+        p[15..17].copy_from_slice(&u16::MAX.to_le_bytes());
+        assert_eq!(decode(&p), Err(DecodeError::Truncated));
+        // A tuple length past the end.
+        let mut p = good;
+        p[19..21].copy_from_slice(&200u16.to_le_bytes());
+        assert_eq!(decode(&p), Err(DecodeError::Truncated));
     }
 
     #[test]

@@ -542,6 +542,16 @@ impl Heap {
             header.xmin = TransactionId::FROZEN;
             header.infomask |= htup::XMIN_COMMITTED;
         }
+        // Redo rebuilds the header from the record: the two must agree.
+        debug_assert_eq!(
+            header,
+            crate::heapam_xlog::multi_insert_header(header.xmin, cid, header.infomask)
+        );
+        let shared = xloginsert::MultiInsertHeader {
+            frozen,
+            cmin: cid.0,
+            infomask: header.infomask,
+        };
         let hio = self.hio();
         let mut i = 0;
         let result = (|| -> PgResult<()> {
@@ -567,30 +577,16 @@ impl Heap {
                 }
                 lb.buf.mark_dirty();
                 bulk.filled(lb.page.heap_free_space());
-                // WAL: XLOG_HEAP2_MULTI_INSERT for the tuples placed on this page; PageSetLSN.
+                // WAL: XLOG_HEAP2_MULTI_INSERT for the tuples placed on this page (the
+                // shared header once, then each row's data); PageSetLSN.
                 if let Some(ins) = ins {
-                    let placed = &tids[placed_from..];
-                    let page = &lb.page;
-                    let mut bad = None;
+                    let placed = tids[placed_from..]
+                        .iter()
+                        .map(|t| t.offset)
+                        .zip(rows[placed_from..i].iter().copied());
                     let end = ins.insert(xid, |p| {
-                        let head = xloginsert::encode_multi_insert_head(
-                            p,
-                            rel.0,
-                            block.0,
-                            placed.len() as u32,
-                            init,
-                        );
-                        for off in placed.iter().map(|t| t.offset) {
-                            match page.item(off) {
-                                Ok(t) => xloginsert::encode_multi_insert_tuple(p, off, t),
-                                Err(e) => bad = Some((off, e)),
-                            }
-                        }
-                        head
+                        xloginsert::encode_multi_insert(p, rel.0, block.0, shared, init, placed)
                     })?;
-                    if let Some((off, e)) = bad {
-                        return Err(item_error(rel, ItemPointer { block, offset: off }, e).into());
-                    }
                     lb.page.set_lsn(end);
                 }
                 if i < rows.len() {

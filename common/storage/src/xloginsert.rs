@@ -79,8 +79,9 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{RwLock, RwLockReadGuard};
 use wal::records::{
-    XLOG_FPI, XLOG_HEAP2_MULTI_INSERT, XLOG_HEAP_DELETE, XLOG_HEAP_HOT_UPDATE, XLOG_HEAP_INIT_PAGE,
-    XLOG_HEAP_INSERT, XLOG_HEAP_UPDATE, XLOG_XACT_ABORT, XLOG_XACT_COMMIT,
+    offsets_consecutive, MultiInsertFlags, XLOG_FPI, XLOG_HEAP2_MULTI_INSERT, XLOG_HEAP_DELETE,
+    XLOG_HEAP_HOT_UPDATE, XLOG_HEAP_INIT_PAGE, XLOG_HEAP_INSERT, XLOG_HEAP_UPDATE, XLOG_XACT_ABORT,
+    XLOG_XACT_COMMIT,
 };
 use wal::{AtomicLsn, Lsn, RmgrId, WalRecord, WalWriter};
 
@@ -463,28 +464,65 @@ pub fn encode_heap_insert(
     )
 }
 
-/// Heap2 MULTI_INSERT header; follow with [`encode_multi_insert_tuple`]
-/// `count` times.
-pub fn encode_multi_insert_head(
+/// What the tuples of a multi-insert share and redo cannot rebuild from
+/// the record's xid and the tuples' addresses (see
+/// `wal::HeapRecord::MultiInsert`).
+#[derive(Clone, Copy, Debug)]
+pub struct MultiInsertHeader {
+    /// xmin is frozen rather than the record's xid.
+    pub frozen: bool,
+    /// The inserting command.
+    pub cmin: u32,
+    /// The infomask of every tuple.
+    pub infomask: u16,
+}
+
+/// Heap2 MULTI_INSERT of `tuples`, (line pointer, data after the header)
+/// pairs on page `block`; iterated twice (the layout depends on whether
+/// the offsets are consecutive), so it should be cheap to clone.
+pub fn encode_multi_insert<'t>(
     p: &mut Vec<u8>,
     rel: u32,
     block: u32,
-    count: u32,
+    h: MultiInsertHeader,
     init_page: bool,
+    tuples: impl Iterator<Item = (u16, &'t [u8])> + Clone,
 ) -> (RmgrId, u8) {
+    let consecutive = offsets_consecutive(tuples.clone().map(|(o, _)| o));
+    let mut flags = if consecutive {
+        MultiInsertFlags::CONSECUTIVE
+    } else {
+        0
+    };
+    if h.frozen {
+        flags |= MultiInsertFlags::FROZEN;
+    }
     p.extend_from_slice(&rel.to_le_bytes());
     p.extend_from_slice(&block.to_le_bytes());
-    p.extend_from_slice(&count.to_le_bytes());
+    p.push(flags);
+    p.extend_from_slice(&h.cmin.to_le_bytes());
+    p.extend_from_slice(&h.infomask.to_le_bytes());
+    // A page holds far fewer tuples than u16::MAX, each shorter than a page.
+    let count_at = p.len();
+    p.extend_from_slice(&0u16.to_le_bytes());
+    let mut count = 0u16;
+    for (off, data) in tuples {
+        // Consecutive offsets: only the first is logged.
+        if !consecutive || count == 0 {
+            p.extend_from_slice(&off.to_le_bytes());
+        }
+        p.extend_from_slice(&(data.len() as u16).to_le_bytes());
+        p.extend_from_slice(data);
+        count += 1;
+    }
+    if count == 0 {
+        p.extend_from_slice(&0u16.to_le_bytes()); // the (unused) first offset
+    }
+    p[count_at..count_at + 2].copy_from_slice(&count.to_le_bytes());
     (
         RmgrId::Heap2,
         XLOG_HEAP2_MULTI_INSERT | if init_page { XLOG_HEAP_INIT_PAGE } else { 0 },
     )
-}
-
-/// One tuple of a multi-insert.
-pub fn encode_multi_insert_tuple(p: &mut Vec<u8>, offset: u16, tuple: &[u8]) {
-    p.extend_from_slice(&offset.to_le_bytes());
-    put_bytes(p, tuple);
 }
 
 /// Heap2 PRUNE (the layout of `wal::HeapRecord::Prune`): line pointers
@@ -605,21 +643,41 @@ mod tests {
             })
         );
         p.clear();
-        let (rm, info) = encode_multi_insert_head(&mut p, 7, 4, 2, false);
-        encode_multi_insert_tuple(&mut p, 1, b"a");
-        encode_multi_insert_tuple(&mut p, 2, b"bb");
-        assert_eq!(
-            decode(rm, info, &p),
-            WalRecord::Heap(HeapRecord::MultiInsert {
+        for (offsets, frozen) in [([1u16, 2], false), ([3, 1], true), ([5, 6], true)] {
+            let h = MultiInsertHeader {
+                frozen,
+                cmin: 3,
+                infomask: 0x0900,
+            };
+            let data: [&[u8]; 2] = [b"a", b"bb"];
+            let (rm, info) =
+                encode_multi_insert(&mut p, 7, 4, h, false, offsets.into_iter().zip(data));
+            let rec = WalRecord::Heap(HeapRecord::MultiInsert {
                 rel: pgtypes::RelFileId(7),
                 block: pgtypes::BlockNumber(4),
+                frozen,
+                cmin: pgtypes::CommandId(3),
+                infomask: 0x0900,
                 tuples: vec![
-                    (1, Bytes::from_static(b"a")),
-                    (2, Bytes::from_static(b"bb"))
+                    (offsets[0], Bytes::from_static(b"a")),
+                    (offsets[1], Bytes::from_static(b"bb")),
                 ],
-                init_page: false
-            })
-        );
+                init_page: false,
+            });
+            assert_eq!(decode(rm, info, &p), rec, "{offsets:?}");
+            let mut canonical = Vec::new();
+            rec.encode_payload(&mut canonical);
+            assert_eq!(p, canonical, "{offsets:?}: the same bytes as wal's encoder");
+            p.clear();
+            let none: [(u16, &[u8]); 0] = [];
+            let (rm, info) = encode_multi_insert(&mut p, 7, 4, h, true, none.into_iter());
+            let WalRecord::Heap(HeapRecord::MultiInsert { tuples, .. }) = decode(rm, info, &p)
+            else {
+                panic!("not a multi-insert");
+            };
+            assert!(tuples.is_empty(), "no tuples");
+            p.clear();
+        }
         p.clear();
         let (rm, info) = encode_heap_prune(&mut p, 7, 6, 4321, &[3], &[1, 2]);
         assert_eq!(
