@@ -44,12 +44,19 @@ fn row_lock_wait_leaves_the_holder_served() {
         "1",
         "holder answered while another session waits for its row lock"
     );
-    assert!(!waiting.is_finished(), "waiter still waits before the commit");
+    assert!(
+        !waiting.is_finished(),
+        "waiter still waits before the commit"
+    );
     holder.query_safe("COMMIT");
 
     // 3. The waiter proceeds on the committed row.
     assert_eq!(waiting.wait(), Ok(String::new()), "waiter proceeds");
-    assert_eq!(node.safe_sql("SELECT n FROM t WHERE id = 1"), "2", "both applied");
+    assert_eq!(
+        node.safe_sql("SELECT n FROM t WHERE id = 1"),
+        "2",
+        "both applied"
+    );
 }
 
 #[test]
@@ -64,10 +71,18 @@ fn unique_insert_wait_leaves_the_inserter_served() {
     let waiting = waiter.send("INSERT INTO t VALUES (100, 1)");
 
     // 2. The inserter is served and rolls back; the waiter's insert wins.
-    assert_eq!(inserter.query_safe("SELECT count(*) FROM t"), "11", "inserter answered");
+    assert_eq!(
+        inserter.query_safe("SELECT count(*) FROM t"),
+        "11",
+        "inserter answered"
+    );
     inserter.query_safe("ROLLBACK");
     assert_eq!(waiting.wait(), Ok(String::new()), "second insert succeeds");
-    assert_eq!(node.safe_sql("SELECT n FROM t WHERE id = 100"), "1", "its row stays");
+    assert_eq!(
+        node.safe_sql("SELECT n FROM t WHERE id = 100"),
+        "1",
+        "its row stays"
+    );
 }
 
 #[test]
@@ -91,7 +106,11 @@ fn deadlock_between_sessions_of_one_thread_is_detected() {
         .iter()
         .filter_map(|r| r.as_ref().err().map(|e| e.code()))
         .collect();
-    assert_eq!(codes, vec!["40P01"], "exactly one deadlock victim: {ra:?} {rb:?}");
+    assert_eq!(
+        codes,
+        vec!["40P01"],
+        "exactly one deadlock victim: {ra:?} {rb:?}"
+    );
     a.query_safe("ROLLBACK");
     b.query_safe("ROLLBACK");
 }
@@ -104,30 +123,60 @@ fn sleeping_scanning_and_copying_sessions_leave_the_thread() {
     // 1. pg_sleep: another session is answered while it sleeps.
     let sleeper = node.background_session();
     let sleeping = sleeper.send("SELECT pg_sleep(600)");
-    assert_eq!(other.query_safe("SELECT 1"), "1", "answered beside pg_sleep");
+    assert_eq!(
+        other.query_safe("SELECT 1"),
+        "1",
+        "answered beside pg_sleep"
+    );
     assert!(!sleeping.is_finished(), "pg_sleep still running");
     let cancelled = sleeper.cancel_until_finished(sleeping);
-    assert_eq!(cancelled.map_err(|e| e.code().to_string()), Err("57014".into()), "sleep cancelled");
+    assert_eq!(
+        cancelled.map_err(|e| e.code().to_string()),
+        Err("57014".into()),
+        "sleep cancelled"
+    );
 
     // 2. A long scan: likewise.
     let scanner = node.background_session();
     let scanning = scanner.send("SELECT count(*) FROM generate_series(1, 2000000000) g");
-    assert_eq!(other.query_safe("SELECT 2"), "2", "answered beside a long scan");
+    assert_eq!(
+        other.query_safe("SELECT 2"),
+        "2",
+        "answered beside a long scan"
+    );
     assert!(!scanning.is_finished(), "scan still running");
     let cancelled = scanner.cancel_until_finished(scanning);
-    assert_eq!(cancelled.map_err(|e| e.code().to_string()), Err("57014".into()), "scan cancelled");
+    assert_eq!(
+        cancelled.map_err(|e| e.code().to_string()),
+        Err("57014".into()),
+        "scan cancelled"
+    );
 
     // 3. COPY FROM STDIN whose client has not sent its data yet.
     let mut copier = node.raw_connection();
     copier.startup();
     copier.send(&raw::query(b"COPY t FROM STDIN"));
-    let copy_in = copier.read_message().expect("CopyInResponse").expect("open");
+    let copy_in = copier
+        .read_message()
+        .expect("CopyInResponse")
+        .expect("open");
     assert_eq!(copy_in.tag, b'G', "COPY waits for data");
-    assert_eq!(other.query_safe("SELECT 3"), "3", "answered while COPY waits for data");
+    assert_eq!(
+        other.query_safe("SELECT 3"),
+        "3",
+        "answered while COPY waits for data"
+    );
     copier.send(&raw::message(b'd', b"200\t7\n"));
     copier.send(&raw::message(b'c', b""));
-    assert!(matches!(copier.outcome(), raw::Outcome::Ready), "COPY completes");
-    assert_eq!(node.safe_sql("SELECT n FROM t WHERE id = 200"), "7", "copied row");
+    assert!(
+        matches!(copier.outcome(), raw::Outcome::Ready),
+        "COPY completes"
+    );
+    assert_eq!(
+        node.safe_sql("SELECT n FROM t WHERE id = 200"),
+        "7",
+        "copied row"
+    );
 }
 
 #[test]
@@ -153,7 +202,11 @@ fn committing_writers_and_ddl_share_the_thread() {
             s.query_safe("CREATE INDEX w_v ON w (v)");
         });
     });
-    assert_eq!(node.safe_sql("SELECT count(*) FROM w"), "200", "every commit landed");
+    assert_eq!(
+        node.safe_sql("SELECT count(*) FROM w"),
+        "200",
+        "every commit landed"
+    );
     assert_eq!(
         node.safe_sql("SELECT count(*) FROM w WHERE v = 7"),
         "4",
