@@ -18,12 +18,21 @@
 //!    kept as its AST in [`Stmt::Sql`]; binding to the catalog happens later
 //!    (planner), so a parse stays valid across DDL and can be cached.
 //!
-//! [`ParseCache`] maps a whole query text to its parsed statements. It is a
-//! node-wide, bounded map behind one mutex held only for a lookup or an
-//! insert (never while parsing); when full it is cleared, which is cheap and
-//! good enough for the workloads we care about (pgbench's handful of texts in
-//! prepared mode, or an unbounded stream of distinct texts in simple mode,
-//! where caching cannot help anyway).
+//! [`ParseCache`] holds two node-wide, bounded maps, each behind its own
+//! mutex held only for a lookup or an insert (never while parsing); when
+//! full a map is cleared, which is cheap and good enough for the workloads
+//! we care about:
+//!
+//! * **texts**: a whole query text → its parsed statements (pgbench's
+//!   handful of texts in prepared mode, anything not normalised);
+//! * **shapes**: a statement's shape key ([`crate::normalize`]: the text
+//!   with its literals as `$1 … $n`, plus their kinds) → the parsed
+//!   template, or None when the template is not one plannable statement.
+//!   A simple-mode stream of texts that differ only in their literals
+//!   (pgbench `-M simple`, ORMs that inline values) parses once per
+//!   shape; the session binds each text's literals as the template's
+//!   parameters and decides whether the template may stand in for the
+//!   text (`session.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,8 +41,10 @@ use parking_lot::Mutex;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
+use crate::normalize::{normalize, Normalized};
 use engine::xact::IsolationLevel;
 use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::Oid;
 
 /// One parsed statement.
 #[derive(Debug, Clone)]
@@ -1351,19 +1362,84 @@ pub fn parse_query(sql: &str) -> PgResult<Vec<Arc<ParsedStmt>>> {
     Ok(out)
 }
 
-/// Node-wide cache: query text → parsed statements. Errors are not cached.
+/// The parsed template of a statement shape: one plannable statement whose
+/// literals are parameters `$1 … $n` of fixed kinds.
+#[derive(Debug)]
+pub struct ShapeTemplate {
+    /// The template statement (its text is the normalised text).
+    pub parsed: Arc<ParsedStmt>,
+    /// Parse's parameter types for planning it: each literal's type, 0
+    /// (inferred from context) for strings.
+    pub param_oids: Vec<Oid>,
+}
+
+impl ShapeTemplate {
+    /// Parses the template of `norm`; None unless it is one SELECT,
+    /// INSERT, UPDATE or DELETE.
+    fn parse(norm: &Normalized) -> Option<ShapeTemplate> {
+        let mut stmts = parse_query(norm.template()).ok()?;
+        if stmts.len() != 1 {
+            return None;
+        }
+        let parsed = stmts.pop()?;
+        let Stmt::Sql(s) = &parsed.stmt else {
+            return None;
+        };
+        if !matches!(
+            **s,
+            sqlparser::ast::Statement::Query(_)
+                | sqlparser::ast::Statement::Insert(_)
+                | sqlparser::ast::Statement::Update { .. }
+                | sqlparser::ast::Statement::Delete(_)
+        ) {
+            return None;
+        }
+        Some(ShapeTemplate {
+            parsed,
+            param_oids: norm.kinds().map(|k| k.param_oid()).collect(),
+        })
+    }
+}
+
+/// Node-wide cache: query text → parsed statements, and statement shape →
+/// parsed template. Errors are not cached.
 pub struct ParseCache {
     map: Mutex<HashMap<String, Arc<Vec<Arc<ParsedStmt>>>>>,
+    shapes: Mutex<HashMap<String, Option<Arc<ShapeTemplate>>>>,
     capacity: usize,
 }
 
 impl ParseCache {
-    /// A cache holding at most `capacity` texts.
+    /// A cache holding at most `capacity` texts and `capacity` shapes.
     pub fn new(capacity: usize) -> ParseCache {
         ParseCache {
             map: Mutex::new(HashMap::new()),
+            shapes: Mutex::new(HashMap::new()),
             capacity: capacity.max(1),
         }
+    }
+
+    /// The shape of `sql` with its template, parsed once per shape and
+    /// cached; None when the text is not normalised or its template is not
+    /// one plannable statement (the caller takes [`ParseCache::parse`]).
+    pub fn shape(&self, sql: &str) -> Option<(Arc<ShapeTemplate>, Normalized)> {
+        let norm = normalize(sql)?;
+        if let Some(hit) = self.shapes.lock().get(&norm.key) {
+            return hit.clone().map(|t| (t, norm));
+        }
+        let template = ShapeTemplate::parse(&norm).map(Arc::new);
+        let mut m = self.shapes.lock();
+        if m.len() >= self.capacity {
+            m.clear();
+        }
+        m.insert(norm.key.clone(), template.clone());
+        drop(m);
+        template.map(|t| (t, norm))
+    }
+
+    /// Number of cached shapes (templates and refused ones).
+    pub fn shapes_len(&self) -> usize {
+        self.shapes.lock().len()
     }
 
     /// The parse of `sql`, from the cache or freshly parsed (and cached).
