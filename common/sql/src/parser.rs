@@ -1710,6 +1710,66 @@ mod tests {
     }
 
     #[test]
+    fn shape_cache_hits_across_literals() {
+        let c = ParseCache::new(16);
+        let (a, na) = c
+            .shape("SELECT abalance FROM pgbench_accounts WHERE aid = 1;")
+            .unwrap();
+        let (b, nb) = c
+            .shape("SELECT abalance FROM pgbench_accounts WHERE aid = 48213")
+            .unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "one template for both texts");
+        assert_eq!(na.key, nb.key);
+        assert_eq!(a.param_oids, vec![23], "an int4 parameter");
+        assert_eq!(
+            a.parsed.text,
+            "SELECT abalance FROM pgbench_accounts WHERE aid = $1"
+        );
+        let (s, _) = c.shape("select * from t where name = 'x'").unwrap();
+        assert_eq!(s.param_oids, vec![0], "a string's type is inferred");
+        assert!(c.shape("select 1 -- x").is_none(), "comments: exact path");
+        assert!(c.shape("create table t (a int)").is_none(), "DDL");
+        // A template that does not parse is remembered as refused.
+        assert!(c.shape("select 1 +").is_none());
+        assert!(c.shape("select 2 +").is_none());
+        assert_eq!(c.shapes_len(), 3);
+    }
+
+    /// Parse-level cost of pgbench's select-only text in simple mode:
+    /// every text a miss of the text cache, against a shape hit (normalise,
+    /// look up, convert the literal). Run with `cargo test --release -p sql
+    /// --lib -- --ignored --nocapture shape_timing`.
+    #[test]
+    #[ignore]
+    fn shape_timing() {
+        let n = 200_000u32;
+        let text = |i: u32| format!("SELECT abalance FROM pgbench_accounts WHERE aid = {i};");
+        for round in 0..3 {
+            let c = ParseCache::new(4096);
+            let start = std::time::Instant::now();
+            for i in 0..n {
+                let _ = c.parse(&text(i)).unwrap();
+            }
+            let miss = start.elapsed().as_nanos() as f64 / f64::from(n);
+            let start = std::time::Instant::now();
+            for i in 0..n {
+                let sql = text(i);
+                let (_, norm) = c.shape(&sql).unwrap();
+                let _ = norm.literals[0].value(&sql).unwrap();
+            }
+            let hit = start.elapsed().as_nanos() as f64 / f64::from(n);
+            let start = std::time::Instant::now();
+            for i in 0..n {
+                let _ = text(i);
+            }
+            let format = start.elapsed().as_nanos() as f64 / f64::from(n);
+            println!(
+                "round {round}: text miss {miss:.0} ns, shape hit {hit:.0} ns (formatting the text alone {format:.0} ns)"
+            );
+        }
+    }
+
+    #[test]
     fn cache_hits() {
         let c = ParseCache::new(2);
         let a = c.parse("select 1; select 2").unwrap();
