@@ -331,16 +331,18 @@ fn literals_as_parameters_behave_as_constants() {
     );
 
     // 7. Errors: the same SQLSTATE and message as from the constant, every
-    //    time.
+    //    time. Constants fold (and fail) at bind time, even where no row
+    //    would evaluate them: a text whose literals would fail there takes
+    //    the exact path.
     for _ in 0..3 {
-        let o = same(&node, "select 1 / 2", "select 1 / 0", true);
+        let o = same(&node, "select 1 / 2", "select 1 / 0", false);
         assert_eq!(
             o.error.as_ref().map(|e| e.0.as_str()),
             Some("22012"),
             "division by zero"
         );
     }
-    let o = same(&node, "select 1 + 2", "select 2147483647 + 1", true);
+    let o = same(&node, "select 1 + 2", "select 2147483647 + 1", false);
     assert_eq!(o.error.map(|e| e.0), Some("22003".to_string()), "overflow");
     let o = same(
         &node,
@@ -357,9 +359,38 @@ fn literals_as_parameters_behave_as_constants() {
         &node,
         "insert into t (a, c) values (2, 'ab')",
         "insert into t (a, c) values (4, 'abcd')",
-        true,
+        false,
     );
     assert_eq!(o.error.map(|e| e.0), Some("22001".to_string()), "too long");
+    let o = same(
+        &node,
+        "update t set c = 'ab' where a = 99999",
+        "update t set c = 'abcd' where a = 99999",
+        false,
+    );
+    assert_eq!(
+        o.error.map(|e| e.0),
+        Some("22001".to_string()),
+        "too long even when no row is updated"
+    );
+    ok(&mut s, "create table empty (a int)");
+    let o = same(
+        &node,
+        "select a from empty where a = 4 / 2",
+        "select a from empty where a = 4 / 0",
+        false,
+    );
+    assert_eq!(
+        o.error.map(|e| e.0),
+        Some("22012".to_string()),
+        "division by zero with no rows"
+    );
+    same(
+        &node,
+        "select a from empty where a = 4 / 2",
+        "select a from empty where a = 9 / 3",
+        true,
+    );
     same(
         &node,
         "insert into t (a, c) values (2, 'ab')",

@@ -39,7 +39,7 @@ use sqlparser::ast;
 use crate::copy::{format_header, format_row, CopyInState};
 use crate::ddl::{execute_ddl, is_ddl, missing_table_to_drop, DdlCtx, PendingDdl, PendingDdlList};
 use crate::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
-use crate::expr::ParamTypes;
+use crate::expr::{eval, Expr, ParamTypes, StaticContext};
 use crate::normalize::{LiteralKind, Normalized};
 use crate::parser::{
     isolation_from_name, isolation_name, CopyDirection, CopyFormat, CopySource, CopyStmt,
@@ -97,6 +97,9 @@ struct SessionShape {
     /// The template's plan when it may stand in for the texts of its
     /// shape; None when it may not (they take the exact-text path).
     plan: Option<Arc<Planned>>,
+    /// The plan's subexpressions that constants would have folded
+    /// ([`Expr::folds_over_params`]), evaluated for each text.
+    folds: Arc<[Expr]>,
 }
 
 /// Shapes a session remembers before it starts over.
@@ -531,10 +534,10 @@ impl Session {
             .shapes
             .get(&id)
             .filter(|s| Arc::ptr_eq(&s.template, &template) && s.version == version)
-            .map(|s| s.plan.clone());
+            .map(|s| (s.plan.clone(), s.folds.clone()));
         match known {
-            Some(Some(plan)) => Ok(self.bind_shape(sql, &norm, template, plan)),
-            Some(None) => Ok(None),
+            Some((Some(plan), folds)) => Ok(self.bind_shape(sql, &norm, template, plan, &folds)),
+            Some((None, _)) => Ok(None),
             None => self.prove_shape(sql, template, &norm, version),
         }
     }
@@ -580,6 +583,16 @@ impl Session {
                 });
             (exact_plan, template_plan)
         };
+        let mut folds = Vec::new();
+        if let Some(p) = &template_plan {
+            p.for_each_expr(&mut |root| {
+                root.walk(&mut |e| {
+                    if e.folds_over_params() {
+                        folds.push(e.clone());
+                    }
+                })
+            });
+        }
         if self.shapes.len() >= SESSION_SHAPES {
             self.shapes.clear();
         }
@@ -589,6 +602,7 @@ impl Session {
                 template,
                 version,
                 plan: template_plan.map(Arc::new),
+                folds: folds.into(),
             },
         );
         Ok(Some(PreparedStatement {
@@ -603,13 +617,17 @@ impl Session {
     }
 
     /// The template's statement with the literals of `sql` bound; None
-    /// when a literal does not convert to its parameter's type.
+    /// when a literal does not convert to its parameter's type or an
+    /// expression the constants would have folded fails (division by zero,
+    /// overflow, a value too long for its column): the exact text raises
+    /// that error at bind time, even when no row would reach it.
     fn bind_shape(
         &self,
         sql: &str,
         norm: &Normalized,
         template: Arc<ShapeTemplate>,
         plan: Arc<Planned>,
+        folds: &[Expr],
     ) -> Option<PreparedStatement> {
         if plan.param_types.len() != norm.literals.len() {
             return None;
@@ -625,6 +643,9 @@ impl Session {
                 }
                 (_, v) => v,
             });
+        }
+        for e in folds {
+            eval(e, &[], &values, &mut StaticContext).ok()?;
         }
         Some(PreparedStatement {
             db: self.db.clone(),
