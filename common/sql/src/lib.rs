@@ -5,7 +5,6 @@ pub mod ddl;
 pub mod executor;
 pub mod expr;
 pub mod functions;
-pub mod normalize;
 pub mod parser;
 pub mod planner;
 pub mod session;

@@ -25,14 +25,17 @@
 //!
 //! * **texts**: a whole query text → its parsed statements (pgbench's
 //!   handful of texts in prepared mode, anything not normalised);
-//! * **shapes**: a statement's shape key ([`crate::normalize`]: the text
-//!   with its literals as `$1 … $n`, plus their kinds) → the parsed
-//!   template, or None when the template is not one plannable statement.
+//! * **shapes**: a statement's shape key ([`normalize`](mod@normalize):
+//!   the text with its literals as `$1 … $n`, plus their kinds) → the
+//!   parsed template, or None when the template is not one plannable
+//!   statement.
 //!   A simple-mode stream of texts that differ only in their literals
 //!   (pgbench `-M simple`, ORMs that inline values) parses once per
 //!   shape; the session binds each text's literals as the template's
 //!   parameters and decides whether the template may stand in for the
 //!   text (`session.rs`).
+
+pub mod normalize;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -41,8 +44,8 @@ use parking_lot::Mutex;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
-use crate::normalize::{normalize, Normalized};
 use engine::xact::IsolationLevel;
+use normalize::{normalize, Normalized};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::Oid;
 

@@ -40,7 +40,7 @@ use crate::copy::{format_header, format_row, CopyInState};
 use crate::ddl::{execute_ddl, is_ddl, missing_table_to_drop, DdlCtx, PendingDdl, PendingDdlList};
 use crate::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
 use crate::expr::{eval, Expr, ParamTypes, StaticContext};
-use crate::normalize::{LiteralKind, Normalized};
+use crate::parser::normalize::{LiteralKind, Normalized};
 use crate::parser::{
     isolation_from_name, isolation_name, CopyDirection, CopyFormat, CopySource, CopyStmt,
     ParsedStmt, ShapeTemplate, Stmt,
