@@ -4,7 +4,10 @@
 //! ## Statement life cycle (postgres.c's exec_simple_query / exec_execute)
 //!
 //! ```text
-//!  prepare(sql)  parse (cache by text) ─► plan each DML statement
+//!  prepare(sql)  a simple-mode text whose shape this session has proven:
+//!                its template's plan, the literals bound (prepare_shaped)
+//!                ── otherwise ──
+//!                parse (cache by text) ─► plan each DML statement
 //!                (errors of a statement of a multi-statement Query that
 //!                 depends on an earlier one are deferred to execute)
 //!  execute(stmt) 25P02 if the block failed (unless ROLLBACK/COMMIT/
@@ -13,6 +16,20 @@
 //!                implicit transaction; after an error aborts it, or marks
 //!                the block failed)
 //! ```
+//!
+//! ## Statement shapes
+//!
+//! A one-statement text the parse cache normalises (`parser::normalize`)
+//! runs through its shape's template once this session has planned the
+//! template beside one exact text of the shape, under the current catalog
+//! version, and found the same result columns, statement kind and access
+//! path. The template's plan then stays in `Session::shapes`, as a
+//! prepared statement's does. For each text the literals are converted to
+//! the parameter types and whatever constants would have folded at bind
+//! time is evaluated; any failure sends the text down the exact path, which
+//! raises the constant's own error. Such a statement has no parameters of
+//! its own (`param_types` is empty), so an extended-protocol Parse of the
+//! text is served the same way.
 //!
 //! `execute` cleans up after its own errors at once (a deadlock victim must
 //! release its xid promptly); `on_error` is for errors raised outside it
