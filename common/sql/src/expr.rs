@@ -2357,6 +2357,25 @@ impl Expr {
         })
     }
 
+    /// True for a subexpression the binder would have folded into a
+    /// constant (evaluating it, and raising its errors, at bind time) had
+    /// its parameters been constants: operators and casts over parameters
+    /// and constants only, at least one parameter under them. A shape's
+    /// template evaluates these once per text before running it, so its
+    /// literals fail where the constants would have (session.rs).
+    pub fn folds_over_params(&self) -> bool {
+        fn pure(e: &Expr) -> Option<bool> {
+            match e {
+                Expr::Const(_) => Some(false),
+                Expr::Param(_) => Some(true),
+                Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => pure(arg),
+                Expr::Binary { left, right, .. } => Some(pure(left)? | pure(right)?),
+                _ => None,
+            }
+        }
+        !matches!(self, Expr::Param(_)) && pure(self) == Some(true)
+    }
+
     /// Visits every node (pre-order).
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);

@@ -18,12 +18,24 @@
 //!    kept as its AST in [`Stmt::Sql`]; binding to the catalog happens later
 //!    (planner), so a parse stays valid across DDL and can be cached.
 //!
-//! [`ParseCache`] maps a whole query text to its parsed statements. It is a
-//! node-wide, bounded map behind one mutex held only for a lookup or an
-//! insert (never while parsing); when full it is cleared, which is cheap and
-//! good enough for the workloads we care about (pgbench's handful of texts in
-//! prepared mode, or an unbounded stream of distinct texts in simple mode,
-//! where caching cannot help anyway).
+//! [`ParseCache`] holds two node-wide, bounded maps, each behind its own
+//! mutex held only for a lookup or an insert (never while parsing); when
+//! full a map is cleared, which is cheap and good enough for the workloads
+//! we care about:
+//!
+//! * **texts**: a whole query text → its parsed statements (pgbench's
+//!   handful of texts in prepared mode, anything not normalised);
+//! * **shapes**: a statement's shape key ([`normalize`](mod@normalize):
+//!   the text with its literals as `$1 … $n`, plus their kinds) → the
+//!   parsed template, or None when the template is not one plannable
+//!   statement.
+//!   A simple-mode stream of texts that differ only in their literals
+//!   (pgbench `-M simple`, ORMs that inline values) parses once per
+//!   shape; the session binds each text's literals as the template's
+//!   parameters and decides whether the template may stand in for the
+//!   text (`session.rs`).
+
+pub mod normalize;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -33,7 +45,9 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
 use engine::xact::IsolationLevel;
+use normalize::{normalize, Normalized};
 use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::Oid;
 
 /// One parsed statement.
 #[derive(Debug, Clone)]
@@ -1351,19 +1365,84 @@ pub fn parse_query(sql: &str) -> PgResult<Vec<Arc<ParsedStmt>>> {
     Ok(out)
 }
 
-/// Node-wide cache: query text → parsed statements. Errors are not cached.
+/// The parsed template of a statement shape: one plannable statement whose
+/// literals are parameters `$1 … $n` of fixed kinds.
+#[derive(Debug)]
+pub struct ShapeTemplate {
+    /// The template statement (its text is the normalised text).
+    pub parsed: Arc<ParsedStmt>,
+    /// Parse's parameter types for planning it: each literal's type, 0
+    /// (inferred from context) for strings.
+    pub param_oids: Vec<Oid>,
+}
+
+impl ShapeTemplate {
+    /// Parses the template of `norm`; None unless it is one SELECT,
+    /// INSERT, UPDATE or DELETE.
+    fn parse(norm: &Normalized) -> Option<ShapeTemplate> {
+        let mut stmts = parse_query(norm.template()).ok()?;
+        if stmts.len() != 1 {
+            return None;
+        }
+        let parsed = stmts.pop()?;
+        let Stmt::Sql(s) = &parsed.stmt else {
+            return None;
+        };
+        if !matches!(
+            **s,
+            sqlparser::ast::Statement::Query(_)
+                | sqlparser::ast::Statement::Insert(_)
+                | sqlparser::ast::Statement::Update { .. }
+                | sqlparser::ast::Statement::Delete(_)
+        ) {
+            return None;
+        }
+        Some(ShapeTemplate {
+            parsed,
+            param_oids: norm.kinds().map(|k| k.param_oid()).collect(),
+        })
+    }
+}
+
+/// Node-wide cache: query text → parsed statements, and statement shape →
+/// parsed template. Errors are not cached.
 pub struct ParseCache {
     map: Mutex<HashMap<String, Arc<Vec<Arc<ParsedStmt>>>>>,
+    shapes: Mutex<HashMap<String, Option<Arc<ShapeTemplate>>>>,
     capacity: usize,
 }
 
 impl ParseCache {
-    /// A cache holding at most `capacity` texts.
+    /// A cache holding at most `capacity` texts and `capacity` shapes.
     pub fn new(capacity: usize) -> ParseCache {
         ParseCache {
             map: Mutex::new(HashMap::new()),
+            shapes: Mutex::new(HashMap::new()),
             capacity: capacity.max(1),
         }
+    }
+
+    /// The shape of `sql` with its template, parsed once per shape and
+    /// cached; None when the text is not normalised or its template is not
+    /// one plannable statement (the caller takes [`ParseCache::parse`]).
+    pub fn shape(&self, sql: &str) -> Option<(Arc<ShapeTemplate>, Normalized)> {
+        let norm = normalize(sql)?;
+        if let Some(hit) = self.shapes.lock().get(&norm.key) {
+            return hit.clone().map(|t| (t, norm));
+        }
+        let template = ShapeTemplate::parse(&norm).map(Arc::new);
+        let mut m = self.shapes.lock();
+        if m.len() >= self.capacity {
+            m.clear();
+        }
+        m.insert(norm.key.clone(), template.clone());
+        drop(m);
+        template.map(|t| (t, norm))
+    }
+
+    /// Number of cached shapes (templates and refused ones).
+    pub fn shapes_len(&self) -> usize {
+        self.shapes.lock().len()
     }
 
     /// The parse of `sql`, from the cache or freshly parsed (and cached).
@@ -1631,6 +1710,71 @@ mod tests {
         assert_eq!(e.position, Some(26), "{e:?}");
         let e = parse_one("select 1,\n  2 frm t").unwrap_err();
         assert_eq!(e.position, Some(19), "{e:?}");
+    }
+
+    #[test]
+    fn shape_cache_hits_across_literals() {
+        let c = ParseCache::new(16);
+        let (a, na) = c
+            .shape("SELECT abalance FROM pgbench_accounts WHERE aid = 1;")
+            .unwrap();
+        let (b, nb) = c
+            .shape("SELECT abalance FROM pgbench_accounts WHERE aid = 48213")
+            .unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "one template for both texts");
+        assert_eq!(na.key, nb.key);
+        assert_eq!(a.param_oids, vec![23], "an int4 parameter");
+        assert_eq!(
+            a.parsed.text,
+            "SELECT abalance FROM pgbench_accounts WHERE aid = $1"
+        );
+        let (s, _) = c.shape("select * from t where name = 'x'").unwrap();
+        assert_eq!(s.param_oids, vec![0], "a string's type is inferred");
+        assert!(c.shape("select 1 -- x").is_none(), "comments: exact path");
+        assert!(c.shape("create table t (a int)").is_none(), "DDL");
+        // A template that does not parse is remembered as refused.
+        assert!(c.shape("select 1 +").is_none());
+        assert!(c.shape("select 2 +").is_none());
+        assert_eq!(c.shapes_len(), 3);
+    }
+
+    /// Parse-level cost of pgbench's select-only text in simple mode:
+    /// every text a miss of the text cache, against a shape hit (normalise,
+    /// look up, convert the literal). Run with `cargo test --release -p sql
+    /// --lib -- --ignored --nocapture shape_timing`.
+    #[test]
+    #[ignore]
+    fn shape_timing() {
+        let n = 200_000u32;
+        let text = |i: u32| format!("SELECT abalance FROM pgbench_accounts WHERE aid = {i};");
+        for round in 0..3 {
+            let c = ParseCache::new(4096);
+            let start = std::time::Instant::now();
+            for i in 0..n {
+                let _ = c.parse(&text(i)).unwrap();
+            }
+            let miss = start.elapsed().as_nanos() as f64 / f64::from(n);
+            let start = std::time::Instant::now();
+            for i in 0..n {
+                let sql = text(i);
+                let (_, norm) = c.shape(&sql).unwrap();
+                let _ = norm.literals[0].value(&sql).unwrap();
+            }
+            let hit = start.elapsed().as_nanos() as f64 / f64::from(n);
+            let start = std::time::Instant::now();
+            for i in 0..n {
+                let _ = parse_query(&text(i)).unwrap();
+            }
+            let bare = start.elapsed().as_nanos() as f64 / f64::from(n);
+            let start = std::time::Instant::now();
+            for i in 0..n {
+                let _ = text(i);
+            }
+            let format = start.elapsed().as_nanos() as f64 / f64::from(n);
+            println!(
+                "round {round}: text miss {miss:.0} ns (parse_query alone {bare:.0} ns), shape hit {hit:.0} ns (formatting the text alone {format:.0} ns)"
+            );
+        }
     }
 
     #[test]

@@ -255,6 +255,68 @@ impl Planned {
     }
 }
 
+impl Planned {
+    /// Visits the root of every expression the plan evaluates (use
+    /// [`Expr::walk`] for their nodes); column defaults, which come from
+    /// the catalog, are left out.
+    pub fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        fn access(a: &Access, f: &mut dyn FnMut(&Expr)) {
+            if let Access::Index { key, .. } = a {
+                key.iter().for_each(&mut *f);
+            }
+        }
+        fn query(q: &QueryPlan, f: &mut dyn FnMut(&Expr)) {
+            match &q.source {
+                Source::Table { access: a, .. } => access(a, f),
+                Source::Series {
+                    start, stop, step, ..
+                } => {
+                    f(start);
+                    f(stop);
+                    step.iter().for_each(&mut *f);
+                }
+                Source::Single | Source::SystemView(_) => {}
+            }
+            q.filter.iter().for_each(&mut *f);
+            if let Some(g) = &q.grouping {
+                g.group_by.iter().for_each(&mut *f);
+                g.aggs
+                    .iter()
+                    .filter_map(|a| a.arg.as_ref())
+                    .for_each(&mut *f);
+            }
+            q.having.iter().for_each(&mut *f);
+            q.targets.iter().for_each(&mut *f);
+            q.limit.iter().for_each(&mut *f);
+            q.offset.iter().for_each(&mut *f);
+        }
+        let returning = |r: &Option<Vec<Expr>>, f: &mut dyn FnMut(&Expr)| {
+            r.iter().flatten().for_each(f);
+        };
+        match &self.plan {
+            Plan::Query(q) => query(q, f),
+            Plan::Insert(i) => {
+                match &i.source {
+                    InsertSource::Values(rows) => rows.iter().flatten().flatten().for_each(&mut *f),
+                    InsertSource::Query(q) => query(q, f),
+                }
+                returning(&i.returning, f);
+            }
+            Plan::Update(u) => {
+                access(&u.access, f);
+                u.filter.iter().for_each(&mut *f);
+                u.assignments.iter().for_each(|(_, e)| f(e));
+                returning(&u.returning, f);
+            }
+            Plan::Delete(d) => {
+                access(&d.access, f);
+                d.filter.iter().for_each(&mut *f);
+                returning(&d.returning, f);
+            }
+        }
+    }
+}
+
 /// True for the statements [`plan_statement`] handles.
 pub fn is_plannable(stmt: &ast::Statement) -> bool {
     matches!(

@@ -4,7 +4,10 @@
 //! ## Statement life cycle (postgres.c's exec_simple_query / exec_execute)
 //!
 //! ```text
-//!  prepare(sql)  parse (cache by text) ─► plan each DML statement
+//!  prepare(sql)  a simple-mode text whose shape this session has proven:
+//!                its template's plan, the literals bound (prepare_shaped)
+//!                ── otherwise ──
+//!                parse (cache by text) ─► plan each DML statement
 //!                (errors of a statement of a multi-statement Query that
 //!                 depends on an earlier one are deferred to execute)
 //!  execute(stmt) 25P02 if the block failed (unless ROLLBACK/COMMIT/
@@ -13,6 +16,20 @@
 //!                implicit transaction; after an error aborts it, or marks
 //!                the block failed)
 //! ```
+//!
+//! ## Statement shapes
+//!
+//! A one-statement text the parse cache normalises (`parser::normalize`)
+//! runs through its shape's template once this session has planned the
+//! template beside one exact text of the shape, under the current catalog
+//! version, and found the same result columns, statement kind and access
+//! path. The template's plan then stays in `Session::shapes`, as a
+//! prepared statement's does. For each text the literals are converted to
+//! the parameter types and whatever constants would have folded at bind
+//! time is evaluated; any failure sends the text down the exact path, which
+//! raises the constant's own error. Such a statement has no parameters of
+//! its own (`param_types` is empty), so an extended-protocol Parse of the
+//! text is served the same way.
 //!
 //! `execute` cleans up after its own errors at once (a deadlock victim must
 //! release its xid promptly); `on_error` is for errors raised outside it
@@ -28,7 +45,7 @@
 //! deferred is known only after its first `execute`: the protocol loop
 //! should read it when sending the first DataRow or CommandComplete.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -39,10 +56,11 @@ use sqlparser::ast;
 use crate::copy::{format_header, format_row, CopyInState};
 use crate::ddl::{execute_ddl, is_ddl, missing_table_to_drop, DdlCtx, PendingDdl, PendingDdlList};
 use crate::executor::{run_dml, run_query, Ectx, SettingsView, Vis};
-use crate::expr::ParamTypes;
+use crate::expr::{eval, Expr, ParamTypes, StaticContext};
+use crate::parser::normalize::{LiteralKind, Normalized};
 use crate::parser::{
     isolation_from_name, isolation_name, CopyDirection, CopyFormat, CopySource, CopyStmt,
-    ParsedStmt, Stmt,
+    ParsedStmt, ShapeTemplate, Stmt,
 };
 use crate::planner::{bind_defaults, is_plannable, plan_query, plan_statement, Plan, Planned};
 use crate::utility::{canonical_name, SessionSettings, REPORTED};
@@ -72,7 +90,37 @@ pub struct PreparedStatement {
     /// plan made on first use sees the tables that session created and has
     /// not committed yet — and no other session's (see `Session::own_xids`).
     own_xids: Arc<Mutex<Vec<TransactionId>>>,
+    /// Set when the statement is a shape's template standing in for a
+    /// text: the text's literals, which execution binds as the template's
+    /// parameters (the client binds none).
+    shape: Option<ShapeBinding>,
 }
+
+/// The literals of a text run through its shape's template.
+struct ShapeBinding {
+    /// The template (its parameter types for re-planning).
+    template: Arc<ShapeTemplate>,
+    /// One value per literal, of the planned parameter type.
+    values: Vec<Value>,
+}
+
+/// What a session knows about a statement shape (see
+/// [`Session::prepare_shaped`]).
+struct SessionShape {
+    /// The node's template (held, so its address stays this entry's key).
+    template: Arc<ShapeTemplate>,
+    /// The catalog version the decision was made under.
+    version: u64,
+    /// The template's plan when it may stand in for the texts of its
+    /// shape; None when it may not (they take the exact-text path).
+    plan: Option<Arc<Planned>>,
+    /// The plan's subexpressions that constants would have folded
+    /// ([`Expr::folds_over_params`]), evaluated for each text.
+    folds: Arc<[Expr]>,
+}
+
+/// Shapes a session remembers before it starts over.
+const SESSION_SHAPES: usize = 256;
 
 impl std::fmt::Debug for PreparedStatement {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -146,6 +194,17 @@ impl PreparedStatement {
     }
 }
 
+/// True when a shape's template plan behaves as the exact text's plan
+/// does, as far as a client can tell without the rows: the same result
+/// columns (names and types), statement kind, access path class, and one
+/// parameter per literal.
+fn same_behaviour(exact: &Planned, template: &Planned, literals: usize) -> bool {
+    exact.columns == template.columns
+        && std::mem::discriminant(&exact.plan) == std::mem::discriminant(&template.plan)
+        && exact.runs_briefly() == template.runs_briefly()
+        && template.param_types.len() == literals
+}
+
 /// A session. Not shared between tasks.
 pub struct Session {
     db: Arc<Engine>,
@@ -199,6 +258,9 @@ pub struct Session {
     user: String,
     /// The database name from the startup packet.
     database: String,
+    /// Statement shapes met by this session, by the address of the
+    /// node's template.
+    shapes: HashMap<usize, SessionShape>,
 }
 
 fn now_usecs() -> i64 {
@@ -313,6 +375,7 @@ impl Session {
             end_committed: None,
             user,
             database,
+            shapes: HashMap::new(),
         };
         s.mirror_settings();
         Ok(s)
@@ -373,6 +436,11 @@ impl Session {
         param_types: &[Oid],
     ) -> PgResult<Vec<Arc<PreparedStatement>>> {
         self.error_handled = false;
+        if param_types.is_empty() && self.xact.status() != TxStatus::Failed {
+            if let Some(st) = self.prepare_shaped(sql)? {
+                return Ok(vec![Arc::new(st)]);
+            }
+        }
         let parsed = self.node.parse_cache().parse(sql)?;
         if parsed.is_empty() {
             return Ok(vec![Arc::new(PreparedStatement {
@@ -385,6 +453,7 @@ impl Session {
                 columns: OnceLock::from(None),
                 plan: Mutex::new(None),
                 own_xids: self.own_xids.clone(),
+                shape: None,
             })]);
         }
         let single = parsed.len() == 1;
@@ -451,6 +520,158 @@ impl Session {
             columns,
             plan: Mutex::new(plan),
             own_xids: self.own_xids.clone(),
+            shape: None,
+        })
+    }
+
+    /// The statement for `sql` through its shape's template, or None when
+    /// the text must take the exact-text path: it is not normalised, the
+    /// template is not equivalent, or a literal does not convert to its
+    /// parameter's type (the exact path then reports the error a literal
+    /// gives).
+    ///
+    /// The first time this session meets a shape under a catalog version
+    /// it parses and plans the exact text too and runs that; the template
+    /// stands in for later texts of the shape only if its plan matches the
+    /// exact one: the same result columns (names and types), statement
+    /// kind and access path. A literal bound as a parameter of its own
+    /// type behaves as the constant would; what could still tell them
+    /// apart (a column named after a literal, a typed literal, grouping
+    /// that compares expressions) the normaliser leaves in the text, and
+    /// this check catches the rest. The template's plan is kept here, so a
+    /// point SELECT in simple mode binds once per shape, like a prepared
+    /// statement.
+    fn prepare_shaped(&mut self, sql: &str) -> PgResult<Option<PreparedStatement>> {
+        let Some((template, norm)) = self.node.parse_cache().shape(sql) else {
+            return Ok(None);
+        };
+        let version = self.db.catalog().version();
+        let id = Arc::as_ptr(&template) as usize;
+        let known = self
+            .shapes
+            .get(&id)
+            .filter(|s| Arc::ptr_eq(&s.template, &template) && s.version == version)
+            .map(|s| (s.plan.clone(), s.folds.clone()));
+        match known {
+            Some((Some(plan), folds)) => Ok(self.bind_shape(sql, &norm, template, plan, &folds)),
+            Some((None, _)) => Ok(None),
+            None => self.prove_shape(sql, template, &norm, version),
+        }
+    }
+
+    /// Decides whether `template` may stand in for the texts of its shape
+    /// (see [`Session::prepare_shaped`]) and returns `sql` prepared as it
+    /// is; None when the exact text does not plan (the exact path reports
+    /// why, and nothing is decided).
+    fn prove_shape(
+        &mut self,
+        sql: &str,
+        template: Arc<ShapeTemplate>,
+        norm: &Normalized,
+        version: u64,
+    ) -> PgResult<Option<PreparedStatement>> {
+        let parsed = self.node.parse_cache().parse(sql)?;
+        let [exact] = parsed.as_slice() else {
+            return Ok(None);
+        };
+        let (Stmt::Sql(exact_ast), Stmt::Sql(template_ast)) = (&exact.stmt, &template.parsed.stmt)
+        else {
+            return Ok(None);
+        };
+        if !is_plannable(exact_ast) {
+            return Ok(None);
+        }
+        let (exact_plan, template_plan) = {
+            let catalog = self.db.catalog().view(self.xact.own().xids, self.db.clog());
+            let Ok(exact_plan) = plan_statement(&catalog, exact_ast, &[]) else {
+                return Ok(None);
+            };
+            let template_plan = plan_statement(&catalog, template_ast, &template.param_oids)
+                .ok()
+                .filter(|t| {
+                    let same = same_behaviour(&exact_plan, t, norm.literals.len());
+                    if !same {
+                        tracing::debug!(
+                            "shape \"{}\" does not stand in for its texts",
+                            template.parsed.text
+                        );
+                    }
+                    same
+                });
+            (exact_plan, template_plan)
+        };
+        let mut folds = Vec::new();
+        if let Some(p) = &template_plan {
+            p.for_each_expr(&mut |root| {
+                root.walk(&mut |e| {
+                    if e.folds_over_params() {
+                        folds.push(e.clone());
+                    }
+                })
+            });
+        }
+        if self.shapes.len() >= SESSION_SHAPES {
+            self.shapes.clear();
+        }
+        self.shapes.insert(
+            Arc::as_ptr(&template) as usize,
+            SessionShape {
+                template,
+                version,
+                plan: template_plan.map(Arc::new),
+                folds: folds.into(),
+            },
+        );
+        Ok(Some(PreparedStatement {
+            db: self.db.clone(),
+            parsed: exact.clone(),
+            param_types: exact_plan.param_types.clone(),
+            columns: OnceLock::from(exact_plan.columns.clone()),
+            plan: Mutex::new(Some(Arc::new(exact_plan))),
+            own_xids: self.own_xids.clone(),
+            shape: None,
+        }))
+    }
+
+    /// The template's statement with the literals of `sql` bound; None
+    /// when a literal does not convert to its parameter's type or an
+    /// expression the constants would have folded fails (division by zero,
+    /// overflow, a value too long for its column): the exact text raises
+    /// that error at bind time, even when no row would reach it.
+    fn bind_shape(
+        &self,
+        sql: &str,
+        norm: &Normalized,
+        template: Arc<ShapeTemplate>,
+        plan: Arc<Planned>,
+        folds: &[Expr],
+    ) -> Option<PreparedStatement> {
+        if plan.param_types.len() != norm.literals.len() {
+            return None;
+        }
+        let mut values = Vec::with_capacity(norm.literals.len());
+        for (lit, ty) in norm.literals.iter().zip(&plan.param_types) {
+            let v = lit.value(sql)?;
+            values.push(match (lit.kind, v) {
+                // An untyped literal is read by its type's input function,
+                // as a constant coerced at bind time is.
+                (LiteralKind::String, Value::Text(s)) if *ty != SqlType::Text => {
+                    Value::from_text(*ty, &s).ok()?
+                }
+                (_, v) => v,
+            });
+        }
+        for e in folds {
+            eval(e, &[], &values, &mut StaticContext).ok()?;
+        }
+        Some(PreparedStatement {
+            db: self.db.clone(),
+            parsed: template.parsed.clone(),
+            param_types: Vec::new(),
+            columns: OnceLock::from(plan.columns.clone()),
+            plan: Mutex::new(Some(plan)),
+            own_xids: self.own_xids.clone(),
+            shape: Some(ShapeBinding { template, values }),
         })
     }
 
@@ -465,12 +686,24 @@ impl Session {
                 }
             }
         }
-        let oids: Vec<Oid> = stmt.param_types.iter().map(|t| t.oid()).collect();
+        let oids: Vec<Oid> = match &stmt.shape {
+            Some(b) => b.template.param_oids.clone(),
+            None => stmt.param_types.iter().map(|t| t.oid()).collect(),
+        };
         let p = Arc::new(plan_statement(
             &self.db.catalog().view(self.xact.own().xids, self.db.clog()),
             ast,
             &oids,
         )?);
+        if stmt.shape.is_some() {
+            // The literals were converted to the old parameter types.
+            let old = stmt.plan.lock().as_ref().map(|o| o.param_types.clone());
+            if old.as_ref() != Some(&p.param_types) {
+                return Err(PgError::unsupported(
+                    "cached plan must not change result type",
+                ));
+            }
+        }
         match stmt.columns.get() {
             Some(cols) => {
                 let same = match (cols, &p.columns) {
@@ -519,6 +752,10 @@ impl Session {
         }
         self.xact.start_statement();
         self.was_in_xact = true;
+        let params = match &stmt.shape {
+            Some(b) => &b.values[..],
+            None => params,
+        };
         match self.run(stmt, params, sink) {
             Ok(ExecOutcome::CopyIn(c)) => Ok(ExecOutcome::CopyIn(c)),
             Ok(o) => {
