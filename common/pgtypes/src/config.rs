@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::error::{sqlstate, PgError, PgResult};
 
@@ -419,11 +420,20 @@ pub fn find_setting(name: &str) -> Option<&'static SettingDef> {
 }
 
 /// The server-wide configuration: defaults, then hotpair.conf, then `-c`.
+///
+/// Every session starts from a copy of the server's configuration, so a
+/// copy must be cheap: the values are shared (`base`, behind an `Arc`) and
+/// a copy owns only what was set on it since (`changed`). A node's
+/// configuration folds its file and command-line values into the shared
+/// part once loaded ([`Config::load`]).
 #[derive(Clone, Debug)]
 pub struct Config {
     /// The data directory.
     pub data_dir: PathBuf,
-    values: BTreeMap<&'static str, String>,
+    /// Every setting's value, shared between copies.
+    base: Arc<BTreeMap<&'static str, String>>,
+    /// Values set on this copy, over `base`.
+    changed: BTreeMap<&'static str, String>,
 }
 
 impl Config {
@@ -435,7 +445,8 @@ impl Config {
             .collect();
         Config {
             data_dir: data_dir.into(),
-            values,
+            base: Arc::new(values),
+            changed: BTreeMap::new(),
         }
     }
 
@@ -462,7 +473,18 @@ impl Config {
             })?;
             cfg.set(k.trim(), unquote(v.trim()))?;
         }
+        cfg.fold();
         Ok(cfg)
+    }
+
+    /// Moves the values set on this copy into its shared part, so that
+    /// copies made from now on share them too.
+    pub fn fold(&mut self) {
+        if self.changed.is_empty() {
+            return;
+        }
+        let base = Arc::make_mut(&mut self.base);
+        base.append(&mut self.changed);
     }
 
     /// Applies `name = value` lines (`#` comments, optional quotes).
@@ -502,19 +524,24 @@ impl Config {
             )
         })?;
         validate(def, value)?;
-        self.values.insert(def.name, value.to_string());
+        self.changed.insert(def.name, value.to_string());
         Ok(())
     }
 
     /// The text value of a setting (as `SHOW` prints it).
     pub fn get(&self, name: &str) -> Option<&str> {
         let def = find_setting(name)?;
-        self.values.get(def.name).map(|s| s.as_str())
+        self.changed
+            .get(def.name)
+            .or_else(|| self.base.get(def.name))
+            .map(|s| s.as_str())
     }
 
     /// All settings, sorted by name.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        self.values.iter().map(|(k, v)| (*k, v.as_str()))
+        self.base
+            .iter()
+            .map(|(k, v)| (*k, self.changed.get(k).unwrap_or(v).as_str()))
     }
 
     fn raw(&self, name: &str) -> &str {
@@ -710,6 +737,21 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copies_share_values_and_keep_their_own_sets() {
+        let mut server = Config::new("/tmp/x");
+        server.set("work_mem", "8MB").unwrap();
+        server.fold();
+        let mut session = server.clone();
+        assert!(Arc::ptr_eq(&server.base, &session.base), "a copy shares the values");
+        session.set("work_mem", "1MB").unwrap();
+        assert_eq!(session.get("work_mem"), Some("1MB"));
+        assert_eq!(server.get("work_mem"), Some("8MB"), "the server's value is untouched");
+        let listed: Vec<_> = session.iter().filter(|(k, _)| *k == "work_mem").collect();
+        assert_eq!(listed, vec![("work_mem", "1MB")], "iter shows the copy's value");
+        assert_eq!(session.iter().count(), SETTINGS.len(), "every setting listed once");
+    }
 
     #[test]
     fn units_parse() {
