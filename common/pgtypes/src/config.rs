@@ -744,13 +744,28 @@ mod tests {
         server.set("work_mem", "8MB").unwrap();
         server.fold();
         let mut session = server.clone();
-        assert!(Arc::ptr_eq(&server.base, &session.base), "a copy shares the values");
+        assert!(
+            Arc::ptr_eq(&server.base, &session.base),
+            "a copy shares the values"
+        );
         session.set("work_mem", "1MB").unwrap();
         assert_eq!(session.get("work_mem"), Some("1MB"));
-        assert_eq!(server.get("work_mem"), Some("8MB"), "the server's value is untouched");
+        assert_eq!(
+            server.get("work_mem"),
+            Some("8MB"),
+            "the server's value is untouched"
+        );
         let listed: Vec<_> = session.iter().filter(|(k, _)| *k == "work_mem").collect();
-        assert_eq!(listed, vec![("work_mem", "1MB")], "iter shows the copy's value");
-        assert_eq!(session.iter().count(), SETTINGS.len(), "every setting listed once");
+        assert_eq!(
+            listed,
+            vec![("work_mem", "1MB")],
+            "iter shows the copy's value"
+        );
+        assert_eq!(
+            session.iter().count(),
+            SETTINGS.len(),
+            "every setting listed once"
+        );
     }
 
     #[test]
