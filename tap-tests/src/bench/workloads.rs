@@ -747,7 +747,7 @@ pub fn snapshot(ctx: &mut Ctx) -> Vec<Table> {
 pub fn tpcb(ctx: &mut Ctx) -> Vec<Table> {
     let mut table = Table::new(
         "tpcb",
-        "read-write: tpcb-like, two-phase commit, 90/10 mix (fsync on)",
+        "read-write: tpcb-like, -M simple select-only and tpcb-like, two-phase commit, 90/10 mix (fsync on)",
         "tps",
         "workload",
         &["hotpair", "PostgreSQL"],
@@ -761,6 +761,22 @@ pub fn tpcb(ctx: &mut Ctx) -> Vec<Table> {
             format!("tpcb-like c={c}"),
             c,
             strings(&["-b", "tpcb-like", "-M", "prepared"]),
+        ));
+    }
+    // Simple mode: every statement a query text with its literals inline,
+    // as pgbench's default and ORMs that inline values send it.
+    for c in [1, 8, 32] {
+        points.push((
+            format!("select-only -M simple c={c}"),
+            c,
+            strings(&["-S", "-M", "simple"]),
+        ));
+    }
+    for c in [1, 8, 32] {
+        points.push((
+            format!("tpcb-like -M simple c={c}"),
+            c,
+            strings(&["-b", "tpcb-like", "-M", "simple"]),
         ));
     }
     for c in [8, 32] {
