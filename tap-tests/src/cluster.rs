@@ -40,6 +40,20 @@ use crate::binaries;
 use crate::psql::{run_program, run_psql, PsqlOutput, PsqlSession};
 use crate::raw::RawConnection;
 use crate::session::{one_shot, Session, SqlError};
+
+/// How every PostgreSQL cluster of the tests and the bench is made: trust
+/// (loopback only), superuser `postgres`, UTF8 and the C locale (hotpair
+/// compares text bytewise), no fsync of the new files.
+pub const PG_INITDB_ARGS: [&str; 8] = [
+    "-A",
+    "trust",
+    "-U",
+    "postgres",
+    "-E",
+    "UTF8",
+    "--locale=C",
+    "--no-sync",
+];
 use crate::utils::{free_port, tail, timeout_default, POLL_INTERVAL};
 
 /// Log lines that mean a server is up.
@@ -234,16 +248,7 @@ impl Node {
                 let out = Command::new(bindir.join("initdb"))
                     .arg("-D")
                     .arg(&self.data_dir)
-                    .args([
-                        "-A",
-                        "trust",
-                        "-U",
-                        "postgres",
-                        "-E",
-                        "UTF8",
-                        "--locale=C",
-                        "--no-sync",
-                    ])
+                    .args(PG_INITDB_ARGS)
                     .output()
                     .unwrap_or_else(|e| panic!("could not run initdb: {e}"));
                 assert!(

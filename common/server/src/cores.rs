@@ -158,16 +158,6 @@ impl SessionCores {
         }))
     }
 
-    /// Number of cores.
-    pub fn len(&self) -> usize {
-        self.cores.len()
-    }
-
-    /// Always false: there is at least one core.
-    pub fn is_empty(&self) -> bool {
-        self.cores.is_empty()
-    }
-
     /// A seat for a new session on the core with the fewest sessions.
     pub fn place(self: &Arc<Self>) -> Seat {
         let core = (0..self.cores.len())

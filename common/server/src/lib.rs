@@ -1,7 +1,8 @@
 //! The postmaster and the per-connection session loop (postgres.c).
 //!
 //! [`serve`] accepts TCP connections and spawns one task per connection
-//! ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`, trust
+//! on one of the per-core session runtimes ([`cores`]), which runs the
+//! session loop ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`, trust
 //! authentication, ParameterStatus, BackendKeyData), then the simple and
 //! extended query protocols and COPY over a [`Backend`] (a SQL session on a
 //! node; this crate knows nothing of SQL).
@@ -9,9 +10,9 @@
 //! flag through the [`cancel`] registry.
 //!
 //! ```text
-//!   serve ── accept ──▶ task: run_connection ──▶ Backend (Session)
-//!     │                        ▲ Stop (per-session waker slot; walsender: watch)
-//!     └─ shutdown future ──────┘ + cancel_all()
+//!   serve ── accept ──▶ core k: run_connection ──▶ Backend (Session)
+//!     │    (service runtime)   ▲ Stop (per-session waker slot; walsender: watch)
+//!     └─ shutdown future ──────┘ + cancel_all(), then wait for Live = 0
 //! ```
 //!
 //! Shutdown: when the `shutdown` future completes the listener is dropped
@@ -21,7 +22,9 @@
 //! connection task has ended.
 //!
 //! Isolation: each connection is its own task; an error or even a panic in
-//! one ends only that task (the JoinSet reaps it and logs).
+//! one ends only that task (its `LiveGuard` still counts it as ended). A
+//! session that moves to another core continues as a new task, so shutdown
+//! waits on the count of live connections, not on task handles.
 //!
 //! [`serve`] runs the same loop over any [`BackendFactory`], so a
 //! test double (or a standby's factory that refuses connections before

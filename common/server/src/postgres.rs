@@ -261,7 +261,7 @@ struct Wire {
 }
 
 impl Wire {
-    fn new(stream: TcpStream, codec: ServerCodec, rbuf: BytesMut, stop: StopWatch) -> Wire {
+    fn new(stream: TcpStream, codec: ServerCodec, stop: StopWatch) -> Wire {
         let multi_thread = matches!(
             tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
             Ok(tokio::runtime::RuntimeFlavor::MultiThread)
@@ -269,8 +269,8 @@ impl Wire {
         Wire {
             stream,
             codec,
-            rbuf,
-            out: BytesMut::with_capacity(WRITE_BUF_INITIAL),
+            rbuf: BytesMut::new(),
+            out: bufpool::take(WRITE_BUF_INITIAL),
             pending: None,
             stop,
             multi_thread,
@@ -430,7 +430,6 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     let mut wire = Wire::new(
         stream,
         ServerCodec::new(shared.factory.max_message_size()),
-        BytesMut::with_capacity(READ_BUF_INITIAL),
         shared.stop.subscribe(),
     );
 

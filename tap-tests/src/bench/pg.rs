@@ -27,20 +27,6 @@ use super::cleanup::{self, Action};
 use super::Settings;
 use crate::utils::free_port;
 
-/// How every PostgreSQL cluster of the bench is made: trust (the bench
-/// runs on loopback only), superuser `postgres`, UTF8 and the C locale
-/// (hotpair compares text bytewise), no fsync of the new files.
-const INITDB_ARGS: [&str; 8] = [
-    "-A",
-    "trust",
-    "-U",
-    "postgres",
-    "-E",
-    "UTF8",
-    "--locale=C",
-    "--no-sync",
-];
-
 /// Where PostgreSQL 15's programs are: `HOTPAIR_BENCH_PG_BINDIR`, else
 /// `/usr/lib/postgresql/15/bin` if it has `postgres`.
 pub fn find_bindir() -> Option<PathBuf> {
@@ -156,7 +142,7 @@ impl PgPair {
             pair.command("initdb")
                 .arg("-D")
                 .arg(&pair.primary.data_dir)
-                .args(INITDB_ARGS),
+                .args(crate::cluster::PG_INITDB_ARGS),
         )?;
         let conf = format!(
             "\n# Added by hotpair bench\n{}{}",
@@ -420,7 +406,10 @@ pub fn probe_max_connections(
     let cmd = |prog: &str| command_as(bindir, user, &root, prog);
     run_cmd(
         "initdb",
-        cmd("initdb").arg("-D").arg(&data).args(INITDB_ARGS),
+        cmd("initdb")
+            .arg("-D")
+            .arg(&data)
+            .args(crate::cluster::PG_INITDB_ARGS),
     )?;
     append(
         &data.join("postgresql.conf"),
