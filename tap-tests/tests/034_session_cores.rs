@@ -213,3 +213,74 @@ fn committing_writers_and_ddl_share_the_thread() {
         "index answers"
     );
 }
+
+#[test]
+fn commits_joining_a_group_flush_are_visible_when_acknowledged() {
+    let node = one_core_node();
+    node.safe_sql("CREATE TABLE g (id int PRIMARY KEY, k int NOT NULL)");
+    let joins = || -> i64 {
+        node.safe_sql("SELECT wal_group_joins FROM hotpair_stat_wal")
+            .parse()
+            .expect("wal_group_joins is a number")
+    };
+    let joins_before = joins();
+
+    // 1. Eight writers on the one thread commit single-row inserts while a
+    //    ninth session runs CHECKPOINTs (which wait for every commit
+    //    between its record and its clog update — a joined commit holds
+    //    that across its await). After each acknowledged commit an
+    //    observer, another session on the same thread, must already see
+    //    the row. Writers go on in rounds until some commit has joined a
+    //    flush under way (a wait of its own kind, so it cannot be forced).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut next_id = 0;
+    let mut rounds = 0;
+    while joins() == joins_before || rounds == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no commit joined a group flush within 60 s ({rounds} rounds)"
+        );
+        rounds += 1;
+        let base = next_id;
+        next_id += 8 * 25;
+        std::thread::scope(|scope| {
+            for k in 0..8 {
+                let node = &node;
+                scope.spawn(move || {
+                    let writer = node.background_session();
+                    let observer = node.background_session();
+                    for i in 0..25 {
+                        let id = base + k * 25 + i;
+                        writer.query_safe(&format!("INSERT INTO g VALUES ({id}, {k})"));
+                        assert_eq!(
+                            observer.query_safe(&format!("SELECT count(*) FROM g WHERE id = {id}")),
+                            "1",
+                            "acknowledged commit {id} visible to another session"
+                        );
+                    }
+                });
+            }
+            let node = &node;
+            scope.spawn(move || {
+                let s = node.background_session();
+                for _ in 0..5 {
+                    s.query_safe("CHECKPOINT");
+                }
+            });
+        });
+    }
+
+    // 2. Everything acknowledged is there, and survives a crash.
+    assert_eq!(
+        node.safe_sql("SELECT count(*) FROM g"),
+        next_id.to_string(),
+        "every commit landed"
+    );
+    node.kill9();
+    node.start();
+    assert_eq!(
+        node.safe_sql("SELECT count(*) FROM g"),
+        next_id.to_string(),
+        "every acknowledged commit survives a crash"
+    );
+}

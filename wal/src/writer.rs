@@ -483,11 +483,7 @@ impl WalWriter {
     }
 
     fn check_failed(&self) -> Result<(), WalError> {
-        if self.shared.failed.load(Ordering::Acquire) {
-            let msg = self.shared.failure.lock().clone().unwrap_or_default();
-            return Err(WalError::Failed(msg));
-        }
-        Ok(())
+        check_failed(&self.shared)
     }
 
     /// Asks the flusher to write and sync WAL up to `upto` without waiting
@@ -594,6 +590,53 @@ impl WalWriter {
                     break;
                 }
                 std::thread::park_timeout(deadline - now);
+            }
+        }
+    }
+
+    /// For a committer that must not block its thread: when a round is
+    /// under way and WAL is not yet durable up to `upto`, asks the flusher
+    /// to cover `upto` next (so the wait never depends on another
+    /// committer leading) and returns the target to await with
+    /// [`WalWriter::wait_flushed`]: the commit *joins* the group flush.
+    /// `None` when there is nothing to wait for or no round is running —
+    /// then the caller leads one itself with [`WalWriter::flush`], as
+    /// PostgreSQL's XLogFlush does, because handing the round to the
+    /// flusher thread would cost two wake-ups where leading costs none.
+    pub fn join_round(&self, upto: Lsn) -> Option<Lsn> {
+        let target = upto.min(self.insert_lsn());
+        if self.flushed_lsn() >= target || !self.shared.round.is_locked() {
+            return None;
+        }
+        // If the round ended between the check and here, the request still
+        // makes the flusher cover `target`: no wake-up is lost.
+        self.request_flush(target);
+        Some(target)
+    }
+
+    /// Waits without blocking a thread until WAL is durable up to `target`
+    /// (from [`WalWriter::join_round`]); fails as [`WalWriter::flush`] does
+    /// when the writer broke meanwhile. Every round's end publishes the
+    /// flushed LSN, and a failure publishes too, so the future wakes for
+    /// either.
+    pub fn wait_flushed(
+        &self,
+        target: Lsn,
+    ) -> impl std::future::Future<Output = Result<Lsn, WalError>> + Send + 'static {
+        let mut rx = self.subscribe_flushed();
+        let sh = Arc::clone(&self.shared);
+        async move {
+            loop {
+                let flushed = sh.flushed_lsn.load(Ordering::Acquire);
+                if flushed >= target {
+                    return Ok(flushed);
+                }
+                check_failed(&sh)?;
+                if rx.changed().await.is_err() {
+                    // The writer is gone (shut down).
+                    check_failed(&sh)?;
+                    return Err(WalError::ShutDown);
+                }
             }
         }
     }
@@ -753,11 +796,22 @@ struct Flusher {
 }
 
 /// Puts the writer in its failed state and wakes everyone who waits.
+/// Err once the writer has failed (see [`fail`]).
+fn check_failed(sh: &Shared) -> Result<(), WalError> {
+    if sh.failed.load(Ordering::Acquire) {
+        let msg = sh.failure.lock().clone().unwrap_or_default();
+        return Err(WalError::Failed(msg));
+    }
+    Ok(())
+}
+
 fn fail(sh: &Shared, msg: String) {
     tracing::error!("{msg}");
     *sh.failure.lock() = Some(msg);
     sh.failed.store(true, Ordering::Release);
     wake_all(sh);
+    // Committers awaiting the flushed LSN (`wait_flushed`) see it too.
+    sh.watch.send_modify(|_| {});
     // Unblock inserters waiting for space; they will see the failure.
     drop(sh.insert.lock());
     sh.space_cv.notify_all();

@@ -232,6 +232,11 @@ pub struct Xact {
     /// could lose, so its commit is asynchronous, as PostgreSQL's
     /// RecordTransactionCommit does for a transaction that wrote no WAL.
     wrote_data: bool,
+    /// The session can await a commit's flush instead of blocking its
+    /// thread ([`Xact::set_async_commit_wait`]).
+    async_commit_wait: bool,
+    /// A commit waiting for its group flush (see [`PendingCommit`]).
+    pending: Option<PendingCommit>,
 }
 
 fn not_in_block(what: &str) -> PgError {
@@ -334,6 +339,28 @@ pub fn end_transaction_tree(
         }
         return Ok(());
     }
+    let delay = log_tree_end(shared, xid, subxids, end)?;
+    apply_tree_end(
+        shared,
+        who,
+        xid,
+        subxids,
+        end.commits(),
+        while_delayed,
+        delay,
+    );
+    Ok(())
+}
+
+/// Step 1 of [`end_transaction_tree`]: the WAL record (waited for as `end`
+/// says). Returns the checkpoint delay a commit holds until its clog bits
+/// are set.
+fn log_tree_end(
+    shared: &dyn XactShared,
+    xid: TransactionId,
+    subxids: &[TransactionId],
+    end: TreeEnd<'_>,
+) -> PgResult<Option<storage::xloginsert::DelayCheckpoint>> {
     let xlog = shared.xlog();
     let delay = match end {
         TreeEnd::Commit { .. } | TreeEnd::Prepared { .. } => xlog.map(|x| x.delay_checkpoint()),
@@ -371,7 +398,21 @@ pub fn end_transaction_tree(
         }
         (TreeEnd::Commit { .. } | TreeEnd::Abort, None) | (TreeEnd::Replayed { .. }, _) => {}
     }
-    let status = if end.commits() {
+    Ok(delay)
+}
+
+/// Steps 2–4 of [`end_transaction_tree`]: clog, `while_delayed`, the end
+/// of the checkpoint delay, procarray.
+fn apply_tree_end(
+    shared: &dyn XactShared,
+    who: Option<Finished<'_>>,
+    xid: TransactionId,
+    subxids: &[TransactionId],
+    commits: bool,
+    while_delayed: impl FnOnce(),
+    delay: Option<storage::xloginsert::DelayCheckpoint>,
+) {
+    let status = if commits {
         XidStatus::Committed
     } else {
         XidStatus::Aborted
@@ -384,7 +425,21 @@ pub fn end_transaction_tree(
         let latest = subxids.iter().copied().fold(xid, TransactionId::max);
         shared.procarray().end_transaction(w, latest);
     }
-    Ok(())
+}
+
+/// A commit whose record is written and whose flush a group round already
+/// under way will make durable: the session awaits
+/// [`Xact::commit_wait`], then [`Xact::finish_commit`] sets the clog and
+/// ends the proc. Until then the transaction is still running for every
+/// other session (its xid is in the procarray), as PostgreSQL's is while
+/// its backend sleeps in XLogFlush.
+struct PendingCommit {
+    top: TransactionId,
+    subs: Vec<TransactionId>,
+    /// WAL must be durable up to here.
+    target: wal::Lsn,
+    /// Held from before the record until the clog is set.
+    delay: storage::xloginsert::DelayCheckpoint,
 }
 
 impl Xact {
@@ -417,6 +472,8 @@ impl Xact {
             snapshot_taken: false,
             synchronous_commit: None,
             wrote_data: false,
+            async_commit_wait: false,
+            pending: None,
         })
     }
 
@@ -895,6 +952,7 @@ impl Xact {
     // ----- internals ------------------------------------------------------------
 
     fn start_transaction(&mut self) {
+        self.settle();
         self.levels.clear();
         self.levels.push(Level::new(None));
         self.own_xids.clear();
@@ -931,13 +989,19 @@ impl Xact {
     fn commit_transaction(&mut self) -> PgResult<()> {
         let (top, subs) = self.live_xids();
         let shared = Arc::clone(&self.shared);
-        let end = TreeEnd::Commit {
-            sync: if self.wrote_data {
-                self.synchronous_commit
-            } else {
-                Some(false)
-            },
+        let sync = if self.wrote_data {
+            self.synchronous_commit
+        } else {
+            Some(false)
         };
+        if self.async_commit_wait && top.is_valid() {
+            if let Some(x) = shared.xlog() {
+                if sync.unwrap_or_else(|| x.synchronous_commit()) {
+                    return self.commit_or_join(top, subs);
+                }
+            }
+        }
+        let end = TreeEnd::Commit { sync };
         if let Err(e) = end_transaction_tree(
             &*shared,
             Some(Finished::Proc(self.proc)),
@@ -951,6 +1015,107 @@ impl Xact {
         }
         self.end_transaction_state();
         Ok(())
+    }
+
+    /// A synchronous commit for a session that can await: the record, then
+    /// either the flush on this thread (leading a round, or already
+    /// durable) and the rest of [`end_transaction_tree`], or — when a group
+    /// flush is under way — a [`PendingCommit`] the session finishes after
+    /// awaiting [`Xact::commit_wait`]. The session's own state ends either
+    /// way; only the proc and the clog wait.
+    fn commit_or_join(&mut self, top: TransactionId, subs: Vec<TransactionId>) -> PgResult<()> {
+        let shared = Arc::clone(&self.shared);
+        let Some(x) = shared.xlog() else {
+            return Ok(());
+        };
+        let delay = x.delay_checkpoint();
+        match x.log_commit_or_join(top, &subs) {
+            Err(e) => {
+                drop(delay);
+                self.abort_transaction();
+                Err(e)
+            }
+            Ok((_, None)) => {
+                apply_tree_end(
+                    &*shared,
+                    Some(Finished::Proc(self.proc)),
+                    top,
+                    &subs,
+                    true,
+                    || {},
+                    Some(delay),
+                );
+                self.end_transaction_state();
+                Ok(())
+            }
+            Ok((_, Some(target))) => {
+                self.pending = Some(PendingCommit {
+                    top,
+                    subs,
+                    target,
+                    delay,
+                });
+                self.end_transaction_state();
+                Ok(())
+            }
+        }
+    }
+
+    /// Lets commits await their group flush (see [`PendingCommit`]): only
+    /// a caller that awaits [`Xact::commit_wait`] and then calls
+    /// [`Xact::finish_commit`] after every call that may commit may set it
+    /// (the session loop); others would leave commits unfinished until
+    /// their next statement.
+    pub fn set_async_commit_wait(&mut self, on: bool) {
+        self.async_commit_wait = on;
+    }
+
+    /// The wait of a commit that joined a group flush, if the last call
+    /// left one: await it, then call [`Xact::finish_commit`].
+    pub fn commit_wait(
+        &self,
+    ) -> Option<impl std::future::Future<Output = PgResult<()>> + Send + 'static> {
+        let p = self.pending.as_ref()?;
+        let x = self.shared.xlog()?;
+        Some(x.wait_flushed(p.target))
+    }
+
+    /// Finishes a commit that joined a group flush: waits (blocking, only
+    /// if the caller did not await [`Xact::commit_wait`]) until its record
+    /// is durable, then sets the clog and ends the proc. If the flush
+    /// failed the transaction ends aborted and the error is returned, as
+    /// when COMMIT itself fails to flush. Nothing to do without a pending
+    /// commit.
+    pub fn finish_commit(&mut self) -> PgResult<()> {
+        let Some(p) = self.pending.take() else {
+            return Ok(());
+        };
+        let shared = Arc::clone(&self.shared);
+        let flushed = match shared.xlog() {
+            Some(x) => x.flush(p.target),
+            None => Ok(()),
+        };
+        let ok = flushed.is_ok();
+        apply_tree_end(
+            &*shared,
+            Some(Finished::Proc(self.proc)),
+            p.top,
+            &p.subs,
+            ok,
+            || {},
+            Some(p.delay),
+        );
+        flushed
+    }
+
+    /// A pending commit left by a caller that did not finish it: finish it
+    /// now, before anything else this session does.
+    fn settle(&mut self) {
+        if self.pending.is_some() {
+            if let Err(e) = self.finish_commit() {
+                tracing::warn!("commit failed after its group flush: {}", e.message);
+            }
+        }
     }
 
     /// AbortTransaction + CleanupTransaction.
@@ -1045,6 +1210,7 @@ impl Xact {
 
 impl Drop for Xact {
     fn drop(&mut self) {
+        self.settle();
         if self.block != Block::Default {
             self.abort_transaction();
         }

@@ -80,6 +80,23 @@ pub trait Backend: Send + 'static {
     fn idle_interrupt(&mut self) -> Option<pgtypes::error::PgError> {
         None
     }
+    /// Called once by the session loop, which awaits
+    /// [`Backend::pending_wait`] after every call that may commit: the
+    /// backend may from now on leave such a wait instead of blocking its
+    /// thread. Backends driven by anything else never leave one.
+    fn enable_async_waits(&mut self) {}
+    /// What the last call left to wait for before its result may be sent
+    /// (a commit that joined a group WAL flush): the loop awaits it — other
+    /// sessions of the core run meanwhile — then calls
+    /// [`Backend::finish_wait`].
+    fn pending_wait(&mut self) -> Option<PendingWait> {
+        None
+    }
+    /// Ends what [`Backend::pending_wait`] waited for (the commit becomes
+    /// visible); an error replaces the call's result.
+    fn finish_wait(&mut self) -> PgResult<()> {
+        Ok(())
+    }
     /// Tells the backend the pid announced in BackendKeyData.
     fn set_backend_pid(&mut self, _pid: i32) {}
     /// The session's value of a setting (startup `options` may have changed
@@ -89,6 +106,10 @@ pub trait Backend: Send + 'static {
         None
     }
 }
+
+/// A wait a backend call left for the session loop (see
+/// [`Backend::pending_wait`]).
+pub type PendingWait = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
 
 /// How a client authenticates (pg_hba.conf's methods; the session loop
 /// runs the exchange each one needs).

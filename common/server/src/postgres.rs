@@ -505,6 +505,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     let key = shared.cancel.register(flag.clone());
     let mut backend = backend;
     backend.set_backend_pid(key.pid);
+    backend.enable_async_waits();
     let param = |k: &str| {
         params
             .iter()
@@ -1050,6 +1051,20 @@ impl<B: Backend> SessionLoop<B> {
         }
     }
 
+    /// Awaits what the last backend call left (a commit that joined a
+    /// group WAL flush, see [`Backend::pending_wait`]) and finishes it.
+    /// Other sessions of this core run while it waits: this is how a
+    /// commit leaves the thread without a hand-off.
+    async fn settle(&mut self) -> PgResult<()> {
+        match self.backend.pending_wait() {
+            None => Ok(()),
+            Some(wait) => {
+                wait.await;
+                self.backend.finish_wait()
+            }
+        }
+    }
+
     /// An error in an extended-protocol message: report, discard until Sync.
     fn extended_error(&mut self, e: PgError) {
         debug!("extended query error: {e}");
@@ -1120,7 +1135,9 @@ impl<B: Backend> SessionLoop<B> {
             // Ending the implicit transaction may commit: its WAL flush wait
             // hands the worker off itself, like COMMIT's.
             let backend = &mut self.backend;
-            if let Err(e) = run_call(true, || backend.end_implicit(ok)) {
+            let ended = run_call(true, || backend.end_implicit(ok));
+            let settled = self.settle().await;
+            if let Err(e) = ended.and(settled) {
                 write_error(&mut self.wire.out, &e);
                 self.backend.on_error();
             }
@@ -1177,6 +1194,17 @@ impl<B: Backend> SessionLoop<B> {
         if io_failed {
             return Err(Close::Io(io::Error::other("could not send data to client")));
         }
+        // A commit that joined a group flush finishes before its
+        // CommandComplete is written.
+        let outcome = match (outcome, self.settle().await) {
+            (Ok(o), Err(e)) => {
+                if let ExecOutcome::CopyIn(copy) = o {
+                    self.backend.copy_in_fail(copy, &e.message);
+                }
+                Err(e)
+            }
+            (o, _) => o,
+        };
         match outcome {
             Ok(ExecOutcome::Complete(tag)) => {
                 if copy_out {
@@ -1199,7 +1227,11 @@ impl<B: Backend> SessionLoop<B> {
                 Ok(Ok(RunEnd::Done(String::new())))
             }
             Ok(ExecOutcome::CopyIn(copy)) => match self.copy_in(copy).await? {
-                Ok(tag) => match write_command_complete(&mut self.wire.out, &tag) {
+                Ok(tag) => match self
+                    .settle()
+                    .await
+                    .and_then(|()| write_command_complete(&mut self.wire.out, &tag))
+                {
                     Ok(()) => Ok(Ok(RunEnd::Done(tag))),
                     Err(e) => Ok(Err(e)),
                 },

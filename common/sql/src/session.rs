@@ -254,6 +254,8 @@ pub struct Session {
     error_handled: bool,
     /// How the statement just run ended its transaction (COMMIT → true).
     end_committed: Option<bool>,
+    /// The session loop awaits commit waits ([`Backend::enable_async_waits`]).
+    async_waits: bool,
     /// The user name from the startup packet.
     user: String,
     /// The database name from the startup packet.
@@ -373,6 +375,7 @@ impl Session {
             reported_hot_standby: db_is_standby,
             error_handled: false,
             end_committed: None,
+            async_waits: false,
             user,
             database,
             shapes: HashMap::new(),
@@ -759,7 +762,7 @@ impl Session {
         match self.run(stmt, params, sink) {
             Ok(ExecOutcome::CopyIn(c)) => Ok(ExecOutcome::CopyIn(c)),
             Ok(o) => {
-                let r = self.xact.finish_statement(true);
+                let r = self.at_commit_point(|s| s.xact.finish_statement(true));
                 let committed = r.is_ok() && self.end_committed.unwrap_or(true);
                 self.settle_xact(committed);
                 r.map(|_| o)
@@ -821,6 +824,20 @@ impl Session {
         let _ = self.xact.finish_statement(false);
         self.settle_xact(false);
         self.error_handled = true;
+    }
+
+    /// Runs `f`, which may commit, letting the commit join a group WAL
+    /// flush without blocking (see `engine::xact::Xact::commit_wait`) when
+    /// the session loop awaits such waits and the transaction has no
+    /// pending DDL: dropped relations' files go at commit
+    /// ([`Session::settle_xact`]), which must not happen before the commit
+    /// is visible to everyone.
+    fn at_commit_point<R>(&mut self, f: impl FnOnce(&mut Session) -> R) -> R {
+        let defer = self.async_waits && self.pending_ddl.is_empty();
+        self.xact.set_async_commit_wait(defer);
+        let r = f(self);
+        self.xact.set_async_commit_wait(false);
+        r
     }
 
     /// Notices the end of a transaction and settles transaction-scoped
@@ -925,7 +942,7 @@ impl Session {
                 done(if *start { "START TRANSACTION" } else { "BEGIN" })
             }
             Stmt::Commit => {
-                let (tag, w) = self.xact.commit()?;
+                let (tag, w) = self.at_commit_point(|s| s.xact.commit())?;
                 if let Some(w) = w {
                     self.notice(sink, w);
                 }
@@ -1606,7 +1623,7 @@ impl Session {
 
     /// See [`Session::begin_implicit`]; `ok` is false after an error.
     pub fn end_implicit(&mut self, ok: bool) -> PgResult<()> {
-        let r = self.xact.end_implicit_block(ok);
+        let r = self.at_commit_point(|s| s.xact.end_implicit_block(ok));
         self.settle_xact(ok && r.is_ok());
         r
     }
@@ -1791,6 +1808,19 @@ impl Backend for Session {
     }
     fn set_backend_pid(&mut self, pid: i32) {
         Session::set_backend_pid(self, pid)
+    }
+    fn enable_async_waits(&mut self) {
+        self.async_waits = true;
+    }
+    fn pending_wait(&mut self) -> Option<server::backend::PendingWait> {
+        let wait = self.xact.commit_wait()?;
+        Some(Box::pin(async move {
+            // The error, if any, comes back from `finish_wait`.
+            let _ = wait.await;
+        }))
+    }
+    fn finish_wait(&mut self) -> PgResult<()> {
+        self.xact.finish_commit()
     }
     fn setting(&self, name: &str) -> Option<String> {
         Session::setting(self, name)

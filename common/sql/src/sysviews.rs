@@ -133,6 +133,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("wal_sync", T::Int8),
             ("wal_flush_waits", T::Int8),
             ("checkpoints", T::Int8),
+            ("wal_group_joins", T::Int8),
         ],
         rows: stat_wal,
     },

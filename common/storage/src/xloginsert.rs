@@ -77,7 +77,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use parking_lot::{RwLock, RwLockReadGuard};
+use parking_lot::{ArcRwLockReadGuard, RawRwLock, RwLock, RwLockReadGuard};
 use wal::records::{
     offsets_consecutive, MultiInsertFlags, XLOG_FPI, XLOG_HEAP2_MULTI_INSERT, XLOG_HEAP_DELETE,
     XLOG_HEAP_HOT_UPDATE, XLOG_HEAP_INIT_PAGE, XLOG_HEAP_INSERT, XLOG_HEAP_UPDATE, XLOG_XACT_ABORT,
@@ -105,6 +105,10 @@ pub struct XLogCounters {
     pub fpi: AtomicU64,
     /// Commit records that waited for a flush.
     pub sync_commits: AtomicU64,
+    /// Of those, commits that joined a group flush already under way and
+    /// awaited it without blocking their thread
+    /// ([`XLog::log_commit_or_join`]).
+    pub group_joins: AtomicU64,
     /// Checkpoints completed (any kind).
     pub checkpoints: AtomicU64,
 }
@@ -126,7 +130,7 @@ pub struct XLog {
     /// Held shared by a committing transaction from before its commit
     /// record until its clog update; a checkpoint takes it exclusively
     /// after choosing its redo point, before flushing the clog.
-    delay_chkpt: RwLock<()>,
+    delay_chkpt: Arc<RwLock<()>>,
     /// Oldest LSN a replication slot still needs (0 = none): checkpoints
     /// keep the segments from there on.
     slot_keep: AtomicLsn,
@@ -181,7 +185,7 @@ impl XLog {
             redo_ptr: RwLock::new(Lsn::INVALID),
             full_page_writes,
             synchronous_commit,
-            delay_chkpt: RwLock::new(()),
+            delay_chkpt: Arc::new(RwLock::new(())),
             slot_keep: AtomicLsn::new(Lsn::INVALID),
             counters: XLogCounters::default(),
         }
@@ -251,8 +255,19 @@ impl XLog {
 
     /// DELAY_CHKPT_START: a commit (or COMMIT PREPARED) holds this from
     /// before inserting its record until the clog records the commit.
-    pub fn delay_checkpoint(&self) -> DelayCheckpoint<'_> {
-        DelayCheckpoint(self.delay_chkpt.read())
+    ///
+    /// The guard is owned and may cross an await: a commit that joins a
+    /// group flush holds it while its session task waits. Because such a
+    /// holder may be a task parked on this very thread, a commit never
+    /// blocks its thread on the lock: when a checkpoint is waiting for it
+    /// (try fails), the wait goes through [`run_blocking`], which hands the
+    /// thread's other tasks elsewhere, so the parked holder can finish.
+    pub fn delay_checkpoint(&self) -> DelayCheckpoint {
+        let guard = match self.delay_chkpt.try_read_arc() {
+            Some(g) => g,
+            None => run_blocking(|| self.delay_chkpt.read_arc()),
+        };
+        DelayCheckpoint(guard)
     }
 
     /// Checkpoint only: waits until every commit that may have inserted its
@@ -312,6 +327,43 @@ impl XLog {
         Ok(end)
     }
 
+    /// A synchronous commit for a caller that can wait without blocking
+    /// its thread (a session task): writes the commit record of `xid`;
+    /// when a group flush is already under way, joins it and returns the
+    /// LSN to await with [`XLog::wait_flushed`] instead of blocking;
+    /// otherwise flushes as [`XLog::log_commit`] does (leading the round
+    /// on this thread). Returns the record's end and the join target.
+    pub fn log_commit_or_join(
+        &self,
+        xid: TransactionId,
+        subxids: &[TransactionId],
+    ) -> PgResult<(Lsn, Option<Lsn>)> {
+        let end = self.log_xact_end(XLOG_XACT_COMMIT, xid, subxids)?;
+        self.counters.sync_commits.fetch_add(1, Ordering::Relaxed);
+        let writer = self.insert_writer()?;
+        if let Some(target) = writer.join_round(end) {
+            self.counters.group_joins.fetch_add(1, Ordering::Relaxed);
+            return Ok((end, Some(target)));
+        }
+        self.flush(end)?;
+        Ok((end, None))
+    }
+
+    /// Waits, without blocking a thread, until WAL is durable up to
+    /// `target` (from [`XLog::log_commit_or_join`]).
+    pub fn wait_flushed(
+        &self,
+        target: Lsn,
+    ) -> impl std::future::Future<Output = PgResult<()>> + Send + 'static {
+        let wait = self.writer.get().map(|w| w.wait_flushed(target));
+        async move {
+            match wait {
+                Some(w) => w.await.map(|_| ()).map_err(wal_error),
+                None => Ok(()),
+            }
+        }
+    }
+
     /// Writes the abort record of `xid` and `subxids`. No flush: an abort
     /// lost in a crash is still an abort.
     pub fn log_abort(&self, xid: TransactionId, subxids: &[TransactionId]) -> PgResult<Lsn> {
@@ -338,9 +390,9 @@ impl XLog {
 impl XLog {
     /// The `hotpair_stat_wal` row: records, full-page images, bytes, write
     /// rounds, fsyncs, flush waits, checkpoints — since start-up.
-    pub fn stat_row(&self) -> [u64; 7] {
+    pub fn stat_row(&self) -> [u64; 8] {
         let Some(w) = self.writer.get() else {
-            return [0; 7];
+            return [0; 8];
         };
         let s = w.stats();
         [
@@ -351,13 +403,14 @@ impl XLog {
             s.fsyncs,
             s.flush_waits,
             self.counters.checkpoints.load(Ordering::Relaxed),
+            self.counters.group_joins.load(Ordering::Relaxed),
         ]
     }
 }
 
 /// A commit in progress that a checkpoint must wait for (see
 /// [`XLog::delay_checkpoint`]); drop it once the clog is set.
-pub struct DelayCheckpoint<'a>(#[allow(dead_code)] RwLockReadGuard<'a, ()>);
+pub struct DelayCheckpoint(#[allow(dead_code)] ArcRwLockReadGuard<RawRwLock, ()>);
 
 /// `synchronous_commit` values that mean "wait for the flush" (PostgreSQL
 /// also has local / remote_write / remote_apply: all wait locally here).
