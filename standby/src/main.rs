@@ -316,6 +316,8 @@ async fn run(config: Config) -> Result<(), String> {
             .map_err(|e| format!("could not open WAL: {e}"))?,
     );
     db.replication().set_wal_writer(writer.clone());
+    // Replay applies received WAL once written; page writes flush it first.
+    db.engine().xlog().set_recovery_wal(writer.clone());
 
     let stop = Arc::new(AtomicBool::new(false));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);

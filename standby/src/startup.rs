@@ -2,8 +2,13 @@
 //! main loop plus the hot-standby parts of procarray.c / standby.c).
 //!
 //! A thread reads WAL with a [`WalReader`] whose read limit is the
-//! walreceiver's flushed LSN, applies each record and publishes
-//! `replay_lsn`. At the limit it waits for the flushed LSN to move.
+//! walreceiver's *written* LSN, applies each record and publishes
+//! `replay_lsn`. At the limit it waits for the written LSN to move. The
+//! walreceiver's fsync runs meanwhile: WAL-before-data keeps that safe —
+//! a page carrying a change from WAL not yet durable flushes that WAL
+//! before it is written (`XLog::set_recovery_wal`), so after a crash no
+//! page on disk is ahead of the WAL on disk. What the primary is told is
+//! applied never passes what is flushed (`walreceiver::reply`).
 //!
 //! ## Hot standby
 //!
@@ -227,7 +232,7 @@ pub fn run(
     tracing::info!("redo starts at {start}");
     let started = Instant::now();
     let mut last_start = start;
-    let mut flushed = writer.subscribe_flushed();
+    let mut written = writer.subscribe_written();
     let mut last_bad: Option<Lsn> = None;
     let mut last_trigger_check = Instant::now();
     let mut deferred_logged = false;
@@ -271,7 +276,10 @@ pub fn run(
                 }
             }
         }
-        reader.set_read_limit(writer.flushed_lsn());
+        // WAL the walreceiver has written, fsync'd or not: applying it while
+        // the fsync runs takes the fsync out of commit-to-visible; page
+        // writes flush it first (`XLog::set_recovery_wal`).
+        reader.set_read_limit(writer.write_lsn());
         match reader.next_record() {
             Ok(rec) => {
                 if !replay_one(&mut replay, &rec, &mut last_start, &stop) {
@@ -285,7 +293,7 @@ pub fn run(
                 }
                 let arrived = rt.block_on(async {
                     tokio::select! {
-                        _ = flushed.changed() => true,
+                        _ = written.changed() => true,
                         _ = tokio::time::sleep(TRIGGER_CHECK) => false,
                     }
                 });

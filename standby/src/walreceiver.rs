@@ -96,7 +96,14 @@ pub async fn run(
 
 fn reply(writer: &WalWriter, db: &Node, requested: bool) -> FrontendMessage {
     let flushed = writer.flushed_lsn();
-    let applied = db.replication().replay_lsn.load(Ordering::Relaxed);
+    // Replay may run ahead of the flush (it follows the written LSN); the
+    // primary is told what is applied *and* durable, so apply never
+    // passes flush in pg_stat_replication, as in PostgreSQL.
+    let applied = db
+        .replication()
+        .replay_lsn
+        .load(Ordering::Relaxed)
+        .min(flushed);
     let m = ReplicationMessage::StandbyReply(StandbyReply {
         write_lsn: writer.insert_lsn(),
         flush_lsn: flushed,

@@ -234,6 +234,10 @@ struct Shared {
     paused: AtomicBool,
     failure: Mutex<Option<String>>,
     watch: watch::Sender<Lsn>,
+    /// The written LSN, published before the round's fsync — only while
+    /// someone subscribes ([`WalWriter::subscribe_written`]: a standby's
+    /// replay, which may apply WAL the kernel has but the disk may not).
+    written: watch::Sender<Lsn>,
     stats: Counters,
 }
 
@@ -292,6 +296,7 @@ impl WalWriter {
             fsync_dir(&dir)?;
         }
         let (watch, _) = watch::channel(pos.end);
+        let (written, _) = watch::channel(pos.end);
         let shared = Arc::new(Shared {
             dir,
             insert: Mutex::new(InsertState {
@@ -323,6 +328,7 @@ impl WalWriter {
             paused: AtomicBool::new(false),
             failure: Mutex::new(None),
             watch,
+            written,
             stats: Counters::default(),
             opts,
         });
@@ -663,6 +669,17 @@ impl WalWriter {
         self.shared.watch.subscribe()
     }
 
+    /// A watch of the written LSN ([`WalWriter::write_lsn`]), published as
+    /// soon as a round has handed its WAL to the kernel, before its fsync.
+    /// A standby's replay follows it: it reads WAL through the page cache
+    /// and applies it while the walreceiver's fsync runs, which takes the
+    /// fsync out of commit-to-visible. What keeps that safe is
+    /// WAL-before-data: no page changed by such WAL reaches the disk before
+    /// the WAL does (`storage::xloginsert::XLog::set_recovery_wal`).
+    pub fn subscribe_written(&self) -> watch::Receiver<Lsn> {
+        self.shared.written.subscribe()
+    }
+
     /// The segment size.
     pub fn segment_size(&self) -> u64 {
         self.shared.opts.segment_size
@@ -931,6 +948,14 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
         f.write_all_at(&buf[off..off + n], seg_off)?;
         off += n;
         pos += n as u64;
+        if off == buf.len() {
+            // Everything is in the kernel: a standby's replay may read it
+            // while the fsync runs (see `subscribe_written`).
+            sh.write_lsn.store(end, Ordering::Release);
+            if sh.written.receiver_count() > 0 {
+                sh.written.send_replace(end);
+            }
+        }
         // Each segment written is synced once: when the batch leaves it,
         // or at the end of the batch for the last one.
         if sh.opts.fsync {
@@ -938,7 +963,6 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
             sh.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
         }
     }
-    sh.write_lsn.store(end, Ordering::Release);
     sh.flushed_lsn.store(end, Ordering::Release);
     sh.stats.writes.fetch_add(1, Ordering::Relaxed);
     let mut buf = buf;

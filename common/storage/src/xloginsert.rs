@@ -122,6 +122,10 @@ pub struct XLogCounters {
 pub struct XLog {
     /// The writer inserts go to: set once, when recovery ends.
     writer: OnceLock<Arc<WalWriter>>,
+    /// A standby's received WAL (the walreceiver's writer), which replay
+    /// may apply once written, before it is flushed: page writes flush it
+    /// first (WAL-before-data, [`XLog::set_recovery_wal`]).
+    recovery_wal: OnceLock<Arc<WalWriter>>,
     /// The redo point of the current checkpoint: pages whose LSN is at or
     /// before it get a full-page image at their next change.
     redo_ptr: RwLock<Lsn>,
@@ -182,6 +186,7 @@ impl XLog {
     pub fn with_settings(full_page_writes: bool, synchronous_commit: bool) -> XLog {
         XLog {
             writer: OnceLock::new(),
+            recovery_wal: OnceLock::new(),
             redo_ptr: RwLock::new(Lsn::INVALID),
             full_page_writes,
             synchronous_commit,
@@ -424,9 +429,26 @@ pub fn synchronous_commit_on(v: &str) -> bool {
 /// The bufmgr's WAL-before-data hook: a dirty page is written only after
 /// WAL is flushed up to its LSN. In recovery mode there is nothing to
 /// flush: replay changes pages only with WAL that is already durable.
+impl XLog {
+    /// On a standby: the walreceiver's writer. Replay applies WAL as soon
+    /// as it is written (`WalWriter::subscribe_written`), so a page may
+    /// carry a change whose WAL is not yet durable; from now on writing
+    /// such a page flushes that WAL first, as a primary's page writes do.
+    /// Set once, before replay starts.
+    pub fn set_recovery_wal(&self, writer: Arc<WalWriter>) {
+        let _ = self.recovery_wal.set(writer);
+    }
+
+    /// The WAL a page's LSN refers to: the inserting writer, or during a
+    /// standby's recovery the received WAL.
+    fn page_wal(&self) -> Option<&Arc<WalWriter>> {
+        self.writer.get().or_else(|| self.recovery_wal.get())
+    }
+}
+
 impl WalFlush for XLog {
     fn flush_upto(&self, lsn: Lsn) -> Result<(), String> {
-        let Some(w) = self.writer.get() else {
+        let Some(w) = self.page_wal() else {
             return Ok(());
         };
         if w.flushed_lsn() >= lsn {
@@ -437,7 +459,7 @@ impl WalFlush for XLog {
             .map_err(|e| e.to_string())
     }
     fn needs_flush(&self, lsn: Lsn) -> bool {
-        self.writer.get().is_some_and(|w| w.flushed_lsn() < lsn)
+        self.page_wal().is_some_and(|w| w.flushed_lsn() < lsn)
     }
 }
 
