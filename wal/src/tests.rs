@@ -576,6 +576,44 @@ fn flushed_watch_for_async_waiters() {
     t.join().unwrap();
 }
 
+/// A committer that finds a round under way joins it: the flusher is
+/// asked to cover its record, so the async wait ends without anyone else
+/// leading; with no round under way it is told to lead.
+#[test]
+fn a_commit_joins_a_round_under_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = Arc::new(WalWriter::open(dir.path(), opts(false), WalPosition::initial(SEG)).unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_, e1) = w.insert(pgtypes::TransactionId(1), &commit(1)).unwrap();
+    assert_eq!(w.join_round(e1), None, "no round under way: lead it");
+    w.flush(e1).unwrap();
+    assert_eq!(w.join_round(e1), None, "durable: nothing to join");
+
+    let (_, e2) = w.insert(pgtypes::TransactionId(2), &commit(2)).unwrap();
+    let round = w.hold_round();
+    assert_eq!(w.join_round(e2), Some(e2), "a round under way: join");
+    let wait = w.wait_flushed(e2);
+    drop(round);
+    let flushed = rt.block_on(wait).unwrap();
+    assert!(flushed >= e2, "the flusher covered the joined commit");
+}
+
+/// The written LSN is published before the fsync, for a standby's replay.
+#[test]
+fn written_watch_moves_with_each_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = WalWriter::open(dir.path(), opts(false), WalPosition::initial(SEG)).unwrap();
+    let rx = w.subscribe_written();
+    let (_, e) = w.insert(pgtypes::TransactionId(1), &commit(1)).unwrap();
+    assert!(*rx.borrow() < e, "not written yet");
+    w.flush(e).unwrap();
+    assert!(*rx.borrow() >= e, "published");
+    assert!(w.write_lsn() >= e, "write LSN too");
+}
+
 #[test]
 fn switch_record_ends_the_segment() {
     let dir = tempfile::tempdir().unwrap();

@@ -738,6 +738,12 @@ impl WalWriter {
         Ok(self.flushed_lsn())
     }
 
+    /// Test hook: hold the round lock, as a round under way does.
+    #[cfg(test)]
+    pub(crate) fn hold_round(&self) -> impl Drop + '_ {
+        self.shared.round.lock()
+    }
+
     /// Test hook: stop the flusher from taking new work.
     #[cfg(test)]
     pub(crate) fn pause_flusher(&self, paused: bool) {

@@ -703,6 +703,36 @@ mod tests {
         WalRecord::decode(rm as u8, info, &Bytes::copy_from_slice(p)).unwrap()
     }
 
+    /// On a standby replay may apply WAL that is written but not flushed:
+    /// a page carrying such a change must flush the received WAL before it
+    /// is written (WAL-before-data), and only the received WAL.
+    #[test]
+    fn recovery_page_writes_flush_the_received_wal_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let seg = 1 << 20;
+        let writer = Arc::new(
+            WalWriter::open(
+                &dir.path().join("pg_wal"),
+                wal::WalWriterOptions::new(seg, false),
+                wal::WalPosition::initial(seg),
+            )
+            .unwrap(),
+        );
+        let xlog = XLog::with_settings(true, true);
+        let start = writer.insert_lsn();
+        let end = start + 100;
+        writer.write_raw(start, &[0u8; 100]).unwrap();
+        assert!(
+            !xlog.needs_flush(end),
+            "without received WAL nothing is flushed for a page"
+        );
+        xlog.set_recovery_wal(writer.clone());
+        assert!(xlog.needs_flush(end), "received WAL not yet durable");
+        xlog.flush_upto(end).unwrap();
+        assert!(writer.flushed_lsn() >= end, "page write flushed it first");
+        assert!(!xlog.needs_flush(end), "durable now");
+    }
+
     #[test]
     fn hot_encoders_match_wal_records() {
         let mut p = Vec::new();
