@@ -712,7 +712,7 @@ mod tests {
         let seg = 1 << 20;
         let writer = Arc::new(
             WalWriter::open(
-                &dir.path().join("pg_wal"),
+                dir.path().join("pg_wal"),
                 wal::WalWriterOptions::new(seg, false),
                 wal::WalPosition::initial(seg),
             )
