@@ -1,0 +1,887 @@
+//! Randomized differential testing: small random schemas, data and
+//! queries, run on hotpair and on PostgreSQL 15, results compared.
+//!
+//! Everything comes from one seeded generator ([`Rng`], splitmix64), so a
+//! seed names a whole run: the same seed gives the same tables, rows and
+//! queries on every machine. A round is
+//!
+//! ```text
+//! Schema::generate   2–4 tables dRtN (int / text / numeric(6,2) / bool
+//!                    columns from small domains: duplicates and equal join
+//!                    keys are common, ~20% NULLs, some tables empty)
+//!   → CREATE + INSERT on both servers
+//! Generator::query   × N, each a Query { sql, ordered, tables }
+//!   → run on both → Outcome (rows as text, or SQLSTATE) → compare
+//! ```
+//!
+//! ## What is compared
+//!
+//! Rows are compared as text, as the simple query protocol returns them.
+//! A query whose ORDER BY lists every output column has one correct row
+//! order (rows that tie are identical), so its rows are compared in order;
+//! any other result is compared as a sorted multiset. LIMIT / OFFSET only
+//! ever appear with such a total ORDER BY. Errors compare by SQLSTATE. The
+//! generator avoids floating point (numeric instead) and anything whose
+//! result depends on the plan.
+//!
+//! ## Features
+//!
+//! What a query may contain is a set of [`Feature`]s. The default set is
+//! what hotpair's single-table engine answers (filters, expressions,
+//! aggregates, GROUP BY / HAVING, DISTINCT, ORDER BY, LIMIT / OFFSET);
+//! joins, subqueries and set operations are generated only when asked for
+//! (`HOTPAIR_DIFF_FEATURES=joins,subqueries,setops`, see the test).
+//!
+//! ## Reduction
+//!
+//! A mismatch is reduced before it is printed: only the tables the query
+//! names are kept, and rows are removed one at a time (on both servers)
+//! while the mismatch persists. The result is a self-contained SQL script —
+//! CREATE TABLE, INSERT, the query — to paste into psql on either server.
+//!
+//! Where to go next: `tests/036_sql_differential.rs` (the test and its
+//! environment variables), docs/architecture/testing.md.
+
+use std::fmt::Write as _;
+
+/// A small deterministic random generator (splitmix64).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    /// A number in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next_u64() % ((hi - lo + 1) as u64)) as i64
+    }
+
+    /// True with probability `percent` / 100.
+    pub fn chance(&mut self, percent: u32) -> bool {
+        self.below(100) < percent as usize
+    }
+
+    /// One element of `items` (non-empty).
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// A column type the generator uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// `int`
+    Int,
+    /// `text`
+    Text,
+    /// `numeric(6,2)`
+    Num,
+    /// `bool`
+    Bool,
+}
+
+impl Ty {
+    /// The type as written in CREATE TABLE.
+    pub fn sql(self) -> &'static str {
+        match self {
+            Ty::Int => "int",
+            Ty::Text => "text",
+            Ty::Num => "numeric(6,2)",
+            Ty::Bool => "bool",
+        }
+    }
+
+    const ALL: [Ty; 4] = [Ty::Int, Ty::Text, Ty::Num, Ty::Bool];
+}
+
+/// A random constant of type `ty` (never NULL), as a SQL literal.
+fn constant(rng: &mut Rng, ty: Ty) -> String {
+    match ty {
+        Ty::Int => rng.range(-2, 6).to_string(),
+        Ty::Text => format!(
+            "'{}'",
+            rng.pick(&["a", "b", "c", "ab", "B", "", "a b", "ba"])
+        ),
+        Ty::Num => rng
+            .pick(&["0.00", "1.50", "-0.25", "3.00", "2.75", "10.10", "-4.00"])
+            .to_string(),
+        Ty::Bool => rng.pick(&["true", "false"]).to_string(),
+    }
+}
+
+/// A random value for a row: a constant or, one time in five, NULL.
+fn value(rng: &mut Rng, ty: Ty) -> String {
+    if rng.chance(20) {
+        "NULL".to_string()
+    } else {
+        constant(rng, ty)
+    }
+}
+
+/// One generated table.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// Its name (`dRtN`: round R, table N).
+    pub name: String,
+    /// Columns `c0…`, with their types.
+    pub cols: Vec<(String, Ty)>,
+    /// Rows, each value a SQL literal.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// `CREATE TABLE …;`
+    pub fn create_sql(&self) -> String {
+        let cols: Vec<String> = self
+            .cols
+            .iter()
+            .map(|(n, t)| format!("{n} {}", t.sql()))
+            .collect();
+        format!("CREATE TABLE {} ({});", self.name, cols.join(", "))
+    }
+
+    /// `INSERT INTO … VALUES …;` for `rows`, or `None` when there are none.
+    pub fn insert_sql(&self, rows: &[Vec<String>]) -> Option<String> {
+        if rows.is_empty() {
+            return None;
+        }
+        let values: Vec<String> = rows.iter().map(|r| format!("({})", r.join(", "))).collect();
+        Some(format!(
+            "INSERT INTO {} VALUES {};",
+            self.name,
+            values.join(", ")
+        ))
+    }
+}
+
+/// The tables of one round.
+#[derive(Clone, Debug)]
+pub struct Schema {
+    /// 2–4 tables.
+    pub tables: Vec<Table>,
+}
+
+impl Schema {
+    /// Tables `d{round}t0…` with random columns and rows: 2–5 columns (the
+    /// first always int, so every table has a join key), 0–12 rows (a
+    /// table is empty one time in eight), whole-row duplicates now and then.
+    pub fn generate(rng: &mut Rng, round: usize) -> Schema {
+        let n = rng.range(2, 4) as usize;
+        let mut tables = Vec::new();
+        for t in 0..n {
+            let ncols = rng.range(2, 5) as usize;
+            let mut cols = vec![("c0".to_string(), Ty::Int)];
+            for c in 1..ncols {
+                cols.push((format!("c{c}"), *rng.pick(&Ty::ALL)));
+            }
+            let nrows = if rng.chance(12) {
+                0
+            } else {
+                rng.range(1, 12) as usize
+            };
+            let mut rows: Vec<Vec<String>> = Vec::new();
+            for _ in 0..nrows {
+                if !rows.is_empty() && rng.chance(15) {
+                    let dup = rows[rng.below(rows.len())].clone();
+                    rows.push(dup);
+                } else {
+                    rows.push(cols.iter().map(|(_, ty)| value(rng, *ty)).collect());
+                }
+            }
+            tables.push(Table {
+                name: format!("d{round}t{t}"),
+                cols,
+                rows,
+            });
+        }
+        Schema { tables }
+    }
+}
+
+/// A kind of SQL a query may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feature {
+    /// Joins of two or three tables: INNER, LEFT, RIGHT, FULL, CROSS, comma.
+    Joins,
+    /// IN / NOT IN / EXISTS / scalar subqueries and derived tables.
+    Subqueries,
+    /// UNION / INTERSECT / EXCEPT, with and without ALL.
+    SetOps,
+}
+
+impl Feature {
+    /// Parses a comma-separated list (`joins,subqueries,setops`; `all`).
+    pub fn parse_list(text: &str) -> Result<Vec<Feature>, String> {
+        let mut out = Vec::new();
+        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            match word {
+                "joins" => out.push(Feature::Joins),
+                "subqueries" => out.push(Feature::Subqueries),
+                "setops" => out.push(Feature::SetOps),
+                "all" => out.extend([Feature::Joins, Feature::Subqueries, Feature::SetOps]),
+                other => {
+                    return Err(format!(
+                        "unknown feature {other:?} (joins, subqueries, setops, all)"
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One generated query.
+#[derive(Clone, Debug)]
+pub struct Query {
+    /// The statement.
+    pub sql: String,
+    /// True when its ORDER BY fixes the row order (compare in order).
+    pub ordered: bool,
+    /// Indexes of the schema's tables it reads.
+    pub tables: Vec<usize>,
+}
+
+/// A typed expression.
+#[derive(Clone, Debug)]
+struct Expr {
+    sql: String,
+    ty: Ty,
+}
+
+/// The columns in scope: (qualified name, type).
+type Scope = Vec<(String, Ty)>;
+
+/// Makes queries over one schema.
+pub struct Generator<'a> {
+    schema: &'a Schema,
+    features: &'a [Feature],
+}
+
+impl<'a> Generator<'a> {
+    /// A generator for `schema` that may use `features` beyond the basics.
+    pub fn new(schema: &'a Schema, features: &'a [Feature]) -> Generator<'a> {
+        Generator { schema, features }
+    }
+
+    fn has(&self, f: Feature) -> bool {
+        self.features.contains(&f)
+    }
+
+    /// A random query.
+    pub fn query(&self, rng: &mut Rng) -> Query {
+        if self.has(Feature::SetOps) && rng.chance(25) {
+            return self.set_op(rng);
+        }
+        self.select(rng, true)
+    }
+
+    /// `FROM` with one table, or (with joins) two or three; returns the
+    /// clause, the scope and the tables used.
+    fn from_clause(&self, rng: &mut Rng) -> (String, Scope, Vec<usize>) {
+        let n = self.schema.tables.len();
+        let first = rng.below(n);
+        let mut scope = Scope::new();
+        let mut used = vec![first];
+        let add = |scope: &mut Scope, t: usize, alias: &str| {
+            for (c, ty) in &self.schema.tables[t].cols {
+                scope.push((format!("{alias}.{c}"), *ty));
+            }
+        };
+        let t0 = &self.schema.tables[first];
+        let mut from;
+        if self.has(Feature::Subqueries) && rng.chance(15) {
+            // A derived table: a filtered projection of all columns.
+            let inner_scope: Scope = t0
+                .cols
+                .iter()
+                .map(|(c, ty)| (format!("i.{c}"), *ty))
+                .collect();
+            let cols: Vec<String> = t0.cols.iter().map(|(c, _)| format!("i.{c}")).collect();
+            let filter = self.predicate(rng, &inner_scope, 1);
+            from = format!(
+                "FROM (SELECT {} FROM {} AS i WHERE {filter}) AS a",
+                cols.join(", "),
+                t0.name
+            );
+        } else {
+            from = format!("FROM {} AS a", t0.name);
+        }
+        add(&mut scope, first, "a");
+        if self.has(Feature::Joins) && rng.chance(60) {
+            let joins = if rng.chance(25) { 2 } else { 1 };
+            for alias in ["b", "c"].iter().take(joins) {
+                let t = rng.below(n);
+                used.push(t);
+                let right = &self.schema.tables[t];
+                let kind = *rng.pick(&[
+                    "JOIN",
+                    "LEFT JOIN",
+                    "RIGHT JOIN",
+                    "FULL JOIN",
+                    "CROSS JOIN",
+                    ",",
+                ]);
+                // An equality between columns of one type; c0 (int) is on
+                // both sides, so there always is one.
+                let right_cols: Vec<&(String, Ty)> = right
+                    .cols
+                    .iter()
+                    .filter(|(_, ty)| scope.iter().any(|(_, t)| t == ty))
+                    .collect();
+                let (rname, rty) = (*rng.pick(&right_cols)).clone();
+                let left_cols: Vec<&(String, Ty)> =
+                    scope.iter().filter(|(_, t)| *t == rty).collect();
+                let lname = rng.pick(&left_cols).0.clone();
+                let on = format!("{lname} = {alias}.{rname}");
+                match kind {
+                    "CROSS JOIN" => write!(from, " CROSS JOIN {} AS {alias}", right.name),
+                    "," => write!(from, ", {} AS {alias}", right.name),
+                    _ => {
+                        // PostgreSQL runs a FULL JOIN only on hashable or
+                        // mergeable conditions: extra conditions elsewhere.
+                        let extra = if kind != "FULL JOIN" && rng.chance(20) {
+                            let mut s = scope.clone();
+                            add(&mut s, t, alias);
+                            format!(" AND {}", self.predicate(rng, &s, 0))
+                        } else {
+                            String::new()
+                        };
+                        write!(from, " {kind} {} AS {alias} ON {on}{extra}", right.name)
+                    }
+                }
+                .expect("write to String");
+                add(&mut scope, t, alias);
+            }
+        }
+        used.sort_unstable();
+        used.dedup();
+        (from, scope, used)
+    }
+
+    /// A SELECT; `top` allows ORDER BY / LIMIT.
+    fn select(&self, rng: &mut Rng, top: bool) -> Query {
+        let (from, scope, mut used) = self.from_clause(rng);
+        let mut sql = String::from("SELECT ");
+        let mut items: Vec<Expr> = Vec::new();
+        let mut tail = String::new();
+        let mode = rng.below(10);
+        if mode < 5 {
+            // Plain projection, maybe DISTINCT.
+            if rng.chance(20) {
+                sql.push_str("DISTINCT ");
+            }
+            for _ in 0..rng.range(1, 3) {
+                items.push(self.expr(rng, &scope, 2));
+            }
+            if self.has(Feature::Subqueries) && rng.chance(15) {
+                let (e, t) = self.scalar_subquery(rng, &scope);
+                used.extend(t);
+                items.push(e);
+            }
+        } else if mode < 7 {
+            // Aggregates over the whole input.
+            for _ in 0..rng.range(1, 3) {
+                items.push(self.aggregate(rng, &scope));
+            }
+        } else {
+            // GROUP BY one or two columns.
+            let groups: Vec<Expr> = (0..rng.range(1, 2))
+                .map(|_| {
+                    let (c, ty) = rng.pick(&scope).clone();
+                    Expr { sql: c, ty }
+                })
+                .collect();
+            items.extend(groups.iter().cloned());
+            for _ in 0..rng.range(1, 2) {
+                items.push(self.aggregate(rng, &scope));
+            }
+            let keys: Vec<&str> = groups.iter().map(|g| g.sql.as_str()).collect();
+            write!(tail, " GROUP BY {}", keys.join(", ")).expect("write to String");
+            if rng.chance(30) {
+                let agg = self.aggregate_of(rng, &scope, Some(Ty::Int));
+                write!(
+                    tail,
+                    " HAVING {} {} {}",
+                    agg.sql,
+                    rng.pick(&["=", "<>", "<", ">", ">="]),
+                    rng.range(0, 4)
+                )
+                .expect("write to String");
+            }
+        }
+        let list: Vec<String> = items.iter().map(|e| e.sql.clone()).collect();
+        sql.push_str(&list.join(", "));
+        sql.push(' ');
+        sql.push_str(&from);
+        if rng.chance(65) {
+            let pred = if self.has(Feature::Subqueries) && rng.chance(40) {
+                let (p, t) = self.subquery_predicate(rng, &scope);
+                used.extend(t);
+                p
+            } else {
+                self.predicate(rng, &scope, 2)
+            };
+            write!(sql, " WHERE {pred}").expect("write to String");
+        }
+        sql.push_str(&tail);
+        let mut ordered = false;
+        if top && rng.chance(55) {
+            // ORDER BY every output column: a total order.
+            let keys: Vec<String> = (1..=items.len())
+                .map(|i| format!("{i}{}", order_suffix(rng)))
+                .collect();
+            write!(sql, " ORDER BY {}", keys.join(", ")).expect("write to String");
+            ordered = true;
+            if rng.chance(40) {
+                write!(sql, " LIMIT {}", rng.range(0, 5)).expect("write to String");
+                if rng.chance(40) {
+                    write!(sql, " OFFSET {}", rng.range(0, 3)).expect("write to String");
+                }
+            }
+        } else if top && rng.chance(15) {
+            // An ORDER BY on part of the output: compared as a multiset.
+            write!(sql, " ORDER BY 1{}", order_suffix(rng)).expect("write to String");
+        }
+        used.sort_unstable();
+        used.dedup();
+        Query {
+            sql,
+            ordered,
+            tables: used,
+        }
+    }
+
+    /// Two single-table SELECTs of the same column types combined.
+    fn set_op(&self, rng: &mut Rng) -> Query {
+        let n = self.schema.tables.len();
+        let (l, r) = (rng.below(n), rng.below(n));
+        let width = rng.range(1, 2) as usize;
+        let lt = &self.schema.tables[l];
+        let rt = &self.schema.tables[r];
+        let mut lcols = Vec::new();
+        let mut rcols = Vec::new();
+        for _ in 0..width {
+            let (lc, ty) = rng.pick(&lt.cols).clone();
+            lcols.push(format!("a.{lc}"));
+            let matching: Vec<&(String, Ty)> = rt.cols.iter().filter(|(_, t)| *t == ty).collect();
+            rcols.push(match matching.is_empty() {
+                true => format!("{}::{}", constant(rng, ty), ty.sql()),
+                false => format!("a.{}", rng.pick(&matching).0),
+            });
+        }
+        let side = |rng: &mut Rng, t: &Table, cols: &[String]| {
+            let scope: Scope = t
+                .cols
+                .iter()
+                .map(|(c, ty)| (format!("a.{c}"), *ty))
+                .collect();
+            let mut s = format!("SELECT {} FROM {} AS a", cols.join(", "), t.name);
+            if rng.chance(50) {
+                write!(s, " WHERE {}", self.predicate(rng, &scope, 1)).expect("write to String");
+            }
+            s
+        };
+        let op = *rng.pick(&[
+            "UNION",
+            "UNION ALL",
+            "INTERSECT",
+            "INTERSECT ALL",
+            "EXCEPT",
+            "EXCEPT ALL",
+        ]);
+        let mut sql = format!("{} {op} {}", side(rng, lt, &lcols), side(rng, rt, &rcols));
+        let mut ordered = false;
+        if rng.chance(50) {
+            let keys: Vec<String> = (1..=width)
+                .map(|i| format!("{i}{}", order_suffix(rng)))
+                .collect();
+            write!(sql, " ORDER BY {}", keys.join(", ")).expect("write to String");
+            ordered = true;
+            if rng.chance(40) {
+                write!(sql, " LIMIT {}", rng.range(0, 4)).expect("write to String");
+            }
+        }
+        let mut tables = vec![l, r];
+        tables.sort_unstable();
+        tables.dedup();
+        Query {
+            sql,
+            ordered,
+            tables,
+        }
+    }
+
+    /// An expression over `scope`, nested up to `depth`.
+    fn expr(&self, rng: &mut Rng, scope: &Scope, depth: u32) -> Expr {
+        let (c, ty) = rng.pick(scope).clone();
+        let col = Expr { sql: c, ty };
+        if depth == 0 || rng.chance(45) {
+            return col;
+        }
+        let inner = self.expr_of(rng, scope, depth - 1, ty);
+        let e = &inner.sql;
+        let sql = match ty {
+            Ty::Int => match rng.below(8) {
+                0 => format!("({e} + {})", rng.range(0, 3)),
+                1 => format!("({e} * {})", rng.range(0, 3)),
+                2 => format!("({e} - {})", rng.range(0, 3)),
+                3 => format!("({e} % {})", rng.range(2, 4)),
+                4 => format!("abs({e})"),
+                5 => format!("coalesce({e}, {})", rng.range(-1, 9)),
+                6 => format!("(-{e})"),
+                _ => format!(
+                    "CASE WHEN {} THEN {e} ELSE {} END",
+                    self.predicate(rng, scope, 0),
+                    rng.range(0, 5)
+                ),
+            },
+            Ty::Text => match rng.below(6) {
+                0 => format!("upper({e})"),
+                1 => format!("lower({e})"),
+                2 => format!("({e} || 'x')"),
+                3 => format!("coalesce({e}, 'z')"),
+                4 => format!("substring({e} from 1 for 1)"),
+                _ => format!("nullif({e}, 'a')"),
+            },
+            Ty::Num => match rng.below(5) {
+                0 => format!("({e} + 1.25)"),
+                1 => format!("({e} * 2)"),
+                2 => format!("round({e}, 1)"),
+                3 => format!("abs({e})"),
+                _ => format!("coalesce({e}, 0.50)"),
+            },
+            Ty::Bool => match rng.below(3) {
+                0 => format!("(NOT {e})"),
+                1 => format!("({e} IS TRUE)"),
+                _ => format!("coalesce({e}, false)"),
+            },
+        };
+        Expr { sql, ty }
+    }
+
+    /// An expression of type `ty` (a column of it if there is one, else a
+    /// constant).
+    fn expr_of(&self, rng: &mut Rng, scope: &Scope, depth: u32, ty: Ty) -> Expr {
+        let of_type: Scope = scope.iter().filter(|(_, t)| *t == ty).cloned().collect();
+        if of_type.is_empty() {
+            return Expr {
+                sql: constant(rng, ty),
+                ty,
+            };
+        }
+        let e = self.expr(rng, &of_type, depth);
+        if e.ty == ty {
+            e
+        } else {
+            Expr {
+                sql: rng.pick(&of_type).0.clone(),
+                ty,
+            }
+        }
+    }
+
+    /// A boolean condition over `scope`.
+    fn predicate(&self, rng: &mut Rng, scope: &Scope, depth: u32) -> String {
+        if depth > 0 && rng.chance(35) {
+            let l = self.predicate(rng, scope, depth - 1);
+            let r = self.predicate(rng, scope, depth - 1);
+            return match rng.below(3) {
+                0 => format!("({l} AND {r})"),
+                1 => format!("({l} OR {r})"),
+                _ => format!("NOT ({l})"),
+            };
+        }
+        let e = self.expr(rng, scope, 1);
+        match (e.ty, rng.below(6)) {
+            (_, 0) => format!("{} IS NULL", e.sql),
+            (_, 1) => format!("{} IS NOT NULL", e.sql),
+            (Ty::Bool, _) => e.sql,
+            (Ty::Text, 2) => format!(
+                "{} LIKE '{}'",
+                e.sql,
+                rng.pick(&["a%", "%b", "_", "%", "a_"])
+            ),
+            (ty, 3) => {
+                let list: Vec<String> = (0..rng.range(1, 3)).map(|_| constant(rng, ty)).collect();
+                format!("{} IN ({})", e.sql, list.join(", "))
+            }
+            (Ty::Int | Ty::Num, 4) => format!(
+                "{} BETWEEN {} AND {}",
+                e.sql,
+                constant(rng, e.ty),
+                constant(rng, e.ty)
+            ),
+            (ty, _) => {
+                let op = rng.pick(&["=", "<>", "<", "<=", ">", ">="]);
+                let rhs = if rng.chance(30) {
+                    self.expr_of(rng, scope, 0, ty).sql
+                } else {
+                    constant(rng, ty)
+                };
+                format!("{} {op} {rhs}", e.sql)
+            }
+        }
+    }
+
+    /// An aggregate call over `scope`.
+    fn aggregate(&self, rng: &mut Rng, scope: &Scope) -> Expr {
+        self.aggregate_of(rng, scope, None)
+    }
+
+    /// An aggregate call; with `want`, one returning that type (count for
+    /// Int).
+    fn aggregate_of(&self, rng: &mut Rng, scope: &Scope, want: Option<Ty>) -> Expr {
+        if want == Some(Ty::Int) || rng.chance(20) {
+            return match rng.below(3) {
+                0 => Expr {
+                    sql: "count(*)".into(),
+                    ty: Ty::Int,
+                },
+                1 => {
+                    let (c, _) = rng.pick(scope).clone();
+                    Expr {
+                        sql: format!("count({c})"),
+                        ty: Ty::Int,
+                    }
+                }
+                _ => {
+                    let (c, _) = rng.pick(scope).clone();
+                    Expr {
+                        sql: format!("count(DISTINCT {c})"),
+                        ty: Ty::Int,
+                    }
+                }
+            };
+        }
+        let e = self.expr(rng, scope, 1);
+        let sql = match e.ty {
+            Ty::Int | Ty::Num => match rng.below(5) {
+                0 => format!("sum({})", e.sql),
+                1 => format!("avg({})", e.sql),
+                2 => format!("min({})", e.sql),
+                3 => format!("max({})", e.sql),
+                _ => format!("sum(DISTINCT {})", e.sql),
+            },
+            Ty::Text => format!("{}({})", rng.pick(&["min", "max"]), e.sql),
+            Ty::Bool => format!("{}({})", rng.pick(&["bool_and", "bool_or"]), e.sql),
+        };
+        // sum(int) is bigint, avg is numeric: the exact type does not matter
+        // here, only that it is not used where a specific one is needed.
+        Expr { sql, ty: e.ty }
+    }
+
+    /// A subquery condition: IN / NOT IN / EXISTS / NOT EXISTS / compared
+    /// with a scalar subquery. Returns it and the tables it reads.
+    fn subquery_predicate(&self, rng: &mut Rng, scope: &Scope) -> (String, Vec<usize>) {
+        let t = rng.below(self.schema.tables.len());
+        let inner = &self.schema.tables[t];
+        let inner_scope: Scope = inner
+            .cols
+            .iter()
+            .map(|(c, ty)| (format!("s.{c}"), *ty))
+            .collect();
+        let (outer_col, ty) = rng.pick(scope).clone();
+        let matching: Vec<&(String, Ty)> = inner_scope.iter().filter(|(_, t)| *t == ty).collect();
+        let filter = if rng.chance(50) {
+            format!(" WHERE {}", self.predicate(rng, &inner_scope, 1))
+        } else {
+            String::new()
+        };
+        let sql = match (matching.is_empty(), rng.below(4)) {
+            (false, 0) => format!(
+                "{outer_col} IN (SELECT {} FROM {} AS s{filter})",
+                rng.pick(&matching).0,
+                inner.name
+            ),
+            (false, 1) => format!(
+                "{outer_col} NOT IN (SELECT {} FROM {} AS s{filter})",
+                rng.pick(&matching).0,
+                inner.name
+            ),
+            (false, 2) => {
+                let agg = if ty == Ty::Bool {
+                    "bool_or"
+                } else {
+                    *rng.pick(&["min", "max"])
+                };
+                format!(
+                    "{outer_col} {} (SELECT {agg}({}) FROM {} AS s{filter})",
+                    rng.pick(&["=", "<", ">="]),
+                    rng.pick(&matching).0,
+                    inner.name
+                )
+            }
+            (false, _) => format!(
+                "{}EXISTS (SELECT 1 FROM {} AS s WHERE s.{} = {outer_col})",
+                if rng.chance(50) { "NOT " } else { "" },
+                inner.name,
+                rng.pick(&matching).0.trim_start_matches("s.")
+            ),
+            (true, _) => format!("EXISTS (SELECT 1 FROM {} AS s{filter})", inner.name),
+        };
+        (sql, vec![t])
+    }
+
+    /// A scalar subquery for the select list, correlated half the time.
+    fn scalar_subquery(&self, rng: &mut Rng, scope: &Scope) -> (Expr, Vec<usize>) {
+        let t = rng.below(self.schema.tables.len());
+        let inner = &self.schema.tables[t];
+        let (outer_col, ty) = rng.pick(scope).clone();
+        let correlated = inner
+            .cols
+            .iter()
+            .filter(|(_, t)| *t == ty)
+            .map(|(c, _)| c.clone())
+            .next()
+            .filter(|_| rng.chance(50));
+        let filter = match correlated {
+            Some(c) => format!(" WHERE s.{c} = {outer_col}"),
+            None => String::new(),
+        };
+        (
+            Expr {
+                sql: format!("(SELECT count(*) FROM {} AS s{filter})", inner.name),
+                ty: Ty::Int,
+            },
+            vec![t],
+        )
+    }
+}
+
+/// ` DESC`, ` NULLS FIRST`, … or nothing.
+fn order_suffix(rng: &mut Rng) -> &'static str {
+    const SUFFIXES: [&str; 6] = [
+        "",
+        "",
+        " DESC",
+        " NULLS FIRST",
+        " DESC NULLS LAST",
+        " ASC NULLS LAST",
+    ];
+    SUFFIXES[rng.below(SUFFIXES.len())]
+}
+
+/// What a server answered to a query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Rows, each value as text (`None` for NULL).
+    Rows(Vec<Vec<Option<String>>>),
+    /// An error: SQLSTATE and message.
+    Error(String, String),
+}
+
+impl Outcome {
+    /// The rows sorted (for a multiset comparison); errors unchanged.
+    pub fn sorted(&self) -> Outcome {
+        match self {
+            Outcome::Rows(r) => {
+                let mut r = r.clone();
+                r.sort();
+                Outcome::Rows(r)
+            }
+            e => e.clone(),
+        }
+    }
+
+    /// Whether `self` (hotpair) agrees with `reference` (PostgreSQL):
+    /// equal rows (in order when `ordered`) or errors with one SQLSTATE.
+    pub fn agrees(&self, reference: &Outcome, ordered: bool) -> bool {
+        match (self, reference) {
+            (Outcome::Error(a, _), Outcome::Error(b, _)) => a == b,
+            (Outcome::Rows(_), Outcome::Rows(_)) if ordered => self == reference,
+            (Outcome::Rows(_), Outcome::Rows(_)) => self.sorted() == reference.sorted(),
+            _ => false,
+        }
+    }
+
+    /// psql-like text: rows as `a|b` lines (NULL empty), or the error.
+    pub fn render(&self) -> String {
+        match self {
+            Outcome::Rows(rows) => {
+                let mut s = String::new();
+                for r in rows {
+                    let vals: Vec<&str> = r.iter().map(|v| v.as_deref().unwrap_or("")).collect();
+                    s.push_str(&vals.join("|"));
+                    s.push('\n');
+                }
+                s.push_str(&format!("({} rows)", rows.len()));
+                s
+            }
+            Outcome::Error(code, msg) => format!("ERROR {code}: {msg}"),
+        }
+    }
+}
+
+/// A self-contained script reproducing a query over `tables` (with their
+/// current rows).
+pub fn script(tables: &[&Table], rows: &[Vec<Vec<String>>], query: &str) -> String {
+    let mut s = String::new();
+    for (t, r) in tables.iter().zip(rows) {
+        s.push_str(&t.create_sql());
+        s.push('\n');
+        if let Some(ins) = t.insert_sql(r) {
+            s.push_str(&ins);
+            s.push('\n');
+        }
+    }
+    s.push_str(query);
+    s.push_str(";\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_queries() {
+        let gen = |seed| {
+            let mut rng = Rng::new(seed);
+            let schema = Schema::generate(&mut rng, 0);
+            let all = [Feature::Joins, Feature::Subqueries, Feature::SetOps];
+            let g = Generator::new(&schema, &all);
+            (0..50).map(|_| g.query(&mut rng).sql).collect::<Vec<_>>()
+        };
+        assert_eq!(gen(7), gen(7));
+        assert_ne!(gen(7), gen(8));
+    }
+
+    #[test]
+    fn outcomes_compare_as_multisets_unless_ordered() {
+        let a = Outcome::Rows(vec![vec![Some("1".into())], vec![None]]);
+        let b = Outcome::Rows(vec![vec![None], vec![Some("1".into())]]);
+        assert!(a.agrees(&b, false));
+        assert!(!a.agrees(&b, true));
+        let e1 = Outcome::Error("22012".into(), "x".into());
+        let e2 = Outcome::Error("22012".into(), "y".into());
+        assert!(e1.agrees(&e2, true));
+        assert!(!a.agrees(&e1, false));
+    }
+
+    #[test]
+    fn features_parse() {
+        assert_eq!(
+            Feature::parse_list("joins, setops").unwrap(),
+            vec![Feature::Joins, Feature::SetOps]
+        );
+        assert_eq!(Feature::parse_list("all").unwrap().len(), 3);
+        assert!(Feature::parse_list("windows").is_err());
+    }
+}
