@@ -294,7 +294,7 @@ impl<'a> Generator<'a> {
 
     /// `FROM` with one table, or (with joins) two or three; returns the
     /// clause, the scope and the tables used.
-    fn from_clause(&self, rng: &mut Rng) -> (String, Scope, Vec<usize>) {
+    fn gen_from(&self, rng: &mut Rng) -> (String, Scope, Vec<usize>) {
         let n = self.schema.tables.len();
         let first = rng.below(n);
         let mut scope = Scope::new();
@@ -377,7 +377,7 @@ impl<'a> Generator<'a> {
 
     /// A SELECT; `top` allows ORDER BY / LIMIT.
     fn select(&self, rng: &mut Rng, top: bool) -> Query {
-        let (from, scope, mut used) = self.from_clause(rng);
+        let (from, scope, mut used) = self.gen_from(rng);
         let mut sql = String::from("SELECT ");
         let mut items: Vec<Expr> = Vec::new();
         let mut tail = String::new();
