@@ -326,6 +326,9 @@ impl<'a> Generator<'a> {
         add(&mut scope, first, "a");
         if self.has(Feature::Joins) && rng.chance(60) {
             let joins = if rng.chance(25) { 2 } else { 1 };
+            // After a comma, a later ON sees only the items after it
+            // (`a, b JOIN c ON …` joins b and c first).
+            let mut on_from = 0;
             for alias in ["b", "c"].iter().take(joins) {
                 let t = rng.below(n);
                 used.push(t);
@@ -343,11 +346,11 @@ impl<'a> Generator<'a> {
                 let right_cols: Vec<&(String, Ty)> = right
                     .cols
                     .iter()
-                    .filter(|(_, ty)| scope.iter().any(|(_, t)| t == ty))
+                    .filter(|(_, ty)| scope[on_from..].iter().any(|(_, t)| t == ty))
                     .collect();
                 let (rname, rty) = (*rng.pick(&right_cols)).clone();
                 let left_cols: Vec<&(String, Ty)> =
-                    scope.iter().filter(|(_, t)| *t == rty).collect();
+                    scope[on_from..].iter().filter(|(_, t)| *t == rty).collect();
                 let lname = rng.pick(&left_cols).0.clone();
                 let on = format!("{lname} = {alias}.{rname}");
                 match kind {
@@ -357,7 +360,7 @@ impl<'a> Generator<'a> {
                         // PostgreSQL runs a FULL JOIN only on hashable or
                         // mergeable conditions: extra conditions elsewhere.
                         let extra = if kind != "FULL JOIN" && rng.chance(20) {
-                            let mut s = scope.clone();
+                            let mut s: Scope = scope[on_from..].to_vec();
                             add(&mut s, t, alias);
                             format!(" AND {}", self.predicate(rng, &s, 0))
                         } else {
@@ -367,6 +370,9 @@ impl<'a> Generator<'a> {
                     }
                 }
                 .expect("write to String");
+                if kind == "," {
+                    on_from = scope.len();
+                }
                 add(&mut scope, t, alias);
             }
         }
@@ -538,7 +544,8 @@ impl<'a> Generator<'a> {
         let inner = self.expr_of(rng, scope, depth - 1, ty);
         let e = &inner.sql;
         let sql = match ty {
-            Ty::Int => match rng.below(8) {
+            Ty::Int => match rng.below(9) {
+                8 => format!("({e} / {})", rng.pick(&[2, 3, -2])),
                 0 => format!("({e} + {})", rng.range(0, 3)),
                 1 => format!("({e} * {})", rng.range(0, 3)),
                 2 => format!("({e} - {})", rng.range(0, 3)),
@@ -560,7 +567,8 @@ impl<'a> Generator<'a> {
                 4 => format!("substring({e} from 1 for 1)"),
                 _ => format!("nullif({e}, 'a')"),
             },
-            Ty::Num => match rng.below(5) {
+            Ty::Num => match rng.below(6) {
+                5 => format!("({e} / {})", rng.pick(&["4", "3", "0.5"])),
                 0 => format!("({e} + 1.25)"),
                 1 => format!("({e} * 2)"),
                 2 => format!("round({e}, 1)"),
