@@ -16,7 +16,8 @@
 //!
 //! ## What is compared
 //!
-//! Rows are compared as text, as the simple query protocol returns them.
+//! Column names and rows are compared, rows as text, as the simple query
+//! protocol returns them.
 //! A query whose ORDER BY lists every output column has one correct row
 //! order (rows that tie are identical), so its rows are compared in order;
 //! any other result is compared as a sorted multiset. LIMIT / OFFSET only
@@ -789,8 +790,8 @@ fn order_suffix(rng: &mut Rng) -> &'static str {
 /// What a server answered to a query.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Rows, each value as text (`None` for NULL).
-    Rows(Vec<Vec<Option<String>>>),
+    /// Column names, then rows, each value as text (`None` for NULL).
+    Rows(Vec<String>, Vec<Vec<Option<String>>>),
     /// An error: SQLSTATE and message.
     Error(String, String),
 }
@@ -799,31 +800,34 @@ impl Outcome {
     /// The rows sorted (for a multiset comparison); errors unchanged.
     pub fn sorted(&self) -> Outcome {
         match self {
-            Outcome::Rows(r) => {
+            Outcome::Rows(c, r) => {
                 let mut r = r.clone();
                 r.sort();
-                Outcome::Rows(r)
+                Outcome::Rows(c.clone(), r)
             }
             e => e.clone(),
         }
     }
 
     /// Whether `self` (hotpair) agrees with `reference` (PostgreSQL):
-    /// equal rows (in order when `ordered`) or errors with one SQLSTATE.
+    /// equal column names and rows (in order when `ordered`), or errors
+    /// with one SQLSTATE.
     pub fn agrees(&self, reference: &Outcome, ordered: bool) -> bool {
         match (self, reference) {
             (Outcome::Error(a, _), Outcome::Error(b, _)) => a == b,
-            (Outcome::Rows(_), Outcome::Rows(_)) if ordered => self == reference,
-            (Outcome::Rows(_), Outcome::Rows(_)) => self.sorted() == reference.sorted(),
+            (Outcome::Rows(..), Outcome::Rows(..)) if ordered => self == reference,
+            (Outcome::Rows(..), Outcome::Rows(..)) => self.sorted() == reference.sorted(),
             _ => false,
         }
     }
 
-    /// psql-like text: rows as `a|b` lines (NULL empty), or the error.
+    /// psql-like text: a header and rows as `a|b` lines (NULL empty), or
+    /// the error.
     pub fn render(&self) -> String {
         match self {
-            Outcome::Rows(rows) => {
-                let mut s = String::new();
+            Outcome::Rows(columns, rows) => {
+                let mut s = columns.join("|");
+                s.push('\n');
                 for r in rows {
                     let vals: Vec<&str> = r.iter().map(|v| v.as_deref().unwrap_or("")).collect();
                     s.push_str(&vals.join("|"));
@@ -873,8 +877,10 @@ mod tests {
 
     #[test]
     fn outcomes_compare_as_multisets_unless_ordered() {
-        let a = Outcome::Rows(vec![vec![Some("1".into())], vec![None]]);
-        let b = Outcome::Rows(vec![vec![None], vec![Some("1".into())]]);
+        let a = Outcome::Rows(vec!["x".into()], vec![vec![Some("1".into())], vec![None]]);
+        let b = Outcome::Rows(vec!["x".into()], vec![vec![None], vec![Some("1".into())]]);
+        let c = Outcome::Rows(vec!["y".into()], vec![vec![None], vec![Some("1".into())]]);
+        assert!(!a.agrees(&c, false));
         assert!(a.agrees(&b, false));
         assert!(!a.agrees(&b, true));
         let e1 = Outcome::Error("22012".into(), "x".into());

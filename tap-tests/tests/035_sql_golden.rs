@@ -7,7 +7,8 @@
 //!
 //! The expected files come from PostgreSQL (`cargo run -p tap-tests --bin
 //! sql_regen`); this test needs only hotpair and psql. Scripts marked
-//! `pending` in `sql/schedule` are listed with their reason and not run.
+//! `pending` in `sql/schedule` are listed with their reason and not run
+//! (`HOTPAIR_SQL_FILES=name,…` runs just the named scripts, pending or not).
 //! See `tap_tests::regress` for the file format and
 //! docs/architecture/testing.md ("SQL golden files").
 
@@ -50,6 +51,33 @@ fn sql_golden_files() {
         }
     }
 
+    // `HOTPAIR_SQL_FILES=joins,with` runs just those scripts, pending or
+    // not: how a pending script is tried before its line is flipped.
+    let only: Option<Vec<String>> = std::env::var("HOTPAIR_SQL_FILES").ok().map(|v| {
+        v.split(',')
+            .map(|n| n.trim().trim_end_matches(".sql").to_string())
+            .filter(|n| !n.is_empty())
+            .collect()
+    });
+    let selected: Vec<&regress::ScheduleEntry> = match &only {
+        Some(names) => {
+            for n in names {
+                assert!(
+                    scripts.contains(n),
+                    "HOTPAIR_SQL_FILES names {n}, which is not in sql/"
+                );
+            }
+            schedule
+                .iter()
+                .filter(|e| names.contains(&e.name))
+                .collect()
+        }
+        None => schedule
+            .iter()
+            .filter(|e| e.status == Status::Test)
+            .collect(),
+    };
+
     // 2. A primary and its hot standby.
     let primary = Node::new("primary");
     primary.init(true);
@@ -60,7 +88,7 @@ fn sql_golden_files() {
     //    part on the standby once replay has caught up.
     let mut failures = Vec::new();
     let mut ran = 0;
-    for entry in schedule.iter().filter(|e| e.status == Status::Test) {
+    for entry in selected {
         let name = &entry.name;
         let script = std::fs::read_to_string(dir.join(format!("{name}.sql")))
             .unwrap_or_else(|e| panic!("read {name}.sql: {e}"));
