@@ -26,7 +26,7 @@ SELECT array_agg(qty ORDER BY qty NULLS FIRST), array_agg(DISTINCT product ORDER
 SELECT stddev(qty), stddev_pop(qty), stddev_samp(qty), variance(qty), var_pop(qty), var_samp(qty) FROM aggx_t;
 SELECT region, round(stddev(price), 4), round(variance(price), 4) FROM aggx_t GROUP BY region ORDER BY region NULLS FIRST;
 -- GROUPING SETS, ROLLUP, CUBE and grouping()
-SELECT region, product, sum(qty) FROM aggx_t GROUP BY GROUPING SETS ((region), (product), ()) ORDER BY region NULLS FIRST, product NULLS FIRST;
+SELECT region, product, sum(qty) FROM aggx_t GROUP BY GROUPING SETS ((region), (product), ()) ORDER BY region NULLS FIRST, product NULLS FIRST, 3;
 SELECT region, product, sum(qty), grouping(region, product) FROM aggx_t GROUP BY ROLLUP (region, product) ORDER BY region NULLS LAST, product NULLS LAST, 4;
 SELECT region, product, count(*), grouping(region) AS gr, grouping(product) AS gp FROM aggx_t GROUP BY CUBE (region, product) ORDER BY gr, gp, region NULLS FIRST, product NULLS FIRST;
 SELECT ok, count(*) FROM aggx_t GROUP BY ROLLUP (ok) ORDER BY ok NULLS FIRST, 2;
