@@ -35,9 +35,10 @@
 //!
 //! ## Reduction
 //!
-//! A mismatch is reduced before it is printed: only the tables the query
-//! names are kept, and rows are removed one at a time (on both servers)
-//! while the mismatch persists. The result is a self-contained SQL script —
+//! A mismatch is reduced before it is printed: clauses and output columns
+//! of the query are dropped ([`Query::simpler`]), only the tables the query
+//! names are kept, and rows are removed one at a time (on both servers),
+//! each step kept only while the mismatch persists. The result is a self-contained SQL script —
 //! CREATE TABLE, INSERT, the query — to paste into psql on either server.
 //!
 //! Where to go next: `tests/036_sql_differential.rs` (the test and its
@@ -257,6 +258,145 @@ pub struct Query {
     pub ordered: bool,
     /// Indexes of the schema's tables it reads.
     pub tables: Vec<usize>,
+    /// The parts of a plain SELECT, for reduction (`None` for set
+    /// operations).
+    pub shape: Option<Select>,
+}
+
+impl Query {
+    fn from_select(shape: Select, tables: Vec<usize>) -> Query {
+        Query {
+            sql: shape.render(),
+            ordered: shape.is_ordered(),
+            tables,
+            shape: Some(shape),
+        }
+    }
+
+    /// Queries one step simpler than this one (a clause or an output
+    /// column less), for reducing a failing case.
+    pub fn simpler(&self) -> Vec<Query> {
+        let Some(shape) = &self.shape else {
+            return Vec::new();
+        };
+        shape
+            .simpler()
+            .into_iter()
+            .map(|s| Query::from_select(s, self.tables.clone()))
+            .collect()
+    }
+}
+
+/// How a SELECT is ordered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// No ORDER BY.
+    None,
+    /// `ORDER BY 1, 2, …` over every output column, with these suffixes
+    /// (` DESC`, ` NULLS FIRST`, …): one correct row order.
+    Total(Vec<&'static str>),
+    /// `ORDER BY 1` only: compared as a multiset.
+    First(&'static str),
+}
+
+/// The parts of a generated SELECT.
+#[derive(Clone, Debug)]
+pub struct Select {
+    /// `SELECT DISTINCT`.
+    pub distinct: bool,
+    /// The output expressions.
+    pub items: Vec<String>,
+    /// `FROM …` (with its joins).
+    pub from: String,
+    /// The WHERE condition.
+    pub where_: Option<String>,
+    /// The GROUP BY keys.
+    pub group_by: Option<String>,
+    /// The HAVING condition.
+    pub having: Option<String>,
+    /// The ORDER BY.
+    pub order: Order,
+    /// ` LIMIT n` and maybe ` OFFSET m` (only with a total order).
+    pub limit: Option<String>,
+}
+
+impl Select {
+    /// The statement text.
+    pub fn render(&self) -> String {
+        let mut sql = String::from("SELECT ");
+        if self.distinct {
+            sql.push_str("DISTINCT ");
+        }
+        sql.push_str(&self.items.join(", "));
+        sql.push(' ');
+        sql.push_str(&self.from);
+        if let Some(w) = &self.where_ {
+            write!(sql, " WHERE {w}").expect("write to String");
+        }
+        if let Some(g) = &self.group_by {
+            write!(sql, " GROUP BY {g}").expect("write to String");
+        }
+        if let Some(h) = &self.having {
+            write!(sql, " HAVING {h}").expect("write to String");
+        }
+        match &self.order {
+            Order::None => {}
+            Order::Total(suffixes) => {
+                let keys: Vec<String> = suffixes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| format!("{}{s}", i + 1))
+                    .collect();
+                write!(sql, " ORDER BY {}", keys.join(", ")).expect("write to String");
+            }
+            Order::First(s) => write!(sql, " ORDER BY 1{s}").expect("write to String"),
+        }
+        if let Some(l) = &self.limit {
+            sql.push_str(l);
+        }
+        sql
+    }
+
+    /// Whether the row order is fixed (compare in order).
+    pub fn is_ordered(&self) -> bool {
+        matches!(self.order, Order::Total(_))
+    }
+
+    /// Every variant with one part removed.
+    fn simpler(&self) -> Vec<Select> {
+        let mut out = Vec::new();
+        let mut with = |f: &dyn Fn(&mut Select)| {
+            let mut s = self.clone();
+            f(&mut s);
+            out.push(s);
+        };
+        if self.where_.is_some() {
+            with(&|s| s.where_ = None);
+        }
+        if self.having.is_some() {
+            with(&|s| s.having = None);
+        }
+        if self.limit.is_some() {
+            with(&|s| s.limit = None);
+        }
+        if self.distinct {
+            with(&|s| s.distinct = false);
+        }
+        if self.order != Order::None && self.limit.is_none() {
+            with(&|s| s.order = Order::None);
+        }
+        for i in 0..self.items.len() {
+            if self.items.len() > 1 {
+                with(&|s| {
+                    s.items.remove(i);
+                    if let Order::Total(suffixes) = &mut s.order {
+                        suffixes.remove(i);
+                    }
+                });
+            }
+        }
+        out
+    }
 }
 
 /// A typed expression.
@@ -385,94 +525,79 @@ impl<'a> Generator<'a> {
     /// A SELECT; `top` allows ORDER BY / LIMIT.
     fn select(&self, rng: &mut Rng, top: bool) -> Query {
         let (from, scope, mut used) = self.gen_from(rng);
-        let mut sql = String::from("SELECT ");
-        let mut items: Vec<Expr> = Vec::new();
-        let mut tail = String::new();
+        let mut shape = Select {
+            distinct: false,
+            items: Vec::new(),
+            from,
+            where_: None,
+            group_by: None,
+            having: None,
+            order: Order::None,
+            limit: None,
+        };
         let mode = rng.below(10);
         if mode < 5 {
             // Plain projection, maybe DISTINCT.
-            if rng.chance(20) {
-                sql.push_str("DISTINCT ");
-            }
+            shape.distinct = rng.chance(20);
             for _ in 0..rng.range(1, 3) {
-                items.push(self.expr(rng, &scope, 2));
+                shape.items.push(self.expr(rng, &scope, 2).sql);
             }
             if self.has(Feature::Subqueries) && rng.chance(15) {
                 let (e, t) = self.scalar_subquery(rng, &scope);
                 used.extend(t);
-                items.push(e);
+                shape.items.push(e.sql);
             }
         } else if mode < 7 {
             // Aggregates over the whole input.
             for _ in 0..rng.range(1, 3) {
-                items.push(self.aggregate(rng, &scope));
+                shape.items.push(self.aggregate(rng, &scope).sql);
             }
         } else {
             // GROUP BY one or two columns.
-            let groups: Vec<Expr> = (0..rng.range(1, 2))
-                .map(|_| {
-                    let (c, ty) = rng.pick(&scope).clone();
-                    Expr { sql: c, ty }
-                })
+            let keys: Vec<String> = (0..rng.range(1, 2))
+                .map(|_| rng.pick(&scope).0.clone())
                 .collect();
-            items.extend(groups.iter().cloned());
+            shape.items.extend(keys.iter().cloned());
             for _ in 0..rng.range(1, 2) {
-                items.push(self.aggregate(rng, &scope));
+                shape.items.push(self.aggregate(rng, &scope).sql);
             }
-            let keys: Vec<&str> = groups.iter().map(|g| g.sql.as_str()).collect();
-            write!(tail, " GROUP BY {}", keys.join(", ")).expect("write to String");
+            shape.group_by = Some(keys.join(", "));
             if rng.chance(30) {
                 let agg = self.aggregate_of(rng, &scope, Some(Ty::Int));
-                write!(
-                    tail,
-                    " HAVING {} {} {}",
+                shape.having = Some(format!(
+                    "{} {} {}",
                     agg.sql,
                     rng.pick(&["=", "<>", "<", ">", ">="]),
                     rng.range(0, 4)
-                )
-                .expect("write to String");
+                ));
             }
         }
-        let list: Vec<String> = items.iter().map(|e| e.sql.clone()).collect();
-        sql.push_str(&list.join(", "));
-        sql.push(' ');
-        sql.push_str(&from);
         if rng.chance(65) {
-            let pred = if self.has(Feature::Subqueries) && rng.chance(40) {
+            shape.where_ = Some(if self.has(Feature::Subqueries) && rng.chance(40) {
                 let (p, t) = self.subquery_predicate(rng, &scope);
                 used.extend(t);
                 p
             } else {
                 self.predicate(rng, &scope, 2)
-            };
-            write!(sql, " WHERE {pred}").expect("write to String");
+            });
         }
-        sql.push_str(&tail);
-        let mut ordered = false;
         if top && rng.chance(55) {
             // ORDER BY every output column: a total order.
-            let keys: Vec<String> = (1..=items.len())
-                .map(|i| format!("{i}{}", order_suffix(rng)))
-                .collect();
-            write!(sql, " ORDER BY {}", keys.join(", ")).expect("write to String");
-            ordered = true;
+            shape.order = Order::Total((0..shape.items.len()).map(|_| order_suffix(rng)).collect());
             if rng.chance(40) {
-                write!(sql, " LIMIT {}", rng.range(0, 5)).expect("write to String");
+                let mut limit = format!(" LIMIT {}", rng.range(0, 5));
                 if rng.chance(40) {
-                    write!(sql, " OFFSET {}", rng.range(0, 3)).expect("write to String");
+                    write!(limit, " OFFSET {}", rng.range(0, 3)).expect("write to String");
                 }
+                shape.limit = Some(limit);
             }
         } else if top && rng.chance(15) {
             // An ORDER BY on part of the output: compared as a multiset.
-            write!(sql, " ORDER BY 1{}", order_suffix(rng)).expect("write to String");
+            shape.order = Order::First(order_suffix(rng));
         }
         used.sort_unstable();
         used.dedup();
-        Query {
-            sql,
-            ordered,
-            tables: used,
-        }
+        Query::from_select(shape, used)
     }
 
     /// Two single-table SELECTs of the same column types combined.
@@ -532,6 +657,7 @@ impl<'a> Generator<'a> {
             sql,
             ordered,
             tables,
+            shape: None,
         }
     }
 

@@ -102,11 +102,30 @@ fn disagrees(hotpair: &Session, postgres: &Session, q: &Query) -> bool {
     !run(hotpair, &q.sql).agrees(&run(postgres, &q.sql), q.ordered)
 }
 
-/// Removes rows of the query's tables one at a time while the mismatch
-/// persists; returns the reproducing script and both outcomes, and puts
-/// the original rows back.
+/// Simplifies the query (clauses, output columns) and then removes rows of
+/// the tables it still reads one at a time, each step kept only while the
+/// mismatch persists; returns the reproducing script and both outcomes, and
+/// puts the original rows back.
 fn reduce(hotpair: &Session, postgres: &Session, schema: &Schema, q: &Query) -> String {
-    let tables: Vec<&Table> = q.tables.iter().map(|&i| &schema.tables[i]).collect();
+    let mut q = q.clone();
+    'simplify: loop {
+        for candidate in q.simpler() {
+            if disagrees(hotpair, postgres, &candidate) {
+                q = candidate;
+                continue 'simplify;
+            }
+        }
+        break;
+    }
+    let q = &q;
+    // Every table is aliased (`dRtN AS x`): a table the simpler query no
+    // longer names is left out of the script.
+    let tables: Vec<&Table> = q
+        .tables
+        .iter()
+        .map(|&i| &schema.tables[i])
+        .filter(|t| q.sql.contains(&format!("{} AS ", t.name)))
+        .collect();
     let mut rows: Vec<Vec<Vec<String>>> = tables.iter().map(|t| t.rows.clone()).collect();
     for (ti, table) in tables.iter().enumerate() {
         // The whole table first, then row by row from the end.
