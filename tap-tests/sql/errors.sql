@@ -20,3 +20,6 @@ SELECT sum(qty) FROM err_t GROUP BY 9;
 SELECT id FROM err_t LIMIT 'x';
 SELECT sum(name) FROM err_t;
 SELECT round(1.5, 'x');
+SELECT 'x' + 1;
+SELECT id FROM err_t WHERE qty;
+SELECT id FROM err_t WHERE name > 1;

@@ -671,7 +671,21 @@ impl<'a> Generator<'a> {
         let inner = self.expr_of(rng, scope, depth - 1, ty);
         let e = &inner.sql;
         let sql = match ty {
-            Ty::Int => match rng.below(9) {
+            Ty::Int => match rng.below(12) {
+                9 => match col_of(rng, scope, Ty::Text) {
+                    Some(t) => format!("length({t})"),
+                    None => format!("greatest({e}, {})", rng.range(0, 3)),
+                },
+                10 => match col_of(rng, scope, Ty::Num) {
+                    Some(n) => format!("{n}::int"),
+                    None => format!("least({e}, {})", rng.range(0, 3)),
+                },
+                11 => format!(
+                    "CASE {e} WHEN {} THEN {} ELSE {} END",
+                    rng.range(0, 3),
+                    rng.range(0, 9),
+                    rng.range(0, 9)
+                ),
                 8 => format!("({e} / {})", rng.pick(&[2, 3, -2])),
                 0 => format!("({e} + {})", rng.range(0, 3)),
                 1 => format!("({e} * {})", rng.range(0, 3)),
@@ -686,7 +700,15 @@ impl<'a> Generator<'a> {
                     rng.range(0, 5)
                 ),
             },
-            Ty::Text => match rng.below(6) {
+            Ty::Text => match rng.below(8) {
+                6 => match col_of(rng, scope, Ty::Int) {
+                    Some(i) => format!("({i}::text || {e})"),
+                    None => format!("({e} || {e})"),
+                },
+                7 => match col_of(rng, scope, Ty::Num) {
+                    Some(n) => format!("CAST({n} AS text)"),
+                    None => format!("upper({e})"),
+                },
                 0 => format!("upper({e})"),
                 1 => format!("lower({e})"),
                 2 => format!("({e} || 'x')"),
@@ -694,7 +716,15 @@ impl<'a> Generator<'a> {
                 4 => format!("substring({e} from 1 for 1)"),
                 _ => format!("nullif({e}, 'a')"),
             },
-            Ty::Num => match rng.below(6) {
+            Ty::Num => match rng.below(8) {
+                6 => match col_of(rng, scope, Ty::Int) {
+                    Some(i) => format!("({i} + {e})"),
+                    None => format!("({e} - 1)"),
+                },
+                7 => match col_of(rng, scope, Ty::Int) {
+                    Some(i) => format!("({i} * 1.5)"),
+                    None => format!("({e} * 1.5)"),
+                },
                 5 => format!("({e} / {})", rng.pick(&["4", "3", "0.5"])),
                 0 => format!("({e} + 1.25)"),
                 1 => format!("({e} * 2)"),
@@ -744,25 +774,47 @@ impl<'a> Generator<'a> {
             };
         }
         let e = self.expr(rng, scope, 1);
-        match (e.ty, rng.below(6)) {
-            (_, 0) => format!("{} IS NULL", e.sql),
-            (_, 1) => format!("{} IS NOT NULL", e.sql),
-            (Ty::Bool, _) => e.sql,
+        let x = &e.sql;
+        match (e.ty, rng.below(10)) {
+            (_, 0) => format!("{x} IS NULL"),
+            (_, 1) => format!("{x} IS NOT NULL"),
+            (Ty::Bool, 2) => format!("{x} IS FALSE"),
+            (Ty::Bool, 3) => format!("{x} IS UNKNOWN"),
+            (Ty::Bool, 4) => format!("{x} IS NOT TRUE"),
+            (Ty::Bool, 5) => format!("{x} = {}", constant(rng, Ty::Bool)),
+            (Ty::Bool, _) => x.clone(),
             (Ty::Text, 2) => format!(
-                "{} LIKE '{}'",
-                e.sql,
-                rng.pick(&["a%", "%b", "_", "%", "a_"])
+                "{x} {} '{}'",
+                rng.pick(&["LIKE", "ILIKE", "NOT LIKE", "NOT ILIKE"]),
+                rng.pick(&["a%", "%b", "_", "%", "a_", "%A%"])
             ),
             (ty, 3) => {
                 let list: Vec<String> = (0..rng.range(1, 3)).map(|_| constant(rng, ty)).collect();
-                format!("{} IN ({})", e.sql, list.join(", "))
+                let not = if rng.chance(30) { "NOT " } else { "" };
+                format!("{x} {not}IN ({})", list.join(", "))
             }
             (Ty::Int | Ty::Num, 4) => format!(
-                "{} BETWEEN {} AND {}",
-                e.sql,
+                "{x} {}BETWEEN {} AND {}",
+                if rng.chance(30) { "NOT " } else { "" },
                 constant(rng, e.ty),
                 constant(rng, e.ty)
             ),
+            // Parenthesized: hotpair's parser lets `x IS DISTINCT FROM y AND
+            // z` take `y AND z` as the right operand (sql/operators_ext.sql).
+            (ty, 5) => format!(
+                "({x} IS {}DISTINCT FROM {})",
+                if rng.chance(50) { "NOT " } else { "" },
+                if rng.chance(50) {
+                    constant(rng, ty)
+                } else {
+                    self.expr_of(rng, scope, 0, ty).sql
+                }
+            ),
+            (Ty::Int, 6) => match col_of(rng, scope, Ty::Num) {
+                // Across int and numeric.
+                Some(n) => format!("{x} {} {n}", rng.pick(&["=", "<", ">="])),
+                None => format!("{x} = {}", constant(rng, Ty::Int)),
+            },
             (ty, _) => {
                 let op = rng.pick(&["=", "<>", "<", "<=", ">", ">="]);
                 let rhs = if rng.chance(30) {
@@ -770,7 +822,7 @@ impl<'a> Generator<'a> {
                 } else {
                     constant(rng, ty)
                 };
-                format!("{} {op} {rhs}", e.sql)
+                format!("{x} {op} {rhs}")
             }
         }
     }
@@ -897,6 +949,20 @@ impl<'a> Generator<'a> {
             },
             vec![t],
         )
+    }
+}
+
+/// A column of type `ty` from `scope`, if there is one.
+fn col_of(rng: &mut Rng, scope: &Scope, ty: Ty) -> Option<String> {
+    let cols: Vec<&String> = scope
+        .iter()
+        .filter(|(_, t)| *t == ty)
+        .map(|(c, _)| c)
+        .collect();
+    if cols.is_empty() {
+        None
+    } else {
+        Some(rng.pick(&cols).to_string())
     }
 }
 
