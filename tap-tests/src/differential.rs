@@ -542,6 +542,12 @@ impl<'a> Generator<'a> {
             for _ in 0..rng.range(1, 3) {
                 shape.items.push(self.expr(rng, &scope, 2).sql);
             }
+            if rng.chance(4) {
+                // 22012 exactly when a row reaches the output (a column
+                // operand, so no server folds it before the scan).
+                let x = self.expr_of(rng, &scope, 1, Ty::Int).sql;
+                shape.items.push(format!("({x} / 0)"));
+            }
             if self.has(Feature::Subqueries) && rng.chance(15) {
                 let (e, t) = self.scalar_subquery(rng, &scope);
                 used.extend(t);
