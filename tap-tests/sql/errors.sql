@@ -2,6 +2,10 @@
 -- "LINE 1: …" and a caret, as PostgreSQL's parse analysis reports them.
 CREATE TABLE err_t (id int PRIMARY KEY, name text, qty int);
 INSERT INTO err_t VALUES (1, 'a', 1), (2, 'b', NULL), (3, 'b', 3);
+-- statements that fail before writing anything
+INSERT INTO err_t VALUES (7, 'bad', 'x');
+INSERT INTO err_t (id, nosuch) VALUES (9, 1);
+INSERT INTO err_t VALUES (10, 'a', 1, 'extra');
 -- @@ read-only
 SELECT nosuchcolumn FROM err_t;
 SELECT * FROM err_nosuchtable;
@@ -23,3 +27,6 @@ SELECT round(1.5, 'x');
 SELECT 'x' + 1;
 SELECT id FROM err_t WHERE qty;
 SELECT id FROM err_t WHERE name > 1;
+SELECT 'abc'::int;
+SELECT '99999'::smallint;
+SELECT 'maybe'::bool;
