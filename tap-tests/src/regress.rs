@@ -47,7 +47,7 @@
 //! Where to go next: `tests/035_sql_golden.rs` (the test), `src/bin/sql_regen.rs`
 //! (regeneration), docs/architecture/testing.md ("SQL golden files").
 
-use std::io::Read;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -246,7 +246,6 @@ pub fn run_script(
     let mut stdin = child.stdin.take().expect("piped stdin");
     let text = script.to_string();
     let writer = std::thread::spawn(move || {
-        use std::io::Write;
         let _ = stdin.write_all(text.as_bytes());
     });
     let deadline = Instant::now() + timeout_default();
@@ -265,7 +264,6 @@ pub fn run_script(
         }
     }
     let _ = writer.join();
-    use std::io::Seek;
     let mut bytes = Vec::new();
     out_file
         .rewind()
