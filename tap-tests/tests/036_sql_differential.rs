@@ -1,6 +1,6 @@
 //! Randomized differential test: random small schemas, data (NULLs,
-//! duplicates, empty tables) and queries, run on a hotpair primary and on
-//! a real PostgreSQL 15, whose answers must agree — column names, rows as
+//! duplicates, empty tables) and queries, run on a hotpair primary (and its
+//! hot standby) and on a real PostgreSQL 15, whose answers must agree — column names, rows as
 //! multisets (in order under a total ORDER BY), errors by SQLSTATE. It guards against
 //! wrong results the hand-written tests did not think of: NULL handling in
 //! predicates and aggregates, DISTINCT and grouping of duplicates, sort
@@ -18,6 +18,7 @@
 //! | `HOTPAIR_DIFF_QUERIES` | queries in all | 300 |
 //! | `HOTPAIR_DIFF_ROUNDS` | schemas (the queries are spread over them) | 3 |
 //! | `HOTPAIR_DIFF_FEATURES` | query kinds added to `DEFAULT_FEATURES`: `joins,subqueries,setops` or `all` | none |
+//! | `HOTPAIR_DIFF_STANDBY` | `0`: no hotpair hot standby (by default every query also runs on one, after replay caught up, and it must answer as its primary) | on |
 //! | `HOTPAIR_DIFF_ALLOW_UNSUPPORTED` | `1`: a 0A000 from hotpair (where PostgreSQL does not say the same) is counted, not a failure | off |
 //!
 //! The generator itself is `tap_tests::differential`.
@@ -187,14 +188,16 @@ fn sql_differential() {
         }
     }
     let allow_unsupported = std::env::var("HOTPAIR_DIFF_ALLOW_UNSUPPORTED").is_ok_and(|v| v == "1");
+    let with_standby = std::env::var("HOTPAIR_DIFF_STANDBY").map_or(true, |v| v != "0");
     eprintln!(
         "# seed {seed} (HOTPAIR_DIFF_SEED={seed} reproduces this run), {total} queries over {rounds} schemas, extra features {features:?}"
     );
 
     // 2. The two servers: a hotpair primary and a PostgreSQL primary.
     let node = Node::new("primary");
-    node.init(false);
+    node.init(with_standby);
     node.start();
+    let standby = with_standby.then(|| Node::standby_of(&node, "standby"));
     let work = tempfile::Builder::new()
         .prefix("diff_pg_")
         .tempdir_in(node.base_dir())
@@ -215,6 +218,7 @@ fn sql_differential() {
         .unwrap_or_else(|e| panic!("could not start PostgreSQL 15: {e}"));
     eprintln!("# {} on port {}", pair.version, pair.primary.port);
     let hotpair = node.background_session();
+    let on_standby = standby.as_ref().map(Node::background_session);
     let postgres = Session::connect(
         "postgres",
         &format!(
@@ -236,6 +240,10 @@ fn sql_differential() {
                 both(&hotpair, &postgres, &ins);
             }
         }
+        if let Some(standby) = &standby {
+            let lsn = node.lsn("write");
+            node.wait_for_catchup(standby, "replay", Some(&lsn));
+        }
         let generator = Generator::new(&schema, &features);
         let count = total / rounds + usize::from(round < total % rounds);
         for _ in 0..count {
@@ -247,6 +255,22 @@ fn sql_differential() {
                     // The generator must write SQL PostgreSQL accepts.
                     invalid.push(format!("{}\n  PostgreSQL: {code}: {msg}", q.sql));
                     continue;
+                }
+            }
+            if let Some(s) = &on_standby {
+                // The standby must answer as the primary does.
+                let replica = run(s, &q.sql);
+                if !replica.agrees(&ours, q.ordered) {
+                    mismatches.push(format!(
+                        "-- the standby differs from the primary:\n{};\n-- primary:\n{}\n-- standby:\n{}\n",
+                        q.sql,
+                        ours.render(),
+                        replica.render()
+                    ));
+                    eprintln!(
+                        "# STANDBY MISMATCH (seed {seed}, round {round}):\n{}",
+                        q.sql
+                    );
                 }
             }
             if ours.agrees(&theirs, q.ordered) {
