@@ -28,6 +28,8 @@
 //! | [`session`] | `$node->background_psql` (native) | [`Session`]: a long-lived tokio-postgres connection, `query`, `send` (don't wait) + [`Pending`], `cancel` |
 //! | [`psql`] | `IPC::Run::start(['psql', '-XA', '-f', '-'])` of 021_row_visibility.pl | [`PsqlSession`]: a real psql fed on stdin, `query_until(sql, pattern)` |
 //! | [`raw`] | hand-built packets of `src/test/modules/libpq_pipeline` / protocol fuzzing | [`raw::RawConnection`]: bytes on a TCP socket, backend messages parsed |
+//! | [`differential`] | (SQLsmith-style fuzzers) | random schemas, data and queries for comparing hotpair with PostgreSQL 15 |
+//! | [`regress`] | `pg_regress` | golden SQL files: schedule, `psql -X -a -q` runs, diffs, regeneration from PostgreSQL 15 |
 //! | [`binaries`] | `$ENV{PATH}` of the build tree | locating (and building) the `primary` / `standby` binaries |
 //! | [`utils`] | `PostgreSQL::Test::Utils` | `timeout_default`, `wait_until`, free ports |
 //!
@@ -76,8 +78,10 @@
 pub mod bench;
 pub mod binaries;
 pub mod cluster;
+pub mod differential;
 pub mod psql;
 pub mod raw;
+pub mod regress;
 pub mod session;
 pub mod utils;
 
