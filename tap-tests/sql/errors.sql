@@ -30,3 +30,5 @@ SELECT id FROM err_t WHERE name > 1;
 SELECT 'abc'::int;
 SELECT '99999'::smallint;
 SELECT 'maybe'::bool;
+-- comparison operators do not chain
+SELECT 1 < 2 = true;

@@ -818,10 +818,72 @@ fn parse_with_sqlparser(sql: &str) -> PgResult<Stmt> {
             None => PgError::syntax(msg.clone()),
         }
     })?;
+    for st in &mut stmts {
+        let _ = sqlparser::ast::visit_expressions_mut(st, |e| {
+            fix_is_precedence(e);
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
     match stmts.len() {
         0 => Ok(Stmt::Empty),
         1 => Ok(Stmt::Sql(Box::new(stmts.remove(0)))),
         _ => Err(PgError::syntax("cannot parse several statements here")),
+    }
+}
+
+/// sqlparser 0.52 parses the right operand of `IS [NOT] DISTINCT FROM`
+/// as a whole expression, so `a IS DISTINCT FROM b AND c` comes back as
+/// `a IS DISTINCT FROM (b AND c)`. In PostgreSQL IS binds tighter than
+/// NOT / AND / OR and is left-associative with the other IS tests: the
+/// operand ends at the first AND / OR / IS. A parenthesised operand is an
+/// `Expr::Nested` and stays as written. Called on every expression after
+/// its children (the visitor is post-order), it rotates
+/// `a IS DISTINCT FROM (l op r)` into `(a IS DISTINCT FROM l) op r` and
+/// repeats on the new left side.
+fn fix_is_precedence(e: &mut sqlparser::ast::Expr) {
+    use sqlparser::ast::{Expr, Value};
+    let rhs = match e {
+        Expr::IsDistinctFrom(_, r) | Expr::IsNotDistinctFrom(_, r) => r,
+        _ => return,
+    };
+    if is_cut_slot(rhs).is_none() {
+        return;
+    }
+    // a IS DISTINCT FROM (l op r): l becomes the test's right side, and the
+    // test takes l's place in `op`.
+    let mut outer = std::mem::replace(&mut **rhs, Expr::Value(Value::Null));
+    let Some(slot) = is_cut_slot(&mut outer) else {
+        **rhs = outer;
+        return;
+    };
+    **rhs = std::mem::replace(&mut **slot, Expr::Value(Value::Null));
+    **slot = std::mem::replace(e, Expr::Value(Value::Null));
+    // Its new right side may need the same again.
+    fix_is_precedence(slot);
+    *e = outer;
+}
+
+/// Where [`fix_is_precedence`] cuts an IS test's right side: the leftmost
+/// operand of an AND / OR or of another IS test, which bind looser.
+fn is_cut_slot(e: &mut sqlparser::ast::Expr) -> Option<&mut Box<sqlparser::ast::Expr>> {
+    use sqlparser::ast::{BinaryOperator, Expr};
+    match e {
+        Expr::BinaryOp {
+            op: BinaryOperator::And | BinaryOperator::Or,
+            left,
+            ..
+        } => Some(left),
+        Expr::IsNull(x)
+        | Expr::IsNotNull(x)
+        | Expr::IsTrue(x)
+        | Expr::IsNotTrue(x)
+        | Expr::IsFalse(x)
+        | Expr::IsNotFalse(x)
+        | Expr::IsUnknown(x)
+        | Expr::IsNotUnknown(x)
+        | Expr::IsDistinctFrom(x, _)
+        | Expr::IsNotDistinctFrom(x, _) => Some(x),
+        _ => None,
     }
 }
 
