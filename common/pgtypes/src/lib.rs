@@ -26,12 +26,14 @@
 //!
 //! Next: `wal` (records carry these ids), then `txn`.
 
+pub mod array;
 pub mod blocking;
 pub mod config;
 pub mod datetime;
 pub mod error;
 pub mod fileutil;
 pub mod ids;
+pub mod interval;
 pub mod lsn;
 pub mod numeric;
 pub mod sqltype;
