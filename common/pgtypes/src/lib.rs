@@ -39,6 +39,7 @@ pub mod numeric;
 pub mod sqltype;
 #[cfg(feature = "testutil")]
 pub mod testutil;
+pub mod timestamp;
 pub mod txstatus;
 pub mod value;
 
