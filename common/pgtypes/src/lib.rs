@@ -32,6 +32,7 @@ pub mod config;
 pub mod datetime;
 pub mod error;
 pub mod fileutil;
+pub mod formatting;
 pub mod ids;
 pub mod interval;
 pub mod lsn;
