@@ -500,6 +500,21 @@ fn for_each_input<'a>(
             }
             Ok(())
         }
+        Source::Unnest { array, .. } => {
+            let a = ec.eval(array, &[])?;
+            let Value::Array(a) = a else {
+                return Ok(()); // NULL: no rows
+            };
+            let mut row = [Value::Null];
+            for item in &a.items {
+                ec.tick()?;
+                row[0] = item.clone();
+                if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
+                    break;
+                }
+            }
+            Ok(())
+        }
         Source::Series {
             start,
             stop,
@@ -628,11 +643,7 @@ pub fn run_query<'a>(
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
         let new_group = |keys: Vec<Value>| Group {
             keys,
-            accs: g
-                .aggs
-                .iter()
-                .map(|a| Accumulator::new(a.func, a.arg_ty))
-                .collect(),
+            accs: g.aggs.iter().map(Accumulator::for_call).collect(),
             seen: g
                 .aggs
                 .iter()
@@ -671,21 +682,20 @@ pub fn run_query<'a>(
             };
             let grp = &mut groups[gi];
             for (i, a) in g.aggs.iter().enumerate() {
-                let v = match &a.arg {
-                    Some(e) => ec.eval(e, row)?,
-                    None => Value::Null,
+                let Some(input) = a.inputs(&mut |e| ec.eval(e, row))? else {
+                    continue;
                 };
                 if let Some(seen) = &mut grp.seen[i] {
-                    if v.is_null() {
+                    if input.value.is_null() {
                         continue;
                     }
                     let mut k = Vec::new();
-                    encode_key_value(&v, &mut k);
+                    encode_key_value(&input.value, &mut k);
                     if !seen.insert(k) {
                         continue;
                     }
                 }
-                grp.accs[i].update(&v)?;
+                grp.accs[i].feed(input)?;
             }
             Ok(ControlFlow::Continue(()))
         })?;
