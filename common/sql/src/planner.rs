@@ -867,6 +867,20 @@ fn bind_from(
             };
             bind_table_function(&object_name(&f.name), &fargs, alias.as_ref(), params)
         }
+        ast::TableFactor::UNNEST {
+            alias,
+            array_exprs,
+            with_offset: false,
+            with_ordinality: false,
+            ..
+        } => {
+            let fargs: Vec<ast::FunctionArg> = array_exprs
+                .iter()
+                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                .collect();
+            let fargs: Vec<&ast::FunctionArg> = fargs.iter().collect();
+            bind_table_function("unnest", &fargs, alias.as_ref(), params)
+        }
         ast::TableFactor::Derived { .. } => {
             Err(PgError::unsupported("subqueries in FROM are not supported"))
         }

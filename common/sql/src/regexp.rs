@@ -112,12 +112,25 @@ pub fn compile(pattern: &str, flags: Flags) -> PgResult<Arc<Regex>> {
         .build()
         .map_err(|e| {
             let msg = match e {
-                regex::Error::Syntax(s) => s
-                    .lines()
-                    .rev()
-                    .find(|l| l.starts_with("error:"))
-                    .map(|l| l.trim_start_matches("error:").trim().to_string())
-                    .unwrap_or(s),
+                regex::Error::Syntax(s) => {
+                    let detail = s
+                        .lines()
+                        .rev()
+                        .find(|l| l.starts_with("error:"))
+                        .map(|l| l.trim_start_matches("error:").trim().to_string())
+                        .unwrap_or(s);
+                    // PostgreSQL's wording for the common mistakes.
+                    match detail.as_str() {
+                        "unclosed group" | "unopened group" => {
+                            "parentheses () not balanced".to_string()
+                        }
+                        "unclosed character class" => "brackets [] not balanced".to_string(),
+                        "repetition operator missing expression" => {
+                            "quantifier operand invalid".to_string()
+                        }
+                        _ => detail,
+                    }
+                }
                 other => other.to_string(),
             };
             PgError::new(
