@@ -125,3 +125,149 @@ fn report_functions_match_postgres() {
         failures.join("\n")
     );
 }
+
+/// The extended protocol with binary results and parameters: tokio-postgres
+/// decodes arrays itself (array_send's layout), and date / interval are read
+/// as raw bytes in PostgreSQL's send formats (days since 2000-01-01 as
+/// int4; microseconds int8, days int4, months int4).
+mod binary {
+    use std::error::Error;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use common::node::Node;
+    use engine::Role;
+    use pgtypes::config::Config;
+    use tokio::net::TcpListener;
+    use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+
+    /// A column's bytes as sent.
+    struct Raw(Vec<u8>);
+
+    impl<'a> FromSql<'a> for Raw {
+        fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Raw, Box<dyn Error + Sync + Send>> {
+            Ok(Raw(raw.to_vec()))
+        }
+        fn accepts(_: &Type) -> bool {
+            true
+        }
+    }
+
+    /// A date parameter in date_send's format.
+    #[derive(Debug)]
+    struct Date(i32);
+
+    impl ToSql for Date {
+        fn to_sql(
+            &self,
+            _: &Type,
+            out: &mut bytes::BytesMut,
+        ) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+            out.extend_from_slice(&self.0.to_be_bytes());
+            Ok(IsNull::No)
+        }
+        fn accepts(ty: &Type) -> bool {
+            *ty == Type::DATE
+        }
+        tokio_postgres::types::to_sql_checked!();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn binary_results_and_parameters() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::new(dir.path());
+        config.set("fsync", "off").unwrap();
+        config.set("shared_buffers", "1MB").unwrap();
+        let db: Arc<Node> = Node::open(config, Role::Primary).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(common::postmaster::serve(
+            db,
+            listener,
+            async move {
+                let _ = stopped.await;
+            },
+            None,
+        ));
+        let conf = format!("host=127.0.0.1 port={port} user=test dbname=postgres");
+        let (c, conn) = tokio_postgres::connect(&conf, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+
+        // 1. Column types are PostgreSQL's OIDs.
+        let st = c
+            .prepare("select date '2024-01-05', interval '1 mon 2 days 00:00:03', array[1, 2], array['a'], array[1.5]")
+            .await
+            .unwrap();
+        let types: Vec<Type> = st.columns().iter().map(|c| c.type_().clone()).collect();
+        assert_eq!(
+            types,
+            [
+                Type::DATE,
+                Type::INTERVAL,
+                Type::INT4_ARRAY,
+                Type::TEXT_ARRAY,
+                Type::NUMERIC_ARRAY
+            ],
+            "result column types"
+        );
+
+        // 2. Binary results: date and interval in their send formats.
+        let row = c.query_one(&st, &[]).await.unwrap();
+        let days = pgtypes::datetime::parse_date("2024-01-05").unwrap();
+        assert_eq!(
+            row.get::<_, Raw>(0).0,
+            days.to_be_bytes(),
+            "date binary value"
+        );
+        let mut iv = Vec::new();
+        iv.extend_from_slice(&3_000_000i64.to_be_bytes());
+        iv.extend_from_slice(&2i32.to_be_bytes());
+        iv.extend_from_slice(&1i32.to_be_bytes());
+        assert_eq!(row.get::<_, Raw>(1).0, iv, "interval binary value");
+        assert_eq!(row.get::<_, Vec<i32>>(2), [1, 2], "int4[] binary value");
+        assert_eq!(row.get::<_, Vec<String>>(3), ["a"], "text[] binary value");
+
+        // 3. Arrays with NULLs and empty arrays, decoded by the driver.
+        let row = c
+            .query_one(
+                "select array[1, null, 3], '{}'::int[], array['x y', null, '']",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            row.get::<_, Vec<Option<i32>>>(0),
+            [Some(1), None, Some(3)],
+            "NULL element"
+        );
+        assert!(row.get::<_, Vec<i32>>(1).is_empty(), "empty array");
+        assert_eq!(
+            row.get::<_, Vec<Option<String>>>(2),
+            [Some("x y".to_string()), None, Some(String::new())],
+            "text elements"
+        );
+
+        // 4. Binary parameters: an int4[] and a date, used in expressions.
+        let row = c
+            .query_one(
+                "select 2 = any($1::int4[]), cardinality($1::int4[]), ($2::date + 1)::text",
+                &[&vec![1i32, 2, 3], &Date(days)],
+            )
+            .await
+            .unwrap();
+        assert!(row.get::<_, bool>(0), "= ANY over a bound array");
+        assert_eq!(row.get::<_, i32>(1), 3, "cardinality of a bound array");
+        assert_eq!(row.get::<_, String>(2), "2024-01-06", "bound date");
+
+        drop(c);
+        let _ = stop.send(());
+        tokio::time::timeout(Duration::from_secs(30), server)
+            .await
+            .expect("serve returns")
+            .unwrap()
+            .unwrap();
+    }
+}

@@ -1,5 +1,7 @@
 //! timestamp / timestamptz: microseconds since 2000-01-01 00:00:00 (UTC for
-//! timestamptz), PostgreSQL's internal representation, and their text forms.
+//! timestamptz), PostgreSQL's internal representation, and their text forms;
+//! date: days since 2000-01-01 (`i32::MIN` / `i32::MAX` are ∓infinity), with
+//! the same input syntax minus the time of day.
 //!
 //! hotpair runs with `TimeZone = UTC` and `DateStyle = ISO, MDY`, so output is
 //! `2024-01-02 03:04:05.123456` (trailing fractional zeros trimmed) and

@@ -16,8 +16,10 @@
 //!   defaults, units and parsers;
 //! * SQL data: [`sqltype`] (types with PostgreSQL's OIDs and modifiers),
 //!   [`value`] (the runtime datum and its casts, comparisons, text and
-//!   binary I/O), [`numeric`] and [`datetime`] (which is also the node's
-//!   clock: `now_usecs`);
+//!   binary I/O), [`numeric`], [`datetime`] (which is also the node's
+//!   clock: `now_usecs`), [`interval`], [`array`] (one-dimensional arrays),
+//!   [`timestamp`] (date_trunc / extract) and [`formatting`] (to_char and
+//!   friends);
 //! * [`blocking`] — the one helper for calls that may block on a tokio
 //!   worker, and [`fileutil`] — fsync and atomic-rename helpers.
 //!

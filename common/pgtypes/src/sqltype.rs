@@ -12,6 +12,10 @@
 //! `CREATE TABLE` and `::type` give us) and [`SqlType::from_name`] maps a bare
 //! type name (`int4`, `bpchar`, `pg_lsn`).
 //!
+//! Arrays are `SqlType::Array(ArrayElem)`: one dimension of a scalar type,
+//! with PostgreSQL's array OIDs (`int4[]` 1007) and typnames (`_int4`);
+//! `int4[]` and `_int4` both parse with [`SqlType::from_name`].
+//!
 //! Text-like types (text, varchar, char, name) share one runtime
 //! representation ([`crate::value::Value::Text`]); char(n) values are
 //! stored blank-padded, as PostgreSQL stores bpchar.

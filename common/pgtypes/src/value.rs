@@ -2,8 +2,9 @@
 //! and casts.
 //!
 //! A [`Value`] is what expressions produce, rows hold and the protocol sends.
-//! It is cheap to clone: scalars are inline, text is an `Arc<str>` (a clone is
-//! a reference-count increment), a snapshot is behind an `Arc`. `Value` is 32
+//! It is cheap to clone: scalars are inline (an interval too), text is an
+//! `Arc<str>` (a clone is a reference-count increment), a snapshot and an
+//! array are behind an `Arc`. `Value` is 32
 //! bytes.
 //!
 //! Text-like types (text, varchar, char, name) share [`Value::Text`]; the
@@ -24,8 +25,9 @@
 //!   numeric's base-10000 digits).
 //!
 //! Comparison ([`cmp_sql`]) works across the numeric types (int2/4/8,
-//! numeric, float8 with NaN greatest, as PostgreSQL sorts it) and returns None
-//! for NULL. Casts ([`cast`], [`cast_assign`]) follow PostgreSQL's explicit
+//! numeric, float8 with NaN greatest, as PostgreSQL sorts it), across date
+//! and timestamp(tz), orders intervals by their span and arrays element by
+//! element ([`crate::array::cmp_arrays`]), and returns None for NULL. Casts ([`cast`], [`cast_assign`]) follow PostgreSQL's explicit
 //! and assignment rules.
 
 use std::cmp::Ordering;
