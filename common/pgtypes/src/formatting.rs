@@ -353,9 +353,7 @@ pub fn parse_timestamp(input: &str, fmt: &str) -> PgResult<i64> {
                 continue;
             }
             // A separator or literal: skip one input character if it is not alphanumeric.
-            if ii < ib.len() && !ib[ii].is_ascii_alphanumeric() {
-                ii += 1;
-            } else if ii < ib.len() && ib[ii] == c {
+            if ii < ib.len() && (!ib[ii].is_ascii_alphanumeric() || ib[ii] == c) {
                 ii += 1;
             }
             continue;
@@ -867,7 +865,7 @@ pub fn parse_number(s: &str, fmt: &str) -> PgResult<Numeric> {
     if digits.is_empty() || digits == "." {
         return Err(PgError::new(
             sqlstate::INVALID_TEXT_REPRESENTATION,
-            format!("invalid input syntax for type numeric: \" \""),
+            format!("invalid input syntax for type numeric: \"{s}\""),
         ));
     }
     let text = if negative {

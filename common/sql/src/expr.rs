@@ -1780,8 +1780,10 @@ impl Binder<'_> {
                 &args,
                 distinct,
                 star,
-                f.filter.as_deref(),
-                &agg_order,
+                AggClauses {
+                    filter: f.filter.as_deref(),
+                    order: &agg_order,
+                },
             );
         }
         if f.filter.is_some() {
@@ -1855,9 +1857,9 @@ impl Binder<'_> {
         args: &[&ast::Expr],
         distinct: bool,
         star: bool,
-        filter: Option<&ast::Expr>,
-        order: &[ast::OrderByExpr],
+        clauses: AggClauses<'_>,
     ) -> PgResult<BoundExpr> {
+        let AggClauses { filter, order } = clauses;
         if self.in_agg {
             return Err(PgError::new(
                 sqlstate::GROUPING_ERROR,
@@ -2211,6 +2213,13 @@ impl Binder<'_> {
         })?;
         Ok(Some(BoundExpr { expr, ty: ret }))
     }
+}
+
+/// FILTER and ORDER BY of an aggregate call, as written.
+#[derive(Clone, Copy)]
+struct AggClauses<'a> {
+    filter: Option<&'a ast::Expr>,
+    order: &'a [ast::OrderByExpr],
 }
 
 fn is_array(t: SqlType) -> bool {

@@ -87,9 +87,11 @@ fn translate(pattern: &str) -> String {
     out
 }
 
+/// A compiled pattern's identity: its text and compile-time flags.
+type CacheKey = (String, Flags);
+
 thread_local! {
-    static CACHE: RefCell<HashMap<(String, bool, bool, bool), Arc<Regex>>> =
-        RefCell::new(HashMap::new());
+    static CACHE: RefCell<HashMap<CacheKey, Arc<Regex>>> = RefCell::new(HashMap::new());
 }
 
 /// Compiles (or fetches from the per-thread cache) a pattern; 2201B on a
@@ -97,9 +99,10 @@ thread_local! {
 pub fn compile(pattern: &str, flags: Flags) -> PgResult<Arc<Regex>> {
     let key = (
         pattern.to_string(),
-        flags.icase,
-        flags.newline,
-        flags.expanded,
+        Flags {
+            global: false,
+            ..flags
+        },
     );
     if let Some(r) = CACHE.with(|c| c.borrow().get(&key).cloned()) {
         return Ok(r);
