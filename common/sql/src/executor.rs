@@ -527,6 +527,41 @@ fn for_each_input<'a>(
                 Some(e) => ec.eval(e, &[])?,
                 None => Value::Int8(1),
             };
+            if let (
+                Value::Timestamp(x) | Value::TimestampTz(x),
+                Value::Timestamp(y) | Value::TimestampTz(y),
+                Value::Interval(step),
+            ) = (&a, &b, &s)
+            {
+                let mk = |t: i64| {
+                    if *ty == SqlType::Timestamp {
+                        Value::Timestamp(t)
+                    } else {
+                        Value::TimestampTz(t)
+                    }
+                };
+                let dir = step.span().signum();
+                if dir == 0 {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "step size cannot equal zero",
+                    ));
+                }
+                let (mut cur, stop) = (*x, *y);
+                let mut row = [Value::Null];
+                while (dir > 0 && cur <= stop) || (dir < 0 && cur >= stop) {
+                    ec.tick()?;
+                    row[0] = mk(cur);
+                    if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
+                        break;
+                    }
+                    cur = match pgtypes::interval::add_to_timestamp(cur, *step) {
+                        Ok(n) if n != cur => n,
+                        _ => break,
+                    };
+                }
+                return Ok(());
+            }
             let (Some(a), Some(b), Some(s)) = (a.as_i64(), b.as_i64(), s.as_i64()) else {
                 return Ok(()); // a NULL argument: no rows
             };

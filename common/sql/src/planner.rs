@@ -71,7 +71,8 @@ pub enum Source {
         /// How.
         access: Access,
     },
-    /// `generate_series(start, stop[, step])`: one column.
+    /// `generate_series(start, stop[, step])`: one column (int4, int8, or
+    /// timestamp / timestamptz with an interval step).
     Series {
         /// Start (over the empty scope).
         start: Expr,
@@ -79,7 +80,7 @@ pub enum Source {
         stop: Expr,
         /// Step (default 1).
         step: Option<Expr>,
-        /// int4 or int8.
+        /// int4, int8, timestamp or timestamptz.
         ty: SqlType,
     },
     /// A system view ([`crate::sysviews`]): its rows as of the scan.
@@ -973,6 +974,9 @@ fn bind_table_function(
         };
         bound.push(bind_expr(e, &scope0, params)?);
     }
+    if let Some(series) = timestamp_series(&bound, alias, params)? {
+        return Ok(series);
+    }
     let mut ty = SqlType::Int4;
     for b in &bound {
         match b.ty {
@@ -1027,6 +1031,65 @@ fn bind_table_function(
         scope,
         None,
     ))
+}
+
+/// `generate_series(start, stop, step interval)` over timestamps (dates
+/// read as timestamptz, as PostgreSQL resolves them): None for the integer
+/// forms.
+fn timestamp_series(
+    bound: &[crate::expr::BoundExpr],
+    alias: Option<&ast::TableAlias>,
+    params: &mut ParamTypes,
+) -> PgResult<Option<(Source, Scope, Option<Arc<TableDef>>)>> {
+    let timey = |t: SqlType| {
+        matches!(
+            t,
+            SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date | SqlType::Interval
+        )
+    };
+    if !bound.iter().any(|b| timey(b.ty)) {
+        return Ok(None);
+    }
+    let [start, stop, step] = bound else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            "function generate_series with this number of arguments does not exist",
+        ));
+    };
+    let ty = if start.ty == SqlType::Timestamp
+        && matches!(stop.ty, SqlType::Timestamp | SqlType::Unknown)
+    {
+        SqlType::Timestamp
+    } else {
+        SqlType::TimestampTz
+    };
+    let start = coerce(start.clone(), ty, params)?;
+    let stop = coerce(stop.clone(), ty, params)?;
+    let step = coerce(step.clone(), SqlType::Interval, params)?;
+    let (tname, cname) = match alias {
+        Some(a) => {
+            let t = ident_name(&a.name);
+            let c = a
+                .columns
+                .first()
+                .map(ident_name)
+                .unwrap_or_else(|| t.clone());
+            (t, c)
+        }
+        None => ("generate_series".to_string(), "generate_series".to_string()),
+    };
+    let mut scope = Scope::new();
+    scope.push(Some(&tname), &cname, ty);
+    Ok(Some((
+        Source::Series {
+            start,
+            stop,
+            step: Some(step),
+            ty,
+        },
+        scope,
+        None,
+    )))
 }
 
 /// `unnest(array)` in FROM or as a whole target-list item.

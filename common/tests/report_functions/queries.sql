@@ -68,3 +68,12 @@ select date_trunc('month', day)::date as m, sum(amount) from sales group by 1 or
 select distinct spent from sales order by spent
 select id from sales where day between date '2024-01-01' and date '2024-02-10' order by id
 select id from sales where at >= date '2024-02-10' order by id
+select generate_series(date '2024-01-01', date '2024-03-01', interval '1 month')
+select d::date from generate_series(timestamp '2024-01-31', timestamp '2024-04-30', interval '1 month') as g(d)
+select count(*), min(g), max(g) from generate_series(timestamp '2024-01-01', timestamp '2024-01-02', interval '1 hour') as g
+select to_char(date_trunc('month', day), 'YYYY-MM') as month, count(*), sum(amount) from sales group by 1 order by 1
+select extract(year from age(date '2024-03-05', date '1990-06-15')), age(timestamp '2024-03-05 10:00', timestamp '2024-03-05 12:30')
+select id, coalesce(array_length(tags, 1), 0), date '2024-01-01' + (id || ' days')::interval, interval '1 day' * id from sales order by id
+select string_agg(distinct region, ',' order by region), sum(qty) filter (where day >= date '2024-02-01'), count(distinct region) from sales
+select region, round(avg(qty), 2), round(stddev_pop(qty), 3), max(at) - min(at) from sales group by region order by region
+select id, (at - day)::text, at::date = day, day + 30 > date '2024-02-01' from sales where at is not null order by id
