@@ -343,7 +343,7 @@ pub fn parse_timestamp(input: &str, fmt: &str) -> PgResult<i64> {
         fi = fmt.len() - rest.len();
         let Some(p) = PATTERNS.iter().find(|p| rest.starts_with(**p)) else {
             let c = fb[fi];
-            fi += 1;
+            fi += rest.chars().next().map_or(1, char::len_utf8);
             if c == b'"' {
                 while fi < fb.len() && fb[fi] != b'"' {
                     fi += 1;
@@ -695,6 +695,8 @@ pub fn format_number(d: &NumDigits, fmt: &str) -> PgResult<String> {
     // character is, where a default or S sign goes.
     let mut out: Vec<String> = Vec::new();
     let mut start: Option<usize> = None;
+    // A leading S: its sign goes next to the number, like the default one.
+    let mut lead_sign: Option<String> = None;
     let mut int_pos = 0usize;
     let mut frac_pos = 0usize;
     let mut after_point = false;
@@ -780,8 +782,7 @@ pub fn format_number(d: &NumDigits, fmt: &str) -> PgResult<String> {
                 // S before any digit: it sits next to the number; after: here.
                 let c = if d.negative { "-" } else { "+" };
                 if int_pos == 0 && !after_point {
-                    out.push(String::new());
-                    out.push(format!("\u{0}S{c}"));
+                    lead_sign = Some(c.to_string());
                 } else {
                     out.push(c.to_string());
                 }
@@ -803,10 +804,7 @@ pub fn format_number(d: &NumDigits, fmt: &str) -> PgResult<String> {
         }
     }
     // Place a leading S sign or the default sign slot next to the number.
-    let s_marker = out.iter().position(|p| p.starts_with('\u{0}'));
-    let sign_char: Option<String> = if let Some(m) = s_marker {
-        let c = out[m][2..].to_string();
-        out[m] = String::new();
+    let sign_char: Option<String> = if let Some(c) = lead_sign {
         Some(c)
     } else if toks.contains(&NumTok::Brackets) {
         None
@@ -899,6 +897,22 @@ mod tests {
             "[{}]",
             format_number(&numeric_digits(n, post).unwrap(), fmt).unwrap()
         )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn templates_never_panic(fmt in ".{0,12}", input in ".{0,12}", t in any_ts(), v in -1e9f64..1e9) {
+            let _ = format_timestamp(t, true, &fmt);
+            let _ = parse_timestamp(&input, &fmt);
+            let _ = parse_number(&input, &fmt);
+            if let Ok(post) = number_template_scale(&fmt) {
+                let _ = format_number(&float_digits(v, post.min(20)), &fmt);
+            }
+        }
+    }
+
+    fn any_ts() -> impl proptest::strategy::Strategy<Value = i64> {
+        -211_813_488_000_000_000i64..9_223_371_331_200_000_000
     }
 
     #[test]
