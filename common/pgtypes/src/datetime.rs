@@ -278,23 +278,47 @@ fn parse_datetime(s: &str, kind: InputKind) -> PgResult<i64> {
         i: 0,
     };
     let (year, month, day, ylen);
+    let mut mdy = false;
     let (v, len) = c.digits(8).ok_or_else(|| syntax(s, kind))?;
-    if len == 8 && c.peek() != Some(b'-') {
+    let sep = c.peek().filter(|b| matches!(b, b'-' | b'/' | b'.'));
+    if len == 8 && sep.is_none() {
         // Undelimited ISO 8601 `YYYYMMDD`.
         (year, month, day, ylen) = (v / 10_000, v / 100 % 100, v % 100, 4);
     } else {
+        let Some(sep) = sep else {
+            return Err(syntax(s, kind));
+        };
         if len > 7 {
             return Err(syntax(s, kind));
         }
-        (year, ylen) = (v, len);
-        if !c.eat(b'-') {
+        c.i += 1;
+        let (second, _) = c.digits(2).ok_or_else(|| syntax(s, kind))?;
+        if !c.eat(sep) {
             return Err(syntax(s, kind));
         }
-        month = c.digits(2).ok_or_else(|| syntax(s, kind))?.0;
-        if !c.eat(b'-') {
-            return Err(syntax(s, kind));
+        if len >= 3 {
+            // Year first: `2024-01-05`, `2024/01/05`.
+            (year, ylen) = (v, len);
+            month = second;
+            day = c.digits(2).ok_or_else(|| syntax(s, kind))?.0;
+        } else {
+            // DateStyle MDY: `01/05/2024`, `1-5-24` (two-digit years
+            // below 70 are 20xx, the others 19xx).
+            mdy = true;
+            month = v;
+            day = second;
+            let (y, yl) = c.digits(7).ok_or_else(|| syntax(s, kind))?;
+            year = if yl <= 2 {
+                if y < 70 {
+                    2000 + y
+                } else {
+                    1900 + y
+                }
+            } else {
+                y
+            };
+            ylen = yl.max(4);
         }
-        day = c.digits(2).ok_or_else(|| syntax(s, kind))?.0;
     }
     let (mut h, mut mi, mut sec, mut us) = (0u64, 0u64, 0u64, 0u64);
     let mut offset_secs: Option<i64> = None;
@@ -383,7 +407,12 @@ fn parse_datetime(s: &str, kind: InputKind) -> PgResult<i64> {
     }
     let y = if bc { 1 - year as i64 } else { year as i64 };
     if !(1..=12).contains(&month) || day < 1 || day as u32 > days_in_month(y, month as u32) {
-        return Err(field_overflow(s));
+        let e = field_overflow(s);
+        return Err(if mdy {
+            e.with_hint("Perhaps you need a different \"datestyle\" setting.")
+        } else {
+            e
+        });
     }
     if h > 24 || mi > 59 || sec > 60 || (h == 24 && (mi > 0 || sec > 0 || us > 0)) {
         return Err(field_overflow(s));
@@ -576,6 +605,20 @@ mod tests {
         assert_eq!(rt("epoch", true), "1970-01-01 00:00:00+00");
         assert_eq!(rt("1970-01-01 00:00:00", false), "1970-01-01 00:00:00");
         assert_eq!(rt("2024-02-29 12:00", false), "2024-02-29 12:00:00");
+        // DateStyle MDY and other separators, as PostgreSQL 15 reads them.
+        assert_eq!(rt("01/05/2024", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("2024/01/05", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("01-05-2024", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("1/5/24", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("01/05/99", false), "1999-01-05 00:00:00");
+        assert_eq!(rt("2024.01.05", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("01/05/2024 10:30", false), "2024-01-05 10:30:00");
+        assert_eq!(rt("1-01-01", false), "2001-01-01 00:00:00");
+        let e = parse_timestamp("13/05/2024", false).unwrap_err();
+        assert_eq!(
+            e.message,
+            "date/time field value out of range: \"13/05/2024\""
+        );
         let e = parse_timestamp("abc", false).unwrap_err();
         assert_eq!(
             e.message,

@@ -615,9 +615,16 @@ pub fn numeric_digits(n: Numeric, post: usize) -> PgResult<NumDigits> {
     Ok(split_digits(&s, post))
 }
 
-/// Digits of a float8 rounded to `post` places.
+/// Digits of a float8 rounded to `post` places. Unlike numeric, a negative
+/// float8 that rounds to zero keeps its sign (`-0`), as in PostgreSQL.
 pub fn float_digits(f: f64, post: usize) -> NumDigits {
-    split_digits(&format!("{f:.post$}"), post)
+    // float8 carries 15 significant digits (DBL_DIG): fraction digits past
+    // them print as zeros.
+    let pre_len = format!("{:.0}", f.abs()).len();
+    let eff = post.min(15usize.saturating_sub(pre_len));
+    let mut d = split_digits(&format!("{f:.eff$}"), post);
+    d.negative = f < 0.0;
+    d
 }
 
 fn split_digits(s: &str, post: usize) -> NumDigits {
@@ -682,7 +689,8 @@ pub fn format_number(d: &NumDigits, fmt: &str) -> PgResult<String> {
     if int.is_empty() && post_digits == 0 {
         int = "0".to_string();
     }
-    let overflow = int.len() > pre;
+    // A zero integer part still needs one position (`.99` cannot show 0.5).
+    let overflow = int.len().max(1) > pre;
     // The first integer position that prints a digit or a forced zero.
     let zero_from = toks
         .iter()
@@ -761,12 +769,24 @@ pub fn format_number(d: &NumDigits, fmt: &str) -> PgResult<String> {
                 if start.is_none() {
                     start = Some(out.len());
                 }
-                let is_last_digitless = fill && frac_len_kept == 0;
-                out.push(if is_last_digitless {
-                    String::new()
+                // Without fraction positions the point is dropped, unless
+                // the value overflowed; FM keeps it even when every
+                // fraction digit was trimmed, and then shows a lone 0.
+                let piece = if overflow {
+                    "."
+                } else if post_digits == 0 {
+                    ""
                 } else {
-                    ".".to_string()
-                });
+                    if fill
+                        && frac_len_kept == 0
+                        && !out.iter().any(|p| p.bytes().any(|c| c.is_ascii_digit()))
+                    {
+                        start = Some(out.len());
+                        out.push("0".to_string());
+                    }
+                    "."
+                };
+                out.push(piece.to_string());
             }
             NumTok::Comma => {
                 let piece = if int_pos > first_digit || overflow || after_point {

@@ -77,3 +77,4 @@ select id, coalesce(array_length(tags, 1), 0), date '2024-01-01' + (id || ' days
 select string_agg(distinct region, ',' order by region), sum(qty) filter (where day >= date '2024-02-01'), count(distinct region) from sales
 select region, round(avg(qty), 2), round(stddev_pop(qty), 3), max(at) - min(at) from sales group by region order by region
 select id, (at - day)::text, at::date = day, day + 30 > date '2024-02-01' from sales where at is not null order by id
+select '[' || to_char(0, 'FM9,999.99') || ']', '[' || to_char(0.5, '.99') || ']', '[' || to_char(12, '999.') || ']', '[' || to_char(-0.001::float8, '990.00') || ']', '[' || to_char(123456789.123456789::float8, 'FM999999999.999999999') || ']', '[' || to_char(999.995, 'FM9.9') || ']', '[' || to_char(-0.5::float8, 'PL999') || ']', '[' || to_char(1234567, 'FM9G999G999') || ']'
