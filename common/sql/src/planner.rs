@@ -1033,6 +1033,9 @@ fn bind_table_function(
     ))
 }
 
+/// A bound FROM item: its source, its columns and its table (if any).
+type BoundFrom = (Source, Scope, Option<Arc<TableDef>>);
+
 /// `generate_series(start, stop, step interval)` over timestamps (dates
 /// read as timestamptz, as PostgreSQL resolves them): None for the integer
 /// forms.
@@ -1040,7 +1043,7 @@ fn timestamp_series(
     bound: &[crate::expr::BoundExpr],
     alias: Option<&ast::TableAlias>,
     params: &mut ParamTypes,
-) -> PgResult<Option<(Source, Scope, Option<Arc<TableDef>>)>> {
+) -> PgResult<Option<BoundFrom>> {
     let timey = |t: SqlType| {
         matches!(
             t,
