@@ -1036,6 +1036,29 @@ impl Binder<'_> {
                 )
             }
             A::Interval(iv) => self.interval_literal(iv),
+            A::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                let t = self.bind(timestamp)?;
+                let (from, to) = match t.ty {
+                    SqlType::Timestamp => (SqlType::Timestamp, SqlType::TimestampTz),
+                    SqlType::TimestampTz | SqlType::Unknown | SqlType::Date => {
+                        (SqlType::TimestampTz, SqlType::Timestamp)
+                    }
+                    other => {
+                        return Err(PgError::new(
+                            sqlstate::UNDEFINED_FUNCTION,
+                            format!(
+                                "function timezone(unknown, {}) does not exist",
+                                other.pg_name()
+                            ),
+                        ))
+                    }
+                };
+                let z = self.bind(time_zone)?;
+                self.call_func(Func::AtTimeZone, vec![t, z], &[from, SqlType::Text], to)
+            }
             A::Array(arr) => {
                 let elems = arr
                     .elem
@@ -1387,6 +1410,20 @@ impl Binder<'_> {
             B::GtEq => BinOp::GtEq,
             B::And => BinOp::And,
             B::Or => BinOp::Or,
+            B::AtArrow | B::ArrowAt | B::PGOverlap => {
+                let func = match op {
+                    B::AtArrow => Func::ArrayContains { contained: false },
+                    B::ArrowAt => Func::ArrayContains { contained: true },
+                    _ => Func::ArrayOverlap,
+                };
+                let (l, r) = (self.bind(left)?, self.bind(right)?);
+                let t = match (l.ty, r.ty) {
+                    (a @ SqlType::Array(_), b) if b == a || b == SqlType::Unknown => a,
+                    (SqlType::Unknown, b @ SqlType::Array(_)) => b,
+                    _ => return Err(no_operator(&op.to_string(), l.ty, r.ty)),
+                };
+                return self.call_func(func, vec![l, r], &[t, t], SqlType::Bool);
+            }
             B::PGRegexMatch | B::PGRegexIMatch | B::PGRegexNotMatch | B::PGRegexNotIMatch => {
                 let icase = matches!(op, B::PGRegexIMatch | B::PGRegexNotIMatch);
                 let negated = matches!(op, B::PGRegexNotMatch | B::PGRegexNotIMatch);

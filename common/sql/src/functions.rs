@@ -295,6 +295,17 @@ pub enum Func {
         /// ALL instead of ANY.
         all: bool,
     },
+    /// `a @> b` (`contained: false`) / `a <@ b` (`contained: true`)
+    ArrayContains {
+        /// `<@`: the left array is contained in the right one.
+        contained: bool,
+    },
+    /// `a && b`: the arrays share an element
+    ArrayOverlap,
+    /// `x AT TIME ZONE zone` (UTC names only): timestamp ↔ timestamptz
+    AtTimeZone,
+    /// make_timestamp(y, m, d, h, mi, s float8) → timestamp
+    MakeTimestamp,
     /// array_length(anyarray, int4) → int4
     ArrayLength,
     /// array_lower(anyarray, int4) → int4
@@ -1276,6 +1287,11 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
             sig(f, &[t, t][..n], T::Interval)
         }
         "make_date" => sig(Func::MakeDate, &[T::Int4, T::Int4, T::Int4], T::Date),
+        "make_timestamp" => sig(
+            Func::MakeTimestamp,
+            &[T::Int4, T::Int4, T::Int4, T::Int4, T::Int4, T::Float8],
+            T::Timestamp,
+        ),
         "make_interval" if n <= 7 => sig(
             Func::MakeInterval,
             &[
@@ -1770,6 +1786,84 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
             _ => Value::Null,
         },
+        Func::ArrayContains { contained } => match (&args[0], &args[1]) {
+            (Value::Array(a), Value::Array(b)) => {
+                let (big, small) = if contained { (b, a) } else { (a, b) };
+                Value::Bool(small.items.iter().all(|x| {
+                    big.items
+                        .iter()
+                        .any(|y| cmp_sql(x, y) == Some(Ordering::Equal))
+                }))
+            }
+            _ => Value::Null,
+        },
+        Func::ArrayOverlap => match (&args[0], &args[1]) {
+            (Value::Array(a), Value::Array(b)) => Value::Bool(a.items.iter().any(|x| {
+                b.items
+                    .iter()
+                    .any(|y| cmp_sql(x, y) == Some(Ordering::Equal))
+            })),
+            _ => Value::Null,
+        },
+        Func::AtTimeZone => {
+            let zone = text_arg(&args[1]).trim().to_ascii_lowercase();
+            if !matches!(
+                zone.as_str(),
+                "utc" | "gmt" | "z" | "zulu" | "etc/utc" | "uct" | "universal"
+            ) {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("time zone \"{}\" not recognized", text_arg(&args[1])),
+                ));
+            }
+            match &args[0] {
+                Value::Timestamp(t) => Value::TimestampTz(*t),
+                Value::TimestampTz(t) => Value::Timestamp(*t),
+                _ => Value::Null,
+            }
+        }
+        Func::MakeTimestamp => {
+            let f = |i: usize| int_arg(&args[i]);
+            let secs = match &args[5] {
+                Value::Float8(x) => *x,
+                other => other.as_i64().unwrap_or(0) as f64,
+            };
+            let bad = || {
+                PgError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    format!(
+                        "date field value out of range: {}-{:02}-{:02}",
+                        f(0),
+                        f(1),
+                        f(2)
+                    ),
+                )
+            };
+            let d = ts_fields::make_date(
+                i32::try_from(f(0)).map_err(|_| bad())?,
+                i32::try_from(f(1)).map_err(|_| bad())?,
+                i32::try_from(f(2)).map_err(|_| bad())?,
+            )?;
+            let (h, mi) = (f(3), f(4));
+            if !(0..=24).contains(&h) || !(0..60).contains(&mi) || !(0.0..=60.0).contains(&secs) {
+                return Err(PgError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    format!(
+                        "time field value out of range: {}:{:02}:{}",
+                        h,
+                        mi,
+                        Value::Float8(secs).to_text_string()
+                    ),
+                ));
+            }
+            let us = (h * 3600 + mi * 60) * datetime::USECS_PER_SEC + (secs * 1e6).round() as i64;
+            let t = (d as i64)
+                .checked_mul(datetime::USECS_PER_DAY)
+                .and_then(|x| x.checked_add(us))
+                .filter(|t| datetime::timestamp_in_range(*t))
+                .ok_or_else(interval::timestamp_out_of_range)?;
+            Value::Timestamp(t)
+        }
         Func::ArrayLength | Func::ArrayLower | Func::ArrayUpper => match &args[0] {
             Value::Array(a) if int_arg(&args[1]) == 1 && !a.items.is_empty() => {
                 Value::Int4(match func {

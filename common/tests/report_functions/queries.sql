@@ -78,3 +78,8 @@ select string_agg(distinct region, ',' order by region), sum(qty) filter (where 
 select region, round(avg(qty), 2), round(stddev_pop(qty), 3), max(at) - min(at) from sales group by region order by region
 select id, (at - day)::text, at::date = day, day + 30 > date '2024-02-01' from sales where at is not null order by id
 select '[' || to_char(0, 'FM9,999.99') || ']', '[' || to_char(0.5, '.99') || ']', '[' || to_char(12, '999.') || ']', '[' || to_char(-0.001::float8, '990.00') || ']', '[' || to_char(123456789.123456789::float8, 'FM999999999.999999999') || ']', '[' || to_char(999.995, 'FM9.9') || ']', '[' || to_char(-0.5::float8, 'PL999') || ']', '[' || to_char(1234567, 'FM9G999G999') || ']'
+select array[1,2,3] @> array[2], array[1,2] <@ array[1,2,3], array[1,2] && array[3], '{a,b}'::text[] @> '{a}', array[1,null] @> array[null::int], array[1] && '{1,2}'
+select timestamp '2024-01-05 10:00' at time zone 'UTC', timestamptz '2024-01-05 10:00+00' at time zone 'utc', make_timestamp(2024, 2, 29, 12, 30, 15.5)
+select '01/05/2024'::date, '2024/01/05'::date, '1/5/24'::date, '2024.01.05'::date, '01/05/99'::date, '01/05/2024 10:30'::timestamp
+select '13/05/2024'::date
+select id from sales where tags @> array['b'] order by id
