@@ -1859,6 +1859,14 @@ impl Binder<'_> {
                 ty: SqlType::Text,
             });
         }
+        // A type name called as a function is a cast (`date(ts)`,
+        // `numeric(x)`), when no function of that name exists.
+        if bound.len() == 1 && functions::resolve_function(&name, &[bound[0].ty]).is_err() {
+            if let Some(to) = SqlType::from_name(&name).filter(|t| *t != SqlType::Unknown) {
+                let b = bound.pop().ok_or_else(|| PgError::internal("argument"))?;
+                return self.explicit_cast(b, to);
+            }
+        }
         self.call(&name, bound)
     }
 
@@ -1953,6 +1961,12 @@ impl Binder<'_> {
         let rest = self.aggregate_clauses(func, args, filter, order);
         self.in_agg = false;
         let (extra_args, filter, order_by) = rest?;
+        if distinct && order_by.iter().any(|o| Some(&o.expr) != arg.as_ref()) {
+            return Err(PgError::new(
+                "42P10",
+                "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+            ));
+        }
         let grouping = self
             .grouping
             .as_deref_mut()

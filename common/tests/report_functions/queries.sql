@@ -83,3 +83,5 @@ select timestamp '2024-01-05 10:00' at time zone 'UTC', timestamptz '2024-01-05 
 select '01/05/2024'::date, '2024/01/05'::date, '1/5/24'::date, '2024.01.05'::date, '01/05/99'::date, '01/05/2024 10:30'::timestamp
 select '13/05/2024'::date
 select id from sales where tags @> array['b'] order by id
+select date(timestamp '2024-01-05 10:00'), int4('7'), date('2024-02-03'), text(1)
+select string_agg(distinct region, ',' order by id) from sales
