@@ -80,7 +80,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "common/sql/src",
         &[
-            &["parser", "sysviews"],
+            &["parser", "sysviews", "regexp"],
             &["functions", "expr"],
             &["planner"],
             &["executor", "utility"],

@@ -1,5 +1,7 @@
 //! timestamp / timestamptz: microseconds since 2000-01-01 00:00:00 (UTC for
-//! timestamptz), PostgreSQL's internal representation, and their text forms.
+//! timestamptz), PostgreSQL's internal representation, and their text forms;
+//! date: days since 2000-01-01 (`i32::MIN` / `i32::MAX` are ∓infinity), with
+//! the same input syntax minus the time of day.
 //!
 //! hotpair runs with `TimeZone = UTC` and `DateStyle = ISO, MDY`, so output is
 //! `2024-01-02 03:04:05.123456` (trailing fractional zeros trimmed) and
@@ -168,18 +170,28 @@ pub fn format_timestamp(t: i64, tz: bool) -> String {
     String::from_utf8_lossy(&b).into_owned()
 }
 
-fn syntax(s: &str, tz: bool) -> PgError {
+/// Which input function is parsing: it names the type in error messages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum InputKind {
+    Timestamp,
+    TimestampTz,
+    Date,
+}
+
+impl InputKind {
+    fn name(self) -> &'static str {
+        match self {
+            InputKind::Timestamp => "timestamp",
+            InputKind::TimestampTz => "timestamp with time zone",
+            InputKind::Date => "date",
+        }
+    }
+}
+
+fn syntax(s: &str, kind: InputKind) -> PgError {
     PgError::new(
         sqlstate::INVALID_DATETIME_FORMAT,
-        format!(
-            "invalid input syntax for type {}: \"{}\"",
-            if tz {
-                "timestamp with time zone"
-            } else {
-                "timestamp"
-            },
-            s
-        ),
+        format!("invalid input syntax for type {}: \"{}\"", kind.name(), s),
     )
 }
 
@@ -234,6 +246,16 @@ impl Cur<'_> {
 
 /// Parses timestamp / timestamptz input (see the module doc).
 pub fn parse_timestamp(s: &str, tz: bool) -> PgResult<i64> {
+    let kind = if tz {
+        InputKind::TimestampTz
+    } else {
+        InputKind::Timestamp
+    };
+    parse_datetime(s, kind)
+}
+
+fn parse_datetime(s: &str, kind: InputKind) -> PgResult<i64> {
+    let tz = kind == InputKind::TimestampTz;
     let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
     let lower = t.to_ascii_lowercase();
     match lower.as_str() {
@@ -255,31 +277,62 @@ pub fn parse_timestamp(s: &str, tz: bool) -> PgResult<i64> {
         b: lower.as_bytes(),
         i: 0,
     };
-    let (year, ylen) = c.digits(7).ok_or_else(|| syntax(s, tz))?;
-    if ylen < 4 && ylen != 1 && ylen != 2 && ylen != 3 {
-        return Err(syntax(s, tz));
+    let (year, month, day, ylen);
+    let mut mdy = false;
+    let (v, len) = c.digits(8).ok_or_else(|| syntax(s, kind))?;
+    let sep = c.peek().filter(|b| matches!(b, b'-' | b'/' | b'.'));
+    if len == 8 && sep.is_none() {
+        // Undelimited ISO 8601 `YYYYMMDD`.
+        (year, month, day, ylen) = (v / 10_000, v / 100 % 100, v % 100, 4);
+    } else {
+        let Some(sep) = sep else {
+            return Err(syntax(s, kind));
+        };
+        if len > 7 {
+            return Err(syntax(s, kind));
+        }
+        c.i += 1;
+        let (second, _) = c.digits(2).ok_or_else(|| syntax(s, kind))?;
+        if !c.eat(sep) {
+            return Err(syntax(s, kind));
+        }
+        if len >= 3 {
+            // Year first: `2024-01-05`, `2024/01/05`.
+            (year, ylen) = (v, len);
+            month = second;
+            day = c.digits(2).ok_or_else(|| syntax(s, kind))?.0;
+        } else {
+            // DateStyle MDY: `01/05/2024`, `1-5-24` (two-digit years
+            // below 70 are 20xx, the others 19xx).
+            mdy = true;
+            month = v;
+            day = second;
+            let (y, yl) = c.digits(7).ok_or_else(|| syntax(s, kind))?;
+            year = if yl <= 2 {
+                if y < 70 {
+                    2000 + y
+                } else {
+                    1900 + y
+                }
+            } else {
+                y
+            };
+            ylen = yl.max(4);
+        }
     }
-    if !c.eat(b'-') {
-        return Err(syntax(s, tz));
-    }
-    let (month, _) = c.digits(2).ok_or_else(|| syntax(s, tz))?;
-    if !c.eat(b'-') {
-        return Err(syntax(s, tz));
-    }
-    let (day, _) = c.digits(2).ok_or_else(|| syntax(s, tz))?;
     let (mut h, mut mi, mut sec, mut us) = (0u64, 0u64, 0u64, 0u64);
     let mut offset_secs: Option<i64> = None;
     let mut bc = false;
     if c.eat(b't') || c.peek() == Some(b' ') {
         c.skip_ws();
         if c.peek().is_some_and(|d| d.is_ascii_digit()) {
-            h = c.digits(2).ok_or_else(|| syntax(s, tz))?.0;
+            h = c.digits(2).ok_or_else(|| syntax(s, kind))?.0;
             if !c.eat(b':') {
-                return Err(syntax(s, tz));
+                return Err(syntax(s, kind));
             }
-            mi = c.digits(2).ok_or_else(|| syntax(s, tz))?.0;
+            mi = c.digits(2).ok_or_else(|| syntax(s, kind))?.0;
             if c.eat(b':') {
-                sec = c.digits(2).ok_or_else(|| syntax(s, tz))?.0;
+                sec = c.digits(2).ok_or_else(|| syntax(s, kind))?.0;
                 if c.eat(b'.') {
                     let start = c.i;
                     let mut frac_digits = 0;
@@ -295,7 +348,7 @@ pub fn parse_timestamp(s: &str, tz: bool) -> PgResult<i64> {
                         c.i += 1;
                     }
                     if c.i == start {
-                        return Err(syntax(s, tz));
+                        return Err(syntax(s, kind));
                     }
                     for _ in frac_digits.min(6)..6 {
                         frac *= 10;
@@ -325,16 +378,16 @@ pub fn parse_timestamp(s: &str, tz: bool) -> PgResult<i64> {
             c.i += 1;
         } else if let Some(sign) = c.peek().filter(|&x| x == b'+' || x == b'-') {
             c.i += 1;
-            let (hv, hl) = c.digits(4).ok_or_else(|| syntax(s, tz))?;
+            let (hv, hl) = c.digits(4).ok_or_else(|| syntax(s, kind))?;
             let (oh, mut om) = if hl > 2 {
                 (hv / 100, hv % 100)
             } else {
                 (hv, 0)
             };
             if c.eat(b':') {
-                om = c.digits(2).ok_or_else(|| syntax(s, tz))?.0;
+                om = c.digits(2).ok_or_else(|| syntax(s, kind))?.0;
                 if c.eat(b':') {
-                    c.digits(2).ok_or_else(|| syntax(s, tz))?;
+                    c.digits(2).ok_or_else(|| syntax(s, kind))?;
                 }
             }
             if oh > 15 || om > 59 {
@@ -346,7 +399,7 @@ pub fn parse_timestamp(s: &str, tz: bool) -> PgResult<i64> {
             let off = (oh * 3600 + om * 60) as i64;
             offset_secs = Some(if sign == b'-' { -off } else { off });
         } else {
-            return Err(syntax(s, tz));
+            return Err(syntax(s, kind));
         }
     }
     if year == 0 && ylen >= 1 {
@@ -354,27 +407,154 @@ pub fn parse_timestamp(s: &str, tz: bool) -> PgResult<i64> {
     }
     let y = if bc { 1 - year as i64 } else { year as i64 };
     if !(1..=12).contains(&month) || day < 1 || day as u32 > days_in_month(y, month as u32) {
-        return Err(field_overflow(s));
+        let e = field_overflow(s);
+        return Err(if mdy {
+            e.with_hint("Perhaps you need a different \"datestyle\" setting.")
+        } else {
+            e
+        });
     }
     if h > 24 || mi > 59 || sec > 60 || (h == 24 && (mi > 0 || sec > 0 || us > 0)) {
         return Err(field_overflow(s));
     }
-    let mut ts = timestamp_from_parts(y, month as u32, day as u32, 0, 0, 0, 0);
-    ts = ts
-        .checked_add((h as i64 * 3600 + mi as i64 * 60 + sec as i64) * USECS_PER_SEC + us as i64)
-        .ok_or_else(|| field_overflow(s))?;
+    let days = date_from_parts(y, month as u32, day as u32);
+    if kind == InputKind::Date {
+        // A date keeps only the day; the time of day was validated and dropped.
+        if !date_in_range(days) {
+            return Err(PgError::new(
+                sqlstate::DATETIME_FIELD_OVERFLOW,
+                format!("date out of range: \"{}\"", s),
+            ));
+        }
+        return Ok(days);
+    }
+    let out_of_range = || {
+        PgError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!("timestamp out of range: \"{}\"", s),
+        )
+    };
+    let mut ts = days
+        .checked_mul(USECS_PER_DAY)
+        .and_then(|t| {
+            t.checked_add(
+                (h as i64 * 3600 + mi as i64 * 60 + sec as i64) * USECS_PER_SEC + us as i64,
+            )
+        })
+        .ok_or_else(out_of_range)?;
     if tz {
         if let Some(off) = offset_secs {
             ts -= off * USECS_PER_SEC;
         }
     }
     if !(MIN_TIMESTAMP..END_TIMESTAMP).contains(&ts) {
-        return Err(PgError::new(
-            sqlstate::DATETIME_FIELD_OVERFLOW,
-            format!("timestamp out of range: \"{}\"", s),
-        ));
+        return Err(out_of_range());
     }
     Ok(ts)
+}
+
+/// Date +infinity (PostgreSQL's DATEVAL_NOEND).
+pub const DATE_INFINITY: i32 = i32::MAX;
+/// Date -infinity (DATEVAL_NOBEGIN).
+pub const DATE_NEG_INFINITY: i32 = i32::MIN;
+/// Days from 2000-01-01 to 4714-11-24 BC, the first valid date.
+pub const MIN_DATE_DAYS: i32 = -2_451_545;
+/// One past the last valid date (5874897-12-31): days from 2000-01-01 to 5874898-01-01.
+pub const END_DATE_DAYS: i32 = 2_145_031_949;
+
+/// Parses date input: what timestamp input accepts (a time part is
+/// read and dropped), plus `YYYYMMDD`; 22007 / 22008 as PostgreSQL's date_in.
+pub fn parse_date(s: &str) -> PgResult<i32> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    match t.to_ascii_lowercase().as_str() {
+        "infinity" | "+infinity" => return Ok(DATE_INFINITY),
+        "-infinity" => return Ok(DATE_NEG_INFINITY),
+        "epoch" | "now" | "today" | "tomorrow" | "yesterday" => {
+            return Ok(timestamp_to_date(parse_datetime(t, InputKind::Timestamp)?))
+        }
+        _ => {}
+    }
+    // For dates parse_datetime returns the day number.
+    let d = parse_datetime(s, InputKind::Date)?;
+    Ok(d as i32)
+}
+
+/// The timestamp at midnight of a date, for comparisons: infinities map to
+/// infinities, and a date past the timestamp range saturates just outside
+/// it (still before infinity), so a date compares correctly with every
+/// timestamp.
+pub fn date_to_timestamp(d: i32) -> i64 {
+    match d {
+        DATE_INFINITY => TS_INFINITY,
+        DATE_NEG_INFINITY => TS_NEG_INFINITY,
+        d => (d as i64).saturating_mul(USECS_PER_DAY).min(END_TIMESTAMP),
+    }
+}
+
+/// date → timestamp as a cast: 22008 `date out of range for timestamp`
+/// when the date is past the timestamp range.
+pub fn date_to_timestamp_checked(d: i32) -> PgResult<i64> {
+    let t = date_to_timestamp(d);
+    if t == END_TIMESTAMP {
+        return Err(PgError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            "date out of range for timestamp",
+        ));
+    }
+    Ok(t)
+}
+
+/// The date of a timestamp (22008 `date out of range` cannot happen: every
+/// timestamp's day is a valid date).
+pub fn timestamp_to_date(t: i64) -> i32 {
+    match t {
+        TS_INFINITY => DATE_INFINITY,
+        TS_NEG_INFINITY => DATE_NEG_INFINITY,
+        t => t.div_euclid(USECS_PER_DAY) as i32,
+    }
+}
+
+/// (year, month, day) of a date in days since 2000-01-01 (year 0 = 1 BC).
+pub fn date_parts(d: i32) -> (i64, u32, u32) {
+    civil_from_days(d as i64 + days_from_civil(2000, 1, 1))
+}
+
+/// Days since 2000-01-01 for a civil date.
+pub fn date_from_parts(y: i64, m: u32, d: u32) -> i64 {
+    days_from_civil(y, m, d) - days_from_civil(2000, 1, 1)
+}
+
+/// True if `d` is a finite date inside PostgreSQL's range.
+pub fn date_in_range(d: i64) -> bool {
+    (MIN_DATE_DAYS as i64..END_DATE_DAYS as i64).contains(&d)
+}
+
+/// True if `t` is a finite timestamp inside PostgreSQL's range.
+pub fn timestamp_in_range(t: i64) -> bool {
+    (MIN_TIMESTAMP..END_TIMESTAMP).contains(&t)
+}
+
+/// Number of days in a month of a (proleptic Gregorian) year.
+pub fn month_days(y: i64, m: u32) -> u32 {
+    days_in_month(y, m)
+}
+
+/// Appends a date's ISO text form (`2024-01-31`, `0044-03-15 BC`, `infinity`).
+pub fn write_date(out: &mut BytesMut, d: i32) {
+    match d {
+        DATE_INFINITY => out.put_slice(b"infinity"),
+        DATE_NEG_INFINITY => out.put_slice(b"-infinity"),
+        d => {
+            let (y, m, day) = date_parts(d);
+            let bc = y <= 0;
+            let year = if bc { 1 - y } else { y };
+            let s = format!("{year:04}-{m:02}-{day:02}");
+            out.put_slice(s.as_bytes());
+            if bc {
+                out.put_slice(b" BC");
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -425,6 +605,20 @@ mod tests {
         assert_eq!(rt("epoch", true), "1970-01-01 00:00:00+00");
         assert_eq!(rt("1970-01-01 00:00:00", false), "1970-01-01 00:00:00");
         assert_eq!(rt("2024-02-29 12:00", false), "2024-02-29 12:00:00");
+        // DateStyle MDY and other separators, as PostgreSQL 15 reads them.
+        assert_eq!(rt("01/05/2024", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("2024/01/05", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("01-05-2024", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("1/5/24", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("01/05/99", false), "1999-01-05 00:00:00");
+        assert_eq!(rt("2024.01.05", false), "2024-01-05 00:00:00");
+        assert_eq!(rt("01/05/2024 10:30", false), "2024-01-05 10:30:00");
+        assert_eq!(rt("1-01-01", false), "2001-01-01 00:00:00");
+        let e = parse_timestamp("13/05/2024", false).unwrap_err();
+        assert_eq!(
+            e.message,
+            "date/time field value out of range: \"13/05/2024\""
+        );
         let e = parse_timestamp("abc", false).unwrap_err();
         assert_eq!(
             e.message,

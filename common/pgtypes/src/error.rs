@@ -35,6 +35,10 @@ pub mod sqlstate {
     pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
     pub const INVALID_DATETIME_FORMAT: &str = "22007";
     pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
+    pub const ARRAY_SUBSCRIPT_ERROR: &str = "2202E";
+    pub const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
+    pub const INVALID_REGULAR_EXPRESSION: &str = "2201B";
+    pub const INVALID_ESCAPE_SEQUENCE: &str = "22025";
     pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
     pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
     pub const NOT_NULL_VIOLATION: &str = "23502";

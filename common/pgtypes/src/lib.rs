@@ -16,8 +16,10 @@
 //!   defaults, units and parsers;
 //! * SQL data: [`sqltype`] (types with PostgreSQL's OIDs and modifiers),
 //!   [`value`] (the runtime datum and its casts, comparisons, text and
-//!   binary I/O), [`numeric`] and [`datetime`] (which is also the node's
-//!   clock: `now_usecs`);
+//!   binary I/O), [`numeric`], [`datetime`] (which is also the node's
+//!   clock: `now_usecs`), [`interval`], [`array`] (one-dimensional arrays),
+//!   [`timestamp`] (date_trunc / extract) and [`formatting`] (to_char and
+//!   friends);
 //! * [`blocking`] — the one helper for calls that may block on a tokio
 //!   worker, and [`fileutil`] — fsync and atomic-rename helpers.
 //!
@@ -26,17 +28,21 @@
 //!
 //! Next: `wal` (records carry these ids), then `txn`.
 
+pub mod array;
 pub mod blocking;
 pub mod config;
 pub mod datetime;
 pub mod error;
 pub mod fileutil;
+pub mod formatting;
 pub mod ids;
+pub mod interval;
 pub mod lsn;
 pub mod numeric;
 pub mod sqltype;
 #[cfg(feature = "testutil")]
 pub mod testutil;
+pub mod timestamp;
 pub mod txstatus;
 pub mod value;
 

@@ -12,6 +12,10 @@
 //! `CREATE TABLE` and `::type` give us) and [`SqlType::from_name`] maps a bare
 //! type name (`int4`, `bpchar`, `pg_lsn`).
 //!
+//! Arrays are `SqlType::Array(ArrayElem)`: one dimension of a scalar type,
+//! with PostgreSQL's array OIDs (`int4[]` 1007) and typnames (`_int4`);
+//! `int4[]` and `_int4` both parse with [`SqlType::from_name`].
+//!
 //! Text-like types (text, varchar, char, name) share one runtime
 //! representation ([`crate::value::Value::Text`]); char(n) values are
 //! stored blank-padded, as PostgreSQL stores bpchar.
@@ -65,8 +69,187 @@ pub enum SqlType {
     /// shows (the low half of our 64-bit xid, as PostgreSQL's
     /// XidFromFullTransactionId)
     Xid,
+    /// date (1082): days since 2000-01-01
+    Date,
+    /// interval (1186): months, days, microseconds
+    Interval,
+    /// A one-dimensional array of a scalar type (`int4[]` 1007, `text[]` 1009 …).
+    Array(ArrayElem),
     /// A literal or parameter whose type is not known yet (705).
     Unknown,
+}
+
+/// The element type of an array type. Kept as its own small enum so
+/// [`SqlType`] stays `Copy`: `SqlType::Array(ArrayElem::Int4)` is `int4[]`.
+/// Element typmods (`varchar(10)[]`) are not kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArrayElem {
+    /// bool[] (1000)
+    Bool,
+    /// int2[] (1005)
+    Int2,
+    /// int4[] (1007)
+    Int4,
+    /// int8[] (1016)
+    Int8,
+    /// float8[] (1022)
+    Float8,
+    /// numeric[] (1231)
+    Numeric,
+    /// text[] (1009)
+    Text,
+    /// varchar[] (1015)
+    Varchar,
+    /// bpchar[] (1014)
+    Char,
+    /// name[] (1003)
+    Name,
+    /// date[] (1182)
+    Date,
+    /// timestamp[] (1115)
+    Timestamp,
+    /// timestamptz[] (1185)
+    TimestampTz,
+    /// interval[] (1187)
+    Interval,
+    /// oid[] (1028)
+    Oid,
+}
+
+impl ArrayElem {
+    /// Every element type (for tables and tests).
+    pub const ALL: [ArrayElem; 15] = [
+        ArrayElem::Bool,
+        ArrayElem::Int2,
+        ArrayElem::Int4,
+        ArrayElem::Int8,
+        ArrayElem::Float8,
+        ArrayElem::Numeric,
+        ArrayElem::Text,
+        ArrayElem::Varchar,
+        ArrayElem::Char,
+        ArrayElem::Name,
+        ArrayElem::Date,
+        ArrayElem::Timestamp,
+        ArrayElem::TimestampTz,
+        ArrayElem::Interval,
+        ArrayElem::Oid,
+    ];
+
+    /// The element's scalar type.
+    pub fn sql_type(self) -> SqlType {
+        match self {
+            ArrayElem::Bool => SqlType::Bool,
+            ArrayElem::Int2 => SqlType::Int2,
+            ArrayElem::Int4 => SqlType::Int4,
+            ArrayElem::Int8 => SqlType::Int8,
+            ArrayElem::Float8 => SqlType::Float8,
+            ArrayElem::Numeric => SqlType::NUMERIC,
+            ArrayElem::Text => SqlType::Text,
+            ArrayElem::Varchar => SqlType::Varchar(None),
+            ArrayElem::Char => SqlType::Char(0),
+            ArrayElem::Name => SqlType::Name,
+            ArrayElem::Date => SqlType::Date,
+            ArrayElem::Timestamp => SqlType::Timestamp,
+            ArrayElem::TimestampTz => SqlType::TimestampTz,
+            ArrayElem::Interval => SqlType::Interval,
+            ArrayElem::Oid => SqlType::Oid,
+        }
+    }
+
+    /// The element kind for a scalar type; None for types without an array
+    /// type here (arrays of arrays, pg_lsn, …).
+    pub fn of(t: SqlType) -> Option<ArrayElem> {
+        Some(match t {
+            SqlType::Bool => ArrayElem::Bool,
+            SqlType::Int2 => ArrayElem::Int2,
+            SqlType::Int4 => ArrayElem::Int4,
+            SqlType::Int8 => ArrayElem::Int8,
+            SqlType::Float8 => ArrayElem::Float8,
+            SqlType::Numeric(_) => ArrayElem::Numeric,
+            SqlType::Text | SqlType::Unknown => ArrayElem::Text,
+            SqlType::Varchar(_) => ArrayElem::Varchar,
+            SqlType::Char(_) => ArrayElem::Char,
+            SqlType::Name => ArrayElem::Name,
+            SqlType::Date => ArrayElem::Date,
+            SqlType::Timestamp => ArrayElem::Timestamp,
+            SqlType::TimestampTz => ArrayElem::TimestampTz,
+            SqlType::Interval => ArrayElem::Interval,
+            SqlType::Oid => ArrayElem::Oid,
+            _ => return None,
+        })
+    }
+
+    /// The array type's OID.
+    pub fn array_oid(self) -> Oid {
+        match self {
+            ArrayElem::Bool => 1000,
+            ArrayElem::Int2 => 1005,
+            ArrayElem::Int4 => 1007,
+            ArrayElem::Int8 => 1016,
+            ArrayElem::Float8 => 1022,
+            ArrayElem::Numeric => 1231,
+            ArrayElem::Text => 1009,
+            ArrayElem::Varchar => 1015,
+            ArrayElem::Char => 1014,
+            ArrayElem::Name => 1003,
+            ArrayElem::Date => 1182,
+            ArrayElem::Timestamp => 1115,
+            ArrayElem::TimestampTz => 1185,
+            ArrayElem::Interval => 1187,
+            ArrayElem::Oid => 1028,
+        }
+    }
+
+    /// The array type for an array OID (float4[] 1021 reads as float8[]).
+    pub fn from_array_oid(oid: Oid) -> Option<ArrayElem> {
+        if oid == 1021 {
+            return Some(ArrayElem::Float8);
+        }
+        ArrayElem::ALL.into_iter().find(|e| e.array_oid() == oid)
+    }
+
+    /// format_type's spelling of the array type (`integer[]`).
+    pub fn pg_array_name(self) -> &'static str {
+        match self {
+            ArrayElem::Bool => "boolean[]",
+            ArrayElem::Int2 => "smallint[]",
+            ArrayElem::Int4 => "integer[]",
+            ArrayElem::Int8 => "bigint[]",
+            ArrayElem::Float8 => "double precision[]",
+            ArrayElem::Numeric => "numeric[]",
+            ArrayElem::Text => "text[]",
+            ArrayElem::Varchar => "character varying[]",
+            ArrayElem::Char => "character[]",
+            ArrayElem::Name => "name[]",
+            ArrayElem::Date => "date[]",
+            ArrayElem::Timestamp => "timestamp without time zone[]",
+            ArrayElem::TimestampTz => "timestamp with time zone[]",
+            ArrayElem::Interval => "interval[]",
+            ArrayElem::Oid => "oid[]",
+        }
+    }
+
+    /// pg_type.typname of the array type (`_int4`).
+    pub fn array_typname(self) -> &'static str {
+        match self {
+            ArrayElem::Bool => "_bool",
+            ArrayElem::Int2 => "_int2",
+            ArrayElem::Int4 => "_int4",
+            ArrayElem::Int8 => "_int8",
+            ArrayElem::Float8 => "_float8",
+            ArrayElem::Numeric => "_numeric",
+            ArrayElem::Text => "_text",
+            ArrayElem::Varchar => "_varchar",
+            ArrayElem::Char => "_bpchar",
+            ArrayElem::Name => "_name",
+            ArrayElem::Date => "_date",
+            ArrayElem::Timestamp => "_timestamp",
+            ArrayElem::TimestampTz => "_timestamptz",
+            ArrayElem::Interval => "_interval",
+            ArrayElem::Oid => "_oid",
+        }
+    }
 }
 
 /// Largest `n` accepted for varchar(n) / char(n) (PostgreSQL's MaxAttrSize / 4 limit is 10485760).
@@ -97,6 +280,9 @@ impl SqlType {
             SqlType::Oid => 26,
             SqlType::Xid8 => 5069,
             SqlType::Xid => 28,
+            SqlType::Date => 1082,
+            SqlType::Interval => 1186,
+            SqlType::Array(e) => e.array_oid(),
             SqlType::Unknown => 705,
         }
     }
@@ -125,7 +311,9 @@ impl SqlType {
             5069 => SqlType::Xid8,
             28 => SqlType::Xid,
             705 => SqlType::Unknown,
-            _ => return None,
+            1082 => SqlType::Date,
+            1186 => SqlType::Interval,
+            o => SqlType::Array(ArrayElem::from_array_oid(o)?),
         })
     }
 
@@ -148,7 +336,8 @@ impl SqlType {
         match self {
             SqlType::Bool => 1,
             SqlType::Int2 => 2,
-            SqlType::Int4 | SqlType::Oid | SqlType::Xid => 4,
+            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Date => 4,
+            SqlType::Interval => 16,
             SqlType::Int8
             | SqlType::Float8
             | SqlType::Timestamp
@@ -238,8 +427,24 @@ impl SqlType {
             SqlType::Oid => "oid",
             SqlType::Xid8 => "xid8",
             SqlType::Xid => "xid",
+            SqlType::Date => "date",
+            SqlType::Interval => "interval",
+            SqlType::Array(e) => e.pg_array_name(),
             SqlType::Unknown => "unknown",
         }
+    }
+
+    /// The element type of an array type (None for scalars).
+    pub fn elem(self) -> Option<SqlType> {
+        match self {
+            SqlType::Array(e) => Some(e.sql_type()),
+            _ => None,
+        }
+    }
+
+    /// The array type whose elements are `self` (None if there is none here).
+    pub fn array_of(self) -> Option<SqlType> {
+        ArrayElem::of(self).map(SqlType::Array)
     }
 
     /// The internal type name (pg_type.typname): `int4`, `varchar`, `bpchar`,
@@ -264,6 +469,9 @@ impl SqlType {
             SqlType::Oid => "oid",
             SqlType::Xid8 => "xid8",
             SqlType::Xid => "xid",
+            SqlType::Date => "date",
+            SqlType::Interval => "interval",
+            SqlType::Array(e) => e.array_typname(),
             SqlType::Unknown => "unknown",
         }
     }
@@ -272,6 +480,12 @@ impl SqlType {
     /// `timestamptz`, `pg_lsn` …), case-insensitive. None if unknown.
     pub fn from_name(name: &str) -> Option<SqlType> {
         let lower = name.trim().to_ascii_lowercase();
+        if let Some(elem) = lower.strip_suffix("[]") {
+            return SqlType::from_name(elem)?.array_of();
+        }
+        if let Some(elem) = lower.strip_prefix('_') {
+            return SqlType::from_name(elem)?.array_of();
+        }
         Some(match lower.as_str() {
             "bool" | "boolean" => SqlType::Bool,
             "int2" | "smallint" => SqlType::Int2,
@@ -295,6 +509,8 @@ impl SqlType {
             "xid8" => SqlType::Xid8,
             "xid" => SqlType::Xid,
             "unknown" => SqlType::Unknown,
+            "date" => SqlType::Date,
+            "interval" => SqlType::Interval,
             _ => return None,
         })
     }
@@ -375,6 +591,21 @@ impl SqlType {
                 SqlType::TimestampTz
             }
             DataType::Timestamp(_, _) => SqlType::Timestamp,
+            DataType::Date => SqlType::Date,
+            DataType::Interval => SqlType::Interval,
+            DataType::Array(
+                sqlparser::ast::ArrayElemTypeDef::SquareBracket(inner, _)
+                | sqlparser::ast::ArrayElemTypeDef::AngleBracket(inner)
+                | sqlparser::ast::ArrayElemTypeDef::Parenthesis(inner),
+            ) => {
+                let elem = SqlType::from_data_type(inner)?;
+                elem.array_of().ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("could not find array type for data type {}", elem.pg_name()),
+                    )
+                })?
+            }
             DataType::Custom(name, mods) => {
                 let n = name.to_string();
                 let n = n.trim_matches('"');

@@ -2,8 +2,9 @@
 //! and casts.
 //!
 //! A [`Value`] is what expressions produce, rows hold and the protocol sends.
-//! It is cheap to clone: scalars are inline, text is an `Arc<str>` (a clone is
-//! a reference-count increment), a snapshot is behind an `Arc`. `Value` is 32
+//! It is cheap to clone: scalars are inline (an interval too), text is an
+//! `Arc<str>` (a clone is a reference-count increment), a snapshot and an
+//! array are behind an `Arc`. `Value` is 32
 //! bytes.
 //!
 //! Text-like types (text, varchar, char, name) share [`Value::Text`]; the
@@ -24,8 +25,9 @@
 //!   numeric's base-10000 digits).
 //!
 //! Comparison ([`cmp_sql`]) works across the numeric types (int2/4/8,
-//! numeric, float8 with NaN greatest, as PostgreSQL sorts it) and returns None
-//! for NULL. Casts ([`cast`], [`cast_assign`]) follow PostgreSQL's explicit
+//! numeric, float8 with NaN greatest, as PostgreSQL sorts it), across date
+//! and timestamp(tz), orders intervals by their span and arrays element by
+//! element ([`crate::array::cmp_arrays`]), and returns None for NULL. Casts ([`cast`], [`cast_assign`]) follow PostgreSQL's explicit
 //! and assignment rules.
 
 use std::cmp::Ordering;
@@ -34,8 +36,10 @@ use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 
+use crate::array::{self, ArrayValue};
 use crate::datetime;
 use crate::error::{sqlstate, PgError, PgResult};
+use crate::interval::{self, Interval};
 use crate::numeric::Numeric;
 use crate::sqltype::SqlType;
 
@@ -85,6 +89,12 @@ pub enum Value {
     Snapshot(Arc<PgSnapshot>),
     /// void
     Void,
+    /// date: days since 2000-01-01 (i32::MIN/MAX = ∓infinity)
+    Date(i32),
+    /// interval: months, days, microseconds
+    Interval(Interval),
+    /// A one-dimensional array.
+    Array(Arc<ArrayValue>),
 }
 
 fn invalid_syntax(ty: SqlType, s: &str) -> PgError {
@@ -480,6 +490,9 @@ impl Value {
             Value::Xid(_) => SqlType::Xid,
             Value::Snapshot(_) => SqlType::Snapshot,
             Value::Void => SqlType::Void,
+            Value::Date(_) => SqlType::Date,
+            Value::Interval(_) => SqlType::Interval,
+            Value::Array(a) => a.sql_type(),
         }
     }
 
@@ -576,6 +589,9 @@ impl Value {
                 parse_snapshot(s).ok_or_else(|| invalid_syntax(ty, s))?,
             )),
             SqlType::Void => Value::Void,
+            SqlType::Date => Value::Date(datetime::parse_date(s)?),
+            SqlType::Interval => Value::Interval(interval::parse_interval(s)?),
+            SqlType::Array(e) => Value::Array(Arc::new(array::parse_array(e, s)?)),
         })
     }
 
@@ -663,6 +679,18 @@ impl Value {
                 Value::Snapshot(Arc::new(PgSnapshot { xmin, xmax, xip }))
             }
             SqlType::Void => Value::Void,
+            SqlType::Date => Value::Date(i32::from_be_bytes(fixed(b)?)),
+            SqlType::Interval => {
+                let b: [u8; 16] = fixed(b)?;
+                let mut t = [0u8; 8];
+                t.copy_from_slice(&b[..8]);
+                Value::Interval(Interval::new(
+                    i32::from_be_bytes([b[12], b[13], b[14], b[15]]),
+                    i32::from_be_bytes([b[8], b[9], b[10], b[11]]),
+                    i64::from_be_bytes(t),
+                ))
+            }
+            SqlType::Array(e) => Value::Array(Arc::new(array::parse_array_binary(e, b)?)),
         })
     }
 
@@ -686,6 +714,9 @@ impl Value {
             }
             Value::Text(s) => out.put_slice(s.as_bytes()),
             Value::Timestamp(t) => datetime::write_timestamp(out, *t, false),
+            Value::Date(d) => datetime::write_date(out, *d),
+            Value::Interval(iv) => iv.write_text(out),
+            Value::Array(a) => a.write_text(out),
             Value::TimestampTz(t) => datetime::write_timestamp(out, *t, true),
             Value::PgLsn(l) => {
                 use std::fmt::Write;
@@ -724,6 +755,13 @@ impl Value {
             Value::Numeric(n) => n.write_binary(out),
             Value::Text(s) => out.put_slice(s.as_bytes()),
             Value::Timestamp(t) | Value::TimestampTz(t) => out.put_i64(*t),
+            Value::Date(d) => out.put_i32(*d),
+            Value::Interval(iv) => {
+                out.put_i64(iv.micros);
+                out.put_i32(iv.days);
+                out.put_i32(iv.months);
+            }
+            Value::Array(a) => a.write_binary(out),
             Value::PgLsn(l) => out.put_u64(*l),
             Value::Snapshot(s) => {
                 out.put_i32(s.xip.len() as i32);
@@ -813,6 +851,11 @@ pub fn cmp_sql(a: &Value, b: &Value) -> Option<Ordering> {
         (Xid(x), Xid(y)) => x.cmp(y),
         (Oid(x), Oid(y)) => x.cmp(y),
         (Void, Void) => Ordering::Equal,
+        (Date(x), Date(y)) => x.cmp(y),
+        (Date(d), Timestamp(t) | TimestampTz(t)) => datetime::date_to_timestamp(*d).cmp(t),
+        (Timestamp(t) | TimestampTz(t), Date(d)) => t.cmp(&datetime::date_to_timestamp(*d)),
+        (Interval(x), Interval(y)) => x.span().cmp(&y.span()),
+        (Array(x), Array(y)) => array::cmp_arrays(x, y),
         (Snapshot(x), Snapshot(y)) => (x.xmin, x.xmax, &x.xip).cmp(&(y.xmin, y.xmax, &y.xip)),
         (Numeric(x), Float8(y)) => cmp_f64(x.to_f64(), *y),
         (Float8(x), Numeric(y)) => cmp_f64(*x, y.to_f64()),
@@ -896,6 +939,8 @@ pub fn can_cast(from: SqlType, to: SqlType) -> bool {
         (Xid8, Int8) => false,
         (Xid8, Xid) => true,
         (Numeric(_), PgLsn) => true,
+        (Date, Timestamp | TimestampTz) | (Timestamp | TimestampTz, Date) => true,
+        (Array(a), Array(b)) => can_cast(a.sql_type(), b.sql_type()),
         _ => false,
     }
 }
@@ -1057,6 +1102,33 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
         // xid(xid8): the low 32 bits, as PostgreSQL's cast.
         (Value::Xid8(x), T::Xid) => Value::Xid(*x as u32),
         (Value::Snapshot(_), T::Snapshot) => v.clone(),
+        (Value::Date(_), T::Date) | (Value::Interval(_), T::Interval) => v.clone(),
+        (Value::Date(d), T::Timestamp) => {
+            Value::Timestamp(datetime::date_to_timestamp_checked(*d)?)
+        }
+        (Value::Date(d), T::TimestampTz) => {
+            Value::TimestampTz(datetime::date_to_timestamp_checked(*d)?)
+        }
+        (Value::Timestamp(t) | Value::TimestampTz(t), T::Date) => {
+            Value::Date(datetime::timestamp_to_date(*t))
+        }
+        (Value::Array(a), T::Array(e)) => {
+            if a.elem == e {
+                v.clone()
+            } else {
+                let et = e.sql_type();
+                let items = a
+                    .items
+                    .iter()
+                    .map(|x| cast_with(x, et, mode))
+                    .collect::<PgResult<Vec<_>>>()?;
+                Value::Array(Arc::new(ArrayValue {
+                    elem: e,
+                    lower: a.lower,
+                    items,
+                }))
+            }
+        }
         _ => return Err(cannot_cast(from, to)),
     })
 }
@@ -1335,6 +1407,28 @@ mod tests {
             any::<u32>().prop_map(|v| (SqlType::Oid, Value::Oid(v))),
             any::<u64>().prop_map(|v| (SqlType::Xid8, Value::Xid8(v))),
             any::<u32>().prop_map(|v| (SqlType::Xid, Value::Xid(v))),
+            (datetime::MIN_DATE_DAYS..datetime::END_DATE_DAYS)
+                .prop_map(|d| (SqlType::Date, Value::Date(d))),
+            (any::<i32>(), any::<i32>(), any::<i64>())
+                .prop_map(|(m, d, u)| (SqlType::Interval, Value::Interval(Interval::new(m, d, u)))),
+            proptest::collection::vec(proptest::option::of(any::<i32>()), 0..5).prop_map(|v| (
+                SqlType::Array(crate::sqltype::ArrayElem::Int4),
+                array::array_value(
+                    crate::sqltype::ArrayElem::Int4,
+                    v.into_iter()
+                        .map(|x| x.map_or(Value::Null, Value::Int4))
+                        .collect()
+                )
+            )),
+            proptest::collection::vec(proptest::option::of("[^\\x00]{0,6}"), 0..5).prop_map(|v| (
+                SqlType::Array(crate::sqltype::ArrayElem::Text),
+                array::array_value(
+                    crate::sqltype::ArrayElem::Text,
+                    v.into_iter()
+                        .map(|x| x.map_or(Value::Null, |s| Value::text(&s)))
+                        .collect()
+                )
+            )),
         ]
     }
 
@@ -1355,15 +1449,15 @@ mod tests {
         }
 
         #[test]
-        fn binary_input_never_panics(data in proptest::collection::vec(any::<u8>(), 0..40), i in 0usize..14) {
-            let tys = [SqlType::Bool, SqlType::Int2, SqlType::Int4, SqlType::Int8, SqlType::Float8, SqlType::NUMERIC,
+        fn binary_input_never_panics(data in proptest::collection::vec(any::<u8>(), 0..40), i in 0usize..17) {
+            let tys = [SqlType::Date, SqlType::Interval, SqlType::Array(crate::sqltype::ArrayElem::Text), SqlType::Bool, SqlType::Int2, SqlType::Int4, SqlType::Int8, SqlType::Float8, SqlType::NUMERIC,
                 SqlType::Text, SqlType::Timestamp, SqlType::PgLsn, SqlType::Oid, SqlType::Snapshot, SqlType::Char(3), SqlType::Xid8, SqlType::Xid];
             let _ = Value::from_binary(tys[i], &data);
         }
 
         #[test]
-        fn text_input_never_panics(s in ".{0,30}", i in 0usize..10) {
-            let tys = [SqlType::Bool, SqlType::Int2, SqlType::Int4, SqlType::Int8, SqlType::Float8, SqlType::NUMERIC,
+        fn text_input_never_panics(s in ".{0,30}", i in 0usize..13) {
+            let tys = [SqlType::Date, SqlType::Interval, SqlType::Array(crate::sqltype::ArrayElem::Int4), SqlType::Bool, SqlType::Int2, SqlType::Int4, SqlType::Int8, SqlType::Float8, SqlType::NUMERIC,
                 SqlType::Timestamp, SqlType::TimestampTz, SqlType::PgLsn, SqlType::Snapshot];
             let _ = Value::from_text(tys[i], &s);
         }
@@ -1374,6 +1468,66 @@ mod tests {
             let n = Value::Numeric(Numeric::from_i64(b));
             prop_assert_eq!(cmp_sql(&Value::Int4(a), &n), Some((a as i64).cmp(&b)));
         }
+    }
+
+    #[test]
+    fn dates_match_postgres() {
+        // Each from PostgreSQL 15 (`select '…'::date`).
+        for (s, want) in [
+            ("2024-02-29", "2024-02-29"),
+            ("infinity", "infinity"),
+            ("-infinity", "-infinity"),
+            ("0001-01-01 BC", "0001-01-01 BC"),
+            ("2024-01-01 13:00", "2024-01-01"),
+            ("20240105", "2024-01-05"),
+            ("5874897-12-31", "5874897-12-31"),
+            ("4714-11-24 BC", "4714-11-24 BC"),
+        ] {
+            assert_eq!(out(&parse(SqlType::Date, s)), want, "{s}");
+        }
+        assert_eq!(
+            err(SqlType::Date, "2023-02-30"),
+            (
+                "date/time field value out of range: \"2023-02-30\"".into(),
+                "22008"
+            )
+        );
+        assert_eq!(
+            err(SqlType::Date, "x"),
+            ("invalid input syntax for type date: \"x\"".into(), "22007")
+        );
+        assert_eq!(
+            err(SqlType::Date, "5874898-01-01"),
+            ("date out of range: \"5874898-01-01\"".into(), "22008")
+        );
+        assert_eq!(bin(&parse(SqlType::Date, "2000-01-02")), [0, 0, 0, 1]);
+        assert_eq!(
+            cast(&parse(SqlType::Date, "2024-01-02"), SqlType::TimestampTz)
+                .unwrap()
+                .to_string(),
+            "2024-01-02 00:00:00+00"
+        );
+        assert_eq!(
+            cast(
+                &parse(SqlType::Timestamp, "2024-01-01 12:00"),
+                SqlType::Date
+            )
+            .unwrap()
+            .to_string(),
+            "2024-01-01"
+        );
+        assert_eq!(
+            cmp_sql(
+                &parse(SqlType::Date, "2024-01-15"),
+                &parse(SqlType::Timestamp, "2024-01-15 00:00")
+            ),
+            Some(Ordering::Equal)
+        );
+        // interval_send: time (i64), day (i32), month (i32).
+        assert_eq!(
+            bin(&parse(SqlType::Interval, "1 mon 2 days 00:00:00.000003")),
+            [0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1]
+        );
     }
 
     #[test]

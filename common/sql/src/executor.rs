@@ -500,6 +500,21 @@ fn for_each_input<'a>(
             }
             Ok(())
         }
+        Source::Unnest { array, .. } => {
+            let a = ec.eval(array, &[])?;
+            let Value::Array(a) = a else {
+                return Ok(()); // NULL: no rows
+            };
+            let mut row = [Value::Null];
+            for item in &a.items {
+                ec.tick()?;
+                row[0] = item.clone();
+                if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
+                    break;
+                }
+            }
+            Ok(())
+        }
         Source::Series {
             start,
             stop,
@@ -512,6 +527,41 @@ fn for_each_input<'a>(
                 Some(e) => ec.eval(e, &[])?,
                 None => Value::Int8(1),
             };
+            if let (
+                Value::Timestamp(x) | Value::TimestampTz(x),
+                Value::Timestamp(y) | Value::TimestampTz(y),
+                Value::Interval(step),
+            ) = (&a, &b, &s)
+            {
+                let mk = |t: i64| {
+                    if *ty == SqlType::Timestamp {
+                        Value::Timestamp(t)
+                    } else {
+                        Value::TimestampTz(t)
+                    }
+                };
+                let dir = step.span().signum();
+                if dir == 0 {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "step size cannot equal zero",
+                    ));
+                }
+                let (mut cur, stop) = (*x, *y);
+                let mut row = [Value::Null];
+                while (dir > 0 && cur <= stop) || (dir < 0 && cur >= stop) {
+                    ec.tick()?;
+                    row[0] = mk(cur);
+                    if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
+                        break;
+                    }
+                    cur = match pgtypes::interval::add_to_timestamp(cur, *step) {
+                        Ok(n) if n != cur => n,
+                        _ => break,
+                    };
+                }
+                return Ok(());
+            }
             let (Some(a), Some(b), Some(s)) = (a.as_i64(), b.as_i64(), s.as_i64()) else {
                 return Ok(()); // a NULL argument: no rows
             };
@@ -628,11 +678,7 @@ pub fn run_query<'a>(
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
         let new_group = |keys: Vec<Value>| Group {
             keys,
-            accs: g
-                .aggs
-                .iter()
-                .map(|a| Accumulator::new(a.func, a.arg_ty))
-                .collect(),
+            accs: g.aggs.iter().map(Accumulator::for_call).collect(),
             seen: g
                 .aggs
                 .iter()
@@ -671,21 +717,20 @@ pub fn run_query<'a>(
             };
             let grp = &mut groups[gi];
             for (i, a) in g.aggs.iter().enumerate() {
-                let v = match &a.arg {
-                    Some(e) => ec.eval(e, row)?,
-                    None => Value::Null,
+                let Some(input) = a.inputs(&mut |e| ec.eval(e, row))? else {
+                    continue;
                 };
                 if let Some(seen) = &mut grp.seen[i] {
-                    if v.is_null() {
+                    if input.value.is_null() {
                         continue;
                     }
                     let mut k = Vec::new();
-                    encode_key_value(&v, &mut k);
+                    encode_key_value(&input.value, &mut k);
                     if !seen.insert(k) {
                         continue;
                     }
                 }
-                grp.accs[i].update(&v)?;
+                grp.accs[i].feed(input)?;
             }
             Ok(ControlFlow::Continue(()))
         })?;

@@ -378,6 +378,65 @@ pub struct AggCall {
     pub distinct: bool,
     /// Result type.
     pub ty: SqlType,
+    /// Arguments after the first (string_agg's delimiter), over the input row.
+    pub extra_args: Vec<Expr>,
+    /// `FILTER (WHERE …)` over the input row: rows where it is not true are
+    /// not fed to the aggregate.
+    pub filter: Option<Expr>,
+    /// `agg(x ORDER BY …)`: the order inputs are fed in.
+    pub order_by: Vec<AggOrder>,
+}
+
+/// One ORDER BY key inside an aggregate call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggOrder {
+    /// The key over the input row.
+    pub expr: Expr,
+    /// DESC.
+    pub desc: bool,
+    /// NULLS FIRST (default: last for ASC, first for DESC).
+    pub nulls_first: bool,
+}
+
+impl AggCall {
+    /// Evaluates this call's inputs for one input row with `eval`: None
+    /// when the FILTER rejects the row. The executor feeds the result to
+    /// [`functions::Accumulator::feed`] (after its DISTINCT check on `value`).
+    pub fn inputs(
+        &self,
+        eval: &mut dyn FnMut(&Expr) -> PgResult<Value>,
+    ) -> PgResult<Option<functions::AggInput>> {
+        if let Some(f) = &self.filter {
+            if eval(f)? != Value::Bool(true) {
+                return Ok(None);
+            }
+        }
+        let value = match &self.arg {
+            Some(e) => eval(e)?,
+            None => Value::Null,
+        };
+        let extra = self
+            .extra_args
+            .iter()
+            .map(&mut *eval)
+            .collect::<PgResult<Vec<_>>>()?;
+        let keys = self
+            .order_by
+            .iter()
+            .map(|o| eval(&o.expr))
+            .collect::<PgResult<Vec<_>>>()?;
+        Ok(Some(functions::AggInput { value, extra, keys }))
+    }
+
+    /// Every expression of the call (argument, extra arguments, FILTER,
+    /// ORDER BY keys), for walks over a plan.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.arg
+            .iter()
+            .chain(self.extra_args.iter())
+            .chain(self.filter.iter())
+            .chain(self.order_by.iter().map(|o| &o.expr))
+    }
 }
 
 /// Aggregation state of a SELECT being bound: the GROUP BY keys (bound
@@ -930,10 +989,172 @@ impl Binder<'_> {
                 escape_char,
                 any: false,
             } => {
-                if escape_char.is_some() {
-                    return Err(unsupported_expr("LIKE … ESCAPE"));
+                let icase = matches!(e, A::ILike { .. });
+                match escape_char {
+                    Some(esc) => {
+                        let args = vec![
+                            self.bind(expr)?,
+                            self.bind(pattern)?,
+                            BoundExpr {
+                                expr: Expr::Const(Value::text(esc)),
+                                ty: SqlType::Text,
+                            },
+                        ];
+                        self.call_func(
+                            Func::LikeEscape {
+                                icase,
+                                negated: *negated,
+                            },
+                            args,
+                            &[SqlType::Text, SqlType::Text, SqlType::Text],
+                            SqlType::Bool,
+                        )
+                    }
+                    None => self.like(expr, pattern, *negated, icase),
                 }
-                self.like(expr, pattern, *negated, matches!(e, A::ILike { .. }))
+            }
+            A::SimilarTo {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                let mut args = vec![self.bind(expr)?, self.bind(pattern)?];
+                let mut types = vec![SqlType::Text, SqlType::Text];
+                if let Some(esc) = escape_char {
+                    args.push(BoundExpr {
+                        expr: Expr::Const(Value::text(esc)),
+                        ty: SqlType::Text,
+                    });
+                    types.push(SqlType::Text);
+                }
+                self.call_func(
+                    Func::SimilarTo { negated: *negated },
+                    args,
+                    &types,
+                    SqlType::Bool,
+                )
+            }
+            A::Interval(iv) => self.interval_literal(iv),
+            A::AtTimeZone {
+                timestamp,
+                time_zone,
+            } => {
+                let t = self.bind(timestamp)?;
+                let (from, to) = match t.ty {
+                    SqlType::Timestamp => (SqlType::Timestamp, SqlType::TimestampTz),
+                    SqlType::TimestampTz | SqlType::Unknown | SqlType::Date => {
+                        (SqlType::TimestampTz, SqlType::Timestamp)
+                    }
+                    other => {
+                        return Err(PgError::new(
+                            sqlstate::UNDEFINED_FUNCTION,
+                            format!(
+                                "function timezone(unknown, {}) does not exist",
+                                other.pg_name()
+                            ),
+                        ))
+                    }
+                };
+                let z = self.bind(time_zone)?;
+                self.call_func(Func::AtTimeZone, vec![t, z], &[from, SqlType::Text], to)
+            }
+            A::Array(arr) => {
+                let elems = arr
+                    .elem
+                    .iter()
+                    .map(|x| self.bind(x))
+                    .collect::<PgResult<Vec<_>>>()?;
+                self.array_constructor(elems)
+            }
+            A::Subscript { expr, subscript } => {
+                let arr = self.bind(expr)?;
+                let SqlType::Array(elem) = arr.ty else {
+                    return Err(PgError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!(
+                            "cannot subscript type {} because it does not support subscripting",
+                            arr.ty.pg_name()
+                        ),
+                    ));
+                };
+                let at = arr.ty;
+                match subscript.as_ref() {
+                    ast::Subscript::Index { index } => {
+                        let i = self.bind(index)?;
+                        self.call_func(
+                            Func::ArraySubscript,
+                            vec![arr, i],
+                            &[at, SqlType::Int4],
+                            elem.sql_type(),
+                        )
+                    }
+                    ast::Subscript::Slice {
+                        lower_bound,
+                        upper_bound,
+                        stride: None,
+                    } => {
+                        let bound = |b: &mut Self, x: &Option<ast::Expr>, dflt: i32| match x {
+                            Some(x) => b.bind(x),
+                            None => Ok(BoundExpr {
+                                expr: Expr::Const(Value::Int4(dflt)),
+                                ty: SqlType::Int4,
+                            }),
+                        };
+                        let lo = bound(self, lower_bound, i32::MIN)?;
+                        let hi = bound(self, upper_bound, i32::MAX)?;
+                        self.call_func(
+                            Func::ArraySlice,
+                            vec![arr, lo, hi],
+                            &[at, SqlType::Int4, SqlType::Int4],
+                            at,
+                        )
+                    }
+                    _ => Err(unsupported_expr("array slice with a stride")),
+                }
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, A::AllOp { .. });
+                let op = match compare_op {
+                    ast::BinaryOperator::Eq => BinOp::Eq,
+                    ast::BinaryOperator::NotEq => BinOp::NotEq,
+                    ast::BinaryOperator::Lt => BinOp::Lt,
+                    ast::BinaryOperator::LtEq => BinOp::LtEq,
+                    ast::BinaryOperator::Gt => BinOp::Gt,
+                    ast::BinaryOperator::GtEq => BinOp::GtEq,
+                    other => {
+                        return Err(PgError::unsupported(format!(
+                            "operator not supported with ANY/ALL: {other}"
+                        )))
+                    }
+                };
+                let l = self.bind(left)?;
+                let r = self.bind(right)?;
+                self.array_compare(op, all, l, r)
+            }
+            A::Extract { field, expr, .. } => {
+                let unit = match field {
+                    ast::DateTimeField::Custom(i) => ident_name(i),
+                    other => other.to_string().to_lowercase(),
+                };
+                let args = vec![
+                    BoundExpr {
+                        expr: Expr::Const(Value::text(&unit)),
+                        ty: SqlType::Text,
+                    },
+                    self.bind(expr)?,
+                ];
+                self.call("extract", args)
             }
             A::Cast {
                 expr,
@@ -1030,7 +1251,7 @@ impl Binder<'_> {
     fn niladic(&mut self, name: &str) -> PgResult<Option<BoundExpr>> {
         match name {
             "current_timestamp" | "current_user" | "session_user" | "user" | "current_role"
-            | "localtimestamp" | "current_catalog" | "current_schema" => {
+            | "localtimestamp" | "current_catalog" | "current_schema" | "current_date" => {
                 Ok(Some(self.call(name, Vec::new())?))
             }
             _ => Ok(None),
@@ -1097,7 +1318,7 @@ impl Binder<'_> {
                 } else {
                     b
                 };
-                if !b.ty.is_numeric_category() {
+                if !b.ty.is_numeric_category() && b.ty != SqlType::Interval {
                     return Err(PgError::new(
                         sqlstate::UNDEFINED_FUNCTION,
                         format!("operator does not exist: - {}", b.ty.pg_base_name()),
@@ -1159,6 +1380,7 @@ impl Binder<'_> {
         }
         if (b.ty.is_numeric_category() && t.is_numeric_category())
             || (b.ty.is_text_like() && t.is_text_like())
+            || (is_datetime(b.ty) && is_datetime(t))
             || b.ty == t
         {
             return Ok(b.expr);
@@ -1188,6 +1410,31 @@ impl Binder<'_> {
             B::GtEq => BinOp::GtEq,
             B::And => BinOp::And,
             B::Or => BinOp::Or,
+            B::AtArrow | B::ArrowAt | B::PGOverlap => {
+                let func = match op {
+                    B::AtArrow => Func::ArrayContains { contained: false },
+                    B::ArrowAt => Func::ArrayContains { contained: true },
+                    _ => Func::ArrayOverlap,
+                };
+                let (l, r) = (self.bind(left)?, self.bind(right)?);
+                let t = match (l.ty, r.ty) {
+                    (a @ SqlType::Array(_), b) if b == a || b == SqlType::Unknown => a,
+                    (SqlType::Unknown, b @ SqlType::Array(_)) => b,
+                    _ => return Err(no_operator(&op.to_string(), l.ty, r.ty)),
+                };
+                return self.call_func(func, vec![l, r], &[t, t], SqlType::Bool);
+            }
+            B::PGRegexMatch | B::PGRegexIMatch | B::PGRegexNotMatch | B::PGRegexNotIMatch => {
+                let icase = matches!(op, B::PGRegexIMatch | B::PGRegexNotIMatch);
+                let negated = matches!(op, B::PGRegexNotMatch | B::PGRegexNotIMatch);
+                let args = vec![self.bind(left)?, self.bind(right)?];
+                return self.call_func(
+                    Func::RegexMatch { icase, negated },
+                    args,
+                    &[SqlType::Text, SqlType::Text],
+                    SqlType::Bool,
+                );
+            }
             B::PGLikeMatch | B::PGILikeMatch | B::PGNotLikeMatch | B::PGNotILikeMatch => {
                 let negated = matches!(op, B::PGNotLikeMatch | B::PGNotILikeMatch);
                 let ci = matches!(op, B::PGILikeMatch | B::PGNotILikeMatch);
@@ -1223,6 +1470,7 @@ impl Binder<'_> {
                 self.compare(op, l, r)
             }
             BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom => self.compare(op, l, r),
+            BinOp::Concat if is_array(l.ty) || is_array(r.ty) => self.array_concat(l, r),
             BinOp::Concat => {
                 let (lt, rt) = (l.ty, r.ty);
                 let texty = |t: SqlType| t.is_text_like() || t == SqlType::Unknown;
@@ -1260,6 +1508,9 @@ impl Binder<'_> {
                         },
                         ty: SqlType::NUMERIC,
                     });
+                }
+                if let Some(b) = self.datetime_arith(op, &l, &r)? {
+                    return Ok(b);
                 }
                 let lt2 = if lt == SqlType::Unknown { rt } else { lt };
                 let rt2 = if rt == SqlType::Unknown { lt } else { rt };
@@ -1327,8 +1578,8 @@ impl Binder<'_> {
             }
             (a, b) if a == b || a.base() == b.base() => a.base(),
             (
-                SqlType::Timestamp | SqlType::TimestampTz,
-                SqlType::Timestamp | SqlType::TimestampTz,
+                SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date,
+                SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date,
             ) => SqlType::TimestampTz,
             (SqlType::Oid, b) if b.is_integer() => SqlType::Oid,
             (a, SqlType::Oid) if a.is_integer() => SqlType::Oid,
@@ -1513,8 +1764,8 @@ impl Binder<'_> {
         if f.over.is_some() {
             return Err(unsupported_expr("window function"));
         }
-        if f.filter.is_some() || !f.within_group.is_empty() {
-            return Err(unsupported_expr("aggregate FILTER / WITHIN GROUP"));
+        if !f.within_group.is_empty() {
+            return Err(unsupported_expr("aggregate WITHIN GROUP"));
         }
         let name = match f.name.0.last() {
             Some(i) => ident_name(i),
@@ -1528,12 +1779,16 @@ impl Binder<'_> {
                 format!("function {} does not exist", f.name),
             ));
         }
+        let mut agg_order: Vec<ast::OrderByExpr> = Vec::new();
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false, false),
             ast::FunctionArguments::Subquery(_) => return Err(unsupported_expr("subquery")),
             ast::FunctionArguments::List(list) => {
-                if !list.clauses.is_empty() {
-                    return Err(unsupported_expr("function argument clauses"));
+                for c in &list.clauses {
+                    match c {
+                        ast::FunctionArgumentClause::OrderBy(keys) => agg_order = keys.clone(),
+                        _ => return Err(unsupported_expr("function argument clauses")),
+                    }
                 }
                 let distinct = matches!(
                     list.duplicate_treatment,
@@ -1556,7 +1811,27 @@ impl Binder<'_> {
             }
         };
         if let Some(agg) = AggFunc::from_name(&name) {
-            return self.aggregate(agg, &name, &args, distinct, star);
+            return self.aggregate(
+                agg,
+                &name,
+                &args,
+                distinct,
+                star,
+                AggClauses {
+                    filter: f.filter.as_deref(),
+                    order: &agg_order,
+                },
+            );
+        }
+        if f.filter.is_some() {
+            return Err(PgError::syntax(format!(
+                "FILTER specified, but {name} is not an aggregate function"
+            )));
+        }
+        if !agg_order.is_empty() {
+            return Err(PgError::syntax(format!(
+                "ORDER BY specified, but {name} is not an aggregate function"
+            )));
         }
         if star {
             return Err(PgError::syntax(format!(
@@ -1583,6 +1858,14 @@ impl Binder<'_> {
                 expr: Expr::Const(Value::Text(Arc::from(shown))),
                 ty: SqlType::Text,
             });
+        }
+        // A type name called as a function is a cast (`date(ts)`,
+        // `numeric(x)`), when no function of that name exists.
+        if bound.len() == 1 && functions::resolve_function(&name, &[bound[0].ty]).is_err() {
+            if let Some(to) = SqlType::from_name(&name).filter(|t| *t != SqlType::Unknown) {
+                let b = bound.pop().ok_or_else(|| PgError::internal("argument"))?;
+                return self.explicit_cast(b, to);
+            }
         }
         self.call(&name, bound)
     }
@@ -1619,7 +1902,9 @@ impl Binder<'_> {
         args: &[&ast::Expr],
         distinct: bool,
         star: bool,
+        clauses: AggClauses<'_>,
     ) -> PgResult<BoundExpr> {
+        let AggClauses { filter, order } = clauses;
         if self.in_agg {
             return Err(PgError::new(
                 sqlstate::GROUPING_ERROR,
@@ -1640,7 +1925,8 @@ impl Binder<'_> {
             }
             (AggFunc::CountStar, None, SqlType::Unknown)
         } else {
-            if args.len() != 1 {
+            let want = if func == AggFunc::StringAgg { 2 } else { 1 };
+            if args.len() != want {
                 let types: Vec<&str> = Vec::new();
                 return Err(PgError::new(
                     sqlstate::UNDEFINED_FUNCTION,
@@ -1653,7 +1939,11 @@ impl Binder<'_> {
             let mut b = b?;
             if b.ty == SqlType::Unknown {
                 let t = match func {
-                    AggFunc::Count | AggFunc::Min | AggFunc::Max => SqlType::Text,
+                    AggFunc::Count
+                    | AggFunc::Min
+                    | AggFunc::Max
+                    | AggFunc::StringAgg
+                    | AggFunc::ArrayAgg => SqlType::Text,
                     AggFunc::BoolAnd | AggFunc::BoolOr => SqlType::Bool,
                     _ => SqlType::Float8,
                 };
@@ -1666,6 +1956,17 @@ impl Binder<'_> {
             (func, Some(b.expr), ty)
         };
         let ty = func.result_type(arg_ty)?;
+        // The other parts of the call are over the input row too.
+        self.in_agg = true;
+        let rest = self.aggregate_clauses(func, args, filter, order);
+        self.in_agg = false;
+        let (extra_args, filter, order_by) = rest?;
+        if distinct && order_by.iter().any(|o| Some(&o.expr) != arg.as_ref()) {
+            return Err(PgError::new(
+                "42P10",
+                "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+            ));
+        }
         let grouping = self
             .grouping
             .as_deref_mut()
@@ -1676,6 +1977,9 @@ impl Binder<'_> {
             arg_ty,
             distinct,
             ty,
+            extra_args,
+            filter,
+            order_by,
         };
         let idx = match grouping.aggs.iter().position(|a| *a == call) {
             Some(i) => i,
@@ -1689,6 +1993,292 @@ impl Binder<'_> {
             ty,
         })
     }
+}
+
+impl Binder<'_> {
+    /// Binds string_agg's delimiter, FILTER and ORDER BY of an aggregate call.
+    #[allow(clippy::type_complexity)]
+    fn aggregate_clauses(
+        &mut self,
+        func: AggFunc,
+        args: &[&ast::Expr],
+        filter: Option<&ast::Expr>,
+        order: &[ast::OrderByExpr],
+    ) -> PgResult<(Vec<Expr>, Option<Expr>, Vec<AggOrder>)> {
+        let mut extra = Vec::new();
+        if func == AggFunc::StringAgg {
+            if let Some(d) = args.get(1) {
+                let b = self.bind(d)?;
+                extra.push(self.coerce_operand_func(b, SqlType::Text)?);
+            }
+        }
+        let filter = match filter {
+            Some(f) => {
+                let b = self.bind(f)?;
+                Some(require_bool(b, self.params, "FILTER")?)
+            }
+            None => None,
+        };
+        let mut keys = Vec::with_capacity(order.len());
+        for o in order {
+            let b = self.bind(&o.expr)?;
+            let expr = if b.ty == SqlType::Unknown {
+                coerce(b, SqlType::Text, self.params)?
+            } else {
+                b.expr
+            };
+            let desc = o.asc == Some(false);
+            keys.push(AggOrder {
+                expr,
+                desc,
+                nulls_first: o.nulls_first.unwrap_or(desc),
+            });
+        }
+        Ok((extra, filter, keys))
+    }
+
+    /// Binds a call to a known function with fixed argument types.
+    fn call_func(
+        &mut self,
+        func: Func,
+        args: Vec<BoundExpr>,
+        types: &[SqlType],
+        ret: SqlType,
+    ) -> PgResult<BoundExpr> {
+        let mut out = Vec::with_capacity(args.len());
+        for (b, t) in args.into_iter().zip(types) {
+            out.push(self.coerce_operand_func(b, *t)?);
+        }
+        let all_const = out.iter().all(|e| matches!(e, Expr::Const(_)));
+        let expr = Expr::Func { func, args: out };
+        // Fold calls over constants that do not depend on the session.
+        if all_const && !matches!(func, Func::Unnest) {
+            let v = eval(&expr, &[], &[], &mut StaticContext)?;
+            return Ok(BoundExpr {
+                expr: Expr::Const(v),
+                ty: ret,
+            });
+        }
+        Ok(BoundExpr { expr, ty: ret })
+    }
+
+    /// `INTERVAL '…' [unit]`.
+    fn interval_literal(&mut self, iv: &ast::Interval) -> PgResult<BoundExpr> {
+        let b = self.bind(&iv.value)?;
+        let text = match &b.expr {
+            Expr::Const(Value::Text(s)) => s.to_string(),
+            Expr::Const(v) if !v.is_null() => v.to_text_string(),
+            _ => {
+                let e = coerce(b, SqlType::Interval, self.params)?;
+                return Ok(BoundExpr {
+                    expr: e,
+                    ty: SqlType::Interval,
+                });
+            }
+        };
+        // A trailing unit qualifies a bare number: INTERVAL '2' DAY.
+        let text = match &iv.leading_field {
+            Some(f) if text.trim().parse::<f64>().is_ok() => {
+                format!("{} {}", text.trim(), f.to_string().to_lowercase())
+            }
+            _ => text,
+        };
+        Ok(BoundExpr {
+            expr: Expr::Const(Value::from_text(SqlType::Interval, &text)?),
+            ty: SqlType::Interval,
+        })
+    }
+
+    /// `ARRAY[e1, e2, …]`: the elements' common type decides the array type.
+    fn array_constructor(&mut self, elems: Vec<BoundExpr>) -> PgResult<BoundExpr> {
+        if elems.is_empty() {
+            return Err(
+                PgError::new("42P18", "cannot determine type of empty array").with_hint(
+                    "Explicitly cast to the desired type, for example ARRAY[]::integer[].",
+                ),
+            );
+        }
+        let types: Vec<SqlType> = elems.iter().map(|b| b.ty).collect();
+        let t = functions::common_type(&types).ok_or_else(|| {
+            PgError::new(sqlstate::DATATYPE_MISMATCH, "ARRAY types cannot be matched")
+        })?;
+        let t = if t == SqlType::Unknown {
+            SqlType::Text
+        } else {
+            t.base()
+        };
+        let Some(at @ SqlType::Array(elem)) = t.array_of() else {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("could not find array type for data type {}", t.pg_name()),
+            ));
+        };
+        let types = vec![elem.sql_type(); elems.len()];
+        self.call_func(Func::MakeArray(elem), elems, &types, at)
+    }
+
+    /// `x op ANY(array)` / `x op ALL(array)`.
+    fn array_compare(
+        &mut self,
+        op: BinOp,
+        all: bool,
+        l: BoundExpr,
+        r: BoundExpr,
+    ) -> PgResult<BoundExpr> {
+        let elem_ty = match (l.ty, r.ty) {
+            (_, SqlType::Array(e)) => e.sql_type(),
+            (SqlType::Unknown, SqlType::Unknown) => SqlType::Text,
+            (t, SqlType::Unknown) => t.base(),
+            (_, other) => {
+                return Err(PgError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "op ANY/ALL (array) requires array on right side, not {}",
+                        other.pg_name()
+                    ),
+                ))
+            }
+        };
+        let arr_ty = elem_ty
+            .array_of()
+            .ok_or_else(|| no_operator(op_symbol(op), l.ty, r.ty))?;
+        // The comparison must exist between x and an element.
+        let probe_l = BoundExpr {
+            expr: Expr::Const(Value::Null),
+            ty: l.ty,
+        };
+        let probe_r = BoundExpr {
+            expr: Expr::Const(Value::Null),
+            ty: elem_ty,
+        };
+        self.compare(op, probe_l, probe_r)?;
+        let l_expr = self.coerce_operand(l, elem_ty)?;
+        let r_expr = self.coerce_operand(r, arr_ty)?;
+        self.call_func(
+            Func::ArrayCmp { op, all },
+            vec![
+                BoundExpr {
+                    expr: l_expr,
+                    ty: elem_ty,
+                },
+                BoundExpr {
+                    expr: r_expr,
+                    ty: arr_ty,
+                },
+            ],
+            &[elem_ty, arr_ty],
+            SqlType::Bool,
+        )
+    }
+
+    /// `||` with an array on either side: array_cat, array_append or array_prepend.
+    fn array_concat(&mut self, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
+        let (lt, rt) = (l.ty, r.ty);
+        let (func, types, ret) = match (lt, rt) {
+            (a @ SqlType::Array(_), b @ SqlType::Array(_)) => {
+                if a != b {
+                    return Err(no_operator("||", lt, rt));
+                }
+                (Func::ArrayCat, [a, a], a)
+            }
+            (a @ SqlType::Array(_), SqlType::Unknown)
+            | (SqlType::Unknown, a @ SqlType::Array(_)) => (Func::ArrayCat, [a, a], a),
+            (a @ SqlType::Array(e), _) => (Func::ArrayAppend, [a, e.sql_type()], a),
+            (_, a @ SqlType::Array(e)) => (Func::ArrayPrepend, [e.sql_type(), a], a),
+            _ => return Err(no_operator("||", lt, rt)),
+        };
+        self.call_func(func, vec![l, r], &types, ret)
+    }
+
+    /// Arithmetic involving date, timestamp(tz) or interval: None when
+    /// neither side is one of them (the numeric rules apply).
+    fn datetime_arith(
+        &mut self,
+        op: BinOp,
+        l: &BoundExpr,
+        r: &BoundExpr,
+    ) -> PgResult<Option<BoundExpr>> {
+        use SqlType as T;
+        let (lt, rt) = (l.ty, r.ty);
+        let dt = |t: SqlType| matches!(t, T::Date | T::Timestamp | T::TimestampTz | T::Interval);
+        if !dt(lt) && !dt(rt) {
+            return Ok(None);
+        }
+        // An untyped literal: a timestamp plus '…' is an interval, interval
+        // times '…' a number; otherwise it takes the other side's type.
+        let resolve = |me: SqlType, other: SqlType| -> PgResult<SqlType> {
+            if me != T::Unknown {
+                return Ok(me);
+            }
+            Ok(match (op, other) {
+                (BinOp::Add, T::Timestamp | T::TimestampTz) => T::Interval,
+                (BinOp::Mul | BinOp::Div, T::Interval) => T::Float8,
+                (BinOp::Add, T::Date) => {
+                    return Err(PgError::new(
+                        "42725",
+                        format!("operator is not unique: {} + unknown", other.pg_base_name()),
+                    )
+                    .with_hint("Could not choose a best candidate operator. You might need to add explicit type casts."))
+                }
+                _ => other,
+            })
+        };
+        let (a, b) = (resolve(lt, rt)?, resolve(rt, lt)?);
+        let int = |t: SqlType| matches!(t, T::Int2 | T::Int4);
+        let ts = |t: SqlType| matches!(t, T::Timestamp | T::TimestampTz);
+        let (ta, tb, ret) = match (op, a, b) {
+            (BinOp::Add | BinOp::Sub, T::Date, i) if int(i) => (T::Date, T::Int4, T::Date),
+            (BinOp::Add, i, T::Date) if int(i) => (T::Int4, T::Date, T::Date),
+            (BinOp::Sub, T::Date, T::Date) => (T::Date, T::Date, T::Int4),
+            (BinOp::Add | BinOp::Sub, T::Date, T::Interval) => {
+                (T::Timestamp, T::Interval, T::Timestamp)
+            }
+            (BinOp::Add, T::Interval, T::Date) => (T::Interval, T::Timestamp, T::Timestamp),
+            (BinOp::Add | BinOp::Sub, t, T::Interval) if ts(t) => (t, T::Interval, t),
+            (BinOp::Add, T::Interval, t) if ts(t) => (T::Interval, t, t),
+            (BinOp::Sub, x, y) if (ts(x) || x == T::Date) && (ts(y) || y == T::Date) => {
+                let t = if x == T::TimestampTz || y == T::TimestampTz {
+                    T::TimestampTz
+                } else {
+                    T::Timestamp
+                };
+                (t, t, T::Interval)
+            }
+            (BinOp::Add | BinOp::Sub, T::Interval, T::Interval) => {
+                (T::Interval, T::Interval, T::Interval)
+            }
+            (BinOp::Mul | BinOp::Div, T::Interval, n) if n.is_numeric_category() => {
+                (T::Interval, T::Float8, T::Interval)
+            }
+            (BinOp::Mul, n, T::Interval) if n.is_numeric_category() => {
+                (T::Float8, T::Interval, T::Interval)
+            }
+            _ => return Err(no_operator(op_symbol(op), lt, rt)),
+        };
+        let lx = coerce(l.clone(), ta, self.params)?;
+        let rx = coerce(r.clone(), tb, self.params)?;
+        let expr = fold_const(Expr::Binary {
+            op,
+            left: Box::new(lx),
+            right: Box::new(rx),
+        })?;
+        Ok(Some(BoundExpr { expr, ty: ret }))
+    }
+}
+
+/// FILTER and ORDER BY of an aggregate call, as written.
+#[derive(Clone, Copy)]
+struct AggClauses<'a> {
+    filter: Option<&'a ast::Expr>,
+    order: &'a [ast::OrderByExpr],
+}
+
+fn is_array(t: SqlType) -> bool {
+    matches!(t, SqlType::Array(_))
+}
+
+fn is_datetime(t: SqlType) -> bool {
+    matches!(t, SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz)
 }
 
 /// bpchar → text: trailing spaces are dropped (folded for constants).
@@ -1719,6 +2309,7 @@ fn negate(v: &Value) -> PgResult<Value> {
         ),
         Value::Numeric(n) => Value::Numeric(n.checked_neg()?),
         Value::Float8(f) => Value::Float8(-f),
+        Value::Interval(iv) => Value::Interval(iv.checked_neg()?),
         other => {
             return Err(PgError::internal(format!(
                 "cannot negate {}",
@@ -1770,6 +2361,11 @@ pub fn output_name(ast: &ast::Expr) -> String {
             A::Ceil { .. } => Some("ceil".to_string()),
             A::Floor { .. } => Some("floor".to_string()),
             A::Exists { .. } => Some("exists".to_string()),
+            A::Extract { .. } => Some("extract".to_string()),
+            A::Interval(_) => Some("interval".to_string()),
+            A::Array(_) => Some("array".to_string()),
+            A::Subscript { expr, .. } => name(expr),
+            A::SimilarTo { .. } => None,
             _ => None,
         }
     }
@@ -1879,6 +2475,13 @@ pub fn arith(op: BinOp, a: &Value, b: &Value) -> PgResult<Value> {
         (V::PgLsn(x), V::PgLsn(y)) if op == BinOp::Sub => {
             V::Numeric(Numeric::from_i128(*x as i128 - *y as i128))
         }
+        (V::Date(_), _)
+        | (_, V::Date(_))
+        | (V::Interval(_), _)
+        | (_, V::Interval(_))
+        | (V::Timestamp(_) | V::TimestampTz(_), V::Timestamp(_) | V::TimestampTz(_)) => {
+            datetime_arith(op, a, b)?
+        }
         (x, y) => {
             // Mixed widths (should not happen after binding): promote and retry.
             let (tx, ty) = (x.sql_type(), y.sql_type());
@@ -1890,6 +2493,74 @@ pub fn arith(op: BinOp, a: &Value, b: &Value) -> PgResult<Value> {
                 _ => return Err(no_operator(op_symbol(op), tx, ty)),
             }
         }
+    })
+}
+
+/// Date, timestamp and interval arithmetic on values the binder typed
+/// (see `Binder::datetime_arith`).
+fn datetime_arith(op: BinOp, a: &Value, b: &Value) -> PgResult<Value> {
+    use pgtypes::datetime as dt;
+    use pgtypes::interval as iv;
+    use Value as V;
+    let date_out = || PgError::new(sqlstate::DATETIME_FIELD_OVERFLOW, "date out of range");
+    let add_days = |d: i32, n: i64| -> PgResult<Value> {
+        if d == dt::DATE_INFINITY || d == dt::DATE_NEG_INFINITY {
+            return Ok(V::Date(d));
+        }
+        let r = d as i64 + n;
+        if !dt::date_in_range(r) {
+            return Err(date_out());
+        }
+        Ok(V::Date(r as i32))
+    };
+    let num = |v: &Value| -> f64 {
+        match v {
+            V::Float8(f) => *f,
+            V::Numeric(n) => n.to_f64(),
+            other => other.as_i64().unwrap_or(0) as f64,
+        }
+    };
+    Ok(match (op, a, b) {
+        (BinOp::Add, V::Date(d), n) | (BinOp::Add, n, V::Date(d)) if n.as_i64().is_some() => {
+            add_days(*d, n.as_i64().unwrap_or(0))?
+        }
+        (BinOp::Sub, V::Date(d), n) if n.as_i64().is_some() => {
+            add_days(*d, -n.as_i64().unwrap_or(0))?
+        }
+        (BinOp::Sub, V::Date(x), V::Date(y)) => {
+            let inf = |d: i32| d == dt::DATE_INFINITY || d == dt::DATE_NEG_INFINITY;
+            if inf(*x) || inf(*y) {
+                return Err(PgError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    "cannot subtract infinite dates",
+                ));
+            }
+            V::Int4(x - y)
+        }
+        (BinOp::Add, V::Timestamp(t), V::Interval(i))
+        | (BinOp::Add, V::Interval(i), V::Timestamp(t)) => {
+            V::Timestamp(iv::add_to_timestamp(*t, *i)?)
+        }
+        (BinOp::Add, V::TimestampTz(t), V::Interval(i))
+        | (BinOp::Add, V::Interval(i), V::TimestampTz(t)) => {
+            V::TimestampTz(iv::add_to_timestamp(*t, *i)?)
+        }
+        (BinOp::Sub, V::Timestamp(t), V::Interval(i)) => {
+            V::Timestamp(iv::add_to_timestamp(*t, i.checked_neg()?)?)
+        }
+        (BinOp::Sub, V::TimestampTz(t), V::Interval(i)) => {
+            V::TimestampTz(iv::add_to_timestamp(*t, i.checked_neg()?)?)
+        }
+        (BinOp::Sub, V::Timestamp(x) | V::TimestampTz(x), V::Timestamp(y) | V::TimestampTz(y)) => {
+            V::Interval(iv::timestamp_diff(*x, *y)?)
+        }
+        (BinOp::Add, V::Interval(x), V::Interval(y)) => V::Interval(x.checked_add(*y)?),
+        (BinOp::Sub, V::Interval(x), V::Interval(y)) => V::Interval(x.checked_sub(*y)?),
+        (BinOp::Mul, V::Interval(x), n) | (BinOp::Mul, n, V::Interval(x)) => {
+            V::Interval(x.mul_f64(num(n))?)
+        }
+        (BinOp::Div, V::Interval(x), n) => V::Interval(x.div_f64(num(n))?),
+        _ => return Err(no_operator(op_symbol(op), a.sql_type(), b.sql_type())),
     })
 }
 

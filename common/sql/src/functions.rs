@@ -19,11 +19,18 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use pgtypes::array::{array_value, ArrayValue};
 use pgtypes::datetime;
 use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::formatting;
+use pgtypes::interval::{self, Interval};
 use pgtypes::numeric::Numeric;
-use pgtypes::sqltype::SqlType;
+use pgtypes::sqltype::{ArrayElem, SqlType};
+use pgtypes::timestamp::{self as ts_fields, TimeKind};
 use pgtypes::value::{cmp_sql, PgSnapshot, Value};
+
+use crate::expr::BinOp;
+use crate::regexp;
 
 /// `version()`'s result.
 pub const VERSION_STRING: &str = concat!(
@@ -275,6 +282,132 @@ pub enum Func {
     ToHex,
     /// Trailing-space removal used for bpchar comparisons (internal).
     BpcharStrip,
+    /// `ARRAY[a, b, …]` (elements already of the element type; NULLs kept)
+    MakeArray(ArrayElem),
+    /// `a[i]` → element (NULL outside the bounds)
+    ArraySubscript,
+    /// `a[lo:hi]` → array (missing bounds are i32::MIN / i32::MAX)
+    ArraySlice,
+    /// `x op ANY(array)` / `x op ALL(array)`, with SQL's NULL rules
+    ArrayCmp {
+        /// The comparison.
+        op: BinOp,
+        /// ALL instead of ANY.
+        all: bool,
+    },
+    /// `a @> b` (`contained: false`) / `a <@ b` (`contained: true`)
+    ArrayContains {
+        /// `<@`: the left array is contained in the right one.
+        contained: bool,
+    },
+    /// `a && b`: the arrays share an element
+    ArrayOverlap,
+    /// `x AT TIME ZONE zone` (UTC names only): timestamp ↔ timestamptz
+    AtTimeZone,
+    /// make_timestamp(y, m, d, h, mi, s float8) → timestamp
+    MakeTimestamp,
+    /// array_length(anyarray, int4) → int4
+    ArrayLength,
+    /// array_lower(anyarray, int4) → int4
+    ArrayLower,
+    /// array_upper(anyarray, int4) → int4
+    ArrayUpper,
+    /// cardinality(anyarray) → int4
+    Cardinality,
+    /// array_append(anyarray, anyelement) / `array || elem`
+    ArrayAppend,
+    /// array_prepend(anyelement, anyarray) / `elem || array`
+    ArrayPrepend,
+    /// array_cat(anyarray, anyarray) / `array || array`
+    ArrayCat,
+    /// array_position(anyarray, anyelement) → int4
+    ArrayPosition,
+    /// array_to_string(anyarray, text[, null_text]) → text
+    ArrayToString,
+    /// string_to_array(text, delimiter[, null_text]) → text[]
+    StringToArray,
+    /// unnest(anyarray): a set-returning function; the planner expands it
+    /// in a select list (called elsewhere it is 0A000)
+    Unnest,
+    /// date_trunc(text, timestamp/timestamptz/interval)
+    DateTrunc,
+    /// extract(field FROM x) → numeric (`numeric: true`) / date_part(text, x) → float8
+    DatePart {
+        /// extract's numeric result instead of date_part's float8.
+        numeric: bool,
+    },
+    /// age(timestamp, timestamp) → interval
+    Age,
+    /// age(timestamp): from midnight of the current date
+    AgeToday,
+    /// make_date(int4, int4, int4) → date
+    MakeDate,
+    /// make_interval(years, months, weeks, days, hours, mins, secs)
+    MakeInterval,
+    /// current_date → date
+    CurrentDate,
+    /// justify_hours(interval) / justify_days(interval) / justify_interval
+    Justify {
+        /// Whole days out of hours.
+        hours: bool,
+        /// Whole months out of days.
+        days: bool,
+    },
+    /// to_char(timestamp/timestamptz/interval/number, text) → text
+    ToChar,
+    /// to_date(text, text) → date
+    ToDate,
+    /// to_timestamp(text, text) → timestamptz
+    ToTimestamp,
+    /// to_timestamp(float8) → timestamptz (Unix epoch seconds)
+    ToTimestampEpoch,
+    /// to_number(text, text) → numeric
+    ToNumber,
+    /// split_part(text, text, int4) → text
+    SplitPart,
+    /// `~` `~*` `!~` `!~*`
+    RegexMatch {
+        /// `~*`
+        icase: bool,
+        /// `!~`
+        negated: bool,
+    },
+    /// regexp_match(text, text[, flags]) → text[]
+    RegexpMatch,
+    /// regexp_replace(text, pattern, replacement[, flags]) → text
+    RegexpReplace,
+    /// substring(text from pattern) → text
+    SubstringRegex,
+    /// `x [NOT] SIMILAR TO pattern [ESCAPE e]` (args: x, pattern, escape)
+    SimilarTo {
+        /// NOT SIMILAR TO
+        negated: bool,
+    },
+    /// `x [NOT] [I]LIKE pattern ESCAPE e` (args: x, pattern, escape)
+    LikeEscape {
+        /// ILIKE
+        icase: bool,
+        /// NOT LIKE
+        negated: bool,
+    },
+    /// initcap(text)
+    Initcap,
+    /// lpad(text, int4[, fill])
+    Lpad,
+    /// rpad(text, int4[, fill])
+    Rpad,
+    /// concat_ws(sep, any…) (NULL arguments after the separator skipped)
+    ConcatWs,
+    /// reverse(text)
+    Reverse,
+    /// starts_with(text, text) → bool
+    StartsWith,
+    /// translate(text, from, to)
+    Translate,
+    /// chr(int4) → text
+    Chr,
+    /// ascii(text) → int4
+    Ascii,
 }
 
 /// A resolved function: what to call, what to coerce the arguments to, and
@@ -308,6 +441,18 @@ pub enum AggFunc {
     BoolAnd,
     /// bool_or(x)
     BoolOr,
+    /// string_agg(text, delimiter)
+    StringAgg,
+    /// array_agg(x) (NULL inputs kept)
+    ArrayAgg,
+    /// stddev_samp(x) / stddev(x)
+    StddevSamp,
+    /// stddev_pop(x)
+    StddevPop,
+    /// var_samp(x) / variance(x)
+    VarSamp,
+    /// var_pop(x)
+    VarPop,
 }
 
 impl AggFunc {
@@ -321,6 +466,12 @@ impl AggFunc {
             "avg" => AggFunc::Avg,
             "bool_and" | "every" => AggFunc::BoolAnd,
             "bool_or" => AggFunc::BoolOr,
+            "string_agg" => AggFunc::StringAgg,
+            "array_agg" => AggFunc::ArrayAgg,
+            "stddev" | "stddev_samp" => AggFunc::StddevSamp,
+            "stddev_pop" => AggFunc::StddevPop,
+            "variance" | "var_samp" => AggFunc::VarSamp,
+            "var_pop" => AggFunc::VarPop,
             _ => return None,
         })
     }
@@ -335,6 +486,12 @@ impl AggFunc {
             AggFunc::Avg => "avg",
             AggFunc::BoolAnd => "bool_and",
             AggFunc::BoolOr => "bool_or",
+            AggFunc::StringAgg => "string_agg",
+            AggFunc::ArrayAgg => "array_agg",
+            AggFunc::StddevSamp => "stddev_samp",
+            AggFunc::StddevPop => "stddev_pop",
+            AggFunc::VarSamp => "var_samp",
+            AggFunc::VarPop => "var_pop",
         }
     }
 
@@ -357,12 +514,29 @@ impl AggFunc {
                 T::Int2 | T::Int4 => T::Int8,
                 T::Int8 | T::Numeric(_) => T::NUMERIC,
                 T::Float8 => T::Float8,
+                T::Interval => T::Interval,
                 _ => return no(),
             },
             AggFunc::Avg => match arg {
                 T::Int2 | T::Int4 | T::Int8 | T::Numeric(_) => T::NUMERIC,
                 T::Float8 => T::Float8,
+                T::Interval => T::Interval,
                 _ => return no(),
+            },
+            AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+                match arg {
+                    T::Int2 | T::Int4 | T::Int8 | T::Numeric(_) => T::NUMERIC,
+                    T::Float8 => T::Float8,
+                    _ => return no(),
+                }
+            }
+            AggFunc::StringAgg => match arg {
+                a if a.is_text_like() => T::Text,
+                _ => return no(),
+            },
+            AggFunc::ArrayAgg => match arg.array_of() {
+                Some(t) => t,
+                None => return no(),
             },
             AggFunc::Min | AggFunc::Max => match arg {
                 T::Void | T::Snapshot | T::Bool => return no(),
@@ -385,6 +559,18 @@ pub struct Accumulator {
     arg_ty: SqlType,
     state: AccState,
     count: i64,
+    /// `agg(x ORDER BY …)`: inputs are buffered with their sort keys and fed
+    /// in order when the group finishes.
+    ordered: Option<Box<Ordered>>,
+}
+
+/// Buffered inputs of an aggregate with an ORDER BY.
+#[derive(Clone, Debug)]
+struct Ordered {
+    /// (descending, nulls first) per sort key.
+    order: Vec<(bool, bool)>,
+    /// (sort keys, value, extra arguments) per input row.
+    rows: Vec<(Vec<Value>, Value, Vec<Value>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -395,6 +581,27 @@ enum AccState {
     Float(f64),
     Val(Value),
     Bool(bool),
+    Interval(Interval),
+    /// string_agg's text so far.
+    Text(String),
+    /// array_agg's elements.
+    List(Vec<Value>),
+    /// Variance over integers/numerics: Σx and Σx² exactly.
+    NumMoments(Numeric, Numeric),
+    /// Variance over float8 (Youngs–Cramer, as PostgreSQL): Σx and Σ(x-mean)².
+    FloatMoments(f64, f64),
+}
+
+/// One input row of an aggregate call, evaluated by the executor (see
+/// [`crate::expr::AggCall::inputs`]).
+#[derive(Clone, Debug)]
+pub struct AggInput {
+    /// The aggregated argument (NULL for count(*)).
+    pub value: Value,
+    /// Further arguments (string_agg's delimiter).
+    pub extra: Vec<Value>,
+    /// ORDER BY keys inside the call.
+    pub keys: Vec<Value>,
 }
 
 impl Accumulator {
@@ -405,7 +612,33 @@ impl Accumulator {
             arg_ty,
             state: AccState::None,
             count: 0,
+            ordered: None,
         }
+    }
+
+    /// A fresh accumulator for a bound aggregate call (its ORDER BY included).
+    pub fn for_call(call: &crate::expr::AggCall) -> Accumulator {
+        let mut a = Accumulator::new(call.func, call.arg_ty);
+        if !call.order_by.is_empty() {
+            a.ordered = Some(Box::new(Ordered {
+                order: call
+                    .order_by
+                    .iter()
+                    .map(|o| (o.desc, o.nulls_first))
+                    .collect(),
+                rows: Vec::new(),
+            }));
+        }
+        a
+    }
+
+    /// Feeds one evaluated input row (FILTER already applied by the caller).
+    pub fn feed(&mut self, input: AggInput) -> PgResult<()> {
+        if let Some(o) = &mut self.ordered {
+            o.rows.push((input.keys, input.value, input.extra));
+            return Ok(());
+        }
+        self.update_with(&input.value, &input.extra)
     }
 
     /// The aggregate.
@@ -415,8 +648,22 @@ impl Accumulator {
 
     /// Feeds one input value (count(*) ignores it; NULLs are skipped otherwise).
     pub fn update(&mut self, v: &Value) -> PgResult<()> {
+        self.update_with(v, &[])
+    }
+
+    /// Feeds one input value with the call's further arguments.
+    pub fn update_with(&mut self, v: &Value, extra: &[Value]) -> PgResult<()> {
         if self.func == AggFunc::CountStar {
             self.count += 1;
+            return Ok(());
+        }
+        if self.func == AggFunc::ArrayAgg {
+            // array_agg keeps NULL elements.
+            self.count += 1;
+            match &mut self.state {
+                AccState::List(l) => l.push(v.clone()),
+                _ => self.state = AccState::List(vec![v.clone()]),
+            }
             return Ok(());
         }
         if v.is_null() {
@@ -424,7 +671,52 @@ impl Accumulator {
         }
         self.count += 1;
         match self.func {
-            AggFunc::CountStar | AggFunc::Count => {}
+            AggFunc::CountStar | AggFunc::Count | AggFunc::ArrayAgg => {}
+            AggFunc::StringAgg => {
+                let s = v.as_str().unwrap_or("");
+                match &mut self.state {
+                    AccState::Text(t) => {
+                        if let Some(Value::Text(d)) = extra.first() {
+                            t.push_str(d);
+                        }
+                        t.push_str(s);
+                    }
+                    _ => self.state = AccState::Text(s.to_string()),
+                }
+            }
+            AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+                match v {
+                    Value::Float8(x) => {
+                        let (sx, sxx) = match self.state {
+                            AccState::FloatMoments(a, b) => (a, b),
+                            _ => (0.0, 0.0),
+                        };
+                        let n = self.count as f64;
+                        let sx2 = sx + x;
+                        let sxx2 = if self.count > 1 {
+                            let tmp = x * n - sx2;
+                            sxx + tmp * tmp / (n * (n - 1.0))
+                        } else {
+                            0.0
+                        };
+                        self.state = AccState::FloatMoments(sx2, sxx2);
+                    }
+                    other => {
+                        let x = match other {
+                            Value::Numeric(n) => *n,
+                            o => Numeric::from_i64(o.as_i64().unwrap_or(0)),
+                        };
+                        let (sum, sumsq) = match &self.state {
+                            AccState::NumMoments(a, b) => (*a, *b),
+                            _ => (Numeric::ZERO, Numeric::ZERO),
+                        };
+                        self.state = AccState::NumMoments(
+                            sum.checked_add(x)?,
+                            sumsq.checked_add(x.checked_mul(x)?)?,
+                        );
+                    }
+                }
+            }
             AggFunc::Sum | AggFunc::Avg => {
                 let state = std::mem::replace(&mut self.state, AccState::None);
                 self.state = match (state, v) {
@@ -445,6 +737,10 @@ impl Accumulator {
                     (AccState::Num(a), Value::Numeric(n)) => AccState::Num(a.checked_add(*n)?),
                     (AccState::None, Value::Float8(f)) => AccState::Float(*f),
                     (AccState::Float(a), Value::Float8(f)) => AccState::Float(a + f),
+                    (AccState::None, Value::Interval(iv)) => AccState::Interval(*iv),
+                    (AccState::Interval(a), Value::Interval(iv)) => {
+                        AccState::Interval(a.checked_add(*iv)?)
+                    }
                     (_, other) => {
                         return Err(PgError::internal(format!(
                             "{}: unexpected input of type {}",
@@ -481,6 +777,48 @@ impl Accumulator {
 
     /// The aggregate's result (count of nothing = 0, others NULL).
     pub fn finish(&self) -> PgResult<Value> {
+        if let Some(o) = &self.ordered {
+            let mut rows: Vec<&(Vec<Value>, Value, Vec<Value>)> = o.rows.iter().collect();
+            rows.sort_by(|a, b| {
+                for (i, (desc, nulls_first)) in o.order.iter().enumerate() {
+                    let (x, y) = (&a.0[i], &b.0[i]);
+                    let ord = match (x.is_null(), y.is_null()) {
+                        (true, true) => Ordering::Equal,
+                        (true, false) => {
+                            if *nulls_first {
+                                Ordering::Less
+                            } else {
+                                Ordering::Greater
+                            }
+                        }
+                        (false, true) => {
+                            if *nulls_first {
+                                Ordering::Greater
+                            } else {
+                                Ordering::Less
+                            }
+                        }
+                        _ => {
+                            let c = cmp_sql(x, y).unwrap_or(Ordering::Equal);
+                            if *desc {
+                                c.reverse()
+                            } else {
+                                c
+                            }
+                        }
+                    };
+                    if ord != Ordering::Equal {
+                        return ord;
+                    }
+                }
+                Ordering::Equal
+            });
+            let mut plain = Accumulator::new(self.func, self.arg_ty);
+            for (_, v, extra) in rows {
+                plain.update_with(v, extra)?;
+            }
+            return plain.finish();
+        }
         let overflow = || PgError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range");
         Ok(match self.func {
             AggFunc::CountStar | AggFunc::Count => Value::Int8(self.count),
@@ -492,9 +830,11 @@ impl Accumulator {
                 AccState::Int(a) => Value::Numeric(Numeric::from_i128(*a)),
                 AccState::Num(n) => Value::Numeric(*n),
                 AccState::Float(f) => Value::Float8(*f),
+                AccState::Interval(iv) => Value::Interval(*iv),
                 _ => Value::Null,
             },
             AggFunc::Avg => match &self.state {
+                AccState::Interval(iv) => Value::Interval(iv.div_f64(self.count as f64)?),
                 AccState::None => Value::Null,
                 AccState::Int(a) => Value::Numeric(
                     Numeric::from_i128(*a).checked_div(Numeric::from_i64(self.count))?,
@@ -511,7 +851,86 @@ impl Accumulator {
                 AccState::Bool(b) => Value::Bool(b),
                 _ => Value::Null,
             },
+            AggFunc::StringAgg => match &self.state {
+                AccState::Text(t) => Value::Text(Arc::from(t.as_str())),
+                _ => Value::Null,
+            },
+            AggFunc::ArrayAgg => match &self.state {
+                AccState::List(l) => {
+                    let elem = ArrayElem::of(self.arg_ty).unwrap_or(ArrayElem::Text);
+                    array_value(elem, l.clone())
+                }
+                _ => Value::Null,
+            },
+            AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
+                self.finish_variance()?
+            }
         })
+    }
+
+    fn finish_variance(&self) -> PgResult<Value> {
+        let sample = matches!(self.func, AggFunc::StddevSamp | AggFunc::VarSamp);
+        let root = matches!(self.func, AggFunc::StddevSamp | AggFunc::StddevPop);
+        let n = self.count;
+        if n == 0 || (sample && n == 1) {
+            return Ok(Value::Null);
+        }
+        match &self.state {
+            AccState::FloatMoments(_, sxx) => {
+                let d = if sample { n - 1 } else { n } as f64;
+                let var = sxx / d;
+                Ok(Value::Float8(if root { var.sqrt() } else { var }))
+            }
+            AccState::NumMoments(sum, sumsq) => {
+                let nn = Numeric::from_i64(n);
+                // N·Σx² − (Σx)², over N(N−1) or N², at PostgreSQL's division scale.
+                let num = nn
+                    .checked_mul(*sumsq)?
+                    .checked_sub(sum.checked_mul(*sum)?)?;
+                if num.signum() <= 0 {
+                    return Ok(Value::Numeric(Numeric::ZERO));
+                }
+                let den = if sample {
+                    nn.checked_mul(Numeric::from_i64(n - 1))?
+                } else {
+                    nn.checked_mul(nn)?
+                };
+                let var = num.checked_div(den)?;
+                Ok(Value::Numeric(if root { numeric_sqrt(var)? } else { var }))
+            }
+            _ => Ok(Value::Null),
+        }
+    }
+}
+
+/// Square root of a non-negative numeric at its own scale, rounded half up
+/// (falls back to float8 when the scaled integer would overflow).
+fn numeric_sqrt(v: Numeric) -> PgResult<Numeric> {
+    let scale = v.scale();
+    let m = v.mantissa();
+    if m <= 0 {
+        return Ok(Numeric::ZERO);
+    }
+    // sqrt(m / 10^s) at scale s = isqrt(m · 10^s) / 10^s.
+    let scaled = 10i128
+        .checked_pow(scale as u32)
+        .and_then(|p| m.checked_mul(p));
+    match scaled {
+        Some(n) => {
+            let n = n as u128;
+            let mut r = (n as f64).sqrt() as u128;
+            while r * r > n {
+                r -= 1;
+            }
+            while (r + 1) * (r + 1) <= n {
+                r += 1;
+            }
+            if n - r * r > r {
+                r += 1;
+            }
+            Numeric::new(r as i128, scale)
+        }
+        None => Numeric::from_f64(v.to_f64().sqrt())?.rescale(scale),
     }
 }
 
@@ -562,7 +981,10 @@ pub fn can_coerce_implicit(from: SqlType, to: SqlType) -> bool {
     }
     matches!(
         (from, to),
-        (T::Timestamp, T::TimestampTz) | (T::Int2 | T::Int4 | T::Int8, T::Oid) | (T::Xid8, T::Xid8)
+        (T::Timestamp, T::TimestampTz)
+            | (T::Date, T::Timestamp | T::TimestampTz)
+            | (T::Int2 | T::Int4 | T::Int8, T::Oid)
+            | (T::Xid8, T::Xid8)
     )
 }
 
@@ -596,8 +1018,15 @@ pub fn common_type(types: &[SqlType]) -> Option<SqlType> {
                     (c, t),
                     (SqlType::Timestamp, SqlType::TimestampTz)
                         | (SqlType::TimestampTz, SqlType::Timestamp)
+                        | (SqlType::Date, SqlType::TimestampTz)
+                        | (SqlType::TimestampTz, SqlType::Date)
                 ) {
                     SqlType::TimestampTz
+                } else if matches!(
+                    (c, t),
+                    (SqlType::Date, SqlType::Timestamp) | (SqlType::Timestamp, SqlType::Date)
+                ) {
+                    SqlType::Timestamp
                 } else {
                     return None;
                 }
@@ -652,6 +1081,9 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "repeat" => sig(Func::Repeat, &[T::Text, T::Int4], T::Text),
         "upper" => sig(Func::Upper, &[T::Text], T::Text),
         "lower" => sig(Func::Lower, &[T::Text], T::Text),
+        "substring" if n == 2 && (args[1].is_text_like() || args[1] == T::Unknown) => {
+            sig(Func::SubstringRegex, &[T::Text, T::Text], T::Text)
+        }
         "substr" | "substring" if n == 2 => sig(Func::Substr2, &[T::Text, T::Int4], T::Text),
         "substr" | "substring" => sig(Func::Substr3, &[T::Text, T::Int4, T::Int4], T::Text),
         "concat" => Ok(FuncSig {
@@ -773,10 +1205,183 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_last_wal_receive_lsn" => none(Func::WalLsn(WalLsnKind::Receive), T::PgLsn),
         "pg_last_wal_replay_lsn" => none(Func::WalLsn(WalLsnKind::Replay), T::PgLsn),
         "pg_wal_lsn_diff" => sig(Func::WalLsnDiff, &[T::PgLsn, T::PgLsn], T::NUMERIC),
+        "array_length" | "array_lower" | "array_upper" if n == 2 => {
+            let a = array_arg(name, args, 0)?;
+            let f = match name {
+                "array_length" => Func::ArrayLength,
+                "array_lower" => Func::ArrayLower,
+                _ => Func::ArrayUpper,
+            };
+            sig(f, &[a, T::Int4], T::Int4)
+        }
+        "cardinality" if n == 1 => {
+            let a = array_arg(name, args, 0)?;
+            sig(Func::Cardinality, &[a], T::Int4)
+        }
+        "array_append" | "array_position" if n == 2 => {
+            let a = array_arg(name, args, 0)?;
+            let e = a.elem().unwrap_or(T::Text);
+            if name == "array_append" {
+                sig(Func::ArrayAppend, &[a, e], a)
+            } else {
+                sig(Func::ArrayPosition, &[a, e], T::Int4)
+            }
+        }
+        "array_prepend" if n == 2 => {
+            let a = array_arg(name, args, 1)?;
+            let e = a.elem().unwrap_or(T::Text);
+            sig(Func::ArrayPrepend, &[e, a], a)
+        }
+        "array_cat" if n == 2 => {
+            let a = match (args[0], args[1]) {
+                (a @ T::Array(_), _) | (T::Unknown, a @ T::Array(_)) => a,
+                _ => return Err(no_function(name, args)),
+            };
+            sig(Func::ArrayCat, &[a, a], a)
+        }
+        "array_to_string" if n == 2 || n == 3 => {
+            let a = array_arg(name, args, 0)?;
+            sig(Func::ArrayToString, &[a, T::Text, T::Text][..n], T::Text)
+        }
+        "string_to_array" if n == 2 || n == 3 => sig(
+            Func::StringToArray,
+            &[T::Text, T::Text, T::Text][..n],
+            T::Array(ArrayElem::Text),
+        ),
+        "unnest" if n == 1 => {
+            let a = array_arg(name, args, 0)?;
+            sig(Func::Unnest, &[a], a.elem().unwrap_or(T::Text))
+        }
+        "date_trunc" if n == 2 => {
+            let t = match args[1] {
+                T::Timestamp => T::Timestamp,
+                T::Interval => T::Interval,
+                T::Date | T::TimestampTz | T::Unknown => T::TimestampTz,
+                _ => return Err(no_function(name, args)),
+            };
+            sig(Func::DateTrunc, &[T::Text, t], t)
+        }
+        "date_part" | "extract" if n == 2 => {
+            let t = match args[1] {
+                t @ (T::Timestamp | T::TimestampTz | T::Date | T::Interval) => t,
+                T::Unknown => T::TimestampTz,
+                _ => return Err(no_function(name, args)),
+            };
+            let numeric = name == "extract";
+            sig(
+                Func::DatePart { numeric },
+                &[T::Text, t],
+                if numeric { T::NUMERIC } else { T::Float8 },
+            )
+        }
+        "age" if n == 1 || n == 2 => {
+            let t = if args
+                .iter()
+                .all(|a| matches!(a, T::Timestamp | T::Date | T::Unknown))
+            {
+                T::Timestamp
+            } else {
+                T::TimestampTz
+            };
+            let f = if n == 1 { Func::AgeToday } else { Func::Age };
+            sig(f, &[t, t][..n], T::Interval)
+        }
+        "make_date" => sig(Func::MakeDate, &[T::Int4, T::Int4, T::Int4], T::Date),
+        "make_timestamp" => sig(
+            Func::MakeTimestamp,
+            &[T::Int4, T::Int4, T::Int4, T::Int4, T::Int4, T::Float8],
+            T::Timestamp,
+        ),
+        "make_interval" if n <= 7 => sig(
+            Func::MakeInterval,
+            &[
+                T::Int4,
+                T::Int4,
+                T::Int4,
+                T::Int4,
+                T::Int4,
+                T::Int4,
+                T::Float8,
+            ][..n],
+            T::Interval,
+        ),
+        "current_date" => none(Func::CurrentDate, T::Date),
+        "justify_hours" | "justify_days" | "justify_interval" => sig(
+            Func::Justify {
+                hours: name != "justify_days",
+                days: name != "justify_hours",
+            },
+            &[T::Interval],
+            T::Interval,
+        ),
+        "to_char" if n == 2 => {
+            let t = match args[0] {
+                T::Date | T::Unknown => T::Timestamp,
+                t @ (T::Timestamp | T::TimestampTz | T::Interval) => t,
+                t @ (T::Int2 | T::Int4 | T::Int8 | T::Float8) => t,
+                T::Numeric(_) => T::NUMERIC,
+                _ => return Err(no_function(name, args)),
+            };
+            sig(Func::ToChar, &[t, T::Text], T::Text)
+        }
+        "to_date" => sig(Func::ToDate, &[T::Text, T::Text], T::Date),
+        "to_timestamp" if n == 2 => sig(Func::ToTimestamp, &[T::Text, T::Text], T::TimestampTz),
+        "to_timestamp" => sig(Func::ToTimestampEpoch, &[T::Float8], T::TimestampTz),
+        "to_number" => sig(Func::ToNumber, &[T::Text, T::Text], T::NUMERIC),
+        "split_part" => sig(Func::SplitPart, &[T::Text, T::Text, T::Int4], T::Text),
+        "regexp_match" if n == 2 || n == 3 => sig(
+            Func::RegexpMatch,
+            &[T::Text, T::Text, T::Text][..n],
+            T::Array(ArrayElem::Text),
+        ),
+        "regexp_replace" if n == 3 || n == 4 => sig(
+            Func::RegexpReplace,
+            &[T::Text, T::Text, T::Text, T::Text][..n],
+            T::Text,
+        ),
+        "initcap" => sig(Func::Initcap, &[T::Text], T::Text),
+        "lpad" | "rpad" if n == 2 || n == 3 => sig(
+            if name == "lpad" {
+                Func::Lpad
+            } else {
+                Func::Rpad
+            },
+            &[T::Text, T::Int4, T::Text][..n],
+            T::Text,
+        ),
+        "concat_ws" if n >= 1 => Ok(FuncSig {
+            func: Func::ConcatWs,
+            arg_types: args
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    if *t == T::Unknown || i == 0 {
+                        T::Text
+                    } else {
+                        *t
+                    }
+                })
+                .collect(),
+            ret: T::Text,
+        }),
+        "reverse" => sig(Func::Reverse, &[T::Text], T::Text),
+        "starts_with" => sig(Func::StartsWith, &[T::Text, T::Text], T::Bool),
+        "translate" => sig(Func::Translate, &[T::Text, T::Text, T::Text], T::Text),
+        "chr" => sig(Func::Chr, &[T::Int4], T::Text),
+        "ascii" => sig(Func::Ascii, &[T::Text], T::Int4),
         "to_hex" if n == 1 => match args[0] {
             T::Int8 => sig(Func::ToHex, &[T::Int8], T::Text),
             _ => sig(Func::ToHex, &[T::Int4], T::Text),
         },
+        _ => Err(no_function(name, args)),
+    }
+}
+
+/// The array type of argument `i` of a polymorphic array function (42883
+/// when it is not an array).
+fn array_arg(name: &str, args: &[SqlType], i: usize) -> PgResult<SqlType> {
+    match args.get(i) {
+        Some(t @ SqlType::Array(_)) => Ok(*t),
         _ => Err(no_function(name, args)),
     }
 }
@@ -849,6 +1454,43 @@ fn float_result(f: f64) -> PgResult<Value> {
 pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<Value> {
     // Non-strict functions first.
     match func {
+        Func::MakeArray(elem) => return Ok(array_value(elem, args.to_vec())),
+        Func::ArrayCmp { op, all } => return Ok(array_compare(op, all, &args[0], &args[1])),
+        Func::ArrayAppend | Func::ArrayPrepend | Func::ArrayCat => {
+            return array_concat(func, &args[0], &args[1])
+        }
+        Func::ConcatWs => {
+            let Some(sep) = args.first().and_then(Value::as_str) else {
+                return Ok(Value::Null);
+            };
+            let mut out = String::new();
+            let mut first = true;
+            for a in &args[1..] {
+                if a.is_null() {
+                    continue;
+                }
+                if !first {
+                    out.push_str(sep);
+                }
+                first = false;
+                match a {
+                    Value::Text(t) => out.push_str(t),
+                    other => out.push_str(&other.to_text_string()),
+                }
+            }
+            return Ok(Value::Text(Arc::from(out)));
+        }
+        Func::ArrayToString | Func::StringToArray if args.len() == 3 && args[2].is_null() => {
+            return call(func, &args[..2], ctx);
+        }
+        Func::StringToArray if !args[0].is_null() && args[1].is_null() => {
+            // A NULL delimiter splits into characters.
+            let items = text_arg(&args[0])
+                .chars()
+                .map(|c| Value::Text(Arc::from(c.to_string())))
+                .collect();
+            return Ok(array_value(ArrayElem::Text, items));
+        }
         Func::Coalesce => {
             return Ok(args
                 .iter()
@@ -1126,6 +1768,457 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
             _ => Value::Null,
         },
+        Func::ArraySubscript => match (&args[0], &args[1]) {
+            (Value::Array(a), i) => a.get(int_arg(i)),
+            _ => Value::Null,
+        },
+        Func::ArraySlice => match &args[0] {
+            Value::Array(a) => {
+                let lo = int_arg(&args[1]).max(a.lower as i64);
+                let hi = int_arg(&args[2]).min(a.lower as i64 + a.items.len() as i64 - 1);
+                let items = if lo > hi {
+                    Vec::new()
+                } else {
+                    a.items[(lo - a.lower as i64) as usize..=(hi - a.lower as i64) as usize]
+                        .to_vec()
+                };
+                array_value(a.elem, items)
+            }
+            _ => Value::Null,
+        },
+        Func::ArrayContains { contained } => match (&args[0], &args[1]) {
+            (Value::Array(a), Value::Array(b)) => {
+                let (big, small) = if contained { (b, a) } else { (a, b) };
+                Value::Bool(small.items.iter().all(|x| {
+                    big.items
+                        .iter()
+                        .any(|y| cmp_sql(x, y) == Some(Ordering::Equal))
+                }))
+            }
+            _ => Value::Null,
+        },
+        Func::ArrayOverlap => match (&args[0], &args[1]) {
+            (Value::Array(a), Value::Array(b)) => Value::Bool(a.items.iter().any(|x| {
+                b.items
+                    .iter()
+                    .any(|y| cmp_sql(x, y) == Some(Ordering::Equal))
+            })),
+            _ => Value::Null,
+        },
+        Func::AtTimeZone => {
+            let zone = text_arg(&args[1]).trim().to_ascii_lowercase();
+            if !matches!(
+                zone.as_str(),
+                "utc" | "gmt" | "z" | "zulu" | "etc/utc" | "uct" | "universal"
+            ) {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("time zone \"{}\" not recognized", text_arg(&args[1])),
+                ));
+            }
+            match &args[0] {
+                Value::Timestamp(t) => Value::TimestampTz(*t),
+                Value::TimestampTz(t) => Value::Timestamp(*t),
+                _ => Value::Null,
+            }
+        }
+        Func::MakeTimestamp => {
+            let f = |i: usize| int_arg(&args[i]);
+            let secs = match &args[5] {
+                Value::Float8(x) => *x,
+                other => other.as_i64().unwrap_or(0) as f64,
+            };
+            let bad = || {
+                PgError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    format!(
+                        "date field value out of range: {}-{:02}-{:02}",
+                        f(0),
+                        f(1),
+                        f(2)
+                    ),
+                )
+            };
+            let d = ts_fields::make_date(
+                i32::try_from(f(0)).map_err(|_| bad())?,
+                i32::try_from(f(1)).map_err(|_| bad())?,
+                i32::try_from(f(2)).map_err(|_| bad())?,
+            )?;
+            let (h, mi) = (f(3), f(4));
+            if !(0..=24).contains(&h) || !(0..60).contains(&mi) || !(0.0..=60.0).contains(&secs) {
+                return Err(PgError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    format!(
+                        "time field value out of range: {}:{:02}:{}",
+                        h,
+                        mi,
+                        Value::Float8(secs).to_text_string()
+                    ),
+                ));
+            }
+            let us = (h * 3600 + mi * 60) * datetime::USECS_PER_SEC + (secs * 1e6).round() as i64;
+            let t = (d as i64)
+                .checked_mul(datetime::USECS_PER_DAY)
+                .and_then(|x| x.checked_add(us))
+                .filter(|t| datetime::timestamp_in_range(*t))
+                .ok_or_else(interval::timestamp_out_of_range)?;
+            Value::Timestamp(t)
+        }
+        Func::ArrayLength | Func::ArrayLower | Func::ArrayUpper => match &args[0] {
+            Value::Array(a) if int_arg(&args[1]) == 1 && !a.items.is_empty() => {
+                Value::Int4(match func {
+                    Func::ArrayLength => a.items.len() as i32,
+                    Func::ArrayLower => a.lower,
+                    _ => a.lower + a.items.len() as i32 - 1,
+                })
+            }
+            _ => Value::Null,
+        },
+        Func::Cardinality => match &args[0] {
+            Value::Array(a) => Value::Int4(a.items.len() as i32),
+            _ => Value::Null,
+        },
+        Func::ArrayPosition => match &args[0] {
+            Value::Array(a) => a
+                .items
+                .iter()
+                .position(|x| cmp_sql(x, &args[1]) == Some(Ordering::Equal))
+                .map_or(Value::Null, |i| Value::Int4(a.lower + i as i32)),
+            _ => Value::Null,
+        },
+        Func::ArrayToString => match &args[0] {
+            Value::Array(a) => {
+                let delim = text_arg(&args[1]);
+                let null_text = args.get(2).map(text_arg);
+                let mut out = String::new();
+                let mut first = true;
+                for x in &a.items {
+                    let piece = if x.is_null() {
+                        match null_text {
+                            Some(t) => t.to_string(),
+                            None => continue,
+                        }
+                    } else {
+                        x.to_text_string()
+                    };
+                    if !first {
+                        out.push_str(delim);
+                    }
+                    first = false;
+                    out.push_str(&piece);
+                }
+                text(out)
+            }
+            _ => Value::Null,
+        },
+        Func::StringToArray => {
+            let s = text_arg(&args[0]);
+            let delim = text_arg(&args[1]);
+            let null_text = args.get(2).map(text_arg);
+            let to_value = |p: &str| {
+                if Some(p) == null_text {
+                    Value::Null
+                } else {
+                    Value::Text(Arc::from(p))
+                }
+            };
+            let items: Vec<Value> = if s.is_empty() {
+                Vec::new()
+            } else if delim.is_empty() {
+                vec![to_value(s)]
+            } else {
+                s.split(delim).map(to_value).collect()
+            };
+            array_value(ArrayElem::Text, items)
+        }
+        Func::Unnest => {
+            return Err(PgError::unsupported(
+                "set-valued function called in context that cannot accept a set",
+            ))
+        }
+        Func::DateTrunc => {
+            let unit = text_arg(&args[0]);
+            match &args[1] {
+                Value::Timestamp(t) => {
+                    Value::Timestamp(ts_fields::trunc_timestamp(unit, *t, TimeKind::Timestamp)?)
+                }
+                Value::TimestampTz(t) => {
+                    Value::TimestampTz(ts_fields::trunc_timestamp(unit, *t, TimeKind::TimestampTz)?)
+                }
+                Value::Interval(iv) => Value::Interval(ts_fields::trunc_interval(unit, *iv)?),
+                _ => Value::Null,
+            }
+        }
+        Func::DatePart { numeric } => {
+            let unit = text_arg(&args[0]);
+            let n = match &args[1] {
+                Value::Timestamp(t) => ts_fields::extract_timestamp(unit, *t, TimeKind::Timestamp)?,
+                Value::TimestampTz(t) => {
+                    ts_fields::extract_timestamp(unit, *t, TimeKind::TimestampTz)?
+                }
+                Value::Date(d) => ts_fields::extract_date(unit, *d)?,
+                Value::Interval(iv) => Some(ts_fields::extract_interval(unit, *iv)?),
+                _ => None,
+            };
+            match n {
+                None => Value::Null,
+                Some(n) if numeric => Value::Numeric(n),
+                Some(n) => Value::Float8(n.to_f64()),
+            }
+        }
+        Func::Age => match (&args[0], &args[1]) {
+            (
+                Value::Timestamp(a) | Value::TimestampTz(a),
+                Value::Timestamp(b) | Value::TimestampTz(b),
+            ) => Value::Interval(interval::age(*a, *b)?),
+            _ => Value::Null,
+        },
+        Func::AgeToday => match &args[0] {
+            Value::Timestamp(b) | Value::TimestampTz(b) => {
+                let today = ctx
+                    .transaction_timestamp()
+                    .div_euclid(datetime::USECS_PER_DAY)
+                    * datetime::USECS_PER_DAY;
+                Value::Interval(interval::age(today, *b)?)
+            }
+            _ => Value::Null,
+        },
+        Func::MakeDate => Value::Date(ts_fields::make_date(
+            int_arg(&args[0]) as i32,
+            int_arg(&args[1]) as i32,
+            int_arg(&args[2]) as i32,
+        )?),
+        Func::MakeInterval => {
+            let f = |i: usize| args.get(i).map(int_arg).unwrap_or(0);
+            let secs = match args.get(6) {
+                Some(Value::Float8(x)) => *x,
+                _ => 0.0,
+            };
+            let months = f(0)
+                .checked_mul(12)
+                .and_then(|y| y.checked_add(f(1)))
+                .and_then(|m| i32::try_from(m).ok())
+                .ok_or_else(interval::interval_out_of_range)?;
+            let days = f(2)
+                .checked_mul(7)
+                .and_then(|w| w.checked_add(f(3)))
+                .and_then(|d| i32::try_from(d).ok())
+                .ok_or_else(interval::interval_out_of_range)?;
+            let micros = (f(4) as f64 * 3600.0 + f(5) as f64 * 60.0 + secs) * 1e6;
+            if !micros.is_finite() || micros.abs() >= 9.2e18 {
+                return Err(interval::interval_out_of_range());
+            }
+            Value::Interval(Interval::new(months, days, micros.round() as i64))
+        }
+        Func::CurrentDate => Value::Date(datetime::timestamp_to_date(ctx.transaction_timestamp())),
+        Func::Justify { hours, days } => match &args[0] {
+            Value::Interval(iv) => {
+                let mut r = *iv;
+                if hours {
+                    r = r.justify_hours();
+                }
+                if days {
+                    let extra = r.days / 30;
+                    r.months = r
+                        .months
+                        .checked_add(extra)
+                        .ok_or_else(interval::interval_out_of_range)?;
+                    r.days -= extra * 30;
+                    if r.months > 0 && r.days < 0 {
+                        r.days += 30;
+                        r.months -= 1;
+                    } else if r.months < 0 && r.days > 0 {
+                        r.days -= 30;
+                        r.months += 1;
+                    }
+                }
+                Value::Interval(r)
+            }
+            _ => Value::Null,
+        },
+        Func::ToChar => to_char(&args[0], text_arg(&args[1]))?,
+        Func::ToDate => Value::Date(datetime::timestamp_to_date(formatting::parse_timestamp(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+        )?)),
+        Func::ToTimestamp => Value::TimestampTz(formatting::parse_timestamp(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+        )?),
+        Func::ToTimestampEpoch => {
+            let secs = match &args[0] {
+                Value::Float8(f) => *f,
+                other => other.as_i64().unwrap_or(0) as f64,
+            };
+            if secs.is_nan() {
+                return Err(PgError::new(
+                    sqlstate::DATETIME_FIELD_OVERFLOW,
+                    "timestamp cannot be NaN",
+                ));
+            }
+            if secs.is_infinite() {
+                Value::TimestampTz(if secs > 0.0 {
+                    datetime::TS_INFINITY
+                } else {
+                    datetime::TS_NEG_INFINITY
+                })
+            } else {
+                let us = (secs * 1e6).round() - datetime::UNIX_TO_PG_EPOCH_SECS as f64 * 1e6;
+                if !(-2.1e17..9.2e18).contains(&us) || !datetime::timestamp_in_range(us as i64) {
+                    return Err(PgError::new(
+                        sqlstate::DATETIME_FIELD_OVERFLOW,
+                        format!(
+                            "timestamp out of range: \"{}\"",
+                            Value::Float8(secs).to_text_string()
+                        ),
+                    ));
+                }
+                Value::TimestampTz(us as i64)
+            }
+        }
+        Func::ToNumber => Value::Numeric(formatting::parse_number(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+        )?),
+        Func::SplitPart => {
+            let s = text_arg(&args[0]);
+            let d = text_arg(&args[1]);
+            let n = int_arg(&args[2]);
+            if n == 0 {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    "field position must not be zero",
+                ));
+            }
+            let parts: Vec<&str> = if d.is_empty() {
+                vec![s]
+            } else {
+                s.split(d).collect()
+            };
+            let idx = if n > 0 { n - 1 } else { parts.len() as i64 + n };
+            let piece = if s.is_empty() {
+                ""
+            } else {
+                usize::try_from(idx)
+                    .ok()
+                    .and_then(|i| parts.get(i))
+                    .copied()
+                    .unwrap_or("")
+            };
+            Value::Text(Arc::from(piece))
+        }
+        Func::RegexMatch { icase, negated } => {
+            Value::Bool(regexp::is_match(text_arg(&args[0]), text_arg(&args[1]), icase)? != negated)
+        }
+        Func::RegexpMatch => {
+            let flags = args.get(2).map(text_arg).unwrap_or("");
+            match regexp::regexp_match(text_arg(&args[0]), text_arg(&args[1]), flags)? {
+                Some(groups) => array_value(
+                    ArrayElem::Text,
+                    groups
+                        .into_iter()
+                        .map(|g| g.map_or(Value::Null, |s| Value::Text(Arc::from(s))))
+                        .collect(),
+                ),
+                None => Value::Null,
+            }
+        }
+        Func::RegexpReplace => text(regexp::regexp_replace(
+            text_arg(&args[0]),
+            text_arg(&args[1]),
+            text_arg(&args[2]),
+            args.get(3).map(text_arg).unwrap_or(""),
+        )?),
+        Func::SubstringRegex => match regexp::substring(text_arg(&args[0]), text_arg(&args[1]))? {
+            Some(s) => text(s),
+            None => Value::Null,
+        },
+        Func::SimilarTo { negated } => {
+            let esc = match args.get(2) {
+                Some(e) => regexp::escape_char(text_arg(e))?,
+                None => Some('\\'),
+            };
+            let re = regexp::similar_to_regex(text_arg(&args[1]), esc)?;
+            let r = regexp::compile(&re, regexp::Flags::default())?;
+            Value::Bool(r.is_match(text_arg(&args[0])) != negated)
+        }
+        Func::LikeEscape { icase, negated } => {
+            let esc = regexp::escape_char(text_arg(&args[2]))?;
+            Value::Bool(
+                regexp::like_match(text_arg(&args[0]), text_arg(&args[1]), esc, icase)? != negated,
+            )
+        }
+        Func::Initcap => {
+            let mut out = String::new();
+            let mut prev_alnum = false;
+            for c in text_arg(&args[0]).chars() {
+                if prev_alnum {
+                    out.extend(c.to_lowercase());
+                } else {
+                    out.extend(c.to_uppercase());
+                }
+                prev_alnum = c.is_alphanumeric();
+            }
+            text(out)
+        }
+        Func::Lpad | Func::Rpad => {
+            let s = text_arg(&args[0]);
+            let len = int_arg(&args[1]).max(0) as usize;
+            if len > (1 << 28) {
+                return Err(too_large());
+            }
+            let fill = args.get(2).map(text_arg).unwrap_or(" ");
+            let have = s.chars().count();
+            if have >= len {
+                text(s.chars().take(len).collect())
+            } else if fill.is_empty() {
+                text(s.to_string())
+            } else {
+                let pad: String = fill.chars().cycle().take(len - have).collect();
+                if func == Func::Lpad {
+                    text(pad + s)
+                } else {
+                    text(s.to_string() + &pad)
+                }
+            }
+        }
+        Func::Reverse => text(text_arg(&args[0]).chars().rev().collect()),
+        Func::StartsWith => Value::Bool(text_arg(&args[0]).starts_with(text_arg(&args[1]))),
+        Func::Translate => {
+            let from: Vec<char> = text_arg(&args[1]).chars().collect();
+            let to: Vec<char> = text_arg(&args[2]).chars().collect();
+            let mut out = String::new();
+            for c in text_arg(&args[0]).chars() {
+                match from.iter().position(|f| *f == c) {
+                    Some(i) => {
+                        if let Some(t) = to.get(i) {
+                            out.push(*t);
+                        }
+                    }
+                    None => out.push(c),
+                }
+            }
+            text(out)
+        }
+        Func::Chr => {
+            let n = int_arg(&args[0]);
+            match u32::try_from(n).ok().and_then(char::from_u32) {
+                Some(c) if n != 0 => text(c.to_string()),
+                _ if n == 0 => {
+                    return Err(PgError::new(
+                        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                        "null character not permitted",
+                    ))
+                }
+                _ => {
+                    return Err(PgError::new(
+                        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                        "requested character too large for encoding: ".to_string() + &n.to_string(),
+                    ))
+                }
+            }
+        }
+        Func::Ascii => Value::Int4(text_arg(&args[0]).chars().next().map_or(0, |c| c as i32)),
         Func::ToHex => {
             let v = match &args[0] {
                 Value::Int4(i) => *i as u32 as u64,
@@ -1138,7 +2231,130 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         | Func::Greatest
         | Func::Least
         | Func::Nullif
-        | Func::CurrentSettingMissingOk => Value::Null,
+        | Func::CurrentSettingMissingOk
+        | Func::MakeArray(_)
+        | Func::ArrayCmp { .. }
+        | Func::ArrayAppend
+        | Func::ArrayPrepend
+        | Func::ArrayCat
+        | Func::ConcatWs => Value::Null,
+    })
+}
+
+/// `x op ANY/ALL(array)`: ANY is true if some comparison is true, else
+/// NULL if some was NULL, else false; ALL is the dual. An empty array gives
+/// false (ANY) / true (ALL) even for a NULL `x`.
+fn array_compare(op: BinOp, all: bool, x: &Value, arr: &Value) -> Value {
+    let Value::Array(a) = arr else {
+        return Value::Null;
+    };
+    if a.items.is_empty() {
+        return Value::Bool(all);
+    }
+    let mut saw_null = false;
+    for item in &a.items {
+        let r = cmp_sql(x, item).map(|o| match op {
+            BinOp::Eq => o == Ordering::Equal,
+            BinOp::NotEq => o != Ordering::Equal,
+            BinOp::Lt => o == Ordering::Less,
+            BinOp::LtEq => o != Ordering::Greater,
+            BinOp::Gt => o == Ordering::Greater,
+            _ => o != Ordering::Less,
+        });
+        match r {
+            Some(b) if b != all => return Value::Bool(!all),
+            Some(_) => {}
+            None => saw_null = true,
+        }
+    }
+    if saw_null {
+        Value::Null
+    } else {
+        Value::Bool(all)
+    }
+}
+
+/// array_append / array_prepend / array_cat (and `||` on arrays): a NULL
+/// array acts as an empty one; a NULL element is appended as NULL.
+fn array_concat(func: Func, a: &Value, b: &Value) -> PgResult<Value> {
+    let arr = |v: &Value| -> Option<ArrayValue> {
+        match v {
+            Value::Array(x) => Some((**x).clone()),
+            _ => None,
+        }
+    };
+    Ok(match func {
+        Func::ArrayAppend => match (arr(a), b) {
+            (Some(mut x), e) => {
+                x.items.push(e.clone());
+                Value::Array(Arc::new(x))
+            }
+            (None, e) => match ArrayElem::of(e.sql_type()) {
+                Some(el) => array_value(el, vec![e.clone()]),
+                None => Value::Null,
+            },
+        },
+        Func::ArrayPrepend => match (a, arr(b)) {
+            (e, Some(mut x)) => {
+                x.items.insert(0, e.clone());
+                x.lower = 1;
+                Value::Array(Arc::new(x))
+            }
+            (e, None) => match ArrayElem::of(e.sql_type()) {
+                Some(el) => array_value(el, vec![e.clone()]),
+                None => Value::Null,
+            },
+        },
+        _ => match (arr(a), arr(b)) {
+            (Some(mut x), Some(y)) => {
+                x.items.extend(y.items);
+                Value::Array(Arc::new(x))
+            }
+            (Some(x), None) => Value::Array(Arc::new(x)),
+            (None, Some(y)) => Value::Array(Arc::new(y)),
+            (None, None) => Value::Null,
+        },
+    })
+}
+
+/// to_char for each argument type.
+fn to_char(v: &Value, fmt: &str) -> PgResult<Value> {
+    let text = |s: String| Value::Text(Arc::from(s));
+    Ok(match v {
+        Value::Timestamp(t) => match formatting::format_timestamp(*t, false, fmt) {
+            Some(s) => text(s),
+            None => Value::Null,
+        },
+        Value::TimestampTz(t) => match formatting::format_timestamp(*t, true, fmt) {
+            Some(s) => text(s),
+            None => Value::Null,
+        },
+        Value::Interval(iv) => text(formatting::format_interval(*iv, fmt)),
+        Value::Numeric(n) => {
+            let post = formatting::number_template_scale(fmt)?;
+            text(formatting::format_number(
+                &formatting::numeric_digits(*n, post)?,
+                fmt,
+            )?)
+        }
+        Value::Float8(f) => {
+            let post = formatting::number_template_scale(fmt)?;
+            text(formatting::format_number(
+                &formatting::float_digits(*f, post),
+                fmt,
+            )?)
+        }
+        other => match other.as_i64() {
+            Some(i) => {
+                let post = formatting::number_template_scale(fmt)?;
+                let n = Numeric::from_i64(i);
+                text(formatting::format_number(
+                    &formatting::numeric_digits(n, post)?,
+                    fmt,
+                )?)
+            }
+            None => Value::Null,
+        },
     })
 }
 

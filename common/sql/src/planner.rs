@@ -71,7 +71,8 @@ pub enum Source {
         /// How.
         access: Access,
     },
-    /// `generate_series(start, stop[, step])`: one column.
+    /// `generate_series(start, stop[, step])`: one column (int4, int8, or
+    /// timestamp / timestamptz with an interval step).
     Series {
         /// Start (over the empty scope).
         start: Expr,
@@ -79,11 +80,18 @@ pub enum Source {
         stop: Expr,
         /// Step (default 1).
         step: Option<Expr>,
-        /// int4 or int8.
+        /// int4, int8, timestamp or timestamptz.
         ty: SqlType,
     },
     /// A system view ([`crate::sysviews`]): its rows as of the scan.
     SystemView(&'static crate::sysviews::SystemView),
+    /// `unnest(array)`: one row per element, one column.
+    Unnest {
+        /// The array (over the empty scope).
+        array: Expr,
+        /// The element type.
+        ty: SqlType,
+    },
 }
 
 /// Access path of a table.
@@ -246,7 +254,7 @@ impl Planned {
             Plan::Query(q) => match &q.source {
                 Source::Single | Source::SystemView(_) => true,
                 Source::Table { access, .. } => unique_key(access),
-                Source::Series { .. } => false,
+                Source::Series { .. } | Source::Unnest { .. } => false,
             },
             Plan::Insert(i) => matches!(i.source, InsertSource::Values(_)),
             Plan::Update(u) => unique_key(&u.access),
@@ -275,15 +283,13 @@ impl Planned {
                     f(stop);
                     step.iter().for_each(&mut *f);
                 }
+                Source::Unnest { array, .. } => f(array),
                 Source::Single | Source::SystemView(_) => {}
             }
             q.filter.iter().for_each(&mut *f);
             if let Some(g) = &q.grouping {
                 g.group_by.iter().for_each(&mut *f);
-                g.aggs
-                    .iter()
-                    .filter_map(|a| a.arg.as_ref())
-                    .for_each(&mut *f);
+                g.aggs.iter().flat_map(|a| a.exprs()).for_each(&mut *f);
             }
             q.having.iter().for_each(&mut *f);
             q.targets.iter().for_each(&mut *f);
@@ -456,11 +462,12 @@ pub fn plan_query(
     } else {
         None
     };
+    let srf_name = srf.as_ref().map(|(_, n, _)| n.clone()).unwrap_or_default();
     let rewritten;
     let select = match &srf {
-        Some((item, _)) => {
+        Some((item, _, _)) => {
             let mut s = select.clone();
-            let column = ast::Expr::Identifier(ast::Ident::new("generate_series"));
+            let column = ast::Expr::Identifier(ast::Ident::new(srf_name.as_str()));
             s.projection[*item] = match &s.projection[*item] {
                 ast::SelectItem::ExprWithAlias { alias, .. } => ast::SelectItem::ExprWithAlias {
                     expr: column,
@@ -477,9 +484,9 @@ pub fn plan_query(
     // FROM.
     let (mut source, scope, table) = match select.from.as_slice() {
         [] => match &srf {
-            Some((_, args)) => {
+            Some((_, name, args)) => {
                 let args: Vec<&ast::FunctionArg> = args.iter().collect();
-                bind_table_function("generate_series", &args, None, params)?
+                bind_table_function(name, &args, None, params)?
             }
             None => (Source::Single, Scope::new(), None),
         },
@@ -861,6 +868,20 @@ fn bind_from(
             };
             bind_table_function(&object_name(&f.name), &fargs, alias.as_ref(), params)
         }
+        ast::TableFactor::UNNEST {
+            alias,
+            array_exprs,
+            with_offset: false,
+            with_ordinality: false,
+            ..
+        } => {
+            let fargs: Vec<ast::FunctionArg> = array_exprs
+                .iter()
+                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                .collect();
+            let fargs: Vec<&ast::FunctionArg> = fargs.iter().collect();
+            bind_table_function("unnest", &fargs, alias.as_ref(), params)
+        }
         ast::TableFactor::Derived { .. } => {
             Err(PgError::unsupported("subqueries in FROM are not supported"))
         }
@@ -876,7 +897,7 @@ fn bind_from(
 /// or for several (PostgreSQL's target-list SRF rules go further).
 fn target_list_series(
     items: &[ast::SelectItem],
-) -> PgResult<Option<(usize, Vec<ast::FunctionArg>)>> {
+) -> PgResult<Option<(usize, String, Vec<ast::FunctionArg>)>> {
     let mut found = None;
     for (i, item) in items.iter().enumerate() {
         let e = match item {
@@ -884,7 +905,11 @@ fn target_list_series(
             _ => continue,
         };
         let top = match e {
-            ast::Expr::Function(f) if object_name(&f.name) == "generate_series" => Some(f),
+            ast::Expr::Function(f)
+                if matches!(object_name(&f.name).as_str(), "generate_series" | "unnest") =>
+            {
+                Some(f)
+            }
             _ => None,
         };
         match top {
@@ -898,12 +923,12 @@ fn target_list_series(
                     ast::FunctionArguments::List(l) => l.args.clone(),
                     _ => Vec::new(),
                 };
-                found = Some((i, args));
+                found = Some((i, object_name(&f.name), args));
             }
-            None if e
-                .to_string()
-                .to_ascii_lowercase()
-                .contains("generate_series(") =>
+            None if {
+                let t = e.to_string().to_ascii_lowercase();
+                t.contains("generate_series(") || t.contains("unnest(")
+            } =>
             {
                 return Err(PgError::unsupported(
                     "generate_series inside an expression of a target list is not supported; use FROM generate_series(…) AS g",
@@ -921,6 +946,9 @@ fn bind_table_function(
     alias: Option<&ast::TableAlias>,
     params: &mut ParamTypes,
 ) -> PgResult<(Source, Scope, Option<Arc<TableDef>>)> {
+    if name == "unnest" {
+        return bind_unnest(args, alias, params);
+    }
     if name != "generate_series" {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
@@ -945,6 +973,9 @@ fn bind_table_function(
             }
         };
         bound.push(bind_expr(e, &scope0, params)?);
+    }
+    if let Some(series) = timestamp_series(&bound, alias, params)? {
+        return Ok(series);
     }
     let mut ty = SqlType::Int4;
     for b in &bound {
@@ -1000,6 +1031,104 @@ fn bind_table_function(
         scope,
         None,
     ))
+}
+
+/// A bound FROM item: its source, its columns and its table (if any).
+type BoundFrom = (Source, Scope, Option<Arc<TableDef>>);
+
+/// `generate_series(start, stop, step interval)` over timestamps (dates
+/// read as timestamptz, as PostgreSQL resolves them): None for the integer
+/// forms.
+fn timestamp_series(
+    bound: &[crate::expr::BoundExpr],
+    alias: Option<&ast::TableAlias>,
+    params: &mut ParamTypes,
+) -> PgResult<Option<BoundFrom>> {
+    let timey = |t: SqlType| {
+        matches!(
+            t,
+            SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date | SqlType::Interval
+        )
+    };
+    if !bound.iter().any(|b| timey(b.ty)) {
+        return Ok(None);
+    }
+    let [start, stop, step] = bound else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            "function generate_series with this number of arguments does not exist",
+        ));
+    };
+    let ty = if start.ty == SqlType::Timestamp
+        && matches!(stop.ty, SqlType::Timestamp | SqlType::Unknown)
+    {
+        SqlType::Timestamp
+    } else {
+        SqlType::TimestampTz
+    };
+    let start = coerce(start.clone(), ty, params)?;
+    let stop = coerce(stop.clone(), ty, params)?;
+    let step = coerce(step.clone(), SqlType::Interval, params)?;
+    let (tname, cname) = match alias {
+        Some(a) => {
+            let t = ident_name(&a.name);
+            let c = a
+                .columns
+                .first()
+                .map(ident_name)
+                .unwrap_or_else(|| t.clone());
+            (t, c)
+        }
+        None => ("generate_series".to_string(), "generate_series".to_string()),
+    };
+    let mut scope = Scope::new();
+    scope.push(Some(&tname), &cname, ty);
+    Ok(Some((
+        Source::Series {
+            start,
+            stop,
+            step: Some(step),
+            ty,
+        },
+        scope,
+        None,
+    )))
+}
+
+/// `unnest(array)` in FROM or as a whole target-list item.
+fn bind_unnest(
+    args: &[&ast::FunctionArg],
+    alias: Option<&ast::TableAlias>,
+    params: &mut ParamTypes,
+) -> PgResult<(Source, Scope, Option<Arc<TableDef>>)> {
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] = args else {
+        return Err(PgError::unsupported(
+            "unnest with other than one array argument is not supported",
+        ));
+    };
+    let b = bind_expr(e, &Scope::new(), params)?;
+    let Some(ty) = b.ty.elem() else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function unnest({}) does not exist", b.ty.pg_name()),
+        )
+        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
+    };
+    let (tname, cname) = match alias {
+        Some(a) => {
+            let t = ident_name(&a.name);
+            let c = a
+                .columns
+                .first()
+                .map(ident_name)
+                .unwrap_or_else(|| t.clone());
+            (t, c)
+        }
+        None => ("unnest".to_string(), "unnest".to_string()),
+    };
+    let mut scope = Scope::new();
+    scope.push(Some(&tname), &cname, ty);
+    Ok((Source::Unnest { array: b.expr, ty }, scope, None))
 }
 
 /// Picks an index whose every column has an equality conjunct with a

@@ -12,7 +12,9 @@
 //!         pg_lsn/xid8 8 B (little-endian);
 //!         text-like: varint length + UTF-8 bytes;
 //!         numeric: scale u8 + zigzag varint of the i128 mantissa;
-//!         pg_snapshot: varint xmin, xmax, count, xips; void: nothing
+//!         pg_snapshot: varint xmin, xmax, count, xips; void: nothing;
+//!         date 4 B; interval: months 4 B, days 4 B, µs 8 B;
+//!         arrays: varint length + array_send bytes
 //! ```
 //!
 //! Invariants: the encoder writes what each [`Value`]'s variant is; the
@@ -93,6 +95,20 @@ pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
                 }
             }
             Value::Void => {}
+            Value::Date(d) => out.extend_from_slice(&d.to_le_bytes()),
+            Value::Interval(iv) => {
+                out.extend_from_slice(&iv.months.to_le_bytes());
+                out.extend_from_slice(&iv.days.to_le_bytes());
+                out.extend_from_slice(&iv.micros.to_le_bytes());
+            }
+            Value::Array(_) => {
+                // array_send's form, length-prefixed: decoded with the
+                // column's element type and validated like client input.
+                let mut b = bytes::BytesMut::new();
+                v.write_binary(&mut b);
+                put_varint(out, b.len() as u128);
+                out.extend_from_slice(&b);
+            }
         }
     }
 }
@@ -195,6 +211,17 @@ impl<'a> Reader<'a> {
                 Value::Snapshot(Arc::new(PgSnapshot { xmin, xmax, xip }))
             }
             SqlType::Void => Value::Void,
+            SqlType::Date => Value::Date(i32::from_le_bytes(self.arr()?)),
+            SqlType::Interval => {
+                let months = i32::from_le_bytes(self.arr()?);
+                let days = i32::from_le_bytes(self.arr()?);
+                let micros = i64::from_le_bytes(self.arr()?);
+                Value::Interval(pgtypes::interval::Interval::new(months, days, micros))
+            }
+            SqlType::Array(_) => {
+                let n = self.varint_len()?;
+                Value::from_binary(ty, self.take(n)?).map_err(|_| corrupt("bad array"))?
+            }
         })
     }
 
