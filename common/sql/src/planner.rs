@@ -28,21 +28,23 @@
 //! DEFAULT, column lists, INSERT … SELECT, RETURNING), UPDATE and DELETE
 //! (WHERE, RETURNING). Joins, subqueries, set operations and CTEs are 0A000.
 
+pub mod fromclause;
+pub mod plannodes;
+pub mod select;
+pub mod subselect;
+
 use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::expr::{
-    bind_assign, bind_expr, bind_expr_agg, coerce, output_name, Expr, Grouping, ParamTypes, Scope,
-};
+use crate::expr::{bind_assign, bind_expr, coerce, output_name, BoundExpr, Expr, ParamTypes, Scope};
+use plannodes::{NodeKind, PlanNode, StatementPlans};
 use engine::catalog::{CatalogView, IndexDef, TableDef};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::Oid;
 use server::backend::FieldDescription;
 
-/// 42P10 invalid_column_reference.
-const INVALID_COLUMN_REFERENCE: &str = "42P10";
 
 /// An identifier as PostgreSQL folds it: unquoted → lower case.
 pub fn ident_name(i: &ast::Ident) -> String {
@@ -57,33 +59,6 @@ pub fn ident_name(i: &ast::Ident) -> String {
 /// qualifier is ignored).
 pub fn object_name(n: &ast::ObjectName) -> String {
     n.0.last().map(ident_name).unwrap_or_default()
-}
-
-/// Where rows come from.
-#[derive(Debug)]
-pub enum Source {
-    /// One empty row (SELECT without FROM).
-    Single,
-    /// A table, read through `access`.
-    Table {
-        /// The table.
-        table: Arc<TableDef>,
-        /// How.
-        access: Access,
-    },
-    /// `generate_series(start, stop[, step])`: one column.
-    Series {
-        /// Start (over the empty scope).
-        start: Expr,
-        /// Stop.
-        stop: Expr,
-        /// Step (default 1).
-        step: Option<Expr>,
-        /// int4 or int8.
-        ty: SqlType,
-    },
-    /// A system view ([`crate::sysviews`]): its rows as of the scan.
-    SystemView(&'static crate::sysviews::SystemView),
 }
 
 /// Access path of a table.
@@ -113,34 +88,48 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
-/// A bound SELECT.
+/// A bound SELECT: a plan tree (`plannodes`) and what it refers to.
 #[derive(Debug)]
 pub struct QueryPlan {
-    /// Input rows.
-    pub source: Source,
-    /// Width of the input row.
-    pub input_width: usize,
-    /// WHERE over the input row.
-    pub filter: Option<Expr>,
-    /// Aggregation, if the query aggregates.
-    pub grouping: Option<Grouping>,
-    /// HAVING over the post-aggregation row.
-    pub having: Option<Expr>,
-    /// Output expressions followed by hidden sort expressions; over the
-    /// input row, or the post-aggregation row when grouped.
-    pub targets: Vec<Expr>,
-    /// Number of visible output columns (`targets[..visible]`).
-    pub visible: usize,
-    /// ORDER BY.
-    pub sort: Vec<SortKey>,
-    /// SELECT DISTINCT.
-    pub distinct: bool,
-    /// LIMIT (int8 over the empty scope), None = all.
-    pub limit: Option<Expr>,
-    /// OFFSET.
-    pub offset: Option<Expr>,
+    /// The root of the plan tree; its rows are the result rows.
+    pub root: PlanNode,
+    /// Subplans, CTEs and executor parameter slots of the statement.
+    pub shared: Arc<StatementPlans>,
     /// RowDescription.
     pub columns: Vec<FieldDescription>,
+}
+
+impl QueryPlan {
+    /// EXPLAIN's lines for the tree (no costs yet).
+    pub fn explain(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.root.explain(0, &mut out);
+        for (i, sp) in self.shared.subplans.iter().enumerate() {
+            out.push(format!("  SubPlan {}", i + 1));
+            sp.plan.explain(2, &mut out);
+        }
+        for c in &self.shared.ctes {
+            out.push(format!("  CTE {}", c.name));
+            c.plan.explain(2, &mut out);
+        }
+        out
+    }
+
+    /// True if running it is bounded by the statement's text.
+    pub fn runs_briefly(&self) -> bool {
+        self.shared.subplans.is_empty() && self.shared.ctes.is_empty() && self.root.runs_briefly()
+    }
+
+    fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        self.root.for_each_expr(f);
+        for sp in &self.shared.subplans {
+            sp.plan.for_each_expr(f);
+            sp.test.iter().for_each(&mut *f);
+        }
+        for c in &self.shared.ctes {
+            c.plan.for_each_expr(f);
+        }
+    }
 }
 
 /// Where INSERT rows come from.
@@ -243,11 +232,7 @@ impl Planned {
     pub fn runs_briefly(&self) -> bool {
         let unique_key = |a: &Access| matches!(a, Access::Index { index, .. } if index.spec.unique);
         match &self.plan {
-            Plan::Query(q) => match &q.source {
-                Source::Single | Source::SystemView(_) => true,
-                Source::Table { access, .. } => unique_key(access),
-                Source::Series { .. } => false,
-            },
+            Plan::Query(q) => q.runs_briefly(),
             Plan::Insert(i) => matches!(i.source, InsertSource::Values(_)),
             Plan::Update(u) => unique_key(&u.access),
             Plan::Delete(d) => unique_key(&d.access),
@@ -266,29 +251,7 @@ impl Planned {
             }
         }
         fn query(q: &QueryPlan, f: &mut dyn FnMut(&Expr)) {
-            match &q.source {
-                Source::Table { access: a, .. } => access(a, f),
-                Source::Series {
-                    start, stop, step, ..
-                } => {
-                    f(start);
-                    f(stop);
-                    step.iter().for_each(&mut *f);
-                }
-                Source::Single | Source::SystemView(_) => {}
-            }
-            q.filter.iter().for_each(&mut *f);
-            if let Some(g) = &q.grouping {
-                g.group_by.iter().for_each(&mut *f);
-                g.aggs
-                    .iter()
-                    .filter_map(|a| a.arg.as_ref())
-                    .for_each(&mut *f);
-            }
-            q.having.iter().for_each(&mut *f);
-            q.targets.iter().for_each(&mut *f);
-            q.limit.iter().for_each(&mut *f);
-            q.offset.iter().for_each(&mut *f);
+            q.for_each_expr(f);
         }
         let returning = |r: &Option<Vec<Expr>>, f: &mut dyn FnMut(&Expr)| {
             r.iter().flatten().for_each(f);
@@ -391,7 +354,7 @@ fn field(name: String, ty: SqlType) -> FieldDescription {
 
 /// Output type of a select-list expression: `unknown` becomes text, as in
 /// PostgreSQL.
-fn output_expr(b: crate::expr::BoundExpr, params: &mut ParamTypes) -> PgResult<(Expr, SqlType)> {
+pub(crate) fn output_expr(b: crate::expr::BoundExpr, params: &mut ParamTypes) -> PgResult<(Expr, SqlType)> {
     if b.ty == SqlType::Unknown {
         Ok((coerce(b, SqlType::Text, params)?, SqlType::Text))
     } else {
@@ -400,308 +363,41 @@ fn output_expr(b: crate::expr::BoundExpr, params: &mut ParamTypes) -> PgResult<(
     }
 }
 
-fn const_i64(e: &ast::Expr) -> Option<i64> {
+pub(crate) fn const_i64(e: &ast::Expr) -> Option<i64> {
     match e {
         ast::Expr::Value(ast::Value::Number(n, _)) => n.parse().ok(),
         _ => None,
     }
 }
 
-/// Binds a SELECT (also the source of INSERT … SELECT and COPY (query)).
+/// Binds a SELECT (also the source of INSERT … SELECT and COPY (query))
+/// into a plan tree (`planner::select`).
 pub fn plan_query(
     catalog: &CatalogView<'_>,
     q: &ast::Query,
     params: &mut ParamTypes,
 ) -> PgResult<QueryPlan> {
-    if q.with.is_some() {
-        return Err(PgError::unsupported("WITH queries are not supported"));
-    }
-    if q.fetch.is_some() || !q.locks.is_empty() {
-        return Err(PgError::unsupported(
-            "FETCH FIRST and FOR UPDATE/SHARE are not supported",
-        ));
-    }
-    let select = match q.body.as_ref() {
-        ast::SetExpr::Select(s) => s.as_ref(),
-        ast::SetExpr::Values(v) => return plan_values_query(v, q, params),
-        ast::SetExpr::Query(inner)
-            if q.order_by.is_none() && q.limit.is_none() && q.offset.is_none() =>
-        {
-            return plan_query(catalog, inner, params)
-        }
-        _ => {
-            return Err(PgError::unsupported(
-                "set operations and subqueries are not supported",
-            ))
-        }
-    };
-    if select.into.is_some() {
-        return Err(PgError::unsupported("SELECT INTO is not supported"));
-    }
-    let distinct = match &select.distinct {
-        None => false,
-        Some(ast::Distinct::Distinct) => true,
-        Some(ast::Distinct::On(_)) => {
-            return Err(PgError::unsupported("SELECT DISTINCT ON is not supported"))
-        }
-    };
-
-    // A set-returning function in the target list of a SELECT without
-    // FROM (`SELECT generate_series(1, 3)`, `INSERT … SELECT
-    // generate_series(…)`): PostgreSQL runs the target list once per row
-    // the function returns, which is a scan of the series with the call
-    // replaced by its column.
-    let srf = if select.from.is_empty() {
-        target_list_series(&select.projection)?
-    } else {
-        None
-    };
-    let rewritten;
-    let select = match &srf {
-        Some((item, _)) => {
-            let mut s = select.clone();
-            let column = ast::Expr::Identifier(ast::Ident::new("generate_series"));
-            s.projection[*item] = match &s.projection[*item] {
-                ast::SelectItem::ExprWithAlias { alias, .. } => ast::SelectItem::ExprWithAlias {
-                    expr: column,
-                    alias: alias.clone(),
-                },
-                _ => ast::SelectItem::UnnamedExpr(column),
-            };
-            rewritten = s;
-            &rewritten
-        }
-        None => select,
-    };
-
-    // FROM.
-    let (mut source, scope, table) = match select.from.as_slice() {
-        [] => match &srf {
-            Some((_, args)) => {
-                let args: Vec<&ast::FunctionArg> = args.iter().collect();
-                bind_table_function("generate_series", &args, None, params)?
+    let g = subselect::Global::new(catalog);
+    let root_level = subselect::Level::empty(None, None);
+    let (root, cols) = select::plan_query_level(&g, q, None, Some(&root_level), params)?;
+    let columns = cols
+        .into_iter()
+        .map(|c| {
+            let mut f = field(c.name, c.ty);
+            if let Some((oid, col)) = c.origin {
+                f.table_oid = oid;
+                f.column_id = col;
             }
-            None => (Source::Single, Scope::new(), None),
-        },
-        [twj] => {
-            if !twj.joins.is_empty() {
-                return Err(PgError::unsupported("joins are not supported"));
-            }
-            bind_from(catalog, &twj.relation, params)?
-        }
-        _ => {
-            return Err(PgError::unsupported(
-                "more than one FROM item is not supported",
-            ))
-        }
-    };
-    let input_width = scope.columns.len();
-
-    // WHERE.
-    let filter = match &select.selection {
-        Some(w) => Some(bind_where(w, &scope, params)?),
-        None => None,
-    };
-
-    // Projection (aggregates collected into `grouping`).
-    let group_keys: Vec<Expr> = match &select.group_by {
-        ast::GroupByExpr::Expressions(exprs, mods) => {
-            if !mods.is_empty() {
-                return Err(PgError::unsupported("GROUP BY modifiers are not supported"));
-            }
-            let mut keys = Vec::new();
-            for e in exprs {
-                // GROUP BY n: the n-th select item.
-                let ast_e = match const_i64(e) {
-                    Some(n) => match select.projection.get((n.max(1) - 1) as usize) {
-                        Some(ast::SelectItem::UnnamedExpr(x))
-                        | Some(ast::SelectItem::ExprWithAlias { expr: x, .. })
-                            if n >= 1 =>
-                        {
-                            x
-                        }
-                        _ => {
-                            return Err(PgError::new(
-                                INVALID_COLUMN_REFERENCE,
-                                format!("GROUP BY position {n} is not in select list"),
-                            ))
-                        }
-                    },
-                    None => e,
-                };
-                keys.push(bind_expr(ast_e, &scope, params)?.expr);
-            }
-            keys
-        }
-        ast::GroupByExpr::All(_) => {
-            return Err(PgError::unsupported("GROUP BY ALL is not supported"))
-        }
-    };
-    let mut grouping = Grouping::new(group_keys);
-    let mut targets = Vec::new();
-    let mut columns = Vec::new();
-    let mut output_names: Vec<String> = Vec::new();
-    let mut target_asts: Vec<Option<&ast::Expr>> = Vec::new();
-    for item in &select.projection {
-        match item {
-            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(_, _) => {
-                if let ast::SelectItem::QualifiedWildcard(name, _) = item {
-                    let q = object_name(name);
-                    if !scope
-                        .columns
-                        .iter()
-                        .any(|c| c.table.as_deref() == Some(q.as_str()))
-                    {
-                        return Err(PgError::new(
-                            sqlstate::UNDEFINED_TABLE,
-                            format!("missing FROM-clause entry for table \"{q}\""),
-                        ));
-                    }
-                }
-                if scope.columns.is_empty() {
-                    return Err(PgError::syntax(
-                        "SELECT * with no tables specified is not valid",
-                    ));
-                }
-                for (i, c) in scope.columns.iter().enumerate() {
-                    targets.push(Expr::Column(i));
-                    let mut f = field(c.name.clone(), c.ty);
-                    if let Some(t) = &table {
-                        set_origin(&mut f, t, i);
-                    }
-                    columns.push(f);
-                    output_names.push(c.name.clone());
-                    target_asts.push(None);
-                }
-            }
-            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-                let b = bind_expr_agg(e, &scope, params, &mut grouping)?;
-                let name = match item {
-                    ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
-                    _ => output_name(e),
-                };
-                let (expr, ty) = output_expr(b, params)?;
-                let mut f = field(name.clone(), ty);
-                if let (Expr::Column(i), Some(t)) = (&expr, &table) {
-                    set_origin(&mut f, t, *i);
-                }
-                targets.push(expr);
-                columns.push(f);
-                output_names.push(name);
-                target_asts.push(Some(e));
-            }
-        }
-    }
-    let visible = targets.len();
-
-    // HAVING.
-    let having = match &select.having {
-        Some(h) => {
-            let b = bind_expr_agg(h, &scope, params, &mut grouping)?;
-            Some(coerce(b, SqlType::Bool, params)?)
-        }
-        None => None,
-    };
-
-    // ORDER BY: output position, output name, or an expression (hidden column).
-    let mut sort = Vec::new();
-    if let Some(ob) = &q.order_by {
-        for o in &ob.exprs {
-            let desc = o.asc == Some(false);
-            let nulls_first = o.nulls_first.unwrap_or(desc);
-            let column = if let Some(n) = const_i64(&o.expr) {
-                if n < 1 || n as usize > visible {
-                    return Err(PgError::new(
-                        INVALID_COLUMN_REFERENCE,
-                        format!("ORDER BY position {n} is not in select list"),
-                    ));
-                }
-                n as usize - 1
-            } else if let Some(i) = order_by_output_name(&o.expr, &output_names, &scope) {
-                i
-            } else if let Some(i) = target_asts.iter().position(|t| *t == Some(&o.expr)) {
-                i
-            } else {
-                if distinct {
-                    return Err(PgError::new(
-                        INVALID_COLUMN_REFERENCE,
-                        "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
-                    ));
-                }
-                let b = bind_expr_agg(&o.expr, &scope, params, &mut grouping)?;
-                no_ordering_for(b.ty)?;
-                targets.push(b.expr);
-                targets.len() - 1
-            };
-            if let Some(c) = columns.get(column) {
-                no_ordering_for(c.ty)?;
-            }
-            sort.push(SortKey {
-                column,
-                desc,
-                nulls_first,
-            });
-        }
-    }
-
-    // Aggregation: rewrite everything to read the post-aggregation row.
-    let (grouping, having) = if grouping.is_grouped() {
-        let mut fin = Vec::with_capacity(targets.len());
-        for t in targets.drain(..) {
-            fin.push(grouping.finalize(t, &scope)?);
-        }
-        targets = fin;
-        let having = match having {
-            Some(h) => Some(grouping.finalize(h, &scope)?),
-            None => None,
-        };
-        (Some(grouping), having)
-    } else {
-        if having.is_some() {
-            // HAVING without aggregates or GROUP BY: PostgreSQL treats the
-            // query as grouped (one group); do the same.
-            let g = Grouping::new(Vec::new());
-            let mut fin = Vec::with_capacity(targets.len());
-            for t in targets.drain(..) {
-                fin.push(g.finalize(t, &scope)?);
-            }
-            targets = fin;
-            let h = match having {
-                Some(h) => Some(g.finalize(h, &scope)?),
-                None => None,
-            };
-            (Some(g), h)
-        } else {
-            (None, None)
-        }
-    };
-
-    let limit = match &q.limit {
-        Some(ast::Expr::Value(ast::Value::Null)) | None => None,
-        Some(l) => Some(bind_count(l, params)?),
-    };
-    let offset = match &q.offset {
-        Some(o) => Some(bind_count(&o.value, params)?),
-        None => None,
-    };
-
-    // Access path for a table.
-    if let (Source::Table { table, access }, Some(f)) = (&mut source, &filter) {
-        *access = choose_access(table, f);
-    }
-
+            f
+        })
+        .collect();
     Ok(QueryPlan {
-        source,
-        input_width,
-        filter,
-        grouping,
-        having,
-        targets,
-        visible,
-        sort,
-        distinct,
-        limit,
-        offset,
+        root,
+        shared: Arc::new(StatementPlans {
+            subplans: g.subplans.into_inner(),
+            ctes: g.ctes.into_inner(),
+            exec_params: g.next_param.get(),
+        }),
         columns,
     })
 }
@@ -718,7 +414,7 @@ fn set_origin(f: &mut FieldDescription, t: &TableDef, col: usize) {
 /// prefers output names for a bare identifier).
 /// 42883 for a type with equality but no ordering: xid, as in PostgreSQL
 /// (32-bit xids wrap around, so `<` would lie).
-fn no_ordering_for(ty: SqlType) -> PgResult<()> {
+pub(crate) fn no_ordering_for(ty: SqlType) -> PgResult<()> {
     if ty == SqlType::Xid {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
@@ -730,58 +426,6 @@ fn no_ordering_for(ty: SqlType) -> PgResult<()> {
         .with_hint("Use an explicit ordering operator or modify the query."));
     }
     Ok(())
-}
-
-fn order_by_output_name(e: &ast::Expr, names: &[String], _scope: &Scope) -> Option<usize> {
-    if let ast::Expr::Identifier(id) = e {
-        let n = ident_name(id);
-        let mut hits = names.iter().enumerate().filter(|(_, x)| **x == n);
-        let first = hits.next()?.0;
-        return Some(first);
-    }
-    None
-}
-
-/// `VALUES (…), (…)` as a query (e.g. `INSERT … VALUES` goes elsewhere;
-/// this is `SELECT * FROM (VALUES …)`-less top-level VALUES).
-fn plan_values_query(
-    v: &ast::Values,
-    q: &ast::Query,
-    params: &mut ParamTypes,
-) -> PgResult<QueryPlan> {
-    if q.order_by.is_some() || q.limit.is_some() || q.offset.is_some() || v.rows.len() != 1 {
-        return Err(PgError::unsupported(
-            "VALUES lists with several rows as a query are not supported",
-        ));
-    }
-    let scope = Scope::new();
-    let mut targets = Vec::new();
-    let mut columns = Vec::new();
-    for (i, e) in v.rows[0].iter().enumerate() {
-        let b = bind_expr(e, &scope, params)?;
-        let (expr, ty) = output_expr(b, params)?;
-        targets.push(expr);
-        columns.push(field(format!("column{}", i + 1), ty));
-    }
-    Ok(QueryPlan {
-        source: Source::Single,
-        input_width: 0,
-        filter: None,
-        grouping: None,
-        having: None,
-        visible: targets.len(),
-        targets,
-        sort: Vec::new(),
-        distinct: false,
-        limit: None,
-        offset: None,
-        columns,
-    })
-}
-
-fn bind_count(e: &ast::Expr, params: &mut ParamTypes) -> PgResult<Expr> {
-    let b = bind_expr(e, &Scope::new(), params)?;
-    coerce(b, SqlType::Int8, params)
 }
 
 fn bind_where(w: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgResult<Expr> {
@@ -798,83 +442,11 @@ fn bind_where(w: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgResult
     coerce(b, SqlType::Bool, params)
 }
 
-fn bind_from(
-    catalog: &CatalogView<'_>,
-    tf: &ast::TableFactor,
-    params: &mut ParamTypes,
-) -> PgResult<(Source, Scope, Option<Arc<TableDef>>)> {
-    match tf {
-        ast::TableFactor::Table {
-            name, alias, args, ..
-        } => {
-            let rel = object_name(name);
-            if let Some(args) = args {
-                let fargs: Vec<&ast::FunctionArg> = args.args.iter().collect();
-                return bind_table_function(&rel, &fargs, alias.as_ref(), params);
-            }
-            if let (Some(view), None) = (crate::sysviews::lookup(&rel), catalog.get(&rel)) {
-                let a = alias
-                    .as_ref()
-                    .map(|a| ident_name(&a.name))
-                    .unwrap_or_else(|| rel.clone());
-                let mut scope = Scope::new();
-                for (c, ty) in view.columns {
-                    scope.push(Some(&a), c, *ty);
-                }
-                return Ok((Source::SystemView(view), scope, None));
-            }
-            let table = catalog.table(&rel)?;
-            let a = alias
-                .as_ref()
-                .map(|a| ident_name(&a.name))
-                .unwrap_or_else(|| rel.clone());
-            let mut scope = table_scope(&table, &a);
-            if let Some(al) = alias {
-                for (i, c) in al.columns.iter().enumerate() {
-                    if let Some(sc) = scope.columns.get_mut(i) {
-                        sc.name = ident_name(c);
-                    }
-                }
-            }
-            Ok((
-                Source::Table {
-                    table: table.clone(),
-                    access: Access::SeqScan,
-                },
-                scope,
-                Some(table),
-            ))
-        }
-        ast::TableFactor::Function {
-            name, args, alias, ..
-        } => {
-            let fargs: Vec<&ast::FunctionArg> = args.iter().collect();
-            bind_table_function(&object_name(name), &fargs, alias.as_ref(), params)
-        }
-        ast::TableFactor::TableFunction {
-            expr: ast::Expr::Function(f),
-            alias,
-        } => {
-            let fargs: Vec<&ast::FunctionArg> = match &f.args {
-                ast::FunctionArguments::List(l) => l.args.iter().collect(),
-                _ => Vec::new(),
-            };
-            bind_table_function(&object_name(&f.name), &fargs, alias.as_ref(), params)
-        }
-        ast::TableFactor::Derived { .. } => {
-            Err(PgError::unsupported("subqueries in FROM are not supported"))
-        }
-        _ => Err(PgError::unsupported(
-            "this kind of FROM item is not supported",
-        )),
-    }
-}
-
 /// The one `generate_series(…)` call that makes up a whole item of a
 /// target list (`SELECT generate_series(1, 3) [AS x]`): its item index and
 /// arguments. `None` without one; 0A000 for a call nested in an expression
 /// or for several (PostgreSQL's target-list SRF rules go further).
-fn target_list_series(
+pub(crate) fn target_list_series(
     items: &[ast::SelectItem],
 ) -> PgResult<Option<(usize, Vec<ast::FunctionArg>)>> {
     let mut found = None;
@@ -915,12 +487,15 @@ fn target_list_series(
     Ok(found)
 }
 
-fn bind_table_function(
+/// Binds `generate_series(start, stop[, step])` in FROM: the scan node and
+/// its column type; `bind` binds each argument (it may reach earlier FROM
+/// items: LATERAL).
+pub(crate) fn bind_series(
     name: &str,
     args: &[&ast::FunctionArg],
-    alias: Option<&ast::TableAlias>,
     params: &mut ParamTypes,
-) -> PgResult<(Source, Scope, Option<Arc<TableDef>>)> {
+    bind: &mut dyn FnMut(&ast::Expr, &mut ParamTypes) -> PgResult<BoundExpr>,
+) -> PgResult<(NodeKind, SqlType)> {
     if name != "generate_series" {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
@@ -933,7 +508,6 @@ fn bind_table_function(
             "function generate_series with this number of arguments does not exist",
         ));
     }
-    let scope0 = Scope::new();
     let mut bound = Vec::new();
     for a in args {
         let e = match a {
@@ -944,7 +518,7 @@ fn bind_table_function(
                 ))
             }
         };
-        bound.push(bind_expr(e, &scope0, params)?);
+        bound.push(bind(e, params)?);
     }
     let mut ty = SqlType::Int4;
     for b in &bound {
@@ -975,30 +549,14 @@ fn bind_table_function(
         Some(b) => Some(coerce(b, ty, params)?),
         None => None,
     };
-    // `AS g(x)` names the column x; `AS x` names both (a scalar function).
-    let (tname, cname) = match alias {
-        Some(a) => {
-            let t = ident_name(&a.name);
-            let c = a
-                .columns
-                .first()
-                .map(ident_name)
-                .unwrap_or_else(|| t.clone());
-            (t, c)
-        }
-        None => ("generate_series".to_string(), "generate_series".to_string()),
-    };
-    let mut scope = Scope::new();
-    scope.push(Some(&tname), &cname, ty);
     Ok((
-        Source::Series {
+        NodeKind::FunctionScan {
             start,
             stop,
             step,
             ty,
         },
-        scope,
-        None,
+        ty,
     ))
 }
 
@@ -1195,12 +753,12 @@ fn plan_insert(
             }
             _ => {
                 let qp = plan_query(catalog, q, params)?;
-                if qp.visible > target_cols.len() {
+                if qp.columns.len() > target_cols.len() {
                     return Err(PgError::syntax(
                         "INSERT has more expressions than target columns",
                     ));
                 }
-                if qp.visible < target_cols.len() && !ins.columns.is_empty() {
+                if qp.columns.len() < target_cols.len() && !ins.columns.is_empty() {
                     return Err(PgError::syntax(
                         "INSERT has more target columns than expressions",
                     ));
