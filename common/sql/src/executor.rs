@@ -520,10 +520,10 @@ pub fn run_query<'a>(
     emit: &mut dyn FnMut(&mut Ectx<'a>, &[Value]) -> PgResult<()>,
 ) -> PgResult<u64> {
     let saved = if plan.shared.needs_state() {
-        Some(ec.query.replace(Box::new(subplan::QueryState::new(
-            plan.shared.clone(),
-            vis,
-        ))))
+        Some(
+            ec.query
+                .replace(Box::new(subplan::QueryState::new(plan.shared.clone(), vis))),
+        )
     } else {
         None
     };

@@ -235,8 +235,7 @@ pub struct SubPlanExpr {
 pub trait SublinkHook {
     /// A column of an enclosing query, as an expression valid here (an
     /// [`Expr::ExecParam`]); None if no enclosing query has it.
-    fn outer_column(&mut self, qualifier: Option<&str>, name: &str)
-        -> Option<PgResult<BoundExpr>>;
+    fn outer_column(&mut self, qualifier: Option<&str>, name: &str) -> Option<PgResult<BoundExpr>>;
     /// Plans a subquery used as an expression.
     fn sublink(&mut self, link: Sublink<'_>, params: &mut ParamTypes) -> PgResult<BoundExpr>;
 }

@@ -123,7 +123,9 @@ pub trait EvalContext {
     /// column of a subquery, or a nested loop's join key): see
     /// `crate::executor::subplan`. Default: none exist outside a query.
     fn exec_param(&self, slot: usize) -> PgResult<pgtypes::value::Value> {
-        Err(PgError::internal(format!("executor parameter {slot} is not set")))
+        Err(PgError::internal(format!(
+            "executor parameter {slot} is not set"
+        )))
     }
     /// Evaluates subplan `id` of the running statement with its
     /// correlation values `args` and, for ANY/ALL, the left operand `lhs`.

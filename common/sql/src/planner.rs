@@ -37,14 +37,15 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::expr::{bind_assign, bind_expr, coerce, output_name, BoundExpr, Expr, ParamTypes, Scope};
-use plannodes::{NodeKind, PlanNode, StatementPlans};
+use crate::expr::{
+    bind_assign, bind_expr, coerce, output_name, BoundExpr, Expr, ParamTypes, Scope,
+};
 use engine::catalog::{CatalogView, IndexDef, TableDef};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::Oid;
+use plannodes::{NodeKind, PlanNode, StatementPlans};
 use server::backend::FieldDescription;
-
 
 /// An identifier as PostgreSQL folds it: unquoted → lower case.
 pub fn ident_name(i: &ast::Ident) -> String {
@@ -354,7 +355,10 @@ fn field(name: String, ty: SqlType) -> FieldDescription {
 
 /// Output type of a select-list expression: `unknown` becomes text, as in
 /// PostgreSQL.
-pub(crate) fn output_expr(b: crate::expr::BoundExpr, params: &mut ParamTypes) -> PgResult<(Expr, SqlType)> {
+pub(crate) fn output_expr(
+    b: crate::expr::BoundExpr,
+    params: &mut ParamTypes,
+) -> PgResult<(Expr, SqlType)> {
     if b.ty == SqlType::Unknown {
         Ok((coerce(b, SqlType::Text, params)?, SqlType::Text))
     } else {

@@ -211,7 +211,11 @@ impl ExecNode for RecursiveUnionNode<'_> {
                 return Ok(false);
             }
             let wt = Arc::new(std::mem::take(&mut self.working));
-            match ec.query.as_mut().and_then(|q| q.worktables.get_mut(self.cte)) {
+            match ec
+                .query
+                .as_mut()
+                .and_then(|q| q.worktables.get_mut(self.cte))
+            {
                 Some(slot) => *slot = wt,
                 None => return Err(PgError::internal("recursive union outside a query")),
             }

@@ -214,4 +214,3 @@ impl ExecNode for NestLoopNode<'_> {
         &self.out
     }
 }
-

@@ -169,9 +169,9 @@ impl ExecNode for IndexScanNode<'_> {
             ec.tick()?;
             let row = &mut self.row;
             let types = &self.types;
-            let found = db
-                .heap()
-                .fetch(self.table.rel, tid, &cx, |data| decode_row_into(data, types, row))?;
+            let found = db.heap().fetch(self.table.rel, tid, &cx, |data| {
+                decode_row_into(data, types, row)
+            })?;
             match found {
                 None => {
                     // Invisible to us; if dead to everyone, prune its page,

@@ -192,7 +192,10 @@ fn fix_tree(t: &mut JoinTree, base: usize) {
         fix_tree(left, base);
         fix_tree(right, base);
         for e in on.iter_mut() {
-            *e = renumber(std::mem::replace(e, Expr::Const(pgtypes::value::Value::Null)), base);
+            *e = renumber(
+                std::mem::replace(e, Expr::Const(pgtypes::value::Value::Null)),
+                base,
+            );
         }
     }
 }
@@ -530,8 +533,11 @@ fn read_factor(
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
             }
             let table = g.catalog.table(&rel)?;
-            let cols: Vec<(String, SqlType)> =
-                table.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+            let cols: Vec<(String, SqlType)> = table
+                .columns
+                .iter()
+                .map(|c| (c.name.clone(), c.ty))
+                .collect();
             let cols = aliased(cols, alias.as_ref(), &rel)?;
             let oid = table.oid;
             Ok(add_rel(
@@ -548,7 +554,16 @@ fn read_factor(
             name, args, alias, ..
         } => {
             let fargs: Vec<&ast::FunctionArg> = args.iter().collect();
-            function_rel(g, &object_name(name), &fargs, alias.as_ref(), ctx, params, f, m)
+            function_rel(
+                g,
+                &object_name(name),
+                &fargs,
+                alias.as_ref(),
+                ctx,
+                params,
+                f,
+                m,
+            )
         }
         ast::TableFactor::TableFunction {
             expr: ast::Expr::Function(func),
@@ -641,11 +656,7 @@ fn cte_rel(
                 .map(|c| c.name.clone())
                 .unwrap_or_default();
             (
-                PlanNode::new(
-                    NodeKind::CteScan { cte: *id, name },
-                    cols.len(),
-                    100.0,
-                ),
+                PlanNode::new(NodeKind::CteScan { cte: *id, name }, cols.len(), 100.0),
                 cols.clone(),
             )
         }
@@ -699,7 +710,15 @@ fn function_rel(
         None => ("generate_series".to_string(), "generate_series".to_string()),
     };
     let node = PlanNode::new(kind, 1, 1000.0);
-    Ok(add_rel(f, &tname, &[(cname, ty)], None, Some(node), None, lat))
+    Ok(add_rel(
+        f,
+        &tname,
+        &[(cname, ty)],
+        None,
+        Some(node),
+        None,
+        lat,
+    ))
 }
 
 // ---------------------------------------------------------------------------
@@ -928,10 +947,12 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     self.nestloop(left_node, right_node, kind, rest, ls, Vec::new())
                 };
                 let _ = lwidth;
-                Ok(match and_all(post.into_iter().map(|q| shift(q, ls)).collect()) {
-                    Some(pred) => filter(node, pred),
-                    None => node,
-                })
+                Ok(
+                    match and_all(post.into_iter().map(|q| shift(q, ls)).collect()) {
+                        Some(pred) => filter(node, pred),
+                        None => node,
+                    },
+                )
             }
         }
     }
@@ -981,7 +1002,12 @@ impl JoinPlanner<'_, '_, '_, '_> {
         rq: &[Expr],
         ls: usize,
     ) -> PgResult<Option<(PlanNode, Vec<(usize, Expr)>)>> {
-        if left.rows > 10.0 || !matches!(kind, JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti) {
+        if left.rows > 10.0
+            || !matches!(
+                kind,
+                JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti
+            )
+        {
             return Ok(None);
         }
         let JoinTree::Rel(r) = right else {
@@ -1029,7 +1055,10 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 _ => None,
             })
             .collect();
-        let params: Vec<(usize, Expr)> = slots.into_iter().filter(|(s, _)| used.contains(s)).collect();
+        let params: Vec<(usize, Expr)> = slots
+            .into_iter()
+            .filter(|(s, _)| used.contains(s))
+            .collect();
         let filter = and_all(rq.iter().cloned().map(|q| shift(q, rs)).collect());
         let rows = if index.spec.unique { 1.0 } else { 10.0 };
         self.rels[*r].node = None;

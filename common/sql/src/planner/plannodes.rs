@@ -417,7 +417,11 @@ impl PlanNode {
         } else {
             format!("{}->  ", " ".repeat(depth * 6 - 4))
         };
-        out.push(format!("{pad}{}  (rows={})", self.label(), self.rows.round()));
+        out.push(format!(
+            "{pad}{}  (rows={})",
+            self.label(),
+            self.rows.round()
+        ));
         for c in self.children() {
             c.explain(depth + 1, out);
         }

@@ -329,7 +329,11 @@ pub fn plan_setexpr(
                         ),
                     )
                 })?;
-                types.push(if t == SqlType::Unknown { SqlType::Text } else { t });
+                types.push(if t == SqlType::Unknown {
+                    SqlType::Text
+                } else {
+                    t
+                });
             }
             let lt: Vec<SqlType> = lc.iter().map(|c| c.ty).collect();
             let rt: Vec<SqlType> = rc.iter().map(|c| c.ty).collect();
@@ -339,7 +343,13 @@ pub fn plan_setexpr(
             let rows = ln.rows + rn.rows;
             let node = match op {
                 ast::SetOperator::Union => {
-                    let app = PlanNode::new(NodeKind::Append { inputs: vec![ln, rn] }, w, rows);
+                    let app = PlanNode::new(
+                        NodeKind::Append {
+                            inputs: vec![ln, rn],
+                        },
+                        w,
+                        rows,
+                    );
                     if all {
                         app
                     } else {
@@ -421,7 +431,11 @@ fn plan_values(
                 ),
             )
         })?;
-        types.push(if t == SqlType::Unknown { SqlType::Text } else { t });
+        types.push(if t == SqlType::Unknown {
+            SqlType::Text
+        } else {
+            t
+        });
     }
     let n = bound.len();
     let mut rows = Vec::with_capacity(n);
@@ -486,7 +500,11 @@ fn limit_node(node: PlanNode, limit: Option<Expr>, offset: Option<Expr>) -> Plan
     }
     let w = node.width;
     let rows = match &limit {
-        Some(Expr::Const(v)) => v.as_i64().map(|n| n as f64).unwrap_or(node.rows).min(node.rows),
+        Some(Expr::Const(v)) => v
+            .as_i64()
+            .map(|n| n as f64)
+            .unwrap_or(node.rows)
+            .min(node.rows),
         _ => node.rows,
     };
     PlanNode::new(
@@ -525,27 +543,30 @@ fn order_outputs(
         for o in &ob.exprs {
             let desc = o.asc == Some(false);
             let nulls_first = o.nulls_first.unwrap_or(desc);
-            let column = if let Some(n) = const_i64(&o.expr) {
-                if n < 1 || n as usize > cols.len() {
-                    return Err(PgError::new(
-                        INVALID_COLUMN_REFERENCE,
-                        format!("ORDER BY position {n} is not in select list"),
-                    ));
-                }
-                n as usize - 1
-            } else {
-                let name = match &o.expr {
-                    ast::Expr::Identifier(id) => Some(ident_name(id)),
-                    _ => None,
-                };
-                match name.and_then(|n| cols.iter().position(|c| c.name == n)) {
-                    Some(i) => i,
-                    None => {
-                        return Err(PgError::unsupported("invalid UNION/INTERSECT/EXCEPT ORDER BY clause")
-                            .with_detail("Only result column names can be used, not expressions or functions."))
+            let column =
+                if let Some(n) = const_i64(&o.expr) {
+                    if n < 1 || n as usize > cols.len() {
+                        return Err(PgError::new(
+                            INVALID_COLUMN_REFERENCE,
+                            format!("ORDER BY position {n} is not in select list"),
+                        ));
                     }
-                }
-            };
+                    n as usize - 1
+                } else {
+                    let name = match &o.expr {
+                        ast::Expr::Identifier(id) => Some(ident_name(id)),
+                        _ => None,
+                    };
+                    match name.and_then(|n| cols.iter().position(|c| c.name == n)) {
+                        Some(i) => i,
+                        None => return Err(PgError::unsupported(
+                            "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                        )
+                        .with_detail(
+                            "Only result column names can be used, not expressions or functions.",
+                        )),
+                    }
+                };
             no_ordering_for(cols[column].ty)?;
             keys.push(SortKey {
                 column,
@@ -641,7 +662,10 @@ pub fn plan_select(
         let e = level.subst(e);
         quals = e.conjuncts().into_iter().cloned().collect();
     }
-    let types: Vec<SqlType> = scope.columns[..from.base_width].iter().map(|c| c.ty).collect();
+    let types: Vec<SqlType> = scope.columns[..from.base_width]
+        .iter()
+        .map(|c| c.ty)
+        .collect();
     let mut node = match &from.tree {
         Some(tree) => {
             let mut jp = JoinPlanner {
@@ -823,7 +847,13 @@ pub fn plan_select(
     let mut on_cols = Vec::new();
     if let Some(on) = distinct_on {
         for e in on {
-            on_cols.push(resolve_item(e, &mut targets, &mut grouping, params, "DISTINCT ON")?);
+            on_cols.push(resolve_item(
+                e,
+                &mut targets,
+                &mut grouping,
+                params,
+                "DISTINCT ON",
+            )?);
         }
         if !sort.is_empty() {
             let n = on_cols.len().min(sort.len());

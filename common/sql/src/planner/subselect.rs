@@ -218,7 +218,11 @@ impl<'p> Outer<'p> {
     }
 
     /// Resolves a name in the enclosing levels; an executor parameter.
-    pub fn resolve(&self, qualifier: Option<&str>, name: &str) -> Option<PgResult<(Expr, SqlType)>> {
+    pub fn resolve(
+        &self,
+        qualifier: Option<&str>,
+        name: &str,
+    ) -> Option<PgResult<(Expr, SqlType)>> {
         let (e, ty) = match self.parent.resolve_column(qualifier, name)? {
             Ok(x) => x,
             Err(err) => return Some(Err(err)),
@@ -264,11 +268,7 @@ pub struct Hook<'h, 'c, 'v, 'p> {
 }
 
 impl SublinkHook for Hook<'_, '_, '_, '_> {
-    fn outer_column(
-        &mut self,
-        qualifier: Option<&str>,
-        name: &str,
-    ) -> Option<PgResult<BoundExpr>> {
+    fn outer_column(&mut self, qualifier: Option<&str>, name: &str) -> Option<PgResult<BoundExpr>> {
         let r = self.level.outer?.resolve(qualifier, name)?;
         Some(r.map(|(expr, ty)| BoundExpr { expr, ty }))
     }
