@@ -24,6 +24,7 @@ use storage::heapam::HeapScan;
 use storage::rowcodec::decode_row_into;
 
 /// One empty row.
+#[derive(Default)]
 pub struct ResultNode {
     done: bool,
 }

@@ -80,7 +80,9 @@ impl QueryState {
             exec: vec![Value::Null; shared.exec_params],
             cache: (0..shared.subplans.len()).map(|_| None).collect(),
             cte_rows: vec![None; shared.ctes.len()],
-            worktables: vec![Arc::new(Vec::new()); shared.ctes.len()],
+            worktables: (0..shared.ctes.len())
+                .map(|_| Arc::new(Vec::new()))
+                .collect(),
             shared,
             vis,
         }

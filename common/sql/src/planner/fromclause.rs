@@ -88,7 +88,7 @@ pub enum JoinTree {
         /// Right input.
         right: Box<JoinTree>,
         /// ON (bound after the whole FROM is known).
-        on_ast: Option<ast::Expr>,
+        on_ast: Option<Box<ast::Expr>>,
         /// Conditions from USING / NATURAL and the bound ON, as conjuncts.
         on: Vec<Expr>,
     },
@@ -315,7 +315,7 @@ fn join(
             .filter(|n| find_visible(f, m, &right.star, n).is_some())
             .collect(),
         Some(ast::JoinConstraint::On(e)) => {
-            on_ast = Some(e.clone());
+            on_ast = Some(Box::new(e.clone()));
             Vec::new()
         }
         Some(ast::JoinConstraint::None) | None => {
@@ -738,6 +738,9 @@ pub struct JoinPlanner<'a, 'g, 'c, 'v> {
 /// Bit mask of rels.
 type Mask = u64;
 
+/// A nested loop's (slot, outer expression) pairs.
+type NestParams = Vec<(usize, Expr)>;
+
 impl JoinPlanner<'_, '_, '_, '_> {
     fn rel_of(&self, col: usize) -> Option<usize> {
         self.rels
@@ -1001,7 +1004,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
         ikeys: &[Expr],
         rq: &[Expr],
         ls: usize,
-    ) -> PgResult<Option<(PlanNode, Vec<(usize, Expr)>)>> {
+    ) -> PgResult<Option<(PlanNode, NestParams)>> {
         if left.rows > 10.0
             || !matches!(
                 kind,

@@ -115,7 +115,7 @@ fn plan_with(
             level.ctes.borrow_mut().push((
                 name,
                 Rc::new(CteBinding::Inline {
-                    query: (*cte.query).clone(),
+                    query: cte.query.clone(),
                     columns: aliases,
                     busy: Cell::new(false),
                 }),

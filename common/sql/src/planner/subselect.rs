@@ -83,7 +83,7 @@ pub enum CteBinding {
     /// Planned where referenced.
     Inline {
         /// The CTE's query.
-        query: ast::Query,
+        query: Box<ast::Query>,
         /// Column aliases.
         columns: Vec<String>,
         /// Being planned (a reference inside its own body is not to it).
