@@ -31,6 +31,7 @@
 pub mod fromclause;
 pub mod plannodes;
 pub mod select;
+pub mod sublink_join;
 pub mod subselect;
 
 use std::sync::Arc;

@@ -775,18 +775,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
         }
     }
 
-    /// The static type of a join key, where it is evident.
     fn key_type(&self, e: &Expr) -> Option<SqlType> {
-        match e {
-            Expr::Column(i) => self.types.get(*i).copied(),
-            Expr::Cast { to, .. } => Some(*to),
-            Expr::Const(v) if !v.is_null() => Some(v.sql_type()),
-            Expr::Func {
-                func: Func::BpcharStrip,
-                ..
-            } => Some(SqlType::Text),
-            _ => None,
-        }
+        key_type(e, &self.types)
     }
 
     /// Plans `t` with `quals` (conjuncts over base columns that only read
@@ -1127,6 +1117,20 @@ impl JoinPlanner<'_, '_, '_, '_> {
             Some(p) => filter(node, p),
             None => node,
         })
+    }
+}
+
+/// The static type of a join key over a row of `types`, where evident.
+pub fn key_type(e: &Expr, types: &[SqlType]) -> Option<SqlType> {
+    match e {
+        Expr::Column(i) => types.get(*i).copied(),
+        Expr::Cast { to, .. } => Some(*to),
+        Expr::Const(v) if !v.is_null() => Some(v.sql_type()),
+        Expr::Func {
+            func: Func::BpcharStrip,
+            ..
+        } => Some(SqlType::Text),
+        _ => None,
     }
 }
 

@@ -654,18 +654,31 @@ pub fn plan_select(
         bind_on(t, &level, &mut hook, params)?;
     }
 
-    // WHERE.
+    // WHERE: EXISTS / NOT EXISTS conjuncts that correlate through their
+    // WHERE clause become semi / anti joins; the rest are bound here.
     let mut quals = Vec::new();
+    let mut semis = Vec::new();
     if let Some(w) = &select.selection {
-        let b = bind_expr_hooked(w, scope, params, None, &mut hook)?;
-        let e = require_bool(b, params, "WHERE")?;
-        let e = level.subst(e);
-        quals = e.conjuncts().into_iter().cloned().collect();
+        let mut conj = Vec::new();
+        split_and(w, &mut conj);
+        for c in conj {
+            if let Some((sub, negated)) = as_exists(c) {
+                if let Some(sj) = super::sublink_join::try_semijoin(g, sub, negated, &level, params)? {
+                    semis.push(sj);
+                    continue;
+                }
+            }
+            let b = bind_expr_hooked(c, scope, params, None, &mut hook)?;
+            let e = require_bool(b, params, "WHERE")?;
+            let e = level.subst(e);
+            quals.extend(e.conjuncts().into_iter().cloned());
+        }
     }
     let types: Vec<SqlType> = scope.columns[..from.base_width]
         .iter()
         .map(|c| c.ty)
         .collect();
+    let types_outer = types.clone();
     let mut node = match &from.tree {
         Some(tree) => {
             let mut jp = JoinPlanner {
@@ -683,6 +696,10 @@ pub fn plan_select(
             }
         }
     };
+
+    for sj in semis {
+        node = super::sublink_join::attach(node, sj, &types_outer);
+    }
 
     // GROUP BY.
     let group_keys: Vec<Expr> = match &select.group_by {
@@ -960,6 +977,35 @@ pub fn plan_select(
     Ok((node, cols))
 }
 
+/// Splits a condition on top-level AND (through parentheses).
+fn split_and<'a>(e: &'a ast::Expr, out: &mut Vec<&'a ast::Expr>) {
+    match e {
+        ast::Expr::BinaryOp {
+            left,
+            op: ast::BinaryOperator::And,
+            right,
+        } => {
+            split_and(left, out);
+            split_and(right, out);
+        }
+        ast::Expr::Nested(inner) => split_and(inner, out),
+        other => out.push(other),
+    }
+}
+
+/// `EXISTS (q)` → (q, false); `NOT EXISTS (q)` → (q, true).
+fn as_exists(e: &ast::Expr) -> Option<(&ast::Query, bool)> {
+    match e {
+        ast::Expr::Exists { subquery, negated } => Some((subquery, *negated)),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Not,
+            expr,
+        } => as_exists(expr).map(|(q, n)| (q, !n)),
+        ast::Expr::Nested(inner) => as_exists(inner),
+        _ => None,
+    }
+}
+
 /// GROUP BY `name` where `name` is no input column but an output alias.
 fn group_by_alias<'a>(
     e: &ast::Expr,
@@ -990,6 +1036,16 @@ fn require_bool(b: BoundExpr, params: &mut ParamTypes, what: &str) -> PgResult<E
         ));
     }
     coerce(b, SqlType::Bool, params)
+}
+
+/// [`bind_on`] for the semi-join planner.
+pub(crate) fn bind_on_pub(
+    t: &mut JoinTree,
+    level: &Level<'_>,
+    hook: &mut Hook<'_, '_, '_, '_>,
+    params: &mut ParamTypes,
+) -> PgResult<()> {
+    bind_on(t, level, hook, params)
 }
 
 fn bind_on(
