@@ -134,3 +134,99 @@ fn queries_match_postgresql() {
         failures.join("\n")
     );
 }
+
+/// EXPLAIN's lines for `sql`.
+fn explain(s: &mut Session, sql: &str) -> Vec<String> {
+    run(s, &format!("explain {sql}"))
+}
+
+#[track_caller]
+fn has(lines: &[String], label: &str) -> bool {
+    lines.iter().any(|l| l.contains(label))
+}
+
+#[test]
+fn plan_shapes_and_cancellation() {
+    let (_dir, node) = open_node();
+    let mut s = Session::new(node.clone(), &[("user".into(), "u".into())]).unwrap();
+    for line in include_str!("query_engine/setup.sql").lines() {
+        if !line.trim().is_empty() {
+            run(&mut s, line);
+        }
+    }
+
+    // 1. pgbench -S: one index lookup under a projection, nothing else.
+    let p = explain(&mut s, "select owner from accounts where id = 3");
+    assert!(
+        has(&p, "Index Scan using"),
+        "point lookup uses the key: {p:?}"
+    );
+    assert_eq!(p.len(), 2, "point lookup is Result over Index Scan: {p:?}");
+
+    // 2. Equi-joins hash; a small outer side looks the inner key up.
+    let p = explain(
+        &mut s,
+        "select a.owner, count(o.id) from accounts a join orders o on o.account_id = a.id group by a.owner",
+    );
+    assert!(has(&p, "Hash Join"), "equi-join hashes: {p:?}");
+    let p = explain(
+        &mut s,
+        "select o.amount from accounts a join orders o on o.account_id = a.id where a.id = 1",
+    );
+    assert!(
+        has(&p, "Nested Loop") && has(&p, "Index Scan using orders_account"),
+        "index nested loop: {p:?}"
+    );
+    let p = explain(&mut s, "select * from t1 full join t2 using (a)");
+    assert!(has(&p, "Hash Full Join"), "full join hashes: {p:?}");
+
+    // 3. Correlated EXISTS / NOT EXISTS are semi / anti joins, not subplans.
+    let p = explain(
+        &mut s,
+        "select id from accounts a where exists (select 1 from orders o where o.account_id = a.id)",
+    );
+    assert!(
+        has(&p, "Hash Semi Join") && !has(&p, "SubPlan"),
+        "semi join: {p:?}"
+    );
+    let p = explain(
+        &mut s,
+        "select id from accounts a where not exists (select 1 from orders o where o.account_id = a.id)",
+    );
+    assert!(has(&p, "Hash Anti Join"), "anti join: {p:?}");
+
+    // 4. WHERE on the nullable side of a LEFT join stays above the join;
+    //    an ON condition on it filters the inner input.
+    let p = explain(
+        &mut s,
+        "select * from t1 left join t2 on t1.a = t2.a where t2.c = 'q'",
+    );
+    assert!(p[0].contains("filter"), "WHERE above the outer join: {p:?}");
+
+    // 5. Recursive CTEs, set operations.
+    let p = explain(
+        &mut s,
+        "with recursive r(n) as (select 1 union all select n + 1 from r where n < 5) select * from r",
+    );
+    assert!(
+        has(&p, "Recursive Union") && has(&p, "WorkTable Scan"),
+        "{p:?}"
+    );
+    let p = explain(&mut s, "select a from t1 intersect all select a from t2");
+    assert!(has(&p, "HashSetOp Intersect All"), "{p:?}");
+
+    // 6. A long cross join ends at statement_timeout (57014): the nested
+    //    loop checks for interrupts.
+    run(&mut s, "set statement_timeout = 200");
+    let r = run(
+        &mut s,
+        "select count(*) from generate_series(1, 100000) a, generate_series(1, 100000) b",
+    );
+    assert_eq!(r, vec!["ERROR 57014".to_string()], "cross join cancellable");
+    run(&mut s, "reset statement_timeout");
+    assert_eq!(
+        run(&mut s, "select 1"),
+        vec!["1".to_string()],
+        "session usable"
+    );
+}

@@ -287,6 +287,7 @@ pub fn is_plannable(stmt: &ast::Statement) -> bool {
     matches!(
         stmt,
         ast::Statement::Query(_)
+            | ast::Statement::Explain { .. }
             | ast::Statement::Insert(_)
             | ast::Statement::Update { .. }
             | ast::Statement::Delete(_)
@@ -324,6 +325,14 @@ pub fn plan_statement(
             )?)
         }
         ast::Statement::Delete(d) => Plan::Delete(plan_delete(catalog, d, &mut params)?),
+        ast::Statement::Explain {
+            statement, analyze, ..
+        } => Plan::Query(Box::new(plan_explain(
+            catalog,
+            statement,
+            *analyze,
+            &mut params,
+        )?)),
         _ => return Err(PgError::internal("statement is not plannable")),
     };
     let columns = match &plan {
@@ -404,6 +413,36 @@ pub fn plan_query(
             exec_params: g.next_param.get(),
         }),
         columns,
+    })
+}
+
+/// EXPLAIN of a SELECT: the plan tree, one node a line, as a query
+/// returning the `QUERY PLAN` column (estimated rows only; no costs yet).
+fn plan_explain(
+    catalog: &CatalogView<'_>,
+    stmt: &ast::Statement,
+    analyze: bool,
+    params: &mut ParamTypes,
+) -> PgResult<QueryPlan> {
+    if analyze {
+        return Err(PgError::unsupported("EXPLAIN ANALYZE is not supported"));
+    }
+    let ast::Statement::Query(q) = stmt else {
+        return Err(PgError::unsupported(
+            "EXPLAIN of this statement is not supported",
+        ));
+    };
+    let plan = plan_query(catalog, q, params)?;
+    let rows: Vec<Vec<Expr>> = plan
+        .explain()
+        .into_iter()
+        .map(|l| vec![Expr::Const(pgtypes::value::Value::text(&l))])
+        .collect();
+    let n = rows.len();
+    Ok(QueryPlan {
+        root: PlanNode::new(NodeKind::Values { rows }, 1, n as f64),
+        shared: Arc::new(StatementPlans::default()),
+        columns: vec![field("QUERY PLAN".to_string(), SqlType::Text)],
     })
 }
 

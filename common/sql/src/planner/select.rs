@@ -663,7 +663,9 @@ pub fn plan_select(
         split_and(w, &mut conj);
         for c in conj {
             if let Some((sub, negated)) = as_exists(c) {
-                if let Some(sj) = super::sublink_join::try_semijoin(g, sub, negated, &level, params)? {
+                if let Some(sj) =
+                    super::sublink_join::try_semijoin(g, sub, negated, &level, params)?
+                {
                     semis.push(sj);
                     continue;
                 }

@@ -73,7 +73,8 @@ pub fn try_semijoin(
     let ast::SetExpr::Select(s) = q.body.as_ref() else {
         return Ok(None);
     };
-    let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
+    let grouped =
+        !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
     if s.distinct.is_some()
         || grouped
         || s.having.is_some()
