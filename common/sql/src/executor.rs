@@ -900,6 +900,41 @@ fn fetch_newer(
     }
 }
 
+/// The first row of an UPDATE … FROM / DELETE … USING join for the
+/// target row `target`, or None when nothing joins it.
+fn dml_join_row(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    j: &crate::planner::modifytable::DmlJoin,
+    target: &[Value],
+) -> PgResult<Option<Vec<Value>>> {
+    for (slot, col) in &j.params {
+        let v = target.get(*col).cloned().unwrap_or(Value::Null);
+        ec.set_exec_param(*slot, v)?;
+    }
+    let mut node = execnodes::build(&j.plan.root, vis);
+    Ok(if node.next(ec)? {
+        Some(node.row().to_vec())
+    } else {
+        None
+    })
+}
+
+/// Installs the query state a DML join runs with (the statement's
+/// `Ectx` is dropped after it, state and all).
+fn enter_join_state(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    j: Option<&crate::planner::modifytable::DmlJoin>,
+) {
+    if let Some(j) = j {
+        ec.query = Some(Box::new(subplan::QueryState::new(
+            j.plan.shared.clone(),
+            vis,
+        )));
+    }
+}
+
 /// Runs a DML plan. Returns (rows affected). RETURNING rows go to `emit`.
 pub fn run_dml<'a>(
     ec: &mut Ectx<'a>,
@@ -993,6 +1028,7 @@ pub fn run_dml<'a>(
             Ok(count)
         }
         Plan::Update(p) => {
+            enter_join_state(ec, vis, p.join.as_deref());
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
@@ -1008,6 +1044,14 @@ pub fn run_dml<'a>(
                     let mut new_row = cur.clone();
                     for (c, e) in &p.assignments {
                         new_row[*c] = ec.eval(e, cur)?;
+                    }
+                    if let Some(j) = &p.join {
+                        let Some(jrow) = dml_join_row(ec, vis, j, cur)? else {
+                            return Ok(ControlFlow::Continue(()));
+                        };
+                        for (c, e) in &j.assignments {
+                            new_row[*c] = ec.eval(e, &jrow)?;
+                        }
                     }
                     conform_row(table, &mut new_row)?;
                     check_not_null(table, &new_row)?;
@@ -1058,6 +1102,7 @@ pub fn run_dml<'a>(
             Ok(count)
         }
         Plan::Delete(p) => {
+            enter_join_state(ec, vis, p.join.as_deref());
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
@@ -1067,6 +1112,11 @@ pub fn run_dml<'a>(
             scan_table(ec, vis, table, &p.access, &p.filter, &mut |ec, tid, row| {
                 let mut tid = tid;
                 loop {
+                    if let Some(j) = &p.join {
+                        if dml_join_row(ec, vis, j, row)?.is_none() {
+                            return Ok(ControlFlow::Continue(()));
+                        }
+                    }
                     let xid = ec.xact.assign_xid()?;
                     let res = {
                         let own = ec.xact.own();

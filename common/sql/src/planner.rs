@@ -29,6 +29,7 @@
 //! (WHERE, RETURNING). Joins, subqueries, set operations and CTEs are 0A000.
 
 pub mod fromclause;
+pub mod modifytable;
 pub mod plannodes;
 pub mod select;
 pub mod sublink_join;
@@ -122,7 +123,7 @@ impl QueryPlan {
         self.shared.subplans.is_empty() && self.shared.ctes.is_empty() && self.root.runs_briefly()
     }
 
-    fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+    pub(crate) fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
         self.root.for_each_expr(f);
         for sp in &self.shared.subplans {
             sp.plan.for_each_expr(f);
@@ -172,6 +173,9 @@ pub struct UpdatePlan {
     pub filter: Option<Expr>,
     /// (column, new value over the old row).
     pub assignments: Vec<(usize, Expr)>,
+    /// UPDATE … FROM: the FROM items, run per target row (its
+    /// assignments replace `assignments`).
+    pub join: Option<Box<modifytable::DmlJoin>>,
     /// RETURNING over the new row.
     pub returning: Option<Vec<Expr>>,
     /// RowDescription of RETURNING.
@@ -185,8 +189,11 @@ pub struct DeletePlan {
     pub table: Arc<TableDef>,
     /// Rows to delete.
     pub access: Access,
-    /// WHERE.
+    /// WHERE (the part that reads only the target).
     pub filter: Option<Expr>,
+    /// DELETE … USING: the USING items; a target row is deleted only if
+    /// they join it.
+    pub join: Option<Box<modifytable::DmlJoin>>,
     /// RETURNING over the deleted row.
     pub returning: Option<Vec<Expr>>,
     /// RowDescription of RETURNING.
@@ -236,8 +243,8 @@ impl Planned {
         match &self.plan {
             Plan::Query(q) => q.runs_briefly(),
             Plan::Insert(i) => matches!(i.source, InsertSource::Values(_)),
-            Plan::Update(u) => unique_key(&u.access),
-            Plan::Delete(d) => unique_key(&d.access),
+            Plan::Update(u) => u.join.is_none() && unique_key(&u.access),
+            Plan::Delete(d) => d.join.is_none() && unique_key(&d.access),
         }
     }
 }
@@ -271,11 +278,18 @@ impl Planned {
                 access(&u.access, f);
                 u.filter.iter().for_each(&mut *f);
                 u.assignments.iter().for_each(|(_, e)| f(e));
+                if let Some(j) = &u.join {
+                    j.plan.for_each_expr(f);
+                    j.assignments.iter().for_each(|(_, e)| f(e));
+                }
                 returning(&u.returning, f);
             }
             Plan::Delete(d) => {
                 access(&d.access, f);
                 d.filter.iter().for_each(&mut *f);
+                if let Some(j) = &d.join {
+                    j.plan.for_each_expr(f);
+                }
                 returning(&d.returning, f);
             }
         }
@@ -311,19 +325,15 @@ pub fn plan_statement(
             from,
             selection,
             returning,
-        } => {
-            if from.is_some() {
-                return Err(PgError::unsupported("UPDATE … FROM is not supported"));
-            }
-            Plan::Update(plan_update(
-                catalog,
-                table,
-                assignments,
-                selection.as_ref(),
-                returning.as_deref(),
-                &mut params,
-            )?)
-        }
+        } => Plan::Update(plan_update(
+            catalog,
+            table,
+            from.as_ref(),
+            assignments,
+            selection.as_ref(),
+            returning.as_deref(),
+            &mut params,
+        )?),
         ast::Statement::Delete(d) => Plan::Delete(plan_delete(catalog, d, &mut params)?),
         ast::Statement::Explain {
             statement, analyze, ..
@@ -349,7 +359,7 @@ pub fn plan_statement(
     })
 }
 
-fn table_scope(t: &TableDef, alias: &str) -> Scope {
+pub(crate) fn table_scope(t: &TableDef, alias: &str) -> Scope {
     let cols: Vec<(String, SqlType)> = t.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
     Scope::for_table(alias, &cols)
 }
@@ -869,6 +879,7 @@ fn single_table(
 fn plan_update(
     catalog: &CatalogView<'_>,
     target: &ast::TableWithJoins,
+    from: Option<&ast::TableWithJoins>,
     assignments: &[ast::Assignment],
     selection: Option<&ast::Expr>,
     returning: Option<&[ast::SelectItem]>,
@@ -878,6 +889,8 @@ fn plan_update(
     let scope = table_scope(&table, &alias);
     let mut defaults: Option<Vec<Option<Expr>>> = None;
     let mut assigns = Vec::new();
+    let mut seen = Vec::new();
+    let mut join_values: Vec<(usize, &ast::Expr)> = Vec::new();
     for a in assignments {
         let names = match &a.target {
             ast::AssignmentTarget::ColumnName(n) => vec![object_name(n)],
@@ -897,13 +910,18 @@ fn plan_update(
                 ),
             )
         })?;
-        if assigns.iter().any(|(x, _)| *x == c) {
+        if seen.contains(&c) {
             return Err(PgError::new(
                 sqlstate::DUPLICATE_COLUMN,
                 format!("multiple assignments to same column \"{n}\""),
             ));
         }
+        seen.push(c);
         let col = &table.columns[c];
+        if from.is_some() && !is_default_keyword(&a.value) {
+            join_values.push((c, &a.value));
+            continue;
+        }
         let e = if is_default_keyword(&a.value) {
             if defaults.is_none() {
                 defaults = Some(bind_defaults(&table, params)?);
@@ -917,9 +935,23 @@ fn plan_update(
         };
         assigns.push((c, e));
     }
-    let filter = match selection {
-        Some(w) => Some(bind_where(w, &scope, params)?),
-        None => None,
+    let (filter, join) = match from {
+        Some(f) => {
+            let (filter, join) = modifytable::plan_dml_join(
+                catalog,
+                &table,
+                &alias,
+                std::slice::from_ref(f),
+                selection,
+                &join_values,
+                params,
+            )?;
+            (filter, Some(Box::new(join)))
+        }
+        None => match selection {
+            Some(w) => (Some(bind_where(w, &scope, params)?), None),
+            None => (None, None),
+        },
     };
     let access = match &filter {
         Some(f) => choose_access(&table, f),
@@ -931,6 +963,7 @@ fn plan_update(
         access,
         filter,
         assignments: assigns,
+        join,
         returning,
         columns,
     })
@@ -941,7 +974,7 @@ fn plan_delete(
     d: &ast::Delete,
     params: &mut ParamTypes,
 ) -> PgResult<DeletePlan> {
-    if d.using.is_some() || !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty() {
+    if !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty() {
         return Err(PgError::unsupported(
             "DELETE with USING, LIMIT or several tables is not supported",
         ));
@@ -959,9 +992,23 @@ fn plan_delete(
     };
     let (table, alias) = single_table(twj, catalog)?;
     let scope = table_scope(&table, &alias);
-    let filter = match &d.selection {
-        Some(w) => Some(bind_where(w, &scope, params)?),
-        None => None,
+    let (filter, join) = match &d.using {
+        Some(items) => {
+            let (filter, join) = modifytable::plan_dml_join(
+                catalog,
+                &table,
+                &alias,
+                items,
+                d.selection.as_ref(),
+                &[],
+                params,
+            )?;
+            (filter, Some(Box::new(join)))
+        }
+        None => match &d.selection {
+            Some(w) => (Some(bind_where(w, &scope, params)?), None),
+            None => (None, None),
+        },
     };
     let access = match &filter {
         Some(f) => choose_access(&table, f),
@@ -972,6 +1019,7 @@ fn plan_delete(
         table,
         access,
         filter,
+        join,
         returning,
         columns,
     })

@@ -14,7 +14,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d "$db" -f setup.sql >/dev/null
 while IFS= read -r q; do
     [ -z "$q" ] && continue
     printf -- '-- %s\n' "$q" >> expected.out
-    if out=$(psql -X -At -F '|' -P null=NULL -v VERBOSITY=sqlstate -d "$db" -c "$q" 2>&1); then
+    if out=$(psql -X -q -At -F '|' -P null=NULL -v VERBOSITY=sqlstate -d "$db" -c "$q" 2>&1); then
         [ -n "$out" ] && printf '%s\n' "$out" >> expected.out
     else
         printf '%s\n' "$out" | sed -n 's/^ERROR: *\([0-9A-Z]\{5\}\).*/ERROR \1/p' >> expected.out

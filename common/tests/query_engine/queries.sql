@@ -102,3 +102,13 @@ select id, (select count(*) from orders o where o.account_id = a.id and exists (
 select * from t1 where a in (select a from t2) and exists (select 1 from t2 where t2.a = t1.a + 1) order by a;
 select e.name from emp e where not exists (select * from emp r where r.manager_id = e.id) order by 1;
 select t1.a from t1 left join t2 on t1.a = t2.a where not exists (select 1 from accounts x where x.id = t2.a) order by 1;
+update accounts a set branch = o.amount from orders o where o.id = 12 and a.id = o.account_id returning a.id, a.branch;
+select id, branch from accounts order by id;
+update t1 set b = t2.c from t2 where t1.a = t2.a;
+select * from t1 order by a;
+delete from orders o using accounts a where o.account_id = a.id and a.owner = 'alice' returning o.id;
+select id from orders order by id;
+delete from t2 using t1 where t1.a = t2.a and t1.b = 'q';
+select * from t2 order by a;
+insert into empty_t select a.id, o.amount::text from accounts a join orders o on o.account_id = a.id;
+select * from empty_t order by id, v;
