@@ -215,7 +215,32 @@ fn plan_shapes_and_cancellation() {
     let p = explain(&mut s, "select a from t1 intersect all select a from t2");
     assert!(has(&p, "HashSetOp Intersect All"), "{p:?}");
 
-    // 6. A long cross join ends at statement_timeout (57014): the nested
+    // 6. Column names: a scalar subquery is named after its column, a
+    //    USING column appears once.
+    let names = |s: &mut Session, sql: &str| -> Vec<String> {
+        let st = s.prepare(sql, &[]).unwrap();
+        st[0]
+            .columns()
+            .unwrap()
+            .iter()
+            .map(|f| f.name.clone())
+            .collect()
+    };
+    assert_eq!(
+        names(
+            &mut s,
+            "select (select sum(amount) from orders), (select 1), exists (select 1)"
+        ),
+        vec!["sum", "?column?", "exists"],
+        "subquery column names"
+    );
+    assert_eq!(
+        names(&mut s, "select * from t1 full join t2 using (a)"),
+        vec!["a", "b", "c"],
+        "USING column once, first"
+    );
+
+    // 7. A long cross join ends at statement_timeout (57014): the nested
     //    loop checks for interrupts.
     run(&mut s, "set statement_timeout = 200");
     let r = run(

@@ -1987,6 +1987,15 @@ pub fn output_name(ast: &ast::Expr) -> String {
             A::Ceil { .. } => Some("ceil".to_string()),
             A::Floor { .. } => Some("floor".to_string()),
             A::Exists { .. } => Some("exists".to_string()),
+            // A scalar subquery is named after its one output column.
+            A::Subquery(q) => match q.body.as_ref() {
+                ast::SetExpr::Select(s) => match s.projection.first() {
+                    Some(ast::SelectItem::ExprWithAlias { alias, .. }) => Some(ident_name(alias)),
+                    Some(ast::SelectItem::UnnamedExpr(e)) => name(e),
+                    _ => None,
+                },
+                _ => None,
+            },
             _ => None,
         }
     }
