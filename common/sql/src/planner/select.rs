@@ -51,6 +51,9 @@ pub struct OutCol {
     pub ty: SqlType,
     /// (table oid, column number) when it is a table column as is.
     pub origin: Option<(Oid, i16)>,
+    /// An untyped literal (shown as text): a set operation resolves it
+    /// from the other side, as PostgreSQL resolves `unknown`.
+    pub unknown: bool,
 }
 
 /// Plans a whole query (WITH, body, ORDER BY, LIMIT) below `cte_parent`,
@@ -317,26 +320,33 @@ pub fn plan_setexpr(
                     "each {opname} query must have the same number of columns"
                 )));
             }
+            let declared = |c: &OutCol| if c.unknown { SqlType::Unknown } else { c.ty };
             let mut types = Vec::with_capacity(lc.len());
             for (l, r) in lc.iter().zip(&rc) {
-                let t = crate::functions::common_type(&[l.ty, r.ty]).ok_or_else(|| {
-                    PgError::new(
-                        sqlstate::DATATYPE_MISMATCH,
-                        format!(
-                            "{opname} types {} and {} cannot be matched",
-                            l.ty.pg_name(),
-                            r.ty.pg_name()
-                        ),
-                    )
-                })?;
+                if l.unknown && r.unknown {
+                    types.push(SqlType::Text);
+                    continue;
+                }
+                let t = crate::functions::common_type(&[declared(l), declared(r)]).ok_or_else(
+                    || {
+                        PgError::new(
+                            sqlstate::DATATYPE_MISMATCH,
+                            format!(
+                                "{opname} types {} and {} cannot be matched",
+                                l.ty.pg_name(),
+                                r.ty.pg_name()
+                            ),
+                        )
+                    },
+                )?;
                 types.push(if t == SqlType::Unknown {
                     SqlType::Text
                 } else {
                     t
                 });
             }
-            let lt: Vec<SqlType> = lc.iter().map(|c| c.ty).collect();
-            let rt: Vec<SqlType> = rc.iter().map(|c| c.ty).collect();
+            let lt: Vec<SqlType> = lc.iter().map(declared).collect();
+            let rt: Vec<SqlType> = rc.iter().map(declared).collect();
             let ln = cast_project(ln, &lt, &types, params)?;
             let rn = cast_project(rn, &rt, &types, params)?;
             let w = types.len();
@@ -385,6 +395,7 @@ pub fn plan_setexpr(
                     name: c.name,
                     ty,
                     origin: None,
+                    unknown: false,
                 })
                 .collect();
             Ok((node, cols))
@@ -457,6 +468,7 @@ fn plan_values(
             name: format!("column{}", i + 1),
             ty: *t,
             origin: None,
+            unknown: false,
         })
         .collect();
     Ok((
@@ -776,6 +788,7 @@ pub fn plan_select(
                         name: c.name.clone(),
                         ty: c.ty,
                         origin: from.origins.get(i).copied().flatten(),
+                        unknown: false,
                     });
                     target_asts.push(None);
                 }
@@ -786,13 +799,19 @@ pub fn plan_select(
                     ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
                     _ => output_name(e),
                 };
+                let unknown = b.ty == SqlType::Unknown;
                 let (expr, ty) = output_expr(b, params)?;
                 let origin = match &expr {
                     Expr::Column(i) => from.origins.get(*i).copied().flatten(),
                     _ => None,
                 };
                 targets.push(level.subst(expr));
-                cols.push(OutCol { name, ty, origin });
+                cols.push(OutCol {
+                    name,
+                    ty,
+                    origin,
+                    unknown,
+                });
                 target_asts.push(Some(e));
             }
         }
