@@ -920,18 +920,15 @@ fn dml_join_row(
     })
 }
 
-/// Installs the query state a DML join runs with (the statement's
-/// `Ectx` is dropped after it, state and all).
-fn enter_join_state(
+/// Installs the query state a write statement's subqueries and joins
+/// run with (the statement's `Ectx` is dropped after it, state and all).
+fn enter_state(
     ec: &mut Ectx<'_>,
     vis: &Vis,
-    j: Option<&crate::planner::modifytable::DmlJoin>,
+    shared: &Arc<crate::planner::plannodes::StatementPlans>,
 ) {
-    if let Some(j) = j {
-        ec.query = Some(Box::new(subplan::QueryState::new(
-            j.plan.shared.clone(),
-            vis,
-        )));
+    if shared.needs_state() {
+        ec.query = Some(Box::new(subplan::QueryState::new(shared.clone(), vis)));
     }
 }
 
@@ -945,6 +942,7 @@ pub fn run_dml<'a>(
     match plan {
         Plan::Query(_) => Err(PgError::internal("run_dml on a query")),
         Plan::Insert(p) => {
+            enter_state(ec, vis, &p.shared);
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
@@ -1028,7 +1026,7 @@ pub fn run_dml<'a>(
             Ok(count)
         }
         Plan::Update(p) => {
-            enter_join_state(ec, vis, p.join.as_deref());
+            enter_state(ec, vis, &p.shared);
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
@@ -1102,7 +1100,7 @@ pub fn run_dml<'a>(
             Ok(count)
         }
         Plan::Delete(p) => {
-            enter_join_state(ec, vis, p.join.as_deref());
+            enter_state(ec, vis, &p.shared);
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;

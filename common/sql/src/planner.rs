@@ -39,9 +39,7 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::expr::{
-    bind_assign, bind_expr, coerce, output_name, BoundExpr, Expr, ParamTypes, Scope,
-};
+use crate::expr::{bind_assign, coerce, output_name, BoundExpr, Expr, ParamTypes, Scope};
 use engine::catalog::{CatalogView, IndexDef, TableDef};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
@@ -160,6 +158,8 @@ pub struct InsertPlan {
     pub returning: Option<Vec<Expr>>,
     /// RowDescription of RETURNING.
     pub columns: Vec<FieldDescription>,
+    /// Subqueries of the VALUES rows and RETURNING.
+    pub shared: Arc<StatementPlans>,
 }
 
 /// A bound UPDATE.
@@ -180,6 +180,8 @@ pub struct UpdatePlan {
     pub returning: Option<Vec<Expr>>,
     /// RowDescription of RETURNING.
     pub columns: Vec<FieldDescription>,
+    /// Subqueries of WHERE, SET and RETURNING (the join's, with FROM).
+    pub shared: Arc<StatementPlans>,
 }
 
 /// A bound DELETE.
@@ -198,6 +200,8 @@ pub struct DeletePlan {
     pub returning: Option<Vec<Expr>>,
     /// RowDescription of RETURNING.
     pub columns: Vec<FieldDescription>,
+    /// Subqueries of WHERE and RETURNING (the join's, with USING).
+    pub shared: Arc<StatementPlans>,
 }
 
 /// A bound statement.
@@ -482,8 +486,33 @@ pub(crate) fn no_ordering_for(ty: SqlType) -> PgResult<()> {
     Ok(())
 }
 
-fn bind_where(w: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgResult<Expr> {
-    let b = bind_expr(w, scope, params)?;
+/// Binds an expression of an INSERT / UPDATE / DELETE over `scope`, with
+/// subqueries allowed (their plans go into `g`).
+fn bind_dml(
+    g: &subselect::Global<'_, '_>,
+    e: &ast::Expr,
+    scope: &Scope,
+    params: &mut ParamTypes,
+) -> PgResult<BoundExpr> {
+    let level = subselect::Level {
+        scope: scope.clone(),
+        base_width: scope.columns.len(),
+        merged: Vec::new(),
+        outer: None,
+        ctes: std::cell::RefCell::new(Vec::new()),
+        cte_parent: None,
+    };
+    let mut hook = subselect::Hook { g, level: &level };
+    crate::expr::bind_expr_hooked(e, scope, params, None, &mut hook)
+}
+
+fn bind_where(
+    g: &subselect::Global<'_, '_>,
+    w: &ast::Expr,
+    scope: &Scope,
+    params: &mut ParamTypes,
+) -> PgResult<Expr> {
+    let b = bind_dml(g, w, scope, params)?;
     if b.ty != SqlType::Bool && b.ty != SqlType::Unknown {
         return Err(PgError::new(
             sqlstate::DATATYPE_MISMATCH,
@@ -667,6 +696,7 @@ pub fn choose_access(table: &TableDef, filter: &Expr) -> Access {
 }
 
 fn bind_returning(
+    g: &subselect::Global<'_, '_>,
     items: Option<&[ast::SelectItem]>,
     table: &Arc<TableDef>,
     scope: &Scope,
@@ -688,7 +718,7 @@ fn bind_returning(
                 }
             }
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-                let b = bind_expr(e, scope, params)?;
+                let b = bind_dml(g, e, scope, params)?;
                 let name = match item {
                     ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
                     _ => output_name(e),
@@ -704,6 +734,26 @@ fn bind_returning(
         }
     }
     Ok((Some(exprs), cols))
+}
+
+/// The statement plans an UPDATE / DELETE runs with: the join's when it
+/// has FROM / USING items (then the rest may not have subqueries).
+fn dml_plans(
+    g: subselect::Global<'_, '_>,
+    join: Option<&modifytable::DmlJoin>,
+) -> PgResult<Arc<StatementPlans>> {
+    let own = g.into_plans();
+    match join {
+        Some(j) => {
+            if own.needs_state() {
+                return Err(PgError::unsupported(
+                    "subqueries outside WHERE and SET of UPDATE … FROM / DELETE … USING are not supported",
+                ));
+            }
+            Ok(j.plan.shared.clone())
+        }
+        None => Ok(Arc::new(own)),
+    }
 }
 
 /// Binds each column's DEFAULT (None = NULL).
@@ -744,6 +794,7 @@ fn plan_insert(
     if ins.on.is_some() {
         return Err(PgError::unsupported("ON CONFLICT is not supported"));
     }
+    let g = subselect::Global::new(catalog);
     let table = catalog.table(&object_name(&ins.table_name))?;
     let alias = ins
         .table_alias
@@ -798,7 +849,10 @@ fn plan_insert(
                             out.push(None);
                         } else {
                             let col = &table.columns[c];
-                            out.push(Some(bind_assign(e, &scope, params, col.ty, &col.name)?));
+                            let b = bind_dml(&g, e, &scope, params)?;
+                            out.push(Some(crate::expr::coerce_assign(
+                                b, col.ty, params, &col.name,
+                            )?));
                         }
                     }
                     rows.push(out);
@@ -838,7 +892,14 @@ fn plan_insert(
     };
     let defaults = bind_defaults(&table, params)?;
     let scope = table_scope(&table, &alias);
-    let (returning, columns) = bind_returning(ins.returning.as_deref(), &table, &scope, params)?;
+    let (returning, columns) =
+        bind_returning(&g, ins.returning.as_deref(), &table, &scope, params)?;
+    let shared = Arc::new(g.into_plans());
+    if matches!(source, InsertSource::Query(_)) && shared.needs_state() {
+        return Err(PgError::unsupported(
+            "subqueries in RETURNING of INSERT … SELECT are not supported",
+        ));
+    }
     Ok(InsertPlan {
         table,
         target_cols,
@@ -846,6 +907,7 @@ fn plan_insert(
         defaults,
         returning,
         columns,
+        shared,
     })
 }
 
@@ -887,6 +949,7 @@ fn plan_update(
 ) -> PgResult<UpdatePlan> {
     let (table, alias) = single_table(target, catalog)?;
     let scope = table_scope(&table, &alias);
+    let g = subselect::Global::new(catalog);
     let mut defaults: Option<Vec<Option<Expr>>> = None;
     let mut assigns = Vec::new();
     let mut seen = Vec::new();
@@ -931,7 +994,8 @@ fn plan_update(
                 .and_then(|d| d[c].clone())
                 .unwrap_or(Expr::Const(pgtypes::value::Value::Null))
         } else {
-            bind_assign(&a.value, &scope, params, col.ty, &col.name)?
+            let b = bind_dml(&g, &a.value, &scope, params)?;
+            crate::expr::coerce_assign(b, col.ty, params, &col.name)?
         };
         assigns.push((c, e));
     }
@@ -949,7 +1013,7 @@ fn plan_update(
             (filter, Some(Box::new(join)))
         }
         None => match selection {
-            Some(w) => (Some(bind_where(w, &scope, params)?), None),
+            Some(w) => (Some(bind_where(&g, w, &scope, params)?), None),
             None => (None, None),
         },
     };
@@ -957,7 +1021,8 @@ fn plan_update(
         Some(f) => choose_access(&table, f),
         None => Access::SeqScan,
     };
-    let (returning, columns) = bind_returning(returning, &table, &scope, params)?;
+    let (returning, columns) = bind_returning(&g, returning, &table, &scope, params)?;
+    let shared = dml_plans(g, join.as_deref())?;
     Ok(UpdatePlan {
         table,
         access,
@@ -966,6 +1031,7 @@ fn plan_update(
         join,
         returning,
         columns,
+        shared,
     })
 }
 
@@ -992,6 +1058,7 @@ fn plan_delete(
     };
     let (table, alias) = single_table(twj, catalog)?;
     let scope = table_scope(&table, &alias);
+    let g = subselect::Global::new(catalog);
     let (filter, join) = match &d.using {
         Some(items) => {
             let (filter, join) = modifytable::plan_dml_join(
@@ -1006,7 +1073,7 @@ fn plan_delete(
             (filter, Some(Box::new(join)))
         }
         None => match &d.selection {
-            Some(w) => (Some(bind_where(w, &scope, params)?), None),
+            Some(w) => (Some(bind_where(&g, w, &scope, params)?), None),
             None => (None, None),
         },
     };
@@ -1014,7 +1081,8 @@ fn plan_delete(
         Some(f) => choose_access(&table, f),
         None => Access::SeqScan,
     };
-    let (returning, columns) = bind_returning(d.returning.as_deref(), &table, &scope, params)?;
+    let (returning, columns) = bind_returning(&g, d.returning.as_deref(), &table, &scope, params)?;
+    let shared = dml_plans(g, join.as_deref())?;
     Ok(DeletePlan {
         table,
         access,
@@ -1022,5 +1090,6 @@ fn plan_delete(
         join,
         returning,
         columns,
+        shared,
     })
 }

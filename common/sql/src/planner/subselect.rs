@@ -70,6 +70,15 @@ impl<'c, 'v> Global<'c, 'v> {
             next_param: Cell::new(0),
         }
     }
+    /// The subplans, CTEs and parameter count collected.
+    pub fn into_plans(self) -> super::plannodes::StatementPlans {
+        super::plannodes::StatementPlans {
+            subplans: self.subplans.into_inner(),
+            ctes: self.ctes.into_inner(),
+            exec_params: self.next_param.get(),
+        }
+    }
+
     /// A new executor parameter slot.
     pub fn alloc_param(&self) -> usize {
         let s = self.next_param.get();
