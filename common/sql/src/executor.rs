@@ -51,23 +51,30 @@
 //! transaction except the relation lock (which never blocks other
 //! statements).
 
-use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+pub mod agg;
+pub mod ctescan;
+pub mod execnodes;
+pub mod hashjoin;
+pub mod nestloop;
+pub mod scan;
+pub mod setop;
+pub mod sort;
+pub mod subplan;
+
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::expr::{eval, eval_filter, EvalContext, Expr};
-use crate::functions::Accumulator;
-use crate::planner::{Access, InsertSource, Plan, QueryPlan, Source};
+use crate::planner::{Access, InsertSource, Plan, QueryPlan};
 use engine::catalog::{IndexDef, TableDef};
 use engine::indexing::{header_dead_to_all, index_key};
 use engine::xact::{IsolationLevel, Xact};
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
-use pgtypes::value::{cast_assign, cmp_for_sort, PgSnapshot, Value};
+use pgtypes::value::{cast_assign, PgSnapshot, Value};
 use pgtypes::{CommandId, ItemPointer, TransactionId};
 use storage::heapam::{DirtyState, TmResult};
 use storage::heapam_visibility::{OwnXact, VisibilityContext};
@@ -148,6 +155,9 @@ pub struct Ectx<'a> {
     pub backend_pid: i32,
     /// The statement's snapshot (pg_current_snapshot()).
     pub snapshot: Option<Arc<Snapshot>>,
+    /// Subplans, CTEs and executor parameters of the running query
+    /// (installed by [`run_query`] when its plan has any).
+    pub query: Option<Box<subplan::QueryState>>,
     ticks: u32,
 }
 
@@ -176,6 +186,7 @@ impl<'a> Ectx<'a> {
             deadline,
             backend_pid,
             snapshot: None,
+            query: None,
             ticks: 0,
         }
     }
@@ -344,6 +355,12 @@ impl EvalContext for Ectx<'_> {
     fn check_cancel(&self) -> PgResult<()> {
         self.check_interrupts()
     }
+    fn exec_param(&self, slot: usize) -> PgResult<Value> {
+        self.get_exec_param(slot)
+    }
+    fn subplan(&mut self, id: usize, args: &[Value], lhs: &Value) -> PgResult<Value> {
+        self.eval_subplan(id, args, lhs)
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -475,142 +492,9 @@ pub fn scan_table<'a>(
     }
 }
 
-/// Callback for each input row of a query.
-type InputFn<'f, 'a> = dyn FnMut(&mut Ectx<'a>, &[Value]) -> PgResult<ControlFlow<()>> + 'f;
-
-/// Runs `f` for each input row of a query (after WHERE).
-fn for_each_input<'a>(
-    ec: &mut Ectx<'a>,
-    vis: &Vis,
-    plan: &QueryPlan,
-    f: &mut InputFn<'_, 'a>,
-) -> PgResult<()> {
-    match &plan.source {
-        Source::Single => {
-            if ec.filter(&plan.filter, &[])? {
-                let _ = f(ec, &[])?;
-            }
-            Ok(())
-        }
-        Source::SystemView(view) => {
-            for row in view.rows(ec.db) {
-                if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
-                    break;
-                }
-            }
-            Ok(())
-        }
-        Source::Unnest { array, .. } => {
-            let a = ec.eval(array, &[])?;
-            let Value::Array(a) = a else {
-                return Ok(()); // NULL: no rows
-            };
-            let mut row = [Value::Null];
-            for item in &a.items {
-                ec.tick()?;
-                row[0] = item.clone();
-                if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
-                    break;
-                }
-            }
-            Ok(())
-        }
-        Source::Series {
-            start,
-            stop,
-            step,
-            ty,
-        } => {
-            let a = ec.eval(start, &[])?;
-            let b = ec.eval(stop, &[])?;
-            let s = match step {
-                Some(e) => ec.eval(e, &[])?,
-                None => Value::Int8(1),
-            };
-            if let (
-                Value::Timestamp(x) | Value::TimestampTz(x),
-                Value::Timestamp(y) | Value::TimestampTz(y),
-                Value::Interval(step),
-            ) = (&a, &b, &s)
-            {
-                let mk = |t: i64| {
-                    if *ty == SqlType::Timestamp {
-                        Value::Timestamp(t)
-                    } else {
-                        Value::TimestampTz(t)
-                    }
-                };
-                let dir = step.span().signum();
-                if dir == 0 {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_PARAMETER_VALUE,
-                        "step size cannot equal zero",
-                    ));
-                }
-                let (mut cur, stop) = (*x, *y);
-                let mut row = [Value::Null];
-                while (dir > 0 && cur <= stop) || (dir < 0 && cur >= stop) {
-                    ec.tick()?;
-                    row[0] = mk(cur);
-                    if ec.filter(&plan.filter, &row)? && f(ec, &row)?.is_break() {
-                        break;
-                    }
-                    cur = match pgtypes::interval::add_to_timestamp(cur, *step) {
-                        Ok(n) if n != cur => n,
-                        _ => break,
-                    };
-                }
-                return Ok(());
-            }
-            let (Some(a), Some(b), Some(s)) = (a.as_i64(), b.as_i64(), s.as_i64()) else {
-                return Ok(()); // a NULL argument: no rows
-            };
-            if s == 0 {
-                return Err(PgError::new(
-                    sqlstate::INVALID_PARAMETER_VALUE,
-                    "step size cannot equal zero",
-                ));
-            }
-            let mut i = a;
-            let mut row = [Value::Null];
-            while (s > 0 && i <= b) || (s < 0 && i >= b) {
-                ec.tick()?;
-                row[0] = if *ty == SqlType::Int8 {
-                    Value::Int8(i)
-                } else {
-                    Value::Int4(i as i32)
-                };
-                if ec.filter(&plan.filter, &row)? {
-                    if let ControlFlow::Break(()) = f(ec, &row)? {
-                        break;
-                    }
-                }
-                i = match i.checked_add(s) {
-                    Some(n) => n,
-                    None => break,
-                };
-            }
-            Ok(())
-        }
-        Source::Table { table, access } => {
-            let _lock = table.lock.shared();
-            table.check_not_dropped()?;
-            // Filter inside scan_table.
-            scan_table(
-                ec,
-                vis,
-                table,
-                access,
-                &plan.filter,
-                &mut |ec, _tid, row| f(ec, row),
-            )
-        }
-    }
-}
-
 fn eval_count(
     ec: &mut Ectx<'_>,
-    e: &Option<Expr>,
+    e: Option<&Expr>,
     what: &str,
     code: &'static str,
 ) -> PgResult<Option<u64>> {
@@ -627,197 +511,35 @@ fn eval_count(
     }
 }
 
-struct Group {
-    keys: Vec<Value>,
-    accs: Vec<Accumulator>,
-    seen: Vec<Option<HashSet<Vec<u8>>>>,
-}
-
-/// Runs a query, calling `emit` with each visible output row (the first
-/// `plan.visible` columns). Returns the number of rows emitted.
+/// Runs a query, calling `emit` with each output row as the plan tree
+/// produces it (`executor::execnodes`). Returns the number of rows.
 pub fn run_query<'a>(
     ec: &mut Ectx<'a>,
     vis: &Vis,
     plan: &QueryPlan,
     emit: &mut dyn FnMut(&mut Ectx<'a>, &[Value]) -> PgResult<()>,
 ) -> PgResult<u64> {
-    let limit = eval_count(ec, &plan.limit, "LIMIT", "2201W")?;
-    let offset = eval_count(ec, &plan.offset, "OFFSET", "2201X")?.unwrap_or(0);
-    if limit == Some(0) {
-        return Ok(0);
-    }
-    let materialize = !plan.sort.is_empty() || plan.distinct || plan.grouping.is_some();
-    let mut out: Vec<Value> = Vec::with_capacity(plan.targets.len());
-    let mut emitted = 0u64;
-    if !materialize {
-        let mut skipped = 0u64;
-        for_each_input(ec, vis, plan, &mut |ec, row| {
-            if skipped < offset {
-                skipped += 1;
-                return Ok(ControlFlow::Continue(()));
-            }
-            out.clear();
-            for t in &plan.targets[..plan.visible] {
-                let v = ec.eval(t, row)?;
-                out.push(v);
-            }
-            emit(ec, &out)?;
-            emitted += 1;
-            if limit.is_some_and(|l| emitted >= l) {
-                return Ok(ControlFlow::Break(()));
-            }
-            Ok(ControlFlow::Continue(()))
-        })?;
-        return Ok(emitted);
-    }
-
-    // Materialize the projected rows (visible + hidden sort columns).
-    let mut rows: Vec<Vec<Value>> = Vec::new();
-    if let Some(g) = &plan.grouping {
-        let mut groups: Vec<Group> = Vec::new();
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-        let new_group = |keys: Vec<Value>| Group {
-            keys,
-            accs: g.aggs.iter().map(Accumulator::for_call).collect(),
-            seen: g
-                .aggs
-                .iter()
-                .map(|a| {
-                    if a.distinct {
-                        Some(HashSet::new())
-                    } else {
-                        None
-                    }
-                })
-                .collect(),
-        };
-        if g.group_by.is_empty() {
-            groups.push(new_group(Vec::new()));
-        }
-        let mut kb = Vec::new();
-        for_each_input(ec, vis, plan, &mut |ec, row| {
-            let gi = if g.group_by.is_empty() {
-                0
-            } else {
-                let mut keys = Vec::with_capacity(g.group_by.len());
-                kb.clear();
-                for k in &g.group_by {
-                    let v = ec.eval(k, row)?;
-                    encode_key_value(&v, &mut kb);
-                    keys.push(v);
-                }
-                match index.get(&kb) {
-                    Some(i) => *i,
-                    None => {
-                        groups.push(new_group(keys));
-                        index.insert(kb.clone(), groups.len() - 1);
-                        groups.len() - 1
-                    }
-                }
-            };
-            let grp = &mut groups[gi];
-            for (i, a) in g.aggs.iter().enumerate() {
-                let Some(input) = a.inputs(&mut |e| ec.eval(e, row))? else {
-                    continue;
-                };
-                if let Some(seen) = &mut grp.seen[i] {
-                    if input.value.is_null() {
-                        continue;
-                    }
-                    let mut k = Vec::new();
-                    encode_key_value(&input.value, &mut k);
-                    if !seen.insert(k) {
-                        continue;
-                    }
-                }
-                grp.accs[i].feed(input)?;
-            }
-            Ok(ControlFlow::Continue(()))
-        })?;
-        let mut post: Vec<Value> = Vec::new();
-        for grp in groups {
-            post.clear();
-            post.extend(grp.keys);
-            for a in &grp.accs {
-                post.push(a.finish()?);
-            }
-            if let Some(h) = &plan.having {
-                let p = ec.params;
-                if !eval_filter(h, &post, p, ec)? {
-                    continue;
-                }
-            }
-            let mut r = Vec::with_capacity(plan.targets.len());
-            for t in &plan.targets {
-                r.push(ec.eval(t, &post)?);
-            }
-            rows.push(r);
-        }
+    let saved = if plan.shared.needs_state() {
+        Some(
+            ec.query
+                .replace(Box::new(subplan::QueryState::new(plan.shared.clone(), vis))),
+        )
     } else {
-        for_each_input(ec, vis, plan, &mut |ec, row| {
-            let mut r = Vec::with_capacity(plan.targets.len());
-            for t in &plan.targets {
-                r.push(ec.eval(t, row)?);
-            }
-            rows.push(r);
-            Ok(ControlFlow::Continue(()))
-        })?;
-    }
-    if plan.distinct {
-        let mut seen = HashSet::new();
-        let mut kb = Vec::new();
-        rows.retain(|r| {
-            kb.clear();
-            for v in &r[..plan.visible] {
-                encode_key_value(v, &mut kb);
-            }
-            seen.insert(kb.clone())
-        });
-    }
-    if !plan.sort.is_empty() {
-        rows.sort_by(|a, b| {
-            for k in &plan.sort {
-                let (x, y) = (&a[k.column], &b[k.column]);
-                let o = match (x.is_null(), y.is_null()) {
-                    (true, true) => Ordering::Equal,
-                    (true, false) => {
-                        if k.nulls_first {
-                            Ordering::Less
-                        } else {
-                            Ordering::Greater
-                        }
-                    }
-                    (false, true) => {
-                        if k.nulls_first {
-                            Ordering::Greater
-                        } else {
-                            Ordering::Less
-                        }
-                    }
-                    _ => {
-                        let o = cmp_for_sort(x, y);
-                        if k.desc {
-                            o.reverse()
-                        } else {
-                            o
-                        }
-                    }
-                };
-                if o != Ordering::Equal {
-                    return o;
-                }
-            }
-            Ordering::Equal
-        });
-    }
-    for r in rows.iter().skip(offset as usize) {
-        if limit.is_some_and(|l| emitted >= l) {
-            break;
+        None
+    };
+    let result = (|| {
+        let mut root = execnodes::build(&plan.root, vis);
+        let mut n = 0u64;
+        while root.next(ec)? {
+            emit(ec, root.row())?;
+            n += 1;
         }
-        emit(ec, &r[..plan.visible])?;
-        emitted += 1;
+        Ok(n)
+    })();
+    if let Some(s) = saved {
+        ec.query = s;
     }
-    Ok(emitted)
+    result
 }
 
 // ---------------------------------------------------------------------------
@@ -1178,6 +900,38 @@ fn fetch_newer(
     }
 }
 
+/// The first row of an UPDATE … FROM / DELETE … USING join for the
+/// target row `target`, or None when nothing joins it.
+fn dml_join_row(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    j: &crate::planner::modifytable::DmlJoin,
+    target: &[Value],
+) -> PgResult<Option<Vec<Value>>> {
+    for (slot, col) in &j.params {
+        let v = target.get(*col).cloned().unwrap_or(Value::Null);
+        ec.set_exec_param(*slot, v)?;
+    }
+    let mut node = execnodes::build(&j.plan.root, vis);
+    Ok(if node.next(ec)? {
+        Some(node.row().to_vec())
+    } else {
+        None
+    })
+}
+
+/// Installs the query state a write statement's subqueries and joins
+/// run with (the statement's `Ectx` is dropped after it, state and all).
+fn enter_state(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    shared: &Arc<crate::planner::plannodes::StatementPlans>,
+) {
+    if shared.needs_state() {
+        ec.query = Some(Box::new(subplan::QueryState::new(shared.clone(), vis)));
+    }
+}
+
 /// Runs a DML plan. Returns (rows affected). RETURNING rows go to `emit`.
 pub fn run_dml<'a>(
     ec: &mut Ectx<'a>,
@@ -1188,6 +942,7 @@ pub fn run_dml<'a>(
     match plan {
         Plan::Query(_) => Err(PgError::internal("run_dml on a query")),
         Plan::Insert(p) => {
+            enter_state(ec, vis, &p.shared);
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
@@ -1271,6 +1026,7 @@ pub fn run_dml<'a>(
             Ok(count)
         }
         Plan::Update(p) => {
+            enter_state(ec, vis, &p.shared);
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
@@ -1286,6 +1042,14 @@ pub fn run_dml<'a>(
                     let mut new_row = cur.clone();
                     for (c, e) in &p.assignments {
                         new_row[*c] = ec.eval(e, cur)?;
+                    }
+                    if let Some(j) = &p.join {
+                        let Some(jrow) = dml_join_row(ec, vis, j, cur)? else {
+                            return Ok(ControlFlow::Continue(()));
+                        };
+                        for (c, e) in &j.assignments {
+                            new_row[*c] = ec.eval(e, &jrow)?;
+                        }
                     }
                     conform_row(table, &mut new_row)?;
                     check_not_null(table, &new_row)?;
@@ -1336,6 +1100,7 @@ pub fn run_dml<'a>(
             Ok(count)
         }
         Plan::Delete(p) => {
+            enter_state(ec, vis, &p.shared);
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
@@ -1345,6 +1110,11 @@ pub fn run_dml<'a>(
             scan_table(ec, vis, table, &p.access, &p.filter, &mut |ec, tid, row| {
                 let mut tid = tid;
                 loop {
+                    if let Some(j) = &p.join {
+                        if dml_join_row(ec, vis, j, row)?.is_none() {
+                            return Ok(ControlFlow::Continue(()));
+                        }
+                    }
                     let xid = ec.xact.assign_xid()?;
                     let res = {
                         let own = ec.xact.own();

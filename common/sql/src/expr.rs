@@ -196,6 +196,67 @@ pub enum Expr {
     /// An aggregate's result or a group key in a grouped query: reads
     /// `row[i]` of the post-aggregation row (see [`Grouping`]).
     Agg(usize),
+    /// An executor parameter: a correlated outer column of a subquery or
+    /// a nested loop's join key, set by the node that owns the slot.
+    ExecParam(usize),
+    /// A subquery used as an expression (EXISTS, scalar, ANY/ALL).
+    SubPlan(Box<SubPlanExpr>),
+}
+
+/// What kind of subquery a [`SubPlanExpr`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubLinkKind {
+    /// `EXISTS (…)`
+    Exists,
+    /// `(SELECT x …)`: NULL for no row, 21000 for more than one.
+    Scalar,
+    /// `lhs op ANY (…)`, `lhs IN (…)`.
+    Any,
+    /// `lhs op ALL (…)`.
+    All,
+}
+
+/// A subquery in an expression: which subplan of the statement, the
+/// values of its correlation parameters, and the left operand of ANY/ALL.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubPlanExpr {
+    /// Index into the statement's subplans.
+    pub id: usize,
+    /// Its kind.
+    pub kind: SubLinkKind,
+    /// One expression per correlation parameter, over the current row.
+    pub args: Vec<Expr>,
+    /// ANY/ALL: the left operand.
+    pub lhs: Option<Box<Expr>>,
+}
+
+/// How a binder reaches the planner for what it cannot bind alone: names
+/// of an enclosing query (correlation) and subqueries.
+pub trait SublinkHook {
+    /// A column of an enclosing query, as an expression valid here (an
+    /// [`Expr::ExecParam`]); None if no enclosing query has it.
+    fn outer_column(&mut self, qualifier: Option<&str>, name: &str) -> Option<PgResult<BoundExpr>>;
+    /// Plans a subquery used as an expression.
+    fn sublink(&mut self, link: Sublink<'_>, params: &mut ParamTypes) -> PgResult<BoundExpr>;
+}
+
+/// A subquery found while binding.
+pub enum Sublink<'q> {
+    /// `EXISTS (q)`
+    Exists(&'q ast::Query),
+    /// `(q)`
+    Scalar(&'q ast::Query),
+    /// `lhs op ANY (q)` (`IN` is `= ANY`); `all` for ALL.
+    Compare {
+        /// Left operand, bound.
+        lhs: BoundExpr,
+        /// Comparison operator.
+        op: BinOp,
+        /// ALL rather than ANY.
+        all: bool,
+        /// The subquery.
+        query: &'q ast::Query,
+    },
 }
 
 /// An expression with its result type.
@@ -216,6 +277,9 @@ pub struct ScopeColumn {
     pub name: String,
     /// Column type.
     pub ty: SqlType,
+    /// Reachable only as `table.name` (a USING / NATURAL column of one
+    /// side of a join: the unqualified name means the merged column).
+    pub qualified_only: bool,
 }
 
 /// The columns an expression may reference; `Expr::Column(i)` is `columns[i]`.
@@ -240,6 +304,7 @@ impl Scope {
                     table: Some(table.to_string()),
                     name: n.clone(),
                     ty: *t,
+                    qualified_only: false,
                 })
                 .collect(),
         }
@@ -251,6 +316,7 @@ impl Scope {
             table: table.map(str::to_string),
             name: name.to_string(),
             ty,
+            qualified_only: false,
         });
     }
 
@@ -267,6 +333,8 @@ impl Scope {
                 if c.table.as_deref() != Some(q) {
                     continue;
                 }
+            } else if c.qualified_only {
+                continue;
             }
             if found.is_some() {
                 return Err(PgError::new(
@@ -506,6 +574,8 @@ struct Binder<'a> {
     grouping: Option<&'a mut Grouping>,
     /// Inside an aggregate's argument (nested aggregates are an error).
     in_agg: bool,
+    /// Subqueries and outer references (None: both are 0A000 / 42703).
+    hook: Option<&'a mut dyn SublinkHook>,
 }
 
 fn unsupported_expr(what: &str) -> PgError {
@@ -733,6 +803,7 @@ pub fn bind_expr(ast: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgR
         params,
         grouping: None,
         in_agg: false,
+        hook: None,
     }
     .bind(ast)
 }
@@ -751,8 +822,48 @@ pub fn bind_expr_agg(
         params,
         grouping: Some(grouping),
         in_agg: false,
+        hook: None,
     }
     .bind(ast)
+}
+
+/// Binds an expression that may contain subqueries and references to an
+/// enclosing query's columns, both resolved through `hook`; aggregates
+/// are collected into `grouping` when given.
+pub fn bind_expr_hooked(
+    ast: &ast::Expr,
+    scope: &Scope,
+    params: &mut ParamTypes,
+    grouping: Option<&mut Grouping>,
+    hook: &mut dyn SublinkHook,
+) -> PgResult<BoundExpr> {
+    Binder {
+        scope,
+        params,
+        grouping,
+        in_agg: false,
+        hook: Some(hook),
+    }
+    .bind(ast)
+}
+
+/// Types `l op r` for two bound operands as the binder types a comparison
+/// (the test of `x IN (subquery)` / `x op ANY (…)`).
+pub fn bind_comparison(
+    op: BinOp,
+    l: BoundExpr,
+    r: BoundExpr,
+    params: &mut ParamTypes,
+) -> PgResult<BoundExpr> {
+    let scope = Scope::new();
+    Binder {
+        scope: &scope,
+        params,
+        grouping: None,
+        in_agg: false,
+        hook: None,
+    }
+    .compare(op, l, r)
 }
 
 /// Binds an expression and coerces it to `target` (an untyped literal or
@@ -821,6 +932,13 @@ impl Binder<'_> {
                         ty: self.scope.columns[i].ty,
                     }),
                     Err(err) => {
+                        if err.code != sqlstate::AMBIGUOUS_COLUMN {
+                            if let Some(h) = self.hook.as_deref_mut() {
+                                if let Some(r) = h.outer_column(None, &name) {
+                                    return r;
+                                }
+                            }
+                        }
                         // SQL-standard niladic functions parsed as identifiers.
                         if id.quote_style.is_none() {
                             if let Some(b) = self.niladic(&name)? {
@@ -838,7 +956,19 @@ impl Binder<'_> {
                 }
                 let col = ident_name(&parts[n - 1]);
                 let table = ident_name(&parts[n - 2]);
-                let i = self.scope.resolve(Some(&table), &col)?;
+                let i = match self.scope.resolve(Some(&table), &col) {
+                    Ok(i) => i,
+                    Err(err) => {
+                        if err.code != sqlstate::AMBIGUOUS_COLUMN {
+                            if let Some(h) = self.hook.as_deref_mut() {
+                                if let Some(r) = h.outer_column(Some(&table), &col) {
+                                    return r;
+                                }
+                            }
+                        }
+                        return Err(err);
+                    }
+                };
                 Ok(BoundExpr {
                     expr: Expr::Column(i),
                     ty: self.scope.columns[i].ty,
@@ -1139,6 +1269,10 @@ impl Binder<'_> {
                     }
                 };
                 let l = self.bind(left)?;
+                // `x op ANY (SELECT …)`: a sublink; otherwise an array.
+                if let ast::Expr::Subquery(q) = right.as_ref() {
+                    return self.sublink_compare(l, op, all, q);
+                }
                 let r = self.bind(right)?;
                 self.array_compare(op, all, l, r)
             }
@@ -1238,13 +1372,57 @@ impl Binder<'_> {
                 results,
                 else_result.as_deref(),
             ),
-            A::Subquery(_) | A::Exists { .. } | A::InSubquery { .. } => {
-                Err(unsupported_expr("subquery"))
+            A::Subquery(q) => self.sublink_scalar_or_exists(q, false),
+            A::Exists { subquery, negated } => {
+                let b = self.sublink_scalar_or_exists(subquery, true)?;
+                Ok(if *negated { not(b) } else { b })
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let lhs = self.bind(expr)?;
+                let b = self.sublink_compare(lhs, BinOp::Eq, false, subquery)?;
+                Ok(if *negated { not(b) } else { b })
             }
             other => Err(PgError::unsupported(format!(
                 "expression not supported: {other}"
             ))),
         }
+    }
+
+    fn sublink_scalar_or_exists(&mut self, q: &ast::Query, exists: bool) -> PgResult<BoundExpr> {
+        let Some(h) = self.hook.as_deref_mut() else {
+            return Err(unsupported_expr("subquery"));
+        };
+        let link = if exists {
+            Sublink::Exists(q)
+        } else {
+            Sublink::Scalar(q)
+        };
+        h.sublink(link, self.params)
+    }
+
+    fn sublink_compare(
+        &mut self,
+        lhs: BoundExpr,
+        op: BinOp,
+        all: bool,
+        query: &ast::Query,
+    ) -> PgResult<BoundExpr> {
+        let Some(h) = self.hook.as_deref_mut() else {
+            return Err(unsupported_expr("subquery"));
+        };
+        h.sublink(
+            Sublink::Compare {
+                lhs,
+                op,
+                all,
+                query,
+            },
+            self.params,
+        )
     }
 
     /// `current_timestamp`, `current_user` … written without parentheses.
@@ -2281,6 +2459,17 @@ fn is_datetime(t: SqlType) -> bool {
     matches!(t, SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz)
 }
 
+/// `NOT b` of a boolean.
+fn not(b: BoundExpr) -> BoundExpr {
+    BoundExpr {
+        expr: Expr::Unary {
+            op: UnaryOp::Not,
+            arg: Box::new(b.expr),
+        },
+        ty: SqlType::Bool,
+    }
+}
+
 /// bpchar → text: trailing spaces are dropped (folded for constants).
 fn bpchar_strip(e: Expr) -> Expr {
     match e {
@@ -2366,6 +2555,15 @@ pub fn output_name(ast: &ast::Expr) -> String {
             A::Array(_) => Some("array".to_string()),
             A::Subscript { expr, .. } => name(expr),
             A::SimilarTo { .. } => None,
+            // A scalar subquery is named after its one output column.
+            A::Subquery(q) => match q.body.as_ref() {
+                ast::SetExpr::Select(s) => match s.projection.first() {
+                    Some(ast::SelectItem::ExprWithAlias { alias, .. }) => Some(ident_name(alias)),
+                    Some(ast::SelectItem::UnnamedExpr(e)) => name(e),
+                    _ => None,
+                },
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -2667,6 +2865,18 @@ pub fn eval(
         Expr::Const(v) => v.clone(),
         Expr::Column(i) | Expr::Agg(i) => row.get(*i).ok_or_else(|| bad_column(*i))?.clone(),
         Expr::Param(i) => params.get(*i).ok_or_else(|| no_param(*i))?.clone(),
+        Expr::ExecParam(k) => ctx.exec_param(*k)?,
+        Expr::SubPlan(sp) => {
+            let mut args = Vec::with_capacity(sp.args.len());
+            for a in &sp.args {
+                args.push(eval(a, row, params, ctx)?);
+            }
+            let lhs = match &sp.lhs {
+                Some(l) => eval(l, row, params, ctx)?,
+                None => Value::Null,
+            };
+            ctx.subplan(sp.id, &args, &lhs)?
+        }
         Expr::Binary { op, left, right } => match op {
             BinOp::And | BinOp::Or => {
                 let is_and = *op == BinOp::And;
@@ -2948,7 +3158,23 @@ impl Expr {
             Ok(Box::new(f(*e)?))
         };
         Ok(match self {
-            e @ (Expr::Const(_) | Expr::Column(_) | Expr::Param(_) | Expr::Agg(_)) => e,
+            e @ (Expr::Const(_)
+            | Expr::Column(_)
+            | Expr::Param(_)
+            | Expr::Agg(_)
+            | Expr::ExecParam(_)) => e,
+            Expr::SubPlan(sp) => {
+                let sp = *sp;
+                Expr::SubPlan(Box::new(SubPlanExpr {
+                    id: sp.id,
+                    kind: sp.kind,
+                    args: sp.args.into_iter().map(&mut *f).collect::<PgResult<_>>()?,
+                    lhs: match sp.lhs {
+                        Some(l) => Some(bx(l, f)?),
+                        None => None,
+                    },
+                }))
+            }
             Expr::Unary { op, arg } => Expr::Unary {
                 op,
                 arg: bx(arg, f)?,
@@ -3051,7 +3277,17 @@ impl Expr {
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
         match self {
-            Expr::Const(_) | Expr::Column(_) | Expr::Param(_) | Expr::Agg(_) => {}
+            Expr::Const(_)
+            | Expr::Column(_)
+            | Expr::Param(_)
+            | Expr::Agg(_)
+            | Expr::ExecParam(_) => {}
+            Expr::SubPlan(sp) => {
+                sp.args.iter().for_each(|a| a.walk(f));
+                if let Some(l) = &sp.lhs {
+                    l.walk(f);
+                }
+            }
             Expr::Unary { arg, .. }
             | Expr::Cast { arg, .. }
             | Expr::IsNull { arg, .. }

@@ -126,6 +126,25 @@ pub trait EvalContext {
     fn check_cancel(&self) -> PgResult<()> {
         Ok(())
     }
+    /// The current value of an executor parameter (a correlated outer
+    /// column of a subquery, or a nested loop's join key): see
+    /// `crate::executor::subplan`. Default: none exist outside a query.
+    fn exec_param(&self, slot: usize) -> PgResult<pgtypes::value::Value> {
+        Err(PgError::internal(format!(
+            "executor parameter {slot} is not set"
+        )))
+    }
+    /// Evaluates subplan `id` of the running statement with its
+    /// correlation values `args` and, for ANY/ALL, the left operand `lhs`.
+    fn subplan(
+        &mut self,
+        id: usize,
+        args: &[pgtypes::value::Value],
+        lhs: &pgtypes::value::Value,
+    ) -> PgResult<pgtypes::value::Value> {
+        let _ = (args, lhs);
+        Err(PgError::internal(format!("subplan {id} outside a query")))
+    }
     /// random(): a uniform float in [0, 1). Default: a thread-local xorshift.
     fn random(&mut self) -> f64 {
         thread_random()

@@ -28,21 +28,24 @@
 //! DEFAULT, column lists, INSERT … SELECT, RETURNING), UPDATE and DELETE
 //! (WHERE, RETURNING). Joins, subqueries, set operations and CTEs are 0A000.
 
+pub mod fromclause;
+pub mod modifytable;
+pub mod plannodes;
+pub mod select;
+pub mod sublink_join;
+pub mod subselect;
+
 use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::expr::{
-    bind_assign, bind_expr, bind_expr_agg, coerce, output_name, Expr, Grouping, ParamTypes, Scope,
-};
+use crate::expr::{bind_assign, coerce, output_name, BoundExpr, Expr, ParamTypes, Scope};
 use engine::catalog::{CatalogView, IndexDef, TableDef};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::Oid;
+use plannodes::{NodeKind, PlanNode, StatementPlans};
 use server::backend::FieldDescription;
-
-/// 42P10 invalid_column_reference.
-const INVALID_COLUMN_REFERENCE: &str = "42P10";
 
 /// An identifier as PostgreSQL folds it: unquoted → lower case.
 pub fn ident_name(i: &ast::Ident) -> String {
@@ -57,41 +60,6 @@ pub fn ident_name(i: &ast::Ident) -> String {
 /// qualifier is ignored).
 pub fn object_name(n: &ast::ObjectName) -> String {
     n.0.last().map(ident_name).unwrap_or_default()
-}
-
-/// Where rows come from.
-#[derive(Debug)]
-pub enum Source {
-    /// One empty row (SELECT without FROM).
-    Single,
-    /// A table, read through `access`.
-    Table {
-        /// The table.
-        table: Arc<TableDef>,
-        /// How.
-        access: Access,
-    },
-    /// `generate_series(start, stop[, step])`: one column (int4, int8, or
-    /// timestamp / timestamptz with an interval step).
-    Series {
-        /// Start (over the empty scope).
-        start: Expr,
-        /// Stop.
-        stop: Expr,
-        /// Step (default 1).
-        step: Option<Expr>,
-        /// int4, int8, timestamp or timestamptz.
-        ty: SqlType,
-    },
-    /// A system view ([`crate::sysviews`]): its rows as of the scan.
-    SystemView(&'static crate::sysviews::SystemView),
-    /// `unnest(array)`: one row per element, one column.
-    Unnest {
-        /// The array (over the empty scope).
-        array: Expr,
-        /// The element type.
-        ty: SqlType,
-    },
 }
 
 /// Access path of a table.
@@ -121,34 +89,48 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
-/// A bound SELECT.
+/// A bound SELECT: a plan tree (`plannodes`) and what it refers to.
 #[derive(Debug)]
 pub struct QueryPlan {
-    /// Input rows.
-    pub source: Source,
-    /// Width of the input row.
-    pub input_width: usize,
-    /// WHERE over the input row.
-    pub filter: Option<Expr>,
-    /// Aggregation, if the query aggregates.
-    pub grouping: Option<Grouping>,
-    /// HAVING over the post-aggregation row.
-    pub having: Option<Expr>,
-    /// Output expressions followed by hidden sort expressions; over the
-    /// input row, or the post-aggregation row when grouped.
-    pub targets: Vec<Expr>,
-    /// Number of visible output columns (`targets[..visible]`).
-    pub visible: usize,
-    /// ORDER BY.
-    pub sort: Vec<SortKey>,
-    /// SELECT DISTINCT.
-    pub distinct: bool,
-    /// LIMIT (int8 over the empty scope), None = all.
-    pub limit: Option<Expr>,
-    /// OFFSET.
-    pub offset: Option<Expr>,
+    /// The root of the plan tree; its rows are the result rows.
+    pub root: PlanNode,
+    /// Subplans, CTEs and executor parameter slots of the statement.
+    pub shared: Arc<StatementPlans>,
     /// RowDescription.
     pub columns: Vec<FieldDescription>,
+}
+
+impl QueryPlan {
+    /// EXPLAIN's lines for the tree (no costs yet).
+    pub fn explain(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.root.explain(0, &mut out);
+        for (i, sp) in self.shared.subplans.iter().enumerate() {
+            out.push(format!("  SubPlan {}", i + 1));
+            sp.plan.explain(2, &mut out);
+        }
+        for c in &self.shared.ctes {
+            out.push(format!("  CTE {}", c.name));
+            c.plan.explain(2, &mut out);
+        }
+        out
+    }
+
+    /// True if running it is bounded by the statement's text.
+    pub fn runs_briefly(&self) -> bool {
+        self.shared.subplans.is_empty() && self.shared.ctes.is_empty() && self.root.runs_briefly()
+    }
+
+    pub(crate) fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        self.root.for_each_expr(f);
+        for sp in &self.shared.subplans {
+            sp.plan.for_each_expr(f);
+            sp.test.iter().for_each(&mut *f);
+        }
+        for c in &self.shared.ctes {
+            c.plan.for_each_expr(f);
+        }
+    }
 }
 
 /// Where INSERT rows come from.
@@ -176,6 +158,8 @@ pub struct InsertPlan {
     pub returning: Option<Vec<Expr>>,
     /// RowDescription of RETURNING.
     pub columns: Vec<FieldDescription>,
+    /// Subqueries of the VALUES rows and RETURNING.
+    pub shared: Arc<StatementPlans>,
 }
 
 /// A bound UPDATE.
@@ -189,10 +173,15 @@ pub struct UpdatePlan {
     pub filter: Option<Expr>,
     /// (column, new value over the old row).
     pub assignments: Vec<(usize, Expr)>,
+    /// UPDATE … FROM: the FROM items, run per target row (its
+    /// assignments replace `assignments`).
+    pub join: Option<Box<modifytable::DmlJoin>>,
     /// RETURNING over the new row.
     pub returning: Option<Vec<Expr>>,
     /// RowDescription of RETURNING.
     pub columns: Vec<FieldDescription>,
+    /// Subqueries of WHERE, SET and RETURNING (the join's, with FROM).
+    pub shared: Arc<StatementPlans>,
 }
 
 /// A bound DELETE.
@@ -202,12 +191,17 @@ pub struct DeletePlan {
     pub table: Arc<TableDef>,
     /// Rows to delete.
     pub access: Access,
-    /// WHERE.
+    /// WHERE (the part that reads only the target).
     pub filter: Option<Expr>,
+    /// DELETE … USING: the USING items; a target row is deleted only if
+    /// they join it.
+    pub join: Option<Box<modifytable::DmlJoin>>,
     /// RETURNING over the deleted row.
     pub returning: Option<Vec<Expr>>,
     /// RowDescription of RETURNING.
     pub columns: Vec<FieldDescription>,
+    /// Subqueries of WHERE and RETURNING (the join's, with USING).
+    pub shared: Arc<StatementPlans>,
 }
 
 /// A bound statement.
@@ -251,14 +245,10 @@ impl Planned {
     pub fn runs_briefly(&self) -> bool {
         let unique_key = |a: &Access| matches!(a, Access::Index { index, .. } if index.spec.unique);
         match &self.plan {
-            Plan::Query(q) => match &q.source {
-                Source::Single | Source::SystemView(_) => true,
-                Source::Table { access, .. } => unique_key(access),
-                Source::Series { .. } | Source::Unnest { .. } => false,
-            },
+            Plan::Query(q) => q.runs_briefly(),
             Plan::Insert(i) => matches!(i.source, InsertSource::Values(_)),
-            Plan::Update(u) => unique_key(&u.access),
-            Plan::Delete(d) => unique_key(&d.access),
+            Plan::Update(u) => u.join.is_none() && unique_key(&u.access),
+            Plan::Delete(d) => d.join.is_none() && unique_key(&d.access),
         }
     }
 }
@@ -274,27 +264,7 @@ impl Planned {
             }
         }
         fn query(q: &QueryPlan, f: &mut dyn FnMut(&Expr)) {
-            match &q.source {
-                Source::Table { access: a, .. } => access(a, f),
-                Source::Series {
-                    start, stop, step, ..
-                } => {
-                    f(start);
-                    f(stop);
-                    step.iter().for_each(&mut *f);
-                }
-                Source::Unnest { array, .. } => f(array),
-                Source::Single | Source::SystemView(_) => {}
-            }
-            q.filter.iter().for_each(&mut *f);
-            if let Some(g) = &q.grouping {
-                g.group_by.iter().for_each(&mut *f);
-                g.aggs.iter().flat_map(|a| a.exprs()).for_each(&mut *f);
-            }
-            q.having.iter().for_each(&mut *f);
-            q.targets.iter().for_each(&mut *f);
-            q.limit.iter().for_each(&mut *f);
-            q.offset.iter().for_each(&mut *f);
+            q.for_each_expr(f);
         }
         let returning = |r: &Option<Vec<Expr>>, f: &mut dyn FnMut(&Expr)| {
             r.iter().flatten().for_each(f);
@@ -312,11 +282,18 @@ impl Planned {
                 access(&u.access, f);
                 u.filter.iter().for_each(&mut *f);
                 u.assignments.iter().for_each(|(_, e)| f(e));
+                if let Some(j) = &u.join {
+                    j.plan.for_each_expr(f);
+                    j.assignments.iter().for_each(|(_, e)| f(e));
+                }
                 returning(&u.returning, f);
             }
             Plan::Delete(d) => {
                 access(&d.access, f);
                 d.filter.iter().for_each(&mut *f);
+                if let Some(j) = &d.join {
+                    j.plan.for_each_expr(f);
+                }
                 returning(&d.returning, f);
             }
         }
@@ -328,6 +305,7 @@ pub fn is_plannable(stmt: &ast::Statement) -> bool {
     matches!(
         stmt,
         ast::Statement::Query(_)
+            | ast::Statement::Explain { .. }
             | ast::Statement::Insert(_)
             | ast::Statement::Update { .. }
             | ast::Statement::Delete(_)
@@ -351,20 +329,24 @@ pub fn plan_statement(
             from,
             selection,
             returning,
-        } => {
-            if from.is_some() {
-                return Err(PgError::unsupported("UPDATE … FROM is not supported"));
-            }
-            Plan::Update(plan_update(
-                catalog,
-                table,
-                assignments,
-                selection.as_ref(),
-                returning.as_deref(),
-                &mut params,
-            )?)
-        }
+        } => Plan::Update(plan_update(
+            catalog,
+            table,
+            from.as_ref(),
+            assignments,
+            selection.as_ref(),
+            returning.as_deref(),
+            &mut params,
+        )?),
         ast::Statement::Delete(d) => Plan::Delete(plan_delete(catalog, d, &mut params)?),
+        ast::Statement::Explain {
+            statement, analyze, ..
+        } => Plan::Query(Box::new(plan_explain(
+            catalog,
+            statement,
+            *analyze,
+            &mut params,
+        )?)),
         _ => return Err(PgError::internal("statement is not plannable")),
     };
     let columns = match &plan {
@@ -381,7 +363,7 @@ pub fn plan_statement(
     })
 }
 
-fn table_scope(t: &TableDef, alias: &str) -> Scope {
+pub(crate) fn table_scope(t: &TableDef, alias: &str) -> Scope {
     let cols: Vec<(String, SqlType)> = t.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
     Scope::for_table(alias, &cols)
 }
@@ -397,7 +379,10 @@ fn field(name: String, ty: SqlType) -> FieldDescription {
 
 /// Output type of a select-list expression: `unknown` becomes text, as in
 /// PostgreSQL.
-fn output_expr(b: crate::expr::BoundExpr, params: &mut ParamTypes) -> PgResult<(Expr, SqlType)> {
+pub(crate) fn output_expr(
+    b: crate::expr::BoundExpr,
+    params: &mut ParamTypes,
+) -> PgResult<(Expr, SqlType)> {
     if b.ty == SqlType::Unknown {
         Ok((coerce(b, SqlType::Text, params)?, SqlType::Text))
     } else {
@@ -406,310 +391,72 @@ fn output_expr(b: crate::expr::BoundExpr, params: &mut ParamTypes) -> PgResult<(
     }
 }
 
-fn const_i64(e: &ast::Expr) -> Option<i64> {
+pub(crate) fn const_i64(e: &ast::Expr) -> Option<i64> {
     match e {
         ast::Expr::Value(ast::Value::Number(n, _)) => n.parse().ok(),
         _ => None,
     }
 }
 
-/// Binds a SELECT (also the source of INSERT … SELECT and COPY (query)).
+/// Binds a SELECT (also the source of INSERT … SELECT and COPY (query))
+/// into a plan tree (`planner::select`).
 pub fn plan_query(
     catalog: &CatalogView<'_>,
     q: &ast::Query,
     params: &mut ParamTypes,
 ) -> PgResult<QueryPlan> {
-    if q.with.is_some() {
-        return Err(PgError::unsupported("WITH queries are not supported"));
-    }
-    if q.fetch.is_some() || !q.locks.is_empty() {
-        return Err(PgError::unsupported(
-            "FETCH FIRST and FOR UPDATE/SHARE are not supported",
-        ));
-    }
-    let select = match q.body.as_ref() {
-        ast::SetExpr::Select(s) => s.as_ref(),
-        ast::SetExpr::Values(v) => return plan_values_query(v, q, params),
-        ast::SetExpr::Query(inner)
-            if q.order_by.is_none() && q.limit.is_none() && q.offset.is_none() =>
-        {
-            return plan_query(catalog, inner, params)
-        }
-        _ => {
-            return Err(PgError::unsupported(
-                "set operations and subqueries are not supported",
-            ))
-        }
-    };
-    if select.into.is_some() {
-        return Err(PgError::unsupported("SELECT INTO is not supported"));
-    }
-    let distinct = match &select.distinct {
-        None => false,
-        Some(ast::Distinct::Distinct) => true,
-        Some(ast::Distinct::On(_)) => {
-            return Err(PgError::unsupported("SELECT DISTINCT ON is not supported"))
-        }
-    };
-
-    // A set-returning function in the target list of a SELECT without
-    // FROM (`SELECT generate_series(1, 3)`, `INSERT … SELECT
-    // generate_series(…)`): PostgreSQL runs the target list once per row
-    // the function returns, which is a scan of the series with the call
-    // replaced by its column.
-    let srf = if select.from.is_empty() {
-        target_list_series(&select.projection)?
-    } else {
-        None
-    };
-    let srf_name = srf.as_ref().map(|(_, n, _)| n.clone()).unwrap_or_default();
-    let rewritten;
-    let select = match &srf {
-        Some((item, _, _)) => {
-            let mut s = select.clone();
-            let column = ast::Expr::Identifier(ast::Ident::new(srf_name.as_str()));
-            s.projection[*item] = match &s.projection[*item] {
-                ast::SelectItem::ExprWithAlias { alias, .. } => ast::SelectItem::ExprWithAlias {
-                    expr: column,
-                    alias: alias.clone(),
-                },
-                _ => ast::SelectItem::UnnamedExpr(column),
-            };
-            rewritten = s;
-            &rewritten
-        }
-        None => select,
-    };
-
-    // FROM.
-    let (mut source, scope, table) = match select.from.as_slice() {
-        [] => match &srf {
-            Some((_, name, args)) => {
-                let args: Vec<&ast::FunctionArg> = args.iter().collect();
-                bind_table_function(name, &args, None, params)?
+    let g = subselect::Global::new(catalog);
+    let root_level = subselect::Level::empty(None, None);
+    let (root, cols) = select::plan_query_level(&g, q, None, Some(&root_level), params)?;
+    let columns = cols
+        .into_iter()
+        .map(|c| {
+            let mut f = field(c.name, c.ty);
+            if let Some((oid, col)) = c.origin {
+                f.table_oid = oid;
+                f.column_id = col;
             }
-            None => (Source::Single, Scope::new(), None),
-        },
-        [twj] => {
-            if !twj.joins.is_empty() {
-                return Err(PgError::unsupported("joins are not supported"));
-            }
-            bind_from(catalog, &twj.relation, params)?
-        }
-        _ => {
-            return Err(PgError::unsupported(
-                "more than one FROM item is not supported",
-            ))
-        }
-    };
-    let input_width = scope.columns.len();
-
-    // WHERE.
-    let filter = match &select.selection {
-        Some(w) => Some(bind_where(w, &scope, params)?),
-        None => None,
-    };
-
-    // Projection (aggregates collected into `grouping`).
-    let group_keys: Vec<Expr> = match &select.group_by {
-        ast::GroupByExpr::Expressions(exprs, mods) => {
-            if !mods.is_empty() {
-                return Err(PgError::unsupported("GROUP BY modifiers are not supported"));
-            }
-            let mut keys = Vec::new();
-            for e in exprs {
-                // GROUP BY n: the n-th select item.
-                let ast_e = match const_i64(e) {
-                    Some(n) => match select.projection.get((n.max(1) - 1) as usize) {
-                        Some(ast::SelectItem::UnnamedExpr(x))
-                        | Some(ast::SelectItem::ExprWithAlias { expr: x, .. })
-                            if n >= 1 =>
-                        {
-                            x
-                        }
-                        _ => {
-                            return Err(PgError::new(
-                                INVALID_COLUMN_REFERENCE,
-                                format!("GROUP BY position {n} is not in select list"),
-                            ))
-                        }
-                    },
-                    None => e,
-                };
-                keys.push(bind_expr(ast_e, &scope, params)?.expr);
-            }
-            keys
-        }
-        ast::GroupByExpr::All(_) => {
-            return Err(PgError::unsupported("GROUP BY ALL is not supported"))
-        }
-    };
-    let mut grouping = Grouping::new(group_keys);
-    let mut targets = Vec::new();
-    let mut columns = Vec::new();
-    let mut output_names: Vec<String> = Vec::new();
-    let mut target_asts: Vec<Option<&ast::Expr>> = Vec::new();
-    for item in &select.projection {
-        match item {
-            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(_, _) => {
-                if let ast::SelectItem::QualifiedWildcard(name, _) = item {
-                    let q = object_name(name);
-                    if !scope
-                        .columns
-                        .iter()
-                        .any(|c| c.table.as_deref() == Some(q.as_str()))
-                    {
-                        return Err(PgError::new(
-                            sqlstate::UNDEFINED_TABLE,
-                            format!("missing FROM-clause entry for table \"{q}\""),
-                        ));
-                    }
-                }
-                if scope.columns.is_empty() {
-                    return Err(PgError::syntax(
-                        "SELECT * with no tables specified is not valid",
-                    ));
-                }
-                for (i, c) in scope.columns.iter().enumerate() {
-                    targets.push(Expr::Column(i));
-                    let mut f = field(c.name.clone(), c.ty);
-                    if let Some(t) = &table {
-                        set_origin(&mut f, t, i);
-                    }
-                    columns.push(f);
-                    output_names.push(c.name.clone());
-                    target_asts.push(None);
-                }
-            }
-            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-                let b = bind_expr_agg(e, &scope, params, &mut grouping)?;
-                let name = match item {
-                    ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
-                    _ => output_name(e),
-                };
-                let (expr, ty) = output_expr(b, params)?;
-                let mut f = field(name.clone(), ty);
-                if let (Expr::Column(i), Some(t)) = (&expr, &table) {
-                    set_origin(&mut f, t, *i);
-                }
-                targets.push(expr);
-                columns.push(f);
-                output_names.push(name);
-                target_asts.push(Some(e));
-            }
-        }
-    }
-    let visible = targets.len();
-
-    // HAVING.
-    let having = match &select.having {
-        Some(h) => {
-            let b = bind_expr_agg(h, &scope, params, &mut grouping)?;
-            Some(coerce(b, SqlType::Bool, params)?)
-        }
-        None => None,
-    };
-
-    // ORDER BY: output position, output name, or an expression (hidden column).
-    let mut sort = Vec::new();
-    if let Some(ob) = &q.order_by {
-        for o in &ob.exprs {
-            let desc = o.asc == Some(false);
-            let nulls_first = o.nulls_first.unwrap_or(desc);
-            let column = if let Some(n) = const_i64(&o.expr) {
-                if n < 1 || n as usize > visible {
-                    return Err(PgError::new(
-                        INVALID_COLUMN_REFERENCE,
-                        format!("ORDER BY position {n} is not in select list"),
-                    ));
-                }
-                n as usize - 1
-            } else if let Some(i) = order_by_output_name(&o.expr, &output_names, &scope) {
-                i
-            } else if let Some(i) = target_asts.iter().position(|t| *t == Some(&o.expr)) {
-                i
-            } else {
-                if distinct {
-                    return Err(PgError::new(
-                        INVALID_COLUMN_REFERENCE,
-                        "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
-                    ));
-                }
-                let b = bind_expr_agg(&o.expr, &scope, params, &mut grouping)?;
-                no_ordering_for(b.ty)?;
-                targets.push(b.expr);
-                targets.len() - 1
-            };
-            if let Some(c) = columns.get(column) {
-                no_ordering_for(c.ty)?;
-            }
-            sort.push(SortKey {
-                column,
-                desc,
-                nulls_first,
-            });
-        }
-    }
-
-    // Aggregation: rewrite everything to read the post-aggregation row.
-    let (grouping, having) = if grouping.is_grouped() {
-        let mut fin = Vec::with_capacity(targets.len());
-        for t in targets.drain(..) {
-            fin.push(grouping.finalize(t, &scope)?);
-        }
-        targets = fin;
-        let having = match having {
-            Some(h) => Some(grouping.finalize(h, &scope)?),
-            None => None,
-        };
-        (Some(grouping), having)
-    } else {
-        if having.is_some() {
-            // HAVING without aggregates or GROUP BY: PostgreSQL treats the
-            // query as grouped (one group); do the same.
-            let g = Grouping::new(Vec::new());
-            let mut fin = Vec::with_capacity(targets.len());
-            for t in targets.drain(..) {
-                fin.push(g.finalize(t, &scope)?);
-            }
-            targets = fin;
-            let h = match having {
-                Some(h) => Some(g.finalize(h, &scope)?),
-                None => None,
-            };
-            (Some(g), h)
-        } else {
-            (None, None)
-        }
-    };
-
-    let limit = match &q.limit {
-        Some(ast::Expr::Value(ast::Value::Null)) | None => None,
-        Some(l) => Some(bind_count(l, params)?),
-    };
-    let offset = match &q.offset {
-        Some(o) => Some(bind_count(&o.value, params)?),
-        None => None,
-    };
-
-    // Access path for a table.
-    if let (Source::Table { table, access }, Some(f)) = (&mut source, &filter) {
-        *access = choose_access(table, f);
-    }
-
+            f
+        })
+        .collect();
     Ok(QueryPlan {
-        source,
-        input_width,
-        filter,
-        grouping,
-        having,
-        targets,
-        visible,
-        sort,
-        distinct,
-        limit,
-        offset,
+        root,
+        shared: Arc::new(StatementPlans {
+            subplans: g.subplans.into_inner(),
+            ctes: g.ctes.into_inner(),
+            exec_params: g.next_param.get(),
+        }),
         columns,
+    })
+}
+
+/// EXPLAIN of a SELECT: the plan tree, one node a line, as a query
+/// returning the `QUERY PLAN` column (estimated rows only; no costs yet).
+fn plan_explain(
+    catalog: &CatalogView<'_>,
+    stmt: &ast::Statement,
+    analyze: bool,
+    params: &mut ParamTypes,
+) -> PgResult<QueryPlan> {
+    if analyze {
+        return Err(PgError::unsupported("EXPLAIN ANALYZE is not supported"));
+    }
+    let ast::Statement::Query(q) = stmt else {
+        return Err(PgError::unsupported(
+            "EXPLAIN of this statement is not supported",
+        ));
+    };
+    let plan = plan_query(catalog, q, params)?;
+    let rows: Vec<Vec<Expr>> = plan
+        .explain()
+        .into_iter()
+        .map(|l| vec![Expr::Const(pgtypes::value::Value::text(&l))])
+        .collect();
+    let n = rows.len();
+    Ok(QueryPlan {
+        root: PlanNode::new(NodeKind::Values { rows }, 1, n as f64),
+        shared: Arc::new(StatementPlans::default()),
+        columns: vec![field("QUERY PLAN".to_string(), SqlType::Text)],
     })
 }
 
@@ -725,7 +472,7 @@ fn set_origin(f: &mut FieldDescription, t: &TableDef, col: usize) {
 /// prefers output names for a bare identifier).
 /// 42883 for a type with equality but no ordering: xid, as in PostgreSQL
 /// (32-bit xids wrap around, so `<` would lie).
-fn no_ordering_for(ty: SqlType) -> PgResult<()> {
+pub(crate) fn no_ordering_for(ty: SqlType) -> PgResult<()> {
     if ty == SqlType::Xid {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
@@ -739,60 +486,33 @@ fn no_ordering_for(ty: SqlType) -> PgResult<()> {
     Ok(())
 }
 
-fn order_by_output_name(e: &ast::Expr, names: &[String], _scope: &Scope) -> Option<usize> {
-    if let ast::Expr::Identifier(id) = e {
-        let n = ident_name(id);
-        let mut hits = names.iter().enumerate().filter(|(_, x)| **x == n);
-        let first = hits.next()?.0;
-        return Some(first);
-    }
-    None
-}
-
-/// `VALUES (…), (…)` as a query (e.g. `INSERT … VALUES` goes elsewhere;
-/// this is `SELECT * FROM (VALUES …)`-less top-level VALUES).
-fn plan_values_query(
-    v: &ast::Values,
-    q: &ast::Query,
+/// Binds an expression of an INSERT / UPDATE / DELETE over `scope`, with
+/// subqueries allowed (their plans go into `g`).
+fn bind_dml(
+    g: &subselect::Global<'_, '_>,
+    e: &ast::Expr,
+    scope: &Scope,
     params: &mut ParamTypes,
-) -> PgResult<QueryPlan> {
-    if q.order_by.is_some() || q.limit.is_some() || q.offset.is_some() || v.rows.len() != 1 {
-        return Err(PgError::unsupported(
-            "VALUES lists with several rows as a query are not supported",
-        ));
-    }
-    let scope = Scope::new();
-    let mut targets = Vec::new();
-    let mut columns = Vec::new();
-    for (i, e) in v.rows[0].iter().enumerate() {
-        let b = bind_expr(e, &scope, params)?;
-        let (expr, ty) = output_expr(b, params)?;
-        targets.push(expr);
-        columns.push(field(format!("column{}", i + 1), ty));
-    }
-    Ok(QueryPlan {
-        source: Source::Single,
-        input_width: 0,
-        filter: None,
-        grouping: None,
-        having: None,
-        visible: targets.len(),
-        targets,
-        sort: Vec::new(),
-        distinct: false,
-        limit: None,
-        offset: None,
-        columns,
-    })
+) -> PgResult<BoundExpr> {
+    let level = subselect::Level {
+        scope: scope.clone(),
+        base_width: scope.columns.len(),
+        merged: Vec::new(),
+        outer: None,
+        ctes: std::cell::RefCell::new(Vec::new()),
+        cte_parent: None,
+    };
+    let mut hook = subselect::Hook { g, level: &level };
+    crate::expr::bind_expr_hooked(e, scope, params, None, &mut hook)
 }
 
-fn bind_count(e: &ast::Expr, params: &mut ParamTypes) -> PgResult<Expr> {
-    let b = bind_expr(e, &Scope::new(), params)?;
-    coerce(b, SqlType::Int8, params)
-}
-
-fn bind_where(w: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgResult<Expr> {
-    let b = bind_expr(w, scope, params)?;
+fn bind_where(
+    g: &subselect::Global<'_, '_>,
+    w: &ast::Expr,
+    scope: &Scope,
+    params: &mut ParamTypes,
+) -> PgResult<Expr> {
+    let b = bind_dml(g, w, scope, params)?;
     if b.ty != SqlType::Bool && b.ty != SqlType::Unknown {
         return Err(PgError::new(
             sqlstate::DATATYPE_MISMATCH,
@@ -805,97 +525,11 @@ fn bind_where(w: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgResult
     coerce(b, SqlType::Bool, params)
 }
 
-fn bind_from(
-    catalog: &CatalogView<'_>,
-    tf: &ast::TableFactor,
-    params: &mut ParamTypes,
-) -> PgResult<(Source, Scope, Option<Arc<TableDef>>)> {
-    match tf {
-        ast::TableFactor::Table {
-            name, alias, args, ..
-        } => {
-            let rel = object_name(name);
-            if let Some(args) = args {
-                let fargs: Vec<&ast::FunctionArg> = args.args.iter().collect();
-                return bind_table_function(&rel, &fargs, alias.as_ref(), params);
-            }
-            if let (Some(view), None) = (crate::sysviews::lookup(&rel), catalog.get(&rel)) {
-                let a = alias
-                    .as_ref()
-                    .map(|a| ident_name(&a.name))
-                    .unwrap_or_else(|| rel.clone());
-                let mut scope = Scope::new();
-                for (c, ty) in view.columns {
-                    scope.push(Some(&a), c, *ty);
-                }
-                return Ok((Source::SystemView(view), scope, None));
-            }
-            let table = catalog.table(&rel)?;
-            let a = alias
-                .as_ref()
-                .map(|a| ident_name(&a.name))
-                .unwrap_or_else(|| rel.clone());
-            let mut scope = table_scope(&table, &a);
-            if let Some(al) = alias {
-                for (i, c) in al.columns.iter().enumerate() {
-                    if let Some(sc) = scope.columns.get_mut(i) {
-                        sc.name = ident_name(c);
-                    }
-                }
-            }
-            Ok((
-                Source::Table {
-                    table: table.clone(),
-                    access: Access::SeqScan,
-                },
-                scope,
-                Some(table),
-            ))
-        }
-        ast::TableFactor::Function {
-            name, args, alias, ..
-        } => {
-            let fargs: Vec<&ast::FunctionArg> = args.iter().collect();
-            bind_table_function(&object_name(name), &fargs, alias.as_ref(), params)
-        }
-        ast::TableFactor::TableFunction {
-            expr: ast::Expr::Function(f),
-            alias,
-        } => {
-            let fargs: Vec<&ast::FunctionArg> = match &f.args {
-                ast::FunctionArguments::List(l) => l.args.iter().collect(),
-                _ => Vec::new(),
-            };
-            bind_table_function(&object_name(&f.name), &fargs, alias.as_ref(), params)
-        }
-        ast::TableFactor::UNNEST {
-            alias,
-            array_exprs,
-            with_offset: false,
-            with_ordinality: false,
-            ..
-        } => {
-            let fargs: Vec<ast::FunctionArg> = array_exprs
-                .iter()
-                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
-                .collect();
-            let fargs: Vec<&ast::FunctionArg> = fargs.iter().collect();
-            bind_table_function("unnest", &fargs, alias.as_ref(), params)
-        }
-        ast::TableFactor::Derived { .. } => {
-            Err(PgError::unsupported("subqueries in FROM are not supported"))
-        }
-        _ => Err(PgError::unsupported(
-            "this kind of FROM item is not supported",
-        )),
-    }
-}
-
 /// The one `generate_series(…)` call that makes up a whole item of a
 /// target list (`SELECT generate_series(1, 3) [AS x]`): its item index and
 /// arguments. `None` without one; 0A000 for a call nested in an expression
 /// or for several (PostgreSQL's target-list SRF rules go further).
-fn target_list_series(
+pub(crate) fn target_list_series(
     items: &[ast::SelectItem],
 ) -> PgResult<Option<(usize, String, Vec<ast::FunctionArg>)>> {
     let mut found = None;
@@ -940,41 +574,44 @@ fn target_list_series(
     Ok(found)
 }
 
-fn bind_table_function(
+/// Binds a set-returning function in FROM (`generate_series(start,
+/// stop[, step])` over integers or timestamps, `unnest(array)`): the scan
+/// node and its column type; `bind` binds each argument (it may reach
+/// earlier FROM items: LATERAL).
+pub(crate) fn bind_series(
     name: &str,
     args: &[&ast::FunctionArg],
-    alias: Option<&ast::TableAlias>,
     params: &mut ParamTypes,
-) -> PgResult<(Source, Scope, Option<Arc<TableDef>>)> {
-    if name == "unnest" {
-        return bind_unnest(args, alias, params);
-    }
-    if name != "generate_series" {
+    bind: &mut dyn FnMut(&ast::Expr, &mut ParamTypes) -> PgResult<BoundExpr>,
+) -> PgResult<(NodeKind, SqlType)> {
+    if name != "generate_series" && name != "unnest" {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
             format!("function {name} does not exist"),
         ));
     }
-    if !(2..=3).contains(&args.len()) {
-        return Err(PgError::new(
-            sqlstate::UNDEFINED_FUNCTION,
-            "function generate_series with this number of arguments does not exist",
-        ));
-    }
-    let scope0 = Scope::new();
     let mut bound = Vec::new();
     for a in args {
         let e = match a {
             ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => e,
             _ => {
-                return Err(PgError::unsupported(
-                    "named or wildcard arguments to generate_series",
-                ))
+                return Err(PgError::unsupported(format!(
+                    "named or wildcard arguments to {name}"
+                )))
             }
         };
-        bound.push(bind_expr(e, &scope0, params)?);
+        bound.push(bind(e, params)?);
     }
-    if let Some(series) = timestamp_series(&bound, alias, params)? {
+    if name == "unnest" {
+        return bind_unnest(bound);
+    }
+    if !(2..=3).contains(&bound.len()) {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            "function generate_series with this number of arguments does not exist",
+        ));
+    }
+    if let Some(series) = timestamp_series(&bound, params)? {
         return Ok(series);
     }
     let mut ty = SqlType::Int4;
@@ -1006,44 +643,24 @@ fn bind_table_function(
         Some(b) => Some(coerce(b, ty, params)?),
         None => None,
     };
-    // `AS g(x)` names the column x; `AS x` names both (a scalar function).
-    let (tname, cname) = match alias {
-        Some(a) => {
-            let t = ident_name(&a.name);
-            let c = a
-                .columns
-                .first()
-                .map(ident_name)
-                .unwrap_or_else(|| t.clone());
-            (t, c)
-        }
-        None => ("generate_series".to_string(), "generate_series".to_string()),
-    };
-    let mut scope = Scope::new();
-    scope.push(Some(&tname), &cname, ty);
     Ok((
-        Source::Series {
+        NodeKind::FunctionScan {
             start,
             stop,
             step,
             ty,
         },
-        scope,
-        None,
+        ty,
     ))
 }
-
-/// A bound FROM item: its source, its columns and its table (if any).
-type BoundFrom = (Source, Scope, Option<Arc<TableDef>>);
 
 /// `generate_series(start, stop, step interval)` over timestamps (dates
 /// read as timestamptz, as PostgreSQL resolves them): None for the integer
 /// forms.
 fn timestamp_series(
-    bound: &[crate::expr::BoundExpr],
-    alias: Option<&ast::TableAlias>,
+    bound: &[BoundExpr],
     params: &mut ParamTypes,
-) -> PgResult<Option<BoundFrom>> {
+) -> PgResult<Option<(NodeKind, SqlType)>> {
     let timey = |t: SqlType| {
         matches!(
             t,
@@ -1069,44 +686,24 @@ fn timestamp_series(
     let start = coerce(start.clone(), ty, params)?;
     let stop = coerce(stop.clone(), ty, params)?;
     let step = coerce(step.clone(), SqlType::Interval, params)?;
-    let (tname, cname) = match alias {
-        Some(a) => {
-            let t = ident_name(&a.name);
-            let c = a
-                .columns
-                .first()
-                .map(ident_name)
-                .unwrap_or_else(|| t.clone());
-            (t, c)
-        }
-        None => ("generate_series".to_string(), "generate_series".to_string()),
-    };
-    let mut scope = Scope::new();
-    scope.push(Some(&tname), &cname, ty);
     Ok(Some((
-        Source::Series {
+        NodeKind::FunctionScan {
             start,
             stop,
             step: Some(step),
             ty,
         },
-        scope,
-        None,
+        ty,
     )))
 }
 
 /// `unnest(array)` in FROM or as a whole target-list item.
-fn bind_unnest(
-    args: &[&ast::FunctionArg],
-    alias: Option<&ast::TableAlias>,
-    params: &mut ParamTypes,
-) -> PgResult<(Source, Scope, Option<Arc<TableDef>>)> {
-    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] = args else {
+fn bind_unnest(bound: Vec<BoundExpr>) -> PgResult<(NodeKind, SqlType)> {
+    let Ok([b]) = <[BoundExpr; 1]>::try_from(bound) else {
         return Err(PgError::unsupported(
             "unnest with other than one array argument is not supported",
         ));
     };
-    let b = bind_expr(e, &Scope::new(), params)?;
     let Some(ty) = b.ty.elem() else {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
@@ -1114,21 +711,7 @@ fn bind_unnest(
         )
         .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
     };
-    let (tname, cname) = match alias {
-        Some(a) => {
-            let t = ident_name(&a.name);
-            let c = a
-                .columns
-                .first()
-                .map(ident_name)
-                .unwrap_or_else(|| t.clone());
-            (t, c)
-        }
-        None => ("unnest".to_string(), "unnest".to_string()),
-    };
-    let mut scope = Scope::new();
-    scope.push(Some(&tname), &cname, ty);
-    Ok((Source::Unnest { array: b.expr, ty }, scope, None))
+    Ok((NodeKind::Unnest { array: b.expr, ty }, ty))
 }
 
 /// Picks an index whose every column has an equality conjunct with a
@@ -1184,6 +767,7 @@ pub fn choose_access(table: &TableDef, filter: &Expr) -> Access {
 }
 
 fn bind_returning(
+    g: &subselect::Global<'_, '_>,
     items: Option<&[ast::SelectItem]>,
     table: &Arc<TableDef>,
     scope: &Scope,
@@ -1205,7 +789,7 @@ fn bind_returning(
                 }
             }
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-                let b = bind_expr(e, scope, params)?;
+                let b = bind_dml(g, e, scope, params)?;
                 let name = match item {
                     ast::SelectItem::ExprWithAlias { alias, .. } => ident_name(alias),
                     _ => output_name(e),
@@ -1221,6 +805,26 @@ fn bind_returning(
         }
     }
     Ok((Some(exprs), cols))
+}
+
+/// The statement plans an UPDATE / DELETE runs with: the join's when it
+/// has FROM / USING items (then the rest may not have subqueries).
+fn dml_plans(
+    g: subselect::Global<'_, '_>,
+    join: Option<&modifytable::DmlJoin>,
+) -> PgResult<Arc<StatementPlans>> {
+    let own = g.into_plans();
+    match join {
+        Some(j) => {
+            if own.needs_state() {
+                return Err(PgError::unsupported(
+                    "subqueries outside WHERE and SET of UPDATE … FROM / DELETE … USING are not supported",
+                ));
+            }
+            Ok(j.plan.shared.clone())
+        }
+        None => Ok(Arc::new(own)),
+    }
 }
 
 /// Binds each column's DEFAULT (None = NULL).
@@ -1261,6 +865,7 @@ fn plan_insert(
     if ins.on.is_some() {
         return Err(PgError::unsupported("ON CONFLICT is not supported"));
     }
+    let g = subselect::Global::new(catalog);
     let table = catalog.table(&object_name(&ins.table_name))?;
     let alias = ins
         .table_alias
@@ -1315,7 +920,10 @@ fn plan_insert(
                             out.push(None);
                         } else {
                             let col = &table.columns[c];
-                            out.push(Some(bind_assign(e, &scope, params, col.ty, &col.name)?));
+                            let b = bind_dml(&g, e, &scope, params)?;
+                            out.push(Some(crate::expr::coerce_assign(
+                                b, col.ty, params, &col.name,
+                            )?));
                         }
                     }
                     rows.push(out);
@@ -1324,12 +932,12 @@ fn plan_insert(
             }
             _ => {
                 let qp = plan_query(catalog, q, params)?;
-                if qp.visible > target_cols.len() {
+                if qp.columns.len() > target_cols.len() {
                     return Err(PgError::syntax(
                         "INSERT has more expressions than target columns",
                     ));
                 }
-                if qp.visible < target_cols.len() && !ins.columns.is_empty() {
+                if qp.columns.len() < target_cols.len() && !ins.columns.is_empty() {
                     return Err(PgError::syntax(
                         "INSERT has more target columns than expressions",
                     ));
@@ -1355,7 +963,14 @@ fn plan_insert(
     };
     let defaults = bind_defaults(&table, params)?;
     let scope = table_scope(&table, &alias);
-    let (returning, columns) = bind_returning(ins.returning.as_deref(), &table, &scope, params)?;
+    let (returning, columns) =
+        bind_returning(&g, ins.returning.as_deref(), &table, &scope, params)?;
+    let shared = Arc::new(g.into_plans());
+    if matches!(source, InsertSource::Query(_)) && shared.needs_state() {
+        return Err(PgError::unsupported(
+            "subqueries in RETURNING of INSERT … SELECT are not supported",
+        ));
+    }
     Ok(InsertPlan {
         table,
         target_cols,
@@ -1363,6 +978,7 @@ fn plan_insert(
         defaults,
         returning,
         columns,
+        shared,
     })
 }
 
@@ -1396,6 +1012,7 @@ fn single_table(
 fn plan_update(
     catalog: &CatalogView<'_>,
     target: &ast::TableWithJoins,
+    from: Option<&ast::TableWithJoins>,
     assignments: &[ast::Assignment],
     selection: Option<&ast::Expr>,
     returning: Option<&[ast::SelectItem]>,
@@ -1403,8 +1020,11 @@ fn plan_update(
 ) -> PgResult<UpdatePlan> {
     let (table, alias) = single_table(target, catalog)?;
     let scope = table_scope(&table, &alias);
+    let g = subselect::Global::new(catalog);
     let mut defaults: Option<Vec<Option<Expr>>> = None;
     let mut assigns = Vec::new();
+    let mut seen = Vec::new();
+    let mut join_values: Vec<(usize, &ast::Expr)> = Vec::new();
     for a in assignments {
         let names = match &a.target {
             ast::AssignmentTarget::ColumnName(n) => vec![object_name(n)],
@@ -1424,13 +1044,18 @@ fn plan_update(
                 ),
             )
         })?;
-        if assigns.iter().any(|(x, _)| *x == c) {
+        if seen.contains(&c) {
             return Err(PgError::new(
                 sqlstate::DUPLICATE_COLUMN,
                 format!("multiple assignments to same column \"{n}\""),
             ));
         }
+        seen.push(c);
         let col = &table.columns[c];
+        if from.is_some() && !is_default_keyword(&a.value) {
+            join_values.push((c, &a.value));
+            continue;
+        }
         let e = if is_default_keyword(&a.value) {
             if defaults.is_none() {
                 defaults = Some(bind_defaults(&table, params)?);
@@ -1440,26 +1065,44 @@ fn plan_update(
                 .and_then(|d| d[c].clone())
                 .unwrap_or(Expr::Const(pgtypes::value::Value::Null))
         } else {
-            bind_assign(&a.value, &scope, params, col.ty, &col.name)?
+            let b = bind_dml(&g, &a.value, &scope, params)?;
+            crate::expr::coerce_assign(b, col.ty, params, &col.name)?
         };
         assigns.push((c, e));
     }
-    let filter = match selection {
-        Some(w) => Some(bind_where(w, &scope, params)?),
-        None => None,
+    let (filter, join) = match from {
+        Some(f) => {
+            let (filter, join) = modifytable::plan_dml_join(
+                catalog,
+                &table,
+                &alias,
+                std::slice::from_ref(f),
+                selection,
+                &join_values,
+                params,
+            )?;
+            (filter, Some(Box::new(join)))
+        }
+        None => match selection {
+            Some(w) => (Some(bind_where(&g, w, &scope, params)?), None),
+            None => (None, None),
+        },
     };
     let access = match &filter {
         Some(f) => choose_access(&table, f),
         None => Access::SeqScan,
     };
-    let (returning, columns) = bind_returning(returning, &table, &scope, params)?;
+    let (returning, columns) = bind_returning(&g, returning, &table, &scope, params)?;
+    let shared = dml_plans(g, join.as_deref())?;
     Ok(UpdatePlan {
         table,
         access,
         filter,
         assignments: assigns,
+        join,
         returning,
         columns,
+        shared,
     })
 }
 
@@ -1468,7 +1111,7 @@ fn plan_delete(
     d: &ast::Delete,
     params: &mut ParamTypes,
 ) -> PgResult<DeletePlan> {
-    if d.using.is_some() || !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty() {
+    if !d.tables.is_empty() || d.limit.is_some() || !d.order_by.is_empty() {
         return Err(PgError::unsupported(
             "DELETE with USING, LIMIT or several tables is not supported",
         ));
@@ -1486,20 +1129,38 @@ fn plan_delete(
     };
     let (table, alias) = single_table(twj, catalog)?;
     let scope = table_scope(&table, &alias);
-    let filter = match &d.selection {
-        Some(w) => Some(bind_where(w, &scope, params)?),
-        None => None,
+    let g = subselect::Global::new(catalog);
+    let (filter, join) = match &d.using {
+        Some(items) => {
+            let (filter, join) = modifytable::plan_dml_join(
+                catalog,
+                &table,
+                &alias,
+                items,
+                d.selection.as_ref(),
+                &[],
+                params,
+            )?;
+            (filter, Some(Box::new(join)))
+        }
+        None => match &d.selection {
+            Some(w) => (Some(bind_where(&g, w, &scope, params)?), None),
+            None => (None, None),
+        },
     };
     let access = match &filter {
         Some(f) => choose_access(&table, f),
         None => Access::SeqScan,
     };
-    let (returning, columns) = bind_returning(d.returning.as_deref(), &table, &scope, params)?;
+    let (returning, columns) = bind_returning(&g, d.returning.as_deref(), &table, &scope, params)?;
+    let shared = dml_plans(g, join.as_deref())?;
     Ok(DeletePlan {
         table,
         access,
         filter,
+        join,
         returning,
         columns,
+        shared,
     })
 }

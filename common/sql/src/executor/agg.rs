@@ -1,0 +1,141 @@
+//! Hash aggregation (PostgreSQL's nodeAgg, AGG_HASHED / AGG_PLAIN).
+//!
+//! The whole input is read on the first call: each row's group keys are
+//! encoded into bytes that find its group, and the group's accumulators
+//! (`functions::Accumulator`) take the aggregate arguments; `agg(DISTINCT
+//! x)` keeps a set of seen values per group. Without GROUP BY there is
+//! exactly one group, even over no rows (`count(*)` is 0). Output rows are
+//! `[key_0 … key_{k-1}, agg_0 … agg_{n-1}]`, groups in first-seen order.
+
+use std::collections::{HashMap, HashSet};
+
+use super::execnodes::{ExecNode, Node};
+use super::Ectx;
+use crate::expr::Grouping;
+use crate::functions::Accumulator;
+use pgtypes::error::PgResult;
+use pgtypes::value::Value;
+use storage::keycodec::encode_key_value;
+
+struct Group {
+    keys: Vec<Value>,
+    accs: Vec<Accumulator>,
+    seen: Vec<Option<HashSet<Vec<u8>>>>,
+}
+
+/// A running aggregation.
+pub struct AggNode<'p> {
+    input: Node<'p>,
+    grouping: &'p Grouping,
+    groups: Option<std::vec::IntoIter<Group>>,
+    out: Vec<Value>,
+}
+
+impl<'p> AggNode<'p> {
+    /// Reads its input on the first `next`.
+    pub fn new(input: Node<'p>, grouping: &'p Grouping) -> Self {
+        AggNode {
+            input,
+            grouping,
+            groups: None,
+            out: Vec::new(),
+        }
+    }
+
+    fn new_group(&self, keys: Vec<Value>) -> Group {
+        let g = self.grouping;
+        Group {
+            keys,
+            accs: g
+                .aggs
+                .iter()
+                .map(Accumulator::for_call)
+                .collect(),
+            seen: g
+                .aggs
+                .iter()
+                .map(|a| a.distinct.then(HashSet::new))
+                .collect(),
+        }
+    }
+
+    fn consume(&mut self, ec: &mut Ectx<'_>) -> PgResult<Vec<Group>> {
+        let g = self.grouping;
+        let mut groups: Vec<Group> = Vec::new();
+        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        if g.group_by.is_empty() {
+            groups.push(self.new_group(Vec::new()));
+        }
+        let mut kb = Vec::new();
+        while self.input.next(ec)? {
+            ec.tick()?;
+            let row = self.input.row();
+            let p = ec.params;
+            let gi = if g.group_by.is_empty() {
+                0
+            } else {
+                let mut keys = Vec::with_capacity(g.group_by.len());
+                kb.clear();
+                for k in &g.group_by {
+                    let v = crate::expr::eval(k, row, p, ec)?;
+                    encode_key_value(&v, &mut kb);
+                    keys.push(v);
+                }
+                match index.get(&kb) {
+                    Some(i) => *i,
+                    None => {
+                        groups.push(self.new_group(keys));
+                        index.insert(kb.clone(), groups.len() - 1);
+                        groups.len() - 1
+                    }
+                }
+            };
+            let grp = &mut groups[gi];
+            for (i, a) in g.aggs.iter().enumerate() {
+                // FILTER, the argument, string_agg's delimiter and the
+                // aggregate's ORDER BY keys; None when FILTER rejects it.
+                let Some(input) = a.inputs(&mut |e| crate::expr::eval(e, row, p, ec))? else {
+                    continue;
+                };
+                if let Some(seen) = &mut grp.seen[i] {
+                    if input.value.is_null() {
+                        continue;
+                    }
+                    let mut k = Vec::new();
+                    encode_key_value(&input.value, &mut k);
+                    if !seen.insert(k) {
+                        continue;
+                    }
+                }
+                grp.accs[i].feed(input)?;
+            }
+        }
+        Ok(groups)
+    }
+}
+
+impl ExecNode for AggNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.groups.is_none() {
+            let groups = self.consume(ec)?;
+            self.groups = Some(groups.into_iter());
+        }
+        let Some(groups) = self.groups.as_mut() else {
+            return Ok(false);
+        };
+        match groups.next() {
+            Some(grp) => {
+                self.out.clear();
+                self.out.extend(grp.keys);
+                for a in &grp.accs {
+                    self.out.push(a.finish()?);
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn row(&self) -> &[Value] {
+        &self.out
+    }
+}

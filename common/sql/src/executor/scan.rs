@@ -1,0 +1,458 @@
+//! Leaf nodes: where rows come from (PostgreSQL's nodeSeqscan,
+//! nodeIndexscan, nodeFunctionscan, nodeValuesscan, nodeResult).
+//!
+//! A table scan takes the table's shared relation lock when it starts and
+//! holds it until the node is dropped, checks that the table was not
+//! dropped meanwhile, and decodes each visible row into one reused
+//! buffer. The index scan is the point-lookup path of pgbench -S: it
+//! evaluates its key once (a parameter, a constant or an executor
+//! parameter set by a nested loop), collects the tids under that key and
+//! fetches each with the statement's snapshot; a version dead to everyone
+//! has its page pruned on the way (kill_prior_tuple). Its per-row cost is
+//! one decode into the reused row, as before the plan tree existed.
+
+use super::execnodes::ExecNode;
+use super::{dead_to_all, eval_lookup_key, Ectx, Vis};
+use crate::expr::{eval, eval_filter, Expr};
+use engine::catalog::{IndexDef, RelShared, TableDef};
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
+use pgtypes::{ItemPointer, TransactionId};
+use std::sync::Arc;
+use storage::heapam::HeapScan;
+use storage::rowcodec::decode_row_into;
+
+/// One empty row.
+#[derive(Default)]
+pub struct ResultNode {
+    done: bool,
+}
+
+impl ResultNode {
+    /// A fresh one.
+    pub fn new() -> ResultNode {
+        ResultNode { done: false }
+    }
+}
+
+impl ExecNode for ResultNode {
+    fn next(&mut self, _ec: &mut Ectx<'_>) -> PgResult<bool> {
+        Ok(!std::mem::replace(&mut self.done, true))
+    }
+    fn row(&self) -> &[Value] {
+        &[]
+    }
+}
+
+/// Sequential scan with a pushed-down filter.
+pub struct SeqScanNode<'p> {
+    table: &'p Arc<TableDef>,
+    filter: Option<&'p Expr>,
+    vis: &'p Vis,
+    lock: Option<RelShared<'p>>,
+    scan: Option<HeapScan>,
+    types: Vec<SqlType>,
+    row: Vec<Value>,
+}
+
+impl<'p> SeqScanNode<'p> {
+    /// Not started until the first `next`.
+    pub fn new(table: &'p Arc<TableDef>, filter: Option<&'p Expr>, vis: &'p Vis) -> Self {
+        SeqScanNode {
+            table,
+            filter,
+            vis,
+            lock: None,
+            scan: None,
+            types: table.types(),
+            row: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for SeqScanNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        let db = ec.db;
+        if self.scan.is_none() {
+            self.lock = Some(self.table.lock.shared());
+            self.table.check_not_dropped()?;
+            self.scan = Some(db.heap().begin_scan(self.table.rel)?);
+        }
+        let Some(scan) = self.scan.as_mut() else {
+            return Ok(false);
+        };
+        let cx = self.vis.cx(db);
+        loop {
+            ec.tick()?;
+            let Some((_tid, data)) = scan.next_tuple(db.heap(), &cx)? else {
+                return Ok(false);
+            };
+            decode_row_into(data, &self.types, &mut self.row)?;
+            match self.filter {
+                None => return Ok(true),
+                Some(f) => {
+                    let p = ec.params;
+                    if eval_filter(f, &self.row, p, ec)? {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
+/// Index point lookup with the rest of the WHERE clause as filter.
+pub struct IndexScanNode<'p> {
+    table: &'p Arc<TableDef>,
+    index: &'p Arc<IndexDef>,
+    key: &'p [Expr],
+    key_types: &'p [SqlType],
+    filter: Option<&'p Expr>,
+    vis: &'p Vis,
+    lock: Option<RelShared<'p>>,
+    started: bool,
+    tids: Vec<ItemPointer>,
+    pos: usize,
+    horizon: Option<TransactionId>,
+    types: Vec<SqlType>,
+    row: Vec<Value>,
+}
+
+impl<'p> IndexScanNode<'p> {
+    /// Not started until the first `next`.
+    pub fn new(
+        table: &'p Arc<TableDef>,
+        index: &'p Arc<IndexDef>,
+        key: &'p [Expr],
+        key_types: &'p [SqlType],
+        filter: Option<&'p Expr>,
+        vis: &'p Vis,
+    ) -> Self {
+        IndexScanNode {
+            table,
+            index,
+            key,
+            key_types,
+            filter,
+            vis,
+            lock: None,
+            started: false,
+            tids: Vec::new(),
+            pos: 0,
+            horizon: None,
+            types: table.types(),
+            row: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for IndexScanNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        let db = ec.db;
+        if !self.started {
+            self.started = true;
+            self.lock = Some(self.table.lock.shared());
+            self.table.check_not_dropped()?;
+            let mut kb = Vec::with_capacity(16);
+            if eval_lookup_key(ec, self.key, self.key_types, &mut kb)? {
+                let tids = &mut self.tids;
+                self.index.index.lookup(&kb, &mut |t| tids.push(t));
+            }
+        }
+        let cx = self.vis.cx(db);
+        while self.pos < self.tids.len() {
+            let tid = self.tids[self.pos];
+            self.pos += 1;
+            ec.tick()?;
+            let row = &mut self.row;
+            let types = &self.types;
+            let found = db.heap().fetch(self.table.rel, tid, &cx, |data| {
+                decode_row_into(data, types, row)
+            })?;
+            match found {
+                None => {
+                    // Invisible to us; if dead to everyone, prune its page,
+                    // which drops its entries too (kill_prior_tuple).
+                    let h = *self
+                        .horizon
+                        .get_or_insert_with(|| db.procarray().oldest_xmin());
+                    if dead_to_all(db, self.table.rel, tid, h)? {
+                        db.heap().prune_block(
+                            self.table.rel,
+                            tid.block,
+                            h,
+                            db.clog(),
+                            db.procarray(),
+                        )?;
+                    }
+                    continue;
+                }
+                Some(r) => r?,
+            }
+            match self.filter {
+                None => return Ok(true),
+                Some(f) => {
+                    let p = ec.params;
+                    if eval_filter(f, &self.row, p, ec)? {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        Ok(false)
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
+/// generate_series over integers, or over timestamps with an interval
+/// step.
+pub struct FunctionScanNode<'p> {
+    start: &'p Expr,
+    stop: &'p Expr,
+    step: Option<&'p Expr>,
+    ty: SqlType,
+    state: Option<(i64, i64, SeriesStep)>,
+    done: bool,
+    row: [Value; 1],
+}
+
+/// How a series advances.
+#[derive(Clone, Copy)]
+enum SeriesStep {
+    Int(i64),
+    Interval(pgtypes::interval::Interval),
+}
+
+impl<'p> FunctionScanNode<'p> {
+    /// Arguments are evaluated at the first `next`.
+    pub fn new(start: &'p Expr, stop: &'p Expr, step: Option<&'p Expr>, ty: SqlType) -> Self {
+        FunctionScanNode {
+            start,
+            stop,
+            step,
+            ty,
+            state: None,
+            done: false,
+            row: [Value::Null],
+        }
+    }
+
+    /// Evaluates the arguments: None when one is NULL (no rows).
+    fn first(&self, ec: &mut Ectx<'_>) -> PgResult<Option<(i64, i64, SeriesStep)>> {
+        let a = ec.eval(self.start, &[])?;
+        let b = ec.eval(self.stop, &[])?;
+        let s = match self.step {
+            Some(e) => ec.eval(e, &[])?,
+            None => Value::Int8(1),
+        };
+        let zero = || {
+            PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                "step size cannot equal zero",
+            )
+        };
+        if let (
+            Value::Timestamp(x) | Value::TimestampTz(x),
+            Value::Timestamp(y) | Value::TimestampTz(y),
+            Value::Interval(step),
+        ) = (&a, &b, &s)
+        {
+            if step.span().signum() == 0 {
+                return Err(zero());
+            }
+            return Ok(Some((*x, *y, SeriesStep::Interval(*step))));
+        }
+        let (Some(a), Some(b), Some(s)) = (a.as_i64(), b.as_i64(), s.as_i64()) else {
+            return Ok(None);
+        };
+        if s == 0 {
+            return Err(zero());
+        }
+        Ok(Some((a, b, SeriesStep::Int(s))))
+    }
+}
+
+impl ExecNode for FunctionScanNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.done && self.state.is_some() {
+            self.state = None;
+            return Ok(false);
+        }
+        if self.done {
+            return Ok(false);
+        }
+        if self.state.is_none() {
+            match self.first(ec)? {
+                Some(st) => self.state = Some(st),
+                None => {
+                    self.done = true; // a NULL argument: no rows
+                    return Ok(false);
+                }
+            }
+        }
+        let Some((i, b, s)) = self.state else {
+            return Ok(false);
+        };
+        let up = match s {
+            SeriesStep::Int(s) => s > 0,
+            SeriesStep::Interval(iv) => iv.span() > 0,
+        };
+        if !((up && i <= b) || (!up && i >= b)) {
+            self.done = true;
+            return Ok(false);
+        }
+        ec.tick()?;
+        self.row[0] = match self.ty {
+            SqlType::Int8 => Value::Int8(i),
+            SqlType::Timestamp => Value::Timestamp(i),
+            SqlType::TimestampTz => Value::TimestampTz(i),
+            _ => Value::Int4(i as i32),
+        };
+        let next = match s {
+            SeriesStep::Int(s) => i.checked_add(s),
+            SeriesStep::Interval(iv) => match pgtypes::interval::add_to_timestamp(i, iv) {
+                Ok(n) if n != i => Some(n),
+                _ => None,
+            },
+        };
+        match next {
+            Some(n) => self.state = Some((n, b, s)),
+            // Past the end of the type: this value is the last.
+            None => self.done = true,
+        }
+        Ok(true)
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
+/// `unnest(array)`: the array is evaluated at the first `next`.
+pub struct UnnestNode<'p> {
+    array: &'p Expr,
+    items: Option<(std::sync::Arc<pgtypes::array::ArrayValue>, usize)>,
+    row: [Value; 1],
+}
+
+impl<'p> UnnestNode<'p> {
+    /// The array is evaluated at the first `next`.
+    pub fn new(array: &'p Expr) -> Self {
+        UnnestNode {
+            array,
+            items: None,
+            row: [Value::Null],
+        }
+    }
+}
+
+impl ExecNode for UnnestNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.items.is_none() {
+            match ec.eval(self.array, &[])? {
+                Value::Array(a) => self.items = Some((a, 0)),
+                _ => return Ok(false), // NULL: no rows
+            }
+        }
+        let item = self.items.as_mut().and_then(|(a, i)| {
+            let v = a.items.get(*i).cloned();
+            *i += 1;
+            v
+        });
+        match item {
+            Some(v) => {
+                ec.tick()?;
+                self.row[0] = v;
+                Ok(true)
+            }
+            None => {
+                // Rescanned (under a nested loop): evaluate again.
+                self.items = None;
+                Ok(false)
+            }
+        }
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
+/// A system view's rows as of the first `next`.
+pub struct SystemViewNode {
+    view: &'static crate::sysviews::SystemView,
+    rows: Option<std::vec::IntoIter<Vec<Value>>>,
+    row: Vec<Value>,
+}
+
+impl SystemViewNode {
+    /// Rows are built at the first `next`.
+    pub fn new(view: &'static crate::sysviews::SystemView) -> SystemViewNode {
+        SystemViewNode {
+            view,
+            rows: None,
+            row: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for SystemViewNode {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        let view = self.view;
+        let rows = self
+            .rows
+            .get_or_insert_with(|| view.rows(ec.db).into_iter());
+        match rows.next() {
+            Some(r) => {
+                self.row = r;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
+/// A VALUES list, one row evaluated per `next`.
+pub struct ValuesNode<'p> {
+    rows: &'p [Vec<Expr>],
+    pos: usize,
+    row: Vec<Value>,
+}
+
+impl<'p> ValuesNode<'p> {
+    /// From the bound rows.
+    pub fn new(rows: &'p [Vec<Expr>]) -> Self {
+        ValuesNode {
+            rows,
+            pos: 0,
+            row: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for ValuesNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        let Some(r) = self.rows.get(self.pos) else {
+            return Ok(false);
+        };
+        self.pos += 1;
+        ec.tick()?;
+        self.row.clear();
+        let p = ec.params;
+        for e in r {
+            let v = eval(e, &[], p, ec)?;
+            self.row.push(v);
+        }
+        Ok(true)
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}

@@ -1,0 +1,248 @@
+//! Sort, Unique, hashed DISTINCT and Limit (PostgreSQL's nodeSort,
+//! nodeUnique, nodeAgg used for DISTINCT, nodeLimit).
+//!
+//! Sort is the one blocking node here: it reads its input whole, then
+//! sorts it with PostgreSQL's NULL placement (NULLs sort as larger than
+//! any value: last ascending, first descending, unless NULLS FIRST/LAST
+//! says otherwise). Unique streams over sorted input (DISTINCT ON keeps
+//! the first row of each run); HashDistinct streams the first occurrence
+//! of each row, remembering what it has seen. Limit evaluates LIMIT and
+//! OFFSET once, and stops pulling from its input as soon as it is done —
+//! a `LIMIT 1` over a scan reads one row.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use super::execnodes::{collect, ExecNode, Node};
+use super::{eval_count, Ectx};
+use crate::expr::Expr;
+use crate::planner::SortKey;
+use pgtypes::error::PgResult;
+use pgtypes::value::{cmp_for_sort, Value};
+use storage::keycodec::encode_key_value;
+
+/// Orders two rows by `keys`.
+pub fn compare_rows(keys: &[SortKey], a: &[Value], b: &[Value]) -> Ordering {
+    for k in keys {
+        let (x, y) = (&a[k.column], &b[k.column]);
+        let o = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => {
+                if k.nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if k.nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            _ => {
+                let o = cmp_for_sort(x, y);
+                if k.desc {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// A running sort.
+pub struct SortNode<'p> {
+    input: Node<'p>,
+    keys: &'p [SortKey],
+    rows: Option<std::vec::IntoIter<Vec<Value>>>,
+    row: Vec<Value>,
+}
+
+impl<'p> SortNode<'p> {
+    /// Reads its input on the first `next`.
+    pub fn new(input: Node<'p>, keys: &'p [SortKey]) -> Self {
+        SortNode {
+            input,
+            keys,
+            rows: None,
+            row: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for SortNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.rows.is_none() {
+            let mut rows = collect(&mut self.input, ec)?;
+            ec.check_interrupts()?;
+            let keys = self.keys;
+            rows.sort_by(|a, b| compare_rows(keys, a, b));
+            self.rows = Some(rows.into_iter());
+        }
+        match self.rows.as_mut().and_then(|r| r.next()) {
+            Some(r) => {
+                self.row = r;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
+fn encode_columns(row: &[Value], columns: &[usize], kb: &mut Vec<u8>) {
+    kb.clear();
+    for &c in columns {
+        encode_key_value(&row[c], kb);
+    }
+}
+
+/// Drops a row equal (on `columns`) to the one before it.
+pub struct UniqueNode<'p> {
+    input: Node<'p>,
+    columns: &'p [usize],
+    prev: Option<Vec<u8>>,
+    kb: Vec<u8>,
+}
+
+impl<'p> UniqueNode<'p> {
+    /// Over sorted input.
+    pub fn new(input: Node<'p>, columns: &'p [usize]) -> Self {
+        UniqueNode {
+            input,
+            columns,
+            prev: None,
+            kb: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for UniqueNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        loop {
+            if !self.input.next(ec)? {
+                return Ok(false);
+            }
+            ec.tick()?;
+            encode_columns(self.input.row(), self.columns, &mut self.kb);
+            if self.prev.as_deref() == Some(self.kb.as_slice()) {
+                continue;
+            }
+            match &mut self.prev {
+                Some(p) => {
+                    p.clear();
+                    p.extend_from_slice(&self.kb);
+                }
+                None => self.prev = Some(self.kb.clone()),
+            }
+            return Ok(true);
+        }
+    }
+    fn row(&self) -> &[Value] {
+        self.input.row()
+    }
+}
+
+/// Streams the first row of each distinct value of `columns`.
+pub struct HashDistinctNode<'p> {
+    input: Node<'p>,
+    columns: &'p [usize],
+    seen: HashSet<Vec<u8>>,
+    kb: Vec<u8>,
+}
+
+impl<'p> HashDistinctNode<'p> {
+    /// Over any input.
+    pub fn new(input: Node<'p>, columns: &'p [usize]) -> Self {
+        HashDistinctNode {
+            input,
+            columns,
+            seen: HashSet::new(),
+            kb: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for HashDistinctNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        loop {
+            if !self.input.next(ec)? {
+                return Ok(false);
+            }
+            ec.tick()?;
+            encode_columns(self.input.row(), self.columns, &mut self.kb);
+            if self.seen.contains(&self.kb) {
+                continue;
+            }
+            self.seen.insert(self.kb.clone());
+            return Ok(true);
+        }
+    }
+    fn row(&self) -> &[Value] {
+        self.input.row()
+    }
+}
+
+/// LIMIT / OFFSET.
+pub struct LimitNode<'p> {
+    input: Node<'p>,
+    limit: Option<&'p Expr>,
+    offset: Option<&'p Expr>,
+    state: Option<(Option<u64>, u64)>,
+    emitted: u64,
+}
+
+impl<'p> LimitNode<'p> {
+    /// Bounds are evaluated on the first `next`.
+    pub fn new(input: Node<'p>, limit: Option<&'p Expr>, offset: Option<&'p Expr>) -> Self {
+        LimitNode {
+            input,
+            limit,
+            offset,
+            state: None,
+            emitted: 0,
+        }
+    }
+}
+
+impl ExecNode for LimitNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.state.is_none() {
+            let limit = eval_count(ec, self.limit, "LIMIT", "2201W")?;
+            let offset = eval_count(ec, self.offset, "OFFSET", "2201X")?.unwrap_or(0);
+            self.state = Some((limit, offset));
+            if limit != Some(0) {
+                for _ in 0..offset {
+                    if !self.input.next(ec)? {
+                        self.state = Some((Some(0), 0));
+                        break;
+                    }
+                    ec.tick()?;
+                }
+            }
+        }
+        let Some((limit, _)) = self.state else {
+            return Ok(false);
+        };
+        if limit.is_some_and(|l| self.emitted >= l) {
+            return Ok(false);
+        }
+        if !self.input.next(ec)? {
+            return Ok(false);
+        }
+        self.emitted += 1;
+        Ok(true)
+    }
+    fn row(&self) -> &[Value] {
+        self.input.row()
+    }
+}

@@ -1,0 +1,1189 @@
+//! The FROM clause: relations, joins, and where each condition runs
+//! (PostgreSQL's parse_clause.c for names, initsplan.c / joinpath.c for
+//! placement and join methods, in miniature).
+//!
+//! ## Names
+//!
+//! Every FROM item (table, subquery, function, VALUES, CTE) is a *rel*
+//! with a contiguous range of *base columns*; a join's row is its left
+//! input's columns followed by its right input's, so the whole FROM row
+//! is every rel's columns in textual order. The scope lists those base
+//! columns, then one *merged* column per `USING` / `NATURAL` column: the
+//! unqualified name means the merged column (the left value for INNER and
+//! LEFT joins, the right one for RIGHT, `COALESCE(left, right)` for FULL),
+//! while `a.id` and `b.id` still reach each side. `SELECT *` lists merged
+//! columns first, then each side's other columns, as PostgreSQL does.
+//!
+//! ## Placement (the invariants)
+//!
+//! Conditions are bound over the whole FROM row and split into conjuncts;
+//! each goes as deep as it may:
+//!
+//! 1. A WHERE conjunct goes into a join input when it references only that
+//!    input's rels and the input is not the NULL-extended side of an outer
+//!    join (a WHERE condition on the nullable side must see the NULLs);
+//!    otherwise it is a join condition of an INNER join, or a filter above
+//!    an outer join.
+//! 2. An ON conjunct of an INNER join is placed as a WHERE conjunct. An ON
+//!    conjunct of a LEFT join that references only the right side filters
+//!    the right input (those rows then just do not match); anything else
+//!    in ON stays a join condition, never a filter of the preserved side.
+//! 3. At a base table, the conjuncts become the scan's filter, and an
+//!    index lookup when they pin every column of an index.
+//!
+//! ## Join methods
+//!
+//! Join conditions of the form `left expr = right expr` on hash-compatible
+//! types become hash keys: a hash join (every join type, RIGHT and FULL
+//! too). When the outer side is small (a key lookup, a short VALUES list)
+//! and the keys pin an index of an inner base table, an index nested loop
+//! looks the inner rows up per outer row instead. Otherwise, and for
+//! LATERAL items, a nested loop. Join order is the textual order.
+
+use std::sync::Arc;
+
+use sqlparser::ast;
+
+use super::plannodes::{JoinKind, NodeKind, PlanNode};
+use super::select::{plan_query_level, OutCol};
+use super::subselect::{hash_compatible, CteBinding, Global, Hook, Level, Outer};
+use super::{choose_access, ident_name, object_name, Access};
+use crate::expr::{
+    bind_comparison, bind_expr_hooked, coerce, BinOp, BoundExpr, Expr, ParamTypes, Scope,
+    ScopeColumn,
+};
+use crate::functions::Func;
+use engine::catalog::TableDef;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::Oid;
+
+/// 42P10 invalid_column_reference.
+const INVALID_COLUMN_REFERENCE: &str = "42P10";
+
+/// One FROM item.
+pub struct Rel {
+    /// First base column.
+    pub start: usize,
+    /// Number of columns.
+    pub width: usize,
+    /// Its rows (None for a table: the scan is made with its filter).
+    pub node: Option<PlanNode>,
+    /// The table, for a table.
+    pub table: Option<Arc<TableDef>>,
+    /// LATERAL references: (slot, expression over earlier base columns).
+    pub lateral: Vec<(usize, Expr)>,
+}
+
+/// The join structure of a FROM clause.
+pub enum JoinTree {
+    /// A rel.
+    Rel(usize),
+    /// A join.
+    Join {
+        /// Type.
+        kind: JoinKind,
+        /// Left input.
+        left: Box<JoinTree>,
+        /// Right input.
+        right: Box<JoinTree>,
+        /// ON (bound after the whole FROM is known).
+        on_ast: Option<Box<ast::Expr>>,
+        /// Conditions from USING / NATURAL and the bound ON, as conjuncts.
+        on: Vec<Expr>,
+    },
+}
+
+/// A FROM clause, named and not yet planned.
+pub struct From {
+    /// The join tree (None: no FROM).
+    pub tree: Option<JoinTree>,
+    /// The rels.
+    pub rels: Vec<Rel>,
+    /// Base columns then merged columns.
+    pub scope: Scope,
+    /// Number of base columns.
+    pub base_width: usize,
+    /// Expressions of merged columns.
+    pub merged: Vec<Expr>,
+    /// `SELECT *`: scope entries in output order.
+    pub star: Vec<usize>,
+    /// (table oid, column number) of each base column from a table.
+    pub origins: Vec<Option<(Oid, i16)>>,
+}
+
+/// What one item contributes while the FROM clause is being read.
+struct Part {
+    tree: JoinTree,
+    star: Vec<usize>,
+}
+
+/// Reads a FROM clause.
+pub fn read_from(
+    g: &Global<'_, '_>,
+    items: &[ast::TableWithJoins],
+    ctx: &Level<'_>,
+    params: &mut ParamTypes,
+) -> PgResult<From> {
+    let mut f = From {
+        tree: None,
+        rels: Vec::new(),
+        scope: Scope::new(),
+        base_width: 0,
+        merged: Vec::new(),
+        star: Vec::new(),
+        origins: Vec::new(),
+    };
+    // Merged columns are numbered after every base column, which are not
+    // all known yet: collect them apart and renumber at the end.
+    let mut m = Merged::default();
+    let mut acc: Option<Part> = None;
+    for twj in items {
+        let p = read_twj(g, twj, ctx, params, &mut f, &mut m)?;
+        acc = Some(match acc {
+            None => p,
+            Some(a) => cross(a, p),
+        });
+    }
+    // Renumber merged columns: MERGED_BASE + k → base_width + k.
+    let base = f.scope.columns.len();
+    f.base_width = base;
+    let fix = |e: Expr| renumber(e, base);
+    for (k, col) in m.cols.into_iter().enumerate() {
+        let _ = k;
+        f.scope.columns.push(col);
+    }
+    f.merged = m.exprs.into_iter().map(fix).collect();
+    if let Some(p) = acc {
+        f.star = p.star.into_iter().map(|i| renumber_idx(i, base)).collect();
+        let mut t = p.tree;
+        fix_tree(&mut t, base);
+        f.tree = Some(t);
+    }
+    Ok(f)
+}
+
+/// Merged columns are numbered from here while the FROM is read.
+const MERGED_BASE: usize = 1 << 40;
+
+#[derive(Default)]
+struct Merged {
+    cols: Vec<ScopeColumn>,
+    exprs: Vec<Expr>,
+}
+
+fn renumber_idx(i: usize, base: usize) -> usize {
+    if i >= MERGED_BASE {
+        base + (i - MERGED_BASE)
+    } else {
+        i
+    }
+}
+
+fn renumber(e: Expr, base: usize) -> Expr {
+    map_columns(e, &mut |i| Expr::Column(renumber_idx(i, base)))
+}
+
+fn fix_tree(t: &mut JoinTree, base: usize) {
+    if let JoinTree::Join {
+        left, right, on, ..
+    } = t
+    {
+        fix_tree(left, base);
+        fix_tree(right, base);
+        for e in on.iter_mut() {
+            *e = renumber(
+                std::mem::replace(e, Expr::Const(pgtypes::value::Value::Null)),
+                base,
+            );
+        }
+    }
+}
+
+/// Rewrites every `Column(i)` with `f(i)`.
+pub fn map_columns(e: Expr, f: &mut dyn FnMut(usize) -> Expr) -> Expr {
+    fn go(e: Expr, f: &mut dyn FnMut(usize) -> Expr) -> PgResult<Expr> {
+        match e {
+            Expr::Column(i) => Ok(f(i)),
+            other => other.map_children(&mut |c| go(c, f)),
+        }
+    }
+    match go(e, f) {
+        Ok(x) => x,
+        Err(_) => Expr::Const(pgtypes::value::Value::Null),
+    }
+}
+
+/// Shifts column references down by `by` (into a join input's row).
+pub fn shift(e: Expr, by: usize) -> Expr {
+    map_columns(e, &mut |i| Expr::Column(i.saturating_sub(by)))
+}
+
+fn cross(a: Part, b: Part) -> Part {
+    let mut star = a.star;
+    star.extend(b.star);
+    Part {
+        tree: JoinTree::Join {
+            kind: JoinKind::Inner,
+            left: Box::new(a.tree),
+            right: Box::new(b.tree),
+            on_ast: None,
+            on: Vec::new(),
+        },
+        star,
+    }
+}
+
+fn read_twj(
+    g: &Global<'_, '_>,
+    twj: &ast::TableWithJoins,
+    ctx: &Level<'_>,
+    params: &mut ParamTypes,
+    f: &mut From,
+    m: &mut Merged,
+) -> PgResult<Part> {
+    let mut acc = read_factor(g, &twj.relation, ctx, params, f, m)?;
+    for j in &twj.joins {
+        let right = read_factor(g, &j.relation, ctx, params, f, m)?;
+        use ast::JoinOperator as J;
+        let (kind, constraint) = match &j.join_operator {
+            J::Inner(c) => (JoinKind::Inner, Some(c)),
+            J::LeftOuter(c) => (JoinKind::Left, Some(c)),
+            J::RightOuter(c) => (JoinKind::Right, Some(c)),
+            J::FullOuter(c) => (JoinKind::Full, Some(c)),
+            J::CrossJoin => (JoinKind::Inner, None),
+            _ => return Err(PgError::unsupported("this kind of join is not supported")),
+        };
+        acc = join(acc, right, kind, constraint, f, m, params)?;
+    }
+    Ok(acc)
+}
+
+/// The scope entry reached by `name` unqualified among `star`.
+fn find_visible(f: &From, m: &Merged, star: &[usize], name: &str) -> Option<usize> {
+    let col = |i: usize| -> &ScopeColumn {
+        if i >= MERGED_BASE {
+            &m.cols[i - MERGED_BASE]
+        } else {
+            &f.scope.columns[i]
+        }
+    };
+    let mut hits = star
+        .iter()
+        .copied()
+        .filter(|&i| !col(i).qualified_only && col(i).name == name);
+    let first = hits.next()?;
+    Some(first)
+}
+
+fn entry(f: &From, m: &Merged, i: usize) -> ScopeColumn {
+    if i >= MERGED_BASE {
+        m.cols[i - MERGED_BASE].clone()
+    } else {
+        f.scope.columns[i].clone()
+    }
+}
+
+fn entry_mut<'a>(f: &'a mut From, m: &'a mut Merged, i: usize) -> &'a mut ScopeColumn {
+    if i >= MERGED_BASE {
+        &mut m.cols[i - MERGED_BASE]
+    } else {
+        &mut f.scope.columns[i]
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn join(
+    left: Part,
+    right: Part,
+    kind: JoinKind,
+    constraint: Option<&ast::JoinConstraint>,
+    f: &mut From,
+    m: &mut Merged,
+    params: &mut ParamTypes,
+) -> PgResult<Part> {
+    let mut on = Vec::new();
+    let mut on_ast = None;
+    let names: Vec<String> = match constraint {
+        Some(ast::JoinConstraint::Using(cols)) => cols.iter().map(ident_name).collect(),
+        Some(ast::JoinConstraint::Natural) => left
+            .star
+            .iter()
+            .map(|&i| entry(f, m, i))
+            .filter(|c| !c.qualified_only)
+            .map(|c| c.name)
+            .filter(|n| find_visible(f, m, &right.star, n).is_some())
+            .collect(),
+        Some(ast::JoinConstraint::On(e)) => {
+            on_ast = Some(Box::new(e.clone()));
+            Vec::new()
+        }
+        Some(ast::JoinConstraint::None) | None => {
+            if kind != JoinKind::Inner && constraint.is_some() {
+                return Err(PgError::syntax("syntax error at or near \"JOIN\""));
+            }
+            Vec::new()
+        }
+    };
+    let mut star = Vec::new();
+    let mut used_l = Vec::new();
+    let mut used_r = Vec::new();
+    for n in &names {
+        let li = find_visible(f, m, &left.star, n).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{n}\" specified in USING clause does not exist in left table"),
+            )
+        })?;
+        let ri = find_visible(f, m, &right.star, n).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{n}\" specified in USING clause does not exist in right table"),
+            )
+        })?;
+        let (lt, rt) = (entry(f, m, li).ty, entry(f, m, ri).ty);
+        let eq = bind_comparison(
+            BinOp::Eq,
+            BoundExpr {
+                expr: Expr::Column(li),
+                ty: lt,
+            },
+            BoundExpr {
+                expr: Expr::Column(ri),
+                ty: rt,
+            },
+            params,
+        )?;
+        on.push(eq.expr);
+        let (expr, ty) = match kind {
+            JoinKind::Right => (Expr::Column(ri), rt),
+            JoinKind::Full => {
+                let ty = crate::functions::common_type(&[lt, rt]).unwrap_or(lt);
+                let l = coerce(
+                    BoundExpr {
+                        expr: Expr::Column(li),
+                        ty: lt,
+                    },
+                    ty,
+                    params,
+                )?;
+                let r = coerce(
+                    BoundExpr {
+                        expr: Expr::Column(ri),
+                        ty: rt,
+                    },
+                    ty,
+                    params,
+                )?;
+                (coalesce(l, r), ty)
+            }
+            _ => (Expr::Column(li), lt),
+        };
+        entry_mut(f, m, li).qualified_only = true;
+        entry_mut(f, m, ri).qualified_only = true;
+        m.cols.push(ScopeColumn {
+            table: None,
+            name: n.clone(),
+            ty,
+            qualified_only: false,
+        });
+        m.exprs.push(expr);
+        star.push(MERGED_BASE + m.cols.len() - 1);
+        used_l.push(li);
+        used_r.push(ri);
+    }
+    star.extend(left.star.iter().filter(|i| !used_l.contains(i)));
+    star.extend(right.star.iter().filter(|i| !used_r.contains(i)));
+    Ok(Part {
+        tree: JoinTree::Join {
+            kind,
+            left: Box::new(left.tree),
+            right: Box::new(right.tree),
+            on_ast,
+            on,
+        },
+        star,
+    })
+}
+
+/// `COALESCE(a, b)` as a CASE.
+fn coalesce(a: Expr, b: Expr) -> Expr {
+    Expr::Case {
+        operand: None,
+        whens: vec![(
+            Expr::IsNull {
+                arg: Box::new(a.clone()),
+                negated: true,
+            },
+            a,
+        )],
+        else_result: Some(Box::new(b)),
+    }
+}
+
+fn add_rel(
+    f: &mut From,
+    qualifier: &str,
+    cols: &[(String, SqlType)],
+    origins: Option<(Oid, usize)>,
+    node: Option<PlanNode>,
+    table: Option<Arc<TableDef>>,
+    lateral: Vec<(usize, Expr)>,
+) -> Part {
+    let start = f.scope.columns.len();
+    for (i, (n, t)) in cols.iter().enumerate() {
+        f.scope.push(Some(qualifier), n, *t);
+        f.origins
+            .push(origins.map(|(oid, _)| (oid, (i + 1) as i16)));
+    }
+    let r = f.rels.len();
+    f.rels.push(Rel {
+        start,
+        width: cols.len(),
+        node,
+        table,
+        lateral,
+    });
+    Part {
+        tree: JoinTree::Rel(r),
+        star: (start..start + cols.len()).collect(),
+    }
+}
+
+/// Column names after an alias's column list (`AS t(a, b)`).
+fn aliased(
+    names: Vec<(String, SqlType)>,
+    alias: Option<&ast::TableAlias>,
+    what: &str,
+) -> PgResult<Vec<(String, SqlType)>> {
+    let mut names = names;
+    if let Some(a) = alias {
+        if a.columns.len() > names.len() {
+            return Err(PgError::new(
+                INVALID_COLUMN_REFERENCE,
+                format!(
+                    "table \"{}\" has {} columns available but {} columns specified",
+                    ident_name(&a.name),
+                    names.len(),
+                    a.columns.len()
+                ),
+            ));
+        }
+        for (i, c) in a.columns.iter().enumerate() {
+            names[i].0 = ident_name(c);
+        }
+    }
+    let _ = what;
+    Ok(names)
+}
+
+/// A level for LATERAL references: the columns read so far.
+fn lateral_level<'p>(f: &From, m: &Merged, ctx: &'p Level<'p>) -> Level<'p> {
+    let mut scope = f.scope.clone();
+    let base = scope.columns.len();
+    for c in &m.cols {
+        scope.columns.push(c.clone());
+    }
+    let merged = m.exprs.iter().cloned().map(|e| renumber(e, base)).collect();
+    Level {
+        scope,
+        base_width: base,
+        merged,
+        outer: ctx.outer,
+        ctes: std::cell::RefCell::new(Vec::new()),
+        cte_parent: Some(ctx),
+    }
+}
+
+fn read_factor(
+    g: &Global<'_, '_>,
+    tf: &ast::TableFactor,
+    ctx: &Level<'_>,
+    params: &mut ParamTypes,
+    f: &mut From,
+    m: &mut Merged,
+) -> PgResult<Part> {
+    match tf {
+        ast::TableFactor::Table {
+            name, alias, args, ..
+        } => {
+            let rel = object_name(name);
+            if let Some(args) = args {
+                let fargs: Vec<&ast::FunctionArg> = args.args.iter().collect();
+                return function_rel(g, &rel, &fargs, alias.as_ref(), ctx, params, f, m);
+            }
+            let qual = alias
+                .as_ref()
+                .map(|a| ident_name(&a.name))
+                .unwrap_or_else(|| rel.clone());
+            if name.0.len() == 1 {
+                if let Some(b) = ctx.find_cte(&rel) {
+                    return cte_rel(g, &b, &qual, alias.as_ref(), ctx, params, f);
+                }
+            }
+            if let (Some(view), None) = (crate::sysviews::lookup(&rel), g.catalog.get(&rel)) {
+                let cols: Vec<(String, SqlType)> = view
+                    .columns
+                    .iter()
+                    .map(|(c, t)| (c.to_string(), *t))
+                    .collect();
+                let cols = aliased(cols, alias.as_ref(), &rel)?;
+                let n = cols.len();
+                let node = PlanNode::new(NodeKind::SystemView(view), n, 10.0);
+                return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
+            }
+            let table = g.catalog.table(&rel)?;
+            let cols: Vec<(String, SqlType)> = table
+                .columns
+                .iter()
+                .map(|c| (c.name.clone(), c.ty))
+                .collect();
+            let cols = aliased(cols, alias.as_ref(), &rel)?;
+            let oid = table.oid;
+            Ok(add_rel(
+                f,
+                &qual,
+                &cols,
+                Some((oid, 0)),
+                None,
+                Some(table),
+                Vec::new(),
+            ))
+        }
+        ast::TableFactor::Function {
+            name, args, alias, ..
+        } => {
+            let fargs: Vec<&ast::FunctionArg> = args.iter().collect();
+            function_rel(
+                g,
+                &object_name(name),
+                &fargs,
+                alias.as_ref(),
+                ctx,
+                params,
+                f,
+                m,
+            )
+        }
+        ast::TableFactor::UNNEST {
+            alias,
+            array_exprs,
+            with_offset: false,
+            with_ordinality: false,
+            ..
+        } => {
+            let fargs: Vec<ast::FunctionArg> = array_exprs
+                .iter()
+                .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
+                .collect();
+            let fargs: Vec<&ast::FunctionArg> = fargs.iter().collect();
+            function_rel(g, "unnest", &fargs, alias.as_ref(), ctx, params, f, m)
+        }
+        ast::TableFactor::TableFunction {
+            expr: ast::Expr::Function(func),
+            alias,
+        } => {
+            let fargs: Vec<&ast::FunctionArg> = match &func.args {
+                ast::FunctionArguments::List(l) => l.args.iter().collect(),
+                _ => Vec::new(),
+            };
+            function_rel(
+                g,
+                &object_name(&func.name),
+                &fargs,
+                alias.as_ref(),
+                ctx,
+                params,
+                f,
+                m,
+            )
+        }
+        ast::TableFactor::Derived {
+            lateral,
+            subquery,
+            alias,
+        } => {
+            let Some(alias) = alias else {
+                return Err(PgError::syntax("subquery in FROM must have an alias")
+                    .with_hint("For example, FROM (SELECT ...) [AS] foo."));
+            };
+            let (node, cols, lat) = if *lateral {
+                let lvl = lateral_level(f, m, ctx);
+                let outer = Outer::new(&lvl, &g.next_param);
+                let (node, cols) = plan_query_level(g, subquery, Some(&outer), Some(ctx), params)?;
+                (node, cols, outer.take_args())
+            } else {
+                let (node, cols) = plan_query_level(g, subquery, ctx.outer, Some(ctx), params)?;
+                (node, cols, Vec::new())
+            };
+            let cols: Vec<(String, SqlType)> = cols.into_iter().map(|c| (c.name, c.ty)).collect();
+            let cols = aliased(cols, Some(alias), "subquery")?;
+            let qual = ident_name(&alias.name);
+            Ok(add_rel(f, &qual, &cols, None, Some(node), None, lat))
+        }
+        ast::TableFactor::NestedJoin {
+            table_with_joins,
+            alias,
+        } => {
+            if alias.is_some() {
+                return Err(PgError::unsupported(
+                    "an alias on a parenthesized join is not supported",
+                ));
+            }
+            read_twj(g, table_with_joins, ctx, params, f, m)
+        }
+        _ => Err(PgError::unsupported(
+            "this kind of FROM item is not supported",
+        )),
+    }
+}
+
+fn cte_rel(
+    g: &Global<'_, '_>,
+    b: &CteBinding,
+    qual: &str,
+    alias: Option<&ast::TableAlias>,
+    ctx: &Level<'_>,
+    params: &mut ParamTypes,
+    f: &mut From,
+) -> PgResult<Part> {
+    let (node, cols) = match b {
+        CteBinding::Inline {
+            query,
+            columns,
+            busy,
+        } => {
+            busy.set(true);
+            let r = plan_query_level(g, query, None, Some(ctx), params);
+            busy.set(false);
+            let (node, mut cols) = r?;
+            for (c, n) in cols.iter_mut().zip(columns) {
+                c.name = n.clone();
+            }
+            (node, cols)
+        }
+        CteBinding::Materialized { id, cols } => {
+            let name = g
+                .ctes
+                .borrow()
+                .get(*id)
+                .map(|c| c.name.clone())
+                .unwrap_or_default();
+            (
+                PlanNode::new(NodeKind::CteScan { cte: *id, name }, cols.len(), 100.0),
+                cols.clone(),
+            )
+        }
+        CteBinding::WorkTable { id, cols, used } => {
+            used.set(true);
+            (
+                PlanNode::new(NodeKind::WorkTableScan { cte: *id }, cols.len(), 10.0),
+                cols.clone(),
+            )
+        }
+    };
+    let cols: Vec<(String, SqlType)> = cols.into_iter().map(|c: OutCol| (c.name, c.ty)).collect();
+    let cols = aliased(cols, alias, qual)?;
+    Ok(add_rel(f, qual, &cols, None, Some(node), None, Vec::new()))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn function_rel(
+    g: &Global<'_, '_>,
+    name: &str,
+    args: &[&ast::FunctionArg],
+    alias: Option<&ast::TableAlias>,
+    ctx: &Level<'_>,
+    params: &mut ParamTypes,
+    f: &mut From,
+    m: &Merged,
+) -> PgResult<Part> {
+    // Function arguments may reference earlier FROM items (implicitly
+    // LATERAL, as in PostgreSQL).
+    let lvl = lateral_level(f, m, ctx);
+    let outer = Outer::new(&lvl, &g.next_param);
+    let arg_level = Level::empty(Some(&outer), Some(ctx));
+    let mut hook = Hook {
+        g,
+        level: &arg_level,
+    };
+    let (kind, ty) = super::bind_series(name, args, params, &mut |e, params| {
+        bind_expr_hooked(e, &Scope::new(), params, None, &mut hook)
+    })?;
+    let lat = outer.take_args();
+    let (tname, cname) = match alias {
+        Some(a) => {
+            let t = ident_name(&a.name);
+            let c = a
+                .columns
+                .first()
+                .map(ident_name)
+                .unwrap_or_else(|| t.clone());
+            (t, c)
+        }
+        None => (name.to_string(), name.to_string()),
+    };
+    let rows = if name == "unnest" { 100.0 } else { 1000.0 };
+    let node = PlanNode::new(kind, 1, rows);
+    Ok(add_rel(
+        f,
+        &tname,
+        &[(cname, ty)],
+        None,
+        Some(node),
+        None,
+        lat,
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// Placement and join methods
+// ---------------------------------------------------------------------------
+
+/// Builds plans for a read FROM clause.
+pub struct JoinPlanner<'a, 'g, 'c, 'v> {
+    /// Statement state (parameter slots for index nested loops).
+    pub g: &'g Global<'c, 'v>,
+    /// The rels (nodes are taken as they are placed).
+    pub rels: &'a mut [Rel],
+    /// Type of each base column.
+    pub types: Vec<SqlType>,
+}
+
+/// Bit mask of rels.
+type Mask = u64;
+
+/// A nested loop's (slot, outer expression) pairs.
+type NestParams = Vec<(usize, Expr)>;
+
+impl JoinPlanner<'_, '_, '_, '_> {
+    fn rel_of(&self, col: usize) -> Option<usize> {
+        self.rels
+            .iter()
+            .position(|r| col >= r.start && col < r.start + r.width)
+    }
+
+    /// The rels an expression reads.
+    pub fn refs(&self, e: &Expr) -> Mask {
+        let mut m = 0;
+        e.walk(&mut |x| {
+            if let Expr::Column(i) = x {
+                if let Some(r) = self.rel_of(*i) {
+                    m |= 1 << r;
+                }
+            }
+        });
+        m
+    }
+
+    fn mask(t: &JoinTree) -> Mask {
+        match t {
+            JoinTree::Rel(r) => 1 << r,
+            JoinTree::Join { left, right, .. } => Self::mask(left) | Self::mask(right),
+        }
+    }
+
+    fn start(&self, t: &JoinTree) -> usize {
+        match t {
+            JoinTree::Rel(r) => self.rels[*r].start,
+            JoinTree::Join { left, .. } => self.start(left),
+        }
+    }
+
+    fn key_type(&self, e: &Expr) -> Option<SqlType> {
+        key_type(e, &self.types)
+    }
+
+    /// Plans `t` with `quals` (conjuncts over base columns that only read
+    /// `t`'s rels) applied; the result's row is `t`'s base columns.
+    pub fn build(&mut self, t: &JoinTree, quals: Vec<Expr>) -> PgResult<PlanNode> {
+        match t {
+            JoinTree::Rel(r) => self.build_rel(*r, quals),
+            JoinTree::Join {
+                kind,
+                left,
+                right,
+                on,
+                ..
+            } => {
+                let (lm, rm) = (Self::mask(left), Self::mask(right));
+                let kind = *kind;
+                let mut lq = Vec::new();
+                let mut rq = Vec::new();
+                let mut jq = Vec::new();
+                let mut post = Vec::new();
+                for q in quals {
+                    let m = self.refs(&q);
+                    if m & !lm == 0 && matches!(kind, JoinKind::Inner | JoinKind::Left) {
+                        lq.push(q);
+                    } else if m & !rm == 0 && matches!(kind, JoinKind::Inner | JoinKind::Right) {
+                        rq.push(q);
+                    } else if kind == JoinKind::Inner {
+                        jq.push(q);
+                    } else {
+                        post.push(q);
+                    }
+                }
+                for q in on.iter().cloned() {
+                    let m = self.refs(&q);
+                    match kind {
+                        JoinKind::Inner if m != 0 && m & !lm == 0 => lq.push(q),
+                        JoinKind::Inner if m != 0 && m & !rm == 0 => rq.push(q),
+                        JoinKind::Left if m != 0 && m & !rm == 0 => rq.push(q),
+                        JoinKind::Right if m != 0 && m & !lm == 0 => lq.push(q),
+                        _ => jq.push(q),
+                    }
+                }
+                let ls = self.start(left);
+                let rs = self.start(right);
+                let lwidth: usize = self
+                    .rels
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| lm & (1 << i) != 0)
+                    .map(|(_, r)| r.width)
+                    .sum();
+                // Hash keys: `l = r` across the two sides.
+                let mut okeys = Vec::new();
+                let mut ikeys = Vec::new();
+                let mut rest = Vec::new();
+                for q in jq {
+                    if let Expr::Binary {
+                        op: BinOp::Eq,
+                        left: a,
+                        right: b,
+                    } = &q
+                    {
+                        let (ma, mb) = (self.refs(a), self.refs(b));
+                        let pair = if ma != 0 && mb != 0 && ma & !lm == 0 && mb & !rm == 0 {
+                            Some(((**a).clone(), (**b).clone()))
+                        } else if ma != 0 && mb != 0 && mb & !lm == 0 && ma & !rm == 0 {
+                            Some(((**b).clone(), (**a).clone()))
+                        } else {
+                            None
+                        };
+                        if let Some((o, i)) = pair {
+                            let ok = match (self.key_type(&o), self.key_type(&i)) {
+                                (Some(x), Some(y)) => hash_compatible(x, y),
+                                _ => false,
+                            };
+                            if ok {
+                                okeys.push(o);
+                                ikeys.push(i);
+                                rest.push(q);
+                                continue;
+                            }
+                        }
+                    }
+                    rest.push(q);
+                }
+                // `rest` still holds the key equalities (for the nested
+                // loop forms); a hash join drops them below.
+                let lateral = match right.as_ref() {
+                    JoinTree::Rel(r) => !self.rels[*r].lateral.is_empty(),
+                    _ => false,
+                };
+                let left_node = self.build(left, lq)?;
+                let node = if lateral {
+                    if !matches!(kind, JoinKind::Inner | JoinKind::Left) {
+                        return Err(PgError::new(
+                            INVALID_COLUMN_REFERENCE,
+                            "invalid reference to FROM-clause entry",
+                        )
+                        .with_detail("The combining JOIN type must be INNER or LEFT for a LATERAL reference."));
+                    }
+                    let JoinTree::Rel(r) = right.as_ref() else {
+                        return Err(PgError::internal("lateral join input"));
+                    };
+                    let lat = std::mem::take(&mut self.rels[*r].lateral);
+                    let mut nl_params = Vec::new();
+                    for (slot, e) in lat {
+                        if self.refs(&e) & !lm != 0 {
+                            return Err(PgError::unsupported(
+                                "a LATERAL reference to this FROM item is not supported",
+                            ));
+                        }
+                        nl_params.push((slot, shift(e, ls)));
+                    }
+                    let right_node = self.build(right, rq)?;
+                    self.nestloop(left_node, right_node, kind, rest, ls, nl_params)
+                } else if !okeys.is_empty() {
+                    match self.index_nestloop(&left_node, right, kind, &okeys, &ikeys, &rq, ls)? {
+                        Some((inner, nl_params)) => {
+                            self.nestloop(left_node, inner, kind, rest, ls, nl_params)
+                        }
+                        None => {
+                            let right_node = self.build(right, rq)?;
+                            let keyset: Vec<Expr> = okeys
+                                .iter()
+                                .zip(&ikeys)
+                                .map(|(o, i)| Expr::Binary {
+                                    op: BinOp::Eq,
+                                    left: Box::new(o.clone()),
+                                    right: Box::new(i.clone()),
+                                })
+                                .collect();
+                            let qual: Vec<Expr> = rest
+                                .into_iter()
+                                .filter(|q| {
+                                    !keyset.contains(q) && !keyset.iter().any(|k| swapped(k) == *q)
+                                })
+                                .map(|q| shift(q, ls))
+                                .collect();
+                            let rows = left_node.rows.max(right_node.rows);
+                            let width = if kind.outer_only() {
+                                left_node.width
+                            } else {
+                                left_node.width + right_node.width
+                            };
+                            PlanNode::new(
+                                NodeKind::HashJoin {
+                                    outer: Box::new(left_node),
+                                    inner: Box::new(right_node),
+                                    kind,
+                                    outer_keys: okeys.into_iter().map(|e| shift(e, ls)).collect(),
+                                    inner_keys: ikeys.into_iter().map(|e| shift(e, rs)).collect(),
+                                    qual: and_all(qual),
+                                },
+                                width,
+                                rows,
+                            )
+                        }
+                    }
+                } else {
+                    let right_node = self.build(right, rq)?;
+                    self.nestloop(left_node, right_node, kind, rest, ls, Vec::new())
+                };
+                let _ = lwidth;
+                Ok(
+                    match and_all(post.into_iter().map(|q| shift(q, ls)).collect()) {
+                        Some(pred) => filter(node, pred),
+                        None => node,
+                    },
+                )
+            }
+        }
+    }
+
+    fn nestloop(
+        &self,
+        left: PlanNode,
+        right: PlanNode,
+        kind: JoinKind,
+        quals: Vec<Expr>,
+        ls: usize,
+        params: Vec<(usize, Expr)>,
+    ) -> PlanNode {
+        let rows = if quals.is_empty() {
+            left.rows * right.rows
+        } else {
+            (left.rows * right.rows / 10.0).max(left.rows.min(right.rows))
+        };
+        let width = if kind.outer_only() {
+            left.width
+        } else {
+            left.width + right.width
+        };
+        PlanNode::new(
+            NodeKind::NestLoop {
+                outer: Box::new(left),
+                inner: Box::new(right),
+                kind,
+                qual: and_all(quals.into_iter().map(|q| shift(q, ls)).collect()),
+                params,
+            },
+            width,
+            rows,
+        )
+    }
+
+    /// An index lookup on the inner side per outer row, when the outer
+    /// side is small and the keys pin an index of an inner base table.
+    #[allow(clippy::too_many_arguments)]
+    fn index_nestloop(
+        &mut self,
+        left: &PlanNode,
+        right: &JoinTree,
+        kind: JoinKind,
+        okeys: &[Expr],
+        ikeys: &[Expr],
+        rq: &[Expr],
+        ls: usize,
+    ) -> PgResult<Option<(PlanNode, NestParams)>> {
+        if left.rows > 10.0
+            || !matches!(
+                kind,
+                JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti
+            )
+        {
+            return Ok(None);
+        }
+        let JoinTree::Rel(r) = right else {
+            return Ok(None);
+        };
+        let Some(table) = self.rels[*r].table.clone() else {
+            return Ok(None);
+        };
+        let rs = self.rels[*r].start;
+        // Inner key columns that are plain columns of the table.
+        let mut eqs: Vec<(usize, &Expr)> = Vec::new();
+        for (o, i) in okeys.iter().zip(ikeys) {
+            if let Expr::Column(c) = i {
+                eqs.push((c - rs, o));
+            }
+        }
+        if eqs.is_empty() {
+            return Ok(None);
+        }
+        // Pretend the outer keys are parameters to reuse choose_access.
+        let mut slots = Vec::new();
+        let mut conj = Vec::new();
+        for (c, o) in &eqs {
+            let slot = self.g.alloc_param();
+            slots.push((slot, shift((*o).clone(), ls)));
+            conj.push(Expr::Binary {
+                op: BinOp::Eq,
+                left: Box::new(Expr::Column(*c)),
+                right: Box::new(Expr::ExecParam(slot)),
+            });
+        }
+        let probe = and_all(conj).unwrap_or(Expr::Const(pgtypes::value::Value::Bool(true)));
+        let Access::Index {
+            index,
+            key,
+            key_types,
+        } = choose_access(&table, &probe)
+        else {
+            return Ok(None);
+        };
+        let used: Vec<usize> = key
+            .iter()
+            .filter_map(|k| match k {
+                Expr::ExecParam(s) => Some(*s),
+                _ => None,
+            })
+            .collect();
+        let params: Vec<(usize, Expr)> = slots
+            .into_iter()
+            .filter(|(s, _)| used.contains(s))
+            .collect();
+        let filter = and_all(rq.iter().cloned().map(|q| shift(q, rs)).collect());
+        let rows = if index.spec.unique { 1.0 } else { 10.0 };
+        self.rels[*r].node = None;
+        let node = PlanNode::new(
+            NodeKind::IndexScan {
+                table: table.clone(),
+                index,
+                key,
+                key_types,
+                filter,
+            },
+            table.columns.len(),
+            rows,
+        );
+        Ok(Some((node, params)))
+    }
+
+    fn build_rel(&mut self, r: usize, quals: Vec<Expr>) -> PgResult<PlanNode> {
+        let start = self.rels[r].start;
+        let quals: Vec<Expr> = quals.into_iter().map(|q| shift(q, start)).collect();
+        let nq = quals.len();
+        let pred = and_all(quals);
+        if let Some(table) = self.rels[r].table.clone() {
+            let width = table.columns.len();
+            let access = match &pred {
+                Some(p) => choose_access(&table, p),
+                None => Access::SeqScan,
+            };
+            return Ok(match access {
+                Access::SeqScan => PlanNode::new(
+                    NodeKind::SeqScan {
+                        table,
+                        filter: pred,
+                    },
+                    width,
+                    1000.0 * 0.5f64.powi(nq as i32),
+                ),
+                Access::Index {
+                    index,
+                    key,
+                    key_types,
+                } => {
+                    let rows = if index.spec.unique { 1.0 } else { 10.0 };
+                    PlanNode::new(
+                        NodeKind::IndexScan {
+                            table,
+                            index,
+                            key,
+                            key_types,
+                            filter: pred,
+                        },
+                        width,
+                        rows,
+                    )
+                }
+            });
+        }
+        let node = self.rels[r]
+            .node
+            .take()
+            .ok_or_else(|| PgError::internal("FROM item planned twice"))?;
+        Ok(match pred {
+            Some(p) => filter(node, p),
+            None => node,
+        })
+    }
+}
+
+/// The static type of a join key over a row of `types`, where evident.
+pub fn key_type(e: &Expr, types: &[SqlType]) -> Option<SqlType> {
+    match e {
+        Expr::Column(i) => types.get(*i).copied(),
+        Expr::Cast { to, .. } => Some(*to),
+        Expr::Const(v) if !v.is_null() => Some(v.sql_type()),
+        Expr::Func {
+            func: Func::BpcharStrip,
+            ..
+        } => Some(SqlType::Text),
+        _ => None,
+    }
+}
+
+/// `b = a` for `a = b`.
+fn swapped(e: &Expr) -> Expr {
+    match e {
+        Expr::Binary { op, left, right } => Expr::Binary {
+            op: *op,
+            left: right.clone(),
+            right: left.clone(),
+        },
+        other => other.clone(),
+    }
+}
+
+/// ANDs conjuncts together (None for none).
+pub fn and_all(mut v: Vec<Expr>) -> Option<Expr> {
+    let first = if v.is_empty() {
+        return None;
+    } else {
+        v.remove(0)
+    };
+    Some(v.into_iter().fold(first, |acc, e| Expr::Binary {
+        op: BinOp::And,
+        left: Box::new(acc),
+        right: Box::new(e),
+    }))
+}
+
+/// A Filter node over `node`.
+pub fn filter(node: PlanNode, pred: Expr) -> PlanNode {
+    let (w, rows) = (node.width, node.rows * 0.5);
+    PlanNode::new(
+        NodeKind::Filter {
+            input: Box::new(node),
+            pred,
+        },
+        w,
+        rows,
+    )
+}

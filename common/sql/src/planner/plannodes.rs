@@ -1,0 +1,484 @@
+//! The plan tree: what the planner hands the executor for a query.
+//!
+//! A query is a tree of [`PlanNode`]s, each producing rows of a fixed
+//! width; a parent reads its children's rows by position (`Expr::Column`
+//! indexes the child's row, or for a join the outer row followed by the
+//! inner row). The tree for
+//! `SELECT a.owner, count(o.id) FROM accounts a JOIN orders o ON o.account_id = a.id GROUP BY a.owner`
+//! is
+//!
+//! ```text
+//!   Project [Agg(0), Agg(1)]
+//!     Agg  keys [Column(1)]  aggs [count(Column(3))]
+//!       HashJoin inner  outer key Column(0) = inner key Column(1)
+//!         SeqScan accounts            (columns 0..2 of the join row)
+//!         SeqScan orders              (columns 2..5, hashed)
+//! ```
+//!
+//! Besides the tree, a statement has [`StatementPlans`]: the subqueries
+//! used as expressions (`Expr::SubPlan` points at one by index), the
+//! materialized CTEs (`CteScan` reads one by index) and the number of
+//! executor parameter slots (`Expr::ExecParam`). Plans are immutable and
+//! shared (`Arc`); everything that changes while a query runs lives in the
+//! executor (`executor::execnodes`).
+//!
+//! Every node carries a label and an estimated row count so EXPLAIN can
+//! print the tree; the estimates are crude (no statistics yet) and only
+//! steer the choice between a hash join and an index nested loop.
+
+use std::sync::Arc;
+
+use crate::expr::{Expr, Grouping, SubLinkKind};
+use crate::planner::SortKey;
+use engine::catalog::{IndexDef, TableDef};
+use pgtypes::sqltype::SqlType;
+
+/// Join types, as PostgreSQL's JoinType.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    /// Matching pairs.
+    Inner,
+    /// Every outer row, NULL-extended when nothing matches.
+    Left,
+    /// Every inner row, NULL-extended when nothing matches.
+    Right,
+    /// Both.
+    Full,
+    /// Outer rows with at least one match (EXISTS, IN); outer columns only.
+    Semi,
+    /// Outer rows without a match (NOT EXISTS); outer columns only.
+    Anti,
+}
+
+impl JoinKind {
+    /// The label EXPLAIN uses.
+    pub fn label(self) -> &'static str {
+        match self {
+            JoinKind::Inner => "Inner",
+            JoinKind::Left => "Left",
+            JoinKind::Right => "Right",
+            JoinKind::Full => "Full",
+            JoinKind::Semi => "Semi",
+            JoinKind::Anti => "Anti",
+        }
+    }
+    /// True when the join's output is the outer row alone.
+    pub fn outer_only(self) -> bool {
+        matches!(self, JoinKind::Semi | JoinKind::Anti)
+    }
+}
+
+/// INTERSECT or EXCEPT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOpKind {
+    /// Rows in both inputs.
+    Intersect,
+    /// Rows of the left input not in the right one.
+    Except,
+}
+
+/// One node of the plan tree.
+#[derive(Debug)]
+pub struct PlanNode {
+    /// What it does.
+    pub kind: NodeKind,
+    /// Width of its output rows.
+    pub width: usize,
+    /// Estimated output rows (no statistics yet: a guess by shape).
+    pub rows: f64,
+}
+
+/// The node kinds, named after PostgreSQL's.
+#[derive(Debug)]
+pub enum NodeKind {
+    /// One empty row (SELECT without FROM).
+    Result,
+    /// Every visible row of a table that passes `filter`.
+    SeqScan {
+        /// The table.
+        table: Arc<TableDef>,
+        /// Condition over the table's row.
+        filter: Option<Expr>,
+    },
+    /// The visible rows under one key of an index that pass `filter`.
+    IndexScan {
+        /// The table.
+        table: Arc<TableDef>,
+        /// The index.
+        index: Arc<IndexDef>,
+        /// One expression per index column, without column references (it
+        /// may read executor parameters: an inner side of a nested loop).
+        key: Vec<Expr>,
+        /// Each index column's type (keys are cast to it).
+        key_types: Vec<SqlType>,
+        /// Condition over the table's row (the whole WHERE part).
+        filter: Option<Expr>,
+    },
+    /// `generate_series(start, stop[, step])`: one column.
+    FunctionScan {
+        /// Start (no column references; may read executor parameters).
+        start: Expr,
+        /// Stop.
+        stop: Expr,
+        /// Step (default 1).
+        step: Option<Expr>,
+        /// int4, int8, or timestamp / timestamptz (with an interval step).
+        ty: SqlType,
+    },
+    /// `unnest(array)`: one row per element, one column.
+    Unnest {
+        /// The array (no column references; may read executor parameters).
+        array: Expr,
+        /// The element type.
+        ty: SqlType,
+    },
+    /// A system view's rows, as of the scan.
+    SystemView(&'static crate::sysviews::SystemView),
+    /// A VALUES list.
+    Values {
+        /// Rows of expressions without column references.
+        rows: Vec<Vec<Expr>>,
+    },
+    /// Rows of `input` for which `pred` is true.
+    Filter {
+        /// Input.
+        input: Box<PlanNode>,
+        /// Condition.
+        pred: Expr,
+    },
+    /// One output row per input row, computed by `exprs`.
+    Project {
+        /// Input.
+        input: Box<PlanNode>,
+        /// Output expressions over the input row.
+        exprs: Vec<Expr>,
+    },
+    /// For each outer row, the inner rows; `params` are set from the outer
+    /// row before the inner side is (re)started, so an inner side that
+    /// reads them (an index lookup on the join key, LATERAL) runs once per
+    /// outer row; without parameters the inner rows are kept in memory.
+    NestLoop {
+        /// Outer input.
+        outer: Box<PlanNode>,
+        /// Inner input.
+        inner: Box<PlanNode>,
+        /// Join type.
+        kind: JoinKind,
+        /// Join condition over outer row ++ inner row.
+        qual: Option<Expr>,
+        /// (executor parameter slot, expression over the outer row).
+        params: Vec<(usize, Expr)>,
+    },
+    /// Equi-join: the inner rows are hashed on `inner_keys`, each outer
+    /// row probes with `outer_keys`; `qual` decides among key matches.
+    HashJoin {
+        /// Outer (probing) input.
+        outer: Box<PlanNode>,
+        /// Inner (hashed) input.
+        inner: Box<PlanNode>,
+        /// Join type.
+        kind: JoinKind,
+        /// Keys over the outer row.
+        outer_keys: Vec<Expr>,
+        /// Keys over the inner row (same count).
+        inner_keys: Vec<Expr>,
+        /// Other conditions over outer row ++ inner row.
+        qual: Option<Expr>,
+    },
+    /// Hash aggregation: one row per group, `[keys…, aggregates…]`.
+    Agg {
+        /// Input.
+        input: Box<PlanNode>,
+        /// Group keys and aggregate calls over the input row.
+        grouping: Grouping,
+    },
+    /// Sorts its whole input.
+    Sort {
+        /// Input.
+        input: Box<PlanNode>,
+        /// Keys.
+        keys: Vec<SortKey>,
+    },
+    /// Drops rows equal on `columns` to the row before (sorted input:
+    /// DISTINCT ON).
+    Unique {
+        /// Input.
+        input: Box<PlanNode>,
+        /// Compared columns.
+        columns: Vec<usize>,
+    },
+    /// Drops rows equal on `columns` to any earlier row (DISTINCT, UNION),
+    /// streaming the first of each.
+    HashDistinct {
+        /// Input.
+        input: Box<PlanNode>,
+        /// Compared columns.
+        columns: Vec<usize>,
+    },
+    /// LIMIT / OFFSET (int8 expressions without column references).
+    Limit {
+        /// Input.
+        input: Box<PlanNode>,
+        /// LIMIT (None: all).
+        limit: Option<Expr>,
+        /// OFFSET.
+        offset: Option<Expr>,
+    },
+    /// The rows of each input in turn (UNION ALL).
+    Append {
+        /// Inputs, all of the same width.
+        inputs: Vec<PlanNode>,
+    },
+    /// INTERSECT / EXCEPT [ALL], hashed on whole rows.
+    SetOp {
+        /// Which.
+        op: SetOpKind,
+        /// ALL (keep duplicates by count).
+        all: bool,
+        /// Left input.
+        left: Box<PlanNode>,
+        /// Right input.
+        right: Box<PlanNode>,
+    },
+    /// The rows of a materialized CTE (computed once per execution).
+    CteScan {
+        /// Index into [`StatementPlans::ctes`].
+        cte: usize,
+        /// The CTE's name (EXPLAIN).
+        name: String,
+    },
+    /// The rows the recursive term of CTE `cte` produced in the previous
+    /// iteration.
+    WorkTableScan {
+        /// The recursive CTE.
+        cte: usize,
+    },
+    /// WITH RECURSIVE: the non-recursive term, then the recursive term
+    /// again and again over the previous iteration's rows until it
+    /// returns none.
+    RecursiveUnion {
+        /// The non-recursive term.
+        nonrec: Box<PlanNode>,
+        /// The recursive term (reads a `WorkTableScan` of `cte`).
+        rec: Box<PlanNode>,
+        /// The CTE whose work table it fills.
+        cte: usize,
+        /// UNION (not UNION ALL): drop rows already produced.
+        distinct: bool,
+    },
+}
+
+impl PlanNode {
+    /// A node of `kind` with `width` columns and `rows` estimated rows.
+    pub fn new(kind: NodeKind, width: usize, rows: f64) -> PlanNode {
+        PlanNode { kind, width, rows }
+    }
+
+    /// The label EXPLAIN prints for the node.
+    pub fn label(&self) -> String {
+        match &self.kind {
+            NodeKind::Result => "Result".into(),
+            NodeKind::SeqScan { table, .. } => format!("Seq Scan on {}", table.name),
+            NodeKind::IndexScan { table, index, .. } => {
+                format!("Index Scan using {} on {}", index.spec.name, table.name)
+            }
+            NodeKind::FunctionScan { .. } => "Function Scan on generate_series".into(),
+            NodeKind::Unnest { .. } => "Function Scan on unnest".into(),
+            NodeKind::SystemView(v) => format!("Function Scan on {}", v.name),
+            NodeKind::Values { .. } => "Values Scan".into(),
+            NodeKind::Filter { .. } => "Result (filter)".into(),
+            NodeKind::Project { .. } => "Result".into(),
+            NodeKind::NestLoop { kind, .. } => match kind {
+                JoinKind::Inner => "Nested Loop".into(),
+                k => format!("Nested Loop {} Join", k.label()),
+            },
+            NodeKind::HashJoin { kind, .. } => match kind {
+                JoinKind::Inner => "Hash Join".into(),
+                k => format!("Hash {} Join", k.label()),
+            },
+            NodeKind::Agg { grouping, .. } => {
+                if grouping.group_by.is_empty() {
+                    "Aggregate".into()
+                } else {
+                    "HashAggregate".into()
+                }
+            }
+            NodeKind::Sort { .. } => "Sort".into(),
+            NodeKind::Unique { .. } => "Unique".into(),
+            NodeKind::HashDistinct { .. } => "HashAggregate".into(),
+            NodeKind::Limit { .. } => "Limit".into(),
+            NodeKind::Append { .. } => "Append".into(),
+            NodeKind::SetOp { op, all, .. } => format!(
+                "HashSetOp {}{}",
+                match op {
+                    SetOpKind::Intersect => "Intersect",
+                    SetOpKind::Except => "Except",
+                },
+                if *all { " All" } else { "" }
+            ),
+            NodeKind::CteScan { name, .. } => format!("CTE Scan on {name}"),
+            NodeKind::WorkTableScan { .. } => "WorkTable Scan".into(),
+            NodeKind::RecursiveUnion { .. } => "Recursive Union".into(),
+        }
+    }
+
+    /// The node's children, outer (left) first.
+    pub fn children(&self) -> Vec<&PlanNode> {
+        match &self.kind {
+            NodeKind::Filter { input, .. }
+            | NodeKind::Project { input, .. }
+            | NodeKind::Agg { input, .. }
+            | NodeKind::Sort { input, .. }
+            | NodeKind::Unique { input, .. }
+            | NodeKind::HashDistinct { input, .. }
+            | NodeKind::Limit { input, .. } => vec![input],
+            NodeKind::NestLoop { outer, inner, .. } | NodeKind::HashJoin { outer, inner, .. } => {
+                vec![outer, inner]
+            }
+            NodeKind::SetOp { left, right, .. } => vec![left, right],
+            NodeKind::RecursiveUnion { nonrec, rec, .. } => vec![nonrec, rec],
+            NodeKind::Append { inputs } => inputs.iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Visits the root of every expression this node (not its children)
+    /// evaluates.
+    pub fn for_each_own_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        match &self.kind {
+            NodeKind::SeqScan { filter, .. } => filter.iter().for_each(f),
+            NodeKind::IndexScan { key, filter, .. } => {
+                key.iter().for_each(&mut *f);
+                filter.iter().for_each(f);
+            }
+            NodeKind::FunctionScan {
+                start, stop, step, ..
+            } => {
+                f(start);
+                f(stop);
+                step.iter().for_each(f);
+            }
+            NodeKind::Unnest { array, .. } => f(array),
+            NodeKind::Values { rows } => rows.iter().flatten().for_each(f),
+            NodeKind::Filter { pred, .. } => f(pred),
+            NodeKind::Project { exprs, .. } => exprs.iter().for_each(f),
+            NodeKind::NestLoop { qual, params, .. } => {
+                qual.iter().for_each(&mut *f);
+                params.iter().for_each(|(_, e)| f(e));
+            }
+            NodeKind::HashJoin {
+                outer_keys,
+                inner_keys,
+                qual,
+                ..
+            } => {
+                outer_keys.iter().for_each(&mut *f);
+                inner_keys.iter().for_each(&mut *f);
+                qual.iter().for_each(f);
+            }
+            NodeKind::Agg { grouping, .. } => {
+                grouping.group_by.iter().for_each(&mut *f);
+                grouping
+                    .aggs
+                    .iter()
+                    .filter_map(|a| a.arg.as_ref())
+                    .for_each(f);
+            }
+            NodeKind::Limit { limit, offset, .. } => {
+                limit.iter().for_each(&mut *f);
+                offset.iter().for_each(f);
+            }
+            _ => {}
+        }
+    }
+
+    /// Visits every expression of the subtree.
+    pub fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
+        self.for_each_own_expr(f);
+        for c in self.children() {
+            c.for_each_expr(f);
+        }
+    }
+
+    /// True if running the subtree is bounded by the statement's text, not
+    /// by a table's size: no FROM, a system view, a VALUES list, or one
+    /// key of a unique index, under per-row nodes.
+    pub fn runs_briefly(&self) -> bool {
+        match &self.kind {
+            NodeKind::Result | NodeKind::SystemView(_) | NodeKind::Values { .. } => true,
+            NodeKind::IndexScan { index, .. } => index.spec.unique,
+            NodeKind::Filter { input, .. }
+            | NodeKind::Project { input, .. }
+            | NodeKind::Agg { input, .. }
+            | NodeKind::Sort { input, .. }
+            | NodeKind::Unique { input, .. }
+            | NodeKind::HashDistinct { input, .. }
+            | NodeKind::Limit { input, .. } => input.runs_briefly(),
+            _ => false,
+        }
+    }
+
+    /// Writes the tree, one node a line, indented by depth (EXPLAIN's
+    /// shape without costs).
+    pub fn explain(&self, depth: usize, out: &mut Vec<String>) {
+        let pad = if depth == 0 {
+            String::new()
+        } else {
+            format!("{}->  ", " ".repeat(depth * 6 - 4))
+        };
+        out.push(format!(
+            "{pad}{}  (rows={})",
+            self.label(),
+            self.rows.round()
+        ));
+        for c in self.children() {
+            c.explain(depth + 1, out);
+        }
+    }
+}
+
+/// A subquery used as an expression.
+#[derive(Debug)]
+pub struct SubPlanDef {
+    /// Its plan; its first column is the value (scalar, ANY/ALL).
+    pub plan: PlanNode,
+    /// What it answers.
+    pub kind: SubLinkKind,
+    /// The executor parameter slot of each correlation value
+    /// (`SubPlanExpr::args` in the same order). Empty: uncorrelated, run
+    /// once per execution and cached (PostgreSQL's initplan).
+    pub slots: Vec<usize>,
+    /// ANY/ALL: the comparison over `[lhs, subquery value]`.
+    pub test: Option<Expr>,
+    /// ANY/ALL with `=` on types whose key encoding matches equality:
+    /// an uncorrelated one is answered from a hash set.
+    pub hashable: bool,
+}
+
+/// A materialized CTE.
+#[derive(Debug)]
+pub struct CteDef {
+    /// Its name.
+    pub name: String,
+    /// Its plan.
+    pub plan: PlanNode,
+}
+
+/// What a statement's plan tree refers to by index.
+#[derive(Debug, Default)]
+pub struct StatementPlans {
+    /// Subqueries used as expressions.
+    pub subplans: Vec<SubPlanDef>,
+    /// Materialized CTEs (and recursive ones).
+    pub ctes: Vec<CteDef>,
+    /// Executor parameter slots.
+    pub exec_params: usize,
+}
+
+impl StatementPlans {
+    /// True when running the statement needs per-execution state beyond
+    /// the node tree (subplans, CTEs, parameter slots).
+    pub fn needs_state(&self) -> bool {
+        !self.subplans.is_empty() || !self.ctes.is_empty() || self.exec_params > 0
+    }
+}

@@ -1,0 +1,267 @@
+//! EXISTS and NOT EXISTS as semi and anti joins (PostgreSQL's
+//! pull_up_sublinks / convert_EXISTS_sublink_to_join).
+//!
+//! A WHERE conjunct `[NOT] EXISTS (SELECT … FROM … WHERE …)` whose
+//! subquery is a plain SELECT (no grouping, aggregates, DISTINCT, LIMIT,
+//! WITH) and whose correlation is in its WHERE clause only is not run
+//! once per outer row. Its FROM clause is planned as the inner side of a
+//! join above the outer query's FROM tree; its WHERE conjuncts that do
+//! not mention the outer query filter the inner side, and those that do
+//! become the join condition over outer row ++ inner row — with `outer =
+//! inner` equalities as hash keys, so
+//!
+//! ```text
+//!   SELECT … FROM accounts a WHERE EXISTS (SELECT 1 FROM orders o WHERE o.account_id = a.id)
+//!   → Hash Semi Join (a.id = o.account_id): accounts probing, orders hashed once
+//! ```
+//!
+//! The output is the outer row alone (SEMI: on its first match; ANTI:
+//! when none). Anything else stays a subplan (`subselect.rs`).
+
+use sqlparser::ast;
+
+use super::fromclause::{and_all, key_type, read_from, JoinPlanner};
+use super::plannodes::{JoinKind, NodeKind, PlanNode};
+use super::subselect::{hash_compatible, Global, Hook, Level, Outer};
+use crate::expr::{bind_expr_hooked, coerce, BinOp, Expr, ParamTypes};
+use pgtypes::error::PgResult;
+use pgtypes::sqltype::SqlType;
+
+/// A converted EXISTS, ready to sit above the outer FROM tree.
+pub struct SemiJoin {
+    kind: JoinKind,
+    inner: PlanNode,
+    /// Conditions over outer row ++ inner row (outer columns first).
+    quals: Vec<Expr>,
+    /// Types of the inner row.
+    inner_types: Vec<SqlType>,
+}
+
+fn simple_item(item: &ast::SelectItem) -> bool {
+    let simple = |e: &ast::Expr| {
+        matches!(
+            e,
+            ast::Expr::Value(_) | ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
+        )
+    };
+    match item {
+        ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => true,
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+            simple(e)
+        }
+    }
+}
+
+/// Plans `[NOT] EXISTS (q)` of the block `level` as a join, or None when
+/// it does not have the shape (see the module doc).
+pub fn try_semijoin(
+    g: &Global<'_, '_>,
+    q: &ast::Query,
+    negated: bool,
+    level: &Level<'_>,
+    params: &mut ParamTypes,
+) -> PgResult<Option<SemiJoin>> {
+    if q.with.is_some()
+        || q.order_by.is_some()
+        || q.limit.is_some()
+        || q.offset.is_some()
+        || q.fetch.is_some()
+        || !q.locks.is_empty()
+    {
+        return Ok(None);
+    }
+    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return Ok(None);
+    };
+    let grouped =
+        !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
+    if s.distinct.is_some()
+        || grouped
+        || s.having.is_some()
+        || s.from.is_empty()
+        || s.selection.is_none()
+        || !s.projection.iter().all(simple_item)
+    {
+        return Ok(None);
+    }
+    let outer = Outer::new(level, &g.next_param);
+    let sub_ctx = Level::empty(Some(&outer), Some(level));
+    let mut from = read_from(g, &s.from, &sub_ctx, params)?;
+    if !outer.args.borrow().is_empty() {
+        return Ok(None); // correlated FROM items (LATERAL): keep the subplan
+    }
+    let sub_level = Level {
+        scope: from.scope.clone(),
+        base_width: from.base_width,
+        merged: from.merged.clone(),
+        outer: Some(&outer),
+        ctes: std::cell::RefCell::new(Vec::new()),
+        cte_parent: Some(&sub_ctx),
+    };
+    let mut hook = Hook {
+        g,
+        level: &sub_level,
+    };
+    if let Some(t) = from.tree.as_mut() {
+        super::select::bind_on_pub(t, &sub_level, &mut hook, params)?;
+    }
+    let mut quals = Vec::new();
+    if let Some(w) = &s.selection {
+        let b = bind_expr_hooked(w, &sub_level.scope, params, None, &mut hook)?;
+        let e = coerce(b, SqlType::Bool, params)?;
+        quals = sub_level
+            .subst(e)
+            .conjuncts()
+            .into_iter()
+            .cloned()
+            .collect();
+    }
+    let args = outer.take_args();
+    if args.is_empty() {
+        return Ok(None); // uncorrelated: one cached run is cheaper
+    }
+    let slots: Vec<usize> = args.iter().map(|(s, _)| *s).collect();
+    let reads_outer = |e: &Expr| {
+        let mut hit = false;
+        e.walk(&mut |x| {
+            if let Expr::ExecParam(k) = x {
+                if slots.contains(k) {
+                    hit = true;
+                }
+            }
+        });
+        hit
+    };
+    let (join_quals, inner_quals): (Vec<Expr>, Vec<Expr>) =
+        quals.into_iter().partition(|q| reads_outer(q));
+    let inner_types: Vec<SqlType> = from.scope.columns[..from.base_width]
+        .iter()
+        .map(|c| c.ty)
+        .collect();
+    let inner = match &from.tree {
+        Some(tree) => {
+            let mut jp = JoinPlanner {
+                g,
+                rels: &mut from.rels,
+                types: inner_types.clone(),
+            };
+            jp.build(tree, inner_quals)?
+        }
+        None => return Ok(None),
+    };
+    Ok(Some(SemiJoin {
+        kind: if negated {
+            JoinKind::Anti
+        } else {
+            JoinKind::Semi
+        },
+        inner,
+        quals: join_quals
+            .into_iter()
+            .map(|q| (q, args.clone()))
+            .map(|(q, args)| Pending { q, args })
+            .map(|p| p.resolve(level.base_width))
+            .collect(),
+        inner_types,
+    }))
+}
+
+/// A join condition still reading the subquery's outer parameters.
+struct Pending {
+    q: Expr,
+    args: Vec<(usize, Expr)>,
+}
+
+impl Pending {
+    /// Inner columns move past the outer row's `ow` columns; the outer
+    /// parameters become the outer expressions they stood for.
+    fn resolve(self, ow: usize) -> Expr {
+        fn go(e: Expr, ow: usize, args: &[(usize, Expr)]) -> PgResult<Expr> {
+            match e {
+                Expr::Column(i) => Ok(Expr::Column(i + ow)),
+                Expr::ExecParam(k) => match args.iter().find(|(s, _)| *s == k) {
+                    Some((_, a)) => Ok(a.clone()),
+                    None => Ok(Expr::ExecParam(k)),
+                },
+                other => other.map_children(&mut |c| go(c, ow, args)),
+            }
+        }
+        let q = self.q.clone();
+        go(self.q, ow, &self.args).unwrap_or(q)
+    }
+}
+
+/// Puts the semi / anti join above `node` (the outer FROM tree, whose row
+/// has `outer_types`).
+pub fn attach(node: PlanNode, sj: SemiJoin, outer_types: &[SqlType]) -> PlanNode {
+    let ow = node.width;
+    let mut types = outer_types.to_vec();
+    types.resize(ow, SqlType::Unknown);
+    types.extend(sj.inner_types.iter().copied());
+    let side = |e: &Expr| -> Option<bool> {
+        let (mut lo, mut hi) = (false, false);
+        e.walk(&mut |x| {
+            if let Expr::Column(i) = x {
+                if *i < ow {
+                    lo = true;
+                } else {
+                    hi = true;
+                }
+            }
+        });
+        match (lo, hi) {
+            (true, false) => Some(false),
+            (false, true) => Some(true),
+            _ => None,
+        }
+    };
+    let mut okeys = Vec::new();
+    let mut ikeys = Vec::new();
+    let mut rest = Vec::new();
+    for q in sj.quals {
+        if let Expr::Binary {
+            op: BinOp::Eq,
+            left,
+            right,
+        } = &q
+        {
+            let pair = match (side(left), side(right)) {
+                (Some(false), Some(true)) => Some((left.as_ref(), right.as_ref())),
+                (Some(true), Some(false)) => Some((right.as_ref(), left.as_ref())),
+                _ => None,
+            };
+            if let Some((o, i)) = pair {
+                let ok = matches!(
+                    (key_type(o, &types), key_type(i, &types)),
+                    (Some(a), Some(b)) if hash_compatible(a, b)
+                );
+                if ok {
+                    okeys.push(o.clone());
+                    ikeys.push(super::fromclause::shift(i.clone(), ow));
+                    continue;
+                }
+            }
+        }
+        rest.push(q);
+    }
+    let rows = node.rows * 0.5;
+    let kind = if okeys.is_empty() {
+        NodeKind::NestLoop {
+            outer: Box::new(node),
+            inner: Box::new(sj.inner),
+            kind: sj.kind,
+            qual: and_all(rest),
+            params: Vec::new(),
+        }
+    } else {
+        NodeKind::HashJoin {
+            outer: Box::new(node),
+            inner: Box::new(sj.inner),
+            kind: sj.kind,
+            outer_keys: okeys,
+            inner_keys: ikeys,
+            qual: and_all(rest),
+        }
+    };
+    PlanNode::new(kind, ow, rows)
+}

@@ -1,0 +1,14 @@
+create table accounts (id int primary key, owner text, branch int);
+create table orders (id int primary key, account_id int, amount int);
+create index orders_account on orders (account_id);
+create table empty_t (id int, v text);
+create table nulls_t (x int);
+create table emp (id int primary key, name text, manager_id int);
+create table t1 (a int, b text);
+create table t2 (a int, c text);
+insert into accounts values (1, 'alice', 1), (2, 'bob', 1), (3, 'carol', 2), (4, 'dave', null);
+insert into orders values (10, 1, 100), (11, 1, 50), (12, 2, 70), (13, 5, 30), (14, null, 5);
+insert into nulls_t values (1), (null), (3);
+insert into emp values (1, 'ceo', null), (2, 'vp1', 1), (3, 'vp2', 1), (4, 'dev1', 2), (5, 'dev2', 4);
+insert into t1 values (1, 'x'), (2, 'y'), (3, null);
+insert into t2 values (2, 'p'), (3, 'q'), (4, 'r');
