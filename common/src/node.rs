@@ -131,7 +131,7 @@ impl Node {
                 "recovery is not in progress",
             ));
         }
-        crate::xlog::open_after_recovery(self, end, segment_size)?;
+        crate::xlog::open_after_recovery(self, end, segment_size, true)?;
         engine::twophase::restore_at_promotion(self.engine.as_ref())?;
         let orphans = self.procarray().orphaned_known_assigned();
         for x in &orphans {
