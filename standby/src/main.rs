@@ -311,9 +311,17 @@ async fn run(config: Config) -> Result<(), String> {
     let min_recovery_point = min_recovery_point.max(pos.end);
     db.checkpointer().set_last_redo(start);
     let fsync = db.config().bool("fsync");
+    // The timeline of the WAL received last (its segment's), at least the
+    // control file's.
+    let tli = common::xlog::wal_timeline(&wal_dir, pos.end, seg)
+        .max(ctl.map_or(wal::segment::TIMELINE, |c| c.timeline));
     let writer = Arc::new(
-        WalWriter::open(&wal_dir, WalWriterOptions::new(seg, fsync), pos)
-            .map_err(|e| format!("could not open WAL: {e}"))?,
+        WalWriter::open(
+            &wal_dir,
+            WalWriterOptions::new(seg, fsync).with_timeline(tli),
+            pos,
+        )
+        .map_err(|e| format!("could not open WAL: {e}"))?,
     );
     db.replication().set_wal_writer(writer.clone());
     // Replay applies received WAL once written; page writes flush it first.
@@ -332,6 +340,9 @@ async fn run(config: Config) -> Result<(), String> {
                 slot,
                 status_interval,
                 hot_standby_feedback: db.config().bool("hot_standby_feedback"),
+                target_timeline: standby::walreceiver::TargetTimeline::parse(
+                    db.config().get("recovery_target_timeline").unwrap_or("latest"),
+                ),
             },
             stop_rx,
         )))),

@@ -193,6 +193,10 @@ pub struct WalRcvStat {
     pub status: String,
     /// Where the current stream started.
     pub receive_start_lsn: u64,
+    /// The timeline it started on.
+    pub receive_start_tli: u32,
+    /// The timeline of the WAL received last.
+    pub received_tli: u32,
     /// Written up to here.
     pub written_lsn: u64,
     /// Flushed up to here.

@@ -102,6 +102,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("receive_start_tli", T::Int4),
             ("written_lsn", T::PgLsn),
             ("flushed_lsn", T::PgLsn),
+            ("received_tli", T::Int4),
             ("latest_end_lsn", T::PgLsn),
             ("slot_name", T::Text),
             ("sender_host", T::Text),
@@ -294,9 +295,10 @@ fn stat_wal_receiver(st: &ReplicationState) -> Vec<Vec<Value>> {
                 Value::Int4(r.pid),
                 text(&r.status),
                 lsn(Lsn(r.receive_start_lsn)),
-                Value::Int4(1),
+                Value::Int4(r.receive_start_tli as i32),
                 lsn(Lsn(r.written_lsn)),
                 lsn(Lsn(r.flushed_lsn)),
+                Value::Int4(r.received_tli as i32),
                 lsn(Lsn(r.latest_end_lsn)),
                 if r.slot_name.is_empty() {
                     Value::Null
