@@ -921,6 +921,16 @@ fn bind_table_function(
     alias: Option<&ast::TableAlias>,
     params: &mut ParamTypes,
 ) -> PgResult<(Source, Scope, Option<Arc<TableDef>>)> {
+    if let (Some(view), true) = (crate::sysviews::lookup_function(name), args.is_empty()) {
+        let a = alias
+            .map(|a| ident_name(&a.name))
+            .unwrap_or_else(|| name.to_string());
+        let mut scope = Scope::new();
+        for (c, ty) in view.columns {
+            scope.push(Some(&a), c, *ty);
+        }
+        return Ok((Source::SystemView(view), scope, None));
+    }
     if name != "generate_series" {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
