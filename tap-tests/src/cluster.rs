@@ -772,6 +772,37 @@ impl Node {
         );
     }
 
+    /// `$node->enable_streaming($primary)`: from the next start this
+    /// standby streams from `primary` (its `primary_conninfo`), without a
+    /// slot.
+    pub fn enable_streaming(&self, primary: &Node) {
+        self.set_upstream(primary, None);
+    }
+
+    /// Re-points this running standby at `new_primary` (a promoted
+    /// sibling) and restarts it, as PostgreSQL's 004_timeline_switch.pl
+    /// does with `enable_streaming` + `restart`: it then follows the new
+    /// primary's timeline. Returns once it serves reads again.
+    pub fn follow(&self, new_primary: &Node) {
+        eprintln!(
+            "# Node {}: following new primary {}",
+            self.name, new_primary.name
+        );
+        self.enable_streaming(new_primary);
+        self.restart();
+    }
+
+    /// The timeline this node writes (primary) or receives (standby), from
+    /// `pg_control_checkpoint()` on a primary and `pg_stat_wal_receiver`
+    /// on a standby that streams; panics if neither answers.
+    pub fn timeline(&self) -> u32 {
+        let q = "SELECT CASE WHEN pg_is_in_recovery() THEN (SELECT received_tli FROM pg_stat_wal_receiver) ELSE (SELECT timeline_id FROM pg_control_checkpoint()) END";
+        let out = self.safe_sql(q);
+        out.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("node {}: no timeline in {out:?}", self.name))
+    }
+
     /// A new node named `name`, a standby of `primary`, started (base
     /// backup, streaming, consistent).
     pub fn standby_of(primary: &Node, name: &str) -> Node {
