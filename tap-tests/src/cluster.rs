@@ -796,7 +796,11 @@ impl Node {
     /// `pg_control_checkpoint()` on a primary and `pg_stat_wal_receiver`
     /// on a standby that streams; panics if neither answers.
     pub fn timeline(&self) -> u32 {
-        let q = "SELECT CASE WHEN pg_is_in_recovery() THEN (SELECT received_tli FROM pg_stat_wal_receiver) ELSE (SELECT timeline_id FROM pg_control_checkpoint()) END";
+        let q = if self.safe_sql("SELECT pg_is_in_recovery()") == "t" {
+            "SELECT received_tli FROM pg_stat_wal_receiver"
+        } else {
+            "SELECT timeline_id FROM pg_control_checkpoint()"
+        };
         let out = self.safe_sql(q);
         out.trim()
             .parse()

@@ -47,7 +47,7 @@ fn standby_follows_promoted_sibling() {
     let primary = Node::new("primary");
     primary.init(true);
     primary.start();
-    primary.safe_sql("CREATE TABLE tab_int AS SELECT generate_series(1, 1000) AS a");
+    primary.safe_sql("CREATE TABLE tab_int (a int); INSERT INTO tab_int SELECT generate_series(1, 1000)");
     let standby_1 = Node::standby_of(&primary, "standby_1");
     let standby_2 = Node::standby_of(&primary, "standby_2");
     catchup(&primary, &standby_1);
@@ -121,7 +121,7 @@ fn standby_follows_promoted_sibling() {
 
     // 7. New commits on the new primary reach standby 2 — and the
     // long-lived session (PostgreSQL's check: count 2000 on standby 2).
-    standby_1.safe_sql("INSERT INTO tab_int VALUES (generate_series(1001, 2000))");
+    standby_1.safe_sql("INSERT INTO tab_int SELECT generate_series(1001, 2000)");
     catchup(&standby_1, &standby_2);
     assert_eq!(standby_2.safe_sql(COUNT), "2000", "check content of standby 2");
     assert_eq!(
@@ -182,7 +182,7 @@ fn diverged_standby_refuses() {
     let primary = Node::new("primary");
     primary.init(true);
     primary.start();
-    primary.safe_sql("CREATE TABLE tab_int AS SELECT generate_series(1, 10) AS a");
+    primary.safe_sql("CREATE TABLE tab_int (a int); INSERT INTO tab_int SELECT generate_series(1, 10)");
     let standby_1 = Node::standby_of(&primary, "standby_1");
     let standby_2 = Node::standby_of(&primary, "standby_2");
     catchup(&primary, &standby_1);
