@@ -192,7 +192,10 @@ pub(crate) async fn send(
     write_row(
         &mut conn.out,
         &[("recptr", TEXT_OID), ("tli", INT4_OID)],
-        &[Some(&start.to_string()), Some(&writer.timeline().to_string())],
+        &[
+            Some(&start.to_string()),
+            Some(&writer.timeline().to_string()),
+        ],
         "SELECT",
     );
     let _ = BackendMessage::CopyOutResponse {
@@ -238,7 +241,10 @@ pub(crate) async fn send(
             _ => {
                 let tli = writer.timeline();
                 let name = wal::segment::segment_file_name_tli(tli, segno, seg);
-                (name, wal::segment::segment_path_tli(writer.dir(), tli, segno, seg))
+                (
+                    name,
+                    wal::segment::segment_path_tli(writer.dir(), tli, segno, seg),
+                )
             }
         };
         let limit = if segno == last {

@@ -72,19 +72,19 @@ impl Node {
             let dir = db.config().data_dir.clone();
             db.replication()
                 .set_control_reader(engine::replication::ControlReader(Box::new(move || {
-                ControlFile::read(&dir).ok().flatten().map(|c| {
-                    engine::replication::CheckpointInfo {
-                        checkpoint_lsn: c.checkpoint,
-                        redo_lsn: c.redo,
-                        timeline: c.timeline,
-                        prev_timeline: c.prev_timeline,
-                        next_xid: c.next_xid,
-                        next_oid: c.next_oid,
-                        time_us: c.time_us,
-                        segment_size: c.segment_size,
-                    }
-                })
-            })));
+                    ControlFile::read(&dir).ok().flatten().map(|c| {
+                        engine::replication::CheckpointInfo {
+                            checkpoint_lsn: c.checkpoint,
+                            redo_lsn: c.redo,
+                            timeline: c.timeline,
+                            prev_timeline: c.prev_timeline,
+                            next_xid: c.next_xid,
+                            next_oid: c.next_oid,
+                            time_us: c.time_us,
+                            segment_size: c.segment_size,
+                        }
+                    })
+                })));
         }
         if role == Role::Primary {
             crate::xlog::startup(&db, ctl)?;

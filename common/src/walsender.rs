@@ -63,6 +63,7 @@ use crate::node::Node;
 use bytes::BytesMut;
 use engine::replication::{WalSndStat, WalSndState};
 use pgtypes::error::{sqlstate, PgError};
+use pgtypes::TimeLineId;
 use protocol::codec::ServerCodec;
 use protocol::messages::{
     write_command_complete, write_error, write_parameter_status, write_ready_for_query,
@@ -75,7 +76,6 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 use tokio_util::codec::Decoder;
 use wal::replication::XLogData;
-use pgtypes::TimeLineId;
 use wal::{Lsn, ReplicationMessage};
 
 use crate::basebackup;
@@ -637,8 +637,7 @@ pub fn timeline_end(
     if req > current {
         return Err(not_in_history());
     }
-    let history =
-        wal::timeline::read_history(dir, current).map_err(crate::xlog::history_error)?;
+    let history = wal::timeline::read_history(dir, current).map_err(crate::xlog::history_error)?;
     let (switch, next) = history.switch_point(req).ok_or_else(not_in_history)?;
     if switch < start {
         return Err(PgError::new(

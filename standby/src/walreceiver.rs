@@ -49,12 +49,12 @@ use std::time::{Duration, Instant};
 
 use common::node::Node;
 use engine::replication::WalRcvStat;
+use pgtypes::TimeLineId;
 use protocol::client::{Client, ClientError};
 use protocol::messages::{BackendMessage, FrontendMessage};
 use tokio::sync::watch;
 use wal::replication::pg_now;
 use wal::replication::HotStandbyFeedback;
-use pgtypes::TimeLineId;
 use wal::{Lsn, ReplicationMessage, StandbyReply, WalWriter};
 
 use crate::conninfo::ConnInfo;
@@ -83,11 +83,14 @@ const TICK: Duration = Duration::from_millis(100);
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
-/// Runs the walreceiver until `shutdown` becomes true.
+/// Runs the walreceiver until `shutdown` becomes true. A new value in
+/// `config` (a configuration reload that changed `primary_conninfo` or
+/// `primary_slot_name`) ends the current connection and connects with it
+/// at once — PostgreSQL's walreceiver exits and is restarted for that.
 pub async fn run(
     db: Arc<Node>,
     writer: Arc<WalWriter>,
-    cfg: ReceiverConfig,
+    mut config: watch::Receiver<ReceiverConfig>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut backoff = BACKOFF_MIN;
@@ -98,24 +101,36 @@ pub async fn run(
         if *shutdown.borrow() {
             break;
         }
+        let cfg = config.borrow_and_update().clone();
         let began = Instant::now();
-        let r = stream_once(&db, &writer, &cfg, &mut shutdown).await;
+        let r = stream_once(&db, &writer, &cfg, &mut config, &mut shutdown).await;
         if *shutdown.borrow() {
             break;
         }
+        let changed = {
+            let now = config.borrow();
+            now.conninfo_text != cfg.conninfo_text || now.slot != cfg.slot
+        };
         match r {
+            Ok(()) if changed => {}
             Ok(()) => tracing::info!("replication terminated by primary server"),
             Err(e) if e.refused => tracing::error!("{}", e.message),
             Err(e) => tracing::error!("could not receive data from WAL stream: {}", e.message),
         }
         db.replication()
             .update_receiver(|s| s.status = "waiting".into());
+        if changed {
+            tracing::info!("primary_conninfo or primary_slot_name changed: reconnecting");
+            backoff = BACKOFF_MIN;
+            continue;
+        }
         if began.elapsed() > Duration::from_secs(10) {
             backoff = BACKOFF_MIN;
         }
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
             _ = shutdown.changed() => {}
+            _ = config.changed() => {}
         }
         backoff = (backoff * 2).min(BACKOFF_MAX);
     }
@@ -282,7 +297,9 @@ async fn fetch_history(client: &mut Client, tli: TimeLineId) -> Result<Vec<u8>, 
         }
     }
     if let Some(e) = error {
-        return Err(format!("could not receive timeline history file from the primary server: {e}"));
+        return Err(format!(
+            "could not receive timeline history file from the primary server: {e}"
+        ));
     }
     content.ok_or_else(|| {
         "could not receive timeline history file from the primary server: no content".to_string()
@@ -302,7 +319,9 @@ async fn identify(
         .await
         .map_err(|e| e.to_string())?;
     tracing::debug!("primary IDENTIFY_SYSTEM: {ident:?}");
-    let row = ident.first().ok_or_else(|| "IDENTIFY_SYSTEM returned no row".to_string())?;
+    let row = ident
+        .first()
+        .ok_or_else(|| "IDENTIFY_SYSTEM returned no row".to_string())?;
     let field = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
     let (sysid, tli) = (field(0), field(1));
     let ours = common::walsender::system_identifier(db).to_string();
@@ -337,25 +356,29 @@ async fn identify(
                 wal::timeline::write_history_file(dir, t, &content, fsync)
             })
             .map_err(|e| {
-                let hint = e.hint().map(|h| format!("\nHINT:  {h}")).unwrap_or_default();
+                let hint = e
+                    .hint()
+                    .map(|h| format!("\nHINT:  {h}"))
+                    .unwrap_or_default();
                 refuse(format!("{e}{hint}"))
             })?;
         }
         if target.follows(current, primary_tli) {
-            let history = wal::timeline::read_history(dir, primary_tli)
-                .map_err(|e| refuse(e.to_string()))?;
+            let history =
+                wal::timeline::read_history(dir, primary_tli).map_err(|e| refuse(e.to_string()))?;
             check_child(&history, current, writer.flushed_lsn())?;
         }
     }
     Ok(primary_tli)
 }
 
-/// One connection: connect, stream until it ends. `Ok` when the primary
+/// One connection: connect, stream until it ends (or `config` changes). `Ok` when the primary
 /// ended streaming, `Err` on any failure.
 async fn stream_once(
     db: &Arc<Node>,
     writer: &Arc<WalWriter>,
     cfg: &ReceiverConfig,
+    config: &mut watch::Receiver<ReceiverConfig>,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<(), Failure> {
     let ci = &cfg.conninfo;
@@ -365,12 +388,13 @@ async fn stream_once(
             c.map_err(|e| format!("could not connect to the primary server: {e}"))?
         }
         _ = shutdown.changed() => return Ok(()),
+        _ = config.changed() => return Ok(()),
     };
     identify(db, writer, &mut client, cfg.target_timeline).await?;
     loop {
         let tli = writer.timeline();
         let start = writer.insert_lsn();
-        match stream_timeline(db, writer, cfg, &mut client, shutdown, start, tli).await? {
+        match stream_timeline(db, writer, cfg, &mut client, config, shutdown, start, tli).await? {
             Some((next, at)) => {
                 tracing::info!("replication terminated by primary server\nDETAIL:  End of WAL reached on timeline {tli} at {at}.");
                 if !cfg.target_timeline.follows(tli, next) {
@@ -400,11 +424,14 @@ async fn stream_once(
 /// START_REPLICATION on timeline `tli` from `start`; streams until the
 /// primary or shutdown ends it. `Some((next timeline, its start))` when the
 /// primary ended a timeline that is not its newest.
+// The connection, what it streams and the two signals that end it.
+#[allow(clippy::too_many_arguments)]
 async fn stream_timeline(
     db: &Arc<Node>,
     writer: &Arc<WalWriter>,
     cfg: &ReceiverConfig,
     client: &mut Client,
+    config: &mut watch::Receiver<ReceiverConfig>,
     shutdown: &mut watch::Receiver<bool>,
     start: Lsn,
     tli: TimeLineId,
@@ -429,10 +456,7 @@ async fn stream_timeline(
             // timeline at once.
             BackendMessage::RowDescription(_) => return Ok(read_next_timeline(client).await?),
             other => {
-                return Err(format!(
-                    "unexpected response to START_REPLICATION: {other:?}"
-                )
-                .into())
+                return Err(format!("unexpected response to START_REPLICATION: {other:?}").into())
             }
         }
     }
@@ -489,10 +513,17 @@ async fn stream_timeline(
                 let _ = client.send(FrontendMessage::CopyDone).await;
                 return Ok(None);
             }
+            _ = config.changed() => {
+                // Re-pointed: this connection ends, `run` connects anew.
+                let _ = client.send(FrontendMessage::CopyDone).await;
+                return Ok(None);
+            }
         };
         let msg = match msg {
             Ok(m) => m,
-            Err(ClientError::Closed) => return Err("primary closed the connection".to_string().into()),
+            Err(ClientError::Closed) => {
+                return Err("primary closed the connection".to_string().into())
+            }
             Err(e) => return Err(e.to_string().into()),
         };
         match msg {
@@ -565,7 +596,11 @@ async fn read_next_timeline(client: &mut Client) -> Result<Option<(TimeLineId, L
                 let at = text(1).parse::<Lsn>().ok();
                 match (tli, at) {
                     (Some(t), Some(a)) => next = Some((t, a)),
-                    _ => return Err(format!("invalid end-of-timeline row from the primary: {v:?}")),
+                    _ => {
+                        return Err(format!(
+                            "invalid end-of-timeline row from the primary: {v:?}"
+                        ))
+                    }
                 }
             }
             BackendMessage::ErrorResponse(e) => return Err(e.message().to_string()),

@@ -47,7 +47,9 @@ fn standby_follows_promoted_sibling() {
     let primary = Node::new("primary");
     primary.init(true);
     primary.start();
-    primary.safe_sql("CREATE TABLE tab_int (a int); INSERT INTO tab_int SELECT generate_series(1, 1000)");
+    primary.safe_sql(
+        "CREATE TABLE tab_int (a int); INSERT INTO tab_int SELECT generate_series(1, 1000)",
+    );
     let standby_1 = Node::standby_of(&primary, "standby_1");
     let standby_2 = Node::standby_of(&primary, "standby_2");
     catchup(&primary, &standby_1);
@@ -71,7 +73,10 @@ fn standby_follows_promoted_sibling() {
     let mut fields = history.trim_end().split('\t');
     assert_eq!(fields.next(), Some("1"), "parent timeline: {history:?}");
     let fork = fields.next().expect("switch point").to_string();
-    assert!(tap_tests::cluster::parse_lsn(&fork).is_some(), "{history:?}");
+    assert!(
+        tap_tests::cluster::parse_lsn(&fork).is_some(),
+        "{history:?}"
+    );
     assert_eq!(fields.next(), Some("no recovery target specified"));
     assert!(
         standby_1.log_contains("selected new timeline ID: 2"),
@@ -123,7 +128,11 @@ fn standby_follows_promoted_sibling() {
     // long-lived session (PostgreSQL's check: count 2000 on standby 2).
     standby_1.safe_sql("INSERT INTO tab_int SELECT generate_series(1001, 2000)");
     catchup(&standby_1, &standby_2);
-    assert_eq!(standby_2.safe_sql(COUNT), "2000", "check content of standby 2");
+    assert_eq!(
+        standby_2.safe_sql(COUNT),
+        "2000",
+        "check content of standby 2"
+    );
     assert_eq!(
         long_lived.query_safe(COUNT),
         "2000",
@@ -182,7 +191,9 @@ fn diverged_standby_refuses() {
     let primary = Node::new("primary");
     primary.init(true);
     primary.start();
-    primary.safe_sql("CREATE TABLE tab_int (a int); INSERT INTO tab_int SELECT generate_series(1, 10)");
+    primary.safe_sql(
+        "CREATE TABLE tab_int (a int); INSERT INTO tab_int SELECT generate_series(1, 10)",
+    );
     let standby_1 = Node::standby_of(&primary, "standby_1");
     let standby_2 = Node::standby_of(&primary, "standby_2");
     catchup(&primary, &standby_1);
@@ -220,4 +231,69 @@ fn diverged_standby_refuses() {
         "no timeline-2 segments: {:?}",
         wal_files(&standby_2)
     );
+}
+
+/// Re-pointing without a restart (PostgreSQL 13+): a new
+/// `primary_conninfo` in the configuration file and `pg_reload_conf()`
+/// make the walreceiver reconnect to the promoted sibling and follow its
+/// timeline; a session opened before sees the new primary's commits. A
+/// bad value sent with SIGHUP keeps the old one, and streaming goes on.
+#[test]
+fn reload_repoints_standby() {
+    let primary = Node::new("primary");
+    primary.init(true);
+    primary.start();
+    primary.safe_sql(
+        "CREATE TABLE tab_int (a int); INSERT INTO tab_int SELECT generate_series(1, 100)",
+    );
+    let standby_1 = Node::standby_of(&primary, "standby_1");
+    let standby_2 = Node::standby_of(&primary, "standby_2");
+    catchup(&primary, &standby_1);
+    catchup(&primary, &standby_2);
+    let long_lived = standby_2.background_session();
+    assert_eq!(long_lived.query_safe(COUNT), "100");
+
+    primary.stop("fast");
+    standby_1.promote();
+
+    let offset = standby_2.log_position();
+    standby_2.append_conf(&format!(
+        "primary_conninfo = 'host={} port={} application_name=standby_2'",
+        standby_1.host(),
+        standby_1.port()
+    ));
+    assert_eq!(standby_2.safe_sql("SELECT pg_reload_conf()"), "t");
+    wait_log(
+        &standby_2,
+        "parameter \"primary_conninfo\" changed to",
+        offset,
+    );
+    wait_log(&standby_2, "new target timeline is 2", offset);
+    standby_1.safe_sql("INSERT INTO tab_int SELECT generate_series(101, 200)");
+    catchup(&standby_1, &standby_2);
+    assert_eq!(
+        long_lived.query_safe(COUNT),
+        "200",
+        "same session, new primary"
+    );
+    assert_eq!(standby_2.timeline(), 2);
+
+    // A bad value by SIGHUP: logged, the old one kept.
+    let offset = standby_2.log_position();
+    standby_2.append_conf("primary_conninfo = 'port=notaport'");
+    let pid = standby_2.pid().expect("standby 2 runs");
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &pid.to_string()])
+        .status()
+        .expect("kill -HUP");
+    assert!(status.success());
+    wait_log(
+        &standby_2,
+        "received SIGHUP, reloading configuration files",
+        offset,
+    );
+    wait_log(&standby_2, "keeping the old value", offset);
+    standby_1.safe_sql("INSERT INTO tab_int VALUES (201)");
+    catchup(&standby_1, &standby_2);
+    assert_eq!(long_lived.query_safe(COUNT), "201", "still streaming");
 }

@@ -103,7 +103,10 @@ pub fn parse_segment_file_name_tli(name: &str, segment_size: u64) -> Option<(Tim
     if tli == 0 || lo >= per_xlogid {
         return None;
     }
-    Some((TimeLineId(tli), hi.checked_mul(per_xlogid)?.checked_add(lo)?))
+    Some((
+        TimeLineId(tli),
+        hi.checked_mul(per_xlogid)?.checked_add(lo)?,
+    ))
 }
 
 /// The segment number named by a file name of any timeline.
@@ -523,7 +526,10 @@ mod tests {
         assert_eq!(tli_of(4), Some(TimeLineId(2)));
         assert_eq!(tli_of(5), Some(TimeLineId(2)));
         assert_eq!(tli_of(6), None);
-        assert_eq!(remove_segments_before(dir.path(), 5, size, false).unwrap(), 3);
+        assert_eq!(
+            remove_segments_before(dir.path(), 5, size, false).unwrap(),
+            3
+        );
         assert_eq!(list_segments(dir.path(), size).unwrap(), vec![5]);
     }
 

@@ -369,7 +369,10 @@ mod tests {
             Some("Expected a write-ahead log switchpoint location.")
         );
         let e = parse_history("2\t0/5\tx\n1\t0/9\tx\n", t).unwrap_err();
-        assert_eq!(e.hint(), Some("Timeline IDs must be in increasing sequence."));
+        assert_eq!(
+            e.hint(),
+            Some("Timeline IDs must be in increasing sequence.")
+        );
         let e = parse_history("1\t0/5\tx\n3\t0/9\tx\n", t).unwrap_err();
         assert_eq!(
             e.to_string(),

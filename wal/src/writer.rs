@@ -301,7 +301,14 @@ impl WalWriter {
         // or they are the old timeline's past the switch point).
         remove_segments_after(&dir, segno, seg)?;
         // A new timeline starts in a copy of the old one's segment.
-        adopt_segment(&dir, tli, segno, seg, pos.end.segment_offset(seg), opts.fsync)?;
+        adopt_segment(
+            &dir,
+            tli,
+            segno,
+            seg,
+            pos.end.segment_offset(seg),
+            opts.fsync,
+        )?;
         let mut f = create_segment(&dir, tli, segno, seg, opts.fsync)?;
         if clear_tail(&mut f, pos.end.segment_offset(seg), seg)? && opts.fsync {
             f.sync_data()?;
@@ -734,7 +741,14 @@ impl WalWriter {
         let seg = sh.opts.segment_size;
         let segno = at.segment_number(seg);
         remove_segments_after(&sh.dir, segno, seg)?;
-        adopt_segment(&sh.dir, tli, segno, seg, at.segment_offset(seg), sh.opts.fsync)?;
+        adopt_segment(
+            &sh.dir,
+            tli,
+            segno,
+            seg,
+            at.segment_offset(seg),
+            sh.opts.fsync,
+        )?;
         create_segment(&sh.dir, tli, segno, seg, sh.opts.fsync)?;
         sh.tli.store(tli.0, Ordering::Release);
         sh.prealloc.store(segno, Ordering::Release);

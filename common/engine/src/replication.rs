@@ -507,6 +507,8 @@ pub struct ReplicationState {
     /// Reads the control file's checkpoint (`pg_control_checkpoint()`);
     /// installed by the node, which owns the control file's format.
     control_reader: std::sync::OnceLock<ControlReader>,
+    /// `pg_reload_conf()` requests (a permit is kept if nobody waits).
+    reload: tokio::sync::Notify,
 }
 
 /// The control file's last checkpoint as `pg_control_checkpoint()` shows
@@ -567,6 +569,7 @@ impl ReplicationState {
             confl_snapshot: AtomicU64::new(0),
             wal: parking_lot::RwLock::new(None),
             control_reader: std::sync::OnceLock::new(),
+            reload: tokio::sync::Notify::new(),
         })
     }
 
@@ -625,6 +628,17 @@ impl ReplicationState {
     /// primary from now on. Called once; there is no way back.
     pub fn end_recovery(&self) {
         self.in_recovery.store(false, Ordering::Release);
+    }
+
+    /// pg_reload_conf(): wakes whoever re-reads the configuration (the
+    /// standby's main loop, which SIGHUP wakes too).
+    pub fn request_reload(&self) {
+        self.reload.notify_one();
+    }
+
+    /// Waits for the next [`ReplicationState::request_reload`].
+    pub async fn reload_requested(&self) {
+        self.reload.notified().await
     }
 
     /// SetPromoteIsTriggered: asks the startup process to promote the
