@@ -8,12 +8,12 @@
 //!
 //! ```text
 //!  00000003.history
-//!  ┌──────────────────────────────────────────────┐
-//!  │1	0/3000158	no recovery target specified │  timeline 1 ended at 0/3000158
-//!  │                                              │  (blank line: as PostgreSQL,
-//!  │2	0/5000060	no recovery target specified │   a copied parent file is
-//!  └──────────────────────────────────────────────┘   followed by one)
-//!  parentTLI \t switchpoint X/X \t reason
+//!  ┌────────────────────────────────────────────────┐
+//!  │1 → 0/3000158 → no recovery target specified    │  timeline 1 ended at 0/3000158
+//!  │                                                │  (blank line: as PostgreSQL,
+//!  │2 → 0/5000060 → no recovery target specified    │   a copied parent file is
+//!  └────────────────────────────────────────────────┘   followed by one)
+//!  parentTLI \t switchpoint X/X \t reason          (→ = a tab)
 //! ```
 //!
 //! Timeline 1 has no file; a missing file means "no parents". A history as

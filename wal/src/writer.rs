@@ -81,6 +81,14 @@
 //! the writer enters a failed state in which every later insert and flush
 //! returns [`WalError::Failed`] (PostgreSQL PANICs here; the server decides).
 //!
+//! **Timelines.** New segments are created under the writer's timeline
+//! ([`WalWriterOptions::timeline`]); opening on a newer timeline than the
+//! segment holding `pos.end` copies that segment under the new name up to
+//! `pos.end` (promotion), and [`WalWriter::switch_timeline`] does the same
+//! for a running standby's writer under the round, insert and create locks
+//! (in that order), with nothing pending. See `segment` for why readers
+//! then find the right file.
+//!
 //! **Opening.** [`WalWriter::open`] continues at the end of valid WAL found by
 //! recovery ([`WalPosition`]): it zeroes the current segment from that point
 //! on and deletes any later segments, so bytes of a torn tail can never be
