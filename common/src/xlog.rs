@@ -409,7 +409,20 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
         );
     }
     let pos = reader.position();
-    let tli = wal_timeline(&dir, pos.end, seg).max(ctl.timeline);
+    let mut tli = wal_timeline(&dir, pos.end, seg).max(ctl.timeline);
+    // A promotion that stopped (crashed) after writing the new timeline's
+    // history file but before its first segment: the WAL ends exactly at
+    // the recorded switch point, so the node goes on on that timeline
+    // rather than writing past the fork on the old one.
+    let newest = wal::timeline::find_newest_timeline(&dir, tli);
+    if newest > tli {
+        if let Ok(h) = wal::timeline::read_history(&dir, newest) {
+            if h.switch_point(tli).map(|(at, _)| at) == Some(pos.end) {
+                tracing::info!("continuing promotion to timeline {newest} at {}", pos.end);
+                tli = newest;
+            }
+        }
+    }
     let writer = WalWriter::open(
         &dir,
         writer_options(db.config(), seg).with_timeline(tli),
