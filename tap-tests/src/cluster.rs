@@ -575,7 +575,8 @@ impl Node {
             .unwrap_or(0)
     }
 
-    fn log_since(&self, offset: u64) -> String {
+    /// The log written since `offset` (a [`log_position`](Self::log_position)).
+    pub fn log_since(&self, offset: u64) -> String {
         let bytes = std::fs::read(&self.log_path).unwrap_or_default();
         let start = usize::try_from(offset)
             .unwrap_or(usize::MAX)

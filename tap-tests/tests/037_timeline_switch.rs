@@ -343,3 +343,55 @@ fn reload_repoints_standby() {
     catchup(&standby_1, &standby_2);
     assert_eq!(long_lived.query_safe(COUNT), "201", "still streaming");
 }
+
+/// A standby behind the fork point: standby 2 stops early, the primary
+/// writes more (standby 1 receives it), standby 1 is promoted. Standby 2,
+/// re-pointed, first streams the rest of timeline 1 from the new primary
+/// — up to the switch point, where the walsender ends the copy and names
+/// timeline 2 — then switches and streams timeline 2.
+#[test]
+fn lagging_standby_streams_old_timeline_then_switches() {
+    let primary = Node::new("primary");
+    primary.init(true);
+    primary.start();
+    primary.safe_sql(
+        "CREATE TABLE tab_int (a int); INSERT INTO tab_int SELECT generate_series(1, 10)",
+    );
+    let standby_1 = Node::standby_of(&primary, "standby_1");
+    let standby_2 = Node::standby_of(&primary, "standby_2");
+    catchup(&primary, &standby_1);
+    catchup(&primary, &standby_2);
+
+    standby_2.stop("fast");
+    primary.safe_sql("INSERT INTO tab_int SELECT generate_series(11, 5000)");
+    catchup(&primary, &standby_1);
+    primary.stop("fast");
+    standby_1.promote();
+    standby_1.safe_sql("INSERT INTO tab_int VALUES (5001)");
+
+    let offset = standby_2.log_position();
+    standby_2.enable_streaming(&standby_1);
+    standby_2.start();
+    wait_log(&standby_2, "started streaming WAL from primary at", offset);
+    wait_log(&standby_2, "End of WAL reached on timeline 1", offset);
+    wait_log(&standby_2, "new target timeline is 2", offset);
+    let log = standby_2.log_since(offset);
+    let streamed_old = log.lines().any(|l| {
+        l.contains("started streaming WAL from primary at") && l.ends_with("on timeline 1")
+    });
+    assert!(
+        streamed_old,
+        "streamed timeline 1 from the new primary first"
+    );
+    catchup(&standby_1, &standby_2);
+    assert_eq!(
+        standby_2.safe_sql(COUNT),
+        "5001",
+        "old timeline's rest and the new one"
+    );
+    assert_eq!(
+        standby_1.safe_sql("SELECT sum(a) FROM tab_int"),
+        standby_2.safe_sql("SELECT sum(a) FROM tab_int"),
+        "data equal"
+    );
+}
