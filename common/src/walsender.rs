@@ -800,7 +800,13 @@ async fn stream(
         }
         if sent < flushed {
             let want = (flushed.distance_from(sent) as usize).min(MAX_SEND_SIZE);
-            let n = match wal::read_raw(writer.dir(), seg, sent, &mut buf[..want]) {
+            let n = match wal::read_raw_newest(
+                writer.dir(),
+                seg,
+                writer.timeline(),
+                sent,
+                &mut buf[..want],
+            ) {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     break Err(PgError::new(

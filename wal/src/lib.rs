@@ -89,7 +89,7 @@ pub mod writer;
 // The LSN types live with the other ids (pgtypes); the log re-exports
 // them because its whole API speaks in them.
 pub use pgtypes::lsn::{AtomicLsn, Lsn, LsnParseError};
-pub use reader::{read_raw, StreamDecoder, StreamGap, WalPosition, WalReader};
+pub use reader::{read_raw, read_raw_newest, StreamDecoder, StreamGap, WalPosition, WalReader};
 pub use record::{DecodedRecord, EndOfWal, EndReason, RecordHeader};
 pub use records::{
     BlockRef, DecodeError, HeapRecord, RmgrId, SmgrRecord, StandbyRecord, WalRecord, XactRecord,

@@ -160,6 +160,21 @@ pub fn open_segment(dir: &Path, segno: u64, segment_size: u64) -> io::Result<Fil
     }
 }
 
+/// [`open_segment`] for a caller that knows the newest timeline on the
+/// node (its writer's, `newest`): that timeline's file, if present, is the
+/// highest one, found without listing the directory.
+pub fn open_segment_newest(
+    dir: &Path,
+    segno: u64,
+    segment_size: u64,
+    newest: TimeLineId,
+) -> io::Result<File> {
+    match File::open(segment_path_tli(dir, newest, segno, segment_size)) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => open_segment(dir, segno, segment_size),
+        r => r,
+    }
+}
+
 /// The file name of the segment holding `lsn` on timeline 1
 /// (`pg_walfile_name`).
 pub fn walfile_name(lsn: Lsn, segment_size: u64) -> String {
