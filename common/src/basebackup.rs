@@ -192,7 +192,10 @@ pub(crate) async fn send(
     write_row(
         &mut conn.out,
         &[("recptr", TEXT_OID), ("tli", INT4_OID)],
-        &[Some(&start.to_string()), Some("1")],
+        &[
+            Some(&start.to_string()),
+            Some(&writer.timeline().to_string()),
+        ],
         "SELECT",
     );
     let _ = BackendMessage::CopyOutResponse {
@@ -233,8 +236,17 @@ pub(crate) async fn send(
     let last = end.segment_number(seg);
     s.total = s.done + (last - first) * seg + end.segment_offset(seg);
     for segno in first..=last {
-        let name = wal::segment::segment_file_name(segno, seg);
-        let abs = wal::segment::segment_path(writer.dir(), segno, seg);
+        let (name, abs) = match wal::segment::find_segment(writer.dir(), segno, seg) {
+            Ok(Some((tli, abs))) => (wal::segment::segment_file_name_tli(tli, segno, seg), abs),
+            _ => {
+                let tli = writer.timeline();
+                let name = wal::segment::segment_file_name_tli(tli, segno, seg);
+                (
+                    name,
+                    wal::segment::segment_path_tli(writer.dir(), tli, segno, seg),
+                )
+            }
+        };
         let limit = if segno == last {
             end.segment_offset(seg)
         } else {
@@ -251,6 +263,23 @@ pub(crate) async fn send(
         }
         s.file(&format!("pg_wal/{name}"), &abs, limit).await?;
     }
+    // Timeline history files: the copy must know its ancestry to follow
+    // its primary's next promotion (PostgreSQL's base backup sends them
+    // too).
+    let mut histories: Vec<(String, std::path::PathBuf, u64)> = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(writer.dir()) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if wal::timeline::parse_history_file_name(&name).is_some() {
+                let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+                histories.push((name, e.path(), len));
+            }
+        }
+    }
+    histories.sort();
+    for (name, abs, len) in &histories {
+        s.file(&format!("pg_wal/{name}"), abs, *len).await?;
+    }
     s.progress(true).await?;
     let elapsed = s.started.elapsed();
     let total_kb = s.done / 1024;
@@ -258,7 +287,7 @@ pub(crate) async fn send(
     write_row(
         &mut s.conn.out,
         &[("recptr", TEXT_OID), ("tli", INT4_OID)],
-        &[Some(&end.to_string()), Some("1")],
+        &[Some(&end.to_string()), Some(&writer.timeline().to_string())],
         "SELECT",
     );
     let _ = write_command_complete(&mut s.conn.out, "BASE_BACKUP");

@@ -264,6 +264,8 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
         segment_size: writer.segment_size(),
         time_us: pgtypes::datetime::now_usecs(),
         min_recovery_point,
+        timeline: writer.timeline(),
+        prev_timeline: prev_timeline(db, writer.timeline()),
     }
     .write(&db.config().data_dir, fsync)?;
 
@@ -365,6 +367,8 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
         segment_size: writer.segment_size(),
         time_us: pgtypes::datetime::now_usecs(),
         min_recovery_point: Lsn::INVALID,
+        timeline: writer.timeline(),
+        prev_timeline: prev_timeline(db, writer.timeline()),
     }
     .write(&db.config().data_dir, db.config().bool("fsync"))?;
 
@@ -501,6 +505,16 @@ fn fsync_base(data_dir: &std::path::Path) -> PgResult<()> {
     let base = data_dir.join("base");
     pgtypes::fileutil::fsync_dir(&base)
         .map_err(|e| pgtypes::fileutil::io_error("fsync directory", &base, e))
+}
+
+/// The timeline of the checkpoint before the one being written: the
+/// control file's, which differs from `tli` only for the first checkpoint
+/// after a promotion (`pg_control_checkpoint().prev_timeline_id`).
+fn prev_timeline(db: &Node, tli: pgtypes::TimeLineId) -> pgtypes::TimeLineId {
+    match ControlFile::read(&db.config().data_dir) {
+        Ok(Some(c)) if c.timeline <= tli => c.timeline,
+        _ => tli,
+    }
 }
 
 #[cfg(test)]

@@ -68,6 +68,24 @@ impl Node {
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
             checkpointer: CheckpointerState::default(),
         };
+        {
+            let dir = db.config().data_dir.clone();
+            db.replication()
+                .set_control_reader(engine::replication::ControlReader(Box::new(move || {
+                    ControlFile::read(&dir).ok().flatten().map(|c| {
+                        engine::replication::CheckpointInfo {
+                            checkpoint_lsn: c.checkpoint,
+                            redo_lsn: c.redo,
+                            timeline: c.timeline,
+                            prev_timeline: c.prev_timeline,
+                            next_xid: c.next_xid,
+                            next_oid: c.next_oid,
+                            time_us: c.time_us,
+                            segment_size: c.segment_size,
+                        }
+                    })
+                })));
+        }
         if role == Role::Primary {
             crate::xlog::startup(&db, ctl)?;
             // Tables and indexes whose creating transaction never committed
@@ -131,7 +149,7 @@ impl Node {
                 "recovery is not in progress",
             ));
         }
-        crate::xlog::open_after_recovery(self, end, segment_size)?;
+        crate::xlog::open_after_recovery(self, end, segment_size, true)?;
         engine::twophase::restore_at_promotion(self.engine.as_ref())?;
         let orphans = self.procarray().orphaned_known_assigned();
         for x in &orphans {

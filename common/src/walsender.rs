@@ -11,11 +11,29 @@
 //!                                       → slot_name, consistent_point, …
 //!  DROP_REPLICATION_SLOT s [WAIT]
 //!  BASE_BACKUP [PROGRESS] [LABEL 'x']   → see basebackup.rs
-//!  START_REPLICATION [SLOT s] [PHYSICAL] X/X [TIMELINE 1]
+//!  TIMELINE_HISTORY n                   → filename, content (bytea)
+//!  START_REPLICATION [SLOT s] [PHYSICAL] X/X [TIMELINE n]
 //!       → CopyBothResponse, then      w (XLogData) / k (keepalive)   ──▶
 //!                                     r (status) / h (feedback)      ◀──
-//!       until the client sends CopyDone or goes away
+//!       until the client sends CopyDone or goes away; for a timeline
+//!       that is not the server's own (an ancestor in its history):
+//!       up to that timeline's switch point, then CopyDone ──▶, the
+//!       client's CopyDone ◀──, and a row (next_tli, next_tli_startpos)
 //! ```
+//!
+//! ## Timelines
+//!
+//! The server's timeline is its WAL writer's. `START_REPLICATION … TIMELINE
+//! n` with an older `n` is a standby still on the timeline this server was
+//! promoted from: it gets the WAL of `n` up to the switch point recorded in
+//! the server's history (read from the server's own segment files, which
+//! hold the old timeline's bytes up to there), then the end-of-timeline
+//! exchange above, after which it switches and asks again on the next
+//! timeline — PostgreSQL's walsender, with its errors: a timeline not in
+//! the history ("requested timeline n is not in this server's history"), a
+//! start past the switch point ("requested starting point X/X on timeline
+//! n is not in this server's history"). A start exactly at the switch
+//! point skips the streaming and answers with the row at once.
 //!
 //! ## Streaming invariants
 //!
@@ -45,6 +63,7 @@ use crate::node::Node;
 use bytes::BytesMut;
 use engine::replication::{WalSndStat, WalSndState};
 use pgtypes::error::{sqlstate, PgError};
+use pgtypes::TimeLineId;
 use protocol::codec::ServerCodec;
 use protocol::messages::{
     write_command_complete, write_error, write_parameter_status, write_ready_for_query,
@@ -314,6 +333,8 @@ pub(crate) fn write_row(
 /// OIDs used in replication results.
 pub(crate) const TEXT_OID: u32 = 25;
 pub(crate) const INT4_OID: u32 = 23;
+pub(crate) const INT8_OID: u32 = 20;
+pub(crate) const BYTEA_OID: u32 = 17;
 
 async fn command(
     db: &Arc<Node>,
@@ -343,7 +364,7 @@ async fn command(
                 ],
                 &[
                     Some(&sysid.to_string()),
-                    Some(&wal::segment::TIMELINE.to_string()),
+                    Some(&wal_writer(db)?.timeline().to_string()),
                     Some(&pos.to_string()),
                     None,
                 ],
@@ -418,9 +439,34 @@ async fn command(
             r?;
             Ok(Flow::Continue)
         }
+        ["TIMELINE_HISTORY", n] => {
+            let tli = n
+                .parse::<u32>()
+                .ok()
+                .filter(|t| *t > 0)
+                .map(TimeLineId)
+                .ok_or_else(|| syntax_error(sql))?;
+            let writer = wal_writer(db)?;
+            let name = wal::timeline::history_file_name(tli);
+            let path = wal::timeline::history_path(writer.dir(), tli);
+            let content = std::fs::read(&path).map_err(|e| {
+                let code = if e.kind() == std::io::ErrorKind::NotFound {
+                    "58P01"
+                } else {
+                    sqlstate::IO_ERROR
+                };
+                PgError::new(
+                    code,
+                    format!("could not open file \"pg_wal/{name}\": {}", os_message(&e)),
+                )
+            })?;
+            write_history_row(&mut conn.out, &name, &content);
+            Ok(Flow::Continue)
+        }
         ["START_REPLICATION", rest @ ..] => {
             let mut slot = None;
             let mut start = None;
+            let mut timeline = None;
             let mut i = 0;
             while i < rest.len() {
                 match rest[i] {
@@ -429,7 +475,14 @@ async fn command(
                         i += 2;
                     }
                     "PHYSICAL" => i += 1,
-                    "TIMELINE" => i += 2,
+                    "TIMELINE" => {
+                        let t = rest
+                            .get(i + 1)
+                            .and_then(|t| t.parse::<u32>().ok())
+                            .ok_or_else(|| syntax_error(sql))?;
+                        timeline = Some(TimeLineId(t));
+                        i += 2;
+                    }
                     "LOGICAL" => {
                         return Err(PgError::unsupported("logical replication is not supported"))
                     }
@@ -440,7 +493,7 @@ async fn command(
                 }
             }
             let start = start.ok_or_else(|| syntax_error(sql))?;
-            stream(db, conn, stat, slot, start, shutdown).await
+            stream(db, conn, stat, slot, start, timeline, shutdown).await
         }
         _ => Err(syntax_error(sql)),
     }
@@ -528,6 +581,86 @@ impl LagTracker {
     }
 }
 
+/// The OS error text without Rust's " (os error N)" suffix, as
+/// PostgreSQL's `%m`.
+fn os_message(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+/// TIMELINE_HISTORY's result: the file name (text) and its content
+/// (declared bytea and sent as the raw bytes, as PostgreSQL does).
+fn write_history_row(out: &mut BytesMut, name: &str, content: &[u8]) {
+    let field = |n: &str, oid: u32| protocol::messages::FieldInfo {
+        name: n.to_string(),
+        table_oid: 0,
+        column_id: 0,
+        type_oid: oid,
+        type_len: -1,
+        type_mod: -1,
+        format: 0,
+    };
+    let _ = BackendMessage::RowDescription(vec![
+        field("filename", TEXT_OID),
+        field("content", BYTEA_OID),
+    ])
+    .encode(out);
+    if let Ok(mut w) = DataRowWriter::begin(out, 2) {
+        w.value(name.as_bytes());
+        w.value(content);
+        let _ = w.finish();
+    }
+    let _ = write_command_complete(out, "TIMELINE_HISTORY");
+}
+
+/// Where streaming of a requested timeline must stop: `None` for the
+/// server's own timeline, `Some((switch point, next timeline))` for an
+/// ancestor (PostgreSQL's StartReplication checks, with its errors).
+pub fn timeline_end(
+    dir: &std::path::Path,
+    current: TimeLineId,
+    requested: Option<TimeLineId>,
+    start: Lsn,
+) -> Result<Option<(Lsn, TimeLineId)>, PgError> {
+    let Some(req) = requested.filter(|t| t.0 != 0 && *t != current) else {
+        return Ok(None);
+    };
+    let not_in_history = || {
+        PgError::new(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("requested timeline {req} is not in this server's history"),
+        )
+    };
+    if req > current {
+        return Err(not_in_history());
+    }
+    let history = wal::timeline::read_history(dir, current).map_err(crate::xlog::history_error)?;
+    let (switch, next) = history.switch_point(req).ok_or_else(not_in_history)?;
+    if switch < start {
+        return Err(PgError::new(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("requested starting point {start} on timeline {req} is not in this server's history"),
+        )
+        .with_detail(format!(
+            "This server's history forked from timeline {req} at {switch}."
+        )));
+    }
+    Ok(Some((switch, next)))
+}
+
+/// The end-of-timeline row: the next timeline and where it starts.
+fn write_next_timeline(out: &mut BytesMut, next: TimeLineId, start: Lsn) {
+    write_row(
+        out,
+        &[("next_tli", INT8_OID), ("next_tli_startpos", TEXT_OID)],
+        &[Some(&next.to_string()), Some(&start.to_string())],
+        "START_STREAMING",
+    );
+}
+
 /// START_REPLICATION: CopyBoth until the standby ends it or goes away.
 async fn stream(
     db: &Arc<Node>,
@@ -535,11 +668,21 @@ async fn stream(
     stat: &Arc<WalSndStat>,
     slot: Option<String>,
     start: Lsn,
+    timeline: Option<TimeLineId>,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<Flow, PgError> {
     let writer = wal_writer(db)?;
     let seg = writer.segment_size();
     let flushed = writer.flushed_lsn();
+    let ends = timeline_end(writer.dir(), writer.timeline(), timeline, start)?;
+    if let Some((switch, next)) = ends {
+        if start == switch {
+            // Nothing of the old timeline to send (PostgreSQL skips the
+            // COPY too).
+            write_next_timeline(&mut conn.out, next, switch);
+            return Ok(Flow::Continue);
+        }
+    }
     if start > flushed {
         return Err(PgError::new(
             sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -633,15 +776,37 @@ async fn stream(
     let mut sent = start;
     let mut buf = vec![0u8; MAX_SEND_SIZE];
     let mut last_send = Instant::now();
+    let mut sent_done = false;
     let outcome: Result<Flow, PgError> = loop {
         if *shutdown.borrow() {
             stat.set_state(WalSndState::Stopping);
             break Ok(Flow::Close);
         }
-        let flushed = writer.flushed_lsn();
+        let flushed = match ends {
+            Some((switch, _)) => writer.flushed_lsn().min(switch),
+            None => writer.flushed_lsn(),
+        };
+        if let Some((switch, _)) = ends {
+            if sent >= switch && !sent_done {
+                // End of the old timeline: CopyDone, then wait for the
+                // standby's.
+                let _ = BackendMessage::CopyDone.encode(&mut conn.out);
+                if conn.flush().await.is_err() {
+                    break Ok(Flow::Close);
+                }
+                sent_done = true;
+                tracing::debug!("end of streamed timeline at {switch}");
+            }
+        }
         if sent < flushed {
             let want = (flushed.distance_from(sent) as usize).min(MAX_SEND_SIZE);
-            let n = match wal::read_raw(writer.dir(), seg, sent, &mut buf[..want]) {
+            let n = match wal::read_raw_newest(
+                writer.dir(),
+                seg,
+                writer.timeline(),
+                sent,
+                &mut buf[..want],
+            ) {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     break Err(PgError::new(
@@ -707,7 +872,7 @@ async fn stream(
                 break Ok(end_of_stream(why.unwrap_or(FromStandby::Gone)));
             }
             _ = shutdown.changed() => {}
-            _ = tokio::time::sleep(wait) => {
+            _ = tokio::time::sleep(wait), if !sent_done => {
                 let ka = ReplicationMessage::Keepalive(wal::PrimaryKeepalive {
                     wal_end: writer.flushed_lsn(),
                     send_time: wal::replication::pg_now(),
@@ -724,8 +889,15 @@ async fn stream(
     // Stop the reader and take the read half back.
     let done = matches!(outcome, Ok(Flow::Continue));
     if done {
-        let _ = BackendMessage::CopyDone.encode(&mut conn.out);
-        let _ = write_command_complete(&mut conn.out, "START_REPLICATION");
+        if !sent_done {
+            let _ = BackendMessage::CopyDone.encode(&mut conn.out);
+        }
+        match ends {
+            Some((switch, next)) if sent_done => write_next_timeline(&mut conn.out, next, switch),
+            _ => {
+                let _ = write_command_complete(&mut conn.out, "START_REPLICATION");
+            }
+        }
     }
     stat.set_state(WalSndState::Startup);
     if !done {

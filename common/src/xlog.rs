@@ -21,7 +21,7 @@ use crate::node::Node;
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::{io_error, write_atomic};
-use pgtypes::TransactionId;
+use pgtypes::{TimeLineId, TransactionId};
 
 use storage::xloginsert::wal_error;
 
@@ -35,8 +35,14 @@ pub const CONTROL_FILE_SIZE: usize = 512;
 /// The magic also names the on-disk format (control file, WAL records,
 /// pages): a binary refuses a data directory of another format rather than
 /// misreading its WAL. Change the number with any such format change.
-const CONTROL_MAGIC: &[u8; 8] = b"HPCTRL02";
-const CONTROL_BODY: usize = 8 + 4 + 8 + 8 + 8 + 4 + 8 + 8 + 8;
+///
+/// `HPCTRL03` added the timelines; a `HPCTRL02` file (written before
+/// timelines existed) is still read, as timeline 1, and rewritten in the new
+/// layout at the next checkpoint.
+const CONTROL_MAGIC: &[u8; 8] = b"HPCTRL03";
+const CONTROL_MAGIC_V2: &[u8; 8] = b"HPCTRL02";
+const CONTROL_BODY_V2: usize = 8 + 4 + 8 + 8 + 8 + 4 + 8 + 8 + 8;
+const CONTROL_BODY: usize = CONTROL_BODY_V2 + 4 + 4;
 
 /// DBState: what the node was doing when the control file was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +79,13 @@ pub struct ControlFile {
     /// here and hot standby must not open before replay passes it
     /// (minRecoveryPoint). Invalid on a primary.
     pub min_recovery_point: Lsn,
+    /// The timeline of that checkpoint (the node's, when written;
+    /// `pg_control_checkpoint().timeline_id`).
+    pub timeline: TimeLineId,
+    /// The timeline of the checkpoint before it: differs from `timeline`
+    /// only for the first checkpoint after a promotion
+    /// (`prev_timeline_id`).
+    pub prev_timeline: TimeLineId,
 }
 
 /// Why a control file could not be used.
@@ -120,6 +133,8 @@ impl ControlFile {
         put(&self.segment_size.to_le_bytes());
         put(&self.time_us.to_le_bytes());
         put(&self.min_recovery_point.0.to_le_bytes());
+        put(&self.timeline.0.to_le_bytes());
+        put(&self.prev_timeline.0.to_le_bytes());
         let crc = crc32fast::hash(&b[..CONTROL_BODY]);
         b[CONTROL_BODY..CONTROL_BODY + 4].copy_from_slice(&crc.to_le_bytes());
         b
@@ -127,19 +142,16 @@ impl ControlFile {
 
     /// Parses and checks the on-disk bytes.
     pub fn decode(b: &[u8]) -> Result<ControlFile, ControlFileError> {
-        if b.len() < CONTROL_BODY + 4 {
+        if b.len() < CONTROL_FILE_SIZE {
             return Err(ControlFileError::BadSize(b.len()));
         }
-        if &b[..8] != CONTROL_MAGIC {
-            return Err(ControlFileError::BadMagic);
-        }
-        let crc = u32::from_le_bytes([
-            b[CONTROL_BODY],
-            b[CONTROL_BODY + 1],
-            b[CONTROL_BODY + 2],
-            b[CONTROL_BODY + 3],
-        ]);
-        if crc != crc32fast::hash(&b[..CONTROL_BODY]) {
+        let body = match b.get(..8) {
+            Some(m) if m == CONTROL_MAGIC => CONTROL_BODY,
+            Some(m) if m == CONTROL_MAGIC_V2 => CONTROL_BODY_V2,
+            _ => return Err(ControlFileError::BadMagic),
+        };
+        let crc = u32::from_le_bytes([b[body], b[body + 1], b[body + 2], b[body + 3]]);
+        if crc != crc32fast::hash(&b[..body]) {
             return Err(ControlFileError::BadCrc);
         }
         let u64_at = |o: usize| {
@@ -163,7 +175,20 @@ impl ControlFile {
             segment_size: u64_at(40),
             time_us: u64_at(48) as i64,
             min_recovery_point: Lsn(u64_at(56)),
+            timeline: if body == CONTROL_BODY {
+                TimeLineId(u32_at(64))
+            } else {
+                wal::segment::TIMELINE
+            },
+            prev_timeline: if body == CONTROL_BODY {
+                TimeLineId(u32_at(68))
+            } else {
+                wal::segment::TIMELINE
+            },
         };
+        if c.timeline.0 == 0 || c.prev_timeline.0 == 0 || c.prev_timeline > c.timeline {
+            return Err(ControlFileError::BadValue("timeline"));
+        }
         if wal::segment::check_segment_size(c.segment_size).is_err() {
             return Err(ControlFileError::BadValue("wal_segment_size"));
         }
@@ -384,7 +409,26 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
         );
     }
     let pos = reader.position();
-    let writer = WalWriter::open(&dir, writer_options(db.config(), seg), pos).map_err(wal_error)?;
+    let mut tli = wal_timeline(&dir, pos.end, seg).max(ctl.timeline);
+    // A promotion that stopped (crashed) after writing the new timeline's
+    // history file but before its first segment: the WAL ends exactly at
+    // the recorded switch point, so the node goes on on that timeline
+    // rather than writing past the fork on the old one.
+    let newest = wal::timeline::find_newest_timeline(&dir, tli);
+    if newest > tli {
+        if let Ok(h) = wal::timeline::read_history(&dir, newest) {
+            if h.switch_point(tli).map(|(at, _)| at) == Some(pos.end) {
+                tracing::info!("continuing promotion to timeline {newest} at {}", pos.end);
+                tli = newest;
+            }
+        }
+    }
+    let writer = WalWriter::open(
+        &dir,
+        writer_options(db.config(), seg).with_timeline(tli),
+        pos,
+    )
+    .map_err(wal_error)?;
     start_inserting(db, writer, redo);
     db.checkpointer().set_last_redo(redo);
     if started.is_some() {
@@ -416,11 +460,67 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
 /// node's WAL handle leaves recovery mode). The redo point is `pos`
 /// itself: every page changed before it gets a full-page image at its next
 /// change until the end-of-recovery checkpoint moves the redo point.
-pub(crate) fn open_after_recovery(db: &Node, pos: WalPosition, seg: u64) -> PgResult<()> {
+///
+/// A promotion (`new_timeline`) also starts the next timeline: its history
+/// file is written first (the old timeline ends at `pos.end`), then the
+/// writer opens on the new timeline, copying the segment holding the
+/// switch point under the new name ([`wal::segment`]).
+pub(crate) fn open_after_recovery(
+    db: &Node,
+    pos: WalPosition,
+    seg: u64,
+    new_timeline: bool,
+) -> PgResult<()> {
     let dir = wal_dir(&db.config().data_dir);
-    let writer = WalWriter::open(&dir, writer_options(db.config(), seg), pos).map_err(wal_error)?;
+    let old = wal_timeline(&dir, pos.end, seg);
+    let tli = if new_timeline {
+        let fsync = db.config().bool("fsync");
+        let new = TimeLineId(wal::timeline::find_newest_timeline(&dir, old).0 + 1);
+        tracing::info!("selected new timeline ID: {new}");
+        wal::timeline::write_history(
+            &dir,
+            new,
+            old,
+            pos.end,
+            wal::timeline::REASON_NO_TARGET,
+            fsync,
+        )
+        .map_err(history_error)?;
+        new
+    } else {
+        old
+    };
+    let writer = WalWriter::open(
+        &dir,
+        writer_options(db.config(), seg).with_timeline(tli),
+        pos,
+    )
+    .map_err(wal_error)?;
     start_inserting(db, writer, pos.end);
     Ok(())
+}
+
+/// The timeline of the WAL at `end`: that of the segment file holding it
+/// (the highest present, see [`wal::segment`]), else the newest segment's,
+/// else timeline 1.
+pub fn wal_timeline(dir: &Path, end: Lsn, seg: u64) -> TimeLineId {
+    if let Ok(Some((tli, _))) = wal::segment::find_segment(dir, end.segment_number(seg), seg) {
+        return tli;
+    }
+    wal::segment::list_segment_files(dir, seg)
+        .ok()
+        .and_then(|v| v.into_iter().map(|(t, _)| t).max())
+        .unwrap_or(wal::segment::TIMELINE)
+}
+
+/// A history file error as the client and the log see it (SQLSTATE
+/// XX001 data_corrupted, with PostgreSQL's hint).
+pub fn history_error(e: wal::timeline::HistoryError) -> PgError {
+    let err = PgError::new(sqlstate::DATA_CORRUPTED, e.to_string());
+    match e.hint() {
+        Some(h) => err.with_hint(h),
+        None => err,
+    }
 }
 
 /// Recovery is over: the node's WAL handle (which heap and catalog hold
@@ -445,7 +545,25 @@ mod tests {
             segment_size: 16 << 20,
             time_us: 768_000_000_000_000,
             min_recovery_point: Lsn::INVALID,
+            timeline: TimeLineId(3),
+            prev_timeline: TimeLineId(2),
         }
+    }
+
+    /// A control file written before timelines existed reads as
+    /// timeline 1.
+    #[test]
+    fn old_layout_reads_as_timeline_one() {
+        let c = sample();
+        let mut b = c.encode();
+        b[..8].copy_from_slice(CONTROL_MAGIC_V2);
+        let crc = crc32fast::hash(&b[..CONTROL_BODY_V2]);
+        b[CONTROL_BODY_V2..CONTROL_BODY_V2 + 4].copy_from_slice(&crc.to_le_bytes());
+        let old = ControlFile::decode(&b).expect("old layout");
+        assert_eq!(old.timeline, TimeLineId(1));
+        assert_eq!(old.prev_timeline, TimeLineId(1));
+        assert_eq!(old.checkpoint, c.checkpoint);
+        assert_eq!(old.min_recovery_point, c.min_recovery_point);
     }
 
     #[test]

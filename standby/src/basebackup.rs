@@ -197,7 +197,11 @@ fn finish_file(current: &mut Option<(File, PathBuf, u64)>, seg: u64) -> Result<(
         let is_wal = path
             .parent()
             .and_then(|p| p.file_name())
-            .is_some_and(|n| n == "pg_wal");
+            .is_some_and(|n| n == "pg_wal")
+            && path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| wal::segment::parse_segment_file_name(n, seg).is_some());
         if is_wal {
             f.set_len(seg)
                 .map_err(|e| err(format!("could not extend {}: {e}", path.display())))?;

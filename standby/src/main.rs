@@ -311,9 +311,17 @@ async fn run(config: Config) -> Result<(), String> {
     let min_recovery_point = min_recovery_point.max(pos.end);
     db.checkpointer().set_last_redo(start);
     let fsync = db.config().bool("fsync");
+    // The timeline of the WAL received last (its segment's), at least the
+    // control file's.
+    let tli = common::xlog::wal_timeline(&wal_dir, pos.end, seg)
+        .max(ctl.map_or(wal::segment::TIMELINE, |c| c.timeline));
     let writer = Arc::new(
-        WalWriter::open(&wal_dir, WalWriterOptions::new(seg, fsync), pos)
-            .map_err(|e| format!("could not open WAL: {e}"))?,
+        WalWriter::open(
+            &wal_dir,
+            WalWriterOptions::new(seg, fsync).with_timeline(tli),
+            pos,
+        )
+        .map_err(|e| format!("could not open WAL: {e}"))?,
     );
     db.replication().set_wal_writer(writer.clone());
     // Replay applies received WAL once written; page writes flush it first.
@@ -321,21 +329,31 @@ async fn run(config: Config) -> Result<(), String> {
 
     let stop = Arc::new(AtomicBool::new(false));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let (rcv_cfg_tx, rcv_cfg_rx) =
+        tokio::sync::watch::channel(standby::walreceiver::ReceiverConfig {
+            conninfo: ci,
+            conninfo_text: ci_text,
+            slot,
+            status_interval,
+            hot_standby_feedback: db.config().bool("hot_standby_feedback"),
+            target_timeline: standby::walreceiver::TargetTimeline::parse(
+                db.config()
+                    .get("recovery_target_timeline")
+                    .unwrap_or("latest"),
+            ),
+        });
     let receiver = Arc::new(Receiver {
         stop: stop_tx,
         task: parking_lot::Mutex::new(Some(tokio::spawn(standby::walreceiver::run(
             db.clone(),
             writer.clone(),
-            standby::walreceiver::ReceiverConfig {
-                conninfo: ci,
-                conninfo_text: ci_text,
-                slot,
-                status_interval,
-                hot_standby_feedback: db.config().bool("hot_standby_feedback"),
-            },
+            rcv_cfg_rx,
             stop_rx,
         )))),
     });
+    // SIGHUP and pg_reload_conf(): re-read hotpair.conf for the
+    // walreceiver's settings.
+    let reloader = tokio::spawn(reload_loop(db.clone(), rcv_cfg_tx));
     // Heap, catalog, smgr and full-page-image records go through the same
     // redo as crash recovery; transaction and running-xacts records are
     // handled by the replay loop itself (clog, KnownAssignedXids, and the
@@ -403,6 +421,7 @@ async fn run(config: Config) -> Result<(), String> {
     }
     stop.store(true, Ordering::Relaxed);
     let _ = tokio::task::block_in_place(|| replay_thread.join());
+    reloader.abort();
     let _ = timer_stop_tx.send(true);
     timer.abort();
     let _ = timer.await;
@@ -415,6 +434,83 @@ async fn run(config: Config) -> Result<(), String> {
     served.map_err(|e| format!("could not accept connections: {e}"))?;
     tracing::info!("database system is shut down");
     Ok(())
+}
+
+/// `primary_conninfo` and `primary_slot_name` as `hotpair.conf` alone sets
+/// them; the reason if the file cannot be read or has an invalid setting.
+fn file_settings(dir: &Path) -> Result<(String, String), String> {
+    let c = Config::load(dir, &[]).map_err(|e| e.message)?;
+    Ok((
+        c.get("primary_conninfo").unwrap_or("").to_string(),
+        c.get("primary_slot_name").unwrap_or("").to_string(),
+    ))
+}
+
+/// Waits for SIGHUP or `pg_reload_conf()` and re-reads `hotpair.conf`
+/// (PostgreSQL's ProcessConfigFile for the walreceiver's settings). A
+/// setting the file *changed* since the last read takes effect — over the
+/// value `--primary-conninfo` / `--slot` gave at start, which otherwise
+/// stay in force — and the walreceiver reconnects with it. A bad value
+/// keeps the old one and logs why.
+async fn reload_loop(
+    db: Arc<Node>,
+    cfg: tokio::sync::watch::Sender<standby::walreceiver::ReceiverConfig>,
+) {
+    let dir = db.config().data_dir.clone();
+    let mut hup = match signal(SignalKind::hangup()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!("could not install the SIGHUP handler: {e}");
+            None
+        }
+    };
+    let mut last = file_settings(&dir).ok();
+    loop {
+        tokio::select! {
+            _ = async {
+                match hup.as_mut() {
+                    Some(h) => { h.recv().await; }
+                    None => std::future::pending::<()>().await,
+                }
+            } => {}
+            _ = db.replication().reload_requested() => {}
+        }
+        tracing::info!("received SIGHUP, reloading configuration files");
+        let now = match tokio::task::block_in_place(|| file_settings(&dir)) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!(
+                    "configuration file \"{}\" contains errors; no changes were applied: {e}",
+                    dir.join("hotpair.conf").display()
+                );
+                continue;
+            }
+        };
+        let (old_ci, old_slot) = last.clone().unwrap_or_default();
+        let (new_ci, new_slot) = now.clone();
+        if new_ci != old_ci {
+            match ConnInfo::parse(&new_ci) {
+                Ok(ci) => {
+                    tracing::info!("parameter \"primary_conninfo\" changed to \"{new_ci}\"");
+                    cfg.send_modify(|c| {
+                        c.conninfo = ci;
+                        c.conninfo_text = new_ci.clone();
+                    });
+                }
+                Err(e) => {
+                    tracing::error!(
+                        "invalid value for parameter \"primary_conninfo\": \"{new_ci}\": {e}; keeping the old value"
+                    );
+                    continue;
+                }
+            }
+        }
+        if new_slot != old_slot {
+            tracing::info!("parameter \"primary_slot_name\" changed to \"{new_slot}\"");
+            cfg.send_modify(|c| c.slot = (!new_slot.is_empty()).then(|| new_slot.clone()));
+        }
+        last = Some(now);
+    }
 }
 
 /// The walreceiver task and its stop signal; stopped once, by shutdown or

@@ -38,8 +38,14 @@
 //! moment promotion began; if promotion fails halfway the process exits and
 //! that restart finishes the job.
 //!
-//! Timelines: hotpair has only timeline 1; promotion does not switch. See
-//! docs/architecture/replication.md ("Promotion") for what that forbids.
+//! *Timelines:* promotion ends the standby's timeline N at the end of the
+//! last valid record and starts N+1 there (`Node::finish_recovery` →
+//! `common::xlog::open_after_recovery`): "selected new timeline ID", the
+//! history file `0000000{N+1}.history` in `pg_wal`, the segment holding the
+//! switch point copied under the new timeline's name, the end-of-recovery
+//! checkpoint recording the new timeline in the control file. Other
+//! standbys follow it through the walsender's end-of-timeline exchange
+//! (docs/architecture/replication.md, "Timelines").
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

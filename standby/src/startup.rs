@@ -56,6 +56,15 @@
 //!   [`Ended::Promote`]. What keeps a request waiting (logged once) is
 //!   [`crate::promote::blocker`].
 //!
+//! * **Timeline switch** (the walreceiver followed a promotion of its
+//!   primary, [`crate::walreceiver`]): the writer's timeline changes at
+//!   the switch point; the loop notices it, reopens the segment it reads
+//!   (the same number is now the new timeline's file) and goes on with the
+//!   same replay state — KnownAssignedXids, clog and the completion
+//!   counter carry over, and commits replayed after the switch bump the
+//!   counter like any other, so long-lived sessions' cached snapshots see
+//!   them.
+//!
 //! Records other than transaction and standby records go to the node's
 //! redo (heap, catalog, smgr, full-page images) through [`RedoHook`].
 
@@ -237,7 +246,16 @@ pub fn run(
     let mut last_trigger_check = Instant::now();
     let mut deferred_logged = false;
     let db = replay.db.clone();
+    let mut tli = writer.timeline();
     while !stop.load(Ordering::Relaxed) {
+        let now = writer.timeline();
+        if now != tli {
+            // The walreceiver switched timelines: the segment being read
+            // is now the new timeline's file (wal::segment).
+            reader.forget_file();
+            tli = now;
+            tracing::info!("new target timeline is {now}");
+        }
         if db.replication().promote_requested() || last_trigger_check.elapsed() >= TRIGGER_CHECK {
             last_trigger_check = Instant::now();
             if crate::promote::check_trigger(&db) {

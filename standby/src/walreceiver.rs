@@ -2,8 +2,11 @@
 //! standby's `pg_wal`.
 //!
 //! ```text
-//!  connect (replication=true) → IDENTIFY_SYSTEM
-//!  START_REPLICATION [SLOT s] PHYSICAL <end of local WAL>
+//!  connect (replication=true) → IDENTIFY_SYSTEM: same system identifier?
+//!    primary on a newer timeline → TIMELINE_HISTORY for each missing
+//!    history file (checked, then written); our timeline must be in its
+//!    history and we must not be past its switch point
+//!  START_REPLICATION [SLOT s] PHYSICAL <end of local WAL> TIMELINE <ours>
 //!  loop: w → write_raw + flush (fsync) → receive_lsn; reply r
 //!        k → reply r if asked
 //!        every 100 ms: reply r if replay moved or status interval passed;
@@ -13,6 +16,27 @@
 //!  any error or disconnect → log, back off (100 ms doubling to 5 s), reconnect
 //!  and resume from the local end of WAL
 //! ```
+//!
+//! ## Following a promotion
+//!
+//! A primary promoted from a sibling standby runs timeline N+1 whose
+//! history says where N ended. Asked for timeline N, it streams N up to
+//! that switch point, then ends the copy and names the next timeline and
+//! where it starts. The walreceiver then switches its WAL writer to the
+//! new timeline at that point ([`WalWriter::switch_timeline`]) and asks
+//! again, on the same connection, for the new timeline — `recovery_target_
+//! timeline = 'latest'` (the default); `current` stays on the timeline it
+//! has. The startup thread sees the writer's timeline change and reopens
+//! the segment it reads (the same number is now the new timeline's file);
+//! replay itself goes on with the same state, so commits replayed after
+//! the switch bump the completion counter like any other.
+//!
+//! A standby that already holds WAL of timeline N past the switch point
+//! has diverged: it refuses with PostgreSQL's "requested timeline N+1 is
+//! not a child of this server's history", keeps its WAL as it is, stays up
+//! serving reads and tries again after the backoff (an operator may
+//! re-point it). A primary of another system (different system
+//! identifier) is refused the same way, before anything is received.
 //!
 //! WAL is acknowledged as flushed only after [`WalWriter::flush`] returned:
 //! the primary's slot may then drop it. The local end of WAL is the
@@ -25,6 +49,7 @@ use std::time::{Duration, Instant};
 
 use common::node::Node;
 use engine::replication::WalRcvStat;
+use pgtypes::TimeLineId;
 use protocol::client::{Client, ClientError};
 use protocol::messages::{BackendMessage, FrontendMessage};
 use tokio::sync::watch;
@@ -48,6 +73,8 @@ pub struct ReceiverConfig {
     /// `hot_standby_feedback`: report the oldest xmin of this standby's
     /// sessions so the primary keeps the row versions they may need.
     pub hot_standby_feedback: bool,
+    /// `recovery_target_timeline`.
+    pub target_timeline: TargetTimeline,
 }
 
 /// How often positions are checked for a reply.
@@ -56,11 +83,14 @@ const TICK: Duration = Duration::from_millis(100);
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
-/// Runs the walreceiver until `shutdown` becomes true.
+/// Runs the walreceiver until `shutdown` becomes true. A new value in
+/// `config` (a configuration reload that changed `primary_conninfo` or
+/// `primary_slot_name`) ends the current connection and connects with it
+/// at once — PostgreSQL's walreceiver exits and is restarted for that.
 pub async fn run(
     db: Arc<Node>,
     writer: Arc<WalWriter>,
-    cfg: ReceiverConfig,
+    mut config: watch::Receiver<ReceiverConfig>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut backoff = BACKOFF_MIN;
@@ -71,23 +101,36 @@ pub async fn run(
         if *shutdown.borrow() {
             break;
         }
+        let cfg = config.borrow_and_update().clone();
         let began = Instant::now();
-        let r = stream_once(&db, &writer, &cfg, &mut shutdown).await;
+        let r = stream_once(&db, &writer, &cfg, &mut config, &mut shutdown).await;
         if *shutdown.borrow() {
             break;
         }
+        let changed = {
+            let now = config.borrow();
+            now.conninfo_text != cfg.conninfo_text || now.slot != cfg.slot
+        };
         match r {
+            Ok(()) if changed => {}
             Ok(()) => tracing::info!("replication terminated by primary server"),
-            Err(e) => tracing::error!("could not receive data from WAL stream: {e}"),
+            Err(e) if e.refused => tracing::error!("{}", e.message),
+            Err(e) => tracing::error!("could not receive data from WAL stream: {}", e.message),
         }
         db.replication()
             .update_receiver(|s| s.status = "waiting".into());
+        if changed {
+            tracing::info!("primary_conninfo or primary_slot_name changed: reconnecting");
+            backoff = BACKOFF_MIN;
+            continue;
+        }
         if began.elapsed() > Duration::from_secs(10) {
             backoff = BACKOFF_MIN;
         }
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
             _ = shutdown.changed() => {}
+            _ = config.changed() => {}
         }
         backoff = (backoff * 2).min(BACKOFF_MAX);
     }
@@ -142,14 +185,202 @@ fn feedback_due(
     (last != Some(current) || since_last >= interval).then_some(current)
 }
 
-/// One connection: connect, stream until it ends. `Ok` when the primary
+/// Why a connection ended badly.
+#[derive(Debug)]
+pub struct Failure {
+    /// The message logged.
+    pub message: String,
+    /// Refused on purpose (another system, a diverged timeline): logged as
+    /// is, without "could not receive data from WAL stream".
+    pub refused: bool,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure {
+            message,
+            refused: false,
+        }
+    }
+}
+
+fn refuse(message: String) -> Failure {
+    Failure {
+        message,
+        refused: true,
+    }
+}
+
+/// How far this standby follows new timelines (`recovery_target_timeline`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetTimeline {
+    /// `latest`: every promotion of its primary.
+    Latest,
+    /// `current`: the timeline it has now.
+    Current,
+    /// Up to this timeline.
+    Id(TimeLineId),
+}
+
+impl TargetTimeline {
+    /// Parses the setting (already validated by the configuration).
+    pub fn parse(v: &str) -> TargetTimeline {
+        match v.to_ascii_lowercase().as_str() {
+            "current" => TargetTimeline::Current,
+            other => match other.parse::<u32>() {
+                Ok(n) if n > 0 => TargetTimeline::Id(TimeLineId(n)),
+                _ => TargetTimeline::Latest,
+            },
+        }
+    }
+
+    /// Whether a switch from `from` to `to` is wanted.
+    fn follows(self, from: TimeLineId, to: TimeLineId) -> bool {
+        match self {
+            TargetTimeline::Latest => true,
+            TargetTimeline::Current => to == from,
+            TargetTimeline::Id(t) => to <= t,
+        }
+    }
+}
+
+/// The "not a child" refusal (PostgreSQL's words).
+fn not_a_child(requested: TimeLineId, detail: String) -> Failure {
+    refuse(format!(
+        "requested timeline {requested} is not a child of this server's history\nDETAIL:  {detail}"
+    ))
+}
+
+/// Checks that this standby — WAL up to `end` on timeline `ours` — can
+/// follow `history` (the primary's timeline's): ours is an ancestor and it
+/// ended no earlier than `end`.
+pub fn check_child(
+    history: &wal::timeline::TimeLineHistory,
+    ours: TimeLineId,
+    end: Lsn,
+) -> Result<(), Failure> {
+    let target = history.tip();
+    if target == ours {
+        return Ok(());
+    }
+    match history.switch_point(ours) {
+        Some((switch, _)) if end <= switch => Ok(()),
+        Some((switch, _)) => Err(not_a_child(
+            target,
+            format!(
+                "Latest WAL location is at {end} on timeline {ours}, but in the history of the requested timeline, the server forked off from that timeline at {switch}."
+            ),
+        )),
+        None => Err(not_a_child(
+            target,
+            format!("Timeline {ours} is not in the history of timeline {target}."),
+        )),
+    }
+}
+
+/// TIMELINE_HISTORY `tli`: the file's raw content.
+async fn fetch_history(client: &mut Client, tli: TimeLineId) -> Result<Vec<u8>, String> {
+    client
+        .send(FrontendMessage::Query(format!("TIMELINE_HISTORY {tli}")))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut content = None;
+    let mut error = None;
+    loop {
+        match client.recv().await.map_err(|e| e.to_string())? {
+            BackendMessage::DataRow(v) => {
+                content = v.get(1).cloned().flatten().map(|b| b.to_vec());
+            }
+            BackendMessage::ErrorResponse(e) => error = Some(e.message().to_string()),
+            BackendMessage::ReadyForQuery(_) => break,
+            _ => {}
+        }
+    }
+    if let Some(e) = error {
+        return Err(format!(
+            "could not receive timeline history file from the primary server: {e}"
+        ));
+    }
+    content.ok_or_else(|| {
+        "could not receive timeline history file from the primary server: no content".to_string()
+    })
+}
+
+/// IDENTIFY_SYSTEM and the timeline checks (see the module docs); fetches
+/// missing history files. Returns the primary's timeline.
+async fn identify(
+    db: &Node,
+    writer: &WalWriter,
+    client: &mut Client,
+    target: TargetTimeline,
+) -> Result<TimeLineId, Failure> {
+    let ident = client
+        .query_rows("IDENTIFY_SYSTEM")
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::debug!("primary IDENTIFY_SYSTEM: {ident:?}");
+    let row = ident
+        .first()
+        .ok_or_else(|| "IDENTIFY_SYSTEM returned no row".to_string())?;
+    let field = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+    let (sysid, tli) = (field(0), field(1));
+    let ours = common::walsender::system_identifier(db).to_string();
+    if sysid != ours {
+        return Err(refuse(format!(
+            "database system identifier differs between the primary and standby\nDETAIL:  The primary's identifier is {sysid}, the standby's identifier is {ours}."
+        )));
+    }
+    let primary_tli = tli
+        .parse::<u32>()
+        .ok()
+        .filter(|t| *t > 0)
+        .map(TimeLineId)
+        .ok_or_else(|| format!("invalid timeline in IDENTIFY_SYSTEM: \"{tli}\""))?;
+    let current = writer.timeline();
+    if primary_tli < current {
+        return Err(refuse(format!(
+            "highest timeline {primary_tli} of the primary is behind recovery timeline {current}"
+        )));
+    }
+    if primary_tli > current {
+        let dir = writer.dir();
+        for t in (current.0 + 1)..=primary_tli.0 {
+            let t = TimeLineId(t);
+            if wal::timeline::history_path(dir, t).exists() {
+                continue;
+            }
+            tracing::info!("fetching timeline history file for timeline {t} from primary server");
+            let content = fetch_history(client, t).await?;
+            let fsync = db.config().bool("fsync");
+            tokio::task::block_in_place(|| {
+                wal::timeline::write_history_file(dir, t, &content, fsync)
+            })
+            .map_err(|e| {
+                let hint = e
+                    .hint()
+                    .map(|h| format!("\nHINT:  {h}"))
+                    .unwrap_or_default();
+                refuse(format!("{e}{hint}"))
+            })?;
+        }
+        if target.follows(current, primary_tli) {
+            let history =
+                wal::timeline::read_history(dir, primary_tli).map_err(|e| refuse(e.to_string()))?;
+            check_child(&history, current, writer.flushed_lsn())?;
+        }
+    }
+    Ok(primary_tli)
+}
+
+/// One connection: connect, stream until it ends (or `config` changes). `Ok` when the primary
 /// ended streaming, `Err` on any failure.
 async fn stream_once(
     db: &Arc<Node>,
     writer: &Arc<WalWriter>,
     cfg: &ReceiverConfig,
+    config: &mut watch::Receiver<ReceiverConfig>,
     shutdown: &mut watch::Receiver<bool>,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let ci = &cfg.conninfo;
     let params = ci.startup_params();
     let mut client = tokio::select! {
@@ -157,16 +388,58 @@ async fn stream_once(
             c.map_err(|e| format!("could not connect to the primary server: {e}"))?
         }
         _ = shutdown.changed() => return Ok(()),
+        _ = config.changed() => return Ok(()),
     };
-    let ident = client
-        .query_rows("IDENTIFY_SYSTEM")
-        .await
-        .map_err(|e| e.to_string())?;
-    tracing::debug!("primary IDENTIFY_SYSTEM: {ident:?}");
-    let start = writer.insert_lsn();
+    identify(db, writer, &mut client, cfg.target_timeline).await?;
+    loop {
+        let tli = writer.timeline();
+        let start = writer.insert_lsn();
+        match stream_timeline(db, writer, cfg, &mut client, config, shutdown, start, tli).await? {
+            Some((next, at)) => {
+                tracing::info!("replication terminated by primary server\nDETAIL:  End of WAL reached on timeline {tli} at {at}.");
+                if !cfg.target_timeline.follows(tli, next) {
+                    return Err(refuse(format!(
+                        "not following timeline {next}: recovery_target_timeline stays on timeline {tli}"
+                    )));
+                }
+                let flushed = writer.flushed_lsn();
+                if flushed != at {
+                    return Err(not_a_child(
+                        next,
+                        format!(
+                            "Latest WAL location is at {flushed} on timeline {tli}, but in the history of the requested timeline, the server forked off from that timeline at {at}."
+                        ),
+                    ));
+                }
+                let w = writer.clone();
+                tokio::task::block_in_place(|| w.switch_timeline(next, at))
+                    .map_err(|e| format!("could not switch to timeline {next}: {e}"))?;
+                tracing::info!("new timeline {next} forked off current timeline {tli} at {at}");
+            }
+            None => return Ok(()),
+        }
+    }
+}
+
+/// START_REPLICATION on timeline `tli` from `start`; streams until the
+/// primary or shutdown ends it. `Some((next timeline, its start))` when the
+/// primary ended a timeline that is not its newest.
+// The connection, what it streams and the two signals that end it.
+#[allow(clippy::too_many_arguments)]
+async fn stream_timeline(
+    db: &Arc<Node>,
+    writer: &Arc<WalWriter>,
+    cfg: &ReceiverConfig,
+    client: &mut Client,
+    config: &mut watch::Receiver<ReceiverConfig>,
+    shutdown: &mut watch::Receiver<bool>,
+    start: Lsn,
+    tli: TimeLineId,
+) -> Result<Option<(TimeLineId, Lsn)>, Failure> {
+    let ci = &cfg.conninfo;
     let cmd = match &cfg.slot {
-        Some(s) => format!("START_REPLICATION SLOT {s} PHYSICAL {start}"),
-        None => format!("START_REPLICATION PHYSICAL {start}"),
+        Some(s) => format!("START_REPLICATION SLOT {s} PHYSICAL {start} TIMELINE {tli}"),
+        None => format!("START_REPLICATION PHYSICAL {start} TIMELINE {tli}"),
     };
     client
         .send(FrontendMessage::Query(cmd))
@@ -176,24 +449,24 @@ async fn stream_once(
         match client.recv().await.map_err(|e| e.to_string())? {
             BackendMessage::CopyBothResponse { .. } => break,
             BackendMessage::ErrorResponse(e) => {
-                return Err(format!("could not start WAL streaming: {}", e.message()))
+                return Err(format!("could not start WAL streaming: {}", e.message()).into())
             }
             BackendMessage::NoticeResponse(_) => {}
+            // Nothing to stream: the primary answers with the next
+            // timeline at once.
+            BackendMessage::RowDescription(_) => return Ok(read_next_timeline(client).await?),
             other => {
-                return Err(format!(
-                    "unexpected response to START_REPLICATION: {other:?}"
-                ))
+                return Err(format!("unexpected response to START_REPLICATION: {other:?}").into())
             }
         }
     }
-    tracing::info!(
-        "started streaming WAL from primary at {start} on timeline {}",
-        wal::segment::TIMELINE
-    );
+    tracing::info!("started streaming WAL from primary at {start} on timeline {tli}");
     db.replication().set_receiver(Some(WalRcvStat {
         pid: std::process::id() as i32,
         status: "streaming".into(),
         receive_start_lsn: start.0,
+        receive_start_tli: tli.0,
+        received_tli: tli.0,
         written_lsn: writer.insert_lsn().0,
         flushed_lsn: writer.flushed_lsn().0,
         latest_end_lsn: 0,
@@ -202,7 +475,6 @@ async fn stream_once(
         sender_port: i32::from(ci.port),
         conninfo: cfg.conninfo_text.clone(),
     }));
-
     let mut last_reply = Instant::now();
     let mut last_applied = Lsn::INVALID;
     let mut sent_xmin: Option<u64> = None;
@@ -239,13 +511,20 @@ async fn stream_once(
             }
             _ = shutdown.changed() => {
                 let _ = client.send(FrontendMessage::CopyDone).await;
-                return Ok(());
+                return Ok(None);
+            }
+            _ = config.changed() => {
+                // Re-pointed: this connection ends, `run` connects anew.
+                let _ = client.send(FrontendMessage::CopyDone).await;
+                return Ok(None);
             }
         };
         let msg = match msg {
             Ok(m) => m,
-            Err(ClientError::Closed) => return Err("primary closed the connection".into()),
-            Err(e) => return Err(e.to_string()),
+            Err(ClientError::Closed) => {
+                return Err("primary closed the connection".to_string().into())
+            }
+            Err(e) => return Err(e.to_string().into()),
         };
         match msg {
             BackendMessage::CopyData(b) => match ReplicationMessage::decode(&b) {
@@ -280,13 +559,52 @@ async fn stream_once(
                     }
                 }
                 Ok(_) => {}
-                Err(e) => return Err(format!("invalid replication message: {e}")),
+                Err(e) => return Err(format!("invalid replication message: {e}").into()),
             },
             BackendMessage::CopyDone => {
-                let _ = client.send(FrontendMessage::CopyDone).await;
-                return Ok(());
+                client
+                    .send(FrontendMessage::CopyDone)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                return Ok(read_next_timeline(client).await?);
+            }
+            BackendMessage::ErrorResponse(e) => return Err(e.message().to_string().into()),
+            _ => {}
+        }
+    }
+}
+
+/// After the copy ended: the primary's optional row (next_tli,
+/// next_tli_startpos), up to ReadyForQuery.
+async fn read_next_timeline(client: &mut Client) -> Result<Option<(TimeLineId, Lsn)>, String> {
+    let mut next = None;
+    loop {
+        match client.recv().await.map_err(|e| e.to_string())? {
+            BackendMessage::DataRow(v) => {
+                let text = |i: usize| {
+                    v.get(i)
+                        .cloned()
+                        .flatten()
+                        .map(|b| String::from_utf8_lossy(&b).to_string())
+                        .unwrap_or_default()
+                };
+                let tli = text(0)
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|t| *t > 0)
+                    .map(TimeLineId);
+                let at = text(1).parse::<Lsn>().ok();
+                match (tli, at) {
+                    (Some(t), Some(a)) => next = Some((t, a)),
+                    _ => {
+                        return Err(format!(
+                            "invalid end-of-timeline row from the primary: {v:?}"
+                        ))
+                    }
+                }
             }
             BackendMessage::ErrorResponse(e) => return Err(e.message().to_string()),
+            BackendMessage::ReadyForQuery(_) => return Ok(next),
             _ => {}
         }
     }

@@ -115,13 +115,15 @@ fn stream_base_backup_and_replay_completions() {
     let recv = rt.spawn(standby::walreceiver::run(
         sb.clone(),
         sw.clone(),
-        standby::walreceiver::ReceiverConfig {
+        tokio::sync::watch::channel(standby::walreceiver::ReceiverConfig {
             conninfo: ci,
             conninfo_text: String::new(),
             slot: None,
             status_interval: Duration::from_secs(10),
             hot_standby_feedback: false,
-        },
+            target_timeline: standby::walreceiver::TargetTimeline::Latest,
+        })
+        .1,
         rstop_rx,
     ));
     wait("consistency", || {

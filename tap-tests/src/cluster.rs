@@ -575,7 +575,8 @@ impl Node {
             .unwrap_or(0)
     }
 
-    fn log_since(&self, offset: u64) -> String {
+    /// The log written since `offset` (a [`log_position`](Self::log_position)).
+    pub fn log_since(&self, offset: u64) -> String {
         let bytes = std::fs::read(&self.log_path).unwrap_or_default();
         let start = usize::try_from(offset)
             .unwrap_or(usize::MAX)
@@ -770,6 +771,41 @@ impl Node {
             self.name,
             tail(&self.log_content(), 60)
         );
+    }
+
+    /// `$node->enable_streaming($primary)`: from the next start this
+    /// standby streams from `primary` (its `primary_conninfo`), without a
+    /// slot.
+    pub fn enable_streaming(&self, primary: &Node) {
+        self.set_upstream(primary, None);
+    }
+
+    /// Re-points this running standby at `new_primary` (a promoted
+    /// sibling) and restarts it, as PostgreSQL's 004_timeline_switch.pl
+    /// does with `enable_streaming` + `restart`: it then follows the new
+    /// primary's timeline. Returns once it serves reads again.
+    pub fn follow(&self, new_primary: &Node) {
+        eprintln!(
+            "# Node {}: following new primary {}",
+            self.name, new_primary.name
+        );
+        self.enable_streaming(new_primary);
+        self.restart();
+    }
+
+    /// The timeline this node writes (primary) or receives (standby), from
+    /// `pg_control_checkpoint()` on a primary and `pg_stat_wal_receiver`
+    /// on a standby that streams; panics if neither answers.
+    pub fn timeline(&self) -> u32 {
+        let q = if self.safe_sql("SELECT pg_is_in_recovery()") == "t" {
+            "SELECT received_tli FROM pg_stat_wal_receiver"
+        } else {
+            "SELECT timeline_id FROM pg_control_checkpoint()"
+        };
+        let out = self.safe_sql(q);
+        out.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("node {}: no timeline in {out:?}", self.name))
     }
 
     /// A new node named `name`, a standby of `primary`, started (base

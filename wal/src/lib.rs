@@ -65,6 +65,14 @@
 //! does the same for bytes arriving in arbitrary chunks (a standby's
 //! walreceiver). Neither panics on any input.
 //!
+//! ## Timelines
+//!
+//! Promotion forks the log: the new primary writes timeline N+1 from the
+//! switch point on, names its segments with N+1 and records the fork in a
+//! history file ([`timeline`]). A segment number may then exist under
+//! several timelines; the node's history is the highest one present
+//! ([`segment::find_segment`]), which is what readers open.
+//!
 //! ## Replication framing
 //!
 //! [`replication`] encodes and decodes the CopyData payloads of PostgreSQL's
@@ -75,12 +83,13 @@ pub mod record;
 pub mod records;
 pub mod replication;
 pub mod segment;
+pub mod timeline;
 pub mod writer;
 
 // The LSN types live with the other ids (pgtypes); the log re-exports
 // them because its whole API speaks in them.
 pub use pgtypes::lsn::{AtomicLsn, Lsn, LsnParseError};
-pub use reader::{read_raw, StreamDecoder, StreamGap, WalPosition, WalReader};
+pub use reader::{read_raw, read_raw_newest, StreamDecoder, StreamGap, WalPosition, WalReader};
 pub use record::{DecodedRecord, EndOfWal, EndReason, RecordHeader};
 pub use records::{
     BlockRef, DecodeError, HeapRecord, RmgrId, SmgrRecord, StandbyRecord, WalRecord, XactRecord,

@@ -27,7 +27,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use crate::record::{try_decode, Decoded, DecodedRecord, EndOfWal, EndReason};
-use crate::segment::{check_segment_size, segment_path};
+use crate::segment::{check_segment_size, open_segment};
 use pgtypes::lsn::Lsn;
 
 const READ_CHUNK: u64 = 128 << 10;
@@ -117,6 +117,17 @@ impl WalReader {
     /// a record that would need such bytes ends with
     /// [`EndReason::ReadLimit`]. [`Lsn::MAX`] means no limit.
     pub fn set_read_limit(&mut self, limit: Lsn) {
+        self.set_limit_inner(limit)
+    }
+
+    /// Closes the segment file held open, so the next read finds the
+    /// segment again: after a timeline switch the same segment number is
+    /// a different file (`segment::find_segment`).
+    pub fn forget_file(&mut self) {
+        self.file = None;
+    }
+
+    fn set_limit_inner(&mut self, limit: Lsn) {
         self.limit = limit;
         let buf_end = self.buf_lsn + self.buf.len() as u64;
         if buf_end > limit {
@@ -202,7 +213,7 @@ impl WalReader {
                 Some((s, f)) if *s == segno => f,
                 _ => {
                     self.file = None;
-                    match File::open(segment_path(&self.dir, segno, self.segment_size)) {
+                    match open_segment(&self.dir, segno, self.segment_size) {
                         Ok(f) => &self.file.insert((segno, f)).1,
                         Err(e) if e.kind() == io::ErrorKind::NotFound => {
                             return Err(if have == 0 {
@@ -283,11 +294,24 @@ pub fn read_raw(dir: &Path, segment_size: u64, start: Lsn, out: &mut [u8]) -> io
     check_segment_size(segment_size)?;
     let seg_off = start.segment_offset(segment_size);
     let n = (out.len() as u64).min(segment_size - seg_off) as usize;
-    let f = File::open(segment_path(
-        dir,
-        start.segment_number(segment_size),
-        segment_size,
-    ))?;
+    let f = open_segment(dir, start.segment_number(segment_size), segment_size)?;
+    read_full_at(&f, &mut out[..n], seg_off)
+}
+
+/// [`read_raw`] for a caller that knows the node's newest timeline (the
+/// walsender: its writer's), which spares a directory listing per call.
+pub fn read_raw_newest(
+    dir: &Path,
+    segment_size: u64,
+    newest: pgtypes::TimeLineId,
+    start: Lsn,
+    out: &mut [u8],
+) -> io::Result<usize> {
+    check_segment_size(segment_size)?;
+    let seg_off = start.segment_offset(segment_size);
+    let n = (out.len() as u64).min(segment_size - seg_off) as usize;
+    let segno = start.segment_number(segment_size);
+    let f = crate::segment::open_segment_newest(dir, segno, segment_size, newest)?;
     read_full_at(&f, &mut out[..n], seg_off)
 }
 

@@ -2,13 +2,26 @@
 //!
 //! The WAL stream is cut into files of `wal_segment_size` bytes (a power of
 //! two). Segment `segno` holds stream bytes `[segno·size, (segno+1)·size)`
-//! and is named like PostgreSQL's, timeline 1:
+//! and is named like PostgreSQL's, with the timeline that wrote it:
 //!
 //! ```text
 //!   TTTTTTTT XXXXXXXX YYYYYYYY      (24 upper-case hex digits)
 //!   timeline segno / (4 GiB/size)   segno % (4 GiB/size)
 //!   00000001 00000000 00000001      = segment 1 = 0/1000000 .. 0/1FFFFFF at 16 MiB
 //! ```
+//!
+//! **Timelines.** Promotion starts timeline N+1 (see [`crate::timeline`]):
+//! the segment holding the switch point is copied to its timeline-N+1 name
+//! up to the switch point and written on from there, and every later
+//! segment carries N+1. One segment number may thus exist under several
+//! timelines; the node's own history is always the **highest timeline
+//! present** for a number ([`find_segment`]): whoever switches deletes the
+//! later segments of lower timelines (WAL past the switch point that the
+//! new timeline does not contain), so an older name only ever survives for
+//! segments up to the switch point, whose bytes up to it the newer copy
+//! holds too. Readers ([`crate::WalReader`], [`crate::read_raw`]) open
+//! segments that way; writers create them under their own timeline. A data
+//! directory that never switched has only timeline-1 names, as before.
 //!
 //! New segments are created full-size and zero-filled under a temporary
 //! name, fsynced, then renamed into place and the directory fsynced (as
@@ -28,7 +41,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgtypes::lsn::Lsn;
 
-/// The only timeline hotpair has (no point-in-time recovery branching).
+/// The first timeline of every cluster (`initdb`'s).
 pub const TIMELINE: TimeLineId = TimeLineId(1);
 /// Default `wal_segment_size`: 16 MiB, as PostgreSQL.
 pub const DEFAULT_SEGMENT_SIZE: u64 = 16 << 20;
@@ -59,20 +72,27 @@ pub fn check_segment_size(size: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// The file name of segment `segno` (`000000010000000000000001`).
+/// The file name of segment `segno` on timeline 1
+/// (`000000010000000000000001`).
 pub fn segment_file_name(segno: u64, segment_size: u64) -> String {
+    segment_file_name_tli(TIMELINE, segno, segment_size)
+}
+
+/// The file name of segment `segno` written on timeline `tli`
+/// (PostgreSQL's `XLogFileName`).
+pub fn segment_file_name_tli(tli: TimeLineId, segno: u64, segment_size: u64) -> String {
     let per_xlogid = 0x1_0000_0000u64 / segment_size;
     format!(
         "{:08X}{:08X}{:08X}",
-        TIMELINE.0,
+        tli.0,
         segno / per_xlogid,
         segno % per_xlogid
     )
 }
 
-/// The segment number named by a file name, if it is a timeline-1 segment
-/// name for this segment size.
-pub fn parse_segment_file_name(name: &str, segment_size: u64) -> Option<u64> {
+/// The timeline and segment number named by a file name, if it is a
+/// segment name for this segment size.
+pub fn parse_segment_file_name_tli(name: &str, segment_size: u64) -> Option<(TimeLineId, u64)> {
     if name.len() != 24 || !name.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
@@ -80,36 +100,118 @@ pub fn parse_segment_file_name(name: &str, segment_size: u64) -> Option<u64> {
     let hi = u64::from_str_radix(name.get(8..16)?, 16).ok()?;
     let lo = u64::from_str_radix(name.get(16..24)?, 16).ok()?;
     let per_xlogid = 0x1_0000_0000u64 / segment_size;
-    if TimeLineId(tli) != TIMELINE || lo >= per_xlogid {
+    if tli == 0 || lo >= per_xlogid {
         return None;
     }
-    hi.checked_mul(per_xlogid)?.checked_add(lo)
+    Some((
+        TimeLineId(tli),
+        hi.checked_mul(per_xlogid)?.checked_add(lo)?,
+    ))
 }
 
-/// The path of segment `segno` in `dir`.
+/// The segment number named by a file name of any timeline.
+pub fn parse_segment_file_name(name: &str, segment_size: u64) -> Option<u64> {
+    parse_segment_file_name_tli(name, segment_size).map(|(_, s)| s)
+}
+
+/// The path of segment `segno` on timeline 1 in `dir`.
 pub fn segment_path(dir: &Path, segno: u64, segment_size: u64) -> PathBuf {
     dir.join(segment_file_name(segno, segment_size))
 }
 
-/// The file name of the segment holding `lsn` (`pg_walfile_name`).
+/// The path of segment `segno` of timeline `tli` in `dir`.
+pub fn segment_path_tli(dir: &Path, tli: TimeLineId, segno: u64, segment_size: u64) -> PathBuf {
+    dir.join(segment_file_name_tli(tli, segno, segment_size))
+}
+
+/// The file of segment `segno` in this node's history: the one of the
+/// highest timeline present (see the module docs); `None` if there is none.
+pub fn find_segment(
+    dir: &Path,
+    segno: u64,
+    segment_size: u64,
+) -> io::Result<Option<(TimeLineId, PathBuf)>> {
+    // The common case first: a directory that never switched timelines.
+    let mut best: Option<TimeLineId> = None;
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if let Some((tli, s)) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| parse_segment_file_name_tli(n, segment_size))
+        {
+            if s == segno && best.is_none_or(|b| tli > b) {
+                best = Some(tli);
+            }
+        }
+    }
+    Ok(best.map(|t| (t, segment_path_tli(dir, t, segno, segment_size))))
+}
+
+/// Opens segment `segno` of this node's history for reading
+/// ([`find_segment`]); `ErrorKind::NotFound` if there is none.
+pub fn open_segment(dir: &Path, segno: u64, segment_size: u64) -> io::Result<File> {
+    match find_segment(dir, segno, segment_size)? {
+        Some((_, path)) => File::open(path),
+        None => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("WAL segment {segno} not found"),
+        )),
+    }
+}
+
+/// [`open_segment`] for a caller that knows the newest timeline on the
+/// node (its writer's, `newest`): that timeline's file, if present, is the
+/// highest one, found without listing the directory.
+pub fn open_segment_newest(
+    dir: &Path,
+    segno: u64,
+    segment_size: u64,
+    newest: TimeLineId,
+) -> io::Result<File> {
+    match File::open(segment_path_tli(dir, newest, segno, segment_size)) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => open_segment(dir, segno, segment_size),
+        r => r,
+    }
+}
+
+/// The file name of the segment holding `lsn` on timeline 1
+/// (`pg_walfile_name`).
 pub fn walfile_name(lsn: Lsn, segment_size: u64) -> String {
     segment_file_name(lsn.segment_number(segment_size), segment_size)
 }
 
-/// Segment numbers present in `dir`, ascending. Other files are ignored.
+/// The file name of the segment holding `lsn` on timeline `tli`.
+pub fn walfile_name_tli(tli: TimeLineId, lsn: Lsn, segment_size: u64) -> String {
+    segment_file_name_tli(tli, lsn.segment_number(segment_size), segment_size)
+}
+
+/// Segment numbers present in `dir` under any timeline, ascending, each
+/// once. Other files are ignored.
 pub fn list_segments(dir: &Path, segment_size: u64) -> io::Result<Vec<u64>> {
+    let mut v: Vec<u64> = list_segment_files(dir, segment_size)?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect();
+    v.dedup();
+    Ok(v)
+}
+
+/// Every segment file in `dir` as (timeline, segment number), sorted by
+/// segment number, then timeline.
+pub fn list_segment_files(dir: &Path, segment_size: u64) -> io::Result<Vec<(TimeLineId, u64)>> {
     let mut v = Vec::new();
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
-        if let Some(segno) = entry
+        if let Some(ts) = entry
             .file_name()
             .to_str()
-            .and_then(|n| parse_segment_file_name(n, segment_size))
+            .and_then(|n| parse_segment_file_name_tli(n, segment_size))
         {
-            v.push(segno);
+            v.push(ts);
         }
     }
-    v.sort_unstable();
+    v.sort_unstable_by_key(|(t, s)| (*s, *t));
     Ok(v)
 }
 
@@ -137,8 +239,14 @@ pub(crate) fn zero_fill(f: &mut File, from: u64, len: u64) -> io::Result<()> {
 /// link, which fails if the segment appeared meanwhile — never a rename
 /// over it, which would leave an earlier creator writing WAL into an
 /// unlinked file. The loser drops its temp file and opens the winner's.
-pub fn create_segment(dir: &Path, segno: u64, segment_size: u64, fsync: bool) -> io::Result<File> {
-    let path = segment_path(dir, segno, segment_size);
+pub fn create_segment(
+    dir: &Path,
+    tli: TimeLineId,
+    segno: u64,
+    segment_size: u64,
+    fsync: bool,
+) -> io::Result<File> {
+    let path = segment_path_tli(dir, tli, segno, segment_size);
     if let Some(f) = open_existing(&path, segment_size, fsync)? {
         return Ok(f);
     }
@@ -176,6 +284,86 @@ pub fn create_segment(dir: &Path, segno: u64, segment_size: u64, fsync: bool) ->
     }
 }
 
+/// Makes segment `segno` of timeline `tli` exist for a timeline switch at
+/// offset `upto` of it: if it does not exist yet but an older timeline's
+/// file of that number does, its first `upto` bytes are copied under the
+/// new name and the rest is zeros (PostgreSQL's `XLogFileCopy` at the end
+/// of recovery). Installed with a hard link like [`create_segment`], so a
+/// half-made copy never carries the segment's name. Nothing happens if the
+/// segment exists or there is nothing to copy (the caller creates it).
+pub fn adopt_segment(
+    dir: &Path,
+    tli: TimeLineId,
+    segno: u64,
+    segment_size: u64,
+    upto: u64,
+    fsync: bool,
+) -> io::Result<()> {
+    let path = segment_path_tli(dir, tli, segno, segment_size);
+    if path.exists() {
+        return Ok(());
+    }
+    let Some((from_tli, from)) = find_segment(dir, segno, segment_size)? else {
+        return Ok(());
+    };
+    if from_tli > tli {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "segment {} of timeline {from_tli} is newer than timeline {tli}",
+                segment_file_name_tli(from_tli, segno, segment_size)
+            ),
+        ));
+    }
+    let upto = upto.min(segment_size);
+    let tmp = dir.join(format!("xlogtemp.{}.copy", std::process::id()));
+    let mut out = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&tmp)?;
+    let copied = (|| {
+        use std::os::unix::fs::FileExt;
+        let src = File::open(&from)?;
+        let mut buf = vec![0u8; (256usize << 10).min(segment_size as usize)];
+        let mut pos = 0u64;
+        while pos < upto {
+            let n = ((upto - pos) as usize).min(buf.len());
+            let got = src.read_at(&mut buf[..n], pos)?;
+            if got == 0 {
+                break;
+            }
+            out.write_all_at(&buf[..got], pos)?;
+            pos += got as u64;
+        }
+        zero_fill(&mut out, pos, segment_size)?;
+        if fsync {
+            out.sync_all()?;
+        }
+        fs::hard_link(&tmp, &path)
+    })();
+    let _ = fs::remove_file(&tmp);
+    copied?;
+    if fsync {
+        fsync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// Removes every segment file (of any timeline) numbered above `segno`:
+/// WAL past a timeline switch or past the end of valid WAL.
+pub fn remove_segments_after(dir: &Path, segno: u64, segment_size: u64) -> io::Result<usize> {
+    let mut n = 0;
+    for (tli, s) in list_segment_files(dir, segment_size)? {
+        if s > segno {
+            fs::remove_file(segment_path_tli(dir, tli, s, segment_size))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// An existing segment file, zero-extended to full size if short; `None`
 /// if there is none.
 fn open_existing(path: &Path, segment_size: u64, fsync: bool) -> io::Result<Option<File>> {
@@ -195,8 +383,8 @@ fn open_existing(path: &Path, segment_size: u64, fsync: bool) -> io::Result<Opti
     }
 }
 
-/// Removes every segment whose number is below `keep_from`; returns how
-/// many were removed.
+/// Removes every segment file (of any timeline) whose number is below
+/// `keep_from`; returns how many were removed.
 pub fn remove_segments_before(
     dir: &Path,
     keep_from: u64,
@@ -204,11 +392,11 @@ pub fn remove_segments_before(
     fsync: bool,
 ) -> io::Result<usize> {
     let mut n = 0;
-    for segno in list_segments(dir, segment_size)? {
+    for (tli, segno) in list_segment_files(dir, segment_size)? {
         if segno >= keep_from {
             break;
         }
-        fs::remove_file(segment_path(dir, segno, segment_size))?;
+        fs::remove_file(segment_path_tli(dir, tli, segno, segment_size))?;
         n += 1;
     }
     if n > 0 && fsync {
@@ -232,7 +420,7 @@ mod tests {
         for segno in 1..20u64 {
             let files: Vec<File> = std::thread::scope(|s| {
                 let hs: Vec<_> = (0..4)
-                    .map(|_| s.spawn(|| create_segment(dir.path(), segno, seg, false)))
+                    .map(|_| s.spawn(|| create_segment(dir.path(), TIMELINE, segno, seg, false)))
                     .collect();
                 hs.into_iter()
                     .map(|h| h.join().unwrap().expect("created or opened"))
@@ -279,8 +467,17 @@ mod tests {
             }
         }
         assert_eq!(
-            parse_segment_file_name("000000020000000000000001", seg),
-            None
+            parse_segment_file_name_tli("000000020000000000000001", seg),
+            Some((TimeLineId(2), 1))
+        );
+        assert_eq!(
+            segment_file_name_tli(TimeLineId(0x1A), 3, seg),
+            "0000001A0000000000000003"
+        );
+        assert_eq!(
+            parse_segment_file_name("000000000000000000000001", seg),
+            None,
+            "timeline 0 does not exist"
         );
         assert_eq!(
             parse_segment_file_name("000000010000000000000100", seg),
@@ -309,7 +506,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let size = MIN_SEGMENT_SIZE;
         for segno in [3, 1, 2] {
-            create_segment(dir.path(), segno, size, true).unwrap();
+            create_segment(dir.path(), TIMELINE, segno, size, true).unwrap();
         }
         fs::write(dir.path().join("junk"), b"x").unwrap();
         assert_eq!(list_segments(dir.path(), size).unwrap(), vec![1, 2, 3]);
@@ -319,12 +516,59 @@ mod tests {
         // A short file is extended to full size.
         let f = OpenOptions::new().write(true).open(&p).unwrap();
         f.set_len(100).unwrap();
-        create_segment(dir.path(), 2, size, false).unwrap();
+        create_segment(dir.path(), TIMELINE, 2, size, false).unwrap();
         assert_eq!(fs::metadata(&p).unwrap().len(), size);
         assert_eq!(
             remove_segments_before(dir.path(), 3, size, true).unwrap(),
             2
         );
         assert_eq!(list_segments(dir.path(), size).unwrap(), vec![3]);
+    }
+
+    /// After a switch one number exists under two timelines: readers take
+    /// the newer, listing counts it once, removal takes both.
+    #[test]
+    fn highest_timeline_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let size = MIN_SEGMENT_SIZE;
+        create_segment(dir.path(), TIMELINE, 3, size, false).unwrap();
+        create_segment(dir.path(), TIMELINE, 4, size, false).unwrap();
+        create_segment(dir.path(), TimeLineId(2), 4, size, false).unwrap();
+        create_segment(dir.path(), TimeLineId(2), 5, size, false).unwrap();
+        assert_eq!(list_segments(dir.path(), size).unwrap(), vec![3, 4, 5]);
+        let tli_of = |s| find_segment(dir.path(), s, size).unwrap().map(|(t, _)| t);
+        assert_eq!(tli_of(3), Some(TIMELINE));
+        assert_eq!(tli_of(4), Some(TimeLineId(2)));
+        assert_eq!(tli_of(5), Some(TimeLineId(2)));
+        assert_eq!(tli_of(6), None);
+        assert_eq!(
+            remove_segments_before(dir.path(), 5, size, false).unwrap(),
+            3
+        );
+        assert_eq!(list_segments(dir.path(), size).unwrap(), vec![5]);
+    }
+
+    /// A switch at offset 100 of segment 3: the new timeline's file holds
+    /// the old bytes up to 100 and zeros after; an existing one is kept.
+    #[test]
+    fn adopt_copies_up_to_the_switch() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let size = MIN_SEGMENT_SIZE;
+        let f = create_segment(dir.path(), TIMELINE, 3, size, false).unwrap();
+        f.write_all_at(&[7u8; 200], 0).unwrap();
+        adopt_segment(dir.path(), TimeLineId(2), 3, size, 100, true).unwrap();
+        let b = fs::read(segment_path_tli(dir.path(), TimeLineId(2), 3, size)).unwrap();
+        assert_eq!(b.len() as u64, size);
+        assert!(b[..100].iter().all(|x| *x == 7) && b[100..].iter().all(|x| *x == 0));
+        f.write_all_at(&[9u8; 10], 0).unwrap();
+        adopt_segment(dir.path(), TimeLineId(2), 3, size, 100, true).unwrap();
+        let b = fs::read(segment_path_tli(dir.path(), TimeLineId(2), 3, size)).unwrap();
+        assert_eq!(b[0], 7, "an existing copy is kept");
+        create_segment(dir.path(), TimeLineId(2), 5, size, false).unwrap();
+        assert!(adopt_segment(dir.path(), TIMELINE, 5, size, 100, true).is_err());
+        // Nothing to copy: nothing made.
+        adopt_segment(dir.path(), TimeLineId(2), 9, size, 100, true).unwrap();
+        assert_eq!(find_segment(dir.path(), 9, size).unwrap(), None);
     }
 }

@@ -910,3 +910,61 @@ fn write_behind_off_leaves_wal_to_the_commit() {
     assert_eq!(w.flushed_lsn(), start);
     assert_eq!(w.flush(last).unwrap(), last);
 }
+
+/// A timeline switch in mid-segment (a standby following a promotion):
+/// the segment holding the switch point exists under both timelines, the
+/// new copy holds the old bytes up to the switch and the new records
+/// after it, later segments carry only the new timeline, and a reader
+/// (which takes the highest timeline of each segment) reads one unbroken
+/// chain across the switch. A switch anywhere but the flushed end is
+/// refused, as is one to an older timeline.
+#[test]
+fn switch_timeline_continues_in_a_copy() {
+    use pgtypes::TimeLineId;
+    let dir = tempfile::tempdir().unwrap();
+    let w = WalWriter::open(dir.path(), opts(false), WalPosition::initial(SEG)).unwrap();
+    let mut last = Lsn::INVALID;
+    for i in 0..5u8 {
+        last = w
+            .insert(pgtypes::TransactionId::INVALID, &noop(700, i))
+            .unwrap()
+            .1;
+    }
+    w.flush(last).unwrap();
+    assert_eq!(w.timeline(), crate::segment::TIMELINE);
+    assert!(
+        w.switch_timeline(TimeLineId(2), last + 8).is_err(),
+        "not the end"
+    );
+    let at = last;
+    w.switch_timeline(TimeLineId(2), at).unwrap();
+    assert!(w.switch_timeline(TimeLineId(2), last).is_err(), "not newer");
+    assert_eq!(w.timeline(), TimeLineId(2));
+    for i in 0..20u8 {
+        last = w
+            .insert(pgtypes::TransactionId::INVALID, &noop(700, 100 + i))
+            .unwrap()
+            .1;
+    }
+    w.flush(last).unwrap();
+    let switch_seg = at.segment_number(SEG);
+    let files = crate::segment::list_segment_files(dir.path(), SEG).unwrap();
+    assert!(files.iter().all(|(t, _)| t.0 <= 2));
+    let tli1: Vec<u64> = files
+        .iter()
+        .filter(|(t, _)| t.0 == 1)
+        .map(|(_, s)| *s)
+        .collect();
+    let tli2: Vec<u64> = files
+        .iter()
+        .filter(|(t, _)| t.0 == 2)
+        .map(|(_, s)| *s)
+        .collect();
+    assert_eq!(tli1.last(), Some(&switch_seg), "{files:?}");
+    assert_eq!(tli2.first(), Some(&switch_seg), "{files:?}");
+    assert!(tli2.len() > 2, "{files:?}");
+    let (recs, end) = read_all(dir.path(), WalPosition::initial(SEG).end, SEG);
+    assert_eq!(recs.len(), 25, "one chain across the switch: {end}");
+    assert_eq!(end.lsn, last);
+    w.shutdown().unwrap();
+}

@@ -81,6 +81,14 @@
 //! the writer enters a failed state in which every later insert and flush
 //! returns [`WalError::Failed`] (PostgreSQL PANICs here; the server decides).
 //!
+//! **Timelines.** New segments are created under the writer's timeline
+//! ([`WalWriterOptions::timeline`]); opening on a newer timeline than the
+//! segment holding `pos.end` copies that segment under the new name up to
+//! `pos.end` (promotion), and [`WalWriter::switch_timeline`] does the same
+//! for a running standby's writer under the round, insert and create locks
+//! (in that order), with nothing pending. See `segment` for why readers
+//! then find the right file.
+//!
 //! **Opening.** [`WalWriter::open`] continues at the end of valid WAL found by
 //! recovery ([`WalPosition`]): it zeroes the current segment from that point
 //! on and deletes any later segments, so bytes of a torn tail can never be
@@ -92,7 +100,7 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -104,12 +112,12 @@ use crate::reader::WalPosition;
 use crate::record::{finish_crc, record_end, RecordHeader, HEADER_LEN, MAX_RECORD_LEN};
 use crate::records::{RmgrId, WalRecord, XLOG_SWITCH};
 use crate::segment::{
-    check_segment_size, create_segment, list_segments, remove_segments_before, segment_path,
-    zero_fill,
+    adopt_segment, check_segment_size, create_segment, remove_segments_after,
+    remove_segments_before, segment_path_tli, zero_fill,
 };
 use crate::WalError;
 use pgtypes::lsn::{AtomicLsn, Lsn};
-use pgtypes::TransactionId;
+use pgtypes::{TimeLineId, TransactionId};
 
 /// Settings of a [`WalWriter`].
 #[derive(Debug, Clone)]
@@ -130,6 +138,8 @@ pub struct WalWriterOptions {
     /// behind), so a large transaction's commit syncs only its tail. 0
     /// turns write-behind off.
     pub flush_after: usize,
+    /// The timeline new segments are named with (see `segment`).
+    pub timeline: TimeLineId,
 }
 
 impl WalWriterOptions {
@@ -142,7 +152,14 @@ impl WalWriterOptions {
             writer_delay: Duration::from_millis(200),
             buffer_limit: 16 << 20,
             flush_after: 1 << 20,
+            timeline: crate::segment::TIMELINE,
         }
+    }
+
+    /// The same options writing timeline `tli`.
+    pub fn with_timeline(mut self, tli: TimeLineId) -> WalWriterOptions {
+        self.timeline = tli;
+        self
     }
 }
 
@@ -222,6 +239,9 @@ struct Shared {
     create: Mutex<()>,
     /// Highest segment known to exist (created or pre-allocated).
     prealloc: AtomicU64,
+    /// The timeline new segments are created under (changes only in
+    /// [`WalWriter::switch_timeline`], under the round and create locks).
+    tli: AtomicU32,
     insert_lsn: AtomicLsn,
     write_lsn: AtomicLsn,
     flushed_lsn: AtomicLsn,
@@ -284,11 +304,20 @@ impl WalWriter {
             )));
         }
         let segno = pos.end.segment_number(seg);
-        // Later segments hold nothing valid (recovery stopped before them).
-        for later in list_segments(&dir, seg)?.into_iter().filter(|s| *s > segno) {
-            std::fs::remove_file(segment_path(&dir, later, seg))?;
-        }
-        let mut f = create_segment(&dir, segno, seg, opts.fsync)?;
+        let tli = opts.timeline;
+        // Later segments hold nothing valid (recovery stopped before them,
+        // or they are the old timeline's past the switch point).
+        remove_segments_after(&dir, segno, seg)?;
+        // A new timeline starts in a copy of the old one's segment.
+        adopt_segment(
+            &dir,
+            tli,
+            segno,
+            seg,
+            pos.end.segment_offset(seg),
+            opts.fsync,
+        )?;
+        let mut f = create_segment(&dir, tli, segno, seg, opts.fsync)?;
         if clear_tail(&mut f, pos.end.segment_offset(seg), seg)? && opts.fsync {
             f.sync_data()?;
         }
@@ -320,6 +349,7 @@ impl WalWriter {
             }),
             create: Mutex::new(()),
             prealloc: AtomicU64::new(segno),
+            tli: AtomicU32::new(tli.0),
             insert_lsn: AtomicLsn::new(pos.end),
             write_lsn: AtomicLsn::new(pos.end),
             flushed_lsn: AtomicLsn::new(pos.end),
@@ -680,6 +710,60 @@ impl WalWriter {
         self.shared.written.subscribe()
     }
 
+    /// The timeline this writer writes (`IDENTIFY_SYSTEM`'s).
+    pub fn timeline(&self) -> TimeLineId {
+        TimeLineId(self.shared.tli.load(Ordering::Acquire))
+    }
+
+    /// Continues the WAL on timeline `tli` from `at` (a standby's
+    /// walreceiver following a promotion, whose new primary ended the old
+    /// timeline at `at`). Everything received must be flushed and end
+    /// exactly at `at`: the caller refuses a switch behind what it holds.
+    /// The segment holding `at` is copied under the new timeline's name up
+    /// to `at` (see `segment`), later segments of older timelines are
+    /// deleted, and new segments carry `tli`. Readers holding the old
+    /// segment open must reopen it ([`crate::WalReader::forget_file`]).
+    pub fn switch_timeline(&self, tli: TimeLineId, at: Lsn) -> Result<(), WalError> {
+        let sh = &*self.shared;
+        let mut round = sh.round.lock();
+        let st = sh.insert.lock();
+        let flushed = sh.flushed_lsn.load(Ordering::Acquire);
+        if st.insert_pos != at || !st.buf.is_empty() || flushed != at {
+            return Err(WalError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "cannot switch to timeline {tli} at {at}: WAL is written up to {} and flushed up to {flushed}",
+                    st.insert_pos
+                ),
+            )));
+        }
+        let current = TimeLineId(sh.tli.load(Ordering::Acquire));
+        if tli <= current {
+            return Err(WalError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cannot switch from timeline {current} to timeline {tli}"),
+            )));
+        }
+        let _create = sh.create.lock();
+        round.files.clear();
+        let seg = sh.opts.segment_size;
+        let segno = at.segment_number(seg);
+        remove_segments_after(&sh.dir, segno, seg)?;
+        adopt_segment(
+            &sh.dir,
+            tli,
+            segno,
+            seg,
+            at.segment_offset(seg),
+            sh.opts.fsync,
+        )?;
+        create_segment(&sh.dir, tli, segno, seg, sh.opts.fsync)?;
+        sh.tli.store(tli.0, Ordering::Release);
+        sh.prealloc.store(segno, Ordering::Release);
+        drop(st);
+        Ok(())
+    }
+
     /// The segment size.
     pub fn segment_size(&self) -> u64 {
         self.shared.opts.segment_size
@@ -999,7 +1083,13 @@ fn preallocate(sh: &Shared) -> io::Result<()> {
             .flushed_lsn
             .load(Ordering::Acquire)
             .segment_number(sh.opts.segment_size);
-        create_segment(&sh.dir, cur + 1, sh.opts.segment_size, sh.opts.fsync)?;
+        create_segment(
+            &sh.dir,
+            TimeLineId(sh.tli.load(Ordering::Acquire)),
+            cur + 1,
+            sh.opts.segment_size,
+            sh.opts.fsync,
+        )?;
         sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
         sh.prealloc.fetch_max(cur + 1, Ordering::AcqRel);
     }
@@ -1076,9 +1166,10 @@ impl FlushState {
         // creation lock waits for it (same temporary file name).
         let f = {
             let _create = sh.create.lock();
+            let tli = TimeLineId(sh.tli.load(Ordering::Acquire));
             let existed = segno <= sh.prealloc.load(Ordering::Acquire)
-                && segment_path(&sh.dir, segno, sh.opts.segment_size).exists();
-            let f = create_segment(&sh.dir, segno, sh.opts.segment_size, sh.opts.fsync)?;
+                && segment_path_tli(&sh.dir, tli, segno, sh.opts.segment_size).exists();
+            let f = create_segment(&sh.dir, tli, segno, sh.opts.segment_size, sh.opts.fsync)?;
             if !existed {
                 sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
             }

@@ -193,6 +193,10 @@ pub struct WalRcvStat {
     pub status: String,
     /// Where the current stream started.
     pub receive_start_lsn: u64,
+    /// The timeline it started on.
+    pub receive_start_tli: u32,
+    /// The timeline of the WAL received last.
+    pub received_tli: u32,
     /// Written up to here.
     pub written_lsn: u64,
     /// Flushed up to here.
@@ -500,9 +504,57 @@ pub struct ReplicationState {
     /// standby: by the walreceiver's start-up), for the walsender, base
     /// backups and the `pg_*_lsn()` functions.
     wal: parking_lot::RwLock<Option<Arc<wal::WalWriter>>>,
+    /// Reads the control file's checkpoint (`pg_control_checkpoint()`);
+    /// installed by the node, which owns the control file's format.
+    control_reader: std::sync::OnceLock<ControlReader>,
+    /// `pg_reload_conf()` requests (a permit is kept if nobody waits).
+    reload: tokio::sync::Notify,
+}
+
+/// The control file's last checkpoint as `pg_control_checkpoint()` shows
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    /// Start of the checkpoint record.
+    pub checkpoint_lsn: Lsn,
+    /// Its redo point.
+    pub redo_lsn: Lsn,
+    /// The timeline it was written on.
+    pub timeline: pgtypes::TimeLineId,
+    /// The timeline of the checkpoint before it.
+    pub prev_timeline: pgtypes::TimeLineId,
+    /// next_xid at the checkpoint.
+    pub next_xid: u64,
+    /// next OID at the checkpoint.
+    pub next_oid: u32,
+    /// When the control file was written (µs since 2000-01-01 UTC).
+    pub time_us: i64,
+    /// `wal_segment_size`.
+    pub segment_size: u64,
+}
+
+/// Reads the control file's checkpoint; see
+/// [`ReplicationState::set_control_reader`].
+pub struct ControlReader(pub Box<dyn Fn() -> Option<CheckpointInfo> + Send + Sync>);
+
+impl std::fmt::Debug for ControlReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ControlReader")
+    }
 }
 
 impl ReplicationState {
+    /// Installs the control-file reader (once; later calls are ignored).
+    pub fn set_control_reader(&self, f: ControlReader) {
+        let _ = self.control_reader.set(f);
+    }
+
+    /// The control file's last checkpoint, if a reader is installed and
+    /// the file can be read.
+    pub fn control_checkpoint(&self) -> Option<CheckpointInfo> {
+        self.control_reader.get().and_then(|f| (f.0)())
+    }
+
     /// State for a node with data directory `data_dir` (None: slots in memory).
     pub fn open(data_dir: Option<&Path>) -> PgResult<ReplicationState> {
         Ok(ReplicationState {
@@ -516,6 +568,8 @@ impl ReplicationState {
             slots: SlotManager::open(data_dir)?,
             confl_snapshot: AtomicU64::new(0),
             wal: parking_lot::RwLock::new(None),
+            control_reader: std::sync::OnceLock::new(),
+            reload: tokio::sync::Notify::new(),
         })
     }
 
@@ -574,6 +628,17 @@ impl ReplicationState {
     /// primary from now on. Called once; there is no way back.
     pub fn end_recovery(&self) {
         self.in_recovery.store(false, Ordering::Release);
+    }
+
+    /// pg_reload_conf(): wakes whoever re-reads the configuration (the
+    /// standby's main loop, which SIGHUP wakes too).
+    pub fn request_reload(&self) {
+        self.reload.notify_one();
+    }
+
+    /// Waits for the next [`ReplicationState::request_reload`].
+    pub async fn reload_requested(&self) {
+        self.reload.notified().await
     }
 
     /// SetPromoteIsTriggered: asks the startup process to promote the

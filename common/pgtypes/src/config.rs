@@ -224,6 +224,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "connection string to the primary",
     ),
     def(
+        "recovery_target_timeline",
+        "latest",
+        Unit::None,
+        Context::Postmaster,
+        "timeline a standby follows: latest (every promotion of its primary), current, or an ID",
+    ),
+    def(
         "primary_slot_name",
         "",
         Unit::None,
@@ -712,6 +719,13 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
             "on" | "off" | "local" | "remote_write" | "remote_apply" | "true" | "false" | "1"
             | "0" => Ok(()),
             _ => Err(bad()),
+        },
+        "recovery_target_timeline" => match value.to_ascii_lowercase().as_str() {
+            "latest" | "current" => Ok(()),
+            v => match v.parse::<u32>() {
+                Ok(n) if n > 0 => Ok(()),
+                _ => Err(bad().with_detail("recovery_target_timeline is not a valid number.")),
+            },
         },
         "relation_extension" => match value {
             "bulk" | "single" => Ok(()),

@@ -295,6 +295,12 @@ impl EvalContext for Ectx<'_> {
     fn is_in_recovery(&self) -> bool {
         self.db.replication().in_recovery()
     }
+    fn reload_conf(&self) -> bool {
+        // As pg_reload_conf's kill(postmaster, SIGHUP): whoever reloads
+        // (the standby's main loop) is woken.
+        self.db.replication().request_reload();
+        true
+    }
     fn promote(&mut self, wait: bool, wait_seconds: i32) -> PgResult<bool> {
         // As xlogfuncs.c's pg_promote: the startup process notices the
         // request (the standby crate), this backend only asks and polls.

@@ -88,6 +88,11 @@ pub trait EvalContext {
     fn is_in_recovery(&self) -> bool {
         false
     }
+    /// pg_reload_conf(): asks the node to re-read its configuration files
+    /// (as SIGHUP does). Default: true, nothing to reload.
+    fn reload_conf(&self) -> bool {
+        true
+    }
     /// pg_promote(wait, wait_seconds): asks a standby to promote; with
     /// `wait`, true once promoted or false after `wait_seconds`. Default:
     /// 55000, as on a primary.
@@ -278,6 +283,8 @@ pub enum Func {
     PgIsInRecovery,
     /// pg_promote(wait bool DEFAULT true, wait_seconds int4 DEFAULT 60) → bool
     PgPromote,
+    /// pg_reload_conf() → bool
+    PgReloadConf,
     /// pg_relation_size(regclass) / pg_table_size → int8: bytes of the main
     /// fork (the bench's table MB/s)
     PgRelationSize,
@@ -1207,6 +1214,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "txid_snapshot_xmax" => sig(Func::SnapshotXmax { int8: true }, &[T::Snapshot], T::Int8),
         "pg_is_in_recovery" => none(Func::PgIsInRecovery, T::Bool),
         "pg_promote" if n <= 2 => sig(Func::PgPromote, &[T::Bool, T::Int4][..n], T::Bool),
+        "pg_reload_conf" => none(Func::PgReloadConf, T::Bool),
         "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" if n == 1 => {
             sig(Func::PgRelationSize, &[T::Text], T::Int8)
         }
@@ -1752,6 +1760,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             _ => Value::Null,
         },
         Func::PgIsInRecovery => Value::Bool(ctx.is_in_recovery()),
+        Func::PgReloadConf => Value::Bool(ctx.reload_conf()),
         Func::PgPromote => {
             let wait = args.first().and_then(Value::as_bool).unwrap_or(true);
             let secs = match args.get(1) {

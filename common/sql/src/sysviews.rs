@@ -41,6 +41,52 @@ pub fn lookup(name: &str) -> Option<&'static SystemView> {
     SYSTEM_VIEWS.iter().find(|v| v.name == name)
 }
 
+/// The set-returning functions without arguments that are views in all
+/// but syntax (`SELECT … FROM pg_control_checkpoint()`).
+pub fn lookup_function(name: &str) -> Option<&'static SystemView> {
+    FUNCTION_VIEWS.iter().find(|v| v.name == name)
+}
+
+/// Views called as functions (see [`lookup_function`]).
+pub static FUNCTION_VIEWS: &[SystemView] = &[SystemView {
+    name: "pg_control_checkpoint",
+    // PostgreSQL's columns, as far as hotpair has them (no multixacts,
+    // no commit timestamps, no xid epoch: 64-bit xids).
+    columns: &[
+        ("checkpoint_lsn", T::PgLsn),
+        ("redo_lsn", T::PgLsn),
+        ("redo_wal_file", T::Text),
+        ("timeline_id", T::Int4),
+        ("prev_timeline_id", T::Int4),
+        ("full_page_writes", T::Bool),
+        ("next_xid", T::Text),
+        ("next_oid", T::Oid),
+        ("checkpoint_time", T::TimestampTz),
+    ],
+    rows: control_checkpoint,
+}];
+
+fn control_checkpoint(e: &Engine) -> Vec<Vec<Value>> {
+    let Some(c) = e.replication().control_checkpoint() else {
+        return Vec::new();
+    };
+    vec![vec![
+        lsn(c.checkpoint_lsn),
+        lsn(c.redo_lsn),
+        text(&wal::segment::walfile_name_tli(
+            c.timeline,
+            c.redo_lsn,
+            c.segment_size,
+        )),
+        Value::Int4(c.timeline.0 as i32),
+        Value::Int4(c.prev_timeline.0 as i32),
+        Value::Bool(true),
+        text(&format!("0:{}", c.next_xid)),
+        Value::Oid(c.next_oid),
+        Value::TimestampTz(c.time_us),
+    ]]
+}
+
 /// Every system view.
 pub static SYSTEM_VIEWS: &[SystemView] = &[
     SystemView {
@@ -102,6 +148,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("receive_start_tli", T::Int4),
             ("written_lsn", T::PgLsn),
             ("flushed_lsn", T::PgLsn),
+            ("received_tli", T::Int4),
             ("latest_end_lsn", T::PgLsn),
             ("slot_name", T::Text),
             ("sender_host", T::Text),
@@ -294,9 +341,10 @@ fn stat_wal_receiver(st: &ReplicationState) -> Vec<Vec<Value>> {
                 Value::Int4(r.pid),
                 text(&r.status),
                 lsn(Lsn(r.receive_start_lsn)),
-                Value::Int4(1),
+                Value::Int4(r.receive_start_tli as i32),
                 lsn(Lsn(r.written_lsn)),
                 lsn(Lsn(r.flushed_lsn)),
+                Value::Int4(r.received_tli as i32),
                 lsn(Lsn(r.latest_end_lsn)),
                 if r.slot_name.is_empty() {
                     Value::Null

@@ -698,6 +698,19 @@ fn function_rel(
     f: &mut From,
     m: &Merged,
 ) -> PgResult<Part> {
+    // A system view called as a function (`pg_control_checkpoint()`).
+    if let (Some(view), true) = (crate::sysviews::lookup_function(name), args.is_empty()) {
+        let cols: Vec<(String, SqlType)> = view
+            .columns
+            .iter()
+            .map(|(c, t)| (c.to_string(), *t))
+            .collect();
+        let cols = aliased(cols, alias, name)?;
+        let qual = alias.map(|a| ident_name(&a.name)).unwrap_or_else(|| name.to_string());
+        let n = cols.len();
+        let node = PlanNode::new(NodeKind::SystemView(view), n, 1.0);
+        return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
+    }
     // Function arguments may reference earlier FROM items (implicitly
     // LATERAL, as in PostgreSQL).
     let lvl = lateral_level(f, m, ctx);
