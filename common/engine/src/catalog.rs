@@ -74,11 +74,11 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::statistics::{decode_stats, encode_stats, RelationStats};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::{io_error, write_atomic};
 use pgtypes::sqltype::SqlType;
 use pgtypes::{Oid, RelFileId, TransactionId};
-use crate::statistics::{decode_stats, encode_stats, RelationStats};
 use storage::index::Index;
 use storage::xloginsert::XLog;
 use txn::clog::{Clog, XidStatus};
