@@ -48,6 +48,13 @@
 //! the heap tuple; an index build publishes the (empty) index first and then
 //! scans the heap, so every tuple ends up in the index one way or the other.
 //!
+//! ## Statistics
+//!
+//! ANALYZE's results ([`crate::statistics::RelationStats`]) live beside the
+//! table map, keyed by table OID, and change through the same path
+//! (`SetStatistics`): logged, replayed by standbys, persisted in the file
+//! after the tables, and removed by `DropTable`.
+//!
 //! ## Relation locks
 //!
 //! [`RelLock`] serialises TRUNCATE and DROP against statements using the
@@ -67,6 +74,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::statistics::{decode_stats, encode_stats, RelationStats};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::{io_error, write_atomic};
 use pgtypes::sqltype::SqlType;
@@ -379,6 +387,12 @@ impl CatalogView<'_> {
     pub fn version(&self) -> u64 {
         self.catalog.version()
     }
+
+    /// The planner statistics of the table with OID `oid`, if it was
+    /// analysed (see [`crate::statistics`]).
+    pub fn statistics(&self, oid: Oid) -> Option<Arc<RelationStats>> {
+        self.catalog.statistics(oid)
+    }
 }
 
 /// 42P01 `relation "x" does not exist`.
@@ -447,10 +461,20 @@ pub enum CatalogChange {
         /// Column positions.
         columns: Vec<usize>,
     },
+    /// ANALYZE: new statistics for a table (`stats.oid` must be the
+    /// table's). Columns `stats` does not describe keep their old entries.
+    SetStatistics {
+        /// Table name.
+        table: String,
+        /// What was gathered.
+        stats: RelationStats,
+    },
 }
 
 struct CatalogState {
     tables: HashMap<String, Arc<TableDef>>,
+    /// Planner statistics by table OID (see [`crate::statistics`]).
+    stats: HashMap<Oid, Arc<RelationStats>>,
     next_oid: u32,
     /// End LSN of the last catalog record applied (0: none).
     lsn: Lsn,
@@ -473,6 +497,7 @@ impl Catalog {
         Catalog {
             state: RwLock::new(CatalogState {
                 tables: HashMap::new(),
+                stats: HashMap::new(),
                 next_oid: FIRST_USER_OID,
                 lsn: Lsn::INVALID,
             }),
@@ -492,7 +517,7 @@ impl Catalog {
         cat.xlog = xlog;
         match fs::read_to_string(&path) {
             Ok(text) => {
-                let (tables, next_oid, lsn) = decode_catalog(&text).map_err(|e| {
+                let (tables, stats, next_oid, lsn) = decode_catalog(&text).map_err(|e| {
                     PgError::new(
                         sqlstate::DATA_CORRUPTED,
                         format!("invalid catalog file \"{}\": {e}", path.display()),
@@ -501,6 +526,7 @@ impl Catalog {
                 let mut st = cat.state.write();
                 st.next_oid = next_oid;
                 st.lsn = lsn;
+                st.stats = stats.into_iter().map(|s| (s.oid, Arc::new(s))).collect();
                 for (spec, indexes) in tables {
                     let t = new_table(spec);
                     {
@@ -564,6 +590,18 @@ impl Catalog {
     pub fn tables(&self) -> Vec<Arc<TableDef>> {
         let mut v: Vec<_> = self.state.read().tables.values().cloned().collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// The planner statistics of the table with OID `oid`, if analysed.
+    pub fn statistics(&self, oid: Oid) -> Option<Arc<RelationStats>> {
+        self.state.read().stats.get(&oid).cloned()
+    }
+
+    /// Every table's statistics (the `pg_stats` view), by table OID.
+    pub fn all_statistics(&self) -> Vec<Arc<RelationStats>> {
+        let mut v: Vec<_> = self.state.read().stats.values().cloned().collect();
+        v.sort_by_key(|s| s.oid);
         v
     }
 
@@ -688,6 +726,12 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(PgError::internal("index column out of range"));
             }
         }
+        CatalogChange::SetStatistics { table, stats } => {
+            let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
+            if t.oid != stats.oid || stats.columns.iter().any(|c| c.column >= t.columns.len()) {
+                return Err(PgError::internal("statistics do not match their table"));
+            }
+        }
         CatalogChange::DropIndex { table, .. }
         | CatalogChange::SetNotNull { table, .. }
         | CatalogChange::DropNotNull { table, .. } => {
@@ -712,6 +756,7 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
         CatalogChange::DropTable { name } => {
             if let Some(t) = st.tables.remove(name) {
                 t.dropped.store(true, Ordering::Release);
+                st.stats.remove(&t.oid);
             }
         }
         CatalogChange::CreateIndex { table, spec } => {
@@ -751,6 +796,13 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                 st.tables.insert(table.clone(), Arc::new(nt));
             }
         }
+        CatalogChange::SetStatistics { stats, .. } => {
+            let merged = match st.stats.get(&stats.oid) {
+                Some(old) => old.merged(stats),
+                None => stats.clone(),
+            };
+            st.stats.insert(stats.oid, Arc::new(merged));
+        }
     }
     created
 }
@@ -765,6 +817,7 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
 ///   drop_index <table> <index>
 ///   set_not_null <table> <col,col,…>
 ///   drop_not_null <table> <col,col,…>
+///   set_statistics <table>                + the statistics lines
 /// ```
 pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
     let mut out = String::new();
@@ -801,6 +854,10 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             };
             let cols: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
             out.push_str(&format!("{what} {} {}\n", esc(table), cols.join(",")));
+        }
+        CatalogChange::SetStatistics { table, stats } => {
+            out.push_str(&format!("set_statistics {}\n", esc(table)));
+            encode_stats(&mut out, stats);
         }
     }
     out.into_bytes()
@@ -881,6 +938,13 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             table: unesc(table)?,
             columns: cols(c)?,
         },
+        ["set_statistics", table] => {
+            let first = lines.next().ok_or("missing statistics")?;
+            CatalogChange::SetStatistics {
+                table: unesc(table)?,
+                stats: decode_stats(first, &mut lines)?,
+            }
+        }
         _ => return Err(format!("unrecognized catalog change {first:?}")),
     };
     if lines.next().is_some_and(|l| !l.is_empty()) {
@@ -943,7 +1007,7 @@ fn new_table(spec: TableSpec) -> TableDef {
 // The catalog file: a line-oriented text format, every string field
 // percent-escaped so names with spaces, tabs or newlines survive.
 //
-//   hotpair-catalog 1
+//   hotpair-catalog 2            (1: the same without statistics)
 //   next_oid 16390
 //   table <oid> <relfile> <name> <creator xid, 0: committed>
 //   option <name> <value>
@@ -951,9 +1015,11 @@ fn new_table(spec: TableSpec) -> TableDef {
 //   index <oid> <name> <unique 0|1> <primary 0|1> <col,col,…> <creator xid>
 //         <columns it made NOT NULL, col,col,… or ->
 //   end
+//   relstats … end               statistics of one table, after all tables
+//                                (statistics::encode_stats)
 // ---------------------------------------------------------------------------
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b <= b' ' || b == b'%' || b == 0x7f {
@@ -968,7 +1034,7 @@ fn esc(s: &str) -> String {
     out
 }
 
-fn unesc(s: &str) -> Result<String, String> {
+pub(crate) fn unesc(s: &str) -> Result<String, String> {
     if s == "%" {
         return Ok(String::new());
     }
@@ -1019,7 +1085,7 @@ pub fn type_from_catalog(s: &str) -> Option<SqlType> {
 }
 
 fn encode_catalog(st: &CatalogState) -> String {
-    let mut out = String::from("hotpair-catalog 1\n");
+    let mut out = String::from("hotpair-catalog 2\n");
     out.push_str(&format!("next_oid {}\n", st.next_oid));
     out.push_str(&format!("lsn {}\n", st.lsn.0));
     let mut tables: Vec<_> = st.tables.values().collect();
@@ -1043,22 +1109,33 @@ fn encode_catalog(st: &CatalogState) -> String {
         }
         out.push_str("end\n");
     }
+    let mut stats: Vec<_> = st.stats.values().collect();
+    stats.sort_by_key(|s| s.oid);
+    for s in stats {
+        encode_stats(&mut out, s);
+    }
     out
 }
 
-type Decoded = (Vec<(TableSpec, Vec<IndexSpec>)>, u32, Lsn);
+type Decoded = (
+    Vec<(TableSpec, Vec<IndexSpec>)>,
+    Vec<RelationStats>,
+    u32,
+    Lsn,
+);
 
 fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut lines = text.lines().enumerate();
     match lines.next() {
-        Some((_, "hotpair-catalog 1")) => {}
+        Some((_, "hotpair-catalog 1" | "hotpair-catalog 2")) => {}
         _ => return Err("missing header".into()),
     }
     let mut next_oid = FIRST_USER_OID;
     let mut lsn = Lsn::INVALID;
     let mut tables = Vec::new();
+    let mut stats = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
-    for (n, line) in lines {
+    while let Some((n, line)) = lines.next() {
         let bad = |what: &str| format!("line {}: {what}", n + 1);
         let f: Vec<&str> = line.split(' ').collect();
         let num = |s: &str| s.parse::<u32>().map_err(|_| bad("bad number"));
@@ -1131,6 +1208,10 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                 });
             }
             ["end"] => tables.push(cur.take().ok_or_else(|| bad("end outside table"))?),
+            ["relstats", ..] if cur.is_none() => {
+                let mut rest = lines.by_ref().map(|(_, l)| l);
+                stats.push(decode_stats(line, &mut rest).map_err(|e| bad(&e))?);
+            }
             [""] => {}
             _ => return Err(bad("unrecognized line")),
         }
@@ -1138,7 +1219,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     if cur.is_some() {
         return Err("truncated file".into());
     }
-    Ok((tables, next_oid, lsn))
+    Ok((tables, stats, next_oid, lsn))
 }
 
 #[cfg(test)]

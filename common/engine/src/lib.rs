@@ -14,7 +14,9 @@
 //!   storage's `HeapRedoHooks` (a standby's indexes and conflicts);
 //! * [`replication`] — walsenders, the walreceiver, slots, recovery
 //!   progress and the role; [`standby_conflict`] — cancelling standby
-//!   sessions whose snapshots replay must overrun.
+//!   sessions whose snapshots replay must overrun;
+//! * [`statistics`] — what ANALYZE learned (pg_statistic), kept by the
+//!   catalog and read by the planner.
 //!
 //! [`Engine`] is the state all of these share on one node: settings, clog,
 //! procarray, heap, catalog, prepared transactions, replication state, WAL
@@ -63,6 +65,7 @@ pub mod catalog;
 pub mod indexing;
 pub mod replication;
 pub mod standby_conflict;
+pub mod statistics;
 pub mod twophase;
 pub mod xact;
 pub mod xact_redo;

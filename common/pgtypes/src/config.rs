@@ -399,6 +399,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "accepted for compatibility",
     ),
     def(
+        "default_statistics_target",
+        "100",
+        Unit::None,
+        Context::User,
+        "most common values and histogram bins ANALYZE keeps per column (1..10000)",
+    ),
+    def(
         "maintenance_work_mem",
         "64MB",
         Unit::None,
@@ -732,6 +739,16 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
             _ => Err(bad()),
         },
         "max_message_size" | "wal_segment_size" => parse_bytes(value).map(|_| ()).ok_or_else(bad),
+        "default_statistics_target" => match value.trim().parse::<i64>() {
+            Ok(n) if (1..=10_000).contains(&n) => Ok(()),
+            Ok(n) => Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!(
+                    "{n} is outside the valid range for parameter \"default_statistics_target\" (1 .. 10000)"
+                ),
+            )),
+            Err(_) => Err(bad()),
+        },
         "session_cores" => match value.trim().parse::<u32>() {
             Ok(n) if n <= 1024 => Ok(()),
             _ => Err(bad()),

@@ -1,5 +1,6 @@
 //! SQL: parse (sqlparser + keyword pre-dispatch), bind, plan, execute.
 
+pub mod analyze;
 pub mod copy;
 pub mod ddl;
 pub mod executor;

@@ -96,17 +96,22 @@ pub enum Stmt {
     Reset(Option<String>),
     /// `SHOW name` or `SHOW ALL` (None).
     Show(Option<String>),
-    /// `VACUUM …` (accepted; pruning is done by the heap on its own).
+    /// `VACUUM …` (pruning is done by the heap on its own; `VACUUM
+    /// ANALYZE` gathers statistics as ANALYZE does).
     Vacuum {
         /// Tables named (must exist), empty for all.
         tables: Vec<String>,
+        /// Column lists, one per table (empty: every column).
+        columns: Vec<Vec<String>>,
         /// `VACUUM ANALYZE`.
         analyze: bool,
     },
-    /// `ANALYZE [t, …]` (accepted).
+    /// `ANALYZE [t [(col, …)], …]`: planner statistics.
     Analyze {
         /// Tables named (must exist), empty for all.
         tables: Vec<String>,
+        /// Column lists, one per table (empty: every column).
+        columns: Vec<Vec<String>>,
     },
     /// `CHECKPOINT`.
     Checkpoint,
@@ -729,9 +734,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
             if c.eat_punct('(') {
                 skip_paren_options(&mut c)?;
             }
-            let tables = table_list(&mut c)?;
+            let (tables, columns) = table_list(&mut c)?;
             c.expect_end()?;
-            Some(Stmt::Analyze { tables })
+            Some(Stmt::Analyze { tables, columns })
         }
         "checkpoint" => {
             c.pos += 1;
@@ -1102,22 +1107,34 @@ fn skip_paren_options(c: &mut Cur<'_>) -> PgResult<()> {
     Ok(())
 }
 
-/// `[t [(cols)] [, …]]` as VACUUM / ANALYZE take them.
-fn table_list(c: &mut Cur<'_>) -> PgResult<Vec<String>> {
+/// `[t [(cols)] [, …]]` as VACUUM / ANALYZE take them: the tables and
+/// each one's column list.
+fn table_list(c: &mut Cur<'_>) -> PgResult<(Vec<String>, Vec<Vec<String>>)> {
     let mut tables = Vec::new();
+    let mut columns = Vec::new();
     if c.at_end() {
-        return Ok(tables);
+        return Ok((tables, columns));
     }
     loop {
         tables.push(c.ident()?);
+        let mut cols = Vec::new();
         if c.eat_punct('(') {
-            skip_paren_options(c)?;
+            loop {
+                cols.push(c.ident()?);
+                if !c.eat_punct(',') {
+                    break;
+                }
+            }
+            if !c.eat_punct(')') {
+                return Err(c.error_here());
+            }
         }
+        columns.push(cols);
         if !c.eat_punct(',') {
             break;
         }
     }
-    Ok(tables)
+    Ok((tables, columns))
 }
 
 fn parse_vacuum(c: &mut Cur<'_>) -> PgResult<Stmt> {
@@ -1146,9 +1163,13 @@ fn parse_vacuum(c: &mut Cur<'_>) -> PgResult<Stmt> {
             break;
         }
     }
-    let tables = table_list(c)?;
+    let (tables, columns) = table_list(c)?;
     c.expect_end()?;
-    Ok(Stmt::Vacuum { tables, analyze })
+    Ok(Stmt::Vacuum {
+        tables,
+        columns,
+        analyze,
+    })
 }
 
 fn single_byte_option(c: &Cur<'_>, what: &str, v: &str) -> PgResult<u8> {
@@ -1650,16 +1671,19 @@ mod tests {
     #[test]
     fn vacuum_analyze_checkpoint() {
         assert!(
-            matches!(parse_one("vacuum analyze pgbench_branches").unwrap(), Stmt::Vacuum { analyze: true, tables } if tables == ["pgbench_branches"])
+            matches!(parse_one("vacuum analyze pgbench_branches").unwrap(), Stmt::Vacuum { analyze: true, tables, .. } if tables == ["pgbench_branches"])
         );
         assert!(
-            matches!(parse_one("VACUUM (VERBOSE, ANALYZE) a, b").unwrap(), Stmt::Vacuum { analyze: true, tables } if tables.len() == 2)
+            matches!(parse_one("VACUUM (VERBOSE, ANALYZE) a, b").unwrap(), Stmt::Vacuum { analyze: true, tables, .. } if tables.len() == 2)
         );
         assert!(
-            matches!(parse_one("vacuum full").unwrap(), Stmt::Vacuum { analyze: false, tables } if tables.is_empty())
+            matches!(parse_one("vacuum full").unwrap(), Stmt::Vacuum { analyze: false, tables, .. } if tables.is_empty())
         );
         assert!(
-            matches!(parse_one("analyze t").unwrap(), Stmt::Analyze { tables } if tables == ["t"])
+            matches!(parse_one("analyze t").unwrap(), Stmt::Analyze { tables, .. } if tables == ["t"])
+        );
+        assert!(
+            matches!(parse_one("analyze t (a, b), u").unwrap(), Stmt::Analyze { tables, columns } if tables == ["t", "u"] && columns == vec![vec!["a".to_string(), "b".to_string()], vec![]])
         );
         assert!(matches!(parse_one("checkpoint").unwrap(), Stmt::Checkpoint));
     }

@@ -1055,8 +1055,14 @@ impl Session {
                 }
                 done("SHOW")
             }
-            Stmt::Vacuum { tables, .. } | Stmt::Analyze { tables } => {
-                let is_vacuum = matches!(stmt.parsed.stmt, Stmt::Vacuum { .. });
+            Stmt::Vacuum {
+                tables, columns, ..
+            }
+            | Stmt::Analyze { tables, columns } => {
+                let (is_vacuum, analyze) = match &stmt.parsed.stmt {
+                    Stmt::Vacuum { analyze, .. } => (true, *analyze),
+                    _ => (false, true),
+                };
                 if self.db.role() == Role::Standby {
                     // PostgreSQL's PreventCommandDuringRecovery: a standby's
                     // heap and indexes change only by replay.
@@ -1074,11 +1080,25 @@ impl Session {
                         "VACUUM cannot run inside a transaction block",
                     ));
                 }
-                for t in tables {
-                    self.visible_table(t)?;
+                let mut targets = Vec::with_capacity(tables.len());
+                for (i, t) in tables.iter().enumerate() {
+                    let def = self.visible_table(t)?;
+                    let mut cols = Vec::new();
+                    for c in columns.get(i).map(Vec::as_slice).unwrap_or(&[]) {
+                        cols.push(def.column_index(c).ok_or_else(|| {
+                            PgError::new(
+                                sqlstate::UNDEFINED_COLUMN,
+                                format!("column \"{c}\" of relation \"{t}\" does not exist"),
+                            )
+                        })?);
+                    }
+                    targets.push((def, cols));
                 }
                 if is_vacuum {
                     self.db.vacuum(tables)?;
+                }
+                if analyze {
+                    self.analyze(targets)?;
                 }
                 done(if is_vacuum { "VACUUM" } else { "ANALYZE" })
             }
@@ -1642,6 +1662,52 @@ impl Session {
     }
 
     /// The table named `name` as this session sees it, or 42P01.
+    /// ANALYZE of `targets` (every table when empty): samples each and
+    /// stores its statistics through a logged catalog change.
+    fn analyze(&mut self, mut targets: Vec<(Arc<TableDef>, Vec<usize>)>) -> PgResult<()> {
+        if targets.is_empty() {
+            targets = self
+                .db
+                .catalog()
+                .tables()
+                .into_iter()
+                .map(|t| (t, Vec::new()))
+                .collect();
+        }
+        let target = self
+            .settings
+            .get("default_statistics_target")
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(100);
+        let db = self.db.clone();
+        let vis = Vis::take(&mut self.xact);
+        let deadline = self.deadline();
+        for (table, cols) in targets {
+            let stats = {
+                let mut ec = Ectx::new(
+                    &db,
+                    &mut self.xact,
+                    &self.cancel,
+                    &[],
+                    &self.settings,
+                    self.stmt_ts,
+                    self.xact_ts,
+                    deadline,
+                    self.backend_pid,
+                );
+                let _lock = table.lock.shared();
+                table.check_not_dropped()?;
+                crate::analyze::analyze_table(&mut ec, &vis, &table, &cols, target)?
+            };
+            db.catalog()
+                .apply_catalog_change(&engine::catalog::CatalogChange::SetStatistics {
+                    table: table.name.clone(),
+                    stats,
+                })?;
+        }
+        Ok(())
+    }
+
     fn visible_table(&self, name: &str) -> PgResult<Arc<TableDef>> {
         self.db
             .catalog()

@@ -90,6 +90,35 @@ fn control_checkpoint(e: &Engine) -> Vec<Vec<Value>> {
 /// Every system view.
 pub static SYSTEM_VIEWS: &[SystemView] = &[
     SystemView {
+        name: "pg_stats",
+        columns: &[
+            ("schemaname", T::Name),
+            ("tablename", T::Name),
+            ("attname", T::Name),
+            ("inherited", T::Bool),
+            ("null_frac", T::Numeric(None)),
+            ("avg_width", T::Int4),
+            ("n_distinct", T::Numeric(None)),
+            ("most_common_vals", T::Text),
+            (
+                "most_common_freqs",
+                T::Array(pgtypes::sqltype::ArrayElem::Numeric),
+            ),
+            ("histogram_bounds", T::Text),
+            ("correlation", T::Numeric(None)),
+            ("most_common_elems", T::Text),
+            (
+                "most_common_elem_freqs",
+                T::Array(pgtypes::sqltype::ArrayElem::Numeric),
+            ),
+            (
+                "elem_count_histogram",
+                T::Array(pgtypes::sqltype::ArrayElem::Numeric),
+            ),
+        ],
+        rows: pg_stats,
+    },
+    SystemView {
         name: "hotpair_stat_snapshots",
         columns: &[
             ("snapshots_computed", T::Int8),
@@ -249,6 +278,72 @@ pub fn format_interval_us(us: u64) -> String {
         format!("{h:02}:{m:02}:{s:02}")
     } else {
         format!("{h:02}:{m:02}:{s:02}.{frac:06}")
+    }
+}
+
+/// `pg_stats`: one row per analysed column. PostgreSQL's `real` columns
+/// are numeric here holding the float4 value's shortest text (so they
+/// print as PostgreSQL prints them); `anyarray` columns are the array's
+/// text form.
+fn pg_stats(e: &Engine) -> Vec<Vec<Value>> {
+    let tables = e.catalog().tables();
+    let mut rows = Vec::new();
+    for st in e.catalog().all_statistics() {
+        let Some(t) = tables.iter().find(|t| t.oid == st.oid) else {
+            continue;
+        };
+        for c in &st.columns {
+            let Some(col) = t.columns.get(c.column) else {
+                continue;
+            };
+            let anyarray = |vals: &mut dyn Iterator<Item = &Value>| -> Value {
+                let items: Vec<Value> = vals.cloned().collect();
+                if items.is_empty() {
+                    return Value::Null;
+                }
+                match c.ty.array_of() {
+                    Some(T::Array(elem)) => text(
+                        &Value::Array(Arc::new(pgtypes::array::ArrayValue::new(elem, items)))
+                            .to_text_string(),
+                    ),
+                    _ => Value::Null,
+                }
+            };
+            let freqs: Vec<Value> = c.mcv.iter().map(|(_, f)| real(*f)).collect();
+            rows.push(vec![
+                text("public"),
+                text(&t.name),
+                text(&col.name),
+                Value::Bool(false),
+                real(c.null_frac),
+                Value::Int4(c.avg_width),
+                real(c.n_distinct),
+                anyarray(&mut c.mcv.iter().map(|(v, _)| v)),
+                if freqs.is_empty() {
+                    Value::Null
+                } else {
+                    Value::Array(Arc::new(pgtypes::array::ArrayValue::new(
+                        pgtypes::sqltype::ArrayElem::Numeric,
+                        freqs,
+                    )))
+                },
+                anyarray(&mut c.histogram.iter()),
+                c.correlation.map(real).unwrap_or(Value::Null),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]);
+        }
+    }
+    rows
+}
+
+/// A `real` (float4) as PostgreSQL prints it: the float4's shortest text.
+fn real(x: f64) -> Value {
+    let s = (x as f32).to_string();
+    match Numeric::parse(&s) {
+        Some(Ok(n)) => Value::Numeric(n),
+        _ => Value::Null,
     }
 }
 
