@@ -19,8 +19,8 @@ use tokio_postgres::SimpleQueryMessage;
 
 /// Runs `sql` and returns the row count of its CommandComplete.
 fn command_count(s: &Session, sql: &str) -> u64 {
-    let msgs = tap_tests::block_on(s.client().simple_query(sql))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let msgs =
+        tap_tests::block_on(s.client().simple_query(sql)).unwrap_or_else(|e| panic!("{sql}: {e}"));
     msgs.iter()
         .find_map(|m| match m {
             SimpleQueryMessage::CommandComplete(n) => Some(*n),
@@ -121,7 +121,11 @@ fn concurrent_upserts() {
         "INSERT INTO kv VALUES (101, 10) ON CONFLICT (k) DO UPDATE SET n = kv.n + EXCLUDED.n RETURNING n",
     );
     s1.query_safe("ROLLBACK");
-    assert_eq!(upsert.wait(), Ok("10".to_string()), "inserted after rollback");
+    assert_eq!(
+        upsert.wait(),
+        Ok("10".to_string()),
+        "inserted after rollback"
+    );
 
     // 6. Inside one transaction the same key twice is 21000.
     let err = s2.query_err(

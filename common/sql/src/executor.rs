@@ -866,7 +866,8 @@ fn insert_on_conflict(
             };
             match res {
                 TmResult::Ok => {
-                    let nt = newtid.ok_or_else(|| PgError::internal("update returned no new tid"))?;
+                    let nt =
+                        newtid.ok_or_else(|| PgError::internal("update returned no new tid"))?;
                     insert_index_entries(ec, vis, table, &new_row, nt, Some(&existing))?;
                     ret(ec, &new_row)?;
                     return Ok(1);

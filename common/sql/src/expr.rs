@@ -3895,7 +3895,9 @@ fn row_comparison(
         }
     };
     if l.len() != r.len() {
-        return Err(PgError::syntax("unequal number of entries in row expressions"));
+        return Err(PgError::syntax(
+            "unequal number of entries in row expressions",
+        ));
     }
     let mut out: Option<ast::Expr> = None;
     for (a, b) in l.iter().zip(r) {
@@ -3923,7 +3925,9 @@ fn row_in_subquery(lhs: &ast::Expr, q: &ast::Query) -> PgResult<ast::Expr> {
     let ast::Expr::Tuple(items) = lhs else {
         return Err(PgError::internal("row IN without a row"));
     };
-    let cols: Vec<String> = (1..=items.len()).map(|i| format!("\"?rowin{i}\"")).collect();
+    let cols: Vec<String> = (1..=items.len())
+        .map(|i| format!("\"?rowin{i}\""))
+        .collect();
     let cmp = items
         .iter()
         .zip(&cols)

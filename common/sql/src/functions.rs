@@ -2425,7 +2425,8 @@ pub fn check_float(f: f64) -> PgResult<Value> {
 /// float8 — PostgreSQL's resolution over `numeric ^ numeric` and
 /// `float8 ^ float8`.
 pub fn power_type(a: SqlType, b: SqlType) -> Option<SqlType> {
-    let numeric_ok = |t: SqlType| t.is_integer() || matches!(t, SqlType::Numeric(_) | SqlType::Unknown);
+    let numeric_ok =
+        |t: SqlType| t.is_integer() || matches!(t, SqlType::Numeric(_) | SqlType::Unknown);
     let float_ok = |t: SqlType| {
         t.is_integer() || matches!(t, SqlType::Numeric(_) | SqlType::Float8 | SqlType::Unknown)
     };
@@ -2595,7 +2596,9 @@ mod md5_tests {
         assert_eq!(super::md5_hex(b""), "d41d8cd98f00b204e9800998ecf8427e");
         assert_eq!(super::md5_hex(b"abc"), "900150983cd24f95f0e0a2ad6b72e6e6");
         assert_eq!(
-            super::md5_hex(b"12345678901234567890123456789012345678901234567890123456789012345678901234567890"),
+            super::md5_hex(
+                b"12345678901234567890123456789012345678901234567890123456789012345678901234567890"
+            ),
             "57edf4a22be3c955ac49da2e2107b67a"
         );
     }

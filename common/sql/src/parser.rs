@@ -786,9 +786,12 @@ fn sqlparser_location(sql: &str, msg: &str) -> Option<usize> {
 /// plain word: PostgreSQL has no `SELECT TOP n`, so `top` is an ordinary
 /// name (`) top` as a derived table's alias, a column `top`), which
 /// `sqlparser` would otherwise read as the MSSQL keyword.
-fn sqlparser_statements(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, sqlparser::parser::ParserError> {
+fn sqlparser_statements(
+    sql: &str,
+) -> Result<Vec<sqlparser::ast::Statement>, sqlparser::parser::ParserError> {
     let dialect = PostgreSqlDialect {};
-    let mut tokens = sqlparser::tokenizer::Tokenizer::new(&dialect, sql).tokenize_with_location()?;
+    let mut tokens =
+        sqlparser::tokenizer::Tokenizer::new(&dialect, sql).tokenize_with_location()?;
     for t in &mut tokens {
         if let sqlparser::tokenizer::Token::Word(w) = &mut t.token {
             if w.keyword == sqlparser::keywords::Keyword::TOP && w.quote_style.is_none() {

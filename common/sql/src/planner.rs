@@ -1083,7 +1083,12 @@ fn plan_on_conflict(
         }
         Some(ast::ConflictTarget::OnConstraint(name)) => {
             let n = object_name(name);
-            match table.indexes.list().into_iter().find(|ix| ix.spec.name == n) {
+            match table
+                .indexes
+                .list()
+                .into_iter()
+                .find(|ix| ix.spec.name == n)
+            {
                 Some(ix) if ix.spec.unique => vec![n],
                 Some(_) => return Err(no_arbiter()),
                 None => {

@@ -266,7 +266,10 @@ pub fn satisfies_dirty(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (DirtySta
         }
         // Deleted by its own inserter (a killed speculative insertion, or
         // an INSERT then DELETE): dead whatever that transaction does.
-        if h.xmax == h.xmin && h.xmax.is_valid() && h.infomask & (XMAX_INVALID | XMAX_LOCK_ONLY) == 0 {
+        if h.xmax == h.xmin
+            && h.xmax.is_valid()
+            && h.infomask & (XMAX_INVALID | XMAX_LOCK_ONLY) == 0
+        {
             return (DirtyState::Dead, 0);
         }
         match fate(h.xmin, cx) {
