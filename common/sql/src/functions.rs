@@ -2527,7 +2527,19 @@ fn numeric_power(x: Numeric, y: Numeric) -> PgResult<Numeric> {
             "value overflows numeric format",
         ));
     }
-    Numeric::from_f64(r)?.rescale(rscale)
+    f64_at_scale(r, rscale)
+}
+
+/// A float8 result as numeric at `scale`, from all 17 significant digits a
+/// float8 holds (`Numeric::from_f64` keeps 15).
+fn f64_at_scale(r: f64, scale: u16) -> PgResult<Numeric> {
+    match Numeric::parse(&format!("{r:.16e}")) {
+        Some(Ok(n)) => match n.rescale(scale) {
+            Ok(n) => Ok(n),
+            Err(_) => Numeric::from_f64(r)?.rescale(scale),
+        },
+        _ => Numeric::from_f64(r)?.rescale(scale),
+    }
 }
 
 /// MD5 digest of `data` as 32 lower-case hex digits (RFC 1321).
@@ -2650,6 +2662,6 @@ fn sqrt_numeric(n: Numeric) -> PgResult<Numeric> {
         .and_then(|q| Numeric::new(q, rscale).ok());
     match exact {
         Some(r) => Ok(r),
-        None => Numeric::from_f64(n.to_f64().sqrt())?.rescale(rscale),
+        None => f64_at_scale(n.to_f64().sqrt(), rscale),
     }
 }

@@ -46,11 +46,7 @@ impl<'p> AggNode<'p> {
         let g = self.grouping;
         Group {
             keys,
-            accs: g
-                .aggs
-                .iter()
-                .map(Accumulator::for_call)
-                .collect(),
+            accs: g.aggs.iter().map(Accumulator::for_call).collect(),
             seen: g
                 .aggs
                 .iter()
