@@ -46,7 +46,11 @@ impl<'p> AggNode<'p> {
         let g = self.grouping;
         Group {
             keys,
-            accs: g.aggs.iter().map(Accumulator::for_call).collect(),
+            accs: g
+                .aggs
+                .iter()
+                .map(Accumulator::for_call)
+                .collect(),
             seen: g
                 .aggs
                 .iter()
