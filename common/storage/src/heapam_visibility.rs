@@ -16,7 +16,10 @@
 //!   (`xid_is_running`) before clog, because clog says "committed" a moment
 //!   before the xid leaves the procarray.
 //! * [`satisfies_dirty`] (HeapTupleSatisfiesDirty): what a unique check
-//!   must consider — live, dead, or in progress (wait for it).
+//!   must consider — live, dead, or in progress (wait for it). A version
+//!   its own inserter deleted (a speculative insertion that lost its key,
+//!   `Heap::kill_own_insert`) is dead whatever that transaction does, so
+//!   nobody waits for it (PostgreSQL gets the same from super-delete).
 //! * [`satisfies_vacuum`] (HeapTupleSatisfiesVacuum): is the version dead
 //!   to every snapshot that exists or will exist, given the removable
 //!   horizon (`ProcArray::prune_horizon`)? Pruning and VACUUM remove such
@@ -504,6 +507,11 @@ mod tests {
         assert_eq!(
             satisfies_dirty(&tuple(10, running.0, XMIN_COMMITTED), &c),
             (DirtyState::InProgress(running), 0)
+        );
+        assert_eq!(
+            satisfies_dirty(&tuple(running.0, running.0, 0), &c),
+            (DirtyState::Dead, 0),
+            "killed by its own running inserter: nothing to wait for"
         );
         let mut upd = tuple(10, 20, XMIN_COMMITTED);
         upd.ctid = other;
