@@ -3873,9 +3873,9 @@ mod tests {
     }
 }
 
-/// `(a, b) = (c, d)` as `a = c AND b = d`, `<>` as `a <> c OR b <> d`
-/// (SQL's row comparison, NULLs included); None when not a row
-/// comparison. Ordering comparisons of rows are 0A000.
+/// `(a, b) = (c, d)` as `a = c AND b = d`, `<>` as `a <> c OR b <> d`,
+/// `<` as `a < c OR (a = c AND b < d)` (SQL's row comparison, NULLs
+/// included); None when not a row comparison.
 fn row_comparison(
     left: &ast::Expr,
     op: &ast::BinaryOperator,
@@ -3885,20 +3885,50 @@ fn row_comparison(
     let (ast::Expr::Tuple(l), ast::Expr::Tuple(r)) = (left, right) else {
         return Ok(None);
     };
+    if l.len() != r.len() {
+        return Err(PgError::syntax(
+            "unequal number of entries in row expressions",
+        ));
+    }
+    let pair = |a: &ast::Expr, op: B, b: &ast::Expr| {
+        ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
+            left: Box::new(a.clone()),
+            op,
+            right: Box::new(b.clone()),
+        }))
+    };
     let join = match op {
         B::Eq => B::And,
         B::NotEq => B::Or,
+        B::Lt | B::LtEq | B::Gt | B::GtEq if !l.is_empty() => {
+            // Ordered: the first pair that is not equal decides (NULL if
+            // it compares NULL): a1 < b1 OR (a1 = b1 AND (… an <= bn)),
+            // the strict operator for every pair but the last.
+            let strict = match op {
+                B::Lt | B::LtEq => B::Lt,
+                _ => B::Gt,
+            };
+            let n = l.len();
+            let mut acc = pair(&l[n - 1], op.clone(), &r[n - 1]);
+            for i in (0..n - 1).rev() {
+                acc = ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
+                    left: Box::new(pair(&l[i], strict.clone(), &r[i])),
+                    op: B::Or,
+                    right: Box::new(ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
+                        left: Box::new(pair(&l[i], B::Eq, &r[i])),
+                        op: B::And,
+                        right: Box::new(acc),
+                    }))),
+                }));
+            }
+            return Ok(Some(acc));
+        }
         other => {
             return Err(PgError::unsupported(format!(
                 "row comparison with {other} is not supported"
             )))
         }
     };
-    if l.len() != r.len() {
-        return Err(PgError::syntax(
-            "unequal number of entries in row expressions",
-        ));
-    }
     let mut out: Option<ast::Expr> = None;
     for (a, b) in l.iter().zip(r) {
         let c = ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
