@@ -2298,6 +2298,12 @@ impl Binder<'_> {
         let t = functions::common_type(&types).ok_or_else(|| {
             PgError::new(sqlstate::DATATYPE_MISMATCH, "ARRAY types cannot be matched")
         })?;
+        if matches!(t, SqlType::Array(_)) {
+            // ARRAY[[…], […]]: arrays here have one dimension.
+            return Err(PgError::unsupported(
+                "multidimensional arrays are not supported",
+            ));
+        }
         let t = if t == SqlType::Unknown {
             SqlType::Text
         } else {
