@@ -43,6 +43,8 @@ pub mod sqlstate {
     pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
     pub const NOT_NULL_VIOLATION: &str = "23502";
     pub const UNIQUE_VIOLATION: &str = "23505";
+    pub const CARDINALITY_VIOLATION: &str = "21000";
+    pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
     pub const INVALID_TABLE_DEFINITION: &str = "42P16";
     pub const SERIALIZATION_FAILURE: &str = "40001";
     pub const DEADLOCK_DETECTED: &str = "40P01";

@@ -46,6 +46,17 @@
 //! UPDATE that keeps the key skips the check (its old version still holds
 //! the key against everyone else).
 //!
+//! ## INSERT … ON CONFLICT
+//!
+//! Speculative insertion on the same machinery ([`insert_on_conflict`]):
+//! pre-check the arbiter keys with SnapshotDirty (wait for a running
+//! inserter, then check again), take the conflict path on a live version,
+//! otherwise insert the heap tuple and claim each arbiter key with a
+//! re-check under its stripe lock; a key taken in between makes the tuple
+//! dead at once (`Heap::kill_own_insert`, xmax = its own xmin) and the row
+//! starts over. No stripe lock is held across the heap insert (pruning
+//! takes a buffer lock, then stripes).
+//!
 //! Locks: a shared [`engine::catalog::RelLock`] per table for the
 //! statement, an index stripe briefly; none is held while waiting for a
 //! transaction except the relation lock (which never blocks other
@@ -678,45 +689,262 @@ fn unique_insert(
     tid: ItemPointer,
     row: &[Value],
 ) -> PgResult<()> {
-    let db = ec.db;
-    let mut tids = Vec::new();
     loop {
-        let wait = {
-            let _stripe = ix.stripe(key).lock();
-            tids.clear();
-            ix.index.lookup(key, &mut |t| {
-                if t != tid {
-                    tids.push(t)
-                }
-            });
-            let own = ec.xact.own();
-            let cx = VisibilityContext {
-                snapshot: &vis.snapshot,
-                own,
-                clog: db.clog(),
-                procarray: db.procarray(),
-            };
-            let mut wait = None;
-            for t in &tids {
-                match db.heap().fetch_dirty(table.rel, *t, &cx)? {
-                    DirtyState::Dead => {}
-                    DirtyState::Live => return Err(unique_violation(table, ix, row)),
-                    DirtyState::InProgress(x) => {
-                        wait = Some(x);
-                        break;
-                    }
-                }
-            }
-            if wait.is_none() {
-                ix.index.insert(key, tid);
-            }
-            wait
-        };
-        match wait {
-            None => return Ok(()),
-            Some(x) => ec.wait_for(x)?,
+        match unique_check(ec, vis, table, ix, key, Some(tid))? {
+            UniqueCheck::Free => return Ok(()),
+            UniqueCheck::Live(_) => return Err(unique_violation(table, ix, row)),
+            UniqueCheck::Wait(x) => ec.wait_for(x)?,
         }
     }
+}
+
+/// What a unique index holds under one key, as SnapshotDirty sees it.
+enum UniqueCheck {
+    /// No live or in-progress version (the entry was added, if asked).
+    Free,
+    /// A live version at this tid.
+    Live(ItemPointer),
+    /// A version some running transaction inserted or deletes.
+    Wait(TransactionId),
+}
+
+/// Checks `key` of the unique index `ix` against every version under it
+/// with SnapshotDirty, holding the key's stripe lock; when nothing
+/// conflicts and `insert` names a new version, adds its entry under the
+/// same lock (so two inserters of one key serialise).
+fn unique_check(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    table: &TableDef,
+    ix: &IndexDef,
+    key: &[u8],
+    insert: Option<ItemPointer>,
+) -> PgResult<UniqueCheck> {
+    let db = ec.db;
+    let mut tids = Vec::new();
+    let _stripe = ix.stripe(key).lock();
+    ix.index.lookup(key, &mut |t| {
+        if Some(t) != insert {
+            tids.push(t)
+        }
+    });
+    let own = ec.xact.own();
+    let cx = VisibilityContext {
+        snapshot: &vis.snapshot,
+        own,
+        clog: db.clog(),
+        procarray: db.procarray(),
+    };
+    for t in &tids {
+        match db.heap().fetch_dirty(table.rel, *t, &cx)? {
+            DirtyState::Dead => {}
+            DirtyState::Live => return Ok(UniqueCheck::Live(*t)),
+            DirtyState::InProgress(x) => return Ok(UniqueCheck::Wait(x)),
+        }
+    }
+    if let Some(tid) = insert {
+        ix.index.insert(key, tid);
+    }
+    Ok(UniqueCheck::Free)
+}
+
+/// 21000 for a second ON CONFLICT DO UPDATE of one row in one command.
+fn affect_row_twice() -> PgError {
+    PgError::new(
+        sqlstate::CARDINALITY_VIOLATION,
+        "ON CONFLICT DO UPDATE command cannot affect row a second time",
+    )
+    .with_hint(
+        "Ensure that no rows proposed for insertion within the same command have duplicate constrained values.",
+    )
+}
+
+/// Inserts one proposed row of an INSERT … ON CONFLICT — PostgreSQL's
+/// speculative insertion:
+///
+/// ```text
+///  loop:
+///    pre-check each arbiter key (SnapshotDirty):
+///      in progress → wait for that transaction, loop
+///      live        → DO NOTHING: done; DO UPDATE: update that row
+///                    (concurrently changed → loop)
+///    insert the heap tuple, then each arbiter entry under its stripe lock
+///      with a re-check: a key that appeared meanwhile → kill our tuple
+///      (xmax = own xid, dead to everyone at once), loop
+///    the other indexes as a plain INSERT
+/// ```
+///
+/// Returns the number of rows inserted or updated (0 or 1); RETURNING
+/// rows go to `ret`.
+fn insert_on_conflict(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    table: &TableDef,
+    oc: &crate::planner::OnConflictPlan,
+    row: Vec<Value>,
+    ret: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
+) -> PgResult<u64> {
+    use crate::planner::ConflictAction;
+    let indexes = table.indexes.list();
+    let arbiters: Vec<&Arc<IndexDef>> = indexes
+        .iter()
+        .filter(|ix| ix.spec.unique && oc.arbiters.contains(&ix.spec.name))
+        .collect();
+    let mut kb = Vec::with_capacity(16);
+    let mut buf = Vec::with_capacity(128);
+    let types = table.types();
+    let rr = ec.xact.isolation() == IsolationLevel::RepeatableRead;
+    'retry: loop {
+        ec.check_interrupts()?;
+        // Pre-check.
+        let mut conflict = None;
+        for ix in &arbiters {
+            if !index_key(ix, &row, &mut kb) {
+                continue; // a NULL key conflicts with nothing
+            }
+            match unique_check(ec, vis, table, ix, &kb, None)? {
+                UniqueCheck::Free => {}
+                UniqueCheck::Wait(x) => {
+                    ec.wait_for(x)?;
+                    continue 'retry;
+                }
+                UniqueCheck::Live(t) => {
+                    conflict = Some(t);
+                    break;
+                }
+            }
+        }
+        if let Some(tid) = conflict {
+            let ConflictAction::Update {
+                assignments,
+                filter,
+            } = &oc.action
+            else {
+                return Ok(0);
+            };
+            // The existing version, whoever's.
+            let mut existing = Vec::with_capacity(types.len());
+            let header = ec.db.heap().fetch_any(table.rel, tid, |h, data| {
+                decode_row_into(data, &types, &mut existing).map(|_| *h)
+            })?;
+            let Some(header) = header else {
+                continue 'retry; // pruned meanwhile
+            };
+            let header = header?;
+            let own = ec.xact.own();
+            let mine = own.is_current(header.xmin);
+            if mine && header.cmin == own.curcid {
+                return Err(affect_row_twice());
+            }
+            if rr && !mine {
+                let cx = vis.cx(ec.db);
+                if ec.db.heap().fetch(table.rel, tid, &cx, |_| ())?.is_none() {
+                    return Err(serialization_failure());
+                }
+            }
+            // The row the expressions see: existing, then EXCLUDED.
+            let mut both = existing.clone();
+            both.extend(row.iter().cloned());
+            if let Some(f) = filter {
+                let pr = ec.params;
+                if !eval_filter(f, &both, pr, ec)? {
+                    return Ok(0);
+                }
+            }
+            let mut new_row = existing.clone();
+            for (c, e) in assignments {
+                new_row[*c] = ec.eval(e, &both)?;
+            }
+            conform_row(table, &mut new_row)?;
+            check_not_null(table, &new_row)?;
+            buf.clear();
+            encode_row(&new_row, &mut buf);
+            let xid = ec.xact.assign_xid()?;
+            let (res, newtid) = {
+                let own = ec.xact.own();
+                let cx = VisibilityContext {
+                    snapshot: &vis.snapshot,
+                    own,
+                    clog: ec.db.clog(),
+                    procarray: ec.db.procarray(),
+                };
+                ec.db.heap().update(table.rel, tid, &buf, xid, &cx)?
+            };
+            match res {
+                TmResult::Ok => {
+                    let nt =
+                        newtid.ok_or_else(|| PgError::internal("update returned no new tid"))?;
+                    insert_index_entries(ec, vis, table, &new_row, nt, Some(&existing))?;
+                    ret(ec, &new_row)?;
+                    return Ok(1);
+                }
+                TmResult::SelfModified => return Err(affect_row_twice()),
+                TmResult::Invisible if mine => return Err(affect_row_twice()),
+                TmResult::Invisible => continue 'retry,
+                TmResult::BeingModified { xmax } => {
+                    ec.wait_for(xmax)?;
+                    continue 'retry;
+                }
+                TmResult::Updated { .. } | TmResult::Deleted => {
+                    if rr {
+                        return Err(serialization_failure());
+                    }
+                    continue 'retry;
+                }
+            }
+        }
+        // No conflict seen: insert, then claim each arbiter key.
+        buf.clear();
+        encode_row(&row, &mut buf);
+        let xid = ec.xact.assign_xid()?;
+        let cid = ec.xact.curcid();
+        let tid = ec.db.heap().insert(table.rel, &buf, xid, cid)?;
+        for ix in &arbiters {
+            if !index_key(ix, &row, &mut kb) {
+                ix.index.insert(&kb, tid);
+                continue;
+            }
+            match unique_check(ec, vis, table, ix, &kb, Some(tid))? {
+                UniqueCheck::Free => {}
+                UniqueCheck::Live(_) | UniqueCheck::Wait(_) => {
+                    // Lost the race: super-delete, start over (the
+                    // pre-check waits or takes the conflict path).
+                    ec.db.heap().kill_own_insert(table.rel, tid, xid, cid)?;
+                    continue 'retry;
+                }
+            }
+        }
+        insert_index_entries_except(ec, vis, table, &row, tid, &oc.arbiters)?;
+        ret(ec, &row)?;
+        return Ok(1);
+    }
+}
+
+/// [`insert_index_entries`] for a new row whose entries in the indexes
+/// named `done` are already made.
+fn insert_index_entries_except(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    table: &TableDef,
+    row: &[Value],
+    tid: ItemPointer,
+    done: &[String],
+) -> PgResult<()> {
+    let mut kb = Vec::with_capacity(16);
+    for ix in table.indexes.list() {
+        if done.contains(&ix.spec.name) && ix.spec.unique {
+            continue;
+        }
+        if !index_key(&ix, row, &mut kb) {
+            continue;
+        }
+        if !ix.spec.unique {
+            ix.index.insert(&kb, tid);
+            continue;
+        }
+        unique_insert(ec, vis, table, &ix, &kb, tid, row)?;
+    }
+    Ok(())
 }
 
 /// Rows waiting for one `multi_insert`.
@@ -1001,6 +1229,10 @@ pub fn run_dml<'a>(
                             });
                         }
                         let row = build(ec, &mut vals.into_iter())?;
+                        if let Some(oc) = &p.on_conflict {
+                            count += insert_on_conflict(ec, vis, table, oc, row, &mut ret)?;
+                            continue;
+                        }
                         batch.push(row);
                         if batch.full() {
                             count += batch.flush(ec, vis, table, &mut ret)?;
@@ -1011,6 +1243,11 @@ pub fn run_dml<'a>(
                     let mut err: Option<PgError> = None;
                     run_query(ec, vis, q, &mut |ec, out| {
                         let row = build(ec, &mut out.iter().cloned().map(Some))?;
+                        if let Some(oc) = &p.on_conflict {
+                            ec.tick()?;
+                            count += insert_on_conflict(ec, vis, table, oc, row, &mut ret)?;
+                            return Ok(());
+                        }
                         batch.push(row);
                         if batch.full() {
                             match batch.flush(ec, vis, table, &mut ret) {

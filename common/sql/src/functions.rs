@@ -434,6 +434,12 @@ pub enum Func {
     Chr,
     /// ascii(text) → int4
     Ascii,
+    /// md5(text) → text (hex digest)
+    Md5,
+    /// sign(float8 | numeric)
+    Sign,
+    /// power(a, b) and the `^` operator, float8 or numeric
+    Power,
 }
 
 /// A resolved function: what to call, what to coerce the arguments to, and
@@ -1186,7 +1192,10 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
             ),
             None => Err(no_function(name, args)),
         },
-        "sqrt" => sig(Func::Sqrt, &[T::Float8], T::Float8),
+        "sqrt" if n == 1 => match num_arg(false) {
+            Some(t) => sig(Func::Sqrt, &[t], t),
+            None => Err(no_function(name, args)),
+        },
         "mod" if n == 2 => {
             let t = common_type(args).filter(|t| t.is_integer() || matches!(t, T::Numeric(_)));
             match t {
@@ -1396,6 +1405,15 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "translate" => sig(Func::Translate, &[T::Text, T::Text, T::Text], T::Text),
         "chr" => sig(Func::Chr, &[T::Int4], T::Text),
         "ascii" => sig(Func::Ascii, &[T::Text], T::Int4),
+        "md5" => sig(Func::Md5, &[T::Text], T::Text),
+        "sign" if n == 1 => match num_arg(false) {
+            Some(t) => sig(Func::Sign, &[t], t),
+            None => Err(no_function(name, args)),
+        },
+        "power" | "pow" if n == 2 => {
+            let t = power_type(args[0], args[1]).ok_or_else(|| no_function(name, args))?;
+            sig(Func::Power, &[t, t], t)
+        }
         "to_hex" if n == 1 => match args[0] {
             T::Int8 => sig(Func::ToHex, &[T::Int8], T::Text),
             _ => sig(Func::ToHex, &[T::Int4], T::Text),
@@ -1713,6 +1731,13 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 ))
             }
             Value::Float8(f) => Value::Float8(f.sqrt()),
+            Value::Numeric(n) if n.signum() < 0 => {
+                return Err(PgError::new(
+                    "2201F",
+                    "cannot take square root of a negative number",
+                ))
+            }
+            Value::Numeric(n) => Value::Numeric(sqrt_numeric(*n)?),
             other => other.clone(),
         },
         Func::Mod => crate::expr::arith(crate::expr::BinOp::Mod, &args[0], &args[1])?,
@@ -2247,6 +2272,19 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
         }
         Func::Ascii => Value::Int4(text_arg(&args[0]).chars().next().map_or(0, |c| c as i32)),
+        Func::Md5 => text(md5_hex(text_arg(&args[0]).as_bytes())),
+        Func::Sign => match &args[0] {
+            Value::Float8(f) => Value::Float8(if *f > 0.0 {
+                1.0
+            } else if *f < 0.0 {
+                -1.0
+            } else {
+                0.0
+            }),
+            Value::Numeric(n) => Value::Numeric(Numeric::from_i64(n.signum() as i64)),
+            other => return Err(PgError::internal(format!("sign of {}", other.sql_type()))),
+        },
+        Func::Power => power(&args[0], &args[1])?,
         Func::ToHex => {
             let v = match &args[0] {
                 Value::Int4(i) => *i as u32 as u64,
@@ -2389,4 +2427,250 @@ fn to_char(v: &Value, fmt: &str) -> PgResult<Value> {
 /// Float helper exposed for the evaluator: an overflow check on a float result.
 pub fn check_float(f: f64) -> PgResult<Value> {
     float_result(f)
+}
+
+/// The type `power(a, b)` / `a ^ b` works in: numeric when either side is
+/// numeric (and the other an integer, numeric or untyped literal), else
+/// float8 — PostgreSQL's resolution over `numeric ^ numeric` and
+/// `float8 ^ float8`.
+pub fn power_type(a: SqlType, b: SqlType) -> Option<SqlType> {
+    let numeric_ok =
+        |t: SqlType| t.is_integer() || matches!(t, SqlType::Numeric(_) | SqlType::Unknown);
+    let float_ok = |t: SqlType| {
+        t.is_integer() || matches!(t, SqlType::Numeric(_) | SqlType::Float8 | SqlType::Unknown)
+    };
+    if (matches!(a, SqlType::Numeric(_)) || matches!(b, SqlType::Numeric(_)))
+        && numeric_ok(a)
+        && numeric_ok(b)
+    {
+        return Some(SqlType::NUMERIC);
+    }
+    (float_ok(a) && float_ok(b)).then_some(SqlType::Float8)
+}
+
+fn power_error(msg: &str) -> PgError {
+    PgError::new("2201F", msg)
+}
+
+/// float8 and numeric power with PostgreSQL's errors.
+fn power(a: &Value, b: &Value) -> PgResult<Value> {
+    match (a, b) {
+        (Value::Float8(x), Value::Float8(y)) => {
+            if *x == 0.0 && *y < 0.0 {
+                return Err(power_error("zero raised to a negative power is undefined"));
+            }
+            if *x < 0.0 && y.is_finite() && y.fract() != 0.0 {
+                return Err(power_error(
+                    "a negative number raised to a non-integer power yields a complex result",
+                ));
+            }
+            let r = x.powf(*y);
+            if r.is_infinite() && x.is_finite() && y.is_finite() {
+                return Err(PgError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: overflow",
+                ));
+            }
+            if r == 0.0 && *x != 0.0 && x.is_finite() && y.is_finite() {
+                return Err(PgError::new(
+                    sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value out of range: underflow",
+                ));
+            }
+            Ok(Value::Float8(r))
+        }
+        (Value::Numeric(x), Value::Numeric(y)) => Ok(Value::Numeric(numeric_power(*x, *y)?)),
+        _ => Err(PgError::internal("power of mixed types")),
+    }
+}
+
+/// numeric ^ numeric: exact for an integer exponent (while the mantissa
+/// fits), through float8 otherwise; the result scale follows PostgreSQL's
+/// power_var (at least 16 significant digits, at least the operands'
+/// scales).
+fn numeric_power(x: Numeric, y: Numeric) -> PgResult<Numeric> {
+    if x.is_zero() && y.signum() < 0 {
+        return Err(power_error("zero raised to a negative power is undefined"));
+    }
+    let yi = (y.scale() == 0 || y.mantissa() % 10i128.pow(y.scale() as u32) == 0)
+        .then(|| y.mantissa() / 10i128.pow(y.scale() as u32));
+    if x.signum() < 0 && yi.is_none() {
+        return Err(power_error(
+            "a negative number raised to a non-integer power yields a complex result",
+        ));
+    }
+    let xf = x.to_f64();
+    let yf = y.to_f64();
+    // An integer exponent keeps 16 places; any other 16 significant
+    // digits (from the truncated decimal log of the result).
+    let places = match yi {
+        Some(_) => 16,
+        None if x.is_zero() => 16,
+        None => 16 - (yf * xf.abs().log10()).trunc() as i64,
+    };
+    let rscale = places
+        .max(x.scale() as i64)
+        .max(y.scale() as i64)
+        .clamp(0, 1000) as u16;
+    if let Some(e) = yi {
+        if (0..=64).contains(&e) {
+            // Exact: mantissa^e at scale*e, then rounded to rscale.
+            let mut m: Option<i128> = Some(1);
+            for _ in 0..e {
+                m = m.and_then(|v| v.checked_mul(x.mantissa()));
+            }
+            let sc = (x.scale() as u64) * (e as u64);
+            if let (Some(m), true) = (m, sc <= 38) {
+                if let Ok(n) = Numeric::new(m, sc as u16) {
+                    if let Ok(r) = n.rescale(rscale) {
+                        return Ok(r);
+                    }
+                }
+            }
+        }
+    }
+    let r = xf.powf(yf);
+    if !r.is_finite() {
+        return Err(PgError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            "value overflows numeric format",
+        ));
+    }
+    f64_at_scale(r, rscale)
+}
+
+/// A float8 result as numeric at `scale`, from all 17 significant digits a
+/// float8 holds (`Numeric::from_f64` keeps 15).
+fn f64_at_scale(r: f64, scale: u16) -> PgResult<Numeric> {
+    match Numeric::parse(&format!("{r:.16e}")) {
+        Some(Ok(n)) => match n.rescale(scale) {
+            Ok(n) => Ok(n),
+            Err(_) => Numeric::from_f64(r)?.rescale(scale),
+        },
+        _ => Numeric::from_f64(r)?.rescale(scale),
+    }
+}
+
+/// MD5 digest of `data` as 32 lower-case hex digits (RFC 1321).
+pub fn md5_hex(data: &[u8]) -> String {
+    const S: [u32; 64] = [
+        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
+        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
+        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
+    ];
+    let k: Vec<u32> = (0..64)
+        .map(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32)
+        .collect();
+    let mut a0: u32 = 0x67452301;
+    let mut b0: u32 = 0xefcdab89;
+    let mut c0: u32 = 0x98badcfe;
+    let mut d0: u32 = 0x10325476;
+    let mut msg = data.to_vec();
+    let bit_len = (data.len() as u64).wrapping_mul(8);
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&bit_len.to_le_bytes());
+    for chunk in msg.chunks(64) {
+        let mut m = [0u32; 16];
+        for (i, w) in m.iter_mut().enumerate() {
+            *w = u32::from_le_bytes([
+                chunk[4 * i],
+                chunk[4 * i + 1],
+                chunk[4 * i + 2],
+                chunk[4 * i + 3],
+            ]);
+        }
+        let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
+        for i in 0..64 {
+            let (f, g) = match i / 16 {
+                0 => ((b & c) | (!b & d), i),
+                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
+                2 => (b ^ c ^ d, (3 * i + 5) % 16),
+                _ => (c ^ (b | !d), (7 * i) % 16),
+            };
+            let f = f.wrapping_add(a).wrapping_add(k[i]).wrapping_add(m[g]);
+            a = d;
+            d = c;
+            c = b;
+            b = b.wrapping_add(f.rotate_left(S[i]));
+        }
+        a0 = a0.wrapping_add(a);
+        b0 = b0.wrapping_add(b);
+        c0 = c0.wrapping_add(c);
+        d0 = d0.wrapping_add(d);
+    }
+    let mut out = String::with_capacity(32);
+    for w in [a0, b0, c0, d0] {
+        for byte in w.to_le_bytes() {
+            out.push_str(&format!("{byte:02x}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod md5_tests {
+    #[test]
+    fn rfc1321_vectors() {
+        assert_eq!(super::md5_hex(b""), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(super::md5_hex(b"abc"), "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(
+            super::md5_hex(
+                b"12345678901234567890123456789012345678901234567890123456789012345678901234567890"
+            ),
+            "57edf4a22be3c955ac49da2e2107b67a"
+        );
+    }
+}
+
+/// Integer square root (floor).
+fn isqrt(n: u128) -> u128 {
+    if n < 2 {
+        return n;
+    }
+    let mut x = (n as f64).sqrt() as u128;
+    while x.checked_mul(x).is_none_or(|sq| sq > n) {
+        x -= 1;
+    }
+    while (x + 1).checked_mul(x + 1).is_some_and(|sq| sq <= n) {
+        x += 1;
+    }
+    x
+}
+
+/// numeric sqrt at PostgreSQL's scale: 16 significant digits counted from
+/// the result's base-10000 weight (`sweight = (weight + 1) * 4 / 2 - 1`),
+/// at least the argument's scale; rounded half up.
+fn sqrt_numeric(n: Numeric) -> PgResult<Numeric> {
+    if n.is_zero() {
+        return n.rescale(n.scale().max(16));
+    }
+    let m = n.mantissa().unsigned_abs();
+    // Decimal weight: the power of ten of the first digit.
+    let digits = m.ilog10() as i64;
+    let dweight = digits - n.scale() as i64;
+    let weight = dweight.div_euclid(4);
+    let sweight = (weight + 1) * 4 / 2 - 1;
+    let rscale = (16 - sweight).max(n.scale() as i64).clamp(0, 1000) as u16;
+    // sqrt(m / 10^s) * 10^r = sqrt(m * 10^(2r - s)).
+    let exact = 10u128
+        .checked_pow((2 * rscale as u32).saturating_sub(n.scale() as u32))
+        .filter(|_| 2 * rscale as u32 >= n.scale() as u32)
+        .and_then(|p| m.checked_mul(p))
+        .and_then(|big| {
+            let q = isqrt(big);
+            // Round half up: q + 1 when (q + ½)² ≤ big, i.e. (2q+1)² ≤ 4·big.
+            let up = big
+                .checked_mul(4)
+                .and_then(|b4| (2 * q + 1).checked_mul(2 * q + 1).map(|s| s <= b4));
+            up.map(|up| if up { q + 1 } else { q })
+        })
+        .and_then(|q| i128::try_from(q).ok())
+        .and_then(|q| Numeric::new(q, rscale).ok());
+    match exact {
+        Some(r) => Ok(r),
+        None => f64_at_scale(n.to_f64().sqrt(), rscale),
+    }
 }

@@ -787,8 +787,30 @@ fn sqlparser_location(sql: &str, msg: &str) -> Option<usize> {
     Some(line_start + offset)
 }
 
+/// `sqlparser` with its PostgreSQL dialect, over tokens where `TOP` is a
+/// plain word: PostgreSQL has no `SELECT TOP n`, so `top` is an ordinary
+/// name (`) top` as a derived table's alias, a column `top`), which
+/// `sqlparser` would otherwise read as the MSSQL keyword.
+fn sqlparser_statements(
+    sql: &str,
+) -> Result<Vec<sqlparser::ast::Statement>, sqlparser::parser::ParserError> {
+    let dialect = PostgreSqlDialect {};
+    let mut tokens =
+        sqlparser::tokenizer::Tokenizer::new(&dialect, sql).tokenize_with_location()?;
+    for t in &mut tokens {
+        if let sqlparser::tokenizer::Token::Word(w) = &mut t.token {
+            if w.keyword == sqlparser::keywords::Keyword::TOP && w.quote_style.is_none() {
+                w.keyword = sqlparser::keywords::Keyword::NoKeyword;
+            }
+        }
+    }
+    Parser::new(&dialect)
+        .with_tokens_with_locations(tokens)
+        .parse_statements()
+}
+
 fn parse_with_sqlparser(sql: &str) -> PgResult<Stmt> {
-    let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
+    let mut stmts = sqlparser_statements(sql).map_err(|e| {
         let msg = e.to_string();
         let position = |err: PgError, at_end: bool| {
             let byte = if at_end {

@@ -160,6 +160,35 @@ pub struct InsertPlan {
     pub columns: Vec<FieldDescription>,
     /// Subqueries of the VALUES rows and RETURNING.
     pub shared: Arc<StatementPlans>,
+    /// ON CONFLICT: what to do with a row whose key an arbiter index
+    /// already holds.
+    pub on_conflict: Option<OnConflictPlan>,
+}
+
+/// INSERT … ON CONFLICT (PostgreSQL's speculative insertion; the executor
+/// side is `executor::insert_on_conflict`).
+#[derive(Debug)]
+pub struct OnConflictPlan {
+    /// Names of the arbiter indexes: the unique indexes matching the
+    /// conflict target, every unique index for a DO NOTHING without one.
+    pub arbiters: Vec<String>,
+    /// DO NOTHING or DO UPDATE.
+    pub action: ConflictAction,
+}
+
+/// The action of ON CONFLICT.
+#[derive(Debug)]
+pub enum ConflictAction {
+    /// DO NOTHING: the proposed row is dropped.
+    Nothing,
+    /// DO UPDATE SET … [WHERE …]: expressions over the existing row
+    /// followed by the proposed one (`EXCLUDED`).
+    Update {
+        /// (column, new value).
+        assignments: Vec<(usize, Expr)>,
+        /// WHERE: a row it rejects is left alone (and not counted).
+        filter: Option<Expr>,
+    },
 }
 
 /// A bound UPDATE.
@@ -275,6 +304,18 @@ impl Planned {
                 match &i.source {
                     InsertSource::Values(rows) => rows.iter().flatten().flatten().for_each(&mut *f),
                     InsertSource::Query(q) => query(q, f),
+                }
+                if let Some(OnConflictPlan {
+                    action:
+                        ConflictAction::Update {
+                            assignments,
+                            filter,
+                        },
+                    ..
+                }) = &i.on_conflict
+                {
+                    assignments.iter().for_each(|(_, e)| f(e));
+                    filter.iter().for_each(&mut *f);
                 }
                 returning(&i.returning, f);
             }
@@ -862,9 +903,6 @@ fn plan_insert(
     ins: &ast::Insert,
     params: &mut ParamTypes,
 ) -> PgResult<InsertPlan> {
-    if ins.on.is_some() {
-        return Err(PgError::unsupported("ON CONFLICT is not supported"));
-    }
     let g = subselect::Global::new(catalog);
     let table = catalog.table(&object_name(&ins.table_name))?;
     let alias = ins
@@ -965,6 +1003,13 @@ fn plan_insert(
     let scope = table_scope(&table, &alias);
     let (returning, columns) =
         bind_returning(&g, ins.returning.as_deref(), &table, &scope, params)?;
+    let on_conflict = match &ins.on {
+        None => None,
+        Some(ast::OnInsert::OnConflict(oc)) => {
+            Some(plan_on_conflict(&g, &table, &alias, oc, params)?)
+        }
+        Some(_) => return Err(PgError::syntax("syntax error at or near \"DUPLICATE\"")),
+    };
     let shared = Arc::new(g.into_plans());
     if matches!(source, InsertSource::Query(_)) && shared.needs_state() {
         return Err(PgError::unsupported(
@@ -979,7 +1024,156 @@ fn plan_insert(
         returning,
         columns,
         shared,
+        on_conflict,
     })
+}
+
+/// Binds ON CONFLICT: infers the arbiter indexes from the conflict target
+/// and binds DO UPDATE over the target row followed by `EXCLUDED` (an
+/// unqualified name both have is ambiguous, as in PostgreSQL).
+fn plan_on_conflict(
+    g: &subselect::Global<'_, '_>,
+    table: &Arc<TableDef>,
+    alias: &str,
+    oc: &ast::OnConflict,
+    params: &mut ParamTypes,
+) -> PgResult<OnConflictPlan> {
+    let unique: Vec<_> = table
+        .indexes
+        .list()
+        .into_iter()
+        .filter(|ix| ix.spec.unique)
+        .collect();
+    let arbiters: Vec<String> = match &oc.conflict_target {
+        None => {
+            if matches!(oc.action, ast::OnConflictAction::DoUpdate(_)) {
+                return Err(PgError::syntax(
+                    "ON CONFLICT DO UPDATE requires inference specification or constraint name",
+                )
+                .with_hint("For example, ON CONFLICT (column_name)."));
+            }
+            unique.iter().map(|ix| ix.spec.name.clone()).collect()
+        }
+        Some(ast::ConflictTarget::Columns(cols)) => {
+            let mut want = Vec::new();
+            for c in cols {
+                let n = ident_name(c);
+                let i = table.column_index(&n).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" does not exist"),
+                    )
+                })?;
+                if !want.contains(&i) {
+                    want.push(i);
+                }
+            }
+            let found: Vec<String> = unique
+                .iter()
+                .filter(|ix| {
+                    ix.spec.columns.len() == want.len()
+                        && want.iter().all(|c| ix.spec.columns.contains(c))
+                })
+                .map(|ix| ix.spec.name.clone())
+                .collect();
+            if found.is_empty() {
+                return Err(no_arbiter());
+            }
+            found
+        }
+        Some(ast::ConflictTarget::OnConstraint(name)) => {
+            let n = object_name(name);
+            match table
+                .indexes
+                .list()
+                .into_iter()
+                .find(|ix| ix.spec.name == n)
+            {
+                Some(ix) if ix.spec.unique => vec![n],
+                Some(_) => return Err(no_arbiter()),
+                None => {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!(
+                            "constraint \"{n}\" for table \"{}\" does not exist",
+                            table.name
+                        ),
+                    ))
+                }
+            }
+        }
+    };
+    let action = match &oc.action {
+        ast::OnConflictAction::DoNothing => ConflictAction::Nothing,
+        ast::OnConflictAction::DoUpdate(du) => {
+            let mut scope = table_scope(table, alias);
+            for c in &table.columns {
+                scope.columns.push(crate::expr::ScopeColumn {
+                    table: Some("excluded".to_string()),
+                    name: c.name.clone(),
+                    ty: c.ty,
+                    qualified_only: false,
+                });
+            }
+            let mut assignments = Vec::new();
+            let mut defaults: Option<Vec<Option<Expr>>> = None;
+            for a in &du.assignments {
+                let n = match &a.target {
+                    ast::AssignmentTarget::ColumnName(n) => object_name(n),
+                    ast::AssignmentTarget::Tuple(_) => {
+                        return Err(PgError::unsupported(
+                            "multiple-column UPDATE assignments are not supported",
+                        ))
+                    }
+                };
+                let c = table.column_index(&n).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{n}\" of relation \"{}\" does not exist",
+                            table.name
+                        ),
+                    )
+                })?;
+                if assignments.iter().any(|(x, _)| *x == c) {
+                    return Err(PgError::new(
+                        sqlstate::DUPLICATE_COLUMN,
+                        format!("multiple assignments to same column \"{n}\""),
+                    ));
+                }
+                let col = &table.columns[c];
+                let e = if is_default_keyword(&a.value) {
+                    if defaults.is_none() {
+                        defaults = Some(bind_defaults(table, params)?);
+                    }
+                    defaults
+                        .as_ref()
+                        .and_then(|d| d[c].clone())
+                        .unwrap_or(Expr::Const(pgtypes::value::Value::Null))
+                } else {
+                    let b = bind_dml(g, &a.value, &scope, params)?;
+                    crate::expr::coerce_assign(b, col.ty, params, &col.name)?
+                };
+                assignments.push((c, e));
+            }
+            let filter = match &du.selection {
+                Some(w) => Some(bind_where(g, w, &scope, params)?),
+                None => None,
+            };
+            ConflictAction::Update {
+                assignments,
+                filter,
+            }
+        }
+    };
+    Ok(OnConflictPlan { arbiters, action })
+}
+
+fn no_arbiter() -> PgError {
+    PgError::new(
+        sqlstate::INVALID_COLUMN_REFERENCE,
+        "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+    )
 }
 
 fn is_default_keyword(e: &ast::Expr) -> bool {

@@ -644,11 +644,59 @@ impl Heap {
         xid: TransactionId,
         cx: &VisibilityContext<'_>,
     ) -> PgResult<TmResult> {
-        let (LockedBuffer { mut page, buf }, h, hints) = match self.lock_for_update(rel, tid, cx)? {
+        let (lb, h, hints) = match self.lock_for_update(rel, tid, cx)? {
             Ok(t) => t,
             Err(res) => return Ok(res),
         };
-        let mut nh = with_xmax(h, xid, cx.own.curcid, tid);
+        self.delete_locked(rel, tid, lb, h, hints, xid, cx.own.curcid)?;
+        Ok(TmResult::Ok)
+    }
+
+    /// Kills a version this command inserted a moment ago (INSERT … ON
+    /// CONFLICT lost the race for its key: PostgreSQL's super-delete). It
+    /// gets xmax = its own xmin, so it is dead to this transaction's later
+    /// commands, to a standby, and — SnapshotDirty treats a version deleted
+    /// by its inserter as dead — to other inserters, who need not wait for
+    /// this transaction. WAL-logged as an ordinary delete.
+    pub fn kill_own_insert(
+        &self,
+        rel: RelFileId,
+        tid: ItemPointer,
+        xid: TransactionId,
+        cid: CommandId,
+    ) -> PgResult<()> {
+        let buf = self
+            .pin_block(rel, tid.block)?
+            .ok_or(StorageError::BadTid {
+                rel,
+                block: tid.block,
+                offset: tid.offset,
+            })?;
+        let page = buf.write();
+        let h = header_at(&page, rel, tid)?;
+        if h.xmin != xid || !h.xmax_is_invalid() {
+            return Err(pgtypes::error::PgError::internal(
+                "speculative insertion: the version to kill is not this command's",
+            ));
+        }
+        self.delete_locked(rel, tid, LockedBuffer { page, buf }, h, 0, xid, cid)
+    }
+
+    /// Sets xmax of the version at `tid` under its buffer's exclusive lock
+    /// and WAL-logs the delete.
+    #[allow(clippy::too_many_arguments)]
+    fn delete_locked(
+        &self,
+        rel: RelFileId,
+        tid: ItemPointer,
+        lb: LockedBuffer<'_>,
+        h: TupleHeader,
+        hints: u16,
+        xid: TransactionId,
+        cid: CommandId,
+    ) -> PgResult<()> {
+        let LockedBuffer { mut page, buf } = lb;
+        let mut nh = with_xmax(h, xid, cid, tid);
         nh.infomask |= hints & (htup::XMIN_COMMITTED);
         let ins = self.xlog.begin_page_change();
         if let Some(ins) = &ins {
@@ -665,7 +713,7 @@ impl Heap {
             })?;
             page.set_lsn(end);
         }
-        Ok(TmResult::Ok)
+        Ok(())
     }
 
     /// Replaces the version at `tid` by `data`; on Ok returns the new tid.

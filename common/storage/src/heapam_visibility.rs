@@ -16,7 +16,10 @@
 //!   (`xid_is_running`) before clog, because clog says "committed" a moment
 //!   before the xid leaves the procarray.
 //! * [`satisfies_dirty`] (HeapTupleSatisfiesDirty): what a unique check
-//!   must consider — live, dead, or in progress (wait for it).
+//!   must consider — live, dead, or in progress (wait for it). A version
+//!   its own inserter deleted (a speculative insertion that lost its key,
+//!   `Heap::kill_own_insert`) is dead whatever that transaction does, so
+//!   nobody waits for it (PostgreSQL gets the same from super-delete).
 //! * [`satisfies_vacuum`] (HeapTupleSatisfiesVacuum): is the version dead
 //!   to every snapshot that exists or will exist, given the removable
 //!   horizon (`ProcArray::prune_horizon`)? Pruning and VACUUM remove such
@@ -264,6 +267,14 @@ pub fn satisfies_dirty(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (DirtySta
             }
             return (DirtyState::Dead, 0);
         }
+        // Deleted by its own inserter (a killed speculative insertion, or
+        // an INSERT then DELETE): dead whatever that transaction does.
+        if h.xmax == h.xmin
+            && h.xmax.is_valid()
+            && h.infomask & (XMAX_INVALID | XMAX_LOCK_ONLY) == 0
+        {
+            return (DirtyState::Dead, 0);
+        }
         match fate(h.xmin, cx) {
             XidFate::Running => return (DirtyState::InProgress(h.xmin), 0),
             XidFate::Committed => hints |= XMIN_COMMITTED,
@@ -496,6 +507,11 @@ mod tests {
         assert_eq!(
             satisfies_dirty(&tuple(10, running.0, XMIN_COMMITTED), &c),
             (DirtyState::InProgress(running), 0)
+        );
+        assert_eq!(
+            satisfies_dirty(&tuple(running.0, running.0, 0), &c),
+            (DirtyState::Dead, 0),
+            "killed by its own running inserter: nothing to wait for"
         );
         let mut upd = tuple(10, 20, XMIN_COMMITTED);
         upd.ctid = other;

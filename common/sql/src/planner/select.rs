@@ -196,6 +196,7 @@ fn try_recursive(
     if !used.get() {
         return Ok(false);
     }
+    super::subselect::check_recursive_term(&rnode)?;
     if rcols.len() != lcols.len() {
         return Err(PgError::syntax(
             "each UNION query must have the same number of columns",

@@ -38,7 +38,7 @@ use std::rc::Rc;
 
 use sqlparser::ast;
 
-use super::plannodes::{CteDef, SubPlanDef};
+use super::plannodes::{CteDef, NodeKind, PlanNode, SubPlanDef};
 use super::select::{plan_query_level, OutCol};
 use crate::expr::{
     bind_comparison, coerce, BinOp, BoundExpr, Expr, ParamTypes, Scope, SubLinkKind, SubPlanExpr,
@@ -365,5 +365,29 @@ impl SublinkHook for Hook<'_, '_, '_, '_> {
             })),
             ty,
         })
+    }
+}
+
+/// PostgreSQL's rules for a recursive term checked on its plan, before
+/// its output types are compared with the non-recursive term's: no
+/// aggregate at its own level (42P19).
+pub(crate) fn check_recursive_term(node: &PlanNode) -> PgResult<()> {
+    let mut n = node;
+    loop {
+        n = match &n.kind {
+            NodeKind::Project { input, .. }
+            | NodeKind::Filter { input, .. }
+            | NodeKind::Sort { input, .. }
+            | NodeKind::Limit { input, .. }
+            | NodeKind::Unique { input, .. }
+            | NodeKind::HashDistinct { input, .. } => input,
+            NodeKind::Agg { grouping, .. } if !grouping.aggs.is_empty() => {
+                return Err(PgError::new(
+                    "42P19",
+                    "aggregate functions are not allowed in a recursive query's recursive term",
+                ))
+            }
+            _ => return Ok(()),
+        };
     }
 }
