@@ -112,6 +112,17 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             Box::new(agg::AggNode::new(build(input, vis), grouping))
         }
         NodeKind::Sort { input, keys } => Box::new(sort::SortNode::new(build(input, vis), keys)),
+        NodeKind::WindowAgg {
+            input,
+            funcs,
+            partition,
+            order,
+        } => Box::new(super::window::WindowAggNode::new(
+            build(input, vis),
+            funcs,
+            partition,
+            order,
+        )),
         NodeKind::Unique { input, columns } => {
             Box::new(sort::UniqueNode::new(build(input, vis), columns))
         }
@@ -122,10 +133,12 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             input,
             limit,
             offset,
+            ties,
         } => Box::new(sort::LimitNode::new(
             build(input, vis),
             limit.as_ref(),
             offset.as_ref(),
+            ties.as_deref(),
         )),
         NodeKind::Append { inputs } => Box::new(setop::AppendNode::new(inputs, vis)),
         NodeKind::SetOp {
