@@ -49,11 +49,7 @@ impl<'p> AggNode<'p> {
         Group {
             set,
             keys,
-            accs: g
-                .aggs
-                .iter()
-                .map(Accumulator::for_call)
-                .collect(),
+            accs: g.aggs.iter().map(Accumulator::for_call).collect(),
             seen: g
                 .aggs
                 .iter()
@@ -115,26 +111,26 @@ impl<'p> AggNode<'p> {
                 gis.push(gi);
             }
             for &gi in &gis {
-            let grp = &mut groups[gi];
-            for (i, a) in g.aggs.iter().enumerate() {
-                // FILTER, the argument, string_agg's delimiter and the
-                // aggregate's ORDER BY keys; None when FILTER rejects it.
-                let Some(input) = a.inputs(&mut |e| crate::expr::eval(e, row, p, ec))? else {
-                    continue;
-                };
-                if let Some(seen) = &mut grp.seen[i] {
-                    // array_agg keeps (one) NULL element.
-                    if input.value.is_null() && a.func != crate::functions::AggFunc::ArrayAgg {
+                let grp = &mut groups[gi];
+                for (i, a) in g.aggs.iter().enumerate() {
+                    // FILTER, the argument, string_agg's delimiter and the
+                    // aggregate's ORDER BY keys; None when FILTER rejects it.
+                    let Some(input) = a.inputs(&mut |e| crate::expr::eval(e, row, p, ec))? else {
                         continue;
+                    };
+                    if let Some(seen) = &mut grp.seen[i] {
+                        // array_agg keeps (one) NULL element.
+                        if input.value.is_null() && a.func != crate::functions::AggFunc::ArrayAgg {
+                            continue;
+                        }
+                        let mut k = Vec::new();
+                        encode_key_value(&input.value, &mut k);
+                        if !seen.insert(k) {
+                            continue;
+                        }
                     }
-                    let mut k = Vec::new();
-                    encode_key_value(&input.value, &mut k);
-                    if !seen.insert(k) {
-                        continue;
-                    }
+                    grp.accs[i].feed(input)?;
                 }
-                grp.accs[i].feed(input)?;
-            }
             }
         }
         Ok(groups)

@@ -230,7 +230,11 @@ impl Partition<'_> {
                         out.push(Value::Null);
                         continue;
                     };
-                    let off = if matches!(f.func, WinFunc::Lag) { -off } else { off };
+                    let off = if matches!(f.func, WinFunc::Lag) {
+                        -off
+                    } else {
+                        off
+                    };
                     let j = i as i64 + off;
                     if j >= self.ps as i64 && j < self.pe as i64 {
                         out.push(eval(&f.args[0], &self.rows[j as usize], ec)?);

@@ -162,7 +162,11 @@ impl WindowCall {
         };
         Ok(WindowCall {
             func,
-            args: self.args.into_iter().map(&mut *f).collect::<PgResult<_>>()?,
+            args: self
+                .args
+                .into_iter()
+                .map(&mut *f)
+                .collect::<PgResult<_>>()?,
             ty: self.ty,
             partition: self
                 .partition
@@ -489,14 +493,12 @@ impl Binder<'_> {
                 };
                 (f, out, ty)
             }
-            _ => {
-                return Err(PgError::new(
-                    "42809",
-                    format!(
-                        "OVER specified, but {name} is not a window function nor an aggregate function"
-                    ),
-                ))
-            }
+            _ => return Err(PgError::new(
+                "42809",
+                format!(
+                    "OVER specified, but {name} is not a window function nor an aggregate function"
+                ),
+            )),
         })
     }
 

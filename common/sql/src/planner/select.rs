@@ -512,7 +512,9 @@ fn limits(q: &ast::Query, params: &mut ParamTypes) -> PgResult<(Option<Expr>, Op
             ));
         }
         if f.percent {
-            return Err(PgError::unsupported("FETCH FIRST … PERCENT is not supported"));
+            return Err(PgError::unsupported(
+                "FETCH FIRST … PERCENT is not supported",
+            ));
         }
         limit = Some(match &f.quantity {
             Some(e) => bind_count(e, params)?,
@@ -750,37 +752,35 @@ pub fn plan_select(
                 return Err(PgError::unsupported("GROUP BY modifiers are not supported"));
             }
             let mut keys: Vec<Expr> = Vec::new();
-            let mut bind_key = |e: &ast::Expr,
-                                keys: &mut Vec<Expr>,
-                                params: &mut ParamTypes|
-             -> PgResult<usize> {
-                let ast_e = match const_i64(e) {
-                    Some(n) => match select.projection.get((n.max(1) - 1) as usize) {
-                        Some(ast::SelectItem::UnnamedExpr(x))
-                        | Some(ast::SelectItem::ExprWithAlias { expr: x, .. })
-                            if n >= 1 =>
-                        {
-                            x
+            let mut bind_key =
+                |e: &ast::Expr, keys: &mut Vec<Expr>, params: &mut ParamTypes| -> PgResult<usize> {
+                    let ast_e = match const_i64(e) {
+                        Some(n) => match select.projection.get((n.max(1) - 1) as usize) {
+                            Some(ast::SelectItem::UnnamedExpr(x))
+                            | Some(ast::SelectItem::ExprWithAlias { expr: x, .. })
+                                if n >= 1 =>
+                            {
+                                x
+                            }
+                            _ => {
+                                return Err(PgError::new(
+                                    INVALID_COLUMN_REFERENCE,
+                                    format!("GROUP BY position {n} is not in select list"),
+                                ))
+                            }
+                        },
+                        None => group_by_alias(e, select, scope).unwrap_or(e),
+                    };
+                    let b = bind_expr_hooked(ast_e, scope, params, None, &mut hook)?;
+                    let k = level.subst(b.expr);
+                    Ok(match keys.iter().position(|x| *x == k) {
+                        Some(i) => i,
+                        None => {
+                            keys.push(k);
+                            keys.len() - 1
                         }
-                        _ => {
-                            return Err(PgError::new(
-                                INVALID_COLUMN_REFERENCE,
-                                format!("GROUP BY position {n} is not in select list"),
-                            ))
-                        }
-                    },
-                    None => group_by_alias(e, select, scope).unwrap_or(e),
+                    })
                 };
-                let b = bind_expr_hooked(ast_e, scope, params, None, &mut hook)?;
-                let k = level.subst(b.expr);
-                Ok(match keys.iter().position(|x| *x == k) {
-                    Some(i) => i,
-                    None => {
-                        keys.push(k);
-                        keys.len() - 1
-                    }
-                })
-            };
             let mut sets: Vec<Vec<usize>> = vec![Vec::new()];
             let mut has_sets = false;
             for e in exprs {

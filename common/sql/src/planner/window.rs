@@ -41,7 +41,7 @@ pub fn expand_grouping_item(
     key: &mut dyn FnMut(&ast::Expr) -> PgResult<usize>,
 ) -> PgResult<Vec<Vec<usize>>> {
     let lists = |ls: &Vec<Vec<ast::Expr>>,
-                     key: &mut dyn FnMut(&ast::Expr) -> PgResult<usize>|
+                 key: &mut dyn FnMut(&ast::Expr) -> PgResult<usize>|
      -> PgResult<Vec<Vec<Vec<usize>>>> {
         // Each list: the cross product of its elements' sets.
         let mut out = Vec::with_capacity(ls.len());
