@@ -599,6 +599,8 @@ struct Binder<'a> {
     in_agg: bool,
     /// Inside a window function's arguments or window definition.
     in_window: bool,
+    /// Inside a window definition (PARTITION BY, ORDER BY, frame).
+    in_window_def: bool,
     /// Subqueries and outer references (None: both are 0A000 / 42703).
     hook: Option<&'a mut dyn SublinkHook>,
 }
@@ -829,6 +831,7 @@ pub fn bind_expr(ast: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgR
         grouping: None,
         in_agg: false,
         in_window: false,
+        in_window_def: false,
         hook: None,
     }
     .bind(ast)
@@ -849,6 +852,7 @@ pub fn bind_expr_agg(
         grouping: Some(grouping),
         in_agg: false,
         in_window: false,
+        in_window_def: false,
         hook: None,
     }
     .bind(ast)
@@ -870,6 +874,7 @@ pub fn bind_expr_hooked(
         grouping,
         in_agg: false,
         in_window: false,
+        in_window_def: false,
         hook: Some(hook),
     }
     .bind(ast)
@@ -890,6 +895,7 @@ pub fn bind_comparison(
         grouping: None,
         in_agg: false,
         in_window: false,
+        in_window_def: false,
         hook: None,
     }
     .compare(op, l, r)

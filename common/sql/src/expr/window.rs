@@ -261,9 +261,14 @@ fn merge(named: &[(String, ast::WindowSpec)], s: &ast::WindowSpec) -> PgResult<a
         )));
     }
     if b.window_frame.is_some() {
-        return Err(windowing(format!(
+        let e = windowing(format!(
             "cannot copy window \"{name}\" because it has a frame clause"
-        )));
+        ));
+        return Err(if s.order_by.is_empty() && s.window_frame.is_none() {
+            e.with_hint("Omit the parentheses in this OVER clause.")
+        } else {
+            e
+        });
     }
     Ok(ast::WindowSpec {
         window_name: None,
@@ -301,6 +306,11 @@ impl Binder<'_> {
             return Err(PgError::new(
                 sqlstate::GROUPING_ERROR,
                 "aggregate function calls cannot contain window function calls",
+            ));
+        }
+        if self.in_window_def {
+            return Err(windowing(
+                "window functions are not allowed in window definitions",
             ));
         }
         if self.in_window {
@@ -378,6 +388,24 @@ impl Binder<'_> {
                 self.window_args(name, bound)?
             }
         };
+        self.in_window_def = true;
+        let r = self.window_definition(spec);
+        self.in_window_def = false;
+        let (partition, order, frame) = r?;
+        Ok(WindowCall {
+            func,
+            args,
+            ty,
+            partition,
+            order,
+            frame,
+        })
+    }
+
+    fn window_definition(
+        &mut self,
+        spec: &ast::WindowSpec,
+    ) -> PgResult<(Vec<Expr>, Vec<AggOrder>, Frame)> {
         let mut partition = Vec::with_capacity(spec.partition_by.len());
         for p in &spec.partition_by {
             let b = self.bind(p)?;
@@ -399,14 +427,7 @@ impl Binder<'_> {
             None => Frame::default_frame(),
             Some(f) => self.frame(f, spec, &order)?,
         };
-        Ok(WindowCall {
-            func,
-            args,
-            ty,
-            partition,
-            order,
-            frame,
-        })
+        Ok((partition, order, frame))
     }
 
     fn sortable(&mut self, b: BoundExpr) -> PgResult<Expr> {
@@ -493,12 +514,14 @@ impl Binder<'_> {
                 };
                 (f, out, ty)
             }
-            _ => return Err(PgError::new(
-                "42809",
-                format!(
+            _ => {
+                return Err(PgError::new(
+                    "42809",
+                    format!(
                     "OVER specified, but {name} is not a window function nor an aggregate function"
                 ),
-            )),
+                ))
+            }
         })
     }
 

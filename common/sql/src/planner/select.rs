@@ -791,6 +791,8 @@ pub fn plan_select(
                             bind_key(x, &mut keys, params)
                         })?
                     }
+                    // `GROUP BY ()`: the empty grouping set.
+                    ast::Expr::Tuple(v) if v.is_empty() => vec![Vec::new()],
                     _ => vec![vec![bind_key(e, &mut keys, params)?]],
                 };
                 sets = super::window::cross_sets(&sets, &item_sets);
