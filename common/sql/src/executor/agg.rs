@@ -5,7 +5,16 @@
 //! (`functions::Accumulator`) take the aggregate arguments; `agg(DISTINCT
 //! x)` keeps a set of seen values per group. Without GROUP BY there is
 //! exactly one group, even over no rows (`count(*)` is 0). Output rows are
-//! `[key_0 … key_{k-1}, agg_0 … agg_{n-1}]`, groups in first-seen order.
+//! `[key_0 … key_{k-1}, agg_0 … agg_{n-1}, grouping_0 …]`, groups in
+//! first-seen order.
+//!
+//! GROUPING SETS / ROLLUP / CUBE: each input row is grouped once per set
+//! (the set's index is part of the group's key bytes); a key absent from
+//! the set is NULL in the group's row, an empty set is one group even over
+//! no rows, and each `grouping(…)` call is a column after the aggregates
+//! (bit set per argument absent from the row's set, first argument
+//! highest). `array_agg(DISTINCT x)` keeps one NULL element, as in
+//! PostgreSQL; other DISTINCT aggregates skip NULLs.
 
 use std::collections::{HashMap, HashSet};
 

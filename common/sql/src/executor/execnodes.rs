@@ -3,9 +3,9 @@
 //! A parent asks a child for its next row with [`ExecNode::next`] and
 //! reads it with [`ExecNode::row`], borrowed until the next call; a node
 //! that passes rows through (Filter, Limit) hands its child's row on
-//! without copying it. Rows stream: only Sort, Agg, the hashed side of a
-//! hash join, the inner side of a plain nested loop, SetOp and CTE
-//! materialization hold rows. A node is built from its plan node when
+//! without copying it. Rows stream: only Sort, Agg, WindowAgg, the hashed
+//! side of a hash join, the inner side of a plain nested loop, SetOp and
+//! CTE materialization hold rows. A node is built from its plan node when
 //! its parent starts it ([`build`]); a nested loop whose inner side
 //! depends on the outer row builds that side again per outer row.
 //!
@@ -18,7 +18,7 @@
 //! `QueryState` on the `Ectx` (see `subplan.rs`).
 //!
 //! Next: `scan.rs` (leaves), `nestloop.rs`, `hashjoin.rs`, `agg.rs`,
-//! `sort.rs`, `setop.rs`, `ctescan.rs`, `subplan.rs`.
+//! `window.rs`, `sort.rs`, `setop.rs`, `ctescan.rs`, `subplan.rs`.
 
 use crate::executor::{Ectx, Vis};
 use crate::planner::plannodes::{NodeKind, PlanNode};
