@@ -148,7 +148,7 @@ impl WindowCall {
             }),
             other => other,
         };
-        let mut bound = |b: FrameBound, f: &mut dyn FnMut(Expr) -> PgResult<Expr>| {
+        let bound = |b: FrameBound, f: &mut dyn FnMut(Expr) -> PgResult<Expr>| {
             Ok::<_, PgError>(match b {
                 FrameBound::Preceding(e) => FrameBound::Preceding(f(e)?),
                 FrameBound::Following(e) => FrameBound::Following(f(e)?),

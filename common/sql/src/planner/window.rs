@@ -131,7 +131,7 @@ pub fn cross_sets(a: &[Vec<usize>], b: &[Vec<usize>]) -> Vec<Vec<usize>> {
 pub fn plan_windows(
     mut node: PlanNode,
     windows: Vec<WindowCall>,
-    targets: &mut Vec<Expr>,
+    targets: &mut [Expr],
 ) -> PgResult<PlanNode> {
     let base = node.width;
     let mut extra: Vec<Expr> = Vec::new();
