@@ -71,6 +71,7 @@ pub mod scan;
 pub mod setop;
 pub mod sort;
 pub mod subplan;
+pub mod window;
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};

@@ -48,6 +48,8 @@ use pgtypes::sqltype::SqlType;
 use pgtypes::value::{self, CastMode, Value};
 use pgtypes::Oid;
 
+pub mod window;
+
 pub use crate::functions::{EvalContext, StaticContext, WalLsnKind};
 
 /// Unary operators.
@@ -196,6 +198,13 @@ pub enum Expr {
     /// An aggregate's result or a group key in a grouped query: reads
     /// `row[i]` of the post-aggregation row (see [`Grouping`]).
     Agg(usize),
+    /// A window function's result while binding (index into
+    /// [`Grouping::windows`]); the planner turns it into the column its
+    /// WindowAgg node appends.
+    WindowFunc(usize),
+    /// A `grouping(…)` call while binding (index into
+    /// [`Grouping::grouping_calls`]); finalized to the Agg node's column.
+    GroupingFunc(usize),
     /// An executor parameter: a correlated outer column of a subquery or
     /// a nested loop's join key, set by the node that owns the slot.
     ExecParam(usize),
@@ -519,6 +528,19 @@ pub struct Grouping {
     pub group_by: Vec<Expr>,
     /// Aggregate calls over the input row.
     pub aggs: Vec<AggCall>,
+    /// GROUPING SETS / ROLLUP / CUBE: each set lists the indexes of the
+    /// `group_by` keys it groups by (None: one set of every key).
+    pub sets: Option<Vec<Vec<usize>>>,
+    /// `grouping(…)` calls: the `group_by` indexes of their arguments. The
+    /// Agg node appends one column per call after the aggregates.
+    pub grouping_calls: Vec<Vec<usize>>,
+    /// Window function calls found while binding (taken out by the
+    /// planner before the Agg node is built).
+    pub windows: Vec<window::WindowCall>,
+    /// The query's WINDOW clause, for `OVER w` and `OVER (w …)`.
+    pub named_windows: Vec<(String, ast::WindowSpec)>,
+    /// Binding HAVING / GROUP BY: window functions are not allowed.
+    pub no_windows: Option<&'static str>,
 }
 
 impl Grouping {
@@ -526,13 +548,13 @@ impl Grouping {
     pub fn new(group_by: Vec<Expr>) -> Grouping {
         Grouping {
             group_by,
-            aggs: Vec::new(),
+            ..Default::default()
         }
     }
 
     /// True if the query aggregates (has aggregates or GROUP BY).
     pub fn is_grouped(&self) -> bool {
-        !self.group_by.is_empty() || !self.aggs.is_empty()
+        !self.group_by.is_empty() || !self.aggs.is_empty() || self.sets.is_some()
     }
 
     /// Rewrites an expression bound by [`bind_expr_agg`] to read the
@@ -547,6 +569,7 @@ impl Grouping {
         }
         match expr {
             Expr::Agg(i) => Ok(Expr::Agg(k + i)),
+            Expr::GroupingFunc(i) => Ok(Expr::Agg(k + self.aggs.len() + i)),
             Expr::Column(c) => {
                 let name = match scope.columns.get(c) {
                     Some(ScopeColumn {
@@ -574,6 +597,10 @@ struct Binder<'a> {
     grouping: Option<&'a mut Grouping>,
     /// Inside an aggregate's argument (nested aggregates are an error).
     in_agg: bool,
+    /// Inside a window function's arguments or window definition.
+    in_window: bool,
+    /// Inside a window definition (PARTITION BY, ORDER BY, frame).
+    in_window_def: bool,
     /// Subqueries and outer references (None: both are 0A000 / 42703).
     hook: Option<&'a mut dyn SublinkHook>,
 }
@@ -803,6 +830,8 @@ pub fn bind_expr(ast: &ast::Expr, scope: &Scope, params: &mut ParamTypes) -> PgR
         params,
         grouping: None,
         in_agg: false,
+        in_window: false,
+        in_window_def: false,
         hook: None,
     }
     .bind(ast)
@@ -822,6 +851,8 @@ pub fn bind_expr_agg(
         params,
         grouping: Some(grouping),
         in_agg: false,
+        in_window: false,
+        in_window_def: false,
         hook: None,
     }
     .bind(ast)
@@ -842,6 +873,8 @@ pub fn bind_expr_hooked(
         params,
         grouping,
         in_agg: false,
+        in_window: false,
+        in_window_def: false,
         hook: Some(hook),
     }
     .bind(ast)
@@ -861,6 +894,8 @@ pub fn bind_comparison(
         params,
         grouping: None,
         in_agg: false,
+        in_window: false,
+        in_window_def: false,
         hook: None,
     }
     .compare(op, l, r)
@@ -1957,9 +1992,6 @@ impl Binder<'_> {
     }
 
     fn function(&mut self, f: &ast::Function) -> PgResult<BoundExpr> {
-        if f.over.is_some() {
-            return Err(unsupported_expr("window function"));
-        }
         if !f.within_group.is_empty() {
             return Err(unsupported_expr("aggregate WITHIN GROUP"));
         }
@@ -2006,6 +2038,22 @@ impl Binder<'_> {
                 (args, distinct, star)
             }
         };
+        if let Some(over) = &f.over {
+            return self.window_function(
+                &name,
+                &args,
+                distinct,
+                star,
+                AggClauses {
+                    filter: f.filter.as_deref(),
+                    order: &agg_order,
+                },
+                over,
+            );
+        }
+        if name == "grouping" && self.grouping.is_some() && !args.is_empty() {
+            return self.grouping_call(&args);
+        }
         if let Some(agg) = AggFunc::from_name(&name) {
             return self.aggregate(
                 agg,
@@ -2100,7 +2148,6 @@ impl Binder<'_> {
         star: bool,
         clauses: AggClauses<'_>,
     ) -> PgResult<BoundExpr> {
-        let AggClauses { filter, order } = clauses;
         if self.in_agg {
             return Err(PgError::new(
                 sqlstate::GROUPING_ERROR,
@@ -2113,6 +2160,40 @@ impl Binder<'_> {
                 "aggregate functions are not allowed in WHERE",
             ));
         }
+        let call = self.agg_call(func, name, args, distinct, star, clauses, false)?;
+        let ty = call.ty;
+        let grouping = self
+            .grouping
+            .as_deref_mut()
+            .ok_or_else(|| PgError::internal("no grouping"))?;
+        let idx = match grouping.aggs.iter().position(|a| *a == call) {
+            Some(i) => i,
+            None => {
+                grouping.aggs.push(call);
+                grouping.aggs.len() - 1
+            }
+        };
+        Ok(BoundExpr {
+            expr: Expr::Agg(idx),
+            ty,
+        })
+    }
+
+    /// Binds an aggregate call's parts; `window`: it is a window
+    /// aggregate, whose arguments may hold plain aggregates.
+    #[allow(clippy::too_many_arguments)]
+    fn agg_call(
+        &mut self,
+        func: AggFunc,
+        name: &str,
+        args: &[&ast::Expr],
+        distinct: bool,
+        star: bool,
+        clauses: AggClauses<'_>,
+        window: bool,
+    ) -> PgResult<AggCall> {
+        let AggClauses { filter, order } = clauses;
+        let was_in_agg = self.in_agg;
         let (func, arg, arg_ty) = if star {
             if func != AggFunc::Count || !args.is_empty() {
                 return Err(PgError::syntax(format!(
@@ -2129,9 +2210,9 @@ impl Binder<'_> {
                     format!("function {}({}) does not exist", name, types.join(", ")),
                 ));
             }
-            self.in_agg = true;
+            self.in_agg = !window;
             let b = self.bind(args[0]);
-            self.in_agg = false;
+            self.in_agg = was_in_agg;
             let mut b = b?;
             if b.ty == SqlType::Unknown {
                 let t = match func {
@@ -2153,9 +2234,9 @@ impl Binder<'_> {
         };
         let ty = func.result_type(arg_ty)?;
         // The other parts of the call are over the input row too.
-        self.in_agg = true;
+        self.in_agg = !window;
         let rest = self.aggregate_clauses(func, args, filter, order);
-        self.in_agg = false;
+        self.in_agg = was_in_agg;
         let (extra_args, filter, order_by) = rest?;
         if distinct && order_by.iter().any(|o| Some(&o.expr) != arg.as_ref()) {
             return Err(PgError::new(
@@ -2163,11 +2244,7 @@ impl Binder<'_> {
                 "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
             ));
         }
-        let grouping = self
-            .grouping
-            .as_deref_mut()
-            .ok_or_else(|| PgError::internal("no grouping"))?;
-        let call = AggCall {
+        Ok(AggCall {
             func,
             arg,
             arg_ty,
@@ -2176,17 +2253,6 @@ impl Binder<'_> {
             extra_args,
             filter,
             order_by,
-        };
-        let idx = match grouping.aggs.iter().position(|a| *a == call) {
-            Some(i) => i,
-            None => {
-                grouping.aggs.push(call);
-                grouping.aggs.len() - 1
-            }
-        };
-        Ok(BoundExpr {
-            expr: Expr::Agg(idx),
-            ty,
         })
     }
 }
@@ -2890,6 +2956,9 @@ pub fn eval(
         Expr::Column(i) | Expr::Agg(i) => row.get(*i).ok_or_else(|| bad_column(*i))?.clone(),
         Expr::Param(i) => params.get(*i).ok_or_else(|| no_param(*i))?.clone(),
         Expr::ExecParam(k) => ctx.exec_param(*k)?,
+        Expr::WindowFunc(_) | Expr::GroupingFunc(_) => {
+            return Err(PgError::internal("unplanned window or grouping() call"))
+        }
         Expr::SubPlan(sp) => {
             let mut args = Vec::with_capacity(sp.args.len());
             for a in &sp.args {
@@ -3186,6 +3255,8 @@ impl Expr {
             | Expr::Column(_)
             | Expr::Param(_)
             | Expr::Agg(_)
+            | Expr::WindowFunc(_)
+            | Expr::GroupingFunc(_)
             | Expr::ExecParam(_)) => e,
             Expr::SubPlan(sp) => {
                 let sp = *sp;
@@ -3305,6 +3376,8 @@ impl Expr {
             | Expr::Column(_)
             | Expr::Param(_)
             | Expr::Agg(_)
+            | Expr::WindowFunc(_)
+            | Expr::GroupingFunc(_)
             | Expr::ExecParam(_) => {}
             Expr::SubPlan(sp) => {
                 sp.args.iter().for_each(|a| a.walk(f));

@@ -34,6 +34,7 @@ pub mod plannodes;
 pub mod select;
 pub mod sublink_join;
 pub mod subselect;
+pub mod window;
 
 use std::sync::Arc;
 

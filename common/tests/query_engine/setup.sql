@@ -12,3 +12,5 @@ insert into nulls_t values (1), (null), (3);
 insert into emp values (1, 'ceo', null), (2, 'vp1', 1), (3, 'vp2', 1), (4, 'dev1', 2), (5, 'dev2', 4);
 insert into t1 values (1, 'x'), (2, 'y'), (3, null);
 insert into t2 values (2, 'p'), (3, 'q'), (4, 'r');
+create table win_t (id int, g text, v int);
+insert into win_t values (1, 'a', 10), (2, 'a', 20), (3, 'a', 20), (4, 'b', 5), (5, 'b', null), (6, null, 7), (7, 'b', 5), (8, 'a', 40);

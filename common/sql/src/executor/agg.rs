@@ -5,7 +5,16 @@
 //! (`functions::Accumulator`) take the aggregate arguments; `agg(DISTINCT
 //! x)` keeps a set of seen values per group. Without GROUP BY there is
 //! exactly one group, even over no rows (`count(*)` is 0). Output rows are
-//! `[key_0 … key_{k-1}, agg_0 … agg_{n-1}]`, groups in first-seen order.
+//! `[key_0 … key_{k-1}, agg_0 … agg_{n-1}, grouping_0 …]`, groups in
+//! first-seen order.
+//!
+//! GROUPING SETS / ROLLUP / CUBE: each input row is grouped once per set
+//! (the set's index is part of the group's key bytes); a key absent from
+//! the set is NULL in the group's row, an empty set is one group even over
+//! no rows, and each `grouping(…)` call is a column after the aggregates
+//! (bit set per argument absent from the row's set, first argument
+//! highest). `array_agg(DISTINCT x)` keeps one NULL element, as in
+//! PostgreSQL; other DISTINCT aggregates skip NULLs.
 
 use std::collections::{HashMap, HashSet};
 
@@ -18,6 +27,8 @@ use pgtypes::value::Value;
 use storage::keycodec::encode_key_value;
 
 struct Group {
+    /// Index of its grouping set (0 without GROUPING SETS).
+    set: usize,
     keys: Vec<Value>,
     accs: Vec<Accumulator>,
     seen: Vec<Option<HashSet<Vec<u8>>>>,
@@ -42,9 +53,10 @@ impl<'p> AggNode<'p> {
         }
     }
 
-    fn new_group(&self, keys: Vec<Value>) -> Group {
+    fn new_group(&self, set: usize, keys: Vec<Value>) -> Group {
         let g = self.grouping;
         Group {
+            set,
             keys,
             accs: g.aggs.iter().map(Accumulator::for_call).collect(),
             seen: g
@@ -59,51 +71,75 @@ impl<'p> AggNode<'p> {
         let g = self.grouping;
         let mut groups: Vec<Group> = Vec::new();
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-        if g.group_by.is_empty() {
-            groups.push(self.new_group(Vec::new()));
+        let all: Vec<Vec<usize>>;
+        let sets: &[Vec<usize>] = match &g.sets {
+            Some(s) => s,
+            None => {
+                all = vec![(0..g.group_by.len()).collect()];
+                &all
+            }
+        };
+        // An empty grouping set is one group, even over no rows.
+        for (si, set) in sets.iter().enumerate() {
+            if set.is_empty() {
+                let keys = vec![Value::Null; g.group_by.len()];
+                index.insert((si as u32).to_be_bytes().to_vec(), groups.len());
+                groups.push(self.new_group(si, keys));
+            }
         }
         let mut kb = Vec::new();
+        let mut gis = Vec::with_capacity(sets.len());
+        let mut vals = Vec::with_capacity(g.group_by.len());
         while self.input.next(ec)? {
             ec.tick()?;
             let row = self.input.row();
             let p = ec.params;
-            let gi = if g.group_by.is_empty() {
-                0
-            } else {
-                let mut keys = Vec::with_capacity(g.group_by.len());
+            vals.clear();
+            for k in &g.group_by {
+                vals.push(crate::expr::eval(k, row, p, ec)?);
+            }
+            gis.clear();
+            for (si, set) in sets.iter().enumerate() {
                 kb.clear();
-                for k in &g.group_by {
-                    let v = crate::expr::eval(k, row, p, ec)?;
-                    encode_key_value(&v, &mut kb);
-                    keys.push(v);
+                kb.extend_from_slice(&(si as u32).to_be_bytes());
+                for &k in set {
+                    encode_key_value(&vals[k], &mut kb);
                 }
-                match index.get(&kb) {
+                let gi = match index.get(&kb) {
                     Some(i) => *i,
                     None => {
-                        groups.push(self.new_group(keys));
+                        let mut keys = vec![Value::Null; g.group_by.len()];
+                        for &k in set {
+                            keys[k] = vals[k].clone();
+                        }
+                        groups.push(self.new_group(si, keys));
                         index.insert(kb.clone(), groups.len() - 1);
                         groups.len() - 1
                     }
-                }
-            };
-            let grp = &mut groups[gi];
-            for (i, a) in g.aggs.iter().enumerate() {
-                // FILTER, the argument, string_agg's delimiter and the
-                // aggregate's ORDER BY keys; None when FILTER rejects it.
-                let Some(input) = a.inputs(&mut |e| crate::expr::eval(e, row, p, ec))? else {
-                    continue;
                 };
-                if let Some(seen) = &mut grp.seen[i] {
-                    if input.value.is_null() {
+                gis.push(gi);
+            }
+            for &gi in &gis {
+                let grp = &mut groups[gi];
+                for (i, a) in g.aggs.iter().enumerate() {
+                    // FILTER, the argument, string_agg's delimiter and the
+                    // aggregate's ORDER BY keys; None when FILTER rejects it.
+                    let Some(input) = a.inputs(&mut |e| crate::expr::eval(e, row, p, ec))? else {
                         continue;
+                    };
+                    if let Some(seen) = &mut grp.seen[i] {
+                        // array_agg keeps (one) NULL element.
+                        if input.value.is_null() && a.func != crate::functions::AggFunc::ArrayAgg {
+                            continue;
+                        }
+                        let mut k = Vec::new();
+                        encode_key_value(&input.value, &mut k);
+                        if !seen.insert(k) {
+                            continue;
+                        }
                     }
-                    let mut k = Vec::new();
-                    encode_key_value(&input.value, &mut k);
-                    if !seen.insert(k) {
-                        continue;
-                    }
+                    grp.accs[i].feed(input)?;
                 }
-                grp.accs[i].feed(input)?;
             }
         }
         Ok(groups)
@@ -125,6 +161,17 @@ impl ExecNode for AggNode<'_> {
                 self.out.extend(grp.keys);
                 for a in &grp.accs {
                     self.out.push(a.finish()?);
+                }
+                // grouping(a, b, …): bit set for each argument not in the
+                // row's grouping set, the first argument highest.
+                let set = self.grouping.sets.as_ref().map(|s| &s[grp.set]);
+                for call in &self.grouping.grouping_calls {
+                    let mut v = 0i32;
+                    for k in call {
+                        let absent = set.is_some_and(|s| !s.contains(k));
+                        v = (v << 1) | absent as i32;
+                    }
+                    self.out.push(Value::Int4(v));
                 }
                 Ok(true)
             }

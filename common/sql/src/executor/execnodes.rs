@@ -3,9 +3,9 @@
 //! A parent asks a child for its next row with [`ExecNode::next`] and
 //! reads it with [`ExecNode::row`], borrowed until the next call; a node
 //! that passes rows through (Filter, Limit) hands its child's row on
-//! without copying it. Rows stream: only Sort, Agg, the hashed side of a
-//! hash join, the inner side of a plain nested loop, SetOp and CTE
-//! materialization hold rows. A node is built from its plan node when
+//! without copying it. Rows stream: only Sort, Agg, WindowAgg, the hashed
+//! side of a hash join, the inner side of a plain nested loop, SetOp and
+//! CTE materialization hold rows. A node is built from its plan node when
 //! its parent starts it ([`build`]); a nested loop whose inner side
 //! depends on the outer row builds that side again per outer row.
 //!
@@ -18,7 +18,7 @@
 //! `QueryState` on the `Ectx` (see `subplan.rs`).
 //!
 //! Next: `scan.rs` (leaves), `nestloop.rs`, `hashjoin.rs`, `agg.rs`,
-//! `sort.rs`, `setop.rs`, `ctescan.rs`, `subplan.rs`.
+//! `window.rs`, `sort.rs`, `setop.rs`, `ctescan.rs`, `subplan.rs`.
 
 use crate::executor::{Ectx, Vis};
 use crate::planner::plannodes::{NodeKind, PlanNode};
@@ -112,6 +112,17 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             Box::new(agg::AggNode::new(build(input, vis), grouping))
         }
         NodeKind::Sort { input, keys } => Box::new(sort::SortNode::new(build(input, vis), keys)),
+        NodeKind::WindowAgg {
+            input,
+            funcs,
+            partition,
+            order,
+        } => Box::new(super::window::WindowAggNode::new(
+            build(input, vis),
+            funcs,
+            partition,
+            order,
+        )),
         NodeKind::Unique { input, columns } => {
             Box::new(sort::UniqueNode::new(build(input, vis), columns))
         }
@@ -122,10 +133,12 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             input,
             limit,
             offset,
+            ties,
         } => Box::new(sort::LimitNode::new(
             build(input, vis),
             limit.as_ref(),
             offset.as_ref(),
+            ties.as_deref(),
         )),
         NodeKind::Append { inputs } => Box::new(setop::AppendNode::new(inputs, vis)),
         NodeKind::SetOp {

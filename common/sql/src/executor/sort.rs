@@ -199,17 +199,29 @@ pub struct LimitNode<'p> {
     offset: Option<&'p Expr>,
     state: Option<(Option<u64>, u64)>,
     emitted: u64,
+    ties: Option<&'p [usize]>,
+    /// WITH TIES: the last row within the limit.
+    last: Option<Vec<Value>>,
+    done: bool,
 }
 
 impl<'p> LimitNode<'p> {
     /// Bounds are evaluated on the first `next`.
-    pub fn new(input: Node<'p>, limit: Option<&'p Expr>, offset: Option<&'p Expr>) -> Self {
+    pub fn new(
+        input: Node<'p>,
+        limit: Option<&'p Expr>,
+        offset: Option<&'p Expr>,
+        ties: Option<&'p [usize]>,
+    ) -> Self {
         LimitNode {
             input,
             limit,
             offset,
             state: None,
             emitted: 0,
+            ties,
+            last: None,
+            done: false,
         }
     }
 }
@@ -233,13 +245,38 @@ impl ExecNode for LimitNode<'_> {
         let Some((limit, _)) = self.state else {
             return Ok(false);
         };
-        if limit.is_some_and(|l| self.emitted >= l) {
+        if self.done {
             return Ok(false);
+        }
+        if limit.is_some_and(|l| self.emitted >= l) {
+            // WITH TIES: rows peer to the last one within the limit.
+            let (Some(cols), Some(last)) = (self.ties, self.last.as_ref()) else {
+                return Ok(false);
+            };
+            if !self.input.next(ec)? {
+                self.done = true;
+                return Ok(false);
+            }
+            let row = self.input.row();
+            let same = cols.iter().all(|&c| {
+                let mut a = Vec::new();
+                let mut b = Vec::new();
+                encode_key_value(&row[c], &mut a);
+                encode_key_value(&last[c], &mut b);
+                a == b
+            });
+            if !same {
+                self.done = true;
+            }
+            return Ok(same);
         }
         if !self.input.next(ec)? {
             return Ok(false);
         }
         self.emitted += 1;
+        if self.ties.is_some() && limit == Some(self.emitted) {
+            self.last = Some(self.input.row().to_vec());
+        }
         Ok(true)
     }
     fn row(&self) -> &[Value] {

@@ -192,6 +192,18 @@ pub enum NodeKind {
         /// Group keys and aggregate calls over the input row.
         grouping: Grouping,
     },
+    /// Window functions over input sorted by `partition` then `order`:
+    /// each row followed by one value per function.
+    WindowAgg {
+        /// Input.
+        input: Box<PlanNode>,
+        /// The calls (their window's keys are `partition` / `order`).
+        funcs: Vec<crate::expr::window::WindowCall>,
+        /// PARTITION BY columns of the input row.
+        partition: Vec<usize>,
+        /// ORDER BY columns of the input row (peers, RANGE offsets).
+        order: Vec<SortKey>,
+    },
     /// Sorts its whole input.
     Sort {
         /// Input.
@@ -223,6 +235,9 @@ pub enum NodeKind {
         limit: Option<Expr>,
         /// OFFSET.
         offset: Option<Expr>,
+        /// FETCH FIRST … WITH TIES: the ORDER BY columns; rows equal on
+        /// them to the last row within the limit are returned too.
+        ties: Option<Vec<usize>>,
     },
     /// The rows of each input in turn (UNION ALL).
     Append {
@@ -304,6 +319,7 @@ impl PlanNode {
                 }
             }
             NodeKind::Sort { .. } => "Sort".into(),
+            NodeKind::WindowAgg { .. } => "WindowAgg".into(),
             NodeKind::Unique { .. } => "Unique".into(),
             NodeKind::HashDistinct { .. } => "HashAggregate".into(),
             NodeKind::Limit { .. } => "Limit".into(),
@@ -328,6 +344,7 @@ impl PlanNode {
             NodeKind::Filter { input, .. }
             | NodeKind::Project { input, .. }
             | NodeKind::Agg { input, .. }
+            | NodeKind::WindowAgg { input, .. }
             | NodeKind::Sort { input, .. }
             | NodeKind::Unique { input, .. }
             | NodeKind::HashDistinct { input, .. }
@@ -378,11 +395,12 @@ impl PlanNode {
             }
             NodeKind::Agg { grouping, .. } => {
                 grouping.group_by.iter().for_each(&mut *f);
-                grouping
-                    .aggs
-                    .iter()
-                    .filter_map(|a| a.arg.as_ref())
-                    .for_each(f);
+                grouping.aggs.iter().flat_map(|a| a.exprs()).for_each(f);
+            }
+            NodeKind::WindowAgg { funcs, .. } => {
+                for w in funcs {
+                    w.for_each_expr(&mut *f);
+                }
             }
             NodeKind::Limit { limit, offset, .. } => {
                 limit.iter().for_each(&mut *f);
@@ -410,6 +428,7 @@ impl PlanNode {
             NodeKind::Filter { input, .. }
             | NodeKind::Project { input, .. }
             | NodeKind::Agg { input, .. }
+            | NodeKind::WindowAgg { input, .. }
             | NodeKind::Sort { input, .. }
             | NodeKind::Unique { input, .. }
             | NodeKind::HashDistinct { input, .. }

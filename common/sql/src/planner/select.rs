@@ -478,6 +478,28 @@ fn plan_values(
     ))
 }
 
+/// FETCH FIRST … WITH TIES: the ORDER BY columns of the sorted `node`
+/// (the sort sits below a DISTINCT ON's Unique, if any).
+fn ties_columns(q: &ast::Query, node: &PlanNode) -> PgResult<Option<Vec<usize>>> {
+    if !q.fetch.as_ref().is_some_and(|f| f.with_ties) {
+        return Ok(None);
+    }
+    let mut n = node;
+    loop {
+        match &n.kind {
+            NodeKind::Sort { keys, .. } => {
+                return Ok(Some(keys.iter().map(|k| k.column).collect()))
+            }
+            NodeKind::Unique { input, .. } => n = input,
+            _ => {
+                return Err(PgError::syntax(
+                    "WITH TIES cannot be specified without ORDER BY clause",
+                ))
+            }
+        }
+    }
+}
+
 /// LIMIT / OFFSET / FETCH FIRST of a query.
 fn limits(q: &ast::Query, params: &mut ParamTypes) -> PgResult<(Option<Expr>, Option<Expr>)> {
     let mut limit = match &q.limit {
@@ -485,9 +507,14 @@ fn limits(q: &ast::Query, params: &mut ParamTypes) -> PgResult<(Option<Expr>, Op
         Some(l) => Some(bind_count(l, params)?),
     };
     if let Some(f) = &q.fetch {
-        if f.with_ties || f.percent {
+        if f.with_ties && q.order_by.is_none() {
+            return Err(PgError::syntax(
+                "WITH TIES cannot be specified without ORDER BY clause",
+            ));
+        }
+        if f.percent {
             return Err(PgError::unsupported(
-                "FETCH FIRST … PERCENT / WITH TIES is not supported",
+                "FETCH FIRST … PERCENT is not supported",
             ));
         }
         limit = Some(match &f.quantity {
@@ -525,6 +552,7 @@ fn limit_node(node: PlanNode, limit: Option<Expr>, offset: Option<Expr>) -> Plan
             input: Box::new(node),
             limit,
             offset,
+            ties: None,
         },
         w,
         rows,
@@ -716,33 +744,62 @@ pub fn plan_select(
         node = super::sublink_join::attach(node, sj, &types_outer);
     }
 
-    // GROUP BY.
+    // GROUP BY (with GROUPING SETS / ROLLUP / CUBE: the distinct keys and
+    // each set's keys).
+    let mut group_sets: Option<Vec<Vec<usize>>> = None;
     let group_keys: Vec<Expr> = match &select.group_by {
         ast::GroupByExpr::Expressions(exprs, mods) => {
             if !mods.is_empty() {
                 return Err(PgError::unsupported("GROUP BY modifiers are not supported"));
             }
-            let mut keys = Vec::new();
-            for e in exprs {
-                let ast_e = match const_i64(e) {
-                    Some(n) => match select.projection.get((n.max(1) - 1) as usize) {
-                        Some(ast::SelectItem::UnnamedExpr(x))
-                        | Some(ast::SelectItem::ExprWithAlias { expr: x, .. })
-                            if n >= 1 =>
-                        {
-                            x
+            let mut keys: Vec<Expr> = Vec::new();
+            let mut bind_key =
+                |e: &ast::Expr, keys: &mut Vec<Expr>, params: &mut ParamTypes| -> PgResult<usize> {
+                    let ast_e = match const_i64(e) {
+                        Some(n) => match select.projection.get((n.max(1) - 1) as usize) {
+                            Some(ast::SelectItem::UnnamedExpr(x))
+                            | Some(ast::SelectItem::ExprWithAlias { expr: x, .. })
+                                if n >= 1 =>
+                            {
+                                x
+                            }
+                            _ => {
+                                return Err(PgError::new(
+                                    INVALID_COLUMN_REFERENCE,
+                                    format!("GROUP BY position {n} is not in select list"),
+                                ))
+                            }
+                        },
+                        None => group_by_alias(e, select, scope).unwrap_or(e),
+                    };
+                    let b = bind_expr_hooked(ast_e, scope, params, None, &mut hook)?;
+                    let k = level.subst(b.expr);
+                    Ok(match keys.iter().position(|x| *x == k) {
+                        Some(i) => i,
+                        None => {
+                            keys.push(k);
+                            keys.len() - 1
                         }
-                        _ => {
-                            return Err(PgError::new(
-                                INVALID_COLUMN_REFERENCE,
-                                format!("GROUP BY position {n} is not in select list"),
-                            ))
-                        }
-                    },
-                    None => group_by_alias(e, select, scope).unwrap_or(e),
+                    })
                 };
-                let b = bind_expr_hooked(ast_e, scope, params, None, &mut hook)?;
-                keys.push(level.subst(b.expr));
+            let mut sets: Vec<Vec<usize>> = vec![Vec::new()];
+            let mut has_sets = false;
+            for e in exprs {
+                let item_sets = match e {
+                    ast::Expr::Rollup(_) | ast::Expr::Cube(_) | ast::Expr::GroupingSets(_) => {
+                        has_sets = true;
+                        super::window::expand_grouping_item(e, &mut |x| {
+                            bind_key(x, &mut keys, params)
+                        })?
+                    }
+                    // `GROUP BY ()`: the empty grouping set.
+                    ast::Expr::Tuple(v) if v.is_empty() => vec![Vec::new()],
+                    _ => vec![vec![bind_key(e, &mut keys, params)?]],
+                };
+                sets = super::window::cross_sets(&sets, &item_sets);
+            }
+            if has_sets {
+                group_sets = Some(sets);
             }
             keys
         }
@@ -751,6 +808,8 @@ pub fn plan_select(
         }
     };
     let mut grouping = Grouping::new(group_keys);
+    grouping.sets = group_sets;
+    grouping.named_windows = crate::expr::window::resolve_named_windows(&select.named_window)?;
 
     // Select list.
     let mut targets = Vec::new();
@@ -822,8 +881,10 @@ pub fn plan_select(
     // HAVING.
     let having = match &select.having {
         Some(h) => {
-            let b = bind_expr_hooked(h, scope, params, Some(&mut grouping), &mut hook)?;
-            Some(level.subst(coerce(b, SqlType::Bool, params)?))
+            grouping.no_windows = Some("HAVING");
+            let b = bind_expr_hooked(h, scope, params, Some(&mut grouping), &mut hook);
+            grouping.no_windows = None;
+            Some(level.subst(coerce(b?, SqlType::Bool, params)?))
         }
         None => None,
     };
@@ -908,6 +969,10 @@ pub fn plan_select(
     }
 
     // Aggregation: everything above reads the post-aggregation row.
+    let mut windows = Vec::with_capacity(grouping.windows.len());
+    for w in std::mem::take(&mut grouping.windows) {
+        windows.push(w.map_exprs(&mut |e| Ok(level.subst(e)))?);
+    }
     let grouped = grouping.is_grouped() || having.is_some();
     let having = if grouped {
         let mut fin = Vec::with_capacity(targets.len());
@@ -915,6 +980,11 @@ pub fn plan_select(
             fin.push(grouping.finalize(t, &level.scope)?);
         }
         targets = fin;
+        let mut fin = Vec::with_capacity(windows.len());
+        for w in windows.drain(..) {
+            fin.push(w.map_exprs(&mut |e| grouping.finalize(e, &level.scope))?);
+        }
+        windows = fin;
         let having = match having {
             Some(h) => Some(grouping.finalize(h, &level.scope)?),
             None => None,
@@ -924,7 +994,7 @@ pub fn plan_select(
                 a.arg = Some(level.subst(arg));
             }
         }
-        let w = grouping.group_by.len() + grouping.aggs.len();
+        let w = grouping.group_by.len() + grouping.aggs.len() + grouping.grouping_calls.len();
         let rows = if grouping.group_by.is_empty() {
             1.0
         } else {
@@ -944,6 +1014,9 @@ pub fn plan_select(
     };
     if let Some(h) = having {
         node = filter(node, h);
+    }
+    if !windows.is_empty() {
+        node = super::window::plan_windows(node, windows, &mut targets)?;
     }
     let identity = targets.len() == node.width
         && targets
@@ -991,7 +1064,11 @@ pub fn plan_select(
     }
     if let Some(q) = q {
         let (limit, offset) = limits(q, params)?;
+        let ties = ties_columns(q, &node)?;
         node = limit_node(node, limit, offset);
+        if let (Some(t), NodeKind::Limit { ties: slot, .. }) = (ties, &mut node.kind) {
+            *slot = Some(t);
+        }
     }
     if width > visible {
         node = project(node, (0..visible).map(Expr::Column).collect());
