@@ -52,6 +52,12 @@ pub mod sqlstate {
     /// 28000 invalid_authorization_specification (no pg_hba.conf entry,
     /// role may not log in).
     pub const INVALID_AUTHORIZATION_SPECIFICATION: &str = "28000";
+    /// 28P01: password authentication failed.
+    pub const INVALID_PASSWORD: &str = "28P01";
+    /// 42501: permission denied.
+    pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+    /// 55006: object in use (DROP ROLE of the current user).
+    pub const OBJECT_IN_USE: &str = "55006";
     pub const TOO_MANY_CONNECTIONS: &str = "53300";
     pub const OUT_OF_MEMORY: &str = "53200";
     pub const DISK_FULL: &str = "53100";
