@@ -2,7 +2,7 @@
 //!
 //! [`serve`] accepts TCP connections and spawns one task per connection
 //! on one of the per-core session runtimes ([`cores`]), which runs the
-//! session loop ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`, trust
+//! session loop ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`,
 //! authentication, ParameterStatus, BackendKeyData), then the simple and
 //! extended query protocols and COPY over a [`Backend`] (a SQL session on a
 //! node; this crate knows nothing of SQL).
@@ -41,7 +41,9 @@
 pub mod backend;
 pub mod cancel;
 pub mod cores;
+pub mod hba;
 pub mod postgres;
+pub mod reload;
 mod stop;
 mod values;
 
@@ -59,7 +61,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tracing::warn;
 
-pub use backend::{AuthMethod, Backend, BackendFactory, StatementInfo};
+pub use backend::{
+    AuthMethod, AuthRequest, Backend, BackendFactory, ConnectionInfo, StatementInfo,
+};
 pub use cancel::CancelRegistry;
 pub use cores::SessionCores;
 
