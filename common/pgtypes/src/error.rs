@@ -58,6 +58,8 @@ pub mod sqlstate {
     pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
     /// 55006: object in use (DROP ROLE of the current user).
     pub const OBJECT_IN_USE: &str = "55006";
+    /// F0000: config_file_error (a faulty pg_hba.conf).
+    pub const CONFIG_FILE_ERROR: &str = "F0000";
     pub const TOO_MANY_CONNECTIONS: &str = "53300";
     pub const OUT_OF_MEMORY: &str = "53200";
     pub const DISK_FULL: &str = "53100";
