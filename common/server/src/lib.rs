@@ -44,6 +44,25 @@ pub mod cores;
 pub mod hba;
 pub mod postgres;
 pub mod reload;
+
+/// The password verifiers roles store, for the SQL layer (which reaches
+/// the protocol crate's SCRAM and md5 code through this crate).
+pub mod auth_verifiers {
+    /// A new SCRAM-SHA-256 verifier of `password` (random salt).
+    pub fn scram_verifier(password: &str, iterations: u32) -> String {
+        protocol::scram::Verifier::new(password, iterations).to_string()
+    }
+
+    /// The md5 verifier of `password` for `role`.
+    pub fn md5_verifier(password: &str, role: &str) -> String {
+        protocol::md5::md5_verifier(password, role)
+    }
+
+    /// True if `text` is already a verifier (stored as given).
+    pub fn is_verifier(text: &str) -> bool {
+        protocol::md5::is_md5_verifier(text) || protocol::scram::Verifier::parse(text).is_some()
+    }
+}
 mod stop;
 mod values;
 

@@ -107,9 +107,10 @@ pub trait EvalContext {
     fn backend_pid(&self) -> i32 {
         0
     }
-    /// current_user / session_user / user.
+    /// current_user / session_user / user: the session's role.
     fn current_user(&self) -> String {
-        "postgres".to_string()
+        self.setting("session_authorization")
+            .unwrap_or_else(|| "postgres".to_string())
     }
     /// current_database().
     fn current_database(&self) -> String {
@@ -261,6 +262,8 @@ pub enum Func {
     CurrentSettingMissingOk,
     /// pg_backend_pid() → int4
     PgBackendPid,
+    /// pg_reload_conf(): asks the node to re-read pg_hba.conf.
+    PgReloadConf,
     /// current_database() → name
     CurrentDatabase,
     /// current_user / session_user / user / current_role → name
@@ -762,6 +765,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "current_setting" if n == 1 => sig(Func::CurrentSetting, &[T::Text], T::Text),
         "current_setting" => sig(Func::CurrentSettingMissingOk, &[T::Text, T::Bool], T::Text),
         "pg_backend_pid" => none(Func::PgBackendPid, T::Int4),
+        "pg_reload_conf" => none(Func::PgReloadConf, T::Bool),
         "current_database" | "current_catalog" => none(Func::CurrentDatabase, T::Name),
         "current_user" | "session_user" | "user" | "current_role" => {
             none(Func::CurrentUser, T::Name)
@@ -1113,6 +1117,11 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
         }
         Func::PgBackendPid => Value::Int4(ctx.backend_pid()),
+        Func::PgReloadConf => {
+            // As PostgreSQL: signal the postmaster and return at once.
+            server::reload::request();
+            Value::Bool(true)
+        }
         Func::CurrentDatabase => text(ctx.current_database()),
         Func::CurrentUser => text(ctx.current_user()),
         Func::CurrentSchema => Value::text("public"),

@@ -7,6 +7,7 @@ pub mod expr;
 pub mod functions;
 pub mod parser;
 pub mod planner;
+pub mod roles;
 pub mod session;
 pub mod sysviews;
 pub mod utility;

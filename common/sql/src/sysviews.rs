@@ -44,6 +44,58 @@ pub fn lookup(name: &str) -> Option<&'static SystemView> {
 /// Every system view.
 pub static SYSTEM_VIEWS: &[SystemView] = &[
     SystemView {
+        name: "pg_authid",
+        columns: &[
+            ("oid", T::Oid),
+            ("rolname", T::Name),
+            ("rolsuper", T::Bool),
+            ("rolinherit", T::Bool),
+            ("rolcreaterole", T::Bool),
+            ("rolcreatedb", T::Bool),
+            ("rolcanlogin", T::Bool),
+            ("rolreplication", T::Bool),
+            ("rolbypassrls", T::Bool),
+            ("rolconnlimit", T::Int4),
+            ("rolpassword", T::Text),
+            ("rolvaliduntil", T::TimestampTz),
+        ],
+        rows: crate::roles::pg_authid,
+    },
+    SystemView {
+        name: "pg_roles",
+        columns: &[
+            ("rolname", T::Name),
+            ("rolsuper", T::Bool),
+            ("rolinherit", T::Bool),
+            ("rolcreaterole", T::Bool),
+            ("rolcreatedb", T::Bool),
+            ("rolcanlogin", T::Bool),
+            ("rolreplication", T::Bool),
+            ("rolconnlimit", T::Int4),
+            ("rolpassword", T::Text),
+            ("rolvaliduntil", T::TimestampTz),
+            ("rolbypassrls", T::Bool),
+            ("rolconfig", T::Text),
+            ("oid", T::Oid),
+        ],
+        rows: crate::roles::pg_roles,
+    },
+    SystemView {
+        name: "pg_hba_file_rules",
+        columns: &[
+            ("line_number", T::Int4),
+            ("type", T::Text),
+            ("database", T::Text),
+            ("user_name", T::Text),
+            ("address", T::Text),
+            ("netmask", T::Text),
+            ("auth_method", T::Text),
+            ("options", T::Text),
+            ("error", T::Text),
+        ],
+        rows: crate::roles::pg_hba_file_rules,
+    },
+    SystemView {
         name: "hotpair_stat_snapshots",
         columns: &[
             ("snapshots_computed", T::Int8),
