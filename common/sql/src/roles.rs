@@ -203,7 +203,7 @@ fn parse_options(c: &mut Cur<'_>) -> PgResult<Vec<RoleOption>> {
 }
 
 /// Parses a role statement (see [`is_role_statement`]).
-pub fn parse(c: &mut Cur<'_>) -> PgResult<RoleStmt> {
+pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<RoleStmt> {
     let verb = c.peek_word().unwrap_or("").to_string();
     c.pos += 1;
     let user = c.peek_word() == Some("user");
