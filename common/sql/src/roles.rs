@@ -186,9 +186,11 @@ fn parse_options(c: &mut Cur<'_>) -> PgResult<Vec<RoleOption>> {
                     "role membership (IN ROLE, ROLE, ADMIN) is not supported yet",
                 ))
             }
-            _ => {
+            other => {
                 c.pos -= 1;
-                return Err(c.error_here());
+                let mut e = c.error_here();
+                e.message = format!("unrecognized role option \"{other}\"");
+                return Err(e);
             }
         };
         let same = out
