@@ -208,6 +208,14 @@ pub(crate) async fn send(
     for d in DIRS {
         list_files(&root, d, &mut files)?;
     }
+    // The client authentication file travels with the data, as in
+    // PostgreSQL's base backups: the standby admits who the primary does.
+    let hba = root.join("pg_hba.conf");
+    if let Ok(md) = std::fs::metadata(&hba) {
+        if md.is_file() {
+            files.push(("pg_hba.conf".into(), hba, md.len()));
+        }
+    }
     let data_total: u64 = files.iter().map(|f| f.2).sum();
     let mut s = Sender {
         conn,

@@ -15,6 +15,8 @@
 //!   owner's redo routine (heap, FPI, relation files and the catalog here,
 //!   transactions in `engine::xact_redo`);
 //! * [`checkpointer`] — checkpoints and a standby's restartpoints;
+//! * [`auth`] — client authentication: pg_hba.conf as loaded (and
+//!   reloaded), the roles it checks, the bootstrap superuser;
 //! * [`postmaster`] — the server crate's loop over this node's SQL
 //!   sessions, and the primary's whole serve loop (the `primary` binary and
 //!   a promoted standby's restart run it);
@@ -37,6 +39,7 @@
 //! Next: the binaries (`primary`, `standby`), and `tap-tests` for how a
 //! node is driven from outside.
 
+pub mod auth;
 pub mod basebackup;
 pub mod checkpointer;
 pub mod node;

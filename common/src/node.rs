@@ -44,6 +44,8 @@ pub struct Node {
     parse_cache: ParseCache,
     /// Checkpoint serialisation and the background checkpointer.
     checkpointer: CheckpointerState,
+    /// pg_hba.conf as loaded (replaced whole on reload).
+    hba: crate::auth::HbaState,
 }
 
 impl std::ops::Deref for Node {
@@ -63,7 +65,9 @@ impl Node {
         let ctl = ControlFile::read(&config.data_dir)?;
         // next_xid comes from the checkpoint and every xid replayed after it.
         let next = TransactionId(ctl.map(|c| c.next_xid).unwrap_or(0));
+        let hba = crate::auth::HbaState::load(&config)?;
         let db = Node {
+            hba,
             engine: Engine::open(config, role, next)?,
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
             checkpointer: CheckpointerState::default(),
@@ -182,6 +186,11 @@ impl Node {
     /// The engine's shared state, for sessions and the replication ends.
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The loaded client authentication rules.
+    pub fn hba(&self) -> &crate::auth::HbaState {
+        &self.hba
     }
 
     /// Parsed statements by query text, shared by the node's sessions.

@@ -73,6 +73,14 @@ const REPORTED: &[&str] = &[
 impl BackendFactory for Sessions {
     type Backend = Session;
 
+    fn authentication(
+        &self,
+        params: &[(String, String)],
+        conn: server::ConnectionInfo,
+    ) -> PgResult<server::AuthRequest> {
+        crate::auth::authentication(&self.node, params, conn)
+    }
+
     fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
         Session::new(self.node.clone(), params)
     }
@@ -128,6 +136,12 @@ impl BackendFactory for Sessions {
 /// Opens the database, listens, serves until a shutdown signal. The error is
 /// the FATAL line to log.
 pub async fn run_primary(config: Config) -> Result<(), String> {
+    run_primary_with(config, crate::auth::Bootstrap::default()).await
+}
+
+/// [`run_primary`], creating `boot` as the bootstrap superuser if the
+/// cluster has no role yet.
+pub async fn run_primary_with(config: Config, boot: crate::auth::Bootstrap) -> Result<(), String> {
     let addr = listen_address(&config)?;
     // Install the signal handlers before announcing readiness, so a test that
     // sends SIGTERM right after "ready" is never lost to the default action.
@@ -150,6 +164,9 @@ pub async fn run_primary(config: Config) -> Result<(), String> {
     );
 
     let db = Node::open(config, Role::Primary).map_err(|e| e.message.clone())?;
+    crate::auth::ensure_bootstrap_superuser(&db, &boot).map_err(|e| e.message.clone())?;
+    crate::auth::spawn_reload_task(&db)
+        .map_err(|e| format!("could not install signal handlers: {e}"))?;
     tracing::info!("database system is ready to accept connections");
 
     // The running-xacts timer for hot standbys.

@@ -80,7 +80,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "common/sql/src",
         &[
-            &["parser", "sysviews", "regexp"],
+            &["parser", "sysviews", "regexp", "roles"],
             &["functions", "expr"],
             &["planner"],
             &["executor", "utility"],
@@ -91,7 +91,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "common/src",
         &[
-            &["checkpointer", "node", "redo", "xlog"],
+            &["checkpointer", "node", "redo", "xlog", "auth"],
             &["postmaster", "walsender", "basebackup", "standby_log"],
             &["tests"],
         ],

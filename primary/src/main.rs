@@ -57,6 +57,95 @@ struct Args {
     /// Address to listen on (overrides `listen_addresses`); `*` means all IPv4 addresses.
     #[arg(long = "listen", value_name = "ADDR")]
     listen: Option<String>,
+
+    /// New cluster only (as initdb -A): authentication method of the
+    /// pg_hba.conf written, for local and host lines.
+    #[arg(short = 'A', long = "auth", value_name = "METHOD")]
+    auth: Option<String>,
+
+    /// New cluster only: method of the pg_hba.conf host (TCP) lines.
+    #[arg(long = "auth-host", value_name = "METHOD")]
+    auth_host: Option<String>,
+
+    /// New cluster only: method of the pg_hba.conf local (Unix socket) lines.
+    #[arg(long = "auth-local", value_name = "METHOD")]
+    auth_local: Option<String>,
+
+    /// New cluster only: read the bootstrap superuser's password from the
+    /// first line of FILE.
+    #[arg(long = "pwfile", value_name = "FILE")]
+    pwfile: Option<PathBuf>,
+
+    /// New cluster only: name of the bootstrap superuser (default postgres).
+    #[arg(short = 'U', long = "username", value_name = "NAME")]
+    username: Option<String>,
+}
+
+const AUTH_METHODS: &[&str] = &[
+    "trust",
+    "reject",
+    "scram-sha-256",
+    "md5",
+    "password",
+    "peer",
+];
+
+/// initdb's part for a new cluster: writes `DIR/pg_hba.conf` (unless one
+/// is there) and returns the bootstrap superuser to create. On an
+/// existing cluster the flags are ignored and the default is returned.
+fn init_cluster(args: &Args) -> Result<common::auth::Bootstrap, String> {
+    let mut boot = common::auth::Bootstrap::default();
+    let new_cluster = matches!(common::xlog::ControlFile::read(&args.data_dir), Ok(None));
+    if !new_cluster {
+        return Ok(boot);
+    }
+    if let Some(u) = &args.username {
+        if u.is_empty() || u.starts_with("pg_") {
+            return Err(format!(
+                "superuser name \"{u}\" is disallowed; role names cannot begin with \"pg_\""
+            ));
+        }
+        boot.user = u.clone();
+    }
+    let host = args.auth_host.clone().or_else(|| args.auth.clone());
+    let local = args.auth_local.clone().or_else(|| args.auth.clone());
+    for m in [&host, &local].into_iter().flatten() {
+        if !AUTH_METHODS.contains(&m.as_str()) {
+            return Err(format!("invalid authentication method \"{m}\""));
+        }
+    }
+    if let Some(f) = &args.pwfile {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| format!("could not open file \"{}\" for reading: {e}", f.display()))?;
+        let pw = text.lines().next().unwrap_or("").to_string();
+        if pw.is_empty() {
+            return Err(format!("password file \"{}\" is empty", f.display()));
+        }
+        boot.password = Some(pw);
+    }
+    let needs_password =
+        |m: &Option<String>| matches!(m.as_deref(), Some("scram-sha-256" | "md5" | "password"));
+    if (needs_password(&host) || needs_password(&local)) && boot.password.is_none() {
+        return Err(
+            "must specify a password for the superuser to enable password authentication".into(),
+        );
+    }
+    let hba = args.data_dir.join("pg_hba.conf");
+    if hba.exists() {
+        return Ok(boot);
+    }
+    if host.is_none() || local.is_none() {
+        eprintln!("primary: warning: enabling \"trust\" authentication for local connections");
+        eprintln!("primary: hint: You can change this by editing pg_hba.conf or using the option -A, or --auth-local and --auth-host, the next time you run initdb.");
+    }
+    let text = server::hba::initial_file(
+        local.as_deref().unwrap_or("trust"),
+        host.as_deref().unwrap_or("trust"),
+    );
+    std::fs::create_dir_all(&args.data_dir)
+        .and_then(|_| std::fs::write(&hba, text))
+        .map_err(|e| format!("could not write file \"{}\": {e}", hba.display()))?;
+    Ok(boot)
 }
 
 fn main() -> ExitCode {
@@ -81,6 +170,14 @@ fn main() -> ExitCode {
         }
     };
 
+    let boot = match init_cluster(&args) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::error!(fatal = true, "{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+
     let runtime = match server::build_runtime() {
         Ok(rt) => rt,
         Err(e) => {
@@ -88,7 +185,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(common::postmaster::run_primary(config)) {
+    match runtime.block_on(common::postmaster::run_primary_with(config, boot)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             tracing::error!(fatal = true, "{message}");

@@ -1,6 +1,9 @@
 //! `primary_conninfo`: libpq's `key=value` connection string, the subset a
 //! walreceiver needs (`host`, `port`, `user`, `application_name`,
-//! `password`). Values may be single-quoted with `\'` and `\\` escapes.
+//! `password`, `passfile`). Values may be single-quoted with `\'` and
+//! `\\` escapes. Without `password`, a `passfile` (libpq's `~/.pgpass`
+//! format: `host:port:database:user:password`, `*` matching anything,
+//! first match wins) supplies it.
 
 /// A parsed connection string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,6 +18,8 @@ pub struct ConnInfo {
     pub application_name: String,
     /// Password, if any.
     pub password: Option<String>,
+    /// `passfile`, if given.
+    pub passfile: Option<String>,
 }
 
 impl ConnInfo {
@@ -26,6 +31,7 @@ impl ConnInfo {
             user: "postgres".into(),
             application_name: "walreceiver".into(),
             password: None,
+            passfile: None,
         };
         let mut chars = s.chars().peekable();
         loop {
@@ -92,7 +98,16 @@ impl ConnInfo {
                 "user" => ci.user = val,
                 "application_name" => ci.application_name = val,
                 "password" => ci.password = Some(val),
+                "passfile" => ci.passfile = Some(val),
                 _ => {}
+            }
+        }
+        if ci.password.is_none() {
+            if let Some(file) = &ci.passfile {
+                if let Ok(text) = std::fs::read_to_string(file) {
+                    ci.password =
+                        passfile_lookup(&text, &ci.host, ci.port, "replication", &ci.user);
+                }
             }
         }
         Ok(ci)
@@ -112,9 +127,69 @@ impl ConnInfo {
     }
 }
 
+/// The password of the first pgpass line matching (host, port, database,
+/// user); `*` matches anything, `\:` and `\\` are escapes.
+pub fn passfile_lookup(
+    text: &str,
+    host: &str,
+    port: u16,
+    database: &str,
+    user: &str,
+) -> Option<String> {
+    let port = port.to_string();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = Vec::new();
+        let mut cur = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some(n) = chars.next() {
+                        cur.push(n);
+                    }
+                }
+                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        fields.push(cur);
+        if fields.len() != 5 {
+            continue;
+        }
+        let want = [host, port.as_str(), database, user];
+        if fields[..4]
+            .iter()
+            .zip(want)
+            .all(|(f, w)| f == "*" || f == w)
+        {
+            return Some(fields[4].clone());
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passfile_first_match() {
+        let text = "# comment\n\
+                    otherhost:*:*:*:nope\n\
+                    127.0.0.1:5433:*:rep:pa\\:ss\n\
+                    *:*:*:*:fallback\n";
+        assert_eq!(
+            passfile_lookup(text, "127.0.0.1", 5433, "replication", "rep").as_deref(),
+            Some("pa:ss")
+        );
+        assert_eq!(
+            passfile_lookup(text, "127.0.0.1", 5434, "replication", "rep").as_deref(),
+            Some("fallback")
+        );
+    }
 
     #[test]
     fn parses_quoted_values() {

@@ -219,6 +219,13 @@ struct StandbyFactory {
 
 impl BackendFactory for StandbyFactory {
     type Backend = Session;
+    fn authentication(
+        &self,
+        params: &[(String, String)],
+        conn: server::ConnectionInfo,
+    ) -> PgResult<server::AuthRequest> {
+        self.sessions.authentication(params, conn)
+    }
     fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
         let db = self.sessions.node();
         if !self.hot_standby && db.role() == Role::Standby {
@@ -304,6 +311,7 @@ async fn run(config: Config) -> Result<(), String> {
         _ => (label.start, label.end),
     };
     let db = Node::open(config, Role::Standby).map_err(|e| e.message.clone())?;
+    common::auth::spawn_reload_task(&db).map_err(|e| e.to_string())?;
     tracing::info!("entering standby mode");
     let seg = label.segment_size;
     let wal_dir = dir.join("pg_wal");

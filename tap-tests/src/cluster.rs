@@ -710,6 +710,17 @@ impl Node {
         self.set_upstream(primary, None);
     }
 
+    /// A standby of `primary` whose `primary_conninfo` also carries
+    /// `extra` (`user=… password=…`, `passfile=…`).
+    pub fn init_from_backup_with_conninfo(&self, primary: &Node, extra: &str) {
+        self.set_upstream(primary, None);
+        let mut up = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((conninfo, _)) = up.as_mut() {
+            conninfo.push(' ');
+            conninfo.push_str(extra);
+        }
+    }
+
     /// A standby of `primary` streaming through replication slot `slot`.
     pub fn init_from_backup_with_slot(&self, primary: &Node, slot: &str) {
         self.set_upstream(primary, Some(slot.to_string()));

@@ -7,6 +7,17 @@
 //! catalog [`Catalog::version`] it was made under and is re-bound when the
 //! version moved.
 //!
+//! ## Roles
+//!
+//! The catalog also holds the node's roles ([`RoleSpec`], PostgreSQL's
+//! `pg_authid` rows) by name. They change through the same
+//! [`CatalogChange`] path (`CreateRole`, `AlterRole` carrying the whole
+//! new row, `DropRole`), so a standby replays them and they persist in
+//! the same file; authentication reads them with [`Catalog::role`]. Role
+//! changes take effect at once, not at commit: a `CREATE ROLE` inside a
+//! transaction block that rolls back keeps the role. Passwords are kept
+//! only as the verifier text (`SCRAM-SHA-256$…` or `md5…`).
+//!
 //! ## Changes
 //!
 //! Every change goes through [`Catalog::apply_catalog_change`] with a
@@ -469,12 +480,95 @@ pub enum CatalogChange {
         /// What was gathered.
         stats: RelationStats,
     },
+    /// CREATE ROLE / CREATE USER.
+    CreateRole(RoleSpec),
+    /// ALTER ROLE: the role's whole new row (`old_name` differs from the
+    /// row's name on RENAME).
+    AlterRole {
+        /// The role's name before the change.
+        old_name: String,
+        /// The new row.
+        spec: RoleSpec,
+    },
+    /// DROP ROLE.
+    DropRole {
+        /// Role name.
+        name: String,
+    },
+}
+
+/// A role (PostgreSQL's `pg_authid` row).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleSpec {
+    /// OID (10 for the bootstrap superuser).
+    pub oid: Oid,
+    /// Role name.
+    pub name: String,
+    /// rolsuper.
+    pub superuser: bool,
+    /// rolinherit.
+    pub inherit: bool,
+    /// rolcreaterole.
+    pub createrole: bool,
+    /// rolcreatedb.
+    pub createdb: bool,
+    /// rolcanlogin.
+    pub login: bool,
+    /// rolreplication.
+    pub replication: bool,
+    /// rolbypassrls.
+    pub bypassrls: bool,
+    /// rolconnlimit (-1: no limit).
+    pub connlimit: i32,
+    /// rolpassword: a SCRAM-SHA-256 or md5 verifier, never a password.
+    pub password: Option<String>,
+    /// rolvaliduntil (PostgreSQL microseconds since 2000-01-01 UTC).
+    pub valid_until: Option<i64>,
+}
+
+impl RoleSpec {
+    /// A role with PostgreSQL's CREATE ROLE defaults (NOLOGIN, INHERIT …).
+    pub fn new(oid: Oid, name: &str) -> RoleSpec {
+        RoleSpec {
+            oid,
+            name: name.to_string(),
+            superuser: false,
+            inherit: true,
+            createrole: false,
+            createdb: false,
+            login: false,
+            replication: false,
+            bypassrls: false,
+            connlimit: -1,
+            password: None,
+            valid_until: None,
+        }
+    }
+}
+
+/// The OID of the bootstrap superuser (PostgreSQL's BOOTSTRAP_SUPERUSERID).
+pub const BOOTSTRAP_SUPERUSER_OID: u32 = 10;
+
+fn role_exists(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::DUPLICATE_OBJECT,
+        format!("role \"{name}\" already exists"),
+    )
+}
+
+/// 42704 role "…" does not exist.
+pub fn undefined_role(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_OBJECT,
+        format!("role \"{name}\" does not exist"),
+    )
 }
 
 struct CatalogState {
     tables: HashMap<String, Arc<TableDef>>,
     /// Planner statistics by table OID (see [`crate::statistics`]).
     stats: HashMap<Oid, Arc<RelationStats>>,
+    roles: HashMap<String, Arc<RoleSpec>>,
     next_oid: u32,
     /// End LSN of the last catalog record applied (0: none).
     lsn: Lsn,
@@ -498,6 +592,7 @@ impl Catalog {
             state: RwLock::new(CatalogState {
                 tables: HashMap::new(),
                 stats: HashMap::new(),
+                roles: HashMap::new(),
                 next_oid: FIRST_USER_OID,
                 lsn: Lsn::INVALID,
             }),
@@ -517,7 +612,7 @@ impl Catalog {
         cat.xlog = xlog;
         match fs::read_to_string(&path) {
             Ok(text) => {
-                let (tables, stats, next_oid, lsn) = decode_catalog(&text).map_err(|e| {
+                let (tables, stats, roles, next_oid, lsn) = decode_catalog(&text).map_err(|e| {
                     PgError::new(
                         sqlstate::DATA_CORRUPTED,
                         format!("invalid catalog file \"{}\": {e}", path.display()),
@@ -527,6 +622,9 @@ impl Catalog {
                 st.next_oid = next_oid;
                 st.lsn = lsn;
                 st.stats = stats.into_iter().map(|s| (s.oid, Arc::new(s))).collect();
+                for r in roles {
+                    st.roles.insert(r.name.clone(), Arc::new(r));
+                }
                 for (spec, indexes) in tables {
                     let t = new_table(spec);
                     {
@@ -602,6 +700,18 @@ impl Catalog {
     pub fn all_statistics(&self) -> Vec<Arc<RelationStats>> {
         let mut v: Vec<_> = self.state.read().stats.values().cloned().collect();
         v.sort_by_key(|s| s.oid);
+        v
+    }
+
+    /// The role named `name`.
+    pub fn role(&self, name: &str) -> Option<Arc<RoleSpec>> {
+        self.state.read().roles.get(name).cloned()
+    }
+
+    /// Every role, sorted by OID.
+    pub fn roles(&self) -> Vec<Arc<RoleSpec>> {
+        let mut v: Vec<_> = self.state.read().roles.values().cloned().collect();
+        v.sort_by_key(|r| r.oid);
         v
     }
 
@@ -739,6 +849,24 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(undefined_table(table));
             }
         }
+        CatalogChange::CreateRole(spec) => {
+            if st.roles.contains_key(&spec.name) {
+                return Err(role_exists(&spec.name));
+            }
+        }
+        CatalogChange::AlterRole { old_name, spec } => {
+            if !st.roles.contains_key(old_name) {
+                return Err(undefined_role(old_name));
+            }
+            if *old_name != spec.name && st.roles.contains_key(&spec.name) {
+                return Err(role_exists(&spec.name));
+            }
+        }
+        CatalogChange::DropRole { name } => {
+            if !st.roles.contains_key(name) {
+                return Err(undefined_role(name));
+            }
+        }
     }
     Ok(())
 }
@@ -803,6 +931,17 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
             };
             st.stats.insert(stats.oid, Arc::new(merged));
         }
+        CatalogChange::CreateRole(spec) => {
+            st.next_oid = st.next_oid.max(spec.oid + 1);
+            st.roles.insert(spec.name.clone(), Arc::new(spec.clone()));
+        }
+        CatalogChange::AlterRole { old_name, spec } => {
+            st.roles.remove(old_name);
+            st.roles.insert(spec.name.clone(), Arc::new(spec.clone()));
+        }
+        CatalogChange::DropRole { name } => {
+            st.roles.remove(name);
+        }
     }
     created
 }
@@ -818,6 +957,9 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
 ///   set_not_null <table> <col,col,…>
 ///   drop_not_null <table> <col,col,…>
 ///   set_statistics <table>                + the statistics lines
+///   create_role                           + one role line
+///   alter_role <old name>                 + one role line
+///   drop_role <name>
 /// ```
 pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
     let mut out = String::new();
@@ -859,6 +1001,15 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             out.push_str(&format!("set_statistics {}\n", esc(table)));
             encode_stats(&mut out, stats);
         }
+        CatalogChange::CreateRole(spec) => {
+            out.push_str("create_role\n");
+            push_role(&mut out, spec);
+        }
+        CatalogChange::AlterRole { old_name, spec } => {
+            out.push_str(&format!("alter_role {}\n", esc(old_name)));
+            push_role(&mut out, spec);
+        }
+        CatalogChange::DropRole { name } => out.push_str(&format!("drop_role {}\n", esc(name))),
     }
     out.into_bytes()
 }
@@ -945,12 +1096,82 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
                 stats: decode_stats(first, &mut lines)?,
             }
         }
+        ["create_role"] => {
+            let line = lines.next().ok_or("missing role line")?;
+            CatalogChange::CreateRole(parse_role(line)?)
+        }
+        ["alter_role", old] => {
+            let line = lines.next().ok_or("missing role line")?;
+            CatalogChange::AlterRole {
+                old_name: unesc(old)?,
+                spec: parse_role(line)?,
+            }
+        }
+        ["drop_role", name] => CatalogChange::DropRole { name: unesc(name)? },
         _ => return Err(format!("unrecognized catalog change {first:?}")),
     };
     if lines.next().is_some_and(|l| !l.is_empty()) {
         return Err("trailing lines".into());
     }
     Ok(change)
+}
+
+/// One role line: `role <oid> <name> <flags> <connlimit> <password or -> <valid until or ->`,
+/// flags as PostgreSQL's column order of single letters (s i r d l p b: super,
+/// inherit, createrole, createdb, login, replication, bypassrls), `-` when off.
+fn push_role(out: &mut String, r: &RoleSpec) {
+    let flag = |on: bool, c: char| if on { c } else { '-' };
+    let flags: String = [
+        flag(r.superuser, 's'),
+        flag(r.inherit, 'i'),
+        flag(r.createrole, 'r'),
+        flag(r.createdb, 'd'),
+        flag(r.login, 'l'),
+        flag(r.replication, 'p'),
+        flag(r.bypassrls, 'b'),
+    ]
+    .iter()
+    .collect();
+    let pw = r.password.as_deref().map(esc).unwrap_or_else(|| "-".into());
+    let until = r
+        .valid_until
+        .map(|t| t.to_string())
+        .unwrap_or_else(|| "-".into());
+    out.push_str(&format!(
+        "role {} {} {flags} {} {pw} {until}\n",
+        r.oid,
+        esc(&r.name),
+        r.connlimit
+    ));
+}
+
+fn parse_role(line: &str) -> Result<RoleSpec, String> {
+    let g: Vec<&str> = line.split(' ').collect();
+    let ["role", oid, name, flags, connlimit, pw, until] = g.as_slice() else {
+        return Err(format!("unrecognized line {line:?}"));
+    };
+    let f = flags.as_bytes();
+    if f.len() != 7 {
+        return Err("bad role flags".into());
+    }
+    Ok(RoleSpec {
+        oid: oid.parse().map_err(|_| "bad oid")?,
+        name: unesc(name)?,
+        superuser: f[0] == b's',
+        inherit: f[1] == b'i',
+        createrole: f[2] == b'r',
+        createdb: f[3] == b'd',
+        login: f[4] == b'l',
+        replication: f[5] == b'p',
+        bypassrls: f[6] == b'b',
+        connlimit: connlimit.parse().map_err(|_| "bad connection limit")?,
+        password: if *pw == "-" { None } else { Some(unesc(pw)?) },
+        valid_until: if *until == "-" {
+            None
+        } else {
+            Some(until.parse().map_err(|_| "bad valid until")?)
+        },
+    })
 }
 
 fn push_column(out: &mut String, c: &ColumnDef) {
@@ -1017,6 +1238,7 @@ fn new_table(spec: TableSpec) -> TableDef {
 //   end
 //   relstats … end               statistics of one table, after all tables
 //                                (statistics::encode_stats)
+//   role <oid> <name> <flags sirdlpb> <connlimit> <verifier or -> <valid until or ->
 // ---------------------------------------------------------------------------
 
 pub(crate) fn esc(s: &str) -> String {
@@ -1114,12 +1336,18 @@ fn encode_catalog(st: &CatalogState) -> String {
     for s in stats {
         encode_stats(&mut out, s);
     }
+    let mut roles: Vec<_> = st.roles.values().collect();
+    roles.sort_by_key(|r| r.oid);
+    for r in roles {
+        push_role(&mut out, r);
+    }
     out
 }
 
 type Decoded = (
     Vec<(TableSpec, Vec<IndexSpec>)>,
     Vec<RelationStats>,
+    Vec<RoleSpec>,
     u32,
     Lsn,
 );
@@ -1134,6 +1362,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut lsn = Lsn::INVALID;
     let mut tables = Vec::new();
     let mut stats = Vec::new();
+    let mut roles = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
     while let Some((n, line)) = lines.next() {
         let bad = |what: &str| format!("line {}: {what}", n + 1);
@@ -1212,6 +1441,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                 let mut rest = lines.by_ref().map(|(_, l)| l);
                 stats.push(decode_stats(line, &mut rest).map_err(|e| bad(&e))?);
             }
+            ["role", ..] => roles.push(parse_role(line).map_err(|e| bad(&e))?),
             [""] => {}
             _ => return Err(bad("unrecognized line")),
         }
@@ -1219,7 +1449,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     if cur.is_some() {
         return Err("truncated file".into());
     }
-    Ok((tables, stats, next_oid, lsn))
+    Ok((tables, stats, roles, next_oid, lsn))
 }
 
 #[cfg(test)]
@@ -1260,6 +1490,48 @@ mod tests {
             options: vec![("fillfactor".into(), "100".into())],
             creator: TransactionId::INVALID,
         }
+    }
+
+    #[test]
+    fn roles_persist_and_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        let mut r = RoleSpec::new(BOOTSTRAP_SUPERUSER_OID, "postgres");
+        r.superuser = true;
+        r.login = true;
+        r.password = Some("SCRAM-SHA-256$4096:c2FsdA==$a b:%c".into());
+        r.valid_until = Some(-5);
+        c.apply_catalog_change(&CatalogChange::CreateRole(r.clone()))
+            .unwrap();
+        let dup = c.apply_catalog_change(&CatalogChange::CreateRole(r.clone()));
+        assert_eq!(dup.unwrap_err().code, sqlstate::DUPLICATE_OBJECT);
+        let mut r2 = RoleSpec::new(16400, "odd name");
+        r2.connlimit = 3;
+        let change = CatalogChange::CreateRole(r2.clone());
+        assert_eq!(decode_change(&encode_change(&change)).unwrap(), change);
+        c.apply_catalog_change(&change).unwrap();
+        let alter = CatalogChange::AlterRole {
+            old_name: "odd name".into(),
+            spec: RoleSpec {
+                name: "renamed".into(),
+                ..r2
+            },
+        };
+        assert_eq!(decode_change(&encode_change(&alter)).unwrap(), alter);
+        c.apply_catalog_change(&alter).unwrap();
+        let c2 = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        assert_eq!(*c2.role("postgres").unwrap(), r);
+        assert!(c2.role("odd name").is_none());
+        assert_eq!(c2.role("renamed").unwrap().connlimit, 3);
+        c2.apply_catalog_change(&CatalogChange::DropRole {
+            name: "renamed".into(),
+        })
+        .unwrap();
+        let gone = c2.apply_catalog_change(&CatalogChange::DropRole {
+            name: "renamed".into(),
+        });
+        assert_eq!(gone.unwrap_err().code, sqlstate::UNDEFINED_OBJECT);
+        assert_eq!(c2.roles().len(), 1);
     }
 
     #[test]

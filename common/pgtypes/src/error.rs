@@ -58,6 +58,18 @@ pub mod sqlstate {
     /// 28000 invalid_authorization_specification (no pg_hba.conf entry,
     /// role may not log in).
     pub const INVALID_AUTHORIZATION_SPECIFICATION: &str = "28000";
+    /// 28P01: password authentication failed.
+    pub const INVALID_PASSWORD: &str = "28P01";
+    /// 42501: permission denied.
+    pub const INSUFFICIENT_PRIVILEGE: &str = "42501";
+    /// 55006: object in use (DROP ROLE of the current user).
+    pub const OBJECT_IN_USE: &str = "55006";
+    /// 42939: reserved_name (role names starting with pg_).
+    pub const RESERVED_NAME: &str = "42939";
+    /// 2BP01: dependent_objects_still_exist.
+    pub const DEPENDENT_OBJECTS_STILL_EXIST: &str = "2BP01";
+    /// F0000: config_file_error (a faulty pg_hba.conf).
+    pub const CONFIG_FILE_ERROR: &str = "F0000";
     pub const TOO_MANY_CONNECTIONS: &str = "53300";
     pub const OUT_OF_MEMORY: &str = "53200";
     pub const DISK_FULL: &str = "53100";

@@ -3,8 +3,8 @@
 //! (startup with `replication=true`, then raw messages for CopyBoth), and
 //! tests use it where tokio-postgres hides the bytes.
 //!
-//! Not a general driver: trust or cleartext-password authentication only,
-//! no TLS, results in text format as `Option<String>`.
+//! Not a general driver: trust, cleartext-password, md5 and SCRAM-SHA-256
+//! authentication (no channel binding), no TLS, results in text format as `Option<String>`.
 
 use std::collections::HashMap;
 
@@ -15,6 +15,13 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use super::codec::{ClientCodec, ProtocolError};
 use super::messages::{BackendMessage, ErrorFields, FieldInfo, FrontendMessage};
+use super::scram;
+
+fn need_password(password: &Option<String>) -> Result<&str, ClientError> {
+    password.as_deref().ok_or_else(|| {
+        ClientError::Unexpected("server asked for a password and none was given".into())
+    })
+}
 
 /// What can go wrong on the client side.
 #[derive(Debug, thiserror::Error)]
@@ -72,8 +79,8 @@ pub struct Client {
 impl Client {
     /// Connects to `addr` and runs the startup exchange with `params`
     /// (`user`, `database`, `application_name`, `replication` …). A
-    /// `password` entry answers a cleartext password request and is not
-    /// sent as a startup parameter.
+    /// `password` entry answers the server's password request (cleartext,
+    /// md5 or SCRAM-SHA-256) and is not sent as a startup parameter.
     pub async fn connect(
         addr: impl ToSocketAddrs,
         params: &[(&str, &str)],
@@ -109,20 +116,70 @@ impl Client {
             tx_status: b'I',
             notices: Vec::new(),
         };
+        let mut scram_state: Option<scram::ScramClient> = None;
         loop {
             match client.recv().await? {
                 BackendMessage::AuthenticationOk => {}
                 BackendMessage::AuthenticationCleartextPassword => {
-                    let Some(pw) = &password else {
-                        return Err(ClientError::Unexpected(
-                            "server asked for a password and none was given".into(),
-                        ));
-                    };
+                    let pw = need_password(&password)?;
                     let mut body = pw.as_bytes().to_vec();
                     body.push(0);
                     client
                         .send(FrontendMessage::PasswordMessage(Bytes::from(body)))
                         .await?;
+                }
+                BackendMessage::AuthenticationMD5Password { salt } => {
+                    let pw = need_password(&password)?;
+                    let user = params
+                        .iter()
+                        .find(|(k, _)| *k == "user")
+                        .map(|(_, v)| *v)
+                        .unwrap_or("");
+                    let verifier = super::md5::md5_verifier(pw, user);
+                    let mut body = super::md5::md5_response(&verifier, salt).into_bytes();
+                    body.push(0);
+                    client
+                        .send(FrontendMessage::PasswordMessage(Bytes::from(body)))
+                        .await?;
+                }
+                BackendMessage::AuthenticationSASL { mechanisms } => {
+                    let pw = need_password(&password)?;
+                    if !mechanisms.iter().any(|m| m == scram::SCRAM_SHA_256) {
+                        return Err(ClientError::Unexpected(format!(
+                            "none of the server's SASL authentication mechanisms are supported: {mechanisms:?}"
+                        )));
+                    }
+                    let s = scram::ScramClient::new(pw);
+                    let first = s.client_first();
+                    let mut body = BytesMut::new();
+                    body.extend_from_slice(scram::SCRAM_SHA_256.as_bytes());
+                    body.extend_from_slice(&[0]);
+                    body.extend_from_slice(&(first.len() as i32).to_be_bytes());
+                    body.extend_from_slice(first.as_bytes());
+                    client
+                        .send(FrontendMessage::PasswordMessage(body.freeze()))
+                        .await?;
+                    scram_state = Some(s);
+                }
+                BackendMessage::AuthenticationSASLContinue(data) => {
+                    let s = scram_state.as_mut().ok_or_else(|| {
+                        ClientError::Unexpected("SASLContinue without SASL".into())
+                    })?;
+                    let fin = s
+                        .server_first(&data)
+                        .map_err(|e| ClientError::Unexpected(format!("SCRAM: {e:?}")))?;
+                    client
+                        .send(FrontendMessage::PasswordMessage(Bytes::from(
+                            fin.into_bytes(),
+                        )))
+                        .await?;
+                }
+                BackendMessage::AuthenticationSASLFinal(data) => {
+                    let s = scram_state
+                        .as_ref()
+                        .ok_or_else(|| ClientError::Unexpected("SASLFinal without SASL".into()))?;
+                    s.server_final(&data)
+                        .map_err(|e| ClientError::Unexpected(format!("SCRAM: {e:?}")))?;
                 }
                 BackendMessage::ParameterStatus { name, value } => {
                     client.parameters.insert(name, value);

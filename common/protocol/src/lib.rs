@@ -19,8 +19,12 @@
 //!   message size limits before allocating and turn framing errors into
 //!   [`ProtocolError`]s (the connection ends with a FATAL 08P01), while
 //!   errors inside a well-framed message are ordinary [`PgError`]s.
-//! * [`client`]: a small async client (startup, simple query, COPY, raw
-//!   messages) for the walreceiver and for tests.
+//! * [`client`]: a small async client (startup with trust, password, md5
+//!   or SCRAM-SHA-256 authentication, simple query, COPY, raw messages)
+//!   for the walreceiver and for tests.
+//! * [`scram`] and [`md5`]: the password verifiers PostgreSQL stores and
+//!   both sides of their authentication exchanges (the server's session
+//!   loop and the client above use the same code).
 //!
 //! Invariant: nothing here panics on any byte sequence; every read is
 //! bounds-checked against the one message body it belongs to.
@@ -29,7 +33,9 @@
 
 pub mod client;
 pub mod codec;
+pub mod md5;
 pub mod messages;
+pub mod scram;
 
 pub use client::{cancel_request, Client, ClientError, QueryResult};
 pub use codec::{ClientCodec, MessageError, ProtocolError, ServerCodec, DEFAULT_MAX_MESSAGE_SIZE};

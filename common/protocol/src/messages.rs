@@ -251,6 +251,20 @@ pub enum BackendMessage {
     AuthenticationOk,
     /// `R` 3: send a cleartext password.
     AuthenticationCleartextPassword,
+    /// `R` 5: send an MD5-hashed password, salted with these 4 bytes.
+    AuthenticationMD5Password {
+        /// The salt.
+        salt: [u8; 4],
+    },
+    /// `R` 10: start a SASL exchange with one of these mechanisms.
+    AuthenticationSASL {
+        /// Mechanism names (`SCRAM-SHA-256`, `SCRAM-SHA-256-PLUS`).
+        mechanisms: Vec<String>,
+    },
+    /// `R` 11: a SASL challenge (SCRAM's server-first-message).
+    AuthenticationSASLContinue(Bytes),
+    /// `R` 12: the SASL outcome (SCRAM's server-final-message).
+    AuthenticationSASLFinal(Bytes),
     /// `S`: a run-time parameter's value.
     ParameterStatus {
         /// Parameter name.
@@ -703,6 +717,33 @@ impl BackendMessage {
                 buf.put_i32(8);
                 buf.put_i32(3);
             }
+            BackendMessage::AuthenticationMD5Password { salt } => {
+                buf.put_u8(b'R');
+                buf.put_i32(12);
+                buf.put_i32(5);
+                buf.put_slice(salt);
+            }
+            BackendMessage::AuthenticationSASL { mechanisms } => {
+                let start = begin_message(buf, b'R');
+                buf.put_i32(10);
+                for m in mechanisms {
+                    put_cstr(buf, m);
+                }
+                buf.put_u8(0);
+                finish_message(buf, start)?;
+            }
+            BackendMessage::AuthenticationSASLContinue(data)
+            | BackendMessage::AuthenticationSASLFinal(data) => {
+                let code = if matches!(self, BackendMessage::AuthenticationSASLContinue(_)) {
+                    11
+                } else {
+                    12
+                };
+                let start = begin_message(buf, b'R');
+                buf.put_i32(code);
+                buf.put_slice(data);
+                finish_message(buf, start)?;
+            }
             BackendMessage::ParameterStatus { name, value } => {
                 write_parameter_status(buf, name, value)?
             }
@@ -782,6 +823,31 @@ impl BackendMessage {
             b'R' => match r.i32()? {
                 0 => BackendMessage::AuthenticationOk,
                 3 => BackendMessage::AuthenticationCleartextPassword,
+                5 => {
+                    let b = r.bytes(4)?;
+                    BackendMessage::AuthenticationMD5Password {
+                        salt: [b[0], b[1], b[2], b[3]],
+                    }
+                }
+                10 => {
+                    let mut mechanisms = Vec::new();
+                    loop {
+                        let m = r.cstr()?;
+                        if m.is_empty() {
+                            break;
+                        }
+                        mechanisms.push(m.to_string());
+                    }
+                    BackendMessage::AuthenticationSASL { mechanisms }
+                }
+                11 => {
+                    r.rest();
+                    BackendMessage::AuthenticationSASLContinue(body.slice(4..))
+                }
+                12 => {
+                    r.rest();
+                    BackendMessage::AuthenticationSASLFinal(body.slice(4..))
+                }
                 n => {
                     return Err(PgError::unsupported(format!(
                         "authentication method {n} not supported"

@@ -345,6 +345,13 @@ fn arb_backend() -> impl Strategy<Value = BackendMessage> {
     prop_oneof![
         Just(BackendMessage::AuthenticationOk),
         Just(BackendMessage::AuthenticationCleartextPassword),
+        any::<[u8; 4]>().prop_map(|salt| BackendMessage::AuthenticationMD5Password { salt }),
+        prop::collection::vec("[A-Z-]{1,20}", 0..3)
+            .prop_map(|mechanisms| BackendMessage::AuthenticationSASL { mechanisms }),
+        prop::collection::vec(any::<u8>(), 0..40)
+            .prop_map(|d| BackendMessage::AuthenticationSASLContinue(Bytes::from(d))),
+        prop::collection::vec(any::<u8>(), 0..40)
+            .prop_map(|d| BackendMessage::AuthenticationSASLFinal(Bytes::from(d))),
         (arb_str(), arb_str())
             .prop_map(|(name, value)| BackendMessage::ParameterStatus { name, value }),
         (any::<i32>(), any::<i32>())

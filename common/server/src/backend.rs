@@ -111,28 +111,79 @@ pub trait Backend: Send + 'static {
 /// [`Backend::pending_wait`]).
 pub type PendingWait = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
 
-/// How a client authenticates (pg_hba.conf's methods; the session loop
-/// runs the exchange each one needs).
+/// How a client must prove who it is (the exchange the session loop runs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AuthMethod {
     /// Let the client in without asking (AuthenticationOk at once).
     Trust,
+    /// AuthenticationCleartextPassword.
+    Password,
+    /// AuthenticationMD5Password (SCRAM instead when the role's verifier
+    /// is a SCRAM one, as PostgreSQL does).
+    Md5,
+    /// SASL with SCRAM-SHA-256.
+    ScramSha256,
+}
+
+/// What [`BackendFactory::authentication`] decided for a connection.
+#[derive(Clone, Debug)]
+pub struct AuthRequest {
+    /// The exchange to run.
+    pub method: AuthMethod,
+    /// The role's stored verifier (`SCRAM-SHA-256$…` or `md5…`); None when
+    /// the role does not exist or has no password: the exchange still
+    /// runs (against a mock verifier) and fails, so a client cannot tell
+    /// an unknown user from a wrong password.
+    pub secret: Option<String>,
+    /// Why the exchange must fail even with a matching password (an
+    /// expired password), or why there is no secret: the DETAIL of the
+    /// server log line, never sent to the client.
+    pub failure_detail: Option<String>,
+    /// The error to end the connection with after a successful exchange
+    /// (role may not log in, no replication privilege).
+    pub after: Option<PgError>,
+    /// The pg_hba.conf line that chose the method, for the log
+    /// ("Connection matched pg_hba.conf line N: …").
+    pub hba_line: Option<String>,
+}
+
+impl AuthRequest {
+    /// Trust, nothing to check afterwards.
+    pub fn trust() -> AuthRequest {
+        AuthRequest {
+            method: AuthMethod::Trust,
+            secret: None,
+            failure_detail: None,
+            after: None,
+            hba_line: None,
+        }
+    }
+}
+
+/// The connection as authentication sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionInfo {
+    /// The client's address.
+    pub peer: std::net::SocketAddr,
+    /// True if the connection uses TLS.
+    pub ssl: bool,
 }
 
 /// Makes backends for new connections and tells the server what to report.
 pub trait BackendFactory: Send + Sync + 'static {
     /// The backend type.
     type Backend: Backend;
-    /// The authentication hook (ClientAuthentication): how the client at
-    /// `peer` with these startup parameters proves who it is, before any
-    /// backend is made. An error is sent as FATAL and the connection
-    /// closed. The default, and all a node does today, is `trust`.
+    /// The authentication hook (ClientAuthentication): how the client on
+    /// `conn` with these startup parameters proves who it is, before any
+    /// backend is made (replication connections too, before they are
+    /// handed over). An error (28000 no pg_hba.conf entry, reject) is sent
+    /// as FATAL and the connection closed. The default is `trust`.
     fn authentication(
         &self,
         _params: &[(String, String)],
-        _peer: std::net::SocketAddr,
-    ) -> PgResult<AuthMethod> {
-        Ok(AuthMethod::Trust)
+        _conn: ConnectionInfo,
+    ) -> PgResult<AuthRequest> {
+        Ok(AuthRequest::trust())
     }
     /// A backend for a client that sent these startup parameters (and
     /// passed [`BackendFactory::authentication`]). An error is sent as

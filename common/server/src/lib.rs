@@ -2,7 +2,7 @@
 //!
 //! [`serve`] accepts TCP connections and spawns one task per connection
 //! on one of the per-core session runtimes ([`cores`]), which runs the
-//! session loop ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`, trust
+//! session loop ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`,
 //! authentication, ParameterStatus, BackendKeyData), then the simple and
 //! extended query protocols and COPY over a [`Backend`] (a SQL session on a
 //! node; this crate knows nothing of SQL).
@@ -41,7 +41,28 @@
 pub mod backend;
 pub mod cancel;
 pub mod cores;
+pub mod hba;
 pub mod postgres;
+pub mod reload;
+
+/// The password verifiers roles store, for the SQL layer (which reaches
+/// the protocol crate's SCRAM and md5 code through this crate).
+pub mod auth_verifiers {
+    /// A new SCRAM-SHA-256 verifier of `password` (random salt).
+    pub fn scram_verifier(password: &str, iterations: u32) -> String {
+        protocol::scram::Verifier::new(password, iterations).to_string()
+    }
+
+    /// The md5 verifier of `password` for `role`.
+    pub fn md5_verifier(password: &str, role: &str) -> String {
+        protocol::md5::md5_verifier(password, role)
+    }
+
+    /// True if `text` is already a verifier (stored as given).
+    pub fn is_verifier(text: &str) -> bool {
+        protocol::md5::is_md5_verifier(text) || protocol::scram::Verifier::parse(text).is_some()
+    }
+}
 mod stop;
 mod values;
 
@@ -59,7 +80,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tracing::warn;
 
-pub use backend::{AuthMethod, Backend, BackendFactory, StatementInfo};
+pub use backend::{
+    AuthMethod, AuthRequest, Backend, BackendFactory, ConnectionInfo, StatementInfo,
+};
 pub use cancel::CancelRegistry;
 pub use cores::SessionCores;
 

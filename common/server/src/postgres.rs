@@ -59,7 +59,7 @@ use tokio::sync::watch;
 use tokio_util::codec::Decoder;
 use tracing::{debug, error, info};
 
-use super::backend::{AuthMethod, Backend, BackendFactory, StatementInfo};
+use super::backend::{AuthMethod, AuthRequest, Backend, BackendFactory, StatementInfo};
 use super::backend::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use super::cancel::{CancelKey, CancelRegistry};
 use super::cores::Seat;
@@ -447,6 +447,35 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         }
     };
 
+    // Authentication (ClientAuthentication) comes first, for replication
+    // connections too: pg_hba.conf decides the method, then the exchange.
+    let conn_info = super::backend::ConnectionInfo { peer, ssl: false };
+    let request = match shared.factory.authentication(&params, conn_info) {
+        Ok(r) => r,
+        Err(e) => {
+            info!("connection from {peer} rejected: {}", e.message);
+            wire.goodbye(&fatal(e)).await;
+            return;
+        }
+    };
+    let user = startup_param(&params, "user").to_string();
+    match authenticate(&mut wire, &request, &user).await {
+        Ok(()) => {}
+        Err(AuthFailure::Closed) => return,
+        Err(AuthFailure::Fatal(e)) => {
+            wire.goodbye(&fatal(e)).await;
+            return;
+        }
+    }
+    if let Some(e) = request.after {
+        info!(
+            "connection from {peer} refused after authentication: {}",
+            e.message
+        );
+        wire.goodbye(&fatal(e)).await;
+        return;
+    }
+
     if let Some(handler) = &shared.replication {
         if super::is_replication_request(&params) {
             // A walsender is a long-running service, not a session: it runs
@@ -481,21 +510,13 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         }
     }
 
-    // Authentication, then the backend. Trust is the only method: the
-    // exchange is the AuthenticationOk sent below. Making a backend is
-    // brief (a procarray slot, the session's settings), so it runs inline:
-    // a hand-off per connection would halve the accept rate.
-    let admitted = shared
-        .factory
-        .authentication(&params, peer)
-        .and_then(|AuthMethod::Trust| shared.factory.connect(&params));
-    let backend = match admitted {
+    // The backend. Making one is brief (a procarray slot, the session's
+    // settings), so it runs inline: a hand-off per connection would halve
+    // the accept rate.
+    let backend = match shared.factory.connect(&params) {
         Ok(b) => b,
         Err(e) => {
-            let e = PgError {
-                severity: pgtypes::error::Severity::Fatal,
-                ..e
-            };
+            let e = fatal(e);
             info!("connection from {peer} rejected: {e}");
             wire.goodbye(&e).await;
             return;
@@ -558,6 +579,204 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         },
     )
     .await
+}
+
+fn fatal(e: PgError) -> PgError {
+    PgError {
+        severity: pgtypes::error::Severity::Fatal,
+        ..e
+    }
+}
+
+fn startup_param<'a>(params: &'a [(String, String)], name: &str) -> &'a str {
+    params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or("")
+}
+
+/// How an authentication exchange ended without success.
+enum AuthFailure {
+    /// The client went away (psql does this to prompt for a password).
+    Closed,
+    /// Send this FATAL and close.
+    Fatal(PgError),
+}
+
+/// 28P01 for `user`, logged with its detail (which the client never sees:
+/// no user enumeration).
+fn password_failed(user: &str, detail: &str, req: &AuthRequest) -> AuthFailure {
+    let line = req
+        .hba_line
+        .as_deref()
+        .map(|l| format!("\n\tConnection matched {l}"))
+        .unwrap_or_default();
+    info!("password authentication failed for user \"{user}\"\nDETAIL:  {detail}{line}");
+    AuthFailure::Fatal(PgError::new(
+        sqlstate::INVALID_PASSWORD,
+        format!("password authentication failed for user \"{user}\""),
+    ))
+}
+
+/// Reads the client's next PasswordMessage body.
+async fn read_password_message(wire: &mut Wire, expect: &str) -> Result<bytes::Bytes, AuthFailure> {
+    match wire.read().await {
+        Ok(Input::Msg(FrontendMessage::PasswordMessage(b))) => Ok(b),
+        Ok(Input::Msg(other)) => Err(AuthFailure::Fatal(PgError::new(
+            sqlstate::PROTOCOL_VIOLATION,
+            format!("expected {expect} response, got message type {other:?}"),
+        ))),
+        Ok(Input::Bad(e)) => Err(AuthFailure::Fatal(e.error)),
+        Ok(Input::Shutdown) => Err(AuthFailure::Fatal(PgError::new(
+            sqlstate::ADMIN_SHUTDOWN,
+            "terminating connection due to administrator command",
+        ))),
+        Ok(_) | Err(_) => Err(AuthFailure::Closed),
+    }
+}
+
+async fn send_auth(wire: &mut Wire, m: BackendMessage) -> Result<(), AuthFailure> {
+    let _ = m.encode(&mut wire.out);
+    wire.flush().await.map_err(|_| AuthFailure::Closed)
+}
+
+/// A cleartext password response: the text before its NUL.
+fn cleartext(body: &[u8]) -> Result<&str, AuthFailure> {
+    let text = body.strip_suffix(&[0]).unwrap_or(body);
+    if text.contains(&0) {
+        return Err(AuthFailure::Fatal(PgError::new(
+            sqlstate::PROTOCOL_VIOLATION,
+            "invalid password packet size",
+        )));
+    }
+    std::str::from_utf8(text).map_err(|_| {
+        AuthFailure::Fatal(PgError::new(
+            sqlstate::PROTOCOL_VIOLATION,
+            "invalid password packet",
+        ))
+    })
+}
+
+/// Runs the exchange `req` asks for (everything before AuthenticationOk,
+/// which the caller sends: a walsender sends its own). Nothing here
+/// panics on client input.
+async fn authenticate(wire: &mut Wire, req: &AuthRequest, user: &str) -> Result<(), AuthFailure> {
+    use protocol::{md5, scram};
+    let secret = req.secret.as_deref();
+    let scram_secret = secret.and_then(scram::Verifier::parse);
+    let no_secret = || {
+        req.failure_detail
+            .clone()
+            .unwrap_or_else(|| format!("User \"{user}\" has no password assigned."))
+    };
+    match req.method {
+        AuthMethod::Trust => return Ok(()),
+        AuthMethod::Password => {
+            send_auth(wire, BackendMessage::AuthenticationCleartextPassword).await?;
+            let body = read_password_message(wire, "password").await?;
+            let given = cleartext(&body)?;
+            let ok = match (secret, &scram_secret) {
+                (_, Some(v)) => v.matches(given),
+                (Some(s), None) if md5::is_md5_verifier(s) => md5::md5_verifier(given, user) == s,
+                _ => return Err(password_failed(user, &no_secret(), req)),
+            };
+            if !ok {
+                return Err(password_failed(
+                    user,
+                    &format!("Password does not match for user \"{user}\"."),
+                    req,
+                ));
+            }
+        }
+        AuthMethod::Md5 if scram_secret.is_none() => {
+            let mut salt = [0u8; 4];
+            rand::fill(&mut salt[..]);
+            send_auth(wire, BackendMessage::AuthenticationMD5Password { salt }).await?;
+            let body = read_password_message(wire, "password").await?;
+            let given = cleartext(&body)?;
+            let Some(s) = secret.filter(|s| md5::is_md5_verifier(s)) else {
+                return Err(password_failed(user, &no_secret(), req));
+            };
+            if md5::md5_response(s, salt) != given {
+                return Err(password_failed(
+                    user,
+                    &format!("Password does not match for user \"{user}\"."),
+                    req,
+                ));
+            }
+        }
+        AuthMethod::Md5 | AuthMethod::ScramSha256 => {
+            send_auth(
+                wire,
+                BackendMessage::AuthenticationSASL {
+                    mechanisms: vec![scram::SCRAM_SHA_256.to_string()],
+                },
+            )
+            .await?;
+            let body = read_password_message(wire, "SASL").await?;
+            let malformed = |detail: &str| {
+                AuthFailure::Fatal(
+                    PgError::new(sqlstate::PROTOCOL_VIOLATION, "malformed SCRAM message")
+                        .with_detail(detail),
+                )
+            };
+            // SASLInitialResponse: mechanism\0, Int32 length (-1: none), data.
+            let nul = body
+                .iter()
+                .position(|&b| b == 0)
+                .ok_or_else(|| malformed("The message is empty."))?;
+            if &body[..nul] != scram::SCRAM_SHA_256.as_bytes() {
+                return Err(AuthFailure::Fatal(PgError::new(
+                    sqlstate::PROTOCOL_VIOLATION,
+                    "client selected an invalid SASL authentication mechanism",
+                )));
+            }
+            let rest = &body[nul + 1..];
+            let (len, data) = rest
+                .split_first_chunk::<4>()
+                .ok_or_else(|| malformed("The message is empty."))?;
+            if i32::from_be_bytes(*len) as i64 != data.len() as i64 {
+                return Err(malformed("The message length does not match."));
+            }
+            let mut server = scram::ScramServer::new(scram_secret.clone(), user);
+            let scram_err = |e: scram::ScramError| match e {
+                scram::ScramError::Malformed(d) => malformed(&d),
+                scram::ScramError::Unsupported(m) => {
+                    AuthFailure::Fatal(PgError::new(sqlstate::PROTOCOL_VIOLATION, m))
+                }
+                scram::ScramError::Failed => password_failed(
+                    user,
+                    &if scram_secret.is_some() {
+                        format!("Password does not match for user \"{user}\".")
+                    } else if secret.is_some() {
+                        format!("User \"{user}\" does not have a valid SCRAM secret.")
+                    } else {
+                        no_secret()
+                    },
+                    req,
+                ),
+            };
+            let first = server.client_first(data).map_err(scram_err)?;
+            send_auth(
+                wire,
+                BackendMessage::AuthenticationSASLContinue(bytes::Bytes::from(first.into_bytes())),
+            )
+            .await?;
+            let body = read_password_message(wire, "SASL").await?;
+            let fin = server.client_final(&body).map_err(scram_err)?;
+            if req.failure_detail.is_some() {
+                return Err(password_failed(user, &no_secret(), req));
+            }
+            let _ = BackendMessage::AuthenticationSASLFinal(bytes::Bytes::from(fin.into_bytes()))
+                .encode(&mut wire.out);
+            return Ok(());
+        }
+    }
+    if req.failure_detail.is_some() {
+        return Err(password_failed(user, &no_secret(), req));
+    }
+    Ok(())
 }
 
 /// What a session carries with it from core to core besides its loop.

@@ -18,7 +18,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use super::backend::{AuthMethod, Backend, BackendFactory, StatementInfo};
+use super::backend::{
+    AuthMethod, AuthRequest, Backend, BackendFactory, ConnectionInfo, StatementInfo,
+};
 use super::backend::{CopyIn, ExecOutcome, FieldDescription, ResultSink};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
@@ -28,6 +30,7 @@ use pgtypes::Oid;
 use protocol::client::testing::{error_code, expect_fatal, until_ready};
 use protocol::client::Client;
 use protocol::messages::{BackendMessage, FrontendMessage, Target};
+use protocol::ClientError;
 
 struct MockStmt {
     sql: String,
@@ -287,18 +290,48 @@ impl BackendFactory for MockFactory {
     fn authentication(
         &self,
         params: &[(String, String)],
-        peer: std::net::SocketAddr,
-    ) -> PgResult<AuthMethod> {
-        if params.iter().any(|(k, v)| k == "user" && v == "intruder") {
-            return Err(PgError::new(
-                sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
-                format!(
-                    "no pg_hba.conf entry for host \"{}\", user \"intruder\"",
-                    peer.ip()
-                ),
-            ));
-        }
-        Ok(AuthMethod::Trust)
+        conn: ConnectionInfo,
+    ) -> PgResult<AuthRequest> {
+        let user = params
+            .iter()
+            .find(|(k, _)| k == "user")
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("");
+        let with = |method, secret: Option<String>| AuthRequest {
+            method,
+            secret,
+            ..AuthRequest::trust()
+        };
+        // Users named after a method log in with it; their password is "pw".
+        Ok(match user {
+            "intruder" => {
+                return Err(PgError::new(
+                    sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
+                    format!(
+                        "no pg_hba.conf entry for host \"{}\", user \"intruder\"",
+                        conn.peer.ip()
+                    ),
+                ))
+            }
+            "scram" => with(
+                AuthMethod::ScramSha256,
+                Some(protocol::scram::Verifier::new("pw", 16).to_string()),
+            ),
+            "scram_unknown" => with(AuthMethod::ScramSha256, None),
+            "md5" => with(
+                AuthMethod::Md5,
+                Some(protocol::md5::md5_verifier("pw", "md5")),
+            ),
+            "md5_scram" => with(
+                AuthMethod::Md5,
+                Some(protocol::scram::Verifier::new("pw", 16).to_string()),
+            ),
+            "password" => with(
+                AuthMethod::Password,
+                Some(protocol::scram::Verifier::new("pw", 16).to_string()),
+            ),
+            _ => AuthRequest::trust(),
+        })
     }
     fn connect(&self, params: &[(String, String)]) -> PgResult<Mock> {
         if params.iter().any(|(k, v)| k == "user" && v == "reject") {
@@ -454,6 +487,37 @@ async fn rejected_session_gets_fatal() {
         .err()
         .unwrap();
     assert_eq!(err.code(), Some(sqlstate::TOO_MANY_CONNECTIONS));
+    srv.shutdown().await;
+}
+
+/// Each password method: the right password logs in, a wrong one (and a
+/// user without a verifier) gets 28P01 with the same message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn password_methods() {
+    let srv = TestServer::start().await;
+    for user in ["scram", "md5", "md5_scram", "password"] {
+        let mut c = Client::connect(srv.addr, &[("user", user), ("password", "pw")])
+            .await
+            .unwrap_or_else(|e| panic!("{user} logs in: {e}"));
+        assert!(c.simple_query("rows 1").await.is_ok(), "{user} served");
+        let err = Client::connect(srv.addr, &[("user", user), ("password", "wrong")])
+            .await
+            .err()
+            .expect("wrong password refused");
+        assert_eq!(err.code(), Some(sqlstate::INVALID_PASSWORD), "{user}");
+        let ClientError::Server(f) = err else {
+            panic!()
+        };
+        assert_eq!(
+            f.message(),
+            format!("password authentication failed for user \"{user}\"")
+        );
+    }
+    let err = Client::connect(srv.addr, &[("user", "scram_unknown"), ("password", "pw")])
+        .await
+        .err()
+        .expect("no verifier refused");
+    assert_eq!(err.code(), Some(sqlstate::INVALID_PASSWORD));
     srv.shutdown().await;
 }
 

@@ -309,8 +309,10 @@ impl EvalContext for Ectx<'_> {
     }
     fn reload_conf(&self) -> bool {
         // As pg_reload_conf's kill(postmaster, SIGHUP): whoever reloads
-        // (the standby's main loop) is woken.
+        // is woken — the standby's main loop (primary_conninfo) and the
+        // node's pg_hba.conf task, each of which SIGHUP wakes as well.
         self.db.replication().request_reload();
+        server::reload::request();
         true
     }
     fn promote(&mut self, wait: bool, wait_seconds: i32) -> PgResult<bool> {

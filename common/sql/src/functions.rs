@@ -119,9 +119,10 @@ pub trait EvalContext {
     fn backend_pid(&self) -> i32 {
         0
     }
-    /// current_user / session_user / user.
+    /// current_user / session_user / user: the session's role.
     fn current_user(&self) -> String {
-        "postgres".to_string()
+        self.setting("session_authorization")
+            .unwrap_or_else(|| "postgres".to_string())
     }
     /// current_database().
     fn current_database(&self) -> String {

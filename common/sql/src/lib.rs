@@ -9,6 +9,7 @@ pub mod functions;
 pub mod parser;
 pub mod planner;
 pub mod regexp;
+pub mod roles;
 pub mod session;
 pub mod sysviews;
 pub mod utility;

@@ -123,6 +123,8 @@ pub enum Stmt {
     CommitPrepared(String),
     /// `ROLLBACK PREPARED 'gid'`.
     RollbackPrepared(String),
+    /// CREATE / ALTER / DROP ROLE or USER.
+    Role(crate::roles::RoleStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -375,7 +377,7 @@ fn skip_dollar_quote(b: &[u8], open: usize) -> Option<usize> {
 // ---------------------------------------------------------------------------
 
 #[derive(Debug, Clone, PartialEq)]
-enum Tok {
+pub(crate) enum Tok {
     /// An unquoted word, lower-cased.
     Word(String),
     /// A `"quoted"` identifier.
@@ -518,29 +520,29 @@ fn unescape_e_string(s: &str) -> String {
 }
 
 /// A cursor over tokens with the helpers a hand parser needs.
-struct Cur<'a> {
+pub(crate) struct Cur<'a> {
     sql: &'a str,
     toks: Vec<Token>,
-    pos: usize,
+    pub(crate) pos: usize,
 }
 
 impl<'a> Cur<'a> {
-    fn peek(&self) -> Option<&Tok> {
+    pub(crate) fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.pos).map(|t| &t.tok)
     }
-    fn peek_word(&self) -> Option<&str> {
+    pub(crate) fn peek_word(&self) -> Option<&str> {
         match self.peek() {
             Some(Tok::Word(w)) => Some(w.as_str()),
             _ => None,
         }
     }
-    fn peek_word_at(&self, off: usize) -> Option<&str> {
+    pub(crate) fn peek_word_at(&self, off: usize) -> Option<&str> {
         match self.toks.get(self.pos + off).map(|t| &t.tok) {
             Some(Tok::Word(w)) => Some(w.as_str()),
             _ => None,
         }
     }
-    fn eat_word(&mut self, w: &str) -> bool {
+    pub(crate) fn eat_word(&mut self, w: &str) -> bool {
         if self.peek_word() == Some(w) {
             self.pos += 1;
             true
@@ -548,7 +550,7 @@ impl<'a> Cur<'a> {
             false
         }
     }
-    fn eat_punct(&mut self, p: char) -> bool {
+    pub(crate) fn eat_punct(&mut self, p: char) -> bool {
         if self.peek() == Some(&Tok::Punct(p)) {
             self.pos += 1;
             true
@@ -556,10 +558,10 @@ impl<'a> Cur<'a> {
             false
         }
     }
-    fn at_end(&self) -> bool {
+    pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
     }
-    fn error_here(&self) -> PgError {
+    pub(crate) fn error_here(&self) -> PgError {
         match self.toks.get(self.pos) {
             Some(t) => PgError::syntax(format!(
                 "syntax error at or near \"{}\"",
@@ -570,14 +572,14 @@ impl<'a> Cur<'a> {
                 .with_position(char_position(self.sql, self.sql.len())),
         }
     }
-    fn expect_word(&mut self, w: &str) -> PgResult<()> {
+    pub(crate) fn expect_word(&mut self, w: &str) -> PgResult<()> {
         if self.eat_word(w) {
             Ok(())
         } else {
             Err(self.error_here())
         }
     }
-    fn expect_end(&self) -> PgResult<()> {
+    pub(crate) fn expect_end(&self) -> PgResult<()> {
         if self.at_end() {
             Ok(())
         } else {
@@ -586,14 +588,14 @@ impl<'a> Cur<'a> {
     }
     /// An identifier (word or quoted), possibly schema-qualified; the schema
     /// is dropped (one schema).
-    fn ident(&mut self) -> PgResult<String> {
+    pub(crate) fn ident(&mut self) -> PgResult<String> {
         let mut name = self.one_ident()?;
         while self.eat_punct('.') {
             name = self.one_ident()?;
         }
         Ok(name)
     }
-    fn one_ident(&mut self) -> PgResult<String> {
+    pub(crate) fn one_ident(&mut self) -> PgResult<String> {
         match self.peek().cloned() {
             Some(Tok::Word(w)) => {
                 self.pos += 1;
@@ -606,7 +608,7 @@ impl<'a> Cur<'a> {
             _ => Err(self.error_here()),
         }
     }
-    fn string(&mut self) -> PgResult<String> {
+    pub(crate) fn string(&mut self) -> PgResult<String> {
         match self.peek().cloned() {
             Some(Tok::Str(s)) => {
                 self.pos += 1;
@@ -744,6 +746,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
             Some(Stmt::Checkpoint)
         }
         "copy" => Some(parse_copy(&mut c)?),
+        w if crate::roles::is_role_statement(w, c.peek_word_at(1), c.peek_word_at(2)) => {
+            Some(Stmt::Role(crate::roles::parse(&mut c)?))
+        }
         _ => None,
     };
     if let Some(s) = handled {

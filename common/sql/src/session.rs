@@ -182,7 +182,11 @@ impl PreparedStatement {
             | Stmt::PrepareTransaction(_)
             | Stmt::CommitPrepared(_)
             | Stmt::RollbackPrepared(_) => true,
-            Stmt::Vacuum { .. } | Stmt::Analyze { .. } | Stmt::Checkpoint | Stmt::Copy(_) => false,
+            Stmt::Vacuum { .. }
+            | Stmt::Analyze { .. }
+            | Stmt::Checkpoint
+            | Stmt::Copy(_)
+            | Stmt::Role(_) => false,
             Stmt::Sql(_) => {
                 let version = self.db.catalog().version();
                 self.plan
@@ -351,6 +355,14 @@ impl Session {
         if database.is_empty() {
             database = user.clone();
         }
+        settings.set_internal("session_authorization", &user);
+        // A node without roles (made before they existed) keeps calling
+        // every session a superuser.
+        let is_superuser = match db.catalog().role(&user) {
+            Some(r) => r.superuser,
+            None => db.catalog().roles().is_empty(),
+        };
+        settings.set_internal("is_superuser", if is_superuser { "on" } else { "off" });
         let cancel = Arc::new(AtomicBool::new(false));
         let conflict = db.standby_conflicts().register(xact.proc(), cancel.clone());
         let mut s = Session {
@@ -1105,6 +1117,31 @@ impl Session {
             Stmt::Checkpoint => {
                 self.node.checkpoint()?;
                 done("CHECKPOINT")
+            }
+            Stmt::Role(r) => {
+                if self.db.role() == Role::Standby {
+                    return Err(read_only_error(r.tag()));
+                }
+                let encryption = self
+                    .settings
+                    .get("password_encryption")
+                    .unwrap_or_else(|| "scram-sha-256".into());
+                let iterations = self
+                    .settings
+                    .get("scram_iterations")
+                    .and_then(|v| v.parse::<u32>().ok())
+                    .unwrap_or(4096);
+                let cx = crate::roles::RoleContext {
+                    db: &self.db,
+                    session_user: &self.user,
+                    password_encryption: &encryption,
+                    scram_iterations: iterations,
+                };
+                let (tag, notices) = crate::roles::execute(r, &cx)?;
+                for n in notices {
+                    sink.notice(n);
+                }
+                done(&tag)
             }
             Stmt::PrepareTransaction(gid) => {
                 if self.db.role() == Role::Standby {

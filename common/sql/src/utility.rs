@@ -94,6 +94,13 @@ impl SessionSettings {
         self.state.custom.get(&c).cloned()
     }
 
+    /// Sets a value the session itself owns (`session_authorization`,
+    /// `is_superuser`): not settable by SET, kept by RESET.
+    pub fn set_internal(&mut self, name: &str, value: &str) {
+        let _ = self.state.config.set(name, value);
+        let _ = self.base.set(name, value);
+    }
+
     /// The session's effective configuration.
     pub fn config(&self) -> &Config {
         &self.state.config
@@ -233,6 +240,34 @@ fn normalize(name: &str, v: &str) -> PgResult<String> {
                 }
             }
         }
+        "password_encryption" => match v.to_ascii_lowercase().as_str() {
+            "scram-sha-256" => "scram-sha-256".to_string(),
+            "md5" => "md5".to_string(),
+            _ => {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("invalid value for parameter \"{name}\": \"{v}\""),
+                )
+                .with_hint("Available values: md5, scram-sha-256."))
+            }
+        },
+        "scram_iterations" => match v.trim().parse::<i32>() {
+            Ok(n) if n >= 1 => n.to_string(),
+            Ok(n) => {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "{n} is outside the valid range for parameter \"{name}\" (1 .. 2147483647)"
+                    ),
+                ))
+            }
+            Err(_) => {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("invalid value for parameter \"{name}\": \"{v}\""),
+                ))
+            }
+        },
         "client_encoding" => {
             let n = v.to_ascii_uppercase().replace(['-', '_'], "");
             if n != "UTF8" && n != "UNICODE" {

@@ -706,7 +706,9 @@ fn function_rel(
             .map(|(c, t)| (c.to_string(), *t))
             .collect();
         let cols = aliased(cols, alias, name)?;
-        let qual = alias.map(|a| ident_name(&a.name)).unwrap_or_else(|| name.to_string());
+        let qual = alias
+            .map(|a| ident_name(&a.name))
+            .unwrap_or_else(|| name.to_string());
         let n = cols.len();
         let node = PlanNode::new(NodeKind::SystemView(view), n, 1.0);
         return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
