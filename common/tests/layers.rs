@@ -71,7 +71,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "common/engine/src",
         &[
-            &["catalog", "replication", "standby_conflict"],
+            &["catalog", "statistics", "replication", "standby_conflict"],
             &["indexing"],
             &["xact", "twophase"],
             &["xact_redo"],
@@ -84,7 +84,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
             &["functions", "expr"],
             &["planner"],
             &["executor", "utility"],
-            &["copy", "ddl"],
+            &["copy", "ddl", "analyze"],
             &["session"],
         ],
     ),

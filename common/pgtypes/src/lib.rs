@@ -38,6 +38,7 @@ pub mod formatting;
 pub mod ids;
 pub mod interval;
 pub mod lsn;
+pub mod md5;
 pub mod numeric;
 pub mod sqltype;
 #[cfg(feature = "testutil")]

@@ -4049,5 +4049,5 @@ fn row_in_subquery(lhs: &ast::Expr, q: &ast::Query) -> PgResult<ast::Expr> {
          WHEN EXISTS (SELECT 1 {from} WHERE ({cmp}) IS NULL) THEN NULL::boolean \
          ELSE false END"
     );
-    crate::planner::parse_expr_text(&text)
+    crate::parser::parse_expr_text(&text)
 }

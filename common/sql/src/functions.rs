@@ -2273,7 +2273,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
         }
         Func::Ascii => Value::Int4(text_arg(&args[0]).chars().next().map_or(0, |c| c as i32)),
-        Func::Md5 => text(md5_hex(text_arg(&args[0]).as_bytes())),
+        Func::Md5 => text(pgtypes::md5::md5_hex(text_arg(&args[0]).as_bytes())),
         Func::Sign => match &args[0] {
             Value::Float8(f) => Value::Float8(if *f > 0.0 {
                 1.0
@@ -2549,80 +2549,6 @@ fn f64_at_scale(r: f64, scale: u16) -> PgResult<Numeric> {
             Err(_) => Numeric::from_f64(r)?.rescale(scale),
         },
         _ => Numeric::from_f64(r)?.rescale(scale),
-    }
-}
-
-/// MD5 digest of `data` as 32 lower-case hex digits (RFC 1321).
-pub fn md5_hex(data: &[u8]) -> String {
-    const S: [u32; 64] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5,
-        9, 14, 20, 5, 9, 14, 20, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 6, 10,
-        15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-    ];
-    let k: Vec<u32> = (0..64)
-        .map(|i| ((i as f64 + 1.0).sin().abs() * 4294967296.0) as u32)
-        .collect();
-    let mut a0: u32 = 0x67452301;
-    let mut b0: u32 = 0xefcdab89;
-    let mut c0: u32 = 0x98badcfe;
-    let mut d0: u32 = 0x10325476;
-    let mut msg = data.to_vec();
-    let bit_len = (data.len() as u64).wrapping_mul(8);
-    msg.push(0x80);
-    while msg.len() % 64 != 56 {
-        msg.push(0);
-    }
-    msg.extend_from_slice(&bit_len.to_le_bytes());
-    for chunk in msg.chunks(64) {
-        let mut m = [0u32; 16];
-        for (i, w) in m.iter_mut().enumerate() {
-            *w = u32::from_le_bytes([
-                chunk[4 * i],
-                chunk[4 * i + 1],
-                chunk[4 * i + 2],
-                chunk[4 * i + 3],
-            ]);
-        }
-        let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-        for i in 0..64 {
-            let (f, g) = match i / 16 {
-                0 => ((b & c) | (!b & d), i),
-                1 => ((d & b) | (!d & c), (5 * i + 1) % 16),
-                2 => (b ^ c ^ d, (3 * i + 5) % 16),
-                _ => (c ^ (b | !d), (7 * i) % 16),
-            };
-            let f = f.wrapping_add(a).wrapping_add(k[i]).wrapping_add(m[g]);
-            a = d;
-            d = c;
-            c = b;
-            b = b.wrapping_add(f.rotate_left(S[i]));
-        }
-        a0 = a0.wrapping_add(a);
-        b0 = b0.wrapping_add(b);
-        c0 = c0.wrapping_add(c);
-        d0 = d0.wrapping_add(d);
-    }
-    let mut out = String::with_capacity(32);
-    for w in [a0, b0, c0, d0] {
-        for byte in w.to_le_bytes() {
-            out.push_str(&format!("{byte:02x}"));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod md5_tests {
-    #[test]
-    fn rfc1321_vectors() {
-        assert_eq!(super::md5_hex(b""), "d41d8cd98f00b204e9800998ecf8427e");
-        assert_eq!(super::md5_hex(b"abc"), "900150983cd24fb0d6963f7d28e17f72");
-        assert_eq!(
-            super::md5_hex(
-                b"12345678901234567890123456789012345678901234567890123456789012345678901234567890"
-            ),
-            "57edf4a22be3c955ac49da2e2107b67a"
-        );
     }
 }
 

@@ -1584,6 +1584,16 @@ impl ParseCache {
     }
 }
 
+/// Parses an expression held as text: a stored column DEFAULT, or a
+/// row comparison the binder rewrites (`expr.rs`).
+pub fn parse_expr_text(text: &str) -> PgResult<sqlparser::ast::Expr> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| PgError::syntax(format!("invalid expression \"{text}\": {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

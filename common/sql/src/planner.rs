@@ -876,7 +876,7 @@ pub fn bind_defaults(table: &TableDef, params: &mut ParamTypes) -> PgResult<Vec<
         match &c.default {
             None => out.push(None),
             Some(text) => {
-                let ast = parse_expr_text(text)?;
+                let ast = crate::parser::parse_expr_text(text)?;
                 out.push(Some(bind_assign(
                     &ast,
                     &Scope::new(),
@@ -888,15 +888,6 @@ pub fn bind_defaults(table: &TableDef, params: &mut ParamTypes) -> PgResult<Vec<
         }
     }
     Ok(out)
-}
-
-/// Parses a stored expression (a column DEFAULT).
-pub fn parse_expr_text(text: &str) -> PgResult<ast::Expr> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|e| PgError::syntax(format!("invalid DEFAULT expression \"{text}\": {e}")))
 }
 
 fn plan_insert(
