@@ -130,7 +130,7 @@ pub async fn run(
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
             _ = shutdown.changed() => {}
-            _ = config.changed() => {}
+            _ = config_changed(&mut config) => {}
         }
         backoff = (backoff * 2).min(BACKOFF_MAX);
     }
@@ -388,7 +388,7 @@ async fn stream_once(
             c.map_err(|e| format!("could not connect to the primary server: {e}"))?
         }
         _ = shutdown.changed() => return Ok(()),
-        _ = config.changed() => return Ok(()),
+        _ = config_changed(config) => return Ok(()),
     };
     identify(db, writer, &mut client, cfg.target_timeline).await?;
     loop {
@@ -513,7 +513,7 @@ async fn stream_timeline(
                 let _ = client.send(FrontendMessage::CopyDone).await;
                 return Ok(None);
             }
-            _ = config.changed() => {
+            _ = config_changed(config) => {
                 // Re-pointed: this connection ends, `run` connects anew.
                 let _ = client.send(FrontendMessage::CopyDone).await;
                 return Ok(None);
@@ -635,5 +635,15 @@ mod tests {
             None,
             "off: only once"
         );
+    }
+}
+
+/// Resolves when the configuration is re-pointed (a reload changed
+/// `primary_conninfo` / `primary_slot_name`). A configuration whose
+/// sender is gone never changes again: pending forever, not a change
+/// every poll (which would reconnect in a loop).
+async fn config_changed(config: &mut watch::Receiver<ReceiverConfig>) {
+    if config.changed().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
