@@ -610,6 +610,16 @@ async fn read_next_timeline(client: &mut Client) -> Result<Option<(TimeLineId, L
     }
 }
 
+/// Resolves when the configuration is re-pointed (a reload changed
+/// `primary_conninfo` / `primary_slot_name`). A configuration whose
+/// sender is gone never changes again: pending forever, not a change
+/// every poll (which would reconnect in a loop).
+async fn config_changed(config: &mut watch::Receiver<ReceiverConfig>) {
+    if config.changed().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -635,15 +645,5 @@ mod tests {
             None,
             "off: only once"
         );
-    }
-}
-
-/// Resolves when the configuration is re-pointed (a reload changed
-/// `primary_conninfo` / `primary_slot_name`). A configuration whose
-/// sender is gone never changes again: pending forever, not a change
-/// every poll (which would reconnect in a loop).
-async fn config_changed(config: &mut watch::Receiver<ReceiverConfig>) {
-    if config.changed().await.is_err() {
-        std::future::pending::<()>().await;
     }
 }

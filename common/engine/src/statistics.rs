@@ -156,9 +156,9 @@ pub fn encode_stats(out: &mut String, st: &RelationStats) {
 
 /// Decodes the lines [`encode_stats`] wrote, `first` being the `relstats`
 /// line; consumes `rest` up to and including `end`. Never panics.
-pub fn decode_stats<'a>(
+pub fn decode_stats(
     first: &str,
-    rest: &mut dyn Iterator<Item = &'a str>,
+    rest: &mut dyn Iterator<Item = &str>,
 ) -> Result<RelationStats, String> {
     let f: Vec<&str> = first.split(' ').collect();
     let float = |s: &str| s.parse::<f64>().map_err(|_| format!("bad number {s:?}"));

@@ -3427,6 +3427,106 @@ impl Expr {
     }
 }
 
+/// `(a, b) = (c, d)` as `a = c AND b = d`, `<>` as `a <> c OR b <> d`,
+/// `<` as `a < c OR (a = c AND b < d)` (SQL's row comparison, NULLs
+/// included); None when not a row comparison.
+fn row_comparison(
+    left: &ast::Expr,
+    op: &ast::BinaryOperator,
+    right: &ast::Expr,
+) -> PgResult<Option<ast::Expr>> {
+    use ast::BinaryOperator as B;
+    let (ast::Expr::Tuple(l), ast::Expr::Tuple(r)) = (left, right) else {
+        return Ok(None);
+    };
+    if l.len() != r.len() {
+        return Err(PgError::syntax(
+            "unequal number of entries in row expressions",
+        ));
+    }
+    let pair = |a: &ast::Expr, op: B, b: &ast::Expr| {
+        ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
+            left: Box::new(a.clone()),
+            op,
+            right: Box::new(b.clone()),
+        }))
+    };
+    let join = match op {
+        B::Eq => B::And,
+        B::NotEq => B::Or,
+        B::Lt | B::LtEq | B::Gt | B::GtEq if !l.is_empty() => {
+            // Ordered: the first pair that is not equal decides (NULL if
+            // it compares NULL): a1 < b1 OR (a1 = b1 AND (… an <= bn)),
+            // the strict operator for every pair but the last.
+            let strict = match op {
+                B::Lt | B::LtEq => B::Lt,
+                _ => B::Gt,
+            };
+            let n = l.len();
+            let mut acc = pair(&l[n - 1], op.clone(), &r[n - 1]);
+            for i in (0..n - 1).rev() {
+                acc = ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
+                    left: Box::new(pair(&l[i], strict.clone(), &r[i])),
+                    op: B::Or,
+                    right: Box::new(ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
+                        left: Box::new(pair(&l[i], B::Eq, &r[i])),
+                        op: B::And,
+                        right: Box::new(acc),
+                    }))),
+                }));
+            }
+            return Ok(Some(acc));
+        }
+        other => {
+            return Err(PgError::unsupported(format!(
+                "row comparison with {other} is not supported"
+            )))
+        }
+    };
+    let mut out: Option<ast::Expr> = None;
+    for (a, b) in l.iter().zip(r) {
+        let c = ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
+            left: Box::new(a.clone()),
+            op: op.clone(),
+            right: Box::new(b.clone()),
+        }));
+        out = Some(match out {
+            None => c,
+            Some(prev) => ast::Expr::BinaryOp {
+                left: Box::new(prev),
+                op: join.clone(),
+                right: Box::new(c),
+            },
+        });
+    }
+    Ok(out.map(|e| ast::Expr::Nested(Box::new(e))))
+}
+
+/// `(a, b) IN (SELECT x, y …)` through EXISTS over the subquery as a
+/// derived table: true when a row matches, NULL when none does but some
+/// comparison is NULL, false otherwise — the IN sublink's three values.
+fn row_in_subquery(lhs: &ast::Expr, q: &ast::Query) -> PgResult<ast::Expr> {
+    let ast::Expr::Tuple(items) = lhs else {
+        return Err(PgError::internal("row IN without a row"));
+    };
+    let cols: Vec<String> = (1..=items.len())
+        .map(|i| format!("\"?rowin{i}\""))
+        .collect();
+    let cmp = items
+        .iter()
+        .zip(&cols)
+        .map(|(e, c)| format!("{c} = ({e})"))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let from = format!("FROM ({q}) AS \"?rowin\"({})", cols.join(", "));
+    let text = format!(
+        "CASE WHEN EXISTS (SELECT 1 {from} WHERE {cmp}) THEN true \
+         WHEN EXISTS (SELECT 1 {from} WHERE ({cmp}) IS NULL) THEN NULL::boolean \
+         ELSE false END"
+    );
+    crate::parser::parse_expr_text(&text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -3950,104 +4050,4 @@ mod tests {
         assert!(!like_match("abc", "a\\_c", false));
         assert!(like_match("mississippi", "%iss%ppi", false));
     }
-}
-
-/// `(a, b) = (c, d)` as `a = c AND b = d`, `<>` as `a <> c OR b <> d`,
-/// `<` as `a < c OR (a = c AND b < d)` (SQL's row comparison, NULLs
-/// included); None when not a row comparison.
-fn row_comparison(
-    left: &ast::Expr,
-    op: &ast::BinaryOperator,
-    right: &ast::Expr,
-) -> PgResult<Option<ast::Expr>> {
-    use ast::BinaryOperator as B;
-    let (ast::Expr::Tuple(l), ast::Expr::Tuple(r)) = (left, right) else {
-        return Ok(None);
-    };
-    if l.len() != r.len() {
-        return Err(PgError::syntax(
-            "unequal number of entries in row expressions",
-        ));
-    }
-    let pair = |a: &ast::Expr, op: B, b: &ast::Expr| {
-        ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
-            left: Box::new(a.clone()),
-            op,
-            right: Box::new(b.clone()),
-        }))
-    };
-    let join = match op {
-        B::Eq => B::And,
-        B::NotEq => B::Or,
-        B::Lt | B::LtEq | B::Gt | B::GtEq if !l.is_empty() => {
-            // Ordered: the first pair that is not equal decides (NULL if
-            // it compares NULL): a1 < b1 OR (a1 = b1 AND (… an <= bn)),
-            // the strict operator for every pair but the last.
-            let strict = match op {
-                B::Lt | B::LtEq => B::Lt,
-                _ => B::Gt,
-            };
-            let n = l.len();
-            let mut acc = pair(&l[n - 1], op.clone(), &r[n - 1]);
-            for i in (0..n - 1).rev() {
-                acc = ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
-                    left: Box::new(pair(&l[i], strict.clone(), &r[i])),
-                    op: B::Or,
-                    right: Box::new(ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
-                        left: Box::new(pair(&l[i], B::Eq, &r[i])),
-                        op: B::And,
-                        right: Box::new(acc),
-                    }))),
-                }));
-            }
-            return Ok(Some(acc));
-        }
-        other => {
-            return Err(PgError::unsupported(format!(
-                "row comparison with {other} is not supported"
-            )))
-        }
-    };
-    let mut out: Option<ast::Expr> = None;
-    for (a, b) in l.iter().zip(r) {
-        let c = ast::Expr::Nested(Box::new(ast::Expr::BinaryOp {
-            left: Box::new(a.clone()),
-            op: op.clone(),
-            right: Box::new(b.clone()),
-        }));
-        out = Some(match out {
-            None => c,
-            Some(prev) => ast::Expr::BinaryOp {
-                left: Box::new(prev),
-                op: join.clone(),
-                right: Box::new(c),
-            },
-        });
-    }
-    Ok(out.map(|e| ast::Expr::Nested(Box::new(e))))
-}
-
-/// `(a, b) IN (SELECT x, y …)` through EXISTS over the subquery as a
-/// derived table: true when a row matches, NULL when none does but some
-/// comparison is NULL, false otherwise — the IN sublink's three values.
-fn row_in_subquery(lhs: &ast::Expr, q: &ast::Query) -> PgResult<ast::Expr> {
-    let ast::Expr::Tuple(items) = lhs else {
-        return Err(PgError::internal("row IN without a row"));
-    };
-    let cols: Vec<String> = (1..=items.len())
-        .map(|i| format!("\"?rowin{i}\""))
-        .collect();
-    let cmp = items
-        .iter()
-        .zip(&cols)
-        .map(|(e, c)| format!("{c} = ({e})"))
-        .collect::<Vec<_>>()
-        .join(" AND ");
-    let from = format!("FROM ({q}) AS \"?rowin\"({})", cols.join(", "));
-    let text = format!(
-        "CASE WHEN EXISTS (SELECT 1 {from} WHERE {cmp}) THEN true \
-         WHEN EXISTS (SELECT 1 {from} WHERE ({cmp}) IS NULL) THEN NULL::boolean \
-         ELSE false END"
-    );
-    crate::parser::parse_expr_text(&text)
 }
