@@ -13,63 +13,18 @@
 //! the rows or the SQLSTATE: a query without a top-level ORDER BY is
 //! compared as a multiset, since its row order is not defined.
 
+mod support;
+
 use std::sync::Arc;
 
 use common::node::Node;
 use engine::Role;
 use pgtypes::config::Config;
-use pgtypes::error::{PgError, PgResult};
-use pgtypes::value::Value;
-use server::backend::{ExecOutcome, ResultSink};
 use sql::session::Session;
-
-#[derive(Default)]
-struct Sink {
-    rows: Vec<String>,
-}
-
-impl ResultSink for Sink {
-    fn row(&mut self, values: &[Value]) -> PgResult<()> {
-        let cells: Vec<String> = values
-            .iter()
-            .map(|v| {
-                if v.is_null() {
-                    "NULL".to_string()
-                } else {
-                    v.to_text_string()
-                }
-            })
-            .collect();
-        self.rows.push(cells.join("|"));
-        Ok(())
-    }
-    fn notice(&mut self, _notice: PgError) {}
-    fn parameter_status(&mut self, _name: &str, _value: &str) {}
-    fn copy_out_start(&mut self, _columns: usize) {}
-    fn copy_data(&mut self, _data: &[u8]) {}
-}
 
 /// Rows of a simple Query of one statement, or `ERROR <sqlstate>`.
 fn run(s: &mut Session, sql: &str) -> Vec<String> {
-    let stmts = match s.prepare(sql, &[]) {
-        Ok(v) => v,
-        Err(e) => {
-            s.on_error();
-            return vec![format!("ERROR {}", e.code)];
-        }
-    };
-    let mut sink = Sink::default();
-    for st in &stmts {
-        match s.execute(st, &[], &mut sink) {
-            Ok(ExecOutcome::Complete(_)) => {}
-            Ok(_) => panic!("{sql}: unexpected outcome"),
-            Err(e) => {
-                s.on_error();
-                return vec![format!("ERROR {}", e.code)];
-            }
-        }
-    }
-    sink.rows
+    support::run(s, sql, |e| format!("ERROR {}", e.code))
 }
 
 fn open_node() -> (tempfile::TempDir, Arc<Node>) {

@@ -17,64 +17,18 @@
 //! numeric scales of extract and avg, to_char padding) or an error with
 //! another message.
 
+mod support;
+
 use std::sync::Arc;
 
 use common::node::Node;
 use engine::Role;
 use pgtypes::config::Config;
-use pgtypes::error::{PgError, PgResult};
-use pgtypes::value::Value;
-use server::backend::{ExecOutcome, ResultSink};
 use sql::session::Session;
-
-#[derive(Default)]
-struct Sink {
-    rows: Vec<String>,
-}
-
-impl ResultSink for Sink {
-    fn row(&mut self, values: &[Value]) -> PgResult<()> {
-        let cols: Vec<String> = values
-            .iter()
-            .map(|v| {
-                if v.is_null() {
-                    "NULL".to_string()
-                } else {
-                    v.to_text_string()
-                }
-            })
-            .collect();
-        self.rows.push(cols.join("|"));
-        Ok(())
-    }
-    fn notice(&mut self, _notice: PgError) {}
-    fn parameter_status(&mut self, _name: &str, _value: &str) {}
-    fn copy_out_start(&mut self, _columns: usize) {}
-    fn copy_data(&mut self, _data: &[u8]) {}
-}
 
 /// Runs one statement as a simple Query; its rows or `ERROR: message`.
 fn run(s: &mut Session, sql: &str) -> Vec<String> {
-    let stmts = match s.prepare(sql, &[]) {
-        Ok(v) => v,
-        Err(e) => {
-            s.on_error();
-            return vec![format!("ERROR: {}", e.message)];
-        }
-    };
-    let mut out = Vec::new();
-    for st in &stmts {
-        let mut sink = Sink::default();
-        match s.execute(st, &[], &mut sink) {
-            Ok(ExecOutcome::Complete(_)) => out.extend(sink.rows),
-            Ok(_) => panic!("{sql}: unexpected outcome"),
-            Err(e) => {
-                s.on_error();
-                return vec![format!("ERROR: {}", e.message)];
-            }
-        }
-    }
-    out
+    support::run(s, sql, |e| format!("ERROR: {}", e.message))
 }
 
 /// expected.out as (query, expected lines) pairs, in file order.
