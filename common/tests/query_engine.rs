@@ -37,16 +37,7 @@ fn open_node() -> (tempfile::TempDir, Arc<Node>) {
 
 /// (query, expected lines) from expected.out.
 fn expected() -> Vec<(String, Vec<String>)> {
-    let text = include_str!("query_engine/expected.out");
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for line in text.lines() {
-        if let Some(q) = line.strip_prefix("-- ") {
-            out.push((q.to_string(), Vec::new()));
-        } else if let Some(last) = out.last_mut() {
-            last.1.push(line.to_string());
-        }
-    }
-    out
+    support::parse_expected(include_str!("query_engine/expected.out"))
 }
 
 #[test]

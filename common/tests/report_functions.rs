@@ -33,16 +33,7 @@ fn run(s: &mut Session, sql: &str) -> Vec<String> {
 
 /// expected.out as (query, expected lines) pairs, in file order.
 fn expected() -> Vec<(String, Vec<String>)> {
-    let text = include_str!("report_functions/expected.out");
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for line in text.lines() {
-        if let Some(q) = line.strip_prefix("-- ") {
-            out.push((q.to_string(), Vec::new()));
-        } else if let Some(last) = out.last_mut() {
-            last.1.push(line.to_string());
-        }
-    }
-    out
+    support::parse_expected(include_str!("report_functions/expected.out"))
 }
 
 #[test]

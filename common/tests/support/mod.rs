@@ -58,3 +58,17 @@ pub fn run(s: &mut Session, sql: &str, error: fn(&PgError) -> String) -> Vec<Str
     }
     sink.rows
 }
+
+/// An `expected.out` as (query, expected lines) pairs in file order: a
+/// line `-- query` opens a pair, the lines after it are its rows.
+pub fn parse_expected(text: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for line in text.lines() {
+        if let Some(q) = line.strip_prefix("-- ") {
+            out.push((q.to_string(), Vec::new()));
+        } else if let Some(last) = out.last_mut() {
+            last.1.push(line.to_string());
+        }
+    }
+    out
+}
