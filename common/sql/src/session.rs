@@ -891,6 +891,26 @@ impl Session {
         (ms > 0).then(|| Duration::from_millis(ms as u64))
     }
 
+    /// The executor context of a statement of this session.
+    fn ectx<'a>(
+        &'a mut self,
+        db: &'a Engine,
+        params: &'a [Value],
+        deadline: Option<Instant>,
+    ) -> Ectx<'a> {
+        Ectx::new(
+            db,
+            &mut self.xact,
+            &self.cancel,
+            params,
+            &self.settings,
+            self.stmt_ts,
+            self.xact_ts,
+            deadline,
+            self.backend_pid,
+        )
+    }
+
     fn deadline(&self) -> Option<Instant> {
         let ms = self.statement_timeout_ms;
         (ms > 0).then(|| Instant::now() + Duration::from_millis(ms as u64))
@@ -1429,17 +1449,7 @@ impl Session {
         let db = self.db.clone();
         let vis = Vis::take(&mut self.xact);
         let deadline = self.deadline();
-        let mut ec = Ectx::new(
-            &db,
-            &mut self.xact,
-            &self.cancel,
-            params,
-            &self.settings,
-            self.stmt_ts,
-            self.xact_ts,
-            deadline,
-            self.backend_pid,
-        );
+        let mut ec = self.ectx(&db, params, deadline);
         ec.snapshot = Some(vis.snapshot.clone());
         let tag = match &planned.plan {
             Plan::Query(q) => {
@@ -1532,17 +1542,7 @@ impl Session {
                         (Some(qp), names, None)
                     }
                 };
-                let mut ec = Ectx::new(
-                    &db,
-                    &mut self.xact,
-                    &self.cancel,
-                    &[],
-                    &self.settings,
-                    self.stmt_ts,
-                    self.xact_ts,
-                    deadline,
-                    self.backend_pid,
-                );
+                let mut ec = self.ectx(&db, &[], deadline);
                 ec.snapshot = Some(vis.snapshot.clone());
                 sink.copy_out_start(names.len());
                 if c.header {
@@ -1596,17 +1596,7 @@ impl Session {
         let db = self.db.clone();
         let deadline = self.deadline();
         let r = {
-            let mut ec = Ectx::new(
-                &db,
-                &mut self.xact,
-                &self.cancel,
-                &[],
-                &self.settings,
-                self.stmt_ts,
-                self.xact_ts,
-                deadline,
-                self.backend_pid,
-            );
+            let mut ec = self.ectx(&db, &[], deadline);
             ec.check_interrupts()
                 .and_then(|_| state.feed(&mut ec, data))
         };
@@ -1629,17 +1619,7 @@ impl Session {
         let db = self.db.clone();
         let deadline = self.deadline();
         let r = {
-            let mut ec = Ectx::new(
-                &db,
-                &mut self.xact,
-                &self.cancel,
-                &[],
-                &self.settings,
-                self.stmt_ts,
-                self.xact_ts,
-                deadline,
-                self.backend_pid,
-            );
+            let mut ec = self.ectx(&db, &[], deadline);
             state.finish(&mut ec)
         };
         match r {
@@ -1721,17 +1701,7 @@ impl Session {
         let deadline = self.deadline();
         for (table, cols) in targets {
             let stats = {
-                let mut ec = Ectx::new(
-                    &db,
-                    &mut self.xact,
-                    &self.cancel,
-                    &[],
-                    &self.settings,
-                    self.stmt_ts,
-                    self.xact_ts,
-                    deadline,
-                    self.backend_pid,
-                );
+                let mut ec = self.ectx(&db, &[], deadline);
                 let _lock = table.lock.shared();
                 table.check_not_dropped()?;
                 crate::analyze::analyze_table(&mut ec, &vis, &table, &cols, target)?
