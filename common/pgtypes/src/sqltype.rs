@@ -77,6 +77,62 @@ pub enum SqlType {
     Array(ArrayElem),
     /// A literal or parameter whose type is not known yet (705).
     Unknown,
+    /// An OID alias type (`regclass`, `regtype`, …): an OID whose text form
+    /// is the object's name. The value is a `Value::Oid`; converting to and
+    /// from names needs the catalog, so the SQL layer does it (casts and
+    /// result rows), not this crate.
+    Reg(RegKind),
+}
+
+/// Which OID alias type a [`SqlType::Reg`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegKind {
+    /// regclass (2205): a relation.
+    Class,
+    /// regtype (2206): a type.
+    Type,
+    /// regproc (24): a function by name.
+    Proc,
+    /// regprocedure (2202): a function with its argument types.
+    Procedure,
+    /// regnamespace (4089): a schema.
+    Namespace,
+    /// regrole (4096): a role.
+    Role,
+}
+
+impl RegKind {
+    /// The type's OID.
+    pub fn oid(self) -> Oid {
+        match self {
+            RegKind::Class => 2205,
+            RegKind::Type => 2206,
+            RegKind::Proc => 24,
+            RegKind::Procedure => 2202,
+            RegKind::Namespace => 4089,
+            RegKind::Role => 4096,
+        }
+    }
+    /// pg_type.typname.
+    pub fn typname(self) -> &'static str {
+        match self {
+            RegKind::Class => "regclass",
+            RegKind::Type => "regtype",
+            RegKind::Proc => "regproc",
+            RegKind::Procedure => "regprocedure",
+            RegKind::Namespace => "regnamespace",
+            RegKind::Role => "regrole",
+        }
+    }
+    /// Every kind.
+    pub const ALL: [RegKind; 6] = [
+        RegKind::Class,
+        RegKind::Type,
+        RegKind::Proc,
+        RegKind::Procedure,
+        RegKind::Namespace,
+        RegKind::Role,
+    ];
 }
 
 /// The element type of an array type. Kept as its own small enum so
@@ -284,6 +340,7 @@ impl SqlType {
             SqlType::Interval => 1186,
             SqlType::Array(e) => e.array_oid(),
             SqlType::Unknown => 705,
+            SqlType::Reg(k) => k.oid(),
         }
     }
 
@@ -311,6 +368,9 @@ impl SqlType {
             5069 => SqlType::Xid8,
             28 => SqlType::Xid,
             705 => SqlType::Unknown,
+            o if RegKind::ALL.iter().any(|k| k.oid() == o) => {
+                SqlType::Reg(*RegKind::ALL.iter().find(|k| k.oid() == o)?)
+            }
             1082 => SqlType::Date,
             1186 => SqlType::Interval,
             o => SqlType::Array(ArrayElem::from_array_oid(o)?),
@@ -336,7 +396,7 @@ impl SqlType {
         match self {
             SqlType::Bool => 1,
             SqlType::Int2 => 2,
-            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Date => 4,
+            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Date | SqlType::Reg(_) => 4,
             SqlType::Interval => 16,
             SqlType::Int8
             | SqlType::Float8
@@ -431,6 +491,7 @@ impl SqlType {
             SqlType::Interval => "interval",
             SqlType::Array(e) => e.pg_array_name(),
             SqlType::Unknown => "unknown",
+            SqlType::Reg(k) => k.typname(),
         }
     }
 
@@ -473,6 +534,7 @@ impl SqlType {
             SqlType::Interval => "interval",
             SqlType::Array(e) => e.array_typname(),
             SqlType::Unknown => "unknown",
+            SqlType::Reg(k) => k.typname(),
         }
     }
 
@@ -480,6 +542,7 @@ impl SqlType {
     /// `timestamptz`, `pg_lsn` …), case-insensitive. None if unknown.
     pub fn from_name(name: &str) -> Option<SqlType> {
         let lower = name.trim().to_ascii_lowercase();
+        let lower = lower.strip_prefix("pg_catalog.").unwrap_or(&lower).to_string();
         if let Some(elem) = lower.strip_suffix("[]") {
             return SqlType::from_name(elem)?.array_of();
         }
@@ -511,6 +574,12 @@ impl SqlType {
             "unknown" => SqlType::Unknown,
             "date" => SqlType::Date,
             "interval" => SqlType::Interval,
+            "regclass" => SqlType::Reg(RegKind::Class),
+            "regtype" => SqlType::Reg(RegKind::Type),
+            "regproc" => SqlType::Reg(RegKind::Proc),
+            "regprocedure" => SqlType::Reg(RegKind::Procedure),
+            "regnamespace" => SqlType::Reg(RegKind::Namespace),
+            "regrole" => SqlType::Reg(RegKind::Role),
             _ => return None,
         })
     }
@@ -607,8 +676,17 @@ impl SqlType {
                 })?
             }
             DataType::Custom(name, mods) => {
+                // `pg_catalog.int4`: built-in types live in pg_catalog.
+                let schema_ok = match name.0.as_slice() {
+                    [_] => true,
+                    [s, _] => s.value == "pg_catalog",
+                    _ => false,
+                };
                 let n = name.to_string();
-                let n = n.trim_matches('"');
+                let n = match name.0.last() {
+                    Some(last) if schema_ok => last.value.as_str(),
+                    _ => n.as_str(),
+                };
                 let ty = SqlType::from_name(n).ok_or_else(|| {
                     PgError::new(
                         sqlstate::UNDEFINED_OBJECT,

@@ -537,6 +537,16 @@ impl Value {
                 Value::Int4(parse_int(ty, s, i32::MIN as i64, i32::MAX as i64)? as i32)
             }
             SqlType::Int8 => Value::Int8(parse_int(ty, s, i64::MIN, i64::MAX)?),
+            SqlType::Reg(_) => {
+                // Without the catalog only the numeric form and `-`
+                // (InvalidOid); the SQL layer resolves names.
+                let t = s.trim();
+                if t == "-" {
+                    Value::Oid(0)
+                } else {
+                    Value::Oid(t.parse::<u32>().map_err(|_| invalid_syntax(ty, s))?)
+                }
+            }
             SqlType::Oid => {
                 // oidin accepts negative values (wrapping) like PostgreSQL.
                 let v = parse_int(ty, s, i32::MIN as i64, u32::MAX as i64)?;
@@ -614,7 +624,7 @@ impl Value {
             SqlType::Int2 => Value::Int2(i16::from_be_bytes(fixed(b)?)),
             SqlType::Int4 => Value::Int4(i32::from_be_bytes(fixed(b)?)),
             SqlType::Int8 => Value::Int8(i64::from_be_bytes(fixed(b)?)),
-            SqlType::Oid => Value::Oid(u32::from_be_bytes(fixed(b)?)),
+            SqlType::Oid | SqlType::Reg(_) => Value::Oid(u32::from_be_bytes(fixed(b)?)),
             SqlType::Xid8 => Value::Xid8(u64::from_be_bytes(fixed(b)?)),
             SqlType::Xid => Value::Xid(u32::from_be_bytes(fixed(b)?)),
             SqlType::Float8 => {
@@ -936,6 +946,7 @@ pub fn can_cast(from: SqlType, to: SqlType) -> bool {
         (Bool, Int4) | (Int4, Bool) => true,
         (Timestamp, TimestampTz) | (TimestampTz, Timestamp) => true,
         (Int2 | Int4 | Int8, Oid) | (Oid, Int4 | Int8) => true,
+        (Int2 | Int4 | Int8 | Oid | Reg(_), Reg(_)) | (Reg(_), Oid | Int4 | Int8) => true,
         (Xid8, Int8) => false,
         (Xid8, Xid) => true,
         (Numeric(_), PgLsn) => true,
@@ -1016,13 +1027,13 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
     Ok(match (v, to) {
         (
             Value::Int2(_) | Value::Int4(_) | Value::Int8(_),
-            T::Int2 | T::Int4 | T::Int8 | T::Oid,
+            T::Int2 | T::Int4 | T::Int8 | T::Oid | T::Reg(_),
         ) => {
             let i = v.as_i64().unwrap_or(0);
             match to {
                 T::Int2 => Value::Int2(check_i16(i)?),
                 T::Int4 => Value::Int4(check_i32(i)?),
-                T::Oid => Value::Oid(
+                T::Oid | T::Reg(_) => Value::Oid(
                     u32::try_from(i)
                         .or_else(|_| i32::try_from(i).map(|x| x as u32))
                         .map_err(|_| {
@@ -1034,7 +1045,7 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
         }
         (Value::Oid(o), T::Int4) => Value::Int4(*o as i32),
         (Value::Oid(o), T::Int8) => Value::Int8(*o as i64),
-        (Value::Oid(_), T::Oid) => v.clone(),
+        (Value::Oid(_), T::Oid | T::Reg(_)) => v.clone(),
         (Value::Int2(_) | Value::Int4(_) | Value::Int8(_), T::Float8) => {
             Value::Float8(v.as_i64().unwrap_or(0) as f64)
         }

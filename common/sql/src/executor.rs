@@ -85,7 +85,8 @@ use engine::indexing::{header_dead_to_all, index_key};
 use engine::xact::{IsolationLevel, Xact};
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
-use pgtypes::sqltype::SqlType;
+use pgtypes::sqltype::{RegKind, SqlType};
+use server::backend::FieldDescription;
 use pgtypes::value::{cast_assign, PgSnapshot, Value};
 use pgtypes::{CommandId, ItemPointer, TransactionId};
 use storage::heapam::{DirtyState, TmResult};
@@ -143,6 +144,10 @@ pub trait SettingsView {
     fn get_setting(&self, name: &str) -> Option<String>;
     /// `lock_timeout`, when set (not 0).
     fn lock_timeout(&self) -> Option<Duration>;
+    /// Every setting: (name, value, description), as `SHOW ALL` lists them.
+    fn show_all(&self) -> Vec<(String, String, String)> {
+        Vec::new()
+    }
 }
 
 /// The mutable side of a running statement (see the module doc).
@@ -171,6 +176,7 @@ pub struct Ectx<'a> {
     /// (installed by [`run_query`] when its plan has any).
     pub query: Option<Box<subplan::QueryState>>,
     ticks: u32,
+    catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
 
 impl<'a> Ectx<'a> {
@@ -200,7 +206,23 @@ impl<'a> Ectx<'a> {
             snapshot: None,
             query: None,
             ticks: 0,
+            catalog_snapshot: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The statement's catalog snapshot (`crate::pgcatalog`), taken on
+    /// first use: every catalog relation and function of one statement
+    /// sees the same catalog.
+    pub fn pg_catalog(&self) -> Arc<crate::pgcatalog::CatalogSnapshot> {
+        self.catalog_snapshot
+            .get_or_init(|| {
+                Arc::new(crate::pgcatalog::CatalogSnapshot::take(
+                    self.db,
+                    self.xact.own().xids,
+                    self.db.clog(),
+                ))
+            })
+            .clone()
     }
 
     /// Raises 57014 when canceled or past statement_timeout.
@@ -347,27 +369,21 @@ impl EvalContext for Ectx<'_> {
             std::thread::sleep(std::time::Duration::from_millis(10));
         })
     }
-    fn relation_size(&self, name: &str) -> PgResult<i64> {
-        // regclass input: an unquoted name folds to lower case.
-        let key = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
-            Some(quoted) => quoted.to_string(),
-            None => name.to_ascii_lowercase(),
-        };
-        let key = key.strip_prefix("public.").unwrap_or(&key);
+    fn relation_size(&self, oid: u32) -> PgResult<Option<i64>> {
         // Another transaction's uncommitted table does not exist here.
-        let Some(t) = self
-            .db
-            .catalog()
-            .view(self.xact.own().xids, self.db.clog())
-            .get(key)
-        else {
-            return Err(PgError::new(
-                sqlstate::UNDEFINED_TABLE,
-                format!("relation \"{name}\" does not exist"),
-            ));
-        };
-        let blocks = self.db.heap().nblocks(t.rel)?;
-        Ok(i64::from(blocks) * pgtypes::BLCKSZ as i64)
+        let snap = self.pg_catalog();
+        Ok(match snap.relation(oid) {
+            Some(crate::pgcatalog::RelRef::Table(t)) => {
+                let blocks = self.db.heap().nblocks(t.rel)?;
+                Some(i64::from(blocks) * pgtypes::BLCKSZ as i64)
+            }
+            // Indexes live in memory; catalogs are projections.
+            Some(_) => Some(0),
+            None => None,
+        })
+    }
+    fn pg_catalog(&self) -> Option<Arc<crate::pgcatalog::CatalogSnapshot>> {
+        Some(Ectx::pg_catalog(self))
     }
     fn wal_lsn(&self, which: crate::functions::WalLsnKind) -> PgResult<Option<u64>> {
         self.db.replication().wal_lsn(which)
@@ -560,6 +576,32 @@ pub fn run_query<'a>(
         ec.query = s;
     }
     result
+}
+
+/// The result columns of an OID alias type (`regclass` …): their values
+/// are OIDs and print as names (see [`print_reg_columns`]).
+pub fn reg_columns(cols: &[FieldDescription]) -> Vec<(usize, RegKind)> {
+    cols.iter()
+        .enumerate()
+        .filter_map(|(i, c)| match c.ty {
+            SqlType::Reg(k) => Some((i, k)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A result row with its OID alias columns replaced by their names: the
+/// output function of those types, which needs the catalog.
+pub fn print_reg_columns(ec: &Ectx<'_>, regs: &[(usize, RegKind)], row: &[Value]) -> Vec<Value> {
+    let snap = ec.pg_catalog();
+    let mut out = row.to_vec();
+    for &(i, kind) in regs {
+        if let Some(Value::Oid(o)) = out.get(i) {
+            let name = crate::pgcatalog::reg_out(&snap, kind, *o);
+            out[i] = Value::text(&name);
+        }
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------

@@ -42,6 +42,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::functions::{self, AggFunc, Func};
+use crate::pgcatalog::functions::CatFunc;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::numeric::Numeric;
 use pgtypes::sqltype::SqlType;
@@ -721,6 +722,9 @@ fn try_coerce(
                 }
             }
             Expr::Const(Value::Null) => Expr::Const(Value::Null),
+            e @ Expr::Const(Value::Text(_)) if matches!(target, SqlType::Reg(_)) => {
+                reg_in_expr(e, target)
+            }
             Expr::Const(Value::Text(s)) => Expr::Const(Value::from_text(target, &s)?),
             other => Expr::Cast {
                 arg: Box::new(other),
@@ -743,6 +747,23 @@ fn try_coerce(
         return Ok(None);
     }
     Ok(Some(fold_cast(b.expr, target, mode)?))
+}
+
+/// Text → an OID alias type (`'accounts'::regclass`): a number folds
+/// now; a name is looked up in the catalog when the statement runs.
+fn reg_in_expr(e: Expr, target: SqlType) -> Expr {
+    let SqlType::Reg(kind) = target else {
+        return e;
+    };
+    if let Expr::Const(Value::Text(s)) = &e {
+        if let Ok(v) = Value::from_text(target, s) {
+            return Expr::Const(v);
+        }
+    }
+    Expr::Func {
+        func: Func::Catalog(CatFunc::RegIn(kind)),
+        args: vec![e],
+    }
 }
 
 /// PostgreSQL's assignment-only casts among our types.
@@ -1877,6 +1898,32 @@ impl Binder<'_> {
     }
 
     fn explicit_cast(&mut self, b: BoundExpr, to: SqlType) -> PgResult<BoundExpr> {
+        // The OID alias types convert to and from names through the catalog.
+        if let SqlType::Reg(_) = to {
+            let literal = b.ty == SqlType::Unknown && matches!(b.expr, Expr::Const(_));
+            if literal || b.ty.is_text_like() {
+                return Ok(BoundExpr {
+                    expr: reg_in_expr(b.expr, to),
+                    ty: to,
+                });
+            }
+        }
+        let b = match b.ty {
+            SqlType::Reg(kind) if to.is_text_like() => {
+                let named = BoundExpr {
+                    expr: Expr::Func {
+                        func: Func::Catalog(CatFunc::RegOut(kind)),
+                        args: vec![b.expr],
+                    },
+                    ty: SqlType::Text,
+                };
+                if to == SqlType::Text {
+                    return Ok(named);
+                }
+                named
+            }
+            _ => b,
+        };
         if b.ty == SqlType::Unknown {
             if let Expr::Param(i) = b.expr {
                 let pt = param_type_for(to);

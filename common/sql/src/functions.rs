@@ -25,7 +25,7 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::formatting;
 use pgtypes::interval::{self, Interval};
 use pgtypes::numeric::Numeric;
-use pgtypes::sqltype::{ArrayElem, SqlType};
+use pgtypes::sqltype::{ArrayElem, RegKind, SqlType};
 use pgtypes::timestamp::{self as ts_fields, TimeKind};
 use pgtypes::value::{cmp_sql, PgSnapshot, Value};
 
@@ -100,13 +100,16 @@ pub trait EvalContext {
         let _ = (wait, wait_seconds);
         Err(not_in_recovery())
     }
-    /// pg_relation_size(name): bytes of the relation's main fork; 42P01 if
-    /// there is no such relation.
-    fn relation_size(&self, name: &str) -> PgResult<i64> {
-        Err(PgError::new(
-            sqlstate::UNDEFINED_TABLE,
-            format!("relation \"{name}\" does not exist"),
-        ))
+    /// pg_relation_size(regclass): bytes of the relation's main fork; NULL
+    /// (None) if there is no relation with that OID, as in PostgreSQL.
+    fn relation_size(&self, oid: u32) -> PgResult<Option<i64>> {
+        let _ = oid;
+        Ok(None)
+    }
+    /// The statement's view of the catalog (`crate::pgcatalog`); None
+    /// outside a session.
+    fn pg_catalog(&self) -> Option<Arc<crate::pgcatalog::CatalogSnapshot>> {
+        None
     }
     /// WAL positions for the pg_*_lsn() functions; None returns NULL.
     /// On a standby `Current`/`Insert`/`Flush` should raise 55000
@@ -286,6 +289,8 @@ pub enum Func {
     PgPromote,
     /// pg_reload_conf() → bool
     PgReloadConf,
+    /// A catalog function (`crate::pgcatalog::functions`).
+    Catalog(crate::pgcatalog::functions::CatFunc),
     /// pg_relation_size(regclass) / pg_table_size → int8: bytes of the main
     /// fork (the bench's table MB/s)
     PgRelationSize,
@@ -1018,6 +1023,8 @@ pub fn can_coerce_implicit(from: SqlType, to: SqlType) -> bool {
             | (T::Date, T::Timestamp | T::TimestampTz)
             | (T::Int2 | T::Int4 | T::Int8, T::Oid)
             | (T::Xid8, T::Xid8)
+            | (T::Int2 | T::Int4 | T::Int8 | T::Oid, T::Reg(_))
+            | (T::Reg(_), T::Oid)
     )
 }
 
@@ -1060,6 +1067,11 @@ pub fn common_type(types: &[SqlType]) -> Option<SqlType> {
                     (SqlType::Date, SqlType::Timestamp) | (SqlType::Timestamp, SqlType::Date)
                 ) {
                     SqlType::Timestamp
+                } else if matches!(
+                    (c, t),
+                    (SqlType::Reg(_), SqlType::Oid) | (SqlType::Oid, SqlType::Reg(_))
+                ) {
+                    SqlType::Oid
                 } else {
                     return None;
                 }
@@ -1092,6 +1104,9 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         })
     };
     let none = |func: Func, ret: SqlType| sig(func, &[], ret);
+    if let Some(s) = crate::pgcatalog::functions::resolve(name, args) {
+        return Ok(s);
+    }
     // Numeric functions choose their signature from the argument's category.
     let num_arg = |allow_int: bool| -> Option<SqlType> {
         match args.first().copied() {
@@ -1226,7 +1241,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_promote" if n <= 2 => sig(Func::PgPromote, &[T::Bool, T::Int4][..n], T::Bool),
         "pg_reload_conf" => none(Func::PgReloadConf, T::Bool),
         "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" if n == 1 => {
-            sig(Func::PgRelationSize, &[T::Text], T::Int8)
+            sig(Func::PgRelationSize, &[T::Reg(RegKind::Class)], T::Int8)
         }
         "current_setting" if n == 1 => sig(Func::CurrentSetting, &[T::Text], T::Text),
         "current_setting" => sig(Func::CurrentSettingMissingOk, &[T::Text, T::Bool], T::Text),
@@ -1500,6 +1515,7 @@ fn float_result(f: f64) -> PgResult<Value> {
 pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<Value> {
     // Non-strict functions first.
     match func {
+        Func::Catalog(f) => return crate::pgcatalog::functions::call(f, args, ctx),
         Func::MakeArray(elem) => return Ok(array_value(elem, args.to_vec())),
         Func::ArrayCmp { op, all } => return Ok(array_compare(op, all, &args[0], &args[1])),
         Func::ArrayAppend | Func::ArrayPrepend | Func::ArrayCat => {
@@ -1795,7 +1811,10 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             };
             Value::Bool(ctx.promote(wait, secs)?)
         }
-        Func::PgRelationSize => Value::Int8(ctx.relation_size(text_arg(&args[0]))?),
+        Func::PgRelationSize => match &args[0] {
+            Value::Oid(o) => ctx.relation_size(*o)?.map_or(Value::Null, Value::Int8),
+            _ => Value::Null,
+        },
         Func::CurrentSetting => {
             let name = text_arg(&args[0]).to_ascii_lowercase();
             match ctx.setting(&name) {
@@ -2293,7 +2312,8 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             };
             text(format!("{:x}", v))
         }
-        Func::Coalesce
+        Func::Catalog(_)
+        | Func::Coalesce
         | Func::Concat
         | Func::Greatest
         | Func::Least

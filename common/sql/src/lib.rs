@@ -7,6 +7,7 @@ pub mod executor;
 pub mod expr;
 pub mod functions;
 pub mod parser;
+pub mod pgcatalog;
 pub mod planner;
 pub mod regexp;
 pub mod roles;

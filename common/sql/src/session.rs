@@ -1453,7 +1453,14 @@ impl Session {
         ec.snapshot = Some(vis.snapshot.clone());
         let tag = match &planned.plan {
             Plan::Query(q) => {
-                let n = run_query(&mut ec, &vis, q, &mut |_, row| sink.row(row))?;
+                let regs = crate::executor::reg_columns(&q.columns);
+                let n = run_query(&mut ec, &vis, q, &mut |ec, row| {
+                    if regs.is_empty() {
+                        sink.row(row)
+                    } else {
+                        sink.row(&crate::executor::print_reg_columns(ec, &regs, row))
+                    }
+                })?;
                 format!("SELECT {n}")
             }
             p => {
@@ -1552,8 +1559,14 @@ impl Session {
                 let mut n = 0u64;
                 match (plan, table) {
                     (Some(qp), _) => {
-                        n = run_query(&mut ec, &vis, &qp, &mut |_, row| {
-                            format_row(row, c, &mut line);
+                        let regs = crate::executor::reg_columns(&qp.columns);
+                        n = run_query(&mut ec, &vis, &qp, &mut |ec, row| {
+                            if regs.is_empty() {
+                                format_row(row, c, &mut line);
+                            } else {
+                                let row = crate::executor::print_reg_columns(ec, &regs, row);
+                                format_row(&row, c, &mut line);
+                            }
                             sink.copy_data(&line);
                             Ok(())
                         })?;

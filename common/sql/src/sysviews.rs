@@ -14,32 +14,131 @@ use std::sync::Arc;
 
 use engine::replication::{ReplicationState, LAG_UNKNOWN};
 use engine::Engine;
+
+use crate::executor::Ectx;
+use crate::pgcatalog::defs as d;
+use crate::pgcatalog::rows as r;
 use pgtypes::lsn::Lsn;
 use pgtypes::numeric::Numeric;
 use pgtypes::sqltype::SqlType as T;
 use pgtypes::value::Value;
 
-/// One system view.
+/// One system relation: a view, or one of PostgreSQL's catalogs
+/// (`crate::pgcatalog`).
 #[derive(Debug)]
 pub struct SystemView {
     /// Its name.
     pub name: &'static str,
+    /// Its OID (PostgreSQL's for its catalogs and views; hotpair's own
+    /// views from 12900 up).
+    pub oid: u32,
     /// Its columns, in order.
     pub columns: &'static [(&'static str, T)],
-    rows: fn(&Engine) -> Vec<Vec<Value>>,
+    rows: fn(&Ectx<'_>) -> Vec<Vec<Value>>,
 }
 
 impl SystemView {
     /// The view's rows now.
-    pub fn rows(&self, engine: &Engine) -> Vec<Vec<Value>> {
-        (self.rows)(engine)
+    pub fn rows(&self, ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+        (self.rows)(ec)
+    }
+
+    /// pg_class.relkind: `r` for PostgreSQL's catalogs (OIDs below 10000
+    /// are catalog tables), `v` for views.
+    pub fn relkind(&self) -> &'static str {
+        if self.oid < 10000 {
+            "r"
+        } else {
+            "v"
+        }
     }
 }
 
 /// The view called `name`, if there is one.
 pub fn lookup(name: &str) -> Option<&'static SystemView> {
-    SYSTEM_VIEWS.iter().find(|v| v.name == name)
+    catalog_relations().find(|v| v.name == name)
 }
+
+/// Every system relation (views and catalogs).
+pub fn catalog_relations() -> impl Iterator<Item = &'static SystemView> {
+    SYSTEM_VIEWS.iter().chain(CATALOGS.iter())
+}
+
+/// One catalog relation entry.
+const fn cat(
+    name: &'static str,
+    oid: u32,
+    columns: &'static [(&'static str, T)],
+    rows: fn(&Ectx<'_>) -> Vec<Vec<Value>>,
+) -> SystemView {
+    SystemView {
+        name,
+        oid,
+        columns,
+        rows,
+    }
+}
+
+/// PostgreSQL's catalogs and catalog views (`crate::pgcatalog`).
+pub static CATALOGS: &[SystemView] = &[
+    cat("pg_class", 1259, d::PG_CLASS, r::pg_class),
+    cat("pg_namespace", 2615, d::PG_NAMESPACE, r::pg_namespace),
+    cat("pg_attribute", 1249, d::PG_ATTRIBUTE, r::pg_attribute),
+    cat("pg_type", 1247, d::PG_TYPE, r::pg_type),
+    cat("pg_index", 2610, d::PG_INDEX, r::pg_index),
+    cat("pg_am", 2601, d::PG_AM, r::pg_am),
+    cat("pg_attrdef", 2604, d::PG_ATTRDEF, r::pg_attrdef),
+    cat("pg_constraint", 2606, d::PG_CONSTRAINT, r::pg_constraint),
+    cat("pg_collation", 3456, d::PG_COLLATION, r::pg_collation),
+    cat("pg_policy", 3256, d::PG_POLICY, r::empty),
+    cat("pg_statistic_ext", 3381, d::PG_STATISTIC_EXT, r::empty),
+    cat("pg_publication", 6104, d::PG_PUBLICATION, r::empty),
+    cat(
+        "pg_publication_namespace",
+        6237,
+        d::PG_PUBLICATION_NAMESPACE,
+        r::empty,
+    ),
+    cat("pg_publication_rel", 6106, d::PG_PUBLICATION_REL, r::empty),
+    cat("pg_inherits", 2611, d::PG_INHERITS, r::empty),
+    cat("pg_database", 1262, d::PG_DATABASE, r::pg_database),
+    cat("pg_auth_members", 1261, d::PG_AUTH_MEMBERS, r::empty),
+    cat("pg_description", 2609, d::PG_DESCRIPTION, r::empty),
+    cat("pg_shdescription", 2396, d::PG_SHDESCRIPTION, r::empty),
+    cat("pg_trigger", 2620, d::PG_TRIGGER, r::empty),
+    cat("pg_rewrite", 2618, d::PG_REWRITE, r::empty),
+    cat("pg_tablespace", 1213, d::PG_TABLESPACE, r::pg_tablespace),
+    cat("pg_depend", 2608, d::PG_DEPEND, r::empty),
+    cat("pg_sequence", 2224, d::PG_SEQUENCE, r::empty),
+    cat("pg_extension", 3079, d::PG_EXTENSION, r::empty),
+    cat("pg_proc", 1255, d::PG_PROC, r::pg_proc),
+    cat("pg_operator", 2617, d::PG_OPERATOR, r::empty),
+    cat("pg_opclass", 2616, d::PG_OPCLASS, r::empty),
+    cat("pg_foreign_table", 3118, d::PG_FOREIGN_TABLE, r::empty),
+    cat(
+        "pg_partitioned_table",
+        3350,
+        d::PG_PARTITIONED_TABLE,
+        r::empty,
+    ),
+    cat("pg_event_trigger", 3466, d::PG_EVENT_TRIGGER, r::empty),
+    cat("pg_tables", 12033, d::PG_TABLES, r::pg_tables),
+    cat("pg_indexes", 12043, d::PG_INDEXES, r::pg_indexes),
+    cat("pg_views", 12028, d::PG_VIEWS, r::pg_views),
+    cat("pg_sequences", 12048, d::PG_SEQUENCES, r::empty),
+    cat("pg_matviews", 12038, d::PG_MATVIEWS, r::empty),
+    cat("pg_user", 12014, d::PG_USER, r::pg_user),
+    cat("pg_settings", 12104, d::PG_SETTINGS, r::pg_settings),
+    cat("pg_stat_user_tables", 12161,
+        d::PG_STAT_USER_TABLES,
+        r::pg_stat_user_tables,
+    ),
+    cat("pg_statio_user_tables", 12179,
+        d::PG_STATIO_USER_TABLES,
+        r::pg_statio_user_tables,
+    ),
+    cat("pg_locks", 12073, d::PG_LOCKS, r::empty),
+];
 
 /// The set-returning functions without arguments that are views in all
 /// but syntax (`SELECT … FROM pg_control_checkpoint()`).
@@ -50,6 +149,7 @@ pub fn lookup_function(name: &str) -> Option<&'static SystemView> {
 /// Views called as functions (see [`lookup_function`]).
 pub static FUNCTION_VIEWS: &[SystemView] = &[SystemView {
     name: "pg_control_checkpoint",
+        oid: 12902,
     // PostgreSQL's columns, as far as hotpair has them (no multixacts,
     // no commit timestamps, no xid epoch: 64-bit xids).
     columns: &[
@@ -63,7 +163,7 @@ pub static FUNCTION_VIEWS: &[SystemView] = &[SystemView {
         ("next_oid", T::Oid),
         ("checkpoint_time", T::TimestampTz),
     ],
-    rows: control_checkpoint,
+    rows: |c| control_checkpoint(c.db),
 }];
 
 fn control_checkpoint(e: &Engine) -> Vec<Vec<Value>> {
@@ -91,6 +191,7 @@ fn control_checkpoint(e: &Engine) -> Vec<Vec<Value>> {
 pub static SYSTEM_VIEWS: &[SystemView] = &[
     SystemView {
         name: "pg_stats",
+        oid: 12053,
         columns: &[
             ("schemaname", T::Name),
             ("tablename", T::Name),
@@ -116,10 +217,11 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
                 T::Array(pgtypes::sqltype::ArrayElem::Numeric),
             ),
         ],
-        rows: pg_stats,
+        rows: |c| pg_stats(c.db),
     },
     SystemView {
         name: "pg_authid",
+        oid: 1260,
         columns: &[
             ("oid", T::Oid),
             ("rolname", T::Name),
@@ -134,10 +236,11 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("rolpassword", T::Text),
             ("rolvaliduntil", T::TimestampTz),
         ],
-        rows: crate::roles::pg_authid,
+        rows: |c| crate::roles::pg_authid(c.db),
     },
     SystemView {
         name: "pg_roles",
+        oid: 12000,
         columns: &[
             ("rolname", T::Name),
             ("rolsuper", T::Bool),
@@ -153,10 +256,11 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("rolconfig", T::Text),
             ("oid", T::Oid),
         ],
-        rows: crate::roles::pg_roles,
+        rows: |c| crate::roles::pg_roles(c.db),
     },
     SystemView {
         name: "pg_hba_file_rules",
+        oid: 12114,
         columns: &[
             ("line_number", T::Int4),
             ("type", T::Text),
@@ -168,19 +272,21 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("options", T::Text),
             ("error", T::Text),
         ],
-        rows: crate::roles::pg_hba_file_rules,
+        rows: |c| crate::roles::pg_hba_file_rules(c.db),
     },
     SystemView {
         name: "hotpair_stat_snapshots",
+        oid: 12900,
         columns: &[
             ("snapshots_computed", T::Int8),
             ("snapshots_reused", T::Int8),
             ("xact_completion_count", T::Int8),
         ],
-        rows: stat_snapshots,
+        rows: |c| stat_snapshots(c.db),
     },
     SystemView {
         name: "pg_prepared_xacts",
+        oid: 12090,
         columns: &[
             ("transaction", T::Xid),
             ("gid", T::Text),
@@ -188,10 +294,11 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("owner", T::Name),
             ("database", T::Name),
         ],
-        rows: prepared_xacts,
+        rows: |c| prepared_xacts(c.db),
     },
     SystemView {
         name: "pg_stat_replication",
+        oid: 12227,
         columns: &[
             ("pid", T::Int4),
             ("application_name", T::Text),
@@ -207,10 +314,11 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("replay_lag", T::Text),
             ("sync_state", T::Text),
         ],
-        rows: |e| stat_replication(e.replication()),
+        rows: |c| stat_replication(c.db.replication()),
     },
     SystemView {
         name: "pg_replication_slots",
+        oid: 12257,
         columns: &[
             ("slot_name", T::Text),
             ("slot_type", T::Text),
@@ -218,10 +326,11 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("xmin", T::Xid),
             ("restart_lsn", T::PgLsn),
         ],
-        rows: |e| replication_slots(e.replication()),
+        rows: |c| replication_slots(c.db.replication()),
     },
     SystemView {
         name: "pg_stat_wal_receiver",
+        oid: 12236,
         columns: &[
             ("pid", T::Int4),
             ("status", T::Text),
@@ -236,10 +345,11 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("sender_port", T::Int4),
             ("conninfo", T::Text),
         ],
-        rows: |e| stat_wal_receiver(e.replication()),
+        rows: |c| stat_wal_receiver(c.db.replication()),
     },
     SystemView {
         name: "pg_stat_database_conflicts",
+        oid: 12271,
         columns: &[
             ("datid", T::Oid),
             ("datname", T::Name),
@@ -249,10 +359,11 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("confl_bufferpin", T::Int8),
             ("confl_deadlock", T::Int8),
         ],
-        rows: |e| stat_database_conflicts(e.replication()),
+        rows: |c| stat_database_conflicts(c.db.replication()),
     },
     SystemView {
         name: "hotpair_stat_wal",
+        oid: 12901,
         columns: &[
             ("wal_records", T::Int8),
             ("wal_fpi", T::Int8),
@@ -263,7 +374,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("checkpoints", T::Int8),
             ("wal_group_joins", T::Int8),
         ],
-        rows: stat_wal,
+        rows: |c| stat_wal(c.db),
     },
     // PostgreSQL's pg_stat_wal: the same counters under PostgreSQL 15's
     // names and types (tools and the benchmark read `wal_sync`). The
@@ -271,6 +382,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
     // NULL.
     SystemView {
         name: "pg_stat_wal",
+        oid: 12293,
         columns: &[
             ("wal_records", T::Int8),
             ("wal_fpi", T::Int8),
@@ -282,7 +394,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("wal_sync_time", T::Float8),
             ("stats_reset", T::TimestampTz),
         ],
-        rows: pg_stat_wal,
+        rows: |c| pg_stat_wal(c.db),
     },
 ];
 

@@ -290,6 +290,9 @@ impl crate::executor::SettingsView for SessionSettings {
         let ms = self.config().int("lock_timeout");
         (ms > 0).then(|| std::time::Duration::from_millis(ms as u64))
     }
+    fn show_all(&self) -> Vec<(String, String, String)> {
+        SessionSettings::show_all(self)
+    }
 }
 
 #[cfg(test)]

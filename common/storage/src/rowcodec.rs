@@ -176,7 +176,7 @@ impl<'a> Reader<'a> {
             }
             SqlType::Int2 => Value::Int2(i16::from_le_bytes(self.arr()?)),
             SqlType::Int4 => Value::Int4(i32::from_le_bytes(self.arr()?)),
-            SqlType::Oid => Value::Oid(u32::from_le_bytes(self.arr()?)),
+            SqlType::Oid | SqlType::Reg(_) => Value::Oid(u32::from_le_bytes(self.arr()?)),
             SqlType::Int8 => Value::Int8(i64::from_le_bytes(self.arr()?)),
             SqlType::Timestamp => Value::Timestamp(i64::from_le_bytes(self.arr()?)),
             SqlType::TimestampTz => Value::TimestampTz(i64::from_le_bytes(self.arr()?)),
@@ -230,7 +230,9 @@ impl<'a> Reader<'a> {
         match ty {
             SqlType::Bool => self.take(1).map(drop),
             SqlType::Int2 => self.take(2).map(drop),
-            SqlType::Int4 | SqlType::Oid | SqlType::Xid => self.take(4).map(drop),
+            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Reg(_) => {
+                self.take(4).map(drop)
+            }
             SqlType::Int8
             | SqlType::Timestamp
             | SqlType::TimestampTz

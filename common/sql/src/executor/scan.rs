@@ -405,7 +405,7 @@ impl ExecNode for SystemViewNode {
         let view = self.view;
         let rows = self
             .rows
-            .get_or_insert_with(|| view.rows(ec.db).into_iter());
+            .get_or_insert_with(|| view.rows(ec).into_iter());
         match rows.next() {
             Some(r) => {
                 self.row = r;

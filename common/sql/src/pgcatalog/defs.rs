@@ -1,0 +1,662 @@
+//! The column lists of the PostgreSQL 15 catalogs and views hotpair
+//! serves, in PostgreSQL's order with its names (generated from a
+//! PostgreSQL 15 server's `pg_attribute`; types mapped to hotpair's:
+//! `"char"` → char(1), `int2vector` → int2[], `oidvector` → oid[],
+//! `pg_node_tree`, `aclitem[]`, `anyarray`, `inet` → text / text[],
+//! `real` → float8).
+
+use pgtypes::sqltype::{ArrayElem as A, RegKind, SqlType as T};
+
+/// `pg_class`'s columns (PostgreSQL 15).
+pub static PG_CLASS: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("relname", T::Name),
+    ("relnamespace", T::Oid),
+    ("reltype", T::Oid),
+    ("reloftype", T::Oid),
+    ("relowner", T::Oid),
+    ("relam", T::Oid),
+    ("relfilenode", T::Oid),
+    ("reltablespace", T::Oid),
+    ("relpages", T::Int4),
+    ("reltuples", T::Float8),
+    ("relallvisible", T::Int4),
+    ("reltoastrelid", T::Oid),
+    ("relhasindex", T::Bool),
+    ("relisshared", T::Bool),
+    ("relpersistence", T::Char(1)),
+    ("relkind", T::Char(1)),
+    ("relnatts", T::Int2),
+    ("relchecks", T::Int2),
+    ("relhasrules", T::Bool),
+    ("relhastriggers", T::Bool),
+    ("relhassubclass", T::Bool),
+    ("relrowsecurity", T::Bool),
+    ("relforcerowsecurity", T::Bool),
+    ("relispopulated", T::Bool),
+    ("relreplident", T::Char(1)),
+    ("relispartition", T::Bool),
+    ("relrewrite", T::Oid),
+    ("relfrozenxid", T::Xid),
+    ("relminmxid", T::Xid),
+    ("relacl", T::Array(A::Text)),
+    ("reloptions", T::Array(A::Text)),
+    ("relpartbound", T::Text),
+];
+
+/// `pg_namespace`'s columns (PostgreSQL 15).
+pub static PG_NAMESPACE: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("nspname", T::Name),
+    ("nspowner", T::Oid),
+    ("nspacl", T::Array(A::Text)),
+];
+
+/// `pg_attribute`'s columns (PostgreSQL 15).
+pub static PG_ATTRIBUTE: &[(&str, T)] = &[
+    ("attrelid", T::Oid),
+    ("attname", T::Name),
+    ("atttypid", T::Oid),
+    ("attstattarget", T::Int4),
+    ("attlen", T::Int2),
+    ("attnum", T::Int2),
+    ("attndims", T::Int4),
+    ("attcacheoff", T::Int4),
+    ("atttypmod", T::Int4),
+    ("attbyval", T::Bool),
+    ("attalign", T::Char(1)),
+    ("attstorage", T::Char(1)),
+    ("attcompression", T::Char(1)),
+    ("attnotnull", T::Bool),
+    ("atthasdef", T::Bool),
+    ("atthasmissing", T::Bool),
+    ("attidentity", T::Char(1)),
+    ("attgenerated", T::Char(1)),
+    ("attisdropped", T::Bool),
+    ("attislocal", T::Bool),
+    ("attinhcount", T::Int4),
+    ("attcollation", T::Oid),
+    ("attacl", T::Array(A::Text)),
+    ("attoptions", T::Array(A::Text)),
+    ("attfdwoptions", T::Array(A::Text)),
+    ("attmissingval", T::Text),
+];
+
+/// `pg_type`'s columns (PostgreSQL 15).
+pub static PG_TYPE: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("typname", T::Name),
+    ("typnamespace", T::Oid),
+    ("typowner", T::Oid),
+    ("typlen", T::Int2),
+    ("typbyval", T::Bool),
+    ("typtype", T::Char(1)),
+    ("typcategory", T::Char(1)),
+    ("typispreferred", T::Bool),
+    ("typisdefined", T::Bool),
+    ("typdelim", T::Char(1)),
+    ("typrelid", T::Oid),
+    ("typsubscript", T::Reg(RegKind::Proc)),
+    ("typelem", T::Oid),
+    ("typarray", T::Oid),
+    ("typinput", T::Reg(RegKind::Proc)),
+    ("typoutput", T::Reg(RegKind::Proc)),
+    ("typreceive", T::Reg(RegKind::Proc)),
+    ("typsend", T::Reg(RegKind::Proc)),
+    ("typmodin", T::Reg(RegKind::Proc)),
+    ("typmodout", T::Reg(RegKind::Proc)),
+    ("typanalyze", T::Reg(RegKind::Proc)),
+    ("typalign", T::Char(1)),
+    ("typstorage", T::Char(1)),
+    ("typnotnull", T::Bool),
+    ("typbasetype", T::Oid),
+    ("typtypmod", T::Int4),
+    ("typndims", T::Int4),
+    ("typcollation", T::Oid),
+    ("typdefaultbin", T::Text),
+    ("typdefault", T::Text),
+    ("typacl", T::Array(A::Text)),
+];
+
+/// `pg_index`'s columns (PostgreSQL 15).
+pub static PG_INDEX: &[(&str, T)] = &[
+    ("indexrelid", T::Oid),
+    ("indrelid", T::Oid),
+    ("indnatts", T::Int2),
+    ("indnkeyatts", T::Int2),
+    ("indisunique", T::Bool),
+    ("indnullsnotdistinct", T::Bool),
+    ("indisprimary", T::Bool),
+    ("indisexclusion", T::Bool),
+    ("indimmediate", T::Bool),
+    ("indisclustered", T::Bool),
+    ("indisvalid", T::Bool),
+    ("indcheckxmin", T::Bool),
+    ("indisready", T::Bool),
+    ("indislive", T::Bool),
+    ("indisreplident", T::Bool),
+    ("indkey", T::Array(A::Int2)),
+    ("indcollation", T::Array(A::Oid)),
+    ("indclass", T::Array(A::Oid)),
+    ("indoption", T::Array(A::Int2)),
+    ("indexprs", T::Text),
+    ("indpred", T::Text),
+];
+
+/// `pg_am`'s columns (PostgreSQL 15).
+pub static PG_AM: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("amname", T::Name),
+    ("amhandler", T::Reg(RegKind::Proc)),
+    ("amtype", T::Char(1)),
+];
+
+/// `pg_attrdef`'s columns (PostgreSQL 15).
+pub static PG_ATTRDEF: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("adrelid", T::Oid),
+    ("adnum", T::Int2),
+    ("adbin", T::Text),
+];
+
+/// `pg_constraint`'s columns (PostgreSQL 15).
+pub static PG_CONSTRAINT: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("conname", T::Name),
+    ("connamespace", T::Oid),
+    ("contype", T::Char(1)),
+    ("condeferrable", T::Bool),
+    ("condeferred", T::Bool),
+    ("convalidated", T::Bool),
+    ("conrelid", T::Oid),
+    ("contypid", T::Oid),
+    ("conindid", T::Oid),
+    ("conparentid", T::Oid),
+    ("confrelid", T::Oid),
+    ("confupdtype", T::Char(1)),
+    ("confdeltype", T::Char(1)),
+    ("confmatchtype", T::Char(1)),
+    ("conislocal", T::Bool),
+    ("coninhcount", T::Int4),
+    ("connoinherit", T::Bool),
+    ("conkey", T::Array(A::Int2)),
+    ("confkey", T::Array(A::Int2)),
+    ("conpfeqop", T::Array(A::Oid)),
+    ("conppeqop", T::Array(A::Oid)),
+    ("conffeqop", T::Array(A::Oid)),
+    ("confdelsetcols", T::Array(A::Int2)),
+    ("conexclop", T::Array(A::Oid)),
+    ("conbin", T::Text),
+];
+
+/// `pg_collation`'s columns (PostgreSQL 15).
+pub static PG_COLLATION: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("collname", T::Name),
+    ("collnamespace", T::Oid),
+    ("collowner", T::Oid),
+    ("collprovider", T::Char(1)),
+    ("collisdeterministic", T::Bool),
+    ("collencoding", T::Int4),
+    ("collcollate", T::Text),
+    ("collctype", T::Text),
+    ("colliculocale", T::Text),
+    ("collversion", T::Text),
+];
+
+/// `pg_policy`'s columns (PostgreSQL 15).
+pub static PG_POLICY: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("polname", T::Name),
+    ("polrelid", T::Oid),
+    ("polcmd", T::Char(1)),
+    ("polpermissive", T::Bool),
+    ("polroles", T::Array(A::Oid)),
+    ("polqual", T::Text),
+    ("polwithcheck", T::Text),
+];
+
+/// `pg_statistic_ext`'s columns (PostgreSQL 15).
+pub static PG_STATISTIC_EXT: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("stxrelid", T::Oid),
+    ("stxname", T::Name),
+    ("stxnamespace", T::Oid),
+    ("stxowner", T::Oid),
+    ("stxstattarget", T::Int4),
+    ("stxkeys", T::Array(A::Int2)),
+    ("stxkind", T::Array(A::Char)),
+    ("stxexprs", T::Text),
+];
+
+/// `pg_publication`'s columns (PostgreSQL 15).
+pub static PG_PUBLICATION: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("pubname", T::Name),
+    ("pubowner", T::Oid),
+    ("puballtables", T::Bool),
+    ("pubinsert", T::Bool),
+    ("pubupdate", T::Bool),
+    ("pubdelete", T::Bool),
+    ("pubtruncate", T::Bool),
+    ("pubviaroot", T::Bool),
+];
+
+/// `pg_publication_namespace`'s columns (PostgreSQL 15).
+pub static PG_PUBLICATION_NAMESPACE: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("pnpubid", T::Oid),
+    ("pnnspid", T::Oid),
+];
+
+/// `pg_publication_rel`'s columns (PostgreSQL 15).
+pub static PG_PUBLICATION_REL: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("prpubid", T::Oid),
+    ("prrelid", T::Oid),
+    ("prqual", T::Text),
+    ("prattrs", T::Array(A::Int2)),
+];
+
+/// `pg_inherits`'s columns (PostgreSQL 15).
+pub static PG_INHERITS: &[(&str, T)] = &[
+    ("inhrelid", T::Oid),
+    ("inhparent", T::Oid),
+    ("inhseqno", T::Int4),
+    ("inhdetachpending", T::Bool),
+];
+
+/// `pg_database`'s columns (PostgreSQL 15).
+pub static PG_DATABASE: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("datname", T::Name),
+    ("datdba", T::Oid),
+    ("encoding", T::Int4),
+    ("datlocprovider", T::Char(1)),
+    ("datistemplate", T::Bool),
+    ("datallowconn", T::Bool),
+    ("datconnlimit", T::Int4),
+    ("datfrozenxid", T::Xid),
+    ("datminmxid", T::Xid),
+    ("dattablespace", T::Oid),
+    ("datcollate", T::Text),
+    ("datctype", T::Text),
+    ("daticulocale", T::Text),
+    ("datcollversion", T::Text),
+    ("datacl", T::Array(A::Text)),
+];
+
+/// `pg_auth_members`'s columns (PostgreSQL 15).
+pub static PG_AUTH_MEMBERS: &[(&str, T)] = &[
+    ("roleid", T::Oid),
+    ("member", T::Oid),
+    ("grantor", T::Oid),
+    ("admin_option", T::Bool),
+];
+
+/// `pg_description`'s columns (PostgreSQL 15).
+pub static PG_DESCRIPTION: &[(&str, T)] = &[
+    ("objoid", T::Oid),
+    ("classoid", T::Oid),
+    ("objsubid", T::Int4),
+    ("description", T::Text),
+];
+
+/// `pg_trigger`'s columns (PostgreSQL 15).
+pub static PG_TRIGGER: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("tgrelid", T::Oid),
+    ("tgparentid", T::Oid),
+    ("tgname", T::Name),
+    ("tgfoid", T::Oid),
+    ("tgtype", T::Int2),
+    ("tgenabled", T::Char(1)),
+    ("tgisinternal", T::Bool),
+    ("tgconstrrelid", T::Oid),
+    ("tgconstrindid", T::Oid),
+    ("tgconstraint", T::Oid),
+    ("tgdeferrable", T::Bool),
+    ("tginitdeferred", T::Bool),
+    ("tgnargs", T::Int2),
+    ("tgattr", T::Array(A::Int2)),
+    ("tgargs", T::Text),
+    ("tgqual", T::Text),
+    ("tgoldtable", T::Name),
+    ("tgnewtable", T::Name),
+];
+
+/// `pg_rewrite`'s columns (PostgreSQL 15).
+pub static PG_REWRITE: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("rulename", T::Name),
+    ("ev_class", T::Oid),
+    ("ev_type", T::Char(1)),
+    ("ev_enabled", T::Char(1)),
+    ("is_instead", T::Bool),
+    ("ev_qual", T::Text),
+    ("ev_action", T::Text),
+];
+
+/// `pg_tablespace`'s columns (PostgreSQL 15).
+pub static PG_TABLESPACE: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("spcname", T::Name),
+    ("spcowner", T::Oid),
+    ("spcacl", T::Array(A::Text)),
+    ("spcoptions", T::Array(A::Text)),
+];
+
+/// `pg_depend`'s columns (PostgreSQL 15).
+pub static PG_DEPEND: &[(&str, T)] = &[
+    ("classid", T::Oid),
+    ("objid", T::Oid),
+    ("objsubid", T::Int4),
+    ("refclassid", T::Oid),
+    ("refobjid", T::Oid),
+    ("refobjsubid", T::Int4),
+    ("deptype", T::Char(1)),
+];
+
+/// `pg_sequence`'s columns (PostgreSQL 15).
+pub static PG_SEQUENCE: &[(&str, T)] = &[
+    ("seqrelid", T::Oid),
+    ("seqtypid", T::Oid),
+    ("seqstart", T::Int8),
+    ("seqincrement", T::Int8),
+    ("seqmax", T::Int8),
+    ("seqmin", T::Int8),
+    ("seqcache", T::Int8),
+    ("seqcycle", T::Bool),
+];
+
+/// `pg_extension`'s columns (PostgreSQL 15).
+pub static PG_EXTENSION: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("extname", T::Name),
+    ("extowner", T::Oid),
+    ("extnamespace", T::Oid),
+    ("extrelocatable", T::Bool),
+    ("extversion", T::Text),
+    ("extconfig", T::Array(A::Oid)),
+    ("extcondition", T::Array(A::Text)),
+];
+
+/// `pg_tables`'s columns (PostgreSQL 15).
+pub static PG_TABLES: &[(&str, T)] = &[
+    ("schemaname", T::Name),
+    ("tablename", T::Name),
+    ("tableowner", T::Name),
+    ("tablespace", T::Name),
+    ("hasindexes", T::Bool),
+    ("hasrules", T::Bool),
+    ("hastriggers", T::Bool),
+    ("rowsecurity", T::Bool),
+];
+
+/// `pg_indexes`'s columns (PostgreSQL 15).
+pub static PG_INDEXES: &[(&str, T)] = &[
+    ("schemaname", T::Name),
+    ("tablename", T::Name),
+    ("indexname", T::Name),
+    ("tablespace", T::Name),
+    ("indexdef", T::Text),
+];
+
+/// `pg_views`'s columns (PostgreSQL 15).
+pub static PG_VIEWS: &[(&str, T)] = &[
+    ("schemaname", T::Name),
+    ("viewname", T::Name),
+    ("viewowner", T::Name),
+    ("definition", T::Text),
+];
+
+/// `pg_sequences`'s columns (PostgreSQL 15).
+pub static PG_SEQUENCES: &[(&str, T)] = &[
+    ("schemaname", T::Name),
+    ("sequencename", T::Name),
+    ("sequenceowner", T::Name),
+    ("data_type", T::Reg(RegKind::Type)),
+    ("start_value", T::Int8),
+    ("min_value", T::Int8),
+    ("max_value", T::Int8),
+    ("increment_by", T::Int8),
+    ("cycle", T::Bool),
+    ("cache_size", T::Int8),
+    ("last_value", T::Int8),
+];
+
+/// `pg_stat_activity`'s columns (PostgreSQL 15).
+pub static PG_STAT_ACTIVITY: &[(&str, T)] = &[
+    ("datid", T::Oid),
+    ("datname", T::Name),
+    ("pid", T::Int4),
+    ("leader_pid", T::Int4),
+    ("usesysid", T::Oid),
+    ("usename", T::Name),
+    ("application_name", T::Text),
+    ("client_addr", T::Text),
+    ("client_hostname", T::Text),
+    ("client_port", T::Int4),
+    ("backend_start", T::TimestampTz),
+    ("xact_start", T::TimestampTz),
+    ("query_start", T::TimestampTz),
+    ("state_change", T::TimestampTz),
+    ("wait_event_type", T::Text),
+    ("wait_event", T::Text),
+    ("state", T::Text),
+    ("backend_xid", T::Xid),
+    ("backend_xmin", T::Xid),
+    ("query_id", T::Int8),
+    ("query", T::Text),
+    ("backend_type", T::Text),
+];
+
+/// `pg_locks`'s columns (PostgreSQL 15).
+pub static PG_LOCKS: &[(&str, T)] = &[
+    ("locktype", T::Text),
+    ("database", T::Oid),
+    ("relation", T::Oid),
+    ("page", T::Int4),
+    ("tuple", T::Int2),
+    ("virtualxid", T::Text),
+    ("transactionid", T::Xid),
+    ("classid", T::Oid),
+    ("objid", T::Oid),
+    ("objsubid", T::Int2),
+    ("virtualtransaction", T::Text),
+    ("pid", T::Int4),
+    ("mode", T::Text),
+    ("granted", T::Bool),
+    ("fastpath", T::Bool),
+    ("waitstart", T::TimestampTz),
+];
+
+/// `pg_stat_user_tables`'s columns (PostgreSQL 15).
+pub static PG_STAT_USER_TABLES: &[(&str, T)] = &[
+    ("relid", T::Oid),
+    ("schemaname", T::Name),
+    ("relname", T::Name),
+    ("seq_scan", T::Int8),
+    ("seq_tup_read", T::Int8),
+    ("idx_scan", T::Int8),
+    ("idx_tup_fetch", T::Int8),
+    ("n_tup_ins", T::Int8),
+    ("n_tup_upd", T::Int8),
+    ("n_tup_del", T::Int8),
+    ("n_tup_hot_upd", T::Int8),
+    ("n_live_tup", T::Int8),
+    ("n_dead_tup", T::Int8),
+    ("n_mod_since_analyze", T::Int8),
+    ("n_ins_since_vacuum", T::Int8),
+    ("last_vacuum", T::TimestampTz),
+    ("last_autovacuum", T::TimestampTz),
+    ("last_analyze", T::TimestampTz),
+    ("last_autoanalyze", T::TimestampTz),
+    ("vacuum_count", T::Int8),
+    ("autovacuum_count", T::Int8),
+    ("analyze_count", T::Int8),
+    ("autoanalyze_count", T::Int8),
+];
+
+/// `pg_settings`'s columns (PostgreSQL 15).
+pub static PG_SETTINGS: &[(&str, T)] = &[
+    ("name", T::Text),
+    ("setting", T::Text),
+    ("unit", T::Text),
+    ("category", T::Text),
+    ("short_desc", T::Text),
+    ("extra_desc", T::Text),
+    ("context", T::Text),
+    ("vartype", T::Text),
+    ("source", T::Text),
+    ("min_val", T::Text),
+    ("max_val", T::Text),
+    ("enumvals", T::Array(A::Text)),
+    ("boot_val", T::Text),
+    ("reset_val", T::Text),
+    ("sourcefile", T::Text),
+    ("sourceline", T::Int4),
+    ("pending_restart", T::Bool),
+];
+
+/// `pg_proc`'s columns (PostgreSQL 15).
+pub static PG_PROC: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("proname", T::Name),
+    ("pronamespace", T::Oid),
+    ("proowner", T::Oid),
+    ("prolang", T::Oid),
+    ("procost", T::Float8),
+    ("prorows", T::Float8),
+    ("provariadic", T::Oid),
+    ("prosupport", T::Reg(RegKind::Proc)),
+    ("prokind", T::Char(1)),
+    ("prosecdef", T::Bool),
+    ("proleakproof", T::Bool),
+    ("proisstrict", T::Bool),
+    ("proretset", T::Bool),
+    ("provolatile", T::Char(1)),
+    ("proparallel", T::Char(1)),
+    ("pronargs", T::Int2),
+    ("pronargdefaults", T::Int2),
+    ("prorettype", T::Oid),
+    ("proargtypes", T::Array(A::Oid)),
+    ("proallargtypes", T::Array(A::Oid)),
+    ("proargmodes", T::Array(A::Char)),
+    ("proargnames", T::Array(A::Text)),
+    ("proargdefaults", T::Text),
+    ("protrftypes", T::Array(A::Oid)),
+    ("prosrc", T::Text),
+    ("probin", T::Text),
+    ("prosqlbody", T::Text),
+    ("proconfig", T::Array(A::Text)),
+    ("proacl", T::Array(A::Text)),
+];
+
+/// `pg_operator`'s columns (PostgreSQL 15).
+pub static PG_OPERATOR: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("oprname", T::Name),
+    ("oprnamespace", T::Oid),
+    ("oprowner", T::Oid),
+    ("oprkind", T::Char(1)),
+    ("oprcanmerge", T::Bool),
+    ("oprcanhash", T::Bool),
+    ("oprleft", T::Oid),
+    ("oprright", T::Oid),
+    ("oprresult", T::Oid),
+    ("oprcom", T::Oid),
+    ("oprnegate", T::Oid),
+    ("oprcode", T::Reg(RegKind::Proc)),
+    ("oprrest", T::Reg(RegKind::Proc)),
+    ("oprjoin", T::Reg(RegKind::Proc)),
+];
+
+/// `pg_opclass`'s columns (PostgreSQL 15).
+pub static PG_OPCLASS: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("opcmethod", T::Oid),
+    ("opcname", T::Name),
+    ("opcnamespace", T::Oid),
+    ("opcowner", T::Oid),
+    ("opcfamily", T::Oid),
+    ("opcintype", T::Oid),
+    ("opcdefault", T::Bool),
+    ("opckeytype", T::Oid),
+];
+
+/// `pg_statio_user_tables`'s columns (PostgreSQL 15).
+pub static PG_STATIO_USER_TABLES: &[(&str, T)] = &[
+    ("relid", T::Oid),
+    ("schemaname", T::Name),
+    ("relname", T::Name),
+    ("heap_blks_read", T::Int8),
+    ("heap_blks_hit", T::Int8),
+    ("idx_blks_read", T::Int8),
+    ("idx_blks_hit", T::Int8),
+    ("toast_blks_read", T::Int8),
+    ("toast_blks_hit", T::Int8),
+    ("tidx_blks_read", T::Int8),
+    ("tidx_blks_hit", T::Int8),
+];
+
+/// `pg_shdescription`'s columns (PostgreSQL 15).
+pub static PG_SHDESCRIPTION: &[(&str, T)] = &[
+    ("objoid", T::Oid),
+    ("classoid", T::Oid),
+    ("description", T::Text),
+];
+
+/// `pg_foreign_table`'s columns (PostgreSQL 15).
+pub static PG_FOREIGN_TABLE: &[(&str, T)] = &[
+    ("ftrelid", T::Oid),
+    ("ftserver", T::Oid),
+    ("ftoptions", T::Array(A::Text)),
+];
+
+/// `pg_partitioned_table`'s columns (PostgreSQL 15).
+pub static PG_PARTITIONED_TABLE: &[(&str, T)] = &[
+    ("partrelid", T::Oid),
+    ("partstrat", T::Char(1)),
+    ("partnatts", T::Int2),
+    ("partdefid", T::Oid),
+    ("partattrs", T::Array(A::Int2)),
+    ("partclass", T::Array(A::Oid)),
+    ("partcollation", T::Array(A::Oid)),
+    ("partexprs", T::Text),
+];
+
+/// `pg_event_trigger`'s columns (PostgreSQL 15).
+pub static PG_EVENT_TRIGGER: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("evtname", T::Name),
+    ("evtevent", T::Name),
+    ("evtowner", T::Oid),
+    ("evtfoid", T::Oid),
+    ("evtenabled", T::Char(1)),
+    ("evttags", T::Array(A::Text)),
+];
+
+/// `pg_user`'s columns (PostgreSQL 15).
+pub static PG_USER: &[(&str, T)] = &[
+    ("usename", T::Name),
+    ("usesysid", T::Oid),
+    ("usecreatedb", T::Bool),
+    ("usesuper", T::Bool),
+    ("userepl", T::Bool),
+    ("usebypassrls", T::Bool),
+    ("passwd", T::Text),
+    ("valuntil", T::TimestampTz),
+    ("useconfig", T::Array(A::Text)),
+];
+
+/// `pg_matviews`'s columns (PostgreSQL 15).
+pub static PG_MATVIEWS: &[(&str, T)] = &[
+    ("schemaname", T::Name),
+    ("matviewname", T::Name),
+    ("matviewowner", T::Name),
+    ("tablespace", T::Name),
+    ("hasindexes", T::Bool),
+    ("ispopulated", T::Bool),
+    ("definition", T::Text),
+];

@@ -1,0 +1,518 @@
+//! The catalog functions tools call (`format_type`, `pg_get_indexdef`,
+//! `pg_table_is_visible`, `pg_get_userbyid`, `to_regclass`, …) and the
+//! text conversions of the OID alias types. Resolved by
+//! `crate::functions::resolve_function` through [`resolve`] into
+//! `Func::Catalog`; evaluated by [`call`] against the statement's
+//! [`CatalogSnapshot`].
+//!
+//! Privileges are not modelled yet (issue 17): the `has_*_privilege`
+//! functions answer true, as they do for a superuser. There is no
+//! COMMENT ON yet: the description functions answer NULL.
+
+use std::sync::Arc;
+
+use pgtypes::array::array_value;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::{ArrayElem, RegKind, SqlType as T};
+use pgtypes::value::Value;
+use sqlparser::ast;
+
+use engine::catalog::{IndexDef, TableDef};
+
+use super::*;
+use crate::functions::{EvalContext, Func, FuncSig};
+
+/// A catalog function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CatFunc {
+    /// format_type(oid, int4) → text
+    FormatType,
+    /// pg_get_userbyid(oid) → name
+    GetUserById,
+    /// pg_table_is_visible(oid) → bool
+    TableIsVisible,
+    /// pg_type_is_visible and the other *_is_visible(oid) → bool: true
+    /// for everything that exists (all in pg_catalog or public).
+    OtherIsVisible,
+    /// pg_get_indexdef(oid [, int4, bool]) → text
+    GetIndexDef,
+    /// pg_get_constraintdef(oid [, bool]) → text
+    GetConstraintDef,
+    /// pg_get_expr(pg_node_tree, oid [, bool]) → text
+    GetExpr,
+    /// Functions answering NULL: obj_description, col_description,
+    /// shobj_description, pg_get_viewdef, pg_get_serial_sequence,
+    /// pg_get_statisticsobjdef_columns.
+    Null,
+    /// has_*_privilege, pg_has_role → true.
+    HasPrivilege,
+    /// pg_relation_is_publishable → false.
+    False,
+    /// pg_encoding_to_char(int4) → name
+    EncodingToChar,
+    /// current_schemas(bool) → name[]
+    CurrentSchemas,
+    /// pg_indexes_size(regclass) → int8 (indexes are in memory: 0)
+    IndexesSize,
+    /// text → reg* (casts and literals)
+    RegIn(RegKind),
+    /// reg* → text
+    RegOut(RegKind),
+    /// to_regclass(text) etc.: like RegIn but NULL when nothing matches.
+    ToReg(RegKind),
+}
+
+/// Resolves `name(args)` if it is a catalog function.
+pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
+    let n = args.len();
+    let s = |f: CatFunc, arg_types: &[T], ret: T| {
+        Some(FuncSig {
+            func: Func::Catalog(f),
+            arg_types: arg_types.to_vec(),
+            ret,
+        })
+    };
+    // Any argument types (privilege checks take names or OIDs).
+    let any = |f: CatFunc, ret: T| {
+        Some(FuncSig {
+            func: Func::Catalog(f),
+            arg_types: args
+                .iter()
+                .map(|a| if *a == T::Unknown { T::Text } else { *a })
+                .collect(),
+            ret,
+        })
+    };
+    match name {
+        "format_type" if n == 2 => s(CatFunc::FormatType, &[T::Oid, T::Int4], T::Text),
+        "pg_get_userbyid" if n == 1 => s(CatFunc::GetUserById, &[T::Oid], T::Name),
+        "pg_table_is_visible" if n == 1 => s(CatFunc::TableIsVisible, &[T::Oid], T::Bool),
+        "pg_type_is_visible"
+        | "pg_function_is_visible"
+        | "pg_operator_is_visible"
+        | "pg_opclass_is_visible"
+        | "pg_opfamily_is_visible"
+        | "pg_collation_is_visible"
+        | "pg_conversion_is_visible"
+        | "pg_statistics_obj_is_visible"
+        | "pg_ts_parser_is_visible"
+        | "pg_ts_dict_is_visible"
+        | "pg_ts_template_is_visible"
+        | "pg_ts_config_is_visible"
+            if n == 1 =>
+        {
+            s(CatFunc::OtherIsVisible, &[T::Oid], T::Bool)
+        }
+        "pg_get_indexdef" if n == 1 => s(CatFunc::GetIndexDef, &[T::Oid], T::Text),
+        "pg_get_indexdef" if n == 3 => {
+            s(CatFunc::GetIndexDef, &[T::Oid, T::Int4, T::Bool], T::Text)
+        }
+        "pg_get_constraintdef" if n == 1 => s(CatFunc::GetConstraintDef, &[T::Oid], T::Text),
+        "pg_get_constraintdef" if n == 2 => {
+            s(CatFunc::GetConstraintDef, &[T::Oid, T::Bool], T::Text)
+        }
+        "pg_get_expr" if n == 2 => s(CatFunc::GetExpr, &[T::Text, T::Oid], T::Text),
+        "pg_get_expr" if n == 3 => s(CatFunc::GetExpr, &[T::Text, T::Oid, T::Bool], T::Text),
+        "obj_description" | "shobj_description" | "col_description" | "pg_get_viewdef"
+        | "pg_get_serial_sequence" | "pg_get_statisticsobjdef_columns"
+        | "pg_get_triggerdef" | "pg_get_functiondef" | "pg_get_function_arguments"
+        | "pg_get_function_result" | "pg_get_ruledef"
+            if (1..=3).contains(&n) =>
+        {
+            any(CatFunc::Null, T::Text)
+        }
+        "has_table_privilege"
+        | "has_schema_privilege"
+        | "has_database_privilege"
+        | "has_column_privilege"
+        | "has_function_privilege"
+        | "has_sequence_privilege"
+        | "has_any_column_privilege"
+        | "has_tablespace_privilege"
+        | "pg_has_role"
+            if (2..=4).contains(&n) =>
+        {
+            any(CatFunc::HasPrivilege, T::Bool)
+        }
+        "pg_relation_is_publishable" if n == 1 => {
+            s(CatFunc::False, &[T::Reg(RegKind::Class)], T::Bool)
+        }
+        "pg_encoding_to_char" if n == 1 => s(CatFunc::EncodingToChar, &[T::Int4], T::Name),
+        "current_schemas" if n == 1 => {
+            s(CatFunc::CurrentSchemas, &[T::Bool], T::Array(ArrayElem::Name))
+        }
+        "pg_indexes_size" if n == 1 => {
+            s(CatFunc::IndexesSize, &[T::Reg(RegKind::Class)], T::Int8)
+        }
+        "to_regclass" if n == 1 => s(
+            CatFunc::ToReg(RegKind::Class),
+            &[T::Text],
+            T::Reg(RegKind::Class),
+        ),
+        "to_regtype" if n == 1 => s(
+            CatFunc::ToReg(RegKind::Type),
+            &[T::Text],
+            T::Reg(RegKind::Type),
+        ),
+        "to_regnamespace" if n == 1 => s(
+            CatFunc::ToReg(RegKind::Namespace),
+            &[T::Text],
+            T::Reg(RegKind::Namespace),
+        ),
+        "to_regrole" if n == 1 => s(
+            CatFunc::ToReg(RegKind::Role),
+            &[T::Text],
+            T::Reg(RegKind::Role),
+        ),
+        "to_regproc" if n == 1 => s(
+            CatFunc::ToReg(RegKind::Proc),
+            &[T::Text],
+            T::Reg(RegKind::Proc),
+        ),
+        _ => None,
+    }
+}
+
+fn snapshot(ctx: &dyn EvalContext) -> PgResult<Arc<CatalogSnapshot>> {
+    ctx.pg_catalog()
+        .ok_or_else(|| PgError::unsupported("the catalog is not available here"))
+}
+
+fn oid_arg(v: &Value) -> Option<u32> {
+    match v {
+        Value::Oid(o) => Some(*o),
+        Value::Int4(i) => Some(*i as u32),
+        Value::Int8(i) => Some(*i as u32),
+        _ => None,
+    }
+}
+
+fn text(s: &str) -> Value {
+    Value::text(s)
+}
+
+/// Evaluates a catalog function (NULL arguments handled here).
+pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<Value> {
+    let first_null = args.first().is_none_or(Value::is_null);
+    Ok(match f {
+        CatFunc::Null => Value::Null,
+        CatFunc::HasPrivilege => Value::Bool(true),
+        CatFunc::False => Value::Bool(false),
+        CatFunc::IndexesSize => {
+            if first_null {
+                Value::Null
+            } else {
+                Value::Int8(0)
+            }
+        }
+        CatFunc::FormatType => match oid_arg(args.first().unwrap_or(&Value::Null)) {
+            None => Value::Null,
+            Some(o) => {
+                let typmod = match args.get(1) {
+                    Some(Value::Int4(m)) => *m,
+                    _ => -1,
+                };
+                text(&format_type(o, typmod))
+            }
+        },
+        CatFunc::EncodingToChar => match args.first() {
+            Some(Value::Int4(6)) => text("UTF8"),
+            Some(Value::Int4(0)) => text("SQL_ASCII"),
+            Some(Value::Null) | None => Value::Null,
+            Some(_) => text(""),
+        },
+        CatFunc::CurrentSchemas => {
+            if first_null {
+                return Ok(Value::Null);
+            }
+            let implicit = matches!(args.first(), Some(Value::Bool(true)));
+            let mut items = Vec::new();
+            if implicit {
+                items.push(text("pg_catalog"));
+            }
+            items.push(text("public"));
+            array_value(ArrayElem::Name, items)
+        }
+        CatFunc::GetUserById => match oid_arg(args.first().unwrap_or(&Value::Null)) {
+            None => Value::Null,
+            Some(o) => {
+                let s = snapshot(ctx)?;
+                text(
+                    &s.role_name(o)
+                        .unwrap_or_else(|| format!("unknown (OID={o})")),
+                )
+            }
+        },
+        CatFunc::TableIsVisible => match oid_arg(args.first().unwrap_or(&Value::Null)) {
+            None => Value::Null,
+            Some(o) => {
+                let s = snapshot(ctx)?;
+                match s.relation(o) {
+                    None => Value::Null,
+                    Some(r) => Value::Bool(
+                        s.relation_by_name(None, r.name())
+                            .is_some_and(|v| v.oid() == o),
+                    ),
+                }
+            }
+        },
+        CatFunc::OtherIsVisible => {
+            if first_null {
+                Value::Null
+            } else {
+                Value::Bool(true)
+            }
+        }
+        CatFunc::GetIndexDef => match oid_arg(args.first().unwrap_or(&Value::Null)) {
+            None => Value::Null,
+            Some(o) => {
+                let s = snapshot(ctx)?;
+                let column = match args.get(1) {
+                    Some(Value::Int4(c)) => *c,
+                    _ => 0,
+                };
+                match s.relation(o) {
+                    Some(RelRef::Index(t, ix)) if column == 0 => text(&index_def(t, ix)),
+                    Some(RelRef::Index(t, ix)) => {
+                        match ix
+                            .spec
+                            .columns
+                            .get((column - 1).max(0) as usize)
+                            .and_then(|c| t.columns.get(*c))
+                        {
+                            Some(c) => text(&quote_ident(&c.name)),
+                            None => Value::Null,
+                        }
+                    }
+                    _ => Value::Null,
+                }
+            }
+        },
+        CatFunc::GetConstraintDef => match oid_arg(args.first().unwrap_or(&Value::Null)) {
+            None => Value::Null,
+            Some(o) => {
+                let s = snapshot(ctx)?;
+                match s.relation(o) {
+                    Some(RelRef::Index(t, ix)) if ix.spec.primary => {
+                        text(&format!("PRIMARY KEY ({})", index_columns(t, ix)))
+                    }
+                    _ => Value::Null,
+                }
+            }
+        },
+        CatFunc::GetExpr => match (args.first(), args.get(1).and_then(oid_arg)) {
+            (Some(Value::Text(expr)), Some(rel)) => {
+                let s = snapshot(ctx)?;
+                // The only expressions kept are column DEFAULTs: find the
+                // column for its type.
+                let ty = s
+                    .tables
+                    .iter()
+                    .find(|t| t.oid == rel)
+                    .and_then(|t| {
+                        t.columns
+                            .iter()
+                            .find(|c| c.default.as_deref() == Some(&**expr))
+                            .map(|c| c.ty)
+                    })
+                    .unwrap_or(T::Text);
+                text(&deparse_default(expr, ty))
+            }
+            _ => Value::Null,
+        },
+        CatFunc::RegIn(kind) => match args.first() {
+            Some(Value::Text(t)) => {
+                let s = snapshot(ctx)?;
+                Value::Oid(reg_in(&s, kind, t)?)
+            }
+            Some(v) if !v.is_null() => Value::Oid(oid_arg(v).unwrap_or(0)),
+            _ => Value::Null,
+        },
+        CatFunc::ToReg(kind) => match args.first() {
+            Some(Value::Text(t)) => {
+                let s = snapshot(ctx)?;
+                match reg_in(&s, kind, t) {
+                    Ok(o) => Value::Oid(o),
+                    Err(e) if e.code == sqlstate::INVALID_TEXT_REPRESENTATION => {
+                        return Err(e)
+                    }
+                    Err(_) => Value::Null,
+                }
+            }
+            _ => Value::Null,
+        },
+        CatFunc::RegOut(kind) => match args.first().and_then(oid_arg) {
+            Some(o) => {
+                let s = snapshot(ctx)?;
+                text(&reg_out(&s, kind, o))
+            }
+            None => Value::Null,
+        },
+    })
+}
+
+/// format_type: PostgreSQL's display name of a type with its modifier.
+pub fn format_type(oid: u32, typmod: i32) -> String {
+    if let Some(t) = T::from_oid_typmod(oid, typmod) {
+        if t.oid() == oid && typmod >= 0 {
+            return t.pg_name();
+        }
+    }
+    match type_row(oid) {
+        Some(t) => t.display.to_string(),
+        None => "???".to_string(),
+    }
+}
+
+/// The key columns of an index, quoted and comma-separated.
+fn index_columns(t: &TableDef, ix: &IndexDef) -> String {
+    ix.spec
+        .columns
+        .iter()
+        .filter_map(|c| t.columns.get(*c))
+        .map(|c| quote_ident(&c.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `CREATE [UNIQUE] INDEX name ON public.t USING btree (a, b)`.
+pub fn index_def(t: &TableDef, ix: &IndexDef) -> String {
+    format!(
+        "CREATE {}INDEX {} ON public.{} USING btree ({})",
+        if ix.spec.unique { "UNIQUE " } else { "" },
+        quote_ident(&ix.spec.name),
+        quote_ident(&t.name),
+        index_columns(t, ix)
+    )
+}
+
+/// A column DEFAULT as PostgreSQL's `pg_get_expr` prints it: constants
+/// with their type (`'x'::text`, `'-1'::integer`), unsigned numbers bare,
+/// calls as written. Falls back to the stored text.
+pub fn deparse_default(text: &str, ty: T) -> String {
+    match crate::parser::parse_expr_text(text) {
+        Ok(e) => deparse(&e, ty),
+        Err(_) => text.to_string(),
+    }
+}
+
+fn literal_type(n: &str) -> &'static str {
+    if n.contains(['.', 'e', 'E']) {
+        "numeric"
+    } else if n.parse::<i32>().is_ok() {
+        "integer"
+    } else if n.parse::<i64>().is_ok() {
+        "bigint"
+    } else {
+        "numeric"
+    }
+}
+
+fn deparse(e: &ast::Expr, ty: T) -> String {
+    use ast::{Expr as E, Value as V};
+    match e {
+        E::Value(V::Number(n, _)) => n.clone(),
+        E::Value(V::SingleQuotedString(s)) => {
+            let shown = pgtypes::value::Value::from_text(ty, s)
+                .map(|v| v.to_text_string())
+                .unwrap_or_else(|_| s.clone());
+            format!(
+                "'{}'::{}",
+                shown.replace('\'', "''"),
+                ty.base().pg_base_name()
+            )
+        }
+        E::Value(V::Boolean(b)) => b.to_string(),
+        E::Value(V::Null) => "NULL".to_string(),
+        E::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match &**expr {
+            E::Value(V::Number(n, _)) => format!("'-{n}'::{}", literal_type(n)),
+            other => format!("(- {})", deparse(other, ty)),
+        },
+        E::Nested(inner) => deparse(inner, ty),
+        E::Function(f) => {
+            let name = f.name.to_string().to_lowercase();
+            match name.as_str() {
+                "current_timestamp" | "current_date" | "current_time" | "localtimestamp"
+                | "localtime" | "current_user" | "session_user" | "current_role"
+                    if matches!(f.args, ast::FunctionArguments::None) =>
+                {
+                    name.to_uppercase()
+                }
+                _ => e.to_string(),
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// PostgreSQL's keywords that `quote_ident` quotes (every category but
+/// the unreserved one).
+pub fn is_reserved_keyword(s: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric",
+        "authorization", "between", "bigint", "binary", "bit", "boolean", "both", "case",
+        "cast", "char", "character", "check", "coalesce", "collate", "collation", "column",
+        "concurrently", "constraint", "create", "cross", "current_catalog", "current_date",
+        "current_role", "current_schema", "current_time", "current_timestamp",
+        "current_user", "dec", "decimal", "default", "deferrable", "desc", "distinct", "do",
+        "else", "end", "except", "exists", "extract", "false", "fetch", "float", "for",
+        "foreign", "freeze", "from", "full", "grant", "greatest", "group", "grouping",
+        "having", "ilike", "in", "initially", "inner", "inout", "int", "integer",
+        "intersect", "interval", "into", "is", "isnull", "join", "lateral", "leading",
+        "least", "left", "like", "limit", "localtime", "localtimestamp", "national",
+        "natural", "nchar", "none", "normalize", "not", "notnull", "null", "nullif",
+        "numeric", "offset", "on", "only", "or", "order", "out", "outer", "overlaps",
+        "overlay", "placing", "position", "precision", "primary", "real", "references",
+        "returning", "right", "row", "select", "session_user", "setof", "similar",
+        "smallint", "some", "substring", "symmetric", "table", "tablesample", "then",
+        "time", "timestamp", "to", "trailing", "treat", "trim", "true", "union", "unique",
+        "user", "using", "values", "varchar", "variadic", "verbose", "when", "where",
+        "window", "with", "xmlattributes", "xmlconcat", "xmlelement", "xmlexists",
+        "xmlforest", "xmlnamespaces", "xmlparse", "xmlpi", "xmlroot", "xmlserialize",
+        "xmltable",
+    ];
+    WORDS.binary_search(&s).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_are_found() {
+        assert!(is_reserved_keyword("all"));
+        assert!(is_reserved_keyword("xmltable"));
+        assert!(is_reserved_keyword("select"));
+        assert!(is_reserved_keyword("user"));
+        assert!(!is_reserved_keyword("accounts"));
+    }
+
+    #[test]
+    fn defaults_deparse_like_postgres() {
+        assert_eq!(deparse_default("0", T::NUMERIC), "0");
+        assert_eq!(deparse_default("-1", T::Int4), "'-1'::integer");
+        assert_eq!(deparse_default("'x'", T::Text), "'x'::text");
+        assert_eq!(
+            deparse_default("'x'", T::Varchar(Some(3))),
+            "'x'::character varying"
+        );
+        assert_eq!(deparse_default("now()", T::TimestampTz), "now()");
+        assert_eq!(
+            deparse_default("current_timestamp", T::TimestampTz),
+            "CURRENT_TIMESTAMP"
+        );
+    }
+
+    #[test]
+    fn format_type_matches_postgres() {
+        assert_eq!(format_type(23, -1), "integer");
+        assert_eq!(format_type(1043, 24), "character varying(20)");
+        assert_eq!(format_type(1700, (12 << 16 | 2) + 4), "numeric(12,2)");
+        assert_eq!(format_type(1184, -1), "timestamp with time zone");
+        assert_eq!(format_type(1007, -1), "integer[]");
+        assert_eq!(format_type(18, -1), "\"char\"");
+    }
+}

@@ -1,0 +1,434 @@
+//! PostgreSQL's system catalogs (`pg_class`, `pg_attribute`, `pg_type`,
+//! `pg_index`, `pg_constraint`, …) as relations any query can read, and
+//! the catalog functions tools call on them (`format_type`,
+//! `pg_get_indexdef`, `pg_table_is_visible`, the `regclass` family).
+//!
+//! hotpair keeps its catalog as Rust structures (`engine::catalog`), not
+//! as heap tables. These relations are *projections* of it: a statement
+//! that reads one takes a [`CatalogSnapshot`] (the tables this session
+//! may see, with their indexes, and the roles) once, and every catalog
+//! relation and function of that statement answers from the same
+//! snapshot, so a join of `pg_class` with `pg_attribute` is consistent.
+//! Because the projection is computed from the catalog, it cannot drift
+//! from it, and what a standby replays shows up here too.
+//!
+//! ## What the rows say
+//! - OIDs are the catalog's: a table's and an index's OIDs are the ones
+//!   RowDescription already reports; built-in types, namespaces, access
+//!   methods and I/O functions have PostgreSQL's fixed OIDs
+//!   (`types.rs` is copied from PostgreSQL 15). OIDs are unique per
+//!   catalog, as in PostgreSQL: a primary key's `pg_constraint.oid` is its
+//!   index's OID.
+//! - Every table is in schema `public` (2200) and owned by the bootstrap
+//!   superuser (10); the catalogs and views are in `pg_catalog` (11).
+//! - Column layouts are PostgreSQL 15's (`defs.rs`); columns hotpair has
+//!   nothing for hold PostgreSQL's value for a plain heap table (`false`,
+//!   0, `'p'` …) or NULL where PostgreSQL has NULL.
+//!
+//! ## OID alias types
+//! `regclass`, `regtype`, `regnamespace`, `regproc`, `regprocedure` and
+//! `regrole` values are `Value::Oid`s typed `SqlType::Reg`. Casting a
+//! name to one ([`reg_in`]) and printing one ([`reg_out`]) look the
+//! snapshot up; the executor prints result columns of these types by name
+//! (`executor::output_reg_columns`).
+//!
+//! Where to go next: `crate::sysviews` is the registry the planner binds
+//! relation names with; `rows.rs` builds each relation's rows;
+//! `functions.rs` holds the catalog functions.
+
+pub mod defs;
+pub mod functions;
+pub mod rows;
+pub mod types;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use engine::catalog::{IndexDef, RoleSpec, TableDef};
+use engine::Engine;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::{RegKind, SqlType};
+use txn::clog::Clog;
+use pgtypes::TransactionId;
+
+/// pg_catalog's OID.
+pub const PG_CATALOG: u32 = 11;
+/// pg_toast's OID.
+pub const PG_TOAST: u32 = 99;
+/// public's OID.
+pub const PUBLIC: u32 = 2200;
+/// information_schema's OID (what PostgreSQL 15's initdb gives it).
+pub const INFORMATION_SCHEMA: u32 = 13207;
+/// The bootstrap superuser's OID.
+pub const BOOTSTRAP_SUPERUSER: u32 = 10;
+/// pg_database_owner, public's owner.
+pub const PG_DATABASE_OWNER: u32 = 6171;
+/// The heap table access method.
+pub const HEAP_AM: u32 = 2;
+/// The btree index access method.
+pub const BTREE_AM: u32 = 403;
+/// The database's OID (PostgreSQL's `postgres` database after initdb).
+pub const DATABASE_OID: u32 = 5;
+/// The default collation.
+pub const DEFAULT_COLLATION: u32 = 100;
+
+/// The namespaces: (oid, name, owner).
+pub const NAMESPACES: [(u32, &str, u32); 4] = [
+    (PG_CATALOG, "pg_catalog", BOOTSTRAP_SUPERUSER),
+    (PG_TOAST, "pg_toast", BOOTSTRAP_SUPERUSER),
+    (PUBLIC, "public", PG_DATABASE_OWNER),
+    (INFORMATION_SCHEMA, "information_schema", BOOTSTRAP_SUPERUSER),
+];
+
+/// Built-in roles that are not rows of hotpair's role catalog but that
+/// catalog rows name (`pg_namespace.nspowner` of `public`).
+const PREDEFINED_ROLES: [(u32, &str); 1] = [(PG_DATABASE_OWNER, "pg_database_owner")];
+
+/// A relation as the catalogs list it.
+#[derive(Clone)]
+pub enum RelRef {
+    /// A user table.
+    Table(Arc<TableDef>),
+    /// An index of a user table.
+    Index(Arc<TableDef>, Arc<IndexDef>),
+    /// A catalog or system view.
+    System(&'static crate::sysviews::SystemView),
+}
+
+impl RelRef {
+    /// OID.
+    pub fn oid(&self) -> u32 {
+        match self {
+            RelRef::Table(t) => t.oid,
+            RelRef::Index(_, i) => i.spec.oid,
+            RelRef::System(v) => v.oid,
+        }
+    }
+    /// Name.
+    pub fn name(&self) -> &str {
+        match self {
+            RelRef::Table(t) => &t.name,
+            RelRef::Index(_, i) => &i.spec.name,
+            RelRef::System(v) => v.name,
+        }
+    }
+    /// Namespace OID.
+    pub fn namespace(&self) -> u32 {
+        match self {
+            RelRef::System(_) => PG_CATALOG,
+            _ => PUBLIC,
+        }
+    }
+    /// pg_class.relkind.
+    pub fn relkind(&self) -> &'static str {
+        match self {
+            RelRef::Table(_) => "r",
+            RelRef::Index(..) => "i",
+            RelRef::System(v) => v.relkind(),
+        }
+    }
+}
+
+/// The catalog as one statement sees it (see the module doc).
+pub struct CatalogSnapshot {
+    /// Tables this session may see, by OID.
+    pub tables: Vec<Arc<TableDef>>,
+    /// Roles, by OID.
+    pub roles: Vec<Arc<RoleSpec>>,
+    rels: HashMap<u32, RelRef>,
+    by_name: HashMap<(u32, String), u32>,
+}
+
+impl CatalogSnapshot {
+    /// Takes the snapshot for a session whose own xids are `own`.
+    pub fn take(db: &Engine, own: &[TransactionId], clog: &Clog) -> CatalogSnapshot {
+        let mut tables: Vec<Arc<TableDef>> = db
+            .catalog()
+            .tables()
+            .into_iter()
+            .filter(|t| t.visible_to(own, clog))
+            .collect();
+        tables.sort_by_key(|t| t.oid);
+        let mut roles = db.catalog().roles();
+        roles.sort_by_key(|r| r.oid);
+        let mut rels = HashMap::new();
+        for v in crate::sysviews::catalog_relations() {
+            rels.insert(v.oid, RelRef::System(v));
+        }
+        for t in &tables {
+            rels.insert(t.oid, RelRef::Table(t.clone()));
+            for i in t.indexes.list() {
+                if i.visible_to(own, clog) {
+                    rels.insert(i.spec.oid, RelRef::Index(t.clone(), i));
+                }
+            }
+        }
+        let by_name = rels
+            .values()
+            .map(|r| ((r.namespace(), r.name().to_string()), r.oid()))
+            .collect();
+        CatalogSnapshot {
+            tables,
+            roles,
+            rels,
+            by_name,
+        }
+    }
+
+    /// Every relation, by OID.
+    pub fn relations(&self) -> Vec<&RelRef> {
+        let mut v: Vec<&RelRef> = self.rels.values().collect();
+        v.sort_by_key(|r| r.oid());
+        v
+    }
+
+    /// The relation with OID `oid`.
+    pub fn relation(&self, oid: u32) -> Option<&RelRef> {
+        self.rels.get(&oid)
+    }
+
+    /// The relation a possibly qualified name means on the search path
+    /// (`pg_catalog` first, then `public`, as PostgreSQL's default).
+    pub fn relation_by_name(&self, schema: Option<&str>, name: &str) -> Option<&RelRef> {
+        let spaces: Vec<u32> = match schema {
+            Some(s) => vec![namespace_oid(s)?],
+            None => vec![PG_CATALOG, PUBLIC],
+        };
+        spaces
+            .iter()
+            .find_map(|n| self.by_name.get(&(*n, name.to_string())))
+            .and_then(|o| self.rels.get(o))
+    }
+
+    /// A role's name by OID (`pg_get_userbyid`).
+    pub fn role_name(&self, oid: u32) -> Option<String> {
+        self.roles
+            .iter()
+            .find(|r| r.oid == oid)
+            .map(|r| r.name.clone())
+            .or_else(|| {
+                PREDEFINED_ROLES
+                    .iter()
+                    .find(|(o, _)| *o == oid)
+                    .map(|(_, n)| n.to_string())
+            })
+    }
+
+    /// A role's OID by name.
+    pub fn role_oid(&self, name: &str) -> Option<u32> {
+        self.roles
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.oid)
+            .or_else(|| {
+                PREDEFINED_ROLES
+                    .iter()
+                    .find(|(_, n)| *n == name)
+                    .map(|(o, _)| *o)
+            })
+    }
+}
+
+/// A namespace's OID by name.
+pub fn namespace_oid(name: &str) -> Option<u32> {
+    NAMESPACES.iter().find(|n| n.1 == name).map(|n| n.0)
+}
+
+/// A namespace's name by OID.
+pub fn namespace_name(oid: u32) -> Option<&'static str> {
+    NAMESPACES.iter().find(|n| n.0 == oid).map(|n| n.1)
+}
+
+/// The pg_type row of a type OID.
+pub fn type_row(oid: u32) -> Option<&'static types::PgTypeRow> {
+    types::TYPES.iter().find(|t| t.oid == oid)
+}
+
+/// Splits `a.b` / `"A".b` into (schema, name), folding unquoted parts to
+/// lower case as PostgreSQL's identifier rules do.
+pub fn split_qualified(text: &str) -> PgResult<(Option<String>, String)> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let mut chars = text.trim().chars().peekable();
+    let mut quoted_any = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                quoted_any = true;
+                loop {
+                    match chars.next() {
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            cur.push('"');
+                        }
+                        Some('"') => break,
+                        Some(ch) => cur.push(ch),
+                        None => {
+                            return Err(PgError::new(
+                                sqlstate::INVALID_TEXT_REPRESENTATION,
+                                "invalid name syntax",
+                            ))
+                        }
+                    }
+                }
+            }
+            '.' => parts.push(std::mem::take(&mut cur)),
+            c => cur.push(c.to_ascii_lowercase()),
+        }
+    }
+    let _ = quoted_any;
+    parts.push(cur);
+    match parts.len() {
+        1 => Ok((None, parts.pop().unwrap_or_default())),
+        2 => {
+            let name = parts.pop().unwrap_or_default();
+            Ok((parts.pop(), name))
+        }
+        3 => {
+            let name = parts.pop().unwrap_or_default();
+            let schema = parts.pop();
+            Ok((schema, name))
+        }
+        _ => Err(PgError::new(
+            sqlstate::INVALID_TEXT_REPRESENTATION,
+            "invalid name syntax",
+        )),
+    }
+}
+
+/// Text → OID for an OID alias type (`'accounts'::regclass`). A number is
+/// taken as the OID itself, as PostgreSQL does.
+pub fn reg_in(snap: &CatalogSnapshot, kind: RegKind, text: &str) -> PgResult<u32> {
+    let t = text.trim();
+    if t == "-" {
+        return Ok(0);
+    }
+    if let Ok(n) = t.parse::<u32>() {
+        return Ok(n);
+    }
+    match kind {
+        RegKind::Class => {
+            let (schema, name) = split_qualified(t)?;
+            snap.relation_by_name(schema.as_deref(), &name)
+                .map(|r| r.oid())
+                .ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_TABLE,
+                        format!("relation \"{t}\" does not exist"),
+                    )
+                })
+        }
+        RegKind::Type => {
+            let name = t.strip_prefix("pg_catalog.").unwrap_or(t);
+            let found = SqlType::from_name(name).map(|ty| ty.oid()).or_else(|| {
+                types::TYPES
+                    .iter()
+                    .find(|r| r.name == name || r.display == name)
+                    .map(|r| r.oid)
+            });
+            found.ok_or_else(|| {
+                PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("type \"{t}\" does not exist"),
+                )
+            })
+        }
+        RegKind::Namespace => {
+            let (_, name) = split_qualified(t)?;
+            namespace_oid(&name).ok_or_else(|| {
+                PgError::new(
+                    "3F000",
+                    format!("schema \"{t}\" does not exist"),
+                )
+            })
+        }
+        RegKind::Role => {
+            let (_, name) = split_qualified(t)?;
+            snap.role_oid(&name).ok_or_else(|| {
+                PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("role \"{t}\" does not exist"),
+                )
+            })
+        }
+        RegKind::Proc | RegKind::Procedure => {
+            let name = t.split('(').next().unwrap_or(t).trim();
+            let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
+            let matches: Vec<u32> = types::PROCS
+                .iter()
+                .filter(|p| p.1 == name)
+                .map(|p| p.0)
+                .collect();
+            match matches.as_slice() {
+                [one] => Ok(*one),
+                [] => Err(PgError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function \"{t}\" does not exist"),
+                )),
+                _ => Err(PgError::new(
+                    "42725",
+                    format!("more than one function named \"{t}\""),
+                )),
+            }
+        }
+    }
+}
+
+/// Quotes an identifier when PostgreSQL's `quote_ident` would.
+pub fn quote_ident(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && s
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !crate::pgcatalog::functions::is_reserved_keyword(s);
+    if plain {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
+/// OID → text for an OID alias type; the number when nothing has that OID
+/// (as PostgreSQL prints a dangling OID).
+pub fn reg_out(snap: &CatalogSnapshot, kind: RegKind, oid: u32) -> String {
+    if oid == 0 {
+        return "-".to_string();
+    }
+    let found = match kind {
+        RegKind::Class => snap.relation(oid).map(|r| {
+            // Qualified unless visible on the search path.
+            let name = quote_ident(r.name());
+            match snap.relation_by_name(None, r.name()) {
+                Some(v) if v.oid() == oid => name,
+                _ => format!(
+                    "{}.{}",
+                    quote_ident(namespace_name(r.namespace()).unwrap_or("")),
+                    name
+                ),
+            }
+        }),
+        RegKind::Type => type_row(oid).map(|t| t.display.to_string()),
+        RegKind::Namespace => namespace_name(oid).map(quote_ident),
+        RegKind::Role => snap.role_name(oid).map(|n| quote_ident(&n)),
+        RegKind::Proc => types::PROCS
+            .iter()
+            .find(|p| p.0 == oid)
+            .map(|p| p.1.to_string()),
+        RegKind::Procedure => types::PROCS.iter().find(|p| p.0 == oid).map(|p| {
+            let args: Vec<String> = p
+                .3
+                .iter()
+                .map(|a| {
+                    type_row(*a)
+                        .map(|t| t.display.to_string())
+                        .unwrap_or_else(|| a.to_string())
+                })
+                .collect();
+            format!("{}({})", p.1, args.join(","))
+        }),
+    };
+    found.unwrap_or_else(|| oid.to_string())
+}

@@ -1,0 +1,618 @@
+//! The rows of each catalog relation, built from a [`CatalogSnapshot`]
+//! (see the module doc of [`crate::pgcatalog`]). Each builder fills the
+//! columns hotpair knows by name; the rest keep PostgreSQL's value for a
+//! plain heap table: `false`, 0, or NULL for the variable-width ones.
+
+use std::sync::Arc;
+
+use pgtypes::array::array_value;
+use pgtypes::sqltype::{ArrayElem, SqlType as T};
+use pgtypes::value::Value;
+
+use super::*;
+use crate::executor::Ectx;
+
+/// Rows of one relation, filled by column name.
+struct Rows {
+    cols: &'static [(&'static str, T)],
+    out: Vec<Vec<Value>>,
+}
+
+impl Rows {
+    fn new(cols: &'static [(&'static str, T)]) -> Rows {
+        Rows {
+            cols,
+            out: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, vals: Vec<(&str, Value)>) {
+        let mut row: Vec<Value> = self
+            .cols
+            .iter()
+            .map(|(_, t)| match t {
+                T::Bool => Value::Bool(false),
+                T::Int2 => Value::Int2(0),
+                T::Int4 => Value::Int4(0),
+                T::Int8 => Value::Int8(0),
+                T::Oid | T::Reg(_) => Value::Oid(0),
+                T::Float8 => Value::Float8(0.0),
+                _ => Value::Null,
+            })
+            .collect();
+        for (name, v) in vals {
+            if let Some(i) = self.cols.iter().position(|(n, _)| *n == name) {
+                row[i] = v;
+            } else {
+                debug_assert!(false, "no column {name}");
+            }
+        }
+        self.out.push(row);
+    }
+}
+
+fn text(s: &str) -> Value {
+    Value::text(s)
+}
+
+fn ch(c: &str) -> Value {
+    Value::text(c)
+}
+
+fn oid(o: u32) -> Value {
+    Value::Oid(o)
+}
+
+fn bool(b: bool) -> Value {
+    Value::Bool(b)
+}
+
+fn int2_vec(v: impl IntoIterator<Item = i16>) -> Value {
+    array_value(ArrayElem::Int2, v.into_iter().map(Value::Int2).collect())
+}
+
+fn oid_vec(v: impl IntoIterator<Item = u32>) -> Value {
+    array_value(ArrayElem::Oid, v.into_iter().map(Value::Oid).collect())
+}
+
+/// The collation a column of type `ty` has (the default for collatable types).
+pub fn collation_of(ty: T) -> u32 {
+    type_row(ty.oid()).map(|t| t.collation).unwrap_or(0)
+}
+
+/// The session's catalog snapshot.
+fn snap(ec: &Ectx<'_>) -> Arc<CatalogSnapshot> {
+    ec.pg_catalog()
+}
+
+/// pg_class.
+pub fn pg_class(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_CLASS);
+    for r in s.relations() {
+        let (am, natts, hasindex, reltuples, relpages, relfilenode, options) = match r {
+            RelRef::Table(t) => {
+                let stats = ec.db.catalog().statistics(t.oid);
+                (
+                    HEAP_AM,
+                    t.columns.len(),
+                    !t.indexes.is_empty(),
+                    stats.as_ref().map(|st| st.table.reltuples).unwrap_or(-1.0),
+                    stats.as_ref().map(|st| st.table.relpages as i32).unwrap_or(0),
+                    t.rel.0,
+                    t.options
+                        .iter()
+                        .map(|(k, v)| Value::text(&format!("{k}={v}")))
+                        .collect::<Vec<_>>(),
+                )
+            }
+            RelRef::Index(_, i) => (
+                BTREE_AM,
+                i.spec.columns.len(),
+                false,
+                -1.0,
+                0,
+                i.spec.oid,
+                Vec::new(),
+            ),
+            RelRef::System(v) => (
+                if v.relkind() == "r" { HEAP_AM } else { 0 },
+                v.columns.len(),
+                false,
+                -1.0,
+                0,
+                0,
+                Vec::new(),
+            ),
+        };
+        rows.push(vec![
+            ("oid", oid(r.oid())),
+            ("relname", text(r.name())),
+            ("relnamespace", oid(r.namespace())),
+            ("relowner", oid(BOOTSTRAP_SUPERUSER)),
+            ("relam", oid(am)),
+            ("relfilenode", oid(relfilenode)),
+            ("relpages", Value::Int4(relpages)),
+            ("reltuples", Value::Float8(reltuples)),
+            ("relhasindex", bool(hasindex)),
+            ("relpersistence", ch("p")),
+            ("relkind", ch(r.relkind())),
+            ("relnatts", Value::Int2(natts.min(i16::MAX as usize) as i16)),
+            ("relispopulated", bool(true)),
+            ("relreplident", ch(if r.relkind() == "r" { "d" } else { "n" })),
+            ("relfrozenxid", Value::Xid(0)),
+            ("relminmxid", Value::Xid(0)),
+            (
+                "reloptions",
+                if options.is_empty() {
+                    Value::Null
+                } else {
+                    array_value(ArrayElem::Text, options)
+                },
+            ),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_namespace.
+pub fn pg_namespace(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_NAMESPACE);
+    for (o, name, owner) in NAMESPACES {
+        rows.push(vec![
+            ("oid", oid(o)),
+            ("nspname", text(name)),
+            ("nspowner", oid(owner)),
+        ]);
+    }
+    rows.out
+}
+
+/// One pg_attribute row of a user column.
+fn attribute(rows: &mut Rows, rel: u32, num: i16, name: &str, ty: T, not_null: bool, has_def: bool) {
+    let t = type_row(ty.oid());
+    rows.push(vec![
+        ("attrelid", oid(rel)),
+        ("attname", text(name)),
+        ("atttypid", oid(ty.oid())),
+        ("attstattarget", Value::Int4(-1)),
+        ("attlen", Value::Int2(t.map(|t| t.len).unwrap_or(-1))),
+        ("attnum", Value::Int2(num)),
+        ("attndims", Value::Int4(matches!(ty, T::Array(_)) as i32)),
+        ("attcacheoff", Value::Int4(-1)),
+        ("atttypmod", Value::Int4(ty.typmod())),
+        ("attbyval", bool(t.is_some_and(|t| t.byval))),
+        (
+            "attalign",
+            ch(&(t.map(|t| t.align).unwrap_or(b'i') as char).to_string()),
+        ),
+        (
+            "attstorage",
+            ch(&(t.map(|t| t.storage).unwrap_or(b'p') as char).to_string()),
+        ),
+        ("attcompression", ch("")),
+        ("attnotnull", bool(not_null)),
+        ("atthasdef", bool(has_def)),
+        ("attidentity", ch("")),
+        ("attgenerated", ch("")),
+        ("attislocal", bool(true)),
+        ("attcollation", oid(collation_of(ty))),
+    ]);
+}
+
+/// The system columns every table has: (name, attnum, type OID).
+const SYSTEM_COLUMNS: [(&str, i16, u32); 6] = [
+    ("tableoid", -6, 26),
+    ("cmax", -5, 29),
+    ("xmax", -4, 28),
+    ("cmin", -3, 29),
+    ("xmin", -2, 28),
+    ("ctid", -1, 27),
+];
+
+/// pg_attribute.
+pub fn pg_attribute(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_ATTRIBUTE);
+    for r in s.relations() {
+        match r {
+            RelRef::Table(t) => {
+                for (name, num, typ) in SYSTEM_COLUMNS {
+                    let tr = type_row(typ);
+                    rows.push(vec![
+                        ("attrelid", oid(t.oid)),
+                        ("attname", text(name)),
+                        ("atttypid", oid(typ)),
+                        ("attlen", Value::Int2(tr.map(|t| t.len).unwrap_or(4))),
+                        ("attnum", Value::Int2(num)),
+                        ("attcacheoff", Value::Int4(-1)),
+                        ("atttypmod", Value::Int4(-1)),
+                        ("attbyval", bool(tr.is_some_and(|t| t.byval))),
+                        ("attalign", ch(if typ == 27 { "s" } else { "i" })),
+                        ("attstorage", ch("p")),
+                        ("attcompression", ch("")),
+                        ("attnotnull", bool(true)),
+                        ("attidentity", ch("")),
+                        ("attgenerated", ch("")),
+                        ("attislocal", bool(true)),
+                    ]);
+                }
+                for (i, c) in t.columns.iter().enumerate() {
+                    attribute(
+                        &mut rows,
+                        t.oid,
+                        (i + 1) as i16,
+                        &c.name,
+                        c.ty,
+                        c.not_null,
+                        c.default.is_some(),
+                    );
+                }
+            }
+            RelRef::Index(t, ix) => {
+                for (i, &col) in ix.spec.columns.iter().enumerate() {
+                    if let Some(c) = t.columns.get(col) {
+                        attribute(&mut rows, ix.spec.oid, (i + 1) as i16, &c.name, c.ty, false, false);
+                    }
+                }
+            }
+            RelRef::System(v) => {
+                for (i, (name, ty)) in v.columns.iter().enumerate() {
+                    attribute(&mut rows, v.oid, (i + 1) as i16, name, *ty, false, false);
+                }
+            }
+        }
+    }
+    rows.out
+}
+
+/// pg_attrdef: one row per column with a DEFAULT. Its OID is unique
+/// within pg_attrdef (table OID × 1600 + column number).
+pub fn pg_attrdef(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_ATTRDEF);
+    for t in &s.tables {
+        for (i, c) in t.columns.iter().enumerate() {
+            if let Some(d) = &c.default {
+                rows.push(vec![
+                    ("oid", oid(attrdef_oid(t.oid, i + 1))),
+                    ("adrelid", oid(t.oid)),
+                    ("adnum", Value::Int2((i + 1) as i16)),
+                    ("adbin", text(d)),
+                ]);
+            }
+        }
+    }
+    rows.out
+}
+
+/// See [`pg_attrdef`].
+pub fn attrdef_oid(table: u32, attnum: usize) -> u32 {
+    table.wrapping_mul(1600).wrapping_add(attnum as u32)
+}
+
+/// pg_type.
+pub fn pg_type(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_TYPE);
+    for t in types::TYPES {
+        rows.push(vec![
+            ("oid", oid(t.oid)),
+            ("typname", text(t.name)),
+            ("typnamespace", oid(PG_CATALOG)),
+            ("typowner", oid(BOOTSTRAP_SUPERUSER)),
+            ("typlen", Value::Int2(t.len)),
+            ("typbyval", bool(t.byval)),
+            ("typtype", ch(&(t.kind as char).to_string())),
+            ("typcategory", ch(&(t.category as char).to_string())),
+            ("typispreferred", bool(t.preferred)),
+            ("typisdefined", bool(true)),
+            ("typdelim", ch(",")),
+            ("typelem", oid(t.elem)),
+            ("typarray", oid(t.array)),
+            ("typinput", oid(t.io[0])),
+            ("typoutput", oid(t.io[1])),
+            ("typreceive", oid(t.io[2])),
+            ("typsend", oid(t.io[3])),
+            ("typalign", ch(&(t.align as char).to_string())),
+            ("typstorage", ch(&(t.storage as char).to_string())),
+            ("typtypmod", Value::Int4(-1)),
+            ("typcollation", oid(t.collation)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_proc: the I/O functions of the types (the other built-in functions
+/// are resolved by name in `crate::functions` and not listed yet).
+pub fn pg_proc(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_PROC);
+    for (o, name, ret, args) in types::PROCS {
+        rows.push(vec![
+            ("oid", oid(*o)),
+            ("proname", text(name)),
+            ("pronamespace", oid(PG_CATALOG)),
+            ("proowner", oid(BOOTSTRAP_SUPERUSER)),
+            ("prolang", oid(12)),
+            ("procost", Value::Float8(1.0)),
+            ("prokind", ch("f")),
+            ("proisstrict", bool(true)),
+            ("provolatile", ch("i")),
+            ("proparallel", ch("s")),
+            ("pronargs", Value::Int2(args.len() as i16)),
+            ("prorettype", oid(*ret)),
+            ("proargtypes", oid_vec(args.iter().copied())),
+            ("prosrc", text(name)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_index.
+pub fn pg_index(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_INDEX);
+    for r in s.relations() {
+        let RelRef::Index(t, ix) = r else { continue };
+        let n = ix.spec.columns.len() as i16;
+        rows.push(vec![
+            ("indexrelid", oid(ix.spec.oid)),
+            ("indrelid", oid(t.oid)),
+            ("indnatts", Value::Int2(n)),
+            ("indnkeyatts", Value::Int2(n)),
+            ("indisunique", bool(ix.spec.unique)),
+            ("indisprimary", bool(ix.spec.primary)),
+            ("indimmediate", bool(true)),
+            ("indisvalid", bool(true)),
+            ("indisready", bool(true)),
+            ("indislive", bool(true)),
+            (
+                "indkey",
+                int2_vec(ix.spec.columns.iter().map(|c| (*c + 1) as i16)),
+            ),
+            (
+                "indcollation",
+                oid_vec(ix.spec.columns.iter().map(|c| {
+                    t.columns.get(*c).map(|c| collation_of(c.ty)).unwrap_or(0)
+                })),
+            ),
+            ("indclass", oid_vec(ix.spec.columns.iter().map(|_| 0))),
+            ("indoption", int2_vec(ix.spec.columns.iter().map(|_| 0))),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_constraint: the primary keys (the constraint's OID is its index's).
+pub fn pg_constraint(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_CONSTRAINT);
+    for r in s.relations() {
+        let RelRef::Index(t, ix) = r else { continue };
+        if !ix.spec.primary {
+            continue;
+        }
+        rows.push(vec![
+            ("oid", oid(ix.spec.oid)),
+            ("conname", text(&ix.spec.name)),
+            ("connamespace", oid(PUBLIC)),
+            ("contype", ch("p")),
+            ("convalidated", bool(true)),
+            ("conrelid", oid(t.oid)),
+            ("conindid", oid(ix.spec.oid)),
+            ("confupdtype", ch(" ")),
+            ("confdeltype", ch(" ")),
+            ("confmatchtype", ch(" ")),
+            ("conislocal", bool(true)),
+            ("connoinherit", bool(true)),
+            (
+                "conkey",
+                int2_vec(ix.spec.columns.iter().map(|c| (*c + 1) as i16)),
+            ),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_am.
+pub fn pg_am(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_AM);
+    for (o, name, kind) in [(HEAP_AM, "heap", "t"), (BTREE_AM, "btree", "i")] {
+        rows.push(vec![
+            ("oid", oid(o)),
+            ("amname", text(name)),
+            ("amtype", ch(kind)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_collation: default, C and POSIX.
+pub fn pg_collation(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_COLLATION);
+    for (o, name, provider, c) in [
+        (DEFAULT_COLLATION, "default", "d", None),
+        (950, "C", "c", Some("C")),
+        (951, "POSIX", "c", Some("POSIX")),
+    ] {
+        rows.push(vec![
+            ("oid", oid(o)),
+            ("collname", text(name)),
+            ("collnamespace", oid(PG_CATALOG)),
+            ("collowner", oid(BOOTSTRAP_SUPERUSER)),
+            ("collprovider", ch(provider)),
+            ("collisdeterministic", bool(true)),
+            ("collencoding", Value::Int4(-1)),
+            ("collcollate", c.map(text).unwrap_or(Value::Null)),
+            ("collctype", c.map(text).unwrap_or(Value::Null)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_database: the one database a node serves.
+pub fn pg_database(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_DATABASE);
+    let name = crate::functions::EvalContext::current_database(ec);
+    rows.push(vec![
+        ("oid", oid(DATABASE_OID)),
+        ("datname", text(&name)),
+        ("datdba", oid(BOOTSTRAP_SUPERUSER)),
+        ("encoding", Value::Int4(6)),
+        ("datlocprovider", ch("c")),
+        ("datallowconn", bool(true)),
+        ("datconnlimit", Value::Int4(-1)),
+        ("datfrozenxid", Value::Xid(0)),
+        ("datminmxid", Value::Xid(1)),
+        ("dattablespace", oid(1663)),
+        ("datcollate", text("C")),
+        ("datctype", text("C")),
+    ]);
+    rows.out
+}
+
+/// pg_tablespace.
+pub fn pg_tablespace(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_TABLESPACE);
+    for (o, name) in [(1663, "pg_default"), (1664, "pg_global")] {
+        rows.push(vec![
+            ("oid", oid(o)),
+            ("spcname", text(name)),
+            ("spcowner", oid(BOOTSTRAP_SUPERUSER)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_tables: every table with its schema.
+pub fn pg_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_TABLES);
+    for r in s.relations() {
+        if r.relkind() != "r" {
+            continue;
+        }
+        let hasindex = matches!(r, RelRef::Table(t) if !t.indexes.is_empty());
+        rows.push(vec![
+            ("schemaname", text(namespace_name(r.namespace()).unwrap_or(""))),
+            ("tablename", text(r.name())),
+            (
+                "tableowner",
+                text(&s.role_name(BOOTSTRAP_SUPERUSER).unwrap_or_default()),
+            ),
+            ("hasindexes", bool(hasindex)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_indexes.
+pub fn pg_indexes(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_INDEXES);
+    for r in s.relations() {
+        let RelRef::Index(t, ix) = r else { continue };
+        rows.push(vec![
+            ("schemaname", text("public")),
+            ("tablename", text(&t.name)),
+            ("indexname", text(&ix.spec.name)),
+            ("indexdef", text(&functions::index_def(t, ix))),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_views: the system views (their definitions are built in, not SQL).
+pub fn pg_views(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_VIEWS);
+    for r in s.relations() {
+        if r.relkind() != "v" {
+            continue;
+        }
+        rows.push(vec![
+            ("schemaname", text(namespace_name(r.namespace()).unwrap_or(""))),
+            ("viewname", text(r.name())),
+            (
+                "viewowner",
+                text(&s.role_name(BOOTSTRAP_SUPERUSER).unwrap_or_default()),
+            ),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_user: the roles that can log in, as pg_roles shows them.
+pub fn pg_user(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_USER);
+    for r in s.roles.iter().filter(|r| r.login) {
+        rows.push(vec![
+            ("usename", text(&r.name)),
+            ("usesysid", oid(r.oid)),
+            ("usecreatedb", bool(r.createdb)),
+            ("usesuper", bool(r.superuser)),
+            ("userepl", bool(r.replication)),
+            ("usebypassrls", bool(r.bypassrls)),
+            ("passwd", text("********")),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_settings: the session's settings.
+pub fn pg_settings(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_SETTINGS);
+    for (name, value, doc) in ec.settings.show_all() {
+        rows.push(vec![
+            ("name", text(&name)),
+            ("setting", text(&value)),
+            ("short_desc", text(&doc)),
+            ("context", text("user")),
+            ("vartype", text("string")),
+            ("source", text("default")),
+            ("pending_restart", bool(false)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_stat_user_tables: the tables, with ANALYZE's row estimate as
+/// `n_live_tup` (scan and tuple counters are not kept: 0).
+pub fn pg_stat_user_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_STAT_USER_TABLES);
+    for t in &s.tables {
+        let live = ec
+            .db
+            .catalog()
+            .statistics(t.oid)
+            .map(|st| st.table.reltuples.max(0.0) as i64)
+            .unwrap_or(0);
+        rows.push(vec![
+            ("relid", oid(t.oid)),
+            ("schemaname", text("public")),
+            ("relname", text(&t.name)),
+            ("n_live_tup", Value::Int8(live)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_statio_user_tables: the tables (block counters are not kept: 0).
+pub fn pg_statio_user_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_STATIO_USER_TABLES);
+    for t in &s.tables {
+        rows.push(vec![
+            ("relid", oid(t.oid)),
+            ("schemaname", text("public")),
+            ("relname", text(&t.name)),
+        ]);
+    }
+    rows.out
+}
+
+/// A catalog hotpair has no objects for (pg_policy, pg_trigger, …).
+pub fn empty(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    Vec::new()
+}
