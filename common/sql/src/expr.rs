@@ -220,6 +220,9 @@ pub enum SubLinkKind {
     Exists,
     /// `(SELECT x …)`: NULL for no row, 21000 for more than one.
     Scalar,
+    /// `ARRAY(SELECT x …)`: every row's value, in order, as an array of
+    /// this element type.
+    Array(pgtypes::sqltype::ArrayElem),
     /// `lhs op ANY (…)`, `lhs IN (…)`.
     Any,
     /// `lhs op ALL (…)`.
@@ -256,6 +259,8 @@ pub enum Sublink<'q> {
     Exists(&'q ast::Query),
     /// `(q)`
     Scalar(&'q ast::Query),
+    /// `ARRAY(q)`
+    Array(&'q ast::Query),
     /// `lhs op ANY (q)` (`IN` is `= ANY`); `all` for ALL.
     Compare {
         /// Left operand, bound.
@@ -1039,6 +1044,31 @@ impl Binder<'_> {
                 })
             }
             A::Nested(inner) => self.bind(inner),
+            A::Collate { expr, collation } => {
+                // Text compares bytewise (the C collation), which is what
+                // `default`, `C` and `POSIX` mean here.
+                let name = collation
+                    .0
+                    .last()
+                    .map(|i| i.value.clone())
+                    .unwrap_or_default();
+                let schema_ok = collation.0.len() == 1
+                    || (collation.0.len() == 2 && collation.0[0].value == "pg_catalog");
+                if !schema_ok || !matches!(name.as_str(), "default" | "C" | "POSIX" | "ucs_basic") {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("collation \"{collation}\" for encoding \"UTF8\" does not exist"),
+                    ));
+                }
+                let b = self.bind(expr)?;
+                if b.ty != SqlType::Unknown && !b.ty.is_text_like() {
+                    return Err(PgError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!("collations are not supported by type {}", b.ty.pg_name()),
+                    ));
+                }
+                Ok(b)
+            }
             A::UnaryOp { op, expr } => self.unary(*op, expr),
             A::BinaryOp { left, op, right } => self.binary_ast(left, op, right),
             A::IsNull(x) | A::IsNotNull(x) => {
@@ -1638,6 +1668,49 @@ impl Binder<'_> {
         right: &ast::Expr,
     ) -> PgResult<BoundExpr> {
         use ast::BinaryOperator as B;
+        // `OPERATOR(pg_catalog.~)`: the built-in operator of that name.
+        if let B::PGCustomBinaryOperator(parts) = op {
+            let schema_ok = match parts.as_slice() {
+                [_] => true,
+                [s, _] => s == "pg_catalog",
+                _ => false,
+            };
+            let name = parts.last().map(String::as_str).unwrap_or("");
+            let builtin = match name {
+                "+" => Some(B::Plus),
+                "-" => Some(B::Minus),
+                "*" => Some(B::Multiply),
+                "/" => Some(B::Divide),
+                "%" => Some(B::Modulo),
+                "||" => Some(B::StringConcat),
+                "=" => Some(B::Eq),
+                "<>" | "!=" => Some(B::NotEq),
+                "<" => Some(B::Lt),
+                "<=" => Some(B::LtEq),
+                ">" => Some(B::Gt),
+                ">=" => Some(B::GtEq),
+                "~" => Some(B::PGRegexMatch),
+                "~*" => Some(B::PGRegexIMatch),
+                "!~" => Some(B::PGRegexNotMatch),
+                "!~*" => Some(B::PGRegexNotIMatch),
+                "~~" => Some(B::PGLikeMatch),
+                "~~*" => Some(B::PGILikeMatch),
+                "!~~" => Some(B::PGNotLikeMatch),
+                "!~~*" => Some(B::PGNotILikeMatch),
+                "@>" => Some(B::AtArrow),
+                "<@" => Some(B::ArrowAt),
+                "&&" => Some(B::PGOverlap),
+                "^" => Some(B::PGExp),
+                _ => None,
+            };
+            return match builtin {
+                Some(b) if schema_ok => self.binary_ast(left, &b, right),
+                _ => {
+                    let (l, r) = (self.bind(left)?, self.bind(right)?);
+                    Err(no_operator(&parts.join("."), l.ty, r.ty))
+                }
+            };
+        }
         if let Some(e) = row_comparison(left, op, right)? {
             return self.bind(&e);
         }
@@ -2057,7 +2130,15 @@ impl Binder<'_> {
         let mut agg_order: Vec<ast::OrderByExpr> = Vec::new();
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false, false),
-            ast::FunctionArguments::Subquery(_) => return Err(unsupported_expr("subquery")),
+            ast::FunctionArguments::Subquery(q) => {
+                if f.name.0.len() == 1 && name == "array" {
+                    let Some(h) = self.hook.as_deref_mut() else {
+                        return Err(unsupported_expr("subquery"));
+                    };
+                    return h.sublink(Sublink::Array(q), self.params);
+                }
+                return Err(unsupported_expr("subquery"));
+            }
             ast::FunctionArguments::List(list) => {
                 for c in &list.clauses {
                     match c {

@@ -175,6 +175,19 @@ impl Ectx<'_> {
                 }
                 Ok(v)
             }
+            SubLinkKind::Array(elem) => {
+                let mut items = Vec::new();
+                while node.next(self)? {
+                    self.tick()?;
+                    items.push(node.row().first().cloned().unwrap_or(Value::Null));
+                }
+                drop(node);
+                let v = pgtypes::array::array_value(elem, items);
+                if !correlated {
+                    self.cache(id, SubCache::Value(v.clone()));
+                }
+                Ok(v)
+            }
             SubLinkKind::Any | SubLinkKind::All => {
                 if !correlated {
                     // Read the whole list once; answer this and later rows

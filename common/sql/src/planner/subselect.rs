@@ -285,7 +285,7 @@ impl SublinkHook for Hook<'_, '_, '_, '_> {
     fn sublink(&mut self, link: Sublink<'_>, params: &mut ParamTypes) -> PgResult<BoundExpr> {
         let g = self.g;
         let query = match &link {
-            Sublink::Exists(q) | Sublink::Scalar(q) => *q,
+            Sublink::Exists(q) | Sublink::Scalar(q) | Sublink::Array(q) => *q,
             Sublink::Compare { query, .. } => *query,
         };
         let outer = Outer::new(self.level, &g.next_param);
@@ -300,6 +300,25 @@ impl SublinkHook for Hook<'_, '_, '_, '_> {
                     return Err(PgError::syntax("subquery must return only one column"));
                 }
                 (SubLinkKind::Scalar, None, false, None, cols[0].ty)
+            }
+            Sublink::Array(_) => {
+                if cols.len() != 1 {
+                    return Err(PgError::syntax("subquery must return only one column"));
+                }
+                let ty = cols[0].ty.array_of().ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!(
+                            "could not find array type for data type {}",
+                            cols[0].ty.pg_name()
+                        ),
+                    )
+                })?;
+                let elem = match ty {
+                    SqlType::Array(e) => e,
+                    _ => return Err(PgError::internal("array_of gave a scalar")),
+                };
+                (SubLinkKind::Array(elem), None, false, None, ty)
             }
             Sublink::Compare { lhs, op, all, .. } => {
                 if cols.len() != 1 {
