@@ -65,6 +65,15 @@ impl ArrayValue {
 
     /// Appends the text form.
     pub fn write_text(&self, out: &mut BytesMut) {
+        if self.elem.is_vector() {
+            for (i, v) in self.items.iter().enumerate() {
+                if i > 0 {
+                    out.put_u8(b' ');
+                }
+                v.write_text(out);
+            }
+            return;
+        }
         if self.lower != 1 && !self.items.is_empty() {
             let upper = self.lower as i64 + self.items.len() as i64 - 1;
             out.put_slice(format!("[{}:{}]=", self.lower, upper).as_bytes());

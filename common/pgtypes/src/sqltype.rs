@@ -170,11 +170,16 @@ pub enum ArrayElem {
     Interval,
     /// oid[] (1028)
     Oid,
+    /// int2vector (22): the catalogs' int2 array (`pg_index.indkey`),
+    /// subscripted from 0 and printed space-separated (`1 3`).
+    Int2Vector,
+    /// oidvector (30): the catalogs' oid array (`pg_proc.proargtypes`).
+    OidVector,
 }
 
 impl ArrayElem {
     /// Every element type (for tables and tests).
-    pub const ALL: [ArrayElem; 15] = [
+    pub const ALL: [ArrayElem; 17] = [
         ArrayElem::Bool,
         ArrayElem::Int2,
         ArrayElem::Int4,
@@ -190,7 +195,14 @@ impl ArrayElem {
         ArrayElem::TimestampTz,
         ArrayElem::Interval,
         ArrayElem::Oid,
+        ArrayElem::Int2Vector,
+        ArrayElem::OidVector,
     ];
+
+    /// True for int2vector and oidvector (0-based, printed without braces).
+    pub fn is_vector(self) -> bool {
+        matches!(self, ArrayElem::Int2Vector | ArrayElem::OidVector)
+    }
 
     /// The element's scalar type.
     pub fn sql_type(self) -> SqlType {
@@ -209,7 +221,8 @@ impl ArrayElem {
             ArrayElem::Timestamp => SqlType::Timestamp,
             ArrayElem::TimestampTz => SqlType::TimestampTz,
             ArrayElem::Interval => SqlType::Interval,
-            ArrayElem::Oid => SqlType::Oid,
+            ArrayElem::Oid | ArrayElem::OidVector => SqlType::Oid,
+            ArrayElem::Int2Vector => SqlType::Int2,
         }
     }
 
@@ -254,6 +267,8 @@ impl ArrayElem {
             ArrayElem::TimestampTz => 1185,
             ArrayElem::Interval => 1187,
             ArrayElem::Oid => 1028,
+            ArrayElem::Int2Vector => 22,
+            ArrayElem::OidVector => 30,
         }
     }
 
@@ -283,6 +298,8 @@ impl ArrayElem {
             ArrayElem::TimestampTz => "timestamp with time zone[]",
             ArrayElem::Interval => "interval[]",
             ArrayElem::Oid => "oid[]",
+            ArrayElem::Int2Vector => "int2vector",
+            ArrayElem::OidVector => "oidvector",
         }
     }
 
@@ -304,6 +321,8 @@ impl ArrayElem {
             ArrayElem::TimestampTz => "_timestamptz",
             ArrayElem::Interval => "_interval",
             ArrayElem::Oid => "_oid",
+            ArrayElem::Int2Vector => "int2vector",
+            ArrayElem::OidVector => "oidvector",
         }
     }
 }
@@ -542,7 +561,10 @@ impl SqlType {
     /// `timestamptz`, `pg_lsn` …), case-insensitive. None if unknown.
     pub fn from_name(name: &str) -> Option<SqlType> {
         let lower = name.trim().to_ascii_lowercase();
-        let lower = lower.strip_prefix("pg_catalog.").unwrap_or(&lower).to_string();
+        let lower = lower
+            .strip_prefix("pg_catalog.")
+            .unwrap_or(&lower)
+            .to_string();
         if let Some(elem) = lower.strip_suffix("[]") {
             return SqlType::from_name(elem)?.array_of();
         }
@@ -662,6 +684,7 @@ impl SqlType {
             DataType::Timestamp(_, _) => SqlType::Timestamp,
             DataType::Date => SqlType::Date,
             DataType::Interval => SqlType::Interval,
+            DataType::Regclass => SqlType::Reg(RegKind::Class),
             DataType::Array(
                 sqlparser::ast::ArrayElemTypeDef::SquareBracket(inner, _)
                 | sqlparser::ast::ArrayElemTypeDef::AngleBracket(inner)

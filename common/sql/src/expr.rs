@@ -1908,6 +1908,10 @@ impl Binder<'_> {
             ) => SqlType::TimestampTz,
             (SqlType::Oid, b) if b.is_integer() => SqlType::Oid,
             (a, SqlType::Oid) if a.is_integer() => SqlType::Oid,
+            // The OID alias types compare as OIDs.
+            (SqlType::Oid | SqlType::Reg(_), SqlType::Oid | SqlType::Reg(_)) => SqlType::Oid,
+            (SqlType::Reg(_), b) if b.is_integer() => SqlType::Oid,
+            (a, SqlType::Reg(_)) if a.is_integer() => SqlType::Oid,
             _ => return Err(no_operator(op_symbol(op), lt, rt)),
         };
         if target == SqlType::Bool

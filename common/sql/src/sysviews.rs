@@ -129,11 +129,15 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_matviews", 12038, d::PG_MATVIEWS, r::empty),
     cat("pg_user", 12014, d::PG_USER, r::pg_user),
     cat("pg_settings", 12104, d::PG_SETTINGS, r::pg_settings),
-    cat("pg_stat_user_tables", 12161,
+    cat(
+        "pg_stat_user_tables",
+        12161,
         d::PG_STAT_USER_TABLES,
         r::pg_stat_user_tables,
     ),
-    cat("pg_statio_user_tables", 12179,
+    cat(
+        "pg_statio_user_tables",
+        12179,
         d::PG_STATIO_USER_TABLES,
         r::pg_statio_user_tables,
     ),
@@ -149,7 +153,7 @@ pub fn lookup_function(name: &str) -> Option<&'static SystemView> {
 /// Views called as functions (see [`lookup_function`]).
 pub static FUNCTION_VIEWS: &[SystemView] = &[SystemView {
     name: "pg_control_checkpoint",
-        oid: 12902,
+    oid: 12902,
     // PostgreSQL's columns, as far as hotpair has them (no multixacts,
     // no commit timestamps, no xid epoch: 64-bit xids).
     columns: &[

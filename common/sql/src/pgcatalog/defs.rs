@@ -135,10 +135,10 @@ pub static PG_INDEX: &[(&str, T)] = &[
     ("indisready", T::Bool),
     ("indislive", T::Bool),
     ("indisreplident", T::Bool),
-    ("indkey", T::Array(A::Int2)),
-    ("indcollation", T::Array(A::Oid)),
-    ("indclass", T::Array(A::Oid)),
-    ("indoption", T::Array(A::Int2)),
+    ("indkey", T::Array(A::Int2Vector)),
+    ("indcollation", T::Array(A::OidVector)),
+    ("indclass", T::Array(A::OidVector)),
+    ("indoption", T::Array(A::Int2Vector)),
     ("indexprs", T::Text),
     ("indpred", T::Text),
 ];
@@ -224,7 +224,7 @@ pub static PG_STATISTIC_EXT: &[(&str, T)] = &[
     ("stxnamespace", T::Oid),
     ("stxowner", T::Oid),
     ("stxstattarget", T::Int4),
-    ("stxkeys", T::Array(A::Int2)),
+    ("stxkeys", T::Array(A::Int2Vector)),
     ("stxkind", T::Array(A::Char)),
     ("stxexprs", T::Text),
 ];
@@ -243,11 +243,8 @@ pub static PG_PUBLICATION: &[(&str, T)] = &[
 ];
 
 /// `pg_publication_namespace`'s columns (PostgreSQL 15).
-pub static PG_PUBLICATION_NAMESPACE: &[(&str, T)] = &[
-    ("oid", T::Oid),
-    ("pnpubid", T::Oid),
-    ("pnnspid", T::Oid),
-];
+pub static PG_PUBLICATION_NAMESPACE: &[(&str, T)] =
+    &[("oid", T::Oid), ("pnpubid", T::Oid), ("pnnspid", T::Oid)];
 
 /// `pg_publication_rel`'s columns (PostgreSQL 15).
 pub static PG_PUBLICATION_REL: &[(&str, T)] = &[
@@ -255,7 +252,7 @@ pub static PG_PUBLICATION_REL: &[(&str, T)] = &[
     ("prpubid", T::Oid),
     ("prrelid", T::Oid),
     ("prqual", T::Text),
-    ("prattrs", T::Array(A::Int2)),
+    ("prattrs", T::Array(A::Int2Vector)),
 ];
 
 /// `pg_inherits`'s columns (PostgreSQL 15).
@@ -318,7 +315,7 @@ pub static PG_TRIGGER: &[(&str, T)] = &[
     ("tgdeferrable", T::Bool),
     ("tginitdeferred", T::Bool),
     ("tgnargs", T::Int2),
-    ("tgattr", T::Array(A::Int2)),
+    ("tgattr", T::Array(A::Int2Vector)),
     ("tgargs", T::Text),
     ("tgqual", T::Text),
     ("tgoldtable", T::Name),
@@ -540,7 +537,7 @@ pub static PG_PROC: &[(&str, T)] = &[
     ("pronargs", T::Int2),
     ("pronargdefaults", T::Int2),
     ("prorettype", T::Oid),
-    ("proargtypes", T::Array(A::Oid)),
+    ("proargtypes", T::Array(A::OidVector)),
     ("proallargtypes", T::Array(A::Oid)),
     ("proargmodes", T::Array(A::Char)),
     ("proargnames", T::Array(A::Text)),
@@ -620,9 +617,9 @@ pub static PG_PARTITIONED_TABLE: &[(&str, T)] = &[
     ("partstrat", T::Char(1)),
     ("partnatts", T::Int2),
     ("partdefid", T::Oid),
-    ("partattrs", T::Array(A::Int2)),
-    ("partclass", T::Array(A::Oid)),
-    ("partcollation", T::Array(A::Oid)),
+    ("partattrs", T::Array(A::Int2Vector)),
+    ("partclass", T::Array(A::OidVector)),
+    ("partcollation", T::Array(A::OidVector)),
     ("partexprs", T::Text),
 ];
 

@@ -113,10 +113,17 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         }
         "pg_get_expr" if n == 2 => s(CatFunc::GetExpr, &[T::Text, T::Oid], T::Text),
         "pg_get_expr" if n == 3 => s(CatFunc::GetExpr, &[T::Text, T::Oid, T::Bool], T::Text),
-        "obj_description" | "shobj_description" | "col_description" | "pg_get_viewdef"
-        | "pg_get_serial_sequence" | "pg_get_statisticsobjdef_columns"
-        | "pg_get_triggerdef" | "pg_get_functiondef" | "pg_get_function_arguments"
-        | "pg_get_function_result" | "pg_get_ruledef"
+        "obj_description"
+        | "shobj_description"
+        | "col_description"
+        | "pg_get_viewdef"
+        | "pg_get_serial_sequence"
+        | "pg_get_statisticsobjdef_columns"
+        | "pg_get_triggerdef"
+        | "pg_get_functiondef"
+        | "pg_get_function_arguments"
+        | "pg_get_function_result"
+        | "pg_get_ruledef"
             if (1..=3).contains(&n) =>
         {
             any(CatFunc::Null, T::Text)
@@ -138,12 +145,12 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
             s(CatFunc::False, &[T::Reg(RegKind::Class)], T::Bool)
         }
         "pg_encoding_to_char" if n == 1 => s(CatFunc::EncodingToChar, &[T::Int4], T::Name),
-        "current_schemas" if n == 1 => {
-            s(CatFunc::CurrentSchemas, &[T::Bool], T::Array(ArrayElem::Name))
-        }
-        "pg_indexes_size" if n == 1 => {
-            s(CatFunc::IndexesSize, &[T::Reg(RegKind::Class)], T::Int8)
-        }
+        "current_schemas" if n == 1 => s(
+            CatFunc::CurrentSchemas,
+            &[T::Bool],
+            T::Array(ArrayElem::Name),
+        ),
+        "pg_indexes_size" if n == 1 => s(CatFunc::IndexesSize, &[T::Reg(RegKind::Class)], T::Int8),
         "to_regclass" if n == 1 => s(
             CatFunc::ToReg(RegKind::Class),
             &[T::Text],
@@ -333,9 +340,7 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 let s = snapshot(ctx)?;
                 match reg_in(&s, kind, t) {
                     Ok(o) => Value::Oid(o),
-                    Err(e) if e.code == sqlstate::INVALID_TEXT_REPRESENTATION => {
-                        return Err(e)
-                    }
+                    Err(e) if e.code == sqlstate::INVALID_TEXT_REPRESENTATION => return Err(e),
                     Err(_) => Value::Null,
                 }
             }
@@ -452,26 +457,156 @@ fn deparse(e: &ast::Expr, ty: T) -> String {
 /// the unreserved one).
 pub fn is_reserved_keyword(s: &str) -> bool {
     const WORDS: &[&str] = &[
-        "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric",
-        "authorization", "between", "bigint", "binary", "bit", "boolean", "both", "case",
-        "cast", "char", "character", "check", "coalesce", "collate", "collation", "column",
-        "concurrently", "constraint", "create", "cross", "current_catalog", "current_date",
-        "current_role", "current_schema", "current_time", "current_timestamp",
-        "current_user", "dec", "decimal", "default", "deferrable", "desc", "distinct", "do",
-        "else", "end", "except", "exists", "extract", "false", "fetch", "float", "for",
-        "foreign", "freeze", "from", "full", "grant", "greatest", "group", "grouping",
-        "having", "ilike", "in", "initially", "inner", "inout", "int", "integer",
-        "intersect", "interval", "into", "is", "isnull", "join", "lateral", "leading",
-        "least", "left", "like", "limit", "localtime", "localtimestamp", "national",
-        "natural", "nchar", "none", "normalize", "not", "notnull", "null", "nullif",
-        "numeric", "offset", "on", "only", "or", "order", "out", "outer", "overlaps",
-        "overlay", "placing", "position", "precision", "primary", "real", "references",
-        "returning", "right", "row", "select", "session_user", "setof", "similar",
-        "smallint", "some", "substring", "symmetric", "table", "tablesample", "then",
-        "time", "timestamp", "to", "trailing", "treat", "trim", "true", "union", "unique",
-        "user", "using", "values", "varchar", "variadic", "verbose", "when", "where",
-        "window", "with", "xmlattributes", "xmlconcat", "xmlelement", "xmlexists",
-        "xmlforest", "xmlnamespaces", "xmlparse", "xmlpi", "xmlroot", "xmlserialize",
+        "all",
+        "analyse",
+        "analyze",
+        "and",
+        "any",
+        "array",
+        "as",
+        "asc",
+        "asymmetric",
+        "authorization",
+        "between",
+        "bigint",
+        "binary",
+        "bit",
+        "boolean",
+        "both",
+        "case",
+        "cast",
+        "char",
+        "character",
+        "check",
+        "coalesce",
+        "collate",
+        "collation",
+        "column",
+        "concurrently",
+        "constraint",
+        "create",
+        "cross",
+        "current_catalog",
+        "current_date",
+        "current_role",
+        "current_schema",
+        "current_time",
+        "current_timestamp",
+        "current_user",
+        "dec",
+        "decimal",
+        "default",
+        "deferrable",
+        "desc",
+        "distinct",
+        "do",
+        "else",
+        "end",
+        "except",
+        "exists",
+        "extract",
+        "false",
+        "fetch",
+        "float",
+        "for",
+        "foreign",
+        "freeze",
+        "from",
+        "full",
+        "grant",
+        "greatest",
+        "group",
+        "grouping",
+        "having",
+        "ilike",
+        "in",
+        "initially",
+        "inner",
+        "inout",
+        "int",
+        "integer",
+        "intersect",
+        "interval",
+        "into",
+        "is",
+        "isnull",
+        "join",
+        "lateral",
+        "leading",
+        "least",
+        "left",
+        "like",
+        "limit",
+        "localtime",
+        "localtimestamp",
+        "national",
+        "natural",
+        "nchar",
+        "none",
+        "normalize",
+        "not",
+        "notnull",
+        "null",
+        "nullif",
+        "numeric",
+        "offset",
+        "on",
+        "only",
+        "or",
+        "order",
+        "out",
+        "outer",
+        "overlaps",
+        "overlay",
+        "placing",
+        "position",
+        "precision",
+        "primary",
+        "real",
+        "references",
+        "returning",
+        "right",
+        "row",
+        "select",
+        "session_user",
+        "setof",
+        "similar",
+        "smallint",
+        "some",
+        "substring",
+        "symmetric",
+        "table",
+        "tablesample",
+        "then",
+        "time",
+        "timestamp",
+        "to",
+        "trailing",
+        "treat",
+        "trim",
+        "true",
+        "union",
+        "unique",
+        "user",
+        "using",
+        "values",
+        "varchar",
+        "variadic",
+        "verbose",
+        "when",
+        "where",
+        "window",
+        "with",
+        "xmlattributes",
+        "xmlconcat",
+        "xmlelement",
+        "xmlexists",
+        "xmlforest",
+        "xmlnamespaces",
+        "xmlparse",
+        "xmlpi",
+        "xmlroot",
+        "xmlserialize",
         "xmltable",
     ];
     WORDS.binary_search(&s).is_ok()

@@ -48,8 +48,8 @@ use engine::catalog::{IndexDef, RoleSpec, TableDef};
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::{RegKind, SqlType};
-use txn::clog::Clog;
 use pgtypes::TransactionId;
+use txn::clog::Clog;
 
 /// pg_catalog's OID.
 pub const PG_CATALOG: u32 = 11;
@@ -77,7 +77,11 @@ pub const NAMESPACES: [(u32, &str, u32); 4] = [
     (PG_CATALOG, "pg_catalog", BOOTSTRAP_SUPERUSER),
     (PG_TOAST, "pg_toast", BOOTSTRAP_SUPERUSER),
     (PUBLIC, "public", PG_DATABASE_OWNER),
-    (INFORMATION_SCHEMA, "information_schema", BOOTSTRAP_SUPERUSER),
+    (
+        INFORMATION_SCHEMA,
+        "information_schema",
+        BOOTSTRAP_SUPERUSER,
+    ),
 ];
 
 /// Built-in roles that are not rows of hotpair's role catalog but that
@@ -335,12 +339,8 @@ pub fn reg_in(snap: &CatalogSnapshot, kind: RegKind, text: &str) -> PgResult<u32
         }
         RegKind::Namespace => {
             let (_, name) = split_qualified(t)?;
-            namespace_oid(&name).ok_or_else(|| {
-                PgError::new(
-                    "3F000",
-                    format!("schema \"{t}\" does not exist"),
-                )
-            })
+            namespace_oid(&name)
+                .ok_or_else(|| PgError::new("3F000", format!("schema \"{t}\" does not exist")))
         }
         RegKind::Role => {
             let (_, name) = split_qualified(t)?;
@@ -380,8 +380,7 @@ pub fn quote_ident(s: &str) -> String {
         && s.chars()
             .next()
             .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && !crate::pgcatalog::functions::is_reserved_keyword(s);
     if plain {
@@ -418,15 +417,14 @@ pub fn reg_out(snap: &CatalogSnapshot, kind: RegKind, oid: u32) -> String {
             .find(|p| p.0 == oid)
             .map(|p| p.1.to_string()),
         RegKind::Procedure => types::PROCS.iter().find(|p| p.0 == oid).map(|p| {
-            let args: Vec<String> = p
-                .3
-                .iter()
-                .map(|a| {
-                    type_row(*a)
-                        .map(|t| t.display.to_string())
-                        .unwrap_or_else(|| a.to_string())
-                })
-                .collect();
+            let args: Vec<String> =
+                p.3.iter()
+                    .map(|a| {
+                        type_row(*a)
+                            .map(|t| t.display.to_string())
+                            .unwrap_or_else(|| a.to_string())
+                    })
+                    .collect();
             format!("{}({})", p.1, args.join(","))
         }),
     };

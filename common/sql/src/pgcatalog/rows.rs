@@ -67,12 +67,28 @@ fn bool(b: bool) -> Value {
     Value::Bool(b)
 }
 
+/// An int2vector (subscripts from 0).
 fn int2_vec(v: impl IntoIterator<Item = i16>) -> Value {
-    array_value(ArrayElem::Int2, v.into_iter().map(Value::Int2).collect())
+    vector(
+        ArrayElem::Int2Vector,
+        v.into_iter().map(Value::Int2).collect(),
+    )
 }
 
+/// An oidvector (subscripts from 0).
 fn oid_vec(v: impl IntoIterator<Item = u32>) -> Value {
-    array_value(ArrayElem::Oid, v.into_iter().map(Value::Oid).collect())
+    vector(
+        ArrayElem::OidVector,
+        v.into_iter().map(Value::Oid).collect(),
+    )
+}
+
+fn vector(elem: ArrayElem, items: Vec<Value>) -> Value {
+    Value::Array(Arc::new(pgtypes::array::ArrayValue {
+        elem,
+        lower: 0,
+        items,
+    }))
 }
 
 /// The collation a column of type `ty` has (the default for collatable types).
@@ -98,7 +114,10 @@ pub fn pg_class(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
                     t.columns.len(),
                     !t.indexes.is_empty(),
                     stats.as_ref().map(|st| st.table.reltuples).unwrap_or(-1.0),
-                    stats.as_ref().map(|st| st.table.relpages as i32).unwrap_or(0),
+                    stats
+                        .as_ref()
+                        .map(|st| st.table.relpages as i32)
+                        .unwrap_or(0),
                     t.rel.0,
                     t.options
                         .iter()
@@ -139,7 +158,10 @@ pub fn pg_class(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
             ("relkind", ch(r.relkind())),
             ("relnatts", Value::Int2(natts.min(i16::MAX as usize) as i16)),
             ("relispopulated", bool(true)),
-            ("relreplident", ch(if r.relkind() == "r" { "d" } else { "n" })),
+            (
+                "relreplident",
+                ch(if r.relkind() == "r" { "d" } else { "n" }),
+            ),
             ("relfrozenxid", Value::Xid(0)),
             ("relminmxid", Value::Xid(0)),
             (
@@ -169,7 +191,15 @@ pub fn pg_namespace(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// One pg_attribute row of a user column.
-fn attribute(rows: &mut Rows, rel: u32, num: i16, name: &str, ty: T, not_null: bool, has_def: bool) {
+fn attribute(
+    rows: &mut Rows,
+    rel: u32,
+    num: i16,
+    name: &str,
+    ty: T,
+    not_null: bool,
+    has_def: bool,
+) {
     let t = type_row(ty.oid());
     rows.push(vec![
         ("attrelid", oid(rel)),
@@ -252,7 +282,15 @@ pub fn pg_attribute(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
             RelRef::Index(t, ix) => {
                 for (i, &col) in ix.spec.columns.iter().enumerate() {
                     if let Some(c) = t.columns.get(col) {
-                        attribute(&mut rows, ix.spec.oid, (i + 1) as i16, &c.name, c.ty, false, false);
+                        attribute(
+                            &mut rows,
+                            ix.spec.oid,
+                            (i + 1) as i16,
+                            &c.name,
+                            c.ty,
+                            false,
+                            false,
+                        );
                     }
                 }
             }
@@ -371,9 +409,12 @@ pub fn pg_index(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
             ),
             (
                 "indcollation",
-                oid_vec(ix.spec.columns.iter().map(|c| {
-                    t.columns.get(*c).map(|c| collation_of(c.ty)).unwrap_or(0)
-                })),
+                oid_vec(
+                    ix.spec
+                        .columns
+                        .iter()
+                        .map(|c| t.columns.get(*c).map(|c| collation_of(c.ty)).unwrap_or(0)),
+                ),
             ),
             ("indclass", oid_vec(ix.spec.columns.iter().map(|_| 0))),
             ("indoption", int2_vec(ix.spec.columns.iter().map(|_| 0))),
@@ -406,7 +447,14 @@ pub fn pg_constraint(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
             ("connoinherit", bool(true)),
             (
                 "conkey",
-                int2_vec(ix.spec.columns.iter().map(|c| (*c + 1) as i16)),
+                array_value(
+                    ArrayElem::Int2,
+                    ix.spec
+                        .columns
+                        .iter()
+                        .map(|c| Value::Int2((*c + 1) as i16))
+                        .collect(),
+                ),
             ),
         ]);
     }
@@ -493,7 +541,10 @@ pub fn pg_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
         }
         let hasindex = matches!(r, RelRef::Table(t) if !t.indexes.is_empty());
         rows.push(vec![
-            ("schemaname", text(namespace_name(r.namespace()).unwrap_or(""))),
+            (
+                "schemaname",
+                text(namespace_name(r.namespace()).unwrap_or("")),
+            ),
             ("tablename", text(r.name())),
             (
                 "tableowner",
@@ -530,7 +581,10 @@ pub fn pg_views(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
             continue;
         }
         rows.push(vec![
-            ("schemaname", text(namespace_name(r.namespace()).unwrap_or(""))),
+            (
+                "schemaname",
+                text(namespace_name(r.namespace()).unwrap_or("")),
+            ),
             ("viewname", text(r.name())),
             (
                 "viewowner",
