@@ -17,6 +17,7 @@ use engine::Engine;
 
 use crate::executor::Ectx;
 use crate::pgcatalog::defs as d;
+use crate::pgcatalog::information_schema as is;
 use crate::pgcatalog::rows as r;
 use pgtypes::lsn::Lsn;
 use pgtypes::numeric::Numeric;
@@ -43,6 +44,16 @@ impl SystemView {
         (self.rows)(ec)
     }
 
+    /// Its schema: information_schema for the views in
+    /// [`INFORMATION_SCHEMA`], pg_catalog for the rest.
+    pub fn namespace(&self) -> u32 {
+        if INFORMATION_SCHEMA.iter().any(|v| std::ptr::eq(v, self)) {
+            crate::pgcatalog::INFORMATION_SCHEMA
+        } else {
+            crate::pgcatalog::PG_CATALOG
+        }
+    }
+
     /// pg_class.relkind: `r` for PostgreSQL's catalogs (OIDs below 10000
     /// are catalog tables), `v` for views.
     pub fn relkind(&self) -> &'static str {
@@ -54,15 +65,70 @@ impl SystemView {
     }
 }
 
-/// The view called `name`, if there is one.
+/// The pg_catalog relation called `name`, if there is one.
 pub fn lookup(name: &str) -> Option<&'static SystemView> {
-    catalog_relations().find(|v| v.name == name)
+    SYSTEM_VIEWS
+        .iter()
+        .chain(CATALOGS.iter())
+        .find(|v| v.name == name)
 }
 
-/// Every system relation (views and catalogs).
-pub fn catalog_relations() -> impl Iterator<Item = &'static SystemView> {
-    SYSTEM_VIEWS.iter().chain(CATALOGS.iter())
+/// The system relation `schema.name`: information_schema's views only
+/// when qualified with it; pg_catalog's unqualified or qualified.
+pub fn lookup_in(schema: Option<&str>, name: &str) -> Option<&'static SystemView> {
+    match schema {
+        Some("information_schema") => INFORMATION_SCHEMA.iter().find(|v| v.name == name),
+        None | Some("pg_catalog") => lookup(name),
+        Some(_) => None,
+    }
 }
+
+/// Every system relation (views and catalogs, both schemas).
+pub fn catalog_relations() -> impl Iterator<Item = &'static SystemView> {
+    SYSTEM_VIEWS
+        .iter()
+        .chain(CATALOGS.iter())
+        .chain(INFORMATION_SCHEMA.iter())
+}
+
+/// The information_schema views (`crate::pgcatalog::information_schema`).
+pub static INFORMATION_SCHEMA: &[SystemView] = &[
+    cat("schemata", 13300, d::IS_SCHEMATA, is::schemata),
+    cat("tables", 13301, d::IS_TABLES, is::tables),
+    cat("columns", 13302, d::IS_COLUMNS, is::columns),
+    cat("views", 13303, d::IS_VIEWS, is::views),
+    cat(
+        "table_constraints",
+        13304,
+        d::IS_TABLE_CONSTRAINTS,
+        is::table_constraints,
+    ),
+    cat(
+        "key_column_usage",
+        13305,
+        d::IS_KEY_COLUMN_USAGE,
+        is::key_column_usage,
+    ),
+    cat(
+        "constraint_column_usage",
+        13306,
+        d::IS_CONSTRAINT_COLUMN_USAGE,
+        is::constraint_column_usage,
+    ),
+    cat(
+        "referential_constraints",
+        13307,
+        d::IS_REFERENTIAL_CONSTRAINTS,
+        r::empty,
+    ),
+    cat(
+        "check_constraints",
+        13308,
+        d::IS_CHECK_CONSTRAINTS,
+        r::empty,
+    ),
+    cat("sequences", 13309, d::IS_SEQUENCES, r::empty),
+];
 
 /// One catalog relation entry.
 const fn cat(

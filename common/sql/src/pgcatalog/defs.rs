@@ -657,3 +657,172 @@ pub static PG_MATVIEWS: &[(&str, T)] = &[
     ("ispopulated", T::Bool),
     ("definition", T::Text),
 ];
+
+// information_schema (its domains as their base types, as RowDescription
+// reports them: sql_identifier → name, cardinal_number → int4,
+// character_data and yes_or_no → varchar).
+
+/// `information_schema.schemata`'s columns (PostgreSQL 15).
+pub static IS_SCHEMATA: &[(&str, T)] = &[
+    ("catalog_name", T::Name),
+    ("schema_name", T::Name),
+    ("schema_owner", T::Name),
+    ("default_character_set_catalog", T::Name),
+    ("default_character_set_schema", T::Name),
+    ("default_character_set_name", T::Name),
+    ("sql_path", T::Varchar(None)),
+];
+
+/// `information_schema.tables`'s columns (PostgreSQL 15).
+pub static IS_TABLES: &[(&str, T)] = &[
+    ("table_catalog", T::Name),
+    ("table_schema", T::Name),
+    ("table_name", T::Name),
+    ("table_type", T::Varchar(None)),
+    ("self_referencing_column_name", T::Name),
+    ("reference_generation", T::Varchar(None)),
+    ("user_defined_type_catalog", T::Name),
+    ("user_defined_type_schema", T::Name),
+    ("user_defined_type_name", T::Name),
+    ("is_insertable_into", T::Varchar(None)),
+    ("is_typed", T::Varchar(None)),
+    ("commit_action", T::Varchar(None)),
+];
+
+/// `information_schema.columns`'s columns (PostgreSQL 15).
+pub static IS_COLUMNS: &[(&str, T)] = &[
+    ("table_catalog", T::Name),
+    ("table_schema", T::Name),
+    ("table_name", T::Name),
+    ("column_name", T::Name),
+    ("ordinal_position", T::Int4),
+    ("column_default", T::Varchar(None)),
+    ("is_nullable", T::Varchar(None)),
+    ("data_type", T::Varchar(None)),
+    ("character_maximum_length", T::Int4),
+    ("character_octet_length", T::Int4),
+    ("numeric_precision", T::Int4),
+    ("numeric_precision_radix", T::Int4),
+    ("numeric_scale", T::Int4),
+    ("datetime_precision", T::Int4),
+    ("interval_type", T::Varchar(None)),
+    ("interval_precision", T::Int4),
+    ("character_set_catalog", T::Name),
+    ("character_set_schema", T::Name),
+    ("character_set_name", T::Name),
+    ("collation_catalog", T::Name),
+    ("collation_schema", T::Name),
+    ("collation_name", T::Name),
+    ("domain_catalog", T::Name),
+    ("domain_schema", T::Name),
+    ("domain_name", T::Name),
+    ("udt_catalog", T::Name),
+    ("udt_schema", T::Name),
+    ("udt_name", T::Name),
+    ("scope_catalog", T::Name),
+    ("scope_schema", T::Name),
+    ("scope_name", T::Name),
+    ("maximum_cardinality", T::Int4),
+    ("dtd_identifier", T::Name),
+    ("is_self_referencing", T::Varchar(None)),
+    ("is_identity", T::Varchar(None)),
+    ("identity_generation", T::Varchar(None)),
+    ("identity_start", T::Varchar(None)),
+    ("identity_increment", T::Varchar(None)),
+    ("identity_maximum", T::Varchar(None)),
+    ("identity_minimum", T::Varchar(None)),
+    ("identity_cycle", T::Varchar(None)),
+    ("is_generated", T::Varchar(None)),
+    ("generation_expression", T::Varchar(None)),
+    ("is_updatable", T::Varchar(None)),
+];
+
+/// `information_schema.views`'s columns (PostgreSQL 15).
+pub static IS_VIEWS: &[(&str, T)] = &[
+    ("table_catalog", T::Name),
+    ("table_schema", T::Name),
+    ("table_name", T::Name),
+    ("view_definition", T::Varchar(None)),
+    ("check_option", T::Varchar(None)),
+    ("is_updatable", T::Varchar(None)),
+    ("is_insertable_into", T::Varchar(None)),
+    ("is_trigger_updatable", T::Varchar(None)),
+    ("is_trigger_deletable", T::Varchar(None)),
+    ("is_trigger_insertable_into", T::Varchar(None)),
+];
+
+/// `information_schema.table_constraints`'s columns (PostgreSQL 15).
+pub static IS_TABLE_CONSTRAINTS: &[(&str, T)] = &[
+    ("constraint_catalog", T::Name),
+    ("constraint_schema", T::Name),
+    ("constraint_name", T::Name),
+    ("table_catalog", T::Name),
+    ("table_schema", T::Name),
+    ("table_name", T::Name),
+    ("constraint_type", T::Varchar(None)),
+    ("is_deferrable", T::Varchar(None)),
+    ("initially_deferred", T::Varchar(None)),
+    ("enforced", T::Varchar(None)),
+    ("nulls_distinct", T::Varchar(None)),
+];
+
+/// `information_schema.key_column_usage`'s columns (PostgreSQL 15).
+pub static IS_KEY_COLUMN_USAGE: &[(&str, T)] = &[
+    ("constraint_catalog", T::Name),
+    ("constraint_schema", T::Name),
+    ("constraint_name", T::Name),
+    ("table_catalog", T::Name),
+    ("table_schema", T::Name),
+    ("table_name", T::Name),
+    ("column_name", T::Name),
+    ("ordinal_position", T::Int4),
+    ("position_in_unique_constraint", T::Int4),
+];
+
+/// `information_schema.referential_constraints`'s columns (PostgreSQL 15).
+pub static IS_REFERENTIAL_CONSTRAINTS: &[(&str, T)] = &[
+    ("constraint_catalog", T::Name),
+    ("constraint_schema", T::Name),
+    ("constraint_name", T::Name),
+    ("unique_constraint_catalog", T::Name),
+    ("unique_constraint_schema", T::Name),
+    ("unique_constraint_name", T::Name),
+    ("match_option", T::Varchar(None)),
+    ("update_rule", T::Varchar(None)),
+    ("delete_rule", T::Varchar(None)),
+];
+
+/// `information_schema.constraint_column_usage`'s columns (PostgreSQL 15).
+pub static IS_CONSTRAINT_COLUMN_USAGE: &[(&str, T)] = &[
+    ("table_catalog", T::Name),
+    ("table_schema", T::Name),
+    ("table_name", T::Name),
+    ("column_name", T::Name),
+    ("constraint_catalog", T::Name),
+    ("constraint_schema", T::Name),
+    ("constraint_name", T::Name),
+];
+
+/// `information_schema.check_constraints`'s columns (PostgreSQL 15).
+pub static IS_CHECK_CONSTRAINTS: &[(&str, T)] = &[
+    ("constraint_catalog", T::Name),
+    ("constraint_schema", T::Name),
+    ("constraint_name", T::Name),
+    ("check_clause", T::Varchar(None)),
+];
+
+/// `information_schema.sequences`'s columns (PostgreSQL 15).
+pub static IS_SEQUENCES: &[(&str, T)] = &[
+    ("sequence_catalog", T::Name),
+    ("sequence_schema", T::Name),
+    ("sequence_name", T::Name),
+    ("data_type", T::Varchar(None)),
+    ("numeric_precision", T::Int4),
+    ("numeric_precision_radix", T::Int4),
+    ("numeric_scale", T::Int4),
+    ("start_value", T::Varchar(None)),
+    ("minimum_value", T::Varchar(None)),
+    ("maximum_value", T::Varchar(None)),
+    ("increment", T::Varchar(None)),
+    ("cycle_option", T::Varchar(None)),
+];

@@ -38,6 +38,7 @@
 
 pub mod defs;
 pub mod functions;
+pub mod information_schema;
 pub mod rows;
 pub mod types;
 
@@ -119,7 +120,7 @@ impl RelRef {
     /// Namespace OID.
     pub fn namespace(&self) -> u32 {
         match self {
-            RelRef::System(_) => PG_CATALOG,
+            RelRef::System(v) => v.namespace(),
             _ => PUBLIC,
         }
     }

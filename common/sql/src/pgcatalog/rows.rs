@@ -13,20 +13,20 @@ use super::*;
 use crate::executor::Ectx;
 
 /// Rows of one relation, filled by column name.
-struct Rows {
+pub(crate) struct Rows {
     cols: &'static [(&'static str, T)],
-    out: Vec<Vec<Value>>,
+    pub(crate) out: Vec<Vec<Value>>,
 }
 
 impl Rows {
-    fn new(cols: &'static [(&'static str, T)]) -> Rows {
+    pub(crate) fn new(cols: &'static [(&'static str, T)]) -> Rows {
         Rows {
             cols,
             out: Vec::new(),
         }
     }
 
-    fn push(&mut self, vals: Vec<(&str, Value)>) {
+    pub(crate) fn push(&mut self, vals: Vec<(&str, Value)>) {
         let mut row: Vec<Value> = self
             .cols
             .iter()

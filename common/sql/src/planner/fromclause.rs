@@ -521,7 +521,17 @@ fn read_factor(
                     return cte_rel(g, &b, &qual, alias.as_ref(), ctx, params, f);
                 }
             }
-            if let (Some(view), None) = (crate::sysviews::lookup(&rel), g.catalog.get(&rel)) {
+            // `information_schema.x` names only the view; an unqualified or
+            // pg_catalog name a user table does not shadow is a catalog.
+            let schema = match name.0.as_slice() {
+                [s, _] => Some(ident_name(s)),
+                _ => None,
+            };
+            let system = crate::sysviews::lookup_in(schema.as_deref(), &rel).filter(|v| {
+                v.namespace() == crate::pgcatalog::INFORMATION_SCHEMA
+                    || g.catalog.get(&rel).is_none()
+            });
+            if let Some(view) = system {
                 let cols: Vec<(String, SqlType)> = view
                     .columns
                     .iter()
