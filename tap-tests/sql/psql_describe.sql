@@ -17,6 +17,9 @@ CREATE TABLE pd_plain (a int, b text);
 \d pd_accounts_pkey
 \d pd_nosuch
 \dn
+\dp pd_*
+\df
+\du
 \dT pd_*
 \dv pd_*
 \ds pd_*
@@ -32,4 +35,4 @@ SELECT schemaname, tablename, indexname, indexdef FROM pg_indexes WHERE tablenam
 SELECT tablename, hasindexes FROM pg_tables WHERE tablename LIKE 'pd\_%' ORDER BY 1;
 SELECT adnum, pg_get_expr(adbin, adrelid) FROM pg_attrdef WHERE adrelid = 'pd_accounts'::regclass ORDER BY adnum;
 SELECT typname, typlen, typbyval, typcategory, typarray::regtype FROM pg_type WHERE typname IN ('int4', 'text', 'numeric', 'bool', 'timestamptz') ORDER BY typname;
-SELECT pg_table_is_visible('pd_orders'::regclass), pg_get_userbyid(10), format_type(1043, 24), format_type(1700, -1), current_schemas(true), current_schemas(false);
+SELECT pg_size_pretty(10752::bigint), pg_size_pretty(20971520::bigint), pg_table_is_visible('pd_orders'::regclass), pg_get_userbyid(10), format_type(1043, 24), format_type(1700, -1), current_schemas(true), current_schemas(false);

@@ -289,6 +289,8 @@ pub enum Func {
     PgPromote,
     /// pg_reload_conf() → bool
     PgReloadConf,
+    /// pg_size_pretty(int8) → text: `8192 bytes`, `20 kB`, …
+    PgSizePretty,
     /// A catalog function (`crate::pgcatalog::functions`).
     Catalog(crate::pgcatalog::functions::CatFunc),
     /// pg_relation_size(regclass) / pg_table_size → int8: bytes of the main
@@ -1243,6 +1245,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" if n == 1 => {
             sig(Func::PgRelationSize, &[T::Reg(RegKind::Class)], T::Int8)
         }
+        "pg_size_pretty" if n == 1 => sig(Func::PgSizePretty, &[T::Int8], T::Text),
         "current_setting" if n == 1 => sig(Func::CurrentSetting, &[T::Text], T::Text),
         "current_setting" => sig(Func::CurrentSettingMissingOk, &[T::Text, T::Bool], T::Text),
         "pg_backend_pid" => none(Func::PgBackendPid, T::Int4),
@@ -1811,6 +1814,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             };
             Value::Bool(ctx.promote(wait, secs)?)
         }
+        Func::PgSizePretty => text(size_pretty(args[0].as_i64().unwrap_or(0))),
         Func::PgRelationSize => match &args[0] {
             Value::Oid(o) => ctx.relation_size(*o)?.map_or(Value::Null, Value::Int8),
             _ => Value::Null,
@@ -2328,6 +2332,34 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
     })
 }
 
+/// pg_size_pretty: bytes below 10 kB, then kB, MB, GB, TB, PB, each
+/// used below 20 × 1024 − 1 of it and rounded half away from zero, as
+/// PostgreSQL 15 prints them.
+pub fn size_pretty(mut size: i64) -> String {
+    // (name, limit, rounds, unit bits)
+    const UNITS: [(&str, i64, bool, u32); 6] = [
+        ("bytes", 10 * 1024, false, 0),
+        ("kB", 20 * 1024 - 1, true, 10),
+        ("MB", 20 * 1024 - 1, true, 20),
+        ("GB", 20 * 1024 - 1, true, 30),
+        ("TB", 20 * 1024 - 1, true, 40),
+        ("PB", 20 * 1024 - 1, true, 50),
+    ];
+    for (i, &(name, limit, round, bits)) in UNITS.iter().enumerate() {
+        let last = i + 1 == UNITS.len();
+        if last || size.unsigned_abs() < limit as u64 {
+            if round {
+                size = (size + if size < 0 { -1 } else { 1 }) / 2;
+            }
+            return format!("{size} {name}");
+        }
+        let (_, _, next_round, next_bits) = UNITS[i + 1];
+        let shift = next_bits - bits - u32::from(next_round) + u32::from(round);
+        size /= 1i64 << shift;
+    }
+    String::new()
+}
+
 /// `x op ANY/ALL(array)`: ANY is true if some comparison is true, else
 /// NULL if some was NULL, else false; ALL is the dual. An empty array gives
 /// false (ANY) / true (ALL) even for a NULL `x`.
@@ -2619,5 +2651,23 @@ fn sqrt_numeric(n: Numeric) -> PgResult<Numeric> {
     match exact {
         Some(r) => Ok(r),
         None => f64_at_scale(n.to_f64().sqrt(), rscale),
+    }
+}
+
+#[cfg(test)]
+mod size_pretty_tests {
+    use super::size_pretty;
+
+    #[test]
+    fn matches_postgres() {
+        // Values checked against PostgreSQL 15's pg_size_pretty.
+        assert_eq!(size_pretty(0), "0 bytes");
+        assert_eq!(size_pretty(8192), "8192 bytes");
+        assert_eq!(size_pretty(10239), "10239 bytes");
+        assert_eq!(size_pretty(10240), "10 kB");
+        assert_eq!(size_pretty(10752), "11 kB");
+        assert_eq!(size_pretty(20 * 1024 * 1024), "20 MB");
+        assert_eq!(size_pretty(-10240), "-10 kB");
+        assert_eq!(size_pretty(1_000_000_000_000), "931 GB");
     }
 }
