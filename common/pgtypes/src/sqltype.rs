@@ -75,6 +75,8 @@ pub enum SqlType {
     Interval,
     /// A one-dimensional array of a scalar type (`int4[]` 1007, `text[]` 1009 …).
     Array(ArrayElem),
+    /// bytea (17): a byte string
+    Bytea,
     /// A literal or parameter whose type is not known yet (705).
     Unknown,
 }
@@ -114,11 +116,13 @@ pub enum ArrayElem {
     Interval,
     /// oid[] (1028)
     Oid,
+    /// bytea[] (1001)
+    Bytea,
 }
 
 impl ArrayElem {
     /// Every element type (for tables and tests).
-    pub const ALL: [ArrayElem; 15] = [
+    pub const ALL: [ArrayElem; 16] = [
         ArrayElem::Bool,
         ArrayElem::Int2,
         ArrayElem::Int4,
@@ -134,6 +138,7 @@ impl ArrayElem {
         ArrayElem::TimestampTz,
         ArrayElem::Interval,
         ArrayElem::Oid,
+        ArrayElem::Bytea,
     ];
 
     /// The element's scalar type.
@@ -154,6 +159,7 @@ impl ArrayElem {
             ArrayElem::TimestampTz => SqlType::TimestampTz,
             ArrayElem::Interval => SqlType::Interval,
             ArrayElem::Oid => SqlType::Oid,
+            ArrayElem::Bytea => SqlType::Bytea,
         }
     }
 
@@ -176,6 +182,7 @@ impl ArrayElem {
             SqlType::TimestampTz => ArrayElem::TimestampTz,
             SqlType::Interval => ArrayElem::Interval,
             SqlType::Oid => ArrayElem::Oid,
+            SqlType::Bytea => ArrayElem::Bytea,
             _ => return None,
         })
     }
@@ -198,6 +205,7 @@ impl ArrayElem {
             ArrayElem::TimestampTz => 1185,
             ArrayElem::Interval => 1187,
             ArrayElem::Oid => 1028,
+            ArrayElem::Bytea => 1001,
         }
     }
 
@@ -227,6 +235,7 @@ impl ArrayElem {
             ArrayElem::TimestampTz => "timestamp with time zone[]",
             ArrayElem::Interval => "interval[]",
             ArrayElem::Oid => "oid[]",
+            ArrayElem::Bytea => "bytea[]",
         }
     }
 
@@ -248,6 +257,7 @@ impl ArrayElem {
             ArrayElem::TimestampTz => "_timestamptz",
             ArrayElem::Interval => "_interval",
             ArrayElem::Oid => "_oid",
+            ArrayElem::Bytea => "_bytea",
         }
     }
 }
@@ -282,6 +292,7 @@ impl SqlType {
             SqlType::Xid => 28,
             SqlType::Date => 1082,
             SqlType::Interval => 1186,
+            SqlType::Bytea => 17,
             SqlType::Array(e) => e.array_oid(),
             SqlType::Unknown => 705,
         }
@@ -313,6 +324,7 @@ impl SqlType {
             705 => SqlType::Unknown,
             1082 => SqlType::Date,
             1186 => SqlType::Interval,
+            17 => SqlType::Bytea,
             o => SqlType::Array(ArrayElem::from_array_oid(o)?),
         })
     }
@@ -429,6 +441,7 @@ impl SqlType {
             SqlType::Xid => "xid",
             SqlType::Date => "date",
             SqlType::Interval => "interval",
+            SqlType::Bytea => "bytea",
             SqlType::Array(e) => e.pg_array_name(),
             SqlType::Unknown => "unknown",
         }
@@ -471,6 +484,7 @@ impl SqlType {
             SqlType::Xid => "xid",
             SqlType::Date => "date",
             SqlType::Interval => "interval",
+            SqlType::Bytea => "bytea",
             SqlType::Array(e) => e.array_typname(),
             SqlType::Unknown => "unknown",
         }
@@ -511,6 +525,7 @@ impl SqlType {
             "unknown" => SqlType::Unknown,
             "date" => SqlType::Date,
             "interval" => SqlType::Interval,
+            "bytea" => SqlType::Bytea,
             _ => return None,
         })
     }
@@ -593,6 +608,7 @@ impl SqlType {
             DataType::Timestamp(_, _) => SqlType::Timestamp,
             DataType::Date => SqlType::Date,
             DataType::Interval => SqlType::Interval,
+            DataType::Bytea => SqlType::Bytea,
             DataType::Array(
                 sqlparser::ast::ArrayElemTypeDef::SquareBracket(inner, _)
                 | sqlparser::ast::ArrayElemTypeDef::AngleBracket(inner)

@@ -86,6 +86,10 @@ pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
                 put_varint(out, s.len() as u128);
                 out.extend_from_slice(s.as_bytes());
             }
+            Value::Bytea(b) => {
+                put_varint(out, b.len() as u128);
+                out.extend_from_slice(b);
+            }
             Value::Snapshot(s) => {
                 put_varint(out, s.xmin as u128);
                 put_varint(out, s.xmax as u128);
@@ -200,6 +204,10 @@ impl<'a> Reader<'a> {
                 let s = std::str::from_utf8(self.take(n)?).map_err(|_| corrupt("invalid UTF-8"))?;
                 Value::Text(Arc::from(s))
             }
+            SqlType::Bytea => {
+                let n = self.varint_len()?;
+                Value::Bytea(Arc::from(self.take(n)?))
+            }
             SqlType::Snapshot => {
                 let xmin = self.varint_u64()?;
                 let xmax = self.varint_u64()?;
@@ -245,7 +253,8 @@ impl<'a> Reader<'a> {
             | SqlType::Varchar(_)
             | SqlType::Char(_)
             | SqlType::Name
-            | SqlType::Unknown => {
+            | SqlType::Unknown
+            | SqlType::Bytea => {
                 let n = self.varint_len()?;
                 self.take(n).map(drop)
             }
