@@ -60,6 +60,7 @@ pub mod index;
 pub mod keycodec;
 pub mod rowcodec;
 pub mod smgr;
+pub mod toast;
 pub mod xloginsert;
 
 /// SQLSTATE 54000 (program_limit_exceeded), not in the shared table.
