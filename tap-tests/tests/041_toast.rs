@@ -46,9 +46,9 @@ fn toasted_values_round_trip_replicate_and_clean_up() {
     let standby = Node::standby_of(&primary, "standby");
 
     // 1. A 5 MB incompressible-ish seed (md5 hex), and the table.
+    primary.safe_sql("CREATE TABLE seed (s text)");
     primary.safe_sql(
-        "CREATE TABLE seed AS SELECT string_agg(md5(i::text), '') AS s \
-         FROM generate_series(1, 160000) i",
+        "INSERT INTO seed SELECT string_agg(md5(i::text), '') FROM generate_series(1, 160000) i",
     );
     primary.safe_sql("CREATE TABLE big (id int PRIMARY KEY, n int, t text, b bytea)");
 
@@ -59,7 +59,7 @@ fn toasted_values_round_trip_replicate_and_clean_up() {
     );
     primary.safe_sql(
         "INSERT INTO big SELECT 2, 0, substr(s || s, 1, 10000000), \
-         decode(substr(s || s, 1, 20000000), 'hex') FROM seed",
+         decode(substr(s || s || s || s, 1, 20000000), 'hex') FROM seed",
     );
     primary.safe_sql("INSERT INTO big SELECT 3, 0, repeat(s, 40), repeat(s, 40)::bytea FROM seed");
     assert_eq!(
@@ -104,7 +104,7 @@ fn toasted_values_round_trip_replicate_and_clean_up() {
     let after_vacuum = toast_bytes(primary.data_dir());
     primary.safe_sql(
         "INSERT INTO big SELECT 4, 0, substr(s || s, 1, 10000000), \
-         decode(substr(s || s, 1, 20000000), 'hex') FROM seed",
+         decode(substr(s || s || s || s, 1, 20000000), 'hex') FROM seed",
     );
     let grown = toast_bytes(primary.data_dir()) - after_vacuum;
     assert!(

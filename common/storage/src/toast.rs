@@ -598,4 +598,195 @@ mod tests {
         assert!(detoast_inline(&[KIND_INLINE, METHOD_LZ4, 10, 1, 2]).is_err());
         assert!(detoast_inline(&[KIND_INLINE, 9, 0]).is_err());
     }
+
+    mod with_heap {
+        use super::*;
+        use crate::heapam_visibility::OwnXact;
+        use crate::hio::ExtensionMode;
+        use crate::rowcodec::{decode_row, toasted_fields};
+        use crate::xloginsert::XLog;
+        use pgtypes::sqltype::SqlType;
+        use pgtypes::ForkNumber;
+        use std::sync::Arc;
+        use txn::clog::{Clog, XidStatus};
+        use txn::procarray::{Finished, ProcArray};
+
+        const REL: RelFileId = RelFileId(16384);
+
+        /// Hex digits from a small LCG: compresses poorly, like md5 output.
+        fn noise(n: usize, seed: u64) -> String {
+            let mut x = seed;
+            (0..n)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    b"0123456789abcdef"[(x >> 60) as usize] as char
+                })
+                .collect()
+        }
+
+        struct Env {
+            _dir: tempfile::TempDir,
+            heap: Heap,
+            clog: Clog,
+            pa: ProcArray,
+        }
+
+        fn env() -> Env {
+            let dir = tempfile::tempdir().unwrap();
+            let heap = Heap::open(
+                dir.path(),
+                256,
+                ExtensionMode::Bulk,
+                Arc::new(XLog::with_settings(true, true)),
+            )
+            .unwrap();
+            let clog = Clog::open(dir.path()).unwrap();
+            let pa = ProcArray::new(16, TransactionId::FIRST_NORMAL);
+            heap.create_relation(REL).unwrap();
+            Env {
+                _dir: dir,
+                heap,
+                clog,
+                pa,
+            }
+        }
+
+        fn toaster(e: &Env, xid: TransactionId) -> Toaster<'_> {
+            Toaster {
+                heap: &e.heap,
+                rel: REL,
+                xid,
+                cid: CommandId(0),
+                compression: ToastCompression::Lz4,
+            }
+        }
+
+        const TYPES: [SqlType; 3] = [SqlType::Int4, SqlType::Text, SqlType::Bytea];
+
+        #[test]
+        fn big_values_round_trip_and_chunks_die_with_the_row() {
+            let e = env();
+            let p = e.pa.connect(16).unwrap();
+            let xid = e.pa.assign_xid(p);
+            let big = noise(300_000, 7);
+            let row = vec![
+                Value::Int4(1),
+                Value::text(&big),
+                Value::Bytea(Arc::from(&b"\x00small"[..])),
+            ];
+            let mut data = Vec::new();
+            let formed = toaster(&e, xid)
+                .form_tuple(&row, &[], &|_| false, &mut data)
+                .unwrap();
+            assert_eq!(formed.written.len(), 1, "the text went out of line");
+            assert!(htup::HEADER_SIZE + data.len() <= TOAST_TUPLE_THRESHOLD);
+            assert!(
+                e.heap.nblocks(toast_rel(REL)).unwrap() > 30,
+                "chunks stored"
+            );
+            assert_eq!(
+                decode_row(&data, &TYPES, &e.heap).unwrap(),
+                row,
+                "detoasted"
+            );
+            assert!(
+                decode_row(&data, &TYPES, &crate::rowcodec::NoToast).is_err(),
+                "a pointer needs the heap"
+            );
+
+            // An unchanged column passes its pointer on; nothing is written.
+            let old = toasted_fields(&data, &TYPES).unwrap();
+            let mut data2 = Vec::new();
+            let f2 = toaster(&e, xid)
+                .form_tuple(&row, &old, &|_| false, &mut data2)
+                .unwrap();
+            assert!(f2.written.is_empty(), "pointer reused");
+            assert_eq!(data2, data);
+            assert!(dropped_pointers(&old, &old).is_empty());
+
+            // Indexed columns are compressed at most, never moved out.
+            let mut data3 = Vec::new();
+            let f3 = toaster(&e, xid)
+                .form_tuple(&row, &[], &|c| c == 1, &mut data3)
+                .unwrap();
+            assert!(f3.written.is_empty(), "indexed column stays in line");
+            assert_eq!(
+                decode_row(&data3, &TYPES, &crate::rowcodec::NoToast).unwrap(),
+                row
+            );
+
+            e.clog.set_status(xid, &[], XidStatus::Committed);
+            e.pa.end_transaction(Finished::Proc(p), xid);
+
+            // A deleter marks every chunk of the value.
+            let xid2 = e.pa.assign_xid(p);
+            let snap = (*e.pa.get_snapshot(p, &mut None)).clone();
+            let own = [xid2];
+            let cx = VisibilityContext {
+                snapshot: &snap,
+                own: OwnXact {
+                    xids: &own,
+                    curcid: CommandId(0),
+                },
+                clog: &e.clog,
+                procarray: &e.pa,
+            };
+            let ptr = ToastPointer::parse(&formed.written[0]).unwrap().unwrap();
+            delete_external(&e.heap, &formed.written[0], xid2, &cx).unwrap();
+            let h = e
+                .heap
+                .fetch_any(ptr.rel, ptr.first, |h, _| *h)
+                .unwrap()
+                .unwrap();
+            assert_eq!(h.xmax, xid2, "first chunk deleted by the row's deleter");
+            assert_eq!(
+                decode_row(&data, &TYPES, &e.heap).unwrap(),
+                row,
+                "still readable"
+            );
+        }
+
+        #[test]
+        fn compressible_values_stay_in_line() {
+            let e = env();
+            let row = vec![
+                Value::Int4(1),
+                Value::text(&"ab".repeat(50_000)),
+                Value::Null,
+            ];
+            let mut data = Vec::new();
+            let formed = toaster(&e, TransactionId(10))
+                .form_tuple(&row, &[], &|_| false, &mut data)
+                .unwrap();
+            assert!(formed.written.is_empty());
+            assert!(data.len() < 2_000, "compressed to {} bytes", data.len());
+            assert!(
+                !e.heap.smgr().exists(toast_rel(REL), ForkNumber::Main),
+                "no TOAST relation"
+            );
+            assert_eq!(
+                decode_row(&data, &TYPES, &crate::rowcodec::NoToast).unwrap(),
+                row
+            );
+        }
+
+        #[test]
+        fn a_wrong_chunk_is_corruption_not_a_panic() {
+            let e = env();
+            let row = vec![Value::Int4(1), Value::text(&noise(20_000, 3)), Value::Null];
+            let mut data = Vec::new();
+            let formed = toaster(&e, TransactionId(10))
+                .form_tuple(&row, &[], &|_| false, &mut data)
+                .unwrap();
+            let mut p = ToastPointer::parse(&formed.written[0]).unwrap().unwrap();
+            p.value_id ^= 1;
+            let err = e.heap.detoast(&p.encode()).unwrap_err();
+            assert_eq!(err.code, sqlstate::DATA_CORRUPTED);
+            p.value_id ^= 1;
+            p.extsize += 1;
+            assert!(e.heap.detoast(&p.encode()).is_err(), "short chain");
+        }
+    }
 }
