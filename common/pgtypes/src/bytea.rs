@@ -84,12 +84,12 @@ pub fn parse(s: &str) -> PgResult<Vec<u8>> {
     if let Some(hex) = b.strip_prefix(b"\\x") {
         return decode_hex(hex);
     }
-    decode_escape(b).map_err(|_| invalid_bytea())
+    decode_escape(b)
 }
 
 /// The escape format (`\\` a backslash, `\ooo` an octal byte, anything else
-/// itself). Err on a lone or malformed backslash.
-pub fn decode_escape(b: &[u8]) -> Result<Vec<u8>, ()> {
+/// itself). 22P02 on a lone or malformed backslash.
+pub fn decode_escape(b: &[u8]) -> PgResult<Vec<u8>> {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
@@ -108,7 +108,7 @@ pub fn decode_escape(b: &[u8]) -> Result<Vec<u8>, ()> {
                 out.push(((a - b'0') << 6) | ((c - b'0') << 3) | (d - b'0'));
                 i += 4;
             }
-            _ => return Err(()),
+            _ => return Err(invalid_bytea()),
         }
     }
     Ok(out)

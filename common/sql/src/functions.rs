@@ -1697,12 +1697,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             let b = match text_arg(&args[1]).to_ascii_lowercase().as_str() {
                 "hex" => pgtypes::bytea::decode_hex(s.as_bytes())?,
                 "base64" => pgtypes::bytea::decode_base64(s)?,
-                "escape" => pgtypes::bytea::decode_escape(s.as_bytes()).map_err(|_| {
-                    PgError::new(
-                        sqlstate::INVALID_TEXT_REPRESENTATION,
-                        "invalid input syntax for type bytea",
-                    )
-                })?,
+                "escape" => pgtypes::bytea::decode_escape(s.as_bytes())?,
                 other => return Err(unknown_encoding(other)),
             };
             Value::Bytea(Arc::from(b))
