@@ -153,9 +153,9 @@ pub fn index_replayed_tuple(db: &Engine, rel: RelFileId, tid: ItemPointer) -> Pg
     let types = t.types();
     let mut row = Vec::with_capacity(types.len());
     let mut kb = Vec::new();
-    let decoded = db
-        .heap
-        .fetch_any(rel, tid, |_, data| decode_row_into(data, &types, &mut row))?;
+    let decoded = db.heap.fetch_any(rel, tid, |_, data| {
+        decode_row_into(data, &types, &mut row, &db.heap)
+    })?;
     if let Some(res) = decoded {
         res?;
         for ix in &list {
@@ -201,7 +201,7 @@ pub fn unindex_pruned_tuples(
     let mut row = Vec::with_capacity(types.len());
     let mut kb = Vec::new();
     for (tid, data) in items {
-        decode_row_into(data, &types, &mut row)?;
+        decode_row_into(data, &types, &mut row, &db.heap)?;
         for ix in list.iter().filter(|ix| ix.is_ready()) {
             if index_key(ix, &row, &mut kb) {
                 let _stripe = ix.spec.unique.then(|| ix.stripe(&kb).lock());
@@ -231,7 +231,7 @@ pub fn build_replayed_indexes(db: &Engine) -> PgResult<()> {
         let mut row = Vec::with_capacity(types.len());
         let mut build = SortedBuild::new(&pending);
         db.heap.scan_all(t.rel, &mut |tid, data| {
-            decode_row_into(data, &types, &mut row)?;
+            decode_row_into(data, &types, &mut row, &db.heap)?;
             build.add(&row, tid);
             Ok(())
         })?;
@@ -317,7 +317,7 @@ pub fn rebuild_all_indexes(db: &Engine) -> PgResult<u64> {
             if list.is_empty() || header_dead_to_all(db, &h, horizon)? {
                 return Ok(());
             }
-            decode_row_into(data, &types, &mut row)?;
+            decode_row_into(data, &types, &mut row, &db.heap)?;
             build.add(&row, tid);
             Ok(())
         })?;

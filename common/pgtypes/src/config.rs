@@ -189,6 +189,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "bulk (PostgreSQL 16: victim buffers found outside the extension lock, many pages per extension) or single (PostgreSQL 15: one page, victim under the lock)",
     ),
     def(
+        "default_toast_compression",
+        "lz4",
+        Unit::None,
+        Context::User,
+        "compression of TOAST-ed values: lz4 (pglz, PostgreSQL's default, is not implemented)",
+    ),
+    def(
         "hot_standby",
         "on",
         Unit::None,
@@ -765,6 +772,10 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
         "relation_extension" => match value {
             "bulk" | "single" => Ok(()),
             _ => Err(bad()),
+        },
+        "default_toast_compression" => match value.trim().to_ascii_lowercase().as_str() {
+            "lz4" => Ok(()),
+            _ => Err(bad().with_hint("Available values: lz4.")),
         },
         "max_message_size" | "wal_segment_size" => parse_bytes(value).map(|_| ()).ok_or_else(bad),
         "default_statistics_target" => match value.trim().parse::<i64>() {

@@ -30,6 +30,7 @@
 
 pub mod array;
 pub mod blocking;
+pub mod bytea;
 pub mod config;
 pub mod datetime;
 pub mod error;

@@ -75,6 +75,8 @@ pub enum SqlType {
     Interval,
     /// A one-dimensional array of a scalar type (`int4[]` 1007, `text[]` 1009 …).
     Array(ArrayElem),
+    /// bytea (17): a byte string
+    Bytea,
     /// A literal or parameter whose type is not known yet (705).
     Unknown,
     /// An OID alias type (`regclass`, `regtype`, …): an OID whose text form
@@ -175,11 +177,13 @@ pub enum ArrayElem {
     Int2Vector,
     /// oidvector (30): the catalogs' oid array (`pg_proc.proargtypes`).
     OidVector,
+    /// bytea[] (1001)
+    Bytea,
 }
 
 impl ArrayElem {
     /// Every element type (for tables and tests).
-    pub const ALL: [ArrayElem; 17] = [
+    pub const ALL: [ArrayElem; 18] = [
         ArrayElem::Bool,
         ArrayElem::Int2,
         ArrayElem::Int4,
@@ -197,6 +201,7 @@ impl ArrayElem {
         ArrayElem::Oid,
         ArrayElem::Int2Vector,
         ArrayElem::OidVector,
+        ArrayElem::Bytea,
     ];
 
     /// True for int2vector and oidvector (0-based, printed without braces).
@@ -223,6 +228,7 @@ impl ArrayElem {
             ArrayElem::Interval => SqlType::Interval,
             ArrayElem::Oid | ArrayElem::OidVector => SqlType::Oid,
             ArrayElem::Int2Vector => SqlType::Int2,
+            ArrayElem::Bytea => SqlType::Bytea,
         }
     }
 
@@ -245,6 +251,7 @@ impl ArrayElem {
             SqlType::TimestampTz => ArrayElem::TimestampTz,
             SqlType::Interval => ArrayElem::Interval,
             SqlType::Oid => ArrayElem::Oid,
+            SqlType::Bytea => ArrayElem::Bytea,
             _ => return None,
         })
     }
@@ -269,6 +276,7 @@ impl ArrayElem {
             ArrayElem::Oid => 1028,
             ArrayElem::Int2Vector => 22,
             ArrayElem::OidVector => 30,
+            ArrayElem::Bytea => 1001,
         }
     }
 
@@ -300,6 +308,7 @@ impl ArrayElem {
             ArrayElem::Oid => "oid[]",
             ArrayElem::Int2Vector => "int2vector",
             ArrayElem::OidVector => "oidvector",
+            ArrayElem::Bytea => "bytea[]",
         }
     }
 
@@ -323,6 +332,7 @@ impl ArrayElem {
             ArrayElem::Oid => "_oid",
             ArrayElem::Int2Vector => "int2vector",
             ArrayElem::OidVector => "oidvector",
+            ArrayElem::Bytea => "_bytea",
         }
     }
 }
@@ -357,6 +367,7 @@ impl SqlType {
             SqlType::Xid => 28,
             SqlType::Date => 1082,
             SqlType::Interval => 1186,
+            SqlType::Bytea => 17,
             SqlType::Array(e) => e.array_oid(),
             SqlType::Unknown => 705,
             SqlType::Reg(k) => k.oid(),
@@ -392,6 +403,7 @@ impl SqlType {
             }
             1082 => SqlType::Date,
             1186 => SqlType::Interval,
+            17 => SqlType::Bytea,
             o => SqlType::Array(ArrayElem::from_array_oid(o)?),
         })
     }
@@ -508,6 +520,7 @@ impl SqlType {
             SqlType::Xid => "xid",
             SqlType::Date => "date",
             SqlType::Interval => "interval",
+            SqlType::Bytea => "bytea",
             SqlType::Array(e) => e.pg_array_name(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
@@ -551,6 +564,7 @@ impl SqlType {
             SqlType::Xid => "xid",
             SqlType::Date => "date",
             SqlType::Interval => "interval",
+            SqlType::Bytea => "bytea",
             SqlType::Array(e) => e.array_typname(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
@@ -602,6 +616,7 @@ impl SqlType {
             "regprocedure" => SqlType::Reg(RegKind::Procedure),
             "regnamespace" => SqlType::Reg(RegKind::Namespace),
             "regrole" => SqlType::Reg(RegKind::Role),
+            "bytea" => SqlType::Bytea,
             _ => return None,
         })
     }
@@ -685,6 +700,7 @@ impl SqlType {
             DataType::Date => SqlType::Date,
             DataType::Interval => SqlType::Interval,
             DataType::Regclass => SqlType::Reg(RegKind::Class),
+            DataType::Bytea => SqlType::Bytea,
             DataType::Array(
                 sqlparser::ast::ArrayElemTypeDef::SquareBracket(inner, _)
                 | sqlparser::ast::ArrayElemTypeDef::AngleBracket(inner)

@@ -95,6 +95,8 @@ pub enum Value {
     Interval(Interval),
     /// A one-dimensional array.
     Array(Arc<ArrayValue>),
+    /// bytea
+    Bytea(Arc<[u8]>),
 }
 
 fn invalid_syntax(ty: SqlType, s: &str) -> PgError {
@@ -493,6 +495,7 @@ impl Value {
             Value::Date(_) => SqlType::Date,
             Value::Interval(_) => SqlType::Interval,
             Value::Array(a) => a.sql_type(),
+            Value::Bytea(_) => SqlType::Bytea,
         }
     }
 
@@ -602,6 +605,7 @@ impl Value {
             SqlType::Date => Value::Date(datetime::parse_date(s)?),
             SqlType::Interval => Value::Interval(interval::parse_interval(s)?),
             SqlType::Array(e) => Value::Array(Arc::new(array::parse_array(e, s)?)),
+            SqlType::Bytea => Value::Bytea(Arc::from(crate::bytea::parse(s)?)),
         })
     }
 
@@ -701,6 +705,7 @@ impl Value {
                 ))
             }
             SqlType::Array(e) => Value::Array(Arc::new(array::parse_array_binary(e, b)?)),
+            SqlType::Bytea => Value::Bytea(Arc::from(b)),
         })
     }
 
@@ -727,6 +732,7 @@ impl Value {
             Value::Date(d) => datetime::write_date(out, *d),
             Value::Interval(iv) => iv.write_text(out),
             Value::Array(a) => a.write_text(out),
+            Value::Bytea(b) => crate::bytea::write_text(out, b),
             Value::TimestampTz(t) => datetime::write_timestamp(out, *t, true),
             Value::PgLsn(l) => {
                 use std::fmt::Write;
@@ -772,6 +778,7 @@ impl Value {
                 out.put_i32(iv.months);
             }
             Value::Array(a) => a.write_binary(out),
+            Value::Bytea(b) => out.put_slice(b),
             Value::PgLsn(l) => out.put_u64(*l),
             Value::Snapshot(s) => {
                 out.put_i32(s.xip.len() as i32);
@@ -866,6 +873,7 @@ pub fn cmp_sql(a: &Value, b: &Value) -> Option<Ordering> {
         (Timestamp(t) | TimestampTz(t), Date(d)) => t.cmp(&datetime::date_to_timestamp(*d)),
         (Interval(x), Interval(y)) => x.span().cmp(&y.span()),
         (Array(x), Array(y)) => array::cmp_arrays(x, y),
+        (Bytea(x), Bytea(y)) => x.cmp(y),
         (Snapshot(x), Snapshot(y)) => (x.xmin, x.xmax, &x.xip).cmp(&(y.xmin, y.xmax, &y.xip)),
         (Numeric(x), Float8(y)) => cmp_f64(x.to_f64(), *y),
         (Float8(x), Numeric(y)) => cmp_f64(*x, y.to_f64()),
@@ -1114,6 +1122,7 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
         (Value::Xid8(x), T::Xid) => Value::Xid(*x as u32),
         (Value::Snapshot(_), T::Snapshot) => v.clone(),
         (Value::Date(_), T::Date) | (Value::Interval(_), T::Interval) => v.clone(),
+        (Value::Bytea(_), T::Bytea) => v.clone(),
         (Value::Date(d), T::Timestamp) => {
             Value::Timestamp(datetime::date_to_timestamp_checked(*d)?)
         }

@@ -813,7 +813,7 @@ fn fill_and_check(
     let mut null_keys: Vec<(ItemPointer, usize)> = Vec::new();
     let mut kb = Vec::new();
     db.heap().scan_all(table.rel, &mut |tid, data| {
-        decode_row_into(data, &types, &mut row)?;
+        decode_row_into(data, &types, &mut row, db.heap())?;
         if index_key(ix, &row, &mut kb) {
             entries.push((kb.clone(), tid));
         } else if primary {
@@ -869,7 +869,7 @@ fn fill_and_check(
                 if let Some(t) = live_tid {
                     let vals = db.heap().fetch_any(table.rel, t, |_h, data| {
                         let mut r = Vec::new();
-                        decode_row_into(data, &types, &mut r).map(|_| r)
+                        decode_row_into(data, &types, &mut r, db.heap()).map(|_| r)
                     })?;
                     if let Some(Ok(r)) = vals {
                         let names: Vec<&str> = ix

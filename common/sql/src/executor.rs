@@ -93,7 +93,8 @@ use storage::heapam::{DirtyState, TmResult};
 use storage::heapam_visibility::{OwnXact, VisibilityContext};
 use storage::hio::BulkInsertState;
 use storage::keycodec::encode_key_value;
-use storage::rowcodec::{decode_row_into, encode_row};
+use storage::rowcodec::{decode_row_into, encode_row, toasted_fields, NoToast};
+use storage::toast::{self, Formed, ToastCompression, Toaster};
 use txn::lmgr::WaitLimits;
 use txn::snapshot::Snapshot;
 
@@ -474,7 +475,7 @@ pub fn scan_table<'a>(
     match access {
         Access::SeqScan => db.heap().scan(table.rel, &cx, &mut |tid, data| {
             ec.tick()?;
-            decode_row_into(data, &types, &mut row)?;
+            decode_row_into(data, &types, &mut row, db.heap())?;
             if !ec.filter(filter, &row)? {
                 return Ok(ControlFlow::Continue(()));
             }
@@ -495,7 +496,7 @@ pub fn scan_table<'a>(
             for tid in tids {
                 ec.tick()?;
                 let found = db.heap().fetch(table.rel, tid, &cx, |data| {
-                    decode_row_into(data, &types, &mut row)
+                    decode_row_into(data, &types, &mut row, db.heap())
                 })?;
                 match found {
                     None => {
@@ -636,6 +637,106 @@ fn row_text(row: &[Value]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Encodes a row for the heap, TOAST-ing it when the tuple would be too
+/// big ([`storage::toast`]): chunks are written by `xid` in the current
+/// command. `reuse`: pointer datums of the version being updated for
+/// columns the new version keeps. Indexed columns stay in line.
+fn form_tuple(
+    ec: &Ectx<'_>,
+    table: &TableDef,
+    row: &[Value],
+    reuse: &[(usize, Vec<u8>)],
+    xid: TransactionId,
+    out: &mut Vec<u8>,
+) -> PgResult<Formed> {
+    let indexes = table.indexes.list();
+    let toaster = Toaster {
+        heap: ec.db.heap(),
+        rel: table.rel,
+        xid,
+        cid: ec.xact.curcid(),
+        compression: ToastCompression::default(),
+    };
+    toaster.form_tuple(
+        row,
+        reuse,
+        &|c| indexes.iter().any(|ix| ix.spec.columns.contains(&c)),
+        out,
+    )
+}
+
+/// True if a table of these column types can hold TOAST datums.
+fn toastable(types: &[SqlType]) -> bool {
+    types.iter().any(|t| {
+        t.is_text_like() || matches!(t, SqlType::Bytea | SqlType::Array(_) | SqlType::Unknown)
+    })
+}
+
+/// The TOAST datums of the stored version at `tid`.
+fn stored_toast_datums(
+    ec: &Ectx<'_>,
+    table: &TableDef,
+    tid: ItemPointer,
+    types: &[SqlType],
+) -> PgResult<Vec<(usize, Vec<u8>)>> {
+    if !toastable(types) {
+        return Ok(Vec::new());
+    }
+    Ok(ec
+        .db
+        .heap()
+        .fetch_any(table.rel, tid, |_, data| toasted_fields(data, types))?
+        .transpose()?
+        .unwrap_or_default())
+}
+
+/// The out-of-line values of the old version that the new version keeps
+/// as they are (its column is unchanged): their pointers are reused.
+fn reusable_pointers(
+    old: &[(usize, Vec<u8>)],
+    cur: &[Value],
+    new_row: &[Value],
+) -> Vec<(usize, Vec<u8>)> {
+    old.iter()
+        .filter(|(c, d)| toast::is_pointer(d) && cur.get(*c) == new_row.get(*c))
+        .cloned()
+        .collect()
+}
+
+/// After an UPDATE or DELETE by `xid`: deletes the chunks of the old
+/// version's out-of-line values that no newer version points to.
+fn delete_dropped_toast(
+    ec: &Ectx<'_>,
+    vis: &Vis,
+    old: &[(usize, Vec<u8>)],
+    kept: &[(usize, Vec<u8>)],
+    xid: TransactionId,
+) -> PgResult<()> {
+    let dropped = toast::dropped_pointers(old, kept);
+    if dropped.is_empty() {
+        return Ok(());
+    }
+    let own = ec.xact.own();
+    let cx = VisibilityContext {
+        snapshot: &vis.snapshot,
+        own,
+        clog: ec.db.clog(),
+        procarray: ec.db.procarray(),
+    };
+    for d in &dropped {
+        toast::delete_external(ec.db.heap(), d, xid, &cx)?;
+    }
+    Ok(())
+}
+
+/// Kills the chunks written for a version that was not stored.
+fn kill_written_toast(ec: &Ectx<'_>, formed: &Formed, xid: TransactionId) -> PgResult<()> {
+    for d in &formed.written {
+        toast::kill_own_external(ec.db.heap(), d, xid, ec.xact.curcid())?;
+    }
+    Ok(())
 }
 
 /// Makes every value carry exactly its column's type (encode_row requires
@@ -870,7 +971,7 @@ fn insert_on_conflict(
             // The existing version, whoever's.
             let mut existing = Vec::with_capacity(types.len());
             let header = ec.db.heap().fetch_any(table.rel, tid, |h, data| {
-                decode_row_into(data, &types, &mut existing).map(|_| *h)
+                decode_row_into(data, &types, &mut existing, ec.db.heap()).map(|_| *h)
             })?;
             let Some(header) = header else {
                 continue 'retry; // pruned meanwhile
@@ -902,9 +1003,11 @@ fn insert_on_conflict(
             }
             conform_row(table, &mut new_row)?;
             check_not_null(table, &new_row)?;
-            buf.clear();
-            encode_row(&new_row, &mut buf);
             let xid = ec.xact.assign_xid()?;
+            let types = table.types();
+            let old_toast = stored_toast_datums(ec, table, tid, &types)?;
+            let kept = reusable_pointers(&old_toast, &existing, &new_row);
+            let formed = form_tuple(ec, table, &new_row, &kept, xid, &mut buf)?;
             let (res, newtid) = {
                 let own = ec.xact.own();
                 let cx = VisibilityContext {
@@ -915,10 +1018,14 @@ fn insert_on_conflict(
                 };
                 ec.db.heap().update(table.rel, tid, &buf, xid, &cx)?
             };
+            if res != TmResult::Ok {
+                kill_written_toast(ec, &formed, xid)?;
+            }
             match res {
                 TmResult::Ok => {
                     let nt =
                         newtid.ok_or_else(|| PgError::internal("update returned no new tid"))?;
+                    delete_dropped_toast(ec, vis, &old_toast, &kept, xid)?;
                     insert_index_entries(ec, vis, table, &new_row, nt, Some(&existing))?;
                     ret(ec, &new_row)?;
                     return Ok(1);
@@ -939,10 +1046,9 @@ fn insert_on_conflict(
             }
         }
         // No conflict seen: insert, then claim each arbiter key.
-        buf.clear();
-        encode_row(&row, &mut buf);
         let xid = ec.xact.assign_xid()?;
         let cid = ec.xact.curcid();
+        let formed = form_tuple(ec, table, &row, &[], xid, &mut buf)?;
         let tid = ec.db.heap().insert(table.rel, &buf, xid, cid)?;
         for ix in &arbiters {
             if !index_key(ix, &row, &mut kb) {
@@ -955,6 +1061,7 @@ fn insert_on_conflict(
                     // Lost the race: super-delete, start over (the
                     // pre-check waits or takes the conflict path).
                     ec.db.heap().kill_own_insert(table.rel, tid, xid, cid)?;
+                    kill_written_toast(ec, &formed, xid)?;
                     continue 'retry;
                 }
             }
@@ -1067,10 +1174,33 @@ impl InsertBatch {
         }
         let xid = ec.xact.assign_xid()?;
         let cid = ec.xact.curcid();
+        // Rows too big for a page are TOAST-ed now (their chunks written
+        // by this transaction and command) and inserted in their new form.
+        let mut toasted: Vec<Option<Vec<u8>>> = vec![None; self.ends.len()];
+        let mut start = 0;
+        for (i, &e) in self.ends.iter().enumerate() {
+            if storage::htup::HEADER_SIZE + (e - start) > toast::TOAST_TUPLE_THRESHOLD {
+                let row = match self.rows.get(i) {
+                    Some(r) => r.clone(),
+                    None => storage::rowcodec::decode_row(
+                        &self.data[start..e],
+                        &table.types(),
+                        &NoToast,
+                    )?,
+                };
+                let mut out = Vec::new();
+                form_tuple(ec, table, &row, &[], xid, &mut out)?;
+                toasted[i] = Some(out);
+            }
+            start = e;
+        }
         let mut slices: Vec<&[u8]> = Vec::with_capacity(self.ends.len());
         let mut start = 0;
-        for &e in &self.ends {
-            slices.push(&self.data[start..e]);
+        for (&e, t) in self.ends.iter().zip(&toasted) {
+            slices.push(match t {
+                Some(t) => t,
+                None => &self.data[start..e],
+            });
             start = e;
         }
         let tids = if slices.len() == 1 && !self.frozen {
@@ -1169,7 +1299,7 @@ fn fetch_newer(
     row: &mut Vec<Value>,
 ) -> PgResult<bool> {
     match ec.db.heap().fetch_any(table.rel, tid, |h, data| {
-        (h.xmin == updater).then(|| decode_row_into(data, types, row))
+        (h.xmin == updater).then(|| decode_row_into(data, types, row, ec.db.heap()))
     })? {
         None | Some(None) => Ok(false),
         Some(Some(r)) => {
@@ -1341,9 +1471,10 @@ pub fn run_dml<'a>(
                     }
                     conform_row(table, &mut new_row)?;
                     check_not_null(table, &new_row)?;
-                    buf.clear();
-                    encode_row(&new_row, &mut buf);
                     let xid = ec.xact.assign_xid()?;
+                    let old_toast = stored_toast_datums(ec, table, tid, &types)?;
+                    let kept = reusable_pointers(&old_toast, cur, &new_row);
+                    let formed = form_tuple(ec, table, &new_row, &kept, xid, &mut buf)?;
                     let (res, newtid) = {
                         let own = ec.xact.own();
                         let cx = VisibilityContext {
@@ -1354,12 +1485,16 @@ pub fn run_dml<'a>(
                         };
                         ec.db.heap().update(table.rel, tid, &buf, xid, &cx)?
                     };
+                    if res != TmResult::Ok {
+                        kill_written_toast(ec, &formed, xid)?;
+                    }
                     match decide(ec, res, newtid, true)? {
                         None => continue,
                         Some(WriteStep::Skip) => return Ok(ControlFlow::Continue(())),
                         Some(WriteStep::Done(nt)) => {
                             let nt =
                                 nt.ok_or_else(|| PgError::internal("update returned no new tid"))?;
+                            delete_dropped_toast(ec, vis, &old_toast, &kept, xid)?;
                             insert_index_entries(ec, vis, table, &new_row, nt, Some(cur))?;
                             count += 1;
                             if let Some(r) = &p.returning {
@@ -1418,6 +1553,8 @@ pub fn run_dml<'a>(
                         None => continue,
                         Some(WriteStep::Skip) => return Ok(ControlFlow::Continue(())),
                         Some(WriteStep::Done(_)) => {
+                            let old_toast = stored_toast_datums(ec, table, tid, &types)?;
+                            delete_dropped_toast(ec, vis, &old_toast, &[], xid)?;
                             count += 1;
                             if let Some(r) = &p.returning {
                                 let mut out = Vec::with_capacity(r.len());

@@ -1796,6 +1796,22 @@ impl Binder<'_> {
             }
             BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom => self.compare(op, l, r),
             BinOp::Concat if is_array(l.ty) || is_array(r.ty) => self.array_concat(l, r),
+            BinOp::Concat
+                if (l.ty == SqlType::Bytea
+                    && matches!(r.ty, SqlType::Bytea | SqlType::Unknown))
+                    || (r.ty == SqlType::Bytea && l.ty == SqlType::Unknown) =>
+            {
+                let l = self.coerce_operand(l, SqlType::Bytea)?;
+                let r = self.coerce_operand(r, SqlType::Bytea)?;
+                Ok(BoundExpr {
+                    expr: Expr::Binary {
+                        op,
+                        left: Box::new(l),
+                        right: Box::new(r),
+                    },
+                    ty: SqlType::Bytea,
+                })
+            }
             BinOp::Concat => {
                 let (lt, rt) = (l.ty, r.ty);
                 let texty = |t: SqlType| t.is_text_like() || t == SqlType::Unknown;
@@ -3134,6 +3150,12 @@ pub fn eval(
                 let b = operand(right, row, params, ctx)?;
                 match (&*a, &*b) {
                     (Value::Null, _) | (_, Value::Null) => Value::Null,
+                    (Value::Bytea(x), Value::Bytea(y)) => {
+                        let mut v = Vec::with_capacity(x.len() + y.len());
+                        v.extend_from_slice(x);
+                        v.extend_from_slice(y);
+                        Value::Bytea(Arc::from(v))
+                    }
                     (x, y) => {
                         let (xs, ys) = (x.as_str().unwrap_or(""), y.as_str().unwrap_or(""));
                         let mut s = String::with_capacity(xs.len() + ys.len());

@@ -444,6 +444,17 @@ pub enum Func {
     Ascii,
     /// md5(text) → text (hex digest)
     Md5,
+    /// md5(bytea) → text
+    Md5Bytea,
+    /// length(bytea) / octet_length(bytea) → int4 (bytes)
+    ByteaLength,
+    /// encode(bytea, format) → text (hex, base64, escape)
+    Encode,
+    /// decode(text, format) → bytea
+    Decode,
+    /// pg_column_size(any) → int4: the bytes the value takes as stored
+    /// (a value read from a table reports its stored, compressed size)
+    PgColumnSize,
     /// sign(float8 | numeric)
     Sign,
     /// power(a, b) and the `^` operator, float8 or numeric
@@ -1120,6 +1131,21 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         }
     };
     match name {
+        "length" | "octet_length" if n == 1 && args[0] == T::Bytea => {
+            sig(Func::ByteaLength, &[T::Bytea], T::Int4)
+        }
+        "md5" if n == 1 && args[0] == T::Bytea => sig(Func::Md5Bytea, &[T::Bytea], T::Text),
+        "encode" => sig(Func::Encode, &[T::Bytea, T::Text], T::Text),
+        "decode" => sig(Func::Decode, &[T::Text, T::Text], T::Bytea),
+        "pg_column_size" if n == 1 => Ok(FuncSig {
+            func: Func::PgColumnSize,
+            arg_types: vec![if args[0] == T::Unknown {
+                T::Text
+            } else {
+                args[0]
+            }],
+            ret: T::Int4,
+        }),
         "length" | "char_length" | "character_length" if n == 1 => {
             if matches!(args[0], T::Char(_)) {
                 sig(Func::LengthBpchar, &[T::Char(0)], T::Int4)
@@ -1454,6 +1480,45 @@ fn text_arg(v: &Value) -> &str {
     v.as_str().unwrap_or("")
 }
 
+fn bytea_arg(v: &Value) -> &[u8] {
+    match v {
+        Value::Bytea(b) => b,
+        _ => &[],
+    }
+}
+
+fn unknown_encoding(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_PARAMETER_VALUE,
+        format!("unrecognized encoding: \"{name}\""),
+    )
+}
+
+/// pg_column_size of a value computed in a query (not read from a table):
+/// PostgreSQL's datum size — the fixed length, or a varlena's bytes plus
+/// its header (1 byte up to 126 bytes of data, else 4).
+fn datum_size(v: &Value) -> usize {
+    let len = v.sql_type().typlen();
+    if len > 0 {
+        return len as usize;
+    }
+    let mut b = bytes::BytesMut::new();
+    match v {
+        Value::Text(s) => return varlena_size(s.len()),
+        Value::Bytea(b) => return varlena_size(b.len()),
+        _ => v.write_binary(&mut b),
+    }
+    varlena_size(b.len())
+}
+
+fn varlena_size(n: usize) -> usize {
+    if n <= 126 {
+        n + 1
+    } else {
+        n + 4
+    }
+}
+
 fn int_arg(v: &Value) -> i64 {
     v.as_i64().unwrap_or(0)
 }
@@ -1631,6 +1696,32 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             Value::Int4(text_arg(&args[0]).trim_end_matches(' ').chars().count() as i32)
         }
         Func::OctetLength => Value::Int4(text_arg(&args[0]).len() as i32),
+        Func::ByteaLength => Value::Int4(bytea_arg(&args[0]).len() as i32),
+        Func::Md5Bytea => text(pgtypes::md5::md5_hex(bytea_arg(&args[0]))),
+        Func::Encode => {
+            let b = bytea_arg(&args[0]);
+            match text_arg(&args[1]).to_ascii_lowercase().as_str() {
+                "hex" => {
+                    let mut out = bytes::BytesMut::with_capacity(b.len() * 2);
+                    pgtypes::bytea::write_hex(&mut out, b);
+                    text(String::from_utf8_lossy(&out).into_owned())
+                }
+                "base64" => text(pgtypes::bytea::encode_base64(b)),
+                "escape" => text(pgtypes::bytea::encode_escape(b)),
+                other => return Err(unknown_encoding(other)),
+            }
+        }
+        Func::Decode => {
+            let s = text_arg(&args[0]);
+            let b = match text_arg(&args[1]).to_ascii_lowercase().as_str() {
+                "hex" => pgtypes::bytea::decode_hex(s.as_bytes())?,
+                "base64" => pgtypes::bytea::decode_base64(s)?,
+                "escape" => pgtypes::bytea::decode_escape(s.as_bytes())?,
+                other => return Err(unknown_encoding(other)),
+            };
+            Value::Bytea(Arc::from(b))
+        }
+        Func::PgColumnSize => Value::Int4(datum_size(&args[0]) as i32),
         Func::BpcharStrip => Value::Text(Arc::from(text_arg(&args[0]).trim_end_matches(' '))),
         Func::Repeat => {
             let s = text_arg(&args[0]);

@@ -1638,7 +1638,7 @@ fn assert_indexes_exact(db: &Node, table: &str) {
                 .heap()
                 .fetch_any(t.rel, tid, |_, data| {
                     let mut row = Vec::new();
-                    storage::rowcodec::decode_row_into(data, &types, &mut row).unwrap();
+                    storage::rowcodec::decode_row_into(data, &types, &mut row, db.heap()).unwrap();
                     row
                 })
                 .unwrap();

@@ -1111,8 +1111,33 @@ impl Heap {
         Ok(())
     }
 
-    /// Truncates to zero blocks (TRUNCATE), dropping its buffers.
+    /// Creates the relation file unless it exists (a table's TOAST
+    /// relation, made when its first value goes out of line).
+    pub fn ensure_relation(&self, rel: RelFileId) -> PgResult<()> {
+        static CREATE: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+        if self.smgr.exists(rel, ForkNumber::Main) {
+            return Ok(());
+        }
+        let _g = CREATE.lock();
+        if !self.smgr.exists(rel, ForkNumber::Main) {
+            self.create_relation(rel)?;
+        }
+        Ok(())
+    }
+
+    /// The table's TOAST relation, if it has one (none for a TOAST
+    /// relation itself).
+    pub fn toast_relation_of(&self, rel: RelFileId) -> Option<RelFileId> {
+        let t = crate::toast::toast_rel(rel);
+        (!crate::toast::is_toast_rel(rel) && self.smgr.exists(t, ForkNumber::Main)).then_some(t)
+    }
+
+    /// Truncates to zero blocks (TRUNCATE), dropping its buffers; the
+    /// table's TOAST relation too.
     pub fn truncate_relation(&self, rel: RelFileId) -> PgResult<()> {
+        if let Some(t) = self.toast_relation_of(rel) {
+            self.truncate_relation(t)?;
+        }
         // WAL: XLOG_SMGR_TRUNCATE (logged and flushed before the file shrinks).
         self.log_smgr(
             wal::SmgrRecord::RelTruncate {
@@ -1133,8 +1158,11 @@ impl Heap {
         Ok(())
     }
 
-    /// Removes the relation's files and buffers.
+    /// Removes the relation's files and buffers (and its TOAST relation's).
     pub fn drop_relation(&self, rel: RelFileId) -> PgResult<()> {
+        if let Some(t) = self.toast_relation_of(rel) {
+            self.drop_relation(t)?;
+        }
         // WAL: XLOG_SMGR_DROP (at commit, in PostgreSQL; here at once),
         // flushed before the file goes.
         self.log_smgr(wal::SmgrRecord::RelDrop { rel }, true)?;

@@ -15,7 +15,8 @@
 //!               decimal exponent (i32, sign-flipped BE) and the digits
 //!               ('0'..'9') ended by 0x00; negatives invert those bytes
 //!   timestamp   i64 sign-flipped BE;  pg_lsn, xid8: u64 BE
-//!   text        bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x00
+//!   text,       bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x00
+//!   bytea
 //!   date        the day number as i64, sign-flipped BE (a column has one type,
 //!               so date keys never meet timestamp keys)
 //!   interval    the span (months×30 days + days, in µs) as i128, sign-flipped BE
@@ -77,6 +78,7 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::Null => {}
         Value::Bool(b) => out.push(*b as u8),
+        Value::Bytea(b) => put_text(out, b),
         Value::Int2(x) => put_i64(out, *x as i64),
         Value::Int4(x) => put_i64(out, *x as i64),
         Value::Int8(x) => put_i64(out, *x),

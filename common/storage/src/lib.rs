@@ -21,6 +21,10 @@
 //!   index    in-memory ordered indexes: encoded key bytes -> tids
 //!   heapam_visibility  HeapTupleSatisfies{MVCC,Update,Dirty,Vacuum}
 //!   rowcodec / keycodec  row values <-> tuple data, index keys
+//!   toast    rows over 2032 bytes: fields compressed (lz4) or moved out of
+//!            line into the table's TOAST relation (file id | 0x8000_0000),
+//!            chunks written and deleted as ordinary heap tuples by the
+//!            row's own transaction, so WAL and MVCC need nothing new
 //!   xloginsert  the node's WAL handle (page-change logging, hot records)
 //! ```
 //!
@@ -41,7 +45,8 @@
 //!
 //! Everything below heapam returns [`StorageError`]; it converts into
 //! [`PgError`] with PostgreSQL's SQLSTATEs and wording (58030 / 58P01 for
-//! file access, XX001 for a corrupted page, 54000 for an oversized row).
+//! file access, XX001 for a corrupted page, 54000 for an oversized row —
+//! which, with TOAST, takes a row of many wide indexed columns).
 
 use std::path::PathBuf;
 
@@ -60,6 +65,7 @@ pub mod index;
 pub mod keycodec;
 pub mod rowcodec;
 pub mod smgr;
+pub mod toast;
 pub mod xloginsert;
 
 /// SQLSTATE 54000 (program_limit_exceeded), not in the shared table.
@@ -116,7 +122,8 @@ pub enum StorageError {
         /// The line pointer.
         offset: u16,
     },
-    /// The row does not fit on one page (no TOAST).
+    /// The row does not fit on one page even after TOAST (indexed columns
+    /// stay in line).
     #[error("row is too big: size {size}, maximum size {max}")]
     TupleTooBig {
         /// Tuple size with header.

@@ -8,6 +8,10 @@
 //! | u16 LE | ceil(natts/8) B| (no alignment padding)                  |
 //! +--------+----------------+-----------------------------------------+
 //! bitmap: bit (i % 8) of byte (i / 8) set = column i is NULL
+//! natts bit 15 set: a second bitmap of the same size follows the null
+//!         bitmap; its bit i set = field i is a TOAST datum (varint length
+//!         + the datum of [`crate::toast`]: compressed inline or a pointer
+//!         to chunks in the table's TOAST relation)
 //! fields: bool 1 B; int2 2 B; int4/oid 4 B; int8/float8/timestamp(tz)/
 //!         pg_lsn/xid8 8 B (little-endian);
 //!         text-like: varint length + UTF-8 bytes;
@@ -31,6 +35,26 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::numeric::Numeric;
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::{PgSnapshot, Value};
+
+/// natts bit: the row has TOAST datums (a toast bitmap follows).
+pub const HAS_TOASTED: u16 = 0x8000;
+
+/// How a decoder reads a TOAST datum's bytes back: the heap (which can
+/// fetch out-of-line chunks), or [`NoToast`] where none can occur.
+pub trait ToastFetch {
+    /// The raw (decompressed, reassembled) bytes of a TOAST datum.
+    fn detoast(&self, datum: &[u8]) -> PgResult<Vec<u8>>;
+}
+
+/// A [`ToastFetch`] for rows that cannot hold out-of-line values: inline
+/// compressed datums still decode, pointers are an error.
+pub struct NoToast;
+
+impl ToastFetch for NoToast {
+    fn detoast(&self, datum: &[u8]) -> PgResult<Vec<u8>> {
+        crate::toast::detoast_inline(datum)
+    }
+}
 
 fn corrupt(what: &str) -> PgError {
     PgError::new(
@@ -62,7 +86,7 @@ fn unzigzag(v: u128) -> i128 {
 /// Appends the encoding of a row. Values must already have their column's
 /// type (the executor casts with [`pgtypes::value::cast_assign`] first).
 pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
-    let n = values.len().min(u16::MAX as usize);
+    let n = values.len().min((HAS_TOASTED - 1) as usize);
     out.extend_from_slice(&(n as u16).to_le_bytes());
     let bm_start = out.len();
     out.resize(bm_start + n.div_ceil(8), 0);
@@ -85,6 +109,10 @@ pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
             Value::Text(s) => {
                 put_varint(out, s.len() as u128);
                 out.extend_from_slice(s.as_bytes());
+            }
+            Value::Bytea(b) => {
+                put_varint(out, b.len() as u128);
+                out.extend_from_slice(b);
             }
             Value::Snapshot(s) => {
                 put_varint(out, s.xmin as u128);
@@ -111,6 +139,46 @@ pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// As [`encode_row`], with some fields replaced by TOAST datums
+/// (`toasted[i]` = Some(datum)): the row gets a toast bitmap.
+pub fn encode_row_toasted(values: &[Value], toasted: &[Option<Vec<u8>>], out: &mut Vec<u8>) {
+    if toasted.iter().all(Option::is_none) {
+        return encode_row(values, out);
+    }
+    let n = values.len().min((HAS_TOASTED - 1) as usize);
+    out.extend_from_slice(&((n as u16) | HAS_TOASTED).to_le_bytes());
+    let bm_start = out.len();
+    let bm_len = n.div_ceil(8);
+    out.resize(bm_start + 2 * bm_len, 0);
+    let mut one = Vec::new();
+    for (i, v) in values[..n].iter().enumerate() {
+        if v.is_null() {
+            out[bm_start + i / 8] |= 1 << (i % 8);
+            continue;
+        }
+        if let Some(Some(d)) = toasted.get(i) {
+            out[bm_start + bm_len + i / 8] |= 1 << (i % 8);
+            put_varint(out, d.len() as u128);
+            out.extend_from_slice(d);
+            continue;
+        }
+        // One field: encode it as a one-column row and keep its body.
+        one.clear();
+        encode_row(std::slice::from_ref(v), &mut one);
+        out.extend_from_slice(&one[3..]);
+    }
+}
+
+/// The length prefix a field of `n` bytes takes.
+pub fn varint_size(mut n: usize) -> usize {
+    let mut k = 1;
+    while n >= 0x80 {
+        n >>= 7;
+        k += 1;
+    }
+    k
 }
 
 /// A bounds-checked reader over tuple bytes.
@@ -200,6 +268,10 @@ impl<'a> Reader<'a> {
                 let s = std::str::from_utf8(self.take(n)?).map_err(|_| corrupt("invalid UTF-8"))?;
                 Value::Text(Arc::from(s))
             }
+            SqlType::Bytea => {
+                let n = self.varint_len()?;
+                Value::Bytea(Arc::from(self.take(n)?))
+            }
             SqlType::Snapshot => {
                 let xmin = self.varint_u64()?;
                 let xmax = self.varint_u64()?;
@@ -225,6 +297,21 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Reads one TOAST datum (length-prefixed).
+    fn datum(&mut self) -> PgResult<&'a [u8]> {
+        let n = self.varint_len()?;
+        self.take(n)
+    }
+
+    /// Reads one non-NULL field that may be a TOAST datum.
+    fn field_t(&mut self, ty: SqlType, toasted: bool, toast: &dyn ToastFetch) -> PgResult<Value> {
+        if !toasted {
+            return self.field(ty);
+        }
+        let raw = toast.detoast(self.datum()?)?;
+        value_from_raw(ty, raw)
+    }
+
     /// Skips one non-NULL field of type `ty`.
     fn skip(&mut self, ty: SqlType) -> PgResult<()> {
         match ty {
@@ -245,7 +332,8 @@ impl<'a> Reader<'a> {
             | SqlType::Varchar(_)
             | SqlType::Char(_)
             | SqlType::Name
-            | SqlType::Unknown => {
+            | SqlType::Unknown
+            | SqlType::Bytea => {
                 let n = self.varint_len()?;
                 self.take(n).map(drop)
             }
@@ -254,12 +342,74 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Reads the header: (natts, bitmap, reader positioned at the fields).
-fn header<'a>(data: &'a [u8]) -> PgResult<(usize, &'a [u8], Reader<'a>)> {
+/// A detoasted variable-length field as a value of `ty`.
+fn value_from_raw(ty: SqlType, raw: Vec<u8>) -> PgResult<Value> {
+    Ok(match ty {
+        SqlType::Text
+        | SqlType::Varchar(_)
+        | SqlType::Char(_)
+        | SqlType::Name
+        | SqlType::Unknown => {
+            let s = String::from_utf8(raw).map_err(|_| corrupt("invalid UTF-8"))?;
+            Value::Text(Arc::from(s))
+        }
+        SqlType::Bytea => Value::Bytea(Arc::from(raw)),
+        SqlType::Array(_) => Value::from_binary(ty, &raw).map_err(|_| corrupt("bad array"))?,
+        _ => return Err(corrupt("TOAST datum in a fixed-size column")),
+    })
+}
+
+/// A row's header: attribute count, null bitmap, toast bitmap (empty when
+/// nothing is toasted).
+struct Header<'a> {
+    natts: usize,
+    nulls: &'a [u8],
+    toasted: &'a [u8],
+}
+
+/// Reads the header: (header, reader positioned at the fields).
+fn header_t<'a>(data: &'a [u8]) -> PgResult<(Header<'a>, Reader<'a>)> {
     let mut r = Reader { b: data, pos: 0 };
-    let natts = u16::from_le_bytes(r.arr()?) as usize;
-    let bitmap = r.take(natts.div_ceil(8))?;
-    Ok((natts, bitmap, r))
+    let word = u16::from_le_bytes(r.arr()?);
+    let natts = (word & !HAS_TOASTED) as usize;
+    let nulls = r.take(natts.div_ceil(8))?;
+    let toasted = if word & HAS_TOASTED != 0 {
+        r.take(natts.div_ceil(8))?
+    } else {
+        &[]
+    };
+    Ok((
+        Header {
+            natts,
+            nulls,
+            toasted,
+        },
+        r,
+    ))
+}
+
+/// The TOAST datums of a row: (column, datum bytes). Empty for a row
+/// without any (the common case costs a header read).
+pub fn toasted_fields(data: &[u8], types: &[SqlType]) -> PgResult<Vec<(usize, Vec<u8>)>> {
+    let (h, mut r) = header_t(data)?;
+    let mut out = Vec::new();
+    if h.toasted.is_empty() {
+        return Ok(out);
+    }
+    if h.natts > types.len() {
+        return Err(corrupt("more attributes than columns"));
+    }
+    for (i, &ty) in types[..h.natts].iter().enumerate() {
+        if is_null(h.nulls, i) {
+            continue;
+        }
+        if is_null(h.toasted, i) {
+            out.push((i, r.datum()?.to_vec()));
+        } else {
+            r.skip(ty)?;
+        }
+    }
+    Ok(out)
 }
 
 fn is_null(bitmap: &[u8], i: usize) -> bool {
@@ -269,24 +419,30 @@ fn is_null(bitmap: &[u8], i: usize) -> bool {
 /// Decodes a whole row for columns of `types`. Rows shorter than `types`
 /// (columns added later) yield NULL for the missing columns. Corrupted data
 /// is XX001, never a panic.
-pub fn decode_row(data: &[u8], types: &[SqlType]) -> PgResult<Vec<Value>> {
+/// TOAST datums are read back through `toast`.
+pub fn decode_row(data: &[u8], types: &[SqlType], toast: &dyn ToastFetch) -> PgResult<Vec<Value>> {
     let mut out = Vec::with_capacity(types.len());
-    decode_row_into(data, types, &mut out)?;
+    decode_row_into(data, types, &mut out, toast)?;
     Ok(out)
 }
 
 /// As [`decode_row`], reusing `out` (cleared first).
-pub fn decode_row_into(data: &[u8], types: &[SqlType], out: &mut Vec<Value>) -> PgResult<()> {
+pub fn decode_row_into(
+    data: &[u8],
+    types: &[SqlType],
+    out: &mut Vec<Value>,
+    toast: &dyn ToastFetch,
+) -> PgResult<()> {
     out.clear();
-    let (natts, bitmap, mut r) = header(data)?;
-    if natts > types.len() {
+    let (h, mut r) = header_t(data)?;
+    if h.natts > types.len() {
         return Err(corrupt("more attributes than columns"));
     }
     for (i, &ty) in types.iter().enumerate() {
-        if i >= natts || is_null(bitmap, i) {
+        if i >= h.natts || is_null(h.nulls, i) {
             out.push(Value::Null);
         } else {
-            out.push(r.field(ty)?);
+            out.push(r.field_t(ty, is_null(h.toasted, i), toast)?);
         }
     }
     if r.pos != data.len() {
@@ -295,24 +451,34 @@ pub fn decode_row_into(data: &[u8], types: &[SqlType], out: &mut Vec<Value>) -> 
     Ok(())
 }
 
-/// Decodes only column `idx` (a WHERE on one column need not decode the rest).
-pub fn decode_column(data: &[u8], types: &[SqlType], idx: usize) -> PgResult<Value> {
-    let (natts, bitmap, mut r) = header(data)?;
-    if natts > types.len() {
+/// Decodes only column `idx` (a WHERE on one column need not decode the
+/// rest, nor detoast any other column).
+pub fn decode_column(
+    data: &[u8],
+    types: &[SqlType],
+    idx: usize,
+    toast: &dyn ToastFetch,
+) -> PgResult<Value> {
+    let (h, mut r) = header_t(data)?;
+    if h.natts > types.len() {
         return Err(corrupt("more attributes than columns"));
     }
     let ty = *types
         .get(idx)
         .ok_or_else(|| PgError::internal("decode_column: column index out of range"))?;
-    if idx >= natts || is_null(bitmap, idx) {
+    if idx >= h.natts || is_null(h.nulls, idx) {
         return Ok(Value::Null);
     }
     for (i, &t) in types[..idx].iter().enumerate() {
-        if !is_null(bitmap, i) {
-            r.skip(t)?;
+        if !is_null(h.nulls, i) {
+            if is_null(h.toasted, i) {
+                r.datum()?;
+            } else {
+                r.skip(t)?;
+            }
         }
     }
-    r.field(ty)
+    r.field_t(ty, is_null(h.toasted, idx), toast)
 }
 
 #[cfg(test)]
@@ -394,19 +560,19 @@ mod tests {
         fn round_trip((types, values) in arb_row()) {
             let mut buf = Vec::new();
             encode_row(&values, &mut buf);
-            let back = decode_row(&buf, &types).unwrap();
+            let back = decode_row(&buf, &types, &NoToast).unwrap();
             prop_assert_eq!(&back, &values);
             for (i, v) in values.iter().enumerate() {
-                prop_assert_eq!(&decode_column(&buf, &types, i).unwrap(), v);
+                prop_assert_eq!(&decode_column(&buf, &types, i, &NoToast).unwrap(), v);
             }
         }
 
         #[test]
         fn random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..64),
                                     types in proptest::collection::vec(proptest::sample::select(all_types()), 0..8)) {
-            let _ = decode_row(&data, &types);
+            let _ = decode_row(&data, &types, &NoToast);
             for i in 0..types.len() {
-                let _ = decode_column(&data, &types, i);
+                let _ = decode_column(&data, &types, i, &NoToast);
             }
         }
 
@@ -416,7 +582,7 @@ mod tests {
             encode_row(&values, &mut buf);
             let n = cut.index(buf.len());
             // Any strict prefix either fails or (never) decodes to the same row.
-            if let Ok(v) = decode_row(&buf[..n], &types) { prop_assert_ne!(v, values); }
+            if let Ok(v) = decode_row(&buf[..n], &types, &NoToast) { prop_assert_ne!(v, values); }
         }
     }
 
@@ -424,9 +590,14 @@ mod tests {
     fn added_columns_decode_as_null() {
         let mut buf = Vec::new();
         encode_row(&[Value::Int4(1), Value::text("x")], &mut buf);
-        let v = decode_row(&buf, &[SqlType::Int4, SqlType::Text, SqlType::Int8]).unwrap();
+        let v = decode_row(
+            &buf,
+            &[SqlType::Int4, SqlType::Text, SqlType::Int8],
+            &NoToast,
+        )
+        .unwrap();
         assert_eq!(v, vec![Value::Int4(1), Value::text("x"), Value::Null]);
-        assert!(decode_row(&buf, &[SqlType::Int4]).is_err());
+        assert!(decode_row(&buf, &[SqlType::Int4], &NoToast).is_err());
     }
 
     #[test]

@@ -88,7 +88,7 @@ impl ExecNode for SeqScanNode<'_> {
             let Some((_tid, data)) = scan.next_tuple(db.heap(), &cx)? else {
                 return Ok(false);
             };
-            decode_row_into(data, &self.types, &mut self.row)?;
+            decode_row_into(data, &self.types, &mut self.row, db.heap())?;
             match self.filter {
                 None => return Ok(true),
                 Some(f) => {
@@ -171,7 +171,7 @@ impl ExecNode for IndexScanNode<'_> {
             let row = &mut self.row;
             let types = &self.types;
             let found = db.heap().fetch(self.table.rel, tid, &cx, |data| {
-                decode_row_into(data, types, row)
+                decode_row_into(data, types, row, db.heap())
             })?;
             match found {
                 None => {

@@ -366,6 +366,14 @@ impl Heap {
             };
             self.fsm.record(rel, block, avail);
         }
+        // The TOAST relation after the table: a removed version's index
+        // keys are decoded from its data, which never needs its chunks
+        // (indexed columns stay in line), so the order is only tidy.
+        if let Some(t) = self.toast_relation_of(rel) {
+            let st = self.vacuum_relation(t, horizon, clog, procarray)?;
+            total.removed += st.removed;
+            total.recently_dead += st.recently_dead;
+        }
         Ok(total)
     }
 }
