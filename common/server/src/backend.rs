@@ -219,6 +219,13 @@ pub struct FieldDescription {
 pub trait ResultSink {
     /// One result row (formats were fixed at Bind).
     fn row(&mut self, values: &[Value]) -> PgResult<()>;
+    /// True if result column `i` goes out in binary format (Bind asked
+    /// for it): a value whose text form needs the server's state (a
+    /// `regclass` printed by name) is converted only for text columns.
+    fn binary_column(&self, i: usize) -> bool {
+        let _ = i;
+        false
+    }
     /// A notice or warning to send before the command completes.
     fn notice(&mut self, notice: PgError);
     /// A run-time parameter changed (SET application_name …): ParameterStatus.

@@ -1054,6 +1054,9 @@ fn format_of(formats: &[i16], i: usize) -> i16 {
 }
 
 impl ResultSink for RowSink<'_> {
+    fn binary_column(&self, i: usize) -> bool {
+        format_of(self.formats, i) == 1
+    }
     fn row(&mut self, values: &[Value]) -> PgResult<()> {
         if self.io_failed {
             return Err(Self::connection_lost());

@@ -1453,7 +1453,9 @@ impl Session {
         ec.snapshot = Some(vis.snapshot.clone());
         let tag = match &planned.plan {
             Plan::Query(q) => {
-                let regs = crate::executor::reg_columns(&q.columns);
+                let mut regs = crate::executor::reg_columns(&q.columns);
+                // Binary columns send the OID itself (regclass's typsend).
+                regs.retain(|(i, _)| !sink.binary_column(*i));
                 let n = run_query(&mut ec, &vis, q, &mut |ec, row| {
                     if regs.is_empty() {
                         sink.row(row)
