@@ -92,7 +92,7 @@ use storage::heapam::{DirtyState, TmResult};
 use storage::heapam_visibility::{OwnXact, VisibilityContext};
 use storage::hio::BulkInsertState;
 use storage::keycodec::encode_key_value;
-use storage::rowcodec::{decode_row_into, encode_row};
+use storage::rowcodec::encode_row;
 use txn::lmgr::WaitLimits;
 use txn::snapshot::Snapshot;
 
@@ -458,7 +458,7 @@ pub fn scan_table<'a>(
     match access {
         Access::SeqScan => db.heap().scan(table.rel, &cx, &mut |tid, data| {
             ec.tick()?;
-            decode_row_into(data, &types, &mut row)?;
+            table.decode_into(data, &types, &mut row)?;
             if !ec.filter(filter, &row)? {
                 return Ok(ControlFlow::Continue(()));
             }
@@ -479,7 +479,7 @@ pub fn scan_table<'a>(
             for tid in tids {
                 ec.tick()?;
                 let found = db.heap().fetch(table.rel, tid, &cx, |data| {
-                    decode_row_into(data, &types, &mut row)
+                    table.decode_into(data, &types, &mut row)
                 })?;
                 match found {
                     None => {
@@ -577,15 +577,24 @@ pub fn check_not_null(table: &TableDef, row: &[Value]) -> PgResult<()> {
                     c.name, table.name
                 ),
             )
-            .with_detail(format!("Failing row contains ({}).", row_text(row))));
+            .with_detail(format!("Failing row contains ({}).", row_text(table, row))));
         }
     }
     Ok(())
 }
 
-fn row_text(row: &[Value]) -> String {
+/// NOT NULL, then the CHECK constraints (`crate::tablecmds::check_row`).
+pub fn check_row(table: &TableDef, row: &[Value], cx: &mut dyn EvalContext) -> PgResult<()> {
+    check_not_null(table, row)?;
+    crate::tablecmds::check_row(table, row, cx)
+}
+
+/// The `Failing row contains (…)` text: the visible columns' values.
+pub fn row_text(table: &TableDef, row: &[Value]) -> String {
     row.iter()
-        .map(|v| {
+        .zip(&table.columns)
+        .filter(|(_, c)| !c.dropped)
+        .map(|(v, _)| {
             if v.is_null() {
                 "null".to_string()
             } else {
@@ -828,7 +837,7 @@ fn insert_on_conflict(
             // The existing version, whoever's.
             let mut existing = Vec::with_capacity(types.len());
             let header = ec.db.heap().fetch_any(table.rel, tid, |h, data| {
-                decode_row_into(data, &types, &mut existing).map(|_| *h)
+                table.decode_into(data, &types, &mut existing).map(|_| *h)
             })?;
             let Some(header) = header else {
                 continue 'retry; // pruned meanwhile
@@ -859,7 +868,7 @@ fn insert_on_conflict(
                 new_row[*c] = ec.eval(e, &both)?;
             }
             conform_row(table, &mut new_row)?;
-            check_not_null(table, &new_row)?;
+            check_row(table, &new_row, ec)?;
             buf.clear();
             encode_row(&new_row, &mut buf);
             let xid = ec.xact.assign_xid()?;
@@ -1127,7 +1136,7 @@ fn fetch_newer(
     row: &mut Vec<Value>,
 ) -> PgResult<bool> {
     match ec.db.heap().fetch_any(table.rel, tid, |h, data| {
-        (h.xmin == updater).then(|| decode_row_into(data, types, row))
+        (h.xmin == updater).then(|| table.decode_into(data, types, row))
     })? {
         None | Some(None) => Ok(false),
         Some(Some(r)) => {
@@ -1217,7 +1226,7 @@ pub fn run_dml<'a>(
                     });
                 }
                 conform_row(table, &mut out)?;
-                check_not_null(table, &out)?;
+                check_row(table, &out, ec)?;
                 Ok(out)
             };
             match &p.source {
@@ -1298,7 +1307,7 @@ pub fn run_dml<'a>(
                         }
                     }
                     conform_row(table, &mut new_row)?;
-                    check_not_null(table, &new_row)?;
+                    check_row(table, &new_row, ec)?;
                     buf.clear();
                     encode_row(&new_row, &mut buf);
                     let xid = ec.xact.assign_xid()?;

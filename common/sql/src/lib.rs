@@ -12,6 +12,7 @@ pub mod regexp;
 pub mod roles;
 pub mod session;
 pub mod sysviews;
+pub mod tablecmds;
 pub mod utility;
 
 use std::sync::Arc;

@@ -1795,7 +1795,7 @@ fn text_field(name: &str) -> FieldDescription {
 
 fn copy_columns(table: &TableDef, columns: &[String]) -> PgResult<Vec<usize>> {
     if columns.is_empty() {
-        return Ok((0..table.columns.len()).collect());
+        return Ok(table.visible_columns().collect());
     }
     let mut v = Vec::with_capacity(columns.len());
     for c in columns {

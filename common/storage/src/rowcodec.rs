@@ -266,6 +266,13 @@ fn is_null(bitmap: &[u8], i: usize) -> bool {
     bitmap.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0)
 }
 
+/// How many attributes the row stores: columns added to the table after
+/// it was written are not among them (their value is the column's
+/// "missing value", PostgreSQL's attmissingval, or NULL).
+pub fn stored_natts(data: &[u8]) -> PgResult<usize> {
+    header(data).map(|(n, _, _)| n)
+}
+
 /// Decodes a whole row for columns of `types`. Rows shorter than `types`
 /// (columns added later) yield NULL for the missing columns. Corrupted data
 /// is XX001, never a panic.
