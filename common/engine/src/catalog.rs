@@ -85,6 +85,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::sequence::{SequenceDef, SequenceSpec};
 use crate::statistics::{decode_stats, encode_stats, RelationStats};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::{io_error, write_atomic};
@@ -762,6 +763,23 @@ pub enum CatalogChange {
         /// What was gathered.
         stats: RelationStats,
     },
+    /// CREATE SEQUENCE (and the sequence of a serial column).
+    CreateSequence(SequenceSpec),
+    /// DROP SEQUENCE.
+    DropSequence {
+        /// Sequence name.
+        name: String,
+    },
+    /// A sequence's counter as logged ahead by nextval, or set by setval
+    /// (see [`crate::sequence`]).
+    SetSequence {
+        /// Sequence name.
+        name: String,
+        /// last_value.
+        value: i64,
+        /// is_called.
+        called: bool,
+    },
     /// CREATE ROLE / CREATE USER.
     CreateRole(RoleSpec),
     /// ALTER ROLE: the role's whole new row (`old_name` differs from the
@@ -848,6 +866,7 @@ pub fn undefined_role(name: &str) -> PgError {
 
 struct CatalogState {
     tables: HashMap<String, Arc<TableDef>>,
+    sequences: HashMap<String, Arc<SequenceDef>>,
     /// Planner statistics by table OID (see [`crate::statistics`]).
     stats: HashMap<Oid, Arc<RelationStats>>,
     roles: HashMap<String, Arc<RoleSpec>>,
@@ -873,6 +892,7 @@ impl Catalog {
         Catalog {
             state: RwLock::new(CatalogState {
                 tables: HashMap::new(),
+                sequences: HashMap::new(),
                 stats: HashMap::new(),
                 roles: HashMap::new(),
                 next_oid: FIRST_USER_OID,
@@ -894,7 +914,14 @@ impl Catalog {
         cat.xlog = xlog;
         match fs::read_to_string(&path) {
             Ok(text) => {
-                let (tables, stats, roles, next_oid, lsn) = decode_catalog(&text).map_err(|e| {
+                let Decoded {
+                    tables,
+                    stats,
+                    roles,
+                    sequences,
+                    next_oid,
+                    lsn,
+                } = decode_catalog(&text).map_err(|e| {
                     PgError::new(
                         sqlstate::DATA_CORRUPTED,
                         format!("invalid catalog file \"{}\": {e}", path.display()),
@@ -906,6 +933,10 @@ impl Catalog {
                 st.stats = stats.into_iter().map(|s| (s.oid, Arc::new(s))).collect();
                 for r in roles {
                     st.roles.insert(r.name.clone(), Arc::new(r));
+                }
+                for (spec, value, called) in sequences {
+                    let s = SequenceDef::new(spec, value, called);
+                    st.sequences.insert(s.spec.name.clone(), Arc::new(s));
                 }
                 for (spec, indexes) in tables {
                     let t = new_table(spec);
@@ -1022,6 +1053,18 @@ impl Catalog {
         o
     }
 
+    /// The sequence named `name`, committed or not.
+    pub fn sequence(&self, name: &str) -> Option<Arc<SequenceDef>> {
+        self.state.read().sequences.get(name).cloned()
+    }
+
+    /// Every sequence, sorted by name.
+    pub fn sequences(&self) -> Vec<Arc<SequenceDef>> {
+        let mut v: Vec<_> = self.state.read().sequences.values().cloned().collect();
+        v.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        v
+    }
+
     /// The table with OID `oid`, committed or not.
     pub fn by_oid(&self, oid: Oid) -> Option<Arc<TableDef>> {
         self.state
@@ -1042,13 +1085,14 @@ impl Catalog {
             .cloned()
     }
 
-    /// True if an index with this name exists on any table.
+    /// True if an index or a sequence with this name exists.
     pub fn index_exists(&self, name: &str) -> bool {
-        self.state
-            .read()
-            .tables
-            .values()
-            .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
+        let st = self.state.read();
+        st.sequences.contains_key(name)
+            || st
+                .tables
+                .values()
+                .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
     }
 
     /// Applies one change: the single entry point for catalog writes.
@@ -1172,6 +1216,22 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(role_exists(&spec.name));
             }
         }
+        CatalogChange::CreateSequence(spec) => {
+            if st.sequences.contains_key(&spec.name) || st.tables.contains_key(&spec.name) {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists", spec.name),
+                ));
+            }
+            if spec.increment == 0 || spec.min > spec.max {
+                return Err(PgError::internal("invalid sequence definition"));
+            }
+        }
+        CatalogChange::DropSequence { name } | CatalogChange::SetSequence { name, .. } => {
+            if !st.sequences.contains_key(name) {
+                return Err(undefined_table(name));
+            }
+        }
         CatalogChange::AlterRole { old_name, spec } => {
             if !st.roles.contains_key(old_name) {
                 return Err(undefined_role(old_name));
@@ -1252,6 +1312,23 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
             };
             st.stats.insert(stats.oid, Arc::new(merged));
         }
+        CatalogChange::CreateSequence(spec) => {
+            st.next_oid = st.next_oid.max(spec.oid.saturating_add(1));
+            let s = SequenceDef::new(spec.clone(), spec.start, false);
+            st.sequences.insert(spec.name.clone(), Arc::new(s));
+        }
+        CatalogChange::DropSequence { name } => {
+            st.sequences.remove(name);
+        }
+        CatalogChange::SetSequence {
+            name,
+            value,
+            called,
+        } => {
+            if let Some(s) = st.sequences.get(name) {
+                s.set_logged(*value, *called);
+            }
+        }
         CatalogChange::CreateRole(spec) => {
             st.next_oid = st.next_oid.max(spec.oid + 1);
             st.roles.insert(spec.name.clone(), Arc::new(spec.clone()));
@@ -1321,6 +1398,22 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             push_role(&mut out, spec);
         }
         CatalogChange::DropRole { name } => out.push_str(&format!("drop_role {}\n", esc(name))),
+        CatalogChange::CreateSequence(spec) => {
+            out.push_str("create_sequence\n");
+            push_sequence(&mut out, spec, spec.start, false, spec.creator.0);
+        }
+        CatalogChange::DropSequence { name } => {
+            out.push_str(&format!("drop_sequence {}\n", esc(name)))
+        }
+        CatalogChange::SetSequence {
+            name,
+            value,
+            called,
+        } => out.push_str(&format!(
+            "set_sequence {} {value} {}\n",
+            esc(name),
+            u8::from(*called)
+        )),
     }
     out.into_bytes()
 }
@@ -1410,6 +1503,16 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             }
         }
         ["drop_role", name] => CatalogChange::DropRole { name: unesc(name)? },
+        ["create_sequence"] => {
+            let line = lines.next().ok_or("missing sequence line")?;
+            CatalogChange::CreateSequence(parse_sequence(line)?.0)
+        }
+        ["drop_sequence", name] => CatalogChange::DropSequence { name: unesc(name)? },
+        ["set_sequence", name, value, called] => CatalogChange::SetSequence {
+            name: unesc(name)?,
+            value: value.parse().map_err(|_| "bad sequence value")?,
+            called: *called == "1",
+        },
         _ => return Err(format!("unrecognized catalog change {first:?}")),
     };
     if lines.next().is_some_and(|l| !l.is_empty()) {
@@ -1474,6 +1577,61 @@ fn parse_role(line: &str) -> Result<RoleSpec, String> {
             Some(until.parse().map_err(|_| "bad valid until")?)
         },
     })
+}
+
+/// One sequence line: `sequence <oid> <name> <type> <increment> <min> <max>
+/// <start> <cache> <cycle 0|1> <owner table or -> <owner column or ->
+/// <last value> <is_called 0|1> <creator xid>`.
+fn push_sequence(out: &mut String, s: &SequenceSpec, value: i64, called: bool, creator: u64) {
+    let (ot, oc) = match &s.owned_by {
+        Some((t, c)) => (esc(t), esc(c)),
+        None => ("-".into(), "-".into()),
+    };
+    out.push_str(&format!(
+        "sequence {} {} {} {} {} {} {} {} {} {ot} {oc} {value} {} {creator}\n",
+        s.oid,
+        esc(&s.name),
+        type_to_catalog(s.ty),
+        s.increment,
+        s.min,
+        s.max,
+        s.start,
+        s.cache,
+        u8::from(s.cycle),
+        u8::from(called),
+    ));
+}
+
+/// Parses [`push_sequence`]'s line: the spec and the counter.
+fn parse_sequence(line: &str) -> Result<(SequenceSpec, i64, bool), String> {
+    let g: Vec<&str> = line.split(' ').collect();
+    let ["sequence", oid, name, ty, inc, min, max, start, cache, cycle, ot, oc, value, called, creator] =
+        g.as_slice()
+    else {
+        return Err(format!("unrecognized line {line:?}"));
+    };
+    let n = |s: &str| s.parse::<i64>().map_err(|_| format!("bad number {s:?}"));
+    let spec = SequenceSpec {
+        oid: oid.parse().map_err(|_| "bad oid")?,
+        name: unesc(name)?,
+        ty: type_from_catalog(ty).ok_or("bad type")?,
+        increment: n(inc)?,
+        min: n(min)?,
+        max: n(max)?,
+        start: n(start)?,
+        cache: n(cache)?,
+        cycle: *cycle == "1",
+        owned_by: if *ot == "-" {
+            None
+        } else {
+            Some((unesc(ot)?, unesc(oc)?))
+        },
+        creator: TransactionId(creator.parse::<u64>().map_err(|_| "bad xid")?),
+    };
+    if spec.increment == 0 || spec.min > spec.max {
+        return Err("invalid sequence definition".into());
+    }
+    Ok((spec, n(value)?, *called == "1"))
 }
 
 fn push_column(out: &mut String, c: &ColumnDef) {
@@ -1762,13 +1920,12 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
     } else {
         Vec::new()
     };
-    // The committed version others see has the same tuple width (columns
-    // added since are dropped ones there).
-    let previous = spec.previous.map(|p| {
-        let mut p = TableSpec { previous: None, ..*p };
-        pad_columns(&mut p.columns, &spec.columns);
-        Arc::new(table_version(t, p))
-    });
+    // The committed version others see writes rows of its own width: an
+    // added column then reads its missing value there, as for any row
+    // from before the ALTER.
+    let previous = spec
+        .previous
+        .map(|p| Arc::new(table_version(t, TableSpec { previous: None, ..*p })));
     TableDef {
         creator: t.creator.clone(),
         oid: spec.oid,
@@ -1894,6 +2051,18 @@ fn encode_catalog(st: &CatalogState) -> String {
     for s in stats {
         encode_stats(&mut out, s);
     }
+    let mut seqs: Vec<_> = st.sequences.values().collect();
+    seqs.sort_by_key(|s| s.spec.oid);
+    for s in seqs {
+        // The logged counter, never the in-memory one (crate::sequence).
+        push_sequence(
+            &mut out,
+            &s.spec,
+            s.state.logged.load(Ordering::Acquire),
+            s.state.logged_called.load(Ordering::Acquire),
+            s.creator.load(Ordering::Acquire),
+        );
+    }
     let mut roles: Vec<_> = st.roles.values().collect();
     roles.sort_by_key(|r| r.oid);
     for r in roles {
@@ -1902,13 +2071,14 @@ fn encode_catalog(st: &CatalogState) -> String {
     out
 }
 
-type Decoded = (
-    Vec<(TableSpec, Vec<IndexSpec>)>,
-    Vec<RelationStats>,
-    Vec<RoleSpec>,
-    u32,
-    Lsn,
-);
+struct Decoded {
+    tables: Vec<(TableSpec, Vec<IndexSpec>)>,
+    stats: Vec<RelationStats>,
+    roles: Vec<RoleSpec>,
+    sequences: Vec<(SequenceSpec, i64, bool)>,
+    next_oid: u32,
+    lsn: Lsn,
+}
 
 fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut lines = text.lines().enumerate();
@@ -1921,6 +2091,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut tables = Vec::new();
     let mut stats = Vec::new();
     let mut roles = Vec::new();
+    let mut sequences = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
     while let Some((n, line)) = lines.next() {
         let bad = |what: &str| format!("line {}: {what}", n + 1);
@@ -1984,6 +2155,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                 stats.push(decode_stats(line, &mut rest).map_err(|e| bad(&e))?);
             }
             ["role", ..] => roles.push(parse_role(line).map_err(|e| bad(&e))?),
+            ["sequence", ..] if cur.is_none() => {
+                sequences.push(parse_sequence(line).map_err(|e| bad(&e))?)
+            }
             [""] => {}
             _ => return Err(bad("unrecognized line")),
         }
@@ -1991,7 +2165,14 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     if cur.is_some() {
         return Err("truncated file".into());
     }
-    Ok((tables, stats, roles, next_oid, lsn))
+    Ok(Decoded {
+        tables,
+        stats,
+        roles,
+        sequences,
+        next_oid,
+        lsn,
+    })
 }
 
 #[cfg(test)]

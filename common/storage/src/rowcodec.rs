@@ -20,7 +20,9 @@
 //! Invariants: the encoder writes what each [`Value`]'s variant is; the
 //! decoder reads what the column *types* say, so values must have been cast
 //! to their column types before encoding (the executor does this with
-//! `cast_assign`). A row with fewer attributes than the table has columns
+//! `cast_assign`). A row with more attributes than the reader's columns
+//! (written under a newer, uncommitted or rolled-back, definition) has the
+//! extra ones ignored. A row with fewer attributes than the table has columns
 //! (a column added later) decodes the missing ones as NULL, as PostgreSQL
 //! does without a default. Decoding validates every length and UTF-8 and
 //! returns XX001 on corruption; it never panics (property-tested).
@@ -286,9 +288,6 @@ pub fn decode_row(data: &[u8], types: &[SqlType]) -> PgResult<Vec<Value>> {
 pub fn decode_row_into(data: &[u8], types: &[SqlType], out: &mut Vec<Value>) -> PgResult<()> {
     out.clear();
     let (natts, bitmap, mut r) = header(data)?;
-    if natts > types.len() {
-        return Err(corrupt("more attributes than columns"));
-    }
     for (i, &ty) in types.iter().enumerate() {
         if i >= natts || is_null(bitmap, i) {
             out.push(Value::Null);
@@ -296,7 +295,11 @@ pub fn decode_row_into(data: &[u8], types: &[SqlType], out: &mut Vec<Value>) -> 
             out.push(r.field(ty)?);
         }
     }
-    if r.pos != data.len() {
+    // More attributes than `types`: a row written under a newer definition
+    // of the table (an ALTER TABLE … ADD COLUMN not yet committed, or
+    // rolled back) read with an older one; the extra ones are ignored, as
+    // PostgreSQL's heap_deform_tuple does.
+    if natts <= types.len() && r.pos != data.len() {
         return Err(corrupt("trailing bytes"));
     }
     Ok(())
@@ -305,9 +308,6 @@ pub fn decode_row_into(data: &[u8], types: &[SqlType], out: &mut Vec<Value>) -> 
 /// Decodes only column `idx` (a WHERE on one column need not decode the rest).
 pub fn decode_column(data: &[u8], types: &[SqlType], idx: usize) -> PgResult<Value> {
     let (natts, bitmap, mut r) = header(data)?;
-    if natts > types.len() {
-        return Err(corrupt("more attributes than columns"));
-    }
     let ty = *types
         .get(idx)
         .ok_or_else(|| PgError::internal("decode_column: column index out of range"))?;
@@ -433,7 +433,10 @@ mod tests {
         encode_row(&[Value::Int4(1), Value::text("x")], &mut buf);
         let v = decode_row(&buf, &[SqlType::Int4, SqlType::Text, SqlType::Int8]).unwrap();
         assert_eq!(v, vec![Value::Int4(1), Value::text("x"), Value::Null]);
-        assert!(decode_row(&buf, &[SqlType::Int4]).is_err());
+        // A row wider than the definition reading it: the extra
+        // attributes are ignored (heap_deform_tuple).
+        assert_eq!(decode_row(&buf, &[SqlType::Int4]).unwrap(), vec![Value::Int4(1)]);
+        assert_eq!(stored_natts(&buf).unwrap(), 2);
     }
 
     #[test]
