@@ -80,6 +80,23 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
             }
         }
     }
+    for s in db.catalog.sequences() {
+        let x = s.creator.load(Ordering::Acquire);
+        if x == 0 {
+            continue;
+        }
+        if db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed {
+            s.creator.store(0, Ordering::Release);
+            continue;
+        }
+        tracing::info!(
+            "removing sequence \"{}\" created by transaction {x}, which did not commit",
+            s.spec.name
+        );
+        db.catalog.apply_catalog_change(&CatalogChange::DropSequence {
+            name: s.spec.name.clone(),
+        })?;
+    }
     for t in db.catalog.tables() {
         if !t.visible_to(&[], &db.clog) {
             tracing::info!(
@@ -143,6 +160,14 @@ pub fn drop_table(db: &Engine, t: &TableDef, cancel: &AtomicBool) -> PgResult<()
         ix.index.clear();
     }
     db.heap.drop_relation(t.rel)?;
+    // The sequences of its serial columns go with it.
+    for s in db.catalog.sequences() {
+        if s.spec.owned_by.as_ref().is_some_and(|(o, _)| *o == t.name) {
+            db.catalog.apply_catalog_change(&CatalogChange::DropSequence {
+                name: s.spec.name.clone(),
+            })?;
+        }
+    }
     Ok(())
 }
 

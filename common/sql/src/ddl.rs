@@ -107,6 +107,11 @@ pub enum PendingDdl {
         /// The definition before the action.
         before: TableSpec,
     },
+    /// CREATE SEQUENCE (or a serial column's): kept at COMMIT, dropped at
+    /// ROLLBACK.
+    CreateSequence(String),
+    /// DROP SEQUENCE: carried out at COMMIT.
+    DropSequence(String),
     /// An index whose key column or constraint ALTER TABLE dropped: removed
     /// at COMMIT, kept (complete) at ROLLBACK.
     DropIndex {
@@ -143,6 +148,21 @@ impl PendingDdl {
                     t.altered_by.store(0, Ordering::Release);
                 }
             }
+            PendingDdl::CreateSequence(name) => {
+                if let Some(s) = db.catalog().sequence(&name) {
+                    s.creator.store(0, Ordering::Release);
+                }
+            }
+            PendingDdl::DropSequence(name) => {
+                if db.catalog().sequence(&name).is_some() {
+                    if let Err(e) = db
+                        .catalog()
+                        .apply_catalog_change(&CatalogChange::DropSequence { name: name.clone() })
+                    {
+                        tracing::warn!("could not drop sequence \"{name}\" at commit: {}", e.message);
+                    }
+                }
+            }
             PendingDdl::DropIndex { oid, index } => {
                 let Some(t) = db.catalog().by_oid(oid) else {
                     return;
@@ -176,7 +196,20 @@ impl PendingDdl {
                     );
                 }
             }
-            PendingDdl::DropIndex { .. } => {}
+            PendingDdl::DropIndex { .. } | PendingDdl::DropSequence(_) => {}
+            PendingDdl::CreateSequence(name) => {
+                if db.catalog().sequence(&name).is_some() {
+                    if let Err(e) = db
+                        .catalog()
+                        .apply_catalog_change(&CatalogChange::DropSequence { name: name.clone() })
+                    {
+                        tracing::warn!(
+                            "could not remove sequence \"{name}\" after its creation rolled back: {}",
+                            e.message
+                        );
+                    }
+                }
+            }
             PendingDdl::Alter { oid, before } => {
                 let Some(t) = db.catalog().by_oid(oid) else {
                     return;
@@ -299,6 +332,7 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
         } => match object_type {
             ast::ObjectType::Table => drop_tables(cx, names, *if_exists),
             ast::ObjectType::Index => drop_indexes(cx, names, *if_exists),
+            ast::ObjectType::Sequence => crate::sequence::drop_sequences(cx, names, *if_exists),
             other => Err(PgError::unsupported(format!(
                 "DROP {other} is not supported"
             ))),
@@ -314,6 +348,20 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             ..
         } => crate::tablecmds::alter_table(cx, name, operations, *if_exists),
         ast::Statement::CreateIndex(ci) => create_index(cx, ci),
+        ast::Statement::CreateSequence {
+            if_not_exists,
+            name,
+            data_type,
+            sequence_options,
+            temporary: false,
+            owned_by: None,
+        } => crate::sequence::create_sequence(
+            cx,
+            *if_not_exists,
+            name,
+            data_type.as_ref(),
+            sequence_options,
+        ),
         _ => Err(PgError::unsupported(format!(
             "statement not supported: {}",
             first_words(stmt)
@@ -335,6 +383,7 @@ pub fn is_ddl(stmt: &ast::Statement) -> bool {
             | ast::Statement::Truncate { .. }
             | ast::Statement::AlterTable { .. }
             | ast::Statement::CreateIndex(_)
+            | ast::Statement::CreateSequence { .. }
     )
 }
 
@@ -362,6 +411,7 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
         return Err(PgError::new(sqlstate::DUPLICATE_TABLE, msg));
     }
     let mut columns: Vec<ColumnDef> = Vec::new();
+    let mut serials: Vec<(String, String, SqlType)> = Vec::new();
     let mut pk: Option<(Vec<usize>, Option<String>)> = None;
     let mut uniques: Vec<(Vec<usize>, Option<String>)> = Vec::new();
     // CHECKs: (name, column of a column constraint, expression).
@@ -380,8 +430,20 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                 format!("column \"{cname}\" specified more than once"),
             ));
         }
-        let ty = SqlType::from_data_type(&c.data_type)?;
+        let serial = crate::sequence::serial_type(&c.data_type);
+        let ty = match serial {
+            Some(t) => t,
+            None => SqlType::from_data_type(&c.data_type)?,
+        };
         let mut col = ColumnDef::new(&cname, ty);
+        if let Some(t) = serial {
+            // serial: a sequence owned by the column, its nextval the
+            // default, NOT NULL (PostgreSQL's expansion).
+            let seq = crate::tablecmds::choose_constraint_name(cx, &name, &[&cname], "seq", &[]);
+            col.default = Some(format!("nextval('{seq}')"));
+            col.not_null = true;
+            serials.push((seq, cname.clone(), t));
+        }
         let idx = columns.len();
         for o in &c.options {
             match &o.option {
@@ -539,6 +601,11 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
     crate::tablecmds::checks_bind(&table)?;
     for (iname, cols, primary) in keys {
         add_index(cx.db, &name, iname, cols, true, primary, creator)?;
+    }
+    for (seq, col, ty) in serials {
+        let mut spec = engine::sequence::SequenceSpec::new(db.catalog().allocate_oid(), &seq, ty);
+        spec.owned_by = Some((name.clone(), col));
+        crate::sequence::add_sequence(cx, spec)?;
     }
     Ok("CREATE TABLE".into())
 }

@@ -170,6 +170,9 @@ pub struct Ectx<'a> {
     /// Subplans, CTEs and executor parameters of the running query
     /// (installed by [`run_query`] when its plan has any).
     pub query: Option<Box<subplan::QueryState>>,
+    /// The session's currval / lastval state (None: sequence functions
+    /// fail, as outside a session).
+    pub sequences: Option<&'a mut crate::sequence::SessionSequences>,
     ticks: u32,
 }
 
@@ -199,6 +202,7 @@ impl<'a> Ectx<'a> {
             backend_pid,
             snapshot: None,
             query: None,
+            sequences: None,
             ticks: 0,
         }
     }
@@ -259,6 +263,20 @@ impl<'a> Ectx<'a> {
 impl EvalContext for Ectx<'_> {
     fn statement_timestamp(&self) -> i64 {
         self.stmt_ts
+    }
+    fn sequence(
+        &mut self,
+        f: crate::sequence::SeqFunc,
+        name: Option<&str>,
+        value: Option<(i64, bool)>,
+    ) -> PgResult<i64> {
+        let Some(ss) = self.sequences.as_deref_mut() else {
+            return Err(PgError::unsupported(
+                "sequence functions are not available here",
+            ));
+        };
+        let read_only = ss.read_only || self.db.role() == engine::Role::Standby;
+        crate::sequence::call(self.db, ss, f, name, value, read_only)
     }
     fn transaction_timestamp(&self) -> i64 {
         self.xact_ts

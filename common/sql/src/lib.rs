@@ -10,6 +10,7 @@ pub mod parser;
 pub mod planner;
 pub mod regexp;
 pub mod roles;
+pub mod sequence;
 pub mod session;
 pub mod sysviews;
 pub mod tablecmds;
