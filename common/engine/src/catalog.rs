@@ -48,6 +48,26 @@
 //! transaction block to COMMIT and turns a `TRUNCATE` there into an MVCC
 //! delete, so that neither loses data on a ROLLBACK.
 //!
+//! ## Uncommitted ALTER TABLE
+//!
+//! `AlterTable` replaces a table's whole definition (its name too). While
+//! the altering transaction may roll back, the new version carries its
+//! xid (`TableDef::altered_by`) and the committed definition before it
+//! (`TableDef::previous`), both logged and persisted; [`Catalog::view`]
+//! gives every other transaction that previous version. Undo is another
+//! `AlterTable` back to it (the session at ROLLBACK, start-up after a
+//! crash). Physical columns never go away: a dropped column stays,
+//! marked ([`ColumnDef::dropped`]), and a column added with a DEFAULT
+//! keeps that value for older rows ([`ColumnDef::missing`],
+//! [`TableDef::decode_into`]).
+//!
+//! ## Constraints and sequences
+//!
+//! A table's constraints are a list of [`ConstraintSpec`] (pg_constraint
+//! rows) in its definition. Sequences ([`crate::sequence`]) are a second
+//! map beside the tables, created, dropped and advanced
+//! (`SetSequence`, logged ahead of use) through the same change path.
+//!
 //! ## Indexes
 //!
 //! Indexes are in memory ([`storage::index::Index`]): order-preserving

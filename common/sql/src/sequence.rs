@@ -206,13 +206,26 @@ pub fn create_sequence(
         Some(t) => SqlType::from_data_type(t)?,
         None => SqlType::Int8,
     };
+    let spec = sequence_spec(cx.db.catalog().allocate_oid(), &name, ty, options)?;
+    add_sequence(cx, spec)?;
+    Ok("CREATE SEQUENCE".into())
+}
+
+/// A sequence definition from CREATE SEQUENCE's (or an identity
+/// column's) options, checked as PostgreSQL checks them.
+pub fn sequence_spec(
+    oid: Oid,
+    name: &str,
+    ty: SqlType,
+    options: &[ast::SequenceOptions],
+) -> PgResult<SequenceSpec> {
     if !matches!(ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8) {
         return Err(PgError::new(
             sqlstate::INVALID_PARAMETER_VALUE,
             "sequence type must be smallint, integer, or bigint",
         ));
     }
-    let mut spec = SequenceSpec::new(cx.db.catalog().allocate_oid(), &name, ty);
+    let mut spec = SequenceSpec::new(oid, name, ty);
     let type_max = spec.max;
     let (mut min, mut max, mut start) = (None, None, None);
     for o in options {
@@ -267,8 +280,7 @@ pub fn create_sequence(
             ),
         ));
     }
-    add_sequence(cx, spec)?;
-    Ok("CREATE SEQUENCE".into())
+    Ok(spec)
 }
 
 /// Creates `spec` in the catalog as this transaction's (undone if it
