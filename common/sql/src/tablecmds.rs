@@ -482,6 +482,12 @@ fn alter_one(
                 }
                 return Err(duplicate_column(&cname, &tname));
             }
+            if crate::sequence::serial_type(&column_def.data_type).is_some() {
+                // PostgreSQL numbers the existing rows (a rewrite).
+                return Err(PgError::unsupported(
+                    "ALTER TABLE … ADD COLUMN of a serial column is not supported",
+                ));
+            }
             let ty = SqlType::from_data_type(&column_def.data_type)?;
             let mut col = ColumnDef::new(&cname, ty);
             let pos = spec.columns.len();
