@@ -107,8 +107,15 @@ fn rolled_back_alters_leave_nothing_on_both_nodes() {
     primary.restart();
     standby.restart();
     catchup(&primary, &standby);
-    assert_eq!(standby.safe_sql("SELECT ww, email FROM t WHERE id = 1"), "a|x@y");
-    fails(&primary, "INSERT INTO t (id, ww) VALUES (4, 'bad')", "23514");
+    assert_eq!(
+        standby.safe_sql("SELECT ww, email FROM t WHERE id = 1"),
+        "a|x@y"
+    );
+    fails(
+        &primary,
+        "INSERT INTO t (id, ww) VALUES (4, 'bad')",
+        "23514",
+    );
 }
 
 #[test]
@@ -179,5 +186,8 @@ fn alter_running_at_promotion_is_undone_on_the_new_primary() {
     standby.promote();
     original(&standby);
     standby.safe_sql("INSERT INTO t (id, v, w) VALUES (3, NULL, 'c')");
-    assert_eq!(standby.safe_sql("SELECT count(*) FROM t WHERE v IS NULL"), "1");
+    assert_eq!(
+        standby.safe_sql("SELECT count(*) FROM t WHERE v IS NULL"),
+        "1"
+    );
 }

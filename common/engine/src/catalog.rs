@@ -1203,7 +1203,11 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(PgError::internal("ALTER TABLE does not match its table"));
             }
             let n = spec.columns.len();
-            if spec.constraints.iter().any(|c| c.columns.iter().any(|&i| i >= n)) {
+            if spec
+                .constraints
+                .iter()
+                .any(|c| c.columns.iter().any(|&i| i >= n))
+            {
                 return Err(PgError::internal("constraint column out of range"));
             }
         }
@@ -1943,9 +1947,15 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
     // The committed version others see writes rows of its own width: an
     // added column then reads its missing value there, as for any row
     // from before the ALTER.
-    let previous = spec
-        .previous
-        .map(|p| Arc::new(table_version(t, TableSpec { previous: None, ..*p })));
+    let previous = spec.previous.map(|p| {
+        Arc::new(table_version(
+            t,
+            TableSpec {
+                previous: None,
+                ..*p
+            },
+        ))
+    });
     TableDef {
         creator: t.creator.clone(),
         oid: spec.oid,
@@ -2130,12 +2140,13 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                     RelFileId(num(rel)?),
                     Vec::new(),
                 );
-                spec.creator =
-                    TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?);
+                spec.creator = TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?);
                 cur = Some((spec, Vec::new()));
             }
             ["option" | "column" | "constraint" | "altered_by" | "previous", ..] => {
-                let t = cur.as_mut().ok_or_else(|| bad("definition outside table"))?;
+                let t = cur
+                    .as_mut()
+                    .ok_or_else(|| bad("definition outside table"))?;
                 if !parse_spec_line(&mut t.0, line).map_err(|e| bad(&e))? {
                     return Err(bad("unrecognized line"));
                 }

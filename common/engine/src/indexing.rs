@@ -73,10 +73,11 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
                     prev.name,
                     t.altered_by.load(Ordering::Acquire)
                 );
-                db.catalog.apply_catalog_change(&CatalogChange::AlterTable {
-                    name: t.name.clone(),
-                    spec: prev.spec(),
-                })?;
+                db.catalog
+                    .apply_catalog_change(&CatalogChange::AlterTable {
+                        name: t.name.clone(),
+                        spec: prev.spec(),
+                    })?;
             }
         }
     }
@@ -93,9 +94,10 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
             "removing sequence \"{}\" created by transaction {x}, which did not commit",
             s.spec.name
         );
-        db.catalog.apply_catalog_change(&CatalogChange::DropSequence {
-            name: s.spec.name.clone(),
-        })?;
+        db.catalog
+            .apply_catalog_change(&CatalogChange::DropSequence {
+                name: s.spec.name.clone(),
+            })?;
     }
     for t in db.catalog.tables() {
         if !t.visible_to(&[], &db.clog) {
@@ -163,9 +165,10 @@ pub fn drop_table(db: &Engine, t: &TableDef, cancel: &AtomicBool) -> PgResult<()
     // The sequences of its serial columns go with it.
     for s in db.catalog.sequences() {
         if s.spec.owned_by.as_ref().is_some_and(|(o, _)| *o == t.name) {
-            db.catalog.apply_catalog_change(&CatalogChange::DropSequence {
-                name: s.spec.name.clone(),
-            })?;
+            db.catalog
+                .apply_catalog_change(&CatalogChange::DropSequence {
+                    name: s.spec.name.clone(),
+                })?;
         }
     }
     Ok(())

@@ -161,7 +161,10 @@ impl PendingDdl {
                         .catalog()
                         .apply_catalog_change(&CatalogChange::DropSequence { name: name.clone() })
                     {
-                        tracing::warn!("could not drop sequence \"{name}\" at commit: {}", e.message);
+                        tracing::warn!(
+                            "could not drop sequence \"{name}\" at commit: {}",
+                            e.message
+                        );
                     }
                 }
             }
@@ -172,13 +175,17 @@ impl PendingDdl {
                 let Some(ix) = t.indexes.list().into_iter().find(|i| i.spec.name == index) else {
                     return;
                 };
-                let r = db.catalog().apply_catalog_change(&CatalogChange::DropIndex {
-                    table: t.name.clone(),
-                    name: index.clone(),
-                });
+                let r = db
+                    .catalog()
+                    .apply_catalog_change(&CatalogChange::DropIndex {
+                        table: t.name.clone(),
+                        name: index.clone(),
+                    });
                 match r {
                     Ok(_) => ix.index.clear(),
-                    Err(e) => tracing::warn!("could not drop index \"{index}\" at commit: {}", e.message),
+                    Err(e) => {
+                        tracing::warn!("could not drop index \"{index}\" at commit: {}", e.message)
+                    }
                 }
             }
         }
@@ -216,10 +223,12 @@ impl PendingDdl {
                 let Some(t) = db.catalog().by_oid(oid) else {
                     return;
                 };
-                let r = db.catalog().apply_catalog_change(&CatalogChange::AlterTable {
-                    name: t.name.clone(),
-                    spec: before,
-                });
+                let r = db
+                    .catalog()
+                    .apply_catalog_change(&CatalogChange::AlterTable {
+                        name: t.name.clone(),
+                        spec: before,
+                    });
                 if let Err(e) = r {
                     tracing::warn!(
                         "could not undo ALTER TABLE \"{}\" after its rollback: {}",
@@ -588,7 +597,11 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                 format!("relation \"{iname}\" already exists"),
             ));
         }
-        constraints.push(crate::tablecmds::key_constraint(&iname, false, cols.clone()));
+        constraints.push(crate::tablecmds::key_constraint(
+            &iname,
+            false,
+            cols.clone(),
+        ));
         keys.push((iname, cols, false));
     }
     for (cname, col, e) in &checks {

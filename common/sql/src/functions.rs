@@ -110,7 +110,9 @@ pub trait EvalContext {
         value: Option<(i64, bool)>,
     ) -> PgResult<i64> {
         let _ = (f, name, value);
-        Err(PgError::unsupported("sequence functions are not available here"))
+        Err(PgError::unsupported(
+            "sequence functions are not available here",
+        ))
     }
     /// pg_relation_size(name): bytes of the relation's main fork; 42P01 if
     /// there is no such relation.

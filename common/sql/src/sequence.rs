@@ -261,7 +261,11 @@ pub fn sequence_spec(
             ),
         ));
     }
-    spec.start = start.unwrap_or(if spec.increment > 0 { spec.min } else { spec.max });
+    spec.start = start.unwrap_or(if spec.increment > 0 {
+        spec.min
+    } else {
+        spec.max
+    });
     if spec.start < spec.min {
         return Err(PgError::new(
             sqlstate::INVALID_PARAMETER_VALUE,

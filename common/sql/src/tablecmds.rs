@@ -281,7 +281,8 @@ fn lock_for_alter(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Arc<TableD
                 && !Arc::ptr_eq(&t.version_for(&[], cx.db.clog()), &t)
             {
                 if let Some(prev) = &t.previous {
-                    if cx.db.clog().get_status(TransactionId(x)) != txn::clog::XidStatus::Committed {
+                    if cx.db.clog().get_status(TransactionId(x)) != txn::clog::XidStatus::Committed
+                    {
                         cx.db
                             .catalog()
                             .apply_catalog_change(&CatalogChange::AlterTable {
@@ -361,7 +362,13 @@ fn duplicate_column(col: &str, table: &str) -> PgError {
 /// None for NULL.
 fn default_value(text: &str, col: &ColumnDef) -> PgResult<Option<String>> {
     let ast = crate::parser::parse_expr_text(text)?;
-    let e = bind_assign(&ast, &Scope::new(), &mut ParamTypes::new(), col.ty, &col.name)?;
+    let e = bind_assign(
+        &ast,
+        &Scope::new(),
+        &mut ParamTypes::new(),
+        col.ty,
+        &col.name,
+    )?;
     let v = crate::expr::eval(&e, &[], &[], &mut StaticContext)?;
     Ok((!v.is_null()).then(|| v.to_text_string()))
 }
@@ -369,7 +376,14 @@ fn default_value(text: &str, col: &ColumnDef) -> PgResult<Option<String>> {
 /// Checks a DEFAULT expression binds for the column's type.
 fn check_default(text: &str, col: &ColumnDef) -> PgResult<()> {
     let ast = crate::parser::parse_expr_text(text)?;
-    bind_assign(&ast, &Scope::new(), &mut ParamTypes::new(), col.ty, &col.name).map(|_| ())
+    bind_assign(
+        &ast,
+        &Scope::new(),
+        &mut ParamTypes::new(),
+        col.ty,
+        &col.name,
+    )
+    .map(|_| ())
 }
 
 /// Calls `bad` for the first version, live or possibly live, whose row
@@ -476,7 +490,9 @@ fn alter_one(
                 if *if_not_exists {
                     cx.notices.push(PgError::notice(
                         sqlstate::DUPLICATE_COLUMN,
-                        format!("column \"{cname}\" of relation \"{tname}\" already exists, skipping"),
+                        format!(
+                            "column \"{cname}\" of relation \"{tname}\" already exists, skipping"
+                        ),
                     ));
                     return Ok(());
                 }
@@ -551,7 +567,9 @@ fn alter_one(
                 if *if_exists {
                     cx.notices.push(PgError::notice(
                         sqlstate::UNDEFINED_COLUMN,
-                        format!("column \"{cname}\" of relation \"{tname}\" does not exist, skipping"),
+                        format!(
+                            "column \"{cname}\" of relation \"{tname}\" does not exist, skipping"
+                        ),
                     ));
                     return Ok(());
                 }

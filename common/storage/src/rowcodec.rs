@@ -435,7 +435,10 @@ mod tests {
         assert_eq!(v, vec![Value::Int4(1), Value::text("x"), Value::Null]);
         // A row wider than the definition reading it: the extra
         // attributes are ignored (heap_deform_tuple).
-        assert_eq!(decode_row(&buf, &[SqlType::Int4]).unwrap(), vec![Value::Int4(1)]);
+        assert_eq!(
+            decode_row(&buf, &[SqlType::Int4]).unwrap(),
+            vec![Value::Int4(1)]
+        );
         assert_eq!(stored_natts(&buf).unwrap(), 2);
     }
 
