@@ -639,6 +639,10 @@ impl CatalogView<'_> {
                 if !t.visible_to(self.own, self.clog) {
                     return None;
                 }
+                if t.previous.is_none() {
+                    // The common case: no ALTER in flight, no extra clone.
+                    return Some(t);
+                }
                 // Another transaction's uncommitted ALTER (a RENAME among
                 // them) is not seen: the name must be the seen version's.
                 Some(t.version_for(self.own, self.clog)).filter(|v| v.name == name)
