@@ -48,6 +48,26 @@
 //! transaction block to COMMIT and turns a `TRUNCATE` there into an MVCC
 //! delete, so that neither loses data on a ROLLBACK.
 //!
+//! ## Uncommitted ALTER TABLE
+//!
+//! `AlterTable` replaces a table's whole definition (its name too). While
+//! the altering transaction may roll back, the new version carries its
+//! xid (`TableDef::altered_by`) and the committed definition before it
+//! (`TableDef::previous`), both logged and persisted; [`Catalog::view`]
+//! gives every other transaction that previous version. Undo is another
+//! `AlterTable` back to it (the session at ROLLBACK, start-up after a
+//! crash). Physical columns never go away: a dropped column stays,
+//! marked ([`ColumnDef::dropped`]), and a column added with a DEFAULT
+//! keeps that value for older rows ([`ColumnDef::missing`],
+//! [`TableDef::decode_into`]).
+//!
+//! ## Constraints and sequences
+//!
+//! A table's constraints are a list of [`ConstraintSpec`] (pg_constraint
+//! rows) in its definition. Sequences ([`crate::sequence`]) are a second
+//! map beside the tables, created, dropped and advanced
+//! (`SetSequence`, logged ahead of use) through the same change path.
+//!
 //! ## Indexes
 //!
 //! Indexes are in memory ([`storage::index::Index`]): order-preserving
@@ -85,6 +105,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::sequence::{SequenceDef, SequenceSpec};
 use crate::statistics::{decode_stats, encode_stats, RelationStats};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::{io_error, write_atomic};
@@ -109,6 +130,157 @@ pub struct ColumnDef {
     pub not_null: bool,
     /// DEFAULT expression as SQL text (bound when a statement needs it).
     pub default: Option<String>,
+    /// Dropped by `ALTER TABLE … DROP COLUMN` (PostgreSQL's attisdropped):
+    /// the column keeps its place in the tuple format, so rows written
+    /// before stay readable, but no statement sees it. Its name is then
+    /// PostgreSQL's `........pg.dropped.N........` (see [`dropped_column_name`]).
+    pub dropped: bool,
+    /// The value rows written before `ALTER TABLE … ADD COLUMN … DEFAULT`
+    /// have for this column (PostgreSQL's attmissingval), as text in the
+    /// column's type; None: NULL. Applied by [`TableDef::decode_into`].
+    pub missing: Option<String>,
+}
+
+impl ColumnDef {
+    /// A visible column without default or missing value.
+    pub fn new(name: &str, ty: SqlType) -> ColumnDef {
+        ColumnDef {
+            name: name.to_string(),
+            ty,
+            not_null: false,
+            default: None,
+            dropped: false,
+            missing: None,
+        }
+    }
+}
+
+/// The name a dropped column takes (PostgreSQL's, with its 1-based
+/// attribute number): no user query can name it by accident.
+pub fn dropped_column_name(position: usize) -> String {
+    format!("........pg.dropped.{}........", position + 1)
+}
+
+/// True for the name of a dropped column ([`dropped_column_name`]).
+pub fn is_dropped_name(name: &str) -> bool {
+    name.starts_with("........pg.dropped.")
+}
+
+/// The kind of a table constraint (pg_constraint.contype).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConstraintKind {
+    /// `p`: PRIMARY KEY (backed by the index [`ConstraintSpec::index`]).
+    PrimaryKey,
+    /// `u`: UNIQUE (backed by an index).
+    Unique,
+    /// `c`: CHECK (expression [`ConstraintSpec::check`]).
+    Check,
+    /// `f`: FOREIGN KEY ([`ConstraintSpec::foreign`]).
+    ForeignKey,
+}
+
+impl ConstraintKind {
+    /// pg_constraint.contype.
+    pub fn contype(self) -> char {
+        match self {
+            ConstraintKind::PrimaryKey => 'p',
+            ConstraintKind::Unique => 'u',
+            ConstraintKind::Check => 'c',
+            ConstraintKind::ForeignKey => 'f',
+        }
+    }
+    /// Parses [`ConstraintKind::contype`].
+    pub fn from_contype(c: char) -> Option<ConstraintKind> {
+        Some(match c {
+            'p' => ConstraintKind::PrimaryKey,
+            'u' => ConstraintKind::Unique,
+            'c' => ConstraintKind::Check,
+            'f' => ConstraintKind::ForeignKey,
+            _ => return None,
+        })
+    }
+}
+
+/// A foreign key's referential action (pg_constraint.confdeltype /
+/// confupdtype letters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FkAction {
+    /// `a`: NO ACTION.
+    NoAction,
+    /// `r`: RESTRICT.
+    Restrict,
+    /// `c`: CASCADE.
+    Cascade,
+    /// `n`: SET NULL.
+    SetNull,
+    /// `d`: SET DEFAULT.
+    SetDefault,
+}
+
+impl FkAction {
+    /// The pg_constraint letter.
+    pub fn letter(self) -> char {
+        match self {
+            FkAction::NoAction => 'a',
+            FkAction::Restrict => 'r',
+            FkAction::Cascade => 'c',
+            FkAction::SetNull => 'n',
+            FkAction::SetDefault => 'd',
+        }
+    }
+    /// Parses [`FkAction::letter`].
+    pub fn from_letter(c: char) -> Option<FkAction> {
+        Some(match c {
+            'a' => FkAction::NoAction,
+            'r' => FkAction::Restrict,
+            'c' => FkAction::Cascade,
+            'n' => FkAction::SetNull,
+            'd' => FkAction::SetDefault,
+            _ => return None,
+        })
+    }
+}
+
+/// The referencing side of a FOREIGN KEY constraint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignKeySpec {
+    /// The referenced table's name (confrelid).
+    pub table: String,
+    /// The referenced columns' positions in that table (confkey).
+    pub columns: Vec<usize>,
+    /// ON DELETE (confdeltype).
+    pub on_delete: FkAction,
+    /// ON UPDATE (confupdtype).
+    pub on_update: FkAction,
+}
+
+/// One constraint of a table — PostgreSQL's pg_constraint row, kept as a
+/// list on the table ([`TableSpec::constraints`]). NOT NULL is not here (it
+/// is [`ColumnDef::not_null`], as in PostgreSQL 15's attnotnull).
+///
+/// | kind | `columns` | `check` | `index` | `foreign` |
+/// |---|---|---|---|---|
+/// | p / u | key columns (conkey) | – | the index enforcing it | – |
+/// | c | columns the expression uses | expression text (consrc) | – | – |
+/// | f | referencing columns | – | – | target and actions |
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConstraintSpec {
+    /// conname: `t_a_check`, `t_pkey`, `t_a_key`, `t_a_fkey` by default.
+    pub name: String,
+    /// contype.
+    pub kind: ConstraintKind,
+    /// conkey: column positions in the table.
+    pub columns: Vec<usize>,
+    /// A CHECK constraint's expression as SQL text.
+    pub check: Option<String>,
+    /// The index of a PRIMARY KEY / UNIQUE constraint (conindid).
+    pub index: Option<String>,
+    /// A FOREIGN KEY's target and actions.
+    pub foreign: Option<ForeignKeySpec>,
+    /// condeferrable.
+    pub deferrable: bool,
+    /// condeferred (INITIALLY DEFERRED).
+    pub initially_deferred: bool,
 }
 
 /// What defines an index (persisted; the in-memory [`Index`] is rebuilt).
@@ -322,12 +494,92 @@ pub struct TableDef {
     /// transaction may still roll back; 0 once it is known committed
     /// (shared by every descriptor version). See [`CatalogView`].
     pub creator: Arc<AtomicU64>,
+    /// Constraints (pg_constraint rows of the table).
+    pub constraints: Vec<ConstraintSpec>,
+    /// The (sub)transaction whose `ALTER TABLE` made this version, while it
+    /// may still roll back; 0 once committed. Others see [`Self::previous`]
+    /// meanwhile (see [`CatalogView`]).
+    pub altered_by: AtomicU64,
+    /// The committed version this uncommitted ALTER started from.
+    pub previous: Option<Arc<TableDef>>,
+    /// Per column, the decoded [`ColumnDef::missing`] value (empty when no
+    /// column has one: the common case costs nothing).
+    missing: Vec<Option<pgtypes::value::Value>>,
+    /// What the SQL layer derives once per descriptor version (its bound
+    /// CHECK expressions); the engine never looks inside.
+    pub sql_cache: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl TableDef {
-    /// Position of a column by name.
+    /// Position of a (visible) column by name.
     pub fn column_index(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c.name == name)
+        self.columns
+            .iter()
+            .position(|c| c.name == name && !c.dropped)
+    }
+    /// Positions of the columns statements see (all but dropped ones).
+    pub fn visible_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.dropped)
+            .map(|(i, _)| i)
+    }
+    /// Decodes a heap row of this table into `row` (`types` is
+    /// [`Self::types`]): rows written before an `ADD COLUMN … DEFAULT` get
+    /// the column's missing value instead of NULL.
+    /// TOAST pointers are read back through `toast` (the heap).
+    pub fn decode_into(
+        &self,
+        data: &[u8],
+        types: &[SqlType],
+        row: &mut Vec<pgtypes::value::Value>,
+        toast: &dyn storage::rowcodec::ToastFetch,
+    ) -> PgResult<()> {
+        storage::rowcodec::decode_row_into(data, types, row, toast)?;
+        if self.missing.is_empty() {
+            return Ok(());
+        }
+        let natts = storage::rowcodec::stored_natts(data)?;
+        for (i, m) in self.missing.iter().enumerate().skip(natts) {
+            if let (Some(v), Some(slot)) = (m, row.get_mut(i)) {
+                *slot = v.clone();
+            }
+        }
+        Ok(())
+    }
+    /// The persisted definition of this version.
+    pub fn spec(&self) -> TableSpec {
+        let altered_by = self.altered_by.load(Ordering::Acquire);
+        TableSpec {
+            oid: self.oid,
+            name: self.name.clone(),
+            rel: self.rel,
+            columns: self.columns.clone(),
+            options: self.options.clone(),
+            creator: TransactionId(self.creator.load(Ordering::Acquire)),
+            constraints: self.constraints.clone(),
+            altered_by: TransactionId(altered_by),
+            // Once the ALTER committed, the previous version is history.
+            previous: self
+                .previous
+                .as_ref()
+                .filter(|_| altered_by != 0)
+                .map(|p| Box::new(p.spec())),
+        }
+    }
+    /// The version of the table a session whose own xids are `own` sees:
+    /// this one, or the committed one before another transaction's
+    /// uncommitted ALTER TABLE.
+    pub fn version_for(self: &Arc<Self>, own: &[TransactionId], clog: &Clog) -> Arc<TableDef> {
+        match &self.previous {
+            Some(p) if !creator_visible(&self.altered_by, own, clog) => p.clone(),
+            _ => self.clone(),
+        }
+    }
+    /// The constraint named `name`.
+    pub fn constraint(&self, name: &str) -> Option<&ConstraintSpec> {
+        self.constraints.iter().find(|c| c.name == name)
     }
     /// The column types, in order.
     pub fn types(&self) -> Vec<SqlType> {
@@ -384,9 +636,30 @@ pub struct CatalogView<'a> {
 impl CatalogView<'_> {
     /// The table named `name`, if this session may see it.
     pub fn get(&self, name: &str) -> Option<Arc<TableDef>> {
-        self.catalog
-            .get(name)
-            .filter(|t| t.visible_to(self.own, self.clog))
+        match self.catalog.get(name) {
+            Some(t) => {
+                if !t.visible_to(self.own, self.clog) {
+                    return None;
+                }
+                if t.previous.is_none() {
+                    // The common case: no ALTER in flight, no extra clone.
+                    return Some(t);
+                }
+                // Another transaction's uncommitted ALTER (a RENAME among
+                // them) is not seen: the name must be the seen version's.
+                Some(t.version_for(self.own, self.clog)).filter(|v| v.name == name)
+            }
+            // The old name of a table another transaction renamed and has
+            // not committed yet.
+            None => {
+                let t = self.catalog.renamed_from(name)?;
+                if creator_visible(&t.altered_by, self.own, self.clog) {
+                    return None;
+                }
+                t.previous.clone()
+            }
+        }
+        .filter(|t| t.visible_to(self.own, self.clog))
     }
 
     /// The table named `name` or 42P01.
@@ -431,6 +704,31 @@ pub struct TableSpec {
     /// long ago). Logged with the change and kept in the catalog file, so
     /// redo and start-up can tell a creation that never committed.
     pub creator: TransactionId,
+    /// Constraints (see [`ConstraintSpec`]).
+    pub constraints: Vec<ConstraintSpec>,
+    /// The (sub)transaction whose uncommitted ALTER TABLE made this
+    /// definition (INVALID: none); see [`TableDef::altered_by`].
+    pub altered_by: TransactionId,
+    /// With `altered_by`: the committed definition before that ALTER —
+    /// what start-up puts back if the transaction never committed.
+    pub previous: Option<Box<TableSpec>>,
+}
+
+impl TableSpec {
+    /// A committed table with no constraints.
+    pub fn new(oid: Oid, name: &str, rel: RelFileId, columns: Vec<ColumnDef>) -> TableSpec {
+        TableSpec {
+            oid,
+            name: name.to_string(),
+            rel,
+            columns,
+            options: Vec::new(),
+            creator: TransactionId::INVALID,
+            constraints: Vec::new(),
+            altered_by: TransactionId::INVALID,
+            previous: None,
+        }
+    }
 }
 
 /// One catalog change: what the catalog WAL-logs and redo applies.
@@ -442,6 +740,17 @@ pub enum CatalogChange {
     DropTable {
         /// Table name.
         name: String,
+    },
+    /// ALTER TABLE: table `name` gets the definition `spec` (its name may
+    /// differ: RENAME). The physical columns only grow (a dropped column
+    /// stays, marked); `spec.altered_by` / `spec.previous` make it an
+    /// uncommitted version (see [`TableDef::altered_by`]), and undoing it
+    /// is another `AlterTable` back to the previous definition.
+    AlterTable {
+        /// The table's name before the change.
+        name: String,
+        /// The new definition.
+        spec: TableSpec,
     },
     /// CREATE INDEX / ADD PRIMARY KEY: adds an index, not yet ready (the
     /// caller builds it and marks it ready).
@@ -479,6 +788,23 @@ pub enum CatalogChange {
         table: String,
         /// What was gathered.
         stats: RelationStats,
+    },
+    /// CREATE SEQUENCE (and the sequence of a serial column).
+    CreateSequence(SequenceSpec),
+    /// DROP SEQUENCE.
+    DropSequence {
+        /// Sequence name.
+        name: String,
+    },
+    /// A sequence's counter as logged ahead by nextval, or set by setval
+    /// (see [`crate::sequence`]).
+    SetSequence {
+        /// Sequence name.
+        name: String,
+        /// last_value.
+        value: i64,
+        /// is_called.
+        called: bool,
     },
     /// CREATE ROLE / CREATE USER.
     CreateRole(RoleSpec),
@@ -566,6 +892,7 @@ pub fn undefined_role(name: &str) -> PgError {
 
 struct CatalogState {
     tables: HashMap<String, Arc<TableDef>>,
+    sequences: HashMap<String, Arc<SequenceDef>>,
     /// Planner statistics by table OID (see [`crate::statistics`]).
     stats: HashMap<Oid, Arc<RelationStats>>,
     roles: HashMap<String, Arc<RoleSpec>>,
@@ -591,6 +918,7 @@ impl Catalog {
         Catalog {
             state: RwLock::new(CatalogState {
                 tables: HashMap::new(),
+                sequences: HashMap::new(),
                 stats: HashMap::new(),
                 roles: HashMap::new(),
                 next_oid: FIRST_USER_OID,
@@ -612,7 +940,14 @@ impl Catalog {
         cat.xlog = xlog;
         match fs::read_to_string(&path) {
             Ok(text) => {
-                let (tables, stats, roles, next_oid, lsn) = decode_catalog(&text).map_err(|e| {
+                let Decoded {
+                    tables,
+                    stats,
+                    roles,
+                    sequences,
+                    next_oid,
+                    lsn,
+                } = decode_catalog(&text).map_err(|e| {
                     PgError::new(
                         sqlstate::DATA_CORRUPTED,
                         format!("invalid catalog file \"{}\": {e}", path.display()),
@@ -624,6 +959,10 @@ impl Catalog {
                 st.stats = stats.into_iter().map(|s| (s.oid, Arc::new(s))).collect();
                 for r in roles {
                     st.roles.insert(r.name.clone(), Arc::new(r));
+                }
+                for (spec, value, called) in sequences {
+                    let s = SequenceDef::new(spec, value, called);
+                    st.sequences.insert(s.spec.name.clone(), Arc::new(s));
                 }
                 for (spec, indexes) in tables {
                     let t = new_table(spec);
@@ -740,13 +1079,46 @@ impl Catalog {
         o
     }
 
-    /// True if an index with this name exists on any table.
-    pub fn index_exists(&self, name: &str) -> bool {
+    /// The sequence named `name`, committed or not.
+    pub fn sequence(&self, name: &str) -> Option<Arc<SequenceDef>> {
+        self.state.read().sequences.get(name).cloned()
+    }
+
+    /// Every sequence, sorted by name.
+    pub fn sequences(&self) -> Vec<Arc<SequenceDef>> {
+        let mut v: Vec<_> = self.state.read().sequences.values().cloned().collect();
+        v.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        v
+    }
+
+    /// The table with OID `oid`, committed or not.
+    pub fn by_oid(&self, oid: Oid) -> Option<Arc<TableDef>> {
         self.state
             .read()
             .tables
             .values()
-            .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
+            .find(|t| t.oid == oid)
+            .cloned()
+    }
+
+    /// The table whose uncommitted ALTER renamed it from `name`.
+    pub fn renamed_from(&self, name: &str) -> Option<Arc<TableDef>> {
+        self.state
+            .read()
+            .tables
+            .values()
+            .find(|t| t.previous.as_ref().is_some_and(|p| p.name == name))
+            .cloned()
+    }
+
+    /// True if an index or a sequence with this name exists.
+    pub fn index_exists(&self, name: &str) -> bool {
+        let st = self.state.read();
+        st.sequences.contains_key(name)
+            || st
+                .tables
+                .values()
+                .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
     }
 
     /// Applies one change: the single entry point for catalog writes.
@@ -825,6 +1197,26 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(undefined_table(name));
             }
         }
+        CatalogChange::AlterTable { name, spec } => {
+            let t = st.tables.get(name).ok_or_else(|| undefined_table(name))?;
+            if spec.name != *name && st.tables.contains_key(&spec.name) {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists", spec.name),
+                ));
+            }
+            if spec.oid != t.oid {
+                return Err(PgError::internal("ALTER TABLE does not match its table"));
+            }
+            let n = spec.columns.len();
+            if spec
+                .constraints
+                .iter()
+                .any(|c| c.columns.iter().any(|&i| i >= n))
+            {
+                return Err(PgError::internal("constraint column out of range"));
+            }
+        }
         CatalogChange::CreateIndex { table, spec } => {
             let t = st.tables.get(table).ok_or_else(|| undefined_table(table))?;
             if spec
@@ -852,6 +1244,22 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
         CatalogChange::CreateRole(spec) => {
             if st.roles.contains_key(&spec.name) {
                 return Err(role_exists(&spec.name));
+            }
+        }
+        CatalogChange::CreateSequence(spec) => {
+            if st.sequences.contains_key(&spec.name) || st.tables.contains_key(&spec.name) {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists", spec.name),
+                ));
+            }
+            if spec.increment == 0 || spec.min > spec.max {
+                return Err(PgError::internal("invalid sequence definition"));
+            }
+        }
+        CatalogChange::DropSequence { name } | CatalogChange::SetSequence { name, .. } => {
+            if !st.sequences.contains_key(name) {
+                return Err(undefined_table(name));
             }
         }
         CatalogChange::AlterRole { old_name, spec } => {
@@ -887,6 +1295,17 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                 st.stats.remove(&t.oid);
             }
         }
+        CatalogChange::AlterTable { name, spec } => {
+            if let Some(t) = st.tables.remove(name) {
+                // The tuple format never shrinks: undoing an ADD COLUMN
+                // keeps the column, dropped (rows the aborted transaction
+                // wrote still have it).
+                let mut spec = spec.clone();
+                pad_columns(&mut spec.columns, &t.columns);
+                let nt = table_version(&t, spec);
+                st.tables.insert(nt.name.clone(), Arc::new(nt));
+            }
+        }
         CatalogChange::CreateIndex { table, spec } => {
             if let Some(t) = st.tables.get(table) {
                 let ix = Arc::new(IndexDef::new(spec.clone(), false));
@@ -910,17 +1329,9 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                         col.not_null = not_null;
                     }
                 }
-                let nt = TableDef {
-                    oid: t.oid,
-                    name: t.name.clone(),
-                    rel: t.rel,
-                    columns: cols,
-                    options: t.options.clone(),
-                    indexes: t.indexes.clone(),
-                    lock: t.lock.clone(),
-                    dropped: t.dropped.clone(),
-                    creator: t.creator.clone(),
-                };
+                let mut spec = t.spec();
+                spec.columns = cols;
+                let nt = table_version(t, spec);
                 st.tables.insert(table.clone(), Arc::new(nt));
             }
         }
@@ -930,6 +1341,23 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                 None => stats.clone(),
             };
             st.stats.insert(stats.oid, Arc::new(merged));
+        }
+        CatalogChange::CreateSequence(spec) => {
+            st.next_oid = st.next_oid.max(spec.oid.saturating_add(1));
+            let s = SequenceDef::new(spec.clone(), spec.start, false);
+            st.sequences.insert(spec.name.clone(), Arc::new(s));
+        }
+        CatalogChange::DropSequence { name } => {
+            st.sequences.remove(name);
+        }
+        CatalogChange::SetSequence {
+            name,
+            value,
+            called,
+        } => {
+            if let Some(s) = st.sequences.get(name) {
+                s.set_logged(*value, *called);
+            }
         }
         CatalogChange::CreateRole(spec) => {
             st.next_oid = st.next_oid.max(spec.oid + 1);
@@ -964,22 +1392,12 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
 pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
     let mut out = String::new();
     match change {
-        CatalogChange::CreateTable(t) => {
-            out.push_str(&format!(
-                "create_table {} {} {} {}\n",
-                t.oid,
-                t.rel.0,
-                esc(&t.name),
-                t.creator.0
-            ));
-            for (k, v) in &t.options {
-                out.push_str(&format!("option {} {}\n", esc(k), esc(v)));
-            }
-            for c in &t.columns {
-                push_column(&mut out, c);
-            }
-        }
+        CatalogChange::CreateTable(t) => out.push_str(&spec_text(t)),
         CatalogChange::DropTable { name } => out.push_str(&format!("drop_table {}\n", esc(name))),
+        CatalogChange::AlterTable { name, spec } => {
+            out.push_str(&format!("alter_table {}\n", esc(name)));
+            out.push_str(&spec_text(spec));
+        }
         CatalogChange::CreateIndex { table, spec } => {
             out.push_str(&format!("create_index {}\n", esc(table)));
             push_index(&mut out, spec, spec.creator.0);
@@ -1010,6 +1428,22 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             push_role(&mut out, spec);
         }
         CatalogChange::DropRole { name } => out.push_str(&format!("drop_role {}\n", esc(name))),
+        CatalogChange::CreateSequence(spec) => {
+            out.push_str("create_sequence\n");
+            push_sequence(&mut out, spec, spec.start, false, spec.creator.0);
+        }
+        CatalogChange::DropSequence { name } => {
+            out.push_str(&format!("drop_sequence {}\n", esc(name)))
+        }
+        CatalogChange::SetSequence {
+            name,
+            value,
+            called,
+        } => out.push_str(&format!(
+            "set_sequence {} {value} {}\n",
+            esc(name),
+            u8::from(*called)
+        )),
     }
     out.into_bytes()
 }
@@ -1032,29 +1466,20 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             .collect()
     };
     let change = match f.as_slice() {
-        ["create_table", oid, rel, name, creator] => {
-            let mut spec = TableSpec {
-                oid: num(oid)?,
+        ["create_table", ..] => {
+            // The whole payload is the definition.
+            lines = "".lines();
+            CatalogChange::CreateTable(parse_spec_text(text)?)
+        }
+        ["alter_table", name] => {
+            let rest = text.split_once('\n').map(|x| x.1).unwrap_or("");
+            let spec = parse_spec_text(rest)?;
+            // The rest of the payload is the definition.
+            lines = "".lines();
+            CatalogChange::AlterTable {
                 name: unesc(name)?,
-                rel: RelFileId(num(rel)?),
-                columns: Vec::new(),
-                options: Vec::new(),
-                creator: xid(creator)?,
-            };
-            for line in lines.by_ref() {
-                let g: Vec<&str> = line.split(' ').collect();
-                match g.as_slice() {
-                    ["option", k, v] => spec.options.push((unesc(k)?, unesc(v)?)),
-                    ["column", name, ty, nn, def] => spec.columns.push(ColumnDef {
-                        name: unesc(name)?,
-                        ty: type_from_catalog(ty).ok_or("bad type")?,
-                        not_null: *nn == "1",
-                        default: if *def == "-" { None } else { Some(unesc(def)?) },
-                    }),
-                    _ => return Err(format!("unrecognized line {line:?}")),
-                }
+                spec,
             }
-            CatalogChange::CreateTable(spec)
         }
         ["drop_table", name] => CatalogChange::DropTable { name: unesc(name)? },
         ["create_index", table] => {
@@ -1108,6 +1533,16 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             }
         }
         ["drop_role", name] => CatalogChange::DropRole { name: unesc(name)? },
+        ["create_sequence"] => {
+            let line = lines.next().ok_or("missing sequence line")?;
+            CatalogChange::CreateSequence(parse_sequence(line)?.0)
+        }
+        ["drop_sequence", name] => CatalogChange::DropSequence { name: unesc(name)? },
+        ["set_sequence", name, value, called] => CatalogChange::SetSequence {
+            name: unesc(name)?,
+            value: value.parse().map_err(|_| "bad sequence value")?,
+            called: *called == "1",
+        },
         _ => return Err(format!("unrecognized catalog change {first:?}")),
     };
     if lines.next().is_some_and(|l| !l.is_empty()) {
@@ -1174,15 +1609,259 @@ fn parse_role(line: &str) -> Result<RoleSpec, String> {
     })
 }
 
-fn push_column(out: &mut String, c: &ColumnDef) {
-    let def = c.default.as_deref().map(esc).unwrap_or_else(|| "-".into());
+/// One sequence line: `sequence <oid> <name> <type> <increment> <min> <max>
+/// <start> <cache> <cycle 0|1> <owner table or -> <owner column or ->
+/// <last value> <is_called 0|1> <creator xid>`.
+fn push_sequence(out: &mut String, s: &SequenceSpec, value: i64, called: bool, creator: u64) {
+    let (ot, oc) = match &s.owned_by {
+        Some((t, c)) => (esc(t), esc(c)),
+        None => ("-".into(), "-".into()),
+    };
     out.push_str(&format!(
-        "column {} {} {} {}\n",
+        "sequence {} {} {} {} {} {} {} {} {} {ot} {oc} {value} {} {creator}\n",
+        s.oid,
+        esc(&s.name),
+        type_to_catalog(s.ty),
+        s.increment,
+        s.min,
+        s.max,
+        s.start,
+        s.cache,
+        u8::from(s.cycle),
+        u8::from(called),
+    ));
+}
+
+/// Parses [`push_sequence`]'s line: the spec and the counter.
+fn parse_sequence(line: &str) -> Result<(SequenceSpec, i64, bool), String> {
+    let g: Vec<&str> = line.split(' ').collect();
+    let ["sequence", oid, name, ty, inc, min, max, start, cache, cycle, ot, oc, value, called, creator] =
+        g.as_slice()
+    else {
+        return Err(format!("unrecognized line {line:?}"));
+    };
+    let n = |s: &str| s.parse::<i64>().map_err(|_| format!("bad number {s:?}"));
+    let spec = SequenceSpec {
+        oid: oid.parse().map_err(|_| "bad oid")?,
+        name: unesc(name)?,
+        ty: type_from_catalog(ty).ok_or("bad type")?,
+        increment: n(inc)?,
+        min: n(min)?,
+        max: n(max)?,
+        start: n(start)?,
+        cache: n(cache)?,
+        cycle: *cycle == "1",
+        owned_by: if *ot == "-" {
+            None
+        } else {
+            Some((unesc(ot)?, unesc(oc)?))
+        },
+        creator: TransactionId(creator.parse::<u64>().map_err(|_| "bad xid")?),
+    };
+    if spec.increment == 0 || spec.min > spec.max {
+        return Err("invalid sequence definition".into());
+    }
+    Ok((spec, n(value)?, *called == "1"))
+}
+
+fn push_column(out: &mut String, c: &ColumnDef) {
+    let opt = |s: &Option<String>| s.as_deref().map(esc).unwrap_or_else(|| "-".into());
+    out.push_str(&format!(
+        "column {} {} {} {} {} {}\n",
         esc(&c.name),
         type_to_catalog(c.ty),
         u8::from(c.not_null),
-        def
+        opt(&c.default),
+        u8::from(c.dropped),
+        opt(&c.missing)
     ));
+}
+
+fn list_text(v: &[usize]) -> String {
+    if v.is_empty() {
+        return "-".into();
+    }
+    v.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn parse_list(s: &str) -> Result<Vec<usize>, String> {
+    if s == "-" {
+        return Ok(Vec::new());
+    }
+    s.split(',')
+        .map(|c| c.parse::<usize>().map_err(|_| "bad column".to_string()))
+        .collect()
+}
+
+fn opt_text(s: Option<&str>) -> String {
+    s.map(esc).unwrap_or_else(|| "-".into())
+}
+
+fn parse_opt(s: &str) -> Result<Option<String>, String> {
+    if s == "-" {
+        Ok(None)
+    } else {
+        unesc(s).map(Some)
+    }
+}
+
+/// One constraint line: `constraint <name> <contype> <cols> <check> <index>
+/// <deferrable 0|1><deferred 0|1> <fk table> <fk cols> <on delete><on update>`
+/// (`-` for an absent field).
+fn push_constraint(out: &mut String, c: &ConstraintSpec) {
+    let (ft, fc, acts) = match &c.foreign {
+        Some(f) => (
+            esc(&f.table),
+            list_text(&f.columns),
+            format!("{}{}", f.on_delete.letter(), f.on_update.letter()),
+        ),
+        None => ("-".into(), "-".into(), "-".into()),
+    };
+    out.push_str(&format!(
+        "constraint {} {} {} {} {} {}{} {ft} {fc} {acts}\n",
+        esc(&c.name),
+        c.kind.contype(),
+        list_text(&c.columns),
+        opt_text(c.check.as_deref()),
+        opt_text(c.index.as_deref()),
+        u8::from(c.deferrable),
+        u8::from(c.initially_deferred),
+    ));
+}
+
+/// A table definition as text: the header line, then options, columns,
+/// constraints and the uncommitted-ALTER mark (catalog WAL records).
+fn spec_text(t: &TableSpec) -> String {
+    let mut out = format!(
+        "create_table {} {} {} {}\n",
+        t.oid,
+        t.rel.0,
+        esc(&t.name),
+        t.creator.0
+    );
+    push_spec_body(&mut out, t);
+    out
+}
+
+/// The lines of a table definition after its header line (shared by the
+/// catalog file and WAL records).
+fn push_spec_body(out: &mut String, t: &TableSpec) {
+    for (k, v) in &t.options {
+        out.push_str(&format!("option {} {}\n", esc(k), esc(v)));
+    }
+    for c in &t.columns {
+        push_column(out, c);
+    }
+    for c in &t.constraints {
+        push_constraint(out, c);
+    }
+    if t.altered_by.is_valid() {
+        out.push_str(&format!("altered_by {}\n", t.altered_by.0));
+    }
+    if let Some(p) = &t.previous {
+        out.push_str(&format!("previous {}\n", esc(&spec_text(p))));
+    }
+}
+
+/// Parses one line of [`push_spec_body`] into `spec`; false if the line is
+/// not one of them.
+fn parse_spec_line(spec: &mut TableSpec, line: &str) -> Result<bool, String> {
+    let g: Vec<&str> = line.split(' ').collect();
+    match g.as_slice() {
+        ["option", k, v] => spec.options.push((unesc(k)?, unesc(v)?)),
+        ["column", name, ty, nn, def, rest @ ..] => {
+            let (dropped, missing) = match rest {
+                [] => (false, None),
+                [d, m] => (*d == "1", parse_opt(m)?),
+                _ => return Err(format!("bad column line {line:?}")),
+            };
+            spec.columns.push(ColumnDef {
+                name: unesc(name)?,
+                ty: type_from_catalog(ty).ok_or("bad type")?,
+                not_null: *nn == "1",
+                default: parse_opt(def)?,
+                dropped,
+                missing,
+            })
+        }
+        ["constraint", name, kind, cols, check, index, flags, ft, fc, acts] => {
+            let n = spec.columns.len();
+            let columns = parse_list(cols)?;
+            if columns.iter().any(|&c| c >= n) {
+                return Err("constraint column out of range".into());
+            }
+            let kind = kind
+                .chars()
+                .next()
+                .and_then(ConstraintKind::from_contype)
+                .ok_or("bad constraint kind")?;
+            let f = flags.as_bytes();
+            let foreign = if *ft == "-" {
+                None
+            } else {
+                let a: Vec<char> = acts.chars().collect();
+                let act = |i: usize| {
+                    a.get(i)
+                        .copied()
+                        .and_then(FkAction::from_letter)
+                        .ok_or("bad foreign key action")
+                };
+                Some(ForeignKeySpec {
+                    table: unesc(ft)?,
+                    columns: parse_list(fc)?,
+                    on_delete: act(0)?,
+                    on_update: act(1)?,
+                })
+            };
+            spec.constraints.push(ConstraintSpec {
+                name: unesc(name)?,
+                kind,
+                columns,
+                check: parse_opt(check)?,
+                index: parse_opt(index)?,
+                foreign,
+                deferrable: f.first() == Some(&b'1'),
+                initially_deferred: f.get(1) == Some(&b'1'),
+            });
+        }
+        ["altered_by", x] => {
+            spec.altered_by = TransactionId(x.parse::<u64>().map_err(|_| "bad xid")?);
+        }
+        ["previous", text] => {
+            let p = parse_spec_text(&unesc(text)?)?;
+            if p.previous.is_some() {
+                return Err("nested previous definition".into());
+            }
+            spec.previous = Some(Box::new(p));
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Parses [`spec_text`]'s output.
+fn parse_spec_text(text: &str) -> Result<TableSpec, String> {
+    let mut lines = text.lines();
+    let first = lines.next().ok_or("missing table line")?;
+    let f: Vec<&str> = first.split(' ').collect();
+    let ["create_table", oid, rel, name, creator] = f.as_slice() else {
+        return Err(format!("unrecognized line {first:?}"));
+    };
+    let num = |s: &str| s.parse::<u32>().map_err(|_| format!("bad number {s:?}"));
+    let mut spec = TableSpec::new(num(oid)?, &unesc(name)?, RelFileId(num(rel)?), Vec::new());
+    spec.creator = TransactionId(creator.parse::<u64>().map_err(|_| "bad xid")?);
+    for line in lines {
+        if line.is_empty() {
+            continue;
+        }
+        if !parse_spec_line(&mut spec, line)? {
+            return Err(format!("unrecognized line {line:?}"));
+        }
+    }
+    Ok(spec)
 }
 
 /// One index line; `creator` is the spec's in a WAL record and the
@@ -1210,17 +1889,94 @@ fn push_index(out: &mut String, i: &IndexSpec, creator: u64) {
 }
 
 fn new_table(spec: TableSpec) -> TableDef {
-    let creator = Arc::new(AtomicU64::new(spec.creator.0));
+    let shared = TableDef {
+        creator: Arc::new(AtomicU64::new(spec.creator.0)),
+        oid: spec.oid,
+        name: String::new(),
+        rel: spec.rel,
+        columns: Vec::new(),
+        options: Vec::new(),
+        indexes: Arc::new(TableIndexes::default()),
+        lock: Arc::new(RelLock::default()),
+        dropped: Arc::new(AtomicBool::new(false)),
+        constraints: Vec::new(),
+        altered_by: AtomicU64::new(0),
+        previous: None,
+        missing: Vec::new(),
+        sql_cache: std::sync::OnceLock::new(),
+    };
+    table_version(&shared, spec)
+}
+
+/// Appends to `cols` the columns of `wider` beyond its length, as dropped
+/// columns.
+fn pad_columns(cols: &mut Vec<ColumnDef>, wider: &[ColumnDef]) {
+    for (i, c) in wider.iter().enumerate().skip(cols.len()) {
+        let mut c = c.clone();
+        if !c.dropped {
+            c.name = dropped_column_name(i);
+            c.dropped = true;
+        }
+        c.not_null = false;
+        c.default = None;
+        c.missing = None;
+        cols.push(c);
+    }
+}
+
+/// A new descriptor version of table `t` (its shared parts — indexes, lock,
+/// dropped flag, creator mark — are kept) with definition `spec`.
+fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
+    let missing: Vec<Option<pgtypes::value::Value>> = spec
+        .columns
+        .iter()
+        .map(|c| {
+            let text = c.missing.as_deref()?;
+            match pgtypes::value::Value::from_text(c.ty, text) {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    tracing::warn!(
+                        "missing value {text:?} of column \"{}\" ignored: {}",
+                        c.name,
+                        e.message
+                    );
+                    None
+                }
+            }
+        })
+        .collect();
+    let missing = if missing.iter().any(|m| m.is_some()) {
+        missing
+    } else {
+        Vec::new()
+    };
+    // The committed version others see writes rows of its own width: an
+    // added column then reads its missing value there, as for any row
+    // from before the ALTER.
+    let previous = spec.previous.map(|p| {
+        Arc::new(table_version(
+            t,
+            TableSpec {
+                previous: None,
+                ..*p
+            },
+        ))
+    });
     TableDef {
-        creator,
+        creator: t.creator.clone(),
         oid: spec.oid,
         name: spec.name,
         rel: spec.rel,
         columns: spec.columns,
         options: spec.options,
-        indexes: Arc::new(TableIndexes::default()),
-        lock: Arc::new(RelLock::default()),
-        dropped: Arc::new(AtomicBool::new(false)),
+        indexes: t.indexes.clone(),
+        lock: t.lock.clone(),
+        dropped: t.dropped.clone(),
+        constraints: spec.constraints,
+        altered_by: AtomicU64::new(spec.altered_by.0),
+        previous,
+        missing,
+        sql_cache: std::sync::OnceLock::new(),
     }
 }
 
@@ -1320,12 +2076,7 @@ fn encode_catalog(st: &CatalogState) -> String {
             esc(&t.name),
             t.creator.load(Ordering::Acquire)
         ));
-        for (k, v) in &t.options {
-            out.push_str(&format!("option {} {}\n", esc(k), esc(v)));
-        }
-        for c in &t.columns {
-            push_column(&mut out, c);
-        }
+        push_spec_body(&mut out, &t.spec());
         for i in t.indexes.list.read().iter() {
             push_index(&mut out, &i.spec, i.creator.load(Ordering::Acquire));
         }
@@ -1336,6 +2087,18 @@ fn encode_catalog(st: &CatalogState) -> String {
     for s in stats {
         encode_stats(&mut out, s);
     }
+    let mut seqs: Vec<_> = st.sequences.values().collect();
+    seqs.sort_by_key(|s| s.spec.oid);
+    for s in seqs {
+        // The logged counter, never the in-memory one (crate::sequence).
+        push_sequence(
+            &mut out,
+            &s.spec,
+            s.state.logged.load(Ordering::Acquire),
+            s.state.logged_called.load(Ordering::Acquire),
+            s.creator.load(Ordering::Acquire),
+        );
+    }
     let mut roles: Vec<_> = st.roles.values().collect();
     roles.sort_by_key(|r| r.oid);
     for r in roles {
@@ -1344,13 +2107,14 @@ fn encode_catalog(st: &CatalogState) -> String {
     out
 }
 
-type Decoded = (
-    Vec<(TableSpec, Vec<IndexSpec>)>,
-    Vec<RelationStats>,
-    Vec<RoleSpec>,
-    u32,
-    Lsn,
-);
+struct Decoded {
+    tables: Vec<(TableSpec, Vec<IndexSpec>)>,
+    stats: Vec<RelationStats>,
+    roles: Vec<RoleSpec>,
+    sequences: Vec<(SequenceSpec, i64, bool)>,
+    next_oid: u32,
+    lsn: Lsn,
+}
 
 fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut lines = text.lines().enumerate();
@@ -1363,6 +2127,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut tables = Vec::new();
     let mut stats = Vec::new();
     let mut roles = Vec::new();
+    let mut sequences = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
     while let Some((n, line)) = lines.next() {
         let bad = |what: &str| format!("line {}: {what}", n + 1);
@@ -1375,37 +2140,22 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                 if cur.is_some() {
                     return Err(bad("table inside table"));
                 }
-                cur = Some((
-                    TableSpec {
-                        oid: num(oid)?,
-                        name: unesc(name).map_err(|e| bad(&e))?,
-                        rel: RelFileId(num(rel)?),
-                        columns: Vec::new(),
-                        options: Vec::new(),
-                        creator: TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?),
-                    },
+                let mut spec = TableSpec::new(
+                    num(oid)?,
+                    &unesc(name).map_err(|e| bad(&e))?,
+                    RelFileId(num(rel)?),
                     Vec::new(),
-                ));
+                );
+                spec.creator = TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?);
+                cur = Some((spec, Vec::new()));
             }
-            ["option", k, v] => {
-                let t = cur.as_mut().ok_or_else(|| bad("option outside table"))?;
-                t.0.options.push((
-                    unesc(k).map_err(|e| bad(&e))?,
-                    unesc(v).map_err(|e| bad(&e))?,
-                ));
-            }
-            ["column", name, ty, nn, def] => {
-                let t = cur.as_mut().ok_or_else(|| bad("column outside table"))?;
-                t.0.columns.push(ColumnDef {
-                    name: unesc(name).map_err(|e| bad(&e))?,
-                    ty: type_from_catalog(ty).ok_or_else(|| bad("bad type"))?,
-                    not_null: *nn == "1",
-                    default: if *def == "-" {
-                        None
-                    } else {
-                        Some(unesc(def).map_err(|e| bad(&e))?)
-                    },
-                });
+            ["option" | "column" | "constraint" | "altered_by" | "previous", ..] => {
+                let t = cur
+                    .as_mut()
+                    .ok_or_else(|| bad("definition outside table"))?;
+                if !parse_spec_line(&mut t.0, line).map_err(|e| bad(&e))? {
+                    return Err(bad("unrecognized line"));
+                }
             }
             ["index", oid, name, uniq, prim, cols, creator, nn] => {
                 let t = cur.as_mut().ok_or_else(|| bad("index outside table"))?;
@@ -1442,6 +2192,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                 stats.push(decode_stats(line, &mut rest).map_err(|e| bad(&e))?);
             }
             ["role", ..] => roles.push(parse_role(line).map_err(|e| bad(&e))?),
+            ["sequence", ..] if cur.is_none() => {
+                sequences.push(parse_sequence(line).map_err(|e| bad(&e))?)
+            }
             [""] => {}
             _ => return Err(bad("unrecognized line")),
         }
@@ -1449,7 +2202,14 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     if cur.is_some() {
         return Err("truncated file".into());
     }
-    Ok((tables, stats, roles, next_oid, lsn))
+    Ok(Decoded {
+        tables,
+        stats,
+        roles,
+        sequences,
+        next_oid,
+        lsn,
+    })
 }
 
 #[cfg(test)]
@@ -1458,6 +2218,23 @@ mod tests {
 
     fn spec(name: &str, oid: u32) -> TableSpec {
         TableSpec {
+            constraints: vec![ConstraintSpec {
+                name: "c 1".into(),
+                kind: ConstraintKind::ForeignKey,
+                columns: vec![0, 1],
+                check: None,
+                index: None,
+                foreign: Some(ForeignKeySpec {
+                    table: "o t".into(),
+                    columns: vec![2, 0],
+                    on_delete: FkAction::Cascade,
+                    on_update: FkAction::SetDefault,
+                }),
+                deferrable: true,
+                initially_deferred: false,
+            }],
+            altered_by: TransactionId::INVALID,
+            previous: None,
             oid,
             name: name.into(),
             rel: RelFileId(oid),
@@ -1467,24 +2244,32 @@ mod tests {
                     ty: SqlType::Int4,
                     not_null: true,
                     default: None,
+                    dropped: false,
+                    missing: None,
                 },
                 ColumnDef {
                     name: "odd name\n%".into(),
                     ty: SqlType::Varchar(Some(10)),
                     not_null: false,
                     default: Some("'a b'".into()),
+                    dropped: false,
+                    missing: Some("x y".into()),
                 },
                 ColumnDef {
                     name: "c".into(),
                     ty: SqlType::Char(22),
                     not_null: false,
                     default: None,
+                    dropped: false,
+                    missing: None,
                 },
                 ColumnDef {
                     name: "n".into(),
                     ty: SqlType::Numeric(Some((10, 2))),
                     not_null: false,
                     default: Some("".into()),
+                    dropped: true,
+                    missing: None,
                 },
             ],
             options: vec![("fillfactor".into(), "100".into())],
@@ -1591,6 +2376,68 @@ mod tests {
         assert!(pk.is_ready());
         assert!(c2.get("u v").is_none());
         assert!(c2.allocate_oid() >= 16387);
+    }
+
+    #[test]
+    fn alter_and_sequences_persist_and_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        c.apply_catalog_change(&CatalogChange::CreateTable(spec("t", 16384)))
+            .unwrap();
+        // An uncommitted ALTER: renamed, a column added with a missing value.
+        let before = c.table("t").unwrap().spec();
+        let mut new = before.clone();
+        new.name = "u".into();
+        let mut col = ColumnDef::new("e", SqlType::Int4);
+        col.missing = Some("7".into());
+        new.columns.push(col);
+        new.altered_by = TransactionId(42);
+        new.previous = Some(Box::new(before.clone()));
+        let change = CatalogChange::AlterTable {
+            name: "t".into(),
+            spec: new.clone(),
+        };
+        assert_eq!(decode_change(&encode_change(&change)).unwrap(), change);
+        c.apply_catalog_change(&change).unwrap();
+        assert!(c.get("t").is_none());
+        assert_eq!(c.renamed_from("t").unwrap().name, "u");
+        let seq = SequenceSpec::new(16390, "s q", SqlType::Int4);
+        let create = CatalogChange::CreateSequence(seq.clone());
+        assert_eq!(decode_change(&encode_change(&create)).unwrap(), create);
+        c.apply_catalog_change(&create).unwrap();
+        let set = CatalogChange::SetSequence {
+            name: "s q".into(),
+            value: 33,
+            called: true,
+        };
+        assert_eq!(decode_change(&encode_change(&set)).unwrap(), set);
+        c.apply_catalog_change(&set).unwrap();
+        // Handed out in memory only: the file keeps the logged value.
+        c.sequence("s q")
+            .unwrap()
+            .state
+            .last_value
+            .store(5, Ordering::Release);
+
+        let c2 = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        let u = c2.table("u").unwrap();
+        assert_eq!(u.spec(), new);
+        assert_eq!(u.previous.as_ref().unwrap().name, "t");
+        let s = c2.sequence("s q").unwrap();
+        assert_eq!(s.spec, seq);
+        assert_eq!(s.state.last_value.load(Ordering::Acquire), 33);
+        // Undo: back to the definition before, the added column kept as a
+        // dropped one.
+        c2.apply_catalog_change(&CatalogChange::AlterTable {
+            name: "u".into(),
+            spec: before,
+        })
+        .unwrap();
+        let t = c2.table("t").unwrap();
+        assert_eq!(t.columns.len(), 5);
+        assert!(t.columns[4].dropped);
+        assert_eq!(t.column_index("e"), None);
+        assert_eq!(t.altered_by.load(Ordering::Acquire), 0);
     }
 
     #[test]

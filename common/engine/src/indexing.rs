@@ -29,7 +29,6 @@ use pgtypes::value::Value;
 use pgtypes::{ItemPointer, RelFileId, TransactionId};
 use storage::heapam_xlog::HeapRedoHooks;
 use storage::keycodec::encode_key_value;
-use storage::rowcodec::decode_row_into;
 
 /// Encodes the key of `row` for `index`; None when a key column is NULL
 /// (NULLs never conflict and never match an equality).
@@ -67,6 +66,40 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
     // With no own xids, `visible_to` is "committed": it clears the mark of
     // a creator the clog calls committed, and says false for any other.
     for t in db.catalog.tables() {
+        if let Some(prev) = &t.previous {
+            if !creator_visible_alter(db, &t) {
+                tracing::info!(
+                    "restoring table \"{}\" altered by transaction {}, which did not commit",
+                    prev.name,
+                    t.altered_by.load(Ordering::Acquire)
+                );
+                db.catalog
+                    .apply_catalog_change(&CatalogChange::AlterTable {
+                        name: t.name.clone(),
+                        spec: prev.spec(),
+                    })?;
+            }
+        }
+    }
+    for s in db.catalog.sequences() {
+        let x = s.creator.load(Ordering::Acquire);
+        if x == 0 {
+            continue;
+        }
+        if db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed {
+            s.creator.store(0, Ordering::Release);
+            continue;
+        }
+        tracing::info!(
+            "removing sequence \"{}\" created by transaction {x}, which did not commit",
+            s.spec.name
+        );
+        db.catalog
+            .apply_catalog_change(&CatalogChange::DropSequence {
+                name: s.spec.name.clone(),
+            })?;
+    }
+    for t in db.catalog.tables() {
         if !t.visible_to(&[], &db.clog) {
             tracing::info!(
                 "removing table \"{}\" created by transaction {}, which did not commit",
@@ -89,6 +122,12 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
         }
     }
     Ok(())
+}
+
+/// True if the ALTER TABLE that made version `t` committed (clears the
+/// mark then).
+fn creator_visible_alter(db: &Engine, t: &Arc<TableDef>) -> bool {
+    Arc::ptr_eq(&t.version_for(&[], &db.clog), t)
 }
 
 /// Removes an index whose creation did not commit, and gives back the
@@ -123,6 +162,15 @@ pub fn drop_table(db: &Engine, t: &TableDef, cancel: &AtomicBool) -> PgResult<()
         ix.index.clear();
     }
     db.heap.drop_relation(t.rel)?;
+    // The sequences of its serial columns go with it.
+    for s in db.catalog.sequences() {
+        if s.spec.owned_by.as_ref().is_some_and(|(o, _)| *o == t.name) {
+            db.catalog
+                .apply_catalog_change(&CatalogChange::DropSequence {
+                    name: s.spec.name.clone(),
+                })?;
+        }
+    }
     Ok(())
 }
 
@@ -153,9 +201,9 @@ pub fn index_replayed_tuple(db: &Engine, rel: RelFileId, tid: ItemPointer) -> Pg
     let types = t.types();
     let mut row = Vec::with_capacity(types.len());
     let mut kb = Vec::new();
-    let decoded = db.heap.fetch_any(rel, tid, |_, data| {
-        decode_row_into(data, &types, &mut row, &db.heap)
-    })?;
+    let decoded = db
+        .heap
+        .fetch_any(rel, tid, |_, data| t.decode_into(data, &types, &mut row, &db.heap))?;
     if let Some(res) = decoded {
         res?;
         for ix in &list {
@@ -201,7 +249,7 @@ pub fn unindex_pruned_tuples(
     let mut row = Vec::with_capacity(types.len());
     let mut kb = Vec::new();
     for (tid, data) in items {
-        decode_row_into(data, &types, &mut row, &db.heap)?;
+        t.decode_into(data, &types, &mut row, &db.heap)?;
         for ix in list.iter().filter(|ix| ix.is_ready()) {
             if index_key(ix, &row, &mut kb) {
                 let _stripe = ix.spec.unique.then(|| ix.stripe(&kb).lock());
@@ -231,7 +279,7 @@ pub fn build_replayed_indexes(db: &Engine) -> PgResult<()> {
         let mut row = Vec::with_capacity(types.len());
         let mut build = SortedBuild::new(&pending);
         db.heap.scan_all(t.rel, &mut |tid, data| {
-            decode_row_into(data, &types, &mut row, &db.heap)?;
+            t.decode_into(data, &types, &mut row, &db.heap)?;
             build.add(&row, tid);
             Ok(())
         })?;
@@ -317,7 +365,7 @@ pub fn rebuild_all_indexes(db: &Engine) -> PgResult<u64> {
             if list.is_empty() || header_dead_to_all(db, &h, horizon)? {
                 return Ok(());
             }
-            decode_row_into(data, &types, &mut row, &db.heap)?;
+            t.decode_into(data, &types, &mut row, &db.heap)?;
             build.add(&row, tid);
             Ok(())
         })?;

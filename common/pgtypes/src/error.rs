@@ -42,6 +42,12 @@ pub mod sqlstate {
     pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
     pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
     pub const NOT_NULL_VIOLATION: &str = "23502";
+    /// foreign_key_violation
+    pub const FOREIGN_KEY_VIOLATION: &str = "23503";
+    /// check_violation
+    pub const CHECK_VIOLATION: &str = "23514";
+    /// sequence_generator_limit_exceeded
+    pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: &str = "2200H";
     pub const UNIQUE_VIOLATION: &str = "23505";
     pub const CARDINALITY_VIOLATION: &str = "21000";
     pub const INVALID_COLUMN_REFERENCE: &str = "42P10";

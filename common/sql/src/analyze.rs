@@ -55,7 +55,7 @@ pub fn analyze_table(
     let mut row = Vec::with_capacity(types.len());
     db.heap().scan(table.rel, &cx, &mut |_tid, data| {
         ec.tick()?;
-        storage::rowcodec::decode_row_into(data, &types, &mut row, db.heap())?;
+        table.decode_into(data, &types, &mut row, db.heap())?;
         seen += 1;
         if sample.len() < cap {
             sample.push(row.clone());

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use crate::executor::{check_not_null, conform_row, Ectx, InsertBatch, Vis};
+use crate::executor::{check_row, conform_row, Ectx, InsertBatch, Vis};
 use crate::expr::Expr;
 use crate::parser::{CopyFormat, CopyStmt};
 use engine::catalog::TableDef;
@@ -304,7 +304,7 @@ impl CopyInState {
             }
         }
         conform_row(t, out)?;
-        check_not_null(t, out)
+        check_row(t, out, ec)
     }
 }
 

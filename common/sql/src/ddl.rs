@@ -1,6 +1,8 @@
-//! DDL: CREATE / DROP TABLE, TRUNCATE, ALTER TABLE … ADD PRIMARY KEY /
-//! UNIQUE, CREATE [UNIQUE] INDEX — and index builds (also used to rebuild
-//! every index when the database opens).
+//! DDL: CREATE / DROP TABLE (with constraints and serial columns),
+//! TRUNCATE, CREATE [UNIQUE] INDEX, CREATE / DROP SEQUENCE — and index
+//! builds. ALTER TABLE and CHECK constraints are `crate::tablecmds`,
+//! sequences `crate::sequence`; both record their undo here, in
+//! [`PendingDdl`].
 //!
 //! Every catalog change goes through `Catalog::apply_catalog_change`.
 //! Storage side effects (create / truncate / drop of relation files) happen
@@ -40,7 +42,6 @@ use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
 use pgtypes::{ItemPointer, RelFileId, TransactionId};
 use storage::heapam::DirtyState;
-use storage::rowcodec::decode_row_into;
 use txn::lmgr::WaitLimits;
 
 /// What DDL needs from the session.
@@ -67,12 +68,17 @@ pub struct DdlCtx<'a> {
 impl DdlCtx<'_> {
     /// The table named `name` as this session sees it (tables other
     /// transactions created and have not committed do not exist).
-    fn visible(&self, name: &str) -> Option<Arc<TableDef>> {
+    pub(crate) fn visible(&self, name: &str) -> Option<Arc<TableDef>> {
         self.db
             .catalog()
             .view(self.xact.own().xids, self.db.clog())
             .get(name)
     }
+}
+
+/// The table named `name` as the session of `cx` sees it.
+pub(crate) fn visible_table(cx: &DdlCtx<'_>, name: &str) -> Option<Arc<TableDef>> {
+    cx.visible(name)
 }
 
 /// DDL whose outcome is decided when its (sub)transaction ends: the one
@@ -93,6 +99,28 @@ pub enum PendingDdl {
         table: Arc<TableDef>,
         /// The index.
         index: Arc<IndexDef>,
+    },
+    /// ALTER TABLE (one action): at COMMIT the new definition loses its
+    /// uncommitted mark; at ROLLBACK `before` is applied again
+    /// (`crate::tablecmds`).
+    Alter {
+        /// The table's OID (its name may have changed).
+        oid: pgtypes::Oid,
+        /// The definition before the action.
+        before: TableSpec,
+    },
+    /// CREATE SEQUENCE (or a serial column's): kept at COMMIT, dropped at
+    /// ROLLBACK.
+    CreateSequence(String),
+    /// DROP SEQUENCE: carried out at COMMIT.
+    DropSequence(String),
+    /// An index whose key column or constraint ALTER TABLE dropped: removed
+    /// at COMMIT, kept (complete) at ROLLBACK.
+    DropIndex {
+        /// The table's OID.
+        oid: pgtypes::Oid,
+        /// The index name.
+        index: String,
     },
 }
 
@@ -117,6 +145,49 @@ impl PendingDdl {
                 }
             }
             PendingDdl::CreateIndex { index, .. } => index.creator.store(0, Ordering::Release),
+            PendingDdl::Alter { oid, .. } => {
+                if let Some(t) = db.catalog().by_oid(oid) {
+                    t.altered_by.store(0, Ordering::Release);
+                }
+            }
+            PendingDdl::CreateSequence(name) => {
+                if let Some(s) = db.catalog().sequence(&name) {
+                    s.creator.store(0, Ordering::Release);
+                }
+            }
+            PendingDdl::DropSequence(name) => {
+                if db.catalog().sequence(&name).is_some() {
+                    if let Err(e) = db
+                        .catalog()
+                        .apply_catalog_change(&CatalogChange::DropSequence { name: name.clone() })
+                    {
+                        tracing::warn!(
+                            "could not drop sequence \"{name}\" at commit: {}",
+                            e.message
+                        );
+                    }
+                }
+            }
+            PendingDdl::DropIndex { oid, index } => {
+                let Some(t) = db.catalog().by_oid(oid) else {
+                    return;
+                };
+                let Some(ix) = t.indexes.list().into_iter().find(|i| i.spec.name == index) else {
+                    return;
+                };
+                let r = db
+                    .catalog()
+                    .apply_catalog_change(&CatalogChange::DropIndex {
+                        table: t.name.clone(),
+                        name: index.clone(),
+                    });
+                match r {
+                    Ok(_) => ix.index.clear(),
+                    Err(e) => {
+                        tracing::warn!("could not drop index \"{index}\" at commit: {}", e.message)
+                    }
+                }
+            }
         }
     }
 
@@ -129,6 +200,38 @@ impl PendingDdl {
                 if let Err(e) = drop_table(db, &t, &AtomicBool::new(false)) {
                     tracing::warn!(
                         "could not remove \"{}\" after its creation rolled back: {}",
+                        t.name,
+                        e.message
+                    );
+                }
+            }
+            PendingDdl::DropIndex { .. } | PendingDdl::DropSequence(_) => {}
+            PendingDdl::CreateSequence(name) => {
+                if db.catalog().sequence(&name).is_some() {
+                    if let Err(e) = db
+                        .catalog()
+                        .apply_catalog_change(&CatalogChange::DropSequence { name: name.clone() })
+                    {
+                        tracing::warn!(
+                            "could not remove sequence \"{name}\" after its creation rolled back: {}",
+                            e.message
+                        );
+                    }
+                }
+            }
+            PendingDdl::Alter { oid, before } => {
+                let Some(t) = db.catalog().by_oid(oid) else {
+                    return;
+                };
+                let r = db
+                    .catalog()
+                    .apply_catalog_change(&CatalogChange::AlterTable {
+                        name: t.name.clone(),
+                        spec: before,
+                    });
+                if let Err(e) = r {
+                    tracing::warn!(
+                        "could not undo ALTER TABLE \"{}\" after its rollback: {}",
                         t.name,
                         e.message
                     );
@@ -240,6 +343,7 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
         } => match object_type {
             ast::ObjectType::Table => drop_tables(cx, names, *if_exists),
             ast::ObjectType::Index => drop_indexes(cx, names, *if_exists),
+            ast::ObjectType::Sequence => crate::sequence::drop_sequences(cx, names, *if_exists),
             other => Err(PgError::unsupported(format!(
                 "DROP {other} is not supported"
             ))),
@@ -253,8 +357,22 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             operations,
             if_exists,
             ..
-        } => alter_table(cx, name, operations, *if_exists),
+        } => crate::tablecmds::alter_table(cx, name, operations, *if_exists),
         ast::Statement::CreateIndex(ci) => create_index(cx, ci),
+        ast::Statement::CreateSequence {
+            if_not_exists,
+            name,
+            data_type,
+            sequence_options,
+            temporary: false,
+            owned_by: None,
+        } => crate::sequence::create_sequence(
+            cx,
+            *if_not_exists,
+            name,
+            data_type.as_ref(),
+            sequence_options,
+        ),
         _ => Err(PgError::unsupported(format!(
             "statement not supported: {}",
             first_words(stmt)
@@ -276,10 +394,11 @@ pub fn is_ddl(stmt: &ast::Statement) -> bool {
             | ast::Statement::Truncate { .. }
             | ast::Statement::AlterTable { .. }
             | ast::Statement::CreateIndex(_)
+            | ast::Statement::CreateSequence { .. }
     )
 }
 
-fn relation_exists(db: &Engine, name: &str) -> bool {
+pub(crate) fn relation_exists(db: &Engine, name: &str) -> bool {
     db.catalog().get(name).is_some() || db.catalog().index_exists(name)
 }
 
@@ -303,8 +422,12 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
         return Err(PgError::new(sqlstate::DUPLICATE_TABLE, msg));
     }
     let mut columns: Vec<ColumnDef> = Vec::new();
-    let mut pk: Option<Vec<usize>> = None;
-    let mut uniques: Vec<Vec<usize>> = Vec::new();
+    let mut serials: Vec<(String, String, SqlType)> = Vec::new();
+    let mut identities: Vec<(engine::sequence::SequenceSpec, String)> = Vec::new();
+    let mut pk: Option<(Vec<usize>, Option<String>)> = None;
+    let mut uniques: Vec<(Vec<usize>, Option<String>)> = Vec::new();
+    // CHECKs: (name, column of a column constraint, expression).
+    let mut checks: Vec<(Option<ast::Ident>, Option<usize>, ast::Expr)> = Vec::new();
     let multiple_pk = || {
         PgError::new(
             sqlstate::INVALID_TABLE_DEFINITION,
@@ -319,13 +442,20 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                 format!("column \"{cname}\" specified more than once"),
             ));
         }
-        let ty = SqlType::from_data_type(&c.data_type)?;
-        let mut col = ColumnDef {
-            name: cname,
-            ty,
-            not_null: false,
-            default: None,
+        let serial = crate::sequence::serial_type(&c.data_type);
+        let ty = match serial {
+            Some(t) => t,
+            None => SqlType::from_data_type(&c.data_type)?,
         };
+        let mut col = ColumnDef::new(&cname, ty);
+        if let Some(t) = serial {
+            // serial: a sequence owned by the column, its nextval the
+            // default, NOT NULL (PostgreSQL's expansion).
+            let seq = crate::tablecmds::choose_constraint_name(cx, &name, &[&cname], "seq", &[]);
+            col.default = Some(format!("nextval('{seq}')"));
+            col.not_null = true;
+            serials.push((seq, cname.clone(), t));
+        }
         let idx = columns.len();
         for o in &c.options {
             match &o.option {
@@ -338,12 +468,38 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                     if pk.is_some() {
                         return Err(multiple_pk());
                     }
-                    pk = Some(vec![idx]);
+                    pk = Some((vec![idx], o.name.as_ref().map(ident_name)));
                     col.not_null = true;
                 }
                 ast::ColumnOption::Unique {
                     is_primary: false, ..
-                } => uniques.push(vec![idx]),
+                } => uniques.push((vec![idx], o.name.as_ref().map(ident_name))),
+                ast::ColumnOption::Check(e) => checks.push((o.name.clone(), Some(idx), e.clone())),
+                ast::ColumnOption::Generated {
+                    generated_as: ast::GeneratedAs::ByDefault,
+                    sequence_options,
+                    generation_expr: None,
+                    ..
+                } => {
+                    // GENERATED BY DEFAULT AS IDENTITY: a sequence as for
+                    // serial, with the given options.
+                    let seq = crate::tablecmds::choose_constraint_name(
+                        cx,
+                        &name,
+                        &[&col.name],
+                        "seq",
+                        &[],
+                    );
+                    let spec = crate::sequence::sequence_spec(
+                        0,
+                        &seq,
+                        col.ty,
+                        sequence_options.as_deref().unwrap_or(&[]),
+                    )?;
+                    col.default = Some(format!("nextval('{seq}')"));
+                    col.not_null = true;
+                    identities.push((spec, col.name.clone()));
+                }
                 other => {
                     return Err(PgError::unsupported(format!(
                         "column option {other} is not supported"
@@ -369,7 +525,11 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
     };
     for tc in &ct.constraints {
         match tc {
-            ast::TableConstraint::PrimaryKey { columns: cols, .. } => {
+            ast::TableConstraint::PrimaryKey {
+                columns: cols,
+                name: cname,
+                ..
+            } => {
                 if pk.is_some() {
                     return Err(multiple_pk());
                 }
@@ -377,10 +537,15 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                 for &c in &v {
                     columns[c].not_null = true;
                 }
-                pk = Some(v);
+                pk = Some((v, cname.as_ref().map(ident_name)));
             }
-            ast::TableConstraint::Unique { columns: cols, .. } => {
-                uniques.push(col_list(cols, &columns)?)
+            ast::TableConstraint::Unique {
+                columns: cols,
+                name: cname,
+                ..
+            } => uniques.push((col_list(cols, &columns)?, cname.as_ref().map(ident_name))),
+            ast::TableConstraint::Check { name: cname, expr } => {
+                checks.push((cname.clone(), None, (**expr).clone()))
             }
             other => {
                 return Err(PgError::unsupported(format!(
@@ -409,6 +574,48 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
             other => options.push((other.to_string(), String::new())),
         }
     }
+    // Constraints, named as PostgreSQL names them: the key indexes first,
+    // then the CHECKs.
+    let mut constraints = Vec::new();
+    let mut keys = Vec::new();
+    if let Some((cols, cname)) = pk {
+        let iname = cname.unwrap_or_else(|| format!("{name}_pkey"));
+        constraints.push(crate::tablecmds::key_constraint(&iname, true, cols.clone()));
+        keys.push((iname, cols, true));
+    }
+    for (cols, cname) in uniques {
+        let iname = match cname {
+            Some(n) => n,
+            None => {
+                let names: Vec<&str> = cols.iter().map(|c| columns[*c].name.as_str()).collect();
+                crate::tablecmds::choose_constraint_name(cx, &name, &names, "key", &constraints)
+            }
+        };
+        if constraints.iter().any(|c| c.name == iname) || relation_exists(db, &iname) {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_TABLE,
+                format!("relation \"{iname}\" already exists"),
+            ));
+        }
+        constraints.push(crate::tablecmds::key_constraint(
+            &iname,
+            false,
+            cols.clone(),
+        ));
+        keys.push((iname, cols, false));
+    }
+    for (cname, col, e) in &checks {
+        let c = crate::tablecmds::check_constraint(
+            cx,
+            &name,
+            cname.as_ref(),
+            *col,
+            e,
+            &columns,
+            &constraints,
+        )?;
+        constraints.push(c);
+    }
     // The creation belongs to this (sub)transaction: logged with its xid,
     // invisible to others until it commits, removed if it rolls back.
     let creator = cx.xact.assign_xid()?;
@@ -418,34 +625,33 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
     let created = db
         .catalog()
         .apply_catalog_change(&CatalogChange::CreateTable(TableSpec {
-            oid,
-            name: name.clone(),
-            rel,
-            columns: columns.clone(),
             options,
             creator,
+            constraints,
+            ..TableSpec::new(oid, &name, rel, columns.clone())
         }));
     if let Err(e) = created {
         let _ = db.heap().drop_relation(rel);
         return Err(e);
     }
     let table = db.catalog().table(&name)?;
-    cx.pending.push(PendingDdl::CreateTable(table));
+    cx.pending.push(PendingDdl::CreateTable(table.clone()));
     cx.created.insert(rel);
-    if let Some(cols) = pk {
-        add_index(
-            cx.db,
-            &name,
-            format!("{name}_pkey"),
-            cols,
-            true,
-            true,
-            creator,
-        )?;
+    // A CHECK that does not bind (unknown column, not boolean) fails the
+    // statement now, not every later INSERT.
+    crate::tablecmds::checks_bind(&table)?;
+    for (iname, cols, primary) in keys {
+        add_index(cx.db, &name, iname, cols, true, primary, creator)?;
     }
-    for cols in uniques {
-        let iname = default_index_name(db, &name, &cols, &columns, "key");
-        add_index(cx.db, &name, iname, cols, true, false, creator)?;
+    for (seq, col, ty) in serials {
+        let mut spec = engine::sequence::SequenceSpec::new(db.catalog().allocate_oid(), &seq, ty);
+        spec.owned_by = Some((name.clone(), col));
+        crate::sequence::add_sequence(cx, spec)?;
+    }
+    for (mut spec, col) in identities {
+        spec.oid = db.catalog().allocate_oid();
+        spec.owned_by = Some((name.clone(), col));
+        crate::sequence::add_sequence(cx, spec)?;
     }
     Ok("CREATE TABLE".into())
 }
@@ -597,66 +803,7 @@ pub fn truncate(cx: &mut DdlCtx<'_>, names: &[String]) -> PgResult<String> {
     Ok("TRUNCATE TABLE".into())
 }
 
-fn alter_table(
-    cx: &mut DdlCtx<'_>,
-    name: &ast::ObjectName,
-    ops: &[ast::AlterTableOperation],
-    if_exists: bool,
-) -> PgResult<String> {
-    let tname = object_name(name);
-    let Some(table) = cx.visible(&tname) else {
-        if if_exists {
-            cx.notices.push(PgError::notice(
-                sqlstate::UNDEFINED_TABLE,
-                format!("relation \"{tname}\" does not exist, skipping"),
-            ));
-            return Ok("ALTER TABLE".into());
-        }
-        return Err(engine::catalog::undefined_table(&tname));
-    };
-    for op in ops {
-        match op {
-            ast::AlterTableOperation::AddConstraint(ast::TableConstraint::PrimaryKey {
-                name: cname,
-                columns,
-                ..
-            }) => {
-                if table.primary_key().is_some() {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_TABLE_DEFINITION,
-                        format!("multiple primary keys for table \"{tname}\" are not allowed"),
-                    ));
-                }
-                let cols = key_columns(&table, columns)?;
-                let iname = cname
-                    .as_ref()
-                    .map(ident_name)
-                    .unwrap_or_else(|| format!("{tname}_pkey"));
-                build_new_index(cx, &table, iname, cols, true, true)?;
-            }
-            ast::AlterTableOperation::AddConstraint(ast::TableConstraint::Unique {
-                name: cname,
-                columns,
-                ..
-            }) => {
-                let cols = key_columns(&table, columns)?;
-                let iname = match cname {
-                    Some(n) => ident_name(n),
-                    None => default_index_name(cx.db, &tname, &cols, &table.columns, "key"),
-                };
-                build_new_index(cx, &table, iname, cols, true, false)?;
-            }
-            other => {
-                return Err(PgError::unsupported(format!(
-                    "ALTER TABLE {other} is not supported"
-                )))
-            }
-        }
-    }
-    Ok("ALTER TABLE".into())
-}
-
-fn key_columns(table: &TableDef, ids: &[ast::Ident]) -> PgResult<Vec<usize>> {
+pub(crate) fn key_columns(table: &TableDef, ids: &[ast::Ident]) -> PgResult<Vec<usize>> {
     let mut v = Vec::new();
     for i in ids {
         let n = ident_name(i);
@@ -723,7 +870,7 @@ fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> 
     Ok("CREATE INDEX".into())
 }
 
-fn build_new_index(
+pub(crate) fn build_new_index(
     cx: &mut DdlCtx<'_>,
     table: &Arc<TableDef>,
     name: String,
@@ -813,7 +960,7 @@ fn fill_and_check(
     let mut null_keys: Vec<(ItemPointer, usize)> = Vec::new();
     let mut kb = Vec::new();
     db.heap().scan_all(table.rel, &mut |tid, data| {
-        decode_row_into(data, &types, &mut row, db.heap())?;
+        table.decode_into(data, &types, &mut row, db.heap())?;
         if index_key(ix, &row, &mut kb) {
             entries.push((kb.clone(), tid));
         } else if primary {
@@ -869,7 +1016,7 @@ fn fill_and_check(
                 if let Some(t) = live_tid {
                     let vals = db.heap().fetch_any(table.rel, t, |_h, data| {
                         let mut r = Vec::new();
-                        decode_row_into(data, &types, &mut r, db.heap()).map(|_| r)
+                        table.decode_into(data, &types, &mut r, db.heap()).map(|_| r)
                     })?;
                     if let Some(Ok(r)) = vals {
                         let names: Vec<&str> = ix
@@ -909,7 +1056,7 @@ fn text_of(v: &Value) -> String {
 }
 
 /// Live or in progress (after waiting for it) under SnapshotDirty.
-fn dirty_live(
+pub(crate) fn dirty_live(
     cx: &mut DdlCtx<'_>,
     vis: &Vis,
     table: &TableDef,

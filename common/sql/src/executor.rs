@@ -93,7 +93,7 @@ use storage::heapam::{DirtyState, TmResult};
 use storage::heapam_visibility::{OwnXact, VisibilityContext};
 use storage::hio::BulkInsertState;
 use storage::keycodec::encode_key_value;
-use storage::rowcodec::{decode_row_into, encode_row, toasted_fields, NoToast};
+use storage::rowcodec::{encode_row, toasted_fields, NoToast};
 use storage::toast::{self, Formed, ToastCompression, Toaster};
 use txn::lmgr::WaitLimits;
 use txn::snapshot::Snapshot;
@@ -176,6 +176,9 @@ pub struct Ectx<'a> {
     /// Subplans, CTEs and executor parameters of the running query
     /// (installed by [`run_query`] when its plan has any).
     pub query: Option<Box<subplan::QueryState>>,
+    /// The session's currval / lastval state (None: sequence functions
+    /// fail, as outside a session).
+    pub sequences: Option<&'a mut crate::sequence::SessionSequences>,
     ticks: u32,
     catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
@@ -206,6 +209,7 @@ impl<'a> Ectx<'a> {
             backend_pid,
             snapshot: None,
             query: None,
+            sequences: None,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
         }
@@ -282,6 +286,20 @@ impl<'a> Ectx<'a> {
 impl EvalContext for Ectx<'_> {
     fn statement_timestamp(&self) -> i64 {
         self.stmt_ts
+    }
+    fn sequence(
+        &mut self,
+        f: crate::sequence::SeqFunc,
+        name: Option<&str>,
+        value: Option<(i64, bool)>,
+    ) -> PgResult<i64> {
+        let Some(ss) = self.sequences.as_deref_mut() else {
+            return Err(PgError::unsupported(
+                "sequence functions are not available here",
+            ));
+        };
+        let read_only = ss.read_only || self.db.role() == engine::Role::Standby;
+        crate::sequence::call(self.db, ss, f, name, value, read_only)
     }
     fn transaction_timestamp(&self) -> i64 {
         self.xact_ts
@@ -475,7 +493,7 @@ pub fn scan_table<'a>(
     match access {
         Access::SeqScan => db.heap().scan(table.rel, &cx, &mut |tid, data| {
             ec.tick()?;
-            decode_row_into(data, &types, &mut row, db.heap())?;
+            table.decode_into(data, &types, &mut row, db.heap())?;
             if !ec.filter(filter, &row)? {
                 return Ok(ControlFlow::Continue(()));
             }
@@ -496,7 +514,7 @@ pub fn scan_table<'a>(
             for tid in tids {
                 ec.tick()?;
                 let found = db.heap().fetch(table.rel, tid, &cx, |data| {
-                    decode_row_into(data, &types, &mut row, db.heap())
+                    table.decode_into(data, &types, &mut row, db.heap())
                 })?;
                 match found {
                     None => {
@@ -620,15 +638,24 @@ pub fn check_not_null(table: &TableDef, row: &[Value]) -> PgResult<()> {
                     c.name, table.name
                 ),
             )
-            .with_detail(format!("Failing row contains ({}).", row_text(row))));
+            .with_detail(format!("Failing row contains ({}).", row_text(table, row))));
         }
     }
     Ok(())
 }
 
-fn row_text(row: &[Value]) -> String {
+/// NOT NULL, then the CHECK constraints (`crate::tablecmds::check_row`).
+pub fn check_row(table: &TableDef, row: &[Value], cx: &mut dyn EvalContext) -> PgResult<()> {
+    check_not_null(table, row)?;
+    crate::tablecmds::check_row(table, row, cx)
+}
+
+/// The `Failing row contains (…)` text: the visible columns' values.
+pub fn row_text(table: &TableDef, row: &[Value]) -> String {
     row.iter()
-        .map(|v| {
+        .zip(&table.columns)
+        .filter(|(_, c)| !c.dropped)
+        .map(|(v, _)| {
             if v.is_null() {
                 "null".to_string()
             } else {
@@ -971,7 +998,7 @@ fn insert_on_conflict(
             // The existing version, whoever's.
             let mut existing = Vec::with_capacity(types.len());
             let header = ec.db.heap().fetch_any(table.rel, tid, |h, data| {
-                decode_row_into(data, &types, &mut existing, ec.db.heap()).map(|_| *h)
+                table.decode_into(data, &types, &mut existing, ec.db.heap()).map(|_| *h)
             })?;
             let Some(header) = header else {
                 continue 'retry; // pruned meanwhile
@@ -1002,7 +1029,7 @@ fn insert_on_conflict(
                 new_row[*c] = ec.eval(e, &both)?;
             }
             conform_row(table, &mut new_row)?;
-            check_not_null(table, &new_row)?;
+            check_row(table, &new_row, ec)?;
             let xid = ec.xact.assign_xid()?;
             let types = table.types();
             let old_toast = stored_toast_datums(ec, table, tid, &types)?;
@@ -1299,7 +1326,7 @@ fn fetch_newer(
     row: &mut Vec<Value>,
 ) -> PgResult<bool> {
     match ec.db.heap().fetch_any(table.rel, tid, |h, data| {
-        (h.xmin == updater).then(|| decode_row_into(data, types, row, ec.db.heap()))
+        (h.xmin == updater).then(|| table.decode_into(data, types, row, ec.db.heap()))
     })? {
         None | Some(None) => Ok(false),
         Some(Some(r)) => {
@@ -1389,7 +1416,7 @@ pub fn run_dml<'a>(
                     });
                 }
                 conform_row(table, &mut out)?;
-                check_not_null(table, &out)?;
+                check_row(table, &out, ec)?;
                 Ok(out)
             };
             match &p.source {
@@ -1470,7 +1497,7 @@ pub fn run_dml<'a>(
                         }
                     }
                     conform_row(table, &mut new_row)?;
-                    check_not_null(table, &new_row)?;
+                    check_row(table, &new_row, ec)?;
                     let xid = ec.xact.assign_xid()?;
                     let old_toast = stored_toast_datums(ec, table, tid, &types)?;
                     let kept = reusable_pointers(&old_toast, cur, &new_row);

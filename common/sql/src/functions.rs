@@ -31,6 +31,7 @@ use pgtypes::value::{cmp_sql, PgSnapshot, Value};
 
 use crate::expr::BinOp;
 use crate::regexp;
+use crate::sequence::SeqFunc;
 
 /// `version()`'s result.
 pub const VERSION_STRING: &str = concat!(
@@ -99,6 +100,19 @@ pub trait EvalContext {
     fn promote(&mut self, wait: bool, wait_seconds: i32) -> PgResult<bool> {
         let _ = (wait, wait_seconds);
         Err(not_in_recovery())
+    }
+    /// nextval / currval / setval / lastval (`crate::sequence`). Default:
+    /// 0A000 (no session).
+    fn sequence(
+        &mut self,
+        f: crate::sequence::SeqFunc,
+        name: Option<&str>,
+        value: Option<(i64, bool)>,
+    ) -> PgResult<i64> {
+        let _ = (f, name, value);
+        Err(PgError::unsupported(
+            "sequence functions are not available here",
+        ))
     }
     /// pg_relation_size(regclass): bytes of the relation's main fork; NULL
     /// (None) if there is no relation with that OID, as in PostgreSQL.
@@ -263,6 +277,9 @@ pub enum Func {
     Version,
     /// pg_sleep(float8) → void
     PgSleep,
+    /// nextval(regclass) / currval / setval(regclass, int8 [, bool]) /
+    /// lastval() → int8
+    Sequence(crate::sequence::SeqFunc),
     /// txid_current() → int8
     TxidCurrent,
     /// txid_current_if_assigned() → int8
@@ -1256,6 +1273,14 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "localtimestamp" => none(Func::LocalTimestamp, T::Timestamp),
         "version" => none(Func::Version, T::Text),
         "pg_sleep" => sig(Func::PgSleep, &[T::Float8], T::Void),
+        "nextval" if n == 1 => sig(Func::Sequence(SeqFunc::Nextval), &[T::Text], T::Int8),
+        "currval" if n == 1 => sig(Func::Sequence(SeqFunc::Currval), &[T::Text], T::Int8),
+        "setval" if n == 2 || n == 3 => sig(
+            Func::Sequence(SeqFunc::Setval),
+            &[T::Text, T::Int8, T::Bool][..n],
+            T::Int8,
+        ),
+        "lastval" => none(Func::Sequence(SeqFunc::Lastval), T::Int8),
         "txid_current" => none(Func::TxidCurrent, T::Int8),
         "txid_current_if_assigned" => none(Func::TxidCurrentIfAssigned, T::Int8),
         "pg_current_xact_id" => none(Func::PgCurrentXactId, T::Xid8),
@@ -1910,6 +1935,16 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             Value::Oid(o) => ctx.relation_size(*o)?.map_or(Value::Null, Value::Int8),
             _ => Value::Null,
         },
+        Func::Sequence(f) => {
+            let name = args.first().map(text_arg);
+            let value = match (args.get(1), args.get(2)) {
+                (Some(Value::Int8(v)), called) => {
+                    Some((*v, called.and_then(Value::as_bool).unwrap_or(true)))
+                }
+                _ => None,
+            };
+            Value::Int8(ctx.sequence(f, name, value)?)
+        }
         Func::CurrentSetting => {
             let name = text_arg(&args[0]).to_ascii_lowercase();
             match ctx.setting(&name) {

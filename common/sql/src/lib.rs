@@ -11,8 +11,10 @@ pub mod pgcatalog;
 pub mod planner;
 pub mod regexp;
 pub mod roles;
+pub mod sequence;
 pub mod session;
 pub mod sysviews;
+pub mod tablecmds;
 pub mod utility;
 
 use std::sync::Arc;

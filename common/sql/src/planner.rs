@@ -407,7 +407,21 @@ pub fn plan_statement(
 
 pub(crate) fn table_scope(t: &TableDef, alias: &str) -> Scope {
     let cols: Vec<(String, SqlType)> = t.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
-    Scope::for_table(alias, &cols)
+    let mut s = Scope::for_table(alias, &cols);
+    hide_dropped(&mut s, t, 0);
+    s
+}
+
+/// Makes the dropped columns of `t` (at `start` in `s`) unreachable by name.
+fn hide_dropped(s: &mut Scope, t: &TableDef, start: usize) {
+    for (i, c) in t.columns.iter().enumerate() {
+        if c.dropped {
+            if let Some(sc) = s.columns.get_mut(start + i) {
+                sc.table = None;
+                sc.qualified_only = true;
+            }
+        }
+    }
 }
 
 fn field(name: String, ty: SqlType) -> FieldDescription {
@@ -824,6 +838,9 @@ fn bind_returning(
         match item {
             ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(_, _) => {
                 for (i, c) in table.columns.iter().enumerate() {
+                    if c.dropped {
+                        continue;
+                    }
                     exprs.push(Expr::Column(i));
                     let mut f = field(c.name.clone(), c.ty);
                     set_origin(&mut f, table, i);
@@ -903,7 +920,7 @@ fn plan_insert(
         .map(ident_name)
         .unwrap_or_else(|| table.name.clone());
     let target_cols: Vec<usize> = if ins.columns.is_empty() {
-        (0..table.columns.len()).collect()
+        table.visible_columns().collect()
     } else {
         let mut v = Vec::new();
         for c in &ins.columns {
@@ -1099,6 +1116,7 @@ fn plan_on_conflict(
         ast::OnConflictAction::DoNothing => ConflictAction::Nothing,
         ast::OnConflictAction::DoUpdate(du) => {
             let mut scope = table_scope(table, alias);
+            let start = scope.columns.len();
             for c in &table.columns {
                 scope.columns.push(crate::expr::ScopeColumn {
                     table: Some("excluded".to_string()),
@@ -1107,6 +1125,7 @@ fn plan_on_conflict(
                     qualified_only: false,
                 });
             }
+            hide_dropped(&mut scope, table, start);
             let mut assignments = Vec::new();
             let mut defaults: Option<Vec<Option<Expr>>> = None;
             for a in &du.assignments {

@@ -243,6 +243,8 @@ pub struct Session {
     /// (done at COMMIT), CREATE TABLE / INDEX (undone at ROLLBACK), each
     /// with its savepoint depth.
     pending_ddl: PendingDdlList,
+    /// currval / lastval of this session.
+    sequences: crate::sequence::SessionSequences,
     /// This session's own xids after its last DDL statement, shared with
     /// its prepared statements (for plans made on first use, outside
     /// `execute`). Empty outside a transaction that created something.
@@ -381,6 +383,7 @@ impl Session {
             created_in_xact: HashSet::new(),
             mvcc_truncated_in_xact: HashSet::new(),
             pending_ddl: PendingDdlList::default(),
+            sequences: Default::default(),
             own_xids: Arc::new(Mutex::new(Vec::new())),
             frozen_in_xact: Vec::new(),
             read_only_xact: false,
@@ -898,7 +901,8 @@ impl Session {
         params: &'a [Value],
         deadline: Option<Instant>,
     ) -> Ectx<'a> {
-        Ectx::new(
+        self.sequences.read_only = self.read_only_xact;
+        let mut e = Ectx::new(
             db,
             &mut self.xact,
             &self.cancel,
@@ -908,7 +912,9 @@ impl Session {
             self.xact_ts,
             deadline,
             self.backend_pid,
-        )
+        );
+        e.sequences = Some(&mut self.sequences);
+        e
     }
 
     fn deadline(&self) -> Option<Instant> {
@@ -1810,7 +1816,7 @@ fn text_field(name: &str) -> FieldDescription {
 
 fn copy_columns(table: &TableDef, columns: &[String]) -> PgResult<Vec<usize>> {
     if columns.is_empty() {
-        return Ok((0..table.columns.len()).collect());
+        return Ok(table.visible_columns().collect());
     }
     let mut v = Vec::with_capacity(columns.len());
     for c in columns {

@@ -125,9 +125,9 @@ pub static INFORMATION_SCHEMA: &[SystemView] = &[
         "check_constraints",
         13308,
         d::IS_CHECK_CONSTRAINTS,
-        r::empty,
+        is::check_constraints,
     ),
-    cat("sequences", 13309, d::IS_SEQUENCES, r::empty),
+    cat("sequences", 13309, d::IS_SEQUENCES, is::sequences),
 ];
 
 /// One catalog relation entry.
@@ -174,8 +174,8 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_trigger", 2620, d::PG_TRIGGER, r::empty),
     cat("pg_rewrite", 2618, d::PG_REWRITE, r::empty),
     cat("pg_tablespace", 1213, d::PG_TABLESPACE, r::pg_tablespace),
-    cat("pg_depend", 2608, d::PG_DEPEND, r::empty),
-    cat("pg_sequence", 2224, d::PG_SEQUENCE, r::empty),
+    cat("pg_depend", 2608, d::PG_DEPEND, r::pg_depend),
+    cat("pg_sequence", 2224, d::PG_SEQUENCE, r::pg_sequence),
     cat("pg_extension", 3079, d::PG_EXTENSION, r::empty),
     cat("pg_proc", 1255, d::PG_PROC, r::pg_proc),
     cat("pg_operator", 2617, d::PG_OPERATOR, r::empty),
@@ -191,7 +191,7 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_tables", 12033, d::PG_TABLES, r::pg_tables),
     cat("pg_indexes", 12043, d::PG_INDEXES, r::pg_indexes),
     cat("pg_views", 12028, d::PG_VIEWS, r::pg_views),
-    cat("pg_sequences", 12048, d::PG_SEQUENCES, r::empty),
+    cat("pg_sequences", 12048, d::PG_SEQUENCES, r::pg_sequences),
     cat("pg_matviews", 12038, d::PG_MATVIEWS, r::empty),
     cat("pg_user", 12014, d::PG_USER, r::pg_user),
     cat("pg_settings", 12104, d::PG_SETTINGS, r::pg_settings),

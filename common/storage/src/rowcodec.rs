@@ -24,7 +24,9 @@
 //! Invariants: the encoder writes what each [`Value`]'s variant is; the
 //! decoder reads what the column *types* say, so values must have been cast
 //! to their column types before encoding (the executor does this with
-//! `cast_assign`). A row with fewer attributes than the table has columns
+//! `cast_assign`). A row with more attributes than the reader's columns
+//! (written under a newer, uncommitted or rolled-back, definition) has the
+//! extra ones ignored. A row with fewer attributes than the table has columns
 //! (a column added later) decodes the missing ones as NULL, as PostgreSQL
 //! does without a default. Decoding validates every length and UTF-8 and
 //! returns XX001 on corruption; it never panics (property-tested).
@@ -416,6 +418,13 @@ fn is_null(bitmap: &[u8], i: usize) -> bool {
     bitmap.get(i / 8).is_some_and(|b| b & (1 << (i % 8)) != 0)
 }
 
+/// How many attributes the row stores: columns added to the table after
+/// it was written are not among them (their value is the column's
+/// "missing value", PostgreSQL's attmissingval, or NULL).
+pub fn stored_natts(data: &[u8]) -> PgResult<usize> {
+    header_t(data).map(|(h, _)| h.natts)
+}
+
 /// Decodes a whole row for columns of `types`. Rows shorter than `types`
 /// (columns added later) yield NULL for the missing columns. Corrupted data
 /// is XX001, never a panic.
@@ -435,9 +444,6 @@ pub fn decode_row_into(
 ) -> PgResult<()> {
     out.clear();
     let (h, mut r) = header_t(data)?;
-    if h.natts > types.len() {
-        return Err(corrupt("more attributes than columns"));
-    }
     for (i, &ty) in types.iter().enumerate() {
         if i >= h.natts || is_null(h.nulls, i) {
             out.push(Value::Null);
@@ -445,7 +451,11 @@ pub fn decode_row_into(
             out.push(r.field_t(ty, is_null(h.toasted, i), toast)?);
         }
     }
-    if r.pos != data.len() {
+    // More attributes than `types`: a row written under a newer definition
+    // of the table (an ALTER TABLE … ADD COLUMN not yet committed, or
+    // rolled back) read with an older one; the extra ones are ignored, as
+    // PostgreSQL's heap_deform_tuple does.
+    if h.natts <= types.len() && r.pos != data.len() {
         return Err(corrupt("trailing bytes"));
     }
     Ok(())
@@ -460,9 +470,6 @@ pub fn decode_column(
     toast: &dyn ToastFetch,
 ) -> PgResult<Value> {
     let (h, mut r) = header_t(data)?;
-    if h.natts > types.len() {
-        return Err(corrupt("more attributes than columns"));
-    }
     let ty = *types
         .get(idx)
         .ok_or_else(|| PgError::internal("decode_column: column index out of range"))?;
@@ -597,7 +604,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(v, vec![Value::Int4(1), Value::text("x"), Value::Null]);
-        assert!(decode_row(&buf, &[SqlType::Int4], &NoToast).is_err());
+        // A row wider than the definition reading it: the extra
+        // attributes are ignored (heap_deform_tuple).
+        assert_eq!(
+            decode_row(&buf, &[SqlType::Int4], &NoToast).unwrap(),
+            vec![Value::Int4(1)]
+        );
+        assert_eq!(stored_natts(&buf).unwrap(), 2);
     }
 
     #[test]

@@ -21,7 +21,6 @@ use pgtypes::value::Value;
 use pgtypes::{ItemPointer, TransactionId};
 use std::sync::Arc;
 use storage::heapam::HeapScan;
-use storage::rowcodec::decode_row_into;
 
 /// One empty row.
 #[derive(Default)]
@@ -88,7 +87,7 @@ impl ExecNode for SeqScanNode<'_> {
             let Some((_tid, data)) = scan.next_tuple(db.heap(), &cx)? else {
                 return Ok(false);
             };
-            decode_row_into(data, &self.types, &mut self.row, db.heap())?;
+            self.table.decode_into(data, &self.types, &mut self.row, db.heap())?;
             match self.filter {
                 None => return Ok(true),
                 Some(f) => {
@@ -170,8 +169,9 @@ impl ExecNode for IndexScanNode<'_> {
             ec.tick()?;
             let row = &mut self.row;
             let types = &self.types;
+            let table = self.table;
             let found = db.heap().fetch(self.table.rel, tid, &cx, |data| {
-                decode_row_into(data, types, row, db.heap())
+                table.decode_into(data, types, row, db.heap())
             })?;
             match found {
                 None => {

@@ -299,11 +299,9 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             None => Value::Null,
             Some(o) => {
                 let s = snapshot(ctx)?;
-                match s.relation(o) {
-                    Some(RelRef::Index(t, ix)) if ix.spec.primary => {
-                        text(&format!("PRIMARY KEY ({})", index_columns(t, ix)))
-                    }
-                    _ => Value::Null,
+                match s.constraints().iter().find(|c| c.oid == o) {
+                    Some(c) => text(&c.definition()),
+                    None => Value::Null,
                 }
             }
         },
@@ -446,10 +444,30 @@ fn deparse(e: &ast::Expr, ty: T) -> String {
                 {
                     name.to_uppercase()
                 }
+                // A sequence's name argument is a regclass.
+                "nextval" => match &f.args {
+                    ast::FunctionArguments::List(l) => match l.args.as_slice() {
+                        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(E::Value(
+                            V::SingleQuotedString(seq),
+                        )))] => format!("nextval('{}'::regclass)", seq.replace('\'', "''")),
+                        _ => e.to_string(),
+                    },
+                    _ => e.to_string(),
+                },
                 _ => e.to_string(),
             }
         }
         other => other.to_string(),
+    }
+}
+
+/// A CHECK expression as `pg_get_constraintdef` prints its inside
+/// (sqlparser's rendering of the stored text; PostgreSQL adds casts
+/// where the expression has them implicitly).
+pub fn deparse_check(text: &str) -> String {
+    match crate::parser::parse_expr_text(text) {
+        Ok(e) => e.to_string(),
+        Err(_) => text.to_string(),
     }
 }
 

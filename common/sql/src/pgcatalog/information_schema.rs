@@ -11,6 +11,7 @@ use pgtypes::value::Value;
 
 use super::rows::Rows;
 use super::*;
+use engine::catalog::ConstraintKind;
 use crate::executor::Ectx;
 
 fn text(s: &str) -> Value {
@@ -33,6 +34,7 @@ fn columns_of(r: &RelRef) -> Vec<Col<'_>> {
         RelRef::Table(t) => t
             .columns
             .iter()
+            .filter(|c| !c.dropped)
             .map(|c| (c.name.as_str(), c.ty, c.not_null, c.default.as_deref()))
             .collect(),
         RelRef::System(v) => v
@@ -40,7 +42,7 @@ fn columns_of(r: &RelRef) -> Vec<Col<'_>> {
             .iter()
             .map(|(n, t)| (*n, *t, false, None))
             .collect(),
-        RelRef::Index(..) => Vec::new(),
+        RelRef::Index(..) | RelRef::Sequence(_) => Vec::new(),
     }
 }
 
@@ -198,31 +200,31 @@ pub fn views(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// A table's primary key: (constraint name, key column names).
-fn primary_keys(s: &CatalogSnapshot) -> Vec<(&engine::catalog::TableDef, String, Vec<String>)> {
-    let mut out = Vec::new();
-    for t in &s.tables {
-        if let Some(pk) = t.primary_key() {
-            let cols = pk
-                .spec
-                .columns
-                .iter()
-                .filter_map(|c| t.columns.get(*c))
-                .map(|c| c.name.clone())
-                .collect();
-            out.push((&**t, pk.spec.name.clone(), cols));
-        }
+fn kind_name(k: ConstraintKind) -> &'static str {
+    match k {
+        ConstraintKind::PrimaryKey => "PRIMARY KEY",
+        ConstraintKind::Unique => "UNIQUE",
+        ConstraintKind::Check => "CHECK",
+        ConstraintKind::ForeignKey => "FOREIGN KEY",
     }
-    out
 }
 
-/// information_schema.table_constraints: primary keys, and NOT NULL
+fn column_names(c: &Constraint<'_>) -> Vec<String> {
+    c.spec
+        .columns
+        .iter()
+        .filter_map(|i| c.table.columns.get(*i))
+        .map(|col| col.name.clone())
+        .collect()
+}
+
+/// information_schema.table_constraints: the constraints, and NOT NULL
 /// columns as PostgreSQL lists them (CHECK constraints named
 /// `NSP_REL_ATTNUM_not_null`).
 pub fn table_constraints(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_TABLE_CONSTRAINTS);
-    let mut push = |name: &str, table: &str, kind: &str| {
+    let mut push = |name: &str, table: &str, kind: &str, deferrable: bool, deferred: bool| {
         rows.push(vec![
             ("constraint_catalog", db(ec)),
             ("constraint_schema", text("public")),
@@ -231,29 +233,37 @@ pub fn table_constraints(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
             ("table_schema", text("public")),
             ("table_name", text(table)),
             ("constraint_type", text(kind)),
-            ("is_deferrable", yes_no(false)),
-            ("initially_deferred", yes_no(false)),
+            ("is_deferrable", yes_no(deferrable)),
+            ("initially_deferred", yes_no(deferred)),
             ("enforced", yes_no(true)),
             (
                 "nulls_distinct",
-                if kind == "CHECK" {
-                    Value::Null
-                } else {
+                if matches!(kind, "PRIMARY KEY" | "UNIQUE") {
                     yes_no(true)
+                } else {
+                    Value::Null
                 },
             ),
         ]);
     };
-    for (t, name, _) in primary_keys(&s) {
-        push(&name, &t.name, "PRIMARY KEY");
+    for c in s.constraints() {
+        push(
+            &c.spec.name,
+            &c.table.name,
+            kind_name(c.spec.kind),
+            c.spec.deferrable,
+            c.spec.initially_deferred,
+        );
     }
     for t in &s.tables {
         for (i, c) in t.columns.iter().enumerate() {
-            if c.not_null {
+            if c.not_null && !c.dropped {
                 push(
                     &format!("{PUBLIC}_{}_{}_not_null", t.oid, i + 1),
                     &t.name,
                     "CHECK",
+                    false,
+                    false,
                 );
             }
         }
@@ -261,20 +271,24 @@ pub fn table_constraints(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// information_schema.key_column_usage: the primary keys' columns.
+/// information_schema.key_column_usage: the columns of primary keys,
+/// unique constraints and foreign keys.
 pub fn key_column_usage(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_KEY_COLUMN_USAGE);
-    for (t, name, cols) in primary_keys(&s) {
-        for (i, c) in cols.iter().enumerate() {
+    for c in s.constraints() {
+        if c.spec.kind == ConstraintKind::Check {
+            continue;
+        }
+        for (i, col) in column_names(&c).iter().enumerate() {
             rows.push(vec![
                 ("constraint_catalog", db(ec)),
                 ("constraint_schema", text("public")),
-                ("constraint_name", text(&name)),
+                ("constraint_name", text(&c.spec.name)),
                 ("table_catalog", db(ec)),
                 ("table_schema", text("public")),
-                ("table_name", text(&t.name)),
-                ("column_name", text(c)),
+                ("table_name", text(&c.table.name)),
+                ("column_name", text(col)),
                 ("ordinal_position", Value::Int4((i + 1) as i32)),
                 ("position_in_unique_constraint", Value::Null),
             ]);
@@ -283,22 +297,85 @@ pub fn key_column_usage(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// information_schema.constraint_column_usage: the primary keys' columns.
+/// information_schema.constraint_column_usage: the columns each
+/// constraint uses.
 pub fn constraint_column_usage(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_CONSTRAINT_COLUMN_USAGE);
-    for (t, name, cols) in primary_keys(&s) {
-        for c in &cols {
+    for c in s.constraints() {
+        for col in column_names(&c) {
             rows.push(vec![
                 ("table_catalog", db(ec)),
                 ("table_schema", text("public")),
-                ("table_name", text(&t.name)),
-                ("column_name", text(c)),
+                ("table_name", text(&c.table.name)),
+                ("column_name", text(&col)),
                 ("constraint_catalog", db(ec)),
                 ("constraint_schema", text("public")),
-                ("constraint_name", text(&name)),
+                ("constraint_name", text(&c.spec.name)),
             ]);
         }
+    }
+    rows.out
+}
+
+/// information_schema.check_constraints: CHECK constraints and NOT NULL
+/// columns.
+pub fn check_constraints(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = ec.pg_catalog();
+    let mut rows = Rows::new(defs::IS_CHECK_CONSTRAINTS);
+    let mut push = |name: &str, clause: &str| {
+        rows.push(vec![
+            ("constraint_catalog", db(ec)),
+            ("constraint_schema", text("public")),
+            ("constraint_name", text(name)),
+            ("check_clause", text(clause)),
+        ]);
+    };
+    for c in s.constraints() {
+        if c.spec.kind == ConstraintKind::Check {
+            let def = c.definition();
+            push(&c.spec.name, def.strip_prefix("CHECK ").unwrap_or(&def));
+        }
+    }
+    for t in &s.tables {
+        for (i, c) in t.columns.iter().enumerate() {
+            if c.not_null && !c.dropped {
+                push(
+                    &format!("{PUBLIC}_{}_{}_not_null", t.oid, i + 1),
+                    &format!("{} IS NOT NULL", c.name),
+                );
+            }
+        }
+    }
+    rows.out
+}
+
+/// information_schema.sequences.
+pub fn sequences(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = ec.pg_catalog();
+    let mut rows = Rows::new(defs::IS_SEQUENCES);
+    for r in s.relations() {
+        let RelRef::Sequence(q) = r else { continue };
+        let q = &q.spec;
+        let bits = match q.ty {
+            T::Int2 => 16,
+            T::Int4 => 32,
+            _ => 64,
+        };
+        rows.push(vec![
+            ("sequence_catalog", db(ec)),
+            ("sequence_schema", text("public")),
+            ("sequence_name", text(&q.name)),
+            ("data_type", text(q.ty.pg_base_name())),
+            ("numeric_precision", Value::Int4(bits)),
+            ("numeric_precision_radix", Value::Int4(2)),
+            ("numeric_scale", Value::Int4(0)),
+            ("start_value", text(&q.start.to_string())),
+            ("minimum_value", text(&q.min.to_string())),
+            ("maximum_value", text(&q.max.to_string())),
+            ("increment", text(&q.increment.to_string())),
+            ("cycle_option", yes_no(q.cycle)),
+        ]);
     }
     rows.out
 }

@@ -45,7 +45,8 @@ pub mod types;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use engine::catalog::{IndexDef, RoleSpec, TableDef};
+use engine::catalog::{ConstraintKind, ConstraintSpec, IndexDef, RoleSpec, TableDef};
+use engine::sequence::SequenceDef;
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::{RegKind, SqlType};
@@ -96,6 +97,8 @@ pub enum RelRef {
     Table(Arc<TableDef>),
     /// An index of a user table.
     Index(Arc<TableDef>, Arc<IndexDef>),
+    /// A sequence.
+    Sequence(Arc<SequenceDef>),
     /// A catalog or system view.
     System(&'static crate::sysviews::SystemView),
 }
@@ -106,6 +109,7 @@ impl RelRef {
         match self {
             RelRef::Table(t) => t.oid,
             RelRef::Index(_, i) => i.spec.oid,
+            RelRef::Sequence(s) => s.spec.oid,
             RelRef::System(v) => v.oid,
         }
     }
@@ -114,6 +118,7 @@ impl RelRef {
         match self {
             RelRef::Table(t) => &t.name,
             RelRef::Index(_, i) => &i.spec.name,
+            RelRef::Sequence(s) => &s.spec.name,
             RelRef::System(v) => v.name,
         }
     }
@@ -129,6 +134,7 @@ impl RelRef {
         match self {
             RelRef::Table(_) => "r",
             RelRef::Index(..) => "i",
+            RelRef::Sequence(_) => "S",
             RelRef::System(v) => v.relkind(),
         }
     }
@@ -147,11 +153,20 @@ pub struct CatalogSnapshot {
 impl CatalogSnapshot {
     /// Takes the snapshot for a session whose own xids are `own`.
     pub fn take(db: &Engine, own: &[TransactionId], clog: &Clog) -> CatalogSnapshot {
+        // The version of each table this session sees: another
+        // transaction's uncommitted ALTER is not (see CatalogView::get).
         let mut tables: Vec<Arc<TableDef>> = db
             .catalog()
             .tables()
             .into_iter()
             .filter(|t| t.visible_to(own, clog))
+            .map(|t| {
+                if t.previous.is_some() {
+                    t.version_for(own, clog)
+                } else {
+                    t
+                }
+            })
             .collect();
         tables.sort_by_key(|t| t.oid);
         let mut roles = db.catalog().roles();
@@ -167,6 +182,9 @@ impl CatalogSnapshot {
                     rels.insert(i.spec.oid, RelRef::Index(t.clone(), i));
                 }
             }
+        }
+        for q in db.catalog().sequences() {
+            rels.insert(q.spec.oid, RelRef::Sequence(q));
         }
         let by_name = rels
             .values()
@@ -205,6 +223,62 @@ impl CatalogSnapshot {
             .and_then(|o| self.rels.get(o))
     }
 
+    /// Every constraint with its pg_constraint OID: a primary key's or
+    /// unique constraint's is its index's; a CHECK's is derived from the
+    /// table's OID and its position (unique within pg_constraint, as
+    /// PostgreSQL's OIDs are unique per catalog). Primary keys made before
+    /// tables kept a constraint list are listed from their index.
+    pub fn constraints(&self) -> Vec<Constraint<'_>> {
+        let mut out = Vec::new();
+        for t in &self.tables {
+            let indexes = t.indexes.list();
+            let index_oid = |name: &str| {
+                indexes
+                    .iter()
+                    .find(|i| i.spec.name == name)
+                    .map(|i| i.spec.oid)
+            };
+            for (i, c) in t.constraints.iter().enumerate() {
+                let index = c.index.as_deref().and_then(index_oid);
+                let oid = index.unwrap_or_else(|| {
+                    0x4000_0000u32
+                        .wrapping_add(t.oid.wrapping_mul(32))
+                        .wrapping_add(i as u32)
+                });
+                out.push(Constraint {
+                    oid,
+                    table: t,
+                    index: index.unwrap_or(0),
+                    spec: std::borrow::Cow::Borrowed(c),
+                });
+            }
+            for ix in &indexes {
+                let listed = t
+                    .constraints
+                    .iter()
+                    .any(|c| c.index.as_deref() == Some(ix.spec.name.as_str()));
+                if ix.spec.primary && !listed {
+                    out.push(Constraint {
+                        oid: ix.spec.oid,
+                        table: t,
+                        index: ix.spec.oid,
+                        spec: std::borrow::Cow::Owned(ConstraintSpec {
+                            name: ix.spec.name.clone(),
+                            kind: ConstraintKind::PrimaryKey,
+                            columns: ix.spec.columns.clone(),
+                            check: None,
+                            index: Some(ix.spec.name.clone()),
+                            foreign: None,
+                            deferrable: false,
+                            initially_deferred: false,
+                        }),
+                    });
+                }
+            }
+        }
+        out
+    }
+
     /// A role's name by OID (`pg_get_userbyid`).
     pub fn role_name(&self, oid: u32) -> Option<String> {
         self.roles
@@ -231,6 +305,62 @@ impl CatalogSnapshot {
                     .find(|(_, n)| *n == name)
                     .map(|(o, _)| *o)
             })
+    }
+}
+
+/// A constraint as pg_constraint lists it.
+pub struct Constraint<'a> {
+    /// pg_constraint.oid.
+    pub oid: u32,
+    /// Its table.
+    pub table: &'a Arc<TableDef>,
+    /// conindid (0 without an index).
+    pub index: u32,
+    /// The definition.
+    pub spec: std::borrow::Cow<'a, ConstraintSpec>,
+}
+
+impl Constraint<'_> {
+    /// The key columns, quoted and comma-separated.
+    fn column_list(&self) -> String {
+        self.spec
+            .columns
+            .iter()
+            .filter_map(|c| self.table.columns.get(*c))
+            .map(|c| quote_ident(&c.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// pg_get_constraintdef.
+    pub fn definition(&self) -> String {
+        let mut def = match self.spec.kind {
+            ConstraintKind::PrimaryKey => format!("PRIMARY KEY ({})", self.column_list()),
+            ConstraintKind::Unique => format!("UNIQUE ({})", self.column_list()),
+            ConstraintKind::Check => format!(
+                "CHECK (({}))",
+                self.spec
+                    .check
+                    .as_deref()
+                    .map(functions::deparse_check)
+                    .unwrap_or_default()
+            ),
+            ConstraintKind::ForeignKey => {
+                let f = self.spec.foreign.as_ref();
+                format!(
+                    "FOREIGN KEY ({}) REFERENCES {}",
+                    self.column_list(),
+                    f.map(|f| quote_ident(&f.table)).unwrap_or_default()
+                )
+            }
+        };
+        if self.spec.deferrable {
+            def.push_str(" DEFERRABLE");
+            if self.spec.initially_deferred {
+                def.push_str(" INITIALLY DEFERRED");
+            }
+        }
+        def
     }
 }
 

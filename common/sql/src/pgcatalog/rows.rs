@@ -125,6 +125,7 @@ pub fn pg_class(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
                         .collect::<Vec<_>>(),
                 )
             }
+            RelRef::Sequence(q) => (0, 3, false, 1.0, 1, q.spec.oid, Vec::new()),
             RelRef::Index(_, i) => (
                 BTREE_AM,
                 i.spec.columns.len(),
@@ -154,6 +155,17 @@ pub fn pg_class(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
             ("relpages", Value::Int4(relpages)),
             ("reltuples", Value::Float8(reltuples)),
             ("relhasindex", bool(hasindex)),
+            (
+                "relchecks",
+                Value::Int2(match r {
+                    RelRef::Table(t) => t
+                        .constraints
+                        .iter()
+                        .filter(|c| c.kind == engine::catalog::ConstraintKind::Check)
+                        .count() as i16,
+                    _ => 0,
+                }),
+            ),
             ("relpersistence", ch("p")),
             ("relkind", ch(r.relkind())),
             ("relnatts", Value::Int2(natts.min(i16::MAX as usize) as i16)),
@@ -230,6 +242,13 @@ fn attribute(
     ]);
 }
 
+/// A sequence relation's columns.
+const SEQUENCE_COLUMNS: [(&str, T); 3] = [
+    ("last_value", T::Int8),
+    ("log_cnt", T::Int8),
+    ("is_called", T::Bool),
+];
+
 /// The system columns every table has: (name, attnum, type OID).
 const SYSTEM_COLUMNS: [(&str, i16, u32); 6] = [
     ("tableoid", -6, 26),
@@ -268,6 +287,27 @@ pub fn pg_attribute(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
                     ]);
                 }
                 for (i, c) in t.columns.iter().enumerate() {
+                    if c.dropped {
+                        // PostgreSQL keeps a dropped column's row, renamed,
+                        // with type 0.
+                        rows.push(vec![
+                            ("attrelid", oid(t.oid)),
+                            ("attname", text(&c.name)),
+                            ("attstattarget", Value::Int4(0)),
+                            ("attlen", Value::Int2(-1)),
+                            ("attnum", Value::Int2((i + 1) as i16)),
+                            ("attcacheoff", Value::Int4(-1)),
+                            ("atttypmod", Value::Int4(-1)),
+                            ("attalign", ch("i")),
+                            ("attstorage", ch("x")),
+                            ("attcompression", ch("")),
+                            ("attidentity", ch("")),
+                            ("attgenerated", ch("")),
+                            ("attisdropped", bool(true)),
+                            ("attislocal", bool(true)),
+                        ]);
+                        continue;
+                    }
                     attribute(
                         &mut rows,
                         t.oid,
@@ -292,6 +332,11 @@ pub fn pg_attribute(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
                             false,
                         );
                     }
+                }
+            }
+            RelRef::Sequence(_) => {
+                for (i, (name, ty)) in SEQUENCE_COLUMNS.iter().enumerate() {
+                    attribute(&mut rows, r.oid(), (i + 1) as i16, name, *ty, true, false);
                 }
             }
             RelRef::System(v) => {
@@ -423,39 +468,121 @@ pub fn pg_index(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// pg_constraint: the primary keys (the constraint's OID is its index's).
+/// pg_constraint: primary keys, unique and CHECK constraints.
 pub fn pg_constraint(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_CONSTRAINT);
-    for r in s.relations() {
-        let RelRef::Index(t, ix) = r else { continue };
-        if !ix.spec.primary {
-            continue;
-        }
+    for c in s.constraints() {
+        let contype = c.spec.kind.contype().to_string();
         rows.push(vec![
-            ("oid", oid(ix.spec.oid)),
-            ("conname", text(&ix.spec.name)),
+            ("oid", oid(c.oid)),
+            ("conname", text(&c.spec.name)),
             ("connamespace", oid(PUBLIC)),
-            ("contype", ch("p")),
+            ("contype", ch(&contype)),
+            ("condeferrable", bool(c.spec.deferrable)),
+            ("condeferred", bool(c.spec.initially_deferred)),
             ("convalidated", bool(true)),
-            ("conrelid", oid(t.oid)),
-            ("conindid", oid(ix.spec.oid)),
+            ("conrelid", oid(c.table.oid)),
+            ("conindid", oid(c.index)),
             ("confupdtype", ch(" ")),
             ("confdeltype", ch(" ")),
             ("confmatchtype", ch(" ")),
             ("conislocal", bool(true)),
-            ("connoinherit", bool(true)),
+            ("connoinherit", bool(c.spec.kind != engine::catalog::ConstraintKind::Check)),
             (
                 "conkey",
                 array_value(
                     ArrayElem::Int2,
-                    ix.spec
+                    c.spec
                         .columns
                         .iter()
-                        .map(|c| Value::Int2((*c + 1) as i16))
+                        .map(|k| Value::Int2((*k + 1) as i16))
                         .collect(),
                 ),
             ),
+            (
+                "conbin",
+                c.spec.check.as_deref().map(text).unwrap_or(Value::Null),
+            ),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_sequence.
+pub fn pg_sequence(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_SEQUENCE);
+    for r in s.relations() {
+        let RelRef::Sequence(q) = r else { continue };
+        let q = &q.spec;
+        rows.push(vec![
+            ("seqrelid", oid(q.oid)),
+            ("seqtypid", oid(q.ty.oid())),
+            ("seqstart", Value::Int8(q.start)),
+            ("seqincrement", Value::Int8(q.increment)),
+            ("seqmax", Value::Int8(q.max)),
+            ("seqmin", Value::Int8(q.min)),
+            ("seqcache", Value::Int8(q.cache)),
+            ("seqcycle", bool(q.cycle)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_sequences.
+pub fn pg_sequences(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_SEQUENCES);
+    for r in s.relations() {
+        let RelRef::Sequence(q) = r else { continue };
+        let called = q.state.is_called.load(std::sync::atomic::Ordering::Acquire);
+        let last = q.state.last_value.load(std::sync::atomic::Ordering::Acquire);
+        let q = &q.spec;
+        rows.push(vec![
+            ("schemaname", text("public")),
+            ("sequencename", text(&q.name)),
+            (
+                "sequenceowner",
+                text(&s.role_name(BOOTSTRAP_SUPERUSER).unwrap_or_default()),
+            ),
+            ("data_type", oid(q.ty.oid())),
+            ("start_value", Value::Int8(q.start)),
+            ("min_value", Value::Int8(q.min)),
+            ("max_value", Value::Int8(q.max)),
+            ("increment_by", Value::Int8(q.increment)),
+            ("cycle", bool(q.cycle)),
+            ("cache_size", Value::Int8(q.cache)),
+            ("last_value", if called { Value::Int8(last) } else { Value::Null }),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_depend: what psql and DROP read — a serial column's sequence is
+/// owned by (auto-dependent on) its column.
+pub fn pg_depend(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_DEPEND);
+    for r in s.relations() {
+        let RelRef::Sequence(q) = r else { continue };
+        let Some((table, column)) = &q.spec.owned_by else {
+            continue;
+        };
+        let Some(RelRef::Table(t)) = s.relation_by_name(None, table) else {
+            continue;
+        };
+        let Some(attnum) = t.columns.iter().position(|c| &c.name == column) else {
+            continue;
+        };
+        rows.push(vec![
+            ("classid", oid(1259)),
+            ("objid", oid(q.spec.oid)),
+            ("objsubid", Value::Int4(0)),
+            ("refclassid", oid(1259)),
+            ("refobjid", oid(t.oid)),
+            ("refobjsubid", Value::Int4((attnum + 1) as i32)),
+            ("deptype", ch("a")),
         ]);
     }
     rows.out

@@ -432,7 +432,18 @@ fn add_rel(
 ) -> Part {
     let start = f.scope.columns.len();
     for (i, (n, t)) in cols.iter().enumerate() {
-        f.scope.push(Some(qualifier), n, *t);
+        if engine::catalog::is_dropped_name(n) {
+            // A dropped column keeps its place in the row but no name
+            // reaches it, and `*` skips it.
+            f.scope.columns.push(crate::expr::ScopeColumn {
+                table: None,
+                name: n.clone(),
+                ty: *t,
+                qualified_only: true,
+            });
+        } else {
+            f.scope.push(Some(qualifier), n, *t);
+        }
         f.origins
             .push(origins.map(|(oid, _)| (oid, (i + 1) as i16)));
     }
@@ -446,7 +457,9 @@ fn add_rel(
     });
     Part {
         tree: JoinTree::Rel(r),
-        star: (start..start + cols.len()).collect(),
+        star: (start..start + cols.len())
+            .filter(|&i| !engine::catalog::is_dropped_name(&cols[i - start].0))
+            .collect(),
     }
 }
 
@@ -458,18 +471,22 @@ fn aliased(
 ) -> PgResult<Vec<(String, SqlType)>> {
     let mut names = names;
     if let Some(a) = alias {
-        if a.columns.len() > names.len() {
+        // Dropped columns take no alias.
+        let visible: Vec<usize> = (0..names.len())
+            .filter(|&i| !engine::catalog::is_dropped_name(&names[i].0))
+            .collect();
+        if a.columns.len() > visible.len() {
             return Err(PgError::new(
                 INVALID_COLUMN_REFERENCE,
                 format!(
                     "table \"{}\" has {} columns available but {} columns specified",
                     ident_name(&a.name),
-                    names.len(),
+                    visible.len(),
                     a.columns.len()
                 ),
             ));
         }
-        for (i, c) in a.columns.iter().enumerate() {
+        for (i, c) in visible.into_iter().zip(&a.columns) {
             names[i].0 = ident_name(c);
         }
     }

@@ -1,0 +1,186 @@
+//! Sequences (PostgreSQL's `commands/sequence.c`): CREATE SEQUENCE's
+//! definition in the catalog and the counter `nextval` advances.
+//!
+//! ## Logged ahead, never handed out twice
+//!
+//! `nextval` is not transactional: a value handed out stays used whatever
+//! the transaction does. As in PostgreSQL, the counter is WAL-logged ahead
+//! of use: when the values covered by the last record run out, `nextval`
+//! logs (and flushes) a `CatalogChange::SetSequence` [`SEQ_LOG_VALS`]
+//! values further on, then hands out values up to it without logging.
+//! Redo (crash recovery, a standby) sets the counter to the logged value,
+//! so after a crash or a promotion the next value lies past everything
+//! the old primary could have handed out — at the price of a gap of up to
+//! `SEQ_LOG_VALS` values, as in PostgreSQL. `setval` logs its value at once.
+//!
+//! The catalog file keeps the logged value ([`SequenceState::logged`]),
+//! never the in-memory counter, for the same reason.
+//!
+//! Lock order: a sequence's `nextval_lock` → the catalog lock (taken by
+//! the change); redo and the catalog touch only the atomics.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::{Oid, TransactionId};
+
+/// How many values one WAL record covers (PostgreSQL's SEQ_LOG_VALS).
+pub const SEQ_LOG_VALS: i64 = 32;
+
+/// A sequence's definition (pg_sequence row plus its name and owner).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SequenceSpec {
+    /// OID.
+    pub oid: Oid,
+    /// Name.
+    pub name: String,
+    /// Data type: int2, int4 or int8 (bounds the default MAXVALUE).
+    pub ty: SqlType,
+    /// INCREMENT BY (never 0).
+    pub increment: i64,
+    /// MINVALUE.
+    pub min: i64,
+    /// MAXVALUE.
+    pub max: i64,
+    /// START WITH.
+    pub start: i64,
+    /// CACHE (accepted; every value comes from the shared counter).
+    pub cache: i64,
+    /// CYCLE.
+    pub cycle: bool,
+    /// OWNED BY table.column (serial columns): dropped with the table.
+    pub owned_by: Option<(String, String)>,
+    /// The (sub)transaction that created it, until known committed.
+    pub creator: TransactionId,
+}
+
+impl SequenceSpec {
+    /// PostgreSQL's defaults for a sequence of type `ty` (ascending by 1
+    /// from 1 up to the type's maximum).
+    pub fn new(oid: Oid, name: &str, ty: SqlType) -> SequenceSpec {
+        let max = match ty {
+            SqlType::Int2 => i64::from(i16::MAX),
+            SqlType::Int4 => i64::from(i32::MAX),
+            _ => i64::MAX,
+        };
+        SequenceSpec {
+            oid,
+            name: name.to_string(),
+            ty,
+            increment: 1,
+            min: 1,
+            max,
+            start: 1,
+            cache: 1,
+            cycle: false,
+            owned_by: None,
+            creator: TransactionId::INVALID,
+        }
+    }
+}
+
+/// The counter: `last_value` / `is_called` as PostgreSQL's sequence tuple,
+/// `logged` the value the last WAL record (or CREATE) set.
+#[derive(Debug)]
+pub struct SequenceState {
+    /// The last value handed out (or the first to hand out if not called).
+    pub last_value: AtomicI64,
+    /// False until the first nextval (after CREATE or setval(…, false)).
+    pub is_called: AtomicBool,
+    /// The value WAL (and the catalog file) has: nextval hands out values
+    /// up to it without logging.
+    pub logged: AtomicI64,
+    /// `is_called` of the logged record.
+    pub logged_called: AtomicBool,
+}
+
+/// A sequence in the catalog.
+#[derive(Debug)]
+pub struct SequenceDef {
+    /// The definition.
+    pub spec: SequenceSpec,
+    /// The counter.
+    pub state: SequenceState,
+    /// Serialises nextval / setval on this node.
+    pub nextval_lock: Mutex<()>,
+    /// The creating xid until known committed (0 after).
+    pub creator: AtomicU64,
+}
+
+impl SequenceDef {
+    /// A sequence whose counter is `(value, called)`.
+    pub fn new(spec: SequenceSpec, value: i64, called: bool) -> SequenceDef {
+        let creator = AtomicU64::new(spec.creator.0);
+        SequenceDef {
+            spec,
+            state: SequenceState {
+                last_value: AtomicI64::new(value),
+                is_called: AtomicBool::new(called),
+                logged: AtomicI64::new(value),
+                logged_called: AtomicBool::new(called),
+            },
+            nextval_lock: Mutex::new(()),
+            creator,
+        }
+    }
+
+    /// Sets the counter as a logged record says (redo and the logging
+    /// node alike).
+    pub fn set_logged(&self, value: i64, called: bool) {
+        self.state.logged.store(value, Ordering::Release);
+        self.state.logged_called.store(called, Ordering::Release);
+        self.state.last_value.store(value, Ordering::Release);
+        self.state.is_called.store(called, Ordering::Release);
+    }
+
+    /// The value after `v` (`v` itself if not called), or 2200H at a bound
+    /// without CYCLE.
+    pub fn advance(&self, v: i64, called: bool) -> PgResult<i64> {
+        let s = &self.spec;
+        if !called {
+            return Ok(v);
+        }
+        match v.checked_add(s.increment) {
+            Some(n) if n <= s.max && n >= s.min => Ok(n),
+            _ if s.cycle => Ok(if s.increment > 0 { s.min } else { s.max }),
+            _ => {
+                let (what, bound) = if s.increment > 0 {
+                    ("maximum", s.max)
+                } else {
+                    ("minimum", s.min)
+                };
+                Err(PgError::new(
+                    sqlstate::SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
+                    format!(
+                        "nextval: reached {what} value of sequence \"{}\" ({bound})",
+                        s.name
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// The value to log ahead of handing out `next`: up to
+    /// [`SEQ_LOG_VALS`] increments further, stopping at the bound.
+    pub fn log_ahead(&self, next: i64) -> i64 {
+        let s = &self.spec;
+        let ahead = next.saturating_add(s.increment.saturating_mul(SEQ_LOG_VALS - 1));
+        ahead.clamp(s.min, s.max)
+    }
+
+    /// True if handing out `next` needs a new WAL record first.
+    pub fn needs_log(&self, next: i64) -> bool {
+        let logged = self.state.logged.load(Ordering::Acquire);
+        if !self.state.logged_called.load(Ordering::Acquire) {
+            return true;
+        }
+        if self.spec.increment > 0 {
+            next > logged
+        } else {
+            next < logged
+        }
+    }
+}

@@ -1,0 +1,802 @@
+//! ALTER TABLE and table constraints (PostgreSQL's `commands/tablecmds.c`
+//! and the CHECK half of `executor/execMain.c`).
+//!
+//! ## One change per step, undone as a whole
+//!
+//! Every ALTER TABLE action that changes the table's definition — ADD /
+//! DROP / RENAME COLUMN, SET / DROP DEFAULT, SET / DROP NOT NULL, RENAME TO,
+//! ADD / DROP CONSTRAINT — computes the table's whole new [`TableSpec`] and
+//! applies it as one `CatalogChange::AlterTable` (WAL-logged, replayed by a
+//! standby, persisted in the catalog file). The statement records a
+//! [`PendingDdl::Alter`] holding the definition from before: ROLLBACK (or
+//! ROLLBACK TO a savepoint before it) applies that definition again, newest
+//! first, so several ALTERs in one block unwind in order.
+//!
+//! While the transaction runs, the new version carries its xid
+//! (`TableDef::altered_by`) and the committed definition it started from
+//! (`TableDef::previous`). Other sessions — on the primary and on a hot
+//! standby — look names up through `CatalogView`, which hands them that
+//! previous version until the clog says the ALTER committed: they never see
+//! a column or a name that may vanish. A second ALTER TABLE of the same
+//! table waits for the first transaction to end (PostgreSQL's
+//! AccessExclusiveLock, for ALTER only). After a crash or a promotion,
+//! `engine::indexing::resolve_uncommitted_ddl` puts back the previous
+//! definition of every ALTER whose transaction never committed.
+//!
+//! ## The tuple format never shrinks
+//!
+//! A dropped column stays in `columns` with `dropped` set and PostgreSQL's
+//! `........pg.dropped.N........` name (attisdropped): rows written before
+//! keep decoding, statements never see it. ADD COLUMN with a DEFAULT stores
+//! the default's value, evaluated once, as the column's missing value
+//! (attmissingval): rows written before the column existed read it instead
+//! of NULL (`TableDef::decode_into`); no row is rewritten. Indexes whose
+//! key uses a dropped column go at COMMIT ([`PendingDdl::DropIndex`]), so
+//! a ROLLBACK finds them complete.
+//!
+//! ## Constraints
+//!
+//! The table's constraints are a list of `ConstraintSpec` (pg_constraint
+//! rows): PRIMARY KEY and UNIQUE name their index, CHECK keeps its
+//! expression's SQL text. Writers evaluate the CHECKs of a descriptor
+//! version bound once and cached on it ([`check_row`]); a CHECK that is
+//! false (not NULL) fails with 23514. Adding a CHECK or SET NOT NULL
+//! scans the table: every version that is live or may become live
+//! (SnapshotDirty, waiting for in-progress writers) must pass.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use sqlparser::ast;
+
+use crate::ddl::{dirty_live, DdlCtx, PendingDdl};
+use crate::expr::{bind_assign, bind_expr, EvalContext, Expr, ParamTypes, Scope};
+use crate::functions::StaticContext;
+use crate::planner::{ident_name, object_name};
+use engine::catalog::{
+    dropped_column_name, CatalogChange, ColumnDef, ConstraintKind, ConstraintSpec, TableDef,
+    TableSpec,
+};
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
+use pgtypes::TransactionId;
+
+// ---------------------------------------------------------------------------
+// CHECK constraints at write time
+// ---------------------------------------------------------------------------
+
+/// The bound CHECK expressions of one descriptor version.
+struct BoundChecks(Vec<(String, Expr)>);
+
+/// Binds a CHECK expression over the table's row.
+fn bind_check(table: &TableDef, text: &str) -> PgResult<Expr> {
+    let ast = crate::parser::parse_expr_text(text)?;
+    let cols: Vec<(String, SqlType)> = table
+        .columns
+        .iter()
+        .map(|c| (c.name.clone(), c.ty))
+        .collect();
+    let scope = Scope::for_table(&table.name, &cols);
+    let b = bind_expr(&ast, &scope, &mut ParamTypes::new())?;
+    if b.ty != SqlType::Bool && b.ty != SqlType::Unknown {
+        return Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "argument of CHECK must be type boolean, not type {}",
+                b.ty.pg_name()
+            ),
+        ));
+    }
+    Ok(b.expr)
+}
+
+fn checks_of(table: &TableDef) -> PgResult<Option<Arc<BoundChecks>>> {
+    if !table
+        .constraints
+        .iter()
+        .any(|c| c.kind == ConstraintKind::Check)
+    {
+        return Ok(None);
+    }
+    if let Some(c) = table.sql_cache.get() {
+        if let Ok(b) = c.clone().downcast::<BoundChecks>() {
+            return Ok(Some(b));
+        }
+    }
+    let mut v = Vec::new();
+    for c in &table.constraints {
+        if let (ConstraintKind::Check, Some(text)) = (c.kind, &c.check) {
+            v.push((c.name.clone(), bind_check(table, text)?));
+        }
+    }
+    let b = Arc::new(BoundChecks(v));
+    let _ = table.sql_cache.set(b.clone());
+    Ok(Some(b))
+}
+
+/// Binds the table's CHECKs (errors for a bad expression).
+pub fn checks_bind(table: &TableDef) -> PgResult<()> {
+    checks_of(table).map(|_| ())
+}
+
+/// 23514 unless every CHECK constraint of `table` holds (or is NULL) for
+/// `row` (conformed to the column types).
+pub fn check_row(table: &TableDef, row: &[Value], cx: &mut dyn EvalContext) -> PgResult<()> {
+    let Some(checks) = checks_of(table)? else {
+        return Ok(());
+    };
+    for (name, e) in &checks.0 {
+        if let Value::Bool(false) = crate::expr::eval(e, row, &[], cx)? {
+            return Err(PgError::new(
+                sqlstate::CHECK_VIOLATION,
+                format!(
+                    "new row for relation \"{}\" violates check constraint \"{name}\"",
+                    table.name
+                ),
+            )
+            .with_detail(format!(
+                "Failing row contains ({}).",
+                crate::executor::row_text(table, row)
+            )));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Constraint definitions
+// ---------------------------------------------------------------------------
+
+/// The columns of `table` an expression names, in order of first use.
+fn referenced_columns(e: &ast::Expr, columns: &[ColumnDef]) -> Vec<usize> {
+    use std::ops::ControlFlow;
+    let mut out = Vec::new();
+    let _ = ast::visit_expressions(e, |x| {
+        let id = match x {
+            ast::Expr::Identifier(i) => Some(i),
+            ast::Expr::CompoundIdentifier(v) => v.last(),
+            _ => None,
+        };
+        if let Some(i) = id {
+            let n = ident_name(i);
+            if let Some(c) = columns.iter().position(|c| c.name == n && !c.dropped) {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    out
+}
+
+/// PostgreSQL's ChooseConstraintName: `table_col_suffix` (or `table_suffix`
+/// for no single column), numbered until no constraint or relation has it.
+pub fn choose_constraint_name(
+    cx: &DdlCtx<'_>,
+    table: &str,
+    cols: &[&str],
+    suffix: &str,
+    taken: &[ConstraintSpec],
+) -> String {
+    let mut base = table.to_string();
+    for c in cols {
+        base.push('_');
+        base.push_str(c);
+    }
+    let mut name = format!("{base}_{suffix}");
+    let mut n = 1;
+    while taken.iter().any(|c| c.name == name) || crate::ddl::relation_exists(cx.db, &name) {
+        name = format!("{base}_{suffix}{n}");
+        n += 1;
+    }
+    name
+}
+
+/// A CHECK constraint for `columns` (the table's, as being defined):
+/// column-level checks are named after their column, table-level ones
+/// after the one column they use (or `table_check`).
+pub fn check_constraint(
+    cx: &DdlCtx<'_>,
+    table: &str,
+    name: Option<&ast::Ident>,
+    column: Option<usize>,
+    expr: &ast::Expr,
+    columns: &[ColumnDef],
+    taken: &[ConstraintSpec],
+) -> PgResult<ConstraintSpec> {
+    let used = referenced_columns(expr, columns);
+    let name = match name {
+        Some(n) => ident_name(n),
+        None => {
+            let col = column.or(if used.len() == 1 { Some(used[0]) } else { None });
+            let cols: Vec<&str> = col.iter().map(|c| columns[*c].name.as_str()).collect();
+            choose_constraint_name(cx, table, &cols, "check", taken)
+        }
+    };
+    if taken.iter().any(|c| c.name == name) {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_OBJECT,
+            format!("constraint \"{name}\" for relation \"{table}\" already exists"),
+        ));
+    }
+    Ok(ConstraintSpec {
+        name,
+        kind: ConstraintKind::Check,
+        columns: used,
+        check: Some(expr.to_string()),
+        index: None,
+        foreign: None,
+        deferrable: false,
+        initially_deferred: false,
+    })
+}
+
+/// A PRIMARY KEY / UNIQUE constraint entry for index `index`.
+pub fn key_constraint(name: &str, primary: bool, columns: Vec<usize>) -> ConstraintSpec {
+    ConstraintSpec {
+        name: name.to_string(),
+        kind: if primary {
+            ConstraintKind::PrimaryKey
+        } else {
+            ConstraintKind::Unique
+        },
+        columns,
+        check: None,
+        index: Some(name.to_string()),
+        foreign: None,
+        deferrable: false,
+        initially_deferred: false,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// ALTER TABLE
+// ---------------------------------------------------------------------------
+
+/// The current descriptor of table `oid`, after waiting for any other
+/// transaction's uncommitted ALTER of it to end.
+fn lock_for_alter(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Arc<TableDef>> {
+    loop {
+        let t = cx
+            .db
+            .catalog()
+            .by_oid(oid)
+            .ok_or_else(|| PgError::new(sqlstate::UNDEFINED_TABLE, "table was dropped"))?;
+        let x = t.altered_by.load(Ordering::Acquire);
+        if x == 0 {
+            return Ok(t);
+        }
+        let seen = t.version_for(cx.xact.own().xids, cx.db.clog());
+        if Arc::ptr_eq(&seen, &t) {
+            return Ok(t);
+        }
+        cx.xact
+            .wait_for_xid(TransactionId(x), cx.cancel, cx.limits)?;
+        // Ended without committing and its session did not undo it (it
+        // went away): put the committed definition back, as start-up would.
+        if let Some(t) = cx.db.catalog().by_oid(oid) {
+            if t.altered_by.load(Ordering::Acquire) == x
+                && !Arc::ptr_eq(&t.version_for(&[], cx.db.clog()), &t)
+            {
+                if let Some(prev) = &t.previous {
+                    if cx.db.clog().get_status(TransactionId(x)) != txn::clog::XidStatus::Committed
+                    {
+                        cx.db
+                            .catalog()
+                            .apply_catalog_change(&CatalogChange::AlterTable {
+                                name: t.name.clone(),
+                                spec: prev.spec(),
+                            })?;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Applies `spec` as the new definition of `table` and records the undo.
+fn alter_definition(
+    cx: &mut DdlCtx<'_>,
+    table: &Arc<TableDef>,
+    mut spec: TableSpec,
+) -> PgResult<Arc<TableDef>> {
+    let xid = cx.xact.assign_xid()?;
+    let before = table.spec();
+    if table.creator.load(Ordering::Acquire) != 0 {
+        // Created by this transaction: nobody else sees it anyway.
+        spec.altered_by = TransactionId::INVALID;
+        spec.previous = None;
+    } else if before.altered_by.is_valid() {
+        // Already altered by this transaction: the committed version stays
+        // the one others see.
+        spec.altered_by = before.altered_by;
+        spec.previous = before.previous.clone();
+    } else {
+        spec.altered_by = xid;
+        spec.previous = Some(Box::new(TableSpec {
+            previous: None,
+            altered_by: TransactionId::INVALID,
+            ..before.clone()
+        }));
+    }
+    cx.db
+        .catalog()
+        .apply_catalog_change(&CatalogChange::AlterTable {
+            name: table.name.clone(),
+            spec,
+        })?;
+    cx.pending.push(PendingDdl::Alter {
+        oid: table.oid,
+        before,
+    });
+    cx.db
+        .catalog()
+        .by_oid(table.oid)
+        .ok_or_else(|| PgError::internal("altered table vanished"))
+}
+
+fn undefined_column_of(col: &str, table: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_COLUMN,
+        format!("column \"{col}\" of relation \"{table}\" does not exist"),
+    )
+}
+
+fn undefined_column(col: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_COLUMN,
+        format!("column \"{col}\" does not exist"),
+    )
+}
+
+fn duplicate_column(col: &str, table: &str) -> PgError {
+    PgError::new(
+        sqlstate::DUPLICATE_COLUMN,
+        format!("column \"{col}\" of relation \"{table}\" already exists"),
+    )
+}
+
+/// Evaluates a DEFAULT once (the missing value of an added column);
+/// None for NULL.
+fn default_value(text: &str, col: &ColumnDef) -> PgResult<Option<String>> {
+    let ast = crate::parser::parse_expr_text(text)?;
+    let e = bind_assign(
+        &ast,
+        &Scope::new(),
+        &mut ParamTypes::new(),
+        col.ty,
+        &col.name,
+    )?;
+    let v = crate::expr::eval(&e, &[], &[], &mut StaticContext)?;
+    Ok((!v.is_null()).then(|| v.to_text_string()))
+}
+
+/// Checks a DEFAULT expression binds for the column's type.
+fn check_default(text: &str, col: &ColumnDef) -> PgResult<()> {
+    let ast = crate::parser::parse_expr_text(text)?;
+    bind_assign(
+        &ast,
+        &Scope::new(),
+        &mut ParamTypes::new(),
+        col.ty,
+        &col.name,
+    )
+    .map(|_| ())
+}
+
+/// Calls `bad` for the first version, live or possibly live, whose row
+/// (decoded with `table`'s definition) fails `test`.
+fn scan_live(
+    cx: &mut DdlCtx<'_>,
+    table: &TableDef,
+    test: &mut dyn FnMut(&[Value]) -> PgResult<bool>,
+) -> PgResult<bool> {
+    let types = table.types();
+    let mut row = Vec::with_capacity(types.len());
+    let mut failing = Vec::new();
+    cx.db.heap().scan_all(table.rel, &mut |tid, data| {
+        table.decode_into(data, &types, &mut row, cx.db.heap())?;
+        if !test(&row)? {
+            failing.push(tid);
+        }
+        Ok(())
+    })?;
+    if failing.is_empty() {
+        return Ok(false);
+    }
+    let vis = crate::executor::Vis::take(cx.xact);
+    for tid in failing {
+        if dirty_live(cx, &vis, table, tid)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn contains_nulls(col: &str, table: &str) -> PgError {
+    PgError::new(
+        sqlstate::NOT_NULL_VIOLATION,
+        format!("column \"{col}\" of relation \"{table}\" contains null values"),
+    )
+}
+
+/// Fails if an existing row violates CHECK `c` (bound over `table`).
+fn validate_check(cx: &mut DdlCtx<'_>, table: &TableDef, c: &ConstraintSpec) -> PgResult<()> {
+    let e = bind_check(table, c.check.as_deref().unwrap_or("true"))?;
+    let mut ctx = StaticContext;
+    let bad = scan_live(cx, table, &mut |row| {
+        Ok(!matches!(
+            crate::expr::eval(&e, row, &[], &mut ctx)?,
+            Value::Bool(false)
+        ))
+    })?;
+    if bad {
+        return Err(PgError::new(
+            sqlstate::CHECK_VIOLATION,
+            format!(
+                "check constraint \"{}\" of relation \"{}\" is violated by some row",
+                c.name, table.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// ALTER TABLE: each action in turn, each its own catalog change.
+pub fn alter_table(
+    cx: &mut DdlCtx<'_>,
+    name: &ast::ObjectName,
+    ops: &[ast::AlterTableOperation],
+    if_exists: bool,
+) -> PgResult<String> {
+    let tname = object_name(name);
+    let Some(seen) = crate::ddl::visible_table(cx, &tname) else {
+        if if_exists {
+            cx.notices.push(PgError::notice(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{tname}\" does not exist, skipping"),
+            ));
+            return Ok("ALTER TABLE".into());
+        }
+        return Err(engine::catalog::undefined_table(&tname));
+    };
+    let oid = seen.oid;
+    for op in ops {
+        let table = lock_for_alter(cx, oid)?;
+        table.check_not_dropped()?;
+        alter_one(cx, &table, op)?;
+    }
+    Ok("ALTER TABLE".into())
+}
+
+fn alter_one(
+    cx: &mut DdlCtx<'_>,
+    table: &Arc<TableDef>,
+    op: &ast::AlterTableOperation,
+) -> PgResult<()> {
+    use ast::AlterTableOperation as Op;
+    let tname = table.name.clone();
+    let mut spec = table.spec();
+    match op {
+        Op::AddColumn {
+            if_not_exists,
+            column_def,
+            ..
+        } => {
+            let cname = ident_name(&column_def.name);
+            if table.column_index(&cname).is_some() {
+                if *if_not_exists {
+                    cx.notices.push(PgError::notice(
+                        sqlstate::DUPLICATE_COLUMN,
+                        format!(
+                            "column \"{cname}\" of relation \"{tname}\" already exists, skipping"
+                        ),
+                    ));
+                    return Ok(());
+                }
+                return Err(duplicate_column(&cname, &tname));
+            }
+            if crate::sequence::serial_type(&column_def.data_type).is_some() {
+                // PostgreSQL numbers the existing rows (a rewrite).
+                return Err(PgError::unsupported(
+                    "ALTER TABLE … ADD COLUMN of a serial column is not supported",
+                ));
+            }
+            let ty = SqlType::from_data_type(&column_def.data_type)?;
+            let mut col = ColumnDef::new(&cname, ty);
+            let pos = spec.columns.len();
+            let mut key: Option<(bool, Option<String>)> = None;
+            let mut checks = Vec::new();
+            for o in &column_def.options {
+                match &o.option {
+                    ast::ColumnOption::Null => col.not_null = false,
+                    ast::ColumnOption::NotNull => col.not_null = true,
+                    ast::ColumnOption::Default(e) => col.default = Some(e.to_string()),
+                    ast::ColumnOption::Unique { is_primary, .. } => {
+                        if *is_primary {
+                            col.not_null = true;
+                        }
+                        key = Some((*is_primary, o.name.as_ref().map(ident_name)));
+                    }
+                    ast::ColumnOption::Check(e) => checks.push((o.name.clone(), e.clone())),
+                    other => {
+                        return Err(PgError::unsupported(format!(
+                            "column option {other} is not supported"
+                        )))
+                    }
+                }
+            }
+            if let Some(d) = &col.default {
+                col.missing = default_value(d, &col)?;
+            }
+            if col.not_null && col.missing.is_none() && scan_live(cx, table, &mut |_| Ok(false))? {
+                return Err(contains_nulls(&cname, &tname));
+            }
+            spec.columns.push(col);
+            let mut new_checks = Vec::new();
+            for (n, e) in checks {
+                let c = check_constraint(
+                    cx,
+                    &tname,
+                    n.as_ref(),
+                    Some(pos),
+                    &e,
+                    &spec.columns,
+                    &spec.constraints,
+                )?;
+                spec.constraints.push(c.clone());
+                new_checks.push(c);
+            }
+            let t = alter_definition(cx, table, spec)?;
+            for c in &new_checks {
+                validate_check(cx, &t, c)?;
+            }
+            if let Some((primary, name)) = key {
+                add_key(cx, &t, name, vec![pos], primary)?;
+            }
+        }
+        Op::DropColumn {
+            column_name,
+            if_exists,
+            ..
+        } => {
+            let cname = ident_name(column_name);
+            let Some(pos) = table.column_index(&cname) else {
+                if *if_exists {
+                    cx.notices.push(PgError::notice(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!(
+                            "column \"{cname}\" of relation \"{tname}\" does not exist, skipping"
+                        ),
+                    ));
+                    return Ok(());
+                }
+                return Err(undefined_column_of(&cname, &tname));
+            };
+            let col = &mut spec.columns[pos];
+            col.dropped = true;
+            col.name = dropped_column_name(pos);
+            col.not_null = false;
+            col.default = None;
+            // Constraints and indexes using the column go with it.
+            spec.constraints.retain(|c| !c.columns.contains(&pos));
+            for ix in table.indexes.list() {
+                if ix.spec.columns.contains(&pos) {
+                    cx.pending.push(PendingDdl::DropIndex {
+                        oid: table.oid,
+                        index: ix.spec.name.clone(),
+                    });
+                }
+            }
+            alter_definition(cx, table, spec)?;
+        }
+        Op::RenameColumn {
+            old_column_name,
+            new_column_name,
+        } => {
+            let old = ident_name(old_column_name);
+            let new = ident_name(new_column_name);
+            let pos = table
+                .column_index(&old)
+                .ok_or_else(|| undefined_column(&old))?;
+            if table.column_index(&new).is_some() {
+                return Err(duplicate_column(&new, &tname));
+            }
+            spec.columns[pos].name = new.clone();
+            for c in spec.constraints.iter_mut() {
+                if let (Some(text), true) = (&c.check, c.columns.contains(&pos)) {
+                    c.check = Some(rename_in_expr(text, &old, &new)?);
+                }
+            }
+            alter_definition(cx, table, spec)?;
+        }
+        Op::RenameTable { table_name } => {
+            let new = object_name(table_name);
+            if crate::ddl::relation_exists(cx.db, &new) {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{new}\" already exists"),
+                ));
+            }
+            spec.name = new;
+            alter_definition(cx, table, spec)?;
+        }
+        Op::AlterColumn { column_name, op } => {
+            let cname = ident_name(column_name);
+            let pos = table
+                .column_index(&cname)
+                .ok_or_else(|| undefined_column_of(&cname, &tname))?;
+            match op {
+                ast::AlterColumnOperation::SetDefault { value } => {
+                    let text = value.to_string();
+                    check_default(&text, &spec.columns[pos])?;
+                    spec.columns[pos].default = Some(text);
+                }
+                ast::AlterColumnOperation::DropDefault => spec.columns[pos].default = None,
+                ast::AlterColumnOperation::SetNotNull => {
+                    if !spec.columns[pos].not_null
+                        && scan_live(cx, table, &mut |row| Ok(!row[pos].is_null()))?
+                    {
+                        return Err(contains_nulls(&cname, &tname));
+                    }
+                    spec.columns[pos].not_null = true;
+                }
+                ast::AlterColumnOperation::DropNotNull => {
+                    if table
+                        .primary_key()
+                        .is_some_and(|pk| pk.spec.columns.contains(&pos))
+                    {
+                        return Err(PgError::new(
+                            sqlstate::INVALID_TABLE_DEFINITION,
+                            format!("column \"{cname}\" is in a primary key"),
+                        ));
+                    }
+                    spec.columns[pos].not_null = false;
+                }
+                other => {
+                    return Err(PgError::unsupported(format!(
+                        "ALTER TABLE … ALTER COLUMN {other} is not supported"
+                    )))
+                }
+            }
+            alter_definition(cx, table, spec)?;
+        }
+        Op::AddConstraint(tc) => add_constraint(cx, table, tc)?,
+        Op::DropConstraint {
+            if_exists, name, ..
+        } => {
+            let cname = ident_name(name);
+            let Some(c) = table.constraint(&cname).cloned() else {
+                let msg = format!("constraint \"{cname}\" of relation \"{tname}\" does not exist");
+                if *if_exists {
+                    cx.notices.push(PgError::notice(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("{msg}, skipping"),
+                    ));
+                    return Ok(());
+                }
+                return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, msg));
+            };
+            spec.constraints.retain(|x| x.name != cname);
+            if let Some(ix) = &c.index {
+                cx.pending.push(PendingDdl::DropIndex {
+                    oid: table.oid,
+                    index: ix.clone(),
+                });
+            }
+            alter_definition(cx, table, spec)?;
+        }
+        other => {
+            return Err(PgError::unsupported(format!(
+                "ALTER TABLE {other} is not supported"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// Renames column references `old` → `new` in a CHECK expression's text.
+fn rename_in_expr(text: &str, old: &str, new: &str) -> PgResult<String> {
+    use std::ops::ControlFlow;
+    let mut e = crate::parser::parse_expr_text(text)?;
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        let id = match x {
+            ast::Expr::Identifier(i) => Some(i),
+            ast::Expr::CompoundIdentifier(v) => v.last_mut(),
+            _ => None,
+        };
+        if let Some(i) = id {
+            if ident_name(i) == old {
+                *i = ast::Ident::with_quote('"', new);
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    Ok(e.to_string())
+}
+
+/// ALTER TABLE … ADD CONSTRAINT.
+fn add_constraint(
+    cx: &mut DdlCtx<'_>,
+    table: &Arc<TableDef>,
+    tc: &ast::TableConstraint,
+) -> PgResult<()> {
+    match tc {
+        ast::TableConstraint::PrimaryKey { name, columns, .. } => {
+            if table.primary_key().is_some() {
+                return Err(PgError::new(
+                    sqlstate::INVALID_TABLE_DEFINITION,
+                    format!(
+                        "multiple primary keys for table \"{}\" are not allowed",
+                        table.name
+                    ),
+                ));
+            }
+            let cols = crate::ddl::key_columns(table, columns)?;
+            add_key(cx, table, name.as_ref().map(ident_name), cols, true)
+        }
+        ast::TableConstraint::Unique { name, columns, .. } => {
+            let cols = crate::ddl::key_columns(table, columns)?;
+            add_key(cx, table, name.as_ref().map(ident_name), cols, false)
+        }
+        ast::TableConstraint::Check { name, expr } => {
+            let mut spec = table.spec();
+            let c = check_constraint(
+                cx,
+                &table.name,
+                name.as_ref(),
+                None,
+                expr,
+                &table.columns,
+                &table.constraints,
+            )?;
+            validate_check(cx, table, &c)?;
+            spec.constraints.push(c);
+            alter_definition(cx, table, spec)?;
+            Ok(())
+        }
+        other => Err(PgError::unsupported(format!(
+            "constraint {other} is not supported"
+        ))),
+    }
+}
+
+/// ADD PRIMARY KEY / UNIQUE: builds the index (its own pending creation),
+/// then records the constraint.
+fn add_key(
+    cx: &mut DdlCtx<'_>,
+    table: &Arc<TableDef>,
+    name: Option<String>,
+    cols: Vec<usize>,
+    primary: bool,
+) -> PgResult<()> {
+    if primary && table.primary_key().is_some() {
+        return Err(PgError::new(
+            sqlstate::INVALID_TABLE_DEFINITION,
+            format!(
+                "multiple primary keys for table \"{}\" are not allowed",
+                table.name
+            ),
+        ));
+    }
+    let iname = match name {
+        Some(n) => n,
+        None if primary => format!("{}_pkey", table.name),
+        None => {
+            let names: Vec<&str> = cols
+                .iter()
+                .map(|c| table.columns[*c].name.as_str())
+                .collect();
+            choose_constraint_name(cx, &table.name, &names, "key", &table.constraints)
+        }
+    };
+    crate::ddl::build_new_index(cx, table, iname.clone(), cols.clone(), true, primary)?;
+    // The index build may have set NOT NULL: start from the newest version.
+    let t = lock_for_alter(cx, table.oid)?;
+    let mut spec = t.spec();
+    spec.constraints.push(key_constraint(&iname, primary, cols));
+    alter_definition(cx, &t, spec)?;
+    Ok(())
+}

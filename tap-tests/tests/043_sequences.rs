@@ -1,0 +1,122 @@
+//! Sequences across failures (`engine::sequence`): nextval is WAL-logged
+//! ahead of use, so neither a SIGKILL of the primary nor a promotion of its
+//! standby ever hands out a value twice; nextval is not rolled back; a
+//! sequence whose CREATE rolls back (or was running at a crash) is gone on
+//! both nodes; serial columns number rows on the new primary after a
+//! failover without colliding with the old primary's rows.
+//!
+//! * `values_survive_crash_without_reuse`
+//! * `promotion_never_reuses_a_value`
+//! * `sequence_ddl_is_transactional_and_replayed`
+
+use tap_tests::Node;
+
+fn pair() -> (Node, Node) {
+    let primary = Node::new("primary");
+    primary.init(true);
+    primary.start();
+    primary.safe_sql("CREATE SEQUENCE s; CREATE TABLE t (id serial PRIMARY KEY, v int)");
+    let standby = Node::standby_of(&primary, "standby");
+    (primary, standby)
+}
+
+fn catchup(primary: &Node, standby: &Node) {
+    let lsn = primary.lsn("insert");
+    primary.wait_for_catchup(standby, "replay", Some(&lsn));
+}
+
+fn nextval(node: &Node, seq: &str) -> i64 {
+    node.safe_sql(&format!("SELECT nextval('{seq}')"))
+        .parse()
+        .expect("nextval returns a number")
+}
+
+#[test]
+fn values_survive_crash_without_reuse() {
+    let (primary, _standby) = pair();
+    // 1. Values handed out, some in transactions that roll back.
+    let mut seen = Vec::new();
+    for i in 0..50 {
+        if i % 7 == 0 {
+            seen.push(
+                primary
+                    .safe_sql("BEGIN; SELECT nextval('s'); ROLLBACK")
+                    .parse::<i64>()
+                    .unwrap_or(0),
+            );
+        }
+        seen.push(nextval(&primary, "s"));
+    }
+    let max = *seen.iter().max().unwrap_or(&0);
+    // 2. SIGKILL: the next value lies past every one handed out.
+    primary.kill9();
+    primary.start();
+    let after = nextval(&primary, "s");
+    assert!(after > max, "after crash: {after} > {max}");
+    // 3. currval is per session: a new session has none.
+    match primary.sql("SELECT currval('s')") {
+        Ok(out) => panic!("currval in a new session returned {out}"),
+        Err(e) => assert_eq!(e.code(), "55000", "{e}"),
+    }
+    // 4. A clean restart keeps going too.
+    primary.restart();
+    assert!(nextval(&primary, "s") > after, "after restart");
+}
+
+#[test]
+fn promotion_never_reuses_a_value() {
+    let (primary, standby) = pair();
+    primary.safe_sql("INSERT INTO t (v) SELECT g FROM generate_series(1, 40) g");
+    let mut max = 0;
+    for _ in 0..45 {
+        max = max.max(nextval(&primary, "s"));
+    }
+    catchup(&primary, &standby);
+    // The standby serves reads, not nextval.
+    match standby.sql("SELECT nextval('s')") {
+        Ok(out) => panic!("nextval on a standby returned {out}"),
+        Err(e) => assert_eq!(e.code(), "25006", "{e}"),
+    }
+    primary.kill9();
+    standby.promote();
+    let after = nextval(&standby, "s");
+    assert!(after > max, "after promotion: {after} > {max}");
+    // The serial column numbers new rows past the old primary's.
+    standby.safe_sql("INSERT INTO t (v) VALUES (41), (42)");
+    assert_eq!(standby.safe_sql("SELECT count(DISTINCT id) FROM t"), "42");
+}
+
+#[test]
+fn sequence_ddl_is_transactional_and_replayed() {
+    let (primary, standby) = pair();
+    primary.safe_sql("BEGIN; CREATE SEQUENCE gone; SELECT nextval('gone'); ROLLBACK");
+    primary.safe_sql("BEGIN; DROP SEQUENCE s; ROLLBACK");
+    primary.safe_sql("CREATE SEQUENCE down INCREMENT BY -5 MAXVALUE 100 START WITH 100");
+    assert_eq!(nextval(&primary, "down"), 100);
+    assert_eq!(nextval(&primary, "down"), 95);
+    catchup(&primary, &standby);
+    for node in [&primary, &standby] {
+        match node.sql("SELECT currval('gone')") {
+            Ok(out) => panic!("{}: rolled-back sequence answered {out}", node.name()),
+            Err(e) => assert_eq!(e.code(), "42P01", "{}: {e}", node.name()),
+        }
+    }
+    assert_eq!(nextval(&primary, "s"), 1, "DROP rolled back: s kept");
+    // A sequence created by a transaction running at a crash is gone.
+    let sess = primary.background_session();
+    sess.query_safe("BEGIN");
+    sess.query_safe("CREATE SEQUENCE orphan");
+    primary.safe_sql("SELECT nextval('s')");
+    catchup(&primary, &standby);
+    primary.kill9();
+    drop(sess);
+    primary.start();
+    primary.safe_sql("CREATE SEQUENCE orphan START 7");
+    assert_eq!(nextval(&primary, "orphan"), 7);
+    // DROP TABLE takes its serial sequence along, on both nodes.
+    primary.safe_sql("DROP TABLE t");
+    catchup(&primary, &standby);
+    primary.safe_sql("CREATE SEQUENCE t_id_seq");
+    catchup(&primary, &standby);
+    assert_eq!(standby.safe_sql("SELECT count(*) FROM (SELECT 1) x"), "1");
+}
