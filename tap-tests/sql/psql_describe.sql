@@ -7,6 +7,10 @@ CREATE TABLE pd_orders (id int8 PRIMARY KEY, account_id int, amount int, note va
 CREATE INDEX pd_orders_acc ON pd_orders (account_id);
 CREATE UNIQUE INDEX pd_orders_note ON pd_orders (note, amount);
 CREATE TABLE pd_plain (a int, b text);
+CREATE TABLE pd_checked (id serial PRIMARY KEY, qty int CHECK (qty > 0), sku text, lot int, CONSTRAINT pd_checked_sku_lot UNIQUE (sku, lot));
+CREATE SEQUENCE pd_seq INCREMENT 2 START 5;
+ALTER TABLE pd_plain ADD COLUMN c int DEFAULT 7;
+ALTER TABLE pd_plain DROP COLUMN b;
 -- @@ read-only
 \dt pd_*
 \di pd_*
@@ -21,11 +25,17 @@ CREATE TABLE pd_plain (a int, b text);
 \df
 \du
 \dT pd_*
+\d pd_checked
+\d pd_seq
+\d pd_checked_id_seq
 \dv pd_*
 \ds pd_*
 \x
 \d pd_plain
 \x
+SELECT conname, contype, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'pd_checked'::regclass ORDER BY conname;
+SELECT sequencename, data_type, start_value, increment_by, last_value FROM pg_sequences WHERE sequencename LIKE 'pd\_%' ORDER BY 1;
+SELECT attname, attnum, attisdropped FROM pg_attribute WHERE attrelid = 'pd_plain'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT c.relname, c.relkind, c.relnatts, c.relhasindex, n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname LIKE 'pd\_%' ORDER BY 1;
 SELECT a.attrelid::regclass, a.attname, a.attnum, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef FROM pg_attribute a WHERE a.attrelid = 'pd_accounts'::regclass AND a.attnum > 0 ORDER BY a.attnum;
 SELECT 'pd_orders'::regclass, 'pd_orders'::regclass::oid = (SELECT oid FROM pg_class WHERE relname = 'pd_orders'), 'int4'::regtype, 'pg_catalog'::regnamespace, to_regclass('pd_nosuch');

@@ -201,9 +201,9 @@ pub fn index_replayed_tuple(db: &Engine, rel: RelFileId, tid: ItemPointer) -> Pg
     let types = t.types();
     let mut row = Vec::with_capacity(types.len());
     let mut kb = Vec::new();
-    let decoded = db
-        .heap
-        .fetch_any(rel, tid, |_, data| t.decode_into(data, &types, &mut row, &db.heap))?;
+    let decoded = db.heap.fetch_any(rel, tid, |_, data| {
+        t.decode_into(data, &types, &mut row, &db.heap)
+    })?;
     if let Some(res) = decoded {
         res?;
         for ix in &list {

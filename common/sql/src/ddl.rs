@@ -1016,7 +1016,9 @@ fn fill_and_check(
                 if let Some(t) = live_tid {
                     let vals = db.heap().fetch_any(table.rel, t, |_h, data| {
                         let mut r = Vec::new();
-                        table.decode_into(data, &types, &mut r, db.heap()).map(|_| r)
+                        table
+                            .decode_into(data, &types, &mut r, db.heap())
+                            .map(|_| r)
                     })?;
                     if let Some(Ok(r)) = vals {
                         let names: Vec<&str> = ix

@@ -998,7 +998,9 @@ fn insert_on_conflict(
             // The existing version, whoever's.
             let mut existing = Vec::with_capacity(types.len());
             let header = ec.db.heap().fetch_any(table.rel, tid, |h, data| {
-                table.decode_into(data, &types, &mut existing, ec.db.heap()).map(|_| *h)
+                table
+                    .decode_into(data, &types, &mut existing, ec.db.heap())
+                    .map(|_| *h)
             })?;
             let Some(header) = header else {
                 continue 'retry; // pruned meanwhile

@@ -87,7 +87,8 @@ impl ExecNode for SeqScanNode<'_> {
             let Some((_tid, data)) = scan.next_tuple(db.heap(), &cx)? else {
                 return Ok(false);
             };
-            self.table.decode_into(data, &self.types, &mut self.row, db.heap())?;
+            self.table
+                .decode_into(data, &self.types, &mut self.row, db.heap())?;
             match self.filter {
                 None => return Ok(true),
                 Some(f) => {

@@ -50,6 +50,8 @@ pub enum CatFunc {
     False,
     /// pg_encoding_to_char(int4) → name
     EncodingToChar,
+    /// quote_ident(text) → text
+    QuoteIdent,
     /// current_schemas(bool) → name[]
     CurrentSchemas,
     /// pg_indexes_size(regclass) → int8 (indexes are in memory: 0)
@@ -144,6 +146,7 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "pg_relation_is_publishable" if n == 1 => {
             s(CatFunc::False, &[T::Reg(RegKind::Class)], T::Bool)
         }
+        "quote_ident" if n == 1 => s(CatFunc::QuoteIdent, &[T::Text], T::Text),
         "pg_encoding_to_char" if n == 1 => s(CatFunc::EncodingToChar, &[T::Int4], T::Name),
         "current_schemas" if n == 1 => s(
             CatFunc::CurrentSchemas,
@@ -222,6 +225,10 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 text(&format_type(o, typmod))
             }
         },
+        CatFunc::QuoteIdent => match args.first() {
+            Some(Value::Text(t)) => text(&quote_ident(t)),
+            _ => Value::Null,
+        },
         CatFunc::EncodingToChar => match args.first() {
             Some(Value::Int4(6)) => text("UTF8"),
             Some(Value::Int4(0)) => text("SQL_ASCII"),
@@ -299,8 +306,9 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             None => Value::Null,
             Some(o) => {
                 let s = snapshot(ctx)?;
+                let pretty = matches!(args.get(1), Some(Value::Bool(true)));
                 match s.constraints().iter().find(|c| c.oid == o) {
-                    Some(c) => text(&c.definition()),
+                    Some(c) => text(&c.definition(pretty)),
                     None => Value::Null,
                 }
             }

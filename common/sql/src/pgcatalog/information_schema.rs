@@ -11,8 +11,8 @@ use pgtypes::value::Value;
 
 use super::rows::Rows;
 use super::*;
-use engine::catalog::ConstraintKind;
 use crate::executor::Ectx;
+use engine::catalog::ConstraintKind;
 
 fn text(s: &str) -> Value {
     Value::text(s)
@@ -333,7 +333,7 @@ pub fn check_constraints(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     };
     for c in s.constraints() {
         if c.spec.kind == ConstraintKind::Check {
-            let def = c.definition();
+            let def = c.definition(false);
             push(&c.spec.name, def.strip_prefix("CHECK ").unwrap_or(&def));
         }
     }

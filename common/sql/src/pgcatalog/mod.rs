@@ -332,18 +332,21 @@ impl Constraint<'_> {
             .join(", ")
     }
 
-    /// pg_get_constraintdef.
-    pub fn definition(&self) -> String {
+    /// pg_get_constraintdef (`pretty`: without the CHECK expression's
+    /// extra parentheses, as psql asks for).
+    pub fn definition(&self, pretty: bool) -> String {
         let mut def = match self.spec.kind {
             ConstraintKind::PrimaryKey => format!("PRIMARY KEY ({})", self.column_list()),
             ConstraintKind::Unique => format!("UNIQUE ({})", self.column_list()),
             ConstraintKind::Check => format!(
-                "CHECK (({}))",
+                "CHECK ({}{}{})",
+                if pretty { "" } else { "(" },
                 self.spec
                     .check
                     .as_deref()
                     .map(functions::deparse_check)
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                if pretty { "" } else { ")" },
             ),
             ConstraintKind::ForeignKey => {
                 let f = self.spec.foreign.as_ref();

@@ -488,7 +488,10 @@ pub fn pg_constraint(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
             ("confdeltype", ch(" ")),
             ("confmatchtype", ch(" ")),
             ("conislocal", bool(true)),
-            ("connoinherit", bool(c.spec.kind != engine::catalog::ConstraintKind::Check)),
+            (
+                "connoinherit",
+                bool(c.spec.kind != engine::catalog::ConstraintKind::Check),
+            ),
             (
                 "conkey",
                 array_value(
@@ -537,7 +540,10 @@ pub fn pg_sequences(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
     for r in s.relations() {
         let RelRef::Sequence(q) = r else { continue };
         let called = q.state.is_called.load(std::sync::atomic::Ordering::Acquire);
-        let last = q.state.last_value.load(std::sync::atomic::Ordering::Acquire);
+        let last = q
+            .state
+            .last_value
+            .load(std::sync::atomic::Ordering::Acquire);
         let q = &q.spec;
         rows.push(vec![
             ("schemaname", text("public")),
@@ -553,7 +559,14 @@ pub fn pg_sequences(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
             ("increment_by", Value::Int8(q.increment)),
             ("cycle", bool(q.cycle)),
             ("cache_size", Value::Int8(q.cache)),
-            ("last_value", if called { Value::Int8(last) } else { Value::Null }),
+            (
+                "last_value",
+                if called {
+                    Value::Int8(last)
+                } else {
+                    Value::Null
+                },
+            ),
         ]);
     }
     rows.out
