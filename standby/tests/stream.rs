@@ -153,9 +153,7 @@ fn stream_base_backup_and_replay_completions() {
     }
     // The primary sees the standby's positions.
     wait("pg_stat_replication replay", || {
-        sql::sysviews::lookup("pg_stat_replication")
-            .unwrap()
-            .rows(&primary)
+        sql::sysviews::stat_replication(primary.replication())
             .first()
             .is_some_and(|r| r[7] == pgtypes::value::Value::PgLsn(pw.flushed_lsn().0))
     });

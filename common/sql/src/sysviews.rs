@@ -608,7 +608,8 @@ fn prepared_xacts(e: &Engine) -> Vec<Vec<Value>> {
 
 const RELAXED: std::sync::atomic::Ordering = std::sync::atomic::Ordering::Relaxed;
 
-fn stat_replication(st: &ReplicationState) -> Vec<Vec<Value>> {
+/// pg_stat_replication's rows from the replication state.
+pub fn stat_replication(st: &ReplicationState) -> Vec<Vec<Value>> {
     st.walsenders()
         .iter()
         .map(|s| {
