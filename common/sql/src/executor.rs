@@ -283,6 +283,21 @@ impl<'a> Ectx<'a> {
     }
 }
 
+impl crate::pgcatalog::ViewContext for Ectx<'_> {
+    fn engine(&self) -> &Engine {
+        self.db
+    }
+    fn pg_catalog(&self) -> Arc<crate::pgcatalog::CatalogSnapshot> {
+        Ectx::pg_catalog(self)
+    }
+    fn settings_all(&self) -> Vec<(String, String, String)> {
+        self.settings.show_all()
+    }
+    fn database(&self) -> String {
+        EvalContext::current_database(self)
+    }
+}
+
 impl EvalContext for Ectx<'_> {
     fn statement_timestamp(&self) -> i64 {
         self.stmt_ts

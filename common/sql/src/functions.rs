@@ -31,7 +31,6 @@ use pgtypes::value::{cmp_sql, PgSnapshot, Value};
 
 use crate::expr::BinOp;
 use crate::regexp;
-use crate::sequence::SeqFunc;
 
 /// `version()`'s result.
 pub const VERSION_STRING: &str = concat!(
@@ -105,7 +104,7 @@ pub trait EvalContext {
     /// 0A000 (no session).
     fn sequence(
         &mut self,
-        f: crate::sequence::SeqFunc,
+        f: SeqFunc,
         name: Option<&str>,
         value: Option<(i64, bool)>,
     ) -> PgResult<i64> {
@@ -206,6 +205,19 @@ pub fn thread_random() -> f64 {
     })
 }
 
+/// The four sequence functions (evaluated by `crate::sequence`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SeqFunc {
+    /// nextval(name).
+    Nextval,
+    /// currval(name).
+    Currval,
+    /// setval(name, value [, is_called]).
+    Setval,
+    /// lastval().
+    Lastval,
+}
+
 /// A built-in scalar function, resolved at bind time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Func {
@@ -279,7 +291,7 @@ pub enum Func {
     PgSleep,
     /// nextval(regclass) / currval / setval(regclass, int8 [, bool]) /
     /// lastval() → int8
-    Sequence(crate::sequence::SeqFunc),
+    Sequence(SeqFunc),
     /// txid_current() → int8
     TxidCurrent,
     /// txid_current_if_assigned() → int8

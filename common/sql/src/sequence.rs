@@ -31,18 +31,7 @@ pub struct SessionSequences {
     last: Option<(Oid, String)>,
 }
 
-/// The four sequence functions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SeqFunc {
-    /// nextval(name).
-    Nextval,
-    /// currval(name).
-    Currval,
-    /// setval(name, value [, is_called]).
-    Setval,
-    /// lastval().
-    Lastval,
-}
+pub use crate::functions::SeqFunc;
 
 fn undefined_sequence(name: &str) -> PgError {
     PgError::new(

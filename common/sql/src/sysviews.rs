@@ -15,10 +15,10 @@ use std::sync::Arc;
 use engine::replication::{ReplicationState, LAG_UNKNOWN};
 use engine::Engine;
 
-use crate::executor::Ectx;
 use crate::pgcatalog::defs as d;
 use crate::pgcatalog::information_schema as is;
 use crate::pgcatalog::rows as r;
+use crate::pgcatalog::ViewContext;
 use pgtypes::lsn::Lsn;
 use pgtypes::numeric::Numeric;
 use pgtypes::sqltype::SqlType as T;
@@ -35,12 +35,12 @@ pub struct SystemView {
     pub oid: u32,
     /// Its columns, in order.
     pub columns: &'static [(&'static str, T)],
-    rows: fn(&Ectx<'_>) -> Vec<Vec<Value>>,
+    rows: fn(&dyn ViewContext) -> Vec<Vec<Value>>,
 }
 
 impl SystemView {
     /// The view's rows now.
-    pub fn rows(&self, ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+    pub fn rows(&self, ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         (self.rows)(ec)
     }
 
@@ -135,7 +135,7 @@ const fn cat(
     name: &'static str,
     oid: u32,
     columns: &'static [(&'static str, T)],
-    rows: fn(&Ectx<'_>) -> Vec<Vec<Value>>,
+    rows: fn(&dyn ViewContext) -> Vec<Vec<Value>>,
 ) -> SystemView {
     SystemView {
         name,
@@ -233,7 +233,7 @@ pub static FUNCTION_VIEWS: &[SystemView] = &[SystemView {
         ("next_oid", T::Oid),
         ("checkpoint_time", T::TimestampTz),
     ],
-    rows: |c| control_checkpoint(c.db),
+    rows: |c| control_checkpoint(c.engine()),
 }];
 
 fn control_checkpoint(e: &Engine) -> Vec<Vec<Value>> {
@@ -287,7 +287,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
                 T::Array(pgtypes::sqltype::ArrayElem::Numeric),
             ),
         ],
-        rows: |c| pg_stats(c.db),
+        rows: |c| pg_stats(c.engine()),
     },
     SystemView {
         name: "pg_authid",
@@ -306,7 +306,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("rolpassword", T::Text),
             ("rolvaliduntil", T::TimestampTz),
         ],
-        rows: |c| crate::roles::pg_authid(c.db),
+        rows: |c| crate::roles::pg_authid(c.engine()),
     },
     SystemView {
         name: "pg_roles",
@@ -326,7 +326,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("rolconfig", T::Text),
             ("oid", T::Oid),
         ],
-        rows: |c| crate::roles::pg_roles(c.db),
+        rows: |c| crate::roles::pg_roles(c.engine()),
     },
     SystemView {
         name: "pg_hba_file_rules",
@@ -342,7 +342,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("options", T::Text),
             ("error", T::Text),
         ],
-        rows: |c| crate::roles::pg_hba_file_rules(c.db),
+        rows: |c| crate::roles::pg_hba_file_rules(c.engine()),
     },
     SystemView {
         name: "hotpair_stat_snapshots",
@@ -352,7 +352,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("snapshots_reused", T::Int8),
             ("xact_completion_count", T::Int8),
         ],
-        rows: |c| stat_snapshots(c.db),
+        rows: |c| stat_snapshots(c.engine()),
     },
     SystemView {
         name: "pg_prepared_xacts",
@@ -364,7 +364,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("owner", T::Name),
             ("database", T::Name),
         ],
-        rows: |c| prepared_xacts(c.db),
+        rows: |c| prepared_xacts(c.engine()),
     },
     SystemView {
         name: "pg_stat_replication",
@@ -384,7 +384,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("replay_lag", T::Text),
             ("sync_state", T::Text),
         ],
-        rows: |c| stat_replication(c.db.replication()),
+        rows: |c| stat_replication(c.engine().replication()),
     },
     SystemView {
         name: "pg_replication_slots",
@@ -396,7 +396,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("xmin", T::Xid),
             ("restart_lsn", T::PgLsn),
         ],
-        rows: |c| replication_slots(c.db.replication()),
+        rows: |c| replication_slots(c.engine().replication()),
     },
     SystemView {
         name: "pg_stat_wal_receiver",
@@ -415,7 +415,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("sender_port", T::Int4),
             ("conninfo", T::Text),
         ],
-        rows: |c| stat_wal_receiver(c.db.replication()),
+        rows: |c| stat_wal_receiver(c.engine().replication()),
     },
     SystemView {
         name: "pg_stat_database_conflicts",
@@ -429,7 +429,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("confl_bufferpin", T::Int8),
             ("confl_deadlock", T::Int8),
         ],
-        rows: |c| stat_database_conflicts(c.db.replication()),
+        rows: |c| stat_database_conflicts(c.engine().replication()),
     },
     SystemView {
         name: "hotpair_stat_wal",
@@ -444,7 +444,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("checkpoints", T::Int8),
             ("wal_group_joins", T::Int8),
         ],
-        rows: |c| stat_wal(c.db),
+        rows: |c| stat_wal(c.engine()),
     },
     // PostgreSQL's pg_stat_wal: the same counters under PostgreSQL 15's
     // names and types (tools and the benchmark read `wal_sync`). The
@@ -464,7 +464,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("wal_sync_time", T::Float8),
             ("stats_reset", T::TimestampTz),
         ],
-        rows: |c| pg_stat_wal(c.db),
+        rows: |c| pg_stat_wal(c.engine()),
     },
 ];
 

@@ -903,7 +903,11 @@ fn pgbench_init_and_scripts() {
     }
     // pgbench run start-up.
     assert_eq!(one(&mut s, "select count(*) from pgbench_branches"), "1");
-    assert!(q(&mut s, "select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = 'pgbench_accounts' and o.n is not null group by 1, 2 order by 1 asc limit 1").is_err());
+    // pgbench's partitioning probe: public is the second schema on the
+    // path, no partition strategy, no partitions (as PostgreSQL answers).
+    let probe = rows(&mut s, "select o.n, p.partstrat, pg_catalog.count(i.inhparent) from pg_catalog.pg_class as c join pg_catalog.pg_namespace as n on (n.oid = c.relnamespace) cross join lateral (select pg_catalog.array_position(pg_catalog.current_schemas(true), n.nspname)) as o(n) left join pg_catalog.pg_partitioned_table as p on (p.partrelid = c.oid) left join pg_catalog.pg_inherits as i on (c.oid = i.inhparent) where c.relname = 'pgbench_accounts' and o.n is not null group by 1, 2 order by 1 asc limit 1");
+    assert_eq!(probe.len(), 1, "{probe:?}");
+    assert_eq!((probe[0][0].as_str(), probe[0][2].as_str()), ("2", "0"));
     assert_eq!(s.tx_status(), TxStatus::Idle);
     ok(&mut s, "vacuum pgbench_branches");
     ok(&mut s, "vacuum pgbench_tellers");

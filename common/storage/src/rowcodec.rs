@@ -52,12 +52,6 @@ pub trait ToastFetch {
 /// compressed datums still decode, pointers are an error.
 pub struct NoToast;
 
-impl ToastFetch for NoToast {
-    fn detoast(&self, datum: &[u8]) -> PgResult<Vec<u8>> {
-        crate::toast::detoast_inline(datum)
-    }
-}
-
 fn corrupt(what: &str) -> PgError {
     PgError::new(
         sqlstate::DATA_CORRUPTED,

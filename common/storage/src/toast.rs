@@ -48,7 +48,7 @@ use pgtypes::{BlockNumber, CommandId, ItemPointer, RelFileId, TransactionId};
 use crate::heapam::{Heap, TmResult};
 use crate::heapam_visibility::VisibilityContext;
 use crate::htup;
-use crate::rowcodec::{encode_row, encode_row_toasted, varint_size, ToastFetch};
+use crate::rowcodec::{encode_row, encode_row_toasted, varint_size, NoToast, ToastFetch};
 
 /// A tuple (header included) larger than this is toasted: PostgreSQL's
 /// TOAST_TUPLE_THRESHOLD for 8 KiB pages (four tuples a page).
@@ -788,5 +788,13 @@ mod tests {
             p.extsize += 1;
             assert!(e.heap.detoast(&p.encode()).is_err(), "short chain");
         }
+    }
+}
+
+/// Inline (compressed) datums decode without a heap; external ones are an
+/// error (see [`NoToast`]).
+impl ToastFetch for NoToast {
+    fn detoast(&self, datum: &[u8]) -> PgResult<Vec<u8>> {
+        detoast_inline(datum)
     }
 }

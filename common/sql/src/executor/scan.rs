@@ -404,7 +404,7 @@ impl SystemViewNode {
 impl ExecNode for SystemViewNode {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
         let view = self.view;
-        let rows = self.rows.get_or_insert_with(|| view.rows(ec).into_iter());
+        let rows = self.rows.get_or_insert_with(|| view.rows(&*ec).into_iter());
         match rows.next() {
             Some(r) => {
                 self.row = r;

@@ -11,7 +11,6 @@ use pgtypes::value::Value;
 
 use super::rows::Rows;
 use super::*;
-use crate::executor::Ectx;
 use engine::catalog::ConstraintKind;
 
 fn text(s: &str) -> Value {
@@ -22,8 +21,8 @@ fn yes_no(b: bool) -> Value {
     text(if b { "YES" } else { "NO" })
 }
 
-fn db(ec: &Ectx<'_>) -> Value {
-    text(&crate::functions::EvalContext::current_database(ec))
+fn db(ec: &dyn ViewContext) -> Value {
+    text(&ec.database())
 }
 
 /// A column of some relation: (name, type, NOT NULL, DEFAULT text).
@@ -47,7 +46,7 @@ fn columns_of(r: &RelRef) -> Vec<Col<'_>> {
 }
 
 /// information_schema.schemata.
-pub fn schemata(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn schemata(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_SCHEMATA);
     for (_, name, owner) in NAMESPACES {
@@ -64,7 +63,7 @@ pub fn schemata(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// information_schema.tables.
-pub fn tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_TABLES);
     for r in s.relations() {
@@ -101,7 +100,7 @@ fn data_type(ty: T) -> String {
 }
 
 /// information_schema.columns.
-pub fn columns(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn columns(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_COLUMNS);
     for r in s.relations() {
@@ -175,7 +174,7 @@ pub fn columns(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// information_schema.views: the system views (built in: no SQL text).
-pub fn views(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_VIEWS);
     for r in s.relations() {
@@ -221,7 +220,7 @@ fn column_names(c: &Constraint<'_>) -> Vec<String> {
 /// information_schema.table_constraints: the constraints, and NOT NULL
 /// columns as PostgreSQL lists them (CHECK constraints named
 /// `NSP_REL_ATTNUM_not_null`).
-pub fn table_constraints(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn table_constraints(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_TABLE_CONSTRAINTS);
     let mut push = |name: &str, table: &str, kind: &str, deferrable: bool, deferred: bool| {
@@ -273,7 +272,7 @@ pub fn table_constraints(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 
 /// information_schema.key_column_usage: the columns of primary keys,
 /// unique constraints and foreign keys.
-pub fn key_column_usage(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn key_column_usage(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_KEY_COLUMN_USAGE);
     for c in s.constraints() {
@@ -299,7 +298,7 @@ pub fn key_column_usage(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 
 /// information_schema.constraint_column_usage: the columns each
 /// constraint uses.
-pub fn constraint_column_usage(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn constraint_column_usage(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_CONSTRAINT_COLUMN_USAGE);
     for c in s.constraints() {
@@ -320,7 +319,7 @@ pub fn constraint_column_usage(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 
 /// information_schema.check_constraints: CHECK constraints and NOT NULL
 /// columns.
-pub fn check_constraints(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn check_constraints(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_CHECK_CONSTRAINTS);
     let mut push = |name: &str, clause: &str| {
@@ -351,7 +350,7 @@ pub fn check_constraints(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// information_schema.sequences.
-pub fn sequences(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn sequences(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_SEQUENCES);
     for r in s.relations() {

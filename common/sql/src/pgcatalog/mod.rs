@@ -53,6 +53,20 @@ use pgtypes::sqltype::{RegKind, SqlType};
 use pgtypes::TransactionId;
 use txn::clog::Clog;
 
+/// What building a system relation's rows needs from the running
+/// statement (the executor's context implements it; a trait here keeps
+/// this module below the executor in the crate's layers).
+pub trait ViewContext {
+    /// The node.
+    fn engine(&self) -> &Engine;
+    /// The statement's catalog snapshot.
+    fn pg_catalog(&self) -> Arc<CatalogSnapshot>;
+    /// Every setting: (name, value, description).
+    fn settings_all(&self) -> Vec<(String, String, String)>;
+    /// current_database().
+    fn database(&self) -> String;
+}
+
 /// pg_catalog's OID.
 pub const PG_CATALOG: u32 = 11;
 /// pg_toast's OID.

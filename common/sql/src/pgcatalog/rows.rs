@@ -10,7 +10,6 @@ use pgtypes::sqltype::{ArrayElem, SqlType as T};
 use pgtypes::value::Value;
 
 use super::*;
-use crate::executor::Ectx;
 
 /// Rows of one relation, filled by column name.
 pub(crate) struct Rows {
@@ -97,18 +96,18 @@ pub fn collation_of(ty: T) -> u32 {
 }
 
 /// The session's catalog snapshot.
-fn snap(ec: &Ectx<'_>) -> Arc<CatalogSnapshot> {
+fn snap(ec: &dyn ViewContext) -> Arc<CatalogSnapshot> {
     ec.pg_catalog()
 }
 
 /// pg_class.
-pub fn pg_class(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_CLASS);
     for r in s.relations() {
         let (am, natts, hasindex, reltuples, relpages, relfilenode, options) = match r {
             RelRef::Table(t) => {
-                let stats = ec.db.catalog().statistics(t.oid);
+                let stats = ec.engine().catalog().statistics(t.oid);
                 (
                     HEAP_AM,
                     t.columns.len(),
@@ -190,7 +189,7 @@ pub fn pg_class(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_namespace.
-pub fn pg_namespace(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_namespace(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_NAMESPACE);
     for (o, name, owner) in NAMESPACES {
         rows.push(vec![
@@ -260,7 +259,7 @@ const SYSTEM_COLUMNS: [(&str, i16, u32); 6] = [
 ];
 
 /// pg_attribute.
-pub fn pg_attribute(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_ATTRIBUTE);
     for r in s.relations() {
@@ -351,7 +350,7 @@ pub fn pg_attribute(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 
 /// pg_attrdef: one row per column with a DEFAULT. Its OID is unique
 /// within pg_attrdef (table OID × 1600 + column number).
-pub fn pg_attrdef(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_attrdef(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_ATTRDEF);
     for t in &s.tables {
@@ -375,7 +374,7 @@ pub fn attrdef_oid(table: u32, attnum: usize) -> u32 {
 }
 
 /// pg_type.
-pub fn pg_type(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_type(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_TYPE);
     for t in types::TYPES {
         rows.push(vec![
@@ -407,7 +406,7 @@ pub fn pg_type(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 
 /// pg_proc: the I/O functions of the types (the other built-in functions
 /// are resolved by name in `crate::functions` and not listed yet).
-pub fn pg_proc(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_proc(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_PROC);
     for (o, name, ret, args) in types::PROCS {
         rows.push(vec![
@@ -431,7 +430,7 @@ pub fn pg_proc(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_index.
-pub fn pg_index(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_INDEX);
     for r in s.relations() {
@@ -469,7 +468,7 @@ pub fn pg_index(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_constraint: primary keys, unique and CHECK constraints.
-pub fn pg_constraint(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_constraint(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_CONSTRAINT);
     for c in s.constraints() {
@@ -513,7 +512,7 @@ pub fn pg_constraint(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_sequence.
-pub fn pg_sequence(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_sequence(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_SEQUENCE);
     for r in s.relations() {
@@ -534,7 +533,7 @@ pub fn pg_sequence(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_sequences.
-pub fn pg_sequences(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_sequences(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_SEQUENCES);
     for r in s.relations() {
@@ -574,7 +573,7 @@ pub fn pg_sequences(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 
 /// pg_depend: what psql and DROP read — a serial column's sequence is
 /// owned by (auto-dependent on) its column.
-pub fn pg_depend(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_depend(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_DEPEND);
     for r in s.relations() {
@@ -602,7 +601,7 @@ pub fn pg_depend(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_am.
-pub fn pg_am(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_am(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_AM);
     for (o, name, kind) in [(HEAP_AM, "heap", "t"), (BTREE_AM, "btree", "i")] {
         rows.push(vec![
@@ -615,7 +614,7 @@ pub fn pg_am(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_collation: default, C and POSIX.
-pub fn pg_collation(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_collation(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_COLLATION);
     for (o, name, provider, c) in [
         (DEFAULT_COLLATION, "default", "d", None),
@@ -638,9 +637,9 @@ pub fn pg_collation(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_database: the one database a node serves.
-pub fn pg_database(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_database(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_DATABASE);
-    let name = crate::functions::EvalContext::current_database(ec);
+    let name = ec.database();
     rows.push(vec![
         ("oid", oid(DATABASE_OID)),
         ("datname", text(&name)),
@@ -659,7 +658,7 @@ pub fn pg_database(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_tablespace.
-pub fn pg_tablespace(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_tablespace(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_TABLESPACE);
     for (o, name) in [(1663, "pg_default"), (1664, "pg_global")] {
         rows.push(vec![
@@ -672,7 +671,7 @@ pub fn pg_tablespace(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_tables: every table with its schema.
-pub fn pg_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_TABLES);
     for r in s.relations() {
@@ -697,7 +696,7 @@ pub fn pg_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_indexes.
-pub fn pg_indexes(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_indexes(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_INDEXES);
     for r in s.relations() {
@@ -713,7 +712,7 @@ pub fn pg_indexes(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_views: the system views (their definitions are built in, not SQL).
-pub fn pg_views(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_VIEWS);
     for r in s.relations() {
@@ -736,7 +735,7 @@ pub fn pg_views(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_user: the roles that can log in, as pg_roles shows them.
-pub fn pg_user(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_user(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_USER);
     for r in s.roles.iter().filter(|r| r.login) {
@@ -754,9 +753,9 @@ pub fn pg_user(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_settings: the session's settings.
-pub fn pg_settings(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_settings(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_SETTINGS);
-    for (name, value, doc) in ec.settings.show_all() {
+    for (name, value, doc) in ec.settings_all() {
         rows.push(vec![
             ("name", text(&name)),
             ("setting", text(&value)),
@@ -772,12 +771,12 @@ pub fn pg_settings(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 
 /// pg_stat_user_tables: the tables, with ANALYZE's row estimate as
 /// `n_live_tup` (scan and tuple counters are not kept: 0).
-pub fn pg_stat_user_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_stat_user_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_STAT_USER_TABLES);
     for t in &s.tables {
         let live = ec
-            .db
+            .engine()
             .catalog()
             .statistics(t.oid)
             .map(|st| st.table.reltuples.max(0.0) as i64)
@@ -793,7 +792,7 @@ pub fn pg_stat_user_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// pg_statio_user_tables: the tables (block counters are not kept: 0).
-pub fn pg_statio_user_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn pg_statio_user_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_STATIO_USER_TABLES);
     for t in &s.tables {
@@ -807,6 +806,6 @@ pub fn pg_statio_user_tables(ec: &Ectx<'_>) -> Vec<Vec<Value>> {
 }
 
 /// A catalog hotpair has no objects for (pg_policy, pg_trigger, …).
-pub fn empty(_ec: &Ectx<'_>) -> Vec<Vec<Value>> {
+pub fn empty(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     Vec::new()
 }
