@@ -5,7 +5,7 @@
 //! `Func::Catalog`; evaluated by [`call`] against the statement's
 //! [`CatalogSnapshot`].
 //!
-//! Privileges are not modelled yet (issue 17): the `has_*_privilege`
+//! Privileges are not modelled yet: the `has_*_privilege`
 //! functions answer true, as they do for a superuser. There is no
 //! COMMENT ON yet: the description functions answer NULL.
 
