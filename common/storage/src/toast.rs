@@ -559,6 +559,14 @@ pub fn is_pointer(datum: &[u8]) -> bool {
     datum.first() == Some(&KIND_EXTERNAL)
 }
 
+/// Inline (compressed) datums decode without a heap; external ones are an
+/// error (see [`NoToast`]).
+impl ToastFetch for NoToast {
+    fn detoast(&self, datum: &[u8]) -> PgResult<Vec<u8>> {
+        detoast_inline(datum)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -788,13 +796,5 @@ mod tests {
             p.extsize += 1;
             assert!(e.heap.detoast(&p.encode()).is_err(), "short chain");
         }
-    }
-}
-
-/// Inline (compressed) datums decode without a heap; external ones are an
-/// error (see [`NoToast`]).
-impl ToastFetch for NoToast {
-    fn detoast(&self, datum: &[u8]) -> PgResult<Vec<u8>> {
-        detoast_inline(datum)
     }
 }
