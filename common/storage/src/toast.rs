@@ -294,6 +294,25 @@ pub fn delete_external(
     xid: TransactionId,
     cx: &VisibilityContext<'_>,
 ) -> PgResult<()> {
+    for_each_chunk(heap, datum, &mut |p, t| {
+        match heap.delete(p.rel, t, xid, cx)? {
+            TmResult::Ok | TmResult::SelfModified => {}
+            other => tracing::debug!(
+                "TOAST chunk {t} of value {} not deleted: {other:?}",
+                p.value_id
+            ),
+        }
+        Ok(())
+    })
+}
+
+/// Calls `f` with each chunk of an external datum, in chain order
+/// (checking each as it goes); nothing for an inline datum.
+fn for_each_chunk(
+    heap: &Heap,
+    datum: &[u8],
+    f: &mut dyn FnMut(&ToastPointer, ItemPointer) -> PgResult<()>,
+) -> PgResult<()> {
     let Some(p) = ToastPointer::parse(datum)? else {
         return Ok(());
     };
@@ -304,13 +323,7 @@ pub fn delete_external(
         scratch.clear();
         tid = read_chunk(heap, &p, t, seq, &mut scratch)?;
         seq += 1;
-        match heap.delete(p.rel, t, xid, cx)? {
-            TmResult::Ok | TmResult::SelfModified => {}
-            other => tracing::debug!(
-                "TOAST chunk {t} of value {} not deleted: {other:?}",
-                p.value_id
-            ),
-        }
+        f(&p, t)?;
     }
     Ok(())
 }
@@ -323,19 +336,9 @@ pub fn kill_own_external(
     xid: TransactionId,
     cid: CommandId,
 ) -> PgResult<()> {
-    let Some(p) = ToastPointer::parse(datum)? else {
-        return Ok(());
-    };
-    let mut tid = Some(p.first);
-    let mut seq = 0u32;
-    let mut scratch = Vec::new();
-    while let Some(t) = tid {
-        scratch.clear();
-        tid = read_chunk(heap, &p, t, seq, &mut scratch)?;
-        seq += 1;
-        heap.kill_own_insert(p.rel, t, xid, cid)?;
-    }
-    Ok(())
+    for_each_chunk(heap, datum, &mut |p, t| {
+        heap.kill_own_insert(p.rel, t, xid, cid)
+    })
 }
 
 /// Identifies a value's chunks (checked on read; unique within a process
