@@ -101,6 +101,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "analyze",
                 "sequence",
                 "tablecmds",
+                "ri_triggers",
             ],
             &["session"],
         ],

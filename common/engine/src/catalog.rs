@@ -244,8 +244,9 @@ impl FkAction {
 /// The referencing side of a FOREIGN KEY constraint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ForeignKeySpec {
-    /// The referenced table's name (confrelid).
-    pub table: String,
+    /// The referenced table's OID (confrelid): a rename of either table
+    /// leaves the constraint intact.
+    pub table: Oid,
     /// The referenced columns' positions in that table (confkey).
     pub columns: Vec<usize>,
     /// ON DELETE (confdeltype).
@@ -672,6 +673,22 @@ impl CatalogView<'_> {
         self.catalog.version()
     }
 
+    /// The tables this session sees with a FOREIGN KEY to the table with
+    /// OID `oid` (their versions as this session sees them).
+    pub fn referencing(&self, oid: Oid) -> Vec<Arc<TableDef>> {
+        self.catalog
+            .referencing(oid)
+            .into_iter()
+            .filter(|t| t.visible_to(self.own, self.clog))
+            .map(|t| t.version_for(self.own, self.clog))
+            .filter(|t| {
+                t.constraints
+                    .iter()
+                    .any(|c| c.foreign.as_ref().is_some_and(|f| f.table == oid))
+            })
+            .collect()
+    }
+
     /// The planner statistics of the table with OID `oid`, if it was
     /// analysed (see [`crate::statistics`]).
     pub fn statistics(&self, oid: Oid) -> Option<Arc<RelationStats>> {
@@ -896,6 +913,10 @@ struct CatalogState {
     /// Planner statistics by table OID (see [`crate::statistics`]).
     stats: HashMap<Oid, Arc<RelationStats>>,
     roles: HashMap<String, Arc<RoleSpec>>,
+    /// Referenced table OID → the names of the tables with a FOREIGN KEY
+    /// to it (derived from the table definitions by [`index_foreign_keys`]
+    /// after every change that can alter it).
+    referenced_by: HashMap<Oid, Vec<String>>,
     next_oid: u32,
     /// End LSN of the last catalog record applied (0: none).
     lsn: Lsn,
@@ -921,6 +942,7 @@ impl Catalog {
                 sequences: HashMap::new(),
                 stats: HashMap::new(),
                 roles: HashMap::new(),
+                referenced_by: HashMap::new(),
                 next_oid: FIRST_USER_OID,
                 lsn: Lsn::INVALID,
             }),
@@ -974,6 +996,7 @@ impl Catalog {
                     }
                     st.tables.insert(t.name.clone(), Arc::new(t));
                 }
+                index_foreign_keys(&mut st);
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => {
@@ -1099,6 +1122,20 @@ impl Catalog {
             .values()
             .find(|t| t.oid == oid)
             .cloned()
+    }
+
+    /// The tables (any version, committed or not) with a FOREIGN KEY to
+    /// the table with OID `oid`; empty — one hash lookup — for the tables
+    /// no key references.
+    pub fn referencing(&self, oid: Oid) -> Vec<Arc<TableDef>> {
+        let st = self.state.read();
+        match st.referenced_by.get(&oid) {
+            None => Vec::new(),
+            Some(names) => names
+                .iter()
+                .filter_map(|n| st.tables.get(n).cloned())
+                .collect(),
+        }
     }
 
     /// The table whose uncommitted ALTER renamed it from `name`.
@@ -1371,7 +1408,36 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
             st.roles.remove(name);
         }
     }
+    if matches!(
+        change,
+        CatalogChange::CreateTable(_)
+            | CatalogChange::AlterTable { .. }
+            | CatalogChange::DropTable { .. }
+    ) {
+        index_foreign_keys(st);
+    }
     created
+}
+
+/// Rebuilds [`CatalogState::referenced_by`] from the tables' FOREIGN KEY
+/// constraints (every version's: an uncommitted ADD CONSTRAINT counts, so
+/// does the committed version before it).
+fn index_foreign_keys(st: &mut CatalogState) {
+    let mut map: HashMap<Oid, Vec<String>> = HashMap::new();
+    for t in st.tables.values() {
+        let versions = std::iter::once(&**t).chain(t.previous.as_deref());
+        for v in versions {
+            for c in &v.constraints {
+                if let Some(f) = &c.foreign {
+                    let e = map.entry(f.table).or_default();
+                    if !e.contains(&t.name) {
+                        e.push(t.name.clone());
+                    }
+                }
+            }
+        }
+    }
+    st.referenced_by = map;
 }
 
 /// Encodes a change as the payload of a `Catalog` WAL record: one line
@@ -1714,7 +1780,7 @@ fn parse_opt(s: &str) -> Result<Option<String>, String> {
 fn push_constraint(out: &mut String, c: &ConstraintSpec) {
     let (ft, fc, acts) = match &c.foreign {
         Some(f) => (
-            esc(&f.table),
+            f.table.to_string(),
             list_text(&f.columns),
             format!("{}{}", f.on_delete.letter(), f.on_update.letter()),
         ),
@@ -1810,7 +1876,7 @@ fn parse_spec_line(spec: &mut TableSpec, line: &str) -> Result<bool, String> {
                         .ok_or("bad foreign key action")
                 };
                 Some(ForeignKeySpec {
-                    table: unesc(ft)?,
+                    table: ft.parse().map_err(|_| "bad foreign key table")?,
                     columns: parse_list(fc)?,
                     on_delete: act(0)?,
                     on_update: act(1)?,
@@ -2225,7 +2291,7 @@ mod tests {
                 check: None,
                 index: None,
                 foreign: Some(ForeignKeySpec {
-                    table: "o t".into(),
+                    table: 16400,
                     columns: vec![2, 0],
                     on_delete: FkAction::Cascade,
                     on_update: FkAction::SetDefault,

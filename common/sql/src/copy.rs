@@ -53,6 +53,9 @@ pub struct CopyInState {
     row: Vec<Value>,
     /// Table columns not in the column list (they get their DEFAULT).
     defaulted: Vec<usize>,
+    /// Foreign key checks of the rows inserted so far, fired when the
+    /// COPY ends (each chunk of data runs with its own context).
+    ri_events: Vec<crate::ri_triggers::RiEvent>,
 }
 
 /// The fields of one record: unescaped bytes back to back, and per field
@@ -108,10 +111,11 @@ impl CopyInState {
         let defaulted = (0..table.columns.len())
             .filter(|c| !cols.contains(c))
             .collect();
-        // Index entries need the rows' values after the heap insert;
-        // without indexes a COPY keeps only their encoded form.
+        // Index entries and foreign key checks need the rows' values after
+        // the heap insert; without them a COPY keeps only their encoded form.
         let mut batch = InsertBatch::new(frozen, true);
-        batch.keep_rows = !table.indexes.is_empty();
+        batch.keep_rows =
+            !table.indexes.is_empty() || crate::ri_triggers::has_foreign_keys(&table);
         CopyInState {
             table,
             cols,
@@ -122,6 +126,7 @@ impl CopyInState {
             pending: Vec::new(),
             line: 0,
             count: 0,
+            ri_events: Vec::new(),
             header_pending,
             eof: false,
             failed: false,
@@ -177,6 +182,8 @@ impl CopyInState {
             self.process_record(ec, &rec)?;
         }
         self.flush(ec)?;
+        ec.ri_events = std::mem::take(&mut self.ri_events);
+        crate::ri_triggers::after_statement(ec)?;
         Ok(self.count)
     }
 
@@ -184,6 +191,7 @@ impl CopyInState {
         let table = self.table.clone();
         self.batch
             .flush(ec, &self.vis, &table, &mut |_, _| Ok(()))?;
+        self.ri_events.append(&mut ec.ri_events);
         Ok(())
     }
 

@@ -339,18 +339,23 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             object_type,
             if_exists,
             names,
+            cascade,
             ..
         } => match object_type {
-            ast::ObjectType::Table => drop_tables(cx, names, *if_exists),
+            ast::ObjectType::Table => drop_tables(cx, names, *if_exists, *cascade),
             ast::ObjectType::Index => drop_indexes(cx, names, *if_exists),
             ast::ObjectType::Sequence => crate::sequence::drop_sequences(cx, names, *if_exists),
             other => Err(PgError::unsupported(format!(
                 "DROP {other} is not supported"
             ))),
         },
-        ast::Statement::Truncate { table_names, .. } => {
+        ast::Statement::Truncate {
+            table_names,
+            cascade,
+            ..
+        } => {
             let names: Vec<String> = table_names.iter().map(|t| object_name(&t.name)).collect();
-            truncate(cx, &names)
+            truncate(cx, &names, truncate_cascades(cascade))
         }
         ast::Statement::AlterTable {
             name,
@@ -428,6 +433,18 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
     let mut uniques: Vec<(Vec<usize>, Option<String>)> = Vec::new();
     // CHECKs: (name, column of a column constraint, expression).
     let mut checks: Vec<(Option<ast::Ident>, Option<usize>, ast::Expr)> = Vec::new();
+    // FOREIGN KEYs: (name, referencing columns, referenced table, columns,
+    // ON DELETE, ON UPDATE, characteristics).
+    type FkAst<'a> = (
+        Option<&'a ast::Ident>,
+        Vec<usize>,
+        &'a ast::ObjectName,
+        &'a [ast::Ident],
+        Option<ast::ReferentialAction>,
+        Option<ast::ReferentialAction>,
+        Option<&'a ast::ConstraintCharacteristics>,
+    );
+    let mut fks: Vec<FkAst<'_>> = Vec::new();
     let multiple_pk = || {
         PgError::new(
             sqlstate::INVALID_TABLE_DEFINITION,
@@ -475,6 +492,21 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                     is_primary: false, ..
                 } => uniques.push((vec![idx], o.name.as_ref().map(ident_name))),
                 ast::ColumnOption::Check(e) => checks.push((o.name.clone(), Some(idx), e.clone())),
+                ast::ColumnOption::ForeignKey {
+                    foreign_table,
+                    referred_columns,
+                    on_delete,
+                    on_update,
+                    characteristics,
+                } => fks.push((
+                    o.name.as_ref(),
+                    vec![idx],
+                    foreign_table,
+                    referred_columns,
+                    *on_delete,
+                    *on_update,
+                    characteristics.as_ref(),
+                )),
                 ast::ColumnOption::Generated {
                     generated_as: ast::GeneratedAs::ByDefault,
                     sequence_options,
@@ -547,6 +579,39 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
             ast::TableConstraint::Check { name: cname, expr } => {
                 checks.push((cname.clone(), None, (**expr).clone()))
             }
+            ast::TableConstraint::ForeignKey {
+                name: cname,
+                columns: cols,
+                foreign_table,
+                referred_columns,
+                on_delete,
+                on_update,
+                characteristics,
+            } => {
+                let v = cols
+                    .iter()
+                    .map(|i| {
+                        let n = ident_name(i);
+                        columns.iter().position(|c| c.name == n).ok_or_else(|| {
+                            PgError::new(
+                                sqlstate::UNDEFINED_COLUMN,
+                                format!(
+                                    "column \"{n}\" referenced in foreign key constraint does not exist"
+                                ),
+                            )
+                        })
+                    })
+                    .collect::<PgResult<Vec<usize>>>()?;
+                fks.push((
+                    cname.as_ref(),
+                    v,
+                    foreign_table,
+                    referred_columns,
+                    *on_delete,
+                    *on_update,
+                    characteristics.as_ref(),
+                ))
+            }
             other => {
                 return Err(PgError::unsupported(format!(
                     "constraint {other} is not supported"
@@ -616,10 +681,43 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
         )?;
         constraints.push(c);
     }
+    let oid = db.catalog().allocate_oid();
+    for (cname, cols, target, referred, on_delete, on_update, characteristics) in fks {
+        let clause = crate::tablecmds::FkClause {
+            name: cname,
+            columns: cols,
+            referred,
+            on_delete,
+            on_update,
+            characteristics,
+        };
+        let tname = object_name(target);
+        let existing;
+        let target = if tname == name {
+            // A key to the table being created.
+            crate::tablecmds::FkTarget {
+                oid,
+                name: &name,
+                columns: &columns,
+                keys: keys.clone(),
+            }
+        } else {
+            existing = crate::tablecmds::fk_referenced_table(cx, target)?;
+            crate::tablecmds::FkTarget::of(&existing)
+        };
+        let c = crate::tablecmds::foreign_key_constraint(
+            cx,
+            &name,
+            &columns,
+            &constraints,
+            &clause,
+            &target,
+        )?;
+        constraints.push(c);
+    }
     // The creation belongs to this (sub)transaction: logged with its xid,
     // invisible to others until it commits, removed if it rolls back.
     let creator = cx.xact.assign_xid()?;
-    let oid = db.catalog().allocate_oid();
     let rel = RelFileId(oid);
     db.heap().create_relation(rel)?;
     let created = db
@@ -716,6 +814,7 @@ fn drop_tables(
     cx: &mut DdlCtx<'_>,
     names: &[ast::ObjectName],
     if_exists: bool,
+    cascade: bool,
 ) -> PgResult<String> {
     let db = cx.db;
     let mut tables = Vec::new();
@@ -726,11 +825,126 @@ fn drop_tables(
             None => cx.notices.push(missing_table_to_drop(&name, if_exists)?),
         }
     }
+    drop_table_dependents(cx, &tables, cascade)?;
     for t in tables {
         drop_table(db, &t, cx.cancel)?;
         cx.created.remove(&t.rel);
     }
     Ok("DROP TABLE".into())
+}
+
+/// DROP TABLE's dependency rule for the tables `dropping`: a FOREIGN KEY
+/// of another table to one of them fails the drop with 2BP01 (RESTRICT),
+/// or goes with it (CASCADE, with PostgreSQL's NOTICE).
+pub(crate) fn drop_table_dependents(
+    cx: &mut DdlCtx<'_>,
+    dropping: &[Arc<TableDef>],
+    cascade: bool,
+) -> PgResult<()> {
+    // (referencing table OID, its name, constraint, referenced table).
+    let mut deps: Vec<(pgtypes::Oid, String, String, String)> = Vec::new();
+    {
+        let view = cx.db.catalog().view(cx.xact.own().xids, cx.db.clog());
+        for t in dropping {
+            for child in view.referencing(t.oid) {
+                if dropping.iter().any(|d| d.oid == child.oid) {
+                    continue; // goes too
+                }
+                for c in &child.constraints {
+                    if c.foreign.as_ref().is_some_and(|f| f.table == t.oid) {
+                        deps.push((child.oid, child.name.clone(), c.name.clone(), t.name.clone()));
+                    }
+                }
+            }
+        }
+    }
+    if deps.is_empty() {
+        return Ok(());
+    }
+    deps.sort_by_key(|d| d.0);
+    if !cascade {
+        let detail: Vec<String> = deps
+            .iter()
+            .map(|(_, child, con, parent)| {
+                format!("constraint {con} on table {child} depends on table {parent}")
+            })
+            .collect();
+        let first = &deps[0].3;
+        return Err(PgError::new(
+            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!("cannot drop table {first} because other objects depend on it"),
+        )
+        .with_detail(detail.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    let lines: Vec<String> = deps
+        .iter()
+        .map(|(_, child, con, _)| format!("drop cascades to constraint {con} on table {child}"))
+        .collect();
+    cx.notices.push(if lines.len() == 1 {
+        PgError::notice(sqlstate::SUCCESSFUL_COMPLETION, lines[0].clone())
+    } else {
+        PgError::notice(
+            sqlstate::SUCCESSFUL_COMPLETION,
+            format!("drop cascades to {} other objects", lines.len()),
+        )
+        .with_detail(lines.join("\n"))
+    });
+    for (oid, _, con, _) in deps {
+        crate::tablecmds::remove_constraint(cx, oid, &con)?;
+    }
+    Ok(())
+}
+
+/// True for `TRUNCATE … CASCADE`.
+pub fn truncate_cascades(c: &Option<ast::TruncateCascadeOption>) -> bool {
+    matches!(c, Some(ast::TruncateCascadeOption::Cascade))
+}
+
+/// TRUNCATE's foreign key rule: a table referenced by a table not being
+/// truncated fails with 0A000, unless CASCADE adds the referencing tables
+/// (transitively) with a NOTICE each. Returns the tables to truncate.
+pub fn truncate_targets(
+    db: &Engine,
+    own: &[TransactionId],
+    tables: Vec<Arc<TableDef>>,
+    cascade: bool,
+    notices: &mut Vec<PgError>,
+) -> PgResult<Vec<Arc<TableDef>>> {
+    let view = db.catalog().view(own, db.clog());
+    let mut out = tables;
+    let mut i = 0;
+    while i < out.len() {
+        let t = out[i].clone();
+        let mut children = view.referencing(t.oid);
+        children.sort_by_key(|c| c.oid);
+        for child in children {
+            if out.iter().any(|o| o.oid == child.oid) {
+                continue;
+            }
+            if !cascade {
+                return Err(PgError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "cannot truncate a table referenced in a foreign key constraint",
+                )
+                .with_detail(format!(
+                    "Table \"{}\" references \"{}\".",
+                    child.name, t.name
+                ))
+                .with_hint(format!(
+                    "Truncate table \"{}\" at the same time, or use TRUNCATE ... CASCADE.",
+                    child.name
+                )));
+            }
+            notices.push(PgError::notice(
+                sqlstate::SUCCESSFUL_COMPLETION,
+                format!("truncate cascades to table \"{}\"", child.name),
+            ));
+            out.push(child);
+        }
+        i += 1;
+    }
+    Ok(out)
 }
 
 /// DROP TABLE of a table that does not exist: 42P01, or with IF EXISTS
@@ -787,7 +1001,7 @@ fn drop_indexes(
 
 /// TRUNCATE: empties the heap file and the indexes at once (not
 /// transactional).
-pub fn truncate(cx: &mut DdlCtx<'_>, names: &[String]) -> PgResult<String> {
+pub fn truncate(cx: &mut DdlCtx<'_>, names: &[String], cascade: bool) -> PgResult<String> {
     let db = cx.db;
     let mut tables = Vec::new();
     for name in names {
@@ -796,6 +1010,7 @@ pub fn truncate(cx: &mut DdlCtx<'_>, names: &[String]) -> PgResult<String> {
                 .ok_or_else(|| engine::catalog::undefined_table(name))?,
         );
     }
+    let tables = truncate_targets(db, cx.xact.own().xids, tables, cascade, &mut cx.notices)?;
     for t in tables {
         truncate_table(db, &t, cx.cancel)?;
         cx.created.insert(t.rel);

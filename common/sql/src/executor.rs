@@ -139,6 +139,27 @@ impl Vis {
     }
 }
 
+/// `SET CONSTRAINTS { ALL | name, … } { DEFERRED | IMMEDIATE }` in effect
+/// for the transaction (for deferrable constraints only).
+#[derive(Clone, Debug, Default)]
+pub struct ConstraintModes {
+    /// `SET CONSTRAINTS ALL …`: deferred (true) or immediate.
+    pub all: Option<bool>,
+    /// Per constraint name, set after the last `ALL`.
+    pub named: Vec<(String, bool)>,
+}
+
+impl ConstraintModes {
+    /// Whether constraint `name` (deferred by default if
+    /// `initially_deferred`) is deferred now.
+    pub fn deferred(&self, name: &str, initially_deferred: bool) -> bool {
+        if let Some((_, d)) = self.named.iter().rev().find(|(n, _)| n == name) {
+            return *d;
+        }
+        self.all.unwrap_or(initially_deferred)
+    }
+}
+
 /// Session settings as functions see them.
 pub trait SettingsView {
     /// `current_setting(name)`.
@@ -179,6 +200,13 @@ pub struct Ectx<'a> {
     /// The session's currval / lastval state (None: sequence functions
     /// fail, as outside a session).
     pub sequences: Option<&'a mut crate::sequence::SessionSequences>,
+    /// Foreign key events the statement queued, fired when its writes are
+    /// done (`crate::ri_triggers`).
+    pub ri_events: Vec<crate::ri_triggers::RiEvent>,
+    /// Checks of deferred constraints, for the session to fire at COMMIT.
+    pub ri_deferred: Vec<crate::ri_triggers::RiEvent>,
+    /// `SET CONSTRAINTS` of the transaction.
+    pub constraint_modes: ConstraintModes,
     ticks: u32,
     catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
@@ -210,6 +238,9 @@ impl<'a> Ectx<'a> {
             snapshot: None,
             query: None,
             sequences: None,
+            ri_events: Vec::new(),
+            ri_deferred: Vec::new(),
+            constraint_modes: ConstraintModes::default(),
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
         }
@@ -253,7 +284,13 @@ impl<'a> Ectx<'a> {
         Ok(())
     }
 
-    fn wait_for(&mut self, xid: TransactionId) -> PgResult<()> {
+    /// True if checks of constraint `c` wait for COMMIT: a deferrable
+    /// constraint, INITIALLY DEFERRED or deferred by `SET CONSTRAINTS`.
+    pub fn constraint_deferred(&self, c: &engine::catalog::ConstraintSpec) -> bool {
+        c.deferrable && self.constraint_modes.deferred(&c.name, c.initially_deferred)
+    }
+
+    pub(crate) fn wait_for(&mut self, xid: TransactionId) -> PgResult<()> {
         let limits = self.wait_limits();
         self.xact.wait_for_xid(xid, self.cancel, limits)
     }
@@ -967,7 +1004,7 @@ fn affect_row_twice() -> PgError {
 fn insert_on_conflict(
     ec: &mut Ectx<'_>,
     vis: &Vis,
-    table: &TableDef,
+    table: &Arc<TableDef>,
     oc: &crate::planner::OnConflictPlan,
     row: Vec<Value>,
     ret: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
@@ -1071,6 +1108,14 @@ fn insert_on_conflict(
                         newtid.ok_or_else(|| PgError::internal("update returned no new tid"))?;
                     delete_dropped_toast(ec, vis, &old_toast, &kept, xid)?;
                     insert_index_entries(ec, vis, table, &new_row, nt, Some(&existing))?;
+                    crate::ri_triggers::queue_child_checks(ec, table, &new_row, Some(&existing));
+                    crate::ri_triggers::queue_parent_events(
+                        ec,
+                        table,
+                        &oc.referenced_by,
+                        &existing,
+                        Some(&new_row),
+                    );
                     ret(ec, &new_row)?;
                     return Ok(1);
                 }
@@ -1111,6 +1156,7 @@ fn insert_on_conflict(
             }
         }
         insert_index_entries_except(ec, vis, table, &row, tid, &oc.arbiters)?;
+        crate::ri_triggers::queue_child_checks(ec, table, &row, None);
         ret(ec, &row)?;
         return Ok(1);
     }
@@ -1210,7 +1256,7 @@ impl InsertBatch {
         &mut self,
         ec: &mut Ectx<'_>,
         vis: &Vis,
-        table: &TableDef,
+        table: &Arc<TableDef>,
         returned: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
     ) -> PgResult<u64> {
         if self.ends.is_empty() {
@@ -1261,8 +1307,12 @@ impl InsertBatch {
         drop(slices);
         // Without kept rows (a COPY into a table without indexes) there
         // are no index entries to make and nothing to return.
+        let fks = crate::ri_triggers::has_foreign_keys(table);
         for (row, tid) in self.rows.iter().zip(tids) {
             insert_index_entries(ec, vis, table, row, tid, None)?;
+            if fks {
+                crate::ri_triggers::queue_child_checks(ec, table, row, None);
+            }
             returned(ec, row)?;
         }
         let n = self.ends.len() as u64;
@@ -1385,8 +1435,62 @@ fn enter_state(
     }
 }
 
-/// Runs a DML plan. Returns (rows affected). RETURNING rows go to `emit`.
+/// Runs a DML plan, then fires the foreign key events its writes queued
+/// (`crate::ri_triggers`). Returns (rows affected). RETURNING rows go to
+/// `emit`.
 pub fn run_dml<'a>(
+    ec: &mut Ectx<'a>,
+    vis: &Vis,
+    plan: &Plan,
+    emit: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
+) -> PgResult<u64> {
+    let n = modify_table(ec, vis, plan, emit)?;
+    crate::ri_triggers::after_statement(ec)?;
+    Ok(n)
+}
+
+/// Runs `sql`, an INSERT / UPDATE / DELETE the system issues on the
+/// statement's behalf (a foreign key's action), with `params` of `types`,
+/// under a new snapshot and command id, as PostgreSQL's SPI does.
+pub(crate) fn run_internal_dml(
+    ec: &mut Ectx<'_>,
+    sql: &str,
+    params: &[Value],
+    types: &[SqlType],
+) -> PgResult<u64> {
+    let crate::parser::Stmt::Sql(stmt) = crate::parser::parse_one(sql)? else {
+        return Err(PgError::internal("internal statement did not parse"));
+    };
+    let oids: Vec<pgtypes::Oid> = types.iter().map(|t| t.oid()).collect();
+    let planned = {
+        let own = ec.xact.own();
+        let view = ec.db.catalog().view(own.xids, ec.db.clog());
+        crate::planner::plan_statement(&view, &stmt, &oids)?
+    };
+    let vis = Vis::take(ec.xact);
+    let mut sub = Ectx::new(
+        ec.db,
+        &mut *ec.xact,
+        ec.cancel,
+        params,
+        ec.settings,
+        ec.stmt_ts,
+        ec.xact_ts,
+        ec.deadline,
+        ec.backend_pid,
+    );
+    sub.sequences = ec.sequences.as_deref_mut();
+    sub.constraint_modes = ec.constraint_modes.clone();
+    sub.snapshot = Some(vis.snapshot.clone());
+    let n = run_dml(&mut sub, &vis, &planned.plan, &mut |_, _| Ok(()))?;
+    let deferred = std::mem::take(&mut sub.ri_deferred);
+    drop(sub);
+    ec.ri_deferred.extend(deferred);
+    Ok(n)
+}
+
+/// The writes of a DML plan (see [`run_dml`]).
+fn modify_table<'a>(
     ec: &mut Ectx<'a>,
     vis: &Vis,
     plan: &Plan,
@@ -1496,6 +1600,7 @@ pub fn run_dml<'a>(
             let mut count = 0u64;
             let mut newer: Vec<Value> = Vec::with_capacity(types.len());
             let mut buf: Vec<u8> = Vec::with_capacity(128);
+            let fks = crate::ri_triggers::has_foreign_keys(table);
             scan_table(ec, vis, table, &p.access, &p.filter, &mut |ec, tid, row| {
                 let mut tid = tid;
                 let mut cur: &mut Vec<Value> = row;
@@ -1540,6 +1645,23 @@ pub fn run_dml<'a>(
                                 nt.ok_or_else(|| PgError::internal("update returned no new tid"))?;
                             delete_dropped_toast(ec, vis, &old_toast, &kept, xid)?;
                             insert_index_entries(ec, vis, table, &new_row, nt, Some(cur))?;
+                            if fks {
+                                crate::ri_triggers::queue_child_checks(
+                                    ec,
+                                    table,
+                                    &new_row,
+                                    Some(cur),
+                                );
+                            }
+                            if !p.referenced_by.is_empty() {
+                                crate::ri_triggers::queue_parent_events(
+                                    ec,
+                                    table,
+                                    &p.referenced_by,
+                                    cur,
+                                    Some(&new_row),
+                                );
+                            }
                             count += 1;
                             if let Some(r) = &p.returning {
                                 let mut out = Vec::with_capacity(r.len());
@@ -1599,6 +1721,15 @@ pub fn run_dml<'a>(
                         Some(WriteStep::Done(_)) => {
                             let old_toast = stored_toast_datums(ec, table, tid, &types)?;
                             delete_dropped_toast(ec, vis, &old_toast, &[], xid)?;
+                            if !p.referenced_by.is_empty() {
+                                crate::ri_triggers::queue_parent_events(
+                                    ec,
+                                    table,
+                                    &p.referenced_by,
+                                    row,
+                                    None,
+                                );
+                            }
                             count += 1;
                             if let Some(r) = &p.returning {
                                 let mut out = Vec::with_capacity(r.len());

@@ -10,6 +10,7 @@ pub mod parser;
 pub mod pgcatalog;
 pub mod planner;
 pub mod regexp;
+pub mod ri_triggers;
 pub mod roles;
 pub mod sequence;
 pub mod session;

@@ -809,9 +809,63 @@ fn sqlparser_statements(
             }
         }
     }
+    mark_references_without_columns(&mut tokens);
     Parser::new(&dialect)
         .with_tokens_with_locations(tokens)
         .parse_statements()
+}
+
+/// The column name standing for "the referenced table's primary key" in
+/// `REFERENCES t` written without a column list (see
+/// [`mark_references_without_columns`]); no SQL identifier can be it.
+pub const PRIMARY_KEY_COLUMNS: &str = "\u{1}primary key";
+
+/// sqlparser 0.52 requires a column list after `REFERENCES t` in a table
+/// constraint, where PostgreSQL takes the primary key when there is none:
+/// adds `("\u{1}primary key")` ([`PRIMARY_KEY_COLUMNS`]) after a
+/// referenced table name not followed by `(`.
+fn mark_references_without_columns(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithLocation, Word};
+    let significant = |tokens: &[TokenWithLocation], mut i: usize| {
+        while i < tokens.len() && matches!(tokens[i].token, Token::Whitespace(_)) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        let is_ref =
+            matches!(&tokens[i].token, Token::Word(w) if w.keyword == Keyword::REFERENCES);
+        i += 1;
+        if !is_ref {
+            continue;
+        }
+        // The (possibly qualified) table name.
+        let mut j = significant(tokens, i);
+        if !matches!(tokens.get(j).map(|t| &t.token), Some(Token::Word(_))) {
+            continue;
+        }
+        j += 1;
+        while matches!(tokens.get(j).map(|t| &t.token), Some(Token::Period))
+            && matches!(tokens.get(j + 1).map(|t| &t.token), Some(Token::Word(_)))
+        {
+            j += 2;
+        }
+        let k = significant(tokens, j);
+        if matches!(tokens.get(k).map(|t| &t.token), Some(Token::LParen)) {
+            continue;
+        }
+        let location = tokens[j - 1].location;
+        let at = |token| TokenWithLocation { token, location };
+        let word = Token::Word(Word {
+            value: PRIMARY_KEY_COLUMNS.to_string(),
+            quote_style: Some('"'),
+            keyword: Keyword::NoKeyword,
+        });
+        tokens.splice(j..j, [at(Token::LParen), at(word), at(Token::RParen)]);
+        i = j + 3;
+    }
 }
 
 fn parse_with_sqlparser(sql: &str) -> PgResult<Stmt> {

@@ -175,6 +175,9 @@ pub struct OnConflictPlan {
     pub arbiters: Vec<String>,
     /// DO NOTHING or DO UPDATE.
     pub action: ConflictAction,
+    /// The tables with a FOREIGN KEY to the target (DO UPDATE may change
+    /// a referenced key).
+    pub referenced_by: Vec<Arc<TableDef>>,
 }
 
 /// The action of ON CONFLICT.
@@ -212,6 +215,9 @@ pub struct UpdatePlan {
     pub columns: Vec<FieldDescription>,
     /// Subqueries of WHERE, SET and RETURNING (the join's, with FROM).
     pub shared: Arc<StatementPlans>,
+    /// The tables with a FOREIGN KEY to this one (a key change fires their
+    /// actions; `crate::ri_triggers`).
+    pub referenced_by: Vec<Arc<TableDef>>,
 }
 
 /// A bound DELETE.
@@ -232,6 +238,8 @@ pub struct DeletePlan {
     pub columns: Vec<FieldDescription>,
     /// Subqueries of WHERE and RETURNING (the join's, with USING).
     pub shared: Arc<StatementPlans>,
+    /// The tables with a FOREIGN KEY to this one.
+    pub referenced_by: Vec<Arc<TableDef>>,
 }
 
 /// A bound statement.
@@ -640,7 +648,10 @@ pub(crate) fn bind_series(
     params: &mut ParamTypes,
     bind: &mut dyn FnMut(&ast::Expr, &mut ParamTypes) -> PgResult<BoundExpr>,
 ) -> PgResult<(NodeKind, SqlType)> {
-    if name != "generate_series" && name != "unnest" {
+    if !matches!(
+        name,
+        "generate_series" | "unnest" | "pg_partition_ancestors"
+    ) {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
             format!("function {name} does not exist"),
@@ -660,6 +671,19 @@ pub(crate) fn bind_series(
     }
     if name == "unnest" {
         return bind_unnest(bound);
+    }
+    if name == "pg_partition_ancestors" {
+        // The relation and its ancestors: hotpair has no partitions, so
+        // one row, the relation itself.
+        let [rel] = <[BoundExpr; 1]>::try_from(bound).map_err(|_| {
+            PgError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                "function pg_partition_ancestors with this number of arguments does not exist",
+            )
+        })?;
+        let ty = SqlType::Reg(pgtypes::sqltype::RegKind::Class);
+        let rel = coerce(rel, ty, params)?;
+        return Ok((NodeKind::Values { rows: vec![vec![rel]] }, ty));
     }
     if !(2..=3).contains(&bound.len()) {
         return Err(PgError::new(
@@ -1177,7 +1201,11 @@ fn plan_on_conflict(
             }
         }
     };
-    Ok(OnConflictPlan { arbiters, action })
+    Ok(OnConflictPlan {
+        arbiters,
+        action,
+        referenced_by: g.catalog.referencing(table.oid),
+    })
 }
 
 fn no_arbiter() -> PgError {
@@ -1299,6 +1327,7 @@ fn plan_update(
     };
     let (returning, columns) = bind_returning(&g, returning, &table, &scope, params)?;
     let shared = dml_plans(g, join.as_deref())?;
+    let referenced_by = catalog.referencing(table.oid);
     Ok(UpdatePlan {
         table,
         access,
@@ -1308,6 +1337,7 @@ fn plan_update(
         returning,
         columns,
         shared,
+        referenced_by,
     })
 }
 
@@ -1359,6 +1389,7 @@ fn plan_delete(
     };
     let (returning, columns) = bind_returning(&g, d.returning.as_deref(), &table, &scope, params)?;
     let shared = dml_plans(g, join.as_deref())?;
+    let referenced_by = catalog.referencing(table.oid);
     Ok(DeletePlan {
         table,
         access,
@@ -1367,5 +1398,6 @@ fn plan_delete(
         returning,
         columns,
         shared,
+        referenced_by,
     })
 }

@@ -243,6 +243,11 @@ pub struct Session {
     /// (done at COMMIT), CREATE TABLE / INDEX (undone at ROLLBACK), each
     /// with its savepoint depth.
     pending_ddl: PendingDdlList,
+    /// Checks of deferred foreign keys, fired at COMMIT, each with its
+    /// savepoint depth (`crate::ri_triggers`).
+    ri_deferred: Vec<(crate::ri_triggers::RiEvent, usize)>,
+    /// `SET CONSTRAINTS` of the current transaction.
+    constraint_modes: crate::executor::ConstraintModes,
     /// currval / lastval of this session.
     sequences: crate::sequence::SessionSequences,
     /// This session's own xids after its last DDL statement, shared with
@@ -383,6 +388,8 @@ impl Session {
             created_in_xact: HashSet::new(),
             mvcc_truncated_in_xact: HashSet::new(),
             pending_ddl: PendingDdlList::default(),
+            ri_deferred: Vec::new(),
+            constraint_modes: Default::default(),
             sequences: Default::default(),
             own_xids: Arc::new(Mutex::new(Vec::new())),
             frozen_in_xact: Vec::new(),
@@ -882,6 +889,8 @@ impl Session {
         self.frozen_in_xact.clear();
         // Drops happen, creations stay (COMMIT) — or creations go (abort).
         self.pending_ddl.end(&self.db, committed);
+        self.ri_deferred.clear();
+        self.constraint_modes = Default::default();
         self.own_xids.lock().clear();
         self.created_in_xact.clear();
         self.mvcc_truncated_in_xact.clear();
@@ -914,7 +923,52 @@ impl Session {
             self.backend_pid,
         );
         e.sequences = Some(&mut self.sequences);
+        e.constraint_modes = self.constraint_modes.clone();
         e
+    }
+
+    /// Keeps the deferred checks a statement left for COMMIT — or, outside
+    /// a transaction block, where the statement's end is the commit, fires
+    /// them now.
+    fn keep_deferred(&mut self, events: Vec<crate::ri_triggers::RiEvent>) -> PgResult<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        if self.xact.in_transaction_block() {
+            let depth = self.xact.nesting_depth();
+            self.ri_deferred
+                .extend(events.into_iter().map(|e| (e, depth)));
+            return Ok(());
+        }
+        let db = self.db.clone();
+        let deadline = self.deadline();
+        let mut ec = self.ectx(&db, &[], deadline);
+        crate::ri_triggers::fire_deferred(&mut ec, events)
+    }
+
+    /// Fires the transaction's deferred foreign key checks (before COMMIT
+    /// or PREPARE TRANSACTION). A violation aborts the transaction, as a
+    /// failed COMMIT does in PostgreSQL.
+    fn fire_deferred_checks(&mut self) -> PgResult<()> {
+        if self.ri_deferred.is_empty() {
+            return Ok(());
+        }
+        let events: Vec<_> = std::mem::take(&mut self.ri_deferred)
+            .into_iter()
+            .map(|(e, _)| e)
+            .collect();
+        let db = self.db.clone();
+        let deadline = self.deadline();
+        let r = {
+            let mut ec = self.ectx(&db, &[], deadline);
+            ec.constraint_modes = Default::default();
+            crate::ri_triggers::fire_deferred(&mut ec, events)
+        };
+        if r.is_err() {
+            let _ = self.xact.rollback();
+            self.end_committed = Some(false);
+        }
+        r
     }
 
     fn deadline(&self) -> Option<Instant> {
@@ -980,6 +1034,7 @@ impl Session {
                 done(if *start { "START TRANSACTION" } else { "BEGIN" })
             }
             Stmt::Commit => {
+                self.fire_deferred_checks()?;
                 let (tag, w) = self.at_commit_point(|s| s.xact.commit())?;
                 if let Some(w) = w {
                     self.notice(sink, w);
@@ -1002,6 +1057,10 @@ impl Session {
                 self.xact.release(n)?;
                 // DDL of released savepoints now belongs to the parent.
                 self.pending_ddl.release(self.xact.nesting_depth());
+                let depth = self.xact.nesting_depth();
+                for e in self.ri_deferred.iter_mut() {
+                    e.1 = e.1.min(depth);
+                }
                 done("RELEASE")
             }
             Stmt::RollbackTo(n) => {
@@ -1010,6 +1069,8 @@ impl Session {
                 // (or deeper) is undone.
                 self.pending_ddl
                     .rollback_to(&self.db, self.xact.nesting_depth());
+                let depth = self.xact.nesting_depth();
+                self.ri_deferred.retain(|(_, d)| *d < depth);
                 self.share_own_xids();
                 done("ROLLBACK")
             }
@@ -1176,6 +1237,7 @@ impl Session {
                         "cannot execute PREPARE TRANSACTION during recovery",
                     ));
                 }
+                self.fire_deferred_checks()?;
                 if !self.frozen_in_xact.is_empty() && self.xact.status() == TxStatus::InBlock {
                     // COPY FREEZE rows are visible to everyone at once; a
                     // prepared transaction could not take them back.
@@ -1231,27 +1293,35 @@ impl Session {
             Stmt::Sql(s) => {
                 if is_plannable(s) {
                     self.exec_planned(stmt, s, params, sink)
-                } else if let (ast::Statement::Truncate { table_names, .. }, true) =
-                    (&**s, self.xact.in_transaction_block())
+                } else if let (
+                    ast::Statement::Truncate {
+                        table_names,
+                        cascade,
+                        ..
+                    },
+                    true,
+                ) = (&**s, self.xact.in_transaction_block())
                 {
                     self.check_writable("TRUNCATE TABLE")?;
                     let names: Vec<String> = table_names
                         .iter()
                         .map(|t| crate::planner::object_name(&t.name))
                         .collect();
-                    self.truncate_in_block(&names, sink)
+                    let cascade = crate::ddl::truncate_cascades(cascade);
+                    self.truncate_in_block(&names, cascade, sink)
                 } else if let (
                     ast::Statement::Drop {
                         object_type: ast::ObjectType::Table,
                         names,
                         if_exists,
+                        cascade,
                         ..
                     },
                     true,
                 ) = (&**s, self.xact.in_transaction_block())
                 {
                     self.check_writable("DROP TABLE")?;
-                    self.drop_in_block(names, *if_exists, sink)
+                    self.drop_in_block(names, *if_exists, *cascade, sink)
                 } else if is_ddl(s) {
                     self.check_writable(command_name(&stmt.parsed.stmt))?;
                     if let ast::Statement::CreateTable(ct) = &**s {
@@ -1262,34 +1332,7 @@ impl Session {
                             drop_table(&self.db, &t, &self.cancel)?;
                         }
                     }
-                    let db = self.db.clone();
-                    let limits = WaitLimits {
-                        statement: self.deadline(),
-                        lock_timeout: self.settings.lock_timeout(),
-                    };
-                    let mut cx = DdlCtx {
-                        db: &db,
-                        xact: &mut self.xact,
-                        cancel: &self.cancel,
-                        created: &mut self.created_in_xact,
-                        notices: Vec::new(),
-                        limits,
-                        pending: Vec::new(),
-                    };
-                    let r = execute_ddl(&mut cx, s);
-                    // Recorded even if the statement failed part-way: a
-                    // table created before the error goes with the rollback.
-                    let pending = std::mem::take(&mut cx.pending);
-                    let notices = std::mem::take(&mut cx.notices);
-                    let depth = self.xact.nesting_depth();
-                    for p in pending {
-                        self.pending_ddl.push(p, depth);
-                    }
-                    for n in notices {
-                        self.notice(sink, n);
-                    }
-                    self.share_own_xids();
-                    let tag = r?;
+                    let tag = self.with_ddl_ctx(sink, |cx| execute_ddl(cx, s))?;
                     self.xact.command_counter_increment();
                     Ok(ExecOutcome::Complete(tag))
                 } else {
@@ -1349,6 +1392,42 @@ impl Session {
         Ok(ExecOutcome::Complete("SET".into()))
     }
 
+    /// Runs `f` with a DDL context of this session, then records what it
+    /// created (even when it failed part-way: a table created before the
+    /// error goes with the rollback) and sends its notices.
+    fn with_ddl_ctx<R>(
+        &mut self,
+        sink: &mut dyn ResultSink,
+        f: impl FnOnce(&mut DdlCtx<'_>) -> PgResult<R>,
+    ) -> PgResult<R> {
+        let db = self.db.clone();
+        let limits = WaitLimits {
+            statement: self.deadline(),
+            lock_timeout: self.settings.lock_timeout(),
+        };
+        let mut cx = DdlCtx {
+            db: &db,
+            xact: &mut self.xact,
+            cancel: &self.cancel,
+            created: &mut self.created_in_xact,
+            notices: Vec::new(),
+            limits,
+            pending: Vec::new(),
+        };
+        let r = f(&mut cx);
+        let pending = std::mem::take(&mut cx.pending);
+        let notices = std::mem::take(&mut cx.notices);
+        let depth = self.xact.nesting_depth();
+        for p in pending {
+            self.pending_ddl.push(p, depth);
+        }
+        for n in notices {
+            self.notice(sink, n);
+        }
+        self.share_own_xids();
+        r
+    }
+
     /// DROP TABLE inside a transaction block, which may still roll back.
     /// A table from before the transaction is dropped at COMMIT (a
     /// [`PendingDdl::Drop`]; not at all on ROLLBACK, or ROLLBACK TO a
@@ -1359,6 +1438,7 @@ impl Session {
         &mut self,
         names: &[ast::ObjectName],
         if_exists: bool,
+        cascade: bool,
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
         let mut now = Vec::new();
@@ -1381,6 +1461,10 @@ impl Session {
                 }
             }
         }
+        let all: Vec<Arc<TableDef>> = now.iter().chain(&later).cloned().collect();
+        self.with_ddl_ctx(sink, |cx| {
+            crate::ddl::drop_table_dependents(cx, &all, cascade)
+        })?;
         for t in now {
             drop_table(&self.db, &t, &self.cancel)?;
             self.created_in_xact.remove(&t.rel);
@@ -1405,12 +1489,27 @@ impl Session {
     fn truncate_in_block(
         &mut self,
         names: &[String],
+        cascade: bool,
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
         let mut tables = Vec::with_capacity(names.len());
         for name in names {
             tables.push(self.visible_table(name)?);
         }
+        let mut notices = Vec::new();
+        let tables = crate::ddl::truncate_targets(
+            &self.db,
+            self.xact.own().xids,
+            tables,
+            cascade,
+            &mut notices,
+        )?;
+        for n in notices {
+            self.notice(sink, n);
+        }
+        // Emptied by DELETE, referencing tables first: a referenced row's
+        // foreign key check then finds its referencing rows deleted.
+        let tables = referencing_first(tables);
         for t in tables {
             let fresh =
                 self.created_in_xact.contains(&t.rel) || self.db.heap().nblocks(t.rel)? == 0;
@@ -1457,6 +1556,7 @@ impl Session {
         let deadline = self.deadline();
         let mut ec = self.ectx(&db, params, deadline);
         ec.snapshot = Some(vis.snapshot.clone());
+        let mut deferred = Vec::new();
         let tag = match &planned.plan {
             Plan::Query(q) => {
                 let mut regs = crate::executor::reg_columns(&q.columns);
@@ -1473,6 +1573,7 @@ impl Session {
             }
             p => {
                 let n = run_dml(&mut ec, &vis, p, &mut |_, row| sink.row(row))?;
+                deferred = std::mem::take(&mut ec.ri_deferred);
                 match p {
                     Plan::Insert(_) => format!("INSERT 0 {n}"),
                     Plan::Update(_) => format!("UPDATE {n}"),
@@ -1481,6 +1582,7 @@ impl Session {
             }
         };
         drop(ec);
+        self.keep_deferred(deferred)?;
         if planned.writes() {
             self.xact.command_counter_increment();
         }
@@ -1641,7 +1743,13 @@ impl Session {
         let deadline = self.deadline();
         let r = {
             let mut ec = self.ectx(&db, &[], deadline);
-            state.finish(&mut ec)
+            state
+                .finish(&mut ec)
+                .map(|n| (n, std::mem::take(&mut ec.ri_deferred)))
+        };
+        let r = match r {
+            Ok((n, deferred)) => self.keep_deferred(deferred).map(|_| n),
+            Err(e) => Err(e),
         };
         match r {
             Ok(n) => {
@@ -1681,7 +1789,14 @@ impl Session {
 
     /// See [`Session::begin_implicit`]; `ok` is false after an error.
     pub fn end_implicit(&mut self, ok: bool) -> PgResult<()> {
+        let fired = if ok {
+            self.fire_deferred_checks()
+        } else {
+            Ok(())
+        };
+        let ok = ok && fired.is_ok();
         let r = self.at_commit_point(|s| s.xact.end_implicit_block(ok));
+        fired?;
         self.settle_xact(ok && r.is_ok());
         r
     }
@@ -1919,4 +2034,25 @@ impl Backend for Session {
     fn setting(&self, name: &str) -> Option<String> {
         Session::setting(self, name)
     }
+}
+
+/// `tables` ordered so that a table comes before every table of the list
+/// it has a FOREIGN KEY to (cycles in list order).
+fn referencing_first(mut tables: Vec<Arc<TableDef>>) -> Vec<Arc<TableDef>> {
+    let mut out = Vec::with_capacity(tables.len());
+    while !tables.is_empty() {
+        let referenced = |t: &TableDef, rest: &[Arc<TableDef>]| {
+            rest.iter().any(|r| {
+                r.oid != t.oid
+                    && r.constraints
+                        .iter()
+                        .any(|c| c.foreign.as_ref().is_some_and(|f| f.table == t.oid))
+            })
+        };
+        let i = (0..tables.len())
+            .find(|&i| !referenced(&tables[i], &tables))
+            .unwrap_or(0);
+        out.push(tables.remove(i));
+    }
+    out
 }

@@ -679,8 +679,11 @@ fn alter_one(
                 }
                 return Err(PgError::new(sqlstate::UNDEFINED_OBJECT, msg));
             };
+            if c.index.is_some() && c.kind != ConstraintKind::ForeignKey {
+                refuse_if_referenced(cx, table, &c, &cname)?;
+            }
             spec.constraints.retain(|x| x.name != cname);
-            if let Some(ix) = &c.index {
+            if let (Some(ix), false) = (&c.index, c.kind == ConstraintKind::ForeignKey) {
                 cx.pending.push(PendingDdl::DropIndex {
                     oid: table.oid,
                     index: ix.clone(),
@@ -757,10 +760,180 @@ fn add_constraint(
             alter_definition(cx, table, spec)?;
             Ok(())
         }
+        ast::TableConstraint::ForeignKey {
+            name,
+            columns,
+            foreign_table,
+            referred_columns,
+            on_delete,
+            on_update,
+            characteristics,
+        } => {
+            let mut cols = Vec::with_capacity(columns.len());
+            for i in columns {
+                let n = ident_name(i);
+                cols.push(table.column_index(&n).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                    )
+                })?);
+            }
+            let clause = FkClause {
+                name: name.as_ref(),
+                columns: cols,
+                referred: referred_columns,
+                on_delete: *on_delete,
+                on_update: *on_update,
+                characteristics: characteristics.as_ref(),
+            };
+            let target = fk_referenced_table(cx, foreign_table)?;
+            let c = foreign_key_constraint(
+                cx,
+                &table.name,
+                &table.columns,
+                &table.constraints,
+                &clause,
+                &FkTarget::of(&target),
+            )?;
+            validate_foreign_key(cx, table, &target, &c)?;
+            let mut spec = table.spec();
+            spec.constraints.push(c);
+            alter_definition(cx, table, spec)?;
+            Ok(())
+        }
         other => Err(PgError::unsupported(format!(
             "constraint {other} is not supported"
         ))),
     }
+}
+
+/// Removes constraint `name` from the table with OID `oid` (DROP …
+/// CASCADE of what a foreign key references): an ALTER like any other.
+pub(crate) fn remove_constraint(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid, name: &str) -> PgResult<()> {
+    let t = lock_for_alter(cx, oid)?;
+    let mut spec = t.spec();
+    spec.constraints.retain(|c| c.name != name);
+    alter_definition(cx, &t, spec)?;
+    Ok(())
+}
+
+/// 2BP01 if a foreign key uses the unique index of constraint `c` of
+/// `table` (DROP CONSTRAINT of a referenced key).
+fn refuse_if_referenced(
+    cx: &DdlCtx<'_>,
+    table: &TableDef,
+    c: &ConstraintSpec,
+    cname: &str,
+) -> PgResult<()> {
+    let view = cx.db.catalog().view(cx.xact.own().xids, cx.db.clog());
+    for child in view.referencing(table.oid) {
+        for fk in &child.constraints {
+            let uses = fk.foreign.as_ref().is_some_and(|f| f.table == table.oid)
+                && fk.index == c.index;
+            if uses {
+                return Err(PgError::new(
+                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!(
+                        "cannot drop constraint {cname} on table {} because other objects depend on it",
+                        table.name
+                    ),
+                )
+                .with_detail(format!(
+                    "constraint {} on table {} depends on index {}",
+                    fk.name,
+                    child.name,
+                    c.index.as_deref().unwrap_or(cname)
+                ))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// ADD FOREIGN KEY: every row of `table` that is live or may become live
+/// (SnapshotDirty) must have its key in `target`.
+fn validate_foreign_key(
+    cx: &mut DdlCtx<'_>,
+    table: &TableDef,
+    target: &TableDef,
+    c: &ConstraintSpec,
+) -> PgResult<()> {
+    let Some(f) = &c.foreign else {
+        return Ok(());
+    };
+    // The referenced keys, as text of the key values (present committed or
+    // our own: the dirty check below waits for the rest).
+    let mut keys = std::collections::HashSet::new();
+    let ttypes = target.types();
+    let ktypes: Vec<SqlType> = f.columns.iter().map(|i| ttypes[*i]).collect();
+    let mut row = Vec::with_capacity(ttypes.len());
+    let mut candidates = Vec::new();
+    cx.db.heap().scan_all(target.rel, &mut |tid, data| {
+        target.decode_into(data, &ttypes, &mut row, cx.db.heap())?;
+        candidates.push((tid, key_text_of(&row, &f.columns, &ktypes)));
+        Ok(())
+    })?;
+    let vis = crate::executor::Vis::take(cx.xact);
+    for (tid, k) in candidates {
+        if let Some(k) = k {
+            if !keys.contains(&k) && dirty_live(cx, &vis, target, tid)? {
+                keys.insert(k);
+            }
+        }
+    }
+    let mut bad: Option<Vec<Value>> = None;
+    let violated = scan_live(cx, table, &mut |row| {
+        let k = key_text_of(row, &c.columns, &ktypes);
+        let ok = match k {
+            None => true,
+            Some(k) => keys.contains(&k),
+        };
+        if !ok && bad.is_none() {
+            bad = Some(c.columns.iter().map(|i| row[*i].clone()).collect());
+        }
+        Ok(ok)
+    })?;
+    if let (true, Some(key)) = (violated, bad) {
+        let names: Vec<&str> = c
+            .columns
+            .iter()
+            .map(|i| table.columns[*i].name.as_str())
+            .collect();
+        let vals: Vec<String> = key.iter().map(|v| v.to_text_string()).collect();
+        return Err(PgError::new(
+            sqlstate::FOREIGN_KEY_VIOLATION,
+            format!(
+                "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+                table.name, c.name
+            ),
+        )
+        .with_detail(format!(
+            "Key ({})=({}) is not present in table \"{}\".",
+            names.join(", "),
+            vals.join(", "),
+            target.name
+        )));
+    }
+    Ok(())
+}
+
+/// The key at `cols` of `row` as comparable text, each value cast to the
+/// referenced column's type (`types`, in key order); None when a key
+/// column is NULL.
+fn key_text_of(row: &[Value], cols: &[usize], types: &[SqlType]) -> Option<String> {
+    let mut out = String::new();
+    for (c, ty) in cols.iter().zip(types) {
+        let v = row.get(*c)?;
+        if v.is_null() {
+            return None;
+        }
+        let v = pgtypes::value::cast_assign(v, *ty).ok()?;
+        out.push_str(&v.to_text_string());
+        out.push('\u{0}');
+    }
+    Some(out)
 }
 
 /// ADD PRIMARY KEY / UNIQUE: builds the index (its own pending creation),
@@ -799,4 +972,213 @@ fn add_key(
     spec.constraints.push(key_constraint(&iname, primary, cols));
     alter_definition(cx, &t, spec)?;
     Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// FOREIGN KEY constraints
+// ---------------------------------------------------------------------------
+
+/// The referenced side of a FOREIGN KEY as its resolution needs it: an
+/// existing table, or the table a CREATE TABLE is defining (a key to
+/// itself).
+pub struct FkTarget<'a> {
+    /// The table's OID.
+    pub oid: pgtypes::Oid,
+    /// Its name (for messages).
+    pub name: &'a str,
+    /// Its columns.
+    pub columns: &'a [ColumnDef],
+    /// Its unique keys: (index name, key columns, primary).
+    pub keys: Vec<(String, Vec<usize>, bool)>,
+}
+
+impl<'a> FkTarget<'a> {
+    /// The target for an existing table: its unique indexes.
+    pub fn of(t: &'a TableDef) -> FkTarget<'a> {
+        FkTarget {
+            oid: t.oid,
+            name: &t.name,
+            columns: &t.columns,
+            keys: t
+                .indexes
+                .list()
+                .iter()
+                .filter(|i| i.spec.unique)
+                .map(|i| (i.spec.name.clone(), i.spec.columns.clone(), i.spec.primary))
+                .collect(),
+        }
+    }
+}
+
+/// The parts of a FOREIGN KEY clause (column or table constraint).
+pub struct FkClause<'a> {
+    /// CONSTRAINT name.
+    pub name: Option<&'a ast::Ident>,
+    /// The referencing columns' positions.
+    pub columns: Vec<usize>,
+    /// The referenced columns as written (empty: the primary key).
+    pub referred: &'a [ast::Ident],
+    /// ON DELETE.
+    pub on_delete: Option<ast::ReferentialAction>,
+    /// ON UPDATE.
+    pub on_update: Option<ast::ReferentialAction>,
+    /// [NOT] DEFERRABLE, INITIALLY DEFERRED / IMMEDIATE.
+    pub characteristics: Option<&'a ast::ConstraintCharacteristics>,
+}
+
+fn fk_action(a: Option<ast::ReferentialAction>) -> engine::catalog::FkAction {
+    use engine::catalog::FkAction;
+    match a {
+        None | Some(ast::ReferentialAction::NoAction) => FkAction::NoAction,
+        Some(ast::ReferentialAction::Restrict) => FkAction::Restrict,
+        Some(ast::ReferentialAction::Cascade) => FkAction::Cascade,
+        Some(ast::ReferentialAction::SetNull) => FkAction::SetNull,
+        Some(ast::ReferentialAction::SetDefault) => FkAction::SetDefault,
+    }
+}
+
+/// True if a key column of type `a` can reference one of type `b`: the
+/// types have a common equality operator (PostgreSQL looks for one; these
+/// are the families hotpair's types fall in).
+fn fk_types_compatible(a: SqlType, b: SqlType) -> bool {
+    a.base() == b.base()
+        || (a.is_numeric_category() && b.is_numeric_category())
+        || (a.is_text_like() && b.is_text_like())
+        || matches!(
+            (a, b),
+            (SqlType::Timestamp, SqlType::TimestampTz) | (SqlType::TimestampTz, SqlType::Timestamp)
+        )
+}
+
+/// Resolves a FOREIGN KEY of the table `table` (columns `columns`, its
+/// constraints so far `taken`) to `target`, as PostgreSQL's
+/// ATAddForeignKeyConstraint does: the referenced columns (the primary key
+/// when none are named) must be exactly the columns of a unique index,
+/// as many as the referencing ones, of comparable types.
+pub fn foreign_key_constraint(
+    cx: &DdlCtx<'_>,
+    table: &str,
+    columns: &[ColumnDef],
+    taken: &[ConstraintSpec],
+    fk: &FkClause<'_>,
+    target: &FkTarget<'_>,
+) -> PgResult<ConstraintSpec> {
+    let invalid = |m: String| PgError::new(sqlstate::INVALID_FOREIGN_KEY, m);
+    let names: Vec<&str> = fk
+        .columns
+        .iter()
+        .map(|c| columns[*c].name.as_str())
+        .collect();
+    let name = match fk.name {
+        Some(n) => ident_name(n),
+        None => choose_constraint_name(cx, table, &names, "fkey", taken),
+    };
+    if taken.iter().any(|c| c.name == name) {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_OBJECT,
+            format!("constraint \"{name}\" for relation \"{table}\" already exists"),
+        ));
+    }
+    let referred_ids: Vec<&ast::Ident> = fk
+        .referred
+        .iter()
+        .filter(|i| i.value != crate::parser::PRIMARY_KEY_COLUMNS)
+        .collect();
+    let (index, referred) = if referred_ids.is_empty() {
+        let pk = target.keys.iter().find(|k| k.2).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!(
+                    "there is no primary key for referenced table \"{}\"",
+                    target.name
+                ),
+            )
+        })?;
+        (pk.0.clone(), pk.1.clone())
+    } else {
+        let mut cols = Vec::with_capacity(referred_ids.len());
+        for i in referred_ids {
+            let n = ident_name(i);
+            let c = target
+                .columns
+                .iter()
+                .position(|c| c.name == n && !c.dropped)
+                .ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                    )
+                })?;
+            cols.push(c);
+        }
+        let mut sorted = cols.clone();
+        sorted.sort_unstable();
+        let key = target.keys.iter().find(|k| {
+            let mut s = k.1.clone();
+            s.sort_unstable();
+            s == sorted && k.1.len() == cols.len()
+        });
+        let Some(key) = key else {
+            return Err(invalid(format!(
+                "there is no unique constraint matching given keys for referenced table \"{}\"",
+                target.name
+            )));
+        };
+        (key.0.clone(), cols)
+    };
+    if referred.len() != fk.columns.len() {
+        return Err(invalid(
+            "number of referencing and referenced columns for foreign key disagree".into(),
+        ));
+    }
+    for (&a, &b) in fk.columns.iter().zip(&referred) {
+        let (ta, tb) = (columns[a].ty, target.columns[b].ty);
+        if !fk_types_compatible(ta, tb) {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!("foreign key constraint \"{name}\" cannot be implemented"),
+            )
+            .with_detail(format!(
+                "Key columns \"{}\" and \"{}\" are of incompatible types: {} and {}.",
+                columns[a].name,
+                target.columns[b].name,
+                ta.pg_base_name(),
+                tb.pg_base_name()
+            )));
+        }
+    }
+    let ch = fk.characteristics;
+    let initially_deferred =
+        ch.and_then(|c| c.initially) == Some(ast::DeferrableInitial::Deferred);
+    let deferrable = match ch.and_then(|c| c.deferrable) {
+        Some(false) if initially_deferred => {
+            return Err(PgError::syntax(
+                "constraint declared INITIALLY DEFERRED must be DEFERRABLE",
+            ))
+        }
+        Some(d) => d,
+        None => initially_deferred,
+    };
+    Ok(ConstraintSpec {
+        name,
+        kind: ConstraintKind::ForeignKey,
+        columns: fk.columns.clone(),
+        check: None,
+        index: Some(index),
+        foreign: Some(engine::catalog::ForeignKeySpec {
+            table: target.oid,
+            columns: referred,
+            on_delete: fk_action(fk.on_delete),
+            on_update: fk_action(fk.on_update),
+        }),
+        deferrable,
+        initially_deferred,
+    })
+}
+
+/// The table a FOREIGN KEY names, as the session sees it.
+pub fn fk_referenced_table(cx: &DdlCtx<'_>, name: &ast::ObjectName) -> PgResult<Arc<TableDef>> {
+    let n = object_name(name);
+    cx.visible(&n)
+        .ok_or_else(|| engine::catalog::undefined_table(&n))
 }

@@ -71,6 +71,11 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             input: build(input, vis),
             pred,
         }),
+        NodeKind::Ordinality { input } => Box::new(OrdinalityNode {
+            input: build(input, vis),
+            n: 0,
+            out: Vec::new(),
+        }),
         NodeKind::Project { input, exprs } => Box::new(ProjectNode {
             input: build(input, vis),
             exprs,
@@ -211,6 +216,29 @@ impl ExecNode for ProjectNode<'_> {
             let v = crate::expr::eval(e, row, p, ec)?;
             self.out.push(v);
         }
+        Ok(true)
+    }
+    fn row(&self) -> &[Value] {
+        &self.out
+    }
+}
+
+struct OrdinalityNode<'p> {
+    input: Node<'p>,
+    n: i64,
+    out: Vec<Value>,
+}
+
+impl ExecNode for OrdinalityNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if !self.input.next(ec)? {
+            self.n = 0; // rescanned under a nested loop: count again
+            return Ok(false);
+        }
+        self.n += 1;
+        self.out.clear();
+        self.out.extend_from_slice(self.input.row());
+        self.out.push(Value::Int8(self.n));
         Ok(true)
     }
     fn row(&self) -> &[Value] {

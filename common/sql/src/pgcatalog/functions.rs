@@ -48,6 +48,9 @@ pub enum CatFunc {
     HasPrivilege,
     /// pg_relation_is_publishable → false.
     False,
+    /// pg_partition_ancestors(regclass): the relation and its ancestors;
+    /// hotpair has no partitions, so exactly the relation itself.
+    PartitionAncestors,
     /// pg_encoding_to_char(int4) → name
     EncodingToChar,
     /// quote_ident(text) → text
@@ -143,6 +146,11 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         {
             any(CatFunc::HasPrivilege, T::Bool)
         }
+        "pg_partition_ancestors" if n == 1 => s(
+            CatFunc::PartitionAncestors,
+            &[T::Reg(RegKind::Class)],
+            T::Reg(RegKind::Class),
+        ),
         "pg_relation_is_publishable" if n == 1 => {
             s(CatFunc::False, &[T::Reg(RegKind::Class)], T::Bool)
         }
@@ -208,6 +216,7 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         CatFunc::Null => Value::Null,
         CatFunc::HasPrivilege => Value::Bool(true),
         CatFunc::False => Value::Bool(false),
+        CatFunc::PartitionAncestors => args.first().cloned().unwrap_or(Value::Null),
         CatFunc::IndexesSize => {
             if first_null {
                 Value::Null

@@ -253,16 +253,36 @@ impl CatalogSnapshot {
                     .map(|i| i.spec.oid)
             };
             for (i, c) in t.constraints.iter().enumerate() {
-                let index = c.index.as_deref().and_then(index_oid);
-                let oid = index.unwrap_or_else(|| {
-                    0x4000_0000u32
-                        .wrapping_add(t.oid.wrapping_mul(32))
-                        .wrapping_add(i as u32)
-                });
+                let derived = 0x4000_0000u32
+                    .wrapping_add(t.oid.wrapping_mul(32))
+                    .wrapping_add(i as u32);
+                // A foreign key's index is the referenced table's unique
+                // index (conindid); its own OID is derived like a CHECK's.
+                let referenced = c
+                    .foreign
+                    .as_ref()
+                    .and_then(|f| self.tables.iter().find(|r| r.oid == f.table));
+                let (oid, index) = match referenced {
+                    Some(r) => {
+                        let ix = c.index.as_deref().and_then(|n| {
+                            r.indexes
+                                .list()
+                                .iter()
+                                .find(|i| i.spec.name == n)
+                                .map(|i| i.spec.oid)
+                        });
+                        (derived, ix.unwrap_or(0))
+                    }
+                    None => {
+                        let index = c.index.as_deref().and_then(index_oid);
+                        (index.unwrap_or(derived), index.unwrap_or(0))
+                    }
+                };
                 out.push(Constraint {
                     oid,
                     table: t,
-                    index: index.unwrap_or(0),
+                    index,
+                    referenced,
                     spec: std::borrow::Cow::Borrowed(c),
                 });
             }
@@ -276,6 +296,7 @@ impl CatalogSnapshot {
                         oid: ix.spec.oid,
                         table: t,
                         index: ix.spec.oid,
+                        referenced: None,
                         spec: std::borrow::Cow::Owned(ConstraintSpec {
                             name: ix.spec.name.clone(),
                             kind: ConstraintKind::PrimaryKey,
@@ -330,6 +351,8 @@ pub struct Constraint<'a> {
     pub table: &'a Arc<TableDef>,
     /// conindid (0 without an index).
     pub index: u32,
+    /// A foreign key's referenced table (confrelid), if this session sees it.
+    pub referenced: Option<&'a Arc<TableDef>>,
     /// The definition.
     pub spec: std::borrow::Cow<'a, ConstraintSpec>,
 }
@@ -363,12 +386,24 @@ impl Constraint<'_> {
                 if pretty { "" } else { ")" },
             ),
             ConstraintKind::ForeignKey => {
-                let f = self.spec.foreign.as_ref();
-                format!(
-                    "FOREIGN KEY ({}) REFERENCES {}",
-                    self.column_list(),
-                    f.map(|f| quote_ident(&f.table)).unwrap_or_default()
-                )
+                let mut d = format!("FOREIGN KEY ({}) REFERENCES ", self.column_list());
+                if let (Some(f), Some(r)) = (self.spec.foreign.as_ref(), self.referenced) {
+                    let cols: Vec<String> = f
+                        .columns
+                        .iter()
+                        .filter_map(|c| r.columns.get(*c))
+                        .map(|c| quote_ident(&c.name))
+                        .collect();
+                    d.push_str(&format!("{}({})", quote_ident(&r.name), cols.join(", ")));
+                    // PostgreSQL prints ON UPDATE before ON DELETE, and
+                    // nothing for NO ACTION.
+                    for (what, a) in [("UPDATE", f.on_update), ("DELETE", f.on_delete)] {
+                        if let Some(a) = fk_action_sql(a) {
+                            d.push_str(&format!(" ON {what} {a}"));
+                        }
+                    }
+                }
+                d
             }
         };
         if self.spec.deferrable {
@@ -378,6 +413,19 @@ impl Constraint<'_> {
             }
         }
         def
+    }
+}
+
+/// The SQL of a referential action as pg_get_constraintdef prints it
+/// (None for NO ACTION, the default it leaves out).
+pub fn fk_action_sql(a: engine::catalog::FkAction) -> Option<&'static str> {
+    use engine::catalog::FkAction;
+    match a {
+        FkAction::NoAction => None,
+        FkAction::Restrict => Some("RESTRICT"),
+        FkAction::Cascade => Some("CASCADE"),
+        FkAction::SetNull => Some("SET NULL"),
+        FkAction::SetDefault => Some("SET DEFAULT"),
     }
 }
 

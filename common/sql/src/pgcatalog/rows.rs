@@ -104,6 +104,16 @@ fn snap(ec: &dyn ViewContext) -> Arc<CatalogSnapshot> {
 pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_CLASS);
+    // Tables with a foreign key, or referenced by one: PostgreSQL's RI
+    // triggers make relhastriggers true on both sides (psql's \d lists
+    // the keys only then).
+    let mut with_triggers = std::collections::HashSet::new();
+    for c in s.constraints() {
+        if let Some(f) = &c.spec.foreign {
+            with_triggers.insert(c.table.oid);
+            with_triggers.insert(f.table);
+        }
+    }
     for r in s.relations() {
         let (am, natts, hasindex, reltuples, relpages, relfilenode, options) = match r {
             RelRef::Table(t) => {
@@ -154,6 +164,10 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("relpages", Value::Int4(relpages)),
             ("reltuples", Value::Float8(reltuples)),
             ("relhasindex", bool(hasindex)),
+            (
+                "relhastriggers",
+                bool(matches!(r, RelRef::Table(t) if with_triggers.contains(&t.oid))),
+            ),
             (
                 "relchecks",
                 Value::Int2(match r {
@@ -467,12 +481,27 @@ pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// pg_constraint: primary keys, unique and CHECK constraints.
+/// pg_constraint: primary keys, unique, CHECK and foreign key constraints.
 pub fn pg_constraint(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_CONSTRAINT);
+    let attnums = |cols: &[usize]| {
+        array_value(
+            ArrayElem::Int2,
+            cols.iter().map(|k| Value::Int2((*k + 1) as i16)).collect(),
+        )
+    };
     for c in s.constraints() {
         let contype = c.spec.kind.contype().to_string();
+        let f = c.spec.foreign.as_ref();
+        let (upd, del, matchtype) = match f {
+            Some(f) => (
+                f.on_update.letter().to_string(),
+                f.on_delete.letter().to_string(),
+                "s".to_string(),
+            ),
+            None => (" ".into(), " ".into(), " ".into()),
+        };
         rows.push(vec![
             ("oid", oid(c.oid)),
             ("conname", text(&c.spec.name)),
@@ -483,25 +512,20 @@ pub fn pg_constraint(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("convalidated", bool(true)),
             ("conrelid", oid(c.table.oid)),
             ("conindid", oid(c.index)),
-            ("confupdtype", ch(" ")),
-            ("confdeltype", ch(" ")),
-            ("confmatchtype", ch(" ")),
+            ("confrelid", oid(f.map(|f| f.table).unwrap_or(0))),
+            ("confupdtype", ch(&upd)),
+            ("confdeltype", ch(&del)),
+            ("confmatchtype", ch(&matchtype)),
+            (
+                "confkey",
+                f.map(|f| attnums(&f.columns)).unwrap_or(Value::Null),
+            ),
             ("conislocal", bool(true)),
             (
                 "connoinherit",
                 bool(c.spec.kind != engine::catalog::ConstraintKind::Check),
             ),
-            (
-                "conkey",
-                array_value(
-                    ArrayElem::Int2,
-                    c.spec
-                        .columns
-                        .iter()
-                        .map(|k| Value::Int2((*k + 1) as i16))
-                        .collect(),
-                ),
-            ),
+            ("conkey", attnums(&c.spec.columns)),
             (
                 "conbin",
                 c.spec.check.as_deref().map(text).unwrap_or(Value::Null),

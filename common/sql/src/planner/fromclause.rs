@@ -522,12 +522,21 @@ fn read_factor(
 ) -> PgResult<Part> {
     match tf {
         ast::TableFactor::Table {
-            name, alias, args, ..
+            name,
+            alias,
+            args,
+            with_ordinality,
+            ..
         } => {
             let rel = object_name(name);
             if let Some(args) = args {
                 let fargs: Vec<&ast::FunctionArg> = args.args.iter().collect();
-                return function_rel(g, &rel, &fargs, alias.as_ref(), ctx, params, f, m);
+                let call = FunctionCall {
+                    name: &rel,
+                    args: &fargs,
+                    ordinality: *with_ordinality,
+                };
+                return function_rel(g, &call, alias.as_ref(), ctx, params, f, m);
             }
             let qual = alias
                 .as_ref()
@@ -583,8 +592,11 @@ fn read_factor(
             let fargs: Vec<&ast::FunctionArg> = args.iter().collect();
             function_rel(
                 g,
-                &object_name(name),
-                &fargs,
+                &FunctionCall {
+                    name: &object_name(name),
+                    args: &fargs,
+                    ordinality: false,
+                },
                 alias.as_ref(),
                 ctx,
                 params,
@@ -596,7 +608,7 @@ fn read_factor(
             alias,
             array_exprs,
             with_offset: false,
-            with_ordinality: false,
+            with_ordinality,
             ..
         } => {
             let fargs: Vec<ast::FunctionArg> = array_exprs
@@ -604,7 +616,12 @@ fn read_factor(
                 .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e.clone())))
                 .collect();
             let fargs: Vec<&ast::FunctionArg> = fargs.iter().collect();
-            function_rel(g, "unnest", &fargs, alias.as_ref(), ctx, params, f, m)
+            let call = FunctionCall {
+                name: "unnest",
+                args: &fargs,
+                ordinality: *with_ordinality,
+            };
+            function_rel(g, &call, alias.as_ref(), ctx, params, f, m)
         }
         ast::TableFactor::TableFunction {
             expr: ast::Expr::Function(func),
@@ -616,8 +633,11 @@ fn read_factor(
             };
             function_rel(
                 g,
-                &object_name(&func.name),
-                &fargs,
+                &FunctionCall {
+                    name: &object_name(&func.name),
+                    args: &fargs,
+                    ordinality: false,
+                },
                 alias.as_ref(),
                 ctx,
                 params,
@@ -715,16 +735,26 @@ fn cte_rel(
 }
 
 #[allow(clippy::too_many_arguments)]
+/// A function called in FROM.
+struct FunctionCall<'a> {
+    /// Its name.
+    name: &'a str,
+    /// Its arguments.
+    args: &'a [&'a ast::FunctionArg],
+    /// `WITH ORDINALITY`: a second column numbering the rows.
+    ordinality: bool,
+}
+
 fn function_rel(
     g: &Global<'_, '_>,
-    name: &str,
-    args: &[&ast::FunctionArg],
+    call: &FunctionCall<'_>,
     alias: Option<&ast::TableAlias>,
     ctx: &Level<'_>,
     params: &mut ParamTypes,
     f: &mut From,
     m: &Merged,
 ) -> PgResult<Part> {
+    let (name, args) = (call.name, call.args);
     // A system view called as a function (`pg_control_checkpoint()`).
     if let (Some(view), true) = (crate::sysviews::lookup_function(name), args.is_empty()) {
         let cols: Vec<(String, SqlType)> = view
@@ -766,16 +796,23 @@ fn function_rel(
         None => (name.to_string(), name.to_string()),
     };
     let rows = if name == "unnest" { 100.0 } else { 1000.0 };
-    let node = PlanNode::new(kind, 1, rows);
-    Ok(add_rel(
-        f,
-        &tname,
-        &[(cname, ty)],
-        None,
-        Some(node),
-        None,
-        lat,
-    ))
+    let mut cols = vec![(cname, ty)];
+    let mut node = PlanNode::new(kind, 1, rows);
+    if call.ordinality {
+        let oname = alias
+            .and_then(|a| a.columns.get(1))
+            .map(ident_name)
+            .unwrap_or_else(|| "ordinality".to_string());
+        cols.push((oname, SqlType::Int8));
+        node = PlanNode::new(
+            NodeKind::Ordinality {
+                input: Box::new(node),
+            },
+            2,
+            rows,
+        );
+    }
+    Ok(add_rel(f, &tname, &cols, None, Some(node), None, lat))
 }
 
 // ---------------------------------------------------------------------------

@@ -146,6 +146,12 @@ pub enum NodeKind {
         /// Condition.
         pred: Expr,
     },
+    /// `WITH ORDINALITY`: each input row with its 1-based number (int8)
+    /// appended; the count starts again when the input does.
+    Ordinality {
+        /// Input (a function scan).
+        input: Box<PlanNode>,
+    },
     /// One output row per input row, computed by `exprs`.
     Project {
         /// Input.
@@ -303,6 +309,7 @@ impl PlanNode {
             NodeKind::Values { .. } => "Values Scan".into(),
             NodeKind::Filter { .. } => "Result (filter)".into(),
             NodeKind::Project { .. } => "Result".into(),
+            NodeKind::Ordinality { input } => input.label(),
             NodeKind::NestLoop { kind, .. } => match kind {
                 JoinKind::Inner => "Nested Loop".into(),
                 k => format!("Nested Loop {} Join", k.label()),
@@ -349,6 +356,7 @@ impl PlanNode {
             | NodeKind::Unique { input, .. }
             | NodeKind::HashDistinct { input, .. }
             | NodeKind::Limit { input, .. } => vec![input],
+            NodeKind::Ordinality { input } => input.children(),
             NodeKind::NestLoop { outer, inner, .. } | NodeKind::HashJoin { outer, inner, .. } => {
                 vec![outer, inner]
             }
@@ -379,6 +387,7 @@ impl PlanNode {
             NodeKind::Values { rows } => rows.iter().flatten().for_each(f),
             NodeKind::Filter { pred, .. } => f(pred),
             NodeKind::Project { exprs, .. } => exprs.iter().for_each(f),
+            NodeKind::Ordinality { input } => input.for_each_own_expr(f),
             NodeKind::NestLoop { qual, params, .. } => {
                 qual.iter().for_each(&mut *f);
                 params.iter().for_each(|(_, e)| f(e));
@@ -427,6 +436,7 @@ impl PlanNode {
             NodeKind::IndexScan { index, .. } => index.spec.unique,
             NodeKind::Filter { input, .. }
             | NodeKind::Project { input, .. }
+            | NodeKind::Ordinality { input }
             | NodeKind::Agg { input, .. }
             | NodeKind::WindowAgg { input, .. }
             | NodeKind::Sort { input, .. }
