@@ -827,29 +827,35 @@ fn refuse_if_referenced(
     cname: &str,
 ) -> PgResult<()> {
     let view = cx.db.catalog().view(cx.xact.own().xids, cx.db.clog());
-    for child in view.referencing(table.oid) {
+    let mut lines = Vec::new();
+    let mut children = view.referencing(table.oid);
+    children.sort_by_key(|c| c.oid);
+    for child in children {
         for fk in &child.constraints {
             let uses = fk.foreign.as_ref().is_some_and(|f| f.table == table.oid)
                 && fk.index == c.index;
             if uses {
-                return Err(PgError::new(
-                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
-                    format!(
-                        "cannot drop constraint {cname} on table {} because other objects depend on it",
-                        table.name
-                    ),
-                )
-                .with_detail(format!(
+                lines.push(format!(
                     "constraint {} on table {} depends on index {}",
                     fk.name,
                     child.name,
                     c.index.as_deref().unwrap_or(cname)
-                ))
-                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                ));
             }
         }
     }
-    Ok(())
+    if lines.is_empty() {
+        return Ok(());
+    }
+    Err(PgError::new(
+        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+        format!(
+            "cannot drop constraint {cname} on table {} because other objects depend on it",
+            table.name
+        ),
+    )
+    .with_detail(lines.join("\n"))
+    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."))
 }
 
 /// ADD FOREIGN KEY: every row of `table` that is live or may become live
