@@ -78,6 +78,22 @@ INSERT INTO fk_d VALUES (3, 300);
 ROLLBACK TO s;
 COMMIT;
 SELECT * FROM fk_d ORDER BY id;
+-- SET CONSTRAINTS
+SET CONSTRAINTS ALL DEFERRED;
+BEGIN;
+SET CONSTRAINTS fk_d_pid_fkey IMMEDIATE;
+INSERT INTO fk_d VALUES (4, 400);
+ROLLBACK;
+BEGIN;
+INSERT INTO fk_d VALUES (5, 500);
+SET CONSTRAINTS ALL IMMEDIATE;
+ROLLBACK;
+BEGIN;
+SET CONSTRAINTS fk_c_pid_fkey DEFERRED;
+ROLLBACK;
+BEGIN;
+SET CONSTRAINTS fk_nosuch DEFERRED;
+ROLLBACK;
 -- a key to its own table
 CREATE TABLE fk_self (id int PRIMARY KEY, parent int REFERENCES fk_self);
 INSERT INTO fk_self VALUES (1, NULL), (2, 1), (3, 2);
@@ -92,6 +108,13 @@ ALTER TABLE fk_r ADD FOREIGN KEY (id) REFERENCES fk_cc;
 ALTER TABLE fk_r DROP CONSTRAINT fk_r_id_fkey;
 ALTER TABLE fk_cc DROP CONSTRAINT fk_cc_x;
 ALTER TABLE fk_self DROP CONSTRAINT fk_self_pkey;
+-- DROP COLUMN of a referenced column
+ALTER TABLE fk_self DROP COLUMN parent;
+ALTER TABLE fk_k DROP COLUMN b;
+BEGIN;
+ALTER TABLE fk_k DROP COLUMN b CASCADE;
+\d fk_kc
+ROLLBACK;
 -- definition errors
 CREATE TABLE fk_bad (x text REFERENCES fk_p);
 CREATE TABLE fk_bad (x int REFERENCES fk_p (name));
@@ -108,7 +131,23 @@ SELECT conname, contype, confupdtype, confdeltype, confmatchtype, confkey, conke
        condeferrable, condeferred, confrelid::regclass, conindid::regclass,
        pg_get_constraintdef(oid)
   FROM pg_constraint WHERE conname LIKE 'fk%' ORDER BY conname;
-SELECT relname, relhastriggers FROM pg_class WHERE relname LIKE 'fk%' AND relkind = 'r' ORDER BY 1;
+-- (fk_self lost its key: PostgreSQL's relhastriggers stays true until VACUUM, hotpair's goes false)
+SELECT relname, relhastriggers FROM pg_class WHERE relname LIKE 'fk%' AND relname <> 'fk_self' AND relkind = 'r' ORDER BY 1;
+SELECT constraint_name, unique_constraint_name, match_option, update_rule, delete_rule
+  FROM information_schema.referential_constraints
+ WHERE constraint_name LIKE 'fk%' ORDER BY 1;
+SELECT constraint_name, table_name, column_name, ordinal_position, position_in_unique_constraint
+  FROM information_schema.key_column_usage
+ WHERE constraint_name LIKE 'fk%' ORDER BY 1, 4;
+SELECT constraint_name, table_name, column_name
+  FROM information_schema.constraint_column_usage
+ WHERE constraint_name LIKE 'fk%' ORDER BY 1, 3;
+SELECT tc.table_name, kcu.column_name, ccu.table_name AS foreign_table, ccu.column_name AS foreign_column
+  FROM information_schema.table_constraints tc
+  JOIN information_schema.key_column_usage kcu ON tc.constraint_name = kcu.constraint_name
+  JOIN information_schema.constraint_column_usage ccu ON ccu.constraint_name = tc.constraint_name
+ WHERE tc.constraint_type = 'FOREIGN KEY' AND tc.table_name LIKE 'fk%'
+ ORDER BY 1, 2, 4;
 SELECT * FROM fk_cc ORDER BY id;
 SELECT * FROM fk_self ORDER BY id;
 SELECT * FROM fk_kc ORDER BY x, y;

@@ -115,14 +115,15 @@ fn constraints_replicate_and_survive_restart() {
     let standby = Node::standby_of(&node, "standby");
 
     // 1. ADD FOREIGN KEY rolled back leaves nothing; committed, it holds.
+    node.safe_sql("CREATE TABLE d (id int PRIMARY KEY, pid int); INSERT INTO d VALUES (1, 1)");
     node.safe_sql(
-        "CREATE TABLE d (id int PRIMARY KEY, pid int); \
-         INSERT INTO d VALUES (1, 1); \
-         BEGIN; ALTER TABLE d ADD CONSTRAINT d_fk FOREIGN KEY (pid) REFERENCES p; ROLLBACK",
+        "BEGIN; ALTER TABLE d ADD CONSTRAINT d_fk FOREIGN KEY (pid) REFERENCES p; ROLLBACK",
     );
     node.safe_sql("INSERT INTO d VALUES (2, 99)");
     node.safe_sql("DELETE FROM d WHERE id = 2");
-    node.safe_sql("ALTER TABLE d ADD CONSTRAINT d_fk FOREIGN KEY (pid) REFERENCES p ON DELETE SET NULL");
+    node.safe_sql(
+        "ALTER TABLE d ADD CONSTRAINT d_fk FOREIGN KEY (pid) REFERENCES p ON DELETE SET NULL",
+    );
     node.safe_sql("DELETE FROM p WHERE id = 1");
 
     // 2. The standby shows the same constraints and rows.
@@ -132,7 +133,11 @@ fn constraints_replicate_and_survive_restart() {
                        WHERE contype = 'f' ORDER BY conname";
     let expected = node.safe_sql(constraints);
     assert!(expected.contains("d_fk|n|FOREIGN KEY (pid) REFERENCES p(id) ON DELETE SET NULL"));
-    assert_eq!(standby.safe_sql(constraints), expected, "standby's pg_constraint");
+    assert_eq!(
+        standby.safe_sql(constraints),
+        expected,
+        "standby's pg_constraint"
+    );
     assert_eq!(
         standby.safe_sql("SELECT id, pid FROM d ORDER BY id"),
         "1|",
@@ -146,5 +151,9 @@ fn constraints_replicate_and_survive_restart() {
     node.safe_sql("INSERT INTO c VALUES (100, 2)");
     let err = node.sql("DELETE FROM p WHERE id = 2").unwrap_err();
     assert_eq!(err.code(), "23503", "referenced after restart: {err}");
-    assert_eq!(node.safe_sql(constraints), expected, "constraints after restart");
+    assert_eq!(
+        node.safe_sql(constraints),
+        expected,
+        "constraints after restart"
+    );
 }

@@ -46,6 +46,8 @@ pub mod sqlstate {
     pub const FOREIGN_KEY_VIOLATION: &str = "23503";
     /// invalid_foreign_key
     pub const INVALID_FOREIGN_KEY: &str = "42830";
+    /// wrong_object_type
+    pub const WRONG_OBJECT_TYPE: &str = "42809";
     /// check_violation
     pub const CHECK_VIOLATION: &str = "23514";
     /// sequence_generator_limit_exceeded

@@ -114,8 +114,7 @@ impl CopyInState {
         // Index entries and foreign key checks need the rows' values after
         // the heap insert; without them a COPY keeps only their encoded form.
         let mut batch = InsertBatch::new(frozen, true);
-        batch.keep_rows =
-            !table.indexes.is_empty() || crate::ri_triggers::has_foreign_keys(&table);
+        batch.keep_rows = !table.indexes.is_empty() || crate::ri_triggers::has_foreign_keys(&table);
         CopyInState {
             table,
             cols,

@@ -852,7 +852,12 @@ pub(crate) fn drop_table_dependents(
                 }
                 for c in &child.constraints {
                     if c.foreign.as_ref().is_some_and(|f| f.table == t.oid) {
-                        deps.push((child.oid, child.name.clone(), c.name.clone(), t.name.clone()));
+                        deps.push((
+                            child.oid,
+                            child.name.clone(),
+                            c.name.clone(),
+                            t.name.clone(),
+                        ));
                     }
                 }
             }
@@ -879,17 +884,9 @@ pub(crate) fn drop_table_dependents(
     }
     let lines: Vec<String> = deps
         .iter()
-        .map(|(_, child, con, _)| format!("drop cascades to constraint {con} on table {child}"))
+        .map(|(_, child, con, _)| format!("constraint {con} on table {child}"))
         .collect();
-    cx.notices.push(if lines.len() == 1 {
-        PgError::notice(sqlstate::SUCCESSFUL_COMPLETION, lines[0].clone())
-    } else {
-        PgError::notice(
-            sqlstate::SUCCESSFUL_COMPLETION,
-            format!("drop cascades to {} other objects", lines.len()),
-        )
-        .with_detail(lines.join("\n"))
-    });
+    cx.notices.push(cascade_notice(&lines));
     for (oid, _, con, _) in deps {
         crate::tablecmds::remove_constraint(cx, oid, &con)?;
     }
@@ -899,6 +896,28 @@ pub(crate) fn drop_table_dependents(
 /// True for `TRUNCATE … CASCADE`.
 pub fn truncate_cascades(c: &Option<ast::TruncateCascadeOption>) -> bool {
     matches!(c, Some(ast::TruncateCascadeOption::Cascade))
+}
+
+/// PostgreSQL's NOTICE for objects a DROP … CASCADE takes along
+/// (`objects`: "constraint c on table t", …).
+pub(crate) fn cascade_notice(objects: &[String]) -> PgError {
+    match objects {
+        [one] => PgError::notice(
+            sqlstate::SUCCESSFUL_COMPLETION,
+            format!("drop cascades to {one}"),
+        ),
+        _ => {
+            let lines: Vec<String> = objects
+                .iter()
+                .map(|o| format!("drop cascades to {o}"))
+                .collect();
+            PgError::notice(
+                sqlstate::SUCCESSFUL_COMPLETION,
+                format!("drop cascades to {} other objects", objects.len()),
+            )
+            .with_detail(lines.join("\n"))
+        }
+    }
 }
 
 /// TRUNCATE's foreign key rule: a table referenced by a table not being

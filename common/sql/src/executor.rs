@@ -284,12 +284,6 @@ impl<'a> Ectx<'a> {
         Ok(())
     }
 
-    /// True if checks of constraint `c` wait for COMMIT: a deferrable
-    /// constraint, INITIALLY DEFERRED or deferred by `SET CONSTRAINTS`.
-    pub fn constraint_deferred(&self, c: &engine::catalog::ConstraintSpec) -> bool {
-        c.deferrable && self.constraint_modes.deferred(&c.name, c.initially_deferred)
-    }
-
     pub(crate) fn wait_for(&mut self, xid: TransactionId) -> PgResult<()> {
         let limits = self.wait_limits();
         self.xact.wait_for_xid(xid, self.cancel, limits)

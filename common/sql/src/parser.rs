@@ -115,6 +115,13 @@ pub enum Stmt {
     },
     /// `CHECKPOINT`.
     Checkpoint,
+    /// `SET CONSTRAINTS { ALL | name, … } { DEFERRED | IMMEDIATE }`.
+    SetConstraints {
+        /// The constraints named; None for ALL.
+        names: Option<Vec<String>>,
+        /// DEFERRED (true) or IMMEDIATE.
+        deferred: bool,
+    },
     /// `COPY …`.
     Copy(CopyStmt),
     /// `PREPARE TRANSACTION 'gid'`.
@@ -835,8 +842,7 @@ fn mark_references_without_columns(tokens: &mut Vec<sqlparser::tokenizer::TokenW
     };
     let mut i = 0;
     while i < tokens.len() {
-        let is_ref =
-            matches!(&tokens[i].token, Token::Word(w) if w.keyword == Keyword::REFERENCES);
+        let is_ref = matches!(&tokens[i].token, Token::Word(w) if w.keyword == Keyword::REFERENCES);
         i += 1;
         if !is_ref {
             continue;
@@ -1092,6 +1098,27 @@ fn parse_set(c: &mut Cur<'_>) -> PgResult<Stmt> {
                 session: true,
             });
         }
+    }
+    if c.peek_word() == Some("constraints") {
+        c.pos += 1;
+        let names = if c.eat_word("all") {
+            None
+        } else {
+            let mut v = vec![c.ident()?];
+            while c.eat_punct(',') {
+                v.push(c.ident()?);
+            }
+            Some(v)
+        };
+        let deferred = if c.eat_word("deferred") {
+            true
+        } else if c.eat_word("immediate") {
+            false
+        } else {
+            return Err(c.error_here());
+        };
+        c.expect_end()?;
+        return Ok(Stmt::SetConstraints { names, deferred });
     }
     // "SET TRANSACTION …" ("SET transaction_isolation" lexes as one word).
     if c.peek_word() == Some("transaction") {

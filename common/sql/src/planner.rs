@@ -683,7 +683,12 @@ pub(crate) fn bind_series(
         })?;
         let ty = SqlType::Reg(pgtypes::sqltype::RegKind::Class);
         let rel = coerce(rel, ty, params)?;
-        return Ok((NodeKind::Values { rows: vec![vec![rel]] }, ty));
+        return Ok((
+            NodeKind::Values {
+                rows: vec![vec![rel]],
+            },
+            ty,
+        ));
     }
     if !(2..=3).contains(&bound.len()) {
         return Err(PgError::new(

@@ -47,9 +47,9 @@ use std::sync::Arc;
 
 use engine::catalog::{ConstraintSpec, FkAction, TableDef};
 use engine::indexing::index_key;
+use engine::xact::IsolationLevel;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::value::{cast_assign, Value};
-use engine::xact::IsolationLevel;
 use pgtypes::ItemPointer;
 use storage::heapam::DirtyState;
 use storage::heapam_visibility::VisibilityContext;
@@ -94,21 +94,33 @@ impl RiEvent {
     }
     /// True if the event is a check that waits for COMMIT.
     fn deferred(&self, ec: &Ectx<'_>) -> bool {
+        self.deferred_under(&ec.constraint_modes)
+    }
+
+    /// True if the event is a check that waits for COMMIT under `modes`
+    /// (`SET CONSTRAINTS`).
+    pub fn deferred_under(&self, modes: &crate::executor::ConstraintModes) -> bool {
         let Some(c) = self.constraint() else {
             return false;
         };
         let is_check = match self {
             RiEvent::Check { .. } => true,
-            RiEvent::Parent { new, child, con, .. } => child
+            RiEvent::Parent {
+                new, child, con, ..
+            } => child
                 .constraints
                 .get(*con)
                 .and_then(|c| c.foreign.as_ref())
                 .is_some_and(|f| {
-                    let a = if new.is_some() { f.on_update } else { f.on_delete };
+                    let a = if new.is_some() {
+                        f.on_update
+                    } else {
+                        f.on_delete
+                    };
                     a == FkAction::NoAction
                 }),
         };
-        is_check && ec.constraint_deferred(c)
+        is_check && c.deferrable && modes.deferred(&c.name, c.initially_deferred)
     }
 }
 

@@ -177,6 +177,7 @@ impl PreparedStatement {
             | Stmt::RollbackTo(_)
             | Stmt::SetTransaction { .. }
             | Stmt::Set { .. }
+            | Stmt::SetConstraints { .. }
             | Stmt::Reset(_)
             | Stmt::Show(_)
             | Stmt::PrepareTransaction(_)
@@ -946,6 +947,77 @@ impl Session {
         crate::ri_triggers::fire_deferred(&mut ec, events)
     }
 
+    /// `SET CONSTRAINTS`: changes which deferrable constraints are
+    /// checked at COMMIT for the rest of the transaction; checks pending
+    /// for constraints made IMMEDIATE run now, as in PostgreSQL.
+    fn set_constraints(
+        &mut self,
+        names: Option<&[String]>,
+        deferred: bool,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<()> {
+        if !self.xact.in_transaction_block() {
+            self.notice(
+                sink,
+                PgError::warning(
+                    sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                    "SET CONSTRAINTS can only be used in transaction blocks",
+                ),
+            );
+            return Ok(());
+        }
+        match names {
+            None => {
+                self.constraint_modes.all = Some(deferred);
+                self.constraint_modes.named.clear();
+            }
+            Some(names) => {
+                let tables = {
+                    let view = self.db.catalog().view(self.xact.own().xids, self.db.clog());
+                    self.db
+                        .catalog()
+                        .tables()
+                        .into_iter()
+                        .filter_map(|t| view.get(&t.name))
+                        .collect::<Vec<_>>()
+                };
+                for n in names {
+                    let c = tables
+                        .iter()
+                        .flat_map(|t| t.constraints.iter())
+                        .find(|c| &c.name == n)
+                        .ok_or_else(|| {
+                            PgError::new(
+                                sqlstate::UNDEFINED_OBJECT,
+                                format!("constraint \"{n}\" does not exist"),
+                            )
+                        })?;
+                    if !c.deferrable {
+                        return Err(PgError::new(
+                            sqlstate::WRONG_OBJECT_TYPE,
+                            format!("constraint \"{n}\" is not deferrable"),
+                        ));
+                    }
+                    self.constraint_modes.named.push((n.clone(), deferred));
+                }
+            }
+        }
+        if deferred || self.ri_deferred.is_empty() {
+            return Ok(());
+        }
+        // Checks of constraints now immediate run at once.
+        let modes = self.constraint_modes.clone();
+        let (now, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.ri_deferred)
+            .into_iter()
+            .partition(|(e, _)| !e.deferred_under(&modes));
+        self.ri_deferred = keep;
+        let events = now.into_iter().map(|(e, _)| e).collect();
+        let db = self.db.clone();
+        let deadline = self.deadline();
+        let mut ec = self.ectx(&db, &[], deadline);
+        crate::ri_triggers::fire_deferred(&mut ec, events)
+    }
+
     /// Fires the transaction's deferred foreign key checks (before COMMIT
     /// or PREPARE TRANSACTION). A violation aborts the transaction, as a
     /// failed COMMIT does in PostgreSQL.
@@ -1200,6 +1272,10 @@ impl Session {
                     self.analyze(targets)?;
                 }
                 done(if is_vacuum { "VACUUM" } else { "ANALYZE" })
+            }
+            Stmt::SetConstraints { names, deferred } => {
+                self.set_constraints(names.as_deref(), *deferred, sink)?;
+                done("SET CONSTRAINTS")
             }
             Stmt::Checkpoint => {
                 self.node.checkpoint()?;

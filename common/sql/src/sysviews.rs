@@ -119,7 +119,7 @@ pub static INFORMATION_SCHEMA: &[SystemView] = &[
         "referential_constraints",
         13307,
         d::IS_REFERENTIAL_CONSTRAINTS,
-        r::empty,
+        is::referential_constraints,
     ),
     cat(
         "check_constraints",

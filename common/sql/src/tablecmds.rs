@@ -560,7 +560,7 @@ fn alter_one(
         Op::DropColumn {
             column_name,
             if_exists,
-            ..
+            cascade,
         } => {
             let cname = ident_name(column_name);
             let Some(pos) = table.column_index(&cname) else {
@@ -575,6 +575,7 @@ fn alter_one(
                 }
                 return Err(undefined_column_of(&cname, &tname));
             };
+            drop_column_dependents(cx, table, pos, *cascade)?;
             let col = &mut spec.columns[pos];
             col.dropped = true;
             col.name = dropped_column_name(pos);
@@ -775,7 +776,9 @@ fn add_constraint(
                 cols.push(table.column_index(&n).ok_or_else(|| {
                     PgError::new(
                         sqlstate::UNDEFINED_COLUMN,
-                        format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                        format!(
+                            "column \"{n}\" referenced in foreign key constraint does not exist"
+                        ),
                     )
                 })?);
             }
@@ -808,9 +811,73 @@ fn add_constraint(
     }
 }
 
+/// DROP COLUMN of a column other tables' foreign keys reference: 2BP01,
+/// or with CASCADE those constraints go (PostgreSQL's NOTICE).
+fn drop_column_dependents(
+    cx: &mut DdlCtx<'_>,
+    table: &TableDef,
+    pos: usize,
+    cascade: bool,
+) -> PgResult<()> {
+    let mut deps = Vec::new();
+    {
+        let view = cx.db.catalog().view(cx.xact.own().xids, cx.db.clog());
+        let mut children = view.referencing(table.oid);
+        children.sort_by_key(|c| c.oid);
+        for child in children {
+            for c in &child.constraints {
+                let uses = c
+                    .foreign
+                    .as_ref()
+                    .is_some_and(|f| f.table == table.oid && f.columns.contains(&pos));
+                if uses && child.oid != table.oid {
+                    deps.push((child.oid, child.name.clone(), c.name.clone()));
+                }
+            }
+        }
+    }
+    if deps.is_empty() {
+        return Ok(());
+    }
+    let col = &table.columns[pos].name;
+    if !cascade {
+        let detail: Vec<String> = deps
+            .iter()
+            .map(|(_, t, c)| {
+                format!(
+                    "constraint {c} on table {t} depends on column {col} of table {}",
+                    table.name
+                )
+            })
+            .collect();
+        return Err(PgError::new(
+            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!(
+                "cannot drop column {col} of table {} because other objects depend on it",
+                table.name
+            ),
+        )
+        .with_detail(detail.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    let objects: Vec<String> = deps
+        .iter()
+        .map(|(_, t, c)| format!("constraint {c} on table {t}"))
+        .collect();
+    cx.notices.push(crate::ddl::cascade_notice(&objects));
+    for (oid, _, c) in deps {
+        remove_constraint(cx, oid, &c)?;
+    }
+    Ok(())
+}
+
 /// Removes constraint `name` from the table with OID `oid` (DROP …
 /// CASCADE of what a foreign key references): an ALTER like any other.
-pub(crate) fn remove_constraint(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid, name: &str) -> PgResult<()> {
+pub(crate) fn remove_constraint(
+    cx: &mut DdlCtx<'_>,
+    oid: pgtypes::Oid,
+    name: &str,
+) -> PgResult<()> {
     let t = lock_for_alter(cx, oid)?;
     let mut spec = t.spec();
     spec.constraints.retain(|c| c.name != name);
@@ -832,8 +899,8 @@ fn refuse_if_referenced(
     children.sort_by_key(|c| c.oid);
     for child in children {
         for fk in &child.constraints {
-            let uses = fk.foreign.as_ref().is_some_and(|f| f.table == table.oid)
-                && fk.index == c.index;
+            let uses =
+                fk.foreign.as_ref().is_some_and(|f| f.table == table.oid) && fk.index == c.index;
             if uses {
                 lines.push(format!(
                     "constraint {} on table {} depends on index {}",
@@ -1112,7 +1179,9 @@ pub fn foreign_key_constraint(
                 .ok_or_else(|| {
                     PgError::new(
                         sqlstate::UNDEFINED_COLUMN,
-                        format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                        format!(
+                            "column \"{n}\" referenced in foreign key constraint does not exist"
+                        ),
                     )
                 })?;
             cols.push(c);
@@ -1154,8 +1223,7 @@ pub fn foreign_key_constraint(
         }
     }
     let ch = fk.characteristics;
-    let initially_deferred =
-        ch.and_then(|c| c.initially) == Some(ast::DeferrableInitial::Deferred);
+    let initially_deferred = ch.and_then(|c| c.initially) == Some(ast::DeferrableInitial::Deferred);
     let deferrable = match ch.and_then(|c| c.deferrable) {
         Some(false) if initially_deferred => {
             return Err(PgError::syntax(

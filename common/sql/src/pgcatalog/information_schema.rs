@@ -1,7 +1,7 @@
 //! The SQL-standard `information_schema` views ORMs and drivers reflect
 //! through: schemata, tables, columns, views, table_constraints,
-//! key_column_usage, constraint_column_usage (and the constraint and
-//! sequence views, empty until those objects exist). Rows are built from
+//! key_column_usage, constraint_column_usage, referential_constraints,
+//! check_constraints, sequences. Rows are built from
 //! the same [`CatalogSnapshot`] as the pg_catalog relations, with
 //! PostgreSQL 15's values for each column (its `information_schema.sql`
 //! definitions applied to hotpair's types).
@@ -279,6 +279,28 @@ pub fn key_column_usage(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         if c.spec.kind == ConstraintKind::Check {
             continue;
         }
+        // A foreign key's column: its referenced column's place in the
+        // referenced unique key.
+        let unique_position = |i: usize| -> Value {
+            let (Some(f), Some(r)) = (c.spec.foreign.as_ref(), c.referenced) else {
+                return Value::Null;
+            };
+            let key = c
+                .spec
+                .index
+                .as_deref()
+                .and_then(|n| r.indexes.list().into_iter().find(|ix| ix.spec.name == n));
+            match (key, f.columns.get(i)) {
+                (Some(ix), Some(col)) => ix
+                    .spec
+                    .columns
+                    .iter()
+                    .position(|k| k == col)
+                    .map(|p| Value::Int4(p as i32 + 1))
+                    .unwrap_or(Value::Null),
+                _ => Value::Null,
+            }
+        };
         for (i, col) in column_names(&c).iter().enumerate() {
             rows.push(vec![
                 ("constraint_catalog", db(ec)),
@@ -289,7 +311,7 @@ pub fn key_column_usage(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 ("table_name", text(&c.table.name)),
                 ("column_name", text(col)),
                 ("ordinal_position", Value::Int4((i + 1) as i32)),
-                ("position_in_unique_constraint", Value::Null),
+                ("position_in_unique_constraint", unique_position(i)),
             ]);
         }
     }
@@ -297,22 +319,77 @@ pub fn key_column_usage(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 }
 
 /// information_schema.constraint_column_usage: the columns each
-/// constraint uses.
+/// constraint uses — for a foreign key, the referenced columns.
 pub fn constraint_column_usage(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_CONSTRAINT_COLUMN_USAGE);
     for c in s.constraints() {
-        for col in column_names(&c) {
+        let (table, cols) = match (c.spec.foreign.as_ref(), c.referenced) {
+            (Some(f), Some(r)) => (
+                r,
+                f.columns
+                    .iter()
+                    .filter_map(|i| r.columns.get(*i))
+                    .map(|col| col.name.clone())
+                    .collect(),
+            ),
+            (Some(_), None) => continue,
+            _ => (c.table, column_names(&c)),
+        };
+        for col in cols {
             rows.push(vec![
                 ("table_catalog", db(ec)),
                 ("table_schema", text("public")),
-                ("table_name", text(&c.table.name)),
+                ("table_name", text(&table.name)),
                 ("column_name", text(&col)),
                 ("constraint_catalog", db(ec)),
                 ("constraint_schema", text("public")),
                 ("constraint_name", text(&c.spec.name)),
             ]);
         }
+    }
+    rows.out
+}
+
+/// information_schema.referential_constraints: each foreign key with the
+/// unique constraint it references and its actions.
+pub fn referential_constraints(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let s = ec.pg_catalog();
+    let mut rows = Rows::new(defs::IS_REFERENTIAL_CONSTRAINTS);
+    let rule = |a: engine::catalog::FkAction| text(fk_action_sql(a).unwrap_or("NO ACTION"));
+    for c in s.constraints() {
+        let Some(f) = &c.spec.foreign else { continue };
+        // The referenced key's constraint (PostgreSQL names the constraint
+        // owning the index; a bare unique index has none).
+        let unique = c.referenced.and_then(|r| {
+            r.constraints
+                .iter()
+                .find(|k| k.foreign.is_none() && k.index.is_some() && k.index == c.spec.index)
+                .map(|k| k.name.clone())
+                .or_else(|| {
+                    r.primary_key()
+                        .filter(|pk| Some(&pk.spec.name) == c.spec.index.as_ref())
+                        .map(|pk| pk.spec.name.clone())
+                })
+        });
+        let (ucat, uschema) = match unique {
+            Some(_) => (db(ec), text("public")),
+            None => (Value::Null, Value::Null),
+        };
+        rows.push(vec![
+            ("constraint_catalog", db(ec)),
+            ("constraint_schema", text("public")),
+            ("constraint_name", text(&c.spec.name)),
+            ("unique_constraint_catalog", ucat),
+            ("unique_constraint_schema", uschema),
+            (
+                "unique_constraint_name",
+                unique.as_deref().map(text).unwrap_or(Value::Null),
+            ),
+            ("match_option", text("NONE")),
+            ("update_rule", rule(f.on_update)),
+            ("delete_rule", rule(f.on_delete)),
+        ]);
     }
     rows.out
 }

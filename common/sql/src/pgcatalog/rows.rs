@@ -621,6 +621,34 @@ pub fn pg_depend(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("deptype", ch("a")),
         ]);
     }
+    // A foreign key depends on its own columns (auto) and on the
+    // referenced columns and unique index (normal): what DROP … CASCADE
+    // follows.
+    for c in s.constraints() {
+        let (Some(f), Some(r)) = (c.spec.foreign.as_ref(), c.referenced) else {
+            continue;
+        };
+        let mut dep = |refclass: u32, refobj: u32, sub: i32, deptype: &str| {
+            rows.push(vec![
+                ("classid", oid(2606)),
+                ("objid", oid(c.oid)),
+                ("objsubid", Value::Int4(0)),
+                ("refclassid", oid(refclass)),
+                ("refobjid", oid(refobj)),
+                ("refobjsubid", Value::Int4(sub)),
+                ("deptype", ch(deptype)),
+            ]);
+        };
+        for col in &c.spec.columns {
+            dep(1259, c.table.oid, *col as i32 + 1, "a");
+        }
+        if c.index != 0 {
+            dep(1259, c.index, 0, "n");
+        }
+        for col in &f.columns {
+            dep(1259, r.oid, *col as i32 + 1, "n");
+        }
+    }
     rows.out
 }
 
