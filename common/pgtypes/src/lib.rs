@@ -38,6 +38,7 @@ pub mod fileutil;
 pub mod formatting;
 pub mod ids;
 pub mod interval;
+pub mod json;
 pub mod lsn;
 pub mod md5;
 pub mod numeric;
@@ -46,6 +47,7 @@ pub mod sqltype;
 pub mod testutil;
 pub mod timestamp;
 pub mod txstatus;
+pub mod uuid;
 pub mod value;
 
 pub use ids::*;

@@ -77,6 +77,12 @@ pub enum SqlType {
     Array(ArrayElem),
     /// bytea (17): a byte string
     Bytea,
+    /// json (114): validated JSON text, kept as given
+    Json,
+    /// jsonb (3802): JSON in canonical form
+    Jsonb,
+    /// uuid (2950)
+    Uuid,
     /// A literal or parameter whose type is not known yet (705).
     Unknown,
     /// An OID alias type (`regclass`, `regtype`, …): an OID whose text form
@@ -368,6 +374,9 @@ impl SqlType {
             SqlType::Date => 1082,
             SqlType::Interval => 1186,
             SqlType::Bytea => 17,
+            SqlType::Json => 114,
+            SqlType::Jsonb => 3802,
+            SqlType::Uuid => 2950,
             SqlType::Array(e) => e.array_oid(),
             SqlType::Unknown => 705,
             SqlType::Reg(k) => k.oid(),
@@ -404,6 +413,9 @@ impl SqlType {
             1082 => SqlType::Date,
             1186 => SqlType::Interval,
             17 => SqlType::Bytea,
+            114 => SqlType::Json,
+            3802 => SqlType::Jsonb,
+            2950 => SqlType::Uuid,
             o => SqlType::Array(ArrayElem::from_array_oid(o)?),
         })
     }
@@ -436,6 +448,7 @@ impl SqlType {
             | SqlType::PgLsn
             | SqlType::Xid8 => 8,
             SqlType::Void => 4,
+            SqlType::Uuid => 16,
             SqlType::Name => 64,
             SqlType::Unknown => -2,
             _ => -1,
@@ -521,6 +534,9 @@ impl SqlType {
             SqlType::Date => "date",
             SqlType::Interval => "interval",
             SqlType::Bytea => "bytea",
+            SqlType::Json => "json",
+            SqlType::Jsonb => "jsonb",
+            SqlType::Uuid => "uuid",
             SqlType::Array(e) => e.pg_array_name(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
@@ -565,6 +581,9 @@ impl SqlType {
             SqlType::Date => "date",
             SqlType::Interval => "interval",
             SqlType::Bytea => "bytea",
+            SqlType::Json => "json",
+            SqlType::Jsonb => "jsonb",
+            SqlType::Uuid => "uuid",
             SqlType::Array(e) => e.array_typname(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
@@ -617,6 +636,9 @@ impl SqlType {
             "regnamespace" => SqlType::Reg(RegKind::Namespace),
             "regrole" => SqlType::Reg(RegKind::Role),
             "bytea" => SqlType::Bytea,
+            "json" => SqlType::Json,
+            "jsonb" => SqlType::Jsonb,
+            "uuid" => SqlType::Uuid,
             _ => return None,
         })
     }
@@ -701,6 +723,9 @@ impl SqlType {
             DataType::Interval => SqlType::Interval,
             DataType::Regclass => SqlType::Reg(RegKind::Class),
             DataType::Bytea => SqlType::Bytea,
+            DataType::JSON => SqlType::Json,
+            DataType::JSONB => SqlType::Jsonb,
+            DataType::Uuid => SqlType::Uuid,
             DataType::Array(
                 sqlparser::ast::ArrayElemTypeDef::SquareBracket(inner, _)
                 | sqlparser::ast::ArrayElemTypeDef::AngleBracket(inner)

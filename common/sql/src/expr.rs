@@ -1729,13 +1729,27 @@ impl Binder<'_> {
             B::GtEq => BinOp::GtEq,
             B::And => BinOp::And,
             B::Or => BinOp::Or,
+            B::Arrow
+            | B::LongArrow
+            | B::HashArrow
+            | B::HashLongArrow
+            | B::Question
+            | B::QuestionAnd
+            | B::QuestionPipe
+            | B::HashMinus => {
+                let (l, r) = (self.bind(left)?, self.bind(right)?);
+                return self.json_operator(&op.to_string(), l, r);
+            }
             B::AtArrow | B::ArrowAt | B::PGOverlap => {
+                let (l, r) = (self.bind(left)?, self.bind(right)?);
+                if l.ty == SqlType::Jsonb || r.ty == SqlType::Jsonb {
+                    return self.json_operator(&op.to_string(), l, r);
+                }
                 let func = match op {
                     B::AtArrow => Func::ArrayContains { contained: false },
                     B::ArrowAt => Func::ArrayContains { contained: true },
                     _ => Func::ArrayOverlap,
                 };
-                let (l, r) = (self.bind(left)?, self.bind(right)?);
                 let t = match (l.ty, r.ty) {
                     (a @ SqlType::Array(_), b) if b == a || b == SqlType::Unknown => a,
                     (SqlType::Unknown, b @ SqlType::Array(_)) => b,
@@ -1795,6 +1809,10 @@ impl Binder<'_> {
                 self.compare(op, l, r)
             }
             BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom => self.compare(op, l, r),
+            BinOp::Concat if l.ty == SqlType::Jsonb || r.ty == SqlType::Jsonb => {
+                self.json_operator("||", l, r)
+            }
+            BinOp::Sub if l.ty == SqlType::Jsonb => self.json_operator("-", l, r),
             BinOp::Concat if is_array(l.ty) || is_array(r.ty) => self.array_concat(l, r),
             BinOp::Concat
                 if (l.ty == SqlType::Bytea
@@ -1878,6 +1896,16 @@ impl Binder<'_> {
         }
     }
 
+    /// A json operator (`->`, `@>`, jsonb `||` …), see `crate::jsonfuncs`.
+    fn json_operator(&mut self, op: &str, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
+        let Some((f, types, ret, swap)) = crate::jsonfuncs::resolve_operator(op, l.ty, r.ty)
+        else {
+            return Err(no_operator(op, l.ty, r.ty));
+        };
+        let args = if swap { vec![r, l] } else { vec![l, r] };
+        self.call_func(Func::Json(f), args, &types, ret)
+    }
+
     fn text_operand(&mut self, b: BoundExpr) -> PgResult<Expr> {
         match b.ty {
             SqlType::Unknown => coerce(b, SqlType::Text, self.params),
@@ -1889,6 +1917,10 @@ impl Binder<'_> {
 
     fn compare(&mut self, op: BinOp, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
         let (lt, rt) = (l.ty, r.ty);
+        // json has no comparison operators (jsonb has).
+        if lt == SqlType::Json || rt == SqlType::Json {
+            return Err(no_operator(op_symbol(op), lt, rt));
+        }
         // xid has `=` and `<>` only (32-bit xids wrap around).
         if (lt == SqlType::Xid || rt == SqlType::Xid)
             && matches!(op, BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq)
@@ -2350,7 +2382,11 @@ impl Binder<'_> {
             }
             (AggFunc::CountStar, None, SqlType::Unknown)
         } else {
-            let want = if func == AggFunc::StringAgg { 2 } else { 1 };
+            let want = if matches!(func, AggFunc::StringAgg | AggFunc::JsonObjectAgg { .. }) {
+                2
+            } else {
+                1
+            };
             if args.len() != want {
                 let types: Vec<&str> = Vec::new();
                 return Err(PgError::new(
@@ -2368,7 +2404,9 @@ impl Binder<'_> {
                     | AggFunc::Min
                     | AggFunc::Max
                     | AggFunc::StringAgg
-                    | AggFunc::ArrayAgg => SqlType::Text,
+                    | AggFunc::ArrayAgg
+                    | AggFunc::JsonAgg { .. }
+                    | AggFunc::JsonObjectAgg { .. } => SqlType::Text,
                     AggFunc::BoolAnd | AggFunc::BoolOr => SqlType::Bool,
                     _ => SqlType::Float8,
                 };
@@ -2420,6 +2458,17 @@ impl Binder<'_> {
             if let Some(d) = args.get(1) {
                 let b = self.bind(d)?;
                 extra.push(self.coerce_operand_func(b, SqlType::Text)?);
+            }
+        }
+        if let AggFunc::JsonObjectAgg { .. } = func {
+            if let Some(d) = args.get(1) {
+                let b = self.bind(d)?;
+                let b = if b.ty == SqlType::Unknown {
+                    self.coerce_to(b, SqlType::Text)?
+                } else {
+                    b
+                };
+                extra.push(b.expr);
             }
         }
         let filter = match filter {

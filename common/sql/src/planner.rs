@@ -596,7 +596,17 @@ pub(crate) fn target_list_series(
         };
         let top = match e {
             ast::Expr::Function(f)
-                if matches!(object_name(&f.name).as_str(), "generate_series" | "unnest") =>
+                if matches!(
+                    object_name(&f.name).as_str(),
+                    "generate_series"
+                        | "unnest"
+                        | "json_array_elements"
+                        | "jsonb_array_elements"
+                        | "json_array_elements_text"
+                        | "jsonb_array_elements_text"
+                        | "json_object_keys"
+                        | "jsonb_object_keys"
+                ) =>
             {
                 Some(f)
             }

@@ -667,7 +667,11 @@ pub fn plan_select(
                     lateral: false,
                     name: ast::ObjectName(vec![ast::Ident::new(name.as_str())]),
                     args,
-                    alias: None,
+                    // The column is named after the function.
+                    alias: Some(ast::TableAlias {
+                        name: ast::Ident::new(name.as_str()),
+                        columns: vec![ast::Ident::new(name.as_str())],
+                    }),
                 },
                 joins: Vec::new(),
             }];
