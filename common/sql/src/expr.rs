@@ -2817,9 +2817,14 @@ pub fn output_name(ast: &ast::Expr) -> String {
             A::CompoundIdentifier(p) => p.last().map(ident_name),
             A::Function(f) => f.name.0.last().map(ident_name),
             A::Nested(x) => name(x),
+            // A cast names its column after the type unless its operand has a
+            // stronger name (FigureColname: a cast of a cast takes the outer type).
             A::Cast {
                 expr, data_type, ..
-            } => name(expr).or_else(|| {
+            } => (!matches!(**expr, A::Cast { .. } | A::TypedString { .. }))
+                .then(|| name(expr))
+                .flatten()
+                .or_else(|| {
                 Some(match SqlType::from_data_type(data_type) {
                     Ok(t) => t.typname().to_string(),
                     Err(_) => data_type.to_string().to_lowercase(),

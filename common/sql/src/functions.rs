@@ -641,7 +641,7 @@ impl AggFunc {
                 None => return no(),
             },
             AggFunc::Min | AggFunc::Max => match arg {
-                T::Void | T::Snapshot | T::Bool => return no(),
+                T::Void | T::Snapshot | T::Bool | T::Json | T::Jsonb | T::Uuid => return no(),
                 T::Char(_) => T::Char(0),
                 T::Varchar(_) | T::Name => T::Text,
                 other => other.base(),

@@ -337,10 +337,13 @@ fn node_elem(n: &Node, i: i64) -> Option<&Node> {
     }
 }
 
+/// `jsonb -> int`: a top-level scalar is a one-element pseudo-array there,
+/// as in PostgreSQL (`'"s"'::jsonb -> 0` is `"s"`).
 fn jsonb_elem(j: &Jsonb, i: i64) -> Option<&Jsonb> {
     match j {
         Jsonb::Array(items) => index_of(items.len(), i).map(|i| &items[i]),
-        _ => None,
+        Jsonb::Object(_) => None,
+        scalar => index_of(1, i).map(|_| scalar),
     }
 }
 
