@@ -72,6 +72,8 @@ SELECT k FROM json_object_keys('{"bb": 1, "a": 2}') AS k;
 SELECT jsonb_array_elements('[1, 2, 3]');
 SELECT jsonb_object_keys('{"x": 1, "y": 2}') AS k;
 SELECT js_t.id, e.value FROM js_t, jsonb_array_elements(js_t.b -> 'a') AS e WHERE js_t.id = 1;
+SELECT jsonb_typeof(x) FROM jsonb_array_elements('[1, "a", null, true, [], {}]') x;
+SELECT e ->> 'k', value -> 'k' FROM jsonb_array_elements('[{"k": 1}, {"k": "v"}]') e;
 SELECT id, k FROM js_t, jsonb_object_keys(b) AS k WHERE jsonb_typeof(b) = 'object' ORDER BY id, k;
 -- errors
 SELECT jsonb_array_length('{}');

@@ -295,6 +295,10 @@ pub struct ScopeColumn {
     /// Reachable only as `table.name` (a USING / NATURAL column of one
     /// side of a join: the unqualified name means the merged column).
     pub qualified_only: bool,
+    /// The one column of a scalar set-returning function, which its
+    /// FROM alias also names (PostgreSQL's whole-row reference to a
+    /// function returning a scalar: `jsonb_array_elements(x) AS e` … `e`).
+    pub whole_row: bool,
 }
 
 /// The columns an expression may reference; `Expr::Column(i)` is `columns[i]`.
@@ -320,6 +324,7 @@ impl Scope {
                     name: n.clone(),
                     ty: *t,
                     qualified_only: false,
+                    whole_row: false,
                 })
                 .collect(),
         }
@@ -332,6 +337,7 @@ impl Scope {
             name: name.to_string(),
             ty,
             qualified_only: false,
+            whole_row: false,
         });
     }
 
@@ -358,6 +364,12 @@ impl Scope {
                 ));
             }
             found = Some(i);
+        }
+        if found.is_none() && qualifier.is_none() {
+            found = self
+                .columns
+                .iter()
+                .position(|c| c.whole_row && c.table.as_deref() == Some(name));
         }
         found.ok_or_else(|| match qualifier {
             Some(q) if !self.columns.iter().any(|c| c.table.as_deref() == Some(q)) => PgError::new(

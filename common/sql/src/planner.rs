@@ -529,7 +529,7 @@ fn set_origin(f: &mut FieldDescription, t: &TableDef, col: usize) {
 /// 42883 for a type with equality but no ordering: xid, as in PostgreSQL
 /// (32-bit xids wrap around, so `<` would lie).
 pub(crate) fn no_ordering_for(ty: SqlType) -> PgResult<()> {
-    if ty == SqlType::Xid {
+    if ty == SqlType::Xid || ty == SqlType::Json {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
             format!(
@@ -1133,6 +1133,7 @@ fn plan_on_conflict(
                     name: c.name.clone(),
                     ty: c.ty,
                     qualified_only: false,
+                    whole_row: false,
                 });
             }
             hide_dropped(&mut scope, table, start);

@@ -386,6 +386,7 @@ fn join(
             name: n.clone(),
             ty,
             qualified_only: false,
+            whole_row: false,
         });
         m.exprs.push(expr);
         star.push(MERGED_BASE + m.cols.len() - 1);
@@ -440,6 +441,7 @@ fn add_rel(
                 name: n.clone(),
                 ty: *t,
                 qualified_only: true,
+                whole_row: false,
             });
         } else {
             f.scope.push(Some(qualifier), n, *t);
@@ -820,8 +822,16 @@ fn json_srf_rel(
         None => name.to_string(),
     };
     let cols = aliased(cols, alias, name)?;
+    let single = cols.len() == 1;
     let node = PlanNode::new(NodeKind::JsonSrf { call, arg }, cols.len(), 100.0);
-    Ok(Some(add_rel(f, &tname, &cols, None, Some(node), None, lat)))
+    let start = f.scope.columns.len();
+    let part = add_rel(f, &tname, &cols, None, Some(node), None, lat);
+    if single {
+        if let Some(c) = f.scope.columns.get_mut(start) {
+            c.whole_row = true;
+        }
+    }
+    Ok(Some(part))
 }
 
 // ---------------------------------------------------------------------------
