@@ -1723,4 +1723,38 @@ mod tests {
         );
         assert_eq!(std::mem::size_of::<Value>(), 32);
     }
+
+    #[test]
+    fn json_jsonb_uuid_io() {
+        let jb = Value::from_text(SqlType::Jsonb, r#"{"b": 1, "a": [1.50, "x"]}"#).unwrap();
+        assert_eq!(jb.to_text_string(), r#"{"a": [1.50, "x"], "b": 1}"#);
+        let mut bin = BytesMut::new();
+        jb.write_binary(&mut bin);
+        assert_eq!(bin[0], 1, "jsonb binary starts with its version byte");
+        assert_eq!(Value::from_binary(SqlType::Jsonb, &bin).unwrap(), jb);
+        assert_eq!(
+            Value::from_binary(SqlType::Jsonb, b"\x02{}").unwrap_err().code,
+            sqlstate::INVALID_BINARY_REPRESENTATION
+        );
+        let j = Value::from_text(SqlType::Json, r#"{"b": 1,  "b": 2}"#).unwrap();
+        assert_eq!(j.to_text_string(), r#"{"b": 1,  "b": 2}"#);
+        let mut bin = BytesMut::new();
+        j.write_binary(&mut bin);
+        assert_eq!(Value::from_binary(SqlType::Json, &bin).unwrap(), j);
+        let u = Value::from_text(SqlType::Uuid, "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11").unwrap();
+        assert_eq!(u.to_text_string(), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+        let mut bin = BytesMut::new();
+        u.write_binary(&mut bin);
+        assert_eq!(bin.len(), 16);
+        assert_eq!(Value::from_binary(SqlType::Uuid, &bin).unwrap(), u);
+        assert!(Value::from_binary(SqlType::Uuid, &bin[..15]).is_err());
+        // jsonb scalars cast to SQL types as PostgreSQL 15 does.
+        let n = Value::from_text(SqlType::Jsonb, "2.5").unwrap();
+        assert_eq!(cast(&n, SqlType::Int4).unwrap(), Value::Int4(3));
+        let s = Value::from_text(SqlType::Jsonb, "\"x\"").unwrap();
+        assert_eq!(
+            cast(&s, SqlType::Int4).unwrap_err().message,
+            "cannot cast jsonb string to type integer"
+        );
+    }
 }

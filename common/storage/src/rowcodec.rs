@@ -534,6 +534,9 @@ mod tests {
             SqlType::Xid8,
             SqlType::Xid,
             SqlType::Snapshot,
+            SqlType::Json,
+            SqlType::Jsonb,
+            SqlType::Uuid,
         ]
     }
 
@@ -556,6 +559,16 @@ mod tests {
             SqlType::Oid => any::<u32>().prop_map(Value::Oid).boxed(),
             SqlType::Xid8 => any::<u64>().prop_map(Value::Xid8).boxed(),
             SqlType::Xid => any::<u32>().prop_map(Value::Xid).boxed(),
+            SqlType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
+            SqlType::Json | SqlType::Jsonb => proptest::sample::select(vec![
+                "null",
+                "[1, \"a\", {\"k\": [true, null]}]",
+                "{\"bb\": 1.50, \"a\": {}}",
+                "\"\\u00e9\\n\"",
+                "-12e-3",
+            ])
+            .prop_map(move |t| Value::from_text(ty, t).unwrap())
+            .boxed(),
             SqlType::Snapshot => (
                 any::<u64>(),
                 any::<u64>(),
