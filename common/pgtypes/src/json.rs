@@ -140,9 +140,10 @@ impl<'a> Lexer<'a> {
     fn lex_error(&self, e: LexErr) -> PgError {
         match e {
             LexErr::InvalidToken => syntax(format!("Token \"{}\" is invalid.", self.token_text())),
-            LexErr::EscapingInvalid => {
-                syntax(format!("Escape sequence \"\\{}\" is invalid.", self.token_text()))
-            }
+            LexErr::EscapingInvalid => syntax(format!(
+                "Escape sequence \"\\{}\" is invalid.",
+                self.token_text()
+            )),
             LexErr::EscapingRequired(c) => {
                 syntax(format!("Character with value 0x{c:02x} must be escaped."))
             }
@@ -545,7 +546,9 @@ pub fn parse_jsonb(text: &str) -> PgResult<Jsonb> {
 
 /// PostgreSQL's storage order of object keys: shorter first, then bytewise.
 pub fn cmp_keys(a: &str, b: &str) -> Ordering {
-    a.len().cmp(&b.len()).then_with(|| a.as_bytes().cmp(b.as_bytes()))
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }
 
 /// Sorts object members into storage order, keeping the last of
@@ -927,21 +930,20 @@ fn cmp_inner(a: &Jsonb, b: &Jsonb) -> Ordering {
         (Jsonb::String(x), Jsonb::String(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Jsonb::Number(x), Jsonb::Number(y)) => cmp_numbers(x, y),
         (Jsonb::Bool(x), Jsonb::Bool(y)) => x.cmp(y),
-        (Jsonb::Array(x), Jsonb::Array(y)) => x
-            .len()
-            .cmp(&y.len())
-            .then_with(|| {
-                x.iter()
-                    .zip(y)
-                    .map(|(p, q)| cmp_inner(p, q))
-                    .find(|o| o.is_ne())
-                    .unwrap_or(Ordering::Equal)
-            }),
+        (Jsonb::Array(x), Jsonb::Array(y)) => x.len().cmp(&y.len()).then_with(|| {
+            x.iter()
+                .zip(y)
+                .map(|(p, q)| cmp_inner(p, q))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        }),
         (Jsonb::Object(x), Jsonb::Object(y)) => x.len().cmp(&y.len()).then_with(|| {
             x.iter()
                 .zip(y)
                 .map(|((ka, va), (kb, vb))| {
-                    ka.as_bytes().cmp(kb.as_bytes()).then_with(|| cmp_inner(va, vb))
+                    ka.as_bytes()
+                        .cmp(kb.as_bytes())
+                        .then_with(|| cmp_inner(va, vb))
                 })
                 .find(|o| o.is_ne())
                 .unwrap_or(Ordering::Equal)
@@ -1039,7 +1041,10 @@ mod tests {
             jb(r#"{"bb": 1, "a": [1, 2.50, 1e2], "c": {"x": null}, "a": true}"#).to_text(),
             r#"{"a": true, "c": {"x": null}, "bb": 1}"#
         );
-        assert_eq!(jb("[1e2, -0.0, 1.50e-1, 0e5, -12E-1]").to_text(), "[100, 0.0, 0.150, 0, -1.2]");
+        assert_eq!(
+            jb("[1e2, -0.0, 1.50e-1, 0e5, -12E-1]").to_text(),
+            "[100, 0.0, 0.150, 0, -1.2]"
+        );
         assert_eq!(jb(r#""a\u00e9\n\ud83d\ude00""#).to_text(), "\"aé\\n😀\"");
         assert_eq!(jb(" 7 ").to_text(), "7");
         assert_eq!(jb("{}").to_text(), "{}");
@@ -1072,8 +1077,25 @@ mod tests {
     #[test]
     fn ordering() {
         let order = [
-            "[]", "null", "\"\"", "\"a\"", "\"b\"", "-1", "0", "1.0", "2", "false", "true",
-            "[null]", "[1]", "[[]]", "[1, 2]", "{}", "{\"a\": 1}", "{\"b\": 0}", "{\"a\": 1, \"b\": 1}",
+            "[]",
+            "null",
+            "\"\"",
+            "\"a\"",
+            "\"b\"",
+            "-1",
+            "0",
+            "1.0",
+            "2",
+            "false",
+            "true",
+            "[null]",
+            "[1]",
+            "[[]]",
+            "[1, 2]",
+            "{}",
+            "{\"a\": 1}",
+            "{\"b\": 0}",
+            "{\"a\": 1, \"b\": 1}",
         ];
         for (i, a) in order.iter().enumerate() {
             for (j, b) in order.iter().enumerate() {
@@ -1088,7 +1110,10 @@ mod tests {
 
     #[test]
     fn containment() {
-        assert!(contains(&jb(r#"{"a": [1, 2], "b": 3}"#), &jb(r#"{"a": [2]}"#)));
+        assert!(contains(
+            &jb(r#"{"a": [1, 2], "b": 3}"#),
+            &jb(r#"{"a": [2]}"#)
+        ));
         assert!(!contains(&jb(r#"{"a": [1, 2]}"#), &jb(r#"{"a": 2}"#)));
         assert!(contains(&jb("[1, 2]"), &jb("1")));
         assert!(!contains(&jb("1"), &jb("[1]")));

@@ -1733,7 +1733,9 @@ mod tests {
         assert_eq!(bin[0], 1, "jsonb binary starts with its version byte");
         assert_eq!(Value::from_binary(SqlType::Jsonb, &bin).unwrap(), jb);
         assert_eq!(
-            Value::from_binary(SqlType::Jsonb, b"\x02{}").unwrap_err().code,
+            Value::from_binary(SqlType::Jsonb, b"\x02{}")
+                .unwrap_err()
+                .code,
             sqlstate::INVALID_BINARY_REPRESENTATION
         );
         let j = Value::from_text(SqlType::Json, r#"{"b": 1,  "b": 2}"#).unwrap();

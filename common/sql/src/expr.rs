@@ -1910,8 +1910,7 @@ impl Binder<'_> {
 
     /// A json operator (`->`, `@>`, jsonb `||` …), see `crate::jsonfuncs`.
     fn json_operator(&mut self, op: &str, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
-        let Some((f, types, ret, swap)) = crate::jsonfuncs::resolve_operator(op, l.ty, r.ty)
-        else {
+        let Some((f, types, ret, swap)) = crate::jsonfuncs::resolve_operator(op, l.ty, r.ty) else {
             return Err(no_operator(op, l.ty, r.ty));
         };
         let args = if swap { vec![r, l] } else { vec![l, r] };
@@ -2837,11 +2836,11 @@ pub fn output_name(ast: &ast::Expr) -> String {
                 .then(|| name(expr))
                 .flatten()
                 .or_else(|| {
-                Some(match SqlType::from_data_type(data_type) {
-                    Ok(t) => t.typname().to_string(),
-                    Err(_) => data_type.to_string().to_lowercase(),
-                })
-            }),
+                    Some(match SqlType::from_data_type(data_type) {
+                        Ok(t) => t.typname().to_string(),
+                        Err(_) => data_type.to_string().to_lowercase(),
+                    })
+                }),
             A::TypedString { data_type, .. } => Some(match SqlType::from_data_type(data_type) {
                 Ok(t) => t.typname().to_string(),
                 Err(_) => data_type.to_string().to_lowercase(),

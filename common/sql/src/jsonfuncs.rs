@@ -154,12 +154,20 @@ pub fn resolve_operator(
             let ret = if text { T::Text } else { l };
             (JsonFunc::GetPath { text }, [l, TEXT_ARRAY], ret, false)
         }
-        "@>" | "<@" if (l == T::Jsonb && matches!(r, T::Jsonb | T::Unknown))
-            || (r == T::Jsonb && l == T::Unknown) =>
+        "@>" | "<@"
+            if (l == T::Jsonb && matches!(r, T::Jsonb | T::Unknown))
+                || (r == T::Jsonb && l == T::Unknown) =>
         {
-            (JsonFunc::Contains, [T::Jsonb, T::Jsonb], T::Bool, op == "<@")
+            (
+                JsonFunc::Contains,
+                [T::Jsonb, T::Jsonb],
+                T::Bool,
+                op == "<@",
+            )
         }
-        "?" if l == T::Jsonb && textish(r) => (JsonFunc::Exists, [T::Jsonb, T::Text], T::Bool, false),
+        "?" if l == T::Jsonb && textish(r) => {
+            (JsonFunc::Exists, [T::Jsonb, T::Text], T::Bool, false)
+        }
         "?|" | "?&" if l == T::Jsonb => (
             JsonFunc::ExistsArray { all: op == "?&" },
             [T::Jsonb, TEXT_ARRAY],
@@ -183,7 +191,12 @@ pub fn resolve_operator(
             };
             (JsonFunc::Delete, [T::Jsonb, rt], T::Jsonb, false)
         }
-        "#-" if l == T::Jsonb => (JsonFunc::DeletePath, [T::Jsonb, TEXT_ARRAY], T::Jsonb, false),
+        "#-" if l == T::Jsonb => (
+            JsonFunc::DeletePath,
+            [T::Jsonb, TEXT_ARRAY],
+            T::Jsonb,
+            false,
+        ),
         _ => return None,
     })
 }
@@ -245,10 +258,26 @@ pub fn resolve(name: &str, args: &[SqlType]) -> Option<FuncSig> {
 /// type `arg`, if it is one.
 pub fn resolve_srf(name: &str, arg: SqlType) -> Option<PgResult<SrfCall>> {
     let (func, jsonb, static_name): (JsonSrf, bool, &'static str) = match name {
-        "json_array_elements" => (JsonSrf::ArrayElements { text: false }, false, "json_array_elements"),
-        "jsonb_array_elements" => (JsonSrf::ArrayElements { text: false }, true, "jsonb_array_elements"),
-        "json_array_elements_text" => (JsonSrf::ArrayElements { text: true }, false, "json_array_elements_text"),
-        "jsonb_array_elements_text" => (JsonSrf::ArrayElements { text: true }, true, "jsonb_array_elements_text"),
+        "json_array_elements" => (
+            JsonSrf::ArrayElements { text: false },
+            false,
+            "json_array_elements",
+        ),
+        "jsonb_array_elements" => (
+            JsonSrf::ArrayElements { text: false },
+            true,
+            "jsonb_array_elements",
+        ),
+        "json_array_elements_text" => (
+            JsonSrf::ArrayElements { text: true },
+            false,
+            "json_array_elements_text",
+        ),
+        "jsonb_array_elements_text" => (
+            JsonSrf::ArrayElements { text: true },
+            true,
+            "jsonb_array_elements_text",
+        ),
         "json_each" => (JsonSrf::Each { text: false }, false, "json_each"),
         "jsonb_each" => (JsonSrf::Each { text: false }, true, "jsonb_each"),
         "json_each_text" => (JsonSrf::Each { text: true }, false, "json_each_text"),
@@ -653,16 +682,16 @@ fn path_index(p: &str, level: usize) -> PgResult<i64> {
     p.trim().parse::<i64>().map_err(|_| {
         PgError::new(
             sqlstate::INVALID_TEXT_REPRESENTATION,
-            format!("path element at position {} is not an integer: \"{p}\"", level + 1),
+            format!(
+                "path element at position {} is not an integer: \"{p}\"",
+                level + 1
+            ),
         )
     })
 }
 
 fn null_path(level: usize) -> PgError {
-    err(format!(
-        "path element at position {} is null",
-        level + 1
-    ))
+    err(format!("path element at position {} is null", level + 1))
 }
 
 /// jsonb `#-`: removes the member at `path` (nothing if it is missing).
@@ -900,11 +929,17 @@ fn key_text(v: &Value) -> PgResult<String> {
 }
 
 fn build_object(args: &[Value], jsonb: bool) -> PgResult<Value> {
-    if args.len() % 2 != 0 {
-        return Err(err("argument list must have even number of elements").with_hint(format!(
-            "The arguments of {}() must consist of alternating keys and values.",
-            if jsonb { "jsonb_build_object" } else { "json_build_object" }
-        )));
+    if !args.len().is_multiple_of(2) {
+        return Err(
+            err("argument list must have even number of elements").with_hint(format!(
+                "The arguments of {}() must consist of alternating keys and values.",
+                if jsonb {
+                    "jsonb_build_object"
+                } else {
+                    "json_build_object"
+                }
+            )),
+        );
     }
     if jsonb {
         let mut m = Vec::with_capacity(args.len() / 2);
