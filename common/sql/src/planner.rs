@@ -542,6 +542,20 @@ pub(crate) fn no_ordering_for(ty: SqlType) -> PgResult<()> {
     Ok(())
 }
 
+/// 42883 for a GROUP BY / DISTINCT key of a type without `=` (json).
+pub(crate) fn no_equality_for(ty: SqlType) -> PgResult<()> {
+    if ty == SqlType::Json {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "could not identify an equality operator for type {}",
+                ty.pg_base_name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Binds an expression of an INSERT / UPDATE / DELETE over `scope`, with
 /// subqueries allowed (their plans go into `g`).
 fn bind_dml(
