@@ -30,7 +30,8 @@ use super::fromclause::{and_all, filter, read_from, JoinPlanner, JoinTree};
 use super::plannodes::{NodeKind, PlanNode, SetOpKind};
 use super::subselect::{CteBinding, Global, Hook, Level, Outer};
 use super::{
-    const_i64, ident_name, no_equality_for, no_ordering_for, object_name, output_expr, target_list_series, SortKey,
+    const_i64, ident_name, no_equality_for, no_ordering_for, object_name, output_expr,
+    target_list_series, SortKey,
 };
 use crate::expr::{
     bind_expr, bind_expr_hooked, coerce, output_name, BoundExpr, Expr, Grouping, ParamTypes,
