@@ -107,3 +107,7 @@ SELECT length(gen_random_uuid()::text), gen_random_uuid() <> gen_random_uuid(), 
 \d js_d
 SELECT oid, typname, typlen, typcategory FROM pg_type WHERE typname IN ('json', 'jsonb', 'uuid') ORDER BY oid;
 SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'js_d'::regclass AND attnum > 0 ORDER BY attnum;
+-- arrays of json, jsonb and uuid
+SELECT array_agg(b ORDER BY b) FROM (VALUES ('{"a":1}'::jsonb), ('[1, "x"]'), ('"s"')) v(b);
+SELECT array['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, NULL], '{"{\"x\": 1}", null}'::jsonb[], array['{"a": 1}'::json, '[]'];
+SELECT unnest('{"{\"x\": 1}", 2}'::jsonb[]), to_jsonb(array['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid]);

@@ -185,11 +185,17 @@ pub enum ArrayElem {
     OidVector,
     /// bytea[] (1001)
     Bytea,
+    /// json[] (199)
+    Json,
+    /// jsonb[] (3807)
+    Jsonb,
+    /// uuid[] (2951)
+    Uuid,
 }
 
 impl ArrayElem {
     /// Every element type (for tables and tests).
-    pub const ALL: [ArrayElem; 18] = [
+    pub const ALL: [ArrayElem; 21] = [
         ArrayElem::Bool,
         ArrayElem::Int2,
         ArrayElem::Int4,
@@ -208,6 +214,9 @@ impl ArrayElem {
         ArrayElem::Int2Vector,
         ArrayElem::OidVector,
         ArrayElem::Bytea,
+        ArrayElem::Json,
+        ArrayElem::Jsonb,
+        ArrayElem::Uuid,
     ];
 
     /// True for int2vector and oidvector (0-based, printed without braces).
@@ -235,6 +244,9 @@ impl ArrayElem {
             ArrayElem::Oid | ArrayElem::OidVector => SqlType::Oid,
             ArrayElem::Int2Vector => SqlType::Int2,
             ArrayElem::Bytea => SqlType::Bytea,
+            ArrayElem::Json => SqlType::Json,
+            ArrayElem::Jsonb => SqlType::Jsonb,
+            ArrayElem::Uuid => SqlType::Uuid,
         }
     }
 
@@ -258,6 +270,9 @@ impl ArrayElem {
             SqlType::Interval => ArrayElem::Interval,
             SqlType::Oid => ArrayElem::Oid,
             SqlType::Bytea => ArrayElem::Bytea,
+            SqlType::Json => ArrayElem::Json,
+            SqlType::Jsonb => ArrayElem::Jsonb,
+            SqlType::Uuid => ArrayElem::Uuid,
             _ => return None,
         })
     }
@@ -283,6 +298,9 @@ impl ArrayElem {
             ArrayElem::Int2Vector => 22,
             ArrayElem::OidVector => 30,
             ArrayElem::Bytea => 1001,
+            ArrayElem::Json => 199,
+            ArrayElem::Jsonb => 3807,
+            ArrayElem::Uuid => 2951,
         }
     }
 
@@ -315,6 +333,9 @@ impl ArrayElem {
             ArrayElem::Int2Vector => "int2vector",
             ArrayElem::OidVector => "oidvector",
             ArrayElem::Bytea => "bytea[]",
+            ArrayElem::Json => "json[]",
+            ArrayElem::Jsonb => "jsonb[]",
+            ArrayElem::Uuid => "uuid[]",
         }
     }
 
@@ -339,6 +360,9 @@ impl ArrayElem {
             ArrayElem::Int2Vector => "int2vector",
             ArrayElem::OidVector => "oidvector",
             ArrayElem::Bytea => "_bytea",
+            ArrayElem::Json => "_json",
+            ArrayElem::Jsonb => "_jsonb",
+            ArrayElem::Uuid => "_uuid",
         }
     }
 }
