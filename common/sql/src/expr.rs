@@ -2818,6 +2818,15 @@ fn fold_const(e: Expr) -> PgResult<Expr> {
     Ok(e)
 }
 
+/// The column name a cast to `t` gives (FigureColname: the type name as
+/// written, so `x::jsonb[]` is `jsonb`).
+fn cast_column_name(t: SqlType) -> &'static str {
+    match t {
+        SqlType::Array(e) if !e.is_vector() => e.sql_type().typname(),
+        other => other.typname(),
+    }
+}
+
 /// The column name PostgreSQL gives a select-list item without an alias:
 /// the column name, the function name, the cast's type name, or `?column?`.
 pub fn output_name(ast: &ast::Expr) -> String {
@@ -2837,12 +2846,12 @@ pub fn output_name(ast: &ast::Expr) -> String {
                 .flatten()
                 .or_else(|| {
                     Some(match SqlType::from_data_type(data_type) {
-                        Ok(t) => t.typname().to_string(),
+                        Ok(t) => cast_column_name(t).to_string(),
                         Err(_) => data_type.to_string().to_lowercase(),
                     })
                 }),
             A::TypedString { data_type, .. } => Some(match SqlType::from_data_type(data_type) {
-                Ok(t) => t.typname().to_string(),
+                Ok(t) => cast_column_name(t).to_string(),
                 Err(_) => data_type.to_string().to_lowercase(),
             }),
             A::Value(ast::Value::Boolean(_)) => Some("bool".to_string()),
