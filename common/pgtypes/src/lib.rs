@@ -18,8 +18,9 @@
 //!   [`value`] (the runtime datum and its casts, comparisons, text and
 //!   binary I/O), [`numeric`], [`datetime`] (which is also the node's
 //!   clock: `now_usecs`), [`interval`], [`array`] (one-dimensional arrays),
-//!   [`timestamp`] (date_trunc / extract) and [`formatting`] (to_char and
-//!   friends);
+//!   [`timestamp`] (date_trunc / extract), [`formatting`] (to_char and
+//!   friends), [`bytea`], [`json`] (json and jsonb: parser, canonical
+//!   form, ordering) and [`uuid`];
 //! * [`blocking`] — the one helper for calls that may block on a tokio
 //!   worker, and [`fileutil`] — fsync and atomic-rename helpers.
 //!
