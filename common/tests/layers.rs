@@ -89,7 +89,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
         "common/sql/src",
         &[
             &["parser", "regexp", "roles"],
-            &["functions", "expr", "pgcatalog", "sysviews"],
+            &["functions", "expr", "jsonfuncs", "pgcatalog", "sysviews"],
             &["planner"],
             // The executor calls sequences and CHECK constraints, which
             // build on DDL's context: one layer until those move down.

@@ -531,3 +531,115 @@ async fn lock_wait_does_not_stall_other_sessions() {
     assert_eq!(v, 2, "both increments applied");
     node.stop().await;
 }
+
+/// A parameter sent as the given bytes in binary format, whatever its type.
+#[derive(Debug)]
+struct RawParam(Vec<u8>);
+
+impl tokio_postgres::types::ToSql for RawParam {
+    fn to_sql(
+        &self,
+        _ty: &tokio_postgres::types::Type,
+        out: &mut BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.put_slice(&self.0);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+    fn accepts(_ty: &tokio_postgres::types::Type) -> bool {
+        true
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+/// A result column's binary bytes, whatever its type.
+struct RawResult(Vec<u8>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for RawResult {
+    fn from_sql(
+        _ty: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(RawResult(raw.to_vec()))
+    }
+    fn accepts(_ty: &tokio_postgres::types::Type) -> bool {
+        true
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_jsonb_uuid_binary_format() {
+    use tokio_postgres::types::Type;
+    let node = Node::start().await;
+    let pg = node.pg().await;
+    pg.batch_execute("CREATE TABLE jt (id int, j json, b jsonb, u uuid)")
+        .await
+        .unwrap();
+
+    // 1. Binary parameters: json is its text, jsonb a version byte then
+    //    text, uuid 16 bytes (what tokio-postgres' serde_json / uuid send).
+    let st = pg
+        .prepare("INSERT INTO jt VALUES ($1, $2, $3, $4)")
+        .await
+        .unwrap();
+    assert_eq!(st.params()[1], Type::JSON, "json parameter type");
+    assert_eq!(st.params()[2], Type::JSONB, "jsonb parameter type");
+    assert_eq!(st.params()[3], Type::UUID, "uuid parameter type");
+    let mut jsonb = vec![1u8];
+    jsonb.extend_from_slice(br#"{"b": 1, "a": [1.50, "x"], "b": 2}"#);
+    let uuid: Vec<u8> = (0u8..16).collect();
+    pg.execute(
+        &st,
+        &[
+            &1i32,
+            &RawParam(br#"{"b":  1}"#.to_vec()),
+            &RawParam(jsonb),
+            &RawParam(uuid.clone()),
+        ],
+    )
+    .await
+    .unwrap();
+
+    // 2. Binary results in the same formats, jsonb in canonical form.
+    let row = pg
+        .query_one("SELECT j, b, u, u::text FROM jt", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.columns()[1].type_(), &Type::JSONB, "jsonb column type");
+    assert_eq!(
+        row.get::<_, RawResult>(0).0,
+        br#"{"b":  1}"#.to_vec(),
+        "json as given"
+    );
+    let mut want = vec![1u8];
+    want.extend_from_slice(br#"{"a": [1.50, "x"], "b": 2}"#);
+    assert_eq!(row.get::<_, RawResult>(1).0, want, "jsonb canonical");
+    assert_eq!(row.get::<_, RawResult>(2).0, uuid, "uuid bytes");
+    let text: String = row.get(3);
+    assert_eq!(text, "00010203-0405-0607-0809-0a0b0c0d0e0f", "uuid text");
+
+    // 3. A jsonb of an unknown version is refused, and the session goes on.
+    let e = pg
+        .execute(
+            &st,
+            &[
+                &2i32,
+                &RawParam(b"1".to_vec()),
+                &RawParam(b"\x02{}".to_vec()),
+                &RawParam(uuid),
+            ],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.code().unwrap().code(),
+        sqlstate::INVALID_BINARY_REPRESENTATION,
+        "bad jsonb version"
+    );
+    let n: i64 = pg
+        .query_one("SELECT count(*) FROM jt", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1, "one row");
+    node.stop().await;
+}

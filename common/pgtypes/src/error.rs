@@ -40,6 +40,10 @@ pub mod sqlstate {
     pub const INVALID_REGULAR_EXPRESSION: &str = "2201B";
     pub const INVALID_ESCAPE_SEQUENCE: &str = "22025";
     pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
+    /// untranslatable_character (`\u0000` in jsonb).
+    pub const UNTRANSLATABLE_CHARACTER: &str = "22P05";
+    /// statement_too_complex (nesting too deep).
+    pub const STATEMENT_TOO_COMPLEX: &str = "54001";
     pub const BAD_COPY_FILE_FORMAT: &str = "22P04";
     pub const NOT_NULL_VIOLATION: &str = "23502";
     /// foreign_key_violation

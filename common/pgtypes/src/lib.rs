@@ -18,8 +18,9 @@
 //!   [`value`] (the runtime datum and its casts, comparisons, text and
 //!   binary I/O), [`numeric`], [`datetime`] (which is also the node's
 //!   clock: `now_usecs`), [`interval`], [`array`] (one-dimensional arrays),
-//!   [`timestamp`] (date_trunc / extract) and [`formatting`] (to_char and
-//!   friends);
+//!   [`timestamp`] (date_trunc / extract), [`formatting`] (to_char and
+//!   friends), [`bytea`], [`json`] (json and jsonb: parser, canonical
+//!   form, ordering) and [`uuid`];
 //! * [`blocking`] — the one helper for calls that may block on a tokio
 //!   worker, and [`fileutil`] — fsync and atomic-rename helpers.
 //!
@@ -38,6 +39,7 @@ pub mod fileutil;
 pub mod formatting;
 pub mod ids;
 pub mod interval;
+pub mod json;
 pub mod lsn;
 pub mod md5;
 pub mod numeric;
@@ -46,6 +48,7 @@ pub mod sqltype;
 pub mod testutil;
 pub mod timestamp;
 pub mod txstatus;
+pub mod uuid;
 pub mod value;
 
 pub use ids::*;

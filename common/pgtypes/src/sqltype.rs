@@ -77,6 +77,12 @@ pub enum SqlType {
     Array(ArrayElem),
     /// bytea (17): a byte string
     Bytea,
+    /// json (114): validated JSON text, kept as given
+    Json,
+    /// jsonb (3802): JSON in canonical form
+    Jsonb,
+    /// uuid (2950)
+    Uuid,
     /// A literal or parameter whose type is not known yet (705).
     Unknown,
     /// An OID alias type (`regclass`, `regtype`, …): an OID whose text form
@@ -179,11 +185,17 @@ pub enum ArrayElem {
     OidVector,
     /// bytea[] (1001)
     Bytea,
+    /// json[] (199)
+    Json,
+    /// jsonb[] (3807)
+    Jsonb,
+    /// uuid[] (2951)
+    Uuid,
 }
 
 impl ArrayElem {
     /// Every element type (for tables and tests).
-    pub const ALL: [ArrayElem; 18] = [
+    pub const ALL: [ArrayElem; 21] = [
         ArrayElem::Bool,
         ArrayElem::Int2,
         ArrayElem::Int4,
@@ -202,6 +214,9 @@ impl ArrayElem {
         ArrayElem::Int2Vector,
         ArrayElem::OidVector,
         ArrayElem::Bytea,
+        ArrayElem::Json,
+        ArrayElem::Jsonb,
+        ArrayElem::Uuid,
     ];
 
     /// True for int2vector and oidvector (0-based, printed without braces).
@@ -229,6 +244,9 @@ impl ArrayElem {
             ArrayElem::Oid | ArrayElem::OidVector => SqlType::Oid,
             ArrayElem::Int2Vector => SqlType::Int2,
             ArrayElem::Bytea => SqlType::Bytea,
+            ArrayElem::Json => SqlType::Json,
+            ArrayElem::Jsonb => SqlType::Jsonb,
+            ArrayElem::Uuid => SqlType::Uuid,
         }
     }
 
@@ -252,6 +270,9 @@ impl ArrayElem {
             SqlType::Interval => ArrayElem::Interval,
             SqlType::Oid => ArrayElem::Oid,
             SqlType::Bytea => ArrayElem::Bytea,
+            SqlType::Json => ArrayElem::Json,
+            SqlType::Jsonb => ArrayElem::Jsonb,
+            SqlType::Uuid => ArrayElem::Uuid,
             _ => return None,
         })
     }
@@ -277,6 +298,9 @@ impl ArrayElem {
             ArrayElem::Int2Vector => 22,
             ArrayElem::OidVector => 30,
             ArrayElem::Bytea => 1001,
+            ArrayElem::Json => 199,
+            ArrayElem::Jsonb => 3807,
+            ArrayElem::Uuid => 2951,
         }
     }
 
@@ -309,6 +333,9 @@ impl ArrayElem {
             ArrayElem::Int2Vector => "int2vector",
             ArrayElem::OidVector => "oidvector",
             ArrayElem::Bytea => "bytea[]",
+            ArrayElem::Json => "json[]",
+            ArrayElem::Jsonb => "jsonb[]",
+            ArrayElem::Uuid => "uuid[]",
         }
     }
 
@@ -333,6 +360,9 @@ impl ArrayElem {
             ArrayElem::Int2Vector => "int2vector",
             ArrayElem::OidVector => "oidvector",
             ArrayElem::Bytea => "_bytea",
+            ArrayElem::Json => "_json",
+            ArrayElem::Jsonb => "_jsonb",
+            ArrayElem::Uuid => "_uuid",
         }
     }
 }
@@ -368,6 +398,9 @@ impl SqlType {
             SqlType::Date => 1082,
             SqlType::Interval => 1186,
             SqlType::Bytea => 17,
+            SqlType::Json => 114,
+            SqlType::Jsonb => 3802,
+            SqlType::Uuid => 2950,
             SqlType::Array(e) => e.array_oid(),
             SqlType::Unknown => 705,
             SqlType::Reg(k) => k.oid(),
@@ -404,6 +437,9 @@ impl SqlType {
             1082 => SqlType::Date,
             1186 => SqlType::Interval,
             17 => SqlType::Bytea,
+            114 => SqlType::Json,
+            3802 => SqlType::Jsonb,
+            2950 => SqlType::Uuid,
             o => SqlType::Array(ArrayElem::from_array_oid(o)?),
         })
     }
@@ -436,6 +472,7 @@ impl SqlType {
             | SqlType::PgLsn
             | SqlType::Xid8 => 8,
             SqlType::Void => 4,
+            SqlType::Uuid => 16,
             SqlType::Name => 64,
             SqlType::Unknown => -2,
             _ => -1,
@@ -521,6 +558,9 @@ impl SqlType {
             SqlType::Date => "date",
             SqlType::Interval => "interval",
             SqlType::Bytea => "bytea",
+            SqlType::Json => "json",
+            SqlType::Jsonb => "jsonb",
+            SqlType::Uuid => "uuid",
             SqlType::Array(e) => e.pg_array_name(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
@@ -565,6 +605,9 @@ impl SqlType {
             SqlType::Date => "date",
             SqlType::Interval => "interval",
             SqlType::Bytea => "bytea",
+            SqlType::Json => "json",
+            SqlType::Jsonb => "jsonb",
+            SqlType::Uuid => "uuid",
             SqlType::Array(e) => e.array_typname(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
@@ -617,6 +660,9 @@ impl SqlType {
             "regnamespace" => SqlType::Reg(RegKind::Namespace),
             "regrole" => SqlType::Reg(RegKind::Role),
             "bytea" => SqlType::Bytea,
+            "json" => SqlType::Json,
+            "jsonb" => SqlType::Jsonb,
+            "uuid" => SqlType::Uuid,
             _ => return None,
         })
     }
@@ -701,6 +747,9 @@ impl SqlType {
             DataType::Interval => SqlType::Interval,
             DataType::Regclass => SqlType::Reg(RegKind::Class),
             DataType::Bytea => SqlType::Bytea,
+            DataType::JSON => SqlType::Json,
+            DataType::JSONB => SqlType::Jsonb,
+            DataType::Uuid => SqlType::Uuid,
             DataType::Array(
                 sqlparser::ast::ArrayElemTypeDef::SquareBracket(inner, _)
                 | sqlparser::ast::ArrayElemTypeDef::AngleBracket(inner)

@@ -40,6 +40,7 @@ use crate::array::{self, ArrayValue};
 use crate::datetime;
 use crate::error::{sqlstate, PgError, PgResult};
 use crate::interval::{self, Interval};
+use crate::json::{self, Jsonb};
 use crate::numeric::Numeric;
 use crate::sqltype::SqlType;
 
@@ -97,6 +98,12 @@ pub enum Value {
     Array(Arc<ArrayValue>),
     /// bytea
     Bytea(Arc<[u8]>),
+    /// json: the validated input text, as given
+    Json(Arc<str>),
+    /// jsonb: the canonical tree
+    Jsonb(Arc<Jsonb>),
+    /// uuid
+    Uuid([u8; 16]),
 }
 
 fn invalid_syntax(ty: SqlType, s: &str) -> PgError {
@@ -496,6 +503,9 @@ impl Value {
             Value::Interval(_) => SqlType::Interval,
             Value::Array(a) => a.sql_type(),
             Value::Bytea(_) => SqlType::Bytea,
+            Value::Json(_) => SqlType::Json,
+            Value::Jsonb(_) => SqlType::Jsonb,
+            Value::Uuid(_) => SqlType::Uuid,
         }
     }
 
@@ -606,6 +616,12 @@ impl Value {
             SqlType::Interval => Value::Interval(interval::parse_interval(s)?),
             SqlType::Array(e) => Value::Array(Arc::new(array::parse_array(e, s)?)),
             SqlType::Bytea => Value::Bytea(Arc::from(crate::bytea::parse(s)?)),
+            SqlType::Json => {
+                json::validate_json(s)?;
+                Value::Json(Arc::from(s))
+            }
+            SqlType::Jsonb => Value::Jsonb(Arc::new(json::parse_jsonb(s)?)),
+            SqlType::Uuid => Value::Uuid(crate::uuid::parse(s)?),
         })
     }
 
@@ -706,6 +722,37 @@ impl Value {
             }
             SqlType::Array(e) => Value::Array(Arc::new(array::parse_array_binary(e, b)?)),
             SqlType::Bytea => Value::Bytea(Arc::from(b)),
+            SqlType::Uuid => Value::Uuid(fixed(b)?),
+            SqlType::Json | SqlType::Jsonb => {
+                // jsonb_recv: a version byte (1), then the text.
+                let body = if ty == SqlType::Jsonb {
+                    match b.split_first() {
+                        Some((1, rest)) => rest,
+                        Some((v, _)) => {
+                            return Err(PgError::new(
+                                sqlstate::INVALID_BINARY_REPRESENTATION,
+                                format!("unsupported jsonb version number {v}"),
+                            ))
+                        }
+                        None => {
+                            return Err(PgError::new(
+                                sqlstate::INVALID_BINARY_REPRESENTATION,
+                                "insufficient data left in message",
+                            ))
+                        }
+                    }
+                } else {
+                    b
+                };
+                let s = std::str::from_utf8(body).map_err(|e| {
+                    let bad = body.get(e.valid_up_to()).copied().unwrap_or(0);
+                    PgError::new(
+                        sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+                        format!("invalid byte sequence for encoding \"UTF8\": 0x{:02x}", bad),
+                    )
+                })?;
+                Value::from_text(ty, s)?
+            }
         })
     }
 
@@ -733,6 +780,9 @@ impl Value {
             Value::Interval(iv) => iv.write_text(out),
             Value::Array(a) => a.write_text(out),
             Value::Bytea(b) => crate::bytea::write_text(out, b),
+            Value::Json(s) => out.put_slice(s.as_bytes()),
+            Value::Jsonb(j) => out.put_slice(j.to_text().as_bytes()),
+            Value::Uuid(u) => crate::uuid::write_text(out, u),
             Value::TimestampTz(t) => datetime::write_timestamp(out, *t, true),
             Value::PgLsn(l) => {
                 use std::fmt::Write;
@@ -779,6 +829,12 @@ impl Value {
             }
             Value::Array(a) => a.write_binary(out),
             Value::Bytea(b) => out.put_slice(b),
+            Value::Json(s) => out.put_slice(s.as_bytes()),
+            Value::Jsonb(j) => {
+                out.put_u8(1);
+                out.put_slice(j.to_text().as_bytes());
+            }
+            Value::Uuid(u) => out.put_slice(u),
             Value::PgLsn(l) => out.put_u64(*l),
             Value::Snapshot(s) => {
                 out.put_i32(s.xip.len() as i32);
@@ -874,6 +930,9 @@ pub fn cmp_sql(a: &Value, b: &Value) -> Option<Ordering> {
         (Interval(x), Interval(y)) => x.span().cmp(&y.span()),
         (Array(x), Array(y)) => array::cmp_arrays(x, y),
         (Bytea(x), Bytea(y)) => x.cmp(y),
+        (Jsonb(x), Jsonb(y)) => json::cmp_jsonb(x, y),
+        (Json(x), Json(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Uuid(x), Uuid(y)) => x.cmp(y),
         (Snapshot(x), Snapshot(y)) => (x.xmin, x.xmax, &x.xip).cmp(&(y.xmin, y.xmax, &y.xip)),
         (Numeric(x), Float8(y)) => cmp_f64(x.to_f64(), *y),
         (Float8(x), Numeric(y)) => cmp_f64(*x, y.to_f64()),
@@ -960,6 +1019,8 @@ pub fn can_cast(from: SqlType, to: SqlType) -> bool {
         (Numeric(_), PgLsn) => true,
         (Date, Timestamp | TimestampTz) | (Timestamp | TimestampTz, Date) => true,
         (Array(a), Array(b)) => can_cast(a.sql_type(), b.sql_type()),
+        (Json, Jsonb) | (Jsonb, Json) => true,
+        (Jsonb, Bool | Int2 | Int4 | Int8 | Float8 | Numeric(_)) => true,
         _ => false,
     }
 }
@@ -999,6 +1060,34 @@ fn f64_to_int(f: f64, ty: SqlType) -> PgResult<i64> {
         return Err(int_out_of_range(ty));
     }
     Ok(r as i64)
+}
+
+/// jsonb to bool / a number type (PostgreSQL 15's jsonb_int4 & co): the
+/// scalar must be of the matching JSON type, else 22023 `cannot cast jsonb
+/// string to type integer`.
+fn jsonb_scalar_cast(j: &Jsonb, to: SqlType) -> PgResult<Value> {
+    let wrong = || {
+        let what = match j {
+            Jsonb::Array(a) if a.is_empty() => "array",
+            other => other.type_name(),
+        };
+        PgError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("cannot cast jsonb {what} to type {}", to.pg_base_name()),
+        )
+    };
+    match (j, to) {
+        (Jsonb::Bool(b), SqlType::Bool) => Ok(Value::Bool(*b)),
+        (Jsonb::Number(n), SqlType::Float8) => Value::from_text(SqlType::Float8, n),
+        (Jsonb::Number(n), t) if t != SqlType::Bool => {
+            let num = match Numeric::parse(n) {
+                Some(r) => r?,
+                None => return Err(invalid_syntax(SqlType::NUMERIC, n)),
+            };
+            cast_with(&Value::Numeric(num), t, CastMode::Explicit)
+        }
+        _ => Err(wrong()),
+    }
 }
 
 /// Cast with an explicit mode.
@@ -1122,7 +1211,15 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
         (Value::Xid8(x), T::Xid) => Value::Xid(*x as u32),
         (Value::Snapshot(_), T::Snapshot) => v.clone(),
         (Value::Date(_), T::Date) | (Value::Interval(_), T::Interval) => v.clone(),
-        (Value::Bytea(_), T::Bytea) => v.clone(),
+        (Value::Bytea(_), T::Bytea)
+        | (Value::Json(_), T::Json)
+        | (Value::Jsonb(_), T::Jsonb)
+        | (Value::Uuid(_), T::Uuid) => v.clone(),
+        (Value::Json(s), T::Jsonb) => Value::Jsonb(Arc::new(json::parse_jsonb(s)?)),
+        (Value::Jsonb(j), T::Json) => Value::Json(Arc::from(j.to_text())),
+        (Value::Jsonb(j), T::Bool | T::Int2 | T::Int4 | T::Int8 | T::Float8 | T::Numeric(_)) => {
+            jsonb_scalar_cast(j, to)?
+        }
         (Value::Date(d), T::Timestamp) => {
             Value::Timestamp(datetime::date_to_timestamp_checked(*d)?)
         }
@@ -1625,5 +1722,41 @@ mod tests {
             Ordering::Greater
         );
         assert_eq!(std::mem::size_of::<Value>(), 32);
+    }
+
+    #[test]
+    fn json_jsonb_uuid_io() {
+        let jb = Value::from_text(SqlType::Jsonb, r#"{"b": 1, "a": [1.50, "x"]}"#).unwrap();
+        assert_eq!(jb.to_text_string(), r#"{"a": [1.50, "x"], "b": 1}"#);
+        let mut bin = BytesMut::new();
+        jb.write_binary(&mut bin);
+        assert_eq!(bin[0], 1, "jsonb binary starts with its version byte");
+        assert_eq!(Value::from_binary(SqlType::Jsonb, &bin).unwrap(), jb);
+        assert_eq!(
+            Value::from_binary(SqlType::Jsonb, b"\x02{}")
+                .unwrap_err()
+                .code,
+            sqlstate::INVALID_BINARY_REPRESENTATION
+        );
+        let j = Value::from_text(SqlType::Json, r#"{"b": 1,  "b": 2}"#).unwrap();
+        assert_eq!(j.to_text_string(), r#"{"b": 1,  "b": 2}"#);
+        let mut bin = BytesMut::new();
+        j.write_binary(&mut bin);
+        assert_eq!(Value::from_binary(SqlType::Json, &bin).unwrap(), j);
+        let u = Value::from_text(SqlType::Uuid, "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11").unwrap();
+        assert_eq!(u.to_text_string(), "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+        let mut bin = BytesMut::new();
+        u.write_binary(&mut bin);
+        assert_eq!(bin.len(), 16);
+        assert_eq!(Value::from_binary(SqlType::Uuid, &bin).unwrap(), u);
+        assert!(Value::from_binary(SqlType::Uuid, &bin[..15]).is_err());
+        // jsonb scalars cast to SQL types as PostgreSQL 15 does.
+        let n = Value::from_text(SqlType::Jsonb, "2.5").unwrap();
+        assert_eq!(cast(&n, SqlType::Int4).unwrap(), Value::Int4(3));
+        let s = Value::from_text(SqlType::Jsonb, "\"x\"").unwrap();
+        assert_eq!(
+            cast(&s, SqlType::Int4).unwrap_err().message,
+            "cannot cast jsonb string to type integer"
+        );
     }
 }

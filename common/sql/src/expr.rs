@@ -295,6 +295,10 @@ pub struct ScopeColumn {
     /// Reachable only as `table.name` (a USING / NATURAL column of one
     /// side of a join: the unqualified name means the merged column).
     pub qualified_only: bool,
+    /// The one column of a scalar set-returning function, which its
+    /// FROM alias also names (PostgreSQL's whole-row reference to a
+    /// function returning a scalar: `jsonb_array_elements(x) AS e` … `e`).
+    pub whole_row: bool,
 }
 
 /// The columns an expression may reference; `Expr::Column(i)` is `columns[i]`.
@@ -320,6 +324,7 @@ impl Scope {
                     name: n.clone(),
                     ty: *t,
                     qualified_only: false,
+                    whole_row: false,
                 })
                 .collect(),
         }
@@ -332,6 +337,7 @@ impl Scope {
             name: name.to_string(),
             ty,
             qualified_only: false,
+            whole_row: false,
         });
     }
 
@@ -358,6 +364,12 @@ impl Scope {
                 ));
             }
             found = Some(i);
+        }
+        if found.is_none() && qualifier.is_none() {
+            found = self
+                .columns
+                .iter()
+                .position(|c| c.whole_row && c.table.as_deref() == Some(name));
         }
         found.ok_or_else(|| match qualifier {
             Some(q) if !self.columns.iter().any(|c| c.table.as_deref() == Some(q)) => PgError::new(
@@ -1729,13 +1741,27 @@ impl Binder<'_> {
             B::GtEq => BinOp::GtEq,
             B::And => BinOp::And,
             B::Or => BinOp::Or,
+            B::Arrow
+            | B::LongArrow
+            | B::HashArrow
+            | B::HashLongArrow
+            | B::Question
+            | B::QuestionAnd
+            | B::QuestionPipe
+            | B::HashMinus => {
+                let (l, r) = (self.bind(left)?, self.bind(right)?);
+                return self.json_operator(&op.to_string(), l, r);
+            }
             B::AtArrow | B::ArrowAt | B::PGOverlap => {
+                let (l, r) = (self.bind(left)?, self.bind(right)?);
+                if l.ty == SqlType::Jsonb || r.ty == SqlType::Jsonb {
+                    return self.json_operator(&op.to_string(), l, r);
+                }
                 let func = match op {
                     B::AtArrow => Func::ArrayContains { contained: false },
                     B::ArrowAt => Func::ArrayContains { contained: true },
                     _ => Func::ArrayOverlap,
                 };
-                let (l, r) = (self.bind(left)?, self.bind(right)?);
                 let t = match (l.ty, r.ty) {
                     (a @ SqlType::Array(_), b) if b == a || b == SqlType::Unknown => a,
                     (SqlType::Unknown, b @ SqlType::Array(_)) => b,
@@ -1795,6 +1821,10 @@ impl Binder<'_> {
                 self.compare(op, l, r)
             }
             BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom => self.compare(op, l, r),
+            BinOp::Concat if l.ty == SqlType::Jsonb || r.ty == SqlType::Jsonb => {
+                self.json_operator("||", l, r)
+            }
+            BinOp::Sub if l.ty == SqlType::Jsonb => self.json_operator("-", l, r),
             BinOp::Concat if is_array(l.ty) || is_array(r.ty) => self.array_concat(l, r),
             BinOp::Concat
                 if (l.ty == SqlType::Bytea
@@ -1878,6 +1908,15 @@ impl Binder<'_> {
         }
     }
 
+    /// A json operator (`->`, `@>`, jsonb `||` …), see `crate::jsonfuncs`.
+    fn json_operator(&mut self, op: &str, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
+        let Some((f, types, ret, swap)) = crate::jsonfuncs::resolve_operator(op, l.ty, r.ty) else {
+            return Err(no_operator(op, l.ty, r.ty));
+        };
+        let args = if swap { vec![r, l] } else { vec![l, r] };
+        self.call_func(Func::Json(f), args, &types, ret)
+    }
+
     fn text_operand(&mut self, b: BoundExpr) -> PgResult<Expr> {
         match b.ty {
             SqlType::Unknown => coerce(b, SqlType::Text, self.params),
@@ -1889,6 +1928,10 @@ impl Binder<'_> {
 
     fn compare(&mut self, op: BinOp, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
         let (lt, rt) = (l.ty, r.ty);
+        // json has no comparison operators (jsonb has).
+        if lt == SqlType::Json || rt == SqlType::Json {
+            return Err(no_operator(op_symbol(op), lt, rt));
+        }
         // xid has `=` and `<>` only (32-bit xids wrap around).
         if (lt == SqlType::Xid || rt == SqlType::Xid)
             && matches!(op, BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq)
@@ -2350,7 +2393,11 @@ impl Binder<'_> {
             }
             (AggFunc::CountStar, None, SqlType::Unknown)
         } else {
-            let want = if func == AggFunc::StringAgg { 2 } else { 1 };
+            let want = if matches!(func, AggFunc::StringAgg | AggFunc::JsonObjectAgg { .. }) {
+                2
+            } else {
+                1
+            };
             if args.len() != want {
                 let types: Vec<&str> = Vec::new();
                 return Err(PgError::new(
@@ -2368,7 +2415,9 @@ impl Binder<'_> {
                     | AggFunc::Min
                     | AggFunc::Max
                     | AggFunc::StringAgg
-                    | AggFunc::ArrayAgg => SqlType::Text,
+                    | AggFunc::ArrayAgg
+                    | AggFunc::JsonAgg { .. }
+                    | AggFunc::JsonObjectAgg { .. } => SqlType::Text,
                     AggFunc::BoolAnd | AggFunc::BoolOr => SqlType::Bool,
                     _ => SqlType::Float8,
                 };
@@ -2420,6 +2469,17 @@ impl Binder<'_> {
             if let Some(d) = args.get(1) {
                 let b = self.bind(d)?;
                 extra.push(self.coerce_operand_func(b, SqlType::Text)?);
+            }
+        }
+        if let AggFunc::JsonObjectAgg { .. } = func {
+            if let Some(d) = args.get(1) {
+                let b = self.bind(d)?;
+                let b = if b.ty == SqlType::Unknown {
+                    self.coerce_to(b, SqlType::Text)?
+                } else {
+                    b
+                };
+                extra.push(b.expr);
             }
         }
         let filter = match filter {
@@ -2758,6 +2818,15 @@ fn fold_const(e: Expr) -> PgResult<Expr> {
     Ok(e)
 }
 
+/// The column name a cast to `t` gives (FigureColname: the type name as
+/// written, so `x::jsonb[]` is `jsonb`).
+fn cast_column_name(t: SqlType) -> &'static str {
+    match t {
+        SqlType::Array(e) if !e.is_vector() => e.sql_type().typname(),
+        other => other.typname(),
+    }
+}
+
 /// The column name PostgreSQL gives a select-list item without an alias:
 /// the column name, the function name, the cast's type name, or `?column?`.
 pub fn output_name(ast: &ast::Expr) -> String {
@@ -2768,16 +2837,21 @@ pub fn output_name(ast: &ast::Expr) -> String {
             A::CompoundIdentifier(p) => p.last().map(ident_name),
             A::Function(f) => f.name.0.last().map(ident_name),
             A::Nested(x) => name(x),
+            // A cast names its column after the type unless its operand has a
+            // stronger name (FigureColname: a cast of a cast takes the outer type).
             A::Cast {
                 expr, data_type, ..
-            } => name(expr).or_else(|| {
-                Some(match SqlType::from_data_type(data_type) {
-                    Ok(t) => t.typname().to_string(),
-                    Err(_) => data_type.to_string().to_lowercase(),
-                })
-            }),
+            } => (!matches!(**expr, A::Cast { .. } | A::TypedString { .. }))
+                .then(|| name(expr))
+                .flatten()
+                .or_else(|| {
+                    Some(match SqlType::from_data_type(data_type) {
+                        Ok(t) => cast_column_name(t).to_string(),
+                        Err(_) => data_type.to_string().to_lowercase(),
+                    })
+                }),
             A::TypedString { data_type, .. } => Some(match SqlType::from_data_type(data_type) {
-                Ok(t) => t.typname().to_string(),
+                Ok(t) => cast_column_name(t).to_string(),
                 Err(_) => data_type.to_string().to_lowercase(),
             }),
             A::Value(ast::Value::Boolean(_)) => Some("bool".to_string()),

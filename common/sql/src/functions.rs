@@ -488,6 +488,10 @@ pub enum Func {
     Sign,
     /// power(a, b) and the `^` operator, float8 or numeric
     Power,
+    /// A json / jsonb operator or function (`crate::jsonfuncs`).
+    Json(crate::jsonfuncs::JsonFunc),
+    /// gen_random_uuid() → uuid (version 4)
+    GenRandomUuid,
 }
 
 /// A resolved function: what to call, what to coerce the arguments to, and
@@ -533,6 +537,16 @@ pub enum AggFunc {
     VarSamp,
     /// var_pop(x)
     VarPop,
+    /// json_agg(x) / jsonb_agg(x) (NULL inputs kept, as null)
+    JsonAgg {
+        /// jsonb_agg.
+        jsonb: bool,
+    },
+    /// json_object_agg(k, v) / jsonb_object_agg(k, v)
+    JsonObjectAgg {
+        /// jsonb_object_agg.
+        jsonb: bool,
+    },
 }
 
 impl AggFunc {
@@ -552,6 +566,10 @@ impl AggFunc {
             "stddev_pop" => AggFunc::StddevPop,
             "variance" | "var_samp" => AggFunc::VarSamp,
             "var_pop" => AggFunc::VarPop,
+            "json_agg" => AggFunc::JsonAgg { jsonb: false },
+            "jsonb_agg" => AggFunc::JsonAgg { jsonb: true },
+            "json_object_agg" => AggFunc::JsonObjectAgg { jsonb: false },
+            "jsonb_object_agg" => AggFunc::JsonObjectAgg { jsonb: true },
             _ => return None,
         })
     }
@@ -572,6 +590,10 @@ impl AggFunc {
             AggFunc::StddevPop => "stddev_pop",
             AggFunc::VarSamp => "var_samp",
             AggFunc::VarPop => "var_pop",
+            AggFunc::JsonAgg { jsonb: false } => "json_agg",
+            AggFunc::JsonAgg { jsonb: true } => "jsonb_agg",
+            AggFunc::JsonObjectAgg { jsonb: false } => "json_object_agg",
+            AggFunc::JsonObjectAgg { jsonb: true } => "jsonb_object_agg",
         }
     }
 
@@ -619,7 +641,7 @@ impl AggFunc {
                 None => return no(),
             },
             AggFunc::Min | AggFunc::Max => match arg {
-                T::Void | T::Snapshot | T::Bool => return no(),
+                T::Void | T::Snapshot | T::Bool | T::Json | T::Jsonb | T::Uuid => return no(),
                 T::Char(_) => T::Char(0),
                 T::Varchar(_) | T::Name => T::Text,
                 other => other.base(),
@@ -628,6 +650,13 @@ impl AggFunc {
                 T::Bool => T::Bool,
                 _ => return no(),
             },
+            AggFunc::JsonAgg { jsonb } | AggFunc::JsonObjectAgg { jsonb } => {
+                if jsonb {
+                    T::Jsonb
+                } else {
+                    T::Json
+                }
+            }
         })
     }
 }
@@ -664,8 +693,10 @@ enum AccState {
     Interval(Interval),
     /// string_agg's text so far.
     Text(String),
-    /// array_agg's elements.
+    /// array_agg's and json_agg's elements.
     List(Vec<Value>),
+    /// json_object_agg's (key, value) pairs.
+    Pairs(Vec<(Value, Value)>),
     /// Variance over integers/numerics: Σx and Σx² exactly.
     NumMoments(Numeric, Numeric),
     /// Variance over float8 (Youngs–Cramer, as PostgreSQL): Σx and Σ(x-mean)².
@@ -737,7 +768,17 @@ impl Accumulator {
             self.count += 1;
             return Ok(());
         }
-        if self.func == AggFunc::ArrayAgg {
+        if let AggFunc::JsonObjectAgg { .. } = self.func {
+            crate::jsonfuncs::object_agg_key(v)?;
+            self.count += 1;
+            let val = extra.first().cloned().unwrap_or(Value::Null);
+            match &mut self.state {
+                AccState::Pairs(l) => l.push((v.clone(), val)),
+                _ => self.state = AccState::Pairs(vec![(v.clone(), val)]),
+            }
+            return Ok(());
+        }
+        if matches!(self.func, AggFunc::ArrayAgg | AggFunc::JsonAgg { .. }) {
             // array_agg keeps NULL elements.
             self.count += 1;
             match &mut self.state {
@@ -751,7 +792,11 @@ impl Accumulator {
         }
         self.count += 1;
         match self.func {
-            AggFunc::CountStar | AggFunc::Count | AggFunc::ArrayAgg => {}
+            AggFunc::CountStar
+            | AggFunc::Count
+            | AggFunc::ArrayAgg
+            | AggFunc::JsonAgg { .. }
+            | AggFunc::JsonObjectAgg { .. } => {}
             AggFunc::StringAgg => {
                 let s = v.as_str().unwrap_or("");
                 match &mut self.state {
@@ -945,6 +990,14 @@ impl Accumulator {
             AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
                 self.finish_variance()?
             }
+            AggFunc::JsonAgg { jsonb } => match &self.state {
+                AccState::List(l) => crate::jsonfuncs::agg_result(l, jsonb)?,
+                _ => Value::Null,
+            },
+            AggFunc::JsonObjectAgg { jsonb } => match &self.state {
+                AccState::Pairs(l) => crate::jsonfuncs::object_agg_result(l, jsonb)?,
+                _ => Value::Null,
+            },
         })
     }
 
@@ -1279,6 +1332,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
             }
         }
         "random" => none(Func::Random, T::Float8),
+        "gen_random_uuid" => none(Func::GenRandomUuid, T::Uuid),
         "now" | "current_timestamp" | "transaction_timestamp" => none(Func::Now, T::TimestampTz),
         "statement_timestamp" => none(Func::StatementTimestamp, T::TimestampTz),
         "clock_timestamp" => none(Func::ClockTimestamp, T::TimestampTz),
@@ -1500,7 +1554,18 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
             T::Int8 => sig(Func::ToHex, &[T::Int8], T::Text),
             _ => sig(Func::ToHex, &[T::Int4], T::Text),
         },
-        _ => Err(no_function(name, args)),
+        _ => match crate::jsonfuncs::resolve(name, args) {
+            Some(s)
+                if s.arg_types.len() == n
+                    && args
+                        .iter()
+                        .zip(&s.arg_types)
+                        .all(|(a, p)| can_coerce_implicit(*a, *p)) =>
+            {
+                Ok(s)
+            }
+            _ => Err(no_function(name, args)),
+        },
     }
 }
 
@@ -1621,6 +1686,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
     // Non-strict functions first.
     match func {
         Func::Catalog(f) => return crate::pgcatalog::functions::call(f, args, ctx),
+        Func::Json(f) => return crate::jsonfuncs::call(f, args),
         Func::MakeArray(elem) => return Ok(array_value(elem, args.to_vec())),
         Func::ArrayCmp { op, all } => return Ok(array_compare(op, all, &args[0], &args[1])),
         Func::ArrayAppend | Func::ArrayPrepend | Func::ArrayCat => {
@@ -1890,6 +1956,11 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         },
         Func::Mod => crate::expr::arith(crate::expr::BinOp::Mod, &args[0], &args[1])?,
         Func::Random => Value::Float8(ctx.random()),
+        Func::GenRandomUuid => {
+            let mut b = [0u8; 16];
+            rand::fill(&mut b[..]);
+            Value::Uuid(pgtypes::uuid::v4_from_bytes(b))
+        }
         Func::Now => Value::TimestampTz(ctx.transaction_timestamp()),
         Func::StatementTimestamp => Value::TimestampTz(ctx.statement_timestamp()),
         Func::ClockTimestamp => Value::TimestampTz(ctx.clock_timestamp()),
@@ -2455,6 +2526,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             text(format!("{:x}", v))
         }
         Func::Catalog(_)
+        | Func::Json(_)
         | Func::Coalesce
         | Func::Concat
         | Func::Greatest

@@ -537,7 +537,7 @@ fn set_origin(f: &mut FieldDescription, t: &TableDef, col: usize) {
 /// 42883 for a type with equality but no ordering: xid, as in PostgreSQL
 /// (32-bit xids wrap around, so `<` would lie).
 pub(crate) fn no_ordering_for(ty: SqlType) -> PgResult<()> {
-    if ty == SqlType::Xid {
+    if ty == SqlType::Xid || ty == SqlType::Json {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
             format!(
@@ -546,6 +546,20 @@ pub(crate) fn no_ordering_for(ty: SqlType) -> PgResult<()> {
             ),
         )
         .with_hint("Use an explicit ordering operator or modify the query."));
+    }
+    Ok(())
+}
+
+/// 42883 for a GROUP BY / DISTINCT key of a type without `=` (json).
+pub(crate) fn no_equality_for(ty: SqlType) -> PgResult<()> {
+    if ty == SqlType::Json {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "could not identify an equality operator for type {}",
+                ty.pg_base_name()
+            ),
+        ));
     }
     Ok(())
 }
@@ -604,7 +618,17 @@ pub(crate) fn target_list_series(
         };
         let top = match e {
             ast::Expr::Function(f)
-                if matches!(object_name(&f.name).as_str(), "generate_series" | "unnest") =>
+                if matches!(
+                    object_name(&f.name).as_str(),
+                    "generate_series"
+                        | "unnest"
+                        | "json_array_elements"
+                        | "jsonb_array_elements"
+                        | "json_array_elements_text"
+                        | "jsonb_array_elements_text"
+                        | "json_object_keys"
+                        | "jsonb_object_keys"
+                ) =>
             {
                 Some(f)
             }
@@ -1152,6 +1176,7 @@ fn plan_on_conflict(
                     name: c.name.clone(),
                     ty: c.ty,
                     qualified_only: false,
+                    whole_row: false,
                 });
             }
             hide_dropped(&mut scope, table, start);

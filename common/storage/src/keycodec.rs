@@ -147,6 +147,56 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
             out.push(0x00);
             put_i64(out, a.lower as i64);
         }
+        Value::Json(s) => put_text(out, s.as_bytes()),
+        Value::Uuid(u) => out.extend_from_slice(u),
+        Value::Jsonb(j) => {
+            out.push(pgtypes::json::top_class(j));
+            put_jsonb(out, j);
+        }
+    }
+}
+
+/// One jsonb value below the top: its type rank, then for a container its
+/// element count (compared before any element, as compareJsonbContainers
+/// does), then the members; each part is self-delimiting.
+fn put_jsonb(out: &mut Vec<u8>, j: &pgtypes::json::Jsonb) {
+    use pgtypes::json::Jsonb;
+    out.push(j.type_rank());
+    match j {
+        Jsonb::Null => {}
+        Jsonb::Bool(b) => out.push(*b as u8),
+        Jsonb::String(s) => put_text(out, s.as_bytes()),
+        Jsonb::Number(n) => {
+            let (sign, digits, exp) = pgtypes::json::number_digits(n);
+            if sign == 0 {
+                out.push(0x01);
+                return;
+            }
+            out.push(if sign < 0 { 0x00 } else { 0x02 });
+            let start = out.len();
+            let exp = exp.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+            out.extend_from_slice(&((exp as u32) ^ (1 << 31)).to_be_bytes());
+            out.extend_from_slice(&digits);
+            out.push(0x00);
+            if sign < 0 {
+                for b in &mut out[start..] {
+                    *b = !*b;
+                }
+            }
+        }
+        Jsonb::Array(items) => {
+            out.extend_from_slice(&(items.len() as u32).to_be_bytes());
+            for i in items {
+                put_jsonb(out, i);
+            }
+        }
+        Jsonb::Object(m) => {
+            out.extend_from_slice(&(m.len() as u32).to_be_bytes());
+            for (k, v) in m {
+                put_text(out, k.as_bytes());
+                put_jsonb(out, v);
+            }
+        }
     }
 }
 
@@ -230,5 +280,57 @@ mod tests {
             key_bytes(&[Value::Float8(-0.0)])
         );
         assert_eq!(key_bytes(&[Value::Int4(7)]), key_bytes(&[Value::Int8(7)]));
+    }
+
+    #[test]
+    fn jsonb_keys_follow_jsonb_order() {
+        let texts = [
+            "[]",
+            "null",
+            "\"\"",
+            "\"a\"",
+            "\"a\\u0000b\"",
+            "\"ab\"",
+            "\"b\"",
+            "-12.5",
+            "-1",
+            "-0.5",
+            "0",
+            "0.000",
+            "0.01",
+            "0.1",
+            "1",
+            "1.0",
+            "10",
+            "1e3",
+            "false",
+            "true",
+            "[null]",
+            "[\"x\"]",
+            "[-1]",
+            "[1]",
+            "[true]",
+            "[[]]",
+            "[{}]",
+            "[1, 2]",
+            "[2, 1]",
+            "{}",
+            "{\"a\": null}",
+            "{\"a\": 1}",
+            "{\"b\": 0}",
+            "{\"aa\": 0}",
+            "{\"a\": 1, \"b\": 1}",
+        ];
+        let vals: Vec<Value> = texts
+            .iter()
+            .filter_map(|t| Value::from_text(pgtypes::sqltype::SqlType::Jsonb, t).ok())
+            .collect();
+        for a in &vals {
+            for b in &vals {
+                let ka = key_bytes(std::slice::from_ref(a));
+                let kb = key_bytes(std::slice::from_ref(b));
+                assert_eq!(ka.cmp(&kb), cmp_for_sort(a, b), "{a} vs {b}");
+            }
+        }
     }
 }

@@ -110,6 +110,17 @@ pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
                 put_varint(out, b.len() as u128);
                 out.extend_from_slice(b);
             }
+            Value::Json(s) => {
+                put_varint(out, s.len() as u128);
+                out.extend_from_slice(s.as_bytes());
+            }
+            Value::Jsonb(j) => {
+                // The canonical text: re-parsed on read.
+                let t = j.to_text();
+                put_varint(out, t.len() as u128);
+                out.extend_from_slice(t.as_bytes());
+            }
+            Value::Uuid(u) => out.extend_from_slice(u),
             Value::Snapshot(s) => {
                 put_varint(out, s.xmin as u128);
                 put_varint(out, s.xmax as u128);
@@ -268,6 +279,11 @@ impl<'a> Reader<'a> {
                 let n = self.varint_len()?;
                 Value::Bytea(Arc::from(self.take(n)?))
             }
+            SqlType::Json | SqlType::Jsonb => {
+                let n = self.varint_len()?;
+                value_from_raw(ty, self.take(n)?.to_vec())?
+            }
+            SqlType::Uuid => Value::Uuid(self.arr()?),
             SqlType::Snapshot => {
                 let xmin = self.varint_u64()?;
                 let xmax = self.varint_u64()?;
@@ -329,10 +345,13 @@ impl<'a> Reader<'a> {
             | SqlType::Char(_)
             | SqlType::Name
             | SqlType::Unknown
-            | SqlType::Bytea => {
+            | SqlType::Bytea
+            | SqlType::Json
+            | SqlType::Jsonb => {
                 let n = self.varint_len()?;
                 self.take(n).map(drop)
             }
+            SqlType::Uuid => self.take(16).map(drop),
             _ => self.field(ty).map(drop),
         }
     }
@@ -350,6 +369,16 @@ fn value_from_raw(ty: SqlType, raw: Vec<u8>) -> PgResult<Value> {
             Value::Text(Arc::from(s))
         }
         SqlType::Bytea => Value::Bytea(Arc::from(raw)),
+        SqlType::Json => {
+            let s = String::from_utf8(raw).map_err(|_| corrupt("invalid UTF-8"))?;
+            Value::Json(Arc::from(s))
+        }
+        SqlType::Jsonb => {
+            let s = std::str::from_utf8(&raw).map_err(|_| corrupt("invalid UTF-8"))?;
+            Value::Jsonb(Arc::new(
+                pgtypes::json::parse_jsonb(s).map_err(|_| corrupt("bad jsonb"))?,
+            ))
+        }
         SqlType::Array(_) => Value::from_binary(ty, &raw).map_err(|_| corrupt("bad array"))?,
         _ => return Err(corrupt("TOAST datum in a fixed-size column")),
     })
@@ -505,6 +534,9 @@ mod tests {
             SqlType::Xid8,
             SqlType::Xid,
             SqlType::Snapshot,
+            SqlType::Json,
+            SqlType::Jsonb,
+            SqlType::Uuid,
         ]
     }
 
@@ -527,6 +559,16 @@ mod tests {
             SqlType::Oid => any::<u32>().prop_map(Value::Oid).boxed(),
             SqlType::Xid8 => any::<u64>().prop_map(Value::Xid8).boxed(),
             SqlType::Xid => any::<u32>().prop_map(Value::Xid).boxed(),
+            SqlType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
+            SqlType::Json | SqlType::Jsonb => proptest::sample::select(vec![
+                "null",
+                "[1, \"a\", {\"k\": [true, null]}]",
+                "{\"bb\": 1.50, \"a\": {}}",
+                "\"\\u00e9\\n\"",
+                "-12e-3",
+            ])
+            .prop_map(move |t| Value::from_text(ty, t).unwrap())
+            .boxed(),
             SqlType::Snapshot => (
                 any::<u64>(),
                 any::<u64>(),

@@ -361,6 +361,8 @@ fn raw_bytes(v: &Value) -> Option<std::borrow::Cow<'_, [u8]>> {
     match v {
         Value::Text(s) => Some(std::borrow::Cow::Borrowed(s.as_bytes())),
         Value::Bytea(b) => Some(std::borrow::Cow::Borrowed(b)),
+        Value::Json(s) => Some(std::borrow::Cow::Borrowed(s.as_bytes())),
+        Value::Jsonb(j) => Some(std::borrow::Cow::Owned(j.to_text().into_bytes())),
         Value::Array(_) => {
             let mut b = bytes::BytesMut::new();
             v.write_binary(&mut b);

@@ -65,6 +65,7 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             ty,
         } => Box::new(scan::FunctionScanNode::new(start, stop, step.as_ref(), *ty)),
         NodeKind::Unnest { array, .. } => Box::new(scan::UnnestNode::new(array)),
+        NodeKind::JsonSrf { call, arg } => Box::new(scan::JsonSrfNode::new(call, arg)),
         NodeKind::SystemView(v) => Box::new(scan::SystemViewNode::new(v)),
         NodeKind::Values { rows } => Box::new(scan::ValuesNode::new(rows)),
         NodeKind::Filter { input, pred } => Box::new(FilterNode {

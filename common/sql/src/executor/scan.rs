@@ -383,6 +383,51 @@ impl ExecNode for UnnestNode<'_> {
     }
 }
 
+/// A set-returning json function: the argument is evaluated and the rows
+/// built at the first `next`.
+pub struct JsonSrfNode<'p> {
+    call: &'p crate::jsonfuncs::SrfCall,
+    arg: &'p Expr,
+    rows: Option<std::vec::IntoIter<Vec<Value>>>,
+    row: Vec<Value>,
+}
+
+impl<'p> JsonSrfNode<'p> {
+    /// Nothing is evaluated until the first `next`.
+    pub fn new(call: &'p crate::jsonfuncs::SrfCall, arg: &'p Expr) -> Self {
+        JsonSrfNode {
+            call,
+            arg,
+            rows: None,
+            row: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for JsonSrfNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.rows.is_none() {
+            let v = ec.eval(self.arg, &[])?;
+            self.rows = Some(crate::jsonfuncs::srf_rows(self.call, &v)?.into_iter());
+        }
+        match self.rows.as_mut().and_then(Iterator::next) {
+            Some(r) => {
+                ec.tick()?;
+                self.row = r;
+                Ok(true)
+            }
+            None => {
+                // Rescanned (under a nested loop): evaluate again.
+                self.rows = None;
+                Ok(false)
+            }
+        }
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
 /// A system view's rows as of the first `next`.
 pub struct SystemViewNode {
     view: &'static crate::sysviews::SystemView,

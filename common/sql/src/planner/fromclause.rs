@@ -386,6 +386,7 @@ fn join(
             name: n.clone(),
             ty,
             qualified_only: false,
+            whole_row: false,
         });
         m.exprs.push(expr);
         star.push(MERGED_BASE + m.cols.len() - 1);
@@ -440,6 +441,7 @@ fn add_rel(
                 name: n.clone(),
                 ty: *t,
                 qualified_only: true,
+                whole_row: false,
             });
         } else {
             f.scope.push(Some(qualifier), n, *t);
@@ -779,6 +781,9 @@ fn function_rel(
         g,
         level: &arg_level,
     };
+    if let Some(part) = json_srf_rel(name, args, alias, params, &mut hook, &outer, f)? {
+        return Ok(part);
+    }
     let (kind, ty) = super::bind_series(name, args, params, &mut |e, params| {
         bind_expr_hooked(e, &Scope::new(), params, None, &mut hook)
     })?;
@@ -813,6 +818,57 @@ fn function_rel(
         );
     }
     Ok(add_rel(f, &tname, &cols, None, Some(node), None, lat))
+}
+
+/// A set-returning json function in FROM (`jsonb_each(x) AS t(k, v)`):
+/// None if `name` is not one.
+fn json_srf_rel(
+    name: &str,
+    args: &[&ast::FunctionArg],
+    alias: Option<&ast::TableAlias>,
+    params: &mut ParamTypes,
+    hook: &mut Hook<'_, '_, '_, '_>,
+    outer: &Outer<'_>,
+    f: &mut From,
+) -> PgResult<Option<Part>> {
+    if crate::jsonfuncs::resolve_srf(name, SqlType::Unknown).is_none() {
+        return Ok(None);
+    }
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] = args else {
+        return Err(PgError::new(
+            pgtypes::error::sqlstate::UNDEFINED_FUNCTION,
+            format!("function {name} with this number of arguments does not exist"),
+        ));
+    };
+    let b = bind_expr_hooked(e, &Scope::new(), params, None, hook)?;
+    let call = match crate::jsonfuncs::resolve_srf(name, b.ty) {
+        Some(r) => r?,
+        None => return Ok(None),
+    };
+    let arg = crate::expr::coerce(b, call.arg_ty, params)?;
+    let lat = outer.take_args();
+    let mut cols = call.columns();
+    let tname = match alias {
+        Some(a) => {
+            let t = ident_name(&a.name);
+            if call.column_named_by_alias() && a.columns.is_empty() {
+                cols[0].0 = t.clone();
+            }
+            t
+        }
+        None => name.to_string(),
+    };
+    let cols = aliased(cols, alias, name)?;
+    let single = cols.len() == 1;
+    let node = PlanNode::new(NodeKind::JsonSrf { call, arg }, cols.len(), 100.0);
+    let start = f.scope.columns.len();
+    let part = add_rel(f, &tname, &cols, None, Some(node), None, lat);
+    if single {
+        if let Some(c) = f.scope.columns.get_mut(start) {
+            c.whole_row = true;
+        }
+    }
+    Ok(Some(part))
 }
 
 // ---------------------------------------------------------------------------

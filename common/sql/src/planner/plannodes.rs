@@ -132,6 +132,13 @@ pub enum NodeKind {
         /// The element type.
         ty: SqlType,
     },
+    /// A set-returning json function (`jsonb_each(x)` …): its rows.
+    JsonSrf {
+        /// The function.
+        call: crate::jsonfuncs::SrfCall,
+        /// The argument (no column references; may read executor parameters).
+        arg: Expr,
+    },
     /// A system view's rows, as of the scan.
     SystemView(&'static crate::sysviews::SystemView),
     /// A VALUES list.
@@ -305,6 +312,7 @@ impl PlanNode {
             }
             NodeKind::FunctionScan { .. } => "Function Scan on generate_series".into(),
             NodeKind::Unnest { .. } => "Function Scan on unnest".into(),
+            NodeKind::JsonSrf { call, .. } => format!("Function Scan on {}", call.name),
             NodeKind::SystemView(v) => format!("Function Scan on {}", v.name),
             NodeKind::Values { .. } => "Values Scan".into(),
             NodeKind::Filter { .. } => "Result (filter)".into(),
@@ -384,6 +392,7 @@ impl PlanNode {
                 step.iter().for_each(f);
             }
             NodeKind::Unnest { array, .. } => f(array),
+            NodeKind::JsonSrf { arg, .. } => f(arg),
             NodeKind::Values { rows } => rows.iter().flatten().for_each(f),
             NodeKind::Filter { pred, .. } => f(pred),
             NodeKind::Project { exprs, .. } => exprs.iter().for_each(f),

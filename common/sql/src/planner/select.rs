@@ -30,7 +30,8 @@ use super::fromclause::{and_all, filter, read_from, JoinPlanner, JoinTree};
 use super::plannodes::{NodeKind, PlanNode, SetOpKind};
 use super::subselect::{CteBinding, Global, Hook, Level, Outer};
 use super::{
-    const_i64, ident_name, no_ordering_for, object_name, output_expr, target_list_series, SortKey,
+    const_i64, ident_name, no_equality_for, no_ordering_for, object_name, output_expr,
+    target_list_series, SortKey,
 };
 use crate::expr::{
     bind_expr, bind_expr_hooked, coerce, output_name, BoundExpr, Expr, Grouping, ParamTypes,
@@ -667,7 +668,11 @@ pub fn plan_select(
                     lateral: false,
                     name: ast::ObjectName(vec![ast::Ident::new(name.as_str())]),
                     args,
-                    alias: None,
+                    // The column is named after the function.
+                    alias: Some(ast::TableAlias {
+                        name: ast::Ident::new(name.as_str()),
+                        columns: vec![ast::Ident::new(name.as_str())],
+                    }),
                 },
                 joins: Vec::new(),
             }];
@@ -773,6 +778,7 @@ pub fn plan_select(
                         None => group_by_alias(e, select, scope).unwrap_or(e),
                     };
                     let b = bind_expr_hooked(ast_e, scope, params, None, &mut hook)?;
+                    no_equality_for(b.ty)?;
                     let k = level.subst(b.expr);
                     Ok(match keys.iter().position(|x| *x == k) {
                         Some(i) => i,
@@ -877,6 +883,11 @@ pub fn plan_select(
         }
     }
     let visible = targets.len();
+    if distinct {
+        for c in &cols {
+            no_equality_for(c.ty)?;
+        }
+    }
 
     // HAVING.
     let having = match &select.having {
