@@ -41,13 +41,16 @@ pub enum CatFunc {
     /// pg_get_expr(pg_node_tree, oid [, bool]) → text
     GetExpr,
     /// Functions answering NULL: obj_description, col_description,
-    /// shobj_description, pg_get_viewdef, pg_get_serial_sequence,
+    /// shobj_description, pg_get_viewdef,
     /// pg_get_statisticsobjdef_columns.
     Null,
     /// has_*_privilege, pg_has_role → true.
     HasPrivilege,
     /// pg_relation_is_publishable → false.
     False,
+    /// pg_get_serial_sequence(table text, column text) → text: the
+    /// sequence a serial or identity column owns, schema-qualified.
+    GetSerialSequence,
     /// pg_partition_ancestors(regclass): the relation and its ancestors;
     /// hotpair has no partitions, so exactly the relation itself.
     PartitionAncestors,
@@ -122,7 +125,6 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         | "shobj_description"
         | "col_description"
         | "pg_get_viewdef"
-        | "pg_get_serial_sequence"
         | "pg_get_statisticsobjdef_columns"
         | "pg_get_triggerdef"
         | "pg_get_functiondef"
@@ -146,6 +148,11 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         {
             any(CatFunc::HasPrivilege, T::Bool)
         }
+        "pg_get_serial_sequence" if n == 2 => s(
+            CatFunc::GetSerialSequence,
+            &[T::Text, T::Text],
+            T::Text,
+        ),
         "pg_partition_ancestors" if n == 1 => s(
             CatFunc::PartitionAncestors,
             &[T::Reg(RegKind::Class)],
@@ -234,6 +241,38 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 text(&format_type(o, typmod))
             }
         },
+        CatFunc::GetSerialSequence => {
+            let (Some(Value::Text(table)), Some(Value::Text(column))) = (args.first(), args.get(1))
+            else {
+                return Ok(Value::Null);
+            };
+            let snap = snapshot(ctx)?;
+            let (schema, name) = split_qualified(table)?;
+            let t = match snap.relation_by_name(schema.as_deref(), &name) {
+                Some(RelRef::Table(t)) => t.clone(),
+                _ => return Err(engine::catalog::undefined_table(table)),
+            };
+            if t.column_index(column).is_none() {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{column}\" of relation \"{}\" does not exist", t.name),
+                ));
+            }
+            let owned = snap.relations().into_iter().find_map(|r| match r {
+                RelRef::Sequence(q)
+                    if q.spec.owned_by.as_ref().is_some_and(|(ot, oc)| {
+                        ot == &t.name && oc.as_str() == &**column
+                    }) =>
+                {
+                    Some(q.spec.name.clone())
+                }
+                _ => None,
+            });
+            match owned {
+                Some(q) => text(&format!("{}.{}", quote_ident("public"), quote_ident(&q))),
+                None => Value::Null,
+            }
+        }
         CatFunc::QuoteIdent => match args.first() {
             Some(Value::Text(t)) => text(&quote_ident(t)),
             _ => Value::Null,
