@@ -454,6 +454,22 @@ pub(crate) fn const_i64(e: &ast::Expr) -> Option<i64> {
     }
 }
 
+/// Binds a view's query as CREATE VIEW does: its output columns, and the
+/// tables and views it names (its dependencies, sorted, no duplicates).
+pub fn describe_view_query(
+    catalog: &CatalogView<'_>,
+    q: &ast::Query,
+) -> PgResult<(Vec<(String, SqlType)>, Vec<Oid>)> {
+    let g = subselect::Global::new(catalog);
+    let root_level = subselect::Level::empty(None, None);
+    let mut params = ParamTypes::from_oids(&[])?;
+    let (_, cols) = select::plan_query_level(&g, q, None, Some(&root_level), &mut params)?;
+    let mut deps = g.relations.take();
+    deps.sort_unstable();
+    deps.dedup();
+    Ok((cols.into_iter().map(|c| (c.name, c.ty)).collect(), deps))
+}
+
 /// Binds a SELECT (also the source of INSERT … SELECT and COPY (query))
 /// into a plan tree (`planner::select`).
 pub fn plan_query(

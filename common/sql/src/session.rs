@@ -301,6 +301,7 @@ fn command_name(stmt: &Stmt) -> &'static str {
             ast::Statement::Truncate { .. } => "TRUNCATE TABLE",
             ast::Statement::AlterTable { .. } => "ALTER TABLE",
             ast::Statement::CreateIndex(_) => "CREATE INDEX",
+            ast::Statement::CreateView { .. } => "CREATE VIEW",
             _ => "this statement",
         },
         _ => "this statement",
@@ -1245,13 +1246,14 @@ impl Session {
                         object_type: ast::ObjectType::Table,
                         names,
                         if_exists,
+                        cascade,
                         ..
                     },
                     true,
                 ) = (&**s, self.xact.in_transaction_block())
                 {
                     self.check_writable("DROP TABLE")?;
-                    self.drop_in_block(names, *if_exists, sink)
+                    self.drop_in_block(names, *if_exists, *cascade, sink)
                 } else if is_ddl(s) {
                     self.check_writable(command_name(&stmt.parsed.stmt))?;
                     if let ast::Statement::CreateTable(ct) = &**s {
@@ -1275,6 +1277,7 @@ impl Session {
                         notices: Vec::new(),
                         limits,
                         pending: Vec::new(),
+                        dropping_views: self.pending_ddl.dropped_views(),
                     };
                     let r = execute_ddl(&mut cx, s);
                     // Recorded even if the statement failed part-way: a
@@ -1359,6 +1362,7 @@ impl Session {
         &mut self,
         names: &[ast::ObjectName],
         if_exists: bool,
+        cascade: bool,
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
         let mut now = Vec::new();
@@ -1381,11 +1385,35 @@ impl Session {
                 }
             }
         }
+        // Views on them go with them (CASCADE) or stop the DROP.
+        let roots: Vec<_> = now
+            .iter()
+            .chain(&later)
+            .map(|t| (t.oid, t.name.clone(), "table"))
+            .collect();
+        let mut notices = Vec::new();
+        let views = crate::view::check_dependents(
+            &self.db,
+            &roots,
+            cascade,
+            &self.pending_ddl.dropped_views(),
+            &mut notices,
+        )?;
+        for n in notices {
+            self.notice(sink, n);
+        }
+        let depth = self.xact.nesting_depth();
+        if !views.is_empty() {
+            self.xact.assign_xid()?;
+            self.share_own_xids();
+        }
+        for p in crate::view::drop_view_oids(&self.db, self.xact.own().xids, &views) {
+            self.pending_ddl.push(p, depth);
+        }
         for t in now {
             drop_table(&self.db, &t, &self.cancel)?;
             self.created_in_xact.remove(&t.rel);
         }
-        let depth = self.xact.nesting_depth();
         for t in later {
             self.pending_ddl.push(PendingDdl::Drop(t), depth);
         }

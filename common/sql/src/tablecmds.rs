@@ -452,6 +452,18 @@ pub fn alter_table(
     if_exists: bool,
 ) -> PgResult<String> {
     let tname = object_name(name);
+    if let [ast::AlterTableOperation::RenameTable { table_name }] = ops {
+        let is_view = cx
+            .db
+            .catalog()
+            .view(cx.xact.own().xids, cx.db.clog())
+            .view(&tname)
+            .is_some();
+        if is_view {
+            crate::view::rename_view(cx, &tname, &object_name(table_name))?;
+            return Ok("ALTER TABLE".into());
+        }
+    }
     let Some(seen) = crate::ddl::visible_table(cx, &tname) else {
         if if_exists {
             cx.notices.push(PgError::notice(
