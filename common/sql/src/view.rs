@@ -301,13 +301,15 @@ pub fn drop_view_oids(db: &Engine, own: &[TransactionId], oids: &[Oid]) -> Vec<P
 /// relations `oids`, in the order PostgreSQL reports them (depth first),
 /// leaving out `ignore` (views whose DROP is already pending).
 pub fn view_dependents(db: &Engine, oids: &[Oid], ignore: &[Oid]) -> Vec<(Arc<ViewSpec>, Oid)> {
-    let views: Vec<ViewSpec> = db
+    let mut views: Vec<ViewSpec> = db
         .catalog()
         .views()
         .iter()
         .map(|v| v.spec.clone())
         .filter(|v| !ignore.contains(&v.oid))
         .collect();
+    // PostgreSQL finds dependents in pg_depend order: creation order.
+    views.sort_by_key(|v| v.oid);
     let mut out: Vec<(Arc<ViewSpec>, Oid)> = Vec::new();
     let mut seen: HashSet<Oid> = oids.iter().copied().collect();
     fn walk(
