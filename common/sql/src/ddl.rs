@@ -413,6 +413,20 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             to: None,
             ..
         } => crate::view::create_view(cx, *or_replace, name, columns, query),
+        ast::Statement::CreateSequence {
+            if_not_exists,
+            name,
+            data_type,
+            sequence_options,
+            temporary: false,
+            owned_by: None,
+        } => crate::sequence::create_sequence(
+            cx,
+            *if_not_exists,
+            name,
+            data_type.as_ref(),
+            sequence_options,
+        ),
         _ => Err(PgError::unsupported(format!(
             "statement not supported: {}",
             first_words(stmt)

@@ -623,6 +623,17 @@ impl<'a> Cur<'a> {
 // Pre-dispatch
 // ---------------------------------------------------------------------------
 
+/// Parses a view's stored query text.
+pub fn parse_view_query(text: &str) -> PgResult<sqlparser::ast::Query> {
+    match parse_one(text)? {
+        Stmt::Sql(s) => match *s {
+            sqlparser::ast::Statement::Query(q) => Ok(*q),
+            _ => Err(PgError::internal("view definition is not a query")),
+        },
+        _ => Err(PgError::internal("view definition is not a query")),
+    }
+}
+
 /// The `on_cluster` of an ALTER TABLE statement that was written ALTER
 /// VIEW (a ClickHouse clause PostgreSQL's dialect never produces).
 pub const ALTER_VIEW_MARK: &str = "ALTER VIEW";

@@ -929,7 +929,7 @@ fn plan_insert(
     params: &mut ParamTypes,
 ) -> PgResult<InsertPlan> {
     let g = subselect::Global::new(catalog);
-    let table = catalog.table(&object_name(&ins.table_name))?;
+    let table = dml_target(catalog, &object_name(&ins.table_name), "insert into")?;
     let alias = ins
         .table_alias
         .as_ref()
@@ -1207,9 +1207,19 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }
 
+/// The table an INSERT / UPDATE / DELETE writes (`verb`: "insert into",
+/// "update", "delete from"); a view is not automatically updatable here.
+fn dml_target(catalog: &CatalogView<'_>, rel: &str, verb: &str) -> PgResult<Arc<TableDef>> {
+    if let Some(v) = catalog.view(rel) {
+        return Err(crate::pgcatalog::ruleutils::not_updatable(&v, verb));
+    }
+    catalog.table(rel)
+}
+
 fn single_table(
     twj: &ast::TableWithJoins,
     catalog: &CatalogView<'_>,
+    verb: &str,
 ) -> PgResult<(Arc<TableDef>, String)> {
     if !twj.joins.is_empty() {
         return Err(PgError::unsupported("joins are not supported"));
@@ -1222,7 +1232,7 @@ fn single_table(
             ..
         } => {
             let rel = object_name(name);
-            let t = catalog.table(&rel)?;
+            let t = dml_target(catalog, &rel, verb)?;
             let a = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or(rel);
             Ok((t, a))
         }
@@ -1239,7 +1249,7 @@ fn plan_update(
     returning: Option<&[ast::SelectItem]>,
     params: &mut ParamTypes,
 ) -> PgResult<UpdatePlan> {
-    let (table, alias) = single_table(target, catalog)?;
+    let (table, alias) = single_table(target, catalog, "update")?;
     let scope = table_scope(&table, &alias);
     let g = subselect::Global::new(catalog);
     let mut defaults: Option<Vec<Option<Expr>>> = None;
@@ -1348,7 +1358,7 @@ fn plan_delete(
             ))
         }
     };
-    let (table, alias) = single_table(twj, catalog)?;
+    let (table, alias) = single_table(twj, catalog, "delete from")?;
     let scope = table_scope(&table, &alias);
     let g = subselect::Global::new(catalog);
     let (filter, join) = match &d.using {

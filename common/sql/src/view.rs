@@ -6,7 +6,7 @@
 //! a missing table or column fails at once, with the planner's error),
 //! and stores the query's SQL text, its output columns and the relations
 //! it names ([`engine::view::ViewSpec`]). Wherever a statement names the
-//! view, the planner re-parses that text ([`parse_view_query`]) and plans
+//! view, the planner re-parses that text (`parser::parse_view_query`) and plans
 //! it as a subquery.
 //!
 //! ## Transactions
@@ -40,17 +40,6 @@ use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::{Oid, TransactionId};
-
-/// Parses a view's stored query text.
-pub fn parse_view_query(text: &str) -> PgResult<ast::Query> {
-    match crate::parser::parse_one(text)? {
-        crate::parser::Stmt::Sql(s) => match *s {
-            ast::Statement::Query(q) => Ok(*q),
-            _ => Err(PgError::internal("view definition is not a query")),
-        },
-        _ => Err(PgError::internal("view definition is not a query")),
-    }
-}
 
 /// PostgreSQL's name of a type in messages (`integer`, `character varying(10)`).
 fn type_text(t: SqlType) -> String {

@@ -202,14 +202,21 @@ pub fn views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 },
             ),
             ("check_option", text("NONE")),
-            ("is_updatable", yes_no(false)),
-            ("is_insertable_into", yes_no(false)),
+            ("is_updatable", yes_no(updatable(r))),
+            ("is_insertable_into", yes_no(updatable(r))),
             ("is_trigger_updatable", yes_no(false)),
             ("is_trigger_deletable", yes_no(false)),
             ("is_trigger_insertable_into", yes_no(false)),
         ]);
     }
     rows.out
+}
+
+/// A user view PostgreSQL would update automatically.
+fn updatable(r: &RelRef) -> bool {
+    let RelRef::View(v) = r else { return false };
+    crate::parser::parse_view_query(&v.query)
+        .is_ok_and(|q| super::ruleutils::not_updatable_reason(&q).is_none())
 }
 
 fn kind_name(k: ConstraintKind) -> &'static str {

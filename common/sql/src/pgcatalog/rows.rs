@@ -619,6 +619,8 @@ pub fn pg_depend(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ]
         };
         rows.push(dep(v.oid, "i"));
+        // The rule's query names its own view too (as in PostgreSQL).
+        rows.push(dep(v.oid, "n"));
         for &d in &v.depends {
             rows.push(dep(d, "n"));
         }

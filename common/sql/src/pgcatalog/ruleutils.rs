@@ -13,6 +13,10 @@
 //! unnecessary. Shapes it does not know are printed as sqlparser writes
 //! them.
 //!
+//! [`not_updatable`] is the rewriter's answer to INSERT / UPDATE / DELETE
+//! on a view (PostgreSQL's `view_query_is_auto_updatable`), used by the
+//! planner and information_schema.views.
+//!
 //! Next: `functions.rs` calls [`view_definition`]; `rows.rs` shows it in
 //! pg_views.
 
@@ -21,11 +25,12 @@ use sqlparser::ast;
 use super::{quote_ident, CatalogSnapshot, RelRef};
 use crate::planner::{ident_name, object_name};
 use engine::view::ViewSpec;
+use pgtypes::error::{sqlstate, PgError};
 use pgtypes::sqltype::SqlType;
 
 /// pg_get_viewdef's text for `view` (ends with `;`).
 pub fn view_definition(snap: &CatalogSnapshot, view: &ViewSpec, pretty: bool) -> String {
-    let q = match crate::view::parse_view_query(&view.query) {
+    let q = match crate::parser::parse_view_query(&view.query) {
         Ok(q) => q,
         Err(_) => return format!(" {};", view.query),
     };
@@ -35,6 +40,75 @@ pub fn view_definition(snap: &CatalogSnapshot, view: &ViewSpec, pretty: bool) ->
     d.query(&q, &names, 0, &mut out);
     out.push(';');
     out
+}
+
+/// INSERT / UPDATE / DELETE on a view (`verb`: "insert into", "update",
+/// "delete from"): 55000 with PostgreSQL's reason why the view is not
+/// automatically updatable. A view that is (one table, no aggregates …)
+/// is not writable here either: 0A000.
+pub fn not_updatable(view: &ViewSpec, verb: &str) -> PgError {
+    let reason = match crate::parser::parse_view_query(&view.query) {
+        Ok(q) => not_updatable_reason(&q),
+        Err(_) => None,
+    };
+    let Some(reason) = reason else {
+        return PgError::unsupported(format!(
+            "cannot {verb} view \"{}\": automatically updatable views are not supported",
+            view.name
+        ));
+    };
+    let (what, event) = match verb {
+        "insert into" => ("inserting into", "INSERT"),
+        "update" => ("updating", "UPDATE"),
+        _ => ("deleting from", "DELETE"),
+    };
+    PgError::new(
+        sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+        format!("cannot {verb} view \"{}\"", view.name),
+    )
+    .with_detail(reason)
+    .with_hint(format!(
+        "To enable {what} the view, provide an INSTEAD OF {event} trigger or an unconditional ON {event} DO INSTEAD rule."
+    ))
+}
+
+/// PostgreSQL's view_query_is_auto_updatable, for the shapes it checks
+/// first (None: the view would be automatically updatable).
+pub fn not_updatable_reason(q: &ast::Query) -> Option<&'static str> {
+    let ast::SetExpr::Select(sel) = q.body.as_ref() else {
+        return Some("Views containing UNION, INTERSECT, or EXCEPT are not automatically updatable.");
+    };
+    if q.with.is_some() {
+        return Some("Views containing WITH are not automatically updatable.");
+    }
+    if sel.distinct.is_some() {
+        return Some("Views containing DISTINCT are not automatically updatable.");
+    }
+    if matches!(&sel.group_by, ast::GroupByExpr::Expressions(g, _) if !g.is_empty()) {
+        return Some("Views containing GROUP BY are not automatically updatable.");
+    }
+    if sel.having.is_some() {
+        return Some("Views containing HAVING are not automatically updatable.");
+    }
+    if q.limit.is_some() || q.offset.is_some() {
+        return Some("Views containing LIMIT or OFFSET are not automatically updatable.");
+    }
+    if sel.from.len() != 1 || !sel.from[0].joins.is_empty() {
+        return Some("Views that do not select from a single table or view are not automatically updatable.");
+    }
+    let text = sel
+        .projection
+        .iter()
+        .map(|p| p.to_string().to_lowercase())
+        .collect::<Vec<_>>()
+        .join(",");
+    if ["count(", "sum(", "avg(", "min(", "max("]
+        .iter()
+        .any(|f| text.contains(f))
+    {
+        return Some("Views that return aggregate functions are not automatically updatable.");
+    }
+    None
 }
 
 struct Deparser<'a> {
@@ -370,7 +444,9 @@ impl Deparser<'_> {
                     ast::BinaryOperator::StringConcat => "||".to_string(),
                     o => o.to_string(),
                 };
-                let text = format!("{} {sym} {}", x(left, p), x(right, p + 1));
+                // AND and OR chain without parentheses (pretty).
+                let rp = if p <= 2 { p } else { p + 1 };
+                let text = format!("{} {sym} {}", x(left, p), x(right, rp));
                 self.op(text, p, outer)
             }
             E::UnaryOp { op, expr } => match op {
@@ -439,11 +515,12 @@ impl Deparser<'_> {
                 let mut s = String::new();
                 self.query(subquery, &[], indent + 8, &mut s);
                 let kw = if *negated { "NOT IN" } else { "IN" };
-                let t = format!("{} {kw} ({s})", x(expr, 5));
+                // PostgreSQL parenthesises an IN sublink in either mode.
+                let t = format!("({} {kw} ({s}))", x(expr, 5));
                 if *negated {
-                    self.op(format!("NOT ({t})"), 3, outer)
+                    self.op(format!("NOT {t}"), 3, outer)
                 } else {
-                    self.op(t, 4, outer)
+                    t
                 }
             }
             E::Exists { subquery, negated } => {

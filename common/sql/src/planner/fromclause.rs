@@ -690,7 +690,7 @@ fn view_rel(
             ),
         ));
     }
-    let query = crate::view::parse_view_query(&view.query)?;
+    let query = crate::parser::parse_view_query(&view.query)?;
     let mark = g.relations.borrow().len();
     g.expanding.borrow_mut().push(view.oid);
     let root = Level::empty(None, None);
