@@ -72,7 +72,12 @@ fn view_changes_replay_and_roll_back() {
         fails(node, "SELECT * FROM w", "42P01");
         fails(node, "SELECT * FROM v2", "42P01");
         fails(node, "SELECT * FROM gone", "42P01");
-        assert_eq!(node.safe_sql("SELECT one FROM keep"), "1", "{}", node.name());
+        assert_eq!(
+            node.safe_sql("SELECT one FROM keep"),
+            "1",
+            "{}",
+            node.name()
+        );
     }
     // 3. Committed changes replay; the standby reads the views.
     primary.safe_sql(

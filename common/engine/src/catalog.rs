@@ -1507,7 +1507,8 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                 let mut spec = spec.clone();
                 // The creation's mark stays until that transaction ends.
                 spec.creator = TransactionId(old.creator.load(Ordering::Acquire));
-                st.views.insert(spec.name.clone(), Arc::new(ViewDef::new(spec)));
+                st.views
+                    .insert(spec.name.clone(), Arc::new(ViewDef::new(spec)));
             }
         }
         CatalogChange::DropView { name } => {

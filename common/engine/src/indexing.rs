@@ -129,9 +129,8 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
 /// committed goes back to the definition before it, a creation that never
 /// committed goes.
 fn resolve_uncommitted_views(db: &Engine) -> PgResult<()> {
-    let committed = |x: u64| {
-        x == 0 || db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed
-    };
+    let committed =
+        |x: u64| x == 0 || db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed;
     for v in db.catalog.views() {
         let a = v.altered_by.load(Ordering::Acquire);
         if committed(a) {

@@ -786,13 +786,8 @@ fn drop_tables(
         .iter()
         .map(|t| (t.oid, t.name.clone(), "table"))
         .collect();
-    let views = crate::view::check_dependents(
-        db,
-        &roots,
-        cascade,
-        &cx.dropping_views,
-        &mut cx.notices,
-    )?;
+    let views =
+        crate::view::check_dependents(db, &roots, cascade, &cx.dropping_views, &mut cx.notices)?;
     let pending = crate::view::drop_view_oids(db, cx.xact.own().xids, &views);
     cx.dropping_views.extend(&views);
     cx.pending.extend(pending);

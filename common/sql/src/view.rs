@@ -185,10 +185,11 @@ fn alter_view(cx: &mut DdlCtx<'_>, old: &ViewSpec, mut spec: ViewSpec) -> PgResu
             _ => Some(Box::new(before.committed())),
         };
     }
-    db.catalog().apply_catalog_change(&CatalogChange::AlterView {
-        name: def.spec.name.clone(),
-        spec,
-    })?;
+    db.catalog()
+        .apply_catalog_change(&CatalogChange::AlterView {
+            name: def.spec.name.clone(),
+            spec,
+        })?;
     cx.pending.push(PendingDdl::AlterView {
         oid: old.oid,
         before,
@@ -247,13 +248,7 @@ pub fn drop_views(
         .iter()
         .map(|v| (v.oid, v.name.clone(), "view"))
         .collect();
-    let mut all = check_dependents(
-        db,
-        &roots,
-        cascade,
-        &cx.dropping_views,
-        &mut cx.notices,
-    )?;
+    let mut all = check_dependents(db, &roots, cascade, &cx.dropping_views, &mut cx.notices)?;
     all.extend(found.iter().map(|v| v.oid));
     let pending = drop_view_oids(db, cx.xact.own().xids, &all);
     cx.dropping_views.extend(&all);
@@ -423,10 +418,12 @@ pub(crate) fn abort_pending(db: &Engine, p: PendingDdl) {
             None => return,
         },
         PendingDdl::AlterView { oid, before } => match view_by_oid(db, oid) {
-            Some(v) => db.catalog().apply_catalog_change(&CatalogChange::AlterView {
-                name: v.spec.name.clone(),
-                spec: before,
-            }),
+            Some(v) => db
+                .catalog()
+                .apply_catalog_change(&CatalogChange::AlterView {
+                    name: v.spec.name.clone(),
+                    spec: before,
+                }),
             None => return,
         },
         _ => return,

@@ -337,7 +337,15 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             }
             RelRef::View(v) => {
                 for (i, c) in v.columns.iter().enumerate() {
-                    attribute(&mut rows, v.oid, (i + 1) as i16, &c.name, c.ty, false, false);
+                    attribute(
+                        &mut rows,
+                        v.oid,
+                        (i + 1) as i16,
+                        &c.name,
+                        c.ty,
+                        false,
+                        false,
+                    );
                 }
             }
             RelRef::Sequence(_) => {

@@ -76,7 +76,9 @@ pub fn not_updatable(view: &ViewSpec, verb: &str) -> PgError {
 /// first (None: the view would be automatically updatable).
 pub fn not_updatable_reason(q: &ast::Query) -> Option<&'static str> {
     let ast::SetExpr::Select(sel) = q.body.as_ref() else {
-        return Some("Views containing UNION, INTERSECT, or EXCEPT are not automatically updatable.");
+        return Some(
+            "Views containing UNION, INTERSECT, or EXCEPT are not automatically updatable.",
+        );
     };
     if q.with.is_some() {
         return Some("Views containing WITH are not automatically updatable.");
@@ -94,7 +96,9 @@ pub fn not_updatable_reason(q: &ast::Query) -> Option<&'static str> {
         return Some("Views containing LIMIT or OFFSET are not automatically updatable.");
     }
     if sel.from.len() != 1 || !sel.from[0].joins.is_empty() {
-        return Some("Views that do not select from a single table or view are not automatically updatable.");
+        return Some(
+            "Views that do not select from a single table or view are not automatically updatable.",
+        );
     }
     let text = sel
         .projection
@@ -176,9 +180,7 @@ impl Deparser<'_> {
                         .projection
                         .iter()
                         .filter_map(|p| match p {
-                            ast::SelectItem::ExprWithAlias { alias, .. } => {
-                                Some(ident_name(alias))
-                            }
+                            ast::SelectItem::ExprWithAlias { alias, .. } => Some(ident_name(alias)),
                             ast::SelectItem::UnnamedExpr(ast::Expr::Identifier(i)) => {
                                 Some(ident_name(i))
                             }
@@ -254,7 +256,8 @@ impl Deparser<'_> {
                         }
                     }
                 }
-                ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
                     let own = match e {
                         ast::Expr::Identifier(i) => Some(ident_name(i)),
                         ast::Expr::CompoundIdentifier(v) => v.last().map(ident_name),
@@ -285,7 +288,11 @@ impl Deparser<'_> {
             out.push_str(&froms.join(&format!(",\n{}", pad(4))));
         }
         if let Some(w) = &sel.selection {
-            out.push_str(&format!("\n{}WHERE {}", pad(2), self.expr(w, &rels, 0, indent)));
+            out.push_str(&format!(
+                "\n{}WHERE {}",
+                pad(2),
+                self.expr(w, &rels, 0, indent)
+            ));
         }
         let target = |e: &ast::Expr| -> String {
             if let ast::Expr::Value(ast::Value::Number(n, _)) = e {
@@ -302,7 +309,11 @@ impl Deparser<'_> {
             }
         }
         if let Some(h) = &sel.having {
-            out.push_str(&format!("\n{}HAVING {}", pad(1), self.expr(h, &rels, 0, indent)));
+            out.push_str(&format!(
+                "\n{}HAVING {}",
+                pad(1),
+                self.expr(h, &rels, 0, indent)
+            ));
         }
         if let Some(ob) = &q.order_by {
             let o: Vec<String> = ob
@@ -324,10 +335,18 @@ impl Deparser<'_> {
             out.push_str(&format!("\n{}ORDER BY {}", pad(2), o.join(", ")));
         }
         if let Some(o) = &q.offset {
-            out.push_str(&format!("\n{}OFFSET {}", pad(1), self.expr(&o.value, &rels, 0, indent)));
+            out.push_str(&format!(
+                "\n{}OFFSET {}",
+                pad(1),
+                self.expr(&o.value, &rels, 0, indent)
+            ));
         }
         if let Some(l) = &q.limit {
-            out.push_str(&format!("\n{}LIMIT {}", pad(1), self.expr(l, &rels, 0, indent)));
+            out.push_str(&format!(
+                "\n{}LIMIT {}",
+                pad(1),
+                self.expr(l, &rels, 0, indent)
+            ));
         }
     }
 
@@ -339,8 +358,11 @@ impl Deparser<'_> {
                     s.push(' ');
                     s.push_str(&quote_ident(&ident_name(&a.name)));
                     if !a.columns.is_empty() {
-                        let c: Vec<String> =
-                            a.columns.iter().map(|c| quote_ident(&ident_name(c))).collect();
+                        let c: Vec<String> = a
+                            .columns
+                            .iter()
+                            .map(|c| quote_ident(&ident_name(c)))
+                            .collect();
                         s.push_str(&format!("({})", c.join(", ")));
                     }
                 }
@@ -500,7 +522,11 @@ impl Deparser<'_> {
                 negated,
             } => {
                 let items: Vec<String> = list.iter().map(|i| x(i, 0)).collect();
-                let (op, f) = if *negated { ("<>", "ALL") } else { ("=", "ANY") };
+                let (op, f) = if *negated {
+                    ("<>", "ALL")
+                } else {
+                    ("=", "ANY")
+                };
                 self.op(
                     format!("{} {op} {f} (ARRAY[{}])", x(expr, 5), items.join(", ")),
                     4,
@@ -577,10 +603,7 @@ impl Deparser<'_> {
                     "coalesce" | "greatest" | "least" | "nullif" => name.to_uppercase(),
                     _ => name.clone(),
                 };
-                let mut s = format!(
-                    "{fname}({}{args})",
-                    if distinct { "DISTINCT " } else { "" }
-                );
+                let mut s = format!("{fname}({}{args})", if distinct { "DISTINCT " } else { "" });
                 if let Some(ast::WindowType::WindowSpec(w)) = &f.over {
                     let mut parts = Vec::new();
                     if !w.partition_by.is_empty() {
