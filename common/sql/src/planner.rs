@@ -454,12 +454,12 @@ pub(crate) fn const_i64(e: &ast::Expr) -> Option<i64> {
     }
 }
 
+/// A view query's output columns (name, type) and the relations it names.
+pub type ViewShape = (Vec<(String, SqlType)>, Vec<Oid>);
+
 /// Binds a view's query as CREATE VIEW does: its output columns, and the
 /// tables and views it names (its dependencies, sorted, no duplicates).
-pub fn describe_view_query(
-    catalog: &CatalogView<'_>,
-    q: &ast::Query,
-) -> PgResult<(Vec<(String, SqlType)>, Vec<Oid>)> {
+pub fn describe_view_query(catalog: &CatalogView<'_>, q: &ast::Query) -> PgResult<ViewShape> {
     let g = subselect::Global::new(catalog);
     let root_level = subselect::Level::empty(None, None);
     let mut params = ParamTypes::from_oids(&[])?;

@@ -572,7 +572,7 @@ fn alter_one(
         Op::DropColumn {
             column_name,
             if_exists,
-            ..
+            cascade,
         } => {
             let cname = ident_name(column_name);
             let Some(pos) = table.column_index(&cname) else {
@@ -587,6 +587,7 @@ fn alter_one(
                 }
                 return Err(undefined_column_of(&cname, &tname));
             };
+            crate::view::check_column_dependents(cx, (table.oid, &tname), &cname, *cascade)?;
             let col = &mut spec.columns[pos];
             col.dropped = true;
             col.name = dropped_column_name(pos);
@@ -623,6 +624,7 @@ fn alter_one(
                 }
             }
             alter_definition(cx, table, spec)?;
+            crate::view::follow_rename(cx, table.oid, &tname, &tname, Some((&old, &new)))?;
         }
         Op::RenameTable { table_name } => {
             let new = object_name(table_name);
@@ -632,8 +634,9 @@ fn alter_one(
                     format!("relation \"{new}\" already exists"),
                 ));
             }
-            spec.name = new;
+            spec.name = new.clone();
             alter_definition(cx, table, spec)?;
+            crate::view::follow_rename(cx, table.oid, &tname, &new, None)?;
         }
         Op::AlterColumn { column_name, op } => {
             let cname = ident_name(column_name);

@@ -33,6 +33,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::ddl::{DdlCtx, PendingDdl};
+use crate::parser::parse_view_query;
 use crate::planner::{ident_name, object_name};
 use engine::catalog::{CatalogChange, ColumnDef};
 use engine::view::ViewSpec;
@@ -93,13 +94,11 @@ pub fn create_view(
         if !or_replace {
             return Err(relation_exists(&name));
         }
-        drop(own);
         return replace_view(cx, &old, spec);
     }
     if own.get(&name).is_some() && or_replace {
         return Err(not_a_view(&name));
     }
-    drop(own);
     if crate::ddl::relation_exists(db, &name) {
         return Err(relation_exists(&name));
     }
@@ -210,7 +209,8 @@ pub fn rename_view(cx: &mut DdlCtx<'_>, name: &str, new_name: &str) -> PgResult<
     }
     let mut spec = (*old).clone();
     spec.name = new_name.to_string();
-    alter_view(cx, &old, spec)
+    alter_view(cx, &old, spec)?;
+    follow_rename(cx, old.oid, name, new_name, None)
 }
 
 /// DROP VIEW [IF EXISTS] name, … [CASCADE].
@@ -375,6 +375,186 @@ pub fn check_dependents(
         );
     }
     Ok(deps.iter().map(|(v, _)| v.oid).collect())
+}
+
+/// True if view query `q` (which reads the column's relation) names a
+/// column `col` — names are matched, not bound, so a same-named column of
+/// another relation counts too — or uses `SELECT *`.
+fn reads_column(q: &ast::Query, col: &str) -> bool {
+    use std::ops::ControlFlow;
+    if let ast::SetExpr::Select(sel) = q.body.as_ref() {
+        if sel.projection.iter().any(|p| {
+            matches!(
+                p,
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
+            )
+        }) {
+            return true;
+        }
+    }
+    let found = ast::visit_expressions(q, |e| {
+        let hit = match e {
+            ast::Expr::Identifier(i) => ident_name(i) == col,
+            ast::Expr::CompoundIdentifier(v) => v.last().is_some_and(|i| ident_name(i) == col),
+            _ => false,
+        };
+        if hit {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    found.is_break()
+}
+
+/// ALTER TABLE … DROP COLUMN of a column views read: as
+/// [`check_dependents`], with PostgreSQL's messages for a column. Returns
+/// the views CASCADE drops.
+pub fn check_column_dependents(
+    cx: &mut DdlCtx<'_>,
+    table: (Oid, &str),
+    column: &str,
+    cascade: bool,
+) -> PgResult<Vec<Oid>> {
+    let direct: Vec<Arc<ViewSpec>> = view_dependents(cx.db, &[table.0], &cx.dropping_views)
+        .into_iter()
+        .filter(|(v, on)| {
+            *on == table.0 && parse_view_query(&v.query).is_ok_and(|q| reads_column(&q, column))
+        })
+        .map(|(v, _)| v)
+        .collect();
+    if direct.is_empty() {
+        return Ok(Vec::new());
+    }
+    let roots: Vec<(Oid, String, &str)> = direct
+        .iter()
+        .map(|v| (v.oid, v.name.clone(), "view"))
+        .collect();
+    let oids: Vec<Oid> = roots.iter().map(|r| r.0).collect();
+    let further = view_dependents(cx.db, &oids, &cx.dropping_views);
+    let mut lines: Vec<String> = Vec::new();
+    let mut all: Vec<Oid> = Vec::new();
+    for v in &direct {
+        lines.push(format!(
+            "view {} depends on column {column} of table {}",
+            v.name, table.1
+        ));
+        all.push(v.oid);
+        for (w, on) in &further {
+            if all.contains(&w.oid) {
+                continue;
+            }
+            let on_name = direct
+                .iter()
+                .map(|d| (d.oid, d.name.clone()))
+                .chain(further.iter().map(|(f, _)| (f.oid, f.name.clone())))
+                .find(|(o, _)| o == on)
+                .map(|(_, n)| n)
+                .unwrap_or_default();
+            lines.push(format!("view {} depends on view {on_name}", w.name));
+            all.push(w.oid);
+        }
+    }
+    if !cascade {
+        return Err(PgError::new(
+            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!(
+                "cannot drop column {column} of table {} because other objects depend on it",
+                table.1
+            ),
+        )
+        .with_detail(lines.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    let names: Vec<String> = all
+        .iter()
+        .filter_map(|o| {
+            direct
+                .iter()
+                .chain(further.iter().map(|(f, _)| f))
+                .find(|v| v.oid == *o)
+                .map(|v| format!("drop cascades to view {}", v.name))
+        })
+        .collect();
+    if names.len() == 1 {
+        cx.notices.push(PgError::notice(
+            sqlstate::SUCCESSFUL_COMPLETION,
+            names[0].clone(),
+        ));
+    } else {
+        cx.notices.push(
+            PgError::notice(
+                sqlstate::SUCCESSFUL_COMPLETION,
+                format!("drop cascades to {} other objects", names.len()),
+            )
+            .with_detail(names.join("\n")),
+        );
+    }
+    let pending = drop_view_oids(cx.db, cx.xact.own().xids, &all);
+    cx.dropping_views.extend(&all);
+    cx.pending.extend(pending);
+    Ok(all)
+}
+
+/// A relation the views on it name was renamed, or one of its columns:
+/// their stored queries follow (PostgreSQL's views refer to relations and
+/// columns by number, so they never notice). `column`: (old, new) for a
+/// column rename of relation `old_rel`.
+pub fn follow_rename(
+    cx: &mut DdlCtx<'_>,
+    oid: Oid,
+    old_rel: &str,
+    new_rel: &str,
+    column: Option<(&str, &str)>,
+) -> PgResult<()> {
+    use std::ops::ControlFlow;
+    let views: Vec<Arc<ViewSpec>> = {
+        let seen = cx.db.catalog().view(cx.xact.own().xids, cx.db.clog());
+        seen.views()
+            .into_iter()
+            .filter(|v| v.depends.contains(&oid) && !cx.dropping_views.contains(&v.oid))
+            .collect()
+    };
+    let quoted = |n: &str| ast::Ident::with_quote('"', n);
+    for v in views {
+        let mut q = parse_view_query(&v.query)?;
+        let _ = ast::visit_relations_mut(&mut q, |n| {
+            if n.0.len() == 1 && object_name(n) == old_rel {
+                *n = ast::ObjectName(vec![quoted(new_rel)]);
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        let _ = ast::visit_expressions_mut(&mut q, |e| {
+            match e {
+                ast::Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+                    if ident_name(&parts[0]) == old_rel {
+                        parts[0] = quoted(new_rel);
+                    }
+                    if let Some((oc, nc)) = column {
+                        if ident_name(&parts[0]) == new_rel && ident_name(&parts[1]) == oc {
+                            parts[1] = quoted(nc);
+                        }
+                    }
+                }
+                ast::Expr::Identifier(i) => {
+                    if let Some((oc, nc)) = column {
+                        if ident_name(i) == oc {
+                            *i = quoted(nc);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        let text = q.to_string();
+        if text != v.query {
+            let mut spec = (*v).clone();
+            spec.query = text;
+            alter_view(cx, &v, spec)?;
+        }
+    }
+    Ok(())
 }
 
 /// PendingDdl for views: the transaction committed.

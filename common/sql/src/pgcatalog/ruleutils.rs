@@ -23,7 +23,6 @@
 use sqlparser::ast;
 
 use super::{quote_ident, CatalogSnapshot, RelRef};
-use crate::planner::{ident_name, object_name};
 use engine::view::ViewSpec;
 use pgtypes::error::{sqlstate, PgError};
 use pgtypes::sqltype::SqlType;
@@ -113,6 +112,20 @@ pub fn not_updatable_reason(q: &ast::Query) -> Option<&'static str> {
         return Some("Views that return aggregate functions are not automatically updatable.");
     }
     None
+}
+
+/// An identifier as the planner names it (unquoted: lower case).
+fn ident_name(i: &ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
+}
+
+/// The relation name of a possibly qualified name.
+fn object_name(n: &ast::ObjectName) -> String {
+    n.0.last().map(ident_name).unwrap_or_default()
 }
 
 struct Deparser<'a> {
@@ -283,7 +296,7 @@ impl Deparser<'_> {
             let froms: Vec<String> = sel
                 .from
                 .iter()
-                .map(|twj| self.from_item(twj, &rels, indent))
+                .map(|twj| self.join_tree(twj, &rels, indent))
                 .collect();
             out.push_str(&froms.join(&format!(",\n{}", pad(4))));
         }
@@ -382,12 +395,12 @@ impl Deparser<'_> {
             }
             ast::TableFactor::NestedJoin {
                 table_with_joins, ..
-            } => self.from_item(table_with_joins, rels, indent),
+            } => self.join_tree(table_with_joins, rels, indent),
             other => other.to_string(),
         }
     }
 
-    fn from_item(&self, twj: &ast::TableWithJoins, rels: &[Rel], indent: usize) -> String {
+    fn join_tree(&self, twj: &ast::TableWithJoins, rels: &[Rel], indent: usize) -> String {
         let mut s = self.factor(&twj.relation, rels, indent);
         for j in &twj.joins {
             let (kw, cons) = match &j.join_operator {
