@@ -75,6 +75,26 @@ DROP VIEW vw_t;
 INSERT INTO vw_4 VALUES (1, 1);
 UPDATE vw_3 SET d = 'x';
 DELETE FROM vw_9;
+-- columns: DROP COLUMN read by a view, renames followed by the view
+CREATE TABLE vw_rc_t (a int, b text, c int);
+INSERT INTO vw_rc_t VALUES (1, 'x', 10);
+CREATE VIEW vw_rc_v AS SELECT a, b FROM vw_rc_t WHERE vw_rc_t.a > 0;
+CREATE VIEW vw_rc_w AS SELECT b FROM vw_rc_v;
+CREATE VIEW vw_rc_s AS SELECT * FROM vw_rc_t;
+ALTER TABLE vw_rc_t DROP COLUMN b;
+ALTER TABLE vw_rc_t DROP COLUMN c;
+DROP VIEW vw_rc_s;
+ALTER TABLE vw_rc_t DROP COLUMN c;
+ALTER TABLE vw_rc_t RENAME TO vw_rc_t2;
+ALTER TABLE vw_rc_t2 RENAME COLUMN a TO aa;
+ALTER VIEW vw_rc_v RENAME TO vw_rc_v2;
+SELECT * FROM vw_rc_w;
+SELECT * FROM vw_rc_v2;
+SELECT pg_get_viewdef('vw_rc_v2'::regclass, true);
+SELECT pg_get_viewdef('vw_rc_w'::regclass, true);
+ALTER TABLE vw_rc_t2 DROP COLUMN b CASCADE;
+SELECT relname FROM pg_class WHERE relname LIKE 'rc\_%' ORDER BY 1;
+DROP TABLE vw_rc_t2;
 -- @@ read-only
 SELECT * FROM vw_1 ORDER BY a;
 SELECT * FROM vw_2 ORDER BY 1;
