@@ -681,8 +681,10 @@ impl CatalogView<'_> {
     /// transaction's uncommitted creation is absent, its uncommitted
     /// replacement or rename shows the committed definition before it.
     pub fn view(&self, name: &str) -> Option<Arc<ViewSpec>> {
-        let st = self.catalog.state.read();
-        if let Some(v) = st.views.get(name) {
+        // The clog is read with the catalog lock released (catalog locks
+        // are leaves).
+        let found = self.catalog.state.read().views.get(name).cloned();
+        if let Some(v) = found {
             if !creator_visible(&v.creator, self.own, self.clog) {
                 return None;
             }
@@ -697,9 +699,17 @@ impl CatalogView<'_> {
                 .map(|p| Arc::new(p.committed()));
         }
         // The old name of a view another transaction renamed.
-        st.views
+        let renamed: Vec<Arc<ViewDef>> = self
+            .catalog
+            .state
+            .read()
+            .views
             .values()
             .filter(|v| v.spec.previous.as_ref().is_some_and(|p| p.name == name))
+            .cloned()
+            .collect();
+        renamed
+            .into_iter()
             .find(|v| !creator_visible(&v.altered_by, self.own, self.clog))
             .and_then(|v| v.spec.previous.as_ref().map(|p| Arc::new(p.committed())))
     }

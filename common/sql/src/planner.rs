@@ -1210,10 +1210,13 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
 /// The table an INSERT / UPDATE / DELETE writes (`verb`: "insert into",
 /// "update", "delete from"); a view is not automatically updatable here.
 fn dml_target(catalog: &CatalogView<'_>, rel: &str, verb: &str) -> PgResult<Arc<TableDef>> {
-    if let Some(v) = catalog.view(rel) {
-        return Err(crate::pgcatalog::ruleutils::not_updatable(&v, verb));
+    if let Some(t) = catalog.get(rel) {
+        return Ok(t);
     }
-    catalog.table(rel)
+    match catalog.view(rel) {
+        Some(v) => Err(crate::pgcatalog::ruleutils::not_updatable(&v, verb)),
+        None => Err(engine::catalog::undefined_table(rel)),
+    }
 }
 
 fn single_table(

@@ -559,12 +559,15 @@ fn read_factor(
                 let node = PlanNode::new(NodeKind::SystemView(view), n, 10.0);
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
             }
-            if let Some(view) = g.catalog.view(&rel) {
+            let Some(table) = g.catalog.get(&rel) else {
+                let view = g
+                    .catalog
+                    .view(&rel)
+                    .ok_or_else(|| engine::catalog::undefined_table(&rel))?;
                 let (node, cols) = view_rel(g, &view, params)?;
                 let cols = aliased(cols, alias.as_ref(), &rel)?;
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
-            }
-            let table = g.catalog.table(&rel)?;
+            };
             g.relations.borrow_mut().push(table.oid);
             let cols: Vec<(String, SqlType)> = table
                 .columns
