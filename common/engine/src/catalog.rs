@@ -68,6 +68,15 @@
 //! map beside the tables, created, dropped and advanced
 //! (`SetSequence`, logged ahead of use) through the same change path.
 //!
+//! ## Views
+//!
+//! Views ([`crate::view`]) are a third map, beside tables and sequences,
+//! in the same relation namespace (a creation or rename checks all of
+//! them and the indexes). `CreateView`, `AlterView` (CREATE OR REPLACE,
+//! RENAME: the whole new definition, marked like an uncommitted ALTER
+//! TABLE) and `DropView` go through the same change path;
+//! [`CatalogView::view`] applies the creator / alterer visibility rules.
+//!
 //! ## Indexes
 //!
 //! Indexes are in memory ([`storage::index::Index`]): order-preserving
@@ -107,6 +116,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 use crate::sequence::{SequenceDef, SequenceSpec};
 use crate::statistics::{decode_stats, encode_stats, RelationStats};
+use crate::view::{parse_view, push_view, ViewDef, ViewSpec};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::fileutil::{io_error, write_atomic};
 use pgtypes::sqltype::SqlType;
@@ -668,6 +678,60 @@ impl CatalogView<'_> {
         self.get(name).ok_or_else(|| undefined_table(name))
     }
 
+    /// The view named `name` as this session sees it: another
+    /// transaction's uncommitted creation is absent, its uncommitted
+    /// replacement or rename shows the committed definition before it.
+    pub fn view(&self, name: &str) -> Option<Arc<ViewSpec>> {
+        // The clog is read with the catalog lock released (catalog locks
+        // are leaves).
+        let found = self.catalog.state.read().views.get(name).cloned();
+        if let Some(v) = found {
+            if !creator_visible(&v.creator, self.own, self.clog) {
+                return None;
+            }
+            if v.spec.previous.is_none() || creator_visible(&v.altered_by, self.own, self.clog) {
+                return Some(Arc::new(v.spec.committed()));
+            }
+            return v
+                .spec
+                .previous
+                .as_ref()
+                .filter(|p| p.name == name)
+                .map(|p| Arc::new(p.committed()));
+        }
+        // The old name of a view another transaction renamed.
+        let renamed: Vec<Arc<ViewDef>> = self
+            .catalog
+            .state
+            .read()
+            .views
+            .values()
+            .filter(|v| v.spec.previous.as_ref().is_some_and(|p| p.name == name))
+            .cloned()
+            .collect();
+        renamed
+            .into_iter()
+            .find(|v| !creator_visible(&v.altered_by, self.own, self.clog))
+            .and_then(|v| v.spec.previous.as_ref().map(|p| Arc::new(p.committed())))
+    }
+
+    /// Every view this session sees, sorted by name.
+    pub fn views(&self) -> Vec<Arc<ViewSpec>> {
+        let mut names: Vec<String> = {
+            let st = self.catalog.state.read();
+            st.views
+                .values()
+                .flat_map(|v| {
+                    std::iter::once(v.spec.name.clone())
+                        .chain(v.spec.previous.as_ref().map(|p| p.name.clone()))
+                })
+                .collect()
+        };
+        names.sort();
+        names.dedup();
+        names.into_iter().filter_map(|n| self.view(&n)).collect()
+    }
+
     /// See [`Catalog::version`].
     pub fn version(&self) -> u64 {
         self.catalog.version()
@@ -838,6 +902,22 @@ pub enum CatalogChange {
         /// Role name.
         name: String,
     },
+    /// CREATE VIEW.
+    CreateView(ViewSpec),
+    /// CREATE OR REPLACE VIEW / ALTER VIEW … RENAME: view `name` gets the
+    /// definition `spec` (its name may differ); `spec.altered_by` /
+    /// `spec.previous` mark it uncommitted, undone by another `AlterView`.
+    AlterView {
+        /// The view's name before the change.
+        name: String,
+        /// The new definition.
+        spec: ViewSpec,
+    },
+    /// DROP VIEW.
+    DropView {
+        /// View name.
+        name: String,
+    },
 }
 
 /// A role (PostgreSQL's `pg_authid` row).
@@ -909,6 +989,7 @@ pub fn undefined_role(name: &str) -> PgError {
 
 struct CatalogState {
     tables: HashMap<String, Arc<TableDef>>,
+    views: HashMap<String, Arc<ViewDef>>,
     sequences: HashMap<String, Arc<SequenceDef>>,
     /// Planner statistics by table OID (see [`crate::statistics`]).
     stats: HashMap<Oid, Arc<RelationStats>>,
@@ -939,6 +1020,7 @@ impl Catalog {
         Catalog {
             state: RwLock::new(CatalogState {
                 tables: HashMap::new(),
+                views: HashMap::new(),
                 sequences: HashMap::new(),
                 stats: HashMap::new(),
                 roles: HashMap::new(),
@@ -964,6 +1046,7 @@ impl Catalog {
             Ok(text) => {
                 let Decoded {
                     tables,
+                    views,
                     stats,
                     roles,
                     sequences,
@@ -981,6 +1064,9 @@ impl Catalog {
                 st.stats = stats.into_iter().map(|s| (s.oid, Arc::new(s))).collect();
                 for r in roles {
                     st.roles.insert(r.name.clone(), Arc::new(r));
+                }
+                for v in views {
+                    st.views.insert(v.name.clone(), Arc::new(ViewDef::new(v)));
                 }
                 for (spec, value, called) in sequences {
                     let s = SequenceDef::new(spec, value, called);
@@ -1148,10 +1234,24 @@ impl Catalog {
             .cloned()
     }
 
-    /// True if an index or a sequence with this name exists.
+    /// Every view, committed or not, sorted by name (start-up, DDL
+    /// bookkeeping); statements use [`CatalogView::view`].
+    pub fn views(&self) -> Vec<Arc<ViewDef>> {
+        let mut v: Vec<_> = self.state.read().views.values().cloned().collect();
+        v.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        v
+    }
+
+    /// The view named `name`, committed or not.
+    pub fn view_def(&self, name: &str) -> Option<Arc<ViewDef>> {
+        self.state.read().views.get(name).cloned()
+    }
+
+    /// True if an index, a sequence or a view with this name exists.
     pub fn index_exists(&self, name: &str) -> bool {
         let st = self.state.read();
         st.sequences.contains_key(name)
+            || st.views.contains_key(name)
             || st
                 .tables
                 .values()
@@ -1218,15 +1318,50 @@ impl Catalog {
     }
 }
 
+/// 42P07 `relation "x" already exists`.
+fn relation_exists(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::DUPLICATE_TABLE,
+        format!("relation \"{name}\" already exists"),
+    )
+}
+
+/// True if a table, sequence, view or index is named `name` (one namespace).
+fn relation_name_taken(st: &CatalogState, name: &str) -> bool {
+    st.tables.contains_key(name)
+        || st.sequences.contains_key(name)
+        || st.views.contains_key(name)
+        || st
+            .tables
+            .values()
+            .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
+}
+
 /// Checks that `change` can be applied to `st` (the errors a statement gets).
 fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
     match change {
         CatalogChange::CreateTable(spec) => {
-            if st.tables.contains_key(&spec.name) {
-                return Err(PgError::new(
-                    sqlstate::DUPLICATE_TABLE,
-                    format!("relation \"{}\" already exists", spec.name),
-                ));
+            if st.tables.contains_key(&spec.name) || st.views.contains_key(&spec.name) {
+                return Err(relation_exists(&spec.name));
+            }
+        }
+        CatalogChange::CreateView(spec) => {
+            if relation_name_taken(st, &spec.name) {
+                return Err(relation_exists(&spec.name));
+            }
+        }
+        CatalogChange::AlterView { name, spec } => {
+            let v = st.views.get(name).ok_or_else(|| undefined_table(name))?;
+            if spec.name != *name && relation_name_taken(st, &spec.name) {
+                return Err(relation_exists(&spec.name));
+            }
+            if spec.oid != v.spec.oid {
+                return Err(PgError::internal("ALTER VIEW does not match its view"));
+            }
+        }
+        CatalogChange::DropView { name } => {
+            if !st.views.contains_key(name) {
+                return Err(undefined_table(name));
             }
         }
         CatalogChange::DropTable { name } => {
@@ -1236,11 +1371,10 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
         }
         CatalogChange::AlterTable { name, spec } => {
             let t = st.tables.get(name).ok_or_else(|| undefined_table(name))?;
-            if spec.name != *name && st.tables.contains_key(&spec.name) {
-                return Err(PgError::new(
-                    sqlstate::DUPLICATE_TABLE,
-                    format!("relation \"{}\" already exists", spec.name),
-                ));
+            if spec.name != *name
+                && (st.tables.contains_key(&spec.name) || st.views.contains_key(&spec.name))
+            {
+                return Err(relation_exists(&spec.name));
             }
             if spec.oid != t.oid {
                 return Err(PgError::internal("ALTER TABLE does not match its table"));
@@ -1284,7 +1418,10 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
             }
         }
         CatalogChange::CreateSequence(spec) => {
-            if st.sequences.contains_key(&spec.name) || st.tables.contains_key(&spec.name) {
+            if st.sequences.contains_key(&spec.name)
+                || st.tables.contains_key(&spec.name)
+                || st.views.contains_key(&spec.name)
+            {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_TABLE,
                     format!("relation \"{}\" already exists", spec.name),
@@ -1407,6 +1544,23 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
         CatalogChange::DropRole { name } => {
             st.roles.remove(name);
         }
+        CatalogChange::CreateView(spec) => {
+            st.next_oid = st.next_oid.max(spec.oid.saturating_add(1));
+            st.views
+                .insert(spec.name.clone(), Arc::new(ViewDef::new(spec.clone())));
+        }
+        CatalogChange::AlterView { name, spec } => {
+            if let Some(old) = st.views.remove(name) {
+                let mut spec = spec.clone();
+                // The creation's mark stays until that transaction ends.
+                spec.creator = TransactionId(old.creator.load(Ordering::Acquire));
+                st.views
+                    .insert(spec.name.clone(), Arc::new(ViewDef::new(spec)));
+            }
+        }
+        CatalogChange::DropView { name } => {
+            st.views.remove(name);
+        }
     }
     if matches!(
         change,
@@ -1454,6 +1608,9 @@ fn index_foreign_keys(st: &mut CatalogState) {
 ///   create_role                           + one role line
 ///   alter_role <old name>                 + one role line
 ///   drop_role <name>
+///   create_view                           + one view line
+///   alter_view <old name>                 + one view line
+///   drop_view <name>
 /// ```
 pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
     let mut out = String::new();
@@ -1494,6 +1651,15 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             push_role(&mut out, spec);
         }
         CatalogChange::DropRole { name } => out.push_str(&format!("drop_role {}\n", esc(name))),
+        CatalogChange::CreateView(spec) => {
+            out.push_str("create_view\n");
+            push_view(&mut out, spec);
+        }
+        CatalogChange::AlterView { name, spec } => {
+            out.push_str(&format!("alter_view {}\n", esc(name)));
+            push_view(&mut out, spec);
+        }
+        CatalogChange::DropView { name } => out.push_str(&format!("drop_view {}\n", esc(name))),
         CatalogChange::CreateSequence(spec) => {
             out.push_str("create_sequence\n");
             push_sequence(&mut out, spec, spec.start, false, spec.creator.0);
@@ -1599,6 +1765,18 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             }
         }
         ["drop_role", name] => CatalogChange::DropRole { name: unesc(name)? },
+        ["create_view"] => {
+            let line = lines.next().ok_or("missing view line")?;
+            CatalogChange::CreateView(parse_view(line)?)
+        }
+        ["alter_view", name] => {
+            let line = lines.next().ok_or("missing view line")?;
+            CatalogChange::AlterView {
+                name: unesc(name)?,
+                spec: parse_view(line)?,
+            }
+        }
+        ["drop_view", name] => CatalogChange::DropView { name: unesc(name)? },
         ["create_sequence"] => {
             let line = lines.next().ok_or("missing sequence line")?;
             CatalogChange::CreateSequence(parse_sequence(line)?.0)
@@ -2170,11 +2348,17 @@ fn encode_catalog(st: &CatalogState) -> String {
     for r in roles {
         push_role(&mut out, r);
     }
+    let mut views: Vec<_> = st.views.values().collect();
+    views.sort_by_key(|v| v.spec.oid);
+    for v in views {
+        push_view(&mut out, &v.current_spec());
+    }
     out
 }
 
 struct Decoded {
     tables: Vec<(TableSpec, Vec<IndexSpec>)>,
+    views: Vec<ViewSpec>,
     stats: Vec<RelationStats>,
     roles: Vec<RoleSpec>,
     sequences: Vec<(SequenceSpec, i64, bool)>,
@@ -2194,6 +2378,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut stats = Vec::new();
     let mut roles = Vec::new();
     let mut sequences = Vec::new();
+    let mut views = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
     while let Some((n, line)) = lines.next() {
         let bad = |what: &str| format!("line {}: {what}", n + 1);
@@ -2258,6 +2443,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                 stats.push(decode_stats(line, &mut rest).map_err(|e| bad(&e))?);
             }
             ["role", ..] => roles.push(parse_role(line).map_err(|e| bad(&e))?),
+            ["view", ..] if cur.is_none() => views.push(parse_view(line).map_err(|e| bad(&e))?),
             ["sequence", ..] if cur.is_none() => {
                 sequences.push(parse_sequence(line).map_err(|e| bad(&e))?)
             }
@@ -2270,6 +2456,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     }
     Ok(Decoded {
         tables,
+        views,
         stats,
         roles,
         sequences,

@@ -81,6 +81,7 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
             }
         }
     }
+    resolve_uncommitted_views(db)?;
     for s in db.catalog.sequences() {
         let x = s.creator.load(Ordering::Acquire);
         if x == 0 {
@@ -120,6 +121,44 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
             );
             remove_index(db, &t.name, &ix)?;
         }
+    }
+    Ok(())
+}
+
+/// Start-up's part for views: a replacement or rename that never
+/// committed goes back to the definition before it, a creation that never
+/// committed goes.
+fn resolve_uncommitted_views(db: &Engine) -> PgResult<()> {
+    let committed =
+        |x: u64| x == 0 || db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed;
+    for v in db.catalog.views() {
+        let a = v.altered_by.load(Ordering::Acquire);
+        if committed(a) {
+            v.altered_by.store(0, Ordering::Release);
+        } else if let Some(prev) = &v.spec.previous {
+            tracing::info!(
+                "restoring view \"{}\" replaced by transaction {a}, which did not commit",
+                prev.name
+            );
+            db.catalog.apply_catalog_change(&CatalogChange::AlterView {
+                name: v.spec.name.clone(),
+                spec: prev.committed(),
+            })?;
+        }
+    }
+    for v in db.catalog.views() {
+        let x = v.creator.load(Ordering::Acquire);
+        if committed(x) {
+            v.creator.store(0, Ordering::Release);
+            continue;
+        }
+        tracing::info!(
+            "removing view \"{}\" created by transaction {x}, which did not commit",
+            v.spec.name
+        );
+        db.catalog.apply_catalog_change(&CatalogChange::DropView {
+            name: v.spec.name.clone(),
+        })?;
     }
     Ok(())
 }

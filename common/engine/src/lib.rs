@@ -15,6 +15,7 @@
 //! * [`replication`] — walsenders, the walreceiver, slots, recovery
 //!   progress and the role; [`standby_conflict`] — cancelling standby
 //!   sessions whose snapshots replay must overrun;
+//! * [`view`] — views: a named query with its columns and dependencies;
 //! * [`statistics`] — what ANALYZE learned (pg_statistic), kept by the
 //!   catalog and read by the planner.
 //!
@@ -68,6 +69,7 @@ pub mod sequence;
 pub mod standby_conflict;
 pub mod statistics;
 pub mod twophase;
+pub mod view;
 pub mod xact;
 pub mod xact_redo;
 

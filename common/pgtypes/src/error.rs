@@ -50,8 +50,6 @@ pub mod sqlstate {
     pub const FOREIGN_KEY_VIOLATION: &str = "23503";
     /// invalid_foreign_key
     pub const INVALID_FOREIGN_KEY: &str = "42830";
-    /// wrong_object_type
-    pub const WRONG_OBJECT_TYPE: &str = "42809";
     /// check_violation
     pub const CHECK_VIOLATION: &str = "23514";
     /// sequence_generator_limit_exceeded
@@ -60,6 +58,11 @@ pub mod sqlstate {
     pub const CARDINALITY_VIOLATION: &str = "21000";
     pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
     pub const INVALID_TABLE_DEFINITION: &str = "42P16";
+    /// 42P17: invalid_object_definition (a view that reaches itself).
+    pub const INVALID_OBJECT_DEFINITION: &str = "42P17";
+    /// 42809: wrong_object_type (DROP VIEW of a table, SET CONSTRAINTS of a
+    /// constraint that is not deferrable).
+    pub const WRONG_OBJECT_TYPE: &str = "42809";
     pub const SERIALIZATION_FAILURE: &str = "40001";
     pub const DEADLOCK_DETECTED: &str = "40P01";
     pub const QUERY_CANCELED: &str = "57014";

@@ -63,6 +63,9 @@ pub struct DdlCtx<'a> {
     /// (sub)transaction ends — filled even when the statement then fails
     /// (the session adds it to its [`PendingDdl`] list either way).
     pub pending: Vec<PendingDdl>,
+    /// Views whose DROP this transaction has made (pending until COMMIT):
+    /// no longer dependents of anything, no longer droppable.
+    pub dropping_views: Vec<pgtypes::Oid>,
 }
 
 impl DdlCtx<'_> {
@@ -122,6 +125,19 @@ pub enum PendingDdl {
         /// The index name.
         index: String,
     },
+    /// CREATE VIEW (by OID: a RENAME may follow): kept at COMMIT, dropped
+    /// at ROLLBACK.
+    CreateView(pgtypes::Oid),
+    /// CREATE OR REPLACE VIEW / RENAME: at COMMIT the mark goes; at
+    /// ROLLBACK `before` is put back.
+    AlterView {
+        /// The view's OID.
+        oid: pgtypes::Oid,
+        /// The definition before the change.
+        before: engine::view::ViewSpec,
+    },
+    /// DROP VIEW of a view from before the transaction: at COMMIT.
+    DropView(pgtypes::Oid),
 }
 
 impl PendingDdl {
@@ -130,6 +146,9 @@ impl PendingDdl {
     /// anyone who looks before this runs, and to start-up after a crash).
     fn commit(self, db: &Engine) {
         match self {
+            PendingDdl::CreateView(_) | PendingDdl::AlterView { .. } | PendingDdl::DropView(_) => {
+                crate::view::commit_pending(db, &self)
+            }
             PendingDdl::Drop(t) => {
                 // PostgreSQL removes the relation files at commit too. A
                 // crash before this point leaves the table in place: never
@@ -195,6 +214,10 @@ impl PendingDdl {
     /// entry and files, WAL-logged, so a standby follows), drops forgotten.
     fn abort(self, db: &Engine) {
         match self {
+            PendingDdl::CreateView(_) | PendingDdl::AlterView { .. } => {
+                crate::view::abort_pending(db, self)
+            }
+            PendingDdl::DropView(_) => {}
             PendingDdl::Drop(_) => {}
             PendingDdl::CreateTable(t) => {
                 if let Err(e) = drop_table(db, &t, &AtomicBool::new(false)) {
@@ -271,6 +294,17 @@ impl PendingDdlList {
         self.items.is_empty()
     }
 
+    /// The views with a pending DROP.
+    pub fn dropped_views(&self) -> Vec<pgtypes::Oid> {
+        self.items
+            .iter()
+            .filter_map(|(p, _)| match p {
+                PendingDdl::DropView(o) => Some(*o),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// True if `name` has a pending DROP.
     pub fn drops(&self, name: &str) -> bool {
         self.drop_of(name).is_some()
@@ -343,6 +377,7 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             ..
         } => match object_type {
             ast::ObjectType::Table => drop_tables(cx, names, *if_exists, *cascade),
+            ast::ObjectType::View => crate::view::drop_views(cx, names, *if_exists, *cascade),
             ast::ObjectType::Index => drop_indexes(cx, names, *if_exists),
             ast::ObjectType::Sequence => crate::sequence::drop_sequences(cx, names, *if_exists),
             other => Err(PgError::unsupported(format!(
@@ -361,9 +396,27 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             name,
             operations,
             if_exists,
+            on_cluster,
             ..
-        } => crate::tablecmds::alter_table(cx, name, operations, *if_exists),
+        } => {
+            let tag = crate::tablecmds::alter_table(cx, name, operations, *if_exists)?;
+            match on_cluster {
+                Some(m) if m.value == crate::parser::ALTER_VIEW_MARK => Ok("ALTER VIEW".into()),
+                _ => Ok(tag),
+            }
+        }
         ast::Statement::CreateIndex(ci) => create_index(cx, ci),
+        ast::Statement::CreateView {
+            or_replace,
+            materialized: false,
+            name,
+            columns,
+            query,
+            temporary: false,
+            if_not_exists: false,
+            to: None,
+            ..
+        } => crate::view::create_view(cx, *or_replace, name, columns, query),
         ast::Statement::CreateSequence {
             if_not_exists,
             name,
@@ -400,6 +453,7 @@ pub fn is_ddl(stmt: &ast::Statement) -> bool {
             | ast::Statement::AlterTable { .. }
             | ast::Statement::CreateIndex(_)
             | ast::Statement::CreateSequence { .. }
+            | ast::Statement::CreateView { .. }
     )
 }
 
@@ -826,6 +880,15 @@ fn drop_tables(
         }
     }
     drop_table_dependents(cx, &tables, cascade)?;
+    let roots: Vec<_> = tables
+        .iter()
+        .map(|t| (t.oid, t.name.clone(), "table"))
+        .collect();
+    let views =
+        crate::view::check_dependents(db, &roots, cascade, &cx.dropping_views, &mut cx.notices)?;
+    let pending = crate::view::drop_view_oids(db, cx.xact.own().xids, &views);
+    cx.dropping_views.extend(&views);
+    cx.pending.extend(pending);
     for t in tables {
         drop_table(db, &t, cx.cancel)?;
         cx.created.remove(&t.rel);

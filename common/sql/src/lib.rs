@@ -18,6 +18,7 @@ pub mod session;
 pub mod sysviews;
 pub mod tablecmds;
 pub mod utility;
+pub mod view;
 
 use std::sync::Arc;
 

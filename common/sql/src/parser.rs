@@ -630,6 +630,21 @@ impl<'a> Cur<'a> {
 // Pre-dispatch
 // ---------------------------------------------------------------------------
 
+/// Parses a view's stored query text.
+pub fn parse_view_query(text: &str) -> PgResult<sqlparser::ast::Query> {
+    match parse_one(text)? {
+        Stmt::Sql(s) => match *s {
+            sqlparser::ast::Statement::Query(q) => Ok(*q),
+            _ => Err(PgError::internal("view definition is not a query")),
+        },
+        _ => Err(PgError::internal("view definition is not a query")),
+    }
+}
+
+/// The `on_cluster` of an ALTER TABLE statement that was written ALTER
+/// VIEW (a ClickHouse clause PostgreSQL's dialect never produces).
+pub const ALTER_VIEW_MARK: &str = "ALTER VIEW";
+
 /// Parses one statement's text (no top-level `;`).
 pub fn parse_one(sql: &str) -> PgResult<Stmt> {
     if is_blank(sql) {
@@ -753,6 +768,29 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
             Some(Stmt::Checkpoint)
         }
         "copy" => Some(parse_copy(&mut c)?),
+        "alter" if c.peek_word_at(1) == Some("view") && c.peek_word_at(3) == Some("rename") => {
+            // sqlparser knows only `ALTER VIEW … AS query`: RENAME TO becomes
+            // an ALTER TABLE … RENAME marked as ALTER VIEW (its command tag).
+            c.pos += 2;
+            let old = c.one_ident()?;
+            c.expect_word("rename")?;
+            c.expect_word("to")?;
+            let new = c.one_ident()?;
+            c.expect_end()?;
+            let name = |n: String| {
+                sqlparser::ast::ObjectName(vec![sqlparser::ast::Ident::with_quote('"', n)])
+            };
+            Some(Stmt::Sql(Box::new(sqlparser::ast::Statement::AlterTable {
+                name: name(old),
+                if_exists: false,
+                only: false,
+                operations: vec![sqlparser::ast::AlterTableOperation::RenameTable {
+                    table_name: name(new),
+                }],
+                location: None,
+                on_cluster: Some(sqlparser::ast::Ident::new(ALTER_VIEW_MARK)),
+            })))
+        }
         w if crate::roles::is_role_statement(w, c.peek_word_at(1), c.peek_word_at(2)) => {
             Some(Stmt::Role(crate::roles::parse(&mut c)?))
         }

@@ -462,6 +462,22 @@ pub(crate) fn const_i64(e: &ast::Expr) -> Option<i64> {
     }
 }
 
+/// A view query's output columns (name, type) and the relations it names.
+pub type ViewShape = (Vec<(String, SqlType)>, Vec<Oid>);
+
+/// Binds a view's query as CREATE VIEW does: its output columns, and the
+/// tables and views it names (its dependencies, sorted, no duplicates).
+pub fn describe_view_query(catalog: &CatalogView<'_>, q: &ast::Query) -> PgResult<ViewShape> {
+    let g = subselect::Global::new(catalog);
+    let root_level = subselect::Level::empty(None, None);
+    let mut params = ParamTypes::from_oids(&[])?;
+    let (_, cols) = select::plan_query_level(&g, q, None, Some(&root_level), &mut params)?;
+    let mut deps = g.relations.take();
+    deps.sort_unstable();
+    deps.dedup();
+    Ok((cols.into_iter().map(|c| (c.name, c.ty)).collect(), deps))
+}
+
 /// Binds a SELECT (also the source of INSERT … SELECT and COPY (query))
 /// into a plan tree (`planner::select`).
 pub fn plan_query(
@@ -966,7 +982,7 @@ fn plan_insert(
     params: &mut ParamTypes,
 ) -> PgResult<InsertPlan> {
     let g = subselect::Global::new(catalog);
-    let table = catalog.table(&object_name(&ins.table_name))?;
+    let table = dml_target(catalog, &object_name(&ins.table_name), "insert into")?;
     let alias = ins
         .table_alias
         .as_ref()
@@ -1249,9 +1265,22 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }
 
+/// The table an INSERT / UPDATE / DELETE writes (`verb`: "insert into",
+/// "update", "delete from"); a view is not automatically updatable here.
+fn dml_target(catalog: &CatalogView<'_>, rel: &str, verb: &str) -> PgResult<Arc<TableDef>> {
+    if let Some(t) = catalog.get(rel) {
+        return Ok(t);
+    }
+    match catalog.view(rel) {
+        Some(v) => Err(crate::pgcatalog::ruleutils::not_updatable(&v, verb)),
+        None => Err(engine::catalog::undefined_table(rel)),
+    }
+}
+
 fn single_table(
     twj: &ast::TableWithJoins,
     catalog: &CatalogView<'_>,
+    verb: &str,
 ) -> PgResult<(Arc<TableDef>, String)> {
     if !twj.joins.is_empty() {
         return Err(PgError::unsupported("joins are not supported"));
@@ -1264,7 +1293,7 @@ fn single_table(
             ..
         } => {
             let rel = object_name(name);
-            let t = catalog.table(&rel)?;
+            let t = dml_target(catalog, &rel, verb)?;
             let a = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or(rel);
             Ok((t, a))
         }
@@ -1281,7 +1310,7 @@ fn plan_update(
     returning: Option<&[ast::SelectItem]>,
     params: &mut ParamTypes,
 ) -> PgResult<UpdatePlan> {
-    let (table, alias) = single_table(target, catalog)?;
+    let (table, alias) = single_table(target, catalog, "update")?;
     let scope = table_scope(&table, &alias);
     let g = subselect::Global::new(catalog);
     let mut defaults: Option<Vec<Option<Expr>>> = None;
@@ -1392,7 +1421,7 @@ fn plan_delete(
             ))
         }
     };
-    let (table, alias) = single_table(twj, catalog)?;
+    let (table, alias) = single_table(twj, catalog, "delete from")?;
     let scope = table_scope(&table, &alias);
     let g = subselect::Global::new(catalog);
     let (filter, join) = match &d.using {

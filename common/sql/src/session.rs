@@ -307,6 +307,7 @@ fn command_name(stmt: &Stmt) -> &'static str {
             ast::Statement::Truncate { .. } => "TRUNCATE TABLE",
             ast::Statement::AlterTable { .. } => "ALTER TABLE",
             ast::Statement::CreateIndex(_) => "CREATE INDEX",
+            ast::Statement::CreateView { .. } => "CREATE VIEW",
             _ => "this statement",
         },
         _ => "this statement",
@@ -1489,6 +1490,7 @@ impl Session {
             notices: Vec::new(),
             limits,
             pending: Vec::new(),
+            dropping_views: self.pending_ddl.dropped_views(),
         };
         let r = f(&mut cx);
         let pending = std::mem::take(&mut cx.pending);
@@ -1541,11 +1543,35 @@ impl Session {
         self.with_ddl_ctx(sink, |cx| {
             crate::ddl::drop_table_dependents(cx, &all, cascade)
         })?;
+        // Views on them go with them (CASCADE) or stop the DROP.
+        let roots: Vec<_> = now
+            .iter()
+            .chain(&later)
+            .map(|t| (t.oid, t.name.clone(), "table"))
+            .collect();
+        let mut notices = Vec::new();
+        let views = crate::view::check_dependents(
+            &self.db,
+            &roots,
+            cascade,
+            &self.pending_ddl.dropped_views(),
+            &mut notices,
+        )?;
+        for n in notices {
+            self.notice(sink, n);
+        }
+        let depth = self.xact.nesting_depth();
+        if !views.is_empty() {
+            self.xact.assign_xid()?;
+            self.share_own_xids();
+        }
+        for p in crate::view::drop_view_oids(&self.db, self.xact.own().xids, &views) {
+            self.pending_ddl.push(p, depth);
+        }
         for t in now {
             drop_table(&self.db, &t, &self.cancel)?;
             self.created_in_xact.remove(&t.rel);
         }
-        let depth = self.xact.nesting_depth();
         for t in later {
             self.pending_ddl.push(PendingDdl::Drop(t), depth);
         }

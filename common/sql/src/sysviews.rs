@@ -172,7 +172,7 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_description", 2609, d::PG_DESCRIPTION, r::empty),
     cat("pg_shdescription", 2396, d::PG_SHDESCRIPTION, r::empty),
     cat("pg_trigger", 2620, d::PG_TRIGGER, r::empty),
-    cat("pg_rewrite", 2618, d::PG_REWRITE, r::empty),
+    cat("pg_rewrite", 2618, d::PG_REWRITE, r::pg_rewrite),
     cat("pg_tablespace", 1213, d::PG_TABLESPACE, r::pg_tablespace),
     cat("pg_depend", 2608, d::PG_DEPEND, r::pg_depend),
     cat("pg_sequence", 2224, d::PG_SEQUENCE, r::pg_sequence),

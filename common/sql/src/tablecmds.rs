@@ -452,6 +452,18 @@ pub fn alter_table(
     if_exists: bool,
 ) -> PgResult<String> {
     let tname = object_name(name);
+    if let [ast::AlterTableOperation::RenameTable { table_name }] = ops {
+        let is_view = cx
+            .db
+            .catalog()
+            .view(cx.xact.own().xids, cx.db.clog())
+            .view(&tname)
+            .is_some();
+        if is_view {
+            crate::view::rename_view(cx, &tname, &object_name(table_name))?;
+            return Ok("ALTER TABLE".into());
+        }
+    }
     let Some(seen) = crate::ddl::visible_table(cx, &tname) else {
         if if_exists {
             cx.notices.push(PgError::notice(
@@ -576,6 +588,7 @@ fn alter_one(
                 return Err(undefined_column_of(&cname, &tname));
             };
             drop_column_dependents(cx, table, pos, *cascade)?;
+            crate::view::check_column_dependents(cx, (table.oid, &tname), &cname, *cascade)?;
             let col = &mut spec.columns[pos];
             col.dropped = true;
             col.name = dropped_column_name(pos);
@@ -612,6 +625,7 @@ fn alter_one(
                 }
             }
             alter_definition(cx, table, spec)?;
+            crate::view::follow_rename(cx, table.oid, &tname, &tname, Some((&old, &new)))?;
         }
         Op::RenameTable { table_name } => {
             let new = object_name(table_name);
@@ -621,8 +635,9 @@ fn alter_one(
                     format!("relation \"{new}\" already exists"),
                 ));
             }
-            spec.name = new;
+            spec.name = new.clone();
             alter_definition(cx, table, spec)?;
+            crate::view::follow_rename(cx, table.oid, &tname, &new, None)?;
         }
         Op::AlterColumn { column_name, op } => {
             let cname = ident_name(column_name);

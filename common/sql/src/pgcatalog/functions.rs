@@ -40,9 +40,10 @@ pub enum CatFunc {
     GetConstraintDef,
     /// pg_get_expr(pg_node_tree, oid [, bool]) → text
     GetExpr,
+    /// pg_get_viewdef(oid | text [, bool | int4]) → text
+    GetViewDef,
     /// Functions answering NULL: obj_description, col_description,
-    /// shobj_description, pg_get_viewdef,
-    /// pg_get_statisticsobjdef_columns.
+    /// shobj_description, pg_get_statisticsobjdef_columns.
     Null,
     /// has_*_privilege, pg_has_role → true.
     HasPrivilege,
@@ -119,12 +120,12 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "pg_get_constraintdef" if n == 2 => {
             s(CatFunc::GetConstraintDef, &[T::Oid, T::Bool], T::Text)
         }
+        "pg_get_viewdef" if (1..=2).contains(&n) => any(CatFunc::GetViewDef, T::Text),
         "pg_get_expr" if n == 2 => s(CatFunc::GetExpr, &[T::Text, T::Oid], T::Text),
         "pg_get_expr" if n == 3 => s(CatFunc::GetExpr, &[T::Text, T::Oid, T::Bool], T::Text),
         "obj_description"
         | "shobj_description"
         | "col_description"
-        | "pg_get_viewdef"
         | "pg_get_statisticsobjdef_columns"
         | "pg_get_triggerdef"
         | "pg_get_functiondef"
@@ -221,6 +222,22 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
     let first_null = args.first().is_none_or(Value::is_null);
     Ok(match f {
         CatFunc::Null => Value::Null,
+        CatFunc::GetViewDef => {
+            let s = snapshot(ctx)?;
+            let rel = match args.first() {
+                Some(Value::Text(name)) => {
+                    let (schema, name) = split_qualified(name)?;
+                    s.relation_by_name(schema.as_deref(), &name)
+                }
+                Some(v) => oid_arg(v).and_then(|o| s.relation(o)),
+                None => None,
+            };
+            let pretty = matches!(args.get(1), Some(Value::Bool(true)) | Some(Value::Int4(_)));
+            match rel {
+                Some(RelRef::View(v)) => text(&super::ruleutils::view_definition(&s, v, pretty)),
+                _ => Value::Null,
+            }
+        }
         CatFunc::HasPrivilege => Value::Bool(true),
         CatFunc::False => Value::Bool(false),
         CatFunc::PartitionAncestors => args.first().cloned().unwrap_or(Value::Null),

@@ -41,6 +41,11 @@ fn columns_of(r: &RelRef) -> Vec<Col<'_>> {
             .iter()
             .map(|(n, t)| (*n, *t, false, None))
             .collect(),
+        RelRef::View(v) => v
+            .columns
+            .iter()
+            .map(|c| (c.name.as_str(), c.ty, false, None))
+            .collect(),
         RelRef::Index(..) | RelRef::Sequence(_) => Vec::new(),
     }
 }
@@ -173,7 +178,8 @@ pub fn columns(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// information_schema.views: the system views (built in: no SQL text).
+/// information_schema.views: user views with their definitions, and the
+/// system views (built in: no SQL text).
 pub fn views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_VIEWS);
@@ -188,15 +194,29 @@ pub fn views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 text(namespace_name(r.namespace()).unwrap_or("")),
             ),
             ("table_name", text(r.name())),
+            (
+                "view_definition",
+                match r {
+                    RelRef::View(v) => text(&super::ruleutils::view_definition(&s, v, false)),
+                    _ => Value::Null,
+                },
+            ),
             ("check_option", text("NONE")),
-            ("is_updatable", yes_no(false)),
-            ("is_insertable_into", yes_no(false)),
+            ("is_updatable", yes_no(updatable(r))),
+            ("is_insertable_into", yes_no(updatable(r))),
             ("is_trigger_updatable", yes_no(false)),
             ("is_trigger_deletable", yes_no(false)),
             ("is_trigger_insertable_into", yes_no(false)),
         ]);
     }
     rows.out
+}
+
+/// A user view PostgreSQL would update automatically.
+fn updatable(r: &RelRef) -> bool {
+    let RelRef::View(v) = r else { return false };
+    crate::parser::parse_view_query(&v.query)
+        .is_ok_and(|q| super::ruleutils::not_updatable_reason(&q).is_none())
 }
 
 fn kind_name(k: ConstraintKind) -> &'static str {

@@ -40,6 +40,7 @@ pub mod defs;
 pub mod functions;
 pub mod information_schema;
 pub mod rows;
+pub mod ruleutils;
 pub mod types;
 
 use std::collections::HashMap;
@@ -113,6 +114,8 @@ pub enum RelRef {
     Index(Arc<TableDef>, Arc<IndexDef>),
     /// A sequence.
     Sequence(Arc<SequenceDef>),
+    /// A user view.
+    View(Arc<engine::view::ViewSpec>),
     /// A catalog or system view.
     System(&'static crate::sysviews::SystemView),
 }
@@ -124,6 +127,7 @@ impl RelRef {
             RelRef::Table(t) => t.oid,
             RelRef::Index(_, i) => i.spec.oid,
             RelRef::Sequence(s) => s.spec.oid,
+            RelRef::View(v) => v.oid,
             RelRef::System(v) => v.oid,
         }
     }
@@ -133,6 +137,7 @@ impl RelRef {
             RelRef::Table(t) => &t.name,
             RelRef::Index(_, i) => &i.spec.name,
             RelRef::Sequence(s) => &s.spec.name,
+            RelRef::View(v) => &v.name,
             RelRef::System(v) => v.name,
         }
     }
@@ -149,6 +154,7 @@ impl RelRef {
             RelRef::Table(_) => "r",
             RelRef::Index(..) => "i",
             RelRef::Sequence(_) => "S",
+            RelRef::View(_) => "v",
             RelRef::System(v) => v.relkind(),
         }
     }
@@ -199,6 +205,9 @@ impl CatalogSnapshot {
         }
         for q in db.catalog().sequences() {
             rels.insert(q.spec.oid, RelRef::Sequence(q));
+        }
+        for v in db.catalog().view(own, clog).views() {
+            rels.insert(v.oid, RelRef::View(v));
         }
         let by_name = rels
             .values()

@@ -135,6 +135,7 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 )
             }
             RelRef::Sequence(q) => (0, 3, false, 1.0, 1, q.spec.oid, Vec::new()),
+            RelRef::View(v) => (0, v.columns.len(), false, -1.0, 0, 0, Vec::new()),
             RelRef::Index(_, i) => (
                 BTREE_AM,
                 i.spec.columns.len(),
@@ -180,6 +181,7 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 }),
             ),
             ("relpersistence", ch("p")),
+            ("relhasrules", bool(matches!(r, RelRef::View(_)))),
             ("relkind", ch(r.relkind())),
             ("relnatts", Value::Int2(natts.min(i16::MAX as usize) as i16)),
             ("relispopulated", bool(true)),
@@ -345,6 +347,19 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                             false,
                         );
                     }
+                }
+            }
+            RelRef::View(v) => {
+                for (i, c) in v.columns.iter().enumerate() {
+                    attribute(
+                        &mut rows,
+                        v.oid,
+                        (i + 1) as i16,
+                        &c.name,
+                        c.ty,
+                        false,
+                        false,
+                    );
                 }
             }
             RelRef::Sequence(_) => {
@@ -595,11 +610,53 @@ pub fn pg_sequences(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
+/// pg_rewrite: each view's `_RETURN` rule (its OID is the view's: OIDs
+/// are unique per catalog). The rule's query trees are not kept.
+pub fn pg_rewrite(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_REWRITE);
+    for r in s.relations() {
+        let RelRef::View(v) = r else { continue };
+        rows.push(vec![
+            ("oid", oid(v.oid)),
+            ("rulename", text("_RETURN")),
+            ("ev_class", oid(v.oid)),
+            ("ev_type", ch("1")),
+            ("ev_enabled", ch("O")),
+            ("is_instead", bool(true)),
+            ("ev_qual", text("<>")),
+        ]);
+    }
+    rows.out
+}
+
 /// pg_depend: what psql and DROP read — a serial column's sequence is
-/// owned by (auto-dependent on) its column.
+/// owned by (auto-dependent on) its column; a view's `_RETURN` rule is
+/// part of (internal to) the view and depends (normal) on each relation
+/// the view reads.
 pub fn pg_depend(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_DEPEND);
+    for r in s.relations() {
+        let RelRef::View(v) = r else { continue };
+        let dep = |refobj: u32, deptype: &str| {
+            vec![
+                ("classid", oid(2618)),
+                ("objid", oid(v.oid)),
+                ("objsubid", Value::Int4(0)),
+                ("refclassid", oid(1259)),
+                ("refobjid", oid(refobj)),
+                ("refobjsubid", Value::Int4(0)),
+                ("deptype", ch(deptype)),
+            ]
+        };
+        rows.push(dep(v.oid, "i"));
+        // The rule's query names its own view too (as in PostgreSQL).
+        rows.push(dep(v.oid, "n"));
+        for &d in &v.depends {
+            rows.push(dep(d, "n"));
+        }
+    }
     for r in s.relations() {
         let RelRef::Sequence(q) = r else { continue };
         let Some((table, column)) = &q.spec.owned_by else {
@@ -763,7 +820,8 @@ pub fn pg_indexes(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// pg_views: the system views (their definitions are built in, not SQL).
+/// pg_views: user views with pg_get_viewdef's definition, and the system
+/// views (their definitions are built in, not SQL: NULL).
 pub fn pg_views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_VIEWS);
@@ -780,6 +838,13 @@ pub fn pg_views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             (
                 "viewowner",
                 text(&s.role_name(BOOTSTRAP_SUPERUSER).unwrap_or_default()),
+            ),
+            (
+                "definition",
+                match r {
+                    RelRef::View(v) => text(&super::ruleutils::view_definition(&s, v, false)),
+                    _ => Value::Null,
+                },
             ),
         ]);
     }

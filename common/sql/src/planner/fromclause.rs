@@ -557,7 +557,7 @@ fn read_factor(
             };
             let system = crate::sysviews::lookup_in(schema.as_deref(), &rel).filter(|v| {
                 v.namespace() == crate::pgcatalog::INFORMATION_SCHEMA
-                    || g.catalog.get(&rel).is_none()
+                    || (g.catalog.get(&rel).is_none() && g.catalog.view(&rel).is_none())
             });
             if let Some(view) = system {
                 let cols: Vec<(String, SqlType)> = view
@@ -570,7 +570,16 @@ fn read_factor(
                 let node = PlanNode::new(NodeKind::SystemView(view), n, 10.0);
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
             }
-            let table = g.catalog.table(&rel)?;
+            let Some(table) = g.catalog.get(&rel) else {
+                let view = g
+                    .catalog
+                    .view(&rel)
+                    .ok_or_else(|| engine::catalog::undefined_table(&rel))?;
+                let (node, cols) = view_rel(g, &view, params)?;
+                let cols = aliased(cols, alias.as_ref(), &rel)?;
+                return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
+            };
+            g.relations.borrow_mut().push(table.oid);
             let cols: Vec<(String, SqlType)> = table
                 .columns
                 .iter()
@@ -685,6 +694,49 @@ fn read_factor(
             "this kind of FROM item is not supported",
         )),
     }
+}
+
+/// A view in FROM: its stored query planned as a subquery (PostgreSQL's
+/// rewriter puts the `_RETURN` rule's query in the view's range-table
+/// entry), with the view's column names. The query sees neither the outer
+/// query's CTEs nor its columns.
+fn view_rel(
+    g: &Global<'_, '_>,
+    view: &engine::view::ViewSpec,
+    params: &mut ParamTypes,
+) -> PgResult<(PlanNode, Vec<(String, SqlType)>)> {
+    g.relations.borrow_mut().push(view.oid);
+    if g.expanding.borrow().contains(&view.oid) {
+        return Err(PgError::new(
+            sqlstate::INVALID_OBJECT_DEFINITION,
+            format!(
+                "infinite recursion detected in rules for relation \"{}\"",
+                view.name
+            ),
+        ));
+    }
+    let query = crate::parser::parse_view_query(&view.query)?;
+    let mark = g.relations.borrow().len();
+    g.expanding.borrow_mut().push(view.oid);
+    let root = Level::empty(None, None);
+    let r = plan_query_level(g, &query, None, Some(&root), params);
+    g.expanding.borrow_mut().pop();
+    // Only the view itself is a relation the statement names.
+    g.relations.borrow_mut().truncate(mark);
+    let (node, cols) = r?;
+    let cols = cols
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let name = view
+                .columns
+                .get(i)
+                .map(|d| d.name.clone())
+                .unwrap_or(c.name);
+            (name, c.ty)
+        })
+        .collect();
+    Ok((node, cols))
 }
 
 fn cte_rel(

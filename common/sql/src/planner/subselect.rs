@@ -58,6 +58,12 @@ pub struct Global<'c, 'v> {
     pub ctes: RefCell<Vec<CteDef>>,
     /// Next free executor parameter slot.
     pub next_param: Cell<usize>,
+    /// The tables and views the statement names directly (not those a
+    /// view it names reads): a view's dependencies.
+    pub relations: RefCell<Vec<pgtypes::Oid>>,
+    /// Views being expanded, innermost last (a view that reaches itself
+    /// is an error, not a stack overflow).
+    pub expanding: RefCell<Vec<pgtypes::Oid>>,
 }
 
 impl<'c, 'v> Global<'c, 'v> {
@@ -68,6 +74,8 @@ impl<'c, 'v> Global<'c, 'v> {
             subplans: RefCell::new(Vec::new()),
             ctes: RefCell::new(Vec::new()),
             next_param: Cell::new(0),
+            relations: RefCell::new(Vec::new()),
+            expanding: RefCell::new(Vec::new()),
         }
     }
     /// The subplans, CTEs and parameter count collected.
