@@ -507,6 +507,8 @@ pub struct TableDef {
     pub creator: Arc<AtomicU64>,
     /// Constraints (pg_constraint rows of the table).
     pub constraints: Vec<ConstraintSpec>,
+    /// Comments on the table and its columns ([`TableSpec::comments`]).
+    pub comments: Vec<(u32, String)>,
     /// The (sub)transaction whose `ALTER TABLE` made this version, while it
     /// may still roll back; 0 once committed. Others see [`Self::previous`]
     /// meanwhile (see [`CatalogView`]).
@@ -570,6 +572,7 @@ impl TableDef {
             options: self.options.clone(),
             creator: TransactionId(self.creator.load(Ordering::Acquire)),
             constraints: self.constraints.clone(),
+            comments: self.comments.clone(),
             altered_by: TransactionId(altered_by),
             // Once the ALTER committed, the previous version is history.
             previous: self
@@ -793,6 +796,9 @@ pub struct TableSpec {
     /// With `altered_by`: the committed definition before that ALTER —
     /// what start-up puts back if the transaction never committed.
     pub previous: Option<Box<TableSpec>>,
+    /// `COMMENT ON TABLE / COLUMN` (pg_description rows): (objsubid — 0
+    /// for the table, else the column's 1-based number —, text).
+    pub comments: Vec<(u32, String)>,
 }
 
 impl TableSpec {
@@ -808,6 +814,7 @@ impl TableSpec {
             constraints: Vec::new(),
             altered_by: TransactionId::INVALID,
             previous: None,
+            comments: Vec::new(),
         }
     }
 }
@@ -2002,6 +2009,9 @@ fn push_spec_body(out: &mut String, t: &TableSpec) {
     for c in &t.constraints {
         push_constraint(out, c);
     }
+    for (sub, text) in &t.comments {
+        out.push_str(&format!("comment {sub} {}\n", esc(text)));
+    }
     if t.altered_by.is_valid() {
         out.push_str(&format!("altered_by {}\n", t.altered_by.0));
     }
@@ -2071,6 +2081,9 @@ fn parse_spec_line(spec: &mut TableSpec, line: &str) -> Result<bool, String> {
                 initially_deferred: f.get(1) == Some(&b'1'),
             });
         }
+        ["comment", sub, text] => spec
+            .comments
+            .push((sub.parse().map_err(|_| "bad comment")?, unesc(text)?)),
         ["altered_by", x] => {
             spec.altered_by = TransactionId(x.parse::<u64>().map_err(|_| "bad xid")?);
         }
@@ -2144,6 +2157,7 @@ fn new_table(spec: TableSpec) -> TableDef {
         lock: Arc::new(RelLock::default()),
         dropped: Arc::new(AtomicBool::new(false)),
         constraints: Vec::new(),
+        comments: Vec::new(),
         altered_by: AtomicU64::new(0),
         previous: None,
         missing: Vec::new(),
@@ -2217,6 +2231,7 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
         lock: t.lock.clone(),
         dropped: t.dropped.clone(),
         constraints: spec.constraints,
+        comments: spec.comments,
         altered_by: AtomicU64::new(spec.altered_by.0),
         previous,
         missing,
@@ -2488,6 +2503,7 @@ mod tests {
             }],
             altered_by: TransactionId::INVALID,
             previous: None,
+            comments: vec![(0, "a table".into()), (2, "its %\n second".into())],
             oid,
             name: name.into(),
             rel: RelFileId(oid),

@@ -406,6 +406,12 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             }
         }
         ast::Statement::CreateIndex(ci) => create_index(cx, ci),
+        ast::Statement::Comment {
+            object_type,
+            object_name,
+            comment,
+            ..
+        } => crate::tablecmds::comment_on(cx, object_type, object_name, comment.as_deref()),
         ast::Statement::CreateView {
             or_replace,
             materialized: false,
@@ -452,6 +458,7 @@ pub fn is_ddl(stmt: &ast::Statement) -> bool {
             | ast::Statement::Truncate { .. }
             | ast::Statement::AlterTable { .. }
             | ast::Statement::CreateIndex(_)
+            | ast::Statement::Comment { .. }
             | ast::Statement::CreateSequence { .. }
             | ast::Statement::CreateView { .. }
     )

@@ -594,8 +594,9 @@ fn alter_one(
             col.name = dropped_column_name(pos);
             col.not_null = false;
             col.default = None;
-            // Constraints and indexes using the column go with it.
+            // Constraints, indexes and the comment of the column go with it.
             spec.constraints.retain(|c| !c.columns.contains(&pos));
+            spec.comments.retain(|(sub, _)| *sub as usize != pos + 1);
             for ix in table.indexes.list() {
                 if ix.spec.columns.contains(&pos) {
                     cx.pending.push(PendingDdl::DropIndex {
@@ -1270,4 +1271,53 @@ pub fn fk_referenced_table(cx: &DdlCtx<'_>, name: &ast::ObjectName) -> PgResult<
     let n = object_name(name);
     cx.visible(&n)
         .ok_or_else(|| engine::catalog::undefined_table(&n))
+}
+
+// ---------------------------------------------------------------------------
+// COMMENT ON
+// ---------------------------------------------------------------------------
+
+/// `COMMENT ON TABLE t IS '…'` / `COMMENT ON COLUMN t.c IS '…'` (`IS
+/// NULL` removes it): a change of the table's definition like any ALTER,
+/// so it rolls back with the transaction and replays on the standby.
+pub fn comment_on(
+    cx: &mut DdlCtx<'_>,
+    kind: &ast::CommentObject,
+    name: &ast::ObjectName,
+    text: Option<&str>,
+) -> PgResult<String> {
+    let parts: Vec<String> = name.0.iter().map(ident_name).collect();
+    let (table_name, column) = match (kind, parts.as_slice()) {
+        (ast::CommentObject::Table, [.., t]) => (t.clone(), None),
+        (ast::CommentObject::Column, [.., t, c]) => (t.clone(), Some(c.clone())),
+        (ast::CommentObject::Column, _) => {
+            return Err(PgError::syntax("column name must be qualified"))
+        }
+        _ => {
+            return Err(PgError::unsupported(format!(
+                "COMMENT ON {kind} is not supported"
+            )))
+        }
+    };
+    let seen = cx
+        .visible(&table_name)
+        .ok_or_else(|| engine::catalog::undefined_table(&table_name))?;
+    let table = lock_for_alter(cx, seen.oid)?;
+    let sub = match &column {
+        None => 0,
+        Some(c) => {
+            let pos = table
+                .column_index(c)
+                .ok_or_else(|| undefined_column_of(c, &table.name))?;
+            pos as u32 + 1
+        }
+    };
+    let mut spec = table.spec();
+    spec.comments.retain(|(s, _)| *s != sub);
+    if let Some(t) = text.filter(|t| !t.is_empty()) {
+        spec.comments.push((sub, t.to_string()));
+        spec.comments.sort_by_key(|(s, _)| *s);
+    }
+    alter_definition(cx, &table, spec)?;
+    Ok("COMMENT".into())
 }

@@ -6,8 +6,9 @@
 //! [`CatalogSnapshot`].
 //!
 //! Privileges are not modelled yet: the `has_*_privilege`
-//! functions answer true, as they do for a superuser. There is no
-//! COMMENT ON yet: the description functions answer NULL.
+//! functions answer true, as they do for a superuser. Comments exist on
+//! tables and columns (`obj_description`, `col_description`); the other
+//! description functions answer NULL.
 
 use std::sync::Arc;
 
@@ -42,8 +43,12 @@ pub enum CatFunc {
     GetExpr,
     /// pg_get_viewdef(oid | text [, bool | int4]) → text
     GetViewDef,
-    /// Functions answering NULL: obj_description, col_description,
-    /// shobj_description, pg_get_statisticsobjdef_columns.
+    /// obj_description(oid [, catalog name]) → text: a table's comment.
+    ObjDescription,
+    /// col_description(oid, int4) → text: a column's comment.
+    ColDescription,
+    /// Functions answering NULL: shobj_description,
+    /// pg_get_statisticsobjdef_columns.
     Null,
     /// has_*_privilege, pg_has_role → true.
     HasPrivilege,
@@ -123,9 +128,10 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "pg_get_viewdef" if (1..=2).contains(&n) => any(CatFunc::GetViewDef, T::Text),
         "pg_get_expr" if n == 2 => s(CatFunc::GetExpr, &[T::Text, T::Oid], T::Text),
         "pg_get_expr" if n == 3 => s(CatFunc::GetExpr, &[T::Text, T::Oid, T::Bool], T::Text),
-        "obj_description"
-        | "shobj_description"
-        | "col_description"
+        "obj_description" if n == 1 => s(CatFunc::ObjDescription, &[T::Oid], T::Text),
+        "obj_description" if n == 2 => s(CatFunc::ObjDescription, &[T::Oid, T::Name], T::Text),
+        "col_description" if n == 2 => s(CatFunc::ColDescription, &[T::Oid, T::Int4], T::Text),
+        "shobj_description"
         | "pg_get_statisticsobjdef_columns"
         | "pg_get_triggerdef"
         | "pg_get_functiondef"
@@ -149,11 +155,9 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         {
             any(CatFunc::HasPrivilege, T::Bool)
         }
-        "pg_get_serial_sequence" if n == 2 => s(
-            CatFunc::GetSerialSequence,
-            &[T::Text, T::Text],
-            T::Text,
-        ),
+        "pg_get_serial_sequence" if n == 2 => {
+            s(CatFunc::GetSerialSequence, &[T::Text, T::Text], T::Text)
+        }
         "pg_partition_ancestors" if n == 1 => s(
             CatFunc::PartitionAncestors,
             &[T::Reg(RegKind::Class)],
@@ -272,14 +276,18 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             if t.column_index(column).is_none() {
                 return Err(PgError::new(
                     sqlstate::UNDEFINED_COLUMN,
-                    format!("column \"{column}\" of relation \"{}\" does not exist", t.name),
+                    format!(
+                        "column \"{column}\" of relation \"{}\" does not exist",
+                        t.name
+                    ),
                 ));
             }
             let owned = snap.relations().into_iter().find_map(|r| match r {
                 RelRef::Sequence(q)
-                    if q.spec.owned_by.as_ref().is_some_and(|(ot, oc)| {
-                        ot == &t.name && oc.as_str() == &**column
-                    }) =>
+                    if q.spec
+                        .owned_by
+                        .as_ref()
+                        .is_some_and(|(ot, oc)| ot == &t.name && oc.as_str() == &**column) =>
                 {
                     Some(q.spec.name.clone())
                 }
@@ -289,6 +297,31 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 Some(q) => text(&format!("{}.{}", quote_ident("public"), quote_ident(&q))),
                 None => Value::Null,
             }
+        }
+        CatFunc::ObjDescription | CatFunc::ColDescription => {
+            let Some(o) = args.first().and_then(oid_arg) else {
+                return Ok(Value::Null);
+            };
+            let sub = match f {
+                CatFunc::ColDescription => match args.get(1) {
+                    Some(Value::Int4(n)) if *n > 0 => *n as u32,
+                    _ => return Ok(Value::Null),
+                },
+                _ => 0,
+            };
+            // obj_description(oid, 'pg_class'): only relations have them.
+            if let Some(Value::Text(c)) = args.get(1).filter(|_| f == CatFunc::ObjDescription) {
+                if &**c != "pg_class" {
+                    return Ok(Value::Null);
+                }
+            }
+            let snap = snapshot(ctx)?;
+            snap.tables
+                .iter()
+                .find(|t| t.oid == o)
+                .and_then(|t| t.comments.iter().find(|(s, _)| *s == sub))
+                .map(|(_, c)| text(c))
+                .unwrap_or(Value::Null)
         }
         CatFunc::QuoteIdent => match args.first() {
             Some(Value::Text(t)) => text(&quote_ident(t)),

@@ -709,6 +709,23 @@ pub fn pg_depend(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
+/// pg_description: COMMENT ON tables and columns.
+pub fn pg_description(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_DESCRIPTION);
+    for t in &s.tables {
+        for (sub, text) in &t.comments {
+            rows.push(vec![
+                ("objoid", oid(t.oid)),
+                ("classoid", oid(1259)),
+                ("objsubid", Value::Int4(*sub as i32)),
+                ("description", Value::text(text)),
+            ]);
+        }
+    }
+    rows.out
+}
+
 /// pg_am.
 pub fn pg_am(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_AM);
