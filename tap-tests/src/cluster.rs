@@ -842,6 +842,24 @@ impl Node {
         self.safe_sql(&format!("SELECT {f}"))
     }
 
+    /// Waits until `standby` has replayed everything inserted into this
+    /// node's WAL so far (`wait_for_catchup` in mode `replay` up to the
+    /// current insert LSN).
+    pub fn wait_for_replay(&self, standby: &Node) {
+        let lsn = self.lsn("insert");
+        self.wait_for_catchup(standby, "replay", Some(&lsn));
+    }
+
+    /// Asserts `sql` fails on this node with SQLSTATE `code`; panics with
+    /// the rows or the other error otherwise.
+    #[track_caller]
+    pub fn expect_error(&self, sql: &str, code: &str) {
+        match self.sql(sql) {
+            Ok(out) => panic!("{}: expected {code} from {sql}, got {out:?}", self.name),
+            Err(e) => assert_eq!(e.code(), code, "{}: {sql}: {e}", self.name),
+        }
+    }
+
     /// `$node->wait_for_catchup($standby, $mode, $target_lsn)`: polls this
     /// (upstream) node's `pg_stat_replication` until the standby's
     /// `<mode>_lsn` (write, flush, replay) reached `target` (default: this

@@ -26,11 +26,6 @@ fn pair() -> (Node, Node) {
     (primary, standby)
 }
 
-fn catchup(primary: &Node, standby: &Node) {
-    let lsn = primary.lsn("insert");
-    primary.wait_for_catchup(standby, "replay", Some(&lsn));
-}
-
 const IDS: &str = "SELECT id FROM t ORDER BY id";
 
 /// The expected output of [`IDS`].
@@ -62,7 +57,7 @@ fn promote_after_primary_crash() {
         .parse()
         .expect("xid");
     primary.safe_sql("INSERT INTO t VALUES (4, 'd')");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
 
     // Sessions that live through the promotion: native and psql.
     let s = standby.background_session();
@@ -191,7 +186,7 @@ fn hot_standby_reports(raw: &mut raw::RawConnection) -> Vec<String> {
 fn promote_by_trigger_file() {
     let (primary, standby) = pair();
     primary.safe_sql("INSERT INTO t VALUES (1, 'a')");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     // No cascading replication: a walsender on a standby refuses.
     let repl = |node: &Node| {
         let conn = format!(
@@ -261,7 +256,7 @@ fn promote_by_trigger_file() {
 fn pg_promote_without_waiting() {
     let (primary, standby) = pair();
     primary.safe_sql("INSERT INTO t VALUES (1, 'a')");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     let e = standby
         .sql("SELECT pg_promote(true, 0)")
         .expect_err("22023");
@@ -279,13 +274,13 @@ fn pg_promote_without_waiting() {
 fn new_standby_of_promoted_node() {
     let (primary, standby) = pair();
     primary.safe_sql("INSERT INTO t VALUES (1, 'a')");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     primary.stop("fast");
     assert_eq!(standby.safe_sql("SELECT pg_promote(true, 60)"), "t");
     standby.safe_sql("INSERT INTO t VALUES (2, 'b')");
     let second = Node::standby_of(&standby, "second");
     standby.safe_sql("INSERT INTO t VALUES (3, 'c')");
-    catchup(&standby, &second);
+    standby.wait_for_replay(&second);
     assert_eq!(second.safe_sql(IDS), ids(&[1, 2, 3]));
     assert_eq!(second.safe_sql("SELECT pg_is_in_recovery()"), "t");
 }

@@ -20,11 +20,6 @@ fn pair() -> (Node, Node) {
     (primary, standby)
 }
 
-fn catchup(primary: &Node, standby: &Node) {
-    let lsn = primary.lsn("insert");
-    primary.wait_for_catchup(standby, "replay", Some(&lsn));
-}
-
 /// Asserts `sql` fails on `node` with 42P01 (undefined table).
 #[track_caller]
 fn undefined(node: &Node, sql: &str) {
@@ -50,7 +45,7 @@ fn rolled_back_creations_vanish_on_both_nodes() {
     primary
         .safe_sql("BEGIN; CREATE INDEX kept_a ON kept (a); ALTER TABLE t ADD UNIQUE (v); ROLLBACK");
     primary.safe_sql("INSERT INTO t VALUES (1, 5), (2, 5)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         for r in ["r1", "r2", "r3"] {
             undefined(node, &format!("SELECT * FROM {r}"));
@@ -61,7 +56,7 @@ fn rolled_back_creations_vanish_on_both_nodes() {
     // The names are free again: the index names too.
     primary.safe_sql("CREATE TABLE r1 (b text); INSERT INTO r1 VALUES ('new')");
     primary.safe_sql("CREATE INDEX kept_a ON kept (a)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     assert_eq!(standby.safe_sql("SELECT b FROM r1"), "new");
 }
 
@@ -75,11 +70,11 @@ fn uncommitted_creation_is_private_then_committed() {
     assert_eq!(s.query_safe("SELECT count(*) FROM p"), "2");
     // Another commit ships (and flushes) the WAL of the creation.
     primary.safe_sql("INSERT INTO t VALUES (1, 1)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     undefined(&primary, "SELECT * FROM p");
     undefined(&standby, "SELECT * FROM p");
     s.query_safe("COMMIT");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     assert_eq!(primary.safe_sql("SELECT count(*) FROM p"), "2");
     assert_eq!(standby.safe_sql("SELECT count(*) FROM p"), "2");
 }
@@ -94,7 +89,7 @@ fn creation_running_at_a_crash_is_gone_after_restart() {
     s.query_safe("INSERT INTO lost SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g");
     s.query_safe("CREATE INDEX t_v ON t (v)");
     primary.safe_sql("INSERT INTO t VALUES (1000, 1000)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     undefined(&standby, "SELECT * FROM lost");
     primary.kill9();
     drop(s);
@@ -104,7 +99,7 @@ fn creation_running_at_a_crash_is_gone_after_restart() {
     // went too (replaying the new CREATE would fail otherwise).
     primary.safe_sql("CREATE TABLE lost (b text); INSERT INTO lost VALUES ('after')");
     primary.safe_sql("CREATE INDEX t_v ON t (v)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     assert_eq!(standby.safe_sql("SELECT b FROM lost"), "after");
     assert_eq!(standby.safe_sql("SELECT count(*) FROM t"), "101");
     // And a second restart keeps it that way.
@@ -120,7 +115,7 @@ fn creation_running_at_promotion_is_gone_on_the_new_primary() {
     s.query_safe("CREATE TABLE orphan (a int)");
     s.query_safe("INSERT INTO orphan VALUES (1)");
     primary.safe_sql("INSERT INTO t VALUES (1, 1)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     primary.kill9();
     drop(s);
     standby.promote();

@@ -20,11 +20,6 @@ use tap_tests::Node;
 
 const COUNT: &str = "SELECT count(*) FROM tab_int";
 
-fn catchup(upstream: &Node, standby: &Node) {
-    let lsn = upstream.lsn("insert");
-    upstream.wait_for_catchup(standby, "replay", Some(&lsn));
-}
-
 /// The names in `node`'s pg_wal, sorted.
 fn wal_files(node: &Node) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(node.data_dir().join("pg_wal"))
@@ -68,8 +63,8 @@ fn standby_follows_promoted_sibling() {
     );
     let standby_1 = Node::standby_of(&primary, "standby_1");
     let standby_2 = Node::standby_of(&primary, "standby_2");
-    catchup(&primary, &standby_1);
-    catchup(&primary, &standby_2);
+    primary.wait_for_replay(&standby_1);
+    primary.wait_for_replay(&standby_2);
     assert_eq!(standby_1.timeline(), 1, "standby 1 on timeline 1");
     assert_eq!(standby_2.timeline(), 1, "standby 2 on timeline 1");
 
@@ -173,7 +168,7 @@ fn standby_follows_promoted_sibling() {
     // 7. New commits on the new primary reach standby 2 — and the
     // long-lived session (PostgreSQL's check: count 2000 on standby 2).
     standby_1.safe_sql("INSERT INTO tab_int SELECT generate_series(1001, 2000)");
-    catchup(&standby_1, &standby_2);
+    standby_1.wait_for_replay(&standby_2);
     assert_eq!(
         standby_2.safe_sql(COUNT),
         "2000",
@@ -196,13 +191,13 @@ fn standby_follows_promoted_sibling() {
     );
     // One more, on the cached snapshot path again.
     standby_1.safe_sql("INSERT INTO tab_int VALUES (2001)");
-    catchup(&standby_1, &standby_2);
+    standby_1.wait_for_replay(&standby_2);
     assert_eq!(long_lived.query_safe(COUNT), "2001", "and the next one");
 
     // 8. A restart of standby 2 stays on timeline 2.
     standby_2.restart();
     standby_1.safe_sql("INSERT INTO tab_int VALUES (2002)");
-    catchup(&standby_1, &standby_2);
+    standby_1.wait_for_replay(&standby_2);
     assert_eq!(standby_2.safe_sql(COUNT), "2002", "after a restart");
     assert_eq!(standby_2.timeline(), 2);
 
@@ -242,12 +237,12 @@ fn diverged_standby_refuses() {
     );
     let standby_1 = Node::standby_of(&primary, "standby_1");
     let standby_2 = Node::standby_of(&primary, "standby_2");
-    catchup(&primary, &standby_1);
-    catchup(&primary, &standby_2);
+    primary.wait_for_replay(&standby_1);
+    primary.wait_for_replay(&standby_2);
 
     standby_1.stop("fast");
     primary.safe_sql("INSERT INTO tab_int VALUES (11)");
-    catchup(&primary, &standby_2);
+    primary.wait_for_replay(&standby_2);
     primary.stop("fast");
 
     // Standby 1 comes back without a primary and is promoted at its own
@@ -294,8 +289,8 @@ fn reload_repoints_standby() {
     );
     let standby_1 = Node::standby_of(&primary, "standby_1");
     let standby_2 = Node::standby_of(&primary, "standby_2");
-    catchup(&primary, &standby_1);
-    catchup(&primary, &standby_2);
+    primary.wait_for_replay(&standby_1);
+    primary.wait_for_replay(&standby_2);
     let long_lived = standby_2.background_session();
     assert_eq!(long_lived.query_safe(COUNT), "100");
 
@@ -316,7 +311,7 @@ fn reload_repoints_standby() {
     );
     wait_log(&standby_2, "new target timeline is 2", offset);
     standby_1.safe_sql("INSERT INTO tab_int SELECT generate_series(101, 200)");
-    catchup(&standby_1, &standby_2);
+    standby_1.wait_for_replay(&standby_2);
     assert_eq!(
         long_lived.query_safe(COUNT),
         "200",
@@ -340,7 +335,7 @@ fn reload_repoints_standby() {
     );
     wait_log(&standby_2, "keeping the old value", offset);
     standby_1.safe_sql("INSERT INTO tab_int VALUES (201)");
-    catchup(&standby_1, &standby_2);
+    standby_1.wait_for_replay(&standby_2);
     assert_eq!(long_lived.query_safe(COUNT), "201", "still streaming");
 }
 
@@ -359,12 +354,12 @@ fn lagging_standby_streams_old_timeline_then_switches() {
     );
     let standby_1 = Node::standby_of(&primary, "standby_1");
     let standby_2 = Node::standby_of(&primary, "standby_2");
-    catchup(&primary, &standby_1);
-    catchup(&primary, &standby_2);
+    primary.wait_for_replay(&standby_1);
+    primary.wait_for_replay(&standby_2);
 
     standby_2.stop("fast");
     primary.safe_sql("INSERT INTO tab_int SELECT generate_series(11, 5000)");
-    catchup(&primary, &standby_1);
+    primary.wait_for_replay(&standby_1);
     primary.stop("fast");
     standby_1.promote();
     standby_1.safe_sql("INSERT INTO tab_int VALUES (5001)");
@@ -383,7 +378,7 @@ fn lagging_standby_streams_old_timeline_then_switches() {
         streamed_old,
         "streamed timeline 1 from the new primary first"
     );
-    catchup(&standby_1, &standby_2);
+    standby_1.wait_for_replay(&standby_2);
     assert_eq!(
         standby_2.safe_sql(COUNT),
         "5001",

@@ -23,20 +23,6 @@ fn pair() -> (Node, Node) {
     (primary, standby)
 }
 
-fn catchup(primary: &Node, standby: &Node) {
-    let lsn = primary.lsn("insert");
-    primary.wait_for_catchup(standby, "replay", Some(&lsn));
-}
-
-/// Asserts `sql` fails on `node` with SQLSTATE `code`.
-#[track_caller]
-fn fails(node: &Node, sql: &str, code: &str) {
-    match node.sql(sql) {
-        Ok(out) => panic!("{}: expected {code} from {sql}, got {out:?}", node.name()),
-        Err(e) => assert_eq!(e.code(), code, "{}: {sql}: {e}", node.name()),
-    }
-}
-
 /// The table as it was created, on `node`.
 #[track_caller]
 fn original(node: &Node) {
@@ -46,7 +32,7 @@ fn original(node: &Node) {
         "{}: rows and columns unchanged",
         node.name()
     );
-    fails(node, "SELECT email FROM t", "42703");
+    node.expect_error("SELECT email FROM t", "42703");
 }
 
 #[test]
@@ -76,17 +62,17 @@ fn rolled_back_alters_leave_nothing_on_both_nodes() {
     assert!(primary
         .sql("ALTER TABLE t ADD COLUMN email text; SELECT 1/0")
         .is_err());
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         original(node);
-        fails(node, "SELECT * FROM t2", "42P01");
-        fails(node, "SELECT * FROM gone", "42P01");
-        fails(node, "SELECT keep FROM t", "42703");
+        node.expect_error("SELECT * FROM t2", "42P01");
+        node.expect_error("SELECT * FROM gone", "42P01");
+        node.expect_error("SELECT keep FROM t", "42703");
     }
     // The CHECK that was dropped and put back still holds; the indexes
     // dropped with the column are whole.
-    fails(&primary, "INSERT INTO t VALUES (3, 30, 'bad')", "23514");
-    fails(&primary, "INSERT INTO t VALUES (1, 30, 'c')", "23505");
+    primary.expect_error("INSERT INTO t VALUES (3, 30, 'bad')", "23514");
+    primary.expect_error("INSERT INTO t VALUES (1, 30, 'c')", "23505");
     assert_eq!(primary.safe_sql("SELECT w FROM t WHERE id = 2"), "b");
     // 4. The same ALTERs committed, replayed on the standby.
     primary.safe_sql(
@@ -94,7 +80,7 @@ fn rolled_back_alters_leave_nothing_on_both_nodes() {
          ALTER TABLE t DROP COLUMN v; ALTER TABLE t RENAME COLUMN w TO ww; \
          INSERT INTO t (id, ww, email) VALUES (3, 'c', 'me')",
     );
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         assert_eq!(
             node.safe_sql("SELECT * FROM t ORDER BY id"),
@@ -106,16 +92,12 @@ fn rolled_back_alters_leave_nothing_on_both_nodes() {
     // 5. And they survive a restart of both.
     primary.restart();
     standby.restart();
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     assert_eq!(
         standby.safe_sql("SELECT ww, email FROM t WHERE id = 1"),
         "a|x@y"
     );
-    fails(
-        &primary,
-        "INSERT INTO t (id, ww) VALUES (4, 'bad')",
-        "23514",
-    );
+    primary.expect_error("INSERT INTO t (id, ww) VALUES (4, 'bad')", "23514");
 }
 
 #[test]
@@ -128,15 +110,15 @@ fn uncommitted_alter_is_private_then_committed() {
     assert_eq!(s.query_safe("SELECT email FROM users WHERE id = 1"), "e");
     // Another commit ships (and flushes) the WAL of the ALTERs.
     primary.safe_sql("CREATE TABLE other (a int)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         original(node);
-        fails(node, "SELECT * FROM users", "42P01");
+        node.expect_error("SELECT * FROM users", "42P01");
     }
     // Others keep writing the committed version meanwhile.
     primary.safe_sql("INSERT INTO t VALUES (5, 50, 'z')");
     s.query_safe("COMMIT");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         assert_eq!(
             node.safe_sql("SELECT id, email FROM users ORDER BY id"),
@@ -144,7 +126,7 @@ fn uncommitted_alter_is_private_then_committed() {
             "{}: committed ALTER seen",
             node.name()
         );
-        fails(node, "SELECT * FROM t", "42P01");
+        node.expect_error("SELECT * FROM t", "42P01");
     }
 }
 
@@ -157,7 +139,7 @@ fn alter_running_at_a_crash_is_undone_after_restart() {
     s.query_safe("ALTER TABLE t DROP COLUMN v");
     s.query_safe("INSERT INTO t (id, w, email) VALUES (9, 'n', 'new')");
     primary.safe_sql("CREATE TABLE other (a int)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     original(&standby);
     primary.kill9();
     drop(s);
@@ -166,7 +148,7 @@ fn alter_running_at_a_crash_is_undone_after_restart() {
     // The undo is WAL-logged: the standby follows, and the column name is
     // free again.
     primary.safe_sql("ALTER TABLE t ADD COLUMN email int DEFAULT 4");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     assert_eq!(standby.safe_sql("SELECT sum(email) FROM t"), "8");
     primary.restart();
     assert_eq!(primary.safe_sql("SELECT v FROM t WHERE id = 2"), "20");
@@ -180,7 +162,7 @@ fn alter_running_at_promotion_is_undone_on_the_new_primary() {
     s.query_safe("ALTER TABLE t RENAME COLUMN w TO renamed");
     s.query_safe("ALTER TABLE t ALTER COLUMN v SET NOT NULL");
     primary.safe_sql("CREATE TABLE other (a int)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     primary.kill9();
     drop(s);
     standby.promote();

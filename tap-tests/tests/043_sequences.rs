@@ -20,11 +20,6 @@ fn pair() -> (Node, Node) {
     (primary, standby)
 }
 
-fn catchup(primary: &Node, standby: &Node) {
-    let lsn = primary.lsn("insert");
-    primary.wait_for_catchup(standby, "replay", Some(&lsn));
-}
-
 fn nextval(node: &Node, seq: &str) -> i64 {
     node.safe_sql(&format!("SELECT nextval('{seq}')"))
         .parse()
@@ -71,7 +66,7 @@ fn promotion_never_reuses_a_value() {
     for _ in 0..45 {
         max = max.max(nextval(&primary, "s"));
     }
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     // The standby serves reads, not nextval.
     match standby.sql("SELECT nextval('s')") {
         Ok(out) => panic!("nextval on a standby returned {out}"),
@@ -94,7 +89,7 @@ fn sequence_ddl_is_transactional_and_replayed() {
     primary.safe_sql("CREATE SEQUENCE down INCREMENT BY -5 MAXVALUE 100 START WITH 100");
     assert_eq!(nextval(&primary, "down"), 100);
     assert_eq!(nextval(&primary, "down"), 95);
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         match node.sql("SELECT currval('gone')") {
             Ok(out) => panic!("{}: rolled-back sequence answered {out}", node.name()),
@@ -107,7 +102,7 @@ fn sequence_ddl_is_transactional_and_replayed() {
     sess.query_safe("BEGIN");
     sess.query_safe("CREATE SEQUENCE orphan");
     primary.safe_sql("SELECT nextval('s')");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     primary.kill9();
     drop(sess);
     primary.start();
@@ -115,8 +110,8 @@ fn sequence_ddl_is_transactional_and_replayed() {
     assert_eq!(nextval(&primary, "orphan"), 7);
     // DROP TABLE takes its serial sequence along, on both nodes.
     primary.safe_sql("DROP TABLE t");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     primary.safe_sql("CREATE SEQUENCE t_id_seq");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     assert_eq!(standby.safe_sql("SELECT count(*) FROM (SELECT 1) x"), "1");
 }

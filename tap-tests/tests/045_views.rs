@@ -24,20 +24,6 @@ fn pair() -> (Node, Node) {
     (primary, standby)
 }
 
-fn catchup(primary: &Node, standby: &Node) {
-    let lsn = primary.lsn("insert");
-    primary.wait_for_catchup(standby, "replay", Some(&lsn));
-}
-
-/// Asserts `sql` fails on `node` with SQLSTATE `code`.
-#[track_caller]
-fn fails(node: &Node, sql: &str, code: &str) {
-    match node.sql(sql) {
-        Ok(out) => panic!("{}: expected {code} from {sql}, got {out:?}", node.name()),
-        Err(e) => assert_eq!(e.code(), code, "{}: {sql}: {e}", node.name()),
-    }
-}
-
 /// The view as it was created, on `node`.
 #[track_caller]
 fn original(node: &Node) {
@@ -66,12 +52,12 @@ fn view_changes_replay_and_roll_back() {
         "BEGIN; CREATE VIEW keep AS SELECT 1 AS one; SAVEPOINT s; \
          CREATE VIEW gone AS SELECT 2 AS two; DROP VIEW v; ROLLBACK TO s; COMMIT",
     );
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         original(node);
-        fails(node, "SELECT * FROM w", "42P01");
-        fails(node, "SELECT * FROM v2", "42P01");
-        fails(node, "SELECT * FROM gone", "42P01");
+        node.expect_error("SELECT * FROM w", "42P01");
+        node.expect_error("SELECT * FROM v2", "42P01");
+        node.expect_error("SELECT * FROM gone", "42P01");
         assert_eq!(
             node.safe_sql("SELECT one FROM keep"),
             "1",
@@ -85,7 +71,7 @@ fn view_changes_replay_and_roll_back() {
          CREATE VIEW w AS SELECT x FROM v WHERE id = 3; \
          ALTER VIEW keep RENAME TO kept",
     );
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         assert_eq!(
             node.safe_sql("SELECT * FROM v ORDER BY id"),
@@ -95,10 +81,10 @@ fn view_changes_replay_and_roll_back() {
         );
         assert_eq!(node.safe_sql("SELECT * FROM w"), "30", "{}", node.name());
         assert_eq!(node.safe_sql("SELECT * FROM kept"), "1", "{}", node.name());
-        fails(node, "SELECT * FROM keep", "42P01");
+        node.expect_error("SELECT * FROM keep", "42P01");
     }
     // 4. A standby refuses DDL.
-    fails(&standby, "CREATE VIEW s AS SELECT 1", "25006");
+    standby.expect_error("CREATE VIEW s AS SELECT 1", "25006");
 }
 
 #[test]
@@ -112,19 +98,19 @@ fn uncommitted_view_changes_are_private_and_undone_after_a_crash() {
     assert_eq!(s.query_safe("SELECT sum(z) FROM v"), "0");
     // Another commit ships (and flushes) the WAL of the changes.
     primary.safe_sql("CREATE TABLE other (a int)");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         original(node);
-        fails(node, "SELECT * FROM fresh", "42P01");
+        node.expect_error("SELECT * FROM fresh", "42P01");
     }
     primary.kill9();
     drop(s);
     primary.start();
     original(&primary);
-    fails(&primary, "SELECT * FROM fresh", "42P01");
+    primary.expect_error("SELECT * FROM fresh", "42P01");
     // The undo is WAL-logged: the standby follows, and the name is free.
     primary.safe_sql("CREATE VIEW fresh AS SELECT 7 AS seven");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     assert_eq!(standby.safe_sql("SELECT seven FROM fresh"), "7");
     original(&standby);
 }
@@ -137,21 +123,21 @@ fn drop_cascade_replays_and_survives_restart() {
          CREATE VIEW vu AS SELECT k FROM u",
     );
     // 1. Without CASCADE the table stays.
-    fails(&primary, "DROP TABLE t", "2BP01");
-    fails(&primary, "BEGIN; DROP TABLE t; COMMIT", "2BP01");
+    primary.expect_error("DROP TABLE t", "2BP01");
+    primary.expect_error("BEGIN; DROP TABLE t; COMMIT", "2BP01");
     // 2. CASCADE in a block that rolls back keeps everything.
     primary.safe_sql("BEGIN; DROP TABLE t CASCADE; ROLLBACK");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         original(node);
         assert_eq!(node.safe_sql("SELECT count(*) FROM v2"), "2");
     }
     // 3. Committed, the views go with the table on both nodes.
     primary.safe_sql("DROP TABLE t CASCADE");
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
-        fails(node, "SELECT * FROM v", "42P01");
-        fails(node, "SELECT * FROM v2", "42P01");
+        node.expect_error("SELECT * FROM v", "42P01");
+        node.expect_error("SELECT * FROM v2", "42P01");
         assert_eq!(
             node.safe_sql("SELECT count(*) FROM pg_views WHERE schemaname = 'public'"),
             "1",
@@ -162,13 +148,13 @@ fn drop_cascade_replays_and_survives_restart() {
     // 4. What is left survives a restart of both.
     primary.restart();
     standby.restart();
-    catchup(&primary, &standby);
+    primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         assert_eq!(
             node.safe_sql("SELECT viewname FROM pg_views WHERE schemaname = 'public'"),
             "vu"
         );
-        fails(node, "SELECT * FROM v", "42P01");
+        node.expect_error("SELECT * FROM v", "42P01");
     }
-    fails(&primary, "DROP TABLE u", "2BP01");
+    primary.expect_error("DROP TABLE u", "2BP01");
 }

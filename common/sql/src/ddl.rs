@@ -649,20 +649,9 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                 on_update,
                 characteristics,
             } => {
-                let v = cols
-                    .iter()
-                    .map(|i| {
-                        let n = ident_name(i);
-                        columns.iter().position(|c| c.name == n).ok_or_else(|| {
-                            PgError::new(
-                                sqlstate::UNDEFINED_COLUMN,
-                                format!(
-                                    "column \"{n}\" referenced in foreign key constraint does not exist"
-                                ),
-                            )
-                        })
-                    })
-                    .collect::<PgResult<Vec<usize>>>()?;
+                let v = crate::tablecmds::fk_columns(cols, |n| {
+                    columns.iter().position(|c| c.name == n && !c.dropped)
+                })?;
                 fks.push((
                     cname.as_ref(),
                     v,

@@ -786,18 +786,7 @@ fn add_constraint(
             on_update,
             characteristics,
         } => {
-            let mut cols = Vec::with_capacity(columns.len());
-            for i in columns {
-                let n = ident_name(i);
-                cols.push(table.column_index(&n).ok_or_else(|| {
-                    PgError::new(
-                        sqlstate::UNDEFINED_COLUMN,
-                        format!(
-                            "column \"{n}\" referenced in foreign key constraint does not exist"
-                        ),
-                    )
-                })?);
-            }
+            let cols = fk_columns(columns, |n| table.column_index(n))?;
             let clause = FkClause {
                 name: name.as_ref(),
                 columns: cols,
@@ -1264,6 +1253,25 @@ pub fn foreign_key_constraint(
         deferrable,
         initially_deferred,
     })
+}
+
+/// The positions of a FOREIGN KEY's referencing columns `ids`, found by
+/// `position` (42703 for a name it does not know).
+pub fn fk_columns(
+    ids: &[ast::Ident],
+    position: impl Fn(&str) -> Option<usize>,
+) -> PgResult<Vec<usize>> {
+    ids.iter()
+        .map(|i| {
+            let n = ident_name(i);
+            position(&n).ok_or_else(|| {
+                PgError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" referenced in foreign key constraint does not exist"),
+                )
+            })
+        })
+        .collect()
 }
 
 /// The table a FOREIGN KEY names, as the session sees it.
