@@ -48,6 +48,8 @@ pub mod sqlstate {
     pub const NOT_NULL_VIOLATION: &str = "23502";
     /// foreign_key_violation
     pub const FOREIGN_KEY_VIOLATION: &str = "23503";
+    /// generated_always
+    pub const GENERATED_ALWAYS: &str = "428C9";
     /// invalid_foreign_key
     pub const INVALID_FOREIGN_KEY: &str = "42830";
     /// check_violation

@@ -955,6 +955,35 @@ fn dml_plans(
     }
 }
 
+/// 428C9 for a value other than DEFAULT written to a GENERATED ALWAYS
+/// identity column (`what`: "insert" or "update").
+fn refuse_always_identity(col: &engine::catalog::ColumnDef, what: &str) -> PgResult<()> {
+    if col.identity != Some('a') {
+        return Ok(());
+    }
+    let detail = format!(
+        "Column \"{}\" is an identity column defined as GENERATED ALWAYS.",
+        col.name
+    );
+    Err(if what == "insert" {
+        PgError::new(
+            sqlstate::GENERATED_ALWAYS,
+            format!(
+                "cannot insert a non-DEFAULT value into column \"{}\"",
+                col.name
+            ),
+        )
+        .with_detail(detail)
+        .with_hint("Use OVERRIDING SYSTEM VALUE to override.")
+    } else {
+        PgError::new(
+            sqlstate::GENERATED_ALWAYS,
+            format!("column \"{}\" can only be updated to DEFAULT", col.name),
+        )
+        .with_detail(detail)
+    })
+}
+
 /// Binds each column's DEFAULT (None = NULL).
 pub fn bind_defaults(table: &TableDef, params: &mut ParamTypes) -> PgResult<Vec<Option<Expr>>> {
     let mut out = Vec::with_capacity(table.columns.len());
@@ -1036,6 +1065,7 @@ fn plan_insert(
                             out.push(None);
                         } else {
                             let col = &table.columns[c];
+                            refuse_always_identity(col, "insert")?;
                             let b = bind_dml(&g, e, &scope, params)?;
                             out.push(Some(crate::expr::coerce_assign(
                                 b, col.ty, params, &col.name,
@@ -1060,6 +1090,7 @@ fn plan_insert(
                 }
                 for (f, &c) in qp.columns.iter().zip(&target_cols) {
                     let col = &table.columns[c];
+                    refuse_always_identity(col, "insert")?;
                     if !pgtypes::value::can_cast(f.ty, col.ty) {
                         return Err(PgError::new(
                             sqlstate::DATATYPE_MISMATCH,
@@ -1344,6 +1375,9 @@ fn plan_update(
         }
         seen.push(c);
         let col = &table.columns[c];
+        if !is_default_keyword(&a.value) {
+            refuse_always_identity(col, "update")?;
+        }
         if from.is_some() && !is_default_keyword(&a.value) {
             join_values.push((c, &a.value));
             continue;

@@ -25,8 +25,9 @@ fn db(ec: &dyn ViewContext) -> Value {
     text(&ec.database())
 }
 
-/// A column of some relation: (name, type, NOT NULL, DEFAULT text).
-type Col<'a> = (&'a str, T, bool, Option<&'a str>);
+/// A column of some relation: (name, type, NOT NULL, DEFAULT text,
+/// identity kind).
+type Col<'a> = (&'a str, T, bool, Option<&'a str>, Option<char>);
 
 fn columns_of(r: &RelRef) -> Vec<Col<'_>> {
     match r {
@@ -34,17 +35,21 @@ fn columns_of(r: &RelRef) -> Vec<Col<'_>> {
             .columns
             .iter()
             .filter(|c| !c.dropped)
-            .map(|c| (c.name.as_str(), c.ty, c.not_null, c.default.as_deref()))
+            .map(|c| {
+                // An identity column's nextval is not a default.
+                let default = c.default.as_deref().filter(|_| c.identity.is_none());
+                (c.name.as_str(), c.ty, c.not_null, default, c.identity)
+            })
             .collect(),
         RelRef::System(v) => v
             .columns
             .iter()
-            .map(|(n, t)| (*n, *t, false, None))
+            .map(|(n, t)| (*n, *t, false, None, None))
             .collect(),
         RelRef::View(v) => v
             .columns
             .iter()
-            .map(|c| (c.name.as_str(), c.ty, false, None))
+            .map(|c| (c.name.as_str(), c.ty, false, None, None))
             .collect(),
         RelRef::Index(..) | RelRef::Sequence(_) => Vec::new(),
     }
@@ -110,7 +115,24 @@ pub fn columns(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::IS_COLUMNS);
     for r in s.relations() {
         let nsp = namespace_name(r.namespace()).unwrap_or("");
-        for (i, (name, ty, not_null, default)) in columns_of(r).into_iter().enumerate() {
+        for (i, (name, ty, not_null, default, identity)) in columns_of(r).into_iter().enumerate() {
+            // The sequence of an identity column gives its identity_* values.
+            let seq = identity.and_then(|_| {
+                s.relations().into_iter().find_map(|q| match q {
+                    RelRef::Sequence(q)
+                        if q.spec
+                            .owned_by
+                            .as_ref()
+                            .is_some_and(|(t, c)| t.as_str() == r.name() && c.as_str() == name) =>
+                    {
+                        Some(q.spec.clone())
+                    }
+                    _ => None,
+                })
+            });
+            let ident = |f: &dyn Fn(&engine::sequence::SequenceSpec) -> String| {
+                seq.as_ref().map_or(Value::Null, |q| text(&f(q)))
+            };
             let pos = (i + 1) as i32;
             let int = |v: Option<i32>| v.map_or(Value::Null, Value::Int4);
             let char_len = match ty {
@@ -168,8 +190,23 @@ pub fn columns(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 ("udt_name", text(ty.typname())),
                 ("dtd_identifier", text(&pos.to_string())),
                 ("is_self_referencing", yes_no(false)),
-                ("is_identity", yes_no(false)),
-                ("identity_cycle", yes_no(false)),
+                ("is_identity", yes_no(identity.is_some())),
+                (
+                    "identity_generation",
+                    match identity {
+                        Some('a') => text("ALWAYS"),
+                        Some(_) => text("BY DEFAULT"),
+                        None => Value::Null,
+                    },
+                ),
+                ("identity_start", ident(&|q| q.start.to_string())),
+                ("identity_increment", ident(&|q| q.increment.to_string())),
+                ("identity_maximum", ident(&|q| q.max.to_string())),
+                ("identity_minimum", ident(&|q| q.min.to_string())),
+                (
+                    "identity_cycle",
+                    yes_no(seq.as_ref().is_some_and(|q| q.cycle)),
+                ),
                 ("is_generated", text("NEVER")),
                 ("is_updatable", yes_no(matches!(r, RelRef::Table(_)))),
             ]);

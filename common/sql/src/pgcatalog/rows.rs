@@ -226,6 +226,7 @@ fn attribute(
     ty: T,
     not_null: bool,
     has_def: bool,
+    identity: &str,
 ) {
     let t = type_row(ty.oid());
     rows.push(vec![
@@ -250,7 +251,7 @@ fn attribute(
         ("attcompression", ch("")),
         ("attnotnull", bool(not_null)),
         ("atthasdef", bool(has_def)),
-        ("attidentity", ch("")),
+        ("attidentity", ch(identity)),
         ("attgenerated", ch("")),
         ("attislocal", bool(true)),
         ("attcollation", oid(collation_of(ty))),
@@ -330,7 +331,9 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                         &c.name,
                         c.ty,
                         c.not_null,
-                        c.default.is_some(),
+                        // An identity column's nextval is not a default.
+                        c.default.is_some() && c.identity.is_none(),
+                        &c.identity.map(String::from).unwrap_or_default(),
                     );
                 }
             }
@@ -345,6 +348,7 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                             c.ty,
                             false,
                             false,
+                            "",
                         );
                     }
                 }
@@ -359,17 +363,36 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                         c.ty,
                         false,
                         false,
+                        "",
                     );
                 }
             }
             RelRef::Sequence(_) => {
                 for (i, (name, ty)) in SEQUENCE_COLUMNS.iter().enumerate() {
-                    attribute(&mut rows, r.oid(), (i + 1) as i16, name, *ty, true, false);
+                    attribute(
+                        &mut rows,
+                        r.oid(),
+                        (i + 1) as i16,
+                        name,
+                        *ty,
+                        true,
+                        false,
+                        "",
+                    );
                 }
             }
             RelRef::System(v) => {
                 for (i, (name, ty)) in v.columns.iter().enumerate() {
-                    attribute(&mut rows, v.oid, (i + 1) as i16, name, *ty, false, false);
+                    attribute(
+                        &mut rows,
+                        v.oid,
+                        (i + 1) as i16,
+                        name,
+                        *ty,
+                        false,
+                        false,
+                        "",
+                    );
                 }
             }
         }
@@ -384,7 +407,7 @@ pub fn pg_attrdef(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_ATTRDEF);
     for t in &s.tables {
         for (i, c) in t.columns.iter().enumerate() {
-            if let Some(d) = &c.default {
+            if let (Some(d), None) = (&c.default, c.identity) {
                 rows.push(vec![
                     ("oid", oid(attrdef_oid(t.oid, i + 1))),
                     ("adrelid", oid(t.oid)),
