@@ -3,9 +3,9 @@
 //! of two sessions writes first — a deleter waits for an uncommitted
 //! insert of a referencing row and fails (or cascades to it) once that
 //! commits; an inserter waits for an uncommitted delete of its parent and
-//! fails once that commits. The constraints replay on the standby, survive
-//! a restart, and a rolled-back ALTER TABLE … ADD FOREIGN KEY leaves
-//! nothing.
+//! fails once that commits. The constraints (and COMMENT ON, stored with
+//! the table's definition) replay on the standby, survive a restart, and a
+//! rolled-back ALTER TABLE … ADD FOREIGN KEY leaves nothing.
 //!
 //! * `writers_on_both_sides_never_leave_an_orphan`
 //! * `constraints_replicate_and_survive_restart`
@@ -125,6 +125,7 @@ fn constraints_replicate_and_survive_restart() {
         "ALTER TABLE d ADD CONSTRAINT d_fk FOREIGN KEY (pid) REFERENCES p ON DELETE SET NULL",
     );
     node.safe_sql("DELETE FROM p WHERE id = 1");
+    node.safe_sql("COMMENT ON TABLE d IS 'kept'; COMMENT ON COLUMN d.pid IS 'the parent'");
 
     // 2. The standby shows the same constraints and rows.
     let lsn = node.lsn("insert");

@@ -2425,7 +2425,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                 spec.creator = TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?);
                 cur = Some((spec, Vec::new()));
             }
-            ["option" | "column" | "constraint" | "altered_by" | "previous", ..] => {
+            ["option" | "column" | "constraint" | "comment" | "altered_by" | "previous", ..] => {
                 let t = cur
                     .as_mut()
                     .ok_or_else(|| bad("definition outside table"))?;

@@ -218,6 +218,7 @@ pub fn pg_namespace(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 }
 
 /// One pg_attribute row of a user column.
+#[allow(clippy::too_many_arguments)]
 fn attribute(
     rows: &mut Rows,
     rel: u32,
