@@ -216,14 +216,15 @@ pub fn after_statement(ec: &mut Ectx<'_>) -> PgResult<()> {
         let events = std::mem::take(&mut ec.ri_events);
         // The checks and actions see everything the statement wrote.
         ec.xact.command_counter_increment();
+        let mut now = Vec::with_capacity(events.len());
         for ev in events {
-            ec.check_interrupts()?;
             if ev.deferred(ec) {
                 ec.ri_deferred.push(ev);
-                continue;
+            } else {
+                now.push(ev);
             }
-            fire(ec, &ev)?;
         }
+        fire_all(ec, now)?;
     }
     Ok(())
 }
@@ -231,9 +232,90 @@ pub fn after_statement(ec: &mut Ectx<'_>) -> PgResult<()> {
 /// Fires deferred checks (COMMIT, or SET CONSTRAINTS … IMMEDIATE).
 pub fn fire_deferred(ec: &mut Ectx<'_>, events: Vec<RiEvent>) -> PgResult<()> {
     ec.xact.command_counter_increment();
-    for ev in events {
+    fire_all(ec, events)
+}
+
+/// Fires `events` in order; the NO ACTION / RESTRICT checks of one
+/// constraint are taken together at the first of them, so a table without
+/// an index on the referencing columns is read once for all of them.
+fn fire_all(ec: &mut Ectx<'_>, events: Vec<RiEvent>) -> PgResult<()> {
+    let mut events: Vec<Option<RiEvent>> = events.into_iter().map(Some).collect();
+    for i in 0..events.len() {
         ec.check_interrupts()?;
-        fire(ec, &ev)?;
+        let Some(ev) = events[i].take() else { continue };
+        let Some((child, con, no_action)) = unreferenced_check(&ev) else {
+            fire(ec, &ev)?;
+            continue;
+        };
+        let RiEvent::Parent { parent, old, .. } = ev else {
+            continue;
+        };
+        let mut keys = vec![old];
+        for slot in events.iter_mut().skip(i + 1) {
+            let same = slot
+                .as_ref()
+                .and_then(unreferenced_check)
+                .is_some_and(|(c, k, n)| c.oid == child.oid && k == con && n == no_action);
+            if same {
+                if let Some(RiEvent::Parent { old, .. }) = slot.take() {
+                    keys.push(old);
+                }
+            }
+        }
+        check_unreferenced_all(ec, &parent, &child, con, keys, no_action)?;
+    }
+    Ok(())
+}
+
+/// For a NO ACTION / RESTRICT check of the referenced side: (referencing
+/// table, constraint position, NO ACTION).
+fn unreferenced_check(ev: &RiEvent) -> Option<(Arc<TableDef>, usize, bool)> {
+    let RiEvent::Parent {
+        child, con, new, ..
+    } = ev
+    else {
+        return None;
+    };
+    let f = child.constraints.get(*con)?.foreign.as_ref()?;
+    let action = if new.is_some() {
+        f.on_update
+    } else {
+        f.on_delete
+    };
+    match action {
+        FkAction::NoAction => Some((child.clone(), *con, true)),
+        FkAction::Restrict => Some((child.clone(), *con, false)),
+        _ => None,
+    }
+}
+
+/// [`check_unreferenced`] for several old keys of one constraint: one read
+/// of the referencing table when it has no index on the key columns.
+fn check_unreferenced_all(
+    ec: &mut Ectx<'_>,
+    parent: &Arc<TableDef>,
+    child: &Arc<TableDef>,
+    con: usize,
+    keys: Vec<Vec<Value>>,
+    no_action: bool,
+) -> PgResult<()> {
+    let Some(c) = child.constraints.get(con) else {
+        return Ok(());
+    };
+    if keys.len() == 1 || key_index(child, &c.columns).is_some() {
+        for k in &keys {
+            check_unreferenced(ec, parent, child, con, k, no_action)?;
+        }
+        return Ok(());
+    }
+    let tids = versions_with_keys(ec, child, &c.columns, &keys)?;
+    for (k, tids) in keys.iter().zip(tids) {
+        // Nothing holds the key: done without a second look. Anything else
+        // (a live or in-progress version) goes through the one-key check,
+        // which waits, re-reads, and reports.
+        if !tids.is_empty() {
+            check_unreferenced(ec, parent, child, con, k, no_action)?;
+        }
     }
     Ok(())
 }
@@ -347,6 +429,55 @@ fn dirty_any(ec: &mut Ectx<'_>, t: &TableDef, tids: &[ItemPointer]) -> PgResult<
     })
 }
 
+/// A ready index of `t` on exactly the columns `cols` (in any order).
+fn key_index(t: &TableDef, cols: &[usize]) -> Option<Arc<engine::catalog::IndexDef>> {
+    let mut sorted = cols.to_vec();
+    sorted.sort_unstable();
+    t.indexes.list().into_iter().find(|ix| {
+        let mut s = ix.spec.columns.clone();
+        s.sort_unstable();
+        s == sorted && ix.is_ready()
+    })
+}
+
+/// For each of `keys`, the versions of `t` whose columns `cols` hold it,
+/// from one read of every version of the table.
+fn versions_with_keys(
+    ec: &Ectx<'_>,
+    t: &TableDef,
+    cols: &[usize],
+    keys: &[Vec<Value>],
+) -> PgResult<Vec<Vec<ItemPointer>>> {
+    let text = |row: &[Value]| -> String {
+        let mut s = String::new();
+        for c in cols {
+            if let Some(v) = row.get(*c) {
+                s.push_str(&v.to_text_string());
+            }
+            s.push('\u{0}');
+        }
+        s
+    };
+    let mut wanted = std::collections::HashMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        wanted.entry(text(&key_row(t, cols, k)?)).or_insert(i);
+    }
+    let mut out = vec![Vec::new(); keys.len()];
+    let types = t.types();
+    let mut cur = Vec::with_capacity(types.len());
+    ec.db.heap().scan_all(t.rel, &mut |tid, data| {
+        t.decode_into(data, &types, &mut cur, ec.db.heap())?;
+        if cols.iter().any(|c| cur.get(*c).is_none_or(Value::is_null)) {
+            return Ok(());
+        }
+        if let Some(&i) = wanted.get(&text(&cur)) {
+            out[i].push(tid);
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
 /// The versions of `t` whose columns `cols` hold `key`: through an index
 /// on exactly those columns when there is one, else by reading every
 /// version of the table.
@@ -357,13 +488,7 @@ fn versions_with_key(
     key: &[Value],
 ) -> PgResult<Vec<ItemPointer>> {
     let row = key_row(t, cols, key)?;
-    let mut sorted = cols.to_vec();
-    sorted.sort_unstable();
-    let ix = t.indexes.list().into_iter().find(|ix| {
-        let mut s = ix.spec.columns.clone();
-        s.sort_unstable();
-        s == sorted && ix.is_ready()
-    });
+    let ix = key_index(t, cols);
     let mut tids = Vec::new();
     if let Some(ix) = ix {
         let mut kb = Vec::with_capacity(16);
