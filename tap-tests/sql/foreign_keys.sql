@@ -115,6 +115,18 @@ BEGIN;
 ALTER TABLE fk_k DROP COLUMN b CASCADE;
 \d fk_kc
 ROLLBACK;
+-- ADD COLUMN … REFERENCES
+CREATE TABLE fk_ac_p (id int PRIMARY KEY);
+INSERT INTO fk_ac_p VALUES (1), (2);
+CREATE TABLE fk_ac_c (id int PRIMARY KEY);
+INSERT INTO fk_ac_c VALUES (10), (20);
+ALTER TABLE fk_ac_c ADD COLUMN pid int REFERENCES fk_ac_p ON DELETE CASCADE;
+ALTER TABLE fk_ac_c ADD COLUMN good int DEFAULT 1 CONSTRAINT fk_ac_good REFERENCES fk_ac_p;
+UPDATE fk_ac_c SET pid = 2;
+DELETE FROM fk_ac_p WHERE id = 2;
+CREATE TABLE fk_ac_b (id int);
+INSERT INTO fk_ac_b VALUES (1);
+ALTER TABLE fk_ac_b ADD COLUMN bad int DEFAULT 7 REFERENCES fk_ac_p;
 -- definition errors
 CREATE TABLE fk_bad (x text REFERENCES fk_p);
 CREATE TABLE fk_bad (x int REFERENCES fk_p (name));
@@ -151,3 +163,5 @@ SELECT tc.table_name, kcu.column_name, ccu.table_name AS foreign_table, ccu.colu
 SELECT * FROM fk_cc ORDER BY id;
 SELECT * FROM fk_self ORDER BY id;
 SELECT * FROM fk_kc ORDER BY x, y;
+SELECT * FROM fk_ac_c ORDER BY id;
+\d fk_ac_c

@@ -521,6 +521,7 @@ fn alter_one(
             let pos = spec.columns.len();
             let mut key: Option<(bool, Option<String>)> = None;
             let mut checks = Vec::new();
+            let mut fks = Vec::new();
             for o in &column_def.options {
                 match &o.option {
                     ast::ColumnOption::Null => col.not_null = false,
@@ -533,6 +534,20 @@ fn alter_one(
                         key = Some((*is_primary, o.name.as_ref().map(ident_name)));
                     }
                     ast::ColumnOption::Check(e) => checks.push((o.name.clone(), e.clone())),
+                    ast::ColumnOption::ForeignKey {
+                        foreign_table,
+                        referred_columns,
+                        on_delete,
+                        on_update,
+                        characteristics,
+                    } => fks.push((
+                        o.name.as_ref(),
+                        foreign_table,
+                        referred_columns,
+                        *on_delete,
+                        *on_update,
+                        characteristics.as_ref(),
+                    )),
                     other => {
                         return Err(PgError::unsupported(format!(
                             "column option {other} is not supported"
@@ -567,6 +582,32 @@ fn alter_one(
             }
             if let Some((primary, name)) = key {
                 add_key(cx, &t, name, vec![pos], primary)?;
+            }
+            // REFERENCES on the new column: a constraint added after it,
+            // checked against the rows' values (NULL, or the default).
+            for (name, target, referred, on_delete, on_update, characteristics) in fks {
+                let t = lock_for_alter(cx, table.oid)?;
+                let clause = FkClause {
+                    name,
+                    columns: vec![pos],
+                    referred,
+                    on_delete,
+                    on_update,
+                    characteristics,
+                };
+                let target = fk_referenced_table(cx, target)?;
+                let c = foreign_key_constraint(
+                    cx,
+                    &t.name,
+                    &t.columns,
+                    &t.constraints,
+                    &clause,
+                    &FkTarget::of(&target),
+                )?;
+                validate_foreign_key(cx, &t, &target, &c)?;
+                let mut spec = t.spec();
+                spec.constraints.push(c);
+                alter_definition(cx, &t, spec)?;
             }
         }
         Op::DropColumn {
