@@ -494,18 +494,7 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
     let mut uniques: Vec<(Vec<usize>, Option<String>)> = Vec::new();
     // CHECKs: (name, column of a column constraint, expression).
     let mut checks: Vec<(Option<ast::Ident>, Option<usize>, ast::Expr)> = Vec::new();
-    // FOREIGN KEYs: (name, referencing columns, referenced table, columns,
-    // ON DELETE, ON UPDATE, characteristics).
-    type FkAst<'a> = (
-        Option<&'a ast::Ident>,
-        Vec<usize>,
-        &'a ast::ObjectName,
-        &'a [ast::Ident],
-        Option<ast::ReferentialAction>,
-        Option<ast::ReferentialAction>,
-        Option<&'a ast::ConstraintCharacteristics>,
-    );
-    let mut fks: Vec<FkAst<'_>> = Vec::new();
+    let mut fks: Vec<crate::tablecmds::FkClause<'_>> = Vec::new();
     let multiple_pk = || {
         PgError::new(
             sqlstate::INVALID_TABLE_DEFINITION,
@@ -553,21 +542,9 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                     is_primary: false, ..
                 } => uniques.push((vec![idx], o.name.as_ref().map(ident_name))),
                 ast::ColumnOption::Check(e) => checks.push((o.name.clone(), Some(idx), e.clone())),
-                ast::ColumnOption::ForeignKey {
-                    foreign_table,
-                    referred_columns,
-                    on_delete,
-                    on_update,
-                    characteristics,
-                } => fks.push((
-                    o.name.as_ref(),
-                    vec![idx],
-                    foreign_table,
-                    referred_columns,
-                    *on_delete,
-                    *on_update,
-                    characteristics.as_ref(),
-                )),
+                ast::ColumnOption::ForeignKey { .. } => {
+                    fks.extend(crate::tablecmds::FkClause::of_column(o, idx));
+                }
                 ast::ColumnOption::Generated {
                     generated_as:
                         generated @ (ast::GeneratedAs::ByDefault | ast::GeneratedAs::Always),
@@ -652,27 +629,11 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
             ast::TableConstraint::Check { name: cname, expr } => {
                 checks.push((cname.clone(), None, (**expr).clone()))
             }
-            ast::TableConstraint::ForeignKey {
-                name: cname,
-                columns: cols,
-                foreign_table,
-                referred_columns,
-                on_delete,
-                on_update,
-                characteristics,
-            } => {
-                let v = crate::tablecmds::fk_columns(cols, |n| {
+            ast::TableConstraint::ForeignKey { .. } => {
+                let clause = crate::tablecmds::FkClause::of_table_constraint(tc, |n| {
                     columns.iter().position(|c| c.name == n && !c.dropped)
                 })?;
-                fks.push((
-                    cname.as_ref(),
-                    v,
-                    foreign_table,
-                    referred_columns,
-                    *on_delete,
-                    *on_update,
-                    characteristics.as_ref(),
-                ))
+                fks.extend(clause);
             }
             other => {
                 return Err(PgError::unsupported(format!(
@@ -744,16 +705,8 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
         constraints.push(c);
     }
     let oid = db.catalog().allocate_oid();
-    for (cname, cols, target, referred, on_delete, on_update, characteristics) in fks {
-        let clause = crate::tablecmds::FkClause {
-            name: cname,
-            columns: cols,
-            referred,
-            on_delete,
-            on_update,
-            characteristics,
-        };
-        let tname = object_name(target);
+    for clause in fks {
+        let tname = object_name(clause.target);
         let existing;
         let target = if tname == name {
             // A key to the table being created.
@@ -764,7 +717,7 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                 keys: keys.clone(),
             }
         } else {
-            existing = crate::tablecmds::fk_referenced_table(cx, target)?;
+            existing = crate::tablecmds::fk_referenced_table(cx, clause.target)?;
             crate::tablecmds::FkTarget::of(&existing)
         };
         let c = crate::tablecmds::foreign_key_constraint(

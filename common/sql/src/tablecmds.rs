@@ -534,20 +534,9 @@ fn alter_one(
                         key = Some((*is_primary, o.name.as_ref().map(ident_name)));
                     }
                     ast::ColumnOption::Check(e) => checks.push((o.name.clone(), e.clone())),
-                    ast::ColumnOption::ForeignKey {
-                        foreign_table,
-                        referred_columns,
-                        on_delete,
-                        on_update,
-                        characteristics,
-                    } => fks.push((
-                        o.name.as_ref(),
-                        foreign_table,
-                        referred_columns,
-                        *on_delete,
-                        *on_update,
-                        characteristics.as_ref(),
-                    )),
+                    ast::ColumnOption::ForeignKey { .. } => {
+                        fks.extend(FkClause::of_column(o, pos));
+                    }
                     other => {
                         return Err(PgError::unsupported(format!(
                             "column option {other} is not supported"
@@ -585,17 +574,9 @@ fn alter_one(
             }
             // REFERENCES on the new column: a constraint added after it,
             // checked against the rows' values (NULL, or the default).
-            for (name, target, referred, on_delete, on_update, characteristics) in fks {
+            for clause in fks {
                 let t = lock_for_alter(cx, table.oid)?;
-                let clause = FkClause {
-                    name,
-                    columns: vec![pos],
-                    referred,
-                    on_delete,
-                    on_update,
-                    characteristics,
-                };
-                let target = fk_referenced_table(cx, target)?;
+                let target = fk_referenced_table(cx, clause.target)?;
                 let c = foreign_key_constraint(
                     cx,
                     &t.name,
@@ -818,25 +799,11 @@ fn add_constraint(
             alter_definition(cx, table, spec)?;
             Ok(())
         }
-        ast::TableConstraint::ForeignKey {
-            name,
-            columns,
-            foreign_table,
-            referred_columns,
-            on_delete,
-            on_update,
-            characteristics,
-        } => {
-            let cols = fk_columns(columns, |n| table.column_index(n))?;
-            let clause = FkClause {
-                name: name.as_ref(),
-                columns: cols,
-                referred: referred_columns,
-                on_delete: *on_delete,
-                on_update: *on_update,
-                characteristics: characteristics.as_ref(),
+        ast::TableConstraint::ForeignKey { .. } => {
+            let Some(clause) = FkClause::of_table_constraint(tc, |n| table.column_index(n))? else {
+                return Ok(());
             };
-            let target = fk_referenced_table(cx, foreign_table)?;
+            let target = fk_referenced_table(cx, clause.target)?;
             let c = foreign_key_constraint(
                 cx,
                 &table.name,
@@ -1133,6 +1100,8 @@ impl<'a> FkTarget<'a> {
 pub struct FkClause<'a> {
     /// CONSTRAINT name.
     pub name: Option<&'a ast::Ident>,
+    /// The referenced table as written.
+    pub target: &'a ast::ObjectName,
     /// The referencing columns' positions.
     pub columns: Vec<usize>,
     /// The referenced columns as written (empty: the primary key).
@@ -1143,6 +1112,61 @@ pub struct FkClause<'a> {
     pub on_update: Option<ast::ReferentialAction>,
     /// [NOT] DEFERRABLE, INITIALLY DEFERRED / IMMEDIATE.
     pub characteristics: Option<&'a ast::ConstraintCharacteristics>,
+}
+
+impl<'a> FkClause<'a> {
+    /// The clause of a column's `REFERENCES` option (`o`) on column `col`;
+    /// None for other options.
+    pub fn of_column(o: &'a ast::ColumnOptionDef, col: usize) -> Option<FkClause<'a>> {
+        let ast::ColumnOption::ForeignKey {
+            foreign_table,
+            referred_columns,
+            on_delete,
+            on_update,
+            characteristics,
+        } = &o.option
+        else {
+            return None;
+        };
+        Some(FkClause {
+            name: o.name.as_ref(),
+            target: foreign_table,
+            columns: vec![col],
+            referred: referred_columns,
+            on_delete: *on_delete,
+            on_update: *on_update,
+            characteristics: characteristics.as_ref(),
+        })
+    }
+
+    /// The clause of a `FOREIGN KEY (…) REFERENCES …` table constraint,
+    /// its columns found by `position`; None for other constraints.
+    pub fn of_table_constraint(
+        tc: &'a ast::TableConstraint,
+        position: impl Fn(&str) -> Option<usize>,
+    ) -> PgResult<Option<FkClause<'a>>> {
+        let ast::TableConstraint::ForeignKey {
+            name,
+            columns,
+            foreign_table,
+            referred_columns,
+            on_delete,
+            on_update,
+            characteristics,
+        } = tc
+        else {
+            return Ok(None);
+        };
+        Ok(Some(FkClause {
+            name: name.as_ref(),
+            target: foreign_table,
+            columns: fk_columns(columns, position)?,
+            referred: referred_columns,
+            on_delete: *on_delete,
+            on_update: *on_update,
+            characteristics: characteristics.as_ref(),
+        }))
+    }
 }
 
 fn fk_action(a: Option<ast::ReferentialAction>) -> engine::catalog::FkAction {
@@ -1298,7 +1322,7 @@ pub fn foreign_key_constraint(
 
 /// The positions of a FOREIGN KEY's referencing columns `ids`, found by
 /// `position` (42703 for a name it does not know).
-pub fn fk_columns(
+fn fk_columns(
     ids: &[ast::Ident],
     position: impl Fn(&str) -> Option<usize>,
 ) -> PgResult<Vec<usize>> {
