@@ -576,19 +576,7 @@ fn alter_one(
             // checked against the rows' values (NULL, or the default).
             for clause in fks {
                 let t = lock_for_alter(cx, table.oid)?;
-                let target = fk_referenced_table(cx, clause.target)?;
-                let c = foreign_key_constraint(
-                    cx,
-                    &t.name,
-                    &t.columns,
-                    &t.constraints,
-                    &clause,
-                    &FkTarget::of(&target),
-                )?;
-                validate_foreign_key(cx, &t, &target, &c)?;
-                let mut spec = t.spec();
-                spec.constraints.push(c);
-                alter_definition(cx, &t, spec)?;
+                add_foreign_key(cx, &t, &clause)?;
             }
         }
         Op::DropColumn {
@@ -803,20 +791,7 @@ fn add_constraint(
             let Some(clause) = FkClause::of_table_constraint(tc, |n| table.column_index(n))? else {
                 return Ok(());
             };
-            let target = fk_referenced_table(cx, clause.target)?;
-            let c = foreign_key_constraint(
-                cx,
-                &table.name,
-                &table.columns,
-                &table.constraints,
-                &clause,
-                &FkTarget::of(&target),
-            )?;
-            validate_foreign_key(cx, table, &target, &c)?;
-            let mut spec = table.spec();
-            spec.constraints.push(c);
-            alter_definition(cx, table, spec)?;
-            Ok(())
+            add_foreign_key(cx, table, &clause)
         }
         other => Err(PgError::unsupported(format!(
             "constraint {other} is not supported"
@@ -895,6 +870,29 @@ pub(crate) fn remove_constraint(
     let mut spec = t.spec();
     spec.constraints.retain(|c| c.name != name);
     alter_definition(cx, &t, spec)?;
+    Ok(())
+}
+
+/// ADD FOREIGN KEY (a table constraint, or REFERENCES on an added
+/// column): resolves `clause`, checks the existing rows, records it.
+fn add_foreign_key(
+    cx: &mut DdlCtx<'_>,
+    table: &Arc<TableDef>,
+    clause: &FkClause<'_>,
+) -> PgResult<()> {
+    let target = fk_referenced_table(cx, clause.target)?;
+    let c = foreign_key_constraint(
+        cx,
+        &table.name,
+        &table.columns,
+        &table.constraints,
+        clause,
+        &FkTarget::of(&target),
+    )?;
+    validate_foreign_key(cx, table, &target, &c)?;
+    let mut spec = table.spec();
+    spec.constraints.push(c);
+    alter_definition(cx, table, spec)?;
     Ok(())
 }
 
