@@ -993,15 +993,27 @@ pub fn truncate_targets(
 /// DROP TABLE of a table that does not exist: 42P01, or with IF EXISTS
 /// the NOTICE to send instead.
 pub fn missing_table_to_drop(name: &str, if_exists: bool) -> PgResult<PgError> {
+    missing_to_drop("table", sqlstate::UNDEFINED_TABLE, name, if_exists)
+}
+
+/// DROP of a `kind` ("table", "index", "view", …) named `name` that does
+/// not exist: the error `code`, or with IF EXISTS the NOTICE to send
+/// instead (PostgreSQL's `… does not exist, skipping`).
+pub(crate) fn missing_to_drop(
+    kind: &str,
+    code: &'static str,
+    name: &str,
+    if_exists: bool,
+) -> PgResult<PgError> {
     if if_exists {
         Ok(PgError::notice(
-            sqlstate::UNDEFINED_TABLE,
-            format!("table \"{name}\" does not exist, skipping"),
+            code,
+            format!("{kind} \"{name}\" does not exist, skipping"),
         ))
     } else {
         Err(PgError::new(
-            sqlstate::UNDEFINED_TABLE,
-            format!("table \"{name}\" does not exist"),
+            code,
+            format!("{kind} \"{name}\" does not exist"),
         ))
     }
 }
@@ -1027,16 +1039,12 @@ fn drop_indexes(
                         name,
                     })?;
             }
-            None if if_exists => cx.notices.push(PgError::notice(
+            None => cx.notices.push(missing_to_drop(
+                "index",
                 sqlstate::UNDEFINED_OBJECT,
-                format!("index \"{name}\" does not exist, skipping"),
-            )),
-            None => {
-                return Err(PgError::new(
-                    sqlstate::UNDEFINED_OBJECT,
-                    format!("index \"{name}\" does not exist"),
-                ));
-            }
+                &name,
+                if_exists,
+            )?),
         }
     }
     Ok("DROP INDEX".into())

@@ -299,16 +299,12 @@ pub fn drop_sequences(
         let name = object_name(n);
         match cx.db.catalog().sequence(&name) {
             Some(_) => found.push(name),
-            None if if_exists => cx.notices.push(PgError::notice(
+            None => cx.notices.push(crate::ddl::missing_to_drop(
+                "sequence",
                 sqlstate::UNDEFINED_TABLE,
-                format!("sequence \"{name}\" does not exist, skipping"),
-            )),
-            None => {
-                return Err(PgError::new(
-                    sqlstate::UNDEFINED_TABLE,
-                    format!("sequence \"{name}\" does not exist"),
-                ))
-            }
+                &name,
+                if_exists,
+            )?),
         }
     }
     for name in found {

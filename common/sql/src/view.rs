@@ -231,16 +231,12 @@ pub fn drop_views(
                 _ if seen.get(&name).is_some() => {
                     return Err(not_a_view(&name).with_hint("Use DROP TABLE to remove a table."))
                 }
-                _ if if_exists => cx.notices.push(PgError::notice(
+                _ => cx.notices.push(crate::ddl::missing_to_drop(
+                    "view",
                     sqlstate::UNDEFINED_TABLE,
-                    format!("view \"{name}\" does not exist, skipping"),
-                )),
-                _ => {
-                    return Err(PgError::new(
-                        sqlstate::UNDEFINED_TABLE,
-                        format!("view \"{name}\" does not exist"),
-                    ))
-                }
+                    &name,
+                    if_exists,
+                )?),
             }
         }
     }
