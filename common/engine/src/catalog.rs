@@ -114,6 +114,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::pg_enum::{parse_enum_type, push_enum_type, EnumTypeDef, EnumTypeSpec};
 use crate::sequence::{SequenceDef, SequenceSpec};
 use crate::statistics::{decode_stats, encode_stats, RelationStats};
 use crate::view::{parse_view, push_view, ViewDef, ViewSpec};
@@ -930,6 +931,22 @@ pub enum CatalogChange {
         /// View name.
         name: String,
     },
+    /// CREATE TYPE … AS ENUM (see [`crate::pg_enum`]).
+    CreateType(EnumTypeSpec),
+    /// ALTER TYPE (ADD VALUE, RENAME VALUE, RENAME TO): type `name` gets
+    /// the definition `spec` (its name may differ); undone by another
+    /// `AlterType` back to the definition before.
+    AlterType {
+        /// The type's name before the change.
+        name: String,
+        /// The new definition.
+        spec: EnumTypeSpec,
+    },
+    /// DROP TYPE.
+    DropType {
+        /// Type name.
+        name: String,
+    },
 }
 
 /// A role (PostgreSQL's `pg_authid` row).
@@ -1003,6 +1020,8 @@ struct CatalogState {
     tables: HashMap<String, Arc<TableDef>>,
     views: HashMap<String, Arc<ViewDef>>,
     sequences: HashMap<String, Arc<SequenceDef>>,
+    /// Enum types by name ([`crate::pg_enum`]).
+    types: HashMap<String, Arc<EnumTypeDef>>,
     /// Planner statistics by table OID (see [`crate::statistics`]).
     stats: HashMap<Oid, Arc<RelationStats>>,
     roles: HashMap<String, Arc<RoleSpec>>,
@@ -1034,6 +1053,7 @@ impl Catalog {
                 tables: HashMap::new(),
                 views: HashMap::new(),
                 sequences: HashMap::new(),
+                types: HashMap::new(),
                 stats: HashMap::new(),
                 roles: HashMap::new(),
                 referenced_by: HashMap::new(),
@@ -1062,6 +1082,7 @@ impl Catalog {
                     stats,
                     roles,
                     sequences,
+                    types,
                     next_oid,
                     lsn,
                 } = decode_catalog(&text).map_err(|e| {
@@ -1079,6 +1100,10 @@ impl Catalog {
                 }
                 for v in views {
                     st.views.insert(v.name.clone(), Arc::new(ViewDef::new(v)));
+                }
+                for t in types {
+                    t.publish();
+                    st.types.insert(t.name.clone(), Arc::new(EnumTypeDef::new(t)));
                 }
                 for (spec, value, called) in sequences {
                     let s = SequenceDef::new(spec, value, called);
@@ -1254,6 +1279,29 @@ impl Catalog {
         v
     }
 
+    /// The enum type named `name`, committed or not: the one lookup of a
+    /// type by name (every type is in schema `public`).
+    pub fn enum_type(&self, name: &str) -> Option<Arc<EnumTypeDef>> {
+        self.state.read().types.get(name).cloned()
+    }
+
+    /// The enum type with OID `oid`, committed or not.
+    pub fn enum_type_by_oid(&self, oid: Oid) -> Option<Arc<EnumTypeDef>> {
+        self.state
+            .read()
+            .types
+            .values()
+            .find(|t| t.spec.oid == oid)
+            .cloned()
+    }
+
+    /// Every enum type, committed or not, sorted by OID.
+    pub fn enum_types(&self) -> Vec<Arc<EnumTypeDef>> {
+        let mut v: Vec<_> = self.state.read().types.values().cloned().collect();
+        v.sort_by_key(|t| t.spec.oid);
+        v
+    }
+
     /// The view named `name`, committed or not.
     pub fn view_def(&self, name: &str) -> Option<Arc<ViewDef>> {
         self.state.read().views.get(name).cloned()
@@ -1349,12 +1397,62 @@ fn relation_name_taken(st: &CatalogState, name: &str) -> bool {
             .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
 }
 
+/// 42710 `type "x" already exists`.
+pub fn type_exists(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::DUPLICATE_OBJECT,
+        format!("type \"{name}\" already exists"),
+    )
+}
+
+/// 42704 `type "x" does not exist`.
+pub fn undefined_type(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_OBJECT,
+        format!("type \"{name}\" does not exist"),
+    )
+}
+
+/// True if a type of this name exists: an enum type, or the row type of
+/// a table, view or sequence.
+fn type_name_taken(st: &CatalogState, name: &str) -> bool {
+    st.types.contains_key(name)
+        || st.tables.contains_key(name)
+        || st.views.contains_key(name)
+        || st.sequences.contains_key(name)
+}
+
 /// Checks that `change` can be applied to `st` (the errors a statement gets).
 fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
     match change {
         CatalogChange::CreateTable(spec) => {
             if st.tables.contains_key(&spec.name) || st.views.contains_key(&spec.name) {
                 return Err(relation_exists(&spec.name));
+            }
+            if st.types.contains_key(&spec.name) {
+                // The table's row type would take the name.
+                return Err(type_exists(&spec.name).with_hint(
+                    "A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type.",
+                ));
+            }
+        }
+        CatalogChange::CreateType(spec) => {
+            if type_name_taken(st, &spec.name) {
+                return Err(type_exists(&spec.name));
+            }
+        }
+        CatalogChange::AlterType { name, spec } => {
+            let t = st.types.get(name).ok_or_else(|| undefined_type(name))?;
+            if spec.name != *name && type_name_taken(st, &spec.name) {
+                return Err(type_exists(&spec.name));
+            }
+            if spec.oid != t.spec.oid {
+                return Err(PgError::internal("ALTER TYPE does not match its type"));
+            }
+        }
+        CatalogChange::DropType { name } => {
+            if !st.types.contains_key(name) {
+                return Err(undefined_type(name));
             }
         }
         CatalogChange::CreateView(spec) => {
@@ -1573,6 +1671,30 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
         CatalogChange::DropView { name } => {
             st.views.remove(name);
         }
+        CatalogChange::CreateType(spec) => {
+            let top = spec.labels.iter().map(|l| l.oid).chain([spec.oid, spec.array_oid]);
+            st.next_oid = st.next_oid.max(top.max().unwrap_or(0).saturating_add(1));
+            spec.publish();
+            st.types
+                .insert(spec.name.clone(), Arc::new(EnumTypeDef::new(spec.clone())));
+        }
+        CatalogChange::AlterType { name, spec } => {
+            if let Some(old) = st.types.remove(name) {
+                let mut spec = spec.clone();
+                // The creation's mark stays until that transaction ends.
+                spec.creator = TransactionId(old.creator.load(Ordering::Acquire));
+                let top = spec.labels.iter().map(|l| l.oid).max().unwrap_or(0);
+                st.next_oid = st.next_oid.max(top.saturating_add(1));
+                spec.publish();
+                st.types
+                    .insert(spec.name.clone(), Arc::new(EnumTypeDef::new(spec)));
+            }
+        }
+        CatalogChange::DropType { name } => {
+            if let Some(t) = st.types.remove(name) {
+                pgtypes::enumtype::unpublish(t.spec.oid);
+            }
+        }
     }
     if matches!(
         change,
@@ -1623,6 +1745,9 @@ fn index_foreign_keys(st: &mut CatalogState) {
 ///   create_view                           + one view line
 ///   alter_view <old name>                 + one view line
 ///   drop_view <name>
+///   create_type                           + one enum_type line
+///   alter_type <old name>                 + one enum_type line
+///   drop_type <name>
 /// ```
 pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
     let mut out = String::new();
@@ -1672,6 +1797,15 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             push_view(&mut out, spec);
         }
         CatalogChange::DropView { name } => out.push_str(&format!("drop_view {}\n", esc(name))),
+        CatalogChange::CreateType(spec) => {
+            out.push_str("create_type\n");
+            push_enum_type(&mut out, spec);
+        }
+        CatalogChange::AlterType { name, spec } => {
+            out.push_str(&format!("alter_type {}\n", esc(name)));
+            push_enum_type(&mut out, spec);
+        }
+        CatalogChange::DropType { name } => out.push_str(&format!("drop_type {}\n", esc(name))),
         CatalogChange::CreateSequence(spec) => {
             out.push_str("create_sequence\n");
             push_sequence(&mut out, spec, spec.start, false, spec.creator.0);
@@ -1789,6 +1923,18 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             }
         }
         ["drop_view", name] => CatalogChange::DropView { name: unesc(name)? },
+        ["create_type"] => {
+            let line = lines.next().ok_or("missing enum_type line")?;
+            CatalogChange::CreateType(parse_enum_type(line)?)
+        }
+        ["alter_type", name] => {
+            let line = lines.next().ok_or("missing enum_type line")?;
+            CatalogChange::AlterType {
+                name: unesc(name)?,
+                spec: parse_enum_type(line)?,
+            }
+        }
+        ["drop_type", name] => CatalogChange::DropType { name: unesc(name)? },
         ["create_sequence"] => {
             let line = lines.next().ok_or("missing sequence line")?;
             CatalogChange::CreateSequence(parse_sequence(line)?.0)
@@ -2305,6 +2451,8 @@ pub(crate) fn unesc(s: &str) -> Result<String, String> {
 /// `numeric:10,2`.
 pub fn type_to_catalog(t: SqlType) -> String {
     match t {
+        SqlType::Enum(o) => format!("enum:{o}"),
+        SqlType::Array(pgtypes::sqltype::ArrayElem::Enum(o)) => format!("enum[]:{o}"),
         SqlType::Varchar(Some(n)) => format!("varchar:{n}"),
         SqlType::Char(n) => format!("bpchar:{n}"),
         SqlType::Numeric(Some((p, s))) => format!("numeric:{p},{s}"),
@@ -2318,6 +2466,15 @@ pub fn type_from_catalog(s: &str) -> Option<SqlType> {
         Some((b, m)) => (b, Some(m)),
         None => (s, None),
     };
+    match (base, m) {
+        ("enum", Some(o)) => return Some(SqlType::Enum(o.parse().ok()?)),
+        ("enum[]", Some(o)) => {
+            return Some(SqlType::Array(pgtypes::sqltype::ArrayElem::Enum(
+                o.parse().ok()?,
+            )))
+        }
+        _ => {}
+    }
     let t = SqlType::from_name(base)?;
     Some(match (t, m) {
         (SqlType::Varchar(_), Some(n)) => SqlType::Varchar(Some(n.parse().ok()?)),
@@ -2335,6 +2492,11 @@ fn encode_catalog(st: &CatalogState) -> String {
     let mut out = String::from("hotpair-catalog 2\n");
     out.push_str(&format!("next_oid {}\n", st.next_oid));
     out.push_str(&format!("lsn {}\n", st.lsn.0));
+    let mut types: Vec<_> = st.types.values().collect();
+    types.sort_by_key(|t| t.spec.oid);
+    for t in types {
+        push_enum_type(&mut out, &t.current_spec());
+    }
     let mut tables: Vec<_> = st.tables.values().collect();
     tables.sort_by_key(|t| t.oid);
     for t in tables {
@@ -2387,6 +2549,7 @@ struct Decoded {
     stats: Vec<RelationStats>,
     roles: Vec<RoleSpec>,
     sequences: Vec<(SequenceSpec, i64, bool)>,
+    types: Vec<EnumTypeSpec>,
     next_oid: u32,
     lsn: Lsn,
 }
@@ -2404,6 +2567,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut roles = Vec::new();
     let mut sequences = Vec::new();
     let mut views = Vec::new();
+    let mut types = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
     while let Some((n, line)) = lines.next() {
         let bad = |what: &str| format!("line {}: {what}", n + 1);
@@ -2469,6 +2633,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
             }
             ["role", ..] => roles.push(parse_role(line).map_err(|e| bad(&e))?),
             ["view", ..] if cur.is_none() => views.push(parse_view(line).map_err(|e| bad(&e))?),
+            ["enum_type", ..] if cur.is_none() => {
+                types.push(parse_enum_type(line).map_err(|e| bad(&e))?)
+            }
             ["sequence", ..] if cur.is_none() => {
                 sequences.push(parse_sequence(line).map_err(|e| bad(&e))?)
             }
@@ -2485,6 +2652,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         stats,
         roles,
         sequences,
+        types,
         next_oid,
         lsn,
     })

@@ -82,6 +82,7 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
         }
     }
     resolve_uncommitted_views(db)?;
+    resolve_uncommitted_types(db)?;
     for s in db.catalog.sequences() {
         let x = s.creator.load(Ordering::Acquire);
         if x == 0 {
@@ -158,6 +159,29 @@ fn resolve_uncommitted_views(db: &Engine) -> PgResult<()> {
         );
         db.catalog.apply_catalog_change(&CatalogChange::DropView {
             name: v.spec.name.clone(),
+        })?;
+    }
+    Ok(())
+}
+
+/// Start-up's part for enum types: a creation that never committed goes
+/// (an ALTER TYPE is undone only by its session's rollback).
+fn resolve_uncommitted_types(db: &Engine) -> PgResult<()> {
+    for t in db.catalog.enum_types() {
+        let x = t.creator.load(Ordering::Acquire);
+        if x == 0 {
+            continue;
+        }
+        if db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed {
+            t.creator.store(0, Ordering::Release);
+            continue;
+        }
+        tracing::info!(
+            "removing type \"{}\" created by transaction {x}, which did not commit",
+            t.spec.name
+        );
+        db.catalog.apply_catalog_change(&CatalogChange::DropType {
+            name: t.spec.name.clone(),
         })?;
     }
     Ok(())

@@ -16,6 +16,7 @@
 //!   progress and the role; [`standby_conflict`] — cancelling standby
 //!   sessions whose snapshots replay must overrun;
 //! * [`view`] — views: a named query with its columns and dependencies;
+//!   [`pg_enum`] — enum types and their labels;
 //! * [`statistics`] — what ANALYZE learned (pg_statistic), kept by the
 //!   catalog and read by the planner.
 //!
@@ -64,6 +65,7 @@ use twophase::TwoPhaseState;
 
 pub mod catalog;
 pub mod indexing;
+pub mod pg_enum;
 pub mod replication;
 pub mod sequence;
 pub mod standby_conflict;

@@ -37,6 +37,8 @@ pub mod sqlstate {
     pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
     pub const ARRAY_SUBSCRIPT_ERROR: &str = "2202E";
     pub const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
+    /// invalid_name
+    pub const INVALID_NAME: &str = "42602";
     pub const INVALID_REGULAR_EXPRESSION: &str = "2201B";
     pub const INVALID_ESCAPE_SEQUENCE: &str = "22025";
     pub const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";

@@ -20,11 +20,13 @@
 //!   clock: `now_usecs`), [`interval`], [`array`] (one-dimensional arrays),
 //!   [`timestamp`] (date_trunc / extract), [`formatting`] (to_char and
 //!   friends), [`bytea`], [`json`] (json and jsonb: parser, canonical
-//!   form, ordering) and [`uuid`];
+//!   form, ordering), [`uuid`] and [`enumtype`] (enum labels);
 //! * [`blocking`] — the one helper for calls that may block on a tokio
 //!   worker, and [`fileutil`] — fsync and atomic-rename helpers.
 //!
-//! Invariants: no global state, no I/O beyond [`fileutil`], no locks. A
+//! Invariants: no global state, no I/O beyond [`fileutil`], no locks —
+//! except [`enumtype`], the enum type cache the catalog publishes to (its
+//! essay says why). A
 //! type here never knows which node role, session or transaction uses it.
 //!
 //! Next: `wal` (records carry these ids), then `txn`.
@@ -34,6 +36,7 @@ pub mod blocking;
 pub mod bytea;
 pub mod config;
 pub mod datetime;
+pub mod enumtype;
 pub mod error;
 pub mod fileutil;
 pub mod formatting;

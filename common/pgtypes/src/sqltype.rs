@@ -90,6 +90,10 @@ pub enum SqlType {
     /// from names needs the catalog, so the SQL layer does it (casts and
     /// result rows), not this crate.
     Reg(RegKind),
+    /// A user-defined enum type (`CREATE TYPE mood AS ENUM …`), by its
+    /// pg_type OID. Values are `Value::Enum` (a label's pg_enum OID); names,
+    /// labels and sort order come from [`crate::enumtype`].
+    Enum(Oid),
 }
 
 /// Which OID alias type a [`SqlType::Reg`] is.
@@ -191,6 +195,8 @@ pub enum ArrayElem {
     Jsonb,
     /// uuid[] (2951)
     Uuid,
+    /// An enum type's array (`_mood`), by the element type's OID.
+    Enum(Oid),
 }
 
 impl ArrayElem {
@@ -247,6 +253,7 @@ impl ArrayElem {
             ArrayElem::Json => SqlType::Json,
             ArrayElem::Jsonb => SqlType::Jsonb,
             ArrayElem::Uuid => SqlType::Uuid,
+            ArrayElem::Enum(t) => SqlType::Enum(t),
         }
     }
 
@@ -273,6 +280,7 @@ impl ArrayElem {
             SqlType::Json => ArrayElem::Json,
             SqlType::Jsonb => ArrayElem::Jsonb,
             SqlType::Uuid => ArrayElem::Uuid,
+            SqlType::Enum(t) => ArrayElem::Enum(t),
             _ => return None,
         })
     }
@@ -301,6 +309,7 @@ impl ArrayElem {
             ArrayElem::Json => 199,
             ArrayElem::Jsonb => 3807,
             ArrayElem::Uuid => 2951,
+            ArrayElem::Enum(t) => crate::enumtype::get(t).map_or(0, |e| e.array_oid),
         }
     }
 
@@ -309,7 +318,10 @@ impl ArrayElem {
         if oid == 1021 {
             return Some(ArrayElem::Float8);
         }
-        ArrayElem::ALL.into_iter().find(|e| e.array_oid() == oid)
+        ArrayElem::ALL
+            .into_iter()
+            .find(|e| e.array_oid() == oid)
+            .or_else(|| crate::enumtype::elem_of_array(oid).map(ArrayElem::Enum))
     }
 
     /// format_type's spelling of the array type (`integer[]`).
@@ -336,6 +348,7 @@ impl ArrayElem {
             ArrayElem::Json => "json[]",
             ArrayElem::Jsonb => "jsonb[]",
             ArrayElem::Uuid => "uuid[]",
+            ArrayElem::Enum(t) => crate::enumtype::get(t).map_or("???[]", |e| e.array_name),
         }
     }
 
@@ -363,6 +376,7 @@ impl ArrayElem {
             ArrayElem::Json => "_json",
             ArrayElem::Jsonb => "_jsonb",
             ArrayElem::Uuid => "_uuid",
+            ArrayElem::Enum(t) => crate::enumtype::get(t).map_or("???", |e| e.array_typname),
         }
     }
 }
@@ -404,6 +418,7 @@ impl SqlType {
             SqlType::Array(e) => e.array_oid(),
             SqlType::Unknown => 705,
             SqlType::Reg(k) => k.oid(),
+            SqlType::Enum(t) => t,
         }
     }
 
@@ -440,6 +455,7 @@ impl SqlType {
             114 => SqlType::Json,
             3802 => SqlType::Jsonb,
             2950 => SqlType::Uuid,
+            o if crate::enumtype::get(o).is_some() => SqlType::Enum(o),
             o => SqlType::Array(ArrayElem::from_array_oid(o)?),
         })
     }
@@ -463,7 +479,12 @@ impl SqlType {
         match self {
             SqlType::Bool => 1,
             SqlType::Int2 => 2,
-            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Date | SqlType::Reg(_) => 4,
+            SqlType::Int4
+            | SqlType::Oid
+            | SqlType::Xid
+            | SqlType::Date
+            | SqlType::Reg(_)
+            | SqlType::Enum(_) => 4,
             SqlType::Interval => 16,
             SqlType::Int8
             | SqlType::Float8
@@ -564,6 +585,7 @@ impl SqlType {
             SqlType::Array(e) => e.pg_array_name(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
+            SqlType::Enum(t) => crate::enumtype::type_name(t),
         }
     }
 
@@ -611,6 +633,7 @@ impl SqlType {
             SqlType::Array(e) => e.array_typname(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
+            SqlType::Enum(t) => crate::enumtype::type_name(t),
         }
     }
 
@@ -663,7 +686,7 @@ impl SqlType {
             "json" => SqlType::Json,
             "jsonb" => SqlType::Jsonb,
             "uuid" => SqlType::Uuid,
-            _ => return None,
+            _ => return crate::enumtype::by_name(name.trim()).map(|t| SqlType::Enum(t.oid)),
         })
     }
 
@@ -767,7 +790,7 @@ impl SqlType {
                 // `pg_catalog.int4`: built-in types live in pg_catalog.
                 let schema_ok = match name.0.as_slice() {
                     [_] => true,
-                    [s, _] => s.value == "pg_catalog",
+                    [s, _] => s.value == "pg_catalog" || s.value == "public",
                     _ => false,
                 };
                 let n = name.to_string();

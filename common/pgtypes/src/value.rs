@@ -104,6 +104,9 @@ pub enum Value {
     Jsonb(Arc<Jsonb>),
     /// uuid
     Uuid([u8; 16]),
+    /// A value of an enum type: its label's pg_enum OID
+    /// ([`crate::enumtype`] has the text and the sort order).
+    Enum(u32),
 }
 
 fn invalid_syntax(ty: SqlType, s: &str) -> PgError {
@@ -506,6 +509,7 @@ impl Value {
             Value::Json(_) => SqlType::Json,
             Value::Jsonb(_) => SqlType::Jsonb,
             Value::Uuid(_) => SqlType::Uuid,
+            Value::Enum(l) => SqlType::Enum(crate::enumtype::type_of_label(*l).unwrap_or(0)),
         }
     }
 
@@ -622,6 +626,7 @@ impl Value {
             }
             SqlType::Jsonb => Value::Jsonb(Arc::new(json::parse_jsonb(s)?)),
             SqlType::Uuid => Value::Uuid(crate::uuid::parse(s)?),
+            SqlType::Enum(t) => Value::Enum(crate::enumtype::input(t, s)?),
         })
     }
 
@@ -723,6 +728,16 @@ impl Value {
             SqlType::Array(e) => Value::Array(Arc::new(array::parse_array_binary(e, b)?)),
             SqlType::Bytea => Value::Bytea(Arc::from(b)),
             SqlType::Uuid => Value::Uuid(fixed(b)?),
+            // enum_recv: the label's text, as in the text format.
+            SqlType::Enum(t) => {
+                let s = std::str::from_utf8(b).map_err(|_| {
+                    PgError::new(
+                        sqlstate::CHARACTER_NOT_IN_REPERTOIRE,
+                        "invalid byte sequence for encoding \"UTF8\"",
+                    )
+                })?;
+                Value::Enum(crate::enumtype::input(t, s)?)
+            }
             SqlType::Json | SqlType::Jsonb => {
                 // jsonb_recv: a version byte (1), then the text.
                 let body = if ty == SqlType::Jsonb {
@@ -783,6 +798,11 @@ impl Value {
             Value::Json(s) => out.put_slice(s.as_bytes()),
             Value::Jsonb(j) => out.put_slice(j.to_text().as_bytes()),
             Value::Uuid(u) => crate::uuid::write_text(out, u),
+            Value::Enum(l) => match crate::enumtype::label_text(*l) {
+                Ok(t) => out.put_slice(t.as_bytes()),
+                // A label whose type is gone: its OID (never a panic).
+                Err(_) => write_u64(out, *l as u64),
+            },
             Value::TimestampTz(t) => datetime::write_timestamp(out, *t, true),
             Value::PgLsn(l) => {
                 use std::fmt::Write;
@@ -835,6 +855,7 @@ impl Value {
                 out.put_slice(j.to_text().as_bytes());
             }
             Value::Uuid(u) => out.put_slice(u),
+            Value::Enum(_) => self.write_text(out),
             Value::PgLsn(l) => out.put_u64(*l),
             Value::Snapshot(s) => {
                 out.put_i32(s.xip.len() as i32);
@@ -933,6 +954,7 @@ pub fn cmp_sql(a: &Value, b: &Value) -> Option<Ordering> {
         (Jsonb(x), Jsonb(y)) => json::cmp_jsonb(x, y),
         (Json(x), Json(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Uuid(x), Uuid(y)) => x.cmp(y),
+        (Enum(x), Enum(y)) => crate::enumtype::cmp_labels(*x, *y),
         (Snapshot(x), Snapshot(y)) => (x.xmin, x.xmax, &x.xip).cmp(&(y.xmin, y.xmax, &y.xip)),
         (Numeric(x), Float8(y)) => cmp_f64(x.to_f64(), *y),
         (Float8(x), Numeric(y)) => cmp_f64(*x, y.to_f64()),
@@ -1215,6 +1237,7 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
         | (Value::Json(_), T::Json)
         | (Value::Jsonb(_), T::Jsonb)
         | (Value::Uuid(_), T::Uuid) => v.clone(),
+        (Value::Enum(l), T::Enum(t)) if crate::enumtype::type_of_label(*l) == Some(t) => v.clone(),
         (Value::Json(s), T::Jsonb) => Value::Jsonb(Arc::new(json::parse_jsonb(s)?)),
         (Value::Jsonb(j), T::Json) => Value::Json(Arc::from(j.to_text())),
         (Value::Jsonb(j), T::Bool | T::Int2 | T::Int4 | T::Int8 | T::Float8 | T::Numeric(_)) => {

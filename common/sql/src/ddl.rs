@@ -138,6 +138,18 @@ pub enum PendingDdl {
     },
     /// DROP VIEW of a view from before the transaction: at COMMIT.
     DropView(pgtypes::Oid),
+    /// CREATE TYPE (by OID): the mark goes at COMMIT, the type at
+    /// ROLLBACK (`crate::typecmds`).
+    CreateType(pgtypes::Oid),
+    /// ALTER TYPE: at ROLLBACK `before` is put back.
+    AlterType {
+        /// The type's OID.
+        oid: pgtypes::Oid,
+        /// The definition before the change.
+        before: engine::pg_enum::EnumTypeSpec,
+    },
+    /// DROP TYPE (done at once): at ROLLBACK the type comes back.
+    DropType(engine::pg_enum::EnumTypeSpec),
 }
 
 impl PendingDdl {
@@ -148,6 +160,9 @@ impl PendingDdl {
         match self {
             PendingDdl::CreateView(_) | PendingDdl::AlterView { .. } | PendingDdl::DropView(_) => {
                 crate::view::commit_pending(db, &self)
+            }
+            PendingDdl::CreateType(_) | PendingDdl::AlterType { .. } | PendingDdl::DropType(_) => {
+                crate::typecmds::commit_pending(db, &self)
             }
             PendingDdl::Drop(t) => {
                 // PostgreSQL removes the relation files at commit too. A
@@ -218,6 +233,9 @@ impl PendingDdl {
                 crate::view::abort_pending(db, self)
             }
             PendingDdl::DropView(_) => {}
+            PendingDdl::CreateType(_) | PendingDdl::AlterType { .. } | PendingDdl::DropType(_) => {
+                crate::typecmds::abort_pending(db, self)
+            }
             PendingDdl::Drop(_) => {}
             PendingDdl::CreateTable(t) => {
                 if let Err(e) = drop_table(db, &t, &AtomicBool::new(false)) {
@@ -380,6 +398,7 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             ast::ObjectType::View => crate::view::drop_views(cx, names, *if_exists, *cascade),
             ast::ObjectType::Index => drop_indexes(cx, names, *if_exists),
             ast::ObjectType::Sequence => crate::sequence::drop_sequences(cx, names, *if_exists),
+            ast::ObjectType::Type => crate::typecmds::drop_types(cx, names, *if_exists, *cascade),
             other => Err(PgError::unsupported(format!(
                 "DROP {other} is not supported"
             ))),

@@ -221,6 +221,13 @@ pub enum SeqFunc {
 /// A built-in scalar function, resolved at bind time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Func {
+    /// enum_first(anyenum): the type's first label (the argument's value is ignored).
+    EnumFirst(pgtypes::Oid),
+    /// enum_last(anyenum).
+    EnumLast(pgtypes::Oid),
+    /// enum_range(anyenum [, anyenum]): every label, or those between two
+    /// (a NULL bound is open).
+    EnumRange(pgtypes::Oid),
     /// length(text) / char_length / character_length → int4 (characters; bpchar ignores trailing spaces)
     Length,
     /// length(bpchar): trailing spaces do not count.
@@ -1386,6 +1393,33 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
             };
             sig(f, &[a, T::Int4], T::Int4)
         }
+        "enum_first" | "enum_last" | "enum_range" if (1..=2).contains(&n) => {
+            let ty = match (args.first(), args.get(1)) {
+                (Some(T::Enum(a)), None) if name != "enum_range" || n == 1 => *a,
+                (Some(T::Enum(a)), Some(T::Enum(b))) if a == b && name == "enum_range" => *a,
+                (Some(T::Enum(a)), Some(T::Unknown)) | (Some(T::Unknown), Some(T::Enum(a)))
+                    if name == "enum_range" =>
+                {
+                    *a
+                }
+                _ => return Err(no_function(name, args)),
+            };
+            let e = T::Enum(ty);
+            let types = vec![e; n];
+            Ok(FuncSig {
+                func: match name {
+                    "enum_first" => Func::EnumFirst(ty),
+                    "enum_last" => Func::EnumLast(ty),
+                    _ => Func::EnumRange(ty),
+                },
+                arg_types: types,
+                ret: if name == "enum_range" {
+                    T::Array(pgtypes::sqltype::ArrayElem::Enum(ty))
+                } else {
+                    e
+                },
+            })
+        }
         "cardinality" if n == 1 => {
             let a = array_arg(name, args, 0)?;
             sig(Func::Cardinality, &[a], T::Int4)
@@ -1680,6 +1714,56 @@ fn float_result(f: f64) -> PgResult<Value> {
     Ok(Value::Float8(f))
 }
 
+/// enum_first / enum_last / enum_range over the type `t` (PostgreSQL's
+/// enum.c: the type comes from the argument's type, not its value).
+fn enum_func(func: Func, t: pgtypes::Oid, args: &[Value]) -> PgResult<Value> {
+    let ty = pgtypes::enumtype::get(t).ok_or_else(|| {
+        PgError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!("type with OID {t} does not exist"),
+        )
+    })?;
+    let label = |l: &pgtypes::enumtype::EnumLabel| Value::Enum(l.oid);
+    let empty = || {
+        PgError::new(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("enum {} contains no values", ty.name),
+        )
+    };
+    Ok(match func {
+        Func::EnumFirst(_) => ty.labels.first().map(label).ok_or_else(empty)?,
+        Func::EnumLast(_) => ty.labels.last().map(label).ok_or_else(empty)?,
+        _ => {
+            let bound = |i: usize| match args.get(i) {
+                Some(Value::Enum(o)) if args.len() == 2 => Some(*o),
+                _ => None,
+            };
+            let (lo, hi) = (bound(0), bound(1));
+            let items: Vec<Value> = ty
+                .labels
+                .iter()
+                .skip_while(|l| lo.is_some_and(|o| l.oid != o))
+                .scan(false, |done, l| {
+                    if *done {
+                        return None;
+                    }
+                    *done = hi == Some(l.oid);
+                    Some(label(l))
+                })
+                .collect();
+            // lo after hi: PostgreSQL gives an empty array.
+            let items = match (lo, hi) {
+                (Some(a), Some(b)) if pgtypes::enumtype::cmp_labels(a, b).is_gt() => Vec::new(),
+                _ => items,
+            };
+            Value::Array(std::sync::Arc::new(pgtypes::array::ArrayValue::new(
+                pgtypes::sqltype::ArrayElem::Enum(t),
+                items,
+            )))
+        }
+    })
+}
+
 /// Calls a resolved function on evaluated arguments (already coerced to the
 /// signature's types). Strict functions return NULL on any NULL argument.
 pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<Value> {
@@ -1687,6 +1771,9 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
     match func {
         Func::Catalog(f) => return crate::pgcatalog::functions::call(f, args, ctx),
         Func::Json(f) => return crate::jsonfuncs::call(f, args),
+        Func::EnumFirst(t) | Func::EnumLast(t) | Func::EnumRange(t) => {
+            return enum_func(func, t, args)
+        }
         Func::MakeArray(elem) => return Ok(array_value(elem, args.to_vec())),
         Func::ArrayCmp { op, all } => return Ok(array_compare(op, all, &args[0], &args[1])),
         Func::ArrayAppend | Func::ArrayPrepend | Func::ArrayCat => {
@@ -2538,6 +2625,9 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         | Func::ArrayAppend
         | Func::ArrayPrepend
         | Func::ArrayCat
+        | Func::EnumFirst(_)
+        | Func::EnumLast(_)
+        | Func::EnumRange(_)
         | Func::ConcatWs => Value::Null,
     })
 }

@@ -17,6 +17,7 @@ pub mod sequence;
 pub mod session;
 pub mod sysviews;
 pub mod tablecmds;
+pub mod typecmds;
 pub mod utility;
 pub mod view;
 

@@ -132,6 +132,8 @@ pub enum Stmt {
     RollbackPrepared(String),
     /// CREATE / ALTER / DROP ROLE or USER.
     Role(crate::roles::RoleStmt),
+    /// CREATE TYPE … AS ENUM / ALTER TYPE.
+    Type(crate::typecmds::TypeStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -790,6 +792,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
                 location: None,
                 on_cluster: Some(sqlparser::ast::Ident::new(ALTER_VIEW_MARK)),
             })))
+        }
+        w if crate::typecmds::is_type_statement(w, c.peek_word_at(1)) => {
+            Some(Stmt::Type(crate::typecmds::parse(&mut c)?))
         }
         w if crate::roles::is_role_statement(w, c.peek_word_at(1), c.peek_word_at(2)) => {
             Some(Stmt::Role(crate::roles::parse(&mut c)?))

@@ -187,7 +187,8 @@ impl PreparedStatement {
             | Stmt::Analyze { .. }
             | Stmt::Checkpoint
             | Stmt::Copy(_)
-            | Stmt::Role(_) => false,
+            | Stmt::Role(_)
+            | Stmt::Type(_) => false,
             Stmt::Sql(_) => {
                 let version = self.db.catalog().version();
                 self.plan
@@ -298,11 +299,16 @@ fn read_only_error(what: &str) -> PgError {
 fn command_name(stmt: &Stmt) -> &'static str {
     match stmt {
         Stmt::Copy(_) => "COPY FROM",
+        Stmt::Type(t) => t.tag(),
         Stmt::Sql(s) => match s.as_ref() {
             ast::Statement::Insert(_) => "INSERT",
             ast::Statement::Update { .. } => "UPDATE",
             ast::Statement::Delete(_) => "DELETE",
             ast::Statement::CreateTable(_) => "CREATE TABLE",
+            ast::Statement::Drop {
+                object_type: ast::ObjectType::Type,
+                ..
+            } => "DROP TYPE",
             ast::Statement::Drop { .. } => "DROP TABLE",
             ast::Statement::Truncate { .. } => "TRUNCATE TABLE",
             ast::Statement::AlterTable { .. } => "ALTER TABLE",
@@ -1281,6 +1287,12 @@ impl Session {
             Stmt::Checkpoint => {
                 self.node.checkpoint()?;
                 done("CHECKPOINT")
+            }
+            Stmt::Type(t) => {
+                self.check_writable(t.tag())?;
+                let tag = self.with_ddl_ctx(sink, |cx| crate::typecmds::execute(cx, t))?;
+                self.xact.command_counter_increment();
+                done(&tag)
             }
             Stmt::Role(r) => {
                 if self.db.role() == Role::Standby {

@@ -151,6 +151,7 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_namespace", 2615, d::PG_NAMESPACE, r::pg_namespace),
     cat("pg_attribute", 1249, d::PG_ATTRIBUTE, r::pg_attribute),
     cat("pg_type", 1247, d::PG_TYPE, r::pg_type),
+    cat("pg_enum", 3501, d::PG_ENUM, r::pg_enum),
     cat("pg_index", 2610, d::PG_INDEX, r::pg_index),
     cat("pg_am", 2601, d::PG_AM, r::pg_am),
     cat("pg_attrdef", 2604, d::PG_ATTRDEF, r::pg_attrdef),

@@ -68,6 +68,24 @@ fn put_text(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(&[0x00, 0x00]);
 }
 
+/// A float8 as 8 order-preserving bytes (-0 = 0, one NaN, greatest).
+fn put_f64(out: &mut Vec<u8>, f: f64) {
+    let f = if f == 0.0 {
+        0.0
+    } else if f.is_nan() {
+        f64::NAN
+    } else {
+        f
+    };
+    let bits = f.to_bits();
+    let k = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits ^ (1 << 63)
+    };
+    out.extend_from_slice(&k.to_be_bytes());
+}
+
 /// Appends one key column.
 pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
     if v.is_null() {
@@ -85,22 +103,12 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         Value::Oid(x) | Value::Xid(x) => put_i64(out, *x as i64),
         Value::Timestamp(x) | Value::TimestampTz(x) => put_i64(out, *x),
         Value::PgLsn(x) | Value::Xid8(x) => out.extend_from_slice(&x.to_be_bytes()),
-        Value::Float8(f) => {
-            let f = if *f == 0.0 {
-                0.0
-            } else if f.is_nan() {
-                f64::NAN
-            } else {
-                *f
-            };
-            let bits = f.to_bits();
-            let k = if bits >> 63 == 1 {
-                !bits
-            } else {
-                bits ^ (1 << 63)
-            };
-            out.extend_from_slice(&k.to_be_bytes());
-        }
+        Value::Float8(f) => put_f64(out, *f),
+        // An enum label by its sort position (fixed once the label exists).
+        Value::Enum(l) => put_f64(
+            out,
+            pgtypes::enumtype::sort_of(*l).unwrap_or(f64::from(*l)),
+        ),
         Value::Numeric(n) => {
             let n = n.normalized();
             let m = n.mantissa();

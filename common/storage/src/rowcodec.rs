@@ -92,7 +92,9 @@ pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
             Value::Bool(b) => out.push(*b as u8),
             Value::Int2(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Int4(x) => out.extend_from_slice(&x.to_le_bytes()),
-            Value::Oid(x) | Value::Xid(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::Oid(x) | Value::Xid(x) | Value::Enum(x) => {
+                out.extend_from_slice(&x.to_le_bytes())
+            }
             Value::Int8(x) | Value::Timestamp(x) | Value::TimestampTz(x) => {
                 out.extend_from_slice(&x.to_le_bytes())
             }
@@ -252,6 +254,7 @@ impl<'a> Reader<'a> {
             SqlType::Int2 => Value::Int2(i16::from_le_bytes(self.arr()?)),
             SqlType::Int4 => Value::Int4(i32::from_le_bytes(self.arr()?)),
             SqlType::Oid | SqlType::Reg(_) => Value::Oid(u32::from_le_bytes(self.arr()?)),
+            SqlType::Enum(_) => Value::Enum(u32::from_le_bytes(self.arr()?)),
             SqlType::Int8 => Value::Int8(i64::from_le_bytes(self.arr()?)),
             SqlType::Timestamp => Value::Timestamp(i64::from_le_bytes(self.arr()?)),
             SqlType::TimestampTz => Value::TimestampTz(i64::from_le_bytes(self.arr()?)),
@@ -329,7 +332,11 @@ impl<'a> Reader<'a> {
         match ty {
             SqlType::Bool => self.take(1).map(drop),
             SqlType::Int2 => self.take(2).map(drop),
-            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Reg(_) => self.take(4).map(drop),
+            SqlType::Int4
+            | SqlType::Oid
+            | SqlType::Xid
+            | SqlType::Reg(_)
+            | SqlType::Enum(_) => self.take(4).map(drop),
             SqlType::Int8
             | SqlType::Timestamp
             | SqlType::TimestampTz

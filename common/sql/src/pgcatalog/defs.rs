@@ -118,6 +118,14 @@ pub static PG_TYPE: &[(&str, T)] = &[
     ("typacl", T::Array(A::Text)),
 ];
 
+/// `pg_enum`'s columns (PostgreSQL 15; enumsortorder is `real` there).
+pub static PG_ENUM: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("enumtypid", T::Oid),
+    ("enumsortorder", T::Float8),
+    ("enumlabel", T::Name),
+];
+
 /// `pg_index`'s columns (PostgreSQL 15).
 pub static PG_INDEX: &[(&str, T)] = &[
     ("indexrelid", T::Oid),

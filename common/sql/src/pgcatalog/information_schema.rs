@@ -104,6 +104,7 @@ pub fn tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 fn data_type(ty: T) -> String {
     match ty {
         T::Array(e) if !e.is_vector() => "ARRAY".to_string(),
+        T::Enum(_) => "USER-DEFINED".to_string(),
         T::Char(0) => "character".to_string(),
         other => other.base().pg_base_name().to_string(),
     }
@@ -186,7 +187,13 @@ pub fn columns(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                     },
                 ),
                 ("udt_catalog", db(ec)),
-                ("udt_schema", text("pg_catalog")),
+                (
+                    "udt_schema",
+                    text(match ty {
+                        T::Enum(_) | T::Array(pgtypes::sqltype::ArrayElem::Enum(_)) => "public",
+                        _ => "pg_catalog",
+                    }),
+                ),
                 ("udt_name", text(ty.typname())),
                 ("dtd_identifier", text(&pos.to_string())),
                 ("is_self_referencing", yes_no(false)),

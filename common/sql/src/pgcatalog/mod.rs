@@ -448,9 +448,15 @@ pub fn namespace_name(oid: u32) -> Option<&'static str> {
     NAMESPACES.iter().find(|n| n.0 == oid).map(|n| n.1)
 }
 
-/// The pg_type row of a type OID.
-pub fn type_row(oid: u32) -> Option<&'static types::PgTypeRow> {
-    types::TYPES.iter().find(|t| t.oid == oid)
+/// The pg_type row of a type OID (a built-in type, an enum type or an
+/// enum's array type).
+pub fn type_row(oid: u32) -> Option<types::PgTypeRow> {
+    if let Some(t) = types::TYPES.iter().find(|t| t.oid == oid) {
+        return Some(t.clone());
+    }
+    let e = pgtypes::enumtype::elem_of_array(oid).unwrap_or(oid);
+    let t = pgtypes::enumtype::get(e)?;
+    types::enum_rows(&t).into_iter().find(|r| r.oid == oid)
 }
 
 /// Splits `a.b` / `"A".b` into (schema, name), folding unquoted parts to

@@ -230,6 +230,7 @@ fn attribute(
     identity: &str,
 ) {
     let t = type_row(ty.oid());
+    let t = t.as_ref();
     rows.push(vec![
         ("attrelid", oid(rel)),
         ("attname", text(name)),
@@ -285,6 +286,7 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             RelRef::Table(t) => {
                 for (name, num, typ) in SYSTEM_COLUMNS {
                     let tr = type_row(typ);
+                    let tr = tr.as_ref();
                     rows.push(vec![
                         ("attrelid", oid(t.oid)),
                         ("attname", text(name)),
@@ -453,6 +455,52 @@ pub fn pg_type(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("typtypmod", Value::Int4(-1)),
             ("typcollation", oid(t.collation)),
         ]);
+    }
+    for e in pgtypes::enumtype::all() {
+        for t in types::enum_rows(&e) {
+            rows.push(vec![
+                ("oid", oid(t.oid)),
+                ("typname", text(t.name)),
+                ("typnamespace", oid(PUBLIC)),
+                ("typowner", oid(BOOTSTRAP_SUPERUSER)),
+                ("typlen", Value::Int2(t.len)),
+                ("typbyval", bool(t.byval)),
+                ("typtype", ch(&(t.kind as char).to_string())),
+                ("typcategory", ch(&(t.category as char).to_string())),
+                ("typispreferred", bool(t.preferred)),
+                ("typisdefined", bool(true)),
+                ("typdelim", ch(",")),
+                ("typsubscript", oid(if t.elem != 0 { 6179 } else { 0 })),
+                ("typelem", oid(t.elem)),
+                ("typarray", oid(t.array)),
+                ("typinput", oid(t.io[0])),
+                ("typoutput", oid(t.io[1])),
+                ("typreceive", oid(t.io[2])),
+                ("typsend", oid(t.io[3])),
+                ("typanalyze", oid(if t.elem != 0 { 3816 } else { 0 })),
+                ("typalign", ch(&(t.align as char).to_string())),
+                ("typstorage", ch(&(t.storage as char).to_string())),
+                ("typtypmod", Value::Int4(-1)),
+                ("typcollation", oid(t.collation)),
+            ]);
+        }
+    }
+    rows.out
+}
+
+/// pg_enum: every label of every enum type (from the type cache the
+/// catalog publishes to, `pgtypes::enumtype`).
+pub fn pg_enum(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_ENUM);
+    for e in pgtypes::enumtype::all() {
+        for l in &e.labels {
+            rows.push(vec![
+                ("oid", oid(l.oid)),
+                ("enumtypid", oid(e.oid)),
+                ("enumsortorder", Value::Float8(l.sort)),
+                ("enumlabel", text(&l.label)),
+            ]);
+        }
     }
     rows.out
 }

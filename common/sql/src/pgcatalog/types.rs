@@ -4,7 +4,7 @@
 //! names and properties are PostgreSQL's.
 
 /// One pg_type row (the columns that vary between types).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PgTypeRow {
     /// oid.
     pub oid: u32,
@@ -34,6 +34,47 @@ pub struct PgTypeRow {
     pub collation: u32,
     /// format_type(oid, NULL).
     pub display: &'static str,
+}
+
+/// The pg_type rows of an enum type and of its array type (what
+/// PostgreSQL 15's CREATE TYPE … AS ENUM makes; both in schema public).
+pub fn enum_rows(t: &pgtypes::enumtype::EnumType) -> [PgTypeRow; 2] {
+    [
+        PgTypeRow {
+            oid: t.oid,
+            name: t.name,
+            len: 4,
+            byval: true,
+            kind: b'e',
+            category: b'E',
+            preferred: false,
+            elem: 0,
+            array: t.array_oid,
+            // enum_in, enum_out, enum_recv, enum_send
+            io: [3504, 3505, 3532, 3533],
+            align: b'i',
+            storage: b'p',
+            collation: 0,
+            display: t.name,
+        },
+        PgTypeRow {
+            oid: t.array_oid,
+            name: t.array_typname,
+            len: -1,
+            byval: false,
+            kind: b'b',
+            category: b'A',
+            preferred: false,
+            elem: t.oid,
+            array: 0,
+            // array_in, array_out, array_recv, array_send
+            io: [750, 751, 2400, 2401],
+            align: b'i',
+            storage: b'x',
+            collation: 0,
+            display: t.array_name,
+        },
+    ]
 }
 
 /// The types.

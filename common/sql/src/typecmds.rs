@@ -1,0 +1,505 @@
+//! CREATE TYPE … AS ENUM, ALTER TYPE (ADD VALUE, RENAME VALUE, RENAME
+//! TO) and DROP TYPE (PostgreSQL's `commands/typecmds.c` and the enum part
+//! of `catalog/pg_enum.c`).
+//!
+//! `sqlparser` cannot parse these statements with PostgreSQL's meaning
+//! (labels are string literals, ALTER TYPE is missing), so the parser's
+//! keyword pre-dispatch hands them to [`parse`]; DROP TYPE comes through
+//! `sqlparser`'s DROP.
+//!
+//! ## OIDs and sort positions
+//!
+//! CREATE TYPE takes an OID for the type, one for its array type (`_mood`)
+//! and an even OID per label, in label order; ADD VALUE at the end takes
+//! an even OID too, ADD VALUE BEFORE / AFTER an odd one (the rule
+//! `pgtypes::enumtype` relies on to compare even labels without a lookup).
+//! Sort positions: see [`engine::pg_enum`].
+//!
+//! ## Transactions
+//!
+//! Each statement changes the catalog at once (WAL-logged, so a standby
+//! follows) and records how to undo it ([`PendingDdl::CreateType`],
+//! [`PendingDdl::AlterType`], [`PendingDdl::DropType`]): ROLLBACK drops a
+//! created type, puts an altered one back, re-creates a dropped one with
+//! its OIDs (the columns that use it still name them). A type another
+//! transaction created and has not committed is already visible, unlike
+//! a table.
+//!
+//! ## Dependencies
+//!
+//! A column of the type (or of its array type) depends on it: DROP TYPE
+//! fails with 2BP01 and PostgreSQL's DETAIL unless CASCADE, which drops
+//! those columns first (ALTER TABLE … DROP COLUMN, with its own undo).
+
+use sqlparser::ast;
+
+use crate::ddl::{DdlCtx, PendingDdl};
+use crate::parser::{Cur, Tok};
+use crate::planner::object_name;
+use engine::catalog::{undefined_type, CatalogChange};
+use engine::pg_enum::EnumTypeSpec;
+use engine::Engine;
+use pgtypes::enumtype::EnumLabel;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::{ArrayElem, SqlType};
+use pgtypes::{Oid, TransactionId};
+
+/// PostgreSQL's NAMEDATALEN - 1: the longest label.
+const MAX_LABEL_BYTES: usize = 63;
+
+/// A type statement the parser's pre-dispatch recognised.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeStmt {
+    /// `CREATE TYPE name AS ENUM ('a', …)`.
+    CreateEnum {
+        /// Type name.
+        name: String,
+        /// The labels in order.
+        labels: Vec<String>,
+    },
+    /// `ALTER TYPE name ADD VALUE [IF NOT EXISTS] 'x' [BEFORE|AFTER 'y']`.
+    AddValue {
+        /// Type name.
+        name: String,
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+        /// The new label.
+        label: String,
+        /// `BEFORE` (true) / `AFTER` (false) this label.
+        neighbor: Option<(bool, String)>,
+    },
+    /// `ALTER TYPE name RENAME VALUE 'a' TO 'b'`.
+    RenameValue {
+        /// Type name.
+        name: String,
+        /// The label now.
+        from: String,
+        /// Its new text.
+        to: String,
+    },
+    /// `ALTER TYPE name RENAME TO new`.
+    Rename {
+        /// Type name.
+        name: String,
+        /// The new name.
+        to: String,
+    },
+}
+
+impl TypeStmt {
+    /// The command tag.
+    pub fn tag(&self) -> &'static str {
+        match self {
+            TypeStmt::CreateEnum { .. } => "CREATE TYPE",
+            _ => "ALTER TYPE",
+        }
+    }
+}
+
+/// True if the words starting a statement make it one of ours.
+pub(crate) fn is_type_statement(first: &str, second: Option<&str>) -> bool {
+    matches!(first, "create" | "alter") && second == Some("type")
+}
+
+/// Parses `CREATE TYPE …` / `ALTER TYPE …` (the cursor at its first word).
+pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<TypeStmt> {
+    let create = c.eat_word("create");
+    if !create {
+        c.expect_word("alter")?;
+    }
+    c.expect_word("type")?;
+    let name = c.ident()?;
+    if create {
+        c.expect_word("as")?;
+        if !c.eat_word("enum") {
+            return Err(PgError::unsupported(
+                "CREATE TYPE is only supported for enum types",
+            ));
+        }
+        if !c.eat_punct('(') {
+            return Err(c.error_here());
+        }
+        let mut labels = Vec::new();
+        if !c.eat_punct(')') {
+            loop {
+                labels.push(c.string()?);
+                if c.eat_punct(')') {
+                    break;
+                }
+                if !c.eat_punct(',') {
+                    return Err(c.error_here());
+                }
+            }
+        }
+        c.expect_end()?;
+        return Ok(TypeStmt::CreateEnum { name, labels });
+    }
+    let stmt = if c.eat_word("add") {
+        c.expect_word("value")?;
+        let if_not_exists = if c.eat_word("if") {
+            c.expect_word("not")?;
+            c.expect_word("exists")?;
+            true
+        } else {
+            false
+        };
+        let label = c.string()?;
+        let neighbor = if c.eat_word("before") {
+            Some((true, c.string()?))
+        } else if c.eat_word("after") {
+            Some((false, c.string()?))
+        } else {
+            None
+        };
+        TypeStmt::AddValue {
+            name,
+            if_not_exists,
+            label,
+            neighbor,
+        }
+    } else if c.eat_word("rename") {
+        if c.eat_word("value") {
+            let from = c.string()?;
+            c.expect_word("to")?;
+            let to = c.string()?;
+            TypeStmt::RenameValue { name, from, to }
+        } else {
+            c.expect_word("to")?;
+            let to = c.one_ident()?;
+            TypeStmt::Rename { name, to }
+        }
+    } else {
+        return Err(match c.peek() {
+            Some(Tok::Word(_)) => PgError::unsupported(format!(
+                "ALTER TYPE … {} is not supported",
+                c.peek_word().unwrap_or("").to_uppercase()
+            )),
+            _ => c.error_here(),
+        });
+    };
+    c.expect_end()?;
+    Ok(stmt)
+}
+
+fn check_label(label: &str) -> PgResult<()> {
+    if label.len() > MAX_LABEL_BYTES {
+        return Err(PgError::new(
+            sqlstate::INVALID_NAME,
+            format!("invalid enum label \"{label}\""),
+        )
+        .with_detail(format!(
+            "Labels must be {MAX_LABEL_BYTES} bytes or less."
+        )));
+    }
+    Ok(())
+}
+
+fn label_exists(label: &str) -> PgError {
+    PgError::new(
+        sqlstate::DUPLICATE_OBJECT,
+        format!("enum label \"{label}\" already exists"),
+    )
+}
+
+fn not_a_label(label: &str) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_PARAMETER_VALUE,
+        format!("\"{label}\" is not an existing enum label"),
+    )
+}
+
+/// A fresh OID of the wanted parity (`even`).
+fn oid_with_parity(db: &Engine, even: bool) -> Oid {
+    loop {
+        let o = db.catalog().allocate_oid();
+        if (o % 2 == 0) == even {
+            return o;
+        }
+    }
+}
+
+/// The enum type named `name` as DDL sees it, or 42704.
+fn existing(db: &Engine, name: &str) -> PgResult<EnumTypeSpec> {
+    db.catalog()
+        .enum_type(name)
+        .map(|t| t.current_spec())
+        .ok_or_else(|| undefined_type(name))
+}
+
+/// Runs CREATE TYPE / ALTER TYPE.
+pub fn execute(cx: &mut DdlCtx<'_>, stmt: &TypeStmt) -> PgResult<String> {
+    let db = cx.db;
+    match stmt {
+        TypeStmt::CreateEnum { name, labels } => {
+            for l in labels {
+                check_label(l)?;
+            }
+            if db.catalog().enum_type(name).is_some() || crate::ddl::relation_exists(db, name) {
+                return Err(engine::catalog::type_exists(name));
+            }
+            let oid = db.catalog().allocate_oid();
+            let array_oid = db.catalog().allocate_oid();
+            let mut spec = EnumTypeSpec {
+                oid,
+                array_oid,
+                name: name.clone(),
+                labels: Vec::with_capacity(labels.len()),
+                creator: TransactionId::INVALID,
+            };
+            for (i, l) in labels.iter().enumerate() {
+                if spec.label(l).is_some() {
+                    return Err(label_exists(l));
+                }
+                spec.labels.push(EnumLabel {
+                    oid: oid_with_parity(db, true),
+                    sort: (i + 1) as f64,
+                    label: l.clone(),
+                });
+            }
+            spec.creator = cx.xact.assign_xid()?;
+            db.catalog()
+                .apply_catalog_change(&CatalogChange::CreateType(spec))?;
+            cx.pending.push(PendingDdl::CreateType(oid));
+        }
+        TypeStmt::AddValue {
+            name,
+            if_not_exists,
+            label,
+            neighbor,
+        } => {
+            let before = existing(db, name)?;
+            check_label(label)?;
+            if before.label(label).is_some() {
+                if *if_not_exists {
+                    cx.notices.push(PgError::notice(
+                        sqlstate::DUPLICATE_OBJECT,
+                        format!("enum label \"{label}\" already exists, skipping"),
+                    ));
+                    return Ok("ALTER TYPE".into());
+                }
+                return Err(label_exists(label));
+            }
+            let at = match neighbor {
+                None => before.labels.len(),
+                Some((is_before, n)) => {
+                    let i = before
+                        .labels
+                        .iter()
+                        .position(|l| &l.label == n)
+                        .ok_or_else(|| not_a_label(n))?;
+                    if *is_before {
+                        i
+                    } else {
+                        i + 1
+                    }
+                }
+            };
+            let sort = before.position_between(at).map_err(|_| {
+                PgError::new(
+                    sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                    format!("no room left for a new label of enum {name} at this position"),
+                )
+            })?;
+            // Even only if every even label sorts before it (see the
+            // module doc); a new OID is above all existing ones.
+            let even = before.labels[at..].iter().all(|l| l.oid % 2 == 1);
+            let mut spec = before.clone();
+            spec.labels.insert(
+                at,
+                EnumLabel {
+                    oid: oid_with_parity(db, even),
+                    sort,
+                    label: label.clone(),
+                },
+            );
+            alter(cx, name, before, spec)?;
+        }
+        TypeStmt::RenameValue { name, from, to } => {
+            let before = existing(db, name)?;
+            check_label(to)?;
+            let i = before
+                .labels
+                .iter()
+                .position(|l| &l.label == from)
+                .ok_or_else(|| not_a_label(from))?;
+            if from == to {
+                return Ok("ALTER TYPE".into());
+            }
+            if before.label(to).is_some() {
+                return Err(label_exists(to));
+            }
+            let mut spec = before.clone();
+            spec.labels[i].label = to.clone();
+            alter(cx, name, before, spec)?;
+        }
+        TypeStmt::Rename { name, to } => {
+            let before = existing(db, name)?;
+            if db.catalog().enum_type(to).is_some() || crate::ddl::relation_exists(db, to) {
+                return Err(engine::catalog::type_exists(to));
+            }
+            let mut spec = before.clone();
+            spec.name = to.clone();
+            alter(cx, name, before, spec)?;
+        }
+    }
+    Ok(stmt.tag().into())
+}
+
+fn alter(
+    cx: &mut DdlCtx<'_>,
+    name: &str,
+    before: EnumTypeSpec,
+    spec: EnumTypeSpec,
+) -> PgResult<()> {
+    cx.xact.assign_xid()?;
+    let oid = spec.oid;
+    cx.db.catalog().apply_catalog_change(&CatalogChange::AlterType {
+        name: name.to_string(),
+        spec,
+    })?;
+    cx.pending.push(PendingDdl::AlterType { oid, before });
+    Ok(())
+}
+
+/// True if `ty` is the enum type `oid` or its array type.
+fn uses_type(ty: SqlType, oid: Oid) -> bool {
+    matches!(ty, SqlType::Enum(o) | SqlType::Array(ArrayElem::Enum(o)) if o == oid)
+}
+
+/// The visible columns using the type `oid`: (table, column, type), in
+/// the order PostgreSQL's dependency scan finds them.
+fn dependent_columns(cx: &DdlCtx<'_>, oid: Oid) -> Vec<(String, String, SqlType)> {
+    let view = cx.db.catalog().view(cx.xact.own().xids, cx.db.clog());
+    let mut out = Vec::new();
+    let mut tables = cx.db.catalog().tables();
+    tables.sort_by_key(|t| t.oid);
+    for t in tables {
+        let Some(t) = view.get(&t.name) else {
+            continue;
+        };
+        for c in t.columns.iter().filter(|c| !c.dropped) {
+            if uses_type(c.ty, oid) {
+                out.push((t.name.clone(), c.name.clone(), c.ty));
+            }
+        }
+    }
+    // PostgreSQL reaches the array type's dependents first (the array
+    // type depends on the type and was recorded before any column).
+    out.sort_by_key(|(_, _, ty)| !matches!(ty, SqlType::Array(_)));
+    out
+}
+
+/// DROP TYPE [IF EXISTS] name, … [CASCADE | RESTRICT].
+pub fn drop_types(
+    cx: &mut DdlCtx<'_>,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    cascade: bool,
+) -> PgResult<String> {
+    let mut found = Vec::new();
+    for n in names {
+        let name = object_name(n);
+        match cx.db.catalog().enum_type(&name) {
+            Some(t) => found.push(t.current_spec()),
+            None => cx.notices.push(crate::ddl::missing_to_drop(
+                "type",
+                sqlstate::UNDEFINED_OBJECT,
+                &name,
+                if_exists,
+            )?),
+        }
+    }
+    for spec in found {
+        let deps = dependent_columns(cx, spec.oid);
+        if !deps.is_empty() {
+            let lines: Vec<String> = deps
+                .iter()
+                .map(|(t, c, ty)| {
+                    format!("column {c} of table {t} depends on type {}", ty.pg_name())
+                })
+                .collect();
+            if !cascade {
+                return Err(PgError::new(
+                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!(
+                        "cannot drop type {} because other objects depend on it",
+                        spec.name
+                    ),
+                )
+                .with_detail(lines.join("\n"))
+                .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+            }
+            let cascades = |l: &String| l.split(" depends on").next().unwrap_or("").to_string();
+            cx.notices.push(if lines.len() == 1 {
+                PgError::notice(
+                    sqlstate::SUCCESSFUL_COMPLETION,
+                    format!("drop cascades to {}", cascades(&lines[0])),
+                )
+            } else {
+                let detail: Vec<String> = lines
+                    .iter()
+                    .map(|l| format!("drop cascades to {}", cascades(l)))
+                    .collect();
+                PgError::notice(
+                    sqlstate::SUCCESSFUL_COMPLETION,
+                    format!("drop cascades to {} other objects", lines.len()),
+                )
+                .with_detail(detail.join("\n"))
+            });
+            for (t, c, _) in &deps {
+                let table = ast::ObjectName(vec![ast::Ident::with_quote('"', t.clone())]);
+                let op = ast::AlterTableOperation::DropColumn {
+                    column_name: ast::Ident::with_quote('"', c.clone()),
+                    if_exists: false,
+                    cascade: true,
+                };
+                crate::tablecmds::alter_table(cx, &table, &[op], false)?;
+            }
+        }
+        cx.xact.assign_xid()?;
+        cx.db.catalog().apply_catalog_change(&CatalogChange::DropType {
+            name: spec.name.clone(),
+        })?;
+        cx.pending.push(PendingDdl::DropType(spec));
+    }
+    Ok("DROP TYPE".into())
+}
+
+/// PendingDdl for types: the transaction committed.
+pub(crate) fn commit_pending(db: &Engine, p: &PendingDdl) {
+    if let PendingDdl::CreateType(oid) = p {
+        if let Some(t) = db.catalog().enum_type_by_oid(*oid) {
+            t.creator.store(0, std::sync::atomic::Ordering::Release);
+        }
+    }
+}
+
+/// PendingDdl for types: the (sub)transaction rolled back.
+pub(crate) fn abort_pending(db: &Engine, p: PendingDdl) {
+    let change = match p {
+        PendingDdl::CreateType(oid) => match db.catalog().enum_type_by_oid(oid) {
+            Some(t) => CatalogChange::DropType {
+                name: t.spec.name.clone(),
+            },
+            None => return,
+        },
+        PendingDdl::AlterType { oid, before } => match db.catalog().enum_type_by_oid(oid) {
+            Some(t) => CatalogChange::AlterType {
+                name: t.spec.name.clone(),
+                spec: before,
+            },
+            None => return,
+        },
+        PendingDdl::DropType(mut spec) => {
+            if db.catalog().enum_type_by_oid(spec.oid).is_some() {
+                return;
+            }
+            spec.creator = TransactionId::INVALID;
+            CatalogChange::CreateType(spec)
+        }
+        _ => return,
+    };
+    if let Err(e) = db.catalog().apply_catalog_change(&change) {
+        tracing::warn!("could not undo a type change after rollback: {}", e.message);
+    }
+}
