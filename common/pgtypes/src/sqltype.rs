@@ -61,6 +61,9 @@ pub enum SqlType {
     Void,
     /// name (19), for catalog-ish output
     Name,
+    /// `"char"` (18): the catalogs' one-byte code (`pg_type.typtype`),
+    /// sent as that byte in binary; a text value of at most one character.
+    InternalChar,
     /// oid (26)
     Oid,
     /// xid8 (5069), what pg_current_xact_id() returns
@@ -406,6 +409,7 @@ impl SqlType {
             SqlType::Snapshot => 5038,
             SqlType::Void => 2278,
             SqlType::Name => 19,
+            SqlType::InternalChar => 18,
             SqlType::Oid => 26,
             SqlType::Xid8 => 5069,
             SqlType::Xid => 28,
@@ -442,6 +446,7 @@ impl SqlType {
             5038 | 2970 => SqlType::Snapshot,
             2278 => SqlType::Void,
             19 => SqlType::Name,
+            18 => SqlType::InternalChar,
             26 => SqlType::Oid,
             5069 => SqlType::Xid8,
             28 => SqlType::Xid,
@@ -495,6 +500,7 @@ impl SqlType {
             SqlType::Void => 4,
             SqlType::Uuid => 16,
             SqlType::Name => 64,
+            SqlType::InternalChar => 1,
             SqlType::Unknown => -2,
             _ => -1,
         }
@@ -538,7 +544,11 @@ impl SqlType {
     pub fn is_text_like(self) -> bool {
         matches!(
             self,
-            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name
+            SqlType::Text
+                | SqlType::Varchar(_)
+                | SqlType::Char(_)
+                | SqlType::Name
+                | SqlType::InternalChar
         )
     }
 
@@ -573,6 +583,7 @@ impl SqlType {
             SqlType::Snapshot => "pg_snapshot",
             SqlType::Void => "void",
             SqlType::Name => "name",
+            SqlType::InternalChar => "\"char\"",
             SqlType::Oid => "oid",
             SqlType::Xid8 => "xid8",
             SqlType::Xid => "xid",
@@ -621,6 +632,7 @@ impl SqlType {
             SqlType::Snapshot => "pg_snapshot",
             SqlType::Void => "void",
             SqlType::Name => "name",
+            SqlType::InternalChar => "char",
             SqlType::Oid => "oid",
             SqlType::Xid8 => "xid8",
             SqlType::Xid => "xid",
@@ -670,6 +682,7 @@ impl SqlType {
             "pg_snapshot" | "txid_snapshot" => SqlType::Snapshot,
             "void" => SqlType::Void,
             "name" => SqlType::Name,
+            "\"char\"" => SqlType::InternalChar,
             "oid" => SqlType::Oid,
             "xid8" => SqlType::Xid8,
             "xid" => SqlType::Xid,

@@ -601,6 +601,10 @@ impl Value {
                 Value::Numeric(n)
             }
             SqlType::Text | SqlType::Unknown => Value::Text(Arc::from(s)),
+            // charin: the first character (PostgreSQL keeps its first byte).
+            SqlType::InternalChar => Value::Text(Arc::from(
+                s.chars().next().map(String::from).unwrap_or_default(),
+            )),
             SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Name => {
                 Value::Text(fit_text_assign(s, ty)?)
             }
@@ -672,7 +676,8 @@ impl Value {
             | SqlType::Unknown
             | SqlType::Varchar(_)
             | SqlType::Char(_)
-            | SqlType::Name => {
+            | SqlType::Name
+            | SqlType::InternalChar => {
                 let s = std::str::from_utf8(b).map_err(|e| {
                     let bad = b.get(e.valid_up_to()).copied().unwrap_or(0);
                     PgError::new(

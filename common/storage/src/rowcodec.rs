@@ -273,6 +273,7 @@ impl<'a> Reader<'a> {
             | SqlType::Varchar(_)
             | SqlType::Char(_)
             | SqlType::Name
+            | SqlType::InternalChar
             | SqlType::Unknown => {
                 let n = self.varint_len()?;
                 let s = std::str::from_utf8(self.take(n)?).map_err(|_| corrupt("invalid UTF-8"))?;
@@ -351,6 +352,7 @@ impl<'a> Reader<'a> {
             | SqlType::Varchar(_)
             | SqlType::Char(_)
             | SqlType::Name
+            | SqlType::InternalChar
             | SqlType::Unknown
             | SqlType::Bytea
             | SqlType::Json
@@ -371,6 +373,7 @@ fn value_from_raw(ty: SqlType, raw: Vec<u8>) -> PgResult<Value> {
         | SqlType::Varchar(_)
         | SqlType::Char(_)
         | SqlType::Name
+        | SqlType::InternalChar
         | SqlType::Unknown => {
             let s = String::from_utf8(raw).map_err(|_| corrupt("invalid UTF-8"))?;
             Value::Text(Arc::from(s))
