@@ -125,6 +125,25 @@ BEGIN;
 DROP TYPE en_empty;
 ROLLBACK;
 SELECT enum_range(NULL::en_empty);
+-- defaults and old rows follow renames; COPY
+CREATE TYPE en_d AS ENUM ('x', 'y', 'z');
+CREATE TABLE en_dt (id int);
+INSERT INTO en_dt VALUES (1), (2);
+ALTER TABLE en_dt ADD COLUMN e en_d NOT NULL DEFAULT 'y';
+ALTER TYPE en_d RENAME VALUE 'y' TO 'why';
+INSERT INTO en_dt VALUES (3, 'z');
+INSERT INTO en_dt (id) VALUES (4);
+ALTER TYPE en_d RENAME TO en_d2;
+BEGIN;
+ALTER TYPE en_d2 RENAME VALUE 'why' TO 'w';
+\d en_dt
+ROLLBACK;
+ANALYZE en_dt;
+SELECT * FROM en_dt ORDER BY e DESC, id;
+COPY en_dt TO STDOUT;
+\d en_dt
+DROP TABLE en_dt;
+DROP TYPE en_d2;
 -- DROP TYPE
 DROP TYPE en_mood;
 DROP TYPE en_sz, en_nope;

@@ -60,7 +60,12 @@ fn enum_changes_replay_and_roll_back() {
     primary.safe_sql("BEGIN; DROP TYPE mood CASCADE; ROLLBACK");
     primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
-        assert_eq!(labels(node), "{sad,ok,happy,great}", "{}: labels", node.name());
+        assert_eq!(
+            labels(node),
+            "{sad,ok,happy,great}",
+            "{}: labels",
+            node.name()
+        );
         assert_eq!(
             node.safe_sql("SELECT to_regtype('fresh') IS NULL, to_regtype('gone') IS NULL"),
             "t|t",
@@ -237,7 +242,10 @@ fn driver_sends_and_reads_enum_values() {
         );
         // 3. Binary results, in the type's order.
         let rows = client
-            .query("SELECT m FROM t WHERE m >= $1 ORDER BY m", &[&Label("meh".into())])
+            .query(
+                "SELECT m FROM t WHERE m >= $1 ORDER BY m",
+                &[&Label("meh".into())],
+            )
             .await
             .unwrap();
         let got: Vec<Label> = rows.iter().map(|r| r.get(0)).collect();

@@ -179,7 +179,11 @@ mod tests {
             oid: 16400,
             array_oid: 16401,
             name: "my mood".into(),
-            labels: vec![l(16402, 1.0, "sad"), l(16405, 1.5, "o:k %"), l(16404, 2.0, "")],
+            labels: vec![
+                l(16402, 1.0, "sad"),
+                l(16405, 1.5, "o:k %"),
+                l(16404, 2.0, ""),
+            ],
             creator: TransactionId(7),
         }
     }

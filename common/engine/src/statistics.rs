@@ -145,13 +145,23 @@ pub fn encode_stats(out: &mut String, st: &RelationStats) {
             corr
         ));
         for (v, f) in &c.mcv {
-            out.push_str(&format!("mcv {} {}\n", f, esc(&v.to_text_string())));
+            out.push_str(&format!("mcv {} {}\n", f, esc(&stat_text(v))));
         }
         for v in &c.histogram {
-            out.push_str(&format!("hist {}\n", esc(&v.to_text_string())));
+            out.push_str(&format!("hist {}\n", esc(&stat_text(v))));
         }
     }
     out.push_str("end\n");
+}
+
+/// A value's text in the statistics lines: its output form, except an
+/// enum label, kept by OID (a label may be renamed, and the file is read
+/// before the enum types are known).
+fn stat_text(v: &Value) -> String {
+    match v {
+        Value::Enum(o) => o.to_string(),
+        _ => v.to_text_string(),
+    }
 }
 
 /// Decodes the lines [`encode_stats`] wrote, `first` being the `relstats`
@@ -175,6 +185,12 @@ pub fn decode_stats(
     };
     let value = |ty: SqlType, s: &str| -> Result<Value, String> {
         let text = unesc(s)?;
+        if let SqlType::Enum(_) = ty {
+            let o = text
+                .parse()
+                .map_err(|_| format!("bad enum value {text:?}"))?;
+            return Ok(Value::Enum(o));
+        }
         Value::from_text(ty, &text).map_err(|e| format!("bad statistics value: {}", e.message))
     };
     for line in rest {

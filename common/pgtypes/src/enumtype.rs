@@ -154,11 +154,7 @@ pub fn get(oid: Oid) -> Option<Arc<EnumType>> {
 /// The enum type named `name`. The one place a type name is looked up;
 /// every enum type is in schema `public`.
 pub fn by_name(name: &str) -> Option<Arc<EnumType>> {
-    read()
-        .types
-        .values()
-        .find(|t| t.name == name)
-        .cloned()
+    read().types.values().find(|t| t.name == name).cloned()
 }
 
 /// The element type of the enum array type `array_oid`.
@@ -202,7 +198,7 @@ pub fn sort_of(label: Oid) -> PgResult<f64> {
 /// PostgreSQL's enum_cmp: even OIDs compare as numbers; otherwise by
 /// sort position (a label the cache no longer has sorts by OID).
 pub fn cmp_labels(a: Oid, b: Oid) -> std::cmp::Ordering {
-    if a == b || (a % 2 == 0 && b % 2 == 0) {
+    if a == b || (a.is_multiple_of(2) && b.is_multiple_of(2)) {
         return a.cmp(&b);
     }
     match (sort_of(a), sort_of(b)) {
@@ -251,7 +247,11 @@ mod tests {
             900_000,
             900_001,
             "t_enumtype_mood",
-            &[l(900_002, 1.0, "sad"), l(900_004, 2.0, "happy"), l(900_005, 1.5, "ok")],
+            &[
+                l(900_002, 1.0, "sad"),
+                l(900_004, 2.0, "happy"),
+                l(900_005, 1.5, "ok"),
+            ],
         );
         assert_eq!(input(900_000, "ok").unwrap(), 900_005);
         assert_eq!(

@@ -36,6 +36,7 @@
 //!   text (`session.rs`).
 
 pub mod normalize;
+pub mod typestmt;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -133,7 +134,7 @@ pub enum Stmt {
     /// CREATE / ALTER / DROP ROLE or USER.
     Role(crate::roles::RoleStmt),
     /// CREATE TYPE … AS ENUM / ALTER TYPE.
-    Type(crate::typecmds::TypeStmt),
+    Type(typestmt::TypeStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -793,8 +794,8 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
                 on_cluster: Some(sqlparser::ast::Ident::new(ALTER_VIEW_MARK)),
             })))
         }
-        w if crate::typecmds::is_type_statement(w, c.peek_word_at(1)) => {
-            Some(Stmt::Type(crate::typecmds::parse(&mut c)?))
+        w if typestmt::is_type_statement(w, c.peek_word_at(1)) => {
+            Some(Stmt::Type(typestmt::parse(&mut c)?))
         }
         w if crate::roles::is_role_statement(w, c.peek_word_at(1), c.peek_word_at(2)) => {
             Some(Stmt::Role(crate::roles::parse(&mut c)?))

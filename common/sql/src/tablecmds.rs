@@ -297,7 +297,7 @@ fn lock_for_alter(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Arc<TableD
 }
 
 /// Applies `spec` as the new definition of `table` and records the undo.
-fn alter_definition(
+pub(crate) fn alter_definition(
     cx: &mut DdlCtx<'_>,
     table: &Arc<TableDef>,
     mut spec: TableSpec,
@@ -361,6 +361,18 @@ fn duplicate_column(col: &str, table: &str) -> PgError {
 /// Evaluates a DEFAULT once (the missing value of an added column);
 /// None for NULL.
 fn default_value(text: &str, col: &ColumnDef) -> PgResult<Option<String>> {
+    Ok(match constant_default(text, col)? {
+        Value::Null => None,
+        // An enum label by OID: it survives RENAME VALUE (see
+        // `ColumnDef::missing`).
+        Value::Enum(o) => Some(o.to_string()),
+        v => Some(v.to_text_string()),
+    })
+}
+
+/// The value of a DEFAULT expression that needs no row and no session
+/// (a constant, a cast, arithmetic on them).
+pub(crate) fn constant_default(text: &str, col: &ColumnDef) -> PgResult<Value> {
     let ast = crate::parser::parse_expr_text(text)?;
     let e = bind_assign(
         &ast,
@@ -369,8 +381,7 @@ fn default_value(text: &str, col: &ColumnDef) -> PgResult<Option<String>> {
         col.ty,
         &col.name,
     )?;
-    let v = crate::expr::eval(&e, &[], &[], &mut StaticContext)?;
-    Ok((!v.is_null()).then(|| v.to_text_string()))
+    crate::expr::eval(&e, &[], &[], &mut StaticContext)
 }
 
 /// Checks a DEFAULT expression binds for the column's type.

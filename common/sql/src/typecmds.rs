@@ -4,8 +4,8 @@
 //!
 //! `sqlparser` cannot parse these statements with PostgreSQL's meaning
 //! (labels are string literals, ALTER TYPE is missing), so the parser's
-//! keyword pre-dispatch hands them to [`parse`]; DROP TYPE comes through
-//! `sqlparser`'s DROP.
+//! keyword pre-dispatch parses them into a [`TypeStmt`]
+//! (`parser::typestmt`); DROP TYPE comes through `sqlparser`'s DROP.
 //!
 //! ## OIDs and sort positions
 //!
@@ -34,7 +34,7 @@
 use sqlparser::ast;
 
 use crate::ddl::{DdlCtx, PendingDdl};
-use crate::parser::{Cur, Tok};
+pub use crate::parser::typestmt::TypeStmt;
 use crate::planner::object_name;
 use engine::catalog::{undefined_type, CatalogChange};
 use engine::pg_enum::EnumTypeSpec;
@@ -47,149 +47,13 @@ use pgtypes::{Oid, TransactionId};
 /// PostgreSQL's NAMEDATALEN - 1: the longest label.
 const MAX_LABEL_BYTES: usize = 63;
 
-/// A type statement the parser's pre-dispatch recognised.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TypeStmt {
-    /// `CREATE TYPE name AS ENUM ('a', …)`.
-    CreateEnum {
-        /// Type name.
-        name: String,
-        /// The labels in order.
-        labels: Vec<String>,
-    },
-    /// `ALTER TYPE name ADD VALUE [IF NOT EXISTS] 'x' [BEFORE|AFTER 'y']`.
-    AddValue {
-        /// Type name.
-        name: String,
-        /// IF NOT EXISTS.
-        if_not_exists: bool,
-        /// The new label.
-        label: String,
-        /// `BEFORE` (true) / `AFTER` (false) this label.
-        neighbor: Option<(bool, String)>,
-    },
-    /// `ALTER TYPE name RENAME VALUE 'a' TO 'b'`.
-    RenameValue {
-        /// Type name.
-        name: String,
-        /// The label now.
-        from: String,
-        /// Its new text.
-        to: String,
-    },
-    /// `ALTER TYPE name RENAME TO new`.
-    Rename {
-        /// Type name.
-        name: String,
-        /// The new name.
-        to: String,
-    },
-}
-
-impl TypeStmt {
-    /// The command tag.
-    pub fn tag(&self) -> &'static str {
-        match self {
-            TypeStmt::CreateEnum { .. } => "CREATE TYPE",
-            _ => "ALTER TYPE",
-        }
-    }
-}
-
-/// True if the words starting a statement make it one of ours.
-pub(crate) fn is_type_statement(first: &str, second: Option<&str>) -> bool {
-    matches!(first, "create" | "alter") && second == Some("type")
-}
-
-/// Parses `CREATE TYPE …` / `ALTER TYPE …` (the cursor at its first word).
-pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<TypeStmt> {
-    let create = c.eat_word("create");
-    if !create {
-        c.expect_word("alter")?;
-    }
-    c.expect_word("type")?;
-    let name = c.ident()?;
-    if create {
-        c.expect_word("as")?;
-        if !c.eat_word("enum") {
-            return Err(PgError::unsupported(
-                "CREATE TYPE is only supported for enum types",
-            ));
-        }
-        if !c.eat_punct('(') {
-            return Err(c.error_here());
-        }
-        let mut labels = Vec::new();
-        if !c.eat_punct(')') {
-            loop {
-                labels.push(c.string()?);
-                if c.eat_punct(')') {
-                    break;
-                }
-                if !c.eat_punct(',') {
-                    return Err(c.error_here());
-                }
-            }
-        }
-        c.expect_end()?;
-        return Ok(TypeStmt::CreateEnum { name, labels });
-    }
-    let stmt = if c.eat_word("add") {
-        c.expect_word("value")?;
-        let if_not_exists = if c.eat_word("if") {
-            c.expect_word("not")?;
-            c.expect_word("exists")?;
-            true
-        } else {
-            false
-        };
-        let label = c.string()?;
-        let neighbor = if c.eat_word("before") {
-            Some((true, c.string()?))
-        } else if c.eat_word("after") {
-            Some((false, c.string()?))
-        } else {
-            None
-        };
-        TypeStmt::AddValue {
-            name,
-            if_not_exists,
-            label,
-            neighbor,
-        }
-    } else if c.eat_word("rename") {
-        if c.eat_word("value") {
-            let from = c.string()?;
-            c.expect_word("to")?;
-            let to = c.string()?;
-            TypeStmt::RenameValue { name, from, to }
-        } else {
-            c.expect_word("to")?;
-            let to = c.one_ident()?;
-            TypeStmt::Rename { name, to }
-        }
-    } else {
-        return Err(match c.peek() {
-            Some(Tok::Word(_)) => PgError::unsupported(format!(
-                "ALTER TYPE … {} is not supported",
-                c.peek_word().unwrap_or("").to_uppercase()
-            )),
-            _ => c.error_here(),
-        });
-    };
-    c.expect_end()?;
-    Ok(stmt)
-}
-
 fn check_label(label: &str) -> PgResult<()> {
     if label.len() > MAX_LABEL_BYTES {
         return Err(PgError::new(
             sqlstate::INVALID_NAME,
             format!("invalid enum label \"{label}\""),
         )
-        .with_detail(format!(
-            "Labels must be {MAX_LABEL_BYTES} bytes or less."
-        )));
+        .with_detail(format!("Labels must be {MAX_LABEL_BYTES} bytes or less.")));
     }
     Ok(())
 }
@@ -212,7 +76,7 @@ fn not_a_label(label: &str) -> PgError {
 fn oid_with_parity(db: &Engine, even: bool) -> Oid {
     loop {
         let o = db.catalog().allocate_oid();
-        if (o % 2 == 0) == even {
+        if o.is_multiple_of(2) == even {
             return o;
         }
     }
@@ -302,7 +166,7 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &TypeStmt) -> PgResult<String> {
             })?;
             // Even only if every even label sorts before it (see the
             // module doc); a new OID is above all existing ones.
-            let even = before.labels[at..].iter().all(|l| l.oid % 2 == 1);
+            let even = before.labels[at..].iter().all(|l| !l.oid.is_multiple_of(2));
             let mut spec = before.clone();
             spec.labels.insert(
                 at,
@@ -353,11 +217,73 @@ fn alter(
 ) -> PgResult<()> {
     cx.xact.assign_xid()?;
     let oid = spec.oid;
-    cx.db.catalog().apply_catalog_change(&CatalogChange::AlterType {
-        name: name.to_string(),
-        spec,
-    })?;
+    // DEFAULTs are kept as SQL text naming the label and the type
+    // (`'ok'::mood`); PostgreSQL's name the OIDs. Find the constant ones
+    // first, to write them again with the new names.
+    let defaults = enum_defaults(cx, oid);
+    cx.db
+        .catalog()
+        .apply_catalog_change(&CatalogChange::AlterType {
+            name: name.to_string(),
+            spec,
+        })?;
     cx.pending.push(PendingDdl::AlterType { oid, before });
+    rewrite_defaults(cx, defaults)
+}
+
+/// The columns of type `oid` (table OID, column position, label) whose
+/// DEFAULT is a constant label.
+fn enum_defaults(cx: &DdlCtx<'_>, oid: Oid) -> Vec<(Oid, usize, Oid)> {
+    let mut out = Vec::new();
+    for t in cx.db.catalog().tables() {
+        for (i, c) in t.columns.iter().enumerate() {
+            let (SqlType::Enum(o), Some(d), false) = (c.ty, &c.default, c.dropped) else {
+                continue;
+            };
+            if o != oid {
+                continue;
+            }
+            if let Ok(pgtypes::value::Value::Enum(l)) = crate::tablecmds::constant_default(d, c) {
+                out.push((t.oid, i, l));
+            }
+        }
+    }
+    out
+}
+
+/// Writes each DEFAULT found by [`enum_defaults`] as `'label'::type` with
+/// the current names (one ALTER TABLE per table, with its undo).
+fn rewrite_defaults(cx: &mut DdlCtx<'_>, defaults: Vec<(Oid, usize, Oid)>) -> PgResult<()> {
+    let mut tables: Vec<Oid> = defaults.iter().map(|d| d.0).collect();
+    tables.dedup();
+    for table in tables {
+        let Some(t) = cx.db.catalog().by_oid(table) else {
+            continue;
+        };
+        let mut spec = t.spec();
+        let mut changed = false;
+        for &(_, i, label) in defaults.iter().filter(|d| d.0 == table) {
+            let Some(col) = spec.columns.get_mut(i) else {
+                continue;
+            };
+            let (Ok(text), SqlType::Enum(ty)) = (pgtypes::enumtype::label_text(label), col.ty)
+            else {
+                continue;
+            };
+            let d = format!(
+                "'{}'::{}",
+                text.replace('\'', "''"),
+                crate::pgcatalog::quote_ident(pgtypes::enumtype::type_name(ty))
+            );
+            if col.default.as_deref() != Some(d.as_str()) {
+                col.default = Some(d);
+                changed = true;
+            }
+        }
+        if changed {
+            crate::tablecmds::alter_definition(cx, &t, spec)?;
+        }
+    }
     Ok(())
 }
 
@@ -457,9 +383,11 @@ pub fn drop_types(
             }
         }
         cx.xact.assign_xid()?;
-        cx.db.catalog().apply_catalog_change(&CatalogChange::DropType {
-            name: spec.name.clone(),
-        })?;
+        cx.db
+            .catalog()
+            .apply_catalog_change(&CatalogChange::DropType {
+                name: spec.name.clone(),
+            })?;
         cx.pending.push(PendingDdl::DropType(spec));
     }
     Ok("DROP TYPE".into())

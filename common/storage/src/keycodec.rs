@@ -105,10 +105,7 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         Value::PgLsn(x) | Value::Xid8(x) => out.extend_from_slice(&x.to_be_bytes()),
         Value::Float8(f) => put_f64(out, *f),
         // An enum label by its sort position (fixed once the label exists).
-        Value::Enum(l) => put_f64(
-            out,
-            pgtypes::enumtype::sort_of(*l).unwrap_or(f64::from(*l)),
-        ),
+        Value::Enum(l) => put_f64(out, pgtypes::enumtype::sort_of(*l).unwrap_or(f64::from(*l))),
         Value::Numeric(n) => {
             let n = n.normalized();
             let m = n.mantissa();

@@ -333,11 +333,9 @@ impl<'a> Reader<'a> {
         match ty {
             SqlType::Bool => self.take(1).map(drop),
             SqlType::Int2 => self.take(2).map(drop),
-            SqlType::Int4
-            | SqlType::Oid
-            | SqlType::Xid
-            | SqlType::Reg(_)
-            | SqlType::Enum(_) => self.take(4).map(drop),
+            SqlType::Int4 | SqlType::Oid | SqlType::Xid | SqlType::Reg(_) | SqlType::Enum(_) => {
+                self.take(4).map(drop)
+            }
             SqlType::Int8
             | SqlType::Timestamp
             | SqlType::TimestampTz
