@@ -28,6 +28,7 @@ SELECT 'sad'::en_mood < 'happy'::en_mood, 'ok'::en_mood = 'ok', 'happy' > 'ok'::
 SELECT greatest('sad'::en_mood, 'happy', 'ok'), least('happy'::en_mood, 'ok');
 -- casts
 SELECT 'ok'::en_mood, CAST('happy' AS en_mood), 'sad'::en_mood::text;
+SELECT 'ok'::EN_MOOD, 'sad'::public.en_mood, '{ok}'::"en_mood"[];
 SELECT m::text, m::text || '!', length(m::text) FROM en_t WHERE id < 4 ORDER BY id;
 SELECT t::en_mood FROM (VALUES ('ok'), ('sad')) v(t) ORDER BY 1;
 SELECT t::en_mood FROM (VALUES ('ok'::text), ('meh')) v(t);

@@ -699,7 +699,13 @@ impl SqlType {
             "json" => SqlType::Json,
             "jsonb" => SqlType::Jsonb,
             "uuid" => SqlType::Uuid,
-            _ => return crate::enumtype::by_name(name.trim()).map(|t| SqlType::Enum(t.oid)),
+            // An enum type: the name as written (a quoted identifier
+            // keeps its case), else folded as an unquoted one.
+            _ => {
+                let t = crate::enumtype::by_name(name.trim())
+                    .or_else(|| crate::enumtype::by_name(&lower))?;
+                SqlType::Enum(t.oid)
+            }
         })
     }
 
