@@ -2788,6 +2788,51 @@ mod tests {
     }
 
     #[test]
+    fn expression_index_persists_and_replays() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        c.apply_catalog_change(&CatalogChange::CreateTable(spec("t", 16384)))
+            .unwrap();
+        let ix = IndexSpec {
+            name: "t_lower".into(),
+            oid: 16385,
+            columns: vec![EXPR_KEY, 0],
+            exprs: vec!["lower(\"#1\" || ' %x')".into()],
+            predicate: Some("\"#2\" IS NULL".into()),
+            expr_columns: vec![1, 2],
+            options: vec![3, 0],
+            unique: true,
+            creator: TransactionId(7),
+            ..IndexSpec::default()
+        };
+        let change = CatalogChange::CreateIndex {
+            table: "t".into(),
+            spec: ix.clone(),
+        };
+        match decode_change(&encode_change(&change)).unwrap() {
+            CatalogChange::CreateIndex { spec, .. } => assert_eq!(spec, ix),
+            other => panic!("decoded {other:?}"),
+        }
+        c.apply_catalog_change(&change).unwrap();
+        let c2 = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        let t = c2.table("t").unwrap();
+        let l = t.indexes.list();
+        assert_eq!(l[0].spec, ix);
+        assert!(!l[0].spec.is_plain() && l[0].spec.uses_column(2));
+        // An expression key without its text is refused.
+        let bad = CatalogChange::CreateIndex {
+            table: "t".into(),
+            spec: IndexSpec {
+                name: "t_bad".into(),
+                oid: 16386,
+                columns: vec![EXPR_KEY],
+                ..IndexSpec::default()
+            },
+        };
+        assert!(c2.apply_catalog_change(&bad).is_err());
+    }
+
+    #[test]
     fn persist_and_reload() {
         let dir = tempfile::tempdir().unwrap();
         let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
