@@ -890,26 +890,26 @@ pub fn choose_access(table: &TableDef, filter: &Expr) -> Access {
     if eqs.is_empty() && expr_eqs.is_empty() {
         return Access::SeqScan;
     }
-    let mut best: Option<(u8, Arc<IndexDef>, Vec<Expr>, Vec<SqlType>)> = None;
+    /// (rank, index, key, key types) of the best index so far.
+    type Choice = (u8, Arc<IndexDef>, Vec<Expr>, Vec<SqlType>);
+    let mut best: Option<Choice> = None;
     for ix in table.indexes.list() {
         if !ix.is_ready() {
             continue;
         }
         let mut key = Vec::with_capacity(ix.spec.columns.len());
-        let key_types: Vec<SqlType>;
-        if ix.spec.is_plain() {
+        let key_types: Vec<SqlType> = if ix.spec.is_plain() {
             for c in &ix.spec.columns {
                 match eqs.iter().find(|(col, _)| col == c) {
                     Some((_, e)) => key.push((*e).clone()),
                     None => break,
                 }
             }
-            key_types = ix
-                .spec
+            ix.spec
                 .columns
                 .iter()
                 .map(|c| table.columns[*c].ty)
-                .collect();
+                .collect()
         } else {
             let Some(b) = crate::indexcmds::bound(table, &ix) else {
                 continue;
@@ -930,8 +930,8 @@ pub fn choose_access(table: &TableDef, filter: &Expr) -> Access {
                     None => break,
                 }
             }
-            key_types = b.types.clone();
-        }
+            b.types.clone()
+        };
         if key.len() != ix.spec.columns.len() {
             continue;
         }

@@ -1648,7 +1648,7 @@ fn assert_indexes_exact(db: &Node, table: &str) {
                 .unwrap();
             if let Some(row) = row {
                 let mut kb = Vec::new();
-                assert!(engine::indexing::index_key(&ix, &row, &mut kb));
+                assert!(engine::indexing::index_key(&t, &ix, &row, &mut kb).unwrap());
                 assert_eq!(kb, k, "index entry at {tid} reaches a row with another key");
             }
         }
