@@ -7,6 +7,9 @@ CREATE TABLE xi_users (id int PRIMARY KEY, email text, deleted timestamptz, n in
 CREATE UNIQUE INDEX xi_users_email ON xi_users (lower(email)) WHERE deleted IS NULL;
 CREATE INDEX CONCURRENTLY xi_users_mixed ON xi_users (n, (id % 10));
 CREATE INDEX IF NOT EXISTS xi_users_mixed ON xi_users (n);
+BEGIN;
+CREATE INDEX CONCURRENTLY xi_users_in_block ON xi_users (n);
+ROLLBACK;
 CREATE INDEX ON xi_users ((n * 2) DESC NULLS LAST, upper(email)) WHERE n > 0 AND email IS NOT NULL;
 -- expressions must be immutable
 CREATE INDEX xi_bad ON xi_users (now());

@@ -88,6 +88,15 @@
 //! the heap tuple; an index build publishes the (empty) index first and then
 //! scans the heap, so every tuple ends up in the index one way or the other.
 //!
+//! A key may be an expression and an index may be partial
+//! ([`IndexSpec::exprs`], [`IndexSpec::predicate`]: SQL text with
+//! positional column references). The engine cannot evaluate SQL: the
+//! layer above installs an [`IndexExprBinder`] once per process
+//! ([`set_index_expr_binder`]), and each [`IndexDef`] keeps the
+//! [`IndexExprs`] it binds at first use, through which
+//! [`crate::indexing::index_key`] computes keys on every path, replay
+//! included.
+//!
 //! ## Statistics
 //!
 //! ANALYZE's results ([`crate::statistics::RelationStats`]) live beside the

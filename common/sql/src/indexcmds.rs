@@ -64,8 +64,11 @@ fn ident_name(i: &ast::Ident) -> String {
     }
 }
 
-/// Functions PostgreSQL does not mark IMMUTABLE, by name (hotpair keeps
-/// no volatility per function; these are the ones an index would meet).
+/// Functions PostgreSQL does not mark IMMUTABLE in any of their forms,
+/// by name (hotpair keeps no volatility per function; these are the ones
+/// an index would meet). Functions immutable for some argument types only
+/// (`date_trunc`, `date_part` of a timestamptz are STABLE) are let
+/// through, as are casts PostgreSQL marks STABLE (`timestamptz::date`).
 const NOT_IMMUTABLE: &[&str] = &[
     "now",
     "current_timestamp",
@@ -94,13 +97,8 @@ const NOT_IMMUTABLE: &[&str] = &[
     "current_setting",
     "txid_current",
     "pg_current_xact_id",
-    "age",
     "to_char",
-    "to_timestamp",
     "to_date",
-    "date_trunc",
-    "date_part",
-    "extract",
     "inet_client_addr",
     "pg_backend_pid",
     "version",
