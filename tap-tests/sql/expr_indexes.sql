@@ -15,6 +15,8 @@ CREATE INDEX ON xi_users ((n * 2) DESC NULLS LAST, upper(email)) WHERE n > 0 AND
 CREATE INDEX xi_bad ON xi_users (now());
 CREATE INDEX xi_bad ON xi_users ((random()));
 CREATE INDEX xi_bad ON xi_users (n) WHERE deleted < now();
+CREATE INDEX xi_bad ON xi_users (date_trunc('day', deleted));
+CREATE INDEX xi_bad ON xi_users ((deleted::date));
 -- uniqueness, case-insensitively, among rows not deleted
 INSERT INTO xi_users VALUES (1, 'Bob@example.com', NULL, 1), (2, 'ann@example.com', NULL, 2);
 INSERT INTO xi_users VALUES (3, 'BOB@EXAMPLE.COM', NULL, 3);

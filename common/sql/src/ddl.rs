@@ -1136,7 +1136,13 @@ fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> 
     // Bind now: an unknown column or function, or a predicate that is
     // not boolean, fails the statement, not every later write.
     if !spec.is_plain() {
-        crate::indexcmds::BoundIndex::bind(&table, &spec)?;
+        let b = crate::indexcmds::BoundIndex::bind(&table, &spec)?;
+        for k in &b.keys {
+            crate::indexcmds::check_stable_uses(&table, k, ExprKind::Expression)?;
+        }
+        if let Some(p) = &b.predicate {
+            crate::indexcmds::check_stable_uses(&table, p, ExprKind::Predicate)?;
+        }
     }
     let iname = match &ci.name {
         Some(n) => object_name(n),

@@ -250,6 +250,48 @@ fn bind_stored(table: &TableDef, text: &str) -> PgResult<(Expr, SqlType)> {
     Ok((b.expr, ty))
 }
 
+/// 42P17 for what PostgreSQL marks STABLE by argument type, visible on
+/// the bound tree: a cast between timestamptz and a type without time
+/// zone (or text), `date_trunc` / `date_part` / `extract` of a
+/// timestamptz column (their results depend on the TimeZone setting).
+pub fn check_stable_uses(table: &TableDef, e: &Expr, kind: ExprKind) -> PgResult<()> {
+    let col_ty = |x: &Expr| match x {
+        Expr::Column(c) => table.columns.get(*c).map(|c| c.ty),
+        Expr::Cast { to, .. } => Some(*to),
+        Expr::Const(v) if !v.is_null() => Some(v.sql_type()),
+        _ => None,
+    };
+    let mut stable = false;
+    e.walk(&mut |x| match x {
+        Expr::Cast { arg, to, .. } => {
+            let from = col_ty(arg);
+            let tz = |t: Option<SqlType>| t == Some(SqlType::TimestampTz);
+            let zoneless =
+                |t: SqlType| matches!(t, SqlType::Date | SqlType::Timestamp) || t.is_text_like();
+            if (tz(from) && zoneless(*to))
+                || (*to == SqlType::TimestampTz && from.is_some_and(zoneless))
+            {
+                stable = true;
+            }
+        }
+        Expr::Func {
+            func: crate::functions::Func::DateTrunc | crate::functions::Func::DatePart { .. },
+            args,
+        } if args.iter().any(|a| col_ty(a) == Some(SqlType::TimestampTz)) => stable = true,
+        _ => {}
+    });
+    if stable {
+        return Err(PgError::new(
+            sqlstate::INVALID_OBJECT_DEFINITION,
+            format!(
+                "functions in index {} must be marked IMMUTABLE",
+                kind.noun()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// An index's keys and predicate bound over its table's row.
 pub struct BoundIndex {
     /// One per key column: `Column(c)` for a plain key.
