@@ -29,6 +29,11 @@ DELETE FROM xi_users WHERE id = 2;
 INSERT INTO xi_users VALUES (4, 'ANN@example.com', NULL, 4);
 INSERT INTO xi_users VALUES (5, 'ann@EXAMPLE.com', NULL, 5) ON CONFLICT DO NOTHING;
 INSERT INTO xi_users VALUES (5, 'dora@example.com', NULL, 5) ON CONFLICT DO NOTHING;
+-- inference of an expression index, and of a partial one by its WHERE
+INSERT INTO xi_users VALUES (10, 'Dora@Example.com', NULL, 10)
+  ON CONFLICT (lower(email)) WHERE deleted IS NULL DO UPDATE SET n = xi_users.n + 100 RETURNING id, n;
+INSERT INTO xi_users VALUES (10, 'Dora@Example.com', NULL, 10) ON CONFLICT (lower(email)) DO NOTHING;
+INSERT INTO xi_users VALUES (10, 'Dora@Example.com', NULL, 10) ON CONFLICT (upper(email)) WHERE deleted IS NULL DO NOTHING;
 COPY xi_users FROM stdin;
 6	eve@example.com	\N	6
 7	frank@example.com	2024-01-01 00:00:00+00	17

@@ -613,3 +613,83 @@ fn const_text(v: &Value) -> Option<String> {
         ),
     })
 }
+
+/// The unique indexes of `table` an `ON CONFLICT (elements) [WHERE
+/// pred]` inference with expressions names (the parser's
+/// [`crate::parser::CONFLICT_INFERENCE`] text, prefix removed): those
+/// whose keys are, as a set, the bound elements, and whose predicate's
+/// conjuncts are all conjuncts of `pred` (PostgreSQL's
+/// `infer_arbiter_indexes`, with implication proven only verbatim).
+/// 42P10 when there is none.
+pub fn infer_arbiters(table: &TableDef, inference: &str) -> PgResult<Vec<String>> {
+    let (elems, pred) = match inference.split_once(crate::parser::CONFLICT_INFERENCE_WHERE) {
+        Some((e, p)) => (e, Some(p)),
+        None => (inference, None),
+    };
+    let list = crate::parser::parse_expr_text(&format!("({elems})"))?;
+    let items: Vec<ast::Expr> = match list {
+        ast::Expr::Tuple(v) => v,
+        ast::Expr::Nested(e) => vec![*e],
+        other => vec![other],
+    };
+    let mut want = Vec::with_capacity(items.len());
+    let mut used = Vec::new();
+    for item in &items {
+        let mut e = item;
+        while let ast::Expr::Nested(inner) = e {
+            e = inner;
+        }
+        if let ast::Expr::Identifier(i) = e {
+            let n = ident_name(i);
+            if table.column_index(&n).is_none() {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{n}\" does not exist"),
+                ));
+            }
+        }
+        let text = to_stored(table, e, ExprKind::Expression, &mut used)?;
+        let (b, _) = bind_stored(table, &text)?;
+        if !want.contains(&b) {
+            want.push(b);
+        }
+    }
+    let pred = match pred {
+        Some(p) => {
+            let ast = crate::parser::parse_expr_text(p)?;
+            let text = to_stored(table, &ast, ExprKind::Predicate, &mut used)?;
+            Some(bind_stored(table, &text)?.0)
+        }
+        None => None,
+    };
+    let given: Vec<&Expr> = pred.as_ref().map(|p| p.conjuncts()).unwrap_or_default();
+    let mut found = Vec::new();
+    for ix in table.indexes.list() {
+        if !ix.spec.unique {
+            continue;
+        }
+        let Ok(b) = BoundIndex::bind(table, &ix.spec) else {
+            continue;
+        };
+        let mut keys: Vec<&Expr> = Vec::new();
+        for k in &b.keys {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        if keys.len() != want.len() || !want.iter().all(|w| keys.contains(&w)) {
+            continue;
+        }
+        if !b.predicate_conjuncts().iter().all(|p| given.contains(p)) {
+            continue;
+        }
+        found.push(ix.spec.name.clone());
+    }
+    if found.is_empty() {
+        return Err(PgError::new(
+            sqlstate::INVALID_COLUMN_REFERENCE,
+            "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+        ));
+    }
+    Ok(found)
+}

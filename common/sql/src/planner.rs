@@ -1256,6 +1256,19 @@ fn plan_on_conflict(
             }
             found
         }
+        Some(ast::ConflictTarget::OnConstraint(name))
+            if name
+                .0
+                .last()
+                .is_some_and(|i| i.value.starts_with(crate::parser::CONFLICT_INFERENCE)) =>
+        {
+            // An inference with expressions or WHERE (the parser's form).
+            let text = name.0.last().map(|i| i.value.as_str()).unwrap_or("");
+            let inference = text
+                .strip_prefix(crate::parser::CONFLICT_INFERENCE)
+                .unwrap_or(text);
+            crate::indexcmds::infer_arbiters(table, inference)?
+        }
         Some(ast::ConflictTarget::OnConstraint(name)) => {
             let n = object_name(name);
             match table
