@@ -802,8 +802,6 @@ fn add_index(
     Ok(())
 }
 
-/// PostgreSQL's ChooseRelationName: `table_col1_col2_suffix`, with a
-/// number appended until unique.
 fn drop_tables(
     cx: &mut DdlCtx<'_>,
     names: &[ast::ObjectName],
