@@ -62,6 +62,9 @@ impl Node {
     /// Opens (creating if empty) the data directory named by `config`,
     /// running crash recovery if the last stop was not clean.
     pub fn open(config: Config, role: Role) -> PgResult<Arc<Node>> {
+        // Index expressions are SQL: the engine computes their keys (redo,
+        // the start-up rebuild) through the SQL layer's binder.
+        sql::indexcmds::install();
         let ctl = ControlFile::read(&config.data_dir)?;
         // next_xid comes from the checkpoint and every xid replayed after it.
         let next = TransactionId(ctl.map(|c| c.next_xid).unwrap_or(0));

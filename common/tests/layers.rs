@@ -91,7 +91,14 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
         "common/sql/src",
         &[
             &["parser", "regexp", "roles"],
-            &["functions", "expr", "jsonfuncs", "pgcatalog", "sysviews"],
+            &[
+                "functions",
+                "expr",
+                "jsonfuncs",
+                "pgcatalog",
+                "sysviews",
+                "indexcmds",
+            ],
             &["planner"],
             // The executor calls sequences and CHECK constraints, which
             // build on DDL's context: one layer until those move down.

@@ -88,6 +88,15 @@
 //! the heap tuple; an index build publishes the (empty) index first and then
 //! scans the heap, so every tuple ends up in the index one way or the other.
 //!
+//! A key may be an expression and an index may be partial
+//! ([`IndexSpec::exprs`], [`IndexSpec::predicate`]: SQL text with
+//! positional column references). The engine cannot evaluate SQL: the
+//! layer above installs an [`IndexExprBinder`] once per process
+//! ([`set_index_expr_binder`]), and each [`IndexDef`] keeps the
+//! [`IndexExprs`] it binds at first use, through which
+//! [`crate::indexing::index_key`] computes keys on every path, replay
+//! included.
+//!
 //! ## Statistics
 //!
 //! ANALYZE's results ([`crate::statistics::RelationStats`]) live beside the
@@ -301,14 +310,30 @@ pub struct ConstraintSpec {
 }
 
 /// What defines an index (persisted; the in-memory [`Index`] is rebuilt).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct IndexSpec {
     /// Index name (`t_pkey` for a primary key).
     pub name: String,
     /// OID (for messages and future views).
     pub oid: Oid,
-    /// Column positions in the table, in key order.
+    /// Column positions in the table, in key order; [`EXPR_KEY`] for a
+    /// key that is an expression (PostgreSQL's indkey 0), whose text is
+    /// the next one of [`Self::exprs`].
     pub columns: Vec<usize>,
+    /// The expression keys in key order, as SQL text whose column
+    /// references are positional (`"#3"` is column 3, see
+    /// [`IndexExprs`]): renaming a column leaves them valid.
+    pub exprs: Vec<String>,
+    /// A partial index's predicate (`WHERE …`), SQL text like
+    /// [`Self::exprs`]: only rows for which it is true have an entry.
+    pub predicate: Option<String>,
+    /// Every column the expressions and the predicate use (sorted):
+    /// dropping one drops the index; an UPDATE of one changes the key.
+    pub expr_columns: Vec<usize>,
+    /// Per key column, PostgreSQL's indoption bits (1 DESC, 2 NULLS
+    /// FIRST); empty when every key is plain ASC. Shown, not used: lookups
+    /// are equality only.
+    pub options: Vec<i16>,
     /// UNIQUE (primary keys are unique).
     pub unique: bool,
     /// PRIMARY KEY.
@@ -319,6 +344,60 @@ pub struct IndexSpec {
     /// Columns an `ADD PRIMARY KEY` makes NOT NULL (they were nullable):
     /// what removing the index again, uncommitted, gives back.
     pub sets_not_null: Vec<usize>,
+}
+
+/// The key column position standing for an expression key in
+/// [`IndexSpec::columns`].
+pub const EXPR_KEY: usize = usize::MAX;
+
+impl IndexSpec {
+    /// A plain index: every key a column, no predicate.
+    pub fn is_plain(&self) -> bool {
+        self.exprs.is_empty() && self.predicate.is_none()
+    }
+    /// True if the index depends on column `c` (as a key column, in an
+    /// expression or in the predicate).
+    pub fn uses_column(&self, c: usize) -> bool {
+        self.columns.contains(&c) || self.expr_columns.contains(&c)
+    }
+}
+
+/// What the layer above computes for an index with expressions or a
+/// predicate (the SQL layer binds the stored text once per index): the
+/// engine keeps such an index exact — on a standby's replay, at start-up
+/// — without knowing SQL.
+pub trait IndexExprs: Send + Sync {
+    /// The key values of `row` (a decoded heap row of the table), one per
+    /// key column, into `out`; false when the row has no entry (the
+    /// predicate is not true). Errors are evaluation errors (division by
+    /// zero in a key expression …).
+    fn key_values(
+        &self,
+        row: &[pgtypes::value::Value],
+        out: &mut Vec<pgtypes::value::Value>,
+    ) -> PgResult<bool>;
+    /// The type of each key column.
+    fn key_types(&self) -> &[SqlType];
+    /// The layer above's own view of itself (its bound expressions, for
+    /// its planner).
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// Binds an index's expressions for [`IndexExprs`]: installed once per
+/// process by the layer above ([`set_index_expr_binder`]).
+pub trait IndexExprBinder: Send + Sync {
+    /// The evaluator of `spec`'s expressions and predicate over rows of
+    /// `table`.
+    fn bind(&self, table: &TableDef, spec: &IndexSpec) -> PgResult<Arc<dyn IndexExprs>>;
+}
+
+static INDEX_EXPR_BINDER: std::sync::OnceLock<Box<dyn IndexExprBinder>> =
+    std::sync::OnceLock::new();
+
+/// Installs the binder of index expressions (first call wins; primary and
+/// standby call it before opening the database).
+pub fn set_index_expr_binder(b: Box<dyn IndexExprBinder>) {
+    let _ = INDEX_EXPR_BINDER.set(b);
 }
 
 /// An index of a table: its definition and its in-memory entries.
@@ -335,6 +414,8 @@ pub struct IndexDef {
     /// The creating xid until that transaction is known committed (0
     /// after); see [`TableDef::creator`].
     pub creator: AtomicU64,
+    /// The bound expressions of a non-plain index, made at first use.
+    exprs: std::sync::OnceLock<Arc<dyn IndexExprs>>,
 }
 
 impl std::fmt::Debug for IndexDef {
@@ -357,7 +438,26 @@ impl IndexDef {
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             ready: AtomicBool::new(ready),
             creator,
+            exprs: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The evaluator of this (non-plain) index's expressions over rows of
+    /// `table`, bound at first use through the installed
+    /// [`IndexExprBinder`]. Column positions never change for a table, so
+    /// one binding serves every later version of its descriptor.
+    pub fn exprs(&self, table: &TableDef) -> PgResult<Arc<dyn IndexExprs>> {
+        if let Some(e) = self.exprs.get() {
+            return Ok(e.clone());
+        }
+        let binder = INDEX_EXPR_BINDER.get().ok_or_else(|| {
+            PgError::internal(format!(
+                "index \"{}\" has expressions, but no binder is installed",
+                self.spec.name
+            ))
+        })?;
+        let e = binder.bind(table, &self.spec)?;
+        Ok(self.exprs.get_or_init(|| e).clone())
     }
 
     /// True if the index's creating transaction committed or is one of
@@ -1504,8 +1604,11 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
             if spec
                 .columns
                 .iter()
+                .filter(|c| **c != EXPR_KEY)
                 .chain(&spec.sets_not_null)
+                .chain(&spec.expr_columns)
                 .any(|c| *c >= t.columns.len())
+                || spec.columns.iter().filter(|c| **c == EXPR_KEY).count() != spec.exprs.len()
             {
                 return Err(PgError::internal("index column out of range"));
             }
@@ -1869,15 +1972,20 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             let line = lines.next().ok_or("missing index line")?;
             let g: Vec<&str> = line.split(' ').collect();
             let spec = match g.as_slice() {
-                ["index", oid, name, uniq, prim, c, creator, nn] => IndexSpec {
-                    name: unesc(name)?,
-                    oid: num(oid)?,
-                    columns: cols(c)?,
-                    unique: *uniq == "1",
-                    primary: *prim == "1",
-                    creator: xid(creator)?,
-                    sets_not_null: if *nn == "-" { Vec::new() } else { cols(nn)? },
-                },
+                ["index", oid, name, uniq, prim, c, creator, nn, extra @ ..] => {
+                    let mut spec = IndexSpec {
+                        name: unesc(name)?,
+                        oid: num(oid)?,
+                        columns: key_list(c, usize::MAX)?,
+                        unique: *uniq == "1",
+                        primary: *prim == "1",
+                        creator: xid(creator)?,
+                        sets_not_null: if *nn == "-" { Vec::new() } else { cols(nn)? },
+                        ..IndexSpec::default()
+                    };
+                    parse_index_extras(&mut spec, extra, usize::MAX)?;
+                    spec
+                }
                 _ => return Err(format!("unrecognized line {line:?}")),
             };
             CatalogChange::CreateIndex {
@@ -2294,16 +2402,97 @@ fn push_index(out: &mut String, i: &IndexSpec, creator: u64) {
             .collect::<Vec<_>>()
             .join(",")
     };
+    let keys = i
+        .columns
+        .iter()
+        .map(|c| {
+            if *c == EXPR_KEY {
+                "x".to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
     out.push_str(&format!(
-        "index {} {} {} {} {} {} {}\n",
+        "index {} {} {} {} {} {} {}",
         i.oid,
         esc(&i.name),
         u8::from(i.unique),
         u8::from(i.primary),
-        list(&i.columns),
+        keys,
         creator,
         list(&i.sets_not_null)
     ));
+    // Optional trailing fields (absent for a plain index).
+    for e in &i.exprs {
+        out.push_str(&format!(" x:{}", esc(e)));
+    }
+    if let Some(p) = &i.predicate {
+        out.push_str(&format!(" p:{}", esc(p)));
+    }
+    if !i.expr_columns.is_empty() {
+        out.push_str(&format!(" u:{}", list(&i.expr_columns)));
+    }
+    if !i.options.is_empty() {
+        let o: Vec<String> = i.options.iter().map(|o| o.to_string()).collect();
+        out.push_str(&format!(" o:{}", o.join(",")));
+    }
+    out.push('\n');
+}
+
+/// Parses the optional trailing fields of an index line into `spec`
+/// (see [`push_index`]); `ncols` bounds the column numbers.
+fn parse_index_extras(spec: &mut IndexSpec, fields: &[&str], ncols: usize) -> Result<(), String> {
+    let list = |s: &str| -> Result<Vec<usize>, String> {
+        let mut v = Vec::new();
+        for c in s.split(',').filter(|c| !c.is_empty() && *c != "-") {
+            let c: usize = c.parse().map_err(|_| "bad index column".to_string())?;
+            if c >= ncols {
+                return Err("index column out of range".into());
+            }
+            v.push(c);
+        }
+        Ok(v)
+    };
+    for f in fields {
+        if let Some(x) = f.strip_prefix("x:") {
+            spec.exprs.push(unesc(x)?);
+        } else if let Some(p) = f.strip_prefix("p:") {
+            spec.predicate = Some(unesc(p)?);
+        } else if let Some(u) = f.strip_prefix("u:") {
+            spec.expr_columns = list(u)?;
+        } else if let Some(o) = f.strip_prefix("o:") {
+            spec.options = o
+                .split(',')
+                .map(|x| x.parse::<i16>().map_err(|_| "bad index option".to_string()))
+                .collect::<Result<_, _>>()?;
+        } else {
+            return Err(format!("unrecognized index field {f:?}"));
+        }
+    }
+    let nexpr = spec.columns.iter().filter(|c| **c == EXPR_KEY).count();
+    if nexpr != spec.exprs.len() {
+        return Err("index expressions do not match their keys".into());
+    }
+    Ok(())
+}
+
+/// An index key list: column numbers, `x` for an expression key.
+fn key_list(s: &str, ncols: usize) -> Result<Vec<usize>, String> {
+    let mut v = Vec::new();
+    for c in s.split(',') {
+        if c == "x" {
+            v.push(EXPR_KEY);
+            continue;
+        }
+        let c: usize = c.parse().map_err(|_| "bad index column".to_string())?;
+        if c >= ncols {
+            return Err("index column out of range".into());
+        }
+        v.push(c);
+    }
+    Ok(v)
 }
 
 fn new_table(spec: TableSpec) -> TableDef {
@@ -2414,6 +2603,8 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
 //   column <name> <type> <notnull 0|1> <default or ->
 //   index <oid> <name> <unique 0|1> <primary 0|1> <col,col,…> <creator xid>
 //         <columns it made NOT NULL, col,col,… or ->
+//         [x:<expression>]… [p:<predicate>] [u:<col,…>] [o:<indoption,…>]
+//         (a key column `x` is the next x: expression; see IndexSpec)
 //   end
 //   relstats … end               statistics of one table, after all tables
 //                                (statistics::encode_stats)
@@ -2605,7 +2796,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                     return Err(bad("unrecognized line"));
                 }
             }
-            ["index", oid, name, uniq, prim, cols, creator, nn] => {
+            ["index", oid, name, uniq, prim, cols, creator, nn, extra @ ..] => {
                 let t = cur.as_mut().ok_or_else(|| bad("index outside table"))?;
                 let ncols = t.0.columns.len();
                 let list = |s: &str| -> Result<Vec<usize>, String> {
@@ -2622,9 +2813,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                     }
                     Ok(v)
                 };
-                let columns = list(cols)?;
+                let columns = key_list(cols, ncols).map_err(|e| bad(&e))?;
                 let sets_not_null = list(nn)?;
-                t.1.push(IndexSpec {
+                let mut spec = IndexSpec {
                     name: unesc(name).map_err(|e| bad(&e))?,
                     oid: num(oid)?,
                     columns,
@@ -2632,7 +2823,10 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                     primary: *prim == "1",
                     creator: TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?),
                     sets_not_null,
-                });
+                    ..IndexSpec::default()
+                };
+                parse_index_extras(&mut spec, extra, ncols).map_err(|e| bad(&e))?;
+                t.1.push(spec);
             }
             ["end"] => tables.push(cur.take().ok_or_else(|| bad("end outside table"))?),
             ["relstats", ..] if cur.is_none() => {
@@ -2779,6 +2973,51 @@ mod tests {
     }
 
     #[test]
+    fn expression_index_persists_and_replays() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        c.apply_catalog_change(&CatalogChange::CreateTable(spec("t", 16384)))
+            .unwrap();
+        let ix = IndexSpec {
+            name: "t_lower".into(),
+            oid: 16385,
+            columns: vec![EXPR_KEY, 0],
+            exprs: vec!["lower(\"#1\" || ' %x')".into()],
+            predicate: Some("\"#2\" IS NULL".into()),
+            expr_columns: vec![1, 2],
+            options: vec![3, 0],
+            unique: true,
+            creator: TransactionId(7),
+            ..IndexSpec::default()
+        };
+        let change = CatalogChange::CreateIndex {
+            table: "t".into(),
+            spec: ix.clone(),
+        };
+        match decode_change(&encode_change(&change)).unwrap() {
+            CatalogChange::CreateIndex { spec, .. } => assert_eq!(spec, ix),
+            other => panic!("decoded {other:?}"),
+        }
+        c.apply_catalog_change(&change).unwrap();
+        let c2 = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        let t = c2.table("t").unwrap();
+        let l = t.indexes.list();
+        assert_eq!(l[0].spec, ix);
+        assert!(!l[0].spec.is_plain() && l[0].spec.uses_column(2));
+        // An expression key without its text is refused.
+        let bad = CatalogChange::CreateIndex {
+            table: "t".into(),
+            spec: IndexSpec {
+                name: "t_bad".into(),
+                oid: 16386,
+                columns: vec![EXPR_KEY],
+                ..IndexSpec::default()
+            },
+        };
+        assert!(c2.apply_catalog_change(&bad).is_err());
+    }
+
+    #[test]
     fn persist_and_reload() {
         let dir = tempfile::tempdir().unwrap();
         let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
@@ -2797,6 +3036,7 @@ mod tests {
                     primary: true,
                     creator: TransactionId(7),
                     sets_not_null: vec![0],
+                    ..IndexSpec::default()
                 },
             })
             .unwrap()

@@ -4,7 +4,15 @@
 //! through SQL.
 //!
 //! * [`index_key`] — a row's key in one index (none when a key column is
-//!   NULL), the one encoding every insert, lookup and removal uses;
+//!   NULL or a partial index's predicate is not true), the one encoding
+//!   every insert, lookup and removal uses. Keys that are expressions, and
+//!   predicates, are SQL: the engine calls the index's bound
+//!   [`crate::catalog::IndexExprs`], which the SQL layer supplies through
+//!   the process-wide [`crate::catalog::IndexExprBinder`] — the engine
+//!   never depends on the SQL crate, yet replay on a standby keeps such an
+//!   index exact. [`maintenance_key`] is its form for replay and start-up,
+//!   where an expression error gives the version no entry instead of
+//!   stopping the node;
 //! * [`index_replayed_tuple`] / [`unindex_pruned_tuples`] — a standby's
 //!   indexes follow replay; pruning (on a primary, the heap's prune hook)
 //!   removes the entries of the versions it frees;
@@ -30,17 +38,64 @@ use pgtypes::{ItemPointer, RelFileId, TransactionId};
 use storage::heapam_xlog::HeapRedoHooks;
 use storage::keycodec::encode_key_value;
 
-/// Encodes the key of `row` for `index`; None when a key column is NULL
-/// (NULLs never conflict and never match an equality).
-pub fn index_key(index: &IndexDef, row: &[Value], out: &mut Vec<u8>) -> bool {
+/// Encodes the key of `row` (a decoded heap row of `table`) for `index`;
+/// false when the row has no entry: a key column is NULL (NULLs never
+/// conflict and never match an equality), or a partial index's predicate
+/// is not true. An index with expressions computes them through its
+/// bound [`crate::catalog::IndexExprs`]; their errors (a division by zero
+/// in a key) are the caller's.
+pub fn index_key(
+    table: &TableDef,
+    index: &IndexDef,
+    row: &[Value],
+    out: &mut Vec<u8>,
+) -> PgResult<bool> {
     out.clear();
-    for &c in &index.spec.columns {
-        match row.get(c) {
-            Some(Value::Null) | None => return false,
-            Some(v) => encode_key_value(v, out),
+    if index.spec.is_plain() {
+        for &c in &index.spec.columns {
+            match row.get(c) {
+                Some(Value::Null) | None => return Ok(false),
+                Some(v) => encode_key_value(v, out),
+            }
+        }
+        return Ok(true);
+    }
+    let mut vals = Vec::with_capacity(index.spec.columns.len());
+    if !index.exprs(table)?.key_values(row, &mut vals)? {
+        return Ok(false);
+    }
+    for v in &vals {
+        if v.is_null() {
+            return Ok(false);
+        }
+        encode_key_value(v, out);
+    }
+    Ok(true)
+}
+
+/// [`index_key`] for maintenance outside a statement (replay, start-up
+/// builds, pruning): an expression that fails for a version gives it no
+/// entry, logged. Such a version never became visible — the statement
+/// that wrote it evaluated the same key and failed, aborting — so no
+/// lookup can miss it; stopping replay or start-up over it would be worse.
+pub fn maintenance_key(
+    table: &TableDef,
+    index: &IndexDef,
+    row: &[Value],
+    out: &mut Vec<u8>,
+) -> bool {
+    match index_key(table, index, row, out) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!(
+                "index \"{}\": no entry for a row version of \"{}\": {}",
+                index.spec.name,
+                table.name,
+                e.message
+            );
+            false
         }
     }
-    true
 }
 
 /// [`dead_to_all`] for a tuple header already in hand
@@ -270,7 +325,7 @@ pub fn index_replayed_tuple(db: &Engine, rel: RelFileId, tid: ItemPointer) -> Pg
     if let Some(res) = decoded {
         res?;
         for ix in &list {
-            if index_key(ix, &row, &mut kb) {
+            if maintenance_key(&t, ix, &row, &mut kb) {
                 ix.index.insert(&kb, tid);
             }
         }
@@ -314,7 +369,7 @@ pub fn unindex_pruned_tuples(
     for (tid, data) in items {
         t.decode_into(data, &types, &mut row, &db.heap)?;
         for ix in list.iter().filter(|ix| ix.is_ready()) {
-            if index_key(ix, &row, &mut kb) {
+            if maintenance_key(&t, ix, &row, &mut kb) {
                 let _stripe = ix.spec.unique.then(|| ix.stripe(&kb).lock());
                 ix.index.remove(&kb, *tid);
             }
@@ -340,11 +395,10 @@ pub fn build_replayed_indexes(db: &Engine) -> PgResult<()> {
         }
         let types = t.types();
         let mut row = Vec::with_capacity(types.len());
-        let mut build = SortedBuild::new(&pending);
+        let mut build = SortedBuild::new(&t, &pending);
         db.heap.scan_all(t.rel, &mut |tid, data| {
             t.decode_into(data, &types, &mut row, &db.heap)?;
-            build.add(&row, tid);
-            Ok(())
+            build.add(&row, tid)
         })?;
         build.finish();
         for ix in &pending {
@@ -366,14 +420,16 @@ pub fn build_replayed_indexes(db: &Engine) -> PgResult<()> {
 /// spends measurably more CPU per select-only query than its primary
 /// (docs/benchmarks.md, "Standby vs primary at 64-256 clients").
 struct SortedBuild<'a> {
+    table: &'a TableDef,
     indexes: &'a [Arc<IndexDef>],
     runs: Vec<Vec<(Vec<u8>, ItemPointer)>>,
     key: Vec<u8>,
 }
 
 impl<'a> SortedBuild<'a> {
-    fn new(indexes: &'a [Arc<IndexDef>]) -> SortedBuild<'a> {
+    fn new(table: &'a TableDef, indexes: &'a [Arc<IndexDef>]) -> SortedBuild<'a> {
         SortedBuild {
+            table,
             indexes,
             runs: vec![Vec::new(); indexes.len()],
             key: Vec::new(),
@@ -381,13 +437,14 @@ impl<'a> SortedBuild<'a> {
     }
 
     /// Adds the entries of the decoded row at `tid` (none for an index
-    /// whose key has a NULL).
-    fn add(&mut self, row: &[Value], tid: ItemPointer) {
+    /// whose key has a NULL or whose predicate the row fails).
+    fn add(&mut self, row: &[Value], tid: ItemPointer) -> PgResult<()> {
         for (ix, run) in self.indexes.iter().zip(self.runs.iter_mut()) {
-            if index_key(ix, row, &mut self.key) {
+            if maintenance_key(self.table, ix, row, &mut self.key) {
                 run.push((self.key.clone(), tid));
             }
         }
+        Ok(())
     }
 
     /// Sorts each run and loads it into its index.
@@ -417,7 +474,7 @@ pub fn rebuild_all_indexes(db: &Engine) -> PgResult<u64> {
         let list = t.indexes.list();
         let types = t.types();
         let mut row = Vec::with_capacity(types.len());
-        let mut build = SortedBuild::new(&list);
+        let mut build = SortedBuild::new(&t, &list);
         db.heap.scan_all(t.rel, &mut |tid, data| {
             // One header read serves both the xid high-water mark and the
             // "dead to everyone" test.
@@ -429,8 +486,7 @@ pub fn rebuild_all_indexes(db: &Engine) -> PgResult<u64> {
                 return Ok(());
             }
             t.decode_into(data, &types, &mut row, &db.heap)?;
-            build.add(&row, tid);
-            Ok(())
+            build.add(&row, tid)
         })?;
         build.finish();
         for ix in &list {

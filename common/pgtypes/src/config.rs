@@ -448,6 +448,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "accepted for compatibility",
     ),
     def(
+        "enable_seqscan",
+        "on",
+        Unit::None,
+        Context::User,
+        "accepted for compatibility (the planner takes a matching index whenever there is one)",
+    ),
+    def(
         "jit",
         "off",
         Unit::None,

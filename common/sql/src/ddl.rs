@@ -39,7 +39,6 @@ use engine::xact::Xact;
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
-use pgtypes::value::Value;
 use pgtypes::{ItemPointer, RelFileId, TransactionId};
 use storage::heapam::DirtyState;
 use txn::lmgr::WaitLimits;
@@ -808,6 +807,7 @@ fn add_index(
         creator,
         // A new table's key columns are NOT NULL in its definition.
         sets_not_null: Vec::new(),
+        ..IndexSpec::default()
     };
     if let Some(ix) = db
         .catalog()
@@ -819,29 +819,6 @@ fn add_index(
         ix.set_ready();
     }
     Ok(())
-}
-
-/// PostgreSQL's ChooseRelationName: `table_col1_col2_suffix`, with a
-/// number appended until unique.
-fn default_index_name(
-    db: &Engine,
-    table: &str,
-    cols: &[usize],
-    columns: &[ColumnDef],
-    suffix: &str,
-) -> String {
-    let mut base = table.to_string();
-    for c in cols {
-        base.push('_');
-        base.push_str(&columns[*c].name);
-    }
-    let mut name = format!("{base}_{suffix}");
-    let mut n = 1;
-    while relation_exists(db, &name) {
-        name = format!("{base}_{suffix}{n}");
-        n += 1;
-    }
-    name
 }
 
 fn drop_tables(
@@ -1108,10 +1085,8 @@ fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> 
     let table = cx
         .visible(&tname)
         .ok_or_else(|| engine::catalog::undefined_table(&tname))?;
-    if ci.predicate.is_some() || !ci.include.is_empty() {
-        return Err(PgError::unsupported(
-            "partial indexes and INCLUDE are not supported",
-        ));
+    if !ci.include.is_empty() {
+        return Err(PgError::unsupported("INCLUDE is not supported"));
     }
     if let Some(u) = &ci.using {
         if !u.value.eq_ignore_ascii_case("btree") {
@@ -1121,9 +1096,25 @@ fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> 
             )));
         }
     }
+    // CONCURRENTLY is accepted and builds the ordinary way: the build
+    // scans the heap once while writers go on (an index is published
+    // before its scan, so no row is missed), without PostgreSQL's
+    // three-phase wait.
+    use crate::indexcmds::{to_stored, ExprKind};
     let mut cols = Vec::new();
+    let mut exprs = Vec::new();
+    let mut used = Vec::new();
+    let mut options = Vec::new();
     for o in &ci.columns {
-        match &o.expr {
+        let mut e = &o.expr;
+        while let ast::Expr::Nested(inner) = e {
+            if matches!(**inner, ast::Expr::Identifier(_)) {
+                e = inner;
+            } else {
+                break;
+            }
+        }
+        match e {
             ast::Expr::Identifier(id) => {
                 let n = ident_name(id);
                 cols.push(table.column_index(&n).ok_or_else(|| {
@@ -1133,12 +1124,50 @@ fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> 
                     )
                 })?);
             }
-            _ => return Err(PgError::unsupported("expression indexes are not supported")),
+            other => {
+                exprs.push(to_stored(&table, other, ExprKind::Expression, &mut used)?);
+                cols.push(engine::catalog::EXPR_KEY);
+            }
+        }
+        let desc = o.asc == Some(false);
+        let nulls_first = o.nulls_first.unwrap_or(desc);
+        options.push(i16::from(desc) | (i16::from(nulls_first) << 1));
+    }
+    let predicate = match &ci.predicate {
+        Some(p) => Some(to_stored(&table, p, ExprKind::Predicate, &mut used)?),
+        None => None,
+    };
+    used.sort_unstable();
+    if options.iter().all(|o| *o == 0) {
+        options.clear();
+    }
+    let mut spec = IndexSpec {
+        columns: cols,
+        exprs,
+        predicate,
+        expr_columns: used,
+        options,
+        unique: ci.unique,
+        ..IndexSpec::default()
+    };
+    // Bind now: an unknown column or function, or a predicate that is
+    // not boolean, fails the statement, not every later write.
+    if !spec.is_plain() {
+        let b = crate::indexcmds::BoundIndex::bind(&table, &spec)?;
+        for k in &b.keys {
+            crate::indexcmds::check_stable_uses(&table, k, ExprKind::Expression)?;
+        }
+        if let Some(p) = &b.predicate {
+            crate::indexcmds::check_stable_uses(&table, p, ExprKind::Predicate)?;
         }
     }
     let iname = match &ci.name {
         Some(n) => object_name(n),
-        None => default_index_name(cx.db, &tname, &cols, &table.columns, "idx"),
+        None => {
+            let names = crate::indexcmds::key_names(&table, &spec);
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            choose_index_name(cx.db, &tname, &names, "idx")
+        }
     };
     if relation_exists(cx.db, &iname) {
         let msg = format!("relation \"{iname}\" already exists");
@@ -1151,8 +1180,26 @@ fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> 
         }
         return Err(PgError::new(sqlstate::DUPLICATE_TABLE, msg));
     }
-    build_new_index(cx, &table, iname, cols, ci.unique, false)?;
+    spec.name = iname;
+    build_index(cx, &table, spec)?;
     Ok("CREATE INDEX".into())
+}
+
+/// PostgreSQL's ChooseRelationName for an index: `table_col_col_idx`,
+/// numbered until free.
+fn choose_index_name(db: &Engine, table: &str, cols: &[&str], suffix: &str) -> String {
+    let mut base = table.to_string();
+    for c in cols {
+        base.push('_');
+        base.push_str(c);
+    }
+    let mut name = format!("{base}_{suffix}");
+    let mut n = 1;
+    while relation_exists(db, &name) {
+        name = format!("{base}_{suffix}{n}");
+        n += 1;
+    }
+    name
 }
 
 pub(crate) fn build_new_index(
@@ -1163,7 +1210,27 @@ pub(crate) fn build_new_index(
     unique: bool,
     primary: bool,
 ) -> PgResult<()> {
+    build_index(
+        cx,
+        table,
+        IndexSpec {
+            name,
+            columns: cols,
+            unique,
+            primary,
+            ..IndexSpec::default()
+        },
+    )
+}
+
+/// Creates the index `template` describes (its oid, creator and the
+/// columns a primary key makes NOT NULL are filled in here) and fills it
+/// from the heap.
+fn build_index(cx: &mut DdlCtx<'_>, table: &Arc<TableDef>, template: IndexSpec) -> PgResult<()> {
     let db = cx.db;
+    let name = template.name.clone();
+    let cols = template.columns.clone();
+    let primary = template.primary;
     if relation_exists(db, &name) {
         return Err(PgError::new(
             sqlstate::DUPLICATE_TABLE,
@@ -1185,13 +1252,10 @@ pub(crate) fn build_new_index(
         Vec::new()
     };
     let spec = IndexSpec {
-        name: name.clone(),
         oid,
-        columns: cols.clone(),
-        unique,
-        primary,
         creator,
         sets_not_null: sets_not_null.clone(),
+        ..template
     };
     // From before the index is published until it holds its scan's
     // entries: pruning frees no slot meanwhile (Heap::index_build).
@@ -1244,9 +1308,18 @@ fn fill_and_check(
     let mut entries: Vec<(Vec<u8>, ItemPointer)> = Vec::new();
     let mut null_keys: Vec<(ItemPointer, usize)> = Vec::new();
     let mut kb = Vec::new();
+    let mut failed: Vec<(ItemPointer, PgError)> = Vec::new();
     db.heap().scan_all(table.rel, &mut |tid, data| {
         table.decode_into(data, &types, &mut row, db.heap())?;
-        if index_key(ix, &row, &mut kb) {
+        let has_key = match index_key(table, ix, &row, &mut kb) {
+            Ok(b) => b,
+            Err(e) => {
+                // Only a version that may be seen counts (below).
+                failed.push((tid, e));
+                return Ok(());
+            }
+        };
+        if has_key {
             entries.push((kb.clone(), tid));
         } else if primary {
             let c = ix
@@ -1260,6 +1333,14 @@ fn fill_and_check(
         }
         Ok(())
     })?;
+    if !failed.is_empty() {
+        let vis = Vis::take(cx.xact);
+        for (tid, e) in failed {
+            if dirty_live(cx, &vis, table, tid)? {
+                return Err(e);
+            }
+        }
+    }
     // Sorted once, the entries serve the uniqueness check and then build
     // the tree bottom-up (Index::load_sorted) — one sort instead of a
     // descent per row.
@@ -1306,18 +1387,9 @@ fn fill_and_check(
                             .map(|_| r)
                     })?;
                     if let Some(Ok(r)) = vals {
-                        let names: Vec<&str> = ix
-                            .spec
-                            .columns
-                            .iter()
-                            .map(|c| table.columns[*c].name.as_str())
-                            .collect();
-                        let v: Vec<String> =
-                            ix.spec.columns.iter().map(|c| text_of(&r[*c])).collect();
                         detail = format!(
-                            "Key ({})=({}) is duplicated.",
-                            names.join(", "),
-                            v.join(", ")
+                            "{} is duplicated.",
+                            crate::indexcmds::key_description(table, ix, &r)
                         );
                     }
                 }
@@ -1332,14 +1404,6 @@ fn fill_and_check(
     }
     ix.index.load_sorted(entries);
     Ok(())
-}
-
-fn text_of(v: &Value) -> String {
-    if v.is_null() {
-        "null".into()
-    } else {
-        v.to_text_string()
-    }
 }
 
 /// Live or in progress (after waiting for it) under SnapshotDirty.

@@ -735,7 +735,7 @@ fn form_tuple(
     toaster.form_tuple(
         row,
         reuse,
-        &|c| indexes.iter().any(|ix| ix.spec.columns.contains(&c)),
+        &|c| indexes.iter().any(|ix| ix.spec.uses_column(c)),
         out,
     )
 }
@@ -835,18 +835,6 @@ pub fn conform_row(table: &TableDef, row: &mut [Value]) -> PgResult<()> {
 }
 
 fn unique_violation(table: &TableDef, ix: &IndexDef, row: &[Value]) -> PgError {
-    let names: Vec<&str> = ix
-        .spec
-        .columns
-        .iter()
-        .map(|c| table.columns[*c].name.as_str())
-        .collect();
-    let vals: Vec<String> = ix
-        .spec
-        .columns
-        .iter()
-        .map(|c| row[*c].to_text_string())
-        .collect();
     PgError::new(
         sqlstate::UNIQUE_VIOLATION,
         format!(
@@ -855,9 +843,8 @@ fn unique_violation(table: &TableDef, ix: &IndexDef, row: &[Value]) -> PgError {
         ),
     )
     .with_detail(format!(
-        "Key ({})=({}) already exists.",
-        names.join(", "),
-        vals.join(", ")
+        "{} already exists.",
+        crate::indexcmds::key_description(table, ix, row)
     ))
 }
 
@@ -878,7 +865,7 @@ pub fn insert_index_entries(
     let mut kb = Vec::with_capacity(16);
     let mut okb = Vec::new();
     for ix in table.indexes.list() {
-        if !index_key(&ix, row, &mut kb) {
+        if !index_key(table, &ix, row, &mut kb)? {
             if !ix.spec.unique {
                 // NULL keys are still entries of a plain index, but lookups
                 // never match them; skip.
@@ -886,7 +873,7 @@ pub fn insert_index_entries(
             continue;
         }
         let keeps_key = match old_row {
-            Some(o) => index_key(&ix, o, &mut okb) && okb == kb,
+            Some(o) => index_key(table, &ix, o, &mut okb)? && okb == kb,
             None => false,
         };
         if !ix.spec.unique || keeps_key {
@@ -1018,8 +1005,8 @@ fn insert_on_conflict(
         // Pre-check.
         let mut conflict = None;
         for ix in &arbiters {
-            if !index_key(ix, &row, &mut kb) {
-                continue; // a NULL key conflicts with nothing
+            if !index_key(table, ix, &row, &mut kb)? {
+                continue; // a NULL key, or a row outside a partial index, conflicts with nothing
             }
             match unique_check(ec, vis, table, ix, &kb, None)? {
                 UniqueCheck::Free => {}
@@ -1134,9 +1121,8 @@ fn insert_on_conflict(
         let formed = form_tuple(ec, table, &row, &[], xid, &mut buf)?;
         let tid = ec.db.heap().insert(table.rel, &buf, xid, cid)?;
         for ix in &arbiters {
-            if !index_key(ix, &row, &mut kb) {
-                ix.index.insert(&kb, tid);
-                continue;
+            if !index_key(table, ix, &row, &mut kb)? {
+                continue; // no entry (a NULL key, a partial index's other rows)
             }
             match unique_check(ec, vis, table, ix, &kb, Some(tid))? {
                 UniqueCheck::Free => {}
@@ -1171,7 +1157,7 @@ fn insert_index_entries_except(
         if done.contains(&ix.spec.name) && ix.spec.unique {
             continue;
         }
-        if !index_key(&ix, row, &mut kb) {
+        if !index_key(table, &ix, row, &mut kb)? {
             continue;
         }
         if !ix.spec.unique {

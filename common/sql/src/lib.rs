@@ -6,6 +6,7 @@ pub mod ddl;
 pub mod executor;
 pub mod expr;
 pub mod functions;
+pub mod indexcmds;
 pub mod jsonfuncs;
 pub mod parser;
 pub mod pgcatalog;

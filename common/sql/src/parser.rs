@@ -861,6 +861,7 @@ fn sqlparser_statements(
         }
     }
     mark_references_without_columns(&mut tokens);
+    mark_conflict_inference(&mut tokens);
     Parser::new(&dialect)
         .with_tokens_with_locations(tokens)
         .parse_statements()
@@ -915,6 +916,133 @@ fn mark_references_without_columns(tokens: &mut Vec<sqlparser::tokenizer::TokenW
         });
         tokens.splice(j..j, [at(Token::LParen), at(word), at(Token::RParen)]);
         i = j + 3;
+    }
+}
+
+/// The start of the constraint name standing for an `ON CONFLICT`
+/// inference with expressions or a `WHERE` (see
+/// [`mark_conflict_inference`]); no SQL identifier can be it.
+pub const CONFLICT_INFERENCE: &str = "\u{1}infer:";
+
+/// What separates the elements from the `WHERE` text in a
+/// [`CONFLICT_INFERENCE`] name.
+pub const CONFLICT_INFERENCE_WHERE: &str = "\u{1}where:";
+
+/// sqlparser 0.52 takes only column names in `ON CONFLICT (…)` and no
+/// `WHERE` after them; PostgreSQL infers a unique index on expressions
+/// (`ON CONFLICT (lower(email))`) or a partial one (`… WHERE deleted IS
+/// NULL`). Such a target becomes `ON CONFLICT ON CONSTRAINT "<name>"`
+/// whose name carries the text ([`CONFLICT_INFERENCE`]); the planner
+/// matches it against the unique indexes.
+fn mark_conflict_inference(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithLocation, Word};
+    let significant = |tokens: &[TokenWithLocation], mut i: usize| {
+        while i < tokens.len() && matches!(tokens[i].token, Token::Whitespace(_)) {
+            i += 1;
+        }
+        i
+    };
+    let is_kw = |t: Option<&TokenWithLocation>, k: Keyword| matches!(t.map(|t| &t.token), Some(Token::Word(w)) if w.keyword == k && w.quote_style.is_none());
+    let text = |toks: &[TokenWithLocation]| -> String {
+        toks.iter()
+            .map(|t| match &t.token {
+                Token::SingleQuotedString(s) => format!("'{}'", s.replace('\'', "''")),
+                other => other.to_string(),
+            })
+            .collect::<String>()
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        if !is_kw(tokens.get(i), Keyword::ON) {
+            i += 1;
+            continue;
+        }
+        let c = significant(tokens, i + 1);
+        if !is_kw(tokens.get(c), Keyword::CONFLICT) {
+            i += 1;
+            continue;
+        }
+        let open = significant(tokens, c + 1);
+        if !matches!(tokens.get(open).map(|t| &t.token), Some(Token::LParen)) {
+            i = open;
+            continue;
+        }
+        // The matching parenthesis; anything but names and commas inside
+        // is an expression.
+        let mut depth = 0;
+        let mut close = None;
+        let mut plain = true;
+        for (k, t) in tokens.iter().enumerate().skip(open) {
+            match &t.token {
+                Token::LParen => {
+                    depth += 1;
+                    if depth > 1 {
+                        plain = false;
+                    }
+                }
+                Token::RParen => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(k);
+                        break;
+                    }
+                }
+                Token::Word(_) | Token::Comma | Token::Whitespace(_) => {}
+                _ => plain = false,
+            }
+        }
+        let Some(close) = close else { return };
+        // An optional WHERE up to DO.
+        let after = significant(tokens, close + 1);
+        let mut end = close + 1;
+        let mut pred = None;
+        if is_kw(tokens.get(after), Keyword::WHERE) {
+            let mut k = after + 1;
+            let mut depth = 0;
+            while k < tokens.len() {
+                match &tokens[k].token {
+                    Token::LParen => depth += 1,
+                    Token::RParen => depth -= 1,
+                    Token::Word(w) if depth == 0 && w.keyword == Keyword::DO => break,
+                    _ => {}
+                }
+                k += 1;
+            }
+            pred = Some(text(&tokens[after + 1..k]).trim().to_string());
+            end = k;
+        }
+        if plain && pred.is_none() {
+            i = close + 1;
+            continue;
+        }
+        let mut name = format!(
+            "{CONFLICT_INFERENCE}{}",
+            text(&tokens[open + 1..close]).trim()
+        );
+        if let Some(p) = pred {
+            name.push_str(CONFLICT_INFERENCE_WHERE);
+            name.push_str(&p);
+        }
+        let location = tokens[open].location;
+        let at = |token| TokenWithLocation { token, location };
+        let word = |value: &str, keyword, quote_style| {
+            Token::Word(Word {
+                value: value.to_string(),
+                quote_style,
+                keyword,
+            })
+        };
+        let replacement = [
+            at(word("ON", Keyword::ON, None)),
+            at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+            at(word("CONSTRAINT", Keyword::CONSTRAINT, None)),
+            at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+            at(word(&name, Keyword::NoKeyword, Some('"'))),
+            at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+        ];
+        tokens.splice(open..end, replacement);
+        i = open + 6;
     }
 }
 

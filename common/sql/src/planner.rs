@@ -40,7 +40,7 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::expr::{bind_assign, coerce, output_name, BoundExpr, Expr, ParamTypes, Scope};
+use crate::expr::{bind_assign, coerce, output_name, BinOp, BoundExpr, Expr, ParamTypes, Scope};
 use engine::catalog::{CatalogView, IndexDef, TableDef};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
@@ -104,15 +104,20 @@ pub struct QueryPlan {
 impl QueryPlan {
     /// EXPLAIN's lines for the tree (no costs yet).
     pub fn explain(&self) -> Vec<String> {
+        self.explain_with(true)
+    }
+
+    /// EXPLAIN's lines; `rows` false for `EXPLAIN (COSTS OFF)`.
+    pub fn explain_with(&self, rows: bool) -> Vec<String> {
         let mut out = Vec::new();
-        self.root.explain(0, &mut out);
+        self.root.explain_with(0, rows, &mut out);
         for (i, sp) in self.shared.subplans.iter().enumerate() {
             out.push(format!("  SubPlan {}", i + 1));
-            sp.plan.explain(2, &mut out);
+            sp.plan.explain_with(2, rows, &mut out);
         }
         for c in &self.shared.ctes {
             out.push(format!("  CTE {}", c.name));
-            c.plan.explain(2, &mut out);
+            c.plan.explain_with(2, rows, &mut out);
         }
         out
     }
@@ -390,13 +395,27 @@ pub fn plan_statement(
         )?),
         ast::Statement::Delete(d) => Plan::Delete(plan_delete(catalog, d, &mut params)?),
         ast::Statement::Explain {
-            statement, analyze, ..
-        } => Plan::Query(Box::new(plan_explain(
-            catalog,
             statement,
-            *analyze,
-            &mut params,
-        )?)),
+            analyze,
+            options,
+            ..
+        } => {
+            // COSTS OFF: PostgreSQL's lines without estimates.
+            let costs_off = options.iter().flatten().any(|o| {
+                o.name.value.eq_ignore_ascii_case("costs")
+                    && o.arg.as_ref().is_some_and(|a| {
+                        let t = a.to_string().to_ascii_lowercase();
+                        t == "off" || t == "false" || t == "0"
+                    })
+            });
+            Plan::Query(Box::new(plan_explain(
+                catalog,
+                statement,
+                *analyze,
+                !costs_off,
+                &mut params,
+            )?))
+        }
         _ => return Err(PgError::internal("statement is not plannable")),
     };
     let columns = match &plan {
@@ -516,6 +535,7 @@ fn plan_explain(
     catalog: &CatalogView<'_>,
     stmt: &ast::Statement,
     analyze: bool,
+    rows: bool,
     params: &mut ParamTypes,
 ) -> PgResult<QueryPlan> {
     if analyze {
@@ -528,7 +548,7 @@ fn plan_explain(
     };
     let plan = plan_query(catalog, q, params)?;
     let rows: Vec<Vec<Expr>> = plan
-        .explain()
+        .explain_with(rows)
         .into_iter()
         .map(|l| vec![Expr::Const(pgtypes::value::Value::text(&l))])
         .collect();
@@ -839,26 +859,79 @@ fn bind_unnest(bound: Vec<BoundExpr>) -> PgResult<(NodeKind, SqlType)> {
     Ok((NodeKind::Unnest { array: b.expr, ty }, ty))
 }
 
-/// Picks an index whose every column has an equality conjunct with a
-/// column-free expression; unique indexes (the primary key first) win.
+/// Picks an index whose every key has an equality conjunct with a
+/// column-free expression — a key column `c = v`, a key expression
+/// `expr = v` with the same bound expression — and whose predicate, for
+/// a partial index, the filter implies (each of its conjuncts is one of
+/// the filter's); unique indexes (the primary key first) win.
 pub fn choose_access(table: &TableDef, filter: &Expr) -> Access {
     let conj = filter.conjuncts();
     let eqs: Vec<(usize, &Expr)> = conj.iter().filter_map(|c| c.as_column_eq()).collect();
-    if eqs.is_empty() {
+    // `expr = v` with a column-free `v`: candidates for expression keys.
+    let expr_eqs: Vec<(&Expr, &Expr)> = conj
+        .iter()
+        .filter_map(|c| match c {
+            Expr::Binary {
+                op: BinOp::Eq,
+                left,
+                right,
+            } => {
+                if !right.references_columns() && left.references_columns() {
+                    Some((left.as_ref(), right.as_ref()))
+                } else if !left.references_columns() && right.references_columns() {
+                    Some((right.as_ref(), left.as_ref()))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        })
+        .collect();
+    if eqs.is_empty() && expr_eqs.is_empty() {
         return Access::SeqScan;
     }
-    let mut best: Option<(u8, Arc<IndexDef>, Vec<Expr>)> = None;
+    /// (rank, index, key, key types) of the best index so far.
+    type Choice = (u8, Arc<IndexDef>, Vec<Expr>, Vec<SqlType>);
+    let mut best: Option<Choice> = None;
     for ix in table.indexes.list() {
         if !ix.is_ready() {
             continue;
         }
         let mut key = Vec::with_capacity(ix.spec.columns.len());
-        for c in &ix.spec.columns {
-            match eqs.iter().find(|(col, _)| col == c) {
-                Some((_, e)) => key.push((*e).clone()),
-                None => break,
+        let key_types: Vec<SqlType> = if ix.spec.is_plain() {
+            for c in &ix.spec.columns {
+                match eqs.iter().find(|(col, _)| col == c) {
+                    Some((_, e)) => key.push((*e).clone()),
+                    None => break,
+                }
             }
-        }
+            ix.spec
+                .columns
+                .iter()
+                .map(|c| table.columns[*c].ty)
+                .collect()
+        } else {
+            let Some(b) = crate::indexcmds::bound(table, &ix) else {
+                continue;
+            };
+            let Some(b) = b.as_any().downcast_ref::<crate::indexcmds::BoundIndex>() else {
+                continue;
+            };
+            if !b.predicate_conjuncts().iter().all(|p| conj.contains(p)) {
+                continue;
+            }
+            for k in &b.keys {
+                let found = match k {
+                    Expr::Column(c) => eqs.iter().find(|(col, _)| col == c).map(|(_, e)| *e),
+                    _ => expr_eqs.iter().find(|(l, _)| *l == k).map(|(_, e)| *e),
+                };
+                match found {
+                    Some(e) => key.push(e.clone()),
+                    None => break,
+                }
+            }
+            b.types.clone()
+        };
         if key.len() != ix.spec.columns.len() {
             continue;
         }
@@ -870,23 +943,15 @@ pub fn choose_access(table: &TableDef, filter: &Expr) -> Access {
             1
         };
         if best.as_ref().is_none_or(|b| rank > b.0) {
-            best = Some((rank, ix, key));
+            best = Some((rank, ix, key, key_types));
         }
     }
     match best {
-        Some((_, index, key)) => {
-            let key_types = index
-                .spec
-                .columns
-                .iter()
-                .map(|c| table.columns[*c].ty)
-                .collect();
-            Access::Index {
-                index,
-                key,
-                key_types,
-            }
-        }
+        Some((_, index, key, key_types)) => Access::Index {
+            index,
+            key,
+            key_types,
+        },
         None => Access::SeqScan,
     }
 }
@@ -1180,7 +1245,8 @@ fn plan_on_conflict(
             let found: Vec<String> = unique
                 .iter()
                 .filter(|ix| {
-                    ix.spec.columns.len() == want.len()
+                    ix.spec.is_plain()
+                        && ix.spec.columns.len() == want.len()
                         && want.iter().all(|c| ix.spec.columns.contains(c))
                 })
                 .map(|ix| ix.spec.name.clone())
@@ -1189,6 +1255,19 @@ fn plan_on_conflict(
                 return Err(no_arbiter());
             }
             found
+        }
+        Some(ast::ConflictTarget::OnConstraint(name))
+            if name
+                .0
+                .last()
+                .is_some_and(|i| i.value.starts_with(crate::parser::CONFLICT_INFERENCE)) =>
+        {
+            // An inference with expressions or WHERE (the parser's form).
+            let text = name.0.last().map(|i| i.value.as_str()).unwrap_or("");
+            let inference = text
+                .strip_prefix(crate::parser::CONFLICT_INFERENCE)
+                .unwrap_or(text);
+            crate::indexcmds::infer_arbiters(table, inference)?
         }
         Some(ast::ConflictTarget::OnConstraint(name)) => {
             let n = object_name(name);

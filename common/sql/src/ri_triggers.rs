@@ -436,7 +436,7 @@ fn key_index(t: &TableDef, cols: &[usize]) -> Option<Arc<engine::catalog::IndexD
     t.indexes.list().into_iter().find(|ix| {
         let mut s = ix.spec.columns.clone();
         s.sort_unstable();
-        s == sorted && ix.is_ready()
+        s == sorted && ix.spec.is_plain() && ix.is_ready()
     })
 }
 
@@ -492,7 +492,7 @@ fn versions_with_key(
     let mut tids = Vec::new();
     if let Some(ix) = ix {
         let mut kb = Vec::with_capacity(16);
-        if index_key(&ix, &row, &mut kb) {
+        if index_key(t, &ix, &row, &mut kb)? {
             ix.index.lookup(&kb, &mut |tid| tids.push(tid));
         }
         return Ok(tids);

@@ -1413,6 +1413,14 @@ impl Session {
                     self.drop_in_block(names, *if_exists, *cascade, sink)
                 } else if is_ddl(s) {
                     self.check_writable(command_name(&stmt.parsed.stmt))?;
+                    if let ast::Statement::CreateIndex(ci) = &**s {
+                        if ci.concurrently && self.xact.in_transaction_block() {
+                            return Err(PgError::new(
+                                sqlstate::ACTIVE_SQL_TRANSACTION,
+                                "CREATE INDEX CONCURRENTLY cannot run inside a transaction block",
+                            ));
+                        }
+                    }
                     if let ast::Statement::CreateTable(ct) = &**s {
                         // Re-creating a table this block dropped: the old one
                         // must go now (and cannot come back at ROLLBACK).

@@ -619,7 +619,7 @@ fn alter_one(
             spec.constraints.retain(|c| !c.columns.contains(&pos));
             spec.comments.retain(|(sub, _)| *sub as usize != pos + 1);
             for ix in table.indexes.list() {
-                if ix.spec.columns.contains(&pos) {
+                if ix.spec.uses_column(pos) {
                     cx.pending.push(PendingDdl::DropIndex {
                         oid: table.oid,
                         index: ix.spec.name.clone(),
@@ -1098,7 +1098,7 @@ impl<'a> FkTarget<'a> {
                 .indexes
                 .list()
                 .iter()
-                .filter(|i| i.spec.unique)
+                .filter(|i| i.spec.unique && i.spec.is_plain())
                 .map(|i| (i.spec.name.clone(), i.spec.columns.clone(), i.spec.primary))
                 .collect(),
         }

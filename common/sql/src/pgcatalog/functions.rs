@@ -383,19 +383,18 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                     Some(Value::Int4(c)) => *c,
                     _ => 0,
                 };
+                let pretty = matches!(args.get(2), Some(Value::Bool(true)));
                 match s.relation(o) {
-                    Some(RelRef::Index(t, ix)) if column == 0 => text(&index_def(t, ix)),
-                    Some(RelRef::Index(t, ix)) => {
-                        match ix
-                            .spec
-                            .columns
-                            .get((column - 1).max(0) as usize)
-                            .and_then(|c| t.columns.get(*c))
-                        {
-                            Some(c) => text(&quote_ident(&c.name)),
-                            None => Value::Null,
-                        }
-                    }
+                    Some(RelRef::Index(t, ix)) if column == 0 => text(&index_def(t, ix, pretty)),
+                    Some(RelRef::Index(t, ix)) => match crate::indexcmds::key_column_text(
+                        t,
+                        &ix.spec,
+                        (column - 1).max(0) as usize,
+                        pretty,
+                    ) {
+                        Some(c) => text(&c),
+                        None => Value::Null,
+                    },
                     _ => Value::Null,
                 }
             }
@@ -412,6 +411,24 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
         },
         CatFunc::GetExpr => match (args.first(), args.get(1).and_then(oid_arg)) {
+            (Some(Value::Text(expr)), Some(_)) if index_node_tree(expr).is_some() => {
+                let Some((pred, index)) = index_node_tree(expr) else {
+                    return Ok(Value::Null);
+                };
+                let pretty = matches!(args.get(2), Some(Value::Bool(true)));
+                let s = snapshot(ctx)?;
+                match s.relation(index) {
+                    Some(RelRef::Index(t, ix)) => {
+                        let v = if pred {
+                            crate::indexcmds::predicate_text(t, &ix.spec, pretty)
+                        } else {
+                            crate::indexcmds::exprs_text(t, &ix.spec, pretty)
+                        };
+                        v.map(|v| text(&v)).unwrap_or(Value::Null)
+                    }
+                    _ => Value::Null,
+                }
+            }
             (Some(Value::Text(expr)), Some(rel)) => {
                 let s = snapshot(ctx)?;
                 // The only expressions kept are column DEFAULTs: find the
@@ -473,26 +490,62 @@ pub fn format_type(oid: u32, typmod: i32) -> String {
     }
 }
 
-/// The key columns of an index, quoted and comma-separated.
-fn index_columns(t: &TableDef, ix: &IndexDef) -> String {
-    ix.spec
-        .columns
-        .iter()
-        .filter_map(|c| t.columns.get(*c))
-        .map(|c| quote_ident(&c.name))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// pg_index.indexprs / indpred of an index: hotpair keeps no node trees,
+/// so these name the index (`{INDEXPRS :indexrelid 16390}`) and
+/// `pg_get_expr` prints its expressions or predicate from the catalog.
+pub fn index_node_tree_text(pred: bool, index: u32) -> String {
+    if pred {
+        format!("{{INDPRED :indexrelid {index}}}")
+    } else {
+        format!("{{INDEXPRS :indexrelid {index}}}")
+    }
 }
 
-/// `CREATE [UNIQUE] INDEX name ON public.t USING btree (a, b)`.
-pub fn index_def(t: &TableDef, ix: &IndexDef) -> String {
-    format!(
+/// (is a predicate, index oid) of an [`index_node_tree_text`].
+fn index_node_tree(s: &str) -> Option<(bool, u32)> {
+    let (pred, rest) = if let Some(r) = s.strip_prefix("{INDPRED :indexrelid ") {
+        (true, r)
+    } else {
+        (false, s.strip_prefix("{INDEXPRS :indexrelid ")?)
+    };
+    Some((pred, rest.strip_suffix('}')?.parse().ok()?))
+}
+
+/// `CREATE [UNIQUE] INDEX name ON public.t USING btree (a, lower(b) DESC)
+/// [WHERE (pred)]` (pretty: the operators' own parentheses left out, as
+/// psql's `\d` shows it).
+pub fn index_def(t: &TableDef, ix: &IndexDef, pretty: bool) -> String {
+    let keys = crate::indexcmds::key_texts(t, &ix.spec, pretty);
+    let keys: Vec<String> = keys
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let o = ix.spec.options.get(i).copied().unwrap_or(0);
+            let desc = o & 1 != 0;
+            let nulls_first = o & 2 != 0;
+            let mut k = k;
+            if desc {
+                k.push_str(" DESC");
+                if !nulls_first {
+                    k.push_str(" NULLS LAST");
+                }
+            } else if nulls_first {
+                k.push_str(" NULLS FIRST");
+            }
+            k
+        })
+        .collect();
+    let mut out = format!(
         "CREATE {}INDEX {} ON public.{} USING btree ({})",
         if ix.spec.unique { "UNIQUE " } else { "" },
         quote_ident(&ix.spec.name),
         quote_ident(&t.name),
-        index_columns(t, ix)
-    )
+        keys.join(", ")
+    );
+    if let Some(p) = crate::indexcmds::predicate_text(t, &ix.spec, pretty) {
+        out.push_str(&format!(" WHERE {p}"));
+    }
+    out
 }
 
 /// A column DEFAULT as PostgreSQL's `pg_get_expr` prints it: constants

@@ -341,19 +341,29 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 }
             }
             RelRef::Index(t, ix) => {
+                // Expression keys are named as PostgreSQL names them
+                // (`lower`, `expr`) and have the expression's type.
+                let names = crate::indexcmds::key_names(t, &ix.spec);
+                let bound = crate::indexcmds::bound(t, ix);
                 for (i, &col) in ix.spec.columns.iter().enumerate() {
-                    if let Some(c) = t.columns.get(col) {
-                        attribute(
-                            &mut rows,
-                            ix.spec.oid,
-                            (i + 1) as i16,
-                            &c.name,
-                            c.ty,
-                            false,
-                            false,
-                            "",
-                        );
-                    }
+                    let ty = match (t.columns.get(col), &bound) {
+                        (Some(c), _) => c.ty,
+                        (None, Some(b)) => match b.key_types().get(i) {
+                            Some(ty) => *ty,
+                            None => continue,
+                        },
+                        (None, None) => continue,
+                    };
+                    attribute(
+                        &mut rows,
+                        ix.spec.oid,
+                        (i + 1) as i16,
+                        &names[i],
+                        ty,
+                        false,
+                        false,
+                        "",
+                    );
                 }
             }
             RelRef::View(v) => {
@@ -550,7 +560,13 @@ pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("indislive", bool(true)),
             (
                 "indkey",
-                int2_vec(ix.spec.columns.iter().map(|c| (*c + 1) as i16)),
+                int2_vec(ix.spec.columns.iter().map(|c| {
+                    if *c == engine::catalog::EXPR_KEY {
+                        0
+                    } else {
+                        (*c + 1) as i16
+                    }
+                })),
             ),
             (
                 "indcollation",
@@ -562,7 +578,29 @@ pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 ),
             ),
             ("indclass", oid_vec(ix.spec.columns.iter().map(|_| 0))),
-            ("indoption", int2_vec(ix.spec.columns.iter().map(|_| 0))),
+            (
+                "indoption",
+                int2_vec(
+                    (0..ix.spec.columns.len())
+                        .map(|i| ix.spec.options.get(i).copied().unwrap_or(0)),
+                ),
+            ),
+            (
+                "indexprs",
+                if ix.spec.exprs.is_empty() {
+                    Value::Null
+                } else {
+                    text(&functions::index_node_tree_text(false, ix.spec.oid))
+                },
+            ),
+            (
+                "indpred",
+                if ix.spec.predicate.is_none() {
+                    Value::Null
+                } else {
+                    text(&functions::index_node_tree_text(true, ix.spec.oid))
+                },
+            ),
         ]);
     }
     rows.out
@@ -903,7 +941,7 @@ pub fn pg_indexes(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("schemaname", text("public")),
             ("tablename", text(&t.name)),
             ("indexname", text(&ix.spec.name)),
-            ("indexdef", text(&functions::index_def(t, ix))),
+            ("indexdef", text(&functions::index_def(t, ix, false))),
         ]);
     }
     rows.out

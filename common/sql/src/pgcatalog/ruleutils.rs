@@ -33,12 +33,22 @@ pub fn view_definition(snap: &CatalogSnapshot, view: &ViewSpec, pretty: bool) ->
         Ok(q) => q,
         Err(_) => return format!(" {};", view.query),
     };
-    let d = Deparser { snap, pretty };
+    let d = Deparser {
+        snap: Some(snap),
+        pretty,
+    };
     let names: Vec<String> = view.columns.iter().map(|c| c.name.clone()).collect();
     let mut out = String::new();
     d.query(&q, &names, 0, &mut out);
     out.push(';');
     out
+}
+
+/// One expression over a single table's columns, as `pg_get_expr` and
+/// `pg_get_indexdef` print it (column names unqualified).
+pub fn expr_text(e: &ast::Expr, pretty: bool) -> String {
+    let d = Deparser { snap: None, pretty };
+    d.expr(e, &[], 0, 0)
 }
 
 /// INSERT / UPDATE / DELETE on a view (`verb`: "insert into", "update",
@@ -129,7 +139,8 @@ fn object_name(n: &ast::ObjectName) -> String {
 }
 
 struct Deparser<'a> {
-    snap: &'a CatalogSnapshot,
+    /// None for an expression over one table's columns (an index's).
+    snap: Option<&'a CatalogSnapshot>,
     pretty: bool,
 }
 
@@ -154,7 +165,7 @@ fn prec(op: &ast::BinaryOperator) -> u8 {
 
 impl Deparser<'_> {
     fn rel_columns(&self, name: &str) -> Vec<String> {
-        match self.snap.relation_by_name(None, name) {
+        match self.snap.and_then(|s| s.relation_by_name(None, name)) {
             Some(RelRef::Table(t)) => t
                 .columns
                 .iter()

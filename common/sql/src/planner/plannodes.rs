@@ -457,20 +457,40 @@ impl PlanNode {
     }
 
     /// Writes the tree, one node a line, indented by depth (EXPLAIN's
-    /// shape without costs).
+    /// shape with estimated rows, no costs).
     pub fn explain(&self, depth: usize, out: &mut Vec<String>) {
+        self.explain_with(depth, true, out)
+    }
+
+    /// [`Self::explain`]; `rows` false is `EXPLAIN (COSTS OFF)`: labels
+    /// alone, and an index scan's `Index Cond` as PostgreSQL prints it
+    /// when its keys are constants.
+    pub fn explain_with(&self, depth: usize, rows: bool, out: &mut Vec<String>) {
         let pad = if depth == 0 {
             String::new()
         } else {
             format!("{}->  ", " ".repeat(depth * 6 - 4))
         };
-        out.push(format!(
-            "{pad}{}  (rows={})",
-            self.label(),
-            self.rows.round()
-        ));
+        if rows {
+            out.push(format!(
+                "{pad}{}  (rows={})",
+                self.label(),
+                self.rows.round()
+            ));
+        } else {
+            out.push(format!("{pad}{}", self.label()));
+            if let NodeKind::IndexScan {
+                table, index, key, ..
+            } = &self.kind
+            {
+                if let Some(cond) = crate::indexcmds::index_cond_text(table, index, key) {
+                    let detail_pad = " ".repeat(if depth == 0 { 2 } else { depth * 6 + 2 });
+                    out.push(format!("{detail_pad}Index Cond: {cond}"));
+                }
+            }
+        }
         for c in self.children() {
-            c.explain(depth + 1, out);
+            c.explain_with(depth + 1, rows, out);
         }
     }
 }
