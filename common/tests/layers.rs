@@ -75,6 +75,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
         &[
             &[
                 "catalog",
+                "namespace",
                 "statistics",
                 "replication",
                 "standby_conflict",
@@ -90,7 +91,14 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
         "common/sql/src",
         &[
             &["parser", "regexp", "roles"],
-            &["functions", "expr", "jsonfuncs", "pgcatalog", "sysviews"],
+            &[
+                "functions",
+                "expr",
+                "jsonfuncs",
+                "pgcatalog",
+                "sysviews",
+                "namespace",
+            ],
             &["planner"],
             // The executor calls sequences and CHECK constraints, which
             // build on DDL's context: one layer until those move down.
@@ -103,6 +111,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "sequence",
                 "tablecmds",
                 "ri_triggers",
+                "schemacmds",
                 "view",
             ],
             &["session"],

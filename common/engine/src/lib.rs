@@ -64,6 +64,7 @@ use twophase::TwoPhaseState;
 
 pub mod catalog;
 pub mod indexing;
+pub mod namespace;
 pub mod replication;
 pub mod sequence;
 pub mod standby_conflict;

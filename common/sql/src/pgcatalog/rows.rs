@@ -205,13 +205,14 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 }
 
 /// pg_namespace.
-pub fn pg_namespace(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+pub fn pg_namespace(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let s = snap(ec);
     let mut rows = Rows::new(defs::PG_NAMESPACE);
-    for (o, name, owner) in NAMESPACES {
+    for (o, name, owner) in &s.namespaces {
         rows.push(vec![
-            ("oid", oid(o)),
+            ("oid", oid(*o)),
             ("nspname", text(name)),
-            ("nspowner", oid(owner)),
+            ("nspowner", oid(*owner)),
         ]);
     }
     rows.out
@@ -544,7 +545,7 @@ pub fn pg_constraint(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         rows.push(vec![
             ("oid", oid(c.oid)),
             ("conname", text(&c.spec.name)),
-            ("connamespace", oid(PUBLIC)),
+            ("connamespace", oid(c.table.namespace)),
             ("contype", ch(&contype)),
             ("condeferrable", bool(c.spec.deferrable)),
             ("condeferred", bool(c.spec.initially_deferred)),
@@ -608,7 +609,7 @@ pub fn pg_sequences(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             .load(std::sync::atomic::Ordering::Acquire);
         let q = &q.spec;
         rows.push(vec![
-            ("schemaname", text("public")),
+            ("schemaname", text(s.namespace_name(q.namespace).unwrap_or(""))),
             ("sequencename", text(&q.name)),
             (
                 "sequenceowner",
@@ -832,7 +833,7 @@ pub fn pg_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         rows.push(vec![
             (
                 "schemaname",
-                text(namespace_name(r.namespace()).unwrap_or("")),
+                text(s.namespace_name(r.namespace()).unwrap_or("")),
             ),
             ("tablename", text(r.name())),
             (
@@ -852,10 +853,10 @@ pub fn pg_indexes(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     for r in s.relations() {
         let RelRef::Index(t, ix) = r else { continue };
         rows.push(vec![
-            ("schemaname", text("public")),
+            ("schemaname", text(s.namespace_name(t.namespace).unwrap_or(""))),
             ("tablename", text(&t.name)),
             ("indexname", text(&ix.spec.name)),
-            ("indexdef", text(&functions::index_def(t, ix))),
+            ("indexdef", text(&functions::index_def(&s, t, ix))),
         ]);
     }
     rows.out
@@ -873,7 +874,7 @@ pub fn pg_views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         rows.push(vec![
             (
                 "schemaname",
-                text(namespace_name(r.namespace()).unwrap_or("")),
+                text(s.namespace_name(r.namespace()).unwrap_or("")),
             ),
             ("viewname", text(r.name())),
             (
@@ -941,7 +942,7 @@ pub fn pg_stat_user_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             .unwrap_or(0);
         rows.push(vec![
             ("relid", oid(t.oid)),
-            ("schemaname", text("public")),
+            ("schemaname", text(s.namespace_name(t.namespace).unwrap_or(""))),
             ("relname", text(&t.name)),
             ("n_live_tup", Value::Int8(live)),
         ]);
@@ -956,7 +957,7 @@ pub fn pg_statio_user_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     for t in &s.tables {
         rows.push(vec![
             ("relid", oid(t.oid)),
-            ("schemaname", text("public")),
+            ("schemaname", text(s.namespace_name(t.namespace).unwrap_or(""))),
             ("relname", text(&t.name)),
         ]);
     }
