@@ -75,6 +75,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
         &[
             &[
                 "catalog",
+                "namespace",
                 "statistics",
                 "replication",
                 "standby_conflict",
@@ -98,6 +99,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "pgcatalog",
                 "sysviews",
                 "indexcmds",
+                "namespace",
             ],
             &["planner"],
             // The executor calls sequences and CHECK constraints, which
@@ -111,6 +113,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "sequence",
                 "tablecmds",
                 "ri_triggers",
+                "schemacmds",
                 "view",
                 "typecmds",
             ],

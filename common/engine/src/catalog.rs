@@ -123,6 +123,10 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::namespace::{
+    parse_schema, rel_key, schema_line, split_key, SchemaDef, SchemaSpec, BUILTIN_SCHEMAS,
+    DEFAULT_PATH, PUBLIC_NAMESPACE,
+};
 use crate::pg_enum::{parse_enum_type, push_enum_type, EnumTypeDef, EnumTypeSpec};
 use crate::sequence::{SequenceDef, SequenceSpec};
 use crate::statistics::{decode_stats, encode_stats, RelationStats};
@@ -592,8 +596,10 @@ impl RelLock {
 pub struct TableDef {
     /// OID (RowDescription's table OID).
     pub oid: Oid,
-    /// Name.
+    /// Name (bare; see [`TableDef::key`]).
     pub name: String,
+    /// The schema's OID (`public`: [`PUBLIC_NAMESPACE`]).
+    pub namespace: Oid,
     /// The heap relation file.
     pub rel: RelFileId,
     /// Columns in order.
@@ -630,6 +636,11 @@ pub struct TableDef {
 }
 
 impl TableDef {
+    /// The table's key in the catalog (its name in `public`; see
+    /// [`crate::namespace::rel_key`]): what [`CatalogChange`]s name it by.
+    pub fn key(&self) -> String {
+        rel_key(self.namespace, &self.name).into_owned()
+    }
     /// Position of a (visible) column by name.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.columns
@@ -673,6 +684,7 @@ impl TableDef {
         TableSpec {
             oid: self.oid,
             name: self.name.clone(),
+            namespace: self.namespace,
             rel: self.rel,
             columns: self.columns.clone(),
             options: self.options.clone(),
@@ -751,11 +763,35 @@ pub struct CatalogView<'a> {
     catalog: &'a Catalog,
     own: &'a [TransactionId],
     clog: &'a Clog,
+    /// The schemas unqualified names are looked up in, in order (the
+    /// session's resolved `search_path`; see [`crate::namespace`]).
+    path: &'a [Oid],
 }
 
-impl CatalogView<'_> {
-    /// The table named `name`, if this session may see it.
+impl<'a> CatalogView<'a> {
+    /// The same view looking unqualified names up along `path`.
+    pub fn with_path(self, path: &'a [Oid]) -> CatalogView<'a> {
+        CatalogView { path, ..self }
+    }
+
+    /// The schemas unqualified names are looked up in.
+    pub fn path(&self) -> &[Oid] {
+        self.path
+    }
+
+    /// The table called `name` (unqualified: the first schema of the
+    /// search path that has one), if this session may see it.
     pub fn get(&self, name: &str) -> Option<Arc<TableDef>> {
+        if let [ns] = self.path {
+            return self.get_in(*ns, name);
+        }
+        self.path.iter().find_map(|&ns| self.get_in(ns, name))
+    }
+
+    /// The table `name` of schema `ns`, if this session may see it.
+    pub fn get_in(&self, ns: Oid, name: &str) -> Option<Arc<TableDef>> {
+        let key = rel_key(ns, name);
+        let name = &*key;
         match self.catalog.get(name) {
             Some(t) => {
                 if !t.visible_to(self.own, self.clog) {
@@ -767,7 +803,7 @@ impl CatalogView<'_> {
                 }
                 // Another transaction's uncommitted ALTER (a RENAME among
                 // them) is not seen: the name must be the seen version's.
-                Some(t.version_for(self.own, self.clog)).filter(|v| v.name == name)
+                Some(t.version_for(self.own, self.clog)).filter(|v| v.key() == name)
             }
             // The old name of a table another transaction renamed and has
             // not committed yet.
@@ -787,10 +823,28 @@ impl CatalogView<'_> {
         self.get(name).ok_or_else(|| undefined_table(name))
     }
 
-    /// The view named `name` as this session sees it: another
+    /// The table `name` of schema `ns` (None: along the search path), or
+    /// 42P01 naming it as written.
+    pub fn table_in(&self, ns: Option<Oid>, name: &str) -> PgResult<Arc<TableDef>> {
+        match ns {
+            Some(ns) => self.get_in(ns, name),
+            None => self.get(name),
+        }
+        .ok_or_else(|| undefined_table(name))
+    }
+
+    /// The view called `name` (unqualified, along the search path) as
+    /// this session sees it.
+    pub fn view(&self, name: &str) -> Option<Arc<ViewSpec>> {
+        self.path.iter().find_map(|&ns| self.view_in(ns, name))
+    }
+
+    /// The view `name` of schema `ns` as this session sees it: another
     /// transaction's uncommitted creation is absent, its uncommitted
     /// replacement or rename shows the committed definition before it.
-    pub fn view(&self, name: &str) -> Option<Arc<ViewSpec>> {
+    pub fn view_in(&self, ns: Oid, name: &str) -> Option<Arc<ViewSpec>> {
+        let key = rel_key(ns, name);
+        let name = &*key;
         // The clog is read with the catalog lock released (catalog locks
         // are leaves).
         let found = self.catalog.state.read().views.get(name).cloned();
@@ -805,7 +859,7 @@ impl CatalogView<'_> {
                 .spec
                 .previous
                 .as_ref()
-                .filter(|p| p.name == name)
+                .filter(|p| p.key() == name)
                 .map(|p| Arc::new(p.committed()));
         }
         // The old name of a view another transaction renamed.
@@ -815,7 +869,7 @@ impl CatalogView<'_> {
             .read()
             .views
             .values()
-            .filter(|v| v.spec.previous.as_ref().is_some_and(|p| p.name == name))
+            .filter(|v| v.spec.previous.as_ref().is_some_and(|p| p.key() == name))
             .cloned()
             .collect();
         renamed
@@ -826,24 +880,96 @@ impl CatalogView<'_> {
 
     /// Every view this session sees, sorted by name.
     pub fn views(&self) -> Vec<Arc<ViewSpec>> {
-        let mut names: Vec<String> = {
+        let mut names: Vec<(String, Oid)> = {
             let st = self.catalog.state.read();
             st.views
                 .values()
                 .flat_map(|v| {
-                    std::iter::once(v.spec.name.clone())
-                        .chain(v.spec.previous.as_ref().map(|p| p.name.clone()))
+                    std::iter::once((v.spec.name.clone(), v.spec.namespace)).chain(
+                        v.spec
+                            .previous
+                            .as_ref()
+                            .map(|p| (p.name.clone(), p.namespace)),
+                    )
                 })
                 .collect()
         };
         names.sort();
         names.dedup();
-        names.into_iter().filter_map(|n| self.view(&n)).collect()
+        names
+            .into_iter()
+            .filter_map(|(n, ns)| self.view_in(ns, &n))
+            .collect()
     }
 
-    /// See [`Catalog::version`].
+    /// The sequence called `name` (unqualified, along the search path),
+    /// committed or not.
+    pub fn sequence(&self, name: &str) -> Option<Arc<SequenceDef>> {
+        self.path
+            .iter()
+            .find_map(|&ns| self.catalog.sequence(&rel_key(ns, name)))
+    }
+
+    /// The sequence `name` of schema `ns`, committed or not.
+    pub fn sequence_in(&self, ns: Oid, name: &str) -> Option<Arc<SequenceDef>> {
+        self.catalog.sequence(&rel_key(ns, name))
+    }
+
+    /// The OID of the schema called `name`, if this session sees it
+    /// (built-in, or created and committed or its own).
+    pub fn schema_oid(&self, name: &str) -> Option<Oid> {
+        if let Some(b) = BUILTIN_SCHEMAS.iter().find(|s| s.1 == name) {
+            return Some(b.0);
+        }
+        let s = self.catalog.state.read().schemas.get(name).cloned()?;
+        creator_visible(&s.creator, self.own, self.clog).then_some(s.spec.oid)
+    }
+
+    /// The schemas users created that this session sees, by OID.
+    pub fn schemas(&self) -> Vec<SchemaSpec> {
+        let all: Vec<Arc<SchemaDef>> = self
+            .catalog
+            .state
+            .read()
+            .schemas
+            .values()
+            .cloned()
+            .collect();
+        let mut v: Vec<SchemaSpec> = all
+            .into_iter()
+            .filter(|s| creator_visible(&s.creator, self.own, self.clog))
+            .map(|s| s.spec.clone())
+            .collect();
+        v.sort_by_key(|s| s.oid);
+        v
+    }
+
+    /// The name of the schema with OID `oid` (built-in or created).
+    pub fn schema_name(&self, oid: Oid) -> Option<String> {
+        if let Some(b) = BUILTIN_SCHEMAS.iter().find(|s| s.0 == oid) {
+            return Some(b.1.to_string());
+        }
+        self.catalog
+            .state
+            .read()
+            .schemas
+            .values()
+            .find(|s| s.spec.oid == oid)
+            .map(|s| s.spec.name.clone())
+    }
+
+    /// [`Catalog::version`], told apart by the search path: a plan bound
+    /// through this view is valid while this stays the same (the default
+    /// path adds nothing).
     pub fn version(&self) -> u64 {
-        self.catalog.version()
+        let v = self.catalog.version();
+        if self.path == DEFAULT_PATH {
+            return v;
+        }
+        let tag = self.path.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &o| {
+            (h ^ u64::from(o)).wrapping_mul(0x100_0000_01b3)
+        });
+        v ^ (tag << 40) ^ (1 << 63)
     }
 
     /// The tables this session sees with a FOREIGN KEY to the table with
@@ -884,6 +1010,8 @@ pub struct TableSpec {
     pub oid: Oid,
     /// Name.
     pub name: String,
+    /// The schema's OID.
+    pub namespace: Oid,
     /// Heap relation file.
     pub rel: RelFileId,
     /// Columns.
@@ -908,11 +1036,16 @@ pub struct TableSpec {
 }
 
 impl TableSpec {
+    /// The table's key (see [`TableDef::key`]).
+    pub fn key(&self) -> String {
+        rel_key(self.namespace, &self.name).into_owned()
+    }
     /// A committed table with no constraints.
     pub fn new(oid: Oid, name: &str, rel: RelFileId, columns: Vec<ColumnDef>) -> TableSpec {
         TableSpec {
             oid,
             name: name.to_string(),
+            namespace: PUBLIC_NAMESPACE,
             rel,
             columns,
             options: Vec::new(),
@@ -1028,7 +1161,21 @@ pub enum CatalogChange {
     },
     /// DROP VIEW.
     DropView {
-        /// View name.
+        /// View key.
+        name: String,
+    },
+    /// CREATE SCHEMA.
+    CreateSchema(SchemaSpec),
+    /// ALTER SCHEMA … RENAME TO / OWNER TO: the schema's whole new row.
+    AlterSchema {
+        /// The schema's name before the change.
+        old_name: String,
+        /// The new row (same OID).
+        spec: SchemaSpec,
+    },
+    /// DROP SCHEMA (its relations were dropped first).
+    DropSchema {
+        /// Schema name.
         name: String,
     },
     /// CREATE TYPE … AS ENUM (see [`crate::pg_enum`]).
@@ -1125,6 +1272,8 @@ struct CatalogState {
     /// Planner statistics by table OID (see [`crate::statistics`]).
     stats: HashMap<Oid, Arc<RelationStats>>,
     roles: HashMap<String, Arc<RoleSpec>>,
+    /// Schemas users created, by name (see [`crate::namespace`]).
+    schemas: HashMap<String, Arc<SchemaDef>>,
     /// Referenced table OID → the names of the tables with a FOREIGN KEY
     /// to it (derived from the table definitions by [`index_foreign_keys`]
     /// after every change that can alter it).
@@ -1156,6 +1305,7 @@ impl Catalog {
                 types: HashMap::new(),
                 stats: HashMap::new(),
                 roles: HashMap::new(),
+                schemas: HashMap::new(),
                 referenced_by: HashMap::new(),
                 next_oid: FIRST_USER_OID,
                 lsn: Lsn::INVALID,
@@ -1183,6 +1333,7 @@ impl Catalog {
                     roles,
                     sequences,
                     types,
+                    schemas,
                     next_oid,
                     lsn,
                 } = decode_catalog(&text).map_err(|e| {
@@ -1199,7 +1350,11 @@ impl Catalog {
                     st.roles.insert(r.name.clone(), Arc::new(r));
                 }
                 for v in views {
-                    st.views.insert(v.name.clone(), Arc::new(ViewDef::new(v)));
+                    st.views.insert(v.key(), Arc::new(ViewDef::new(v)));
+                }
+                for s in schemas {
+                    st.schemas
+                        .insert(s.name.clone(), Arc::new(SchemaDef::new(s)));
                 }
                 for t in types {
                     t.publish();
@@ -1208,7 +1363,7 @@ impl Catalog {
                 }
                 for (spec, value, called) in sequences {
                     let s = SequenceDef::new(spec, value, called);
-                    st.sequences.insert(s.spec.name.clone(), Arc::new(s));
+                    st.sequences.insert(s.spec.key(), Arc::new(s));
                 }
                 for (spec, indexes) in tables {
                     let t = new_table(spec);
@@ -1218,7 +1373,7 @@ impl Catalog {
                             l.push(Arc::new(IndexDef::new(ix, true)));
                         }
                     }
-                    st.tables.insert(t.name.clone(), Arc::new(t));
+                    st.tables.insert(t.key(), Arc::new(t));
                 }
                 index_foreign_keys(&mut st);
             }
@@ -1245,7 +1400,20 @@ impl Catalog {
             catalog: self,
             own,
             clog,
+            path: DEFAULT_PATH,
         }
+    }
+
+    /// Every schema users created, committed or not (start-up, DDL).
+    pub fn schema_list(&self) -> Vec<Arc<SchemaDef>> {
+        let mut v: Vec<_> = self.state.read().schemas.values().cloned().collect();
+        v.sort_by_key(|s| s.spec.oid);
+        v
+    }
+
+    /// The schema called `name` (created, committed or not), for DDL.
+    pub fn schema(&self, name: &str) -> Option<Arc<SchemaDef>> {
+        self.state.read().schemas.get(name).cloned()
     }
 
     /// The table named `name`, committed or not (name conflicts, redo,
@@ -1368,7 +1536,7 @@ impl Catalog {
             .read()
             .tables
             .values()
-            .find(|t| t.previous.as_ref().is_some_and(|p| p.name == name))
+            .find(|t| t.previous.as_ref().is_some_and(|p| p.key() == name))
             .cloned()
     }
 
@@ -1408,15 +1576,11 @@ impl Catalog {
         self.state.read().views.get(name).cloned()
     }
 
-    /// True if an index, a sequence or a view with this name exists.
-    pub fn index_exists(&self, name: &str) -> bool {
+    /// True if an index, a sequence or a view has the key `key`
+    /// ([`crate::namespace::rel_key`]).
+    pub fn index_exists(&self, key: &str) -> bool {
         let st = self.state.read();
-        st.sequences.contains_key(name)
-            || st.views.contains_key(name)
-            || st
-                .tables
-                .values()
-                .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
+        st.sequences.contains_key(key) || st.views.contains_key(key) || index_key_taken(&st, key)
     }
 
     /// Applies one change: the single entry point for catalog writes.
@@ -1487,15 +1651,42 @@ fn relation_exists(name: &str) -> PgError {
     )
 }
 
-/// True if a table, sequence, view or index is named `name` (one namespace).
-fn relation_name_taken(st: &CatalogState, name: &str) -> bool {
-    st.tables.contains_key(name)
-        || st.sequences.contains_key(name)
-        || st.views.contains_key(name)
-        || st
-            .tables
-            .values()
-            .any(|t| t.indexes.list.read().iter().any(|i| i.spec.name == name))
+/// True if a table, sequence, view or index has the key `key` (one
+/// namespace per schema; an index is in its table's schema).
+fn relation_name_taken(st: &CatalogState, key: &str) -> bool {
+    st.tables.contains_key(key)
+        || st.sequences.contains_key(key)
+        || st.views.contains_key(key)
+        || index_key_taken(st, key)
+}
+
+/// True if an index has the key `key`.
+fn index_key_taken(st: &CatalogState, key: &str) -> bool {
+    let (ns, name) = split_key(key);
+    st.tables
+        .values()
+        .any(|t| t.namespace == ns && t.indexes.list.read().iter().any(|i| i.spec.name == name))
+}
+
+/// True if a built-in or created schema is named `name`.
+fn schema_taken(st: &CatalogState, name: &str) -> bool {
+    st.schemas.contains_key(name) || BUILTIN_SCHEMAS.iter().any(|s| s.1 == name)
+}
+
+/// 42P06 `schema "x" already exists`.
+fn schema_exists(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::DUPLICATE_SCHEMA,
+        format!("schema \"{name}\" already exists"),
+    )
+}
+
+/// 3F000 `schema "x" does not exist`.
+pub fn undefined_schema(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_SCHEMA_NAME,
+        format!("schema \"{name}\" does not exist"),
+    )
 }
 
 /// 42710 `type "x" already exists`.
@@ -1527,7 +1718,8 @@ fn type_name_taken(st: &CatalogState, name: &str) -> bool {
 fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
     match change {
         CatalogChange::CreateTable(spec) => {
-            if st.tables.contains_key(&spec.name) || st.views.contains_key(&spec.name) {
+            let key = spec.key();
+            if st.tables.contains_key(&key) || st.views.contains_key(&key) {
                 return Err(relation_exists(&spec.name));
             }
             if st.types.contains_key(&spec.name) {
@@ -1557,13 +1749,13 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
             }
         }
         CatalogChange::CreateView(spec) => {
-            if relation_name_taken(st, &spec.name) {
+            if relation_name_taken(st, &spec.key()) {
                 return Err(relation_exists(&spec.name));
             }
         }
         CatalogChange::AlterView { name, spec } => {
             let v = st.views.get(name).ok_or_else(|| undefined_table(name))?;
-            if spec.name != *name && relation_name_taken(st, &spec.name) {
+            if spec.key() != *name && relation_name_taken(st, &spec.key()) {
                 return Err(relation_exists(&spec.name));
             }
             if spec.oid != v.spec.oid {
@@ -1582,9 +1774,8 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
         }
         CatalogChange::AlterTable { name, spec } => {
             let t = st.tables.get(name).ok_or_else(|| undefined_table(name))?;
-            if spec.name != *name
-                && (st.tables.contains_key(&spec.name) || st.views.contains_key(&spec.name))
-            {
+            let key = spec.key();
+            if key != *name && (st.tables.contains_key(&key) || st.views.contains_key(&key)) {
                 return Err(relation_exists(&spec.name));
             }
             if spec.oid != t.oid {
@@ -1632,9 +1823,10 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
             }
         }
         CatalogChange::CreateSequence(spec) => {
-            if st.sequences.contains_key(&spec.name)
-                || st.tables.contains_key(&spec.name)
-                || st.views.contains_key(&spec.name)
+            let key = spec.key();
+            if st.sequences.contains_key(&key)
+                || st.tables.contains_key(&key)
+                || st.views.contains_key(&key)
             {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_TABLE,
@@ -1663,6 +1855,35 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(undefined_role(name));
             }
         }
+        CatalogChange::CreateSchema(spec) => {
+            if schema_taken(st, &spec.name) {
+                return Err(schema_exists(&spec.name));
+            }
+        }
+        CatalogChange::AlterSchema { old_name, spec } => {
+            let s = st
+                .schemas
+                .get(old_name)
+                .ok_or_else(|| undefined_schema(old_name))?;
+            if s.spec.oid != spec.oid {
+                return Err(PgError::internal("ALTER SCHEMA does not match its schema"));
+            }
+            if *old_name != spec.name && schema_taken(st, &spec.name) {
+                return Err(schema_exists(&spec.name));
+            }
+        }
+        CatalogChange::DropSchema { name } => {
+            let s = st.schemas.get(name).ok_or_else(|| undefined_schema(name))?;
+            let ns = s.spec.oid;
+            if st.tables.values().any(|t| t.namespace == ns)
+                || st.views.values().any(|v| v.spec.namespace == ns)
+                || st.sequences.values().any(|q| q.spec.namespace == ns)
+            {
+                return Err(PgError::internal(
+                    "DROP SCHEMA of a schema that is not empty",
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -1675,7 +1896,7 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
         CatalogChange::CreateTable(spec) => {
             st.next_oid = st.next_oid.max(spec.oid + 1).max(spec.rel.0 + 1);
             let t = new_table(spec.clone());
-            st.tables.insert(spec.name.clone(), Arc::new(t));
+            st.tables.insert(spec.key(), Arc::new(t));
         }
         CatalogChange::DropTable { name } => {
             if let Some(t) = st.tables.remove(name) {
@@ -1691,7 +1912,7 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                 let mut spec = spec.clone();
                 pad_columns(&mut spec.columns, &t.columns);
                 let nt = table_version(&t, spec);
-                st.tables.insert(nt.name.clone(), Arc::new(nt));
+                st.tables.insert(nt.key(), Arc::new(nt));
             }
         }
         CatalogChange::CreateIndex { table, spec } => {
@@ -1733,7 +1954,7 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
         CatalogChange::CreateSequence(spec) => {
             st.next_oid = st.next_oid.max(spec.oid.saturating_add(1));
             let s = SequenceDef::new(spec.clone(), spec.start, false);
-            st.sequences.insert(spec.name.clone(), Arc::new(s));
+            st.sequences.insert(spec.key(), Arc::new(s));
         }
         CatalogChange::DropSequence { name } => {
             st.sequences.remove(name);
@@ -1761,15 +1982,14 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
         CatalogChange::CreateView(spec) => {
             st.next_oid = st.next_oid.max(spec.oid.saturating_add(1));
             st.views
-                .insert(spec.name.clone(), Arc::new(ViewDef::new(spec.clone())));
+                .insert(spec.key(), Arc::new(ViewDef::new(spec.clone())));
         }
         CatalogChange::AlterView { name, spec } => {
             if let Some(old) = st.views.remove(name) {
                 let mut spec = spec.clone();
                 // The creation's mark stays until that transaction ends.
                 spec.creator = TransactionId(old.creator.load(Ordering::Acquire));
-                st.views
-                    .insert(spec.name.clone(), Arc::new(ViewDef::new(spec)));
+                st.views.insert(spec.key(), Arc::new(ViewDef::new(spec)));
             }
         }
         CatalogChange::DropView { name } => {
@@ -1803,6 +2023,22 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                 pgtypes::enumtype::unpublish(t.spec.oid);
             }
         }
+        CatalogChange::CreateSchema(spec) => {
+            st.next_oid = st.next_oid.max(spec.oid.saturating_add(1));
+            st.schemas
+                .insert(spec.name.clone(), Arc::new(SchemaDef::new(spec.clone())));
+        }
+        CatalogChange::AlterSchema { old_name, spec } => {
+            if let Some(old) = st.schemas.remove(old_name) {
+                let mut spec = spec.clone();
+                spec.creator = TransactionId(old.creator.load(Ordering::Acquire));
+                st.schemas
+                    .insert(spec.name.clone(), Arc::new(SchemaDef::new(spec)));
+            }
+        }
+        CatalogChange::DropSchema { name } => {
+            st.schemas.remove(name);
+        }
     }
     if matches!(
         change,
@@ -1826,8 +2062,9 @@ fn index_foreign_keys(st: &mut CatalogState) {
             for c in &v.constraints {
                 if let Some(f) = &c.foreign {
                     let e = map.entry(f.table).or_default();
-                    if !e.contains(&t.name) {
-                        e.push(t.name.clone());
+                    let key = t.key();
+                    if !e.contains(&key) {
+                        e.push(key);
                     }
                 }
             }
@@ -1914,6 +2151,15 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             push_enum_type(&mut out, spec);
         }
         CatalogChange::DropType { name } => out.push_str(&format!("drop_type {}\n", esc(name))),
+        CatalogChange::CreateSchema(spec) => {
+            out.push_str("create_schema\n");
+            out.push_str(&schema_line(spec, spec.creator.0));
+        }
+        CatalogChange::AlterSchema { old_name, spec } => {
+            out.push_str(&format!("alter_schema {}\n", esc(old_name)));
+            out.push_str(&schema_line(spec, spec.creator.0));
+        }
+        CatalogChange::DropSchema { name } => out.push_str(&format!("drop_schema {}\n", esc(name))),
         CatalogChange::CreateSequence(spec) => {
             out.push_str("create_sequence\n");
             push_sequence(&mut out, spec, spec.start, false, spec.creator.0);
@@ -2048,6 +2294,18 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             }
         }
         ["drop_type", name] => CatalogChange::DropType { name: unesc(name)? },
+        ["create_schema"] => {
+            let line = lines.next().ok_or("missing schema line")?;
+            CatalogChange::CreateSchema(parse_schema(line)?)
+        }
+        ["alter_schema", name] => {
+            let line = lines.next().ok_or("missing schema line")?;
+            CatalogChange::AlterSchema {
+                old_name: unesc(name)?,
+                spec: parse_schema(line)?,
+            }
+        }
+        ["drop_schema", name] => CatalogChange::DropSchema { name: unesc(name)? },
         ["create_sequence"] => {
             let line = lines.next().ok_or("missing sequence line")?;
             CatalogChange::CreateSequence(parse_sequence(line)?.0)
@@ -2135,7 +2393,7 @@ fn push_sequence(out: &mut String, s: &SequenceSpec, value: i64, called: bool, c
     out.push_str(&format!(
         "sequence {} {} {} {} {} {} {} {} {} {ot} {oc} {value} {} {creator}\n",
         s.oid,
-        esc(&s.name),
+        esc(&s.key()),
         type_to_catalog(s.ty),
         s.increment,
         s.min,
@@ -2156,9 +2414,11 @@ fn parse_sequence(line: &str) -> Result<(SequenceSpec, i64, bool), String> {
         return Err(format!("unrecognized line {line:?}"));
     };
     let n = |s: &str| s.parse::<i64>().map_err(|_| format!("bad number {s:?}"));
+    let (namespace, name) = parse_rel_key(name)?;
     let spec = SequenceSpec {
         oid: oid.parse().map_err(|_| "bad oid")?,
-        name: unesc(name)?,
+        name,
+        namespace,
         ty: type_from_catalog(ty).ok_or("bad type")?,
         increment: n(inc)?,
         min: n(min)?,
@@ -2255,7 +2515,7 @@ fn spec_text(t: &TableSpec) -> String {
         "create_table {} {} {} {}\n",
         t.oid,
         t.rel.0,
-        esc(&t.name),
+        esc(&t.key()),
         t.creator.0
     );
     push_spec_body(&mut out, t);
@@ -2377,7 +2637,9 @@ fn parse_spec_text(text: &str) -> Result<TableSpec, String> {
         return Err(format!("unrecognized line {first:?}"));
     };
     let num = |s: &str| s.parse::<u32>().map_err(|_| format!("bad number {s:?}"));
-    let mut spec = TableSpec::new(num(oid)?, &unesc(name)?, RelFileId(num(rel)?), Vec::new());
+    let (namespace, name) = parse_rel_key(name)?;
+    let mut spec = TableSpec::new(num(oid)?, &name, RelFileId(num(rel)?), Vec::new());
+    spec.namespace = namespace;
     spec.creator = TransactionId(creator.parse::<u64>().map_err(|_| "bad xid")?);
     for line in lines {
         if line.is_empty() {
@@ -2500,6 +2762,7 @@ fn new_table(spec: TableSpec) -> TableDef {
         creator: Arc::new(AtomicU64::new(spec.creator.0)),
         oid: spec.oid,
         name: String::new(),
+        namespace: spec.namespace,
         rel: spec.rel,
         columns: Vec::new(),
         options: Vec::new(),
@@ -2577,6 +2840,7 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
         creator: t.creator.clone(),
         oid: spec.oid,
         name: spec.name,
+        namespace: spec.namespace,
         rel: spec.rel,
         columns: spec.columns,
         options: spec.options,
@@ -2624,6 +2888,14 @@ pub(crate) fn esc(s: &str) -> String {
         out.push('%');
     }
     out
+}
+
+/// Unescapes a relation-name field of the file or a WAL record: the
+/// relation's schema and bare name ([`crate::namespace::split_key`]).
+pub(crate) fn parse_rel_key(s: &str) -> Result<(Oid, String), String> {
+    let key = unesc(s)?;
+    let (ns, name) = split_key(&key);
+    Ok((ns, name.to_string()))
 }
 
 pub(crate) fn unesc(s: &str) -> Result<String, String> {
@@ -2703,7 +2975,7 @@ fn encode_catalog(st: &CatalogState) -> String {
             "table {} {} {} {}\n",
             t.oid,
             t.rel.0,
-            esc(&t.name),
+            esc(&t.key()),
             t.creator.load(Ordering::Acquire)
         ));
         push_spec_body(&mut out, &t.spec());
@@ -2739,6 +3011,11 @@ fn encode_catalog(st: &CatalogState) -> String {
     for v in views {
         push_view(&mut out, &v.current_spec());
     }
+    let mut schemas: Vec<_> = st.schemas.values().collect();
+    schemas.sort_by_key(|s| s.spec.oid);
+    for s in schemas {
+        out.push_str(&schema_line(&s.spec, s.creator.load(Ordering::Acquire)));
+    }
     out
 }
 
@@ -2749,6 +3026,7 @@ struct Decoded {
     roles: Vec<RoleSpec>,
     sequences: Vec<(SequenceSpec, i64, bool)>,
     types: Vec<EnumTypeSpec>,
+    schemas: Vec<SchemaSpec>,
     next_oid: u32,
     lsn: Lsn,
 }
@@ -2767,6 +3045,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut sequences = Vec::new();
     let mut views = Vec::new();
     let mut types = Vec::new();
+    let mut schemas = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
     while let Some((n, line)) = lines.next() {
         let bad = |what: &str| format!("line {}: {what}", n + 1);
@@ -2779,12 +3058,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                 if cur.is_some() {
                     return Err(bad("table inside table"));
                 }
-                let mut spec = TableSpec::new(
-                    num(oid)?,
-                    &unesc(name).map_err(|e| bad(&e))?,
-                    RelFileId(num(rel)?),
-                    Vec::new(),
-                );
+                let (namespace, name) = parse_rel_key(name).map_err(|e| bad(&e))?;
+                let mut spec = TableSpec::new(num(oid)?, &name, RelFileId(num(rel)?), Vec::new());
+                spec.namespace = namespace;
                 spec.creator = TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?);
                 cur = Some((spec, Vec::new()));
             }
@@ -2841,6 +3117,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
             ["sequence", ..] if cur.is_none() => {
                 sequences.push(parse_sequence(line).map_err(|e| bad(&e))?)
             }
+            ["schema", ..] if cur.is_none() => {
+                schemas.push(parse_schema(line).map_err(|e| bad(&e))?)
+            }
             [""] => {}
             _ => return Err(bad("unrecognized line")),
         }
@@ -2855,6 +3134,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         roles,
         sequences,
         types,
+        schemas,
         next_oid,
         lsn,
     })

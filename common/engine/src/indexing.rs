@@ -130,7 +130,7 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
                 );
                 db.catalog
                     .apply_catalog_change(&CatalogChange::AlterTable {
-                        name: t.name.clone(),
+                        name: t.key(),
                         spec: prev.spec(),
                     })?;
             }
@@ -152,9 +152,7 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
             s.spec.name
         );
         db.catalog
-            .apply_catalog_change(&CatalogChange::DropSequence {
-                name: s.spec.name.clone(),
-            })?;
+            .apply_catalog_change(&CatalogChange::DropSequence { name: s.spec.key() })?;
     }
     for t in db.catalog.tables() {
         if !t.visible_to(&[], &db.clog) {
@@ -175,8 +173,26 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
                 ix.spec.name,
                 ix.creator.load(Ordering::Acquire)
             );
-            remove_index(db, &t.name, &ix)?;
+            remove_index(db, &t.key(), &ix)?;
         }
+    }
+    for s in db.catalog.schema_list() {
+        let x = s.creator.load(Ordering::Acquire);
+        if x == 0 {
+            continue;
+        }
+        if db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed {
+            s.creator.store(0, Ordering::Release);
+            continue;
+        }
+        tracing::info!(
+            "removing schema \"{}\" created by transaction {x}, which did not commit",
+            s.spec.name
+        );
+        db.catalog
+            .apply_catalog_change(&CatalogChange::DropSchema {
+                name: s.spec.name.clone(),
+            })?;
     }
     Ok(())
 }
@@ -197,7 +213,7 @@ fn resolve_uncommitted_views(db: &Engine) -> PgResult<()> {
                 prev.name
             );
             db.catalog.apply_catalog_change(&CatalogChange::AlterView {
-                name: v.spec.name.clone(),
+                name: v.spec.key(),
                 spec: prev.committed(),
             })?;
         }
@@ -212,9 +228,8 @@ fn resolve_uncommitted_views(db: &Engine) -> PgResult<()> {
             "removing view \"{}\" created by transaction {x}, which did not commit",
             v.spec.name
         );
-        db.catalog.apply_catalog_change(&CatalogChange::DropView {
-            name: v.spec.name.clone(),
-        })?;
+        db.catalog
+            .apply_catalog_change(&CatalogChange::DropView { name: v.spec.key() })?;
     }
     Ok(())
 }
@@ -273,20 +288,17 @@ pub fn drop_table(db: &Engine, t: &TableDef, cancel: &AtomicBool) -> PgResult<()
     if t.check_not_dropped().is_err() {
         return Ok(());
     }
-    db.catalog.apply_catalog_change(&CatalogChange::DropTable {
-        name: t.name.clone(),
-    })?;
+    db.catalog
+        .apply_catalog_change(&CatalogChange::DropTable { name: t.key() })?;
     for ix in t.indexes.list() {
         ix.index.clear();
     }
     db.heap.drop_relation(t.rel)?;
     // The sequences of its serial columns go with it.
     for s in db.catalog.sequences() {
-        if s.spec.owned_by.as_ref().is_some_and(|(o, _)| *o == t.name) {
+        if s.spec.owned_by.as_ref().is_some_and(|(o, _)| *o == t.key()) {
             db.catalog
-                .apply_catalog_change(&CatalogChange::DropSequence {
-                    name: s.spec.name.clone(),
-                })?;
+                .apply_catalog_change(&CatalogChange::DropSequence { name: s.spec.key() })?;
         }
     }
     Ok(())

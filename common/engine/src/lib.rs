@@ -65,6 +65,7 @@ use twophase::TwoPhaseState;
 
 pub mod catalog;
 pub mod indexing;
+pub mod namespace;
 pub mod pg_enum;
 pub mod replication;
 pub mod sequence;

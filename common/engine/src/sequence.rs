@@ -37,6 +37,8 @@ pub struct SequenceSpec {
     pub oid: Oid,
     /// Name.
     pub name: String,
+    /// The schema's OID.
+    pub namespace: Oid,
     /// Data type: int2, int4 or int8 (bounds the default MAXVALUE).
     pub ty: SqlType,
     /// INCREMENT BY (never 0).
@@ -58,6 +60,10 @@ pub struct SequenceSpec {
 }
 
 impl SequenceSpec {
+    /// The sequence's key in the catalog ([`crate::namespace::rel_key`]).
+    pub fn key(&self) -> String {
+        crate::namespace::rel_key(self.namespace, &self.name).into_owned()
+    }
     /// PostgreSQL's defaults for a sequence of type `ty` (ascending by 1
     /// from 1 up to the type's maximum).
     pub fn new(oid: Oid, name: &str, ty: SqlType) -> SequenceSpec {
@@ -69,6 +75,7 @@ impl SequenceSpec {
         SequenceSpec {
             oid,
             name: name.to_string(),
+            namespace: crate::namespace::PUBLIC_NAMESPACE,
             ty,
             increment: 1,
             min: 1,

@@ -40,6 +40,8 @@ pub struct ViewSpec {
     pub oid: Oid,
     /// Name.
     pub name: String,
+    /// The schema's OID.
+    pub namespace: Oid,
     /// The defining query as SQL text.
     pub query: String,
     /// Output columns: names and types (no NOT NULL, no defaults).
@@ -56,11 +58,16 @@ pub struct ViewSpec {
 }
 
 impl ViewSpec {
+    /// The view's key in the catalog ([`crate::namespace::rel_key`]).
+    pub fn key(&self) -> String {
+        crate::namespace::rel_key(self.namespace, &self.name).into_owned()
+    }
     /// A committed view.
     pub fn new(oid: Oid, name: &str, query: &str, columns: Vec<ColumnDef>) -> ViewSpec {
         ViewSpec {
             oid,
             name: name.to_string(),
+            namespace: crate::namespace::PUBLIC_NAMESPACE,
             query: query.to_string(),
             columns,
             depends: Vec::new(),
@@ -148,7 +155,7 @@ fn view_line(v: &ViewSpec) -> String {
     format!(
         "view {} {} {} {} {} {deps} {} {prev}",
         v.oid,
-        esc(&v.name),
+        esc(&v.key()),
         v.creator.0,
         v.altered_by.0,
         esc(&v.query),
@@ -188,9 +195,11 @@ pub(crate) fn parse_view(line: &str) -> Result<ViewSpec, String> {
     } else {
         Some(Box::new(parse_view(&unesc(prev)?)?))
     };
+    let (namespace, name) = crate::catalog::parse_rel_key(name)?;
     Ok(ViewSpec {
         oid: oid.parse().map_err(|_| "bad oid")?,
-        name: unesc(name)?,
+        name,
+        namespace,
         query: unesc(query)?,
         columns,
         depends,

@@ -20,6 +20,10 @@ pub mod sqlstate {
     pub const UNDEFINED_FUNCTION: &str = "42883";
     pub const UNDEFINED_OBJECT: &str = "42704";
     pub const DUPLICATE_TABLE: &str = "42P07";
+    /// 42P06 duplicate_schema
+    pub const DUPLICATE_SCHEMA: &str = "42P06";
+    /// 3F000 invalid_schema_name
+    pub const INVALID_SCHEMA_NAME: &str = "3F000";
     pub const DUPLICATE_OBJECT: &str = "42710";
     pub const DUPLICATE_COLUMN: &str = "42701";
     pub const AMBIGUOUS_COLUMN: &str = "42702";

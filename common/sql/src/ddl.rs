@@ -65,22 +65,35 @@ pub struct DdlCtx<'a> {
     /// Views whose DROP this transaction has made (pending until COMMIT):
     /// no longer dependents of anything, no longer droppable.
     pub dropping_views: Vec<pgtypes::Oid>,
+    /// The session's resolved search path (`crate::namespace`).
+    pub path: &'a [pgtypes::Oid],
+    /// The session user (the owner of what CREATE SCHEMA makes).
+    pub user: &'a str,
 }
 
 impl DdlCtx<'_> {
-    /// The table named `name` as this session sees it (tables other
-    /// transactions created and have not committed do not exist).
-    pub(crate) fn visible(&self, name: &str) -> Option<Arc<TableDef>> {
+    /// The catalog as this session sees it: tables other transactions
+    /// created and have not committed do not exist; unqualified names
+    /// resolve along the search path.
+    pub(crate) fn catalog(&self) -> engine::catalog::CatalogView<'_> {
         self.db
             .catalog()
             .view(self.xact.own().xids, self.db.clog())
-            .get(name)
+            .with_path(self.path)
     }
-}
 
-/// The table named `name` as the session of `cx` sees it.
-pub(crate) fn visible_table(cx: &DdlCtx<'_>, name: &str) -> Option<Arc<TableDef>> {
-    cx.visible(name)
+    /// The table `n` names as this session sees it.
+    pub(crate) fn find(&self, n: &ast::ObjectName) -> PgResult<Option<Arc<TableDef>>> {
+        Ok(crate::namespace::find_table(
+            &self.catalog(),
+            &crate::namespace::QualName::of(n)?,
+        ))
+    }
+
+    /// The table `n` names, or 42P01.
+    pub(crate) fn table(&self, n: &ast::ObjectName) -> PgResult<Arc<TableDef>> {
+        crate::namespace::table(&self.catalog(), &crate::namespace::QualName::of(n)?)
+    }
 }
 
 /// DDL whose outcome is decided when its (sub)transaction ends: the one
@@ -149,6 +162,11 @@ pub enum PendingDdl {
     },
     /// DROP TYPE (done at once): at ROLLBACK the type comes back.
     DropType(engine::pg_enum::EnumTypeSpec),
+    /// CREATE SCHEMA (by name): kept at COMMIT, dropped at ROLLBACK.
+    CreateSchema(String),
+    /// DROP SCHEMA (by name; its contents' drops are queued before it):
+    /// at COMMIT.
+    DropSchema(String),
 }
 
 impl PendingDdl {
@@ -157,6 +175,19 @@ impl PendingDdl {
     /// anyone who looks before this runs, and to start-up after a crash).
     fn commit(self, db: &Engine) {
         match self {
+            PendingDdl::CreateSchema(name) => {
+                if let Some(s) = db.catalog().schema(&name) {
+                    s.creator.store(0, Ordering::Release);
+                }
+            }
+            PendingDdl::DropSchema(name) => {
+                if let Err(e) = db
+                    .catalog()
+                    .apply_catalog_change(&CatalogChange::DropSchema { name: name.clone() })
+                {
+                    tracing::warn!("could not drop schema \"{name}\" at commit: {}", e.message);
+                }
+            }
             PendingDdl::CreateView(_) | PendingDdl::AlterView { .. } | PendingDdl::DropView(_) => {
                 crate::view::commit_pending(db, &self)
             }
@@ -211,7 +242,7 @@ impl PendingDdl {
                 let r = db
                     .catalog()
                     .apply_catalog_change(&CatalogChange::DropIndex {
-                        table: t.name.clone(),
+                        table: t.key(),
                         name: index.clone(),
                     });
                 match r {
@@ -228,6 +259,18 @@ impl PendingDdl {
     /// entry and files, WAL-logged, so a standby follows), drops forgotten.
     fn abort(self, db: &Engine) {
         match self {
+            PendingDdl::DropSchema(_) => {}
+            PendingDdl::CreateSchema(name) => {
+                if let Err(e) = db
+                    .catalog()
+                    .apply_catalog_change(&CatalogChange::DropSchema { name: name.clone() })
+                {
+                    tracing::warn!(
+                        "could not remove schema \"{name}\" after its creation rolled back: {}",
+                        e.message
+                    );
+                }
+            }
             PendingDdl::CreateView(_) | PendingDdl::AlterView { .. } => {
                 crate::view::abort_pending(db, self)
             }
@@ -266,7 +309,7 @@ impl PendingDdl {
                 let r = db
                     .catalog()
                     .apply_catalog_change(&CatalogChange::AlterTable {
-                        name: t.name.clone(),
+                        name: t.key(),
                         spec: before,
                     });
                 if let Err(e) = r {
@@ -281,7 +324,7 @@ impl PendingDdl {
                 if table.dropped.load(Ordering::Acquire) {
                     return;
                 }
-                if let Err(e) = remove_index(db, &table.name, &index) {
+                if let Err(e) = remove_index(db, &table.key(), &index) {
                     tracing::warn!(
                         "could not remove index \"{}\" after its creation rolled back: {}",
                         index.spec.name,
@@ -323,18 +366,18 @@ impl PendingDdlList {
     }
 
     /// True if `name` has a pending DROP.
-    pub fn drops(&self, name: &str) -> bool {
-        self.drop_of(name).is_some()
+    pub fn drops(&self, key: &str) -> bool {
+        self.drop_of(key).is_some()
     }
 
-    /// Where the pending DROP of `name` is in the list.
-    fn drop_of(&self, name: &str) -> Option<usize> {
+    /// Where the pending DROP of the table with key `key` is in the list.
+    fn drop_of(&self, key: &str) -> Option<usize> {
         self.items
             .iter()
-            .position(|(p, _)| matches!(p, PendingDdl::Drop(t) if t.name == name))
+            .position(|(p, _)| matches!(p, PendingDdl::Drop(t) if t.key() == key))
     }
 
-    /// Takes the pending DROP of `name` out of the list.
+    /// Takes the pending DROP of the table with key `key` out of the list.
     pub fn take_drop(&mut self, name: &str) -> Option<Arc<TableDef>> {
         let i = self.drop_of(name)?;
         match self.items.remove(i).0 {
@@ -386,6 +429,10 @@ impl PendingDdlList {
 pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<String> {
     match stmt {
         ast::Statement::CreateTable(ct) => create_table(cx, ct),
+        ast::Statement::CreateSchema {
+            schema_name,
+            if_not_exists,
+        } => crate::schemacmds::create_schema(cx, schema_name, *if_not_exists),
         ast::Statement::Drop {
             object_type,
             if_exists,
@@ -398,6 +445,9 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             ast::ObjectType::Index => drop_indexes(cx, names, *if_exists),
             ast::ObjectType::Sequence => crate::sequence::drop_sequences(cx, names, *if_exists),
             ast::ObjectType::Type => crate::typecmds::drop_types(cx, names, *if_exists, *cascade),
+            ast::ObjectType::Schema => {
+                crate::schemacmds::drop_schemas(cx, names, *if_exists, *cascade)
+            }
             other => Err(PgError::unsupported(format!(
                 "DROP {other} is not supported"
             ))),
@@ -407,7 +457,7 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             cascade,
             ..
         } => {
-            let names: Vec<String> = table_names.iter().map(|t| object_name(&t.name)).collect();
+            let names: Vec<ast::ObjectName> = table_names.iter().map(|t| t.name.clone()).collect();
             truncate(cx, &names, truncate_cascades(cascade))
         }
         ast::Statement::AlterTable {
@@ -479,22 +529,27 @@ pub fn is_ddl(stmt: &ast::Statement) -> bool {
             | ast::Statement::Comment { .. }
             | ast::Statement::CreateSequence { .. }
             | ast::Statement::CreateView { .. }
+            | ast::Statement::CreateSchema { .. }
     )
 }
 
-pub(crate) fn relation_exists(db: &Engine, name: &str) -> bool {
-    db.catalog().get(name).is_some() || db.catalog().index_exists(name)
+/// True if schema `ns` has a table, index, sequence or view called `name`.
+pub(crate) fn relation_exists(db: &Engine, ns: pgtypes::Oid, name: &str) -> bool {
+    let key = engine::namespace::rel_key(ns, name);
+    db.catalog().get(&key).is_some() || db.catalog().index_exists(&key)
 }
 
 fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> {
     let db = cx.db;
-    let name = object_name(&ct.name);
+    let qname = crate::namespace::QualName::of(&ct.name)?;
+    let ns = crate::namespace::creation_namespace(&cx.catalog(), &qname)?;
+    let name = qname.name;
     if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
         return Err(PgError::unsupported(
             "CREATE TABLE AS / LIKE is not supported",
         ));
     }
-    if relation_exists(db, &name) {
+    if relation_exists(db, ns, &name) {
         let msg = format!("relation \"{name}\" already exists");
         if ct.if_not_exists {
             cx.notices.push(PgError::notice(
@@ -536,8 +591,18 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
         if let Some(t) = serial {
             // serial: a sequence owned by the column, its nextval the
             // default, NOT NULL (PostgreSQL's expansion).
-            let seq = crate::tablecmds::choose_constraint_name(cx, &name, &[&cname], "seq", &[]);
-            col.default = Some(format!("nextval('{seq}')"));
+            let seq = crate::tablecmds::choose_constraint_name(
+                cx,
+                Some(ns),
+                &name,
+                &[&cname],
+                "seq",
+                &[],
+            );
+            col.default = Some(format!(
+                "nextval('{}')",
+                crate::namespace::qualified_text(&cx.catalog(), ns, &seq)
+            ));
             col.not_null = true;
             serials.push((seq, cname.clone(), t));
         }
@@ -585,6 +650,7 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
                     // serial, with the given options.
                     let seq = crate::tablecmds::choose_constraint_name(
                         cx,
+                        Some(ns),
                         &name,
                         &[&col.name],
                         "seq",
@@ -694,10 +760,17 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
             Some(n) => n,
             None => {
                 let names: Vec<&str> = cols.iter().map(|c| columns[*c].name.as_str()).collect();
-                crate::tablecmds::choose_constraint_name(cx, &name, &names, "key", &constraints)
+                crate::tablecmds::choose_constraint_name(
+                    cx,
+                    Some(ns),
+                    &name,
+                    &names,
+                    "key",
+                    &constraints,
+                )
             }
         };
-        if constraints.iter().any(|c| c.name == iname) || relation_exists(db, &iname) {
+        if constraints.iter().any(|c| c.name == iname) || relation_exists(db, ns, &iname) {
             return Err(PgError::new(
                 sqlstate::DUPLICATE_TABLE,
                 format!("relation \"{iname}\" already exists"),
@@ -724,9 +797,13 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
     }
     let oid = db.catalog().allocate_oid();
     for clause in fks {
-        let tname = object_name(clause.target);
+        let tq = crate::namespace::QualName::of(clause.target)?;
+        let same_schema = match crate::namespace::schema_of(&cx.catalog(), &tq) {
+            Ok(Some(s)) => s == ns,
+            _ => tq.schema.is_none() && cx.catalog().get(&tq.name).is_none(),
+        };
         let existing;
-        let target = if tname == name {
+        let target = if tq.name == name && same_schema {
             // A key to the table being created.
             crate::tablecmds::FkTarget {
                 oid,
@@ -759,29 +836,32 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
             options,
             creator,
             constraints,
+            namespace: ns,
             ..TableSpec::new(oid, &name, rel, columns.clone())
         }));
     if let Err(e) = created {
         let _ = db.heap().drop_relation(rel);
         return Err(e);
     }
-    let table = db.catalog().table(&name)?;
+    let table = db.catalog().table(&engine::namespace::rel_key(ns, &name))?;
     cx.pending.push(PendingDdl::CreateTable(table.clone()));
     cx.created.insert(rel);
     // A CHECK that does not bind (unknown column, not boolean) fails the
     // statement now, not every later INSERT.
     crate::tablecmds::checks_bind(&table)?;
     for (iname, cols, primary) in keys {
-        add_index(cx.db, &name, iname, cols, true, primary, creator)?;
+        add_index(cx.db, &table.key(), iname, cols, true, primary, creator)?;
     }
     for (seq, col, ty) in serials {
         let mut spec = engine::sequence::SequenceSpec::new(db.catalog().allocate_oid(), &seq, ty);
-        spec.owned_by = Some((name.clone(), col));
+        spec.namespace = ns;
+        spec.owned_by = Some((table.key(), col));
         crate::sequence::add_sequence(cx, spec)?;
     }
     for (mut spec, col) in identities {
         spec.oid = db.catalog().allocate_oid();
-        spec.owned_by = Some((name.clone(), col));
+        spec.namespace = ns;
+        spec.owned_by = Some((table.key(), col));
         crate::sequence::add_sequence(cx, spec)?;
     }
     Ok("CREATE TABLE".into())
@@ -830,10 +910,12 @@ fn drop_tables(
     let db = cx.db;
     let mut tables = Vec::new();
     for n in names {
-        let name = object_name(n);
-        match cx.visible(&name) {
+        match cx.find(n)? {
             Some(t) => tables.push(t),
-            None => cx.notices.push(missing_table_to_drop(&name, if_exists)?),
+            None => cx.notices.push(missing_table_to_drop(
+                &crate::namespace::QualName::of(n)?.display(),
+                if_exists,
+            )?),
         }
     }
     drop_table_dependents(cx, &tables, cascade)?;
@@ -1021,17 +1103,23 @@ fn drop_indexes(
 ) -> PgResult<String> {
     let db = cx.db;
     for n in names {
-        let name = object_name(n);
-        let owner = db
-            .catalog()
-            .tables()
-            .into_iter()
-            .find(|t| t.indexes.list().iter().any(|i| i.spec.name == name));
+        let q = crate::namespace::QualName::of(n)?;
+        let name = q.name.clone();
+        let schemas: Vec<pgtypes::Oid> = match crate::namespace::schema_of(&cx.catalog(), &q) {
+            Ok(Some(ns)) => vec![ns],
+            Ok(None) => cx.path.to_vec(),
+            Err(_) => Vec::new(),
+        };
+        let owner = schemas.iter().find_map(|ns| {
+            db.catalog().tables().into_iter().find(|t| {
+                t.namespace == *ns && t.indexes.list().iter().any(|i| i.spec.name == name)
+            })
+        });
         match owner {
             Some(t) => {
                 db.catalog()
                     .apply_catalog_change(&CatalogChange::DropIndex {
-                        table: t.name.clone(),
+                        table: t.key(),
                         name,
                     })?;
             }
@@ -1048,14 +1136,11 @@ fn drop_indexes(
 
 /// TRUNCATE: empties the heap file and the indexes at once (not
 /// transactional).
-pub fn truncate(cx: &mut DdlCtx<'_>, names: &[String], cascade: bool) -> PgResult<String> {
+pub fn truncate(cx: &mut DdlCtx<'_>, names: &[ast::ObjectName], cascade: bool) -> PgResult<String> {
     let db = cx.db;
     let mut tables = Vec::new();
     for name in names {
-        tables.push(
-            cx.visible(name)
-                .ok_or_else(|| engine::catalog::undefined_table(name))?,
-        );
+        tables.push(cx.table(name)?);
     }
     let tables = truncate_targets(db, cx.xact.own().xids, tables, cascade, &mut cx.notices)?;
     for t in tables {
@@ -1081,10 +1166,8 @@ pub(crate) fn key_columns(table: &TableDef, ids: &[ast::Ident]) -> PgResult<Vec<
 }
 
 fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> {
-    let tname = object_name(&ci.table_name);
-    let table = cx
-        .visible(&tname)
-        .ok_or_else(|| engine::catalog::undefined_table(&tname))?;
+    let table = cx.table(&ci.table_name)?;
+    let tname = table.name.clone();
     if !ci.include.is_empty() {
         return Err(PgError::unsupported("INCLUDE is not supported"));
     }
@@ -1166,10 +1249,10 @@ fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> 
         None => {
             let names = crate::indexcmds::key_names(&table, &spec);
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            choose_index_name(cx.db, &tname, &names, "idx")
+            choose_index_name(cx.db, table.namespace, &tname, &names, "idx")
         }
     };
-    if relation_exists(cx.db, &iname) {
+    if relation_exists(cx.db, table.namespace, &iname) {
         let msg = format!("relation \"{iname}\" already exists");
         if ci.if_not_exists {
             cx.notices.push(PgError::notice(
@@ -1187,7 +1270,13 @@ fn create_index(cx: &mut DdlCtx<'_>, ci: &ast::CreateIndex) -> PgResult<String> 
 
 /// PostgreSQL's ChooseRelationName for an index: `table_col_col_idx`,
 /// numbered until free.
-fn choose_index_name(db: &Engine, table: &str, cols: &[&str], suffix: &str) -> String {
+fn choose_index_name(
+    db: &Engine,
+    ns: pgtypes::Oid,
+    table: &str,
+    cols: &[&str],
+    suffix: &str,
+) -> String {
     let mut base = table.to_string();
     for c in cols {
         base.push('_');
@@ -1195,7 +1284,7 @@ fn choose_index_name(db: &Engine, table: &str, cols: &[&str], suffix: &str) -> S
     }
     let mut name = format!("{base}_{suffix}");
     let mut n = 1;
-    while relation_exists(db, &name) {
+    while relation_exists(db, ns, &name) {
         name = format!("{base}_{suffix}{n}");
         n += 1;
     }
@@ -1231,7 +1320,7 @@ fn build_index(cx: &mut DdlCtx<'_>, table: &Arc<TableDef>, template: IndexSpec) 
     let name = template.name.clone();
     let cols = template.columns.clone();
     let primary = template.primary;
-    if relation_exists(db, &name) {
+    if relation_exists(db, table.namespace, &name) {
         return Err(PgError::new(
             sqlstate::DUPLICATE_TABLE,
             format!("relation \"{name}\" already exists"),
@@ -1263,7 +1352,7 @@ fn build_index(cx: &mut DdlCtx<'_>, table: &Arc<TableDef>, template: IndexSpec) 
     let ix = db
         .catalog()
         .apply_catalog_change(&CatalogChange::CreateIndex {
-            table: table.name.clone(),
+            table: table.key(),
             spec,
         })?
         .ok_or_else(|| PgError::internal("index not created"))?;
@@ -1277,7 +1366,7 @@ fn build_index(cx: &mut DdlCtx<'_>, table: &Arc<TableDef>, template: IndexSpec) 
             if !sets_not_null.is_empty() {
                 db.catalog()
                     .apply_catalog_change(&CatalogChange::SetNotNull {
-                        table: table.name.clone(),
+                        table: table.key(),
                         columns: sets_not_null,
                     })?;
             }
@@ -1288,7 +1377,7 @@ fn build_index(cx: &mut DdlCtx<'_>, table: &Arc<TableDef>, template: IndexSpec) 
             let _ = db
                 .catalog()
                 .apply_catalog_change(&CatalogChange::DropIndex {
-                    table: table.name.clone(),
+                    table: table.key(),
                     name,
                 });
             Err(e)

@@ -184,6 +184,9 @@ pub struct Ectx<'a> {
     pub params: &'a [Value],
     /// Session settings.
     pub settings: &'a dyn SettingsView,
+    /// The schemas unqualified names resolve in (the session's
+    /// `search_path`, resolved; `engine::namespace`).
+    pub path: Arc<[pgtypes::Oid]>,
     /// statement_timestamp().
     pub stmt_ts: i64,
     /// transaction_timestamp().
@@ -231,6 +234,7 @@ impl<'a> Ectx<'a> {
             cancel,
             params,
             settings,
+            path: Arc::from(engine::namespace::DEFAULT_PATH),
             stmt_ts,
             xact_ts,
             deadline,
@@ -256,6 +260,7 @@ impl<'a> Ectx<'a> {
                     self.db,
                     self.xact.own().xids,
                     self.db.clog(),
+                    &self.path,
                 ))
             })
             .clone()
@@ -345,7 +350,7 @@ impl EvalContext for Ectx<'_> {
             ));
         };
         let read_only = ss.read_only || self.db.role() == engine::Role::Standby;
-        crate::sequence::call(self.db, ss, f, name, value, read_only)
+        crate::sequence::call(self.db, ss, f, name, value, read_only, &self.path)
     }
     fn transaction_timestamp(&self) -> i64 {
         self.xact_ts
@@ -1444,7 +1449,11 @@ pub(crate) fn run_internal_dml(
     let oids: Vec<pgtypes::Oid> = types.iter().map(|t| t.oid()).collect();
     let planned = {
         let own = ec.xact.own();
-        let view = ec.db.catalog().view(own.xids, ec.db.clog());
+        let view = ec
+            .db
+            .catalog()
+            .view(own.xids, ec.db.clog())
+            .with_path(&ec.path);
         crate::planner::plan_statement(&view, &stmt, &oids)?
     };
     let vis = Vis::take(ec.xact);
@@ -1461,6 +1470,7 @@ pub(crate) fn run_internal_dml(
     );
     sub.sequences = ec.sequences.as_deref_mut();
     sub.constraint_modes = ec.constraint_modes.clone();
+    sub.path = ec.path.clone();
     sub.snapshot = Some(vis.snapshot.clone());
     let n = run_dml(&mut sub, &vis, &planned.plan, &mut |_, _| Ok(()))?;
     let deferred = std::mem::take(&mut sub.ri_deferred);

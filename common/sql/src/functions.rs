@@ -2130,7 +2130,13 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         Func::PgBackendPid => Value::Int4(ctx.backend_pid()),
         Func::CurrentDatabase => text(ctx.current_database()),
         Func::CurrentUser => text(ctx.current_user()),
-        Func::CurrentSchema => Value::text("public"),
+        Func::CurrentSchema => match ctx.pg_catalog() {
+            Some(s) => match s.path.first().and_then(|ns| s.namespace_name(*ns)) {
+                Some(n) => Value::text(n),
+                None => Value::Null,
+            },
+            None => Value::text("public"),
+        },
         Func::WalLsn(which) => match ctx.wal_lsn(which)? {
             Some(l) => Value::PgLsn(l),
             None => Value::Null,

@@ -135,6 +135,8 @@ pub enum Stmt {
     Role(crate::roles::RoleStmt),
     /// CREATE TYPE … AS ENUM / ALTER TYPE.
     Type(typestmt::TypeStmt),
+    /// ALTER SCHEMA, ALTER TABLE | VIEW … SET SCHEMA.
+    Schema(crate::schemacmds::SchemaStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -568,6 +570,25 @@ impl<'a> Cur<'a> {
             false
         }
     }
+    /// True if the statement's last tokens are the words `words`
+    /// followed by `then` more tokens (a trailing `;` not counted).
+    pub(crate) fn ends_with_words(&self, words: &[&str], then: usize) -> bool {
+        let mut toks: &[Token] = &self.toks;
+        if let [rest @ .., last] = toks {
+            if last.tok == Tok::Punct(';') {
+                toks = rest;
+            }
+        }
+        let n = words.len() + then;
+        if toks.len() < self.pos + n {
+            return false;
+        }
+        let tail = &toks[toks.len() - n..];
+        words
+            .iter()
+            .zip(tail)
+            .all(|(w, t)| matches!(&t.tok, Tok::Word(x) if x == w))
+    }
     pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
     }
@@ -602,6 +623,18 @@ impl<'a> Cur<'a> {
         let mut name = self.one_ident()?;
         while self.eat_punct('.') {
             name = self.one_ident()?;
+        }
+        Ok(name)
+    }
+    /// A relation name, possibly schema-qualified, as text
+    /// `namespace::QualName::parse_text` reads back: each part
+    /// double-quoted, joined by dots.
+    pub(crate) fn relation_name(&mut self) -> PgResult<String> {
+        let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+        let mut name = quote(&self.one_ident()?);
+        while self.eat_punct('.') {
+            name.push('.');
+            name.push_str(&quote(&self.one_ident()?));
         }
         Ok(name)
     }
@@ -796,6 +829,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         }
         w if typestmt::is_type_statement(w, c.peek_word_at(1)) => {
             Some(Stmt::Type(typestmt::parse(&mut c)?))
+        }
+        "alter" if crate::schemacmds::is_schema_statement(&c) => {
+            Some(Stmt::Schema(crate::schemacmds::parse(&mut c)?))
         }
         w if crate::roles::is_role_statement(w, c.peek_word_at(1), c.peek_word_at(2)) => {
             Some(Stmt::Role(crate::roles::parse(&mut c)?))
@@ -1396,7 +1432,7 @@ fn table_list(c: &mut Cur<'_>) -> PgResult<(Vec<String>, Vec<Vec<String>>)> {
         return Ok((tables, columns));
     }
     loop {
-        tables.push(c.ident()?);
+        tables.push(c.relation_name()?);
         let mut cols = Vec::new();
         if c.eat_punct('(') {
             loop {
@@ -1489,7 +1525,7 @@ fn parse_copy(c: &mut Cur<'_>) -> PgResult<Stmt> {
         let close = c.toks[c.pos - 1].start;
         CopySource::Query(c.sql.get(open..close).unwrap_or("").trim().to_string())
     } else {
-        let name = c.ident()?;
+        let name = c.relation_name()?;
         let mut columns = Vec::new();
         if c.eat_punct('(') {
             loop {
@@ -1961,7 +1997,7 @@ mod tests {
     #[test]
     fn vacuum_analyze_checkpoint() {
         assert!(
-            matches!(parse_one("vacuum analyze pgbench_branches").unwrap(), Stmt::Vacuum { analyze: true, tables, .. } if tables == ["pgbench_branches"])
+            matches!(parse_one("vacuum analyze pgbench_branches").unwrap(), Stmt::Vacuum { analyze: true, tables, .. } if tables == ["\"pgbench_branches\""])
         );
         assert!(
             matches!(parse_one("VACUUM (VERBOSE, ANALYZE) a, b").unwrap(), Stmt::Vacuum { analyze: true, tables, .. } if tables.len() == 2)
@@ -1970,10 +2006,10 @@ mod tests {
             matches!(parse_one("vacuum full").unwrap(), Stmt::Vacuum { analyze: false, tables, .. } if tables.is_empty())
         );
         assert!(
-            matches!(parse_one("analyze t").unwrap(), Stmt::Analyze { tables, .. } if tables == ["t"])
+            matches!(parse_one("analyze t").unwrap(), Stmt::Analyze { tables, .. } if tables == ["\"t\""])
         );
         assert!(
-            matches!(parse_one("analyze t (a, b), u").unwrap(), Stmt::Analyze { tables, columns } if tables == ["t", "u"] && columns == vec![vec!["a".to_string(), "b".to_string()], vec![]])
+            matches!(parse_one("analyze t (a, b), u").unwrap(), Stmt::Analyze { tables, columns } if tables == ["\"t\"", "\"u\""] && columns == vec![vec!["a".to_string(), "b".to_string()], vec![]])
         );
         assert!(matches!(parse_one("checkpoint").unwrap(), Stmt::Checkpoint));
     }
@@ -1991,7 +2027,7 @@ mod tests {
         assert_eq!(
             c.source,
             CopySource::Table {
-                name: "pgbench_accounts".into(),
+                name: "\"pgbench_accounts\"".into(),
                 columns: vec![]
             }
         );
@@ -2012,7 +2048,7 @@ mod tests {
         assert_eq!(
             c.source,
             CopySource::Table {
-                name: "t".into(),
+                name: "\"t\"".into(),
                 columns: vec!["a".into(), "b".into()]
             }
         );

@@ -1076,7 +1076,7 @@ fn plan_insert(
     params: &mut ParamTypes,
 ) -> PgResult<InsertPlan> {
     let g = subselect::Global::new(catalog);
-    let table = dml_target(catalog, &object_name(&ins.table_name), "insert into")?;
+    let table = dml_target(catalog, &ins.table_name, "insert into")?;
     let alias = ins
         .table_alias
         .as_ref()
@@ -1377,13 +1377,18 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
 
 /// The table an INSERT / UPDATE / DELETE writes (`verb`: "insert into",
 /// "update", "delete from"); a view is not automatically updatable here.
-fn dml_target(catalog: &CatalogView<'_>, rel: &str, verb: &str) -> PgResult<Arc<TableDef>> {
-    if let Some(t) = catalog.get(rel) {
+fn dml_target(
+    catalog: &CatalogView<'_>,
+    rel: &ast::ObjectName,
+    verb: &str,
+) -> PgResult<Arc<TableDef>> {
+    let q = crate::namespace::QualName::of(rel)?;
+    if let Some(t) = crate::namespace::find_table(catalog, &q) {
         return Ok(t);
     }
-    match catalog.view(rel) {
+    match crate::namespace::find_view(catalog, &q) {
         Some(v) => Err(crate::pgcatalog::ruleutils::not_updatable(&v, verb)),
-        None => Err(engine::catalog::undefined_table(rel)),
+        None => Err(engine::catalog::undefined_table(&q.display())),
     }
 }
 
@@ -1402,9 +1407,11 @@ fn single_table(
             args: None,
             ..
         } => {
-            let rel = object_name(name);
-            let t = dml_target(catalog, &rel, verb)?;
-            let a = alias.as_ref().map(|a| ident_name(&a.name)).unwrap_or(rel);
+            let t = dml_target(catalog, name, verb)?;
+            let a = alias
+                .as_ref()
+                .map(|a| ident_name(&a.name))
+                .unwrap_or_else(|| object_name(name));
             Ok((t, a))
         }
         _ => Err(PgError::unsupported("only a plain table can be the target")),

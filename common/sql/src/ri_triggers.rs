@@ -638,7 +638,15 @@ fn referential_action(
             params.len()
         ));
     }
-    let table = quote(&child.name);
+    // Qualified: the statement must reach this table whatever the
+    // session's search path.
+    let schema = ec
+        .db
+        .catalog()
+        .view(&[], ec.db.clog())
+        .schema_name(child.namespace)
+        .unwrap_or_default();
+    let table = format!("{}.{}", quote(&schema), quote(&child.name));
     let sql = if set.is_empty() {
         format!("DELETE FROM {table} WHERE {}", conds.join(" AND "))
     } else {

@@ -14,7 +14,6 @@ use std::sync::atomic::Ordering;
 use sqlparser::ast;
 
 use crate::ddl::{DdlCtx, PendingDdl};
-use crate::planner::object_name;
 use engine::catalog::CatalogChange;
 use engine::sequence::{SequenceDef, SequenceSpec};
 use engine::Engine;
@@ -40,16 +39,6 @@ fn undefined_sequence(name: &str) -> PgError {
     )
 }
 
-/// Strips `'s'::regclass`-style quoting: the name as a sequence name.
-fn seq_name(arg: &str) -> String {
-    let t = arg.trim();
-    if let Some(q) = t.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
-        q.to_string()
-    } else {
-        t.to_lowercase()
-    }
-}
-
 /// Runs a sequence function for the session whose state is `ss`.
 pub fn call(
     db: &Engine,
@@ -58,6 +47,7 @@ pub fn call(
     name: Option<&str>,
     value: Option<(i64, bool)>,
     read_only: bool,
+    path: &[Oid],
 ) -> PgResult<i64> {
     if f == SeqFunc::Lastval {
         let Some((oid, n)) = &ss.last else {
@@ -79,11 +69,13 @@ pub fn call(
             )
         });
     }
-    let name = seq_name(name.unwrap_or_default());
-    let seq = db
-        .catalog()
-        .sequence(&name)
-        .ok_or_else(|| undefined_sequence(&name))?;
+    let q = crate::namespace::QualName::parse_text(name.unwrap_or_default())?;
+    let seq = {
+        let view = db.catalog().view(&[], db.clog()).with_path(path);
+        crate::namespace::find_sequence(&view, &q)
+            .ok_or_else(|| undefined_sequence(&q.display()))?
+    };
+    let name = q.name;
     match f {
         SeqFunc::Currval => ss.currval.get(&seq.spec.oid).copied().ok_or_else(|| {
             PgError::new(
@@ -100,7 +92,7 @@ pub fn call(
             }
             let v = nextval(db, &seq)?;
             ss.currval.insert(seq.spec.oid, v);
-            ss.last = Some((seq.spec.oid, name));
+            ss.last = Some((seq.spec.oid, seq.spec.key()));
             Ok(v)
         }
         SeqFunc::Setval => {
@@ -124,7 +116,7 @@ pub fn call(
             let _g = seq.nextval_lock.lock();
             db.catalog()
                 .apply_catalog_change(&CatalogChange::SetSequence {
-                    name: name.clone(),
+                    name: seq.spec.key(),
                     value: v,
                     called,
                 })?;
@@ -151,7 +143,7 @@ fn nextval(db: &Engine, seq: &SequenceDef) -> PgResult<i64> {
     if wrapped || seq.needs_log(next) {
         db.catalog()
             .apply_catalog_change(&CatalogChange::SetSequence {
-                name: seq.spec.name.clone(),
+                name: seq.spec.key(),
                 value: seq.log_ahead(next),
                 called: true,
             })?;
@@ -179,8 +171,10 @@ pub fn create_sequence(
     data_type: Option<&ast::DataType>,
     options: &[ast::SequenceOptions],
 ) -> PgResult<String> {
-    let name = object_name(name);
-    if crate::ddl::relation_exists(cx.db, &name) {
+    let qname = crate::namespace::QualName::of(name)?;
+    let ns = crate::namespace::creation_namespace(&cx.catalog(), &qname)?;
+    let name = qname.name;
+    if crate::ddl::relation_exists(cx.db, ns, &name) {
         let msg = format!("relation \"{name}\" already exists");
         if if_not_exists {
             cx.notices.push(PgError::notice(
@@ -195,7 +189,8 @@ pub fn create_sequence(
         Some(t) => SqlType::from_data_type(t)?,
         None => SqlType::Int8,
     };
-    let spec = sequence_spec(cx.db.catalog().allocate_oid(), &name, ty, options)?;
+    let mut spec = sequence_spec(cx.db.catalog().allocate_oid(), &name, ty, options)?;
+    spec.namespace = ns;
     add_sequence(cx, spec)?;
     Ok("CREATE SEQUENCE".into())
 }
@@ -280,7 +275,7 @@ pub fn sequence_spec(
 /// rolls back).
 pub fn add_sequence(cx: &mut DdlCtx<'_>, mut spec: SequenceSpec) -> PgResult<()> {
     spec.creator = cx.xact.assign_xid()?;
-    let name = spec.name.clone();
+    let name = spec.key();
     cx.db
         .catalog()
         .apply_catalog_change(&CatalogChange::CreateSequence(spec))?;
@@ -296,13 +291,13 @@ pub fn drop_sequences(
 ) -> PgResult<String> {
     let mut found = Vec::new();
     for n in names {
-        let name = object_name(n);
-        match cx.db.catalog().sequence(&name) {
-            Some(_) => found.push(name),
+        let q = crate::namespace::QualName::of(n)?;
+        match crate::namespace::find_sequence(&cx.catalog(), &q) {
+            Some(s) => found.push(s.spec.key()),
             None => cx.notices.push(crate::ddl::missing_to_drop(
                 "sequence",
                 sqlstate::UNDEFINED_TABLE,
-                &name,
+                &q.display(),
                 if_exists,
             )?),
         }

@@ -90,6 +90,9 @@ pub struct PreparedStatement {
     /// plan made on first use sees the tables that session created and has
     /// not committed yet — and no other session's (see `Session::own_xids`).
     own_xids: Arc<Mutex<Vec<TransactionId>>>,
+    /// The preparing session's resolved search path, as of now (see
+    /// `Session::path`).
+    path: Arc<Mutex<Arc<[Oid]>>>,
     /// Set when the statement is a shape's template standing in for a
     /// text: the text's literals, which execution binds as the template's
     /// parameters (the client binds none).
@@ -145,7 +148,12 @@ impl PreparedStatement {
             if let Stmt::Sql(s) = &self.parsed.stmt {
                 let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
                 let own = self.own_xids.lock().clone();
-                let catalog = self.db.catalog().view(&own, self.db.clog());
+                let path = self.path.lock().clone();
+                let catalog = self
+                    .db
+                    .catalog()
+                    .view(&own, self.db.clog())
+                    .with_path(&path);
                 if let Ok(p) = plan_statement(&catalog, s, &oids) {
                     let _ = self.columns.set(p.columns.clone());
                     *self.plan.lock() = Some(Arc::new(p));
@@ -188,9 +196,16 @@ impl PreparedStatement {
             | Stmt::Checkpoint
             | Stmt::Copy(_)
             | Stmt::Role(_)
-            | Stmt::Type(_) => false,
+            | Stmt::Type(_)
+            | Stmt::Schema(_) => false,
             Stmt::Sql(_) => {
-                let version = self.db.catalog().version();
+                let path = self.path.lock().clone();
+                let version = self
+                    .db
+                    .catalog()
+                    .view(&[], self.db.clog())
+                    .with_path(&path)
+                    .version();
                 self.plan
                     .lock()
                     .as_ref()
@@ -256,6 +271,14 @@ pub struct Session {
     /// its prepared statements (for plans made on first use, outside
     /// `execute`). Empty outside a transaction that created something.
     own_xids: Arc<Mutex<Vec<TransactionId>>>,
+    /// `search_path` as last mirrored from the settings.
+    search_path: String,
+    /// The schemas it resolves to (existing ones, in order) and the
+    /// catalog version of that resolution ([`Session::refresh_path`]).
+    path: Arc<[Oid]>,
+    path_version: u64,
+    /// `path`, shared with this session's prepared statements.
+    shared_path: Arc<Mutex<Arc<[Oid]>>>,
     /// Tables that received COPY FREEZE rows in the current transaction.
     frozen_in_xact: Vec<Arc<TableDef>>,
     /// BEGIN READ ONLY / SET TRANSACTION READ ONLY.
@@ -314,6 +337,7 @@ fn command_name(stmt: &Stmt) -> &'static str {
             ast::Statement::AlterTable { .. } => "ALTER TABLE",
             ast::Statement::CreateIndex(_) => "CREATE INDEX",
             ast::Statement::CreateView { .. } => "CREATE VIEW",
+            ast::Statement::CreateSchema { .. } => "CREATE SCHEMA",
             _ => "this statement",
         },
         _ => "this statement",
@@ -400,6 +424,10 @@ impl Session {
             constraint_modes: Default::default(),
             sequences: Default::default(),
             own_xids: Arc::new(Mutex::new(Vec::new())),
+            search_path: String::new(),
+            path: Arc::from(engine::namespace::DEFAULT_PATH),
+            path_version: 0,
+            shared_path: Arc::new(Mutex::new(Arc::from(engine::namespace::DEFAULT_PATH))),
             frozen_in_xact: Vec::new(),
             read_only_xact: false,
             reported_hot_standby: db_is_standby,
@@ -424,6 +452,12 @@ impl Session {
     /// settings — so a `SET LOCAL` or a rolled-back `SET` of either ends
     /// with its transaction, as every other setting does.
     fn mirror_settings(&mut self) {
+        let search_path = self.settings.get("search_path").unwrap_or_default();
+        if search_path != self.search_path {
+            self.search_path = search_path;
+            self.path_version = 0;
+            self.refresh_path();
+        }
         self.statement_timeout_ms = self.settings.config().int("statement_timeout");
         self.idle_in_xact_timeout_ms = self
             .settings
@@ -469,6 +503,7 @@ impl Session {
         param_types: &[Oid],
     ) -> PgResult<Vec<Arc<PreparedStatement>>> {
         self.error_handled = false;
+        self.refresh_path();
         if param_types.is_empty() && self.xact.status() != TxStatus::Failed {
             if let Some(st) = self.prepare_shaped(sql)? {
                 return Ok(vec![Arc::new(st)]);
@@ -486,6 +521,7 @@ impl Session {
                 columns: OnceLock::from(None),
                 plan: Mutex::new(None),
                 own_xids: self.own_xids.clone(),
+                path: self.shared_path.clone(),
                 shape: None,
             })]);
         }
@@ -514,19 +550,17 @@ impl Session {
                 .unwrap_or_default()
         };
         let (columns, param_types, plan) = match &parsed.stmt {
-            Stmt::Sql(s) if is_plannable(s) => match plan_statement(
-                &self.db.catalog().view(self.xact.own().xids, self.db.clog()),
-                s,
-                oids,
-            ) {
-                Ok(p) => (
-                    OnceLock::from(p.columns.clone()),
-                    p.param_types.clone(),
-                    Some(Arc::new(p)),
-                ),
-                Err(e) if raise => return Err(e),
-                Err(_) => (OnceLock::new(), fixed(oids), None),
-            },
+            Stmt::Sql(s) if is_plannable(s) => {
+                match plan_statement(&self.catalog_view(), s, oids) {
+                    Ok(p) => (
+                        OnceLock::from(p.columns.clone()),
+                        p.param_types.clone(),
+                        Some(Arc::new(p)),
+                    ),
+                    Err(e) if raise => return Err(e),
+                    Err(_) => (OnceLock::new(), fixed(oids), None),
+                }
+            }
             Stmt::Show(None) => (
                 OnceLock::from(Some(vec![
                     text_field("name"),
@@ -553,6 +587,7 @@ impl Session {
             columns,
             plan: Mutex::new(plan),
             own_xids: self.own_xids.clone(),
+            path: self.shared_path.clone(),
             shape: None,
         })
     }
@@ -615,7 +650,7 @@ impl Session {
             return Ok(None);
         }
         let (exact_plan, template_plan) = {
-            let catalog = self.db.catalog().view(self.xact.own().xids, self.db.clog());
+            let catalog = self.catalog_view();
             let Ok(exact_plan) = plan_statement(&catalog, exact_ast, &[]) else {
                 return Ok(None);
             };
@@ -662,6 +697,7 @@ impl Session {
             columns: OnceLock::from(exact_plan.columns.clone()),
             plan: Mutex::new(Some(Arc::new(exact_plan))),
             own_xids: self.own_xids.clone(),
+            path: self.shared_path.clone(),
             shape: None,
         }))
     }
@@ -704,13 +740,14 @@ impl Session {
             columns: OnceLock::from(plan.columns.clone()),
             plan: Mutex::new(Some(plan)),
             own_xids: self.own_xids.clone(),
+            path: self.shared_path.clone(),
             shape: Some(ShapeBinding { template, values }),
         })
     }
 
     /// The current plan of a DML statement, re-bound if the catalog moved.
     fn plan_of(&self, stmt: &PreparedStatement, ast: &ast::Statement) -> PgResult<Arc<Planned>> {
-        let version = self.db.catalog().version();
+        let version = self.catalog_view().version();
         {
             let g = stmt.plan.lock();
             if let Some(p) = g.as_ref() {
@@ -723,11 +760,7 @@ impl Session {
             Some(b) => b.template.param_oids.clone(),
             None => stmt.param_types.iter().map(|t| t.oid()).collect(),
         };
-        let p = Arc::new(plan_statement(
-            &self.db.catalog().view(self.xact.own().xids, self.db.clog()),
-            ast,
-            &oids,
-        )?);
+        let p = Arc::new(plan_statement(&self.catalog_view(), ast, &oids)?);
         if stmt.shape.is_some() {
             // The literals were converted to the old parameter types.
             let old = stmt.plan.lock().as_ref().map(|o| o.param_types.clone());
@@ -771,6 +804,7 @@ impl Session {
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
         self.error_handled = false;
+        self.refresh_path();
         self.end_committed = None;
         self.cancel.store(false, Ordering::Relaxed);
         if matches!(stmt.parsed.stmt, Stmt::Empty) {
@@ -932,6 +966,7 @@ impl Session {
         );
         e.sequences = Some(&mut self.sequences);
         e.constraint_modes = self.constraint_modes.clone();
+        e.path = self.path.clone();
         e
     }
 
@@ -980,12 +1015,12 @@ impl Session {
             }
             Some(names) => {
                 let tables = {
-                    let view = self.db.catalog().view(self.xact.own().xids, self.db.clog());
+                    let view = self.catalog_view();
                     self.db
                         .catalog()
                         .tables()
                         .into_iter()
-                        .filter_map(|t| view.get(&t.name))
+                        .filter_map(|t| view.get_in(t.namespace, &t.name))
                         .collect::<Vec<_>>()
                 };
                 for n in names {
@@ -1294,6 +1329,14 @@ impl Session {
                 self.xact.command_counter_increment();
                 done(&tag)
             }
+            Stmt::Schema(st) => {
+                if self.db.role() == Role::Standby {
+                    return Err(read_only_error(&st.tag()));
+                }
+                let tag = self.with_ddl_ctx(sink, |cx| crate::schemacmds::execute(cx, st))?;
+                self.xact.command_counter_increment();
+                done(&tag)
+            }
             Stmt::Role(r) => {
                 if self.db.role() == Role::Standby {
                     return Err(read_only_error(r.tag()));
@@ -1392,10 +1435,8 @@ impl Session {
                 ) = (&**s, self.xact.in_transaction_block())
                 {
                     self.check_writable("TRUNCATE TABLE")?;
-                    let names: Vec<String> = table_names
-                        .iter()
-                        .map(|t| crate::planner::object_name(&t.name))
-                        .collect();
+                    let names: Vec<ast::ObjectName> =
+                        table_names.iter().map(|t| t.name.clone()).collect();
                     let cascade = crate::ddl::truncate_cascades(cascade);
                     self.truncate_in_block(&names, cascade, sink)
                 } else if let (
@@ -1424,8 +1465,13 @@ impl Session {
                     if let ast::Statement::CreateTable(ct) = &**s {
                         // Re-creating a table this block dropped: the old one
                         // must go now (and cannot come back at ROLLBACK).
-                        let name = crate::planner::object_name(&ct.name);
-                        if let Some(t) = self.pending_ddl.take_drop(&name) {
+                        let q = crate::namespace::QualName::of(&ct.name)?;
+                        let key = {
+                            let view = self.catalog_view();
+                            let ns = crate::namespace::creation_namespace(&view, &q)?;
+                            engine::namespace::rel_key(ns, &q.name).into_owned()
+                        };
+                        if let Some(t) = self.pending_ddl.take_drop(&key) {
                             drop_table(&self.db, &t, &self.cancel)?;
                         }
                     }
@@ -1498,6 +1544,8 @@ impl Session {
         f: impl FnOnce(&mut DdlCtx<'_>) -> PgResult<R>,
     ) -> PgResult<R> {
         let db = self.db.clone();
+        let path = self.path.clone();
+        let user = self.user.clone();
         let limits = WaitLimits {
             statement: self.deadline(),
             lock_timeout: self.settings.lock_timeout(),
@@ -1511,6 +1559,8 @@ impl Session {
             limits,
             pending: Vec::new(),
             dropping_views: self.pending_ddl.dropped_views(),
+            path: &path,
+            user: &user,
         };
         let r = f(&mut cx);
         let pending = std::mem::take(&mut cx.pending);
@@ -1542,9 +1592,13 @@ impl Session {
         let mut now = Vec::new();
         let mut later = Vec::new();
         for n in names {
-            let name = crate::planner::object_name(n);
-            let pending = self.pending_ddl.drops(&name);
-            match self.visible_table(&name).ok() {
+            let q = crate::namespace::QualName::of(n)?;
+            let name = q.display();
+            let found = crate::namespace::find_table(&self.catalog_view(), &q);
+            let pending = found
+                .as_ref()
+                .is_some_and(|t| self.pending_ddl.drops(&t.key()));
+            match found {
                 Some(t) if !pending => {
                     // Visible and marked: created by this transaction.
                     if t.creator.load(Ordering::Acquire) != 0 {
@@ -1610,13 +1664,14 @@ impl Session {
     /// unfrozen (they must stay invisible to others until COMMIT).
     fn truncate_in_block(
         &mut self,
-        names: &[String],
+        names: &[ast::ObjectName],
         cascade: bool,
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
         let mut tables = Vec::with_capacity(names.len());
         for name in names {
-            tables.push(self.visible_table(name)?);
+            let q = crate::namespace::QualName::of(name)?;
+            tables.push(crate::namespace::table(&self.catalog_view(), &q)?);
         }
         let mut notices = Vec::new();
         let tables = crate::ddl::truncate_targets(
@@ -1772,11 +1827,7 @@ impl Session {
                             return Err(PgError::unsupported("COPY (query) supports only SELECT"));
                         };
                         let mut pt = ParamTypes::new();
-                        let qp = plan_query(
-                            &db.catalog().view(self.xact.own().xids, db.clog()),
-                            query,
-                            &mut pt,
-                        )?;
+                        let qp = plan_query(&self.catalog_view(), query, &mut pt)?;
                         let names = qp.columns.iter().map(|f| f.name.clone()).collect();
                         (Some(qp), names, None)
                     }
@@ -1966,18 +2017,47 @@ impl Session {
             };
             db.catalog()
                 .apply_catalog_change(&engine::catalog::CatalogChange::SetStatistics {
-                    table: table.name.clone(),
+                    table: table.key(),
                     stats,
                 })?;
         }
         Ok(())
     }
 
+    /// The table a name the session's own parser kept as text names
+    /// (`parser::Cur::relation_name`: COPY, VACUUM, ANALYZE).
     fn visible_table(&self, name: &str) -> PgResult<Arc<TableDef>> {
+        let q = crate::namespace::QualName::parse_text(name)?;
+        crate::namespace::table(&self.catalog_view(), &q)
+    }
+
+    /// Resolves `search_path` again if the catalog changed since (a schema
+    /// it names may have come or gone) and publishes the result to the
+    /// prepared statements. One atomic load when nothing changed.
+    fn refresh_path(&mut self) {
+        let version = self.db.catalog().version();
+        if version == self.path_version {
+            return;
+        }
+        let path = {
+            let view = self.db.catalog().view(self.xact.own().xids, self.db.clog());
+            crate::namespace::resolve_search_path(&view, &self.search_path, &self.user)
+        };
+        self.path_version = version;
+        if *path != *self.path {
+            self.path = path;
+            *self.shared_path.lock() = self.path.clone();
+            self.shapes.clear();
+        }
+    }
+
+    /// A catalog view of this session: its own uncommitted objects and its
+    /// search path.
+    fn catalog_view(&self) -> engine::catalog::CatalogView<'_> {
         self.db
             .catalog()
             .view(self.xact.own().xids, self.db.clog())
-            .table(name)
+            .with_path(&self.path)
     }
 
     /// Publishes the session's xids to its prepared statements while it

@@ -175,6 +175,7 @@ fn referenced_columns(e: &ast::Expr, columns: &[ColumnDef]) -> Vec<usize> {
 /// for no single column), numbered until no constraint or relation has it.
 pub fn choose_constraint_name(
     cx: &DdlCtx<'_>,
+    ns: Option<pgtypes::Oid>,
     table: &str,
     cols: &[&str],
     suffix: &str,
@@ -187,7 +188,9 @@ pub fn choose_constraint_name(
     }
     let mut name = format!("{base}_{suffix}");
     let mut n = 1;
-    while taken.iter().any(|c| c.name == name) || crate::ddl::relation_exists(cx.db, &name) {
+    while taken.iter().any(|c| c.name == name)
+        || ns.is_some_and(|ns| crate::ddl::relation_exists(cx.db, ns, &name))
+    {
         name = format!("{base}_{suffix}{n}");
         n += 1;
     }
@@ -212,7 +215,7 @@ pub fn check_constraint(
         None => {
             let col = column.or(if used.len() == 1 { Some(used[0]) } else { None });
             let cols: Vec<&str> = col.iter().map(|c| columns[*c].name.as_str()).collect();
-            choose_constraint_name(cx, table, &cols, "check", taken)
+            choose_constraint_name(cx, None, table, &cols, "check", taken)
         }
     };
     if taken.iter().any(|c| c.name == name) {
@@ -286,7 +289,7 @@ fn lock_for_alter(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Arc<TableD
                         cx.db
                             .catalog()
                             .apply_catalog_change(&CatalogChange::AlterTable {
-                                name: t.name.clone(),
+                                name: t.key(),
                                 spec: prev.spec(),
                             })?;
                     }
@@ -294,6 +297,39 @@ fn lock_for_alter(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Arc<TableD
             }
         }
     }
+}
+
+/// ALTER TABLE … SET SCHEMA: the table (and its indexes, which live in
+/// its schema) moves to schema `ns` (called `schema`).
+pub fn set_table_schema(
+    cx: &mut DdlCtx<'_>,
+    seen: &Arc<TableDef>,
+    ns: pgtypes::Oid,
+    schema: &str,
+) -> PgResult<()> {
+    let table = lock_for_alter(cx, seen.oid)?;
+    if table.namespace == ns {
+        return Ok(());
+    }
+    let taken = crate::ddl::relation_exists(cx.db, ns, &table.name)
+        || table
+            .indexes
+            .list()
+            .iter()
+            .any(|i| crate::ddl::relation_exists(cx.db, ns, &i.spec.name));
+    if taken {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_TABLE,
+            format!(
+                "relation \"{}\" already exists in schema \"{schema}\"",
+                table.name
+            ),
+        ));
+    }
+    let mut spec = table.spec();
+    spec.namespace = ns;
+    alter_definition(cx, &table, spec)?;
+    Ok(())
 }
 
 /// Applies `spec` as the new definition of `table` and records the undo.
@@ -324,7 +360,7 @@ pub(crate) fn alter_definition(
     cx.db
         .catalog()
         .apply_catalog_change(&CatalogChange::AlterTable {
-            name: table.name.clone(),
+            name: table.key(),
             spec,
         })?;
     cx.pending.push(PendingDdl::Alter {
@@ -462,20 +498,15 @@ pub fn alter_table(
     ops: &[ast::AlterTableOperation],
     if_exists: bool,
 ) -> PgResult<String> {
-    let tname = object_name(name);
+    let qname = crate::namespace::QualName::of(name)?;
+    let tname = qname.display();
     if let [ast::AlterTableOperation::RenameTable { table_name }] = ops {
-        let is_view = cx
-            .db
-            .catalog()
-            .view(cx.xact.own().xids, cx.db.clog())
-            .view(&tname)
-            .is_some();
-        if is_view {
-            crate::view::rename_view(cx, &tname, &object_name(table_name))?;
+        if let Some(v) = crate::namespace::find_view(&cx.catalog(), &qname) {
+            crate::view::rename_view(cx, &v, &object_name(table_name))?;
             return Ok("ALTER TABLE".into());
         }
     }
-    let Some(seen) = crate::ddl::visible_table(cx, &tname) else {
+    let Some(seen) = crate::namespace::find_table(&cx.catalog(), &qname) else {
         if if_exists {
             cx.notices.push(PgError::notice(
                 sqlstate::UNDEFINED_TABLE,
@@ -651,7 +682,7 @@ fn alter_one(
         }
         Op::RenameTable { table_name } => {
             let new = object_name(table_name);
-            if crate::ddl::relation_exists(cx.db, &new) {
+            if crate::ddl::relation_exists(cx.db, table.namespace, &new) {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_TABLE,
                     format!("relation \"{new}\" already exists"),
@@ -1057,7 +1088,14 @@ fn add_key(
                 .iter()
                 .map(|c| table.columns[*c].name.as_str())
                 .collect();
-            choose_constraint_name(cx, &table.name, &names, "key", &table.constraints)
+            choose_constraint_name(
+                cx,
+                Some(table.namespace),
+                &table.name,
+                &names,
+                "key",
+                &table.constraints,
+            )
         }
     };
     crate::ddl::build_new_index(cx, table, iname.clone(), cols.clone(), true, primary)?;
@@ -1223,7 +1261,7 @@ pub fn foreign_key_constraint(
         .collect();
     let name = match fk.name {
         Some(n) => ident_name(n),
-        None => choose_constraint_name(cx, table, &names, "fkey", taken),
+        None => choose_constraint_name(cx, None, table, &names, "fkey", taken),
     };
     if taken.iter().any(|c| c.name == name) {
         return Err(PgError::new(
@@ -1350,9 +1388,7 @@ fn fk_columns(
 
 /// The table a FOREIGN KEY names, as the session sees it.
 pub fn fk_referenced_table(cx: &DdlCtx<'_>, name: &ast::ObjectName) -> PgResult<Arc<TableDef>> {
-    let n = object_name(name);
-    cx.visible(&n)
-        .ok_or_else(|| engine::catalog::undefined_table(&n))
+    cx.table(name)
 }
 
 // ---------------------------------------------------------------------------
@@ -1368,10 +1404,12 @@ pub fn comment_on(
     name: &ast::ObjectName,
     text: Option<&str>,
 ) -> PgResult<String> {
-    let parts: Vec<String> = name.0.iter().map(ident_name).collect();
+    let parts = &name.0;
     let (table_name, column) = match (kind, parts.as_slice()) {
-        (ast::CommentObject::Table, [.., t]) => (t.clone(), None),
-        (ast::CommentObject::Column, [.., t, c]) => (t.clone(), Some(c.clone())),
+        (ast::CommentObject::Table, _) => (name.clone(), None),
+        (ast::CommentObject::Column, [t @ .., c]) if !t.is_empty() => {
+            (ast::ObjectName(t.to_vec()), Some(ident_name(c)))
+        }
         (ast::CommentObject::Column, _) => {
             return Err(PgError::syntax("column name must be qualified"))
         }
@@ -1381,9 +1419,7 @@ pub fn comment_on(
             )))
         }
     };
-    let seen = cx
-        .visible(&table_name)
-        .ok_or_else(|| engine::catalog::undefined_table(&table_name))?;
+    let seen = cx.table(&table_name)?;
     let table = lock_for_alter(cx, seen.oid)?;
     let sub = match &column {
         None => 0,

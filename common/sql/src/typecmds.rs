@@ -98,7 +98,9 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &TypeStmt) -> PgResult<String> {
             for l in labels {
                 check_label(l)?;
             }
-            if db.catalog().enum_type(name).is_some() || crate::ddl::relation_exists(db, name) {
+            if db.catalog().enum_type(name).is_some()
+                || crate::ddl::relation_exists(db, engine::namespace::PUBLIC_NAMESPACE, name)
+            {
                 return Err(engine::catalog::type_exists(name));
             }
             let oid = db.catalog().allocate_oid();
@@ -198,7 +200,9 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &TypeStmt) -> PgResult<String> {
         }
         TypeStmt::Rename { name, to } => {
             let before = existing(db, name)?;
-            if db.catalog().enum_type(to).is_some() || crate::ddl::relation_exists(db, to) {
+            if db.catalog().enum_type(to).is_some()
+                || crate::ddl::relation_exists(db, engine::namespace::PUBLIC_NAMESPACE, to)
+            {
                 return Err(engine::catalog::type_exists(to));
             }
             let mut spec = before.clone();

@@ -56,11 +56,10 @@ pub fn create_view(
     query: &ast::Query,
 ) -> PgResult<String> {
     let db = cx.db;
-    let name = object_name(name);
-    let (cols, depends) = {
-        let view = db.catalog().view(cx.xact.own().xids, db.clog());
-        crate::planner::describe_view_query(&view, query)?
-    };
+    let qname = crate::namespace::QualName::of(name)?;
+    let ns = crate::namespace::creation_namespace(&cx.catalog(), &qname)?;
+    let name = qname.name;
+    let (cols, depends) = crate::planner::describe_view_query(&cx.catalog(), query)?;
     if aliases.len() > cols.len() {
         return Err(PgError::syntax(
             "CREATE VIEW specifies more column names than columns",
@@ -89,17 +88,18 @@ pub fn create_view(
         columns,
     );
     spec.depends = depends;
-    let own = db.catalog().view(cx.xact.own().xids, db.clog());
-    if let Some(old) = own.view(&name) {
+    spec.namespace = ns;
+    let own = cx.catalog();
+    if let Some(old) = own.view_in(ns, &name) {
         if !or_replace {
             return Err(relation_exists(&name));
         }
         return replace_view(cx, &old, spec);
     }
-    if own.get(&name).is_some() && or_replace {
+    if own.get_in(ns, &name).is_some() && or_replace {
         return Err(not_a_view(&name));
     }
-    if crate::ddl::relation_exists(db, &name) {
+    if crate::ddl::relation_exists(db, ns, &name) {
         return Err(relation_exists(&name));
     }
     spec.creator = cx.xact.assign_xid()?;
@@ -186,7 +186,7 @@ fn alter_view(cx: &mut DdlCtx<'_>, old: &ViewSpec, mut spec: ViewSpec) -> PgResu
     }
     db.catalog()
         .apply_catalog_change(&CatalogChange::AlterView {
-            name: def.spec.name.clone(),
+            name: def.spec.key(),
             spec,
         })?;
     cx.pending.push(PendingDdl::AlterView {
@@ -196,15 +196,37 @@ fn alter_view(cx: &mut DdlCtx<'_>, old: &ViewSpec, mut spec: ViewSpec) -> PgResu
     Ok(())
 }
 
+/// ALTER VIEW … SET SCHEMA: the view moves to schema `ns` (`schema`).
+pub fn set_view_schema(
+    cx: &mut DdlCtx<'_>,
+    old: &Arc<ViewSpec>,
+    ns: Oid,
+    schema: &str,
+) -> PgResult<()> {
+    if old.namespace == ns {
+        return Ok(());
+    }
+    if crate::ddl::relation_exists(cx.db, ns, &old.name) {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_TABLE,
+            format!(
+                "relation \"{}\" already exists in schema \"{schema}\"",
+                old.name
+            ),
+        ));
+    }
+    let mut spec = (**old).clone();
+    spec.namespace = ns;
+    alter_view(cx, old, spec)
+}
+
 /// ALTER VIEW name RENAME TO new_name (also ALTER TABLE … RENAME of a view).
-pub fn rename_view(cx: &mut DdlCtx<'_>, name: &str, new_name: &str) -> PgResult<()> {
+pub fn rename_view(cx: &mut DdlCtx<'_>, old: &Arc<ViewSpec>, new_name: &str) -> PgResult<()> {
     let db = cx.db;
-    let old = db
-        .catalog()
-        .view(cx.xact.own().xids, db.clog())
-        .view(name)
-        .ok_or_else(|| engine::catalog::undefined_table(name))?;
-    if crate::ddl::relation_exists(db, new_name) {
+    let old = old.clone();
+    let name = old.name.clone();
+    let name = name.as_str();
+    if crate::ddl::relation_exists(db, old.namespace, new_name) {
         return Err(relation_exists(new_name));
     }
     let mut spec = (*old).clone();
@@ -265,7 +287,7 @@ pub fn drop_view_oids(db: &Engine, own: &[TransactionId], oids: &[Oid]) -> Vec<P
             // Created by this transaction (the only one that sees it):
             // nothing to keep for a ROLLBACK, which drops it anyway.
             let r = db.catalog().apply_catalog_change(&CatalogChange::DropView {
-                name: def.spec.name.clone(),
+                name: def.spec.key(),
             });
             if let Err(e) = r {
                 tracing::warn!("could not drop view \"{}\": {}", def.spec.name, e.message);
@@ -568,9 +590,9 @@ pub(crate) fn commit_pending(db: &Engine, p: &PendingDdl) {
         }
         PendingDdl::DropView(oid) => {
             if let Some(v) = view_by_oid(db, *oid) {
-                let r = db.catalog().apply_catalog_change(&CatalogChange::DropView {
-                    name: v.spec.name.clone(),
-                });
+                let r = db
+                    .catalog()
+                    .apply_catalog_change(&CatalogChange::DropView { name: v.spec.key() });
                 if let Err(e) = r {
                     tracing::warn!(
                         "could not drop view \"{}\" at commit: {}",
@@ -588,16 +610,16 @@ pub(crate) fn commit_pending(db: &Engine, p: &PendingDdl) {
 pub(crate) fn abort_pending(db: &Engine, p: PendingDdl) {
     let r = match p {
         PendingDdl::CreateView(oid) => match view_by_oid(db, oid) {
-            Some(v) => db.catalog().apply_catalog_change(&CatalogChange::DropView {
-                name: v.spec.name.clone(),
-            }),
+            Some(v) => db
+                .catalog()
+                .apply_catalog_change(&CatalogChange::DropView { name: v.spec.key() }),
             None => return,
         },
         PendingDdl::AlterView { oid, before } => match view_by_oid(db, oid) {
             Some(v) => db
                 .catalog()
                 .apply_catalog_change(&CatalogChange::AlterView {
-                    name: v.spec.name.clone(),
+                    name: v.spec.key(),
                     spec: before,
                 }),
             None => return,

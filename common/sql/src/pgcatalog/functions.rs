@@ -287,14 +287,18 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                     if q.spec
                         .owned_by
                         .as_ref()
-                        .is_some_and(|(ot, oc)| ot == &t.name && oc.as_str() == &**column) =>
+                        .is_some_and(|(ot, oc)| *ot == t.key() && oc.as_str() == &**column) =>
                 {
-                    Some(q.spec.name.clone())
+                    Some((q.spec.namespace, q.spec.name.clone()))
                 }
                 _ => None,
             });
             match owned {
-                Some(q) => text(&format!("{}.{}", quote_ident("public"), quote_ident(&q))),
+                Some((ns, q)) => text(&format!(
+                    "{}.{}",
+                    quote_ident(snap.namespace_name(ns).unwrap_or("")),
+                    quote_ident(&q)
+                )),
                 None => Value::Null,
             }
         }
@@ -339,10 +343,15 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
             let implicit = matches!(args.first(), Some(Value::Bool(true)));
             let mut items = Vec::new();
-            if implicit {
-                items.push(text("pg_catalog"));
+            let snap = snapshot(ctx)?;
+            let order = if implicit {
+                snap.search_order()
+            } else {
+                snap.path.clone()
+            };
+            for ns in order {
+                items.push(text(snap.namespace_name(ns).unwrap_or("")));
             }
-            items.push(text("public"));
             array_value(ArrayElem::Name, items)
         }
         CatFunc::GetUserById => match oid_arg(args.first().unwrap_or(&Value::Null)) {
@@ -385,7 +394,9 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 };
                 let pretty = matches!(args.get(2), Some(Value::Bool(true)));
                 match s.relation(o) {
-                    Some(RelRef::Index(t, ix)) if column == 0 => text(&index_def(t, ix, pretty)),
+                    Some(RelRef::Index(t, ix)) if column == 0 => {
+                        text(&index_def(&s, t, ix, pretty))
+                    }
                     Some(RelRef::Index(t, ix)) => match crate::indexcmds::key_column_text(
                         t,
                         &ix.spec,
@@ -405,7 +416,7 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 let s = snapshot(ctx)?;
                 let pretty = matches!(args.get(1), Some(Value::Bool(true)));
                 match s.constraints().iter().find(|c| c.oid == o) {
-                    Some(c) => text(&c.definition(pretty)),
+                    Some(c) => text(&c.definition(&s, pretty)),
                     None => Value::Null,
                 }
             }
@@ -511,10 +522,10 @@ fn index_node_tree(s: &str) -> Option<(bool, u32)> {
     Some((pred, rest.strip_suffix('}')?.parse().ok()?))
 }
 
-/// `CREATE [UNIQUE] INDEX name ON public.t USING btree (a, lower(b) DESC)
+/// `CREATE [UNIQUE] INDEX name ON schema.t USING btree (a, lower(b) DESC)
 /// [WHERE (pred)]` (pretty: the operators' own parentheses left out, as
 /// psql's `\d` shows it).
-pub fn index_def(t: &TableDef, ix: &IndexDef, pretty: bool) -> String {
+pub fn index_def(snap: &CatalogSnapshot, t: &TableDef, ix: &IndexDef, pretty: bool) -> String {
     let keys = crate::indexcmds::key_texts(t, &ix.spec, pretty);
     let keys: Vec<String> = keys
         .into_iter()
@@ -536,9 +547,10 @@ pub fn index_def(t: &TableDef, ix: &IndexDef, pretty: bool) -> String {
         })
         .collect();
     let mut out = format!(
-        "CREATE {}INDEX {} ON public.{} USING btree ({})",
+        "CREATE {}INDEX {} ON {}.{} USING btree ({})",
         if ix.spec.unique { "UNIQUE " } else { "" },
         quote_ident(&ix.spec.name),
+        quote_ident(snap.namespace_name(t.namespace).unwrap_or("")),
         quote_ident(&t.name),
         keys.join(", ")
     );

@@ -59,13 +59,13 @@ fn columns_of(r: &RelRef) -> Vec<Col<'_>> {
 pub fn schemata(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_SCHEMATA);
-    for (_, name, owner) in NAMESPACES {
+    for (_, name, owner) in &s.namespaces {
         rows.push(vec![
             ("catalog_name", db(ec)),
             ("schema_name", text(name)),
             (
                 "schema_owner",
-                text(&s.role_name(owner).unwrap_or_default()),
+                text(&s.role_name(*owner).unwrap_or_default()),
             ),
         ]);
     }
@@ -86,7 +86,7 @@ pub fn tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("table_catalog", db(ec)),
             (
                 "table_schema",
-                text(namespace_name(r.namespace()).unwrap_or("")),
+                text(s.namespace_name(r.namespace()).unwrap_or("")),
             ),
             ("table_name", text(r.name())),
             (
@@ -115,7 +115,7 @@ pub fn columns(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_COLUMNS);
     for r in s.relations() {
-        let nsp = namespace_name(r.namespace()).unwrap_or("");
+        let nsp = s.namespace_name(r.namespace()).unwrap_or("");
         for (i, (name, ty, not_null, default, identity)) in columns_of(r).into_iter().enumerate() {
             // The sequence of an identity column gives its identity_* values.
             let seq = identity.and_then(|_| {
@@ -235,7 +235,7 @@ pub fn views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("table_catalog", db(ec)),
             (
                 "table_schema",
-                text(namespace_name(r.namespace()).unwrap_or("")),
+                text(s.namespace_name(r.namespace()).unwrap_or("")),
             ),
             ("table_name", text(r.name())),
             (
@@ -287,31 +287,34 @@ fn column_names(c: &Constraint<'_>) -> Vec<String> {
 pub fn table_constraints(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_TABLE_CONSTRAINTS);
-    let mut push = |name: &str, table: &str, kind: &str, deferrable: bool, deferred: bool| {
-        rows.push(vec![
-            ("constraint_catalog", db(ec)),
-            ("constraint_schema", text("public")),
-            ("constraint_name", text(name)),
-            ("table_catalog", db(ec)),
-            ("table_schema", text("public")),
-            ("table_name", text(table)),
-            ("constraint_type", text(kind)),
-            ("is_deferrable", yes_no(deferrable)),
-            ("initially_deferred", yes_no(deferred)),
-            ("enforced", yes_no(true)),
-            (
-                "nulls_distinct",
-                if matches!(kind, "PRIMARY KEY" | "UNIQUE") {
-                    yes_no(true)
-                } else {
-                    Value::Null
-                },
-            ),
-        ]);
-    };
+    let mut push =
+        |name: &str, ns: u32, table: &str, kind: &str, deferrable: bool, deferred: bool| {
+            let schema = text(s.namespace_name(ns).unwrap_or(""));
+            rows.push(vec![
+                ("constraint_catalog", db(ec)),
+                ("constraint_schema", schema.clone()),
+                ("constraint_name", text(name)),
+                ("table_catalog", db(ec)),
+                ("table_schema", schema),
+                ("table_name", text(table)),
+                ("constraint_type", text(kind)),
+                ("is_deferrable", yes_no(deferrable)),
+                ("initially_deferred", yes_no(deferred)),
+                ("enforced", yes_no(true)),
+                (
+                    "nulls_distinct",
+                    if matches!(kind, "PRIMARY KEY" | "UNIQUE") {
+                        yes_no(true)
+                    } else {
+                        Value::Null
+                    },
+                ),
+            ]);
+        };
     for c in s.constraints() {
         push(
             &c.spec.name,
+            c.table.namespace,
             &c.table.name,
             kind_name(c.spec.kind),
             c.spec.deferrable,
@@ -322,7 +325,8 @@ pub fn table_constraints(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         for (i, c) in t.columns.iter().enumerate() {
             if c.not_null && !c.dropped {
                 push(
-                    &format!("{PUBLIC}_{}_{}_not_null", t.oid, i + 1),
+                    &format!("{}_{}_{}_not_null", t.namespace, t.oid, i + 1),
+                    t.namespace,
                     &t.name,
                     "CHECK",
                     false,
@@ -365,13 +369,14 @@ pub fn key_column_usage(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 _ => Value::Null,
             }
         };
+        let schema = text(s.namespace_name(c.table.namespace).unwrap_or(""));
         for (i, col) in column_names(&c).iter().enumerate() {
             rows.push(vec![
                 ("constraint_catalog", db(ec)),
-                ("constraint_schema", text("public")),
+                ("constraint_schema", schema.clone()),
                 ("constraint_name", text(&c.spec.name)),
                 ("table_catalog", db(ec)),
-                ("table_schema", text("public")),
+                ("table_schema", schema.clone()),
                 ("table_name", text(&c.table.name)),
                 ("column_name", text(col)),
                 ("ordinal_position", Value::Int4((i + 1) as i32)),
@@ -403,11 +408,17 @@ pub fn constraint_column_usage(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         for col in cols {
             rows.push(vec![
                 ("table_catalog", db(ec)),
-                ("table_schema", text("public")),
+                (
+                    "table_schema",
+                    text(s.namespace_name(table.namespace).unwrap_or("")),
+                ),
                 ("table_name", text(&table.name)),
                 ("column_name", text(&col)),
                 ("constraint_catalog", db(ec)),
-                ("constraint_schema", text("public")),
+                (
+                    "constraint_schema",
+                    text(s.namespace_name(c.table.namespace).unwrap_or("")),
+                ),
                 ("constraint_name", text(&c.spec.name)),
             ]);
         }
@@ -437,12 +448,22 @@ pub fn referential_constraints(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 })
         });
         let (ucat, uschema) = match unique {
-            Some(_) => (db(ec), text("public")),
+            Some(_) => (
+                db(ec),
+                text(
+                    c.referenced
+                        .and_then(|r| s.namespace_name(r.namespace))
+                        .unwrap_or(""),
+                ),
+            ),
             None => (Value::Null, Value::Null),
         };
         rows.push(vec![
             ("constraint_catalog", db(ec)),
-            ("constraint_schema", text("public")),
+            (
+                "constraint_schema",
+                text(s.namespace_name(c.table.namespace).unwrap_or("")),
+            ),
             ("constraint_name", text(&c.spec.name)),
             ("unique_constraint_catalog", ucat),
             ("unique_constraint_schema", uschema),
@@ -463,25 +484,33 @@ pub fn referential_constraints(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 pub fn check_constraints(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = ec.pg_catalog();
     let mut rows = Rows::new(defs::IS_CHECK_CONSTRAINTS);
-    let mut push = |name: &str, clause: &str| {
+    let mut push = |name: &str, ns: u32, clause: &str| {
         rows.push(vec![
             ("constraint_catalog", db(ec)),
-            ("constraint_schema", text("public")),
+            (
+                "constraint_schema",
+                text(s.namespace_name(ns).unwrap_or("")),
+            ),
             ("constraint_name", text(name)),
             ("check_clause", text(clause)),
         ]);
     };
     for c in s.constraints() {
         if c.spec.kind == ConstraintKind::Check {
-            let def = c.definition(false);
-            push(&c.spec.name, def.strip_prefix("CHECK ").unwrap_or(&def));
+            let def = c.definition(&s, false);
+            push(
+                &c.spec.name,
+                c.table.namespace,
+                def.strip_prefix("CHECK ").unwrap_or(&def),
+            );
         }
     }
     for t in &s.tables {
         for (i, c) in t.columns.iter().enumerate() {
             if c.not_null && !c.dropped {
                 push(
-                    &format!("{PUBLIC}_{}_{}_not_null", t.oid, i + 1),
+                    &format!("{}_{}_{}_not_null", t.namespace, t.oid, i + 1),
+                    t.namespace,
                     &format!("{} IS NOT NULL", c.name),
                 );
             }
@@ -504,7 +533,10 @@ pub fn sequences(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         };
         rows.push(vec![
             ("sequence_catalog", db(ec)),
-            ("sequence_schema", text("public")),
+            (
+                "sequence_schema",
+                text(s.namespace_name(q.namespace).unwrap_or("")),
+            ),
             ("sequence_name", text(&q.name)),
             ("data_type", text(q.ty.pg_base_name())),
             ("numeric_precision", Value::Int4(bits)),

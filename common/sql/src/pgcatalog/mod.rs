@@ -19,8 +19,9 @@
 //!   (`types.rs` is copied from PostgreSQL 15). OIDs are unique per
 //!   catalog, as in PostgreSQL: a primary key's `pg_constraint.oid` is its
 //!   index's OID.
-//! - Every table is in schema `public` (2200) and owned by the bootstrap
-//!   superuser (10); the catalogs and views are in `pg_catalog` (11).
+//! - Relations are in the schema they were created in (`public`, 2200,
+//!   or one CREATE SCHEMA made) and owned by the bootstrap superuser (10);
+//!   the catalogs and views are in `pg_catalog` (11).
 //! - Column layouts are PostgreSQL 15's (`defs.rs`); columns hotpair has
 //!   nothing for hold PostgreSQL's value for a plain heap table (`false`,
 //!   0, `'p'` …) or NULL where PostgreSQL has NULL.
@@ -68,18 +69,13 @@ pub trait ViewContext {
     fn database(&self) -> String;
 }
 
-/// pg_catalog's OID.
-pub const PG_CATALOG: u32 = 11;
-/// pg_toast's OID.
-pub const PG_TOAST: u32 = 99;
-/// public's OID.
-pub const PUBLIC: u32 = 2200;
-/// information_schema's OID (what PostgreSQL 15's initdb gives it).
-pub const INFORMATION_SCHEMA: u32 = 13207;
+pub use engine::namespace::{
+    INFORMATION_SCHEMA_NAMESPACE as INFORMATION_SCHEMA, PG_CATALOG_NAMESPACE as PG_CATALOG,
+    PG_TOAST_NAMESPACE as PG_TOAST, PUBLIC_NAMESPACE as PUBLIC,
+};
 /// The bootstrap superuser's OID.
 pub const BOOTSTRAP_SUPERUSER: u32 = 10;
-/// pg_database_owner, public's owner.
-pub const PG_DATABASE_OWNER: u32 = 6171;
+pub use engine::namespace::PG_DATABASE_OWNER;
 /// The heap table access method.
 pub const HEAP_AM: u32 = 2;
 /// The btree index access method.
@@ -89,17 +85,8 @@ pub const DATABASE_OID: u32 = 5;
 /// The default collation.
 pub const DEFAULT_COLLATION: u32 = 100;
 
-/// The namespaces: (oid, name, owner).
-pub const NAMESPACES: [(u32, &str, u32); 4] = [
-    (PG_CATALOG, "pg_catalog", BOOTSTRAP_SUPERUSER),
-    (PG_TOAST, "pg_toast", BOOTSTRAP_SUPERUSER),
-    (PUBLIC, "public", PG_DATABASE_OWNER),
-    (
-        INFORMATION_SCHEMA,
-        "information_schema",
-        BOOTSTRAP_SUPERUSER,
-    ),
-];
+/// The built-in namespaces: (oid, name, owner).
+pub use engine::namespace::BUILTIN_SCHEMAS as NAMESPACES;
 
 /// Built-in roles that are not rows of hotpair's role catalog but that
 /// catalog rows name (`pg_namespace.nspowner` of `public`).
@@ -145,7 +132,9 @@ impl RelRef {
     pub fn namespace(&self) -> u32 {
         match self {
             RelRef::System(v) => v.namespace(),
-            _ => PUBLIC,
+            RelRef::Table(t) | RelRef::Index(t, _) => t.namespace,
+            RelRef::Sequence(s) => s.spec.namespace,
+            RelRef::View(v) => v.namespace,
         }
     }
     /// pg_class.relkind.
@@ -168,11 +157,15 @@ pub struct CatalogSnapshot {
     pub roles: Vec<Arc<RoleSpec>>,
     rels: HashMap<u32, RelRef>,
     by_name: HashMap<(u32, String), u32>,
+    /// Every schema this session sees: (oid, name, owner), built-in first.
+    pub namespaces: Vec<(u32, String, u32)>,
+    /// The session's search path (resolved schema OIDs).
+    pub path: Vec<u32>,
 }
 
 impl CatalogSnapshot {
     /// Takes the snapshot for a session whose own xids are `own`.
-    pub fn take(db: &Engine, own: &[TransactionId], clog: &Clog) -> CatalogSnapshot {
+    pub fn take(db: &Engine, own: &[TransactionId], clog: &Clog, path: &[u32]) -> CatalogSnapshot {
         // The version of each table this session sees: another
         // transaction's uncommitted ALTER is not (see CatalogView::get).
         let mut tables: Vec<Arc<TableDef>> = db
@@ -206,9 +199,15 @@ impl CatalogSnapshot {
         for q in db.catalog().sequences() {
             rels.insert(q.spec.oid, RelRef::Sequence(q));
         }
-        for v in db.catalog().view(own, clog).views() {
+        let view = db.catalog().view(own, clog);
+        for v in view.views() {
             rels.insert(v.oid, RelRef::View(v));
         }
+        let namespaces = NAMESPACES
+            .iter()
+            .map(|(o, n, w)| (*o, n.to_string(), *w))
+            .chain(view.schemas().into_iter().map(|s| (s.oid, s.name, s.owner)))
+            .collect();
         let by_name = rels
             .values()
             .map(|r| ((r.namespace(), r.name().to_string()), r.oid()))
@@ -218,7 +217,39 @@ impl CatalogSnapshot {
             roles,
             rels,
             by_name,
+            namespaces,
+            path: path.to_vec(),
         }
+    }
+
+    /// A schema's OID by name.
+    pub fn namespace_oid(&self, name: &str) -> Option<u32> {
+        self.namespaces.iter().find(|n| n.1 == name).map(|n| n.0)
+    }
+
+    /// A schema's name by OID.
+    pub fn namespace_name(&self, oid: u32) -> Option<&str> {
+        self.namespaces
+            .iter()
+            .find(|n| n.0 == oid)
+            .map(|n| n.1.as_str())
+    }
+
+    /// The schemas an unqualified name is looked up in: pg_catalog first
+    /// unless the path names it (PostgreSQL's rule), then the path.
+    pub fn search_order(&self) -> Vec<u32> {
+        let mut v = Vec::with_capacity(self.path.len() + 1);
+        if !self.path.contains(&PG_CATALOG) {
+            v.push(PG_CATALOG);
+        }
+        v.extend(&self.path);
+        v
+    }
+
+    /// True if relation `r` is found by its bare name (pg_table_is_visible).
+    pub fn is_visible(&self, r: &RelRef) -> bool {
+        self.relation_by_name(None, r.name())
+            .is_some_and(|v| v.oid() == r.oid())
     }
 
     /// Every relation, by OID.
@@ -237,8 +268,8 @@ impl CatalogSnapshot {
     /// (`pg_catalog` first, then `public`, as PostgreSQL's default).
     pub fn relation_by_name(&self, schema: Option<&str>, name: &str) -> Option<&RelRef> {
         let spaces: Vec<u32> = match schema {
-            Some(s) => vec![namespace_oid(s)?],
-            None => vec![PG_CATALOG, PUBLIC],
+            Some(s) => vec![self.namespace_oid(s)?],
+            None => self.search_order(),
         };
         spaces
             .iter()
@@ -380,7 +411,7 @@ impl Constraint<'_> {
 
     /// pg_get_constraintdef (`pretty`: without the CHECK expression's
     /// extra parentheses, as psql asks for).
-    pub fn definition(&self, pretty: bool) -> String {
+    pub fn definition(&self, snap: &CatalogSnapshot, pretty: bool) -> String {
         let mut def = match self.spec.kind {
             ConstraintKind::PrimaryKey => format!("PRIMARY KEY ({})", self.column_list()),
             ConstraintKind::Unique => format!("UNIQUE ({})", self.column_list()),
@@ -403,7 +434,9 @@ impl Constraint<'_> {
                         .filter_map(|c| r.columns.get(*c))
                         .map(|c| quote_ident(&c.name))
                         .collect();
-                    d.push_str(&format!("{}({})", quote_ident(&r.name), cols.join(", ")));
+                    // Qualified when the search path does not find it.
+                    let name = reg_out(snap, RegKind::Class, r.oid);
+                    d.push_str(&format!("{name}({})", cols.join(", ")));
                     // PostgreSQL prints ON UPDATE before ON DELETE, and
                     // nothing for NO ACTION.
                     for (what, a) in [("UPDATE", f.on_update), ("DELETE", f.on_delete)] {
@@ -436,16 +469,6 @@ pub fn fk_action_sql(a: engine::catalog::FkAction) -> Option<&'static str> {
         FkAction::SetNull => Some("SET NULL"),
         FkAction::SetDefault => Some("SET DEFAULT"),
     }
-}
-
-/// A namespace's OID by name.
-pub fn namespace_oid(name: &str) -> Option<u32> {
-    NAMESPACES.iter().find(|n| n.1 == name).map(|n| n.0)
-}
-
-/// A namespace's name by OID.
-pub fn namespace_name(oid: u32) -> Option<&'static str> {
-    NAMESPACES.iter().find(|n| n.0 == oid).map(|n| n.1)
 }
 
 /// The pg_type row of a type OID (a built-in type, an enum type or an
@@ -550,7 +573,7 @@ pub fn reg_in(snap: &CatalogSnapshot, kind: RegKind, text: &str) -> PgResult<u32
         }
         RegKind::Namespace => {
             let (_, name) = split_qualified(t)?;
-            namespace_oid(&name)
+            snap.namespace_oid(&name)
                 .ok_or_else(|| PgError::new("3F000", format!("schema \"{t}\" does not exist")))
         }
         RegKind::Role => {
@@ -611,17 +634,18 @@ pub fn reg_out(snap: &CatalogSnapshot, kind: RegKind, oid: u32) -> String {
         RegKind::Class => snap.relation(oid).map(|r| {
             // Qualified unless visible on the search path.
             let name = quote_ident(r.name());
-            match snap.relation_by_name(None, r.name()) {
-                Some(v) if v.oid() == oid => name,
-                _ => format!(
+            if snap.is_visible(r) {
+                name
+            } else {
+                format!(
                     "{}.{}",
-                    quote_ident(namespace_name(r.namespace()).unwrap_or("")),
+                    quote_ident(snap.namespace_name(r.namespace()).unwrap_or("")),
                     name
-                ),
+                )
             }
         }),
         RegKind::Type => type_row(oid).map(|t| t.display.to_string()),
-        RegKind::Namespace => namespace_name(oid).map(quote_ident),
+        RegKind::Namespace => snap.namespace_name(oid).map(quote_ident),
         RegKind::Role => snap.role_name(oid).map(|n| quote_ident(&n)),
         RegKind::Proc => types::PROCS
             .iter()

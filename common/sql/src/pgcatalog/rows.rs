@@ -205,13 +205,14 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 }
 
 /// pg_namespace.
-pub fn pg_namespace(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+pub fn pg_namespace(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let s = snap(ec);
     let mut rows = Rows::new(defs::PG_NAMESPACE);
-    for (o, name, owner) in NAMESPACES {
+    for (o, name, owner) in &s.namespaces {
         rows.push(vec![
-            ("oid", oid(o)),
+            ("oid", oid(*o)),
             ("nspname", text(name)),
-            ("nspowner", oid(owner)),
+            ("nspowner", oid(*owner)),
         ]);
     }
     rows.out
@@ -630,7 +631,7 @@ pub fn pg_constraint(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         rows.push(vec![
             ("oid", oid(c.oid)),
             ("conname", text(&c.spec.name)),
-            ("connamespace", oid(PUBLIC)),
+            ("connamespace", oid(c.table.namespace)),
             ("contype", ch(&contype)),
             ("condeferrable", bool(c.spec.deferrable)),
             ("condeferred", bool(c.spec.initially_deferred)),
@@ -694,7 +695,10 @@ pub fn pg_sequences(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             .load(std::sync::atomic::Ordering::Acquire);
         let q = &q.spec;
         rows.push(vec![
-            ("schemaname", text("public")),
+            (
+                "schemaname",
+                text(s.namespace_name(q.namespace).unwrap_or("")),
+            ),
             ("sequencename", text(&q.name)),
             (
                 "sequenceowner",
@@ -918,7 +922,7 @@ pub fn pg_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         rows.push(vec![
             (
                 "schemaname",
-                text(namespace_name(r.namespace()).unwrap_or("")),
+                text(s.namespace_name(r.namespace()).unwrap_or("")),
             ),
             ("tablename", text(r.name())),
             (
@@ -938,10 +942,13 @@ pub fn pg_indexes(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     for r in s.relations() {
         let RelRef::Index(t, ix) = r else { continue };
         rows.push(vec![
-            ("schemaname", text("public")),
+            (
+                "schemaname",
+                text(s.namespace_name(t.namespace).unwrap_or("")),
+            ),
             ("tablename", text(&t.name)),
             ("indexname", text(&ix.spec.name)),
-            ("indexdef", text(&functions::index_def(t, ix, false))),
+            ("indexdef", text(&functions::index_def(&s, t, ix, false))),
         ]);
     }
     rows.out
@@ -959,7 +966,7 @@ pub fn pg_views(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         rows.push(vec![
             (
                 "schemaname",
-                text(namespace_name(r.namespace()).unwrap_or("")),
+                text(s.namespace_name(r.namespace()).unwrap_or("")),
             ),
             ("viewname", text(r.name())),
             (
@@ -1027,7 +1034,10 @@ pub fn pg_stat_user_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             .unwrap_or(0);
         rows.push(vec![
             ("relid", oid(t.oid)),
-            ("schemaname", text("public")),
+            (
+                "schemaname",
+                text(s.namespace_name(t.namespace).unwrap_or("")),
+            ),
             ("relname", text(&t.name)),
             ("n_live_tup", Value::Int8(live)),
         ]);
@@ -1042,7 +1052,10 @@ pub fn pg_statio_user_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     for t in &s.tables {
         rows.push(vec![
             ("relid", oid(t.oid)),
-            ("schemaname", text("public")),
+            (
+                "schemaname",
+                text(s.namespace_name(t.namespace).unwrap_or("")),
+            ),
             ("relname", text(&t.name)),
         ]);
     }

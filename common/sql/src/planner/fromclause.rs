@@ -549,16 +549,11 @@ fn read_factor(
                     return cte_rel(g, &b, &qual, alias.as_ref(), ctx, params, f);
                 }
             }
-            // `information_schema.x` names only the view; an unqualified or
-            // pg_catalog name a user table does not shadow is a catalog.
-            let schema = match name.0.as_slice() {
-                [s, _] => Some(ident_name(s)),
-                _ => None,
-            };
-            let system = crate::sysviews::lookup_in(schema.as_deref(), &rel).filter(|v| {
-                v.namespace() == crate::pgcatalog::INFORMATION_SCHEMA
-                    || (g.catalog.get(&rel).is_none() && g.catalog.view(&rel).is_none())
-            });
+            // `information_schema.x` names only the view; an unqualified
+            // name is looked up in pg_catalog first (PostgreSQL's implicit
+            // head of every search path).
+            let qname = crate::namespace::QualName::of(name)?;
+            let system = crate::sysviews::lookup_in(qname.schema.as_deref(), &rel);
             if let Some(view) = system {
                 let cols: Vec<(String, SqlType)> = view
                     .columns
@@ -570,11 +565,9 @@ fn read_factor(
                 let node = PlanNode::new(NodeKind::SystemView(view), n, 10.0);
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
             }
-            let Some(table) = g.catalog.get(&rel) else {
-                let view = g
-                    .catalog
-                    .view(&rel)
-                    .ok_or_else(|| engine::catalog::undefined_table(&rel))?;
+            let Some(table) = crate::namespace::find_table(&g.catalog, &qname) else {
+                let view = crate::namespace::find_view(&g.catalog, &qname)
+                    .ok_or_else(|| engine::catalog::undefined_table(&qname.display()))?;
                 let (node, cols) = view_rel(g, &view, params)?;
                 let cols = aliased(cols, alias.as_ref(), &rel)?;
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));

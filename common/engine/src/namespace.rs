@@ -1,0 +1,166 @@
+//! Schemas (PostgreSQL's namespaces, `pg_namespace`) and how a relation
+//! name finds its schema.
+//!
+//! ## Keys
+//!
+//! Every relation (table, view, sequence) lives in one schema, named by the
+//! schema's OID (`TableSpec::namespace` and its siblings). The catalog's
+//! maps are keyed by [`rel_key`]: the bare name for a relation in `public`,
+//! `"<schema oid>\0<name>"` elsewhere. NUL cannot occur in an SQL
+//! identifier, so keys never collide; `public`, the common case, costs
+//! nothing (no allocation on lookup); and a catalog file or a WAL record
+//! written before schemas existed reads back unchanged, because the name
+//! field of its lines *is* the key ([`split_key`] on reading).
+//! `CatalogChange` variants that name a relation carry its key.
+//!
+//! ## Schemas
+//!
+//! `pg_catalog`, `public`, `information_schema` and `pg_toast` are built in
+//! (fixed OIDs, PostgreSQL's). Schemas users create ([`SchemaSpec`]) are a
+//! map of the catalog beside the relations, created and dropped through
+//! the same change path, transactional like a table (a creator xid that
+//! hides an uncommitted schema from other transactions).
+//!
+//! ## Search path
+//!
+//! The SQL layer turns the session's `search_path` setting into the OIDs
+//! of the schemas that exist, in order (`"$user"` is the schema named like
+//! the session user, if there is one); [`crate::catalog::CatalogView`]
+//! looks unqualified names up along it. `pg_catalog` is searched first
+//! unless the path names it (PostgreSQL's rule), which the SQL layer
+//! applies for the system relations; user relations cannot be created in
+//! `pg_catalog`.
+
+use std::borrow::Cow;
+use std::sync::atomic::AtomicU64;
+
+use pgtypes::{Oid, TransactionId};
+
+use crate::catalog::{esc, unesc};
+
+/// pg_catalog's OID.
+pub const PG_CATALOG_NAMESPACE: Oid = 11;
+/// pg_toast's OID.
+pub const PG_TOAST_NAMESPACE: Oid = 99;
+/// public's OID.
+pub const PUBLIC_NAMESPACE: Oid = 2200;
+/// information_schema's OID (what PostgreSQL 15's initdb gives it).
+pub const INFORMATION_SCHEMA_NAMESPACE: Oid = 13207;
+/// pg_database_owner: public's owner.
+pub const PG_DATABASE_OWNER: Oid = 6171;
+
+/// The built-in schemas: (oid, name, owner).
+pub const BUILTIN_SCHEMAS: [(Oid, &str, Oid); 4] = [
+    (PG_CATALOG_NAMESPACE, "pg_catalog", 10),
+    (PG_TOAST_NAMESPACE, "pg_toast", 10),
+    (PUBLIC_NAMESPACE, "public", PG_DATABASE_OWNER),
+    (INFORMATION_SCHEMA_NAMESPACE, "information_schema", 10),
+];
+
+/// The default search path when none was resolved: `public`.
+pub const DEFAULT_PATH: &[Oid] = &[PUBLIC_NAMESPACE];
+
+/// A relation's key in the catalog maps (see the module docs).
+pub fn rel_key(namespace: Oid, name: &str) -> Cow<'_, str> {
+    if namespace == PUBLIC_NAMESPACE {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(format!("{namespace}\0{name}"))
+    }
+}
+
+/// The schema and bare name of a key made by [`rel_key`] (a key without a
+/// schema part is in `public`).
+pub fn split_key(key: &str) -> (Oid, &str) {
+    match key.split_once('\0') {
+        Some((ns, name)) => match ns.parse::<Oid>() {
+            Ok(ns) => (ns, name),
+            Err(_) => (PUBLIC_NAMESPACE, key),
+        },
+        None => (PUBLIC_NAMESPACE, key),
+    }
+}
+
+/// A schema created with CREATE SCHEMA (a `pg_namespace` row).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaSpec {
+    /// OID.
+    pub oid: Oid,
+    /// Name.
+    pub name: String,
+    /// nspowner: the owning role's OID.
+    pub owner: Oid,
+    /// The (sub)transaction that created it while that may still roll
+    /// back (INVALID: committed).
+    pub creator: TransactionId,
+}
+
+/// A schema in the catalog: its row and the creator mark others check.
+#[derive(Debug)]
+pub struct SchemaDef {
+    /// The row.
+    pub spec: SchemaSpec,
+    /// The creating xid until known committed (0 after).
+    pub creator: AtomicU64,
+}
+
+impl SchemaDef {
+    /// A schema as created or loaded.
+    pub fn new(spec: SchemaSpec) -> SchemaDef {
+        SchemaDef {
+            creator: AtomicU64::new(spec.creator.0),
+            spec,
+        }
+    }
+}
+
+/// The catalog-file / WAL line of a schema.
+pub(crate) fn schema_line(s: &SchemaSpec, creator: u64) -> String {
+    format!("schema {} {} {} {creator}\n", s.oid, esc(&s.name), s.owner)
+}
+
+/// Parses a [`schema_line`] (without its newline).
+pub(crate) fn parse_schema(line: &str) -> Result<SchemaSpec, String> {
+    let f: Vec<&str> = line.split(' ').collect();
+    let ["schema", oid, name, owner, creator] = f.as_slice() else {
+        return Err(format!("bad schema line {line:?}"));
+    };
+    let num = |s: &str| s.parse::<u32>().map_err(|_| format!("bad number {s:?}"));
+    Ok(SchemaSpec {
+        oid: num(oid)?,
+        name: unesc(name)?,
+        owner: num(owner)?,
+        creator: TransactionId(
+            creator
+                .parse::<u64>()
+                .map_err(|_| format!("bad xid {creator:?}"))?,
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_round_trip() {
+        assert_eq!(rel_key(PUBLIC_NAMESPACE, "t"), "t");
+        let k = rel_key(16400, "t");
+        assert_eq!(split_key(&k), (16400, "t"));
+        assert_eq!(split_key("t"), (PUBLIC_NAMESPACE, "t"));
+        // A name that merely looks like a key part stays a public name.
+        assert_eq!(split_key("x\0t"), (PUBLIC_NAMESPACE, "x\0t"));
+    }
+
+    #[test]
+    fn schema_line_round_trips() {
+        let s = SchemaSpec {
+            oid: 16500,
+            name: "my schema".into(),
+            owner: 10,
+            creator: TransactionId(7),
+        };
+        let line = schema_line(&s, 7);
+        assert_eq!(parse_schema(line.trim_end()).unwrap(), s);
+    }
+}

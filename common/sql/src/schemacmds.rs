@@ -1,0 +1,407 @@
+//! Schema DDL (PostgreSQL's schemacmds.c): CREATE / DROP / ALTER SCHEMA
+//! and `ALTER TABLE | VIEW … SET SCHEMA`.
+//!
+//! A schema is a catalog object (`engine::namespace`); its relations name
+//! it by OID. CREATE SCHEMA is transactional like CREATE TABLE: the
+//! schema carries its creator's xid, other sessions do not see it until
+//! that commits, and ROLLBACK removes it ([`PendingDdl::CreateSchema`]).
+//! DROP SCHEMA is decided at COMMIT like DROP TABLE in a block: RESTRICT
+//! refuses a schema that holds anything (2BP01, PostgreSQL's DETAIL);
+//! CASCADE queues the drops of its tables, views and sequences, then the
+//! schema's own ([`PendingDdl::DropSchema`]), so ROLLBACK keeps them all.
+//!
+//! `SET SCHEMA` moves a table (with its indexes and owned sequences: they
+//! follow the table's schema) or a view: an ALTER of its definition with
+//! a new namespace, transactional as every ALTER TABLE. ALTER SCHEMA …
+//! RENAME TO / OWNER TO change the schema's row at once (not rolled back:
+//! see docs/sql.md, "Schemas").
+
+use sqlparser::ast;
+
+use crate::ddl::{DdlCtx, PendingDdl};
+use crate::namespace::QualName;
+use crate::parser::Cur;
+use engine::catalog::{undefined_schema, CatalogChange};
+use engine::namespace::{SchemaSpec, BUILTIN_SCHEMAS};
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::{Oid, TransactionId};
+
+/// The schema statements sqlparser does not parse.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SchemaStmt {
+    /// ALTER SCHEMA name RENAME TO new.
+    Rename {
+        /// The schema.
+        name: String,
+        /// Its new name.
+        to: String,
+    },
+    /// ALTER SCHEMA name OWNER TO role.
+    Owner {
+        /// The schema.
+        name: String,
+        /// The new owner.
+        role: String,
+    },
+    /// ALTER TABLE | VIEW [IF EXISTS] name SET SCHEMA s.
+    SetSchema {
+        /// "TABLE" or "VIEW" (the command tag's object).
+        kind: String,
+        /// IF EXISTS.
+        if_exists: bool,
+        /// The relation, as `parser::Cur::relation_name` keeps it.
+        name: String,
+        /// The new schema.
+        schema: String,
+    },
+}
+
+impl SchemaStmt {
+    /// The command tag.
+    pub fn tag(&self) -> String {
+        match self {
+            SchemaStmt::Rename { .. } | SchemaStmt::Owner { .. } => "ALTER SCHEMA".into(),
+            SchemaStmt::SetSchema { kind, .. } => format!("ALTER {kind}"),
+        }
+    }
+}
+
+/// True if the statement starting with the parser's current words is one
+/// of [`SchemaStmt`]'s.
+pub(crate) fn is_schema_statement(c: &Cur<'_>) -> bool {
+    if c.peek_word() != Some("alter") {
+        return false;
+    }
+    match c.peek_word_at(1) {
+        Some("schema") => true,
+        Some("table" | "view") => c.ends_with_words(&["set", "schema"], 1),
+        _ => false,
+    }
+}
+
+/// Parses a [`SchemaStmt`] ([`is_schema_statement`] said it is one).
+pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<SchemaStmt> {
+    c.expect_word("alter")?;
+    if c.eat_word("schema") {
+        let name = c.one_ident()?;
+        let stmt = if c.eat_word("rename") {
+            c.expect_word("to")?;
+            SchemaStmt::Rename {
+                name,
+                to: c.one_ident()?,
+            }
+        } else {
+            c.expect_word("owner")?;
+            c.expect_word("to")?;
+            SchemaStmt::Owner {
+                name,
+                role: c.one_ident()?,
+            }
+        };
+        c.expect_end()?;
+        return Ok(stmt);
+    }
+    let kind = if c.eat_word("table") {
+        "TABLE"
+    } else {
+        c.expect_word("view")?;
+        "VIEW"
+    };
+    let if_exists = if c.eat_word("if") {
+        c.expect_word("exists")?;
+        true
+    } else {
+        false
+    };
+    let _ = c.eat_word("only");
+    let name = c.relation_name()?;
+    c.expect_word("set")?;
+    c.expect_word("schema")?;
+    let schema = c.one_ident()?;
+    c.expect_end()?;
+    Ok(SchemaStmt::SetSchema {
+        kind: kind.into(),
+        if_exists,
+        name,
+        schema,
+    })
+}
+
+/// Runs a [`SchemaStmt`].
+pub fn execute(cx: &mut DdlCtx<'_>, stmt: &SchemaStmt) -> PgResult<String> {
+    match stmt {
+        SchemaStmt::Rename { name, to } => {
+            let mut spec = user_schema(cx, name)?;
+            if cx.catalog().schema_oid(to).is_some() || cx.db.catalog().schema(to).is_some() {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_SCHEMA,
+                    format!("schema \"{to}\" already exists"),
+                ));
+            }
+            reserved_name(to)?;
+            spec.name = to.clone();
+            cx.db
+                .catalog()
+                .apply_catalog_change(&CatalogChange::AlterSchema {
+                    old_name: name.clone(),
+                    spec,
+                })?;
+        }
+        SchemaStmt::Owner { name, role } => {
+            let mut spec = user_schema(cx, name)?;
+            spec.owner = role_oid(cx, role)?;
+            cx.db
+                .catalog()
+                .apply_catalog_change(&CatalogChange::AlterSchema {
+                    old_name: name.clone(),
+                    spec,
+                })?;
+        }
+        SchemaStmt::SetSchema {
+            kind,
+            if_exists,
+            name,
+            schema,
+        } => {
+            let q = QualName::parse_text(name)?;
+            let view = cx.catalog();
+            let ns = view
+                .schema_oid(schema)
+                .ok_or_else(|| undefined_schema(schema))?;
+            drop(view);
+            let table = crate::namespace::find_table(&cx.catalog(), &q);
+            let relview = crate::namespace::find_view(&cx.catalog(), &q);
+            match (table, relview) {
+                (Some(t), _) => crate::tablecmds::set_table_schema(cx, &t, ns, schema)?,
+                (None, Some(v)) => crate::view::set_view_schema(cx, &v, ns, schema)?,
+                (None, None) if *if_exists => cx.notices.push(PgError::notice(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("relation \"{}\" does not exist, skipping", q.display()),
+                )),
+                (None, None) => return Err(engine::catalog::undefined_table(&q.display())),
+            }
+            return Ok(format!("ALTER {kind}"));
+        }
+    }
+    Ok(stmt.tag())
+}
+
+/// A schema users created, by name (a built-in one: 42501 as PostgreSQL
+/// answers a non-owner; a missing one: 3F000).
+fn user_schema(cx: &DdlCtx<'_>, name: &str) -> PgResult<SchemaSpec> {
+    if BUILTIN_SCHEMAS.iter().any(|s| s.1 == name) {
+        return Err(PgError::new(
+            sqlstate::INSUFFICIENT_PRIVILEGE,
+            format!("must be owner of schema {name}"),
+        ));
+    }
+    let oid = cx
+        .catalog()
+        .schema_oid(name)
+        .ok_or_else(|| undefined_schema(name))?;
+    cx.db
+        .catalog()
+        .schema(name)
+        .filter(|s| s.spec.oid == oid)
+        .map(|s| s.spec.clone())
+        .ok_or_else(|| undefined_schema(name))
+}
+
+/// `pg_` names are reserved for system schemas (42939).
+fn reserved_name(name: &str) -> PgResult<()> {
+    if name.starts_with("pg_") {
+        return Err(PgError::new(
+            sqlstate::RESERVED_NAME,
+            format!("unacceptable schema name \"{name}\""),
+        )
+        .with_detail("The prefix \"pg_\" is reserved for system schemas."));
+    }
+    Ok(())
+}
+
+fn role_oid(cx: &DdlCtx<'_>, role: &str) -> PgResult<Oid> {
+    cx.db
+        .catalog()
+        .role(role)
+        .map(|r| r.oid)
+        .ok_or_else(|| engine::catalog::undefined_role(role))
+}
+
+/// CREATE SCHEMA [IF NOT EXISTS] name [AUTHORIZATION role].
+pub fn create_schema(
+    cx: &mut DdlCtx<'_>,
+    name: &ast::SchemaName,
+    if_not_exists: bool,
+) -> PgResult<String> {
+    let (name, owner) = match name {
+        ast::SchemaName::Simple(n) => (QualName::of(n)?.name, None),
+        ast::SchemaName::UnnamedAuthorization(r) => {
+            let r = crate::planner::ident_name(r);
+            (r.clone(), Some(r))
+        }
+        ast::SchemaName::NamedAuthorization(n, r) => {
+            (QualName::of(n)?.name, Some(crate::planner::ident_name(r)))
+        }
+    };
+    let owner = match owner {
+        Some(r) => role_oid(cx, &r)?,
+        None => role_oid(cx, cx.user)?,
+    };
+    let taken = cx.catalog().schema_oid(&name).is_some() || cx.db.catalog().schema(&name).is_some();
+    if taken {
+        let msg = format!("schema \"{name}\" already exists");
+        if if_not_exists {
+            cx.notices.push(PgError::notice(
+                sqlstate::DUPLICATE_SCHEMA,
+                format!("{msg}, skipping"),
+            ));
+            return Ok("CREATE SCHEMA".into());
+        }
+        return Err(PgError::new(sqlstate::DUPLICATE_SCHEMA, msg));
+    }
+    reserved_name(&name)?;
+    let creator = cx.xact.assign_xid()?;
+    let spec = SchemaSpec {
+        oid: cx.db.catalog().allocate_oid(),
+        name: name.clone(),
+        owner,
+        creator,
+    };
+    cx.db
+        .catalog()
+        .apply_catalog_change(&CatalogChange::CreateSchema(spec))?;
+    cx.pending.push(PendingDdl::CreateSchema(name));
+    Ok("CREATE SCHEMA".into())
+}
+
+/// DROP SCHEMA [IF EXISTS] name, … [CASCADE | RESTRICT].
+pub fn drop_schemas(
+    cx: &mut DdlCtx<'_>,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    cascade: bool,
+) -> PgResult<String> {
+    let mut found: Vec<SchemaSpec> = Vec::new();
+    for n in names {
+        let name = QualName::of(n)?.name;
+        match cx.catalog().schema_oid(&name) {
+            Some(_) if BUILTIN_SCHEMAS.iter().any(|s| s.1 == name) => {
+                return Err(PgError::new(
+                    sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!(
+                        "cannot drop schema {name} because it is required by the database system"
+                    ),
+                ));
+            }
+            Some(_) => found.push(user_schema(cx, &name)?),
+            None => cx.notices.push(crate::ddl::missing_to_drop(
+                "schema",
+                sqlstate::INVALID_SCHEMA_NAME,
+                &name,
+                if_exists,
+            )?),
+        }
+    }
+    let oids: Vec<Oid> = found.iter().map(|s| s.oid).collect();
+    // What the schemas hold, as this session sees it: (kind, name) for
+    // the messages, and the objects to drop.
+    let view = cx.catalog();
+    let tables: Vec<_> = cx
+        .db
+        .catalog()
+        .tables()
+        .into_iter()
+        .filter(|t| oids.contains(&t.namespace))
+        .filter_map(|t| view.get_in(t.namespace, &t.name))
+        .collect();
+    let views: Vec<_> = view
+        .views()
+        .into_iter()
+        .filter(|v| oids.contains(&v.namespace))
+        .collect();
+    let owned = |s: &engine::sequence::SequenceDef| {
+        s.spec
+            .owned_by
+            .as_ref()
+            .is_some_and(|(t, _)| tables.iter().any(|x| x.key() == *t))
+    };
+    let sequences: Vec<_> = cx
+        .db
+        .catalog()
+        .sequences()
+        .into_iter()
+        .filter(|s| oids.contains(&s.spec.namespace) && !owned(s))
+        .filter(|s| {
+            let x = s.creator.load(std::sync::atomic::Ordering::Acquire);
+            x == 0 || cx.xact.own().xids.binary_search(&TransactionId(x)).is_ok()
+        })
+        .collect();
+    drop(view);
+    let mut objects: Vec<(Oid, String)> = Vec::new();
+    let schema_of = |ns: Oid| {
+        found
+            .iter()
+            .find(|s| s.oid == ns)
+            .map(|s| s.name.clone())
+            .unwrap_or_default()
+    };
+    for t in &tables {
+        objects.push((
+            t.oid,
+            format!("table {}.{}", schema_of(t.namespace), t.name),
+        ));
+    }
+    for v in &views {
+        objects.push((v.oid, format!("view {}.{}", schema_of(v.namespace), v.name)));
+    }
+    for s in &sequences {
+        objects.push((
+            s.spec.oid,
+            format!("sequence {}.{}", schema_of(s.spec.namespace), s.spec.name),
+        ));
+    }
+    objects.sort_by_key(|o| o.0);
+    let described: Vec<String> = objects.into_iter().map(|o| o.1).collect();
+    if !described.is_empty() && !cascade {
+        let first = &found[0].name;
+        let detail: Vec<String> = described
+            .iter()
+            .map(|d| format!("{d} depends on schema {first}"))
+            .collect();
+        return Err(PgError::new(
+            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!("cannot drop schema {first} because other objects depend on it"),
+        )
+        .with_detail(detail.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    if !described.is_empty() {
+        cx.notices.push(crate::ddl::cascade_notice(&described));
+    }
+    // Foreign keys of other schemas' tables into these go now (CASCADE).
+    crate::ddl::drop_table_dependents(cx, &tables, true)?;
+    let view_oids: Vec<Oid> = views.iter().map(|v| v.oid).collect();
+    let roots: Vec<_> = tables
+        .iter()
+        .map(|t| (t.oid, t.name.clone(), "table"))
+        .chain(views.iter().map(|v| (v.oid, v.name.clone(), "view")))
+        .collect();
+    let mut dependents =
+        crate::view::check_dependents(cx.db, &roots, true, &cx.dropping_views, &mut Vec::new())?;
+    dependents.extend(view_oids);
+    dependents.sort_unstable();
+    dependents.dedup();
+    let pending = crate::view::drop_view_oids(cx.db, cx.xact.own().xids, &dependents);
+    cx.dropping_views.extend(&dependents);
+    cx.pending.extend(pending);
+    for t in tables {
+        cx.pending.push(PendingDdl::Drop(t));
+    }
+    for s in sequences {
+        cx.pending.push(PendingDdl::DropSequence(s.spec.key()));
+    }
+    for s in found {
+        cx.pending.push(PendingDdl::DropSchema(s.name));
+    }
+    Ok("DROP SCHEMA".into())
+}
