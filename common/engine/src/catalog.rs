@@ -3166,6 +3166,7 @@ mod tests {
             comments: vec![(0, "a table".into()), (2, "its %\n second".into())],
             oid,
             name: name.into(),
+            namespace: PUBLIC_NAMESPACE,
             rel: RelFileId(oid),
             columns: vec![
                 ColumnDef {

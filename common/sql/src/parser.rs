@@ -36,6 +36,7 @@
 //!   text (`session.rs`).
 
 pub mod normalize;
+pub mod schemastmt;
 pub mod typestmt;
 
 use std::collections::HashMap;
@@ -136,7 +137,7 @@ pub enum Stmt {
     /// CREATE TYPE … AS ENUM / ALTER TYPE.
     Type(typestmt::TypeStmt),
     /// ALTER SCHEMA, ALTER TABLE | VIEW … SET SCHEMA.
-    Schema(crate::schemacmds::SchemaStmt),
+    Schema(schemastmt::SchemaStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -830,8 +831,8 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         w if typestmt::is_type_statement(w, c.peek_word_at(1)) => {
             Some(Stmt::Type(typestmt::parse(&mut c)?))
         }
-        "alter" if crate::schemacmds::is_schema_statement(&c) => {
-            Some(Stmt::Schema(crate::schemacmds::parse(&mut c)?))
+        "alter" if schemastmt::is_schema_statement(&c) => {
+            Some(Stmt::Schema(schemastmt::parse(&mut c)?))
         }
         w if crate::roles::is_role_statement(w, c.peek_word_at(1), c.peek_word_at(2)) => {
             Some(Stmt::Role(crate::roles::parse(&mut c)?))
