@@ -1301,14 +1301,18 @@ impl Session {
                         cols.push(def.column_index(c).ok_or_else(|| {
                             PgError::new(
                                 sqlstate::UNDEFINED_COLUMN,
-                                format!("column \"{c}\" of relation \"{t}\" does not exist"),
+                                format!(
+                                    "column \"{c}\" of relation \"{}\" does not exist",
+                                    def.name
+                                ),
                             )
                         })?);
                     }
                     targets.push((def, cols));
                 }
                 if is_vacuum {
-                    self.db.vacuum(tables)?;
+                    let keys: Vec<String> = targets.iter().map(|(d, _)| d.key()).collect();
+                    self.db.vacuum(&keys)?;
                 }
                 if analyze {
                     self.analyze(targets)?;
@@ -1807,10 +1811,7 @@ impl Session {
                 let mut line = Vec::with_capacity(256);
                 let (plan, names, table) = match &c.source {
                     CopySource::Table { name, columns } => {
-                        let table = db
-                            .catalog()
-                            .view(self.xact.own().xids, db.clog())
-                            .table(name)?;
+                        let table = self.visible_table(name)?;
                         let cols = copy_columns(&table, columns)?;
                         let names: Vec<String> = cols
                             .iter()
