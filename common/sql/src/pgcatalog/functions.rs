@@ -455,7 +455,7 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                             .map(|c| c.ty)
                     })
                     .unwrap_or(T::Text);
-                text(&deparse_default(expr, ty))
+                text(&deparse_default(expr, ty, Some(&s)))
             }
             _ => Value::Null,
         },
@@ -563,9 +563,13 @@ pub fn index_def(snap: &CatalogSnapshot, t: &TableDef, ix: &IndexDef, pretty: bo
 /// A column DEFAULT as PostgreSQL's `pg_get_expr` prints it: constants
 /// with their type (`'x'::text`, `'-1'::integer`), unsigned numbers bare,
 /// calls as written. Falls back to the stored text.
-pub fn deparse_default(text: &str, ty: T) -> String {
+///
+/// With the statement's catalog snapshot, a sequence named in `nextval`
+/// prints as a `regclass` does: bare when the search path finds it,
+/// qualified otherwise.
+pub fn deparse_default(text: &str, ty: T, snap: Option<&CatalogSnapshot>) -> String {
     match crate::parser::parse_expr_text(text) {
-        Ok(e) => deparse(&e, ty),
+        Ok(e) => deparse(&e, ty, snap),
         Err(_) => text.to_string(),
     }
 }
@@ -582,7 +586,7 @@ fn literal_type(n: &str) -> &'static str {
     }
 }
 
-fn deparse(e: &ast::Expr, ty: T) -> String {
+fn deparse(e: &ast::Expr, ty: T, snap: Option<&CatalogSnapshot>) -> String {
     use ast::{Expr as E, Value as V};
     match e {
         E::Value(V::Number(n, _)) => n.clone(),
@@ -603,9 +607,9 @@ fn deparse(e: &ast::Expr, ty: T) -> String {
             expr,
         } => match &**expr {
             E::Value(V::Number(n, _)) => format!("'-{n}'::{}", literal_type(n)),
-            other => format!("(- {})", deparse(other, ty)),
+            other => format!("(- {})", deparse(other, ty, snap)),
         },
-        E::Nested(inner) => deparse(inner, ty),
+        E::Nested(inner) => deparse(inner, ty, snap),
         E::Function(f) => {
             let name = f.name.to_string().to_lowercase();
             match name.as_str() {
@@ -620,7 +624,15 @@ fn deparse(e: &ast::Expr, ty: T) -> String {
                     ast::FunctionArguments::List(l) => match l.args.as_slice() {
                         [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(E::Value(
                             V::SingleQuotedString(seq),
-                        )))] => format!("nextval('{}'::regclass)", seq.replace('\'', "''")),
+                        )))] => {
+                            let shown = snap
+                                .and_then(|s| {
+                                    let oid = reg_in(s, RegKind::Class, seq).ok()?;
+                                    Some(reg_out(s, RegKind::Class, oid))
+                                })
+                                .unwrap_or_else(|| seq.clone());
+                            format!("nextval('{}'::regclass)", shown.replace('\'', "''"))
+                        }
                         _ => e.to_string(),
                     },
                     _ => e.to_string(),
@@ -816,16 +828,16 @@ mod tests {
 
     #[test]
     fn defaults_deparse_like_postgres() {
-        assert_eq!(deparse_default("0", T::NUMERIC), "0");
-        assert_eq!(deparse_default("-1", T::Int4), "'-1'::integer");
-        assert_eq!(deparse_default("'x'", T::Text), "'x'::text");
+        assert_eq!(deparse_default("0", T::NUMERIC, None), "0");
+        assert_eq!(deparse_default("-1", T::Int4, None), "'-1'::integer");
+        assert_eq!(deparse_default("'x'", T::Text, None), "'x'::text");
         assert_eq!(
-            deparse_default("'x'", T::Varchar(Some(3))),
+            deparse_default("'x'", T::Varchar(Some(3)), None),
             "'x'::character varying"
         );
-        assert_eq!(deparse_default("now()", T::TimestampTz), "now()");
+        assert_eq!(deparse_default("now()", T::TimestampTz, None), "now()");
         assert_eq!(
-            deparse_default("current_timestamp", T::TimestampTz),
+            deparse_default("current_timestamp", T::TimestampTz, None),
             "CURRENT_TIMESTAMP"
         );
     }
