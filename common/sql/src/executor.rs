@@ -350,7 +350,13 @@ impl EvalContext for Ectx<'_> {
             ));
         };
         let read_only = ss.read_only || self.db.role() == engine::Role::Standby;
-        crate::sequence::call(self.db, ss, f, name, value, read_only, &self.path)
+        let own = self.xact.own();
+        let view = self
+            .db
+            .catalog()
+            .view(own.xids, self.db.clog())
+            .with_path(&self.path);
+        crate::sequence::call(self.db, ss, f, name, value, read_only, &view)
     }
     fn transaction_timestamp(&self) -> i64 {
         self.xact_ts

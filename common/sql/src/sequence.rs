@@ -47,7 +47,7 @@ pub fn call(
     name: Option<&str>,
     value: Option<(i64, bool)>,
     read_only: bool,
-    path: &[Oid],
+    view: &engine::catalog::CatalogView<'_>,
 ) -> PgResult<i64> {
     if f == SeqFunc::Lastval {
         let Some((oid, n)) = &ss.last else {
@@ -70,11 +70,8 @@ pub fn call(
         });
     }
     let q = crate::namespace::QualName::parse_text(name.unwrap_or_default())?;
-    let seq = {
-        let view = db.catalog().view(&[], db.clog()).with_path(path);
-        crate::namespace::find_sequence(&view, &q)
-            .ok_or_else(|| undefined_sequence(&q.display()))?
-    };
+    let seq = crate::namespace::find_sequence(view, &q)
+        .ok_or_else(|| undefined_sequence(&q.display()))?;
     let name = q.name;
     match f {
         SeqFunc::Currval => ss.currval.get(&seq.spec.oid).copied().ok_or_else(|| {

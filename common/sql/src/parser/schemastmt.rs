@@ -105,4 +105,3 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<SchemaStmt> {
         schema,
     })
 }
-

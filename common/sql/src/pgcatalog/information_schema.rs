@@ -168,7 +168,9 @@ pub fn columns(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 ("ordinal_position", Value::Int4(pos)),
                 (
                     "column_default",
-                    default.map_or(Value::Null, |d| text(&functions::deparse_default(d, ty, Some(&s)))),
+                    default.map_or(Value::Null, |d| {
+                        text(&functions::deparse_default(d, ty, Some(&s)))
+                    }),
                 ),
                 ("is_nullable", yes_no(!not_null)),
                 ("data_type", text(&data_type(ty))),
