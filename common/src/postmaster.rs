@@ -81,8 +81,14 @@ impl BackendFactory for Sessions {
         crate::auth::authentication(&self.node, params, conn)
     }
 
-    fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
-        Session::new(self.node.clone(), params)
+    fn connect(
+        &self,
+        params: &[(String, String)],
+        conn: server::ConnectionInfo,
+    ) -> PgResult<Session> {
+        let mut s = Session::new(self.node.clone(), params)?;
+        s.set_client(conn.peer);
+        Ok(s)
     }
 
     fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)> {

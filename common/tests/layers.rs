@@ -74,6 +74,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
         "common/engine/src",
         &[
             &[
+                "backend_status",
                 "catalog",
                 "namespace",
                 "statistics",

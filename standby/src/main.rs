@@ -226,7 +226,11 @@ impl BackendFactory for StandbyFactory {
     ) -> PgResult<server::AuthRequest> {
         self.sessions.authentication(params, conn)
     }
-    fn connect(&self, params: &[(String, String)]) -> PgResult<Session> {
+    fn connect(
+        &self,
+        params: &[(String, String)],
+        conn: server::ConnectionInfo,
+    ) -> PgResult<Session> {
         let db = self.sessions.node();
         if !self.hot_standby && db.role() == Role::Standby {
             return Err(PgError::fatal(
@@ -242,7 +246,7 @@ impl BackendFactory for StandbyFactory {
             )
             .with_detail("Consistent recovery state has not been yet reached."));
         }
-        self.sessions.connect(params)
+        self.sessions.connect(params, conn)
     }
     fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)> {
         self.sessions.parameter_statuses(params)

@@ -63,6 +63,7 @@ use replication::ReplicationState;
 use standby_conflict::StandbyConflicts;
 use twophase::TwoPhaseState;
 
+pub mod backend_status;
 pub mod catalog;
 pub mod indexing;
 pub mod namespace;
@@ -106,6 +107,8 @@ pub struct Engine {
     xlog: Arc<XLog>,
     /// Standby sessions replay may have to cancel (standby_conflict.rs).
     standby_conflicts: StandbyConflicts,
+    /// What each session is doing (pg_stat_activity; backend_status.rs).
+    backend_status: Arc<backend_status::BackendStatusArray>,
 }
 
 impl Engine {
@@ -161,6 +164,7 @@ impl Engine {
                 replication,
                 xlog,
                 standby_conflicts: StandbyConflicts::default(),
+                backend_status: Arc::default(),
             }
         });
         if role == Role::Standby {
@@ -221,6 +225,11 @@ impl Engine {
     /// Standby sessions replay may have to cancel.
     pub fn standby_conflicts(&self) -> &StandbyConflicts {
         &self.standby_conflicts
+    }
+
+    /// The sessions' rows of pg_stat_activity (backend_status.rs).
+    pub fn backend_status(&self) -> &Arc<backend_status::BackendStatusArray> {
+        &self.backend_status
     }
 
     /// The WAL handle (in recovery mode until start-up or promotion opens

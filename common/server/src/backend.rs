@@ -185,11 +185,12 @@ pub trait BackendFactory: Send + Sync + 'static {
     ) -> PgResult<AuthRequest> {
         Ok(AuthRequest::trust())
     }
-    /// A backend for a client that sent these startup parameters (and
-    /// passed [`BackendFactory::authentication`]). An error is sent as
+    /// A backend for the client on `conn` that sent these startup
+    /// parameters (and passed [`BackendFactory::authentication`]). An error is sent as
     /// FATAL and the connection closed (53300, 57P03 …). Runs inline on
     /// the session's core: it must be brief and never wait.
-    fn connect(&self, params: &[(String, String)]) -> PgResult<Self::Backend>;
+    fn connect(&self, params: &[(String, String)], conn: ConnectionInfo)
+        -> PgResult<Self::Backend>;
     /// The ParameterStatus messages sent after AuthenticationOk.
     fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)>;
     /// The `max_message_size` setting, in bytes.

@@ -513,7 +513,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     // The backend. Making one is brief (a procarray slot, the session's
     // settings), so it runs inline: a hand-off per connection would halve
     // the accept rate.
-    let backend = match shared.factory.connect(&params) {
+    let backend = match shared.factory.connect(&params, conn_info) {
         Ok(b) => b,
         Err(e) => {
             let e = fatal(e);

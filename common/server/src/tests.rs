@@ -333,7 +333,11 @@ impl BackendFactory for MockFactory {
             _ => AuthRequest::trust(),
         })
     }
-    fn connect(&self, params: &[(String, String)]) -> PgResult<Mock> {
+    fn connect(
+        &self,
+        params: &[(String, String)],
+        _conn: crate::backend::ConnectionInfo,
+    ) -> PgResult<Mock> {
         if params.iter().any(|(k, v)| k == "user" && v == "reject") {
             return Err(PgError::new(
                 sqlstate::TOO_MANY_CONNECTIONS,

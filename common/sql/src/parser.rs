@@ -1744,6 +1744,12 @@ pub struct ParsedStmt {
     pub stmt: Stmt,
 }
 
+impl AsRef<str> for ParsedStmt {
+    fn as_ref(&self) -> &str {
+        &self.text
+    }
+}
+
 /// Parses a whole query string into statements (empty vector for an empty
 /// query).
 pub fn parse_query(sql: &str) -> PgResult<Vec<Arc<ParsedStmt>>> {

@@ -65,6 +65,7 @@ use crate::parser::{
 use crate::planner::{bind_defaults, is_plannable, plan_query, plan_statement, Plan, Planned};
 use crate::utility::{canonical_name, SessionSettings, REPORTED};
 use crate::NodeServices;
+use engine::backend_status::{BackendState, BackendStatus};
 use engine::catalog::TableDef;
 use engine::indexing::{drop_table, truncate_table};
 use engine::standby_conflict::ConflictSignal;
@@ -228,6 +229,8 @@ fn same_behaviour(exact: &Planned, template: &Planned, literals: usize) -> bool 
 
 /// A session. Not shared between tasks.
 pub struct Session {
+    /// This session's pg_stat_activity row.
+    status: Arc<engine::backend_status::BackendEntry>,
     db: Arc<Engine>,
     /// The node above: parse cache and checkpoints.
     node: Arc<dyn NodeServices>,
@@ -404,7 +407,22 @@ impl Session {
         settings.set_internal("is_superuser", if is_superuser { "on" } else { "off" });
         let cancel = Arc::new(AtomicBool::new(false));
         let conflict = db.standby_conflicts().register(xact.proc(), cancel.clone());
+        let started = now_usecs();
+        let status = db.backend_status().register(BackendStatus {
+            pid: 0,
+            user: user.clone(),
+            database: database.clone(),
+            application_name: settings.get("application_name").unwrap_or_default(),
+            client: None,
+            backend_start: started,
+            xact_start: None,
+            query_start: None,
+            state_change: started,
+            state: BackendState::Idle,
+            query: engine::backend_status::no_query(),
+        });
         let mut s = Session {
+            status,
             node,
             db,
             xact,
@@ -442,6 +460,31 @@ impl Session {
         Ok(s)
     }
 
+    /// The client's address, for pg_stat_activity.
+    pub fn set_client(&mut self, peer: std::net::SocketAddr) {
+        self.status.update(|s| s.client = Some(peer));
+    }
+
+    /// pg_stat_activity's state after a statement or at the end of an
+    /// implicit transaction.
+    fn report_idle(&mut self) {
+        let state = match self.xact.status() {
+            TxStatus::Idle => BackendState::Idle,
+            TxStatus::InBlock => BackendState::IdleInTransaction,
+            TxStatus::Failed => BackendState::IdleInTransactionAborted,
+        };
+        let in_block = state != BackendState::Idle;
+        self.status.update(|s| {
+            if s.state != state {
+                s.state = state;
+                s.state_change = now_usecs();
+            }
+            if !in_block {
+                s.xact_start = None;
+            }
+        });
+    }
+
     /// Copies the settings the transaction machine reads on its own
     /// (`synchronous_commit` at commit, `default_transaction_isolation` at
     /// BEGIN) from the session's settings into [`Xact`], and
@@ -452,6 +495,12 @@ impl Session {
     /// settings — so a `SET LOCAL` or a rolled-back `SET` of either ends
     /// with its transaction, as every other setting does.
     fn mirror_settings(&mut self) {
+        let app = self.settings.get("application_name").unwrap_or_default();
+        self.status.update(|s| {
+            if s.application_name != app {
+                s.application_name = app;
+            }
+        });
         let search_path = self.settings.get("search_path").unwrap_or_default();
         if search_path != self.search_path {
             self.search_path = search_path;
@@ -481,6 +530,7 @@ impl Session {
     /// reports).
     pub fn set_backend_pid(&mut self, pid: i32) {
         self.backend_pid = pid;
+        self.status.update(|s| s.pid = pid);
         self.xact.set_pid(pid);
     }
 
@@ -498,6 +548,25 @@ impl Session {
     /// Parses `sql` (possibly several statements) with the parse cache.
     /// `param_types` are the OIDs from Parse (0 = infer).
     pub fn prepare(
+        &mut self,
+        sql: &str,
+        param_types: &[Oid],
+    ) -> PgResult<Vec<Arc<PreparedStatement>>> {
+        let r = self.prepare_statements(sql, param_types);
+        if r.is_err() {
+            // A statement that fails to parse or plan is still the
+            // session's last query (pg_stat_activity).
+            let text: engine::backend_status::QueryText = Arc::new(sql.trim().to_string());
+            let ts = now_usecs();
+            self.status.update(|s| {
+                s.query = text;
+                s.query_start = Some(ts);
+            });
+        }
+        r
+    }
+
+    fn prepare_statements(
         &mut self,
         sql: &str,
         param_types: &[Oid],
@@ -814,17 +883,27 @@ impl Session {
             return Err(in_failed_block());
         }
         self.stmt_ts = now_usecs();
-        if !self.xact.in_transaction() {
+        let new_xact = !self.xact.in_transaction();
+        if new_xact {
             self.xact_ts = self.stmt_ts;
         }
+        let (ts, xts) = (self.stmt_ts, self.xact_ts);
+        let text: engine::backend_status::QueryText = stmt.parsed.clone();
+        self.status.update(|s| {
+            s.state = BackendState::Active;
+            s.state_change = ts;
+            s.query_start = Some(ts);
+            s.query = text;
+            s.xact_start = Some(xts);
+        });
         self.xact.start_statement();
         self.was_in_xact = true;
         let params = match &stmt.shape {
             Some(b) => &b.values[..],
             None => params,
         };
-        match self.run(stmt, params, sink) {
-            Ok(ExecOutcome::CopyIn(c)) => Ok(ExecOutcome::CopyIn(c)),
+        let r = match self.run(stmt, params, sink) {
+            Ok(ExecOutcome::CopyIn(c)) => return Ok(ExecOutcome::CopyIn(c)),
             Ok(o) => {
                 let r = self.at_commit_point(|s| s.xact.finish_statement(true));
                 let committed = r.is_ok() && self.end_committed.unwrap_or(true);
@@ -835,7 +914,9 @@ impl Session {
                 self.fail_statement();
                 Err(self.conflict_or(e))
             }
-        }
+        };
+        self.report_idle();
+        r
     }
 
     /// A cancel that standby replay sent (a snapshot conflict) fails the
@@ -1972,11 +2053,17 @@ impl Session {
         let r = self.at_commit_point(|s| s.xact.end_implicit_block(ok));
         fired?;
         self.settle_xact(ok && r.is_ok());
+        self.report_idle();
         r
     }
 
     /// After an error inside a statement: abort or mark the block failed.
     pub fn on_error(&mut self) {
+        self.abort_statement();
+        self.report_idle();
+    }
+
+    fn abort_statement(&mut self) {
         if std::mem::take(&mut self.error_handled) {
             return;
         }

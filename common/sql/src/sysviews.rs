@@ -209,6 +209,12 @@ pub static CATALOGS: &[SystemView] = &[
         r::pg_statio_user_tables,
     ),
     cat("pg_locks", 12073, d::PG_LOCKS, r::empty),
+    cat(
+        "pg_stat_activity",
+        12222,
+        d::PG_STAT_ACTIVITY,
+        r::pg_stat_activity,
+    ),
 ];
 
 /// The set-returning functions without arguments that are views in all

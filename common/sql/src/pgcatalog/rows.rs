@@ -1066,3 +1066,52 @@ pub fn pg_statio_user_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 pub fn empty(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     Vec::new()
 }
+
+/// pg_stat_activity: one row per client session of this node
+/// (`engine::backend_status`), in the order they connected.
+pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_STAT_ACTIVITY);
+    let opt_ts = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
+    for b in ec.engine().backend_status().snapshot() {
+        let idle = b.state != engine::backend_status::BackendState::Active;
+        let usesysid = s.role_oid(&b.user).map_or(Value::Null, oid);
+        rows.push(vec![
+            ("datid", oid(DATABASE_OID)),
+            ("datname", text(&b.database)),
+            ("pid", Value::Int4(b.pid)),
+            ("usesysid", usesysid),
+            ("usename", text(&b.user)),
+            ("application_name", text(&b.application_name)),
+            (
+                "client_addr",
+                b.client.map_or(Value::Null, |a| text(&a.ip().to_string())),
+            ),
+            (
+                "client_port",
+                b.client
+                    .map_or(Value::Null, |a| Value::Int4(i32::from(a.port()))),
+            ),
+            ("backend_start", Value::TimestampTz(b.backend_start)),
+            ("xact_start", opt_ts(b.xact_start)),
+            ("query_start", opt_ts(b.query_start)),
+            ("state_change", Value::TimestampTz(b.state_change)),
+            (
+                "wait_event_type",
+                if idle { text("Client") } else { Value::Null },
+            ),
+            (
+                "wait_event",
+                if idle {
+                    text("ClientRead")
+                } else {
+                    Value::Null
+                },
+            ),
+            ("state", text(b.state.as_str())),
+            ("query", text((*b.query).as_ref())),
+            ("backend_type", text("client backend")),
+        ]);
+    }
+    rows.out
+}
