@@ -139,14 +139,9 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
     resolve_uncommitted_views(db)?;
     resolve_uncommitted_types(db)?;
     for s in db.catalog.sequences() {
-        let x = s.creator.load(Ordering::Acquire);
-        if x == 0 {
+        let Some(x) = uncommitted_creator(db, &s.creator) else {
             continue;
-        }
-        if db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed {
-            s.creator.store(0, Ordering::Release);
-            continue;
-        }
+        };
         tracing::info!(
             "removing sequence \"{}\" created by transaction {x}, which did not commit",
             s.spec.name
@@ -177,14 +172,9 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
         }
     }
     for s in db.catalog.schema_list() {
-        let x = s.creator.load(Ordering::Acquire);
-        if x == 0 {
+        let Some(x) = uncommitted_creator(db, &s.creator) else {
             continue;
-        }
-        if db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed {
-            s.creator.store(0, Ordering::Release);
-            continue;
-        }
+        };
         tracing::info!(
             "removing schema \"{}\" created by transaction {x}, which did not commit",
             s.spec.name
@@ -238,14 +228,9 @@ fn resolve_uncommitted_views(db: &Engine) -> PgResult<()> {
 /// (an ALTER TYPE is undone only by its session's rollback).
 fn resolve_uncommitted_types(db: &Engine) -> PgResult<()> {
     for t in db.catalog.enum_types() {
-        let x = t.creator.load(Ordering::Acquire);
-        if x == 0 {
+        let Some(x) = uncommitted_creator(db, &t.creator) else {
             continue;
-        }
-        if db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed {
-            t.creator.store(0, Ordering::Release);
-            continue;
-        }
+        };
         tracing::info!(
             "removing type \"{}\" created by transaction {x}, which did not commit",
             t.spec.name
@@ -255,6 +240,20 @@ fn resolve_uncommitted_types(db: &Engine) -> PgResult<()> {
         })?;
     }
     Ok(())
+}
+
+/// The creating xid of an object whose creation never committed; None
+/// once it did (the mark is cleared then) or for an object with no mark.
+fn uncommitted_creator(db: &Engine, creator: &std::sync::atomic::AtomicU64) -> Option<u64> {
+    let x = creator.load(Ordering::Acquire);
+    if x == 0 {
+        return None;
+    }
+    if db.clog.get_status(TransactionId(x)) == txn::clog::XidStatus::Committed {
+        creator.store(0, Ordering::Release);
+        return None;
+    }
+    Some(x)
 }
 
 /// True if the ALTER TABLE that made version `t` committed (clears the

@@ -1277,6 +1277,20 @@ fn choose_index_name(
     cols: &[&str],
     suffix: &str,
 ) -> String {
+    choose_name(db, Some(ns), table, cols, suffix, &[])
+}
+
+/// PostgreSQL's ChooseRelationName / ChooseConstraintName:
+/// `table_col1_col2_suffix`, numbered until no constraint of `taken` and
+/// (with `ns`) no relation of that schema has the name.
+pub(crate) fn choose_name(
+    db: &Engine,
+    ns: Option<pgtypes::Oid>,
+    table: &str,
+    cols: &[&str],
+    suffix: &str,
+    taken: &[engine::catalog::ConstraintSpec],
+) -> String {
     let mut base = table.to_string();
     for c in cols {
         base.push('_');
@@ -1284,7 +1298,9 @@ fn choose_index_name(
     }
     let mut name = format!("{base}_{suffix}");
     let mut n = 1;
-    while relation_exists(db, ns, &name) {
+    while taken.iter().any(|c| c.name == name)
+        || ns.is_some_and(|ns| relation_exists(db, ns, &name))
+    {
         name = format!("{base}_{suffix}{n}");
         n += 1;
     }

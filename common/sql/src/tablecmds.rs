@@ -181,20 +181,7 @@ pub fn choose_constraint_name(
     suffix: &str,
     taken: &[ConstraintSpec],
 ) -> String {
-    let mut base = table.to_string();
-    for c in cols {
-        base.push('_');
-        base.push_str(c);
-    }
-    let mut name = format!("{base}_{suffix}");
-    let mut n = 1;
-    while taken.iter().any(|c| c.name == name)
-        || ns.is_some_and(|ns| crate::ddl::relation_exists(cx.db, ns, &name))
-    {
-        name = format!("{base}_{suffix}{n}");
-        n += 1;
-    }
-    name
+    crate::ddl::choose_name(cx.db, ns, table, cols, suffix, taken)
 }
 
 /// A CHECK constraint for `columns` (the table's, as being defined):
