@@ -439,64 +439,53 @@ pub fn attrdef_oid(table: u32, attnum: usize) -> u32 {
     table.wrapping_mul(1600).wrapping_add(attnum as u32)
 }
 
-/// pg_type.
+/// pg_type: the built-in types, then each enum type and its array type.
 pub fn pg_type(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_TYPE);
     for t in types::TYPES {
-        rows.push(vec![
-            ("oid", oid(t.oid)),
-            ("typname", text(t.name)),
-            ("typnamespace", oid(PG_CATALOG)),
-            ("typowner", oid(BOOTSTRAP_SUPERUSER)),
-            ("typlen", Value::Int2(t.len)),
-            ("typbyval", bool(t.byval)),
-            ("typtype", ch(&(t.kind as char).to_string())),
-            ("typcategory", ch(&(t.category as char).to_string())),
-            ("typispreferred", bool(t.preferred)),
-            ("typisdefined", bool(true)),
-            ("typdelim", ch(",")),
-            ("typelem", oid(t.elem)),
-            ("typarray", oid(t.array)),
-            ("typinput", oid(t.io[0])),
-            ("typoutput", oid(t.io[1])),
-            ("typreceive", oid(t.io[2])),
-            ("typsend", oid(t.io[3])),
-            ("typalign", ch(&(t.align as char).to_string())),
-            ("typstorage", ch(&(t.storage as char).to_string())),
-            ("typtypmod", Value::Int4(-1)),
-            ("typcollation", oid(t.collation)),
-        ]);
+        type_row_values(&mut rows, t, PG_CATALOG, false);
     }
     for e in pgtypes::enumtype::all() {
         for t in types::enum_rows(&e) {
-            rows.push(vec![
-                ("oid", oid(t.oid)),
-                ("typname", text(t.name)),
-                ("typnamespace", oid(PUBLIC)),
-                ("typowner", oid(BOOTSTRAP_SUPERUSER)),
-                ("typlen", Value::Int2(t.len)),
-                ("typbyval", bool(t.byval)),
-                ("typtype", ch(&(t.kind as char).to_string())),
-                ("typcategory", ch(&(t.category as char).to_string())),
-                ("typispreferred", bool(t.preferred)),
-                ("typisdefined", bool(true)),
-                ("typdelim", ch(",")),
-                ("typsubscript", oid(if t.elem != 0 { 6179 } else { 0 })),
-                ("typelem", oid(t.elem)),
-                ("typarray", oid(t.array)),
-                ("typinput", oid(t.io[0])),
-                ("typoutput", oid(t.io[1])),
-                ("typreceive", oid(t.io[2])),
-                ("typsend", oid(t.io[3])),
-                ("typanalyze", oid(if t.elem != 0 { 3816 } else { 0 })),
-                ("typalign", ch(&(t.align as char).to_string())),
-                ("typstorage", ch(&(t.storage as char).to_string())),
-                ("typtypmod", Value::Int4(-1)),
-                ("typcollation", oid(t.collation)),
-            ]);
+            type_row_values(&mut rows, &t, PUBLIC, true);
         }
     }
     rows.out
+}
+
+/// One pg_type row; `array_support`: fill typsubscript / typanalyze as
+/// PostgreSQL does for an array type (the enum rows; the built-in rows
+/// leave them at the column defaults).
+fn type_row_values(rows: &mut Rows, t: &types::PgTypeRow, namespace: u32, array_support: bool) {
+    let mut v = vec![
+        ("oid", oid(t.oid)),
+        ("typname", text(t.name)),
+        ("typnamespace", oid(namespace)),
+        ("typowner", oid(BOOTSTRAP_SUPERUSER)),
+        ("typlen", Value::Int2(t.len)),
+        ("typbyval", bool(t.byval)),
+        ("typtype", ch(&(t.kind as char).to_string())),
+        ("typcategory", ch(&(t.category as char).to_string())),
+        ("typispreferred", bool(t.preferred)),
+        ("typisdefined", bool(true)),
+        ("typdelim", ch(",")),
+        ("typelem", oid(t.elem)),
+        ("typarray", oid(t.array)),
+        ("typinput", oid(t.io[0])),
+        ("typoutput", oid(t.io[1])),
+        ("typreceive", oid(t.io[2])),
+        ("typsend", oid(t.io[3])),
+        ("typalign", ch(&(t.align as char).to_string())),
+        ("typstorage", ch(&(t.storage as char).to_string())),
+        ("typtypmod", Value::Int4(-1)),
+        ("typcollation", oid(t.collation)),
+    ];
+    if array_support {
+        let array = t.elem != 0;
+        v.push(("typsubscript", oid(if array { 6179 } else { 0 })));
+        v.push(("typanalyze", oid(if array { 3816 } else { 0 })));
+    }
+    rows.push(v);
 }
 
 /// pg_enum: every label of every enum type (from the type cache the
