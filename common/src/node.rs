@@ -222,8 +222,10 @@ impl Node {
     }
 
     /// Clean shutdown, after the sessions are gone: stops the background
-    /// checkpointer, writes the shutdown checkpoint (the next start needs no
-    /// redo) and closes the WAL writer. Later writes fail.
+    /// checkpointer, logs the sequences' real counters (so they continue
+    /// without the gap a crash leaves), writes the shutdown checkpoint (the
+    /// next start needs no redo) and closes the WAL writer. Later writes
+    /// fail.
     pub fn shutdown(&self) -> PgResult<()> {
         self.checkpointer.stop();
         if self.role() == Role::Standby {
@@ -231,6 +233,7 @@ impl Node {
             // closes it.
             return checkpointer::create_restartpoint(self, CheckpointKind::Shutdown).map(|_| ());
         }
+        self.engine.catalog().settle_sequences()?;
         checkpointer::create_checkpoint(self, CheckpointKind::Shutdown)?;
         if let Some(w) = self.xlog().writer() {
             w.shutdown().map_err(storage::xloginsert::wal_error)?;

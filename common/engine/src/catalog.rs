@@ -1499,6 +1499,28 @@ impl Catalog {
         self.state.read().sequences.get(name).cloned()
     }
 
+    /// Clean shutdown: logs each sequence's real counter in place of the
+    /// value its last record logged ahead (`crate::sequence`), so the next
+    /// start continues where this one stopped, as PostgreSQL's shutdown
+    /// checkpoint writes the sequence page. Only when no session can call
+    /// nextval any more.
+    pub fn settle_sequences(&self) -> PgResult<()> {
+        for s in self.sequences() {
+            let value = s.state.last_value.load(Ordering::Acquire);
+            let called = s.state.is_called.load(Ordering::Acquire);
+            let logged = s.state.logged.load(Ordering::Acquire);
+            let logged_called = s.state.logged_called.load(Ordering::Acquire);
+            if (value, called) != (logged, logged_called) {
+                self.apply_catalog_change(&CatalogChange::SetSequence {
+                    name: s.spec.key(),
+                    value,
+                    called,
+                })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Every sequence, sorted by name.
     pub fn sequences(&self) -> Vec<Arc<SequenceDef>> {
         let mut v: Vec<_> = self.state.read().sequences.values().cloned().collect();

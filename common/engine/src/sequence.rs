@@ -14,7 +14,9 @@
 //! `SEQ_LOG_VALS` values, as in PostgreSQL. `setval` logs its value at once.
 //!
 //! The catalog file keeps the logged value ([`SequenceState::logged`]),
-//! never the in-memory counter, for the same reason.
+//! never the in-memory counter, for the same reason. A clean shutdown
+//! logs the real counters first (`Catalog::settle_sequences`), so only a
+//! crash or a promotion leaves the gap.
 //!
 //! Lock order: a sequence's `nextval_lock` → the catalog lock (taken by
 //! the change); redo and the catalog touch only the atomics.
