@@ -37,6 +37,7 @@
 
 pub mod normalize;
 pub mod schemastmt;
+pub mod seqstmt;
 pub mod typestmt;
 
 use std::collections::HashMap;
@@ -138,6 +139,8 @@ pub enum Stmt {
     Type(typestmt::TypeStmt),
     /// ALTER SCHEMA, ALTER TABLE | VIEW … SET SCHEMA.
     Schema(schemastmt::SchemaStmt),
+    /// ALTER SEQUENCE.
+    Sequence(seqstmt::SeqStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -830,6 +833,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         }
         w if typestmt::is_type_statement(w, c.peek_word_at(1)) => {
             Some(Stmt::Type(typestmt::parse(&mut c)?))
+        }
+        "alter" if seqstmt::is_sequence_statement(&c) => {
+            Some(Stmt::Sequence(seqstmt::parse(&mut c)?))
         }
         "alter" if schemastmt::is_schema_statement(&c) => {
             Some(Stmt::Schema(schemastmt::parse(&mut c)?))
