@@ -3473,13 +3473,15 @@ mod tests {
             called: false,
         };
         assert_eq!(decode_change(&encode_change(&alter)).unwrap(), alter);
-        let before = c.sequence("s q").unwrap();
+        let old_def = c.sequence("s q").unwrap();
         c.apply_catalog_change(&alter).unwrap();
-        assert!(before.is_retired(), "the replaced definition is retired");
+        assert!(old_def.is_retired(), "the replaced definition is retired");
         assert_eq!(c.sequence("s q").unwrap().spec, altered);
         c.apply_catalog_change(&CatalogChange::AlterSequence {
+            name: "s q".into(),
             spec: seq.clone(),
-            ..alter
+            value: 40,
+            called: false,
         })
         .unwrap();
         c.apply_catalog_change(&set).unwrap();
