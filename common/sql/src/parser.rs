@@ -13,7 +13,9 @@
 //!    TRANSACTION … ISOLATION LEVEL …`, `COMMIT`/`END`, `ROLLBACK`/`ABORT`,
 //!    the savepoint family, the two-phase statements), `SET`/`SHOW`/`RESET`,
 //!    `COPY` in both the option-list and the pre-9.0 syntax pgbench uses,
-//!    `VACUUM`, `ANALYZE` and `CHECKPOINT`.
+//!    `VACUUM`, `ANALYZE` and `CHECKPOINT`; DDL sqlparser lacks has its
+//!    own module ([`typestmt`], [`schemastmt`], [`seqstmt`]: ALTER
+//!    SEQUENCE).
 //! 3. Everything else goes to `sqlparser` with [`PostgreSqlDialect`] and is
 //!    kept as its AST in [`Stmt::Sql`]; binding to the catalog happens later
 //!    (planner), so a parse stays valid across DDL and can be cached.

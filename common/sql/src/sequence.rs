@@ -7,6 +7,13 @@
 //! uncommitted). DROP SEQUENCE happens at COMMIT. `nextval` is not
 //! transactional: its values stay used after a ROLLBACK. `currval` and
 //! `lastval` are per session ([`SessionSequences`]).
+//!
+//! ALTER SEQUENCE ([`alter_sequence`]) computes the new definition and
+//! counter as PostgreSQL's `init_params` ([`altered_spec`]) and applies
+//! them at once as one `CatalogChange::AlterSequence`, under the old
+//! def's `nextval_lock`; ROLLBACK does not undo it (PostgreSQL's does).
+//! `nextval` / `setval` run through `locked`, which moves on to the
+//! catalog's current def if an ALTER replaced the one they found.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -57,7 +64,10 @@ pub fn call(
                 "lastval is not yet defined in this session",
             ));
         };
-        if db.catalog().sequence(n).is_none_or(|s| s.spec.oid != *oid) {
+        // By key, else by OID (ALTER SEQUENCE may have renamed it).
+        let exists = db.catalog().sequence(n).is_some_and(|s| s.spec.oid == *oid)
+            || db.catalog().sequences().iter().any(|s| s.spec.oid == *oid);
+        if !exists {
             return Err(PgError::new(
                 sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
                 "lastval is not yet defined in this session",
