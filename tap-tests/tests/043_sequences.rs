@@ -8,6 +8,9 @@
 //! * `values_survive_crash_without_reuse`
 //! * `promotion_never_reuses_a_value`
 //! * `sequence_ddl_is_transactional_and_replayed`
+//! * `alter_sequence_survives_crash_and_promotion`: ALTER SEQUENCE's new
+//!   definition and RESTART counter are logged, so neither a crash nor a
+//!   promotion goes back to the old counter or the old increment.
 
 use tap_tests::Node;
 
@@ -114,4 +117,54 @@ fn sequence_ddl_is_transactional_and_replayed() {
     primary.safe_sql("CREATE SEQUENCE t_id_seq");
     primary.wait_for_replay(&standby);
     assert_eq!(standby.safe_sql("SELECT count(*) FROM (SELECT 1) x"), "1");
+}
+
+#[test]
+fn alter_sequence_survives_crash_and_promotion() {
+    let (primary, standby) = pair();
+    for _ in 0..40 {
+        nextval(&primary, "s");
+    }
+    // 1. RESTART and a new increment: the next values follow them.
+    primary.safe_sql("ALTER SEQUENCE s RESTART WITH 1000 INCREMENT BY 10 MAXVALUE 100000");
+    let mut max = 0;
+    for i in 0..5 {
+        let v = nextval(&primary, "s");
+        assert_eq!(v, 1000 + 10 * i, "value {i} after RESTART");
+        max = v;
+    }
+    // 2. SIGKILL: the counter continues past the restarted values, by 10.
+    primary.kill9();
+    primary.start();
+    let after = nextval(&primary, "s");
+    assert!(after > max, "after crash: {after} > {max}");
+    assert_eq!((after - 1000) % 10, 0, "increment kept across the crash");
+    max = after;
+    // 3. RENAME is replayed; the standby shows the new definition.
+    primary.safe_sql("ALTER SEQUENCE s RENAME TO s2");
+    for _ in 0..3 {
+        max = max.max(nextval(&primary, "s2"));
+    }
+    primary.wait_for_replay(&standby);
+    assert_eq!(
+        standby.safe_sql(
+            "SELECT increment_by || ' ' || max_value FROM pg_sequences WHERE sequencename = 's2'"
+        ),
+        "10 100000",
+        "standby sees the altered definition"
+    );
+    // 4. Promotion: the new primary hands out values past the old one's.
+    primary.kill9();
+    standby.promote();
+    let promoted = nextval(&standby, "s2");
+    assert!(promoted > max, "after promotion: {promoted} > {max}");
+    // 5. A sequence created and renamed by a transaction that rolls back
+    //    is gone under both names.
+    standby.safe_sql("BEGIN; CREATE SEQUENCE tmp; ALTER SEQUENCE tmp RENAME TO tmp2; ROLLBACK");
+    for name in ["tmp", "tmp2"] {
+        match standby.sql(&format!("SELECT nextval('{name}')")) {
+            Ok(out) => panic!("rolled-back sequence {name} answered {out}"),
+            Err(e) => assert_eq!(e.code(), "42P01", "{name}: {e}"),
+        }
+    }
 }

@@ -1133,6 +1133,21 @@ pub enum CatalogChange {
         /// is_called.
         called: bool,
     },
+    /// ALTER SEQUENCE: the whole new definition and the counter it
+    /// starts from (RESTART's value, else the counter as it was), logged
+    /// as the sequence's new logged-ahead point (see [`crate::sequence`]).
+    /// `name` is the key before the change (RENAME / SET SCHEMA move it
+    /// to `spec.key()`).
+    AlterSequence {
+        /// The sequence's key before the change.
+        name: String,
+        /// The new definition.
+        spec: SequenceSpec,
+        /// last_value.
+        value: i64,
+        /// is_called.
+        called: bool,
+    },
     /// CREATE ROLE / CREATE USER.
     CreateRole(RoleSpec),
     /// ALTER ROLE: the role's whole new row (`old_name` differs from the
@@ -1864,6 +1879,25 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(undefined_table(name));
             }
         }
+        CatalogChange::AlterSequence { name, spec, .. } => {
+            if !st.sequences.contains_key(name) {
+                return Err(undefined_table(name));
+            }
+            let key = spec.key();
+            if key != *name
+                && (st.sequences.contains_key(&key)
+                    || st.tables.contains_key(&key)
+                    || st.views.contains_key(&key))
+            {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{}\" already exists", spec.name),
+                ));
+            }
+            if spec.increment == 0 || spec.min > spec.max {
+                return Err(PgError::internal("invalid sequence definition"));
+            }
+        }
         CatalogChange::AlterRole { old_name, spec } => {
             if !st.roles.contains_key(old_name) {
                 return Err(undefined_role(old_name));
@@ -1989,6 +2023,22 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
             if let Some(s) = st.sequences.get(name) {
                 s.set_logged(*value, *called);
             }
+        }
+        CatalogChange::AlterSequence {
+            name,
+            spec,
+            value,
+            called,
+        } => {
+            let s = SequenceDef::new(spec.clone(), *value, *called);
+            if let Some(old) = st.sequences.remove(name) {
+                // This node's view of the creator (cleared at commit)
+                // wins over the one the record carries.
+                s.creator
+                    .store(old.creator.load(Ordering::Acquire), Ordering::Release);
+                old.retire();
+            }
+            st.sequences.insert(spec.key(), Arc::new(s));
         }
         CatalogChange::CreateRole(spec) => {
             st.next_oid = st.next_oid.max(spec.oid + 1);
@@ -2189,6 +2239,15 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
         CatalogChange::DropSequence { name } => {
             out.push_str(&format!("drop_sequence {}\n", esc(name)))
         }
+        CatalogChange::AlterSequence {
+            name,
+            spec,
+            value,
+            called,
+        } => {
+            out.push_str(&format!("alter_sequence {}\n", esc(name)));
+            push_sequence(&mut out, spec, *value, *called, spec.creator.0);
+        }
         CatalogChange::SetSequence {
             name,
             value,
@@ -2333,6 +2392,16 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             CatalogChange::CreateSequence(parse_sequence(line)?.0)
         }
         ["drop_sequence", name] => CatalogChange::DropSequence { name: unesc(name)? },
+        ["alter_sequence", name] => {
+            let line = lines.next().ok_or("missing sequence line")?;
+            let (spec, value, called) = parse_sequence(line)?;
+            CatalogChange::AlterSequence {
+                name: unesc(name)?,
+                spec,
+                value,
+                called,
+            }
+        }
         ["set_sequence", name, value, called] => CatalogChange::SetSequence {
             name: unesc(name)?,
             value: value.parse().map_err(|_| "bad sequence value")?,
@@ -3413,6 +3482,30 @@ mod tests {
             called: true,
         };
         assert_eq!(decode_change(&encode_change(&set)).unwrap(), set);
+        c.apply_catalog_change(&set).unwrap();
+        let mut altered = seq.clone();
+        altered.increment = -3;
+        altered.min = -50;
+        altered.cycle = true;
+        altered.owned_by = Some(("t".into(), "a b".into()));
+        let alter = CatalogChange::AlterSequence {
+            name: "s q".into(),
+            spec: altered.clone(),
+            value: 40,
+            called: false,
+        };
+        assert_eq!(decode_change(&encode_change(&alter)).unwrap(), alter);
+        let old_def = c.sequence("s q").unwrap();
+        c.apply_catalog_change(&alter).unwrap();
+        assert!(old_def.is_retired(), "the replaced definition is retired");
+        assert_eq!(c.sequence("s q").unwrap().spec, altered);
+        c.apply_catalog_change(&CatalogChange::AlterSequence {
+            name: "s q".into(),
+            spec: seq.clone(),
+            value: 40,
+            called: false,
+        })
+        .unwrap();
         c.apply_catalog_change(&set).unwrap();
         // Handed out in memory only: the file keeps the logged value.
         c.sequence("s q")

@@ -18,6 +18,20 @@
 //! logs the real counters first (`Catalog::settle_sequences`), so only a
 //! crash or a promotion leaves the gap.
 //!
+//! ## ALTER SEQUENCE
+//!
+//! A definition never changes in place: `CatalogChange::AlterSequence`
+//! replaces the [`SequenceDef`] with a new one whose counter is RESTART's
+//! value (not called), else the old in-memory counter. That counter
+//! becomes the new logged value, so the invariant holds across the
+//! change: everything handed out is at or before it, and the next
+//! `nextval` logs ahead again before handing out anything past it
+//! (the old def's logged-ahead range is given up, as PostgreSQL resets
+//! `log_cnt`). The change is applied under the old def's `nextval_lock`,
+//! and the old def is marked [retired](SequenceDef::is_retired): a
+//! `nextval` that found it before the change sees the mark once it has
+//! the lock and starts again from the catalog's current def.
+//!
 //! Lock order: a sequence's `nextval_lock` → the catalog lock (taken by
 //! the change); redo and the catalog touch only the atomics.
 
@@ -117,6 +131,8 @@ pub struct SequenceDef {
     pub nextval_lock: Mutex<()>,
     /// The creating xid until known committed (0 after).
     pub creator: AtomicU64,
+    /// Set when ALTER SEQUENCE replaced this def by a new one.
+    retired: AtomicBool,
 }
 
 impl SequenceDef {
@@ -133,7 +149,28 @@ impl SequenceDef {
             },
             nextval_lock: Mutex::new(()),
             creator,
+            retired: AtomicBool::new(false),
         }
+    }
+
+    /// Marks this def as replaced (ALTER SEQUENCE): its counter no longer
+    /// counts.
+    pub fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    /// True once ALTER SEQUENCE replaced this def: a caller holding
+    /// `nextval_lock` must look the sequence up again.
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+
+    /// The counter as `(last_value, is_called)`.
+    pub fn counter(&self) -> (i64, bool) {
+        (
+            self.state.last_value.load(Ordering::Acquire),
+            self.state.is_called.load(Ordering::Acquire),
+        )
     }
 
     /// Sets the counter as a logged record says (redo and the logging

@@ -13,7 +13,9 @@
 //!    TRANSACTION … ISOLATION LEVEL …`, `COMMIT`/`END`, `ROLLBACK`/`ABORT`,
 //!    the savepoint family, the two-phase statements), `SET`/`SHOW`/`RESET`,
 //!    `COPY` in both the option-list and the pre-9.0 syntax pgbench uses,
-//!    `VACUUM`, `ANALYZE` and `CHECKPOINT`.
+//!    `VACUUM`, `ANALYZE` and `CHECKPOINT`; DDL sqlparser lacks has its
+//!    own module ([`typestmt`], [`schemastmt`], [`seqstmt`]: ALTER
+//!    SEQUENCE).
 //! 3. Everything else goes to `sqlparser` with [`PostgreSqlDialect`] and is
 //!    kept as its AST in [`Stmt::Sql`]; binding to the catalog happens later
 //!    (planner), so a parse stays valid across DDL and can be cached.
@@ -37,6 +39,7 @@
 
 pub mod normalize;
 pub mod schemastmt;
+pub mod seqstmt;
 pub mod typestmt;
 
 use std::collections::HashMap;
@@ -138,6 +141,8 @@ pub enum Stmt {
     Type(typestmt::TypeStmt),
     /// ALTER SCHEMA, ALTER TABLE | VIEW … SET SCHEMA.
     Schema(schemastmt::SchemaStmt),
+    /// ALTER SEQUENCE.
+    Sequence(seqstmt::SeqStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -830,6 +835,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         }
         w if typestmt::is_type_statement(w, c.peek_word_at(1)) => {
             Some(Stmt::Type(typestmt::parse(&mut c)?))
+        }
+        "alter" if seqstmt::is_sequence_statement(&c) => {
+            Some(Stmt::Sequence(seqstmt::parse(&mut c)?))
         }
         "alter" if schemastmt::is_schema_statement(&c) => {
             Some(Stmt::Schema(schemastmt::parse(&mut c)?))

@@ -67,7 +67,6 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &SchemaStmt) -> PgResult<String> {
             let ns = view
                 .schema_oid(schema)
                 .ok_or_else(|| undefined_schema(schema))?;
-            drop(view);
             let table = crate::namespace::find_table(&cx.catalog(), &q);
             let relview = crate::namespace::find_view(&cx.catalog(), &q);
             match (table, relview) {
@@ -235,7 +234,6 @@ pub fn drop_schemas(
             x == 0 || cx.xact.own().xids.binary_search(&TransactionId(x)).is_ok()
         })
         .collect();
-    drop(view);
     let mut objects: Vec<(Oid, String)> = Vec::new();
     let schema_of = |ns: Oid| {
         found

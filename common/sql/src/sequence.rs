@@ -7,9 +7,17 @@
 //! uncommitted). DROP SEQUENCE happens at COMMIT. `nextval` is not
 //! transactional: its values stay used after a ROLLBACK. `currval` and
 //! `lastval` are per session ([`SessionSequences`]).
+//!
+//! ALTER SEQUENCE ([`alter_sequence`]) computes the new definition and
+//! counter as PostgreSQL's `init_params` ([`altered_spec`]) and applies
+//! them at once as one `CatalogChange::AlterSequence`, under the old
+//! def's `nextval_lock`; ROLLBACK does not undo it (PostgreSQL's does).
+//! `nextval` / `setval` run through `locked`, which moves on to the
+//! catalog's current def if an ALTER replaced the one they found.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use sqlparser::ast;
 
@@ -56,7 +64,10 @@ pub fn call(
                 "lastval is not yet defined in this session",
             ));
         };
-        if db.catalog().sequence(n).is_none_or(|s| s.spec.oid != *oid) {
+        // By key, else by OID (ALTER SEQUENCE may have renamed it).
+        let exists = db.catalog().sequence(n).is_some_and(|s| s.spec.oid == *oid)
+            || db.catalog().sequences().iter().any(|s| s.spec.oid == *oid);
+        if !exists {
             return Err(PgError::new(
                 sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
                 "lastval is not yet defined in this session",
@@ -87,7 +98,7 @@ pub fn call(
                     "cannot execute nextval() in a read-only transaction",
                 ));
             }
-            let v = nextval(db, &seq)?;
+            let v = nextval(db, seq.clone())?;
             ss.currval.insert(seq.spec.oid, v);
             ss.last = Some((seq.spec.oid, seq.spec.key()));
             Ok(v)
@@ -110,13 +121,14 @@ pub fn call(
                     ),
                 ));
             }
-            let _g = seq.nextval_lock.lock();
-            db.catalog()
-                .apply_catalog_change(&CatalogChange::SetSequence {
-                    name: seq.spec.key(),
-                    value: v,
-                    called,
-                })?;
+            locked(db, seq.clone(), |seq| {
+                db.catalog()
+                    .apply_catalog_change(&CatalogChange::SetSequence {
+                        name: seq.spec.key(),
+                        value: v,
+                        called,
+                    })
+            })?;
             if called {
                 ss.currval.insert(seq.spec.oid, v);
                 ss.last = Some((seq.spec.oid, name));
@@ -127,10 +139,38 @@ pub fn call(
     }
 }
 
+/// Runs `f` on `seq` with its `nextval_lock` held — on the catalog's
+/// current def of the same sequence if ALTER SEQUENCE replaced `seq`
+/// meanwhile.
+fn locked<R>(
+    db: &Engine,
+    mut seq: Arc<SequenceDef>,
+    f: impl FnOnce(&SequenceDef) -> PgResult<R>,
+) -> PgResult<R> {
+    loop {
+        {
+            let _g = seq.nextval_lock.lock();
+            if !seq.is_retired() {
+                return f(&seq);
+            }
+        }
+        let oid = seq.spec.oid;
+        seq = db
+            .catalog()
+            .sequences()
+            .into_iter()
+            .find(|s| s.spec.oid == oid)
+            .ok_or_else(|| undefined_sequence(&seq.spec.name))?;
+    }
+}
+
 /// Hands out the next value: WAL-logged ahead first when the logged
 /// range is used up (engine::sequence).
-fn nextval(db: &Engine, seq: &SequenceDef) -> PgResult<i64> {
-    let _g = seq.nextval_lock.lock();
+fn nextval(db: &Engine, seq: Arc<SequenceDef>) -> PgResult<i64> {
+    locked(db, seq, |seq| nextval_locked(db, seq))
+}
+
+fn nextval_locked(db: &Engine, seq: &SequenceDef) -> PgResult<i64> {
     let st = &seq.state;
     let last = st.last_value.load(Ordering::Acquire);
     let called = st.is_called.load(Ordering::Acquire);
@@ -314,4 +354,352 @@ pub fn serial_type(t: &ast::DataType) -> Option<SqlType> {
         "smallserial" | "serial2" => Some(SqlType::Int2),
         _ => None,
     }
+}
+
+pub use crate::parser::seqstmt::{SeqOptions, SeqStmt};
+
+/// The name `format_type` gives a sequence's type in messages.
+fn type_display(ty: SqlType) -> &'static str {
+    match ty {
+        SqlType::Int2 => "smallint",
+        SqlType::Int4 => "integer",
+        _ => "bigint",
+    }
+}
+
+/// The bounds of a sequence type.
+fn type_bounds(ty: SqlType) -> (i64, i64) {
+    match ty {
+        SqlType::Int2 => (i64::from(i16::MIN), i64::from(i16::MAX)),
+        SqlType::Int4 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        _ => (i64::MIN, i64::MAX),
+    }
+}
+
+fn invalid(msg: String) -> PgError {
+    PgError::new(sqlstate::INVALID_PARAMETER_VALUE, msg)
+}
+
+/// ALTER SEQUENCE's options applied to the definition `spec` whose
+/// counter is `(last, called)`, checked in the order and with the
+/// messages of PostgreSQL's `init_params`: the new definition and counter.
+pub fn altered_spec(
+    spec: &SequenceSpec,
+    (last, called): (i64, bool),
+    o: &SeqOptions,
+) -> PgResult<(SequenceSpec, i64, bool)> {
+    let mut s = spec.clone();
+    let (mut reset_min, mut reset_max) = (false, false);
+    if let Some(name) = &o.as_type {
+        let ty = SqlType::from_name(name).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("type \"{name}\" does not exist"),
+            )
+        })?;
+        if !matches!(ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8) {
+            return Err(invalid(
+                "sequence type must be smallint, integer, or bigint".into(),
+            ));
+        }
+        // Bounds that were the old type's own follow the new type;
+        // explicit ones stay.
+        let (old_min, old_max) = type_bounds(s.ty);
+        reset_min = s.min == old_min;
+        reset_max = s.max == old_max;
+        s.ty = ty;
+    }
+    if let Some(i) = o.increment {
+        if i == 0 {
+            return Err(invalid("INCREMENT must not be zero".into()));
+        }
+        s.increment = i;
+    }
+    if let Some(c) = o.cycle {
+        s.cycle = c;
+    }
+    let (type_min, type_max) = type_bounds(s.ty);
+    match o.max {
+        Some(Some(v)) => s.max = v,
+        Some(None) => {
+            s.max = if s.increment > 0 || reset_max {
+                type_max
+            } else {
+                -1
+            }
+        }
+        None if reset_max => s.max = type_max,
+        None => {}
+    }
+    if s.max < type_min || s.max > type_max {
+        return Err(invalid(format!(
+            "MAXVALUE ({}) is out of range for sequence data type {}",
+            s.max,
+            type_display(s.ty)
+        )));
+    }
+    match o.min {
+        Some(Some(v)) => s.min = v,
+        Some(None) => {
+            s.min = if s.increment < 0 || reset_min {
+                type_min
+            } else {
+                1
+            }
+        }
+        None if reset_min => s.min = type_min,
+        None => {}
+    }
+    if s.min < type_min || s.min > type_max {
+        return Err(invalid(format!(
+            "MINVALUE ({}) is out of range for sequence data type {}",
+            s.min,
+            type_display(s.ty)
+        )));
+    }
+    if s.min >= s.max {
+        return Err(invalid(format!(
+            "MINVALUE ({}) must be less than MAXVALUE ({})",
+            s.min, s.max
+        )));
+    }
+    if let Some(v) = o.start {
+        s.start = v;
+    }
+    if s.start < s.min {
+        return Err(invalid(format!(
+            "START value ({}) cannot be less than MINVALUE ({})",
+            s.start, s.min
+        )));
+    }
+    if s.start > s.max {
+        return Err(invalid(format!(
+            "START value ({}) cannot be greater than MAXVALUE ({})",
+            s.start, s.max
+        )));
+    }
+    let (value, called) = match o.restart {
+        Some(v) => (v.unwrap_or(s.start), false),
+        None => (last, called),
+    };
+    // PostgreSQL checks the current value too when only the bounds
+    // change, with RESTART's words.
+    if value < s.min {
+        return Err(invalid(format!(
+            "RESTART value ({value}) cannot be less than MINVALUE ({})",
+            s.min
+        )));
+    }
+    if value > s.max {
+        return Err(invalid(format!(
+            "RESTART value ({value}) cannot be greater than MAXVALUE ({})",
+            s.max
+        )));
+    }
+    if let Some(c) = o.cache {
+        if c <= 0 {
+            return Err(invalid(format!("CACHE ({c}) must be greater than zero")));
+        }
+        s.cache = c;
+    }
+    Ok((s, value, called))
+}
+
+/// `OWNED BY table.column`: the owning table's key and the column, as
+/// PostgreSQL's `process_owned_by` checks them.
+fn owned_by(cx: &DdlCtx<'_>, seq: &SequenceSpec, parts: &[String]) -> PgResult<(String, String)> {
+    let [rel @ .., column] = parts else {
+        return Err(PgError::internal("empty OWNED BY"));
+    };
+    if rel.is_empty() {
+        return Err(
+            PgError::new(sqlstate::SYNTAX_ERROR, "invalid OWNED BY option")
+                .with_hint("Specify OWNED BY table.column or OWNED BY NONE."),
+        );
+    }
+    let q = match rel {
+        [t] => crate::namespace::QualName::bare(t),
+        [.., s, t] => crate::namespace::QualName {
+            schema: Some(s.clone()),
+            name: t.clone(),
+        },
+        [] => return Err(PgError::internal("empty OWNED BY")),
+    };
+    let view = cx.catalog();
+    let Some(t) = crate::namespace::find_table(&view, &q) else {
+        if crate::namespace::find_view(&view, &q).is_some()
+            || crate::namespace::find_sequence(&view, &q).is_some()
+        {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("sequence cannot be owned by relation \"{}\"", q.name),
+            )
+            .with_detail(format!(
+                "This operation is not supported for {}.",
+                if crate::namespace::find_view(&view, &q).is_some() {
+                    "views"
+                } else {
+                    "sequences"
+                }
+            )));
+        }
+        return Err(undefined_sequence(&q.display()));
+    };
+    if t.namespace != seq.namespace {
+        return Err(PgError::new(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "sequence must be in same schema as table it is linked to",
+        ));
+    }
+    if t.column_index(column).is_none() {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_COLUMN,
+            format!(
+                "column \"{column}\" of relation \"{}\" does not exist",
+                t.name
+            ),
+        ));
+    }
+    Ok((t.key(), column.clone()))
+}
+
+/// True if `seq` belongs to an identity column (its ownership is fixed).
+fn identity_owned(cx: &DdlCtx<'_>, seq: &SequenceSpec) -> Option<String> {
+    let (table, column) = seq.owned_by.as_ref()?;
+    let t = cx.db.catalog().table(table).ok()?;
+    let c = t.columns.get(t.column_index(column)?)?;
+    c.identity.is_some().then(|| t.name.clone())
+}
+
+/// ALTER SEQUENCE: applied at once through `CatalogChange::AlterSequence`
+/// (not undone by ROLLBACK; see docs/sql.md, "Sequences").
+pub fn alter_sequence(cx: &mut DdlCtx<'_>, stmt: &SeqStmt) -> PgResult<String> {
+    let (if_exists, name) = match stmt {
+        SeqStmt::Alter {
+            if_exists, name, ..
+        }
+        | SeqStmt::Rename {
+            if_exists, name, ..
+        }
+        | SeqStmt::SetSchema {
+            if_exists, name, ..
+        } => (*if_exists, name),
+    };
+    let q = crate::namespace::QualName::parse_text(name)?;
+    let Some(seq) = crate::namespace::find_sequence(&cx.catalog(), &q) else {
+        let view = cx.catalog();
+        if crate::namespace::find_table(&view, &q).is_some()
+            || crate::namespace::find_view(&view, &q).is_some()
+        {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("\"{}\" is not a sequence", q.name),
+            ));
+        }
+        if if_exists {
+            cx.notices.push(PgError::notice(
+                sqlstate::UNDEFINED_TABLE,
+                format!("relation \"{}\" does not exist, skipping", q.display()),
+            ));
+            return Ok(stmt.tag().into());
+        }
+        return Err(undefined_sequence(&q.display()));
+    };
+    // The definition's new form, decided with nextval held off.
+    let cxr: &DdlCtx<'_> = cx;
+    let moved = locked(cx.db, seq, |seq| alter_locked(cxr, seq, stmt))?;
+    if let Some(key) = moved {
+        // The creating transaction's commit or rollback finds it by its
+        // new key.
+        cx.pending.push(PendingDdl::CreateSequence(key));
+    }
+    Ok(stmt.tag().into())
+}
+
+/// ALTER SEQUENCE on `seq` (its `nextval_lock` held): the new key of a
+/// sequence still uncommitted that RENAME or SET SCHEMA moved.
+fn alter_locked(cx: &DdlCtx<'_>, seq: &SequenceDef, stmt: &SeqStmt) -> PgResult<Option<String>> {
+    let mut spec = seq.spec.clone();
+    spec.creator = pgtypes::TransactionId(seq.creator.load(Ordering::Acquire));
+    let (spec, value, called) = match stmt {
+        SeqStmt::Alter { options, .. } => {
+            let (mut s, value, called) = altered_spec(&spec, seq.counter(), options)?;
+            if let Some(owner) = &options.owned_by {
+                if let Some(table) = identity_owned(cx, &spec) {
+                    return Err(PgError::new(
+                        sqlstate::FEATURE_NOT_SUPPORTED,
+                        "cannot change ownership of identity sequence",
+                    )
+                    .with_detail(format!(
+                        "Sequence \"{}\" is linked to table \"{table}\".",
+                        spec.name
+                    )));
+                }
+                s.owned_by = match owner {
+                    Some(parts) => Some(owned_by(cx, &s, parts)?),
+                    None => None,
+                };
+            }
+            (s, value, called)
+        }
+        SeqStmt::Rename { to, .. } => {
+            spec.name = to.clone();
+            let (v, c) = seq.counter();
+            (spec, v, c)
+        }
+        SeqStmt::SetSchema { schema, .. } => {
+            let ns = cx.catalog().schema_oid(schema).ok_or_else(|| {
+                PgError::new(
+                    sqlstate::INVALID_SCHEMA_NAME,
+                    format!("schema \"{schema}\" does not exist"),
+                )
+            })?;
+            if let Some((table, _)) = &spec.owned_by {
+                let table = cx
+                    .db
+                    .catalog()
+                    .table(table)
+                    .map(|t| t.name.clone())
+                    .unwrap_or_else(|_| table.clone());
+                return Err(PgError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "cannot move an owned sequence into another schema",
+                )
+                .with_detail(format!(
+                    "Sequence \"{}\" is linked to table \"{table}\".",
+                    spec.name
+                )));
+            }
+            if ns != spec.namespace && crate::ddl::relation_exists(cx.db, ns, &spec.name) {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!(
+                        "relation \"{}\" already exists in schema \"{schema}\"",
+                        spec.name
+                    ),
+                ));
+            }
+            spec.namespace = ns;
+            let (v, c) = seq.counter();
+            (spec, v, c)
+        }
+    };
+    let old_key = seq.spec.key();
+    let new_key = spec.key();
+    if new_key != old_key && crate::ddl::relation_exists(cx.db, spec.namespace, &spec.name) {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_TABLE,
+            format!("relation \"{}\" already exists", spec.name),
+        ));
+    }
+    let uncommitted = spec.creator.is_valid();
+    cx.db
+        .catalog()
+        .apply_catalog_change(&CatalogChange::AlterSequence {
+            name: old_key,
+            spec,
+            value,
+            called,
+        })?;
+    Ok((uncommitted && new_key != seq.spec.key()).then_some(new_key))
 }

@@ -198,7 +198,8 @@ impl PreparedStatement {
             | Stmt::Copy(_)
             | Stmt::Role(_)
             | Stmt::Type(_)
-            | Stmt::Schema(_) => false,
+            | Stmt::Schema(_)
+            | Stmt::Sequence(_) => false,
             Stmt::Sql(_) => {
                 let path = self.path.lock().clone();
                 let version = self
@@ -326,6 +327,7 @@ fn command_name(stmt: &Stmt) -> &'static str {
     match stmt {
         Stmt::Copy(_) => "COPY FROM",
         Stmt::Type(t) => t.tag(),
+        Stmt::Sequence(s) => s.tag(),
         Stmt::Sql(s) => match s.as_ref() {
             ast::Statement::Insert(_) => "INSERT",
             ast::Statement::Update { .. } => "UPDATE",
@@ -1419,6 +1421,12 @@ impl Session {
                     return Err(read_only_error(&st.tag()));
                 }
                 let tag = self.with_ddl_ctx(sink, |cx| crate::schemacmds::execute(cx, st))?;
+                self.xact.command_counter_increment();
+                done(&tag)
+            }
+            Stmt::Sequence(st) => {
+                self.check_writable(st.tag())?;
+                let tag = self.with_ddl_ctx(sink, |cx| crate::sequence::alter_sequence(cx, st))?;
                 self.xact.command_counter_increment();
                 done(&tag)
             }

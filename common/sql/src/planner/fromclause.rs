@@ -565,8 +565,8 @@ fn read_factor(
                 let node = PlanNode::new(NodeKind::SystemView(view), n, 10.0);
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
             }
-            let Some(table) = crate::namespace::find_table(&g.catalog, &qname) else {
-                let view = crate::namespace::find_view(&g.catalog, &qname)
+            let Some(table) = crate::namespace::find_table(g.catalog, &qname) else {
+                let view = crate::namespace::find_view(g.catalog, &qname)
                     .ok_or_else(|| engine::catalog::undefined_table(&qname.display()))?;
                 let (node, cols) = view_rel(g, &view, params)?;
                 let cols = aliased(cols, alias.as_ref(), &rel)?;
