@@ -572,8 +572,12 @@ mod tests {
     fn sessions_wait_for_consistency() {
         let (_dir, f) = factory(true);
         let params = [("user".to_string(), "u".to_string())];
+        let conn = server::ConnectionInfo {
+            peer: std::net::SocketAddr::from(([127, 0, 0, 1], 5432)),
+            ssl: false,
+        };
         let e = f
-            .connect(&params)
+            .connect(&params, conn)
             .err()
             .expect("refused before consistency");
         assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
@@ -590,7 +594,7 @@ mod tests {
             .replication()
             .consistent
             .store(true, Ordering::Release);
-        assert!(f.connect(&params).is_ok(), "served once consistent");
+        assert!(f.connect(&params, conn).is_ok(), "served once consistent");
 
         let (_dir, off) = factory(false);
         off.sessions
@@ -599,7 +603,7 @@ mod tests {
             .consistent
             .store(true, Ordering::Release);
         let e = off
-            .connect(&params)
+            .connect(&params, conn)
             .err()
             .expect("refused with hot_standby off");
         assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
@@ -612,6 +616,6 @@ mod tests {
             .node()
             .finish_recovery(WalPosition::initial(seg), seg)
             .expect("promote");
-        assert!(off.connect(&params).is_ok(), "served once promoted");
+        assert!(off.connect(&params, conn).is_ok(), "served once promoted");
     }
 }
