@@ -189,6 +189,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "bulk (PostgreSQL 16: victim buffers found outside the extension lock, many pages per extension) or single (PostgreSQL 15: one page, victim under the lock)",
     ),
     def(
+        "default_table_access_method",
+        "heap",
+        Unit::None,
+        Context::User,
+        "the table access method of new tables: heap (the only one)",
+    ),
+    def(
         "default_toast_compression",
         "lz4",
         Unit::None,
@@ -779,6 +786,14 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
         "relation_extension" => match value {
             "bulk" | "single" => Ok(()),
             _ => Err(bad()),
+        },
+        "default_table_access_method" => match value.trim() {
+            "heap" => Ok(()),
+            other => Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("invalid value for parameter \"default_table_access_method\": \"{other}\""),
+            )
+            .with_detail(format!("Table access method \"{other}\" does not exist."))),
         },
         "default_toast_compression" => match value.trim().to_ascii_lowercase().as_str() {
             "lz4" => Ok(()),

@@ -708,6 +708,9 @@ fn param_type_for(target: SqlType) -> SqlType {
     match target {
         SqlType::Char(_) => SqlType::Char(0),
         SqlType::Unknown => SqlType::Text,
+        // A name, looked up when the statement runs (`$1::regclass` with
+        // 'public.t' sent as text, as drivers do).
+        SqlType::Reg(_) => SqlType::Text,
         other => other.base(),
     }
 }
@@ -730,6 +733,8 @@ fn try_coerce(
                 let actual = params.get(i).unwrap_or(pt);
                 if actual == target {
                     Expr::Param(i)
+                } else if matches!(target, SqlType::Reg(_)) && actual.is_text_like() {
+                    reg_in_expr(Expr::Param(i), target)
                 } else {
                     Expr::Cast {
                         arg: Box::new(Expr::Param(i)),
@@ -1398,6 +1403,15 @@ impl Binder<'_> {
                     return Err(unsupported_expr("TRY_CAST"));
                 }
                 let to = SqlType::from_data_type(data_type)?;
+                // `ARRAY[]::int[]`: the cast gives the empty array its type.
+                if let (A::Array(a), SqlType::Array(_)) = (expr.as_ref(), to) {
+                    if a.elem.is_empty() {
+                        return Ok(BoundExpr {
+                            expr: Expr::Const(Value::from_text(to, "{}")?),
+                            ty: to,
+                        });
+                    }
+                }
                 let b = self.bind(expr)?;
                 self.explicit_cast(b, to)
             }
@@ -2064,8 +2078,11 @@ impl Binder<'_> {
             if let Expr::Param(i) = b.expr {
                 let pt = param_type_for(to);
                 self.params.set(i, pt);
-                let expr = if self.params.get(i) == Some(to) {
+                let actual = self.params.get(i);
+                let expr = if actual == Some(to) {
                     Expr::Param(i)
+                } else if matches!(to, SqlType::Reg(_)) && actual.is_some_and(|t| t.is_text_like()) {
+                    reg_in_expr(Expr::Param(i), to)
                 } else {
                     Expr::Cast {
                         arg: Box::new(Expr::Param(i)),

@@ -1174,6 +1174,15 @@ pub fn common_type(types: &[SqlType]) -> Option<SqlType> {
                     (SqlType::Reg(_), SqlType::Oid) | (SqlType::Oid, SqlType::Reg(_))
                 ) {
                     SqlType::Oid
+                } else if matches!(c, SqlType::Oid | SqlType::Reg(_))
+                    && matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+                {
+                    // Integers cast implicitly to oid and the reg* types.
+                    c
+                } else if matches!(t, SqlType::Oid | SqlType::Reg(_))
+                    && matches!(c, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+                {
+                    t
                 } else {
                     return None;
                 }

@@ -639,63 +639,148 @@ fn bind_where(
     coerce(b, SqlType::Bool, params)
 }
 
-/// The one `generate_series(…)` call that makes up a whole item of a
-/// target list (`SELECT generate_series(1, 3) [AS x]`): its item index and
-/// arguments. `None` without one; 0A000 for a call nested in an expression
-/// or for several (PostgreSQL's target-list SRF rules go further).
-pub(crate) fn target_list_series(
+/// A set-returning function call that makes up a whole target-list item.
+pub(crate) struct TargetSrf {
+    /// The item's index.
+    pub item: usize,
+    /// The function's name.
+    pub name: String,
+    /// The call.
+    pub call: ast::Function,
+}
+
+/// The set-returning function calls that make up whole items of a target
+/// list (`SELECT generate_series(1, 3) [AS x]`, `SELECT unnest(a),
+/// generate_subscripts(a, 1) FROM t`), in order; 0A000 for one nested in
+/// an expression of a FROM-less SELECT (PostgreSQL's target-list SRF
+/// rules go further).
+pub(crate) fn target_list_srfs(
     items: &[ast::SelectItem],
-) -> PgResult<Option<(usize, String, Vec<ast::FunctionArg>)>> {
-    let mut found = None;
+    has_from: bool,
+) -> PgResult<Vec<TargetSrf>> {
+    let mut found = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let e = match item {
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => e,
             _ => continue,
         };
-        let top = match e {
-            ast::Expr::Function(f)
-                if matches!(
-                    object_name(&f.name).as_str(),
-                    "generate_series"
-                        | "unnest"
-                        | "json_array_elements"
-                        | "jsonb_array_elements"
-                        | "json_array_elements_text"
-                        | "jsonb_array_elements_text"
-                        | "json_object_keys"
-                        | "jsonb_object_keys"
-                ) =>
-            {
-                Some(f)
+        match e {
+            ast::Expr::Function(f) if is_target_srf(&object_name(&f.name)) => {
+                found.push(TargetSrf {
+                    item: i,
+                    name: object_name(&f.name),
+                    call: f.clone(),
+                });
             }
-            _ => None,
-        };
-        match top {
-            Some(f) => {
-                if found.is_some() {
-                    return Err(PgError::unsupported(
-                        "more than one generate_series in a target list is not supported",
-                    ));
-                }
-                let args = match &f.args {
-                    ast::FunctionArguments::List(l) => l.args.clone(),
-                    _ => Vec::new(),
-                };
-                found = Some((i, object_name(&f.name), args));
-            }
-            None if {
+            // (A FROM-less SELECT only: elsewhere the text may be a
+            // subquery's, which is fine.)
+            _ if !has_from && {
                 let t = e.to_string().to_ascii_lowercase();
-                t.contains("generate_series(") || t.contains("unnest(")
+                t.contains("generate_series(")
+                    || t.contains("unnest(")
+                    || t.contains("generate_subscripts(")
             } =>
             {
                 return Err(PgError::unsupported(
-                    "generate_series inside an expression of a target list is not supported; use FROM generate_series(…) AS g",
+                    "a set-returning function inside an expression of a target list is not supported; call it in FROM (… FROM generate_series(…) AS g)",
                 ));
             }
-            None => {}
+            _ => {}
         }
     }
     Ok(found)
+}
+
+/// The set-returning functions a target list may call (one column each).
+fn is_target_srf(name: &str) -> bool {
+    matches!(
+        name,
+        "generate_series"
+            | "generate_subscripts"
+            | "unnest"
+            | "json_array_elements"
+            | "jsonb_array_elements"
+            | "json_array_elements_text"
+            | "jsonb_array_elements_text"
+            | "json_object_keys"
+            | "jsonb_object_keys"
+    )
+}
+
+/// `generate_subscripts(a, dim [, reverse])` is `generate_series(
+/// array_lower(a, dim), array_upper(a, dim))` (downward with `reverse`
+/// true): these are the series' arguments.
+fn subscript_series(args: &[&ast::FunctionArg]) -> PgResult<Vec<ast::FunctionArg>> {
+    let exprs: Vec<&ast::Expr> = args
+        .iter()
+        .map(|a| match a {
+            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+            _ => Err(PgError::unsupported(
+                "named or wildcard arguments to generate_subscripts",
+            )),
+        })
+        .collect::<PgResult<_>>()?;
+    let (array, dim, reverse) = match exprs.as_slice() {
+        [a, d] => (*a, *d, None),
+        [a, d, r] => (*a, *d, Some(*r)),
+        _ => {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                "function generate_subscripts with this number of arguments does not exist",
+            ))
+        }
+    };
+    let call = |f: &str| {
+        ast::Expr::Function(ast::Function {
+            name: ast::ObjectName(vec![ast::Ident::new(f)]),
+            parameters: ast::FunctionArguments::None,
+            args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+                duplicate_treatment: None,
+                args: vec![
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(array.clone())),
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(dim.clone())),
+                ],
+                clauses: Vec::new(),
+            }),
+            filter: None,
+            null_treatment: None,
+            over: None,
+            within_group: Vec::new(),
+        })
+    };
+    let (lo, hi) = (call("array_lower"), call("array_upper"));
+    let exprs = match reverse {
+        None => vec![lo, hi],
+        // reverse: from the upper bound down by 1 (up by 1 when false).
+        Some(r) => {
+            let dir = |then: i64| {
+                ast::Expr::Value(ast::Value::Number(then.to_string(), false))
+            };
+            let step = ast::Expr::Case {
+                operand: None,
+                conditions: vec![r.clone()],
+                results: vec![dir(-1)],
+                else_result: Some(Box::new(dir(1))),
+            };
+            let first = ast::Expr::Case {
+                operand: None,
+                conditions: vec![r.clone()],
+                results: vec![hi.clone()],
+                else_result: Some(Box::new(lo.clone())),
+            };
+            let last = ast::Expr::Case {
+                operand: None,
+                conditions: vec![r.clone()],
+                results: vec![lo],
+                else_result: Some(Box::new(hi)),
+            };
+            vec![first, last, step]
+        }
+    };
+    Ok(exprs
+        .into_iter()
+        .map(|e| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)))
+        .collect())
 }
 
 /// Binds a set-returning function in FROM (`generate_series(start,
@@ -708,6 +793,14 @@ pub(crate) fn bind_series(
     params: &mut ParamTypes,
     bind: &mut dyn FnMut(&ast::Expr, &mut ParamTypes) -> PgResult<BoundExpr>,
 ) -> PgResult<(NodeKind, SqlType)> {
+    if name == "generate_subscripts" {
+        return bind_series(
+            "generate_series",
+            &subscript_series(args)?.iter().collect::<Vec<_>>(),
+            params,
+            bind,
+        );
+    }
     if !matches!(
         name,
         "generate_series" | "unnest" | "pg_partition_ancestors"

@@ -77,6 +77,10 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             n: 0,
             out: Vec::new(),
         }),
+        NodeKind::Zip { inputs } => Box::new(ZipNode {
+            inputs: inputs.iter().map(|i| (build(i, vis), i.width, true)).collect(),
+            out: Vec::new(),
+        }),
         NodeKind::Project { input, exprs } => Box::new(ProjectNode {
             input: build(input, vis),
             exprs,
@@ -241,6 +245,39 @@ impl ExecNode for OrdinalityNode<'_> {
         self.out.extend_from_slice(self.input.row());
         self.out.push(Value::Int8(self.n));
         Ok(true)
+    }
+    fn row(&self) -> &[Value] {
+        &self.out
+    }
+}
+
+/// [`NodeKind::Zip`]: each input with its width and whether it may still
+/// give rows.
+struct ZipNode<'p> {
+    inputs: Vec<(Node<'p>, usize, bool)>,
+    out: Vec<Value>,
+}
+
+impl ExecNode for ZipNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        self.out.clear();
+        let mut any = false;
+        for (node, width, live) in &mut self.inputs {
+            if *live && node.next(ec)? {
+                any = true;
+                self.out.extend_from_slice(node.row());
+            } else {
+                *live = false;
+                self.out.extend(std::iter::repeat_n(Value::Null, *width));
+            }
+        }
+        if !any {
+            // Rescanned under a nested loop: the inputs start again.
+            for (_, _, live) in &mut self.inputs {
+                *live = true;
+            }
+        }
+        Ok(any)
     }
     fn row(&self) -> &[Value] {
         &self.out

@@ -594,10 +594,15 @@ fn deparse(e: &ast::Expr, ty: T, snap: Option<&CatalogSnapshot>) -> String {
             let shown = pgtypes::value::Value::from_text(ty, s)
                 .map(|v| v.to_text_string())
                 .unwrap_or_else(|_| s.clone());
+            // The constant's type without its modifier (`'abc'::bpchar`).
+            let label = match ty {
+                T::Char(_) => T::Char(0),
+                t => t.base(),
+            };
             format!(
                 "'{}'::{}",
                 shown.replace('\'', "''"),
-                ty.base().pg_base_name()
+                label.pg_base_name()
             )
         }
         E::Value(V::Boolean(b)) => b.to_string(),
@@ -644,12 +649,12 @@ fn deparse(e: &ast::Expr, ty: T, snap: Option<&CatalogSnapshot>) -> String {
     }
 }
 
-/// A CHECK expression as `pg_get_constraintdef` prints its inside
-/// (sqlparser's rendering of the stored text; PostgreSQL adds casts
-/// where the expression has them implicitly).
-pub fn deparse_check(text: &str) -> String {
+/// A CHECK expression of a table with `columns` as `pg_get_constraintdef`
+/// prints its inside (see [`super::ruleutils::check_text`]).
+pub fn deparse_check(text: &str, columns: &[engine::catalog::ColumnDef], pretty: bool) -> String {
+    let cols: Vec<(String, T)> = columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
     match crate::parser::parse_expr_text(text) {
-        Ok(e) => e.to_string(),
+        Ok(e) => super::ruleutils::check_text(&e, &cols, pretty),
         Err(_) => text.to_string(),
     }
 }

@@ -528,6 +528,10 @@ pub fn sequences(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     for r in s.relations() {
         let RelRef::Sequence(q) = r else { continue };
         let q = &q.spec;
+        // PostgreSQL leaves out identity columns' sequences.
+        if s.is_identity_sequence(q) {
+            continue;
+        }
         let bits = match q.ty {
             T::Int2 => 16,
             T::Int4 => 32,

@@ -277,6 +277,23 @@ impl CatalogSnapshot {
             .and_then(|o| self.rels.get(o))
     }
 
+    /// The table and column (position) a sequence is OWNED BY, if any.
+    pub fn sequence_owner(
+        &self,
+        seq: &engine::sequence::SequenceSpec,
+    ) -> Option<(&TableDef, usize)> {
+        let (table, column) = seq.owned_by.as_ref()?;
+        let t = self.tables.iter().find(|t| t.key() == *table)?;
+        let pos = t.columns.iter().position(|c| &c.name == column)?;
+        Some((t, pos))
+    }
+
+    /// True for the sequence of an identity column (pg_depend's 'i').
+    pub fn is_identity_sequence(&self, seq: &engine::sequence::SequenceSpec) -> bool {
+        self.sequence_owner(seq)
+            .is_some_and(|(t, pos)| t.columns[pos].identity.is_some())
+    }
+
     /// Every constraint with its pg_constraint OID: a primary key's or
     /// unique constraint's is its index's; a CHECK's is derived from the
     /// table's OID and its position (unique within pg_constraint, as
@@ -415,15 +432,14 @@ impl Constraint<'_> {
         let mut def = match self.spec.kind {
             ConstraintKind::PrimaryKey => format!("PRIMARY KEY ({})", self.column_list()),
             ConstraintKind::Unique => format!("UNIQUE ({})", self.column_list()),
+            // Not pretty, the deparser parenthesises the operator itself.
             ConstraintKind::Check => format!(
-                "CHECK ({}{}{})",
-                if pretty { "" } else { "(" },
+                "CHECK ({})",
                 self.spec
                     .check
                     .as_deref()
-                    .map(functions::deparse_check)
+                    .map(|t| functions::deparse_check(t, &self.table.columns, pretty))
                     .unwrap_or_default(),
-                if pretty { "" } else { ")" },
             ),
             ConstraintKind::ForeignKey => {
                 let mut d = format!("FOREIGN KEY ({}) REFERENCES ", self.column_list());

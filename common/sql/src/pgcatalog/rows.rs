@@ -762,14 +762,15 @@ pub fn pg_depend(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     }
     for r in s.relations() {
         let RelRef::Sequence(q) = r else { continue };
-        let Some((table, column)) = &q.spec.owned_by else {
+        let Some((t, attnum)) = s.sequence_owner(&q.spec) else {
             continue;
         };
-        let Some(RelRef::Table(t)) = s.relation_by_name(None, table) else {
-            continue;
-        };
-        let Some(attnum) = t.columns.iter().position(|c| &c.name == column) else {
-            continue;
+        // An identity column's sequence is internal to it ('i'), a serial's
+        // auto ('a').
+        let deptype = if t.columns[attnum].identity.is_some() {
+            "i"
+        } else {
+            "a"
         };
         rows.push(vec![
             ("classid", oid(1259)),
@@ -778,7 +779,7 @@ pub fn pg_depend(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("refclassid", oid(1259)),
             ("refobjid", oid(t.oid)),
             ("refobjsubid", Value::Int4((attnum + 1) as i32)),
-            ("deptype", ch("a")),
+            ("deptype", ch(deptype)),
         ]);
     }
     // A foreign key depends on its own columns (auto) and on the

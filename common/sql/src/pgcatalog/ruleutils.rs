@@ -36,6 +36,7 @@ pub fn view_definition(snap: &CatalogSnapshot, view: &ViewSpec, pretty: bool) ->
     let d = Deparser {
         snap: Some(snap),
         pretty,
+        qualify: true,
     };
     let names: Vec<String> = view.columns.iter().map(|c| c.name.clone()).collect();
     let mut out = String::new();
@@ -47,8 +48,30 @@ pub fn view_definition(snap: &CatalogSnapshot, view: &ViewSpec, pretty: bool) ->
 /// One expression over a single table's columns, as `pg_get_expr` and
 /// `pg_get_indexdef` print it (column names unqualified).
 pub fn expr_text(e: &ast::Expr, pretty: bool) -> String {
-    let d = Deparser { snap: None, pretty };
+    let d = Deparser {
+        snap: None,
+        pretty,
+        qualify: false,
+    };
     d.expr(e, &[], 0, 0)
+}
+
+/// A CHECK constraint's expression over a table's columns (`columns`:
+/// name and type of each), as `pg_get_constraintdef` prints its inside:
+/// column names bare, the casts PostgreSQL's parser adds shown
+/// (`balance >= (0)::numeric`, `(code)::text = 'x'::text`).
+pub fn check_text(e: &ast::Expr, columns: &[(String, SqlType)], pretty: bool) -> String {
+    let d = Deparser {
+        snap: None,
+        pretty,
+        qualify: false,
+    };
+    let rel = Rel {
+        qual: String::new(),
+        cols: columns.iter().map(|(n, _)| n.clone()).collect(),
+        types: columns.iter().map(|(_, t)| Some(*t)).collect(),
+    };
+    d.expr(e, &[rel], 0, 0)
 }
 
 /// INSERT / UPDATE / DELETE on a view (`verb`: "insert into", "update",
@@ -142,12 +165,16 @@ struct Deparser<'a> {
     /// None for an expression over one table's columns (an index's).
     snap: Option<&'a CatalogSnapshot>,
     pretty: bool,
+    /// Columns printed with their relation's name (a query's), or bare
+    /// (one table's expression).
+    qualify: bool,
 }
 
-/// A FROM item's name and columns.
+/// A FROM item's name and columns (with their types where known).
 struct Rel {
     qual: String,
     cols: Vec<String>,
+    types: Vec<Option<SqlType>>,
 }
 
 /// Operator precedence, loosest first (PostgreSQL's grammar order).
@@ -164,16 +191,20 @@ fn prec(op: &ast::BinaryOperator) -> u8 {
 }
 
 impl Deparser<'_> {
-    fn rel_columns(&self, name: &str) -> Vec<String> {
+    fn rel_columns(&self, name: &str) -> Vec<(String, Option<SqlType>)> {
         match self.snap.and_then(|s| s.relation_by_name(None, name)) {
             Some(RelRef::Table(t)) => t
                 .columns
                 .iter()
                 .filter(|c| !c.dropped)
-                .map(|c| c.name.clone())
+                .map(|c| (c.name.clone(), Some(c.ty)))
                 .collect(),
-            Some(RelRef::View(v)) => v.columns.iter().map(|c| c.name.clone()).collect(),
-            Some(RelRef::System(v)) => v.columns.iter().map(|(n, _)| n.to_string()).collect(),
+            Some(RelRef::View(v)) => v.columns.iter().map(|c| (c.name.clone(), None)).collect(),
+            Some(RelRef::System(v)) => v
+                .columns
+                .iter()
+                .map(|(n, t)| (n.to_string(), Some(*t)))
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -182,7 +213,8 @@ impl Deparser<'_> {
         match tf {
             ast::TableFactor::Table { name, alias, .. } => {
                 let rel = object_name(name);
-                let mut cols = self.rel_columns(&rel);
+                let (mut cols, types): (Vec<String>, Vec<Option<SqlType>>) =
+                    self.rel_columns(&rel).into_iter().unzip();
                 let qual = match alias {
                     Some(a) => {
                         for (c, n) in cols.iter_mut().zip(&a.columns) {
@@ -192,7 +224,7 @@ impl Deparser<'_> {
                     }
                     None => rel,
                 };
-                rels.push(Rel { qual, cols });
+                rels.push(Rel { qual, cols, types });
             }
             ast::TableFactor::Derived {
                 alias: Some(a),
@@ -218,6 +250,7 @@ impl Deparser<'_> {
                 };
                 rels.push(Rel {
                     qual: ident_name(&a.name),
+                    types: vec![None; cols.len()],
                     cols,
                 });
             }
@@ -235,10 +268,143 @@ impl Deparser<'_> {
 
     fn qualify(&self, rels: &[Rel], col: &str) -> String {
         match rels.iter().find(|r| r.cols.iter().any(|c| c == col)) {
-            Some(r) => format!("{}.{}", quote_ident(&r.qual), quote_ident(col)),
-            None => quote_ident(col),
+            Some(r) if self.qualify => format!("{}.{}", quote_ident(&r.qual), quote_ident(col)),
+            _ => quote_ident(col),
         }
     }
+
+    /// The type of a column reference, a literal or an operator over them
+    /// (None: not known here; a string literal is `Unknown`).
+    fn type_of(&self, e: &ast::Expr, rels: &[Rel]) -> Option<SqlType> {
+        use ast::Expr as E;
+        let column = |qual: Option<String>, col: String| {
+            rels.iter()
+                .filter(|r| qual.as_ref().is_none_or(|q| *q == r.qual))
+                .find_map(|r| {
+                    let i = r.cols.iter().position(|c| *c == col)?;
+                    r.types.get(i).copied().flatten()
+                })
+        };
+        match e {
+            E::Identifier(i) => column(None, ident_name(i)),
+            E::CompoundIdentifier(v) if v.len() >= 2 => column(
+                Some(ident_name(&v[v.len() - 2])),
+                ident_name(&v[v.len() - 1]),
+            ),
+            E::Value(ast::Value::Number(n, _)) => Some(number_type(n)),
+            E::Value(ast::Value::SingleQuotedString(_)) => Some(SqlType::Unknown),
+            E::Value(ast::Value::Boolean(_)) => Some(SqlType::Bool),
+            E::Nested(inner) => self.type_of(inner, rels),
+            E::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr,
+            } => self.type_of(expr, rels),
+            E::Cast { data_type, .. } => SqlType::from_data_type(data_type).ok(),
+            E::BinaryOp { left, op, right } => {
+                use ast::BinaryOperator as B;
+                match op {
+                    B::Plus | B::Minus | B::Multiply | B::Divide | B::Modulo => {
+                        let (l, r) = (self.type_of(left, rels)?, self.type_of(right, rels)?);
+                        let rank = crate::functions::numeric_rank;
+                        match (rank(l), rank(r)) {
+                            (Some(a), Some(b)) => Some(if a >= b { l.base() } else { r.base() }),
+                            _ => None,
+                        }
+                    }
+                    B::StringConcat => Some(SqlType::Text),
+                    _ => Some(SqlType::Bool),
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The cast PostgreSQL's operator resolution puts on `side` (of type
+    /// `own`) when the other side has type `other`, if any.
+    fn coercion(
+        &self,
+        side: &ast::Expr,
+        own: Option<SqlType>,
+        other: Option<SqlType>,
+    ) -> Option<SqlType> {
+        use ast::Expr as E;
+        let (own, other) = (own?, other?.base());
+        let integer = |t: SqlType| matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Int8);
+        let literal = matches!(side, E::Value(_) | E::UnaryOp { .. } | E::Nested(_));
+        match own {
+            // A number meets float8: it is cast.
+            o if literal && other == SqlType::Float8 && (integer(o) || o == SqlType::NUMERIC) => {
+                Some(SqlType::Float8)
+            }
+            // An integer meets numeric: it is cast (literal or column).
+            o if integer(o) && other == SqlType::NUMERIC => Some(other),
+            // A varchar column meets text: compared as text.
+            SqlType::Varchar(_) if other.is_text_like() || other == SqlType::Unknown => {
+                Some(SqlType::Text)
+            }
+            _ => None,
+        }
+    }
+
+    /// One side of a binary operator: with the cast its type needs, and a
+    /// string literal labelled with the other side's type.
+    fn operand(
+        &self,
+        side: &ast::Expr,
+        other: &ast::Expr,
+        rels: &[Rel],
+        p: u8,
+        right: bool,
+        indent: usize,
+    ) -> String {
+        let own = self.type_of(side, rels);
+        let other_ty = self.type_of(other, rels);
+        if let (ast::Expr::Value(ast::Value::SingleQuotedString(s)), Some(t)) = (side, other_ty) {
+            let t = match t {
+                SqlType::Varchar(_) | SqlType::Unknown => SqlType::Text,
+                SqlType::Char(_) => SqlType::Char(0),
+                t => t.base(),
+            };
+            let shown = pgtypes::value::Value::from_text(t, s)
+                .map(|v| v.to_text_string())
+                .unwrap_or_else(|_| s.clone());
+            // A constant's type has no modifier: bpchar, not character.
+            let label = match t {
+                SqlType::Char(_) => t.pg_base_name().to_string(),
+                t => super::functions::format_type(t.oid(), -1),
+            };
+            return format!("'{}'::{label}", shown.replace('\'', "''"));
+        }
+        match self.coercion(side, own, other_ty) {
+            None => match strip_nested(side) {
+                // An operator under an operator: PostgreSQL's pretty mode
+                // leaves out the parentheses only where arithmetic
+                // precedence makes them unnecessary.
+                ast::Expr::BinaryOp { op, .. } if prec(op) >= 4 => {
+                    let cp = prec(op);
+                    let arithmetic = |q: u8| q == 7 || q == 8;
+                    let bare = arithmetic(cp) && arithmetic(p) && (cp > p || (cp == p && !right));
+                    let inner = self.expr(strip_nested(side), rels, 0, indent);
+                    if self.pretty && !bare {
+                        format!("({inner})")
+                    } else {
+                        inner
+                    }
+                }
+                _ => self.expr(side, rels, if right { p + 1 } else { p }, indent),
+            },
+            Some(t) => {
+                let inner = self.expr(side, rels, 10, indent);
+                let ty = super::functions::format_type(t.oid(), -1);
+                if self.pretty {
+                    format!("{inner}::{ty}")
+                } else {
+                    format!("({inner})::{ty}")
+                }
+            }
+        }
+    }
+
 
     fn query(&self, q: &ast::Query, names: &[String], indent: usize, out: &mut String) {
         let pad = |n: usize| " ".repeat(n + indent);
@@ -490,10 +656,30 @@ impl Deparser<'_> {
                     ast::BinaryOperator::StringConcat => "||".to_string(),
                     o => o.to_string(),
                 };
-                // AND and OR chain without parentheses (pretty).
-                let rp = if p <= 2 { p } else { p + 1 };
-                let text = format!("{} {sym} {}", x(left, p), x(right, rp));
+                if p <= 2 {
+                    // AND / OR: one list, as PostgreSQL's BoolExpr.
+                    let mut items = Vec::new();
+                    flatten_bool(e, op, &mut items);
+                    let parts: Vec<String> = items.iter().map(|i| x(i, p)).collect();
+                    return self.op(parts.join(&format!(" {sym} ")), p, outer);
+                }
+                let text = format!(
+                    "{} {sym} {}",
+                    self.operand(left, right, rels, p, false, indent),
+                    self.operand(right, left, rels, p, true, indent)
+                );
                 self.op(text, p, outer)
+            }
+            E::UnaryOp {
+                op: ast::UnaryOperator::Minus,
+                expr,
+            } if matches!(expr.as_ref(), E::Value(ast::Value::Number(..))) => {
+                // The parser folds a negative number into a constant.
+                let E::Value(ast::Value::Number(n, _)) = expr.as_ref() else {
+                    return String::new();
+                };
+                let ty = super::functions::format_type(number_type(n).oid(), -1);
+                format!("'-{n}'::{ty}")
             }
             E::UnaryOp { op, expr } => match op {
                 ast::UnaryOperator::Not => self.op(format!("NOT {}", x(expr, 3)), 3, outer),
@@ -673,5 +859,39 @@ impl Deparser<'_> {
             }
             other => other.to_string(),
         }
+    }
+}
+
+/// The type of a numeric literal: integer, bigint, or numeric.
+fn number_type(n: &str) -> SqlType {
+    if n.contains(['.', 'e', 'E']) {
+        SqlType::NUMERIC
+    } else if n.parse::<i32>().is_ok() {
+        SqlType::Int4
+    } else if n.parse::<i64>().is_ok() {
+        SqlType::Int8
+    } else {
+        SqlType::NUMERIC
+    }
+}
+
+/// An expression without its redundant parentheses.
+fn strip_nested(e: &ast::Expr) -> &ast::Expr {
+    match e {
+        ast::Expr::Nested(inner) => strip_nested(inner),
+        other => other,
+    }
+}
+
+/// The operands of a chain of one boolean operator, left to right, as
+/// PostgreSQL's grammar builds its list: `a AND b AND c` (and `(a AND b)
+/// AND c`) is one list of three; `a AND (b AND c)` keeps its right side.
+fn flatten_bool<'e>(e: &'e ast::Expr, op: &ast::BinaryOperator, out: &mut Vec<&'e ast::Expr>) {
+    match strip_nested(e) {
+        ast::Expr::BinaryOp { left, op: o, right } if o == op => {
+            flatten_bool(left, op, out);
+            out.push(right);
+        }
+        other => out.push(other),
     }
 }

@@ -781,7 +781,6 @@ fn cte_rel(
     Ok(add_rel(f, qual, &cols, None, Some(node), None, Vec::new()))
 }
 
-#[allow(clippy::too_many_arguments)]
 /// A function called in FROM.
 struct FunctionCall<'a> {
     /// Its name.
@@ -792,6 +791,25 @@ struct FunctionCall<'a> {
     ordinality: bool,
 }
 
+/// The name of the FROM item the planner makes of a target list's
+/// set-returning functions: `ROWS FROM (f(…), g(…))`, each argument an
+/// `ast::Expr::Function`. No parsed statement can name it (it has a space).
+pub(crate) const ROWS_FROM: &str = "rows from";
+
+/// A bound function scan, before it joins the FROM list.
+struct FunctionScan {
+    /// The FROM item's name.
+    qualifier: String,
+    /// Its columns.
+    cols: Vec<(String, SqlType)>,
+    node: PlanNode,
+    /// Lateral references: (slot, expression over earlier FROM items).
+    lateral: Vec<(usize, Expr)>,
+    /// One column standing for the whole row (a scalar function's row).
+    whole_row: bool,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn function_rel(
     g: &Global<'_, '_>,
     call: &FunctionCall<'_>,
@@ -801,6 +819,87 @@ fn function_rel(
     f: &mut From,
     m: &Merged,
 ) -> PgResult<Part> {
+    let scan = if call.name == ROWS_FROM {
+        rows_from(g, call.args, alias, ctx, params, f, m)?
+    } else {
+        function_scan(g, call, alias, ctx, params, f, m)?
+    };
+    let start = f.scope.columns.len();
+    let part = add_rel(
+        f,
+        &scan.qualifier,
+        &scan.cols,
+        None,
+        Some(scan.node),
+        None,
+        scan.lateral,
+    );
+    if scan.whole_row {
+        if let Some(c) = f.scope.columns.get_mut(start) {
+            c.whole_row = true;
+        }
+    }
+    Ok(part)
+}
+
+/// `ROWS FROM (f(…), …) [AS] alias (c1, …)`: the functions' scans zipped.
+fn rows_from(
+    g: &Global<'_, '_>,
+    args: &[&ast::FunctionArg],
+    alias: Option<&ast::TableAlias>,
+    ctx: &Level<'_>,
+    params: &mut ParamTypes,
+    f: &From,
+    m: &Merged,
+) -> PgResult<FunctionScan> {
+    let mut cols = Vec::new();
+    let mut inputs = Vec::new();
+    let mut lateral = Vec::new();
+    for a in args {
+        let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Function(func))) = a
+        else {
+            return Err(PgError::internal("ROWS FROM wants function calls"));
+        };
+        let fargs: Vec<&ast::FunctionArg> = match &func.args {
+            ast::FunctionArguments::List(l) => l.args.iter().collect(),
+            _ => Vec::new(),
+        };
+        let name = object_name(&func.name);
+        let call = FunctionCall {
+            name: &name,
+            args: &fargs,
+            ordinality: false,
+        };
+        let scan = function_scan(g, &call, None, ctx, params, f, m)?;
+        cols.extend(scan.cols);
+        lateral.extend(scan.lateral);
+        inputs.push(scan.node);
+    }
+    let cols = match alias {
+        Some(a) => aliased(cols, Some(a), ROWS_FROM)?,
+        None => cols,
+    };
+    let rows = inputs.iter().map(|n| n.rows).fold(1.0, f64::max);
+    Ok(FunctionScan {
+        qualifier: alias
+            .map(|a| ident_name(&a.name))
+            .unwrap_or_else(|| ROWS_FROM.to_string()),
+        node: PlanNode::new(NodeKind::Zip { inputs }, cols.len(), rows),
+        cols,
+        lateral,
+        whole_row: false,
+    })
+}
+
+fn function_scan(
+    g: &Global<'_, '_>,
+    call: &FunctionCall<'_>,
+    alias: Option<&ast::TableAlias>,
+    ctx: &Level<'_>,
+    params: &mut ParamTypes,
+    f: &From,
+    m: &Merged,
+) -> PgResult<FunctionScan> {
     let (name, args) = (call.name, call.args);
     // A system view called as a function (`pg_control_checkpoint()`).
     if let (Some(view), true) = (crate::sysviews::lookup_function(name), args.is_empty()) {
@@ -810,12 +909,17 @@ fn function_rel(
             .map(|(c, t)| (c.to_string(), *t))
             .collect();
         let cols = aliased(cols, alias, name)?;
-        let qual = alias
+        let qualifier = alias
             .map(|a| ident_name(&a.name))
             .unwrap_or_else(|| name.to_string());
         let n = cols.len();
-        let node = PlanNode::new(NodeKind::SystemView(view), n, 1.0);
-        return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
+        return Ok(FunctionScan {
+            qualifier,
+            cols,
+            node: PlanNode::new(NodeKind::SystemView(view), n, 1.0),
+            lateral: Vec::new(),
+            whole_row: false,
+        });
     }
     // Function arguments may reference earlier FROM items (implicitly
     // LATERAL, as in PostgreSQL).
@@ -826,14 +930,14 @@ fn function_rel(
         g,
         level: &arg_level,
     };
-    if let Some(part) = json_srf_rel(name, args, alias, params, &mut hook, &outer, f)? {
-        return Ok(part);
+    if let Some(scan) = json_srf_scan(name, args, alias, params, &mut hook, &outer)? {
+        return Ok(scan);
     }
     let (kind, ty) = super::bind_series(name, args, params, &mut |e, params| {
         bind_expr_hooked(e, &Scope::new(), params, None, &mut hook)
     })?;
-    let lat = outer.take_args();
-    let (tname, cname) = match alias {
+    let lateral = outer.take_args();
+    let (qualifier, cname) = match alias {
         Some(a) => {
             let t = ident_name(&a.name);
             let c = a
@@ -862,20 +966,25 @@ fn function_rel(
             rows,
         );
     }
-    Ok(add_rel(f, &tname, &cols, None, Some(node), None, lat))
+    Ok(FunctionScan {
+        qualifier,
+        cols,
+        node,
+        lateral,
+        whole_row: false,
+    })
 }
 
 /// A set-returning json function in FROM (`jsonb_each(x) AS t(k, v)`):
 /// None if `name` is not one.
-fn json_srf_rel(
+fn json_srf_scan(
     name: &str,
     args: &[&ast::FunctionArg],
     alias: Option<&ast::TableAlias>,
     params: &mut ParamTypes,
     hook: &mut Hook<'_, '_, '_, '_>,
     outer: &Outer<'_>,
-    f: &mut From,
-) -> PgResult<Option<Part>> {
+) -> PgResult<Option<FunctionScan>> {
     if crate::jsonfuncs::resolve_srf(name, SqlType::Unknown).is_none() {
         return Ok(None);
     }
@@ -891,9 +1000,9 @@ fn json_srf_rel(
         None => return Ok(None),
     };
     let arg = crate::expr::coerce(b, call.arg_ty, params)?;
-    let lat = outer.take_args();
+    let lateral = outer.take_args();
     let mut cols = call.columns();
-    let tname = match alias {
+    let qualifier = match alias {
         Some(a) => {
             let t = ident_name(&a.name);
             if call.column_named_by_alias() && a.columns.is_empty() {
@@ -904,16 +1013,15 @@ fn json_srf_rel(
         None => name.to_string(),
     };
     let cols = aliased(cols, alias, name)?;
-    let single = cols.len() == 1;
+    let whole_row = cols.len() == 1;
     let node = PlanNode::new(NodeKind::JsonSrf { call, arg }, cols.len(), 100.0);
-    let start = f.scope.columns.len();
-    let part = add_rel(f, &tname, &cols, None, Some(node), None, lat);
-    if single {
-        if let Some(c) = f.scope.columns.get_mut(start) {
-            c.whole_row = true;
-        }
-    }
-    Ok(Some(part))
+    Ok(Some(FunctionScan {
+        qualifier,
+        cols,
+        node,
+        lateral,
+        whole_row,
+    }))
 }
 
 // ---------------------------------------------------------------------------

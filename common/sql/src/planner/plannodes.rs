@@ -159,6 +159,14 @@ pub enum NodeKind {
         /// Input (a function scan).
         input: Box<PlanNode>,
     },
+    /// `ROWS FROM (f(…), g(…))`, also how set-returning functions in a
+    /// target list run: the inputs advance in lockstep, each row the
+    /// concatenation of theirs, an exhausted input giving NULLs, until
+    /// every input is exhausted.
+    Zip {
+        /// The function scans, left to right.
+        inputs: Vec<PlanNode>,
+    },
     /// One output row per input row, computed by `exprs`.
     Project {
         /// Input.
@@ -318,6 +326,10 @@ impl PlanNode {
             NodeKind::Filter { .. } => "Result (filter)".into(),
             NodeKind::Project { .. } => "Result".into(),
             NodeKind::Ordinality { input } => input.label(),
+            NodeKind::Zip { inputs } => match inputs.first() {
+                Some(i) => i.label(),
+                None => "Result".into(),
+            },
             NodeKind::NestLoop { kind, .. } => match kind {
                 JoinKind::Inner => "Nested Loop".into(),
                 k => format!("Nested Loop {} Join", k.label()),
@@ -397,6 +409,7 @@ impl PlanNode {
             NodeKind::Filter { pred, .. } => f(pred),
             NodeKind::Project { exprs, .. } => exprs.iter().for_each(f),
             NodeKind::Ordinality { input } => input.for_each_own_expr(f),
+            NodeKind::Zip { inputs } => inputs.iter().for_each(|i| i.for_each_own_expr(&mut *f)),
             NodeKind::NestLoop { qual, params, .. } => {
                 qual.iter().for_each(&mut *f);
                 params.iter().for_each(|(_, e)| f(e));

@@ -31,7 +31,7 @@ use super::plannodes::{NodeKind, PlanNode, SetOpKind};
 use super::subselect::{CteBinding, Global, Hook, Level, Outer};
 use super::{
     const_i64, ident_name, no_equality_for, no_ordering_for, object_name, output_expr,
-    target_list_series, SortKey,
+    SortKey,
 };
 use crate::expr::{
     bind_expr, bind_expr_hooked, coerce, output_name, BoundExpr, Expr, Grouping, ParamTypes,
@@ -643,43 +643,61 @@ pub fn plan_select(
     };
     let distinct = matches!(select.distinct, Some(ast::Distinct::Distinct));
 
-    // A set-returning function as a whole target-list item of a SELECT
-    // without FROM: a scan of the series with the call replaced by its
-    // column, as PostgreSQL runs the target list once per row.
-    let srf = if select.from.is_empty() {
-        target_list_series(&select.projection)?
-    } else {
-        None
-    };
+    // Set-returning functions as whole target-list items run as PostgreSQL's
+    // ProjectSet does: once per row of the FROM list, in lockstep. The
+    // calls move to a last FROM item, `ROWS FROM (f(…), g(…))` (implicitly
+    // LATERAL: its arguments read the other items), and each item reads
+    // its column. Before grouping only: with GROUP BY, HAVING or aggregates
+    // (checked once the select list is bound) PostgreSQL runs them after.
+    let srfs = super::target_list_srfs(&select.projection, !select.from.is_empty())?;
+    let srf_rewrite = !srfs.is_empty();
+    if srf_rewrite
+        && (select.having.is_some()
+            || !matches!(&select.group_by, ast::GroupByExpr::Expressions(v, _) if v.is_empty()))
+    {
+        return Err(srf_after_grouping());
+    }
     let rewritten;
-    let select = match srf {
-        Some((item, name, args)) => {
-            let mut s = select.clone();
-            let column = ast::Expr::Identifier(ast::Ident::new(name.as_str()));
-            s.projection[item] = match &s.projection[item] {
+    let select = if srf_rewrite {
+        let mut s = select.clone();
+        let qual = ast::Ident::with_quote('"', super::fromclause::ROWS_FROM);
+        let mut columns = Vec::new();
+        let mut calls = Vec::new();
+        for (k, srf) in srfs.into_iter().enumerate() {
+            let col = ast::Ident::with_quote('"', format!("{} {}", super::fromclause::ROWS_FROM, k + 1));
+            let expr = ast::Expr::CompoundIdentifier(vec![qual.clone(), col.clone()]);
+            s.projection[srf.item] = match &s.projection[srf.item] {
                 ast::SelectItem::ExprWithAlias { alias, .. } => ast::SelectItem::ExprWithAlias {
-                    expr: column,
+                    expr,
                     alias: alias.clone(),
                 },
-                _ => ast::SelectItem::UnnamedExpr(column),
-            };
-            s.from = vec![ast::TableWithJoins {
-                relation: ast::TableFactor::Function {
-                    lateral: false,
-                    name: ast::ObjectName(vec![ast::Ident::new(name.as_str())]),
-                    args,
-                    // The column is named after the function.
-                    alias: Some(ast::TableAlias {
-                        name: ast::Ident::new(name.as_str()),
-                        columns: vec![ast::Ident::new(name.as_str())],
-                    }),
+                // The column is named after the function.
+                _ => ast::SelectItem::ExprWithAlias {
+                    expr,
+                    alias: ast::Ident::with_quote('"', srf.name.as_str()),
                 },
-                joins: Vec::new(),
-            }];
-            rewritten = s;
-            &rewritten
+            };
+            columns.push(col);
+            calls.push(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                ast::Expr::Function(srf.call),
+            )));
         }
-        None => select,
+        s.from.push(ast::TableWithJoins {
+            relation: ast::TableFactor::Function {
+                lateral: true,
+                name: ast::ObjectName(vec![ast::Ident::new(super::fromclause::ROWS_FROM)]),
+                args: calls,
+                alias: Some(ast::TableAlias {
+                    name: qual,
+                    columns,
+                }),
+            },
+            joins: Vec::new(),
+        });
+        rewritten = s;
+        &rewritten
+    } else {
+        select
     };
 
     // FROM.
@@ -883,6 +901,9 @@ pub fn plan_select(
         }
     }
     let visible = targets.len();
+    if srf_rewrite && (!grouping.aggs.is_empty() || !grouping.windows.is_empty()) {
+        return Err(srf_after_grouping());
+    }
     if distinct {
         for c in &cols {
             no_equality_for(c.ty)?;
@@ -1183,4 +1204,11 @@ fn bind_on(
         *on = conj;
     }
     Ok(())
+}
+
+/// A target-list set-returning function in a grouped or windowed query.
+fn srf_after_grouping() -> PgError {
+    PgError::unsupported(
+        "set-returning functions in the target list of a query with GROUP BY, HAVING, aggregates or window functions are not supported; call them in FROM",
+    )
 }
