@@ -210,6 +210,9 @@ pub struct Ectx<'a> {
     pub ri_deferred: Vec<crate::ri_triggers::RiEvent>,
     /// `SET CONSTRAINTS` of the transaction.
     pub constraint_modes: ConstraintModes,
+    /// Set while a keyed catalog scan builds its rows
+    /// ([`crate::pgcatalog::ViewContext::relation_key`]).
+    view_key: Option<u32>,
     ticks: u32,
     catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
@@ -245,6 +248,7 @@ impl<'a> Ectx<'a> {
             ri_events: Vec::new(),
             ri_deferred: Vec::new(),
             constraint_modes: ConstraintModes::default(),
+            view_key: None,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
         }
@@ -331,6 +335,9 @@ impl crate::pgcatalog::ViewContext for Ectx<'_> {
     }
     fn database(&self) -> String {
         EvalContext::current_database(self)
+    }
+    fn relation_key(&self) -> Option<u32> {
+        self.view_key
     }
 }
 

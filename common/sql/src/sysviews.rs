@@ -36,6 +36,11 @@ pub struct SystemView {
     /// Its columns, in order.
     pub columns: &'static [(&'static str, T)],
     rows: fn(&dyn ViewContext) -> Vec<Vec<Value>>,
+    /// The column holding a relation's OID by which the row builder can
+    /// skip the other relations' rows (`pg_attribute.attrelid`): the
+    /// planner turns `key = constant` into a keyed scan
+    /// ([`ViewContext::relation_key`]).
+    pub key: Option<&'static str>,
 }
 
 impl SystemView {
@@ -142,20 +147,51 @@ const fn cat(
         oid,
         columns,
         rows,
+        key: None,
+    }
+}
+
+/// A catalog whose rows can be built for one relation (see
+/// [`SystemView::key`]).
+const fn keyed(
+    name: &'static str,
+    oid: u32,
+    columns: &'static [(&'static str, T)],
+    rows: fn(&dyn ViewContext) -> Vec<Vec<Value>>,
+    key: &'static str,
+) -> SystemView {
+    SystemView {
+        name,
+        oid,
+        columns,
+        rows,
+        key: Some(key),
     }
 }
 
 /// PostgreSQL's catalogs and catalog views (`crate::pgcatalog`).
 pub static CATALOGS: &[SystemView] = &[
-    cat("pg_class", 1259, d::PG_CLASS, r::pg_class),
+    keyed("pg_class", 1259, d::PG_CLASS, r::pg_class, "oid"),
     cat("pg_namespace", 2615, d::PG_NAMESPACE, r::pg_namespace),
-    cat("pg_attribute", 1249, d::PG_ATTRIBUTE, r::pg_attribute),
+    keyed(
+        "pg_attribute",
+        1249,
+        d::PG_ATTRIBUTE,
+        r::pg_attribute,
+        "attrelid",
+    ),
     cat("pg_type", 1247, d::PG_TYPE, r::pg_type),
     cat("pg_enum", 3501, d::PG_ENUM, r::pg_enum),
-    cat("pg_index", 2610, d::PG_INDEX, r::pg_index),
+    keyed("pg_index", 2610, d::PG_INDEX, r::pg_index, "indrelid"),
     cat("pg_am", 2601, d::PG_AM, r::pg_am),
-    cat("pg_attrdef", 2604, d::PG_ATTRDEF, r::pg_attrdef),
-    cat("pg_constraint", 2606, d::PG_CONSTRAINT, r::pg_constraint),
+    keyed("pg_attrdef", 2604, d::PG_ATTRDEF, r::pg_attrdef, "adrelid"),
+    keyed(
+        "pg_constraint",
+        2606,
+        d::PG_CONSTRAINT,
+        r::pg_constraint,
+        "conrelid",
+    ),
     cat("pg_collation", 3456, d::PG_COLLATION, r::pg_collation),
     cat("pg_policy", 3256, d::PG_POLICY, r::empty),
     cat("pg_statistic_ext", 3381, d::PG_STATISTIC_EXT, r::empty),
@@ -241,6 +277,7 @@ pub static FUNCTION_VIEWS: &[SystemView] = &[SystemView {
         ("checkpoint_time", T::TimestampTz),
     ],
     rows: |c| control_checkpoint(c.engine()),
+    key: None,
 }];
 
 fn control_checkpoint(e: &Engine) -> Vec<Vec<Value>> {
@@ -295,6 +332,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ),
         ],
         rows: |c| pg_stats(c.engine()),
+        key: None,
     },
     SystemView {
         name: "pg_authid",
@@ -314,6 +352,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("rolvaliduntil", T::TimestampTz),
         ],
         rows: |c| crate::roles::pg_authid(c.engine()),
+        key: None,
     },
     SystemView {
         name: "pg_roles",
@@ -334,6 +373,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("oid", T::Oid),
         ],
         rows: |c| crate::roles::pg_roles(c.engine()),
+        key: None,
     },
     SystemView {
         name: "pg_hba_file_rules",
@@ -350,6 +390,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("error", T::Text),
         ],
         rows: |c| crate::roles::pg_hba_file_rules(c.engine()),
+        key: None,
     },
     SystemView {
         name: "hotpair_stat_snapshots",
@@ -360,6 +401,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("xact_completion_count", T::Int8),
         ],
         rows: |c| stat_snapshots(c.engine()),
+        key: None,
     },
     SystemView {
         name: "pg_prepared_xacts",
@@ -372,6 +414,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("database", T::Name),
         ],
         rows: |c| prepared_xacts(c.engine()),
+        key: None,
     },
     SystemView {
         name: "pg_stat_replication",
@@ -392,6 +435,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("sync_state", T::Text),
         ],
         rows: |c| stat_replication(c.engine().replication()),
+        key: None,
     },
     SystemView {
         name: "pg_replication_slots",
@@ -404,6 +448,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("restart_lsn", T::PgLsn),
         ],
         rows: |c| replication_slots(c.engine().replication()),
+        key: None,
     },
     SystemView {
         name: "pg_stat_wal_receiver",
@@ -423,6 +468,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("conninfo", T::Text),
         ],
         rows: |c| stat_wal_receiver(c.engine().replication()),
+        key: None,
     },
     SystemView {
         name: "pg_stat_database_conflicts",
@@ -437,6 +483,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("confl_deadlock", T::Int8),
         ],
         rows: |c| stat_database_conflicts(c.engine().replication()),
+        key: None,
     },
     SystemView {
         name: "hotpair_stat_wal",
@@ -452,6 +499,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("wal_group_joins", T::Int8),
         ],
         rows: |c| stat_wal(c.engine()),
+        key: None,
     },
     // PostgreSQL's pg_stat_wal: the same counters under PostgreSQL 15's
     // names and types (tools and the benchmark read `wal_sync`). The
@@ -472,6 +520,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("stats_reset", T::TimestampTz),
         ],
         rows: |c| pg_stat_wal(c.engine()),
+        key: None,
     },
 ];
 

@@ -429,27 +429,52 @@ impl ExecNode for JsonSrfNode<'_> {
 }
 
 /// A system view's rows as of the first `next`.
-pub struct SystemViewNode {
+pub struct SystemViewNode<'p> {
     view: &'static crate::sysviews::SystemView,
+    /// A keyed scan's relation OID (see `NodeKind::KeyedView`).
+    key: Option<&'p Expr>,
     rows: Option<std::vec::IntoIter<Vec<Value>>>,
     row: Vec<Value>,
 }
 
-impl SystemViewNode {
+impl<'p> SystemViewNode<'p> {
     /// Rows are built at the first `next`.
-    pub fn new(view: &'static crate::sysviews::SystemView) -> SystemViewNode {
+    pub fn new(
+        view: &'static crate::sysviews::SystemView,
+        key: Option<&'p Expr>,
+    ) -> SystemViewNode<'p> {
         SystemViewNode {
             view,
+            key,
             rows: None,
             row: Vec::new(),
         }
     }
 }
 
-impl ExecNode for SystemViewNode {
+impl ExecNode for SystemViewNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
         let view = self.view;
-        let rows = self.rows.get_or_insert_with(|| view.rows(&*ec).into_iter());
+        if self.rows.is_none() {
+            // A key that is no OID (NULL, out of range) matches no
+            // relation's rows, but the filter decides: build them all.
+            let key = match self.key {
+                Some(k) => match ec.eval(k, &[])? {
+                    Value::Oid(o) => Some(o),
+                    Value::Int4(n) => u32::try_from(n).ok(),
+                    Value::Int8(n) => u32::try_from(n).ok(),
+                    _ => None,
+                },
+                None => None,
+            };
+            ec.view_key = key;
+            let built = view.rows(&*ec);
+            ec.view_key = None;
+            self.rows = Some(built.into_iter());
+        }
+        let Some(rows) = self.rows.as_mut() else {
+            return Ok(false);
+        };
         match rows.next() {
             Some(r) => {
                 self.row = r;

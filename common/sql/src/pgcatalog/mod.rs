@@ -67,6 +67,13 @@ pub trait ViewContext {
     fn settings_all(&self) -> Vec<(String, String, String)>;
     /// current_database().
     fn database(&self) -> String;
+    /// Set while a keyed catalog scan builds its rows: only the rows of
+    /// this relation (OID) are wanted — a table's, or its indexes' for
+    /// pg_index (see `SystemView::key`). Builders may ignore it: the
+    /// scan's filter still applies.
+    fn relation_key(&self) -> Option<u32> {
+        None
+    }
 }
 
 pub use engine::namespace::{
@@ -259,6 +266,31 @@ impl CatalogSnapshot {
         v
     }
 
+    /// [`Self::relations`], or with `key` the relation with that OID and
+    /// the indexes of a table with it (what a keyed catalog scan needs).
+    pub fn relations_keyed(&self, key: Option<u32>) -> Vec<&RelRef> {
+        let Some(k) = key else {
+            return self.relations();
+        };
+        let mut v: Vec<&RelRef> = self.rels.get(&k).into_iter().collect();
+        if let Some(RelRef::Table(t)) = self.rels.get(&k) {
+            for ix in t.indexes.list() {
+                if let Some(r) = self.rels.get(&ix.spec.oid) {
+                    v.push(r);
+                }
+            }
+        }
+        v.sort_by_key(|r| r.oid());
+        v
+    }
+
+    /// The tables, or with `key` the one with that OID.
+    pub fn tables_keyed(&self, key: Option<u32>) -> impl Iterator<Item = &Arc<TableDef>> {
+        self.tables
+            .iter()
+            .filter(move |t| key.is_none_or(|k| t.oid == k))
+    }
+
     /// The relation with OID `oid`.
     pub fn relation(&self, oid: u32) -> Option<&RelRef> {
         self.rels.get(&oid)
@@ -300,8 +332,14 @@ impl CatalogSnapshot {
     /// PostgreSQL's OIDs are unique per catalog). Primary keys made before
     /// tables kept a constraint list are listed from their index.
     pub fn constraints(&self) -> Vec<Constraint<'_>> {
+        self.constraints_keyed(None)
+    }
+
+    /// [`Self::constraints`], or with `key` those of the table with that
+    /// OID.
+    pub fn constraints_keyed(&self, key: Option<u32>) -> Vec<Constraint<'_>> {
         let mut out = Vec::new();
-        for t in &self.tables {
+        for t in self.tables_keyed(key) {
             let indexes = t.indexes.list();
             let index_oid = |name: &str| {
                 indexes

@@ -103,6 +103,7 @@ fn snap(ec: &dyn ViewContext) -> Arc<CatalogSnapshot> {
 /// pg_class.
 pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
+    let key = ec.relation_key();
     let mut rows = Rows::new(defs::PG_CLASS);
     // Tables with a foreign key, or referenced by one: PostgreSQL's RI
     // triggers make relhastriggers true on both sides (psql's \d lists
@@ -114,7 +115,7 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             with_triggers.insert(f.table);
         }
     }
-    for r in s.relations() {
+    for r in s.relations_keyed(key) {
         let (am, natts, hasindex, reltuples, relpages, relfilenode, options) = match r {
             RelRef::Table(t) => {
                 let stats = ec.engine().catalog().statistics(t.oid);
@@ -282,7 +283,7 @@ const SYSTEM_COLUMNS: [(&str, i16, u32); 6] = [
 pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_ATTRIBUTE);
-    for r in s.relations() {
+    for r in s.relations_keyed(ec.relation_key()) {
         match r {
             RelRef::Table(t) => {
                 for (name, num, typ) in SYSTEM_COLUMNS {
@@ -419,7 +420,7 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 pub fn pg_attrdef(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_ATTRDEF);
-    for t in &s.tables {
+    for t in s.tables_keyed(ec.relation_key()) {
         for (i, c) in t.columns.iter().enumerate() {
             if let (Some(d), None) = (&c.default, c.identity) {
                 rows.push(vec![
@@ -534,7 +535,7 @@ pub fn pg_proc(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_INDEX);
-    for r in s.relations() {
+    for r in s.relations_keyed(ec.relation_key()) {
         let RelRef::Index(t, ix) = r else { continue };
         let n = ix.spec.columns.len() as i16;
         rows.push(vec![
@@ -606,7 +607,7 @@ pub fn pg_constraint(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             cols.iter().map(|k| Value::Int2((*k + 1) as i16)).collect(),
         )
     };
-    for c in s.constraints() {
+    for c in s.constraints_keyed(ec.relation_key()) {
         let contype = c.spec.kind.contype().to_string();
         let f = c.spec.foreign.as_ref();
         let (upd, del, matchtype) = match f {

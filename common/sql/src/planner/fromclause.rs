@@ -1310,7 +1310,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
             return Ok(None);
         };
         let Some(table) = self.rels[*r].table.clone() else {
-            return Ok(None);
+            return Ok(self.keyed_view_nestloop(*r, okeys, ikeys, rq, ls));
         };
         let rs = self.rels[*r].start;
         // Inner key columns that are plain columns of the table.
@@ -1372,6 +1372,48 @@ impl JoinPlanner<'_, '_, '_, '_> {
         Ok(Some((node, params)))
     }
 
+    /// [`Self::index_nestloop`] for a catalog with a key column (see
+    /// `SystemView::key`) joined on it: per outer row, only the rows of
+    /// the relation the outer key names are built.
+    fn keyed_view_nestloop(
+        &mut self,
+        r: usize,
+        okeys: &[Expr],
+        ikeys: &[Expr],
+        rq: &[Expr],
+        ls: usize,
+    ) -> Option<(PlanNode, NestParams)> {
+        let rs = self.rels[r].start;
+        let NodeKind::SystemView(view) = &self.rels[r].node.as_ref()?.kind else {
+            return None;
+        };
+        let view: &'static crate::sysviews::SystemView = view;
+        let kc = view
+            .key
+            .and_then(|k| view.columns.iter().position(|(c, _)| *c == k))?;
+        let (o, _) = okeys
+            .iter()
+            .zip(ikeys)
+            .find(|(_, i)| matches!(i, Expr::Column(c) if c.checked_sub(rs) == Some(kc)))?;
+        let width = self.rels[r].node.as_ref()?.width;
+        let slot = self.g.alloc_param();
+        let pred = and_all(rq.iter().cloned().map(|q| shift(q, rs)).collect());
+        self.rels[r].node = None;
+        let scan = PlanNode::new(
+            NodeKind::KeyedView {
+                view,
+                key: Expr::ExecParam(slot),
+            },
+            width,
+            1.0,
+        );
+        let node = match pred {
+            Some(p) => filter(scan, p),
+            None => scan,
+        };
+        Some((node, vec![(slot, shift(o.clone(), ls))]))
+    }
+
     fn build_rel(&mut self, r: usize, quals: Vec<Expr>) -> PgResult<PlanNode> {
         let start = self.rels[r].start;
         let quals: Vec<Expr> = quals.into_iter().map(|q| shift(q, start)).collect();
@@ -1412,15 +1454,78 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 }
             });
         }
-        let node = self.rels[r]
+        let mut node = self.rels[r]
             .node
             .take()
             .ok_or_else(|| PgError::internal("FROM item planned twice"))?;
+        // A catalog with a key column and `key = constant` among the
+        // quals builds only that relation's rows.
+        if let (NodeKind::SystemView(view), Some(p)) = (&node.kind, &pred) {
+            let view: &'static crate::sysviews::SystemView = view;
+            let key_col = view
+                .key
+                .and_then(|k| view.columns.iter().position(|(c, _)| *c == k));
+            let key = key_col.and_then(|kc| {
+                p.conjuncts()
+                    .into_iter()
+                    .filter_map(|c| c.as_column_eq())
+                    .find(|(c, _)| *c == kc)
+                    .map(|(_, e)| e.clone())
+            });
+            if let Some(key) = key {
+                node = PlanNode::new(NodeKind::KeyedView { view, key }, node.width, 1.0);
+            }
+        }
         Ok(match pred {
             Some(p) => filter(node, p),
             None => node,
         })
     }
+}
+
+/// WHERE conjuncts plus those they imply through equal columns: with
+/// `a = 5` and `a = b` (columns of one type), `b = 5` too — so a scan of
+/// `b`'s FROM item can use the constant (PostgreSQL's equivalence
+/// classes, for the simple case psql's catalog queries need).
+pub fn with_implied_equalities(mut quals: Vec<Expr>, types: &[SqlType]) -> Vec<Expr> {
+    let mut consts: Vec<(usize, Expr)> = Vec::new();
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for q in &quals {
+        let Expr::Binary {
+            op: BinOp::Eq,
+            left,
+            right,
+        } = q
+        else {
+            continue;
+        };
+        match (left.as_ref(), right.as_ref()) {
+            (Expr::Column(a), Expr::Column(b)) if types.get(*a) == types.get(*b) => {
+                pairs.push((*a, *b))
+            }
+            (Expr::Column(a), c @ Expr::Const(_)) | (c @ Expr::Const(_), Expr::Column(a)) => {
+                consts.push((*a, c.clone()))
+            }
+            _ => {}
+        }
+    }
+    for (a, b) in pairs {
+        let known = |c: usize| consts.iter().find(|(x, _)| *x == c).map(|(_, e)| e.clone());
+        let derived = match (known(a), known(b)) {
+            (Some(c), None) => Some((b, c)),
+            (None, Some(c)) => Some((a, c)),
+            _ => None,
+        };
+        if let Some((col, c)) = derived {
+            consts.push((col, c.clone()));
+            quals.push(Expr::Binary {
+                op: BinOp::Eq,
+                left: Box::new(Expr::Column(col)),
+                right: Box::new(c),
+            });
+        }
+    }
+    quals
 }
 
 /// The static type of a join key over a row of `types`, where evident.

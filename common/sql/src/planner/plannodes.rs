@@ -159,6 +159,15 @@ pub enum NodeKind {
         /// Input (a function scan).
         input: Box<PlanNode>,
     },
+    /// A catalog's rows for one relation: `key` (evaluated once) is the
+    /// OID its key column must equal (see `SystemView::key`); the filter
+    /// above still checks every row.
+    KeyedView {
+        /// The catalog.
+        view: &'static crate::sysviews::SystemView,
+        /// The relation's OID.
+        key: Expr,
+    },
     /// `ROWS FROM (f(…), g(…))`, also how set-returning functions in a
     /// target list run: the inputs advance in lockstep, each row the
     /// concatenation of theirs, an exhausted input giving NULLs, until
@@ -321,7 +330,9 @@ impl PlanNode {
             NodeKind::FunctionScan { .. } => "Function Scan on generate_series".into(),
             NodeKind::Unnest { .. } => "Function Scan on unnest".into(),
             NodeKind::JsonSrf { call, .. } => format!("Function Scan on {}", call.name),
-            NodeKind::SystemView(v) => format!("Function Scan on {}", v.name),
+            NodeKind::SystemView(v) | NodeKind::KeyedView { view: v, .. } => {
+                format!("Function Scan on {}", v.name)
+            }
             NodeKind::Values { .. } => "Values Scan".into(),
             NodeKind::Filter { .. } => "Result (filter)".into(),
             NodeKind::Project { .. } => "Result".into(),
@@ -410,6 +421,7 @@ impl PlanNode {
             NodeKind::Project { exprs, .. } => exprs.iter().for_each(f),
             NodeKind::Ordinality { input } => input.for_each_own_expr(f),
             NodeKind::Zip { inputs } => inputs.iter().for_each(|i| i.for_each_own_expr(&mut *f)),
+            NodeKind::KeyedView { key, .. } => f(key),
             NodeKind::NestLoop { qual, params, .. } => {
                 qual.iter().for_each(&mut *f);
                 params.iter().for_each(|(_, e)| f(e));
@@ -454,7 +466,10 @@ impl PlanNode {
     /// key of a unique index, under per-row nodes.
     pub fn runs_briefly(&self) -> bool {
         match &self.kind {
-            NodeKind::Result | NodeKind::SystemView(_) | NodeKind::Values { .. } => true,
+            NodeKind::Result
+            | NodeKind::SystemView(_)
+            | NodeKind::KeyedView { .. }
+            | NodeKind::Values { .. } => true,
             NodeKind::IndexScan { index, .. } => index.spec.unique,
             NodeKind::Filter { input, .. }
             | NodeKind::Project { input, .. }

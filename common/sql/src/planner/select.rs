@@ -747,6 +747,7 @@ pub fn plan_select(
     let types_outer = types.clone();
     let mut node = match &from.tree {
         Some(tree) => {
+            let quals = super::fromclause::with_implied_equalities(quals, &types);
             let mut jp = JoinPlanner {
                 g,
                 rels: &mut from.rels,
