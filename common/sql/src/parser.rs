@@ -906,10 +906,77 @@ fn sqlparser_statements(
         }
     }
     mark_references_without_columns(&mut tokens);
+    mark_overriding(&mut tokens);
     mark_conflict_inference(&mut tokens);
     Parser::new(&dialect)
         .with_tokens_with_locations(tokens)
         .parse_statements()
+}
+
+/// The column names standing for `OVERRIDING SYSTEM VALUE` / `OVERRIDING
+/// USER VALUE` in an INSERT's column list (see [`mark_overriding`]); no
+/// SQL identifier can be them.
+pub const OVERRIDING_SYSTEM: &str = "\u{1}overriding system value";
+/// See [`OVERRIDING_SYSTEM`].
+pub const OVERRIDING_USER: &str = "\u{1}overriding user value";
+
+/// sqlparser 0.52 has no `INSERT … OVERRIDING {SYSTEM | USER} VALUE`
+/// (what pg_dump writes for identity columns): the three words become a
+/// marker column ([`OVERRIDING_SYSTEM`], [`OVERRIDING_USER`]) at the end of
+/// the column list, or a list of the marker alone, which the planner
+/// takes off.
+fn mark_overriding(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithLocation, Word};
+    let word = |t: &Token, w: &str| {
+        matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+    };
+    let next = |tokens: &[TokenWithLocation], mut i: usize| {
+        while i < tokens.len() && matches!(tokens[i].token, Token::Whitespace(_)) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        if !word(&tokens[i].token, "overriding") {
+            i += 1;
+            continue;
+        }
+        let j = next(tokens, i + 1);
+        let k = next(tokens, j + 1);
+        let which = match tokens.get(j).map(|t| &t.token) {
+            Some(t) if word(t, "system") => OVERRIDING_SYSTEM,
+            Some(t) if word(t, "user") => OVERRIDING_USER,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        if !tokens.get(k).is_some_and(|t| word(&t.token, "value")) {
+            i += 1;
+            continue;
+        }
+        // The significant token before OVERRIDING: `)` ends a column list.
+        let mut p = i;
+        while p > 0 && matches!(tokens[p - 1].token, Token::Whitespace(_)) {
+            p -= 1;
+        }
+        let location = tokens[i].location;
+        let at = |token| TokenWithLocation { token, location };
+        let marker = Token::Word(Word {
+            value: which.to_string(),
+            quote_style: Some('"'),
+            keyword: Keyword::NoKeyword,
+        });
+        tokens.drain(i..=k);
+        if p > 0 && matches!(tokens[p - 1].token, Token::RParen) {
+            tokens.splice(p - 1..p - 1, [at(Token::Comma), at(marker)]);
+        } else {
+            tokens.splice(i..i, [at(Token::LParen), at(marker), at(Token::RParen)]);
+        }
+        i += 3;
+    }
 }
 
 /// The column name standing for "the referenced table's primary key" in

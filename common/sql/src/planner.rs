@@ -1175,11 +1175,23 @@ fn plan_insert(
         .as_ref()
         .map(ident_name)
         .unwrap_or_else(|| table.name.clone());
-    let target_cols: Vec<usize> = if ins.columns.is_empty() {
+    // `OVERRIDING {SYSTEM | USER} VALUE`, marked in the column list.
+    let mut listed: Vec<&ast::Ident> = ins.columns.iter().collect();
+    let overriding = match listed.last().map(|c| c.value.as_str()) {
+        Some(m @ (crate::parser::OVERRIDING_SYSTEM | crate::parser::OVERRIDING_USER)) => {
+            let m = m.to_string();
+            listed.pop();
+            Some(m)
+        }
+        _ => None,
+    };
+    let system_value = overriding.as_deref() == Some(crate::parser::OVERRIDING_SYSTEM);
+    let user_value = overriding.as_deref() == Some(crate::parser::OVERRIDING_USER);
+    let target_cols: Vec<usize> = if listed.is_empty() {
         table.visible_columns().collect()
     } else {
         let mut v = Vec::new();
-        for c in &ins.columns {
+        for c in listed.iter().copied() {
             let n = ident_name(c);
             let i = table.column_index(&n).ok_or_else(|| {
                 PgError::new(
@@ -1212,18 +1224,22 @@ fn plan_insert(
                             "INSERT has more expressions than target columns",
                         ));
                     }
-                    if row.len() < target_cols.len() && !ins.columns.is_empty() {
+                    if row.len() < target_cols.len() && !listed.is_empty() {
                         return Err(PgError::syntax(
                             "INSERT has more target columns than expressions",
                         ));
                     }
                     let mut out = Vec::with_capacity(row.len());
                     for (e, &c) in row.iter().zip(&target_cols) {
-                        if is_default_keyword(e) {
+                        let col = &table.columns[c];
+                        // OVERRIDING USER VALUE: identity columns take
+                        // their sequence's value whatever was written.
+                        if is_default_keyword(e) || (user_value && col.identity.is_some()) {
                             out.push(None);
                         } else {
-                            let col = &table.columns[c];
-                            refuse_always_identity(col, "insert")?;
+                            if !system_value {
+                                refuse_always_identity(col, "insert")?;
+                            }
                             let b = bind_dml(&g, e, &scope, params)?;
                             out.push(Some(crate::expr::coerce_assign(
                                 b, col.ty, params, &col.name,
@@ -1241,14 +1257,21 @@ fn plan_insert(
                         "INSERT has more expressions than target columns",
                     ));
                 }
-                if qp.columns.len() < target_cols.len() && !ins.columns.is_empty() {
+                if qp.columns.len() < target_cols.len() && !listed.is_empty() {
                     return Err(PgError::syntax(
                         "INSERT has more target columns than expressions",
                     ));
                 }
                 for (f, &c) in qp.columns.iter().zip(&target_cols) {
                     let col = &table.columns[c];
-                    refuse_always_identity(col, "insert")?;
+                    if user_value && col.identity.is_some() {
+                        return Err(PgError::unsupported(
+                            "INSERT … SELECT with OVERRIDING USER VALUE is not supported; use VALUES",
+                        ));
+                    }
+                    if !system_value {
+                        refuse_always_identity(col, "insert")?;
+                    }
                     if !pgtypes::value::can_cast(f.ty, col.ty) {
                         return Err(PgError::new(
                             sqlstate::DATATYPE_MISMATCH,
