@@ -708,10 +708,7 @@ pub(crate) fn bind_series(
     params: &mut ParamTypes,
     bind: &mut dyn FnMut(&ast::Expr, &mut ParamTypes) -> PgResult<BoundExpr>,
 ) -> PgResult<(NodeKind, SqlType)> {
-    if !matches!(
-        name,
-        "generate_series" | "unnest" | "pg_partition_ancestors"
-    ) {
+    if !crate::functions::SERIES_FUNCTIONS.contains(&name) {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
             format!("function {name} does not exist"),
