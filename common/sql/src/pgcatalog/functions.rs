@@ -7,8 +7,12 @@
 //!
 //! Privileges are not modelled yet: the `has_*_privilege`
 //! functions answer true, as they do for a superuser. Comments exist on
-//! tables and columns (`obj_description`, `col_description`); the other
-//! description functions answer NULL.
+//! tables and columns (`obj_description`, `col_description`), and the
+//! built-in functions have PostgreSQL's descriptions
+//! (`obj_description(oid, 'pg_proc')`); the other description functions
+//! answer NULL. The function-describing functions
+//! (`pg_get_function_arguments`, `pg_get_functiondef`, …) print
+//! PostgreSQL's text, kept with each function's row (`proc.rs`).
 
 use std::sync::Arc;
 

@@ -15,8 +15,10 @@
 //! ## What the rows say
 //! - OIDs are the catalog's: a table's and an index's OIDs are the ones
 //!   RowDescription already reports; built-in types, namespaces, access
-//!   methods and I/O functions have PostgreSQL's fixed OIDs
-//!   (`types.rs` is copied from PostgreSQL 15). OIDs are unique per
+//!   methods and functions have PostgreSQL's fixed OIDs
+//!   (`types.rs` is copied from PostgreSQL 15; `pg_proc` is the generated
+//!   `proc_data.rs` filtered by what the dispatchers implement, see
+//!   `proc.rs`). OIDs are unique per
 //!   catalog, as in PostgreSQL: a primary key's `pg_constraint.oid` is its
 //!   index's OID.
 //! - Relations are in the schema they were created in (`public`, 2200,
@@ -35,7 +37,8 @@
 //!
 //! Where to go next: `crate::sysviews` is the registry the planner binds
 //! relation names with; `rows.rs` builds each relation's rows;
-//! `functions.rs` holds the catalog functions.
+//! `functions.rs` holds the catalog functions; `proc.rs` the built-in
+//! functions' catalog rows and `regproc`.
 
 pub mod defs;
 pub mod functions;

@@ -683,13 +683,20 @@ mod tests {
     }
 
     #[test]
+    fn io_functions_listed() {
+        for (o, name, ..) in types::PROCS {
+            assert!(by_oid(*o).is_some_and(|p| p.name == *name), "{name} ({o})");
+        }
+    }
+
+    #[test]
     fn overloads() {
         let sig = |n: &str| -> Vec<&str> { by_name(n).iter().map(|p| p.signature()).collect() };
         assert_eq!(sig("lower"), ["lower(text)"]);
         assert_eq!(by_name("abs").len(), 6);
         assert!(sig("count").contains(&"count()"));
         assert_eq!(regproc_in("now").ok(), Some(1299));
-        assert_eq!(regproc_in("abs").map_err(|e| e.code), Err("42725".into()));
+        assert_eq!(regproc_in("abs").map_err(|e| e.code), Err("42725"));
         assert_eq!(regprocedure_in("abs(integer)").ok(), Some(1397));
         assert_eq!(regproc_out(1397).as_deref(), Some("pg_catalog.abs"));
         assert_eq!(regprocedure_out(1397).as_deref(), Some("abs(integer)"));
