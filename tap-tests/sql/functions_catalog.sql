@@ -30,6 +30,15 @@ SELECT ('nosuch(' || 'int)')::regprocedure;
 SELECT to_regproc('abs') IS NULL AS ambiguous, to_regproc('now'), to_regproc('nosuch'),
        to_regprocedure('abs(bigint)'), to_regprocedure('nosuch(int)'), to_regprocedure('abs(text)');
 SELECT proname, oid::regprocedure FROM pg_proc WHERE proname = 'make_interval';
+SELECT to_regprocedure('abs(nosuchtype)');
+SELECT ('NOW')::text::regproc, ('"now"')::text::regproc, (' now ')::text::regproc;
+SELECT ('public.now')::text::regproc;
+SELECT ('pg_catalog.abs(int8)')::text::regprocedure, ('abs( bigint )')::text::regprocedure,
+       ('abs(int)')::text::regprocedure, ('json_build_object("any")')::text::regprocedure;
+SELECT ('ab' || 's')::text::regprocedure;
+SELECT to_regproc('pg_catalog.nosuch'), to_regproc('nosuchschema.now'), to_regprocedure('now()');
+SELECT 'now'::regproc = 1299::oid, 'now'::regproc::text, '-'::regprocedure, 0::regprocedure;
+SELECT oid::regprocedure FROM pg_proc WHERE proname = 'abs' ORDER BY 1;
 -- The function-describing catalog functions
 SELECT p.oid::regprocedure, pg_get_function_arguments(p.oid) AS args,
        pg_get_function_identity_arguments(p.oid) AS identity, pg_get_function_result(p.oid) AS result

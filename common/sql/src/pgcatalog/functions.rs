@@ -552,6 +552,13 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 match reg_in(&s, kind, t) {
                     Ok(o) => Value::Oid(o),
                     Err(e) if e.code == sqlstate::INVALID_TEXT_REPRESENTATION => return Err(e),
+                    // to_regprocedure('f(nosuchtype)'): PostgreSQL 15
+                    // reports the type.
+                    Err(e)
+                        if kind == RegKind::Procedure && e.code == sqlstate::UNDEFINED_OBJECT =>
+                    {
+                        return Err(e)
+                    }
                     Err(_) => Value::Null,
                 }
             }
