@@ -38,6 +38,7 @@ SELECT ('pg_catalog.abs(int8)')::text::regprocedure, ('abs( bigint )')::text::re
 SELECT ('ab' || 's')::text::regprocedure;
 SELECT to_regproc('pg_catalog.nosuch'), to_regproc('nosuchschema.now'), to_regprocedure('now()');
 SELECT 'now'::regproc = 1299::oid, 'now'::regproc::text, '-'::regprocedure, 0::regprocedure;
+SELECT 'now'::regproc || '', 'abs(integer)'::regprocedure || '!', 'x: ' || 'pg_proc'::regclass;
 SELECT oid::regprocedure FROM pg_proc WHERE proname = 'abs' ORDER BY 1;
 -- The function-describing catalog functions
 SELECT p.oid::regprocedure, pg_get_function_arguments(p.oid) AS args,
