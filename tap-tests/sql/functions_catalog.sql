@@ -47,6 +47,10 @@ SELECT p.oid::regprocedure, pg_get_function_arguments(p.oid) AS args,
  WHERE p.proname IN ('pg_promote', 'make_interval', 'json_each', 'concat', 'jsonb_set', 'count', 'lag', 'json_array_elements')
  ORDER BY p.oid;
 SELECT pg_get_function_arguments(0), pg_get_function_result(0), pg_function_is_visible(0);
+SELECT n, pg_get_function_arg_default('pg_promote'::regproc, n) AS promote,
+       pg_get_function_arg_default('jsonb_set'::regproc, n) AS jsonb_set,
+       pg_get_function_arg_default('now'::regproc, n) AS now
+  FROM generate_series(0, 5) n ORDER BY n;
 SELECT pg_function_is_visible('now'::regproc), pg_get_function_sqlbody('now'::regproc);
 SELECT pg_get_functiondef('abs(integer)'::regprocedure);
 SELECT pg_get_functiondef('pg_promote'::regproc);
@@ -93,6 +97,7 @@ SELECT specific_name, ordinal_position, parameter_mode, is_result, parameter_nam
 \df pg_catalog.json*_each*
 \df pg_catalog.to_regp*
 \df pg_catalog.justify*
+\df pg_catalog.pg_get_function*
 \dfa pg_catalog.json*
 \dfw pg_catalog.*
 \da avg

@@ -13,8 +13,8 @@
 //!
 //! Beside the catalog columns each row carries what PostgreSQL's
 //! `pg_get_function_arguments`, `pg_get_function_identity_arguments`,
-//! `pg_get_function_result`, `pg_get_functiondef` and `regprocedure`'s
-//! output print for it, so hotpair answers those exactly without
+//! `pg_get_function_result`, `pg_get_functiondef`,
+//! `pg_get_function_arg_default` and `regprocedure`'s output print for it, so hotpair answers those exactly without
 //! deparsing `proargdefaults` or naming pseudo-types.
 //!
 //! It starts a throwaway PostgreSQL primary (as `sql_regen` does), or uses
@@ -83,6 +83,11 @@ const PROC_COLUMNS: &[(&str, &str)] = &[
     ),
     ("fn_result", "pg_catalog.pg_get_function_result(p.oid)"),
     ("fn_signature", "p.oid::pg_catalog.regprocedure"),
+    (
+        "fn_arg_defaults",
+        "CASE WHEN p.pronargdefaults > 0 THEN ARRAY(SELECT pg_catalog.pg_get_function_arg_default(p.oid, n) \
+         FROM pg_catalog.generate_series(1, coalesce(pg_catalog.array_length(p.proallargtypes, 1), p.pronargs)) n ORDER BY n) END",
+    ),
     (
         "fn_def",
         "CASE WHEN p.prokind <> 'a' THEN pg_catalog.pg_get_functiondef(p.oid) END",

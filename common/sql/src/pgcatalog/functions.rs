@@ -80,6 +80,8 @@ pub enum CatFunc {
     ToReg(RegKind),
     /// pg_function_is_visible(oid) → bool (NULL for no such function).
     FunctionIsVisible,
+    /// pg_get_function_arg_default(oid, int4) → text.
+    FunctionArgDefault,
     /// pg_get_function_arguments, pg_get_function_identity_arguments,
     /// pg_get_function_result, pg_get_functiondef,
     /// pg_get_function_sqlbody (oid) → text: PostgreSQL's text (`proc.rs`).
@@ -127,6 +129,9 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "pg_get_userbyid" if n == 1 => s(CatFunc::GetUserById, &[T::Oid], T::Name),
         "pg_table_is_visible" if n == 1 => s(CatFunc::TableIsVisible, &[T::Oid], T::Bool),
         "pg_function_is_visible" if n == 1 => s(CatFunc::FunctionIsVisible, &[T::Oid], T::Bool),
+        "pg_get_function_arg_default" if n == 2 => {
+            s(CatFunc::FunctionArgDefault, &[T::Oid, T::Int4], T::Text)
+        }
         "pg_get_function_arguments"
         | "pg_get_function_identity_arguments"
         | "pg_get_function_result"
@@ -349,6 +354,15 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             Some(o) if super::proc::by_oid(o).is_some() => Value::Bool(true),
             _ => Value::Null,
         },
+        CatFunc::FunctionArgDefault => {
+            let p = args.first().and_then(oid_arg).and_then(super::proc::by_oid);
+            match (p, args.get(1)) {
+                (Some(p), Some(Value::Int4(n))) => {
+                    p.arg_default(*n).map(|d| text(&d)).unwrap_or(Value::Null)
+                }
+                _ => Value::Null,
+            }
+        }
         CatFunc::FunctionText(which) => {
             let Some(p) = args.first().and_then(oid_arg).and_then(super::proc::by_oid) else {
                 return Ok(Value::Null);

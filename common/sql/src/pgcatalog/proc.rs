@@ -92,6 +92,13 @@ impl Proc {
     pub fn signature(&self) -> &'static str {
         self.col("fn_signature").unwrap_or(self.name)
     }
+    /// pg_get_function_arg_default(oid, argno): argument `argno` (from 1,
+    /// counting OUT arguments)'s default, None without one.
+    pub fn arg_default(&self, argno: i32) -> Option<String> {
+        let all = array_items(self.col("fn_arg_defaults")?);
+        let i = usize::try_from(argno).ok()?.checked_sub(1)?;
+        all.into_iter().nth(i).flatten()
+    }
     /// obj_description(oid, 'pg_proc').
     pub fn description(&self) -> Option<&'static str> {
         self.col("description")
