@@ -1936,6 +1936,11 @@ impl Binder<'_> {
             SqlType::Unknown => coerce(b, SqlType::Text, self.params),
             SqlType::Char(_) => Ok(bpchar_strip(b.expr)),
             t if t.is_text_like() => Ok(b.expr),
+            // An OID alias type's text is the name (its output function).
+            SqlType::Reg(kind) => Ok(Expr::Func {
+                func: Func::Catalog(CatFunc::RegOut(kind)),
+                args: vec![b.expr],
+            }),
             _ => fold_cast(b.expr, SqlType::Text, CastMode::Explicit),
         }
     }

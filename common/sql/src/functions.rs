@@ -1612,6 +1612,45 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
     }
 }
 
+/// The set-returning functions the planner binds itself, in FROM or as a
+/// whole target-list item (`planner::bind_series`).
+pub const SERIES_FUNCTIONS: &[&str] = &[
+    "generate_series",
+    "generate_subscripts",
+    "unnest",
+    "pg_partition_ancestors",
+];
+
+/// Whether `planner::bind_series` binds `name(args)`: generate_series over
+/// integers (int4 or int8) or over timestamps with an interval step,
+/// unnest of an array, pg_partition_ancestors of a relation. `pg_proc`
+/// lists these signatures (`crate::pgcatalog::proc`).
+pub fn series_accepts(name: &str, args: &[SqlType]) -> bool {
+    use SqlType as T;
+    match (name, args) {
+        ("generate_series", [_, _] | [_, _, _]) => {
+            let ints = args
+                .iter()
+                .all(|a| matches!(a, T::Int2 | T::Int4 | T::Int8 | T::Unknown));
+            let times = matches!(
+                args,
+                [
+                    T::Timestamp | T::TimestampTz,
+                    T::Timestamp | T::TimestampTz,
+                    T::Interval
+                ]
+            );
+            ints || times
+        }
+        ("unnest", [T::Array(_)]) => true,
+        ("generate_subscripts", [T::Array(_), d] | [T::Array(_), d, T::Bool | T::Unknown]) => {
+            can_coerce_implicit(*d, T::Int4)
+        }
+        ("pg_partition_ancestors", [a]) => can_coerce_implicit(*a, T::Reg(RegKind::Class)),
+        _ => false,
+    }
+}
+
 /// The array type of argument `i` of a polymorphic array function (42883
 /// when it is not an array).
 fn array_arg(name: &str, args: &[SqlType], i: usize) -> PgResult<SqlType> {

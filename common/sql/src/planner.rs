@@ -801,10 +801,7 @@ pub(crate) fn bind_series(
             bind,
         );
     }
-    if !matches!(
-        name,
-        "generate_series" | "unnest" | "pg_partition_ancestors"
-    ) {
+    if !crate::functions::SERIES_FUNCTIONS.contains(&name) {
         return Err(PgError::new(
             sqlstate::UNDEFINED_FUNCTION,
             format!("function {name} does not exist"),

@@ -133,6 +133,8 @@ pub static INFORMATION_SCHEMA: &[SystemView] = &[
         is::check_constraints,
     ),
     cat("sequences", 13309, d::IS_SEQUENCES, is::sequences),
+    cat("routines", 13310, d::IS_ROUTINES, is::routines),
+    cat("parameters", 13311, d::IS_PARAMETERS, is::parameters),
 ];
 
 /// One catalog relation entry.
@@ -215,6 +217,8 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_sequence", 2224, d::PG_SEQUENCE, r::pg_sequence),
     cat("pg_extension", 3079, d::PG_EXTENSION, r::empty),
     cat("pg_proc", 1255, d::PG_PROC, r::pg_proc),
+    cat("pg_aggregate", 2600, d::PG_AGGREGATE, r::pg_aggregate),
+    cat("pg_language", 2612, d::PG_LANGUAGE, r::pg_language),
     cat("pg_operator", 2617, d::PG_OPERATOR, r::empty),
     cat("pg_opclass", 2616, d::PG_OPCLASS, r::empty),
     cat("pg_foreign_table", 3118, d::PG_FOREIGN_TABLE, r::empty),

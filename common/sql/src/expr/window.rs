@@ -462,36 +462,23 @@ impl Binder<'_> {
             .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
         };
         let simple = |f: WinFunc, ty: SqlType| (f, Vec::new(), ty);
+        if window_arity(name).is_some_and(|(lo, hi)| n < lo || n > hi) {
+            return Err(no_function(&bound));
+        }
         Ok(match name {
-            "row_number" | "rank" | "dense_rank" | "percent_rank" | "cume_dist" => {
-                if n != 0 {
-                    return Err(no_function(&bound));
-                }
-                match name {
-                    "row_number" => simple(WinFunc::RowNumber, SqlType::Int8),
-                    "rank" => simple(WinFunc::Rank, SqlType::Int8),
-                    "dense_rank" => simple(WinFunc::DenseRank, SqlType::Int8),
-                    "percent_rank" => simple(WinFunc::PercentRank, SqlType::Float8),
-                    _ => simple(WinFunc::CumeDist, SqlType::Float8),
-                }
-            }
+            "row_number" | "rank" | "dense_rank" | "percent_rank" | "cume_dist" => match name {
+                "row_number" => simple(WinFunc::RowNumber, SqlType::Int8),
+                "rank" => simple(WinFunc::Rank, SqlType::Int8),
+                "dense_rank" => simple(WinFunc::DenseRank, SqlType::Int8),
+                "percent_rank" => simple(WinFunc::PercentRank, SqlType::Float8),
+                _ => simple(WinFunc::CumeDist, SqlType::Float8),
+            },
             "ntile" => {
-                if n != 1 {
-                    return Err(no_function(&bound));
-                }
                 let b = bound.remove(0);
                 let e = self.coerce_operand_func(b, SqlType::Int4)?;
                 (WinFunc::Ntile, vec![e], SqlType::Int4)
             }
             "lag" | "lead" | "first_value" | "last_value" | "nth_value" => {
-                let ok = match name {
-                    "lag" | "lead" => (1..=3).contains(&n),
-                    "nth_value" => n == 2,
-                    _ => n == 1,
-                };
-                if !ok {
-                    return Err(no_function(&bound));
-                }
                 let mut it = bound.into_iter();
                 let mut x = it.next().ok_or_else(|| PgError::internal("argument"))?;
                 if x.ty == SqlType::Unknown {
@@ -653,4 +640,17 @@ impl Binder<'_> {
             ty: SqlType::Int4,
         })
     }
+}
+
+/// The window functions (those that are not aggregates) and how many
+/// arguments each takes, (fewest, most): what `window_args` binds and
+/// `pg_proc` lists (`crate::pgcatalog::proc`).
+pub fn window_arity(name: &str) -> Option<(usize, usize)> {
+    Some(match name {
+        "row_number" | "rank" | "dense_rank" | "percent_rank" | "cume_dist" => (0, 0),
+        "ntile" | "first_value" | "last_value" => (1, 1),
+        "nth_value" => (2, 2),
+        "lag" | "lead" => (1, 3),
+        _ => return None,
+    })
 }

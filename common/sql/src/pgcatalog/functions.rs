@@ -7,8 +7,12 @@
 //!
 //! Privileges are not modelled yet: the `has_*_privilege`
 //! functions answer true, as they do for a superuser. Comments exist on
-//! tables and columns (`obj_description`, `col_description`); the other
-//! description functions answer NULL.
+//! tables and columns (`obj_description`, `col_description`), and the
+//! built-in functions have PostgreSQL's descriptions
+//! (`obj_description(oid, 'pg_proc')`); the other description functions
+//! answer NULL. The function-describing functions
+//! (`pg_get_function_arguments`, `pg_get_functiondef`, …) print
+//! PostgreSQL's text, kept with each function's row (`proc.rs`).
 
 use std::sync::Arc;
 
@@ -74,6 +78,29 @@ pub enum CatFunc {
     RegOut(RegKind),
     /// to_regclass(text) etc.: like RegIn but NULL when nothing matches.
     ToReg(RegKind),
+    /// pg_function_is_visible(oid) → bool (NULL for no such function).
+    FunctionIsVisible,
+    /// pg_get_function_arg_default(oid, int4) → text.
+    FunctionArgDefault,
+    /// pg_get_function_arguments, pg_get_function_identity_arguments,
+    /// pg_get_function_result, pg_get_functiondef,
+    /// pg_get_function_sqlbody (oid) → text: PostgreSQL's text (`proc.rs`).
+    FunctionText(FunctionText),
+}
+
+/// Which text of a function [`CatFunc::FunctionText`] gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FunctionText {
+    /// pg_get_function_arguments.
+    Arguments,
+    /// pg_get_function_identity_arguments.
+    IdentityArguments,
+    /// pg_get_function_result.
+    Result,
+    /// pg_get_functiondef (42809 for an aggregate).
+    Definition,
+    /// pg_get_function_sqlbody: NULL (no built-in has a SQL body).
+    SqlBody,
 }
 
 /// Resolves `name(args)` if it is a catalog function.
@@ -101,8 +128,27 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "format_type" if n == 2 => s(CatFunc::FormatType, &[T::Oid, T::Int4], T::Text),
         "pg_get_userbyid" if n == 1 => s(CatFunc::GetUserById, &[T::Oid], T::Name),
         "pg_table_is_visible" if n == 1 => s(CatFunc::TableIsVisible, &[T::Oid], T::Bool),
+        "pg_function_is_visible" if n == 1 => s(CatFunc::FunctionIsVisible, &[T::Oid], T::Bool),
+        "pg_get_function_arg_default" if n == 2 => {
+            s(CatFunc::FunctionArgDefault, &[T::Oid, T::Int4], T::Text)
+        }
+        "pg_get_function_arguments"
+        | "pg_get_function_identity_arguments"
+        | "pg_get_function_result"
+        | "pg_get_functiondef"
+        | "pg_get_function_sqlbody"
+            if n == 1 =>
+        {
+            let which = match name {
+                "pg_get_function_arguments" => FunctionText::Arguments,
+                "pg_get_function_identity_arguments" => FunctionText::IdentityArguments,
+                "pg_get_function_result" => FunctionText::Result,
+                "pg_get_functiondef" => FunctionText::Definition,
+                _ => FunctionText::SqlBody,
+            };
+            s(CatFunc::FunctionText(which), &[T::Oid], T::Text)
+        }
         "pg_type_is_visible"
-        | "pg_function_is_visible"
         | "pg_operator_is_visible"
         | "pg_opclass_is_visible"
         | "pg_opfamily_is_visible"
@@ -134,9 +180,6 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "shobj_description"
         | "pg_get_statisticsobjdef_columns"
         | "pg_get_triggerdef"
-        | "pg_get_functiondef"
-        | "pg_get_function_arguments"
-        | "pg_get_function_result"
         | "pg_get_ruledef"
             if (1..=3).contains(&n) =>
         {
@@ -198,6 +241,11 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
             CatFunc::ToReg(RegKind::Proc),
             &[T::Text],
             T::Reg(RegKind::Proc),
+        ),
+        "to_regprocedure" if n == 1 => s(
+            CatFunc::ToReg(RegKind::Procedure),
+            &[T::Text],
+            T::Reg(RegKind::Procedure),
         ),
         _ => None,
     }
@@ -302,10 +350,55 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 None => Value::Null,
             }
         }
+        CatFunc::FunctionIsVisible => match args.first().and_then(oid_arg) {
+            Some(o) if super::proc::by_oid(o).is_some() => Value::Bool(true),
+            _ => Value::Null,
+        },
+        CatFunc::FunctionArgDefault => {
+            let p = args.first().and_then(oid_arg).and_then(super::proc::by_oid);
+            match (p, args.get(1)) {
+                (Some(p), Some(Value::Int4(n))) => {
+                    p.arg_default(*n).map(|d| text(&d)).unwrap_or(Value::Null)
+                }
+                _ => Value::Null,
+            }
+        }
+        CatFunc::FunctionText(which) => {
+            let Some(p) = args.first().and_then(oid_arg).and_then(super::proc::by_oid) else {
+                return Ok(Value::Null);
+            };
+            let t = match which {
+                FunctionText::Arguments => p.arguments(),
+                FunctionText::IdentityArguments => p.identity_arguments(),
+                FunctionText::Result => p.result(),
+                FunctionText::SqlBody => None,
+                FunctionText::Definition if p.kind == b'a' => {
+                    return Err(PgError::new(
+                        sqlstate::WRONG_OBJECT_TYPE,
+                        format!("\"{}\" is an aggregate function", p.name),
+                    ))
+                }
+                FunctionText::Definition => p.definition(),
+            };
+            t.map(text).unwrap_or(Value::Null)
+        }
         CatFunc::ObjDescription | CatFunc::ColDescription => {
             let Some(o) = args.first().and_then(oid_arg) else {
                 return Ok(Value::Null);
             };
+            // A function's description: obj_description(oid, 'pg_proc'),
+            // or obj_description(oid) for an OID no relation has.
+            if f == CatFunc::ObjDescription {
+                let class = match args.get(1) {
+                    Some(Value::Text(c)) => Some(&**c),
+                    _ => None,
+                };
+                if class == Some("pg_proc") || class.is_none() {
+                    if let Some(d) = super::proc::by_oid(o).and_then(|p| p.description()) {
+                        return Ok(text(d));
+                    }
+                }
+            }
             let sub = match f {
                 CatFunc::ColDescription => match args.get(1) {
                     Some(Value::Int4(n)) if *n > 0 => *n as u32,
@@ -473,6 +566,13 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 match reg_in(&s, kind, t) {
                     Ok(o) => Value::Oid(o),
                     Err(e) if e.code == sqlstate::INVALID_TEXT_REPRESENTATION => return Err(e),
+                    // to_regprocedure('f(nosuchtype)'): PostgreSQL 15
+                    // reports the type.
+                    Err(e)
+                        if kind == RegKind::Procedure && e.code == sqlstate::UNDEFINED_OBJECT =>
+                    {
+                        return Err(e)
+                    }
                     Err(_) => Value::Null,
                 }
             }

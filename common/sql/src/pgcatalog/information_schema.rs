@@ -1,7 +1,8 @@
 //! The SQL-standard `information_schema` views ORMs and drivers reflect
 //! through: schemata, tables, columns, views, table_constraints,
 //! key_column_usage, constraint_column_usage, referential_constraints,
-//! check_constraints, sequences. Rows are built from
+//! check_constraints, sequences, and routines / parameters (the built-in
+//! functions, PostgreSQL's rows from `proc_data.rs`). Rows are built from
 //! the same [`CatalogSnapshot`] as the pg_catalog relations, with
 //! PostgreSQL 15's values for each column (its `information_schema.sql`
 //! definitions applied to hotpair's types).
@@ -556,4 +557,25 @@ pub fn sequences(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         ]);
     }
     rows.out
+}
+
+/// information_schema.routines: the built-in functions of pg_proc
+/// (PostgreSQL's rows, `proc.rs`).
+pub fn routines(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    super::proc::information_schema_rows(
+        defs::IS_ROUTINES,
+        super::proc_data::ROUTINES_COLUMNS,
+        super::proc_data::ROUTINES_ROWS,
+        &ec.database(),
+    )
+}
+
+/// information_schema.parameters: the parameters of those functions.
+pub fn parameters(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    super::proc::information_schema_rows(
+        defs::IS_PARAMETERS,
+        super::proc_data::PARAMETERS_COLUMNS,
+        super::proc_data::PARAMETERS_ROWS,
+        &ec.database(),
+    )
 }

@@ -15,8 +15,10 @@
 //! ## What the rows say
 //! - OIDs are the catalog's: a table's and an index's OIDs are the ones
 //!   RowDescription already reports; built-in types, namespaces, access
-//!   methods and I/O functions have PostgreSQL's fixed OIDs
-//!   (`types.rs` is copied from PostgreSQL 15). OIDs are unique per
+//!   methods and functions have PostgreSQL's fixed OIDs
+//!   (`types.rs` is copied from PostgreSQL 15; `pg_proc` is the generated
+//!   `proc_data.rs` filtered by what the dispatchers implement, see
+//!   `proc.rs`). OIDs are unique per
 //!   catalog, as in PostgreSQL: a primary key's `pg_constraint.oid` is its
 //!   index's OID.
 //! - Relations are in the schema they were created in (`public`, 2200,
@@ -35,11 +37,15 @@
 //!
 //! Where to go next: `crate::sysviews` is the registry the planner binds
 //! relation names with; `rows.rs` builds each relation's rows;
-//! `functions.rs` holds the catalog functions.
+//! `functions.rs` holds the catalog functions; `proc.rs` the built-in
+//! functions' catalog rows and `regproc`.
 
 pub mod defs;
 pub mod functions;
 pub mod information_schema;
+pub mod proc;
+#[rustfmt::skip]
+pub mod proc_data;
 pub mod rows;
 pub mod ruleutils;
 pub mod types;
@@ -639,26 +645,8 @@ pub fn reg_in(snap: &CatalogSnapshot, kind: RegKind, text: &str) -> PgResult<u32
                 )
             })
         }
-        RegKind::Proc | RegKind::Procedure => {
-            let name = t.split('(').next().unwrap_or(t).trim();
-            let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
-            let matches: Vec<u32> = types::PROCS
-                .iter()
-                .filter(|p| p.1 == name)
-                .map(|p| p.0)
-                .collect();
-            match matches.as_slice() {
-                [one] => Ok(*one),
-                [] => Err(PgError::new(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!("function \"{t}\" does not exist"),
-                )),
-                _ => Err(PgError::new(
-                    "42725",
-                    format!("more than one function named \"{t}\""),
-                )),
-            }
-        }
+        RegKind::Proc => proc::regproc_in(t),
+        RegKind::Procedure => proc::regprocedure_in(t),
     }
 }
 
@@ -701,21 +689,8 @@ pub fn reg_out(snap: &CatalogSnapshot, kind: RegKind, oid: u32) -> String {
         RegKind::Type => type_row(oid).map(|t| t.display.to_string()),
         RegKind::Namespace => snap.namespace_name(oid).map(quote_ident),
         RegKind::Role => snap.role_name(oid).map(|n| quote_ident(&n)),
-        RegKind::Proc => types::PROCS
-            .iter()
-            .find(|p| p.0 == oid)
-            .map(|p| p.1.to_string()),
-        RegKind::Procedure => types::PROCS.iter().find(|p| p.0 == oid).map(|p| {
-            let args: Vec<String> =
-                p.3.iter()
-                    .map(|a| {
-                        type_row(*a)
-                            .map(|t| t.display.to_string())
-                            .unwrap_or_else(|| a.to_string())
-                    })
-                    .collect();
-            format!("{}({})", p.1, args.join(","))
-        }),
+        RegKind::Proc => proc::regproc_out(oid),
+        RegKind::Procedure => proc::regprocedure_out(oid),
     };
     found.unwrap_or_else(|| oid.to_string())
 }

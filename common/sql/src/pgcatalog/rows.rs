@@ -75,7 +75,7 @@ fn int2_vec(v: impl IntoIterator<Item = i16>) -> Value {
 }
 
 /// An oidvector (subscripts from 0).
-fn oid_vec(v: impl IntoIterator<Item = u32>) -> Value {
+pub(crate) fn oid_vec(v: impl IntoIterator<Item = u32>) -> Value {
     vector(
         ArrayElem::OidVector,
         v.into_iter().map(Value::Oid).collect(),
@@ -506,29 +506,19 @@ pub fn pg_enum(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// pg_proc: the I/O functions of the types (the other built-in functions
-/// are resolved by name in `crate::functions` and not listed yet).
+/// pg_proc: the built-in functions hotpair implements (`proc.rs`).
 pub fn pg_proc(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
-    let mut rows = Rows::new(defs::PG_PROC);
-    for (o, name, ret, args) in types::PROCS {
-        rows.push(vec![
-            ("oid", oid(*o)),
-            ("proname", text(name)),
-            ("pronamespace", oid(PG_CATALOG)),
-            ("proowner", oid(BOOTSTRAP_SUPERUSER)),
-            ("prolang", oid(12)),
-            ("procost", Value::Float8(1.0)),
-            ("prokind", ch("f")),
-            ("proisstrict", bool(true)),
-            ("provolatile", ch("i")),
-            ("proparallel", ch("s")),
-            ("pronargs", Value::Int2(args.len() as i16)),
-            ("prorettype", oid(*ret)),
-            ("proargtypes", oid_vec(args.iter().copied())),
-            ("prosrc", text(name)),
-        ]);
-    }
-    rows.out
+    proc::pg_proc_rows().to_vec()
+}
+
+/// pg_aggregate: the aggregates of pg_proc.
+pub fn pg_aggregate(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    proc::pg_aggregate_rows()
+}
+
+/// pg_language.
+pub fn pg_language(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    proc::pg_language_rows()
 }
 
 /// pg_index.
@@ -814,10 +804,19 @@ pub fn pg_depend(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// pg_description: COMMENT ON tables and columns.
+/// pg_description: COMMENT ON tables and columns, and the built-in
+/// functions' descriptions (PostgreSQL's).
 pub fn pg_description(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_DESCRIPTION);
+    for (o, d) in proc::descriptions() {
+        rows.push(vec![
+            ("objoid", oid(o)),
+            ("classoid", oid(1255)),
+            ("objsubid", Value::Int4(0)),
+            ("description", text(d)),
+        ]);
+    }
     for t in &s.tables {
         for (sub, text) in &t.comments {
             rows.push(vec![

@@ -1,7 +1,7 @@
 //! pg_type's rows for the types hotpair knows (and the catalog-internal
-//! types its catalog columns are declared with), and the pg_proc rows of
-//! their I/O functions — copied from a PostgreSQL 15 server so OIDs,
-//! names and properties are PostgreSQL's.
+//! types its catalog columns are declared with), and which I/O functions
+//! they name (listed in pg_proc by `proc.rs`) — copied from a PostgreSQL
+//! 15 server so OIDs, names and properties are PostgreSQL's.
 
 /// One pg_type row (the columns that vary between types).
 #[derive(Debug, Clone)]
@@ -1345,7 +1345,9 @@ pub static TYPES: &[PgTypeRow] = &[
     },
 ];
 
-/// pg_proc rows: (oid, proname, prorettype, proargtypes).
+/// The types' I/O functions: (oid, proname, prorettype, proargtypes).
+/// `proc.rs` lists these in pg_proc (with PostgreSQL's full rows from
+/// `proc_data.rs`) beside the functions the dispatchers implement.
 pub static PROCS: &[(u32, &str, u32, &[u32])] = &[
     (31, "byteaout", 2275, &[17]),
     (33, "charout", 2275, &[18]),

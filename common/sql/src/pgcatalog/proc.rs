@@ -1,0 +1,720 @@
+//! `pg_proc`: the built-in functions hotpair implements, with PostgreSQL
+//! 15's rows, and what reads them (`regproc` / `regprocedure`,
+//! `pg_get_function_arguments` and friends, `obj_description(oid,
+//! 'pg_proc')`, `pg_aggregate`, `pg_language`).
+//!
+//! ## Where the rows come from
+//! `proc_data.rs` is generated from a real PostgreSQL 15 by
+//! `cargo run -p tap-tests --bin proc_regen`: every `pg_catalog` function
+//! whose name is a string literal of this crate, with all of PostgreSQL's
+//! overloads, its description and the text PostgreSQL's deparsing
+//! functions print for it. That is a superset. [`procs`] keeps an overload
+//! when the dispatcher that binds calls of that kind accepts its argument
+//! types ([`implemented`]):
+//!
+//! ```text
+//!   prokind 'a'           functions::AggFunc::{from_name, result_type}
+//!   prokind 'w'           expr::window::window_arity
+//!   proretset             functions::series_accepts, jsonfuncs::resolve_srf
+//!   otherwise             functions::resolve_function (pgcatalog, jsonfuncs)
+//! ```
+//!
+//! plus the types' I/O functions `pg_type` names (`types::PROCS`). So the
+//! listing follows the dispatchers: an overload they start accepting
+//! appears, one they drop disappears, and the unit test below fails when a
+//! name a dispatcher matches on has no row (regenerate `proc_data.rs`) or
+//! a kept row names nothing a dispatcher matches.
+//!
+//! Polymorphic argument types are probed with a representative
+//! (`anyelement` as `integer`, `anyarray` as `integer[]`); pseudo-types
+//! hotpair has no values of (`internal`, `cstring`, `anyrange`, …) and
+//! types it lacks (`tsvector`, `inet`, …) make an overload unimplemented.
+//!
+//! The filtered list, its `pg_proc` rows and the name index are built once
+//! per process on first use ([`OnceLock`]); a query that does not read
+//! the function catalog never builds them.
+//!
+//! Every function is in `pg_catalog` and hotpair has no CREATE FUNCTION,
+//! so every listed function is visible on any search path.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use pgtypes::array::array_value;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::{ArrayElem, SqlType as T};
+use pgtypes::value::Value;
+
+use super::proc_data as data;
+use super::{defs, types};
+
+/// One `pg_proc` row hotpair implements.
+pub struct Proc {
+    /// oid.
+    pub oid: u32,
+    /// proname.
+    pub name: &'static str,
+    /// prokind: `f`, `a` or `w`.
+    pub kind: u8,
+    /// proretset.
+    pub retset: bool,
+    /// prorettype.
+    pub rettype: u32,
+    /// proargtypes.
+    pub argtypes: Vec<u32>,
+    /// provariadic (0 when not variadic).
+    pub variadic: u32,
+    /// The generated row (PostgreSQL's text output per `PROC_COLUMNS`).
+    row: &'static [Option<&'static str>],
+}
+
+impl Proc {
+    fn col(&self, name: &str) -> Option<&'static str> {
+        column(data::PROC_COLUMNS, self.row, name)
+    }
+    /// pg_get_function_arguments.
+    pub fn arguments(&self) -> Option<&'static str> {
+        self.col("fn_arguments")
+    }
+    /// pg_get_function_identity_arguments.
+    pub fn identity_arguments(&self) -> Option<&'static str> {
+        self.col("fn_identity_arguments")
+    }
+    /// pg_get_function_result.
+    pub fn result(&self) -> Option<&'static str> {
+        self.col("fn_result")
+    }
+    /// pg_get_functiondef (None for an aggregate).
+    pub fn definition(&self) -> Option<&'static str> {
+        self.col("fn_def")
+    }
+    /// regprocedure's output: `name(argtype,…)`.
+    pub fn signature(&self) -> &'static str {
+        self.col("fn_signature").unwrap_or(self.name)
+    }
+    /// pg_get_function_arg_default(oid, argno): argument `argno` (from 1,
+    /// counting OUT arguments)'s default, None without one.
+    pub fn arg_default(&self, argno: i32) -> Option<String> {
+        let all = array_items(self.col("fn_arg_defaults")?);
+        let i = usize::try_from(argno).ok()?.checked_sub(1)?;
+        all.into_iter().nth(i).flatten()
+    }
+    /// obj_description(oid, 'pg_proc').
+    pub fn description(&self) -> Option<&'static str> {
+        self.col("description")
+    }
+}
+
+fn column(cols: &[&str], row: &'static [Option<&'static str>], name: &str) -> Option<&'static str> {
+    let i = cols.iter().position(|c| *c == name)?;
+    row.get(i).copied().flatten()
+}
+
+/// The functions hotpair implements, by OID.
+pub fn procs() -> &'static [Proc] {
+    static PROCS: OnceLock<Vec<Proc>> = OnceLock::new();
+    PROCS.get_or_init(|| {
+        let mut v: Vec<Proc> = data::PROC_ROWS
+            .iter()
+            .filter_map(|row| parse(row))
+            .filter(|p| {
+                types::PROCS.iter().any(|t| t.0 == p.oid)
+                    || implemented(p.name, p.kind, p.retset, &p.argtypes, p.variadic)
+            })
+            .collect();
+        v.sort_by_key(|p| p.oid);
+        v
+    })
+}
+
+fn parse(row: &'static [Option<&'static str>]) -> Option<Proc> {
+    let c = |n: &str| column(data::PROC_COLUMNS, row, n);
+    Some(Proc {
+        oid: c("oid")?.parse().ok()?,
+        name: c("proname")?,
+        kind: *c("prokind")?.as_bytes().first()?,
+        retset: c("proretset")? == "true",
+        rettype: c("prorettype")?.parse().ok()?,
+        argtypes: c("proargtypes")?
+            .split_whitespace()
+            .map(|a| a.parse().ok())
+            .collect::<Option<Vec<u32>>>()?,
+        variadic: c("provariadic")?.parse().ok()?,
+        row,
+    })
+}
+
+/// The function with OID `oid`, if hotpair implements it.
+pub fn by_oid(oid: u32) -> Option<&'static Proc> {
+    let all = procs();
+    all.binary_search_by_key(&oid, |p| p.oid)
+        .ok()
+        .map(|i| &all[i])
+}
+
+/// Every function named `name`, by OID.
+pub fn by_name(name: &str) -> &'static [&'static Proc] {
+    static BY_NAME: OnceLock<HashMap<&'static str, Vec<&'static Proc>>> = OnceLock::new();
+    let map = BY_NAME.get_or_init(|| {
+        let mut m: HashMap<&'static str, Vec<&'static Proc>> = HashMap::new();
+        for p in procs() {
+            m.entry(p.name).or_default().push(p);
+        }
+        m
+    });
+    map.get(name).map(Vec::as_slice).unwrap_or(&[])
+}
+
+/// A value of the type a polymorphic or pseudo-type argument is probed
+/// with; None for types hotpair has no values of.
+fn probe_type(oid: u32) -> Option<T> {
+    Some(match oid {
+        // "any", anyelement, anynonarray, anycompatible, anycompatiblenonarray
+        2276 | 2283 | 2776 | 5077 | 5079 => T::Int4,
+        // anyarray, anycompatiblearray
+        2277 | 5078 => T::Array(ArrayElem::Int4),
+        // anyenum: any enum type
+        3500 => T::Enum(PROBE_ENUM),
+        // pg_node_tree: hotpair's node trees are text
+        194 => T::Text,
+        // internal, cstring, record, trigger, anyrange, …: no values.
+        o if types::TYPES
+            .iter()
+            .any(|t| t.oid == o && t.kind == b'p' && o != 2278) =>
+        {
+            return None
+        }
+        o => {
+            let t = T::from_oid(o)?;
+            if matches!(t, T::Enum(_)) {
+                return None;
+            }
+            t
+        }
+    })
+}
+
+/// The enum type OID `anyenum` is probed with (no such type exists; the
+/// dispatchers only look at the kind).
+const PROBE_ENUM: u32 = u32::MAX - 1;
+
+/// Whether hotpair binds a call of the built-in `name` with these
+/// PostgreSQL argument types (see the module doc for who decides).
+pub fn implemented(name: &str, kind: u8, retset: bool, argtypes: &[u32], variadic: u32) -> bool {
+    let Some(mut args) = argtypes
+        .iter()
+        .map(|o| probe_type(*o))
+        .collect::<Option<Vec<T>>>()
+    else {
+        return false;
+    };
+    let accepts = |args: &[T]| -> bool {
+        match kind {
+            b'a' => match crate::functions::AggFunc::from_name(name) {
+                Some(f) => match args.first() {
+                    None => name == "count",
+                    Some(t) => f.result_type(*t).is_ok(),
+                },
+                None => false,
+            },
+            b'w' => crate::expr::window::window_arity(name)
+                .is_some_and(|(lo, hi)| (lo..=hi).contains(&args.len())),
+            _ if retset => {
+                crate::functions::series_accepts(name, args)
+                    || matches!(args, [t] if matches!(crate::jsonfuncs::resolve_srf(name, *t), Some(Ok(_))))
+                    || crate::functions::resolve_function(name, args).is_ok()
+            }
+            b'f' => {
+                (name == "pg_typeof" && args.len() == 1)
+                    || (args.is_empty() && crate::sysviews::lookup_function(name).is_some())
+                    || crate::functions::resolve_function(name, args).is_ok()
+            }
+            _ => false,
+        }
+    };
+    if accepts(&args) {
+        return true;
+    }
+    // An OID alias argument is usually given as a literal naming the
+    // object (`nextval('s')`), which some dispatchers take as text.
+    if args.iter().any(|a| matches!(a, T::Reg(_))) {
+        let literal: Vec<T> = args
+            .iter()
+            .map(|a| {
+                if matches!(a, T::Reg(_)) {
+                    T::Unknown
+                } else {
+                    *a
+                }
+            })
+            .collect();
+        if accepts(&literal) {
+            return true;
+        }
+    }
+    // VARIADIC text[]: called with the element type.
+    if variadic != 0 && variadic != 2276 {
+        if let (Some(last), Some(elem)) = (args.last_mut(), probe_type(variadic)) {
+            *last = elem;
+            return accepts(&args);
+        }
+    }
+    false
+}
+
+/// A catalog value from PostgreSQL's text output for a column of type `ty`.
+pub(crate) fn value_of(ty: &T, text: Option<&str>) -> Value {
+    let Some(s) = text else {
+        return Value::Null;
+    };
+    match ty {
+        T::Oid | T::Reg(_) => Value::Oid(s.parse().unwrap_or(0)),
+        T::Bool => Value::Bool(s == "true" || s == "t"),
+        T::Int2 => Value::Int2(s.parse().unwrap_or(0)),
+        T::Int4 => Value::Int4(s.parse().unwrap_or(0)),
+        T::Int8 => Value::Int8(s.parse().unwrap_or(0)),
+        T::Float8 => Value::Float8(s.parse().unwrap_or(0.0)),
+        T::Array(ArrayElem::OidVector) => {
+            super::rows::oid_vec(s.split_whitespace().map(|o| o.parse().unwrap_or(0)))
+        }
+        T::Array(e) => {
+            let items = array_items(s)
+                .into_iter()
+                .map(|i| match (i, e) {
+                    (None, _) => Value::Null,
+                    (Some(i), ArrayElem::Oid) => Value::Oid(i.parse().unwrap_or(0)),
+                    (Some(i), _) => Value::text(&i),
+                })
+                .collect();
+            array_value(*e, items)
+        }
+        _ => Value::text(s),
+    }
+}
+
+/// The elements of a one-dimensional array literal (`{a,"b c",NULL}`).
+fn array_items(s: &str) -> Vec<Option<String>> {
+    let inner = s
+        .trim()
+        .strip_prefix('{')
+        .and_then(|r| r.strip_suffix('}'))
+        .unwrap_or("");
+    let mut out = Vec::new();
+    if inner.is_empty() {
+        return out;
+    }
+    let mut chars = inner.chars().peekable();
+    loop {
+        let mut cur = String::new();
+        let mut quoted = false;
+        if chars.peek() == Some(&'"') {
+            quoted = true;
+            chars.next();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some(n) = chars.next() {
+                            cur.push(n);
+                        }
+                    }
+                    '"' => break,
+                    c => cur.push(c),
+                }
+            }
+        }
+        for c in chars.by_ref() {
+            if c == ',' {
+                break;
+            }
+            cur.push(c);
+        }
+        out.push(if !quoted && cur == "NULL" {
+            None
+        } else {
+            Some(cur)
+        });
+        if chars.peek().is_none() {
+            break;
+        }
+    }
+    out
+}
+
+/// Rows of a generated table as a catalog relation with columns `cols`.
+fn table_rows(
+    cols: &'static [(&'static str, T)],
+    names: &[&str],
+    rows: impl Iterator<Item = &'static [Option<&'static str>]>,
+) -> Vec<Vec<Value>> {
+    let mut out = super::rows::Rows::new(cols);
+    for row in rows {
+        out.push(
+            cols.iter()
+                .map(|(n, t)| (*n, value_of(t, column(names, row, n))))
+                .collect(),
+        );
+    }
+    out.out
+}
+
+/// pg_proc's rows (built once).
+pub fn pg_proc_rows() -> &'static [Vec<Value>] {
+    static ROWS: OnceLock<Vec<Vec<Value>>> = OnceLock::new();
+    ROWS.get_or_init(|| {
+        table_rows(
+            defs::PG_PROC,
+            data::PROC_COLUMNS,
+            procs().iter().map(|p| p.row),
+        )
+    })
+}
+
+/// pg_aggregate's rows for the aggregates of [`procs`].
+pub fn pg_aggregate_rows() -> Vec<Vec<Value>> {
+    table_rows(
+        defs::PG_AGGREGATE,
+        data::AGGREGATE_COLUMNS,
+        data::AGGREGATE_ROWS.iter().copied().filter(|r| {
+            column(data::AGGREGATE_COLUMNS, r, "aggfnoid")
+                .and_then(|o| o.parse().ok())
+                .and_then(by_oid)
+                .is_some()
+        }),
+    )
+}
+
+/// pg_language's rows (internal, c, sql, plpgsql).
+pub fn pg_language_rows() -> Vec<Vec<Value>> {
+    table_rows(
+        defs::PG_LANGUAGE,
+        data::LANGUAGE_COLUMNS,
+        data::LANGUAGE_ROWS.iter().copied(),
+    )
+}
+
+/// Rows of an information_schema view of the functions (`routines`,
+/// `parameters`), keyed by `specific_name` (`name_oid`): those of
+/// [`procs`], with the catalog columns naming `database`.
+pub fn information_schema_rows(
+    cols: &'static [(&'static str, T)],
+    names: &[&str],
+    rows: &'static [&'static [Option<&'static str>]],
+    database: &str,
+) -> Vec<Vec<Value>> {
+    let kept = rows.iter().copied().filter(|r| {
+        column(names, r, "specific_name")
+            .and_then(|s| s.rsplit('_').next())
+            .and_then(|o| o.parse().ok())
+            .and_then(by_oid)
+            .is_some()
+    });
+    let mut out = super::rows::Rows::new(cols);
+    for row in kept {
+        out.push(
+            cols.iter()
+                .map(|(n, t)| {
+                    let v = column(names, row, n);
+                    let v = if n.ends_with("_catalog") && v.is_some() {
+                        Some(database)
+                    } else {
+                        v
+                    };
+                    (*n, value_of(t, v))
+                })
+                .collect(),
+        );
+    }
+    out.out
+}
+
+fn undefined(text: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!("function \"{text}\" does not exist"),
+    )
+}
+
+/// Splits `[pg_catalog.]name` (a function in another schema does not
+/// exist: every built-in is in pg_catalog).
+fn function_name(text: &str) -> PgResult<Option<String>> {
+    let (schema, name) = super::split_qualified(text)?;
+    Ok(match schema.as_deref() {
+        None | Some("pg_catalog") => Some(name),
+        Some(_) => None,
+    })
+}
+
+/// `regproc`'s input: a function name that names exactly one function.
+pub fn regproc_in(text: &str) -> PgResult<u32> {
+    let name = function_name(text)?.ok_or_else(|| undefined(text))?;
+    match by_name(&name) {
+        [one] => Ok(one.oid),
+        [] => Err(undefined(text)),
+        _ => Err(PgError::new(
+            "42725",
+            format!("more than one function named \"{text}\""),
+        )),
+    }
+}
+
+/// `regprocedure`'s input: `name(argtype, …)`.
+pub fn regprocedure_in(text: &str) -> PgResult<u32> {
+    let t = text.trim();
+    let (Some(open), true) = (t.find('('), t.ends_with(')')) else {
+        return Err(PgError::new(
+            sqlstate::INVALID_TEXT_REPRESENTATION,
+            "expected a left parenthesis",
+        ));
+    };
+    let name = function_name(&t[..open])?;
+    let inner = &t[open + 1..t.len() - 1];
+    let mut args = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !inner.trim().is_empty() {
+        args.push(&inner[start..]);
+    }
+    let mut oids = Vec::with_capacity(args.len());
+    for a in args {
+        oids.push(type_oid(a.trim())?);
+    }
+    let Some(name) = name else {
+        return Err(undefined(text));
+    };
+    by_name(&name)
+        .iter()
+        .find(|p| p.argtypes == oids)
+        .map(|p| p.oid)
+        .ok_or_else(|| undefined(text))
+}
+
+/// A type name's OID, as regtype's input finds it.
+fn type_oid(name: &str) -> PgResult<u32> {
+    let unquoted = name
+        .strip_prefix('"')
+        .and_then(|n| n.strip_suffix('"'))
+        .unwrap_or(name);
+    let lower = unquoted.to_ascii_lowercase();
+    let bare = lower.strip_prefix("pg_catalog.").unwrap_or(&lower);
+    if let Some(t) = types::TYPES
+        .iter()
+        .find(|t| t.name == bare || t.display == bare)
+    {
+        return Ok(t.oid);
+    }
+    if let Some(t) = T::from_name(bare) {
+        return Ok(t.oid());
+    }
+    Err(PgError::new(
+        sqlstate::UNDEFINED_OBJECT,
+        format!("type \"{name}\" does not exist"),
+    ))
+}
+
+/// `regproc`'s output: the name, schema-qualified when the name alone
+/// would not find exactly this function (PostgreSQL's regprocout).
+pub fn regproc_out(oid: u32) -> Option<String> {
+    let Some(p) = by_oid(oid) else {
+        // A support function a listed row names (prosupport, aggtransfn).
+        let oid = oid.to_string();
+        return data::REFERENCED_ROWS
+            .iter()
+            .find(|r| r.first().copied().flatten() == Some(oid.as_str()))
+            .and_then(|r| r.get(1).copied().flatten())
+            .map(str::to_string);
+    };
+    Some(if by_name(p.name).len() == 1 {
+        super::quote_ident(p.name)
+    } else {
+        format!("pg_catalog.{}", super::quote_ident(p.name))
+    })
+}
+
+/// `regprocedure`'s output: `name(argtype,…)`.
+pub fn regprocedure_out(oid: u32) -> Option<String> {
+    by_oid(oid).map(|p| p.signature().to_string())
+}
+
+/// pg_description's rows for the functions: (objoid, description).
+pub fn descriptions() -> impl Iterator<Item = (u32, &'static str)> {
+    procs()
+        .iter()
+        .filter_map(|p| p.description().map(|d| (p.oid, d)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// The sources whose `match name { "…" => … }` arms are the
+    /// function dispatchers, with the function holding the arms.
+    const DISPATCHERS: &[(&str, &str, &str)] = &[
+        (
+            "functions.rs",
+            include_str!("../functions.rs"),
+            "pub fn resolve_function(",
+        ),
+        (
+            "functions.rs",
+            include_str!("../functions.rs"),
+            "pub fn from_name(",
+        ),
+        (
+            "functions.rs",
+            include_str!("../functions.rs"),
+            "pub const SERIES_FUNCTIONS",
+        ),
+        (
+            "pgcatalog/functions.rs",
+            include_str!("functions.rs"),
+            "pub fn resolve(",
+        ),
+        (
+            "jsonfuncs.rs",
+            include_str!("../jsonfuncs.rs"),
+            "pub fn resolve(",
+        ),
+        (
+            "jsonfuncs.rs",
+            include_str!("../jsonfuncs.rs"),
+            "pub fn resolve_srf(",
+        ),
+        (
+            "expr/window.rs",
+            include_str!("../expr/window.rs"),
+            "pub fn window_arity(",
+        ),
+    ];
+
+    /// Names the dispatchers accept that are SQL syntax in PostgreSQL, not
+    /// pg_proc functions (or spellings the grammar rewrites).
+    const NOT_IN_PG_PROC: &[&str] = &[
+        "coalesce",
+        "greatest",
+        "least",
+        "nullif",
+        "current_timestamp",
+        "current_date",
+        "localtimestamp",
+        "user",
+        "current_role",
+        "current_catalog",
+        "trim",
+    ];
+
+    /// Every `"name"` that starts a match arm (or continues one after
+    /// `|`) in the body of a dispatcher.
+    fn dispatcher_names() -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for (file, src, start) in DISPATCHERS {
+            let at = src
+                .find(start)
+                .unwrap_or_else(|| panic!("{file}: no {start}"));
+            let body = &src[at..];
+            let end = body.find("\n}\n").unwrap_or(body.len());
+            for line in body[..end].lines() {
+                let mut t = line.trim().trim_start_matches('|').trim();
+                if start.starts_with("pub const") {
+                    t = t.trim_start_matches(|c| c != '"');
+                }
+                while let Some(rest) = t.strip_prefix('"') {
+                    let Some(close) = rest.find('"') else { break };
+                    let lit = &rest[..close];
+                    if lit.is_empty()
+                        || !lit
+                            .chars()
+                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                    {
+                        break;
+                    }
+                    out.insert(lit.to_string());
+                    t = rest[close + 1..]
+                        .trim_start()
+                        .trim_start_matches(['|', ','])
+                        .trim_start();
+                }
+            }
+        }
+        out.insert("pg_typeof".to_string());
+        for v in crate::sysviews::FUNCTION_VIEWS {
+            out.insert(v.name.to_string());
+        }
+        out
+    }
+
+    #[test]
+    fn generated_rows_parse() {
+        for row in data::PROC_ROWS {
+            assert!(parse(row).is_some(), "unparsable row {row:?}");
+        }
+        assert_eq!(pg_proc_rows().len(), procs().len());
+    }
+
+    /// The drift check: every function name a dispatcher matches on has a
+    /// pg_proc row (else: `cargo run -p tap-tests --bin proc_regen`, or the
+    /// name is SQL syntax in PostgreSQL), and every kept row is a name a
+    /// dispatcher matches on or a type's I/O function.
+    #[test]
+    fn pg_proc_matches_the_dispatchers() {
+        let names = dispatcher_names();
+        let listed: BTreeSet<&str> = procs().iter().map(|p| p.name).collect();
+        let missing: Vec<&String> = names
+            .iter()
+            .filter(|n| !listed.contains(n.as_str()) && !NOT_IN_PG_PROC.contains(&n.as_str()))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "dispatched but not in pg_proc (regenerate proc_data.rs?): {missing:?}"
+        );
+        let extra: Vec<&str> = procs()
+            .iter()
+            .filter(|p| !types::PROCS.iter().any(|t| t.0 == p.oid))
+            .map(|p| p.name)
+            .filter(|n| !names.contains(*n))
+            .collect();
+        assert!(extra.is_empty(), "in pg_proc but not dispatched: {extra:?}");
+        for n in NOT_IN_PG_PROC {
+            assert!(!listed.contains(n), "{n} is in pg_proc after all");
+        }
+    }
+
+    #[test]
+    fn io_functions_listed() {
+        for (o, name, ..) in types::PROCS {
+            assert!(by_oid(*o).is_some_and(|p| p.name == *name), "{name} ({o})");
+        }
+    }
+
+    #[test]
+    fn overloads() {
+        let sig = |n: &str| -> Vec<&str> { by_name(n).iter().map(|p| p.signature()).collect() };
+        assert_eq!(sig("lower"), ["lower(text)"]);
+        assert_eq!(by_name("abs").len(), 6);
+        assert!(sig("count").contains(&"count()"));
+        assert_eq!(regproc_in("now").ok(), Some(1299));
+        assert_eq!(regproc_in("abs").map_err(|e| e.code), Err("42725"));
+        assert_eq!(regprocedure_in("abs(integer)").ok(), Some(1397));
+        assert_eq!(regproc_out(1397).as_deref(), Some("pg_catalog.abs"));
+        assert_eq!(regprocedure_out(1397).as_deref(), Some("abs(integer)"));
+        assert_eq!(
+            array_items(r#"{a,"b c",NULL,"x\"y"}"#),
+            [
+                Some("a".into()),
+                Some("b c".into()),
+                None,
+                Some("x\"y".into())
+            ]
+        );
+    }
+}
