@@ -303,6 +303,8 @@ pub struct Session {
     /// Statement shapes met by this session, by the address of the
     /// node's template.
     shapes: HashMap<usize, SessionShape>,
+    /// SQL-level prepared statements (`PREPARE name AS …`), by name.
+    sql_prepared: HashMap<String, Arc<PreparedStatement>>,
 }
 
 fn now_usecs() -> i64 {
@@ -457,6 +459,7 @@ impl Session {
             user,
             database,
             shapes: HashMap::new(),
+            sql_prepared: HashMap::new(),
         };
         s.mirror_settings();
         Ok(s)
@@ -648,6 +651,17 @@ impl Session {
             ),
             Stmt::Copy(c) if c.direction == CopyDirection::ToStdout => {
                 (OnceLock::from(None), fixed(oids), None)
+            }
+            // EXECUTE returns what its prepared statement returns.
+            Stmt::Sql(s) if matches!(**s, ast::Statement::Execute { .. }) => {
+                let columns = match &**s {
+                    ast::Statement::Execute { name, .. } => self
+                        .sql_prepared
+                        .get(&crate::planner::object_name(name))
+                        .and_then(|p| p.columns().map(|c| c.to_vec())),
+                    _ => None,
+                };
+                (OnceLock::from(columns), fixed(oids), None)
             }
             _ => (OnceLock::from(None), fixed(oids), None),
         };
@@ -1515,6 +1529,13 @@ impl Session {
                 })
             }
             Stmt::Copy(c) => self.exec_copy(c, sink),
+            Stmt::Sql(s) if matches!(**s, ast::Statement::Prepare { .. }) => self.sql_prepare(s),
+            Stmt::Sql(s) if matches!(**s, ast::Statement::Execute { .. }) => {
+                self.sql_execute(s, sink)
+            }
+            Stmt::Sql(s) if matches!(**s, ast::Statement::Deallocate { .. }) => {
+                self.sql_deallocate(s)
+            }
             Stmt::Sql(s) => {
                 if is_plannable(s) {
                     self.exec_planned(stmt, s, params, sink)
@@ -1584,6 +1605,125 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// `PREPARE name [(type, …)] AS statement`: planned now (errors now,
+    /// as PostgreSQL's parse analysis), kept by name until DEALLOCATE or
+    /// the end of the session.
+    fn sql_prepare(&mut self, s: &ast::Statement) -> PgResult<ExecOutcome> {
+        let ast::Statement::Prepare {
+            name,
+            data_types,
+            statement,
+        } = s
+        else {
+            return Err(PgError::internal("not PREPARE"));
+        };
+        let name = crate::planner::ident_name(name);
+        if self.sql_prepared.contains_key(&name) {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_PREPARED_STATEMENT,
+                format!("prepared statement \"{name}\" already exists"),
+            ));
+        }
+        let oids = data_types
+            .iter()
+            .map(|t| SqlType::from_data_type(t).map(|t| t.oid()))
+            .collect::<PgResult<Vec<Oid>>>()?;
+        // The statement as PostgreSQL would run it on its own (its text
+        // is what pg_prepared_statements shows).
+        let text = statement.to_string();
+        let parsed = self.node.parse_cache().parse(&text)?;
+        let [one] = parsed.as_slice() else {
+            return Err(PgError::syntax("PREPARE takes one statement"));
+        };
+        if !matches!(&one.stmt, Stmt::Sql(x) if is_plannable(x)) {
+            return Err(PgError::syntax(format!(
+                "syntax error at or near \"{}\"",
+                text.split_whitespace().next().unwrap_or("")
+            )));
+        }
+        let st = self.prepare_one(one.clone(), &oids, true)?;
+        self.sql_prepared.insert(name, Arc::new(st));
+        Ok(ExecOutcome::Complete("PREPARE".into()))
+    }
+
+    /// `EXECUTE name [(arg, …)]`: the arguments are evaluated as a SELECT
+    /// list and cast to the statement's parameter types; the statement
+    /// runs as if sent itself, with its own command tag.
+    fn sql_execute(
+        &mut self,
+        s: &ast::Statement,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        let ast::Statement::Execute {
+            name, parameters, ..
+        } = s
+        else {
+            return Err(PgError::internal("not EXECUTE"));
+        };
+        let name = crate::planner::object_name(name);
+        let target = self
+            .sql_prepared
+            .get(&name)
+            .cloned()
+            .ok_or_else(|| no_prepared_statement(&name))?;
+        let want = &target.param_types;
+        if parameters.len() != want.len() {
+            return Err(PgError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!("wrong number of parameters for prepared statement \"{name}\""),
+            )
+            .with_detail(format!(
+                "Expected {} parameters but got {}.",
+                want.len(),
+                parameters.len()
+            )));
+        }
+        let values = if parameters.is_empty() {
+            Vec::new()
+        } else {
+            self.evaluate_arguments(parameters, want)?
+        };
+        self.run(&target, &values, sink)
+    }
+
+    /// EXECUTE's arguments: `SELECT CAST(arg AS type), …` planned and run
+    /// in the session's transaction, one row.
+    fn evaluate_arguments(&mut self, args: &[ast::Expr], types: &[SqlType]) -> PgResult<Vec<Value>> {
+        let mut select = String::from("SELECT ");
+        for (i, (a, t)) in args.iter().zip(types).enumerate() {
+            if i > 0 {
+                select.push_str(", ");
+            }
+            select.push_str(&format!("CAST(({a}) AS {})", t.pg_name()));
+        }
+        let parsed = self.node.parse_cache().parse(&select)?;
+        let [one] = parsed.as_slice() else {
+            return Err(PgError::internal("EXECUTE arguments"));
+        };
+        let st = self.prepare_one(one.clone(), &[], true)?;
+        let mut sink = CollectRows::default();
+        self.run(&st, &[], &mut sink)?;
+        sink.rows
+            .pop()
+            .ok_or_else(|| PgError::internal("EXECUTE arguments gave no row"))
+    }
+
+    /// `DEALLOCATE [PREPARE] name | ALL`.
+    fn sql_deallocate(&mut self, s: &ast::Statement) -> PgResult<ExecOutcome> {
+        let ast::Statement::Deallocate { name, .. } = s else {
+            return Err(PgError::internal("not DEALLOCATE"));
+        };
+        if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+            self.sql_prepared.clear();
+            return Ok(ExecOutcome::Complete("DEALLOCATE ALL".into()));
+        }
+        let name = crate::planner::ident_name(name);
+        self.sql_prepared
+            .remove(&name)
+            .ok_or_else(|| no_prepared_statement(&name))?;
+        Ok(ExecOutcome::Complete("DEALLOCATE".into()))
     }
 
     fn exec_set(
@@ -2353,4 +2493,29 @@ fn referencing_first(mut tables: Vec<Arc<TableDef>>) -> Vec<Arc<TableDef>> {
         out.push(tables.remove(i));
     }
     out
+}
+
+/// 26000 for EXECUTE / DEALLOCATE of an unknown name.
+fn no_prepared_statement(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_SQL_STATEMENT_NAME,
+        format!("prepared statement \"{name}\" does not exist"),
+    )
+}
+
+/// A sink that keeps the rows (EXECUTE's arguments).
+#[derive(Default)]
+struct CollectRows {
+    rows: Vec<Vec<Value>>,
+}
+
+impl ResultSink for CollectRows {
+    fn row(&mut self, values: &[Value]) -> PgResult<()> {
+        self.rows.push(values.to_vec());
+        Ok(())
+    }
+    fn notice(&mut self, _notice: PgError) {}
+    fn parameter_status(&mut self, _name: &str, _value: &str) {}
+    fn copy_out_start(&mut self, _columns: usize) {}
+    fn copy_data(&mut self, _data: &[u8]) {}
 }
