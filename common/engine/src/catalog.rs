@@ -613,6 +613,11 @@ pub struct TableDef {
     /// Set when the table is dropped (a statement holding an old `Arc`
     /// checks it after taking the relation lock).
     pub dropped: Arc<AtomicBool>,
+    /// The xid of the transaction rewriting the table's heap (ALTER
+    /// COLUMN … TYPE) while it runs, 0 otherwise (shared by every
+    /// descriptor version; in memory only): other writers wait for it, as
+    /// PostgreSQL's AccessExclusiveLock makes them.
+    pub rewriting: Arc<AtomicU64>,
     /// The xid of the (sub)transaction that created the table while that
     /// transaction may still roll back; 0 once it is known committed
     /// (shared by every descriptor version). See [`CatalogView`].
@@ -1383,8 +1388,21 @@ impl Catalog {
                 for (spec, indexes) in tables {
                     let t = new_table(spec);
                     {
+                        // A version before an uncommitted rewrite has its
+                        // own heap file, so its own index set (same
+                        // definitions): start-up fills both.
+                        let prev = t
+                            .previous
+                            .as_ref()
+                            .filter(|p| !Arc::ptr_eq(&p.indexes, &t.indexes));
                         let mut l = t.indexes.list.write();
                         for ix in indexes {
+                            if let Some(p) = prev {
+                                p.indexes
+                                    .list
+                                    .write()
+                                    .push(Arc::new(IndexDef::new(ix.clone(), true)));
+                            }
                             l.push(Arc::new(IndexDef::new(ix, true)));
                         }
                     }
@@ -1442,15 +1460,20 @@ impl Catalog {
         self.get(name).ok_or_else(|| undefined_table(name))
     }
 
-    /// The table whose heap is `rel`, committed or not (redo and pruning,
-    /// which know a relation by its file): no copy of the table list.
+    /// The table version whose heap is `rel`, committed or not (redo and
+    /// pruning, which know a relation by its file): no copy of the table
+    /// list. While a rewrite (ALTER COLUMN … TYPE) has not committed, the
+    /// old file belongs to the previous version: its rows decode with that
+    /// version's column types and index into that version's indexes.
     pub fn by_rel(&self, rel: RelFileId) -> Option<Arc<TableDef>> {
-        self.state
-            .read()
-            .tables
-            .values()
-            .find(|t| t.rel == rel)
-            .cloned()
+        let st = self.state.read();
+        st.tables.values().find_map(|t| {
+            if t.rel == rel {
+                Some(t.clone())
+            } else {
+                t.previous.as_ref().filter(|p| p.rel == rel).cloned()
+            }
+        })
     }
 
     /// Every table, sorted by name.
@@ -2860,6 +2883,7 @@ fn new_table(spec: TableSpec) -> TableDef {
         indexes: Arc::new(TableIndexes::default()),
         lock: Arc::new(RelLock::default()),
         dropped: Arc::new(AtomicBool::new(false)),
+        rewriting: Arc::new(AtomicU64::new(0)),
         constraints: Vec::new(),
         comments: Vec::new(),
         altered_by: AtomicU64::new(0),
@@ -2886,8 +2910,35 @@ fn pad_columns(cols: &mut Vec<ColumnDef>, wider: &[ColumnDef]) {
     }
 }
 
-/// A new descriptor version of table `t` (its shared parts — indexes, lock,
-/// dropped flag, creator mark — are kept) with definition `spec`.
+/// The index set of a version of table `t` whose heap is `rel`: indexes
+/// belong to a heap relation file. The same file keeps `t`'s; going back
+/// to the file of `t`'s previous version (undoing a rewrite) takes that
+/// version's, intact; a new file (a rewrite) gets copies of the
+/// definitions, empty and not ready, which the rewrite — or a standby's
+/// replay, or start-up — fills from that file.
+fn indexes_for(t: &TableDef, rel: RelFileId) -> Arc<TableIndexes> {
+    if rel == t.rel {
+        return t.indexes.clone();
+    }
+    if let Some(p) = t.previous.as_ref().filter(|p| p.rel == rel) {
+        if !Arc::ptr_eq(&p.indexes, &t.indexes) {
+            return p.indexes.clone();
+        }
+    }
+    Arc::new(TableIndexes {
+        list: RwLock::new(
+            t.indexes
+                .list()
+                .iter()
+                .map(|i| Arc::new(IndexDef::new(i.spec.clone(), false)))
+                .collect(),
+        ),
+    })
+}
+
+/// A new descriptor version of table `t` (its shared parts — lock, dropped
+/// flag, creator mark, and the indexes while the heap file stays the
+/// same, see [`indexes_for`] — are kept) with definition `spec`.
 fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
     let missing: Vec<Option<pgtypes::value::Value>> = spec
         .columns
@@ -2935,9 +2986,10 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
         rel: spec.rel,
         columns: spec.columns,
         options: spec.options,
-        indexes: t.indexes.clone(),
+        indexes: indexes_for(t, spec.rel),
         lock: t.lock.clone(),
         dropped: t.dropped.clone(),
+        rewriting: t.rewriting.clone(),
         constraints: spec.constraints,
         comments: spec.comments,
         altered_by: AtomicU64::new(spec.altered_by.0),

@@ -1453,14 +1453,27 @@ pub(crate) fn run_internal_dml(
         return Err(PgError::internal("internal statement did not parse"));
     };
     let oids: Vec<pgtypes::Oid> = types.iter().map(|t| t.oid()).collect();
-    let planned = {
-        let own = ec.xact.own();
-        let view = ec
-            .db
-            .catalog()
-            .view(own.xids, ec.db.clog())
-            .with_path(&ec.path);
-        crate::planner::plan_statement(&view, &stmt, &oids)?
+    let planned = loop {
+        let planned = {
+            let own = ec.xact.own();
+            let view = ec
+                .db
+                .catalog()
+                .view(own.xids, ec.db.clog())
+                .with_path(&ec.path);
+            crate::planner::plan_statement(&view, &stmt, &oids)?
+        };
+        let target = match &planned.plan {
+            Plan::Insert(p) => Some(p.table.clone()),
+            Plan::Update(p) => Some(p.table.clone()),
+            Plan::Delete(p) => Some(p.table.clone()),
+            Plan::Query(_) => None,
+        };
+        let limits = ec.wait_limits();
+        match target {
+            Some(t) if crate::tablerewrite::wait_for_rewrite(ec.xact, &t, ec.cancel, limits)? => {}
+            _ => break planned,
+        }
     };
     let vis = Vis::take(ec.xact);
     let mut sub = Ectx::new(

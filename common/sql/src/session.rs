@@ -816,13 +816,19 @@ impl Session {
         })
     }
 
-    /// The current plan of a DML statement, re-bound if the catalog moved.
-    fn plan_of(&self, stmt: &PreparedStatement, ast: &ast::Statement) -> PgResult<Arc<Planned>> {
+    /// The current plan of a DML statement, re-bound if the catalog moved
+    /// (or `rebind`: the table it writes was rewritten meanwhile).
+    fn plan_of(
+        &self,
+        stmt: &PreparedStatement,
+        ast: &ast::Statement,
+        rebind: bool,
+    ) -> PgResult<Arc<Planned>> {
         let version = self.catalog_view().version();
         {
             let g = stmt.plan.lock();
             if let Some(p) = g.as_ref() {
-                if p.catalog_version == version {
+                if p.catalog_version == version && !rebind {
                     return Ok(p.clone());
                 }
             }
@@ -1807,7 +1813,35 @@ impl Session {
         params: &[Value],
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
-        let planned = self.plan_of(stmt, ast)?;
+        let mut rebind = false;
+        let planned = loop {
+            let planned = self.plan_of(stmt, ast, rebind)?;
+            // Another transaction rewriting the written table (ALTER
+            // COLUMN … TYPE): wait for it, then bind again.
+            let target = match &planned.plan {
+                Plan::Insert(p) => Some(&p.table),
+                Plan::Update(p) => Some(&p.table),
+                Plan::Delete(p) => Some(&p.table),
+                Plan::Query(_) => None,
+            };
+            let limits = WaitLimits {
+                statement: self.deadline(),
+                lock_timeout: self.settings.lock_timeout(),
+            };
+            match target {
+                Some(t)
+                    if crate::tablerewrite::wait_for_rewrite(
+                        &self.xact,
+                        t,
+                        &self.cancel,
+                        limits,
+                    )? =>
+                {
+                    rebind = true
+                }
+                _ => break planned,
+            }
+        };
         if params.len() < planned.param_types.len() {
             return Err(PgError::new(
                 sqlstate::PROTOCOL_VIOLATION,
@@ -1869,7 +1903,19 @@ impl Session {
                 let CopySource::Table { name, columns } = &c.source else {
                     return Err(PgError::syntax("syntax error at or near \"from\""));
                 };
-                let table = self.visible_table(name)?;
+                let mut table = self.visible_table(name)?;
+                let limits = WaitLimits {
+                    statement: self.deadline(),
+                    lock_timeout: self.settings.lock_timeout(),
+                };
+                while crate::tablerewrite::wait_for_rewrite(
+                    &self.xact,
+                    &table,
+                    &self.cancel,
+                    limits,
+                )? {
+                    table = self.visible_table(name)?;
+                }
                 let cols = copy_columns(&table, columns)?;
                 let unfrozen = self.mvcc_truncated_in_xact.contains(&table.rel);
                 if c.freeze && !unfrozen && !self.created_in_xact.contains(&table.rel) {

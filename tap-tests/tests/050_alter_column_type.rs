@@ -1,0 +1,196 @@
+//! ALTER TABLE … ALTER COLUMN … TYPE rewrites the table into a new heap
+//! file (sql.md, "ALTER TABLE"; `sql::tablerewrite`). The failures guarded
+//! against: a standby or a restarted node reading the new file with the
+//! old types (or the old file with the new ones), indexes left describing
+//! the wrong file, a cached standby plan still reading the old file, and
+//! an ALTER that never committed — the primary killed, or the standby
+//! promoted, while it was open — leaving the table half rewritten.
+//!
+//! * `rewrite_replays_and_survives_restart`
+//! * `uncommitted_rewrite_is_undone_after_a_crash`
+//! * `uncommitted_rewrite_is_undone_at_promotion`
+
+use tap_tests::Node;
+
+fn pair() -> (Node, Node) {
+    let primary = Node::new("primary");
+    primary.init(true);
+    primary.start();
+    primary.safe_sql(
+        "CREATE TABLE t (k int PRIMARY KEY, v text, n int); \
+         INSERT INTO t SELECT g, 'v' || g, g % 7 FROM generate_series(1, 2000) g; \
+         CREATE INDEX t_n ON t (n)",
+    );
+    let standby = Node::standby_of(&primary, "standby");
+    (primary, standby)
+}
+
+/// The table as created, on `node`: integer keys, its values, its indexes.
+#[track_caller]
+fn original(node: &Node) {
+    assert_eq!(
+        node.safe_sql("SELECT pg_typeof(k), count(*), sum(k) FROM t GROUP BY 1"),
+        "integer|2000|2001000",
+        "{}: original type and rows",
+        node.name()
+    );
+    assert_eq!(
+        node.safe_sql("SELECT v FROM t WHERE k = 1234"),
+        "v1234",
+        "{}: primary key lookup",
+        node.name()
+    );
+    assert_eq!(
+        node.safe_sql("SELECT count(*) FROM t WHERE n = 3"),
+        "286",
+        "{}: index on n",
+        node.name()
+    );
+}
+
+/// The table after `ALTER k TYPE bigint USING k * 10, ALTER v TYPE
+/// varchar(10)`, on `node`.
+#[track_caller]
+fn rewritten(node: &Node) {
+    assert_eq!(
+        node.safe_sql("SELECT pg_typeof(k), count(*), sum(k), max(length(v)) FROM t GROUP BY 1"),
+        "bigint|2000|20010000|5",
+        "{}: new types and values",
+        node.name()
+    );
+    assert_eq!(
+        node.safe_sql("SELECT v FROM t WHERE k = 12340"),
+        "v1234",
+        "{}: lookup by the converted key",
+        node.name()
+    );
+    assert_eq!(
+        node.safe_sql("SELECT count(*) FROM t WHERE n = 3"),
+        "286",
+        "{}: index on an unchanged column",
+        node.name()
+    );
+    let plan = node.safe_sql("EXPLAIN SELECT v FROM t WHERE k = 12340");
+    assert!(
+        plan.contains("Index"),
+        "{}: the rebuilt primary key serves lookups:\n{plan}",
+        node.name()
+    );
+    assert_eq!(
+        node.safe_sql(
+            "SELECT atttypid::regtype, atttypmod FROM pg_attribute \
+             WHERE attrelid = 't'::regclass AND attname = 'v'"
+        ),
+        "character varying|14",
+        "{}: pg_attribute",
+        node.name()
+    );
+}
+
+#[test]
+fn rewrite_replays_and_survives_restart() {
+    let (primary, standby) = pair();
+    primary.wait_for_replay(&standby);
+    // 1. A standby session reads the table before the rewrite (its plan
+    //    of the old file must not survive the catalog change).
+    let s = standby.background_session();
+    assert_eq!(s.query_safe("SELECT v FROM t WHERE k = 1234"), "v1234");
+    // 2. A rewrite that rolls back changes nothing, on either node.
+    primary.safe_sql(
+        "BEGIN; ALTER TABLE t ALTER k TYPE text USING 'x' || k; \
+         INSERT INTO t VALUES ('y', 'new', 1); ROLLBACK",
+    );
+    primary.wait_for_replay(&standby);
+    original(&primary);
+    original(&standby);
+    // 3. The committed rewrite replays.
+    primary.safe_sql("ALTER TABLE t ALTER k TYPE bigint USING k * 10, ALTER v TYPE varchar(10)");
+    primary.wait_for_replay(&standby);
+    rewritten(&primary);
+    rewritten(&standby);
+    assert_eq!(
+        s.query_safe("SELECT v FROM t WHERE k = 1234"),
+        "",
+        "standby session: the old key is gone"
+    );
+    assert_eq!(s.query_safe("SELECT v FROM t WHERE k = 12340"), "v1234");
+    // 4. Writes after it replay into the new file and its indexes.
+    primary.safe_sql("INSERT INTO t VALUES (5000000000, 'big', 3)");
+    primary.expect_error("INSERT INTO t VALUES (12340, 'dup', 0)", "23505");
+    primary.wait_for_replay(&standby);
+    assert_eq!(
+        standby.safe_sql("SELECT v FROM t WHERE k = 5000000000"),
+        "big",
+        "standby: row written after the rewrite"
+    );
+    primary.safe_sql("DELETE FROM t WHERE k = 5000000000");
+    // 5. Both nodes restart with the new definition and rebuilt indexes.
+    primary.restart();
+    standby.restart();
+    primary.wait_for_replay(&standby);
+    rewritten(&primary);
+    rewritten(&standby);
+    // 6. The standby refuses it.
+    standby.expect_error("ALTER TABLE t ALTER n TYPE bigint", "25006");
+}
+
+/// Starts, in a session of `primary`, an ALTER TYPE transaction that
+/// also writes through the new definition, and returns the session.
+fn open_rewrite(primary: &Node, standby: &Node) -> tap_tests::session::Session {
+    let s = primary.background_session();
+    s.query_safe("BEGIN");
+    s.query_safe("ALTER TABLE t ALTER k TYPE text USING 'x' || k");
+    s.query_safe("INSERT INTO t VALUES ('fresh', 'f', 3)");
+    assert_eq!(s.query_safe("SELECT v FROM t WHERE k = 'x1234'"), "v1234");
+    // Another commit ships (and flushes) the WAL of the rewrite.
+    primary.safe_sql("CREATE TABLE other (a int)");
+    primary.wait_for_replay(standby);
+    original(primary);
+    original(standby);
+    s
+}
+
+#[test]
+fn uncommitted_rewrite_is_undone_after_a_crash() {
+    let (primary, standby) = pair();
+    let s = open_rewrite(&primary, &standby);
+    primary.kill9();
+    drop(s);
+    primary.start();
+    original(&primary);
+    // The table is writable and its key enforced.
+    primary.expect_error("INSERT INTO t VALUES (1234, 'dup', 0)", "23505");
+    primary.safe_sql("INSERT INTO t VALUES (2001, 'v2001', 6)");
+    primary.wait_for_replay(&standby);
+    assert_eq!(
+        standby.safe_sql("SELECT v, pg_typeof(k) FROM t WHERE k = 2001"),
+        "v2001|integer",
+        "standby follows the undo"
+    );
+    primary.safe_sql("DELETE FROM t WHERE k = 2001");
+    primary.wait_for_replay(&standby);
+    original(&standby);
+    // A second restart finds the same (the undo was persisted).
+    primary.restart();
+    original(&primary);
+    // And the rewrite can be done again.
+    primary.safe_sql("ALTER TABLE t ALTER k TYPE bigint USING k * 10, ALTER v TYPE varchar(10)");
+    primary.wait_for_replay(&standby);
+    rewritten(&primary);
+    rewritten(&standby);
+}
+
+#[test]
+fn uncommitted_rewrite_is_undone_at_promotion() {
+    let (primary, standby) = pair();
+    let s = open_rewrite(&primary, &standby);
+    primary.kill9();
+    drop(s);
+    standby.promote();
+    original(&standby);
+    standby.expect_error("INSERT INTO t VALUES (1234, 'dup', 0)", "23505");
+    standby.safe_sql("ALTER TABLE t ALTER k TYPE bigint USING k * 10, ALTER v TYPE varchar(10)");
+    rewritten(&standby);
+    standby.restart();
+    rewritten(&standby);
+}
