@@ -132,6 +132,39 @@ fn rewrite_replays_and_survives_restart() {
     rewritten(&standby);
     // 6. The standby refuses it.
     standby.expect_error("ALTER TABLE t ALTER n TYPE bigint", "25006");
+    // 7. While a rewrite is open, readers see the old table and writers
+    //    wait; the waiting INSERT then lands in the new file.
+    let alter = primary.background_session();
+    let writer = primary.background_session();
+    alter.query_safe("BEGIN");
+    alter.query_safe("ALTER TABLE t ALTER n TYPE bigint");
+    assert_eq!(
+        primary.safe_sql("SELECT pg_typeof(n), count(*) FROM t GROUP BY 1"),
+        "integer|2000",
+        "reader during the rewrite: the committed table"
+    );
+    let insert = writer.send("INSERT INTO t VALUES (30000, 'w', 5000000000)");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    if insert.is_finished() {
+        panic!("writer did not wait for the rewrite: {:?}", insert.wait());
+    }
+    alter.query_safe("COMMIT");
+    insert.wait().expect("writer after the rewrite");
+    primary.wait_for_replay(&standby);
+    for node in [&primary, &standby] {
+        assert_eq!(
+            node.safe_sql("SELECT v, n, pg_typeof(n) FROM t WHERE k = 30000"),
+            "w|5000000000|bigint",
+            "{}: the waiting writer's row",
+            node.name()
+        );
+        assert_eq!(
+            node.safe_sql("SELECT count(*) FROM t"),
+            "2001",
+            "{}: no row lost",
+            node.name()
+        );
+    }
 }
 
 /// Starts, in a session of `primary`, an ALTER TYPE transaction that

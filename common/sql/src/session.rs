@@ -622,7 +622,25 @@ impl Session {
         };
         let (columns, param_types, plan) = match &parsed.stmt {
             Stmt::Sql(s) if is_plannable(s) => {
-                match plan_statement(&self.catalog_view(), s, oids) {
+                let mut planned = plan_statement(&self.catalog_view(), s, oids);
+                if planned.is_err() && raise {
+                    // Bound against a definition another transaction is
+                    // rewriting: wait for it and bind again (see
+                    // `Session::exec_planned`).
+                    let limits = WaitLimits {
+                        statement: self.deadline(),
+                        lock_timeout: self.settings.lock_timeout(),
+                    };
+                    if crate::tablerewrite::wait_for_any_rewrite(
+                        &self.db,
+                        &self.xact,
+                        &self.cancel,
+                        limits,
+                    )? {
+                        planned = plan_statement(&self.catalog_view(), s, oids);
+                    }
+                }
+                match planned {
                     Ok(p) => (
                         OnceLock::from(p.columns.clone()),
                         p.param_types.clone(),
@@ -1815,7 +1833,29 @@ impl Session {
     ) -> PgResult<ExecOutcome> {
         let mut rebind = false;
         let planned = loop {
-            let planned = self.plan_of(stmt, ast, rebind)?;
+            let limits = WaitLimits {
+                statement: self.deadline(),
+                lock_timeout: self.settings.lock_timeout(),
+            };
+            let planned = match self.plan_of(stmt, ast, rebind) {
+                Ok(p) => p,
+                Err(e) => {
+                    // Bound against a definition being rewritten (a value
+                    // out of range of the old type …): PostgreSQL would
+                    // have waited for the rewrite before binding.
+                    let waited = crate::tablerewrite::wait_for_any_rewrite(
+                        &self.db,
+                        &self.xact,
+                        &self.cancel,
+                        limits,
+                    )?;
+                    if waited && !rebind {
+                        rebind = true;
+                        continue;
+                    }
+                    return Err(e);
+                }
+            };
             // Another transaction rewriting the written table (ALTER
             // COLUMN … TYPE): wait for it, then bind again.
             let target = match &planned.plan {
@@ -1823,10 +1863,6 @@ impl Session {
                 Plan::Update(p) => Some(&p.table),
                 Plan::Delete(p) => Some(&p.table),
                 Plan::Query(_) => None,
-            };
-            let limits = WaitLimits {
-                statement: self.deadline(),
-                lock_timeout: self.settings.lock_timeout(),
             };
             match target {
                 Some(t)

@@ -549,6 +549,23 @@ pub fn wait_for_rewrite(
     Ok(true)
 }
 
+/// A statement that failed to bind: if other transactions are rewriting
+/// tables, waits for them (true) — the statement may have been bound
+/// against a definition they replace. Scans the table list, on the error
+/// path only.
+pub fn wait_for_any_rewrite(
+    db: &Engine,
+    xact: &engine::xact::Xact,
+    cancel: &std::sync::atomic::AtomicBool,
+    limits: txn::lmgr::WaitLimits,
+) -> PgResult<bool> {
+    let mut waited = false;
+    for t in db.catalog().tables() {
+        waited |= wait_for_rewrite(xact, &t, cancel, limits)?;
+    }
+    Ok(waited)
+}
+
 /// COMMIT of a rewrite: the old heap file goes (see the module doc).
 pub(crate) fn commit_pending(db: &Engine, p: PendingDdl) {
     let PendingDdl::Rewrite {
