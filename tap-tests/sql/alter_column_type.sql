@@ -87,13 +87,16 @@ DELETE FROM act_p WHERE id = 1;
 -- identity and serial columns
 CREATE TABLE act_idt (id int GENERATED ALWAYS AS IDENTITY, v int);
 INSERT INTO act_idt (v) VALUES (10), (20);
+ALTER TABLE act_idt ALTER id TYPE text;
 ALTER TABLE act_idt ALTER id TYPE bigint;
+SELECT data_type, max_value FROM pg_sequences WHERE sequencename = 'act_idt_id_seq';
 INSERT INTO act_idt (v) VALUES (30);
 SELECT * FROM act_idt ORDER BY id;
 \d act_idt
 CREATE TABLE act_sr (id serial, v text);
 INSERT INTO act_sr (v) VALUES ('a');
 ALTER TABLE act_sr ALTER id TYPE bigint;
+SELECT data_type, max_value FROM pg_sequences WHERE sequencename = 'act_sr_id_seq';
 INSERT INTO act_sr (v) VALUES ('b');
 SELECT * FROM act_sr ORDER BY id;
 -- transactional: ROLLBACK brings back the type, the values and the indexes

@@ -61,6 +61,14 @@
 //! keeps that value for older rows ([`ColumnDef::missing`],
 //! [`TableDef::decode_into`]).
 //!
+//! A rewrite (ALTER COLUMN … TYPE, `sql::tablerewrite`) changes `rel`
+//! too: the new version reads a new heap file with the new column types,
+//! the previous version keeps the old file and the old types, and
+//! [`Catalog::by_rel`] finds the version a file belongs to — rows of one
+//! file are only ever decoded with that file's definition. When the ALTER
+//! commits, one more `AlterTable` drops the previous version (every
+//! node's catalog version moves) and the old file goes.
+//!
 //! ## Constraints and sequences
 //!
 //! A table's constraints are a list of [`ConstraintSpec`] (pg_constraint
@@ -83,8 +91,12 @@
 //! key bytes → every heap row version with that key. They are rebuilt from
 //! the heap (`Heap::scan_all`) when the database opens. The index list of a
 //! table lives in a [`TableIndexes`] shared by every version of the table's
-//! descriptor, so a writer that picked up the descriptor before `CREATE
-//! INDEX` still sees the new index. Writers read the list *after* inserting
+//! descriptor that reads the same heap file, so a writer that picked up the
+//! descriptor before `CREATE INDEX` still sees the new index. Entries
+//! name tuples of one file, so a version with another file (a rewrite)
+//! has its own set — copies of the definitions, filled from its file — and
+//! undoing the rewrite gets the previous version's set back untouched
+//! (`indexes_for`). Writers read the list *after* inserting
 //! the heap tuple; an index build publishes the (empty) index first and then
 //! scans the heap, so every tuple ends up in the index one way or the other.
 //!

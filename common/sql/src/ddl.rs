@@ -927,7 +927,14 @@ fn drop_tables(
     let db = cx.db;
     let mut tables = Vec::new();
     for n in names {
-        match cx.find(n)? {
+        let mut found = cx.find(n)?;
+        while let Some(t) = &found {
+            if !crate::tablerewrite::wait_for_rewrite(cx.xact, t, cx.cancel, cx.limits)? {
+                break;
+            }
+            found = cx.find(n)?;
+        }
+        match found {
             Some(t) => tables.push(t),
             None => cx.notices.push(missing_table_to_drop(
                 &crate::namespace::QualName::of(n)?.display(),
@@ -1157,7 +1164,11 @@ pub fn truncate(cx: &mut DdlCtx<'_>, names: &[ast::ObjectName], cascade: bool) -
     let db = cx.db;
     let mut tables = Vec::new();
     for name in names {
-        tables.push(cx.table(name)?);
+        let mut t = cx.table(name)?;
+        while crate::tablerewrite::wait_for_rewrite(cx.xact, &t, cx.cancel, cx.limits)? {
+            t = cx.table(name)?;
+        }
+        tables.push(t);
     }
     let tables = truncate_targets(db, cx.xact.own().xids, tables, cascade, &mut cx.notices)?;
     for t in tables {

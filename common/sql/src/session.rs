@@ -1711,7 +1711,13 @@ impl Session {
         for n in names {
             let q = crate::namespace::QualName::of(n)?;
             let name = q.display();
-            let found = crate::namespace::find_table(&self.catalog_view(), &q);
+            let mut found = crate::namespace::find_table(&self.catalog_view(), &q);
+            while let Some(t) = &found {
+                if !self.wait_for_rewrite(t)? {
+                    break;
+                }
+                found = crate::namespace::find_table(&self.catalog_view(), &q);
+            }
             let pending = found
                 .as_ref()
                 .is_some_and(|t| self.pending_ddl.drops(&t.key()));
@@ -1788,7 +1794,11 @@ impl Session {
         let mut tables = Vec::with_capacity(names.len());
         for name in names {
             let q = crate::namespace::QualName::of(name)?;
-            tables.push(crate::namespace::table(&self.catalog_view(), &q)?);
+            let mut t = crate::namespace::table(&self.catalog_view(), &q)?;
+            while self.wait_for_rewrite(&t)? {
+                t = crate::namespace::table(&self.catalog_view(), &q)?;
+            }
+            tables.push(t);
         }
         let mut notices = Vec::new();
         let tables = crate::ddl::truncate_targets(
@@ -1940,16 +1950,7 @@ impl Session {
                     return Err(PgError::syntax("syntax error at or near \"from\""));
                 };
                 let mut table = self.visible_table(name)?;
-                let limits = WaitLimits {
-                    statement: self.deadline(),
-                    lock_timeout: self.settings.lock_timeout(),
-                };
-                while crate::tablerewrite::wait_for_rewrite(
-                    &self.xact,
-                    &table,
-                    &self.cancel,
-                    limits,
-                )? {
+                while self.wait_for_rewrite(&table)? {
                     table = self.visible_table(name)?;
                 }
                 let cols = copy_columns(&table, columns)?;
@@ -2200,6 +2201,16 @@ impl Session {
                 })?;
         }
         Ok(())
+    }
+
+    /// Waits for another transaction's rewrite of `table` (ALTER COLUMN …
+    /// TYPE); true if it waited: the caller looks the table up again.
+    fn wait_for_rewrite(&self, table: &TableDef) -> PgResult<bool> {
+        let limits = WaitLimits {
+            statement: self.deadline(),
+            lock_timeout: self.settings.lock_timeout(),
+        };
+        crate::tablerewrite::wait_for_rewrite(&self.xact, table, &self.cancel, limits)
     }
 
     /// The table a name the session's own parser kept as text names

@@ -23,6 +23,9 @@
 //! `engine::indexing::resolve_uncommitted_ddl` puts back the previous
 //! definition of every ALTER whose transaction never committed.
 //!
+//! ALTER COLUMN … TYPE is the one action that rewrites the table into a
+//! new heap file: `crate::tablerewrite`, on the same undo machinery.
+//!
 //! ## The tuple format never shrinks
 //!
 //! A dropped column stays in `columns` with `dropped` set and PostgreSQL's

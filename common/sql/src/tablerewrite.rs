@@ -48,10 +48,14 @@
 //! until COMMIT), but a write to O would be lost, so the table carries
 //! the rewriting xid (`TableDef::rewriting`) from before the copy until
 //! the transaction ends: another session's INSERT / UPDATE / DELETE,
-//! COPY FROM or CREATE INDEX of the table waits for that transaction and
-//! binds its statement again ([`wait_for_rewrite`]). The rewrite first
-//! waits for statements that are writing (the relation lock), then for
-//! their transactions (SnapshotDirty).
+//! COPY FROM, TRUNCATE, DROP TABLE or CREATE INDEX of the table waits for
+//! that transaction and binds its statement again ([`wait_for_rewrite`];
+//! a statement that fails to bind first waits for any rewrite in
+//! progress, then binds once more: it may have been bound against the
+//! definition being replaced). The rewrite first waits for statements
+//! that are writing (the relation lock), then for their transactions
+//! (SnapshotDirty). A CREATE INDEX that waited fails with 40001 instead
+//! of binding again.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -186,6 +190,13 @@ pub fn alter_column_types(
                 ));
             }
         }
+        if col.identity.is_some() && !matches!(r.ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+        {
+            return Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                "identity column type must be smallint, integer, or bigint",
+            ));
+        }
         crate::view::refuse_type_change(cx, table.oid, &r.name)?;
     }
     check_foreign_keys(cx, &table, &resolved)?;
@@ -231,7 +242,50 @@ pub fn alter_column_types(
     if resolved.iter().any(|r| r.using) {
         revalidate_foreign_keys(cx, &new, &resolved)?;
     }
+    // An identity column's sequence follows the type (ALTER SEQUENCE …
+    // AS: bounds that were the old type's follow the new one).
+    for r in &resolved {
+        if table.columns[r.pos].identity.is_some() && table.columns[r.pos].ty != r.ty {
+            identity_sequence_as(cx, &new, &r.name, r.ty)?;
+        }
+    }
     Ok(())
+}
+
+/// ALTER SEQUENCE … AS `ty` of the sequence of identity column `column`.
+fn identity_sequence_as(
+    cx: &mut DdlCtx<'_>,
+    table: &TableDef,
+    column: &str,
+    ty: SqlType,
+) -> PgResult<()> {
+    let key = table.key();
+    let Some(seq) = cx.db.catalog().sequences().into_iter().find(|s| {
+        s.spec
+            .owned_by
+            .as_ref()
+            .is_some_and(|(t, c)| *t == key && c == column)
+    }) else {
+        return Ok(());
+    };
+    let schema = cx
+        .catalog()
+        .schema_name(seq.spec.namespace)
+        .unwrap_or_else(|| "public".to_string());
+    let quoted = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let text = format!(
+        "ALTER SEQUENCE {}.{} AS {}",
+        quoted(&schema),
+        quoted(&seq.spec.name),
+        ty.pg_base_name()
+    );
+    match crate::parser::parse_one(&text)? {
+        crate::parser::Stmt::Sequence(st) => {
+            crate::sequence::alter_sequence(cx, &st)?;
+            Ok(())
+        }
+        _ => Err(PgError::internal("ALTER SEQUENCE did not parse")),
+    }
 }
 
 /// `quote_identifier`: double quotes unless the name is a plain lower-case
