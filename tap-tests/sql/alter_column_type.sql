@@ -123,6 +123,31 @@ SELECT id, v FROM act_r WHERE id = 42;
 \d act_r
 SELECT attname, atttypid::regtype, atttypmod FROM pg_attribute WHERE attrelid = 'act_r'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT column_name, data_type, character_maximum_length FROM information_schema.columns WHERE table_name = 'act_r' ORDER BY ordinal_position;
+-- dropped columns, missing values and TOAST-ed values survive the rewrite
+CREATE TABLE act_m (a int, b int, c int, big text);
+INSERT INTO act_m VALUES (1, 2, 3, repeat('x', 100000));
+ALTER TABLE act_m DROP COLUMN b;
+ALTER TABLE act_m ADD COLUMN d text DEFAULT 'dd';
+ALTER TABLE act_m ALTER a TYPE text;
+INSERT INTO act_m VALUES ('y', 4, 'small');
+SELECT a, c, length(big), d FROM act_m ORDER BY a;
+-- a table created in the same transaction
+BEGIN;
+CREATE TABLE act_n (a int PRIMARY KEY);
+INSERT INTO act_n VALUES (1), (2);
+ALTER TABLE act_n ALTER a TYPE bigint;
+SAVEPOINT q;
+ALTER TABLE act_n ALTER a TYPE text;
+ROLLBACK TO q;
+SELECT a, pg_typeof(a) FROM act_n WHERE a = 2;
+COMMIT;
+INSERT INTO act_n VALUES (2);
+SELECT a, pg_typeof(a) FROM act_n WHERE a = 1;
+BEGIN;
+CREATE TABLE act_o (a int);
+ALTER TABLE act_o ALTER a TYPE text;
+ROLLBACK;
+SELECT count(*) FROM pg_class WHERE relname = 'act_o';
 -- @@ read-only
 SELECT * FROM act_t ORDER BY id;
 SELECT id FROM act_t WHERE b = 'z20';
@@ -134,3 +159,5 @@ SELECT id, v FROM act_r WHERE id = 42;
 SELECT count(*) FROM act_r;
 \d act_t
 \d act_r
+SELECT a, c, length(big), d FROM act_m ORDER BY a;
+SELECT a, pg_typeof(a) FROM act_n WHERE a = 1;
