@@ -12,6 +12,11 @@
 
 use tap_tests::Node;
 
+/// The path of heap file `filenode` (pg_class.relfilenode) on `node`.
+fn file_of(node: &Node, filenode: &str) -> std::path::PathBuf {
+    node.data_dir().join("base").join(filenode)
+}
+
 fn pair() -> (Node, Node) {
     let primary = Node::new("primary");
     primary.init(true);
@@ -103,11 +108,26 @@ fn rewrite_replays_and_survives_restart() {
     primary.wait_for_replay(&standby);
     original(&primary);
     original(&standby);
-    // 3. The committed rewrite replays.
+    // 3. The committed rewrite replays; the old heap file goes on both.
+    let old_file = primary.safe_sql("SELECT relfilenode FROM pg_class WHERE relname = 't'");
     primary.safe_sql("ALTER TABLE t ALTER k TYPE bigint USING k * 10, ALTER v TYPE varchar(10)");
     primary.wait_for_replay(&standby);
     rewritten(&primary);
     rewritten(&standby);
+    let new_file = primary.safe_sql("SELECT relfilenode FROM pg_class WHERE relname = 't'");
+    assert_ne!(old_file, new_file, "the rewrite made a new heap file");
+    for node in [&primary, &standby] {
+        assert!(
+            !file_of(node, &old_file).exists(),
+            "{}: old heap file removed",
+            node.name()
+        );
+        assert!(
+            file_of(node, &new_file).exists(),
+            "{}: new heap file present",
+            node.name()
+        );
+    }
     assert_eq!(
         s.query_safe("SELECT v FROM t WHERE k = 1234"),
         "",
@@ -169,10 +189,11 @@ fn rewrite_replays_and_survives_restart() {
 
 /// Starts, in a session of `primary`, an ALTER TYPE transaction that
 /// also writes through the new definition, and returns the session.
-fn open_rewrite(primary: &Node, standby: &Node) -> tap_tests::session::Session {
+fn open_rewrite(primary: &Node, standby: &Node) -> (tap_tests::session::Session, String) {
     let s = primary.background_session();
     s.query_safe("BEGIN");
     s.query_safe("ALTER TABLE t ALTER k TYPE text USING 'x' || k");
+    let new_file = s.query_safe("SELECT relfilenode FROM pg_class WHERE relname = 't'");
     s.query_safe("INSERT INTO t VALUES ('fresh', 'f', 3)");
     assert_eq!(s.query_safe("SELECT v FROM t WHERE k = 'x1234'"), "v1234");
     // Another commit ships (and flushes) the WAL of the rewrite.
@@ -180,17 +201,25 @@ fn open_rewrite(primary: &Node, standby: &Node) -> tap_tests::session::Session {
     primary.wait_for_replay(standby);
     original(primary);
     original(standby);
-    s
+    assert!(
+        file_of(standby, &new_file).exists(),
+        "standby: the rewrite's file replayed"
+    );
+    (s, new_file)
 }
 
 #[test]
 fn uncommitted_rewrite_is_undone_after_a_crash() {
     let (primary, standby) = pair();
-    let s = open_rewrite(&primary, &standby);
+    let (s, new_file) = open_rewrite(&primary, &standby);
     primary.kill9();
     drop(s);
     primary.start();
     original(&primary);
+    assert!(
+        !file_of(&primary, &new_file).exists(),
+        "primary: no orphan heap file after the crash"
+    );
     // The table is writable and its key enforced.
     primary.expect_error("INSERT INTO t VALUES (1234, 'dup', 0)", "23505");
     primary.safe_sql("INSERT INTO t VALUES (2001, 'v2001', 6)");
@@ -203,6 +232,10 @@ fn uncommitted_rewrite_is_undone_after_a_crash() {
     primary.safe_sql("DELETE FROM t WHERE k = 2001");
     primary.wait_for_replay(&standby);
     original(&standby);
+    assert!(
+        !file_of(&standby, &new_file).exists(),
+        "standby: the undone rewrite's file removed"
+    );
     // A second restart finds the same (the undo was persisted).
     primary.restart();
     original(&primary);
@@ -216,11 +249,15 @@ fn uncommitted_rewrite_is_undone_after_a_crash() {
 #[test]
 fn uncommitted_rewrite_is_undone_at_promotion() {
     let (primary, standby) = pair();
-    let s = open_rewrite(&primary, &standby);
+    let (s, new_file) = open_rewrite(&primary, &standby);
     primary.kill9();
     drop(s);
     standby.promote();
     original(&standby);
+    assert!(
+        !file_of(&standby, &new_file).exists(),
+        "promoted standby: no orphan heap file"
+    );
     standby.expect_error("INSERT INTO t VALUES (1234, 'dup', 0)", "23505");
     standby.safe_sql("ALTER TABLE t ALTER k TYPE bigint USING k * 10, ALTER v TYPE varchar(10)");
     rewritten(&standby);
