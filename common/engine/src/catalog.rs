@@ -3600,6 +3600,82 @@ mod tests {
     }
 
     #[test]
+    fn rewrite_has_its_own_indexes_and_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        c.apply_catalog_change(&CatalogChange::CreateTable(spec("t", 16384)))
+            .unwrap();
+        let ix = IndexSpec {
+            name: "t_pkey".into(),
+            oid: 16385,
+            columns: vec![0],
+            unique: true,
+            primary: true,
+            ..IndexSpec::default()
+        };
+        c.apply_catalog_change(&CatalogChange::CreateIndex {
+            table: "t".into(),
+            spec: ix.clone(),
+        })
+        .unwrap()
+        .unwrap()
+        .set_ready();
+        let old = c.table("t").unwrap();
+        let old_set = old.indexes.clone();
+        // An uncommitted rewrite: new file, new column type.
+        let before = old.spec();
+        let mut new = before.clone();
+        new.rel = RelFileId(16500);
+        new.columns[0].ty = SqlType::Int8;
+        new.altered_by = TransactionId(42);
+        new.previous = Some(Box::new(before.clone()));
+        c.apply_catalog_change(&CatalogChange::AlterTable {
+            name: "t".into(),
+            spec: new.clone(),
+        })
+        .unwrap();
+        let t = c.table("t").unwrap();
+        assert!(!Arc::ptr_eq(&t.indexes, &old_set), "the new file's own set");
+        let copies = t.indexes.list();
+        assert_eq!(copies.len(), 1);
+        assert_eq!(copies[0].spec, ix);
+        assert!(!copies[0].is_ready(), "filled by the rewrite");
+        let prev = t.previous.as_ref().unwrap();
+        assert!(
+            Arc::ptr_eq(&prev.indexes, &old_set),
+            "previous keeps its set"
+        );
+        // Each file maps to its own version.
+        assert_eq!(
+            c.by_rel(RelFileId(16500)).unwrap().columns[0].ty,
+            SqlType::Int8
+        );
+        assert_eq!(
+            c.by_rel(RelFileId(16384)).unwrap().columns[0].ty,
+            SqlType::Int4
+        );
+        // Reloaded: both versions, each with its own copy of the index.
+        let c2 = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        let t2 = c2.table("t").unwrap();
+        let p2 = t2.previous.as_ref().unwrap();
+        assert_eq!(t2.rel, RelFileId(16500));
+        assert_eq!(p2.rel, RelFileId(16384));
+        assert!(!Arc::ptr_eq(&t2.indexes, &p2.indexes));
+        assert_eq!(p2.indexes.list()[0].spec, ix);
+        assert_eq!(t2.indexes.list()[0].spec, ix);
+        // Undo: back to the old file and its untouched index set.
+        c.apply_catalog_change(&CatalogChange::AlterTable {
+            name: "t".into(),
+            spec: before,
+        })
+        .unwrap();
+        let back = c.table("t").unwrap();
+        assert_eq!(back.rel, RelFileId(16384));
+        assert!(Arc::ptr_eq(&back.indexes, &old_set));
+        assert!(back.indexes.list()[0].is_ready());
+    }
+
+    #[test]
     fn corrupt_file_is_an_error_not_a_panic() {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir_all(dir.path().join("global")).unwrap();
