@@ -185,6 +185,26 @@ fn rewrite_replays_and_survives_restart() {
             node.name()
         );
     }
+    // 8. A rewrite waits for a transaction that wrote the table; if that
+    //    transaction then writes again, one of the two is a deadlock
+    //    victim (40P01) and the other completes: nothing hangs.
+    writer.query_safe("BEGIN");
+    writer.query_safe("INSERT INTO t VALUES (30001, 'w2', 1)");
+    let rewrite = alter.send("ALTER TABLE t ALTER n TYPE numeric");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!rewrite.is_finished(), "the rewrite waits for the writer");
+    let second = writer.query("INSERT INTO t VALUES (30002, 'w3', 1)");
+    let first = rewrite.wait();
+    match (&first, &second) {
+        (Ok(_), Err(e)) | (Err(e), Ok(_)) => assert_eq!(e.code(), "40P01", "deadlock victim"),
+        _ => panic!("expected one deadlock victim: {first:?} / {second:?}"),
+    }
+    writer.query_safe("ROLLBACK");
+    assert_eq!(
+        primary.safe_sql("SELECT count(*) FROM t"),
+        "2001",
+        "the writer's rows rolled back"
+    );
 }
 
 /// Starts, in a session of `primary`, an ALTER TYPE transaction that

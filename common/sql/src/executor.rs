@@ -1512,6 +1512,7 @@ fn modify_table<'a>(
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
+            crate::tablerewrite::check_not_rewriting(ec.xact.own().xids, table)?;
             let width = table.columns.len();
             let bulk_load = matches!(p.source, InsertSource::Query(_));
             let mut batch = InsertBatch::new(false, bulk_load);
@@ -1605,6 +1606,7 @@ fn modify_table<'a>(
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
+            crate::tablerewrite::check_not_rewriting(ec.xact.own().xids, table)?;
             let types = table.types();
             let mut count = 0u64;
             let mut newer: Vec<Value> = Vec::with_capacity(types.len());
@@ -1702,6 +1704,7 @@ fn modify_table<'a>(
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
+            crate::tablerewrite::check_not_rewriting(ec.xact.own().xids, table)?;
             let types = table.types();
             let mut count = 0u64;
             let mut newer: Vec<Value> = Vec::with_capacity(types.len());

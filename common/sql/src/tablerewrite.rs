@@ -581,6 +581,24 @@ pub fn rewriting_xid(own: &[TransactionId], table: &TableDef) -> Option<Transact
     (own.binary_search(&x).is_err()).then_some(x)
 }
 
+/// A writer holding `table`'s relation lock: 40001 if another
+/// transaction began rewriting the table after the writer bound its
+/// statement (it would write to the file being replaced). The rewrite
+/// sets its mark before it waits for the relation lock, so a writer
+/// either finishes before the rewrite reads the file or sees the mark.
+pub fn check_not_rewriting(own: &[TransactionId], table: &TableDef) -> PgResult<()> {
+    match rewriting_xid(own, table) {
+        None => Ok(()),
+        Some(_) => Err(PgError::new(
+            sqlstate::SERIALIZATION_FAILURE,
+            format!(
+                "could not serialize access: table \"{}\" is being rewritten by a concurrent ALTER TABLE",
+                table.name
+            ),
+        )),
+    }
+}
+
 /// A writer of `table` (a descriptor version it looked up): if another
 /// transaction is rewriting the table, waits for it to end and returns
 /// true — the caller binds its statement again, against whatever that
