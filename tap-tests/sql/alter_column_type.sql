@@ -123,6 +123,14 @@ SELECT id, v FROM act_r WHERE id = 42;
 \d act_r
 SELECT attname, atttypid::regtype, atttypmod FROM pg_attribute WHERE attrelid = 'act_r'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT column_name, data_type, character_maximum_length FROM information_schema.columns WHERE table_name = 'act_r' ORDER BY ordinal_position;
+-- several actions in one statement
+CREATE TABLE act_z (a int, b text);
+INSERT INTO act_z VALUES (1, 'one');
+ALTER TABLE act_z ALTER a TYPE bigint, ALTER a TYPE int;
+ALTER TABLE act_z ADD COLUMN c int, ALTER a TYPE bigint USING a + 1, ALTER c SET DEFAULT 5;
+INSERT INTO act_z (a, b) VALUES (7, 'seven');
+SELECT * FROM act_z ORDER BY a;
+\d act_z
 -- dropped columns, missing values and TOAST-ed values survive the rewrite
 CREATE TABLE act_m (a int, b int, c int, big text);
 INSERT INTO act_m VALUES (1, 2, 3, repeat('x', 100000));

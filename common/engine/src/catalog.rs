@@ -460,8 +460,10 @@ impl IndexDef {
 
     /// The evaluator of this (non-plain) index's expressions over rows of
     /// `table`, bound at first use through the installed
-    /// [`IndexExprBinder`]. Column positions never change for a table, so
-    /// one binding serves every later version of its descriptor.
+    /// [`IndexExprBinder`]. Column positions never change for a table, and
+    /// column types change only with a rewrite, which gives the new heap
+    /// file new `IndexDef`s: one binding serves every version that reads
+    /// this index.
     pub fn exprs(&self, table: &TableDef) -> PgResult<Arc<dyn IndexExprs>> {
         if let Some(e) = self.exprs.get() {
             return Ok(e.clone());
@@ -504,7 +506,8 @@ impl IndexDef {
     }
 }
 
-/// The indexes of one table, shared by every descriptor version of it.
+/// The indexes of one heap file of a table, shared by every descriptor
+/// version that reads that file (see `indexes_for`).
 #[derive(Default, Debug)]
 pub struct TableIndexes {
     list: RwLock<Vec<Arc<IndexDef>>>,
@@ -618,7 +621,8 @@ pub struct TableDef {
     pub columns: Vec<ColumnDef>,
     /// `WITH (…)` options as given (fillfactor accepted, not used).
     pub options: Vec<(String, String)>,
-    /// Indexes (shared by every descriptor version of this table).
+    /// Indexes (shared by every descriptor version of this table that
+    /// reads the same heap file `rel`).
     pub indexes: Arc<TableIndexes>,
     /// TRUNCATE/DROP vs. statements (shared by every descriptor version).
     pub lock: Arc<RelLock>,

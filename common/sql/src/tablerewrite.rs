@@ -129,7 +129,7 @@ pub fn alter_column_types(
             .column_index(&name)
             .ok_or_else(|| crate::tablecmds::undefined_column_of(&name, &tname))?;
         if resolved.iter().any(|r| r.pos == pos) {
-            return Err(PgError::syntax(format!(
+            return Err(PgError::unsupported(format!(
                 "cannot alter type of column \"{name}\" twice"
             )));
         }
