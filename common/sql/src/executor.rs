@@ -1469,9 +1469,15 @@ pub(crate) fn run_internal_dml(
             Plan::Delete(p) => Some(p.table.clone()),
             Plan::Query(_) => None,
         };
-        let limits = ec.wait_limits();
         match target {
-            Some(t) if crate::tablerewrite::wait_for_rewrite(ec.xact, &t, ec.cancel, limits)? => {}
+            Some(t)
+                if crate::tablerewrite::rewriting_xid(ec.xact.own().xids, &t).is_some()
+                    && crate::tablerewrite::wait_for_rewrite(
+                        ec.xact,
+                        &t,
+                        ec.cancel,
+                        ec.wait_limits(),
+                    )? => {}
             _ => break planned,
         }
     };

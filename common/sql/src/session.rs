@@ -1843,16 +1843,16 @@ impl Session {
     ) -> PgResult<ExecOutcome> {
         let mut rebind = false;
         let planned = loop {
-            let limits = WaitLimits {
-                statement: self.deadline(),
-                lock_timeout: self.settings.lock_timeout(),
-            };
             let planned = match self.plan_of(stmt, ast, rebind) {
                 Ok(p) => p,
                 Err(e) => {
                     // Bound against a definition being rewritten (a value
                     // out of range of the old type …): PostgreSQL would
                     // have waited for the rewrite before binding.
+                    let limits = WaitLimits {
+                        statement: self.deadline(),
+                        lock_timeout: self.settings.lock_timeout(),
+                    };
                     let waited = crate::tablerewrite::wait_for_any_rewrite(
                         &self.db,
                         &self.xact,
@@ -1867,7 +1867,8 @@ impl Session {
                 }
             };
             // Another transaction rewriting the written table (ALTER
-            // COLUMN … TYPE): wait for it, then bind again.
+            // COLUMN … TYPE): wait for it, then bind again. One atomic
+            // load when none is.
             let target = match &planned.plan {
                 Plan::Insert(p) => Some(&p.table),
                 Plan::Update(p) => Some(&p.table),
@@ -1876,12 +1877,8 @@ impl Session {
             };
             match target {
                 Some(t)
-                    if crate::tablerewrite::wait_for_rewrite(
-                        &self.xact,
-                        t,
-                        &self.cancel,
-                        limits,
-                    )? =>
+                    if crate::tablerewrite::rewriting_xid(self.xact.own().xids, t).is_some()
+                        && self.wait_for_rewrite(t)? =>
                 {
                     rebind = true
                 }
