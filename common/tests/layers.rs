@@ -113,6 +113,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "analyze",
                 "sequence",
                 "tablecmds",
+                "tablerewrite",
                 "ri_triggers",
                 "schemacmds",
                 "view",

@@ -61,6 +61,14 @@
 //! keeps that value for older rows ([`ColumnDef::missing`],
 //! [`TableDef::decode_into`]).
 //!
+//! A rewrite (ALTER COLUMN … TYPE, `sql::tablerewrite`) changes `rel`
+//! too: the new version reads a new heap file with the new column types,
+//! the previous version keeps the old file and the old types, and
+//! [`Catalog::by_rel`] finds the version a file belongs to — rows of one
+//! file are only ever decoded with that file's definition. When the ALTER
+//! commits, one more `AlterTable` drops the previous version (every
+//! node's catalog version moves) and the old file goes.
+//!
 //! ## Constraints and sequences
 //!
 //! A table's constraints are a list of [`ConstraintSpec`] (pg_constraint
@@ -83,8 +91,12 @@
 //! key bytes → every heap row version with that key. They are rebuilt from
 //! the heap (`Heap::scan_all`) when the database opens. The index list of a
 //! table lives in a [`TableIndexes`] shared by every version of the table's
-//! descriptor, so a writer that picked up the descriptor before `CREATE
-//! INDEX` still sees the new index. Writers read the list *after* inserting
+//! descriptor that reads the same heap file, so a writer that picked up the
+//! descriptor before `CREATE INDEX` still sees the new index. Entries
+//! name tuples of one file, so a version with another file (a rewrite)
+//! has its own set — copies of the definitions, filled from its file — and
+//! undoing the rewrite gets the previous version's set back untouched
+//! (`indexes_for`). Writers read the list *after* inserting
 //! the heap tuple; an index build publishes the (empty) index first and then
 //! scans the heap, so every tuple ends up in the index one way or the other.
 //!
@@ -448,8 +460,10 @@ impl IndexDef {
 
     /// The evaluator of this (non-plain) index's expressions over rows of
     /// `table`, bound at first use through the installed
-    /// [`IndexExprBinder`]. Column positions never change for a table, so
-    /// one binding serves every later version of its descriptor.
+    /// [`IndexExprBinder`]. Column positions never change for a table, and
+    /// column types change only with a rewrite, which gives the new heap
+    /// file new `IndexDef`s: one binding serves every version that reads
+    /// this index.
     pub fn exprs(&self, table: &TableDef) -> PgResult<Arc<dyn IndexExprs>> {
         if let Some(e) = self.exprs.get() {
             return Ok(e.clone());
@@ -492,7 +506,8 @@ impl IndexDef {
     }
 }
 
-/// The indexes of one table, shared by every descriptor version of it.
+/// The indexes of one heap file of a table, shared by every descriptor
+/// version that reads that file (see `indexes_for`).
 #[derive(Default, Debug)]
 pub struct TableIndexes {
     list: RwLock<Vec<Arc<IndexDef>>>,
@@ -606,13 +621,19 @@ pub struct TableDef {
     pub columns: Vec<ColumnDef>,
     /// `WITH (…)` options as given (fillfactor accepted, not used).
     pub options: Vec<(String, String)>,
-    /// Indexes (shared by every descriptor version of this table).
+    /// Indexes (shared by every descriptor version of this table that
+    /// reads the same heap file `rel`).
     pub indexes: Arc<TableIndexes>,
     /// TRUNCATE/DROP vs. statements (shared by every descriptor version).
     pub lock: Arc<RelLock>,
     /// Set when the table is dropped (a statement holding an old `Arc`
     /// checks it after taking the relation lock).
     pub dropped: Arc<AtomicBool>,
+    /// The xid of the transaction rewriting the table's heap (ALTER
+    /// COLUMN … TYPE) while it runs, 0 otherwise (shared by every
+    /// descriptor version; in memory only): other writers wait for it, as
+    /// PostgreSQL's AccessExclusiveLock makes them.
+    pub rewriting: Arc<AtomicU64>,
     /// The xid of the (sub)transaction that created the table while that
     /// transaction may still roll back; 0 once it is known committed
     /// (shared by every descriptor version). See [`CatalogView`].
@@ -1383,8 +1404,21 @@ impl Catalog {
                 for (spec, indexes) in tables {
                     let t = new_table(spec);
                     {
+                        // A version before an uncommitted rewrite has its
+                        // own heap file, so its own index set (same
+                        // definitions): start-up fills both.
+                        let prev = t
+                            .previous
+                            .as_ref()
+                            .filter(|p| !Arc::ptr_eq(&p.indexes, &t.indexes));
                         let mut l = t.indexes.list.write();
                         for ix in indexes {
+                            if let Some(p) = prev {
+                                p.indexes
+                                    .list
+                                    .write()
+                                    .push(Arc::new(IndexDef::new(ix.clone(), true)));
+                            }
                             l.push(Arc::new(IndexDef::new(ix, true)));
                         }
                     }
@@ -1442,15 +1476,20 @@ impl Catalog {
         self.get(name).ok_or_else(|| undefined_table(name))
     }
 
-    /// The table whose heap is `rel`, committed or not (redo and pruning,
-    /// which know a relation by its file): no copy of the table list.
+    /// The table version whose heap is `rel`, committed or not (redo and
+    /// pruning, which know a relation by its file): no copy of the table
+    /// list. While a rewrite (ALTER COLUMN … TYPE) has not committed, the
+    /// old file belongs to the previous version: its rows decode with that
+    /// version's column types and index into that version's indexes.
     pub fn by_rel(&self, rel: RelFileId) -> Option<Arc<TableDef>> {
-        self.state
-            .read()
-            .tables
-            .values()
-            .find(|t| t.rel == rel)
-            .cloned()
+        let st = self.state.read();
+        st.tables.values().find_map(|t| {
+            if t.rel == rel {
+                Some(t.clone())
+            } else {
+                t.previous.as_ref().filter(|p| p.rel == rel).cloned()
+            }
+        })
     }
 
     /// Every table, sorted by name.
@@ -2860,6 +2899,7 @@ fn new_table(spec: TableSpec) -> TableDef {
         indexes: Arc::new(TableIndexes::default()),
         lock: Arc::new(RelLock::default()),
         dropped: Arc::new(AtomicBool::new(false)),
+        rewriting: Arc::new(AtomicU64::new(0)),
         constraints: Vec::new(),
         comments: Vec::new(),
         altered_by: AtomicU64::new(0),
@@ -2886,8 +2926,35 @@ fn pad_columns(cols: &mut Vec<ColumnDef>, wider: &[ColumnDef]) {
     }
 }
 
-/// A new descriptor version of table `t` (its shared parts — indexes, lock,
-/// dropped flag, creator mark — are kept) with definition `spec`.
+/// The index set of a version of table `t` whose heap is `rel`: indexes
+/// belong to a heap relation file. The same file keeps `t`'s; going back
+/// to the file of `t`'s previous version (undoing a rewrite) takes that
+/// version's, intact; a new file (a rewrite) gets copies of the
+/// definitions, empty and not ready, which the rewrite — or a standby's
+/// replay, or start-up — fills from that file.
+fn indexes_for(t: &TableDef, rel: RelFileId) -> Arc<TableIndexes> {
+    if rel == t.rel {
+        return t.indexes.clone();
+    }
+    if let Some(p) = t.previous.as_ref().filter(|p| p.rel == rel) {
+        if !Arc::ptr_eq(&p.indexes, &t.indexes) {
+            return p.indexes.clone();
+        }
+    }
+    Arc::new(TableIndexes {
+        list: RwLock::new(
+            t.indexes
+                .list()
+                .iter()
+                .map(|i| Arc::new(IndexDef::new(i.spec.clone(), false)))
+                .collect(),
+        ),
+    })
+}
+
+/// A new descriptor version of table `t` (its shared parts — lock, dropped
+/// flag, creator mark, and the indexes while the heap file stays the
+/// same, see [`indexes_for`] — are kept) with definition `spec`.
 fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
     let missing: Vec<Option<pgtypes::value::Value>> = spec
         .columns
@@ -2935,9 +3002,10 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
         rel: spec.rel,
         columns: spec.columns,
         options: spec.options,
-        indexes: t.indexes.clone(),
+        indexes: indexes_for(t, spec.rel),
         lock: t.lock.clone(),
         dropped: t.dropped.clone(),
+        rewriting: t.rewriting.clone(),
         constraints: spec.constraints,
         comments: spec.comments,
         altered_by: AtomicU64::new(spec.altered_by.0),
@@ -3533,6 +3601,82 @@ mod tests {
         assert!(t.columns[4].dropped);
         assert_eq!(t.column_index("e"), None);
         assert_eq!(t.altered_by.load(Ordering::Acquire), 0);
+    }
+
+    #[test]
+    fn rewrite_has_its_own_indexes_and_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        c.apply_catalog_change(&CatalogChange::CreateTable(spec("t", 16384)))
+            .unwrap();
+        let ix = IndexSpec {
+            name: "t_pkey".into(),
+            oid: 16385,
+            columns: vec![0],
+            unique: true,
+            primary: true,
+            ..IndexSpec::default()
+        };
+        c.apply_catalog_change(&CatalogChange::CreateIndex {
+            table: "t".into(),
+            spec: ix.clone(),
+        })
+        .unwrap()
+        .unwrap()
+        .set_ready();
+        let old = c.table("t").unwrap();
+        let old_set = old.indexes.clone();
+        // An uncommitted rewrite: new file, new column type.
+        let before = old.spec();
+        let mut new = before.clone();
+        new.rel = RelFileId(16500);
+        new.columns[0].ty = SqlType::Int8;
+        new.altered_by = TransactionId(42);
+        new.previous = Some(Box::new(before.clone()));
+        c.apply_catalog_change(&CatalogChange::AlterTable {
+            name: "t".into(),
+            spec: new.clone(),
+        })
+        .unwrap();
+        let t = c.table("t").unwrap();
+        assert!(!Arc::ptr_eq(&t.indexes, &old_set), "the new file's own set");
+        let copies = t.indexes.list();
+        assert_eq!(copies.len(), 1);
+        assert_eq!(copies[0].spec, ix);
+        assert!(!copies[0].is_ready(), "filled by the rewrite");
+        let prev = t.previous.as_ref().unwrap();
+        assert!(
+            Arc::ptr_eq(&prev.indexes, &old_set),
+            "previous keeps its set"
+        );
+        // Each file maps to its own version.
+        assert_eq!(
+            c.by_rel(RelFileId(16500)).unwrap().columns[0].ty,
+            SqlType::Int8
+        );
+        assert_eq!(
+            c.by_rel(RelFileId(16384)).unwrap().columns[0].ty,
+            SqlType::Int4
+        );
+        // Reloaded: both versions, each with its own copy of the index.
+        let c2 = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        let t2 = c2.table("t").unwrap();
+        let p2 = t2.previous.as_ref().unwrap();
+        assert_eq!(t2.rel, RelFileId(16500));
+        assert_eq!(p2.rel, RelFileId(16384));
+        assert!(!Arc::ptr_eq(&t2.indexes, &p2.indexes));
+        assert_eq!(p2.indexes.list()[0].spec, ix);
+        assert_eq!(t2.indexes.list()[0].spec, ix);
+        // Undo: back to the old file and its untouched index set.
+        c.apply_catalog_change(&CatalogChange::AlterTable {
+            name: "t".into(),
+            spec: before,
+        })
+        .unwrap();
+        let back = c.table("t").unwrap();
+        assert_eq!(back.rel, RelFileId(16384));
+        assert!(Arc::ptr_eq(&back.indexes, &old_set));
+        assert!(back.indexes.list()[0].is_ready());
     }
 
     #[test]

@@ -128,11 +128,11 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
                     prev.name,
                     t.altered_by.load(Ordering::Acquire)
                 );
-                db.catalog
-                    .apply_catalog_change(&CatalogChange::AlterTable {
-                        name: t.key(),
-                        spec: prev.spec(),
-                    })?;
+                undo_alter(db, &t)?;
+            } else if prev.rel != t.rel {
+                // A rewrite that committed, the crash before its old heap
+                // file went.
+                settle_rewrite(db, &t, prev.rel)?;
             }
         }
     }
@@ -254,6 +254,79 @@ fn uncommitted_creator(db: &Engine, creator: &std::sync::atomic::AtomicU64) -> O
         return None;
     }
     Some(x)
+}
+
+/// Puts back the committed definition before the uncommitted ALTER TABLE
+/// that made version `t` (WAL-logged), whose transaction ended without
+/// committing; the heap file a rewrite made goes with it.
+pub fn undo_alter(db: &Engine, t: &Arc<TableDef>) -> PgResult<()> {
+    let Some(prev) = &t.previous else {
+        return Ok(());
+    };
+    db.catalog
+        .apply_catalog_change(&CatalogChange::AlterTable {
+            name: t.key(),
+            spec: prev.spec(),
+        })?;
+    if prev.rel != t.rel {
+        db.heap.drop_relation(t.rel)?;
+    }
+    if let Some(now) = db.catalog.by_oid(t.oid) {
+        build_unready_indexes(db, &now)?;
+    }
+    Ok(())
+}
+
+/// The end of a committed rewrite (ALTER COLUMN … TYPE): the definition
+/// loses its previous version — a catalog change, so every node's
+/// catalog version moves and cached plans of the old version are re-bound
+/// — and the old heap file `old_rel` goes. Waits for the statements still
+/// reading the old file (the relation lock).
+pub fn settle_rewrite(db: &Engine, t: &TableDef, old_rel: RelFileId) -> PgResult<()> {
+    let _x = t.lock.exclusive(&AtomicBool::new(false))?;
+    if let Some(now) = db.catalog.by_oid(t.oid) {
+        if now.previous.is_some() {
+            let mut spec = now.spec();
+            spec.altered_by = TransactionId::INVALID;
+            spec.previous = None;
+            db.catalog
+                .apply_catalog_change(&CatalogChange::AlterTable {
+                    name: now.key(),
+                    spec,
+                })?;
+        }
+        if now.rel == old_rel {
+            return Ok(());
+        }
+    }
+    db.heap.drop_relation(old_rel)
+}
+
+/// Builds, from the heap, the indexes of one table version that are not
+/// ready: the index set a rewrite's undo gives a heap file whose own set
+/// is gone (two rewrites in one transaction, the later one undone).
+pub fn build_unready_indexes(db: &Engine, t: &TableDef) -> PgResult<()> {
+    let pending: Vec<_> = t
+        .indexes
+        .list()
+        .into_iter()
+        .filter(|ix| !ix.is_ready())
+        .collect();
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let types = t.types();
+    let mut row = Vec::with_capacity(types.len());
+    let mut build = SortedBuild::new(t, &pending);
+    db.heap.scan_all(t.rel, &mut |tid, data| {
+        t.decode_into(data, &types, &mut row, &db.heap)?;
+        build.add(&row, tid)
+    })?;
+    build.finish();
+    for ix in &pending {
+        ix.set_ready();
+    }
+    Ok(())
 }
 
 /// True if the ALTER TABLE that made version `t` committed (clears the
@@ -481,7 +554,20 @@ pub fn rebuild_all_indexes(db: &Engine) -> PgResult<u64> {
     let mut max_xid = 0u64;
     // Past every xid: a committed deleter is older than any snapshot to come.
     let horizon = TransactionId(u64::MAX);
+    let mut versions = Vec::new();
     for t in db.catalog.tables() {
+        // The version before an uncommitted rewrite reads its own heap
+        // file through its own indexes (see `catalog::indexes_for`).
+        if let Some(p) = t
+            .previous
+            .as_ref()
+            .filter(|p| !Arc::ptr_eq(&p.indexes, &t.indexes))
+        {
+            versions.push(p.clone());
+        }
+        versions.push(t);
+    }
+    for t in versions {
         let list = t.indexes.list();
         let types = t.types();
         let mut row = Vec::with_capacity(types.len());

@@ -188,6 +188,12 @@ impl CopyInState {
 
     fn flush(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
         let table = self.table.clone();
+        // Held while the batch goes in: a rewrite of the table (ALTER
+        // COLUMN … TYPE) waits for it, and a batch after the rewrite began
+        // fails instead of writing to the file being replaced.
+        let _lock = table.lock.shared();
+        table.check_not_dropped()?;
+        crate::tablerewrite::check_not_rewriting(ec.xact.own().xids, &table)?;
         self.batch
             .flush(ec, &self.vis, &table, &mut |_, _| Ok(()))?;
         self.ri_events.append(&mut ec.ri_events);

@@ -115,6 +115,21 @@ pub enum PendingDdl {
         /// The index.
         index: Arc<IndexDef>,
     },
+    /// ALTER COLUMN … TYPE wrote the table's rows into the new heap file
+    /// `new_rel` (`crate::tablerewrite`; listed before the `Alter` that
+    /// switches to it, so a ROLLBACK switches back first): at COMMIT the
+    /// old file `old_rel` goes, at ROLLBACK the new one.
+    Rewrite {
+        /// The table's OID.
+        oid: pgtypes::Oid,
+        /// The heap file the rows were read from.
+        old_rel: RelFileId,
+        /// The heap file the converted rows were written to.
+        new_rel: RelFileId,
+        /// This rewrite set `TableDef::rewriting` (the first of its
+        /// transaction): it clears it.
+        marked: bool,
+    },
     /// ALTER TABLE (one action): at COMMIT the new definition loses its
     /// uncommitted mark; at ROLLBACK `before` is applied again
     /// (`crate::tablecmds`).
@@ -209,6 +224,7 @@ impl PendingDdl {
                 }
             }
             PendingDdl::CreateIndex { index, .. } => index.creator.store(0, Ordering::Release),
+            PendingDdl::Rewrite { .. } => crate::tablerewrite::commit_pending(db, self),
             PendingDdl::Alter { oid, .. } => {
                 if let Some(t) = db.catalog().by_oid(oid) {
                     t.altered_by.store(0, Ordering::Release);
@@ -302,6 +318,7 @@ impl PendingDdl {
                     }
                 }
             }
+            PendingDdl::Rewrite { .. } => crate::tablerewrite::abort_pending(db, self),
             PendingDdl::Alter { oid, before } => {
                 let Some(t) = db.catalog().by_oid(oid) else {
                     return;
@@ -910,7 +927,14 @@ fn drop_tables(
     let db = cx.db;
     let mut tables = Vec::new();
     for n in names {
-        match cx.find(n)? {
+        let mut found = cx.find(n)?;
+        while let Some(t) = &found {
+            if !crate::tablerewrite::wait_for_rewrite(cx.xact, t, cx.cancel, cx.limits)? {
+                break;
+            }
+            found = cx.find(n)?;
+        }
+        match found {
             Some(t) => tables.push(t),
             None => cx.notices.push(missing_table_to_drop(
                 &crate::namespace::QualName::of(n)?.display(),
@@ -1140,7 +1164,11 @@ pub fn truncate(cx: &mut DdlCtx<'_>, names: &[ast::ObjectName], cascade: bool) -
     let db = cx.db;
     let mut tables = Vec::new();
     for name in names {
-        tables.push(cx.table(name)?);
+        let mut t = cx.table(name)?;
+        while crate::tablerewrite::wait_for_rewrite(cx.xact, &t, cx.cancel, cx.limits)? {
+            t = cx.table(name)?;
+        }
+        tables.push(t);
     }
     let tables = truncate_targets(db, cx.xact.own().xids, tables, cascade, &mut cx.notices)?;
     for t in tables {
@@ -1342,6 +1370,15 @@ fn build_index(cx: &mut DdlCtx<'_>, table: &Arc<TableDef>, template: IndexSpec) 
             format!("relation \"{name}\" already exists"),
         ));
     }
+    if crate::tablerewrite::wait_for_rewrite(cx.xact, table, cx.cancel, cx.limits)? {
+        return Err(PgError::new(
+            sqlstate::SERIALIZATION_FAILURE,
+            format!(
+                "could not serialize access: table \"{}\" was rewritten concurrently",
+                table.name
+            ),
+        ));
+    }
     let creator = cx.xact.assign_xid()?;
     let _lock = table.lock.shared();
     table.check_not_dropped()?;
@@ -1401,7 +1438,7 @@ fn build_index(cx: &mut DdlCtx<'_>, table: &Arc<TableDef>, template: IndexSpec) 
     }
 }
 
-fn fill_and_check(
+pub(crate) fn fill_and_check(
     cx: &mut DdlCtx<'_>,
     table: &TableDef,
     ix: &IndexDef,

@@ -1460,14 +1460,33 @@ pub(crate) fn run_internal_dml(
         return Err(PgError::internal("internal statement did not parse"));
     };
     let oids: Vec<pgtypes::Oid> = types.iter().map(|t| t.oid()).collect();
-    let planned = {
-        let own = ec.xact.own();
-        let view = ec
-            .db
-            .catalog()
-            .view(own.xids, ec.db.clog())
-            .with_path(&ec.path);
-        crate::planner::plan_statement(&view, &stmt, &oids)?
+    let planned = loop {
+        let planned = {
+            let own = ec.xact.own();
+            let view = ec
+                .db
+                .catalog()
+                .view(own.xids, ec.db.clog())
+                .with_path(&ec.path);
+            crate::planner::plan_statement(&view, &stmt, &oids)?
+        };
+        let target = match &planned.plan {
+            Plan::Insert(p) => Some(p.table.clone()),
+            Plan::Update(p) => Some(p.table.clone()),
+            Plan::Delete(p) => Some(p.table.clone()),
+            Plan::Query(_) => None,
+        };
+        match target {
+            Some(t)
+                if crate::tablerewrite::rewriting_xid(ec.xact.own().xids, &t).is_some()
+                    && crate::tablerewrite::wait_for_rewrite(
+                        ec.xact,
+                        &t,
+                        ec.cancel,
+                        ec.wait_limits(),
+                    )? => {}
+            _ => break planned,
+        }
     };
     let vis = Vis::take(ec.xact);
     let mut sub = Ectx::new(
@@ -1506,6 +1525,7 @@ fn modify_table<'a>(
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
+            crate::tablerewrite::check_not_rewriting(ec.xact.own().xids, table)?;
             let width = table.columns.len();
             let bulk_load = matches!(p.source, InsertSource::Query(_));
             let mut batch = InsertBatch::new(false, bulk_load);
@@ -1599,6 +1619,7 @@ fn modify_table<'a>(
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
+            crate::tablerewrite::check_not_rewriting(ec.xact.own().xids, table)?;
             let types = table.types();
             let mut count = 0u64;
             let mut newer: Vec<Value> = Vec::with_capacity(types.len());
@@ -1696,6 +1717,7 @@ fn modify_table<'a>(
             let table = &p.table;
             let _lock = table.lock.shared();
             table.check_not_dropped()?;
+            crate::tablerewrite::check_not_rewriting(ec.xact.own().xids, table)?;
             let types = table.types();
             let mut count = 0u64;
             let mut newer: Vec<Value> = Vec::with_capacity(types.len());

@@ -715,6 +715,16 @@ fn param_type_for(target: SqlType) -> SqlType {
     }
 }
 
+/// Assignment coercion of `b` to `target` without error reporting: None
+/// if no assignment cast exists (ALTER COLUMN … TYPE words its own error).
+pub fn try_coerce_assign(
+    b: BoundExpr,
+    target: SqlType,
+    params: &mut ParamTypes,
+) -> PgResult<Option<Expr>> {
+    try_coerce(b, target, params, CastMode::Assignment)
+}
+
 /// Coercion without error reporting: None if no cast of `mode`'s strength exists.
 fn try_coerce(
     b: BoundExpr,

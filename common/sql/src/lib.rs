@@ -20,6 +20,7 @@ pub mod sequence;
 pub mod session;
 pub mod sysviews;
 pub mod tablecmds;
+pub mod tablerewrite;
 pub mod typecmds;
 pub mod utility;
 pub mod view;

@@ -625,7 +625,25 @@ impl Session {
         };
         let (columns, param_types, plan) = match &parsed.stmt {
             Stmt::Sql(s) if is_plannable(s) => {
-                match plan_statement(&self.catalog_view(), s, oids) {
+                let mut planned = plan_statement(&self.catalog_view(), s, oids);
+                if planned.is_err() && raise {
+                    // Bound against a definition another transaction is
+                    // rewriting: wait for it and bind again (see
+                    // `Session::exec_planned`).
+                    let limits = WaitLimits {
+                        statement: self.deadline(),
+                        lock_timeout: self.settings.lock_timeout(),
+                    };
+                    if crate::tablerewrite::wait_for_any_rewrite(
+                        &self.db,
+                        &self.xact,
+                        &self.cancel,
+                        limits,
+                    )? {
+                        planned = plan_statement(&self.catalog_view(), s, oids);
+                    }
+                }
+                match planned {
                     Ok(p) => (
                         OnceLock::from(p.columns.clone()),
                         p.param_types.clone(),
@@ -830,13 +848,19 @@ impl Session {
         })
     }
 
-    /// The current plan of a DML statement, re-bound if the catalog moved.
-    fn plan_of(&self, stmt: &PreparedStatement, ast: &ast::Statement) -> PgResult<Arc<Planned>> {
+    /// The current plan of a DML statement, re-bound if the catalog moved
+    /// (or `rebind`: the table it writes was rewritten meanwhile).
+    fn plan_of(
+        &self,
+        stmt: &PreparedStatement,
+        ast: &ast::Statement,
+        rebind: bool,
+    ) -> PgResult<Arc<Planned>> {
         let version = self.catalog_view().version();
         {
             let g = stmt.plan.lock();
             if let Some(p) = g.as_ref() {
-                if p.catalog_version == version {
+                if p.catalog_version == version && !rebind {
                     return Ok(p.clone());
                 }
             }
@@ -1827,7 +1851,13 @@ impl Session {
         for n in names {
             let q = crate::namespace::QualName::of(n)?;
             let name = q.display();
-            let found = crate::namespace::find_table(&self.catalog_view(), &q);
+            let mut found = crate::namespace::find_table(&self.catalog_view(), &q);
+            while let Some(t) = &found {
+                if !self.wait_for_rewrite(t)? {
+                    break;
+                }
+                found = crate::namespace::find_table(&self.catalog_view(), &q);
+            }
             let pending = found
                 .as_ref()
                 .is_some_and(|t| self.pending_ddl.drops(&t.key()));
@@ -1904,7 +1934,11 @@ impl Session {
         let mut tables = Vec::with_capacity(names.len());
         for name in names {
             let q = crate::namespace::QualName::of(name)?;
-            tables.push(crate::namespace::table(&self.catalog_view(), &q)?);
+            let mut t = crate::namespace::table(&self.catalog_view(), &q)?;
+            while self.wait_for_rewrite(&t)? {
+                t = crate::namespace::table(&self.catalog_view(), &q)?;
+            }
+            tables.push(t);
         }
         let mut notices = Vec::new();
         let tables = crate::ddl::truncate_targets(
@@ -1947,7 +1981,50 @@ impl Session {
         params: &[Value],
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
-        let planned = self.plan_of(stmt, ast)?;
+        let mut rebind = false;
+        let planned = loop {
+            let planned = match self.plan_of(stmt, ast, rebind) {
+                Ok(p) => p,
+                Err(e) => {
+                    // Bound against a definition being rewritten (a value
+                    // out of range of the old type …): PostgreSQL would
+                    // have waited for the rewrite before binding.
+                    let limits = WaitLimits {
+                        statement: self.deadline(),
+                        lock_timeout: self.settings.lock_timeout(),
+                    };
+                    let waited = crate::tablerewrite::wait_for_any_rewrite(
+                        &self.db,
+                        &self.xact,
+                        &self.cancel,
+                        limits,
+                    )?;
+                    if waited && !rebind {
+                        rebind = true;
+                        continue;
+                    }
+                    return Err(e);
+                }
+            };
+            // Another transaction rewriting the written table (ALTER
+            // COLUMN … TYPE): wait for it, then bind again. One atomic
+            // load when none is.
+            let target = match &planned.plan {
+                Plan::Insert(p) => Some(&p.table),
+                Plan::Update(p) => Some(&p.table),
+                Plan::Delete(p) => Some(&p.table),
+                Plan::Query(_) => None,
+            };
+            match target {
+                Some(t)
+                    if crate::tablerewrite::rewriting_xid(self.xact.own().xids, t).is_some()
+                        && self.wait_for_rewrite(t)? =>
+                {
+                    rebind = true
+                }
+                _ => break planned,
+            }
+        };
         if params.len() < planned.param_types.len() {
             return Err(PgError::new(
                 sqlstate::PROTOCOL_VIOLATION,
@@ -2009,7 +2086,10 @@ impl Session {
                 let CopySource::Table { name, columns } = &c.source else {
                     return Err(PgError::syntax("syntax error at or near \"from\""));
                 };
-                let table = self.visible_table(name)?;
+                let mut table = self.visible_table(name)?;
+                while self.wait_for_rewrite(&table)? {
+                    table = self.visible_table(name)?;
+                }
                 let cols = copy_columns(&table, columns)?;
                 let unfrozen = self.mvcc_truncated_in_xact.contains(&table.rel);
                 if c.freeze && !unfrozen && !self.created_in_xact.contains(&table.rel) {
@@ -2258,6 +2338,16 @@ impl Session {
                 })?;
         }
         Ok(())
+    }
+
+    /// Waits for another transaction's rewrite of `table` (ALTER COLUMN …
+    /// TYPE); true if it waited: the caller looks the table up again.
+    fn wait_for_rewrite(&self, table: &TableDef) -> PgResult<bool> {
+        let limits = WaitLimits {
+            statement: self.deadline(),
+            lock_timeout: self.settings.lock_timeout(),
+        };
+        crate::tablerewrite::wait_for_rewrite(&self.xact, table, &self.cancel, limits)
     }
 
     /// The table a name the session's own parser kept as text names

@@ -23,6 +23,9 @@
 //! `engine::indexing::resolve_uncommitted_ddl` puts back the previous
 //! definition of every ALTER whose transaction never committed.
 //!
+//! ALTER COLUMN … TYPE is the one action that rewrites the table into a
+//! new heap file: `crate::tablerewrite`, on the same undo machinery.
+//!
 //! ## The tuple format never shrinks
 //!
 //! A dropped column stays in `columns` with `dropped` set and PostgreSQL's
@@ -113,6 +116,24 @@ fn checks_of(table: &TableDef) -> PgResult<Option<Arc<BoundChecks>>> {
     let b = Arc::new(BoundChecks(v));
     let _ = table.sql_cache.set(b.clone());
     Ok(Some(b))
+}
+
+/// The name of the first CHECK constraint of `table` that is false for
+/// `row` (conformed to the column types).
+pub(crate) fn failing_check(
+    table: &TableDef,
+    row: &[Value],
+    cx: &mut dyn EvalContext,
+) -> PgResult<Option<String>> {
+    let Some(checks) = checks_of(table)? else {
+        return Ok(None);
+    };
+    for (name, e) in &checks.0 {
+        if let Value::Bool(false) = crate::expr::eval(e, row, &[], cx)? {
+            return Ok(Some(name.clone()));
+        }
+    }
+    Ok(None)
 }
 
 /// Binds the table's CHECKs (errors for a bad expression).
@@ -247,7 +268,7 @@ pub fn key_constraint(name: &str, primary: bool, columns: Vec<usize>) -> Constra
 
 /// The current descriptor of table `oid`, after waiting for any other
 /// transaction's uncommitted ALTER of it to end.
-fn lock_for_alter(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Arc<TableDef>> {
+pub(crate) fn lock_for_alter(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Arc<TableDef>> {
     loop {
         let t = cx
             .db
@@ -269,18 +290,10 @@ fn lock_for_alter(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Arc<TableD
         if let Some(t) = cx.db.catalog().by_oid(oid) {
             if t.altered_by.load(Ordering::Acquire) == x
                 && !Arc::ptr_eq(&t.version_for(&[], cx.db.clog()), &t)
+                && t.previous.is_some()
+                && cx.db.clog().get_status(TransactionId(x)) != txn::clog::XidStatus::Committed
             {
-                if let Some(prev) = &t.previous {
-                    if cx.db.clog().get_status(TransactionId(x)) != txn::clog::XidStatus::Committed
-                    {
-                        cx.db
-                            .catalog()
-                            .apply_catalog_change(&CatalogChange::AlterTable {
-                                name: t.key(),
-                                spec: prev.spec(),
-                            })?;
-                    }
-                }
+                engine::indexing::undo_alter(cx.db, &t)?;
             }
         }
     }
@@ -360,7 +373,7 @@ pub(crate) fn alter_definition(
         .ok_or_else(|| PgError::internal("altered table vanished"))
 }
 
-fn undefined_column_of(col: &str, table: &str) -> PgError {
+pub(crate) fn undefined_column_of(col: &str, table: &str) -> PgError {
     PgError::new(
         sqlstate::UNDEFINED_COLUMN,
         format!("column \"{col}\" of relation \"{table}\" does not exist"),
@@ -504,10 +517,36 @@ pub fn alter_table(
         return Err(engine::catalog::undefined_table(&tname));
     };
     let oid = seen.oid;
-    for op in ops {
+    // ALTER COLUMN … TYPE actions: one rewrite for the statement's run of
+    // them (their USING expressions all read the row as it was).
+    fn type_change(op: &ast::AlterTableOperation) -> Option<crate::tablerewrite::TypeChange<'_>> {
+        match op {
+            ast::AlterTableOperation::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::SetDataType { data_type, using },
+            } => Some(crate::tablerewrite::TypeChange {
+                column: column_name,
+                data_type,
+                using: using.as_ref(),
+            }),
+            _ => None,
+        }
+    }
+    let mut i = 0;
+    while i < ops.len() {
+        let mut changes = Vec::new();
+        while let Some(c) = ops.get(i).and_then(type_change) {
+            changes.push(c);
+            i += 1;
+        }
+        if !changes.is_empty() {
+            crate::tablerewrite::alter_column_types(cx, oid, &changes)?;
+            continue;
+        }
         let table = lock_for_alter(cx, oid)?;
         table.check_not_dropped()?;
-        alter_one(cx, &table, op)?;
+        alter_one(cx, &table, &ops[i])?;
+        i += 1;
     }
     Ok("ALTER TABLE".into())
 }
@@ -967,7 +1006,7 @@ fn refuse_if_referenced(
 
 /// ADD FOREIGN KEY: every row of `table` that is live or may become live
 /// (SnapshotDirty) must have its key in `target`.
-fn validate_foreign_key(
+pub(crate) fn validate_foreign_key(
     cx: &mut DdlCtx<'_>,
     table: &TableDef,
     target: &TableDef,
@@ -1217,7 +1256,7 @@ fn fk_action(a: Option<ast::ReferentialAction>) -> engine::catalog::FkAction {
 /// True if a key column of type `a` can reference one of type `b`: the
 /// types have a common equality operator (PostgreSQL looks for one; these
 /// are the families hotpair's types fall in).
-fn fk_types_compatible(a: SqlType, b: SqlType) -> bool {
+pub(crate) fn fk_types_compatible(a: SqlType, b: SqlType) -> bool {
     a.base() == b.base()
         || (a.is_numeric_category() && b.is_numeric_category())
         || (a.is_text_like() && b.is_text_like())

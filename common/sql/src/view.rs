@@ -425,6 +425,30 @@ fn reads_column(q: &ast::Query, col: &str) -> bool {
     found.is_break()
 }
 
+/// ALTER COLUMN … TYPE of a column a view reads: PostgreSQL 15 refuses
+/// (0A000), naming the first such view's rewrite rule.
+pub fn refuse_type_change(cx: &DdlCtx<'_>, table: Oid, column: &str) -> PgResult<()> {
+    let mut direct: Vec<Arc<ViewSpec>> = view_dependents(cx.db, &[table], &cx.dropping_views)
+        .into_iter()
+        .filter(|(v, on)| {
+            *on == table && parse_view_query(&v.query).is_ok_and(|q| reads_column(&q, column))
+        })
+        .map(|(v, _)| v)
+        .collect();
+    direct.sort_by_key(|v| v.oid);
+    match direct.first() {
+        None => Ok(()),
+        Some(v) => Err(PgError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            "cannot alter type of a column used by a view or rule",
+        )
+        .with_detail(format!(
+            "rule _RETURN on view {} depends on column \"{column}\"",
+            v.name
+        ))),
+    }
+}
+
 /// ALTER TABLE … DROP COLUMN of a column views read: as
 /// [`check_dependents`], with PostgreSQL's messages for a column. Returns
 /// the views CASCADE drops.
