@@ -118,7 +118,10 @@ fn sqlalchemy_reflection_matches_postgres() {
     node.wait_for_replay(&standby);
 
     let want = reflect(pair.primary.port);
-    assert!(want.contains("orm_orders"), "PostgreSQL's reflection is empty:\n{want}");
+    assert!(
+        want.contains("orm_orders"),
+        "PostgreSQL's reflection is empty:\n{want}"
+    );
     let got = reflect(node.port());
     assert!(
         got == want,

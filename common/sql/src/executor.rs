@@ -342,6 +342,9 @@ impl crate::pgcatalog::ViewContext for Ectx<'_> {
 }
 
 impl EvalContext for Ectx<'_> {
+    fn blocking_pids(&self, pid: i32) -> Vec<i32> {
+        self.db.procarray().blocking_pids(pid)
+    }
     fn statement_timestamp(&self) -> i64 {
         self.stmt_ts
     }

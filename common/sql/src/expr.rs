@@ -2096,7 +2096,8 @@ impl Binder<'_> {
                 let actual = self.params.get(i);
                 let expr = if actual == Some(to) {
                     Expr::Param(i)
-                } else if matches!(to, SqlType::Reg(_)) && actual.is_some_and(|t| t.is_text_like()) {
+                } else if matches!(to, SqlType::Reg(_)) && actual.is_some_and(|t| t.is_text_like())
+                {
                     reg_in_expr(Expr::Param(i), to)
                 } else {
                     Expr::Cast {

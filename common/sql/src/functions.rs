@@ -119,6 +119,12 @@ pub trait EvalContext {
         let _ = oid;
         Ok(None)
     }
+    /// pg_blocking_pids(pid): the processes whose transaction the session
+    /// `pid` waits for. Default: none.
+    fn blocking_pids(&self, pid: i32) -> Vec<i32> {
+        let _ = pid;
+        Vec::new()
+    }
     /// The statement's view of the catalog (`crate::pgcatalog`); None
     /// outside a session.
     fn pg_catalog(&self) -> Option<Arc<crate::pgcatalog::CatalogSnapshot>> {

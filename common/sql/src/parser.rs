@@ -928,9 +928,7 @@ pub const OVERRIDING_USER: &str = "\u{1}overriding user value";
 fn mark_overriding(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, TokenWithLocation, Word};
-    let word = |t: &Token, w: &str| {
-        matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
-    };
+    let word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     let next = |tokens: &[TokenWithLocation], mut i: usize| {
         while i < tokens.len() && matches!(tokens[i].token, Token::Whitespace(_)) {
             i += 1;

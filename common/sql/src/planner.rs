@@ -753,9 +753,7 @@ fn subscript_series(args: &[&ast::FunctionArg]) -> PgResult<Vec<ast::FunctionArg
         None => vec![lo, hi],
         // reverse: from the upper bound down by 1 (up by 1 when false).
         Some(r) => {
-            let dir = |then: i64| {
-                ast::Expr::Value(ast::Value::Number(then.to_string(), false))
-            };
+            let dir = |then: i64| ast::Expr::Value(ast::Value::Number(then.to_string(), false));
             let step = ast::Expr::Case {
                 operand: None,
                 conditions: vec![r.clone()],

@@ -1714,7 +1714,11 @@ impl Session {
 
     /// EXECUTE's arguments: `SELECT CAST(arg AS type), …` planned and run
     /// in the session's transaction, one row.
-    fn evaluate_arguments(&mut self, args: &[ast::Expr], types: &[SqlType]) -> PgResult<Vec<Value>> {
+    fn evaluate_arguments(
+        &mut self,
+        args: &[ast::Expr],
+        types: &[SqlType],
+    ) -> PgResult<Vec<Value>> {
         let mut select = String::from("SELECT ");
         for (i, (a, t)) in args.iter().zip(types).enumerate() {
             if i > 0 {

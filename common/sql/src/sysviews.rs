@@ -248,7 +248,7 @@ pub static CATALOGS: &[SystemView] = &[
         d::PG_STATIO_USER_TABLES,
         r::pg_statio_user_tables,
     ),
-    cat("pg_locks", 12073, d::PG_LOCKS, r::empty),
+    cat("pg_locks", 12073, d::PG_LOCKS, r::pg_locks),
     cat(
         "pg_stat_activity",
         12222,

@@ -118,6 +118,17 @@ impl LockManager {
         }
     }
 
+    /// Every wait in progress: (waiter, xid waited for, the proc running
+    /// it when last checked) — pg_locks' ungranted rows.
+    pub fn waits(&self) -> Vec<(ProcNumber, TransactionId, ProcNumber)> {
+        self.waits
+            .lock()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.map(|e| (ProcNumber(i as u32), e.xid, e.holder)))
+            .collect()
+    }
+
     /// The proc `p` is waiting for, if any (monitoring, tests).
     pub fn waiting_for(&self, p: ProcNumber) -> Option<TransactionId> {
         self.waits

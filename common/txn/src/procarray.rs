@@ -862,6 +862,61 @@ impl ProcArray {
         None
     }
 
+    /// The transaction locks for pg_locks: each running transaction's xid
+    /// and cached subtransaction xids, held (granted) by its proc, then
+    /// each wait for one (not granted). A proc without a process (a
+    /// prepared transaction's) has no pid.
+    pub fn xact_locks(&self) -> Vec<XactLock> {
+        let mut out = Vec::new();
+        {
+            let st = self.state.read();
+            for (off, &procno) in st.pgprocnos.iter().enumerate() {
+                let x = self.xids[off].load(RELAXED);
+                if x == 0 {
+                    continue;
+                }
+                let proc = &self.procs[procno as usize];
+                let pid = match proc.pid.load(RELAXED) {
+                    0 => None,
+                    pid => Some(pid),
+                };
+                out.push(XactLock {
+                    pid,
+                    xid: TransactionId(x),
+                    granted: true,
+                });
+                let ss = SubxidState::unpack(self.subxid_states[off].load(Ordering::Acquire));
+                for s in &proc.subxids[..ss.count as usize] {
+                    out.push(XactLock {
+                        pid,
+                        xid: TransactionId(s.load(RELAXED)),
+                        granted: true,
+                    });
+                }
+            }
+        }
+        // The lmgr mutex is never taken under ProcArrayLock.
+        for (waiter, xid, _) in self.lmgr.waits() {
+            out.push(XactLock {
+                pid: Some(self.pid(waiter)),
+                xid,
+                granted: false,
+            });
+        }
+        out
+    }
+
+    /// pg_blocking_pids: the processes running the transaction the session
+    /// with process id `pid` waits for.
+    pub fn blocking_pids(&self, pid: i32) -> Vec<i32> {
+        self.lmgr
+            .waits()
+            .into_iter()
+            .filter(|(w, _, _)| self.pid(*w) == pid)
+            .map(|(_, _, holder)| self.pid(holder))
+            .collect()
+    }
+
     /// TransactionIdIsInProgress: is `xid` (top-level or sub) still running?
     pub fn xid_is_running(&self, xid: TransactionId) -> bool {
         if self.holder_of(xid).is_some() {
@@ -1565,4 +1620,15 @@ mod tests {
         let st = pa.stats();
         assert!(st.snapshots_computed > 0);
     }
+}
+
+/// A transaction lock as pg_locks shows it (see [`ProcArray::xact_locks`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XactLock {
+    /// The holder's or waiter's process id (None: a prepared transaction).
+    pub pid: Option<i32>,
+    /// The transaction.
+    pub xid: TransactionId,
+    /// Held (ExclusiveLock) or waited for (ShareLock).
+    pub granted: bool,
 }

@@ -79,7 +79,10 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             out: Vec::new(),
         }),
         NodeKind::Zip { inputs } => Box::new(ZipNode {
-            inputs: inputs.iter().map(|i| (build(i, vis), i.width, true)).collect(),
+            inputs: inputs
+                .iter()
+                .map(|i| (build(i, vis), i.width, true))
+                .collect(),
             out: Vec::new(),
         }),
         NodeKind::Project { input, exprs } => Box::new(ProjectNode {

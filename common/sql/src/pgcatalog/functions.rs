@@ -80,6 +80,8 @@ pub enum CatFunc {
     ToReg(RegKind),
     /// pg_function_is_visible(oid) → bool (NULL for no such function).
     FunctionIsVisible,
+    /// pg_blocking_pids(int4) → int4[].
+    BlockingPids,
     /// pg_get_function_arg_default(oid, int4) → text.
     FunctionArgDefault,
     /// pg_get_function_arguments, pg_get_function_identity_arguments,
@@ -127,6 +129,9 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
     match name {
         "format_type" if n == 2 => s(CatFunc::FormatType, &[T::Oid, T::Int4], T::Text),
         "pg_get_userbyid" if n == 1 => s(CatFunc::GetUserById, &[T::Oid], T::Name),
+        "pg_blocking_pids" if n == 1 => {
+            s(CatFunc::BlockingPids, &[T::Int4], T::Array(ArrayElem::Int4))
+        }
         "pg_table_is_visible" if n == 1 => s(CatFunc::TableIsVisible, &[T::Oid], T::Bool),
         "pg_function_is_visible" if n == 1 => s(CatFunc::FunctionIsVisible, &[T::Oid], T::Bool),
         "pg_get_function_arg_default" if n == 2 => {
@@ -447,6 +452,16 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
             array_value(ArrayElem::Name, items)
         }
+        CatFunc::BlockingPids => match args.first() {
+            Some(Value::Int4(pid)) => array_value(
+                ArrayElem::Int4,
+                ctx.blocking_pids(*pid)
+                    .into_iter()
+                    .map(Value::Int4)
+                    .collect(),
+            ),
+            _ => Value::Null,
+        },
         CatFunc::GetUserById => match oid_arg(args.first().unwrap_or(&Value::Null)) {
             None => Value::Null,
             Some(o) => {
@@ -699,11 +714,7 @@ fn deparse(e: &ast::Expr, ty: T, snap: Option<&CatalogSnapshot>) -> String {
                 T::Char(_) => T::Char(0),
                 t => t.base(),
             };
-            format!(
-                "'{}'::{}",
-                shown.replace('\'', "''"),
-                label.pg_base_name()
-            )
+            format!("'{}'::{}", shown.replace('\'', "''"), label.pg_base_name())
         }
         E::Value(V::Boolean(b)) => b.to_string(),
         E::Value(V::Null) => "NULL".to_string(),

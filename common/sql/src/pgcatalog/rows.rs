@@ -1063,8 +1063,15 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_STAT_ACTIVITY);
     let opt_ts = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
+    let locks = ec.engine().procarray().xact_locks();
     for b in ec.engine().backend_status().snapshot() {
         let idle = b.state != engine::backend_status::BackendState::Active;
+        // The first lock a process holds is its top-level xid.
+        let xid = locks
+            .iter()
+            .find(|l| l.granted && l.pid == Some(b.pid))
+            .map_or(Value::Null, |l| Value::Xid(l.xid.0 as u32));
+        let waiting = locks.iter().any(|l| !l.granted && l.pid == Some(b.pid));
         let usesysid = s.role_oid(&b.user).map_or(Value::Null, oid);
         rows.push(vec![
             ("datid", oid(DATABASE_OID)),
@@ -1088,19 +1095,55 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("state_change", Value::TimestampTz(b.state_change)),
             (
                 "wait_event_type",
-                if idle { text("Client") } else { Value::Null },
+                if waiting {
+                    text("Lock")
+                } else if idle {
+                    text("Client")
+                } else {
+                    Value::Null
+                },
             ),
             (
                 "wait_event",
-                if idle {
+                if waiting {
+                    text("transactionid")
+                } else if idle {
                     text("ClientRead")
                 } else {
                     Value::Null
                 },
             ),
+            ("backend_xid", xid),
             ("state", text(b.state.as_str())),
             ("query", text((*b.query).as_ref())),
             ("backend_type", text("client backend")),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_locks: the transaction locks — each running transaction holds an
+/// ExclusiveLock on its xid (and its subtransactions'), a session waiting
+/// for a row's writer to finish waits for a ShareLock on the writer's xid
+/// (`txn::lmgr`). Relation locks and virtual transaction ids are not
+/// listed: hotpair's relation locks do not record their holders.
+pub fn pg_locks(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_LOCKS);
+    for l in ec.engine().procarray().xact_locks() {
+        rows.push(vec![
+            ("locktype", text("transactionid")),
+            ("transactionid", Value::Xid(l.xid.0 as u32)),
+            ("pid", l.pid.map_or(Value::Null, Value::Int4)),
+            (
+                "mode",
+                text(if l.granted {
+                    "ExclusiveLock"
+                } else {
+                    "ShareLock"
+                }),
+            ),
+            ("granted", bool(l.granted)),
+            ("fastpath", bool(false)),
         ]);
     }
     rows.out

@@ -405,7 +405,6 @@ impl Deparser<'_> {
         }
     }
 
-
     fn query(&self, q: &ast::Query, names: &[String], indent: usize, out: &mut String) {
         let pad = |n: usize| " ".repeat(n + indent);
         let ast::SetExpr::Select(sel) = q.body.as_ref() else {

@@ -30,8 +30,7 @@ use super::fromclause::{and_all, filter, read_from, JoinPlanner, JoinTree};
 use super::plannodes::{NodeKind, PlanNode, SetOpKind};
 use super::subselect::{CteBinding, Global, Hook, Level, Outer};
 use super::{
-    const_i64, ident_name, no_equality_for, no_ordering_for, object_name, output_expr,
-    SortKey,
+    const_i64, ident_name, no_equality_for, no_ordering_for, object_name, output_expr, SortKey,
 };
 use crate::expr::{
     bind_expr, bind_expr_hooked, coerce, output_name, BoundExpr, Expr, Grouping, ParamTypes,
@@ -664,7 +663,8 @@ pub fn plan_select(
         let mut columns = Vec::new();
         let mut calls = Vec::new();
         for (k, srf) in srfs.into_iter().enumerate() {
-            let col = ast::Ident::with_quote('"', format!("{} {}", super::fromclause::ROWS_FROM, k + 1));
+            let col =
+                ast::Ident::with_quote('"', format!("{} {}", super::fromclause::ROWS_FROM, k + 1));
             let expr = ast::Expr::CompoundIdentifier(vec![qual.clone(), col.clone()]);
             s.projection[srf.item] = match &s.projection[srf.item] {
                 ast::SelectItem::ExprWithAlias { alias, .. } => ast::SelectItem::ExprWithAlias {
