@@ -460,7 +460,9 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             ast::ObjectType::Table => drop_tables(cx, names, *if_exists, *cascade),
             ast::ObjectType::View => crate::view::drop_views(cx, names, *if_exists, *cascade),
             ast::ObjectType::Index => drop_indexes(cx, names, *if_exists),
-            ast::ObjectType::Sequence => crate::sequence::drop_sequences(cx, names, *if_exists),
+            ast::ObjectType::Sequence => {
+                crate::sequence::drop_sequences(cx, names, *if_exists, *cascade)
+            }
             ast::ObjectType::Type => crate::typecmds::drop_types(cx, names, *if_exists, *cascade),
             ast::ObjectType::Schema => {
                 crate::schemacmds::drop_schemas(cx, names, *if_exists, *cascade)
@@ -1141,6 +1143,36 @@ fn drop_indexes(
         });
         match owner {
             Some(t) => {
+                // The index of a PRIMARY KEY or UNIQUE constraint goes with
+                // its constraint only.
+                let constraint = t
+                    .constraints
+                    .iter()
+                    .find(|c| {
+                        c.kind != engine::catalog::ConstraintKind::ForeignKey
+                            && c.index.as_deref() == Some(name.as_str())
+                    })
+                    .map(|c| c.name.clone())
+                    .or_else(|| {
+                        t.indexes
+                            .list()
+                            .iter()
+                            .find(|i| i.spec.name == name && i.spec.primary)
+                            .map(|i| i.spec.name.clone())
+                    });
+                if let Some(c) = constraint {
+                    return Err(PgError::new(
+                        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!(
+                            "cannot drop index {name} because constraint {c} on table {} requires it",
+                            t.name
+                        ),
+                    )
+                    .with_hint(format!(
+                        "You can drop constraint {c} on table {} instead.",
+                        t.name
+                    )));
+                }
                 db.catalog()
                     .apply_catalog_change(&CatalogChange::DropIndex {
                         table: t.key(),

@@ -325,12 +325,16 @@ pub fn drop_sequences(
     cx: &mut DdlCtx<'_>,
     names: &[ast::ObjectName],
     if_exists: bool,
+    cascade: bool,
 ) -> PgResult<String> {
     let mut found = Vec::new();
     for n in names {
         let q = crate::namespace::QualName::of(n)?;
         match crate::namespace::find_sequence(&cx.catalog(), &q) {
-            Some(s) => found.push(s.spec.key()),
+            Some(s) => {
+                drop_default_dependents(cx, &s, cascade)?;
+                found.push(s.spec.key())
+            }
             None => cx.notices.push(crate::ddl::missing_to_drop(
                 "sequence",
                 sqlstate::UNDEFINED_TABLE,
@@ -343,6 +347,113 @@ pub fn drop_sequences(
         cx.pending.push(PendingDdl::DropSequence(name));
     }
     Ok("DROP SEQUENCE".into())
+}
+
+/// The columns whose DEFAULT calls `nextval` on `seq`: an identity
+/// column's refuses the DROP (2BP01, even with CASCADE, as PostgreSQL's
+/// internal dependency); a default refuses it without CASCADE and is
+/// removed with it (`drop cascades to default value for column …`).
+fn drop_default_dependents(
+    cx: &mut DdlCtx<'_>,
+    seq: &engine::sequence::SequenceDef,
+    cascade: bool,
+) -> PgResult<()> {
+    let view = cx.catalog();
+    let mut users: Vec<(Arc<engine::catalog::TableDef>, usize)> = Vec::new();
+    for t in cx.db.catalog().tables() {
+        for (i, c) in t.columns.iter().enumerate() {
+            let Some(d) = c.default.as_deref() else {
+                continue;
+            };
+            let uses = nextval_targets(d).iter().any(|name| {
+                crate::namespace::QualName::parse_text(name)
+                    .ok()
+                    .and_then(|q| crate::namespace::find_sequence(&view, &q))
+                    .is_some_and(|s| s.spec.oid == seq.spec.oid)
+            });
+            if uses {
+                users.push((t.clone(), i));
+            }
+        }
+    }
+    drop(view);
+    if users.is_empty() {
+        return Ok(());
+    }
+    let name = &seq.spec.name;
+    if let Some((t, i)) = users.iter().find(|(t, i)| t.columns[*i].identity.is_some()) {
+        let col = &t.columns[*i].name;
+        return Err(PgError::new(
+            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!(
+                "cannot drop sequence {name} because column {col} of table {} requires it",
+                t.name
+            ),
+        )
+        .with_hint(format!("You can drop column {col} of table {} instead.", t.name)));
+    }
+    let what: Vec<String> = users
+        .iter()
+        .map(|(t, i)| {
+            format!(
+                "default value for column {} of table {}",
+                t.columns[*i].name, t.name
+            )
+        })
+        .collect();
+    if !cascade {
+        return Err(PgError::new(
+            sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+            format!("cannot drop sequence {name} because other objects depend on it"),
+        )
+        .with_detail(
+            what.iter()
+                .map(|w| format!("{w} depends on sequence {name}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    cx.notices.push(crate::ddl::cascade_notice(&what));
+    for (t, i) in users {
+        let t = crate::tablecmds::lock_for_alter(cx, t.oid)?;
+        let mut spec = t.spec();
+        if let Some(c) = spec.columns.get_mut(i) {
+            c.default = None;
+        }
+        crate::tablecmds::alter_definition(cx, &t, spec)?;
+    }
+    Ok(())
+}
+
+/// The sequence names a DEFAULT's text passes to `nextval('…')`.
+fn nextval_targets(default: &str) -> Vec<String> {
+    use std::ops::ControlFlow;
+    let Ok(e) = crate::parser::parse_expr_text(default) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let _ = ast::visit_expressions(&e, |x| {
+        if let ast::Expr::Function(f) = x {
+            if crate::planner::object_name(&f.name) == "nextval" {
+                if let ast::FunctionArguments::List(l) = &f.args {
+                    if let Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))) =
+                        l.args.first()
+                    {
+                        let mut a = a;
+                        while let ast::Expr::Cast { expr, .. } = a {
+                            a = expr;
+                        }
+                        if let ast::Expr::Value(ast::Value::SingleQuotedString(s)) = a {
+                            out.push(s.clone());
+                        }
+                    }
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    out
 }
 
 /// True for `serial`, `bigserial`, `smallserial` and their aliases: the

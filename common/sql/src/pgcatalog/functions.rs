@@ -738,15 +738,17 @@ fn deparse(e: &ast::Expr, ty: T, snap: Option<&CatalogSnapshot>) -> String {
                 // A sequence's name argument is a regclass.
                 "nextval" => match &f.args {
                     ast::FunctionArguments::List(l) => match l.args.as_slice() {
-                        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(E::Value(
-                            V::SingleQuotedString(seq),
-                        )))] => {
+                        // `'s'` or `'s'::regclass`.
+                        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))]
+                            if string_literal(arg).is_some() =>
+                        {
+                            let seq = string_literal(arg).unwrap_or_default();
                             let shown = snap
                                 .and_then(|s| {
                                     let oid = reg_in(s, RegKind::Class, seq).ok()?;
                                     Some(reg_out(s, RegKind::Class, oid))
                                 })
-                                .unwrap_or_else(|| seq.clone());
+                                .unwrap_or_else(|| seq.to_string());
                             format!("nextval('{}'::regclass)", shown.replace('\'', "''"))
                         }
                         _ => e.to_string(),
@@ -757,6 +759,15 @@ fn deparse(e: &ast::Expr, ty: T, snap: Option<&CatalogSnapshot>) -> String {
             }
         }
         other => other.to_string(),
+    }
+}
+
+/// The text of a string literal, through casts (`'s'::regclass`).
+fn string_literal(e: &ast::Expr) -> Option<&str> {
+    match e {
+        ast::Expr::Value(ast::Value::SingleQuotedString(s)) => Some(s),
+        ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) => string_literal(expr),
+        _ => None,
     }
 }
 
