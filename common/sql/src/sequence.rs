@@ -376,7 +376,6 @@ fn drop_default_dependents(
             }
         }
     }
-    drop(view);
     if users.is_empty() {
         return Ok(());
     }
