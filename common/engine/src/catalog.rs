@@ -323,6 +323,9 @@ pub struct ConstraintSpec {
     pub deferrable: bool,
     /// condeferred (INITIALLY DEFERRED).
     pub initially_deferred: bool,
+    /// Added `NOT VALID` and not validated since (`convalidated` false):
+    /// existing rows were not checked; new ones are.
+    pub not_valid: bool,
 }
 
 /// What defines an index (persisted; the in-memory [`Index`] is rebuilt).
@@ -2615,7 +2618,8 @@ fn parse_opt(s: &str) -> Result<Option<String>, String> {
 }
 
 /// One constraint line: `constraint <name> <contype> <cols> <check> <index>
-/// <deferrable 0|1><deferred 0|1> <fk table> <fk cols> <on delete><on update>`
+/// <deferrable 0|1><deferred 0|1>[<not valid 0|1>] <fk table> <fk cols> <on
+/// delete><on update>`
 /// (`-` for an absent field).
 fn push_constraint(out: &mut String, c: &ConstraintSpec) {
     let (ft, fc, acts) = match &c.foreign {
@@ -2627,7 +2631,7 @@ fn push_constraint(out: &mut String, c: &ConstraintSpec) {
         None => ("-".into(), "-".into(), "-".into()),
     };
     out.push_str(&format!(
-        "constraint {} {} {} {} {} {}{} {ft} {fc} {acts}\n",
+        "constraint {} {} {} {} {} {}{}{} {ft} {fc} {acts}\n",
         esc(&c.name),
         c.kind.contype(),
         list_text(&c.columns),
@@ -2635,6 +2639,7 @@ fn push_constraint(out: &mut String, c: &ConstraintSpec) {
         opt_text(c.index.as_deref()),
         u8::from(c.deferrable),
         u8::from(c.initially_deferred),
+        u8::from(c.not_valid),
     ));
 }
 
@@ -2738,6 +2743,7 @@ fn parse_spec_line(spec: &mut TableSpec, line: &str) -> Result<bool, String> {
                 foreign,
                 deferrable: f.first() == Some(&b'1'),
                 initially_deferred: f.get(1) == Some(&b'1'),
+                not_valid: f.get(2) == Some(&b'1'),
             });
         }
         ["comment", sub, text] => spec
@@ -3319,6 +3325,7 @@ mod tests {
                 }),
                 deferrable: true,
                 initially_deferred: false,
+                not_valid: false,
             }],
             altered_by: TransactionId::INVALID,
             previous: None,

@@ -907,6 +907,7 @@ fn sqlparser_statements(
     }
     mark_references_without_columns(&mut tokens);
     mark_overriding(&mut tokens);
+    mark_not_valid(&mut tokens);
     mark_conflict_inference(&mut tokens);
     Parser::new(&dialect)
         .with_tokens_with_locations(tokens)
@@ -974,6 +975,97 @@ fn mark_overriding(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
             tokens.splice(i..i, [at(Token::LParen), at(marker), at(Token::RParen)]);
         }
         i += 3;
+    }
+}
+
+/// A constraint name starting with this was added `NOT VALID` (the rest
+/// is its name, empty for none); see [`mark_not_valid`].
+pub const NOT_VALID: &str = "\u{1}not valid\u{1}";
+/// The new name `ALTER TABLE t VALIDATE CONSTRAINT c` renames `c` to
+/// (see [`mark_not_valid`]).
+pub const VALIDATE: &str = "\u{1}validate";
+
+/// sqlparser 0.52 has neither `ADD CONSTRAINT … NOT VALID` nor `VALIDATE
+/// CONSTRAINT`: `NOT VALID` after an ALTER TABLE's ADD is taken off and
+/// the constraint's name marked ([`NOT_VALID`] + name, a name inserted
+/// for an unnamed one); `VALIDATE CONSTRAINT c` becomes `RENAME
+/// CONSTRAINT c TO` [`VALIDATE`], which `tablecmds` turns back.
+fn mark_not_valid(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithLocation, Word};
+    let is = |t: Option<&TokenWithLocation>, w: &str| {
+        matches!(t.map(|t| &t.token), Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+    };
+    let next = |tokens: &[TokenWithLocation], mut i: usize| {
+        while i < tokens.len() && matches!(tokens[i].token, Token::Whitespace(_)) {
+            i += 1;
+        }
+        i
+    };
+    let marker = |value: String| {
+        Token::Word(Word {
+            value,
+            quote_style: Some('"'),
+            keyword: Keyword::NoKeyword,
+        })
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        // VALIDATE CONSTRAINT c → RENAME CONSTRAINT c TO "<VALIDATE>".
+        if is(tokens.get(i), "validate") {
+            let j = next(tokens, i + 1);
+            let k = next(tokens, j + 1);
+            if is(tokens.get(j), "constraint")
+                && matches!(tokens.get(k).map(|t| &t.token), Some(Token::Word(_)))
+            {
+                let location = tokens[i].location;
+                let at = |token| TokenWithLocation { token, location };
+                tokens[i] = at(Token::make_keyword("RENAME"));
+                let rename = [
+                    at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+                    at(Token::make_keyword("TO")),
+                    at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+                    at(marker(VALIDATE.to_string())),
+                ];
+                tokens.splice(k + 1..k + 1, rename);
+                i = k + 5;
+                continue;
+            }
+        }
+        if !(is(tokens.get(i), "not") && is(tokens.get(next(tokens, i + 1)), "valid")) {
+            i += 1;
+            continue;
+        }
+        let end = next(tokens, i + 1);
+        // The ADD this NOT VALID ends.
+        let Some(add) = (0..i).rev().find(|&p| is(tokens.get(p), "add")) else {
+            i += 1;
+            continue;
+        };
+        tokens.drain(i..=end);
+        let c = next(tokens, add + 1);
+        if is(tokens.get(c), "constraint") {
+            let n = next(tokens, c + 1);
+            if let Some(Token::Word(w)) = tokens.get(n).map(|t| t.token.clone()) {
+                let name = if w.quote_style.is_some() {
+                    w.value
+                } else {
+                    w.value.to_lowercase()
+                };
+                tokens[n].token = marker(format!("{NOT_VALID}{name}"));
+            }
+        } else {
+            let location = tokens[add].location;
+            let at = |token| TokenWithLocation { token, location };
+            let ins = [
+                at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+                at(Token::make_keyword("CONSTRAINT")),
+                at(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space)),
+                at(marker(NOT_VALID.to_string())),
+            ];
+            tokens.splice(add + 1..add + 1, ins);
+        }
+        i = add + 1;
     }
 }
 

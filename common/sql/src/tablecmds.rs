@@ -241,6 +241,7 @@ pub fn check_constraint(
         foreign: None,
         deferrable: false,
         initially_deferred: false,
+        not_valid: false,
     })
 }
 
@@ -259,6 +260,7 @@ pub fn key_constraint(name: &str, primary: bool, columns: Vec<usize>) -> Constra
         foreign: None,
         deferrable: false,
         initially_deferred: false,
+        not_valid: false,
     }
 }
 
@@ -759,6 +761,9 @@ fn alter_one(
             alter_definition(cx, table, spec)?;
         }
         Op::AddConstraint(tc) => add_constraint(cx, table, tc)?,
+        Op::RenameConstraint { old_name, new_name } if new_name.value == crate::parser::VALIDATE => {
+            validate_constraint(cx, table, &ident_name(old_name))?
+        }
         Op::DropConstraint {
             if_exists, name, ..
         } => {
@@ -840,8 +845,9 @@ fn add_constraint(
             add_key(cx, table, name.as_ref().map(ident_name), cols, false)
         }
         ast::TableConstraint::Check { name, expr } => {
+            let (name, not_valid) = not_valid_name(name);
             let mut spec = table.spec();
-            let c = check_constraint(
+            let mut c = check_constraint(
                 cx,
                 &table.name,
                 name.as_ref(),
@@ -850,16 +856,26 @@ fn add_constraint(
                 &table.columns,
                 &table.constraints,
             )?;
-            validate_check(cx, table, &c)?;
+            if not_valid {
+                c.not_valid = true;
+            } else {
+                validate_check(cx, table, &c)?;
+            }
             spec.constraints.push(c);
             alter_definition(cx, table, spec)?;
             Ok(())
         }
-        ast::TableConstraint::ForeignKey { .. } => {
-            let Some(clause) = FkClause::of_table_constraint(tc, |n| table.column_index(n))? else {
+        ast::TableConstraint::ForeignKey { name, .. } => {
+            let (name, not_valid) = not_valid_name(name);
+            let mut tc = tc.clone();
+            if let ast::TableConstraint::ForeignKey { name: n, .. } = &mut tc {
+                *n = name;
+            }
+            let Some(clause) = FkClause::of_table_constraint(&tc, |n| table.column_index(n))?
+            else {
                 return Ok(());
             };
-            add_foreign_key(cx, table, &clause)
+            add_foreign_key_checked(cx, table, &clause, !not_valid)
         }
         other => Err(PgError::unsupported(format!(
             "constraint {other} is not supported"
@@ -948,8 +964,75 @@ fn add_foreign_key(
     table: &Arc<TableDef>,
     clause: &FkClause<'_>,
 ) -> PgResult<()> {
+    add_foreign_key_checked(cx, table, clause, true)
+}
+
+/// A constraint name marked `NOT VALID` by the parser
+/// (`crate::parser::NOT_VALID`): the real name (None when there was
+/// none) and whether it was marked.
+fn not_valid_name(name: &Option<ast::Ident>) -> (Option<ast::Ident>, bool) {
+    match name {
+        Some(n) if n.value.starts_with(crate::parser::NOT_VALID) => {
+            let rest = &n.value[crate::parser::NOT_VALID.len()..];
+            let real = (!rest.is_empty()).then(|| ast::Ident::with_quote('"', rest));
+            (real, true)
+        }
+        other => (other.clone(), false),
+    }
+}
+
+/// `ALTER TABLE t VALIDATE CONSTRAINT c`: checks the existing rows of a
+/// CHECK or FOREIGN KEY constraint added `NOT VALID` and marks it valid.
+fn validate_constraint(cx: &mut DdlCtx<'_>, table: &Arc<TableDef>, name: &str) -> PgResult<()> {
+    let Some(c) = table.constraint(name).cloned() else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!(
+                "constraint \"{name}\" of relation \"{}\" does not exist",
+                table.name
+            ),
+        ));
+    };
+    if !matches!(c.kind, ConstraintKind::Check | ConstraintKind::ForeignKey) {
+        return Err(PgError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!(
+                "constraint \"{name}\" of relation \"{}\" is not a foreign key or check constraint",
+                table.name
+            ),
+        ));
+    }
+    if !c.not_valid {
+        return Ok(());
+    }
+    if c.kind == ConstraintKind::Check {
+        validate_check(cx, table, &c)?;
+    } else if let Some(f) = &c.foreign {
+        let target = cx
+            .db
+            .catalog()
+            .tables()
+            .into_iter()
+            .find(|t| t.oid == f.table)
+            .ok_or_else(|| PgError::internal("foreign key target missing"))?;
+        validate_foreign_key(cx, table, &target, &c)?;
+    }
+    let mut spec = table.spec();
+    for x in spec.constraints.iter_mut().filter(|x| x.name == name) {
+        x.not_valid = false;
+    }
+    alter_definition(cx, table, spec)?;
+    Ok(())
+}
+
+fn add_foreign_key_checked(
+    cx: &mut DdlCtx<'_>,
+    table: &Arc<TableDef>,
+    clause: &FkClause<'_>,
+    check_rows: bool,
+) -> PgResult<()> {
     let target = fk_referenced_table(cx, clause.target)?;
-    let c = foreign_key_constraint(
+    let mut c = foreign_key_constraint(
         cx,
         &table.name,
         &table.columns,
@@ -957,7 +1040,11 @@ fn add_foreign_key(
         clause,
         &FkTarget::of(&target),
     )?;
-    validate_foreign_key(cx, table, &target, &c)?;
+    if check_rows {
+        validate_foreign_key(cx, table, &target, &c)?;
+    } else {
+        c.not_valid = true;
+    }
     let mut spec = table.spec();
     spec.constraints.push(c);
     alter_definition(cx, table, spec)?;
@@ -1390,6 +1477,7 @@ pub fn foreign_key_constraint(
         }),
         deferrable,
         initially_deferred,
+        not_valid: false,
     })
 }
 

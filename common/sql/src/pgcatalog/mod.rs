@@ -407,6 +407,7 @@ impl CatalogSnapshot {
                             foreign: None,
                             deferrable: false,
                             initially_deferred: false,
+                            not_valid: false,
                         }),
                     });
                 }
@@ -513,6 +514,9 @@ impl Constraint<'_> {
             if self.spec.initially_deferred {
                 def.push_str(" INITIALLY DEFERRED");
             }
+        }
+        if self.spec.not_valid {
+            def.push_str(" NOT VALID");
         }
         def
     }

@@ -615,7 +615,7 @@ pub fn pg_constraint(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("contype", ch(&contype)),
             ("condeferrable", bool(c.spec.deferrable)),
             ("condeferred", bool(c.spec.initially_deferred)),
-            ("convalidated", bool(true)),
+            ("convalidated", bool(!c.spec.not_valid)),
             ("conrelid", oid(c.table.oid)),
             ("conindid", oid(c.index)),
             ("confrelid", oid(f.map(|f| f.table).unwrap_or(0))),
