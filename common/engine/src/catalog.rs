@@ -326,6 +326,9 @@ pub struct ConstraintSpec {
     /// Added `NOT VALID` and not validated since (`convalidated` false):
     /// existing rows were not checked; new ones are.
     pub not_valid: bool,
+    /// A FOREIGN KEY's `MATCH FULL` (confmatchtype 'f'): all key columns
+    /// NULL or none; otherwise MATCH SIMPLE.
+    pub match_full: bool,
 }
 
 /// What defines an index (persisted; the in-memory [`Index`] is rebuilt).
@@ -2618,7 +2621,7 @@ fn parse_opt(s: &str) -> Result<Option<String>, String> {
 }
 
 /// One constraint line: `constraint <name> <contype> <cols> <check> <index>
-/// <deferrable 0|1><deferred 0|1>[<not valid 0|1>] <fk table> <fk cols> <on
+/// <deferrable 0|1><deferred 0|1>[<not valid 0|1>[<match full 0|1>]] <fk table> <fk cols> <on
 /// delete><on update>`
 /// (`-` for an absent field).
 fn push_constraint(out: &mut String, c: &ConstraintSpec) {
@@ -2631,7 +2634,7 @@ fn push_constraint(out: &mut String, c: &ConstraintSpec) {
         None => ("-".into(), "-".into(), "-".into()),
     };
     out.push_str(&format!(
-        "constraint {} {} {} {} {} {}{}{} {ft} {fc} {acts}\n",
+        "constraint {} {} {} {} {} {}{}{}{} {ft} {fc} {acts}\n",
         esc(&c.name),
         c.kind.contype(),
         list_text(&c.columns),
@@ -2640,6 +2643,7 @@ fn push_constraint(out: &mut String, c: &ConstraintSpec) {
         u8::from(c.deferrable),
         u8::from(c.initially_deferred),
         u8::from(c.not_valid),
+        u8::from(c.match_full),
     ));
 }
 
@@ -2744,6 +2748,7 @@ fn parse_spec_line(spec: &mut TableSpec, line: &str) -> Result<bool, String> {
                 deferrable: f.first() == Some(&b'1'),
                 initially_deferred: f.get(1) == Some(&b'1'),
                 not_valid: f.get(2) == Some(&b'1'),
+                match_full: f.get(3) == Some(&b'1'),
             });
         }
         ["comment", sub, text] => spec
@@ -3326,6 +3331,7 @@ mod tests {
                 deferrable: true,
                 initially_deferred: false,
                 not_valid: false,
+                match_full: false,
             }],
             altered_by: TransactionId::INVALID,
             previous: None,

@@ -1110,7 +1110,7 @@ fn insert_on_conflict(
                         newtid.ok_or_else(|| PgError::internal("update returned no new tid"))?;
                     delete_dropped_toast(ec, vis, &old_toast, &kept, xid)?;
                     insert_index_entries(ec, vis, table, &new_row, nt, Some(&existing))?;
-                    crate::ri_triggers::queue_child_checks(ec, table, &new_row, Some(&existing));
+                    crate::ri_triggers::queue_child_checks(ec, table, &new_row, Some(&existing))?;
                     crate::ri_triggers::queue_parent_events(
                         ec,
                         table,
@@ -1157,7 +1157,7 @@ fn insert_on_conflict(
             }
         }
         insert_index_entries_except(ec, vis, table, &row, tid, &oc.arbiters)?;
-        crate::ri_triggers::queue_child_checks(ec, table, &row, None);
+        crate::ri_triggers::queue_child_checks(ec, table, &row, None)?;
         ret(ec, &row)?;
         return Ok(1);
     }
@@ -1312,7 +1312,7 @@ impl InsertBatch {
         for (row, tid) in self.rows.iter().zip(tids) {
             insert_index_entries(ec, vis, table, row, tid, None)?;
             if fks {
-                crate::ri_triggers::queue_child_checks(ec, table, row, None);
+                crate::ri_triggers::queue_child_checks(ec, table, row, None)?;
             }
             returned(ec, row)?;
         }
@@ -1678,7 +1678,7 @@ fn modify_table<'a>(
                                     table,
                                     &new_row,
                                     Some(cur),
-                                );
+                                )?;
                             }
                             if !p.referenced_by.is_empty() {
                                 crate::ri_triggers::queue_parent_events(

@@ -908,6 +908,7 @@ fn sqlparser_statements(
     mark_references_without_columns(&mut tokens);
     mark_overriding(&mut tokens);
     mark_not_valid(&mut tokens);
+    mark_match(&mut tokens);
     mark_conflict_inference(&mut tokens);
     Parser::new(&dialect)
         .with_tokens_with_locations(tokens)
@@ -975,6 +976,67 @@ fn mark_overriding(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
             tokens.splice(i..i, [at(Token::LParen), at(marker), at(Token::RParen)]);
         }
         i += 3;
+    }
+}
+
+/// The referenced-column name standing for `MATCH FULL` (and
+/// [`MATCH_PARTIAL`]) at the end of a `REFERENCES t (…)` list; see
+/// [`mark_match`].
+pub const MATCH_FULL: &str = "\u{1}match full";
+/// See [`MATCH_FULL`].
+pub const MATCH_PARTIAL: &str = "\u{1}match partial";
+
+/// sqlparser 0.52 has no `MATCH FULL | PARTIAL | SIMPLE` after `REFERENCES
+/// t (cols)` (every REFERENCES has a column list by now, see
+/// [`mark_references_without_columns`]): SIMPLE, the default, is taken
+/// off; FULL and PARTIAL become a marker column at the end of the list.
+fn mark_match(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithLocation, Word};
+    let is = |t: Option<&TokenWithLocation>, w: &str| {
+        matches!(t.map(|t| &t.token), Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+    };
+    let mut i = 0;
+    while i < tokens.len() {
+        if !is(tokens.get(i), "match") {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < tokens.len() && matches!(tokens[j].token, Token::Whitespace(_)) {
+            j += 1;
+        }
+        let marker = if is(tokens.get(j), "full") {
+            Some(MATCH_FULL)
+        } else if is(tokens.get(j), "partial") {
+            Some(MATCH_PARTIAL)
+        } else if is(tokens.get(j), "simple") {
+            None
+        } else {
+            i += 1;
+            continue;
+        };
+        // The `)` closing the referenced columns.
+        let mut p = i;
+        while p > 0 && matches!(tokens[p - 1].token, Token::Whitespace(_)) {
+            p -= 1;
+        }
+        if p == 0 || !matches!(tokens[p - 1].token, Token::RParen) {
+            i += 1;
+            continue;
+        }
+        tokens.drain(i..=j);
+        if let Some(m) = marker {
+            let location = tokens[p - 1].location;
+            let at = |token| TokenWithLocation { token, location };
+            let word = Token::Word(Word {
+                value: m.to_string(),
+                quote_style: Some('"'),
+                keyword: Keyword::NoKeyword,
+            });
+            tokens.splice(p - 1..p - 1, [at(Token::Comma), at(word)]);
+        }
+        i = p;
     }
 }
 

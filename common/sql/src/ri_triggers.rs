@@ -137,17 +137,42 @@ fn key_of(row: &[Value], cols: &[usize]) -> Option<Vec<Value>> {
     Some(k)
 }
 
+/// True if the key at `cols` of `row` has both NULL and non-NULL
+/// columns (what MATCH FULL refuses).
+pub fn mixes_nulls(row: &[Value], cols: &[usize]) -> bool {
+    let nulls = cols
+        .iter()
+        .filter(|c| row.get(**c).is_none_or(Value::is_null))
+        .count();
+    nulls > 0 && nulls < cols.len()
+}
+
+/// 23503 for a MATCH FULL key mixing NULL and non-NULL columns.
+pub fn match_full_violation(table: &str, constraint: &str) -> PgError {
+    PgError::new(
+        sqlstate::FOREIGN_KEY_VIOLATION,
+        format!(
+            "insert or update on table \"{table}\" violates foreign key constraint \"{constraint}\""
+        ),
+    )
+    .with_detail("MATCH FULL does not allow mixing of null and nonnull key values.")
+}
+
 /// Queues the checks a new or updated row of `table` needs (`old`: the
-/// version an UPDATE replaced; a key it keeps needs no check).
+/// version an UPDATE replaced; a key it keeps needs no check). A MATCH
+/// FULL key mixing NULLs fails at once.
 pub fn queue_child_checks(
     ec: &mut Ectx<'_>,
     table: &Arc<TableDef>,
     row: &[Value],
     old: Option<&[Value]>,
-) {
+) -> PgResult<()> {
     for (i, c) in table.constraints.iter().enumerate() {
         if c.foreign.is_none() {
             continue;
+        }
+        if c.match_full && mixes_nulls(row, &c.columns) {
+            return Err(match_full_violation(&table.name, &c.name));
         }
         let Some(key) = key_of(row, &c.columns) else {
             continue;
@@ -163,6 +188,7 @@ pub fn queue_child_checks(
             key,
         });
     }
+    Ok(())
 }
 
 /// True if any constraint of `table` is a foreign key (writers skip the

@@ -242,6 +242,7 @@ pub fn check_constraint(
         deferrable: false,
         initially_deferred: false,
         not_valid: false,
+        match_full: false,
     })
 }
 
@@ -261,6 +262,7 @@ pub fn key_constraint(name: &str, primary: bool, columns: Vec<usize>) -> Constra
         deferrable: false,
         initially_deferred: false,
         not_valid: false,
+        match_full: false,
     }
 }
 
@@ -1134,6 +1136,14 @@ pub(crate) fn validate_foreign_key(
         }
         Ok(ok)
     })?;
+    if c.match_full {
+        let mixed = scan_live(cx, table, &mut |row| {
+            Ok(!crate::ri_triggers::mixes_nulls(row, &c.columns))
+        })?;
+        if mixed {
+            return Err(crate::ri_triggers::match_full_violation(&table.name, &c.name));
+        }
+    }
     if let (true, Some(key)) = (violated, bad) {
         let names: Vec<&str> = c
             .columns
@@ -1382,10 +1392,21 @@ pub fn foreign_key_constraint(
             format!("constraint \"{name}\" for relation \"{table}\" already exists"),
         ));
     }
+    let marked = |m: &str| fk.referred.iter().any(|i| i.value == m);
+    if marked(crate::parser::MATCH_PARTIAL) {
+        return Err(PgError::unsupported("MATCH PARTIAL not yet implemented"));
+    }
+    let match_full = marked(crate::parser::MATCH_FULL);
     let referred_ids: Vec<&ast::Ident> = fk
         .referred
         .iter()
-        .filter(|i| i.value != crate::parser::PRIMARY_KEY_COLUMNS)
+        .filter(|i| {
+            ![
+                crate::parser::PRIMARY_KEY_COLUMNS,
+                crate::parser::MATCH_FULL,
+            ]
+            .contains(&i.value.as_str())
+        })
         .collect();
     let (index, referred) = if referred_ids.is_empty() {
         let pk = target.keys.iter().find(|k| k.2).ok_or_else(|| {
@@ -1478,6 +1499,7 @@ pub fn foreign_key_constraint(
         deferrable,
         initially_deferred,
         not_valid: false,
+        match_full,
     })
 }
 

@@ -474,7 +474,10 @@ pub fn referential_constraints(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 "unique_constraint_name",
                 unique.as_deref().map(text).unwrap_or(Value::Null),
             ),
-            ("match_option", text("NONE")),
+            (
+                "match_option",
+                text(if c.spec.match_full { "FULL" } else { "NONE" }),
+            ),
             ("update_rule", rule(f.on_update)),
             ("delete_rule", rule(f.on_delete)),
         ]);

@@ -408,6 +408,7 @@ impl CatalogSnapshot {
                             deferrable: false,
                             initially_deferred: false,
                             not_valid: false,
+                            match_full: false,
                         }),
                     });
                 }
@@ -488,6 +489,7 @@ impl Constraint<'_> {
             ),
             ConstraintKind::ForeignKey => {
                 let mut d = format!("FOREIGN KEY ({}) REFERENCES ", self.column_list());
+                let full = if self.spec.match_full { " MATCH FULL" } else { "" };
                 if let (Some(f), Some(r)) = (self.spec.foreign.as_ref(), self.referenced) {
                     let cols: Vec<String> = f
                         .columns
@@ -497,7 +499,7 @@ impl Constraint<'_> {
                         .collect();
                     // Qualified when the search path does not find it.
                     let name = reg_out(snap, RegKind::Class, r.oid);
-                    d.push_str(&format!("{name}({})", cols.join(", ")));
+                    d.push_str(&format!("{name}({}){full}", cols.join(", ")));
                     // PostgreSQL prints ON UPDATE before ON DELETE, and
                     // nothing for NO ACTION.
                     for (what, a) in [("UPDATE", f.on_update), ("DELETE", f.on_delete)] {

@@ -604,7 +604,7 @@ pub fn pg_constraint(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             Some(f) => (
                 f.on_update.letter().to_string(),
                 f.on_delete.letter().to_string(),
-                "s".to_string(),
+                if c.spec.match_full { "f" } else { "s" }.to_string(),
             ),
             None => (" ".into(), " ".into(), " ".into()),
         };
