@@ -979,6 +979,24 @@ fn mark_overriding(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
     }
 }
 
+/// The first word of the statement holding token `i` (lower case): the
+/// token passes below act only inside the statements they are for.
+fn statement_verb(tokens: &[sqlparser::tokenizer::TokenWithLocation], i: usize) -> String {
+    use sqlparser::tokenizer::Token;
+    let start = tokens[..i.min(tokens.len())]
+        .iter()
+        .rposition(|t| matches!(t.token, Token::SemiColon))
+        .map_or(0, |p| p + 1);
+    tokens[start..]
+        .iter()
+        .find_map(|t| match &t.token {
+            Token::Whitespace(_) => None,
+            Token::Word(w) => Some(w.value.to_ascii_lowercase()),
+            _ => Some(String::new()),
+        })
+        .unwrap_or_default()
+}
+
 /// The referenced-column name standing for `MATCH FULL` (and
 /// [`MATCH_PARTIAL`]) at the end of a `REFERENCES t (…)` list; see
 /// [`mark_match`].
@@ -998,7 +1016,9 @@ fn mark_match(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
     };
     let mut i = 0;
     while i < tokens.len() {
-        if !is(tokens.get(i), "match") {
+        if !is(tokens.get(i), "match")
+            || !matches!(statement_verb(tokens, i).as_str(), "create" | "alter")
+        {
             i += 1;
             continue;
         }
@@ -1073,6 +1093,12 @@ fn mark_not_valid(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
     };
     let mut i = 0;
     while i < tokens.len() {
+        if !(is(tokens.get(i), "validate") || is(tokens.get(i), "not"))
+            || statement_verb(tokens, i) != "alter"
+        {
+            i += 1;
+            continue;
+        }
         // VALIDATE CONSTRAINT c → RENAME CONSTRAINT c TO "<VALIDATE>".
         if is(tokens.get(i), "validate") {
             let j = next(tokens, i + 1);
@@ -1100,7 +1126,11 @@ fn mark_not_valid(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
         }
         let end = next(tokens, i + 1);
         // The ADD this NOT VALID ends.
-        let Some(add) = (0..i).rev().find(|&p| is(tokens.get(p), "add")) else {
+        let start = tokens[..i]
+            .iter()
+            .rposition(|t| matches!(t.token, Token::SemiColon))
+            .map_or(0, |p| p + 1);
+        let Some(add) = (start..i).rev().find(|&p| is(tokens.get(p), "add")) else {
             i += 1;
             continue;
         };
@@ -2131,6 +2161,26 @@ mod tests {
         assert_eq!(v[4], "select E'\\';'");
         assert!(split_statements(" ; -- nothing\n ;").is_empty());
         assert_eq!(split_statements("select $1; select 2").len(), 2);
+    }
+
+    #[test]
+    fn token_passes_stay_in_their_statements() {
+        // Words the ALTER / CREATE passes look for, elsewhere.
+        let sel = parse_one("SELECT add, valid, match FROM t WHERE NOT valid").unwrap();
+        assert!(
+            matches!(&sel, Stmt::Sql(s) if s.to_string() == "SELECT add, valid, match FROM t WHERE NOT valid"),
+            "{sel:?}"
+        );
+        let alter = parse_one("ALTER TABLE t ADD CHECK (a > 0) NOT VALID").unwrap();
+        assert!(
+            matches!(&alter, Stmt::Sql(s) if s.to_string().contains(NOT_VALID)),
+            "{alter:?}"
+        );
+        let fk = parse_one("CREATE TABLE c (a int REFERENCES p MATCH FULL)").unwrap();
+        assert!(
+            matches!(&fk, Stmt::Sql(s) if s.to_string().contains(MATCH_FULL)),
+            "{fk:?}"
+        );
     }
 
     #[test]
