@@ -23,8 +23,7 @@
 //!
 //! The generator itself is `tap_tests::differential`.
 
-use tap_tests::bench::pg::{self, PgPair};
-use tap_tests::bench::Settings;
+use tap_tests::bench::pg;
 use tap_tests::differential::{script, Feature, Generator, Outcome, Query, Rng, Schema, Table};
 use tap_tests::{block_on, Node, Session};
 use tokio_postgres::SimpleQueryMessage;
@@ -198,24 +197,7 @@ fn sql_differential() {
     node.init(with_standby);
     node.start();
     let standby = with_standby.then(|| Node::standby_of(&node, "standby"));
-    let work = tempfile::Builder::new()
-        .prefix("diff_pg_")
-        .tempdir_in(node.base_dir())
-        .expect("temp dir for PostgreSQL");
-    // PostgreSQL runs as `postgres` when we are root: it must reach its directory.
-    for dir in [node.base_dir(), work.path()] {
-        pg::set_mode(dir, 0o755).expect("chmod");
-    }
-    let settings = Settings {
-        shared_buffers: "128MB".to_string(),
-        fsync: false,
-        synchronous_commit: false,
-        max_connections: 20,
-        max_prepared_transactions: 0,
-        standby: false,
-    };
-    let pair = PgPair::start(&bindir, work.path(), &settings)
-        .unwrap_or_else(|e| panic!("could not start PostgreSQL 15: {e}"));
+    let (_work, pair) = pg::start_reference(&bindir, node.base_dir(), "diff_pg_");
     eprintln!("# {} on port {}", pair.version, pair.primary.port);
     let hotpair = node.background_session();
     let on_standby = standby.as_ref().map(Node::background_session);

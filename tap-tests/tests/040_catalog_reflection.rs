@@ -7,8 +7,7 @@
 //!
 //! Skipped, with a message, when PostgreSQL 15 is not installed.
 
-use tap_tests::bench::pg::{self, PgPair};
-use tap_tests::bench::Settings;
+use tap_tests::bench::pg;
 use tap_tests::{block_on, Node, Session};
 use tokio_postgres::types::Type;
 use tokio_postgres::Row;
@@ -135,23 +134,7 @@ fn driver_reflection_matches_postgres() {
     node.init(true);
     node.start();
     let standby = Node::standby_of(&node, "standby");
-    let work = tempfile::Builder::new()
-        .prefix("reflect_pg_")
-        .tempdir_in(node.base_dir())
-        .expect("temp dir for PostgreSQL");
-    for dir in [node.base_dir(), work.path()] {
-        pg::set_mode(dir, 0o755).expect("chmod");
-    }
-    let settings = Settings {
-        shared_buffers: "128MB".to_string(),
-        fsync: false,
-        synchronous_commit: false,
-        max_connections: 20,
-        max_prepared_transactions: 0,
-        standby: false,
-    };
-    let pair = PgPair::start(&bindir, work.path(), &settings)
-        .unwrap_or_else(|e| panic!("could not start PostgreSQL 15: {e}"));
+    let (_work, pair) = pg::start_reference(&bindir, node.base_dir(), "reflect_pg_");
     let hotpair = node.background_session();
     let postgres = Session::connect(
         "postgres",

@@ -13,8 +13,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use tap_tests::bench::pg::{self, PgPair};
-use tap_tests::bench::Settings;
+use tap_tests::bench::pg;
 use tap_tests::Node;
 
 fn orm_dir() -> PathBuf {
@@ -75,23 +74,7 @@ fn sqlalchemy_reflection_matches_postgres() {
     node.init(true);
     node.start();
     let standby = Node::standby_of(&node, "standby");
-    let work = tempfile::Builder::new()
-        .prefix("orm_pg_")
-        .tempdir_in(node.base_dir())
-        .expect("temp dir for PostgreSQL");
-    for dir in [node.base_dir(), work.path()] {
-        pg::set_mode(dir, 0o755).expect("chmod");
-    }
-    let settings = Settings {
-        shared_buffers: "128MB".to_string(),
-        fsync: false,
-        synchronous_commit: false,
-        max_connections: 20,
-        max_prepared_transactions: 0,
-        standby: false,
-    };
-    let pair = PgPair::start(&bindir, work.path(), &settings)
-        .unwrap_or_else(|e| panic!("could not start PostgreSQL 15: {e}"));
+    let (_work, pair) = pg::start_reference(&bindir, node.base_dir(), "orm_pg_");
 
     let out = node.run_psql(&["-v", "ON_ERROR_STOP=1", "-q"], &schema);
     assert_eq!(out.status, 0, "schema on hotpair: {}", out.stderr);

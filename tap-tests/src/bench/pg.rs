@@ -537,6 +537,33 @@ pub fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
         .map_err(|e| format!("chmod {}: {e}", path.display()))
 }
 
+/// A PostgreSQL 15 primary for a test to compare with, in a directory
+/// under `base` (a test node's base directory, removed with it): fsync
+/// off, 128MB of shared buffers, no standby. Both directories are opened
+/// to the `postgres` user PostgreSQL runs as when we are root. The
+/// directory must outlive the pair: keep both.
+pub fn start_reference(bindir: &Path, base: &Path, prefix: &str) -> (tempfile::TempDir, PgPair) {
+    let work = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(base)
+        .unwrap_or_else(|e| panic!("temp dir for PostgreSQL: {e}"));
+    for dir in [base, work.path()] {
+        set_mode(dir, 0o755).unwrap_or_else(|e| panic!("chmod {}: {e}", dir.display()));
+    }
+    let settings = Settings {
+        shared_buffers: "128MB".to_string(),
+        fsync: false,
+        synchronous_commit: false,
+        max_connections: 20,
+        max_prepared_transactions: 0,
+        standby: false,
+    };
+    let pair = PgPair::start(bindir, work.path(), &settings)
+        .unwrap_or_else(|e| panic!("could not start PostgreSQL 15: {e}"));
+    (work, pair)
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
