@@ -62,7 +62,9 @@ fn comments_replay_and_survive_a_restart() {
     primary.wait_for_replay(&standby);
     for node in [&primary, &standby] {
         assert_eq!(
-            node.safe_sql("SELECT count(*) FROM pg_description WHERE description = 'index, changed'"),
+            node.safe_sql(
+                "SELECT count(*) FROM pg_description WHERE description = 'index, changed'"
+            ),
             "0",
             "{}: dropped index's comment gone",
             node.name()

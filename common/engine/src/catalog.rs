@@ -1378,7 +1378,8 @@ impl Catalog {
                 })?;
                 let mut st = cat.state.write();
                 for (key, text, by, previous) in comments {
-                    st.comments.insert(key, Arc::new(new_comment(text, by, previous)));
+                    st.comments
+                        .insert(key, Arc::new(new_comment(text, by, previous)));
                 }
                 st.next_oid = next_oid;
                 st.lsn = lsn;
@@ -2200,7 +2201,13 @@ fn forget_comments_of_dropped(st: &mut CatalogState, change: &CatalogChange) {
         }
         CatalogChange::DropIndex { table, name } => {
             if let Some(t) = st.tables.get(table) {
-                for i in t.indexes.list.read().iter().filter(|i| i.spec.name == *name) {
+                for i in t
+                    .indexes
+                    .list
+                    .read()
+                    .iter()
+                    .filter(|i| i.spec.name == *name)
+                {
                     gone.push((PG_CLASS, i.spec.oid));
                 }
             }
@@ -2343,7 +2350,12 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             previous,
         } => {
             out.push_str("set_comment\n");
-            out.push_str(&comment_line(key, text.as_deref(), *by, previous.as_deref()));
+            out.push_str(&comment_line(
+                key,
+                text.as_deref(),
+                *by,
+                previous.as_deref(),
+            ));
         }
         CatalogChange::CreateSchema(spec) => {
             out.push_str("create_schema\n");

@@ -162,3 +162,32 @@ pub(crate) fn parse_comment_line(line: &str) -> Result<CommentLine, String> {
         opt(previous)?,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comment_line_round_trips() {
+        let key = CommentKey {
+            classoid: PG_CONSTRAINT,
+            objoid: 16400,
+            subid: 0,
+            name: "c 1".into(),
+        };
+        for (text, previous) in [
+            (Some("-"), None),
+            (None, Some("old % text\nwith a line")),
+            (Some(""), Some("+")),
+        ] {
+            let line = comment_line(&key, text, TransactionId(7), previous);
+            let (k, t, by, p) = parse_comment_line(line.trim_end()).expect("parses");
+            assert_eq!(k, key);
+            assert_eq!(t.as_deref(), text);
+            assert_eq!(by, TransactionId(7));
+            assert_eq!(p.as_deref(), previous);
+        }
+        assert!(parse_comment_line("comment_on 1 2").is_err());
+        assert!(parse_comment_line("comment_on 1 2 0 % 0 text -").is_err());
+    }
+}

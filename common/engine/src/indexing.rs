@@ -147,9 +147,7 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
         let text = match db.clog.get_status(TransactionId(by)) {
             txn::clog::XidStatus::Committed => c.text.clone(),
             _ => {
-                tracing::info!(
-                    "restoring a comment set by transaction {by}, which did not commit"
-                );
+                tracing::info!("restoring a comment set by transaction {by}, which did not commit");
                 c.previous.clone()
             }
         };

@@ -64,11 +64,17 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &CommentStmt, database: &str) -> PgRes
             let q = qual(&stmt.name)?;
             let t = crate::namespace::table(&cx.catalog(), &q)?;
             let exists = t.constraints.iter().any(|c| c.name == con)
-                || t.indexes.list().iter().any(|i| i.spec.primary && i.spec.name == con);
+                || t.indexes
+                    .list()
+                    .iter()
+                    .any(|i| i.spec.primary && i.spec.name == con);
             if !exists {
                 return Err(PgError::new(
                     sqlstate::UNDEFINED_OBJECT,
-                    format!("constraint \"{con}\" for table \"{}\" does not exist", t.name),
+                    format!(
+                        "constraint \"{con}\" for table \"{}\" does not exist",
+                        t.name
+                    ),
                 ));
             }
             CommentKey {
@@ -261,16 +267,19 @@ fn find_relation(cx: &DdlCtx<'_>, name: &[String]) -> PgResult<Option<(u32, &'st
 
 /// The OID of the index `name` in schema `ns`.
 fn index_in(db: &Engine, ns: u32, name: &str) -> Option<u32> {
-    db.catalog().tables().into_iter().find_map(|t: Arc<TableDef>| {
-        if t.namespace != ns {
-            return None;
-        }
-        t.indexes
-            .list()
-            .iter()
-            .find(|i| i.spec.name == name)
-            .map(|i| i.spec.oid)
-    })
+    db.catalog()
+        .tables()
+        .into_iter()
+        .find_map(|t: Arc<TableDef>| {
+            if t.namespace != ns {
+                return None;
+            }
+            t.indexes
+                .list()
+                .iter()
+                .find(|i| i.spec.name == name)
+                .map(|i| i.spec.oid)
+        })
 }
 
 /// 42809 `"x" is not a …`.

@@ -180,12 +180,8 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "obj_description" if n == 1 => s(CatFunc::ObjDescription, &[T::Oid], T::Text),
         "obj_description" if n == 2 => s(CatFunc::ObjDescription, &[T::Oid, T::Name], T::Text),
         "col_description" if n == 2 => s(CatFunc::ColDescription, &[T::Oid, T::Int4], T::Text),
-        "shobj_description" if n == 2 => {
-            s(CatFunc::ShobjDescription, &[T::Oid, T::Name], T::Text)
-        }
-        "pg_get_statisticsobjdef_columns"
-        | "pg_get_triggerdef"
-        | "pg_get_ruledef"
+        "shobj_description" if n == 2 => s(CatFunc::ShobjDescription, &[T::Oid, T::Name], T::Text),
+        "pg_get_statisticsobjdef_columns" | "pg_get_triggerdef" | "pg_get_ruledef"
             if (1..=3).contains(&n) =>
         {
             any(CatFunc::Null, T::Text)
@@ -708,11 +704,7 @@ fn deparse(e: &ast::Expr, ty: T, snap: Option<&CatalogSnapshot>) -> String {
                 T::Char(_) => T::Char(0),
                 t => t.base(),
             };
-            format!(
-                "'{}'::{}",
-                shown.replace('\'', "''"),
-                label.pg_base_name()
-            )
+            format!("'{}'::{}", shown.replace('\'', "''"), label.pg_base_name())
         }
         E::Value(V::Boolean(b)) => b.to_string(),
         E::Value(V::Null) => "NULL".to_string(),
@@ -991,4 +983,3 @@ mod tests {
         assert_eq!(format_type(18, -1), "\"char\"");
     }
 }
-
