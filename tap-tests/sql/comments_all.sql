@@ -23,6 +23,7 @@ COMMENT ON CONSTRAINT cm_tab_code_key ON cm_tab IS 'a unique key';
 COMMENT ON CONSTRAINT cm_child_id_fkey ON cm_child IS 'a foreign key';
 COMMENT ON ROLE cm_role IS 'a role';
 COMMENT ON ROLE cm_role_gone IS 'a role to drop';
+COMMENT ON DATABASE postgres IS 'cm: the database';
 -- Replaced, then removed with IS NULL and with ''.
 COMMENT ON INDEX cm_tab_code_key IS 'first';
 COMMENT ON INDEX cm_tab_code_key IS 'second';
@@ -95,7 +96,7 @@ SELECT d.classoid::regclass, d.objsubid, d.description
                          'a unique key', 'a foreign key')
  ORDER BY 3;
 SELECT d.classoid::regclass, d.description FROM pg_shdescription d
- WHERE d.description LIKE 'a role%' ORDER BY 2;
+ WHERE d.description LIKE 'a role%' OR d.description LIKE 'cm:%' ORDER BY 2;
 \dn+ cm_sch2
 \dT+ cm_mood
 \dv+ cm_view2
