@@ -299,11 +299,16 @@ impl CatalogSnapshot {
                 });
             }
         }
-        let constraints: Vec<(u32, String, u32)> = self
-            .constraints()
-            .iter()
-            .map(|c| (c.table.oid, c.spec.name.clone(), c.oid))
-            .collect();
+        // Constraint OIDs are derived; resolve them only when needed.
+        let constraints: Vec<(u32, String, u32)> =
+            if entries.iter().any(|(k, _)| k.classoid == PG_CONSTRAINT) {
+                self.constraints()
+                    .iter()
+                    .map(|c| (c.table.oid, c.spec.name.clone(), c.oid))
+                    .collect()
+            } else {
+                Vec::new()
+            };
         for (k, c) in &entries {
             let Some(text) = c.visible_text(own, clog) else {
                 continue;
