@@ -76,6 +76,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
             &[
                 "backend_status",
                 "catalog",
+                "comment",
                 "namespace",
                 "statistics",
                 "replication",
@@ -118,6 +119,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "schemacmds",
                 "view",
                 "typecmds",
+                "comment",
             ],
             &["session"],
         ],

@@ -127,7 +127,7 @@
 //! Lock order: catalog `RwLock` → `TableIndexes` → `RelLock`; none of them is
 //! held while waiting for a transaction.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -135,6 +135,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::comment::{comment_line, parse_comment_line, CommentDef, CommentKey};
 use crate::namespace::{
     parse_schema, rel_key, schema_line, split_key, SchemaDef, SchemaSpec, BUILTIN_SCHEMAS,
     DEFAULT_PATH, PUBLIC_NAMESPACE,
@@ -1236,6 +1237,19 @@ pub enum CatalogChange {
         /// Type name.
         name: String,
     },
+    /// COMMENT ON an object other than a table or its column (see
+    /// [`crate::comment`]): `text` None with `by` unset removes the entry.
+    SetComment {
+        /// The object.
+        key: CommentKey,
+        /// The new text (None: no comment).
+        text: Option<String>,
+        /// The setting transaction while it may roll back (INVALID: a
+        /// committed or undone value).
+        by: TransactionId,
+        /// With `by`: the committed text before it.
+        previous: Option<String>,
+    },
 }
 
 /// A role (PostgreSQL's `pg_authid` row).
@@ -1316,6 +1330,9 @@ struct CatalogState {
     roles: HashMap<String, Arc<RoleSpec>>,
     /// Schemas users created, by name (see [`crate::namespace`]).
     schemas: HashMap<String, Arc<SchemaDef>>,
+    /// Comments on objects other than tables and their columns
+    /// ([`crate::comment`]).
+    comments: BTreeMap<CommentKey, Arc<CommentDef>>,
     /// Referenced table OID → the names of the tables with a FOREIGN KEY
     /// to it (derived from the table definitions by [`index_foreign_keys`]
     /// after every change that can alter it).
@@ -1348,6 +1365,7 @@ impl Catalog {
                 stats: HashMap::new(),
                 roles: HashMap::new(),
                 schemas: HashMap::new(),
+                comments: BTreeMap::new(),
                 referenced_by: HashMap::new(),
                 next_oid: FIRST_USER_OID,
                 lsn: Lsn::INVALID,
@@ -1376,6 +1394,7 @@ impl Catalog {
                     sequences,
                     types,
                     schemas,
+                    comments,
                     next_oid,
                     lsn,
                 } = decode_catalog(&text).map_err(|e| {
@@ -1385,6 +1404,10 @@ impl Catalog {
                     )
                 })?;
                 let mut st = cat.state.write();
+                for (key, text, by, previous) in comments {
+                    st.comments
+                        .insert(key, Arc::new(new_comment(text, by, previous)));
+                }
                 st.next_oid = next_oid;
                 st.lsn = lsn;
                 st.stats = stats.into_iter().map(|s| (s.oid, Arc::new(s))).collect();
@@ -1527,6 +1550,20 @@ impl Catalog {
         let mut v: Vec<_> = self.state.read().roles.values().cloned().collect();
         v.sort_by_key(|r| r.oid);
         v
+    }
+
+    /// Every comment entry ([`crate::comment`]), in key order.
+    pub fn comments(&self) -> Vec<(CommentKey, Arc<CommentDef>)> {
+        let st = self.state.read();
+        st.comments
+            .iter()
+            .map(|(k, c)| (k.clone(), c.clone()))
+            .collect()
+    }
+
+    /// The entry for one object, if any.
+    pub fn comment(&self, key: &CommentKey) -> Option<Arc<CommentDef>> {
+        self.state.read().comments.get(key).cloned()
     }
 
     /// The next OID to hand out (checkpoint records carry it).
@@ -1973,6 +2010,7 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(schema_exists(&spec.name));
             }
         }
+        CatalogChange::SetComment { .. } => {}
         CatalogChange::DropSchema { name } => {
             let s = st.schemas.get(name).ok_or_else(|| undefined_schema(name))?;
             let ns = s.spec.oid;
@@ -1993,7 +2031,23 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
 /// and redo use. Returns the new index of `CreateIndex` (not ready).
 fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<IndexDef>> {
     let mut created = None;
+    forget_comments_of_dropped(st, change);
     match change {
+        CatalogChange::SetComment {
+            key,
+            text,
+            by,
+            previous,
+        } => {
+            if text.is_none() && !by.is_valid() {
+                st.comments.remove(key);
+            } else {
+                st.comments.insert(
+                    key.clone(),
+                    Arc::new(new_comment(text.clone(), *by, previous.clone())),
+                );
+            }
+        }
         CatalogChange::CreateTable(spec) => {
             st.next_oid = st.next_oid.max(spec.oid + 1).max(spec.rel.0 + 1);
             let t = new_table(spec.clone());
@@ -2168,6 +2222,72 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
     created
 }
 
+fn new_comment(text: Option<String>, by: TransactionId, previous: Option<String>) -> CommentDef {
+    CommentDef {
+        text,
+        by: AtomicU64::new(by.0),
+        previous,
+    }
+}
+
+/// A DROP takes its object's comments with it (PostgreSQL's
+/// DeleteComments): the object's OID is looked up before the change.
+fn forget_comments_of_dropped(st: &mut CatalogState, change: &CatalogChange) {
+    use crate::comment::{PG_AUTHID, PG_CLASS, PG_CONSTRAINT, PG_NAMESPACE, PG_TYPE};
+    let mut gone: Vec<(u32, Oid)> = Vec::new();
+    match change {
+        CatalogChange::DropTable { name } => {
+            if let Some(t) = st.tables.get(name) {
+                gone.push((PG_CONSTRAINT, t.oid));
+                for i in t.indexes.list.read().iter() {
+                    gone.push((PG_CLASS, i.spec.oid));
+                }
+            }
+        }
+        CatalogChange::DropIndex { table, name } => {
+            if let Some(t) = st.tables.get(table) {
+                for i in t
+                    .indexes
+                    .list
+                    .read()
+                    .iter()
+                    .filter(|i| i.spec.name == *name)
+                {
+                    gone.push((PG_CLASS, i.spec.oid));
+                }
+            }
+        }
+        CatalogChange::DropView { name } => {
+            if let Some(v) = st.views.get(name) {
+                gone.push((PG_CLASS, v.spec.oid));
+            }
+        }
+        CatalogChange::DropSequence { name } => {
+            if let Some(q) = st.sequences.get(name) {
+                gone.push((PG_CLASS, q.spec.oid));
+            }
+        }
+        CatalogChange::DropSchema { name } => {
+            if let Some(s) = st.schemas.get(name) {
+                gone.push((PG_NAMESPACE, s.spec.oid));
+            }
+        }
+        CatalogChange::DropType { name } => {
+            if let Some(t) = st.types.get(name) {
+                gone.push((PG_TYPE, t.spec.oid));
+            }
+        }
+        CatalogChange::DropRole { name } => {
+            if let Some(r) = st.roles.get(name) {
+                gone.push((PG_AUTHID, r.oid));
+            }
+        }
+        _ => return,
+    }
+    st.comments
+        .retain(|k, _| !gone.iter().any(|(c, o)| k.classoid == *c && k.objoid == *o));
+}
+
 /// Rebuilds [`CatalogState::referenced_by`] from the tables' FOREIGN KEY
 /// constraints (every version's: an uncommitted ADD CONSTRAINT counts, so
 /// does the committed version before it).
@@ -2268,6 +2388,20 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             push_enum_type(&mut out, spec);
         }
         CatalogChange::DropType { name } => out.push_str(&format!("drop_type {}\n", esc(name))),
+        CatalogChange::SetComment {
+            key,
+            text,
+            by,
+            previous,
+        } => {
+            out.push_str("set_comment\n");
+            out.push_str(&comment_line(
+                key,
+                text.as_deref(),
+                *by,
+                previous.as_deref(),
+            ));
+        }
         CatalogChange::CreateSchema(spec) => {
             out.push_str("create_schema\n");
             out.push_str(&schema_line(spec, spec.creator.0));
@@ -2420,6 +2554,16 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             }
         }
         ["drop_type", name] => CatalogChange::DropType { name: unesc(name)? },
+        ["set_comment"] => {
+            let line = lines.next().ok_or("missing comment line")?;
+            let (key, text, by, previous) = parse_comment_line(line)?;
+            CatalogChange::SetComment {
+                key,
+                text,
+                by,
+                previous,
+            }
+        }
         ["create_schema"] => {
             let line = lines.next().ok_or("missing schema line")?;
             CatalogChange::CreateSchema(parse_schema(line)?)
@@ -3186,6 +3330,14 @@ fn encode_catalog(st: &CatalogState) -> String {
     for s in schemas {
         out.push_str(&schema_line(&s.spec, s.creator.load(Ordering::Acquire)));
     }
+    for (k, c) in &st.comments {
+        out.push_str(&comment_line(
+            k,
+            c.text.as_deref(),
+            TransactionId(c.by.load(Ordering::Acquire)),
+            c.previous.as_deref(),
+        ));
+    }
     out
 }
 
@@ -3197,6 +3349,7 @@ struct Decoded {
     sequences: Vec<(SequenceSpec, i64, bool)>,
     types: Vec<EnumTypeSpec>,
     schemas: Vec<SchemaSpec>,
+    comments: Vec<crate::comment::CommentLine>,
     next_oid: u32,
     lsn: Lsn,
 }
@@ -3216,6 +3369,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut views = Vec::new();
     let mut types = Vec::new();
     let mut schemas = Vec::new();
+    let mut comments = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
     while let Some((n, line)) = lines.next() {
         let bad = |what: &str| format!("line {}: {what}", n + 1);
@@ -3290,6 +3444,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
             ["schema", ..] if cur.is_none() => {
                 schemas.push(parse_schema(line).map_err(|e| bad(&e))?)
             }
+            ["comment_on", ..] if cur.is_none() => {
+                comments.push(parse_comment_line(line).map_err(|e| bad(&e))?)
+            }
             [""] => {}
             _ => return Err(bad("unrecognized line")),
         }
@@ -3305,6 +3462,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         sequences,
         types,
         schemas,
+        comments,
         next_oid,
         lsn,
     })

@@ -138,6 +138,27 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
     }
     resolve_uncommitted_views(db)?;
     resolve_uncommitted_types(db)?;
+    for (key, c) in db.catalog.comments() {
+        let by = c.by.load(Ordering::Acquire);
+        if by == 0 {
+            continue;
+        }
+        // Committed: the text stays, unmarked; else the text before it.
+        let text = match db.clog.get_status(TransactionId(by)) {
+            txn::clog::XidStatus::Committed => c.text.clone(),
+            _ => {
+                tracing::info!("restoring a comment set by transaction {by}, which did not commit");
+                c.previous.clone()
+            }
+        };
+        db.catalog
+            .apply_catalog_change(&CatalogChange::SetComment {
+                key,
+                text,
+                by: TransactionId::INVALID,
+                previous: None,
+            })?;
+    }
     for s in db.catalog.sequences() {
         let Some(x) = uncommitted_creator(db, &s.creator) else {
             continue;

@@ -65,6 +65,7 @@ use twophase::TwoPhaseState;
 
 pub mod backend_status;
 pub mod catalog;
+pub mod comment;
 pub mod indexing;
 pub mod namespace;
 pub mod pg_enum;

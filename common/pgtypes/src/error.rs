@@ -19,6 +19,8 @@ pub mod sqlstate {
     pub const UNDEFINED_COLUMN: &str = "42703";
     pub const UNDEFINED_FUNCTION: &str = "42883";
     pub const UNDEFINED_OBJECT: &str = "42704";
+    /// 3D000 invalid_catalog_name (a database that does not exist).
+    pub const UNDEFINED_DATABASE: &str = "3D000";
     pub const DUPLICATE_TABLE: &str = "42P07";
     /// 42P06 duplicate_schema
     pub const DUPLICATE_SCHEMA: &str = "42P06";

@@ -182,6 +182,14 @@ pub enum PendingDdl {
     /// DROP SCHEMA (by name; its contents' drops are queued before it):
     /// at COMMIT.
     DropSchema(String),
+    /// COMMENT ON an object of the comment map: at COMMIT the mark goes,
+    /// at ROLLBACK the entry is put back as `before` (`crate::comment`).
+    Comment {
+        /// The object.
+        key: engine::comment::CommentKey,
+        /// The entry before the change.
+        before: crate::comment::CommentBefore,
+    },
 }
 
 impl PendingDdl {
@@ -190,6 +198,7 @@ impl PendingDdl {
     /// anyone who looks before this runs, and to start-up after a crash).
     fn commit(self, db: &Engine) {
         match self {
+            PendingDdl::Comment { key, .. } => crate::comment::commit_pending(db, &key),
             PendingDdl::CreateSchema(name) => {
                 if let Some(s) = db.catalog().schema(&name) {
                     s.creator.store(0, Ordering::Release);
@@ -276,6 +285,7 @@ impl PendingDdl {
     fn abort(self, db: &Engine) {
         match self {
             PendingDdl::DropSchema(_) => {}
+            PendingDdl::Comment { key, before } => crate::comment::abort_pending(db, key, before),
             PendingDdl::CreateSchema(name) => {
                 if let Err(e) = db
                     .catalog()

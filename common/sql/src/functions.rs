@@ -338,6 +338,9 @@ pub enum Func {
     /// pg_relation_size(regclass) / pg_table_size → int8: bytes of the main
     /// fork (the bench's table MB/s)
     PgRelationSize,
+    /// pg_database_size(name) → int8: the sum of the tables' sizes (one
+    /// database; another name is 3D000).
+    PgDatabaseSize,
     /// current_setting(text) → text
     CurrentSetting,
     /// current_setting(text, bool missing_ok) → text
@@ -1384,6 +1387,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" if n == 1 => {
             sig(Func::PgRelationSize, &[T::Reg(RegKind::Class)], T::Int8)
         }
+        "pg_database_size" if n == 1 => sig(Func::PgDatabaseSize, &[T::Name], T::Int8),
         "pg_size_pretty" if n == 1 => sig(Func::PgSizePretty, &[T::Int8], T::Text),
         "current_setting" if n == 1 => sig(Func::CurrentSetting, &[T::Text], T::Text),
         "current_setting" => sig(Func::CurrentSettingMissingOk, &[T::Text, T::Bool], T::Text),
@@ -2155,6 +2159,24 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             Value::Bool(ctx.promote(wait, secs)?)
         }
         Func::PgSizePretty => text(size_pretty(args[0].as_i64().unwrap_or(0))),
+        Func::PgDatabaseSize => match &args[0] {
+            Value::Text(name) if **name == *ctx.current_database() => {
+                let mut total = 0;
+                if let Some(snap) = ctx.pg_catalog() {
+                    for t in &snap.tables {
+                        total += ctx.relation_size(t.oid)?.unwrap_or(0);
+                    }
+                }
+                Value::Int8(total)
+            }
+            Value::Text(name) => {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_DATABASE,
+                    format!("database \"{name}\" does not exist"),
+                ))
+            }
+            _ => Value::Null,
+        },
         Func::PgRelationSize => match &args[0] {
             Value::Oid(o) => ctx.relation_size(*o)?.map_or(Value::Null, Value::Int8),
             _ => Value::Null,

@@ -1,6 +1,7 @@
 //! SQL: parse (sqlparser + keyword pre-dispatch), bind, plan, execute.
 
 pub mod analyze;
+pub mod comment;
 pub mod copy;
 pub mod ddl;
 pub mod executor;

@@ -15,7 +15,7 @@
 //!    `COPY` in both the option-list and the pre-9.0 syntax pgbench uses,
 //!    `VACUUM`, `ANALYZE` and `CHECKPOINT`; DDL sqlparser lacks has its
 //!    own module ([`typestmt`], [`schemastmt`], [`seqstmt`]: ALTER
-//!    SEQUENCE).
+//!    SEQUENCE, [`commentstmt`]: COMMENT ON).
 //! 3. Everything else goes to `sqlparser` with [`PostgreSqlDialect`] and is
 //!    kept as its AST in [`Stmt::Sql`]; binding to the catalog happens later
 //!    (planner), so a parse stays valid across DDL and can be cached.
@@ -37,6 +37,7 @@
 //!   parameters and decides whether the template may stand in for the
 //!   text (`session.rs`).
 
+pub mod commentstmt;
 pub mod normalize;
 pub mod schemastmt;
 pub mod seqstmt;
@@ -143,6 +144,8 @@ pub enum Stmt {
     Schema(schemastmt::SchemaStmt),
     /// ALTER SEQUENCE.
     Sequence(seqstmt::SeqStmt),
+    /// COMMENT ON.
+    Comment(commentstmt::CommentStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -838,6 +841,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         }
         "alter" if seqstmt::is_sequence_statement(&c) => {
             Some(Stmt::Sequence(seqstmt::parse(&mut c)?))
+        }
+        "comment" if commentstmt::is_comment_statement(&c) => {
+            Some(Stmt::Comment(commentstmt::parse(&mut c)?))
         }
         "alter" if schemastmt::is_schema_statement(&c) => {
             Some(Stmt::Schema(schemastmt::parse(&mut c)?))

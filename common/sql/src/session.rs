@@ -199,6 +199,7 @@ impl PreparedStatement {
             | Stmt::Role(_)
             | Stmt::Type(_)
             | Stmt::Schema(_)
+            | Stmt::Comment(_)
             | Stmt::Sequence(_) => false,
             Stmt::Sql(_) => {
                 let path = self.path.lock().clone();
@@ -1459,6 +1460,14 @@ impl Session {
                     return Err(read_only_error(&st.tag()));
                 }
                 let tag = self.with_ddl_ctx(sink, |cx| crate::schemacmds::execute(cx, st))?;
+                self.xact.command_counter_increment();
+                done(&tag)
+            }
+            Stmt::Comment(st) => {
+                self.check_writable("COMMENT")?;
+                let database = self.database.clone();
+                let tag =
+                    self.with_ddl_ctx(sink, |cx| crate::comment::execute(cx, st, &database))?;
                 self.xact.command_counter_increment();
                 done(&tag)
             }

@@ -209,7 +209,12 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_database", 1262, d::PG_DATABASE, r::pg_database),
     cat("pg_auth_members", 1261, d::PG_AUTH_MEMBERS, r::empty),
     cat("pg_description", 2609, d::PG_DESCRIPTION, r::pg_description),
-    cat("pg_shdescription", 2396, d::PG_SHDESCRIPTION, r::empty),
+    cat(
+        "pg_shdescription",
+        2396,
+        d::PG_SHDESCRIPTION,
+        r::pg_shdescription,
+    ),
     cat("pg_trigger", 2620, d::PG_TRIGGER, r::empty),
     cat("pg_rewrite", 2618, d::PG_REWRITE, r::pg_rewrite),
     cat("pg_tablespace", 1213, d::PG_TABLESPACE, r::pg_tablespace),

@@ -47,12 +47,15 @@ pub enum CatFunc {
     GetExpr,
     /// pg_get_viewdef(oid | text [, bool | int4]) → text
     GetViewDef,
-    /// obj_description(oid [, catalog name]) → text: a table's comment.
+    /// obj_description(oid [, catalog name]) → text: an object's comment.
     ObjDescription,
     /// col_description(oid, int4) → text: a column's comment.
     ColDescription,
-    /// Functions answering NULL: shobj_description,
-    /// pg_get_statisticsobjdef_columns.
+    /// shobj_description(oid, name) → text: a role's or database's
+    /// comment.
+    ShobjDescription,
+    /// Functions answering NULL: pg_get_statisticsobjdef_columns,
+    /// pg_get_triggerdef, pg_get_ruledef.
     Null,
     /// has_*_privilege, pg_has_role → true.
     HasPrivilege,
@@ -182,10 +185,8 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "obj_description" if n == 1 => s(CatFunc::ObjDescription, &[T::Oid], T::Text),
         "obj_description" if n == 2 => s(CatFunc::ObjDescription, &[T::Oid, T::Name], T::Text),
         "col_description" if n == 2 => s(CatFunc::ColDescription, &[T::Oid, T::Int4], T::Text),
-        "shobj_description"
-        | "pg_get_statisticsobjdef_columns"
-        | "pg_get_triggerdef"
-        | "pg_get_ruledef"
+        "shobj_description" if n == 2 => s(CatFunc::ShobjDescription, &[T::Oid, T::Name], T::Text),
+        "pg_get_statisticsobjdef_columns" | "pg_get_triggerdef" | "pg_get_ruledef"
             if (1..=3).contains(&n) =>
         {
             any(CatFunc::Null, T::Text)
@@ -387,7 +388,7 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             };
             t.map(text).unwrap_or(Value::Null)
         }
-        CatFunc::ObjDescription | CatFunc::ColDescription => {
+        CatFunc::ObjDescription | CatFunc::ColDescription | CatFunc::ShobjDescription => {
             let Some(o) = args.first().and_then(oid_arg) else {
                 return Ok(Value::Null);
             };
@@ -404,25 +405,29 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                     }
                 }
             }
-            let sub = match f {
+            let (sub, class) = match f {
                 CatFunc::ColDescription => match args.get(1) {
-                    Some(Value::Int4(n)) if *n > 0 => *n as u32,
+                    Some(Value::Int4(n)) => (*n, Some(PG_CLASS)),
                     _ => return Ok(Value::Null),
                 },
-                _ => 0,
+                CatFunc::ShobjDescription => match args.get(1) {
+                    Some(Value::Text(c)) => match shared_catalog_oid(c) {
+                        Some(k) => (0, Some(k)),
+                        None => return Ok(Value::Null),
+                    },
+                    _ => return Ok(Value::Null),
+                },
+                _ => match args.get(1) {
+                    Some(Value::Text(c)) => match local_catalog_oid(c) {
+                        Some(k) => (0, Some(k)),
+                        None => return Ok(Value::Null),
+                    },
+                    _ => (0, None),
+                },
             };
-            // obj_description(oid, 'pg_class'): only relations have them.
-            if let Some(Value::Text(c)) = args.get(1).filter(|_| f == CatFunc::ObjDescription) {
-                if &**c != "pg_class" {
-                    return Ok(Value::Null);
-                }
-            }
             let snap = snapshot(ctx)?;
-            snap.tables
-                .iter()
-                .find(|t| t.oid == o)
-                .and_then(|t| t.comments.iter().find(|(s, _)| *s == sub))
-                .map(|(_, c)| text(c))
+            snap.description(o, class, sub)
+                .map(text)
                 .unwrap_or(Value::Null)
         }
         CatFunc::QuoteIdent => match args.first() {
@@ -938,6 +943,31 @@ pub fn is_reserved_keyword(s: &str) -> bool {
         "xmltable",
     ];
     WORDS.binary_search(&s).is_ok()
+}
+
+/// pg_class's OID (col_description's catalog).
+const PG_CLASS: u32 = engine::comment::PG_CLASS;
+
+/// The OID of a catalog obj_description names (pg_description's).
+fn local_catalog_oid(name: &str) -> Option<u32> {
+    use engine::comment as c;
+    Some(match name {
+        "pg_class" => c::PG_CLASS,
+        "pg_namespace" => c::PG_NAMESPACE,
+        "pg_type" => c::PG_TYPE,
+        "pg_constraint" => c::PG_CONSTRAINT,
+        _ => return None,
+    })
+}
+
+/// The OID of a shared catalog shobj_description names.
+fn shared_catalog_oid(name: &str) -> Option<u32> {
+    use engine::comment as c;
+    Some(match name {
+        "pg_authid" => c::PG_AUTHID,
+        "pg_database" => c::PG_DATABASE,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -174,7 +174,32 @@ pub struct CatalogSnapshot {
     pub namespaces: Vec<(u32, String, u32)>,
     /// The session's search path (resolved schema OIDs).
     pub path: Vec<u32>,
+    /// pg_description's rows other than functions': comments this
+    /// session sees on objects it sees (see [`Description`]).
+    pub descriptions: Vec<Description>,
+    /// pg_shdescription's rows (roles, the database).
+    pub shdescriptions: Vec<Description>,
 }
+
+/// One pg_description / pg_shdescription row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Description {
+    /// objoid.
+    pub objoid: u32,
+    /// classoid.
+    pub classoid: u32,
+    /// objsubid (0 in pg_shdescription).
+    pub subid: i32,
+    /// description.
+    pub text: String,
+}
+
+/// The comments PostgreSQL's initdb puts on built-in schemas.
+const BUILTIN_SCHEMA_COMMENTS: &[(u32, &str)] = &[
+    (11, "system catalog schema"),
+    (99, "reserved schema for TOAST tables"),
+    (2200, "standard public schema"),
+];
 
 impl CatalogSnapshot {
     /// Takes the snapshot for a session whose own xids are `own`.
@@ -225,14 +250,125 @@ impl CatalogSnapshot {
             .values()
             .map(|r| ((r.namespace(), r.name().to_string()), r.oid()))
             .collect();
-        CatalogSnapshot {
+        let mut snap = CatalogSnapshot {
             tables,
             roles,
             rels,
             by_name,
             namespaces,
             path: path.to_vec(),
+            descriptions: Vec::new(),
+            shdescriptions: Vec::new(),
+        };
+        snap.fill_descriptions(db, own, clog);
+        snap
+    }
+
+    /// Resolves the comments this session sees into pg_description /
+    /// pg_shdescription rows, dropping those whose object it does not see
+    /// (an uncommitted creation of another session, a dropped constraint).
+    fn fill_descriptions(&mut self, db: &Engine, own: &[TransactionId], clog: &Clog) {
+        use engine::comment::{
+            PG_AUTHID, PG_CLASS, PG_CONSTRAINT, PG_DATABASE, PG_NAMESPACE, PG_TYPE,
+        };
+        let mut local = Vec::new();
+        let mut shared = Vec::new();
+        for t in &self.tables {
+            for (sub, text) in &t.comments {
+                local.push(Description {
+                    objoid: t.oid,
+                    classoid: PG_CLASS,
+                    subid: *sub as i32,
+                    text: text.clone(),
+                });
+            }
         }
+        let entries = db.catalog().comments();
+        let has = |classoid: u32, objoid: u32| {
+            entries
+                .iter()
+                .any(|(k, _)| k.classoid == classoid && k.objoid == objoid && k.subid == 0)
+        };
+        for (o, text) in BUILTIN_SCHEMA_COMMENTS {
+            if !has(PG_NAMESPACE, *o) {
+                local.push(Description {
+                    objoid: *o,
+                    classoid: PG_NAMESPACE,
+                    subid: 0,
+                    text: text.to_string(),
+                });
+            }
+        }
+        // Constraint OIDs are derived; resolve them only when needed.
+        let constraints: Vec<(u32, String, u32)> =
+            if entries.iter().any(|(k, _)| k.classoid == PG_CONSTRAINT) {
+                self.constraints()
+                    .iter()
+                    .map(|c| (c.table.oid, c.spec.name.clone(), c.oid))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+        for (k, c) in &entries {
+            let Some(text) = c.visible_text(own, clog) else {
+                continue;
+            };
+            let objoid = match k.classoid {
+                PG_CLASS => match self.rels.get(&k.objoid) {
+                    Some(RelRef::View(v)) if k.subid > 0 => {
+                        if k.subid as usize > v.columns.len() {
+                            continue;
+                        }
+                        k.objoid
+                    }
+                    Some(RelRef::Index(..) | RelRef::View(_) | RelRef::Sequence(_))
+                        if k.subid == 0 =>
+                    {
+                        k.objoid
+                    }
+                    _ => continue,
+                },
+                PG_NAMESPACE if self.namespaces.iter().any(|n| n.0 == k.objoid) => k.objoid,
+                PG_TYPE if db.catalog().enum_type_by_oid(k.objoid).is_some() => k.objoid,
+                PG_CONSTRAINT => match constraints
+                    .iter()
+                    .find(|(t, n, _)| *t == k.objoid && *n == k.name)
+                {
+                    Some((_, _, oid)) => *oid,
+                    None => continue,
+                },
+                PG_AUTHID if self.roles.iter().any(|r| r.oid == k.objoid) => k.objoid,
+                PG_DATABASE if k.objoid == DATABASE_OID => k.objoid,
+                _ => continue,
+            };
+            let d = Description {
+                objoid,
+                classoid: k.classoid,
+                subid: k.subid,
+                text: text.to_string(),
+            };
+            if k.shared() {
+                shared.push(d);
+            } else {
+                local.push(d);
+            }
+        }
+        self.descriptions = local;
+        self.shdescriptions = shared;
+    }
+
+    /// The comment on one object (obj_description / col_description /
+    /// shobj_description); `classoid` None: any local catalog.
+    pub fn description(&self, objoid: u32, classoid: Option<u32>, subid: i32) -> Option<&str> {
+        self.descriptions
+            .iter()
+            .chain(&self.shdescriptions)
+            .find(|d| {
+                d.objoid == objoid
+                    && d.subid == subid
+                    && classoid.map_or(!matches!(d.classoid, 1260 | 1262), |c| c == d.classoid)
+            })
+            .map(|d| d.text.as_str())
     }
 
     /// A schema's OID by name.

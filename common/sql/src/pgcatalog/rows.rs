@@ -817,15 +817,27 @@ pub fn pg_description(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("description", text(d)),
         ]);
     }
-    for t in &s.tables {
-        for (sub, text) in &t.comments {
-            rows.push(vec![
-                ("objoid", oid(t.oid)),
-                ("classoid", oid(1259)),
-                ("objsubid", Value::Int4(*sub as i32)),
-                ("description", Value::text(text)),
-            ]);
-        }
+    for d in &s.descriptions {
+        rows.push(vec![
+            ("objoid", oid(d.objoid)),
+            ("classoid", oid(d.classoid)),
+            ("objsubid", Value::Int4(d.subid)),
+            ("description", Value::text(&d.text)),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_shdescription: comments on roles and the database.
+pub fn pg_shdescription(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_SHDESCRIPTION);
+    for d in &s.shdescriptions {
+        rows.push(vec![
+            ("objoid", oid(d.objoid)),
+            ("classoid", oid(d.classoid)),
+            ("description", Value::text(&d.text)),
+        ]);
     }
     rows.out
 }
