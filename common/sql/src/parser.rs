@@ -1017,9 +1017,7 @@ pub const MATCH_PARTIAL: &str = "\u{1}match partial";
 fn mark_match(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, TokenWithLocation, Word};
-    let is = |t: Option<&TokenWithLocation>, w: &str| {
-        matches!(t.map(|t| &t.token), Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
-    };
+    let is = |t: Option<&TokenWithLocation>, w: &str| matches!(t.map(|t| &t.token), Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     let mut i = 0;
     while i < tokens.len() {
         if !is(tokens.get(i), "match")
@@ -1081,9 +1079,7 @@ pub const VALIDATE: &str = "\u{1}validate";
 fn mark_not_valid(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, TokenWithLocation, Word};
-    let is = |t: Option<&TokenWithLocation>, w: &str| {
-        matches!(t.map(|t| &t.token), Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
-    };
+    let is = |t: Option<&TokenWithLocation>, w: &str| matches!(t.map(|t| &t.token), Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     let next = |tokens: &[TokenWithLocation], mut i: usize| {
         while i < tokens.len() && matches!(tokens[i].token, Token::Whitespace(_)) {
             i += 1;

@@ -389,7 +389,10 @@ fn drop_default_dependents(
                 t.name
             ),
         )
-        .with_hint(format!("You can drop column {col} of table {} instead.", t.name)));
+        .with_hint(format!(
+            "You can drop column {col} of table {} instead.",
+            t.name
+        )));
     }
     let what: Vec<String> = users
         .iter()

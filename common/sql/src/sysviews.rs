@@ -163,11 +163,8 @@ const fn keyed(
     key: &'static str,
 ) -> SystemView {
     SystemView {
-        name,
-        oid,
-        columns,
-        rows,
         key: Some(key),
+        ..cat(name, oid, columns, rows)
     }
 }
 

@@ -340,11 +340,25 @@ pub fn set_table_schema(
 pub(crate) fn alter_definition(
     cx: &mut DdlCtx<'_>,
     table: &Arc<TableDef>,
-    mut spec: TableSpec,
+    spec: TableSpec,
 ) -> PgResult<Arc<TableDef>> {
     let xid = cx.xact.assign_xid()?;
+    apply_definition(cx, table, spec, xid, false)
+}
+
+/// [`alter_definition`] as transaction `xid`. `versioned`: keep the
+/// committed definition as the previous version even for a table this
+/// transaction created (a rewrite: ROLLBACK TO a savepoint needs the old
+/// heap file and its indexes back; `crate::tablerewrite`).
+pub(crate) fn apply_definition(
+    cx: &mut DdlCtx<'_>,
+    table: &Arc<TableDef>,
+    mut spec: TableSpec,
+    xid: TransactionId,
+    versioned: bool,
+) -> PgResult<Arc<TableDef>> {
     let before = table.spec();
-    if table.creator.load(Ordering::Acquire) != 0 {
+    if !versioned && table.creator.load(Ordering::Acquire) != 0 {
         // Created by this transaction: nobody else sees it anyway.
         spec.altered_by = TransactionId::INVALID;
         spec.previous = None;
@@ -763,7 +777,9 @@ fn alter_one(
             alter_definition(cx, table, spec)?;
         }
         Op::AddConstraint(tc) => add_constraint(cx, table, tc)?,
-        Op::RenameConstraint { old_name, new_name } if new_name.value == crate::parser::VALIDATE => {
+        Op::RenameConstraint { old_name, new_name }
+            if new_name.value == crate::parser::VALIDATE =>
+        {
             validate_constraint(cx, table, &ident_name(old_name))?
         }
         Op::DropConstraint {
@@ -1141,7 +1157,10 @@ pub(crate) fn validate_foreign_key(
             Ok(!crate::ri_triggers::mixes_nulls(row, &c.columns))
         })?;
         if mixed {
-            return Err(crate::ri_triggers::match_full_violation(&table.name, &c.name));
+            return Err(crate::ri_triggers::match_full_violation(
+                &table.name,
+                &c.name,
+            ));
         }
     }
     if let (true, Some(key)) = (violated, bad) {

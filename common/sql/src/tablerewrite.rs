@@ -67,7 +67,7 @@ use crate::executor::Vis;
 use crate::expr::{bind_expr, eval, try_coerce_assign, BoundExpr, Expr, ParamTypes, Scope};
 use crate::functions::StaticContext;
 use crate::planner::ident_name;
-use engine::catalog::{CatalogChange, ConstraintKind, TableDef, TableSpec};
+use engine::catalog::{ConstraintKind, TableDef};
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
@@ -225,7 +225,7 @@ pub fn alter_column_types(
     // Statements writing the table now finish (later ones wait for us).
     drop(table.lock.exclusive(cx.cancel)?);
     spec.rel = new_rel;
-    let new = switch_definition(cx, &table, spec, xid)?;
+    let new = crate::tablecmds::apply_definition(cx, &table, spec, xid, true)?;
     crate::tablecmds::checks_bind(&new)?;
     // Copy.
     copy_rows(cx, &table, &new, &resolved, xid)?;
@@ -303,47 +303,6 @@ fn quote_ident(name: &str) -> String {
     } else {
         format!("\"{}\"", name.replace('"', "\"\""))
     }
-}
-
-/// Applies `spec` (the new heap file and column types) as the table's
-/// definition, marked as `xid`'s uncommitted ALTER with the committed
-/// definition as its previous version — also for a table this transaction
-/// created: a ROLLBACK TO a savepoint needs the old file's indexes back.
-fn switch_definition(
-    cx: &mut DdlCtx<'_>,
-    table: &Arc<TableDef>,
-    mut spec: TableSpec,
-    xid: TransactionId,
-) -> PgResult<Arc<TableDef>> {
-    let before = table.spec();
-    match (&before.previous, before.altered_by.is_valid()) {
-        (Some(p), true) => {
-            spec.altered_by = before.altered_by;
-            spec.previous = Some(p.clone());
-        }
-        _ => {
-            spec.altered_by = xid;
-            spec.previous = Some(Box::new(TableSpec {
-                previous: None,
-                altered_by: TransactionId::INVALID,
-                ..before.clone()
-            }));
-        }
-    }
-    cx.db
-        .catalog()
-        .apply_catalog_change(&CatalogChange::AlterTable {
-            name: table.key(),
-            spec,
-        })?;
-    cx.pending.push(PendingDdl::Alter {
-        oid: table.oid,
-        before,
-    });
-    cx.db
-        .catalog()
-        .by_oid(table.oid)
-        .ok_or_else(|| PgError::internal("altered table vanished"))
 }
 
 /// Foreign keys on the changed columns, either side, must keep

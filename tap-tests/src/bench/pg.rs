@@ -563,7 +563,6 @@ pub fn start_reference(bindir: &Path, base: &Path, prefix: &str) -> (tempfile::T
     (work, pair)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -625,7 +625,11 @@ impl Constraint<'_> {
             ),
             ConstraintKind::ForeignKey => {
                 let mut d = format!("FOREIGN KEY ({}) REFERENCES ", self.column_list());
-                let full = if self.spec.match_full { " MATCH FULL" } else { "" };
+                let full = if self.spec.match_full {
+                    " MATCH FULL"
+                } else {
+                    ""
+                };
                 if let (Some(f), Some(r)) = (self.spec.foreign.as_ref(), self.referenced) {
                     let cols: Vec<String> = f
                         .columns
