@@ -30,7 +30,17 @@ SELECT c.relname, (SELECT count(*) FROM pg_attribute a WHERE a.attrelid = c.oid 
 SELECT a.id, b.id FROM ck_a a, ck_b b WHERE a.id = 1 AND a.id = b.a_id;
 SELECT a.id, b.id FROM ck_a a LEFT JOIN ck_b b ON b.a_id = a.id WHERE a.id = 2 AND b.a_id = a.id;
 SELECT count(*) FROM ck_a a, ck_b b WHERE b.a_id = a.id AND b.a_id = 3;
+-- By name: equality, and the anchored literal patterns psql sends.
+SELECT relname, relkind FROM pg_class WHERE relname = 'ck_a';
+SELECT c.oid::regclass, n.nspname FROM pg_class c LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE c.relname OPERATOR(pg_catalog.~) '^(ck_b)$' COLLATE pg_catalog.default ORDER BY 2;
+SELECT relname FROM pg_class WHERE relname ~ '^ck_a$';
+SELECT relname FROM pg_class WHERE relname ~ '^(ck_.)$' ORDER BY 1;
+SELECT relname FROM pg_class WHERE relname ~ '^(ck_b_w)$' AND relkind = 'i';
+SELECT count(*) FROM pg_class WHERE relname ~ '^(nothing_here)$';
+SELECT count(*) FROM pg_class WHERE relname ~* '^(CK_A)$';
 -- @@ read-only
+SELECT relname FROM pg_class WHERE relname ~ '^(ck_a)$';
 SELECT c2.relname, pg_get_indexdef(i.indexrelid) FROM pg_class c, pg_class c2, pg_index i
   WHERE c.oid = 'ck_b'::regclass AND c.oid = i.indrelid AND i.indexrelid = c2.oid ORDER BY 1;
 SELECT attname, attnum FROM pg_attribute WHERE attrelid = 'ck_b'::regclass AND attnum > 0 ORDER BY attnum;

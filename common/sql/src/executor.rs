@@ -213,6 +213,8 @@ pub struct Ectx<'a> {
     /// Set while a keyed catalog scan builds its rows
     /// ([`crate::pgcatalog::ViewContext::relation_key`]).
     view_key: Option<u32>,
+    /// The same by name ([`crate::pgcatalog::ViewContext::relation_name_key`]).
+    view_name_key: Option<String>,
     ticks: u32,
     catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
@@ -249,6 +251,7 @@ impl<'a> Ectx<'a> {
             ri_deferred: Vec::new(),
             constraint_modes: ConstraintModes::default(),
             view_key: None,
+            view_name_key: None,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
         }
@@ -338,6 +341,9 @@ impl crate::pgcatalog::ViewContext for Ectx<'_> {
     }
     fn relation_key(&self) -> Option<u32> {
         self.view_key
+    }
+    fn relation_name_key(&self) -> Option<&str> {
+        self.view_name_key.as_deref()
     }
 }
 

@@ -41,6 +41,11 @@ pub struct SystemView {
     /// planner turns `key = constant` into a keyed scan
     /// ([`ViewContext::relation_key`]).
     pub key: Option<&'static str>,
+    /// The column holding a relation's name, by which the row builder can
+    /// skip the other relations' rows: the planner turns `name = 'x'`, and
+    /// psql's anchored literal `name ~ '^(x)$'`, into a keyed scan
+    /// ([`ViewContext::relation_name_key`]).
+    pub name_key: Option<&'static str>,
 }
 
 impl SystemView {
@@ -150,6 +155,7 @@ const fn cat(
         columns,
         rows,
         key: None,
+        name_key: None,
     }
 }
 
@@ -170,7 +176,10 @@ const fn keyed(
 
 /// PostgreSQL's catalogs and catalog views (`crate::pgcatalog`).
 pub static CATALOGS: &[SystemView] = &[
-    keyed("pg_class", 1259, d::PG_CLASS, r::pg_class, "oid"),
+    SystemView {
+        name_key: Some("relname"),
+        ..keyed("pg_class", 1259, d::PG_CLASS, r::pg_class, "oid")
+    },
     cat("pg_namespace", 2615, d::PG_NAMESPACE, r::pg_namespace),
     keyed(
         "pg_attribute",
@@ -284,6 +293,7 @@ pub static FUNCTION_VIEWS: &[SystemView] = &[SystemView {
     ],
     rows: |c| control_checkpoint(c.engine()),
     key: None,
+    name_key: None,
 }];
 
 fn control_checkpoint(e: &Engine) -> Vec<Vec<Value>> {
@@ -339,6 +349,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| pg_stats(c.engine()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "pg_authid",
@@ -359,6 +370,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| crate::roles::pg_authid(c.engine()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "pg_roles",
@@ -380,6 +392,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| crate::roles::pg_roles(c.engine()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "pg_hba_file_rules",
@@ -397,6 +410,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| crate::roles::pg_hba_file_rules(c.engine()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "hotpair_stat_snapshots",
@@ -408,6 +422,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| stat_snapshots(c.engine()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "pg_prepared_xacts",
@@ -421,6 +436,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| prepared_xacts(c.engine()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "pg_stat_replication",
@@ -442,6 +458,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| stat_replication(c.engine().replication()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "pg_replication_slots",
@@ -455,6 +472,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| replication_slots(c.engine().replication()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "pg_stat_wal_receiver",
@@ -475,6 +493,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| stat_wal_receiver(c.engine().replication()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "pg_stat_database_conflicts",
@@ -490,6 +509,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| stat_database_conflicts(c.engine().replication()),
         key: None,
+        name_key: None,
     },
     SystemView {
         name: "hotpair_stat_wal",
@@ -506,6 +526,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| stat_wal(c.engine()),
         key: None,
+        name_key: None,
     },
     // PostgreSQL's pg_stat_wal: the same counters under PostgreSQL 15's
     // names and types (tools and the benchmark read `wal_sync`). The
@@ -527,6 +548,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         ],
         rows: |c| pg_stat_wal(c.engine()),
         key: None,
+        name_key: None,
     },
 ];
 

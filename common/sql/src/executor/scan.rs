@@ -458,18 +458,21 @@ impl ExecNode for SystemViewNode<'_> {
         if self.rows.is_none() {
             // A key that is no OID (NULL, out of range) matches no
             // relation's rows, but the filter decides: build them all.
-            let key = match self.key {
-                Some(k) => match ec.eval(k, &[])? {
-                    Value::Oid(o) => Some(o),
-                    Value::Int4(n) => u32::try_from(n).ok(),
-                    Value::Int8(n) => u32::try_from(n).ok(),
-                    _ => None,
-                },
-                None => None,
-            };
+            let (mut key, mut name) = (None, None);
+            if let Some(k) = self.key {
+                match ec.eval(k, &[])? {
+                    Value::Oid(o) => key = Some(o),
+                    Value::Int4(n) => key = u32::try_from(n).ok(),
+                    Value::Int8(n) => key = u32::try_from(n).ok(),
+                    Value::Text(s) => name = Some(s.to_string()),
+                    _ => {}
+                }
+            }
             ec.view_key = key;
+            ec.view_name_key = name;
             let built = view.rows(&*ec);
             ec.view_key = None;
+            ec.view_name_key = None;
             self.rows = Some(built.into_iter());
         }
         let Some(rows) = self.rows.as_mut() else {

@@ -80,6 +80,11 @@ pub trait ViewContext {
     fn relation_key(&self) -> Option<u32> {
         None
     }
+    /// Like [`Self::relation_key`], by name: only the rows of relations
+    /// with this name (in any schema) are wanted.
+    fn relation_name_key(&self) -> Option<&str> {
+        None
+    }
 }
 
 pub use engine::namespace::{
@@ -422,6 +427,23 @@ impl CatalogSnapshot {
                 }
             }
         }
+        v.sort_by_key(|r| r.oid());
+        v
+    }
+
+    /// [`Self::relations_keyed`], or with `name` the relations of that name
+    /// in any schema.
+    pub fn relations_keyed_by(&self, key: Option<u32>, name: Option<&str>) -> Vec<&RelRef> {
+        let Some(name) = name else {
+            return self.relations_keyed(key);
+        };
+        let mut v: Vec<&RelRef> = self
+            .by_name
+            .iter()
+            .filter(|((_, n), _)| n == name)
+            .filter_map(|(_, oid)| self.rels.get(oid))
+            .filter(|r| key.is_none_or(|k| r.oid() == k))
+            .collect();
         v.sort_by_key(|r| r.oid());
         v
     }

@@ -104,6 +104,7 @@ fn snap(ec: &dyn ViewContext) -> Arc<CatalogSnapshot> {
 pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let key = ec.relation_key();
+    let name = ec.relation_name_key();
     let mut rows = Rows::new(defs::PG_CLASS);
     // Tables with a foreign key, or referenced by one: PostgreSQL's RI
     // triggers make relhastriggers true on both sides (psql's \d lists
@@ -115,7 +116,7 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             with_triggers.insert(f.table);
         }
     }
-    for r in s.relations_keyed(key) {
+    for r in s.relations_keyed_by(key, name) {
         let (am, natts, hasindex, reltuples, relpages, relfilenode, options) = match r {
             RelRef::Table(t) => {
                 let stats = ec.engine().catalog().statistics(t.oid);

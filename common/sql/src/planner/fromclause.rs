@@ -1465,13 +1465,21 @@ impl JoinPlanner<'_, '_, '_, '_> {
             let key_col = view
                 .key
                 .and_then(|k| view.columns.iter().position(|(c, _)| *c == k));
-            let key = key_col.and_then(|kc| {
-                p.conjuncts()
-                    .into_iter()
-                    .filter_map(|c| c.as_column_eq())
-                    .find(|(c, _)| *c == kc)
-                    .map(|(_, e)| e.clone())
-            });
+            let name_col = view
+                .name_key
+                .and_then(|k| view.columns.iter().position(|(c, _)| *c == k));
+            let conj = p.conjuncts();
+            let key = key_col
+                .and_then(|kc| {
+                    conj.iter()
+                        .filter_map(|c| c.as_column_eq())
+                        .find(|(c, _)| *c == kc)
+                        .map(|(_, e)| e.clone())
+                })
+                .or_else(|| {
+                    let nc = name_col?;
+                    conj.iter().find_map(|c| name_literal(c, nc))
+                });
             if let Some(key) = key {
                 node = PlanNode::new(NodeKind::KeyedView { view, key }, node.width, 1.0);
             }
@@ -1480,6 +1488,58 @@ impl JoinPlanner<'_, '_, '_, '_> {
             Some(p) => filter(node, p),
             None => node,
         })
+    }
+}
+
+/// A conjunct that pins column `col` to one name: `col = 'x'`, or a
+/// regular expression that matches only one string, `col ~ '^(x)$'` or
+/// `'^x$'` with no metacharacter inside (what psql sends for `\d x`).
+fn name_literal(c: &Expr, col: usize) -> Option<Expr> {
+    let strip = |e: &Expr| -> Option<usize> {
+        match e {
+            Expr::Column(i) => Some(*i),
+            Expr::Cast { arg, .. } => match arg.as_ref() {
+                Expr::Column(i) => Some(*i),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    match c {
+        Expr::Binary {
+            op: BinOp::Eq,
+            left,
+            right,
+        } => match (strip(left), right.as_ref()) {
+            (Some(i), Expr::Const(v @ pgtypes::value::Value::Text(_))) if i == col => {
+                Some(Expr::Const(v.clone()))
+            }
+            _ => None,
+        },
+        Expr::Func {
+            func:
+                Func::RegexMatch {
+                    icase: false,
+                    negated: false,
+                },
+            args,
+        } => {
+            let [l, Expr::Const(pgtypes::value::Value::Text(p))] = args.as_slice() else {
+                return None;
+            };
+            if strip(l) != Some(col) {
+                return None;
+            }
+            let inner = p.strip_prefix('^')?.strip_suffix('$')?;
+            let inner = inner
+                .strip_prefix('(')
+                .and_then(|x| x.strip_suffix(')'))
+                .unwrap_or(inner);
+            let literal =
+                !inner.is_empty() && !inner.chars().any(|ch| ".^$*+?()[]{}|\\".contains(ch));
+            literal.then(|| Expr::Const(pgtypes::value::Value::text(inner)))
+        }
+        _ => None,
     }
 }
 
