@@ -78,26 +78,23 @@ fn sqlalchemy_reflection_matches_postgres() {
 
     let out = node.run_psql(&["-v", "ON_ERROR_STOP=1", "-q"], &schema);
     assert_eq!(out.status, 0, "schema on hotpair: {}", out.stderr);
-    let status = Command::new("psql")
-        .args([
-            "-X",
-            "-q",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &pair.primary.port.to_string(),
-            "-U",
-            "postgres",
-            "-d",
-            "postgres",
-            "-f",
-        ])
-        .arg(orm_dir().join("schema.sql"))
-        .status()
-        .expect("psql");
-    assert!(status.success(), "schema on PostgreSQL failed");
+    let port = pair.primary.port.to_string();
+    let args: Vec<String> = [
+        "-X",
+        "-q",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port,
+    ]
+    .iter()
+    .chain(&["-U", "postgres", "-d", "postgres"])
+    .map(|a| a.to_string())
+    .collect();
+    let out = tap_tests::psql::run_psql(&args, &schema, None);
+    assert_eq!(out.status, 0, "schema on PostgreSQL: {}", out.stderr);
     node.wait_for_replay(&standby);
 
     let want = reflect(pair.primary.port);

@@ -489,26 +489,7 @@ pub fn unindex_pruned_tuples(
 /// the primary.
 pub fn build_replayed_indexes(db: &Engine) -> PgResult<()> {
     for t in db.catalog.tables() {
-        let pending: Vec<_> = t
-            .indexes
-            .list()
-            .into_iter()
-            .filter(|ix| !ix.is_ready())
-            .collect();
-        if pending.is_empty() {
-            continue;
-        }
-        let types = t.types();
-        let mut row = Vec::with_capacity(types.len());
-        let mut build = SortedBuild::new(&t, &pending);
-        db.heap.scan_all(t.rel, &mut |tid, data| {
-            t.decode_into(data, &types, &mut row, &db.heap)?;
-            build.add(&row, tid)
-        })?;
-        build.finish();
-        for ix in &pending {
-            ix.set_ready();
-        }
+        build_unready_indexes(db, &t)?;
     }
     Ok(())
 }

@@ -537,18 +537,28 @@ pub fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
         .map_err(|e| format!("chmod {}: {e}", path.display()))
 }
 
-/// A PostgreSQL 15 primary for a test to compare with, in a directory
-/// under `base` (a test node's base directory, removed with it): fsync
-/// off, 128MB of shared buffers, no standby. Both directories are opened
-/// to the `postgres` user PostgreSQL runs as when we are root. The
+/// A PostgreSQL 15 primary to compare with, in a temporary directory
+/// (under `base` when given: a test node's base directory, removed with
+/// it): fsync off, 128MB of shared buffers, no standby. The directories are
+/// opened to the `postgres` user PostgreSQL runs as when we are root. The
 /// directory must outlive the pair: keep both.
-pub fn start_reference(bindir: &Path, base: &Path, prefix: &str) -> (tempfile::TempDir, PgPair) {
-    let work = tempfile::Builder::new()
-        .prefix(prefix)
-        .tempdir_in(base)
-        .unwrap_or_else(|e| panic!("temp dir for PostgreSQL: {e}"));
-    for dir in [base, work.path()] {
-        set_mode(dir, 0o755).unwrap_or_else(|e| panic!("chmod {}: {e}", dir.display()));
+pub fn try_start_reference(
+    bindir: &Path,
+    base: Option<&Path>,
+    prefix: &str,
+) -> Result<(tempfile::TempDir, PgPair), String> {
+    let builder = {
+        let mut b = tempfile::Builder::new();
+        b.prefix(prefix);
+        b
+    };
+    let work = match base {
+        Some(b) => builder.tempdir_in(b),
+        None => builder.tempdir(),
+    }
+    .map_err(|e| format!("temp dir for PostgreSQL: {e}"))?;
+    for dir in base.into_iter().chain([work.path()]) {
+        set_mode(dir, 0o755).map_err(|e| format!("chmod {}: {e}", dir.display()))?;
     }
     let settings = Settings {
         shared_buffers: "128MB".to_string(),
@@ -559,8 +569,14 @@ pub fn start_reference(bindir: &Path, base: &Path, prefix: &str) -> (tempfile::T
         standby: false,
     };
     let pair = PgPair::start(bindir, work.path(), &settings)
-        .unwrap_or_else(|e| panic!("could not start PostgreSQL 15: {e}"));
-    (work, pair)
+        .map_err(|e| format!("could not start PostgreSQL 15: {e}"))?;
+    Ok((work, pair))
+}
+
+/// [`try_start_reference`] for a test, under the node directory `base`
+/// (panics on failure).
+pub fn start_reference(bindir: &Path, base: &Path, prefix: &str) -> (tempfile::TempDir, PgPair) {
+    try_start_reference(bindir, Some(base), prefix).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[cfg(test)]

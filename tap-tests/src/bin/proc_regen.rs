@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use tap_tests::bench::{pg, Settings};
+use tap_tests::bench::pg;
 
 /// Regenerates common/sql/src/pgcatalog/proc_data.rs from PostgreSQL 15.
 #[derive(Parser, Debug)]
@@ -165,21 +165,7 @@ fn run(args: Args) -> Result<PathBuf, String> {
                 .bindir
                 .or_else(pg::find_bindir)
                 .ok_or("PostgreSQL 15 not found (install postgresql-15 or pass --bindir)")?;
-            let w = tempfile::Builder::new()
-                .prefix("proc_regen_")
-                .tempdir()
-                .map_err(|e| format!("temp dir: {e}"))?;
-            let _ = pg::set_mode(w.path(), 0o755);
-            let settings = Settings {
-                shared_buffers: "128MB".to_string(),
-                fsync: false,
-                synchronous_commit: true,
-                max_connections: 20,
-                max_prepared_transactions: 0,
-                standby: false,
-            };
-            let p = pg::PgPair::start(&bindir, w.path(), &settings)
-                .map_err(|e| format!("could not start PostgreSQL: {e}"))?;
+            let (w, p) = pg::try_start_reference(&bindir, None, "proc_regen_")?;
             let port = p.primary.port;
             pair = Some(p);
             work = Some(w);
