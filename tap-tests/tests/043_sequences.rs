@@ -11,6 +11,10 @@
 //! * `alter_sequence_survives_crash_and_promotion`: ALTER SEQUENCE's new
 //!   definition and RESTART counter are logged, so neither a crash nor a
 //!   promotion goes back to the old counter or the old increment.
+//! * `alter_sequence_is_transactional`: an uncommitted ALTER SEQUENCE is
+//!   invisible to other sessions and to the standby, holds off their
+//!   nextval until it ends, and is undone by ROLLBACK, ROLLBACK TO and a
+//!   crash, with the counter before it when it replaced the counter.
 
 use tap_tests::Node;
 
@@ -167,4 +171,77 @@ fn alter_sequence_survives_crash_and_promotion() {
             Err(e) => assert_eq!(e.code(), "42P01", "{name}: {e}"),
         }
     }
+}
+
+#[test]
+fn alter_sequence_is_transactional() {
+    let (primary, standby) = pair();
+    for _ in 0..3 {
+        nextval(&primary, "s");
+    }
+    let def =
+        "SELECT seqincrement || ' ' || seqmax FROM pg_sequence WHERE seqrelid = 's'::regclass";
+    // 1. Uncommitted: others (the standby too) see the old definition, and
+    //    another session's nextval waits for the ALTER's end.
+    let alter = primary.background_session();
+    alter.query_safe("BEGIN");
+    alter.query_safe("ALTER SEQUENCE s RESTART WITH 500 INCREMENT BY 5 MAXVALUE 9000");
+    assert_eq!(alter.query_safe("SELECT nextval('s')"), "500");
+    assert_eq!(alter.query_safe(def), "5 9000");
+    assert_eq!(
+        primary.safe_sql(def),
+        "1 9223372036854775807",
+        "others see the committed def"
+    );
+    primary.wait_for_replay(&standby);
+    assert_eq!(
+        standby.safe_sql(def),
+        "1 9223372036854775807",
+        "so does the standby"
+    );
+    let other = primary.background_session();
+    let waiting = other.send("SELECT nextval('s')");
+    assert!(
+        primary.poll_query_until(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
+            "1"
+        ),
+        "nextval waits for the ALTER"
+    );
+    // 2. ROLLBACK: the old definition and counter are back, everywhere.
+    alter.query_safe("ROLLBACK");
+    assert_eq!(
+        waiting.wait_ok(),
+        "4",
+        "the waiter continues the old counter"
+    );
+    assert_eq!(nextval(&primary, "s"), 5);
+    primary.wait_for_replay(&standby);
+    assert_eq!(standby.safe_sql(def), "1 9223372036854775807");
+    // 3. ROLLBACK TO a savepoint undoes only the ALTER after it; a RENAME
+    //    keeps the counter running; COMMIT publishes the rest.
+    primary.safe_sql(
+        "BEGIN; ALTER SEQUENCE s INCREMENT BY 10; SAVEPOINT a; \
+         ALTER SEQUENCE s INCREMENT BY 100; ROLLBACK TO a; \
+         ALTER SEQUENCE s RENAME TO s_renamed; SELECT nextval('s_renamed'); COMMIT",
+    );
+    assert_eq!(nextval(&primary, "s_renamed"), 25);
+    primary.wait_for_replay(&standby);
+    assert_eq!(
+        standby.safe_sql("SELECT increment_by FROM pg_sequences WHERE sequencename = 's_renamed'"),
+        "10"
+    );
+    // 4. A crash with the ALTER uncommitted: start-up puts the committed
+    //    definition and counter back; no value is handed out twice.
+    let doomed = primary.background_session();
+    doomed.query_safe("BEGIN");
+    doomed.query_safe("ALTER SEQUENCE s_renamed RESTART WITH 1 INCREMENT BY 1");
+    doomed.query_safe("ALTER SEQUENCE s_renamed RENAME TO x");
+    assert_eq!(doomed.query_safe("SELECT nextval('x')"), "1");
+    primary.kill9();
+    drop(doomed);
+    primary.start();
+    let after = nextval(&primary, "s_renamed");
+    assert!(after > 25, "after the crash: {after} > 25");
+    assert_eq!((after - 25) % 10, 0, "increment 10 kept: {after}");
 }

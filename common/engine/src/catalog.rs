@@ -141,7 +141,7 @@ use crate::namespace::{
     DEFAULT_PATH, PUBLIC_NAMESPACE,
 };
 use crate::pg_enum::{parse_enum_type, push_enum_type, EnumTypeDef, EnumTypeSpec};
-use crate::sequence::{SequenceDef, SequenceSpec};
+use crate::sequence::{SequenceDef, SequencePrevious, SequenceSpec};
 use crate::statistics::{decode_stats, encode_stats, RelationStats};
 use crate::view::{parse_view, push_view, ViewDef, ViewSpec};
 use pgtypes::error::{sqlstate, PgError, PgResult};
@@ -930,17 +930,60 @@ impl<'a> CatalogView<'a> {
             .collect()
     }
 
-    /// The sequence called `name` (unqualified, along the search path),
-    /// committed or not.
+    /// The sequence called `name` (unqualified, along the search path) as
+    /// this session sees it.
     pub fn sequence(&self, name: &str) -> Option<Arc<SequenceDef>> {
-        self.path
-            .iter()
-            .find_map(|&ns| self.catalog.sequence(&rel_key(ns, name)))
+        self.path.iter().find_map(|&ns| self.sequence_in(ns, name))
     }
 
-    /// The sequence `name` of schema `ns`, committed or not.
+    /// The sequence `name` of schema `ns` as this session sees it: another
+    /// transaction's uncommitted creation is absent; its uncommitted ALTER
+    /// (a RENAME among them) shows the committed def before it.
     pub fn sequence_in(&self, ns: Oid, name: &str) -> Option<Arc<SequenceDef>> {
-        self.catalog.sequence(&rel_key(ns, name))
+        let key = rel_key(ns, name);
+        let name = &*key;
+        // The clog is read with the catalog lock released.
+        let found = self.catalog.state.read().sequences.get(name).cloned();
+        if let Some(s) = found {
+            if !creator_visible(&s.creator, self.own, self.clog) {
+                return None;
+            }
+            if s.previous.is_none() || creator_visible(&s.altered_by, self.own, self.clog) {
+                return Some(s);
+            }
+            return s.previous.clone().filter(|p| p.spec.key() == name);
+        }
+        // The old name of a sequence another transaction renamed.
+        let renamed: Vec<Arc<SequenceDef>> = self
+            .catalog
+            .state
+            .read()
+            .sequences
+            .values()
+            .filter(|s| s.previous.as_ref().is_some_and(|p| p.spec.key() == name))
+            .cloned()
+            .collect();
+        renamed
+            .into_iter()
+            .find(|s| !creator_visible(&s.altered_by, self.own, self.clog))
+            .and_then(|s| s.previous.clone())
+    }
+
+    /// Every sequence this session sees (the committed def of another
+    /// transaction's uncommitted ALTER), sorted by name.
+    pub fn sequences(&self) -> Vec<Arc<SequenceDef>> {
+        let mut v: Vec<Arc<SequenceDef>> = self
+            .catalog
+            .sequences()
+            .into_iter()
+            .filter(|s| creator_visible(&s.creator, self.own, self.clog))
+            .map(|s| match &s.previous {
+                Some(p) if !creator_visible(&s.altered_by, self.own, self.clog) => p.clone(),
+                _ => s,
+            })
+            .collect();
+        v.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        v
     }
 
     /// The OID of the schema called `name`, if this session sees it
@@ -2664,14 +2707,22 @@ fn parse_role(line: &str) -> Result<RoleSpec, String> {
 
 /// One sequence line: `sequence <oid> <name> <type> <increment> <min> <max>
 /// <start> <cache> <cycle 0|1> <owner table or -> <owner column or ->
-/// <last value> <is_called 0|1> <creator xid>`.
+/// <last value> <is_called 0|1> <creator xid>`, then for an uncommitted
+/// ALTER `<altered_by xid> <counter kept 0|1> <previous line, escaped>`
+/// (the previous line's counter fields are the counter a ROLLBACK puts
+/// back, when kept).
 fn push_sequence(out: &mut String, s: &SequenceSpec, value: i64, called: bool, creator: u64) {
+    out.push_str(&sequence_line(s, value, called, creator));
+    out.push('\n');
+}
+
+fn sequence_line(s: &SequenceSpec, value: i64, called: bool, creator: u64) -> String {
     let (ot, oc) = match &s.owned_by {
         Some((t, c)) => (esc(t), esc(c)),
         None => ("-".into(), "-".into()),
     };
-    out.push_str(&format!(
-        "sequence {} {} {} {} {} {} {} {} {} {ot} {oc} {value} {} {creator}\n",
+    let mut line = format!(
+        "sequence {} {} {} {} {} {} {} {} {} {ot} {oc} {value} {} {creator}",
         s.oid,
         esc(&s.key()),
         type_to_catalog(s.ty),
@@ -2682,19 +2733,45 @@ fn push_sequence(out: &mut String, s: &SequenceSpec, value: i64, called: bool, c
         s.cache,
         u8::from(s.cycle),
         u8::from(called),
-    ));
+    );
+    if let Some(p) = s.previous.as_ref().filter(|_| s.altered_by.is_valid()) {
+        let (v, c) = p.counter.unwrap_or((0, false));
+        let prev = sequence_line(&p.spec.unmarked(), v, c, p.spec.creator.0);
+        line.push_str(&format!(
+            " {} {} {}",
+            s.altered_by.0,
+            u8::from(p.counter.is_some()),
+            esc(&prev)
+        ));
+    }
+    line
 }
 
 /// Parses [`push_sequence`]'s line: the spec and the counter.
 fn parse_sequence(line: &str) -> Result<(SequenceSpec, i64, bool), String> {
     let g: Vec<&str> = line.split(' ').collect();
+    let (fields, marks) = if g.len() > 15 {
+        g.split_at(15)
+    } else {
+        (g.as_slice(), &[][..])
+    };
     let ["sequence", oid, name, ty, inc, min, max, start, cache, cycle, ot, oc, value, called, creator] =
-        g.as_slice()
+        fields
     else {
         return Err(format!("unrecognized line {line:?}"));
     };
     let n = |s: &str| s.parse::<i64>().map_err(|_| format!("bad number {s:?}"));
     let (namespace, name) = parse_rel_key(name)?;
+    let (altered_by, previous) = match marks {
+        [] => (TransactionId::INVALID, None),
+        [by, kept, prev] => {
+            let (spec, v, c) = parse_sequence(&unesc(prev)?)?;
+            let by = TransactionId(by.parse::<u64>().map_err(|_| "bad xid")?);
+            let counter = (*kept == "1").then_some((v, c));
+            (by, Some(Box::new(SequencePrevious { spec, counter })))
+        }
+        _ => return Err(format!("unrecognized line {line:?}")),
+    };
     let spec = SequenceSpec {
         oid: oid.parse().map_err(|_| "bad oid")?,
         name,
@@ -2712,6 +2789,8 @@ fn parse_sequence(line: &str) -> Result<(SequenceSpec, i64, bool), String> {
             Some((unesc(ot)?, unesc(oc)?))
         },
         creator: TransactionId(creator.parse::<u64>().map_err(|_| "bad xid")?),
+        altered_by,
+        previous,
     };
     if spec.increment == 0 || spec.min > spec.max {
         return Err("invalid sequence definition".into());
@@ -3309,7 +3388,7 @@ fn encode_catalog(st: &CatalogState) -> String {
         // The logged counter, never the in-memory one (crate::sequence).
         push_sequence(
             &mut out,
-            &s.spec,
+            &s.current_spec(),
             s.state.logged.load(Ordering::Acquire),
             s.state.logged_called.load(Ordering::Acquire),
             s.creator.load(Ordering::Acquire),
@@ -3734,6 +3813,20 @@ mod tests {
             called: false,
         };
         assert_eq!(decode_change(&encode_change(&alter)).unwrap(), alter);
+        // An uncommitted ALTER carries its xid and the def before it.
+        let mut marked = altered.clone();
+        marked.altered_by = TransactionId(77);
+        marked.previous = Some(Box::new(SequencePrevious {
+            spec: seq.clone(),
+            counter: Some((9, true)),
+        }));
+        let marked = CatalogChange::AlterSequence {
+            name: "s q".into(),
+            spec: marked,
+            value: 40,
+            called: false,
+        };
+        assert_eq!(decode_change(&encode_change(&marked)).unwrap(), marked);
         let old_def = c.sequence("s q").unwrap();
         c.apply_catalog_change(&alter).unwrap();
         assert!(old_def.is_retired(), "the replaced definition is retired");

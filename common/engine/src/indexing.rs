@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::catalog::{CatalogChange, IndexDef, TableDef};
+use crate::sequence::SequenceDef;
 use crate::{Engine, Role};
 use pgtypes::error::PgResult;
 use pgtypes::value::Value;
@@ -158,6 +159,17 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
                 by: TransactionId::INVALID,
                 previous: None,
             })?;
+    }
+    for s in db.catalog.sequences() {
+        if s.previous.is_some() {
+            if let Some(x) = uncommitted_creator(db, &s.altered_by) {
+                tracing::info!(
+                    "restoring sequence \"{}\" altered by transaction {x}, which did not commit",
+                    s.spec.name
+                );
+                undo_sequence_alter(db, &s)?;
+            }
+        }
     }
     for s in db.catalog.sequences() {
         let Some(x) = uncommitted_creator(db, &s.creator) else {
@@ -296,6 +308,31 @@ pub fn undo_alter(db: &Engine, t: &Arc<TableDef>) -> PgResult<()> {
         build_unready_indexes(db, &now)?;
     }
     Ok(())
+}
+
+/// Puts back the committed definition before the uncommitted ALTER
+/// SEQUENCE that made `s` (WAL-logged), whose transaction ended without
+/// committing: with the counter before it if the ALTER replaced the
+/// counter, else the counter as it runs.
+pub fn undo_sequence_alter(db: &Engine, s: &SequenceDef) -> PgResult<()> {
+    let Some(prev) = &s.spec.previous else {
+        return Ok(());
+    };
+    let _g = s.nextval_lock.lock();
+    if s.is_retired() {
+        return Ok(());
+    }
+    let (value, called) = prev.counter.unwrap_or_else(|| s.counter());
+    let mut spec = prev.spec.unmarked();
+    spec.creator = TransactionId(s.creator.load(Ordering::Acquire));
+    db.catalog
+        .apply_catalog_change(&CatalogChange::AlterSequence {
+            name: s.spec.key(),
+            spec,
+            value,
+            called,
+        })
+        .map(|_| ())
 }
 
 /// The end of a committed rewrite (ALTER COLUMN … TYPE): the definition

@@ -32,10 +32,18 @@
 //! `nextval` that found it before the change sees the mark once it has
 //! the lock and starts again from the catalog's current def.
 //!
+//! While the altering transaction may roll back, the new def is marked
+//! with its xid ([`SequenceDef::altered_by`]) and keeps the committed def
+//! before it ([`SequenceDef::previous`], from [`SequenceSpec::previous`]:
+//! logged and persisted), which other transactions see; undoing is one
+//! more `AlterSequence` back to it (the session at ROLLBACK, start-up
+//! after a crash: `crate::indexing::undo_sequence_alter`).
+//!
 //! Lock order: a sequence's `nextval_lock` → the catalog lock (taken by
 //! the change); redo and the catalog touch only the atomics.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -73,6 +81,24 @@ pub struct SequenceSpec {
     pub owned_by: Option<(String, String)>,
     /// The (sub)transaction that created it, until known committed.
     pub creator: TransactionId,
+    /// The (sub)transaction of an ALTER SEQUENCE that may still roll back
+    /// (INVALID: none); see [`SequenceDef::altered_by`].
+    pub altered_by: TransactionId,
+    /// With `altered_by`: the committed definition before that ALTER.
+    pub previous: Option<Box<SequencePrevious>>,
+}
+
+/// What an uncommitted ALTER SEQUENCE replaced: the committed definition,
+/// and the counter a ROLLBACK puts back — `None` when the ALTER did not
+/// start a new counter (RENAME, SET SCHEMA, OWNED BY: as in PostgreSQL,
+/// only a change that rewrites the sequence's data is undone with it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SequencePrevious {
+    /// The definition before the ALTER.
+    pub spec: SequenceSpec,
+    /// `(last_value, is_called)` before the ALTER, if the ALTER replaced
+    /// the counter.
+    pub counter: Option<(i64, bool)>,
 }
 
 impl SequenceSpec {
@@ -101,6 +127,17 @@ impl SequenceSpec {
             cycle: false,
             owned_by: None,
             creator: TransactionId::INVALID,
+            altered_by: TransactionId::INVALID,
+            previous: None,
+        }
+    }
+
+    /// The definition without the uncommitted-ALTER marks.
+    pub fn unmarked(&self) -> SequenceSpec {
+        SequenceSpec {
+            altered_by: TransactionId::INVALID,
+            previous: None,
+            ..self.clone()
         }
     }
 }
@@ -133,13 +170,33 @@ pub struct SequenceDef {
     pub creator: AtomicU64,
     /// Set when ALTER SEQUENCE replaced this def by a new one.
     retired: AtomicBool,
+    /// The xid of the ALTER SEQUENCE that made this def, while it may
+    /// still roll back (0 after). Other transactions see [`Self::previous`]
+    /// and wait for it before calling nextval / setval, as PostgreSQL's
+    /// ALTER SEQUENCE holds a lock that conflicts with theirs.
+    pub altered_by: AtomicU64,
+    /// With `altered_by`: the committed def before the ALTER (retired:
+    /// read its definition and counter, never advance it).
+    pub previous: Option<Arc<SequenceDef>>,
 }
 
 impl SequenceDef {
     /// A sequence whose counter is `(value, called)`.
     pub fn new(spec: SequenceSpec, value: i64, called: bool) -> SequenceDef {
         let creator = AtomicU64::new(spec.creator.0);
+        let previous = spec
+            .previous
+            .as_ref()
+            .filter(|_| spec.altered_by.is_valid())
+            .map(|p| {
+                let (v, c) = p.counter.unwrap_or((value, called));
+                let d = SequenceDef::new(p.spec.unmarked(), v, c);
+                d.retire();
+                Arc::new(d)
+            });
         SequenceDef {
+            altered_by: AtomicU64::new(spec.altered_by.0),
+            previous,
             spec,
             state: SequenceState {
                 last_value: AtomicI64::new(value),
@@ -151,6 +208,19 @@ impl SequenceDef {
             creator,
             retired: AtomicBool::new(false),
         }
+    }
+
+    /// The definition as it stands now: the uncommitted-ALTER marks only
+    /// while the ALTER may still roll back (what the catalog file keeps).
+    pub fn current_spec(&self) -> SequenceSpec {
+        let by = self.altered_by.load(Ordering::Acquire);
+        let mut s = self.spec.clone();
+        s.creator = TransactionId(self.creator.load(Ordering::Acquire));
+        if by == 0 {
+            s.altered_by = TransactionId::INVALID;
+            s.previous = None;
+        }
+        s
     }
 
     /// Marks this def as replaced (ALTER SEQUENCE): its counter no longer

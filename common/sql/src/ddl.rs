@@ -144,6 +144,17 @@ pub enum PendingDdl {
     CreateSequence(String),
     /// DROP SEQUENCE: carried out at COMMIT.
     DropSequence(String),
+    /// ALTER SEQUENCE: at COMMIT the new definition loses its uncommitted
+    /// mark; at ROLLBACK `before` is applied again, with `counter` if the
+    /// ALTER replaced the counter (`crate::sequence`).
+    AlterSequence {
+        /// The sequence's OID (its name may have changed).
+        oid: pgtypes::Oid,
+        /// The definition before the ALTER (marks included).
+        before: engine::sequence::SequenceSpec,
+        /// The counter before the ALTER, if it replaced the counter.
+        counter: Option<(i64, bool)>,
+    },
     /// An index whose key column or constraint ALTER TABLE dropped: removed
     /// at COMMIT, kept (complete) at ROLLBACK.
     DropIndex {
@@ -257,6 +268,7 @@ impl PendingDdl {
                     }
                 }
             }
+            PendingDdl::AlterSequence { .. } => crate::sequence::commit_pending(db, self),
             PendingDdl::DropIndex { oid, index } => {
                 let Some(t) = db.catalog().by_oid(oid) else {
                     return;
@@ -315,6 +327,7 @@ impl PendingDdl {
                 }
             }
             PendingDdl::DropIndex { .. } | PendingDdl::DropSequence(_) => {}
+            PendingDdl::AlterSequence { .. } => crate::sequence::abort_pending(db, self),
             PendingDdl::CreateSequence(name) => {
                 if db.catalog().sequence(&name).is_some() {
                     if let Err(e) = db

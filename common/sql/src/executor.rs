@@ -360,19 +360,26 @@ impl EvalContext for Ectx<'_> {
         name: Option<&str>,
         value: Option<(i64, bool)>,
     ) -> PgResult<i64> {
+        let limits = self.wait_limits();
         let Some(ss) = self.sequences.as_deref_mut() else {
             return Err(PgError::unsupported(
                 "sequence functions are not available here",
             ));
         };
         let read_only = ss.read_only || self.db.role() == engine::Role::Standby;
-        let own = self.xact.own();
+        let (xact, cancel) = (&*self.xact, self.cancel);
+        let own = xact.own();
         let view = self
             .db
             .catalog()
             .view(own.xids, self.db.clog())
             .with_path(&self.path);
-        crate::sequence::call(self.db, ss, f, name, value, read_only, &view)
+        let mut wait = |x| xact.wait_for_xid(x, cancel, limits);
+        let mut w = crate::sequence::SeqWait {
+            own: own.xids,
+            wait: &mut wait,
+        };
+        crate::sequence::call(self.db, ss, f, name, value, read_only, &view, &mut w)
     }
     fn transaction_timestamp(&self) -> i64 {
         self.xact_ts

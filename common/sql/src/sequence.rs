@@ -11,9 +11,12 @@
 //! ALTER SEQUENCE ([`alter_sequence`]) computes the new definition and
 //! counter as PostgreSQL's `init_params` ([`altered_spec`]) and applies
 //! them at once as one `CatalogChange::AlterSequence`, under the old
-//! def's `nextval_lock`; ROLLBACK does not undo it (PostgreSQL's does).
-//! `nextval` / `setval` run through `locked`, which moves on to the
-//! catalog's current def if an ALTER replaced the one they found.
+//! def's `nextval_lock`, as a version marked with the altering xid:
+//! other transactions see the def before it, ROLLBACK puts that back
+//! ([`PendingDdl::AlterSequence`]). `nextval` / `setval` / ALTER run
+//! through `locked`, which waits for another transaction's uncommitted
+//! ALTER and moves on to the catalog's current def if an ALTER replaced
+//! the one they found.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -23,11 +26,12 @@ use sqlparser::ast;
 
 use crate::ddl::{DdlCtx, PendingDdl};
 use engine::catalog::CatalogChange;
-use engine::sequence::{SequenceDef, SequenceSpec};
+use engine::sequence::{SequenceDef, SequencePrevious, SequenceSpec};
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
-use pgtypes::Oid;
+use pgtypes::{Oid, TransactionId};
+use txn::clog::XidStatus;
 
 /// A session's `currval` values by sequence OID, and `lastval`'s sequence.
 #[derive(Default, Debug)]
@@ -47,7 +51,18 @@ fn undefined_sequence(name: &str) -> PgError {
     )
 }
 
+/// How a caller of nextval / setval / ALTER SEQUENCE waits for another
+/// transaction's uncommitted ALTER SEQUENCE of the same sequence: its own
+/// xids (whose ALTERs it does not wait for) and the wait itself.
+pub struct SeqWait<'a> {
+    /// The caller's (sub)transaction ids, sorted.
+    pub own: &'a [TransactionId],
+    /// Waits until that transaction has ended.
+    pub wait: &'a mut dyn FnMut(TransactionId) -> PgResult<()>,
+}
+
 /// Runs a sequence function for the session whose state is `ss`.
+#[allow(clippy::too_many_arguments)]
 pub fn call(
     db: &Engine,
     ss: &mut SessionSequences,
@@ -56,6 +71,7 @@ pub fn call(
     value: Option<(i64, bool)>,
     read_only: bool,
     view: &engine::catalog::CatalogView<'_>,
+    w: &mut SeqWait<'_>,
 ) -> PgResult<i64> {
     if f == SeqFunc::Lastval {
         let Some((oid, n)) = &ss.last else {
@@ -98,7 +114,7 @@ pub fn call(
                     "cannot execute nextval() in a read-only transaction",
                 ));
             }
-            let v = nextval(db, seq.clone())?;
+            let v = locked(db, seq.clone(), w, |seq| nextval_locked(db, seq))?;
             ss.currval.insert(seq.spec.oid, v);
             ss.last = Some((seq.spec.oid, seq.spec.key()));
             Ok(v)
@@ -121,7 +137,7 @@ pub fn call(
                     ),
                 ));
             }
-            locked(db, seq.clone(), |seq| {
+            locked(db, seq.clone(), w, |seq| {
                 db.catalog()
                     .apply_catalog_change(&CatalogChange::SetSequence {
                         name: seq.spec.key(),
@@ -141,17 +157,36 @@ pub fn call(
 
 /// Runs `f` on `seq` with its `nextval_lock` held — on the catalog's
 /// current def of the same sequence if ALTER SEQUENCE replaced `seq`
-/// meanwhile.
+/// meanwhile, after waiting for another transaction's ALTER of it to end
+/// (PostgreSQL's ALTER SEQUENCE lock conflicts with nextval's).
 fn locked<R>(
     db: &Engine,
     mut seq: Arc<SequenceDef>,
+    w: &mut SeqWait<'_>,
     f: impl FnOnce(&SequenceDef) -> PgResult<R>,
 ) -> PgResult<R> {
     loop {
-        {
-            let _g = seq.nextval_lock.lock();
-            if !seq.is_retired() {
-                return f(&seq);
+        if !seq.is_retired() {
+            let x = TransactionId(seq.altered_by.load(Ordering::Acquire));
+            if x.is_valid()
+                && w.own.binary_search(&x).is_err()
+                && db.clog().get_status(x) != XidStatus::Committed
+            {
+                (w.wait)(x)?;
+                // Ended without committing and its session did not undo
+                // it (it went away): put the committed def back, as
+                // start-up would.
+                if seq.altered_by.load(Ordering::Acquire) == x.0
+                    && !seq.is_retired()
+                    && db.clog().get_status(x) != XidStatus::Committed
+                {
+                    engine::indexing::undo_sequence_alter(db, &seq)?;
+                }
+            } else {
+                let _g = seq.nextval_lock.lock();
+                if !seq.is_retired() {
+                    return f(&seq);
+                }
             }
         }
         let oid = seq.spec.oid;
@@ -162,12 +197,6 @@ fn locked<R>(
             .find(|s| s.spec.oid == oid)
             .ok_or_else(|| undefined_sequence(&seq.spec.name))?;
     }
-}
-
-/// Hands out the next value: WAL-logged ahead first when the logged
-/// range is used up (engine::sequence).
-fn nextval(db: &Engine, seq: Arc<SequenceDef>) -> PgResult<i64> {
-    locked(db, seq, |seq| nextval_locked(db, seq))
 }
 
 fn nextval_locked(db: &Engine, seq: &SequenceDef) -> PgResult<i64> {
@@ -685,7 +714,8 @@ fn identity_owned(cx: &DdlCtx<'_>, seq: &SequenceSpec) -> Option<String> {
 }
 
 /// ALTER SEQUENCE: applied at once through `CatalogChange::AlterSequence`
-/// (not undone by ROLLBACK; see docs/sql.md, "Sequences").
+/// as an uncommitted version (`SequenceSpec::altered_by`); ROLLBACK puts
+/// the definition before it back ([`PendingDdl::AlterSequence`]).
 pub fn alter_sequence(cx: &mut DdlCtx<'_>, stmt: &SeqStmt) -> PgResult<String> {
     let (if_exists, name) = match stmt {
         SeqStmt::Alter {
@@ -719,8 +749,18 @@ pub fn alter_sequence(cx: &mut DdlCtx<'_>, stmt: &SeqStmt) -> PgResult<String> {
         return Err(undefined_sequence(&q.display()));
     };
     // The definition's new form, decided with nextval held off.
+    let xid = cx.xact.assign_xid()?;
+    let own = cx.xact.own().xids.to_vec();
+    let (cancel, limits) = (cx.cancel, cx.limits);
+    let xact = &*cx.xact;
+    let mut wait = |x: TransactionId| xact.wait_for_xid(x, cancel, limits);
+    let mut w = SeqWait {
+        own: &own,
+        wait: &mut wait,
+    };
     let cxr: &DdlCtx<'_> = cx;
-    let moved = locked(cx.db, seq, |seq| alter_locked(cxr, seq, stmt))?;
+    let (moved, undo) = locked(cx.db, seq, &mut w, |seq| alter_locked(cxr, seq, stmt, xid))?;
+    cx.pending.push(undo);
     if let Some(key) = moved {
         // The creating transaction's commit or rollback finds it by its
         // new key.
@@ -731,10 +771,22 @@ pub fn alter_sequence(cx: &mut DdlCtx<'_>, stmt: &SeqStmt) -> PgResult<String> {
 
 /// ALTER SEQUENCE on `seq` (its `nextval_lock` held): the new key of a
 /// sequence still uncommitted that RENAME or SET SCHEMA moved.
-fn alter_locked(cx: &DdlCtx<'_>, seq: &SequenceDef, stmt: &SeqStmt) -> PgResult<Option<String>> {
-    let mut spec = seq.spec.clone();
-    spec.creator = pgtypes::TransactionId(seq.creator.load(Ordering::Acquire));
-    let (spec, value, called) = match stmt {
+fn alter_locked(
+    cx: &DdlCtx<'_>,
+    seq: &SequenceDef,
+    stmt: &SeqStmt,
+    xid: TransactionId,
+) -> PgResult<(Option<String>, PendingDdl)> {
+    let before = seq.current_spec();
+    let mut spec = before.unmarked();
+    // As PostgreSQL, a change of the counter's rules rewrites the
+    // sequence's data, and a ROLLBACK brings the old counter back; RENAME,
+    // SET SCHEMA and OWNED BY alone keep the counter as it runs.
+    let rewrites = match stmt {
+        SeqStmt::Alter { options, .. } => !options.only_owned_by(),
+        _ => false,
+    };
+    let (mut spec, value, called) = match stmt {
         SeqStmt::Alter { options, .. } => {
             let (mut s, value, called) = altered_spec(&spec, seq.counter(), options)?;
             if let Some(owner) = &options.owned_by {
@@ -806,6 +858,27 @@ fn alter_locked(cx: &DdlCtx<'_>, seq: &SequenceDef, stmt: &SeqStmt) -> PgResult<
         ));
     }
     let uncommitted = spec.creator.is_valid();
+    let counter = seq.counter();
+    if uncommitted {
+        // Created by this transaction: nobody else sees it anyway.
+    } else if before.altered_by.is_valid() {
+        // Already altered by this transaction: others still see the
+        // committed def; a rewrite now needs the counter this one found
+        // if the first ALTER kept it running.
+        spec.altered_by = before.altered_by;
+        spec.previous = before.previous.clone().map(|mut p| {
+            if rewrites && p.counter.is_none() {
+                p.counter = Some(counter);
+            }
+            p
+        });
+    } else {
+        spec.altered_by = xid;
+        spec.previous = Some(Box::new(SequencePrevious {
+            spec: before.unmarked(),
+            counter: rewrites.then_some(counter),
+        }));
+    }
     cx.db
         .catalog()
         .apply_catalog_change(&CatalogChange::AlterSequence {
@@ -814,5 +887,64 @@ fn alter_locked(cx: &DdlCtx<'_>, seq: &SequenceDef, stmt: &SeqStmt) -> PgResult<
             value,
             called,
         })?;
-    Ok((uncommitted && new_key != seq.spec.key()).then_some(new_key))
+    let undo = PendingDdl::AlterSequence {
+        oid: seq.spec.oid,
+        before,
+        counter: rewrites.then_some(counter),
+    };
+    Ok((
+        (uncommitted && new_key != seq.spec.key()).then_some(new_key),
+        undo,
+    ))
+}
+
+/// The sequence with OID `oid`, committed or not.
+fn by_oid(db: &Engine, oid: Oid) -> Option<Arc<SequenceDef>> {
+    db.catalog()
+        .sequences()
+        .into_iter()
+        .find(|s| s.spec.oid == oid)
+}
+
+/// COMMIT of a [`PendingDdl::AlterSequence`]: the mark goes.
+pub(crate) fn commit_pending(db: &Engine, p: PendingDdl) {
+    if let PendingDdl::AlterSequence { oid, .. } = p {
+        if let Some(s) = by_oid(db, oid) {
+            s.altered_by.store(0, Ordering::Release);
+        }
+    }
+}
+
+/// ROLLBACK of a [`PendingDdl::AlterSequence`]: the definition before it
+/// comes back, with the counter before it if the ALTER replaced the
+/// counter, else the counter as it runs.
+pub(crate) fn abort_pending(db: &Engine, p: PendingDdl) {
+    let PendingDdl::AlterSequence {
+        oid,
+        before,
+        counter,
+    } = p
+    else {
+        return;
+    };
+    let Some(s) = by_oid(db, oid) else {
+        return;
+    };
+    let _g = s.nextval_lock.lock();
+    let (value, called) = counter.unwrap_or_else(|| s.counter());
+    let r = db
+        .catalog()
+        .apply_catalog_change(&CatalogChange::AlterSequence {
+            name: s.spec.key(),
+            spec: before,
+            value,
+            called,
+        });
+    if let Err(e) = r {
+        tracing::warn!(
+            "could not undo ALTER SEQUENCE \"{}\" after its rollback: {}",
+            s.spec.name,
+            e.message
+        );
+    }
 }

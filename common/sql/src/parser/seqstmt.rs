@@ -28,6 +28,32 @@ pub struct SeqOptions {
     pub owned_by: Option<Option<Vec<String>>>,
 }
 
+impl SeqOptions {
+    /// True for `OWNED BY` alone: nothing about the counter changes.
+    pub fn only_owned_by(&self) -> bool {
+        let SeqOptions {
+            as_type,
+            increment,
+            min,
+            max,
+            start,
+            restart,
+            cache,
+            cycle,
+            owned_by,
+        } = self;
+        owned_by.is_some()
+            && as_type.is_none()
+            && increment.is_none()
+            && min.is_none()
+            && max.is_none()
+            && start.is_none()
+            && restart.is_none()
+            && cache.is_none()
+            && cycle.is_none()
+    }
+}
+
 /// An ALTER SEQUENCE statement.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SeqStmt {

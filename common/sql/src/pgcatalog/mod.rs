@@ -239,10 +239,10 @@ impl CatalogSnapshot {
                 }
             }
         }
-        for q in db.catalog().sequences() {
+        let view = db.catalog().view(own, clog);
+        for q in view.sequences() {
             rels.insert(q.spec.oid, RelRef::Sequence(q));
         }
-        let view = db.catalog().view(own, clog);
         for v in view.views() {
             rels.insert(v.oid, RelRef::View(v));
         }
