@@ -12,6 +12,10 @@
 //!
 //! * `schemas_replay_and_survive_a_restart`
 //! * `uncommitted_schema_is_removed_after_a_crash`
+//! * `alter_schema_is_transactional`: an uncommitted RENAME is invisible to
+//!   other sessions and the standby (they keep the old name), another
+//!   session's ALTER of the schema waits for it, and ROLLBACK or a crash
+//!   puts the old name back.
 
 use tap_tests::Node;
 
@@ -107,4 +111,49 @@ fn uncommitted_schema_is_removed_after_a_crash() {
     primary.wait_for_replay(&standby);
     assert_eq!(standby.safe_sql("SELECT b FROM pending.t"), "5");
     assert_eq!(contents(&standby), "one,two|2|42");
+}
+
+#[test]
+fn alter_schema_is_transactional() {
+    let (primary, standby) = pair();
+    let names = "SELECT string_agg(nspname, ',' ORDER BY nspname) FROM pg_namespace \
+                 WHERE nspname IN ('a', 'a2', 'a3', 'b')";
+    let alter = primary.background_session();
+    alter.query_safe("BEGIN");
+    alter.query_safe("ALTER SCHEMA a RENAME TO a2");
+    assert_eq!(alter.query_safe("SELECT count(*) FROM a2.t"), "2");
+    assert_eq!(alter.query_safe(names), "a2,b");
+    primary.wait_for_replay(&standby);
+    for node in [&primary, &standby] {
+        assert_eq!(node.safe_sql(names), "a,b", "{}: old name", node.name());
+        assert_eq!(contents(node), "one,two|2|42", "{}", node.name());
+    }
+    // Another session's RENAME waits for the first, then works on the
+    // name the ROLLBACK put back.
+    let other = primary.background_session();
+    let waiting = other.send("ALTER SCHEMA a RENAME TO a3");
+    assert!(
+        primary.poll_query_until(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
+            "1"
+        ),
+        "the second ALTER SCHEMA waits"
+    );
+    alter.query_safe("ROLLBACK");
+    assert_eq!(waiting.wait_ok(), "");
+    assert_eq!(primary.safe_sql(names), "a3,b");
+    assert_eq!(primary.safe_sql("SELECT count(*) FROM a3.t"), "2");
+    // A crash with a RENAME uncommitted: start-up puts the name back, and
+    // the standby never saw it.
+    let doomed = primary.background_session();
+    doomed.query_safe("BEGIN");
+    doomed.query_safe("ALTER SCHEMA a3 RENAME TO gone");
+    primary.kill9();
+    drop(doomed);
+    primary.start();
+    assert_eq!(primary.safe_sql(names), "a3,b");
+    primary.safe_sql("CREATE TABLE a3.after_crash (x int)");
+    primary.wait_for_replay(&standby);
+    assert_eq!(standby.safe_sql(names), "a3,b");
+    assert_eq!(standby.safe_sql("SELECT count(*) FROM a3.t"), "2");
 }

@@ -987,13 +987,46 @@ impl<'a> CatalogView<'a> {
     }
 
     /// The OID of the schema called `name`, if this session sees it
-    /// (built-in, or created and committed or its own).
+    /// (built-in, or created and committed or its own; under its old name
+    /// while another transaction's RENAME is uncommitted).
     pub fn schema_oid(&self, name: &str) -> Option<Oid> {
         if let Some(b) = BUILTIN_SCHEMAS.iter().find(|s| s.1 == name) {
             return Some(b.0);
         }
-        let s = self.catalog.state.read().schemas.get(name).cloned()?;
-        creator_visible(&s.creator, self.own, self.clog).then_some(s.spec.oid)
+        if let Some(s) = self.catalog.state.read().schemas.get(name).cloned() {
+            return self
+                .schema_version(&s)
+                .filter(|v| v.name == name)
+                .map(|v| v.oid);
+        }
+        // The old name of a schema another transaction renamed.
+        let renamed: Vec<Arc<SchemaDef>> = self
+            .catalog
+            .state
+            .read()
+            .schemas
+            .values()
+            .filter(|s| s.spec.previous.as_ref().is_some_and(|p| p.name == name))
+            .cloned()
+            .collect();
+        renamed
+            .iter()
+            .filter_map(|s| self.schema_version(s))
+            .find(|v| v.name == name)
+            .map(|v| v.oid)
+    }
+
+    /// The row of schema `s` this session sees: none for another
+    /// transaction's uncommitted creation, the committed row before
+    /// another transaction's uncommitted ALTER.
+    fn schema_version(&self, s: &SchemaDef) -> Option<SchemaSpec> {
+        if !creator_visible(&s.creator, self.own, self.clog) {
+            return None;
+        }
+        match &s.spec.previous {
+            Some(p) if !creator_visible(&s.altered_by, self.own, self.clog) => Some(p.unmarked()),
+            _ => Some(s.spec.unmarked()),
+        }
     }
 
     /// The schemas users created that this session sees, by OID.
@@ -1006,27 +1039,31 @@ impl<'a> CatalogView<'a> {
             .values()
             .cloned()
             .collect();
-        let mut v: Vec<SchemaSpec> = all
-            .into_iter()
-            .filter(|s| creator_visible(&s.creator, self.own, self.clog))
-            .map(|s| s.spec.clone())
-            .collect();
+        let mut v: Vec<SchemaSpec> = all.iter().filter_map(|s| self.schema_version(s)).collect();
         v.sort_by_key(|s| s.oid);
         v
     }
 
-    /// The name of the schema with OID `oid` (built-in or created).
+    /// The name of the schema with OID `oid` (built-in or created) as this
+    /// session sees it.
     pub fn schema_name(&self, oid: Oid) -> Option<String> {
         if let Some(b) = BUILTIN_SCHEMAS.iter().find(|s| s.0 == oid) {
             return Some(b.1.to_string());
         }
-        self.catalog
+        let s = self
+            .catalog
             .state
             .read()
             .schemas
             .values()
             .find(|s| s.spec.oid == oid)
-            .map(|s| s.spec.name.clone())
+            .cloned()?;
+        // An uncommitted creation still has a name for its OID (a table
+        // its creator made in it is only visible to the creator anyway).
+        match &s.spec.previous {
+            Some(p) if !creator_visible(&s.altered_by, self.own, self.clog) => Some(p.name.clone()),
+            _ => Some(s.spec.name.clone()),
+        }
     }
 
     /// [`Catalog::version`], told apart by the search path: a plan bound
@@ -2244,6 +2281,8 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
         }
         CatalogChange::AlterSchema { old_name, spec } => {
             if let Some(old) = st.schemas.remove(old_name) {
+                // This node's view of the creator (cleared at commit)
+                // wins over the one the record carries.
                 let mut spec = spec.clone();
                 spec.creator = TransactionId(old.creator.load(Ordering::Acquire));
                 st.schemas
@@ -3407,7 +3446,10 @@ fn encode_catalog(st: &CatalogState) -> String {
     let mut schemas: Vec<_> = st.schemas.values().collect();
     schemas.sort_by_key(|s| s.spec.oid);
     for s in schemas {
-        out.push_str(&schema_line(&s.spec, s.creator.load(Ordering::Acquire)));
+        out.push_str(&schema_line(
+            &s.current_spec(),
+            s.creator.load(Ordering::Acquire),
+        ));
     }
     for (k, c) in &st.comments {
         out.push_str(&comment_line(

@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::catalog::{CatalogChange, IndexDef, TableDef};
+use crate::namespace::SchemaDef;
 use crate::sequence::SequenceDef;
 use crate::{Engine, Role};
 use pgtypes::error::PgResult;
@@ -159,6 +160,17 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
                 by: TransactionId::INVALID,
                 previous: None,
             })?;
+    }
+    for s in db.catalog.schema_list() {
+        if s.spec.previous.is_some() {
+            if let Some(x) = uncommitted_creator(db, &s.altered_by) {
+                tracing::info!(
+                    "restoring schema \"{}\" altered by transaction {x}, which did not commit",
+                    s.spec.name
+                );
+                undo_schema_alter(db, &s)?;
+            }
+        }
     }
     for s in db.catalog.sequences() {
         if s.previous.is_some() {
@@ -331,6 +343,22 @@ pub fn undo_sequence_alter(db: &Engine, s: &SequenceDef) -> PgResult<()> {
             spec,
             value,
             called,
+        })
+        .map(|_| ())
+}
+
+/// Puts back the committed row before the uncommitted ALTER SCHEMA that
+/// made `s` (WAL-logged), whose transaction ended without committing.
+pub fn undo_schema_alter(db: &Engine, s: &SchemaDef) -> PgResult<()> {
+    let Some(prev) = &s.spec.previous else {
+        return Ok(());
+    };
+    let mut spec = prev.unmarked();
+    spec.creator = TransactionId(s.creator.load(Ordering::Acquire));
+    db.catalog
+        .apply_catalog_change(&CatalogChange::AlterSchema {
+            old_name: s.spec.name.clone(),
+            spec,
         })
         .map(|_| ())
 }

@@ -32,7 +32,7 @@
 //! `pg_catalog`.
 
 use std::borrow::Cow;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use pgtypes::{Oid, TransactionId};
 
@@ -93,15 +93,35 @@ pub struct SchemaSpec {
     /// The (sub)transaction that created it while that may still roll
     /// back (INVALID: committed).
     pub creator: TransactionId,
+    /// The (sub)transaction of an ALTER SCHEMA (RENAME, OWNER TO) that may
+    /// still roll back (INVALID: none).
+    pub altered_by: TransactionId,
+    /// With `altered_by`: the committed row before that ALTER, which other
+    /// transactions see.
+    pub previous: Option<Box<SchemaSpec>>,
 }
 
-/// A schema in the catalog: its row and the creator mark others check.
+impl SchemaSpec {
+    /// The row without the uncommitted-ALTER marks.
+    pub fn unmarked(&self) -> SchemaSpec {
+        SchemaSpec {
+            altered_by: TransactionId::INVALID,
+            previous: None,
+            ..self.clone()
+        }
+    }
+}
+
+/// A schema in the catalog: its row and the marks others check.
 #[derive(Debug)]
 pub struct SchemaDef {
     /// The row.
     pub spec: SchemaSpec,
     /// The creating xid until known committed (0 after).
     pub creator: AtomicU64,
+    /// The altering xid ([`SchemaSpec::altered_by`]) until known
+    /// committed (0 after).
+    pub altered_by: AtomicU64,
 }
 
 impl SchemaDef {
@@ -109,32 +129,61 @@ impl SchemaDef {
     pub fn new(spec: SchemaSpec) -> SchemaDef {
         SchemaDef {
             creator: AtomicU64::new(spec.creator.0),
+            altered_by: AtomicU64::new(spec.altered_by.0),
             spec,
         }
     }
+
+    /// The row as it stands now: the marks only while they may matter.
+    pub fn current_spec(&self) -> SchemaSpec {
+        let mut s = self.spec.clone();
+        s.creator = TransactionId(self.creator.load(Ordering::Acquire));
+        if self.altered_by.load(Ordering::Acquire) == 0 {
+            s.altered_by = TransactionId::INVALID;
+            s.previous = None;
+        }
+        s
+    }
 }
 
-/// The catalog-file / WAL line of a schema.
+/// The catalog-file / WAL line of a schema: `schema <oid> <name> <owner>
+/// <creator>`, then for an uncommitted ALTER `<altered_by> <previous
+/// line, escaped>`.
 pub(crate) fn schema_line(s: &SchemaSpec, creator: u64) -> String {
-    format!("schema {} {} {} {creator}\n", s.oid, esc(&s.name), s.owner)
+    let mut line = format!("schema {} {} {} {creator}", s.oid, esc(&s.name), s.owner);
+    if let Some(p) = s.previous.as_ref().filter(|_| s.altered_by.is_valid()) {
+        let prev = schema_line(&p.unmarked(), p.creator.0);
+        line.push_str(&format!(" {} {}", s.altered_by.0, esc(prev.trim_end())));
+    }
+    line.push('\n');
+    line
 }
 
 /// Parses a [`schema_line`] (without its newline).
 pub(crate) fn parse_schema(line: &str) -> Result<SchemaSpec, String> {
     let f: Vec<&str> = line.split(' ').collect();
-    let ["schema", oid, name, owner, creator] = f.as_slice() else {
-        return Err(format!("bad schema line {line:?}"));
+    let (oid, name, owner, creator, marks) = match f.as_slice() {
+        ["schema", oid, name, owner, creator, marks @ ..] => (oid, name, owner, creator, marks),
+        _ => return Err(format!("bad schema line {line:?}")),
     };
     let num = |s: &str| s.parse::<u32>().map_err(|_| format!("bad number {s:?}"));
+    let xid = |s: &str| {
+        s.parse::<u64>()
+            .map(TransactionId)
+            .map_err(|_| format!("bad xid {s:?}"))
+    };
+    let (altered_by, previous) = match marks {
+        [] => (TransactionId::INVALID, None),
+        [by, prev] => (xid(by)?, Some(Box::new(parse_schema(&unesc(prev)?)?))),
+        _ => return Err(format!("bad schema line {line:?}")),
+    };
     Ok(SchemaSpec {
         oid: num(oid)?,
         name: unesc(name)?,
         owner: num(owner)?,
-        creator: TransactionId(
-            creator
-                .parse::<u64>()
-                .map_err(|_| format!("bad xid {creator:?}"))?,
-        ),
+        creator: xid(creator)?,
+        altered_by,
+        previous,
     })
 }
 
@@ -159,8 +208,19 @@ mod tests {
             name: "my schema".into(),
             owner: 10,
             creator: TransactionId(7),
+            altered_by: TransactionId::INVALID,
+            previous: None,
         };
         let line = schema_line(&s, 7);
         assert_eq!(parse_schema(line.trim_end()).unwrap(), s);
+        let renamed = SchemaSpec {
+            name: "new name".into(),
+            creator: TransactionId::INVALID,
+            altered_by: TransactionId(9),
+            previous: Some(Box::new(s.clone())),
+            ..s.clone()
+        };
+        let line = schema_line(&renamed, 0);
+        assert_eq!(parse_schema(line.trim_end()).unwrap(), renamed);
     }
 }

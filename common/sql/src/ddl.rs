@@ -193,6 +193,14 @@ pub enum PendingDdl {
     /// DROP SCHEMA (by name; its contents' drops are queued before it):
     /// at COMMIT.
     DropSchema(String),
+    /// ALTER SCHEMA (RENAME, OWNER TO): at COMMIT the mark goes; at
+    /// ROLLBACK `before` is put back (`crate::schemacmds`).
+    AlterSchema {
+        /// The schema's OID.
+        oid: pgtypes::Oid,
+        /// The row before the change (marks included).
+        before: engine::namespace::SchemaSpec,
+    },
     /// COMMENT ON an object of the comment map: at COMMIT the mark goes,
     /// at ROLLBACK the entry is put back as `before` (`crate::comment`).
     Comment {
@@ -215,6 +223,7 @@ impl PendingDdl {
                     s.creator.store(0, Ordering::Release);
                 }
             }
+            PendingDdl::AlterSchema { oid, .. } => crate::schemacmds::commit_pending(db, oid),
             PendingDdl::DropSchema(name) => {
                 if let Err(e) = db
                     .catalog()
@@ -297,6 +306,9 @@ impl PendingDdl {
     fn abort(self, db: &Engine) {
         match self {
             PendingDdl::DropSchema(_) => {}
+            PendingDdl::AlterSchema { oid, before } => {
+                crate::schemacmds::abort_pending(db, oid, before)
+            }
             PendingDdl::Comment { key, before } => crate::comment::abort_pending(db, key, before),
             PendingDdl::CreateSchema(name) => {
                 if let Err(e) = db

@@ -13,8 +13,11 @@
 //! `SET SCHEMA` moves a table (with its indexes and owned sequences: they
 //! follow the table's schema) or a view: an ALTER of its definition with
 //! a new namespace, transactional as every ALTER TABLE. ALTER SCHEMA …
-//! RENAME TO / OWNER TO change the schema's row at once (not rolled back:
-//! see docs/sql.md, "Schemas").
+//! RENAME TO / OWNER TO change the schema's row at once as a version
+//! marked with the altering xid (`SchemaSpec::altered_by`): other
+//! transactions see the row before it (under the old name), their ALTER /
+//! DROP of the schema waits for it, ROLLBACK puts the row back
+//! ([`PendingDdl::AlterSchema`]) and so does start-up after a crash.
 
 use sqlparser::ast;
 
@@ -22,15 +25,17 @@ use crate::ddl::{DdlCtx, PendingDdl};
 use crate::namespace::QualName;
 pub use crate::parser::schemastmt::SchemaStmt;
 use engine::catalog::{undefined_schema, CatalogChange};
-use engine::namespace::{SchemaSpec, BUILTIN_SCHEMAS};
+use engine::namespace::{SchemaDef, SchemaSpec, BUILTIN_SCHEMAS};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{Oid, TransactionId};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// Runs a [`SchemaStmt`].
 pub fn execute(cx: &mut DdlCtx<'_>, stmt: &SchemaStmt) -> PgResult<String> {
     match stmt {
         SchemaStmt::Rename { name, to } => {
-            let mut spec = user_schema(cx, name)?;
+            let def = schema_for_alter(cx, name)?;
             if cx.catalog().schema_oid(to).is_some() || cx.db.catalog().schema(to).is_some() {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_SCHEMA,
@@ -38,23 +43,15 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &SchemaStmt) -> PgResult<String> {
                 ));
             }
             reserved_name(to)?;
+            let mut spec = def.spec.unmarked();
             spec.name = to.clone();
-            cx.db
-                .catalog()
-                .apply_catalog_change(&CatalogChange::AlterSchema {
-                    old_name: name.clone(),
-                    spec,
-                })?;
+            alter_schema(cx, &def, spec)?;
         }
         SchemaStmt::Owner { name, role } => {
-            let mut spec = user_schema(cx, name)?;
+            let def = schema_for_alter(cx, name)?;
+            let mut spec = def.spec.unmarked();
             spec.owner = role_oid(cx, role)?;
-            cx.db
-                .catalog()
-                .apply_catalog_change(&CatalogChange::AlterSchema {
-                    old_name: name.clone(),
-                    spec,
-                })?;
+            alter_schema(cx, &def, spec)?;
         }
         SchemaStmt::SetSchema {
             kind,
@@ -85,24 +82,120 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &SchemaStmt) -> PgResult<String> {
 }
 
 /// A schema users created, by name (a built-in one: 42501 as PostgreSQL
-/// answers a non-owner; a missing one: 3F000).
+/// answers a non-owner; a missing one: 3F000), after waiting for another
+/// transaction's uncommitted ALTER SCHEMA of it to end (PostgreSQL's
+/// ALTER SCHEMA and DROP SCHEMA lock the schema): its current row.
 fn user_schema(cx: &DdlCtx<'_>, name: &str) -> PgResult<SchemaSpec> {
+    Ok(schema_for_alter(cx, name)?.current_spec())
+}
+
+/// The catalog entry of [`user_schema`].
+fn schema_for_alter(cx: &DdlCtx<'_>, name: &str) -> PgResult<Arc<SchemaDef>> {
     if BUILTIN_SCHEMAS.iter().any(|s| s.1 == name) {
         return Err(PgError::new(
             sqlstate::INSUFFICIENT_PRIVILEGE,
             format!("must be owner of schema {name}"),
         ));
     }
-    let oid = cx
-        .catalog()
-        .schema_oid(name)
-        .ok_or_else(|| undefined_schema(name))?;
+    loop {
+        let oid = cx
+            .catalog()
+            .schema_oid(name)
+            .ok_or_else(|| undefined_schema(name))?;
+        let def = cx
+            .db
+            .catalog()
+            .schema_list()
+            .into_iter()
+            .find(|s| s.spec.oid == oid)
+            .ok_or_else(|| undefined_schema(name))?;
+        let x = TransactionId(def.altered_by.load(Ordering::Acquire));
+        if !x.is_valid() || cx.xact.own().xids.binary_search(&x).is_ok() || committed(cx, x) {
+            return Ok(def);
+        }
+        cx.xact.wait_for_xid(x, cx.cancel, cx.limits)?;
+        // Ended without committing and its session did not undo it (it
+        // went away): put the committed row back, as start-up would.
+        // Its session may be undoing it at the same moment: whichever
+        // comes second finds the row already back and changes nothing.
+        if def.altered_by.load(Ordering::Acquire) == x.0 && !committed(cx, x) {
+            if let Err(e) = engine::indexing::undo_schema_alter(cx.db, &def) {
+                tracing::debug!("schema undo raced with its session's: {}", e.message);
+            }
+        }
+    }
+}
+
+fn committed(cx: &DdlCtx<'_>, x: TransactionId) -> bool {
+    cx.db.clog().get_status(x) == txn::clog::XidStatus::Committed
+}
+
+/// ALTER SCHEMA's new row `spec` for schema `def`: applied at once as an
+/// uncommitted version others do not see (unless this transaction
+/// created the schema), undone at ROLLBACK ([`PendingDdl::AlterSchema`]).
+fn alter_schema(cx: &mut DdlCtx<'_>, def: &SchemaDef, mut spec: SchemaSpec) -> PgResult<()> {
+    let xid = cx.xact.assign_xid()?;
+    let before = def.current_spec();
+    let creator = TransactionId(def.creator.load(Ordering::Acquire));
+    if creator.is_valid() && !committed(cx, creator) {
+        // Created by this transaction: nobody else sees it anyway.
+    } else if before.altered_by.is_valid() {
+        // Already altered by this transaction: others still see the
+        // committed row.
+        spec.altered_by = before.altered_by;
+        spec.previous = before.previous.clone();
+    } else {
+        spec.altered_by = xid;
+        spec.previous = Some(Box::new(before.unmarked()));
+    }
     cx.db
         .catalog()
-        .schema(name)
-        .filter(|s| s.spec.oid == oid)
-        .map(|s| s.spec.clone())
-        .ok_or_else(|| undefined_schema(name))
+        .apply_catalog_change(&CatalogChange::AlterSchema {
+            old_name: def.spec.name.clone(),
+            spec,
+        })?;
+    cx.pending.push(PendingDdl::AlterSchema {
+        oid: def.spec.oid,
+        before,
+    });
+    Ok(())
+}
+
+/// COMMIT of a [`PendingDdl::AlterSchema`]: the mark goes.
+pub(crate) fn commit_pending(db: &engine::Engine, oid: Oid) {
+    if let Some(s) = db
+        .catalog()
+        .schema_list()
+        .into_iter()
+        .find(|s| s.spec.oid == oid)
+    {
+        s.altered_by.store(0, Ordering::Release);
+    }
+}
+
+/// ROLLBACK of a [`PendingDdl::AlterSchema`]: the row before it comes back.
+pub(crate) fn abort_pending(db: &engine::Engine, oid: Oid, before: SchemaSpec) {
+    let Some(s) = db
+        .catalog()
+        .schema_list()
+        .into_iter()
+        .find(|s| s.spec.oid == oid)
+    else {
+        return;
+    };
+    let r = db
+        .catalog()
+        .apply_catalog_change(&CatalogChange::AlterSchema {
+            old_name: s.spec.name.clone(),
+            spec: before,
+        });
+    if let Err(e) = r {
+        tracing::warn!(
+            "could not undo ALTER SCHEMA \"{}\" after its rollback: {}",
+            s.spec.name,
+            e.message
+        );
+    }
 }
 
 /// `pg_` names are reserved for system schemas (42939).
@@ -164,6 +257,8 @@ pub fn create_schema(
         name: name.clone(),
         owner,
         creator,
+        altered_by: TransactionId::INVALID,
+        previous: None,
     };
     cx.db
         .catalog()

@@ -931,6 +931,14 @@ pub(crate) fn abort_pending(db: &Engine, p: PendingDdl) {
         return;
     };
     let _g = s.nextval_lock.lock();
+    // A committed sequence altered by this transaction is marked; unmarked,
+    // a waiting session has already put it back (`locked`), and may have
+    // handed out values since: nothing to undo.
+    let creator = TransactionId(s.creator.load(Ordering::Acquire));
+    let created_here = creator.is_valid() && db.clog().get_status(creator) != XidStatus::Committed;
+    if s.is_retired() || (!created_here && s.altered_by.load(Ordering::Acquire) == 0) {
+        return;
+    }
     let (value, called) = counter.unwrap_or_else(|| s.counter());
     let r = db
         .catalog()
