@@ -1028,6 +1028,46 @@ fn json_srf_scan(
 // Placement and join methods
 // ---------------------------------------------------------------------------
 
+/// Collects the inputs of the top run of inner joins of `t` in textual
+/// order (a rel, or any other join kept whole), and those joins'
+/// conditions.
+fn inner_units<'t>(t: &'t JoinTree, units: &mut Vec<&'t JoinTree>, ons: &mut Vec<Expr>) {
+    match t {
+        JoinTree::Join {
+            kind: JoinKind::Inner,
+            left,
+            right,
+            on,
+            ..
+        } => {
+            ons.extend(on.iter().cloned());
+            inner_units(left, units, ons);
+            inner_units(right, units, ons);
+        }
+        other => units.push(other),
+    }
+}
+
+/// A copy of `t` with its join conditions renumbered by `f`.
+fn renumbered(t: &JoinTree, f: &dyn Fn(Expr) -> Expr) -> JoinTree {
+    match t {
+        JoinTree::Rel(r) => JoinTree::Rel(*r),
+        JoinTree::Join {
+            kind,
+            left,
+            right,
+            on,
+            ..
+        } => JoinTree::Join {
+            kind: *kind,
+            left: Box::new(renumbered(left, f)),
+            right: Box::new(renumbered(right, f)),
+            on_ast: None,
+            on: on.iter().cloned().map(f).collect(),
+        },
+    }
+}
+
 /// Builds plans for a read FROM clause.
 pub struct JoinPlanner<'a, 'g, 'c, 'v> {
     /// Statement state (parameter slots for index nested loops).
@@ -1080,6 +1120,112 @@ impl JoinPlanner<'_, '_, '_, '_> {
 
     fn key_type(&self, e: &Expr) -> Option<SqlType> {
         key_type(e, &self.types)
+    }
+
+    /// Plans the whole FROM tree `t` with `quals` (as [`Self::build`]).
+    ///
+    /// Join order is the textual order, except that a tree of inner joins
+    /// only (comma lists, `JOIN … ON`, `CROSS JOIN`) is not made to join a
+    /// rel to rels no condition connects it with while a later rel is
+    /// connected: going left to right, the next rel is the first one left
+    /// that some condition joins to the rels placed so far (the first one
+    /// left if none is), as PostgreSQL never plans a cross product it can
+    /// avoid. psql's `pg_class c, pg_class c2, pg_index i WHERE c.oid =
+    /// i.indrelid AND i.indexrelid = c2.oid` joins `c`, `i`, `c2`. The
+    /// reordered rels get new column positions for the build; a column
+    /// permutation on top gives back the textual row.
+    pub fn build_top(&mut self, t: &JoinTree, quals: Vec<Expr>) -> PgResult<PlanNode> {
+        // The units to order: the inputs of the top run of inner joins
+        // (a rel, or an outer join kept whole).
+        let mut units: Vec<&JoinTree> = Vec::new();
+        let mut ons = Vec::new();
+        inner_units(t, &mut units, &mut ons);
+        let n = self.rels.len();
+        if units.len() < 3 || n > 64 || self.rels.iter().any(|r| !r.lateral.is_empty()) {
+            return self.build(t, quals);
+        }
+        let umask: Vec<Mask> = units.iter().map(|u| Self::mask(u)).collect();
+        if umask.iter().fold(0, |a, m| a | m) != (1u64 << n) - 1 {
+            return self.build(t, quals);
+        }
+        let masks: Vec<Mask> = quals.iter().chain(&ons).map(|q| self.refs(q)).collect();
+        let mut order = vec![0];
+        let mut placed: Mask = umask[0];
+        let mut left: Vec<usize> = (1..units.len()).collect();
+        while !left.is_empty() {
+            let joins = |u: usize| {
+                let bits = umask[u];
+                masks
+                    .iter()
+                    .any(|&m| m & bits != 0 && m & placed != 0 && m & !(placed | bits) == 0)
+            };
+            let pick = left.iter().position(|&u| joins(u)).unwrap_or(0);
+            let u = left.remove(pick);
+            order.push(u);
+            placed |= umask[u];
+        }
+        if order.iter().copied().eq(0..units.len()) {
+            return self.build(t, quals);
+        }
+        // New positions: the units in `order`, contiguous from where the
+        // textual first one starts, each keeping its own layout.
+        let old_starts: Vec<usize> = self.rels.iter().map(|r| r.start).collect();
+        let base = self.start(units[0]);
+        let mut map: Vec<usize> = (0..self.types.len()).collect();
+        let mut pos = base;
+        for &u in &order {
+            let from = self.start(units[u]);
+            let mut width = 0;
+            for r in (0..n).filter(|r| umask[u] & (1 << r) != 0) {
+                let at = pos + (old_starts[r] - from);
+                for c in 0..self.rels[r].width {
+                    if let Some(m) = map.get_mut(old_starts[r] + c) {
+                        *m = at + c;
+                    }
+                }
+                self.rels[r].start = at;
+                width = width.max(at + self.rels[r].width - pos);
+            }
+            pos += width;
+        }
+        let width = pos - base;
+        let old_types = self.types.clone();
+        for (i, &m) in map.iter().enumerate() {
+            if let (Some(t), Some(&ty)) = (self.types.get_mut(m), old_types.get(i)) {
+                *t = ty;
+            }
+        }
+        let renumber =
+            |e: Expr| map_columns(e, &mut |i| Expr::Column(map.get(i).copied().unwrap_or(i)));
+        let all: Vec<Expr> = quals.into_iter().chain(ons).map(renumber).collect();
+        let mut tree = renumbered(units[order[0]], &renumber);
+        for &u in &order[1..] {
+            tree = JoinTree::Join {
+                kind: JoinKind::Inner,
+                left: Box::new(tree),
+                right: Box::new(renumbered(units[u], &renumber)),
+                on_ast: None,
+                on: Vec::new(),
+            };
+        }
+        let built = self.build(&tree, all);
+        for (r, s) in self.rels.iter_mut().zip(&old_starts) {
+            r.start = *s;
+        }
+        self.types = old_types;
+        let node = built?;
+        let rows = node.rows;
+        let exprs = (base..base + width)
+            .map(|i| Expr::Column(map.get(i).copied().unwrap_or(i) - base))
+            .collect();
+        Ok(PlanNode::new(
+            NodeKind::Project {
+                input: Box::new(node),
+                exprs,
+            },
+            width,
+            rows,
+        ))
     }
 
     /// Plans `t` with `quals` (conjuncts over base columns that only read

@@ -494,6 +494,28 @@ impl PlanNode {
     /// alone, and an index scan's `Index Cond` as PostgreSQL prints it
     /// when its keys are constants.
     pub fn explain_with(&self, depth: usize, rows: bool, out: &mut Vec<String>) {
+        // A reordered join's column permutation (`JoinPlanner::build_top`)
+        // is not a node PostgreSQL shows.
+        if let NodeKind::Project { input, exprs } = &self.kind {
+            let joined = matches!(
+                input.kind,
+                NodeKind::HashJoin { .. } | NodeKind::NestLoop { .. }
+            );
+            let permutation = exprs.len() == input.width
+                && exprs.iter().all(|e| matches!(e, Expr::Column(_)))
+                && exprs
+                    .iter()
+                    .map(|e| match e {
+                        Expr::Column(i) => *i,
+                        _ => usize::MAX,
+                    })
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+                    == exprs.len();
+            if joined && permutation {
+                return input.explain_with(depth, rows, out);
+            }
+        }
         let pad = if depth == 0 {
             String::new()
         } else {

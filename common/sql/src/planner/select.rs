@@ -753,7 +753,7 @@ pub fn plan_select(
                 rels: &mut from.rels,
                 types,
             };
-            jp.build(tree, quals)?
+            jp.build_top(tree, quals)?
         }
         None => {
             let n = PlanNode::new(NodeKind::Result, 0, 1.0);
