@@ -95,9 +95,21 @@ SELECT nextval('as_a');
 SELECT sequence_schema, sequence_name, data_type, numeric_precision, start_value,
        minimum_value, maximum_value, increment, cycle_option
   FROM information_schema.sequences WHERE sequence_name LIKE 'as\_%' ORDER BY sequence_schema, sequence_name;
+-- A sequence read as a relation: its one row.
+CREATE SEQUENCE as_rel;
+SELECT * FROM as_rel;
+SELECT nextval('as_rel');
+SELECT * FROM as_rel;
+SELECT nextval('as_rel');
+SELECT last_value, is_called FROM as_rel;
+SELECT setval('as_rel', 50);
+SELECT * FROM as_rel;
+SELECT s.last_value + 1 AS nxt FROM as_rel s;
+EXPLAIN (COSTS OFF) SELECT * FROM as_rel;
 -- @@ read-only
 SELECT schemaname, sequencename, data_type, start_value, min_value, max_value,
        increment_by, cycle, cache_size
   FROM pg_sequences WHERE sequencename LIKE 'as\_%' ORDER BY 1, 2;
 \d as_a
 \d as_s.as_d2
+SELECT last_value, log_cnt, is_called FROM as_rel;

@@ -69,6 +69,7 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
         NodeKind::SystemView(v) => Box::new(scan::SystemViewNode::new(v, None)),
         NodeKind::KeyedView { view, key } => Box::new(scan::SystemViewNode::new(view, Some(key))),
         NodeKind::Values { rows } => Box::new(scan::ValuesNode::new(rows)),
+        NodeKind::SequenceScan { oid, .. } => Box::new(scan::SequenceNode::new(*oid)),
         NodeKind::Filter { input, pred } => Box::new(FilterNode {
             input: build(input, vis),
             pred,

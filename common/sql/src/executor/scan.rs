@@ -491,6 +491,62 @@ impl ExecNode for SystemViewNode<'_> {
     }
 }
 
+/// `FROM sequence`: one row, PostgreSQL's sequence tuple (`last_value`,
+/// `log_cnt`: values left before the next WAL record, `is_called`), of
+/// the definition this transaction sees.
+pub struct SequenceNode {
+    oid: pgtypes::Oid,
+    done: bool,
+    row: Vec<Value>,
+}
+
+impl SequenceNode {
+    /// The row is read at the first `next`.
+    pub fn new(oid: pgtypes::Oid) -> SequenceNode {
+        SequenceNode {
+            oid,
+            done: false,
+            row: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for SequenceNode {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.done {
+            return Ok(false);
+        }
+        self.done = true;
+        let own = ec.xact.own();
+        let seq = ec
+            .db
+            .catalog()
+            .view(own.xids, ec.db.clog())
+            .sequences()
+            .into_iter()
+            .find(|s| s.spec.oid == self.oid)
+            .ok_or_else(|| {
+                PgError::new(
+                    pgtypes::error::sqlstate::UNDEFINED_TABLE,
+                    format!("could not open relation with OID {}", self.oid),
+                )
+            })?;
+        let (last, called) = seq.counter();
+        let logged = seq.state.logged.load(std::sync::atomic::Ordering::Acquire);
+        let inc = seq.spec.increment;
+        let log_cnt = if called && logged != last && inc != 0 {
+            (logged.saturating_sub(last) / inc).saturating_add(1).max(0)
+        } else {
+            0
+        };
+        self.row = vec![Value::Int8(last), Value::Int8(log_cnt), Value::Bool(called)];
+        Ok(true)
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
 /// A VALUES list, one row evaluated per `next`.
 pub struct ValuesNode<'p> {
     rows: &'p [Vec<Expr>],

@@ -566,6 +566,24 @@ fn read_factor(
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
             }
             let Some(table) = crate::namespace::find_table(g.catalog, &qname) else {
+                if let Some(seq) = crate::namespace::find_sequence(g.catalog, &qname) {
+                    g.relations.borrow_mut().push(seq.spec.oid);
+                    let cols = vec![
+                        ("last_value".to_string(), SqlType::Int8),
+                        ("log_cnt".to_string(), SqlType::Int8),
+                        ("is_called".to_string(), SqlType::Bool),
+                    ];
+                    let cols = aliased(cols, alias.as_ref(), &rel)?;
+                    let node = PlanNode::new(
+                        NodeKind::SequenceScan {
+                            oid: seq.spec.oid,
+                            name: seq.spec.name.clone(),
+                        },
+                        3,
+                        1.0,
+                    );
+                    return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
+                }
                 let view = crate::namespace::find_view(g.catalog, &qname)
                     .ok_or_else(|| engine::catalog::undefined_table(&qname.display()))?;
                 let (node, cols) = view_rel(g, &view, params)?;

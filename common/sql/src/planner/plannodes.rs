@@ -141,6 +141,14 @@ pub enum NodeKind {
     },
     /// A system view's rows, as of the scan.
     SystemView(&'static crate::sysviews::SystemView),
+    /// `FROM sequence`: its one row (last_value, log_cnt, is_called) as
+    /// of the scan.
+    SequenceScan {
+        /// The sequence's OID.
+        oid: pgtypes::Oid,
+        /// Its name (EXPLAIN).
+        name: String,
+    },
     /// A VALUES list.
     Values {
         /// Rows of expressions without column references.
@@ -334,6 +342,7 @@ impl PlanNode {
                 format!("Function Scan on {}", v.name)
             }
             NodeKind::Values { .. } => "Values Scan".into(),
+            NodeKind::SequenceScan { name, .. } => format!("Seq Scan on {name}"),
             NodeKind::Filter { .. } => "Result (filter)".into(),
             NodeKind::Project { .. } => "Result".into(),
             NodeKind::Ordinality { input } => input.label(),
@@ -468,6 +477,7 @@ impl PlanNode {
         match &self.kind {
             NodeKind::Result
             | NodeKind::SystemView(_)
+            | NodeKind::SequenceScan { .. }
             | NodeKind::KeyedView { .. }
             | NodeKind::Values { .. } => true,
             NodeKind::IndexScan { index, .. } => index.spec.unique,
