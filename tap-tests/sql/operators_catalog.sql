@@ -11,9 +11,11 @@ CREATE TABLE opc_t (a int4, b text, c uuid, d varchar(10), e char(3), f name, g 
 CREATE INDEX opc_t_abc ON opc_t (a, b, c);
 CREATE INDEX opc_t_defgh ON opc_t (d, e, f, g, h);
 CREATE UNIQUE INDEX opc_t_ijklm ON opc_t (i, j, k, l, m);
+CREATE INDEX opc_t_expr ON opc_t (lower(b), (a + 1), d);
 -- @@ read-only
--- pg_index.indclass: each key column's default operator class.
-SELECT c.relname, i.indclass, pg_get_indexdef(i.indexrelid)
+-- pg_index.indclass: each key's default operator class (a column's or
+-- an expression's type).
+SELECT c.relname, i.indclass, i.indcollation, pg_get_indexdef(i.indexrelid)
   FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
  WHERE i.indrelid = 'opc_t'::regclass ORDER BY 1;
 SELECT c.relname, k, o.opcname, o.opcintype::regtype

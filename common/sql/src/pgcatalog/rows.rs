@@ -554,6 +554,25 @@ pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     for r in s.relations_keyed(ec.relation_key()) {
         let RelRef::Index(t, ix) = r else { continue };
         let n = ix.spec.columns.len() as i16;
+        // Each key's type: its column's, or its expression's (bound once
+        // per index version).
+        let exprs = if ix.spec.columns.contains(&engine::catalog::EXPR_KEY) {
+            ix.exprs(&t).ok()
+        } else {
+            None
+        };
+        let key_types: Vec<Option<T>> = ix
+            .spec
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                t.columns
+                    .get(*c)
+                    .map(|c| c.ty)
+                    .or_else(|| exprs.as_ref().and_then(|e| e.key_types().get(i).copied()))
+            })
+            .collect();
         rows.push(vec![
             ("indexrelid", oid(ix.spec.oid)),
             ("indrelid", oid(t.oid)),
@@ -577,19 +596,12 @@ pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ),
             (
                 "indcollation",
-                oid_vec(
-                    ix.spec
-                        .columns
-                        .iter()
-                        .map(|c| t.columns.get(*c).map(|c| collation_of(c.ty)).unwrap_or(0)),
-                ),
+                oid_vec(key_types.iter().map(|t| t.map(collation_of).unwrap_or(0))),
             ),
             (
                 "indclass",
-                oid_vec(ix.spec.columns.iter().map(|c| {
-                    t.columns
-                        .get(*c)
-                        .map(|c| operator::default_opclass(BTREE_AM, c.ty.oid()))
+                oid_vec(key_types.iter().map(|t| {
+                    t.map(|t| operator::default_opclass(BTREE_AM, t.oid()))
                         .unwrap_or(0)
                 })),
             ),
