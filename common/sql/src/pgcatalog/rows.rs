@@ -557,7 +557,7 @@ pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         // Each key's type: its column's, or its expression's (bound once
         // per index version).
         let exprs = if ix.spec.columns.contains(&engine::catalog::EXPR_KEY) {
-            ix.exprs(&t).ok()
+            ix.exprs(t).ok()
         } else {
             None
         };
