@@ -32,6 +32,8 @@ pub mod sqlstate {
     pub const DATATYPE_MISMATCH: &str = "42804";
     pub const GROUPING_ERROR: &str = "42803";
     pub const INVALID_PARAMETER_VALUE: &str = "22023";
+    /// 22004 null_value_not_allowed
+    pub const NULL_VALUE_NOT_ALLOWED: &str = "22004";
     pub const UNDEFINED_PARAMETER: &str = "42704";
     pub const CANT_CHANGE_RUNTIME_PARAM: &str = "55P02";
     pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";

@@ -110,6 +110,10 @@ pub enum RegKind {
     Proc,
     /// regprocedure (2202): a function with its argument types.
     Procedure,
+    /// regoper (2203): an operator by name.
+    Oper,
+    /// regoperator (2204): an operator with its argument types.
+    Operator,
     /// regnamespace (4089): a schema.
     Namespace,
     /// regrole (4096): a role.
@@ -124,6 +128,8 @@ impl RegKind {
             RegKind::Type => 2206,
             RegKind::Proc => 24,
             RegKind::Procedure => 2202,
+            RegKind::Oper => 2203,
+            RegKind::Operator => 2204,
             RegKind::Namespace => 4089,
             RegKind::Role => 4096,
         }
@@ -135,16 +141,20 @@ impl RegKind {
             RegKind::Type => "regtype",
             RegKind::Proc => "regproc",
             RegKind::Procedure => "regprocedure",
+            RegKind::Oper => "regoper",
+            RegKind::Operator => "regoperator",
             RegKind::Namespace => "regnamespace",
             RegKind::Role => "regrole",
         }
     }
     /// Every kind.
-    pub const ALL: [RegKind; 6] = [
+    pub const ALL: [RegKind; 8] = [
         RegKind::Class,
         RegKind::Type,
         RegKind::Proc,
         RegKind::Procedure,
+        RegKind::Oper,
+        RegKind::Operator,
         RegKind::Namespace,
         RegKind::Role,
     ];
@@ -693,6 +703,8 @@ impl SqlType {
             "regtype" => SqlType::Reg(RegKind::Type),
             "regproc" => SqlType::Reg(RegKind::Proc),
             "regprocedure" => SqlType::Reg(RegKind::Procedure),
+            "regoper" => SqlType::Reg(RegKind::Oper),
+            "regoperator" => SqlType::Reg(RegKind::Operator),
             "regnamespace" => SqlType::Reg(RegKind::Namespace),
             "regrole" => SqlType::Reg(RegKind::Role),
             "bytea" => SqlType::Bytea,

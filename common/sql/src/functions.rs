@@ -477,6 +477,9 @@ pub enum Func {
     Rpad,
     /// concat_ws(sep, any…) (NULL arguments after the separator skipped)
     ConcatWs,
+    /// format(fmt, any…): `%s`, `%I`, `%L`, `%%`, with `n$` positions,
+    /// the `-` flag and widths
+    Format,
     /// reverse(text)
     Reverse,
     /// starts_with(text, text) → bool
@@ -1574,6 +1577,21 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
             &[T::Text, T::Int4, T::Text][..n],
             T::Text,
         ),
+        "format" if n >= 1 => Ok(FuncSig {
+            func: Func::Format,
+            arg_types: args
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    if *t == T::Unknown || i == 0 {
+                        T::Text
+                    } else {
+                        *t
+                    }
+                })
+                .collect(),
+            ret: T::Text,
+        }),
         "concat_ws" if n >= 1 => Ok(FuncSig {
             func: Func::ConcatWs,
             arg_types: args
@@ -1836,6 +1854,12 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         Func::ArrayCmp { op, all } => return Ok(array_compare(op, all, &args[0], &args[1])),
         Func::ArrayAppend | Func::ArrayPrepend | Func::ArrayCat => {
             return array_concat(func, &args[0], &args[1])
+        }
+        Func::Format => {
+            let Some(fmt) = args.first().and_then(Value::as_str) else {
+                return Ok(Value::Null);
+            };
+            return Ok(Value::Text(Arc::from(format_text(fmt, &args[1..])?)));
         }
         Func::ConcatWs => {
             let Some(sep) = args.first().and_then(Value::as_str) else {
@@ -2710,8 +2734,119 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         | Func::EnumFirst(_)
         | Func::EnumLast(_)
         | Func::EnumRange(_)
-        | Func::ConcatWs => Value::Null,
+        | Func::ConcatWs
+        | Func::Format => Value::Null,
     })
+}
+
+/// format(fmt, args…) (PostgreSQL's text_format): `%[n$][-][width]s`,
+/// `I` (quote_ident; NULL is an error), `L` (quote_literal; NULL prints
+/// `NULL`) and `%%`. The width `*` form is not supported.
+fn format_text(fmt: &str, args: &[Value]) -> PgResult<String> {
+    let bad = |m: &str| PgError::new(sqlstate::INVALID_PARAMETER_VALUE, m.to_string());
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    let mut next_arg = 0usize;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // [n$][-][width]type
+        let mut digits = String::new();
+        while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+            digits.push(*d);
+            chars.next();
+        }
+        let mut position = None;
+        if !digits.is_empty() && chars.peek() == Some(&'$') {
+            chars.next();
+            let n: usize = digits.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                bad("format specifies argument 0, but arguments are numbered from 1")
+            })?;
+            position = Some(n - 1);
+            digits.clear();
+        }
+        let mut left = false;
+        if digits.is_empty() {
+            if chars.peek() == Some(&'-') {
+                left = true;
+                chars.next();
+            }
+            if chars.peek() == Some(&'*') {
+                return Err(PgError::unsupported("format width * is not supported"));
+            }
+            while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                digits.push(*d);
+                chars.next();
+            }
+        }
+        let width: usize = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().map_err(|_| bad("number is out of range"))?
+        };
+        let Some(kind) = chars.next() else {
+            return Err(bad("unterminated format() type specifier")
+                .with_hint("For a single \"%\" use \"%%\"."));
+        };
+        let i = position.unwrap_or(next_arg);
+        next_arg = i + 1;
+        let Some(arg) = args.get(i) else {
+            return Err(bad("too few arguments for format()"));
+        };
+        let text = match (kind, arg) {
+            ('s', Value::Null) => String::new(),
+            ('s', v) => v.to_text_string(),
+            ('I', Value::Null) => {
+                return Err(PgError::new(
+                    sqlstate::NULL_VALUE_NOT_ALLOWED,
+                    "null values cannot be formatted as an SQL identifier",
+                ))
+            }
+            ('I', v) => crate::pgcatalog::quote_ident(&v.to_text_string()),
+            ('L', Value::Null) => "NULL".to_string(),
+            ('L', v) => quote_literal(&v.to_text_string()),
+            (k, _) => {
+                return Err(
+                    bad(&format!("unrecognized format() type specifier \"{k}\""))
+                        .with_hint("For a single \"%\" use \"%%\"."),
+                )
+            }
+        };
+        let pad = width.saturating_sub(text.chars().count());
+        if left {
+            out.push_str(&text);
+            out.extend(std::iter::repeat_n(' ', pad));
+        } else {
+            out.extend(std::iter::repeat_n(' ', pad));
+            out.push_str(&text);
+        }
+    }
+    Ok(out)
+}
+
+/// quote_literal: single quotes doubled; with a backslash, backslashes
+/// doubled and an `E` prefix.
+fn quote_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    if s.contains('\\') {
+        out.push('E');
+    }
+    out.push('\'');
+    for c in s.chars() {
+        if c == '\'' || c == '\\' {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out
 }
 
 /// pg_size_pretty: bytes below 10 kB, then kB, MB, GB, TB, PB, each

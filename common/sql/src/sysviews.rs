@@ -230,8 +230,11 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_proc", 1255, d::PG_PROC, r::pg_proc),
     cat("pg_aggregate", 2600, d::PG_AGGREGATE, r::pg_aggregate),
     cat("pg_language", 2612, d::PG_LANGUAGE, r::pg_language),
-    cat("pg_operator", 2617, d::PG_OPERATOR, r::empty),
-    cat("pg_opclass", 2616, d::PG_OPCLASS, r::empty),
+    keyed("pg_operator", 2617, d::PG_OPERATOR, r::pg_operator, "oid"),
+    keyed("pg_opclass", 2616, d::PG_OPCLASS, r::pg_opclass, "oid"),
+    keyed("pg_opfamily", 2753, d::PG_OPFAMILY, r::pg_opfamily, "oid"),
+    keyed("pg_amop", 2602, d::PG_AMOP, r::pg_amop, "oid"),
+    keyed("pg_amproc", 2603, d::PG_AMPROC, r::pg_amproc, "oid"),
     cat("pg_foreign_table", 3118, d::PG_FOREIGN_TABLE, r::empty),
     cat(
         "pg_partitioned_table",

@@ -1,24 +1,46 @@
-//! `cargo run -p tap-tests --bin proc_regen`: regenerates
-//! `common/sql/src/pgcatalog/proc_data.rs`, the PostgreSQL 15 catalog rows
-//! of the built-in functions (`pg_proc`, their `pg_description`,
-//! `pg_aggregate` and `pg_language`, and their `information_schema.routines`
-//! and `information_schema.parameters` rows), from real PostgreSQL 15.
+//! `cargo run -p tap-tests --bin proc_regen`: regenerates the built-in
+//! catalog data from real PostgreSQL 15, in one run:
+//!
+//! * `common/sql/src/pgcatalog/proc_data.rs`: the rows of the built-in
+//!   functions (`pg_proc`, their `pg_description`, `pg_aggregate` and
+//!   `pg_language`, and their `information_schema.routines` and
+//!   `information_schema.parameters` rows);
+//! * `common/sql/src/pgcatalog/operator_data.rs`: the operators and the
+//!   index operator classes (`pg_operator` with each operator's
+//!   description, `pg_opclass`, `pg_opfamily`, `pg_amop`, `pg_amproc`).
 //!
 //! Which functions: every `pg_catalog` function whose name is a string
 //! literal in hotpair's SQL layer (`common/sql/src/**/*.rs`), so every name a
-//! dispatcher matches on is there, with all of PostgreSQL's overloads. That
+//! dispatcher matches on is there, with all of PostgreSQL's overloads, plus
+//! the function implementing each listed operator (`oprcode`) and the
+//! support functions of the listed operator families (`amproc`). That
 //! is a superset: `sql::pgcatalog::proc` keeps only the overloads the
-//! dispatchers really accept, and its unit test fails when a dispatcher
-//! accepts a name this file lacks (run this again then).
+//! dispatchers really accept (and the functions of the operators and
+//! operator families kept),
+//! and its unit test fails when a dispatcher accepts a name this file
+//! lacks (run this again then).
+//!
+//! Which operators: every `pg_catalog` operator whose argument and result
+//! types are all types hotpair's own `pg_type` lists, read from a
+//! throwaway hotpair primary (so a type added to hotpair brings its
+//! operators at the next run); operator classes and families of the index
+//! access methods hotpair's `pg_am` lists, for those types, with their
+//! `pg_amop` / `pg_amproc` rows. `sql::pgcatalog::operator` keeps the
+//! operators hotpair's expression binder accepts. These rows are in
+//! PostgreSQL's heap order (`ctid`), the order its unordered scans return
+//! them in (psql's `\dAf` aggregates them without ORDER BY).
 //!
 //! Beside the catalog columns each row carries what PostgreSQL's
 //! `pg_get_function_arguments`, `pg_get_function_identity_arguments`,
 //! `pg_get_function_result`, `pg_get_functiondef`,
-//! `pg_get_function_arg_default` and `regprocedure`'s output print for it, so hotpair answers those exactly without
-//! deparsing `proargdefaults` or naming pseudo-types.
+//! `pg_get_function_arg_default` and `regprocedure`'s output print for it
+//! (an operator: `regoper`'s and `regoperator`'s output), so hotpair
+//! answers those exactly
+//! without deparsing `proargdefaults` or naming pseudo-types.
 //!
 //! It starts a throwaway PostgreSQL primary (as `sql_regen` does), or uses
-//! the server at `--port` on 127.0.0.1 (user `postgres`).
+//! the server at `--port` on 127.0.0.1 (user `postgres`); and a throwaway
+//! hotpair primary (the harness builds it), or the one at `--hotpair-port`.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -28,7 +50,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use tap_tests::bench::pg;
 
-/// Regenerates common/sql/src/pgcatalog/proc_data.rs from PostgreSQL 15.
+/// Regenerates common/sql/src/pgcatalog/{proc_data,operator_data}.rs from
+/// PostgreSQL 15.
 #[derive(Parser, Debug)]
 struct Args {
     /// Use the PostgreSQL 15 server listening on this port of 127.0.0.1
@@ -39,6 +62,10 @@ struct Args {
     /// `/usr/lib/postgresql/15/bin`).
     #[arg(long)]
     bindir: Option<PathBuf>,
+    /// Read hotpair's `pg_type` and `pg_am` from the hotpair server on this
+    /// port of 127.0.0.1 instead of starting one.
+    #[arg(long)]
+    hotpair_port: Option<u16>,
 }
 
 /// pg_proc's columns, in PostgreSQL 15's order; regproc columns as OIDs.
@@ -134,11 +161,87 @@ const LANGUAGE_COLUMNS: &[(&str, &str)] = &[
     ("lanacl", "l.lanacl"),
 ];
 
+/// pg_operator's columns (PostgreSQL 15); regproc columns as OIDs.
+const OPERATOR_COLUMNS: &[(&str, &str)] = &[
+    ("oid", "o.oid"),
+    ("oprname", "o.oprname"),
+    ("oprnamespace", "o.oprnamespace"),
+    ("oprowner", "o.oprowner"),
+    ("oprkind", "o.oprkind"),
+    ("oprcanmerge", "o.oprcanmerge"),
+    ("oprcanhash", "o.oprcanhash"),
+    ("oprleft", "o.oprleft"),
+    ("oprright", "o.oprright"),
+    ("oprresult", "o.oprresult"),
+    ("oprcom", "o.oprcom"),
+    ("oprnegate", "o.oprnegate"),
+    ("oprcode", "o.oprcode::oid"),
+    ("oprrest", "o.oprrest::oid"),
+    ("oprjoin", "o.oprjoin::oid"),
+    ("opr_signature", "o.oid::pg_catalog.regoperator"),
+    ("opr_regoper", "o.oid::pg_catalog.regoper"),
+    ("description", "d.description"),
+];
+
+/// pg_opclass's columns (PostgreSQL 15).
+const OPCLASS_COLUMNS: &[(&str, &str)] = &[
+    ("oid", "c.oid"),
+    ("opcmethod", "c.opcmethod"),
+    ("opcname", "c.opcname"),
+    ("opcnamespace", "c.opcnamespace"),
+    ("opcowner", "c.opcowner"),
+    ("opcfamily", "c.opcfamily"),
+    ("opcintype", "c.opcintype"),
+    ("opcdefault", "c.opcdefault"),
+    ("opckeytype", "c.opckeytype"),
+];
+
+/// pg_opfamily's columns (PostgreSQL 15).
+const OPFAMILY_COLUMNS: &[(&str, &str)] = &[
+    ("oid", "f.oid"),
+    ("opfmethod", "f.opfmethod"),
+    ("opfname", "f.opfname"),
+    ("opfnamespace", "f.opfnamespace"),
+    ("opfowner", "f.opfowner"),
+];
+
+/// pg_amop's columns (PostgreSQL 15).
+const AMOP_COLUMNS: &[(&str, &str)] = &[
+    ("oid", "a.oid"),
+    ("amopfamily", "a.amopfamily"),
+    ("amoplefttype", "a.amoplefttype"),
+    ("amoprighttype", "a.amoprighttype"),
+    ("amopstrategy", "a.amopstrategy"),
+    ("amoppurpose", "a.amoppurpose"),
+    ("amopopr", "a.amopopr"),
+    ("amopmethod", "a.amopmethod"),
+    ("amopsortfamily", "a.amopsortfamily"),
+];
+
+/// pg_amproc's columns (PostgreSQL 15); regproc columns as OIDs.
+const AMPROC_COLUMNS: &[(&str, &str)] = &[
+    ("oid", "a.oid"),
+    ("amprocfamily", "a.amprocfamily"),
+    ("amproclefttype", "a.amproclefttype"),
+    ("amprocrighttype", "a.amprocrighttype"),
+    ("amprocnum", "a.amprocnum"),
+    ("amproc", "a.amproc::oid"),
+];
+
+/// What hotpair's own catalog says it has: the `pg_type` OIDs and the
+/// index access methods' OIDs.
+struct HotpairCatalog {
+    types: Vec<u32>,
+    index_ams: Vec<u32>,
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     match run(args) {
-        Ok(path) => {
-            println!("proc_regen: wrote {}", path.display());
+        Ok(paths) => {
+            for path in paths {
+                println!("proc_regen: wrote {}", path.display());
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -148,12 +251,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Args) -> Result<PathBuf, String> {
+fn run(args: Args) -> Result<Vec<PathBuf>, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let src = root.join("common/sql/src");
     let mut names = BTreeSet::new();
     scan_literals(&src, &mut names)?;
-    let out = src.join("pgcatalog/proc_data.rs");
+    let proc_out = src.join("pgcatalog/proc_data.rs");
+    let oper_out = src.join("pgcatalog/operator_data.rs");
+
+    let hotpair = hotpair_catalog(args.hotpair_port)?;
 
     // A server: the one at --port, or a throwaway primary.
     let mut pair = None;
@@ -172,14 +278,67 @@ fn run(args: Args) -> Result<PathBuf, String> {
             port
         }
     };
-    let result = tap_tests::block_on(query_all(port, &names));
+    let result = tap_tests::block_on(query_all(port, &names, &hotpair));
     if let Some(mut p) = pair {
         p.stop();
     }
     drop(work);
-    let text = result?;
-    std::fs::write(&out, text).map_err(|e| format!("write {}: {e}", out.display()))?;
-    Ok(out)
+    let (procs, operators) = result?;
+    std::fs::write(&proc_out, procs).map_err(|e| format!("write {}: {e}", proc_out.display()))?;
+    std::fs::write(&oper_out, operators)
+        .map_err(|e| format!("write {}: {e}", oper_out.display()))?;
+    Ok(vec![proc_out, oper_out])
+}
+
+/// hotpair's `pg_type` OIDs and index access methods, from the server at
+/// `port` or from a throwaway primary.
+fn hotpair_catalog(port: Option<u16>) -> Result<HotpairCatalog, String> {
+    let mut node = None;
+    let conn = match port {
+        Some(p) => format!("host=127.0.0.1 port={p} user=postgres dbname=postgres"),
+        None => {
+            let n = tap_tests::Node::new("proc_regen_hotpair");
+            n.init(false);
+            n.start();
+            let c = n.connstr();
+            node = Some(n);
+            c
+        }
+    };
+    let result = tap_tests::block_on(async {
+        let (client, connection) = tokio_postgres::connect(&conn, tokio_postgres::NoTls)
+            .await
+            .map_err(|e| format!("connect to hotpair ({conn}): {e}"))?;
+        tokio::spawn(connection);
+        let oids = |rows: Vec<Vec<Option<String>>>| -> Result<Vec<u32>, String> {
+            rows.iter()
+                .map(|r| {
+                    r.first()
+                        .cloned()
+                        .flatten()
+                        .and_then(|o| o.parse().ok())
+                        .ok_or_else(|| format!("bad oid row {r:?}"))
+                })
+                .collect()
+        };
+        let types = oids(rows(&client, "SELECT oid FROM pg_catalog.pg_type ORDER BY 1").await?)?;
+        let index_ams = oids(
+            rows(
+                &client,
+                "SELECT oid FROM pg_catalog.pg_am WHERE amtype = 'i' ORDER BY 1",
+            )
+            .await?,
+        )?;
+        Ok::<_, String>(HotpairCatalog { types, index_ams })
+    });
+    if let Some(n) = node {
+        n.stop("fast");
+    }
+    let c = result?;
+    if c.types.is_empty() || c.index_ams.is_empty() {
+        return Err("hotpair lists no types or no index access methods".to_string());
+    }
+    Ok(c)
 }
 
 /// Every string literal that could be a function name (`"[a-z_][a-z0-9_]*"`)
@@ -191,7 +350,9 @@ fn scan_literals(dir: &Path, names: &mut BTreeSet<String>) -> Result<(), String>
         if path.is_dir() {
             scan_literals(&path, names)?;
         } else if path.extension().is_some_and(|x| x == "rs")
-            && path.file_name().is_some_and(|f| f != "proc_data.rs")
+            && path
+                .file_name()
+                .is_some_and(|f| f != "proc_data.rs" && f != "operator_data.rs")
         {
             let text = std::fs::read_to_string(&path)
                 .map_err(|e| format!("read {}: {e}", path.display()))?;
@@ -213,7 +374,11 @@ fn scan_literals(dir: &Path, names: &mut BTreeSet<String>) -> Result<(), String>
     Ok(())
 }
 
-async fn query_all(port: u16, names: &BTreeSet<String>) -> Result<String, String> {
+async fn query_all(
+    port: u16,
+    names: &BTreeSet<String>,
+    hotpair: &HotpairCatalog,
+) -> Result<(String, String), String> {
     let conn = format!("host=127.0.0.1 port={port} user=postgres dbname=postgres");
     let (client, connection) = tokio_postgres::connect(&conn, tokio_postgres::NoTls)
         .await
@@ -232,13 +397,39 @@ async fn query_all(port: u16, names: &BTreeSet<String>) -> Result<String, String
         .map(|n| format!("'{n}'"))
         .collect::<Vec<_>>()
         .join(",");
+    let oid_array = |oids: &[u32]| {
+        let list = oids
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        format!("'{{{list}}}'::pg_catalog.oid[]")
+    };
+    let types = oid_array(&hotpair.types);
+    let ams = oid_array(&hotpair.index_ams);
+    // The operators over hotpair's types (a prefix operator's oprleft is 0).
+    let operators_where = format!(
+        "o.oprnamespace = 11 AND (o.oprleft = 0 OR o.oprleft = ANY ({types})) \
+         AND o.oprright = ANY ({types}) AND o.oprresult = ANY ({types})"
+    );
+    let opclasses_where = format!(
+        "c.opcnamespace = 11 AND c.opcmethod = ANY ({ams}) AND c.opcintype = ANY ({types})"
+    );
+    let families =
+        format!("SELECT c.opcfamily FROM pg_catalog.pg_opclass c WHERE {opclasses_where}");
+    let amprocs_where = format!(
+        "a.amprocfamily IN ({families}) \
+         AND a.amproclefttype = ANY ({types}) AND a.amprocrighttype = ANY ({types})"
+    );
     let procs = rows(
         &client,
         &format!(
             "SELECT {} FROM pg_catalog.pg_proc p \
              LEFT JOIN pg_catalog.pg_description d ON d.objoid = p.oid \
                AND d.classoid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objsubid = 0 \
-             WHERE p.pronamespace = 11 AND p.proname = ANY (ARRAY[{list}]::pg_catalog.name[]) \
+             WHERE p.pronamespace = 11 AND (p.proname = ANY (ARRAY[{list}]::pg_catalog.name[]) \
+               OR p.oid IN (SELECT o.oprcode FROM pg_catalog.pg_operator o WHERE {operators_where}) \
+               OR p.oid IN (SELECT a.amproc FROM pg_catalog.pg_amproc a WHERE {amprocs_where})) \
              ORDER BY p.oid",
             select_list(PROC_COLUMNS)
         ),
@@ -302,15 +493,98 @@ async fn query_all(port: u16, names: &BTreeSet<String>) -> Result<String, String
     )
     .await?;
 
+    let operators = rows(
+        &client,
+        &format!(
+            "SELECT {} FROM pg_catalog.pg_operator o \
+             LEFT JOIN pg_catalog.pg_description d ON d.objoid = o.oid \
+               AND d.classoid = 'pg_catalog.pg_operator'::pg_catalog.regclass AND d.objsubid = 0 \
+             WHERE {operators_where} ORDER BY o.ctid",
+            select_list(OPERATOR_COLUMNS)
+        ),
+    )
+    .await?;
+    let opclasses = rows(
+        &client,
+        &format!(
+            "SELECT {} FROM pg_catalog.pg_opclass c WHERE {opclasses_where} ORDER BY c.ctid",
+            select_list(OPCLASS_COLUMNS)
+        ),
+    )
+    .await?;
+    let opfamilies = rows(
+        &client,
+        &format!(
+            "SELECT {} FROM pg_catalog.pg_opfamily f WHERE f.oid IN ({families}) ORDER BY f.ctid",
+            select_list(OPFAMILY_COLUMNS)
+        ),
+    )
+    .await?;
+    let amops = rows(
+        &client,
+        &format!(
+            "SELECT {} FROM pg_catalog.pg_amop a WHERE a.amopfamily IN ({families}) \
+             AND a.amoplefttype = ANY ({types}) AND a.amoprighttype = ANY ({types}) \
+             AND a.amopopr IN (SELECT o.oid FROM pg_catalog.pg_operator o WHERE {operators_where}) \
+             ORDER BY a.ctid",
+            select_list(AMOP_COLUMNS)
+        ),
+    )
+    .await?;
+    let amprocs = rows(
+        &client,
+        &format!(
+            "SELECT {} FROM pg_catalog.pg_amproc a WHERE {amprocs_where} ORDER BY a.ctid",
+            select_list(AMPROC_COLUMNS)
+        ),
+    )
+    .await?;
+    // regproc's output for the selectivity estimators the operators name
+    // (oprrest, oprjoin), which pg_proc does not list.
+    let oper_referenced = rows(
+        &client,
+        &format!(
+            "SELECT DISTINCT f::pg_catalog.oid::pg_catalog.text, f::pg_catalog.text FROM ( \
+               SELECT o.oprrest AS f FROM pg_catalog.pg_operator o WHERE {operators_where} \
+               UNION SELECT o.oprjoin FROM pg_catalog.pg_operator o WHERE {operators_where} \
+             ) s WHERE f <> 0 ORDER BY 1"
+        ),
+    )
+    .await?;
+    let mut ops = String::new();
+    ops.push_str(
+        "//! GENERATED by `cargo run -p tap-tests --bin proc_regen` from PostgreSQL 15;\n\
+         //! do not edit. The `pg_operator` rows (with each operator's description\n\
+         //! and `regoper` / `regoperator` output) of the built-in operators over\n\
+         //! the types hotpair's `pg_type` lists, and the `pg_opclass`, `pg_opfamily`,\n\
+         //! `pg_amop` and `pg_amproc` rows of hotpair's index access methods for\n\
+         //! those types, as PostgreSQL's text output: one string per row, its\n\
+         //! fields separated by tabs, `\\N` for NULL.\n\
+         //! `super::operator` keeps the operators hotpair's binder accepts.\n\n",
+    );
+    let _ = writeln!(ops, "//! Source: {version}\n");
+    compact_table(&mut ops, "OPERATOR", OPERATOR_COLUMNS, &operators)?;
+    compact_table(&mut ops, "OPCLASS", OPCLASS_COLUMNS, &opclasses)?;
+    compact_table(&mut ops, "OPFAMILY", OPFAMILY_COLUMNS, &opfamilies)?;
+    compact_table(&mut ops, "AMOP", AMOP_COLUMNS, &amops)?;
+    compact_table(&mut ops, "AMPROC", AMPROC_COLUMNS, &amprocs)?;
+    compact_table(
+        &mut ops,
+        "REFERENCED",
+        &[("oid", ""), ("regproc", "")],
+        &oper_referenced,
+    )?;
+
     let mut out = String::new();
     out.push_str(
         "//! GENERATED by `cargo run -p tap-tests --bin proc_regen` from PostgreSQL 15;\n\
          //! do not edit. The `pg_proc` rows (with each function's description and\n\
          //! what `pg_get_function_arguments`, `…_identity_arguments`, `…_result` and\n\
          //! `pg_get_functiondef` print), `pg_aggregate` and `pg_language` rows of the\n\
-         //! built-in functions whose names hotpair's SQL layer mentions, as\n\
-         //! PostgreSQL's text output (None for NULL). `super::proc` keeps the\n\
-         //! overloads hotpair implements.\n\n",
+         //! built-in functions whose names hotpair's SQL layer mentions and of\n\
+         //! the operators' and operator families' functions (`oprcode`,\n\
+         //! `amproc`), as PostgreSQL's text output\n\
+         //! (None for NULL). `super::proc` keeps the overloads hotpair implements.\n\n",
     );
     let _ = writeln!(out, "//! Source: {version}\n");
     table(&mut out, "PROC", PROC_COLUMNS, &procs);
@@ -331,7 +605,7 @@ async fn query_all(port: u16, names: &BTreeSet<String>) -> Result<String, String
     let parameter_cols = names(&parameter_cols);
     table(&mut out, "ROUTINES", &refs(&routine_cols), &routines);
     table(&mut out, "PARAMETERS", &refs(&parameter_cols), &parameters);
-    Ok(out)
+    Ok((out, ops))
 }
 
 fn refs(cols: &[(String, String)]) -> Vec<(&str, &str)> {
@@ -416,4 +690,46 @@ fn table(out: &mut String, name: &str, cols: &[(&str, &str)], rows: &[Vec<Option
         out.push_str("],\n");
     }
     let _ = writeln!(out, "];\n");
+}
+
+/// `pub static {NAME}_COLUMNS` and `pub static {NAME}_ROWS`, each row one
+/// string of tab-separated fields (`\N` for NULL): a third of [`table`]'s
+/// size for short values. Values holding a tab, a newline or a backslash
+/// are refused (the reader splits without unescaping).
+fn compact_table(
+    out: &mut String,
+    name: &str,
+    cols: &[(&str, &str)],
+    rows: &[Vec<Option<String>>],
+) -> Result<(), String> {
+    let _ = writeln!(out, "/// The columns of [`{name}_ROWS`].");
+    let _ = writeln!(out, "pub static {name}_COLUMNS: &[&str] = &[");
+    for (c, _) in cols {
+        let _ = writeln!(out, "    {c:?},");
+    }
+    let _ = writeln!(out, "];\n");
+    let _ = writeln!(
+        out,
+        "/// {} rows: fields separated by tabs, `\\N` for NULL.",
+        rows.len()
+    );
+    let _ = writeln!(out, "pub static {name}_ROWS: &[&str] = &[");
+    for r in rows {
+        let mut line = String::new();
+        for (i, v) in r.iter().enumerate() {
+            if i > 0 {
+                line.push('\t');
+            }
+            match v {
+                Some(s) if s.contains(['\t', '\n', '\\']) => {
+                    return Err(format!("{name}: value {s:?} needs escaping"));
+                }
+                Some(s) => line.push_str(s),
+                None => line.push_str("\\N"),
+            }
+        }
+        let _ = writeln!(out, "    {line:?},");
+    }
+    let _ = writeln!(out, "];\n");
+    Ok(())
 }

@@ -629,6 +629,38 @@ pub static PG_OPCLASS: &[(&str, T)] = &[
     ("opckeytype", T::Oid),
 ];
 
+/// `pg_opfamily`'s columns (PostgreSQL 15).
+pub static PG_OPFAMILY: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("opfmethod", T::Oid),
+    ("opfname", T::Name),
+    ("opfnamespace", T::Oid),
+    ("opfowner", T::Oid),
+];
+
+/// `pg_amop`'s columns (PostgreSQL 15).
+pub static PG_AMOP: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("amopfamily", T::Oid),
+    ("amoplefttype", T::Oid),
+    ("amoprighttype", T::Oid),
+    ("amopstrategy", T::Int2),
+    ("amoppurpose", T::Char(1)),
+    ("amopopr", T::Oid),
+    ("amopmethod", T::Oid),
+    ("amopsortfamily", T::Oid),
+];
+
+/// `pg_amproc`'s columns (PostgreSQL 15).
+pub static PG_AMPROC: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("amprocfamily", T::Oid),
+    ("amproclefttype", T::Oid),
+    ("amprocrighttype", T::Oid),
+    ("amprocnum", T::Int2),
+    ("amproc", T::Reg(RegKind::Proc)),
+];
+
 /// `pg_statio_user_tables`'s columns (PostgreSQL 15).
 pub static PG_STATIO_USER_TABLES: &[(&str, T)] = &[
     ("relid", T::Oid),

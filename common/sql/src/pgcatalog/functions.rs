@@ -8,8 +8,9 @@
 //! Privileges are not modelled yet: the `has_*_privilege`
 //! functions answer true, as they do for a superuser. Comments exist on
 //! tables and columns (`obj_description`, `col_description`), and the
-//! built-in functions have PostgreSQL's descriptions
-//! (`obj_description(oid, 'pg_proc')`); the other description functions
+//! built-in functions and operators have PostgreSQL's descriptions
+//! (`obj_description(oid, 'pg_proc')`, `obj_description(oid,
+//! 'pg_operator')`); the other description functions
 //! answer NULL. The function-describing functions
 //! (`pg_get_function_arguments`, `pg_get_functiondef`, …) print
 //! PostgreSQL's text, kept with each function's row (`proc.rs`).
@@ -253,6 +254,16 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
             &[T::Text],
             T::Reg(RegKind::Procedure),
         ),
+        "to_regoper" if n == 1 => s(
+            CatFunc::ToReg(RegKind::Oper),
+            &[T::Text],
+            T::Reg(RegKind::Oper),
+        ),
+        "to_regoperator" if n == 1 => s(
+            CatFunc::ToReg(RegKind::Operator),
+            &[T::Text],
+            T::Reg(RegKind::Operator),
+        ),
         _ => None,
     }
 }
@@ -393,7 +404,8 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 return Ok(Value::Null);
             };
             // A function's description: obj_description(oid, 'pg_proc'),
-            // or obj_description(oid) for an OID no relation has.
+            // or obj_description(oid) for an OID no relation has; an
+            // operator's: obj_description(oid, 'pg_operator').
             if f == CatFunc::ObjDescription {
                 let class = match args.get(1) {
                     Some(Value::Text(c)) => Some(&**c),
@@ -403,6 +415,12 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                     if let Some(d) = super::proc::by_oid(o).and_then(|p| p.description()) {
                         return Ok(text(d));
                     }
+                }
+                if class == Some("pg_operator") {
+                    return Ok(super::operator::by_oid(o)
+                        .and_then(|op| op.description())
+                        .map(text)
+                        .unwrap_or(Value::Null));
                 }
             }
             let (sub, class) = match f {
@@ -587,10 +605,15 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                     Ok(o) => Value::Oid(o),
                     Err(e) if e.code == sqlstate::INVALID_TEXT_REPRESENTATION => return Err(e),
                     // to_regprocedure('f(nosuchtype)'): PostgreSQL 15
-                    // reports the type.
+                    // reports the type; to_regoperator a missing or
+                    // extra argument too.
                     Err(e)
-                        if kind == RegKind::Procedure && e.code == sqlstate::UNDEFINED_OBJECT =>
+                        if matches!(kind, RegKind::Procedure | RegKind::Operator)
+                            && e.code == sqlstate::UNDEFINED_OBJECT =>
                     {
+                        return Err(e)
+                    }
+                    Err(e) if kind == RegKind::Operator && matches!(e.code, "42P02" | "54023") => {
                         return Err(e)
                     }
                     Err(_) => Value::Null,

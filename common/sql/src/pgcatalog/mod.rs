@@ -18,7 +18,9 @@
 //!   methods and functions have PostgreSQL's fixed OIDs
 //!   (`types.rs` is copied from PostgreSQL 15; `pg_proc` is the generated
 //!   `proc_data.rs` filtered by what the dispatchers implement, see
-//!   `proc.rs`). OIDs are unique per
+//!   `proc.rs`; `pg_operator` and the btree operator classes likewise
+//!   `operator_data.rs`, filtered by what the expression binder accepts,
+//!   see `operator.rs`). OIDs are unique per
 //!   catalog, as in PostgreSQL: a primary key's `pg_constraint.oid` is its
 //!   index's OID.
 //! - Relations are in the schema they were created in (`public`, 2200,
@@ -29,8 +31,8 @@
 //!   0, `'p'` …) or NULL where PostgreSQL has NULL.
 //!
 //! ## OID alias types
-//! `regclass`, `regtype`, `regnamespace`, `regproc`, `regprocedure` and
-//! `regrole` values are `Value::Oid`s typed `SqlType::Reg`. Casting a
+//! `regclass`, `regtype`, `regnamespace`, `regproc`, `regprocedure`,
+//! `regoper`, `regoperator` and `regrole` values are `Value::Oid`s typed `SqlType::Reg`. Casting a
 //! name to one ([`reg_in`]) and printing one ([`reg_out`]) look the
 //! snapshot up; the executor prints result columns of these types by name
 //! (`executor::output_reg_columns`).
@@ -38,11 +40,15 @@
 //! Where to go next: `crate::sysviews` is the registry the planner binds
 //! relation names with; `rows.rs` builds each relation's rows;
 //! `functions.rs` holds the catalog functions; `proc.rs` the built-in
-//! functions' catalog rows and `regproc`.
+//! functions' catalog rows and `regproc`; `operator.rs` the operators',
+//! operator classes' and families' rows.
 
 pub mod defs;
 pub mod functions;
 pub mod information_schema;
+pub mod operator;
+#[rustfmt::skip]
+pub mod operator_data;
 pub mod proc;
 #[rustfmt::skip]
 pub mod proc_data;
@@ -766,7 +772,8 @@ pub fn split_qualified(text: &str) -> PgResult<(Option<String>, String)> {
 /// taken as the OID itself, as PostgreSQL does.
 pub fn reg_in(snap: &CatalogSnapshot, kind: RegKind, text: &str) -> PgResult<u32> {
     let t = text.trim();
-    if t == "-" {
+    // `-` is InvalidOid, except for an operator, where it is a name.
+    if t == "-" && !matches!(kind, RegKind::Oper | RegKind::Operator) {
         return Ok(0);
     }
     if let Ok(n) = t.parse::<u32>() {
@@ -815,6 +822,8 @@ pub fn reg_in(snap: &CatalogSnapshot, kind: RegKind, text: &str) -> PgResult<u32
         }
         RegKind::Proc => proc::regproc_in(t),
         RegKind::Procedure => proc::regprocedure_in(t),
+        RegKind::Oper => operator::regoper_in(t),
+        RegKind::Operator => operator::regoperator_in(t),
     }
 }
 
@@ -838,7 +847,12 @@ pub fn quote_ident(s: &str) -> String {
 /// (as PostgreSQL prints a dangling OID).
 pub fn reg_out(snap: &CatalogSnapshot, kind: RegKind, oid: u32) -> String {
     if oid == 0 {
-        return "-".to_string();
+        // regoperout and regoperatorout print InvalidOid as 0.
+        return match kind {
+            RegKind::Oper | RegKind::Operator => "0",
+            _ => "-",
+        }
+        .to_string();
     }
     let found = match kind {
         RegKind::Class => snap.relation(oid).map(|r| {
@@ -859,6 +873,8 @@ pub fn reg_out(snap: &CatalogSnapshot, kind: RegKind, oid: u32) -> String {
         RegKind::Role => snap.role_name(oid).map(|n| quote_ident(&n)),
         RegKind::Proc => proc::regproc_out(oid),
         RegKind::Procedure => proc::regprocedure_out(oid),
+        RegKind::Oper => operator::regoper_out(oid),
+        RegKind::Operator => operator::regoperator_out(oid),
     };
     found.unwrap_or_else(|| oid.to_string())
 }

@@ -19,7 +19,10 @@
 //!   otherwise             functions::resolve_function (pgcatalog, jsonfuncs)
 //! ```
 //!
-//! plus the types' I/O functions `pg_type` names (`types::PROCS`). So the
+//! plus the types' I/O functions `pg_type` names (`types::PROCS`) and the
+//! functions of the operators and operator families `pg_operator` and
+//! `pg_amproc` list (`oprcode`, `amproc`, see `operator.rs`; hotpair
+//! binds the operator, not a call of `int4pl` by name). So the
 //! listing follows the dispatchers: an overload they start accepting
 //! appears, one they drop disappears, and the unit test below fails when a
 //! name a dispatcher matches on has no row (regenerate `proc_data.rs`) or
@@ -119,6 +122,7 @@ pub fn procs() -> &'static [Proc] {
             .filter_map(|row| parse(row))
             .filter(|p| {
                 types::PROCS.iter().any(|t| t.0 == p.oid)
+                    || super::operator::is_catalog_function(p.oid)
                     || implemented(p.name, p.kind, p.retset, &p.argtypes, p.variadic)
             })
             .collect();
@@ -167,7 +171,7 @@ pub fn by_name(name: &str) -> &'static [&'static Proc] {
 
 /// A value of the type a polymorphic or pseudo-type argument is probed
 /// with; None for types hotpair has no values of.
-fn probe_type(oid: u32) -> Option<T> {
+pub(crate) fn probe_type(oid: u32) -> Option<T> {
     Some(match oid {
         // "any", anyelement, anynonarray, anycompatible, anycompatiblenonarray
         2276 | 2283 | 2776 | 5077 | 5079 => T::Int4,
@@ -499,7 +503,7 @@ pub fn regprocedure_in(text: &str) -> PgResult<u32> {
 }
 
 /// A type name's OID, as regtype's input finds it.
-fn type_oid(name: &str) -> PgResult<u32> {
+pub(crate) fn type_oid(name: &str) -> PgResult<u32> {
     let unquoted = name
         .strip_prefix('"')
         .and_then(|n| n.strip_suffix('"'))
@@ -525,12 +529,14 @@ fn type_oid(name: &str) -> PgResult<u32> {
 /// would not find exactly this function (PostgreSQL's regprocout).
 pub fn regproc_out(oid: u32) -> Option<String> {
     let Some(p) = by_oid(oid) else {
-        // A support function a listed row names (prosupport, aggtransfn).
-        let oid = oid.to_string();
+        // A support function a listed row names (prosupport, aggtransfn,
+        // oprrest, amproc).
+        let text = oid.to_string();
         return data::REFERENCED_ROWS
             .iter()
-            .find(|r| r.first().copied().flatten() == Some(oid.as_str()))
+            .find(|r| r.first().copied().flatten() == Some(text.as_str()))
             .and_then(|r| r.get(1).copied().flatten())
+            .or_else(|| super::operator::referenced_function(oid))
             .map(str::to_string);
     };
     Some(if by_name(p.name).len() == 1 {
@@ -664,7 +670,8 @@ mod tests {
     /// The drift check: every function name a dispatcher matches on has a
     /// pg_proc row (else: `cargo run -p tap-tests --bin proc_regen`, or the
     /// name is SQL syntax in PostgreSQL), and every kept row is a name a
-    /// dispatcher matches on or a type's I/O function.
+    /// dispatcher matches on, a type's I/O function or an operator's or
+    /// operator family's function.
     #[test]
     fn pg_proc_matches_the_dispatchers() {
         let names = dispatcher_names();
@@ -680,6 +687,7 @@ mod tests {
         let extra: Vec<&str> = procs()
             .iter()
             .filter(|p| !types::PROCS.iter().any(|t| t.0 == p.oid))
+            .filter(|p| !crate::pgcatalog::operator::is_catalog_function(p.oid))
             .map(|p| p.name)
             .filter(|n| !names.contains(*n))
             .collect();

@@ -522,6 +522,31 @@ pub fn pg_language(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     proc::pg_language_rows()
 }
 
+/// pg_operator: the built-in operators hotpair implements (`operator.rs`).
+pub fn pg_operator(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    operator::pg_operator_rows(ec.relation_key())
+}
+
+/// pg_opclass: the operator classes of hotpair's index access methods.
+pub fn pg_opclass(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    operator::pg_opclass_rows(ec.relation_key())
+}
+
+/// pg_opfamily: the families of those operator classes.
+pub fn pg_opfamily(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    operator::pg_opfamily_rows(ec.relation_key())
+}
+
+/// pg_amop: the operators of those families.
+pub fn pg_amop(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    operator::pg_amop_rows(ec.relation_key())
+}
+
+/// pg_amproc: the support functions of those families.
+pub fn pg_amproc(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    operator::pg_amproc_rows(ec.relation_key())
+}
+
 /// pg_index.
 pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
@@ -529,6 +554,25 @@ pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     for r in s.relations_keyed(ec.relation_key()) {
         let RelRef::Index(t, ix) = r else { continue };
         let n = ix.spec.columns.len() as i16;
+        // Each key's type: its column's, or its expression's (bound once
+        // per index version).
+        let exprs = if ix.spec.columns.contains(&engine::catalog::EXPR_KEY) {
+            ix.exprs(t).ok()
+        } else {
+            None
+        };
+        let key_types: Vec<Option<T>> = ix
+            .spec
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                t.columns
+                    .get(*c)
+                    .map(|c| c.ty)
+                    .or_else(|| exprs.as_ref().and_then(|e| e.key_types().get(i).copied()))
+            })
+            .collect();
         rows.push(vec![
             ("indexrelid", oid(ix.spec.oid)),
             ("indrelid", oid(t.oid)),
@@ -552,14 +596,15 @@ pub fn pg_index(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ),
             (
                 "indcollation",
-                oid_vec(
-                    ix.spec
-                        .columns
-                        .iter()
-                        .map(|c| t.columns.get(*c).map(|c| collation_of(c.ty)).unwrap_or(0)),
-                ),
+                oid_vec(key_types.iter().map(|t| t.map(collation_of).unwrap_or(0))),
             ),
-            ("indclass", oid_vec(ix.spec.columns.iter().map(|_| 0))),
+            (
+                "indclass",
+                oid_vec(key_types.iter().map(|t| {
+                    t.map(|t| operator::default_opclass(BTREE_AM, t.oid()))
+                        .unwrap_or(0)
+                })),
+            ),
             (
                 "indoption",
                 int2_vec(
@@ -810,10 +855,13 @@ pub fn pg_depend(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 pub fn pg_description(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_DESCRIPTION);
-    for (o, d) in proc::descriptions() {
+    let builtin = proc::descriptions()
+        .map(|(o, d)| (o, 1255, d))
+        .chain(operator::descriptions().map(|(o, d)| (o, 2617, d)));
+    for (o, class, d) in builtin {
         rows.push(vec![
             ("objoid", oid(o)),
-            ("classoid", oid(1255)),
+            ("classoid", oid(class)),
             ("objsubid", Value::Int4(0)),
             ("description", text(d)),
         ]);
