@@ -508,6 +508,8 @@ pub enum Func {
     Json(crate::jsonfuncs::JsonFunc),
     /// gen_random_uuid() → uuid (version 4)
     GenRandomUuid,
+    /// An inet / cidr operator or function (`crate::network`).
+    Net(crate::network::NetFunc),
 }
 
 /// A resolved function: what to call, what to coerce the arguments to, and
@@ -1136,6 +1138,7 @@ pub fn can_coerce_implicit(from: SqlType, to: SqlType) -> bool {
             | (T::Xid8, T::Xid8)
             | (T::Int2 | T::Int4 | T::Int8 | T::Oid, T::Reg(_))
             | (T::Reg(_), T::Oid)
+            | (T::Cidr, T::Inet)
     )
 }
 
@@ -1183,6 +1186,11 @@ pub fn common_type(types: &[SqlType]) -> Option<SqlType> {
                     (SqlType::Reg(_), SqlType::Oid) | (SqlType::Oid, SqlType::Reg(_))
                 ) {
                     SqlType::Oid
+                } else if matches!(
+                    (c, t),
+                    (SqlType::Inet, SqlType::Cidr) | (SqlType::Cidr, SqlType::Inet)
+                ) {
+                    SqlType::Inet
                 } else if matches!(c, SqlType::Oid | SqlType::Reg(_))
                     && matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
                 {
@@ -1225,6 +1233,9 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
     };
     let none = |func: Func, ret: SqlType| sig(func, &[], ret);
     if let Some(s) = crate::pgcatalog::functions::resolve(name, args) {
+        return Ok(s);
+    }
+    if let Some(s) = crate::network::resolve(name, args) {
         return Ok(s);
     }
     // Numeric functions choose their signature from the argument's category.
@@ -1829,6 +1840,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
     match func {
         Func::Catalog(f) => return crate::pgcatalog::functions::call(f, args, ctx),
         Func::Json(f) => return crate::jsonfuncs::call(f, args),
+        Func::Net(f) => return crate::network::call(f, args),
         Func::EnumFirst(t) | Func::EnumLast(t) | Func::EnumRange(t) => {
             return enum_func(func, t, args)
         }
@@ -2696,6 +2708,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         }
         Func::Catalog(_)
         | Func::Json(_)
+        | Func::Net(_)
         | Func::Coalesce
         | Func::Concat
         | Func::Greatest

@@ -21,6 +21,9 @@
 //!               so date keys never meet timestamp keys)
 //!   interval    the span (months×30 days + days, in µs) as i128, sign-flipped BE
 //!   array       each element encoded as a key column, 0x00, the lower bound
+//!   inet, cidr  family, the network bits as 2-bit symbols ended by 00,
+//!               the whole address (`pgtypes::inet::Inet::key_bytes`:
+//!               network_cmp order)
 //! ```
 //!
 //! Invariant (property-tested): for two keys of the same column types,
@@ -154,6 +157,8 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Json(s) => put_text(out, s.as_bytes()),
         Value::Uuid(u) => out.extend_from_slice(u),
+        // inet and cidr alike (an inet column may be probed with a cidr).
+        Value::Inet(a) | Value::Cidr(a) => a.key_bytes(out),
         Value::Jsonb(j) => {
             out.push(pgtypes::json::top_class(j));
             put_jsonb(out, j);

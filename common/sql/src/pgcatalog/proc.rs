@@ -591,6 +591,11 @@ mod tests {
             "pub fn resolve_srf(",
         ),
         (
+            "network.rs",
+            include_str!("../network.rs"),
+            "pub fn resolve(",
+        ),
+        (
             "expr/window.rs",
             include_str!("../expr/window.rs"),
             "pub fn window_arity(",
