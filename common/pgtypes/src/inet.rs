@@ -1180,28 +1180,3 @@ mod tests {
         }
     }
 }
-
-#[cfg(test)]
-mod tmp_diff {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn diff_dump() {
-        let cases = std::fs::read_to_string("/tmp/inetdiff/cases.txt").unwrap();
-        let mut out = String::new();
-        for s in cases.lines() {
-            let f = |cidr: bool| match Inet::parse(s, cidr) {
-                Ok(v) => {
-                    let mut b = BytesMut::new();
-                    v.write_text(&mut b, cidr);
-                    let o = String::from_utf8(b.to_vec()).unwrap();
-                    let mid = if cidr { v.abbrev_cidr() } else { v.host_text() };
-                    format!("{o}|{mid}|{}", v.show_text())
-                }
-                Err(e) => format!("ERR {} {}", e.code, e.message),
-            };
-            out.push_str(&format!("{s}\t{}\t{}\n", f(false), f(true)));
-        }
-        std::fs::write("/tmp/inetdiff/rs.out", out).unwrap();
-    }
-}

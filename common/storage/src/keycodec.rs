@@ -275,6 +275,23 @@ mod tests {
             check_order(&mk(&a), &mk(&b))?;
         }
         #[test]
+        fn inets(a in (any::<bool>(), any::<[u8; 16]>(), 0u8..=128, any::<bool>()),
+                 b in (any::<bool>(), any::<[u8; 16]>(), 0u8..=128, any::<bool>())) {
+            // Addresses from few bit patterns, so shared prefixes are common;
+            // inet against cidr too (an inet column probed with a cidr).
+            let mk = |(v6, mut addr, bits, cidr): (bool, [u8; 16], u8, bool)| {
+                for x in addr.iter_mut() {
+                    *x &= 0x11;
+                }
+                if !v6 {
+                    addr[4..].fill(0);
+                }
+                let a = pgtypes::inet::Inet { v6, bits: if v6 { bits } else { bits % 33 }, addr };
+                if cidr { Value::Cidr(a.network()) } else { Value::Inet(a) }
+            };
+            check_order(&mk(a), &mk(b))?;
+        }
+        #[test]
         fn nulls_last(a in any::<i64>()) {
             check_order(&Value::Int8(a), &Value::Null)?;
         }
