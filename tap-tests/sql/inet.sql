@@ -101,6 +101,10 @@ SELECT set_masklen(i, n) FROM (VALUES ('1.2.3.4'::cidr, -2)) t(i, n);
 SELECT inet_same_family('1.2.3.4', '::1'), inet_same_family('1.2.3.4', '10/8'::cidr), inet_merge('192.168.1.5/24', '192.168.2.5/24'), inet_merge('10.0.0.1', '10.0.0.1'), inet_merge('::1', '::2/120');
 SELECT inet_merge(x::inet, y::inet) FROM (VALUES ('::1', '1.2.3.4')) t(x, y);
 SELECT family('::1'), masklen('1.2.3.4/7'), host('::1/32'), abbrev('10.1.0.0/16'), abbrev('10.1.0.0/16'::cidr);
+-- typed literals
+SELECT inet '10.0.0.1' << cidr '10/8', inet'1.2.3.4', CIDR  '::/0', set_masklen(inet '1.2.3.4', 24), 1 + inet '1.2.3.4', inet '1.2.3.4' - '1.2.3.0';
+-- the connection's addresses (psql connects over TCP to 127.0.0.1)
+SELECT inet_client_addr() = inet_server_addr(), family(inet_client_addr()), inet_client_port() > 0, inet_server_port() > 0, pg_typeof(inet_server_addr());
 -- casts
 SELECT '10.1.2.3/8'::inet::cidr, '10.0.0.0/8'::cidr::inet, cidr('::1/64'::inet), inet('1.2.3.4'), '1.2.3.4'::inet::text, '10/8'::cidr::varchar, text('::1'::inet), 'a' || '1.2.3.4'::inet, '1.2.3.0/24'::inet::text::cidr;
 SELECT pg_typeof(network('1.2.3.4')), pg_typeof(inet_merge('1.2.3.4', '1.2.3.5')), pg_typeof(i), format_type(869, NULL), format_type(650, NULL), format_type(1041, NULL), format_type(651, NULL) FROM inet_t WHERE id = 1;

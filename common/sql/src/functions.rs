@@ -138,6 +138,11 @@ pub trait EvalContext {
         Ok(None)
     }
     /// pg_backend_pid().
+    /// The connection's (client, server) socket addresses, for
+    /// inet_client_addr() and friends; None each where not a TCP session.
+    fn connection_addrs(&self) -> (Option<std::net::SocketAddr>, Option<std::net::SocketAddr>) {
+        (None, None)
+    }
     fn backend_pid(&self) -> i32 {
         0
     }
@@ -1840,7 +1845,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
     match func {
         Func::Catalog(f) => return crate::pgcatalog::functions::call(f, args, ctx),
         Func::Json(f) => return crate::jsonfuncs::call(f, args),
-        Func::Net(f) => return crate::network::call(f, args),
+        Func::Net(f) => return crate::network::call(f, args, ctx),
         Func::EnumFirst(t) | Func::EnumLast(t) | Func::EnumRange(t) => {
             return enum_func(func, t, args)
         }

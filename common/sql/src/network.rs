@@ -8,7 +8,10 @@
 //!   like any function; comparisons (`=`, `<` …) are the generic ones
 //!   (`cmp_sql` orders inet by `network_cmp`).
 //! * Functions (`host`, `masklen`, `network`, `abbrev`, …) resolve in
-//!   [`resolve`], called by `functions::resolve_function`.
+//!   [`resolve`], called by `functions::resolve_function`;
+//!   `inet_client_addr()` / `inet_server_addr()` and their `_port`
+//!   forms read the session's socket addresses through
+//!   `EvalContext::connection_addrs` (NULL outside a TCP session).
 //!
 //! cidr is binary-coercible to inet, so every operator and most functions
 //! take inet and a cidr argument is coerced; `abbrev` and `set_masklen`
@@ -23,7 +26,7 @@ use pgtypes::inet::Inet;
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
 
-use crate::functions::{Func, FuncSig};
+use crate::functions::{EvalContext, Func, FuncSig};
 
 /// An inet/cidr operator or function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,6 +79,17 @@ pub enum NetFunc {
     SubInt,
     /// `inet - inet` → int8
     Minus,
+    /// inet_client_addr() / inet_server_addr() (`server`) → inet: NULL
+    /// when the session is not a TCP connection.
+    ConnAddr {
+        /// The server's end.
+        server: bool,
+    },
+    /// inet_client_port() / inet_server_port() → int4.
+    ConnPort {
+        /// The server's end.
+        server: bool,
+    },
 }
 
 /// True for inet and cidr.
@@ -178,6 +192,20 @@ pub fn resolve(name: &str, args: &[SqlType]) -> Option<FuncSig> {
             ),
             _ => None,
         },
+        "inet_client_addr" | "inet_server_addr" if args.is_empty() => sig(
+            NetFunc::ConnAddr {
+                server: name == "inet_server_addr",
+            },
+            &[],
+            T::Inet,
+        ),
+        "inet_client_port" | "inet_server_port" if args.is_empty() => sig(
+            NetFunc::ConnPort {
+                server: name == "inet_server_port",
+            },
+            &[],
+            T::Int4,
+        ),
         "inet_same_family" => two(NetFunc::SameFamily, T::Bool),
         "inet_merge" => two(NetFunc::Merge, T::Cidr),
         _ => None,
@@ -194,8 +222,38 @@ fn net_arg(v: &Value) -> PgResult<&Inet> {
     }
 }
 
+/// The inet of a socket address (full mask length).
+fn socket_inet(a: std::net::SocketAddr) -> Inet {
+    let mut addr = [0u8; 16];
+    match a.ip() {
+        std::net::IpAddr::V4(ip) => {
+            addr[..4].copy_from_slice(&ip.octets());
+            Inet {
+                v6: false,
+                bits: 32,
+                addr,
+            }
+        }
+        std::net::IpAddr::V6(ip) => Inet {
+            v6: true,
+            bits: 128,
+            addr: ip.octets(),
+        },
+    }
+}
+
 /// Evaluates a network function (strict: NULL in, NULL out).
-pub fn call(f: NetFunc, args: &[Value]) -> PgResult<Value> {
+pub fn call(f: NetFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<Value> {
+    if let NetFunc::ConnAddr { server } | NetFunc::ConnPort { server } = f {
+        let (client, srv) = ctx.connection_addrs();
+        let Some(a) = (if server { srv } else { client }) else {
+            return Ok(Value::Null);
+        };
+        return Ok(match f {
+            NetFunc::ConnAddr { .. } => Value::Inet(socket_inet(a)),
+            _ => Value::Int4(a.port() as i32),
+        });
+    }
     if args.iter().any(Value::is_null) {
         return Ok(Value::Null);
     }
@@ -230,5 +288,6 @@ pub fn call(f: NetFunc, args: &[Value]) -> PgResult<Value> {
         NetFunc::AddInt => Value::Inet(a.add(int_arg(1))?),
         NetFunc::SubInt => Value::Inet(a.sub_int(int_arg(1))?),
         NetFunc::Minus => Value::Int8(a.minus(net_arg(&args[1])?)?),
+        NetFunc::ConnAddr { .. } | NetFunc::ConnPort { .. } => Value::Null,
     })
 }
