@@ -497,6 +497,26 @@ impl Inet {
         }
     }
 
+    /// A host address (full mask length), as inet_client_addr() gives it.
+    pub fn from_ip(ip: std::net::IpAddr) -> Inet {
+        let mut addr = [0u8; 16];
+        match ip {
+            std::net::IpAddr::V4(a) => {
+                addr[..4].copy_from_slice(&a.octets());
+                Inet {
+                    v6: false,
+                    bits: 32,
+                    addr,
+                }
+            }
+            std::net::IpAddr::V6(a) => Inet {
+                v6: true,
+                bits: 128,
+                addr: a.octets(),
+            },
+        }
+    }
+
     /// inet_in (`cidr: false`) / cidr_in (`cidr: true`).
     pub fn parse(s: &str, cidr: bool) -> PgResult<Inet> {
         let b = s.as_bytes();

@@ -222,26 +222,6 @@ fn net_arg(v: &Value) -> PgResult<&Inet> {
     }
 }
 
-/// The inet of a socket address (full mask length).
-fn socket_inet(a: std::net::SocketAddr) -> Inet {
-    let mut addr = [0u8; 16];
-    match a.ip() {
-        std::net::IpAddr::V4(ip) => {
-            addr[..4].copy_from_slice(&ip.octets());
-            Inet {
-                v6: false,
-                bits: 32,
-                addr,
-            }
-        }
-        std::net::IpAddr::V6(ip) => Inet {
-            v6: true,
-            bits: 128,
-            addr: ip.octets(),
-        },
-    }
-}
-
 /// Evaluates a network function (strict: NULL in, NULL out).
 pub fn call(f: NetFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<Value> {
     if let NetFunc::ConnAddr { server } | NetFunc::ConnPort { server } = f {
@@ -250,7 +230,7 @@ pub fn call(f: NetFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             return Ok(Value::Null);
         };
         return Ok(match f {
-            NetFunc::ConnAddr { .. } => Value::Inet(socket_inet(a)),
+            NetFunc::ConnAddr { .. } => Value::Inet(Inet::from_ip(a.ip())),
             _ => Value::Int4(a.port() as i32),
         });
     }
