@@ -466,17 +466,12 @@ fn bitncommon(a: &[u8; 16], b: &[u8; 16], n: u8) -> u8 {
 
 impl Inet {
     /// The family's number of address bytes (4 or 16).
-    pub fn len(&self) -> usize {
+    pub fn addr_len(&self) -> usize {
         if self.v6 {
             16
         } else {
             4
         }
-    }
-
-    /// Never empty; present for clippy's `len` rule.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 
     /// The family's maximum mask length (32 or 128).
@@ -565,7 +560,7 @@ impl Inet {
     pub fn broadcast(&self) -> Inet {
         let m = mask_bytes(self.bits);
         let mut addr = self.addr;
-        for (a, m) in addr[..self.len()].iter_mut().zip(m) {
+        for (a, m) in addr[..self.addr_len()].iter_mut().zip(m) {
             *a |= !m;
         }
         Inet { addr, ..*self }
@@ -574,7 +569,7 @@ impl Inet {
     /// `netmask()`: the mask as an address of full length.
     pub fn netmask(&self) -> Inet {
         let mut addr = mask_bytes(self.bits);
-        addr[self.len()..].fill(0);
+        addr[self.addr_len()..].fill(0);
         Inet {
             v6: self.v6,
             bits: self.max_bits(),
@@ -586,7 +581,7 @@ impl Inet {
     pub fn hostmask(&self) -> Inet {
         let m = mask_bytes(self.bits);
         let mut addr = [0u8; 16];
-        for (a, m) in addr[..self.len()].iter_mut().zip(m) {
+        for (a, m) in addr[..self.addr_len()].iter_mut().zip(m) {
             *a = !m;
         }
         Inet {
@@ -643,7 +638,7 @@ impl Inet {
     /// `~`: every address bit inverted, the mask length kept.
     pub fn not(&self) -> Inet {
         let mut addr = [0u8; 16];
-        for (d, s) in addr[..self.len()].iter_mut().zip(self.addr) {
+        for (d, s) in addr[..self.addr_len()].iter_mut().zip(self.addr) {
             *d = !s;
         }
         Inet { addr, ..*self }
@@ -749,8 +744,8 @@ impl Inet {
     pub fn write_text(&self, out: &mut BytesMut, cidr: bool) {
         self.write_addr(out);
         if cidr || self.bits != self.max_bits() {
-            out.put_u8(b'/');
-            out.put_slice(self.bits.to_string().as_bytes());
+            use std::fmt::Write;
+            let _ = write!(out, "/{}", self.bits);
         }
     }
 
@@ -770,17 +765,16 @@ impl Inet {
 
     /// The address part of `inet_net_ntop`.
     fn write_addr(&self, out: &mut BytesMut) {
+        // Straight into `out` (BytesMut is fmt::Write): no allocation.
         use std::fmt::Write;
-        let mut s = String::with_capacity(48);
+        let s = out;
         if !self.v6 {
             let a = &self.addr;
             let _ = write!(s, "{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
-            out.put_slice(s.as_bytes());
             return;
         }
-        let words: Vec<u16> = (0..8)
-            .map(|i| u16::from_be_bytes([self.addr[2 * i], self.addr[2 * i + 1]]))
-            .collect();
+        let words: [u16; 8] =
+            std::array::from_fn(|i| u16::from_be_bytes([self.addr[2 * i], self.addr[2 * i + 1]]));
         // The first longest run of zero words (length ≥ 2) becomes `::`.
         let (mut best, mut best_len) = (None::<usize>, 0usize);
         let mut i = 0;
@@ -805,13 +799,13 @@ impl Inet {
             if let Some(b) = best {
                 if i >= b && i < b + best_len {
                     if i == b {
-                        s.push(':');
+                        s.put_u8(b':');
                     }
                     continue;
                 }
             }
             if i != 0 {
-                s.push(':');
+                s.put_u8(b':');
             }
             // An encapsulated IPv4 address: ::a.b.c.d or ::ffff:a.b.c.d.
             if i == 6
@@ -822,17 +816,15 @@ impl Inet {
             {
                 let a = &self.addr;
                 let _ = write!(s, "{}.{}.{}.{}", a[12], a[13], a[14], a[15]);
-                out.put_slice(s.as_bytes());
                 return;
             }
             let _ = write!(s, "{:x}", words[i]);
         }
         if let Some(b) = best {
             if b + best_len == 8 {
-                s.push(':');
+                s.put_u8(b':');
             }
         }
-        out.put_slice(s.as_bytes());
     }
 
     /// `abbrev(cidr)`: `inet_cidr_ntop`, which drops the octets and groups
@@ -936,8 +928,8 @@ impl Inet {
         });
         out.put_u8(self.bits);
         out.put_u8(cidr as u8);
-        out.put_u8(self.len() as u8);
-        out.put_slice(&self.addr[..self.len()]);
+        out.put_u8(self.addr_len() as u8);
+        out.put_slice(&self.addr[..self.addr_len()]);
     }
 
     /// inet_recv / cidr_recv, with their 22P03 errors.
@@ -1000,7 +992,7 @@ impl Inet {
     pub fn write_stored(&self, out: &mut Vec<u8>) {
         out.push(self.family() as u8);
         out.push(self.bits);
-        out.extend_from_slice(&self.addr[..self.len()]);
+        out.extend_from_slice(&self.addr[..self.addr_len()]);
     }
 
     /// Reads [`Inet::write_stored`]'s form: the value and the bytes used;
@@ -1048,7 +1040,7 @@ impl Inet {
         }
         // The terminator (00) and padding.
         out.push(if n == 0 { 0 } else { acc << (2 * (4 - n)) });
-        out.extend_from_slice(&self.addr[..self.len()]);
+        out.extend_from_slice(&self.addr[..self.addr_len()]);
     }
 }
 

@@ -1716,6 +1716,8 @@ fn datum_size(v: &Value) -> usize {
     match v {
         Value::Text(s) => return varlena_size(s.len()),
         Value::Bytea(b) => return varlena_size(b.len()),
+        // inet_struct: family, bits, the address bytes.
+        Value::Inet(a) | Value::Cidr(a) => return varlena_size(2 + a.addr_len()),
         _ => v.write_binary(&mut b),
     }
     varlena_size(b.len())
