@@ -87,7 +87,7 @@ impl BackendFactory for Sessions {
         conn: server::ConnectionInfo,
     ) -> PgResult<Session> {
         let mut s = Session::new(self.node.clone(), params)?;
-        s.set_client(conn.peer);
+        s.set_client(conn.peer, conn.local);
         Ok(s)
     }
 

@@ -98,6 +98,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "functions",
                 "expr",
                 "jsonfuncs",
+                "network",
                 "pgcatalog",
                 "sysviews",
                 "indexcmds",

@@ -643,3 +643,97 @@ async fn json_jsonb_uuid_binary_format() {
     assert_eq!(n, 1, "one row");
     node.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inet_cidr_binary_format() {
+    use std::net::IpAddr;
+    use tokio_postgres::types::Type;
+    let node = Node::start().await;
+    let pg = node.pg().await;
+    pg.batch_execute("CREATE TABLE it (id int, i inet, c cidr, a inet[])")
+        .await
+        .unwrap();
+
+    // 1. Binary parameters: tokio-postgres sends an IpAddr as an inet of
+    //    full mask length (family 2/3, bits, is_cidr, length, address).
+    let st = pg
+        .prepare("INSERT INTO it VALUES ($1, $2, $3, $4)")
+        .await
+        .unwrap();
+    assert_eq!(st.params()[1], Type::INET, "inet parameter type");
+    assert_eq!(st.params()[2], Type::CIDR, "cidr parameter type");
+    assert_eq!(st.params()[3], Type::INET_ARRAY, "inet[] parameter type");
+    let v4: IpAddr = "192.168.1.5".parse().unwrap();
+    let v6: IpAddr = "2001:db8::1".parse().unwrap();
+    // 10.0.0.0/8 as cidr_send writes it.
+    let cidr = vec![2u8, 8, 1, 4, 10, 0, 0, 0];
+    pg.execute(&st, &[&1i32, &v4, &RawParam(cidr.clone()), &vec![v4, v6]])
+        .await
+        .unwrap();
+    pg.execute(
+        &st,
+        &[&2i32, &v6, &RawParam(cidr.clone()), &Vec::<IpAddr>::new()],
+    )
+    .await
+    .unwrap();
+
+    // 2. Binary results decode back; text forms as PostgreSQL prints them.
+    let rows = pg
+        .query(
+            "SELECT i, c, a, i::text, c::text, set_masklen(i, 24) FROM it ORDER BY id",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        rows[0].columns()[0].type_(),
+        &Type::INET,
+        "inet column type"
+    );
+    assert_eq!(
+        rows[0].columns()[1].type_(),
+        &Type::CIDR,
+        "cidr column type"
+    );
+    assert_eq!(rows[0].get::<_, IpAddr>(0), v4, "inet v4 round trip");
+    assert_eq!(rows[1].get::<_, IpAddr>(0), v6, "inet v6 round trip");
+    assert_eq!(rows[0].get::<_, RawResult>(1).0, cidr, "cidr bytes");
+    assert_eq!(rows[0].get::<_, Vec<IpAddr>>(2), vec![v4, v6], "inet[]");
+    assert_eq!(rows[0].get::<_, String>(3), "192.168.1.5/32", "text(inet)");
+    assert_eq!(rows[0].get::<_, String>(4), "10.0.0.0/8", "text(cidr)");
+    assert_eq!(
+        rows[0].get::<_, RawResult>(5).0,
+        vec![2u8, 24, 0, 4, 192, 168, 1, 5],
+        "inet_send with a mask length"
+    );
+
+    // 3. A cidr with bits right of its mask is refused (22P03), and the
+    //    session goes on.
+    let e = pg
+        .execute(
+            &st,
+            &[
+                &3i32,
+                &v4,
+                &RawParam(vec![2u8, 8, 1, 4, 10, 0, 0, 1]),
+                &vec![v4],
+            ],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.code().unwrap().code(),
+        sqlstate::INVALID_BINARY_REPRESENTATION,
+        "cidr with host bits"
+    );
+    let n: i64 = pg
+        .query_one(
+            "SELECT count(*) FROM it WHERE i << '0.0.0.0/0' OR i << '::/0'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 2, "two rows");
+    node.stop().await;
+}

@@ -574,6 +574,7 @@ mod tests {
         let params = [("user".to_string(), "u".to_string())];
         let conn = server::ConnectionInfo {
             peer: std::net::SocketAddr::from(([127, 0, 0, 1], 5432)),
+            local: None,
             ssl: false,
         };
         let e = f

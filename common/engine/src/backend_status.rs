@@ -55,6 +55,8 @@ pub struct BackendStatus {
     pub application_name: String,
     /// The client's address (None: not a network connection).
     pub client: Option<SocketAddr>,
+    /// The server's address the client connected to (None: not known).
+    pub server: Option<SocketAddr>,
     /// backend_start (PostgreSQL microseconds since 2000-01-01 UTC).
     pub backend_start: i64,
     /// xact_start (None outside a transaction).
@@ -151,6 +153,7 @@ mod tests {
             database: "d".into(),
             application_name: String::new(),
             client: None,
+            server: None,
             backend_start: 0,
             xact_start: None,
             query_start: None,

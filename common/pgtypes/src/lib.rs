@@ -20,7 +20,8 @@
 //!   clock: `now_usecs`), [`interval`], [`array`] (one-dimensional arrays),
 //!   [`timestamp`] (date_trunc / extract), [`formatting`] (to_char and
 //!   friends), [`bytea`], [`json`] (json and jsonb: parser, canonical
-//!   form, ordering), [`uuid`] and [`enumtype`] (enum labels);
+//!   form, ordering), [`uuid`], [`inet`] (inet and cidr) and [`enumtype`]
+//!   (enum labels);
 //! * [`blocking`] — the one helper for calls that may block on a tokio
 //!   worker, and [`fileutil`] — fsync and atomic-rename helpers.
 //!
@@ -41,6 +42,7 @@ pub mod error;
 pub mod fileutil;
 pub mod formatting;
 pub mod ids;
+pub mod inet;
 pub mod interval;
 pub mod json;
 pub mod lsn;

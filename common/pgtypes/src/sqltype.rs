@@ -86,6 +86,10 @@ pub enum SqlType {
     Jsonb,
     /// uuid (2950)
     Uuid,
+    /// inet (869): an IPv4/IPv6 host address with an optional netmask
+    Inet,
+    /// cidr (650): an IPv4/IPv6 network (no bits right of the mask)
+    Cidr,
     /// A literal or parameter whose type is not known yet (705).
     Unknown,
     /// An OID alias type (`regclass`, `regtype`, …): an OID whose text form
@@ -208,13 +212,17 @@ pub enum ArrayElem {
     Jsonb,
     /// uuid[] (2951)
     Uuid,
+    /// inet[] (1041)
+    Inet,
+    /// cidr[] (651)
+    Cidr,
     /// An enum type's array (`_mood`), by the element type's OID.
     Enum(Oid),
 }
 
 impl ArrayElem {
     /// Every element type (for tables and tests).
-    pub const ALL: [ArrayElem; 21] = [
+    pub const ALL: [ArrayElem; 23] = [
         ArrayElem::Bool,
         ArrayElem::Int2,
         ArrayElem::Int4,
@@ -236,6 +244,8 @@ impl ArrayElem {
         ArrayElem::Json,
         ArrayElem::Jsonb,
         ArrayElem::Uuid,
+        ArrayElem::Inet,
+        ArrayElem::Cidr,
     ];
 
     /// True for int2vector and oidvector (0-based, printed without braces).
@@ -266,6 +276,8 @@ impl ArrayElem {
             ArrayElem::Json => SqlType::Json,
             ArrayElem::Jsonb => SqlType::Jsonb,
             ArrayElem::Uuid => SqlType::Uuid,
+            ArrayElem::Inet => SqlType::Inet,
+            ArrayElem::Cidr => SqlType::Cidr,
             ArrayElem::Enum(t) => SqlType::Enum(t),
         }
     }
@@ -293,6 +305,8 @@ impl ArrayElem {
             SqlType::Json => ArrayElem::Json,
             SqlType::Jsonb => ArrayElem::Jsonb,
             SqlType::Uuid => ArrayElem::Uuid,
+            SqlType::Inet => ArrayElem::Inet,
+            SqlType::Cidr => ArrayElem::Cidr,
             SqlType::Enum(t) => ArrayElem::Enum(t),
             _ => return None,
         })
@@ -322,6 +336,8 @@ impl ArrayElem {
             ArrayElem::Json => 199,
             ArrayElem::Jsonb => 3807,
             ArrayElem::Uuid => 2951,
+            ArrayElem::Inet => 1041,
+            ArrayElem::Cidr => 651,
             ArrayElem::Enum(t) => crate::enumtype::get(t).map_or(0, |e| e.array_oid),
         }
     }
@@ -361,6 +377,8 @@ impl ArrayElem {
             ArrayElem::Json => "json[]",
             ArrayElem::Jsonb => "jsonb[]",
             ArrayElem::Uuid => "uuid[]",
+            ArrayElem::Inet => "inet[]",
+            ArrayElem::Cidr => "cidr[]",
             ArrayElem::Enum(t) => crate::enumtype::get(t).map_or("???[]", |e| e.array_name),
         }
     }
@@ -389,6 +407,8 @@ impl ArrayElem {
             ArrayElem::Json => "_json",
             ArrayElem::Jsonb => "_jsonb",
             ArrayElem::Uuid => "_uuid",
+            ArrayElem::Inet => "_inet",
+            ArrayElem::Cidr => "_cidr",
             ArrayElem::Enum(t) => crate::enumtype::get(t).map_or("???", |e| e.array_typname),
         }
     }
@@ -429,6 +449,8 @@ impl SqlType {
             SqlType::Json => 114,
             SqlType::Jsonb => 3802,
             SqlType::Uuid => 2950,
+            SqlType::Inet => 869,
+            SqlType::Cidr => 650,
             SqlType::Array(e) => e.array_oid(),
             SqlType::Unknown => 705,
             SqlType::Reg(k) => k.oid(),
@@ -470,6 +492,8 @@ impl SqlType {
             114 => SqlType::Json,
             3802 => SqlType::Jsonb,
             2950 => SqlType::Uuid,
+            869 => SqlType::Inet,
+            650 => SqlType::Cidr,
             o if crate::enumtype::get(o).is_some() => SqlType::Enum(o),
             o => SqlType::Array(ArrayElem::from_array_oid(o)?),
         })
@@ -603,6 +627,8 @@ impl SqlType {
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
             SqlType::Uuid => "uuid",
+            SqlType::Inet => "inet",
+            SqlType::Cidr => "cidr",
             SqlType::Array(e) => e.pg_array_name(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
@@ -652,6 +678,8 @@ impl SqlType {
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
             SqlType::Uuid => "uuid",
+            SqlType::Inet => "inet",
+            SqlType::Cidr => "cidr",
             SqlType::Array(e) => e.array_typname(),
             SqlType::Unknown => "unknown",
             SqlType::Reg(k) => k.typname(),
@@ -711,6 +739,8 @@ impl SqlType {
             "json" => SqlType::Json,
             "jsonb" => SqlType::Jsonb,
             "uuid" => SqlType::Uuid,
+            "inet" => SqlType::Inet,
+            "cidr" => SqlType::Cidr,
             // An enum type: the name as written (a quoted identifier
             // keeps its case), else folded as an unquoted one.
             _ => {

@@ -39,6 +39,7 @@ use bytes::{BufMut, BytesMut};
 use crate::array::{self, ArrayValue};
 use crate::datetime;
 use crate::error::{sqlstate, PgError, PgResult};
+use crate::inet::Inet;
 use crate::interval::{self, Interval};
 use crate::json::{self, Jsonb};
 use crate::numeric::Numeric;
@@ -104,6 +105,10 @@ pub enum Value {
     Jsonb(Arc<Jsonb>),
     /// uuid
     Uuid([u8; 16]),
+    /// inet
+    Inet(Inet),
+    /// cidr (host bits are zero)
+    Cidr(Inet),
     /// A value of an enum type: its label's pg_enum OID
     /// ([`crate::enumtype`] has the text and the sort order).
     Enum(u32),
@@ -509,6 +514,8 @@ impl Value {
             Value::Json(_) => SqlType::Json,
             Value::Jsonb(_) => SqlType::Jsonb,
             Value::Uuid(_) => SqlType::Uuid,
+            Value::Inet(_) => SqlType::Inet,
+            Value::Cidr(_) => SqlType::Cidr,
             Value::Enum(l) => SqlType::Enum(crate::enumtype::type_of_label(*l).unwrap_or(0)),
         }
     }
@@ -630,6 +637,8 @@ impl Value {
             }
             SqlType::Jsonb => Value::Jsonb(Arc::new(json::parse_jsonb(s)?)),
             SqlType::Uuid => Value::Uuid(crate::uuid::parse(s)?),
+            SqlType::Inet => Value::Inet(Inet::parse(s, false)?),
+            SqlType::Cidr => Value::Cidr(Inet::parse(s, true)?),
             SqlType::Enum(t) => Value::Enum(crate::enumtype::input(t, s)?),
         })
     }
@@ -733,6 +742,8 @@ impl Value {
             SqlType::Array(e) => Value::Array(Arc::new(array::parse_array_binary(e, b)?)),
             SqlType::Bytea => Value::Bytea(Arc::from(b)),
             SqlType::Uuid => Value::Uuid(fixed(b)?),
+            SqlType::Inet => Value::Inet(Inet::from_binary(b, false)?),
+            SqlType::Cidr => Value::Cidr(Inet::from_binary(b, true)?),
             // enum_recv: the label's text, as in the text format.
             SqlType::Enum(t) => {
                 let s = std::str::from_utf8(b).map_err(|_| {
@@ -803,6 +814,8 @@ impl Value {
             Value::Json(s) => out.put_slice(s.as_bytes()),
             Value::Jsonb(j) => out.put_slice(j.to_text().as_bytes()),
             Value::Uuid(u) => crate::uuid::write_text(out, u),
+            Value::Inet(a) => a.write_text(out, false),
+            Value::Cidr(a) => a.write_text(out, true),
             Value::Enum(l) => match crate::enumtype::label_text(*l) {
                 Ok(t) => out.put_slice(t.as_bytes()),
                 // A label whose type is gone: its OID (never a panic).
@@ -860,6 +873,8 @@ impl Value {
                 out.put_slice(j.to_text().as_bytes());
             }
             Value::Uuid(u) => out.put_slice(u),
+            Value::Inet(a) => a.write_binary(out, false),
+            Value::Cidr(a) => a.write_binary(out, true),
             Value::Enum(_) => self.write_text(out),
             Value::PgLsn(l) => out.put_u64(*l),
             Value::Snapshot(s) => {
@@ -959,6 +974,8 @@ pub fn cmp_sql(a: &Value, b: &Value) -> Option<Ordering> {
         (Jsonb(x), Jsonb(y)) => json::cmp_jsonb(x, y),
         (Json(x), Json(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Uuid(x), Uuid(y)) => x.cmp(y),
+        // cidr is binary-coercible to inet: the two compare as inet.
+        (Inet(x) | Cidr(x), Inet(y) | Cidr(y)) => x.cmp_net(y),
         (Enum(x), Enum(y)) => crate::enumtype::cmp_labels(*x, *y),
         (Snapshot(x), Snapshot(y)) => (x.xmin, x.xmax, &x.xip).cmp(&(y.xmin, y.xmax, &y.xip)),
         (Numeric(x), Float8(y)) => cmp_f64(x.to_f64(), *y),
@@ -1048,6 +1065,7 @@ pub fn can_cast(from: SqlType, to: SqlType) -> bool {
         (Array(a), Array(b)) => can_cast(a.sql_type(), b.sql_type()),
         (Json, Jsonb) | (Jsonb, Json) => true,
         (Jsonb, Bool | Int2 | Int4 | Int8 | Float8 | Numeric(_)) => true,
+        (Inet | Cidr, Inet | Cidr) => true,
         _ => false,
     }
 }
@@ -1140,6 +1158,8 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
     if to.is_text_like() {
         let s = match v {
             Value::Bool(b) => (if *b { "true" } else { "false" }).to_string(),
+            // text(inet): always with the mask length (network_show).
+            Value::Inet(a) | Value::Cidr(a) => a.show_text(),
             _ => v.to_text_string(),
         };
         return Ok(Value::Text(match mode {
@@ -1241,7 +1261,13 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
         (Value::Bytea(_), T::Bytea)
         | (Value::Json(_), T::Json)
         | (Value::Jsonb(_), T::Jsonb)
-        | (Value::Uuid(_), T::Uuid) => v.clone(),
+        | (Value::Uuid(_), T::Uuid)
+        | (Value::Inet(_), T::Inet)
+        | (Value::Cidr(_), T::Cidr) => v.clone(),
+        // cidr → inet is binary-coercible; inet → cidr is cidr(inet),
+        // which clears the host bits.
+        (Value::Cidr(a), T::Inet) => Value::Inet(*a),
+        (Value::Inet(a), T::Cidr) => Value::Cidr(a.network()),
         (Value::Enum(l), T::Enum(t)) if crate::enumtype::type_of_label(*l) == Some(t) => v.clone(),
         (Value::Json(s), T::Jsonb) => Value::Jsonb(Arc::new(json::parse_jsonb(s)?)),
         (Value::Jsonb(j), T::Json) => Value::Json(Arc::from(j.to_text())),

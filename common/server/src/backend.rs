@@ -165,6 +165,9 @@ impl AuthRequest {
 pub struct ConnectionInfo {
     /// The client's address.
     pub peer: std::net::SocketAddr,
+    /// The server's address the client connected to (None if the socket
+    /// could not say).
+    pub local: Option<std::net::SocketAddr>,
     /// True if the connection uses TLS.
     pub ssl: bool,
 }

@@ -427,6 +427,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         peer.port()
     );
     let _ = stream.set_nodelay(true);
+    let local = stream.local_addr().ok();
     let mut wire = Wire::new(
         stream,
         ServerCodec::new(shared.factory.max_message_size()),
@@ -449,7 +450,11 @@ pub(crate) async fn run_connection<F: BackendFactory>(
 
     // Authentication (ClientAuthentication) comes first, for replication
     // connections too: pg_hba.conf decides the method, then the exchange.
-    let conn_info = super::backend::ConnectionInfo { peer, ssl: false };
+    let conn_info = super::backend::ConnectionInfo {
+        peer,
+        local,
+        ssl: false,
+    };
     let request = match shared.factory.authentication(&params, conn_info) {
         Ok(r) => r,
         Err(e) => {

@@ -425,6 +425,14 @@ impl EvalContext for Ectx<'_> {
     fn backend_pid(&self) -> i32 {
         self.backend_pid
     }
+    fn connection_addrs(&self) -> (Option<std::net::SocketAddr>, Option<std::net::SocketAddr>) {
+        self.db
+            .backend_status()
+            .snapshot()
+            .into_iter()
+            .find(|s| s.pid == self.backend_pid)
+            .map_or((None, None), |s| (s.client, s.server))
+    }
     fn is_in_recovery(&self) -> bool {
         self.db.replication().in_recovery()
     }

@@ -809,7 +809,7 @@ fn can_assign(from: SqlType, to: SqlType) -> bool {
     }
     matches!(
         (from, to),
-        (T::TimestampTz, T::Timestamp) | (T::Int8, T::Oid)
+        (T::TimestampTz, T::Timestamp) | (T::Int8, T::Oid) | (T::Inet, T::Cidr)
     )
 }
 
@@ -1659,6 +1659,21 @@ impl Binder<'_> {
                 }
                 Ok(b)
             }
+            U::PGBitwiseNot => {
+                let b = self.bind(x)?;
+                if !crate::network::is_network(b.ty) {
+                    return Err(PgError::unsupported(format!(
+                        "operator not supported: ~ {}",
+                        b.ty.pg_base_name()
+                    )));
+                }
+                self.call_func(
+                    Func::Net(crate::network::NetFunc::Not),
+                    vec![b],
+                    &[SqlType::Inet],
+                    SqlType::Inet,
+                )
+            }
             U::Not => {
                 let b = self.bind(x)?;
                 let arg = require_bool(b, self.params, "NOT")?;
@@ -1737,6 +1752,11 @@ impl Binder<'_> {
                 "<@" => Some(B::ArrowAt),
                 "&&" => Some(B::PGOverlap),
                 "^" => Some(B::PGExp),
+                "<<" => Some(B::PGBitwiseShiftLeft),
+                ">>" => Some(B::PGBitwiseShiftRight),
+                "&" => Some(B::BitwiseAnd),
+                "|" => Some(B::BitwiseOr),
+                "<<=" | ">>=" => Some(B::Custom(name.to_string())),
                 _ => None,
             };
             return match builtin {
@@ -1776,8 +1796,32 @@ impl Binder<'_> {
                 let (l, r) = (self.bind(left)?, self.bind(right)?);
                 return self.json_operator(&op.to_string(), l, r);
             }
+            B::PGBitwiseShiftLeft
+            | B::PGBitwiseShiftRight
+            | B::BitwiseAnd
+            | B::BitwiseOr
+            | B::Custom(_) => {
+                let name = match op {
+                    B::PGBitwiseShiftLeft => "<<",
+                    B::PGBitwiseShiftRight => ">>",
+                    B::BitwiseAnd => "&",
+                    B::BitwiseOr => "|",
+                    B::Custom(s) => s.as_str(),
+                    _ => "",
+                };
+                let (l, r) = (self.bind(left)?, self.bind(right)?);
+                if crate::network::is_network(l.ty) || crate::network::is_network(r.ty) {
+                    return self.net_operator(name, l, r);
+                }
+                return Err(PgError::unsupported(format!(
+                    "operator not supported: {op}"
+                )));
+            }
             B::AtArrow | B::ArrowAt | B::PGOverlap => {
                 let (l, r) = (self.bind(left)?, self.bind(right)?);
+                if crate::network::is_network(l.ty) || crate::network::is_network(r.ty) {
+                    return self.net_operator(&op.to_string(), l, r);
+                }
                 if l.ty == SqlType::Jsonb || r.ty == SqlType::Jsonb {
                     return self.json_operator(&op.to_string(), l, r);
                 }
@@ -1849,6 +1893,11 @@ impl Binder<'_> {
                 self.json_operator("||", l, r)
             }
             BinOp::Sub if l.ty == SqlType::Jsonb => self.json_operator("-", l, r),
+            BinOp::Add | BinOp::Sub
+                if crate::network::is_network(l.ty) || crate::network::is_network(r.ty) =>
+            {
+                self.net_operator(op_symbol(op), l, r)
+            }
             BinOp::Concat if is_array(l.ty) || is_array(r.ty) => self.array_concat(l, r),
             BinOp::Concat
                 if (l.ty == SqlType::Bytea
@@ -1932,6 +1981,15 @@ impl Binder<'_> {
         }
     }
 
+    /// An inet/cidr operator (`<<`, `&&`, `+` …), see `crate::network`.
+    fn net_operator(&mut self, op: &str, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
+        let Some((f, types, ret, swap)) = crate::network::resolve_operator(op, l.ty, r.ty) else {
+            return Err(no_operator(op, l.ty, r.ty));
+        };
+        let args = if swap { vec![r, l] } else { vec![l, r] };
+        self.call_func(Func::Net(f), args, &types, ret)
+    }
+
     /// A json operator (`->`, `@>`, jsonb `||` …), see `crate::jsonfuncs`.
     fn json_operator(&mut self, op: &str, l: BoundExpr, r: BoundExpr) -> PgResult<BoundExpr> {
         let Some((f, types, ret, swap)) = crate::jsonfuncs::resolve_operator(op, l.ty, r.ty) else {
@@ -1998,6 +2056,8 @@ impl Binder<'_> {
             (a, SqlType::Oid) if a.is_integer() => SqlType::Oid,
             // The OID alias types compare as OIDs.
             (SqlType::Oid | SqlType::Reg(_), SqlType::Oid | SqlType::Reg(_)) => SqlType::Oid,
+            // cidr is binary-coercible to inet.
+            (SqlType::Inet | SqlType::Cidr, SqlType::Inet | SqlType::Cidr) => SqlType::Inet,
             (SqlType::Reg(_), b) if b.is_integer() => SqlType::Oid,
             (a, SqlType::Reg(_)) if a.is_integer() => SqlType::Oid,
             _ => return Err(no_operator(op_symbol(op), lt, rt)),

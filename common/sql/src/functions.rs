@@ -138,6 +138,11 @@ pub trait EvalContext {
         Ok(None)
     }
     /// pg_backend_pid().
+    /// The connection's (client, server) socket addresses, for
+    /// inet_client_addr() and friends; None each where not a TCP session.
+    fn connection_addrs(&self) -> (Option<std::net::SocketAddr>, Option<std::net::SocketAddr>) {
+        (None, None)
+    }
     fn backend_pid(&self) -> i32 {
         0
     }
@@ -511,6 +516,8 @@ pub enum Func {
     Json(crate::jsonfuncs::JsonFunc),
     /// gen_random_uuid() → uuid (version 4)
     GenRandomUuid,
+    /// An inet / cidr operator or function (`crate::network`).
+    Net(crate::network::NetFunc),
 }
 
 /// A resolved function: what to call, what to coerce the arguments to, and
@@ -1139,6 +1146,7 @@ pub fn can_coerce_implicit(from: SqlType, to: SqlType) -> bool {
             | (T::Xid8, T::Xid8)
             | (T::Int2 | T::Int4 | T::Int8 | T::Oid, T::Reg(_))
             | (T::Reg(_), T::Oid)
+            | (T::Cidr, T::Inet)
     )
 }
 
@@ -1186,6 +1194,11 @@ pub fn common_type(types: &[SqlType]) -> Option<SqlType> {
                     (SqlType::Reg(_), SqlType::Oid) | (SqlType::Oid, SqlType::Reg(_))
                 ) {
                     SqlType::Oid
+                } else if matches!(
+                    (c, t),
+                    (SqlType::Inet, SqlType::Cidr) | (SqlType::Cidr, SqlType::Inet)
+                ) {
+                    SqlType::Inet
                 } else if matches!(c, SqlType::Oid | SqlType::Reg(_))
                     && matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
                 {
@@ -1228,6 +1241,9 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
     };
     let none = |func: Func, ret: SqlType| sig(func, &[], ret);
     if let Some(s) = crate::pgcatalog::functions::resolve(name, args) {
+        return Ok(s);
+    }
+    if let Some(s) = crate::network::resolve(name, args) {
         return Ok(s);
     }
     // Numeric functions choose their signature from the argument's category.
@@ -1718,6 +1734,8 @@ fn datum_size(v: &Value) -> usize {
     match v {
         Value::Text(s) => return varlena_size(s.len()),
         Value::Bytea(b) => return varlena_size(b.len()),
+        // inet_struct: family, bits, the address bytes.
+        Value::Inet(a) | Value::Cidr(a) => return varlena_size(2 + a.addr_len()),
         _ => v.write_binary(&mut b),
     }
     varlena_size(b.len())
@@ -1847,6 +1865,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
     match func {
         Func::Catalog(f) => return crate::pgcatalog::functions::call(f, args, ctx),
         Func::Json(f) => return crate::jsonfuncs::call(f, args),
+        Func::Net(f) => return crate::network::call(f, args, ctx),
         Func::EnumFirst(t) | Func::EnumLast(t) | Func::EnumRange(t) => {
             return enum_func(func, t, args)
         }
@@ -2720,6 +2739,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         }
         Func::Catalog(_)
         | Func::Json(_)
+        | Func::Net(_)
         | Func::Coalesce
         | Func::Concat
         | Func::Greatest

@@ -100,6 +100,9 @@ const NOT_IMMUTABLE: &[&str] = &[
     "to_char",
     "to_date",
     "inet_client_addr",
+    "inet_client_port",
+    "inet_server_addr",
+    "inet_server_port",
     "pg_backend_pid",
     "version",
 ];

@@ -10,6 +10,7 @@ pub mod functions;
 pub mod indexcmds;
 pub mod jsonfuncs;
 pub mod namespace;
+pub mod network;
 pub mod parser;
 pub mod pgcatalog;
 pub mod planner;

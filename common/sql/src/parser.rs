@@ -916,6 +916,7 @@ fn sqlparser_statements(
     mark_not_valid(&mut tokens);
     mark_match(&mut tokens);
     mark_conflict_inference(&mut tokens);
+    mark_typed_literals(&mut tokens);
     Parser::new(&dialect)
         .with_tokens_with_locations(tokens)
         .parse_statements()
@@ -1061,6 +1062,46 @@ fn mark_match(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
             tokens.splice(p - 1..p - 1, [at(Token::Comma), at(word)]);
         }
         i = p;
+    }
+}
+
+/// Type names whose `type 'string'` literal form sqlparser 0.52 does not
+/// parse (it takes only its own data type keywords there).
+const TYPED_LITERAL_TYPES: &[&str] = &["inet", "cidr"];
+
+/// `inet '10.0.0.1'` (a type name before a string constant, PostgreSQL's
+/// typed literal) becomes `'10.0.0.1'::inet` for the types in
+/// [`TYPED_LITERAL_TYPES`]; the cast is what PostgreSQL makes of it too.
+fn mark_typed_literals(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
+    use sqlparser::tokenizer::{Token, TokenWithLocation};
+    let mut i = 0;
+    while i < tokens.len() {
+        let typed = matches!(&tokens[i].token, Token::Word(w)
+            if w.quote_style.is_none()
+                && TYPED_LITERAL_TYPES.iter().any(|t| w.value.eq_ignore_ascii_case(t)));
+        let mut j = i + 1;
+        while j < tokens.len() && matches!(tokens[j].token, Token::Whitespace(_)) {
+            j += 1;
+        }
+        let string = matches!(
+            tokens.get(j).map(|t| &t.token),
+            Some(Token::SingleQuotedString(_))
+        );
+        if !typed || !string {
+            i += 1;
+            continue;
+        }
+        let at = |t: &TokenWithLocation, token| TokenWithLocation {
+            token,
+            location: t.location,
+        };
+        let cast = [
+            tokens[j].clone(),
+            at(&tokens[j], Token::DoubleColon),
+            at(&tokens[i], tokens[i].token.clone()),
+        ];
+        tokens.splice(i..=j, cast);
+        i += 3;
     }
 }
 

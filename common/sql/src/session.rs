@@ -419,6 +419,7 @@ impl Session {
             database: database.clone(),
             application_name: settings.get("application_name").unwrap_or_default(),
             client: None,
+            server: None,
             backend_start: started,
             xact_start: None,
             query_start: None,
@@ -466,9 +467,13 @@ impl Session {
         Ok(s)
     }
 
-    /// The client's address, for pg_stat_activity.
-    pub fn set_client(&mut self, peer: std::net::SocketAddr) {
-        self.status.update(|s| s.client = Some(peer));
+    /// The client's address, for pg_stat_activity, and the server's
+    /// (`inet_server_addr()`).
+    pub fn set_client(&mut self, peer: std::net::SocketAddr, local: Option<std::net::SocketAddr>) {
+        self.status.update(|s| {
+            s.client = Some(peer);
+            s.server = local;
+        });
     }
 
     /// pg_stat_activity's state after a statement or at the end of an

@@ -447,7 +447,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         columns: &[
             ("pid", T::Int4),
             ("application_name", T::Text),
-            ("client_addr", T::Text),
+            ("client_addr", T::Inet),
             ("backend_xmin", T::Xid),
             ("state", T::Text),
             ("sent_lsn", T::PgLsn),
@@ -703,7 +703,7 @@ pub fn stat_replication(st: &ReplicationState) -> Vec<Vec<Value>> {
             vec![
                 Value::Int4(s.pid.load(RELAXED)),
                 text(&s.application_name),
-                text(&s.client_addr),
+                pgtypes::inet::Inet::parse(&s.client_addr, false).map_or(Value::Null, Value::Inet),
                 xid(s.feedback_xmin.load(RELAXED)),
                 text(s.state().name()),
                 lsn(s.sent_lsn.load(RELAXED)),

@@ -18,7 +18,8 @@
 //!         numeric: scale u8 + zigzag varint of the i128 mantissa;
 //!         pg_snapshot: varint xmin, xmax, count, xips; void: nothing;
 //!         date 4 B; interval: months 4 B, days 4 B, µs 8 B;
-//!         arrays: varint length + array_send bytes
+//!         arrays: varint length + array_send bytes;
+//!         inet/cidr: family (4 or 6) 1 B, bits 1 B, 4 or 16 address bytes
 //! ```
 //!
 //! Invariants: the encoder writes what each [`Value`]'s variant is; the
@@ -123,6 +124,7 @@ pub fn encode_row(values: &[Value], out: &mut Vec<u8>) {
                 out.extend_from_slice(t.as_bytes());
             }
             Value::Uuid(u) => out.extend_from_slice(u),
+            Value::Inet(a) | Value::Cidr(a) => a.write_stored(out),
             Value::Snapshot(s) => {
                 put_varint(out, s.xmin as u128);
                 put_varint(out, s.xmax as u128);
@@ -209,6 +211,10 @@ impl<'a> Reader<'a> {
         self.pos = end;
         Ok(s)
     }
+    /// The unread bytes.
+    fn rest(&self) -> &'a [u8] {
+        self.b.get(self.pos..).unwrap_or(&[])
+    }
     fn arr<const N: usize>(&mut self) -> PgResult<[u8; N]> {
         let s = self.take(N)?;
         let mut a = [0u8; N];
@@ -288,6 +294,16 @@ impl<'a> Reader<'a> {
                 value_from_raw(ty, self.take(n)?.to_vec())?
             }
             SqlType::Uuid => Value::Uuid(self.arr()?),
+            SqlType::Inet | SqlType::Cidr => {
+                let (a, n) = pgtypes::inet::Inet::read_stored(self.rest())
+                    .ok_or_else(|| corrupt("bad inet"))?;
+                self.take(n)?;
+                if ty == SqlType::Inet {
+                    Value::Inet(a)
+                } else {
+                    Value::Cidr(a)
+                }
+            }
             SqlType::Snapshot => {
                 let xmin = self.varint_u64()?;
                 let xmax = self.varint_u64()?;
@@ -545,6 +561,8 @@ mod tests {
             SqlType::Json,
             SqlType::Jsonb,
             SqlType::Uuid,
+            SqlType::Inet,
+            SqlType::Cidr,
         ]
     }
 
@@ -568,6 +586,20 @@ mod tests {
             SqlType::Xid8 => any::<u64>().prop_map(Value::Xid8).boxed(),
             SqlType::Xid => any::<u32>().prop_map(Value::Xid).boxed(),
             SqlType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
+            SqlType::Inet | SqlType::Cidr => (any::<bool>(), any::<[u8; 16]>(), 0u8..=128)
+                .prop_map(move |(v6, mut addr, bits)| {
+                    if !v6 {
+                        addr[4..].fill(0);
+                    }
+                    let bits = if v6 { bits } else { bits % 33 };
+                    let a = pgtypes::inet::Inet { v6, bits, addr };
+                    if ty == SqlType::Inet {
+                        Value::Inet(a)
+                    } else {
+                        Value::Cidr(a.network())
+                    }
+                })
+                .boxed(),
             SqlType::Json | SqlType::Jsonb => proptest::sample::select(vec![
                 "null",
                 "[1, \"a\", {\"k\": [true, null]}]",

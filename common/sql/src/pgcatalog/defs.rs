@@ -439,7 +439,7 @@ pub static PG_STAT_ACTIVITY: &[(&str, T)] = &[
     ("usesysid", T::Oid),
     ("usename", T::Name),
     ("application_name", T::Text),
-    ("client_addr", T::Text),
+    ("client_addr", T::Inet),
     ("client_hostname", T::Text),
     ("client_port", T::Int4),
     ("backend_start", T::TimestampTz),

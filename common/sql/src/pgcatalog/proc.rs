@@ -16,7 +16,7 @@
 //!   prokind 'a'           functions::AggFunc::{from_name, result_type}
 //!   prokind 'w'           expr::window::window_arity
 //!   proretset             functions::series_accepts, jsonfuncs::resolve_srf
-//!   otherwise             functions::resolve_function (pgcatalog, jsonfuncs)
+//!   otherwise             functions::resolve_function (pgcatalog, jsonfuncs, network)
 //! ```
 //!
 //! plus the types' I/O functions `pg_type` names (`types::PROCS`) and the
@@ -31,7 +31,7 @@
 //! Polymorphic argument types are probed with a representative
 //! (`anyelement` as `integer`, `anyarray` as `integer[]`); pseudo-types
 //! hotpair has no values of (`internal`, `cstring`, `anyrange`, …) and
-//! types it lacks (`tsvector`, `inet`, …) make an overload unimplemented.
+//! types it lacks (`tsvector`, `macaddr`, …) make an overload unimplemented.
 //!
 //! The filtered list, its `pg_proc` rows and the name index are built once
 //! per process on first use ([`OnceLock`]); a query that does not read
@@ -595,6 +595,11 @@ mod tests {
             "jsonfuncs.rs",
             include_str!("../jsonfuncs.rs"),
             "pub fn resolve_srf(",
+        ),
+        (
+            "network.rs",
+            include_str!("../network.rs"),
+            "pub fn resolve(",
         ),
         (
             "expr/window.rs",

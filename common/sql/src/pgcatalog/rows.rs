@@ -1143,7 +1143,9 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("application_name", text(&b.application_name)),
             (
                 "client_addr",
-                b.client.map_or(Value::Null, |a| text(&a.ip().to_string())),
+                b.client.map_or(Value::Null, |a| {
+                    Value::Inet(pgtypes::inet::Inet::from_ip(a.ip()))
+                }),
             ),
             (
                 "client_port",

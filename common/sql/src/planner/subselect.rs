@@ -273,6 +273,10 @@ pub fn hash_compatible(a: SqlType, b: SqlType) -> bool {
     if plain_text(a) && plain_text(b) {
         return true;
     }
+    // inet and cidr values encode alike (no cidr flag in the key).
+    if matches!(a, SqlType::Inet | SqlType::Cidr) && matches!(b, SqlType::Inet | SqlType::Cidr) {
+        return true;
+    }
     a.base() == b.base() && !matches!(a, SqlType::Char(_) | SqlType::Numeric(_))
 }
 
