@@ -23,5 +23,21 @@ DROP INDEX ds_p_plain;
 DROP INDEX ds_nope;
 DROP INDEX IF EXISTS ds_nope;
 DROP TABLE ds_t, ds_serial, ds_p;
+-- A type with column and view dependents: one list, one NOTICE.
+CREATE TYPE ds_mood AS ENUM ('a', 'b');
+CREATE TABLE ds_e (id int PRIMARY KEY, m ds_mood, n int UNIQUE);
+CREATE VIEW ds_ev AS SELECT id, m FROM ds_e;
+DROP TYPE ds_mood;
+DROP TYPE ds_mood CASCADE;
+\d ds_e
+DROP INDEX ds_e_n_key CASCADE;
+DROP TABLE ds_e;
+-- A table with a view and a foreign key depending on it.
+CREATE TABLE ds_q (id int PRIMARY KEY);
+CREATE TABLE ds_r (qid int REFERENCES ds_q (id));
+CREATE VIEW ds_qv AS SELECT id FROM ds_q;
+DROP TABLE ds_q CASCADE;
+\d ds_r
+DROP TABLE ds_r;
 -- @@ read-only
 SELECT count(*) FROM pg_class WHERE relname LIKE 'ds\_%';

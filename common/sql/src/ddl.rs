@@ -491,21 +491,12 @@ pub fn execute_ddl(cx: &mut DdlCtx<'_>, stmt: &ast::Statement) -> PgResult<Strin
             names,
             cascade,
             ..
-        } => match object_type {
-            ast::ObjectType::Table => drop_tables(cx, names, *if_exists, *cascade),
-            ast::ObjectType::View => crate::view::drop_views(cx, names, *if_exists, *cascade),
-            ast::ObjectType::Index => drop_indexes(cx, names, *if_exists),
-            ast::ObjectType::Sequence => {
-                crate::sequence::drop_sequences(cx, names, *if_exists, *cascade)
-            }
-            ast::ObjectType::Type => crate::typecmds::drop_types(cx, names, *if_exists, *cascade),
-            ast::ObjectType::Schema => {
-                crate::schemacmds::drop_schemas(cx, names, *if_exists, *cascade)
-            }
-            other => Err(PgError::unsupported(format!(
-                "DROP {other} is not supported"
-            ))),
-        },
+        } => {
+            let first = cx.notices.len();
+            let r = drop_objects(cx, object_type, names, *if_exists, *cascade);
+            merge_cascade_notices(&mut cx.notices, first);
+            r
+        }
         ast::Statement::Truncate {
             table_names,
             cascade,
@@ -1059,6 +1050,63 @@ pub(crate) fn drop_table_dependents(
 /// True for `TRUNCATE … CASCADE`.
 pub fn truncate_cascades(c: &Option<ast::TruncateCascadeOption>) -> bool {
     matches!(c, Some(ast::TruncateCascadeOption::Cascade))
+}
+
+/// DROP of one object kind.
+fn drop_objects(
+    cx: &mut DdlCtx<'_>,
+    object_type: &ast::ObjectType,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    cascade: bool,
+) -> PgResult<String> {
+    match object_type {
+        ast::ObjectType::Table => drop_tables(cx, names, if_exists, cascade),
+        ast::ObjectType::View => crate::view::drop_views(cx, names, if_exists, cascade),
+        ast::ObjectType::Index => drop_indexes(cx, names, if_exists),
+        ast::ObjectType::Sequence => crate::sequence::drop_sequences(cx, names, if_exists, cascade),
+        ast::ObjectType::Type => crate::typecmds::drop_types(cx, names, if_exists, cascade),
+        ast::ObjectType::Schema => crate::schemacmds::drop_schemas(cx, names, if_exists, cascade),
+        other => Err(PgError::unsupported(format!(
+            "DROP {other} is not supported"
+        ))),
+    }
+}
+
+/// One DROP statement's "drop cascades to …" notices from `first` on, as
+/// PostgreSQL sends them: a single notice listing every object (`drop
+/// cascades to N other objects` with one DETAIL line each), wherever
+/// the objects were found (column and view dependents of a type, foreign
+/// keys and views of a table, …).
+fn merge_cascade_notices(notices: &mut Vec<PgError>, first: usize) {
+    const PREFIX: &str = "drop cascades to ";
+    let Some(tail) = notices.get(first..) else {
+        return;
+    };
+    let is_cascade = |n: &PgError| n.message.starts_with(PREFIX);
+    if tail.iter().filter(|n| is_cascade(n)).count() < 2 {
+        return;
+    }
+    let mut objects = Vec::new();
+    let mut at = None;
+    let mut kept = Vec::new();
+    for (i, n) in notices.drain(first..).enumerate() {
+        if !is_cascade(&n) {
+            kept.push(n);
+            continue;
+        }
+        at.get_or_insert(i.min(kept.len()));
+        match &n.detail {
+            Some(d) if n.message.ends_with(" other objects") => objects.extend(
+                d.lines()
+                    .map(|l| l.strip_prefix(PREFIX).unwrap_or(l).to_string()),
+            ),
+            _ => objects.push(n.message[PREFIX.len()..].to_string()),
+        }
+    }
+    let at = at.unwrap_or(0).min(kept.len());
+    kept.insert(at, cascade_notice(&objects));
+    notices.extend(kept);
 }
 
 /// PostgreSQL's NOTICE for objects a DROP … CASCADE takes along

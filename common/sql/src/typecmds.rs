@@ -349,6 +349,16 @@ pub fn drop_types(
                 })
                 .collect();
             if !cascade {
+                // The views reading those columns depend on the type too.
+                let mut lines = lines;
+                for (t, c, _) in &deps {
+                    let Some(oid) = cx.catalog().get(t).map(|t| t.oid) else {
+                        continue;
+                    };
+                    if let Err(e) = crate::view::check_column_dependents(cx, (oid, t), c, false) {
+                        lines.extend(e.detail.iter().flat_map(|d| d.lines().map(str::to_string)));
+                    }
+                }
                 return Err(PgError::new(
                     sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
                     format!(
