@@ -164,7 +164,7 @@ pub fn authentication(
     let replication = server::is_replication_request(params)
         && !param(params, "replication").is_some_and(|v| v.eq_ignore_ascii_case("database"));
     let facts = ConnectionFacts {
-        peer: Some(conn.peer.ip()),
+        peer: conn.peer.map(|p| p.ip()),
         ssl: conn.ssl,
         user,
         database,
@@ -172,8 +172,15 @@ pub fn authentication(
     };
     let catalog = node.catalog();
     let member = |role: &str, group: &str| role == group;
-    let host = conn.peer.ip().to_string();
-    let ssl = if conn.ssl { "SSL on" } else { "SSL off" };
+    let host = conn
+        .peer
+        .map(|p| p.ip().to_string())
+        .unwrap_or_else(|| "[local]".into());
+    let ssl = if conn.ssl {
+        "SSL encryption"
+    } else {
+        "no encryption"
+    };
     let Some(line) = rules.find(&facts, &member) else {
         let message = if replication {
             format!("no pg_hba.conf entry for replication connection from host \"{host}\", user \"{user}\", {ssl}")
@@ -189,6 +196,22 @@ pub fn authentication(
     };
     let role = catalog.role(user);
     let method = match line.method {
+        // The OS user at the other end of the Unix socket must be the
+        // role asked for (no user name maps).
+        HbaMethod::Peer if conn.peer.is_none() => {
+            let os_user = conn.peer_uid.and_then(server::stream::os_user_name);
+            if os_user.as_deref() != Some(user) {
+                tracing::info!(
+                    "provided user name ({user}) and authenticated user name ({}) do not match",
+                    os_user.as_deref().unwrap_or("?")
+                );
+                return Err(PgError::new(
+                    sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
+                    format!("Peer authentication failed for user \"{user}\""),
+                ));
+            }
+            AuthMethod::Trust
+        }
         HbaMethod::Reject | HbaMethod::Peer => {
             let message = if replication {
                 format!("pg_hba.conf rejects replication connection for host \"{host}\", user \"{user}\", {ssl}")

@@ -18,6 +18,7 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
+use std::path::PathBuf;
 use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -50,7 +51,7 @@ impl Sessions {
 /// `replication=true` connections go to `replication` (a walsender).
 pub async fn serve(
     node: Arc<Node>,
-    listener: TcpListener,
+    listener: impl Into<server::Listeners>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     replication: Option<Arc<dyn ReplicationHandler>>,
 ) -> std::io::Result<()> {
@@ -169,6 +170,7 @@ pub async fn run_primary_with(config: Config, boot: crate::auth::Bootstrap) -> R
         addr.port()
     );
 
+    let unix = unix_listener(&config);
     let db = Node::open(config, Role::Primary).map_err(|e| e.message.clone())?;
     crate::auth::ensure_bootstrap_superuser(&db, &boot).map_err(|e| e.message.clone())?;
     crate::auth::spawn_reload_task(&db)
@@ -179,7 +181,12 @@ pub async fn run_primary_with(config: Config, boot: crate::auth::Bootstrap) -> R
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let timer = tokio::spawn(crate::standby_log::run(Arc::clone(&db), stop_rx));
     let handler = crate::walsender::WalSender::new(Arc::clone(&db));
-    let served = serve(Arc::clone(&db), listener, shutdown, Some(handler)).await;
+    let (unix, _socket_file) = unix.unzip();
+    let listeners = server::Listeners {
+        tcp: listener,
+        unix,
+    };
+    let served = serve(Arc::clone(&db), listeners, shutdown, Some(handler)).await;
     let _ = stop_tx.send(true);
     let _ = timer.await;
     served.map_err(|e| format!("could not accept connections: {e}"))?;
@@ -192,6 +199,70 @@ pub async fn run_primary_with(config: Config, boot: crate::auth::Bootstrap) -> R
         .map_err(|e| format!("shutdown checkpoint failed: {}", e.message))?;
     tracing::info!("database system is shut down");
     Ok(())
+}
+
+/// A Unix-domain socket file, removed when the server stops.
+pub struct SocketFile(PathBuf);
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The Unix-domain socket `DIR/.s.PGSQL.PORT` in the first directory of
+/// `unix_socket_directories` (PostgreSQL's file name, so `psql` without
+/// `-h` finds it), with `unix_socket_permissions`. A file left by a
+/// server that is gone (nothing accepts on it) is replaced; a missing
+/// directory or a live server there only costs the socket (logged): TCP
+/// is served either way.
+pub fn unix_listener(config: &Config) -> Option<(tokio::net::UnixListener, SocketFile)> {
+    let spec = config.get("unix_socket_directories").unwrap_or("");
+    let mut dirs = spec.split(',').map(str::trim).filter(|s| !s.is_empty());
+    let dir = dirs.next()?;
+    if dirs.next().is_some() {
+        tracing::warn!(
+            "unix_socket_directories \"{spec}\": only the first directory \"{dir}\" is used"
+        );
+    }
+    let path = std::path::Path::new(dir).join(format!(".s.PGSQL.{}", config.port()));
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(&path).is_ok() {
+            tracing::warn!(
+                "could not create Unix-domain socket \"{}\": is another server already running on port {}?",
+                path.display(),
+                config.port()
+            );
+            return None;
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    let listener = match tokio::net::UnixListener::bind(&path) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!(
+                "could not bind Unix address \"{}\": {e}\ncould not create Unix-domain socket in directory \"{dir}\"",
+                path.display()
+            );
+            return None;
+        }
+    };
+    let file = SocketFile(path.clone());
+    let mode = config.get("unix_socket_permissions").unwrap_or("0777");
+    match u32::from_str_radix(mode.trim_start_matches("0o"), 8) {
+        Ok(m) if m <= 0o777 => {
+            use std::os::unix::fs::PermissionsExt;
+            if let Err(e) = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(m)) {
+                tracing::warn!(
+                    "could not set permissions of file \"{}\": {e}",
+                    path.display()
+                );
+            }
+        }
+        _ => tracing::warn!("invalid value for parameter \"unix_socket_permissions\": \"{mode}\""),
+    }
+    tracing::info!("listening on Unix socket \"{}\"", path.display());
+    Some((listener, file))
 }
 
 /// The socket address from `listen_addresses` and `port`. PostgreSQL accepts

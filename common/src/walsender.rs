@@ -69,10 +69,13 @@ use protocol::messages::{
     write_command_complete, write_error, write_parameter_status, write_ready_for_query,
     BackendMessage, DataRowWriter, FrontendMessage,
 };
+use server::stream::ClientStream;
 use server::{ReplicationConnection, ReplicationHandler};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
+use tokio::io::{ReadHalf, WriteHalf};
+
+type OwnedReadHalf = ReadHalf<ClientStream>;
+type OwnedWriteHalf = WriteHalf<ClientStream>;
 use tokio::sync::{mpsc, watch};
 use tokio_util::codec::Decoder;
 use wal::replication::XLogData;
@@ -119,8 +122,8 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
-    fn new(stream: TcpStream, buffered: BytesMut, max_message_size: usize) -> Conn {
-        let (rd, wr) = stream.into_split();
+    fn new(stream: ClientStream, buffered: BytesMut, max_message_size: usize) -> Conn {
+        let (rd, wr) = tokio::io::split(stream);
         Conn {
             rd: Some(rd),
             wr,
@@ -214,7 +217,8 @@ async fn run(db: Arc<Node>, rc: ReplicationConnection) {
         return;
     }
     let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
-    let stat = Arc::new(WalSndStat::new(pid, &appname, &peer.ip().to_string()));
+    let addr = peer.map(|p| p.ip().to_string()).unwrap_or_default();
+    let stat = Arc::new(WalSndStat::new(pid, &appname, &addr));
     db.replication().register_walsender(stat.clone());
     struct Unregister(Arc<Node>, Arc<WalSndStat>);
     impl Drop for Unregister {

@@ -416,12 +416,16 @@ async fn run(config: Config) -> Result<(), String> {
     };
     // Replication connections go to the walsender, which refuses them
     // while in recovery and serves them once promoted.
+    let (unix, _socket_file) = common::postmaster::unix_listener(db.config()).unzip();
     let served = server::serve_replicated(
         StandbyFactory {
             sessions: common::postmaster::Sessions::new(db.clone()),
             hot_standby: db.config().bool("hot_standby"),
         },
-        listener,
+        server::Listeners {
+            tcp: listener,
+            unix,
+        },
         shutdown,
         Some(common::walsender::WalSender::new(db.clone())),
     )
@@ -573,7 +577,8 @@ mod tests {
         let (_dir, f) = factory(true);
         let params = [("user".to_string(), "u".to_string())];
         let conn = server::ConnectionInfo {
-            peer: std::net::SocketAddr::from(([127, 0, 0, 1], 5432)),
+            peer: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 5432))),
+            peer_uid: None,
             local: None,
             ssl: false,
         };

@@ -331,6 +331,12 @@ impl Node {
                     .arg(&self.data_dir)
                     .arg("-p")
                     .arg(self.port.to_string());
+                // The node's Unix socket in its own directory, as for
+                // PostgreSQL nodes: nothing left in the system's.
+                c.arg("-c").arg(format!(
+                    "unix_socket_directories={}",
+                    self.base_path.display()
+                ));
                 if let Some((conninfo, slot)) = upstream {
                     c.arg("--primary-conninfo").arg(conninfo);
                     if let Some(s) = slot {

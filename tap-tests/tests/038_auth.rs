@@ -186,7 +186,7 @@ fn roles_passwords_and_hba() {
     assert_eq!(e.code, "28000");
     assert_eq!(
         e.message,
-        "pg_hba.conf rejects connection for host \"127.0.0.1\", user \"rejected\", database \"postgres\", SSL off"
+        "pg_hba.conf rejects connection for host \"127.0.0.1\", user \"rejected\", database \"postgres\", no encryption"
     );
 
     // 6. A role without REPLICATION cannot start replication.
@@ -239,7 +239,7 @@ fn roles_passwords_and_hba() {
     let e = login(&primary, "md5user", "md5-pw").unwrap_err();
     assert_eq!(
         e.message,
-        "no pg_hba.conf entry for host \"127.0.0.1\", user \"md5user\", database \"postgres\", SSL off"
+        "no pg_hba.conf entry for host \"127.0.0.1\", user \"md5user\", database \"postgres\", no encryption"
     );
     write_hba(&primary, HBA);
     primary.safe_sql("SELECT pg_reload_conf()");

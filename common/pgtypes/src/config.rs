@@ -84,6 +84,20 @@ pub const SETTINGS: &[SettingDef] = &[
         "addresses to listen on ('*' for all)",
     ),
     def(
+        "unix_socket_directories",
+        "/var/run/postgresql",
+        Unit::None,
+        Context::Postmaster,
+        "directories of the Unix-domain socket (only the first is used; empty: none)",
+    ),
+    def(
+        "unix_socket_permissions",
+        "0777",
+        Unit::None,
+        Context::Postmaster,
+        "access permissions of the Unix-domain socket (octal)",
+    ),
+    def(
         "max_connections",
         "100",
         Unit::None,

@@ -163,8 +163,11 @@ impl AuthRequest {
 /// The connection as authentication sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct ConnectionInfo {
-    /// The client's address.
-    pub peer: std::net::SocketAddr,
+    /// The client's address (None: a Unix-domain socket).
+    pub peer: Option<std::net::SocketAddr>,
+    /// The effective user id of a Unix-socket client's process (`peer`
+    /// authentication).
+    pub peer_uid: Option<u32>,
     /// The server's address the client connected to (None if the socket
     /// could not say).
     pub local: Option<std::net::SocketAddr>,

@@ -1,6 +1,9 @@
 //! The postmaster and the per-connection session loop (postgres.c).
 //!
-//! [`serve`] accepts TCP connections and spawns one task per connection
+//! [`serve`] accepts TCP connections, and Unix-domain ones when its
+//! [`Listeners`] has a socket (`unix_socket_directories`; a
+//! [`stream::ClientStream`] is either kind, through the session loop, the
+//! cross-core moves and the walsender alike), and spawns one task per connection
 //! on one of the per-core session runtimes ([`cores`]), which runs the
 //! session loop ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`,
 //! authentication, ParameterStatus, BackendKeyData), then the simple and
@@ -44,6 +47,7 @@ pub mod cores;
 pub mod hba;
 pub mod postgres;
 pub mod reload;
+pub mod stream;
 
 /// The password verifiers roles store, for the SQL layer (which reaches
 /// the protocol crate's SCRAM and md5 code through this crate).
@@ -76,7 +80,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tracing::warn;
 
@@ -115,13 +119,13 @@ pub fn build_runtime() -> Result<tokio::runtime::Runtime, String> {
 /// A connection that asked for replication, handed to a [`ReplicationHandler`].
 pub struct ReplicationConnection {
     /// The socket, after the startup packet.
-    pub stream: TcpStream,
+    pub stream: stream::ClientStream,
     /// Bytes already read from the socket beyond the startup packet.
     pub buffered: BytesMut,
     /// The startup parameters.
     pub params: Vec<(String, String)>,
-    /// The client's address.
-    pub peer: SocketAddr,
+    /// The client's address (None: a Unix-domain socket).
+    pub peer: Option<SocketAddr>,
     /// Becomes `true` when the server shuts down.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -143,11 +147,26 @@ pub fn is_replication_request(params: &[(String, String)]) -> bool {
     })
 }
 
+/// The sockets a server accepts clients on: TCP, and a Unix-domain
+/// socket (`unix_socket_directories`) if there is one.
+pub struct Listeners {
+    /// TCP (`listen_addresses`, `port`).
+    pub tcp: TcpListener,
+    /// `DIR/.s.PGSQL.PORT`.
+    pub unix: Option<tokio::net::UnixListener>,
+}
+
+impl From<TcpListener> for Listeners {
+    fn from(tcp: TcpListener) -> Listeners {
+        Listeners { tcp, unix: None }
+    }
+}
+
 /// Serves clients of `factory` on `listener` until `shutdown` completes,
 /// then terminates every session (FATAL 57P01) and returns.
 pub async fn serve<F: BackendFactory>(
     factory: F,
-    listener: TcpListener,
+    listener: impl Into<Listeners>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     serve_replicated(factory, listener, shutdown, None).await
@@ -160,18 +179,18 @@ pub async fn serve<F: BackendFactory>(
 /// calling runtime.
 pub async fn serve_replicated<F: BackendFactory>(
     factory: F,
-    listener: TcpListener,
+    listener: impl Into<Listeners>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     replication: Option<Arc<dyn ReplicationHandler>>,
 ) -> std::io::Result<()> {
     let cores = SessionCores::new(factory.session_cores(), cores::Balance::default())?;
-    serve_on(factory, listener, shutdown, replication, cores).await
+    serve_on(factory, listener.into(), shutdown, replication, cores).await
 }
 
 /// [`serve_replicated`] on the given session runtimes.
 pub async fn serve_on<F: BackendFactory>(
     factory: F,
-    listener: TcpListener,
+    listeners: Listeners,
     shutdown: impl Future<Output = ()> + Send + 'static,
     replication: Option<Arc<dyn ReplicationHandler>>,
     cores: Arc<SessionCores>,
@@ -190,39 +209,58 @@ pub async fn serve_on<F: BackendFactory>(
     let (stop_tx, stop_rx) = watch::channel(false);
     let balancer = tokio::spawn(cores.clone().balance());
     tokio::pin!(shutdown);
+    let Listeners {
+        tcp: listener,
+        unix,
+    } = listeners;
+    let accept_unix = || async {
+        match &unix {
+            Some(l) => l.accept().await.map(|(s, _)| s),
+            None => std::future::pending().await,
+        }
+    };
     loop {
-        tokio::select! {
+        let (stream, peer) = tokio::select! {
             biased;
             _ = &mut shutdown => break,
             res = listener.accept() => match res {
-                Ok((stream, peer)) => {
-                    // The socket leaves this runtime's epoll for its core's.
-                    let stream = match stream.into_std() {
-                        Ok(s) => s,
-                        Err(e) => {
-                            warn!("could not hand over a new connection: {e}");
-                            continue;
-                        }
-                    };
-                    let seat = cores.place();
-                    let live = shared.live.enter();
-                    let (shared, stop_rx) = (shared.clone(), stop_rx.clone());
-                    cores.spawn(seat.core(), async move {
-                        match TcpStream::from_std(stream) {
-                            Ok(stream) => run_connection(shared, stream, peer, stop_rx, seat, live).await,
-                            Err(e) => warn!("could not register a new connection: {e}"),
-                        }
-                    });
-                }
+                Ok((stream, peer)) => (stream::ClientStream::Tcp(stream), Some(peer)),
                 Err(e) => {
                     // EMFILE and friends: back off briefly instead of spinning.
                     warn!("could not accept new connection: {e}");
                     tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
                 }
             },
-        }
+            res = accept_unix() => match res {
+                Ok(stream) => (stream::ClientStream::Unix(stream), None),
+                Err(e) => {
+                    warn!("could not accept new connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        // The socket leaves this runtime's epoll for its core's.
+        let stream = match stream.into_std() {
+            Ok(s) => s,
+            Err(e) => {
+                warn!("could not hand over a new connection: {e}");
+                continue;
+            }
+        };
+        let seat = cores.place();
+        let live = shared.live.enter();
+        let (shared, stop_rx) = (shared.clone(), stop_rx.clone());
+        cores.spawn(seat.core(), async move {
+            match stream.into_tokio() {
+                Ok(stream) => run_connection(shared, stream, peer, stop_rx, seat, live).await,
+                Err(e) => warn!("could not register a new connection: {e}"),
+            }
+        });
     }
     drop(listener);
+    drop(unix);
     let _ = stop_tx.send(true);
     shared.stop.stop();
     shared.cancel.cancel_all();

@@ -52,9 +52,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::stream::{peer_text, ClientStream};
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio_util::codec::Decoder;
 use tracing::{debug, error, info};
@@ -247,7 +247,7 @@ impl From<ProtocolError> for Close {
 
 /// The socket side of a connection: buffers, codec, shutdown signal.
 struct Wire {
-    stream: TcpStream,
+    stream: ClientStream,
     codec: ServerCodec,
     rbuf: BytesMut,
     out: BytesMut,
@@ -261,7 +261,7 @@ struct Wire {
 }
 
 impl Wire {
-    fn new(stream: TcpStream, codec: ServerCodec, stop: StopWatch) -> Wire {
+    fn new(stream: ClientStream, codec: ServerCodec, stop: StopWatch) -> Wire {
         let multi_thread = matches!(
             tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()),
             Ok(tokio::runtime::RuntimeFlavor::MultiThread)
@@ -413,21 +413,22 @@ fn to_input(item: Result<FrontendMessage, MessageError>) -> Input {
 /// Runs on the connection's core (`seat`); `live` counts it until it ends.
 pub(crate) async fn run_connection<F: BackendFactory>(
     shared: Arc<Shared<F>>,
-    stream: TcpStream,
-    peer: SocketAddr,
+    stream: ClientStream,
+    peer: Option<SocketAddr>,
     shutdown: watch::Receiver<bool>,
     seat: Seat,
     live: LiveGuard,
 ) {
     // `shutdown` only travels on to a walsender (its API); the session
     // itself waits on `shared.stop`.
-    debug!(
-        "connection received: host={} port={}",
-        peer.ip(),
-        peer.port()
-    );
+    match peer {
+        Some(p) => debug!("connection received: host={} port={}", p.ip(), p.port()),
+        None => debug!("connection received: host=[local]"),
+    }
+    let peer_s = peer_text(peer);
     let _ = stream.set_nodelay(true);
-    let local = stream.local_addr().ok();
+    let local = stream.local_addr();
+    let stream_uid = stream.peer_uid();
     let mut wire = Wire::new(
         stream,
         ServerCodec::new(shared.factory.max_message_size()),
@@ -437,13 +438,13 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     // Startup phase.
     let params = match tokio::time::timeout(STARTUP_TIMEOUT, startup(&shared, &mut wire)).await {
         Err(_) => {
-            debug!("incomplete startup packet from {peer}");
+            debug!("incomplete startup packet from {peer_s}");
             return;
         }
         Ok(Ok(Some(params))) => params,
         Ok(Ok(None)) => return,
         Ok(Err(close)) => {
-            finish(&mut wire, close, peer).await;
+            finish(&mut wire, close, &peer_s).await;
             return;
         }
     };
@@ -452,13 +453,14 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     // connections too: pg_hba.conf decides the method, then the exchange.
     let conn_info = super::backend::ConnectionInfo {
         peer,
+        peer_uid: stream_uid,
         local,
         ssl: false,
     };
     let request = match shared.factory.authentication(&params, conn_info) {
         Ok(r) => r,
         Err(e) => {
-            info!("connection from {peer} rejected: {}", e.message);
+            info!("connection from {peer_s} rejected: {}", e.message);
             wire.goodbye(&fatal(e)).await;
             return;
         }
@@ -474,7 +476,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     }
     if let Some(e) = request.after {
         info!(
-            "connection from {peer} refused after authentication: {}",
+            "connection from {peer_s} refused after authentication: {}",
             e.message
         );
         wire.goodbye(&fatal(e)).await;
@@ -489,7 +491,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
             let stream = match wire.stream.into_std() {
                 Ok(s) => s,
                 Err(e) => {
-                    debug!("could not hand over replication connection from {peer}: {e}");
+                    debug!("could not hand over replication connection from {peer_s}: {e}");
                     return;
                 }
             };
@@ -497,7 +499,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
             let buffered = wire.rbuf;
             drop(shared.service.spawn(async move {
                 let _live = live;
-                match TcpStream::from_std(stream) {
+                match stream.into_tokio() {
                     Ok(stream) => {
                         let conn = super::ReplicationConnection {
                             stream,
@@ -508,7 +510,9 @@ pub(crate) async fn run_connection<F: BackendFactory>(
                         };
                         handler.handle(conn).await;
                     }
-                    Err(e) => debug!("could not register replication connection from {peer}: {e}"),
+                    Err(e) => {
+                        debug!("could not register replication connection from {peer_s}: {e}")
+                    }
                 }
             }));
             return;
@@ -522,7 +526,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         Ok(b) => b,
         Err(e) => {
             let e = fatal(e);
-            info!("connection from {peer} rejected: {e}");
+            info!("connection from {peer_s} rejected: {e}");
             wire.goodbye(&e).await;
             return;
         }
@@ -572,14 +576,14 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         seat,
     };
     if let Err(e) = session.wire.flush().await {
-        finish(&mut session.wire, Close::Io(e), peer).await;
+        finish(&mut session.wire, Close::Io(e), &peer_s).await;
         return;
     }
     drive(
         session,
         Owned {
             _key: key,
-            peer,
+            peer: peer_s,
             _live: live,
         },
     )
@@ -788,7 +792,8 @@ async fn authenticate(wire: &mut Wire, req: &AuthRequest, user: &str) -> Result<
 struct Owned {
     /// Its cancel registration (unregistered when the session ends).
     _key: CancelKey,
-    peer: SocketAddr,
+    /// The client, for logs ([`peer_text`]).
+    peer: String,
     /// Counts the connection as live until it ends.
     _live: LiveGuard,
 }
@@ -801,7 +806,7 @@ fn drive<B: Backend>(
     owned: Owned,
 ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
     Box::pin(async move {
-        let peer = owned.peer;
+        let peer = owned.peer.clone();
         match session.run().await {
             Ok(Exit::Ended) => {}
             Ok(Exit::Move) => {
@@ -833,7 +838,7 @@ fn drive<B: Backend>(
                 };
                 let cores = seat.cores().clone();
                 cores.spawn(seat.core(), async move {
-                    let stream = match TcpStream::from_std(stream) {
+                    let stream = match stream.into_tokio() {
                         Ok(s) => s,
                         Err(e) => {
                             debug!("connection to {peer} lost while moving it: {e}");
@@ -862,17 +867,17 @@ fn drive<B: Backend>(
                 });
                 return;
             }
-            Err(close) => finish(&mut session.wire, close, peer).await,
+            Err(close) => finish(&mut session.wire, close, &peer).await,
         }
         // Dropping the backend aborts any open transaction and frees its slot.
         drop(session);
         drop(owned);
-        debug!("disconnection: host={} port={}", peer.ip(), peer.port());
+        debug!("disconnection: host={peer}");
     })
 }
 
 /// Ends a connection for `close`, telling the client why where possible.
-async fn finish(wire: &mut Wire, close: Close, peer: SocketAddr) {
+async fn finish(wire: &mut Wire, close: Close, peer: &str) {
     match close {
         Close::Io(e) => debug!("connection to {peer} lost: {e}"),
         Close::Protocol(e) => {
@@ -990,7 +995,7 @@ struct RowSink<'a> {
     /// For a row-limited Execute: where rows go and where each ends.
     portal: Option<(&'a mut BytesMut, &'a mut Vec<usize>)>,
     /// For mid-statement flushes (multi-threaded runtime only).
-    stream: Option<&'a mut TcpStream>,
+    stream: Option<&'a mut ClientStream>,
     rows: u64,
     flushed: bool,
     copy_out: bool,
@@ -1001,7 +1006,7 @@ impl<'a> RowSink<'a> {
     fn new(
         out: &'a mut BytesMut,
         formats: &'a [i16],
-        stream: Option<&'a mut TcpStream>,
+        stream: Option<&'a mut ClientStream>,
     ) -> RowSink<'a> {
         RowSink {
             out,

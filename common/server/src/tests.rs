@@ -309,7 +309,7 @@ impl BackendFactory for MockFactory {
                     sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
                     format!(
                         "no pg_hba.conf entry for host \"{}\", user \"intruder\"",
-                        conn.peer.ip()
+                        conn.peer.map(|p| p.ip().to_string()).unwrap_or_default()
                     ),
                 ))
             }
@@ -393,7 +393,13 @@ impl TestServer {
         let shutdown = async move {
             let _ = rx.await;
         };
-        let handle = tokio::spawn(super::serve_on(factory, listener, shutdown, None, cores));
+        let handle = tokio::spawn(super::serve_on(
+            factory,
+            listener.into(),
+            shutdown,
+            None,
+            cores,
+        ));
         TestServer {
             addr,
             log,
@@ -1236,7 +1242,14 @@ async fn idle_connection_state_is_small() {
     let cores = super::SessionCores::new(1, Default::default()).unwrap();
     let seat = cores.place();
     let live = shared.live.enter();
-    let fut = super::postgres::run_connection(shared, stream, addr, rx, seat, live);
+    let fut = super::postgres::run_connection(
+        shared,
+        crate::stream::ClientStream::Tcp(stream),
+        Some(addr),
+        rx,
+        seat,
+        live,
+    );
     let size = std::mem::size_of_val(&fut);
     let total = size + super::postgres::READ_BUF_INITIAL + super::postgres::WRITE_BUF_INITIAL;
     eprintln!("connection future {size} bytes, total {total}");

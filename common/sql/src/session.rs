@@ -469,9 +469,13 @@ impl Session {
 
     /// The client's address, for pg_stat_activity, and the server's
     /// (`inet_server_addr()`).
-    pub fn set_client(&mut self, peer: std::net::SocketAddr, local: Option<std::net::SocketAddr>) {
+    pub fn set_client(
+        &mut self,
+        peer: Option<std::net::SocketAddr>,
+        local: Option<std::net::SocketAddr>,
+    ) {
         self.status.update(|s| {
-            s.client = Some(peer);
+            s.client = peer;
             s.server = local;
         });
     }

@@ -1,0 +1,183 @@
+//! A client connection's socket: TCP or a Unix-domain socket
+//! (`unix_socket_directories`). Sessions, the cross-core hand-off
+//! ([`ClientStream::into_std`] / [`StdClientStream::into_tokio`]) and the
+//! walsender handle both the same way; only authentication (`local`
+//! lines of pg_hba.conf, `peer`) and what monitoring shows differ.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpStream, UnixStream};
+
+/// An accepted client socket.
+#[derive(Debug)]
+pub enum ClientStream {
+    /// TCP.
+    Tcp(TcpStream),
+    /// A Unix-domain socket.
+    Unix(UnixStream),
+}
+
+/// A [`ClientStream`] between runtimes (deregistered from the one it
+/// left).
+#[derive(Debug)]
+pub enum StdClientStream {
+    /// TCP.
+    Tcp(std::net::TcpStream),
+    /// A Unix-domain socket.
+    Unix(std::os::unix::net::UnixStream),
+}
+
+impl ClientStream {
+    /// Leaves this runtime (to be registered with another's reactor).
+    pub fn into_std(self) -> io::Result<StdClientStream> {
+        Ok(match self {
+            ClientStream::Tcp(s) => StdClientStream::Tcp(s.into_std()?),
+            ClientStream::Unix(s) => StdClientStream::Unix(s.into_std()?),
+        })
+    }
+
+    /// TCP_NODELAY on a TCP socket; nothing on a Unix one.
+    pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
+        match self {
+            ClientStream::Tcp(s) => s.set_nodelay(on),
+            ClientStream::Unix(_) => Ok(()),
+        }
+    }
+
+    /// The server's address of a TCP connection.
+    pub fn local_addr(&self) -> Option<std::net::SocketAddr> {
+        match self {
+            ClientStream::Tcp(s) => s.local_addr().ok(),
+            ClientStream::Unix(_) => None,
+        }
+    }
+
+    /// Waits until the socket may be read (see `TcpStream::readable`).
+    pub async fn readable(&self) -> io::Result<()> {
+        match self {
+            ClientStream::Tcp(s) => s.readable().await,
+            ClientStream::Unix(s) => s.readable().await,
+        }
+    }
+
+    /// Reads what is there without waiting (see `TcpStream::try_read_buf`).
+    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        match self {
+            ClientStream::Tcp(s) => s.try_read_buf(buf),
+            ClientStream::Unix(s) => s.try_read_buf(buf),
+        }
+    }
+
+    /// The effective user id of the process at the other end of a Unix
+    /// socket (`peer` authentication); None over TCP.
+    pub fn peer_uid(&self) -> Option<u32> {
+        match self {
+            ClientStream::Tcp(_) => None,
+            ClientStream::Unix(s) => s.peer_cred().ok().map(|c| c.uid()),
+        }
+    }
+}
+
+impl StdClientStream {
+    /// Registers the socket with the current runtime.
+    pub fn into_tokio(self) -> io::Result<ClientStream> {
+        Ok(match self {
+            StdClientStream::Tcp(s) => ClientStream::Tcp(TcpStream::from_std(s)?),
+            StdClientStream::Unix(s) => ClientStream::Unix(UnixStream::from_std(s)?),
+        })
+    }
+}
+
+impl AsyncRead for ClientStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            ClientStream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            ClientStream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for ClientStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            ClientStream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            ClientStream::Unix(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            ClientStream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            ClientStream::Unix(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            ClientStream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            ClientStream::Unix(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            ClientStream::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            ClientStream::Unix(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            ClientStream::Tcp(s) => s.is_write_vectored(),
+            ClientStream::Unix(s) => s.is_write_vectored(),
+        }
+    }
+}
+
+/// Who is at the other end, for logs: `host:port`, or `[local]` as
+/// PostgreSQL writes a Unix-socket client.
+pub fn peer_text(peer: Option<std::net::SocketAddr>) -> String {
+    match peer {
+        Some(p) => p.to_string(),
+        None => "[local]".into(),
+    }
+}
+
+/// The login name of OS user `uid` (`peer` authentication), None if the
+/// system has no such user.
+pub fn os_user_name(uid: u32) -> Option<String> {
+    let mut buf = vec![0u8; 16 * 1024];
+    // SAFETY: an all-zero passwd is a valid out-parameter; getpwuid_r
+    // writes the strings it points to into `buf`, which outlives the reads
+    // below, and sets `found` to null or to `pwd`.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(
+            uid,
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut found,
+        );
+        if rc != 0 || found.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        Some(
+            std::ffi::CStr::from_ptr(pwd.pw_name)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
