@@ -266,3 +266,52 @@ fn roles_passwords_and_hba() {
     let e = standby.sql("CREATE ROLE x").unwrap_err();
     assert_eq!(e.code, "25006", "no role changes on a standby");
 }
+
+/// CONNECTION LIMIT of a role and `superuser_reserved_connections`: the
+/// sessions past either get FATAL 53300 with PostgreSQL's message, a
+/// superuser still gets in, and a freed slot can be used again.
+#[test]
+fn connection_limits() {
+    let node = Node::new("limits");
+    node.init(false);
+    node.append_conf("max_connections = 6\nsuperuser_reserved_connections = 3");
+    node.start();
+    node.safe_sql("CREATE ROLE lim1 LOGIN CONNECTION LIMIT 1; CREATE ROLE plain LOGIN");
+    let first = Session::connect("lim1", &conn(&node, "lim1", ""));
+    let e = Session::try_connect("lim1 again", &conn(&node, "lim1", ""))
+        .err()
+        .expect("over the role's limit");
+    assert_eq!(
+        (e.code(), e.message.as_str()),
+        ("53300", "too many connections for role \"lim1\"")
+    );
+    drop(first);
+    assert!(
+        node.poll_query_until(
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = 'lim1'",
+            "0"
+        ),
+        "the first lim1 session ends"
+    );
+    let again = Session::connect("lim1 after", &conn(&node, "lim1", ""));
+    // Six slots, three for superusers: this test's own sessions hold some,
+    // so count how many more a plain role gets.
+    let mut plain = Vec::new();
+    let refused = loop {
+        match Session::try_connect("plain", &conn(&node, "plain", "")) {
+            Ok(s) => plain.push(s),
+            Err(e) => break e,
+        }
+        assert!(plain.len() <= 6, "never refused");
+    };
+    assert_eq!(
+        (refused.code(), refused.message.as_str()),
+        (
+            "53300",
+            "remaining connection slots are reserved for non-replication superuser connections"
+        )
+    );
+    let su = Session::connect("superuser", &conn(&node, "postgres", ""));
+    assert_eq!(su.query_safe("SELECT current_user"), "postgres");
+    drop(again);
+}

@@ -98,11 +98,25 @@ pub const SETTINGS: &[SettingDef] = &[
         "access permissions of the Unix-domain socket (octal)",
     ),
     def(
+        "data_directory_mode",
+        "0700",
+        Unit::None,
+        Context::Postmaster,
+        "mode of the data directory (read only)",
+    ),
+    def(
         "max_connections",
         "100",
         Unit::None,
         Context::Postmaster,
         "maximum concurrent client connections",
+    ),
+    def(
+        "superuser_reserved_connections",
+        "3",
+        Unit::None,
+        Context::Postmaster,
+        "connection slots of max_connections kept for superusers",
     ),
     def(
         "session_cores",

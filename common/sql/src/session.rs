@@ -410,6 +410,20 @@ impl Session {
             None => db.catalog().roles().is_empty(),
         };
         settings.set_internal("is_superuser", if is_superuser { "on" } else { "off" });
+        // The last `superuser_reserved_connections` slots are for
+        // superusers (this session already holds one).
+        let max = usize::try_from(db.config().int("max_connections")).unwrap_or(0);
+        let reserved =
+            usize::try_from(db.config().int("superuser_reserved_connections")).unwrap_or(0);
+        if !is_superuser
+            && reserved > 0
+            && max.saturating_sub(db.procarray().backends_in_use()) < reserved
+        {
+            return Err(PgError::new(
+                sqlstate::TOO_MANY_CONNECTIONS,
+                "remaining connection slots are reserved for non-replication superuser connections",
+            ));
+        }
         let cancel = Arc::new(AtomicBool::new(false));
         let conflict = db.standby_conflicts().register(xact.proc(), cancel.clone());
         let started = now_usecs();
@@ -427,6 +441,24 @@ impl Session {
             state: BackendState::Idle,
             query: engine::backend_status::no_query(),
         });
+        // CONNECTION LIMIT: counted with this session registered, so two
+        // arriving together cannot both pass.
+        if let Some(role) = db.catalog().role(&user) {
+            if role.connlimit >= 0 && !is_superuser {
+                let n = db
+                    .backend_status()
+                    .snapshot()
+                    .iter()
+                    .filter(|b| b.user == user)
+                    .count();
+                if n > usize::try_from(role.connlimit).unwrap_or(0) {
+                    return Err(PgError::new(
+                        sqlstate::TOO_MANY_CONNECTIONS,
+                        format!("too many connections for role \"{user}\""),
+                    ));
+                }
+            }
+        }
         let mut s = Session {
             status,
             node,

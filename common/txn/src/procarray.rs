@@ -316,6 +316,11 @@ impl ProcArray {
         Some(ProcNumber(p))
     }
 
+    /// How many client sessions hold a slot.
+    pub fn backends_in_use(&self) -> usize {
+        self.free.lock().backends_in_use
+    }
+
     /// ProcArrayRemove + free the slot of a session. A transaction still
     /// holding an xid is completed as aborted-and-forgotten (callers abort
     /// first; this only keeps the invariants if they did not).
