@@ -423,8 +423,15 @@ pub const SETTINGS: &[SettingDef] = &[
         "session_authorization",
         "postgres",
         Unit::None,
-        Context::Postmaster,
-        "the session's role (set per session from the startup packet)",
+        Context::User,
+        "the session user (from the startup packet; SET SESSION AUTHORIZATION by a superuser)",
+    ),
+    def(
+        "role",
+        "none",
+        Unit::None,
+        Context::User,
+        "the current role (SET ROLE; none: the session user)",
     ),
     def(
         "password_encryption",

@@ -146,8 +146,17 @@ pub trait EvalContext {
     fn backend_pid(&self) -> i32 {
         0
     }
-    /// current_user / session_user / user: the session's role.
+    /// current_user / current_role / user: the role SET ROLE chose, else
+    /// the session user.
     fn current_user(&self) -> String {
+        match self.setting("role") {
+            Some(r) if r != "none" => r,
+            _ => self.session_user(),
+        }
+    }
+    /// session_user: the session's user (SET SESSION AUTHORIZATION moves
+    /// it, SET ROLE does not).
+    fn session_user(&self) -> String {
         self.setting("session_authorization")
             .unwrap_or_else(|| "postgres".to_string())
     }
@@ -356,6 +365,8 @@ pub enum Func {
     CurrentDatabase,
     /// current_user / session_user / user / current_role → name
     CurrentUser,
+    /// session_user.
+    SessionUser,
     /// current_schema() → name ("public")
     CurrentSchema,
     /// pg_current_wal_lsn() etc. → pg_lsn
@@ -1412,9 +1423,8 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "current_setting" => sig(Func::CurrentSettingMissingOk, &[T::Text, T::Bool], T::Text),
         "pg_backend_pid" => none(Func::PgBackendPid, T::Int4),
         "current_database" | "current_catalog" => none(Func::CurrentDatabase, T::Name),
-        "current_user" | "session_user" | "user" | "current_role" => {
-            none(Func::CurrentUser, T::Name)
-        }
+        "current_user" | "user" | "current_role" => none(Func::CurrentUser, T::Name),
+        "session_user" => none(Func::SessionUser, T::Name),
         "current_schema" => none(Func::CurrentSchema, T::Name),
         "pg_current_wal_lsn" => none(Func::WalLsn(WalLsnKind::Current), T::PgLsn),
         "pg_current_wal_insert_lsn" => none(Func::WalLsn(WalLsnKind::Insert), T::PgLsn),
@@ -2249,6 +2259,7 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         Func::PgBackendPid => Value::Int4(ctx.backend_pid()),
         Func::CurrentDatabase => text(ctx.current_database()),
         Func::CurrentUser => text(ctx.current_user()),
+        Func::SessionUser => text(ctx.session_user()),
         Func::CurrentSchema => match ctx.pg_catalog() {
             Some(s) => match s.path.first().and_then(|ns| s.namespace_name(*ns)) {
                 Some(n) => Value::text(n),

@@ -1655,7 +1655,10 @@ fn parse_set(c: &mut Cur<'_>) -> PgResult<Stmt> {
         });
     }
     let name = setting_name(c)?;
-    if !(c.eat_word("to") || c.eat_punct('=')) {
+    // `SET ROLE r` / `SET SESSION AUTHORIZATION r` take the value without
+    // TO (and accept it too, as the settings they are).
+    let bare = matches!(name.as_str(), "role" | "session_authorization");
+    if !(c.eat_word("to") || c.eat_punct('=') || bare) {
         return Err(c.error_here());
     }
     if c.eat_word("default") {

@@ -1836,7 +1836,24 @@ impl Session {
             }
             return Ok(ExecOutcome::Complete("SET".into()));
         }
+        let value = match canon.as_str() {
+            "role" | "session_authorization" => self.check_role_change(&canon, value)?,
+            _ => value.map(str::to_string),
+        };
+        let value = value.as_deref();
         let (n, v) = self.settings.set(name, value, local, in_block)?;
+        if canon == "session_authorization" {
+            // The new session user acts as itself.
+            self.settings.set("role", None, local, in_block)?;
+        }
+        if matches!(canon.as_str(), "role" | "session_authorization") {
+            let superuser = self.role_is_superuser(&self.current_role());
+            let flag = if superuser { "on" } else { "off" };
+            if self.settings.get("is_superuser").as_deref() != Some(flag) {
+                self.settings.set_internal("is_superuser", flag);
+                sink.parameter_status("is_superuser", flag);
+            }
+        }
         // Every SET: the mirrored settings include statement_timeout, and
         // a SET is rare enough that re-reading three settings costs nothing.
         self.mirror_settings();
@@ -1844,6 +1861,67 @@ impl Session {
             sink.parameter_status(&n, &v);
         }
         Ok(ExecOutcome::Complete("SET".into()))
+    }
+
+    /// The role `current_user` names: `role` when SET ROLE set one, else
+    /// the session user.
+    pub fn current_role(&self) -> String {
+        match self.settings.get("role") {
+            Some(r) if r != "none" => r,
+            _ => self
+                .settings
+                .get("session_authorization")
+                .unwrap_or_default(),
+        }
+    }
+
+    fn role_is_superuser(&self, name: &str) -> bool {
+        match self.db.catalog().role(name) {
+            Some(r) => r.superuser,
+            None => self.db.catalog().roles().is_empty(),
+        }
+    }
+
+    /// SET ROLE / SET SESSION AUTHORIZATION: the value to store (None:
+    /// back to the default), after PostgreSQL's checks — the role must
+    /// exist; SET ROLE to another role needs a superuser session user
+    /// (role membership is not built: a role is only a member of itself);
+    /// SET SESSION AUTHORIZATION needs a superuser that logged in.
+    fn check_role_change(&self, setting: &str, value: Option<&str>) -> PgResult<Option<String>> {
+        let Some(v) = value else {
+            return Ok(None);
+        };
+        let v = v.trim_matches('\'').to_string();
+        if setting == "role" && v.eq_ignore_ascii_case("none") {
+            return Ok(Some("none".into()));
+        }
+        if setting == "session_authorization" && v.eq_ignore_ascii_case("default") {
+            return Ok(None);
+        }
+        if self.db.catalog().role(&v).is_none() && !self.db.catalog().roles().is_empty() {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("role \"{v}\" does not exist"),
+            ));
+        }
+        if setting == "role" {
+            let session_user = self
+                .settings
+                .get("session_authorization")
+                .unwrap_or_default();
+            if v != session_user && !self.role_is_superuser(&session_user) {
+                return Err(PgError::new(
+                    sqlstate::INSUFFICIENT_PRIVILEGE,
+                    format!("permission denied to set role \"{v}\""),
+                ));
+            }
+        } else if v != self.user && !self.role_is_superuser(&self.user) {
+            return Err(PgError::new(
+                sqlstate::INSUFFICIENT_PRIVILEGE,
+                "permission denied to set session authorization",
+            ));
+        }
+        Ok(Some(v))
     }
 
     /// Runs `f` with a DDL context of this session, then records what it

@@ -164,7 +164,9 @@ impl SessionSettings {
         }
         let mut changed = Vec::new();
         for d in SETTINGS {
-            if d.context != Context::User {
+            // As PostgreSQL's GUC_NO_RESET_ALL: RESET ALL keeps who the
+            // session is.
+            if d.context != Context::User || matches!(d.name, "session_authorization" | "role") {
                 continue;
             }
             let base = self.base.get(d.name).unwrap_or("").to_string();

@@ -1,0 +1,44 @@
+-- SET ROLE / RESET ROLE / SET SESSION AUTHORIZATION: current_user,
+-- session_user, is_superuser, transactional, PostgreSQL's errors.
+create role rl_a login;
+create role rl_b login;
+select current_user, session_user, current_role;
+show role;
+set role rl_a;
+select current_user, session_user, current_role, user;
+show role;
+show is_superuser;
+set role rl_b;
+reset role;
+select current_user, session_user;
+set role nosuch;
+begin;
+set local role rl_a;
+select current_user;
+commit;
+select current_user;
+begin;
+set role rl_b;
+rollback;
+select current_user;
+set session authorization rl_a;
+select current_user, session_user;
+show is_superuser;
+set role rl_b;
+set role rl_a;
+select current_user, session_user;
+set role none;
+reset session authorization;
+select current_user, session_user;
+set session authorization default;
+set session_authorization to 'rl_b';
+select current_user, session_user;
+reset all;
+select current_user, session_user;
+reset session authorization;
+select current_user, session_user;
+-- @@ read-only
+set role rl_a;
+select current_user, session_user;
+reset role;
+select current_user;
