@@ -138,6 +138,19 @@ impl BackendFactory for Sessions {
     fn session_cores(&self) -> usize {
         self.node.config().int("session_cores").max(0) as usize
     }
+
+    fn connection_policy(&self) -> server::ConnectionPolicy {
+        let c = self.node.config();
+        server::ConnectionPolicy {
+            log_connections: c.bool("log_connections"),
+            log_disconnections: c.bool("log_disconnections"),
+            authentication_timeout: std::time::Duration::from_secs(
+                u64::try_from(c.int("authentication_timeout"))
+                    .unwrap_or(60)
+                    .max(1),
+            ),
+        }
+    }
 }
 
 /// Opens the database, listens, serves until a shutdown signal. The error is

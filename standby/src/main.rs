@@ -257,6 +257,9 @@ impl BackendFactory for StandbyFactory {
     fn session_cores(&self) -> usize {
         self.sessions.session_cores()
     }
+    fn connection_policy(&self) -> server::ConnectionPolicy {
+        self.sessions.connection_policy()
+    }
 }
 
 /// End of valid WAL from `start` (where the writer continues).

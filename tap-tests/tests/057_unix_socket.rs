@@ -5,6 +5,8 @@
 //! `local` lines decide, `peer` comparing the OS user with the role.
 //!
 //! * `clients_connect_through_the_socket`
+//! * `connections_are_logged`: `log_connections` / `log_disconnections`
+//!   write PostgreSQL's lines for TCP and Unix-socket sessions.
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
@@ -108,4 +110,31 @@ fn clients_connect_through_the_socket() {
     drop(s);
     primary.stop("fast");
     assert!(!socket.exists(), "a clean stop removes the socket file");
+}
+
+#[test]
+fn connections_are_logged() {
+    let node = Node::new("logged");
+    node.init(false);
+    let dir = node.base_dir().display().to_string();
+    node.append_conf("log_connections = on\nlog_disconnections = on");
+    node.start();
+    let from = node.log_position();
+    let s = Session::connect(
+        "tcp",
+        &format!("{} application_name=tapapp", node.connstr()),
+    );
+    assert_eq!(s.query_safe("SELECT 1"), "1");
+    drop(s);
+    let s = Session::connect("unix", &socket_conn(&node, &dir, "postgres"));
+    drop(s);
+    for pattern in [
+        "connection received: host=127.0.0.1 port=",
+        "connection authorized: user=postgres database=postgres application_name=tapapp",
+        "disconnection: session time: 0:",
+        "connection received: host=[local]",
+        "user=postgres database=postgres host=[local]",
+    ] {
+        node.wait_for_log(pattern, from);
+    }
 }

@@ -105,6 +105,27 @@ pub const SETTINGS: &[SettingDef] = &[
         "mode of the data directory (read only)",
     ),
     def(
+        "authentication_timeout",
+        "1min",
+        Unit::Seconds,
+        Context::Postmaster,
+        "time to complete the startup packet and authentication",
+    ),
+    def(
+        "log_connections",
+        "off",
+        Unit::None,
+        Context::Postmaster,
+        "log each connection received and authorized",
+    ),
+    def(
+        "log_disconnections",
+        "off",
+        Unit::None,
+        Context::Postmaster,
+        "log the end of each session, with its duration",
+    ),
+    def(
         "max_connections",
         "100",
         Unit::None,

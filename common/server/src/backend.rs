@@ -206,6 +206,33 @@ pub trait BackendFactory: Send + Sync + 'static {
     fn session_cores(&self) -> usize {
         0
     }
+    /// What to log about connections and how long authentication may take
+    /// (read once per connection).
+    fn connection_policy(&self) -> ConnectionPolicy {
+        ConnectionPolicy::default()
+    }
+}
+
+/// PostgreSQL's `log_connections`, `log_disconnections` and
+/// `authentication_timeout`.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionPolicy {
+    /// Log `connection received` and `connection authorized` lines.
+    pub log_connections: bool,
+    /// Log a `disconnection: session time: …` line when a session ends.
+    pub log_disconnections: bool,
+    /// How long the startup packet and authentication may take together.
+    pub authentication_timeout: std::time::Duration,
+}
+
+impl Default for ConnectionPolicy {
+    fn default() -> ConnectionPolicy {
+        ConnectionPolicy {
+            log_connections: false,
+            log_disconnections: false,
+            authentication_timeout: std::time::Duration::from_secs(60),
+        }
+    }
 }
 
 /// One column of a RowDescription.

@@ -85,7 +85,8 @@ use tokio::sync::watch;
 use tracing::warn;
 
 pub use backend::{
-    AuthMethod, AuthRequest, Backend, BackendFactory, ConnectionInfo, StatementInfo,
+    AuthMethod, AuthRequest, Backend, BackendFactory, ConnectionInfo, ConnectionPolicy,
+    StatementInfo,
 };
 pub use cancel::CancelRegistry;
 pub use cores::SessionCores;

@@ -82,7 +82,6 @@ pub const BUF_SHRINK_ABOVE: usize = 64 * 1024;
 /// A statement's output is written to the socket once it exceeds this.
 pub const FLUSH_ABOVE: usize = 256 * 1024;
 /// How long a client may take to send its startup packet.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long we try to deliver the final FATAL at shutdown.
 const GOODBYE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -421,9 +420,16 @@ pub(crate) async fn run_connection<F: BackendFactory>(
 ) {
     // `shutdown` only travels on to a walsender (its API); the session
     // itself waits on `shared.stop`.
-    match peer {
-        Some(p) => debug!("connection received: host={} port={}", p.ip(), p.port()),
-        None => debug!("connection received: host=[local]"),
+    let policy = shared.factory.connection_policy();
+    let began = std::time::Instant::now();
+    let received = match peer {
+        Some(p) => format!("connection received: host={} port={}", p.ip(), p.port()),
+        None => "connection received: host=[local]".to_string(),
+    };
+    if policy.log_connections {
+        info!("{received}");
+    } else {
+        debug!("{received}");
     }
     let peer_s = peer_text(peer);
     let _ = stream.set_nodelay(true);
@@ -436,7 +442,12 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     );
 
     // Startup phase.
-    let params = match tokio::time::timeout(STARTUP_TIMEOUT, startup(&shared, &mut wire)).await {
+    let params = match tokio::time::timeout(
+        policy.authentication_timeout,
+        startup(&shared, &mut wire),
+    )
+    .await
+    {
         Err(_) => {
             debug!("incomplete startup packet from {peer_s}");
             return;
@@ -466,14 +477,54 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         }
     };
     let user = startup_param(&params, "user").to_string();
-    match authenticate(&mut wire, &request, &user).await {
-        Ok(()) => {}
-        Err(AuthFailure::Closed) => return,
-        Err(AuthFailure::Fatal(e)) => {
+    let left = policy
+        .authentication_timeout
+        .saturating_sub(began.elapsed());
+    match tokio::time::timeout(left, authenticate(&mut wire, &request, &user)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(AuthFailure::Closed)) => return,
+        Ok(Err(AuthFailure::Fatal(e))) => {
+            wire.goodbye(&fatal(e)).await;
+            return;
+        }
+        Err(_) => {
+            let e = PgError::new(
+                pgtypes::error::sqlstate::QUERY_CANCELED,
+                "canceling authentication due to timeout",
+            );
+            info!("connection from {peer_s}: {}", e.message);
             wire.goodbye(&fatal(e)).await;
             return;
         }
     }
+    let replication = super::is_replication_request(&params);
+    if policy.log_connections {
+        let mut line = if replication {
+            format!("replication connection authorized: user={user}")
+        } else {
+            format!(
+                "connection authorized: user={user} database={}",
+                match startup_param(&params, "database") {
+                    "" => user.as_str(),
+                    d => d,
+                }
+            )
+        };
+        let app = startup_param(&params, "application_name");
+        if !app.is_empty() {
+            line.push_str(&format!(" application_name={app}"));
+        }
+        info!("{line}");
+    }
+    let farewell = policy.log_disconnections.then(|| Farewell {
+        began,
+        user: user.clone(),
+        database: match startup_param(&params, "database") {
+            "" => user.clone(),
+            d => d.to_string(),
+        },
+        peer,
+    });
     if let Some(e) = request.after {
         info!(
             "connection from {peer_s} refused after authentication: {}",
@@ -584,6 +635,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         Owned {
             _key: key,
             peer: peer_s,
+            farewell,
             _live: live,
         },
     )
@@ -794,8 +846,34 @@ struct Owned {
     _key: CancelKey,
     /// The client, for logs ([`peer_text`]).
     peer: String,
+    /// `log_disconnections`: what the line at the end says.
+    farewell: Option<Farewell>,
     /// Counts the connection as live until it ends.
     _live: LiveGuard,
+}
+
+/// The `log_disconnections` line of a session (PostgreSQL's wording).
+struct Farewell {
+    began: std::time::Instant,
+    user: String,
+    database: String,
+    peer: Option<SocketAddr>,
+}
+
+impl Farewell {
+    fn line(&self) -> String {
+        let t = self.began.elapsed();
+        let ms = t.as_millis();
+        let (h, m, sec, milli) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+        let host = match self.peer {
+            Some(p) => format!("host={} port={}", p.ip(), p.port()),
+            None => "host=[local]".into(),
+        };
+        format!(
+            "disconnection: session time: {h}:{m:02}:{sec:02}.{milli:03} user={} database={} {host}",
+            self.user, self.database
+        )
+    }
 }
 
 /// Runs `session` to its end, or until it moves to another core: then its
@@ -871,8 +949,11 @@ fn drive<B: Backend>(
         }
         // Dropping the backend aborts any open transaction and frees its slot.
         drop(session);
+        match &owned.farewell {
+            Some(f) => info!("{}", f.line()),
+            None => debug!("disconnection: host={peer}"),
+        }
         drop(owned);
-        debug!("disconnection: host={peer}");
     })
 }
 
