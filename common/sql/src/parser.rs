@@ -601,6 +601,13 @@ impl<'a> Cur<'a> {
     pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
     }
+    /// `e` with the position of token `at` (PostgreSQL's error cursor).
+    pub(crate) fn mark_at(&self, at: usize, e: PgError) -> PgError {
+        match self.toks.get(at) {
+            Some(t) => e.with_position(char_position(self.sql, t.start)),
+            None => e,
+        }
+    }
     pub(crate) fn error_here(&self) -> PgError {
         match self.toks.get(self.pos) {
             Some(t) => PgError::syntax(format!(
@@ -839,7 +846,7 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         w if typestmt::is_type_statement(w, c.peek_word_at(1)) => {
             Some(Stmt::Type(typestmt::parse(&mut c)?))
         }
-        "alter" if seqstmt::is_sequence_statement(&c) => {
+        "alter" | "create" if seqstmt::is_sequence_statement(&c) => {
             Some(Stmt::Sequence(seqstmt::parse(&mut c)?))
         }
         "comment" if commentstmt::is_comment_statement(&c) => {

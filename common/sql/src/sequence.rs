@@ -229,6 +229,82 @@ fn const_i64(e: &ast::Expr) -> PgResult<i64> {
     })
 }
 
+/// CREATE SEQUENCE as the hand parser reads it (options in any order,
+/// `AS type`, `OWNED BY`): the same checks as [`create_sequence`].
+fn create_with_options(
+    cx: &mut DdlCtx<'_>,
+    if_not_exists: bool,
+    name: &str,
+    o: &SeqOptions,
+) -> PgResult<String> {
+    let ty = match &o.as_type {
+        Some(t) => SqlType::from_name(t).ok_or_else(|| {
+            PgError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!("type \"{t}\" does not exist"),
+            )
+        })?,
+        None => SqlType::Int8,
+    };
+    let num = |v: i64| ast::Expr::Value(ast::Value::Number(v.to_string(), false));
+    let mut options = Vec::new();
+    if let Some(v) = o.increment {
+        options.push(ast::SequenceOptions::IncrementBy(num(v), true));
+    }
+    if let Some(v) = o.min {
+        options.push(ast::SequenceOptions::MinValue(v.map(num)));
+    }
+    if let Some(v) = o.max {
+        options.push(ast::SequenceOptions::MaxValue(v.map(num)));
+    }
+    if let Some(v) = o.start {
+        options.push(ast::SequenceOptions::StartWith(num(v), true));
+    }
+    if let Some(v) = o.cache {
+        options.push(ast::SequenceOptions::Cache(num(v)));
+    }
+    if let Some(c) = o.cycle {
+        options.push(ast::SequenceOptions::Cycle(!c));
+    }
+    let q = crate::namespace::QualName::parse_text(name)?;
+    let tag = create_typed(
+        cx,
+        if_not_exists,
+        q.clone(),
+        ty,
+        &options,
+        o.owned_by.as_ref(),
+    )?;
+    // RESTART in CREATE: the first value nextval hands out.
+    if let Some(r) = o.restart {
+        if let Some(seq) = crate::namespace::find_sequence(&cx.catalog(), &q) {
+            let value = r.unwrap_or(seq.spec.start);
+            let (min, max) = (seq.spec.min, seq.spec.max);
+            let bound = if value < min {
+                Some(format!("cannot be less than MINVALUE ({min})"))
+            } else if value > max {
+                Some(format!("cannot be greater than MAXVALUE ({max})"))
+            } else {
+                None
+            };
+            if let Some(b) = bound {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("RESTART value ({value}) {b}"),
+                ));
+            }
+            cx.db
+                .catalog()
+                .apply_catalog_change(&CatalogChange::SetSequence {
+                    name: seq.spec.key(),
+                    value,
+                    called: false,
+                })?;
+        }
+    }
+    Ok(tag)
+}
+
 /// CREATE SEQUENCE.
 pub fn create_sequence(
     cx: &mut DdlCtx<'_>,
@@ -238,6 +314,22 @@ pub fn create_sequence(
     options: &[ast::SequenceOptions],
 ) -> PgResult<String> {
     let qname = crate::namespace::QualName::of(name)?;
+    let ty = match data_type {
+        Some(t) => SqlType::from_data_type(t)?,
+        None => SqlType::Int8,
+    };
+    create_typed(cx, if_not_exists, qname, ty, options, None)
+}
+
+/// CREATE SEQUENCE of type `ty` with `options` (and OWNED BY).
+fn create_typed(
+    cx: &mut DdlCtx<'_>,
+    if_not_exists: bool,
+    qname: crate::namespace::QualName,
+    ty: SqlType,
+    options: &[ast::SequenceOptions],
+    owner: Option<&Option<Vec<String>>>,
+) -> PgResult<String> {
     let ns = crate::namespace::creation_namespace(&cx.catalog(), &qname)?;
     let name = qname.name;
     if crate::ddl::relation_exists(cx.db, ns, &name) {
@@ -251,12 +343,11 @@ pub fn create_sequence(
         }
         return Err(PgError::new(sqlstate::DUPLICATE_TABLE, msg));
     }
-    let ty = match data_type {
-        Some(t) => SqlType::from_data_type(t)?,
-        None => SqlType::Int8,
-    };
     let mut spec = sequence_spec(cx.db.catalog().allocate_oid(), &name, ty, options)?;
     spec.namespace = ns;
+    if let Some(Some(parts)) = owner {
+        spec.owned_by = Some(owned_by(cx, &spec, parts)?);
+    }
     add_sequence(cx, spec)?;
     Ok("CREATE SEQUENCE".into())
 }
@@ -718,6 +809,11 @@ fn identity_owned(cx: &DdlCtx<'_>, seq: &SequenceSpec) -> Option<String> {
 /// the definition before it back ([`PendingDdl::AlterSequence`]).
 pub fn alter_sequence(cx: &mut DdlCtx<'_>, stmt: &SeqStmt) -> PgResult<String> {
     let (if_exists, name) = match stmt {
+        SeqStmt::Create {
+            if_not_exists,
+            name,
+            options,
+        } => return create_with_options(cx, *if_not_exists, name, options),
         SeqStmt::Alter {
             if_exists, name, ..
         }
@@ -787,6 +883,7 @@ fn alter_locked(
         _ => false,
     };
     let (mut spec, value, called) = match stmt {
+        SeqStmt::Create { .. } => return Err(PgError::internal("CREATE SEQUENCE as an ALTER")),
         SeqStmt::Alter { options, .. } => {
             let (mut s, value, called) = altered_spec(&spec, seq.counter(), options)?;
             if let Some(owner) = &options.owned_by {

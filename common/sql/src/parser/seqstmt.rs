@@ -54,9 +54,19 @@ impl SeqOptions {
     }
 }
 
-/// An ALTER SEQUENCE statement.
+/// An ALTER SEQUENCE statement, or a CREATE SEQUENCE (whose options come
+/// in any order, as PostgreSQL's and pg_dump's do).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SeqStmt {
+    /// `CREATE SEQUENCE [IF NOT EXISTS] name option …`.
+    Create {
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+        /// The sequence, as `parser::Cur::relation_name` keeps it.
+        name: String,
+        /// The options (RESTART: the first value, as PostgreSQL).
+        options: SeqOptions,
+    },
     /// `ALTER SEQUENCE [IF EXISTS] name option …`.
     Alter {
         /// IF EXISTS.
@@ -89,13 +99,16 @@ pub enum SeqStmt {
 impl SeqStmt {
     /// The command tag.
     pub fn tag(&self) -> &'static str {
-        "ALTER SEQUENCE"
+        match self {
+            SeqStmt::Create { .. } => "CREATE SEQUENCE",
+            _ => "ALTER SEQUENCE",
+        }
     }
 }
 
-/// True if the statement starts `ALTER SEQUENCE`.
+/// True if the statement starts `ALTER SEQUENCE` or `CREATE SEQUENCE`.
 pub(crate) fn is_sequence_statement(c: &Cur<'_>) -> bool {
-    c.peek_word() == Some("alter") && c.peek_word_at(1) == Some("sequence")
+    matches!(c.peek_word(), Some("alter" | "create")) && c.peek_word_at(1) == Some("sequence")
 }
 
 fn redundant() -> PgError {
@@ -137,8 +150,26 @@ fn at_number(c: &Cur<'_>) -> bool {
     matches!(c.peek(), Some(Tok::Num(_)) | Some(Tok::Punct('-' | '+')))
 }
 
-/// Parses an ALTER SEQUENCE ([`is_sequence_statement`] said it is one).
+/// Parses an ALTER or CREATE SEQUENCE ([`is_sequence_statement`] said it
+/// is one).
 pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<SeqStmt> {
+    if c.eat_word("create") {
+        c.expect_word("sequence")?;
+        let if_not_exists = if c.eat_word("if") {
+            c.expect_word("not")?;
+            c.expect_word("exists")?;
+            true
+        } else {
+            false
+        };
+        let name = c.relation_name()?;
+        let options = parse_options(c, false)?;
+        return Ok(SeqStmt::Create {
+            if_not_exists,
+            name,
+            options,
+        });
+    }
     c.expect_word("alter")?;
     c.expect_word("sequence")?;
     let if_exists = if c.eat_word("if") {
@@ -168,49 +199,61 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<SeqStmt> {
             schema,
         });
     }
+    let options = parse_options(c, true)?;
+    Ok(SeqStmt::Alter {
+        if_exists,
+        name,
+        options,
+    })
+}
+
+/// The options of ALTER SEQUENCE (`alter`: at least one needed) or CREATE
+/// SEQUENCE, in any order, each at most once.
+fn parse_options(c: &mut Cur<'_>, alter: bool) -> PgResult<SeqOptions> {
     let mut o = SeqOptions::default();
     let mut any = false;
     while !c.at_end() {
+        let at = c.pos;
         if c.eat_word("as") {
             let mut ty = c.one_ident()?;
             while c.eat_punct('.') {
                 ty = format!("{ty}.{}", c.one_ident()?);
             }
-            once(&mut o.as_type, ty)?;
+            once(&mut o.as_type, ty).map_err(|e| c.mark_at(at, e))?;
         } else if c.eat_word("increment") {
             let _ = c.eat_word("by");
             let v = number(c)?;
-            once(&mut o.increment, v)?;
+            once(&mut o.increment, v).map_err(|e| c.mark_at(at, e))?;
         } else if c.eat_word("minvalue") {
             let v = number(c)?;
-            once(&mut o.min, Some(v))?;
+            once(&mut o.min, Some(v)).map_err(|e| c.mark_at(at, e))?;
         } else if c.eat_word("maxvalue") {
             let v = number(c)?;
-            once(&mut o.max, Some(v))?;
+            once(&mut o.max, Some(v)).map_err(|e| c.mark_at(at, e))?;
         } else if c.eat_word("start") {
             let _ = c.eat_word("with");
             let v = number(c)?;
-            once(&mut o.start, v)?;
+            once(&mut o.start, v).map_err(|e| c.mark_at(at, e))?;
         } else if c.eat_word("restart") {
             let v = if c.eat_word("with") || at_number(c) {
                 Some(number(c)?)
             } else {
                 None
             };
-            once(&mut o.restart, v)?;
+            once(&mut o.restart, v).map_err(|e| c.mark_at(at, e))?;
         } else if c.eat_word("cache") {
             let v = number(c)?;
-            once(&mut o.cache, v)?;
+            once(&mut o.cache, v).map_err(|e| c.mark_at(at, e))?;
         } else if c.eat_word("cycle") {
-            once(&mut o.cycle, true)?;
+            once(&mut o.cycle, true).map_err(|e| c.mark_at(at, e))?;
         } else if c.eat_word("no") {
             if c.eat_word("minvalue") {
-                once(&mut o.min, None)?;
+                once(&mut o.min, None).map_err(|e| c.mark_at(at, e))?;
             } else if c.eat_word("maxvalue") {
-                once(&mut o.max, None)?;
+                once(&mut o.max, None).map_err(|e| c.mark_at(at, e))?;
             } else {
                 c.expect_word("cycle")?;
-                once(&mut o.cycle, false)?;
+                once(&mut o.cycle, false).map_err(|e| c.mark_at(at, e))?;
             }
         } else if c.eat_word("owned") {
             c.expect_word("by")?;
@@ -223,20 +266,16 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<SeqStmt> {
             } else {
                 Some(parts)
             };
-            once(&mut o.owned_by, v)?;
+            once(&mut o.owned_by, v).map_err(|e| c.mark_at(at, e))?;
         } else {
             return Err(c.error_here());
         }
         any = true;
     }
-    if !any {
+    if !any && alter {
         return Err(c.error_here());
     }
-    Ok(SeqStmt::Alter {
-        if_exists,
-        name,
-        options: o,
-    })
+    Ok(o)
 }
 
 #[cfg(test)]
