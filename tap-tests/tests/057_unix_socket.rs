@@ -55,10 +55,10 @@ fn clients_connect_through_the_socket() {
     let s = Session::connect("socket", &socket_conn(&primary, &dir, "postgres"));
     assert_eq!(
         s.query_safe(
-            "SELECT inet_client_addr() IS NULL, client_addr IS NULL \
+            "SELECT inet_client_addr() IS NULL, client_addr IS NULL, client_port \
              FROM pg_stat_activity WHERE pid = pg_backend_pid()"
         ),
-        "t|t"
+        "t|t|-1"
     );
     s.query_safe("CREATE TABLE via_socket (x int); INSERT INTO via_socket VALUES (1)");
     assert_eq!(primary.safe_sql("SELECT count(*) FROM via_socket"), "1");

@@ -57,6 +57,8 @@ pub struct BackendStatus {
     pub client: Option<SocketAddr>,
     /// The server's address the client connected to (None: not known).
     pub server: Option<SocketAddr>,
+    /// The client came through the Unix-domain socket (client_port -1).
+    pub unix_socket: bool,
     /// backend_start (PostgreSQL microseconds since 2000-01-01 UTC).
     pub backend_start: i64,
     /// xact_start (None outside a transaction).
@@ -154,6 +156,7 @@ mod tests {
             application_name: String::new(),
             client: None,
             server: None,
+            unix_socket: false,
             backend_start: 0,
             xact_start: None,
             query_start: None,

@@ -434,6 +434,7 @@ impl Session {
             application_name: settings.get("application_name").unwrap_or_default(),
             client: None,
             server: None,
+            unix_socket: false,
             backend_start: started,
             xact_start: None,
             query_start: None,
@@ -509,6 +510,7 @@ impl Session {
         self.status.update(|s| {
             s.client = peer;
             s.server = local;
+            s.unix_socket = peer.is_none();
         });
     }
 

@@ -1149,8 +1149,12 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ),
             (
                 "client_port",
-                b.client
-                    .map_or(Value::Null, |a| Value::Int4(i32::from(a.port()))),
+                match b.client {
+                    Some(a) => Value::Int4(i32::from(a.port())),
+                    // PostgreSQL's value for a Unix-socket client.
+                    None if b.unix_socket => Value::Int4(-1),
+                    None => Value::Null,
+                },
             ),
             ("backend_start", Value::TimestampTz(b.backend_start)),
             ("xact_start", opt_ts(b.xact_start)),
