@@ -74,6 +74,69 @@ fn at(b: &[u8], i: usize) -> u8 {
     b.get(i).copied().unwrap_or(0)
 }
 
+/// One decimal number of a dotted IPv4 address, starting at the digit
+/// `ch`, stored as `dst[n]`: `Some(true)` when the address ends after it
+/// (end of input or `/`), `Some(false)` when a `.` follows, None when it
+/// is malformed (over 255, a fifth number, another character).
+fn dotted_octet(
+    b: &[u8],
+    p: &mut usize,
+    ch: &mut u8,
+    dst: &mut [u8; 16],
+    n: &mut usize,
+) -> Option<bool> {
+    let mut tmp: u32 = 0;
+    loop {
+        tmp = tmp * 10 + u32::from(ch.wrapping_sub(b'0'));
+        if tmp > 255 {
+            return None;
+        }
+        *ch = at(b, *p);
+        *p += 1;
+        if !ch.is_ascii_digit() {
+            break;
+        }
+    }
+    if *n == 4 {
+        return None;
+    }
+    dst[*n] = tmp as u8;
+    *n += 1;
+    if *ch == 0 || *ch == b'/' {
+        return Some(true);
+    }
+    if *ch != b'.' {
+        return None;
+    }
+    Some(false)
+}
+
+/// An IPv4 `/bits` suffix after `n` address bytes, `ch` being the
+/// character after them: -1 when there is none, None when it is
+/// malformed or over 32.
+fn mask_bits(b: &[u8], p: &mut usize, ch: &mut u8, n: usize) -> Option<i32> {
+    if !(*ch == b'/' && at(b, *p).is_ascii_digit() && n > 0) {
+        return Some(-1);
+    }
+    *ch = at(b, *p);
+    *p += 1;
+    let mut bits: i32 = 0;
+    loop {
+        bits = bits
+            .saturating_mul(10)
+            .saturating_add(i32::from(ch.wrapping_sub(b'0')));
+        *ch = at(b, *p);
+        *p += 1;
+        if !ch.is_ascii_digit() {
+            break;
+        }
+    }
+    if *ch != 0 || bits > 32 {
+        return None;
+    }
+    Some(bits)
+}
+
 /// `inet_net_pton_ipv4`: inet's IPv4 form. Returns the mask length.
 fn pton_ipv4_inet(b: &[u8], dst: &mut [u8; 16]) -> Option<u8> {
     let mut p = 0;
@@ -85,47 +148,11 @@ fn pton_ipv4_inet(b: &[u8], dst: &mut [u8; 16]) -> Option<u8> {
         if !ch.is_ascii_digit() {
             break;
         }
-        let mut tmp: u32 = 0;
-        loop {
-            tmp = tmp * 10 + (ch - b'0') as u32;
-            if tmp > 255 {
-                return None;
-            }
-            ch = at(b, p);
-            p += 1;
-            if !ch.is_ascii_digit() {
-                break;
-            }
-        }
-        if n == 4 {
-            return None;
-        }
-        dst[n] = tmp as u8;
-        n += 1;
-        if ch == 0 || ch == b'/' {
+        if dotted_octet(b, &mut p, &mut ch, dst, &mut n)? {
             break;
         }
-        if ch != b'.' {
-            return None;
-        }
     }
-    let mut bits: i32 = -1;
-    if ch == b'/' && at(b, p).is_ascii_digit() && n > 0 {
-        ch = at(b, p);
-        p += 1;
-        bits = 0;
-        loop {
-            bits = bits.saturating_mul(10).saturating_add((ch - b'0') as i32);
-            ch = at(b, p);
-            p += 1;
-            if !ch.is_ascii_digit() {
-                break;
-            }
-        }
-        if ch != 0 || bits > 32 {
-            return None;
-        }
-    }
+    let mut bits = mask_bits(b, &mut p, &mut ch, n)?;
     // The C code stops at a NUL; here the string's end must have been reached.
     if ch != 0 || p != b.len() + 1 {
         return None;
@@ -181,28 +208,8 @@ fn pton_ipv4_cidr(b: &[u8], dst: &mut [u8; 16]) -> Option<u8> {
         }
     } else if ch.is_ascii_digit() {
         loop {
-            let mut tmp: u32 = 0;
-            loop {
-                tmp = tmp * 10 + (ch - b'0') as u32;
-                if tmp > 255 {
-                    return None;
-                }
-                ch = at(b, p);
-                p += 1;
-                if !ch.is_ascii_digit() {
-                    break;
-                }
-            }
-            if n == 4 {
-                return None;
-            }
-            dst[n] = tmp as u8;
-            n += 1;
-            if ch == 0 || ch == b'/' {
+            if dotted_octet(b, &mut p, &mut ch, dst, &mut n)? {
                 break;
-            }
-            if ch != b'.' {
-                return None;
             }
             ch = at(b, p);
             p += 1;
@@ -213,23 +220,7 @@ fn pton_ipv4_cidr(b: &[u8], dst: &mut [u8; 16]) -> Option<u8> {
     } else {
         return None;
     }
-    let mut bits: i32 = -1;
-    if ch == b'/' && at(b, p).is_ascii_digit() && n > 0 {
-        ch = at(b, p);
-        p += 1;
-        bits = 0;
-        loop {
-            bits = bits.saturating_mul(10).saturating_add((ch - b'0') as i32);
-            ch = at(b, p);
-            p += 1;
-            if !ch.is_ascii_digit() {
-                break;
-            }
-        }
-        if ch != 0 || bits > 32 {
-            return None;
-        }
-    }
+    let mut bits = mask_bits(b, &mut p, &mut ch, n)?;
     if ch != 0 || p != b.len() + 1 || n == 0 {
         return None;
     }

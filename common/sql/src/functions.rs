@@ -1603,36 +1603,8 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
             &[T::Text, T::Int4, T::Text][..n],
             T::Text,
         ),
-        "format" if n >= 1 => Ok(FuncSig {
-            func: Func::Format,
-            arg_types: args
-                .iter()
-                .enumerate()
-                .map(|(i, t)| {
-                    if *t == T::Unknown || i == 0 {
-                        T::Text
-                    } else {
-                        *t
-                    }
-                })
-                .collect(),
-            ret: T::Text,
-        }),
-        "concat_ws" if n >= 1 => Ok(FuncSig {
-            func: Func::ConcatWs,
-            arg_types: args
-                .iter()
-                .enumerate()
-                .map(|(i, t)| {
-                    if *t == T::Unknown || i == 0 {
-                        T::Text
-                    } else {
-                        *t
-                    }
-                })
-                .collect(),
-            ret: T::Text,
-        }),
+        "format" if n >= 1 => Ok(text_then_any(Func::Format, args)),
+        "concat_ws" if n >= 1 => Ok(text_then_any(Func::ConcatWs, args)),
         "reverse" => sig(Func::Reverse, &[T::Text], T::Text),
         "starts_with" => sig(Func::StartsWith, &[T::Text, T::Text], T::Bool),
         "translate" => sig(Func::Translate, &[T::Text, T::Text, T::Text], T::Text),
@@ -3199,6 +3171,26 @@ fn sqrt_numeric(n: Numeric) -> PgResult<Numeric> {
     match exact {
         Some(r) => Ok(r),
         None => f64_at_scale(n.to_f64().sqrt(), rscale),
+    }
+}
+
+/// A variadic text function whose first argument is text and the others
+/// any type (unknown literals as text): format(), concat_ws().
+fn text_then_any(func: Func, args: &[SqlType]) -> FuncSig {
+    FuncSig {
+        func,
+        arg_types: args
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                if *t == SqlType::Unknown || i == 0 {
+                    SqlType::Text
+                } else {
+                    *t
+                }
+            })
+            .collect(),
+        ret: SqlType::Text,
     }
 }
 

@@ -601,6 +601,25 @@ impl<'a> Cur<'a> {
     pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
     }
+    /// `IF NOT EXISTS` if it comes next.
+    pub(crate) fn eat_if_not_exists(&mut self) -> PgResult<bool> {
+        if !self.eat_word("if") {
+            return Ok(false);
+        }
+        self.expect_word("not")?;
+        self.expect_word("exists")?;
+        Ok(true)
+    }
+
+    /// `IF EXISTS` if it comes next.
+    pub(crate) fn eat_if_exists(&mut self) -> PgResult<bool> {
+        if !self.eat_word("if") {
+            return Ok(false);
+        }
+        self.expect_word("exists")?;
+        Ok(true)
+    }
+
     /// `e` with the position of token `at` (PostgreSQL's error cursor).
     pub(crate) fn mark_at(&self, at: usize, e: PgError) -> PgError {
         match self.toks.get(at) {

@@ -86,12 +86,7 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<SchemaStmt> {
         c.expect_word("view")?;
         "VIEW"
     };
-    let if_exists = if c.eat_word("if") {
-        c.expect_word("exists")?;
-        true
-    } else {
-        false
-    };
+    let if_exists = c.eat_if_exists()?;
     let _ = c.eat_word("only");
     let name = c.relation_name()?;
     c.expect_word("set")?;

@@ -155,13 +155,7 @@ fn at_number(c: &Cur<'_>) -> bool {
 pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<SeqStmt> {
     if c.eat_word("create") {
         c.expect_word("sequence")?;
-        let if_not_exists = if c.eat_word("if") {
-            c.expect_word("not")?;
-            c.expect_word("exists")?;
-            true
-        } else {
-            false
-        };
+        let if_not_exists = c.eat_if_not_exists()?;
         let name = c.relation_name()?;
         let options = parse_options(c, false)?;
         return Ok(SeqStmt::Create {
@@ -172,12 +166,7 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<SeqStmt> {
     }
     c.expect_word("alter")?;
     c.expect_word("sequence")?;
-    let if_exists = if c.eat_word("if") {
-        c.expect_word("exists")?;
-        true
-    } else {
-        false
-    };
+    let if_exists = c.eat_if_exists()?;
     let name = c.relation_name()?;
     if c.eat_word("rename") {
         c.expect_word("to")?;

@@ -94,13 +94,7 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<TypeStmt> {
     }
     let stmt = if c.eat_word("add") {
         c.expect_word("value")?;
-        let if_not_exists = if c.eat_word("if") {
-            c.expect_word("not")?;
-            c.expect_word("exists")?;
-            true
-        } else {
-            false
-        };
+        let if_not_exists = c.eat_if_not_exists()?;
         let label = c.string()?;
         let neighbor = if c.eat_word("before") {
             Some((true, c.string()?))

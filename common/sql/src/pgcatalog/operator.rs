@@ -560,33 +560,9 @@ mod tests {
     /// The operator symbols the binder dispatches on: `OPERATOR(…)`'s
     /// table in `expr.rs` (every infix operator the parser gives the
     /// binder) and the json operators of `jsonfuncs::resolve_operator`.
-    fn dispatched() -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        let expr = include_str!("../expr.rs");
-        let at = expr
-            .find("let builtin = match name {")
-            .expect("expr.rs: the OPERATOR(…) table");
-        let body = &expr[at..];
-        let end = body.find("_ => None").expect("end of the table");
-        for line in body[..end].lines() {
-            let t = line.trim();
-            let mut rest = t;
-            while let Some(r) = rest.strip_prefix('"') {
-                let Some(close) = r.find('"') else { break };
-                out.insert(r[..close].to_string());
-                rest = r[close + 1..]
-                    .trim_start()
-                    .trim_start_matches('|')
-                    .trim_start();
-            }
-        }
-        let json = include_str!("../jsonfuncs.rs");
-        let at = json
-            .find("pub fn resolve_operator(")
-            .expect("jsonfuncs.rs: resolve_operator");
-        let body = &json[at..];
-        let end = body.find("\n}\n").unwrap_or(body.len());
-        for line in body[..end].lines() {
+    /// The string literals of match-arm patterns (`"+" | "-" =>`) in `code`.
+    fn quoted_patterns(code: &str, out: &mut BTreeSet<String>) {
+        for line in code.lines() {
             let mut rest = line.trim();
             while let Some(r) = rest.strip_prefix('"') {
                 let Some(close) = r.find('"') else { break };
@@ -597,6 +573,24 @@ mod tests {
                     .trim_start();
             }
         }
+    }
+
+    fn dispatched() -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let expr = include_str!("../expr.rs");
+        let at = expr
+            .find("let builtin = match name {")
+            .expect("expr.rs: the OPERATOR(…) table");
+        let body = &expr[at..];
+        let end = body.find("_ => None").expect("end of the table");
+        quoted_patterns(&body[..end], &mut out);
+        let json = include_str!("../jsonfuncs.rs");
+        let at = json
+            .find("pub fn resolve_operator(")
+            .expect("jsonfuncs.rs: resolve_operator");
+        let body = &json[at..];
+        let end = body.find("\n}\n").unwrap_or(body.len());
+        quoted_patterns(&body[..end], &mut out);
         out
     }
 
