@@ -306,6 +306,9 @@ pub struct ScopeColumn {
 pub struct Scope {
     /// Visible columns, in row order.
     pub columns: Vec<ScopeColumn>,
+    /// The relation OID of each table or catalog in FROM, by the name that
+    /// qualifies it: the value of its `tableoid` system column.
+    pub rel_oids: Vec<(String, u32)>,
 }
 
 impl Scope {
@@ -327,7 +330,26 @@ impl Scope {
                     whole_row: false,
                 })
                 .collect(),
+            rel_oids: Vec::new(),
         }
+    }
+
+    /// The `tableoid` system column: the OID of the relation `qualifier`
+    /// names, or of the one relation in FROM when unqualified (42702 when
+    /// there are several). None when no relation answers.
+    pub fn tableoid(&self, qualifier: Option<&str>) -> PgResult<Option<u32>> {
+        let mut hits = self
+            .rel_oids
+            .iter()
+            .filter(|(q, _)| qualifier.is_none_or(|w| w == q));
+        let first = hits.next().map(|(_, o)| *o);
+        if first.is_some() && hits.next().is_some() {
+            return Err(PgError::new(
+                sqlstate::AMBIGUOUS_COLUMN,
+                "column reference \"tableoid\" is ambiguous",
+            ));
+        }
+        Ok(first)
     }
 
     /// Adds a column.
@@ -1027,6 +1049,14 @@ impl Binder<'_> {
                                 }
                             }
                         }
+                        if name == "tableoid" && err.code == sqlstate::UNDEFINED_COLUMN {
+                            if let Some(o) = self.scope.tableoid(None)? {
+                                return Ok(BoundExpr {
+                                    expr: Expr::Const(Value::Oid(o)),
+                                    ty: SqlType::Oid,
+                                });
+                            }
+                        }
                         // SQL-standard niladic functions parsed as identifiers.
                         if id.quote_style.is_none() {
                             if let Some(b) = self.niladic(&name)? {
@@ -1047,6 +1077,14 @@ impl Binder<'_> {
                 let i = match self.scope.resolve(Some(&table), &col) {
                     Ok(i) => i,
                     Err(err) => {
+                        if col == "tableoid" && err.code == sqlstate::UNDEFINED_COLUMN {
+                            if let Some(o) = self.scope.tableoid(Some(&table))? {
+                                return Ok(BoundExpr {
+                                    expr: Expr::Const(Value::Oid(o)),
+                                    ty: SqlType::Oid,
+                                });
+                            }
+                        }
                         if err.code != sqlstate::AMBIGUOUS_COLUMN {
                             if let Some(h) = self.hook.as_deref_mut() {
                                 if let Some(r) = h.outer_column(Some(&table), &col) {

@@ -562,6 +562,7 @@ fn read_factor(
                     .collect();
                 let cols = aliased(cols, alias.as_ref(), &rel)?;
                 let n = cols.len();
+                f.scope.rel_oids.push((qual.clone(), view.oid));
                 let node = PlanNode::new(NodeKind::SystemView(view), n, 10.0);
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
             }
@@ -591,6 +592,7 @@ fn read_factor(
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
             };
             g.relations.borrow_mut().push(table.oid);
+            f.scope.rel_oids.push((qual.clone(), table.oid));
             let cols: Vec<(String, SqlType)> = table
                 .columns
                 .iter()
