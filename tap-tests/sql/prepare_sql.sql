@@ -30,6 +30,10 @@ EXECUTE inb;
 DEALLOCATE ALL;
 EXECUTE q1;
 
+-- PREPARE and EXECUTE in one Query message: EXECUTE is described after
+-- the PREPARE before it has run.
+PREPARE ps_one AS SELECT 1 AS a, 'x'::text AS b \; EXECUTE ps_one;
+DEALLOCATE ps_one;
 -- @@ read-only
 PREPARE ro(int) AS SELECT v, n FROM pp_t WHERE id <= $1 ORDER BY id;
 EXECUTE ro(3);

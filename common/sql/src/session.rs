@@ -98,7 +98,14 @@ pub struct PreparedStatement {
     /// text: the text's literals, which execution binds as the template's
     /// parameters (the client binds none).
     shape: Option<ShapeBinding>,
+    /// For `EXECUTE name`: the session's SQL-level prepared statements, in
+    /// which [`PreparedStatement::columns`] finds the target when it is
+    /// described — after a PREPARE earlier in the same Query has run.
+    sql_prepared: Option<SqlPrepared>,
 }
+
+/// A session's `PREPARE`d statements by name, shared with its EXECUTEs.
+type SqlPrepared = Arc<Mutex<HashMap<String, Arc<PreparedStatement>>>>;
 
 /// The literals of a text run through its shape's template.
 struct ShapeBinding {
@@ -146,6 +153,15 @@ impl PreparedStatement {
     /// still fails (execute reports the error).
     pub fn columns(&self) -> Option<&[FieldDescription]> {
         if self.columns.get().is_none() {
+            if let (Some(map), Stmt::Sql(s)) = (&self.sql_prepared, &self.parsed.stmt) {
+                if let ast::Statement::Execute { name, .. } = &**s {
+                    let target = map.lock().get(&crate::planner::object_name(name)).cloned();
+                    if let Some(t) = target {
+                        let _ = self.columns.set(t.columns().map(|c| c.to_vec()));
+                    }
+                    return self.columns.get().and_then(|c| c.as_deref());
+                }
+            }
             if let Stmt::Sql(s) = &self.parsed.stmt {
                 let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
                 let own = self.own_xids.lock().clone();
@@ -305,7 +321,7 @@ pub struct Session {
     /// node's template.
     shapes: HashMap<usize, SessionShape>,
     /// SQL-level prepared statements (`PREPARE name AS …`), by name.
-    sql_prepared: HashMap<String, Arc<PreparedStatement>>,
+    sql_prepared: SqlPrepared,
 }
 
 fn now_usecs() -> i64 {
@@ -494,7 +510,7 @@ impl Session {
             user,
             database,
             shapes: HashMap::new(),
-            sql_prepared: HashMap::new(),
+            sql_prepared: Default::default(),
         };
         s.mirror_settings();
         Ok(s)
@@ -641,6 +657,7 @@ impl Session {
                 own_xids: self.own_xids.clone(),
                 path: self.shared_path.clone(),
                 shape: None,
+                sql_prepared: None,
             })]);
         }
         let single = parsed.len() == 1;
@@ -714,19 +731,16 @@ impl Session {
             Stmt::Copy(c) if c.direction == CopyDirection::ToStdout => {
                 (OnceLock::from(None), fixed(oids), None)
             }
-            // EXECUTE returns what its prepared statement returns.
+            // EXECUTE returns what its prepared statement returns, looked
+            // up when described (`columns`).
             Stmt::Sql(s) if matches!(**s, ast::Statement::Execute { .. }) => {
-                let columns = match &**s {
-                    ast::Statement::Execute { name, .. } => self
-                        .sql_prepared
-                        .get(&crate::planner::object_name(name))
-                        .and_then(|p| p.columns().map(|c| c.to_vec())),
-                    _ => None,
-                };
-                (OnceLock::from(columns), fixed(oids), None)
+                (OnceLock::new(), fixed(oids), None)
             }
             _ => (OnceLock::from(None), fixed(oids), None),
         };
+        let sql_prepared =
+            matches!(&parsed.stmt, Stmt::Sql(s) if matches!(**s, ast::Statement::Execute { .. }))
+                .then(|| self.sql_prepared.clone());
         Ok(PreparedStatement {
             db: self.db.clone(),
             parsed,
@@ -736,6 +750,7 @@ impl Session {
             own_xids: self.own_xids.clone(),
             path: self.shared_path.clone(),
             shape: None,
+            sql_prepared,
         })
     }
 
@@ -846,6 +861,7 @@ impl Session {
             own_xids: self.own_xids.clone(),
             path: self.shared_path.clone(),
             shape: None,
+            sql_prepared: None,
         }))
     }
 
@@ -889,6 +905,7 @@ impl Session {
             own_xids: self.own_xids.clone(),
             path: self.shared_path.clone(),
             shape: Some(ShapeBinding { template, values }),
+            sql_prepared: None,
         })
     }
 
@@ -1696,7 +1713,7 @@ impl Session {
             return Err(PgError::internal("not PREPARE"));
         };
         let name = crate::planner::ident_name(name);
-        if self.sql_prepared.contains_key(&name) {
+        if self.sql_prepared.lock().contains_key(&name) {
             return Err(PgError::new(
                 sqlstate::DUPLICATE_PREPARED_STATEMENT,
                 format!("prepared statement \"{name}\" already exists"),
@@ -1720,7 +1737,7 @@ impl Session {
             )));
         }
         let st = self.prepare_one(one.clone(), &oids, true)?;
-        self.sql_prepared.insert(name, Arc::new(st));
+        self.sql_prepared.lock().insert(name, Arc::new(st));
         Ok(ExecOutcome::Complete("PREPARE".into()))
     }
 
@@ -1741,6 +1758,7 @@ impl Session {
         let name = crate::planner::object_name(name);
         let target = self
             .sql_prepared
+            .lock()
             .get(&name)
             .cloned()
             .ok_or_else(|| no_prepared_statement(&name))?;
@@ -1796,11 +1814,12 @@ impl Session {
             return Err(PgError::internal("not DEALLOCATE"));
         };
         if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
-            self.sql_prepared.clear();
+            self.sql_prepared.lock().clear();
             return Ok(ExecOutcome::Complete("DEALLOCATE ALL".into()));
         }
         let name = crate::planner::ident_name(name);
         self.sql_prepared
+            .lock()
             .remove(&name)
             .ok_or_else(|| no_prepared_statement(&name))?;
         Ok(ExecOutcome::Complete("DEALLOCATE".into()))
