@@ -5,6 +5,8 @@ CREATE TABLE misc_t (id int, k text, v int, note text);
 INSERT INTO misc_t VALUES
   (1, 'a', 3, 'x'), (2, 'a', 1, NULL), (3, 'a', NULL, 'y'), (4, 'b', 2, 'x'),
   (5, 'b', 2, 'z'), (6, NULL, 5, NULL), (7, 'c', NULL, NULL), (8, 'c', 9, 'x');
+CREATE TABLE sm_ou (a int, b text);
+INSERT INTO sm_ou VALUES (1, 'x'), (3, 'y'), (2, 'z'), (NULL, 'n');
 -- @@ read-only
 -- NULLS FIRST / LAST with ASC and DESC
 SELECT id, v FROM misc_t ORDER BY v NULLS FIRST, id;
@@ -28,3 +30,9 @@ SELECT DISTINCT v % 2 AS parity FROM misc_t ORDER BY 1 NULLS FIRST;
 SELECT DISTINCT k, note IS NULL AS no_note FROM misc_t ORDER BY k, no_note;
 -- errors
 SELECT id FROM misc_t LIMIT -1;
+-- ORDER BY … USING < / > (ASC / DESC by the type's btree order).
+SELECT a FROM sm_ou ORDER BY a USING >;
+SELECT a FROM sm_ou ORDER BY a USING <;
+SELECT a FROM sm_ou ORDER BY a USING > NULLS LAST;
+SELECT b FROM sm_ou ORDER BY b USING >, a;
+SELECT x.a FROM sm_ou x JOIN sm_ou y USING (a) ORDER BY 1 USING >;

@@ -943,9 +943,43 @@ fn sqlparser_statements(
     mark_match(&mut tokens);
     mark_conflict_inference(&mut tokens);
     mark_typed_literals(&mut tokens);
+    mark_order_using(&mut tokens);
     Parser::new(&dialect)
         .with_tokens_with_locations(tokens)
         .parse_statements()
+}
+
+/// sqlparser 0.52 has no `ORDER BY x USING <` / `USING >`: the sort by
+/// the default btree class's less-than or greater-than operator is ASC or
+/// DESC, so the two tokens become that keyword. `USING` before anything
+/// but `<` or `>` (JOIN … USING (…), DELETE … USING t, CREATE INDEX …
+/// USING btree) is left alone.
+fn mark_order_using(tokens: &mut [sqlparser::tokenizer::TokenWithLocation]) {
+    use sqlparser::tokenizer::{Token, Whitespace};
+    let mut i = 0;
+    while i < tokens.len() {
+        let using = matches!(&tokens[i].token, Token::Word(w)
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("using"));
+        if !using {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < tokens.len() && matches!(tokens[j].token, Token::Whitespace(_)) {
+            j += 1;
+        }
+        let word = match tokens.get(j).map(|t| &t.token) {
+            Some(Token::Lt) => "ASC",
+            Some(Token::Gt) => "DESC",
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        tokens[i].token = Token::make_keyword(word);
+        tokens[j].token = Token::Whitespace(Whitespace::Space);
+        i = j + 1;
+    }
 }
 
 /// The column names standing for `OVERRIDING SYSTEM VALUE` / `OVERRIDING
