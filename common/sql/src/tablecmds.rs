@@ -307,6 +307,63 @@ pub(crate) fn lock_for_alter(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult
     }
 }
 
+/// ALTER TABLE … RENAME CONSTRAINT: transactional like every ALTER TABLE
+/// (a new definition with the constraint renamed); its comment moves with
+/// it. A PRIMARY KEY / UNIQUE constraint is named like its index, and an
+/// index cannot be renamed yet: 0A000.
+fn rename_constraint(
+    cx: &mut DdlCtx<'_>,
+    seen: &Arc<TableDef>,
+    old: &str,
+    new: &str,
+) -> PgResult<()> {
+    let table = lock_for_alter(cx, seen.oid)?;
+    let Some(c) = table.constraint(old).cloned() else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!(
+                "constraint \"{old}\" for table \"{}\" does not exist",
+                table.name
+            ),
+        ));
+    };
+    if table.constraint(new).is_some() {
+        return Err(PgError::new(
+            sqlstate::DUPLICATE_OBJECT,
+            format!(
+                "constraint \"{new}\" for relation \"{}\" already exists",
+                table.name
+            ),
+        ));
+    }
+    if matches!(c.kind, ConstraintKind::PrimaryKey | ConstraintKind::Unique) {
+        return Err(PgError::unsupported(
+            "RENAME CONSTRAINT of a PRIMARY KEY or UNIQUE constraint (its index would be renamed) is not supported",
+        ));
+    }
+    let mut spec = table.spec();
+    for k in spec.constraints.iter_mut().filter(|k| k.name == old) {
+        k.name = new.to_string();
+    }
+    alter_definition(cx, &table, spec)?;
+    let key = |name: &str| engine::comment::CommentKey {
+        classoid: engine::comment::PG_CONSTRAINT,
+        objoid: table.oid,
+        subid: 0,
+        name: name.to_string(),
+    };
+    let text = cx
+        .db
+        .catalog()
+        .comment(&key(old))
+        .and_then(|c| c.text.clone());
+    if let Some(text) = text {
+        crate::comment::set_comment(cx, key(old), None)?;
+        crate::comment::set_comment(cx, key(new), Some(&text))?;
+    }
+    Ok(())
+}
+
 /// ALTER TABLE … SET SCHEMA: the table (and its indexes, which live in
 /// its schema) moves to schema `ns` (called `schema`).
 pub fn set_table_schema(
@@ -785,6 +842,9 @@ fn alter_one(
             if new_name.value == crate::parser::VALIDATE =>
         {
             validate_constraint(cx, table, &ident_name(old_name))?
+        }
+        Op::RenameConstraint { old_name, new_name } => {
+            rename_constraint(cx, table, &ident_name(old_name), &ident_name(new_name))?
         }
         Op::DropConstraint {
             if_exists, name, ..
