@@ -314,4 +314,24 @@ fn connection_limits() {
     let su = Session::connect("superuser", &conn(&node, "postgres", ""));
     assert_eq!(su.query_safe("SELECT current_user"), "postgres");
     drop(again);
+    drop(plain);
+    // `-c role=…` in the startup options gets SET ROLE's check.
+    let e = Session::try_connect(
+        "role option",
+        &format!("{} options='-c role=postgres'", conn(&node, "lim1", "")),
+    )
+    .err()
+    .expect("lim1 may not become postgres");
+    assert_eq!(
+        (e.code(), e.message.as_str()),
+        ("42501", "permission denied to set role \"postgres\"")
+    );
+    let s = Session::connect(
+        "superuser as lim1",
+        &format!("{} options='-c role=lim1'", conn(&node, "postgres", "")),
+    );
+    assert_eq!(
+        s.query_safe("SELECT current_user, session_user"),
+        "lim1|postgres"
+    );
 }

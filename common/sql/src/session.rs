@@ -425,7 +425,27 @@ impl Session {
             Some(r) => r.superuser,
             None => db.catalog().roles().is_empty(),
         };
-        settings.set_internal("is_superuser", if is_superuser { "on" } else { "off" });
+        // `-c role=r` in the startup options: SET ROLE's checks.
+        if let Some(r) = settings.get("role").filter(|r| r != "none") {
+            let role = db.catalog().role(&r);
+            if role.is_none() && !db.catalog().roles().is_empty() {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("role \"{r}\" does not exist"),
+                ));
+            }
+            if r != user && !is_superuser {
+                return Err(PgError::new(
+                    sqlstate::INSUFFICIENT_PRIVILEGE,
+                    format!("permission denied to set role \"{r}\""),
+                ));
+            }
+        }
+        let role_superuser = match settings.get("role").filter(|r| r != "none") {
+            Some(r) => db.catalog().role(&r).map_or(is_superuser, |x| x.superuser),
+            None => is_superuser,
+        };
+        settings.set_internal("is_superuser", if role_superuser { "on" } else { "off" });
         // The last `superuser_reserved_connections` slots are for
         // superusers (this session already holds one).
         let max = usize::try_from(db.config().int("max_connections")).unwrap_or(0);
