@@ -13,8 +13,10 @@
 //! Stopping: Ctrl-C sends SIGINT to the whole foreground process group,
 //! SIGTERM only to `pair`; either way `pair` sends SIGINT (a fast shutdown)
 //! to the standby, waits for it, then to the primary, and exits 0 once both
-//! exited cleanly. The servers are found next to this executable
-//! (`cargo build --release` builds all three).
+//! exited cleanly. The servers are found next to this executable; the
+//! first start builds them there (`cargo build --release -p primary -p
+//! standby`, a no-op when they are up to date), so a fresh checkout's
+//! `cargo run --release --bin pair` works.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -41,8 +43,9 @@ struct Args {
 }
 
 fn spawn(bin: &str, args: &[String], log: &std::path::Path) -> std::io::Result<Child> {
-    let exe = std::env::current_exe()?;
-    let dir = exe.parent().map(|p| p.to_path_buf()).unwrap_or_default();
+    // Next to this executable, built (or brought up to date) first: a
+    // fresh checkout's `cargo run --release --bin pair` builds only pair.
+    let dir = tap_tests::binaries::bin_dir();
     let f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
