@@ -263,6 +263,13 @@ pub static CATALOGS: &[SystemView] = &[
         r::pg_statio_user_tables,
     ),
     cat("pg_locks", 12073, d::PG_LOCKS, r::pg_locks),
+    cat("pg_stat_ssl", 12249, d::PG_STAT_SSL, r::pg_stat_ssl),
+    cat(
+        "pg_stat_gssapi",
+        12253,
+        d::PG_STAT_GSSAPI,
+        r::pg_stat_gssapi,
+    ),
     cat(
         "pg_stat_activity",
         12222,

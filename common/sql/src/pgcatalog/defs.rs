@@ -431,6 +431,26 @@ pub static PG_SEQUENCES: &[(&str, T)] = &[
 ];
 
 /// `pg_stat_activity`'s columns (PostgreSQL 15).
+/// pg_stat_ssl: one row per client session (no TLS yet: `ssl` false).
+pub static PG_STAT_SSL: &[(&str, T)] = &[
+    ("pid", T::Int4),
+    ("ssl", T::Bool),
+    ("version", T::Text),
+    ("cipher", T::Text),
+    ("bits", T::Int4),
+    ("client_dn", T::Text),
+    ("client_serial", T::NUMERIC),
+    ("issuer_dn", T::Text),
+];
+
+/// pg_stat_gssapi: one row per client session (no GSSAPI: all false).
+pub static PG_STAT_GSSAPI: &[(&str, T)] = &[
+    ("pid", T::Int4),
+    ("gss_authenticated", T::Bool),
+    ("principal", T::Text),
+    ("encrypted", T::Bool),
+];
+
 pub static PG_STAT_ACTIVITY: &[(&str, T)] = &[
     ("datid", T::Oid),
     ("datname", T::Name),

@@ -1120,6 +1120,34 @@ pub fn empty(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 
 /// pg_stat_activity: one row per client session of this node
 /// (`engine::backend_status`), in the order they connected.
+/// pg_stat_ssl: every client session, none over TLS (hotpair has no TLS
+/// yet), as PostgreSQL shows a plain connection.
+pub fn pg_stat_ssl(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_STAT_SSL);
+    for b in ec.engine().backend_status().snapshot() {
+        rows.push(vec![
+            ("pid", Value::Int4(b.pid)),
+            ("ssl", Value::Bool(false)),
+            ("bits", Value::Null),
+        ]);
+    }
+    rows.out
+}
+
+/// pg_stat_gssapi: every client session, none authenticated or encrypted
+/// by GSSAPI.
+pub fn pg_stat_gssapi(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let mut rows = Rows::new(defs::PG_STAT_GSSAPI);
+    for b in ec.engine().backend_status().snapshot() {
+        rows.push(vec![
+            ("pid", Value::Int4(b.pid)),
+            ("gss_authenticated", Value::Bool(false)),
+            ("encrypted", Value::Bool(false)),
+        ]);
+    }
+    rows.out
+}
+
 pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_STAT_ACTIVITY);
