@@ -100,6 +100,14 @@ pub enum Stmt {
     },
     /// `RESET name` or `RESET ALL` (None).
     Reset(Option<String>),
+    /// `ALTER SYSTEM SET name {=|TO} value | DEFAULT` (`value` None),
+    /// `ALTER SYSTEM RESET name`; `name` None: `ALTER SYSTEM RESET ALL`.
+    AlterSystem {
+        /// The setting, None for RESET ALL.
+        name: Option<String>,
+        /// The new value; None removes the setting from the file.
+        value: Option<String>,
+    },
     /// `SHOW name` or `SHOW ALL` (None).
     Show(Option<String>),
     /// `VACUUM …` (pruning is done by the heap on its own; `VACUUM
@@ -798,6 +806,31 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
             let gid = c.string()?;
             c.expect_end()?;
             Some(Stmt::PrepareTransaction(gid))
+        }
+        "alter" if c.peek_word_at(1) == Some("system") => {
+            c.pos += 2;
+            if c.eat_word("reset") {
+                let name = if c.eat_word("all") {
+                    None
+                } else {
+                    Some(setting_name(&mut c)?)
+                };
+                c.expect_end()?;
+                Some(Stmt::AlterSystem { name, value: None })
+            } else {
+                // `SET name = value` as SET parses it.
+                match parse_set(&mut c)? {
+                    Stmt::Set {
+                        name,
+                        value,
+                        local: false,
+                    } => Some(Stmt::AlterSystem {
+                        name: Some(name),
+                        value,
+                    }),
+                    _ => return Err(c.error_here()),
+                }
+            }
         }
         "set" => Some(parse_set(&mut c)?),
         "reset" => {

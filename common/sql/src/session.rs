@@ -205,6 +205,7 @@ impl PreparedStatement {
             | Stmt::SetConstraints { .. }
             | Stmt::Reset(_)
             | Stmt::Show(_)
+            | Stmt::AlterSystem { .. }
             | Stmt::PrepareTransaction(_)
             | Stmt::CommitPrepared(_)
             | Stmt::RollbackPrepared(_) => true,
@@ -1333,6 +1334,27 @@ impl Session {
         let done = |t: &str| Ok(ExecOutcome::Complete(t.to_string()));
         match &stmt.parsed.stmt {
             Stmt::Empty => Ok(ExecOutcome::Empty),
+            Stmt::AlterSystem { name, value } => {
+                if self.xact.status() != TxStatus::Idle {
+                    return Err(PgError::new(
+                        sqlstate::ACTIVE_SQL_TRANSACTION,
+                        "ALTER SYSTEM cannot run inside a transaction block",
+                    ));
+                }
+                if !self.role_is_superuser(&self.current_role()) {
+                    return Err(PgError::new(
+                        sqlstate::INSUFFICIENT_PRIVILEGE,
+                        "must be superuser to execute ALTER SYSTEM command",
+                    ));
+                }
+                let name = name.as_deref().map(canonical_name);
+                pgtypes::config::alter_system(
+                    &self.db.config().data_dir,
+                    name.as_deref(),
+                    value.as_deref(),
+                )?;
+                done("ALTER SYSTEM")
+            }
             Stmt::Begin {
                 isolation,
                 read_only,
