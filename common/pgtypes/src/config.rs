@@ -546,8 +546,7 @@ pub const AUTO_CONF: &str = "postgresql.auto.conf";
 /// ALTER SYSTEM: sets (`value` Some) or removes (None) `name` in
 /// `DIR/postgresql.auto.conf`; `name` None removes everything (RESET
 /// ALL). The value is checked as the setting's own parser checks it; the
-/// file is replaced atomically (temp file, fsync, rename). Returns the
-/// canonical name.
+/// file is replaced atomically (temp file, fsync, rename).
 pub fn alter_system(data_dir: &Path, name: Option<&str>, value: Option<&str>) -> PgResult<()> {
     let path = data_dir.join(AUTO_CONF);
     let mut entries: Vec<(String, String)> = Vec::new();
