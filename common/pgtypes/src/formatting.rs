@@ -341,6 +341,10 @@ pub fn parse_timestamp(input: &str, fmt: &str) -> PgResult<i64> {
             .or_else(|| rest.strip_prefix("fm"))
             .unwrap_or(rest);
         fi = fmt.len() - rest.len();
+        if rest.is_empty() {
+            // A trailing FM modifies nothing.
+            break;
+        }
         let Some(p) = PATTERNS.iter().find(|p| rest.starts_with(**p)) else {
             let c = fb[fi];
             fi += rest.chars().next().map_or(1, char::len_utf8);
@@ -928,6 +932,16 @@ mod tests {
             if let Ok(post) = number_template_scale(&fmt) {
                 let _ = format_number(&float_digits(v, post.min(20)), &fmt);
             }
+        }
+    }
+
+    /// A template ending in the FM modifier (found by the proptest above).
+    #[test]
+    fn trailing_fm_parses() {
+        for fmt in ["fm", "FM", "YYYYFM", "9FM"] {
+            let _ = parse_timestamp("", fmt);
+            let _ = parse_timestamp("2024", fmt);
+            let _ = parse_number("", fmt);
         }
     }
 
