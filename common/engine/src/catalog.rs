@@ -1569,6 +1569,27 @@ impl Catalog {
         v
     }
 
+    /// The schema with OID `oid` (created, committed or not).
+    pub fn schema_by_oid(&self, oid: Oid) -> Option<Arc<SchemaDef>> {
+        self.state
+            .read()
+            .schemas
+            .values()
+            .find(|s| s.spec.oid == oid)
+            .cloned()
+    }
+
+    /// The sequence with OID `oid`, committed or not (whatever its name:
+    /// RENAME and SET SCHEMA move its key).
+    pub fn sequence_by_oid(&self, oid: Oid) -> Option<Arc<SequenceDef>> {
+        self.state
+            .read()
+            .sequences
+            .values()
+            .find(|s| s.spec.oid == oid)
+            .cloned()
+    }
+
     /// The schema called `name` (created, committed or not), for DDL.
     pub fn schema(&self, name: &str) -> Option<Arc<SchemaDef>> {
         self.state.read().schemas.get(name).cloned()

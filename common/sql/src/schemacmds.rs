@@ -105,9 +105,7 @@ fn schema_for_alter(cx: &DdlCtx<'_>, name: &str) -> PgResult<Arc<SchemaDef>> {
         let def = cx
             .db
             .catalog()
-            .schema_list()
-            .into_iter()
-            .find(|s| s.spec.oid == oid)
+            .schema_by_oid(oid)
             .ok_or_else(|| undefined_schema(name))?;
         let x = TransactionId(def.altered_by.load(Ordering::Acquire));
         if !x.is_valid() || cx.xact.own().xids.binary_search(&x).is_ok() || committed(cx, x) {
@@ -163,24 +161,14 @@ fn alter_schema(cx: &mut DdlCtx<'_>, def: &SchemaDef, mut spec: SchemaSpec) -> P
 
 /// COMMIT of a [`PendingDdl::AlterSchema`]: the mark goes.
 pub(crate) fn commit_pending(db: &engine::Engine, oid: Oid) {
-    if let Some(s) = db
-        .catalog()
-        .schema_list()
-        .into_iter()
-        .find(|s| s.spec.oid == oid)
-    {
+    if let Some(s) = db.catalog().schema_by_oid(oid) {
         s.altered_by.store(0, Ordering::Release);
     }
 }
 
 /// ROLLBACK of a [`PendingDdl::AlterSchema`]: the row before it comes back.
 pub(crate) fn abort_pending(db: &engine::Engine, oid: Oid, before: SchemaSpec) {
-    let Some(s) = db
-        .catalog()
-        .schema_list()
-        .into_iter()
-        .find(|s| s.spec.oid == oid)
-    else {
+    let Some(s) = db.catalog().schema_by_oid(oid) else {
         return;
     };
     let r = db

@@ -82,7 +82,7 @@ pub fn call(
         };
         // By key, else by OID (ALTER SEQUENCE may have renamed it).
         let exists = db.catalog().sequence(n).is_some_and(|s| s.spec.oid == *oid)
-            || db.catalog().sequences().iter().any(|s| s.spec.oid == *oid);
+            || db.catalog().sequence_by_oid(*oid).is_some();
         if !exists {
             return Err(PgError::new(
                 sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -192,9 +192,7 @@ fn locked<R>(
         let oid = seq.spec.oid;
         seq = db
             .catalog()
-            .sequences()
-            .into_iter()
-            .find(|s| s.spec.oid == oid)
+            .sequence_by_oid(oid)
             .ok_or_else(|| undefined_sequence(&seq.spec.name))?;
     }
 }
@@ -995,18 +993,10 @@ fn alter_locked(
     ))
 }
 
-/// The sequence with OID `oid`, committed or not.
-fn by_oid(db: &Engine, oid: Oid) -> Option<Arc<SequenceDef>> {
-    db.catalog()
-        .sequences()
-        .into_iter()
-        .find(|s| s.spec.oid == oid)
-}
-
 /// COMMIT of a [`PendingDdl::AlterSequence`]: the mark goes.
 pub(crate) fn commit_pending(db: &Engine, p: PendingDdl) {
     if let PendingDdl::AlterSequence { oid, .. } = p {
-        if let Some(s) = by_oid(db, oid) {
+        if let Some(s) = db.catalog().sequence_by_oid(oid) {
             s.altered_by.store(0, Ordering::Release);
         }
     }
@@ -1024,7 +1014,7 @@ pub(crate) fn abort_pending(db: &Engine, p: PendingDdl) {
     else {
         return;
     };
-    let Some(s) = by_oid(db, oid) else {
+    let Some(s) = db.catalog().sequence_by_oid(oid) else {
         return;
     };
     let _g = s.nextval_lock.lock();

@@ -369,6 +369,43 @@ fn command_name(stmt: &Stmt) -> &'static str {
     }
 }
 
+/// True if role `name` is a superuser; a node without roles (made before
+/// they existed) calls every session one.
+fn role_is_superuser(db: &Engine, name: &str) -> bool {
+    match db.catalog().role(name) {
+        Some(r) => r.superuser,
+        None => db.catalog().roles().is_empty(),
+    }
+}
+
+fn undefined_role(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_OBJECT,
+        format!("role \"{name}\" does not exist"),
+    )
+}
+
+/// SET ROLE's check (also `-c role=…` at connection): the role exists,
+/// and is the session user or the session user is a superuser (role
+/// membership is not built).
+fn check_set_role(
+    db: &Engine,
+    role: &str,
+    session_user: &str,
+    session_superuser: bool,
+) -> PgResult<()> {
+    if db.catalog().role(role).is_none() && !db.catalog().roles().is_empty() {
+        return Err(undefined_role(role));
+    }
+    if role != session_user && !session_superuser {
+        return Err(PgError::new(
+            sqlstate::INSUFFICIENT_PRIVILEGE,
+            format!("permission denied to set role \"{role}\""),
+        ));
+    }
+    Ok(())
+}
+
 impl Session {
     /// A new session for a client that sent these startup parameters
     /// (user, database, application_name, options …). Takes a proc slot:
@@ -420,27 +457,10 @@ impl Session {
             database = user.clone();
         }
         settings.set_internal("session_authorization", &user);
-        // A node without roles (made before they existed) keeps calling
-        // every session a superuser.
-        let is_superuser = match db.catalog().role(&user) {
-            Some(r) => r.superuser,
-            None => db.catalog().roles().is_empty(),
-        };
+        let is_superuser = role_is_superuser(&db, &user);
         // `-c role=r` in the startup options: SET ROLE's checks.
         if let Some(r) = settings.get("role").filter(|r| r != "none") {
-            let role = db.catalog().role(&r);
-            if role.is_none() && !db.catalog().roles().is_empty() {
-                return Err(PgError::new(
-                    sqlstate::UNDEFINED_OBJECT,
-                    format!("role \"{r}\" does not exist"),
-                ));
-            }
-            if r != user && !is_superuser {
-                return Err(PgError::new(
-                    sqlstate::INSUFFICIENT_PRIVILEGE,
-                    format!("permission denied to set role \"{r}\""),
-                ));
-            }
+            check_set_role(&db, &r, &user, is_superuser)?;
         }
         let role_superuser = match settings.get("role").filter(|r| r != "none") {
             Some(r) => db.catalog().role(&r).map_or(is_superuser, |x| x.superuser),
@@ -1939,10 +1959,7 @@ impl Session {
     }
 
     fn role_is_superuser(&self, name: &str) -> bool {
-        match self.db.catalog().role(name) {
-            Some(r) => r.superuser,
-            None => self.db.catalog().roles().is_empty(),
-        }
+        role_is_superuser(&self.db, name)
     }
 
     /// SET ROLE / SET SESSION AUTHORIZATION: the value to store (None:
@@ -1961,23 +1978,15 @@ impl Session {
         if setting == "session_authorization" && v.eq_ignore_ascii_case("default") {
             return Ok(None);
         }
-        if self.db.catalog().role(&v).is_none() && !self.db.catalog().roles().is_empty() {
-            return Err(PgError::new(
-                sqlstate::UNDEFINED_OBJECT,
-                format!("role \"{v}\" does not exist"),
-            ));
-        }
         if setting == "role" {
             let session_user = self
                 .settings
                 .get("session_authorization")
                 .unwrap_or_default();
-            if v != session_user && !self.role_is_superuser(&session_user) {
-                return Err(PgError::new(
-                    sqlstate::INSUFFICIENT_PRIVILEGE,
-                    format!("permission denied to set role \"{v}\""),
-                ));
-            }
+            let superuser = self.role_is_superuser(&session_user);
+            check_set_role(&self.db, &v, &session_user, superuser)?;
+        } else if self.db.catalog().role(&v).is_none() && !self.db.catalog().roles().is_empty() {
+            return Err(undefined_role(&v));
         } else if v != self.user && !self.role_is_superuser(&self.user) {
             return Err(PgError::new(
                 sqlstate::INSUFFICIENT_PRIVILEGE,
