@@ -75,6 +75,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
         &[
             &[
                 "backend_status",
+                "acl",
                 "catalog",
                 "comment",
                 "namespace",
@@ -103,6 +104,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "sysviews",
                 "indexcmds",
                 "namespace",
+                "privileges",
             ],
             &["planner"],
             // The executor calls sequences and CHECK constraints, which
@@ -121,6 +123,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "view",
                 "typecmds",
                 "comment",
+                "aclchk",
             ],
             &["session"],
         ],

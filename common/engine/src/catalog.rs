@@ -135,6 +135,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+use crate::acl::{acl_line, new_priv, parse_acl_line, PrivDef, PrivEntry};
 use crate::comment::{comment_line, parse_comment_line, CommentDef, CommentKey};
 use crate::namespace::{
     parse_schema, rel_key, schema_line, split_key, SchemaDef, SchemaSpec, BUILTIN_SCHEMAS,
@@ -802,9 +803,21 @@ impl<'a> CatalogView<'a> {
         CatalogView { path, ..self }
     }
 
+    /// The catalog behind the view.
+    pub fn catalog(&self) -> &'a Catalog {
+        self.catalog
+    }
+
     /// The schemas unqualified names are looked up in.
     pub fn path(&self) -> &[Oid] {
         self.path
+    }
+
+    /// The owner and list of `key` this session sees (None: no entry —
+    /// the bootstrap superuser's object with the default list).
+    pub fn privileges(&self, key: &CommentKey) -> Option<PrivEntry> {
+        let def = self.catalog.privileges(key)?;
+        def.visible(self.own, self.clog).cloned()
     }
 
     /// The table called `name` (unqualified: the first schema of the
@@ -1319,6 +1332,19 @@ pub enum CatalogChange {
     },
     /// COMMENT ON an object other than a table or its column (see
     /// [`crate::comment`]): `text` None with `by` unset removes the entry.
+    /// GRANT / REVOKE / ALTER … OWNER TO (see [`crate::acl`]): `entry`
+    /// None with `by` unset removes the entry.
+    SetPrivileges {
+        /// The object (`name` empty).
+        key: CommentKey,
+        /// The new owner and list.
+        entry: Option<PrivEntry>,
+        /// The setting transaction while it may roll back (INVALID: a
+        /// committed or undone value).
+        by: TransactionId,
+        /// With `by`: the committed entry before it.
+        previous: Option<PrivEntry>,
+    },
     SetComment {
         /// The object.
         key: CommentKey,
@@ -1359,6 +1385,20 @@ pub struct RoleSpec {
     pub password: Option<String>,
     /// rolvaliduntil (PostgreSQL microseconds since 2000-01-01 UTC).
     pub valid_until: Option<i64>,
+    /// The roles this one is a member of (its pg_auth_members rows as
+    /// `member`), in the order granted.
+    pub member_of: Vec<RoleGrant>,
+}
+
+/// One role membership (a pg_auth_members row, seen from the member).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleGrant {
+    /// The role granted (`roleid`).
+    pub role: Oid,
+    /// Who granted it.
+    pub grantor: Oid,
+    /// WITH ADMIN OPTION.
+    pub admin: bool,
 }
 
 impl RoleSpec {
@@ -1377,6 +1417,7 @@ impl RoleSpec {
             connlimit: -1,
             password: None,
             valid_until: None,
+            member_of: Vec::new(),
         }
     }
 }
@@ -1413,6 +1454,8 @@ struct CatalogState {
     /// Comments on objects other than tables and their columns
     /// ([`crate::comment`]).
     comments: BTreeMap<CommentKey, Arc<CommentDef>>,
+    /// Owners and access lists ([`crate::acl`]).
+    privileges: BTreeMap<CommentKey, Arc<PrivDef>>,
     /// Referenced table OID → the names of the tables with a FOREIGN KEY
     /// to it (derived from the table definitions by [`index_foreign_keys`]
     /// after every change that can alter it).
@@ -1446,6 +1489,7 @@ impl Catalog {
                 roles: HashMap::new(),
                 schemas: HashMap::new(),
                 comments: BTreeMap::new(),
+                privileges: BTreeMap::new(),
                 referenced_by: HashMap::new(),
                 next_oid: FIRST_USER_OID,
                 lsn: Lsn::INVALID,
@@ -1475,6 +1519,7 @@ impl Catalog {
                     types,
                     schemas,
                     comments,
+                    privileges,
                     next_oid,
                     lsn,
                 } = decode_catalog(&text).map_err(|e| {
@@ -1487,6 +1532,10 @@ impl Catalog {
                 for (key, text, by, previous) in comments {
                     st.comments
                         .insert(key, Arc::new(new_comment(text, by, previous)));
+                }
+                for (key, entry, by, previous) in privileges {
+                    st.privileges
+                        .insert(key, Arc::new(new_priv(entry, by, previous)));
                 }
                 st.next_oid = next_oid;
                 st.lsn = lsn;
@@ -1651,6 +1700,41 @@ impl Catalog {
         let mut v: Vec<_> = self.state.read().roles.values().cloned().collect();
         v.sort_by_key(|r| r.oid);
         v
+    }
+
+    /// The role with OID `oid` (predefined roles included).
+    pub fn role_by_oid(&self, oid: Oid) -> Option<Arc<RoleSpec>> {
+        if let Some(r) = self.state.read().roles.values().find(|r| r.oid == oid) {
+            return Some(r.clone());
+        }
+        crate::acl::PREDEFINED_ROLES
+            .iter()
+            .find(|(o, _)| *o == oid)
+            .map(|(o, n)| Arc::new(RoleSpec::new(*o, n)))
+    }
+
+    /// The roles `oid` is a member of, itself first, then transitively
+    /// (PostgreSQL's `roles_is_member_of`). With `privileges`, only through
+    /// roles with INHERIT — the roles whose privileges `oid` has; without,
+    /// every membership (what SET ROLE may switch to).
+    pub fn member_closure(&self, oid: Oid, privileges: bool) -> Vec<Oid> {
+        let st = self.state.read();
+        let roles: Vec<&RoleSpec> = st.roles.values().map(|r| &**r).collect();
+        crate::acl::member_closure(&roles, oid, privileges)
+    }
+
+    /// Every privilege entry ([`crate::acl`]), in key order.
+    pub fn privilege_list(&self) -> Vec<(CommentKey, Arc<PrivDef>)> {
+        let st = self.state.read();
+        st.privileges
+            .iter()
+            .map(|(k, c)| (k.clone(), c.clone()))
+            .collect()
+    }
+
+    /// The privilege entry of `key`, marks and all.
+    pub fn privileges(&self, key: &CommentKey) -> Option<Arc<PrivDef>> {
+        self.state.read().privileges.get(key).cloned()
     }
 
     /// Every comment entry ([`crate::comment`]), in key order.
@@ -2111,7 +2195,7 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
                 return Err(schema_exists(&spec.name));
             }
         }
-        CatalogChange::SetComment { .. } => {}
+        CatalogChange::SetComment { .. } | CatalogChange::SetPrivileges { .. } => {}
         CatalogChange::DropSchema { name } => {
             let s = st.schemas.get(name).ok_or_else(|| undefined_schema(name))?;
             let ns = s.spec.oid;
@@ -2134,6 +2218,21 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
     let mut created = None;
     forget_comments_of_dropped(st, change);
     match change {
+        CatalogChange::SetPrivileges {
+            key,
+            entry,
+            by,
+            previous,
+        } => {
+            if entry.is_none() && !by.is_valid() {
+                st.privileges.remove(key);
+            } else {
+                st.privileges.insert(
+                    key.clone(),
+                    Arc::new(new_priv(entry.clone(), *by, previous.clone())),
+                );
+            }
+        }
         CatalogChange::SetComment {
             key,
             text,
@@ -2249,7 +2348,14 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
             st.roles.insert(spec.name.clone(), Arc::new(spec.clone()));
         }
         CatalogChange::DropRole { name } => {
-            st.roles.remove(name);
+            if let Some(gone) = st.roles.remove(name) {
+                // Its memberships go with it (pg_auth_members rows).
+                for r in st.roles.values_mut() {
+                    if r.member_of.iter().any(|g| g.role == gone.oid) {
+                        Arc::make_mut(r).member_of.retain(|g| g.role != gone.oid);
+                    }
+                }
+            }
         }
         CatalogChange::CreateView(spec) => {
             st.next_oid = st.next_oid.max(spec.oid.saturating_add(1));
@@ -2342,6 +2448,7 @@ fn forget_comments_of_dropped(st: &mut CatalogState, change: &CatalogChange) {
         CatalogChange::DropTable { name } => {
             if let Some(t) = st.tables.get(name) {
                 gone.push((PG_CONSTRAINT, t.oid));
+                gone.push((PG_CLASS, t.oid));
                 for i in t.indexes.list.read().iter() {
                     gone.push((PG_CLASS, i.spec.oid));
                 }
@@ -2387,8 +2494,9 @@ fn forget_comments_of_dropped(st: &mut CatalogState, change: &CatalogChange) {
         }
         _ => return,
     }
-    st.comments
-        .retain(|k, _| !gone.iter().any(|(c, o)| k.classoid == *c && k.objoid == *o));
+    let kept = |k: &CommentKey| !gone.iter().any(|(c, o)| k.classoid == *c && k.objoid == *o);
+    st.comments.retain(|k, _| kept(k));
+    st.privileges.retain(|k, _| kept(k));
 }
 
 /// Rebuilds [`CatalogState::referenced_by`] from the tables' FOREIGN KEY
@@ -2491,6 +2599,15 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             push_enum_type(&mut out, spec);
         }
         CatalogChange::DropType { name } => out.push_str(&format!("drop_type {}\n", esc(name))),
+        CatalogChange::SetPrivileges {
+            key,
+            entry,
+            by,
+            previous,
+        } => {
+            out.push_str("set_privileges\n");
+            out.push_str(&acl_line(key, entry.as_ref(), *by, previous.as_ref()));
+        }
         CatalogChange::SetComment {
             key,
             text,
@@ -2657,6 +2774,16 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             }
         }
         ["drop_type", name] => CatalogChange::DropType { name: unesc(name)? },
+        ["set_privileges"] => {
+            let line = lines.next().ok_or("missing privilege line")?;
+            let (key, entry, by, previous) = parse_acl_line(line)?;
+            CatalogChange::SetPrivileges {
+                key,
+                entry,
+                by,
+                previous,
+            }
+        }
         ["set_comment"] => {
             let line = lines.next().ok_or("missing comment line")?;
             let (key, text, by, previous) = parse_comment_line(line)?;
@@ -2728,18 +2855,57 @@ fn push_role(out: &mut String, r: &RoleSpec) {
         .valid_until
         .map(|t| t.to_string())
         .unwrap_or_else(|| "-".into());
+    let members = if r.member_of.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = r
+            .member_of
+            .iter()
+            .map(|g| format!("{}/{}/{}", g.role, g.grantor, u8::from(g.admin)))
+            .collect();
+        format!(" {}", list.join(","))
+    };
     out.push_str(&format!(
-        "role {} {} {flags} {} {pw} {until}\n",
+        "role {} {} {flags} {} {pw} {until}{members}\n",
         r.oid,
         esc(&r.name),
         r.connlimit
     ));
 }
 
+/// `role/grantor/admin` items joined by commas.
+fn parse_role_grants(s: &str) -> Result<Vec<RoleGrant>, String> {
+    s.split(',')
+        .map(|i| {
+            let f: Vec<&str> = i.split('/').collect();
+            let [role, grantor, admin] = f.as_slice() else {
+                return Err(format!("bad role membership {i:?}"));
+            };
+            Ok(RoleGrant {
+                role: role.parse().map_err(|_| "bad role oid")?,
+                grantor: grantor.parse().map_err(|_| "bad grantor oid")?,
+                admin: *admin == "1",
+            })
+        })
+        .collect()
+}
+
 fn parse_role(line: &str) -> Result<RoleSpec, String> {
     let g: Vec<&str> = line.split(' ').collect();
-    let ["role", oid, name, flags, connlimit, pw, until] = g.as_slice() else {
-        return Err(format!("unrecognized line {line:?}"));
+    let (oid, name, flags, connlimit, pw, until, member_of) = match g.as_slice() {
+        ["role", oid, name, flags, connlimit, pw, until] => {
+            (oid, name, flags, connlimit, pw, until, Vec::new())
+        }
+        ["role", oid, name, flags, connlimit, pw, until, m] => (
+            oid,
+            name,
+            flags,
+            connlimit,
+            pw,
+            until,
+            parse_role_grants(m)?,
+        ),
+        _ => return Err(format!("unrecognized line {line:?}")),
     };
     let f = flags.as_bytes();
     if f.len() != 7 {
@@ -2762,6 +2928,7 @@ fn parse_role(line: &str) -> Result<RoleSpec, String> {
         } else {
             Some(until.parse().map_err(|_| "bad valid until")?)
         },
+        member_of,
     })
 }
 
@@ -3480,6 +3647,14 @@ fn encode_catalog(st: &CatalogState) -> String {
             c.previous.as_deref(),
         ));
     }
+    for (k, p) in &st.privileges {
+        out.push_str(&acl_line(
+            k,
+            p.entry.as_ref(),
+            TransactionId(p.by.load(Ordering::Acquire)),
+            p.previous.as_ref(),
+        ));
+    }
     out
 }
 
@@ -3492,6 +3667,7 @@ struct Decoded {
     types: Vec<EnumTypeSpec>,
     schemas: Vec<SchemaSpec>,
     comments: Vec<crate::comment::CommentLine>,
+    privileges: Vec<crate::acl::AclLine>,
     next_oid: u32,
     lsn: Lsn,
 }
@@ -3512,6 +3688,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut types = Vec::new();
     let mut schemas = Vec::new();
     let mut comments = Vec::new();
+    let mut privileges = Vec::new();
     let mut cur: Option<(TableSpec, Vec<IndexSpec>)> = None;
     while let Some((n, line)) = lines.next() {
         let bad = |what: &str| format!("line {}: {what}", n + 1);
@@ -3589,6 +3766,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
             ["comment_on", ..] if cur.is_none() => {
                 comments.push(parse_comment_line(line).map_err(|e| bad(&e))?)
             }
+            ["acl_on", ..] if cur.is_none() => {
+                privileges.push(parse_acl_line(line).map_err(|e| bad(&e))?)
+            }
             [""] => {}
             _ => return Err(bad("unrecognized line")),
         }
@@ -3605,6 +3785,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         types,
         schemas,
         comments,
+        privileges,
         next_oid,
         lsn,
     })

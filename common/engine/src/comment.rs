@@ -91,20 +91,32 @@ pub struct CommentDef {
 impl CommentDef {
     /// The text a transaction whose own xids are `own` (sorted) sees.
     pub fn visible_text(&self, own: &[TransactionId], clog: &Clog) -> Option<&str> {
-        let x = self.by.load(Ordering::Acquire);
-        if x == 0 {
-            return self.text.as_deref();
+        if sees_change(&self.by, own, clog) {
+            self.text.as_deref()
+        } else {
+            self.previous.as_deref()
         }
-        let xid = TransactionId(x);
-        if own.binary_search(&xid).is_ok() {
-            return self.text.as_deref();
-        }
-        if clog.get_status(xid) == XidStatus::Committed {
-            self.by.store(0, Ordering::Release);
-            return self.text.as_deref();
-        }
-        self.previous.as_deref()
     }
+}
+
+/// Whether a transaction whose own xids are `own` (sorted) sees the
+/// change an entry's mark `by` stands for (0: committed; also cleared
+/// here once the clog says it committed) — the rule of every side-map
+/// entry, comments and privileges ([`crate::acl`]) alike.
+pub(crate) fn sees_change(by: &AtomicU64, own: &[TransactionId], clog: &Clog) -> bool {
+    let x = by.load(Ordering::Acquire);
+    if x == 0 {
+        return true;
+    }
+    let xid = TransactionId(x);
+    if own.binary_search(&xid).is_ok() {
+        return true;
+    }
+    if clog.get_status(xid) == XidStatus::Committed {
+        by.store(0, Ordering::Release);
+        return true;
+    }
+    false
 }
 
 /// The catalog file's / WAL record's line for a comment:

@@ -161,6 +161,28 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
                 previous: None,
             })?;
     }
+    for (key, p) in db.catalog.privilege_list() {
+        let by = p.by.load(Ordering::Acquire);
+        if by == 0 {
+            continue;
+        }
+        let entry = match db.clog.get_status(TransactionId(by)) {
+            txn::clog::XidStatus::Committed => p.entry.clone(),
+            _ => {
+                tracing::info!(
+                    "restoring privileges set by transaction {by}, which did not commit"
+                );
+                p.previous.clone()
+            }
+        };
+        db.catalog
+            .apply_catalog_change(&CatalogChange::SetPrivileges {
+                key,
+                entry,
+                by: TransactionId::INVALID,
+                previous: None,
+            })?;
+    }
     for s in db.catalog.schema_list() {
         if s.spec.previous.is_some() {
             if let Some(x) = uncommitted_creator(db, &s.altered_by) {

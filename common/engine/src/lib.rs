@@ -63,6 +63,7 @@ use replication::ReplicationState;
 use standby_conflict::StandbyConflicts;
 use twophase::TwoPhaseState;
 
+pub mod acl;
 pub mod backend_status;
 pub mod catalog;
 pub mod comment;

@@ -9,6 +9,12 @@ use std::fmt;
 pub mod sqlstate {
     pub const SUCCESSFUL_COMPLETION: &str = "00000";
     pub const WARNING: &str = "01000";
+    /// 01007 privilege_not_granted
+    pub const WARNING_PRIVILEGE_NOT_GRANTED: &str = "01007";
+    /// 01006 privilege_not_revoked
+    pub const WARNING_PRIVILEGE_NOT_REVOKED: &str = "01006";
+    /// 0LP01 invalid_grant_operation
+    pub const INVALID_GRANT_OPERATION: &str = "0LP01";
     pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
     pub const ACTIVE_SQL_TRANSACTION: &str = "25001";
     pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";

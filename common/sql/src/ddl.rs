@@ -201,6 +201,14 @@ pub enum PendingDdl {
         /// The row before the change (marks included).
         before: engine::namespace::SchemaSpec,
     },
+    /// GRANT / REVOKE / OWNER TO: at COMMIT the mark goes, at ROLLBACK the
+    /// entry is put back as `before` (`crate::aclchk`).
+    Privileges {
+        /// The object.
+        key: engine::comment::CommentKey,
+        /// The entry before the change.
+        before: crate::aclchk::PrivBefore,
+    },
     /// COMMENT ON an object of the comment map: at COMMIT the mark goes,
     /// at ROLLBACK the entry is put back as `before` (`crate::comment`).
     Comment {
@@ -218,6 +226,7 @@ impl PendingDdl {
     fn commit(self, db: &Engine) {
         match self {
             PendingDdl::Comment { key, .. } => crate::comment::commit_pending(db, &key),
+            PendingDdl::Privileges { key, .. } => crate::aclchk::commit_pending(db, &key),
             PendingDdl::CreateSchema(name) => {
                 if let Some(s) = db.catalog().schema(&name) {
                     s.creator.store(0, Ordering::Release);
@@ -310,6 +319,7 @@ impl PendingDdl {
                 crate::schemacmds::abort_pending(db, oid, before)
             }
             PendingDdl::Comment { key, before } => crate::comment::abort_pending(db, key, before),
+            PendingDdl::Privileges { key, before } => crate::aclchk::abort_pending(db, key, before),
             PendingDdl::CreateSchema(name) => {
                 if let Err(e) = db
                     .catalog()

@@ -1,5 +1,6 @@
 //! SQL: parse (sqlparser + keyword pre-dispatch), bind, plan, execute.
 
+pub mod aclchk;
 pub mod analyze;
 pub mod comment;
 pub mod copy;
@@ -14,6 +15,7 @@ pub mod network;
 pub mod parser;
 pub mod pgcatalog;
 pub mod planner;
+pub mod privileges;
 pub mod regexp;
 pub mod ri_triggers;
 pub mod roles;

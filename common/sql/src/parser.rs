@@ -38,6 +38,7 @@
 //!   text (`session.rs`).
 
 pub mod commentstmt;
+pub mod grantstmt;
 pub mod normalize;
 pub mod schemastmt;
 pub mod seqstmt;
@@ -154,6 +155,8 @@ pub enum Stmt {
     Sequence(seqstmt::SeqStmt),
     /// COMMENT ON.
     Comment(commentstmt::CommentStmt),
+    /// GRANT / REVOKE.
+    Grant(grantstmt::GrantStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -424,6 +427,50 @@ struct Token {
     tok: Tok,
     start: usize,
     end: usize,
+}
+
+/// The names a statement's text uses (words lower-cased, quoted
+/// identifiers as written), and whether it has a `*` other than `(*)`
+/// (a select-list or `t.*` wildcard, or a product): what column-level
+/// SELECT checks read (`crate::aclchk`). None if the text does not lex.
+pub fn names_and_star(sql: &str) -> Option<(Vec<String>, bool)> {
+    let toks = lex(sql).ok()?;
+    let mut names = Vec::new();
+    let mut star = false;
+    for (i, t) in toks.iter().enumerate() {
+        match &t.tok {
+            Tok::Word(w) | Tok::Ident(w) => names.push(w.clone()),
+            Tok::Punct('*') => {
+                let before = i.checked_sub(1).and_then(|j| toks.get(j)).map(|t| &t.tok);
+                let after = toks.get(i + 1).map(|t| &t.tok);
+                if !(before == Some(&Tok::Punct('(')) && after == Some(&Tok::Punct(')'))) {
+                    star = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    Some((names, star))
+}
+
+/// The error position (1-based, in characters) of the name a `CREATE
+/// [OR REPLACE] … TABLE | VIEW | SEQUENCE [IF NOT EXISTS] name` creates.
+pub fn created_name_position(sql: &str) -> Option<u32> {
+    let toks = lex(sql).ok()?;
+    let mut it = toks.iter().peekable();
+    if !matches!(it.next().map(|t| &t.tok), Some(Tok::Word(w)) if w == "create") {
+        return None;
+    }
+    for t in it.by_ref() {
+        if matches!(&t.tok, Tok::Word(w) if matches!(w.as_str(), "table" | "view" | "sequence")) {
+            break;
+        }
+    }
+    let mut name = it.next()?;
+    if matches!(&name.tok, Tok::Word(w) if w == "if") {
+        name = it.nth(2)?;
+    }
+    Some(char_position(sql, name.start))
 }
 
 fn lex(sql: &str) -> PgResult<Vec<Token>> {
@@ -900,6 +947,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         }
         "alter" | "create" if seqstmt::is_sequence_statement(&c) => {
             Some(Stmt::Sequence(seqstmt::parse(&mut c)?))
+        }
+        "grant" | "revoke" if grantstmt::is_grant_statement(&c) => {
+            Some(Stmt::Grant(grantstmt::parse(&mut c)?))
         }
         "comment" if commentstmt::is_comment_statement(&c) => {
             Some(Stmt::Comment(commentstmt::parse(&mut c)?))

@@ -271,6 +271,13 @@ pub struct Planned {
     pub columns: Option<Vec<FieldDescription>>,
     /// Catalog version it was bound under.
     pub catalog_version: u64,
+    /// The tables, views and sequences the statement names (sorted; the
+    /// target of INSERT / UPDATE / DELETE only if it also reads it in
+    /// FROM / USING or a subquery): what its SELECT rights are checked on.
+    pub reads: Vec<Oid>,
+    /// UPDATE / DELETE with WHERE or RETURNING, INSERT with RETURNING:
+    /// the statement reads its target too.
+    pub reads_target: bool,
 }
 
 impl Planned {
@@ -375,9 +382,43 @@ pub fn plan_statement(
 ) -> PgResult<Planned> {
     let catalog_version = catalog.version();
     let mut params = ParamTypes::from_oids(param_oids)?;
+    let reads_target = match stmt {
+        ast::Statement::Insert(i) => i.returning.is_some(),
+        ast::Statement::Update {
+            selection,
+            returning,
+            ..
+        } => selection.is_some() || returning.is_some(),
+        ast::Statement::Delete(d) => d.selection.is_some() || d.returning.is_some(),
+        _ => false,
+    };
+    let (plan, reads) = subselect::collect_relations(|| plan_one(catalog, stmt, &mut params));
+    let plan = plan?;
+    let columns = match &plan {
+        Plan::Query(q) => Some(q.columns.clone()),
+        Plan::Insert(p) => p.returning.as_ref().map(|_| p.columns.clone()),
+        Plan::Update(p) => p.returning.as_ref().map(|_| p.columns.clone()),
+        Plan::Delete(p) => p.returning.as_ref().map(|_| p.columns.clone()),
+    };
+    Ok(Planned {
+        plan,
+        param_types: params.finish(),
+        columns,
+        catalog_version,
+        reads,
+        reads_target,
+    })
+}
+
+/// The plan of one DML statement ([`plan_statement`]'s body).
+fn plan_one(
+    catalog: &CatalogView<'_>,
+    stmt: &ast::Statement,
+    params: &mut ParamTypes,
+) -> PgResult<Plan> {
     let plan = match stmt {
-        ast::Statement::Query(q) => Plan::Query(Box::new(plan_query(catalog, q, &mut params)?)),
-        ast::Statement::Insert(ins) => Plan::Insert(plan_insert(catalog, ins, &mut params)?),
+        ast::Statement::Query(q) => Plan::Query(Box::new(plan_query(catalog, q, params)?)),
+        ast::Statement::Insert(ins) => Plan::Insert(plan_insert(catalog, ins, params)?),
         ast::Statement::Update {
             table,
             assignments,
@@ -391,9 +432,9 @@ pub fn plan_statement(
             assignments,
             selection.as_ref(),
             returning.as_deref(),
-            &mut params,
+            params,
         )?),
-        ast::Statement::Delete(d) => Plan::Delete(plan_delete(catalog, d, &mut params)?),
+        ast::Statement::Delete(d) => Plan::Delete(plan_delete(catalog, d, params)?),
         ast::Statement::Explain {
             statement,
             analyze,
@@ -413,23 +454,12 @@ pub fn plan_statement(
                 statement,
                 *analyze,
                 !costs_off,
-                &mut params,
+                params,
             )?))
         }
         _ => return Err(PgError::internal("statement is not plannable")),
     };
-    let columns = match &plan {
-        Plan::Query(q) => Some(q.columns.clone()),
-        Plan::Insert(p) => p.returning.as_ref().map(|_| p.columns.clone()),
-        Plan::Update(p) => p.returning.as_ref().map(|_| p.columns.clone()),
-        Plan::Delete(p) => p.returning.as_ref().map(|_| p.columns.clone()),
-    };
-    Ok(Planned {
-        plan,
-        param_types: params.finish(),
-        columns,
-        catalog_version,
-    })
+    Ok(plan)
 }
 
 pub(crate) fn table_scope(t: &TableDef, alias: &str) -> Scope {
@@ -521,8 +551,8 @@ pub fn plan_query(
     Ok(QueryPlan {
         root,
         shared: Arc::new(StatementPlans {
-            subplans: g.subplans.into_inner(),
-            ctes: g.ctes.into_inner(),
+            subplans: g.subplans.take(),
+            ctes: g.ctes.take(),
             exec_params: g.next_param.get(),
         }),
         columns,

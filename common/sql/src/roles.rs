@@ -543,10 +543,38 @@ fn opt_ts(t: Option<i64>) -> Value {
     t.map(Value::TimestampTz).unwrap_or(Value::Null)
 }
 
+/// Every role, PostgreSQL 15's predefined ones (NOLOGIN, never stored)
+/// included, by OID.
+pub fn all_roles(e: &Engine) -> Vec<Arc<RoleSpec>> {
+    let mut v = e.catalog().roles();
+    v.extend(
+        engine::acl::PREDEFINED_ROLES
+            .iter()
+            .map(|(o, n)| Arc::new(RoleSpec::new(*o, n))),
+    );
+    v.sort_by_key(|r| r.oid);
+    v
+}
+
+/// `pg_auth_members` rows: (roleid, member, grantor, admin_option).
+pub fn pg_auth_members(e: &Engine) -> Vec<Vec<Value>> {
+    let mut rows = Vec::new();
+    for r in e.catalog().roles() {
+        for g in &r.member_of {
+            rows.push(vec![
+                Value::Oid(g.role),
+                Value::Oid(r.oid),
+                Value::Oid(g.grantor),
+                Value::Bool(g.admin),
+            ]);
+        }
+    }
+    rows
+}
+
 /// `pg_authid` rows (PostgreSQL 15's columns).
 pub fn pg_authid(e: &Engine) -> Vec<Vec<Value>> {
-    e.catalog()
-        .roles()
+    all_roles(e)
         .iter()
         .map(|r| {
             vec![
@@ -569,8 +597,7 @@ pub fn pg_authid(e: &Engine) -> Vec<Vec<Value>> {
 
 /// `pg_roles` rows: the password always shown as `********`.
 pub fn pg_roles(e: &Engine) -> Vec<Vec<Value>> {
-    e.catalog()
-        .roles()
+    all_roles(e)
         .iter()
         .map(|r| {
             vec![

@@ -217,6 +217,7 @@ impl PreparedStatement {
             | Stmt::Type(_)
             | Stmt::Schema(_)
             | Stmt::Comment(_)
+            | Stmt::Grant(_)
             | Stmt::Sequence(_) => false,
             Stmt::Sql(_) => {
                 let path = self.path.lock().clone();
@@ -255,6 +256,11 @@ pub struct Session {
     node: Arc<dyn NodeServices>,
     xact: Xact,
     settings: SessionSettings,
+    /// The current role's privilege facts, for (catalog version, role).
+    acl_user: Option<(u64, String, Arc<crate::privileges::AclUser>)>,
+    /// Set while the session runs a statement of its own making (the
+    /// DELETE of an MVCC TRUNCATE, checked as TRUNCATE before).
+    acl_bypass: bool,
     cancel: Arc<AtomicBool>,
     /// How standby replay cancels this session on a snapshot conflict
     /// (standby_conflict.rs); unregistered on drop.
@@ -385,9 +391,25 @@ fn undefined_role(name: &str) -> PgError {
     )
 }
 
+/// The new owner of `ALTER TABLE … OWNER TO role` (its only action).
+fn owner_to(s: &ast::Statement) -> Option<String> {
+    let ast::Statement::AlterTable { operations, .. } = s else {
+        return None;
+    };
+    match operations.as_slice() {
+        [ast::AlterTableOperation::OwnerTo { new_owner }] => Some(match new_owner {
+            ast::Owner::Ident(i) => crate::planner::ident_name(i),
+            ast::Owner::CurrentRole => "current_role".into(),
+            ast::Owner::CurrentUser => "current_user".into(),
+            ast::Owner::SessionUser => "session_user".into(),
+        }),
+        _ => None,
+    }
+}
+
 /// SET ROLE's check (also `-c role=…` at connection): the role exists,
-/// and is the session user or the session user is a superuser (role
-/// membership is not built).
+/// and the session user is a superuser or a member of it (directly or
+/// through other roles, INHERIT or not).
 fn check_set_role(
     db: &Engine,
     role: &str,
@@ -397,7 +419,14 @@ fn check_set_role(
     if db.catalog().role(role).is_none() && !db.catalog().roles().is_empty() {
         return Err(undefined_role(role));
     }
-    if role != session_user && !session_superuser {
+    let member = || {
+        let cat = db.catalog();
+        match (cat.role(session_user), cat.role(role)) {
+            (Some(me), Some(r)) => cat.member_closure(me.oid, false).contains(&r.oid),
+            _ => false,
+        }
+    };
+    if role != session_user && !session_superuser && !member() {
         return Err(PgError::new(
             sqlstate::INSUFFICIENT_PRIVILEGE,
             format!("permission denied to set role \"{role}\""),
@@ -534,6 +563,8 @@ impl Session {
             created_in_xact: HashSet::new(),
             mvcc_truncated_in_xact: HashSet::new(),
             pending_ddl: PendingDdlList::default(),
+            acl_user: None,
+            acl_bypass: false,
             ri_deferred: Vec::new(),
             constraint_modes: Default::default(),
             sequences: Default::default(),
@@ -1585,6 +1616,25 @@ impl Session {
                 self.xact.command_counter_increment();
                 done(&tag)
             }
+            Stmt::Grant(st) => {
+                self.check_writable(st.tag())?;
+                let current = self.current_role();
+                let session_user = self
+                    .settings
+                    .get("session_authorization")
+                    .unwrap_or_default();
+                let database = self.database.clone();
+                let tag = self.with_ddl_ctx(sink, |cx| {
+                    let g = crate::aclchk::GrantCtx {
+                        current_user: &current,
+                        session_user: &session_user,
+                        database: &database,
+                    };
+                    crate::aclchk::execute(cx, st, &g)
+                })?;
+                self.xact.command_counter_increment();
+                done(&tag)
+            }
             Stmt::Comment(st) => {
                 self.check_writable("COMMENT")?;
                 let database = self.database.clone();
@@ -1612,6 +1662,14 @@ impl Session {
                     .get("scram_iterations")
                     .and_then(|v| v.parse::<u32>().ok())
                     .unwrap_or(4096);
+                if let crate::roles::RoleStmt::Drop { names, .. } = r {
+                    let view = self.catalog_view();
+                    for n in names {
+                        if let Some(role) = self.db.catalog().role(n) {
+                            crate::privileges::check_role_unused(&view, role.oid, n)?;
+                        }
+                    }
+                }
                 let cx = crate::roles::RoleContext {
                     db: &self.db,
                     session_user: &self.user,
@@ -1692,6 +1750,21 @@ impl Session {
                 self.sql_deallocate(s)
             }
             Stmt::Sql(s) => {
+                if !is_plannable(s) {
+                    let user = self.acl_user();
+                    if !user.superuser {
+                        crate::aclchk::check_utility(
+                            &self.catalog_view(),
+                            &user,
+                            s,
+                            &self.database,
+                        )
+                        .map_err(|e| crate::aclchk::with_schema_position(e, &stmt.parsed.text))?;
+                    }
+                }
+                if let Some(owner) = owner_to(s) {
+                    return self.alter_owner(s, &owner, sink);
+                }
                 if is_plannable(s) {
                     self.exec_planned(stmt, s, params, sink)
                 } else if let (
@@ -1760,6 +1833,40 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// `ALTER TABLE | VIEW | SEQUENCE name OWNER TO role`.
+    fn alter_owner(
+        &mut self,
+        s: &ast::Statement,
+        owner: &str,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        let ast::Statement::AlterTable { name, .. } = s else {
+            return Err(PgError::internal(
+                "OWNER TO of a statement that is not ALTER",
+            ));
+        };
+        self.check_writable("ALTER TABLE")?;
+        let q = crate::namespace::QualName::of(name)?;
+        let current = self.current_role();
+        let tag = self.with_ddl_ctx(sink, |cx| {
+            let cv = cx.catalog();
+            let oid = crate::namespace::find_table(&cv, &q)
+                .map(|t| t.oid)
+                .or_else(|| crate::namespace::find_view(&cv, &q).map(|v| v.oid))
+                .or_else(|| crate::namespace::find_sequence(&cv, &q).map(|s| s.spec.oid));
+            let rel = oid.and_then(|o| crate::privileges::relation_info(&cv, o));
+            let rel = rel.ok_or_else(|| engine::catalog::undefined_table(&q.display()))?;
+            crate::aclchk::alter_owner(cx, &rel, owner, &current)?;
+            Ok(match rel.word {
+                "view" => "ALTER VIEW",
+                "sequence" => "ALTER SEQUENCE",
+                _ => "ALTER TABLE",
+            })
+        })?;
+        self.xact.command_counter_increment();
+        Ok(ExecOutcome::Complete(tag.into()))
     }
 
     /// `PREPARE name [(type, …)] AS statement`: planned now (errors now,
@@ -1946,6 +2053,26 @@ impl Session {
         Ok(ExecOutcome::Complete("SET".into()))
     }
 
+    /// The role `current_user` names (as [`Self::current_role`]) with
+    /// its privilege facts: superuser, the roles whose rights it has —
+    /// cached until the catalog or the role changes.
+    pub fn acl_user(&mut self) -> Arc<crate::privileges::AclUser> {
+        let version = self.db.catalog().version();
+        let cfg = self.settings.config();
+        let role = match cfg.get("role") {
+            Some(r) if r != "none" => r,
+            _ => cfg.get("session_authorization").unwrap_or(""),
+        };
+        if let Some((v, r, u)) = &self.acl_user {
+            if *v == version && r == role {
+                return u.clone();
+            }
+        }
+        let u = Arc::new(crate::privileges::AclUser::of(&self.db, role));
+        self.acl_user = Some((version, role.to_string(), u.clone()));
+        u
+    }
+
     /// The role `current_user` names: `role` when SET ROLE set one, else
     /// the session user.
     pub fn current_role(&self) -> String {
@@ -2006,7 +2133,8 @@ impl Session {
     ) -> PgResult<R> {
         let db = self.db.clone();
         let path = self.path.clone();
-        let user = self.user.clone();
+        let user = self.current_role();
+        let owner = self.acl_user().oid;
         let limits = WaitLimits {
             statement: self.deadline(),
             lock_timeout: self.settings.lock_timeout(),
@@ -2023,7 +2151,26 @@ impl Session {
             path: &path,
             user: &user,
         };
-        let r = f(&mut cx);
+        let mut r = f(&mut cx);
+        if r.is_ok() {
+            // What a role other than the bootstrap superuser creates is its own.
+            for p in &cx.pending {
+                let oid = match p {
+                    PendingDdl::CreateTable(t) => Some(t.oid),
+                    PendingDdl::CreateView(oid) => Some(*oid),
+                    PendingDdl::CreateSequence(key) => {
+                        db.catalog().sequence(key).map(|q| q.spec.oid)
+                    }
+                    _ => None,
+                };
+                if let Some(oid) = oid {
+                    if let Err(e) = crate::privileges::record_owner(&db, oid, owner) {
+                        r = Err(e);
+                        break;
+                    }
+                }
+            }
+        }
         let pending = std::mem::take(&mut cx.pending);
         let notices = std::mem::take(&mut cx.notices);
         let depth = self.xact.nesting_depth();
@@ -2170,7 +2317,11 @@ impl Session {
             let stmts = self.prepare(&sql, &[])?;
             for st in &stmts {
                 if let Stmt::Sql(ast) = &st.parsed.stmt {
-                    self.exec_planned(st, ast, &[], sink)?;
+                    // Checked as TRUNCATE already.
+                    self.acl_bypass = true;
+                    let r = self.exec_planned(st, ast, &[], sink);
+                    self.acl_bypass = false;
+                    r?;
                 }
             }
             self.mvcc_truncated_in_xact.insert(t.rel);
@@ -2241,6 +2392,11 @@ impl Session {
         }
         if planned.writes() {
             self.check_writable(command_name(&stmt.parsed.stmt))?;
+        }
+        let user = self.acl_user();
+        if !user.superuser && !self.acl_bypass {
+            crate::aclchk::check_planned(&self.catalog_view(), &user, &planned, &stmt.parsed.text)
+                .map_err(|e| crate::aclchk::with_schema_position(e, &stmt.parsed.text))?;
         }
         let db = self.db.clone();
         let vis = Vis::take(&mut self.xact);

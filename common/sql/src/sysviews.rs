@@ -213,7 +213,9 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_publication_rel", 6106, d::PG_PUBLICATION_REL, r::empty),
     cat("pg_inherits", 2611, d::PG_INHERITS, r::empty),
     cat("pg_database", 1262, d::PG_DATABASE, r::pg_database),
-    cat("pg_auth_members", 1261, d::PG_AUTH_MEMBERS, r::empty),
+    cat("pg_auth_members", 1261, d::PG_AUTH_MEMBERS, |c| {
+        crate::roles::pg_auth_members(c.engine())
+    }),
     cat("pg_description", 2609, d::PG_DESCRIPTION, r::pg_description),
     cat(
         "pg_shdescription",

@@ -58,8 +58,8 @@ pub enum CatFunc {
     /// Functions answering NULL: pg_get_statisticsobjdef_columns,
     /// pg_get_triggerdef, pg_get_ruledef.
     Null,
-    /// has_*_privilege, pg_has_role → true.
-    HasPrivilege,
+    /// has_*_privilege / pg_has_role (`super::aclfuncs`).
+    HasPrivilege(super::aclfuncs::PrivFn),
     /// pg_relation_is_publishable → false.
     False,
     /// pg_get_serial_sequence(table text, column text) → text: the
@@ -192,19 +192,11 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         {
             any(CatFunc::Null, T::Text)
         }
-        "has_table_privilege"
-        | "has_schema_privilege"
-        | "has_database_privilege"
-        | "has_column_privilege"
-        | "has_function_privilege"
-        | "has_sequence_privilege"
-        | "has_any_column_privilege"
-        | "has_tablespace_privilege"
-        | "pg_has_role"
-            if (2..=4).contains(&n) =>
+        f if super::aclfuncs::PrivFn::of(f, n).is_some() => match super::aclfuncs::PrivFn::of(f, n)
         {
-            any(CatFunc::HasPrivilege, T::Bool)
-        }
+            Some(p) => any(CatFunc::HasPrivilege(p), T::Bool),
+            None => None,
+        },
         "pg_get_serial_sequence" if n == 2 => {
             s(CatFunc::GetSerialSequence, &[T::Text, T::Text], T::Text)
         }
@@ -268,12 +260,12 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
     }
 }
 
-fn snapshot(ctx: &dyn EvalContext) -> PgResult<Arc<CatalogSnapshot>> {
+pub(super) fn snapshot(ctx: &dyn EvalContext) -> PgResult<Arc<CatalogSnapshot>> {
     ctx.pg_catalog()
         .ok_or_else(|| PgError::unsupported("the catalog is not available here"))
 }
 
-fn oid_arg(v: &Value) -> Option<u32> {
+pub(super) fn oid_arg(v: &Value) -> Option<u32> {
     match v {
         Value::Oid(o) => Some(*o),
         Value::Int4(i) => Some(*i as u32),
@@ -307,7 +299,7 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 _ => Value::Null,
             }
         }
-        CatFunc::HasPrivilege => Value::Bool(true),
+        CatFunc::HasPrivilege(p) => super::aclfuncs::call(p, args, ctx)?,
         CatFunc::False => Value::Bool(false),
         CatFunc::PartitionAncestors => args.first().cloned().unwrap_or(Value::Null),
         CatFunc::IndexesSize => {

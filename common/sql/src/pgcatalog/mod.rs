@@ -43,6 +43,7 @@
 //! functions' catalog rows and `regproc`; `operator.rs` the operators',
 //! operator classes' and families' rows.
 
+pub mod aclfuncs;
 pub mod defs;
 pub mod functions;
 pub mod information_schema;
@@ -112,9 +113,10 @@ pub const DEFAULT_COLLATION: u32 = 100;
 /// The built-in namespaces: (oid, name, owner).
 pub use engine::namespace::BUILTIN_SCHEMAS as NAMESPACES;
 
-/// Built-in roles that are not rows of hotpair's role catalog but that
-/// catalog rows name (`pg_namespace.nspowner` of `public`).
-const PREDEFINED_ROLES: [(u32, &str); 1] = [(PG_DATABASE_OWNER, "pg_database_owner")];
+/// Built-in roles that are not rows of hotpair's role catalog
+/// (PostgreSQL 15's predefined roles).
+use engine::acl::PREDEFINED_ROLES;
+use pgtypes::value::Value;
 
 /// A relation as the catalogs list it.
 #[derive(Clone)]
@@ -190,6 +192,9 @@ pub struct CatalogSnapshot {
     pub descriptions: Vec<Description>,
     /// pg_shdescription's rows (roles, the database).
     pub shdescriptions: Vec<Description>,
+    /// Owners and access lists this session sees, by (classoid, objoid,
+    /// subid) ([`engine::acl`]).
+    pub privileges: HashMap<(u32, u32, i32), engine::acl::PrivEntry>,
 }
 
 /// One pg_description / pg_shdescription row.
@@ -270,6 +275,15 @@ impl CatalogSnapshot {
             path: path.to_vec(),
             descriptions: Vec::new(),
             shdescriptions: Vec::new(),
+            privileges: db
+                .catalog()
+                .privilege_list()
+                .into_iter()
+                .filter_map(|(k, p)| {
+                    p.visible(own, clog)
+                        .map(|e| ((k.classoid, k.objoid, k.subid), e.clone()))
+                })
+                .collect(),
         };
         snap.fill_descriptions(db, own, clog);
         snap
@@ -579,6 +593,62 @@ impl CatalogSnapshot {
             }
         }
         out
+    }
+
+    /// A relation's owner (relowner).
+    pub fn rel_owner(&self, oid: u32) -> u32 {
+        match self.privileges.get(&(engine::comment::PG_CLASS, oid, 0)) {
+            Some(e) if e.owner != 0 => e.owner,
+            _ => BOOTSTRAP_SUPERUSER,
+        }
+    }
+
+    /// An `aclitem[]` value of `items`, role names resolved.
+    pub fn acl_value(&self, items: &[engine::acl::AclItem]) -> Value {
+        pgtypes::array::array_value(
+            pgtypes::sqltype::ArrayElem::Text,
+            items
+                .iter()
+                .map(|i| Value::Text(engine::acl::aclitem_text(i, &|o| self.role_name(o)).into()))
+                .collect(),
+        )
+    }
+
+    /// The explicit list of an object (NULL: none, the default applies).
+    pub fn acl_of(&self, classoid: u32, oid: u32, subid: i32) -> Value {
+        match self
+            .privileges
+            .get(&(classoid, oid, subid))
+            .and_then(|e| e.acl.as_ref())
+        {
+            Some(items) => self.acl_value(items),
+            None => Value::Null,
+        }
+    }
+
+    /// A schema's nspacl: its list, or for a built-in schema initdb's.
+    pub fn namespace_acl(&self, oid: u32, owner: u32) -> Value {
+        use engine::acl::{acl_default, AclItem, ObjType, ACL_ID_PUBLIC, ACL_USAGE};
+        match self
+            .privileges
+            .get(&(engine::comment::PG_NAMESPACE, oid, 0))
+            .and_then(|e| e.acl.as_ref())
+        {
+            Some(items) => self.acl_value(items),
+            None if NAMESPACES.iter().any(|(o, _, _)| *o == oid) => {
+                let mut acl = acl_default(ObjType::Schema, owner);
+                if oid != PG_TOAST {
+                    acl.push(AclItem {
+                        grantee: ACL_ID_PUBLIC,
+                        grantor: owner,
+                        privs: ACL_USAGE,
+                        goptions: 0,
+                    });
+                }
+                self.acl_value(&acl)
+            }
+            None => Value::Null,
+        }
     }
 
     /// A role's name by OID (`pg_get_userbyid`).

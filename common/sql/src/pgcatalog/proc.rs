@@ -606,6 +606,11 @@ mod tests {
             include_str!("../expr/window.rs"),
             "pub fn window_arity(",
         ),
+        (
+            "pgcatalog/aclfuncs.rs",
+            include_str!("aclfuncs.rs"),
+            "pub fn of(",
+        ),
     ];
 
     /// Names the dispatchers accept that are SQL syntax in PostgreSQL, not

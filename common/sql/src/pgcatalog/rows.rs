@@ -161,7 +161,16 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("oid", oid(r.oid())),
             ("relname", text(r.name())),
             ("relnamespace", oid(r.namespace())),
-            ("relowner", oid(BOOTSTRAP_SUPERUSER)),
+            (
+                "relowner",
+                oid(match r {
+                    RelRef::Table(_) | RelRef::View(_) | RelRef::Sequence(_) => {
+                        s.rel_owner(r.oid())
+                    }
+                    RelRef::Index(t, _) => s.rel_owner(t.oid),
+                    RelRef::System(_) => BOOTSTRAP_SUPERUSER,
+                }),
+            ),
             ("relam", oid(am)),
             ("relfilenode", oid(relfilenode)),
             ("relpages", Value::Int4(relpages)),
@@ -201,6 +210,7 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                     array_value(ArrayElem::Text, options)
                 },
             ),
+            ("relacl", s.acl_of(engine::comment::PG_CLASS, r.oid(), 0)),
         ]);
     }
     rows.out
@@ -215,6 +225,7 @@ pub fn pg_namespace(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("oid", oid(*o)),
             ("nspname", text(name)),
             ("nspowner", oid(*owner)),
+            ("nspacl", s.namespace_acl(*o, *owner)),
         ]);
     }
     rows.out
@@ -231,6 +242,7 @@ fn attribute(
     not_null: bool,
     has_def: bool,
     identity: &str,
+    acl: Value,
 ) {
     let t = type_row(ty.oid());
     let t = t.as_ref();
@@ -260,6 +272,7 @@ fn attribute(
         ("attgenerated", ch("")),
         ("attislocal", bool(true)),
         ("attcollation", oid(collation_of(ty))),
+        ("attacl", acl),
     ]);
 }
 
@@ -340,6 +353,7 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                         // An identity column's nextval is not a default.
                         c.default.is_some() && c.identity.is_none(),
                         &c.identity.map(String::from).unwrap_or_default(),
+                        s.acl_of(engine::comment::PG_CLASS, t.oid, i as i32 + 1),
                     );
                 }
             }
@@ -366,6 +380,7 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                         false,
                         false,
                         "",
+                        Value::Null,
                     );
                 }
             }
@@ -380,6 +395,7 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                         false,
                         false,
                         "",
+                        Value::Null,
                     );
                 }
             }
@@ -394,6 +410,7 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                         true,
                         false,
                         "",
+                        Value::Null,
                     );
                 }
             }
@@ -408,6 +425,7 @@ pub fn pg_attribute(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                         false,
                         false,
                         "",
+                        Value::Null,
                     );
                 }
             }
@@ -935,6 +953,10 @@ pub fn pg_database(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         ("oid", oid(DATABASE_OID)),
         ("datname", text(&name)),
         ("datdba", oid(BOOTSTRAP_SUPERUSER)),
+        (
+            "datacl",
+            snap(ec).acl_of(engine::comment::PG_DATABASE, DATABASE_OID, 0),
+        ),
         ("encoding", Value::Int4(6)),
         ("datlocprovider", ch("c")),
         ("datallowconn", bool(true)),

@@ -128,8 +128,8 @@ pub fn plan_dml_join(
         None => return Err(PgError::syntax("syntax error at or near \"FROM\"")),
     };
     let shared = StatementPlans {
-        subplans: g.subplans.into_inner(),
-        ctes: g.ctes.into_inner(),
+        subplans: g.subplans.take(),
+        ctes: g.ctes.take(),
         exec_params: g.next_param.get(),
     };
     Ok((

@@ -66,6 +66,42 @@ pub struct Global<'c, 'v> {
     pub expanding: RefCell<Vec<pgtypes::Oid>>,
 }
 
+thread_local! {
+    /// While [`collect_relations`] runs: the relations every statement
+    /// level named (privilege checks, `crate::aclchk`).
+    static NAMED: std::cell::RefCell<Option<Vec<pgtypes::Oid>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (planning on this thread) and returns what it returned with
+/// the relations its statement levels named directly — each [`Global`]
+/// hands its `relations` over when it goes (a view's own query is not
+/// among them).
+pub fn collect_relations<R>(f: impl FnOnce() -> R) -> (R, Vec<pgtypes::Oid>) {
+    let outer = NAMED.with(|n| n.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let mut named = NAMED
+        .with(|n| std::mem::replace(&mut *n.borrow_mut(), outer))
+        .unwrap_or_default();
+    named.sort_unstable();
+    named.dedup();
+    (r, named)
+}
+
+impl Drop for Global<'_, '_> {
+    fn drop(&mut self) {
+        let rels = self.relations.get_mut();
+        if rels.is_empty() {
+            return;
+        }
+        NAMED.with(|n| {
+            if let Some(v) = n.borrow_mut().as_mut() {
+                v.extend_from_slice(rels);
+            }
+        });
+    }
+}
+
 impl<'c, 'v> Global<'c, 'v> {
     /// Fresh state for one statement.
     pub fn new(catalog: &'c CatalogView<'v>) -> Self {
@@ -81,8 +117,8 @@ impl<'c, 'v> Global<'c, 'v> {
     /// The subplans, CTEs and parameter count collected.
     pub fn into_plans(self) -> super::plannodes::StatementPlans {
         super::plannodes::StatementPlans {
-            subplans: self.subplans.into_inner(),
-            ctes: self.ctes.into_inner(),
+            subplans: self.subplans.take(),
+            ctes: self.ctes.take(),
             exec_params: self.next_param.get(),
         }
     }
