@@ -171,7 +171,14 @@ pub fn authentication(
         replication,
     };
     let catalog = node.catalog();
-    let member = |role: &str, group: &str| role == group;
+    // `+group`: the role is the group or a member of it, directly or not.
+    let member = |role: &str, group: &str| {
+        role == group
+            || match (catalog.role(role), catalog.role(group)) {
+                (Some(r), Some(g)) => catalog.member_closure(r.oid, false).contains(&g.oid),
+                _ => false,
+            }
+    };
     let host = conn
         .peer
         .map(|p| p.ip().to_string())

@@ -191,6 +191,20 @@ async fn run(db: Arc<Node>, rc: ReplicationConnection) {
     let peer = rc.peer;
     let mut conn = Conn::new(rc.stream, rc.buffered, db.config().max_message_size());
     let appname = param(&rc.params, "application_name").to_string();
+    let user = param(&rc.params, "user");
+    if db
+        .catalog()
+        .role(user)
+        .is_some_and(|r| !r.superuser && !r.replication)
+    {
+        let e = PgError::fatal(
+            sqlstate::INSUFFICIENT_PRIVILEGE,
+            "must be superuser or replication role to start walsender",
+        );
+        write_error(&mut conn.out, &e);
+        let _ = conn.flush().await;
+        return;
+    }
     if db.replication().in_recovery() {
         // A standby runs this handler so that, once promoted, it serves
         // standbys of its own; before that there is no cascading

@@ -450,11 +450,7 @@ fn plan_one(
                     })
             });
             Plan::Query(Box::new(plan_explain(
-                catalog,
-                statement,
-                *analyze,
-                !costs_off,
-                params,
+                catalog, statement, *analyze, !costs_off, params,
             )?))
         }
         _ => return Err(PgError::internal("statement is not plannable")),

@@ -38,6 +38,9 @@ use txn::clog::XidStatus;
 pub struct SessionSequences {
     /// The session's transaction is READ ONLY (nextval / setval refused).
     pub read_only: bool,
+    /// The current user's privilege facts (None: no checks, the
+    /// session's own statements).
+    pub user: Option<std::sync::Arc<crate::privileges::AclUser>>,
     currval: HashMap<Oid, i64>,
     last: Option<(Oid, String)>,
 }
@@ -100,6 +103,25 @@ pub fn call(
     let seq = crate::namespace::find_sequence(view, &q)
         .ok_or_else(|| undefined_sequence(&q.display()))?;
     let name = q.name;
+    if let Some(u) = ss.user.as_deref().filter(|u| !u.superuser) {
+        use engine::acl::{ACL_SELECT, ACL_UPDATE, ACL_USAGE};
+        // Any one of these rights will do, as PostgreSQL's checks.
+        let need = match f {
+            SeqFunc::Nextval => ACL_USAGE | ACL_UPDATE,
+            SeqFunc::Setval => ACL_UPDATE,
+            _ => ACL_SELECT | ACL_USAGE,
+        };
+        let rel = crate::privileges::RelInfo {
+            oid: seq.spec.oid,
+            name: seq.spec.name.clone(),
+            namespace: seq.spec.namespace,
+            kind: engine::acl::ObjType::Sequence,
+            word: "sequence",
+        };
+        if crate::privileges::relation_privileges(view, u, &rel, need) == 0 {
+            return Err(crate::privileges::denied("sequence", &seq.spec.name));
+        }
+    }
     match f {
         SeqFunc::Currval => ss.currval.get(&seq.spec.oid).copied().ok_or_else(|| {
             PgError::new(

@@ -2394,6 +2394,7 @@ impl Session {
             self.check_writable(command_name(&stmt.parsed.stmt))?;
         }
         let user = self.acl_user();
+        self.sequences.user = (!self.acl_bypass).then(|| user.clone());
         if !user.superuser && !self.acl_bypass {
             crate::aclchk::check_planned(&self.catalog_view(), &user, &planned, &stmt.parsed.text)
                 .map_err(|e| crate::aclchk::with_schema_position(e, &stmt.parsed.text))?;
