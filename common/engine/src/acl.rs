@@ -74,6 +74,25 @@ pub const ACL_CONNECT: AclMode = 1 << 11;
 /// CONNECT).
 pub const ACL_LETTERS: &str = "arwdDxtXUCTc";
 
+/// pg_default_acl's OID: the class of ALTER DEFAULT PRIVILEGES entries,
+/// keyed (role, schema — 0 for every schema — as `subid`, object type
+/// letter as `name`).
+pub const PG_DEFAULT_ACL: u32 = 826;
+
+impl ObjType {
+    /// The kind of a pg_default_acl object type letter.
+    pub fn of_default(objtype: char) -> Option<ObjType> {
+        Some(match objtype {
+            'r' => ObjType::Relation,
+            'S' => ObjType::Sequence,
+            'f' => ObjType::Function,
+            'T' => ObjType::Type,
+            'n' => ObjType::Schema,
+            _ => return None,
+        })
+    }
+}
+
 /// The grantee of PUBLIC's items.
 pub const ACL_ID_PUBLIC: Oid = 0;
 
@@ -153,6 +172,8 @@ pub enum ObjType {
     Database,
     /// Function.
     Function,
+    /// Type.
+    Type,
 }
 
 impl ObjType {
@@ -173,6 +194,7 @@ impl ObjType {
             ObjType::Schema => ACL_USAGE | ACL_CREATE,
             ObjType::Database => ACL_CREATE | ACL_CREATE_TEMP | ACL_CONNECT,
             ObjType::Function => ACL_EXECUTE,
+            ObjType::Type => ACL_USAGE,
         }
     }
 }
@@ -182,6 +204,7 @@ pub fn acl_default(kind: ObjType, owner: Oid) -> Vec<AclItem> {
     let world = match kind {
         ObjType::Database => ACL_CREATE_TEMP | ACL_CONNECT,
         ObjType::Function => ACL_EXECUTE,
+        ObjType::Type => ACL_USAGE,
         _ => 0,
     };
     let mut acl = Vec::new();
@@ -424,17 +447,23 @@ fn parse_entry(s: &str) -> Result<Option<PrivEntry>, String> {
 }
 
 /// The catalog file's / WAL record's line for an entry:
-/// `acl_on <classoid> <objoid> <subid> <by> <entry or -> <previous or ->`,
-/// an entry as `<owner>:<items>` with items `-` (default), `e` (empty) or
-/// `grantee/grantor/privs/goptions` joined by commas.
+/// `acl_on <classoid> <objoid> <subid> <by> <entry or -> <previous or ->
+/// [<name>]`, an entry as `<owner>:<items>` with items `-` (default), `e`
+/// (empty) or `grantee/grantor/privs/goptions` joined by commas; the key's
+/// name (escaped) only when it has one.
 pub(crate) fn acl_line(
     key: &crate::comment::CommentKey,
     entry: Option<&PrivEntry>,
     by: TransactionId,
     previous: Option<&PrivEntry>,
 ) -> String {
+    let name = if key.name.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", crate::catalog::esc(&key.name))
+    };
     format!(
-        "acl_on {} {} {} {} {} {}\n",
+        "acl_on {} {} {} {} {} {}{name}\n",
         key.classoid,
         key.objoid,
         key.subid,
@@ -455,8 +484,10 @@ pub(crate) type AclLine = (
 /// Parses [`acl_line`]'s output; never panics.
 pub(crate) fn parse_acl_line(line: &str) -> Result<AclLine, String> {
     let f: Vec<&str> = line.split(' ').collect();
-    let ["acl_on", classoid, objoid, subid, by, entry, previous] = f.as_slice() else {
-        return Err("bad privilege line".into());
+    let (classoid, objoid, subid, by, entry, previous, name) = match f.as_slice() {
+        ["acl_on", c, o, s, b, e, p] => (c, o, s, b, e, p, String::new()),
+        ["acl_on", c, o, s, b, e, p, n] => (c, o, s, b, e, p, crate::catalog::unesc(n)?),
+        _ => return Err("bad privilege line".into()),
     };
     let num = |s: &str| s.parse::<u32>().map_err(|_| format!("bad number {s:?}"));
     Ok((
@@ -464,7 +495,7 @@ pub(crate) fn parse_acl_line(line: &str) -> Result<AclLine, String> {
             classoid: num(classoid)?,
             objoid: num(objoid)?,
             subid: subid.parse::<i32>().map_err(|_| "bad subid")?,
-            name: String::new(),
+            name,
         },
         parse_entry(entry)?,
         TransactionId(by.parse::<u64>().map_err(|_| "bad xid")?),
@@ -542,7 +573,8 @@ mod tests {
 
     #[test]
     fn lines_round_trip() {
-        let key = crate::comment::CommentKey::object(1259, 16400);
+        let mut key = crate::comment::CommentKey::object(1259, 16400);
+        key.name = "r x".into();
         let e = PrivEntry {
             owner: 20,
             acl: Some(acl_default(ObjType::Sequence, 20)),

@@ -298,6 +298,14 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &GrantStmt, g: &GrantCtx<'_>) -> PgRes
         } => {
             grant_roles(cx, &u, *grant, *admin, roles, grantees, g)?;
         }
+        GrantStmt::Default {
+            roles,
+            schemas,
+            objtype,
+            action,
+        } => {
+            default_privileges(cx, &u, roles, schemas, *objtype, action, g)?;
+        }
         GrantStmt::Objects {
             grant,
             option,
@@ -375,6 +383,11 @@ fn resolve_objects(
     };
     let mut out = Vec::new();
     match target {
+        GrantTarget::Defaults(_) => {
+            return Err(PgError::internal(
+                "ALTER DEFAULT PRIVILEGES target in GRANT",
+            ))
+        }
         GrantTarget::Tables(names) | GrantTarget::Sequences(names) => {
             let seq = matches!(target, GrantTarget::Sequences(_));
             for parts in names {
@@ -969,4 +982,128 @@ pub fn with_schema_position(e: PgError, sql: &str) -> PgError {
             None => e,
         },
     }
+}
+
+/// `ALTER DEFAULT PRIVILEGES`: the pg_default_acl entry of each (role,
+/// schema) — a global entry (schema 0) replaces the kind's default list,
+/// a schema's adds to it; an entry equal to its starting point goes
+/// (PostgreSQL's `SetDefaultACL`). Applied when the role creates an
+/// object (`crate::privileges::initial_acl`).
+fn default_privileges(
+    cx: &mut DdlCtx<'_>,
+    u: &AclUser,
+    roles: &[String],
+    schemas: &[String],
+    objtype: char,
+    action: &GrantStmt,
+    g: &GrantCtx<'_>,
+) -> PgResult<()> {
+    let GrantStmt::Objects {
+        grant,
+        option,
+        privileges,
+        grantees,
+        cascade,
+        ..
+    } = action
+    else {
+        return Err(PgError::internal(
+            "ALTER DEFAULT PRIVILEGES without GRANT / REVOKE",
+        ));
+    };
+    let kind = ObjType::of_default(objtype)
+        .ok_or_else(|| PgError::internal("unknown default privilege object type"))?;
+    let word = match objtype {
+        'r' => "relation",
+        'S' => "sequence",
+        'f' => "function",
+        'T' => "type",
+        _ => "schema",
+    };
+    if objtype == 'n' && !schemas.is_empty() {
+        return Err(PgError::new(
+            sqlstate::INVALID_GRANT_OPERATION,
+            "cannot use IN SCHEMA clause when using GRANT/REVOKE ON SCHEMAS",
+        ));
+    }
+    let cv = cx.catalog();
+    let role_oids = if roles.is_empty() {
+        vec![u.oid]
+    } else {
+        roles
+            .iter()
+            .map(|r| grantee_oid(&cv, r, g.current_user, g.session_user))
+            .collect::<PgResult<Vec<Oid>>>()?
+    };
+    for (i, &r) in role_oids.iter().enumerate() {
+        if !u.has_privs_of(r) {
+            let name = roles.get(i).cloned().unwrap_or_default();
+            return Err(PgError::new(
+                sqlstate::INSUFFICIENT_PRIVILEGE,
+                format!("must be member of role \"{name}\""),
+            ));
+        }
+    }
+    let ns_oids: Vec<Oid> = if schemas.is_empty() {
+        vec![0]
+    } else {
+        schemas
+            .iter()
+            .map(|s| {
+                cv.schema_oid(s).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::INVALID_SCHEMA_NAME,
+                        format!("schema \"{s}\" does not exist"),
+                    )
+                })
+            })
+            .collect::<PgResult<Vec<Oid>>>()?
+    };
+    let grantee_oids = grantees
+        .iter()
+        .map(|n| grantee_oid(&cv, n, g.current_user, g.session_user))
+        .collect::<PgResult<Vec<Oid>>>()?;
+    if *grant && *option && grantee_oids.contains(&ACL_ID_PUBLIC) {
+        return Err(PgError::new(
+            sqlstate::INVALID_GRANT_OPERATION,
+            "grant options can only be granted to roles",
+        ));
+    }
+    let mut mask = 0;
+    for p in privileges {
+        if !p.columns.is_empty() {
+            return Err(PgError::syntax(
+                "column privileges are only valid for relations",
+            ));
+        }
+        mask |= privilege_bit(&p.name, kind, word)?;
+    }
+    let mut changes = Vec::new();
+    for &r in &role_oids {
+        for &ns in &ns_oids {
+            let key = crate::privileges::default_acl_key(r, ns, objtype);
+            let start = if ns == 0 {
+                engine::acl::acl_default(kind, r)
+            } else {
+                Vec::new()
+            };
+            let current = cv.privileges(&key).and_then(|e| e.acl);
+            let mut acl = current.clone().unwrap_or_else(|| start.clone());
+            for &gr in &grantee_oids {
+                if *grant {
+                    acl_grant(&mut acl, gr, r, mask, *option);
+                } else {
+                    acl_revoke(&mut acl, gr, r, mask, *option, *cascade)?;
+                }
+            }
+            let new = (acl != start).then_some(acl);
+            if new != current {
+                changes.push((key, new));
+            }
+        }
+    }
+    for (key, acl) in changes {
+        set_privileges(cx, key, PrivEntry { owner: 0, acl })?;
+    }
+    Ok(())
 }

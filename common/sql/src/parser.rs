@@ -948,7 +948,7 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         "alter" | "create" if seqstmt::is_sequence_statement(&c) => {
             Some(Stmt::Sequence(seqstmt::parse(&mut c)?))
         }
-        "grant" | "revoke" if grantstmt::is_grant_statement(&c) => {
+        "grant" | "revoke" | "alter" if grantstmt::is_grant_statement(&c) => {
             Some(Stmt::Grant(grantstmt::parse(&mut c)?))
         }
         "comment" if commentstmt::is_comment_statement(&c) => {

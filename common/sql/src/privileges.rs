@@ -368,17 +368,99 @@ pub fn check_create_in(cv: &CatalogView<'_>, u: &AclUser, ns: Oid) -> PgResult<(
     Ok(())
 }
 
-/// A new relation's owner entry, when the creator is not the bootstrap
-/// superuser (whose objects need none). Not transactional: the entry goes
-/// with the object if its creation rolls back.
-pub fn record_owner(db: &Engine, oid: Oid, owner: Oid) -> PgResult<()> {
-    if owner == BOOTSTRAP_SUPERUSER_OID {
+/// The key of the pg_default_acl entry of (role, schema — 0: every
+/// schema —, object type letter).
+pub fn default_acl_key(role: Oid, ns: Oid, objtype: char) -> CommentKey {
+    CommentKey {
+        classoid: engine::acl::PG_DEFAULT_ACL,
+        objoid: role,
+        subid: ns as i32,
+        name: objtype.to_string(),
+    }
+}
+
+/// The list an object `owner` creates in schema `ns` starts with when
+/// ALTER DEFAULT PRIVILEGES says so (None: the kind's default): the
+/// role's global entry, or the default, with its schema entry's items
+/// added (PostgreSQL's `get_user_default_acl`).
+pub fn initial_acl(
+    cv: &CatalogView<'_>,
+    owner: Oid,
+    ns: Oid,
+    objtype: char,
+) -> Option<Vec<AclItem>> {
+    let kind = ObjType::of_default(objtype)?;
+    let global = cv
+        .privileges(&default_acl_key(owner, 0, objtype))
+        .and_then(|e| e.acl);
+    let schema = if objtype == 'n' {
+        None
+    } else {
+        cv.privileges(&default_acl_key(owner, ns, objtype))
+            .and_then(|e| e.acl)
+    };
+    if global.is_none() && schema.is_none() {
+        return None;
+    }
+    let mut acl = global.unwrap_or_else(|| acl_default(kind, owner));
+    for i in schema.into_iter().flatten() {
+        match acl
+            .iter_mut()
+            .find(|a| a.grantee == i.grantee && a.grantor == i.grantor)
+        {
+            Some(a) => {
+                a.privs |= i.privs;
+                a.goptions |= i.goptions;
+            }
+            None => acl.push(i),
+        }
+    }
+    Some(acl)
+}
+
+/// A new relation's entry: its owner when not the bootstrap superuser,
+/// and the list ALTER DEFAULT PRIVILEGES gives it. Not transactional: the
+/// entry goes with the object if its creation rolls back.
+pub fn record_owner(db: &Engine, cv: &CatalogView<'_>, oid: Oid, owner: Oid) -> PgResult<()> {
+    let Some(rel) = relation_info(cv, oid) else {
+        return Ok(());
+    };
+    let objtype = if rel.kind == ObjType::Sequence {
+        'S'
+    } else {
+        'r'
+    };
+    let acl = initial_acl(cv, owner, rel.namespace, objtype);
+    if owner == BOOTSTRAP_SUPERUSER_OID && acl.is_none() {
         return Ok(());
     }
+    set_initial(
+        db,
+        CommentKey::object(PG_CLASS, oid),
+        PrivEntry { owner, acl },
+    )
+}
+
+/// A new schema's list from ALTER DEFAULT PRIVILEGES … ON SCHEMAS.
+pub fn record_schema(db: &Engine, cv: &CatalogView<'_>, oid: Oid, owner: Oid) -> PgResult<()> {
+    match initial_acl(cv, owner, 0, 'n') {
+        Some(acl) => set_initial(
+            db,
+            CommentKey::object(PG_NAMESPACE, oid),
+            PrivEntry {
+                owner: 0,
+                acl: Some(acl),
+            },
+        ),
+        None => Ok(()),
+    }
+}
+
+fn set_initial(db: &Engine, key: CommentKey, entry: PrivEntry) -> PgResult<()> {
     db.catalog()
         .apply_catalog_change(&CatalogChange::SetPrivileges {
-            key: CommentKey::object(PG_CLASS, oid),
-            entry: Some(PrivEntry { owner, acl: None }),
+            key,
+            entry: Some(entry),
             by: TransactionId::INVALID,
             previous: None,
         })

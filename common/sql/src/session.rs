@@ -2154,20 +2154,29 @@ impl Session {
         let mut r = f(&mut cx);
         if r.is_ok() {
             // What a role other than the bootstrap superuser creates is its own.
+            // ALTER DEFAULT PRIVILEGES gives it its first list.
+            let view = cx.catalog();
             for p in &cx.pending {
-                let oid = match p {
-                    PendingDdl::CreateTable(t) => Some(t.oid),
-                    PendingDdl::CreateView(oid) => Some(*oid),
-                    PendingDdl::CreateSequence(key) => {
-                        db.catalog().sequence(key).map(|q| q.spec.oid)
+                let done = match p {
+                    PendingDdl::CreateTable(t) => {
+                        crate::privileges::record_owner(&db, &view, t.oid, owner)
                     }
-                    _ => None,
+                    PendingDdl::CreateView(oid) => {
+                        crate::privileges::record_owner(&db, &view, *oid, owner)
+                    }
+                    PendingDdl::CreateSequence(key) => match db.catalog().sequence(key) {
+                        Some(q) => crate::privileges::record_owner(&db, &view, q.spec.oid, owner),
+                        None => Ok(()),
+                    },
+                    PendingDdl::CreateSchema(name) => match db.catalog().schema(name) {
+                        Some(s) => crate::privileges::record_schema(&db, &view, s.spec.oid, owner),
+                        None => Ok(()),
+                    },
+                    _ => Ok(()),
                 };
-                if let Some(oid) = oid {
-                    if let Err(e) = crate::privileges::record_owner(&db, oid, owner) {
-                        r = Err(e);
-                        break;
-                    }
+                if let Err(e) = done {
+                    r = Err(e);
+                    break;
                 }
             }
         }

@@ -213,6 +213,7 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_publication_rel", 6106, d::PG_PUBLICATION_REL, r::empty),
     cat("pg_inherits", 2611, d::PG_INHERITS, r::empty),
     cat("pg_database", 1262, d::PG_DATABASE, r::pg_database),
+    cat("pg_default_acl", 826, d::PG_DEFAULT_ACL, r::pg_default_acl),
     cat("pg_auth_members", 1261, d::PG_AUTH_MEMBERS, |c| {
         crate::roles::pg_auth_members(c.engine())
     }),

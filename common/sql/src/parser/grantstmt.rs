@@ -1,7 +1,7 @@
 //! `GRANT` / `REVOKE` of privileges on objects and of role membership
-//! (PostgreSQL's GrantStmt and GrantRoleStmt), parsed by hand: sqlparser
-//! 0.52 has neither column lists nor role grants. Executed by
-//! `crate::aclchk`.
+//! (PostgreSQL's GrantStmt and GrantRoleStmt) and `ALTER DEFAULT
+//! PRIVILEGES`, parsed by hand: sqlparser 0.52 has neither column lists
+//! nor role grants. Executed by `crate::aclchk`.
 
 use super::{Cur, Tok};
 use pgtypes::error::{PgError, PgResult};
@@ -21,6 +21,9 @@ pub enum GrantTarget {
     Schemas(Vec<String>),
     /// `DATABASE d, …`.
     Databases(Vec<String>),
+    /// ALTER DEFAULT PRIVILEGES' `TABLES` (`r`), `SEQUENCES` (`S`),
+    /// `FUNCTIONS` / `ROUTINES` (`f`), `TYPES` (`T`), `SCHEMAS` (`n`).
+    Defaults(char),
 }
 
 /// One privilege as written, with its column list.
@@ -50,6 +53,18 @@ pub enum GrantStmt {
         /// REVOKE … CASCADE.
         cascade: bool,
     },
+    /// `ALTER DEFAULT PRIVILEGES [FOR ROLE r, …] [IN SCHEMA s, …]
+    /// GRANT | REVOKE … ON TABLES | SEQUENCES | FUNCTIONS | TYPES | SCHEMAS`.
+    Default {
+        /// FOR ROLE (empty: the current user).
+        roles: Vec<String>,
+        /// IN SCHEMA (empty: every schema).
+        schemas: Vec<String>,
+        /// pg_default_acl.defaclobjtype: `r`, `S`, `f`, `T` or `n`.
+        objtype: char,
+        /// The GRANT or REVOKE (its target unused).
+        action: Box<GrantStmt>,
+    },
     /// Role membership.
     Roles {
         /// GRANT (true) or REVOKE.
@@ -71,13 +86,55 @@ impl GrantStmt {
             GrantStmt::Objects { grant: false, .. } => "REVOKE",
             GrantStmt::Roles { grant: true, .. } => "GRANT ROLE",
             GrantStmt::Roles { grant: false, .. } => "REVOKE ROLE",
+            GrantStmt::Default { .. } => "ALTER DEFAULT PRIVILEGES",
         }
     }
 }
 
-/// True if the statement is a GRANT or REVOKE.
+/// True if the statement is a GRANT or REVOKE, or ALTER DEFAULT
+/// PRIVILEGES.
 pub(crate) fn is_grant_statement(c: &Cur<'_>) -> bool {
     matches!(c.peek_word(), Some("grant" | "revoke"))
+        || (c.peek_word() == Some("alter")
+            && c.peek_word_at(1) == Some("default")
+            && c.peek_word_at(2) == Some("privileges"))
+}
+
+/// `ALTER DEFAULT PRIVILEGES …` ([`is_grant_statement`] said it is one).
+fn parse_default(c: &mut Cur<'_>) -> PgResult<GrantStmt> {
+    c.pos += 3;
+    let mut roles = Vec::new();
+    let mut schemas = Vec::new();
+    loop {
+        if c.eat_word("for") {
+            if !c.eat_word("role") {
+                c.expect_word("user")?;
+            }
+            roles.extend(name_list(c)?);
+        } else if c.eat_word("in") {
+            c.expect_word("schema")?;
+            schemas.extend(name_list(c)?);
+        } else {
+            break;
+        }
+    }
+    if !matches!(c.peek_word(), Some("grant" | "revoke")) {
+        return Err(c.error_here());
+    }
+    let action = parse_action(c, true)?;
+    let GrantStmt::Objects {
+        target: GrantTarget::Defaults(objtype),
+        ..
+    } = &action
+    else {
+        return Err(PgError::syntax("ALTER DEFAULT PRIVILEGES needs TABLES, SEQUENCES, FUNCTIONS, ROUTINES, TYPES or SCHEMAS"));
+    };
+    Ok(GrantStmt::Default {
+        roles,
+        schemas,
+        objtype: *objtype,
+        action: Box::new(action),
+    })
 }
 
 /// A role specification: a name, PUBLIC, CURRENT_USER … (`GROUP` noise
@@ -113,6 +170,15 @@ fn qualified_list(c: &mut Cur<'_>) -> PgResult<Vec<Vec<String>>> {
 
 /// Parses a [`GrantStmt`] ([`is_grant_statement`] said it is one).
 pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<GrantStmt> {
+    if c.peek_word() == Some("alter") {
+        return parse_default(c);
+    }
+    parse_action(c, false)
+}
+
+/// GRANT / REVOKE (`defaults`: in ALTER DEFAULT PRIVILEGES, where the
+/// target is a kind of object).
+fn parse_action(c: &mut Cur<'_>, defaults: bool) -> PgResult<GrantStmt> {
     let grant = c.peek_word() == Some("grant");
     c.pos += 1;
     let mut option = false;
@@ -182,6 +248,18 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<GrantStmt> {
         });
     }
     let target = match c.peek_word() {
+        Some(w) if defaults => {
+            let kind = match w {
+                "tables" => 'r',
+                "sequences" => 'S',
+                "functions" | "routines" => 'f',
+                "types" => 'T',
+                "schemas" => 'n',
+                _ => return Err(c.error_here()),
+            };
+            c.pos += 1;
+            GrantTarget::Defaults(kind)
+        }
         Some("all") if matches!(c.peek_word_at(1), Some("tables" | "sequences")) => {
             let tables = c.peek_word_at(1) == Some("tables");
             c.pos += 2;

@@ -291,6 +291,15 @@ pub static PG_DATABASE: &[(&str, T)] = &[
     ("datacl", T::Array(A::Text)),
 ];
 
+/// `pg_default_acl`'s columns (PostgreSQL 15).
+pub static PG_DEFAULT_ACL: &[(&str, T)] = &[
+    ("oid", T::Oid),
+    ("defaclrole", T::Oid),
+    ("defaclnamespace", T::Oid),
+    ("defaclobjtype", T::Char(1)),
+    ("defaclacl", T::Array(A::Text)),
+];
+
 /// `pg_auth_members`'s columns (PostgreSQL 15).
 pub static PG_AUTH_MEMBERS: &[(&str, T)] = &[
     ("roleid", T::Oid),

@@ -195,6 +195,8 @@ pub struct CatalogSnapshot {
     /// Owners and access lists this session sees, by (classoid, objoid,
     /// subid) ([`engine::acl`]).
     pub privileges: HashMap<(u32, u32, i32), engine::acl::PrivEntry>,
+    /// pg_default_acl's rows: (role, schema or 0, object type, list).
+    pub default_acls: Vec<(u32, u32, char, Vec<engine::acl::AclItem>)>,
 }
 
 /// One pg_description / pg_shdescription row.
@@ -275,16 +277,23 @@ impl CatalogSnapshot {
             path: path.to_vec(),
             descriptions: Vec::new(),
             shdescriptions: Vec::new(),
-            privileges: db
-                .catalog()
-                .privilege_list()
-                .into_iter()
-                .filter_map(|(k, p)| {
-                    p.visible(own, clog)
-                        .map(|e| ((k.classoid, k.objoid, k.subid), e.clone()))
-                })
-                .collect(),
+            privileges: HashMap::new(),
+            default_acls: Vec::new(),
         };
+        for (k, p) in db.catalog().privilege_list() {
+            let Some(e) = p.visible(own, clog) else {
+                continue;
+            };
+            if k.classoid == engine::acl::PG_DEFAULT_ACL {
+                if let (Some(acl), Some(t)) = (&e.acl, k.name.chars().next()) {
+                    snap.default_acls
+                        .push((k.objoid, k.subid as u32, t, acl.clone()));
+                }
+            } else {
+                snap.privileges
+                    .insert((k.classoid, k.objoid, k.subid), e.clone());
+            }
+        }
         snap.fill_descriptions(db, own, clog);
         snap
     }

@@ -970,6 +970,23 @@ pub fn pg_database(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
+/// pg_default_acl: ALTER DEFAULT PRIVILEGES' entries (OIDs made up from
+/// the entry's place: the entries are not rows of their own).
+pub fn pg_default_acl(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_DEFAULT_ACL);
+    for (i, (role, ns, t, acl)) in s.default_acls.iter().enumerate() {
+        rows.push(vec![
+            ("oid", oid(engine::acl::PG_DEFAULT_ACL * 100 + i as u32)),
+            ("defaclrole", oid(*role)),
+            ("defaclnamespace", oid(*ns)),
+            ("defaclobjtype", ch(&t.to_string())),
+            ("defaclacl", s.acl_value(acl)),
+        ]);
+    }
+    rows.out
+}
+
 /// pg_tablespace.
 pub fn pg_tablespace(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_TABLESPACE);
