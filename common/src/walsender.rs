@@ -749,6 +749,8 @@ async fn stream(
                         match ReplicationMessage::decode(&b) {
                             Ok(ReplicationMessage::StandbyReply(r)) => {
                                 apply_reply(&db, &stat, slot.as_deref(), &lag, r, seg);
+                                // SyncRepReleaseWaiters.
+                                db.replication().release_sync_waiters();
                             }
                             Ok(ReplicationMessage::HotStandbyFeedback(h)) => {
                                 engine::replication::process_hot_standby_feedback(

@@ -182,6 +182,12 @@ impl Replay {
         db.replication()
             .replay_lsn
             .store(rec.end_lsn, Ordering::Release);
+        if matches!(rec.record, WalRecord::Xact(_)) {
+            // After the completion counter moved (xact_redo): a
+            // `remote_apply` commit on the primary may return as soon as
+            // the walreceiver reports this position.
+            db.replication().applied_xact_end.notify_one();
+        }
         if self.initialized
             && rec.end_lsn >= self.min_recovery_point
             && !db.replication().consistent.load(Ordering::Relaxed)

@@ -509,6 +509,17 @@ async fn stream_timeline(
                 }
                 continue;
             }
+            _ = db.replication().applied_xact_end.notified() => {
+                // Replay finished a transaction: report the apply position
+                // now (WalRcvForceReply), for `remote_apply` commits.
+                let applied = db.replication().replay_lsn.load(Ordering::Relaxed);
+                if applied != last_applied {
+                    last_applied = applied;
+                    client.send(reply(writer, db, false)).await.map_err(|e| e.to_string())?;
+                    last_reply = Instant::now();
+                }
+                continue;
+            }
             _ = shutdown.changed() => {
                 let _ = client.send(FrontendMessage::CopyDone).await;
                 return Ok(None);

@@ -73,6 +73,7 @@ pub mod replication;
 pub mod sequence;
 pub mod standby_conflict;
 pub mod statistics;
+pub mod syncrep;
 pub mod twophase;
 pub mod view;
 pub mod xact;
