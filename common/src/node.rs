@@ -264,6 +264,42 @@ impl Drop for Node {
     }
 }
 
+/// `synchronous_standby_names` of `config`, parsed (None: empty; a bad
+/// value never gets this far — loading the configuration checks it).
+fn sync_standby_names(config: &Config) -> Option<pgtypes::syncrep_gram::SyncStandbyNames> {
+    let v = config.get("synchronous_standby_names").unwrap_or("");
+    pgtypes::syncrep_gram::parse_sync_standby_names(v)
+        .ok()
+        .flatten()
+}
+
+impl Node {
+    /// The reload part of the replication settings (SIGHUP,
+    /// `pg_reload_conf()`): re-reads the configuration files and installs
+    /// `synchronous_standby_names` — emptied, it releases every waiting
+    /// commit. A file with errors keeps the old value, as PostgreSQL's
+    /// ProcessConfigFile does.
+    pub fn reload_sync_standby_names(&self) {
+        let dir = self.config().data_dir.clone();
+        match Config::load(&dir, &[]) {
+            Ok(c) => {
+                let v = c.get("synchronous_standby_names").unwrap_or("").to_string();
+                let old = self.replication().syncrep.names_text();
+                if v != old {
+                    tracing::info!("parameter \"synchronous_standby_names\" changed to \"{v}\"");
+                }
+                self.replication()
+                    .set_sync_standby_names(&v, sync_standby_names(&c));
+            }
+            Err(e) => tracing::error!(
+                "configuration file \"{}\" contains errors; no changes were applied: {}",
+                dir.join("hotpair.conf").display(),
+                e.message
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,41 +350,5 @@ mod tests {
             .finish_recovery(wal::WalPosition::initial(seg), seg)
             .expect_err("only once");
         assert_eq!(e.code, sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE);
-    }
-}
-
-/// `synchronous_standby_names` of `config`, parsed (None: empty; a bad
-/// value never gets this far — loading the configuration checks it).
-fn sync_standby_names(config: &Config) -> Option<pgtypes::syncrep_gram::SyncStandbyNames> {
-    let v = config.get("synchronous_standby_names").unwrap_or("");
-    pgtypes::syncrep_gram::parse_sync_standby_names(v)
-        .ok()
-        .flatten()
-}
-
-impl Node {
-    /// The reload part of the replication settings (SIGHUP,
-    /// `pg_reload_conf()`): re-reads the configuration files and installs
-    /// `synchronous_standby_names` — emptied, it releases every waiting
-    /// commit. A file with errors keeps the old value, as PostgreSQL's
-    /// ProcessConfigFile does.
-    pub fn reload_sync_standby_names(&self) {
-        let dir = self.config().data_dir.clone();
-        match Config::load(&dir, &[]) {
-            Ok(c) => {
-                let v = c.get("synchronous_standby_names").unwrap_or("").to_string();
-                let old = self.replication().syncrep.names_text();
-                if v != old {
-                    tracing::info!("parameter \"synchronous_standby_names\" changed to \"{v}\"");
-                }
-                self.replication()
-                    .set_sync_standby_names(&v, sync_standby_names(&c));
-            }
-            Err(e) => tracing::error!(
-                "configuration file \"{}\" contains errors; no changes were applied: {}",
-                dir.join("hotpair.conf").display(),
-                e.message
-            ),
-        }
     }
 }

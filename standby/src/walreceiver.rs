@@ -9,6 +9,8 @@
 //!  START_REPLICATION [SLOT s] PHYSICAL <end of local WAL> TIMELINE <ours>
 //!  loop: w → write_raw + flush (fsync) → receive_lsn; reply r
 //!        k → reply r if asked
+//!        replay finished a transaction (applied_xact_end): reply r at once
+//!          (a remote_apply commit on the primary waits for it)
 //!        every 100 ms: reply r if replay moved or status interval passed;
 //!                      hot_standby_feedback on: h (oldest session xmin) if
 //!                      it changed or status interval passed; off: one h

@@ -45,6 +45,29 @@
 //! delayed from record to clog. A transaction that never got an xid
 //! touches neither WAL, clog nor the counter.
 //!
+//! ## Commit waits a session awaits
+//!
+//! In the session loop ([`Xact::set_async_commit_wait`],
+//! [`Xact::set_can_await`]) a commit does not block its thread: it leaves
+//! up to two waits, awaited one after the other through
+//! [`Xact::commit_wait`] and ended by [`Xact::finish_commit`]:
+//!
+//! ```text
+//!  COMMIT ─▶ record ─▶ joined a group flush? ─ yes ─▶ [flush wait] ─┐
+//!                          │ no: flushed here                       │
+//!                          ▼                                        ▼
+//!            clog, checkpoint delay off ◀───────────────────────────┘
+//!                          │ synchronous_standby_names set and
+//!                          │ synchronous_commit ≥ remote_write?
+//!                          ├─ yes ─▶ [standby wait] (crate::syncrep) ─┐
+//!                          ▼                                          ▼
+//!                   procarray end (visible to others) ◀───────────────┘
+//! ```
+//!
+//! During either wait the xid is still running for every other session,
+//! as in PostgreSQL. A cancelled standby wait ends the same way and leaves
+//! a WARNING ([`Xact::take_wait_notice`]).
+//!
 //! ## Snapshots
 //!
 //! READ COMMITTED: [`Xact::statement_snapshot`] asks the procarray each

@@ -6,7 +6,9 @@
 //!
 //! * [`XLog`] — the node's handle on WAL: the [`WalWriter`], the current
 //!   checkpoint's redo point (for full-page-write decisions) and the
-//!   settings `full_page_writes` / `synchronous_commit`. Heap, catalog,
+//!   settings `full_page_writes` / `synchronous_commit`
+//!   ([`SynchronousCommit`]: what a commit waits for — the standby part
+//!   is `engine::syncrep`'s). Heap, catalog,
 //!   smgr and xact code insert records through it.
 //! * [`PageInsert`] — the protocol for logging a page change (below).
 //! * the payload encoders of the hot records (heap changes, commit, abort).
