@@ -305,6 +305,18 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any text parses or is refused; nothing panics, and a parsed
+        /// value always names at least one standby and waits for one.
+        #[test]
+        fn never_panics(s in "[ a-zA-Z0-9_,()*\"$.-]{0,24}|\\PC{0,24}") {
+            if let Ok(Some(n)) = parse_sync_standby_names(&s) {
+                proptest::prop_assert!(!n.names.is_empty());
+                proptest::prop_assert!(n.num_sync > 0);
+            }
+        }
+    }
+
     #[test]
     fn priorities() {
         let f = ok("FIRST 1 (s1, S2, *)");

@@ -1376,8 +1376,17 @@ impl<B: Backend> SessionLoop<B> {
             let r = self.backend.finish_wait();
             if let Some(mut n) = self.backend.wait_notice() {
                 if self.wire.shutting_down() {
+                    // Terminated, not cancelled: PostgreSQL's WARNING, and
+                    // the statement's result is not sent (the caller
+                    // closes the connection on a 57014 during shutdown).
                     n.code = sqlstate::ADMIN_SHUTDOWN;
                     n.message = "canceling the wait for synchronous replication and terminating connection due to administrator command".into();
+                    write_error(&mut self.wire.out, &n);
+                    r?;
+                    return Err(PgError::new(
+                        sqlstate::QUERY_CANCELED,
+                        "canceling statement due to user request",
+                    ));
                 }
                 write_error(&mut self.wire.out, &n);
             }
