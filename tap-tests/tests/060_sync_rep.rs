@@ -298,4 +298,41 @@ fn sync_rep() {
         "SELECT write_lsn IS NOT NULL AND flush_lsn IS NOT NULL AND replay_lsn IS NOT NULL FROM pg_stat_replication WHERE application_name = 'standby1'",
     );
     assert_eq!(lag, "t", "positions shown");
+
+    // 10. A fast shutdown ends a waiting commit with PostgreSQL's
+    //     termination WARNING; the commit survives the restart.
+    standby1.stop("fast");
+    let mut psql = primary.psql_session();
+    psql.send("INSERT INTO t VALUES (7);");
+    wait_for_syncrep_waiters(&primary, 1);
+    primary.stop("fast");
+    let mut stderr = String::new();
+    wait_until("the termination WARNING", || {
+        stderr.push_str(&psql.take_stderr());
+        stderr.contains("DETAIL")
+    });
+    assert!(
+        stderr.contains("WARNING:  canceling the wait for synchronous replication and terminating connection due to administrator command"),
+        "termination warning: {stderr}"
+    );
+    psql.quit();
+    set_names_offline(&primary);
+    primary.start();
+    assert_eq!(
+        primary.safe_sql("SELECT count(*) FROM t WHERE a = 7"),
+        "1",
+        "terminated wait: committed locally"
+    );
+}
+
+/// Clears `synchronous_standby_names` in a stopped node's
+/// postgresql.auto.conf.
+fn set_names_offline(node: &Node) {
+    let auto = node.data_dir().join("postgresql.auto.conf");
+    let text = std::fs::read_to_string(&auto).unwrap_or_default();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("synchronous_standby_names"))
+        .collect();
+    std::fs::write(&auto, kept.join("\n") + "\n").expect("write postgresql.auto.conf");
 }
