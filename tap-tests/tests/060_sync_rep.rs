@@ -6,7 +6,8 @@
 //! while its only synchronous standby is down, invisible to other sessions,
 //! and completes once the standby is back; a cancelled wait (PostgreSQL's
 //! WARNING, the commit stands); a reload emptying the names releases every
-//! waiter; `synchronous_commit = local` does not wait; `remote_apply` makes
+//! waiter; `pg_cancel_backend()` ends a wait like a CancelRequest;
+//! `synchronous_commit = local` does not wait; `remote_apply` makes
 //! each commit visible on the standby the moment COMMIT returns; PREPARE
 //! TRANSACTION and COMMIT PREPARED wait too.
 //!
@@ -219,6 +220,28 @@ fn sync_rep() {
         primary.safe_sql("SELECT count(*) FROM t WHERE a = 2"),
         "1",
         "cancelled commit visible locally"
+    );
+
+    // 5b. pg_cancel_backend() ends a wait the same way.
+    let victim = primary.background_session();
+    let pid = victim.query_safe("SELECT pg_backend_pid()");
+    let pending = victim.send("INSERT INTO t VALUES (8)");
+    wait_for_syncrep_waiters(&primary, 1);
+    assert_eq!(
+        primary.safe_sql(&format!("SELECT pg_cancel_backend({pid})")),
+        "t",
+        "pg_cancel_backend finds the waiting session"
+    );
+    pending.wait_ok();
+    assert_eq!(
+        primary.safe_sql("SELECT count(*) FROM t WHERE a = 8"),
+        "1",
+        "commit cancelled by pg_cancel_backend visible"
+    );
+    assert_eq!(
+        primary.safe_sql("SELECT pg_cancel_backend(1)"),
+        "f",
+        "no such backend"
     );
 
     // 6. synchronous_commit = local and off do not wait.

@@ -69,6 +69,9 @@ pub struct BackendStatus {
     pub state_change: i64,
     /// state.
     pub state: BackendState,
+    /// The session's cancel flag (what a CancelRequest and
+    /// `pg_cancel_backend()` set; None: cannot be cancelled).
+    pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
     /// What the session waits for beyond locks and the client
     /// (`wait_event_type`, `wait_event`), e.g. `("IPC", "SyncRep")`.
     pub wait_event: Option<(&'static str, &'static str)>,
@@ -166,6 +169,7 @@ mod tests {
             state_change: 0,
             state: BackendState::Idle,
             wait_event: None,
+            cancel: None,
             query: no_query(),
         }
     }

@@ -498,6 +498,7 @@ impl Session {
             state_change: started,
             state: BackendState::Idle,
             wait_event: None,
+            cancel: Some(cancel.clone()),
             query: engine::backend_status::no_query(),
         });
         // CONNECTION LIMIT: counted with this session registered, so two
