@@ -345,6 +345,7 @@ pub fn spawn_reload_task(node: &Arc<Node>) -> std::io::Result<()> {
             let Some(node) = weak.upgrade() else { return };
             tracing::info!("received SIGHUP, reloading configuration files");
             node.hba().reload(node.config());
+            node.reload_sync_standby_names();
         }
     });
     Ok(())

@@ -115,6 +115,10 @@ impl Node {
         // Slots keep their standbys' xmins across restarts: the horizon
         // holds them before the first session or standby arrives.
         engine::replication::update_replication_xmin(&db);
+        db.replication().set_sync_standby_names(
+            db.config().get("synchronous_standby_names").unwrap_or(""),
+            sync_standby_names(db.config()),
+        );
         let db = Arc::new(db);
         // A primary prunes from here on, a standby only once promoted.
         if role == Role::Primary {
@@ -257,6 +261,42 @@ impl sql::NodeServices for Node {
 impl Drop for Node {
     fn drop(&mut self) {
         self.checkpointer.stop();
+    }
+}
+
+/// `synchronous_standby_names` of `config`, parsed (None: empty; a bad
+/// value never gets this far — loading the configuration checks it).
+fn sync_standby_names(config: &Config) -> Option<pgtypes::syncrep_gram::SyncStandbyNames> {
+    let v = config.get("synchronous_standby_names").unwrap_or("");
+    pgtypes::syncrep_gram::parse_sync_standby_names(v)
+        .ok()
+        .flatten()
+}
+
+impl Node {
+    /// The reload part of the replication settings (SIGHUP,
+    /// `pg_reload_conf()`): re-reads the configuration files and installs
+    /// `synchronous_standby_names` — emptied, it releases every waiting
+    /// commit. A file with errors keeps the old value, as PostgreSQL's
+    /// ProcessConfigFile does.
+    pub fn reload_sync_standby_names(&self) {
+        let dir = self.config().data_dir.clone();
+        match Config::load(&dir, &[]) {
+            Ok(c) => {
+                let v = c.get("synchronous_standby_names").unwrap_or("").to_string();
+                let old = self.replication().syncrep.names_text();
+                if v != old {
+                    tracing::info!("parameter \"synchronous_standby_names\" changed to \"{v}\"");
+                }
+                self.replication()
+                    .set_sync_standby_names(&v, sync_standby_names(&c));
+            }
+            Err(e) => tracing::error!(
+                "configuration file \"{}\" contains errors; no changes were applied: {}",
+                dir.join("hotpair.conf").display(),
+                e.message
+            ),
+        }
     }
 }
 

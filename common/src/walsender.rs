@@ -46,8 +46,10 @@
 //!   segment … has already been removed").
 //! * The socket is split: a reader task decodes `r`/`h`/CopyDone and
 //!   publishes positions into the walsender's [`WalSndStat`] (the
-//!   `pg_stat_replication` row) and advances the slot; the sending loop owns
-//!   the write half only. They share nothing else.
+//!   `pg_stat_replication` row), advances the slot and releases the
+//!   commits waiting for synchronous standbys (`engine::syncrep`,
+//!   SyncRepReleaseWaiters); the sending loop owns the write half only.
+//!   They share nothing else.
 //! * Keepalives go out every [`KEEPALIVE_INTERVAL`] without traffic, with
 //!   `reply_requested` set once half of `wal_sender_timeout` passed without
 //!   a reply; after the full timeout the walsender ends.
@@ -763,6 +765,8 @@ async fn stream(
                         match ReplicationMessage::decode(&b) {
                             Ok(ReplicationMessage::StandbyReply(r)) => {
                                 apply_reply(&db, &stat, slot.as_deref(), &lag, r, seg);
+                                // SyncRepReleaseWaiters.
+                                db.replication().release_sync_waiters();
                             }
                             Ok(ReplicationMessage::HotStandbyFeedback(h)) => {
                                 engine::replication::process_hot_standby_feedback(

@@ -81,6 +81,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "namespace",
                 "statistics",
                 "replication",
+                "syncrep",
                 "standby_conflict",
                 "sequence",
                 "view",

@@ -495,6 +495,8 @@ async fn reload_loop(
             _ = db.replication().reload_requested() => {}
         }
         tracing::info!("received SIGHUP, reloading configuration files");
+        // Used once promoted; kept current meanwhile.
+        db.reload_sync_standby_names();
         let now = match tokio::task::block_in_place(|| file_settings(&dir)) {
             Ok(v) => v,
             Err(e) => {

@@ -28,6 +28,10 @@
 //!   bumps `xact_completion_count` under ProcArrayLock — the September 2020
 //!   bug was a standby replay path that did not bump it, so cached snapshots
 //!   of long-lived sessions never saw new rows. PREPARE completes nothing.
+//!   After any transaction record (and its bump) the replay LSN is
+//!   published and `applied_xact_end` wakes the walreceiver, whose reply
+//!   then releases `remote_apply` commits on the primary: a commit returns
+//!   only once a standby snapshot would see it.
 //! * A **shutdown checkpoint** record (the primary stopped cleanly) also
 //!   initializes KnownAssignedXids if no running-xacts record did: nothing
 //!   runs at a clean stop but prepared transactions, which the twophase
@@ -182,6 +186,12 @@ impl Replay {
         db.replication()
             .replay_lsn
             .store(rec.end_lsn, Ordering::Release);
+        if matches!(rec.record, WalRecord::Xact(_)) {
+            // After the completion counter moved (xact_redo): a
+            // `remote_apply` commit on the primary may return as soon as
+            // the walreceiver reports this position.
+            db.replication().applied_xact_end.notify_one();
+        }
         if self.initialized
             && rec.end_lsn >= self.min_recovery_point
             && !db.replication().consistent.load(Ordering::Relaxed)

@@ -9,6 +9,8 @@
 //!  START_REPLICATION [SLOT s] PHYSICAL <end of local WAL> TIMELINE <ours>
 //!  loop: w → write_raw + flush (fsync) → receive_lsn; reply r
 //!        k → reply r if asked
+//!        replay finished a transaction (applied_xact_end): reply r at once
+//!          (a remote_apply commit on the primary waits for it)
 //!        every 100 ms: reply r if replay moved or status interval passed;
 //!                      hot_standby_feedback on: h (oldest session xmin) if
 //!                      it changed or status interval passed; off: one h
@@ -503,6 +505,17 @@ async fn stream_timeline(
                 }
                 let applied = db.replication().replay_lsn.load(Ordering::Relaxed);
                 if applied != last_applied || last_reply.elapsed() >= cfg.status_interval {
+                    last_applied = applied;
+                    client.send(reply(writer, db, false)).await.map_err(|e| e.to_string())?;
+                    last_reply = Instant::now();
+                }
+                continue;
+            }
+            _ = db.replication().applied_xact_end.notified() => {
+                // Replay finished a transaction: report the apply position
+                // now (WalRcvForceReply), for `remote_apply` commits.
+                let applied = db.replication().replay_lsn.load(Ordering::Relaxed);
+                if applied != last_applied {
                     last_applied = applied;
                     client.send(reply(writer, db, false)).await.map_err(|e| e.to_string())?;
                     last_reply = Instant::now();

@@ -219,6 +219,20 @@ impl PsqlSession {
         out
     }
 
+    /// Sends SIGINT to psql, which sends a CancelRequest for the
+    /// statement it runs (as Ctrl-C does).
+    pub fn interrupt(&self) {
+        let status = Command::new("kill")
+            .arg("-INT")
+            .arg(self.child.id().to_string())
+            .status();
+        assert!(
+            matches!(status, Ok(s) if s.success()),
+            "psql session on {}: could not send SIGINT: {status:?}",
+            self.name
+        );
+    }
+
     /// Returns and clears what psql has written on stderr so far.
     pub fn take_stderr(&mut self) -> String {
         let (lock, _) = &*self.shared;

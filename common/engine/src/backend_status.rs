@@ -69,6 +69,12 @@ pub struct BackendStatus {
     pub state_change: i64,
     /// state.
     pub state: BackendState,
+    /// The session's cancel flag (what a CancelRequest and
+    /// `pg_cancel_backend()` set; None: cannot be cancelled).
+    pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// What the session waits for beyond locks and the client
+    /// (`wait_event_type`, `wait_event`), e.g. `("IPC", "SyncRep")`.
+    pub wait_event: Option<(&'static str, &'static str)>,
     /// The current or last statement's text (shared with the statement:
     /// no copy per statement).
     pub query: QueryText,
@@ -162,6 +168,8 @@ mod tests {
             query_start: None,
             state_change: 0,
             state: BackendState::Idle,
+            wait_event: None,
+            cancel: None,
             query: no_query(),
         }
     }

@@ -13,8 +13,9 @@
 //!   start-up need without SQL, catalog redo, and the engine's answer to
 //!   storage's `HeapRedoHooks` (a standby's indexes and conflicts);
 //! * [`replication`] — walsenders, the walreceiver, slots, recovery
-//!   progress and the role; [`standby_conflict`] — cancelling standby
-//!   sessions whose snapshots replay must overrun;
+//!   progress and the role; [`syncrep`] — commits waiting for synchronous
+//!   standbys, released by their replies; [`standby_conflict`] —
+//!   cancelling standby sessions whose snapshots replay must overrun;
 //! * [`view`] — views: a named query with its columns and dependencies;
 //!   [`pg_enum`] — enum types and their labels;
 //! * [`statistics`] — what ANALYZE learned (pg_statistic), kept by the
@@ -74,6 +75,7 @@ pub mod replication;
 pub mod sequence;
 pub mod standby_conflict;
 pub mod statistics;
+pub mod syncrep;
 pub mod twophase;
 pub mod view;
 pub mod xact;

@@ -509,6 +509,13 @@ pub struct ReplicationState {
     control_reader: std::sync::OnceLock<ControlReader>,
     /// `pg_reload_conf()` requests (a permit is kept if nobody waits).
     reload: tokio::sync::Notify,
+    /// Synchronous replication: `synchronous_standby_names` and the
+    /// commits waiting for standbys (primary).
+    pub syncrep: crate::syncrep::SyncRep,
+    /// Replay applied a transaction's end (standby): the walreceiver
+    /// replies at once so that `remote_apply` commits return promptly (a
+    /// permit is kept if nobody waits).
+    pub applied_xact_end: tokio::sync::Notify,
 }
 
 /// The control file's last checkpoint as `pg_control_checkpoint()` shows
@@ -570,6 +577,8 @@ impl ReplicationState {
             wal: parking_lot::RwLock::new(None),
             control_reader: std::sync::OnceLock::new(),
             reload: tokio::sync::Notify::new(),
+            syncrep: crate::syncrep::SyncRep::new(),
+            applied_xact_end: tokio::sync::Notify::new(),
         })
     }
 
@@ -656,6 +665,25 @@ impl ReplicationState {
     /// [`ReplicationState::unregister_walsender`].
     pub fn register_walsender(&self, stat: Arc<WalSndStat>) {
         self.walsenders.lock().push(stat);
+    }
+
+    /// A standby replied: release the commits its synchronous standbys
+    /// confirmed (see [`crate::syncrep`]).
+    pub fn release_sync_waiters(&self) {
+        if self.syncrep.defined() {
+            self.syncrep.release(&self.walsenders());
+        }
+    }
+
+    /// Installs `synchronous_standby_names` (start-up and reloads) and
+    /// releases what it allows at once.
+    pub fn set_sync_standby_names(
+        &self,
+        text: &str,
+        names: Option<pgtypes::syncrep_gram::SyncStandbyNames>,
+    ) {
+        self.syncrep.set_names(text, names);
+        self.release_sync_waiters();
     }
 
     /// Removes a walsender.

@@ -45,6 +45,29 @@
 //! delayed from record to clog. A transaction that never got an xid
 //! touches neither WAL, clog nor the counter.
 //!
+//! ## Commit waits a session awaits
+//!
+//! In the session loop ([`Xact::set_async_commit_wait`],
+//! [`Xact::set_can_await`]) a commit does not block its thread: it leaves
+//! up to two waits, awaited one after the other through
+//! [`Xact::commit_wait`] and ended by [`Xact::finish_commit`]:
+//!
+//! ```text
+//!  COMMIT ─▶ record ─▶ joined a group flush? ─ yes ─▶ [flush wait] ─┐
+//!                          │ no: flushed here                       │
+//!                          ▼                                        ▼
+//!            clog, checkpoint delay off ◀───────────────────────────┘
+//!                          │ synchronous_standby_names set and
+//!                          │ synchronous_commit ≥ remote_write?
+//!                          ├─ yes ─▶ [standby wait] (crate::syncrep) ─┐
+//!                          ▼                                          ▼
+//!                   procarray end (visible to others) ◀───────────────┘
+//! ```
+//!
+//! During either wait the xid is still running for every other session,
+//! as in PostgreSQL. A cancelled standby wait ends the same way and leaves
+//! a WARNING ([`Xact::take_wait_notice`]).
+//!
 //! ## Snapshots
 //!
 //! READ COMMITTED: [`Xact::statement_snapshot`] asks the procarray each
@@ -65,6 +88,7 @@ use pgtypes::txstatus::TxStatus;
 use pgtypes::ProcNumber;
 use pgtypes::{CommandId, TransactionId};
 use storage::heapam_visibility::OwnXact;
+use storage::xloginsert::SynchronousCommit;
 use txn::clog::{Clog, XidStatus};
 use txn::lmgr::WaitLimits;
 use txn::procarray::{Finished, ProcArray};
@@ -134,6 +158,10 @@ pub trait XactShared: Send + Sync {
     fn xlog(&self) -> Option<&storage::xloginsert::XLog> {
         None
     }
+    /// Synchronous replication, if this node has standbys to wait for.
+    fn syncrep(&self) -> Option<&crate::syncrep::SyncRep> {
+        None
+    }
 }
 
 impl XactShared for Engine {
@@ -158,6 +186,9 @@ impl XactShared for Engine {
     fn xlog(&self) -> Option<&storage::xloginsert::XLog> {
         let x = Engine::xlog(self);
         x.inserting().then_some(&**x)
+    }
+    fn syncrep(&self) -> Option<&crate::syncrep::SyncRep> {
+        Some(&self.replication.syncrep)
     }
 }
 
@@ -225,7 +256,17 @@ pub struct Xact {
     /// A snapshot was taken in this transaction (SET TRANSACTION is too late).
     snapshot_taken: bool,
     /// The session's `synchronous_commit` (None: the server's).
-    synchronous_commit: Option<bool>,
+    synchronous_commit: Option<SynchronousCommit>,
+    /// The caller awaits [`Xact::commit_wait`] after every call that may
+    /// commit (the session loop): commits may wait for synchronous
+    /// standbys ([`Xact::set_can_await`]).
+    can_await: bool,
+    /// A commit (or two-phase step) waiting for synchronous standbys
+    /// before its result is sent (see [`SyncRepPending`]).
+    syncrep: Option<SyncRepPending>,
+    /// The WARNING of a synchronous-replication wait that was cancelled,
+    /// for the session to send ([`Xact::take_wait_notice`]).
+    wait_notice: Option<PgError>,
     /// This transaction took an xid to write ([`Xact::assign_xid`]). Only
     /// then must COMMIT wait for its record to be flushed: a transaction
     /// whose xid came from `txid_current()` alone changed nothing a crash
@@ -237,6 +278,36 @@ pub struct Xact {
     async_commit_wait: bool,
     /// A commit waiting for its group flush (see [`PendingCommit`]).
     pending: Option<PendingCommit>,
+}
+
+/// A wait for synchronous standbys (SyncRepWaitForLSN) the session awaits
+/// before reporting the result. For a COMMIT the transaction is durable
+/// and committed in the clog but still running in the procarray — no other
+/// session sees it until the standbys confirm or the wait is cancelled, as
+/// in PostgreSQL, whose backend waits before ProcArrayEndTransaction.
+struct SyncRepPending {
+    /// WAL up to here must be confirmed.
+    lsn: wal::Lsn,
+    mode: crate::syncrep::SyncRepMode,
+    /// The latest xid of the tree whose proc ends after the wait (None:
+    /// already ended — two-phase steps and commits with pending DDL).
+    end_proc: Option<TransactionId>,
+    /// Set by the wait when it was cancelled.
+    cancelled: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// What [`Xact::commit_wait`] hands the session loop.
+pub type CommitWait = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
+
+/// PostgreSQL's WARNING when a synchronous-replication wait is cancelled.
+pub fn syncrep_cancel_warning() -> PgError {
+    PgError::warning(
+        sqlstate::WARNING,
+        "canceling wait for synchronous replication due to user request",
+    )
+    .with_detail(
+        "The transaction has already committed locally, but might not have been replicated to the standby.",
+    )
 }
 
 fn not_in_block(what: &str) -> PgError {
@@ -368,7 +439,11 @@ fn log_tree_end(
     };
     match (end, xlog) {
         (TreeEnd::Commit { sync }, Some(x)) => {
-            x.log_commit(xid, subxids, sync.unwrap_or_else(|| x.synchronous_commit()))?;
+            x.log_commit(
+                xid,
+                subxids,
+                sync.unwrap_or_else(|| x.synchronous_commit().waits_locally()),
+            )?;
         }
         (TreeEnd::Abort, Some(x)) => {
             if let Err(e) = x.log_abort(xid, subxids) {
@@ -438,6 +513,9 @@ struct PendingCommit {
     subs: Vec<TransactionId>,
     /// WAL must be durable up to here.
     target: wal::Lsn,
+    /// The commit record's end and the synchronous-replication wait that
+    /// follows the flush, if any.
+    syncrep: Option<(wal::Lsn, crate::syncrep::SyncRepMode)>,
     /// Held from before the record until the clog is set.
     delay: storage::xloginsert::DelayCheckpoint,
 }
@@ -471,6 +549,9 @@ impl Xact {
             xact_snapshot: None,
             snapshot_taken: false,
             synchronous_commit: None,
+            can_await: false,
+            syncrep: None,
+            wait_notice: None,
             wrote_data: false,
             async_commit_wait: false,
             pending: None,
@@ -736,10 +817,10 @@ impl Xact {
         Ok(())
     }
 
-    /// SET synchronous_commit: whether this session's commits wait for the
-    /// WAL flush (`None`: the server setting).
-    pub fn set_synchronous_commit(&mut self, on: Option<bool>) {
-        self.synchronous_commit = on;
+    /// SET synchronous_commit: what this session's commits wait for
+    /// (`None`: the server setting).
+    pub fn set_synchronous_commit(&mut self, level: Option<SynchronousCommit>) {
+        self.synchronous_commit = level;
     }
 
     /// SET default_transaction_isolation: the level of later transactions.
@@ -989,19 +1070,22 @@ impl Xact {
     fn commit_transaction(&mut self) -> PgResult<()> {
         let (top, subs) = self.live_xids();
         let shared = Arc::clone(&self.shared);
-        let sync = if self.wrote_data {
+        let level = if self.wrote_data {
             self.synchronous_commit
+                .or_else(|| shared.xlog().map(|x| x.synchronous_commit()))
         } else {
-            Some(false)
+            Some(SynchronousCommit::Off)
         };
         if self.async_commit_wait && top.is_valid() {
-            if let Some(x) = shared.xlog() {
-                if sync.unwrap_or_else(|| x.synchronous_commit()) {
-                    return self.commit_or_join(top, subs);
+            if let (Some(_), Some(l)) = (shared.xlog(), level) {
+                if l.waits_locally() {
+                    return self.commit_or_join(top, subs, l);
                 }
             }
         }
-        let end = TreeEnd::Commit { sync };
+        let end = TreeEnd::Commit {
+            sync: level.map(SynchronousCommit::waits_locally),
+        };
         if let Err(e) = end_transaction_tree(
             &*shared,
             Some(Finished::Proc(self.proc)),
@@ -1014,7 +1098,74 @@ impl Xact {
             return Err(e);
         }
         self.end_transaction_state();
+        if top.is_valid() {
+            if let Some(l) = level {
+                // Visible already (pending DDL commits this way): only the
+                // reply waits for the standbys.
+                self.wait_for_sync_standbys_at(l);
+            }
+        }
         Ok(())
+    }
+
+    /// The standby wait a commit at `level` needs, if standbys are named.
+    fn syncrep_mode(&self, level: SynchronousCommit) -> Option<crate::syncrep::SyncRepMode> {
+        let mode = crate::syncrep::SyncRepMode::for_level(level)?;
+        (self.can_await && self.shared.syncrep()?.defined()).then_some(mode)
+    }
+
+    /// After a step whose WAL was flushed on this thread and that is
+    /// already visible (PREPARE TRANSACTION, COMMIT / ROLLBACK PREPARED, a
+    /// commit with pending DDL): the reply waits for the synchronous
+    /// standbys to confirm WAL up to the flushed position, as `level`
+    /// asks. Nothing without standbys to wait for.
+    fn wait_for_sync_standbys_at(&mut self, level: SynchronousCommit) {
+        let Some(mode) = self.syncrep_mode(level) else {
+            return;
+        };
+        let Some(lsn) = self
+            .shared
+            .xlog()
+            .and_then(|x| x.writer())
+            .map(|w| w.flushed_lsn())
+        else {
+            return;
+        };
+        self.syncrep = Some(SyncRepPending {
+            lsn,
+            mode,
+            end_proc: None,
+            cancelled: Arc::default(),
+        });
+    }
+
+    /// PREPARE TRANSACTION and COMMIT / ROLLBACK PREPARED wait for the
+    /// synchronous standbys too (the session's `synchronous_commit`).
+    pub fn wait_for_sync_standbys(&mut self) {
+        let level = self
+            .synchronous_commit
+            .or_else(|| self.shared.xlog().map(|x| x.synchronous_commit()));
+        if let Some(l) = level {
+            self.wait_for_sync_standbys_at(l);
+        }
+    }
+
+    /// Lets commits wait for synchronous standbys: only for a caller that
+    /// awaits [`Xact::commit_wait`] and calls [`Xact::finish_commit`] after
+    /// every call that may commit (the session loop).
+    pub fn set_can_await(&mut self, on: bool) {
+        self.can_await = on;
+    }
+
+    /// True while the session waits for synchronous standbys
+    /// (`pg_stat_activity` shows `IPC` / `SyncRep`).
+    pub fn waits_for_sync_standbys(&self) -> bool {
+        self.pending.is_none() && self.syncrep.is_some()
+    }
+
+    /// The WARNING of a cancelled standby wait, once.
+    pub fn take_wait_notice(&mut self) -> Option<PgError> {
+        self.wait_notice.take()
     }
 
     /// A synchronous commit for a session that can await: the record, then
@@ -1023,11 +1174,17 @@ impl Xact {
     /// flush is under way — a [`PendingCommit`] the session finishes after
     /// awaiting [`Xact::commit_wait`]. The session's own state ends either
     /// way; only the proc and the clog wait.
-    fn commit_or_join(&mut self, top: TransactionId, subs: Vec<TransactionId>) -> PgResult<()> {
+    fn commit_or_join(
+        &mut self,
+        top: TransactionId,
+        subs: Vec<TransactionId>,
+        level: SynchronousCommit,
+    ) -> PgResult<()> {
         let shared = Arc::clone(&self.shared);
         let Some(x) = shared.xlog() else {
             return Ok(());
         };
+        let mode = self.syncrep_mode(level);
         let delay = x.delay_checkpoint();
         match x.log_commit_or_join(top, &subs) {
             Err(e) => {
@@ -1035,24 +1192,32 @@ impl Xact {
                 self.abort_transaction();
                 Err(e)
             }
-            Ok((_, None)) => {
-                apply_tree_end(
-                    &*shared,
-                    Some(Finished::Proc(self.proc)),
-                    top,
-                    &subs,
-                    true,
-                    || {},
-                    Some(delay),
-                );
+            Ok((end, None)) => {
+                // With a standby wait the proc ends after it (the commit
+                // stays invisible until then); the clog and the
+                // checkpoint delay are done with now.
+                let who = match mode {
+                    None => Some(Finished::Proc(self.proc)),
+                    Some(_) => None,
+                };
+                apply_tree_end(&*shared, who, top, &subs, true, || {}, Some(delay));
+                if let Some(mode) = mode {
+                    self.syncrep = Some(SyncRepPending {
+                        lsn: end,
+                        mode,
+                        end_proc: Some(subs.iter().copied().fold(top, TransactionId::max)),
+                        cancelled: Arc::default(),
+                    });
+                }
                 self.end_transaction_state();
                 Ok(())
             }
-            Ok((_, Some(target))) => {
+            Ok((end, Some(target))) => {
                 self.pending = Some(PendingCommit {
                     top,
                     subs,
                     target,
+                    syncrep: mode.map(|m| (end, m)),
                     delay,
                 });
                 self.end_transaction_state();
@@ -1070,14 +1235,31 @@ impl Xact {
         self.async_commit_wait = on;
     }
 
-    /// The wait of a commit that joined a group flush, if the last call
-    /// left one: await it, then call [`Xact::finish_commit`].
-    pub fn commit_wait(
-        &self,
-    ) -> Option<impl std::future::Future<Output = PgResult<()>> + Send + 'static> {
-        let p = self.pending.as_ref()?;
-        let x = self.shared.xlog()?;
-        Some(x.wait_flushed(p.target))
+    /// What the last call left to wait for: the group flush a commit
+    /// joined, or the synchronous standbys (ended early by `cancel`, a
+    /// CancelRequest's flag). Await it, then call [`Xact::finish_commit`];
+    /// repeat until this returns None (a flush may be followed by a
+    /// standby wait).
+    pub fn commit_wait(&self, cancel: &Arc<std::sync::atomic::AtomicBool>) -> Option<CommitWait> {
+        if let Some(p) = self.pending.as_ref() {
+            let x = self.shared.xlog()?;
+            let w = x.wait_flushed(p.target);
+            // The error, if any, comes back from `finish_commit`.
+            return Some(Box::pin(async move {
+                let _ = w.await;
+            }));
+        }
+        let w = self.syncrep.as_ref()?;
+        let queued = self.shared.syncrep().and_then(|r| r.wait(w.lsn, w.mode));
+        let cancel = cancel.clone();
+        let cancelled = w.cancelled.clone();
+        Some(Box::pin(async move {
+            if let Some(q) = queued {
+                if q.wait(cancel).await == crate::syncrep::SyncRepOutcome::Cancelled {
+                    cancelled.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }))
     }
 
     /// Finishes a commit that joined a group flush: waits (blocking, only
@@ -1087,35 +1269,54 @@ impl Xact {
     /// when COMMIT itself fails to flush. Nothing to do without a pending
     /// commit.
     pub fn finish_commit(&mut self) -> PgResult<()> {
+        let shared = Arc::clone(&self.shared);
         let Some(p) = self.pending.take() else {
+            if let Some(w) = self.syncrep.take() {
+                // The standbys confirmed, or the wait was cancelled (the
+                // commit stands either way): the transaction ends for
+                // everyone now.
+                if let Some(latest) = w.end_proc {
+                    shared
+                        .procarray()
+                        .end_transaction(Finished::Proc(self.proc), latest);
+                }
+                if w.cancelled.load(std::sync::atomic::Ordering::Relaxed) {
+                    self.wait_notice = Some(syncrep_cancel_warning());
+                }
+            }
             return Ok(());
         };
-        let shared = Arc::clone(&self.shared);
         let flushed = match shared.xlog() {
             Some(x) => x.flush(p.target),
             None => Ok(()),
         };
         let ok = flushed.is_ok();
-        apply_tree_end(
-            &*shared,
-            Some(Finished::Proc(self.proc)),
-            p.top,
-            &p.subs,
-            ok,
-            || {},
-            Some(p.delay),
-        );
+        let rep = p.syncrep.filter(|_| ok);
+        let who = match rep {
+            None => Some(Finished::Proc(self.proc)),
+            Some(_) => None,
+        };
+        apply_tree_end(&*shared, who, p.top, &p.subs, ok, || {}, Some(p.delay));
+        if let Some((lsn, mode)) = rep {
+            self.syncrep = Some(SyncRepPending {
+                lsn,
+                mode,
+                end_proc: Some(p.subs.iter().copied().fold(p.top, TransactionId::max)),
+                cancelled: Arc::default(),
+            });
+        }
         flushed
     }
 
     /// A pending commit left by a caller that did not finish it: finish it
     /// now, before anything else this session does.
     fn settle(&mut self) {
-        if self.pending.is_some() {
+        while self.pending.is_some() || self.syncrep.is_some() {
             if let Err(e) = self.finish_commit() {
                 tracing::warn!("commit failed after its group flush: {}", e.message);
             }
         }
+        self.wait_notice = None;
     }
 
     /// AbortTransaction + CleanupTransaction.

@@ -20,6 +20,9 @@ pub enum Context {
     Postmaster,
     /// Any session may `SET` it.
     User,
+    /// Only in the configuration files; a reload (SIGHUP,
+    /// `pg_reload_conf()`) applies a new value.
+    Sighup,
 }
 
 /// The unit a numeric setting is written in when no unit is given.
@@ -180,7 +183,14 @@ pub const SETTINGS: &[SettingDef] = &[
         "on",
         Unit::None,
         Context::User,
-        "wait for the commit record to be flushed before acknowledging",
+        "what a commit waits for: off, local, remote_write, on, remote_apply",
+    ),
+    def(
+        "synchronous_standby_names",
+        "",
+        Unit::None,
+        Context::Sighup,
+        "standbys commits wait for: FIRST n (names), ANY n (names), or a list",
     ),
     def(
         "full_page_writes",
@@ -890,10 +900,27 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
     }
     match def.name {
         "synchronous_commit" => match value.to_ascii_lowercase().as_str() {
-            "on" | "off" | "local" | "remote_write" | "remote_apply" | "true" | "false" | "1"
-            | "0" => Ok(()),
-            _ => Err(bad()),
+            "on" | "off" | "local" | "remote_write" | "remote_apply" | "true" | "false" | "yes"
+            | "no" | "1" | "0" => Ok(()),
+            _ => Err(bad().with_hint("Available values: local, remote_write, remote_apply, on, off.")),
         },
+        "synchronous_standby_names" => {
+            use crate::syncrep_gram::{parse_sync_standby_names, SyncRepParseError};
+            match parse_sync_standby_names(value) {
+                Ok(_) => Ok(()),
+                Err(SyncRepParseError::Syntax(detail)) => Err(PgError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    format!(
+                        "invalid value for parameter \"{}\": \"{}\"",
+                        def.name, value
+                    ),
+                )
+                .with_detail(detail)),
+                Err(SyncRepParseError::NumSync(msg)) => {
+                    Err(PgError::new(sqlstate::INVALID_PARAMETER_VALUE, msg))
+                }
+            }
+        }
         "recovery_target_timeline" => match value.to_ascii_lowercase().as_str() {
             "latest" | "current" => Ok(()),
             v => match v.parse::<u32>() {

@@ -97,6 +97,11 @@ pub trait Backend: Send + 'static {
     fn finish_wait(&mut self) -> PgResult<()> {
         Ok(())
     }
+    /// A WARNING the finished wait left for the client (a cancelled wait
+    /// for synchronous standbys), sent before the command completes.
+    fn wait_notice(&mut self) -> Option<PgError> {
+        None
+    }
     /// Tells the backend the pid announced in BackendKeyData.
     fn set_backend_pid(&mut self, _pid: i32) {}
     /// The session's value of a setting (startup `options` may have changed

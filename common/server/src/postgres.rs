@@ -1369,13 +1369,30 @@ impl<B: Backend> SessionLoop<B> {
     /// Other sessions of this core run while it waits: this is how a
     /// commit leaves the thread without a hand-off.
     async fn settle(&mut self) -> PgResult<()> {
-        match self.backend.pending_wait() {
-            None => Ok(()),
-            Some(wait) => {
-                wait.await;
-                self.backend.finish_wait()
+        // A group flush may be followed by a wait for synchronous standbys:
+        // each finished wait may leave the next.
+        while let Some(wait) = self.backend.pending_wait() {
+            wait.await;
+            let r = self.backend.finish_wait();
+            if let Some(mut n) = self.backend.wait_notice() {
+                if self.wire.shutting_down() {
+                    // Terminated, not cancelled: PostgreSQL's WARNING, and
+                    // the statement's result is not sent (the caller
+                    // closes the connection on a 57014 during shutdown).
+                    n.code = sqlstate::ADMIN_SHUTDOWN;
+                    n.message = "canceling the wait for synchronous replication and terminating connection due to administrator command".into();
+                    write_error(&mut self.wire.out, &n);
+                    r?;
+                    return Err(PgError::new(
+                        sqlstate::QUERY_CANCELED,
+                        "canceling statement due to user request",
+                    ));
+                }
+                write_error(&mut self.wire.out, &n);
             }
+            r?;
         }
+        Ok(())
     }
 
     /// An error in an extended-protocol message: report, discard until Sync.

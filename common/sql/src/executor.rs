@@ -436,6 +436,49 @@ impl EvalContext for Ectx<'_> {
     fn is_in_recovery(&self) -> bool {
         self.db.replication().in_recovery()
     }
+    fn cancel_backend(&self, pid: i32) -> PgResult<bool> {
+        let Some(target) = self
+            .db
+            .backend_status()
+            .snapshot()
+            .into_iter()
+            .find(|s| s.pid == pid)
+        else {
+            // PostgreSQL also warns "PID … is not a PostgreSQL backend
+            // process"; the false is what callers test.
+            return Ok(false);
+        };
+        let me = self.current_user();
+        // A node without roles (made before they existed) calls every
+        // session a superuser, as the session's own check does.
+        let superuser = |name: &str| {
+            self.db
+                .catalog()
+                .role(name)
+                .map_or(self.db.catalog().roles().is_empty(), |r| r.superuser)
+        };
+        if !superuser(&me) {
+            if superuser(&target.user) {
+                return Err(PgError::new(
+                    sqlstate::INSUFFICIENT_PRIVILEGE,
+                    "must be a superuser to cancel superuser query",
+                ));
+            }
+            if target.user != me {
+                return Err(PgError::new(
+                    sqlstate::INSUFFICIENT_PRIVILEGE,
+                    "must be a member of the role whose query is being canceled or member of pg_signal_backend",
+                ));
+            }
+        }
+        Ok(match target.cancel {
+            Some(flag) => {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                true
+            }
+            None => false,
+        })
+    }
     fn reload_conf(&self) -> bool {
         // As pg_reload_conf's kill(postmaster, SIGHUP): whoever reloads
         // is woken — the standby's main loop (primary_conninfo) and the

@@ -93,6 +93,13 @@ pub trait EvalContext {
     fn reload_conf(&self) -> bool {
         true
     }
+    /// pg_cancel_backend(pid): sets that session's cancel flag, as a
+    /// CancelRequest does; false if no session has the pid. Default: no
+    /// sessions.
+    fn cancel_backend(&self, pid: i32) -> PgResult<bool> {
+        let _ = pid;
+        Ok(false)
+    }
     /// pg_promote(wait, wait_seconds): asks a standby to promote; with
     /// `wait`, true once promoted or false after `wait_seconds`. Default:
     /// 55000, as on a primary.
@@ -345,6 +352,8 @@ pub enum Func {
     PgPromote,
     /// pg_reload_conf() → bool
     PgReloadConf,
+    /// pg_cancel_backend(pid)
+    PgCancelBackend,
     /// pg_size_pretty(int8) → text: `8192 bytes`, `20 kB`, …
     PgSizePretty,
     /// A catalog function (`crate::pgcatalog::functions`).
@@ -1414,6 +1423,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_is_in_recovery" => none(Func::PgIsInRecovery, T::Bool),
         "pg_promote" if n <= 2 => sig(Func::PgPromote, &[T::Bool, T::Int4][..n], T::Bool),
         "pg_reload_conf" => none(Func::PgReloadConf, T::Bool),
+        "pg_cancel_backend" if n == 1 => sig(Func::PgCancelBackend, &[T::Int4], T::Bool),
         "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" if n == 1 => {
             sig(Func::PgRelationSize, &[T::Reg(RegKind::Class)], T::Int8)
         }
@@ -2175,6 +2185,10 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         },
         Func::PgIsInRecovery => Value::Bool(ctx.is_in_recovery()),
         Func::PgReloadConf => Value::Bool(ctx.reload_conf()),
+        Func::PgCancelBackend => match args.first() {
+            Some(Value::Int4(pid)) => Value::Bool(ctx.cancel_backend(*pid)?),
+            _ => Value::Null,
+        },
         Func::PgPromote => {
             let wait = args.first().and_then(Value::as_bool).unwrap_or(true);
             let secs = match args.get(1) {

@@ -526,6 +526,8 @@ impl Session {
             query_start: None,
             state_change: started,
             state: BackendState::Idle,
+            wait_event: None,
+            cancel: Some(cancel.clone()),
             query: engine::backend_status::no_query(),
         });
         // CONNECTION LIMIT: counted with this session registered, so two
@@ -652,7 +654,7 @@ impl Session {
         let sync = self
             .settings
             .get("synchronous_commit")
-            .map(|v| storage::xloginsert::synchronous_commit_on(&v));
+            .and_then(|v| storage::xloginsert::SynchronousCommit::parse(&v));
         self.xact.set_synchronous_commit(sync);
         if let Some(l) = self
             .settings
@@ -1529,6 +1531,9 @@ impl Session {
                             // follows RecoveryInProgress), off once promoted.
                             let ro = self.read_only_xact || self.db.role() == Role::Standby;
                             Some(if ro { "on" } else { "off" }.to_string())
+                        } else if canonical_name(n) == "synchronous_standby_names" {
+                            // Reloadable: the node's current value.
+                            Some(self.db.replication().syncrep.names_text())
                         } else {
                             self.settings.get(n)
                         };
@@ -1714,6 +1719,7 @@ impl Session {
                 if tag == "PREPARE TRANSACTION" {
                     // SETs of the transaction stay, as after COMMIT.
                     self.end_committed = Some(true);
+                    self.xact.wait_for_sync_standbys();
                 } else if !self.xact.in_transaction() {
                     self.end_committed = Some(false);
                 }
@@ -1735,6 +1741,7 @@ impl Session {
                     ));
                 }
                 engine::twophase::finish_prepared(&*self.db, gid, commit)?;
+                self.xact.wait_for_sync_standbys();
                 done(if commit {
                     "COMMIT PREPARED"
                 } else {
@@ -2918,16 +2925,30 @@ impl Backend for Session {
     }
     fn enable_async_waits(&mut self) {
         self.async_waits = true;
+        self.xact.set_can_await(true);
     }
     fn pending_wait(&mut self) -> Option<server::backend::PendingWait> {
-        let wait = self.xact.commit_wait()?;
-        Some(Box::pin(async move {
-            // The error, if any, comes back from `finish_wait`.
-            let _ = wait.await;
-        }))
+        let wait = self.xact.commit_wait(&self.cancel)?;
+        if self.xact.waits_for_sync_standbys() {
+            // The statement is still running for pg_stat_activity.
+            self.status.update(|s| {
+                s.wait_event = Some(("IPC", "SyncRep"));
+                s.state = engine::backend_status::BackendState::Active;
+            });
+        }
+        Some(wait)
     }
     fn finish_wait(&mut self) -> PgResult<()> {
-        self.xact.finish_commit()
+        let waited = self.xact.waits_for_sync_standbys();
+        let r = self.xact.finish_commit();
+        if waited {
+            self.status.update(|s| s.wait_event = None);
+            self.report_idle();
+        }
+        r
+    }
+    fn wait_notice(&mut self) -> Option<PgError> {
+        self.xact.take_wait_notice()
     }
     fn setting(&self, name: &str) -> Option<String> {
         Session::setting(self, name)

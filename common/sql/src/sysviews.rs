@@ -467,6 +467,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("write_lag", T::Text),
             ("flush_lag", T::Text),
             ("replay_lag", T::Text),
+            ("sync_priority", T::Int4),
             ("sync_state", T::Text),
         ],
         rows: |c| stat_replication(c.engine().replication()),
@@ -707,9 +708,12 @@ const RELAXED: std::sync::atomic::Ordering = std::sync::atomic::Ordering::Relaxe
 
 /// pg_stat_replication's rows from the replication state.
 pub fn stat_replication(st: &ReplicationState) -> Vec<Vec<Value>> {
-    st.walsenders()
+    let senders = st.walsenders();
+    let sync = st.syncrep.states(&senders);
+    senders
         .iter()
-        .map(|s| {
+        .zip(sync)
+        .map(|(s, sync)| {
             vec![
                 Value::Int4(s.pid.load(RELAXED)),
                 text(&s.application_name),
@@ -723,7 +727,8 @@ pub fn stat_replication(st: &ReplicationState) -> Vec<Vec<Value>> {
                 lag(s.write_lag_us.load(RELAXED)),
                 lag(s.flush_lag_us.load(RELAXED)),
                 lag(s.replay_lag_us.load(RELAXED)),
-                text("async"),
+                Value::Int4(i32::try_from(sync.priority).unwrap_or(i32::MAX)),
+                text(sync.state),
             ]
         })
         .collect()

@@ -6,7 +6,9 @@
 //!
 //! * [`XLog`] — the node's handle on WAL: the [`WalWriter`], the current
 //!   checkpoint's redo point (for full-page-write decisions) and the
-//!   settings `full_page_writes` / `synchronous_commit`. Heap, catalog,
+//!   settings `full_page_writes` / `synchronous_commit`
+//!   ([`SynchronousCommit`]: what a commit waits for — the standby part
+//!   is `engine::syncrep`'s). Heap, catalog,
 //!   smgr and xact code insert records through it.
 //! * [`PageInsert`] — the protocol for logging a page change (below).
 //! * the payload encoders of the hot records (heap changes, commit, abort).
@@ -130,7 +132,7 @@ pub struct XLog {
     /// before it get a full-page image at their next change.
     redo_ptr: RwLock<Lsn>,
     full_page_writes: bool,
-    synchronous_commit: bool,
+    synchronous_commit: SynchronousCommit,
     /// Held shared by a committing transaction from before its commit
     /// record until its clog update; a checkpoint takes it exclusively
     /// after choosing its redo point, before flushing the clog.
@@ -173,13 +175,12 @@ impl XLog {
     /// The handle in recovery mode, with `full_page_writes` and
     /// `synchronous_commit` as configured.
     pub fn new(config: &Config) -> XLog {
-        XLog::with_settings(
-            config.bool("full_page_writes"),
-            config
-                .get("synchronous_commit")
-                .map(synchronous_commit_on)
-                .unwrap_or(true),
-        )
+        let mut x = XLog::with_settings(config.bool("full_page_writes"), true);
+        x.synchronous_commit = config
+            .get("synchronous_commit")
+            .and_then(SynchronousCommit::parse)
+            .unwrap_or(SynchronousCommit::On);
+        x
     }
 
     /// The handle in recovery mode with explicit settings (tests, tools).
@@ -189,7 +190,11 @@ impl XLog {
             recovery_wal: OnceLock::new(),
             redo_ptr: RwLock::new(Lsn::INVALID),
             full_page_writes,
-            synchronous_commit,
+            synchronous_commit: if synchronous_commit {
+                SynchronousCommit::On
+            } else {
+                SynchronousCommit::Off
+            },
             delay_chkpt: Arc::new(RwLock::new(())),
             slot_keep: AtomicLsn::new(Lsn::INVALID),
             counters: XLogCounters::default(),
@@ -244,7 +249,7 @@ impl XLog {
     }
 
     /// The server-wide `synchronous_commit` (sessions may override).
-    pub fn synchronous_commit(&self) -> bool {
+    pub fn synchronous_commit(&self) -> SynchronousCommit {
         self.synchronous_commit
     }
 
@@ -417,13 +422,44 @@ impl XLog {
 /// [`XLog::delay_checkpoint`]); drop it once the clog is set.
 pub struct DelayCheckpoint(#[allow(dead_code)] ArcRwLockReadGuard<RawRwLock, ()>);
 
-/// `synchronous_commit` values that mean "wait for the flush" (PostgreSQL
-/// also has local / remote_write / remote_apply: all wait locally here).
-pub fn synchronous_commit_on(v: &str) -> bool {
-    !matches!(
-        v.trim().to_ascii_lowercase().as_str(),
-        "off" | "false" | "no" | "0"
-    )
+/// `synchronous_commit`: what a commit waits for before it is reported
+/// (PostgreSQL's SyncCommitLevel, in its order: each level waits for
+/// everything the ones before it wait for). Every level but `Off` waits
+/// for the local flush; the `Remote*` levels and `On` also wait for the
+/// synchronous standbys, when `synchronous_standby_names` names any
+/// (`engine::syncrep`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SynchronousCommit {
+    /// No wait at all: the flusher writes the record soon.
+    Off,
+    /// The local flush only.
+    Local,
+    /// The local flush, and the standbys have written the record.
+    RemoteWrite,
+    /// The local flush, and the standbys have flushed the record.
+    On,
+    /// The local flush, and the standbys have replayed the record (a
+    /// query there sees the commit).
+    RemoteApply,
+}
+
+impl SynchronousCommit {
+    /// A setting's text (the boolean spellings as PostgreSQL accepts them).
+    pub fn parse(v: &str) -> Option<SynchronousCommit> {
+        Some(match v.trim().to_ascii_lowercase().as_str() {
+            "off" | "false" | "no" | "0" => SynchronousCommit::Off,
+            "local" => SynchronousCommit::Local,
+            "remote_write" => SynchronousCommit::RemoteWrite,
+            "on" | "true" | "yes" | "1" => SynchronousCommit::On,
+            "remote_apply" => SynchronousCommit::RemoteApply,
+            _ => return None,
+        })
+    }
+
+    /// Whether the commit waits for its record's local flush.
+    pub fn waits_locally(self) -> bool {
+        self != SynchronousCommit::Off
+    }
 }
 
 /// The bufmgr's WAL-before-data hook: a dirty page is written only after

@@ -1229,7 +1229,9 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("state_change", Value::TimestampTz(b.state_change)),
             (
                 "wait_event_type",
-                if waiting {
+                if let Some((ty, _)) = b.wait_event {
+                    text(ty)
+                } else if waiting {
                     text("Lock")
                 } else if idle {
                     text("Client")
@@ -1239,7 +1241,9 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ),
             (
                 "wait_event",
-                if waiting {
+                if let Some((_, ev)) = b.wait_event {
+                    text(ev)
+                } else if waiting {
                     text("transactionid")
                 } else if idle {
                     text("ClientRead")
