@@ -464,7 +464,17 @@ impl EvalContext for Ectx<'_> {
                     "must be a superuser to cancel superuser query",
                 ));
             }
-            if target.user != me {
+            // has_privs_of_role(me, target) or of pg_signal_backend.
+            let cat = self.db.catalog();
+            let mine = cat
+                .role(&me)
+                .map(|r| cat.member_closure(r.oid, true))
+                .unwrap_or_default();
+            let theirs = cat.role(&target.user).map(|r| r.oid);
+            let allowed = target.user == me
+                || theirs.is_some_and(|o| mine.contains(&o))
+                || mine.contains(&engine::acl::PG_SIGNAL_BACKEND);
+            if !allowed {
                 return Err(PgError::new(
                     sqlstate::INSUFFICIENT_PRIVILEGE,
                     "must be a member of the role whose query is being canceled or member of pg_signal_backend",
