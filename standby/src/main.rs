@@ -260,6 +260,9 @@ impl BackendFactory for StandbyFactory {
     fn connection_policy(&self) -> server::ConnectionPolicy {
         self.sessions.connection_policy()
     }
+    fn tls(&self) -> Option<std::sync::Arc<server::tls::TlsContext>> {
+        self.sessions.tls()
+    }
 }
 
 /// End of valid WAL from `start` (where the writer continues).
@@ -584,6 +587,8 @@ mod tests {
             peer_uid: None,
             local: None,
             ssl: false,
+            ssl_info: None,
+            verifies_clients: false,
         };
         let e = f
             .connect(&params, conn)

@@ -49,6 +49,7 @@ pub mod lsn;
 pub mod md5;
 pub mod numeric;
 pub mod sqltype;
+pub mod ssl;
 #[cfg(feature = "testutil")]
 pub mod testutil;
 pub mod timestamp;

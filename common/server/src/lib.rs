@@ -48,6 +48,7 @@ pub mod hba;
 pub mod postgres;
 pub mod reload;
 pub mod stream;
+pub mod tls;
 
 /// The password verifiers roles store, for the SQL layer (which reaches
 /// the protocol crate's SCRAM and md5 code through this crate).

@@ -131,6 +131,12 @@ impl SessionSettings {
                     ),
                 ));
             }
+            if d.context == Context::Sighup {
+                return Err(PgError::new(
+                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed now", d.name),
+                ));
+            }
         }
         let new_value = match value {
             Some(v) => v.to_string(),
