@@ -591,7 +591,7 @@ mod tests {
             verifies_clients: false,
         };
         let e = f
-            .connect(&params, conn)
+            .connect(&params, conn.clone())
             .err()
             .expect("refused before consistency");
         assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
@@ -608,7 +608,7 @@ mod tests {
             .replication()
             .consistent
             .store(true, Ordering::Release);
-        assert!(f.connect(&params, conn).is_ok(), "served once consistent");
+        assert!(f.connect(&params, conn.clone()).is_ok(), "served once consistent");
 
         let (_dir, off) = factory(false);
         off.sessions
@@ -617,7 +617,7 @@ mod tests {
             .consistent
             .store(true, Ordering::Release);
         let e = off
-            .connect(&params, conn)
+            .connect(&params, conn.clone())
             .err()
             .expect("refused with hot_standby off");
         assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
@@ -630,6 +630,6 @@ mod tests {
             .node()
             .finish_recovery(WalPosition::initial(seg), seg)
             .expect("promote");
-        assert!(off.connect(&params, conn).is_ok(), "served once promoted");
+        assert!(off.connect(&params, conn.clone()).is_ok(), "served once promoted");
     }
 }

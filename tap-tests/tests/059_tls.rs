@@ -149,7 +149,10 @@ fn tls_sessions_and_authentication() {
     // 1. sslmode=require: encrypted, TLS 1.3, PostgreSQL's cipher name.
     let (rc, out, err) = psql(&primary, "scramuser", "sslmode=require", "scrampw", MY_SSL);
     assert_eq!(rc, 0, "require connects: {err}");
-    assert_eq!(out, "t|TLSv1.3|TLS_AES_256_GCM_SHA384|256|||", "pg_stat_ssl over TLS");
+    assert_eq!(
+        out, "t|TLSv1.3|TLS_AES_256_GCM_SHA384|256|||",
+        "pg_stat_ssl over TLS"
+    );
 
     // 2. verify-full against the CA: the certificate names 127.0.0.1 and
     //    localhost; SCRAM bound to the channel (channel_binding=require).
@@ -161,7 +164,11 @@ fn tls_sessions_and_authentication() {
         "scrampw",
         "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
     );
-    assert_eq!((rc, out.as_str()), (0, "t"), "verify-full + channel binding: {err}");
+    assert_eq!(
+        (rc, out.as_str()),
+        (0, "t"),
+        "verify-full + channel binding: {err}"
+    );
     let (rc, _, err) = psql(&primary, "scramuser", &full, "wrong", "SELECT 1");
     assert_ne!(rc, 0, "wrong password over TLS");
     assert!(
@@ -170,7 +177,13 @@ fn tls_sessions_and_authentication() {
     );
 
     // 3. A plain connection where only hostssl lines admit the role.
-    let (rc, _, err) = psql(&primary, "scramuser", "sslmode=disable", "scrampw", "SELECT 1");
+    let (rc, _, err) = psql(
+        &primary,
+        "scramuser",
+        "sslmode=disable",
+        "scrampw",
+        "SELECT 1",
+    );
     assert_ne!(rc, 0, "plain connection refused");
     assert!(
         err.contains(
@@ -190,12 +203,21 @@ fn tls_sessions_and_authentication() {
     assert_eq!(e.code(), "28000", "SQLSTATE of the hostssl-only refusal");
 
     // 4. cert authentication: the client certificate's CN is the role.
-    let with_cert = format!("{full} sslcert={} sslkey={}", ccert.display(), ckey.display());
-    let (rc, out, err) = psql(&primary, "certuser", &with_cert, "", &format!("SELECT current_user; {MY_SSL}"));
+    let with_cert = format!(
+        "{full} sslcert={} sslkey={}",
+        ccert.display(),
+        ckey.display()
+    );
+    let (rc, out, err) = psql(
+        &primary,
+        "certuser",
+        &with_cert,
+        "",
+        &format!("SELECT current_user; {MY_SSL}"),
+    );
     assert_eq!(rc, 0, "cert login: {err}");
     assert_eq!(
-        out,
-        "certuser\nt|TLSv1.3|TLS_AES_256_GCM_SHA384|256|/CN=certuser|4242|/CN=hotpair test CA",
+        out, "certuser\nt|TLSv1.3|TLS_AES_256_GCM_SHA384|256|/CN=certuser|4242|/CN=hotpair test CA",
         "pg_stat_ssl shows the client certificate"
     );
     let (rc, _, err) = psql(&primary, "certuser", &full, "", "SELECT 1");
@@ -225,9 +247,22 @@ fn tls_sessions_and_authentication() {
     //    any CN will do.
     let (rc, _, err) = psql(&primary, "causer", &full, "capw", "SELECT 1");
     assert_ne!(rc, 0, "verify-ca without a certificate");
-    assert!(err.contains("connection requires a valid client certificate"), "{err}");
-    let (rc, out, err) = psql(&primary, "causer", &with_cert, "capw", "SELECT current_user");
-    assert_eq!((rc, out.as_str()), (0, "causer"), "verify-ca with a certificate: {err}");
+    assert!(
+        err.contains("connection requires a valid client certificate"),
+        "{err}"
+    );
+    let (rc, out, err) = psql(
+        &primary,
+        "causer",
+        &with_cert,
+        "capw",
+        "SELECT current_user",
+    );
+    assert_eq!(
+        (rc, out.as_str()),
+        (0, "causer"),
+        "verify-ca with a certificate: {err}"
+    );
 
     // 6. Bytes sent together with the SSLRequest were not encrypted: after
     //    the handshake the server refuses them (PostgreSQL's FATAL 08P01).
@@ -242,7 +277,8 @@ fn tls_sessions_and_authentication() {
     .with_root_certificates(roots)
     .with_no_client_auth();
     let mut tcp = TcpStream::connect(("127.0.0.1", primary.port())).expect("connect");
-    tcp.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    tcp.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
     let mut req = vec![0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f];
     req.extend_from_slice(b"\0\0\0\x08\0\x03\0\0");
     tcp.write_all(&req).expect("SSLRequest + bytes");
@@ -282,7 +318,10 @@ fn decode_base64(s: &str) -> Vec<u8> {
             _ => 63,
         }
     };
-    let bytes: Vec<u8> = s.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()).collect();
+    let bytes: Vec<u8> = s
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .collect();
     let mut out = Vec::new();
     for chunk in bytes.chunks(4) {
         let mut acc = 0u32;
@@ -354,7 +393,8 @@ fn half_open_handshakes_are_bounded() {
     let mut flood = Vec::new();
     for i in 0..200 {
         let mut s = TcpStream::connect(("127.0.0.1", primary.port())).expect("connect");
-        s.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]).expect("SSLRequest");
+        s.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])
+            .expect("SSLRequest");
         let mut answer = [0u8; 1];
         s.read_exact(&mut answer).expect("answer");
         assert_eq!(answer[0], b'S', "SSLRequest answered S");
@@ -365,7 +405,6 @@ fn half_open_handshakes_are_bounded() {
         }
         flood.push(s);
     }
-
     // 2. Meanwhile a normal session keeps answering.
     for i in 0..20 {
         assert_eq!(
@@ -399,6 +438,16 @@ fn half_open_handshakes_are_bounded() {
         "closed within the deadline"
     );
     assert_eq!(session.query_safe("SELECT 2"), "2", "session still answers");
-    let (rc, out, err) = psql(&primary, "postgres", "sslmode=require", "", "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()");
-    assert_eq!((rc, out.as_str()), (0, "t"), "new TLS sessions after the flood: {err}");
+    let (rc, out, err) = psql(
+        &primary,
+        "postgres",
+        "sslmode=require",
+        "",
+        "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+    );
+    assert_eq!(
+        (rc, out.as_str()),
+        (0, "t"),
+        "new TLS sessions after the flood: {err}"
+    );
 }

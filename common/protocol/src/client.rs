@@ -121,14 +121,17 @@ impl Client {
         let mut stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
         // SSLRequest: length 8, code 1234.5679.
-        stream.write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]).await?;
+        stream
+            .write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])
+            .await?;
         let mut answer = [0u8; 1];
         stream.read_exact(&mut answer).await?;
         let socket = match answer[0] {
             b'S' => {
-                let name = rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|_| {
-                    ClientError::Unexpected(format!("invalid host name for TLS: \"{host}\""))
-                })?;
+                let name =
+                    rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|_| {
+                        ClientError::Unexpected(format!("invalid host name for TLS: \"{host}\""))
+                    })?;
                 let tls = tokio_rustls::TlsConnector::from(config)
                     .connect(name, stream)
                     .await
@@ -523,7 +526,11 @@ impl AsyncRead for Socket {
 }
 
 impl AsyncWrite for Socket {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Socket::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Socket::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),

@@ -271,9 +271,7 @@ impl ScramServer {
         match flag {
             "n" | "y" if self.binding.is_some() => return Err(plus_without_data()),
             "n" => {}
-            "y" if self.ssl_in_use => {
-                return Err(ScramError::Negotiation)
-            }
+            "y" if self.ssl_in_use => return Err(ScramError::Negotiation),
             "y" => {}
             f if f.starts_with("p=") => {
                 if self.binding.is_none() {

@@ -20,7 +20,9 @@ use std::sync::Arc;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 
 /// libpq's `sslmode`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -153,9 +155,12 @@ impl ClientTls {
             let mut roots = RootCertStore::empty();
             let path = rootcert.unwrap_or(Path::new(""));
             for c in load_certs(path, "root certificate file")? {
-                roots
-                    .add(c)
-                    .map_err(|e| format!("could not read root certificate file \"{}\": {e}", path.display()))?;
+                roots.add(c).map_err(|e| {
+                    format!(
+                        "could not read root certificate file \"{}\": {e}",
+                        path.display()
+                    )
+                })?;
             }
             let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider())
                 .build()
@@ -289,7 +294,14 @@ mod tests {
 
     #[test]
     fn modes() {
-        for m in ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] {
+        for m in [
+            "disable",
+            "allow",
+            "prefer",
+            "require",
+            "verify-ca",
+            "verify-full",
+        ] {
             assert_eq!(SslMode::parse(m).map(|m| m.name()), Ok(m));
         }
         assert!(SslMode::parse("always").is_err());

@@ -293,7 +293,12 @@ mod tests {
 
     #[test]
     fn garbage_is_none() {
-        for bad in [&b""[..], b"\x30", b"\x30\x84\xff\xff\xff\xff", b"\x30\x03\x02\x01"] {
+        for bad in [
+            &b""[..],
+            b"\x30",
+            b"\x30\x84\xff\xff\xff\xff",
+            b"\x30\x03\x02\x01",
+        ] {
             assert!(parse(bad).is_none());
             assert!(end_point_hash(bad).is_none());
         }

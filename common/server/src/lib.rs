@@ -5,8 +5,10 @@
 //! [`stream::ClientStream`] is either kind, through the session loop, the
 //! cross-core moves and the walsender alike), and spawns one task per connection
 //! on one of the per-core session runtimes ([`cores`]), which runs the
-//! session loop ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`,
-//! authentication, ParameterStatus, BackendKeyData), then the simple and
+//! session loop ([`postgres`]): startup (SSLRequest answered `S` and a TLS
+//! handshake when `ssl` is on and the socket is TCP — [`tls`] — else `N`;
+//! GSSENCRequest answered `N`; authentication, ParameterStatus,
+//! BackendKeyData), then the simple and
 //! extended query protocols and COPY over a [`Backend`] (a SQL session on a
 //! node; this crate knows nothing of SQL).
 //! A CancelRequest on a fresh connection sets the target session's cancel

@@ -4,6 +4,7 @@
 //! answer.
 //!
 //! ```text
+//!  [SSLRequest ──▶ S, TLS handshake]  (one deadline: authentication_timeout)
 //!  startup ──▶ AuthenticationOk, ParameterStatus*, BackendKeyData, Z
 //!  loop:  Q  ──▶ [T] D* C | I | E  … Z            (one write per Query)
 //!         P/B/D/E/C/H … S ──▶ 1 2 t T n D* s C 3 … Z (one write per Sync)
@@ -488,8 +489,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     let deadline = tokio::time::Instant::now() + policy.authentication_timeout;
     let mut tls: Option<Arc<crate::tls::TlsContext>> = None;
     let params = loop {
-        match tokio::time::timeout_at(deadline, startup(&shared, &mut wire, tls.is_some())).await
-        {
+        match tokio::time::timeout_at(deadline, startup(&shared, &mut wire, tls.is_some())).await {
             Err(_) => {
                 debug!("incomplete startup packet from {peer_s}");
                 return;
@@ -528,10 +528,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
             }
         }
     };
-    let ssl_info = wire
-        .stream
-        .tls()
-        .map(|t| Arc::new(crate::tls::ssl_info(t)));
+    let ssl_info = wire.stream.tls().map(|t| Arc::new(crate::tls::ssl_info(t)));
 
     // Authentication (ClientAuthentication) comes first, for replication
     // connections too: pg_hba.conf decides the method, then the exchange.
@@ -899,9 +896,14 @@ async fn authenticate(
             let mut server = scram::ScramServer::new(scram_secret.clone(), user)
                 .with_channel_binding(
                     binding.ssl,
-                    if plus { binding.end_point.clone() } else { None },
+                    if plus {
+                        binding.end_point.clone()
+                    } else {
+                        None
+                    },
                 );
-            let scram_err = |e: scram::ScramError| match e {
+            let scram_err = |e: scram::ScramError| {
+                match e {
                 scram::ScramError::Malformed(d) => malformed(&d),
                 scram::ScramError::Unsupported(m) => {
                     AuthFailure::Fatal(PgError::new(sqlstate::PROTOCOL_VIOLATION, m))
@@ -928,6 +930,7 @@ async fn authenticate(
                     },
                     req,
                 ),
+            }
             };
             let first = server.client_first(data).map_err(scram_err)?;
             send_auth(

@@ -195,7 +195,8 @@ pub fn load(config: &Config) -> Result<Option<Arc<TlsContext>>, String> {
     // The certificate chain.
     let cert_name = shown(config, "ssl_cert_file");
     let cert_path = in_data_dir(config, "ssl_cert_file");
-    let cert_err = |m: String| format!("could not load server certificate file \"{cert_name}\": {m}");
+    let cert_err =
+        |m: String| format!("could not load server certificate file \"{cert_name}\": {m}");
     let pem = std::fs::read(&cert_path).map_err(|e| cert_err(os_text(&e)))?;
     let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut pem.as_slice())
         .collect::<Result<_, _>>()
@@ -206,10 +207,16 @@ pub fn load(config: &Config) -> Result<Option<Arc<TlsContext>>, String> {
     // The key: PostgreSQL's permission checks first.
     let key_name = shown(config, "ssl_key_file");
     let key_path = in_data_dir(config, "ssl_key_file");
-    let meta = std::fs::metadata(&key_path)
-        .map_err(|e| format!("could not access private key file \"{key_name}\": {}", os_text(&e)))?;
+    let meta = std::fs::metadata(&key_path).map_err(|e| {
+        format!(
+            "could not access private key file \"{key_name}\": {}",
+            os_text(&e)
+        )
+    })?;
     if !meta.is_file() {
-        return Err(format!("private key file \"{key_name}\" is not a regular file"));
+        return Err(format!(
+            "private key file \"{key_name}\" is not a regular file"
+        ));
     }
     // SAFETY: geteuid has no preconditions and cannot fail.
     let euid = unsafe { libc::geteuid() };
@@ -260,7 +267,8 @@ pub fn load(config: &Config) -> Result<Option<Arc<TlsContext>>, String> {
     let verifies_clients = !ca_name.is_empty();
     let builder = if verifies_clients {
         let ca_err = |m: String| format!("could not load root certificate file \"{ca_name}\": {m}");
-        let pem = std::fs::read(in_data_dir(config, "ssl_ca_file")).map_err(|e| ca_err(os_text(&e)))?;
+        let pem =
+            std::fs::read(in_data_dir(config, "ssl_ca_file")).map_err(|e| ca_err(os_text(&e)))?;
         let mut roots = RootCertStore::empty();
         for c in rustls_pemfile::certs(&mut pem.as_slice()) {
             let c = c.map_err(|e| ca_err(e.to_string()))?;
@@ -403,7 +411,11 @@ impl AsyncRead for TlsSocket {
 }
 
 impl AsyncWrite for TlsSocket {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.get_mut().live() {
             Ok(s) => s.poll_write(cx, buf),
             Err(e) => Poll::Ready(Err(e)),
