@@ -608,7 +608,10 @@ mod tests {
             .replication()
             .consistent
             .store(true, Ordering::Release);
-        assert!(f.connect(&params, conn.clone()).is_ok(), "served once consistent");
+        assert!(
+            f.connect(&params, conn.clone()).is_ok(),
+            "served once consistent"
+        );
 
         let (_dir, off) = factory(false);
         off.sessions
@@ -630,6 +633,9 @@ mod tests {
             .node()
             .finish_recovery(WalPosition::initial(seg), seg)
             .expect("promote");
-        assert!(off.connect(&params, conn.clone()).is_ok(), "served once promoted");
+        assert!(
+            off.connect(&params, conn.clone()).is_ok(),
+            "served once promoted"
+        );
     }
 }

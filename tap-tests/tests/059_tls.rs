@@ -264,7 +264,28 @@ fn tls_sessions_and_authentication() {
         "verify-ca with a certificate: {err}"
     );
 
-    // 6. Bytes sent together with the SSLRequest were not encrypted: after
+    // 6. The ssl settings change only through the files and a reload; a
+    //    reload whose certificate does not load keeps the old context.
+    let admin = Session::connect("admin", &primary.connstr());
+    let e = admin.query("SET ssl = off").err().expect("SET ssl refused");
+    assert_eq!(
+        (e.code(), e.message.as_str()),
+        ("55P02", "parameter \"ssl\" cannot be changed now"),
+        "SET ssl"
+    );
+    std::fs::write(primary.data_dir().join("server.crt"), "not a certificate\n")
+        .expect("spoil server.crt");
+    let at = primary.log_position();
+    admin.query_safe("SELECT pg_reload_conf()");
+    primary.wait_for_log("SSL configuration was not reloaded", at);
+    let (rc, out, err) = psql(&primary, "scramuser", &full, "scrampw", "SELECT 1");
+    assert_eq!(
+        (rc, out.as_str()),
+        (0, "1"),
+        "old certificate still served: {err}"
+    );
+
+    // 7. Bytes sent together with the SSLRequest were not encrypted: after
     //    the handshake the server refuses them (PostgreSQL's FATAL 08P01).
     let mut roots = rustls::RootCertStore::empty();
     let der = rustls_pem_cert(&certs.ca);

@@ -583,6 +583,50 @@ mod tests {
         assert_eq!(exchange("pw", "pw", false), Err(ScramError::Failed));
     }
 
+    /// One exchange over "TLS": the server binds to `server_hash` when
+    /// the client picks -PLUS, the client sends `client`.
+    fn bound(server_hash: Option<&[u8]>, client: ClientBinding) -> Result<(), ScramError> {
+        let v = Verifier::new("pw", 64);
+        let mut client = ScramClient::with_binding("pw", client);
+        let plus = client.mechanism() == SCRAM_SHA_256_PLUS;
+        let mut server = ScramServer::new(Some(v), "u").with_channel_binding(
+            true,
+            if plus {
+                server_hash.map(|h| h.to_vec())
+            } else {
+                None
+            },
+        );
+        let sf = server.client_first(client.client_first().as_bytes())?;
+        let cf = client.server_first(sf.as_bytes())?;
+        let fin = server.client_final(cf.as_bytes())?;
+        client.server_final(fin.as_bytes())
+    }
+
+    #[test]
+    fn channel_binding() {
+        let hash = [7u8; 32];
+        assert_eq!(
+            bound(Some(&hash), ClientBinding::EndPoint(hash.to_vec())),
+            Ok(())
+        );
+        assert_eq!(
+            bound(Some(&hash), ClientBinding::EndPoint(vec![8u8; 32])),
+            Err(ScramError::BindingFailed),
+            "another certificate (a man in the middle)"
+        );
+        assert_eq!(
+            bound(Some(&hash), ClientBinding::Unused),
+            Err(ScramError::Negotiation),
+            "'y' over TLS is a downgrade"
+        );
+        assert_eq!(
+            bound(Some(&hash), ClientBinding::None),
+            Ok(()),
+            "'n' is allowed"
+        );
+    }
+
     #[test]
     fn malformed_messages_are_errors() {
         let mut s = ScramServer::new(None, "u");

@@ -757,6 +757,50 @@ mod tests {
     }
 
     #[test]
+    fn ssl_lines_cert_and_clientcert() {
+        let text = "hostssl all certuser 127.0.0.1/32 cert\n\
+                    hostssl all causer 127.0.0.1/32 md5 clientcert=verify-ca\n\
+                    hostnossl all all 127.0.0.1/32 trust\n";
+        let r = HbaRules::parse(text).unwrap();
+        assert_eq!(
+            r.lines[0].clientcert,
+            ClientCert::VerifyFull,
+            "cert implies verify-full"
+        );
+        assert_eq!(r.lines[1].clientcert, ClientCert::VerifyCa);
+        let mut f = facts("127.0.0.1", "certuser", "db", false);
+        assert_eq!(
+            r.find(&f, &no_groups).map(|l| l.method),
+            Some(HbaMethod::Trust),
+            "plain: hostnossl"
+        );
+        f.ssl = true;
+        assert_eq!(
+            r.find(&f, &no_groups).map(|l| l.method),
+            Some(HbaMethod::Cert),
+            "TLS: hostssl"
+        );
+        let bad = "host all all 127.0.0.1/32 cert\n\
+                   host all all 127.0.0.1/32 md5 clientcert=verify-ca\n\
+                   hostssl all all 127.0.0.1/32 cert clientcert=verify-ca\n\
+                   hostssl all all 127.0.0.1/32 md5 clientcert=yes\n";
+        let msgs: Vec<String> = HbaRules::parse(bad)
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.message)
+            .collect();
+        assert_eq!(
+            msgs,
+            vec![
+                "cert authentication is only supported on hostssl connections",
+                "clientcert can only be configured for \"hostssl\" rows",
+                "clientcert only accepts \"verify-full\" when using \"cert\" authentication",
+                "invalid value for clientcert: \"yes\"",
+            ]
+        );
+    }
+
+    #[test]
     fn bad_lines_are_reported() {
         let text = "host all all 127.0.0.1/32 trust\n\
                     hots all all 127.0.0.1/32 trust\n\

@@ -116,10 +116,9 @@ impl ClientStream {
             ClientStream::Tcp(s) => s.try_read_buf(buf),
             ClientStream::Unix(s) => s.try_read_buf(buf),
             ClientStream::Tls(s) => {
-                let dst = buf.chunk_mut();
-                // SAFETY: ReadBuf::uninit only lets the reader write into
-                // the spare capacity; `filled` bytes are initialised by it.
-                let dst = unsafe { &mut *(dst as *mut _ as *mut [std::mem::MaybeUninit<u8>]) };
+                // SAFETY: ReadBuf::uninit never de-initialises bytes; the
+                // reader only writes into the spare capacity.
+                let dst = unsafe { buf.chunk_mut().as_uninit_slice_mut() };
                 let mut rb = ReadBuf::uninit(dst);
                 let mut cx = Context::from_waker(std::task::Waker::noop());
                 match Pin::new(s.as_mut()).poll_read(&mut cx, &mut rb) {
