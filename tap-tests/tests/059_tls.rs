@@ -267,7 +267,7 @@ fn tls_sessions_and_authentication() {
     // 6. The ssl settings change only through the files and a reload; a
     //    reload whose certificate does not load keeps the old context.
     let admin = Session::connect("admin", &primary.connstr());
-    let e = admin.query("SET ssl = off").err().expect("SET ssl refused");
+    let e = admin.query("SET ssl = off").expect_err("SET ssl refused");
     assert_eq!(
         (e.code(), e.message.as_str()),
         ("55P02", "parameter \"ssl\" cannot be changed now"),
