@@ -34,7 +34,7 @@ use engine::catalog::{CatalogChange, RoleSpec, BOOTSTRAP_SUPERUSER_OID};
 use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use server::backend::{AuthMethod, AuthRequest, ConnectionInfo};
-use server::hba::{ConnectionFacts, HbaMethod, HbaRules};
+use server::hba::{ClientCert, ConnectionFacts, HbaMethod, HbaRules};
 
 use crate::node::Node;
 
@@ -201,6 +201,53 @@ pub fn authentication(
             message,
         ));
     };
+    // clientcert / cert: a certificate checked against ssl_ca_file (the
+    // handshake already refused one that does not chain to it).
+    let client_cn = conn.ssl_info.as_ref().and_then(|i| {
+        i.client_dn.as_ref()?;
+        Some(i.client_cn.clone().unwrap_or_default())
+    });
+    let mut cn_mismatch = None;
+    if line.clientcert != ClientCert::Off {
+        if !conn.verifies_clients {
+            return Err(PgError::new(
+                sqlstate::CONFIG_FILE_ERROR,
+                "client certificates can only be checked if a root certificate store is available",
+            ));
+        }
+        let Some(cn) = &client_cn else {
+            return Err(PgError::new(
+                sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
+                "connection requires a valid client certificate",
+            ));
+        };
+        if line.clientcert == ClientCert::VerifyFull && cn != user {
+            cn_mismatch = Some(cn.clone());
+        }
+    }
+    if line.method == HbaMethod::Cert {
+        if let Some(cn) = cn_mismatch.take() {
+            if cn.is_empty() {
+                tracing::info!("certificate authentication failed for user \"{user}\": client certificate contains no user name");
+            } else {
+                tracing::info!(
+                    "provided user name ({user}) and authenticated user name ({cn}) do not match"
+                );
+            }
+            tracing::info!(
+                "certificate authentication failed for user \"{user}\"\nDETAIL:  Connection matched pg_hba.conf line {}: \"{}\"",
+                line.line_number,
+                line.raw
+            );
+            return Err(PgError::new(
+                sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
+                format!("certificate authentication failed for user \"{user}\""),
+            ));
+        }
+    }
+    let cn_failure = cn_mismatch.map(|_| {
+        format!("certificate validation (clientcert=verify-full) failed for user \"{user}\": CN mismatch")
+    });
     let role = catalog.role(user);
     let method = match line.method {
         // The OS user at the other end of the Unix socket must be the
@@ -230,7 +277,7 @@ pub fn authentication(
                 message,
             ));
         }
-        HbaMethod::Trust => AuthMethod::Trust,
+        HbaMethod::Trust | HbaMethod::Cert => AuthMethod::Trust,
         HbaMethod::Password => AuthMethod::Password,
         HbaMethod::Md5 => AuthMethod::Md5,
         HbaMethod::ScramSha256 => AuthMethod::ScramSha256,
@@ -272,7 +319,8 @@ pub fn authentication(
     Ok(AuthRequest {
         method,
         secret: role.password.clone(),
-        failure_detail: expired.then(|| format!("User \"{user}\" has an expired password.")),
+        failure_detail: cn_failure
+            .or_else(|| expired.then(|| format!("User \"{user}\" has an expired password."))),
         after,
         hba_line: Some(format!(
             "pg_hba.conf line {}: \"{}\"",
@@ -346,6 +394,7 @@ pub fn spawn_reload_task(node: &Arc<Node>) -> std::io::Result<()> {
             tracing::info!("received SIGHUP, reloading configuration files");
             node.hba().reload(node.config());
             node.reload_sync_standby_names();
+            node.tls().reload(node.config());
         }
     });
     Ok(())

@@ -46,6 +46,8 @@ pub struct Node {
     checkpointer: CheckpointerState,
     /// pg_hba.conf as loaded (replaced whole on reload).
     hba: crate::auth::HbaState,
+    /// The TLS context of `ssl = on` (replaced whole on reload).
+    tls: server::tls::TlsState,
 }
 
 impl std::ops::Deref for Node {
@@ -69,8 +71,11 @@ impl Node {
         // next_xid comes from the checkpoint and every xid replayed after it.
         let next = TransactionId(ctl.map(|c| c.next_xid).unwrap_or(0));
         let hba = crate::auth::HbaState::load(&config)?;
+        let tls = server::tls::TlsState::load(&config)
+            .map_err(|m| PgError::new(sqlstate::CONFIG_FILE_ERROR, m))?;
         let db = Node {
             hba,
+            tls,
             engine: Engine::open(config, role, next)?,
             parse_cache: ParseCache::new(PARSE_CACHE_SIZE),
             checkpointer: CheckpointerState::default(),
@@ -198,6 +203,11 @@ impl Node {
     /// The loaded client authentication rules.
     pub fn hba(&self) -> &crate::auth::HbaState {
         &self.hba
+    }
+
+    /// The TLS context (`ssl*` settings), reloaded with pg_hba.conf.
+    pub fn tls(&self) -> &server::tls::TlsState {
+        &self.tls
     }
 
     /// Parsed statements by query text, shared by the node's sessions.

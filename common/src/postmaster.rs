@@ -89,7 +89,14 @@ impl BackendFactory for Sessions {
     ) -> PgResult<Session> {
         let mut s = Session::new(self.node.clone(), params)?;
         s.set_client(conn.peer, conn.local);
+        if conn.ssl_info.is_some() {
+            s.set_ssl(conn.ssl_info);
+        }
         Ok(s)
+    }
+
+    fn tls(&self) -> Option<Arc<server::tls::TlsContext>> {
+        self.node.tls().current()
     }
 
     fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)> {

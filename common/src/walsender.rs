@@ -145,6 +145,8 @@ impl Conn {
     pub async fn flush(&mut self) -> std::io::Result<()> {
         if !self.out.is_empty() {
             self.wr.write_all(&self.out).await?;
+            // A TLS stream may keep what it encrypted until flushed.
+            self.wr.flush().await?;
             self.out.clear();
         }
         Ok(())

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use bytes::Buf;
-use protocol::client::{Client, ClientError};
+use protocol::client::ClientError;
 use protocol::messages::{BackendMessage, FrontendMessage};
 use wal::Lsn;
 
@@ -92,7 +92,8 @@ pub async fn take(
 ) -> Result<BackupLabel, String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| err(format!("could not create {}: {e}", dir.display())))?;
-    let mut client = Client::connect((ci.host.as_str(), ci.port), &ci.startup_params())
+    let mut client = ci
+        .connect(&ci.startup_params())
         .await
         .map_err(|e| err(format!("could not connect to the primary server: {e}")))?;
     let seg = client

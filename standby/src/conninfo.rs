@@ -1,9 +1,15 @@
 //! `primary_conninfo`: libpq's `key=value` connection string, the subset a
 //! walreceiver needs (`host`, `port`, `user`, `application_name`,
-//! `password`, `passfile`). Values may be single-quoted with `\'` and
+//! `password`, `passfile`, and TLS: `sslmode` — default `prefer`, as
+//! libpq — `sslrootcert`, `sslcert`, `sslkey`; see `protocol::tls`). Values may be single-quoted with `\'` and
 //! `\\` escapes. Without `password`, a `passfile` (libpq's `~/.pgpass`
 //! format: `host:port:database:user:password`, `*` matching anything,
 //! first match wins) supplies it.
+
+use std::path::Path;
+
+use protocol::tls::{ClientTls, SslMode};
+use protocol::Client;
 
 /// A parsed connection string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +26,15 @@ pub struct ConnInfo {
     pub password: Option<String>,
     /// `passfile`, if given.
     pub passfile: Option<String>,
+    /// `sslmode`.
+    pub sslmode: SslMode,
+    /// `sslrootcert`: the authorities the primary's certificate must
+    /// chain to (verify-ca, verify-full; require too when given).
+    pub sslrootcert: Option<String>,
+    /// `sslcert`: a client certificate to present.
+    pub sslcert: Option<String>,
+    /// `sslkey`: its private key.
+    pub sslkey: Option<String>,
 }
 
 impl ConnInfo {
@@ -32,6 +47,10 @@ impl ConnInfo {
             application_name: "walreceiver".into(),
             password: None,
             passfile: None,
+            sslmode: SslMode::Prefer,
+            sslrootcert: None,
+            sslcert: None,
+            sslkey: None,
         };
         let mut chars = s.chars().peekable();
         loop {
@@ -99,6 +118,10 @@ impl ConnInfo {
                 "application_name" => ci.application_name = val,
                 "password" => ci.password = Some(val),
                 "passfile" => ci.passfile = Some(val),
+                "sslmode" => ci.sslmode = SslMode::parse(&val)?,
+                "sslrootcert" => ci.sslrootcert = Some(val),
+                "sslcert" => ci.sslcert = Some(val),
+                "sslkey" => ci.sslkey = Some(val),
                 _ => {}
             }
         }
@@ -111,6 +134,30 @@ impl ConnInfo {
             }
         }
         Ok(ci)
+    }
+
+    /// The TLS setup `sslmode` and the certificate files ask for (files
+    /// are read here, so call it per connection: a replaced certificate
+    /// is picked up).
+    pub fn tls(&self) -> Result<ClientTls, String> {
+        fn path(p: &Option<String>) -> Option<&Path> {
+            p.as_deref().map(Path::new)
+        }
+        ClientTls::new(
+            self.sslmode,
+            path(&self.sslrootcert),
+            path(&self.sslcert),
+            path(&self.sslkey),
+        )
+    }
+
+    /// Connects to the primary as `params` say, with TLS as `sslmode`
+    /// asks.
+    pub async fn connect(&self, params: &[(&str, &str)]) -> Result<Client, String> {
+        let tls = self.tls()?;
+        Client::connect_tls((self.host.as_str(), self.port), &self.host, params, &tls)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// Startup parameters of a replication connection.

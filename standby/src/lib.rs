@@ -10,7 +10,9 @@
 //!                                                              completion counter), heap
 //! ```
 //!
-//! * [`conninfo`] — `primary_conninfo` parsing (`host=… port=… application_name=…`).
+//! * [`conninfo`] — `primary_conninfo` parsing (`host=… port=… application_name=…`,
+//!   `sslmode` and its files) and the connection to the primary (TLS as
+//!   `sslmode` asks, through `protocol::tls`).
 //! * [`basebackup`] — the client of `BASE_BACKUP`: an empty data directory
 //!   becomes a copy of the primary's.
 //! * [`walreceiver`] — streams WAL into `pg_wal`, replies with positions,

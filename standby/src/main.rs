@@ -260,6 +260,9 @@ impl BackendFactory for StandbyFactory {
     fn connection_policy(&self) -> server::ConnectionPolicy {
         self.sessions.connection_policy()
     }
+    fn tls(&self) -> Option<std::sync::Arc<server::tls::TlsContext>> {
+        self.sessions.tls()
+    }
 }
 
 /// End of valid WAL from `start` (where the writer continues).
@@ -586,9 +589,11 @@ mod tests {
             peer_uid: None,
             local: None,
             ssl: false,
+            ssl_info: None,
+            verifies_clients: false,
         };
         let e = f
-            .connect(&params, conn)
+            .connect(&params, conn.clone())
             .err()
             .expect("refused before consistency");
         assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
@@ -605,7 +610,10 @@ mod tests {
             .replication()
             .consistent
             .store(true, Ordering::Release);
-        assert!(f.connect(&params, conn).is_ok(), "served once consistent");
+        assert!(
+            f.connect(&params, conn.clone()).is_ok(),
+            "served once consistent"
+        );
 
         let (_dir, off) = factory(false);
         off.sessions
@@ -614,7 +622,7 @@ mod tests {
             .consistent
             .store(true, Ordering::Release);
         let e = off
-            .connect(&params, conn)
+            .connect(&params, conn.clone())
             .err()
             .expect("refused with hot_standby off");
         assert_eq!(e.code, sqlstate::CANNOT_CONNECT_NOW);
@@ -627,6 +635,9 @@ mod tests {
             .node()
             .finish_recovery(WalPosition::initial(seg), seg)
             .expect("promote");
-        assert!(off.connect(&params, conn).is_ok(), "served once promoted");
+        assert!(
+            off.connect(&params, conn.clone()).is_ok(),
+            "served once promoted"
+        );
     }
 }

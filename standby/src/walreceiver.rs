@@ -386,7 +386,7 @@ async fn stream_once(
     let ci = &cfg.conninfo;
     let params = ci.startup_params();
     let mut client = tokio::select! {
-        c = Client::connect((ci.host.as_str(), ci.port), &params) => {
+        c = ci.connect(&params) => {
             c.map_err(|e| format!("could not connect to the primary server: {e}"))?
         }
         _ = shutdown.changed() => return Ok(()),

@@ -59,6 +59,8 @@ pub struct BackendStatus {
     pub server: Option<SocketAddr>,
     /// The client came through the Unix-domain socket (client_port -1).
     pub unix_socket: bool,
+    /// The connection's TLS parameters (None: no TLS), for `pg_stat_ssl`.
+    pub ssl: Option<Arc<pgtypes::ssl::SslInfo>>,
     /// backend_start (PostgreSQL microseconds since 2000-01-01 UTC).
     pub backend_start: i64,
     /// xact_start (None outside a transaction).
@@ -163,6 +165,7 @@ mod tests {
             client: None,
             server: None,
             unix_socket: false,
+            ssl: None,
             backend_start: 0,
             xact_start: None,
             query_start: None,

@@ -18,11 +18,11 @@ use crate::error::{sqlstate, PgError, PgResult};
 pub enum Context {
     /// Only at server start (`-c` or hotpair.conf).
     Postmaster,
+    /// The configuration files, re-read on SIGHUP / `pg_reload_conf()`;
+    /// never `SET`.
+    Sighup,
     /// Any session may `SET` it.
     User,
-    /// Only in the configuration files; a reload (SIGHUP,
-    /// `pg_reload_conf()`) applies a new value.
-    Sighup,
 }
 
 /// The unit a numeric setting is written in when no unit is given.
@@ -480,6 +480,48 @@ pub const SETTINGS: &[SettingDef] = &[
         "PBKDF2 iterations of new SCRAM-SHA-256 verifiers",
     ),
     def(
+        "ssl",
+        "off",
+        Unit::None,
+        Context::Sighup,
+        "accept TLS connections (SSLRequest answered S)",
+    ),
+    def(
+        "ssl_cert_file",
+        "server.crt",
+        Unit::None,
+        Context::Sighup,
+        "server certificate chain, PEM (relative to the data directory)",
+    ),
+    def(
+        "ssl_key_file",
+        "server.key",
+        Unit::None,
+        Context::Sighup,
+        "server private key, PEM (relative to the data directory)",
+    ),
+    def(
+        "ssl_ca_file",
+        "",
+        Unit::None,
+        Context::Sighup,
+        "certificate authorities for client certificates (empty: none asked for)",
+    ),
+    def(
+        "ssl_min_protocol_version",
+        "TLSv1.2",
+        Unit::None,
+        Context::Sighup,
+        "oldest TLS version accepted: TLSv1.2 or TLSv1.3",
+    ),
+    def(
+        "ssl_max_protocol_version",
+        "",
+        Unit::None,
+        Context::Sighup,
+        "newest TLS version accepted (empty: the newest there is)",
+    ),
+    def(
         "hba_file",
         "",
         Unit::None,
@@ -927,6 +969,14 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
                 Ok(n) if n > 0 => Ok(()),
                 _ => Err(bad().with_detail("recovery_target_timeline is not a valid number.")),
             },
+        },
+        "ssl_min_protocol_version" => match value {
+            "TLSv1.2" | "TLSv1.3" => Ok(()),
+            _ => Err(bad().with_hint("Available values: TLSv1.2, TLSv1.3.")),
+        },
+        "ssl_max_protocol_version" => match value {
+            "" | "TLSv1.2" | "TLSv1.3" => Ok(()),
+            _ => Err(bad().with_hint("Available values: , TLSv1.2, TLSv1.3.")),
         },
         "relation_extension" => match value {
             "bulk" | "single" => Ok(()),

@@ -49,6 +49,7 @@ pub mod lsn;
 pub mod md5;
 pub mod numeric;
 pub mod sqltype;
+pub mod ssl;
 pub mod syncrep_gram;
 #[cfg(feature = "testutil")]
 pub mod testutil;

@@ -4,18 +4,24 @@
 //! tests use it where tokio-postgres hides the bytes.
 //!
 //! Not a general driver: trust, cleartext-password, md5 and SCRAM-SHA-256
-//! authentication (no channel binding), no TLS, results in text format as `Option<String>`.
+//! authentication (SCRAM-SHA-256-PLUS over TLS when the server offers it),
+//! TLS as libpq's `sslmode` asks ([`super::tls`]), results in text format
+//! as `Option<String>`.
 
 use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpStream, ToSocketAddrs};
 use tokio_util::codec::{Decoder, Encoder};
 
 use super::codec::{ClientCodec, ProtocolError};
 use super::messages::{BackendMessage, ErrorFields, FieldInfo, FrontendMessage};
 use super::scram;
+use super::tls::{ClientTls, SslMode};
 
 fn need_password(password: &Option<String>) -> Result<&str, ClientError> {
     password.as_deref().ok_or_else(|| {
@@ -35,6 +41,9 @@ pub enum ClientError {
     /// The server closed the connection.
     #[error("server closed the connection unexpectedly")]
     Closed,
+    /// TLS negotiation or handshake failed (libpq's wording).
+    #[error("{0}")]
+    Tls(String),
     /// The server sent a message that does not fit the exchange.
     #[error("unexpected message from server: {0}")]
     Unexpected(String),
@@ -90,12 +99,76 @@ impl Client {
         Client::startup(stream, params).await
     }
 
+    /// [`Client::connect`] with TLS as `tls.mode` asks; `host` is the
+    /// name (or address) the server's certificate must carry for
+    /// `verify-full`.
+    pub async fn connect_tls(
+        addr: impl ToSocketAddrs + Clone,
+        host: &str,
+        params: &[(&str, &str)],
+        tls: &ClientTls,
+    ) -> Result<Client, ClientError> {
+        let config = match (&tls.config, tls.mode) {
+            (None, _) | (_, SslMode::Disable) => return Client::connect(addr, params).await,
+            (Some(c), _) => c.clone(),
+        };
+        if tls.mode == SslMode::Allow {
+            match Client::connect(addr.clone(), params).await {
+                Err(ClientError::Server(_)) => {}
+                r => return r,
+            }
+        }
+        let mut stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        // SSLRequest: length 8, code 1234.5679.
+        stream
+            .write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])
+            .await?;
+        let mut answer = [0u8; 1];
+        stream.read_exact(&mut answer).await?;
+        let socket = match answer[0] {
+            b'S' => {
+                let name =
+                    rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|_| {
+                        ClientError::Unexpected(format!("invalid host name for TLS: \"{host}\""))
+                    })?;
+                let tls = tokio_rustls::TlsConnector::from(config)
+                    .connect(name, stream)
+                    .await
+                    .map_err(|e| ClientError::Tls(format!("SSL error: {e}")))?;
+                Socket::Tls(Box::new(tls))
+            }
+            b'N' if !tls.mode.requires_tls() => Socket::Plain(stream),
+            b'N' => {
+                return Err(ClientError::Tls(
+                    "server does not support SSL, but SSL was required".into(),
+                ))
+            }
+            b => {
+                return Err(ClientError::Tls(format!(
+                    "received invalid response to SSL negotiation: {}",
+                    b as char
+                )))
+            }
+        };
+        Client::startup_on(socket, params).await
+    }
+
     /// Runs the startup exchange on an open stream.
     pub async fn startup(
         stream: TcpStream,
         params: &[(&str, &str)],
     ) -> Result<Client, ClientError> {
-        let mut conn = Connection::new(stream);
+        Client::startup_on(Socket::Plain(stream), params).await
+    }
+
+    /// Runs the startup exchange on an open (possibly TLS) socket.
+    pub async fn startup_on(
+        socket: Socket,
+        params: &[(&str, &str)],
+    ) -> Result<Client, ClientError> {
+        let binding = socket.end_point_hash();
+        let mut conn = Connection::on(socket);
         let password = params
             .iter()
             .find(|(k, _)| *k == "password")
@@ -149,10 +222,18 @@ impl Client {
                             "none of the server's SASL authentication mechanisms are supported: {mechanisms:?}"
                         )));
                     }
-                    let s = scram::ScramClient::new(pw);
+                    // Over TLS: bind when the server offers -PLUS, else
+                    // say we could have ('y', so a stripped offer fails).
+                    let plus = mechanisms.iter().any(|m| m == scram::SCRAM_SHA_256_PLUS);
+                    let cb = match &binding {
+                        Some(Some(hash)) if plus => scram::ClientBinding::EndPoint(hash.clone()),
+                        Some(_) => scram::ClientBinding::Unused,
+                        None => scram::ClientBinding::None,
+                    };
+                    let s = scram::ScramClient::with_binding(pw, cb);
                     let first = s.client_first();
                     let mut body = BytesMut::new();
-                    body.extend_from_slice(scram::SCRAM_SHA_256.as_bytes());
+                    body.extend_from_slice(s.mechanism().as_bytes());
                     body.extend_from_slice(&[0]);
                     body.extend_from_slice(&(first.len() as i32).to_be_bytes());
                     body.extend_from_slice(first.as_bytes());
@@ -395,15 +476,88 @@ pub async fn cancel_request(
 /// A socket with the client codec: buffered writes, framed reads. Used
 /// without `Framed` so that no Sink machinery is needed.
 pub struct Connection {
-    stream: TcpStream,
+    stream: Socket,
     codec: ClientCodec,
     rbuf: BytesMut,
     wbuf: BytesMut,
 }
 
+/// A client connection's socket: plain TCP or TLS over it.
+pub enum Socket {
+    /// Plain TCP.
+    Plain(TcpStream),
+    /// TLS.
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl Socket {
+    /// None without TLS; over TLS the server certificate's
+    /// `tls-server-end-point` hash, if its algorithm has one.
+    pub fn end_point_hash(&self) -> Option<Option<Vec<u8>>> {
+        match self {
+            Socket::Plain(_) => None,
+            Socket::Tls(t) => Some(
+                t.get_ref()
+                    .1
+                    .peer_certificates()
+                    .and_then(|c| c.first())
+                    .and_then(|c| super::x509::end_point_hash(c)),
+            ),
+        }
+    }
+
+    /// True over TLS.
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Socket::Tls(_))
+    }
+}
+
+impl AsyncRead for Socket {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Socket::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Socket::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Socket {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Socket::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Socket::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Socket::Plain(s) => Pin::new(s).poll_flush(cx),
+            Socket::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Socket::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Socket::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
 impl Connection {
     /// Wraps a connected stream.
     pub fn new(stream: TcpStream) -> Connection {
+        Connection::on(Socket::Plain(stream))
+    }
+
+    /// Wraps a connected (possibly TLS) socket.
+    pub fn on(stream: Socket) -> Connection {
         Connection {
             stream,
             codec: ClientCodec::default(),
@@ -447,7 +601,7 @@ impl Connection {
         }
     }
     /// The socket.
-    pub fn stream_mut(&mut self) -> &mut TcpStream {
+    pub fn stream_mut(&mut self) -> &mut Socket {
         &mut self.stream
     }
 }

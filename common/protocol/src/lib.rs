@@ -4,7 +4,7 @@
 //! ```text
 //!   client                         server
 //!   ------                         ------
-//!   [SSLRequest]        ───▶       'N'
+//!   [SSLRequest]        ───▶       'N' | 'S' + TLS handshake
 //!   Startup(params)     ───▶       AuthenticationOk, ParameterStatus*,
 //!                                  BackendKeyData, ReadyForQuery
 //!   Query | Parse/Bind/Describe/Execute/Close…/Sync | CopyData… ───▶
@@ -22,6 +22,9 @@
 //! * [`client`]: a small async client (startup with trust, password, md5
 //!   or SCRAM-SHA-256 authentication, simple query, COPY, raw messages)
 //!   for the walreceiver and for tests.
+//! * [`tls`]: libpq's `sslmode` for the client ([`client`] runs the
+//!   SSLRequest and the handshake); [`x509`]: the names, serial and
+//!   channel-binding hash PostgreSQL reads from a certificate.
 //! * [`scram`] and [`md5`]: the password verifiers PostgreSQL stores and
 //!   both sides of their authentication exchanges (the server's session
 //!   loop and the client above use the same code).
@@ -36,6 +39,8 @@ pub mod codec;
 pub mod md5;
 pub mod messages;
 pub mod scram;
+pub mod tls;
+pub mod x509;
 
 pub use client::{cancel_request, Client, ClientError, QueryResult};
 pub use codec::{ClientCodec, MessageError, ProtocolError, ServerCodec, DEFAULT_MAX_MESSAGE_SIZE};

@@ -40,6 +40,11 @@ use sha2::{Digest, Sha256};
 
 /// The mechanism name.
 pub const SCRAM_SHA_256: &str = "SCRAM-SHA-256";
+/// The mechanism name with channel binding (`tls-server-end-point`),
+/// offered only over TLS.
+pub const SCRAM_SHA_256_PLUS: &str = "SCRAM-SHA-256-PLUS";
+/// The gs2 header of a `tls-server-end-point` binding.
+const END_POINT_HEADER: &str = "p=tls-server-end-point,,";
 /// PostgreSQL's default `scram_iterations`.
 pub const DEFAULT_ITERATIONS: u32 = 4096;
 /// Salt length of new verifiers (PostgreSQL's SCRAM_DEFAULT_SALT_LEN).
@@ -193,8 +198,15 @@ pub enum ScramError {
     /// A well-formed exchange whose proof does not match (wrong password,
     /// unknown user): 28P01.
     Failed,
-    /// The client asked for something we do not offer (channel binding).
+    /// The client asked for something we do not offer: 08P01 with this
+    /// message.
     Unsupported(String),
+    /// A `y` flag over TLS: the client thinks the server cannot bind
+    /// (PostgreSQL's "SCRAM channel binding negotiation error", 08P01).
+    Negotiation,
+    /// The channel-binding data does not match the server's certificate
+    /// (28000 "SCRAM channel binding check failed").
+    BindingFailed,
 }
 
 /// The server side of one exchange.
@@ -206,6 +218,11 @@ pub struct ScramServer {
     server_first: String,
     nonce: String,
     gs2_header: String,
+    /// The connection uses TLS (a `y` flag is then a downgrade).
+    ssl_in_use: bool,
+    /// The client chose SCRAM-SHA-256-PLUS: the server certificate's
+    /// `tls-server-end-point` hash it must bind to.
+    binding: Option<Vec<u8>>,
 }
 
 /// What [`ScramServer::client_first`] is given.
@@ -224,7 +241,18 @@ impl ScramServer {
             server_first: String::new(),
             nonce: String::new(),
             gs2_header: String::new(),
+            ssl_in_use: false,
+            binding: None,
         }
+    }
+
+    /// Channel binding: `ssl_in_use` for a TLS connection, and `binding`
+    /// (the server certificate's `tls-server-end-point` hash) when the
+    /// client selected SCRAM-SHA-256-PLUS.
+    pub fn with_channel_binding(mut self, ssl_in_use: bool, binding: Option<Vec<u8>>) -> Self {
+        self.ssl_in_use = ssl_in_use;
+        self.binding = binding;
+        self
     }
 
     /// Reads the client-first-message, returns the server-first-message.
@@ -235,12 +263,28 @@ impl ScramServer {
         let (flag, rest) = text.split_once(',').ok_or_else(|| {
             ScramError::Malformed("Comma expected, but found end of string.".into())
         })?;
+        let plus_without_data = || {
+            ScramError::Malformed(
+                "The client selected SCRAM-SHA-256-PLUS, but the SCRAM message does not include channel binding data.".into(),
+            )
+        };
         match flag {
-            "n" | "y" => {}
+            "n" | "y" if self.binding.is_some() => return Err(plus_without_data()),
+            "n" => {}
+            "y" if self.ssl_in_use => return Err(ScramError::Negotiation),
+            "y" => {}
             f if f.starts_with("p=") => {
-                return Err(ScramError::Unsupported(
-                    "channel binding is not supported by this build".into(),
-                ))
+                if self.binding.is_none() {
+                    return Err(ScramError::Malformed(
+                        "The client selected SCRAM-SHA-256 without channel binding, but the SCRAM message includes channel binding data.".into(),
+                    ));
+                }
+                if f != "p=tls-server-end-point" {
+                    return Err(ScramError::Unsupported(format!(
+                        "unsupported SCRAM channel-binding type \"{}\"",
+                        &f[2..]
+                    )));
+                }
             }
             f => {
                 return Err(ScramError::Malformed(format!(
@@ -315,10 +359,20 @@ impl ScramServer {
         let cbind = B64
             .decode(cbind)
             .map_err(|_| ScramError::Malformed("Invalid channel binding data.".into()))?;
-        if cbind != self.gs2_header.as_bytes() {
-            return Err(ScramError::Malformed(
-                "Unexpected SCRAM channel-binding attribute in client-final-message.".into(),
-            ));
+        match &self.binding {
+            Some(hash) => {
+                let mut expected = END_POINT_HEADER.as_bytes().to_vec();
+                expected.extend_from_slice(hash);
+                if !constant_time_eq(&cbind, &expected) {
+                    return Err(ScramError::BindingFailed);
+                }
+            }
+            None if cbind != self.gs2_header.as_bytes() => {
+                return Err(ScramError::Unsupported(
+                    "unexpected SCRAM channel-binding attribute in client-final-message".into(),
+                ));
+            }
+            None => {}
         }
         let nonce = attrs
             .next()
@@ -358,23 +412,59 @@ pub struct ScramClient {
     client_nonce: String,
     client_first_bare: String,
     server_signature: Option<[u8; 32]>,
+    /// The gs2 header sent (`n,,`, `y,,` or `p=tls-server-end-point,,`).
+    gs2_header: String,
+    /// The channel-binding data after the header (the certificate hash).
+    binding: Vec<u8>,
+}
+
+/// What a client binds its SCRAM exchange to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientBinding {
+    /// No TLS: flag `n`.
+    None,
+    /// TLS, but the server offered no SCRAM-SHA-256-PLUS: flag `y`.
+    Unused,
+    /// SCRAM-SHA-256-PLUS with this `tls-server-end-point` hash.
+    EndPoint(Vec<u8>),
 }
 
 impl ScramClient {
     /// Starts an exchange; [`ScramClient::client_first`] is the initial response.
     pub fn new(password: &str) -> ScramClient {
+        ScramClient::with_binding(password, ClientBinding::None)
+    }
+
+    /// Starts an exchange bound as `binding` says.
+    pub fn with_binding(password: &str, binding: ClientBinding) -> ScramClient {
         let client_nonce = random_nonce();
+        let (gs2_header, binding) = match binding {
+            ClientBinding::None => ("n,,".to_string(), Vec::new()),
+            ClientBinding::Unused => ("y,,".to_string(), Vec::new()),
+            ClientBinding::EndPoint(h) => (END_POINT_HEADER.to_string(), h),
+        };
         ScramClient {
             password: password.to_string(),
             client_first_bare: format!("n=,r={client_nonce}"),
             client_nonce,
             server_signature: None,
+            gs2_header,
+            binding,
         }
     }
 
-    /// The client-first-message (no channel binding).
+    /// The mechanism this exchange uses.
+    pub fn mechanism(&self) -> &'static str {
+        if self.binding.is_empty() {
+            SCRAM_SHA_256
+        } else {
+            SCRAM_SHA_256_PLUS
+        }
+    }
+
+    /// The client-first-message.
     pub fn client_first(&self) -> String {
-        format!("n,,{}", self.client_first_bare)
+        format!("{}{}", self.gs2_header, self.client_first_bare)
     }
 
     /// Reads the server-first-message, returns the client-final-message.
@@ -403,7 +493,9 @@ impl ScramClient {
         let client_key = hmac(&salted, &[b"Client Key"]);
         let stored_key = sha256(&client_key);
         let server_key = hmac(&salted, &[b"Server Key"]);
-        let without_proof = format!("c=biws,r={nonce}");
+        let mut cbind = self.gs2_header.as_bytes().to_vec();
+        cbind.extend_from_slice(&self.binding);
+        let without_proof = format!("c={},r={nonce}", B64.encode(cbind));
         let auth_message = format!("{},{},{}", self.client_first_bare, text, without_proof);
         let signature = hmac(&stored_key, &[auth_message.as_bytes()]);
         let proof: Vec<u8> = client_key
@@ -489,6 +581,50 @@ mod tests {
         assert_eq!(exchange("pw", "pw", true), Ok(()));
         assert_eq!(exchange("pw", "wrong", true), Err(ScramError::Failed));
         assert_eq!(exchange("pw", "pw", false), Err(ScramError::Failed));
+    }
+
+    /// One exchange over "TLS": the server binds to `server_hash` when
+    /// the client picks -PLUS, the client sends `client`.
+    fn bound(server_hash: Option<&[u8]>, client: ClientBinding) -> Result<(), ScramError> {
+        let v = Verifier::new("pw", 64);
+        let mut client = ScramClient::with_binding("pw", client);
+        let plus = client.mechanism() == SCRAM_SHA_256_PLUS;
+        let mut server = ScramServer::new(Some(v), "u").with_channel_binding(
+            true,
+            if plus {
+                server_hash.map(|h| h.to_vec())
+            } else {
+                None
+            },
+        );
+        let sf = server.client_first(client.client_first().as_bytes())?;
+        let cf = client.server_first(sf.as_bytes())?;
+        let fin = server.client_final(cf.as_bytes())?;
+        client.server_final(fin.as_bytes())
+    }
+
+    #[test]
+    fn channel_binding() {
+        let hash = [7u8; 32];
+        assert_eq!(
+            bound(Some(&hash), ClientBinding::EndPoint(hash.to_vec())),
+            Ok(())
+        );
+        assert_eq!(
+            bound(Some(&hash), ClientBinding::EndPoint(vec![8u8; 32])),
+            Err(ScramError::BindingFailed),
+            "another certificate (a man in the middle)"
+        );
+        assert_eq!(
+            bound(Some(&hash), ClientBinding::Unused),
+            Err(ScramError::Negotiation),
+            "'y' over TLS is a downgrade"
+        );
+        assert_eq!(
+            bound(Some(&hash), ClientBinding::None),
+            Ok(()),
+            "'n' is allowed"
+        );
     }
 
     #[test]

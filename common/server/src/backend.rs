@@ -166,7 +166,7 @@ impl AuthRequest {
 }
 
 /// The connection as authentication sees it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ConnectionInfo {
     /// The client's address (None: a Unix-domain socket).
     pub peer: Option<std::net::SocketAddr>,
@@ -178,6 +178,12 @@ pub struct ConnectionInfo {
     pub local: Option<std::net::SocketAddr>,
     /// True if the connection uses TLS.
     pub ssl: bool,
+    /// The TLS parameters and client certificate (`pg_stat_ssl`, `cert`
+    /// authentication); None without TLS.
+    pub ssl_info: Option<std::sync::Arc<pgtypes::ssl::SslInfo>>,
+    /// The server checks client certificates (`ssl_ca_file` is set):
+    /// `clientcert` and `cert` need it.
+    pub verifies_clients: bool,
 }
 
 /// Makes backends for new connections and tells the server what to report.
@@ -206,6 +212,12 @@ pub trait BackendFactory: Send + Sync + 'static {
     fn parameter_statuses(&self, params: &[(String, String)]) -> Vec<(String, String)>;
     /// The `max_message_size` setting, in bytes.
     fn max_message_size(&self) -> usize;
+    /// The TLS context for a client's SSLRequest (None: answer `N`).
+    /// Read once per SSLRequest, so a reload takes effect for new
+    /// connections.
+    fn tls(&self) -> Option<std::sync::Arc<crate::tls::TlsContext>> {
+        None
+    }
     /// How many per-core session runtimes to run (`session_cores`; 0: one
     /// per CPU).
     fn session_cores(&self) -> usize {

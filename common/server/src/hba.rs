@@ -20,8 +20,8 @@
 //!   Double quotes make a word literal: `"all"` is a database named all,
 //!   not the keyword.
 //! * Types: `local` (Unix sockets: no such connections here, so such
-//!   lines never match), `host`, `hostssl` (TLS only: never matches while
-//!   TLS is off), `hostnossl`.
+//!   lines), `host`, `hostssl` (TLS connections only), `hostnossl`
+//!   (plain TCP only).
 //! * Databases: `all`, `sameuser`, `samerole` (a member of the role named
 //!   like the database), `replication` (physical replication connections,
 //!   which match nothing else), or names.
@@ -29,7 +29,12 @@
 //! * Addresses: `all`, `samehost`, `samenet`, `addr/len` (IPv4 or IPv6)
 //!   or `addr mask` in two fields.
 //! * Methods: `trust`, `reject`, `scram-sha-256`, `md5`, `password`,
-//!   `peer` (local only).
+//!   `peer` (local only), `cert` (hostssl only: a client certificate
+//!   whose CN is the role name).
+//! * Options: `name=value` words after the method; `clientcert=verify-ca`
+//!   or `verify-full` (hostssl only) asks for a client certificate
+//!   checked against `ssl_ca_file`, with its CN equal to the role name for
+//!   `verify-full`.
 //!
 //! A file with any invalid line is rejected as a whole, with every faulty
 //! line reported ([`HbaError`]): at start-up that is fatal, at reload the
@@ -78,6 +83,20 @@ pub enum HbaMethod {
     Password,
     /// The OS user of a Unix-socket peer (local lines only).
     Peer,
+    /// A client certificate whose CN is the role name (hostssl only).
+    Cert,
+}
+
+/// `clientcert=`: what a hostssl line asks of the client certificate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ClientCert {
+    /// Nothing.
+    #[default]
+    Off,
+    /// A certificate that chains to `ssl_ca_file`.
+    VerifyCa,
+    /// That, and its CN is the role name (`cert` implies it).
+    VerifyFull,
 }
 
 impl HbaMethod {
@@ -90,6 +109,7 @@ impl HbaMethod {
             HbaMethod::Md5 => "md5",
             HbaMethod::Password => "password",
             HbaMethod::Peer => "peer",
+            HbaMethod::Cert => "cert",
         }
     }
 
@@ -101,6 +121,7 @@ impl HbaMethod {
             "md5" => HbaMethod::Md5,
             "password" => HbaMethod::Password,
             "peer" => HbaMethod::Peer,
+            "cert" => HbaMethod::Cert,
             _ => return None,
         })
     }
@@ -169,6 +190,8 @@ pub struct HbaLine {
     pub method: HbaMethod,
     /// `name=value` options after the method.
     pub options: Vec<String>,
+    /// `clientcert` (VerifyFull for `cert` lines).
+    pub clientcert: ClientCert,
 }
 
 /// A faulty line.
@@ -571,14 +594,35 @@ fn parse_line(n: usize, raw: &str, fields: &[Vec<Token>]) -> Result<HbaLine, Str
     if method == HbaMethod::Peer && conn_type != ConnType::Local {
         return Err("peer authentication is only supported on local sockets".into());
     }
+    if method == HbaMethod::Cert && conn_type != ConnType::HostSsl {
+        return Err("cert authentication is only supported on hostssl connections".into());
+    }
     let mut options = Vec::new();
+    let mut clientcert = if method == HbaMethod::Cert {
+        ClientCert::VerifyFull
+    } else {
+        ClientCert::Off
+    };
     for f in it {
         for t in f {
-            if !t.text.contains('=') {
+            let Some((name, value)) = t.text.split_once('=') else {
                 return Err(format!(
                     "authentication option not in name=value format: {}",
                     t.text
                 ));
+            };
+            if name == "clientcert" {
+                if conn_type != ConnType::HostSsl {
+                    return Err("clientcert can only be configured for \"hostssl\" rows".into());
+                }
+                clientcert = match value {
+                    "verify-full" => ClientCert::VerifyFull,
+                    "verify-ca" if method == HbaMethod::Cert => {
+                        return Err("clientcert only accepts \"verify-full\" when using \"cert\" authentication".into())
+                    }
+                    "verify-ca" => ClientCert::VerifyCa,
+                    v => return Err(format!("invalid value for clientcert: \"{v}\"")),
+                };
             }
             options.push(t.text.clone());
         }
@@ -593,6 +637,7 @@ fn parse_line(n: usize, raw: &str, fields: &[Vec<Token>]) -> Result<HbaLine, Str
         address_shown,
         method,
         options,
+        clientcert,
     })
 }
 
@@ -709,6 +754,50 @@ mod tests {
             Some(HbaMethod::Md5)
         );
         assert_eq!(r.lines[4].line_number, 5);
+    }
+
+    #[test]
+    fn ssl_lines_cert_and_clientcert() {
+        let text = "hostssl all certuser 127.0.0.1/32 cert\n\
+                    hostssl all causer 127.0.0.1/32 md5 clientcert=verify-ca\n\
+                    hostnossl all all 127.0.0.1/32 trust\n";
+        let r = HbaRules::parse(text).unwrap();
+        assert_eq!(
+            r.lines[0].clientcert,
+            ClientCert::VerifyFull,
+            "cert implies verify-full"
+        );
+        assert_eq!(r.lines[1].clientcert, ClientCert::VerifyCa);
+        let mut f = facts("127.0.0.1", "certuser", "db", false);
+        assert_eq!(
+            r.find(&f, &no_groups).map(|l| l.method),
+            Some(HbaMethod::Trust),
+            "plain: hostnossl"
+        );
+        f.ssl = true;
+        assert_eq!(
+            r.find(&f, &no_groups).map(|l| l.method),
+            Some(HbaMethod::Cert),
+            "TLS: hostssl"
+        );
+        let bad = "host all all 127.0.0.1/32 cert\n\
+                   host all all 127.0.0.1/32 md5 clientcert=verify-ca\n\
+                   hostssl all all 127.0.0.1/32 cert clientcert=verify-ca\n\
+                   hostssl all all 127.0.0.1/32 md5 clientcert=yes\n";
+        let msgs: Vec<String> = HbaRules::parse(bad)
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.message)
+            .collect();
+        assert_eq!(
+            msgs,
+            vec![
+                "cert authentication is only supported on hostssl connections",
+                "clientcert can only be configured for \"hostssl\" rows",
+                "clientcert only accepts \"verify-full\" when using \"cert\" authentication",
+                "invalid value for clientcert: \"yes\"",
+            ]
+        );
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! [`stream::ClientStream`] is either kind, through the session loop, the
 //! cross-core moves and the walsender alike), and spawns one task per connection
 //! on one of the per-core session runtimes ([`cores`]), which runs the
-//! session loop ([`postgres`]): startup (SSLRequest/GSSENCRequest answered `N`,
-//! authentication, ParameterStatus, BackendKeyData), then the simple and
+//! session loop ([`postgres`]): startup (SSLRequest answered `S` and a TLS
+//! handshake when `ssl` is on and the socket is TCP — [`tls`] — else `N`;
+//! GSSENCRequest answered `N`; authentication, ParameterStatus,
+//! BackendKeyData), then the simple and
 //! extended query protocols and COPY over a [`Backend`] (a SQL session on a
 //! node; this crate knows nothing of SQL).
 //! A CancelRequest on a fresh connection sets the target session's cancel
@@ -48,6 +50,7 @@ pub mod hba;
 pub mod postgres;
 pub mod reload;
 pub mod stream;
+pub mod tls;
 
 /// The password verifiers roles store, for the SQL layer (which reaches
 /// the protocol crate's SCRAM and md5 code through this crate).

@@ -4,6 +4,7 @@
 //! answer.
 //!
 //! ```text
+//!  [SSLRequest ──▶ S, TLS handshake]  (one deadline: authentication_timeout)
 //!  startup ──▶ AuthenticationOk, ParameterStatus*, BackendKeyData, Z
 //!  loop:  Q  ──▶ [T] D* C | I | E  … Z            (one write per Query)
 //!         P/B/D/E/C/H … S ──▶ 1 2 t T n D* s C 3 … Z (one write per Sync)
@@ -331,9 +332,12 @@ impl Wire {
             if self.shutting_down() {
                 return Ok(Input::Shutdown);
             }
-            if self.rbuf.is_empty() {
+            if self.rbuf.is_empty() && !self.stream.is_tls() {
                 // Idle: the buffers go back to the thread's pool while the
-                // client is silent, so an idle session holds none.
+                // client is silent, so an idle session holds none. (A TLS
+                // session keeps its read buffer and reads with `read_buf`:
+                // socket readiness says nothing of plaintext rustls holds,
+                // and rustls keeps record buffers of its own anyway.)
                 bufpool::give(std::mem::take(&mut self.rbuf));
                 if self.out.is_empty() {
                     bufpool::give(std::mem::take(&mut self.out));
@@ -379,7 +383,10 @@ impl Wire {
         if !self.out.is_empty() {
             tokio::select! {
                 biased;
-                r = self.stream.write_all(&self.out) => r?,
+                r = async {
+                    self.stream.write_all(&self.out).await?;
+                    self.stream.flush().await
+                } => r?,
                 _ = self.stop.wait() => {
                     return Err(io::Error::other("shutdown while writing to client"));
                 }
@@ -392,10 +399,45 @@ impl Wire {
         Ok(())
     }
 
+    /// Runs the server side of a TLS handshake on this TCP connection and
+    /// returns the wire over the TLS stream. Bytes already buffered stay
+    /// (the caller refuses them: they came unencrypted).
+    async fn start_tls(self, ctx: &crate::tls::TlsContext) -> io::Result<Wire> {
+        let Wire {
+            stream,
+            codec,
+            rbuf,
+            out,
+            pending,
+            stop,
+            multi_thread,
+        } = self;
+        let ClientStream::Tcp(tcp) = stream else {
+            return Err(io::Error::other("TLS requested on a non-TCP socket"));
+        };
+        let tls = ctx
+            .acceptor()
+            .accept(crate::tls::TlsSocket::new(tcp))
+            .await?;
+        Ok(Wire {
+            stream: ClientStream::Tls(Box::new(tls)),
+            codec,
+            rbuf,
+            out,
+            pending,
+            stop,
+            multi_thread,
+        })
+    }
+
     /// Best-effort final message before closing.
     async fn goodbye(&mut self, e: &PgError) {
         write_error(&mut self.out, e);
-        let _ = tokio::time::timeout(GOODBYE_TIMEOUT, self.stream.write_all(&self.out)).await;
+        let _ = tokio::time::timeout(GOODBYE_TIMEOUT, async {
+            self.stream.write_all(&self.out).await?;
+            self.stream.flush().await
+        })
+        .await;
         self.out.clear();
         let _ = tokio::time::timeout(GOODBYE_TIMEOUT, self.stream.shutdown()).await;
     }
@@ -441,24 +483,52 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         shared.stop.subscribe(),
     );
 
-    // Startup phase.
-    let params = match tokio::time::timeout(
-        policy.authentication_timeout,
-        startup(&shared, &mut wire),
-    )
-    .await
-    {
-        Err(_) => {
-            debug!("incomplete startup packet from {peer_s}");
-            return;
-        }
-        Ok(Ok(Some(params))) => params,
-        Ok(Ok(None)) => return,
-        Ok(Err(close)) => {
-            finish(&mut wire, close, &peer_s).await;
-            return;
+    // Startup phase: the startup packet, a TLS handshake before it if the
+    // client asks and TLS is on, all within authentication_timeout (a
+    // client that stalls anywhere here is dropped at the deadline).
+    let deadline = tokio::time::Instant::now() + policy.authentication_timeout;
+    let mut tls: Option<Arc<crate::tls::TlsContext>> = None;
+    let params = loop {
+        match tokio::time::timeout_at(deadline, startup(&shared, &mut wire, tls.is_some())).await {
+            Err(_) => {
+                debug!("incomplete startup packet from {peer_s}");
+                return;
+            }
+            Ok(Ok(Startup::Params(params))) => break params,
+            Ok(Ok(Startup::Done)) => return,
+            Ok(Ok(Startup::Tls(ctx))) => {
+                let had_data = !wire.rbuf.is_empty();
+                wire = match tokio::time::timeout_at(deadline, wire.start_tls(&ctx)).await {
+                    Ok(Ok(w)) => w,
+                    Ok(Err(e)) => {
+                        info!("could not accept SSL connection: {e}");
+                        return;
+                    }
+                    Err(_) => {
+                        debug!("incomplete SSL handshake from {peer_s}");
+                        return;
+                    }
+                };
+                tls = Some(ctx);
+                if had_data {
+                    // Bytes that came with the SSLRequest were not
+                    // encrypted: perhaps injected by a man in the middle.
+                    let e = PgError::fatal(
+                        sqlstate::PROTOCOL_VIOLATION,
+                        "received unencrypted data after SSL request",
+                    )
+                    .with_detail("This could be either a client-software bug or evidence of an attempted man-in-the-middle attack.");
+                    finish(&mut wire, Close::Protocol(ProtocolError::Fatal(e)), &peer_s).await;
+                    return;
+                }
+            }
+            Ok(Err(close)) => {
+                finish(&mut wire, close, &peer_s).await;
+                return;
+            }
         }
     };
+    let ssl_info = wire.stream.tls().map(|t| Arc::new(crate::tls::ssl_info(t)));
 
     // Authentication (ClientAuthentication) comes first, for replication
     // connections too: pg_hba.conf decides the method, then the exchange.
@@ -466,9 +536,11 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         peer,
         peer_uid: stream_uid,
         local,
-        ssl: false,
+        ssl: ssl_info.is_some(),
+        ssl_info,
+        verifies_clients: tls.as_ref().is_some_and(|t| t.verifies_clients()),
     };
-    let request = match shared.factory.authentication(&params, conn_info) {
+    let request = match shared.factory.authentication(&params, conn_info.clone()) {
         Ok(r) => r,
         Err(e) => {
             info!("connection from {peer_s} rejected: {}", e.message);
@@ -480,7 +552,11 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     let left = policy
         .authentication_timeout
         .saturating_sub(began.elapsed());
-    match tokio::time::timeout(left, authenticate(&mut wire, &request, &user)).await {
+    let binding = Binding {
+        ssl: tls.is_some(),
+        end_point: tls.as_ref().and_then(|t| t.end_point().map(|h| h.to_vec())),
+    };
+    match tokio::time::timeout(left, authenticate(&mut wire, &request, &user, &binding)).await {
         Ok(Ok(())) => {}
         Ok(Err(AuthFailure::Closed)) => return,
         Ok(Err(AuthFailure::Fatal(e))) => {
@@ -722,7 +798,20 @@ fn cleartext(body: &[u8]) -> Result<&str, AuthFailure> {
 /// Runs the exchange `req` asks for (everything before AuthenticationOk,
 /// which the caller sends: a walsender sends its own). Nothing here
 /// panics on client input.
-async fn authenticate(wire: &mut Wire, req: &AuthRequest, user: &str) -> Result<(), AuthFailure> {
+/// What SCRAM may bind to.
+struct Binding {
+    /// The connection uses TLS.
+    ssl: bool,
+    /// The server certificate's `tls-server-end-point` hash (TLS only).
+    end_point: Option<Vec<u8>>,
+}
+
+async fn authenticate(
+    wire: &mut Wire,
+    req: &AuthRequest,
+    user: &str,
+    binding: &Binding,
+) -> Result<(), AuthFailure> {
     use protocol::{md5, scram};
     let secret = req.secret.as_deref();
     let scram_secret = secret.and_then(scram::Verifier::parse);
@@ -768,13 +857,14 @@ async fn authenticate(wire: &mut Wire, req: &AuthRequest, user: &str) -> Result<
             }
         }
         AuthMethod::Md5 | AuthMethod::ScramSha256 => {
-            send_auth(
-                wire,
-                BackendMessage::AuthenticationSASL {
-                    mechanisms: vec![scram::SCRAM_SHA_256.to_string()],
-                },
-            )
-            .await?;
+            // Over TLS SCRAM-SHA-256-PLUS comes first, as PostgreSQL
+            // lists it.
+            let mut mechanisms = Vec::with_capacity(2);
+            if binding.ssl && binding.end_point.is_some() {
+                mechanisms.push(scram::SCRAM_SHA_256_PLUS.to_string());
+            }
+            mechanisms.push(scram::SCRAM_SHA_256.to_string());
+            send_auth(wire, BackendMessage::AuthenticationSASL { mechanisms }).await?;
             let body = read_password_message(wire, "SASL").await?;
             let malformed = |detail: &str| {
                 AuthFailure::Fatal(
@@ -787,7 +877,10 @@ async fn authenticate(wire: &mut Wire, req: &AuthRequest, user: &str) -> Result<
                 .iter()
                 .position(|&b| b == 0)
                 .ok_or_else(|| malformed("The message is empty."))?;
-            if &body[..nul] != scram::SCRAM_SHA_256.as_bytes() {
+            let plus = &body[..nul] == scram::SCRAM_SHA_256_PLUS.as_bytes();
+            if !(plus && binding.ssl && binding.end_point.is_some())
+                && &body[..nul] != scram::SCRAM_SHA_256.as_bytes()
+            {
                 return Err(AuthFailure::Fatal(PgError::new(
                     sqlstate::PROTOCOL_VIOLATION,
                     "client selected an invalid SASL authentication mechanism",
@@ -800,12 +893,32 @@ async fn authenticate(wire: &mut Wire, req: &AuthRequest, user: &str) -> Result<
             if i32::from_be_bytes(*len) as i64 != data.len() as i64 {
                 return Err(malformed("The message length does not match."));
             }
-            let mut server = scram::ScramServer::new(scram_secret.clone(), user);
-            let scram_err = |e: scram::ScramError| match e {
+            let mut server = scram::ScramServer::new(scram_secret.clone(), user)
+                .with_channel_binding(
+                    binding.ssl,
+                    if plus {
+                        binding.end_point.clone()
+                    } else {
+                        None
+                    },
+                );
+            let scram_err = |e: scram::ScramError| {
+                match e {
                 scram::ScramError::Malformed(d) => malformed(&d),
                 scram::ScramError::Unsupported(m) => {
                     AuthFailure::Fatal(PgError::new(sqlstate::PROTOCOL_VIOLATION, m))
                 }
+                scram::ScramError::Negotiation => AuthFailure::Fatal(
+                    PgError::new(
+                        sqlstate::PROTOCOL_VIOLATION,
+                        "SCRAM channel binding negotiation error",
+                    )
+                    .with_detail("The client supports SCRAM channel binding but thinks the server does not.  However, this server does support channel binding."),
+                ),
+                scram::ScramError::BindingFailed => AuthFailure::Fatal(PgError::new(
+                    sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
+                    "SCRAM channel binding check failed",
+                )),
                 scram::ScramError::Failed => password_failed(
                     user,
                     &if scram_secret.is_some() {
@@ -817,6 +930,7 @@ async fn authenticate(wire: &mut Wire, req: &AuthRequest, user: &str) -> Result<
                     },
                     req,
                 ),
+            }
             };
             let first = server.client_first(data).map_err(scram_err)?;
             send_auth(
@@ -980,17 +1094,58 @@ async fn finish(wire: &mut Wire, close: Close, peer: &str) {
     }
 }
 
-/// The startup exchange up to the Startup message. `None`: the connection
-/// is done (CancelRequest, EOF).
+/// How the startup exchange went on.
+enum Startup {
+    /// The Startup message came.
+    Params(Vec<(String, String)>),
+    /// The connection is done (CancelRequest, EOF).
+    Done,
+    /// 'S' was sent: run the TLS handshake, then read on.
+    Tls(Arc<crate::tls::TlsContext>),
+}
+
+/// The startup exchange up to the Startup message or a TLS handshake
+/// (`ssl_done`: one already ran).
 async fn startup<F: BackendFactory>(
     shared: &Shared<F>,
     wire: &mut Wire,
-) -> Result<Option<Vec<(String, String)>>, Close> {
+    ssl_done: bool,
+) -> Result<Startup, Close> {
     loop {
         match wire.read().await? {
-            Input::Msg(FrontendMessage::SslRequest)
-            | Input::Msg(FrontendMessage::GssEncRequest) => {
-                // No TLS or GSSAPI: 'N' and the client continues in clear.
+            Input::Msg(FrontendMessage::SslRequest) if ssl_done => {
+                // PostgreSQL reads a second request as a protocol version.
+                let e = PgError::fatal(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "unsupported frontend protocol 1234.5679: server supports 3.0 to 3.0",
+                );
+                return Err(Close::Protocol(ProtocolError::Fatal(e)));
+            }
+            Input::Msg(FrontendMessage::SslRequest) => {
+                // TLS over TCP only, as PostgreSQL (never on a Unix socket).
+                let ctx = if wire.stream.is_tcp() {
+                    shared.factory.tls()
+                } else {
+                    None
+                };
+                if let Some(ctx) = ctx {
+                    wire.out.extend_from_slice(b"S");
+                    wire.flush().await?;
+                    return Ok(Startup::Tls(ctx));
+                }
+                wire.out.extend_from_slice(b"N");
+                wire.flush().await?;
+                if !wire.rbuf.is_empty() {
+                    let e = PgError::fatal(
+                        sqlstate::PROTOCOL_VIOLATION,
+                        "received unencrypted data after SSL request",
+                    )
+                    .with_detail("This could be either a client-software bug or evidence of an attempted man-in-the-middle attack.");
+                    return Err(Close::Protocol(ProtocolError::Fatal(e)));
+                }
+            }
+            Input::Msg(FrontendMessage::GssEncRequest) => {
+                // No GSSAPI: 'N' and the client continues as it chooses.
                 wire.out.extend_from_slice(b"N");
                 wire.flush().await?;
             }
@@ -1000,9 +1155,9 @@ async fn startup<F: BackendFactory>(
                 } else {
                     debug!("cancel request for pid {pid} ignored: no such session or wrong key");
                 }
-                return Ok(None);
+                return Ok(Startup::Done);
             }
-            Input::Msg(FrontendMessage::Startup { params }) => return Ok(Some(params)),
+            Input::Msg(FrontendMessage::Startup { params }) => return Ok(Startup::Params(params)),
             Input::Msg(other) => {
                 let e = PgError::fatal(
                     sqlstate::PROTOCOL_VIOLATION,
@@ -1012,7 +1167,7 @@ async fn startup<F: BackendFactory>(
             }
             Input::Bad(e) => return Err(Close::Protocol(ProtocolError::Fatal(e.error))),
             // (No wait limit here, so no IdleTimeout either.)
-            Input::Eof | Input::IdleTimeout | Input::Interrupt => return Ok(None),
+            Input::Eof | Input::IdleTimeout | Input::Interrupt => return Ok(Startup::Done),
             Input::Shutdown => return Err(Close::Shutdown),
         }
     }
@@ -1113,7 +1268,10 @@ impl<'a> RowSink<'a> {
             return;
         };
         let res = tokio::task::block_in_place(|| {
-            tokio::runtime::Handle::current().block_on(stream.write_all(self.out))
+            tokio::runtime::Handle::current().block_on(async {
+                stream.write_all(self.out).await?;
+                stream.flush().await
+            })
         });
         match res {
             Ok(()) => {

@@ -1,8 +1,15 @@
-//! A client connection's socket: TCP or a Unix-domain socket
-//! (`unix_socket_directories`). Sessions, the cross-core hand-off
-//! ([`ClientStream::into_std`] / [`StdClientStream::into_tokio`]) and the
-//! walsender handle both the same way; only authentication (`local`
-//! lines of pg_hba.conf, `peer`) and what monitoring shows differ.
+//! A client connection's socket: TCP, a Unix-domain socket
+//! (`unix_socket_directories`), or TLS over TCP ([`super::tls`]).
+//! Sessions, the cross-core hand-off ([`ClientStream::into_std`] /
+//! [`StdClientStream::into_tokio`]) and the walsender handle all three the
+//! same way; only authentication (`local` lines of pg_hba.conf, `peer`,
+//! `hostssl`) and what monitoring shows differ. TLS is boxed so that the
+//! plain variants stay small; a plain socket pays one more match arm, no
+//! indirection.
+//!
+//! A TLS stream buffers: what it was given is encrypted into rustls's
+//! buffer and may wait there, so a writer calls `flush` after `write_all`
+//! (a no-op on the plain variants).
 
 use std::io;
 use std::pin::Pin;
@@ -11,6 +18,8 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 
+use crate::tls::ServerTls;
+
 /// An accepted client socket.
 #[derive(Debug)]
 pub enum ClientStream {
@@ -18,6 +27,8 @@ pub enum ClientStream {
     Tcp(TcpStream),
     /// A Unix-domain socket.
     Unix(UnixStream),
+    /// TLS over TCP.
+    Tls(Box<ServerTls>),
 }
 
 /// A [`ClientStream`] between runtimes (deregistered from the one it
@@ -28,6 +39,8 @@ pub enum StdClientStream {
     Tcp(std::net::TcpStream),
     /// A Unix-domain socket.
     Unix(std::os::unix::net::UnixStream),
+    /// TLS over a parked TCP socket.
+    Tls(Box<ServerTls>),
 }
 
 impl ClientStream {
@@ -36,7 +49,29 @@ impl ClientStream {
         Ok(match self {
             ClientStream::Tcp(s) => StdClientStream::Tcp(s.into_std()?),
             ClientStream::Unix(s) => StdClientStream::Unix(s.into_std()?),
+            ClientStream::Tls(mut s) => {
+                s.get_mut().0.park()?;
+                StdClientStream::Tls(s)
+            }
         })
+    }
+
+    /// True for plain TCP.
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, ClientStream::Tcp(_))
+    }
+
+    /// True over TLS.
+    pub fn is_tls(&self) -> bool {
+        matches!(self, ClientStream::Tls(_))
+    }
+
+    /// The TLS stream, if this is one.
+    pub fn tls(&self) -> Option<&ServerTls> {
+        match self {
+            ClientStream::Tls(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// TCP_NODELAY on a TCP socket; nothing on a Unix one.
@@ -44,6 +79,10 @@ impl ClientStream {
         match self {
             ClientStream::Tcp(s) => s.set_nodelay(on),
             ClientStream::Unix(_) => Ok(()),
+            ClientStream::Tls(s) => match s.get_ref().0.tcp() {
+                Some(t) => t.set_nodelay(on),
+                None => Ok(()),
+            },
         }
     }
 
@@ -52,22 +91,47 @@ impl ClientStream {
         match self {
             ClientStream::Tcp(s) => s.local_addr().ok(),
             ClientStream::Unix(_) => None,
+            ClientStream::Tls(s) => s.get_ref().0.tcp().and_then(|t| t.local_addr().ok()),
         }
     }
 
     /// Waits until the socket may be read (see `TcpStream::readable`).
+    /// Over TLS that is the TCP socket's readiness, which says nothing of
+    /// plaintext rustls may already hold: a TLS reader uses `read_buf`.
     pub async fn readable(&self) -> io::Result<()> {
         match self {
             ClientStream::Tcp(s) => s.readable().await,
             ClientStream::Unix(s) => s.readable().await,
+            ClientStream::Tls(s) => match s.get_ref().0.tcp() {
+                Some(t) => t.readable().await,
+                None => Ok(()),
+            },
         }
     }
 
-    /// Reads what is there without waiting (see `TcpStream::try_read_buf`).
-    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+    /// Reads what is there without waiting (see `TcpStream::try_read_buf`;
+    /// over TLS, one poll of the TLS stream).
+    pub fn try_read_buf<B: bytes::BufMut>(&mut self, buf: &mut B) -> io::Result<usize> {
         match self {
             ClientStream::Tcp(s) => s.try_read_buf(buf),
             ClientStream::Unix(s) => s.try_read_buf(buf),
+            ClientStream::Tls(s) => {
+                // SAFETY: ReadBuf::uninit never de-initialises bytes; the
+                // reader only writes into the spare capacity.
+                let dst = unsafe { buf.chunk_mut().as_uninit_slice_mut() };
+                let mut rb = ReadBuf::uninit(dst);
+                let mut cx = Context::from_waker(std::task::Waker::noop());
+                match Pin::new(s.as_mut()).poll_read(&mut cx, &mut rb) {
+                    Poll::Ready(Ok(())) => {
+                        let n = rb.filled().len();
+                        // SAFETY: the reader initialised `n` bytes.
+                        unsafe { buf.advance_mut(n) };
+                        Ok(n)
+                    }
+                    Poll::Ready(Err(e)) => Err(e),
+                    Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+                }
+            }
         }
     }
 
@@ -75,7 +139,7 @@ impl ClientStream {
     /// socket (`peer` authentication); None over TCP.
     pub fn peer_uid(&self) -> Option<u32> {
         match self {
-            ClientStream::Tcp(_) => None,
+            ClientStream::Tcp(_) | ClientStream::Tls(_) => None,
             ClientStream::Unix(s) => s.peer_cred().ok().map(|c| c.uid()),
         }
     }
@@ -87,6 +151,10 @@ impl StdClientStream {
         Ok(match self {
             StdClientStream::Tcp(s) => ClientStream::Tcp(TcpStream::from_std(s)?),
             StdClientStream::Unix(s) => ClientStream::Unix(UnixStream::from_std(s)?),
+            StdClientStream::Tls(mut s) => {
+                s.get_mut().0.unpark()?;
+                ClientStream::Tls(s)
+            }
         })
     }
 }
@@ -100,6 +168,7 @@ impl AsyncRead for ClientStream {
         match self.get_mut() {
             ClientStream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             ClientStream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+            ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -113,18 +182,21 @@ impl AsyncWrite for ClientStream {
         match self.get_mut() {
             ClientStream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             ClientStream::Unix(s) => Pin::new(s).poll_write(cx, buf),
+            ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             ClientStream::Tcp(s) => Pin::new(s).poll_flush(cx),
             ClientStream::Unix(s) => Pin::new(s).poll_flush(cx),
+            ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             ClientStream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             ClientStream::Unix(s) => Pin::new(s).poll_shutdown(cx),
+            ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
     fn poll_write_vectored(
@@ -135,12 +207,14 @@ impl AsyncWrite for ClientStream {
         match self.get_mut() {
             ClientStream::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             ClientStream::Unix(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
         }
     }
     fn is_write_vectored(&self) -> bool {
         match self {
             ClientStream::Tcp(s) => s.is_write_vectored(),
             ClientStream::Unix(s) => s.is_write_vectored(),
+            ClientStream::Tls(s) => s.is_write_vectored(),
         }
     }
 }

@@ -521,6 +521,7 @@ impl Session {
             client: None,
             server: None,
             unix_socket: false,
+            ssl: None,
             backend_start: started,
             xact_start: None,
             query_start: None,
@@ -602,6 +603,11 @@ impl Session {
             s.server = local;
             s.unix_socket = peer.is_none();
         });
+    }
+
+    /// The TLS parameters of the client's connection (`pg_stat_ssl`).
+    pub fn set_ssl(&mut self, ssl: Option<Arc<pgtypes::ssl::SslInfo>>) {
+        self.status.update(|s| s.ssl = ssl);
     }
 
     /// pg_stat_activity's state after a statement or at the end of an

@@ -440,7 +440,7 @@ pub static PG_SEQUENCES: &[(&str, T)] = &[
 ];
 
 /// `pg_stat_activity`'s columns (PostgreSQL 15).
-/// pg_stat_ssl: one row per client session (no TLS yet: `ssl` false).
+/// pg_stat_ssl: one row per client session (TLS parameters when `ssl`).
 pub static PG_STAT_SSL: &[(&str, T)] = &[
     ("pid", T::Int4),
     ("ssl", T::Bool),

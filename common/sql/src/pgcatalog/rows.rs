@@ -1159,15 +1159,34 @@ pub fn empty(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 
 /// pg_stat_activity: one row per client session of this node
 /// (`engine::backend_status`), in the order they connected.
-/// pg_stat_ssl: every client session, none over TLS (hotpair has no TLS
-/// yet), as PostgreSQL shows a plain connection.
+/// pg_stat_ssl: every client session; a TLS one with its version,
+/// cipher, key bits and client certificate (subject, serial, issuer).
 pub fn pg_stat_ssl(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_STAT_SSL);
     for b in ec.engine().backend_status().snapshot() {
+        let Some(ssl) = &b.ssl else {
+            rows.push(vec![
+                ("pid", Value::Int4(b.pid)),
+                ("ssl", Value::Bool(false)),
+                ("bits", Value::Null),
+            ]);
+            continue;
+        };
+        let opt = |v: &Option<String>| v.as_deref().map_or(Value::Null, text);
+        let serial = ssl
+            .client_serial
+            .as_deref()
+            .and_then(|s| pgtypes::numeric::Numeric::parse(s).and_then(|r| r.ok()))
+            .map_or(Value::Null, Value::Numeric);
         rows.push(vec![
             ("pid", Value::Int4(b.pid)),
-            ("ssl", Value::Bool(false)),
-            ("bits", Value::Null),
+            ("ssl", Value::Bool(true)),
+            ("version", text(&ssl.version)),
+            ("cipher", text(&ssl.cipher)),
+            ("bits", Value::Int4(ssl.bits)),
+            ("client_dn", opt(&ssl.client_dn)),
+            ("client_serial", serial),
+            ("issuer_dn", opt(&ssl.issuer_dn)),
         ]);
     }
     rows.out
