@@ -247,21 +247,29 @@ pub fn acl_grant_options(acl: &[AclItem], roles: &[Oid], mask: AclMode) -> AclMo
 /// GRANT: `grantee` gets `privs` (with grant option too when asked) from
 /// `grantor`, merged into their item or appended as a new one.
 pub fn acl_grant(acl: &mut Vec<AclItem>, grantee: Oid, grantor: Oid, privs: AclMode, option: bool) {
-    let goptions = if option { privs } else { 0 };
-    match acl
-        .iter_mut()
-        .find(|i| i.grantee == grantee && i.grantor == grantor)
-    {
-        Some(i) => {
-            i.privs |= privs;
-            i.goptions |= goptions;
-        }
-        None => acl.push(AclItem {
+    acl_merge(
+        acl,
+        AclItem {
             grantee,
             grantor,
             privs,
-            goptions,
-        }),
+            goptions: if option { privs } else { 0 },
+        },
+    );
+}
+
+/// Adds `item`'s rights to the item of the same grantee and grantor, or
+/// appends it (PostgreSQL's `aclupdate` with ACL_MODECHG_ADD).
+pub fn acl_merge(acl: &mut Vec<AclItem>, item: AclItem) {
+    match acl
+        .iter_mut()
+        .find(|i| i.grantee == item.grantee && i.grantor == item.grantor)
+    {
+        Some(i) => {
+            i.privs |= item.privs;
+            i.goptions |= item.goptions;
+        }
+        None => acl.push(item),
     }
 }
 

@@ -392,15 +392,13 @@ fn resolve_objects(
             let seq = matches!(target, GrantTarget::Sequences(_));
             for parts in names {
                 let q = qual(parts)?;
-                let oid = if seq {
-                    crate::namespace::find_sequence(cv, &q).map(|s| s.spec.oid)
+                let rel = if seq {
+                    crate::namespace::find_sequence(cv, &q)
+                        .and_then(|s| relation_info(cv, s.spec.oid))
                 } else {
-                    crate::namespace::find_table(cv, &q)
-                        .map(|t| t.oid)
-                        .or_else(|| crate::namespace::find_view(cv, &q).map(|v| v.oid))
-                        .or_else(|| crate::namespace::find_sequence(cv, &q).map(|s| s.spec.oid))
+                    crate::privileges::relation_named(cv, &q)
                 };
-                let Some(rel) = oid.and_then(|o| relation_info(cv, o)) else {
+                let Some(rel) = rel else {
                     return Err(engine::catalog::undefined_table(&q.display()));
                 };
                 if seq && rel.kind != ObjType::Sequence {
@@ -841,16 +839,7 @@ fn new_owner_acl(acl: Vec<AclItem>, old: Oid, new: Oid) -> Vec<AclItem> {
         if i.grantor == old {
             i.grantor = new;
         }
-        match out
-            .iter_mut()
-            .find(|o| o.grantee == i.grantee && o.grantor == i.grantor)
-        {
-            Some(o) => {
-                o.privs |= i.privs;
-                o.goptions |= i.goptions;
-            }
-            None => out.push(i),
-        }
+        engine::acl::acl_merge(&mut out, i);
     }
     out
 }
@@ -871,12 +860,7 @@ pub fn check_utility(
         return Ok(());
     }
     let rel_named = |n: &sqlparser::ast::ObjectName| -> Option<RelInfo> {
-        let q = crate::namespace::QualName::of(n).ok()?;
-        let oid = crate::namespace::find_table(cv, &q)
-            .map(|t| t.oid)
-            .or_else(|| crate::namespace::find_view(cv, &q).map(|v| v.oid))
-            .or_else(|| crate::namespace::find_sequence(cv, &q).map(|s| s.spec.oid))?;
-        relation_info(cv, oid)
+        crate::privileges::relation_named(cv, &crate::namespace::QualName::of(n).ok()?)
     };
     let create_in = |n: &sqlparser::ast::ObjectName| -> PgResult<()> {
         let q = crate::namespace::QualName::of(n)?;

@@ -131,6 +131,15 @@ pub fn relation_info(cv: &CatalogView<'_>, oid: Oid) -> Option<RelInfo> {
         })
 }
 
+/// The table, view or sequence `q` names, as this session sees it.
+pub fn relation_named(cv: &CatalogView<'_>, q: &crate::namespace::QualName) -> Option<RelInfo> {
+    let oid = crate::namespace::find_table(cv, q)
+        .map(|t| t.oid)
+        .or_else(|| crate::namespace::find_view(cv, q).map(|v| v.oid))
+        .or_else(|| crate::namespace::find_sequence(cv, q).map(|s| s.spec.oid))?;
+    relation_info(cv, oid)
+}
+
 /// The owner and effective list of an object: its entry, or the bootstrap
 /// superuser (`default_owner`) and the kind's default.
 pub fn object_acl(
@@ -404,16 +413,7 @@ pub fn initial_acl(
     }
     let mut acl = global.unwrap_or_else(|| acl_default(kind, owner));
     for i in schema.into_iter().flatten() {
-        match acl
-            .iter_mut()
-            .find(|a| a.grantee == i.grantee && a.grantor == i.grantor)
-        {
-            Some(a) => {
-                a.privs |= i.privs;
-                a.goptions |= i.goptions;
-            }
-            None => acl.push(i),
-        }
+        engine::acl::acl_merge(&mut acl, i);
     }
     Some(acl)
 }

@@ -1864,12 +1864,7 @@ impl Session {
         let q = crate::namespace::QualName::of(name)?;
         let current = self.current_role();
         let tag = self.with_ddl_ctx(sink, |cx| {
-            let cv = cx.catalog();
-            let oid = crate::namespace::find_table(&cv, &q)
-                .map(|t| t.oid)
-                .or_else(|| crate::namespace::find_view(&cv, &q).map(|v| v.oid))
-                .or_else(|| crate::namespace::find_sequence(&cv, &q).map(|s| s.spec.oid));
-            let rel = oid.and_then(|o| crate::privileges::relation_info(&cv, o));
+            let rel = crate::privileges::relation_named(&cx.catalog(), &q);
             let rel = rel.ok_or_else(|| engine::catalog::undefined_table(&q.display()))?;
             crate::aclchk::alter_owner(cx, &rel, owner, &current)?;
             Ok(match rel.word {
