@@ -4,8 +4,11 @@
 //! The failures this guards against: a server that lets anyone who can
 //! reach the port in (or copy the database over a replication
 //! connection), one whose messages tell an attacker which user names
-//! exist, one that stores passwords instead of verifiers, and a reload
-//! that swaps in a broken pg_hba.conf and locks everyone out.
+//! exist, one that stores passwords instead of verifiers, a reload
+//! that swaps in a broken pg_hba.conf and locks everyone out, and one
+//! that a flood of wrong passwords slows for others or makes grow
+//! (`wrong_password_flood_leaves_others_served`: 10,000 failed SCRAM
+//! logins).
 
 use std::process::Command;
 
@@ -334,4 +337,55 @@ fn connection_limits() {
         s.query_safe("SELECT current_user, session_user"),
         "lim1|postgres"
     );
+}
+
+/// The server's resident memory (VmRSS, KiB).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+#[test]
+fn wrong_password_flood_leaves_others_served() {
+    // 10,000 failed SCRAM logins from four threads while a session that
+    // logged in before keeps working; the server's memory stays bounded.
+    let primary = Node::new("primary");
+    primary.init(true);
+    write_hba(&primary, HBA);
+    primary.start();
+    // Few PBKDF2 rounds: the client's key derivation is the test's cost.
+    primary.safe_sql("SET scram_iterations = 16; CREATE USER flood PASSWORD 'right'");
+    let pid = primary.pid().expect("primary pid");
+    let s = Session::try_connect("flood", &conn(&primary, "flood", "right")).expect("login");
+    // Warm up allocator pools with a first round of failures.
+    for _ in 0..200 {
+        let e = login(&primary, "flood", "wrong").unwrap_err();
+        assert_eq!(e.code, "28P01");
+    }
+    let before = rss_kib(pid);
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for _ in 0..2_450 {
+                    let e = login(&primary, "flood", "wrong").unwrap_err();
+                    assert_eq!(e.code, "28P01", "{}", e.message);
+                }
+            });
+        }
+        // Meanwhile the logged-in session is served.
+        for i in 0..50 {
+            assert_eq!(s.query(&format!("SELECT {i}")).unwrap(), i.to_string());
+        }
+    });
+    let after = rss_kib(pid);
+    assert!(
+        after < before + 64 * 1024,
+        "memory grew from {before} KiB to {after} KiB over 10,000 failed logins"
+    );
+    assert_eq!(login(&primary, "flood", "right").unwrap(), "flood");
+    assert_eq!(s.query("SELECT current_user").unwrap(), "flood");
 }
