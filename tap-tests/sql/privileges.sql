@@ -142,6 +142,11 @@ SELECT pg_has_role('pv_alice', 'pv_group', 'MEMBER'),
        pg_has_role('pv_alice', 'pv_group', 'USAGE WITH ADMIN OPTION');
 SELECT has_table_privilege('pv_alice', 'pv_t', 'FLY');
 SELECT has_table_privilege('pv_alice', 'pv_nosuch', 'SELECT');
+-- pg_authid is for superusers; pg_roles for everyone.
+SET ROLE pv_alice;
+SELECT rolname FROM pg_authid WHERE rolname = 'pv_alice';
+SELECT rolname FROM pg_roles WHERE rolname = 'pv_alice';
+RESET ROLE;
 -- Predefined roles.
 SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname IN ('pg_read_all_data', 'pg_write_all_data', 'pg_monitor', 'pg_signal_backend') ORDER BY 1;
 GRANT pg_read_all_data TO pv_noinh;

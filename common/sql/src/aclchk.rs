@@ -126,6 +126,9 @@ pub fn check_planned(
         if Some(oid) == target {
             continue;
         }
+        if oid == crate::privileges::PG_AUTHID_OID {
+            return Err(denied("table", "pg_authid"));
+        }
         if let Some(rel) = relation_info(cv, oid) {
             let read = read_cols(oid);
             let cols = ColumnUse {

@@ -27,6 +27,10 @@ use pgtypes::{Oid, TransactionId};
 /// The database's OID.
 pub const DATABASE_OID: Oid = 5;
 
+/// pg_authid's OID: superusers only may read it (it holds the password
+/// verifiers); pg_roles is its public face.
+pub const PG_AUTHID_OID: Oid = 1260;
+
 /// The user privileges are checked for.
 #[derive(Clone, Debug)]
 pub struct AclUser {

@@ -563,6 +563,10 @@ fn read_factor(
                 let cols = aliased(cols, alias.as_ref(), &rel)?;
                 let n = cols.len();
                 f.scope.rel_oids.push((qual.clone(), view.oid));
+                if view.oid == crate::privileges::PG_AUTHID_OID {
+                    // The one catalog only superusers may read.
+                    g.relations.borrow_mut().push(view.oid);
+                }
                 let node = PlanNode::new(NodeKind::SystemView(view), n, 10.0);
                 return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
             }
