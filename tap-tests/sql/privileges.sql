@@ -155,6 +155,19 @@ SELECT count(*) FROM pv_s.t1;
 RESET ROLE;
 \dp pv_t
 \dp pv_s.*
+-- Sequences: CREATE needs CREATE on the schema, ALTER ownership.
+CREATE ROLE pv_sq_r LOGIN;
+CREATE SEQUENCE pv_sq_own;
+SET ROLE pv_sq_r;
+CREATE SEQUENCE pv_sq_new;
+ALTER SEQUENCE pv_sq_own RESTART;
+ALTER SEQUENCE pv_sq_own RENAME TO pv_sq_x;
+RESET ROLE;
+ALTER SEQUENCE pv_sq_own OWNER TO pv_sq_r;
+SET ROLE pv_sq_r;
+ALTER SEQUENCE pv_sq_own INCREMENT 2;
+SELECT nextval('pv_sq_own');
+RESET ROLE;
 -- @@ read-only
 SELECT relacl FROM pg_class WHERE relname = 'pv_t';
 SELECT attname, attacl FROM pg_attribute WHERE attrelid = 'pv_t'::regclass AND attnum > 0 ORDER BY attnum;

@@ -843,6 +843,29 @@ pub fn alter_sequence(cx: &mut DdlCtx<'_>, stmt: &SeqStmt) -> PgResult<String> {
         | SeqStmt::SetSchema {
             if_exists, name, ..
         } => (*if_exists, name),
+        SeqStmt::OwnerTo {
+            if_exists,
+            name,
+            owner,
+        } => {
+            let q = crate::namespace::QualName::parse_text(name)?;
+            let view = cx.catalog();
+            let seq = crate::namespace::find_sequence(&view, &q)
+                .and_then(|s| crate::privileges::relation_info(&view, s.spec.oid));
+            let Some(rel) = seq else {
+                if *if_exists {
+                    cx.notices.push(PgError::notice(
+                        sqlstate::SUCCESSFUL_COMPLETION,
+                        format!("relation \"{}\" does not exist, skipping", q.name),
+                    ));
+                    return Ok("ALTER SEQUENCE".into());
+                }
+                return Err(undefined_sequence(&q.display()));
+            };
+            let me = cx.user.to_string();
+            crate::aclchk::alter_owner(cx, &rel, owner, &me)?;
+            return Ok("ALTER SEQUENCE".into());
+        }
     };
     let q = crate::namespace::QualName::parse_text(name)?;
     let Some(seq) = crate::namespace::find_sequence(&cx.catalog(), &q) else {
@@ -903,7 +926,9 @@ fn alter_locked(
         _ => false,
     };
     let (mut spec, value, called) = match stmt {
-        SeqStmt::Create { .. } => return Err(PgError::internal("CREATE SEQUENCE as an ALTER")),
+        SeqStmt::Create { .. } | SeqStmt::OwnerTo { .. } => {
+            return Err(PgError::internal("CREATE SEQUENCE or OWNER TO as an ALTER"))
+        }
         SeqStmt::Alter { options, .. } => {
             let (mut s, value, called) = altered_spec(&spec, seq.counter(), options)?;
             if let Some(owner) = &options.owned_by {

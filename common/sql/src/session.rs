@@ -1656,6 +1656,8 @@ impl Session {
             }
             Stmt::Sequence(st) => {
                 self.check_writable(st.tag())?;
+                // PostgreSQL gives CREATE SEQUENCE's schema error no position.
+                self.check_sequence_statement(st)?;
                 let tag = self.with_ddl_ctx(sink, |cx| crate::sequence::alter_sequence(cx, st))?;
                 self.xact.command_counter_increment();
                 done(&tag)
@@ -1846,6 +1848,35 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// CREATE SEQUENCE needs CREATE on the schema, ALTER SEQUENCE
+    /// ownership (the hand-parsed forms `aclchk::check_utility` does not
+    /// see).
+    fn check_sequence_statement(&mut self, st: &crate::parser::seqstmt::SeqStmt) -> PgResult<()> {
+        use crate::parser::seqstmt::SeqStmt;
+        let user = self.acl_user();
+        if user.superuser {
+            return Ok(());
+        }
+        let view = self.catalog_view();
+        let (name, create) = match st {
+            SeqStmt::Create { name, .. } => (name, true),
+            SeqStmt::Alter { name, .. }
+            | SeqStmt::Rename { name, .. }
+            | SeqStmt::SetSchema { name, .. } => (name, false),
+            // Checked by `aclchk::alter_owner` itself.
+            SeqStmt::OwnerTo { .. } => return Ok(()),
+        };
+        let q = crate::namespace::QualName::parse_text(name)?;
+        if create {
+            if let Ok(ns) = crate::namespace::creation_namespace(&view, &q) {
+                crate::privileges::check_create_in(&view, &user, ns)?;
+            }
+        } else if let Some(rel) = crate::privileges::relation_named(&view, &q) {
+            crate::privileges::check_owner(&view, &user, &rel)?;
+        }
+        Ok(())
     }
 
     /// `ALTER TABLE | VIEW | SEQUENCE name OWNER TO role`.

@@ -94,6 +94,15 @@ pub enum SeqStmt {
         /// The new schema.
         schema: String,
     },
+    /// `ALTER SEQUENCE [IF EXISTS] name OWNER TO role`.
+    OwnerTo {
+        /// IF EXISTS.
+        if_exists: bool,
+        /// The sequence.
+        name: String,
+        /// The new owner (`current_user` … as written).
+        owner: String,
+    },
 }
 
 impl SeqStmt {
@@ -168,6 +177,16 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<SeqStmt> {
     c.expect_word("sequence")?;
     let if_exists = c.eat_if_exists()?;
     let name = c.relation_name()?;
+    if c.peek_word() == Some("owner") && c.peek_word_at(1) == Some("to") {
+        c.pos += 2;
+        let owner = c.one_ident()?;
+        c.expect_end()?;
+        return Ok(SeqStmt::OwnerTo {
+            if_exists,
+            name,
+            owner,
+        });
+    }
     if c.eat_word("rename") {
         c.expect_word("to")?;
         let to = c.one_ident()?;
