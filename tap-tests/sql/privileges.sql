@@ -168,6 +168,12 @@ SET ROLE pv_sq_r;
 ALTER SEQUENCE pv_sq_own INCREMENT 2;
 SELECT nextval('pv_sq_own');
 RESET ROLE;
+-- Views: ALTER VIEW and ALTER TABLE both change a view's owner.
+CREATE VIEW pv_ov AS SELECT 1 AS x;
+ALTER VIEW pv_ov OWNER TO pv_alice;
+SELECT pg_get_userbyid(relowner) FROM pg_class WHERE relname = 'pv_ov';
+ALTER TABLE pv_ov OWNER TO pv_noinh;
+SELECT pg_get_userbyid(relowner) FROM pg_class WHERE relname = 'pv_ov';
 -- @@ read-only
 SELECT relacl FROM pg_class WHERE relname = 'pv_t';
 SELECT attname, attacl FROM pg_attribute WHERE attrelid = 'pv_t'::regclass AND attnum > 0 ORDER BY attnum;

@@ -919,6 +919,35 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
             Some(Stmt::Checkpoint)
         }
         "copy" => Some(parse_copy(&mut c)?),
+        "alter"
+            if c.peek_word_at(1) == Some("view")
+                && c.peek_word_at(3) == Some("owner")
+                && c.peek_word_at(4) == Some("to") =>
+        {
+            // sqlparser knows only `ALTER VIEW … AS query`: OWNER TO
+            // becomes an ALTER TABLE … OWNER TO marked as ALTER VIEW.
+            c.pos += 2;
+            let view = c.one_ident()?;
+            c.pos += 2;
+            let owner = c.one_ident()?;
+            c.expect_end()?;
+            let name =
+                sqlparser::ast::ObjectName(vec![sqlparser::ast::Ident::with_quote('"', view)]);
+            let new_owner = match owner.as_str() {
+                "current_user" => sqlparser::ast::Owner::CurrentUser,
+                "current_role" => sqlparser::ast::Owner::CurrentRole,
+                "session_user" => sqlparser::ast::Owner::SessionUser,
+                _ => sqlparser::ast::Owner::Ident(sqlparser::ast::Ident::with_quote('"', owner)),
+            };
+            Some(Stmt::Sql(Box::new(sqlparser::ast::Statement::AlterTable {
+                name,
+                if_exists: false,
+                only: false,
+                operations: vec![sqlparser::ast::AlterTableOperation::OwnerTo { new_owner }],
+                location: None,
+                on_cluster: Some(sqlparser::ast::Ident::new(ALTER_VIEW_MARK)),
+            })))
+        }
         "alter" if c.peek_word_at(1) == Some("view") && c.peek_word_at(3) == Some("rename") => {
             // sqlparser knows only `ALTER VIEW … AS query`: RENAME TO becomes
             // an ALTER TABLE … RENAME marked as ALTER VIEW (its command tag).

@@ -1886,23 +1886,27 @@ impl Session {
         owner: &str,
         sink: &mut dyn ResultSink,
     ) -> PgResult<ExecOutcome> {
-        let ast::Statement::AlterTable { name, .. } = s else {
+        let ast::Statement::AlterTable {
+            name, on_cluster, ..
+        } = s
+        else {
             return Err(PgError::internal(
                 "OWNER TO of a statement that is not ALTER",
             ));
         };
-        self.check_writable("ALTER TABLE")?;
+        // The tag is the statement's (ALTER TABLE works on views too).
+        let tag = match on_cluster {
+            Some(m) if m.value == crate::parser::ALTER_VIEW_MARK => "ALTER VIEW",
+            _ => "ALTER TABLE",
+        };
+        self.check_writable(tag)?;
         let q = crate::namespace::QualName::of(name)?;
         let current = self.current_role();
         let tag = self.with_ddl_ctx(sink, |cx| {
             let rel = crate::privileges::relation_named(&cx.catalog(), &q);
             let rel = rel.ok_or_else(|| engine::catalog::undefined_table(&q.display()))?;
             crate::aclchk::alter_owner(cx, &rel, owner, &current)?;
-            Ok(match rel.word {
-                "view" => "ALTER VIEW",
-                "sequence" => "ALTER SEQUENCE",
-                _ => "ALTER TABLE",
-            })
+            Ok(tag)
         })?;
         self.xact.command_counter_increment();
         Ok(ExecOutcome::Complete(tag.into()))
