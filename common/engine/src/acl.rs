@@ -398,7 +398,7 @@ pub struct PrivDef {
 impl PrivDef {
     /// The entry a transaction whose own xids are `own` (sorted) sees.
     pub fn visible(&self, own: &[TransactionId], clog: &Clog) -> Option<&PrivEntry> {
-        if crate::comment::sees_change(&self.by, own, clog) {
+        if crate::catalog::creator_visible(&self.by, own, clog) {
             self.entry.as_ref()
         } else {
             self.previous.as_ref()

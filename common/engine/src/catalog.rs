@@ -767,8 +767,12 @@ impl TableDef {
     }
 }
 
-/// See [`TableDef::visible_to`].
-fn creator_visible(creator: &AtomicU64, own: &[TransactionId], clog: &Clog) -> bool {
+/// Whether a transaction whose own xids are `own` (sorted) sees what the
+/// mark `creator` stands for: 0 (committed), one of its own xids, or an
+/// xid the clog says committed (the mark is then cleared). The one rule
+/// for uncommitted creations ([`TableDef::visible_to`]) and for the side
+/// maps' entries (comments, privileges).
+pub(crate) fn creator_visible(creator: &AtomicU64, own: &[TransactionId], clog: &Clog) -> bool {
     let x = creator.load(Ordering::Acquire);
     if x == 0 {
         return true;

@@ -29,10 +29,10 @@
 //! never shown (readers join with the objects they see) and DROP of the
 //! object removes it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 use pgtypes::TransactionId;
-use txn::clog::{Clog, XidStatus};
+use txn::clog::Clog;
 
 /// pg_class's OID: comments on indexes, views, sequences.
 pub const PG_CLASS: u32 = 1259;
@@ -91,32 +91,12 @@ pub struct CommentDef {
 impl CommentDef {
     /// The text a transaction whose own xids are `own` (sorted) sees.
     pub fn visible_text(&self, own: &[TransactionId], clog: &Clog) -> Option<&str> {
-        if sees_change(&self.by, own, clog) {
+        if crate::catalog::creator_visible(&self.by, own, clog) {
             self.text.as_deref()
         } else {
             self.previous.as_deref()
         }
     }
-}
-
-/// Whether a transaction whose own xids are `own` (sorted) sees the
-/// change an entry's mark `by` stands for (0: committed; also cleared
-/// here once the clog says it committed) — the rule of every side-map
-/// entry, comments and privileges ([`crate::acl`]) alike.
-pub(crate) fn sees_change(by: &AtomicU64, own: &[TransactionId], clog: &Clog) -> bool {
-    let x = by.load(Ordering::Acquire);
-    if x == 0 {
-        return true;
-    }
-    let xid = TransactionId(x);
-    if own.binary_search(&xid).is_ok() {
-        return true;
-    }
-    if clog.get_status(xid) == XidStatus::Committed {
-        by.store(0, Ordering::Release);
-        return true;
-    }
-    false
 }
 
 /// The catalog file's / WAL record's line for a comment:

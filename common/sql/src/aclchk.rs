@@ -92,12 +92,15 @@ pub fn check_planned(
         }
         Plan::Delete(p) => (Some(p.table.oid), ACL_DELETE, Vec::new()),
     };
-    let text = crate::parser::names_and_star(sql);
+    // Lexed only when a table-level right is missing (column fallback).
+    let text = std::cell::OnceCell::new();
     // The columns of a table the text may read: all of them with a `*`,
     // else those it names (a name another table shares counts too: the
     // check errs on the side of asking more).
     let read_cols = |oid: Oid| -> Option<Vec<usize>> {
-        let (names, star) = text.as_ref()?;
+        let (names, star) = text
+            .get_or_init(|| crate::parser::names_and_star(sql))
+            .as_ref()?;
         let t = cv.catalog().by_oid(oid)?;
         Some(
             t.columns
@@ -114,12 +117,18 @@ pub fn check_planned(
             mode |= ACL_SELECT;
         }
         if let Some(rel) = relation_info(cv, t) {
-            let read = read_cols(t);
-            let cols = ColumnUse {
+            let table_level = ColumnUse {
                 written: &written,
-                read: read.as_deref(),
+                read: None,
             };
-            check_relation(cv, u, &rel, mode, cols)?;
+            if check_relation(cv, u, &rel, mode, table_level).is_err() {
+                let read = read_cols(t);
+                let cols = ColumnUse {
+                    written: &written,
+                    read: read.as_deref(),
+                };
+                check_relation(cv, u, &rel, mode, cols)?;
+            }
         }
     }
     for &oid in &planned.reads {
@@ -130,12 +139,14 @@ pub fn check_planned(
             return Err(denied("table", "pg_authid"));
         }
         if let Some(rel) = relation_info(cv, oid) {
-            let read = read_cols(oid);
-            let cols = ColumnUse {
-                written: &[],
-                read: read.as_deref(),
-            };
-            check_relation(cv, u, &rel, ACL_SELECT, cols)?;
+            if check_relation(cv, u, &rel, ACL_SELECT, ColumnUse::default()).is_err() {
+                let read = read_cols(oid);
+                let cols = ColumnUse {
+                    written: &[],
+                    read: read.as_deref(),
+                };
+                check_relation(cv, u, &rel, ACL_SELECT, cols)?;
+            }
         }
     }
     Ok(())
