@@ -850,9 +850,14 @@ impl Node {
 
     /// Waits until `standby` has replayed everything inserted into this
     /// node's WAL so far (`wait_for_catchup` in mode `replay` up to the
-    /// current insert LSN).
+    /// current insert LSN); for a standby upstream (cascading), up to what
+    /// this node has replayed, as Cluster.pm's default target.
     pub fn wait_for_replay(&self, standby: &Node) {
-        let lsn = self.lsn("insert");
+        let lsn = if self.safe_sql("SELECT pg_is_in_recovery()") == "t" {
+            self.lsn("replay")
+        } else {
+            self.lsn("insert")
+        };
         self.wait_for_catchup(standby, "replay", Some(&lsn));
     }
 
