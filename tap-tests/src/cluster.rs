@@ -793,6 +793,28 @@ impl Node {
     /// `$node->enable_streaming($primary)`: from the next start this
     /// standby streams from `primary` (its `primary_conninfo`), without a
     /// slot.
+    /// Makes this stopped node a new standby of `upstream` (a primary or,
+    /// cascading, a standby): its data directory emptied, then started —
+    /// a base backup of `upstream`, then streaming. What an old primary
+    /// needs after a failover when it is not rewound.
+    pub fn rebuild_as_standby_of(&self, upstream: &Node) {
+        assert!(
+            !self.is_running(),
+            "node {}: rebuild requested while running",
+            self.name
+        );
+        eprintln!(
+            "# Node {}: rebuilding as a standby of {}",
+            self.name, upstream.name
+        );
+        std::fs::remove_dir_all(&self.data_dir)
+            .unwrap_or_else(|e| panic!("could not remove {}: {e}", self.data_dir.display()));
+        std::fs::create_dir_all(&self.data_dir)
+            .unwrap_or_else(|e| panic!("could not create {}: {e}", self.data_dir.display()));
+        self.set_upstream(upstream, None);
+        self.start();
+    }
+
     pub fn enable_streaming(&self, primary: &Node) {
         self.set_upstream(primary, None);
     }
