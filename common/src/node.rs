@@ -249,6 +249,11 @@ impl Node {
         }
         self.engine.catalog().settle_sequences()?;
         checkpointer::create_checkpoint(self, CheckpointKind::Shutdown)?;
+        // Walsenders send the shutdown checkpoint before they end, so a
+        // standby promoted in this node's place has all of its WAL and
+        // this node can follow it without a rewind (PostgreSQL's
+        // WalSndWaitStopping / WalSndDone).
+        self.replication().set_wal_final();
         if let Some(w) = self.xlog().writer() {
             w.shutdown().map_err(storage::xloginsert::wal_error)?;
         }

@@ -217,6 +217,7 @@ pub async fn run_primary_with(config: Config, boot: crate::auth::Bootstrap) -> R
     tracing::info!("shutting down");
     db.shutdown()
         .map_err(|e| format!("shutdown checkpoint failed: {}", e.message))?;
+    crate::walsender::wait_stopped(&db).await;
     tracing::info!("database system is shut down");
     Ok(())
 }

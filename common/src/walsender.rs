@@ -50,6 +50,14 @@
 //!   commits waiting for synchronous standbys (`engine::syncrep`,
 //!   SyncRepReleaseWaiters); the sending loop owns the write half only.
 //!   They share nothing else.
+//! * **Shutdown.** At a primary's shutdown the walsenders outlive the
+//!   sessions: they send up to the shutdown checkpoint (the node marks it
+//!   with `ReplicationState::set_wal_final` once flushed) and end when the
+//!   standby has confirmed flushing it, or after [`WAL_SENDER_TIMEOUT`];
+//!   the node waits for them ([`wait_stopped`]). So a standby promoted in
+//!   the stopped primary's place holds all its WAL, and the old primary
+//!   can follow it without a rewind — PostgreSQL's WalSndWaitStopping.
+//!   A standby's walsenders end at once (it logs nothing).
 //! * Keepalives go out every [`KEEPALIVE_INTERVAL`] without traffic, with
 //!   `reply_requested` set once half of `wal_sender_timeout` passed without
 //!   a reply; after the full timeout the walsender ends.
@@ -92,6 +100,19 @@ pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// `wal_sender_timeout`: a standby silent this long is dropped.
 pub const WAL_SENDER_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often a draining walsender looks for the shutdown checkpoint and
+/// the standby's confirmation.
+const DRAIN_POLL: Duration = Duration::from_millis(20);
+
+/// Waits until every walsender has ended — at a primary's shutdown, after
+/// the shutdown checkpoint: each sends it and waits for its standby to
+/// confirm, at most [`WAL_SENDER_TIMEOUT`].
+pub async fn wait_stopped(db: &Node) {
+    let deadline = Instant::now() + WAL_SENDER_TIMEOUT + Duration::from_secs(1);
+    while db.replication().num_walsenders() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(DRAIN_POLL).await;
+    }
+}
 
 static NEXT_PID: AtomicI32 = AtomicI32::new(50_000);
 
@@ -798,10 +819,25 @@ async fn stream(
     let mut buf = vec![0u8; MAX_SEND_SIZE];
     let mut last_send = Instant::now();
     let mut sent_done = false;
+    // Shutdown of a primary: keep sending until the shutdown checkpoint
+    // is out and the standby confirmed flushing it (or the timeout).
+    let mut drain: Option<Instant> = None;
+    let mut flushed_closed = false;
     let outcome: Result<Flow, PgError> = loop {
         if *shutdown.borrow() {
-            stat.set_state(WalSndState::Stopping);
-            break Ok(Flow::Close);
+            if drain.is_none() {
+                stat.set_state(WalSndState::Stopping);
+                if db.replication().in_recovery() {
+                    // A standby logs nothing at shutdown.
+                    break Ok(Flow::Close);
+                }
+                drain = Some(Instant::now() + timeout);
+            }
+            let all_sent = db.replication().wal_final() && sent >= writer.flushed_lsn();
+            let confirmed = stat.flush_lsn.load(Ordering::Acquire) >= sent;
+            if (all_sent && confirmed) || drain.is_some_and(|d| Instant::now() >= d) {
+                break Ok(Flow::Close);
+            }
         }
         if cascading {
             match cascade_change(db, &writer, streamed, sent) {
@@ -877,7 +913,7 @@ async fn stream(
                 }
                 last_send = Instant::now();
             }
-            if sent >= writer.flushed_lsn() {
+            if sent >= writer.flushed_lsn() && drain.is_none() {
                 stat.set_state(WalSndState::Streaming);
             }
             // Let the reader's messages through between bursts.
@@ -888,7 +924,9 @@ async fn stream(
         }
         // Caught up — also when the standby started right at the end of
         // WAL and nothing was sent yet (PostgreSQL's WalSndCaughtUp).
-        stat.set_state(WalSndState::Streaming);
+        if drain.is_none() {
+            stat.set_state(WalSndState::Streaming);
+        }
         let since_reply = last_reply.lock().elapsed();
         if since_reply >= timeout {
             tracing::info!("terminating walsender process due to replication timeout");
@@ -896,15 +934,22 @@ async fn stream(
         }
         let wait = KEEPALIVE_INTERVAL.saturating_sub(last_send.elapsed());
         tokio::select! {
-            r = flushed_rx.changed() => {
+            r = flushed_rx.changed(), if !flushed_closed => {
                 if r.is_err() {
-                    break Ok(Flow::Close);
+                    // The writer closed: at shutdown, after the last flush.
+                    if drain.is_none() {
+                        break Ok(Flow::Close);
+                    }
+                    flushed_closed = true;
                 }
             }
             why = rx.recv() => {
                 break Ok(end_of_stream(why.unwrap_or(FromStandby::Gone)));
             }
-            _ = shutdown.changed() => {}
+            _ = shutdown.changed(), if drain.is_none() => {}
+            // Draining: the shutdown checkpoint and the standby's reply
+            // are looked for often.
+            _ = tokio::time::sleep(DRAIN_POLL), if drain.is_some() => {}
             _ = tokio::time::sleep(wait), if !sent_done => {
                 let ka = ReplicationMessage::Keepalive(wal::PrimaryKeepalive {
                     wal_end: writer.flushed_lsn(),

@@ -278,14 +278,39 @@ fn end_of_wal(dir: &Path, seg: u64, start: wal::Lsn) -> WalPosition {
     r.position()
 }
 
-async fn run(config: Config) -> Result<(), String> {
-    let dir = config.data_dir.clone();
-    let label = BackupLabel::read(&dir).ok_or_else(|| {
-        format!(
+/// Where replay starts, the minimum recovery point (the end of local WAL
+/// raises it) and the segment size:
+/// * the control file of this standby's last restartpoint;
+/// * else the backup label of the base backup that made the directory
+///   (also one `rewind` wrote);
+/// * else the control file of a primary — an old primary started as a
+///   standby of the node promoted in its place (PostgreSQL's
+///   standby.signal on a former primary's directory): replay from its last
+///   checkpoint's redo point; if it had diverged from the new primary, the
+///   walreceiver refuses the new timeline ("not a child").
+fn recovery_start(
+    dir: &Path,
+    ctl: Option<&ControlFile>,
+) -> Result<(wal::Lsn, wal::Lsn, u64), String> {
+    if let Some(c) = ctl.filter(|c| c.state == DbState::InArchiveRecovery) {
+        return Ok((c.redo, c.min_recovery_point, c.segment_size));
+    }
+    if let Some(l) = BackupLabel::read(dir) {
+        return Ok((l.start, l.end, l.segment_size));
+    }
+    match ctl {
+        Some(c) => Ok((c.redo, wal::Lsn::INVALID, c.segment_size)),
+        None => Err(format!(
             "could not read \"{}\": this data directory was not made by a completed base backup",
             dir.join(basebackup::BACKUP_LABEL).display()
-        )
-    })?;
+        )),
+    }
+}
+
+async fn run(config: Config) -> Result<(), String> {
+    let dir = config.data_dir.clone();
+    let ctl = ControlFile::read(&dir).map_err(|e| e.message.clone())?;
+    let (start, min_recovery_point, seg) = recovery_start(&dir, ctl.as_ref())?;
     let ci_text = config.get("primary_conninfo").unwrap_or("").to_string();
     let ci = ConnInfo::parse(&ci_text).map_err(|e| format!("invalid primary_conninfo: {e}"))?;
     let slot = config
@@ -314,15 +339,9 @@ async fn run(config: Config) -> Result<(), String> {
         addr.port()
     );
 
-    let ctl = ControlFile::read(&dir).map_err(|e| e.message.clone())?;
-    let (start, min_recovery_point) = match ctl {
-        Some(c) if c.state == DbState::InArchiveRecovery => (c.redo, c.min_recovery_point),
-        _ => (label.start, label.end),
-    };
     let db = Node::open(config, Role::Standby).map_err(|e| e.message.clone())?;
     common::auth::spawn_reload_task(&db).map_err(|e| e.to_string())?;
     tracing::info!("entering standby mode");
-    let seg = label.segment_size;
     let wal_dir = dir.join("pg_wal");
     let pos = tokio::task::block_in_place(|| end_of_wal(&wal_dir, seg, start));
     let min_recovery_point = min_recovery_point.max(pos.end);
@@ -451,6 +470,7 @@ async fn run(config: Config) -> Result<(), String> {
     if let Err(e) = tokio::task::block_in_place(|| db.shutdown()) {
         tracing::error!("shutdown checkpoint failed: {}", e.message);
     }
+    common::walsender::wait_stopped(&db).await;
     let _ = writer.shutdown();
     served.map_err(|e| format!("could not accept connections: {e}"))?;
     tracing::info!("database system is shut down");

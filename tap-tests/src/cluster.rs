@@ -815,6 +815,15 @@ impl Node {
         self.start();
     }
 
+    /// `$node->set_standby_mode`: `standby.signal` in the data directory,
+    /// so that the next start (with an upstream) recovers as a standby —
+    /// an old primary joining the node promoted in its place.
+    pub fn set_standby_mode(&self) {
+        write_file(&self.data_dir.join("standby.signal"), "");
+    }
+
+    /// `$node->enable_streaming($primary)`: the next start streams from
+    /// `primary`.
     pub fn enable_streaming(&self, primary: &Node) {
         self.set_upstream(primary, None);
     }

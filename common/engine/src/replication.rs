@@ -522,6 +522,9 @@ pub struct ReplicationState {
     receiver: Mutex<Option<WalRcvStat>>,
     /// Replication slots.
     pub slots: SlotManager,
+    /// The shutdown checkpoint is written and flushed: the last WAL a
+    /// stopping primary's walsenders must send ([`ReplicationState::wal_final`]).
+    wal_final: AtomicBool,
     /// WAL a running base backup still has to send (its start LSN each):
     /// checkpoints and restartpoints keep it ([`hold_wal`]).
     wal_holds: Mutex<Vec<Lsn>>,
@@ -602,6 +605,7 @@ impl ReplicationState {
             receiver: Mutex::new(None),
             slots: SlotManager::open(data_dir)?,
             wal_holds: Mutex::new(Vec::new()),
+            wal_final: AtomicBool::new(false),
             confl_snapshot: AtomicU64::new(0),
             wal: parking_lot::RwLock::new(None),
             control_reader: std::sync::OnceLock::new(),
@@ -764,6 +768,17 @@ impl ReplicationState {
     /// removal).
     pub fn oldest_slot_lsn(&self) -> Option<Lsn> {
         self.slots.oldest_slot_lsn()
+    }
+
+    /// Shutdown: the shutdown checkpoint record is flushed, nothing more
+    /// will be written (walsenders send up to it, then end).
+    pub fn set_wal_final(&self) {
+        self.wal_final.store(true, Ordering::Release);
+    }
+
+    /// See [`ReplicationState::set_wal_final`].
+    pub fn wal_final(&self) -> bool {
+        self.wal_final.load(Ordering::Acquire)
     }
 
     /// The oldest WAL position a checkpoint or restartpoint must keep for

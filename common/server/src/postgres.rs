@@ -624,8 +624,12 @@ pub(crate) async fn run_connection<F: BackendFactory>(
             };
             let handler = handler.clone();
             let buffered = wire.rbuf;
+            // Not counted among the live connections: a primary's
+            // walsenders outlive the sessions, to send the shutdown
+            // checkpoint; the node waits for them after writing it
+            // (`ReplicationState::num_walsenders`).
+            drop(live);
             drop(shared.service.spawn(async move {
-                let _live = live;
                 match stream.into_tokio() {
                     Ok(stream) => {
                         let conn = super::ReplicationConnection {
