@@ -315,6 +315,8 @@ async fn run(config: Config) -> Result<(), String> {
         addr.port()
     );
 
+    // Held until the function returns: after the shutdown restartpoint.
+    let _pid_file = common::postmaster::PidFile::acquire(&dir, addr.port())?;
     let ctl = ControlFile::read(&dir).map_err(|e| e.message.clone())?;
     let (start, min_recovery_point) = match ctl {
         Some(c) if c.state == DbState::InArchiveRecovery => (c.redo, c.min_recovery_point),
