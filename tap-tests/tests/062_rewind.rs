@@ -101,12 +101,23 @@ fn diverged_pair(prefix: &str) -> (Node, Node) {
     );
     let standby = Node::standby_of(&primary, &format!("{prefix}_new"));
     primary.safe_sql("INSERT INTO tab_keep SELECT g, 'before fork' FROM generate_series(1001, 1100) g");
+    // A transaction running at the fork, whose insert is older than the
+    // last checkpoint: it commits on the old primary only, and a read there
+    // sets the hint bit XMIN_COMMITTED on a page no later WAL names.
+    primary.safe_sql("CREATE TABLE tab_hint (a int)");
+    let running = primary.background_session();
+    running.query_safe("BEGIN");
+    running.query_safe("INSERT INTO tab_hint SELECT generate_series(1, 10)");
+    primary.safe_sql("CHECKPOINT");
     primary.wait_for_replay(&standby);
 
     // 2. The standby becomes the new primary (timeline 2); the old one
     // does not know and goes on: inserts, updates, deletes, a new table,
     // a dropped table.
     standby.promote();
+    running.query_safe("COMMIT");
+    drop(running);
+    assert_eq!(primary.safe_sql("SELECT count(*) FROM tab_hint"), "10", "hint bits set");
     primary.safe_sql(
         "INSERT INTO tab_keep SELECT g, 'diverged' FROM generate_series(1101, 3000) g; \
          UPDATE tab_keep SET b = 'diverged update' WHERE a % 7 = 0; \
@@ -132,6 +143,12 @@ fn check_follows(old: &Node, new: &Node) {
     assert_eq!(old.safe_sql(KEEP), new.safe_sql(KEEP), "tab_keep equals the new primary's");
     assert_eq!(old.safe_sql(DROPPED), "500|125250", "table dropped after the fork is back");
     old.expect_error("SELECT count(*) FROM tab_new", "42P01");
+    assert_eq!(
+        old.safe_sql("SELECT count(*) FROM tab_hint"),
+        new.safe_sql("SELECT count(*) FROM tab_hint"),
+        "a commit after the fork is not visible through a stale hint bit"
+    );
+    assert_eq!(new.safe_sql("SELECT count(*) FROM tab_hint"), "0");
     assert_eq!(
         old.safe_sql("SELECT count(*) FROM tab_keep WHERE b LIKE 'diverged%'"),
         "0",
