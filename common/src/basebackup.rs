@@ -362,8 +362,7 @@ pub(crate) fn check_data_file_path(root: &Path, rel: &str) -> Result<PathBuf, Pg
         ));
     }
     if rel.is_empty()
-        || p
-            .components()
+        || p.components()
             .any(|c| !matches!(c, std::path::Component::Normal(_)))
     {
         return Err(PgError::new(

@@ -364,11 +364,7 @@ impl PidFile {
                 data_dir.display()
             ));
         }
-        let text = format!(
-            "{}\n{}\n{port}\n",
-            std::process::id(),
-            data_dir.display()
-        );
+        let text = format!("{}\n{}\n{port}\n", std::process::id(), data_dir.display());
         file.set_len(0)
             .and_then(|_| file.write_all(text.as_bytes()))
             .and_then(|_| file.sync_all())
@@ -381,7 +377,10 @@ impl Drop for PidFile {
     fn drop(&mut self) {
         // A clean stop: the directory is free again.
         if let Err(e) = std::fs::remove_file(&self.path) {
-            tracing::warn!("could not remove lock file \"{}\": {e}", self.path.display());
+            tracing::warn!(
+                "could not remove lock file \"{}\": {e}",
+                self.path.display()
+            );
         }
     }
 }

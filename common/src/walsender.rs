@@ -497,8 +497,9 @@ async fn command(
             let (Ok(offset), Ok(length)) = (offset.parse::<u64>(), length.parse::<u64>()) else {
                 return Err(syntax_error(sql));
             };
-            let data =
-                tokio::task::block_in_place(|| basebackup::read_data_file(db, path, offset, length))?;
+            let data = tokio::task::block_in_place(|| {
+                basebackup::read_data_file(db, path, offset, length)
+            })?;
             write_file_row(&mut conn.out, data.as_deref());
             Ok(Flow::Continue)
         }

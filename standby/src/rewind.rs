@@ -177,7 +177,10 @@ struct Identity {
 impl Source {
     async fn connect(ci: &ConnInfo) -> Result<Source, String> {
         let client = ci.connect(&ci.startup_params()).await.map_err(|e| {
-            format!("could not connect to the source server ({}:{}): {e}", ci.host, ci.port)
+            format!(
+                "could not connect to the source server ({}:{}): {e}",
+                ci.host, ci.port
+            )
         })?;
         Ok(Source { client })
     }
@@ -226,7 +229,9 @@ impl Source {
                 .filter(|t| *t > 0)
                 .map(TimeLineId)
                 .ok_or_else(bad)?,
-            flushed: text(2).and_then(|l| l.parse::<Lsn>().ok()).ok_or_else(bad)?,
+            flushed: text(2)
+                .and_then(|l| l.parse::<Lsn>().ok())
+                .ok_or_else(bad)?,
         })
     }
 
@@ -243,7 +248,11 @@ impl Source {
     async fn list(&mut self) -> Result<BTreeMap<String, u64>, String> {
         let mut out = BTreeMap::new();
         for r in self.rows("LIST_DATA_FILES").await? {
-            let path = r.first().cloned().flatten().and_then(|b| String::from_utf8(b).ok());
+            let path = r
+                .first()
+                .cloned()
+                .flatten()
+                .and_then(|b| String::from_utf8(b).ok());
             let size = r
                 .get(1)
                 .cloned()
@@ -265,7 +274,10 @@ impl Source {
         let rows = self
             .rows(&format!("READ_DATA_FILE '{path}' {offset} {len}"))
             .await?;
-        Ok(rows.into_iter().next().and_then(|r| r.into_iter().next().flatten()))
+        Ok(rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten()))
     }
 }
 
@@ -276,10 +288,16 @@ fn list_target(root: &Path) -> Result<BTreeMap<String, u64>, String> {
         let rd = match fs::read_dir(&abs) {
             Ok(rd) => rd,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(format!("could not open directory \"{}\": {e}", abs.display())),
+            Err(e) => {
+                return Err(format!(
+                    "could not open directory \"{}\": {e}",
+                    abs.display()
+                ))
+            }
         };
         for ent in rd {
-            let ent = ent.map_err(|e| format!("could not read directory \"{}\": {e}", abs.display()))?;
+            let ent =
+                ent.map_err(|e| format!("could not read directory \"{}\": {e}", abs.display()))?;
             let name = ent.file_name().to_string_lossy().into_owned();
             if name.ends_with(".tmp") {
                 continue;
@@ -416,23 +434,19 @@ fn find_last_checkpoint(wal_dir: &Path, seg: u64, fork: Lsn) -> Result<CommonChe
     }
 }
 
+/// Blocks changed, per (relfileid, fork).
+type ChangedBlocks = HashMap<(u32, u8), BTreeSet<u32>>;
+
 /// Every block the target's WAL changes from `from` to its end.
-fn changed_blocks(
-    wal_dir: &Path,
-    seg: u64,
-    from: Lsn,
-    fork: Lsn,
-) -> Result<(HashMap<(u32, u8), BTreeSet<u32>>, u64), String> {
+fn changed_blocks(wal_dir: &Path, seg: u64, from: Lsn, fork: Lsn) -> Result<ChangedBlocks, String> {
     let mut r = WalReader::new(wal_dir, seg)
         .map_err(|e| format!("could not open WAL in \"{}\": {e}", wal_dir.display()))?;
     r.seek(from, None);
-    let mut map: HashMap<(u32, u8), BTreeSet<u32>> = HashMap::new();
+    let mut map = ChangedBlocks::new();
     let mut refs: Vec<BlockRef> = Vec::new();
-    let mut records = 0u64;
     loop {
         match r.next_record() {
             Ok(rec) => {
-                records += 1;
                 refs.clear();
                 rec.record.blocks(&mut refs);
                 for b in &refs {
@@ -446,7 +460,7 @@ fn changed_blocks(
                         end.lsn
                     ));
                 }
-                return Ok((map, records));
+                return Ok(map);
             }
         }
     }
@@ -500,7 +514,10 @@ impl Progress<'_> {
         self.done += n;
         if self.on && (force || self.done - self.last >= 1 << 20) {
             self.last = self.done;
-            let pct = (self.done * 100).checked_div(self.total).unwrap_or(100).min(100);
+            let pct = (self.done * 100)
+                .checked_div(self.total)
+                .unwrap_or(100)
+                .min(100);
             (self.log)(&format!(
                 "{}/{} kB ({pct}%) copied",
                 self.done / 1024,
@@ -596,7 +613,7 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
 
     // 4. The blocks the target changed since then.
     log("reading WAL in target");
-    let (changed, _records) = tokio::task::block_in_place(|| changed_blocks(&wal_dir, seg, ckpt.redo, fork))?;
+    let changed = tokio::task::block_in_place(|| changed_blocks(&wal_dir, seg, ckpt.redo, fork))?;
 
     // 5. The file map.
     log("reading source file list");
@@ -614,7 +631,11 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
                 let tgt_blocks = tsize / BLCKSZ as u64;
                 let mut blocks: BTreeSet<u32> = changed
                     .get(&key)
-                    .map(|b| b.range(..src_blocks.min(u32::MAX as u64) as u32).copied().collect())
+                    .map(|b| {
+                        b.range(..src_blocks.min(u32::MAX as u64) as u32)
+                            .copied()
+                            .collect()
+                    })
                     .unwrap_or_default();
                 blocks.extend((tgt_blocks..src_blocks).map(|b| b as u32));
                 Action::Blocks {
@@ -713,7 +734,8 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
                     .open(&abs)
                     .map_err(|e| io("open file", &abs, e))?;
                 if source_size != target_size {
-                    f.set_len(*source_size).map_err(|e| io("truncate file", &abs, e))?;
+                    f.set_len(*source_size)
+                        .map_err(|e| io("truncate file", &abs, e))?;
                 }
                 // Pages kept from the target: hints about post-fork
                 // outcomes cleared (main fork: heap pages).
@@ -751,7 +773,8 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
                     let at = start as u64 * BLCKSZ as u64;
                     let want = n as u64 * BLCKSZ as u64;
                     if let Some(data) = source.read(path, at, want).await? {
-                        f.write_all_at(&data, at).map_err(|e| io("write file", &abs, e))?;
+                        f.write_all_at(&data, at)
+                            .map_err(|e| io("write file", &abs, e))?;
                     }
                     progress.add(want, false);
                     i += n;
@@ -776,7 +799,13 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
         segment_size: seg,
     }
     .write(target)
-    .map_err(|e| io("write file", &target.join(crate::basebackup::BACKUP_LABEL), e))?;
+    .map_err(|e| {
+        io(
+            "write file",
+            &target.join(crate::basebackup::BACKUP_LABEL),
+            e,
+        )
+    })?;
     ControlFile {
         state: DbState::InArchiveRecovery,
         checkpoint: ckpt.lsn,
@@ -840,7 +869,10 @@ fn rewrite_wal(
         .and_then(|_| f.sync_all())
         .map_err(|e| io("write file", &tmp, e))?;
     fs::rename(&tmp, &path).map_err(|e| io("rename file", &tmp, e))?;
-    for ent in fs::read_dir(dir).map_err(|e| io("read directory", dir, e))?.flatten() {
+    for ent in fs::read_dir(dir)
+        .map_err(|e| io("read directory", dir, e))?
+        .flatten()
+    {
         let name = ent.file_name().to_string_lossy().into_owned();
         if let Some(tli) = wal::timeline::parse_history_file_name(&name) {
             if tli > common {
@@ -907,12 +939,21 @@ mod tests {
     fn fork_points() {
         let one = hist(&[(1, 0, None)]);
         let two = hist(&[(1, 0, Some(0x500)), (2, 0x500, None)]);
-        assert_eq!(fork_point(&two, &one).unwrap(), (TimeLineId(1), Some(Lsn(0x500))));
-        assert_eq!(fork_point(&one, &two).unwrap(), (TimeLineId(1), Some(Lsn(0x500))));
+        assert_eq!(
+            fork_point(&two, &one).unwrap(),
+            (TimeLineId(1), Some(Lsn(0x500)))
+        );
+        assert_eq!(
+            fork_point(&one, &two).unwrap(),
+            (TimeLineId(1), Some(Lsn(0x500)))
+        );
         assert_eq!(fork_point(&two, &two).unwrap(), (TimeLineId(2), None));
         // Two promotions to the same number from different points.
         let other = hist(&[(1, 0, Some(0x300)), (2, 0x300, None)]);
-        assert_eq!(fork_point(&two, &other).unwrap(), (TimeLineId(1), Some(Lsn(0x300))));
+        assert_eq!(
+            fork_point(&two, &other).unwrap(),
+            (TimeLineId(1), Some(Lsn(0x300)))
+        );
         let unrelated = hist(&[(3, 0, None)]);
         assert!(fork_point(&one, &unrelated).is_err());
     }

@@ -72,13 +72,10 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
 }
 
 #[track_caller]
-fn assert_unchanged(
-    before: &BTreeMap<PathBuf, (Vec<u8>, SystemTime)>,
-    dir: &Path,
-    what: &str,
-) {
+fn assert_unchanged(before: &BTreeMap<PathBuf, (Vec<u8>, SystemTime)>, dir: &Path, what: &str) {
     let after = snapshot(dir);
-    let names = |m: &BTreeMap<PathBuf, (Vec<u8>, SystemTime)>| m.keys().cloned().collect::<Vec<_>>();
+    let names =
+        |m: &BTreeMap<PathBuf, (Vec<u8>, SystemTime)>| m.keys().cloned().collect::<Vec<_>>();
     assert_eq!(names(before), names(&after), "{what}: same files");
     for (p, v) in before {
         assert!(after.get(p) == Some(v), "{what}: {} changed", p.display());
@@ -100,7 +97,9 @@ fn diverged_pair(prefix: &str) -> (Node, Node) {
          CHECKPOINT",
     );
     let standby = Node::standby_of(&primary, &format!("{prefix}_new"));
-    primary.safe_sql("INSERT INTO tab_keep SELECT g, 'before fork' FROM generate_series(1001, 1100) g");
+    primary.safe_sql(
+        "INSERT INTO tab_keep SELECT g, 'before fork' FROM generate_series(1001, 1100) g",
+    );
     // A transaction running at the fork, whose insert is older than the
     // last checkpoint: it commits on the old primary only, and a read there
     // sets the hint bit XMIN_COMMITTED on a page no later WAL names.
@@ -117,7 +116,11 @@ fn diverged_pair(prefix: &str) -> (Node, Node) {
     standby.promote();
     running.query_safe("COMMIT");
     drop(running);
-    assert_eq!(primary.safe_sql("SELECT count(*) FROM tab_hint"), "10", "hint bits set");
+    assert_eq!(
+        primary.safe_sql("SELECT count(*) FROM tab_hint"),
+        "10",
+        "hint bits set"
+    );
     primary.safe_sql(
         "INSERT INTO tab_keep SELECT g, 'diverged' FROM generate_series(1101, 3000) g; \
          UPDATE tab_keep SET b = 'diverged update' WHERE a % 7 = 0; \
@@ -140,8 +143,16 @@ fn check_follows(old: &Node, new: &Node) {
     old.enable_streaming(new);
     old.start();
     new.wait_for_replay(old);
-    assert_eq!(old.safe_sql(KEEP), new.safe_sql(KEEP), "tab_keep equals the new primary's");
-    assert_eq!(old.safe_sql(DROPPED), "500|125250", "table dropped after the fork is back");
+    assert_eq!(
+        old.safe_sql(KEEP),
+        new.safe_sql(KEEP),
+        "tab_keep equals the new primary's"
+    );
+    assert_eq!(
+        old.safe_sql(DROPPED),
+        "500|125250",
+        "table dropped after the fork is back"
+    );
     old.expect_error("SELECT count(*) FROM tab_new", "42P01");
     assert_eq!(
         old.safe_sql("SELECT count(*) FROM tab_hint"),
@@ -181,7 +192,10 @@ fn rewind_cleanly_stopped_old_primary() {
     let before = snapshot(old.data_dir());
     let (code, _, err) = rewind(&old, &new, &["--write-recovery-conf"]);
     assert_ne!(code, 0, "running target refused");
-    assert!(err.contains("target server must be shut down cleanly"), "{err}");
+    assert!(
+        err.contains("target server must be shut down cleanly"),
+        "{err}"
+    );
     old.stop("fast");
 
     // 5. An unrelated system is refused; --dry-run writes nothing.
@@ -201,19 +215,35 @@ fn rewind_cleanly_stopped_old_primary() {
     let (code, out, _) = rewind(&old, &new, &["--dry-run", "--write-recovery-conf"]);
     assert_eq!(code, 0, "dry run succeeds");
     assert!(out.contains("servers diverged at WAL location"), "{out}");
-    assert!(out.contains("rewinding from last common checkpoint at"), "{out}");
+    assert!(
+        out.contains("rewinding from last common checkpoint at"),
+        "{out}"
+    );
     assert_unchanged(&before, old.data_dir(), "dry run");
 
     // 6. The rewind.
     let (code, out, err) = rewind(&old, &new, &["--write-recovery-conf", "--progress"]);
     assert_eq!(code, 0, "rewind: {err}");
-    assert!(out.contains("servers diverged at WAL location") && out.contains("on timeline 1"), "{out}");
-    assert!(out.contains("kB") && out.contains("copied"), "progress lines: {out}");
+    assert!(
+        out.contains("servers diverged at WAL location") && out.contains("on timeline 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("kB") && out.contains("copied"),
+        "progress lines: {out}"
+    );
     assert!(out.trim_end().ends_with("rewind: Done!"), "{out}");
-    assert!(old.data_dir().join("standby.signal").exists(), "standby.signal written");
+    assert!(
+        old.data_dir().join("standby.signal").exists(),
+        "standby.signal written"
+    );
     let conf = std::fs::read_to_string(old.data_dir().join("hotpair.conf")).expect("hotpair.conf");
     assert!(
-        conf.contains(&format!("primary_conninfo = 'host={} port={}", new.host(), new.port())),
+        conf.contains(&format!(
+            "primary_conninfo = 'host={} port={}",
+            new.host(),
+            new.port()
+        )),
         "{conf}"
     );
 
@@ -229,7 +259,11 @@ fn rewind_cleanly_stopped_old_primary() {
     assert_unchanged(&before, old.data_dir(), "no rewind required");
     old.start();
     new.wait_for_replay(&old);
-    assert_eq!(old.safe_sql(KEEP), new.safe_sql(KEEP), "restarts and follows");
+    assert_eq!(
+        old.safe_sql(KEEP),
+        new.safe_sql(KEEP),
+        "restarts and follows"
+    );
 }
 
 #[test]
@@ -239,7 +273,10 @@ fn rewind_killed_old_primary() {
     old.kill9();
     let (code, out, err) = rewind(&old, &new, &["--write-recovery-conf"]);
     assert_eq!(code, 0, "rewind after SIGKILL: {err}");
-    assert!(out.contains("rewinding from last common checkpoint at"), "{out}");
+    assert!(
+        out.contains("rewinding from last common checkpoint at"),
+        "{out}"
+    );
     check_follows(&old, &new);
 }
 
