@@ -12,7 +12,8 @@
 //!     target: global/pg_control, pg_wal/*.history
 //!     fork point = where the last common timeline ends in either history
 //!  3. target WAL from its checkpoint to its end: past the fork point?
-//!       no  → "no rewind required", exit 0, nothing written
+//!       no  → "no rewind required", exit 0, nothing written (but
+//!             --write-recovery-conf's files, as pg_rewind)
 //!       yes → last common checkpoint C = last checkpoint record before the
 //!             fork (forward from the control file's checkpoint, or following
 //!             prev-links back from the fork point)
@@ -27,13 +28,13 @@
 //!                                   copied whole (catalog and DDL records,
 //!                                   commits and 2PC state are not block
 //!                                   changes); pg_control is written below
-//!  6. pg_wal: the target's WAL is cut at the fork point (later segments and
-//!     the other timelines' files removed, the fork segment zeroed from
-//!     there); the source's history files written
-//!  7. backup_label (start = C's redo, end = the source's flushed WAL after
+//!  6. backup_label (start = C's redo, end = the source's flushed WAL after
 //!     the copy) and pg_control in state InArchiveRecovery at C with that
-//!     end as minRecoveryPoint; --write-recovery-conf: primary_conninfo in
-//!     hotpair.conf and standby.signal
+//!     end as minRecoveryPoint
+//!  7. pg_wal: the target's WAL is cut at the fork point (later segments and
+//!     the other timelines' files removed, the fork segment zeroed from
+//!     there); the source's history files written; --write-recovery-conf:
+//!     primary_conninfo in hotpair.conf and standby.signal
 //! ```
 //!
 //! `standby -D DIR` then replays from C's redo point: the common WAL it
@@ -582,10 +583,18 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
     let target_history =
         wal::timeline::read_history(&wal_dir, target_tli).map_err(|e| e.to_string())?;
     let (common_tli, fork) = fork_point(&source_history, &target_history)?;
+    // Nothing to rewind: as pg_rewind, `--write-recovery-conf` still
+    // makes the target a standby of the source.
+    let not_needed = |log: &mut dyn FnMut(&str)| {
+        log("no rewind required");
+        if opts.write_recovery_conf && !opts.dry_run {
+            write_recovery_conf(target, &opts.source_text)?;
+        }
+        Ok(Outcome::NotNeeded)
+    };
     let Some(fork) = fork else {
         log("source and target cluster are on the same timeline");
-        log("no rewind required");
-        return Ok(Outcome::NotNeeded);
+        return not_needed(log);
     };
     log(&format!(
         "servers diverged at WAL location {fork} on timeline {common_tli}"
@@ -598,8 +607,7 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
         (Lsn::MAX, None)
     };
     if target_end <= fork {
-        log("no rewind required");
-        return Ok(Outcome::NotNeeded);
+        return not_needed(log);
     }
     let ckpt = match seen {
         Some(c) => c,
@@ -708,16 +716,24 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
                     fs::create_dir_all(parent).map_err(|e| io("create directory", parent, e))?;
                 }
                 let mut f = File::create(&abs).map_err(|e| io("create file", &abs, e))?;
+                // Other files in one request when they fit: one open on
+                // the source, so a file replaced by rename (the catalog)
+                // is never read half old, half new.
+                let chunk = if relation_file(path).is_some() {
+                    CHUNK
+                } else {
+                    common::basebackup::READ_DATA_FILE_MAX
+                };
                 let mut offset = 0u64;
                 loop {
-                    let Some(data) = source.read(path, offset, CHUNK).await? else {
+                    let Some(data) = source.read(path, offset, chunk).await? else {
                         // Dropped on the source since listed: replay drops it too.
                         break;
                     };
                     f.write_all(&data).map_err(|e| io("write file", &abs, e))?;
                     offset += data.len() as u64;
                     progress.add(data.len() as u64, false);
-                    if (data.len() as u64) < CHUNK {
+                    if (data.len() as u64) < chunk {
                         break;
                     }
                 }
@@ -786,10 +802,9 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
     progress.add(0, true);
     let log = progress.log;
 
-    // 6. pg_wal: cut at the fork point; the source's history files.
-    rewrite_wal(&wal_dir, seg, common_tli, fork, &source_histories)?;
-
-    // 7. Where replay starts and when it is consistent.
+    // 6. Where replay starts and when it is consistent. Written before
+    // the WAL is cut: a rewind interrupted before this point finds the
+    // target's WAL still diverged and can simply be run again.
     let end = source.identify().await?.flushed.max(fork);
     let _ = source.client.terminate().await;
     log("creating backup label and updating control file");
@@ -820,6 +835,8 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
     }
     .write(target, true)
     .map_err(|e| e.message)?;
+    // 7. pg_wal: cut at the fork point; the source's history files.
+    rewrite_wal(&wal_dir, seg, common_tli, fork, &source_histories)?;
     if opts.write_recovery_conf {
         write_recovery_conf(target, &opts.source_text)?;
     }
@@ -854,14 +871,6 @@ fn rewrite_wal(
     .unwrap_or_default();
     fork_file.resize(seg as usize, 0);
     fork_file[fork.segment_offset(seg) as usize..].fill(0);
-    for (tli, segno) in
-        wal::segment::list_segment_files(dir, seg).map_err(|e| io("read directory", dir, e))?
-    {
-        if segno >= fork_seg || tli > common {
-            let p = wal::segment::segment_path_tli(dir, tli, segno, seg);
-            fs::remove_file(&p).map_err(|e| io("remove file", &p, e))?;
-        }
-    }
     let path = wal::segment::segment_path_tli(dir, common, fork_seg, seg);
     let tmp = path.with_extension("tmp");
     let mut f = File::create(&tmp).map_err(|e| io("create file", &tmp, e))?;
@@ -869,6 +878,16 @@ fn rewrite_wal(
         .and_then(|_| f.sync_all())
         .map_err(|e| io("write file", &tmp, e))?;
     fs::rename(&tmp, &path).map_err(|e| io("rename file", &tmp, e))?;
+    // The fork segment first: interrupted after it, the WAL already ends
+    // at the fork point (zeros), whatever later segments remain.
+    for (tli, segno) in
+        wal::segment::list_segment_files(dir, seg).map_err(|e| io("read directory", dir, e))?
+    {
+        if segno > fork_seg || tli > common || (segno == fork_seg && tli != common) {
+            let p = wal::segment::segment_path_tli(dir, tli, segno, seg);
+            fs::remove_file(&p).map_err(|e| io("remove file", &p, e))?;
+        }
+    }
     for ent in fs::read_dir(dir)
         .map_err(|e| io("read directory", dir, e))?
         .flatten()

@@ -52,6 +52,22 @@ fn rewind(target: &Node, source: &Node, extra: &[&str]) -> (i32, String, String)
     r
 }
 
+/// Runs a replication command through the real psql; (exit status,
+/// stdout, stderr).
+fn replication_command(node: &Node, cmd: &str) -> (i32, String, String) {
+    let conn = format!(
+        "host={} port={} user=postgres dbname=postgres replication=true",
+        node.host(),
+        node.port()
+    );
+    let args: Vec<String> = ["-XAtq", "-d", &conn, "-c", cmd]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let out = tap_tests::psql::run_psql(&args, "", None);
+    (out.status, out.stdout, out.stderr)
+}
+
 /// Every file under `dir` with its content and modification time.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
     fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, SystemTime)>) {
@@ -253,9 +269,13 @@ fn rewind_cleanly_stopped_old_primary() {
     // 8. Rewinding it again: it did not diverge — exit 0, nothing written.
     old.stop("fast");
     let before = snapshot(old.data_dir());
-    let (code, out, err) = rewind(&old, &new, &["--write-recovery-conf"]);
+    let (code, out, err) = rewind(&old, &new, &[]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("no rewind required"), "{out}");
+    assert!(
+        out.contains("source and target cluster are on the same timeline")
+            && out.contains("no rewind required"),
+        "{out}"
+    );
     assert_unchanged(&before, old.data_dir(), "no rewind required");
     old.start();
     new.wait_for_replay(&old);
@@ -299,15 +319,56 @@ fn standby_stopped_before_fork_needs_no_rewind() {
     s1.promote();
     s1.safe_sql("INSERT INTO tab_keep SELECT g, 'new' FROM generate_series(101, 200) g");
 
-    // 2. No rewind required, nothing written, exit 0.
+    // 2. No rewind required, nothing written, exit 0 — with
+    // --write-recovery-conf (not a dry run) only its files, as pg_rewind.
     let before = snapshot(s2.data_dir());
-    let (code, out, err) = rewind(&s2, &s1, &["--write-recovery-conf"]);
+    let (code, out, err) = rewind(&s2, &s1, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("servers diverged at WAL location"), "{out}");
     assert!(out.contains("no rewind required"), "{out}");
     assert_unchanged(&before, s2.data_dir(), "no rewind required");
+    let (code, _, err) = rewind(&s2, &s1, &["--write-recovery-conf", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert_unchanged(&before, s2.data_dir(), "no rewind required, dry run");
+    let (code, _, err) = rewind(&s2, &s1, &["--write-recovery-conf"]);
+    assert_eq!(code, 0, "{err}");
+    let mut after = snapshot(s2.data_dir());
+    let conf = s2.data_dir().join("hotpair.conf");
+    let text = String::from_utf8_lossy(&after[&conf].0).into_owned();
+    assert!(
+        text.contains(&format!(
+            "primary_conninfo = 'host={} port={}",
+            s1.host(),
+            s1.port()
+        )),
+        "{text}"
+    );
+    let mut before = before;
+    for f in [conf, s2.data_dir().join("standby.signal")] {
+        before.remove(&f);
+        after.remove(&f);
+    }
+    assert!(before == after, "only the recovery configuration written");
 
-    // 3. It follows the new primary as it is.
+    // 3. Bad input to the commands rewind uses: paths outside the copied
+    // directories are refused with pg_read_binary_file's errors.
+    for (path, msg) in [
+        ("/etc/passwd", "absolute path not allowed"),
+        (
+            "base/../../x",
+            "path must be in or below the current directory",
+        ),
+        ("hotpair.conf", "is not in a directory a base backup copies"),
+    ] {
+        let (st, _, err) = replication_command(&s1, &format!("READ_DATA_FILE '{path}' 0 10"));
+        assert_ne!(st, 0, "{path} refused");
+        assert!(err.contains(msg), "{path}: {err}");
+    }
+    let (st, out, err) = replication_command(&s1, "LIST_DATA_FILES");
+    assert_eq!(st, 0, "{err}");
+    assert!(out.contains("global/catalog|"), "{out}");
+
+    // 4. It follows the new primary as it is.
     s2.enable_streaming(&s1);
     s2.start();
     s1.wait_for_replay(&s2);
