@@ -100,10 +100,13 @@ fn assert_unchanged(before: &BTreeMap<PathBuf, (Vec<u8>, SystemTime)>, dir: &Pat
 
 /// Primary with data, its standby caught up; the standby is promoted while
 /// the primary keeps running and diverges.
-fn diverged_pair(prefix: &str) -> (Node, Node) {
+/// `conf` goes into the primary's configuration (and so the standby's
+/// base backup) before the first start.
+fn diverged_pair(prefix: &str, conf: &str, diverged_rows: u32) -> (Node, Node) {
     // 1. A primary with tables and a standby.
     let primary = Node::new(&format!("{prefix}_old"));
     primary.init(true);
+    primary.append_conf(conf);
     primary.start();
     primary.safe_sql(
         "CREATE TABLE tab_keep (a int PRIMARY KEY, b text); \
@@ -137,13 +140,14 @@ fn diverged_pair(prefix: &str) -> (Node, Node) {
         "10",
         "hint bits set"
     );
-    primary.safe_sql(
-        "INSERT INTO tab_keep SELECT g, 'diverged' FROM generate_series(1101, 3000) g; \
+    primary.safe_sql(&format!(
+        "INSERT INTO tab_keep SELECT g, 'diverged' FROM generate_series(1101, {}) g; \
          UPDATE tab_keep SET b = 'diverged update' WHERE a % 7 = 0; \
          DELETE FROM tab_keep WHERE a BETWEEN 10 AND 20; \
          CREATE TABLE tab_new (a int); INSERT INTO tab_new SELECT generate_series(1, 100); \
          DROP TABLE tab_drop",
-    );
+        1100 + diverged_rows
+    ));
 
     // 3. The new primary's own writes after the fork.
     standby.safe_sql(
@@ -199,7 +203,7 @@ fn check_follows(old: &Node, new: &Node) {
 
 #[test]
 fn rewind_cleanly_stopped_old_primary() {
-    let (old, new) = diverged_pair("clean");
+    let (old, new) = diverged_pair("clean", "", 1900);
     let other = Node::new("clean_other");
     other.init(true);
     other.start();
@@ -288,14 +292,42 @@ fn rewind_cleanly_stopped_old_primary() {
 
 #[test]
 fn rewind_killed_old_primary() {
-    let (old, new) = diverged_pair("kill9");
+    // 1 MB segments and a few MB of diverged WAL: the cut removes whole
+    // segments past the fork point's.
+    let (old, new) = diverged_pair("kill9", "wal_segment_size = 1MB", 30_000);
+    let segments = |n: &Node| {
+        std::fs::read_dir(n.data_dir().join("pg_wal"))
+            .expect("pg_wal")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|f| f.len() == 24)
+            .collect::<Vec<_>>()
+    };
     // 4. Killed: no shutdown checkpoint, WAL past the last checkpoint.
     old.kill9();
+    let old_tli1 = segments(&old);
     let (code, out, err) = rewind(&old, &new, &["--write-recovery-conf"]);
     assert_eq!(code, 0, "rewind after SIGKILL: {err}");
     assert!(
         out.contains("rewinding from last common checkpoint at"),
         "{out}"
+    );
+    let fork = out
+        .split("servers diverged at WAL location ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(tap_tests::cluster::parse_lsn)
+        .expect("fork point printed");
+    let segno = fork >> 20;
+    let fork_segment = format!("00000001{:08X}{:08X}", segno / 4096, segno % 4096);
+    let kept = segments(&old);
+    assert!(
+        old_tli1.iter().any(|f| f.as_str() > fork_segment.as_str()),
+        "the old primary had segments past the fork's: {old_tli1:?} ({fork_segment})"
+    );
+    assert!(
+        kept.iter().all(|f| f.as_str() <= fork_segment.as_str()),
+        "segments past the fork's removed: {kept:?} ({fork_segment})"
     );
     check_follows(&old, &new);
 }
