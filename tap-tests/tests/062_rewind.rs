@@ -216,6 +216,24 @@ fn rewind_cleanly_stopped_old_primary() {
         err.contains("target server must be shut down cleanly"),
         "{err}"
     );
+    // A second server on the directory is refused the same way.
+    let second = Command::new(tap_tests::binaries::bin_path("primary"))
+        .arg("-D")
+        .arg(old.data_dir())
+        .arg("-p")
+        .arg("0")
+        .output()
+        .expect("run primary");
+    let second_err = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "second server refused");
+    assert!(
+        second_err.contains("lock file \"postmaster.pid\" already exists")
+            && second_err.contains(&format!(
+                "Is another postmaster (PID {})",
+                old.pid().expect("pid")
+            )),
+        "{second_err}"
+    );
     old.stop("fast");
 
     // 5. An unrelated system is refused; --dry-run writes nothing.
