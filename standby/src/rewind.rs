@@ -467,6 +467,155 @@ fn changed_blocks(wal_dir: &Path, seg: u64, from: Lsn, fork: Lsn) -> Result<Chan
     }
 }
 
+/// What happens to each file (pg_rewind's filemap): `source` and `target`
+/// list path → size, `changed` the blocks the target's WAL names.
+fn file_map(
+    source_files: &BTreeMap<String, u64>,
+    target_files: &BTreeMap<String, u64>,
+    changed: &ChangedBlocks,
+) -> BTreeMap<String, Action> {
+    let mut plan: BTreeMap<String, Action> = BTreeMap::new();
+    for (path, &size) in source_files {
+        if KEEP.contains(&path.as_str()) {
+            continue;
+        }
+        let action = match (target_files.get(path), relation_file(path)) {
+            (Some(&tsize), Some(key)) => {
+                let src_blocks = size / BLCKSZ as u64;
+                let tgt_blocks = tsize / BLCKSZ as u64;
+                let mut blocks: BTreeSet<u32> = changed
+                    .get(&key)
+                    .map(|b| {
+                        b.range(..src_blocks.min(u32::MAX as u64) as u32)
+                            .copied()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                blocks.extend((tgt_blocks..src_blocks).map(|b| b as u32));
+                Action::Blocks {
+                    source_size: size,
+                    target_size: tsize,
+                    blocks,
+                }
+            }
+            _ => Action::Copy { size },
+        };
+        plan.insert(path.clone(), action);
+    }
+    for path in target_files.keys() {
+        if !source_files.contains_key(path) && !KEEP.contains(&path.as_str()) {
+            plan.insert(path.clone(), Action::Remove);
+        }
+    }
+    plan
+}
+
+/// Carries out one file's [`Action`] on the target.
+async fn apply(
+    source: &mut Source,
+    target: &Path,
+    path: &str,
+    action: &Action,
+    hint_from: TransactionId,
+    progress: &mut Progress<'_>,
+) -> Result<(), String> {
+    let abs = target.join(path);
+    match action {
+        Action::Remove => match fs::remove_file(&abs) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io("remove file", &abs, e)),
+        },
+        Action::Copy { .. } => {
+            if let Some(parent) = abs.parent() {
+                fs::create_dir_all(parent).map_err(|e| io("create directory", parent, e))?;
+            }
+            let mut f = File::create(&abs).map_err(|e| io("create file", &abs, e))?;
+            // Other files in one request when they fit: one open on
+            // the source, so a file replaced by rename (the catalog)
+            // is never read half old, half new.
+            let chunk = if relation_file(path).is_some() {
+                CHUNK
+            } else {
+                common::basebackup::READ_DATA_FILE_MAX
+            };
+            let mut offset = 0u64;
+            loop {
+                let Some(data) = source.read(path, offset, chunk).await? else {
+                    // Dropped on the source since listed: replay drops it too.
+                    break;
+                };
+                f.write_all(&data).map_err(|e| io("write file", &abs, e))?;
+                offset += data.len() as u64;
+                progress.add(data.len() as u64, false);
+                if (data.len() as u64) < chunk {
+                    break;
+                }
+            }
+            f.sync_all().map_err(|e| io("fsync file", &abs, e))?;
+        }
+        Action::Blocks {
+            source_size,
+            target_size,
+            blocks,
+        } => {
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&abs)
+                .map_err(|e| io("open file", &abs, e))?;
+            if source_size != target_size {
+                f.set_len(*source_size)
+                    .map_err(|e| io("truncate file", &abs, e))?;
+            }
+            // Pages kept from the target: hints about post-fork
+            // outcomes cleared (main fork: heap pages).
+            if relation_file(path).is_some_and(|(_, fork)| fork == 0) {
+                let kept = (*source_size.min(target_size)) / BLCKSZ as u64;
+                tokio::task::block_in_place(|| {
+                    let mut page = Page::default();
+                    for b in 0..kept {
+                        if blocks.contains(&(b as u32)) {
+                            continue;
+                        }
+                        let at = b * BLCKSZ as u64;
+                        f.read_exact_at(&mut page.0, at)
+                            .map_err(|e| io("read file", &abs, e))?;
+                        if clear_hints(&mut page, hint_from) {
+                            f.write_all_at(&page.0, at)
+                                .map_err(|e| io("write file", &abs, e))?;
+                        }
+                    }
+                    Ok::<(), String>(())
+                })?;
+            }
+            // Consecutive blocks in one request.
+            let list: Vec<u32> = blocks.iter().copied().collect();
+            let mut i = 0;
+            while i < list.len() {
+                let start = list[i];
+                let mut n = 1;
+                while i + n < list.len()
+                    && (n as u64) < RUN_BLOCKS
+                    && list[i + n] == start + n as u32
+                {
+                    n += 1;
+                }
+                let at = start as u64 * BLCKSZ as u64;
+                let want = n as u64 * BLCKSZ as u64;
+                if let Some(data) = source.read(path, at, want).await? {
+                    f.write_all_at(&data, at)
+                        .map_err(|e| io("write file", &abs, e))?;
+                }
+                progress.add(want, false);
+                i += n;
+            }
+            f.sync_all().map_err(|e| io("fsync file", &abs, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Clears the hint bits about xids at or after `from` on one page;
 /// true if it changed (see the module docs).
 fn clear_hints(page: &mut Page, from: TransactionId) -> bool {
@@ -628,39 +777,7 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
     let source_files = source.list().await?;
     log("reading target file list");
     let target_files = list_target(target)?;
-    let mut plan: BTreeMap<String, Action> = BTreeMap::new();
-    for (path, &size) in &source_files {
-        if KEEP.contains(&path.as_str()) {
-            continue;
-        }
-        let action = match (target_files.get(path), relation_file(path)) {
-            (Some(&tsize), Some(key)) => {
-                let src_blocks = size / BLCKSZ as u64;
-                let tgt_blocks = tsize / BLCKSZ as u64;
-                let mut blocks: BTreeSet<u32> = changed
-                    .get(&key)
-                    .map(|b| {
-                        b.range(..src_blocks.min(u32::MAX as u64) as u32)
-                            .copied()
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                blocks.extend((tgt_blocks..src_blocks).map(|b| b as u32));
-                Action::Blocks {
-                    source_size: size,
-                    target_size: tsize,
-                    blocks,
-                }
-            }
-            _ => Action::Copy { size },
-        };
-        plan.insert(path.clone(), action);
-    }
-    for path in target_files.keys() {
-        if !source_files.contains_key(path) && !KEEP.contains(&path.as_str()) {
-            plan.insert(path.clone(), Action::Remove);
-        }
-    }
+    let plan = file_map(&source_files, &target_files, &changed);
     let to_copy: u64 = plan
         .values()
         .map(|a| match a {
@@ -675,7 +792,7 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
         to_copy / (1 << 20),
         source_total / (1 << 20)
     ));
-    for (tli, _) in source_history.entries.iter().map(|e| (e.tli, ())) {
+    for tli in source_history.entries.iter().map(|e| e.tli) {
         if tli.0 > 1 && tli != id.timeline {
             let content = source.history(tli).await?;
             source_histories.push((tli, content));
@@ -704,100 +821,7 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
         log,
     };
     for (path, action) in &plan {
-        let abs = target.join(path);
-        match action {
-            Action::Remove => match fs::remove_file(&abs) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io("remove file", &abs, e)),
-            },
-            Action::Copy { .. } => {
-                if let Some(parent) = abs.parent() {
-                    fs::create_dir_all(parent).map_err(|e| io("create directory", parent, e))?;
-                }
-                let mut f = File::create(&abs).map_err(|e| io("create file", &abs, e))?;
-                // Other files in one request when they fit: one open on
-                // the source, so a file replaced by rename (the catalog)
-                // is never read half old, half new.
-                let chunk = if relation_file(path).is_some() {
-                    CHUNK
-                } else {
-                    common::basebackup::READ_DATA_FILE_MAX
-                };
-                let mut offset = 0u64;
-                loop {
-                    let Some(data) = source.read(path, offset, chunk).await? else {
-                        // Dropped on the source since listed: replay drops it too.
-                        break;
-                    };
-                    f.write_all(&data).map_err(|e| io("write file", &abs, e))?;
-                    offset += data.len() as u64;
-                    progress.add(data.len() as u64, false);
-                    if (data.len() as u64) < chunk {
-                        break;
-                    }
-                }
-                f.sync_all().map_err(|e| io("fsync file", &abs, e))?;
-            }
-            Action::Blocks {
-                source_size,
-                target_size,
-                blocks,
-            } => {
-                let f = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .open(&abs)
-                    .map_err(|e| io("open file", &abs, e))?;
-                if source_size != target_size {
-                    f.set_len(*source_size)
-                        .map_err(|e| io("truncate file", &abs, e))?;
-                }
-                // Pages kept from the target: hints about post-fork
-                // outcomes cleared (main fork: heap pages).
-                if relation_file(path).is_some_and(|(_, fork)| fork == 0) {
-                    let kept = (*source_size.min(target_size)) / BLCKSZ as u64;
-                    tokio::task::block_in_place(|| {
-                        let mut page = Page::default();
-                        for b in 0..kept {
-                            if blocks.contains(&(b as u32)) {
-                                continue;
-                            }
-                            let at = b * BLCKSZ as u64;
-                            f.read_exact_at(&mut page.0, at)
-                                .map_err(|e| io("read file", &abs, e))?;
-                            if clear_hints(&mut page, hint_from) {
-                                f.write_all_at(&page.0, at)
-                                    .map_err(|e| io("write file", &abs, e))?;
-                            }
-                        }
-                        Ok::<(), String>(())
-                    })?;
-                }
-                // Consecutive blocks in one request.
-                let list: Vec<u32> = blocks.iter().copied().collect();
-                let mut i = 0;
-                while i < list.len() {
-                    let start = list[i];
-                    let mut n = 1;
-                    while i + n < list.len()
-                        && (n as u64) < RUN_BLOCKS
-                        && list[i + n] == start + n as u32
-                    {
-                        n += 1;
-                    }
-                    let at = start as u64 * BLCKSZ as u64;
-                    let want = n as u64 * BLCKSZ as u64;
-                    if let Some(data) = source.read(path, at, want).await? {
-                        f.write_all_at(&data, at)
-                            .map_err(|e| io("write file", &abs, e))?;
-                    }
-                    progress.add(want, false);
-                    i += n;
-                }
-                f.sync_all().map_err(|e| io("fsync file", &abs, e))?;
-            }
-        }
+        apply(&mut source, target, path, action, hint_from, &mut progress).await?;
     }
     progress.add(0, true);
     let log = progress.log;
@@ -975,6 +999,105 @@ mod tests {
         );
         let unrelated = hist(&[(3, 0, None)]);
         assert!(fork_point(&one, &unrelated).is_err());
+    }
+
+    #[test]
+    fn file_map_decides_per_file() {
+        let m = |v: &[(&str, u64)]| {
+            v.iter()
+                .map(|(p, n)| (p.to_string(), *n))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let b = BLCKSZ as u64;
+        let source = m(&[
+            ("base/100", 4 * b),
+            ("base/200", 2 * b),
+            ("base/300", b),
+            ("global/catalog", 77),
+            ("global/pg_control", 512),
+        ]);
+        let target = m(&[
+            ("base/100", 3 * b),
+            ("base/200", 5 * b),
+            ("base/400", b),
+            ("global/catalog", 70),
+            ("global/pg_control", 512),
+        ]);
+        let mut changed = ChangedBlocks::new();
+        changed.insert((100, 0), [0u32, 2].into_iter().collect());
+        changed.insert((200, 0), [1u32, 4].into_iter().collect());
+        let plan = file_map(&source, &target, &changed);
+        let blocks = |p: &str| match &plan[p] {
+            Action::Blocks { blocks, .. } => blocks.iter().copied().collect::<Vec<_>>(),
+            other => panic!("{p}: {other:?}"),
+        };
+        assert_eq!(
+            blocks("base/100"),
+            vec![0, 2, 3],
+            "changed + the source's new tail"
+        );
+        assert_eq!(
+            blocks("base/200"),
+            vec![1],
+            "changed blocks past the source's end dropped"
+        );
+        assert_eq!(
+            plan["base/300"],
+            Action::Copy { size: b },
+            "dropped on the target"
+        );
+        assert_eq!(plan["base/400"], Action::Remove, "created on the target");
+        assert_eq!(plan["global/catalog"], Action::Copy { size: 77 });
+        assert!(
+            !plan.contains_key("global/pg_control"),
+            "pg_control is written, not copied"
+        );
+    }
+
+    #[test]
+    fn hints_cleared_only_for_recent_xids() {
+        let mut page = Page::default();
+        page.init();
+        for (xmin, xmax) in [(100u64, 0u64), (500, 0), (100, 600)] {
+            let mut h = TupleHeader::new_insert(TransactionId(xmin), pgtypes::CommandId(0));
+            h.xmax = TransactionId(xmax);
+            h.infomask |= htup::XMIN_COMMITTED | htup::XMAX_INVALID;
+            if xmax != 0 {
+                h.infomask = (h.infomask & !htup::XMAX_INVALID) | htup::XMAX_COMMITTED;
+            }
+            let mut t = vec![0u8; htup::HEADER_SIZE + 4];
+            h.write(&mut t);
+            page.add_item(&t).expect("room");
+        }
+        assert!(clear_hints(&mut page, TransactionId(400)));
+        let mask = |off: u16| {
+            TupleHeader::read(page.item(off).expect("item"))
+                .expect("header")
+                .infomask
+        };
+        assert_eq!(
+            mask(1) & htup::HINT_BITS,
+            htup::XMIN_COMMITTED | htup::XMAX_INVALID,
+            "old xmin kept"
+        );
+        assert_eq!(
+            mask(2) & htup::HINT_BITS,
+            htup::XMAX_INVALID,
+            "recent xmin's hint cleared"
+        );
+        assert_eq!(
+            mask(3) & htup::HINT_BITS,
+            htup::XMIN_COMMITTED,
+            "recent xmax's hint cleared"
+        );
+        assert!(
+            !clear_hints(&mut page, TransactionId(400)),
+            "nothing left to clear"
+        );
+        assert!(
+            !clear_hints(&mut Page::default(), TransactionId(1)),
+            "new page"
+        );
     }
 
     #[test]
