@@ -46,6 +46,8 @@ use crate::walsender::{wal_writer, write_row, Conn, INT4_OID, TEXT_OID};
 
 /// Bytes per 'D' message.
 const CHUNK: usize = 64 * 1024;
+/// The control file, relative to the data directory.
+const CONTROL_FILE: &str = "global/pg_control";
 /// Directories copied, relative to the data directory.
 const DIRS: &[&str] = &["global", "base", "pg_xact", "pg_twophase"];
 
@@ -91,11 +93,50 @@ fn list_files(
 }
 
 /// The checkpoint that starts a backup; returns the start LSN (a record
-/// boundary from which replay makes the copied files consistent).
-fn start_checkpoint(db: &Node, writer: &wal::WalWriter) -> Result<Lsn, PgError> {
+/// boundary from which replay makes the copied files consistent) and the
+/// hold that keeps WAL from there until the backup has sent it.
+///
+/// On a standby (a backup for a cascaded standby) nothing can be logged:
+/// the backup starts at the redo point of a restartpoint (one is made now
+/// if a newer checkpoint was replayed), whose changes are all in the
+/// files; the running-xacts record the primary logged after that
+/// checkpoint makes the copy's KnownAssignedXids ready.
+fn start_checkpoint(
+    db: &Arc<Node>,
+    writer: &wal::WalWriter,
+) -> Result<(Lsn, engine::replication::WalHold), PgError> {
+    if db.replication().in_recovery() {
+        let hold = engine::replication::hold_wal(db.engine(), db.checkpointer().last_redo());
+        db.checkpoint()?;
+        return Ok((db.checkpointer().last_redo(), hold));
+    }
     let start = writer.insert_lsn();
+    let hold = engine::replication::hold_wal(db.engine(), start);
     db.checkpoint()?;
-    Ok(start)
+    Ok((start, hold))
+}
+
+/// A standby's control file as its backup carries it: in production
+/// state, so that the copy starts from its backup label (a restartpoint's
+/// control file would send it to the redo point of whatever restartpoint
+/// ran while the files were copied).
+fn control_file_for_copy(root: &Path) -> Result<Vec<u8>, PgError> {
+    let ctl = crate::xlog::ControlFile::read(root)?.ok_or_else(|| {
+        PgError::new(
+            "58P01",
+            format!(
+                "could not open file \"{}\": No such file or directory",
+                crate::xlog::ControlFile::path(root).display()
+            ),
+        )
+    })?;
+    Ok(crate::xlog::ControlFile {
+        state: crate::xlog::DbState::InProduction,
+        min_recovery_point: Lsn::INVALID,
+        ..ctl
+    }
+    .encode()
+    .to_vec())
 }
 
 struct Sender<'a> {
@@ -132,13 +173,31 @@ impl Sender<'_> {
         self.msg(p).await
     }
 
-    /// Sends `limit` bytes of `abs` as file `rel` (zeros if it shrank).
-    async fn file(&mut self, rel: &str, abs: &Path, limit: u64) -> Result<(), PgError> {
+    /// Starts file `rel` of `size` bytes.
+    async fn header(&mut self, rel: &str, size: u64) -> Result<(), PgError> {
         let mut h = BytesMut::with_capacity(9 + rel.len());
         h.put_u8(b'F');
-        h.put_u64(limit);
+        h.put_u64(size);
         h.put_slice(rel.as_bytes());
-        self.msg(h).await?;
+        self.msg(h).await
+    }
+
+    /// Sends `data` as file `rel`.
+    async fn bytes(&mut self, rel: &str, data: &[u8]) -> Result<(), PgError> {
+        self.header(rel, data.len() as u64).await?;
+        for chunk in data.chunks(CHUNK) {
+            let mut d = BytesMut::with_capacity(1 + chunk.len());
+            d.put_u8(b'D');
+            d.put_slice(chunk);
+            self.msg(d).await?;
+            self.done += chunk.len() as u64;
+        }
+        self.progress(false).await
+    }
+
+    /// Sends `limit` bytes of `abs` as file `rel` (zeros if it shrank).
+    async fn file(&mut self, rel: &str, abs: &Path, limit: u64) -> Result<(), PgError> {
+        self.header(rel, limit).await?;
         let mut f = match std::fs::File::open(abs) {
             Ok(f) => Some(f),
             // Dropped since listed: send zeros; replay removes it again.
@@ -184,7 +243,8 @@ pub(crate) async fn send(
     let seg = writer.segment_size();
     let root = db.config().data_dir.clone();
     let started = Instant::now();
-    let start = tokio::task::block_in_place(|| start_checkpoint(db, &writer))?;
+    let from_standby = db.replication().in_recovery();
+    let (start, _hold) = tokio::task::block_in_place(|| start_checkpoint(db, &writer))?;
     tracing::info!("base backup: checkpoint done, backup starts at {start}");
     // Make sure the system identifier exists so the copy carries it.
     let _ = crate::walsender::system_identifier(db);
@@ -226,19 +286,37 @@ pub(crate) async fn send(
     };
     s.progress(true).await?;
     for (rel, abs, size) in &files {
-        s.file(rel, abs, *size).await?;
+        if from_standby && rel == CONTROL_FILE {
+            let ctl = tokio::task::block_in_place(|| control_file_for_copy(&root))?;
+            s.bytes(rel, &ctl).await?;
+        } else {
+            s.file(rel, abs, *size).await?;
+        }
     }
 
-    // End of the data files: BACKUP_END and a running-xacts record, so the
-    // standby can reach consistency right after replaying them.
-    let (_, end) = writer
-        .insert(
-            pgtypes::TransactionId(0),
-            &WalRecord::Xlog(XlogRecord::BackupEnd { start }),
-        )
-        .map_err(wal_err)?;
-    let end = engine::replication::log_running_xacts(db)?.unwrap_or(end);
-    tokio::task::block_in_place(|| writer.flush(end)).map_err(wal_err)?;
+    let end = if from_standby {
+        // All the WAL received: replay never passes it, so no page copied
+        // holds a change from beyond it (a standby writes a page only
+        // after replaying its record), and the copy is consistent once it
+        // has replayed this far.
+        let replayed = db
+            .replication()
+            .replay_lsn
+            .load(std::sync::atomic::Ordering::Acquire);
+        writer.write_lsn().max(replayed).max(start)
+    } else {
+        // End of the data files: BACKUP_END and a running-xacts record, so
+        // the standby can reach consistency right after replaying them.
+        let (_, end) = writer
+            .insert(
+                pgtypes::TransactionId(0),
+                &WalRecord::Xlog(XlogRecord::BackupEnd { start }),
+            )
+            .map_err(wal_err)?;
+        let end = engine::replication::log_running_xacts(db)?.unwrap_or(end);
+        tokio::task::block_in_place(|| writer.flush(end)).map_err(wal_err)?;
+        end
+    };
 
     let first = start.segment_number(seg);
     let last = end.segment_number(seg);

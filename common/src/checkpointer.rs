@@ -194,6 +194,13 @@ impl CheckpointerState {
         self.lock.lock().redo = redo;
     }
 
+    /// The redo point of the last checkpoint or restartpoint (or of the
+    /// one start-up began from): every change logged before it is in the
+    /// data files.
+    pub fn last_redo(&self) -> Lsn {
+        self.lock.lock().redo
+    }
+
     /// Standby: replay passed checkpoint `c` (the next restartpoint may use
     /// it).
     pub fn note_replayed_checkpoint(&self, c: ReplayedCheckpoint) {
@@ -210,6 +217,18 @@ impl CheckpointerState {
                 tracing::error!("checkpointer thread panicked");
             }
         }
+    }
+}
+
+/// The oldest WAL a checkpoint (or restartpoint) with redo point `redo`
+/// keeps: `wal_keep_size` before it, and whatever replication slots (WAL
+/// their standby has not received) and running base backups still need.
+fn keep_lsn(db: &Node, redo: Lsn) -> Lsn {
+    let keep_bytes = (db.config().int("wal_keep_size").max(0) as u64) << 20;
+    let keep = Lsn(redo.0.saturating_sub(keep_bytes));
+    match db.replication().oldest_kept_lsn() {
+        Some(k) => keep.min(k),
+        None => keep,
     }
 }
 
@@ -269,9 +288,9 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
     }
     .write(&db.config().data_dir, fsync)?;
 
-    // 3: standby WAL before the redo point.
-    let keep_bytes = (db.config().int("wal_keep_size").max(0) as u64) << 20;
-    let keep = Lsn(c.redo.0.saturating_sub(keep_bytes));
+    // 3: standby WAL before the redo point, but what cascaded standbys'
+    // slots and base backups still need.
+    let keep = keep_lsn(db, c.redo);
     let removed = writer.remove_segments_before(keep).map_err(wal_error)?;
 
     let distance_kb = if last.redo.is_valid() {
@@ -373,13 +392,8 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
     .write(&db.config().data_dir, db.config().bool("fsync"))?;
 
     // 7: old segments.
-    let keep_bytes = (db.config().int("wal_keep_size").max(0) as u64) << 20;
-    let mut keep = Lsn(redo.0.saturating_sub(keep_bytes));
+    let mut keep = keep_lsn(db, redo);
     if let Some(slot) = xlog.slot_keep_lsn() {
-        keep = keep.min(slot);
-    }
-    // Replication slots hold back WAL their standby has not received.
-    if let Some(slot) = db.replication().oldest_slot_lsn() {
         keep = keep.min(slot);
     }
     let removed = writer.remove_segments_before(keep).map_err(wal_error)?;

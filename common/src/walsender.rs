@@ -212,19 +212,6 @@ async fn run(db: Arc<Node>, rc: ReplicationConnection) {
         let _ = conn.flush().await;
         return;
     }
-    if db.replication().in_recovery() {
-        // A standby runs this handler so that, once promoted, it serves
-        // standbys of its own; before that there is no cascading
-        // replication (replication.md).
-        let e = PgError::fatal(
-            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
-            "recovery is in progress",
-        )
-        .with_hint("hotpair has no cascading replication: connect to the primary.");
-        write_error(&mut conn.out, &e);
-        let _ = conn.flush().await;
-        return;
-    }
     let max_senders = db.config().int("max_wal_senders").max(0) as usize;
     if db.replication().num_walsenders() >= max_senders {
         let e = PgError::fatal(
@@ -252,6 +239,11 @@ async fn run(db: Arc<Node>, rc: ReplicationConnection) {
     let _unregister = Unregister(db.clone(), stat.clone());
 
     let _ = BackendMessage::AuthenticationOk.encode(&mut conn.out);
+    let in_hot_standby = if db.replication().in_recovery() {
+        "on"
+    } else {
+        "off"
+    };
     for (k, v) in [
         ("server_version", "15.4"),
         ("server_encoding", "UTF8"),
@@ -260,7 +252,7 @@ async fn run(db: Arc<Node>, rc: ReplicationConnection) {
         ("integer_datetimes", "on"),
         ("standard_conforming_strings", "on"),
         ("application_name", appname.as_str()),
-        ("in_hot_standby", "off"),
+        ("in_hot_standby", in_hot_standby),
     ] {
         let _ = write_parameter_status(&mut conn.out, k, v);
     }
@@ -737,7 +729,12 @@ async fn stream(
     let writer = wal_writer(db)?;
     let seg = writer.segment_size();
     let flushed = writer.flushed_lsn();
-    let ends = timeline_end(writer.dir(), writer.timeline(), timeline, start)?;
+    let mut ends = timeline_end(writer.dir(), writer.timeline(), timeline, start)?;
+    // A cascading walsender (this node is a standby) watches its WAL's
+    // timeline while it streams the current one: the node may follow its
+    // own primary's promotion or be promoted itself.
+    let cascading = db.replication().in_recovery() && ends.is_none();
+    let streamed = writer.timeline();
     if let Some((switch, next)) = ends {
         if start == switch {
             // Nothing of the old timeline to send (PostgreSQL skips the
@@ -846,6 +843,18 @@ async fn stream(
         if *shutdown.borrow() {
             stat.set_state(WalSndState::Stopping);
             break Ok(Flow::Close);
+        }
+        if cascading {
+            match cascade_change(db, &writer, streamed, sent) {
+                CascadeChange::None => {}
+                CascadeChange::EndAt(switch, next) => ends = Some((switch, next)),
+                CascadeChange::Reconnect => {
+                    tracing::info!(
+                        "terminating walsender process to force cascaded standby to update timeline and reconnect"
+                    );
+                    break Ok(Flow::Close);
+                }
+            }
         }
         let flushed = match ends {
             Some((switch, _)) => writer.flushed_lsn().min(switch),
@@ -979,6 +988,42 @@ async fn stream(
             outcome
         }
         Err(_) => Ok(Flow::Close),
+    }
+}
+
+/// What changed under a cascading walsender streaming timeline
+/// `streamed` (see [`cascade_change`]).
+enum CascadeChange {
+    None,
+    /// The standby switched to timeline `.1` at `.0`: streaming ends there
+    /// with the end-of-timeline exchange, as for a historic timeline.
+    EndAt(Lsn, TimeLineId),
+    /// The standby was promoted, or switched behind what was already sent:
+    /// the cascaded standby must reconnect and ask again (PostgreSQL's
+    /// walsender exits in both cases).
+    Reconnect,
+}
+
+/// WalSndLoop's checks for a cascading walsender: has the node left
+/// recovery, or has its WAL (`writer`) moved past timeline `streamed`
+/// after `sent` was sent?
+fn cascade_change(
+    db: &Node,
+    writer: &Arc<wal::WalWriter>,
+    streamed: TimeLineId,
+    sent: Lsn,
+) -> CascadeChange {
+    let current = db.replication().wal_writer();
+    if !db.replication().in_recovery() || !current.is_some_and(|w| Arc::ptr_eq(&w, writer)) {
+        return CascadeChange::Reconnect;
+    }
+    let now = writer.timeline();
+    if now == streamed {
+        return CascadeChange::None;
+    }
+    match timeline_end(writer.dir(), now, Some(streamed), Lsn::INVALID) {
+        Ok(Some((switch, next))) if sent <= switch => CascadeChange::EndAt(switch, next),
+        _ => CascadeChange::Reconnect,
     }
 }
 

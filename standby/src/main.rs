@@ -292,8 +292,7 @@ async fn run(config: Config) -> Result<(), String> {
         .get("primary_slot_name")
         .filter(|s| !s.is_empty())
         .map(|s| s.to_string());
-    let status_interval =
-        Duration::from_secs(config.int("wal_receiver_status_interval").max(1) as u64);
+    let status_interval = status_interval(&config);
 
     let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
@@ -460,14 +459,30 @@ async fn run(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-/// `primary_conninfo` and `primary_slot_name` as `hotpair.conf` alone sets
-/// them; the reason if the file cannot be read or has an invalid setting.
-fn file_settings(dir: &Path) -> Result<(String, String), String> {
+/// The walreceiver's settings as the configuration files alone set them.
+#[derive(Clone, Default, PartialEq)]
+struct FileSettings {
+    conninfo: String,
+    slot: String,
+    hot_standby_feedback: bool,
+    status_interval: Duration,
+}
+
+/// Reads [`FileSettings`]; the reason if a file cannot be read or has an
+/// invalid setting.
+fn file_settings(dir: &Path) -> Result<FileSettings, String> {
     let c = Config::load(dir, &[]).map_err(|e| e.message)?;
-    Ok((
-        c.get("primary_conninfo").unwrap_or("").to_string(),
-        c.get("primary_slot_name").unwrap_or("").to_string(),
-    ))
+    Ok(FileSettings {
+        conninfo: c.get("primary_conninfo").unwrap_or("").to_string(),
+        slot: c.get("primary_slot_name").unwrap_or("").to_string(),
+        hot_standby_feedback: c.bool("hot_standby_feedback"),
+        status_interval: status_interval(&c),
+    })
+}
+
+/// `wal_receiver_status_interval`, at least a second.
+fn status_interval(c: &Config) -> Duration {
+    Duration::from_secs(c.int("wal_receiver_status_interval").max(1) as u64)
 }
 
 /// Waits for SIGHUP or `pg_reload_conf()` and re-reads `hotpair.conf`
@@ -512,8 +527,9 @@ async fn reload_loop(
                 continue;
             }
         };
-        let (old_ci, old_slot) = last.clone().unwrap_or_default();
-        let (new_ci, new_slot) = now.clone();
+        let old = last.clone().unwrap_or_default();
+        let (old_ci, old_slot) = (old.conninfo.clone(), old.slot.clone());
+        let (new_ci, new_slot) = (now.conninfo.clone(), now.slot.clone());
         if new_ci != old_ci {
             match ConnInfo::parse(&new_ci) {
                 Ok(ci) => {
@@ -534,6 +550,30 @@ async fn reload_loop(
         if new_slot != old_slot {
             tracing::info!("parameter \"primary_slot_name\" changed to \"{new_slot}\"");
             cfg.send_modify(|c| c.slot = (!new_slot.is_empty()).then(|| new_slot.clone()));
+        }
+        if now.hot_standby_feedback != old.hot_standby_feedback
+            || now.status_interval != old.status_interval
+        {
+            if now.hot_standby_feedback != old.hot_standby_feedback {
+                tracing::info!(
+                    "parameter \"hot_standby_feedback\" changed to \"{}\"",
+                    if now.hot_standby_feedback {
+                        "on"
+                    } else {
+                        "off"
+                    }
+                );
+            }
+            if now.status_interval != old.status_interval {
+                tracing::info!(
+                    "parameter \"wal_receiver_status_interval\" changed to \"{}s\"",
+                    now.status_interval.as_secs()
+                );
+            }
+            cfg.send_modify(|c| {
+                c.hot_standby_feedback = now.hot_standby_feedback;
+                c.status_interval = now.status_interval;
+            });
         }
         last = Some(now);
     }

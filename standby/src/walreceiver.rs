@@ -12,7 +12,8 @@
 //!        replay finished a transaction (applied_xact_end): reply r at once
 //!          (a remote_apply commit on the primary waits for it)
 //!        every 100 ms: reply r if replay moved or status interval passed;
-//!                      hot_standby_feedback on: h (oldest session xmin) if
+//!                      hot_standby_feedback on: h (oldest xmin of the sessions
+//!                      and of cascaded standbys) if
 //!                      it changed or status interval passed; off: one h
 //!                      with xmin 0 per connection (the primary forgets)
 //!  any error or disconnect → log, back off (100 ms doubling to 5 s), reconnect
@@ -79,6 +80,15 @@ pub struct ReceiverConfig {
     pub target_timeline: TargetTimeline,
 }
 
+impl ReceiverConfig {
+    /// Whether going from `old` to this configuration needs a new
+    /// connection: the primary or the slot changed. The other settings
+    /// apply on the running one.
+    pub fn repointed(&self, old: &ReceiverConfig) -> bool {
+        self.conninfo_text != old.conninfo_text || self.slot != old.slot
+    }
+}
+
 /// How often positions are checked for a reply.
 const TICK: Duration = Duration::from_millis(100);
 /// Reconnect backoff bounds.
@@ -109,10 +119,7 @@ pub async fn run(
         if *shutdown.borrow() {
             break;
         }
-        let changed = {
-            let now = config.borrow();
-            now.conninfo_text != cfg.conninfo_text || now.slot != cfg.slot
-        };
+        let changed = config.borrow().repointed(&cfg);
         match r {
             Ok(()) if changed => {}
             Ok(()) => tracing::info!("replication terminated by primary server"),
@@ -159,6 +166,17 @@ fn reply(writer: &WalWriter, db: &Node, requested: bool) -> FrontendMessage {
     FrontendMessage::CopyData(m.to_bytes())
 }
 
+/// The xmin this standby holds: its sessions' oldest, and what its own
+/// cascaded standbys report (their feedback and slots), which it passes
+/// up (0: none).
+fn feedback_xmin(db: &Node) -> u64 {
+    let sessions = db.procarray().oldest_session_xmin().0;
+    match (sessions, db.replication().required_xmin()) {
+        (0, x) | (x, 0) => x,
+        (a, b) => a.min(b),
+    }
+}
+
 /// An `h` message carrying `xmin` (0: hold nothing).
 fn feedback(xmin: u64) -> FrontendMessage {
     let m = ReplicationMessage::HotStandbyFeedback(HotStandbyFeedback {
@@ -172,8 +190,8 @@ fn feedback(xmin: u64) -> FrontendMessage {
 /// What hot-standby feedback to send now, if any (XLogWalRcvSendHSFeedback):
 /// with `hot_standby_feedback` on, the oldest xmin of the standby's sessions
 /// when it changed or the status interval passed; off, one invalid xmin
-/// per connection so the primary forgets what an earlier setting made it
-/// hold. `last` is what was last sent on this connection (None: nothing).
+/// per connection (and after a reload turned it off) so the primary
+/// forgets what an earlier setting made it hold. `last` is what was last sent on this connection (None: nothing).
 fn feedback_due(
     on: bool,
     current: u64,
@@ -182,7 +200,8 @@ fn feedback_due(
     interval: Duration,
 ) -> Option<u64> {
     if !on {
-        return last.is_none().then_some(0);
+        // Once per connection, and once more after a reload turned it off.
+        return (last != Some(0)).then_some(0);
     }
     (last != Some(current) || since_last >= interval).then_some(current)
 }
@@ -346,25 +365,7 @@ async fn identify(
     }
     if primary_tli > current {
         let dir = writer.dir();
-        for t in (current.0 + 1)..=primary_tli.0 {
-            let t = TimeLineId(t);
-            if wal::timeline::history_path(dir, t).exists() {
-                continue;
-            }
-            tracing::info!("fetching timeline history file for timeline {t} from primary server");
-            let content = fetch_history(client, t).await?;
-            let fsync = db.config().bool("fsync");
-            tokio::task::block_in_place(|| {
-                wal::timeline::write_history_file(dir, t, &content, fsync)
-            })
-            .map_err(|e| {
-                let hint = e
-                    .hint()
-                    .map(|h| format!("\nHINT:  {h}"))
-                    .unwrap_or_default();
-                refuse(format!("{e}{hint}"))
-            })?;
-        }
+        fetch_histories(db, dir, client, current, primary_tli).await?;
         if target.follows(current, primary_tli) {
             let history =
                 wal::timeline::read_history(dir, primary_tli).map_err(|e| refuse(e.to_string()))?;
@@ -372,6 +373,36 @@ async fn identify(
         }
     }
     Ok(primary_tli)
+}
+
+/// WalRcvFetchTimeLineHistoryFiles: the history files of the timelines
+/// after `current` up to `newest` that `dir` lacks, fetched from the
+/// primary, checked and written.
+async fn fetch_histories(
+    db: &Node,
+    dir: &std::path::Path,
+    client: &mut Client,
+    current: TimeLineId,
+    newest: TimeLineId,
+) -> Result<(), Failure> {
+    for t in (current.0 + 1)..=newest.0 {
+        let t = TimeLineId(t);
+        if wal::timeline::history_path(dir, t).exists() {
+            continue;
+        }
+        tracing::info!("fetching timeline history file for timeline {t} from primary server");
+        let content = fetch_history(client, t).await?;
+        let fsync = db.config().bool("fsync");
+        tokio::task::block_in_place(|| wal::timeline::write_history_file(dir, t, &content, fsync))
+            .map_err(|e| {
+                let hint = e
+                    .hint()
+                    .map(|h| format!("\nHINT:  {h}"))
+                    .unwrap_or_default();
+                refuse(format!("{e}{hint}"))
+            })?;
+    }
+    Ok(())
 }
 
 /// One connection: connect, stream until it ends (or `config` changes). `Ok` when the primary
@@ -413,6 +444,10 @@ async fn stream_once(
                         ),
                     ));
                 }
+                // The upstream switched while we streamed (a cascading
+                // standby following its own primary): its history may be
+                // new to us.
+                fetch_histories(db, writer.dir(), &mut client, tli, next).await?;
                 let w = writer.clone();
                 tokio::task::block_in_place(|| w.switch_timeline(next, at))
                     .map_err(|e| format!("could not switch to timeline {next}: {e}"))?;
@@ -482,12 +517,15 @@ async fn stream_timeline(
     let mut sent_xmin: Option<u64> = None;
     let mut last_feedback = Instant::now();
     let mut tick = tokio::time::interval(TICK);
+    // The settings a reload may change without a reconnection.
+    let mut live = cfg.clone();
     loop {
+        let cfg = &live;
         let msg = tokio::select! {
             m = client.recv() => m,
             _ = tick.tick() => {
                 let current = if cfg.hot_standby_feedback {
-                    db.procarray().oldest_session_xmin().0
+                    feedback_xmin(db)
                 } else {
                     0
                 };
@@ -527,9 +565,16 @@ async fn stream_timeline(
                 return Ok(None);
             }
             _ = config_changed(config) => {
-                // Re-pointed: this connection ends, `run` connects anew.
-                let _ = client.send(FrontendMessage::CopyDone).await;
-                return Ok(None);
+                let now = config.borrow_and_update().clone();
+                if now.repointed(cfg) {
+                    // Re-pointed: this connection ends, `run` connects anew.
+                    let _ = client.send(FrontendMessage::CopyDone).await;
+                    return Ok(None);
+                }
+                // hot_standby_feedback / wal_receiver_status_interval:
+                // in force from the next tick, on this connection.
+                live = now;
+                continue;
             }
         };
         let msg = match msg {

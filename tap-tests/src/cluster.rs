@@ -793,6 +793,28 @@ impl Node {
     /// `$node->enable_streaming($primary)`: from the next start this
     /// standby streams from `primary` (its `primary_conninfo`), without a
     /// slot.
+    /// Makes this stopped node a new standby of `upstream` (a primary or,
+    /// cascading, a standby): its data directory emptied, then started —
+    /// a base backup of `upstream`, then streaming. What an old primary
+    /// needs after a failover when it is not rewound.
+    pub fn rebuild_as_standby_of(&self, upstream: &Node) {
+        assert!(
+            !self.is_running(),
+            "node {}: rebuild requested while running",
+            self.name
+        );
+        eprintln!(
+            "# Node {}: rebuilding as a standby of {}",
+            self.name, upstream.name
+        );
+        std::fs::remove_dir_all(&self.data_dir)
+            .unwrap_or_else(|e| panic!("could not remove {}: {e}", self.data_dir.display()));
+        std::fs::create_dir_all(&self.data_dir)
+            .unwrap_or_else(|e| panic!("could not create {}: {e}", self.data_dir.display()));
+        self.set_upstream(upstream, None);
+        self.start();
+    }
+
     pub fn enable_streaming(&self, primary: &Node) {
         self.set_upstream(primary, None);
     }
@@ -850,9 +872,14 @@ impl Node {
 
     /// Waits until `standby` has replayed everything inserted into this
     /// node's WAL so far (`wait_for_catchup` in mode `replay` up to the
-    /// current insert LSN).
+    /// current insert LSN); for a standby upstream (cascading), up to what
+    /// this node has replayed, as Cluster.pm's default target.
     pub fn wait_for_replay(&self, standby: &Node) {
-        let lsn = self.lsn("insert");
+        let lsn = if self.safe_sql("SELECT pg_is_in_recovery()") == "t" {
+            self.lsn("replay")
+        } else {
+            self.lsn("insert")
+        };
         self.wait_for_catchup(standby, "replay", Some(&lsn));
     }
 

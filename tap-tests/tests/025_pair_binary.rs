@@ -18,6 +18,10 @@ struct Pair {
 
 impl Pair {
     fn start(dir: &Path, pport: u16, sport: u16, run: u32) -> Pair {
+        Pair::start_with(dir, pport, sport, run, &[])
+    }
+
+    fn start_with(dir: &Path, pport: u16, sport: u16, run: u32, extra: &[&str]) -> Pair {
         // pair runs the servers next to its own executable: build them.
         tap_tests::binaries::bin_dir();
         let out = dir.join(format!("pair-{run}.out"));
@@ -27,6 +31,7 @@ impl Pair {
             .arg(dir.join("data"))
             .args(["--primary-port", &pport.to_string()])
             .args(["--standby-port", &sport.to_string()])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::from(f.try_clone().expect("clone")))
             .stderr(Stdio::from(f))
@@ -36,7 +41,7 @@ impl Pair {
         let deadline = Instant::now() + timeout_default();
         loop {
             let text = p.output();
-            if text.contains("Ctrl-C stops both") {
+            if text.contains("Ctrl-C stops all") {
                 assert!(text.contains(&format!("psql -h 127.0.0.1 -p {pport} -U postgres")));
                 assert!(text.contains(&format!("psql -h 127.0.0.1 -p {sport} -U postgres")));
                 return p;
@@ -86,7 +91,12 @@ impl Drop for Pair {
 
 fn logs(dir: &Path) -> String {
     let mut s = String::new();
-    for l in ["primary.log", "standby.log"] {
+    for l in [
+        "primary.log",
+        "standby.log",
+        "standby_2.log",
+        "standby_3.log",
+    ] {
         let text = std::fs::read_to_string(dir.join("data").join(l)).unwrap_or_default();
         s.push_str(&format!("--- {l}\n{}\n", tap_tests::utils::tail(&text, 30)));
     }
@@ -152,5 +162,75 @@ fn pair_starts_stops_and_restarts() {
         standby_log.matches("base backup completed").count(),
         1,
         "only the first run took a base backup"
+    );
+}
+
+/// A base port with `n` consecutive free ports.
+fn free_ports(n: u16) -> u16 {
+    loop {
+        let base = free_port();
+        let all_free = (0..n).all(|i| {
+            base.checked_add(i)
+                .is_some_and(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok())
+        });
+        if all_free {
+            return base;
+        }
+    }
+}
+
+/// `pair --standbys 3 --cascade --sync`: three standbys, the third
+/// streaming from the first; the two attached to the primary are its
+/// synchronous candidates (the first synchronous); a row written on the
+/// primary reaches all three; everything stops cleanly.
+#[test]
+fn pair_with_three_standbys_one_cascading() {
+    let root = tap_tests::binaries::target_dir().join("tap-tmp");
+    std::fs::create_dir_all(&root).expect("tap-tmp");
+    let tmp = tempfile::Builder::new()
+        .prefix("pair3_")
+        .tempdir_in(&root)
+        .expect("temp dir");
+    let dir = tmp.path();
+    let pport = free_port();
+    let sport = free_ports(3);
+    let mut pair = Pair::start_with(
+        dir,
+        pport,
+        sport,
+        1,
+        &["--standbys", "3", "--cascade", "--sync"],
+    );
+    let out = pair.output();
+    for (name, port) in [("standby_2", sport + 1), ("standby_3", sport + 2)] {
+        assert!(
+            out.contains(&format!("{name}: psql -h 127.0.0.1 -p {port} -U postgres")),
+            "{out}"
+        );
+    }
+    assert!(out.contains("(cascading from standby)"), "{out}");
+    let p = Session::connect("primary", &connstr(pport));
+    let s1 = Session::connect("standby", &connstr(sport));
+    let s3 = Session::connect("standby_3", &connstr(sport + 2));
+    assert_eq!(
+        p.query_safe("SELECT application_name, sync_state FROM pg_stat_replication ORDER BY 1"),
+        "pair_standby|sync\npair_standby_2|potential"
+    );
+    assert_eq!(
+        s1.query_safe("SELECT application_name FROM pg_stat_replication"),
+        "pair_standby_3",
+        "the third streams from the first"
+    );
+    p.query_safe("CREATE TABLE three (n int); INSERT INTO three VALUES (3)");
+    wait_until("the row reaches the cascaded standby", || {
+        s3.query("SELECT n FROM three").is_ok_and(|o| o == "3")
+    });
+    drop((p, s1, s3));
+    assert!(pair.interrupt(), "pair exits 0:\n{}", pair.output());
+    let log = logs(dir);
+    assert_eq!(
+        log.matches("database system is shut down").count(),
+        4,
+        "all four servers shut down cleanly:\n{log}"
     );
 }

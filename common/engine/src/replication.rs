@@ -475,6 +475,31 @@ impl SlotManager {
     }
 }
 
+/// A base backup's claim on WAL (see [`hold_wal`]).
+pub struct WalHold {
+    db: Arc<crate::Engine>,
+    lsn: Lsn,
+}
+
+/// Keeps `db`'s WAL from `lsn` on until the returned guard is dropped (a
+/// base backup copying it): [`ReplicationState::oldest_kept_lsn`].
+pub fn hold_wal(db: &Arc<crate::Engine>, lsn: Lsn) -> WalHold {
+    db.replication.wal_holds.lock().push(lsn);
+    WalHold {
+        db: db.clone(),
+        lsn,
+    }
+}
+
+impl Drop for WalHold {
+    fn drop(&mut self) {
+        let mut h = self.db.replication.wal_holds.lock();
+        if let Some(i) = h.iter().position(|l| *l == self.lsn) {
+            h.swap_remove(i);
+        }
+    }
+}
+
 /// Replication state of one node; see the module docs.
 #[derive(Debug)]
 pub struct ReplicationState {
@@ -497,6 +522,9 @@ pub struct ReplicationState {
     receiver: Mutex<Option<WalRcvStat>>,
     /// Replication slots.
     pub slots: SlotManager,
+    /// WAL a running base backup still has to send (its start LSN each):
+    /// checkpoints and restartpoints keep it ([`hold_wal`]).
+    wal_holds: Mutex<Vec<Lsn>>,
     /// Standby queries cancelled (or sessions ended) by snapshot conflicts
     /// with replay (`pg_stat_database_conflicts.confl_snapshot`).
     confl_snapshot: AtomicU64,
@@ -573,6 +601,7 @@ impl ReplicationState {
             walsenders: Mutex::new(Vec::new()),
             receiver: Mutex::new(None),
             slots: SlotManager::open(data_dir)?,
+            wal_holds: Mutex::new(Vec::new()),
             confl_snapshot: AtomicU64::new(0),
             wal: parking_lot::RwLock::new(None),
             control_reader: std::sync::OnceLock::new(),
@@ -735,6 +764,16 @@ impl ReplicationState {
     /// removal).
     pub fn oldest_slot_lsn(&self) -> Option<Lsn> {
         self.slots.oldest_slot_lsn()
+    }
+
+    /// The oldest WAL position a checkpoint or restartpoint must keep for
+    /// replication: slots' restart LSNs and running base backups.
+    pub fn oldest_kept_lsn(&self) -> Option<Lsn> {
+        let holds = self.wal_holds.lock().iter().copied().min();
+        match (self.oldest_slot_lsn(), holds) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The live walsenders (`pg_stat_replication`).
