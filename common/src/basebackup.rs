@@ -384,3 +384,105 @@ pub(crate) async fn send(
     );
     Ok(())
 }
+
+// ---------------------------------------------------------------------------
+// Single files: what `rewind` fetches (pg_rewind's pg_ls_dir / pg_stat_file /
+// pg_read_binary_file, as replication commands)
+// ---------------------------------------------------------------------------
+
+/// Most bytes one READ_DATA_FILE returns.
+pub const READ_DATA_FILE_MAX: u64 = 16 << 20;
+
+/// LIST_DATA_FILES: one row `(path text, size int8)` per file a base backup
+/// would copy from the data directories (`global/`, `base/`, `pg_xact/`,
+/// `pg_twophase/`), sorted by path.
+pub(crate) fn write_file_list(db: &Node, out: &mut BytesMut) -> Result<(), PgError> {
+    let root = db.config().data_dir.clone();
+    let mut files = Vec::new();
+    for d in DIRS {
+        list_files(&root, d, &mut files)?;
+    }
+    let field = |n: &str, oid: u32| protocol::messages::FieldInfo {
+        name: n.to_string(),
+        table_oid: 0,
+        column_id: 0,
+        type_oid: oid,
+        type_len: -1,
+        type_mod: -1,
+        format: 0,
+    };
+    let _ = BackendMessage::RowDescription(vec![
+        field("path", TEXT_OID),
+        field("size", crate::walsender::INT8_OID),
+    ])
+    .encode(out);
+    for (rel, _, size) in &files {
+        if let Ok(mut w) = protocol::messages::DataRowWriter::begin(out, 2) {
+            w.value(rel.as_bytes());
+            w.value(size.to_string().as_bytes());
+            let _ = w.finish();
+        }
+    }
+    let _ = write_command_complete(out, &format!("SELECT {}", files.len()));
+    Ok(())
+}
+
+/// Checks a path a client names (READ_DATA_FILE) the way
+/// `pg_read_binary_file` checks one for an unprivileged caller, and further
+/// limits it to the directories a base backup copies. Returns the file's
+/// absolute path.
+pub(crate) fn check_data_file_path(root: &Path, rel: &str) -> Result<PathBuf, PgError> {
+    let p = Path::new(rel);
+    if p.is_absolute() {
+        return Err(PgError::new(
+            sqlstate::INSUFFICIENT_PRIVILEGE,
+            "absolute path not allowed",
+        ));
+    }
+    if rel.is_empty()
+        || p.components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err(PgError::new(
+            sqlstate::INSUFFICIENT_PRIVILEGE,
+            "path must be in or below the current directory",
+        ));
+    }
+    if !DIRS.iter().any(|d| p.starts_with(d)) || DIRS.contains(&rel) {
+        return Err(PgError::new(
+            sqlstate::INSUFFICIENT_PRIVILEGE,
+            format!("file \"{rel}\" is not in a directory a base backup copies"),
+        ));
+    }
+    Ok(root.join(p))
+}
+
+/// READ_DATA_FILE: up to `length` bytes (at most [`READ_DATA_FILE_MAX`])
+/// of the file at `offset`; fewer at its end, `None` if it does not exist
+/// (dropped since it was listed: `pg_read_binary_file(…, missing_ok)`).
+pub(crate) fn read_data_file(
+    db: &Node,
+    rel: &str,
+    offset: u64,
+    length: u64,
+) -> Result<Option<Vec<u8>>, PgError> {
+    use std::os::unix::fs::FileExt;
+    let abs = check_data_file_path(&db.config().data_dir, rel)?;
+    let f = match std::fs::File::open(&abs) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err("open file", Path::new(rel), e)),
+    };
+    let mut buf = vec![0u8; length.min(READ_DATA_FILE_MAX) as usize];
+    let mut got = 0;
+    while got < buf.len() {
+        match f.read_at(&mut buf[got..], offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_err("read file", Path::new(rel), e)),
+        }
+    }
+    buf.truncate(got);
+    Ok(Some(buf))
+}

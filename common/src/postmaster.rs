@@ -191,6 +191,8 @@ pub async fn run_primary_with(config: Config, boot: crate::auth::Bootstrap) -> R
     );
 
     let unix = unix_listener(&config);
+    // Held until the function returns: after the shutdown checkpoint.
+    let _pid_file = PidFile::acquire(&config.data_dir, addr.port())?;
     let db = Node::open(config, Role::Primary).map_err(|e| e.message.clone())?;
     crate::auth::ensure_bootstrap_superuser(&db, &boot).map_err(|e| e.message.clone())?;
     crate::auth::spawn_reload_task(&db)
@@ -319,4 +321,99 @@ pub fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 's
         }
         tracing::info!("received fast shutdown request");
     })
+}
+
+/// `DIR/postmaster.pid`, PostgreSQL's lock file: the pid, the data
+/// directory and the port, one a line. A running server holds an
+/// exclusive advisory lock on it (`flock`) for as long as it runs, so a
+/// second server — or a tool that must not touch a live directory, like
+/// `rewind` — finds the lock taken. The kernel drops the lock when the
+/// process ends, however it ends: a file left by a SIGKILL is stale and
+/// is simply taken over; a clean stop removes it.
+pub struct PidFile {
+    /// Held open: closing it would release the lock.
+    _file: std::fs::File,
+    path: PathBuf,
+}
+
+/// Name of the lock file in the data directory.
+pub const PID_FILE: &str = "postmaster.pid";
+
+impl PidFile {
+    /// Takes the lock of `data_dir` (created if missing) and writes this
+    /// process's line; PostgreSQL's "lock file … already exists" if a
+    /// live server holds it.
+    pub fn acquire(data_dir: &std::path::Path, port: u16) -> Result<PidFile, String> {
+        use std::io::Write;
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            format!(
+                "could not create data directory \"{}\": {e}",
+                data_dir.display()
+            )
+        })?;
+        let path = data_dir.join(PID_FILE);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| format!("could not create lock file \"{}\": {e}", path.display()))?;
+        if let Some(pid) = lock_holder(&file, &path)? {
+            return Err(format!(
+                "lock file \"{PID_FILE}\" already exists\nHINT:  Is another postmaster (PID {pid}) running in data directory \"{}\"?",
+                data_dir.display()
+            ));
+        }
+        let text = format!("{}\n{}\n{port}\n", std::process::id(), data_dir.display());
+        file.set_len(0)
+            .and_then(|_| file.write_all(text.as_bytes()))
+            .and_then(|_| file.sync_all())
+            .map_err(|e| format!("could not write lock file \"{}\": {e}", path.display()))?;
+        Ok(PidFile { _file: file, path })
+    }
+}
+
+impl Drop for PidFile {
+    fn drop(&mut self) {
+        // A clean stop: the directory is free again.
+        if let Err(e) = std::fs::remove_file(&self.path) {
+            tracing::warn!(
+                "could not remove lock file \"{}\": {e}",
+                self.path.display()
+            );
+        }
+    }
+}
+
+/// Tries the lock of an open `postmaster.pid`: `Some(pid text)` if a live
+/// server holds it, `None` once this process holds it.
+fn lock_holder(file: &std::fs::File, path: &std::path::Path) -> Result<Option<String>, String> {
+    match file.try_lock() {
+        Ok(()) => Ok(None),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            Ok(Some(text.lines().next().unwrap_or("?").trim().to_string()))
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(format!("could not lock file \"{PID_FILE}\": {e}"))
+        }
+    }
+}
+
+/// Whether a server runs on `data_dir`, for tools that must not touch a
+/// live directory: `Some(pid)` if its `postmaster.pid` is locked. Holds
+/// nothing: a stale or absent file is `None`, and nothing is written.
+pub fn running_server(data_dir: &std::path::Path) -> Result<Option<String>, String> {
+    let path = data_dir.join(PID_FILE);
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("could not open file \"{}\": {e}", path.display())),
+    };
+    let holder = lock_holder(&file, &path)?;
+    if holder.is_none() {
+        let _ = file.unlock();
+    }
+    Ok(holder)
 }

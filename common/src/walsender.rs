@@ -12,6 +12,9 @@
 //!  DROP_REPLICATION_SLOT s [WAIT]
 //!  BASE_BACKUP [PROGRESS] [LABEL 'x']   → see basebackup.rs
 //!  TIMELINE_HISTORY n                   → filename, content (bytea)
+//!  LIST_DATA_FILES                      → (path, size) per file of global/,
+//!                                         base/, pg_xact/, pg_twophase/
+//!  READ_DATA_FILE 'path' offset length  → data (bytea; NULL: no such file)
 //!  START_REPLICATION [SLOT s] [PHYSICAL] X/X [TIMELINE n]
 //!       → CopyBothResponse, then      w (XLogData) / k (keepalive)   ──▶
 //!                                     r (status) / h (feedback)      ◀──
@@ -498,6 +501,21 @@ async fn command(
             write_history_row(&mut conn.out, &name, &content);
             Ok(Flow::Continue)
         }
+        ["LIST_DATA_FILES"] => {
+            tokio::task::block_in_place(|| basebackup::write_file_list(db, &mut conn.out))?;
+            Ok(Flow::Continue)
+        }
+        ["READ_DATA_FILE", _, offset, length] => {
+            let path = w[1].trim_matches('\'');
+            let (Ok(offset), Ok(length)) = (offset.parse::<u64>(), length.parse::<u64>()) else {
+                return Err(syntax_error(sql));
+            };
+            let data = tokio::task::block_in_place(|| {
+                basebackup::read_data_file(db, path, offset, length)
+            })?;
+            write_file_row(&mut conn.out, data.as_deref());
+            Ok(Flow::Continue)
+        }
         ["START_REPLICATION", rest @ ..] => {
             let mut slot = None;
             let mut start = None;
@@ -649,6 +667,29 @@ fn write_history_row(out: &mut BytesMut, name: &str, content: &[u8]) {
         let _ = w.finish();
     }
     let _ = write_command_complete(out, "TIMELINE_HISTORY");
+}
+
+/// READ_DATA_FILE's result: one bytea column `data` sent as the raw
+/// bytes (NULL for a file that does not exist).
+fn write_file_row(out: &mut BytesMut, data: Option<&[u8]>) {
+    let _ = BackendMessage::RowDescription(vec![protocol::messages::FieldInfo {
+        name: "data".to_string(),
+        table_oid: 0,
+        column_id: 0,
+        type_oid: BYTEA_OID,
+        type_len: -1,
+        type_mod: -1,
+        format: 0,
+    }])
+    .encode(out);
+    if let Ok(mut w) = DataRowWriter::begin(out, 1) {
+        match data {
+            Some(d) => w.value(d),
+            None => w.null(),
+        }
+        let _ = w.finish();
+    }
+    let _ = write_command_complete(out, "READ_DATA_FILE");
 }
 
 /// Where streaming of a requested timeline must stop: `None` for the

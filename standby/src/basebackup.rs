@@ -56,7 +56,8 @@ impl BackupLabel {
         })
     }
 
-    fn write(&self, dir: &Path) -> std::io::Result<()> {
+    /// Writes `DIR/backup_label` and fsyncs it.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         let mut f = File::create(dir.join(BACKUP_LABEL))?;
         writeln!(f, "START WAL LOCATION: {}", self.start)?;
         writeln!(f, "END WAL LOCATION: {}", self.end)?;

@@ -19,9 +19,12 @@
 //!   reconnects with backoff.
 //! * [`startup`] — continuous redo, KnownAssignedXids, consistency.
 //! * [`promote`] — ending recovery: the standby becomes a primary.
+//! * [`rewind`] — the `rewind` binary's work (pg_rewind): an old primary
+//!   that diverged after a failover becomes a standby of the new one.
 
 pub mod basebackup;
 pub mod conninfo;
 pub mod promote;
+pub mod rewind;
 pub mod startup;
 pub mod walreceiver;

@@ -339,6 +339,8 @@ async fn run(config: Config) -> Result<(), String> {
         addr.port()
     );
 
+    // Held until the function returns: after the shutdown restartpoint.
+    let _pid_file = common::postmaster::PidFile::acquire(&dir, addr.port())?;
     let db = Node::open(config, Role::Standby).map_err(|e| e.message.clone())?;
     common::auth::spawn_reload_task(&db).map_err(|e| e.to_string())?;
     tracing::info!("entering standby mode");
