@@ -815,6 +815,48 @@ impl Node {
         self.start();
     }
 
+    /// `rewind --target-pgdata <this node> --source-server <source>
+    /// --write-recovery-conf` (PostgreSQL's `command_ok(['pg_rewind', …])`
+    /// in its failover tests): this stopped old primary takes the blocks
+    /// it changed since the fork from `source`, the new primary, and will
+    /// start as a standby (of `source`, or of whatever
+    /// [`enable_streaming`](Self::enable_streaming) names). Returns its
+    /// output; panics if it fails.
+    pub fn rewind(&self, source: &Node) -> String {
+        assert!(
+            !self.is_running(),
+            "node {}: rewind requested while running",
+            self.name
+        );
+        let out = Command::new(binaries::bin_path("rewind"))
+            .arg("--target-pgdata")
+            .arg(&self.data_dir)
+            .arg("--source-server")
+            .arg(format!(
+                "host={} port={} user=postgres application_name=rewind",
+                source.host, source.port
+            ))
+            .arg("--write-recovery-conf")
+            .output()
+            .unwrap_or_else(|e| panic!("could not run rewind: {e}"));
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!(
+            "# Node {}: rewound from {}
+{text}",
+            self.name, source.name
+        );
+        assert!(
+            out.status.success(),
+            "rewind of {} failed:\n{text}",
+            self.name
+        );
+        text
+    }
+
     /// `$node->set_standby_mode`: `standby.signal` in the data directory,
     /// so that the next start (with an upstream) recovers as a standby —
     /// an old primary joining the node promoted in its place.

@@ -6,7 +6,7 @@
 //!             writers insert ledger rows and bump per-writer counters
 //!             SIGKILL P mid-run
 //!             promote A (new timeline); B, streaming from A, follows it
-//!             P rejoins as a standby of B (rejoin)
+//!             P is rewound against A and rejoins as a standby of B
 //!  round k+1: A ──sync──▶ B ──cascade──▶ P
 //! ```
 //!
@@ -216,8 +216,12 @@ fn failover_rounds_lose_nothing() {
         );
         drop(long_lived);
 
-        // The old primary rejoins behind the cascaded standby.
-        primary.rebuild_as_standby_of(cascade);
+        // The old primary, killed mid-run (it may hold WAL the new
+        // timeline does not), is rewound against the new primary and
+        // rejoins behind the cascaded standby.
+        primary.rewind(sync);
+        primary.enable_streaming(cascade);
+        primary.start();
         sync.wait_for_replay(cascade);
         cascade.wait_for_replay(primary);
         let sums: Vec<String> = [sync, cascade, primary]
