@@ -402,18 +402,9 @@ pub(crate) fn write_file_list(db: &Node, out: &mut BytesMut) -> Result<(), PgErr
     for d in DIRS {
         list_files(&root, d, &mut files)?;
     }
-    let field = |n: &str, oid: u32| protocol::messages::FieldInfo {
-        name: n.to_string(),
-        table_oid: 0,
-        column_id: 0,
-        type_oid: oid,
-        type_len: -1,
-        type_mod: -1,
-        format: 0,
-    };
     let _ = BackendMessage::RowDescription(vec![
-        field("path", TEXT_OID),
-        field("size", crate::walsender::INT8_OID),
+        crate::walsender::field_info("path", TEXT_OID),
+        crate::walsender::field_info("size", crate::walsender::INT8_OID),
     ])
     .encode(out);
     for (rel, _, size) in &files {

@@ -336,6 +336,19 @@ fn syntax_error(sql: &str) -> PgError {
     PgError::syntax(format!("syntax error in replication command \"{sql}\""))
 }
 
+/// A result column `name` of type `oid`, in text format.
+pub(crate) fn field_info(name: &str, oid: u32) -> protocol::messages::FieldInfo {
+    protocol::messages::FieldInfo {
+        name: name.to_string(),
+        table_oid: 0,
+        column_id: 0,
+        type_oid: oid,
+        type_len: -1,
+        type_mod: -1,
+        format: 0,
+    }
+}
+
 /// Writes a one-row result of text columns.
 pub(crate) fn write_row(
     out: &mut BytesMut,
@@ -343,18 +356,7 @@ pub(crate) fn write_row(
     vals: &[Option<&str>],
     tag: &str,
 ) {
-    let fields = cols
-        .iter()
-        .map(|(n, oid)| protocol::messages::FieldInfo {
-            name: n.to_string(),
-            table_oid: 0,
-            column_id: 0,
-            type_oid: *oid,
-            type_len: -1,
-            type_mod: -1,
-            format: 0,
-        })
-        .collect();
+    let fields = cols.iter().map(|(n, oid)| field_info(n, *oid)).collect();
     let _ = BackendMessage::RowDescription(fields).encode(out);
     if let Ok(mut w) = DataRowWriter::begin(out, vals.len()) {
         for v in vals {
@@ -647,18 +649,9 @@ fn os_message(e: &std::io::Error) -> String {
 /// TIMELINE_HISTORY's result: the file name (text) and its content
 /// (declared bytea and sent as the raw bytes, as PostgreSQL does).
 fn write_history_row(out: &mut BytesMut, name: &str, content: &[u8]) {
-    let field = |n: &str, oid: u32| protocol::messages::FieldInfo {
-        name: n.to_string(),
-        table_oid: 0,
-        column_id: 0,
-        type_oid: oid,
-        type_len: -1,
-        type_mod: -1,
-        format: 0,
-    };
     let _ = BackendMessage::RowDescription(vec![
-        field("filename", TEXT_OID),
-        field("content", BYTEA_OID),
+        field_info("filename", TEXT_OID),
+        field_info("content", BYTEA_OID),
     ])
     .encode(out);
     if let Ok(mut w) = DataRowWriter::begin(out, 2) {

@@ -741,32 +741,33 @@ impl Node {
         *self.upstream.lock().unwrap_or_else(|e| e.into_inner()) = Some((conninfo, slot));
     }
 
+    /// Runs replication command `cmd` (IDENTIFY_SYSTEM, TIMELINE_HISTORY
+    /// n, …) through the real psql on a `replication=true` connection;
+    /// (exit status, stdout, stderr).
+    pub fn replication_command(&self, cmd: &str) -> (i32, String, String) {
+        let conn = format!(
+            "host={} port={} user=postgres dbname=postgres replication=true",
+            self.host, self.port
+        );
+        let args: Vec<String> = ["-XAtq", "-v", "ON_ERROR_STOP=1", "-d", &conn, "-c", cmd]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let out = run_psql(&args, "", Some(&self.base_path));
+        (out.status, out.stdout, out.stderr)
+    }
+
     /// `CREATE_REPLICATION_SLOT name PHYSICAL RESERVE_WAL` on this node
     /// through a replication connection of the real psql (as
     /// `pg_create_physical_replication_slot(name, true)`); panics on error.
     pub fn create_physical_slot(&self, name: &str) {
-        let port = self.port.to_string();
-        let conn = format!(
-            "host={} port={port} user=postgres dbname=postgres replication=true",
-            self.host
-        );
-        let args: Vec<String> = [
-            "-XAtq",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-d",
-            &conn,
-            "-c",
-            &format!("CREATE_REPLICATION_SLOT {name} PHYSICAL RESERVE_WAL"),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let out = run_psql(&args, "", Some(&self.base_path));
+        let (status, out, err) = self.replication_command(&format!(
+            "CREATE_REPLICATION_SLOT {name} PHYSICAL RESERVE_WAL"
+        ));
         assert_eq!(
-            out.status, 0,
-            "node {}: could not create slot {name}: {}{}",
-            self.name, out.stdout, out.stderr
+            status, 0,
+            "node {}: could not create slot {name}: {out}{err}",
+            self.name
         );
     }
 

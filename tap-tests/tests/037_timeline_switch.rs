@@ -31,22 +31,6 @@ fn wal_files(node: &Node) -> Vec<String> {
     v
 }
 
-/// Runs a replication command through the real psql (`replication=true`);
-/// returns (exit status, stdout, stderr).
-fn replication_command(node: &Node, cmd: &str) -> (i32, String, String) {
-    let conn = format!(
-        "host={} port={} user=postgres dbname=postgres replication=true",
-        node.host(),
-        node.port()
-    );
-    let args: Vec<String> = ["-XAtq", "-d", &conn, "-c", cmd]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let out = tap_tests::psql::run_psql(&args, "", None);
-    (out.status, out.stdout, out.stderr)
-}
-
 /// Waits until `node`'s log, after `offset`, contains `pattern`.
 fn wait_log(node: &Node, pattern: &str, offset: u64) {
     node.wait_for_log(pattern, offset);
@@ -95,28 +79,28 @@ fn standby_follows_promoted_sibling() {
     );
     // The walsender speaks of timeline 2 (psql, as pg_basebackup and a
     // PostgreSQL standby would ask).
-    let (st, out, err) = replication_command(&standby_1, "IDENTIFY_SYSTEM");
+    let (st, out, err) = standby_1.replication_command("IDENTIFY_SYSTEM");
     assert_eq!(st, 0, "{err}");
     assert_eq!(out.split('|').nth(1), Some("2"), "IDENTIFY_SYSTEM: {out}");
-    let (st, out, err) = replication_command(&standby_1, "TIMELINE_HISTORY 2");
+    let (st, out, err) = standby_1.replication_command("TIMELINE_HISTORY 2");
     assert_eq!(st, 0, "{err}");
     assert!(
         out.starts_with("00000002.history|1\t"),
         "TIMELINE_HISTORY: {out:?}"
     );
-    let (st, _, err) = replication_command(&standby_1, "TIMELINE_HISTORY 3");
+    let (st, _, err) = standby_1.replication_command("TIMELINE_HISTORY 3");
     assert_ne!(st, 0);
     assert!(
         err.contains("could not open file \"pg_wal/00000003.history\""),
         "{err}"
     );
-    let (st, _, err) = replication_command(&standby_1, "START_REPLICATION 0/1000000 TIMELINE 3");
+    let (st, _, err) = standby_1.replication_command("START_REPLICATION 0/1000000 TIMELINE 3");
     assert_ne!(st, 0);
     assert!(
         err.contains("requested timeline 3 is not in this server's history"),
         "{err}"
     );
-    let (st, _, err) = replication_command(&standby_1, "START_REPLICATION 1/0 TIMELINE 1");
+    let (st, _, err) = standby_1.replication_command("START_REPLICATION 1/0 TIMELINE 1");
     assert_ne!(st, 0);
     assert!(
         err.contains("requested starting point 1/0 on timeline 1 is not in this server's history")

@@ -52,22 +52,6 @@ fn rewind(target: &Node, source: &Node, extra: &[&str]) -> (i32, String, String)
     r
 }
 
-/// Runs a replication command through the real psql; (exit status,
-/// stdout, stderr).
-fn replication_command(node: &Node, cmd: &str) -> (i32, String, String) {
-    let conn = format!(
-        "host={} port={} user=postgres dbname=postgres replication=true",
-        node.host(),
-        node.port()
-    );
-    let args: Vec<String> = ["-XAtq", "-d", &conn, "-c", cmd]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let out = tap_tests::psql::run_psql(&args, "", None);
-    (out.status, out.stdout, out.stderr)
-}
-
 /// Every file under `dir` with its content and modification time.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
     fn walk(dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, SystemTime)>) {
@@ -410,11 +394,11 @@ fn standby_stopped_before_fork_needs_no_rewind() {
         ),
         ("hotpair.conf", "is not in a directory a base backup copies"),
     ] {
-        let (st, _, err) = replication_command(&s1, &format!("READ_DATA_FILE '{path}' 0 10"));
+        let (st, _, err) = s1.replication_command(&format!("READ_DATA_FILE '{path}' 0 10"));
         assert_ne!(st, 0, "{path} refused");
         assert!(err.contains(msg), "{path}: {err}");
     }
-    let (st, out, err) = replication_command(&s1, "LIST_DATA_FILES");
+    let (st, out, err) = s1.replication_command("LIST_DATA_FILES");
     assert_eq!(st, 0, "{err}");
     assert!(out.contains("global/catalog|"), "{out}");
 

@@ -33,20 +33,6 @@ use tap_tests::{wait_until, Node};
 
 const COUNT: &str = "SELECT count(*) FROM tab_int";
 
-fn replication_command(node: &Node, cmd: &str) -> (i32, String, String) {
-    let conn = format!(
-        "host={} port={} user=postgres dbname=postgres replication=true",
-        node.host(),
-        node.port()
-    );
-    let args: Vec<String> = ["-XAtq", "-d", &conn, "-c", cmd]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let out = tap_tests::psql::run_psql(&args, "", None);
-    (out.status, out.stdout, out.stderr)
-}
-
 /// Sets `name = value` through ALTER SYSTEM and a reload.
 fn set_reload(node: &Node, name: &str, value: &str) {
     node.safe_sql(&format!("ALTER SYSTEM SET {name} = '{value}'"));
@@ -92,9 +78,9 @@ fn cascade_serves_follows_and_holds() {
         standby_2.safe_sql("SELECT slot_name, active FROM pg_replication_slots"),
         "standby_3_slot|t"
     );
-    let (st, out, err) = replication_command(&standby_2, "IDENTIFY_SYSTEM");
+    let (st, out, err) = standby_2.replication_command("IDENTIFY_SYSTEM");
     assert_eq!(st, 0, "{err}");
-    let (_, primary_id, _) = replication_command(&primary, "IDENTIFY_SYSTEM");
+    let (_, primary_id, _) = primary.replication_command("IDENTIFY_SYSTEM");
     assert_eq!(
         out.split('|').take(2).collect::<Vec<_>>(),
         primary_id.split('|').take(2).collect::<Vec<_>>(),
