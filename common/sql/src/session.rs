@@ -529,6 +529,7 @@ impl Session {
             state: BackendState::Idle,
             wait_event: None,
             cancel: Some(cancel.clone()),
+            terminate: None,
             query: engine::backend_status::no_query(),
         });
         // CONNECTION LIMIT: counted with this session registered, so two
@@ -2481,7 +2482,11 @@ impl Session {
                 }
             }
         };
+        let notices = std::mem::take(&mut ec.notices);
         drop(ec);
+        for n in notices {
+            self.notice(sink, n);
+        }
         self.keep_deferred(deferred)?;
         if planned.writes() {
             self.xact.command_counter_increment();
@@ -2958,6 +2963,9 @@ impl Backend for Session {
     }
     fn set_backend_pid(&mut self, pid: i32) {
         Session::set_backend_pid(self, pid)
+    }
+    fn set_terminator(&mut self, terminate: Arc<dyn Fn() + Send + Sync>) {
+        self.status.update(|s| s.terminate = Some(terminate));
     }
     fn enable_async_waits(&mut self) {
         self.async_waits = true;
