@@ -844,7 +844,7 @@ pub fn alter_owner(
 
 /// PostgreSQL's `aclnewowner`: items of the old owner become the new
 /// owner's, merged with any the new owner already had.
-fn new_owner_acl(acl: Vec<AclItem>, old: Oid, new: Oid) -> Vec<AclItem> {
+pub(crate) fn new_owner_acl(acl: Vec<AclItem>, old: Oid, new: Oid) -> Vec<AclItem> {
     let mut out: Vec<AclItem> = Vec::new();
     for mut i in acl {
         if i.grantee == old {
@@ -939,11 +939,32 @@ pub fn check_utility(
         Statement::CreateTable(ct) => create_in(&ct.name)?,
         Statement::CreateView { name, .. } => create_in(name)?,
         Statement::CreateSequence { name, .. } => create_in(name)?,
-        Statement::CreateSchema { .. } => {
+        Statement::CreateSchema { schema_name, .. } => {
             let key = CommentKey::object(PG_DATABASE, DATABASE_OID);
             let (owner, acl) = object_acl(cv, &key, ObjType::Database, BOOTSTRAP_SUPERUSER_OID);
             if !u.has_privs_of(owner) && acl_mask(&acl, &u.roles, ACL_CREATE) == 0 {
                 return Err(crate::privileges::denied("database", database));
+            }
+            // AUTHORIZATION role: the creator must be a member of it
+            // (PostgreSQL 15's check_is_member_of_role).
+            let role = match schema_name {
+                sqlparser::ast::SchemaName::UnnamedAuthorization(r)
+                | sqlparser::ast::SchemaName::NamedAuthorization(_, r) => {
+                    Some(crate::planner::ident_name(r))
+                }
+                sqlparser::ast::SchemaName::Simple(_) => None,
+            };
+            if let Some(target) = role.and_then(|n| cv.catalog().role(&n)) {
+                if !cv
+                    .catalog()
+                    .member_closure(u.oid, false)
+                    .contains(&target.oid)
+                {
+                    return Err(PgError::new(
+                        sqlstate::INSUFFICIENT_PRIVILEGE,
+                        format!("must be member of role \"{}\"", target.name),
+                    ));
+                }
             }
         }
         _ => {}

@@ -419,6 +419,8 @@ pub fn initial_acl(
     for i in schema.into_iter().flatten() {
         engine::acl::acl_merge(&mut acl, i);
     }
+    // PostgreSQL sorts the result (aclitemsort: grantee, grantor, rights).
+    acl.sort_by_key(|i| (i.grantee, i.grantor, i.privs));
     Some(acl)
 }
 
@@ -508,6 +510,36 @@ pub fn check_role_unused(cv: &CatalogView<'_>, oid: Oid, name: &str) -> PgResult
                 }
             }
             PG_NAMESPACE => format!("schema {}", schema_name(cv, key.objoid)),
+            engine::acl::PG_DEFAULT_ACL => {
+                if e.acl.is_none() {
+                    continue;
+                }
+                let what = match key.name.as_str() {
+                    "S" => "sequences",
+                    "f" => "functions",
+                    "T" => "types",
+                    "n" => "schemas",
+                    _ => "relations",
+                };
+                let role = cv
+                    .catalog()
+                    .role_by_oid(key.objoid)
+                    .map(|r| r.name.clone())
+                    .unwrap_or_default();
+                let schema = if key.subid > 0 {
+                    format!(" in schema {}", schema_name(cv, key.subid as Oid))
+                } else {
+                    String::new()
+                };
+                let text =
+                    format!("default privileges on new {what} belonging to role {role}{schema}");
+                if key.objoid == oid {
+                    lines.push((key.objoid, key.subid, format!("owner of {text}")));
+                } else if e.acl.iter().flatten().any(|i| i.grantee == oid) {
+                    lines.push((key.objoid, key.subid, format!("privileges for {text}")));
+                }
+                continue;
+            }
             _ => "database".to_string(),
         };
         if e.owner == oid {
