@@ -87,14 +87,14 @@ pub enum RoleStmt {
         /// Names.
         names: Vec<String>,
     },
-    /// DROP OWNED BY role, … [CASCADE | RESTRICT] (`crate::shdepend`).
+    /// DROP OWNED BY role, … [CASCADE | RESTRICT] (run by the session).
     DropOwned {
         /// The roles (`current_user` / `session_user` resolved at run time).
         roles: Vec<String>,
         /// CASCADE.
         cascade: bool,
     },
-    /// REASSIGN OWNED BY role, … TO role (`crate::shdepend`).
+    /// REASSIGN OWNED BY role, … TO role (run by the session).
     ReassignOwned {
         /// The old owners.
         roles: Vec<String>,
@@ -536,7 +536,7 @@ pub fn execute(stmt: &RoleStmt, cx: &RoleContext<'_>) -> PgResult<(String, Vec<P
         }
         RoleStmt::DropOwned { .. } | RoleStmt::ReassignOwned { .. } => {
             return Err(PgError::internal(
-                "DROP OWNED / REASSIGN OWNED run in the session (crate::shdepend)",
+                "DROP OWNED / REASSIGN OWNED run in the session",
             ));
         }
         RoleStmt::Drop { if_exists, names } => {
