@@ -937,7 +937,17 @@ pub fn check_utility(
             }
         }
         Statement::CreateTable(ct) => create_in(&ct.name)?,
-        Statement::CreateView { name, .. } => create_in(name)?,
+        Statement::CreateView {
+            name, or_replace, ..
+        } => {
+            create_in(name)?;
+            // Replacing a view: its owner only.
+            if *or_replace {
+                if let Some(rel) = rel_named(name).filter(|r| r.word == "view") {
+                    crate::privileges::check_owner(cv, u, &rel)?;
+                }
+            }
+        }
         Statement::CreateSequence { name, .. } => create_in(name)?,
         Statement::CreateSchema { schema_name, .. } => {
             let key = CommentKey::object(PG_DATABASE, DATABASE_OID);

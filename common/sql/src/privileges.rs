@@ -171,6 +171,14 @@ pub fn relation_owner(cv: &CatalogView<'_>, oid: Oid) -> Oid {
     }
 }
 
+/// The owner of type `oid`: its entry's, else the bootstrap superuser.
+pub fn type_owner(cv: &CatalogView<'_>, oid: Oid) -> Oid {
+    match cv.privileges(&CommentKey::object(engine::comment::PG_TYPE, oid)) {
+        Some(e) if e.owner != 0 => e.owner,
+        _ => BOOTSTRAP_SUPERUSER_OID,
+    }
+}
+
 /// A schema's owner (its row's) and default owner for its entry.
 fn schema_owner(cv: &CatalogView<'_>, ns: Oid) -> Oid {
     if let Some((_, _, owner)) = engine::namespace::BUILTIN_SCHEMAS
@@ -447,6 +455,18 @@ pub fn record_owner(db: &Engine, cv: &CatalogView<'_>, oid: Oid, owner: Oid) -> 
     )
 }
 
+/// A new type's owner, when not the bootstrap superuser.
+pub fn record_type(db: &Engine, oid: Oid, owner: Oid) -> PgResult<()> {
+    if owner == BOOTSTRAP_SUPERUSER_OID {
+        return Ok(());
+    }
+    set_initial(
+        db,
+        CommentKey::object(engine::comment::PG_TYPE, oid),
+        PrivEntry { owner, acl: None },
+    )
+}
+
 /// A new schema's list from ALTER DEFAULT PRIVILEGES … ON SCHEMAS.
 pub fn record_schema(db: &Engine, cv: &CatalogView<'_>, oid: Oid, owner: Oid) -> PgResult<()> {
     match initial_acl(cv, owner, 0, 'n') {
@@ -510,6 +530,10 @@ pub fn check_role_unused(cv: &CatalogView<'_>, oid: Oid, name: &str) -> PgResult
                 }
             }
             PG_NAMESPACE => format!("schema {}", schema_name(cv, key.objoid)),
+            engine::comment::PG_TYPE => match cv.catalog().enum_type_by_oid(key.objoid) {
+                Some(t) => format!("type {}", t.spec.name),
+                None => continue,
+            },
             engine::acl::PG_DEFAULT_ACL => {
                 if e.acl.is_none() {
                     continue;

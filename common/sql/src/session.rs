@@ -1975,6 +1975,7 @@ impl Session {
             ("VIEW", &owned.views),
             ("TABLE", &owned.tables),
             ("SEQUENCE", &owned.sequences),
+            ("TYPE", &owned.types),
             ("SCHEMA", &owned.schemas),
         ];
         // The drops' own notices (which objects CASCADE took) are not
@@ -2334,6 +2335,7 @@ impl Session {
                         Some(q) => crate::privileges::record_owner(&db, &view, q.spec.oid, owner),
                         None => Ok(()),
                     },
+                    PendingDdl::CreateType(oid) => crate::privileges::record_type(&db, *oid, owner),
                     PendingDdl::CreateSchema(name) => match db.catalog().schema(name) {
                         Some(s) => crate::privileges::record_schema(&db, &view, s.spec.oid, owner),
                         None => Ok(()),

@@ -9,7 +9,7 @@
 //! row, and the `pg_default_acl` entries keyed by their role — so there is
 //! nothing to keep in step.
 //!
-//! `REASSIGN OWNED` changes owners in place: a relation's entry gets the
+//! `REASSIGN OWNED` changes owners in place: a relation's or type's entry gets the
 //! new owner, the old owner's items in its list moving to the new one
 //! (`aclnewowner`), and a schema's row its new owner. Default-privilege
 //! entries stay (PostgreSQL leaves them to DROP OWNED).
@@ -28,7 +28,7 @@
 
 use engine::acl::{acl_default, acl_revoke, AclItem, ObjType, PrivEntry, PG_DEFAULT_ACL};
 use engine::catalog::CatalogView;
-use engine::comment::{CommentKey, PG_CLASS, PG_NAMESPACE};
+use engine::comment::{CommentKey, PG_CLASS, PG_NAMESPACE, PG_TYPE};
 use pgtypes::error::PgResult;
 use pgtypes::Oid;
 
@@ -45,6 +45,8 @@ pub struct Owned {
     pub tables: Vec<String>,
     /// Sequences.
     pub sequences: Vec<String>,
+    /// Types.
+    pub types: Vec<String>,
     /// Schemas.
     pub schemas: Vec<String>,
 }
@@ -65,14 +67,21 @@ pub fn owned_objects(cv: &CatalogView<'_>, roles: &[Oid]) -> Owned {
             .or_else(|| schemas.iter().find(|s| s.oid == ns).map(|s| s.name.clone()))
             .unwrap_or_default()
     };
+    let mut types: Vec<(Oid, String)> = Vec::new();
     for (key, _) in cv.catalog().privilege_list() {
-        if key.classoid != PG_CLASS || key.subid != 0 {
+        if key.classoid != PG_CLASS && key.classoid != PG_TYPE || key.subid != 0 {
             continue;
         }
         let Some(e) = cv.privileges(&key) else {
             continue;
         };
         if !roles.contains(&e.owner) {
+            continue;
+        }
+        if key.classoid == PG_TYPE {
+            if let Some(t) = cv.catalog().enum_type_by_oid(key.objoid) {
+                types.push((key.objoid, quote(&t.spec.name)));
+            }
             continue;
         }
         let Some(rel) = relation_info(cv, key.objoid) else {
@@ -94,6 +103,8 @@ pub fn owned_objects(cv: &CatalogView<'_>, roles: &[Oid]) -> Owned {
             _ => out.tables.push(name),
         }
     }
+    types.sort_by_key(|(oid, _)| std::cmp::Reverse(*oid));
+    out.types = types.into_iter().map(|(_, n)| n).collect();
     let mut owned_schemas: Vec<(Oid, String)> = schemas
         .iter()
         .filter(|s| roles.contains(&s.owner))
@@ -198,14 +209,18 @@ pub fn reassign_owned(cx: &mut DdlCtx<'_>, old: &[Oid], new: Oid, new_name: &str
     {
         let cv = cx.catalog();
         for (key, _) in cv.catalog().privilege_list() {
-            if key.classoid != PG_CLASS || key.subid != 0 {
+            if key.classoid != PG_CLASS && key.classoid != PG_TYPE || key.subid != 0 {
                 continue;
             }
             let Some(e) = cv.privileges(&key) else {
                 continue;
             };
-            if !old.contains(&e.owner) || e.owner == new || relation_info(&cv, key.objoid).is_none()
-            {
+            let exists = if key.classoid == PG_TYPE {
+                cv.catalog().enum_type_by_oid(key.objoid).is_some()
+            } else {
+                relation_info(&cv, key.objoid).is_some()
+            };
+            if !old.contains(&e.owner) || e.owner == new || !exists {
                 continue;
             }
             let acl = e.acl.map(|a| crate::aclchk::new_owner_acl(a, e.owner, new));

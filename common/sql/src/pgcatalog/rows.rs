@@ -460,17 +460,41 @@ pub fn attrdef_oid(table: u32, attnum: usize) -> u32 {
 }
 
 /// pg_type: the built-in types, then each enum type and its array type.
-pub fn pg_type(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+pub fn pg_type(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_TYPE);
     for t in types::TYPES {
         type_row_values(&mut rows, t, PG_CATALOG, false);
     }
     for e in pgtypes::enumtype::all() {
+        // The owner's entry (`engine::acl`), the enum's row only.
+        let owner = ec
+            .engine()
+            .catalog()
+            .privileges(&engine::comment::CommentKey::object(
+                engine::comment::PG_TYPE,
+                e.oid,
+            ))
+            .and_then(|d| d.entry.as_ref().map(|p| p.owner))
+            .filter(|o| *o != 0)
+            .unwrap_or(BOOTSTRAP_SUPERUSER);
         for t in types::enum_rows(&e) {
+            let mark = rows.out.len();
             type_row_values(&mut rows, &t, PUBLIC, true);
+            if let Some(row) = rows.out.get_mut(mark) {
+                set_typowner(row, owner);
+            }
         }
     }
     rows.out
+}
+
+/// Sets a pg_type row's typowner.
+fn set_typowner(row: &mut [Value], owner: u32) {
+    if let Some(i) = defs::PG_TYPE.iter().position(|(n, _)| *n == "typowner") {
+        if let Some(v) = row.get_mut(i) {
+            *v = oid(owner);
+        }
+    }
 }
 
 /// One pg_type row; `array_support`: fill typsubscript / typanalyze as
