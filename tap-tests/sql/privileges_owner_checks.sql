@@ -53,6 +53,40 @@ REVOKE cw_a FROM cw_b;
 SELECT typname, pg_get_userbyid(typowner) FROM pg_type WHERE typname LIKE 'cw\_%' AND typtype = 'e' ORDER BY 1;
 SELECT enum_range(NULL::cw_mine);
 DROP ROLE cw_a;
+-- A view reads its tables with its owner's rights: the caller needs
+-- SELECT on the view only, and the owner's rights count, not the caller's.
+CREATE ROLE cw_vown LOGIN;
+CREATE ROLE cw_vuser LOGIN;
+CREATE TABLE cw_base (a int, secret int);
+INSERT INTO cw_base VALUES (1, 42);
+GRANT SELECT ON cw_base TO cw_vown;
+GRANT CREATE ON SCHEMA public TO cw_vown;
+SET ROLE cw_vown;
+CREATE VIEW cw_bv AS SELECT a FROM cw_base;
+GRANT SELECT ON cw_bv TO cw_vuser;
+RESET ROLE;
+SET ROLE cw_vuser;
+SELECT * FROM cw_bv;
+SELECT * FROM cw_base;
+RESET ROLE;
+REVOKE SELECT ON cw_base FROM cw_vown;
+SET ROLE cw_vuser;
+SELECT * FROM cw_bv;
+RESET ROLE;
+GRANT SELECT (a) ON cw_base TO cw_vown;
+SET ROLE cw_vuser;
+SELECT * FROM cw_bv;
+RESET ROLE;
+-- Nested: a view of cw_vuser's over cw_vown's view.
+GRANT CREATE ON SCHEMA public TO cw_vuser;
+SET ROLE cw_vuser;
+CREATE VIEW cw_nested AS SELECT a + 1 AS b FROM cw_bv;
+SELECT * FROM cw_nested;
+RESET ROLE;
+REVOKE SELECT (a) ON cw_base FROM cw_vown;
+SET ROLE cw_vuser;
+SELECT * FROM cw_nested;
+RESET ROLE;
 -- @@ read-only
 SELECT typname, pg_get_userbyid(typowner) FROM pg_type WHERE typname LIKE 'cw\_%' AND typtype = 'e' ORDER BY 1;
 SELECT obj_description('cw_mine'::regtype, 'pg_type'), obj_description('cw_myview'::regclass, 'pg_class');

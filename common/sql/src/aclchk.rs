@@ -149,6 +149,74 @@ pub fn check_planned(
             }
         }
     }
+    let views: Vec<Oid> = planned.reads.iter().copied().chain(target).collect();
+    check_view_owners(cv, &views)
+}
+
+/// A view reads its relations with its owner's rights, not the caller's
+/// (PostgreSQL's `checkAsUser`): for every view among `oids`, what its
+/// query reads is checked for SELECT as the view's owner, and so on down
+/// nested views. A superuser owner skips the check.
+fn check_view_owners(cv: &CatalogView<'_>, oids: &[Oid]) -> PgResult<()> {
+    let views = cv.views();
+    let mut todo: Vec<Oid> = oids.to_vec();
+    let mut seen: Vec<Oid> = Vec::new();
+    while let Some(oid) = todo.pop() {
+        if seen.contains(&oid) {
+            continue;
+        }
+        seen.push(oid);
+        let Some(view) = views.iter().find(|v| v.oid == oid) else {
+            continue;
+        };
+        let owner_oid = crate::privileges::relation_owner(cv, oid);
+        let cat = cv.catalog();
+        let Some(role) = cat.role_by_oid(owner_oid) else {
+            continue;
+        };
+        if role.superuser {
+            continue;
+        }
+        let mut roles = cat.member_closure(owner_oid, true);
+        roles.push(ACL_ID_PUBLIC);
+        let owner = AclUser {
+            oid: owner_oid,
+            superuser: false,
+            roles,
+        };
+        let text = std::cell::OnceCell::new();
+        for &dep in &view.depends {
+            if dep == crate::privileges::PG_AUTHID_OID {
+                return Err(denied("table", "pg_authid"));
+            }
+            let Some(rel) = relation_info(cv, dep) else {
+                continue;
+            };
+            if check_relation(cv, &owner, &rel, ACL_SELECT, ColumnUse::default()).is_err() {
+                // Column rights: the columns the view's query names.
+                let read = text
+                    .get_or_init(|| crate::parser::names_and_star(&view.query))
+                    .as_ref()
+                    .and_then(|(names, star)| {
+                        let t = cat.by_oid(dep)?;
+                        Some(
+                            t.columns
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, c)| !c.dropped && (*star || names.contains(&c.name)))
+                                .map(|(i, _)| i)
+                                .collect::<Vec<usize>>(),
+                        )
+                    });
+                let cols = ColumnUse {
+                    written: &[],
+                    read: read.as_deref(),
+                };
+                check_relation(cv, &owner, &rel, ACL_SELECT, cols)?;
+            }
+            todo.push(dep);
+        }
+    }
     Ok(())
 }
 
