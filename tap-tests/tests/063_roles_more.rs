@@ -142,3 +142,40 @@ fn terminate_backend() {
         );
     }
 }
+
+#[test]
+fn stat_activity_visibility() {
+    let primary = Node::new("primary");
+    primary.init(false);
+    primary.start();
+    primary.safe_sql(
+        "CREATE ROLE sa_a LOGIN; CREATE ROLE sa_stats LOGIN; GRANT pg_read_all_stats TO sa_stats",
+    );
+    let sup = Session::connect("primary", &primary.connstr());
+    let sup_pid = sup.query_safe("SELECT pg_backend_pid()");
+    sup.query_safe("SELECT 'marker'");
+    let query = |s: &Session| {
+        s.query_safe(&format!(
+            "SELECT query, state IS NULL, backend_start IS NULL FROM pg_stat_activity WHERE pid = {sup_pid}"
+        ))
+    };
+    // 1. Another role's session: only who and where.
+    let a = connect_as(&primary, "sa_a");
+    assert_eq!(
+        query(&a),
+        "<insufficient privilege>|t|t",
+        "other user's query hidden"
+    );
+    assert_eq!(
+        a.query_safe("SELECT query FROM pg_stat_activity WHERE pid = pg_backend_pid()"),
+        "SELECT query FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+        "own session shown"
+    );
+    // 2. pg_read_all_stats sees everything.
+    let stats = connect_as(&primary, "sa_stats");
+    assert_eq!(
+        query(&stats),
+        "SELECT 'marker'|f|f",
+        "pg_read_all_stats sees the query"
+    );
+}

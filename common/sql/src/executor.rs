@@ -419,6 +419,9 @@ impl crate::pgcatalog::ViewContext for Ectx<'_> {
     fn relation_name_key(&self) -> Option<&str> {
         self.view_name_key.as_deref()
     }
+    fn current_user(&self) -> Option<String> {
+        Some(EvalContext::current_user(self))
+    }
 }
 
 impl EvalContext for Ectx<'_> {

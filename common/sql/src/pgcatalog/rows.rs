@@ -1235,7 +1235,21 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_STAT_ACTIVITY);
     let opt_ts = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
     let locks = ec.engine().procarray().xact_locks();
+    // HAS_PGSTAT_PERMISSIONS: the session's role's privileges, or
+    // pg_read_all_stats (pg_monitor includes it); superusers see all.
+    let viewer = ec
+        .current_user()
+        .map(|u| crate::privileges::AclUser::of(ec.engine(), &u));
+    let sees_all = viewer.as_ref().is_none_or(|v| {
+        v.superuser
+            || v.roles.contains(&PG_READ_ALL_STATS)
+            || v.roles.contains(&engine::acl::PG_MONITOR)
+    });
     for b in ec.engine().backend_status().snapshot() {
+        let hidden = !sees_all
+            && viewer
+                .as_ref()
+                .is_some_and(|v| s.role_oid(&b.user).is_none_or(|r| !v.has_privs_of(r)));
         let idle = b.state != engine::backend_status::BackendState::Active;
         // The first lock a process holds is its top-level xid.
         let xid = locks
@@ -1299,8 +1313,42 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("query", text((*b.query).as_ref())),
             ("backend_type", text("client backend")),
         ]);
+        if hidden {
+            if let Some(row) = rows.out.last_mut() {
+                hide_activity(row);
+            }
+        }
     }
     rows.out
+}
+
+/// pg_read_all_stats's role for [`pg_stat_activity`].
+const PG_READ_ALL_STATS: u32 = 3375;
+
+/// A pg_stat_activity row of a session the viewer may not see: who and
+/// which database stay, the rest is NULL and the query
+/// `<insufficient privilege>` (PostgreSQL's pg_stat_get_activity).
+fn hide_activity(row: &mut [Value]) {
+    const KEPT: &[&str] = &[
+        "datid",
+        "datname",
+        "pid",
+        "usesysid",
+        "usename",
+        "application_name",
+        "backend_xid",
+        "backend_xmin",
+    ];
+    for (i, (name, _)) in defs::PG_STAT_ACTIVITY.iter().enumerate() {
+        let Some(v) = row.get_mut(i) else {
+            continue;
+        };
+        if *name == "query" {
+            *v = text("<insufficient privilege>");
+        } else if !KEPT.contains(name) {
+            *v = Value::Null;
+        }
+    }
 }
 
 /// pg_locks: the transaction locks — each running transaction holds an
