@@ -1438,7 +1438,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_promote" if n <= 2 => sig(Func::PgPromote, &[T::Bool, T::Int4][..n], T::Bool),
         "pg_reload_conf" => none(Func::PgReloadConf, T::Bool),
         "pg_cancel_backend" if n == 1 => sig(Func::PgCancelBackend, &[T::Int4], T::Bool),
-        "pg_terminate_backend" if n <= 2 && n >= 1 => {
+        "pg_terminate_backend" if (1..=2).contains(&n) => {
             sig(Func::PgTerminateBackend, &[T::Int4, T::Int8][..n], T::Bool)
         }
         "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" if n == 1 => {
