@@ -7,6 +7,10 @@
 //!   pid is a WARNING and false, a negative timeout 22023, and a timeout
 //!   waits until the session is gone.
 //!
+//! * `stat_activity_visibility`: pg_stat_activity shows other roles'
+//!   sessions as `<insufficient privilege>` unless pg_read_all_stats /
+//!   pg_monitor; superuser-only settings need pg_read_all_settings.
+//!
 //! The failure guarded against: a terminated session that keeps serving
 //! its client (the terminate reached a flag nobody checks while the
 //! session waits on its socket), or a role that may end sessions it has

@@ -24,6 +24,26 @@ use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{Oid, TransactionId};
 
+/// pg_read_all_settings.
+pub const PG_READ_ALL_SETTINGS: Oid = 3374;
+
+/// The settings PostgreSQL marks GUC_SUPERUSER_ONLY that hotpair has:
+/// shown only to superusers and members of pg_read_all_settings (or
+/// pg_monitor).
+pub fn superuser_only_setting(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "hba_file" | "ident_file" | "config_file" | "data_directory"
+    )
+}
+
+/// Whether `u` may see every setting.
+pub fn reads_all_settings(u: &AclUser) -> bool {
+    u.superuser
+        || u.roles.contains(&PG_READ_ALL_SETTINGS)
+        || u.roles.contains(&engine::acl::PG_MONITOR)
+}
+
 /// The database's OID.
 pub const DATABASE_OID: Oid = 5;
 

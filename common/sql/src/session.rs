@@ -1524,11 +1524,24 @@ impl Session {
                 done("RESET")
             }
             Stmt::Show(name) => {
+                let all = crate::privileges::reads_all_settings(&self.acl_user());
                 match name {
                     None => {
                         for (n, v, d) in self.settings.show_all() {
+                            if !all && crate::privileges::superuser_only_setting(&n) {
+                                continue;
+                            }
                             sink.row(&[Value::text(&n), Value::text(&v), Value::text(&d)])?;
                         }
+                    }
+                    Some(n) if !all && crate::privileges::superuser_only_setting(n) => {
+                        return Err(PgError::new(
+                            sqlstate::INSUFFICIENT_PRIVILEGE,
+                            format!(
+                                "must be superuser or have privileges of pg_read_all_settings to examine \"{}\"",
+                                n.to_ascii_lowercase()
+                            ),
+                        ));
                     }
                     Some(n) => {
                         let v = if canonical_name(n) == "transaction_isolation" {

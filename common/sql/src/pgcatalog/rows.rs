@@ -1120,7 +1120,13 @@ pub fn pg_user(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 /// pg_settings: the session's settings.
 pub fn pg_settings(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_SETTINGS);
+    let all = ec.current_user().is_none_or(|u| {
+        crate::privileges::reads_all_settings(&crate::privileges::AclUser::of(ec.engine(), &u))
+    });
     for (name, value, doc) in ec.settings_all() {
+        if !all && crate::privileges::superuser_only_setting(&name) {
+            continue;
+        }
         rows.push(vec![
             ("name", text(&name)),
             ("setting", text(&value)),
