@@ -126,6 +126,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "comment",
                 "aclchk",
             ],
+            &["shdepend"],
             &["session"],
         ],
     ),

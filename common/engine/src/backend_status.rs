@@ -74,6 +74,10 @@ pub struct BackendStatus {
     /// The session's cancel flag (what a CancelRequest and
     /// `pg_cancel_backend()` set; None: cannot be cancelled).
     pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// What ends the session with FATAL 57P01, for
+    /// `pg_terminate_backend()` (the protocol loop's handle; None: a
+    /// session not driven by one, which cannot be terminated).
+    pub terminate: Option<TerminateHandle>,
     /// What the session waits for beyond locks and the client
     /// (`wait_event_type`, `wait_event`), e.g. `("IPC", "SyncRep")`.
     pub wait_event: Option<(&'static str, &'static str)>,
@@ -81,6 +85,9 @@ pub struct BackendStatus {
     /// no copy per statement).
     pub query: QueryText,
 }
+
+/// Ends one session (see [`BackendStatus::terminate`]).
+pub type TerminateHandle = Arc<dyn Fn() + Send + Sync>;
 
 /// A statement's text as the session holds it.
 pub type QueryText = Arc<dyn AsRef<str> + Send + Sync>;
@@ -173,6 +180,7 @@ mod tests {
             state: BackendState::Idle,
             wait_event: None,
             cancel: None,
+            terminate: None,
             query: no_query(),
         }
     }

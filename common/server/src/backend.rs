@@ -104,6 +104,10 @@ pub trait Backend: Send + 'static {
     }
     /// Tells the backend the pid announced in BackendKeyData.
     fn set_backend_pid(&mut self, _pid: i32) {}
+    /// Hands the backend what ends its session (FATAL 57P01 at the
+    /// session's next wait or interrupt check), for
+    /// `pg_terminate_backend()` to call.
+    fn set_terminator(&mut self, _terminate: Arc<dyn Fn() + Send + Sync>) {}
     /// The session's value of a setting (startup `options` may have changed
     /// it), used for the initial ParameterStatus messages; `None` keeps the
     /// factory's value.

@@ -666,6 +666,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     let key = shared.cancel.register(flag.clone());
     let mut backend = backend;
     backend.set_backend_pid(key.pid);
+    backend.set_terminator(wire.stop.terminator(flag.clone()));
     backend.enable_async_waits();
     let param = |k: &str| {
         params

@@ -24,6 +24,13 @@
 //!   session poll: register waker, then load `stopped`   (no lost wake-up)
 //! ```
 //!
+//! One session can also be stopped alone: `pg_terminate_backend()` calls
+//! the session's [`StopWatch::terminator`], which sets the session's own
+//! `terminated` flag and its cancel flag (a running statement stops at its
+//! next interrupt check) and wakes its slot; from then on the session sees
+//! the same thing as at server shutdown and ends with FATAL 57P01. The
+//! same ordering argument holds for the session's flag.
+//!
 //! Why no wake-up is lost: a session registers its waker before it loads the
 //! flag, and `stop` stores the flag before it wakes the slots. A session
 //! that loads `false` has registered before the store, so the wake that
@@ -71,6 +78,7 @@ impl Stop {
             stop: Arc::clone(self),
             id,
             waker,
+            terminated: Arc::new(AtomicBool::new(false)),
         }
     }
 }
@@ -80,12 +88,29 @@ pub(crate) struct StopWatch {
     stop: Arc<Stop>,
     id: u64,
     waker: Arc<AtomicWaker>,
+    /// Set by this session's [`StopWatch::terminator`] alone.
+    terminated: Arc<AtomicBool>,
 }
 
 impl StopWatch {
-    /// True once the signal has been given (one atomic load).
+    /// True once the signal has been given or the session was terminated
+    /// (two atomic loads).
     pub(crate) fn is_stopped(&self) -> bool {
-        self.stop.stopped.load(Ordering::SeqCst)
+        self.stop.stopped.load(Ordering::SeqCst) || self.terminated.load(Ordering::SeqCst)
+    }
+
+    /// What ends this session alone (`pg_terminate_backend()`): sets the
+    /// session's flag, then `cancel` (so a running statement stops at its
+    /// next check), then wakes the session wherever it waits on its
+    /// socket.
+    pub(crate) fn terminator(&self, cancel: Arc<AtomicBool>) -> Arc<dyn Fn() + Send + Sync> {
+        let terminated = Arc::clone(&self.terminated);
+        let waker = Arc::clone(&self.waker);
+        Arc::new(move || {
+            terminated.store(true, Ordering::SeqCst);
+            cancel.store(true, Ordering::SeqCst);
+            waker.wake();
+        })
     }
 
     /// Completes when the signal is given. Cheap to create and to drop, so
@@ -130,6 +155,24 @@ mod tests {
         let late = stop.subscribe();
         assert!(late.is_stopped());
         late.wait().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn terminator_stops_one_session() {
+        let stop = Stop::new();
+        let victim = stop.subscribe();
+        let other = stop.subscribe();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let kill = victim.terminator(Arc::clone(&cancel));
+        let waiting = tokio::spawn(async move {
+            victim.wait().await;
+            victim.is_stopped()
+        });
+        tokio::task::yield_now().await;
+        kill();
+        assert!(waiting.await.unwrap(), "terminated session woken");
+        assert!(cancel.load(Ordering::SeqCst), "running statement cancelled");
+        assert!(!other.is_stopped(), "other sessions not stopped");
     }
 
     #[test]

@@ -149,6 +149,74 @@ pub fn check_planned(
             }
         }
     }
+    let views: Vec<Oid> = planned.reads.iter().copied().chain(target).collect();
+    check_view_owners(cv, &views)
+}
+
+/// A view reads its relations with its owner's rights, not the caller's
+/// (PostgreSQL's `checkAsUser`): for every view among `oids`, what its
+/// query reads is checked for SELECT as the view's owner, and so on down
+/// nested views. A superuser owner skips the check.
+fn check_view_owners(cv: &CatalogView<'_>, oids: &[Oid]) -> PgResult<()> {
+    let views = cv.views();
+    let mut todo: Vec<Oid> = oids.to_vec();
+    let mut seen: Vec<Oid> = Vec::new();
+    while let Some(oid) = todo.pop() {
+        if seen.contains(&oid) {
+            continue;
+        }
+        seen.push(oid);
+        let Some(view) = views.iter().find(|v| v.oid == oid) else {
+            continue;
+        };
+        let owner_oid = crate::privileges::relation_owner(cv, oid);
+        let cat = cv.catalog();
+        let Some(role) = cat.role_by_oid(owner_oid) else {
+            continue;
+        };
+        if role.superuser {
+            continue;
+        }
+        let mut roles = cat.member_closure(owner_oid, true);
+        roles.push(ACL_ID_PUBLIC);
+        let owner = AclUser {
+            oid: owner_oid,
+            superuser: false,
+            roles,
+        };
+        let text = std::cell::OnceCell::new();
+        for &dep in &view.depends {
+            if dep == crate::privileges::PG_AUTHID_OID {
+                return Err(denied("table", "pg_authid"));
+            }
+            let Some(rel) = relation_info(cv, dep) else {
+                continue;
+            };
+            if check_relation(cv, &owner, &rel, ACL_SELECT, ColumnUse::default()).is_err() {
+                // Column rights: the columns the view's query names.
+                let read = text
+                    .get_or_init(|| crate::parser::names_and_star(&view.query))
+                    .as_ref()
+                    .and_then(|(names, star)| {
+                        let t = cat.by_oid(dep)?;
+                        Some(
+                            t.columns
+                                .iter()
+                                .enumerate()
+                                .filter(|(_, c)| !c.dropped && (*star || names.contains(&c.name)))
+                                .map(|(i, _)| i)
+                                .collect::<Vec<usize>>(),
+                        )
+                    });
+                let cols = ColumnUse {
+                    written: &[],
+                    read: read.as_deref(),
+                };
+                check_relation(cv, &owner, &rel, ACL_SELECT, cols)?;
+            }
+            todo.push(dep);
+        }
+    }
     Ok(())
 }
 
@@ -844,7 +912,7 @@ pub fn alter_owner(
 
 /// PostgreSQL's `aclnewowner`: items of the old owner become the new
 /// owner's, merged with any the new owner already had.
-fn new_owner_acl(acl: Vec<AclItem>, old: Oid, new: Oid) -> Vec<AclItem> {
+pub(crate) fn new_owner_acl(acl: Vec<AclItem>, old: Oid, new: Oid) -> Vec<AclItem> {
     let mut out: Vec<AclItem> = Vec::new();
     for mut i in acl {
         if i.grantee == old {
@@ -937,13 +1005,44 @@ pub fn check_utility(
             }
         }
         Statement::CreateTable(ct) => create_in(&ct.name)?,
-        Statement::CreateView { name, .. } => create_in(name)?,
+        Statement::CreateView {
+            name, or_replace, ..
+        } => {
+            create_in(name)?;
+            // Replacing a view: its owner only.
+            if *or_replace {
+                if let Some(rel) = rel_named(name).filter(|r| r.word == "view") {
+                    crate::privileges::check_owner(cv, u, &rel)?;
+                }
+            }
+        }
         Statement::CreateSequence { name, .. } => create_in(name)?,
-        Statement::CreateSchema { .. } => {
+        Statement::CreateSchema { schema_name, .. } => {
             let key = CommentKey::object(PG_DATABASE, DATABASE_OID);
             let (owner, acl) = object_acl(cv, &key, ObjType::Database, BOOTSTRAP_SUPERUSER_OID);
             if !u.has_privs_of(owner) && acl_mask(&acl, &u.roles, ACL_CREATE) == 0 {
                 return Err(crate::privileges::denied("database", database));
+            }
+            // AUTHORIZATION role: the creator must be a member of it
+            // (PostgreSQL 15's check_is_member_of_role).
+            let role = match schema_name {
+                sqlparser::ast::SchemaName::UnnamedAuthorization(r)
+                | sqlparser::ast::SchemaName::NamedAuthorization(_, r) => {
+                    Some(crate::planner::ident_name(r))
+                }
+                sqlparser::ast::SchemaName::Simple(_) => None,
+            };
+            if let Some(target) = role.and_then(|n| cv.catalog().role(&n)) {
+                if !cv
+                    .catalog()
+                    .member_closure(u.oid, false)
+                    .contains(&target.oid)
+                {
+                    return Err(PgError::new(
+                        sqlstate::INSUFFICIENT_PRIVILEGE,
+                        format!("must be member of role \"{}\"", target.name),
+                    ));
+                }
             }
         }
         _ => {}

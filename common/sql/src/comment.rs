@@ -36,6 +36,7 @@ pub type CommentBefore = (Option<String>, TransactionId, Option<String>);
 
 /// Runs a COMMENT statement; `database` is the session's database name.
 pub fn execute(cx: &mut DdlCtx<'_>, stmt: &CommentStmt, database: &str) -> PgResult<String> {
+    check_ownership(cx, stmt)?;
     let key = match stmt.kind {
         CommentKind::Table | CommentKind::Column => return relation_comment(cx, stmt),
         CommentKind::Index | CommentKind::View | CommentKind::Sequence => {
@@ -263,6 +264,115 @@ fn find_relation(cx: &DdlCtx<'_>, name: &[String]) -> PgResult<Option<(u32, &'st
         }
     }
     Ok(None)
+}
+
+/// PostgreSQL's `check_object_ownership` for COMMENT: the object's owner
+/// (or a role whose privileges the user has) may comment on it; a role
+/// needs CREATEROLE (a superuser role: SUPERUSER). Superusers skip it.
+/// Names that do not resolve are left to the statement's own error.
+fn check_ownership(cx: &DdlCtx<'_>, stmt: &CommentStmt) -> PgResult<()> {
+    use crate::privileges::{not_owner, relation_owner, AclUser};
+    let u = AclUser::of(cx.db, cx.user);
+    if u.superuser {
+        return Ok(());
+    }
+    let cv = cx.catalog();
+    let owner_is_mine = |owner: u32| u.has_privs_of(owner);
+    match stmt.kind {
+        CommentKind::Table
+        | CommentKind::Column
+        | CommentKind::Index
+        | CommentKind::View
+        | CommentKind::Sequence
+        | CommentKind::Constraint => {
+            let rel = match stmt.kind {
+                CommentKind::Column => match stmt.name.split_last() {
+                    Some((_, rel)) if !rel.is_empty() => rel,
+                    _ => return Ok(()),
+                },
+                _ => stmt.name.as_slice(),
+            };
+            let Some((oid, what)) = find_relation(cx, rel)? else {
+                return Ok(());
+            };
+            // An index is its table's.
+            let owner_oid = if what == "index" {
+                cx.db
+                    .catalog()
+                    .tables()
+                    .into_iter()
+                    .find(|t| t.indexes.list().iter().any(|i| i.spec.oid == oid))
+                    .map_or(oid, |t| t.oid)
+            } else {
+                oid
+            };
+            if owner_is_mine(relation_owner(&cv, owner_oid)) {
+                return Ok(());
+            }
+            let name = qual(rel)?.name;
+            // Columns and constraints name the relation as PostgreSQL's
+            // OBJECT_COLUMN / OBJECT_TABCONSTRAINT do.
+            let word = match stmt.kind {
+                CommentKind::Column | CommentKind::Constraint => "relation",
+                _ => what,
+            };
+            Err(not_owner(word, &name))
+        }
+        CommentKind::Schema => {
+            let name = single(&stmt.name)?;
+            let Some(ns) = cv.schema_oid(&name) else {
+                return Ok(());
+            };
+            if owner_is_mine(crate::privileges::schema_acl(&cv, ns).0) {
+                return Ok(());
+            }
+            Err(not_owner("schema", &name))
+        }
+        CommentKind::Type => {
+            let name = qual(&stmt.name)?.name;
+            let Some(t) = cx.db.catalog().enum_type(&name) else {
+                return Ok(());
+            };
+            if owner_is_mine(crate::privileges::type_owner(&cv, t.spec.oid)) {
+                return Ok(());
+            }
+            Err(not_owner("type", &name))
+        }
+        CommentKind::Role => {
+            let name = single(&stmt.name)?;
+            let cat = cx.db.catalog();
+            let Some(target) = cat.role(&name) else {
+                return Ok(());
+            };
+            if target.superuser {
+                return Err(PgError::new(
+                    sqlstate::INSUFFICIENT_PRIVILEGE,
+                    "must be superuser",
+                ));
+            }
+            if !cat.role(cx.user).is_some_and(|r| r.createrole) {
+                return Err(PgError::new(
+                    sqlstate::INSUFFICIENT_PRIVILEGE,
+                    "must have CREATEROLE privilege",
+                ));
+            }
+            Ok(())
+        }
+        CommentKind::Database => {
+            let name = single(&stmt.name)?;
+            let key = CommentKey::object(PG_DATABASE, DATABASE_OID);
+            let (owner, _) = crate::privileges::object_acl(
+                &cv,
+                &key,
+                engine::acl::ObjType::Database,
+                engine::catalog::BOOTSTRAP_SUPERUSER_OID,
+            );
+            if owner_is_mine(owner) {
+                return Ok(());
+            }
+            Err(not_owner("database", &name))
+        }
+    }
 }
 
 /// The OID of the index `name` in schema `ns`.

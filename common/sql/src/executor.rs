@@ -160,6 +160,15 @@ impl ConstraintModes {
     }
 }
 
+/// Which signal pg_signal_backend's checks are for (the messages differ).
+#[derive(Clone, Copy)]
+enum Signal {
+    /// pg_cancel_backend().
+    Cancel,
+    /// pg_terminate_backend().
+    Terminate,
+}
+
 /// Session settings as functions see them.
 pub trait SettingsView {
     /// `current_setting(name)`.
@@ -210,6 +219,9 @@ pub struct Ectx<'a> {
     pub ri_deferred: Vec<crate::ri_triggers::RiEvent>,
     /// `SET CONSTRAINTS` of the transaction.
     pub constraint_modes: ConstraintModes,
+    /// WARNINGs and NOTICEs functions raised, for the session to send
+    /// once the statement is done.
+    pub notices: Vec<PgError>,
     /// Set while a keyed catalog scan builds its rows
     /// ([`crate::pgcatalog::ViewContext::relation_key`]).
     view_key: Option<u32>,
@@ -250,6 +262,7 @@ impl<'a> Ectx<'a> {
             ri_events: Vec::new(),
             ri_deferred: Vec::new(),
             constraint_modes: ConstraintModes::default(),
+            notices: Vec::new(),
             view_key: None,
             view_name_key: None,
             ticks: 0,
@@ -271,6 +284,67 @@ impl<'a> Ectx<'a> {
                 ))
             })
             .clone()
+    }
+
+    /// pg_signal_backend's checks: the session with `pid` if this user
+    /// may signal it; None (with PostgreSQL's WARNING) if no session has
+    /// that pid.
+    fn signal_target(
+        &mut self,
+        pid: i32,
+        signal: Signal,
+    ) -> PgResult<Option<engine::backend_status::BackendStatus>> {
+        let Some(target) = self
+            .db
+            .backend_status()
+            .snapshot()
+            .into_iter()
+            .find(|s| s.pid == pid)
+        else {
+            self.notices.push(PgError::warning(
+                sqlstate::WARNING,
+                format!("PID {pid} is not a PostgreSQL backend process"),
+            ));
+            return Ok(None);
+        };
+        let me = EvalContext::current_user(self);
+        let cat = self.db.catalog();
+        // A node without roles (made before they existed) calls every
+        // session a superuser, as the session's own check does.
+        let superuser = |name: &str| {
+            cat.role(name)
+                .map_or(cat.roles().is_empty(), |r| r.superuser)
+        };
+        if !superuser(&me) {
+            if superuser(&target.user) {
+                return Err(PgError::new(
+                    sqlstate::INSUFFICIENT_PRIVILEGE,
+                    match signal {
+                        Signal::Cancel => "must be a superuser to cancel superuser query",
+                        Signal::Terminate => "must be a superuser to terminate superuser process",
+                    },
+                ));
+            }
+            // has_privs_of_role(me, target) or of pg_signal_backend.
+            let mine = cat
+                .role(&me)
+                .map(|r| cat.member_closure(r.oid, true))
+                .unwrap_or_default();
+            let theirs = cat.role(&target.user).map(|r| r.oid);
+            let allowed = target.user == me
+                || theirs.is_some_and(|o| mine.contains(&o))
+                || mine.contains(&engine::acl::PG_SIGNAL_BACKEND);
+            if !allowed {
+                return Err(PgError::new(
+                    sqlstate::INSUFFICIENT_PRIVILEGE,
+                    match signal {
+                        Signal::Cancel => "must be a member of the role whose query is being canceled or member of pg_signal_backend",
+                        Signal::Terminate => "must be a member of the role whose process is being terminated or member of pg_signal_backend",
+                    },
+                ));
+            }
+        }
+        Ok(Some(target))
     }
 
     /// Raises 57014 when canceled or past statement_timeout.
@@ -344,6 +418,9 @@ impl crate::pgcatalog::ViewContext for Ectx<'_> {
     }
     fn relation_name_key(&self) -> Option<&str> {
         self.view_name_key.as_deref()
+    }
+    fn current_user(&self) -> Option<String> {
+        Some(EvalContext::current_user(self))
     }
 }
 
@@ -436,51 +513,10 @@ impl EvalContext for Ectx<'_> {
     fn is_in_recovery(&self) -> bool {
         self.db.replication().in_recovery()
     }
-    fn cancel_backend(&self, pid: i32) -> PgResult<bool> {
-        let Some(target) = self
-            .db
-            .backend_status()
-            .snapshot()
-            .into_iter()
-            .find(|s| s.pid == pid)
-        else {
-            // PostgreSQL also warns "PID … is not a PostgreSQL backend
-            // process"; the false is what callers test.
+    fn cancel_backend(&mut self, pid: i32) -> PgResult<bool> {
+        let Some(target) = self.signal_target(pid, Signal::Cancel)? else {
             return Ok(false);
         };
-        let me = self.current_user();
-        // A node without roles (made before they existed) calls every
-        // session a superuser, as the session's own check does.
-        let superuser = |name: &str| {
-            self.db
-                .catalog()
-                .role(name)
-                .map_or(self.db.catalog().roles().is_empty(), |r| r.superuser)
-        };
-        if !superuser(&me) {
-            if superuser(&target.user) {
-                return Err(PgError::new(
-                    sqlstate::INSUFFICIENT_PRIVILEGE,
-                    "must be a superuser to cancel superuser query",
-                ));
-            }
-            // has_privs_of_role(me, target) or of pg_signal_backend.
-            let cat = self.db.catalog();
-            let mine = cat
-                .role(&me)
-                .map(|r| cat.member_closure(r.oid, true))
-                .unwrap_or_default();
-            let theirs = cat.role(&target.user).map(|r| r.oid);
-            let allowed = target.user == me
-                || theirs.is_some_and(|o| mine.contains(&o))
-                || mine.contains(&engine::acl::PG_SIGNAL_BACKEND);
-            if !allowed {
-                return Err(PgError::new(
-                    sqlstate::INSUFFICIENT_PRIVILEGE,
-                    "must be a member of the role whose query is being canceled or member of pg_signal_backend",
-                ));
-            }
-        }
         Ok(match target.cancel {
             Some(flag) => {
                 flag.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -488,6 +524,48 @@ impl EvalContext for Ectx<'_> {
             }
             None => false,
         })
+    }
+    fn terminate_backend(&mut self, pid: i32, timeout_ms: i64) -> PgResult<bool> {
+        if timeout_ms < 0 {
+            return Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                "\"timeout\" must not be negative",
+            ));
+        }
+        let Some(target) = self.signal_target(pid, Signal::Terminate)? else {
+            return Ok(false);
+        };
+        let Some(terminate) = target.terminate else {
+            return Ok(false);
+        };
+        terminate();
+        if timeout_ms == 0 {
+            return Ok(true);
+        }
+        // pg_wait_until_termination: poll until the session is gone.
+        let end = Instant::now() + Duration::from_millis(timeout_ms as u64);
+        let status = self.db.backend_status().clone();
+        let gone = pgtypes::blocking::run_blocking(|| loop {
+            if !status.snapshot().iter().any(|s| s.pid == pid) {
+                return true;
+            }
+            if Instant::now() >= end {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        });
+        if !gone {
+            self.notices.push(PgError::warning(
+                sqlstate::WARNING,
+                format!(
+                    "backend with PID {pid} did not terminate within {timeout_ms} milliseconds"
+                ),
+            ));
+        }
+        Ok(gone)
+    }
+    fn notice(&mut self, n: PgError) {
+        self.notices.push(n);
     }
     fn reload_conf(&self) -> bool {
         // As pg_reload_conf's kill(postmaster, SIGHUP): whoever reloads

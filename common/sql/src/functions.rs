@@ -96,9 +96,21 @@ pub trait EvalContext {
     /// pg_cancel_backend(pid): sets that session's cancel flag, as a
     /// CancelRequest does; false if no session has the pid. Default: no
     /// sessions.
-    fn cancel_backend(&self, pid: i32) -> PgResult<bool> {
+    fn cancel_backend(&mut self, pid: i32) -> PgResult<bool> {
         let _ = pid;
         Ok(false)
+    }
+    /// pg_terminate_backend(pid, timeout): ends that session with FATAL
+    /// 57P01; with a timeout (milliseconds), waits for it to be gone.
+    /// Default: no sessions.
+    fn terminate_backend(&mut self, pid: i32, timeout_ms: i64) -> PgResult<bool> {
+        let _ = (pid, timeout_ms);
+        Ok(false)
+    }
+    /// A WARNING or NOTICE for the client, sent when the statement is
+    /// done. Default: dropped.
+    fn notice(&mut self, notice: PgError) {
+        let _ = notice;
     }
     /// pg_promote(wait, wait_seconds): asks a standby to promote; with
     /// `wait`, true once promoted or false after `wait_seconds`. Default:
@@ -354,6 +366,8 @@ pub enum Func {
     PgReloadConf,
     /// pg_cancel_backend(pid)
     PgCancelBackend,
+    /// pg_terminate_backend(pid, timeout int8 DEFAULT 0)
+    PgTerminateBackend,
     /// pg_size_pretty(int8) → text: `8192 bytes`, `20 kB`, …
     PgSizePretty,
     /// A catalog function (`crate::pgcatalog::functions`).
@@ -1424,6 +1438,9 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_promote" if n <= 2 => sig(Func::PgPromote, &[T::Bool, T::Int4][..n], T::Bool),
         "pg_reload_conf" => none(Func::PgReloadConf, T::Bool),
         "pg_cancel_backend" if n == 1 => sig(Func::PgCancelBackend, &[T::Int4], T::Bool),
+        "pg_terminate_backend" if (1..=2).contains(&n) => {
+            sig(Func::PgTerminateBackend, &[T::Int4, T::Int8][..n], T::Bool)
+        }
         "pg_relation_size" | "pg_table_size" | "pg_total_relation_size" if n == 1 => {
             sig(Func::PgRelationSize, &[T::Reg(RegKind::Class)], T::Int8)
         }
@@ -2187,6 +2204,13 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         Func::PgReloadConf => Value::Bool(ctx.reload_conf()),
         Func::PgCancelBackend => match args.first() {
             Some(Value::Int4(pid)) => Value::Bool(ctx.cancel_backend(*pid)?),
+            _ => Value::Null,
+        },
+        Func::PgTerminateBackend => match (args.first(), args.get(1)) {
+            (Some(Value::Int4(pid)), None) => Value::Bool(ctx.terminate_backend(*pid, 0)?),
+            (Some(Value::Int4(pid)), Some(Value::Int8(t))) => {
+                Value::Bool(ctx.terminate_backend(*pid, *t)?)
+            }
             _ => Value::Null,
         },
         Func::PgPromote => {

@@ -22,6 +22,7 @@ pub mod roles;
 pub mod schemacmds;
 pub mod sequence;
 pub mod session;
+pub mod shdepend;
 pub mod sysviews;
 pub mod tablecmds;
 pub mod tablerewrite;

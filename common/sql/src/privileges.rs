@@ -24,6 +24,26 @@ use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{Oid, TransactionId};
 
+/// pg_read_all_settings.
+pub const PG_READ_ALL_SETTINGS: Oid = 3374;
+
+/// The settings PostgreSQL marks GUC_SUPERUSER_ONLY that hotpair has:
+/// shown only to superusers and members of pg_read_all_settings (or
+/// pg_monitor).
+pub fn superuser_only_setting(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "hba_file" | "ident_file" | "config_file" | "data_directory"
+    )
+}
+
+/// Whether `u` may see every setting.
+pub fn reads_all_settings(u: &AclUser) -> bool {
+    u.superuser
+        || u.roles.contains(&PG_READ_ALL_SETTINGS)
+        || u.roles.contains(&engine::acl::PG_MONITOR)
+}
+
 /// The database's OID.
 pub const DATABASE_OID: Oid = 5;
 
@@ -166,6 +186,14 @@ pub fn object_acl(
 /// The owner of relation `oid`.
 pub fn relation_owner(cv: &CatalogView<'_>, oid: Oid) -> Oid {
     match cv.privileges(&CommentKey::object(PG_CLASS, oid)) {
+        Some(e) if e.owner != 0 => e.owner,
+        _ => BOOTSTRAP_SUPERUSER_OID,
+    }
+}
+
+/// The owner of type `oid`: its entry's, else the bootstrap superuser.
+pub fn type_owner(cv: &CatalogView<'_>, oid: Oid) -> Oid {
+    match cv.privileges(&CommentKey::object(engine::comment::PG_TYPE, oid)) {
         Some(e) if e.owner != 0 => e.owner,
         _ => BOOTSTRAP_SUPERUSER_OID,
     }
@@ -419,6 +447,8 @@ pub fn initial_acl(
     for i in schema.into_iter().flatten() {
         engine::acl::acl_merge(&mut acl, i);
     }
+    // PostgreSQL sorts the result (aclitemsort: grantee, grantor, rights).
+    acl.sort_by_key(|i| (i.grantee, i.grantor, i.privs));
     Some(acl)
 }
 
@@ -442,6 +472,18 @@ pub fn record_owner(db: &Engine, cv: &CatalogView<'_>, oid: Oid, owner: Oid) -> 
         db,
         CommentKey::object(PG_CLASS, oid),
         PrivEntry { owner, acl },
+    )
+}
+
+/// A new type's owner, when not the bootstrap superuser.
+pub fn record_type(db: &Engine, oid: Oid, owner: Oid) -> PgResult<()> {
+    if owner == BOOTSTRAP_SUPERUSER_OID {
+        return Ok(());
+    }
+    set_initial(
+        db,
+        CommentKey::object(engine::comment::PG_TYPE, oid),
+        PrivEntry { owner, acl: None },
     )
 }
 
@@ -508,6 +550,40 @@ pub fn check_role_unused(cv: &CatalogView<'_>, oid: Oid, name: &str) -> PgResult
                 }
             }
             PG_NAMESPACE => format!("schema {}", schema_name(cv, key.objoid)),
+            engine::comment::PG_TYPE => match cv.catalog().enum_type_by_oid(key.objoid) {
+                Some(t) => format!("type {}", t.spec.name),
+                None => continue,
+            },
+            engine::acl::PG_DEFAULT_ACL => {
+                if e.acl.is_none() {
+                    continue;
+                }
+                let what = match key.name.as_str() {
+                    "S" => "sequences",
+                    "f" => "functions",
+                    "T" => "types",
+                    "n" => "schemas",
+                    _ => "relations",
+                };
+                let role = cv
+                    .catalog()
+                    .role_by_oid(key.objoid)
+                    .map(|r| r.name.clone())
+                    .unwrap_or_default();
+                let schema = if key.subid > 0 {
+                    format!(" in schema {}", schema_name(cv, key.subid as Oid))
+                } else {
+                    String::new()
+                };
+                let text =
+                    format!("default privileges on new {what} belonging to role {role}{schema}");
+                if key.objoid == oid {
+                    lines.push((key.objoid, key.subid, format!("owner of {text}")));
+                } else if e.acl.iter().flatten().any(|i| i.grantee == oid) {
+                    lines.push((key.objoid, key.subid, format!("privileges for {text}")));
+                }
+                continue;
+            }
             _ => "database".to_string(),
         };
         if e.owner == oid {

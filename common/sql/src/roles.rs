@@ -87,6 +87,20 @@ pub enum RoleStmt {
         /// Names.
         names: Vec<String>,
     },
+    /// DROP OWNED BY role, … [CASCADE | RESTRICT] (run by the session).
+    DropOwned {
+        /// The roles (`current_user` / `session_user` resolved at run time).
+        roles: Vec<String>,
+        /// CASCADE.
+        cascade: bool,
+    },
+    /// REASSIGN OWNED BY role, … TO role (run by the session).
+    ReassignOwned {
+        /// The old owners.
+        roles: Vec<String>,
+        /// The new owner.
+        to: String,
+    },
 }
 
 impl RoleStmt {
@@ -96,12 +110,17 @@ impl RoleStmt {
             RoleStmt::Create { .. } => "CREATE ROLE",
             RoleStmt::Alter { .. } | RoleStmt::Rename { .. } => "ALTER ROLE",
             RoleStmt::Drop { .. } => "DROP ROLE",
+            RoleStmt::DropOwned { .. } => "DROP OWNED",
+            RoleStmt::ReassignOwned { .. } => "REASSIGN OWNED",
         }
     }
 }
 
 /// True if the statement starting with these words is a role statement.
 pub fn is_role_statement(first: &str, second: Option<&str>, third: Option<&str>) -> bool {
+    if matches!(first, "drop" | "reassign") && second == Some("owned") {
+        return true;
+    }
     matches!(first, "create" | "alter" | "drop")
         && matches!(second, Some("role" | "user"))
         && !(second == Some("user") && third == Some("mapping"))
@@ -208,6 +227,25 @@ fn parse_options(c: &mut Cur<'_>) -> PgResult<Vec<RoleOption>> {
 pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<RoleStmt> {
     let verb = c.peek_word().unwrap_or("").to_string();
     c.pos += 1;
+    if c.eat_word("owned") {
+        c.expect_word("by")?;
+        let mut roles = vec![role_name(c)?];
+        while c.eat_punct(',') {
+            roles.push(role_name(c)?);
+        }
+        if verb == "reassign" {
+            c.expect_word("to")?;
+            let to = role_name(c)?;
+            c.expect_end()?;
+            return Ok(RoleStmt::ReassignOwned { roles, to });
+        }
+        let cascade = c.eat_word("cascade");
+        if !cascade {
+            c.eat_word("restrict");
+        }
+        c.expect_end()?;
+        return Ok(RoleStmt::DropOwned { roles, cascade });
+    }
     let user = c.peek_word() == Some("user");
     c.pos += 1;
     match verb.as_str() {
@@ -495,6 +533,11 @@ pub fn execute(stmt: &RoleStmt, cx: &RoleContext<'_>) -> PgResult<(String, Vec<P
                 old_name: name,
                 spec: r,
             })?;
+        }
+        RoleStmt::DropOwned { .. } | RoleStmt::ReassignOwned { .. } => {
+            return Err(PgError::internal(
+                "DROP OWNED / REASSIGN OWNED run in the session",
+            ));
         }
         RoleStmt::Drop { if_exists, names } => {
             if !am_createrole {

@@ -529,6 +529,7 @@ impl Session {
             state: BackendState::Idle,
             wait_event: None,
             cancel: Some(cancel.clone()),
+            terminate: None,
             query: engine::backend_status::no_query(),
         });
         // CONNECTION LIMIT: counted with this session registered, so two
@@ -1523,11 +1524,24 @@ impl Session {
                 done("RESET")
             }
             Stmt::Show(name) => {
+                let all = crate::privileges::reads_all_settings(&self.acl_user());
                 match name {
                     None => {
                         for (n, v, d) in self.settings.show_all() {
+                            if !all && crate::privileges::superuser_only_setting(&n) {
+                                continue;
+                            }
                             sink.row(&[Value::text(&n), Value::text(&v), Value::text(&d)])?;
                         }
+                    }
+                    Some(n) if !all && crate::privileges::superuser_only_setting(n) => {
+                        return Err(PgError::new(
+                            sqlstate::INSUFFICIENT_PRIVILEGE,
+                            format!(
+                                "must be superuser or have privileges of pg_read_all_settings to examine \"{}\"",
+                                n.to_ascii_lowercase()
+                            ),
+                        ));
                     }
                     Some(n) => {
                         let v = if canonical_name(n) == "transaction_isolation" {
@@ -1665,6 +1679,13 @@ impl Session {
             Stmt::Role(r) => {
                 if self.db.role() == Role::Standby {
                     return Err(read_only_error(r.tag()));
+                }
+                if matches!(
+                    r,
+                    crate::roles::RoleStmt::DropOwned { .. }
+                        | crate::roles::RoleStmt::ReassignOwned { .. }
+                ) {
+                    return self.exec_owned(r, sink);
                 }
                 let encryption = self
                     .settings
@@ -1877,6 +1898,122 @@ impl Session {
             crate::privileges::check_owner(&view, &user, &rel)?;
         }
         Ok(())
+    }
+
+    /// `DROP OWNED BY` / `REASSIGN OWNED BY` (`crate::shdepend`): the
+    /// roles, PostgreSQL's checks (the caller must have the privileges of
+    /// every role named; the bootstrap superuser's objects stay), then the
+    /// revokes and owner changes as one DDL context and the drops as
+    /// ordinary DROP statements of this transaction.
+    fn exec_owned(
+        &mut self,
+        r: &crate::roles::RoleStmt,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        use crate::roles::RoleStmt;
+        let (names, to, cascade, what) = match r {
+            RoleStmt::DropOwned { roles, cascade } => (roles, None, *cascade, "drop"),
+            RoleStmt::ReassignOwned { roles, to } => (roles, Some(to), false, "reassign"),
+            _ => return Err(PgError::internal("not DROP / REASSIGN OWNED")),
+        };
+        self.check_writable(r.tag())?;
+        let (current, session) = (self.current_role(), self.user.clone());
+        let resolve = |n: &str| -> String {
+            match n {
+                "current_user" | "current_role" => current.clone(),
+                "session_user" => session.clone(),
+                n => n.to_string(),
+            }
+        };
+        let db = self.db.clone();
+        let cat = db.catalog();
+        let mut roles = Vec::new();
+        for n in names {
+            let n = resolve(n);
+            let role = cat.role(&n).ok_or_else(|| undefined_role(&n))?;
+            roles.push(role);
+        }
+        let user = self.acl_user();
+        let denied = || {
+            PgError::new(
+                sqlstate::INSUFFICIENT_PRIVILEGE,
+                format!("permission denied to {what} objects"),
+            )
+        };
+        for role in &roles {
+            if !user.superuser && !user.has_privs_of(role.oid) {
+                return Err(denied());
+            }
+        }
+        let new = match to {
+            Some(t) => {
+                let t = resolve(t);
+                let role = cat.role(&t).ok_or_else(|| undefined_role(&t))?;
+                if !user.superuser && !user.has_privs_of(role.oid) {
+                    return Err(denied());
+                }
+                Some(role)
+            }
+            None => None,
+        };
+        if let Some(pinned) = roles
+            .iter()
+            .find(|r| r.oid == engine::catalog::BOOTSTRAP_SUPERUSER_OID)
+        {
+            let msg = match what {
+                "drop" => format!(
+                    "cannot drop objects owned by role {} because they are required by the database system",
+                    pinned.name
+                ),
+                _ => format!(
+                    "cannot reassign ownership of objects owned by role {} because they are required by the database system",
+                    pinned.name
+                ),
+            };
+            return Err(PgError::new(sqlstate::DEPENDENT_OBJECTS_STILL_EXIST, msg));
+        }
+        let oids: Vec<pgtypes::Oid> = roles.iter().map(|r| r.oid).collect();
+        if let Some(new) = new {
+            self.with_ddl_ctx(sink, |cx| {
+                crate::shdepend::reassign_owned(cx, &oids, new.oid, &new.name)
+            })?;
+            self.xact.command_counter_increment();
+            return Ok(ExecOutcome::Complete(r.tag().into()));
+        }
+        self.with_ddl_ctx(sink, |cx| crate::shdepend::revoke_owned(cx, &oids))?;
+        self.xact.command_counter_increment();
+        let owned = crate::shdepend::owned_objects(&self.catalog_view(), &oids);
+        let behavior = if cascade { "CASCADE" } else { "RESTRICT" };
+        let drops = [
+            ("VIEW", &owned.views),
+            ("TABLE", &owned.tables),
+            ("SEQUENCE", &owned.sequences),
+            ("TYPE", &owned.types),
+            ("SCHEMA", &owned.schemas),
+        ];
+        // The drops' own notices (which objects CASCADE took) are not
+        // PostgreSQL's for this statement: they are dropped.
+        let mut quiet = CollectRows::default();
+        for (kind, names) in drops {
+            for name in names {
+                let sql = format!("DROP {kind} IF EXISTS {name} {behavior}");
+                let stmts = self.prepare(&sql, &[])?;
+                for st in &stmts {
+                    self.run(st, &[], &mut quiet).map_err(|e| {
+                        if e.code == sqlstate::DEPENDENT_OBJECTS_STILL_EXIST {
+                            PgError::new(
+                                sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+                                "cannot drop desired object(s) because other objects depend on them",
+                            )
+                            .with_hint("Use DROP ... CASCADE to drop the dependent objects too.")
+                        } else {
+                            e
+                        }
+                    })?;
+                }
+            }
+        }
+        Ok(ExecOutcome::Complete(r.tag().into()))
     }
 
     /// `ALTER TABLE | VIEW | SEQUENCE name OWNER TO role`.
@@ -2211,6 +2348,7 @@ impl Session {
                         Some(q) => crate::privileges::record_owner(&db, &view, q.spec.oid, owner),
                         None => Ok(()),
                     },
+                    PendingDdl::CreateType(oid) => crate::privileges::record_type(&db, *oid, owner),
                     PendingDdl::CreateSchema(name) => match db.catalog().schema(name) {
                         Some(s) => crate::privileges::record_schema(&db, &view, s.spec.oid, owner),
                         None => Ok(()),
@@ -2481,7 +2619,11 @@ impl Session {
                 }
             }
         };
+        let notices = std::mem::take(&mut ec.notices);
         drop(ec);
+        for n in notices {
+            self.notice(sink, n);
+        }
         self.keep_deferred(deferred)?;
         if planned.writes() {
             self.xact.command_counter_increment();
@@ -2958,6 +3100,9 @@ impl Backend for Session {
     }
     fn set_backend_pid(&mut self, pid: i32) {
         Session::set_backend_pid(self, pid)
+    }
+    fn set_terminator(&mut self, terminate: Arc<dyn Fn() + Send + Sync>) {
+        self.status.update(|s| s.terminate = Some(terminate));
     }
     fn enable_async_waits(&mut self) {
         self.async_waits = true;

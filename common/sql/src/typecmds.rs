@@ -93,6 +93,19 @@ fn existing(db: &Engine, name: &str) -> PgResult<EnumTypeSpec> {
 /// Runs CREATE TYPE / ALTER TYPE.
 pub fn execute(cx: &mut DdlCtx<'_>, stmt: &TypeStmt) -> PgResult<String> {
     let db = cx.db;
+    // ALTER TYPE: the owner only (or a role with its privileges).
+    if let TypeStmt::AddValue { name, .. }
+    | TypeStmt::RenameValue { name, .. }
+    | TypeStmt::Rename { name, .. } = stmt
+    {
+        let u = crate::privileges::AclUser::of(db, cx.user);
+        if let Some(t) = db.catalog().enum_type(name) {
+            let owner = crate::privileges::type_owner(&cx.catalog(), t.spec.oid);
+            if !u.superuser && !u.has_privs_of(owner) {
+                return Err(crate::privileges::not_owner("type", name));
+            }
+        }
+    }
     match stmt {
         TypeStmt::CreateEnum { name, labels } => {
             for l in labels {

@@ -92,6 +92,11 @@ pub trait ViewContext {
     fn relation_name_key(&self) -> Option<&str> {
         None
     }
+    /// current_user, for views that show other sessions' details only to
+    /// whoever may see them (None: no session, everything shown).
+    fn current_user(&self) -> Option<String> {
+        None
+    }
 }
 
 pub use engine::namespace::{

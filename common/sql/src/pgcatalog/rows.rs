@@ -460,17 +460,41 @@ pub fn attrdef_oid(table: u32, attnum: usize) -> u32 {
 }
 
 /// pg_type: the built-in types, then each enum type and its array type.
-pub fn pg_type(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+pub fn pg_type(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_TYPE);
     for t in types::TYPES {
         type_row_values(&mut rows, t, PG_CATALOG, false);
     }
     for e in pgtypes::enumtype::all() {
+        // The owner's entry (`engine::acl`), the enum's row only.
+        let owner = ec
+            .engine()
+            .catalog()
+            .privileges(&engine::comment::CommentKey::object(
+                engine::comment::PG_TYPE,
+                e.oid,
+            ))
+            .and_then(|d| d.entry.as_ref().map(|p| p.owner))
+            .filter(|o| *o != 0)
+            .unwrap_or(BOOTSTRAP_SUPERUSER);
         for t in types::enum_rows(&e) {
+            let mark = rows.out.len();
             type_row_values(&mut rows, &t, PUBLIC, true);
+            if let Some(row) = rows.out.get_mut(mark) {
+                set_typowner(row, owner);
+            }
         }
     }
     rows.out
+}
+
+/// Sets a pg_type row's typowner.
+fn set_typowner(row: &mut [Value], owner: u32) {
+    if let Some(i) = defs::PG_TYPE.iter().position(|(n, _)| *n == "typowner") {
+        if let Some(v) = row.get_mut(i) {
+            *v = oid(owner);
+        }
+    }
 }
 
 /// One pg_type row; `array_support`: fill typsubscript / typanalyze as
@@ -1096,7 +1120,13 @@ pub fn pg_user(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 /// pg_settings: the session's settings.
 pub fn pg_settings(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_SETTINGS);
+    let all = ec.current_user().is_none_or(|u| {
+        crate::privileges::reads_all_settings(&crate::privileges::AclUser::of(ec.engine(), &u))
+    });
     for (name, value, doc) in ec.settings_all() {
+        if !all && crate::privileges::superuser_only_setting(&name) {
+            continue;
+        }
         rows.push(vec![
             ("name", text(&name)),
             ("setting", text(&value)),
@@ -1211,7 +1241,21 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = Rows::new(defs::PG_STAT_ACTIVITY);
     let opt_ts = |t: Option<i64>| t.map_or(Value::Null, Value::TimestampTz);
     let locks = ec.engine().procarray().xact_locks();
+    // HAS_PGSTAT_PERMISSIONS: the session's role's privileges, or
+    // pg_read_all_stats (pg_monitor includes it); superusers see all.
+    let viewer = ec
+        .current_user()
+        .map(|u| crate::privileges::AclUser::of(ec.engine(), &u));
+    let sees_all = viewer.as_ref().is_none_or(|v| {
+        v.superuser
+            || v.roles.contains(&PG_READ_ALL_STATS)
+            || v.roles.contains(&engine::acl::PG_MONITOR)
+    });
     for b in ec.engine().backend_status().snapshot() {
+        let hidden = !sees_all
+            && viewer
+                .as_ref()
+                .is_some_and(|v| s.role_oid(&b.user).is_none_or(|r| !v.has_privs_of(r)));
         let idle = b.state != engine::backend_status::BackendState::Active;
         // The first lock a process holds is its top-level xid.
         let xid = locks
@@ -1275,8 +1319,42 @@ pub fn pg_stat_activity(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("query", text((*b.query).as_ref())),
             ("backend_type", text("client backend")),
         ]);
+        if hidden {
+            if let Some(row) = rows.out.last_mut() {
+                hide_activity(row);
+            }
+        }
     }
     rows.out
+}
+
+/// pg_read_all_stats's role for [`pg_stat_activity`].
+const PG_READ_ALL_STATS: u32 = 3375;
+
+/// A pg_stat_activity row of a session the viewer may not see: who and
+/// which database stay, the rest is NULL and the query
+/// `<insufficient privilege>` (PostgreSQL's pg_stat_get_activity).
+fn hide_activity(row: &mut [Value]) {
+    const KEPT: &[&str] = &[
+        "datid",
+        "datname",
+        "pid",
+        "usesysid",
+        "usename",
+        "application_name",
+        "backend_xid",
+        "backend_xmin",
+    ];
+    for (i, (name, _)) in defs::PG_STAT_ACTIVITY.iter().enumerate() {
+        let Some(v) = row.get_mut(i) else {
+            continue;
+        };
+        if *name == "query" {
+            *v = text("<insufficient privilege>");
+        } else if !KEPT.contains(name) {
+            *v = Value::Null;
+        }
+    }
 }
 
 /// pg_locks: the transaction locks — each running transaction holds an
