@@ -69,7 +69,7 @@ EOF
     pgbench -q -i -s 10 -h 127.0.0.1 -p "$1" -U postgres postgres >/dev/null 2>&1
     local n=1
     for port in "$2" "$3"; do
-        as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$1" -U postgres -D "$d/s$n" -R -X stream
+        as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$1" -U postgres -D "$d/s$n" -R -X stream -c fast
         echo "port = $port" >>"$d/s$n/postgresql.conf"
         as_pg "$PGBIN/pg_ctl" -D "$d/s$n" -l "$d/s$n.log" -w start >/dev/null
         wait_for "$port" "SELECT pg_is_in_recovery()" t

@@ -16,8 +16,9 @@
 //!                      and of cascaded standbys) if
 //!                      it changed or status interval passed; off: one h
 //!                      with xmin 0 per connection (the primary forgets)
-//!  any error or disconnect → log, back off (100 ms doubling to 5 s), reconnect
-//!  and resume from the local end of WAL
+//!  any error or disconnect → log, back off (100 ms doubling to 5 s; 100 ms
+//!  again after a connection that streamed), reconnect and resume from the
+//!  local end of WAL
 //! ```
 //!
 //! ## Following a promotion
@@ -115,7 +116,16 @@ pub async fn run(
         }
         let cfg = config.borrow_and_update().clone();
         let began = Instant::now();
-        let r = stream_once(&db, &writer, &cfg, &mut config, &mut shutdown).await;
+        let mut streamed = false;
+        let r = stream_once(
+            &db,
+            &writer,
+            &cfg,
+            &mut config,
+            &mut shutdown,
+            &mut streamed,
+        )
+        .await;
         if *shutdown.borrow() {
             break;
         }
@@ -133,7 +143,10 @@ pub async fn run(
             backoff = BACKOFF_MIN;
             continue;
         }
-        if began.elapsed() > Duration::from_secs(10) {
+        // The primary was reachable and streamed: the next attempt goes
+        // out promptly (a cascading upstream promoted ends the connection
+        // on purpose, and its standbys should follow at once).
+        if streamed || began.elapsed() > Duration::from_secs(10) {
             backoff = BACKOFF_MIN;
         }
         tokio::select! {
@@ -413,6 +426,7 @@ async fn stream_once(
     cfg: &ReceiverConfig,
     config: &mut watch::Receiver<ReceiverConfig>,
     shutdown: &mut watch::Receiver<bool>,
+    streamed: &mut bool,
 ) -> Result<(), Failure> {
     let ci = &cfg.conninfo;
     let params = ci.startup_params();
@@ -427,7 +441,19 @@ async fn stream_once(
     loop {
         let tli = writer.timeline();
         let start = writer.insert_lsn();
-        match stream_timeline(db, writer, cfg, &mut client, config, shutdown, start, tli).await? {
+        match stream_timeline(
+            db,
+            writer,
+            cfg,
+            &mut client,
+            config,
+            shutdown,
+            start,
+            tli,
+            streamed,
+        )
+        .await?
+        {
             Some((next, at)) => {
                 tracing::info!("replication terminated by primary server\nDETAIL:  End of WAL reached on timeline {tli} at {at}.");
                 if !cfg.target_timeline.follows(tli, next) {
@@ -472,6 +498,7 @@ async fn stream_timeline(
     shutdown: &mut watch::Receiver<bool>,
     start: Lsn,
     tli: TimeLineId,
+    streamed: &mut bool,
 ) -> Result<Option<(TimeLineId, Lsn)>, Failure> {
     let ci = &cfg.conninfo;
     let cmd = match &cfg.slot {
@@ -498,6 +525,7 @@ async fn stream_timeline(
         }
     }
     tracing::info!("started streaming WAL from primary at {start} on timeline {tli}");
+    *streamed = true;
     db.replication().set_receiver(Some(WalRcvStat {
         pid: std::process::id() as i32,
         status: "streaming".into(),
