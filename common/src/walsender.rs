@@ -849,6 +849,7 @@ async fn stream(
 
     let timeout = WAL_SENDER_TIMEOUT;
     let mut flushed_rx = writer.subscribe_flushed();
+    let mut recovery_end = db.replication().subscribe_recovery_end();
     let mut sent = start;
     let mut buf = vec![0u8; MAX_SEND_SIZE];
     let mut last_send = Instant::now();
@@ -981,6 +982,12 @@ async fn stream(
                 break Ok(end_of_stream(why.unwrap_or(FromStandby::Gone)));
             }
             _ = shutdown.changed(), if drain.is_none() => {}
+            // Promoted: the check at the top ends the stream at once.
+            r = recovery_end.changed(), if cascading => {
+                if r.is_err() {
+                    break Ok(Flow::Close);
+                }
+            }
             // Draining: the shutdown checkpoint and the standby's reply
             // are looked for often.
             _ = tokio::time::sleep(DRAIN_POLL), if drain.is_some() => {}

@@ -506,6 +506,8 @@ pub struct ReplicationState {
     /// The node is a standby replaying WAL (`pg_is_in_recovery()`); see
     /// the module docs — set at open, cleared once by promotion.
     in_recovery: AtomicBool,
+    /// Becomes true when recovery ends ([`ReplicationState::end_recovery`]).
+    recovery_ended: tokio::sync::watch::Sender<bool>,
     /// `pg_promote()` or the `promote` trigger file asked the startup
     /// process to end recovery.
     promote_requested: AtomicBool,
@@ -597,6 +599,7 @@ impl ReplicationState {
     pub fn open(data_dir: Option<&Path>) -> PgResult<ReplicationState> {
         Ok(ReplicationState {
             in_recovery: AtomicBool::new(false),
+            recovery_ended: tokio::sync::watch::Sender::new(false),
             promote_requested: AtomicBool::new(false),
             consistent: AtomicBool::new(false),
             receive_lsn: AtomicLsn::new(Lsn::INVALID),
@@ -670,6 +673,13 @@ impl ReplicationState {
     /// primary from now on. Called once; there is no way back.
     pub fn end_recovery(&self) {
         self.in_recovery.store(false, Ordering::Release);
+        self.recovery_ended.send_replace(true);
+    }
+
+    /// Changes once, when recovery ends (a cascading walsender waits on
+    /// it so its standbys reconnect the moment this node is promoted).
+    pub fn subscribe_recovery_end(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.recovery_ended.subscribe()
     }
 
     /// pg_reload_conf(): wakes whoever re-reads the configuration (the
