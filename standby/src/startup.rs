@@ -322,6 +322,7 @@ pub fn run(
                 let arrived = rt.block_on(async {
                     tokio::select! {
                         _ = written.changed() => true,
+                        _ = db.replication().promote_wakeup() => false,
                         _ = tokio::time::sleep(TRIGGER_CHECK) => false,
                     }
                 });

@@ -506,6 +506,8 @@ pub struct ReplicationState {
     /// The node is a standby replaying WAL (`pg_is_in_recovery()`); see
     /// the module docs — set at open, cleared once by promotion.
     in_recovery: AtomicBool,
+    /// Wakes the startup thread for a promotion request.
+    promote_wakeup: tokio::sync::Notify,
     /// Becomes true when recovery ends ([`ReplicationState::end_recovery`]).
     recovery_ended: tokio::sync::watch::Sender<bool>,
     /// `pg_promote()` or the `promote` trigger file asked the startup
@@ -600,6 +602,7 @@ impl ReplicationState {
         Ok(ReplicationState {
             in_recovery: AtomicBool::new(false),
             recovery_ended: tokio::sync::watch::Sender::new(false),
+            promote_wakeup: tokio::sync::Notify::new(),
             promote_requested: AtomicBool::new(false),
             consistent: AtomicBool::new(false),
             receive_lsn: AtomicLsn::new(Lsn::INVALID),
@@ -697,6 +700,14 @@ impl ReplicationState {
     /// node (`pg_promote()`, the `promote` trigger file). Idempotent.
     pub fn request_promote(&self) {
         self.promote_requested.store(true, Ordering::Release);
+        // Wakes the startup thread if it waits for WAL (a permit is kept
+        // if it does not).
+        self.promote_wakeup.notify_one();
+    }
+
+    /// Resolves at a promotion request (see [`ReplicationState::request_promote`]).
+    pub async fn promote_wakeup(&self) {
+        self.promote_wakeup.notified().await
     }
 
     /// True once promotion was asked for.
