@@ -223,13 +223,45 @@ impl CheckpointerState {
 /// The oldest WAL a checkpoint (or restartpoint) with redo point `redo`
 /// keeps: `wal_keep_size` before it, and whatever replication slots (WAL
 /// their standby has not received) and running base backups still need.
-fn keep_lsn(db: &Node, redo: Lsn) -> Lsn {
+/// With `max_slot_wal_keep_size` set, a slot holds at most that much WAL
+/// behind the current position; slots left further behind are invalidated
+/// here (PostgreSQL's KeepLogSeg and InvalidateObsoleteReplicationSlots,
+/// with its log line).
+fn keep_lsn(db: &Node, redo: Lsn, writer: &wal::WalWriter) -> PgResult<Lsn> {
     let keep_bytes = (db.config().int("wal_keep_size").max(0) as u64) << 20;
-    let keep = Lsn(redo.0.saturating_sub(keep_bytes));
-    match db.replication().oldest_kept_lsn() {
-        Some(k) => keep.min(k),
-        None => keep,
+    let mut keep = Lsn(redo.0.saturating_sub(keep_bytes));
+    let max_slot = db.config().int("max_slot_wal_keep_size");
+    if let Some(slot) = db.replication().oldest_slot_lsn() {
+        let slot = match max_slot_limit(max_slot, writer) {
+            Some(limit) => slot.max(limit),
+            None => slot,
+        };
+        keep = keep.min(slot);
     }
+    if let Some(h) = db.replication().oldest_hold_lsn() {
+        keep = keep.min(h);
+    }
+    if max_slot >= 0 {
+        let seg = writer.segment_size();
+        let oldest = Lsn(keep.segment_number(seg) * seg);
+        for (name, lsn) in db.replication().slots.invalidate_before(oldest)? {
+            tracing::info!(
+                "invalidating slot \"{name}\" because its restart_lsn {lsn} exceeds max_slot_wal_keep_size"
+            );
+        }
+    }
+    Ok(keep)
+}
+
+/// The oldest WAL position a slot may hold with `max_slot_wal_keep_size`
+/// = `max_slot` MB (None: -1, no limit).
+pub fn max_slot_limit(max_slot: i64, writer: &wal::WalWriter) -> Option<Lsn> {
+    (max_slot >= 0).then(|| {
+        Lsn(writer
+            .insert_lsn()
+            .0
+            .saturating_sub((max_slot as u64) << 20))
+    })
 }
 
 /// CreateRestartPoint: a standby's checkpoint (see the module docs). `None`
@@ -290,7 +322,7 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
 
     // 3: standby WAL before the redo point, but what cascaded standbys'
     // slots and base backups still need.
-    let keep = keep_lsn(db, c.redo);
+    let keep = keep_lsn(db, c.redo, &writer)?;
     let removed = writer.remove_segments_before(keep).map_err(wal_error)?;
 
     let distance_kb = if last.redo.is_valid() {
@@ -392,7 +424,7 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
     .write(&db.config().data_dir, db.config().bool("fsync"))?;
 
     // 7: old segments.
-    let mut keep = keep_lsn(db, redo);
+    let mut keep = keep_lsn(db, redo, &writer)?;
     if let Some(slot) = xlog.slot_keep_lsn() {
         keep = keep.min(slot);
     }

@@ -225,6 +225,9 @@ pub struct SlotInfo {
     /// The standby's hot-standby feedback xmin, held for it even while it
     /// is disconnected (0: none) — `pg_replication_slots.xmin`.
     pub xmin: u64,
+    /// Invalidated by `max_slot_wal_keep_size` (`wal_status = 'lost'`):
+    /// it reserves nothing any more and never will.
+    pub lost: bool,
 }
 
 /// Physical replication slots, persisted under `DIR/pg_replslot`.
@@ -290,12 +293,17 @@ impl SlotManager {
                     .then(|| words.next())
                     .flatten()
                     .and_then(|s| s.parse::<Lsn>().ok());
-                // Optional since hot-standby feedback: `xmin N`.
-                let xmin = match (words.next(), words.next()) {
-                    (None, _) => Some(0),
-                    (Some("xmin"), Some(n)) => n.parse::<u64>().ok(),
-                    _ => None,
-                };
+                // Optional: `xmin N` (hot-standby feedback), `lost`
+                // (invalidated by max_slot_wal_keep_size).
+                let mut xmin = Some(0);
+                let mut lost = false;
+                while let Some(w) = words.next() {
+                    match w {
+                        "xmin" => xmin = words.next().and_then(|n| n.parse::<u64>().ok()),
+                        "lost" => lost = true,
+                        _ => xmin = None,
+                    }
+                }
                 let (lsn, xmin) = lsn.zip(xmin).ok_or_else(|| {
                     PgError::new(
                         sqlstate::DATA_CORRUPTED,
@@ -307,6 +315,7 @@ impl SlotManager {
                     restart_lsn: lsn,
                     active: false,
                     xmin,
+                    lost,
                 });
             }
         }
@@ -323,11 +332,14 @@ impl SlotManager {
         };
         let sdir = dir.join(&slot.name);
         std::fs::create_dir_all(&sdir).map_err(|e| slot_io("create directory", &sdir, e))?;
-        let line = if slot.xmin != 0 {
-            format!("physical {} xmin {}\n", slot.restart_lsn, slot.xmin)
-        } else {
-            format!("physical {}\n", slot.restart_lsn)
-        };
+        let mut line = format!("physical {}", slot.restart_lsn);
+        if slot.xmin != 0 {
+            line.push_str(&format!(" xmin {}", slot.xmin));
+        }
+        if slot.lost {
+            line.push_str(" lost");
+        }
+        line.push('\n');
         pgtypes::fileutil::write_atomic(&sdir.join("state"), line.as_bytes(), true)
     }
 
@@ -347,6 +359,7 @@ impl SlotManager {
             restart_lsn: reserve,
             active: false,
             xmin: 0,
+            lost: false,
         };
         self.persist(&slot)?;
         slots.push(slot.clone());
@@ -408,7 +421,7 @@ impl SlotManager {
     /// more, or was unset), so a restart never removes WAL the slot needs.
     pub fn advance(&self, name: &str, lsn: Lsn, segment_size: u64) -> PgResult<()> {
         self.update(name, |s| {
-            if lsn <= s.restart_lsn {
+            if s.lost || lsn <= s.restart_lsn {
                 return false;
             }
             let persist = !s.restart_lsn.is_valid()
@@ -456,6 +469,31 @@ impl SlotManager {
             .map(|s| s.xmin)
             .min()
             .unwrap_or(0)
+    }
+
+    /// InvalidateObsoleteReplicationSlots: every slot whose restart LSN
+    /// is before `oldest_kept` (the start of the oldest WAL segment a
+    /// checkpoint keeps, lowered by slots no further than
+    /// `max_slot_wal_keep_size` allows) loses its reservation for good;
+    /// returns their names and old restart LSNs.
+    pub fn invalidate_before(&self, oldest_kept: Lsn) -> PgResult<Vec<(String, Lsn)>> {
+        let mut gone = Vec::new();
+        let mut changed = Vec::new();
+        {
+            let mut slots = self.slots.lock();
+            for s in slots.iter_mut() {
+                if !s.lost && s.restart_lsn.is_valid() && s.restart_lsn < oldest_kept {
+                    gone.push((s.name.clone(), s.restart_lsn));
+                    s.restart_lsn = Lsn::INVALID;
+                    s.lost = true;
+                    changed.push(s.clone());
+                }
+            }
+        }
+        for s in &changed {
+            self.persist(s)?;
+        }
+        Ok(gone)
     }
 
     /// All slots (for `pg_replication_slots`).
@@ -802,14 +840,10 @@ impl ReplicationState {
         self.wal_final.load(Ordering::Acquire)
     }
 
-    /// The oldest WAL position a checkpoint or restartpoint must keep for
-    /// replication: slots' restart LSNs and running base backups.
-    pub fn oldest_kept_lsn(&self) -> Option<Lsn> {
-        let holds = self.wal_holds.lock().iter().copied().min();
-        match (self.oldest_slot_lsn(), holds) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+    /// The oldest start LSN of a running base backup (None: no backup):
+    /// checkpoints and restartpoints keep WAL from there.
+    pub fn oldest_hold_lsn(&self) -> Option<Lsn> {
+        self.wal_holds.lock().iter().copied().min()
     }
 
     /// The live walsenders (`pg_stat_replication`).

@@ -214,6 +214,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "WAL kept for standbys beyond what checkpoints need",
     ),
     def(
+        "max_slot_wal_keep_size",
+        "-1",
+        Unit::Megabytes,
+        Context::Postmaster,
+        "most WAL a replication slot may hold (-1: no limit)",
+    ),
+    def(
         "max_wal_size",
         "1GB",
         Unit::Megabytes,

@@ -483,8 +483,10 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("active", T::Bool),
             ("xmin", T::Xid),
             ("restart_lsn", T::PgLsn),
+            ("wal_status", T::Text),
+            ("safe_wal_size", T::Int8),
         ],
-        rows: |c| replication_slots(c.engine().replication()),
+        rows: |c| replication_slots(c.engine().replication(), c.engine().config()),
         key: None,
         name_key: None,
     },
@@ -734,20 +736,61 @@ pub fn stat_replication(st: &ReplicationState) -> Vec<Vec<Value>> {
         .collect()
 }
 
-fn replication_slots(st: &ReplicationState) -> Vec<Vec<Value>> {
+fn replication_slots(st: &ReplicationState, config: &pgtypes::config::Config) -> Vec<Vec<Value>> {
+    // Where WAL is written now (a standby: received), for wal_status.
+    let current = st.wal_writer().map(|w| w.insert_lsn());
+    let max_slot = config.int("max_slot_wal_keep_size");
+    let max_wal = (config.int("max_wal_size").max(0) as u64) << 20;
+    let keep = (config.int("wal_keep_size").max(0) as u64) << 20;
     st.slots
         .list()
         .into_iter()
         .map(|s| {
+            let (status, safe) = slot_wal_status(&s, current, max_slot, max_wal, keep);
             vec![
                 text(&s.name),
                 text("physical"),
                 Value::Bool(s.active),
                 xid(s.xmin),
                 lsn(s.restart_lsn),
+                status.map_or(Value::Null, text),
+                safe.map_or(Value::Null, Value::Int8),
             ]
         })
         .collect()
+}
+
+/// `wal_status` and `safe_wal_size` of slot `s` (GetWALAvailability):
+/// `reserved` within `max_wal_size` of the current position, `extended`
+/// beyond it but kept (by `wal_keep_size` or a slot limit not reached),
+/// `unreserved` past `max_slot_wal_keep_size` (the next checkpoint
+/// invalidates it), `lost` once invalidated; NULL for a slot that never
+/// reserved WAL. `safe_wal_size`: bytes that may still be written before
+/// the slot is past the limit (NULL without a limit).
+fn slot_wal_status(
+    s: &engine::replication::SlotInfo,
+    current: Option<wal::Lsn>,
+    max_slot: i64,
+    max_wal: u64,
+    keep: u64,
+) -> (Option<&'static str>, Option<i64>) {
+    if s.lost {
+        return (Some("lost"), None);
+    }
+    let (Some(cur), true) = (current, s.restart_lsn.is_valid()) else {
+        return (None, None);
+    };
+    let behind = cur.0.saturating_sub(s.restart_lsn.0);
+    let limit = (max_slot >= 0).then_some((max_slot as u64) << 20);
+    let status = if behind <= max_wal {
+        "reserved"
+    } else if behind <= keep || limit.is_none_or(|l| behind <= l) {
+        "extended"
+    } else {
+        "unreserved"
+    };
+    let safe = limit.map(|l| l as i64 - behind as i64);
+    (Some(status), safe)
 }
 
 /// One database: the row PostgreSQL shows for `postgres`. Only snapshot
@@ -828,7 +871,13 @@ mod tests {
         st.set_receiver(Some(WalRcvStat::default()));
         for (name, rows) in [
             ("pg_stat_replication", stat_replication(&st)),
-            ("pg_replication_slots", replication_slots(&st)),
+            (
+                "pg_replication_slots",
+                replication_slots(
+                    &st,
+                    &pgtypes::config::Config::new(std::path::Path::new("/nonexistent")),
+                ),
+            ),
             ("pg_stat_wal_receiver", stat_wal_receiver(&st)),
             ("pg_stat_database_conflicts", stat_database_conflicts(&st)),
         ] {
