@@ -102,14 +102,7 @@ pub fn check_planned(
             .get_or_init(|| crate::parser::names_and_star(sql))
             .as_ref()?;
         let t = cv.catalog().by_oid(oid)?;
-        Some(
-            t.columns
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| !c.dropped && (*star || names.contains(&c.name)))
-                .map(|(i, _)| i)
-                .collect(),
-        )
+        Some(named_columns(&t, names, *star))
     };
     if let Some(t) = target {
         let mut mode = mode;
@@ -199,14 +192,7 @@ fn check_view_owners(cv: &CatalogView<'_>, oids: &[Oid]) -> PgResult<()> {
                     .as_ref()
                     .and_then(|(names, star)| {
                         let t = cat.by_oid(dep)?;
-                        Some(
-                            t.columns
-                                .iter()
-                                .enumerate()
-                                .filter(|(_, c)| !c.dropped && (*star || names.contains(&c.name)))
-                                .map(|(i, _)| i)
-                                .collect::<Vec<usize>>(),
-                        )
+                        Some(named_columns(&t, names, *star))
                     });
                 let cols = ColumnUse {
                     written: &[],
@@ -1203,4 +1189,15 @@ fn default_privileges(
         set_privileges(cx, key, PrivEntry { owner: 0, acl })?;
     }
     Ok(())
+}
+
+/// The positions of `t`'s live columns a statement names (`names`), or all
+/// of them when it says `*`: the columns whose SELECT right it needs.
+fn named_columns(t: &engine::catalog::TableDef, names: &[String], star: bool) -> Vec<usize> {
+    t.columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.dropped && (star || names.contains(&c.name)))
+        .map(|(i, _)| i)
+        .collect()
 }
