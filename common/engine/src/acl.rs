@@ -44,6 +44,27 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{Oid, TransactionId};
 use txn::clog::Clog;
 
+/// The right a privilege word names (`select`, …, `temporary`; lower
+/// case; `temp` is not accepted here), as GRANT and `has_*_privilege`
+/// spell them. None: not a privilege word.
+pub fn privilege_word(word: &str) -> Option<AclMode> {
+    Some(match word {
+        "select" => ACL_SELECT,
+        "insert" => ACL_INSERT,
+        "update" => ACL_UPDATE,
+        "delete" => ACL_DELETE,
+        "truncate" => ACL_TRUNCATE,
+        "references" => ACL_REFERENCES,
+        "trigger" => ACL_TRIGGER,
+        "execute" => ACL_EXECUTE,
+        "usage" => ACL_USAGE,
+        "create" => ACL_CREATE,
+        "temporary" => ACL_CREATE_TEMP,
+        "connect" => ACL_CONNECT,
+        _ => return None,
+    })
+}
+
 /// A set of rights, one bit each in PostgreSQL's order.
 pub type AclMode = u32;
 /// INSERT (`a`).

@@ -39,8 +39,7 @@ use std::sync::atomic::Ordering;
 
 use engine::acl::{
     acl_grant, acl_grant_options, acl_mask, acl_revoke, AclItem, AclMode, ObjType, PrivEntry,
-    ACL_CONNECT, ACL_CREATE, ACL_CREATE_TEMP, ACL_DELETE, ACL_EXECUTE, ACL_ID_PUBLIC, ACL_INSERT,
-    ACL_REFERENCES, ACL_SELECT, ACL_TRIGGER, ACL_TRUNCATE, ACL_UPDATE, ACL_USAGE,
+    ACL_CREATE, ACL_DELETE, ACL_ID_PUBLIC, ACL_INSERT, ACL_SELECT, ACL_TRUNCATE, ACL_UPDATE,
 };
 use engine::catalog::{CatalogChange, CatalogView, RoleGrant, BOOTSTRAP_SUPERUSER_OID};
 use engine::comment::{CommentKey, PG_CLASS, PG_DATABASE, PG_NAMESPACE};
@@ -278,26 +277,11 @@ pub(crate) fn abort_pending(db: &Engine, key: CommentKey, before: PrivBefore) {
 /// A privilege word's right, if the object kind has it (0LP01 otherwise,
 /// as PostgreSQL's "invalid privilege type X for table").
 fn privilege_bit(p: &str, kind: ObjType, kind_word: &str) -> PgResult<AclMode> {
-    let bit = match p {
-        "select" => ACL_SELECT,
-        "insert" => ACL_INSERT,
-        "update" => ACL_UPDATE,
-        "delete" => ACL_DELETE,
-        "truncate" => ACL_TRUNCATE,
-        "references" => ACL_REFERENCES,
-        "trigger" => ACL_TRIGGER,
-        "execute" => ACL_EXECUTE,
-        "usage" => ACL_USAGE,
-        "create" => ACL_CREATE,
-        "temporary" => ACL_CREATE_TEMP,
-        "connect" => ACL_CONNECT,
-        "all" => return Ok(kind.all_rights()),
-        other => {
-            return Err(PgError::syntax(format!(
-                "unrecognized privilege type \"{other}\""
-            )))
-        }
-    };
+    if p == "all" {
+        return Ok(kind.all_rights());
+    }
+    let bit = engine::acl::privilege_word(p)
+        .ok_or_else(|| PgError::syntax(format!("unrecognized privilege type \"{p}\"")))?;
     if kind.all_rights() & bit == 0 {
         return Err(PgError::new(
             sqlstate::INVALID_GRANT_OPERATION,

@@ -13,10 +13,9 @@
 //! `crate::aclchk`.
 
 use engine::acl::{
-    acl_default, acl_grant_options, acl_mask, AclItem, AclMode, ObjType, PrivEntry, ACL_CONNECT,
-    ACL_CREATE, ACL_CREATE_TEMP, ACL_DELETE, ACL_EXECUTE, ACL_ID_PUBLIC, ACL_INSERT,
-    ACL_REFERENCES, ACL_SELECT, ACL_TRIGGER, ACL_TRUNCATE, ACL_UPDATE, ACL_USAGE, PG_READ_ALL_DATA,
-    PG_WRITE_ALL_DATA,
+    acl_default, acl_grant_options, acl_mask, AclItem, AclMode, ObjType, PrivEntry, ACL_CREATE,
+    ACL_DELETE, ACL_ID_PUBLIC, ACL_INSERT, ACL_REFERENCES, ACL_SELECT, ACL_UPDATE, ACL_USAGE,
+    PG_READ_ALL_DATA, PG_WRITE_ALL_DATA,
 };
 use engine::catalog::{CatalogChange, CatalogView, BOOTSTRAP_SUPERUSER_OID};
 use engine::comment::{CommentKey, PG_CLASS, PG_NAMESPACE};
@@ -648,21 +647,7 @@ pub fn parse_privilege_string(s: &str, kind: ObjType) -> PgResult<(AclMode, bool
         } else {
             name
         };
-        let bit = match name.as_str() {
-            "select" => ACL_SELECT,
-            "insert" => ACL_INSERT,
-            "update" => ACL_UPDATE,
-            "delete" => ACL_DELETE,
-            "truncate" => ACL_TRUNCATE,
-            "references" => ACL_REFERENCES,
-            "trigger" => ACL_TRIGGER,
-            "usage" => ACL_USAGE,
-            "create" => ACL_CREATE,
-            "temporary" => ACL_CREATE_TEMP,
-            "connect" => ACL_CONNECT,
-            "execute" => ACL_EXECUTE,
-            _ => 0,
-        };
+        let bit = engine::acl::privilege_word(&name).unwrap_or(0);
         if bit == 0 || kind.all_rights() & bit == 0 {
             return Err(PgError::new(
                 sqlstate::INVALID_PARAMETER_VALUE,
