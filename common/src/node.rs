@@ -363,7 +363,7 @@ mod tests {
             .init_known_assigned(&[t(4), t(5)], t(6), t(3));
         engine::twophase::redo_prepare(db.engine().as_ref(), TransactionId(5), &[], 0, "g1", &[]);
 
-        let seg = crate::xlog::segment_size(db.config(), None).expect("segment size");
+        let seg = crate::xlog::segment_size(&db.config(), None).expect("segment size");
         db.finish_recovery(wal::WalPosition::initial(seg), seg)
             .expect("promote");
         assert_eq!(db.role(), Role::Primary);

@@ -631,7 +631,7 @@ mod tests {
 
         // Promoted, the node serves sessions whatever hot_standby says.
         let seg =
-            common::xlog::segment_size(off.sessions.node().config(), None).expect("segment size");
+            common::xlog::segment_size(&off.sessions.node().config(), None).expect("segment size");
         off.sessions
             .node()
             .finish_recovery(WalPosition::initial(seg), seg)
