@@ -107,6 +107,7 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut backoff = BACKOFF_MIN;
+    let mut retried_at_once = false;
     db.replication()
         .receive_lsn
         .store(writer.flushed_lsn(), Ordering::Relaxed);
@@ -149,6 +150,16 @@ pub async fn run(
         if streamed || began.elapsed() > Duration::from_secs(10) {
             backoff = BACKOFF_MIN;
         }
+        // After a connection that streamed, the first attempt goes out
+        // with no wait at all (the end of a timeline is the common case:
+        // following a promotion is then one round trip sooner); the next
+        // failure waits as usual, so an upstream that keeps ending
+        // connections is never retried in a tight loop.
+        if streamed && !retried_at_once {
+            retried_at_once = true;
+            continue;
+        }
+        retried_at_once = false;
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
             _ = shutdown.changed() => {}
