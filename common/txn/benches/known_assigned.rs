@@ -24,7 +24,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use pgtypes::TransactionId;
-use txn::procarray::{Finished, ProcArray};
+use txn::procarray::ProcArray;
 
 /// Runs `f` in batches of `batch` calls for about `total`; returns the best
 /// batch's ns per call (the machine is shared: the minimum is the figure
@@ -51,19 +51,14 @@ fn standby_with(n: u64) -> (ProcArray, u64) {
     let pa = ProcArray::new(4, TransactionId(3));
     pa.set_in_recovery(true);
     let running: Vec<TransactionId> = (3..3 + n).map(TransactionId).collect();
-    pa.init_known_assigned(&running, TransactionId(3 + n), TransactionId(2));
+    pa.init_known_assigned(&running, false, TransactionId(3 + n), TransactionId(2));
     (pa, 3 + n)
 }
 
 /// Replay of one completion of `xid` (a commit record without subxids).
 fn replay_completion(pa: &ProcArray, xid: u64) {
-    pa.end_transaction(
-        Finished::Recovered {
-            xid: TransactionId(xid),
-            subxids: &[],
-        },
-        TransactionId(xid),
-    );
+    pa.expire_tree_known_assigned(TransactionId(xid), &[], TransactionId(xid))
+        .bump_completion_count();
 }
 
 fn main() {

@@ -97,6 +97,8 @@ use pgtypes::{ProcNumber, TransactionId};
 
 pub mod known_assigned;
 
+use known_assigned::KnownAssignedXids;
+
 /// Subxids a proc caches before its state overflows (PGPROC_MAX_CACHED_SUBXIDS).
 pub const PGPROC_MAX_CACHED_SUBXIDS: usize = 64;
 
@@ -194,8 +196,24 @@ struct ProcArrayState {
     xact_completion_count: u64,
     /// Standby mode: snapshots come from `known_assigned_xids`.
     in_recovery: bool,
-    /// KnownAssignedXids: sorted xids the primary had running (standby only).
-    known_assigned_xids: Vec<TransactionId>,
+    /// KnownAssignedXids: the xids the primary has running (standby only).
+    known_assigned_xids: KnownAssignedXids,
+}
+
+impl ProcArrayState {
+    /// Advances `latest_completed_xid` to `latest_xid` if that is newer.
+    fn advance_latest_completed(&mut self, latest_xid: TransactionId) {
+        if latest_xid > self.latest_completed_xid {
+            self.latest_completed_xid = latest_xid;
+        }
+    }
+
+    /// The completion counter's one increment. Every completion calls it
+    /// from its own line (invariant 4), so a test per kind of completion
+    /// fails when that line is removed.
+    fn bump_completion_count(&mut self) {
+        self.xact_completion_count += 1;
+    }
 }
 
 /// Free proc slots (ProcStructLock's free lists).
@@ -204,24 +222,17 @@ struct FreeProcs {
     backends_in_use: usize,
 }
 
-/// A transaction leaving the running set; the argument of
-/// [`ProcArray::end_transaction`], the single completion path.
+/// A session's or prepared transaction leaving the running set; the
+/// argument of [`ProcArray::end_transaction`]. (Replay removes xids from
+/// KnownAssignedXids instead: [`ProcArray::expire_tree_known_assigned`].)
 #[derive(Clone, Copy, Debug)]
-pub enum Finished<'a> {
+pub enum Finished {
     /// The transaction run by this proc (a session) committed or aborted; its
     /// dense entry is cleared and the proc stays connected.
     Proc(ProcNumber),
     /// COMMIT/ROLLBACK PREPARED: the prepared transaction's dummy proc is
     /// removed from the dense arrays and its slot freed.
     DummyProc(ProcNumber),
-    /// A commit/abort record replayed on a standby: the xids are removed from
-    /// KnownAssignedXids.
-    Recovered {
-        /// The top-level xid.
-        xid: TransactionId,
-        /// Its subxids.
-        subxids: &'a [TransactionId],
-    },
 }
 
 /// The fixed proc table plus the dense arrays.
@@ -272,7 +283,7 @@ impl ProcArray {
                 latest_completed_xid: TransactionId(next_xid.0 - 1),
                 xact_completion_count: 1,
                 in_recovery: false,
-                known_assigned_xids: Vec::new(),
+                known_assigned_xids: KnownAssignedXids::default(),
             }),
             xid_gen: Mutex::new(next_xid),
             next_xid_hint: AtomicU64::new(next_xid.0),
@@ -369,7 +380,9 @@ impl ProcArray {
                 return;
             }
             if latest_xid.is_valid() {
-                Self::complete_locked(&mut st, latest_xid);
+                // COMMIT/ROLLBACK PREPARED (and a session leaving with an xid).
+                st.advance_latest_completed(latest_xid);
+                st.bump_completion_count();
             }
             if off != last {
                 let moved = st.pgprocnos[last];
@@ -548,13 +561,15 @@ impl ProcArray {
         snap.subxip.clear();
         let mut overflowed = false;
         if st.in_recovery {
-            for &x in &st.known_assigned_xids {
-                if x.0 >= xmax {
-                    break;
-                }
+            let kax = &st.known_assigned_xids;
+            kax.copy_running(TransactionId(xmax), &mut snap.xip);
+            if let Some(x) = snap.xip.first() {
                 xmin = xmin.min(x.0);
-                snap.xip.push(x);
             }
+            // Some transaction running at an overflowed first running-xacts
+            // record may still be running (known_assigned's essay).
+            let over = kax.overflowed_xid();
+            overflowed = over.is_valid() && xmin <= over.0;
         } else {
             let n = st.pgprocnos.len();
             let myoff = me.pgxactoff.load(RELAXED) as usize;
@@ -597,7 +612,7 @@ impl ProcArray {
                 }
             }
         }
-        if overflowed {
+        if overflowed && !st.in_recovery {
             snap.subxip.clear();
         }
         snap.xmin = TransactionId(xmin);
@@ -612,17 +627,8 @@ impl ProcArray {
 
     // ----- completion --------------------------------------------------------
 
-    /// Advance `latest_completed_xid`, bump `xact_completion_count`: the
-    /// shared tail of every completion, called with ProcArrayLock exclusive.
-    fn complete_locked(st: &mut ProcArrayState, latest_xid: TransactionId) {
-        if latest_xid > st.latest_completed_xid {
-            st.latest_completed_xid = latest_xid;
-        }
-        st.xact_completion_count += 1;
-    }
-
-    /// ProcArrayEndTransaction / ProcArrayRemove / ExpireTreeKnownAssigned-
-    /// TransactionIds — the one completion path. Under ProcArrayLock
+    /// ProcArrayEndTransaction / ProcArrayRemove — completion on a
+    /// primary. Under ProcArrayLock
     /// exclusive: removes the transaction's xids from the running set, then
     /// advances `latest_completed_xid` to `latest_xid` (the newest xid of the
     /// tree) and bumps `xact_completion_count`. Then wakes sessions waiting
@@ -630,7 +636,7 @@ impl ProcArray {
     ///
     /// For [`Finished::Proc`] with an INVALID `latest_xid` (a transaction that
     /// never got an xid) nothing is bumped: only the proc's xmin is cleared.
-    pub fn end_transaction(&self, finished: Finished<'_>, latest_xid: TransactionId) {
+    pub fn end_transaction(&self, finished: Finished, latest_xid: TransactionId) {
         match finished {
             Finished::Proc(p) => {
                 let proc = self.proc(p);
@@ -648,7 +654,9 @@ impl ProcArray {
                     proc.xid.store(0, RELAXED);
                     proc.subxid_state.store(0, RELAXED);
                     proc.xmin.store(0, RELAXED);
-                    Self::complete_locked(&mut st, latest_xid);
+                    st.advance_latest_completed(latest_xid);
+                    // Primary COMMIT and ROLLBACK.
+                    st.bump_completion_count();
                 }
                 self.lmgr.wake_waiters_of(p);
             }
@@ -656,12 +664,6 @@ impl ProcArray {
                 self.remove(p, latest_xid);
                 let mut free = self.free.lock();
                 free.free.push(p.0);
-            }
-            Finished::Recovered { xid, subxids } => {
-                let mut st = self.state.write();
-                let kax = &mut st.known_assigned_xids;
-                kax.retain(|x| *x != xid && !subxids.contains(x));
-                Self::complete_locked(&mut st, latest_xid.max(xid));
             }
         }
     }
@@ -693,7 +695,9 @@ impl ProcArray {
                 d.store(ss.pack(), Ordering::Release);
             }
             self.subtrans.forget(xids);
-            Self::complete_locked(&mut st, latest_xid);
+            st.advance_latest_completed(latest_xid);
+            // ROLLBACK TO SAVEPOINT.
+            st.bump_completion_count();
         }
         self.lmgr.wake_waiters_of(p);
     }
@@ -928,11 +932,15 @@ impl ProcArray {
             return true;
         }
         let st = self.state.read();
-        st.in_recovery
-            && st
-                .known_assigned_xids
-                .binary_search(&self.subtrans.topmost(xid))
-                .is_ok()
+        if !st.in_recovery {
+            return false;
+        }
+        let kax = &st.known_assigned_xids;
+        kax.contains(xid) || {
+            // A subxid whose parent the standby knows (not one it holds).
+            let top = self.subtrans.topmost(xid);
+            top != xid && kax.contains(top)
+        }
     }
 
     /// Oldest xid any running transaction or snapshot may still need — the
@@ -957,7 +965,7 @@ impl ProcArray {
                 m = m.min(xm);
             }
         }
-        if let Some(x) = st.known_assigned_xids.first() {
+        if let Some(x) = st.known_assigned_xids.oldest() {
             m = m.min(x.0);
         }
         TransactionId(m)
@@ -1349,13 +1357,8 @@ mod tests {
         pa.set_in_recovery(true);
         let s1 = pa.connect(4).unwrap();
         pa.record_known_assigned(TransactionId(7)); // 3..=7 running
-        pa.end_transaction(
-            Finished::Recovered {
-                xid: TransactionId(5),
-                subxids: &[TransactionId(6)],
-            },
-            TransactionId(6),
-        );
+        pa.expire_tree_known_assigned(TransactionId(5), &[TransactionId(6)], TransactionId(6))
+            .bump_completion_count();
         let mut c = None;
         let s = pa.get_snapshot(s1, &mut c);
         assert!(s.taken_during_recovery);
@@ -1364,13 +1367,8 @@ mod tests {
         assert!(pa.xid_is_running(TransactionId(7)));
         assert!(!pa.xid_is_running(TransactionId(5)));
         let before = pa.xact_completion_count();
-        pa.end_transaction(
-            Finished::Recovered {
-                xid: TransactionId(3),
-                subxids: &[],
-            },
-            TransactionId(3),
-        );
+        pa.expire_tree_known_assigned(TransactionId(3), &[], TransactionId(3))
+            .bump_completion_count();
         assert_eq!(
             pa.xact_completion_count(),
             before + 1,
@@ -1398,6 +1396,7 @@ mod tests {
         let s1 = pa.connect(8).unwrap();
         pa.init_known_assigned(
             &[TransactionId(4), TransactionId(5)],
+            false,
             TransactionId(6),
             TransactionId(3),
         );
