@@ -32,8 +32,25 @@
 //!    when more than [`PGPROC_MAX_CACHED_SUBXIDS`] were assigned the state is
 //!    `overflowed` and the subtrans map must be consulted.
 //! 4. `latest_completed_xid` only grows; `xact_completion_count` grows by one
-//!    every time a transaction *with an xid* leaves the running set (commit,
-//!    abort, subtransaction abort, COMMIT/ROLLBACK PREPARED, standby replay).
+//!    every time a transaction *with an xid* leaves the running set. Each
+//!    kind of completion bumps it from its own line
+//!    (`ProcArrayState::bump_completion_count`), under ProcArrayLock
+//!    exclusive, after the running set changed:
+//!
+//!    | completion | where |
+//!    |---|---|
+//!    | primary COMMIT, ROLLBACK | [`ProcArray::end_transaction`] (`Finished::Proc`) |
+//!    | ROLLBACK TO SAVEPOINT (subxact with an xid) | [`ProcArray::remove_subxids`] |
+//!    | COMMIT / ROLLBACK PREPARED | `remove` (`Finished::DummyProc`) |
+//!    | replayed COMMIT, ABORT (also a subxact's), COMMIT PREPARED, ROLLBACK PREPARED | one line each in `engine::xact_redo::redo`, on the [`known_assigned::ExpiredTree`] that [`ProcArray::expire_tree_known_assigned`] returns |
+//!    | first running-xacts record (or shutdown checkpoint) | [`ProcArray::init_known_assigned`] |
+//!    | expiry by a later running-xacts record | [`ProcArray::prune_known_assigned`] |
+//!    | promotion | [`ProcArray::end_recovery`] |
+//!
+//!    A test per row (`tap-tests/tests/022_completion_counter.rs`,
+//!    `069_counter_bumps.rs`, and for the first running-xacts record
+//!    `known_assigned::tests::first_running_xacts_bumps`) fails when that
+//!    line is removed.
 //!
 //! ## The snapshot-cache rule
 //!
@@ -65,14 +82,18 @@
 //!   under XidGenLock because moving entries needs it too.
 //! * Snapshots and running checks take ProcArrayLock shared.
 //! * Completion takes ProcArrayLock exclusive: clear the entry, advance
-//!   `latest_completed_xid`, bump the counter — one function,
-//!   [`ProcArray::end_transaction`], for primary commit/abort, prepared
-//!   transactions and standby replay.
+//!   `latest_completed_xid`, bump the counter ([`ProcArray::end_transaction`]
+//!   for a session's or a prepared transaction; replay removes xids from
+//!   KnownAssignedXids instead and bumps before the lock is released).
 //!
 //! On a standby, snapshots come from KnownAssignedXids instead of the
 //! procs' xids; that half lives in the submodule [`known_assigned`]
-//! (recording, expiring, initialising from running-xacts records, ending
-//! at promotion), with the same lock and the same counter.
+//! (PostgreSQL's array with head, tail and validity flags: binary search,
+//! O(1) amortised removal, compression when half of it is dead; recording,
+//! expiring, initialising from running-xacts records — with their subxid
+//! overflow —, ending at promotion), with the same lock and the same
+//! counter. A standby snapshot is `suboverflowed` while a transaction that
+//! was running at an overflowed running-xacts record may still run.
 //!
 //! The dense arrays are `AtomicU64`/`AtomicU8` only because xid assignment
 //! writes them under XidGenLock while snapshot builders read them under
