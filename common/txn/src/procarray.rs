@@ -48,7 +48,7 @@
 //!    | promotion | [`ProcArray::end_recovery`] |
 //!
 //!    A test per row (`tap-tests/tests/022_completion_counter.rs`,
-//!    `069_counter_bumps.rs`, and for the first running-xacts record
+//!    `070_counter_bumps.rs`, and for the first running-xacts record
 //!    `known_assigned::tests::first_running_xacts_bumps`) fails when that
 //!    line is removed.
 //!
@@ -65,9 +65,17 @@
 //! ## Horizons
 //!
 //! [`ProcArray::oldest_xmin`] is the removable horizon (ComputeXidHorizons)
-//! for pruning and VACUUM; [`ProcArray::prune_horizon`] caches it in one
-//! atomic (GlobalVis) so a page that looks prunable costs one load to test
-//! (docs/architecture/transactions.md, "Horizons").
+//! for pruning and VACUUM. Pruning asks [`ProcArray::prune_horizon`]
+//! (GlobalVis) instead, which answers from two bounds without touching the
+//! procs: *maybe_needed*, the last accurate horizon cached in one atomic
+//! (below it: removable), and *definitely_needed*, the asking scan's own
+//! snapshot's xmin (at or above it: needed). Only an xid between them
+//! recomputes, at most once per snapshot (identified by its completion
+//! count); `hotpair_stat_snapshots` counts recomputes and the ones avoided
+//! (docs/architecture/transactions.md, "Horizons"). There is one such
+//! horizon: with one database, no logical slots (no catalog_xmin) and
+//! hot-standby feedback folded into the replication xmin, PostgreSQL's
+//! shared-catalog, catalog and data horizons would all be equal here.
 //!
 //! ## Locks, in order
 //!
@@ -139,6 +147,11 @@ pub struct SnapshotStats {
     pub snapshots_reused: u64,
     /// `xact_completion_count`.
     pub xact_completion_count: u64,
+    /// Pruning horizon recomputes (an xid between GlobalVis's
+    /// maybe_needed and definitely_needed, first time for its snapshot).
+    pub horizon_recomputes: u64,
+    /// Recomputes skipped: the snapshot asking had already had one.
+    pub horizon_recomputes_avoided: u64,
 }
 
 /// Subxid cache state of one proc (XidCacheStatus): packed in one byte in
@@ -279,9 +292,16 @@ pub struct ProcArray {
     /// slots' xmins (0: none). Set by [`ProcArray::set_replication_xmin`];
     /// read only by [`ProcArray::oldest_xmin`].
     replication_xmin: AtomicU64,
-    /// GlobalVis: the last [`ProcArray::oldest_xmin`] computed for pruning
-    /// (see [`ProcArray::prune_horizon`]).
+    /// GlobalVis maybe_needed: the last [`ProcArray::oldest_xmin`]
+    /// computed for pruning (see [`ProcArray::prune_horizon`]).
     vis_horizon: AtomicU64,
+    /// The completion count of the snapshot the last pruning recompute
+    /// ran for (0: none): at most one recompute per snapshot.
+    vis_recomputed_for: AtomicU64,
+    /// Pruning recomputes of the horizon (ComputeXidHorizons runs).
+    vis_recomputes: AtomicU64,
+    /// Recomputes not done: the asking snapshot already had one.
+    vis_recomputes_avoided: AtomicU64,
 }
 
 impl ProcArray {
@@ -317,6 +337,9 @@ impl ProcArray {
             lmgr: LockManager::new(max_procs),
             replication_xmin: AtomicU64::new(0),
             vis_horizon: AtomicU64::new(0),
+            vis_recomputed_for: AtomicU64::new(0),
+            vis_recomputes: AtomicU64::new(0),
+            vis_recomputes_avoided: AtomicU64::new(0),
         }
     }
 
@@ -1045,26 +1068,51 @@ impl ProcArray {
         out
     }
 
-    /// The removable horizon for pruning a page whose oldest deleter is
-    /// `xid` (GlobalVisTestIsRemovableXid): `Some(horizon)` if `xid` is
+    /// GlobalVisTestIsRemovableXid: the removable horizon for pruning a
+    /// page whose oldest deleter is `xid`, asked by a scan that runs with
+    /// `snapshot` (its own, live snapshot). `Some(horizon)` if `xid` is
     /// below it, `None` if some snapshot may still need `xid`'s versions.
     ///
-    /// A cached bound answers first with one atomic load: the last
-    /// [`ProcArray::oldest_xmin`]. It stays a safe answer because the
-    /// horizon of local snapshots never moves back — a new snapshot's xmin
-    /// is at least the oldest xid running when it is taken, and every xid
-    /// assigned later is above `latest_completed_xid`. Only when `xid` is
-    /// not below the cached bound is the accurate value recomputed (reading
-    /// every proc's xmin) and cached — stored as computed, so a horizon that
-    /// other nodes hold back (standby feedback, slots: whatever
-    /// `oldest_xmin` counts) takes effect at the next recompute. Callers
-    /// ask only for pages that look worth pruning, so the recompute is rare
-    /// on read-mostly work.
-    pub fn prune_horizon(&self, xid: TransactionId) -> Option<TransactionId> {
-        let cached = self.vis_horizon.load(RELAXED);
-        if xid.0 < cached {
-            return Some(TransactionId(cached));
+    /// Two bounds answer without reading any proc's xmin (PostgreSQL 14's
+    /// GlobalVisState):
+    ///
+    /// * **maybe_needed** — the last accurate horizon, one atomic load: an
+    ///   xid below it is removable. It stays safe because the horizon of
+    ///   local snapshots never moves back (a new snapshot's xmin is at least
+    ///   the oldest xid running when it is taken, and every xid assigned
+    ///   later is above `latest_completed_xid`); replication xmins that
+    ///   move back lower it at once ([`ProcArray::set_replication_xmin`]).
+    /// * **definitely_needed** — the caller's snapshot's `xmin`, set when
+    ///   that snapshot was built: the caller's own xmin is published (at or
+    ///   below it) while it scans, so the accurate horizon cannot be above
+    ///   it, and an xid at or above it is not removable.
+    ///
+    /// Only an xid between the two triggers a recompute
+    /// ([`ProcArray::oldest_xmin`], every proc's xmin under ProcArrayLock
+    /// shared), and at most once per snapshot: a snapshot is identified by
+    /// the completion count it was built at (every snapshot built at one
+    /// count has the same contents), and once a recompute ran for it, an
+    /// xid still between the bounds is answered "needed" until a newer
+    /// snapshot asks (counted in [`SnapshotStats::horizon_recomputes_avoided`]).
+    /// So while one old snapshot holds the horizon back, pruning costs one
+    /// scan of the procs per completion, not one per page access. The
+    /// answer is never less safe than a recompute's: every shortcut answers
+    /// "needed".
+    pub fn prune_horizon(&self, xid: TransactionId, snapshot: &Snapshot) -> Option<TransactionId> {
+        let maybe_needed = self.vis_horizon.load(RELAXED);
+        if xid.0 < maybe_needed {
+            return Some(TransactionId(maybe_needed));
         }
+        let definitely_needed = snapshot.xmin;
+        if definitely_needed.is_normal() && xid >= definitely_needed {
+            return None;
+        }
+        let generation = snapshot.completion_count;
+        if generation != 0 && self.vis_recomputed_for.swap(generation, RELAXED) == generation {
+            self.vis_recomputes_avoided.fetch_add(1, RELAXED);
+            return None;
+        }
+        self.vis_recomputes.fetch_add(1, RELAXED);
         let mut h = self.oldest_xmin();
         self.vis_horizon.store(h.0, Ordering::SeqCst);
         // A standby's feedback may have lowered the bound between our
@@ -1103,6 +1151,8 @@ impl ProcArray {
     pub fn stats(&self) -> SnapshotStats {
         let mut s = SnapshotStats {
             xact_completion_count: self.xact_completion_count(),
+            horizon_recomputes: self.vis_recomputes.load(RELAXED),
+            horizon_recomputes_avoided: self.vis_recomputes_avoided.load(RELAXED),
             ..Default::default()
         };
         for p in self.procs.iter() {
@@ -1448,6 +1498,60 @@ mod tests {
         let s2 = pa.connect(8).unwrap();
         assert_eq!(pa.assign_xid(s2), TransactionId(8));
         pa.check_invariants().unwrap();
+    }
+
+    /// GlobalVis: below maybe_needed removable without a recompute; at or
+    /// above the asking snapshot's xmin needed without one; between them
+    /// one recompute per snapshot, the next only for a newer snapshot.
+    #[test]
+    fn global_vis_two_bounds_recompute_once_per_snapshot() {
+        let pa = ProcArray::new(4, TransactionId(3));
+        let old = pa.connect(4).unwrap();
+        let w = pa.connect(4).unwrap();
+        let me = pa.connect(4).unwrap();
+        // An old snapshot holds the horizon at 3.
+        let mut old_cache = None;
+        let _old_snap = pa.get_snapshot(old, &mut old_cache);
+        assert_eq!(pa.proc_xmin(old), TransactionId(3));
+        // Deleters 3..=12 commit.
+        for _ in 0..10 {
+            let x = pa.assign_xid(w);
+            pa.end_transaction(Finished::Proc(w), x);
+        }
+        let mut c = None;
+        let snap = pa.get_snapshot(me, &mut c);
+        assert_eq!(snap.xmin, TransactionId(13));
+        let recomputes = |pa: &ProcArray| pa.stats().horizon_recomputes;
+        // At or above definitely_needed (13): needed, no recompute.
+        assert_eq!(pa.prune_horizon(TransactionId(13), &snap), None);
+        assert_eq!(recomputes(&pa), 0);
+        // Between: one recompute (the old snapshot holds 3)…
+        assert_eq!(pa.prune_horizon(TransactionId(7), &snap), None);
+        assert_eq!(recomputes(&pa), 1);
+        // …and not again for the same snapshot, page after page.
+        for x in 4..13 {
+            assert_eq!(pa.prune_horizon(TransactionId(x), &snap), None);
+        }
+        assert_eq!(recomputes(&pa), 1);
+        assert_eq!(pa.stats().horizon_recomputes_avoided, 9);
+        // The old snapshot goes; a completion gives a newer snapshot,
+        // which may recompute once: now 7 is removable.
+        pa.clear_xmin(old);
+        let x = pa.assign_xid(w);
+        pa.end_transaction(Finished::Proc(w), x);
+        pa.clear_xmin(me);
+        let snap = pa.get_snapshot(me, &mut c);
+        assert_eq!(
+            pa.prune_horizon(TransactionId(7), &snap),
+            Some(TransactionId(14))
+        );
+        assert_eq!(recomputes(&pa), 2);
+        // Below maybe_needed (14): removable on one load.
+        assert_eq!(
+            pa.prune_horizon(TransactionId(9), &snap),
+            Some(TransactionId(14))
+        );
+        assert_eq!(recomputes(&pa), 2);
     }
 
     #[test]
