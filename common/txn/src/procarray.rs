@@ -295,8 +295,8 @@ pub struct ProcArray {
     /// GlobalVis maybe_needed: the last [`ProcArray::oldest_xmin`]
     /// computed for pruning (see [`ProcArray::prune_horizon`]).
     vis_horizon: AtomicU64,
-    /// The completion count of the snapshot the last pruning recompute
-    /// ran for (0: none): at most one recompute per snapshot.
+    /// The newest completion count of a snapshot a pruning recompute ran
+    /// for (0: none): at most one recompute per snapshot generation.
     vis_recomputed_for: AtomicU64,
     /// Pruning recomputes of the horizon (ComputeXidHorizons runs).
     vis_recomputes: AtomicU64,
@@ -1091,9 +1091,10 @@ impl ProcArray {
     /// ([`ProcArray::oldest_xmin`], every proc's xmin under ProcArrayLock
     /// shared), and at most once per snapshot: a snapshot is identified by
     /// the completion count it was built at (every snapshot built at one
-    /// count has the same contents), and once a recompute ran for it, an
-    /// xid still between the bounds is answered "needed" until a newer
-    /// snapshot asks (counted in [`SnapshotStats::horizon_recomputes_avoided`]).
+    /// count has the same contents), and once a recompute ran for it (or
+    /// for a newer one), an xid still between the bounds is answered
+    /// "needed" until a newer snapshot asks (counted in
+    /// [`SnapshotStats::horizon_recomputes_avoided`]).
     /// So while one old snapshot holds the horizon back, pruning costs one
     /// scan of the procs per completion, not one per page access. The
     /// answer is never less safe than a recompute's: every shortcut answers
@@ -1107,8 +1108,12 @@ impl ProcArray {
         if definitely_needed.is_normal() && xid >= definitely_needed {
             return None;
         }
+        // Recompute only for a snapshot newer than the last one that did:
+        // an older one (or the same) would find nothing a completion could
+        // have changed since, and two sessions of different generations
+        // cannot take turns recomputing.
         let generation = snapshot.completion_count;
-        if generation != 0 && self.vis_recomputed_for.swap(generation, RELAXED) == generation {
+        if generation != 0 && self.vis_recomputed_for.fetch_max(generation, RELAXED) >= generation {
             self.vis_recomputes_avoided.fetch_add(1, RELAXED);
             return None;
         }
@@ -1534,6 +1539,16 @@ mod tests {
         }
         assert_eq!(recomputes(&pa), 1);
         assert_eq!(pa.stats().horizon_recomputes_avoided, 9);
+        // An older snapshot (built before the last completions) does not
+        // recompute either: the last recompute was for a newer one.
+        let older = Snapshot {
+            xmin: TransactionId(13),
+            completion_count: snap.completion_count - 1,
+            ..Default::default()
+        };
+        assert_eq!(pa.prune_horizon(TransactionId(4), &older), None);
+        assert_eq!(recomputes(&pa), 1);
+        assert_eq!(pa.stats().horizon_recomputes_avoided, 10);
         // The old snapshot goes; a completion gives a newer snapshot,
         // which may recompute once: now 7 is removable.
         pa.clear_xmin(old);
