@@ -375,7 +375,7 @@ mod tests {
         assert!(db.xlog().writer().is_none());
         let t = TransactionId;
         db.procarray()
-            .init_known_assigned(&[t(4), t(5)], t(6), t(3));
+            .init_known_assigned(&[t(4), t(5)], false, t(6), t(3));
         engine::twophase::redo_prepare(db.engine().as_ref(), TransactionId(5), &[], 0, "g1", &[]);
 
         let seg = crate::xlog::segment_size(&db.config(), None).expect("segment size");

@@ -18,14 +18,18 @@
 //! * The first running-xacts record sets KnownAssignedXids to the running
 //!   set ([`ProcArray::init_known_assigned`]) minus the xids whose commit
 //!   or abort was already replayed (the record is built before it is
-//!   inserted); later ones prune it below their oldest running xid.
+//!   inserted); later ones prune it below their oldest running xid. A
+//!   record whose subxid list overflowed adds every unfinished xid from
+//!   its oldest running one instead (the unknown subxids are among them)
+//!   and makes snapshots suboverflowed until they are gone.
 //! * Every record's xid then adds the range of xids up to it
 //!   (`record_known_assigned`): an xid is running on the standby from its
 //!   first record until its commit or abort record.
 //! * **Commit, abort, COMMIT PREPARED, ROLLBACK PREPARED** set clog, then
-//!   [`ProcArray::end_transaction`]`(Finished::Recovered)` removes the xid and
-//!   its subxids from KnownAssignedXids, advances `latest_completed_xid` and
-//!   bumps `xact_completion_count` under ProcArrayLock — the September 2020
+//!   [`ProcArray::expire_tree_known_assigned`] removes the xid and its
+//!   subxids from KnownAssignedXids, advances `latest_completed_xid`, and
+//!   the replay line of that record kind (`engine::xact_redo`) bumps
+//!   `xact_completion_count` under the same ProcArrayLock — the September 2020
 //!   bug was a standby replay path that did not bump it, so cached snapshots
 //!   of long-lived sessions never saw new rows. PREPARE completes nothing.
 //!   After any transaction record (and its bump) the replay LSN is
@@ -131,7 +135,7 @@ impl Replay {
                 latest_completed_xid,
                 xids,
                 subxids,
-                ..
+                subxid_overflow,
             }) => {
                 if !self.initialized {
                     // The primary builds the record from its procarray and
@@ -141,13 +145,31 @@ impl Replay {
                     // RecoveryInfo skips them too); kept, they would hide
                     // committed rows until a later record pruned them —
                     // never, on an idle primary.
-                    let running: Vec<TransactionId> = xids
-                        .iter()
-                        .chain(subxids.iter())
-                        .copied()
-                        .filter(|x| db.clog().get_status(*x) == XidStatus::InProgress)
-                        .collect();
-                    pa.init_known_assigned(&running, *next_xid, *latest_completed_xid);
+                    let in_progress =
+                        |x: &TransactionId| db.clog().get_status(*x) == XidStatus::InProgress;
+                    let running: Vec<TransactionId> = if *subxid_overflow {
+                        // The subxid list is incomplete: every xid from the
+                        // oldest running one that has not finished may be a
+                        // subxid of a running transaction (known_assigned's
+                        // essay, "Subxid overflow").
+                        (oldest_running_xid.0..next_xid.0)
+                            .map(TransactionId)
+                            .chain(xids.iter().copied())
+                            .filter(in_progress)
+                            .collect()
+                    } else {
+                        xids.iter()
+                            .chain(subxids.iter())
+                            .copied()
+                            .filter(in_progress)
+                            .collect()
+                    };
+                    pa.init_known_assigned(
+                        &running,
+                        *subxid_overflow,
+                        *next_xid,
+                        *latest_completed_xid,
+                    );
                     self.initialized = true;
                 } else {
                     pa.prune_known_assigned(*oldest_running_xid);
@@ -165,6 +187,7 @@ impl Replay {
                     // A clean stop: only prepared transactions run.
                     pa.init_known_assigned(
                         &db.twophase().all_xids(),
+                        false,
                         *next_xid,
                         TransactionId(next_xid.0.saturating_sub(1)),
                     );

@@ -298,7 +298,7 @@ mod tests {
         let db =
             Engine::open(cfg, Role::Standby, TransactionId::FIRST_NORMAL).expect("open a standby");
         let t = TransactionId;
-        db.procarray.init_known_assigned(&[], t(10), t(9));
+        db.procarray.init_known_assigned(&[], false, t(10), t(9));
         (dir, db)
     }
 

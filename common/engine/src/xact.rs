@@ -396,7 +396,7 @@ impl TreeEnd<'_> {
 /// unlocks.
 pub fn end_transaction_tree(
     shared: &dyn XactShared,
-    who: Option<Finished<'_>>,
+    who: Option<Finished>,
     xid: TransactionId,
     subxids: &[TransactionId],
     end: TreeEnd<'_>,
@@ -480,7 +480,7 @@ fn log_tree_end(
 /// of the checkpoint delay, procarray.
 fn apply_tree_end(
     shared: &dyn XactShared,
-    who: Option<Finished<'_>>,
+    who: Option<Finished>,
     xid: TransactionId,
     subxids: &[TransactionId],
     commits: bool,

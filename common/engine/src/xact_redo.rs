@@ -11,10 +11,15 @@
 //! while the procarray's completion counter has not moved. A replayed
 //! completion that did not bump it would leave every long-lived session
 //! blind to the rows that transaction committed (PostgreSQL's September
-//! 2020 bug). Every completion therefore goes through
-//! [`crate::xact::end_transaction_tree`], the path a primary's own commits
-//! take, which updates the clog and then ends the transaction in the
-//! procarray under its exclusive lock.
+//! 2020 bug). Each completion sets the clog first (as a primary's commit
+//! does: a snapshot that no longer lists the xid must find its outcome),
+//! then removes the xids from KnownAssignedXids
+//! ([`ProcArray::expire_tree_known_assigned`]) and bumps the counter before
+//! ProcArrayLock is released. The four record kinds do this on four
+//! separate lines of [`redo`], so that a test per kind
+//! (`tap-tests/tests/022_completion_counter.rs`) fails if that kind's bump
+//! is lost. A subtransaction's abort (ROLLBACK TO SAVEPOINT) is an ABORT
+//! record whose xid is the subxid: it takes the ABORT line.
 //!
 //! Every xid a record names was assigned by the primary: `next_xid` moves
 //! past it (in crash recovery it is how xid assignment resumes after the
@@ -24,11 +29,10 @@
 
 use wal::XactRecord;
 
-use crate::xact::{end_transaction_tree, TreeEnd};
 use crate::{Engine, Role};
 use pgtypes::TransactionId;
 use txn::clog::XidStatus;
-use txn::procarray::Finished;
+use txn::procarray::ProcArray;
 
 /// Replays one transaction record. `known_assigned` is true on a standby
 /// once KnownAssignedXids track the primary's running xids (after the
@@ -43,16 +47,38 @@ pub fn redo(engine: &Engine, x: &XactRecord, known_assigned: bool) {
         | XactRecord::Prepare { xid, subxids, .. } => (*xid, subxids.as_slice()),
     };
     let latest = subxids.iter().copied().fold(xid, TransactionId::max);
-    let pa = &engine.procarray;
+    let pa: &ProcArray = &engine.procarray;
     if engine.role() == Role::Standby && known_assigned {
         pa.record_known_assigned(latest);
     }
     if latest.is_normal() {
         pa.advance_next_xid(latest);
     }
-    let status = match x {
-        XactRecord::Commit { .. } | XactRecord::CommitPrepared { .. } => XidStatus::Committed,
-        XactRecord::Abort { .. } | XactRecord::AbortPrepared { .. } => XidStatus::Aborted,
+    let clog = engine.clog();
+    match x {
+        XactRecord::Commit { .. } => {
+            clog.set_status(xid, subxids, XidStatus::Committed);
+            pa.expire_tree_known_assigned(xid, subxids, latest)
+                .bump_completion_count();
+        }
+        XactRecord::Abort { .. } => {
+            clog.set_status(xid, subxids, XidStatus::Aborted);
+            pa.expire_tree_known_assigned(xid, subxids, latest)
+                .bump_completion_count();
+        }
+        XactRecord::CommitPrepared { .. } => {
+            clog.set_status(xid, subxids, XidStatus::Committed);
+            pa.expire_tree_known_assigned(xid, subxids, latest)
+                .bump_completion_count();
+            // Forget the prepared transaction and delete its state file.
+            crate::twophase::redo_finish(engine, xid, subxids, true);
+        }
+        XactRecord::AbortPrepared { .. } => {
+            clog.set_status(xid, subxids, XidStatus::Aborted);
+            pa.expire_tree_known_assigned(xid, subxids, latest)
+                .bump_completion_count();
+            crate::twophase::redo_finish(engine, xid, subxids, false);
+        }
         XactRecord::Prepare {
             timestamp_us,
             gid,
@@ -62,25 +88,6 @@ pub fn redo(engine: &Engine, x: &XactRecord, known_assigned: bool) {
             // Completes nothing: the xids stay running. The node gives the
             // transaction its dummy proc after redo (or at promotion).
             crate::twophase::redo_prepare(engine, xid, subxids, *timestamp_us, gid, state);
-            return;
         }
-    };
-    // Replayed: nothing is written, so nothing can fail.
-    let _ = end_transaction_tree(
-        engine,
-        Some(Finished::Recovered { xid, subxids }),
-        xid,
-        subxids,
-        TreeEnd::Replayed {
-            commit: status == XidStatus::Committed,
-        },
-        || {},
-    );
-    if matches!(
-        x,
-        XactRecord::CommitPrepared { .. } | XactRecord::AbortPrepared { .. }
-    ) {
-        // Forget the prepared transaction and delete its state file.
-        crate::twophase::redo_finish(engine, xid, subxids, status == XidStatus::Committed);
     }
 }

@@ -432,6 +432,8 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("snapshots_computed", T::Int8),
             ("snapshots_reused", T::Int8),
             ("xact_completion_count", T::Int8),
+            ("horizon_recomputes", T::Int8),
+            ("horizon_recomputes_avoided", T::Int8),
         ],
         rows: |c| stat_snapshots(c.engine()),
         key: None,
@@ -687,6 +689,8 @@ fn stat_snapshots(e: &Engine) -> Vec<Vec<Value>> {
         Value::Int8(s.snapshots_computed as i64),
         Value::Int8(s.snapshots_reused as i64),
         Value::Int8(s.xact_completion_count as i64),
+        Value::Int8(s.horizon_recomputes as i64),
+        Value::Int8(s.horizon_recomputes_avoided as i64),
     ]]
 }
 

@@ -32,8 +32,25 @@
 //!    when more than [`PGPROC_MAX_CACHED_SUBXIDS`] were assigned the state is
 //!    `overflowed` and the subtrans map must be consulted.
 //! 4. `latest_completed_xid` only grows; `xact_completion_count` grows by one
-//!    every time a transaction *with an xid* leaves the running set (commit,
-//!    abort, subtransaction abort, COMMIT/ROLLBACK PREPARED, standby replay).
+//!    every time a transaction *with an xid* leaves the running set. Each
+//!    kind of completion bumps it from its own line
+//!    (`ProcArrayState::bump_completion_count`), under ProcArrayLock
+//!    exclusive, after the running set changed:
+//!
+//!    | completion | where |
+//!    |---|---|
+//!    | primary COMMIT, ROLLBACK | [`ProcArray::end_transaction`] (`Finished::Proc`) |
+//!    | ROLLBACK TO SAVEPOINT (subxact with an xid) | [`ProcArray::remove_subxids`] |
+//!    | COMMIT / ROLLBACK PREPARED | `remove` (`Finished::DummyProc`) |
+//!    | replayed COMMIT, ABORT (also a subxact's), COMMIT PREPARED, ROLLBACK PREPARED | one line each in `engine::xact_redo::redo`, on the [`known_assigned::ExpiredTree`] that [`ProcArray::expire_tree_known_assigned`] returns |
+//!    | first running-xacts record (or shutdown checkpoint) | [`ProcArray::init_known_assigned`] |
+//!    | expiry by a later running-xacts record | [`ProcArray::prune_known_assigned`] |
+//!    | promotion | [`ProcArray::end_recovery`] |
+//!
+//!    A test per row (`tap-tests/tests/022_completion_counter.rs`,
+//!    `070_counter_bumps.rs`, and for the first running-xacts record
+//!    `known_assigned::tests::first_running_xacts_bumps`) fails when that
+//!    line is removed.
 //!
 //! ## The snapshot-cache rule
 //!
@@ -48,9 +65,17 @@
 //! ## Horizons
 //!
 //! [`ProcArray::oldest_xmin`] is the removable horizon (ComputeXidHorizons)
-//! for pruning and VACUUM; [`ProcArray::prune_horizon`] caches it in one
-//! atomic (GlobalVis) so a page that looks prunable costs one load to test
-//! (docs/architecture/transactions.md, "Horizons").
+//! for pruning and VACUUM. Pruning asks [`ProcArray::prune_horizon`]
+//! (GlobalVis) instead, which answers from two bounds without touching the
+//! procs: *maybe_needed*, the last accurate horizon cached in one atomic
+//! (below it: removable), and *definitely_needed*, the asking scan's own
+//! snapshot's xmin (at or above it: needed). Only an xid between them
+//! recomputes, at most once per snapshot (identified by its completion
+//! count); `hotpair_stat_snapshots` counts recomputes and the ones avoided
+//! (docs/architecture/transactions.md, "Horizons"). There is one such
+//! horizon: with one database, no logical slots (no catalog_xmin) and
+//! hot-standby feedback folded into the replication xmin, PostgreSQL's
+//! shared-catalog, catalog and data horizons would all be equal here.
 //!
 //! ## Locks, in order
 //!
@@ -65,14 +90,18 @@
 //!   under XidGenLock because moving entries needs it too.
 //! * Snapshots and running checks take ProcArrayLock shared.
 //! * Completion takes ProcArrayLock exclusive: clear the entry, advance
-//!   `latest_completed_xid`, bump the counter — one function,
-//!   [`ProcArray::end_transaction`], for primary commit/abort, prepared
-//!   transactions and standby replay.
+//!   `latest_completed_xid`, bump the counter ([`ProcArray::end_transaction`]
+//!   for a session's or a prepared transaction; replay removes xids from
+//!   KnownAssignedXids instead and bumps before the lock is released).
 //!
 //! On a standby, snapshots come from KnownAssignedXids instead of the
 //! procs' xids; that half lives in the submodule [`known_assigned`]
-//! (recording, expiring, initialising from running-xacts records, ending
-//! at promotion), with the same lock and the same counter.
+//! (PostgreSQL's array with head, tail and validity flags: binary search,
+//! O(1) amortised removal, compression when half of it is dead; recording,
+//! expiring, initialising from running-xacts records — with their subxid
+//! overflow —, ending at promotion), with the same lock and the same
+//! counter. A standby snapshot is `suboverflowed` while a transaction that
+//! was running at an overflowed running-xacts record may still run.
 //!
 //! The dense arrays are `AtomicU64`/`AtomicU8` only because xid assignment
 //! writes them under XidGenLock while snapshot builders read them under
@@ -97,6 +126,8 @@ use pgtypes::{ProcNumber, TransactionId};
 
 pub mod known_assigned;
 
+use known_assigned::KnownAssignedXids;
+
 /// Subxids a proc caches before its state overflows (PGPROC_MAX_CACHED_SUBXIDS).
 pub const PGPROC_MAX_CACHED_SUBXIDS: usize = 64;
 
@@ -116,6 +147,11 @@ pub struct SnapshotStats {
     pub snapshots_reused: u64,
     /// `xact_completion_count`.
     pub xact_completion_count: u64,
+    /// Pruning horizon recomputes (an xid between GlobalVis's
+    /// maybe_needed and definitely_needed, first time for its snapshot).
+    pub horizon_recomputes: u64,
+    /// Recomputes skipped: the snapshot asking had already had one.
+    pub horizon_recomputes_avoided: u64,
 }
 
 /// Subxid cache state of one proc (XidCacheStatus): packed in one byte in
@@ -194,8 +230,24 @@ struct ProcArrayState {
     xact_completion_count: u64,
     /// Standby mode: snapshots come from `known_assigned_xids`.
     in_recovery: bool,
-    /// KnownAssignedXids: sorted xids the primary had running (standby only).
-    known_assigned_xids: Vec<TransactionId>,
+    /// KnownAssignedXids: the xids the primary has running (standby only).
+    known_assigned_xids: KnownAssignedXids,
+}
+
+impl ProcArrayState {
+    /// Advances `latest_completed_xid` to `latest_xid` if that is newer.
+    fn advance_latest_completed(&mut self, latest_xid: TransactionId) {
+        if latest_xid > self.latest_completed_xid {
+            self.latest_completed_xid = latest_xid;
+        }
+    }
+
+    /// The completion counter's one increment. Every completion calls it
+    /// from its own line (invariant 4), so a test per kind of completion
+    /// fails when that line is removed.
+    fn bump_completion_count(&mut self) {
+        self.xact_completion_count += 1;
+    }
 }
 
 /// Free proc slots (ProcStructLock's free lists).
@@ -204,24 +256,17 @@ struct FreeProcs {
     backends_in_use: usize,
 }
 
-/// A transaction leaving the running set; the argument of
-/// [`ProcArray::end_transaction`], the single completion path.
+/// A session's or prepared transaction leaving the running set; the
+/// argument of [`ProcArray::end_transaction`]. (Replay removes xids from
+/// KnownAssignedXids instead: [`ProcArray::expire_tree_known_assigned`].)
 #[derive(Clone, Copy, Debug)]
-pub enum Finished<'a> {
+pub enum Finished {
     /// The transaction run by this proc (a session) committed or aborted; its
     /// dense entry is cleared and the proc stays connected.
     Proc(ProcNumber),
     /// COMMIT/ROLLBACK PREPARED: the prepared transaction's dummy proc is
     /// removed from the dense arrays and its slot freed.
     DummyProc(ProcNumber),
-    /// A commit/abort record replayed on a standby: the xids are removed from
-    /// KnownAssignedXids.
-    Recovered {
-        /// The top-level xid.
-        xid: TransactionId,
-        /// Its subxids.
-        subxids: &'a [TransactionId],
-    },
 }
 
 /// The fixed proc table plus the dense arrays.
@@ -247,9 +292,16 @@ pub struct ProcArray {
     /// slots' xmins (0: none). Set by [`ProcArray::set_replication_xmin`];
     /// read only by [`ProcArray::oldest_xmin`].
     replication_xmin: AtomicU64,
-    /// GlobalVis: the last [`ProcArray::oldest_xmin`] computed for pruning
-    /// (see [`ProcArray::prune_horizon`]).
+    /// GlobalVis maybe_needed: the last [`ProcArray::oldest_xmin`]
+    /// computed for pruning (see [`ProcArray::prune_horizon`]).
     vis_horizon: AtomicU64,
+    /// The newest completion count of a snapshot a pruning recompute ran
+    /// for (0: none): at most one recompute per snapshot generation.
+    vis_recomputed_for: AtomicU64,
+    /// Pruning recomputes of the horizon (ComputeXidHorizons runs).
+    vis_recomputes: AtomicU64,
+    /// Recomputes not done: the asking snapshot already had one.
+    vis_recomputes_avoided: AtomicU64,
 }
 
 impl ProcArray {
@@ -272,7 +324,7 @@ impl ProcArray {
                 latest_completed_xid: TransactionId(next_xid.0 - 1),
                 xact_completion_count: 1,
                 in_recovery: false,
-                known_assigned_xids: Vec::new(),
+                known_assigned_xids: KnownAssignedXids::default(),
             }),
             xid_gen: Mutex::new(next_xid),
             next_xid_hint: AtomicU64::new(next_xid.0),
@@ -285,6 +337,9 @@ impl ProcArray {
             lmgr: LockManager::new(max_procs),
             replication_xmin: AtomicU64::new(0),
             vis_horizon: AtomicU64::new(0),
+            vis_recomputed_for: AtomicU64::new(0),
+            vis_recomputes: AtomicU64::new(0),
+            vis_recomputes_avoided: AtomicU64::new(0),
         }
     }
 
@@ -369,7 +424,9 @@ impl ProcArray {
                 return;
             }
             if latest_xid.is_valid() {
-                Self::complete_locked(&mut st, latest_xid);
+                // COMMIT/ROLLBACK PREPARED (and a session leaving with an xid).
+                st.advance_latest_completed(latest_xid);
+                st.bump_completion_count();
             }
             if off != last {
                 let moved = st.pgprocnos[last];
@@ -548,13 +605,15 @@ impl ProcArray {
         snap.subxip.clear();
         let mut overflowed = false;
         if st.in_recovery {
-            for &x in &st.known_assigned_xids {
-                if x.0 >= xmax {
-                    break;
-                }
+            let kax = &st.known_assigned_xids;
+            kax.copy_running(TransactionId(xmax), &mut snap.xip);
+            if let Some(x) = snap.xip.first() {
                 xmin = xmin.min(x.0);
-                snap.xip.push(x);
             }
+            // Some transaction running at an overflowed first running-xacts
+            // record may still be running (known_assigned's essay).
+            let over = kax.overflowed_xid();
+            overflowed = over.is_valid() && xmin <= over.0;
         } else {
             let n = st.pgprocnos.len();
             let myoff = me.pgxactoff.load(RELAXED) as usize;
@@ -597,7 +656,7 @@ impl ProcArray {
                 }
             }
         }
-        if overflowed {
+        if overflowed && !st.in_recovery {
             snap.subxip.clear();
         }
         snap.xmin = TransactionId(xmin);
@@ -612,17 +671,8 @@ impl ProcArray {
 
     // ----- completion --------------------------------------------------------
 
-    /// Advance `latest_completed_xid`, bump `xact_completion_count`: the
-    /// shared tail of every completion, called with ProcArrayLock exclusive.
-    fn complete_locked(st: &mut ProcArrayState, latest_xid: TransactionId) {
-        if latest_xid > st.latest_completed_xid {
-            st.latest_completed_xid = latest_xid;
-        }
-        st.xact_completion_count += 1;
-    }
-
-    /// ProcArrayEndTransaction / ProcArrayRemove / ExpireTreeKnownAssigned-
-    /// TransactionIds — the one completion path. Under ProcArrayLock
+    /// ProcArrayEndTransaction / ProcArrayRemove — completion on a
+    /// primary. Under ProcArrayLock
     /// exclusive: removes the transaction's xids from the running set, then
     /// advances `latest_completed_xid` to `latest_xid` (the newest xid of the
     /// tree) and bumps `xact_completion_count`. Then wakes sessions waiting
@@ -630,7 +680,7 @@ impl ProcArray {
     ///
     /// For [`Finished::Proc`] with an INVALID `latest_xid` (a transaction that
     /// never got an xid) nothing is bumped: only the proc's xmin is cleared.
-    pub fn end_transaction(&self, finished: Finished<'_>, latest_xid: TransactionId) {
+    pub fn end_transaction(&self, finished: Finished, latest_xid: TransactionId) {
         match finished {
             Finished::Proc(p) => {
                 let proc = self.proc(p);
@@ -648,7 +698,9 @@ impl ProcArray {
                     proc.xid.store(0, RELAXED);
                     proc.subxid_state.store(0, RELAXED);
                     proc.xmin.store(0, RELAXED);
-                    Self::complete_locked(&mut st, latest_xid);
+                    st.advance_latest_completed(latest_xid);
+                    // Primary COMMIT and ROLLBACK.
+                    st.bump_completion_count();
                 }
                 self.lmgr.wake_waiters_of(p);
             }
@@ -656,12 +708,6 @@ impl ProcArray {
                 self.remove(p, latest_xid);
                 let mut free = self.free.lock();
                 free.free.push(p.0);
-            }
-            Finished::Recovered { xid, subxids } => {
-                let mut st = self.state.write();
-                let kax = &mut st.known_assigned_xids;
-                kax.retain(|x| *x != xid && !subxids.contains(x));
-                Self::complete_locked(&mut st, latest_xid.max(xid));
             }
         }
     }
@@ -693,7 +739,9 @@ impl ProcArray {
                 d.store(ss.pack(), Ordering::Release);
             }
             self.subtrans.forget(xids);
-            Self::complete_locked(&mut st, latest_xid);
+            st.advance_latest_completed(latest_xid);
+            // ROLLBACK TO SAVEPOINT.
+            st.bump_completion_count();
         }
         self.lmgr.wake_waiters_of(p);
     }
@@ -928,11 +976,15 @@ impl ProcArray {
             return true;
         }
         let st = self.state.read();
-        st.in_recovery
-            && st
-                .known_assigned_xids
-                .binary_search(&self.subtrans.topmost(xid))
-                .is_ok()
+        if !st.in_recovery {
+            return false;
+        }
+        let kax = &st.known_assigned_xids;
+        kax.contains(xid) || {
+            // A subxid whose parent the standby knows (not one it holds).
+            let top = self.subtrans.topmost(xid);
+            top != xid && kax.contains(top)
+        }
     }
 
     /// Oldest xid any running transaction or snapshot may still need — the
@@ -957,7 +1009,7 @@ impl ProcArray {
                 m = m.min(xm);
             }
         }
-        if let Some(x) = st.known_assigned_xids.first() {
+        if let Some(x) = st.known_assigned_xids.oldest() {
             m = m.min(x.0);
         }
         TransactionId(m)
@@ -1016,26 +1068,56 @@ impl ProcArray {
         out
     }
 
-    /// The removable horizon for pruning a page whose oldest deleter is
-    /// `xid` (GlobalVisTestIsRemovableXid): `Some(horizon)` if `xid` is
+    /// GlobalVisTestIsRemovableXid: the removable horizon for pruning a
+    /// page whose oldest deleter is `xid`, asked by a scan that runs with
+    /// `snapshot` (its own, live snapshot). `Some(horizon)` if `xid` is
     /// below it, `None` if some snapshot may still need `xid`'s versions.
     ///
-    /// A cached bound answers first with one atomic load: the last
-    /// [`ProcArray::oldest_xmin`]. It stays a safe answer because the
-    /// horizon of local snapshots never moves back — a new snapshot's xmin
-    /// is at least the oldest xid running when it is taken, and every xid
-    /// assigned later is above `latest_completed_xid`. Only when `xid` is
-    /// not below the cached bound is the accurate value recomputed (reading
-    /// every proc's xmin) and cached — stored as computed, so a horizon that
-    /// other nodes hold back (standby feedback, slots: whatever
-    /// `oldest_xmin` counts) takes effect at the next recompute. Callers
-    /// ask only for pages that look worth pruning, so the recompute is rare
-    /// on read-mostly work.
-    pub fn prune_horizon(&self, xid: TransactionId) -> Option<TransactionId> {
-        let cached = self.vis_horizon.load(RELAXED);
-        if xid.0 < cached {
-            return Some(TransactionId(cached));
+    /// Two bounds answer without reading any proc's xmin (PostgreSQL 14's
+    /// GlobalVisState):
+    ///
+    /// * **maybe_needed** — the last accurate horizon, one atomic load: an
+    ///   xid below it is removable. It stays safe because the horizon of
+    ///   local snapshots never moves back (a new snapshot's xmin is at least
+    ///   the oldest xid running when it is taken, and every xid assigned
+    ///   later is above `latest_completed_xid`); replication xmins that
+    ///   move back lower it at once ([`ProcArray::set_replication_xmin`]).
+    /// * **definitely_needed** — the caller's snapshot's `xmin`, set when
+    ///   that snapshot was built: the caller's own xmin is published (at or
+    ///   below it) while it scans, so the accurate horizon cannot be above
+    ///   it, and an xid at or above it is not removable.
+    ///
+    /// Only an xid between the two triggers a recompute
+    /// ([`ProcArray::oldest_xmin`], every proc's xmin under ProcArrayLock
+    /// shared), and at most once per snapshot: a snapshot is identified by
+    /// the completion count it was built at (every snapshot built at one
+    /// count has the same contents), and once a recompute ran for it (or
+    /// for a newer one), an xid still between the bounds is answered
+    /// "needed" until a newer snapshot asks (counted in
+    /// [`SnapshotStats::horizon_recomputes_avoided`]).
+    /// So while one old snapshot holds the horizon back, pruning costs one
+    /// scan of the procs per completion, not one per page access. The
+    /// answer is never less safe than a recompute's: every shortcut answers
+    /// "needed".
+    pub fn prune_horizon(&self, xid: TransactionId, snapshot: &Snapshot) -> Option<TransactionId> {
+        let maybe_needed = self.vis_horizon.load(RELAXED);
+        if xid.0 < maybe_needed {
+            return Some(TransactionId(maybe_needed));
         }
+        let definitely_needed = snapshot.xmin;
+        if definitely_needed.is_normal() && xid >= definitely_needed {
+            return None;
+        }
+        // Recompute only for a snapshot newer than the last one that did:
+        // an older one (or the same) would find nothing a completion could
+        // have changed since, and two sessions of different generations
+        // cannot take turns recomputing.
+        let generation = snapshot.completion_count;
+        if generation != 0 && self.vis_recomputed_for.fetch_max(generation, RELAXED) >= generation {
+            self.vis_recomputes_avoided.fetch_add(1, RELAXED);
+            return None;
+        }
+        self.vis_recomputes.fetch_add(1, RELAXED);
         let mut h = self.oldest_xmin();
         self.vis_horizon.store(h.0, Ordering::SeqCst);
         // A standby's feedback may have lowered the bound between our
@@ -1074,6 +1156,8 @@ impl ProcArray {
     pub fn stats(&self) -> SnapshotStats {
         let mut s = SnapshotStats {
             xact_completion_count: self.xact_completion_count(),
+            horizon_recomputes: self.vis_recomputes.load(RELAXED),
+            horizon_recomputes_avoided: self.vis_recomputes_avoided.load(RELAXED),
             ..Default::default()
         };
         for p in self.procs.iter() {
@@ -1349,13 +1433,8 @@ mod tests {
         pa.set_in_recovery(true);
         let s1 = pa.connect(4).unwrap();
         pa.record_known_assigned(TransactionId(7)); // 3..=7 running
-        pa.end_transaction(
-            Finished::Recovered {
-                xid: TransactionId(5),
-                subxids: &[TransactionId(6)],
-            },
-            TransactionId(6),
-        );
+        pa.expire_tree_known_assigned(TransactionId(5), &[TransactionId(6)], TransactionId(6))
+            .bump_completion_count();
         let mut c = None;
         let s = pa.get_snapshot(s1, &mut c);
         assert!(s.taken_during_recovery);
@@ -1364,13 +1443,8 @@ mod tests {
         assert!(pa.xid_is_running(TransactionId(7)));
         assert!(!pa.xid_is_running(TransactionId(5)));
         let before = pa.xact_completion_count();
-        pa.end_transaction(
-            Finished::Recovered {
-                xid: TransactionId(3),
-                subxids: &[],
-            },
-            TransactionId(3),
-        );
+        pa.expire_tree_known_assigned(TransactionId(3), &[], TransactionId(3))
+            .bump_completion_count();
         assert_eq!(
             pa.xact_completion_count(),
             before + 1,
@@ -1398,6 +1472,7 @@ mod tests {
         let s1 = pa.connect(8).unwrap();
         pa.init_known_assigned(
             &[TransactionId(4), TransactionId(5)],
+            false,
             TransactionId(6),
             TransactionId(3),
         );
@@ -1428,6 +1503,70 @@ mod tests {
         let s2 = pa.connect(8).unwrap();
         assert_eq!(pa.assign_xid(s2), TransactionId(8));
         pa.check_invariants().unwrap();
+    }
+
+    /// GlobalVis: below maybe_needed removable without a recompute; at or
+    /// above the asking snapshot's xmin needed without one; between them
+    /// one recompute per snapshot, the next only for a newer snapshot.
+    #[test]
+    fn global_vis_two_bounds_recompute_once_per_snapshot() {
+        let pa = ProcArray::new(4, TransactionId(3));
+        let old = pa.connect(4).unwrap();
+        let w = pa.connect(4).unwrap();
+        let me = pa.connect(4).unwrap();
+        // An old snapshot holds the horizon at 3.
+        let mut old_cache = None;
+        let _old_snap = pa.get_snapshot(old, &mut old_cache);
+        assert_eq!(pa.proc_xmin(old), TransactionId(3));
+        // Deleters 3..=12 commit.
+        for _ in 0..10 {
+            let x = pa.assign_xid(w);
+            pa.end_transaction(Finished::Proc(w), x);
+        }
+        let mut c = None;
+        let snap = pa.get_snapshot(me, &mut c);
+        assert_eq!(snap.xmin, TransactionId(13));
+        let recomputes = |pa: &ProcArray| pa.stats().horizon_recomputes;
+        // At or above definitely_needed (13): needed, no recompute.
+        assert_eq!(pa.prune_horizon(TransactionId(13), &snap), None);
+        assert_eq!(recomputes(&pa), 0);
+        // Between: one recompute (the old snapshot holds 3)…
+        assert_eq!(pa.prune_horizon(TransactionId(7), &snap), None);
+        assert_eq!(recomputes(&pa), 1);
+        // …and not again for the same snapshot, page after page.
+        for x in 4..13 {
+            assert_eq!(pa.prune_horizon(TransactionId(x), &snap), None);
+        }
+        assert_eq!(recomputes(&pa), 1);
+        assert_eq!(pa.stats().horizon_recomputes_avoided, 9);
+        // An older snapshot (built before the last completions) does not
+        // recompute either: the last recompute was for a newer one.
+        let older = Snapshot {
+            xmin: TransactionId(13),
+            completion_count: snap.completion_count - 1,
+            ..Default::default()
+        };
+        assert_eq!(pa.prune_horizon(TransactionId(4), &older), None);
+        assert_eq!(recomputes(&pa), 1);
+        assert_eq!(pa.stats().horizon_recomputes_avoided, 10);
+        // The old snapshot goes; a completion gives a newer snapshot,
+        // which may recompute once: now 7 is removable.
+        pa.clear_xmin(old);
+        let x = pa.assign_xid(w);
+        pa.end_transaction(Finished::Proc(w), x);
+        pa.clear_xmin(me);
+        let snap = pa.get_snapshot(me, &mut c);
+        assert_eq!(
+            pa.prune_horizon(TransactionId(7), &snap),
+            Some(TransactionId(14))
+        );
+        assert_eq!(recomputes(&pa), 2);
+        // Below maybe_needed (14): removable on one load.
+        assert_eq!(
+            pa.prune_horizon(TransactionId(9), &snap),
+            Some(TransactionId(14))
+        );
+        assert_eq!(recomputes(&pa), 2);
     }
 
     #[test]

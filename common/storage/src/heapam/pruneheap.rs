@@ -104,7 +104,7 @@ impl Heap {
         if !self.pruning.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let Some(horizon) = cx.procarray.prune_horizon(prune_xid) else {
+        let Some(horizon) = cx.procarray.prune_horizon(prune_xid, cx.snapshot) else {
             return Ok(());
         };
         self.prune_page(
