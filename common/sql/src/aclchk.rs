@@ -13,8 +13,8 @@
 //! - **What a statement needs**: a planned statement carries the
 //!   relations it reads and the one it writes ([`check_planned`]):
 //!   SELECT on every table, view and sequence it names (a view's own
-//!   query is not checked again — PostgreSQL checks it as the view's
-//!   owner, who is the bootstrap superuser or the view's creator), and
+//!   query is checked as the view's owner, not as the caller — also when
+//!   the caller is a superuser, unless the owner is one), and
 //!   INSERT / UPDATE / DELETE on the target (with SELECT when WHERE or
 //!   RETURNING reads it; column-level INSERT / UPDATE rights are enough
 //!   for the columns written). Utility statements need ownership
@@ -64,6 +64,12 @@ pub fn check_planned(
     sql: &str,
 ) -> PgResult<()> {
     if u.superuser {
+        // A superuser skips its own checks, not those of the views it
+        // reads: their owners' rights still apply (PostgreSQL checks a
+        // view's relations as `checkAsUser`, whoever the caller is).
+        if planned.reads_view {
+            return check_view_owners(cv, &planned.reads);
+        }
         return Ok(());
     }
     use crate::planner::Plan;
@@ -148,7 +154,8 @@ pub fn check_planned(
 /// A view reads its relations with its owner's rights, not the caller's
 /// (PostgreSQL's `checkAsUser`): for every view among `oids`, what its
 /// query reads is checked for SELECT as the view's owner, and so on down
-/// nested views. A superuser owner skips the check.
+/// nested views. A superuser owner skips the check of its own view, not
+/// of the views that view reads.
 fn check_view_owners(cv: &CatalogView<'_>, oids: &[Oid]) -> PgResult<()> {
     let views = cv.views();
     let mut todo: Vec<Oid> = oids.to_vec();
@@ -167,6 +174,9 @@ fn check_view_owners(cv: &CatalogView<'_>, oids: &[Oid]) -> PgResult<()> {
             continue;
         };
         if role.superuser {
+            // No check at this level, but a view it reads may belong to
+            // someone who needs one.
+            todo.extend(view.depends.iter().copied());
             continue;
         }
         let mut roles = cat.member_closure(owner_oid, true);

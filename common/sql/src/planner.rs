@@ -278,6 +278,9 @@ pub struct Planned {
     /// UPDATE / DELETE with WHERE or RETURNING, INSERT with RETURNING:
     /// the statement reads its target too.
     pub reads_target: bool,
+    /// The statement reads a view: even a superuser's statement is then
+    /// checked as each view's owner ([`crate::aclchk::check_planned`]).
+    pub reads_view: bool,
 }
 
 impl Planned {
@@ -392,7 +395,8 @@ pub fn plan_statement(
         ast::Statement::Delete(d) => d.selection.is_some() || d.returning.is_some(),
         _ => false,
     };
-    let (plan, reads) = subselect::collect_relations(|| plan_one(catalog, stmt, &mut params));
+    let (plan, reads, reads_view) =
+        subselect::collect_relations(|| plan_one(catalog, stmt, &mut params));
     let plan = plan?;
     let columns = match &plan {
         Plan::Query(q) => Some(q.columns.clone()),
@@ -407,6 +411,7 @@ pub fn plan_statement(
         catalog_version,
         reads,
         reads_target,
+        reads_view,
     })
 }
 

@@ -2585,7 +2585,7 @@ impl Session {
         }
         let user = self.acl_user();
         self.sequences.user = (!self.acl_bypass).then(|| user.clone());
-        if !user.superuser && !self.acl_bypass {
+        if (!user.superuser || planned.reads_view) && !self.acl_bypass {
             crate::aclchk::check_planned(&self.catalog_view(), &user, &planned, &stmt.parsed.text)
                 .map_err(|e| crate::aclchk::with_schema_position(e, &stmt.parsed.text))?;
         }

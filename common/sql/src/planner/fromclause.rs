@@ -723,6 +723,7 @@ fn view_rel(
     params: &mut ParamTypes,
 ) -> PgResult<(PlanNode, Vec<(String, SqlType)>)> {
     g.relations.borrow_mut().push(view.oid);
+    super::subselect::note_view();
     if g.expanding.borrow().contains(&view.oid) {
         return Err(PgError::new(
             sqlstate::INVALID_OBJECT_DEFINITION,
