@@ -2038,11 +2038,10 @@ impl Session {
         };
         self.check_writable(tag)?;
         let q = crate::namespace::QualName::of(name)?;
-        let current = self.current_role();
         let tag = self.with_ddl_ctx(sink, |cx| {
             let rel = crate::privileges::relation_named(&cx.catalog(), &q);
             let rel = rel.ok_or_else(|| engine::catalog::undefined_table(&q.display()))?;
-            crate::aclchk::alter_owner(cx, &rel, owner, &current)?;
+            crate::aclchk::alter_owner(cx, &rel, owner)?;
             Ok(tag)
         })?;
         self.xact.command_counter_increment();
@@ -2314,6 +2313,10 @@ impl Session {
         let db = self.db.clone();
         let path = self.path.clone();
         let user = self.current_role();
+        let session_user = self
+            .settings
+            .get("session_authorization")
+            .unwrap_or_default();
         let owner = self.acl_user().oid;
         let limits = WaitLimits {
             statement: self.deadline(),
@@ -2330,6 +2333,7 @@ impl Session {
             dropping_views: self.pending_ddl.dropped_views(),
             path: &path,
             user: &user,
+            session_user: &session_user,
         };
         let mut r = f(&mut cx);
         if r.is_ok() {
