@@ -133,8 +133,8 @@ pub fn check_planned(
         if Some(oid) == target {
             continue;
         }
-        if oid == crate::privileges::PG_AUTHID_OID {
-            return Err(denied("table", "pg_authid"));
+        if let Some((word, name)) = crate::privileges::superuser_only_relation(oid) {
+            return Err(denied(word, name));
         }
         if let Some(rel) = relation_info(cv, oid) {
             if check_relation(cv, u, &rel, ACL_SELECT, ColumnUse::default()).is_err() {
@@ -188,8 +188,8 @@ fn check_view_owners(cv: &CatalogView<'_>, oids: &[Oid]) -> PgResult<()> {
         };
         let text = std::cell::OnceCell::new();
         for &dep in &view.depends {
-            if dep == crate::privileges::PG_AUTHID_OID {
-                return Err(denied("table", "pg_authid"));
+            if let Some((word, name)) = crate::privileges::superuser_only_relation(dep) {
+                return Err(denied(word, name));
             }
             let Some(rel) = relation_info(cv, dep) else {
                 continue;

@@ -523,7 +523,7 @@ pub fn describe_view_query(catalog: &CatalogView<'_>, q: &ast::Query) -> PgResul
     let mut params = ParamTypes::from_oids(&[])?;
     let (_, cols) = select::plan_query_level(&g, q, None, Some(&root_level), &mut params)?;
     let mut deps = g.relations.take();
-    deps.retain(|&o| o != crate::privileges::PG_AUTHID_OID);
+    deps.retain(|&o| crate::privileges::superuser_only_relation(o).is_none());
     deps.sort_unstable();
     deps.dedup();
     Ok((cols.into_iter().map(|c| (c.name, c.ty)).collect(), deps))
