@@ -491,8 +491,9 @@ pub fn ensure_bootstrap_superuser(node: &Node, boot: &Bootstrap) -> PgResult<()>
     Ok(())
 }
 
-/// Reloads pg_hba.conf on SIGHUP and on `pg_reload_conf()` until the
-/// node is dropped (the task holds a weak reference).
+/// Reloads the configuration ([`Node::reload`]) on SIGHUP and on
+/// `pg_reload_conf()` until the node is dropped (the task holds a weak
+/// reference).
 pub fn spawn_reload_task(node: &Arc<Node>) -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut hup = signal(SignalKind::hangup())?;
@@ -504,11 +505,7 @@ pub fn spawn_reload_task(node: &Arc<Node>) -> std::io::Result<()> {
                 _ = server::reload::requested() => {}
             }
             let Some(node) = weak.upgrade() else { return };
-            tracing::info!("received SIGHUP, reloading configuration files");
-            node.hba().reload(node.config());
-            node.hba().reload_ident(node.config());
-            node.reload_sync_standby_names();
-            node.tls().reload(node.config());
+            tokio::task::block_in_place(|| node.reload());
         }
     });
     Ok(())

@@ -122,7 +122,7 @@ impl Node {
         engine::replication::update_replication_xmin(&db);
         db.replication().set_sync_standby_names(
             db.config().get("synchronous_standby_names").unwrap_or(""),
-            sync_standby_names(db.config()),
+            sync_standby_names(&db.config()),
         );
         let db = Arc::new(db);
         // A primary prunes from here on, a standby only once promoted.
@@ -289,29 +289,54 @@ fn sync_standby_names(config: &Config) -> Option<pgtypes::syncrep_gram::SyncStan
 }
 
 impl Node {
-    /// The reload part of the replication settings (SIGHUP,
-    /// `pg_reload_conf()`): re-reads the configuration files and installs
-    /// `synchronous_standby_names` — emptied, it releases every waiting
-    /// commit. A file with errors keeps the old value, as PostgreSQL's
-    /// ProcessConfigFile does.
-    pub fn reload_sync_standby_names(&self) {
-        let dir = self.config().data_dir.clone();
-        match Config::load(&dir, &[]) {
-            Ok(c) => {
-                let v = c.get("synchronous_standby_names").unwrap_or("").to_string();
-                let old = self.replication().syncrep.names_text();
-                if v != old {
-                    tracing::info!("parameter \"synchronous_standby_names\" changed to \"{v}\"");
+    /// SIGHUP and `pg_reload_conf()` (PostgreSQL's ProcessConfigFile): the
+    /// configuration files are read again ([`Config::reload`]); a file
+    /// with an error changes nothing and says why. Otherwise every setting
+    /// that may change without a restart takes its new value — read
+    /// through [`Engine::config`] from now on, by sessions at their next
+    /// statement, and pushed here to what keeps a copy: the WAL writer's
+    /// `fsync`, `synchronous_standby_names`, the log filter, pg_hba.conf
+    /// and the TLS context (re-read at every reload, as PostgreSQL's are);
+    /// the walreceiver follows through [`Engine::subscribe_config`]. A
+    /// restart-only setting keeps its value and is reported pending.
+    pub fn reload(&self) {
+        tracing::info!("received SIGHUP, reloading configuration files");
+        let running = self.config();
+        match running.reload() {
+            Ok(r) => {
+                for name in &r.needs_restart {
+                    tracing::info!(
+                        "parameter \"{name}\" cannot be changed without restarting the server"
+                    );
                 }
-                self.replication()
-                    .set_sync_standby_names(&v, sync_standby_names(&c));
+                for (name, value) in &r.applied {
+                    tracing::info!("parameter \"{name}\" changed to \"{value}\"");
+                }
+                let config = r.config;
+                let fsync = config.bool("fsync");
+                if let Some(w) = self.engine().xlog().writer() {
+                    w.set_fsync(fsync);
+                }
+                if let Some(w) = self.replication().wal_writer() {
+                    w.set_fsync(fsync);
+                }
+                server::reload::log_min_messages(config.get("log_min_messages").unwrap_or("info"));
+                self.replication().set_sync_standby_names(
+                    config.get("synchronous_standby_names").unwrap_or(""),
+                    sync_standby_names(&config),
+                );
+                self.engine().install_config(config);
             }
             Err(e) => tracing::error!(
                 "configuration file \"{}\" contains errors; no changes were applied: {}",
-                dir.join("hotpair.conf").display(),
+                running.data_dir.join("hotpair.conf").display(),
                 e.message
             ),
         }
+        let config = self.config();
+        self.hba().reload(&config);
+        self.hba().reload_ident(&config);
+        self.tls().reload(&config);
     }
 }
 
@@ -339,7 +364,7 @@ mod tests {
             .init_known_assigned(&[t(4), t(5)], t(6), t(3));
         engine::twophase::redo_prepare(db.engine().as_ref(), TransactionId(5), &[], 0, "g1", &[]);
 
-        let seg = crate::xlog::segment_size(db.config(), None).expect("segment size");
+        let seg = crate::xlog::segment_size(&db.config(), None).expect("segment size");
         db.finish_recovery(wal::WalPosition::initial(seg), seg)
             .expect("promote");
         assert_eq!(db.role(), Role::Primary);

@@ -304,7 +304,7 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
     let data_dir = db.config().data_dir.clone();
     let dir = wal_dir(&data_dir);
     fs::create_dir_all(&dir).map_err(|e| io_error("create directory", &dir, e))?;
-    let seg = segment_size(db.config(), ctl.as_ref())?;
+    let seg = segment_size(&db.config(), ctl.as_ref())?;
     let Some(ctl) = ctl else {
         // A new cluster: there must be no WAL yet.
         let existing = wal::segment::list_segments(&dir, seg)
@@ -320,7 +320,7 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
         }
         let pos = WalPosition::initial(seg);
         let writer =
-            WalWriter::open(&dir, writer_options(db.config(), seg), pos).map_err(wal_error)?;
+            WalWriter::open(&dir, writer_options(&db.config(), seg), pos).map_err(wal_error)?;
         start_inserting(db, writer, pos.end);
         crate::checkpointer::create_checkpoint(db, crate::checkpointer::CheckpointKind::Initial)?;
         return Ok(StartupOutcome {
@@ -425,7 +425,7 @@ pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> 
     }
     let writer = WalWriter::open(
         &dir,
-        writer_options(db.config(), seg).with_timeline(tli),
+        writer_options(&db.config(), seg).with_timeline(tli),
         pos,
     )
     .map_err(wal_error)?;
@@ -492,7 +492,7 @@ pub(crate) fn open_after_recovery(
     };
     let writer = WalWriter::open(
         &dir,
-        writer_options(db.config(), seg).with_timeline(tli),
+        writer_options(&db.config(), seg).with_timeline(tli),
         pos,
     )
     .map_err(wal_error)?;

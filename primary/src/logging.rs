@@ -21,19 +21,29 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber. `log_min_messages` is the setting's value
-/// if the configuration loaded.
+/// if the configuration loaded; a reload applies a new value through
+/// `server::reload::log_min_messages` (not when `RUST_LOG` set the filter).
 pub fn init(log_min_messages: Option<&str>) {
-    let filter = match std::env::var("RUST_LOG") {
-        Ok(spec) if !spec.trim().is_empty() => EnvFilter::new(spec),
-        _ => EnvFilter::new(level_for(log_min_messages.unwrap_or("info"))),
+    let from_env = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|spec| !spec.trim().is_empty());
+    let filter = match &from_env {
+        Some(spec) => EnvFilter::new(spec),
+        None => EnvFilter::new(level_for(log_min_messages.unwrap_or("info"))),
     };
-    // try_init: a second call (never expected) must not panic.
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .event_format(PgLineFormat)
-        .try_init();
+        .with_filter_reloading();
+    let handle = builder.reload_handle();
+    // try_init: a second call (never expected) must not panic.
+    if builder.try_init().is_ok() && from_env.is_none() {
+        server::reload::on_log_min_messages(Box::new(move |v| {
+            let _ = handle.reload(EnvFilter::new(level_for(v)));
+        }));
+    }
 }
 
 /// PostgreSQL's `log_min_messages` words as a tracing level directive.

@@ -389,8 +389,8 @@ async fn run(config: Config) -> Result<(), String> {
             stop_rx,
         )))),
     });
-    // SIGHUP and pg_reload_conf(): re-read hotpair.conf for the
-    // walreceiver's settings.
+    // SIGHUP and pg_reload_conf(): the walreceiver follows the reloaded
+    // configuration.
     let reloader = tokio::spawn(reload_loop(db.clone(), rcv_cfg_tx));
     // Heap, catalog, smgr and full-page-image records go through the same
     // redo as crash recovery; transaction and running-xacts records are
@@ -442,7 +442,7 @@ async fn run(config: Config) -> Result<(), String> {
     };
     // Replication connections go to the walsender, which refuses them
     // while in recovery and serves them once promoted.
-    let (unix, _socket_file) = common::postmaster::unix_listener(db.config()).unzip();
+    let (unix, _socket_file) = common::postmaster::unix_listener(&db.config()).unzip();
     let served = server::serve_replicated(
         StandbyFactory {
             sessions: common::postmaster::Sessions::new(db.clone()),
@@ -479,123 +479,62 @@ async fn run(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-/// The walreceiver's settings as the configuration files alone set them.
-#[derive(Clone, Default, PartialEq)]
-struct FileSettings {
-    conninfo: String,
-    slot: String,
-    hot_standby_feedback: bool,
-    status_interval: Duration,
-}
-
-/// Reads [`FileSettings`]; the reason if a file cannot be read or has an
-/// invalid setting.
-fn file_settings(dir: &Path) -> Result<FileSettings, String> {
-    let c = Config::load(dir, &[]).map_err(|e| e.message)?;
-    Ok(FileSettings {
-        conninfo: c.get("primary_conninfo").unwrap_or("").to_string(),
-        slot: c.get("primary_slot_name").unwrap_or("").to_string(),
-        hot_standby_feedback: c.bool("hot_standby_feedback"),
-        status_interval: status_interval(&c),
-    })
-}
 
 /// `wal_receiver_status_interval`, at least a second.
 fn status_interval(c: &Config) -> Duration {
     Duration::from_secs(c.int("wal_receiver_status_interval").max(1) as u64)
 }
 
-/// Waits for SIGHUP or `pg_reload_conf()` and re-reads `hotpair.conf`
-/// (PostgreSQL's ProcessConfigFile for the walreceiver's settings). A
-/// setting the file *changed* since the last read takes effect — over the
-/// value `--primary-conninfo` / `--slot` gave at start, which otherwise
-/// stay in force — and the walreceiver reconnects with it. A bad value
-/// keeps the old one and logs why.
+/// Keeps the walreceiver's settings equal to the node's configuration as
+/// reloads change it ([`Node::reload`] logs each change): a new
+/// `primary_conninfo` or `primary_slot_name` makes the walreceiver
+/// reconnect with it; `hot_standby_feedback` and
+/// `wal_receiver_status_interval` apply to the running connection. A
+/// `primary_conninfo` that does not parse keeps the old one and logs why.
 async fn reload_loop(
     db: Arc<Node>,
     cfg: tokio::sync::watch::Sender<standby::walreceiver::ReceiverConfig>,
 ) {
-    let dir = db.config().data_dir.clone();
-    let mut hup = match signal(SignalKind::hangup()) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            tracing::warn!("could not install the SIGHUP handler: {e}");
+    let mut reloaded = db.subscribe_config();
+    while reloaded.changed().await.is_ok() {
+        let c = db.config();
+        let ci_text = c.get("primary_conninfo").unwrap_or("").to_string();
+        let ci = if ci_text == cfg.borrow().conninfo_text {
             None
-        }
-    };
-    let mut last = file_settings(&dir).ok();
-    loop {
-        tokio::select! {
-            _ = async {
-                match hup.as_mut() {
-                    Some(h) => { h.recv().await; }
-                    None => std::future::pending::<()>().await,
-                }
-            } => {}
-            _ = db.replication().reload_requested() => {}
-        }
-        tracing::info!("received SIGHUP, reloading configuration files");
-        // Used once promoted; kept current meanwhile.
-        db.reload_sync_standby_names();
-        let now = match tokio::task::block_in_place(|| file_settings(&dir)) {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::error!(
-                    "configuration file \"{}\" contains errors; no changes were applied: {e}",
-                    dir.join("hotpair.conf").display()
-                );
-                continue;
-            }
-        };
-        let old = last.clone().unwrap_or_default();
-        let (old_ci, old_slot) = (old.conninfo.clone(), old.slot.clone());
-        let (new_ci, new_slot) = (now.conninfo.clone(), now.slot.clone());
-        if new_ci != old_ci {
-            match ConnInfo::parse(&new_ci) {
-                Ok(ci) => {
-                    tracing::info!("parameter \"primary_conninfo\" changed to \"{new_ci}\"");
-                    cfg.send_modify(|c| {
-                        c.conninfo = ci;
-                        c.conninfo_text = new_ci.clone();
-                    });
-                }
+        } else {
+            match ConnInfo::parse(&ci_text) {
+                Ok(ci) => Some(ci),
                 Err(e) => {
                     tracing::error!(
-                        "invalid value for parameter \"primary_conninfo\": \"{new_ci}\": {e}; keeping the old value"
+                        "invalid value for parameter \"primary_conninfo\": \"{ci_text}\": {e}; keeping the old value"
                     );
                     continue;
                 }
             }
-        }
-        if new_slot != old_slot {
-            tracing::info!("parameter \"primary_slot_name\" changed to \"{new_slot}\"");
-            cfg.send_modify(|c| c.slot = (!new_slot.is_empty()).then(|| new_slot.clone()));
-        }
-        if now.hot_standby_feedback != old.hot_standby_feedback
-            || now.status_interval != old.status_interval
-        {
-            if now.hot_standby_feedback != old.hot_standby_feedback {
-                tracing::info!(
-                    "parameter \"hot_standby_feedback\" changed to \"{}\"",
-                    if now.hot_standby_feedback {
-                        "on"
-                    } else {
-                        "off"
-                    }
-                );
+        };
+        let slot = c
+            .get("primary_slot_name")
+            .filter(|s| !s.is_empty())
+            .map(|s| s.to_string());
+        let (feedback, interval) = (c.bool("hot_standby_feedback"), status_interval(&c));
+        cfg.send_if_modified(|r| {
+            let mut changed = false;
+            if let Some(ci) = ci {
+                r.conninfo = ci;
+                r.conninfo_text = ci_text;
+                changed = true;
             }
-            if now.status_interval != old.status_interval {
-                tracing::info!(
-                    "parameter \"wal_receiver_status_interval\" changed to \"{}s\"",
-                    now.status_interval.as_secs()
-                );
+            if r.slot != slot {
+                r.slot = slot;
+                changed = true;
             }
-            cfg.send_modify(|c| {
-                c.hot_standby_feedback = now.hot_standby_feedback;
-                c.status_interval = now.status_interval;
-            });
-        }
-        last = Some(now);
+            if r.hot_standby_feedback != feedback || r.status_interval != interval {
+                r.hot_standby_feedback = feedback;
+                r.status_interval = interval;
+                changed = true;
+            }
+            changed
+        });
     }
 }
 
@@ -692,7 +631,7 @@ mod tests {
 
         // Promoted, the node serves sessions whatever hot_standby says.
         let seg =
-            common::xlog::segment_size(off.sessions.node().config(), None).expect("segment size");
+            common::xlog::segment_size(&off.sessions.node().config(), None).expect("segment size");
         off.sessions
             .node()
             .finish_recovery(WalPosition::initial(seg), seg)

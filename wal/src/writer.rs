@@ -221,6 +221,9 @@ struct Signal {
 struct Shared {
     dir: PathBuf,
     opts: WalWriterOptions,
+    /// `fsync` as now in force ([`WalWriter::set_fsync`]; `opts.fsync` is
+    /// the value at open).
+    fsync: AtomicBool,
     insert: Mutex<InsertState>,
     /// Inserters waiting for buffer space (with `insert`).
     space_cv: Condvar,
@@ -360,6 +363,7 @@ impl WalWriter {
             watch,
             written,
             stats: Counters::default(),
+            fsync: AtomicBool::new(opts.fsync),
             opts,
         });
         let s2 = Arc::clone(&shared);
@@ -710,6 +714,13 @@ impl WalWriter {
         self.shared.written.subscribe()
     }
 
+    /// `fsync` changed by a reload: rounds from now on sync or not. Turned
+    /// off, PostgreSQL's warning applies: a crash of the machine may lose
+    /// commits reported durable.
+    pub fn set_fsync(&self, on: bool) {
+        self.shared.fsync.store(on, Ordering::Relaxed);
+    }
+
     /// The timeline this writer writes (`IDENTIFY_SYSTEM`'s).
     pub fn timeline(&self) -> TimeLineId {
         TimeLineId(self.shared.tli.load(Ordering::Acquire))
@@ -755,9 +766,9 @@ impl WalWriter {
             segno,
             seg,
             at.segment_offset(seg),
-            sh.opts.fsync,
+            sh.fsync.load(Ordering::Relaxed),
         )?;
-        create_segment(&sh.dir, tli, segno, seg, sh.opts.fsync)?;
+        create_segment(&sh.dir, tli, segno, seg, sh.fsync.load(Ordering::Relaxed))?;
         sh.tli.store(tli.0, Ordering::Release);
         sh.prealloc.store(segno, Ordering::Release);
         drop(st);
@@ -798,7 +809,7 @@ impl WalWriter {
             &self.shared.dir,
             keep_from,
             seg,
-            self.shared.opts.fsync,
+            self.shared.fsync.load(Ordering::Relaxed),
         )?)
     }
 
@@ -1048,7 +1059,7 @@ fn round(sh: &Shared, st: &mut FlushState) -> io::Result<bool> {
         }
         // Each segment written is synced once: when the batch leaves it,
         // or at the end of the batch for the last one.
-        if sh.opts.fsync {
+        if sh.fsync.load(Ordering::Relaxed) {
             st.file(sh, segno)?.sync_data()?;
             sh.stats.fsyncs.fetch_add(1, Ordering::Relaxed);
         }
@@ -1088,7 +1099,7 @@ fn preallocate(sh: &Shared) -> io::Result<()> {
             TimeLineId(sh.tli.load(Ordering::Acquire)),
             cur + 1,
             sh.opts.segment_size,
-            sh.opts.fsync,
+            sh.fsync.load(Ordering::Relaxed),
         )?;
         sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
         sh.prealloc.fetch_max(cur + 1, Ordering::AcqRel);
@@ -1169,7 +1180,7 @@ impl FlushState {
             let tli = TimeLineId(sh.tli.load(Ordering::Acquire));
             let existed = segno <= sh.prealloc.load(Ordering::Acquire)
                 && segment_path_tli(&sh.dir, tli, segno, sh.opts.segment_size).exists();
-            let f = create_segment(&sh.dir, tli, segno, sh.opts.segment_size, sh.opts.fsync)?;
+            let f = create_segment(&sh.dir, tli, segno, sh.opts.segment_size, sh.fsync.load(Ordering::Relaxed))?;
             if !existed {
                 sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
             }

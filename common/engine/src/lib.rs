@@ -93,8 +93,15 @@ pub enum Role {
 /// The shared state of one node's engine (see the crate docs). Fields
 /// are private to this crate; the layers above use the accessors.
 pub struct Engine {
-    /// Server-wide settings.
-    config: Config,
+    /// Server-wide settings: replaced whole on reload
+    /// ([`Engine::install_config`]).
+    config: parking_lot::RwLock<Arc<Config>>,
+    /// Bumped by every [`Engine::install_config`]: sessions compare it at
+    /// statement start and take the reloaded values.
+    config_generation: std::sync::atomic::AtomicU64,
+    /// The same generation, for tasks that wait for a reload
+    /// ([`Engine::subscribe_config`]).
+    config_watch: tokio::sync::watch::Sender<u64>,
     /// Commit status of every xid.
     clog: Clog,
     /// Running transactions and snapshots.
@@ -161,7 +168,9 @@ impl Engine {
                     xlog.clone(),
                     Some(prune_hook),
                 ),
-                config,
+                config: parking_lot::RwLock::new(Arc::new(config)),
+                config_generation: std::sync::atomic::AtomicU64::new(0),
+                config_watch: tokio::sync::watch::Sender::new(0),
                 clog,
                 catalog,
                 twophase: TwoPhaseState::new(max_prepared, Some(&dir)),
@@ -191,9 +200,36 @@ impl Engine {
         }
     }
 
-    /// Server-wide settings.
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// Server-wide settings, as last loaded or reloaded.
+    pub fn config(&self) -> Arc<Config> {
+        self.config.read().clone()
+    }
+
+    /// How many times the configuration was reloaded: a session whose
+    /// copy is older takes the new values ([`Config::rebased`]).
+    pub fn config_generation(&self) -> u64 {
+        self.config_generation
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Installs a reloaded configuration (SIGHUP): the settings read
+    /// through [`Engine::config`] change at once; `full_page_writes`
+    /// reaches the WAL handle here.
+    pub fn install_config(&self, config: Config) {
+        self.xlog
+            .set_full_page_writes(config.bool("full_page_writes"));
+        *self.config.write() = Arc::new(config);
+        let gen = self
+            .config_generation
+            .fetch_add(1, std::sync::atomic::Ordering::Release)
+            + 1;
+        self.config_watch.send_replace(gen);
+    }
+
+    /// Changes at every [`Engine::install_config`] (the walreceiver's
+    /// settings follow the configuration this way).
+    pub fn subscribe_config(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.config_watch.subscribe()
     }
 
     /// Commit status of every xid.

@@ -580,8 +580,6 @@ pub struct ReplicationState {
     /// Reads the control file's checkpoint (`pg_control_checkpoint()`);
     /// installed by the node, which owns the control file's format.
     control_reader: std::sync::OnceLock<ControlReader>,
-    /// `pg_reload_conf()` requests (a permit is kept if nobody waits).
-    reload: tokio::sync::Notify,
     /// Synchronous replication: `synchronous_standby_names` and the
     /// commits waiting for standbys (primary).
     pub syncrep: crate::syncrep::SyncRep,
@@ -653,7 +651,6 @@ impl ReplicationState {
             confl_snapshot: AtomicU64::new(0),
             wal: parking_lot::RwLock::new(None),
             control_reader: std::sync::OnceLock::new(),
-            reload: tokio::sync::Notify::new(),
             syncrep: crate::syncrep::SyncRep::new(),
             applied_xact_end: tokio::sync::Notify::new(),
         })
@@ -721,17 +718,6 @@ impl ReplicationState {
     /// it so its standbys reconnect the moment this node is promoted).
     pub fn subscribe_recovery_end(&self) -> tokio::sync::watch::Receiver<bool> {
         self.recovery_ended.subscribe()
-    }
-
-    /// pg_reload_conf(): wakes whoever re-reads the configuration (the
-    /// standby's main loop, which SIGHUP wakes too).
-    pub fn request_reload(&self) {
-        self.reload.notify_one();
-    }
-
-    /// Waits for the next [`ReplicationState::request_reload`].
-    pub async fn reload_requested(&self) {
-        self.reload.notified().await
     }
 
     /// SetPromoteIsTriggered: asks the startup process to promote the

@@ -269,7 +269,7 @@ impl Engine {
     /// GetStandbyLimitTime: when replay stops waiting and cancels; `None`
     /// with `max_standby_streaming_delay = -1` (wait for ever).
     fn standby_limit_time(&self, now: Instant) -> Option<Instant> {
-        let delay = self.config.int("max_standby_streaming_delay");
+        let delay = self.config().int("max_standby_streaming_delay");
         if delay < 0 {
             return None;
         }

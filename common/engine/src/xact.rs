@@ -172,10 +172,10 @@ impl XactShared for Engine {
         &self.procarray
     }
     fn max_connections(&self) -> usize {
-        self.config.max_connections()
+        self.config().max_connections()
     }
     fn deadlock_timeout(&self) -> Duration {
-        Duration::from_millis(self.config.int("deadlock_timeout").max(1) as u64)
+        Duration::from_millis(self.config().int("deadlock_timeout").max(1) as u64)
     }
     fn in_recovery(&self) -> bool {
         self.role() == Role::Standby

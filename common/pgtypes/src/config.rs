@@ -112,21 +112,21 @@ pub const SETTINGS: &[SettingDef] = &[
         "authentication_timeout",
         "1min",
         Unit::Seconds,
-        Context::Postmaster,
+        Context::Sighup,
         "time to complete the startup packet and authentication",
     ),
     def(
         "log_connections",
         "off",
         Unit::None,
-        Context::Postmaster,
+        Context::Sighup,
         "log each connection received and authorized",
     ),
     def(
         "log_disconnections",
         "off",
         Unit::None,
-        Context::Postmaster,
+        Context::Sighup,
         "log the end of each session, with its duration",
     ),
     def(
@@ -175,7 +175,7 @@ pub const SETTINGS: &[SettingDef] = &[
         "fsync",
         "on",
         Unit::None,
-        Context::Postmaster,
+        Context::Sighup,
         "flush WAL and data to disk (off only for tests)",
     ),
     def(
@@ -196,7 +196,7 @@ pub const SETTINGS: &[SettingDef] = &[
         "full_page_writes",
         "on",
         Unit::None,
-        Context::Postmaster,
+        Context::Sighup,
         "log a full page image at the first change after a checkpoint",
     ),
     def(
@@ -210,28 +210,28 @@ pub const SETTINGS: &[SettingDef] = &[
         "wal_keep_size",
         "0",
         Unit::Megabytes,
-        Context::Postmaster,
+        Context::Sighup,
         "WAL kept for standbys beyond what checkpoints need",
     ),
     def(
         "max_slot_wal_keep_size",
         "-1",
         Unit::Megabytes,
-        Context::Postmaster,
+        Context::Sighup,
         "most WAL a replication slot may hold (-1: no limit)",
     ),
     def(
         "max_wal_size",
         "1GB",
         Unit::Megabytes,
-        Context::Postmaster,
+        Context::Sighup,
         "WAL between checkpoints that triggers one",
     ),
     def(
         "checkpoint_timeout",
         "5min",
         Unit::Seconds,
-        Context::Postmaster,
+        Context::Sighup,
         "time between automatic checkpoints",
     ),
     def(
@@ -280,28 +280,28 @@ pub const SETTINGS: &[SettingDef] = &[
         "hot_standby_feedback",
         "off",
         Unit::None,
-        Context::Postmaster,
+        Context::Sighup,
         "standby reports its oldest query xmin to the primary, which keeps the rows it needs",
     ),
     def(
         "max_standby_streaming_delay",
         "30s",
         Unit::Milliseconds,
-        Context::Postmaster,
+        Context::Sighup,
         "how long replay waits before canceling standby queries that conflict with it (-1: for ever)",
     ),
     def(
         "wal_receiver_status_interval",
         "10s",
         Unit::Seconds,
-        Context::Postmaster,
+        Context::Sighup,
         "interval between standby status replies",
     ),
     def(
         "primary_conninfo",
         "",
         Unit::None,
-        Context::Postmaster,
+        Context::Sighup,
         "connection string to the primary",
     ),
     def(
@@ -315,7 +315,7 @@ pub const SETTINGS: &[SettingDef] = &[
         "primary_slot_name",
         "",
         Unit::None,
-        Context::Postmaster,
+        Context::Sighup,
         "replication slot used on the primary",
     ),
     def(
@@ -448,7 +448,7 @@ pub const SETTINGS: &[SettingDef] = &[
         "log_min_messages",
         "info",
         Unit::None,
-        Context::Postmaster,
+        Context::Sighup,
         "log filter (also RUST_LOG)",
     ),
     def(
@@ -671,6 +671,30 @@ pub struct Config {
     base: Arc<BTreeMap<&'static str, String>>,
     /// Values set on this copy, over `base`.
     changed: BTreeMap<&'static str, String>,
+    /// Where the values came from, for [`Config::reload`].
+    sources: Arc<Sources>,
+}
+
+/// What [`Config::load`] read: what a reload compares against.
+#[derive(Debug, Default)]
+struct Sources {
+    /// Every setting as the defaults and the files alone set it.
+    files: BTreeMap<&'static str, String>,
+    /// Restart-only settings whose file value differs from the running
+    /// one (`pg_settings.pending_restart`).
+    pending_restart: std::collections::BTreeSet<&'static str>,
+}
+
+/// The outcome of [`Config::reload`].
+#[derive(Debug)]
+pub struct Reloaded {
+    /// The new server configuration.
+    pub config: Config,
+    /// The settings that took new values, with them, in name order.
+    pub applied: Vec<(&'static str, String)>,
+    /// Restart-only settings the files changed this time (their old value
+    /// stays in force).
+    pub needs_restart: Vec<&'static str>,
 }
 
 impl Config {
@@ -684,15 +708,42 @@ impl Config {
             data_dir: data_dir.into(),
             base: Arc::new(values),
             changed: BTreeMap::new(),
+            sources: Arc::default(),
         }
     }
 
     /// Defaults, then `DIR/hotpair.conf` if present, then `overrides`
     /// (`name=value` strings from `-c`).
     pub fn load(data_dir: impl Into<PathBuf>, overrides: &[String]) -> PgResult<Config> {
+        let mut cfg = Config::read_files(data_dir.into())?;
+        let files = cfg.changed.clone();
+        apply_overrides(&mut cfg, overrides)?;
+        cfg.fold();
+        let files = SETTINGS
+            .iter()
+            .map(|d| {
+                let v = files.get(d.name).map_or(d.default, |v| v.as_str());
+                (d.name, v.to_string())
+            })
+            .collect();
+        cfg.sources = Arc::new(Sources {
+            files,
+            pending_restart: Default::default(),
+        });
+        Ok(cfg)
+    }
+
+    /// Defaults, then `hotpair.conf`, then the ALTER SYSTEM file (values
+    /// left unfolded in `changed`).
+    fn read_files(data_dir: PathBuf) -> PgResult<Config> {
         let mut cfg = Config::new(data_dir);
-        let conf = cfg.data_dir.join("hotpair.conf");
-        if conf.exists() {
+        for conf in [
+            cfg.data_dir.join("hotpair.conf"),
+            cfg.data_dir.join(AUTO_CONF),
+        ] {
+            if !conf.exists() {
+                continue;
+            }
             let text = std::fs::read_to_string(&conf).map_err(|e| {
                 PgError::new(
                     sqlstate::IO_ERROR,
@@ -701,27 +752,76 @@ impl Config {
             })?;
             cfg.apply_conf_text(&text, &conf)?;
         }
-        let auto = cfg.data_dir.join(AUTO_CONF);
-        if auto.exists() {
-            let text = std::fs::read_to_string(&auto).map_err(|e| {
-                PgError::new(
-                    sqlstate::IO_ERROR,
-                    format!("could not read file \"{}\": {e}", auto.display()),
-                )
-            })?;
-            cfg.apply_conf_text(&text, &auto)?;
-        }
-        for o in overrides {
-            let (k, v) = o.split_once('=').ok_or_else(|| {
-                PgError::new(
-                    sqlstate::INVALID_PARAMETER_VALUE,
-                    format!("-c {o} requires a value"),
-                )
-            })?;
-            cfg.set(k.trim(), unquote(v.trim()))?;
-        }
-        cfg.fold();
         Ok(cfg)
+    }
+
+    /// SIGHUP (PostgreSQL's ProcessConfigFile): reads the files again and
+    /// returns the configuration the server runs with from now on. A value
+    /// a file changed since the last read takes effect — over a `-c` value
+    /// too, so a standby started with `--primary-conninfo` can be
+    /// re-pointed through `ALTER SYSTEM` — if the setting may change
+    /// without a restart; a restart-only one keeps its running value and
+    /// is listed in `needs_restart` (and stays pending until the files
+    /// agree with the running value again). A file that cannot be read or
+    /// holds an invalid value changes nothing: the error says why.
+    pub fn reload(&self) -> PgResult<Reloaded> {
+        let mut fresh = Config::read_files(self.data_dir.clone())?;
+        fresh.fold();
+        let mut applied = Vec::new();
+        let mut needs_restart = Vec::new();
+        let mut pending = std::collections::BTreeSet::new();
+        let mut next = self.clone();
+        next.changed.clear();
+        let base = Arc::make_mut(&mut next.base);
+        let mut files = BTreeMap::new();
+        for d in SETTINGS {
+            let now = fresh.get(d.name).unwrap_or(d.default).to_string();
+            let before = self.sources.files.get(d.name).map(|s| s.as_str());
+            let running = self.get(d.name).unwrap_or(d.default);
+            let file_changed = before != Some(now.as_str());
+            if file_changed && now != running {
+                if d.context == Context::Postmaster {
+                    needs_restart.push(d.name);
+                } else {
+                    base.insert(d.name, now.clone());
+                    applied.push((d.name, now.clone()));
+                }
+            }
+            let effective = base.get(d.name).map_or(d.default, |s| s.as_str());
+            if d.context == Context::Postmaster
+                && now != effective
+                && (file_changed || self.sources.pending_restart.contains(d.name))
+            {
+                pending.insert(d.name);
+            }
+            files.insert(d.name, now);
+        }
+        next.sources = Arc::new(Sources {
+            files,
+            pending_restart: pending,
+        });
+        Ok(Reloaded {
+            config: next,
+            applied,
+            needs_restart,
+        })
+    }
+
+    /// Whether a restart-only setting was changed in the files since the
+    /// server started (`pg_settings.pending_restart`).
+    pub fn pending_restart(&self, name: &str) -> bool {
+        find_setting(name).is_some_and(|d| self.sources.pending_restart.contains(d.name))
+    }
+
+    /// This copy's own values (a session's `SET`s) over `server`'s: what a
+    /// session's configuration becomes after the server's is reloaded.
+    pub fn rebased(&self, server: &Config) -> Config {
+        Config {
+            data_dir: server.data_dir.clone(),
+            base: server.base.clone(),
+            changed: self.changed.clone(),
+            sources: server.sources.clone(),
+        }
     }
 
     /// Moves the values set on this copy into its shared part, so that
@@ -834,6 +934,20 @@ impl Config {
     pub fn max_message_size(&self) -> usize {
         self.bytes("max_message_size").clamp(1 << 16, 1 << 30) as usize
     }
+}
+
+/// Applies `-c name=value` strings.
+fn apply_overrides(cfg: &mut Config, overrides: &[String]) -> PgResult<()> {
+    for o in overrides {
+        let (k, v) = o.split_once('=').ok_or_else(|| {
+            PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("-c {o} requires a value"),
+            )
+        })?;
+        cfg.set(k.trim(), unquote(v.trim()))?;
+    }
+    Ok(())
 }
 
 fn strip_comment(line: &str) -> &str {
@@ -1008,7 +1122,9 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
             "lz4" => Ok(()),
             _ => Err(bad().with_hint("Available values: lz4.")),
         },
-        "max_message_size" | "wal_segment_size" => parse_bytes(value).map(|_| ()).ok_or_else(bad),
+        "max_message_size" | "wal_segment_size" | "work_mem" | "maintenance_work_mem" => {
+            parse_bytes(value).map(|_| ()).ok_or_else(bad)
+        }
         "default_statistics_target" => match value.trim().parse::<i64>() {
             Ok(n) if (1..=10_000).contains(&n) => Ok(()),
             Ok(n) => Err(PgError::new(
@@ -1097,6 +1213,49 @@ mod tests {
         let c = Config::load(dir.path(), &["port=7000".into()]).unwrap();
         assert_eq!(c.port(), 7000);
         assert!(!c.bool("fsync"));
+    }
+
+    /// Reload: a sighup setting the file changed applies (over a `-c`
+    /// value too); a restart-only one stays and is pending until the file
+    /// agrees again; an invalid file changes nothing; a session copy keeps
+    /// what it SET and follows the rest.
+    #[test]
+    fn reload_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("hotpair.conf");
+        std::fs::write(&conf, "wal_keep_size = 16
+").unwrap();
+        let c = Config::load(dir.path(), &["primary_conninfo=host=a".into()]).unwrap();
+        let mut session = c.clone();
+        session.set("work_mem", "1MB").unwrap();
+
+        std::fs::write(&conf, "wal_keep_size = 16
+port = 6000
+work_mem = 8MB
+").unwrap();
+        let r = c.reload().unwrap();
+        assert_eq!(r.applied, vec![("work_mem", "8MB".to_string())]);
+        assert_eq!(r.needs_restart, vec!["port"]);
+        assert_eq!(r.config.port(), 5432);
+        assert!(r.config.pending_restart("port"));
+        assert_eq!(r.config.get("primary_conninfo"), Some("host=a"));
+        let s = session.rebased(&r.config);
+        assert_eq!(s.get("work_mem"), Some("1MB"));
+        assert_eq!(c.clone().rebased(&r.config).get("work_mem"), Some("8MB"));
+
+        // The file now names primary_conninfo: it wins over `-c`.
+        std::fs::write(&conf, "wal_keep_size = 16
+primary_conninfo = 'host=b'
+").unwrap();
+        let r = r.config.reload().unwrap();
+        assert_eq!(r.config.get("primary_conninfo"), Some("host=b"));
+        assert!(!r.config.pending_restart("port"), "the file agrees again");
+        assert_eq!(r.config.get("work_mem"), Some("4MB"), "removed: default");
+
+        std::fs::write(&conf, "wal_keep_size = 32
+work_mem = banana
+").unwrap();
+        assert!(r.config.reload().is_err());
     }
 }
 

@@ -7,6 +7,9 @@
 
 use std::sync::OnceLock;
 
+/// What applies a new `log_min_messages` (the binary's log filter).
+type LogHook = Box<dyn Fn(&str) + Send + Sync>;
+
 use tokio::sync::Notify;
 
 fn signal() -> &'static Notify {
@@ -23,4 +26,23 @@ pub fn request() {
 /// task waited).
 pub async fn requested() {
     signal().notified().await
+}
+
+fn log_hook() -> &'static OnceLock<LogHook> {
+    static H: OnceLock<LogHook> = OnceLock::new();
+    &H
+}
+
+/// Registers what applies `log_min_messages` on reload (the binary's
+/// logging set-up, once; later calls are ignored).
+pub fn on_log_min_messages(f: LogHook) {
+    let _ = log_hook().set(f);
+}
+
+/// Applies a reloaded `log_min_messages` (nothing if no hook was
+/// registered, e.g. when `RUST_LOG` fixed the filter).
+pub fn log_min_messages(value: &str) {
+    if let Some(f) = log_hook().get() {
+        f(value);
+    }
 }

@@ -78,9 +78,6 @@ impl TlsContext {
 #[derive(Default)]
 pub struct TlsState {
     current: RwLock<Option<Arc<TlsContext>>>,
-    /// The `ssl*` values the configuration files gave at start: a value
-    /// the command line set instead keeps winning over the files at reload.
-    file_values: RwLock<Vec<(&'static str, String)>>,
 }
 
 /// The settings [`load`] reads.
@@ -98,9 +95,6 @@ impl TlsState {
     pub fn load(config: &Config) -> Result<TlsState, String> {
         let state = TlsState::default();
         *state.current.write() = load(config)?;
-        if let Ok(files) = Config::load(&config.data_dir, &[]) {
-            *state.file_values.write() = file_values(&files);
-        }
         Ok(state)
     }
 
@@ -109,56 +103,18 @@ impl TlsState {
         self.current.read().clone()
     }
 
-    /// Re-reads the `ssl*` settings from the configuration files (those
-    /// the command line set keep their value) and rebuilds the context;
-    /// on any error the old context stays and the error is logged.
-    /// Sessions already connected keep theirs.
-    pub fn reload(&self, running: &Config) {
-        let files = match Config::load(&running.data_dir, &[]) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::info!(
-                    "configuration file contains errors; no changes were applied: {}",
-                    e.message
-                );
-                return;
-            }
-        };
-        let started = self.file_values.read().clone();
-        let mut next = running.clone();
-        for name in SSL_SETTINGS {
-            let at_start = started.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-            let now = running.get(name).unwrap_or("");
-            // Set on the command line (differs from what the files said
-            // at start): the command line wins, as in PostgreSQL.
-            if at_start.is_some_and(|v| v != now) {
-                continue;
-            }
-            if let Some(v) = files.get(name) {
-                if let Err(e) = next.set(name, v) {
-                    tracing::info!("{}; SSL configuration was not reloaded", e.message);
-                    return;
-                }
-            }
-        }
-        match load(&next) {
-            Ok(ctx) => {
-                *self.current.write() = ctx;
-                *self.file_values.write() = file_values(&files);
-            }
+    /// Rebuilds the context from a reloaded configuration; on any error
+    /// the old context stays and the error is logged. Sessions already
+    /// connected keep theirs.
+    pub fn reload(&self, config: &Config) {
+        match load(config) {
+            Ok(ctx) => *self.current.write() = ctx,
             Err(e) => {
                 tracing::info!("{e}");
                 tracing::info!("SSL configuration was not reloaded");
             }
         }
     }
-}
-
-fn file_values(files: &Config) -> Vec<(&'static str, String)> {
-    SSL_SETTINGS
-        .iter()
-        .map(|n| (*n, files.get(n).unwrap_or("").to_string()))
-        .collect()
 }
 
 /// An OS error as PostgreSQL's `%m` prints it (no "(os error N)").

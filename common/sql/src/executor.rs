@@ -568,10 +568,8 @@ impl EvalContext for Ectx<'_> {
         self.notices.push(n);
     }
     fn reload_conf(&self) -> bool {
-        // As pg_reload_conf's kill(postmaster, SIGHUP): whoever reloads
-        // is woken — the standby's main loop (primary_conninfo) and the
-        // node's pg_hba.conf task, each of which SIGHUP wakes as well.
-        self.db.replication().request_reload();
+        // As pg_reload_conf's kill(postmaster, SIGHUP): the node's reload
+        // task, which SIGHUP wakes as well.
         server::reload::request();
         true
     }

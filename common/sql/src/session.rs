@@ -305,6 +305,9 @@ pub struct Session {
     /// catalog version of that resolution ([`Session::refresh_path`]).
     path: Arc<[Oid]>,
     path_version: u64,
+    /// The server configuration generation `settings` is based on
+    /// ([`Session::refresh_config`]).
+    config_gen: u64,
     /// `path`, shared with this session's prepared statements.
     shared_path: Arc<Mutex<Arc<[Oid]>>>,
     /// Tables that received COPY FREEZE rows in the current transaction.
@@ -449,7 +452,10 @@ impl Session {
         // a promotion in between only makes the first statement re-send
         // `off`.
         let db_is_standby = db.role() == Role::Standby;
-        let mut settings = SessionSettings::new(db.config());
+        // Read before the configuration: a reload in between is seen at
+        // the first statement.
+        let config_gen = db.config_generation();
+        let mut settings = SessionSettings::new(&db.config());
         let mut user = "postgres".to_string();
         let mut database = String::new();
         for (k, v) in startup_params {
@@ -576,6 +582,7 @@ impl Session {
             search_path: String::new(),
             path: Arc::from(engine::namespace::DEFAULT_PATH),
             path_version: 0,
+            config_gen,
             shared_path: Arc::new(Mutex::new(Arc::from(engine::namespace::DEFAULT_PATH))),
             frozen_in_xact: Vec::new(),
             read_only_xact: false,
@@ -719,6 +726,7 @@ impl Session {
     ) -> PgResult<Vec<Arc<PreparedStatement>>> {
         self.error_handled = false;
         self.refresh_path();
+        self.refresh_config();
         if param_types.is_empty() && self.xact.status() != TxStatus::Failed {
             if let Some(st) = self.prepare_shaped(sql)? {
                 return Ok(vec![Arc::new(st)]);
@@ -1056,6 +1064,7 @@ impl Session {
     ) -> PgResult<ExecOutcome> {
         self.error_handled = false;
         self.refresh_path();
+        self.refresh_config();
         self.end_committed = None;
         self.cancel.store(false, Ordering::Relaxed);
         if matches!(stmt.parsed.stmt, Stmt::Empty) {
@@ -2919,6 +2928,21 @@ impl Session {
     /// Resolves `search_path` again if the catalog changed since (a schema
     /// it names may have come or gone) and publishes the result to the
     /// prepared statements. One atomic load when nothing changed.
+    /// After a reload (SIGHUP, `pg_reload_conf()`) the session's settings
+    /// take the server's new values, except those the session `SET`
+    /// (PostgreSQL's backends do this between commands). Deferred while a
+    /// transaction holds saved settings.
+    fn refresh_config(&mut self) {
+        let gen = self.db.config_generation();
+        if gen == self.config_gen {
+            return;
+        }
+        if self.settings.rebase(&self.db.config()) {
+            self.config_gen = gen;
+            self.mirror_settings();
+        }
+    }
+
     fn refresh_path(&mut self) {
         let version = self.db.catalog().version();
         if version == self.path_version {

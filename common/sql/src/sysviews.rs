@@ -500,7 +500,7 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
             ("wal_status", T::Text),
             ("safe_wal_size", T::Int8),
         ],
-        rows: |c| replication_slots(c.engine().replication(), c.engine().config()),
+        rows: |c| replication_slots(c.engine().replication(), &c.engine().config()),
         key: None,
         name_key: None,
     },

@@ -85,6 +85,19 @@ impl SessionSettings {
         }
     }
 
+    /// The server's configuration was reloaded: every value the session
+    /// did not set follows `server`. False (nothing done) while a
+    /// transaction has saved settings to restore; the caller asks again
+    /// later.
+    pub fn rebase(&mut self, server: &Config) -> bool {
+        if self.saved.is_some() {
+            return false;
+        }
+        self.state.config = self.state.config.rebased(server);
+        self.base = self.base.rebased(server);
+        true
+    }
+
     /// The current value of a setting (None if unknown).
     pub fn get(&self, name: &str) -> Option<String> {
         let c = canonical_name(name);

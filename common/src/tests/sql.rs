@@ -1015,7 +1015,7 @@ fn pgbench_init_and_scripts() {
     );
     // Restart: the catalog and the indexes come back.
     drop(s);
-    let cfg = db.config().clone();
+    let cfg = (*db.config()).clone();
     db.checkpoint().unwrap();
     drop(db);
     let db = Node::open(cfg, Role::Primary).unwrap();
@@ -1054,7 +1054,7 @@ fn restart_indexes_only_versions_someone_could_see() {
     };
     assert!(entries(&db) > 3, "dead versions are indexed until cleaned");
     drop(s);
-    let cfg = db.config().clone();
+    let cfg = (*db.config()).clone();
     db.checkpoint().unwrap();
     drop(db);
     let db = Node::open(cfg, Role::Primary).unwrap();
@@ -1412,7 +1412,7 @@ fn uncommitted_creation_does_not_survive_a_crash() {
     let image = tempfile::tempdir().unwrap();
     crash_image(d.path(), image.path());
     let rel = db.catalog().get("lost").unwrap().rel;
-    let mut cfg = db.config().clone();
+    let mut cfg = (*db.config()).clone();
     cfg.data_dir = image.path().to_path_buf();
     let db2 = Node::open(cfg.clone(), Role::Primary).unwrap();
     assert!(db2.catalog().get("lost").is_none());

@@ -276,7 +276,7 @@ fn survives_restart_still_locked() {
         "select transaction from pg_prepared_xacts where gid = 'k'",
     );
     drop(a);
-    let cfg = db.config().clone();
+    let cfg = (*db.config()).clone();
     db.checkpoint().unwrap();
     drop(db);
 

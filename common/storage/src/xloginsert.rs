@@ -131,7 +131,8 @@ pub struct XLog {
     /// The redo point of the current checkpoint: pages whose LSN is at or
     /// before it get a full-page image at their next change.
     redo_ptr: RwLock<Lsn>,
-    full_page_writes: bool,
+    /// `full_page_writes`, changed by a reload ([`XLog::set_full_page_writes`]).
+    full_page_writes: std::sync::atomic::AtomicBool,
     synchronous_commit: SynchronousCommit,
     /// Held shared by a committing transaction from before its commit
     /// record until its clog update; a checkpoint takes it exclusively
@@ -183,13 +184,20 @@ impl XLog {
         x
     }
 
+    /// `full_page_writes` changed by a reload: changes logged from now on
+    /// follow it (a page changed while it was off gets its image at its
+    /// first change after the next checkpoint, as in PostgreSQL).
+    pub fn set_full_page_writes(&self, on: bool) {
+        self.full_page_writes.store(on, Ordering::Relaxed);
+    }
+
     /// The handle in recovery mode with explicit settings (tests, tools).
     pub fn with_settings(full_page_writes: bool, synchronous_commit: bool) -> XLog {
         XLog {
             writer: OnceLock::new(),
             recovery_wal: OnceLock::new(),
             redo_ptr: RwLock::new(Lsn::INVALID),
-            full_page_writes,
+            full_page_writes: std::sync::atomic::AtomicBool::new(full_page_writes),
             synchronous_commit: if synchronous_commit {
                 SynchronousCommit::On
             } else {
@@ -513,7 +521,7 @@ impl PageInsert<'_> {
     /// or before the redo point, and the change does not re-initialise the
     /// page.
     pub fn before_change(&self, tag: BufferTag, page: &Page, will_init: bool) -> PgResult<()> {
-        if will_init || !self.xlog.full_page_writes || page.lsn() > *self.redo {
+        if will_init || !self.xlog.full_page_writes.load(Ordering::Relaxed) || page.lsn() > *self.redo {
             return Ok(());
         }
         with_payload(|p| {

@@ -1123,21 +1123,48 @@ pub fn pg_settings(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let all = ec.current_user().is_none_or(|u| {
         crate::privileges::reads_all_settings(&crate::privileges::AclUser::of(ec.engine(), &u))
     });
+    let server = ec.engine().config();
     for (name, value, doc) in ec.settings_all() {
         if !all && crate::privileges::superuser_only_setting(&name) {
             continue;
         }
+        let def = pgtypes::config::find_setting(&name);
+        let context = match def.map(|d| d.context) {
+            Some(pgtypes::config::Context::Postmaster) => "postmaster",
+            Some(pgtypes::config::Context::Sighup) => "sighup",
+            _ => "user",
+        };
+        let reset = def.and_then(|d| server.get(d.name)).unwrap_or(&value);
+        let source = match def {
+            Some(_) if value != reset => "session",
+            Some(d) if reset != d.default => "configuration file",
+            _ => "default",
+        };
         rows.push(vec![
             ("name", text(&name)),
             ("setting", text(&value)),
             ("short_desc", text(&doc)),
-            ("context", text("user")),
-            ("vartype", text("string")),
-            ("source", text("default")),
-            ("pending_restart", bool(false)),
+            ("context", text(context)),
+            ("vartype", text(def.map_or("string", setting_vartype))),
+            ("source", text(source)),
+            ("boot_val", def.map_or(Value::Null, |d| text(d.default))),
+            ("reset_val", text(reset)),
+            ("pending_restart", bool(server.pending_restart(&name))),
         ]);
     }
     rows.out
+}
+
+/// pg_settings.vartype of a declared setting.
+fn setting_vartype(d: &pgtypes::config::SettingDef) -> &'static str {
+    use pgtypes::config::Unit;
+    if matches!(d.default, "on" | "off") && d.name != "synchronous_commit" {
+        "bool"
+    } else if d.unit != Unit::None || d.default.parse::<i64>().is_ok() {
+        "integer"
+    } else {
+        "string"
+    }
 }
 
 /// pg_stat_user_tables: the tables, with ANALYZE's row estimate as
