@@ -163,6 +163,14 @@ host    replication  all         127.0.0.1/32     trust
         "45|missing entry at end of line",
         "the view shows the faulty line"
     );
+    assert_eq!(
+        primary.safe_sql(
+            "SELECT line_number, map_name, pg_username FROM pg_ident_file_mappings \
+             WHERE error IS NULL ORDER BY 1"
+        ),
+        "43|m1|ident_mapped\n44|m1|\\1_rx",
+        "the other lines are still shown"
+    );
     Session::try_connect("still", &socket_conn(&primary, "ident_mapped"))
         .expect("old maps still in force");
 

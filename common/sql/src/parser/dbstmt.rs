@@ -171,18 +171,24 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<AlterDatabaseStmt> {
         }
         *slot = Some(v);
     }
-    if let Some(v) = allow {
+    // DEFAULT leaves a flag as it is (no argument: dbcommands.c skips it).
+    if let Some(v) = allow.filter(|v| **v != Value::Default) {
         stmt.allow_connections = Some(boolean("allow_connections", v)?);
     }
-    if let Some(v) = template {
+    if let Some(v) = template.filter(|v| **v != Value::Default) {
         stmt.is_template = Some(boolean("is_template", v)?);
     }
     if let Some(v) = limit {
-        let Value::Int(n) = v else {
-            return Err(PgError::new(
-                sqlstate::SYNTAX_ERROR,
-                "connection_limit requires an integer value",
-            ));
+        // `CONNECTION LIMIT DEFAULT` is -1, as in dbcommands.c.
+        let n = match v {
+            Value::Default => &-1,
+            Value::Int(n) => n,
+            _ => {
+                return Err(PgError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    "connection_limit requires an integer value",
+                ))
+            }
         };
         if *n < -1 {
             return Err(PgError::new(
@@ -231,7 +237,20 @@ mod tests {
             (e.code, e.message.as_str()),
             ("22023", "invalid connection limit: -2")
         );
-        for bad in ["1.5", "'7'", "99999999999", "DEFAULT"] {
+        assert_eq!(
+            alter("ALTER DATABASE postgres CONNECTION LIMIT = DEFAULT")
+                .unwrap()
+                .connlimit,
+            Some(-1)
+        );
+        assert_eq!(
+            alter("ALTER DATABASE postgres CONNECTION LIMIT +3")
+                .unwrap()
+                .connlimit,
+            Some(3)
+        );
+        assert_eq!(alter("ALTER DATABASE postgres").unwrap().connlimit, None);
+        for bad in ["1.5", "'7'", "99999999999", "2147483648"] {
             let e = alter(&format!("ALTER DATABASE postgres CONNECTION LIMIT {bad}")).unwrap_err();
             assert_eq!(
                 e.message, "connection_limit requires an integer value",
