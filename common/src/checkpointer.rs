@@ -37,13 +37,26 @@
 //! Log lines follow PostgreSQL: `checkpoint starting: time` and
 //! `checkpoint complete: wrote N buffers (P%); … distance=D kB, estimate=E kB`.
 //!
+//! ## Promotion
+//!
+//! A promotion does not wait for a checkpoint when the control file is one
+//! of the standby's restartpoints ([`end_recovery_fast`], PostgreSQL's fast
+//! promotion): the control file is rewritten in production state, still
+//! pointing at that restartpoint, the role switches, and the new
+//! timeline's first checkpoint is asked of the background thread
+//! ("checkpoint starting: force"). A crash before it completes replays
+//! from the restartpoint across the timeline switch — start-up reads each
+//! WAL segment from its newest timeline's file, and the segment holding
+//! the switch point exists under the new timeline's name. Otherwise (no
+//! restartpoint yet) the end-of-recovery checkpoint runs before the switch.
+//!
 //! ## Restartpoints (a standby's checkpoints, CreateRestartPoint)
 //!
 //! A standby writes no WAL, so it cannot log checkpoints; it reuses the
 //! primary's. The startup process hands every checkpoint record it replays
-//! (once consistent) to [`CheckpointerState::note_replayed_checkpoint`];
-//! a *restartpoint* makes that checkpoint the standby's own restart
-//! position:
+//! to [`CheckpointerState::note_replayed_checkpoint`]; once replay is
+//! consistent, a *restartpoint* makes the newest such checkpoint the
+//! standby's own restart position:
 //!
 //! ```text
 //!  1. clog, prepared-transaction state files, then every dirty buffer and
@@ -61,7 +74,11 @@
 //! checked by the same background thread — plus `CHECKPOINT` on the
 //! standby and its clean shutdown. A replayed checkpoint whose redo point
 //! is not newer than the last restartpoint's is skipped ("skipping
-//! restartpoint"). Log lines: `restartpoint starting: time`,
+//! restartpoint"). A standby whose control file came with its base
+//! backup (or is a former primary's) asks for its first restartpoint
+//! as soon as it is consistent and has replayed a checkpoint past its
+//! start ("restartpoint starting: force"): until then only backup_label
+//! says where its crash recovery begins. Log lines: `restartpoint starting: time`,
 //! `restartpoint complete: wrote N buffers …` and `recovery restart point
 //! at X/Y`.
 
@@ -95,6 +112,10 @@ pub enum CheckpointKind {
     Time,
     /// `max_wal_size` worth of WAL written.
     Wal,
+    /// Asked for in the background, not waited for: the first checkpoint
+    /// after a fast promotion, and a standby's first restartpoint after
+    /// its base backup (RequestCheckpoint with CHECKPOINT_FORCE).
+    Force,
 }
 
 impl CheckpointKind {
@@ -107,6 +128,7 @@ impl CheckpointKind {
             CheckpointKind::Immediate => "immediate force wait",
             CheckpointKind::Time => "time",
             CheckpointKind::Wal => "wal",
+            CheckpointKind::Force => "force",
         }
     }
 
@@ -153,10 +175,24 @@ struct Last {
     at: Instant,
     /// Set by the shutdown checkpoint: no more checkpoints.
     shut_down: bool,
-    /// Set by the end-of-recovery checkpoint: no more restartpoints (one
-    /// started by the background thread just before a promotion's role
-    /// switch would write a control file in recovery over it).
+    /// Set by the end-of-recovery checkpoint or a fast promotion: no more
+    /// restartpoints (one started by the background thread just before a
+    /// promotion's role switch would write a control file in recovery over
+    /// it).
     recovery_ended: bool,
+    /// Standby: the control file does not yet point at a restartpoint of
+    /// this standby (it came with the base backup, or from the primary this
+    /// directory used to be); the first replayed checkpoint asks for one.
+    needs_restartpoint: bool,
+}
+
+/// What the background thread is told (under one mutex with its condvar).
+#[derive(Debug, Default)]
+struct Signals {
+    /// Stop for good.
+    stopped: bool,
+    /// A checkpoint (restartpoint on a standby) asked for, not waited for.
+    requested: Option<CheckpointKind>,
 }
 
 /// The checkpointer's shared state (one per database).
@@ -165,7 +201,7 @@ pub struct CheckpointerState {
     lock: Mutex<Last>,
     /// Stop request for the background thread (shared with it, so it can
     /// wait without holding the database).
-    stop: Arc<(Mutex<bool>, Condvar)>,
+    signals: Arc<(Mutex<Signals>, Condvar)>,
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Standby: the newest checkpoint record replayed (leaf lock).
     replayed: Mutex<Option<ReplayedCheckpoint>>,
@@ -179,8 +215,9 @@ impl Default for CheckpointerState {
                 at: Instant::now(),
                 shut_down: false,
                 recovery_ended: false,
+                needs_restartpoint: false,
             }),
-            stop: Arc::new((Mutex::new(false), Condvar::new())),
+            signals: Arc::new((Mutex::new(Signals::default()), Condvar::new())),
             thread: Mutex::new(None),
             replayed: Mutex::new(None),
         }
@@ -203,14 +240,59 @@ impl CheckpointerState {
 
     /// Standby: replay passed checkpoint `c` (the next restartpoint may use
     /// it).
-    pub fn note_replayed_checkpoint(&self, c: ReplayedCheckpoint) {
+    /// Replay may pass checkpoints before it is consistent: they are
+    /// kept as candidates, used once it is. The first one past the base
+    /// backup's start, on a standby whose control file is not yet its
+    /// own, asks for a restartpoint at once (here if `consistent`, else
+    /// from [`CheckpointerState::reached_consistency`]): from then on the
+    /// control file alone says where crash recovery starts, which a fast
+    /// promotion relies on.
+    pub fn note_replayed_checkpoint(&self, c: ReplayedCheckpoint, consistent: bool) {
         *self.replayed.lock() = Some(c);
+        if consistent {
+            self.first_restartpoint(c);
+        }
+    }
+
+    /// Standby: replay just became consistent.
+    pub fn reached_consistency(&self) {
+        let c = *self.replayed.lock();
+        if let Some(c) = c {
+            self.first_restartpoint(c);
+        }
+    }
+
+    fn first_restartpoint(&self, c: ReplayedCheckpoint) {
+        // At the backup's own start too (`>=`): the restartpoint is what
+        // makes the control file say so.
+        let ask = {
+            let last = self.lock.lock();
+            last.needs_restartpoint && (!last.redo.is_valid() || c.redo >= last.redo)
+        };
+        if ask {
+            self.request(CheckpointKind::Force);
+        }
+    }
+
+    /// Standby start-up: the control file is not one of this standby's
+    /// restartpoints (see [`CheckpointerState::note_replayed_checkpoint`]).
+    pub fn set_needs_restartpoint(&self) {
+        self.lock.lock().needs_restartpoint = true;
+    }
+
+    /// Asks the background thread for a checkpoint (a restartpoint while
+    /// the node is a standby) of `kind` without waiting for it
+    /// (RequestCheckpoint without CHECKPOINT_WAIT).
+    pub fn request(&self, kind: CheckpointKind) {
+        let (m, cv) = &*self.signals;
+        m.lock().requested = Some(kind);
+        cv.notify_all();
     }
 
     /// Stops the background thread (if any) and waits for it.
     pub fn stop(&self) {
-        *self.stop.0.lock() = true;
-        self.stop.1.notify_all();
+        self.signals.0.lock().stopped = true;
+        self.signals.1.notify_all();
         let h = self.thread.lock().take();
         if let Some(h) = h {
             if h.thread().id() != std::thread::current().id() && h.join().is_err() {
@@ -277,7 +359,14 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
         tracing::debug!("skipping restartpoint, no checkpoint replayed yet");
         return Ok(None);
     };
-    if last.redo.is_valid() && c.redo <= last.redo {
+    if !db.replication().consistent.load(Ordering::Acquire) {
+        // The files may still hold changes replay has not reached.
+        tracing::debug!("skipping restartpoint, recovery not yet consistent");
+        return Ok(None);
+    }
+    if last.redo.is_valid()
+        && (c.redo < last.redo || (c.redo == last.redo && !last.needs_restartpoint))
+    {
         tracing::debug!("skipping restartpoint, already performed at {}", last.redo);
         if kind == CheckpointKind::Shutdown {
             last.shut_down = true;
@@ -332,6 +421,7 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
     };
     last.redo = c.redo;
     last.at = Instant::now();
+    last.needs_restartpoint = false;
     if kind == CheckpointKind::Shutdown {
         last.shut_down = true;
     }
@@ -350,6 +440,36 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
         buffers_written: buffers,
         segments_removed: removed,
     }))
+}
+
+/// A fast promotion's control file (PostgreSQL's promotion without an
+/// end-of-recovery checkpoint): if the control file is one of this
+/// standby's restartpoints, it is rewritten in production state, pointing
+/// at the same checkpoint, and no restartpoint may follow. Every change
+/// replayed before that checkpoint's redo point is in the data files, and
+/// the WAL from it on — across the switch to the new timeline — is in
+/// `pg_wal`, so a crash before the first checkpoint of the new timeline
+/// recovers by replaying from there, as any primary's crash does. False
+/// (nothing written) when there is no such restartpoint: the caller then
+/// checkpoints before the role switch.
+pub fn end_recovery_fast(db: &Node) -> PgResult<bool> {
+    let mut last = db.checkpointer().lock.lock();
+    let data_dir = db.config().data_dir.clone();
+    let Some(ctl) = ControlFile::read(&data_dir)? else {
+        return Ok(false);
+    };
+    if ctl.state != DbState::InArchiveRecovery || last.shut_down {
+        return Ok(false);
+    }
+    ControlFile {
+        state: DbState::InProduction,
+        min_recovery_point: Lsn::INVALID,
+        time_us: pgtypes::datetime::now_usecs(),
+        ..ctl
+    }
+    .write(&data_dir, db.config().bool("fsync"))?;
+    last.recovery_ended = true;
+    Ok(true)
 }
 
 /// CreateCheckPoint: see the module docs.
@@ -485,20 +605,21 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
         }
     }
     let tick = timeout.min(Duration::from_millis(500));
-    let stop = db.checkpointer().stop.clone();
+    let signals = db.checkpointer().signals.clone();
     let h = std::thread::Builder::new()
         .name("checkpointer".into())
         .spawn(move || loop {
-            {
-                let (m, cv) = &*stop;
-                let mut stopped = m.lock();
-                if !*stopped {
-                    cv.wait_for(&mut stopped, tick);
+            let requested = {
+                let (m, cv) = &*signals;
+                let mut sig = m.lock();
+                if !sig.stopped && sig.requested.is_none() {
+                    cv.wait_for(&mut sig, tick);
                 }
-                if *stopped {
+                if sig.stopped {
                     return;
                 }
-            }
+                sig.requested.take()
+            };
             let Some(db) = weak.upgrade() else { return };
             let st = &db.checkpointer();
             let due = {
@@ -515,6 +636,8 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
                 };
                 if last.shut_down {
                     None
+                } else if requested.is_some() {
+                    requested
                 } else if last.at.elapsed() >= timeout {
                     Some(CheckpointKind::Time)
                 } else if last.redo.is_valid() && written >= max_wal {

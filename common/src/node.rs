@@ -185,13 +185,28 @@ impl Node {
                 .max()
                 .unwrap_or(TransactionId::INVALID),
         );
-        checkpointer::create_checkpoint(self, CheckpointKind::EndOfRecovery)?;
+        // Fast promotion when the control file is a restartpoint of this
+        // standby (crash recovery would replay from it across the timeline
+        // switch); otherwise the end-of-recovery checkpoint first.
+        let fast = checkpointer::end_recovery_fast(self)?;
+        if !fast {
+            checkpointer::create_checkpoint(self, CheckpointKind::EndOfRecovery)?;
+        }
         self.replication().end_recovery();
         // Pages now change by this node's own writes: pruning may too.
         self.heap().enable_pruning();
         // Creations of the transactions the old primary left running (just
         // marked aborted) are removed, WAL-logged like any DDL.
         engine::indexing::resolve_uncommitted_ddl(self)?;
+        if fast {
+            // Standbys following the new timeline learn at once that the
+            // old primary's unfinished transactions are over.
+            if let Err(e) = engine::replication::log_running_xacts(self) {
+                tracing::warn!("could not log running transactions: {}", e.message);
+            }
+            // The new timeline's first checkpoint, in the background.
+            self.checkpointer().request(CheckpointKind::Force);
+        }
         Ok(())
     }
 

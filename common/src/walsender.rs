@@ -444,12 +444,7 @@ async fn command(
                     "only physical replication slots are supported",
                 ));
             }
-            let lsn = if reserve {
-                wal_writer(db)?.flushed_lsn()
-            } else {
-                Lsn::INVALID
-            };
-            db.replication().slots.create(&name, lsn)?;
+            let lsn = engine::replication::create_physical_slot(db, &name, reserve)?.restart_lsn;
             tracing::info!("created replication slot \"{name}\"");
             let cp = lsn.is_valid().then(|| lsn.to_string());
             write_row(
@@ -467,8 +462,7 @@ async fn command(
         }
         ["DROP_REPLICATION_SLOT", _] | ["DROP_REPLICATION_SLOT", _, "WAIT"] => {
             let name = w[1].trim_matches('"');
-            db.replication().slots.drop_slot(name)?;
-            engine::replication::update_replication_xmin(db);
+            engine::replication::drop_slot(db, name)?;
             let _ = write_command_complete(&mut conn.out, "DROP_REPLICATION_SLOT");
             Ok(Flow::Continue)
         }

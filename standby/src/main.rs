@@ -348,6 +348,11 @@ async fn run(config: Config) -> Result<(), String> {
     let pos = tokio::task::block_in_place(|| end_of_wal(&wal_dir, seg, start));
     let min_recovery_point = min_recovery_point.max(pos.end);
     db.checkpointer().set_last_redo(start);
+    if !ctl.is_some_and(|c| c.state == DbState::InArchiveRecovery) {
+        // Until its first restartpoint, where this standby's crash
+        // recovery starts is in backup_label, not the control file.
+        db.checkpointer().set_needs_restartpoint();
+    }
     let fsync = db.config().bool("fsync");
     // The timeline of the WAL received last (its segment's), at least the
     // control file's.

@@ -15,8 +15,11 @@
 //!                    "archive recovery complete"
 //!                    Node::finish_recovery: WAL writer at the end,
 //!                    prepared xacts get dummy procs, orphans aborted,
-//!                    procarray leaves recovery, end-of-recovery
-//!                    checkpoint, role switch
+//!                    procarray leaves recovery, control file in
+//!                    production (fast promotion: from the last
+//!                    restartpoint; else an end-of-recovery checkpoint),
+//!                    role switch, "checkpoint starting: force" asked of
+//!                    the checkpointer
 //!                    "database system is ready to accept connections"
 //! ```
 //!
@@ -42,8 +45,9 @@
 //! last valid record and starts N+1 there (`Node::finish_recovery` →
 //! `common::xlog::open_after_recovery`): "selected new timeline ID", the
 //! history file `0000000{N+1}.history` in `pg_wal`, the segment holding the
-//! switch point copied under the new timeline's name, the end-of-recovery
-//! checkpoint recording the new timeline in the control file. Other
+//! switch point copied under the new timeline's name, the new timeline's
+//! first checkpoint recording it in the control file (in the background
+//! after a fast promotion; `common::checkpointer`, "Promotion"). Other
 //! standbys follow it through the walsender's end-of-timeline exchange
 //! (docs/architecture/replication.md, "Timelines").
 

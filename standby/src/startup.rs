@@ -170,15 +170,15 @@ impl Replay {
                     );
                     self.initialized = true;
                 }
-                if db.replication().consistent.load(Ordering::Relaxed) {
-                    db.checkpointer()
-                        .note_replayed_checkpoint(ReplayedCheckpoint {
-                            checkpoint_lsn: rec.start_lsn,
-                            redo: *redo,
-                            next_xid: next_xid.0,
-                            next_oid: *next_oid,
-                        });
-                }
+                db.checkpointer().note_replayed_checkpoint(
+                    ReplayedCheckpoint {
+                        checkpoint_lsn: rec.start_lsn,
+                        redo: *redo,
+                        next_xid: next_xid.0,
+                        next_oid: *next_oid,
+                    },
+                    db.replication().consistent.load(Ordering::Relaxed),
+                );
             }
             _ => self.redo_other(rec)?,
         }
@@ -198,6 +198,7 @@ impl Replay {
         {
             db.replication().consistent.store(true, Ordering::Release);
             tracing::info!("consistent recovery state reached at {}", rec.end_lsn);
+            db.checkpointer().reached_consistency();
             if db.config().bool("hot_standby") {
                 tracing::info!("database system is ready to accept read-only connections");
             }

@@ -58,9 +58,13 @@ fn standby_follows_promoted_sibling() {
 
     // 3. Standby 1 becomes the primary of timeline 2.
     standby_1.promote();
-    assert_eq!(
-        standby_1.safe_sql("SELECT timeline_id, prev_timeline_id FROM pg_control_checkpoint()"),
-        "2|1",
+    // The new timeline's first checkpoint (in the background after a fast
+    // promotion) records it in the control file.
+    assert!(
+        standby_1.poll_query_until(
+            "SELECT timeline_id, prev_timeline_id FROM pg_control_checkpoint()",
+            "2|1"
+        ),
         "control file records the new timeline"
     );
     let history_path = standby_1.data_dir().join("pg_wal/00000002.history");

@@ -518,6 +518,34 @@ pub struct WalHold {
     db: Arc<crate::Engine>,
     lsn: Lsn,
 }
+/// CREATE_REPLICATION_SLOT … PHYSICAL [RESERVE_WAL] and
+/// pg_create_physical_replication_slot: with `reserve`, the slot holds WAL
+/// from the node's flushed position (a standby's: what it received) on.
+pub fn create_physical_slot(db: &crate::Engine, name: &str, reserve: bool) -> PgResult<SlotInfo> {
+    let lsn = if reserve {
+        db.replication()
+            .wal_writer()
+            .ok_or_else(|| {
+                PgError::new(
+                    sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    "WAL is not available on this server",
+                )
+            })?
+            .flushed_lsn()
+    } else {
+        Lsn::INVALID
+    };
+    db.replication().slots.create(name, lsn)
+}
+
+/// DROP_REPLICATION_SLOT and pg_drop_replication_slot: the slot goes, and
+/// with it whatever xmin it held back.
+pub fn drop_slot(db: &crate::Engine, name: &str) -> PgResult<()> {
+    db.replication().slots.drop_slot(name)?;
+    update_replication_xmin(db);
+    Ok(())
+}
+
 
 /// Keeps `db`'s WAL from `lsn` on until the returned guard is dropped (a
 /// base backup copying it): [`ReplicationState::oldest_kept_lsn`].

@@ -59,6 +59,10 @@ pub enum SqlType {
     Snapshot,
     /// void (2278), e.g. pg_sleep()
     Void,
+    /// record (2249): an anonymous row a function returns
+    /// (`pg_create_physical_replication_slot`), carried as its text form
+    /// `(a,b)` ([`record_out`]).
+    Record,
     /// name (19), for catalog-ish output
     Name,
     /// `"char"` (18): the catalogs' one-byte code (`pg_type.typtype`),
@@ -438,6 +442,7 @@ impl SqlType {
             SqlType::PgLsn => 3220,
             SqlType::Snapshot => 5038,
             SqlType::Void => 2278,
+            SqlType::Record => 2249,
             SqlType::Name => 19,
             SqlType::InternalChar => 18,
             SqlType::Oid => 26,
@@ -477,6 +482,7 @@ impl SqlType {
             3220 => SqlType::PgLsn,
             5038 | 2970 => SqlType::Snapshot,
             2278 => SqlType::Void,
+            2249 => SqlType::Record,
             19 => SqlType::Name,
             18 => SqlType::InternalChar,
             26 => SqlType::Oid,
@@ -616,6 +622,7 @@ impl SqlType {
             SqlType::PgLsn => "pg_lsn",
             SqlType::Snapshot => "pg_snapshot",
             SqlType::Void => "void",
+            SqlType::Record => "record",
             SqlType::Name => "name",
             SqlType::InternalChar => "\"char\"",
             SqlType::Oid => "oid",
@@ -667,6 +674,7 @@ impl SqlType {
             SqlType::PgLsn => "pg_lsn",
             SqlType::Snapshot => "pg_snapshot",
             SqlType::Void => "void",
+            SqlType::Record => "record",
             SqlType::Name => "name",
             SqlType::InternalChar => "char",
             SqlType::Oid => "oid",
@@ -904,5 +912,49 @@ impl fmt::Display for SqlType {
     /// Same as [`SqlType::pg_name`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.pg_name())
+    }
+}
+
+/// record_out: the text form of an anonymous row, `(a,b)`. A NULL field is
+/// empty; a field that is empty or holds a quote, backslash, parenthesis,
+/// comma or white space is double-quoted, its quotes and backslashes
+/// doubled.
+pub fn record_out(fields: &[Option<&str>]) -> String {
+    let mut out = String::from("(");
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let Some(f) = f else { continue };
+        let quote = f.is_empty()
+            || f
+                .chars()
+                .any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || c.is_ascii_whitespace());
+        if quote {
+            out.push('"');
+            for c in f.chars() {
+                if c == '"' || c == '\\' {
+                    out.push(c);
+                }
+                out.push(c);
+            }
+            out.push('"');
+        } else {
+            out.push_str(f);
+        }
+    }
+    out.push(')');
+    out
+}
+
+#[cfg(test)]
+mod record_tests {
+    use super::record_out;
+
+    #[test]
+    fn record_text_form() {
+        assert_eq!(record_out(&[Some("s1"), None]), "(s1,)");
+        assert_eq!(record_out(&[Some("s1"), Some("0/3000060")]), "(s1,0/3000060)");
+        assert_eq!(record_out(&[Some(""), Some("a b"), Some("x\"y")]), "(\"\",\"a b\",\"x\"\"y\")");
     }
 }

@@ -627,6 +627,13 @@ impl Value {
                 parse_snapshot(s).ok_or_else(|| invalid_syntax(ty, s))?,
             )),
             SqlType::Void => Value::Void,
+            // record_in: PostgreSQL cannot read an anonymous row either.
+            SqlType::Record => {
+                return Err(PgError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "input of anonymous composite types is not implemented",
+                ))
+            }
             SqlType::Date => Value::Date(datetime::parse_date(s)?),
             SqlType::Interval => Value::Interval(interval::parse_interval(s)?),
             SqlType::Array(e) => Value::Array(Arc::new(array::parse_array(e, s)?)),
@@ -728,6 +735,13 @@ impl Value {
                 Value::Snapshot(Arc::new(PgSnapshot { xmin, xmax, xip }))
             }
             SqlType::Void => Value::Void,
+            // record_in: PostgreSQL cannot read an anonymous row either.
+            SqlType::Record => {
+                return Err(PgError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "input of anonymous composite types is not implemented",
+                ))
+            }
             SqlType::Date => Value::Date(i32::from_be_bytes(fixed(b)?)),
             SqlType::Interval => {
                 let b: [u8; 16] = fixed(b)?;

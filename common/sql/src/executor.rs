@@ -424,6 +424,26 @@ impl crate::pgcatalog::ViewContext for Ectx<'_> {
     }
 }
 
+impl Ectx<'_> {
+    /// CheckSlotPermissions: the slot functions need a superuser or a role
+    /// with REPLICATION (its own attribute, not inherited).
+    fn check_slot_permissions(&self) -> PgResult<()> {
+        let me = EvalContext::current_user(self);
+        let cat = self.db.catalog();
+        let allowed = cat
+            .role(&me)
+            .map_or(cat.roles().is_empty(), |r| r.superuser || r.replication);
+        if allowed {
+            Ok(())
+        } else {
+            Err(PgError::new(
+                sqlstate::INSUFFICIENT_PRIVILEGE,
+                "must be superuser or replication role to use replication slots",
+            ))
+        }
+    }
+}
+
 impl EvalContext for Ectx<'_> {
     fn blocking_pids(&self, pid: i32) -> Vec<i32> {
         self.db.procarray().blocking_pids(pid)
@@ -566,6 +586,25 @@ impl EvalContext for Ectx<'_> {
     }
     fn notice(&mut self, n: PgError) {
         self.notices.push(n);
+    }
+    fn create_physical_replication_slot(
+        &mut self,
+        name: &str,
+        reserve: bool,
+        temporary: bool,
+    ) -> PgResult<Option<u64>> {
+        self.check_slot_permissions()?;
+        if temporary {
+            return Err(PgError::unsupported(
+                "temporary replication slots are not supported",
+            ));
+        }
+        let slot = engine::replication::create_physical_slot(self.db, name, reserve)?;
+        Ok(slot.restart_lsn.is_valid().then_some(slot.restart_lsn.0))
+    }
+    fn drop_replication_slot(&mut self, name: &str) -> PgResult<()> {
+        self.check_slot_permissions()?;
+        engine::replication::drop_slot(self.db, name)
     }
     fn reload_conf(&self) -> bool {
         // As pg_reload_conf's kill(postmaster, SIGHUP): the node's reload

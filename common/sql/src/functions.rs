@@ -119,6 +119,22 @@ pub trait EvalContext {
         let _ = (wait, wait_seconds);
         Err(not_in_recovery())
     }
+    /// pg_create_physical_replication_slot: the slot's `restart_lsn` if
+    /// WAL was reserved at once. Default: 0A000 (no node).
+    fn create_physical_replication_slot(
+        &mut self,
+        name: &str,
+        reserve: bool,
+        temporary: bool,
+    ) -> PgResult<Option<u64>> {
+        let _ = (name, reserve, temporary);
+        Err(PgError::unsupported("replication slots are not available here"))
+    }
+    /// pg_drop_replication_slot. Default: 0A000 (no node).
+    fn drop_replication_slot(&mut self, name: &str) -> PgResult<()> {
+        let _ = name;
+        Err(PgError::unsupported("replication slots are not available here"))
+    }
     /// nextval / currval / setval / lastval (`crate::sequence`). Default:
     /// 0A000 (no session).
     fn sequence(
@@ -364,6 +380,12 @@ pub enum Func {
     PgPromote,
     /// pg_reload_conf() → bool
     PgReloadConf,
+    /// pg_create_physical_replication_slot(slot_name name,
+    /// immediately_reserve bool DEFAULT false, temporary bool DEFAULT
+    /// false) → record (slot_name name, lsn pg_lsn)
+    PgCreatePhysicalReplicationSlot,
+    /// pg_drop_replication_slot(slot_name name) → void
+    PgDropReplicationSlot,
     /// pg_cancel_backend(pid)
     PgCancelBackend,
     /// pg_terminate_backend(pid, timeout int8 DEFAULT 0)
@@ -1437,6 +1459,14 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_is_in_recovery" => none(Func::PgIsInRecovery, T::Bool),
         "pg_promote" if n <= 2 => sig(Func::PgPromote, &[T::Bool, T::Int4][..n], T::Bool),
         "pg_reload_conf" => none(Func::PgReloadConf, T::Bool),
+        "pg_create_physical_replication_slot" if (1..=3).contains(&n) => sig(
+            Func::PgCreatePhysicalReplicationSlot,
+            &[T::Name, T::Bool, T::Bool][..n],
+            T::Record,
+        ),
+        "pg_drop_replication_slot" if n == 1 => {
+            sig(Func::PgDropReplicationSlot, &[T::Name], T::Void)
+        }
         "pg_cancel_backend" if n == 1 => sig(Func::PgCancelBackend, &[T::Int4], T::Bool),
         "pg_terminate_backend" if (1..=2).contains(&n) => {
             sig(Func::PgTerminateBackend, &[T::Int4, T::Int8][..n], T::Bool)
@@ -2202,6 +2232,28 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         },
         Func::PgIsInRecovery => Value::Bool(ctx.is_in_recovery()),
         Func::PgReloadConf => Value::Bool(ctx.reload_conf()),
+        Func::PgCreatePhysicalReplicationSlot => {
+            let Some(name) = args.first().and_then(Value::as_str) else {
+                return Ok(Value::Null);
+            };
+            let flag = |i: usize| args.get(i).and_then(Value::as_bool);
+            let (Some(reserve), Some(temporary)) = (
+                flag(1).or((args.len() < 2).then_some(false)),
+                flag(2).or((args.len() < 3).then_some(false)),
+            ) else {
+                return Ok(Value::Null);
+            };
+            let lsn = ctx.create_physical_replication_slot(name, reserve, temporary)?;
+            let lsn = lsn.map(|l| pgtypes::lsn::Lsn(l).to_string());
+            Value::Text(pgtypes::sqltype::record_out(&[Some(name), lsn.as_deref()]).into())
+        }
+        Func::PgDropReplicationSlot => match args.first().and_then(Value::as_str) {
+            Some(name) => {
+                ctx.drop_replication_slot(name)?;
+                Value::Void
+            }
+            None => Value::Null,
+        },
         Func::PgCancelBackend => match args.first() {
             Some(Value::Int4(pid)) => Value::Bool(ctx.cancel_backend(*pid)?),
             _ => Value::Null,

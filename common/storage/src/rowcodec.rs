@@ -315,6 +315,7 @@ impl<'a> Reader<'a> {
                 Value::Snapshot(Arc::new(PgSnapshot { xmin, xmax, xip }))
             }
             SqlType::Void => Value::Void,
+            SqlType::Record => return Err(corrupt("record column")),
             SqlType::Date => Value::Date(i32::from_le_bytes(self.arr()?)),
             SqlType::Interval => {
                 let months = i32::from_le_bytes(self.arr()?);
