@@ -14,6 +14,12 @@
 //!                    NOLOGIN 28000 / no REPLICATION 42501 }
 //! ```
 //!
+//! `peer` and `cert` lines with `map=NAME` compare the authenticated name
+//! (OS user, certificate CN) with the role through pg_ident.conf's map
+//! (`ident_file`, default `DIR/pg_ident.conf`, [`server::ident`]),
+//! loaded and reloaded beside the rules; a faulty file keeps the old maps
+//! (at start-up: none).
+//!
 //! The rules are loaded at start-up from `hba_file` (default
 //! `DIR/pg_hba.conf`) and replaced whole on reload (SIGHUP or
 //! `pg_reload_conf()`); a file with a faulty line keeps the old rules and
@@ -35,6 +41,7 @@ use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use server::backend::{AuthMethod, AuthRequest, ConnectionInfo};
 use server::hba::{ClientCert, ConnectionFacts, HbaMethod, HbaRules};
+use server::ident::{IdentMaps, UsermapFailure};
 
 use crate::node::Node;
 
@@ -53,10 +60,27 @@ pub fn hba_path(config: &Config) -> PathBuf {
     }
 }
 
-/// The node's loaded rules (None: no file, everyone is trusted).
+/// The pg_ident.conf path a configuration names.
+pub fn ident_path(config: &Config) -> PathBuf {
+    match config.get("ident_file").filter(|s| !s.is_empty()) {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if p.is_absolute() {
+                p
+            } else {
+                config.data_dir.join(p)
+            }
+        }
+        None => config.data_dir.join("pg_ident.conf"),
+    }
+}
+
+/// The node's loaded rules (None: no file, everyone is trusted) and user
+/// name maps.
 #[derive(Default)]
 pub struct HbaState {
     rules: RwLock<Option<Arc<HbaRules>>>,
+    ident: RwLock<Arc<IdentMaps>>,
 }
 
 impl HbaState {
@@ -87,7 +111,32 @@ impl HbaState {
                 ))
             }
         }
+        // A missing or faulty pg_ident.conf is no reason not to start
+        // (as in PostgreSQL): only connections that need a map fail.
+        if let Some(m) = read_ident(&ident_path(config)) {
+            *state.ident.write() = Arc::new(m);
+        }
         Ok(state)
+    }
+
+    /// Re-reads pg_ident.conf; on any error the old maps stay (logged
+    /// with the lines at fault). Returns true if the maps were replaced.
+    pub fn reload_ident(&self, config: &Config) -> bool {
+        match read_ident(&ident_path(config)) {
+            Some(m) => {
+                *self.ident.write() = Arc::new(m);
+                true
+            }
+            None => {
+                tracing::info!("pg_ident.conf was not reloaded");
+                false
+            }
+        }
+    }
+
+    /// The current user name maps.
+    pub fn ident(&self) -> Arc<IdentMaps> {
+        self.ident.read().clone()
     }
 
     /// Re-reads the file; on any error the old rules stay. Returns true
@@ -121,6 +170,39 @@ impl HbaState {
     }
 }
 
+/// pg_ident.conf's maps, or None (the reasons logged as PostgreSQL
+/// words them).
+fn read_ident(path: &std::path::Path) -> Option<IdentMaps> {
+    match IdentMaps::load(path) {
+        Ok(Ok(m)) => Some(m),
+        Ok(Err(errors)) => {
+            for e in &errors {
+                if e.message == "missing entry at end of line" {
+                    tracing::info!(
+                        "missing entry in file \"{}\" at end of line {}",
+                        path.display(),
+                        e.line_number
+                    );
+                } else if e.message.starts_with("invalid regular expression") {
+                    tracing::info!("{}", e.message);
+                } else {
+                    tracing::info!(
+                        "{}\nCONTEXT:  line {} of configuration file \"{}\"",
+                        e.message,
+                        e.line_number,
+                        path.display()
+                    );
+                }
+            }
+            None
+        }
+        Err(e) => {
+            tracing::info!("could not open usermap file \"{}\": {e}", path.display());
+            None
+        }
+    }
+}
+
 fn log_errors(path: &std::path::Path, errors: &[server::hba::HbaError]) {
     for e in errors {
         tracing::info!(
@@ -137,6 +219,36 @@ fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .iter()
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.as_str())
+}
+
+/// PostgreSQL's `check_usermap`: whether `authn` (the OS user, the
+/// certificate's CN) may be role `user` — the same name without a map,
+/// else a line of map `map` says so — logging the reason when not.
+fn usermap_ok(ident: &IdentMaps, map: Option<&str>, user: &str, authn: &str) -> bool {
+    let Some(map) = map.filter(|m| !m.is_empty()) else {
+        if authn == user {
+            return true;
+        }
+        tracing::info!(
+            "provided user name ({user}) and authenticated user name ({authn}) do not match"
+        );
+        return false;
+    };
+    match ident.check(map, user, authn) {
+        Ok(()) => true,
+        Err(UsermapFailure::NoMatch) => {
+            tracing::info!(
+                "no match in usermap \"{map}\" for user \"{user}\" authenticated as \"{authn}\""
+            );
+            false
+        }
+        Err(UsermapFailure::NoSubexpression { regex, pg_username }) => {
+            tracing::info!(
+                "regular expression \"{regex}\" has no subexpressions as requested by backreference in \"{pg_username}\""
+            );
+            false
+        }
+    }
 }
 
 /// Decides how the connection must authenticate (see the module doc).
@@ -221,7 +333,9 @@ pub fn authentication(
                 "connection requires a valid client certificate",
             ));
         };
-        if line.clientcert == ClientCert::VerifyFull && cn != user {
+        if line.clientcert == ClientCert::VerifyFull
+            && (cn.is_empty() || !usermap_ok(&node.hba().ident(), line.map.as_deref(), user, cn))
+        {
             cn_mismatch = Some(cn.clone());
         }
     }
@@ -229,10 +343,6 @@ pub fn authentication(
         if let Some(cn) = cn_mismatch.take() {
             if cn.is_empty() {
                 tracing::info!("certificate authentication failed for user \"{user}\": client certificate contains no user name");
-            } else {
-                tracing::info!(
-                    "provided user name ({user}) and authenticated user name ({cn}) do not match"
-                );
             }
             tracing::info!(
                 "certificate authentication failed for user \"{user}\"\nDETAIL:  Connection matched pg_hba.conf line {}: \"{}\"",
@@ -251,14 +361,17 @@ pub fn authentication(
     let role = catalog.role(user);
     let method = match line.method {
         // The OS user at the other end of the Unix socket must be the
-        // role asked for (no user name maps).
+        // role asked for, or be mapped to it by the line's `map=`.
         HbaMethod::Peer if conn.peer.is_none() => {
             let os_user = conn.peer_uid.and_then(server::stream::os_user_name);
-            if os_user.as_deref() != Some(user) {
-                tracing::info!(
-                    "provided user name ({user}) and authenticated user name ({}) do not match",
-                    os_user.as_deref().unwrap_or("?")
-                );
+            let ok = match os_user.as_deref() {
+                Some(os) => usermap_ok(&node.hba().ident(), line.map.as_deref(), user, os),
+                None => {
+                    tracing::info!("could not look up local user ID {:?}", conn.peer_uid);
+                    false
+                }
+            };
+            if !ok {
                 return Err(PgError::new(
                     sqlstate::INVALID_AUTHORIZATION_SPECIFICATION,
                     format!("Peer authentication failed for user \"{user}\""),

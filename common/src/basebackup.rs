@@ -268,12 +268,14 @@ pub(crate) async fn send(
     for d in DIRS {
         list_files(&root, d, &mut files)?;
     }
-    // The client authentication file travels with the data, as in
+    // The client authentication files travel with the data, as in
     // PostgreSQL's base backups: the standby admits who the primary does.
-    let hba = root.join("pg_hba.conf");
-    if let Ok(md) = std::fs::metadata(&hba) {
-        if md.is_file() {
-            files.push(("pg_hba.conf".into(), hba, md.len()));
+    for name in ["pg_hba.conf", "pg_ident.conf"] {
+        let path = root.join(name);
+        if let Ok(md) = std::fs::metadata(&path) {
+            if md.is_file() {
+                files.push((name.into(), path, md.len()));
+            }
         }
     }
     let data_total: u64 = files.iter().map(|f| f.2).sum();

@@ -90,8 +90,8 @@ const AUTH_METHODS: &[&str] = &[
     "peer",
 ];
 
-/// initdb's part for a new cluster: writes `DIR/pg_hba.conf` (unless one
-/// is there) and returns the bootstrap superuser to create. On an
+/// initdb's part for a new cluster: writes `DIR/pg_hba.conf` and
+/// `DIR/pg_ident.conf` (unless they are there) and returns the bootstrap superuser to create. On an
 /// existing cluster the flags are ignored and the default is returned.
 fn init_cluster(args: &Args) -> Result<common::auth::Bootstrap, String> {
     let mut boot = common::auth::Bootstrap::default();
@@ -129,6 +129,12 @@ fn init_cluster(args: &Args) -> Result<common::auth::Bootstrap, String> {
         return Err(
             "must specify a password for the superuser to enable password authentication".into(),
         );
+    }
+    let ident = args.data_dir.join("pg_ident.conf");
+    if !ident.exists() {
+        std::fs::create_dir_all(&args.data_dir)
+            .and_then(|_| std::fs::write(&ident, server::ident::initial_file()))
+            .map_err(|e| format!("could not write file \"{}\": {e}", ident.display()))?;
     }
     let hba = args.data_dir.join("pg_hba.conf");
     if hba.exists() {

@@ -87,7 +87,25 @@ REVOKE SELECT (a) ON cw_base FROM cw_vown;
 SET ROLE cw_vuser;
 SELECT * FROM cw_nested;
 RESET ROLE;
+-- A superuser reading a view still needs the view owner's rights on
+-- what the view reads (unless the owner is a superuser too).
+CREATE TABLE cw_sbase (a int);
+INSERT INTO cw_sbase VALUES (7);
+CREATE VIEW cw_sview AS SELECT * FROM cw_sbase;
+CREATE VIEW cw_sview_super AS SELECT * FROM cw_sbase;
+ALTER VIEW cw_sview OWNER TO cw_vown;
+SELECT * FROM cw_sview;
+SELECT 1 AS one WHERE EXISTS (SELECT 1 FROM cw_sview);
+SELECT * FROM cw_sview_super;
+CREATE VIEW cw_sview_outer AS SELECT * FROM cw_sview;
+SELECT * FROM cw_sview_outer;
+GRANT SELECT ON cw_sbase TO cw_vown;
+SELECT * FROM cw_sview;
+SELECT * FROM cw_sview_outer;
+REVOKE SELECT ON cw_sbase FROM cw_vown;
 -- @@ read-only
+SELECT * FROM cw_sview;
+SELECT * FROM cw_sview_super;
 SELECT typname, pg_get_userbyid(typowner) FROM pg_type WHERE typname LIKE 'cw\_%' AND typtype = 'e' ORDER BY 1;
 SELECT obj_description('cw_mine'::regtype, 'pg_type'), obj_description('cw_myview'::regclass, 'pg_class');
 SELECT col_description('cw_myview'::regclass, 1);

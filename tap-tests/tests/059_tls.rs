@@ -1,8 +1,8 @@
 //! TLS (`ssl = on`, `server::tls`): the SSLRequest answered `S` and a
 //! rustls handshake, `hostssl` lines, `cert` authentication and
 //! `clientcert`, SCRAM-SHA-256-PLUS channel binding, `pg_stat_ssl`, a
-//! standby streaming over TLS, and the startup deadline covering the
-//! handshake. Certificates are made here with rcgen: a CA, a server
+//! standby streaming over TLS, `primary_conninfo`'s `sslmode=prefer` /
+//! `allow` fallbacks, and the startup deadline covering the handshake. Certificates are made here with rcgen: a CA, a server
 //! certificate for localhost / 127.0.0.1, a client certificate whose CN
 //! is a role.
 //!
@@ -11,7 +11,9 @@
 //! chain or whose name is someone else's, binds SCRAM to nothing over TLS
 //! (so a man in the middle relays the exchange), lets bytes sent before
 //! the handshake count as if encrypted, or lets clients that open TLS and
-//! never finish it hold connections past `authentication_timeout`.
+//! never finish it hold connections past `authentication_timeout`; and a
+//! standby that gives up where libpq would have fallen back to the other
+//! kind of connection.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -399,6 +401,115 @@ fn standby_streams_over_tls() {
     assert!(
         err.contains("no pg_hba.conf entry for replication connection from host \"127.0.0.1\", user \"replicator\", no encryption"),
         "plain replication refused: {err}"
+    );
+}
+
+/// Whether the replication connections of standby `app` came over TLS,
+/// as the primary's `log_connections` lines say (`Some(true)`: every one
+/// did; `None`: none was logged).
+fn replication_over_tls(primary: &Node, app: &str) -> Option<bool> {
+    let log = primary.log_content();
+    let app = format!(" application_name={app}");
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("replication connection authorized: user="))
+        .filter(|l| l.ends_with(&app) || l.contains(&format!("{app} ")))
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let ssl = lines
+        .iter()
+        .filter(|l| {
+            l.contains(" SSL enabled (protocol=TLSv1.3, cipher=TLS_AES_256_GCM_SHA384, bits=256)")
+        })
+        .count();
+    assert!(
+        ssl == 0 || ssl == lines.len(),
+        "some connections of{app} over TLS, some not: {lines:?}"
+    );
+    Some(ssl > 0)
+}
+
+#[test]
+fn standby_sslmode_prefer_and_allow() {
+    // 1. sslmode=prefer to a primary with ssl = off: the SSLRequest is
+    //    answered N and the standby streams in clear on that connection.
+    let plain = Node::new("plain");
+    plain.init(true);
+    plain.append_conf("log_connections = on");
+    plain.start();
+    let prefer = Node::new("prefer");
+    prefer.init_from_backup_with_conninfo(&plain, "sslmode=prefer");
+    prefer.start();
+    plain.safe_sql("CREATE TABLE prefer_t (x int); INSERT INTO prefer_t VALUES (1)");
+    plain.wait_for_catchup(&prefer, "replay", None);
+    assert_eq!(
+        prefer.safe_sql("SELECT x FROM prefer_t"),
+        "1",
+        "prefer: streams from a primary without TLS"
+    );
+    assert_eq!(
+        replication_over_tls(&plain, "prefer"),
+        Some(false),
+        "prefer: in clear"
+    );
+
+    // 2. sslmode=allow to a primary whose pg_hba.conf admits replication
+    //    only over hostssl: the clear attempt is refused (28000), the
+    //    retry over TLS streams.
+    let certs = make_certs();
+    let primary = tls_primary("primary", &certs, true);
+    primary.append_conf("log_connections = on");
+    primary.start();
+    primary.safe_sql("CREATE ROLE replicator LOGIN REPLICATION PASSWORD 'replpw'");
+    let allow = Node::new("allow");
+    allow.init_from_backup_with_conninfo(&primary, "user=replicator password=replpw sslmode=allow");
+    allow.start();
+    primary.safe_sql("CREATE TABLE allow_t (x int); INSERT INTO allow_t VALUES (2)");
+    primary.wait_for_catchup(&allow, "replay", None);
+    assert_eq!(
+        allow.safe_sql("SELECT x FROM allow_t"),
+        "2",
+        "allow: streams from a hostssl-only primary"
+    );
+    assert_eq!(
+        replication_over_tls(&primary, "allow"),
+        Some(true),
+        "allow: over TLS"
+    );
+    assert!(
+        primary.log_contains("no pg_hba.conf entry for replication connection from host \"127.0.0.1\", user \"replicator\", no encryption"),
+        "allow: the clear attempt came first and was refused"
+    );
+
+    // 3. sslmode=prefer where replication is admitted only in clear
+    //    (hostnossl): TLS is refused (28000), the retry in clear streams.
+    let hba = HBA.replace(
+        "hostssl  replication  replicator",
+        "hostnossl replication replicator",
+    );
+    std::fs::write(primary.data_dir().join("pg_hba.conf"), hba).expect("pg_hba.conf");
+    primary.safe_sql("SELECT pg_reload_conf()");
+    let prefer2 = Node::new("prefer2");
+    prefer2
+        .init_from_backup_with_conninfo(&primary, "user=replicator password=replpw sslmode=prefer");
+    prefer2.start();
+    primary.safe_sql("INSERT INTO allow_t VALUES (3)");
+    primary.wait_for_catchup(&prefer2, "replay", None);
+    assert_eq!(
+        prefer2.safe_sql("SELECT count(*) FROM allow_t"),
+        "2",
+        "prefer: streams from a hostnossl-only primary"
+    );
+    assert_eq!(
+        replication_over_tls(&primary, "prefer2"),
+        Some(false),
+        "prefer: fell back to clear"
+    );
+    assert!(
+        primary.log_contains("no pg_hba.conf entry for replication connection from host \"127.0.0.1\", user \"replicator\", SSL encryption"),
+        "prefer: the TLS attempt came first and was refused"
     );
 }
 

@@ -1360,6 +1360,12 @@ pub enum CatalogChange {
         /// With `by`: the committed text before it.
         previous: Option<String>,
     },
+    /// ALTER DATABASE … CONNECTION LIMIT: the database's `datconnlimit`
+    /// (-1: no limit). Like role changes, not transactional.
+    AlterDatabase {
+        /// The new limit.
+        connlimit: i32,
+    },
 }
 
 /// A role (PostgreSQL's `pg_authid` row).
@@ -1464,6 +1470,8 @@ struct CatalogState {
     /// to it (derived from the table definitions by [`index_foreign_keys`]
     /// after every change that can alter it).
     referenced_by: HashMap<Oid, Vec<String>>,
+    /// The database's `datconnlimit` (-1: no limit).
+    db_connlimit: i32,
     next_oid: u32,
     /// End LSN of the last catalog record applied (0: none).
     lsn: Lsn,
@@ -1495,6 +1503,7 @@ impl Catalog {
                 comments: BTreeMap::new(),
                 privileges: BTreeMap::new(),
                 referenced_by: HashMap::new(),
+                db_connlimit: -1,
                 next_oid: FIRST_USER_OID,
                 lsn: Lsn::INVALID,
             }),
@@ -1524,6 +1533,7 @@ impl Catalog {
                     schemas,
                     comments,
                     privileges,
+                    db_connlimit,
                     next_oid,
                     lsn,
                 } = decode_catalog(&text).map_err(|e| {
@@ -1543,6 +1553,7 @@ impl Catalog {
                 }
                 st.next_oid = next_oid;
                 st.lsn = lsn;
+                st.db_connlimit = db_connlimit;
                 st.stats = stats.into_iter().map(|s| (s.oid, Arc::new(s))).collect();
                 for r in roles {
                     st.roles.insert(r.name.clone(), Arc::new(r));
@@ -1697,6 +1708,12 @@ impl Catalog {
     /// The role named `name`.
     pub fn role(&self, name: &str) -> Option<Arc<RoleSpec>> {
         self.state.read().roles.get(name).cloned()
+    }
+
+    /// The database's `datconnlimit` (-1: no limit; ALTER DATABASE …
+    /// CONNECTION LIMIT).
+    pub fn database_connlimit(&self) -> i32 {
+        self.state.read().db_connlimit
     }
 
     /// Every role, sorted by OID.
@@ -2200,6 +2217,14 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
             }
         }
         CatalogChange::SetComment { .. } | CatalogChange::SetPrivileges { .. } => {}
+        CatalogChange::AlterDatabase { connlimit } => {
+            if *connlimit < -1 {
+                return Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("invalid connection limit: {connlimit}"),
+                ));
+            }
+        }
         CatalogChange::DropSchema { name } => {
             let s = st.schemas.get(name).ok_or_else(|| undefined_schema(name))?;
             let ns = s.spec.oid;
@@ -2222,6 +2247,7 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
     let mut created = None;
     forget_comments_of_dropped(st, change);
     match change {
+        CatalogChange::AlterDatabase { connlimit } => st.db_connlimit = *connlimit,
         CatalogChange::SetPrivileges {
             key,
             entry,
@@ -2626,6 +2652,9 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
                 previous.as_deref(),
             ));
         }
+        CatalogChange::AlterDatabase { connlimit } => {
+            out.push_str(&format!("alter_database {connlimit}\n"))
+        }
         CatalogChange::CreateSchema(spec) => {
             out.push_str("create_schema\n");
             out.push_str(&schema_line(spec, spec.creator.0));
@@ -2798,6 +2827,9 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
                 previous,
             }
         }
+        ["alter_database", limit] => CatalogChange::AlterDatabase {
+            connlimit: limit.parse().map_err(|_| "bad connection limit")?,
+        },
         ["create_schema"] => {
             let line = lines.next().ok_or("missing schema line")?;
             CatalogChange::CreateSchema(parse_schema(line)?)
@@ -3587,6 +3619,9 @@ fn encode_catalog(st: &CatalogState) -> String {
     let mut out = String::from("hotpair-catalog 2\n");
     out.push_str(&format!("next_oid {}\n", st.next_oid));
     out.push_str(&format!("lsn {}\n", st.lsn.0));
+    if st.db_connlimit != -1 {
+        out.push_str(&format!("database {}\n", st.db_connlimit));
+    }
     let mut types: Vec<_> = st.types.values().collect();
     types.sort_by_key(|t| t.spec.oid);
     for t in types {
@@ -3672,6 +3707,7 @@ struct Decoded {
     schemas: Vec<SchemaSpec>,
     comments: Vec<crate::comment::CommentLine>,
     privileges: Vec<crate::acl::AclLine>,
+    db_connlimit: i32,
     next_oid: u32,
     lsn: Lsn,
 }
@@ -3684,6 +3720,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     }
     let mut next_oid = FIRST_USER_OID;
     let mut lsn = Lsn::INVALID;
+    let mut db_connlimit = -1;
     let mut tables = Vec::new();
     let mut stats = Vec::new();
     let mut roles = Vec::new();
@@ -3701,6 +3738,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         match f.as_slice() {
             ["next_oid", o] => next_oid = num(o)?,
             ["lsn", l] => lsn = Lsn(l.parse::<u64>().map_err(|_| bad("bad lsn"))?),
+            ["database", l] => {
+                db_connlimit = l.parse::<i32>().map_err(|_| bad("bad connection limit"))?
+            }
             ["table", oid, rel, name, creator] => {
                 if cur.is_some() {
                     return Err(bad("table inside table"));
@@ -3790,6 +3830,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         schemas,
         comments,
         privileges,
+        db_connlimit,
         next_oid,
         lsn,
     })
@@ -3908,6 +3949,33 @@ mod tests {
         });
         assert_eq!(gone.unwrap_err().code, sqlstate::UNDEFINED_OBJECT);
         assert_eq!(c2.roles().len(), 1);
+    }
+
+    #[test]
+    fn database_connlimit_persists_and_replays() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        assert_eq!(c.database_connlimit(), -1);
+        let change = CatalogChange::AlterDatabase { connlimit: 7 };
+        assert_eq!(decode_change(&encode_change(&change)).unwrap(), change);
+        c.apply_catalog_change(&change).unwrap();
+        let bad = c.apply_catalog_change(&CatalogChange::AlterDatabase { connlimit: -2 });
+        assert_eq!(bad.unwrap_err().code, sqlstate::INVALID_PARAMETER_VALUE);
+        let c2 = Catalog::open(dir.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        assert_eq!(c2.database_connlimit(), 7);
+        // Redo on a catalog that has not seen it (a standby).
+        let dir3 = tempfile::tempdir().unwrap();
+        let c3 = Catalog::open(dir3.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        c3.redo_catalog_change(Lsn(100), &encode_change(&change))
+            .unwrap();
+        assert_eq!(c3.database_connlimit(), 7);
+        c3.redo_catalog_change(
+            Lsn(200),
+            &encode_change(&CatalogChange::AlterDatabase { connlimit: -1 }),
+        )
+        .unwrap();
+        let c4 = Catalog::open(dir3.path(), Arc::new(XLog::with_settings(true, true))).unwrap();
+        assert_eq!(c4.database_connlimit(), -1);
     }
 
     #[test]

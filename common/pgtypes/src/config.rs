@@ -536,6 +536,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "client authentication file (empty: DIR/pg_hba.conf)",
     ),
     def(
+        "ident_file",
+        "",
+        Unit::None,
+        Context::Postmaster,
+        "user name map file (empty: DIR/pg_ident.conf)",
+    ),
+    def(
         "lock_timeout",
         "0",
         Unit::Milliseconds,

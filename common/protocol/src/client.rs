@@ -65,6 +65,13 @@ impl ClientError {
     }
 }
 
+/// A failed [`Client::connect_ssl`]: the error, and whether `prefer`
+/// tries again in clear (TLS was in use and failed or was refused).
+struct SslFailure {
+    error: ClientError,
+    retry_in_clear: bool,
+}
+
 /// The result of one statement of a simple query.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueryResult {
@@ -101,7 +108,13 @@ impl Client {
 
     /// [`Client::connect`] with TLS as `tls.mode` asks; `host` is the
     /// name (or address) the server's certificate must carry for
-    /// `verify-full`.
+    /// `verify-full`. libpq's fallbacks, one retry on a new connection
+    /// each: `allow` starts in clear and tries TLS when the server
+    /// refuses the session (an ErrorResponse, e.g. a `hostssl`-only
+    /// pg_hba.conf); `prefer` starts with SSLRequest, stays in clear on
+    /// the same connection when the server answers `N`, and tries again
+    /// in clear when the handshake fails or the server refuses the
+    /// session over TLS (e.g. a `hostnossl` line).
     pub async fn connect_tls(
         addr: impl ToSocketAddrs + Clone,
         host: &str,
@@ -112,46 +125,93 @@ impl Client {
             (None, _) | (_, SslMode::Disable) => return Client::connect(addr, params).await,
             (Some(c), _) => c.clone(),
         };
-        if tls.mode == SslMode::Allow {
-            match Client::connect(addr.clone(), params).await {
-                Err(ClientError::Server(_)) => {}
-                r => return r,
+        match tls.mode {
+            SslMode::Allow => match Client::connect(addr.clone(), params).await {
+                Err(ClientError::Server(_)) => {
+                    Client::connect_ssl(addr, host, params, config, tls.mode)
+                        .await
+                        .map_err(|f| f.error)
+                }
+                r => r,
+            },
+            SslMode::Prefer => {
+                match Client::connect_ssl(addr.clone(), host, params, config, tls.mode).await {
+                    Err(f) if f.retry_in_clear => Client::connect(addr, params).await,
+                    r => r.map_err(|f| f.error),
+                }
             }
+            _ => Client::connect_ssl(addr, host, params, config, tls.mode)
+                .await
+                .map_err(|f| f.error),
         }
-        let mut stream = TcpStream::connect(addr).await?;
-        stream.set_nodelay(true)?;
+    }
+
+    /// One connection that starts with SSLRequest.
+    async fn connect_ssl(
+        addr: impl ToSocketAddrs,
+        host: &str,
+        params: &[(&str, &str)],
+        config: std::sync::Arc<rustls::ClientConfig>,
+        mode: SslMode,
+    ) -> Result<Client, SslFailure> {
+        let plain = |error: ClientError| SslFailure {
+            error,
+            retry_in_clear: false,
+        };
+        let mut stream = TcpStream::connect(addr)
+            .await
+            .map_err(|e| plain(e.into()))?;
+        stream.set_nodelay(true).map_err(|e| plain(e.into()))?;
         // SSLRequest: length 8, code 1234.5679.
         stream
             .write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])
-            .await?;
+            .await
+            .map_err(|e| plain(e.into()))?;
         let mut answer = [0u8; 1];
-        stream.read_exact(&mut answer).await?;
+        stream
+            .read_exact(&mut answer)
+            .await
+            .map_err(|e| plain(e.into()))?;
         let socket = match answer[0] {
             b'S' => {
                 let name =
                     rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|_| {
-                        ClientError::Unexpected(format!("invalid host name for TLS: \"{host}\""))
+                        plain(ClientError::Unexpected(format!(
+                            "invalid host name for TLS: \"{host}\""
+                        )))
                     })?;
                 let tls = tokio_rustls::TlsConnector::from(config)
                     .connect(name, stream)
                     .await
-                    .map_err(|e| ClientError::Tls(format!("SSL error: {e}")))?;
+                    .map_err(|e| SslFailure {
+                        error: ClientError::Tls(format!("SSL error: {e}")),
+                        retry_in_clear: mode == SslMode::Prefer,
+                    })?;
                 Socket::Tls(Box::new(tls))
             }
-            b'N' if !tls.mode.requires_tls() => Socket::Plain(stream),
-            b'N' => {
-                return Err(ClientError::Tls(
-                    "server does not support SSL, but SSL was required".into(),
-                ))
+            b'N' if !mode.requires_tls() => {
+                return Client::startup_on(Socket::Plain(stream), params)
+                    .await
+                    .map_err(plain)
             }
-            b => {
-                return Err(ClientError::Tls(format!(
-                    "received invalid response to SSL negotiation: {}",
-                    b as char
+            b'N' => {
+                return Err(plain(ClientError::Tls(
+                    "server does not support SSL, but SSL was required".into(),
                 )))
             }
+            b => {
+                return Err(plain(ClientError::Tls(format!(
+                    "received invalid response to SSL negotiation: {}",
+                    b as char
+                ))))
+            }
         };
-        Client::startup_on(socket, params).await
+        Client::startup_on(socket, params)
+            .await
+            .map_err(|error| SslFailure {
+                retry_in_clear: mode == SslMode::Prefer && matches!(error, ClientError::Server(_)),
+                error,
+            })
     }
 
     /// Runs the startup exchange on an open stream.

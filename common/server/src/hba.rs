@@ -31,7 +31,9 @@
 //! * Methods: `trust`, `reject`, `scram-sha-256`, `md5`, `password`,
 //!   `peer` (local only), `cert` (hostssl only: a client certificate
 //!   whose CN is the role name).
-//! * Options: `name=value` words after the method; `clientcert=verify-ca`
+//! * Options: `name=value` words after the method; `map=NAME` (peer and
+//!   cert) names a user name map of pg_ident.conf ([`crate::ident`]);
+//!   `clientcert=verify-ca`
 //!   or `verify-full` (hostssl only) asks for a client certificate
 //!   checked against `ssl_ca_file`, with its CN equal to the role name for
 //!   `verify-full`.
@@ -192,6 +194,8 @@ pub struct HbaLine {
     pub options: Vec<String>,
     /// `clientcert` (VerifyFull for `cert` lines).
     pub clientcert: ClientCert,
+    /// `map=NAME`: the pg_ident.conf map (`peer` and `cert` lines).
+    pub map: Option<String>,
 }
 
 /// A faulty line.
@@ -385,7 +389,7 @@ unsafe fn sockaddr_ip(sa: *const libc::sockaddr) -> Option<IpAddr> {
 
 /// Splits the file into logical lines (continuations joined) of tokens,
 /// each field a list of tokens. Returns (line number, raw text, fields).
-fn tokenize(text: &str) -> Vec<(usize, String, Vec<Vec<Token>>)> {
+pub(crate) fn tokenize(text: &str) -> Vec<(usize, String, Vec<Vec<Token>>)> {
     let mut out = Vec::new();
     let mut pending = String::new();
     let mut start = 0;
@@ -598,6 +602,7 @@ fn parse_line(n: usize, raw: &str, fields: &[Vec<Token>]) -> Result<HbaLine, Str
         return Err("cert authentication is only supported on hostssl connections".into());
     }
     let mut options = Vec::new();
+    let mut map = None;
     let mut clientcert = if method == HbaMethod::Cert {
         ClientCert::VerifyFull
     } else {
@@ -611,6 +616,12 @@ fn parse_line(n: usize, raw: &str, fields: &[Vec<Token>]) -> Result<HbaLine, Str
                     t.text
                 ));
             };
+            if name == "map" {
+                if !matches!(method, HbaMethod::Peer | HbaMethod::Cert) {
+                    return Err("authentication option \"map\" is only valid for authentication methods ident, peer, gssapi, sspi, and cert".into());
+                }
+                map = Some(value.to_string());
+            }
             if name == "clientcert" {
                 if conn_type != ConnType::HostSsl {
                     return Err("clientcert can only be configured for \"hostssl\" rows".into());
@@ -638,6 +649,7 @@ fn parse_line(n: usize, raw: &str, fields: &[Vec<Token>]) -> Result<HbaLine, Str
         method,
         options,
         clientcert,
+        map,
     })
 }
 

@@ -47,6 +47,7 @@ pub mod backend;
 pub mod cancel;
 pub mod cores;
 pub mod hba;
+pub mod ident;
 pub mod postgres;
 pub mod reload;
 pub mod stream;

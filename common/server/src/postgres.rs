@@ -590,6 +590,12 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         if !app.is_empty() {
             line.push_str(&format!(" application_name={app}"));
         }
+        if let Some(ssl) = &conn_info.ssl_info {
+            line.push_str(&format!(
+                " SSL enabled (protocol={}, cipher={}, bits={})",
+                ssl.version, ssl.cipher, ssl.bits
+            ));
+        }
         info!("{line}");
     }
     let farewell = policy.log_disconnections.then(|| Farewell {

@@ -13,8 +13,8 @@
 //! - **What a statement needs**: a planned statement carries the
 //!   relations it reads and the one it writes ([`check_planned`]):
 //!   SELECT on every table, view and sequence it names (a view's own
-//!   query is not checked again — PostgreSQL checks it as the view's
-//!   owner, who is the bootstrap superuser or the view's creator), and
+//!   query is checked as the view's owner, not as the caller — also when
+//!   the caller is a superuser, unless the owner is one), and
 //!   INSERT / UPDATE / DELETE on the target (with SELECT when WHERE or
 //!   RETURNING reads it; column-level INSERT / UPDATE rights are enough
 //!   for the columns written). Utility statements need ownership
@@ -64,6 +64,12 @@ pub fn check_planned(
     sql: &str,
 ) -> PgResult<()> {
     if u.superuser {
+        // A superuser skips its own checks, not those of the views it
+        // reads: their owners' rights still apply (PostgreSQL checks a
+        // view's relations as `checkAsUser`, whoever the caller is).
+        if planned.reads_view {
+            return check_view_owners(cv, &planned.reads);
+        }
         return Ok(());
     }
     use crate::planner::Plan;
@@ -127,8 +133,8 @@ pub fn check_planned(
         if Some(oid) == target {
             continue;
         }
-        if oid == crate::privileges::PG_AUTHID_OID {
-            return Err(denied("table", "pg_authid"));
+        if let Some((word, name)) = crate::privileges::superuser_only_relation(oid) {
+            return Err(denied(word, name));
         }
         if let Some(rel) = relation_info(cv, oid) {
             if check_relation(cv, u, &rel, ACL_SELECT, ColumnUse::default()).is_err() {
@@ -148,7 +154,8 @@ pub fn check_planned(
 /// A view reads its relations with its owner's rights, not the caller's
 /// (PostgreSQL's `checkAsUser`): for every view among `oids`, what its
 /// query reads is checked for SELECT as the view's owner, and so on down
-/// nested views. A superuser owner skips the check.
+/// nested views. A superuser owner skips the check of its own view, not
+/// of the views that view reads.
 fn check_view_owners(cv: &CatalogView<'_>, oids: &[Oid]) -> PgResult<()> {
     let views = cv.views();
     let mut todo: Vec<Oid> = oids.to_vec();
@@ -167,6 +174,9 @@ fn check_view_owners(cv: &CatalogView<'_>, oids: &[Oid]) -> PgResult<()> {
             continue;
         };
         if role.superuser {
+            // No check at this level, but a view it reads may belong to
+            // someone who needs one.
+            todo.extend(view.depends.iter().copied());
             continue;
         }
         let mut roles = cat.member_closure(owner_oid, true);
@@ -178,8 +188,8 @@ fn check_view_owners(cv: &CatalogView<'_>, oids: &[Oid]) -> PgResult<()> {
         };
         let text = std::cell::OnceCell::new();
         for &dep in &view.depends {
-            if dep == crate::privileges::PG_AUTHID_OID {
-                return Err(denied("table", "pg_authid"));
+            if let Some((word, name)) = crate::privileges::superuser_only_relation(dep) {
+                return Err(denied(word, name));
             }
             let Some(rel) = relation_info(cv, dep) else {
                 continue;
@@ -841,33 +851,76 @@ fn grant_roles(
 
 /// `ALTER TABLE | VIEW | SEQUENCE … OWNER TO role`: the entry's owner,
 /// with the old owner's items moved to the new one.
-pub fn alter_owner(
+pub fn alter_owner(cx: &mut DdlCtx<'_>, rel: &RelInfo, new_owner: &str) -> PgResult<()> {
+    let obj = OwnedObject {
+        key: CommentKey::object(PG_CLASS, rel.oid),
+        kind: rel.kind,
+        word: rel.word,
+        name: &rel.name,
+        namespace: rel.namespace,
+    };
+    change_owner(cx, &obj, new_owner)
+}
+
+/// `ALTER TYPE name OWNER TO role` of the enum type `oid` (its array type
+/// has no entry of its own: pg_type shows it with its element's owner).
+pub fn alter_type_owner(
     cx: &mut DdlCtx<'_>,
-    rel: &RelInfo,
+    oid: Oid,
+    name: &str,
     new_owner: &str,
-    current_user: &str,
 ) -> PgResult<()> {
-    let u = AclUser::of(cx.db, current_user);
+    let obj = OwnedObject {
+        key: CommentKey::object(engine::comment::PG_TYPE, oid),
+        kind: ObjType::Type,
+        word: "type",
+        name,
+        namespace: engine::namespace::PUBLIC_NAMESPACE,
+    };
+    change_owner(cx, &obj, new_owner)
+}
+
+/// An object whose owner is in its privilege entry.
+struct OwnedObject<'a> {
+    /// Its entry's key.
+    key: CommentKey,
+    /// The kind (its default list).
+    kind: ObjType,
+    /// "table", "type", … (messages).
+    word: &'static str,
+    /// Its name (messages).
+    name: &'a str,
+    /// Its schema: the new owner needs CREATE on it.
+    namespace: Oid,
+}
+
+/// `ALTER … OWNER TO role` (PostgreSQL's `ATExecChangeOwner` /
+/// `AlterTypeOwner`): nothing when the owner does not change; else,
+/// unless a superuser, the user must have the owner's privileges, be a
+/// member of the new owner, and the new owner must have CREATE on the
+/// object's schema. The old owner's items in the list move to the new
+/// one (`aclnewowner`).
+fn change_owner(cx: &mut DdlCtx<'_>, obj: &OwnedObject<'_>, new_owner: &str) -> PgResult<()> {
+    let u = AclUser::of(cx.db, cx.user);
     let cv = cx.catalog();
-    let new = grantee_oid(&cv, new_owner, current_user, cx.user)?;
+    let new = grantee_oid(&cv, new_owner, cx.user, cx.session_user)?;
     if new == ACL_ID_PUBLIC {
         return Err(engine::catalog::undefined_role("public"));
     }
-    let key = CommentKey::object(PG_CLASS, rel.oid);
-    let (owner, acl) = object_acl(&cv, &key, rel.kind, BOOTSTRAP_SUPERUSER_OID);
-    let explicit = cv.privileges(&key).and_then(|e| e.acl).is_some();
+    let (owner, acl) = object_acl(&cv, &obj.key, obj.kind, BOOTSTRAP_SUPERUSER_OID);
+    let explicit = cv.privileges(&obj.key).and_then(|e| e.acl).is_some();
     if owner == new {
         return Ok(());
     }
     if !u.superuser {
         if !u.has_privs_of(owner) {
-            return Err(not_owner(rel.word, &rel.name));
+            return Err(not_owner(obj.word, obj.name));
         }
-        if !u.roles.contains(&new) {
-            let name = cx
-                .db
-                .catalog()
-                .role_by_oid(new)
+        let cat = cx.db.catalog();
+        let new_role = cat.role_by_oid(new);
+        if !cat.member_closure(u.oid, false).contains(&new) {
+            let name = new_role
+                .as_ref()
                 .map(|r| r.name.clone())
                 .unwrap_or_default();
             return Err(PgError::new(
@@ -875,9 +928,17 @@ pub fn alter_owner(
                 format!("must be member of role \"{name}\""),
             ));
         }
+        let mut roles = cat.member_closure(new, true);
+        roles.push(ACL_ID_PUBLIC);
+        let new_user = AclUser {
+            oid: new,
+            superuser: new_role.is_some_and(|r| r.superuser),
+            roles,
+        };
+        crate::privileges::check_create_in(&cv, &new_user, obj.namespace)?;
     }
     let acl = explicit.then(|| new_owner_acl(acl, owner, new));
-    set_privileges(cx, key, PrivEntry { owner: new, acl })
+    set_privileges(cx, obj.key.clone(), PrivEntry { owner: new, acl })
 }
 
 /// PostgreSQL's `aclnewowner`: items of the old owner become the new

@@ -67,8 +67,10 @@ pub struct DdlCtx<'a> {
     pub dropping_views: Vec<pgtypes::Oid>,
     /// The session's resolved search path (`crate::namespace`).
     pub path: &'a [pgtypes::Oid],
-    /// The session user (the owner of what CREATE SCHEMA makes).
+    /// The current role (the owner of what CREATE SCHEMA makes).
     pub user: &'a str,
+    /// The session user (`SESSION_USER` in `OWNER TO`).
+    pub session_user: &'a str,
 }
 
 impl DdlCtx<'_> {

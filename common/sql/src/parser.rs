@@ -38,6 +38,7 @@
 //!   text (`session.rs`).
 
 pub mod commentstmt;
+pub mod dbstmt;
 pub mod grantstmt;
 pub mod normalize;
 pub mod schemastmt;
@@ -157,6 +158,8 @@ pub enum Stmt {
     Comment(commentstmt::CommentStmt),
     /// GRANT / REVOKE.
     Grant(grantstmt::GrantStmt),
+    /// ALTER DATABASE … [WITH] options.
+    AlterDatabase(dbstmt::AlterDatabaseStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -970,6 +973,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
                 location: None,
                 on_cluster: Some(sqlparser::ast::Ident::new(ALTER_VIEW_MARK)),
             })))
+        }
+        "alter" if dbstmt::is_alter_database(&c) => {
+            Some(Stmt::AlterDatabase(dbstmt::parse(&mut c)?))
         }
         w if typestmt::is_type_statement(w, c.peek_word_at(1)) => {
             Some(Stmt::Type(typestmt::parse(&mut c)?))

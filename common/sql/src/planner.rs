@@ -278,6 +278,9 @@ pub struct Planned {
     /// UPDATE / DELETE with WHERE or RETURNING, INSERT with RETURNING:
     /// the statement reads its target too.
     pub reads_target: bool,
+    /// The statement reads a view: even a superuser's statement is then
+    /// checked as each view's owner ([`crate::aclchk::check_planned`]).
+    pub reads_view: bool,
 }
 
 impl Planned {
@@ -392,7 +395,8 @@ pub fn plan_statement(
         ast::Statement::Delete(d) => d.selection.is_some() || d.returning.is_some(),
         _ => false,
     };
-    let (plan, reads) = subselect::collect_relations(|| plan_one(catalog, stmt, &mut params));
+    let (plan, reads, reads_view) =
+        subselect::collect_relations(|| plan_one(catalog, stmt, &mut params));
     let plan = plan?;
     let columns = match &plan {
         Plan::Query(q) => Some(q.columns.clone()),
@@ -407,6 +411,7 @@ pub fn plan_statement(
         catalog_version,
         reads,
         reads_target,
+        reads_view,
     })
 }
 
@@ -518,7 +523,7 @@ pub fn describe_view_query(catalog: &CatalogView<'_>, q: &ast::Query) -> PgResul
     let mut params = ParamTypes::from_oids(&[])?;
     let (_, cols) = select::plan_query_level(&g, q, None, Some(&root_level), &mut params)?;
     let mut deps = g.relations.take();
-    deps.retain(|&o| o != crate::privileges::PG_AUTHID_OID);
+    deps.retain(|&o| crate::privileges::superuser_only_relation(o).is_none());
     deps.sort_unstable();
     deps.dedup();
     Ok((cols.into_iter().map(|c| (c.name, c.ty)).collect(), deps))

@@ -50,6 +50,25 @@ pub const DATABASE_OID: Oid = 5;
 /// verifiers); pg_roles is its public face.
 pub const PG_AUTHID_OID: Oid = 1260;
 
+/// pg_hba_file_rules' OID.
+pub const PG_HBA_FILE_RULES_OID: Oid = 12114;
+
+/// pg_ident_file_mappings' OID.
+pub const PG_IDENT_FILE_MAPPINGS_OID: Oid = 12118;
+
+/// The system relations only superusers may read, as PostgreSQL's
+/// initdb revokes them from PUBLIC: pg_authid (the password verifiers),
+/// and the views of the authentication files. Their word and name for
+/// the 42501 message.
+pub fn superuser_only_relation(oid: Oid) -> Option<(&'static str, &'static str)> {
+    match oid {
+        PG_AUTHID_OID => Some(("table", "pg_authid")),
+        PG_HBA_FILE_RULES_OID => Some(("view", "pg_hba_file_rules")),
+        PG_IDENT_FILE_MAPPINGS_OID => Some(("view", "pg_ident_file_mappings")),
+        _ => None,
+    }
+}
+
 /// The user privileges are checked for.
 #[derive(Clone, Debug)]
 pub struct AclUser {

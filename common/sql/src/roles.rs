@@ -1,7 +1,7 @@
 //! Roles: `CREATE ROLE` / `CREATE USER`, `ALTER ROLE` / `ALTER USER`,
 //! `DROP ROLE` / `DROP USER` (PostgreSQL's `user.c`), the password
 //! verifiers they store (`crypt.c`'s `encrypt_password`), and the rows of
-//! `pg_authid`, `pg_roles` and `pg_hba_file_rules`.
+//! `pg_authid`, `pg_roles`, `pg_hba_file_rules` and `pg_ident_file_mappings`.
 //!
 //! Statements are parsed here by hand (the parser's keyword pre-dispatch
 //! sends `CREATE|ALTER|DROP ROLE|USER` to [`parse`]) with PostgreSQL's
@@ -718,6 +718,39 @@ pub fn pg_hba_file_rules(e: &Engine) -> Vec<Vec<Value>> {
                 Value::Null,
                 Value::Null,
                 Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                text(&err.message),
+            ],
+        })
+        .collect()
+}
+
+/// `pg_ident_file_mappings` rows: the file as it is now on disk, one row
+/// per line, faulty ones with only `line_number` and `error`.
+pub fn pg_ident_file_mappings(e: &Engine) -> Vec<Vec<Value>> {
+    let config = e.config();
+    let path = match config.get("ident_file").filter(|s| !s.is_empty()) {
+        Some(p) if std::path::Path::new(p).is_absolute() => std::path::PathBuf::from(p),
+        Some(p) => config.data_dir.join(p),
+        None => config.data_dir.join("pg_ident.conf"),
+    };
+    let Ok(content) = std::fs::read_to_string(&path) else {
+        return Vec::new();
+    };
+    server::ident::parse_rows(&content)
+        .into_iter()
+        .map(|row| match row {
+            Ok(l) => vec![
+                Value::Int4(l.line_number as i32),
+                text(&l.map_name),
+                text(&l.sys_name),
+                text(&l.pg_username),
+                Value::Null,
+            ],
+            Err(err) => vec![
+                Value::Int4(err.line_number as i32),
                 Value::Null,
                 Value::Null,
                 Value::Null,

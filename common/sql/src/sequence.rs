@@ -862,8 +862,7 @@ pub fn alter_sequence(cx: &mut DdlCtx<'_>, stmt: &SeqStmt) -> PgResult<String> {
                 }
                 return Err(undefined_sequence(&q.display()));
             };
-            let me = cx.user.to_string();
-            crate::aclchk::alter_owner(cx, &rel, owner, &me)?;
+            crate::aclchk::alter_owner(cx, &rel, owner)?;
             return Ok("ALTER SEQUENCE".into());
         }
     };

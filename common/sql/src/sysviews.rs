@@ -426,6 +426,20 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         name_key: None,
     },
     SystemView {
+        name: "pg_ident_file_mappings",
+        oid: 12118,
+        columns: &[
+            ("line_number", T::Int4),
+            ("map_name", T::Text),
+            ("sys_name", T::Text),
+            ("pg_username", T::Text),
+            ("error", T::Text),
+        ],
+        rows: |c| crate::roles::pg_ident_file_mappings(c.engine()),
+        key: None,
+        name_key: None,
+    },
+    SystemView {
         name: "hotpair_stat_snapshots",
         oid: 12900,
         columns: &[

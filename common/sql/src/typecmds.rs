@@ -1,5 +1,5 @@
 //! CREATE TYPE … AS ENUM, ALTER TYPE (ADD VALUE, RENAME VALUE, RENAME
-//! TO) and DROP TYPE (PostgreSQL's `commands/typecmds.c` and the enum part
+//! TO, OWNER TO) and DROP TYPE (PostgreSQL's `commands/typecmds.c` and the enum part
 //! of `catalog/pg_enum.c`).
 //!
 //! `sqlparser` cannot parse these statements with PostgreSQL's meaning
@@ -24,6 +24,14 @@
 //! its OIDs (the columns that use it still name them). A type another
 //! transaction created and has not committed is already visible, unlike
 //! a table.
+//!
+//! ## Owners
+//!
+//! A type's owner is its privilege entry's (keyed by pg_type,
+//! `crate::aclchk`); ALTER TYPE … OWNER TO changes that entry as a
+//! transactional `SetPrivileges` change with the checks of
+//! `crate::aclchk::alter_type_owner`, and `crate::shdepend` finds the
+//! type by the entry for DROP OWNED / REASSIGN OWNED.
 //!
 //! ## Dependencies
 //!
@@ -212,7 +220,7 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &TypeStmt) -> PgResult<String> {
             alter(cx, name, before, spec)?;
         }
         TypeStmt::Rename { name, to } => {
-            let before = existing(db, name)?;
+            let before = alterable(db, name)?;
             if db.catalog().enum_type(to).is_some()
                 || crate::ddl::relation_exists(db, engine::namespace::PUBLIC_NAMESPACE, to)
             {
@@ -222,8 +230,43 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &TypeStmt) -> PgResult<String> {
             spec.name = to.clone();
             alter(cx, name, before, spec)?;
         }
+        TypeStmt::OwnerTo { name, owner } => {
+            let t = alterable(db, name)?;
+            crate::aclchk::alter_type_owner(cx, t.oid, name, owner)?;
+        }
     }
     Ok(stmt.tag().into())
+}
+
+/// The enum type `name` names for ALTER TYPE … RENAME TO / OWNER TO;
+/// PostgreSQL's refusals of the types that go with another object: a
+/// table's row type (42809, use ALTER TABLE) and an enum's array type
+/// (42809, alter the element type), else 42704.
+fn alterable(db: &Engine, name: &str) -> PgResult<EnumTypeSpec> {
+    if let Some(t) = db.catalog().enum_type(name) {
+        return Ok(t.current_spec());
+    }
+    if crate::ddl::relation_exists(db, engine::namespace::PUBLIC_NAMESPACE, name) {
+        return Err(PgError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("{name} is a table's row type"),
+        )
+        .with_hint("Use ALTER TABLE instead."));
+    }
+    if let Some(elem) = name
+        .strip_prefix('_')
+        .and_then(|e| db.catalog().enum_type(e))
+    {
+        let elem = &elem.spec.name;
+        return Err(PgError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("cannot alter array type {elem}[]"),
+        )
+        .with_hint(format!(
+            "You can alter type {elem}, which will alter the array type as well."
+        )));
+    }
+    Err(undefined_type(name))
 }
 
 fn alter(

@@ -42,6 +42,13 @@ pub enum TypeStmt {
         /// The new name.
         to: String,
     },
+    /// `ALTER TYPE name OWNER TO role`.
+    OwnerTo {
+        /// Type name.
+        name: String,
+        /// The new owner (`current_user` … as written).
+        owner: String,
+    },
 }
 
 impl TypeStmt {
@@ -120,6 +127,10 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<TypeStmt> {
             let to = c.one_ident()?;
             TypeStmt::Rename { name, to }
         }
+    } else if c.eat_word("owner") {
+        c.expect_word("to")?;
+        let owner = c.one_ident()?;
+        TypeStmt::OwnerTo { name, owner }
     } else {
         return Err(match c.peek() {
             Some(Tok::Word(_)) => PgError::unsupported(format!(

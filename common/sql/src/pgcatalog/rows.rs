@@ -984,7 +984,10 @@ pub fn pg_database(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         ("encoding", Value::Int4(6)),
         ("datlocprovider", ch("c")),
         ("datallowconn", bool(true)),
-        ("datconnlimit", Value::Int4(-1)),
+        (
+            "datconnlimit",
+            Value::Int4(ec.engine().catalog().database_connlimit()),
+        ),
         ("datfrozenxid", Value::Xid(0)),
         ("datminmxid", Value::Xid(1)),
         ("dattablespace", oid(1663)),

@@ -563,8 +563,8 @@ fn read_factor(
                 let cols = aliased(cols, alias.as_ref(), &rel)?;
                 let n = cols.len();
                 f.scope.rel_oids.push((qual.clone(), view.oid));
-                if view.oid == crate::privileges::PG_AUTHID_OID {
-                    // The one catalog only superusers may read.
+                if crate::privileges::superuser_only_relation(view.oid).is_some() {
+                    // A catalog only superusers may read.
                     g.relations.borrow_mut().push(view.oid);
                 }
                 let node = PlanNode::new(NodeKind::SystemView(view), n, 10.0);
@@ -723,6 +723,7 @@ fn view_rel(
     params: &mut ParamTypes,
 ) -> PgResult<(PlanNode, Vec<(String, SqlType)>)> {
     g.relations.borrow_mut().push(view.oid);
+    super::subselect::note_view();
     if g.expanding.borrow().contains(&view.oid) {
         return Err(PgError::new(
             sqlstate::INVALID_OBJECT_DEFINITION,

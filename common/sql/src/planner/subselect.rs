@@ -71,21 +71,31 @@ thread_local! {
     /// level named (privilege checks, `crate::aclchk`).
     static NAMED: std::cell::RefCell<Option<Vec<pgtypes::Oid>>> =
         const { std::cell::RefCell::new(None) };
+    /// While [`collect_relations`] runs: whether a view was expanded (a
+    /// superuser's statement is then checked as the views' owners).
+    static VIEW_NAMED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Notes that the statement being planned reads a view.
+pub fn note_view() {
+    VIEW_NAMED.with(|v| v.set(true));
 }
 
 /// Runs `f` (planning on this thread) and returns what it returned with
 /// the relations its statement levels named directly — each [`Global`]
 /// hands its `relations` over when it goes (a view's own query is not
-/// among them).
-pub fn collect_relations<R>(f: impl FnOnce() -> R) -> (R, Vec<pgtypes::Oid>) {
+/// among them) — and whether it expanded a view.
+pub fn collect_relations<R>(f: impl FnOnce() -> R) -> (R, Vec<pgtypes::Oid>, bool) {
     let outer = NAMED.with(|n| n.borrow_mut().replace(Vec::new()));
+    let outer_view = VIEW_NAMED.with(|v| v.replace(false));
     let r = f();
     let mut named = NAMED
         .with(|n| std::mem::replace(&mut *n.borrow_mut(), outer))
         .unwrap_or_default();
+    let view = VIEW_NAMED.with(|v| v.replace(outer_view));
     named.sort_unstable();
     named.dedup();
-    (r, named)
+    (r, named, view)
 }
 
 impl Drop for Global<'_, '_> {
