@@ -47,32 +47,12 @@ use crate::node::Node;
 
 /// The pg_hba.conf path a configuration names.
 pub fn hba_path(config: &Config) -> PathBuf {
-    match config.get("hba_file").filter(|s| !s.is_empty()) {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            if p.is_absolute() {
-                p
-            } else {
-                config.data_dir.join(p)
-            }
-        }
-        None => config.data_dir.join("pg_hba.conf"),
-    }
+    config.file_path("hba_file", "pg_hba.conf")
 }
 
 /// The pg_ident.conf path a configuration names.
 pub fn ident_path(config: &Config) -> PathBuf {
-    match config.get("ident_file").filter(|s| !s.is_empty()) {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            if p.is_absolute() {
-                p
-            } else {
-                config.data_dir.join(p)
-            }
-        }
-        None => config.data_dir.join("pg_ident.conf"),
-    }
+    config.file_path("ident_file", "pg_ident.conf")
 }
 
 /// The node's loaded rules (None: no file, everyone is trusted) and user

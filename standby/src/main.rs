@@ -484,7 +484,6 @@ async fn run(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-
 /// `wal_receiver_status_interval`, at least a second.
 fn status_interval(c: &Config) -> Duration {
     Duration::from_secs(c.int("wal_receiver_status_interval").max(1) as u64)

@@ -186,7 +186,10 @@ fn horizon_recomputed_once_per_snapshot() {
     let (r0, a0) = horizon_counters(&s);
     assert_eq!(s.query_safe("SELECT count(*) FROM h"), "1");
     let (r1, a1) = horizon_counters(&s);
-    assert!(r1 > r0, "a full page between the bounds recomputes: {r0} -> {r1}");
+    assert!(
+        r1 > r0,
+        "a full page between the bounds recomputes: {r0} -> {r1}"
+    );
     // No completion since: the same snapshot generation, no recompute.
     for _ in 0..5 {
         assert_eq!(s.query_safe("SELECT count(*) FROM h"), "1");

@@ -80,7 +80,11 @@ fn reload_applies_sighup_settings() {
     // Undoing the restart-only change clears pending_restart.
     primary.safe_sql("ALTER SYSTEM RESET shared_buffers");
     let at = primary.log_position();
-    reload(&primary, at, "received SIGHUP, reloading configuration files");
+    reload(
+        &primary,
+        at,
+        "received SIGHUP, reloading configuration files",
+    );
     assert!(primary.poll_query_until(
         "SELECT pending_restart FROM pg_settings WHERE name = 'shared_buffers'",
         "f"

@@ -106,7 +106,10 @@ fn slot_functions_on_primary_and_standby() {
         standby.safe_sql("SELECT pg_create_physical_replication_slot('cascade', true) IS NOT NULL"),
         "t"
     );
-    assert_eq!(standby.safe_sql(&format!("{SLOT}'cascade'")), "physical|f|f");
+    assert_eq!(
+        standby.safe_sql(&format!("{SLOT}'cascade'")),
+        "physical|f|f"
+    );
     standby.safe_sql("SELECT pg_drop_replication_slot('cascade')");
     assert_eq!(
         standby.safe_sql("SELECT count(*) FROM pg_replication_slots"),
@@ -123,7 +126,9 @@ fn slot_functions_on_primary_and_standby() {
     );
     primary.restart();
     assert_eq!(
-        primary.safe_sql("SELECT string_agg(slot_name, ',' ORDER BY slot_name) FROM pg_replication_slots"),
+        primary.safe_sql(
+            "SELECT string_agg(slot_name, ',' ORDER BY slot_name) FROM pg_replication_slots"
+        ),
         "lazy,typed"
     );
 }

@@ -1180,7 +1180,13 @@ impl FlushState {
             let tli = TimeLineId(sh.tli.load(Ordering::Acquire));
             let existed = segno <= sh.prealloc.load(Ordering::Acquire)
                 && segment_path_tli(&sh.dir, tli, segno, sh.opts.segment_size).exists();
-            let f = create_segment(&sh.dir, tli, segno, sh.opts.segment_size, sh.fsync.load(Ordering::Relaxed))?;
+            let f = create_segment(
+                &sh.dir,
+                tli,
+                segno,
+                sh.opts.segment_size,
+                sh.fsync.load(Ordering::Relaxed),
+            )?;
             if !existed {
                 sh.stats.segments_created.fetch_add(1, Ordering::Relaxed);
             }

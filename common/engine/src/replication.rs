@@ -546,7 +546,6 @@ pub fn drop_slot(db: &crate::Engine, name: &str) -> PgResult<()> {
     Ok(())
 }
 
-
 /// Keeps `db`'s WAL from `lsn` on until the returned guard is dropped (a
 /// base backup copying it): [`ReplicationState::oldest_kept_lsn`].
 pub fn hold_wal(db: &Arc<crate::Engine>, lsn: Lsn) -> WalHold {

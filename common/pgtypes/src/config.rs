@@ -698,6 +698,17 @@ pub struct Reloaded {
 }
 
 impl Config {
+    /// The file a path setting (`hba_file`, `ident_file`) names: absolute
+    /// as given, relative to the data directory, or `default_name` in the
+    /// data directory when unset or empty.
+    pub fn file_path(&self, setting: &str, default_name: &str) -> std::path::PathBuf {
+        match self.get(setting).filter(|s| !s.is_empty()) {
+            Some(p) if std::path::Path::new(p).is_absolute() => std::path::PathBuf::from(p),
+            Some(p) => self.data_dir.join(p),
+            None => self.data_dir.join(default_name),
+        }
+    }
+
     /// Defaults only, for `data_dir`.
     pub fn new(data_dir: impl Into<PathBuf>) -> Config {
         let values = SETTINGS
@@ -1223,16 +1234,24 @@ mod tests {
     fn reload_rules() {
         let dir = tempfile::tempdir().unwrap();
         let conf = dir.path().join("hotpair.conf");
-        std::fs::write(&conf, "wal_keep_size = 16
-").unwrap();
+        std::fs::write(
+            &conf,
+            "wal_keep_size = 16
+",
+        )
+        .unwrap();
         let c = Config::load(dir.path(), &["primary_conninfo=host=a".into()]).unwrap();
         let mut session = c.clone();
         session.set("work_mem", "1MB").unwrap();
 
-        std::fs::write(&conf, "wal_keep_size = 16
+        std::fs::write(
+            &conf,
+            "wal_keep_size = 16
 port = 6000
 work_mem = 8MB
-").unwrap();
+",
+        )
+        .unwrap();
         let r = c.reload().unwrap();
         assert_eq!(r.applied, vec![("work_mem", "8MB".to_string())]);
         assert_eq!(r.needs_restart, vec!["port"]);
@@ -1244,17 +1263,25 @@ work_mem = 8MB
         assert_eq!(c.clone().rebased(&r.config).get("work_mem"), Some("8MB"));
 
         // The file now names primary_conninfo: it wins over `-c`.
-        std::fs::write(&conf, "wal_keep_size = 16
+        std::fs::write(
+            &conf,
+            "wal_keep_size = 16
 primary_conninfo = 'host=b'
-").unwrap();
+",
+        )
+        .unwrap();
         let r = r.config.reload().unwrap();
         assert_eq!(r.config.get("primary_conninfo"), Some("host=b"));
         assert!(!r.config.pending_restart("port"), "the file agrees again");
         assert_eq!(r.config.get("work_mem"), Some("4MB"), "removed: default");
 
-        std::fs::write(&conf, "wal_keep_size = 32
+        std::fs::write(
+            &conf,
+            "wal_keep_size = 32
 work_mem = banana
-").unwrap();
+",
+        )
+        .unwrap();
         assert!(r.config.reload().is_err());
     }
 }

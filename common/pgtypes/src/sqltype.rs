@@ -927,8 +927,7 @@ pub fn record_out(fields: &[Option<&str>]) -> String {
         }
         let Some(f) = f else { continue };
         let quote = f.is_empty()
-            || f
-                .chars()
+            || f.chars()
                 .any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || c.is_ascii_whitespace());
         if quote {
             out.push('"');
@@ -954,7 +953,13 @@ mod record_tests {
     #[test]
     fn record_text_form() {
         assert_eq!(record_out(&[Some("s1"), None]), "(s1,)");
-        assert_eq!(record_out(&[Some("s1"), Some("0/3000060")]), "(s1,0/3000060)");
-        assert_eq!(record_out(&[Some(""), Some("a b"), Some("x\"y")]), "(\"\",\"a b\",\"x\"\"y\")");
+        assert_eq!(
+            record_out(&[Some("s1"), Some("0/3000060")]),
+            "(s1,0/3000060)"
+        );
+        assert_eq!(
+            record_out(&[Some(""), Some("a b"), Some("x\"y")]),
+            "(\"\",\"a b\",\"x\"\"y\")"
+        );
     }
 }

@@ -234,19 +234,7 @@ pub type HbaFileRows = Vec<Result<HbaLine, HbaError>>;
 impl HbaRules {
     /// Parses `text`; any faulty line makes the whole file invalid.
     pub fn parse(text: &str) -> Result<HbaRules, Vec<HbaError>> {
-        let mut lines = Vec::new();
-        let mut errors = Vec::new();
-        for row in parse_rows(text) {
-            match row {
-                Ok(l) => lines.push(l),
-                Err(e) => errors.push(e),
-            }
-        }
-        if errors.is_empty() {
-            Ok(HbaRules { lines })
-        } else {
-            Err(errors)
-        }
+        all_or_errors(parse_rows(text)).map(|lines| HbaRules { lines })
     }
 
     /// Reads and parses the file at `path`. The outer error is an I/O one.
@@ -692,6 +680,24 @@ pub fn initial_file(local_method: &str, host_method: &str) -> String {
          host    replication     all             127.0.0.1/32            {host_method}\n\
          host    replication     all             ::1/128                 {host_method}\n"
     )
+}
+
+/// The valid lines if every line is, else every error: one faulty line
+/// keeps the whole file out (pg_hba.conf and pg_ident.conf alike).
+pub fn all_or_errors<T, E>(rows: impl IntoIterator<Item = Result<T, E>>) -> Result<Vec<T>, Vec<E>> {
+    let mut lines = Vec::new();
+    let mut errors = Vec::new();
+    for row in rows {
+        match row {
+            Ok(l) => lines.push(l),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(lines)
+    } else {
+        Err(errors)
+    }
 }
 
 #[cfg(test)]

@@ -96,19 +96,7 @@ pub enum UsermapFailure {
 impl IdentMaps {
     /// Parses `text`; any faulty line makes the whole file invalid.
     pub fn parse(text: &str) -> Result<IdentMaps, Vec<IdentError>> {
-        let mut lines = Vec::new();
-        let mut errors = Vec::new();
-        for row in parse_rows(text) {
-            match row {
-                Ok(l) => lines.push(l),
-                Err(e) => errors.push(e),
-            }
-        }
-        if errors.is_empty() {
-            Ok(IdentMaps { lines })
-        } else {
-            Err(errors)
-        }
+        crate::hba::all_or_errors(parse_rows(text)).map(|lines| IdentMaps { lines })
     }
 
     /// Reads and parses the file at `path`. The outer error is an I/O one.

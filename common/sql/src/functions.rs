@@ -128,12 +128,16 @@ pub trait EvalContext {
         temporary: bool,
     ) -> PgResult<Option<u64>> {
         let _ = (name, reserve, temporary);
-        Err(PgError::unsupported("replication slots are not available here"))
+        Err(PgError::unsupported(
+            "replication slots are not available here",
+        ))
     }
     /// pg_drop_replication_slot. Default: 0A000 (no node).
     fn drop_replication_slot(&mut self, name: &str) -> PgResult<()> {
         let _ = name;
-        Err(PgError::unsupported("replication slots are not available here"))
+        Err(PgError::unsupported(
+            "replication slots are not available here",
+        ))
     }
     /// nextval / currval / setval / lastval (`crate::sequence`). Default:
     /// 0A000 (no session).

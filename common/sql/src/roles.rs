@@ -680,11 +680,7 @@ fn array(items: &[String]) -> Value {
 /// in force, as PostgreSQL), one row per line, faulty ones with `error`.
 pub fn pg_hba_file_rules(e: &Engine) -> Vec<Vec<Value>> {
     let config = e.config();
-    let path = match config.get("hba_file").filter(|s| !s.is_empty()) {
-        Some(p) if std::path::Path::new(p).is_absolute() => std::path::PathBuf::from(p),
-        Some(p) => config.data_dir.join(p),
-        None => config.data_dir.join("pg_hba.conf"),
-    };
+    let path = config.file_path("hba_file", "pg_hba.conf");
     let Ok(content) = std::fs::read_to_string(&path) else {
         return Vec::new();
     };
@@ -731,11 +727,7 @@ pub fn pg_hba_file_rules(e: &Engine) -> Vec<Vec<Value>> {
 /// per line, faulty ones with only `line_number` and `error`.
 pub fn pg_ident_file_mappings(e: &Engine) -> Vec<Vec<Value>> {
     let config = e.config();
-    let path = match config.get("ident_file").filter(|s| !s.is_empty()) {
-        Some(p) if std::path::Path::new(p).is_absolute() => std::path::PathBuf::from(p),
-        Some(p) => config.data_dir.join(p),
-        None => config.data_dir.join("pg_ident.conf"),
-    };
+    let path = config.file_path("ident_file", "pg_ident.conf");
     let Ok(content) = std::fs::read_to_string(&path) else {
         return Vec::new();
     };

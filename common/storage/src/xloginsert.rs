@@ -521,7 +521,10 @@ impl PageInsert<'_> {
     /// or before the redo point, and the change does not re-initialise the
     /// page.
     pub fn before_change(&self, tag: BufferTag, page: &Page, will_init: bool) -> PgResult<()> {
-        if will_init || !self.xlog.full_page_writes.load(Ordering::Relaxed) || page.lsn() > *self.redo {
+        if will_init
+            || !self.xlog.full_page_writes.load(Ordering::Relaxed)
+            || page.lsn() > *self.redo
+        {
             return Ok(());
         }
         with_payload(|p| {
