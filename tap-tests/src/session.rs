@@ -131,6 +131,23 @@ pub struct Session {
 }
 
 impl Session {
+    /// Reads `table` twice and asserts (with `message`) that this
+    /// session's cached snapshot was reused: `snapshots_reused` in
+    /// `hotpair_stat_snapshots` rose. The caller keeps the node's other
+    /// sessions idle meanwhile, so the rise is this session's.
+    pub fn prove_snapshot_reuse(&self, table: &str, message: &str) {
+        let reused = || -> u64 {
+            self.query_safe("SELECT snapshots_reused FROM hotpair_stat_snapshots")
+                .parse()
+                .expect("counter")
+        };
+        let before = reused();
+        let read = format!("SELECT count(*) FROM {table}");
+        self.query_safe(&read);
+        self.query_safe(&read);
+        assert!(reused() > before, "{message}");
+    }
+
     /// Connects to `connstr`; panics if the connection fails. `name` labels
     /// failure messages (e.g. the node's name).
     pub fn connect(name: &str, connstr: &str) -> Session {

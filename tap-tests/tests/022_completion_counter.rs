@@ -12,22 +12,10 @@
 
 use tap_tests::{Node, Session};
 
-fn reused(s: &Session) -> u64 {
-    s.query_safe("SELECT snapshots_reused FROM hotpair_stat_snapshots")
-        .parse()
-        .expect("counter")
-}
-
 /// Makes `s` reuse its cached snapshot at least once (no completion in
 /// between is replayed: the primary is idle).
 fn prove_reuse(s: &Session) {
-    let before = reused(s);
-    s.query_safe("SELECT count(*) FROM t");
-    s.query_safe("SELECT count(*) FROM t");
-    assert!(
-        reused(s) > before,
-        "standby session reuses its cached snapshot"
-    );
+    s.prove_snapshot_reuse("t", "standby session reuses its cached snapshot");
 }
 
 /// Whether the standby session's next statement snapshot

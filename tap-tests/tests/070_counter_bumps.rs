@@ -24,19 +24,10 @@
 
 use tap_tests::{Node, Session};
 
-fn reused(s: &Session) -> u64 {
-    s.query_safe("SELECT snapshots_reused FROM hotpair_stat_snapshots")
-        .parse()
-        .expect("counter")
-}
-
 /// Makes `s` reuse its cached snapshot at least once; every other session
 /// of the node is idle meanwhile, so the rise is `s`'s.
 fn prove_reuse(s: &Session) {
-    let before = reused(s);
-    s.query_safe("SELECT count(*) FROM t");
-    s.query_safe("SELECT count(*) FROM t");
-    assert!(reused(s) > before, "session reuses its cached snapshot");
+    s.prove_snapshot_reuse("t", "session reuses its cached snapshot");
 }
 
 /// The next statement snapshot of `s` (`pg_current_snapshot()`):

@@ -676,12 +676,16 @@ fn array(items: &[String]) -> Value {
     text(&format!("{{{}}}", quoted.join(",")))
 }
 
+/// The authentication file a path setting names, as it is now on disk
+/// (None if it cannot be read: the views show no rows).
+fn read_conf_file(e: &Engine, setting: &str, default_name: &str) -> Option<String> {
+    std::fs::read_to_string(e.config().file_path(setting, default_name)).ok()
+}
+
 /// `pg_hba_file_rules` rows: the file as it is now on disk (not the rules
 /// in force, as PostgreSQL), one row per line, faulty ones with `error`.
 pub fn pg_hba_file_rules(e: &Engine) -> Vec<Vec<Value>> {
-    let config = e.config();
-    let path = config.file_path("hba_file", "pg_hba.conf");
-    let Ok(content) = std::fs::read_to_string(&path) else {
+    let Some(content) = read_conf_file(e, "hba_file", "pg_hba.conf") else {
         return Vec::new();
     };
     server::hba::parse_rows(&content)
@@ -726,9 +730,7 @@ pub fn pg_hba_file_rules(e: &Engine) -> Vec<Vec<Value>> {
 /// `pg_ident_file_mappings` rows: the file as it is now on disk, one row
 /// per line, faulty ones with only `line_number` and `error`.
 pub fn pg_ident_file_mappings(e: &Engine) -> Vec<Vec<Value>> {
-    let config = e.config();
-    let path = config.file_path("ident_file", "pg_ident.conf");
-    let Ok(content) = std::fs::read_to_string(&path) else {
+    let Some(content) = read_conf_file(e, "ident_file", "pg_ident.conf") else {
         return Vec::new();
     };
     server::ident::parse_rows(&content)
