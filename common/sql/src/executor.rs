@@ -713,9 +713,10 @@ fn eval_lookup_key(
     Ok(true)
 }
 
-/// True if the version at `tid` is dead to every snapshot, present and
-/// future: its inserter aborted, or its deleter committed before
-/// `horizon` (the oldest xmin of any running transaction). Its page can
+/// The removable horizon under which the version at `tid` is dead to
+/// every snapshot, present and future (`None`: some snapshot may need it):
+/// its inserter aborted, or its deleter committed before the horizon,
+/// asked through GlobalVis with the scan's own `snapshot`. Its page can
 /// then be pruned, which removes it and its index entries (index scans
 /// ask on the way: PostgreSQL's kill_prior_tuple). An empty slot is not
 /// dead: its version's entries went before it was freed, and an entry
@@ -724,11 +725,25 @@ pub fn dead_to_all(
     db: &Engine,
     rel: pgtypes::RelFileId,
     tid: ItemPointer,
-    horizon: TransactionId,
-) -> PgResult<bool> {
+    snapshot: &Snapshot,
+) -> PgResult<Option<TransactionId>> {
     match db.heap().fetch_any(rel, tid, |h, _| *h)? {
-        Some(h) => header_dead_to_all(db, &h, horizon),
-        None => Ok(false),
+        Some(h) => {
+            // GlobalVis: the cached bound first (one atomic load); only a
+            // version it does not call dead asks `prune_horizon`, which
+            // recomputes at most once per snapshot — never a scan of every
+            // session's xmin per lookup.
+            let bound = db.procarray().removable_bound();
+            if header_dead_to_all(db, &h, bound)? {
+                return Ok(Some(bound));
+            }
+            let xid = if h.xmax.is_valid() { h.xmax } else { h.xmin };
+            match db.procarray().prune_horizon(xid, snapshot) {
+                Some(horizon) if header_dead_to_all(db, &h, horizon)? => Ok(Some(horizon)),
+                _ => Ok(None),
+            }
+        }
+        None => Ok(None),
     }
 }
 
@@ -766,7 +781,6 @@ pub fn scan_table<'a>(
             }
             let mut tids: Vec<ItemPointer> = Vec::new();
             index.index.lookup(&kb, &mut |t| tids.push(t));
-            let mut horizon: Option<TransactionId> = None;
             for tid in tids {
                 ec.tick()?;
                 let found = db.heap().fetch(table.rel, tid, &cx, |data| {
@@ -777,8 +791,7 @@ pub fn scan_table<'a>(
                         // Invisible to us; if dead to everyone, prune its
                         // page, which drops its entries too, so later
                         // lookups do not pay for it (kill_prior_tuple).
-                        let h = *horizon.get_or_insert_with(|| db.procarray().oldest_xmin());
-                        if dead_to_all(db, table.rel, tid, h)? {
+                        if let Some(h) = dead_to_all(db, table.rel, tid, cx.snapshot)? {
                             db.heap().prune_block(
                                 table.rel,
                                 tid.block,

@@ -49,6 +49,7 @@ pub mod cgroup;
 pub mod cleanup;
 pub mod copy;
 pub mod goals;
+pub mod horizon;
 pub mod idle;
 pub mod latency;
 pub mod manyidle;

@@ -151,11 +151,23 @@ impl PgPair {
         );
         append(&pair.primary.data_dir.join("postgresql.conf"), &conf)?;
         // initdb trusts 127.0.0.1 only; the many-sessions workload connects
-        // from 127.0.0.2 and up (hotpair accepts any address).
+        // from 127.0.0.2 and up (hotpair's target adds the same line).
         append(
             &pair.primary.data_dir.join("pg_hba.conf"),
             "host all all 127.0.0.0/8 trust\n",
         )?;
+        // `connect` logs one role in with SCRAM: its line goes first.
+        let hba = pair.primary.data_dir.join("pg_hba.conf");
+        let old =
+            std::fs::read_to_string(&hba).map_err(|e| format!("read {}: {e}", hba.display()))?;
+        std::fs::write(
+            &hba,
+            format!(
+                "host all {} 127.0.0.0/8 scram-sha-256\n{old}",
+                super::workloads::SCRAM_ROLE
+            ),
+        )
+        .map_err(|e| format!("write {}: {e}", hba.display()))?;
 
         // 2. Start it.
         pair.pg_ctl_start(false)?;

@@ -154,6 +154,19 @@ impl Target {
                 "# bench settings\n{}{extra_conf}",
                 settings.conf_lines()
             ));
+            // The default pg_hba.conf (written at first start when there is
+            // none) trusts 127.0.0.1 only, as initdb's; the many-sessions
+            // workloads connect from 127.0.0.2 and up; `connect` logs one
+            // role in with SCRAM.
+            let hba = node.data_dir().join("pg_hba.conf");
+            std::fs::write(
+                &hba,
+                format!(
+                    "host all {} 127.0.0.0/8 scram-sha-256\nlocal all all trust\nhost all all 127.0.0.0/8 trust\nlocal replication all trust\nhost replication all 127.0.0.0/8 trust\n",
+                    super::workloads::SCRAM_ROLE
+                ),
+            )
+            .expect("write pg_hba.conf");
             node.start();
             node
         });

@@ -40,20 +40,20 @@ use tap_tests::bench::report::{json_str, Table};
 use tap_tests::bench::target::{Kind, Target};
 use tap_tests::bench::workloads::{self, Ctx};
 use tap_tests::bench::{
-    cgroup, cleanup, copy, goals, latency, manyidle, pg, pgbench, svg, sysinfo, RunConfig,
+    cgroup, cleanup, copy, goals, horizon, latency, manyidle, pg, pgbench, svg, sysinfo, RunConfig,
 };
 
 /// Every workload, in run order.
-const WORKLOADS: [&str; 10] = [
+const WORKLOADS: [&str; 11] = [
     "select", "idle", "snapshot", "tpcb", "connect", "memory", "commit", "latency", "copy",
-    "manyidle",
+    "manyidle", "horizon",
 ];
 
 /// Command line of `bench`.
 #[derive(Parser, Debug)]
 #[command(name = "bench", about = "hotpair vs PostgreSQL 15 benchmarks")]
 struct Args {
-    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy manyidle.
+    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy manyidle horizon.
     workloads: Vec<String>,
 
     /// Short durations and small counts: a smoke run of a minute or two.
@@ -332,6 +332,7 @@ fn main() -> ExitCode {
             "latency" => latency::commit_to_visible(&mut ctx),
             "copy" => copy::copy(&mut ctx),
             "manyidle" => manyidle::many_idle(&mut ctx),
+            "horizon" => horizon::horizon(&mut ctx),
             _ => Vec::new(),
         };
         for t in &new {

@@ -18,7 +18,7 @@ use engine::catalog::{IndexDef, RelShared, TableDef};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
-use pgtypes::{ItemPointer, TransactionId};
+use pgtypes::ItemPointer;
 use std::sync::Arc;
 use storage::heapam::HeapScan;
 
@@ -117,7 +117,6 @@ pub struct IndexScanNode<'p> {
     started: bool,
     tids: Vec<ItemPointer>,
     pos: usize,
-    horizon: Option<TransactionId>,
     types: Vec<SqlType>,
     row: Vec<Value>,
 }
@@ -143,7 +142,6 @@ impl<'p> IndexScanNode<'p> {
             started: false,
             tids: Vec::new(),
             pos: 0,
-            horizon: None,
             types: table.types(),
             row: Vec::new(),
         }
@@ -178,10 +176,7 @@ impl ExecNode for IndexScanNode<'_> {
                 None => {
                     // Invisible to us; if dead to everyone, prune its page,
                     // which drops its entries too (kill_prior_tuple).
-                    let h = *self
-                        .horizon
-                        .get_or_insert_with(|| db.procarray().oldest_xmin());
-                    if dead_to_all(db, self.table.rel, tid, h)? {
+                    if let Some(h) = dead_to_all(db, self.table.rel, tid, cx.snapshot)? {
                         db.heap().prune_block(
                             self.table.rel,
                             tid.block,
