@@ -306,7 +306,11 @@ impl OldSnapshot {
 
     /// Records that a prune logged at `lsn` removed from `block` of `rel`
     /// the versions `removed` (xmin, xmax) that the ordinary horizon would
-    /// have kept. Also recorded relation-wide for index scans.
+    /// have kept; `block` [`INDEX_BLOCK`] records it relation-wide, for
+    /// index scans (pruning does that before it removes the index entries,
+    /// with `Lsn(u64::MAX)`: the relation test relies on the versions).
+    /// Called under the page's exclusive lock (or before the index entries
+    /// go), so a reader that sees the change finds the record.
     pub fn record_early(
         &self,
         rel: u32,
@@ -317,14 +321,13 @@ impl OldSnapshot {
         if removed.is_empty() {
             return;
         }
-        for key in [(rel, block), (rel, INDEX_BLOCK)] {
-            let mut m = self.stripe(key).lock();
-            let r = m.entry(key).or_insert_with(|| {
-                self.early_count.fetch_add(1, RELAXED);
-                EarlyRemoval::default()
-            });
-            r.add(removed, lsn);
-        }
+        let key = (rel, block);
+        let mut m = self.stripe(key).lock();
+        let r = m.entry(key).or_insert_with(|| {
+            self.early_count.fetch_add(1, RELAXED);
+            EarlyRemoval::default()
+        });
+        r.add(removed, lsn);
     }
 
     fn stripe(&self, key: (u32, u32)) -> &Mutex<HashMap<(u32, u32), EarlyRemoval>> {
@@ -421,6 +424,12 @@ mod tests {
         }
     }
 
+    /// What pruning does: the relation first, then the page.
+    fn record(o: &OldSnapshot, rel: u32, block: u32, removed: &[(TransactionId, TransactionId)], lsn: Lsn) {
+        o.record_early(rel, INDEX_BLOCK, removed, Lsn(u64::MAX));
+        o.record_early(rel, block, removed, lsn);
+    }
+
     fn state(minutes: i64, now: u64) -> OldSnapshot {
         let o = OldSnapshot::new(minutes);
         o.clock.store(now, RELAXED);
@@ -433,14 +442,14 @@ mod tests {
         let st = SubTrans::new();
         let s = old_snap();
         // inserted by 90 (visible), deleted by 120 (after the snapshot)
-        o.record_early(7, 3, &[(x(90), x(120))], Lsn(60));
+        record(&o, 7, 3, &[(x(90), x(120))], Lsn(60));
         let e = o.test_page(&s, 7, 3, Lsn(60), &st).unwrap_err();
         assert_eq!(e.code, "72000", "snapshot too old");
         assert_eq!(e.message, "snapshot too old");
         assert!(o.test_relation(&s, 7, &st).is_err(), "index scans too");
         // a deleter running when the snapshot was taken is invisible too
         let o = state(0, 2000);
-        o.record_early(7, 3, &[(x(90), x(105))], Lsn(60));
+        record(&o, 7, 3, &[(x(90), x(105))], Lsn(60));
         assert!(o.test_page(&s, 7, 3, Lsn(60), &st).is_err(), "xip deleter");
     }
 
@@ -454,11 +463,11 @@ mod tests {
         // Removed versions the snapshot never saw: deleted before it
         // (xmax 95 < xmin), inserted after it (xmin 115), inserted by a
         // transaction running at the snapshot (105).
-        o.record_early(7, 3, &[(x(80), x(95)), (x(115), x(120)), (x(105), x(121))], Lsn(70));
+        record(&o, 7, 3, &[(x(80), x(95)), (x(115), x(120)), (x(105), x(121))], Lsn(70));
         assert!(o.test_page(&s, 7, 3, Lsn(70), &st).is_ok(), "nothing it sees");
         assert!(o.test_relation(&s, 7, &st).is_ok(), "nothing it sees (index)");
         // Another page, another relation.
-        o.record_early(8, 4, &[(x(90), x(120))], Lsn(80));
+        record(&o, 8, 4, &[(x(90), x(120))], Lsn(80));
         assert!(o.test_page(&s, 7, 4, Lsn(80), &st).is_ok(), "other page");
         assert!(o.test_page(&s, 8, 5, Lsn(80), &st).is_ok(), "other block");
         assert!(o.test_page(&s, 8, 4, Lsn(80), &st).is_err(), "that page");
@@ -466,7 +475,7 @@ mod tests {
         assert!(o.test_page(&s, 8, 4, Lsn(50), &st).is_ok(), "old page LSN");
         // A young snapshot (threshold 10 min, taken 60 s ago).
         let o = state(10, 1060);
-        o.record_early(8, 4, &[(x(90), x(120))], Lsn(80));
+        record(&o, 8, 4, &[(x(90), x(120))], Lsn(80));
         assert!(o.test_page(&s, 8, 4, Lsn(80), &st).is_ok(), "young snapshot");
         o.clock.store(1000 + 600, RELAXED);
         assert!(o.test_page(&s, 8, 4, Lsn(80), &st).is_err(), "now old");
@@ -483,7 +492,7 @@ mod tests {
     fn off_never_errors() {
         let o = OldSnapshot::new(-1);
         let st = SubTrans::new();
-        o.record_early(7, 3, &[(x(90), x(120))], Lsn(60));
+        record(&o, 7, 3, &[(x(90), x(120))], Lsn(60));
         assert!(o.test_page(&old_snap(), 7, 3, Lsn(60), &st).is_ok());
         let mut s = Snapshot::default();
         o.stamp(&mut s);
@@ -496,9 +505,9 @@ mod tests {
         let st = SubTrans::new();
         let s = old_snap();
         let many: Vec<_> = (0..MAX_PAIRS as u64 + 5).map(|i| (x(10 + i), x(50 + i))).collect();
-        o.record_early(1, 1, &many, Lsn(60));
+        record(&o, 1, 1, &many, Lsn(60));
         assert!(o.test_page(&s, 1, 1, Lsn(60), &st).is_ok(), "all deleted before");
-        o.record_early(1, 1, &[(x(20), x(130))], Lsn(61));
+        record(&o, 1, 1, &[(x(20), x(130))], Lsn(61));
         assert!(o.test_page(&s, 1, 1, Lsn(61), &st).is_err(), "lossy sees it");
     }
 
@@ -514,7 +523,7 @@ mod tests {
         o.tick(245, x(130), x(100));
         assert_eq!(o.map_limited(), x(110));
         // purge: records whose deleters are below the ordinary horizon go
-        o.record_early(1, 1, &[(x(90), x(120))], Lsn(60));
+        record(&o, 1, 1, &[(x(90), x(120))], Lsn(60));
         assert_eq!(o.early_records(), 2, "page and relation");
         o.tick(246, x(130), x(120));
         assert_eq!(o.early_records(), 2, "120 still needed at horizon 120");
