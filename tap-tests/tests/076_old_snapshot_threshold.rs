@@ -176,7 +176,9 @@ fn standby_keeps_recovery_conflicts() {
     table(&primary, "g");
     let standby = Node::new("standby");
     standby.init_from_backup(&primary, "backup", true);
-    standby.append_conf("max_standby_streaming_delay = 0");
+    standby.start(); // takes the base backup
+    standby.stop("fast");
+    standby.append_conf("old_snapshot_threshold = 0\nmax_standby_streaming_delay = 0");
     standby.start();
     primary.wait_for_replay(&standby);
     assert_eq!(standby.safe_sql("SHOW old_snapshot_threshold"), "0");
