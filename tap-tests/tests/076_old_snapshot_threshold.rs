@@ -91,7 +91,10 @@ fn removed_rows_fail_the_old_snapshot() {
 
     // 5. New snapshots are not old: the same reads succeed.
     assert_eq!(scan.query_safe("SELECT count(*), sum(v) FROM a"), "5|400");
-    assert_eq!(lookup.query_safe("SELECT count(*) FROM e WHERE id = 3"), "0");
+    assert_eq!(
+        lookup.query_safe("SELECT count(*) FROM e WHERE id = 3"),
+        "0"
+    );
 }
 
 #[test]
@@ -103,8 +106,14 @@ fn changes_that_remove_nothing_it_sees_do_not_fail() {
 
     // 1. A long REPEATABLE READ report starts.
     let report = repeatable_read(&primary, "report");
-    assert_eq!(report.query_safe("SELECT count(*), sum(v) FROM b"), "10|550");
-    assert_eq!(report.query_safe("SELECT count(*), sum(v) FROM c"), "10|550");
+    assert_eq!(
+        report.query_safe("SELECT count(*), sum(v) FROM b"),
+        "10|550"
+    );
+    assert_eq!(
+        report.query_safe("SELECT count(*), sum(v) FROM c"),
+        "10|550"
+    );
 
     // 2. Inserts into b's page: its LSN moves past the snapshot's, nothing
     //    is removed — PostgreSQL 16 failed here.

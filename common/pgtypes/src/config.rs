@@ -1223,6 +1223,27 @@ mod tests {
     }
 
     #[test]
+    fn old_snapshot_threshold_in_minutes() {
+        let mut c = Config::new("/tmp/x");
+        assert_eq!(c.int("old_snapshot_threshold"), -1, "off by default");
+        for (v, min) in [
+            ("0", 0),
+            ("10", 10),
+            ("10min", 10),
+            ("2h", 120),
+            ("1d", 1440),
+            ("-1", -1),
+        ] {
+            c.set("old_snapshot_threshold", v).unwrap();
+            assert_eq!(c.int("old_snapshot_threshold"), min, "{v}");
+        }
+        for v in ["-2", "86401", "10ms", "ten"] {
+            let e = c.set("old_snapshot_threshold", v).unwrap_err();
+            assert_eq!(e.code, sqlstate::INVALID_PARAMETER_VALUE, "{v}");
+        }
+    }
+
+    #[test]
     fn units_parse() {
         let mut c = Config::new("/tmp/x");
         assert_eq!(c.shared_buffers_pages(), 128 * 1024 / 8);

@@ -331,7 +331,9 @@ impl OldSnapshot {
     }
 
     fn stripe(&self, key: (u32, u32)) -> &Mutex<HashMap<(u32, u32), EarlyRemoval>> {
-        let h = (key.0 as usize).wrapping_mul(31).wrapping_add(key.1 as usize);
+        let h = (key.0 as usize)
+            .wrapping_mul(31)
+            .wrapping_add(key.1 as usize);
         &self.early[h % STRIPES]
     }
 
@@ -425,7 +427,13 @@ mod tests {
     }
 
     /// What pruning does: the relation first, then the page.
-    fn record(o: &OldSnapshot, rel: u32, block: u32, removed: &[(TransactionId, TransactionId)], lsn: Lsn) {
+    fn record(
+        o: &OldSnapshot,
+        rel: u32,
+        block: u32,
+        removed: &[(TransactionId, TransactionId)],
+        lsn: Lsn,
+    ) {
         o.record_early(rel, INDEX_BLOCK, removed, Lsn(u64::MAX));
         o.record_early(rel, block, removed, lsn);
     }
@@ -463,9 +471,21 @@ mod tests {
         // Removed versions the snapshot never saw: deleted before it
         // (xmax 95 < xmin), inserted after it (xmin 115), inserted by a
         // transaction running at the snapshot (105).
-        record(&o, 7, 3, &[(x(80), x(95)), (x(115), x(120)), (x(105), x(121))], Lsn(70));
-        assert!(o.test_page(&s, 7, 3, Lsn(70), &st).is_ok(), "nothing it sees");
-        assert!(o.test_relation(&s, 7, &st).is_ok(), "nothing it sees (index)");
+        record(
+            &o,
+            7,
+            3,
+            &[(x(80), x(95)), (x(115), x(120)), (x(105), x(121))],
+            Lsn(70),
+        );
+        assert!(
+            o.test_page(&s, 7, 3, Lsn(70), &st).is_ok(),
+            "nothing it sees"
+        );
+        assert!(
+            o.test_relation(&s, 7, &st).is_ok(),
+            "nothing it sees (index)"
+        );
         // Another page, another relation.
         record(&o, 8, 4, &[(x(90), x(120))], Lsn(80));
         assert!(o.test_page(&s, 7, 4, Lsn(80), &st).is_ok(), "other page");
@@ -476,7 +496,10 @@ mod tests {
         // A young snapshot (threshold 10 min, taken 60 s ago).
         let o = state(10, 1060);
         record(&o, 8, 4, &[(x(90), x(120))], Lsn(80));
-        assert!(o.test_page(&s, 8, 4, Lsn(80), &st).is_ok(), "young snapshot");
+        assert!(
+            o.test_page(&s, 8, 4, Lsn(80), &st).is_ok(),
+            "young snapshot"
+        );
         o.clock.store(1000 + 600, RELAXED);
         assert!(o.test_page(&s, 8, 4, Lsn(80), &st).is_err(), "now old");
         // Unstamped and recovery snapshots are not tested.
@@ -504,11 +527,19 @@ mod tests {
         let o = state(0, 2000);
         let st = SubTrans::new();
         let s = old_snap();
-        let many: Vec<_> = (0..MAX_PAIRS as u64 + 5).map(|i| (x(10 + i), x(50 + i))).collect();
+        let many: Vec<_> = (0..MAX_PAIRS as u64 + 5)
+            .map(|i| (x(10 + i), x(50 + i)))
+            .collect();
         record(&o, 1, 1, &many, Lsn(60));
-        assert!(o.test_page(&s, 1, 1, Lsn(60), &st).is_ok(), "all deleted before");
+        assert!(
+            o.test_page(&s, 1, 1, Lsn(60), &st).is_ok(),
+            "all deleted before"
+        );
         record(&o, 1, 1, &[(x(20), x(130))], Lsn(61));
-        assert!(o.test_page(&s, 1, 1, Lsn(61), &st).is_err(), "lossy sees it");
+        assert!(
+            o.test_page(&s, 1, 1, Lsn(61), &st).is_err(),
+            "lossy sees it"
+        );
     }
 
     #[test]
