@@ -159,6 +159,9 @@ impl EarlyRemoval {
     }
 }
 
+/// One stripe of the early-removal records, by (relation, block).
+type EarlyMap = HashMap<(u32, u32), EarlyRemoval>;
+
 /// The old-snapshot state of a node: setting, coarse clock, time → xid map,
 /// limited horizon and early-removal records. Owned by the procarray.
 pub struct OldSnapshot {
@@ -173,7 +176,7 @@ pub struct OldSnapshot {
     /// The horizon the map allows (0: none yet).
     limited: AtomicU64,
     /// Early-removal records by (relation, block), striped.
-    early: Box<[Mutex<HashMap<(u32, u32), EarlyRemoval>>]>,
+    early: Box<[Mutex<EarlyMap>]>,
     /// Records in `early` (0: no scan needs to look).
     early_count: AtomicUsize,
     /// The WAL insert position for snapshots' `lsn`.
@@ -330,7 +333,7 @@ impl OldSnapshot {
         r.add(removed, lsn);
     }
 
-    fn stripe(&self, key: (u32, u32)) -> &Mutex<HashMap<(u32, u32), EarlyRemoval>> {
+    fn stripe(&self, key: (u32, u32)) -> &Mutex<EarlyMap> {
         let h = (key.0 as usize)
             .wrapping_mul(31)
             .wrapping_add(key.1 as usize);
