@@ -43,6 +43,7 @@ pub mod auth;
 pub mod basebackup;
 pub mod checkpointer;
 pub mod node;
+pub mod old_snapshot_tick;
 pub mod postmaster;
 pub mod redo;
 pub mod standby_log;

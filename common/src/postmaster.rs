@@ -201,6 +201,10 @@ pub async fn run_primary_with(config: Config, boot: crate::auth::Bootstrap) -> R
 
     // The running-xacts timer for hot standbys.
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let ost_tick = tokio::spawn(crate::old_snapshot_tick::run(
+        Arc::clone(&db),
+        stop_rx.clone(),
+    ));
     let timer = tokio::spawn(crate::standby_log::run(Arc::clone(&db), stop_rx));
     let handler = crate::walsender::WalSender::new(Arc::clone(&db));
     let (unix, _socket_file) = unix.unzip();
@@ -211,6 +215,7 @@ pub async fn run_primary_with(config: Config, boot: crate::auth::Bootstrap) -> R
     let served = serve(Arc::clone(&db), listeners, shutdown, Some(handler)).await;
     let _ = stop_tx.send(true);
     let _ = timer.await;
+    let _ = ost_tick.await;
     served.map_err(|e| format!("could not accept connections: {e}"))?;
 
     // Every session has ended: the shutdown checkpoint writes dirty pages

@@ -434,7 +434,9 @@ async fn run(config: Config) -> Result<(), String> {
         let db = db.clone();
         tokio::spawn(async move {
             if promoted_rx.await.is_ok() {
-                common::standby_log::run(db, timer_stop_rx).await;
+                let tick = common::old_snapshot_tick::run(db.clone(), timer_stop_rx.clone());
+                let log = common::standby_log::run(db, timer_stop_rx);
+                tokio::join!(tick, log);
             }
         })
     };

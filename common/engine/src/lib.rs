@@ -151,6 +151,7 @@ impl Engine {
         let max_prepared = config.max_prepared_transactions();
         let max_procs = config.max_connections() + max_prepared + 8;
         let next = next_xid.max(TransactionId::FIRST_NORMAL);
+        let old_snapshot_threshold = config.int("old_snapshot_threshold");
         let engine = Arc::new_cyclic(|me: &Weak<Engine>| {
             // Pruning removes the index entries of the versions it frees
             // (on a primary; a standby's follow replay instead).
@@ -160,7 +161,8 @@ impl Engine {
                 None => Ok(false),
             });
             Engine {
-                procarray: ProcArray::new(max_procs, next),
+                procarray: ProcArray::new(max_procs, next)
+                    .with_old_snapshot_threshold(old_snapshot_threshold),
                 heap: Heap::with_smgr(
                     smgr,
                     config.shared_buffers_pages(),
@@ -180,6 +182,16 @@ impl Engine {
                 backend_status: Arc::default(),
             }
         });
+        // Snapshots' LSN for old_snapshot_threshold: the insert position
+        // once the node writes WAL (0 before: every page reaches the
+        // precise test).
+        let x = Arc::clone(&engine.xlog);
+        engine
+            .procarray
+            .old_snapshot()
+            .set_lsn_source(Box::new(move || {
+                x.writer().map_or(wal::Lsn::INVALID, |w| w.insert_lsn())
+            }));
         if role == Role::Standby {
             // A standby replays WAL continuously instead of the primary's
             // one-shot crash recovery.
@@ -301,7 +313,11 @@ impl Engine {
                 .map(|t| self.catalog.table(t))
                 .collect::<PgResult<Vec<_>>>()?
         };
-        let horizon = self.procarray.oldest_xmin();
+        // TransactionIdLimitedForOldSnapshots: with old_snapshot_threshold
+        // on, versions only snapshots older than it need go too.
+        let horizon = self
+            .procarray
+            .limit_for_old_snapshots(self.procarray.oldest_xmin());
         let mut removed = 0;
         for t in list {
             let _lock = t.lock.shared();

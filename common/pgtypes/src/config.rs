@@ -38,6 +38,8 @@ pub enum Unit {
     Milliseconds,
     /// Seconds: accepts ms, s, min, h.
     Seconds,
+    /// Minutes (`old_snapshot_threshold`): accepts s, min, h, d.
+    Minutes,
 }
 
 /// One declared setting.
@@ -268,6 +270,13 @@ pub const SETTINGS: &[SettingDef] = &[
         Unit::None,
         Context::User,
         "compression of TOAST-ed values: lz4 (pglz, PostgreSQL's default, is not implemented)",
+    ),
+    def(
+        "old_snapshot_threshold",
+        "-1",
+        Unit::Minutes,
+        Context::Postmaster,
+        "time before a snapshot is too old to read pages changed after the snapshot was taken (-1: off; 0: at once, for tests)",
     ),
     def(
         "hot_standby",
@@ -1039,6 +1048,13 @@ fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
                 Some((parse_bytes(v)? >> 20) as i64)
             }
         }
+        Unit::Minutes => match u.as_str() {
+            "" | "min" => Some(n),
+            "s" => Some(n / 60),
+            "h" => n.checked_mul(60),
+            "d" => n.checked_mul(1440),
+            _ => None,
+        },
         Unit::Milliseconds | Unit::Seconds => {
             let ms: i64 = match u.as_str() {
                 "" => return Some(n),
@@ -1146,6 +1162,16 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
             )),
             Err(_) => Err(bad()),
         },
+        "old_snapshot_threshold" => match parse_with_unit(value, Unit::Minutes) {
+            Some(n) if (-1..=86_400).contains(&n) => Ok(()),
+            Some(n) => Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!(
+                    "{n} min is outside the valid range for parameter \"old_snapshot_threshold\" (-1 min .. 86400 min)"
+                ),
+            )),
+            None => Err(bad()),
+        },
         "session_cores" => match value.trim().parse::<u32>() {
             Ok(n) if n <= 1024 => Ok(()),
             _ => Err(bad()),
@@ -1194,6 +1220,27 @@ mod tests {
             SETTINGS.len(),
             "every setting listed once"
         );
+    }
+
+    #[test]
+    fn old_snapshot_threshold_in_minutes() {
+        let mut c = Config::new("/tmp/x");
+        assert_eq!(c.int("old_snapshot_threshold"), -1, "off by default");
+        for (v, min) in [
+            ("0", 0),
+            ("10", 10),
+            ("10min", 10),
+            ("2h", 120),
+            ("1d", 1440),
+            ("-1", -1),
+        ] {
+            c.set("old_snapshot_threshold", v).unwrap();
+            assert_eq!(c.int("old_snapshot_threshold"), min, "{v}");
+        }
+        for v in ["-2", "86401", "10ms", "ten"] {
+            let e = c.set("old_snapshot_threshold", v).unwrap_err();
+            assert_eq!(e.code, sqlstate::INVALID_PARAMETER_VALUE, "{v}");
+        }
     }
 
     #[test]

@@ -82,6 +82,8 @@ pub mod sqlstate {
     /// constraint that is not deferrable).
     pub const WRONG_OBJECT_TYPE: &str = "42809";
     pub const SERIALIZATION_FAILURE: &str = "40001";
+    /// 72000: snapshot_too_old (old_snapshot_threshold).
+    pub const SNAPSHOT_TOO_OLD: &str = "72000";
     pub const DEADLOCK_DETECTED: &str = "40P01";
     pub const QUERY_CANCELED: &str = "57014";
     /// idle_in_transaction_session_timeout.

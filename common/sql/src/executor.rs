@@ -781,6 +781,12 @@ pub fn scan_table<'a>(
             }
             let mut tids: Vec<ItemPointer> = Vec::new();
             index.index.lookup(&kb, &mut |t| tids.push(t));
+            // TestForOldSnapshot on the "index page" (txn::old_snapshot).
+            db.procarray().old_snapshot().test_relation(
+                cx.snapshot,
+                table.rel.0,
+                db.procarray().subtrans(),
+            )?;
             for tid in tids {
                 ec.tick()?;
                 let found = db.heap().fetch(table.rel, tid, &cx, |data| {

@@ -900,6 +900,13 @@ impl Heap {
         with_copy_bufs(|cb| {
             let (visible, prune) = {
                 let page = buf.read();
+                cx.procarray.old_snapshot().test_page(
+                    cx.snapshot,
+                    rel.0,
+                    tid.block.0,
+                    page.lsn(),
+                    cx.procarray.subtrans(),
+                )?;
                 let prune = prune_hint(&page);
                 let item = match page.item(tid.offset) {
                     Ok(item) => item,
@@ -1002,6 +1009,16 @@ impl Heap {
             let page = buf.read();
             if page.is_new() {
                 return Ok(()); // extended but not yet used: empty
+            }
+            if let Some(cx) = cx {
+                // TestForOldSnapshot (one branch when off).
+                cx.procarray.old_snapshot().test_page(
+                    cx.snapshot,
+                    rel.0,
+                    block.0,
+                    page.lsn(),
+                    cx.procarray.subtrans(),
+                )?;
             }
             let prune = cx.and_then(|_| prune_hint(&page));
             for off in 1..=page.max_offset() {

@@ -14,6 +14,9 @@
 //!   completion-counter cache, the pruning horizon; on a standby its
 //!   KnownAssignedXids half;
 //! * [`snapshot`] — the MVCC snapshot and its xid test;
+//! * [`old_snapshot`] — `old_snapshot_threshold`: the time → xid map, the
+//!   limited horizon, early-removal records and the `snapshot too old`
+//!   test (its essay says why it has no false positives);
 //! * [`lmgr`] — transaction-lock waits with deadlock detection, relation
 //!   locks.
 //!
@@ -29,6 +32,7 @@
 
 pub mod clog;
 pub mod lmgr;
+pub mod old_snapshot;
 pub mod procarray;
 pub mod snapshot;
 pub mod subtrans;

@@ -154,6 +154,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, RwLock};
 
 use crate::lmgr::LockManager;
+use crate::old_snapshot::OldSnapshot;
 use crate::snapshot::Snapshot;
 use crate::subtrans::SubTrans;
 use pgtypes::error::PgResult;
@@ -375,6 +376,8 @@ pub struct ProcArray {
     /// Recomputes not done: the asking snapshot already had one (striped:
     /// counted on the hot path).
     vis_recomputes_avoided: StripedCounter,
+    /// old_snapshot_threshold (see [`crate::old_snapshot`]).
+    old_snapshot: OldSnapshot,
 }
 
 impl ProcArray {
@@ -416,6 +419,7 @@ impl ProcArray {
             vis_recomputed_for: AtomicU64::new(0),
             vis_recomputes: AtomicU64::new(0),
             vis_recomputes_avoided: StripedCounter::default(),
+            old_snapshot: OldSnapshot::default(),
         }
     }
 
@@ -751,6 +755,7 @@ impl ProcArray {
         snap.suboverflowed = overflowed;
         snap.taken_during_recovery = st.in_recovery;
         snap.completion_count = st.xact_completion_count;
+        self.old_snapshot.stamp(snap);
         if me.xmin.load(RELAXED) == 0 {
             me.xmin.store(xmin, RELAXED);
         }
@@ -1340,6 +1345,95 @@ impl ProcArray {
             }
         }
         Ok(())
+    }
+}
+
+/// old_snapshot_threshold's entry points (the state and the test live in
+/// [`crate::old_snapshot`]; these need the procarray's own fields).
+impl ProcArray {
+    /// Sets `old_snapshot_threshold` (minutes, -1 off) before the procarray
+    /// is shared: from then on `enabled` is a plain field every snapshot
+    /// and page path branches on once.
+    pub fn with_old_snapshot_threshold(mut self, minutes: i64) -> ProcArray {
+        self.old_snapshot = OldSnapshot::new(minutes);
+        self
+    }
+
+    /// The old-snapshot state.
+    #[inline(always)]
+    pub fn old_snapshot(&self) -> &OldSnapshot {
+        &self.old_snapshot
+    }
+
+    /// bound(now): `min(latest_completed_xid + 1, every running xid)` —
+    /// no snapshot taken from now on has an older xmin. Reads no proc's
+    /// xmin (snapshots older than the threshold are what it overrides).
+    pub fn xmin_bound_now(&self) -> TransactionId {
+        let st = self.state.read();
+        let mut m = st.latest_completed_xid.0 + 1;
+        for x in &self.xids[..st.pgprocnos.len()] {
+            let x = x.load(RELAXED);
+            if x != 0 {
+                m = m.min(x);
+            }
+        }
+        if let Some(x) = st.known_assigned_xids.oldest() {
+            m = m.min(x.0);
+        }
+        TransactionId(m)
+    }
+
+    /// TransactionIdLimitedForOldSnapshots: the horizon pruning and VACUUM
+    /// may use instead of `ordinary` (the accurate one) — the time map's
+    /// (bound(now) with threshold 0), never past the replication xmin
+    /// (hot-standby feedback and slots keep their rows), never below
+    /// `ordinary`. `ordinary` itself when off.
+    pub fn limit_for_old_snapshots(&self, ordinary: TransactionId) -> TransactionId {
+        let os = &self.old_snapshot;
+        if !os.enabled() {
+            return ordinary;
+        }
+        let mut l = if os.threshold() == 0 {
+            self.xmin_bound_now()
+        } else {
+            os.map_limited()
+        };
+        if !l.is_valid() {
+            return ordinary;
+        }
+        let repl = self.replication_xmin.load(Ordering::SeqCst);
+        if repl != 0 {
+            l = l.min(TransactionId(repl));
+        }
+        l.max(ordinary)
+    }
+
+    /// [`ProcArray::prune_horizon`], then, if that keeps `xid`'s versions
+    /// and old_snapshot_threshold is on, the limited horizon.
+    #[inline]
+    pub fn prune_horizon_limited(
+        &self,
+        xid: TransactionId,
+        snapshot: &Snapshot,
+    ) -> Option<TransactionId> {
+        let h = self.prune_horizon(xid, snapshot);
+        if h.is_some() || !self.old_snapshot.enabled() {
+            return h;
+        }
+        let l = self.limit_for_old_snapshots(TransactionId::INVALID);
+        (l.is_valid() && xid < l).then_some(l)
+    }
+
+    /// The old-snapshot tick (once a second, off the snapshot path): clock,
+    /// time → xid map, purge of early-removal records no snapshot needs.
+    pub fn old_snapshot_tick(&self) {
+        if !self.old_snapshot.enabled() {
+            return;
+        }
+        let bound = self.xmin_bound_now();
+        let ordinary = self.oldest_xmin();
+        self.old_snapshot
+            .tick(crate::old_snapshot::now_secs(), bound, ordinary);
     }
 }
 

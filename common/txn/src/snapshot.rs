@@ -17,6 +17,7 @@
 //! `suboverflowed`, `subxip` may be incomplete and subxids are resolved to
 //! their top-level xid through the subtrans map before looking in `xip`.
 
+use pgtypes::lsn::Lsn;
 use pgtypes::TransactionId;
 
 /// What a statement (READ COMMITTED) or a transaction (REPEATABLE READ) sees:
@@ -38,6 +39,11 @@ pub struct Snapshot {
     pub taken_during_recovery: bool,
     /// `xact_completion_count` when computed; equal counter = still valid.
     pub completion_count: u64,
+    /// WAL insert position when built (old_snapshot_threshold on; else 0).
+    pub lsn: Lsn,
+    /// Seconds since the Unix epoch when built, from the old-snapshot
+    /// clock (old_snapshot_threshold on; else 0: never tested).
+    pub when: u64,
 }
 
 /// Longest parent chain followed when resolving a subxid (guards against a

@@ -160,6 +160,13 @@ impl ExecNode for IndexScanNode<'_> {
                 let tids = &mut self.tids;
                 self.index.index.lookup(&kb, &mut |t| tids.push(t));
             }
+            // TestForOldSnapshot on the "index page": pruning removed
+            // entries a snapshot older than old_snapshot_threshold needs.
+            db.procarray().old_snapshot().test_relation(
+                &self.vis.snapshot,
+                self.table.rel.0,
+                db.procarray().subtrans(),
+            )?;
         }
         let cx = self.vis.cx(db);
         while self.pos < self.tids.len() {

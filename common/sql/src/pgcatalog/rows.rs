@@ -1146,6 +1146,7 @@ pub fn pg_settings(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         rows.push(vec![
             ("name", text(&name)),
             ("setting", text(&value)),
+            ("unit", def.map_or(Value::Null, setting_unit)),
             ("short_desc", text(&doc)),
             ("context", text(context)),
             ("vartype", text(def.map_or("string", setting_vartype))),
@@ -1156,6 +1157,15 @@ pub fn pg_settings(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         ]);
     }
     rows.out
+}
+
+/// pg_settings.unit: shown for the settings in minutes (the others keep
+/// their value's own unit in `setting`).
+fn setting_unit(d: &pgtypes::config::SettingDef) -> Value {
+    match d.unit {
+        pgtypes::config::Unit::Minutes => text("min"),
+        _ => Value::Null,
+    }
 }
 
 /// pg_settings.vartype of a declared setting.

@@ -30,6 +30,8 @@ use crate::htup::{self, TupleHeader};
 use crate::xloginsert;
 use pgtypes::error::PgResult;
 use pgtypes::{BlockNumber, ItemPointer, RelFileId, TransactionId};
+use txn::old_snapshot::INDEX_BLOCK;
+use wal::Lsn;
 
 /// Pruning looks at a page only when its free space is below this
 /// (heap_page_prune_opt: max(fillfactor target, BLCKSZ / 10); our fillfactor
@@ -104,7 +106,7 @@ impl Heap {
         if !self.pruning.load(Ordering::Relaxed) {
             return Ok(());
         }
-        let Some(horizon) = cx.procarray.prune_horizon(prune_xid, cx.snapshot) else {
+        let Some(horizon) = cx.procarray.prune_horizon_limited(prune_xid, cx.snapshot) else {
             return Ok(());
         };
         self.prune_page(
@@ -252,6 +254,21 @@ impl Heap {
                 return Ok(stats);
             }
         }
+        // old_snapshot_threshold: the versions the ordinary horizon would
+        // have kept (`horizon` may be the limited one) are recorded
+        // relation-wide before their index entries go, and per page under
+        // the page lock below, so a reader that misses them finds the
+        // record (txn::old_snapshot).
+        let early = if procarray.old_snapshot().enabled() {
+            early_removals(&cands, procarray)
+        } else {
+            Vec::new()
+        };
+        if !early.is_empty() {
+            procarray
+                .old_snapshot()
+                .record_early(rel.0, INDEX_BLOCK, &early, Lsn(u64::MAX));
+        }
         // (2) Index entries.
         if let Some(hook) = &self.prune_hook {
             let items: Vec<(ItemPointer, &[u8])> = cands
@@ -325,6 +342,18 @@ impl Heap {
             })?;
             page.set_lsn(end);
         }
+        if !early.is_empty() {
+            // Only what this step freed (a candidate may have changed).
+            let freed: Vec<_> = cands
+                .iter()
+                .filter(|c| unused.binary_search(&c.offset).is_ok())
+                .filter(|c| early.contains(&(c.xmin, c.xmax)))
+                .map(|c| (c.xmin, c.xmax))
+                .collect();
+            procarray
+                .old_snapshot()
+                .record_early(rel.0, block.0, &freed, page.lsn());
+        }
         let avail = page.heap_free_space();
         drop(page);
         self.fsm.record(rel, block, avail);
@@ -376,4 +405,26 @@ impl Heap {
         }
         Ok(total)
     }
+}
+
+/// The (xmin, xmax) of the candidates the ordinary horizon would have
+/// kept: removed by a committed deleter at or above it (an aborted
+/// inserter's version, or one its own inserter deleted, no snapshot sees).
+#[cold]
+fn early_removals(
+    cands: &[PruneCandidate],
+    procarray: &txn::procarray::ProcArray,
+) -> Vec<(TransactionId, TransactionId)> {
+    let mut out = Vec::new();
+    let mut ordinary = None;
+    for c in cands {
+        if c.removed_xid != c.xmax || c.xmin == c.xmax {
+            continue;
+        }
+        let o = *ordinary.get_or_insert_with(|| procarray.oldest_xmin());
+        if c.xmax >= o {
+            out.push((c.xmin, c.xmax));
+        }
+    }
+    out
 }
