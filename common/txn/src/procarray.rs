@@ -62,6 +62,40 @@
 //! current count is therefore exactly what a fresh scan would return: it is
 //! reused in O(1), without allocating (an `Arc` clone).
 //!
+//! ## Reuse without ProcArrayLock
+//!
+//! The reuse check takes no lock: the count is mirrored in one atomic
+//! (`completion_count`, stored by `bump_completion_count` under the
+//! exclusive lock), and a session touches only that atomic and its own
+//! proc. What needs an argument is the xmin. A session between
+//! transactions has published no xmin (it was cleared), and reusing its
+//! cached snapshot must publish `snap.xmin` again — without the lock a
+//! horizon computation ([`ProcArray::oldest_xmin`]) may run at the same
+//! time. The order is: **store our xmin, then load the count**; a
+//! completion **stores the count**, and a horizon computation (after
+//! acquiring ProcArrayLock, so after every completion that released it)
+//! **loads the xmins**. All four are `SeqCst`, so they fall in one total
+//! order consistent with happens-before:
+//!
+//! * If our load sees the count our snapshot was built at, it comes before
+//!   the next completion's store in that order; our xmin store comes
+//!   before our load; the completion's store happens-before any horizon
+//!   computation that can see its effect. So every horizon computed after
+//!   a completion we did not see reads our xmin — nothing our reused
+//!   snapshot still needs is removed. A horizon computed with no
+//!   completion since the snapshot cannot pass its xmin at all: the xids
+//!   that made it are still running (or `latest_completed_xid` is where it
+//!   was), and they are inputs of the horizon too.
+//! * If our load sees a newer count, we build a new snapshot under the
+//!   lock; the xmin we published is older than needed (only holding
+//!   horizons back a moment), and is replaced under the lock, where no
+//!   completion can intervene, by the new snapshot's.
+//!
+//! This is Dekker's pattern (store mine, load theirs), which is why plain
+//! acquire/release would not do: it orders neither a store before a later
+//! load of another location. On x86-64 the cost is one `xchg` for the xmin
+//! store, paid once per transaction; the loads are plain moves.
+//!
 //! ## Horizons
 //!
 //! [`ProcArray::oldest_xmin`] is the removable horizon (ComputeXidHorizons)
@@ -88,7 +122,8 @@
 //! * Xid assignment takes only XidGenLock: it takes `next_xid` and publishes
 //!   the xid in `xids[pgxactoff]` before releasing it. `pgxactoff` is stable
 //!   under XidGenLock because moving entries needs it too.
-//! * Snapshots and running checks take ProcArrayLock shared.
+//! * Snapshots and running checks take ProcArrayLock shared — except the
+//!   reuse of a cached snapshot, which takes no lock (above).
 //! * Completion takes ProcArrayLock exclusive: clear the entry, advance
 //!   `latest_completed_xid`, bump the counter ([`ProcArray::end_transaction`]
 //!   for a session's or a prepared transaction; replay removes xids from
@@ -228,6 +263,11 @@ struct ProcArrayState {
     latest_completed_xid: TransactionId,
     /// Bumped by every completion of a transaction with an xid.
     xact_completion_count: u64,
+    /// The same count, published for lock-free snapshot reuse
+    /// ([`ProcArray::get_snapshot`]); stored (SeqCst) by
+    /// `bump_completion_count` only, so it always equals the field above
+    /// once the lock is released.
+    published_count: Arc<CachePadded<AtomicU64>>,
     /// Standby mode: snapshots come from `known_assigned_xids`.
     in_recovery: bool,
     /// KnownAssignedXids: the xids the primary has running (standby only).
@@ -247,6 +287,10 @@ impl ProcArrayState {
     /// fails when that line is removed.
     fn bump_completion_count(&mut self) {
         self.xact_completion_count += 1;
+        // SeqCst: one half of the reuse argument (the essay, "Reuse
+        // without ProcArrayLock").
+        self.published_count
+            .store(self.xact_completion_count, Ordering::SeqCst);
     }
 }
 
@@ -280,6 +324,9 @@ pub struct ProcArray {
     subxid_states: Box<[AtomicU8]>,
     /// ProcArrayLock.
     state: RwLock<ProcArrayState>,
+    /// `ProcArrayState::published_count`: the completion count readable
+    /// without ProcArrayLock.
+    completion_count: Arc<CachePadded<AtomicU64>>,
     /// XidGenLock, guarding `next_xid`.
     xid_gen: Mutex<TransactionId>,
     /// Lock-free mirror of `next_xid` for readers.
@@ -312,6 +359,7 @@ impl ProcArray {
         let next_xid = next_xid.max(TransactionId::FIRST_NORMAL);
         let dense_u64 = |_| AtomicU64::new(0);
         let dense_u8 = |_| AtomicU8::new(0);
+        let completion_count = Arc::new(CachePadded::new(AtomicU64::new(1)));
         ProcArray {
             procs: (0..max_procs)
                 .map(|_| CachePadded::new(Proc::new()))
@@ -323,9 +371,11 @@ impl ProcArray {
                 pgprocnos: Vec::with_capacity(max_procs),
                 latest_completed_xid: TransactionId(next_xid.0 - 1),
                 xact_completion_count: 1,
+                published_count: Arc::clone(&completion_count),
                 in_recovery: false,
                 known_assigned_xids: KnownAssignedXids::default(),
             }),
+            completion_count,
             xid_gen: Mutex::new(next_xid),
             next_xid_hint: AtomicU64::new(next_xid.0),
             // Pop from the end: hand out low proc numbers first.
@@ -558,18 +608,29 @@ impl ProcArray {
     /// Must be called only by the session owning `p`.
     pub fn get_snapshot(&self, p: ProcNumber, cache: &mut Option<Arc<Snapshot>>) -> Arc<Snapshot> {
         let proc = self.proc(p);
-        let st = self.state.read();
+        let mut speculative = false;
         if let Some(snap) = cache.as_ref() {
-            if snap.completion_count == st.xact_completion_count {
-                // GetSnapshotDataReuse: re-publish our xmin if it was reset.
-                if proc.xmin.load(RELAXED) == 0 {
-                    proc.xmin.store(snap.xmin.0, RELAXED);
-                }
-                drop(st);
+            // GetSnapshotDataReuse without ProcArrayLock: publish the xmin
+            // first, then check the count (SeqCst both; the essay's
+            // "Reuse without ProcArrayLock" argues why a horizon computed
+            // after a completion we did not see still sees this xmin).
+            if proc.xmin.load(RELAXED) == 0 {
+                proc.xmin.store(snap.xmin.0, Ordering::SeqCst);
+                speculative = true;
+            }
+            if snap.completion_count == self.completion_count.load(Ordering::SeqCst) {
                 let n = proc.snapshots_reused.load(RELAXED);
                 proc.snapshots_reused.store(n + 1, RELAXED);
                 return Arc::clone(snap);
             }
+        }
+        let st = self.state.read();
+        if speculative {
+            // The xmin published for a reuse that did not happen is older
+            // than the snapshot about to be built: take it back under the
+            // lock, where `fill_snapshot` publishes the right one (no
+            // completion can run in between).
+            proc.xmin.store(0, RELAXED);
         }
         // Reuse the cached allocation when nobody else holds it.
         if cache.as_mut().and_then(Arc::get_mut).is_none() {
@@ -1004,7 +1065,7 @@ impl ProcArray {
             if x != 0 {
                 m = m.min(x);
             }
-            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            let xm = self.procs[procno as usize].xmin.load(Ordering::SeqCst);
             if xm != 0 {
                 m = m.min(xm);
             }
@@ -1044,7 +1105,7 @@ impl ProcArray {
         let st = self.state.read();
         let mut m = 0u64;
         for &procno in &st.pgprocnos {
-            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            let xm = self.procs[procno as usize].xmin.load(Ordering::SeqCst);
             if xm != 0 && (m == 0 || xm < m) {
                 m = xm;
             }
@@ -1060,7 +1121,7 @@ impl ProcArray {
         let st = self.state.read();
         let mut out = Vec::new();
         for &procno in &st.pgprocnos {
-            let xm = self.procs[procno as usize].xmin.load(RELAXED);
+            let xm = self.procs[procno as usize].xmin.load(Ordering::SeqCst);
             if xm != 0 && xm <= limit.0 {
                 out.push(ProcNumber(procno));
             }
@@ -1144,7 +1205,7 @@ impl ProcArray {
 
     /// Current `xact_completion_count`.
     pub fn xact_completion_count(&self) -> u64 {
-        self.state.read().xact_completion_count
+        self.completion_count.load(Ordering::SeqCst)
     }
 
     /// Number of procs in the dense arrays (sessions + dummy procs).
@@ -1763,6 +1824,81 @@ mod tests {
         pa.check_invariants().unwrap();
         let st = pa.stats();
         assert!(st.snapshots_computed > 0);
+    }
+
+    /// Lock-free reuse publishes the xmin before it checks the count: a
+    /// horizon computed after a completion the reusing session did not see
+    /// must count that session's xmin (the essay's "Reuse without
+    /// ProcArrayLock"). Writers complete transactions in bursts so the
+    /// reader often reuses; a horizon thread publishes every horizon it
+    /// computes; the reader checks that no horizon it can see after a
+    /// reuse is above the reused snapshot's xmin. Fails when the reuse
+    /// checks the count before publishing the xmin.
+    #[test]
+    fn lock_free_reuse_publishes_xmin_before_horizons_pass_it() {
+        let pa = ProcArray::new(8, TransactionId(3));
+        let stop = AtomicBool::new(false);
+        let latest_horizon = AtomicU64::new(0);
+        let reuses = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            let (pa, stop, latest_horizon) = (&pa, &stop, &latest_horizon);
+            // Writers: one long transaction at a time holds the oldest xid
+            // (the reader's xmin); it ends, and a new one starts.
+            for t in 0..2u64 {
+                s.spawn(move || {
+                    let p = pa.connect(usize::MAX).unwrap();
+                    let mut rng = Rng(0x5eed ^ (t + 1) * 0x1234_5678);
+                    while !stop.load(RELAXED) {
+                        let x = pa.assign_xid(p);
+                        for _ in 0..rng.below(2_000) {
+                            std::hint::spin_loop();
+                        }
+                        pa.end_transaction(Finished::Proc(p), x);
+                    }
+                    pa.disconnect(p);
+                });
+            }
+            s.spawn(move || {
+                while !stop.load(RELAXED) {
+                    let h = pa.oldest_xmin();
+                    latest_horizon.fetch_max(h.0, Ordering::SeqCst);
+                }
+            });
+            let reader = s.spawn(|| {
+                let p = pa.connect(usize::MAX).unwrap();
+                let mut cache = None;
+                for _ in 0..200_000 {
+                    // End of the previous transaction: no xmin published.
+                    pa.clear_xmin(p);
+                    let before = pa.stats().snapshots_reused;
+                    let snap = pa.get_snapshot(p, &mut cache);
+                    if pa.stats().snapshots_reused > before {
+                        reuses.fetch_add(1, RELAXED);
+                    }
+                    // The snapshot is in use: nothing it needs may be
+                    // removable by any horizon computed from now on.
+                    for _ in 0..4 {
+                        let h = latest_horizon.load(Ordering::SeqCst);
+                        assert!(
+                            h <= snap.xmin.0,
+                            "horizon {h} passed the xmin {} of a snapshot in use",
+                            snap.xmin.0
+                        );
+                    }
+                }
+                pa.clear_xmin(p);
+                pa.disconnect(p);
+            });
+            let r = reader.join();
+            stop.store(true, RELAXED);
+            if let Err(e) = r {
+                std::panic::resume_unwind(e);
+            }
+        });
+        assert!(
+            reuses.load(RELAXED) > 0,
+            "the reader never reused a snapshot"
+        );
     }
 }
 
