@@ -73,14 +73,15 @@ fn pg_stat_io_counts_buffer_io() {
     // 2. A load of ~5 MB through INSERT … SELECT (a bulk-write ring).
     let extends = counter(&primary, "client backend", "bulkwrite", "extends");
     primary.safe_sql("CREATE TABLE big (id int, pad text)");
-    primary.safe_sql(
-        "INSERT INTO big SELECT g, repeat('x', 400) FROM generate_series(1, 12000) g",
-    );
+    primary.safe_sql("INSERT INTO big SELECT g, repeat('x', 400) FROM generate_series(1, 12000) g");
     let pages: i64 = primary
         .safe_sql("SELECT pg_relation_size('big') / 8192")
         .parse()
         .expect("pages");
-    assert!(pages > 4 * 128, "big is four times the pool ({pages} pages)");
+    assert!(
+        pages > 4 * 128,
+        "big is four times the pool ({pages} pages)"
+    );
     assert!(
         counter(&primary, "client backend", "bulkwrite", "extends") - extends >= pages / 2,
         "the load extended big in bulkwrite"

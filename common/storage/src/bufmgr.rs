@@ -2360,13 +2360,15 @@ mod tests {
                         x ^= x >> 17;
                         x ^= x << 5;
                         let blk = x % nblocks;
-                        let b = match bm.read_buffer_mode(tag(9, blk), ReadMode::Normal, ring.as_mut()) {
-                            Ok(b) => b,
-                            // 8 threads cannot pin 16 buffers full, but a
-                            // sweep may meet them all pinned for a moment.
-                            Err(StorageError::NoUnpinnedBuffers) => continue,
-                            Err(e) => panic!("read of block {blk}: {e}"),
-                        };
+                        let b =
+                            match bm.read_buffer_mode(tag(9, blk), ReadMode::Normal, ring.as_mut())
+                            {
+                                Ok(b) => b,
+                                // 8 threads cannot pin 16 buffers full, but a
+                                // sweep may meet them all pinned for a moment.
+                                Err(StorageError::NoUnpinnedBuffers) => continue,
+                                Err(e) => panic!("read of block {blk}: {e}"),
+                            };
                         if i % 3 == 0 {
                             let mut p = b.write();
                             let (bb, v) = read_stamp(&p);
@@ -2386,7 +2388,11 @@ mod tests {
         for h in handles {
             h.join().unwrap();
         }
-        assert_eq!(wrong.load(Ordering::Relaxed), 0, "every read saw its own block");
+        assert_eq!(
+            wrong.load(Ordering::Relaxed),
+            0,
+            "every read saw its own block"
+        );
         for id in 0..bm.nbuffers() as u32 {
             assert_eq!(bm.debug_state(id).0, 0, "pin leaked on buffer {id}");
         }
@@ -2396,7 +2402,11 @@ mod tests {
         let total: u64 = (0..nblocks)
             .map(|blk| read_stamp(&bm.read_buffer(tag(9, blk)).unwrap().read()).1)
             .sum();
-        assert_eq!(total, done.load(Ordering::Relaxed), "every increment survived eviction");
+        assert_eq!(
+            total,
+            done.load(Ordering::Relaxed),
+            "every increment survived eviction"
+        );
         let io = bm.io_stats().snapshot();
         let n = IoContext::Normal as usize;
         assert!(

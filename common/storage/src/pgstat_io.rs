@@ -290,11 +290,29 @@ mod tests {
     fn tracked_ops_follow_postgres() {
         use BackendType::*;
         assert_eq!(tracks(Checkpointer, IoContext::BulkRead, IoOp::Write), None);
-        assert_eq!(tracks(Checkpointer, IoContext::Normal, IoOp::Hit), Some(false));
-        assert_eq!(tracks(Checkpointer, IoContext::Normal, IoOp::Fsync), Some(true));
-        assert_eq!(tracks(ClientBackend, IoContext::Normal, IoOp::Reuse), Some(false));
-        assert_eq!(tracks(ClientBackend, IoContext::BulkRead, IoOp::Extend), Some(false));
-        assert_eq!(tracks(ClientBackend, IoContext::Vacuum, IoOp::Fsync), Some(false));
-        assert_eq!(tracks(Startup, IoContext::BulkWrite, IoOp::Reuse), Some(true));
+        assert_eq!(
+            tracks(Checkpointer, IoContext::Normal, IoOp::Hit),
+            Some(false)
+        );
+        assert_eq!(
+            tracks(Checkpointer, IoContext::Normal, IoOp::Fsync),
+            Some(true)
+        );
+        assert_eq!(
+            tracks(ClientBackend, IoContext::Normal, IoOp::Reuse),
+            Some(false)
+        );
+        assert_eq!(
+            tracks(ClientBackend, IoContext::BulkRead, IoOp::Extend),
+            Some(false)
+        );
+        assert_eq!(
+            tracks(ClientBackend, IoContext::Vacuum, IoOp::Fsync),
+            Some(false)
+        );
+        assert_eq!(
+            tracks(Startup, IoContext::BulkWrite, IoOp::Reuse),
+            Some(true)
+        );
     }
 }
