@@ -350,6 +350,9 @@ pub fn max_slot_limit(max_slot: i64, writer: &wal::WalWriter) -> Option<Lsn> {
 /// when there is nothing to do: no checkpoint replayed since the last
 /// restartpoint, or the standby has shut down.
 pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<CheckpointStats>> {
+    // Whoever asked (CHECKPOINT, the timer, shutdown), this is the
+    // checkpointer's IO in pg_stat_io, as in PostgreSQL.
+    let _io = storage::pgstat_io::as_backend(storage::pgstat_io::BackendType::Checkpointer);
     let state = &db.checkpointer();
     let mut last = state.lock.lock();
     if last.shut_down || last.recovery_ended {
@@ -385,7 +388,7 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
     engine::twophase::checkpoint(db.engine().as_ref())?;
     let buffers = db.heap().bufmgr().flush_all()?;
     let t_write = t0.elapsed();
-    db.heap().smgr().sync_all()?;
+    db.heap().bufmgr().sync_relations()?;
     let fsync = db.config().bool("fsync");
     if fsync {
         fsync_base(&db.config().data_dir)?;
@@ -474,6 +477,8 @@ pub fn end_recovery_fast(db: &Node) -> PgResult<bool> {
 
 /// CreateCheckPoint: see the module docs.
 pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<CheckpointStats> {
+    // Whoever asked, this is the checkpointer's IO in pg_stat_io.
+    let _io = storage::pgstat_io::as_backend(storage::pgstat_io::BackendType::Checkpointer);
     let xlog = db.xlog().clone();
     let Some(writer) = xlog.writer().cloned() else {
         return Err(PgError::internal("checkpoint before WAL is open"));
@@ -503,7 +508,7 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
     // 3: buffers, relation files, the directory entries of new files.
     let buffers = db.heap().bufmgr().flush_all()?;
     let t_write = t0.elapsed();
-    db.heap().smgr().sync_all()?;
+    db.heap().bufmgr().sync_relations()?;
     if db.config().bool("fsync") {
         fsync_base(&db.config().data_dir)?;
     }

@@ -301,6 +301,8 @@ pub fn read_checkpoint_record(
 /// end of valid WAL and installs it in `db` (heap, catalog, bufmgr hook).
 /// `ctl` is the control file read by the caller (`None`: new cluster).
 pub fn startup(db: &Node, ctl: Option<ControlFile>) -> PgResult<StartupOutcome> {
+    // Replay is the startup process's IO in pg_stat_io.
+    let _io = storage::pgstat_io::as_backend(storage::pgstat_io::BackendType::Startup);
     let data_dir = db.config().data_dir.clone();
     let dir = wal_dir(&data_dir);
     fs::create_dir_all(&dir).map_err(|e| io_error("create directory", &dir, e))?;

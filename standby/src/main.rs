@@ -412,6 +412,8 @@ async fn run(config: Config) -> Result<(), String> {
         std::thread::Builder::new()
             .name("startup".into())
             .spawn(move || {
+                // Replay's buffer IO is the startup process's in pg_stat_io.
+                let _io = storage::pgstat_io::as_backend(storage::pgstat_io::BackendType::Startup);
                 let rt = handle.clone();
                 let stop_receiver = move || r.stop_blocking(&rt);
                 let ended =

@@ -606,6 +606,25 @@ impl EvalContext for Ectx<'_> {
         self.check_slot_permissions()?;
         engine::replication::drop_slot(self.db, name)
     }
+    fn reset_shared_stats(&mut self, target: &str) -> PgResult<()> {
+        // pgstat_reset_shared_counters (PostgreSQL 16's targets); only
+        // pg_stat_io's counters can be reset here, the other targets have
+        // nothing that resets.
+        match target {
+            "io" => {
+                self.db.heap().bufmgr().io_stats().reset();
+                Ok(())
+            }
+            "archiver" | "bgwriter" | "recovery_prefetch" | "wal" => Ok(()),
+            _ => Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("unrecognized reset target: \"{target}\""),
+            )
+            .with_hint(
+                "Target must be \"archiver\", \"bgwriter\", \"io\", \"recovery_prefetch\", or \"wal\".",
+            )),
+        }
+    }
     fn reload_conf(&self) -> bool {
         // As pg_reload_conf's kill(postmaster, SIGHUP): the node's reload
         // task, which SIGHUP wakes as well.

@@ -93,6 +93,12 @@ pub trait EvalContext {
     fn reload_conf(&self) -> bool {
         true
     }
+    /// pg_stat_reset_shared(target): zeroes one group of cluster-wide
+    /// counters ("io": `pg_stat_io`). Default: 0A000 (no node).
+    fn reset_shared_stats(&mut self, target: &str) -> PgResult<()> {
+        let _ = target;
+        Err(PgError::unsupported("statistics are not available here"))
+    }
     /// pg_cancel_backend(pid): sets that session's cancel flag, as a
     /// CancelRequest does; false if no session has the pid. Default: no
     /// sessions.
@@ -384,6 +390,8 @@ pub enum Func {
     PgPromote,
     /// pg_reload_conf() → bool
     PgReloadConf,
+    /// pg_stat_reset_shared(target text) → void
+    PgStatResetShared,
     /// pg_create_physical_replication_slot(slot_name name,
     /// immediately_reserve bool DEFAULT false, temporary bool DEFAULT
     /// false) → record (slot_name name, lsn pg_lsn)
@@ -1463,6 +1471,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_is_in_recovery" => none(Func::PgIsInRecovery, T::Bool),
         "pg_promote" if n <= 2 => sig(Func::PgPromote, &[T::Bool, T::Int4][..n], T::Bool),
         "pg_reload_conf" => none(Func::PgReloadConf, T::Bool),
+        "pg_stat_reset_shared" if n == 1 => sig(Func::PgStatResetShared, &[T::Text], T::Void),
         "pg_create_physical_replication_slot" if (1..=3).contains(&n) => sig(
             Func::PgCreatePhysicalReplicationSlot,
             &[T::Name, T::Bool, T::Bool][..n],
@@ -2236,6 +2245,13 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         },
         Func::PgIsInRecovery => Value::Bool(ctx.is_in_recovery()),
         Func::PgReloadConf => Value::Bool(ctx.reload_conf()),
+        Func::PgStatResetShared => match args.first().and_then(Value::as_str) {
+            Some(target) => {
+                ctx.reset_shared_stats(target)?;
+                Value::Void
+            }
+            None => Value::Null,
+        },
         Func::PgCreatePhysicalReplicationSlot => {
             let Some(name) = args.first().and_then(Value::as_str) else {
                 return Ok(Value::Null);

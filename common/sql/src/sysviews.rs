@@ -1,5 +1,5 @@
 //! The system views (`pg_stat_replication`, `pg_prepared_xacts`,
-//! `hotpair_stat_snapshots`, …): one registry of name, columns and the
+//! `pg_stat_io`, `hotpair_stat_snapshots`, …): one registry of name, columns and the
 //! function that builds the rows from the engine's state. The planner
 //! binds a name that no table shadows to its entry; the executor asks the
 //! entry for its rows when the scan starts. Adding a view is one entry
@@ -560,6 +560,37 @@ pub static SYSTEM_VIEWS: &[SystemView] = &[
         key: None,
         name_key: None,
     },
+    // PostgreSQL 16's pg_stat_io (storage::pgstat_io): one row per backend
+    // type that does buffer IO here, object "relation", and context; NULL
+    // where PostgreSQL tracks no such operation for the row, times 0 (no
+    // track_io_timing, as PostgreSQL with it off).
+    SystemView {
+        name: "pg_stat_io",
+        oid: 12903,
+        columns: &[
+            ("backend_type", T::Text),
+            ("object", T::Text),
+            ("context", T::Text),
+            ("reads", T::Int8),
+            ("read_time", T::Float8),
+            ("writes", T::Int8),
+            ("write_time", T::Float8),
+            ("writebacks", T::Int8),
+            ("writeback_time", T::Float8),
+            ("extends", T::Int8),
+            ("extend_time", T::Float8),
+            ("op_bytes", T::Int8),
+            ("hits", T::Int8),
+            ("evictions", T::Int8),
+            ("reuses", T::Int8),
+            ("fsyncs", T::Int8),
+            ("fsync_time", T::Float8),
+            ("stats_reset", T::TimestampTz),
+        ],
+        rows: |c| pg_stat_io(c.engine()),
+        key: None,
+        name_key: None,
+    },
     // PostgreSQL's pg_stat_wal: the same counters under PostgreSQL 15's
     // names and types (tools and the benchmark read `wal_sync`). The
     // times and `wal_buffers_full` are not measured: 0; `stats_reset`
@@ -872,6 +903,50 @@ fn pg_stat_wal(e: &Engine) -> Vec<Vec<Value>> {
         Value::Float8(0.0),
         Value::Null,
     ]]
+}
+
+fn pg_stat_io(e: &Engine) -> Vec<Vec<Value>> {
+    use storage::pgstat_io::{tracks, IoOp, BACKEND_TYPES, CONTEXTS};
+    let io = e.heap().bufmgr().io_stats();
+    let counts = io.snapshot();
+    let reset = Value::TimestampTz(io.reset_at());
+    let mut rows = Vec::new();
+    for (b, bname) in BACKEND_TYPES {
+        for (c, cname) in CONTEXTS {
+            if tracks(b, c, IoOp::Read).is_none() {
+                continue;
+            }
+            let n = |op: IoOp| match tracks(b, c, op) {
+                Some(true) => int(counts[b as usize][c as usize][op as usize]),
+                _ => Value::Null,
+            };
+            let t = |op: IoOp| match tracks(b, c, op) {
+                Some(true) => Value::Float8(0.0),
+                _ => Value::Null,
+            };
+            rows.push(vec![
+                text(bname),
+                text("relation"),
+                text(cname),
+                n(IoOp::Read),
+                t(IoOp::Read),
+                n(IoOp::Write),
+                t(IoOp::Write),
+                n(IoOp::Writeback),
+                t(IoOp::Writeback),
+                n(IoOp::Extend),
+                t(IoOp::Extend),
+                Value::Int8(pgtypes::BLCKSZ as i64),
+                n(IoOp::Hit),
+                n(IoOp::Evict),
+                n(IoOp::Reuse),
+                n(IoOp::Fsync),
+                t(IoOp::Fsync),
+                reset.clone(),
+            ]);
+        }
+    }
+    rows
 }
 
 #[cfg(test)]

@@ -16,14 +16,15 @@
 //!   `IO_IN_PROGRESS`, `IO_ERROR`. Pin and unpin are CAS loops on this word
 //!   that wait while `LOCKED` is set; they allocate nothing (hot path).
 //! * **Tag** (rel, fork, block) lives in atomics beside the state word. It
-//!   changes only while the header lock is held *and* the old and new mapping
-//!   partitions are locked exclusively *and* the changer holds the only pin,
-//!   so anyone holding a pin reads a stable tag.
+//!   is set only on a buffer that is in no mapping (TAG_VALID clear) and
+//!   pinned by the setter alone, under the header lock and the new tag's
+//!   partition lock; so anyone holding a pin on a TAG_VALID buffer reads a
+//!   stable tag.
 //! * **Mapping table**: [`NUM_PARTITIONS`] `RwLock<HashMap<BufferTag, u32>>`.
 //!   A lookup pins the buffer *while holding the partition lock* (shared);
-//!   eviction re-checks "refcount == 1 (mine) and not dirty" while holding
-//!   the partition lock exclusively — so a buffer found in the table can
-//!   never be re-tagged under its new pinner.
+//!   unmapping a victim re-checks "refcount == 1 (mine) and not dirty"
+//!   while holding the partition lock exclusively — so a buffer found in
+//!   the table can never be unmapped or re-tagged under its new pinner.
 //! * **Content lock**: `pages[id]`, a parking_lot `RwLock<Page>`. Readers of
 //!   tuples hold it shared; page changes hold it exclusively; writing a dirty
 //!   page to disk holds it shared (so the page cannot change mid-write).
@@ -39,10 +40,52 @@
 //! * `DIRTY` is cleared after a write only if the page was not dirtied again
 //!   during the write (`JUST_DIRTIED`, cleared when the write starts).
 //!
+//! ## A miss: victim first (PostgreSQL 16's BufferAlloc)
+//!
+//! ```text
+//!  1. partition(new) S: lookup                  hit → pin, done
+//!  2. no lock: victim = clock sweep / ring, pinned (refcount 1)
+//!     no lock: dirty? flush WAL to its LSN, write it (content lock S)
+//!  3. partition(old) X + header lock: still only our pin, clean, same tag?
+//!        no  → unpin, back to 2 (another victim)
+//!        yes → remove old mapping; refcount 1, usage 1, TAG_VALID clear
+//!  4. partition(new) X: mapped meanwhile?
+//!        yes → pin theirs; our victim back unpinned, usage 0, unmapped
+//!        no  → insert; tag := new; TAG_VALID | IO_IN_PROGRESS (ours)
+//!  5. no lock: read the block, VALID, wake the IO waiters
+//! ```
+//!
+//! At most one partition lock is held at any time ([`BufMgr::map_buffer`],
+//! [`BufMgr::get_clean_victim`], [`BufMgr::unmap_victim`]). Between steps
+//! 3 and 4 the victim is pinned by us and in no mapping: nobody can reach
+//! it (lookups go through the table, the clock sweep and the rings skip
+//! pinned buffers, a checkpoint looks only at VALID dirty buffers, dropping
+//! a relation only at TAG_VALID ones). The two races this opens:
+//!
+//! * **Two sessions miss on the same block.** Both find no mapping in 1,
+//!   both make a victim ready; step 4 is serialised by the new partition
+//!   lock, so exactly one inserts. The other sees the entry, pins that
+//!   buffer under the same lock (so it cannot be evicted before the pin
+//!   lands) and gives its own victim back; if the winner's read is still
+//!   in progress the loser waits on the IO like any other reader. The
+//!   block is mapped once and read once.
+//! * **The victim is re-pinned or re-dirtied.** Someone may find the
+//!   victim through its old mapping after step 2 (it is still mapped while
+//!   we write it) and pin it, or write to it. Step 3 checks refcount,
+//!   DIRTY and IO_IN_PROGRESS under the old partition lock exclusively and
+//!   the header lock: a pin taken by a lookup happens under that partition
+//!   lock shared, so it is either visible to the check, or the lookup comes
+//!   after the removal and misses. A buffer that fails the check is
+//!   unpinned untouched and another victim taken.
+//!
+//! A write error in step 2 unpins the victim and fails the read; nothing
+//! was unmapped. Extension ([`BufMgr::extend_by`]) uses steps 2-3 the same
+//! way and maps its new blocks under the extension lock.
+//!
 //! ## Lock order
 //!
-//! relation extension lock → mapping partition lock(s) (two at once only in
-//! ascending partition order) → buffer header lock. A content lock is never
+//! relation extension lock → one mapping partition lock → buffer header
+//! lock. A content lock is never
 //! taken while a partition lock is held, and callers of
 //! [`BufMgr::read_buffer`] must hold no content lock (eviction may need to
 //! take one shared to write a dirty victim). [`BufMgr::extend_by`] takes
@@ -60,11 +103,18 @@
 //!
 //! ## Replacement
 //!
-//! Clock sweep over all buffers (no free list: unused buffers have usage
-//! count 0 and no pins, so the sweep takes them first). A pin bumps the
+//! Clock sweep over all buffers (no free list: unused buffers, and victims
+//! given back after a lost race, have usage count 0 and no pins, so the
+//! sweep takes them first). A pin bumps the
 //! usage count up to [`MAX_USAGE_COUNT`]; the hand decrements it; a buffer
 //! with no pins and usage 0 is the victim. After a full circle of pinned
 //! buffers the allocation fails with "no unpinned buffers available".
+//!
+//! ## IO statistics
+//!
+//! Hits, reads, writes, extensions, evictions, ring reuses and fsyncs are
+//! counted per backend type and context for `pg_stat_io`
+//! ([`crate::pgstat_io`]): a relaxed add on a per-thread stripe, no lock.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -75,6 +125,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWri
 use wal::Lsn;
 
 use super::bufpage::Page;
+use super::pgstat_io::{IoContext, IoOp, IoStats};
 use super::smgr::Smgr;
 use super::{StorageError, StorageResult};
 use pgtypes::{BlockNumber, BufferTag, ForkNumber, RelFileId};
@@ -219,6 +270,7 @@ pub struct BufMgr {
     reads: AtomicU64,
     writes: AtomicU64,
     evictions: AtomicU64,
+    io: IoStats,
 }
 
 /// A pinned buffer: while it lives the buffer keeps its page. Dropping it
@@ -305,6 +357,7 @@ impl BufMgr {
             reads: AtomicU64::new(0),
             writes: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
+            io: IoStats::default(),
         }
     }
 
@@ -330,6 +383,19 @@ impl BufMgr {
             writes: self.writes.load(Ordering::Relaxed),
             evictions: self.evictions.load(Ordering::Relaxed),
         }
+    }
+
+    /// The `pg_stat_io` counters.
+    pub fn io_stats(&self) -> &IoStats {
+        &self.io
+    }
+
+    /// Fsyncs every relation file written since the last call (a
+    /// checkpoint's [`Smgr::sync_all`]), counting the fsyncs.
+    pub fn sync_relations(&self) -> StorageResult<()> {
+        let n = self.smgr.sync_all()?;
+        self.io.count(IoContext::Normal, IoOp::Fsync, n as u64);
+        Ok(())
     }
 
     /// How many buffers one operation may keep pinned at once (bounds bulk
@@ -502,9 +568,13 @@ impl BufMgr {
         mode: ReadMode,
         strategy: Option<&mut BufferAccessStrategy>,
     ) -> StorageResult<u32> {
+        let ctx = IoContext::for_strategy(strategy.as_deref().map(|s| s.kind));
         match self.map_buffer(tag, strategy)? {
-            Mapped::Hit(id, st) => self.finish_hit(id, st, tag, mode),
-            Mapped::Miss(id) => match self.do_read_io(id, tag, mode) {
+            Mapped::Hit(id, st) => {
+                self.io.count(ctx, IoOp::Hit, 1);
+                self.finish_hit(id, st, tag, mode, ctx)
+            }
+            Mapped::Miss(id) => match self.do_read_io(id, tag, mode, ctx) {
                 Ok(()) => Ok(id),
                 Err(e) => {
                     self.unpin(id);
@@ -518,95 +588,66 @@ impl BufMgr {
     /// ([`Mapped::Hit`], state after our pin), or maps a victim to it and
     /// returns it pinned with IO_IN_PROGRESS owned by the caller
     /// ([`Mapped::Miss`]; the caller must end that IO).
+    ///
+    /// PostgreSQL 16's order (BufferAlloc → GetVictimBuffer →
+    /// InvalidateVictimBuffer): look the tag up under its partition lock
+    /// shared; on a miss release it, take a victim and make it clean and
+    /// unmapped under the *old* tag's partition lock alone
+    /// ([`BufMgr::get_clean_victim`]), then take the *new* tag's partition
+    /// lock alone to insert. Never two partition locks at once; see the
+    /// module doc for why the two races in between are harmless.
     fn map_buffer(
         &self,
         tag: BufferTag,
         mut strategy: Option<&mut BufferAccessStrategy>,
     ) -> StorageResult<Mapped> {
         let part = Self::partition(&tag);
-        loop {
-            // Fast path: already mapped. Pin under the partition lock.
-            {
-                let map = self.mapping[part].read();
-                if let Some(&id) = map.get(&tag) {
-                    let st = self.pin_for(id, strategy.as_deref());
-                    drop(map);
-                    return Ok(Mapped::Hit(id, st));
-                }
-            }
-
-            // Miss: take a victim (comes back pinned by us).
-            let Some(victim) = self.get_writable_victim(strategy.as_deref_mut())? else {
-                continue;
-            };
-            let st = self.state(victim).load(Ordering::Acquire);
-            if st & BM_DIRTY != 0 {
-                if let Err(e) = self.flush_buffer(victim) {
-                    self.unpin(victim);
-                    return Err(e);
-                }
-            }
-            let old_tag = self.tag_of(victim);
-            let old_valid = st & BM_TAG_VALID != 0;
-            let old_part = Self::partition(&old_tag);
-
-            // Lock the new (and old) partition, lower index first.
-            let (mut new_map, mut old_map) = if old_valid && old_part != part {
-                if part < old_part {
-                    let a = self.mapping[part].write();
-                    let b = self.mapping[old_part].write();
-                    (a, Some(b))
-                } else {
-                    let b = self.mapping[old_part].write();
-                    let a = self.mapping[part].write();
-                    (a, Some(b))
-                }
-            } else {
-                (self.mapping[part].write(), None)
-            };
-
-            // Somebody else mapped our page meanwhile: use theirs.
-            if let Some(&id) = new_map.get(&tag) {
+        // Fast path: already mapped. Pin under the partition lock.
+        {
+            let map = self.mapping[part].read();
+            if let Some(&id) = map.get(&tag) {
                 let st = self.pin_for(id, strategy.as_deref());
-                drop(old_map);
-                drop(new_map);
-                self.unpin(victim);
+                drop(map);
                 return Ok(Mapped::Hit(id, st));
             }
-
-            let st = self.lock_header(victim);
-            // The victim was pinned or dirtied while we flushed it, or its
-            // tag changed before we saw it: pick another.
-            if !self.victim_unchanged(victim, st, old_valid, old_tag) {
-                self.unlock_header(victim, st);
-                drop(old_map);
-                drop(new_map);
-                self.unpin(victim);
-                continue;
-            }
-            if old_valid {
-                match old_map.as_mut() {
-                    Some(m) => m.remove(&old_tag),
-                    None => new_map.remove(&old_tag),
-                };
-                self.evictions.fetch_add(1, Ordering::Relaxed);
-            }
-            new_map.insert(tag, victim);
-            self.set_tag(victim, tag);
-            // One pin (ours), usage 1, mapped, our IO in progress.
-            self.unlock_header(
-                victim,
-                REFCOUNT_ONE | USAGE_ONE | BM_TAG_VALID | BM_IO_IN_PROGRESS,
-            );
-            drop(old_map);
-            drop(new_map);
-            return Ok(Mapped::Miss(victim));
         }
+
+        // Miss: a victim pinned by us alone, clean and mapped to nothing
+        // (no partition lock held while we search, write and unmap it).
+        let victim = self.get_clean_victim(strategy.as_deref_mut(), false)?;
+
+        // The new partition alone. Somebody else may have mapped our page
+        // while we had no lock: use theirs and give the victim back.
+        let mut map = self.mapping[part].write();
+        if let Some(&id) = map.get(&tag) {
+            let st = self.pin_for(id, strategy.as_deref());
+            drop(map);
+            self.give_back_victim(victim);
+            return Ok(Mapped::Hit(id, st));
+        }
+        let st = self.lock_header(victim);
+        self.set_tag(victim, tag);
+        map.insert(tag, victim);
+        // Our pin and usage count (set by the unmapping), mapped, our IO
+        // in progress.
+        self.unlock_header(
+            victim,
+            (st & (REFCOUNT_MASK | USAGE_MASK)) | BM_TAG_VALID | BM_IO_IN_PROGRESS,
+        );
+        drop(map);
+        Ok(Mapped::Miss(victim))
     }
 
     /// The page was mapped: make sure it is valid (wait for, or redo, its
     /// read IO). `st` is the state after our pin.
-    fn finish_hit(&self, id: u32, st: u32, tag: BufferTag, mode: ReadMode) -> StorageResult<u32> {
+    fn finish_hit(
+        &self,
+        id: u32,
+        st: u32,
+        tag: BufferTag,
+        mode: ReadMode,
+        ctx: IoContext,
+    ) -> StorageResult<u32> {
         let mut st = st;
         loop {
             if st & BM_VALID != 0 {
@@ -635,7 +676,7 @@ impl BufMgr {
             }
             // Not valid and nobody reading: a previous read failed. Retry it.
             self.unlock_header(id, locked | BM_IO_IN_PROGRESS);
-            return match self.do_read_io(id, tag, mode) {
+            return match self.do_read_io(id, tag, mode, ctx) {
                 Ok(()) => Ok(id),
                 Err(e) => {
                     self.unpin(id);
@@ -646,7 +687,13 @@ impl BufMgr {
     }
 
     /// Fills the page of `id` (whose IO_IN_PROGRESS we own) and ends the IO.
-    fn do_read_io(&self, id: u32, tag: BufferTag, mode: ReadMode) -> StorageResult<()> {
+    fn do_read_io(
+        &self,
+        id: u32,
+        tag: BufferTag,
+        mode: ReadMode,
+        ctx: IoContext,
+    ) -> StorageResult<()> {
         let res = {
             // Uncontended: nobody touches the contents before VALID.
             let mut page = self.pages[id as usize].write();
@@ -657,6 +704,7 @@ impl BufMgr {
                 }
                 ReadMode::Normal => {
                     self.reads.fetch_add(1, Ordering::Relaxed);
+                    self.io.count(ctx, IoOp::Read, 1);
                     self.smgr
                         .read(tag.rel, tag.fork, tag.block, &mut page.0)
                         .and_then(|()| {
@@ -717,20 +765,20 @@ impl BufMgr {
     fn get_writable_victim(
         &self,
         mut strategy: Option<&mut BufferAccessStrategy>,
-    ) -> StorageResult<Option<u32>> {
+    ) -> StorageResult<Option<(u32, bool)>> {
         let (victim, from_ring) = self.get_victim(strategy.as_deref_mut())?;
         let Some(s) = strategy else {
-            return Ok(Some(victim));
+            return Ok(Some((victim, from_ring)));
         };
         if !from_ring
             || s.kind != StrategyKind::BulkRead
             || self.state(victim).load(Ordering::Acquire) & BM_DIRTY == 0
         {
-            return Ok(Some(victim));
+            return Ok(Some((victim, from_ring)));
         }
         let lsn = self.pages[victim as usize].read().lsn();
         if !self.wal.read().needs_flush(lsn) {
-            return Ok(Some(victim));
+            return Ok(Some((victim, from_ring)));
         }
         // Leave it to the clock sweep (or the checkpointer) and free the slot.
         s.buffers[s.current] = NO_BUFFER;
@@ -768,7 +816,7 @@ impl BufMgr {
 
     /// FlushBuffer: writes the page of `id` (which the caller has pinned) if
     /// dirty, WAL first. Returns whether it wrote.
-    fn flush_buffer(&self, id: u32) -> StorageResult<bool> {
+    fn flush_buffer(&self, id: u32, ctx: IoContext) -> StorageResult<bool> {
         // StartBufferIO(for output).
         loop {
             let st = self.lock_header(id);
@@ -797,6 +845,7 @@ impl BufMgr {
         match res {
             Ok(()) => {
                 self.writes.fetch_add(1, Ordering::Relaxed);
+                self.io.count(ctx, IoOp::Write, 1);
                 self.terminate_io(id, 0, BM_IO_ERROR, true);
                 Ok(true)
             }
@@ -828,7 +877,7 @@ impl BufMgr {
                 continue;
             }
             self.unlock_header(id, st + REFCOUNT_ONE);
-            let r = self.flush_buffer(id);
+            let r = self.flush_buffer(id, IoContext::Normal);
             self.unpin(id);
             if r? {
                 written += 1;
@@ -945,6 +994,7 @@ impl BufMgr {
         // one extension must not push each other out of the ring.
         let cap = strategy.as_deref().map_or(usize::MAX, |s| s.buffers.len());
         let n = n.clamp(1, self.max_pins_per_backend().min(cap));
+        let ctx = IoContext::for_strategy(strategy.as_deref().map(|s| s.kind));
         if flags.contains(ExtendFlags::VICTIMS_UNDER_LOCK) {
             let ext = self.lock_extension(rel);
             return self.extend_locked(rel, fork, n as u32, Some(ext), strategy);
@@ -1001,6 +1051,7 @@ impl BufMgr {
             }
             return Err(e);
         }
+        self.io.count(ctx, IoOp::Extend, count as u64);
         // Step 3: lock, then end the IO.
         Ok((
             BlockNumber(first),
@@ -1051,6 +1102,7 @@ impl BufMgr {
         ext: Option<MutexGuard<'_, ()>>,
         mut strategy: Option<&mut BufferAccessStrategy>,
     ) -> StorageResult<(BlockNumber, Vec<LockedBuffer<'_>>)> {
+        let ctx = IoContext::for_strategy(strategy.as_deref().map(|s| s.kind));
         let first = self.smgr.nblocks(rel, fork)?;
         if first as u64 + n as u64 > super::smgr::MAX_BLOCKS as u64 {
             return Err(StorageError::RelationTooBig {
@@ -1094,6 +1146,7 @@ impl BufMgr {
             }
             return Err(e);
         }
+        self.io.count(ctx, IoOp::Extend, n as u64);
         let bufs = self.finish_extension(rel, fork, first, ids);
         drop(ext);
         Ok((BlockNumber(first), bufs))
@@ -1125,23 +1178,34 @@ impl BufMgr {
         bufs
     }
 
-    /// GetVictimBuffer: a buffer pinned by us alone, clean, removed from the
-    /// mapping table (TAG_VALID clear) and all-zero. Nobody can find it: a
-    /// lookup goes through the mapping table, the clock sweep skips pinned
-    /// buffers, and the checkpointer only looks at valid dirty ones.
+    /// GetVictimBuffer: a buffer pinned by us alone, clean and removed
+    /// from the mapping table (TAG_VALID clear); all-zero if `zero` (an
+    /// extension wants that; a read overwrites the page anyway). Nobody can
+    /// find it: a lookup goes through the mapping table, the clock sweep
+    /// and every ring skip pinned buffers, and the checkpointer only looks
+    /// at valid dirty ones.
+    ///
+    /// The victim is pinned first (clock sweep or ring), then written if
+    /// dirty (WAL first) with no lock but its content lock shared, then
+    /// unmapped under its old partition lock alone
+    /// ([`BufMgr::unmap_victim`]); if it was pinned or dirtied again in
+    /// between, it is let go and another one taken.
     fn get_clean_victim(
         &self,
         mut strategy: Option<&mut BufferAccessStrategy>,
+        zero: bool,
     ) -> StorageResult<u32> {
+        let ctx = IoContext::for_strategy(strategy.as_deref().map(|s| s.kind));
         loop {
-            let Some(victim) = self.get_writable_victim(strategy.as_deref_mut())? else {
+            let Some((victim, from_ring)) = self.get_writable_victim(strategy.as_deref_mut())?
+            else {
                 continue;
             };
-            if let Err(e) = self.flush_buffer(victim) {
+            if let Err(e) = self.flush_buffer(victim, ctx) {
                 self.unpin(victim);
                 return Err(e);
             }
-            if self.unmap_victim(victim) {
+            if self.unmap_victim(victim, ctx, from_ring, zero) {
                 return Ok(victim);
             }
             self.unpin(victim);
@@ -1159,10 +1223,15 @@ impl BufMgr {
         n: usize,
         mut strategy: Option<&mut BufferAccessStrategy>,
     ) -> StorageResult<Vec<u32>> {
+        let ctx = IoContext::for_strategy(strategy.as_deref().map(|s| s.kind));
         let mut got: Vec<u32> = Vec::with_capacity(n);
+        let mut from_ring: Vec<bool> = Vec::with_capacity(n);
         while got.len() < n {
             match self.get_writable_victim(strategy.as_deref_mut()) {
-                Ok(Some(v)) => got.push(v),
+                Ok(Some((v, r))) => {
+                    got.push(v);
+                    from_ring.push(r);
+                }
                 Ok(None) => {}
                 // Pin pressure: extend by what we could get.
                 Err(StorageError::NoUnpinnedBuffers) if !got.is_empty() => break,
@@ -1172,19 +1241,19 @@ impl BufMgr {
                 }
             }
         }
-        if let Err(e) = self.flush_buffers(&got) {
+        if let Err(e) = self.flush_buffers(&got, ctx) {
             self.release_victims(&got);
             return Err(e);
         }
         let mut clean: Vec<u32> = Vec::with_capacity(got.len());
         for (i, &v) in got.iter().enumerate() {
-            if self.unmap_victim(v) {
+            if self.unmap_victim(v, ctx, from_ring[i], true) {
                 clean.push(v);
                 continue;
             }
             // Pinned, dirtied or in use meanwhile: another one instead.
             self.unpin(v);
-            match self.get_clean_victim(strategy.as_deref_mut()) {
+            match self.get_clean_victim(strategy.as_deref_mut(), true) {
                 Ok(r) => clean.push(r),
                 Err(StorageError::NoUnpinnedBuffers) if !clean.is_empty() => {}
                 Err(e) => {
@@ -1207,12 +1276,14 @@ impl BufMgr {
             && self.tag_of(victim) == old_tag
     }
 
-    /// The second half of GetVictimBuffer for a victim we pinned and (if it
-    /// was dirty) wrote: removes it from the mapping table and zeroes it,
+    /// InvalidateVictimBuffer, for a victim we pinned and (if it was dirty)
+    /// wrote: removes it from the mapping table under its old partition
+    /// lock (the only partition lock taken) and, if `zero`, zeroes it,
     /// keeping our pin. False — nothing changed — when it cannot be used:
     /// pinned by someone else, dirtied again or under IO meanwhile, or
-    /// re-tagged before we looked.
-    fn unmap_victim(&self, victim: u32) -> bool {
+    /// re-tagged before we looked. A valid page given up counts as an
+    /// eviction, or as a reuse when it came from our ring (`from_ring`).
+    fn unmap_victim(&self, victim: u32, ctx: IoContext, from_ring: bool, zero: bool) -> bool {
         let st = self.state(victim).load(Ordering::Acquire);
         let old_tag = self.tag_of(victim);
         let old_valid = st & BM_TAG_VALID != 0;
@@ -1229,7 +1300,13 @@ impl BufMgr {
         // Our pin, usage 1, mapped to nothing, contents invalid.
         self.unlock_header(victim, REFCOUNT_ONE | USAGE_ONE);
         drop(map);
-        self.pages[victim as usize].write().0.fill(0);
+        if st & BM_VALID != 0 {
+            let op = if from_ring { IoOp::Reuse } else { IoOp::Evict };
+            self.io.count(ctx, op, 1);
+        }
+        if zero {
+            self.pages[victim as usize].write().0.fill(0);
+        }
         true
     }
 
@@ -1239,7 +1316,7 @@ impl BufMgr {
     /// (someone is using the page) is skipped and stays dirty — its caller
     /// then finds it unusable as a victim — so we never wait for one page
     /// lock while holding another.
-    fn flush_buffers(&self, ids: &[u32]) -> StorageResult<()> {
+    fn flush_buffers(&self, ids: &[u32], ctx: IoContext) -> StorageResult<()> {
         // StartBufferIO(for output) on each dirty valid one not under IO.
         let mut mine: Vec<(BufferTag, u32)> = Vec::with_capacity(ids.len());
         for &id in ids {
@@ -1294,6 +1371,7 @@ impl BufMgr {
                     self.terminate_io(id, 0, 0, false);
                 } else if res.is_ok() {
                     self.writes.fetch_add(1, Ordering::Relaxed);
+                    self.io.count(ctx, IoOp::Write, 1);
                     self.terminate_io(id, 0, BM_IO_ERROR, true);
                 } else {
                     self.terminate_io(id, BM_IO_ERROR, 0, false);
@@ -1318,6 +1396,14 @@ impl BufMgr {
         for &id in victims {
             self.unpin(id);
         }
+    }
+
+    /// Gives back one clean unmapped victim that lost the race to map its
+    /// block (StrategyFreeBuffer): unpinned with usage 0, so the clock
+    /// sweep's next pass takes it first. Only our pin can be on it: it is
+    /// in no mapping, and the sweep and the rings skip pinned buffers.
+    fn give_back_victim(&self, id: u32) {
+        self.update_state(id, |s| (s - REFCOUNT_ONE) & !USAGE_MASK);
     }
 
     /// Maps the new block `tag` (caller holds the extension lock) to our
@@ -1390,6 +1476,45 @@ impl BufMgr {
         drop(map);
         self.terminate_io(id, BM_IO_ERROR, BM_VALID, false);
         self.unpin(id);
+    }
+
+    /// Checks the mapping table against the buffer headers (tests, with no
+    /// operation in flight): every entry points at a buffer that is
+    /// TAG_VALID with that tag, in the tag's partition; no buffer is mapped
+    /// twice; every TAG_VALID buffer is in the table. Returns what is wrong.
+    pub fn check_mapping(&self) -> Result<(), String> {
+        let mut seen = vec![None::<BufferTag>; self.descs.len()];
+        for (p, part) in self.mapping.iter().enumerate() {
+            for (tag, &id) in part.read().iter() {
+                if Self::partition(tag) != p {
+                    return Err(format!("{tag:?} in partition {p}"));
+                }
+                let Some(slot) = seen.get_mut(id as usize) else {
+                    return Err(format!("{tag:?} maps to buffer {id}, out of range"));
+                };
+                if let Some(other) = slot.replace(*tag) {
+                    return Err(format!("buffer {id} mapped twice: {other:?} and {tag:?}"));
+                }
+                let st = self.state(id).load(Ordering::Acquire);
+                if st & BM_TAG_VALID == 0 || self.tag_of(id) != *tag {
+                    return Err(format!(
+                        "{tag:?} maps to buffer {id} holding {:?} (tag valid: {})",
+                        self.tag_of(id),
+                        st & BM_TAG_VALID != 0
+                    ));
+                }
+            }
+        }
+        for (id, slot) in seen.iter().enumerate() {
+            let st = self.state(id as u32).load(Ordering::Acquire);
+            if st & BM_TAG_VALID != 0 && slot.is_none() {
+                return Err(format!(
+                    "buffer {id} is tag-valid for {:?} but not in the table",
+                    self.tag_of(id as u32)
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Diagnostic: (refcount, usage, dirty, valid) of a buffer.
@@ -2043,7 +2168,7 @@ mod tests {
         let rel = RelFileId(12);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
         // Play the extender by hand, stopped between steps 2 and 3.
-        let victim = bm.get_clean_victim(None).unwrap();
+        let victim = bm.get_clean_victim(None, true).unwrap();
         let ext = bm.lock_extension(rel);
         let id = bm.map_victim(victim, tag(12, 0)).unwrap();
         let started = Arc::new(AtomicBool::new(false));
@@ -2192,6 +2317,153 @@ mod tests {
         );
         for id in 0..bm.nbuffers() as u32 {
             assert_eq!(bm.debug_state(id).0, 0, "pin leaked on buffer {id}");
+        }
+    }
+
+    /// The miss path of [`BufMgr::map_buffer`] under stress: 8 threads read
+    /// random blocks of a relation four times the size of a 16-buffer pool
+    /// (some through a bulk-read ring), a third of the reads turn into
+    /// writes. Every victim is found, written, unmapped under its old
+    /// partition and mapped under the new one with no lock held across —
+    /// so a block may be missed by two threads at once (one of them gives
+    /// its victim back), and a victim may be pinned or dirtied again before
+    /// it is unmapped (it is let go). Every read must see its own block,
+    /// every increment must survive, and at the end the mapping table must
+    /// agree with the buffer headers, with no buffer mapped twice.
+    #[test]
+    fn victim_first_mapping_under_stress() {
+        let (_d, bm) = pool(16);
+        let rel = RelFileId(9);
+        let nblocks = 64u32;
+        bm.smgr().create(rel, ForkNumber::Main).unwrap();
+        bm.smgr()
+            .zero_extend(rel, ForkNumber::Main, BlockNumber(0), nblocks)
+            .unwrap();
+        for blk in 0..nblocks {
+            let b = bm.read_buffer(tag(9, blk)).unwrap();
+            stamp(&mut b.write(), blk, 0);
+            b.mark_dirty();
+        }
+        let hits_before = bm.io_stats().snapshot();
+        let threads = 8u32;
+        let rounds = 2000u32;
+        let wrong = Arc::new(AtomicU64::new(0));
+        let done = Arc::new(AtomicU64::new(0));
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (bm, wrong, done) = (bm.clone(), wrong.clone(), done.clone());
+                std::thread::spawn(move || {
+                    let mut ring = (t % 4 == 3).then(|| bm.access_strategy(StrategyKind::BulkRead));
+                    let mut x = t.wrapping_mul(2_654_435_761).wrapping_add(17);
+                    for i in 0..rounds {
+                        x ^= x << 13;
+                        x ^= x >> 17;
+                        x ^= x << 5;
+                        let blk = x % nblocks;
+                        let b =
+                            match bm.read_buffer_mode(tag(9, blk), ReadMode::Normal, ring.as_mut())
+                            {
+                                Ok(b) => b,
+                                // 8 threads cannot pin 16 buffers full, but a
+                                // sweep may meet them all pinned for a moment.
+                                Err(StorageError::NoUnpinnedBuffers) => continue,
+                                Err(e) => panic!("read of block {blk}: {e}"),
+                            };
+                        if i % 3 == 0 {
+                            let mut p = b.write();
+                            let (bb, v) = read_stamp(&p);
+                            if bb != blk {
+                                wrong.fetch_add(1, Ordering::Relaxed);
+                            }
+                            stamp(&mut p, blk, v + 1);
+                            b.mark_dirty();
+                            done.fetch_add(1, Ordering::Relaxed);
+                        } else if read_stamp(&b.read()).0 != blk {
+                            wrong.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(
+            wrong.load(Ordering::Relaxed),
+            0,
+            "every read saw its own block"
+        );
+        for id in 0..bm.nbuffers() as u32 {
+            assert_eq!(bm.debug_state(id).0, 0, "pin leaked on buffer {id}");
+        }
+        if let Err(e) = bm.check_mapping() {
+            panic!("mapping table against buffer headers: {e}");
+        }
+        let total: u64 = (0..nblocks)
+            .map(|blk| read_stamp(&bm.read_buffer(tag(9, blk)).unwrap().read()).1)
+            .sum();
+        assert_eq!(
+            total,
+            done.load(Ordering::Relaxed),
+            "every increment survived eviction"
+        );
+        let io = bm.io_stats().snapshot();
+        let n = IoContext::Normal as usize;
+        assert!(
+            io[0][n][IoOp::Evict as usize] > hits_before[0][n][IoOp::Evict as usize],
+            "evictions counted"
+        );
+        assert!(
+            io[0][n][IoOp::Write as usize] > hits_before[0][n][IoOp::Write as usize],
+            "dirty victims' writes counted"
+        );
+        assert!(
+            io[0][IoContext::BulkRead as usize][IoOp::Read as usize] > 0,
+            "ring reads counted in bulkread"
+        );
+    }
+
+    /// Two sessions missing on the same block at once: one maps it, the
+    /// other finds the mapping when it comes to insert, gives its victim
+    /// back and waits for the first one's read. One read from disk, one
+    /// mapping, no pin left, the victim reusable.
+    #[test]
+    fn racing_misses_on_one_block_map_it_once() {
+        let (_d, bm) = pool(16);
+        let rel = RelFileId(10);
+        bm.smgr().create(rel, ForkNumber::Main).unwrap();
+        let mut p = Page::default();
+        for blk in 0..4 {
+            stamp(&mut p, blk, 7);
+            bm.smgr()
+                .extend(rel, ForkNumber::Main, BlockNumber(blk), &p.0)
+                .unwrap();
+        }
+        for round in 0..50 {
+            bm.drop_relation_buffers(rel, 0);
+            let barrier = Arc::new(std::sync::Barrier::new(8));
+            let hs: Vec<_> = (0..8)
+                .map(|t| {
+                    let (bm, barrier) = (bm.clone(), barrier.clone());
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        let blk = t % 2;
+                        let b = bm.read_buffer(tag(10, blk)).unwrap();
+                        let st = read_stamp(&b.read());
+                        (blk, st)
+                    })
+                })
+                .collect();
+            for h in hs {
+                let (blk, st) = h.join().unwrap();
+                assert_eq!(st, (blk, 7), "round {round}: block {blk} read right");
+            }
+            if let Err(e) = bm.check_mapping() {
+                panic!("round {round}: {e}");
+            }
+            for id in 0..bm.nbuffers() as u32 {
+                assert_eq!(bm.debug_state(id).0, 0, "round {round}: pin leaked on {id}");
+            }
         }
     }
 }

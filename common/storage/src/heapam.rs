@@ -426,7 +426,7 @@ impl Heap {
     /// the number of buffers written.
     pub fn checkpoint(&self) -> PgResult<usize> {
         let n = self.bm.flush_all()?;
-        self.smgr.sync_all()?;
+        self.bm.sync_relations()?;
         Ok(n)
     }
 

@@ -63,6 +63,7 @@ pub mod hio;
 pub mod htup;
 pub mod index;
 pub mod keycodec;
+pub mod pgstat_io;
 pub mod rowcodec;
 pub mod smgr;
 pub mod toast;

@@ -484,8 +484,10 @@ impl Smgr {
         Ok(())
     }
 
-    /// fsyncs every file written since the last call (checkpoint).
-    pub fn sync_all(&self) -> StorageResult<()> {
+    /// fsyncs every file written since the last call (checkpoint); returns
+    /// how many files it fsynced.
+    pub fn sync_all(&self) -> StorageResult<usize> {
+        let mut synced = 0;
         let pending: Vec<_> = self.pending_sync.lock().drain().collect();
         for (i, (rel, fork)) in pending.iter().enumerate() {
             let f = match self.file(*rel, *fork) {
@@ -509,8 +511,9 @@ impl Smgr {
                     source,
                 });
             }
+            synced += 1;
         }
-        Ok(())
+        Ok(synced)
     }
 
     /// Every relation with a main fork file under `base/` (start-up index
