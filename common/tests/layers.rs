@@ -55,7 +55,11 @@ const CRATES: &[(&str, &[&str])] = &[
 const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "common/txn/src",
-        &[&["clog", "snapshot", "subtrans"], &["procarray", "lmgr"]],
+        &[
+            &["clog", "snapshot", "subtrans"],
+            &["old_snapshot"],
+            &["procarray", "lmgr"],
+        ],
     ),
     (
         "common/storage/src",
@@ -63,7 +67,8 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
             &[
                 "bufpage", "htup", "smgr", "fsm", "index", "keycodec", "rowcodec",
             ],
-            &["bufmgr"],
+            // The IO counters name the ring kinds bufmgr defines.
+            &["bufmgr", "pgstat_io"],
             &["xloginsert", "hio"],
             // TOAST and the heap call each other (chunks are heap tuples;
             // the heap names a table's TOAST relation).
@@ -134,7 +139,13 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
         "common/src",
         &[
             &["checkpointer", "node", "redo", "xlog", "auth"],
-            &["postmaster", "walsender", "basebackup", "standby_log"],
+            &[
+                "postmaster",
+                "walsender",
+                "basebackup",
+                "standby_log",
+                "old_snapshot_tick",
+            ],
             &["tests"],
         ],
     ),

@@ -52,6 +52,13 @@ fn cascade_serves_follows_and_holds() {
     let standby_1 = Node::standby_of(&primary, "standby_1");
     let standby_2 = Node::standby_of(&primary, "standby_2");
     primary.wait_for_replay(&standby_2);
+    // Standbys 1 and 2 stream from the primary without slots: like
+    // PostgreSQL's, its checkpoints keep only wal_keep_size for them. Step
+    // 3 writes and checkpoints faster than a loaded machine may stream, so
+    // the primary keeps enough (set now, after the base backups, so the
+    // standbys' own restartpoints still remove segments).
+    primary.append_conf("wal_keep_size = 64MB");
+    assert_eq!(primary.safe_sql("SELECT pg_reload_conf()"), "t");
 
     // 2. Standby 3 from standby 2: a base backup of a standby, then WAL
     // through a slot on standby 2.

@@ -74,16 +74,19 @@ host    replication  all         127.0.0.1/32     trust
     std::fs::write(&ident_path, &maps).expect("pg_ident.conf");
     primary.safe_sql("SELECT pg_reload_conf()");
     let rx_role = format!("{me}_rx");
-    let mut ok = None;
+    // The reload is asynchronous, and the old file trusted every local
+    // connection: wait until a role the map does not name is refused.
+    let mut reloaded = false;
     for _ in 0..100 {
-        // The reload is asynchronous: wait for the maps.
-        if let Ok(s) = Session::try_connect("mapped", &socket_conn(&primary, "ident_mapped")) {
-            ok = Some(s);
+        if Session::try_connect("other", &socket_conn(&primary, "ident_other")).is_err() {
+            reloaded = true;
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let s = ok.expect("the OS user mapped to ident_mapped connects");
+    assert!(reloaded, "the new pg_hba.conf / pg_ident.conf took effect");
+    let s = Session::try_connect("mapped", &socket_conn(&primary, "ident_mapped"))
+        .expect("the OS user mapped to ident_mapped connects");
     assert_eq!(
         s.query_safe("SELECT current_user, session_user"),
         "ident_mapped|ident_mapped",
