@@ -80,7 +80,7 @@ EOF
     as_pg "$PGBIN/pg_ctl" -D "$d/p" -l "$d/p.log" -w start >/dev/null
     q "$2" "SELECT pg_create_physical_replication_slot('s1', true)" >/dev/null
     pgbench -q -i -s 10 -h 127.0.0.1 -p "$2" -U postgres postgres >/dev/null 2>&1
-    as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$2" -U postgres -D "$d/s" -R -S s1 >/dev/null
+    as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$2" -U postgres -D "$d/s" -R -S s1 -c fast >/dev/null
     cat >>"$d/s/postgresql.conf" <<EOF
 port = $3
 unix_socket_directories = '$d'

@@ -2245,22 +2245,29 @@ mod tests {
         }
     }
 
-    /// Many threads read-modify-write counters on more pages than the pool
-    /// holds; every increment must survive eviction.
-    #[test]
-    fn concurrent_readers_writers_beyond_pool() {
-        let (_d, bm) = pool(16);
-        let rel = RelFileId(6);
-        let nblocks = 64u32;
+    /// Relation `relno` with `nblocks` pages, each stamped with its block
+    /// number and a zero counter (dirty in the pool).
+    fn stamped_relation(bm: &BufMgr, relno: u32, nblocks: u32) -> RelFileId {
+        let rel = RelFileId(relno);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
         bm.smgr()
             .zero_extend(rel, ForkNumber::Main, BlockNumber(0), nblocks)
             .unwrap();
         for blk in 0..nblocks {
-            let b = bm.read_buffer(tag(6, blk)).unwrap();
+            let b = bm.read_buffer(tag(relno, blk)).unwrap();
             stamp(&mut b.write(), blk, 0);
             b.mark_dirty();
         }
+        rel
+    }
+
+    /// Many threads read-modify-write counters on more pages than the pool
+    /// holds; every increment must survive eviction.
+    #[test]
+    fn concurrent_readers_writers_beyond_pool() {
+        let (_d, bm) = pool(16);
+        let nblocks = 64u32;
+        let rel = stamped_relation(&bm, 6, nblocks);
         let threads = 6;
         let rounds = 300u32;
         let failed = Arc::new(AtomicBool::new(false));
@@ -2333,17 +2340,8 @@ mod tests {
     #[test]
     fn victim_first_mapping_under_stress() {
         let (_d, bm) = pool(16);
-        let rel = RelFileId(9);
         let nblocks = 64u32;
-        bm.smgr().create(rel, ForkNumber::Main).unwrap();
-        bm.smgr()
-            .zero_extend(rel, ForkNumber::Main, BlockNumber(0), nblocks)
-            .unwrap();
-        for blk in 0..nblocks {
-            let b = bm.read_buffer(tag(9, blk)).unwrap();
-            stamp(&mut b.write(), blk, 0);
-            b.mark_dirty();
-        }
+        let rel = stamped_relation(&bm, 9, nblocks);
         let hits_before = bm.io_stats().snapshot();
         let threads = 8u32;
         let rounds = 2000u32;

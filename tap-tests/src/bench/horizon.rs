@@ -1,4 +1,4 @@
-//! The seed's horizon case (issue 19): one session holding an old
+//! The seed's horizon case: one session holding an old
 //! snapshot, 8 clients running tpcb-like, thousands of idle connections —
 //! how often pruning recomputes the removable horizon, and what the
 //! writers get.
@@ -24,6 +24,7 @@
 use std::time::Duration;
 
 use super::idle::RawIdleSet;
+use super::manyidle::skip_rows;
 use super::report::{Cell, Chart, Table};
 use super::target::{first_line, guarded, Endpoint, Kind, Target};
 use super::workloads::{index_of, Ctx, CPU_NOTE};
@@ -96,14 +97,6 @@ pub fn horizon(ctx: &mut Ctx) -> Vec<Table> {
     ));
     table.note(CPU_NOTE);
     vec![table]
-}
-
-fn skip_rows(table: &mut Table, rows: &[&str], why: &str) {
-    for r in rows {
-        for s in 0..table.series.len() {
-            table.set(r, 0.0, s, Cell::Skipped(why.to_string()));
-        }
-    }
 }
 
 /// The recompute counters, or why there are none.

@@ -177,7 +177,8 @@ pub fn many_idle(ctx: &mut Ctx) -> Vec<Table> {
     vec![table, probe]
 }
 
-fn skip_rows(table: &mut Table, rows: &[&str], why: &str) {
+/// Marks every series of `rows` skipped for `why`.
+pub(super) fn skip_rows(table: &mut Table, rows: &[&str], why: &str) {
     for r in rows {
         for s in 0..table.series.len() {
             table.set(r, 0.0, s, Cell::Skipped(why.to_string()));
