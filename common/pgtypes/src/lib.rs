@@ -50,6 +50,7 @@ pub mod md5;
 pub mod numeric;
 pub mod sqltype;
 pub mod ssl;
+pub mod stripe;
 pub mod syncrep_gram;
 #[cfg(feature = "testutil")]
 pub mod testutil;

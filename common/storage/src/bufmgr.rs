@@ -2247,7 +2247,7 @@ mod tests {
 
     /// Relation `relno` with `nblocks` pages, each stamped with its block
     /// number and a zero counter (dirty in the pool).
-    fn stamped_relation(bm: &BufMgr, relno: u32, nblocks: u32) -> RelFileId {
+    fn stamped_relation(bm: &BufMgr, relno: u32, nblocks: u32) {
         let rel = RelFileId(relno);
         bm.smgr().create(rel, ForkNumber::Main).unwrap();
         bm.smgr()
@@ -2258,7 +2258,6 @@ mod tests {
             stamp(&mut b.write(), blk, 0);
             b.mark_dirty();
         }
-        rel
     }
 
     /// Many threads read-modify-write counters on more pages than the pool
@@ -2267,7 +2266,7 @@ mod tests {
     fn concurrent_readers_writers_beyond_pool() {
         let (_d, bm) = pool(16);
         let nblocks = 64u32;
-        let rel = stamped_relation(&bm, 6, nblocks);
+        stamped_relation(&bm, 6, nblocks);
         let threads = 6;
         let rounds = 300u32;
         let failed = Arc::new(AtomicBool::new(false));
@@ -2341,7 +2340,7 @@ mod tests {
     fn victim_first_mapping_under_stress() {
         let (_d, bm) = pool(16);
         let nblocks = 64u32;
-        let rel = stamped_relation(&bm, 9, nblocks);
+        stamped_relation(&bm, 9, nblocks);
         let hits_before = bm.io_stats().snapshot();
         let threads = 8u32;
         let rounds = 2000u32;

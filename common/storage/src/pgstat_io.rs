@@ -34,7 +34,7 @@
 //! `track_io_timing`, and PostgreSQL shows 0 for them when it is off.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 /// PostgreSQL's BackendType, the kinds that do buffer IO in hotpair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,21 +164,10 @@ pub type IoCounts = [[[u64; NO]; NC]; NB];
 
 thread_local! {
     static BACKEND: Cell<BackendType> = const { Cell::new(BackendType::ClientBackend) };
-    static STRIPE: Cell<usize> = const { Cell::new(usize::MAX) };
 }
 
-static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
-
 fn my_stripe() -> usize {
-    STRIPE.with(|s| {
-        let v = s.get();
-        if v != usize::MAX {
-            return v;
-        }
-        let v = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % STRIPES;
-        s.set(v);
-        v
-    })
+    pgtypes::stripe::thread_stripe(STRIPES)
 }
 
 /// The backend type this thread counts as.

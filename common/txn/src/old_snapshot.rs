@@ -63,8 +63,8 @@
 //!
 //! ## Cost when off
 //!
-//! `enabled` is a plain `bool` fixed before the procarray is shared; every
-//! snapshot and page path pays one predictable branch on it. Built without
+//! The threshold is a plain field fixed before the procarray is shared;
+//! every snapshot and page path pays one predictable branch on it. Built without
 //! the cargo feature `old_snapshot_threshold`, [`OldSnapshot::enabled`] is
 //! the constant `false` and the branches compile away.
 //!
@@ -165,10 +165,8 @@ type EarlyMap = HashMap<(u32, u32), EarlyRemoval>;
 /// The old-snapshot state of a node: setting, coarse clock, time → xid map,
 /// limited horizon and early-removal records. Owned by the procarray.
 pub struct OldSnapshot {
-    /// Minutes; -1 when off.
+    /// Minutes; -1 when off. Fixed before the procarray is shared.
     threshold: i64,
-    /// `threshold >= 0`; fixed before the procarray is shared.
-    enabled: bool,
     /// Seconds since the Unix epoch, set by the tick: snapshots' `when`.
     clock: AtomicU64,
     /// xid_by_minute: (seconds, bound) at the first tick of each minute.
@@ -205,7 +203,6 @@ impl OldSnapshot {
         let minutes = minutes.clamp(-1, 86_400);
         OldSnapshot {
             threshold: minutes,
-            enabled: cfg!(feature = "old_snapshot_threshold") && minutes >= 0,
             clock: AtomicU64::new(now_secs()),
             time_map: Mutex::new(VecDeque::new()),
             limited: AtomicU64::new(0),
@@ -221,7 +218,7 @@ impl OldSnapshot {
     pub fn enabled(&self) -> bool {
         #[cfg(feature = "old_snapshot_threshold")]
         {
-            self.enabled
+            self.threshold >= 0
         }
         #[cfg(not(feature = "old_snapshot_threshold"))]
         {

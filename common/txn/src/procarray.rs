@@ -257,8 +257,7 @@ impl Proc {
 }
 
 /// A counter bumped from many threads on a hot path: one cache line per
-/// stripe, each thread on its own stripe (assigned round-robin at its first
-/// use), summed when read.
+/// stripe, each thread on its own (`pgtypes::stripe`), summed when read.
 #[derive(Default)]
 struct StripedCounter {
     stripes: [CachePadded<AtomicU64>; COUNTER_STRIPES],
@@ -268,11 +267,7 @@ const COUNTER_STRIPES: usize = 16;
 
 impl StripedCounter {
     fn add(&self, n: u64) {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        thread_local! {
-            static STRIPE: usize = NEXT.fetch_add(1, RELAXED) as usize % COUNTER_STRIPES;
-        }
-        let i = STRIPE.with(|s| *s);
+        let i = pgtypes::stripe::thread_stripe(COUNTER_STRIPES);
         self.stripes[i].fetch_add(n, RELAXED);
     }
 
