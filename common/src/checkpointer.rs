@@ -409,6 +409,7 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
         min_recovery_point,
         timeline: writer.timeline(),
         prev_timeline: prev_timeline(db, writer.timeline()),
+        data_checksums: db.xlog().data_checksums(),
     }
     .write(&db.config().data_dir, fsync)?;
 
@@ -545,6 +546,7 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
         min_recovery_point: Lsn::INVALID,
         timeline: writer.timeline(),
         prev_timeline: prev_timeline(db, writer.timeline()),
+        data_checksums: db.xlog().data_checksums(),
     }
     .write(&db.config().data_dir, db.config().bool("fsync"))?;
 

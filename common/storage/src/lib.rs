@@ -113,6 +113,15 @@ pub enum StorageError {
         /// What was wrong.
         detail: String,
     },
+    /// A page read from disk whose checksum does not match its contents
+    /// (`data_checksums`); the WARNING before it gives both values.
+    #[error("invalid page in block {block} of relation base/{rel}")]
+    ChecksumFailure {
+        /// The relation.
+        rel: RelFileId,
+        /// The block.
+        block: BlockNumber,
+    },
     /// A tuple address names no tuple (bad offset, unused or dead slot).
     #[error("invalid tuple address ({block},{offset}) in relation base/{rel}")]
     BadTid {
@@ -163,9 +172,9 @@ impl StorageError {
             }
             StorageError::Io { source, .. } if is_disk_full(source) => sqlstate::DISK_FULL,
             StorageError::Io { .. } | StorageError::ShortRead { .. } => sqlstate::IO_ERROR,
-            StorageError::CorruptedPage { .. } | StorageError::BadTid { .. } => {
-                sqlstate::DATA_CORRUPTED
-            }
+            StorageError::CorruptedPage { .. }
+            | StorageError::ChecksumFailure { .. }
+            | StorageError::BadTid { .. } => sqlstate::DATA_CORRUPTED,
             StorageError::TupleTooBig { .. } | StorageError::RelationTooBig { .. } => {
                 PROGRAM_LIMIT_EXCEEDED
             }
