@@ -286,7 +286,7 @@ pub fn segment_size(config: &Config, ctl: Option<&ControlFile>) -> PgResult<u64>
 
 /// Writer options from the configuration.
 pub fn writer_options(config: &Config, segment_size: u64) -> WalWriterOptions {
-    WalWriterOptions::new(segment_size, config.bool("fsync"))
+    WalWriterOptions::new(segment_size, config.bool("fsync")).panicking()
 }
 
 /// Reads the checkpoint record at `lsn` (the control file's).

@@ -191,7 +191,13 @@ fn is_disk_full(e: &std::io::Error) -> bool {
 
 impl From<StorageError> for PgError {
     fn from(e: StorageError) -> PgError {
-        PgError::new(e.sqlstate(), e.to_string())
+        let code = e.sqlstate();
+        let err = PgError::new(code, e.to_string());
+        if code == sqlstate::DISK_FULL {
+            err.with_hint("Check free disk space.")
+        } else {
+            err
+        }
     }
 }
 

@@ -94,8 +94,10 @@ use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{BufferTag, TransactionId};
 
-/// Maps a WAL error to the error a statement reports (PostgreSQL PANICs on
-/// a WAL write failure; we fail the statement and every later write).
+/// Maps a WAL error to the error a statement reports. A failed WAL write
+/// or fsync never gets here on a server: its writer PANICs
+/// (`WalWriterOptions::panicking`); a writer without that option fails the
+/// statement and every later write.
 pub fn wal_error(e: wal::WalError) -> PgError {
     PgError::new(sqlstate::IO_ERROR, format!("could not write to WAL: {e}"))
 }
