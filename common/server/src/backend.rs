@@ -75,6 +75,12 @@ pub trait Backend: Send + 'static {
     fn conflict_signal(&self) -> Option<Arc<tokio::sync::Notify>> {
         None
     }
+    /// Called with `true` while a statement's output waits for the client
+    /// to read (the socket is full: `pg_stat_activity` shows wait event
+    /// `Client` / `ClientWrite`), and with `false` when it no longer does.
+    fn client_write_wait(&self) -> Option<Arc<dyn Fn(bool) + Send + Sync>> {
+        None
+    }
     /// Replay signalled a conflict while the session was idle: the FATAL
     /// error that ends the connection, if the session must go.
     fn idle_interrupt(&mut self) -> Option<pgtypes::error::PgError> {

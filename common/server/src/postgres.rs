@@ -1243,6 +1243,9 @@ struct RowSink<'a> {
     portal: Option<(&'a mut BytesMut, &'a mut Vec<usize>)>,
     /// For mid-statement flushes (multi-threaded runtime only).
     stream: Option<&'a mut ClientStream>,
+    /// Reports a mid-statement flush waiting for the client
+    /// ([`Backend::client_write_wait`]).
+    write_wait: Option<Arc<dyn Fn(bool) + Send + Sync>>,
     rows: u64,
     flushed: bool,
     copy_out: bool,
@@ -1260,6 +1263,7 @@ impl<'a> RowSink<'a> {
             formats,
             portal: None,
             stream,
+            write_wait: None,
             rows: 0,
             flushed: false,
             copy_out: false,
@@ -1278,10 +1282,31 @@ impl<'a> RowSink<'a> {
         let Some(stream) = self.stream.as_mut() else {
             return;
         };
+        let wait = self.write_wait.as_deref();
         let res = tokio::task::block_in_place(|| {
             tokio::runtime::Handle::current().block_on(async {
-                stream.write_all(self.out).await?;
-                stream.flush().await
+                // Backpressure: a client that does not read blocks the
+                // statement here, with at most FLUSH_ABOVE (plus a row)
+                // buffered. Shown as ClientWrite only once the socket
+                // refused more (a quick write is no wait).
+                let write = async {
+                    stream.write_all(self.out).await?;
+                    stream.flush().await
+                };
+                futures_util::pin_mut!(write);
+                match futures_util::poll!(&mut write) {
+                    std::task::Poll::Ready(r) => r,
+                    std::task::Poll::Pending => {
+                        if let Some(w) = wait {
+                            w(true);
+                        }
+                        let r = write.await;
+                        if let Some(w) = wait {
+                            w(false);
+                        }
+                        r
+                    }
+                }
             })
         });
         match res {
@@ -1671,6 +1696,11 @@ impl<B: Backend> SessionLoop<B> {
         let wire = &mut self.wire;
         let backend = &mut self.backend;
         let brief = stmt.runs_briefly();
+        let write_wait = if multi {
+            backend.client_write_wait()
+        } else {
+            None
+        };
         let (outcome, copy_out, rows, flushed, io_failed) = run_call(brief, || {
             let stream = if multi && limit_rows.is_none() {
                 Some(&mut wire.stream)
@@ -1678,6 +1708,7 @@ impl<B: Backend> SessionLoop<B> {
                 None
             };
             let mut sink = RowSink::new(&mut wire.out, formats, stream);
+            sink.write_wait = write_wait;
             if limit_rows.is_some() {
                 sink.portal = Some((&mut rows_buf, &mut ends));
             }

@@ -3204,6 +3204,12 @@ impl Backend for Session {
         self.async_waits = true;
         self.xact.set_can_await(true);
     }
+    fn client_write_wait(&self) -> Option<Arc<dyn Fn(bool) + Send + Sync>> {
+        let status = self.status.clone();
+        Some(Arc::new(move |on| {
+            status.update(|s| s.wait_event = on.then_some(("Client", "ClientWrite")));
+        }))
+    }
     fn pending_wait(&mut self) -> Option<server::backend::PendingWait> {
         let wait = self.xact.commit_wait(&self.cancel)?;
         if self.xact.waits_for_sync_standbys() {
