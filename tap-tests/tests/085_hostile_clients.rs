@@ -5,7 +5,8 @@
 //!    the statement blocks on its socket with its output buffer bounded
 //!    (pg_stat_activity shows wait event `Client` / `ClientWrite`, as
 //!    PostgreSQL does), the server's memory stays small, other sessions
-//!    run, and closing that connection ends the statement.
+//!    run, and `pg_terminate_backend` or closing that connection ends the
+//!    statement.
 //! 2. A message longer than `max_message_size`: FATAL 08P01 `invalid
 //!    message length`, the connection closed.
 //! 3. Slowloris: connections that never finish their startup packet are
@@ -70,6 +71,34 @@ fn hostile_clients_leave_the_server_intact() {
         "server memory grew by {grown} KiB while a client did not read"
     );
     assert_eq!(steady.query_safe("SELECT count(*) FROM t"), "2");
+    // pg_terminate_backend reaches a session blocked on its client.
+    assert_eq!(
+        steady.query_safe(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'ClientWrite'"
+        ),
+        "t"
+    );
+    wait_until("the terminated session is gone", || {
+        steady
+            .query("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'ClientWrite'")
+            .ok()
+            .as_deref()
+            == Some("0")
+    });
+    drop(reader);
+    // A client that closes its end ends the statement too.
+    let mut reader = node.raw_connection();
+    reader.startup();
+    reader.send(&raw::query(
+        b"SELECT repeat('x', 1000) FROM generate_series(1, 100000000)",
+    ));
+    wait_until("the second reader blocks the statement", || {
+        steady
+            .query("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'ClientWrite'")
+            .ok()
+            .as_deref()
+            == Some("1")
+    });
     drop(reader);
     wait_until("closing the connection ends the statement", || {
         steady

@@ -1246,6 +1246,9 @@ struct RowSink<'a> {
     /// Reports a mid-statement flush waiting for the client
     /// ([`Backend::client_write_wait`]).
     write_wait: Option<Arc<dyn Fn(bool) + Send + Sync>>,
+    /// A flush waiting for the client also ends at a termination
+    /// (`pg_terminate_backend`, shutdown): the connection is then closed.
+    stop: Option<&'a StopWatch>,
     rows: u64,
     flushed: bool,
     copy_out: bool,
@@ -1264,6 +1267,7 @@ impl<'a> RowSink<'a> {
             portal: None,
             stream,
             write_wait: None,
+            stop: None,
             rows: 0,
             flushed: false,
             copy_out: false,
@@ -1283,6 +1287,7 @@ impl<'a> RowSink<'a> {
             return;
         };
         let wait = self.write_wait.as_deref();
+        let stop = self.stop;
         let res = tokio::task::block_in_place(|| {
             tokio::runtime::Handle::current().block_on(async {
                 // Backpressure: a client that does not read blocks the
@@ -1300,7 +1305,13 @@ impl<'a> RowSink<'a> {
                         if let Some(w) = wait {
                             w(true);
                         }
-                        let r = write.await;
+                        let r = match stop {
+                            Some(stop) => tokio::select! {
+                                r = &mut write => r,
+                                () = stop.wait() => Err(io::Error::other("terminated while the client was not reading")),
+                            },
+                            None => write.await,
+                        };
                         if let Some(w) = wait {
                             w(false);
                         }
@@ -1709,6 +1720,7 @@ impl<B: Backend> SessionLoop<B> {
             };
             let mut sink = RowSink::new(&mut wire.out, formats, stream);
             sink.write_wait = write_wait;
+            sink.stop = Some(&wire.stop);
             if limit_rows.is_some() {
                 sink.portal = Some((&mut rows_buf, &mut ends));
             }
