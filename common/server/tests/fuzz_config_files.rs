@@ -51,8 +51,16 @@ fn edits() -> impl Strategy<Value = Vec<(u8, u16, u8)>> {
     prop::collection::vec((any::<u8>(), any::<u16>(), any::<u8>()), 1..8)
 }
 
+/// `PROPTEST_CASES` when set (a longer hunt), else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 5000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases(5000)))]
 
     #[test]
     fn hba_never_panics(e in edits(), text in ".{0,80}") {

@@ -82,8 +82,16 @@ fn sqlish() -> impl Strategy<Value = String> {
     .expect("regex")
 }
 
+/// `PROPTEST_CASES` when set (a longer hunt), else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 20000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases(20000)))]
 
     #[test]
     fn random_text_never_panics(text in sqlish()) {
