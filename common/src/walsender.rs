@@ -101,8 +101,14 @@ pub const MAX_SEND_SIZE: usize = 128 * 1024;
 /// Keepalive period without other traffic.
 pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 
-/// `wal_sender_timeout`: a standby silent this long is dropped.
+/// `wal_sender_timeout`'s default: a standby silent this long is dropped.
 pub const WAL_SENDER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `wal_sender_timeout` as configured (`None`: 0, never).
+fn sender_timeout(db: &Node) -> Option<Duration> {
+    let ms = db.config().int("wal_sender_timeout");
+    (ms > 0).then(|| Duration::from_millis(ms as u64))
+}
 /// How often a draining walsender looks for the shutdown checkpoint and
 /// the standby's confirmation.
 const DRAIN_POLL: Duration = Duration::from_millis(20);
@@ -111,7 +117,8 @@ const DRAIN_POLL: Duration = Duration::from_millis(20);
 /// the shutdown checkpoint: each sends it and waits for its standby to
 /// confirm, at most [`WAL_SENDER_TIMEOUT`].
 pub async fn wait_stopped(db: &Node) {
-    let deadline = Instant::now() + WAL_SENDER_TIMEOUT + Duration::from_secs(1);
+    let deadline =
+        Instant::now() + sender_timeout(db).unwrap_or(WAL_SENDER_TIMEOUT) + Duration::from_secs(1);
     while db.replication().num_walsenders() > 0 && Instant::now() < deadline {
         tokio::time::sleep(DRAIN_POLL).await;
     }
@@ -841,7 +848,9 @@ async fn stream(
         })
     };
 
-    let timeout = WAL_SENDER_TIMEOUT;
+    // 0 (never) still bounds the shutdown drain by the default.
+    let timeout_setting = sender_timeout(db);
+    let timeout = timeout_setting.unwrap_or(WAL_SENDER_TIMEOUT);
     let mut flushed_rx = writer.subscribe_flushed();
     let mut recovery_end = db.replication().subscribe_recovery_end();
     let mut sent = start;
@@ -957,7 +966,7 @@ async fn stream(
             stat.set_state(WalSndState::Streaming);
         }
         let since_reply = last_reply.lock().elapsed();
-        if since_reply >= timeout {
+        if timeout_setting.is_some() && since_reply >= timeout {
             tracing::info!("terminating walsender process due to replication timeout");
             break Ok(Flow::Close);
         }

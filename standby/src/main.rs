@@ -381,6 +381,7 @@ async fn run(config: Config) -> Result<(), String> {
             slot,
             status_interval,
             hot_standby_feedback: db.config().bool("hot_standby_feedback"),
+            receiver_timeout: receiver_timeout(&db.config()),
             target_timeline: standby::walreceiver::TargetTimeline::parse(
                 db.config()
                     .get("recovery_target_timeline")
@@ -490,6 +491,12 @@ async fn run(config: Config) -> Result<(), String> {
     Ok(())
 }
 
+/// `wal_receiver_timeout` (`None`: 0, never).
+fn receiver_timeout(c: &Config) -> Option<Duration> {
+    let ms = c.int("wal_receiver_timeout");
+    (ms > 0).then(|| Duration::from_millis(ms as u64))
+}
+
 /// `wal_receiver_status_interval`, at least a second.
 fn status_interval(c: &Config) -> Duration {
     Duration::from_secs(c.int("wal_receiver_status_interval").max(1) as u64)
@@ -498,7 +505,7 @@ fn status_interval(c: &Config) -> Duration {
 /// Keeps the walreceiver's settings equal to the node's configuration as
 /// reloads change it ([`Node::reload`] logs each change): a new
 /// `primary_conninfo` or `primary_slot_name` makes the walreceiver
-/// reconnect with it; `hot_standby_feedback` and
+/// reconnect with it; `hot_standby_feedback`, `wal_receiver_timeout` and
 /// `wal_receiver_status_interval` apply to the running connection. A
 /// `primary_conninfo` that does not parse keeps the old one and logs why.
 async fn reload_loop(
@@ -527,6 +534,7 @@ async fn reload_loop(
             .filter(|s| !s.is_empty())
             .map(|s| s.to_string());
         let (feedback, interval) = (c.bool("hot_standby_feedback"), status_interval(&c));
+        let timeout = receiver_timeout(&c);
         cfg.send_if_modified(|r| {
             let mut changed = false;
             if let Some(ci) = ci {
@@ -538,9 +546,13 @@ async fn reload_loop(
                 r.slot = slot;
                 changed = true;
             }
-            if r.hot_standby_feedback != feedback || r.status_interval != interval {
+            if r.hot_standby_feedback != feedback
+                || r.status_interval != interval
+                || r.receiver_timeout != timeout
+            {
                 r.hot_standby_feedback = feedback;
                 r.status_interval = interval;
+                r.receiver_timeout = timeout;
                 changed = true;
             }
             changed

@@ -79,6 +79,9 @@ pub struct ReceiverConfig {
     pub hot_standby_feedback: bool,
     /// `recovery_target_timeline`.
     pub target_timeline: TargetTimeline,
+    /// `wal_receiver_timeout` (`None`: 0, never): a primary silent this long
+    /// is given up on; at half of it the standby asks for a reply.
+    pub receiver_timeout: Option<Duration>,
 }
 
 impl ReceiverConfig {
@@ -441,14 +444,32 @@ async fn stream_once(
 ) -> Result<(), Failure> {
     let ci = &cfg.conninfo;
     let params = ci.startup_params();
-    let mut client = tokio::select! {
-        c = ci.connect(&params) => {
-            c.map_err(|e| format!("could not connect to the primary server: {e}"))?
+    // Connecting and identifying are bounded by wal_receiver_timeout too:
+    // a primary whose path went silent may accept the TCP connection (or
+    // a middlebox may) and never answer.
+    let setup = async {
+        let mut client = ci
+            .connect(&params)
+            .await
+            .map_err(|e| Failure::from(format!("could not connect to the primary server: {e}")))?;
+        identify(db, writer, &mut client, cfg.target_timeline).await?;
+        Ok::<_, Failure>(client)
+    };
+    let bounded = async {
+        match cfg.receiver_timeout {
+            Some(t) => tokio::time::timeout(t, setup).await.unwrap_or_else(|_| {
+                Err(Failure::from(
+                    "could not connect to the primary server: timeout expired".to_string(),
+                ))
+            }),
+            None => setup.await,
         }
+    };
+    let mut client = tokio::select! {
+        c = bounded => c?,
         _ = shutdown.changed() => return Ok(()),
         _ = config_changed(config) => return Ok(()),
     };
-    identify(db, writer, &mut client, cfg.target_timeline).await?;
     loop {
         let tli = writer.timeline();
         let start = writer.insert_lsn();
@@ -558,11 +579,26 @@ async fn stream_timeline(
     let mut tick = tokio::time::interval(TICK);
     // The settings a reload may change without a reconnection.
     let mut live = cfg.clone();
+    // wal_receiver_timeout: when the primary last sent anything, and
+    // whether this silence was already answered with a ping.
+    let mut last_recv = Instant::now();
+    let mut pinged = false;
     loop {
         let cfg = &live;
         let msg = tokio::select! {
             m = client.recv() => m,
             _ = tick.tick() => {
+                if let Some(t) = cfg.receiver_timeout {
+                    let silent = last_recv.elapsed();
+                    if silent >= t {
+                        return Err("terminating walreceiver due to timeout".to_string().into());
+                    }
+                    if silent >= t / 2 && !pinged {
+                        // WalRcvComputeNextWakeup's ping: ask for a reply.
+                        client.send(reply(writer, db, true)).await.map_err(|e| e.to_string())?;
+                        pinged = true;
+                    }
+                }
                 let current = if cfg.hot_standby_feedback {
                     feedback_xmin(db)
                 } else {
@@ -616,6 +652,10 @@ async fn stream_timeline(
                 continue;
             }
         };
+        if msg.is_ok() {
+            last_recv = Instant::now();
+            pinged = false;
+        }
         let msg = match msg {
             Ok(m) => m,
             Err(ClientError::Closed) => {

@@ -121,6 +121,7 @@ fn stream_base_backup_and_replay_completions() {
             slot: None,
             status_interval: Duration::from_secs(10),
             hot_standby_feedback: false,
+            receiver_timeout: None,
             target_timeline: standby::walreceiver::TargetTimeline::Latest,
         })
         .1,

@@ -317,6 +317,20 @@ pub const SETTINGS: &[SettingDef] = &[
         "how long replay waits before canceling standby queries that conflict with it (-1: for ever)",
     ),
     def(
+        "wal_receiver_timeout",
+        "60s",
+        Unit::Milliseconds,
+        Context::Sighup,
+        "a standby ends a replication connection whose primary sent nothing for this long, then reconnects (0 = never)",
+    ),
+    def(
+        "wal_sender_timeout",
+        "60s",
+        Unit::Milliseconds,
+        Context::Sighup,
+        "a primary ends a replication connection whose standby sent no reply for this long (0 = never)",
+    ),
+    def(
         "wal_receiver_status_interval",
         "10s",
         Unit::Seconds,
