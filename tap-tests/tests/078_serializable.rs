@@ -384,3 +384,51 @@ fn read_only_anomaly() {
     assert_eq!(s3r.wait_ok(), "X|-11\nY|20", "s3r after waiting for a safe snapshot");
     s3.query_safe("COMMIT");
 }
+
+/// A prepared serializable transaction keeps its SIRead locks and
+/// dependencies until COMMIT PREPARED; pg_locks shows the locks.
+#[test]
+fn prepared_keeps_conflicts() {
+    let node = Node::new("primary");
+    node.init(false);
+    node.append_conf("max_prepared_transactions = 5");
+    node.start();
+    setup(&node);
+
+    // 1. A sequential scan holds a relation SIRead lock.
+    let (t1, t2, _t3) = begin_three(&node);
+    t1.query_safe("SELECT * FROM test");
+    assert_eq!(
+        node.safe_sql(
+            "SELECT locktype, relation::regclass, mode FROM pg_locks WHERE mode = 'SIReadLock'"
+        ),
+        "relation|test|SIReadLock",
+        "pg_locks lists the SIRead lock"
+    );
+
+    // 2. Both read everything, T1 writes and prepares; T2's write then
+    //    completes a dangerous structure with the prepared T1, which can
+    //    no longer fail: T2 does.
+    t2.query_safe("SELECT * FROM test");
+    t1.query_safe("UPDATE test SET value = 11 WHERE id = 1");
+    t1.query_safe("PREPARE TRANSACTION 'p1'");
+    assert_rw_failure(
+        t2.query("UPDATE test SET value = 21 WHERE id = 2"),
+        PIVOT_AT_WRITE,
+        "T2's write against the prepared T1",
+    );
+    t2.query_safe("ROLLBACK");
+    node.safe_sql("COMMIT PREPARED 'p1'");
+    assert_eq!(
+        node.safe_sql("SELECT * FROM test ORDER BY id"),
+        "1|11\n2|20",
+        "the prepared transaction's write only"
+    );
+
+    // 3. Nothing overlaps any more: every SIRead lock is gone.
+    assert_eq!(
+        node.safe_sql("SELECT count(*) FROM pg_locks WHERE mode = 'SIReadLock'"),
+        "0",
+        "locks released"
+    );
+}

@@ -1092,7 +1092,8 @@ impl Xact {
             }
         }
         if let Some(seq) = seq {
-            self.sxact = match pa.predicate().register(seq, self.read_only) {
+            let pid = pa.pid(self.proc);
+            self.sxact = match pa.predicate().register(seq, self.read_only, pid) {
                 Registered::Tracked(id) => Some(id),
                 Registered::Safe => None,
             };

@@ -82,7 +82,7 @@ use crate::expr::{eval, eval_filter, EvalContext, Expr};
 use crate::planner::{Access, InsertSource, Plan, QueryPlan};
 use engine::catalog::{IndexDef, TableDef};
 use engine::indexing::{header_dead_to_all, index_key};
-use engine::xact::{IsolationLevel, Xact};
+use engine::xact::Xact;
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::{RegKind, SqlType};

@@ -47,7 +47,6 @@ use std::sync::Arc;
 
 use engine::catalog::{ConstraintSpec, FkAction, TableDef};
 use engine::indexing::index_key;
-use engine::xact::IsolationLevel;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::value::{cast_assign, Value};
 use pgtypes::ItemPointer;

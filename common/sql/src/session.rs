@@ -1451,8 +1451,10 @@ impl Session {
                 if *isolation == Some(IsolationLevel::Serializable)
                     && self.db.role() == Role::Standby
                     && self.xact.status() == TxStatus::Idle
+                    && self.xact.isolation() != IsolationLevel::Serializable
                 {
-                    // check_XactIsoLevel; the failed BEGIN leaves no block.
+                    // check_XactIsoLevel (only a change of level is
+                    // checked); the failed BEGIN leaves no block.
                     return Err(engine::xact::serializable_in_hot_standby());
                 }
                 if let Some(w) = self.xact.begin(*isolation) {
@@ -1539,6 +1541,7 @@ impl Session {
                     );
                     if *isolation == Some(IsolationLevel::Serializable)
                         && self.db.role() == Role::Standby
+                        && self.xact.isolation() != IsolationLevel::Serializable
                     {
                         return Err(engine::xact::serializable_in_hot_standby());
                     }
@@ -2256,7 +2259,10 @@ impl Session {
             })?;
             if in_block {
                 self.xact.set_isolation(l)?;
-            } else if l == IsolationLevel::Serializable && self.db.role() == Role::Standby {
+            } else if l == IsolationLevel::Serializable
+                && self.db.role() == Role::Standby
+                && self.xact.isolation() != IsolationLevel::Serializable
+            {
                 return Err(engine::xact::serializable_in_hot_standby());
             }
             return Ok(ExecOutcome::Complete("SET".into()));

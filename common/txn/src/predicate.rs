@@ -219,6 +219,8 @@ impl Limits {
 struct Sxact {
     /// The top-level xid once it wrote (INVALID before).
     top_xid: TransactionId,
+    /// The session's process id (pg_locks).
+    pid: i32,
     /// Committed (implies `prepared`).
     committed: bool,
     /// Passed PreCommit: can no longer be doomed, only fail itself.
@@ -343,7 +345,12 @@ impl PredicateLockManager {
     /// GetSerializableTransactionSnapshotInt: a new record for a
     /// transaction whose snapshot was taken after reading
     /// `last_commit_before_snapshot`.
-    pub fn register(&self, last_commit_before_snapshot: u64, read_only: bool) -> Registered {
+    pub fn register(
+        &self,
+        last_commit_before_snapshot: u64,
+        read_only: bool,
+        pid: i32,
+    ) -> Registered {
         let mut g = self.inner.lock();
         if read_only && g.writable == 0 {
             return Registered::Safe;
@@ -352,6 +359,7 @@ impl PredicateLockManager {
         let id = SxactId(g.next_id);
         let mut sx = Sxact {
             read_only,
+            pid,
             last_commit_before_snapshot,
             ..Sxact::default()
         };
@@ -586,13 +594,25 @@ impl PredicateLockManager {
     }
 
     /// Every SIRead lock: (target, top-level xid of its holder — INVALID
-    /// for a transaction that never wrote), for `pg_locks`.
+    /// for a transaction that never wrote).
     pub fn lock_status(&self) -> Vec<(Target, TransactionId)> {
+        let mut out: Vec<(Target, TransactionId)> = self
+            .locks_with_pids()
+            .into_iter()
+            .map(|(t, _, x)| (t, x))
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Every SIRead lock with its holder's process id and top-level xid
+    /// (`pg_locks`), sorted.
+    pub fn locks_with_pids(&self) -> Vec<(Target, i32, TransactionId)> {
         let g = self.inner.lock();
-        let mut out: Vec<(Target, TransactionId)> = g
+        let mut out: Vec<(Target, i32, TransactionId)> = g
             .sxacts
             .values()
-            .flat_map(|s| s.locks.iter().map(move |t| (*t, s.top_xid)))
+            .flat_map(|s| s.locks.iter().map(move |t| (*t, s.pid, s.top_xid)))
             .collect();
         out.sort();
         out
@@ -1029,7 +1049,7 @@ mod tests {
     #[test]
     fn tuple_locks_promote_to_page_then_relation() {
         let m = PredicateLockManager::new();
-        let a = tracked(m.register(m.last_commit_seq(), false));
+        let a = tracked(m.register(m.last_commit_seq(), false, 0));
         m.lock(a, Target::Tuple(rel(1), 0, 1));
         m.lock(a, Target::Tuple(rel(1), 0, 2));
         assert_eq!(m.stats().locks, 2, "two tuple locks kept");
@@ -1063,7 +1083,7 @@ mod tests {
             per_relation: 100,
             per_page: 100,
         });
-        let a = tracked(m.register(0, false));
+        let a = tracked(m.register(0, false, 0));
         for o in 1..=6 {
             m.lock(a, Target::Tuple(rel(1), 0, o));
         }
@@ -1081,7 +1101,7 @@ mod tests {
     #[test]
     fn index_keys_promote_to_index() {
         let m = PredicateLockManager::new();
-        let a = tracked(m.register(0, false));
+        let a = tracked(m.register(0, false, 0));
         for k in 0..32 {
             m.lock(a, Target::IndexKey(7, k));
         }
@@ -1097,8 +1117,8 @@ mod tests {
     #[test]
     fn write_skew_fails_second_committer() {
         let m = PredicateLockManager::new();
-        let t1 = tracked(m.register(m.last_commit_seq(), false));
-        let t2 = tracked(m.register(m.last_commit_seq(), false));
+        let t1 = tracked(m.register(m.last_commit_seq(), false, 0));
+        let t2 = tracked(m.register(m.last_commit_seq(), false, 0));
         m.register_xid(t1, TransactionId(100));
         m.register_xid(t2, TransactionId(101));
         for t in [t1, t2] {
@@ -1127,13 +1147,13 @@ mod tests {
     #[test]
     fn committed_locks_kept_until_overlap_ends() {
         let m = PredicateLockManager::new();
-        let t1 = tracked(m.register(m.last_commit_seq(), false));
-        let t2 = tracked(m.register(m.last_commit_seq(), false));
+        let t1 = tracked(m.register(m.last_commit_seq(), false, 0));
+        let t2 = tracked(m.register(m.last_commit_seq(), false, 0));
         m.lock(t1, Target::Relation(rel(1)));
         m.pre_commit(t1).unwrap();
         m.release(t1, true);
         assert_eq!(m.stats().sxacts, 2, "t1 kept while t2 overlaps it");
-        let t3 = tracked(m.register(m.last_commit_seq(), false));
+        let t3 = tracked(m.register(m.last_commit_seq(), false, 0));
         m.pre_commit(t2).unwrap();
         m.release(t2, true);
         assert_eq!(m.stats().sxacts, 1, "t1, t2 dropped; t3 started after");
@@ -1144,9 +1164,9 @@ mod tests {
     #[test]
     fn read_only_without_writers_is_safe() {
         let m = PredicateLockManager::new();
-        assert_eq!(m.register(0, true), Registered::Safe, "no writers: safe");
-        let w = tracked(m.register(0, false));
-        let ro = tracked(m.register(0, true));
+        assert_eq!(m.register(0, true, 0), Registered::Safe, "no writers: safe");
+        let w = tracked(m.register(0, false, 0));
+        let ro = tracked(m.register(0, true, 0));
         assert_eq!(m.safety(ro), SnapshotSafety::Pending, "a writer runs");
         m.lock(ro, Target::Relation(rel(1)));
         m.pre_commit(w).unwrap();
