@@ -114,9 +114,17 @@ fn hermitage_serializable() {
     setup(&node);
     let (t1, t2, _t3) = begin_three(&node);
     t1.query_safe("UPDATE test SET value = 101 WHERE id = 1");
-    assert_eq!(t2.query_safe("SELECT * FROM test ORDER BY id"), "1|10\n2|20", "G1a: before abort");
+    assert_eq!(
+        t2.query_safe("SELECT * FROM test ORDER BY id"),
+        "1|10\n2|20",
+        "G1a: before abort"
+    );
     t1.query_safe("ABORT");
-    assert_eq!(t2.query_safe("SELECT * FROM test ORDER BY id"), "1|10\n2|20", "G1a: after abort");
+    assert_eq!(
+        t2.query_safe("SELECT * FROM test ORDER BY id"),
+        "1|10\n2|20",
+        "G1a: after abort"
+    );
     t2.query_safe("COMMIT");
     drop((t1, t2));
 
@@ -124,10 +132,18 @@ fn hermitage_serializable() {
     setup(&node);
     let (t1, t2, _t3) = begin_three(&node);
     t1.query_safe("UPDATE test SET value = 101 WHERE id = 1");
-    assert_eq!(t2.query_safe("SELECT * FROM test ORDER BY id"), "1|10\n2|20", "G1b: first read");
+    assert_eq!(
+        t2.query_safe("SELECT * FROM test ORDER BY id"),
+        "1|10\n2|20",
+        "G1b: first read"
+    );
     t1.query_safe("UPDATE test SET value = 11 WHERE id = 1");
     t1.query_safe("COMMIT");
-    assert_eq!(t2.query_safe("SELECT * FROM test ORDER BY id"), "1|10\n2|20", "G1b: same snapshot");
+    assert_eq!(
+        t2.query_safe("SELECT * FROM test ORDER BY id"),
+        "1|10\n2|20",
+        "G1b: same snapshot"
+    );
     t2.query_safe("COMMIT");
     drop((t1, t2));
 
@@ -137,8 +153,16 @@ fn hermitage_serializable() {
     let (t1, t2, _t3) = begin_three(&node);
     t1.query_safe("UPDATE test SET value = 11 WHERE id = 1");
     t2.query_safe("UPDATE test SET value = 22 WHERE id = 2");
-    assert_eq!(t1.query_safe("SELECT * FROM test WHERE id = 2"), "2|20", "G1c: T1 reads 20");
-    assert_eq!(t2.query_safe("SELECT * FROM test WHERE id = 1"), "1|10", "G1c: T2 reads 10");
+    assert_eq!(
+        t1.query_safe("SELECT * FROM test WHERE id = 2"),
+        "2|20",
+        "G1c: T1 reads 20"
+    );
+    assert_eq!(
+        t2.query_safe("SELECT * FROM test WHERE id = 1"),
+        "1|10",
+        "G1c: T2 reads 10"
+    );
     t1.query_safe("COMMIT");
     assert_rw_failure(t2.query("COMMIT"), PIVOT_AT_COMMIT, "G1c: T2's commit");
     assert_eq!(
@@ -158,15 +182,27 @@ fn hermitage_serializable() {
     t1.query_safe("COMMIT");
     assert_concurrent_update(blocked.wait(), "OTV: T2's update");
     t2.query_safe("ROLLBACK");
-    assert_eq!(t3.query_safe("SELECT * FROM test WHERE id = 1"), "1|11", "OTV: T3 id 1");
-    assert_eq!(t3.query_safe("SELECT * FROM test WHERE id = 2"), "2|19", "OTV: T3 id 2");
+    assert_eq!(
+        t3.query_safe("SELECT * FROM test WHERE id = 1"),
+        "1|11",
+        "OTV: T3 id 1"
+    );
+    assert_eq!(
+        t3.query_safe("SELECT * FROM test WHERE id = 2"),
+        "2|19",
+        "OTV: T3 id 2"
+    );
     t3.query_safe("COMMIT");
     drop((t1, t2, t3));
 
     // 7. PMP (predicate many preceders): no phantom, no failure.
     setup(&node);
     let (t1, t2, _t3) = begin_three(&node);
-    assert_eq!(t1.query_safe("SELECT * FROM test WHERE value = 30"), "", "PMP: nothing");
+    assert_eq!(
+        t1.query_safe("SELECT * FROM test WHERE value = 30"),
+        "",
+        "PMP: nothing"
+    );
     t2.query_safe("INSERT INTO test (id, value) VALUES (3, 30)");
     t2.query_safe("COMMIT");
     assert_eq!(
@@ -204,13 +240,21 @@ fn hermitage_serializable() {
     // 10. G-single (read skew): T1 keeps its snapshot and commits.
     setup(&node);
     let (t1, t2, _t3) = begin_three(&node);
-    assert_eq!(t1.query_safe("SELECT * FROM test WHERE id = 1"), "1|10", "G-single: T1 id 1");
+    assert_eq!(
+        t1.query_safe("SELECT * FROM test WHERE id = 1"),
+        "1|10",
+        "G-single: T1 id 1"
+    );
     t2.query_safe("SELECT * FROM test WHERE id = 1");
     t2.query_safe("SELECT * FROM test WHERE id = 2");
     t2.query_safe("UPDATE test SET value = 12 WHERE id = 1");
     t2.query_safe("UPDATE test SET value = 18 WHERE id = 2");
     t2.query_safe("COMMIT");
-    assert_eq!(t1.query_safe("SELECT * FROM test WHERE id = 2"), "2|20", "G-single: T1 id 2");
+    assert_eq!(
+        t1.query_safe("SELECT * FROM test WHERE id = 2"),
+        "2|20",
+        "G-single: T1 id 2"
+    );
     t1.query_safe("COMMIT");
     drop((t1, t2));
 
@@ -235,7 +279,11 @@ fn hermitage_serializable() {
     // 12. G-single with a write predicate: T1's delete meets T2's update.
     setup(&node);
     let (t1, t2, _t3) = begin_three(&node);
-    assert_eq!(t1.query_safe("SELECT * FROM test WHERE id = 1"), "1|10", "G-single write: T1");
+    assert_eq!(
+        t1.query_safe("SELECT * FROM test WHERE id = 1"),
+        "1|10",
+        "G-single write: T1"
+    );
     t2.query_safe("SELECT * FROM test");
     t2.query_safe("UPDATE test SET value = 12 WHERE id = 1");
     t2.query_safe("UPDATE test SET value = 18 WHERE id = 2");
@@ -284,14 +332,22 @@ fn hermitage_serializable() {
     setup(&node);
     let t1 = node.background_session();
     t1.query_safe("BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
-    assert_eq!(t1.query_safe("SELECT * FROM test ORDER BY id"), "1|10\n2|20", "Fekete: T1");
+    assert_eq!(
+        t1.query_safe("SELECT * FROM test ORDER BY id"),
+        "1|10\n2|20",
+        "Fekete: T1"
+    );
     let t2 = node.background_session();
     t2.query_safe("BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
     t2.query_safe("UPDATE test SET value = value + 5 WHERE id = 2");
     t2.query_safe("COMMIT");
     let t3 = node.background_session();
     t3.query_safe("BEGIN; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
-    assert_eq!(t3.query_safe("SELECT * FROM test ORDER BY id"), "1|10\n2|25", "Fekete: T3");
+    assert_eq!(
+        t3.query_safe("SELECT * FROM test ORDER BY id"),
+        "1|10\n2|25",
+        "Fekete: T3"
+    );
     t3.query_safe("COMMIT");
     assert_rw_failure(
         t1.query("UPDATE test SET value = 0 WHERE id = 1"),
@@ -338,7 +394,9 @@ fn read_only_anomaly() {
     };
     let begin = |extra: &str| {
         let s = node.background_session();
-        s.query_safe(&format!("BEGIN TRANSACTION ISOLATION LEVEL SERIALIZABLE{extra}"));
+        s.query_safe(&format!(
+            "BEGIN TRANSACTION ISOLATION LEVEL SERIALIZABLE{extra}"
+        ));
         s
     };
 
@@ -347,9 +405,21 @@ fn read_only_anomaly() {
     setup();
     let s1 = begin("");
     let s2 = begin("");
-    assert_eq!(s2.query_safe("SELECT balance FROM bank_account WHERE id = 'X'"), "0", "s2rx");
-    assert_eq!(s2.query_safe("SELECT balance FROM bank_account WHERE id = 'Y'"), "0", "s2ry");
-    assert_eq!(s1.query_safe("SELECT balance FROM bank_account WHERE id = 'Y'"), "0", "s1ry");
+    assert_eq!(
+        s2.query_safe("SELECT balance FROM bank_account WHERE id = 'X'"),
+        "0",
+        "s2rx"
+    );
+    assert_eq!(
+        s2.query_safe("SELECT balance FROM bank_account WHERE id = 'Y'"),
+        "0",
+        "s2ry"
+    );
+    assert_eq!(
+        s1.query_safe("SELECT balance FROM bank_account WHERE id = 'Y'"),
+        "0",
+        "s1ry"
+    );
     s1.query_safe("UPDATE bank_account SET balance = 20 WHERE id = 'Y'");
     s1.query_safe("COMMIT");
     let s3 = begin(", READ ONLY");
@@ -381,7 +451,11 @@ fn read_only_anomaly() {
     let s3r = s3.send("SELECT id, balance FROM bank_account WHERE id IN ('X', 'Y') ORDER BY id");
     s2.query_safe("UPDATE bank_account SET balance = -11 WHERE id = 'X'");
     s2.query_safe("COMMIT");
-    assert_eq!(s3r.wait_ok(), "X|-11\nY|20", "s3r after waiting for a safe snapshot");
+    assert_eq!(
+        s3r.wait_ok(),
+        "X|-11\nY|20",
+        "s3r after waiting for a safe snapshot"
+    );
     s3.query_safe("COMMIT");
 }
 

@@ -46,7 +46,11 @@ fn serializable_refused_on_standby() {
         s.query("BEGIN ISOLATION LEVEL SERIALIZABLE"),
         "BEGIN ISOLATION LEVEL SERIALIZABLE",
     );
-    assert_eq!(s.query_safe("SELECT count(*) FROM t"), "1", "no failed block left");
+    assert_eq!(
+        s.query_safe("SELECT count(*) FROM t"),
+        "1",
+        "no failed block left"
+    );
     assert_refused(
         s.query("START TRANSACTION ISOLATION LEVEL SERIALIZABLE, READ ONLY"),
         "START TRANSACTION … SERIALIZABLE",
@@ -73,7 +77,11 @@ fn serializable_refused_on_standby() {
 
     // 4. REPEATABLE READ is fine.
     s.query_safe("BEGIN ISOLATION LEVEL REPEATABLE READ");
-    assert_eq!(s.query_safe("SELECT count(*) FROM t"), "1", "repeatable read works");
+    assert_eq!(
+        s.query_safe("SELECT count(*) FROM t"),
+        "1",
+        "repeatable read works"
+    );
     s.query_safe("COMMIT");
 
     // 5. default_transaction_isolation = serializable is accepted; the
@@ -84,7 +92,9 @@ fn serializable_refused_on_standby() {
         "serializable",
         "the default shows"
     );
-    let e = s.query("SELECT count(*) FROM t").expect_err("default refused");
+    let e = s
+        .query("SELECT count(*) FROM t")
+        .expect_err("default refused");
     assert_eq!(e.code(), "0A000", "default: SQLSTATE");
     assert_eq!(e.message, REFUSED, "default: message");
     assert_eq!(
@@ -104,17 +114,27 @@ fn serializable_refused_on_standby() {
         "a block takes the default"
     );
     assert_eq!(
-        s.query("SELECT count(*) FROM t").expect_err("in a block").code(),
+        s.query("SELECT count(*) FROM t")
+            .expect_err("in a block")
+            .code(),
         "0A000",
         "refused in a block too"
     );
     s.query_safe("ROLLBACK");
     s.query_safe("SET default_transaction_isolation = 'repeatable read'");
-    assert_eq!(s.query_safe("SELECT count(*) FROM t"), "1", "reset default works");
+    assert_eq!(
+        s.query_safe("SELECT count(*) FROM t"),
+        "1",
+        "reset default works"
+    );
 
     // 6. The primary runs serializable transactions.
     let p = primary.background_session();
     p.query_safe("BEGIN ISOLATION LEVEL SERIALIZABLE");
-    assert_eq!(p.query_safe("SELECT count(*) FROM t"), "1", "primary serializable read");
+    assert_eq!(
+        p.query_safe("SELECT count(*) FROM t"),
+        "1",
+        "primary serializable read"
+    );
     p.query_safe("COMMIT");
 }

@@ -162,6 +162,20 @@ impl Vis {
                 .lock(me, Target::IndexKey(index.spec.oid, key_hash(key)));
         }
     }
+
+    /// The visibility context for reads.
+    pub fn cx<'a>(&'a self, db: &'a Engine) -> VisibilityContext<'a> {
+        VisibilityContext {
+            snapshot: &self.snapshot,
+            own: OwnXact {
+                xids: &self.own,
+                curcid: self.curcid,
+            },
+            clog: db.clog(),
+            procarray: db.procarray(),
+            serializable: self.serializable,
+        }
+    }
 }
 
 /// The hash an index-key SIRead lock is taken and checked under.
@@ -178,21 +192,6 @@ pub fn serializable_conflict_in(ec: &Ectx<'_>, targets: &[Target]) -> PgResult<(
     match ec.xact.sxact() {
         Some(me) => ec.db.procarray().predicate().check_conflict_in(me, targets),
         None => Ok(()),
-    }
-}
-
-    /// The visibility context for reads.
-    pub fn cx<'a>(&'a self, db: &'a Engine) -> VisibilityContext<'a> {
-        VisibilityContext {
-            snapshot: &self.snapshot,
-            own: OwnXact {
-                xids: &self.own,
-                curcid: self.curcid,
-            },
-            clog: db.clog(),
-            procarray: db.procarray(),
-            serializable: self.serializable,
-        }
     }
 }
 
@@ -841,12 +840,12 @@ pub fn scan_table<'a>(
         Access::SeqScan => {
             vis.lock_relation(db, table);
             db.heap().scan(table.rel, &cx, &mut |tid, data| {
-            ec.tick()?;
-            table.decode_into(data, &types, &mut row, db.heap())?;
-            if !ec.filter(filter, &row)? {
-                return Ok(ControlFlow::Continue(()));
-            }
-            f(ec, tid, &mut row)
+                ec.tick()?;
+                table.decode_into(data, &types, &mut row, db.heap())?;
+                if !ec.filter(filter, &row)? {
+                    return Ok(ControlFlow::Continue(()));
+                }
+                f(ec, tid, &mut row)
             })
         }
         Access::Index {
@@ -1183,14 +1182,16 @@ pub fn insert_index_entries(
             continue;
         }
         // A SERIALIZABLE writer: readers that looked this key up (found
-        // or not) read before this write.
-        serializable_conflict_in(
-            ec,
-            &[
-                Target::IndexKey(ix.spec.oid, key_hash(&kb)),
-                Target::Index(ix.spec.oid),
-            ],
-        )?;
+        // or not) read before this write. (No hash for anyone else.)
+        if let Some(me) = ec.xact.sxact() {
+            ec.db.procarray().predicate().check_conflict_in(
+                me,
+                &[
+                    Target::IndexKey(ix.spec.oid, key_hash(&kb)),
+                    Target::Index(ix.spec.oid),
+                ],
+            )?;
+        }
         let keeps_key = match old_row {
             Some(o) => index_key(table, &ix, o, &mut okb)? && okb == kb,
             None => false,

@@ -84,15 +84,14 @@ use super::htup::{self, TupleHeader};
 use super::smgr::Smgr;
 use super::StorageError;
 use crate::heapam_visibility::{
-    satisfies_dirty, satisfies_mvcc, satisfies_update, serializable_conflict_out,
-    VisibilityContext,
+    satisfies_dirty, satisfies_mvcc, satisfies_update, serializable_conflict_out, VisibilityContext,
 };
 use crate::xloginsert::{self, infobits, XLog};
-use txn::predicate::Target;
 use pgtypes::error::PgResult;
 use pgtypes::{
     BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
 };
+use txn::predicate::Target;
 
 pub mod pruneheap;
 
@@ -920,10 +919,9 @@ impl Heap {
                 if let Some(me) = cx.serializable {
                     // PredicateLockTID, then the conflict-out check.
                     if visible && !cx.own.is_current(h.xmin) {
-                        cx.procarray.predicate().lock(
-                            me,
-                            Target::Tuple(rel, tid.block.0, tid.offset),
-                        );
+                        cx.procarray
+                            .predicate()
+                            .lock(me, Target::Tuple(rel, tid.block.0, tid.offset));
                     }
                     serializable_conflict_out(&h, visible, cx)?;
                 }

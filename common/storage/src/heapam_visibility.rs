@@ -159,7 +159,8 @@ pub fn satisfies_mvcc(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (bool, u16
 /// snapshot (and not the reader, and not aborted), the predicate lock
 /// manager records the rw-conflict — which may fail the reader with 40001.
 /// Costs nothing for the common version: inserted before the snapshot and
-/// never deleted.
+/// never deleted; one branch for a reader that is not serializable.
+#[inline]
 pub fn serializable_conflict_out(
     h: &TupleHeader,
     visible: bool,

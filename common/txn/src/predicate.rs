@@ -442,11 +442,11 @@ impl PredicateLockManager {
                 ws.doomed = true;
                 return Ok(());
             }
-            return Err(failure("Reason code: Canceled on conflict out to old pivot."));
+            return Err(failure(
+                "Reason code: Canceled on conflict out to old pivot.",
+            ));
         }
-        if my_ro
-            && ws.committed
-            && (!ws.conflict_out || my_lcbs < ws.earliest_out_conflict_commit)
+        if my_ro && ws.committed && (!ws.conflict_out || my_lcbs < ws.earliest_out_conflict_commit)
         {
             // The read-only transaction appears to run first.
             return Ok(());
@@ -777,9 +777,9 @@ fn acquire(g: &mut Inner, id: SxactId, target: Target) {
 
 /// How many of `id`'s locks lie inside `parent`.
 fn count_under(g: &Inner, id: SxactId, parent: Target) -> usize {
-    g.sxacts
-        .get(&id)
-        .map_or(0, |s| s.locks.iter().filter(|t| t.covered_by(parent)).count())
+    g.sxacts.get(&id).map_or(0, |s| {
+        s.locks.iter().filter(|t| t.covered_by(parent)).count()
+    })
 }
 
 /// Removes `id` from the holders of `target`.
@@ -932,9 +932,9 @@ fn writer_gone(g: &mut Inner, ro: SxactId, w: SxactId, committed: bool) {
     let makes_unsafe = committed
         && g.sxacts.get(&w).is_some_and(|ws| {
             ws.conflict_out
-                && g.sxacts
-                    .get(&ro)
-                    .is_some_and(|r| ws.earliest_out_conflict_commit <= r.last_commit_before_snapshot)
+                && g.sxacts.get(&ro).is_some_and(|r| {
+                    ws.earliest_out_conflict_commit <= r.last_commit_before_snapshot
+                })
         });
     let Some(r) = g.sxacts.get_mut(&ro) else {
         return;
@@ -1014,9 +1014,7 @@ fn clear_old(g: &mut Inner) {
     let old: Vec<SxactId> = g
         .sxacts
         .iter()
-        .filter(|(_, s)| {
-            s.committed && (horizon.is_none_or(|h| s.commit_seq <= h) || s.ro_safe)
-        })
+        .filter(|(_, s)| s.committed && (horizon.is_none_or(|h| s.commit_seq <= h) || s.ro_safe))
         .map(|(i, _)| *i)
         .collect();
     for id in old {

@@ -1427,15 +1427,15 @@ pub fn pg_locks(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let catalog = ec.engine().catalog();
     for (t, pid, _) in ec.engine().procarray().predicate().locks_with_pids() {
         use txn::predicate::Target;
-        let heap_oid = |rel| catalog.by_rel(rel).map_or(Value::Null, |d| Value::Oid(d.oid));
+        let heap_oid = |rel| {
+            catalog
+                .by_rel(rel)
+                .map_or(Value::Null, |d| Value::Oid(d.oid))
+        };
         let (relation, page, tuple) = match t {
             Target::Relation(r) => (heap_oid(r), Value::Null, Value::Null),
             Target::Page(r, b) => (heap_oid(r), Value::Int4(b as i32), Value::Null),
-            Target::Tuple(r, b, o) => (
-                heap_oid(r),
-                Value::Int4(b as i32),
-                Value::Int2(o as i16),
-            ),
+            Target::Tuple(r, b, o) => (heap_oid(r), Value::Int4(b as i32), Value::Int2(o as i16)),
             Target::Index(i) => (Value::Oid(i), Value::Null, Value::Null),
             Target::IndexKey(i, h) => (
                 Value::Oid(i),
@@ -1448,7 +1448,14 @@ pub fn pg_locks(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("relation", relation),
             ("page", page),
             ("tuple", tuple),
-            ("pid", if pid == 0 { Value::Null } else { Value::Int4(pid) }),
+            (
+                "pid",
+                if pid == 0 {
+                    Value::Null
+                } else {
+                    Value::Int4(pid)
+                },
+            ),
             ("mode", text("SIReadLock")),
             ("granted", bool(true)),
             ("fastpath", bool(false)),
