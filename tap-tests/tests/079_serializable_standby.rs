@@ -9,8 +9,8 @@
 //! `SHOW transaction_isolation`, and fails the first statement that needs
 //! a snapshot, with a DETAIL naming the setting. The failure guarded
 //! against: a standby silently running snapshot isolation for clients
-//! that asked for serializability. Run with `HOTPAIR_TAP_POSTGRES_BINDIR`
-//! to check the expectations against PostgreSQL itself.
+//! that asked for serializability. (The harness has no PostgreSQL
+//! standbys; the expectations were taken from a PostgreSQL 15 standby.)
 
 use tap_tests::{Node, SqlError};
 
@@ -75,6 +75,17 @@ fn serializable_refused_on_standby() {
     );
     s.query_safe("ROLLBACK");
 
+    // Outside a block both forms still check (after SET TRANSACTION's
+    // warning): the statement's own transaction would change level.
+    assert_refused(
+        s.query("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE"),
+        "SET TRANSACTION outside a block",
+    );
+    assert_refused(
+        s.query("SET transaction_isolation = 'serializable'"),
+        "SET transaction_isolation outside a block",
+    );
+
     // 4. REPEATABLE READ is fine.
     s.query_safe("BEGIN ISOLATION LEVEL REPEATABLE READ");
     assert_eq!(
@@ -119,6 +130,18 @@ fn serializable_refused_on_standby() {
             .code(),
         "0A000",
         "refused in a block too"
+    );
+    s.query_safe("ROLLBACK");
+    // Asking for the level already in force is no change: BEGIN succeeds,
+    // the snapshot is refused.
+    s.query_safe("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    let e = s
+        .query("SELECT count(*) FROM t")
+        .expect_err("explicit = default");
+    assert_eq!(
+        (e.code(), e.detail.is_some()),
+        ("0A000", true),
+        "refused at the snapshot, naming the default"
     );
     s.query_safe("ROLLBACK");
     s.query_safe("SET default_transaction_isolation = 'repeatable read'");
