@@ -56,7 +56,9 @@
 //!   every node is a real PostgreSQL server (initdb + postgres) instead of
 //!   hotpair, so the tests' expectations can be checked against PostgreSQL
 //!   itself (run as a non-root user). Tests skip hotpair-only checks when
-//!   [`Node::is_hotpair`] is false.
+//!   [`Node::is_hotpair`] is false. `HOTPAIR_TAP_PORTS=5501,5502` makes
+//!   nodes take their ports from that list in turn (with
+//!   `--test-threads=1`).
 //!
 //! ## Sync API over one runtime
 //!

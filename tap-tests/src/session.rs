@@ -34,6 +34,8 @@ pub struct SqlError {
     pub message: String,
     /// The DETAIL line, if the server sent one.
     pub detail: Option<String>,
+    /// The HINT line, if the server sent one.
+    pub hint: Option<String>,
 }
 
 impl SqlError {
@@ -50,12 +52,14 @@ impl SqlError {
                 severity: db.severity().to_string(),
                 message: db.message().to_string(),
                 detail: db.detail().map(str::to_string),
+                hint: db.hint().map(str::to_string),
             },
             None => SqlError {
                 code: String::new(),
                 severity: String::new(),
                 message: e.to_string(),
                 detail: None,
+                hint: None,
             },
         }
     }

@@ -47,8 +47,24 @@ pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
 }
 
 /// A TCP port on 127.0.0.1 nothing listens on, not handed out before by this
-/// process.
+/// process — or, with `HOTPAIR_TAP_PORTS=5501,5502`, the next port of that
+/// list in turn (a machine where only those ports may be used; run one
+/// test at a time, with no more nodes alive at once than ports listed).
 pub fn free_port() -> u16 {
+    static NEXT: Mutex<usize> = Mutex::new(0);
+    if let Some(list) = std::env::var_os("HOTPAIR_TAP_PORTS") {
+        let ports: Vec<u16> = list
+            .to_string_lossy()
+            .split(',')
+            .filter_map(|p| p.trim().parse().ok())
+            .collect();
+        if !ports.is_empty() {
+            let mut next = NEXT.lock().unwrap_or_else(|e| e.into_inner());
+            let port = ports[*next % ports.len()];
+            *next += 1;
+            return port;
+        }
+    }
     static TAKEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
     let mut taken = TAKEN.lock().unwrap_or_else(|e| e.into_inner());
     let taken = taken.get_or_insert_with(HashSet::new);

@@ -152,6 +152,11 @@ impl Engine {
         let max_procs = config.max_connections() + max_prepared + 8;
         let next = next_xid.max(TransactionId::FIRST_NORMAL);
         let old_snapshot_threshold = config.int("old_snapshot_threshold");
+        let pred_limits = txn::predicate::Limits {
+            per_transaction: config.int("max_pred_locks_per_transaction"),
+            per_relation: config.int("max_pred_locks_per_relation"),
+            per_page: config.int("max_pred_locks_per_page"),
+        };
         let engine = Arc::new_cyclic(|me: &Weak<Engine>| {
             // Pruning removes the index entries of the versions it frees
             // (on a primary; a standby's follow replay instead).
@@ -182,6 +187,7 @@ impl Engine {
                 backend_status: Arc::default(),
             }
         });
+        engine.procarray.predicate().set_limits(pred_limits);
         engine
             .heap
             .bufmgr()

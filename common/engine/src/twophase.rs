@@ -541,6 +541,9 @@ pub fn finish_prepared(shared: &dyn XactShared, gid: &str, commit: bool) -> PgRe
     if removed.is_some_and(|g| g.ondisk) {
         tp.remove_file(xid);
     }
+    // PredicateLockTwoPhaseFinish: a prepared serializable transaction
+    // kept its SIRead locks and conflicts until now.
+    shared.procarray().predicate().two_phase_finish(xid, commit);
     Ok(())
 }
 

@@ -91,6 +91,7 @@ use storage::heapam_visibility::OwnXact;
 use storage::xloginsert::SynchronousCommit;
 use txn::clog::{Clog, XidStatus};
 use txn::lmgr::WaitLimits;
+use txn::predicate::{Registered, SnapshotSafety, SxactId};
 use txn::procarray::{Finished, ProcArray};
 use txn::snapshot::Snapshot;
 
@@ -105,6 +106,9 @@ pub enum IsolationLevel {
     ReadCommitted,
     /// One snapshot for the whole transaction; write conflicts raise 40001.
     RepeatableRead,
+    /// REPEATABLE READ plus predicate locks and rw-conflict tracking
+    /// (`txn::predicate`): dangerous structures raise 40001.
+    Serializable,
 }
 
 impl IsolationLevel {
@@ -113,8 +117,36 @@ impl IsolationLevel {
         match self {
             IsolationLevel::ReadCommitted => "read committed",
             IsolationLevel::RepeatableRead => "repeatable read",
+            IsolationLevel::Serializable => "serializable",
         }
     }
+
+    /// IsolationUsesXactSnapshot: one snapshot for the whole transaction.
+    pub fn uses_transaction_snapshot(self) -> bool {
+        self != IsolationLevel::ReadCommitted
+    }
+}
+
+/// check_XactIsoLevel's refusal during recovery.
+pub fn serializable_in_hot_standby() -> PgError {
+    PgError::new(
+        sqlstate::FEATURE_NOT_SUPPORTED,
+        "cannot use serializable mode in a hot standby",
+    )
+    .with_hint("You can use REPEATABLE READ instead.")
+}
+
+/// GetSerializableTransactionSnapshot's refusal during recovery (the
+/// level came from `default_transaction_isolation`).
+pub fn serializable_default_in_hot_standby() -> PgError {
+    PgError::new(
+        sqlstate::FEATURE_NOT_SUPPORTED,
+        "cannot use serializable mode in a hot standby",
+    )
+    .with_detail("\"default_transaction_isolation\" is set to \"serializable\".")
+    .with_hint(
+        "You can use \"SET default_transaction_isolation = 'repeatable read'\" to change the default.",
+    )
 }
 
 /// What the transaction machine needs from the node: the database on a real
@@ -278,6 +310,15 @@ pub struct Xact {
     async_commit_wait: bool,
     /// A commit waiting for its group flush (see [`PendingCommit`]).
     pending: Option<PendingCommit>,
+    /// SERIALIZABLE: this transaction's predicate-lock record, from its
+    /// snapshot to its end (`txn::predicate`).
+    sxact: Option<SxactId>,
+    /// The current transaction is READ ONLY (set by the session).
+    read_only: bool,
+    /// The current transaction is DEFERRABLE (set by the session).
+    deferrable: bool,
+    /// `sxact`'s top xid was handed to the predicate lock manager.
+    sxact_xid_registered: bool,
 }
 
 /// A wait for synchronous standbys (SyncRepWaitForLSN) the session awaits
@@ -555,6 +596,10 @@ impl Xact {
             wrote_data: false,
             async_commit_wait: false,
             pending: None,
+            sxact: None,
+            read_only: false,
+            deferrable: false,
+            sxact_xid_registered: false,
         })
     }
 
@@ -757,6 +802,13 @@ impl Xact {
             self.abort_transaction();
             return Err(e);
         }
+        if let Some(id) = self.sxact {
+            // PrepareTransaction runs PreCommit_CheckForSerializationFailure.
+            if let Err(e) = self.shared.procarray().predicate().pre_commit(id) {
+                self.abort_transaction();
+                return Err(e);
+            }
+        }
         let (top, subs) = self.live_xids();
         let r = crate::twophase::prepare_transaction(
             &*self.shared,
@@ -769,7 +821,11 @@ impl Xact {
         );
         match r {
             Ok(()) => {
-                // The xids now belong to the dummy proc: nothing to finish here.
+                // The xids now belong to the dummy proc: nothing to finish
+                // here. The predicate-lock record stays, prepared, until
+                // COMMIT / ROLLBACK PREPARED (PostPrepare_PredicateLocks).
+                self.sxact = None;
+                self.sxact_xid_registered = false;
                 self.end_transaction_state();
                 Ok(("PREPARE TRANSACTION", warn))
             }
@@ -813,8 +869,34 @@ impl Xact {
                 "SET TRANSACTION ISOLATION LEVEL must not be called in a subtransaction",
             ));
         }
+        if iso == IsolationLevel::Serializable && self.shared.in_recovery() {
+            return Err(serializable_in_hot_standby());
+        }
         self.iso = iso;
         Ok(())
+    }
+
+    /// The session's READ ONLY for the current transaction (a
+    /// SERIALIZABLE READ ONLY transaction needs no conflict tracking once
+    /// its snapshot is safe).
+    pub fn set_read_only(&mut self, read_only: bool) {
+        self.read_only = read_only;
+    }
+
+    /// The session's DEFERRABLE for the current transaction (SERIALIZABLE
+    /// READ ONLY DEFERRABLE waits for a safe snapshot).
+    pub fn set_deferrable(&mut self, deferrable: bool) {
+        self.deferrable = deferrable;
+    }
+
+    /// This transaction's predicate-lock record (SERIALIZABLE, once its
+    /// snapshot is taken; None when its read-only snapshot is safe).
+    pub fn sxact(&self) -> Option<SxactId> {
+        let id = self.sxact?;
+        if self.read_only && self.shared.procarray().predicate().is_safe(id) {
+            return None;
+        }
+        Some(id)
     }
 
     /// SET synchronous_commit: what this session's commits wait for
@@ -959,6 +1041,12 @@ impl Xact {
             }
             parent = level.xid;
         }
+        if let (Some(id), Some(top)) = (self.sxact, self.levels.first()) {
+            if top.xid.is_valid() && !self.sxact_xid_registered {
+                self.sxact_xid_registered = true;
+                pa.predicate().register_xid(id, top.xid);
+            }
+        }
         Ok(parent)
     }
 
@@ -990,17 +1078,81 @@ impl Xact {
         if let Some(s) = &self.xact_snapshot {
             return Arc::clone(s);
         }
-        let snap = self
-            .shared
-            .procarray()
-            .get_snapshot(self.proc, &mut self.snap_cache);
+        let serializable = self.block != Block::Default
+            && self.iso == IsolationLevel::Serializable
+            && !self.shared.in_recovery();
+        let pa = self.shared.procarray();
+        // Read before the snapshot (txn::predicate, invariant 2).
+        let seq = serializable.then(|| pa.predicate().last_commit_seq());
+        let snap = pa.get_snapshot(self.proc, &mut self.snap_cache);
         if self.block != Block::Default {
             self.snapshot_taken = true;
-            if self.iso == IsolationLevel::RepeatableRead {
+            if self.iso.uses_transaction_snapshot() {
                 self.xact_snapshot = Some(Arc::clone(&snap));
             }
         }
+        if let Some(seq) = seq {
+            let pid = pa.pid(self.proc);
+            self.sxact = match pa.predicate().register(seq, self.read_only, pid) {
+                Registered::Tracked(id) => Some(id),
+                Registered::Safe => None,
+            };
+        }
         snap
+    }
+
+    /// [`Xact::statement_snapshot`] with SERIALIZABLE's rules: refused
+    /// during recovery (the level can only have come from
+    /// `default_transaction_isolation`), and for READ ONLY DEFERRABLE the
+    /// wait for a safe snapshot (GetSafeSnapshot): while read/write
+    /// serializable transactions that overlap it run, it waits; if one of
+    /// them makes it unsafe, it takes a new snapshot and waits again.
+    /// `cancel` ends the wait with 57014.
+    pub fn checked_statement_snapshot(&mut self, cancel: &AtomicBool) -> PgResult<Arc<Snapshot>> {
+        if self.xact_snapshot.is_some() || self.block == Block::Default {
+            return Ok(self.statement_snapshot());
+        }
+        if self.iso != IsolationLevel::Serializable {
+            return Ok(self.statement_snapshot());
+        }
+        if self.shared.in_recovery() {
+            return Err(serializable_default_in_hot_standby());
+        }
+        if !(self.read_only && self.deferrable) {
+            return Ok(self.statement_snapshot());
+        }
+        loop {
+            let snap = self.statement_snapshot();
+            let Some(id) = self.sxact else {
+                return Ok(snap);
+            };
+            let pm = self.shared.procarray().predicate();
+            let safety = run_blocking(|| loop {
+                match pm.wait_safe(id, Duration::from_millis(100)) {
+                    SnapshotSafety::Pending => {
+                        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                            return None;
+                        }
+                    }
+                    s => return Some(s),
+                }
+            });
+            match safety {
+                None => {
+                    return Err(PgError::new(
+                        sqlstate::QUERY_CANCELED,
+                        "canceling statement due to user request",
+                    ))
+                }
+                Some(SnapshotSafety::Safe) => return Ok(snap),
+                Some(_) => {
+                    // Unsafe: start over with a new snapshot.
+                    pm.release(id, false);
+                    self.sxact = None;
+                    self.xact_snapshot = None;
+                }
+            }
+        }
     }
 
     /// The snapshot of the current statement (RC) or transaction (RR), if
@@ -1041,9 +1193,15 @@ impl Xact {
         self.iso = self.default_iso;
         self.xact_snapshot = None;
         self.snapshot_taken = false;
+        self.read_only = false;
+        self.deferrable = false;
     }
 
     fn end_transaction_state(&mut self) {
+        // A record still here was not committed: it ends rolled back.
+        self.sxact_end(false);
+        self.read_only = false;
+        self.deferrable = false;
         self.wrote_data = false;
         self.levels.clear();
         self.own_xids.clear();
@@ -1068,6 +1226,12 @@ impl Xact {
 
     /// CommitTransaction.
     fn commit_transaction(&mut self) -> PgResult<()> {
+        if let Some(id) = self.sxact {
+            if let Err(e) = self.shared.procarray().predicate().pre_commit(id) {
+                self.abort_transaction();
+                return Err(e);
+            }
+        }
         let (top, subs) = self.live_xids();
         let shared = Arc::clone(&self.shared);
         let level = if self.wrote_data {
@@ -1076,7 +1240,10 @@ impl Xact {
         } else {
             Some(SynchronousCommit::Off)
         };
-        if self.async_commit_wait && top.is_valid() {
+        // A serializable transaction is marked committed for the predicate
+        // lock manager only once the procarray shows it committed, so it
+        // takes the path that ends its proc before returning.
+        if self.async_commit_wait && top.is_valid() && self.sxact.is_none() {
             if let (Some(_), Some(l)) = (shared.xlog(), level) {
                 if l.waits_locally() {
                     return self.commit_or_join(top, subs, l);
@@ -1097,6 +1264,7 @@ impl Xact {
             self.abort_transaction();
             return Err(e);
         }
+        self.sxact_end(true);
         self.end_transaction_state();
         if top.is_valid() {
             if let Some(l) = level {
@@ -1319,6 +1487,14 @@ impl Xact {
         self.wait_notice = None;
     }
 
+    /// Ends the predicate-lock record, if any: ReleasePredicateLocks.
+    fn sxact_end(&mut self, commit: bool) {
+        if let Some(id) = self.sxact.take() {
+            self.shared.procarray().predicate().release(id, commit);
+        }
+        self.sxact_xid_registered = false;
+    }
+
     /// AbortTransaction + CleanupTransaction.
     fn abort_transaction(&mut self) {
         if self.levels.first().is_some_and(|l| l.aborted) {
@@ -1332,6 +1508,7 @@ impl Xact {
 
     /// Ends the whole tree as aborted (record, clog, procarray).
     fn abort_top_level(&mut self) {
+        self.sxact_end(false);
         let (top, subs) = self.live_xids();
         // An abort never fails (a record it cannot write is logged).
         let _ = end_transaction_tree(

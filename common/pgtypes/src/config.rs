@@ -156,6 +156,27 @@ pub const SETTINGS: &[SettingDef] = &[
         "session event loops, one thread each (0: one per CPU)",
     ),
     def(
+        "max_pred_locks_per_transaction",
+        "64",
+        Unit::None,
+        Context::Postmaster,
+        "SIRead locks a serializable transaction holds before its busiest relation's are promoted",
+    ),
+    def(
+        "max_pred_locks_per_relation",
+        "-2",
+        Unit::None,
+        Context::Postmaster,
+        "page and tuple SIRead locks of one relation before promotion (negative: per transaction / -n)",
+    ),
+    def(
+        "max_pred_locks_per_page",
+        "2",
+        Unit::None,
+        Context::Postmaster,
+        "tuple SIRead locks of one page before promotion to the page",
+    ),
+    def(
         "max_prepared_transactions",
         "0",
         Unit::None,

@@ -82,7 +82,7 @@ use crate::expr::{eval, eval_filter, EvalContext, Expr};
 use crate::planner::{Access, InsertSource, Plan, QueryPlan};
 use engine::catalog::{IndexDef, TableDef};
 use engine::indexing::{header_dead_to_all, index_key};
-use engine::xact::{IsolationLevel, Xact};
+use engine::xact::Xact;
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::{RegKind, SqlType};
@@ -96,6 +96,7 @@ use storage::keycodec::encode_key_value;
 use storage::rowcodec::{encode_row, toasted_fields, NoToast};
 use storage::toast::{self, Formed, ToastCompression, Toaster};
 use txn::lmgr::WaitLimits;
+use txn::predicate::{SxactId, Target};
 use txn::snapshot::Snapshot;
 
 /// Rows between cancel / timeout checks.
@@ -111,17 +112,54 @@ pub struct Vis {
     pub own: Vec<TransactionId>,
     /// The command id of this statement.
     pub curcid: CommandId,
+    /// SERIALIZABLE: the transaction's predicate-lock record; reads take
+    /// SIRead locks and check for rw-conflicts under it.
+    pub serializable: Option<SxactId>,
 }
 
 impl Vis {
     /// Takes the statement snapshot from `xact`.
     pub fn take(xact: &mut Xact) -> Vis {
         let snapshot = xact.statement_snapshot();
+        Vis::with_snapshot(xact, snapshot)
+    }
+
+    /// Takes the statement snapshot with SERIALIZABLE's checks: refused
+    /// during recovery, READ ONLY DEFERRABLE waits for a safe snapshot
+    /// (`cancel` ends the wait).
+    pub fn take_checked(xact: &mut Xact, cancel: &AtomicBool) -> PgResult<Vis> {
+        let snapshot = xact.checked_statement_snapshot(cancel)?;
+        Ok(Vis::with_snapshot(xact, snapshot))
+    }
+
+    fn with_snapshot(xact: &Xact, snapshot: Arc<Snapshot>) -> Vis {
+        let serializable = xact.sxact();
         let own = xact.own();
         Vis {
             snapshot,
             own: own.xids.to_vec(),
             curcid: own.curcid,
+            serializable,
+        }
+    }
+
+    /// PredicateLockRelation: a SERIALIZABLE scan of all of `table` reads
+    /// every row, present and future.
+    pub fn lock_relation(&self, db: &Engine, table: &TableDef) {
+        if let Some(me) = self.serializable {
+            db.procarray()
+                .predicate()
+                .lock(me, Target::Relation(table.rel));
+        }
+    }
+
+    /// A SERIALIZABLE index lookup of `key` in `index`: a lock on the key,
+    /// found or not (the btree leaf page's lock in PostgreSQL).
+    pub fn lock_index_key(&self, db: &Engine, index: &IndexDef, key: &[u8]) {
+        if let Some(me) = self.serializable {
+            db.procarray()
+                .predicate()
+                .lock(me, Target::IndexKey(index.spec.oid, key_hash(key)));
         }
     }
 
@@ -135,7 +173,25 @@ impl Vis {
             },
             clog: db.clog(),
             procarray: db.procarray(),
+            serializable: self.serializable,
         }
+    }
+}
+
+/// The hash an index-key SIRead lock is taken and checked under.
+pub fn key_hash(key: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish()
+}
+
+/// CheckForSerializableConflictIn for a SERIALIZABLE writer: `targets`
+/// (finest first) are being written.
+pub fn serializable_conflict_in(ec: &Ectx<'_>, targets: &[Target]) -> PgResult<()> {
+    match ec.xact.sxact() {
+        Some(me) => ec.db.procarray().predicate().check_conflict_in(me, targets),
+        None => Ok(()),
     }
 }
 
@@ -781,14 +837,17 @@ pub fn scan_table<'a>(
     let types = table.types();
     let mut row: Vec<Value> = Vec::with_capacity(types.len());
     match access {
-        Access::SeqScan => db.heap().scan(table.rel, &cx, &mut |tid, data| {
-            ec.tick()?;
-            table.decode_into(data, &types, &mut row, db.heap())?;
-            if !ec.filter(filter, &row)? {
-                return Ok(ControlFlow::Continue(()));
-            }
-            f(ec, tid, &mut row)
-        }),
+        Access::SeqScan => {
+            vis.lock_relation(db, table);
+            db.heap().scan(table.rel, &cx, &mut |tid, data| {
+                ec.tick()?;
+                table.decode_into(data, &types, &mut row, db.heap())?;
+                if !ec.filter(filter, &row)? {
+                    return Ok(ControlFlow::Continue(()));
+                }
+                f(ec, tid, &mut row)
+            })
+        }
         Access::Index {
             index,
             key,
@@ -800,6 +859,7 @@ pub fn scan_table<'a>(
             }
             let mut tids: Vec<ItemPointer> = Vec::new();
             index.index.lookup(&kb, &mut |t| tids.push(t));
+            vis.lock_index_key(db, index, &kb);
             // TestForOldSnapshot on the "index page" (txn::old_snapshot).
             db.procarray().old_snapshot().test_relation(
                 cx.snapshot,
@@ -1045,6 +1105,7 @@ fn delete_dropped_toast(
         own,
         clog: ec.db.clog(),
         procarray: ec.db.procarray(),
+        serializable: None,
     };
     for d in &dropped {
         toast::delete_external(ec.db.heap(), d, xid, &cx)?;
@@ -1120,6 +1181,17 @@ pub fn insert_index_entries(
             }
             continue;
         }
+        // A SERIALIZABLE writer: readers that looked this key up (found
+        // or not) read before this write. (No hash for anyone else.)
+        if let Some(me) = ec.xact.sxact() {
+            ec.db.procarray().predicate().check_conflict_in(
+                me,
+                &[
+                    Target::IndexKey(ix.spec.oid, key_hash(&kb)),
+                    Target::Index(ix.spec.oid),
+                ],
+            )?;
+        }
         let keeps_key = match old_row {
             Some(o) => index_key(table, &ix, o, &mut okb)? && okb == kb,
             None => false,
@@ -1188,6 +1260,7 @@ fn unique_check(
         own,
         clog: db.clog(),
         procarray: db.procarray(),
+        serializable: None,
     };
     for t in &tids {
         match db.heap().fetch_dirty(table.rel, *t, &cx)? {
@@ -1247,7 +1320,7 @@ fn insert_on_conflict(
     let mut kb = Vec::with_capacity(16);
     let mut buf = Vec::with_capacity(128);
     let types = table.types();
-    let rr = ec.xact.isolation() == IsolationLevel::RepeatableRead;
+    let rr = ec.xact.isolation().uses_transaction_snapshot();
     'retry: loop {
         ec.check_interrupts()?;
         // Pre-check.
@@ -1325,6 +1398,7 @@ fn insert_on_conflict(
                     own,
                     clog: ec.db.clog(),
                     procarray: ec.db.procarray(),
+                    serializable: None,
                 };
                 ec.db.heap().update(table.rel, tid, &buf, xid, &cx)?
             };
@@ -1335,6 +1409,7 @@ fn insert_on_conflict(
                 TmResult::Ok => {
                     let nt =
                         newtid.ok_or_else(|| PgError::internal("update returned no new tid"))?;
+                    serializable_conflict_in(ec, &tuple_targets(table, tid))?;
                     delete_dropped_toast(ec, vis, &old_toast, &kept, xid)?;
                     insert_index_entries(ec, vis, table, &new_row, nt, Some(&existing))?;
                     crate::ri_triggers::queue_child_checks(ec, table, &new_row, Some(&existing))?;
@@ -1367,6 +1442,7 @@ fn insert_on_conflict(
         let xid = ec.xact.assign_xid()?;
         let cid = ec.xact.curcid();
         let formed = form_tuple(ec, table, &row, &[], xid, &mut buf)?;
+        serializable_conflict_in(ec, &[Target::Relation(table.rel)])?;
         let tid = ec.db.heap().insert(table.rel, &buf, xid, cid)?;
         for ix in &arbiters {
             if !index_key(table, ix, &row, &mut kb)? {
@@ -1492,6 +1568,8 @@ impl InsertBatch {
         }
         let xid = ec.xact.assign_xid()?;
         let cid = ec.xact.curcid();
+        // heap_insert's CheckForSerializableConflictIn: the relation.
+        serializable_conflict_in(ec, &[Target::Relation(table.rel)])?;
         // Rows too big for a page are TOAST-ed now (their chunks written
         // by this transaction and command) and inserted in their new form.
         let mut toasted: Vec<Option<Vec<u8>>> = vec![None; self.ends.len()];
@@ -1551,6 +1629,16 @@ impl InsertBatch {
     }
 }
 
+/// The targets an update or delete of the version at `tid` writes into,
+/// finest first (heap_update / heap_delete's conflict-in check).
+fn tuple_targets(table: &TableDef, tid: ItemPointer) -> [Target; 3] {
+    [
+        Target::Tuple(table.rel, tid.block.0, tid.offset),
+        Target::Page(table.rel, tid.block.0),
+        Target::Relation(table.rel),
+    ]
+}
+
 fn serialization_failure() -> PgError {
     PgError::new(
         sqlstate::SERIALIZATION_FAILURE,
@@ -1580,7 +1668,7 @@ fn decide(
     newtid: Option<ItemPointer>,
     update: bool,
 ) -> PgResult<Option<WriteStep>> {
-    let rr = ec.xact.isolation() == IsolationLevel::RepeatableRead;
+    let rr = ec.xact.isolation().uses_transaction_snapshot();
     Ok(Some(match res {
         TmResult::Ok => WriteStep::Done(newtid),
         TmResult::SelfModified | TmResult::Invisible => WriteStep::Skip,
@@ -1885,6 +1973,7 @@ fn modify_table<'a>(
                             own,
                             clog: ec.db.clog(),
                             procarray: ec.db.procarray(),
+                            serializable: None,
                         };
                         ec.db.heap().update(table.rel, tid, &buf, xid, &cx)?
                     };
@@ -1897,6 +1986,7 @@ fn modify_table<'a>(
                         Some(WriteStep::Done(nt)) => {
                             let nt =
                                 nt.ok_or_else(|| PgError::internal("update returned no new tid"))?;
+                            serializable_conflict_in(ec, &tuple_targets(table, tid))?;
                             delete_dropped_toast(ec, vis, &old_toast, &kept, xid)?;
                             insert_index_entries(ec, vis, table, &new_row, nt, Some(cur))?;
                             if fks {
@@ -1967,6 +2057,7 @@ fn modify_table<'a>(
                             own,
                             clog: ec.db.clog(),
                             procarray: ec.db.procarray(),
+                            serializable: None,
                         };
                         ec.db.heap().delete(table.rel, tid, xid, &cx)?
                     };
@@ -1974,6 +2065,7 @@ fn modify_table<'a>(
                         None => continue,
                         Some(WriteStep::Skip) => return Ok(ControlFlow::Continue(())),
                         Some(WriteStep::Done(_)) => {
+                            serializable_conflict_in(ec, &tuple_targets(table, tid))?;
                             let old_toast = stored_toast_datums(ec, table, tid, &types)?;
                             delete_dropped_toast(ec, vis, &old_toast, &[], xid)?;
                             if !p.referenced_by.is_empty() {

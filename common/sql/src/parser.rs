@@ -68,6 +68,8 @@ pub enum Stmt {
         isolation: Option<IsolationLevel>,
         /// `READ ONLY` (true) / `READ WRITE` (false) if given.
         read_only: Option<bool>,
+        /// `DEFERRABLE` (true) / `NOT DEFERRABLE` (false) if given.
+        deferrable: Option<bool>,
         /// True for `START TRANSACTION` (its command tag differs).
         start: bool,
     },
@@ -88,6 +90,8 @@ pub enum Stmt {
         isolation: Option<IsolationLevel>,
         /// `READ ONLY` / `READ WRITE` if given.
         read_only: Option<bool>,
+        /// `[NOT] DEFERRABLE` if given.
+        deferrable: Option<bool>,
         /// Session characteristics instead of the current transaction.
         session: bool,
     },
@@ -786,22 +790,24 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         "begin" => {
             c.pos += 1;
             let _ = c.eat_word("work") || c.eat_word("transaction");
-            let (isolation, read_only) = transaction_modes(&mut c)?;
+            let (isolation, read_only, deferrable) = transaction_modes(&mut c)?;
             c.expect_end()?;
             Some(Stmt::Begin {
                 isolation,
                 read_only,
+                deferrable,
                 start: false,
             })
         }
         "start" => {
             c.pos += 1;
             c.expect_word("transaction")?;
-            let (isolation, read_only) = transaction_modes(&mut c)?;
+            let (isolation, read_only, deferrable) = transaction_modes(&mut c)?;
             c.expect_end()?;
             Some(Stmt::Begin {
                 isolation,
                 read_only,
+                deferrable,
                 start: true,
             })
         }
@@ -1679,9 +1685,10 @@ fn and_no_chain(c: &mut Cur<'_>) -> PgResult<()> {
 
 /// `[ISOLATION LEVEL …] [READ WRITE | READ ONLY] [[NOT] DEFERRABLE]`, comma
 /// separated or not.
-fn transaction_modes(c: &mut Cur<'_>) -> PgResult<(Option<IsolationLevel>, Option<bool>)> {
+fn transaction_modes(c: &mut Cur<'_>) -> PgResult<TransactionModes> {
     let mut iso = None;
     let mut ro = None;
+    let mut deferrable = None;
     loop {
         if c.eat_word("isolation") {
             c.expect_word("level")?;
@@ -1696,17 +1703,22 @@ fn transaction_modes(c: &mut Cur<'_>) -> PgResult<(Option<IsolationLevel>, Optio
             }
         } else if c.eat_word("not") {
             c.expect_word("deferrable")?;
+            deferrable = Some(false);
         } else if c.eat_word("deferrable") {
+            deferrable = Some(true);
         } else {
             break;
         }
         let _ = c.eat_punct(',');
     }
-    Ok((iso, ro))
+    Ok((iso, ro, deferrable))
 }
 
+/// Isolation level, READ ONLY / WRITE, [NOT] DEFERRABLE — each if given.
+type TransactionModes = (Option<IsolationLevel>, Option<bool>, Option<bool>);
+
 /// READ COMMITTED | READ UNCOMMITTED (→ RC, as PostgreSQL) | REPEATABLE READ
-/// | SERIALIZABLE (→ RR: hotpair has no SSI; documented gap).
+/// | SERIALIZABLE.
 fn isolation_level(c: &mut Cur<'_>) -> PgResult<IsolationLevel> {
     if c.eat_word("read") {
         if c.eat_word("committed") || c.eat_word("uncommitted") {
@@ -1719,7 +1731,7 @@ fn isolation_level(c: &mut Cur<'_>) -> PgResult<IsolationLevel> {
         return Ok(IsolationLevel::RepeatableRead);
     }
     if c.eat_word("serializable") {
-        return Ok(IsolationLevel::RepeatableRead);
+        return Ok(IsolationLevel::Serializable);
     }
     Err(c.error_here())
 }
@@ -1729,7 +1741,8 @@ fn isolation_level(c: &mut Cur<'_>) -> PgResult<IsolationLevel> {
 pub fn isolation_from_name(v: &str) -> Option<IsolationLevel> {
     match v.trim().to_ascii_lowercase().as_str() {
         "read committed" | "read uncommitted" | "default" => Some(IsolationLevel::ReadCommitted),
-        "repeatable read" | "serializable" => Some(IsolationLevel::RepeatableRead),
+        "repeatable read" => Some(IsolationLevel::RepeatableRead),
+        "serializable" => Some(IsolationLevel::Serializable),
         _ => None,
     }
 }
@@ -1739,6 +1752,7 @@ pub fn isolation_name(l: IsolationLevel) -> &'static str {
     match l {
         IsolationLevel::ReadCommitted => "read committed",
         IsolationLevel::RepeatableRead => "repeatable read",
+        IsolationLevel::Serializable => "serializable",
     }
 }
 
@@ -1777,11 +1791,12 @@ fn parse_set(c: &mut Cur<'_>) -> PgResult<Stmt> {
         if c.eat_word("characteristics") {
             c.expect_word("as")?;
             c.expect_word("transaction")?;
-            let (isolation, read_only) = transaction_modes(c)?;
+            let (isolation, read_only, deferrable) = transaction_modes(c)?;
             c.expect_end()?;
             return Ok(Stmt::SetTransaction {
                 isolation,
                 read_only,
+                deferrable,
                 session: true,
             });
         }
@@ -1810,11 +1825,12 @@ fn parse_set(c: &mut Cur<'_>) -> PgResult<Stmt> {
     // "SET TRANSACTION …" ("SET transaction_isolation" lexes as one word).
     if c.peek_word() == Some("transaction") {
         c.pos += 1;
-        let (isolation, read_only) = transaction_modes(c)?;
+        let (isolation, read_only, deferrable) = transaction_modes(c)?;
         c.expect_end()?;
         return Ok(Stmt::SetTransaction {
             isolation,
             read_only,
+            deferrable,
             session: false,
         });
     }
@@ -2422,6 +2438,7 @@ mod tests {
             Stmt::Begin {
                 isolation: Some(IsolationLevel::RepeatableRead),
                 read_only: Some(true),
+                deferrable: None,
                 start: true
             }
         ));
@@ -2429,6 +2446,23 @@ mod tests {
             parse_one("begin isolation level read committed").unwrap(),
             Stmt::Begin {
                 isolation: Some(IsolationLevel::ReadCommitted),
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_one("begin isolation level serializable, read only, deferrable").unwrap(),
+            Stmt::Begin {
+                isolation: Some(IsolationLevel::Serializable),
+                read_only: Some(true),
+                deferrable: Some(true),
+                ..
+            }
+        ));
+        assert!(matches!(
+            parse_one("set transaction isolation level serializable not deferrable").unwrap(),
+            Stmt::SetTransaction {
+                isolation: Some(IsolationLevel::Serializable),
+                deferrable: Some(false),
                 ..
             }
         ));

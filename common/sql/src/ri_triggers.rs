@@ -47,7 +47,6 @@ use std::sync::Arc;
 
 use engine::catalog::{ConstraintSpec, FkAction, TableDef};
 use engine::indexing::index_key;
-use engine::xact::IsolationLevel;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::value::{cast_assign, Value};
 use pgtypes::ItemPointer;
@@ -440,6 +439,7 @@ fn dirty_any(ec: &mut Ectx<'_>, t: &TableDef, tids: &[ItemPointer]) -> PgResult<
         own,
         clog: ec.db.clog(),
         procarray: ec.db.procarray(),
+        serializable: None,
     };
     let mut wait = None;
     for tid in tids {
@@ -703,7 +703,7 @@ fn referential_action(
         match dirty_any(ec, child, &tids)? {
             Found::None => return Ok(()),
             Found::Wait(x) => ec.wait_for(x)?,
-            Found::Live if ec.xact.isolation() == IsolationLevel::RepeatableRead => {
+            Found::Live if ec.xact.isolation().uses_transaction_snapshot() => {
                 return Err(PgError::new(
                     sqlstate::SERIALIZATION_FAILURE,
                     "could not serialize access due to concurrent update",

@@ -69,7 +69,7 @@ use engine::backend_status::{BackendState, BackendStatus};
 use engine::catalog::TableDef;
 use engine::indexing::{drop_table, truncate_table};
 use engine::standby_conflict::ConflictSignal;
-use engine::xact::Xact;
+use engine::xact::{IsolationLevel, Xact};
 use engine::{Engine, Role};
 use pgtypes::error::{sqlstate, PgError, PgResult, Severity};
 use pgtypes::sqltype::SqlType;
@@ -1445,8 +1445,18 @@ impl Session {
             Stmt::Begin {
                 isolation,
                 read_only,
+                deferrable,
                 start,
             } => {
+                if *isolation == Some(IsolationLevel::Serializable)
+                    && self.db.role() == Role::Standby
+                    && self.xact.status() == TxStatus::Idle
+                    && self.xact.isolation() != IsolationLevel::Serializable
+                {
+                    // check_XactIsoLevel (only a change of level is
+                    // checked); the failed BEGIN leaves no block.
+                    return Err(engine::xact::serializable_in_hot_standby());
+                }
                 if let Some(w) = self.xact.begin(*isolation) {
                     self.notice(sink, w);
                 }
@@ -1455,6 +1465,10 @@ impl Session {
                 // the start, on during recovery).
                 if *read_only == Some(true) || self.db.role() == Role::Standby {
                     self.read_only_xact = true;
+                }
+                self.xact.set_read_only(self.read_only_xact);
+                if let Some(d) = deferrable {
+                    self.xact.set_deferrable(*d);
                 }
                 done(if *start { "START TRANSACTION" } else { "BEGIN" })
             }
@@ -1502,6 +1516,7 @@ impl Session {
             Stmt::SetTransaction {
                 isolation,
                 read_only,
+                deferrable,
                 session,
             } => {
                 if *session {
@@ -1524,6 +1539,12 @@ impl Session {
                             "SET TRANSACTION can only be used in transaction blocks",
                         ),
                     );
+                    if *isolation == Some(IsolationLevel::Serializable)
+                        && self.db.role() == Role::Standby
+                        && self.xact.isolation() != IsolationLevel::Serializable
+                    {
+                        return Err(engine::xact::serializable_in_hot_standby());
+                    }
                     return done("SET");
                 }
                 if let Some(l) = isolation {
@@ -1531,6 +1552,10 @@ impl Session {
                 }
                 if *read_only == Some(true) {
                     self.read_only_xact = true;
+                }
+                self.xact.set_read_only(self.read_only_xact);
+                if let Some(d) = deferrable {
+                    self.xact.set_deferrable(*d);
                 }
                 done("SET")
             }
@@ -2234,6 +2259,11 @@ impl Session {
             })?;
             if in_block {
                 self.xact.set_isolation(l)?;
+            } else if l == IsolationLevel::Serializable
+                && self.db.role() == Role::Standby
+                && self.xact.isolation() != IsolationLevel::Serializable
+            {
+                return Err(engine::xact::serializable_in_hot_standby());
             }
             return Ok(ExecOutcome::Complete("SET".into()));
         }
@@ -2671,7 +2701,7 @@ impl Session {
                 .map_err(|e| crate::aclchk::with_schema_position(e, &stmt.parsed.text))?;
         }
         let db = self.db.clone();
-        let vis = Vis::take(&mut self.xact);
+        let vis = Vis::take_checked(&mut self.xact, &self.cancel)?;
         let deadline = self.deadline();
         let mut ec = self.ectx(&db, params, deadline);
         ec.snapshot = Some(vis.snapshot.clone());
@@ -2736,7 +2766,7 @@ impl Session {
                 }
                 let mut params = ParamTypes::new();
                 let defaults = bind_defaults(&table, &mut params)?;
-                let vis = Vis::take(&mut self.xact);
+                let vis = Vis::take_checked(&mut self.xact, &self.cancel)?;
                 let freeze = c.freeze && !unfrozen;
                 if freeze {
                     self.frozen_in_xact.push(table.clone());
@@ -2751,7 +2781,7 @@ impl Session {
             }
             CopyDirection::ToStdout => {
                 let db = self.db.clone();
-                let vis = Vis::take(&mut self.xact);
+                let vis = Vis::take_checked(&mut self.xact, &self.cancel)?;
                 let deadline = self.deadline();
                 let mut line = Vec::with_capacity(256);
                 let (plan, names, table) = match &c.source {

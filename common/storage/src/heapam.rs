@@ -84,13 +84,14 @@ use super::htup::{self, TupleHeader};
 use super::smgr::Smgr;
 use super::StorageError;
 use crate::heapam_visibility::{
-    satisfies_dirty, satisfies_mvcc, satisfies_update, VisibilityContext,
+    satisfies_dirty, satisfies_mvcc, satisfies_update, serializable_conflict_out, VisibilityContext,
 };
 use crate::xloginsert::{self, infobits, XLog};
 use pgtypes::error::{PgError, PgResult};
 use pgtypes::{
     BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
 };
+use txn::predicate::Target;
 
 pub mod pruneheap;
 
@@ -943,6 +944,15 @@ impl Heap {
                 };
                 let h = TupleHeader::read(item).ok_or_else(|| bad_header(rel, tid))?;
                 let (visible, hints) = satisfies_mvcc(&h, cx);
+                if let Some(me) = cx.serializable {
+                    // PredicateLockTID, then the conflict-out check.
+                    if visible && !cx.own.is_current(h.xmin) {
+                        cx.procarray
+                            .predicate()
+                            .lock(me, Target::Tuple(rel, tid.block.0, tid.offset));
+                    }
+                    serializable_conflict_out(&h, visible, cx)?;
+                }
                 if visible {
                     cb.data.extend_from_slice(htup::tuple_data(item));
                 }
@@ -1063,6 +1073,8 @@ impl Heap {
                         if hints != 0 {
                             cb.hints.push((off, h.xmin, h.xmax, hints));
                         }
+                        // The scan itself holds a relation SIRead lock.
+                        serializable_conflict_out(&h, v, cx)?;
                         v
                     }
                     None => true,
@@ -1394,6 +1406,7 @@ mod tests {
                 },
                 clog: &self.clog,
                 procarray: &self.pa,
+                serializable: None,
             }
         }
         fn rows(&self, rel: RelFileId, cx: &VisibilityContext<'_>) -> Vec<Vec<u8>> {
@@ -2618,6 +2631,7 @@ mod throughput {
                         },
                         clog: &clog,
                         procarray: &pa,
+                        serializable: None,
                     };
                     let mut x = t as u64 + 1;
                     let mut sum = 0u64;

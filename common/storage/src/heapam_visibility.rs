@@ -43,6 +43,7 @@ use crate::htup::{
 };
 use pgtypes::{CommandId, ItemPointer, TransactionId};
 use txn::clog::{Clog, XidStatus};
+use txn::predicate::SxactId;
 use txn::procarray::ProcArray;
 use txn::snapshot::Snapshot;
 
@@ -76,6 +77,11 @@ pub struct VisibilityContext<'a> {
     /// Running-xid checks (TransactionIdIsInProgress) for writers and
     /// unique checks.
     pub procarray: &'a ProcArray,
+    /// A SERIALIZABLE read: the reader's predicate-lock record. Heap reads
+    /// then report the concurrent writers of the versions they meet
+    /// ([`serializable_conflict_out`]) and index fetches lock the tuple
+    /// they return. None for every other access.
+    pub serializable: Option<SxactId>,
 }
 
 impl VisibilityContext<'_> {
@@ -144,6 +150,47 @@ pub fn satisfies_mvcc(h: &TupleHeader, cx: &VisibilityContext<'_>) -> (bool, u16
         return (true, hints);
     }
     (false, hints)
+}
+
+/// HeapCheckForSerializableConflictOut: a SERIALIZABLE reader (`cx`
+/// carries its record) met this version, `visible` or not. The writer
+/// that matters is the deleter of a visible version, or the inserter of an
+/// invisible one; if that transaction is concurrent with the reader's
+/// snapshot (and not the reader, and not aborted), the predicate lock
+/// manager records the rw-conflict — which may fail the reader with 40001.
+/// Costs nothing for the common version: inserted before the snapshot and
+/// never deleted; one branch for a reader that is not serializable.
+#[inline]
+pub fn serializable_conflict_out(
+    h: &TupleHeader,
+    visible: bool,
+    cx: &VisibilityContext<'_>,
+) -> pgtypes::error::PgResult<()> {
+    let Some(me) = cx.serializable else {
+        return Ok(());
+    };
+    let xid = if visible {
+        if h.xmax_is_invalid() || h.infomask & XMAX_LOCK_ONLY != 0 {
+            return Ok(());
+        }
+        h.xmax
+    } else {
+        if h.infomask & XMIN_INVALID != 0 || h.xmin_frozen() {
+            return Ok(());
+        }
+        h.xmin
+    };
+    if !xid.is_valid() || cx.own.is_current(xid) || !cx.in_snapshot(xid) {
+        return Ok(());
+    }
+    if cx.clog.get_status(xid) == XidStatus::Aborted {
+        return Ok(());
+    }
+    let top = cx.procarray.subtrans().topmost(xid);
+    if cx.own.is_current(top) {
+        return Ok(());
+    }
+    cx.procarray.predicate().check_conflict_out(me, top)
 }
 
 /// Outcome of a finished-or-not question about a foreign xid, asking the
@@ -364,6 +411,7 @@ mod tests {
             },
             clog,
             procarray: pa,
+            serializable: None,
         }
     }
 

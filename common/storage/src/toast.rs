@@ -745,6 +745,7 @@ mod tests {
                 },
                 clog: &e.clog,
                 procarray: &e.pa,
+                serializable: None,
             };
             let ptr = ToastPointer::parse(&formed.written[0]).unwrap().unwrap();
             delete_external(&e.heap, &formed.written[0], xid2, &cx).unwrap();

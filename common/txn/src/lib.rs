@@ -18,7 +18,9 @@
 //!   limited horizon, early-removal records and the `snapshot too old`
 //!   test (its essay says why it has no false positives);
 //! * [`lmgr`] — transaction-lock waits with deadlock detection, relation
-//!   locks.
+//!   locks;
+//! * [`predicate`] — SIRead predicate locks and rw-conflict tracking for
+//!   SERIALIZABLE (SSI), held by the procarray.
 //!
 //! Invariants live with their owners: procarray's essay states the dense
 //! array rules and the snapshot-cache rule (a cached snapshot is reused
@@ -33,6 +35,7 @@
 pub mod clog;
 pub mod lmgr;
 pub mod old_snapshot;
+pub mod predicate;
 pub mod procarray;
 pub mod snapshot;
 pub mod subtrans;

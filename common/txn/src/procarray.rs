@@ -155,6 +155,7 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::lmgr::LockManager;
 use crate::old_snapshot::OldSnapshot;
+use crate::predicate::PredicateLockManager;
 use crate::snapshot::Snapshot;
 use crate::subtrans::SubTrans;
 use pgtypes::error::PgResult;
@@ -373,6 +374,9 @@ pub struct ProcArray {
     vis_recomputes_avoided: StripedCounter,
     /// old_snapshot_threshold (see [`crate::old_snapshot`]).
     old_snapshot: OldSnapshot,
+    /// SIRead locks and rw-conflicts of serializable transactions (see
+    /// [`crate::predicate`]).
+    predicate: PredicateLockManager,
 }
 
 impl ProcArray {
@@ -415,6 +419,7 @@ impl ProcArray {
             vis_recomputes: AtomicU64::new(0),
             vis_recomputes_avoided: StripedCounter::default(),
             old_snapshot: OldSnapshot::default(),
+            predicate: PredicateLockManager::new(),
         }
     }
 
@@ -1276,6 +1281,11 @@ impl ProcArray {
     /// The transaction-lock manager (waits on xids, deadlock detection).
     pub fn lmgr(&self) -> &LockManager {
         &self.lmgr
+    }
+
+    /// The predicate lock manager (SERIALIZABLE).
+    pub fn predicate(&self) -> &PredicateLockManager {
+        &self.predicate
     }
 
     /// XactLockTableWait for session `me`: blocks until `xid` is no longer

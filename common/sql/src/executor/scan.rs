@@ -76,6 +76,7 @@ impl ExecNode for SeqScanNode<'_> {
         if self.scan.is_none() {
             self.lock = Some(self.table.lock.shared());
             self.table.check_not_dropped()?;
+            self.vis.lock_relation(db, self.table);
             self.scan = Some(db.heap().begin_scan(self.table.rel)?);
         }
         let Some(scan) = self.scan.as_mut() else {
@@ -159,6 +160,7 @@ impl ExecNode for IndexScanNode<'_> {
             if eval_lookup_key(ec, self.key, self.key_types, &mut kb)? {
                 let tids = &mut self.tids;
                 self.index.index.lookup(&kb, &mut |t| tids.push(t));
+                self.vis.lock_index_key(db, self.index, &kb);
             }
             // TestForOldSnapshot on the "index page": pruning removed
             // entries a snapshot older than old_snapshot_threshold needs.

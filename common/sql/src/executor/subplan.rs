@@ -75,6 +75,7 @@ impl QueryState {
             snapshot: vis.snapshot.clone(),
             own: vis.own.clone(),
             curcid: vis.curcid,
+            serializable: vis.serializable,
         });
         QueryState {
             exec: vec![Value::Null; shared.exec_params],

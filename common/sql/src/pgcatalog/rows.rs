@@ -1422,5 +1422,45 @@ pub fn pg_locks(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("fastpath", bool(false)),
         ]);
     }
+    // SIRead locks of serializable transactions (`txn::predicate`). An
+    // index-key lock shows as a page lock of the index whose page number
+    // is a hash of the key (hotpair's indexes have no pages).
+    let catalog = ec.engine().catalog();
+    for (t, pid, _) in ec.engine().procarray().predicate().locks_with_pids() {
+        use txn::predicate::Target;
+        let heap_oid = |rel| {
+            catalog
+                .by_rel(rel)
+                .map_or(Value::Null, |d| Value::Oid(d.oid))
+        };
+        let (relation, page, tuple) = match t {
+            Target::Relation(r) => (heap_oid(r), Value::Null, Value::Null),
+            Target::Page(r, b) => (heap_oid(r), Value::Int4(b as i32), Value::Null),
+            Target::Tuple(r, b, o) => (heap_oid(r), Value::Int4(b as i32), Value::Int2(o as i16)),
+            Target::Index(i) => (Value::Oid(i), Value::Null, Value::Null),
+            Target::IndexKey(i, h) => (
+                Value::Oid(i),
+                Value::Int4((h & 0x7fff_ffff) as i32),
+                Value::Null,
+            ),
+        };
+        rows.push(vec![
+            ("locktype", text(t.locktype())),
+            ("relation", relation),
+            ("page", page),
+            ("tuple", tuple),
+            (
+                "pid",
+                if pid == 0 {
+                    Value::Null
+                } else {
+                    Value::Int4(pid)
+                },
+            ),
+            ("mode", text("SIReadLock")),
+            ("granted", bool(true)),
+            ("fastpath", bool(false)),
+        ]);
+    }
     rows.out
 }
