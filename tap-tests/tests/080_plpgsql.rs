@@ -147,4 +147,37 @@ fn functions_replicate_and_take_snapshots_per_statement() {
     );
     assert_eq!(e.code(), "57014", "statement_timeout stops an endless loop");
     p.query_safe("RESET statement_timeout");
+
+    // 7. A body that does not parse fails CREATE (PostgreSQL validates
+    //    PL/pgSQL at CREATE); nothing is created.
+    for body in [
+        "BEGIN\n  IF true THEN RETURN 1;\nEND;",
+        "BEGIN RAISE NOTICE '% %', 1; RETURN 1; END",
+        "BEGIN LOOP NULL; END; END",
+        "BEGIN x := 1; END",
+        "DECLARE c CONSTANT int := 1; BEGIN c := 2; RETURN c; END",
+    ] {
+        let e = p.query_err(&format!(
+            "CREATE FUNCTION bad() RETURNS int LANGUAGE plpgsql AS $x${body}$x$"
+        ));
+        assert_eq!(e.code(), "42601", "syntax error at CREATE for {body:?}: {e:?}");
+    }
+    let e = p.query_err("SELECT bad()");
+    assert_eq!(e.code(), "42883", "no function left by a failed CREATE");
+
+    // 8. Procedures are CALLed, functions SELECTed; a rolled-back CREATE
+    //    leaves nothing.
+    p.query_safe("CREATE PROCEDURE pr(k int) LANGUAGE plpgsql AS $$BEGIN INSERT INTO sub VALUES (k); END$$");
+    assert_eq!(p.query_err("SELECT pr(1)").code(), "42809", "a procedure is not SELECTed");
+    p.query_safe("CALL pr(7000)");
+    assert_eq!(p.query_safe("SELECT count(*) FROM sub WHERE i = 7000"), "1", "CALL ran the procedure");
+    assert_eq!(p.query_err("CALL fill(1)").code(), "42809", "a function is not CALLed");
+    p.query_safe("BEGIN");
+    p.query_safe("CREATE FUNCTION gone() RETURNS int LANGUAGE sql AS 'SELECT 1'");
+    assert_eq!(p.query_safe("SELECT gone()"), "1", "visible to its creator");
+    assert_eq!(other.query_err("SELECT gone()").code(), "42883", "invisible to others before commit");
+    p.query_safe("ROLLBACK");
+    assert_eq!(p.query_err("SELECT gone()").code(), "42883", "gone after ROLLBACK");
+    catchup();
+    assert_eq!(s.query_err("SELECT gone()").code(), "42883", "never on the standby");
 }

@@ -3635,7 +3635,9 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
-        if b <= b' ' || b == b'%' || b == 0x7f {
+        // Bytes of multi-byte characters are escaped too: pushing one as
+        // a char would re-encode it.
+        if b <= b' ' || b == b'%' || b >= 0x7f {
             out.push_str(&format!("%{b:02x}"));
         } else {
             out.push(b as char);

@@ -120,6 +120,22 @@ impl FunctionDef {
     }
 }
 
+/// A type's catalog spelling; `record` (RETURNS TABLE with several
+/// columns) is spelled out, as the table catalog has no use for it.
+fn ty_out(t: SqlType) -> String {
+    match t {
+        SqlType::Record => "record".to_string(),
+        t => type_to_catalog(t),
+    }
+}
+
+fn ty_in(s: &str) -> Option<SqlType> {
+    match s {
+        "record" => Some(SqlType::Record),
+        s => type_from_catalog(s),
+    }
+}
+
 /// One line of the catalog file and WAL: `function <oid> <namespace>
 /// <owner> <kind> <lang> <volatility> <strict> <retset> <ret type>
 /// <creator> <body> <nargs> (<name> <type> <default or ->)… <nout> (<name>
@@ -135,7 +151,7 @@ pub(crate) fn push_function(out: &mut String, f: &FunctionSpec) {
         f.volatility as char,
         u8::from(f.strict),
         u8::from(f.retset),
-        type_to_catalog(f.ret),
+        ty_out(f.ret),
         f.creator.0,
         esc(&f.name),
         esc(&f.body),
@@ -145,13 +161,13 @@ pub(crate) fn push_function(out: &mut String, f: &FunctionSpec) {
         out.push_str(&format!(
             " {} {} {}",
             esc(&a.name),
-            type_to_catalog(a.ty),
+            ty_out(a.ty),
             a.default.as_deref().map_or_else(|| "-".to_string(), |d| esc(&format!("={d}")))
         ));
     }
     out.push_str(&format!(" {}", f.out.len()));
     for (n, t) in &f.out {
-        out.push_str(&format!(" {} {}", esc(n), type_to_catalog(*t)));
+        out.push_str(&format!(" {} {}", esc(n), ty_out(*t)));
     }
     out.push('\n');
 }
@@ -165,7 +181,7 @@ pub(crate) fn parse_function(line: &str) -> Result<FunctionSpec, String> {
         return Err(format!("unrecognized line {line:?}"));
     };
     let num = |s: &str| s.parse::<u32>().map_err(|_| format!("bad number {s:?}"));
-    let ty = |s: &str| type_from_catalog(s).ok_or_else(|| format!("bad type {s:?}"));
+    let ty = |s: &str| ty_in(s).ok_or_else(|| format!("bad type {s:?}"));
     let byte = |s: &str| match s.as_bytes() {
         [b] => Ok(*b),
         _ => Err(format!("bad flag {s:?}")),
@@ -234,7 +250,7 @@ mod tests {
             volatility: b'v',
             strict: true,
             retset: false,
-            ret: SqlType::Int4,
+            ret: SqlType::Record,
             args: vec![
                 FunctionArg {
                     name: "p_ret".into(),
@@ -248,7 +264,7 @@ mod tests {
                 },
             ],
             out: vec![("a".into(), SqlType::Int8)],
-            body: "BEGIN\n  RETURN 1; -- 100%\nEND".into(),
+            body: "BEGIN\n  RETURN 1; -- 100% — über\nEND".into(),
             creator: TransactionId(42),
         };
         let mut s = String::new();

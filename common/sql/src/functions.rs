@@ -2843,7 +2843,8 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             };
             text(format!("{:x}", v))
         }
-        Func::Catalog(_)
+        Func::User(_)
+        | Func::Catalog(_)
         | Func::Json(_)
         | Func::Net(_)
         | Func::Coalesce

@@ -450,6 +450,10 @@ pub fn user_function_text(
                 } else {
                     format!("{} {}", a.name, a.ty.pg_name())
                 };
+                if f.kind == b'p' {
+                    // PostgreSQL marks a procedure's modes, IN included.
+                    s.insert_str(0, "IN ");
+                }
                 if defaults {
                     if let Some(d) = &a.default {
                         s.push_str(&format!(" DEFAULT {}", d.trim()));

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::gram::{
-    condition_code, valid_sqlstate, Block, Compiled, Cond, Fast, Into, Level, PExpr, ParamRef,
+    condition_code, valid_sqlstate, Block, Compiled, Cond, Fast, IntoClause, Level, PExpr, ParamRef,
     Query, Raise, SlotType, Stmt, StmtKind, Targets,
 };
 use crate::executor::Ectx;
@@ -99,6 +99,10 @@ pub fn run(ec: &mut Ectx<'_>, c: &Compiled, args: &[Value]) -> PgResult<Value> {
 fn coerce(v: Value, to: SqlType) -> PgResult<Value> {
     if v.is_null() || to == SqlType::Unknown || v.sql_type() == to {
         return Ok(v);
+    }
+    if let Value::Text(s) = &v {
+        // PL/pgSQL converts text through the target type's input function.
+        return Value::from_text(to, s);
     }
     match cast_assign(&v, to) {
         Ok(x) => Ok(x),
@@ -466,7 +470,7 @@ impl<'c> Exec<'c> {
             .map_err(|err| err.with_context(format!("SQL statement \"{text}\"")))
     }
 
-    fn into(&mut self, into: &Into, r: &SpiResult) -> PgResult<()> {
+    fn into(&mut self, into: &IntoClause, r: &SpiResult) -> PgResult<()> {
         if into.strict {
             if r.rows.is_empty() {
                 return Err(PgError::new(sqlstate::NO_DATA_FOUND, "query returned no rows"));
@@ -777,9 +781,7 @@ impl<'c> Exec<'c> {
                 match into {
                     Some(i) => {
                         self.set_found(!r.rows.is_empty());
-                        self.into(i, &r).map_err(|e| {
-                            e.with_context(format!("SQL statement \"{}\"", sql.text))
-                        })?;
+                        self.into(i, &r)?;
                     }
                     None => {
                         if !r.dml && !r.columns.is_empty() {

@@ -89,7 +89,7 @@ pub enum Targets {
 
 /// INTO [STRICT] targets.
 #[derive(Clone, Debug)]
-pub struct Into {
+pub struct IntoClause {
     /// STRICT.
     pub strict: bool,
     /// The targets.
@@ -286,14 +286,14 @@ pub enum StmtKind {
         /// The statement (INTO cut out).
         sql: PExpr,
         /// INTO.
-        into: Option<Into>,
+        into: Option<IntoClause>,
     },
     /// EXECUTE.
     Execute {
         /// The query text's expression.
         query: PExpr,
         /// INTO.
-        into: Option<Into>,
+        into: Option<IntoClause>,
         /// USING.
         using: Vec<PExpr>,
     },
@@ -838,6 +838,7 @@ impl<'s> Parser<'s> {
                     },
                     Err(_) => Fast::No,
                 },
+                Tok::Str(s) => Fast::Const(Value::text(s)),
                 Tok::Word(w) if w == "true" => Fast::Const(Value::Bool(true)),
                 Tok::Word(w) if w == "false" => Fast::Const(Value::Bool(false)),
                 _ => Fast::No,
@@ -970,11 +971,6 @@ impl<'s> Parser<'s> {
                 if not_null && default.is_none() {
                     return Err(PgError::syntax(format!(
                         "variable \"{name}\" must have a default value, since it's declared NOT NULL"
-                    )));
-                }
-                if constant && default.is_none() {
-                    return Err(PgError::syntax(format!(
-                        "variable \"{name}\" must have a default value, since it's declared CONSTANT"
                     )));
                 }
                 let slot = self.new_slot(&name, ty);
@@ -1454,7 +1450,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `[STRICT] target [, target]…` after INTO.
-    fn into_targets(&mut self) -> PgResult<Into> {
+    fn into_targets(&mut self) -> PgResult<IntoClause> {
         let strict = self.eat_word("strict");
         let mut slots = Vec::new();
         loop {
@@ -1478,7 +1474,7 @@ impl<'s> Parser<'s> {
                 Targets::Scalars(slots)
             }
         };
-        Ok(Into { strict, targets })
+        Ok(IntoClause { strict, targets })
     }
 
     /// Comma-separated expressions up to `;` or a word of `stops`.
