@@ -409,6 +409,7 @@ pub fn create_restartpoint(db: &Node, kind: CheckpointKind) -> PgResult<Option<C
         min_recovery_point,
         timeline: writer.timeline(),
         prev_timeline: prev_timeline(db, writer.timeline()),
+        data_checksums: db.xlog().data_checksums(),
     }
     .write(&db.config().data_dir, fsync)?;
 
@@ -545,6 +546,7 @@ pub fn create_checkpoint(db: &Node, kind: CheckpointKind) -> PgResult<Checkpoint
         min_recovery_point: Lsn::INVALID,
         timeline: writer.timeline(),
         prev_timeline: prev_timeline(db, writer.timeline()),
+        data_checksums: db.xlog().data_checksums(),
     }
     .write(&db.config().data_dir, db.config().bool("fsync"))?;
 
@@ -674,11 +676,14 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
 }
 
 /// fsyncs `base/`, so relation files created or removed since the last
-/// checkpoint stay so after a crash.
+/// checkpoint stay so after a crash. A failure PANICs, as every failed
+/// data fsync does (`fileutil::data_sync_failed`).
 fn fsync_base(data_dir: &std::path::Path) -> PgResult<()> {
     let base = data_dir.join("base");
-    pgtypes::fileutil::fsync_dir(&base)
-        .map_err(|e| pgtypes::fileutil::io_error("fsync directory", &base, e))
+    if let Err(e) = pgtypes::fileutil::fsync_dir(&base) {
+        pgtypes::fileutil::data_sync_failed(&base, &e);
+    }
+    Ok(())
 }
 
 /// The timeline of the checkpoint before the one being written: the

@@ -42,6 +42,7 @@
 pub mod auth;
 pub mod basebackup;
 pub mod checkpointer;
+pub mod checksums;
 pub mod node;
 pub mod old_snapshot_tick;
 pub mod postmaster;

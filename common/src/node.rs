@@ -57,6 +57,32 @@ impl std::ops::Deref for Node {
     }
 }
 
+/// `data_checksums` as the data directory has it: the control file's (a
+/// `-c` value that differs is ignored, with a warning), or for a new
+/// directory the setting (initdb's `--data-checksums`). Folded into the
+/// configuration, so `SHOW data_checksums` and every layer read the
+/// directory's value.
+fn with_data_checksums(mut config: Config, ctl: Option<&ControlFile>) -> PgResult<Config> {
+    let asked = config.bool("data_checksums");
+    let on =
+        match ctl {
+            Some(c) => {
+                if asked != c.data_checksums {
+                    tracing::warn!(
+                    "data_checksums = {} ignored: the data directory was created with checksums {}",
+                    if asked { "on" } else { "off" },
+                    if c.data_checksums { "enabled" } else { "disabled" }
+                );
+                }
+                c.data_checksums
+            }
+            None => asked,
+        };
+    config.set("data_checksums", if on { "on" } else { "off" })?;
+    config.fold();
+    Ok(config)
+}
+
 /// Texts kept by the parse cache.
 const PARSE_CACHE_SIZE: usize = 4096;
 
@@ -68,6 +94,7 @@ impl Node {
         // the start-up rebuild) through the SQL layer's binder.
         sql::indexcmds::install();
         let ctl = ControlFile::read(&config.data_dir)?;
+        let config = with_data_checksums(config, ctl.as_ref())?;
         // next_xid comes from the checkpoint and every xid replayed after it.
         let next = TransactionId(ctl.map(|c| c.next_xid).unwrap_or(0));
         let hba = crate::auth::HbaState::load(&config)?;

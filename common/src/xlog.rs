@@ -36,13 +36,16 @@ pub const CONTROL_FILE_SIZE: usize = 512;
 /// pages): a binary refuses a data directory of another format rather than
 /// misreading its WAL. Change the number with any such format change.
 ///
-/// `HPCTRL03` added the timelines; a `HPCTRL02` file (written before
-/// timelines existed) is still read, as timeline 1, and rewritten in the new
-/// layout at the next checkpoint.
-const CONTROL_MAGIC: &[u8; 8] = b"HPCTRL03";
+/// `HPCTRL03` added the timelines, `HPCTRL04` the data checksum version.
+/// Older files are still read — a `HPCTRL02` one (written before timelines
+/// existed) as timeline 1, both without checksums — and rewritten in the
+/// new layout at the next checkpoint.
+const CONTROL_MAGIC: &[u8; 8] = b"HPCTRL04";
+const CONTROL_MAGIC_V3: &[u8; 8] = b"HPCTRL03";
 const CONTROL_MAGIC_V2: &[u8; 8] = b"HPCTRL02";
 const CONTROL_BODY_V2: usize = 8 + 4 + 8 + 8 + 8 + 4 + 8 + 8 + 8;
-const CONTROL_BODY: usize = CONTROL_BODY_V2 + 4 + 4;
+const CONTROL_BODY_V3: usize = CONTROL_BODY_V2 + 4 + 4;
+const CONTROL_BODY: usize = CONTROL_BODY_V3 + 4;
 
 /// DBState: what the node was doing when the control file was written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +89,9 @@ pub struct ControlFile {
     /// only for the first checkpoint after a promotion
     /// (`prev_timeline_id`).
     pub prev_timeline: TimeLineId,
+    /// `data_checksums`, chosen when the directory was created
+    /// (`data_checksum_version` 1 when on): every page carries a checksum.
+    pub data_checksums: bool,
 }
 
 /// Why a control file could not be used.
@@ -135,6 +141,7 @@ impl ControlFile {
         put(&self.min_recovery_point.0.to_le_bytes());
         put(&self.timeline.0.to_le_bytes());
         put(&self.prev_timeline.0.to_le_bytes());
+        put(&u32::from(self.data_checksums).to_le_bytes());
         let crc = crc32fast::hash(&b[..CONTROL_BODY]);
         b[CONTROL_BODY..CONTROL_BODY + 4].copy_from_slice(&crc.to_le_bytes());
         b
@@ -147,6 +154,7 @@ impl ControlFile {
         }
         let body = match b.get(..8) {
             Some(m) if m == CONTROL_MAGIC => CONTROL_BODY,
+            Some(m) if m == CONTROL_MAGIC_V3 => CONTROL_BODY_V3,
             Some(m) if m == CONTROL_MAGIC_V2 => CONTROL_BODY_V2,
             _ => return Err(ControlFileError::BadMagic),
         };
@@ -175,15 +183,23 @@ impl ControlFile {
             segment_size: u64_at(40),
             time_us: u64_at(48) as i64,
             min_recovery_point: Lsn(u64_at(56)),
-            timeline: if body == CONTROL_BODY {
+            timeline: if body >= CONTROL_BODY_V3 {
                 TimeLineId(u32_at(64))
             } else {
                 wal::segment::TIMELINE
             },
-            prev_timeline: if body == CONTROL_BODY {
+            prev_timeline: if body >= CONTROL_BODY_V3 {
                 TimeLineId(u32_at(68))
             } else {
                 wal::segment::TIMELINE
+            },
+            data_checksums: match body {
+                CONTROL_BODY => match u32_at(72) {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(ControlFileError::BadValue("data_checksum_version")),
+                },
+                _ => false,
             },
         };
         if c.timeline.0 == 0 || c.prev_timeline.0 == 0 || c.prev_timeline > c.timeline {
@@ -270,7 +286,7 @@ pub fn segment_size(config: &Config, ctl: Option<&ControlFile>) -> PgResult<u64>
 
 /// Writer options from the configuration.
 pub fn writer_options(config: &Config, segment_size: u64) -> WalWriterOptions {
-    WalWriterOptions::new(segment_size, config.bool("fsync"))
+    WalWriterOptions::new(segment_size, config.bool("fsync")).panicking()
 }
 
 /// Reads the checkpoint record at `lsn` (the control file's).
@@ -549,6 +565,7 @@ mod tests {
             min_recovery_point: Lsn::INVALID,
             timeline: TimeLineId(3),
             prev_timeline: TimeLineId(2),
+            data_checksums: true,
         }
     }
 
@@ -566,6 +583,22 @@ mod tests {
         assert_eq!(old.prev_timeline, TimeLineId(1));
         assert_eq!(old.checkpoint, c.checkpoint);
         assert_eq!(old.min_recovery_point, c.min_recovery_point);
+        assert!(!old.data_checksums);
+    }
+
+    /// A control file written before checksums existed reads with them
+    /// off, keeping its timelines.
+    #[test]
+    fn v3_layout_reads_without_checksums() {
+        let c = sample();
+        let mut b = c.encode();
+        b[..8].copy_from_slice(CONTROL_MAGIC_V3);
+        let crc = crc32fast::hash(&b[..CONTROL_BODY_V3]);
+        b[CONTROL_BODY_V3..CONTROL_BODY_V3 + 4].copy_from_slice(&crc.to_le_bytes());
+        let old = ControlFile::decode(&b).expect("v3 layout");
+        assert_eq!(old.timeline, c.timeline);
+        assert_eq!(old.prev_timeline, c.prev_timeline);
+        assert!(!old.data_checksums);
     }
 
     #[test]

@@ -145,6 +145,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "basebackup",
                 "standby_log",
                 "old_snapshot_tick",
+                "checksums",
             ],
             &["tests"],
         ],

@@ -5,10 +5,11 @@
 //! ```
 //!
 //! tracing levels map to PostgreSQL's severities (INFO → LOG, WARN → WARNING,
-//! ERROR → ERROR, or FATAL when the event carries `fatal = true`, DEBUG →
+//! ERROR → ERROR, or FATAL when the event carries `fatal = true` and PANIC
+//! when it carries `panic = true` (`pgtypes::fileutil::panic_abort`), DEBUG →
 //! DEBUG1, TRACE → DEBUG5). The filter comes from `RUST_LOG` when set (full
 //! tracing directive syntax), else from `log_min_messages`, else `info`.
-//! Structured fields other than `fatal` follow the message as `name=value`.
+//! Structured fields other than `fatal` and `panic` follow the message as `name=value`.
 
 use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -74,6 +75,7 @@ where
         let mut fields = Fields::default();
         event.record(&mut fields);
         let severity = match *event.metadata().level() {
+            Level::ERROR if fields.panic => "PANIC",
             Level::ERROR if fields.fatal => "FATAL",
             Level::ERROR => "ERROR",
             Level::WARN => "WARNING",
@@ -100,6 +102,7 @@ where
 struct Fields {
     message: String,
     fatal: bool,
+    panic: bool,
     rest: String,
 }
 
@@ -107,6 +110,8 @@ impl Visit for Fields {
     fn record_bool(&mut self, field: &Field, value: bool) {
         if field.name() == "fatal" {
             self.fatal = value;
+        } else if field.name() == "panic" {
+            self.panic = value;
         } else {
             self.record_debug(field, &value);
         }

@@ -361,7 +361,9 @@ async fn run(config: Config) -> Result<(), String> {
     let writer = Arc::new(
         WalWriter::open(
             &wal_dir,
-            WalWriterOptions::new(seg, fsync).with_timeline(tli),
+            WalWriterOptions::new(seg, fsync)
+                .with_timeline(tli)
+                .panicking(),
             pos,
         )
         .map_err(|e| format!("could not open WAL: {e}"))?,

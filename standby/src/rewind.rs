@@ -856,6 +856,7 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
         min_recovery_point: end,
         timeline: ckpt_tli,
         prev_timeline: ckpt_tli,
+        data_checksums: ctl.data_checksums,
     }
     .write(target, true)
     .map_err(|e| e.message)?;

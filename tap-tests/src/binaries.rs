@@ -44,6 +44,24 @@ pub fn bin_path(name: &str) -> PathBuf {
     path
 }
 
+/// The fault-injection library `libfaultfs.so` (crate `common/faultfs`,
+/// loaded into a node with `LD_PRELOAD`): beside the binaries, built with
+/// `cargo build -p faultfs` once per test process unless `HOTPAIR_BIN_DIR`
+/// is set (then it must be there).
+pub fn faultfs_path() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = bin_dir().to_path_buf();
+        if std::env::var_os("HOTPAIR_BIN_DIR").is_none() {
+            cargo_build(&dir, &["-p", "faultfs"]);
+        }
+        let path = dir.join("libfaultfs.so");
+        assert!(path.is_file(), "{} not found", path.display());
+        path
+    })
+    .clone()
+}
+
 /// `<target>/<profile>`: the test executable's directory, minus `deps`.
 pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe of the test binary");
@@ -70,11 +88,16 @@ pub fn workspace_dir() -> PathBuf {
 }
 
 fn build_binaries(profile_dir: &Path) {
+    cargo_build(profile_dir, &["-p", "primary", "-p", "standby", "--bins"]);
+}
+
+/// `cargo build --quiet ARGS` into `profile_dir`'s target and profile.
+fn cargo_build(profile_dir: &Path, args: &[&str]) {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace_dir()).args([
-        "build", "--quiet", "-p", "primary", "-p", "standby", "--bins",
-    ]);
+    cmd.current_dir(workspace_dir())
+        .args(["build", "--quiet"])
+        .args(args);
     match profile_dir.file_name().and_then(|n| n.to_str()) {
         Some("debug") | None => {}
         Some("release") => {
@@ -87,13 +110,11 @@ fn build_binaries(profile_dir: &Path) {
     if let Some(target) = profile_dir.parent() {
         cmd.env("CARGO_TARGET_DIR", target);
     }
-    eprintln!("# building server binaries: {cmd:?}");
-    let out = cmd
-        .output()
-        .expect("could not run cargo to build the server binaries");
+    eprintln!("# building: {cmd:?}");
+    let out = cmd.output().expect("could not run cargo build");
     assert!(
         out.status.success(),
-        "cargo build of the server binaries failed ({}):\n{}{}",
+        "cargo build failed ({}):\n{}{}",
         out.status,
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)

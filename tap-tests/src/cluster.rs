@@ -107,6 +107,8 @@ pub struct Node {
     child: Mutex<Option<Child>>,
     /// For a standby: the primary's conninfo and the slot (run `standby`).
     upstream: Mutex<Option<(String, Option<String>)>>,
+    /// Extra environment of the server process ([`Node::set_env`]).
+    env: Mutex<Vec<(String, String)>>,
 }
 
 impl Node {
@@ -146,6 +148,7 @@ impl Node {
             base_path,
             child: Mutex::new(None),
             upstream: Mutex::new(None),
+            env: Mutex::new(Vec::new()),
         };
         eprintln!(
             "# Node {}: port {}, data directory {}, log {}",
@@ -297,6 +300,14 @@ impl Node {
         self.start_until(&READY_MESSAGES);
     }
 
+    /// Sets `key=value` in the environment of the server process from its
+    /// next start on (hotpair nodes; fault injection uses `LD_PRELOAD`).
+    pub fn set_env(&self, key: &str, value: &str) {
+        let mut env = self.env.lock().unwrap_or_else(|e| e.into_inner());
+        env.retain(|(k, _)| k != key);
+        env.push((key.to_string(), value.to_string()));
+    }
+
     /// Starts the server and waits until its log (from now on) holds one of
     /// `lines` — for a node that never says it is ready, such as a standby
     /// with `hot_standby = off` ("consistent recovery state reached").
@@ -344,6 +355,9 @@ impl Node {
                     }
                 }
                 c.env("RUST_BACKTRACE", "1");
+                for (k, v) in self.env.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                    c.env(k, v);
+                }
                 c
             }
             Flavor::Postgres(bindir) => {

@@ -79,6 +79,11 @@ pub mod bench;
 pub mod binaries;
 pub mod cluster;
 pub mod differential;
+/// The `faultfs` power-cut journal and its undo, shared with the
+/// LD_PRELOAD library by path (linking the library would interpose the
+/// harness's own file calls).
+#[path = "../../common/faultfs/src/journal.rs"]
+pub mod faultfs_journal;
 pub mod psql;
 pub mod raw;
 pub mod regress;

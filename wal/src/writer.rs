@@ -77,9 +77,12 @@
 //! the `create` lock, not the round lock, so rounds go on during the
 //! zero-fill.
 //!
-//! **Failures.** If a write or sync fails, WAL can no longer be made durable:
-//! the writer enters a failed state in which every later insert and flush
-//! returns [`WalError::Failed`] (PostgreSQL PANICs here; the server decides).
+//! **Failures.** If a write or sync fails, WAL can no longer be made durable.
+//! A server's writer ([`WalWriterOptions::panic_on_failure`]) PANICs, as
+//! PostgreSQL does: the process aborts and the restart's crash recovery
+//! finds what is durable. Otherwise (tests, tools) the writer enters a
+//! failed state in which every later insert and flush returns
+//! [`WalError::Failed`].
 //!
 //! **Timelines.** New segments are created under the writer's timeline
 //! ([`WalWriterOptions::timeline`]); opening on a newer timeline than the
@@ -140,6 +143,12 @@ pub struct WalWriterOptions {
     pub flush_after: usize,
     /// The timeline new segments are named with (see `segment`).
     pub timeline: TimeLineId,
+    /// A failed write, fsync or segment creation PANICs the process
+    /// ([`pgtypes::fileutil::panic_abort`]) instead of only putting the
+    /// writer in its failed state: what a server wants (PostgreSQL PANICs
+    /// there, and the restart's crash recovery finds what is durable);
+    /// tests of the failed state and tools leave it off.
+    pub panic_on_failure: bool,
 }
 
 impl WalWriterOptions {
@@ -153,12 +162,20 @@ impl WalWriterOptions {
             buffer_limit: 16 << 20,
             flush_after: 1 << 20,
             timeline: crate::segment::TIMELINE,
+            panic_on_failure: false,
         }
     }
 
     /// The same options writing timeline `tli`.
     pub fn with_timeline(mut self, tli: TimeLineId) -> WalWriterOptions {
         self.timeline = tli;
+        self
+    }
+
+    /// The same options, PANICking on a failure (a server's writer; see
+    /// [`WalWriterOptions::panic_on_failure`]).
+    pub fn panicking(mut self) -> WalWriterOptions {
+        self.panic_on_failure = true;
         self
     }
 }
@@ -924,6 +941,9 @@ fn check_failed(sh: &Shared) -> Result<(), WalError> {
 }
 
 fn fail(sh: &Shared, msg: String) {
+    if sh.opts.panic_on_failure {
+        pgtypes::fileutil::panic_abort(&msg);
+    }
     tracing::error!("{msg}");
     *sh.failure.lock() = Some(msg);
     sh.failed.store(true, Ordering::Release);

@@ -680,7 +680,7 @@ pub fn rebuild_all_indexes(db: &Engine) -> PgResult<u64> {
         let types = t.types();
         let mut row = Vec::with_capacity(types.len());
         let mut build = SortedBuild::new(&t, &list);
-        db.heap.scan_all(t.rel, &mut |tid, data| {
+        let mut scan = |tid: ItemPointer, data: &[u8]| {
             // One header read serves both the xid high-water mark and the
             // "dead to everyone" test.
             let Some(h) = db.heap.fetch_any(t.rel, tid, |h, _| *h)? else {
@@ -692,6 +692,20 @@ pub fn rebuild_all_indexes(db: &Engine) -> PgResult<u64> {
             }
             t.decode_into(data, &types, &mut row, &db.heap)?;
             build.add(&row, tid)
+        };
+        // A page that cannot be read (data_checksums, a corrupt header)
+        // must not keep the node from starting: its rows stay out of the
+        // indexes, and a scan that reaches the page reports it
+        // (PostgreSQL, which need not read the heap at start-up, starts
+        // too). next_xid does not depend on it: the checkpoint's covers it.
+        db.heap.scan_all_skipping(t.rel, &mut scan, &mut |block, e| {
+            tracing::warn!(
+                "could not read block {block} of relation \"{}\" while rebuilding its indexes: {}; \
+                 rows on that page are missing from its indexes until it is repaired and the server restarted",
+                t.name,
+                e.message
+            );
+            Ok(())
         })?;
         build.finish();
         for ix in &list {

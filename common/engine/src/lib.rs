@@ -184,6 +184,10 @@ impl Engine {
                 backend_status: Arc::default(),
             }
         });
+        engine
+            .heap
+            .bufmgr()
+            .set_ignore_checksum_failure(engine.config().bool("ignore_checksum_failure"));
         // Snapshots' LSN for old_snapshot_threshold: the insert position
         // once the node writes WAL (0 before: every page reaches the
         // precise test).
@@ -228,10 +232,14 @@ impl Engine {
 
     /// Installs a reloaded configuration (SIGHUP): the settings read
     /// through [`Engine::config`] change at once; `full_page_writes`
-    /// reaches the WAL handle here.
+    /// reaches the WAL handle and `ignore_checksum_failure` the buffer
+    /// manager here.
     pub fn install_config(&self, config: Config) {
         self.xlog
             .set_full_page_writes(config.bool("full_page_writes"));
+        self.heap
+            .bufmgr()
+            .set_ignore_checksum_failure(config.bool("ignore_checksum_failure"));
         *self.config.write() = Arc::new(config);
         let gen = self
             .config_generation

@@ -23,6 +23,9 @@ pub enum Context {
     Sighup,
     /// Any session may `SET` it.
     User,
+    /// Fixed for the data directory (`data_checksums`): shown, never set;
+    /// `-c` names it only when the directory is created (initdb's option).
+    Internal,
 }
 
 /// The unit a numeric setting is written in when no unit is given.
@@ -200,6 +203,20 @@ pub const SETTINGS: &[SettingDef] = &[
         Unit::None,
         Context::Sighup,
         "log a full page image at the first change after a checkpoint",
+    ),
+    def(
+        "data_checksums",
+        "off",
+        Unit::None,
+        Context::Internal,
+        "pages carry checksums, checked on every read (fixed when the data directory is created)",
+    ),
+    def(
+        "ignore_checksum_failure",
+        "off",
+        Unit::None,
+        Context::Sighup,
+        "a page that fails its checksum is used anyway, with a WARNING in the log",
     ),
     def(
         "wal_segment_size",
@@ -648,6 +665,12 @@ pub fn alter_system(data_dir: &Path, name: Option<&str>, value: Option<&str>) ->
                     format!("unrecognized configuration parameter \"{n}\""),
                 )
             })?;
+            if def.context == Context::Internal {
+                return Err(PgError::new(
+                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed", def.name),
+                ));
+            }
             entries.retain(|(k, _)| k != def.name);
             if let Some(v) = value {
                 // The setting's own check, on a scratch configuration.
@@ -796,6 +819,11 @@ impl Config {
         let mut files = BTreeMap::new();
         for d in SETTINGS {
             let now = fresh.get(d.name).unwrap_or(d.default).to_string();
+            if d.context == Context::Internal {
+                // The data directory's, never the files'.
+                files.insert(d.name, now);
+                continue;
+            }
             let before = self.sources.files.get(d.name).map(|s| s.as_str());
             let running = self.get(d.name).unwrap_or(d.default);
             let file_changed = before != Some(now.as_str());

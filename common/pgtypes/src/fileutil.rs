@@ -21,6 +21,24 @@ pub fn io_error(what: &str, path: &Path, e: io::Error) -> PgError {
     )
 }
 
+/// PostgreSQL's PANIC: logs `message` at that severity (the server log
+/// prints `PANIC:`) and aborts the process at once — no shutdown
+/// checkpoint, no clean exit — so that the next start runs crash recovery
+/// from the last checkpoint. For a failure after which the process can no
+/// longer tell what is on disk: a failed fsync of WAL or data (the kernel
+/// may have dropped the dirty pages and will report success to a retry —
+/// "fsyncgate", PostgreSQL's `data_sync_retry = off`), a failed WAL write.
+pub fn panic_abort(message: &str) -> ! {
+    tracing::error!(panic = true, "{message}");
+    std::process::abort()
+}
+
+/// A failed fsync of a data file, `pg_xact` or a data directory: PANIC
+/// (see [`panic_abort`]) with PostgreSQL's `could not fsync file "…": …`.
+pub fn data_sync_failed(path: &Path, e: &io::Error) -> ! {
+    panic_abort(&format!("could not fsync file \"{}\": {e}", path.display()))
+}
+
 /// fsyncs a directory, so that a create, rename or unlink in it is durable.
 pub fn fsync_dir(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()

@@ -144,6 +144,12 @@ impl SessionSettings {
                     ),
                 ));
             }
+            if d.context == Context::Internal {
+                return Err(PgError::new(
+                    sqlstate::CANT_CHANGE_RUNTIME_PARAM,
+                    format!("parameter \"{}\" cannot be changed", d.name),
+                ));
+            }
             if d.context == Context::Sighup {
                 return Err(PgError::new(
                     sqlstate::CANT_CHANGE_RUNTIME_PARAM,

@@ -118,7 +118,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -271,6 +271,17 @@ pub struct BufMgr {
     writes: AtomicU64,
     evictions: AtomicU64,
     io: IoStats,
+    /// `data_checksums`: pages get a checksum as they are written and are
+    /// checked as they are read (set once at start-up, from the control
+    /// file).
+    checksums: AtomicBool,
+    /// `ignore_checksum_failure`: a checksum failure is a WARNING and the
+    /// page is used (if its header is sane).
+    ignore_checksum_failure: AtomicBool,
+    /// Checksum failures met by reads (pg_stat_database.checksum_failures).
+    checksum_failures: AtomicU64,
+    /// When the last one was met (µs since 2000-01-01; 0: never).
+    checksum_last_failure: AtomicI64,
 }
 
 /// A pinned buffer: while it lives the buffer keeps its page. Dropping it
@@ -358,7 +369,80 @@ impl BufMgr {
             writes: AtomicU64::new(0),
             evictions: AtomicU64::new(0),
             io: IoStats::default(),
+            checksums: AtomicBool::new(false),
+            ignore_checksum_failure: AtomicBool::new(false),
+            checksum_failures: AtomicU64::new(0),
+            checksum_last_failure: AtomicI64::new(0),
         }
+    }
+
+    /// Turns page checksums on or off (start-up only: `data_checksums` is
+    /// the cluster's, from its control file).
+    pub fn set_checksums(&self, on: bool) {
+        self.checksums.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether pages carry checksums.
+    pub fn checksums(&self) -> bool {
+        self.checksums.load(Ordering::Relaxed)
+    }
+
+    /// `ignore_checksum_failure` (start-up and reload).
+    pub fn set_ignore_checksum_failure(&self, on: bool) {
+        self.ignore_checksum_failure.store(on, Ordering::Relaxed);
+    }
+
+    /// Checksum failures met so far, and when the last was
+    /// (pg_stat_database's `checksum_failures`, `checksum_last_failure`).
+    pub fn checksum_failures(&self) -> (u64, Option<i64>) {
+        let at = self.checksum_last_failure.load(Ordering::Relaxed);
+        (
+            self.checksum_failures.load(Ordering::Relaxed),
+            (at != 0).then_some(at),
+        )
+    }
+
+    /// PageIsVerifiedExtended for a page just read as `tag`: with
+    /// checksums, the checksum first (a failure is a WARNING in the server
+    /// log, then an error unless `ignore_checksum_failure`), then the
+    /// header.
+    fn verify_read(&self, page: &Page, tag: BufferTag) -> StorageResult<()> {
+        let mut checksum_failed = false;
+        if self.checksums() {
+            if let Err((calc, stored)) = page.verify_checksum(tag.block.0) {
+                tracing::warn!(
+                    "page verification failed, calculated checksum {calc} but expected {stored}"
+                );
+                self.checksum_failures.fetch_add(1, Ordering::Relaxed);
+                self.checksum_last_failure
+                    .store(pgtypes::datetime::now_usecs(), Ordering::Relaxed);
+                checksum_failed = !self.ignore_checksum_failure.load(Ordering::Relaxed);
+            }
+        }
+        match page.verify() {
+            Ok(()) if !checksum_failed => Ok(()),
+            Ok(()) => Err(StorageError::ChecksumFailure {
+                rel: tag.rel,
+                block: tag.block,
+            }),
+            Err(c) => Err(StorageError::CorruptedPage {
+                rel: tag.rel,
+                block: tag.block,
+                detail: c.to_string(),
+            }),
+        }
+    }
+
+    /// PageSetChecksumCopy: the bytes to write for `page` as block `block`
+    /// — with checksums, a copy carrying its checksum (the buffer's page is
+    /// only share-locked while it is written); else the page itself.
+    fn page_to_write<'p>(&self, page: &'p Page, block: u32) -> std::borrow::Cow<'p, Page> {
+        if !self.checksums() {
+            return std::borrow::Cow::Borrowed(page);
+        }
+        let mut copy = page.clone();
+        copy.set_checksum(block);
+        std::borrow::Cow::Owned(copy)
     }
 
     /// Installs the WAL flush hook.
@@ -707,13 +791,7 @@ impl BufMgr {
                     self.io.count(ctx, IoOp::Read, 1);
                     self.smgr
                         .read(tag.rel, tag.fork, tag.block, &mut page.0)
-                        .and_then(|()| {
-                            page.verify().map_err(|c| StorageError::CorruptedPage {
-                                rel: tag.rel,
-                                block: tag.block,
-                                detail: c.to_string(),
-                            })
-                        })
+                        .and_then(|()| self.verify_read(&page, tag))
                 }
             }
         };
@@ -840,7 +918,10 @@ impl BufMgr {
             let wal = self.wal.read().clone();
             wal.flush_upto(lsn)
                 .map_err(|message| StorageError::WalFlush { lsn, message })
-                .and_then(|()| self.smgr.write(tag.rel, tag.fork, tag.block, &page.0))
+                .and_then(|()| {
+                    let out = self.page_to_write(&page, tag.block.0);
+                    self.smgr.write(tag.rel, tag.fork, tag.block, &out.0)
+                })
         };
         match res {
             Ok(()) => {
@@ -1360,7 +1441,12 @@ impl BufMgr {
                 wal.flush_upto(lsn)
                     .map_err(|message| StorageError::WalFlush { lsn, message })
                     .and_then(|()| {
-                        let raw: Vec<&[u8; pgtypes::BLCKSZ]> = pages.iter().map(|p| &p.0).collect();
+                        let out: Vec<std::borrow::Cow<'_, Page>> = pages
+                            .iter()
+                            .enumerate()
+                            .map(|(k, p)| self.page_to_write(p, tag.block.0 + k as u32))
+                            .collect();
+                        let raw: Vec<&[u8; pgtypes::BLCKSZ]> = out.iter().map(|p| &p.0).collect();
                         self.smgr.write_run(tag.rel, tag.fork, tag.block, &raw)
                     })
             };

@@ -87,7 +87,7 @@ use crate::heapam_visibility::{
     satisfies_dirty, satisfies_mvcc, satisfies_update, VisibilityContext,
 };
 use crate::xloginsert::{self, infobits, XLog};
-use pgtypes::error::PgResult;
+use pgtypes::error::{PgError, PgResult};
 use pgtypes::{
     BlockNumber, BufferTag, CommandId, ForkNumber, ItemPointer, RelFileId, TransactionId,
 };
@@ -308,6 +308,7 @@ impl Heap {
         prune_hook: Option<Box<PruneIndexHook>>,
     ) -> Heap {
         let bm = Arc::new(BufMgr::new(smgr.clone(), shared_buffers_pages));
+        bm.set_checksums(xlog.data_checksums());
         // WAL before data: a no-op until the handle leaves recovery mode.
         bm.set_wal_flush(xlog.clone());
         Heap {
@@ -631,7 +632,7 @@ impl Heap {
                     .map_err(|e| item_error(rel, tid, e))?,
                 hints,
             );
-            buf.mark_dirty();
+            self.mark_dirty_hint(&buf, &mut page);
         }
         Ok(Err(res))
     }
@@ -861,7 +862,7 @@ impl Heap {
     /// Applies hint bits learnt under a share lock, if the page can be
     /// locked exclusively right now and the tuple still has the xids that
     /// were checked. A hint not applied is simply learnt again later.
-    fn apply_hints(buf: &BufferRef<'_>, hints: &[(u16, TransactionId, TransactionId, u16)]) {
+    fn apply_hints(&self, buf: &BufferRef<'_>, hints: &[(u16, TransactionId, TransactionId, u16)]) {
         if hints.is_empty() {
             return;
         }
@@ -880,8 +881,35 @@ impl Heap {
             }
         }
         if changed {
-            // Hint-only change: no WAL (MarkBufferDirtyHint without checksums).
+            self.mark_dirty_hint(buf, &mut page);
+        }
+    }
+
+    /// MarkBufferDirtyHint: `page` (locked exclusively) changed in hint bits
+    /// only. Without checksums the buffer is simply dirtied, no WAL. With
+    /// checksums a torn write of it would fail its checksum after a crash,
+    /// so its first change since the redo point logs a full-page image
+    /// first ([`xloginsert::PageInsert::image_for_hint`]); in recovery (no WAL may be
+    /// written) the hint stays in memory and the buffer is not dirtied, as
+    /// in PostgreSQL — it is learnt again after the page is evicted.
+    pub(crate) fn mark_dirty_hint(&self, buf: &BufferRef<'_>, page: &mut Page) {
+        if !self.xlog.data_checksums() {
             buf.mark_dirty();
+            return;
+        }
+        let Some(ins) = self.xlog.begin_page_change() else {
+            return;
+        };
+        match ins.image_for_hint(buf.tag(), page) {
+            Ok(lsn) => {
+                buf.mark_dirty();
+                if let Some(lsn) = lsn {
+                    page.set_lsn(lsn);
+                }
+            }
+            // Not logged (WAL unwritable): not dirtied either; the hint is
+            // only an optimisation.
+            Err(e) => tracing::debug!("hint bits not kept: {}", e.message),
         }
     }
 
@@ -923,7 +951,7 @@ impl Heap {
                 }
                 (visible, prune)
             };
-            Self::apply_hints(&buf, &cb.hints);
+            self.apply_hints(&buf, &cb.hints);
             if let Some(px) = prune {
                 self.prune_opt(rel, &buf, px, cx)?;
             }
@@ -983,7 +1011,7 @@ impl Heap {
             (state, (tid.offset, h.xmin, h.xmax, hints))
         };
         if hint.3 != 0 {
-            Self::apply_hints(&buf, &[hint]);
+            self.apply_hints(&buf, &[hint]);
         }
         Ok(state)
     }
@@ -1048,7 +1076,7 @@ impl Heap {
             }
             prune
         };
-        Self::apply_hints(&buf, &cb.hints);
+        self.apply_hints(&buf, &cb.hints);
         if let (Some(px), Some(cx)) = (prune, cx) {
             self.prune_opt(rel, &buf, px, cx)?;
         }
@@ -1087,12 +1115,29 @@ impl Heap {
         rel: RelFileId,
         f: &mut dyn FnMut(ItemPointer, &[u8]) -> PgResult<()>,
     ) -> PgResult<()> {
+        self.scan_all_skipping(rel, f, &mut |_, e| Err(e))
+    }
+
+    /// [`Heap::scan_all`], where a page that cannot be read (a checksum
+    /// failure, a corrupt header, an I/O error) goes to `bad` instead of
+    /// ending the scan: `bad` returns `Ok` to go on with the next block.
+    /// The start-up index rebuild uses it, so that one damaged page does
+    /// not keep the node from starting.
+    pub fn scan_all_skipping(
+        &self,
+        rel: RelFileId,
+        f: &mut dyn FnMut(ItemPointer, &[u8]) -> PgResult<()>,
+        bad: &mut dyn FnMut(BlockNumber, PgError) -> PgResult<()>,
+    ) -> PgResult<()> {
         let nblocks = self.nblocks(rel)?;
         let mut ring = self.scan_ring(nblocks);
         with_copy_bufs(|cb| {
             for b in 0..nblocks {
                 let block = BlockNumber(b);
-                self.collect_page(rel, block, None, cb, ring.as_mut())?;
+                if let Err(e) = self.collect_page(rel, block, None, cb, ring.as_mut()) {
+                    bad(block, e)?;
+                    continue;
+                }
                 for &(off, s, e) in &cb.items {
                     f(
                         ItemPointer { block, offset: off },

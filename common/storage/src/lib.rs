@@ -113,6 +113,15 @@ pub enum StorageError {
         /// What was wrong.
         detail: String,
     },
+    /// A page read from disk whose checksum does not match its contents
+    /// (`data_checksums`); the WARNING before it gives both values.
+    #[error("invalid page in block {block} of relation base/{rel}")]
+    ChecksumFailure {
+        /// The relation.
+        rel: RelFileId,
+        /// The block.
+        block: BlockNumber,
+    },
     /// A tuple address names no tuple (bad offset, unused or dead slot).
     #[error("invalid tuple address ({block},{offset}) in relation base/{rel}")]
     BadTid {
@@ -163,9 +172,9 @@ impl StorageError {
             }
             StorageError::Io { source, .. } if is_disk_full(source) => sqlstate::DISK_FULL,
             StorageError::Io { .. } | StorageError::ShortRead { .. } => sqlstate::IO_ERROR,
-            StorageError::CorruptedPage { .. } | StorageError::BadTid { .. } => {
-                sqlstate::DATA_CORRUPTED
-            }
+            StorageError::CorruptedPage { .. }
+            | StorageError::ChecksumFailure { .. }
+            | StorageError::BadTid { .. } => sqlstate::DATA_CORRUPTED,
             StorageError::TupleTooBig { .. } | StorageError::RelationTooBig { .. } => {
                 PROGRAM_LIMIT_EXCEEDED
             }
@@ -182,7 +191,13 @@ fn is_disk_full(e: &std::io::Error) -> bool {
 
 impl From<StorageError> for PgError {
     fn from(e: StorageError) -> PgError {
-        PgError::new(e.sqlstate(), e.to_string())
+        let code = e.sqlstate();
+        let err = PgError::new(code, e.to_string());
+        if code == sqlstate::DISK_FULL {
+            err.with_hint("Check free disk space.")
+        } else {
+            err
+        }
     }
 }
 

@@ -489,7 +489,7 @@ impl Smgr {
     pub fn sync_all(&self) -> StorageResult<usize> {
         let mut synced = 0;
         let pending: Vec<_> = self.pending_sync.lock().drain().collect();
-        for (i, (rel, fork)) in pending.iter().enumerate() {
+        for (rel, fork) in pending.iter() {
             let f = match self.file(*rel, *fork) {
                 Ok(f) => f,
                 // Dropped since it was written: nothing to sync.
@@ -501,15 +501,11 @@ impl Smgr {
                 Err(e) => return Err(e),
             };
             if let Err(source) = f.file.sync_data() {
-                // Keep the rest queued so the next checkpoint retries them.
-                self.pending_sync
-                    .lock()
-                    .extend(pending[i..].iter().copied());
-                return Err(StorageError::Io {
-                    op: "fsync".into(),
-                    path: f.path.clone(),
-                    source,
-                });
+                // Never retried as if the data were safe: after a failed
+                // fsync the kernel may have dropped the dirty pages and a
+                // second fsync would succeed ("fsyncgate"). PANIC, and
+                // crash recovery replays from the last checkpoint.
+                pgtypes::fileutil::data_sync_failed(&f.path, &source);
             }
             synced += 1;
         }

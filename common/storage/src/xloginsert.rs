@@ -94,8 +94,10 @@ use pgtypes::config::Config;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{BufferTag, TransactionId};
 
-/// Maps a WAL error to the error a statement reports (PostgreSQL PANICs on
-/// a WAL write failure; we fail the statement and every later write).
+/// Maps a WAL error to the error a statement reports. A failed WAL write
+/// or fsync never gets here on a server: its writer PANICs
+/// (`WalWriterOptions::panicking`); a writer without that option fails the
+/// statement and every later write.
 pub fn wal_error(e: wal::WalError) -> PgError {
     PgError::new(sqlstate::IO_ERROR, format!("could not write to WAL: {e}"))
 }
@@ -141,6 +143,9 @@ pub struct XLog {
     /// Oldest LSN a replication slot still needs (0 = none): checkpoints
     /// keep the segments from there on.
     slot_keep: AtomicLsn,
+    /// `data_checksums` (the cluster's): a hint-bit change logs a full-page
+    /// image first ([`PageInsert::image_for_hint`]).
+    data_checksums: bool,
     /// Counters.
     pub counters: XLogCounters,
 }
@@ -181,7 +186,14 @@ impl XLog {
             .get("synchronous_commit")
             .and_then(SynchronousCommit::parse)
             .unwrap_or(SynchronousCommit::On);
+        x.data_checksums = config.bool("data_checksums");
         x
+    }
+
+    /// Whether the cluster has page checksums (`data_checksums`, fixed at
+    /// initialisation and carried by the control file).
+    pub fn data_checksums(&self) -> bool {
+        self.data_checksums
     }
 
     /// `full_page_writes` changed by a reload: changes logged from now on
@@ -205,6 +217,7 @@ impl XLog {
             },
             delay_chkpt: Arc::new(RwLock::new(())),
             slot_keep: AtomicLsn::new(Lsn::INVALID),
+            data_checksums: false,
             counters: XLogCounters::default(),
         }
     }
@@ -521,23 +534,42 @@ impl PageInsert<'_> {
     /// or before the redo point, and the change does not re-initialise the
     /// page.
     pub fn before_change(&self, tag: BufferTag, page: &Page, will_init: bool) -> PgResult<()> {
-        if will_init
-            || !self.xlog.full_page_writes.load(Ordering::Relaxed)
-            || page.lsn() > *self.redo
-        {
+        if will_init {
             return Ok(());
         }
-        with_payload(|p| {
+        self.image_if_needed(tag, page).map(|_| ())
+    }
+
+    /// XLogSaveBufferForHint: with `data_checksums`, a page about to be
+    /// dirtied for hint bits alone gets a full-page image when it is the
+    /// page's first change since the redo point, so that a write torn by a
+    /// crash (which would fail its checksum) is overwritten by replay.
+    /// Returns the image's end LSN, the page's new LSN (set it before
+    /// dropping this insert), or `None` when no image was needed. Hold the
+    /// page's content lock exclusively and mark the buffer dirty before
+    /// dropping this insert (the redo point cannot move meanwhile).
+    pub fn image_for_hint(&self, tag: BufferTag, page: &Page) -> PgResult<Option<Lsn>> {
+        self.image_if_needed(tag, page)
+    }
+
+    /// Logs an image of `page` if `full_page_writes` is on and the page was
+    /// last changed at or before the redo point; returns its end LSN.
+    fn image_if_needed(&self, tag: BufferTag, page: &Page) -> PgResult<Option<Lsn>> {
+        if !self.xlog.full_page_writes.load(Ordering::Relaxed) || page.lsn() > *self.redo {
+            return Ok(None);
+        }
+        let end = with_payload(|p| {
             p.extend_from_slice(&tag.rel.0.to_le_bytes());
             p.push(tag.fork as u8);
             p.extend_from_slice(&tag.block.0.to_le_bytes());
             p.extend_from_slice(&page.0);
             self.writer
                 .insert_payload(TransactionId(0), RmgrId::Xlog as u8, XLOG_FPI, p)
+                .map(|(_, end)| end)
                 .map_err(wal_error)
         })?;
         self.xlog.counters.fpi.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        Ok(Some(end))
     }
 
     /// Inserts the change record: `build` encodes the payload into a reused

@@ -331,7 +331,10 @@ impl Clog {
             let seg = page / CLOG_PAGES_PER_SEGMENT;
             if open.as_ref().map(|(s, _, _)| *s) != Some(seg) {
                 if let Some((_, f, path)) = open.take() {
-                    f.sync_all().map_err(|e| io_error("fsync", &path, e))?;
+                    if let Err(e) = f.sync_all() {
+                        // PANIC, never retried (see `fileutil::data_sync_failed`).
+                        pgtypes::fileutil::data_sync_failed(&path, &e);
+                    }
                 }
                 let path = self.segment_path(*page);
                 let f = OpenOptions::new()
@@ -355,7 +358,10 @@ impl Clog {
             }
         }
         if let Some((_, f, path)) = open.take() {
-            f.sync_all().map_err(|e| io_error("fsync", &path, e))?;
+            if let Err(e) = f.sync_all() {
+                // PANIC, never retried (see `fileutil::data_sync_failed`).
+                pgtypes::fileutil::data_sync_failed(&path, &e);
+            }
         }
         if !dirty.is_empty() {
             if let Ok(d) = File::open(&self.dir) {

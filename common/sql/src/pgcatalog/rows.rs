@@ -1139,6 +1139,7 @@ pub fn pg_settings(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
         let context = match def.map(|d| d.context) {
             Some(pgtypes::config::Context::Postmaster) => "postmaster",
             Some(pgtypes::config::Context::Sighup) => "sighup",
+            Some(pgtypes::config::Context::Internal) => "internal",
             _ => "user",
         };
         let reset = def.and_then(|d| server.get(d.name)).unwrap_or(&value);

@@ -249,7 +249,7 @@ impl Heap {
                 };
                 if page.prune_xid() != next {
                     page.set_prune_xid(next);
-                    buf.mark_dirty();
+                    self.mark_dirty_hint(&buf, &mut page);
                 }
                 return Ok(stats);
             }
