@@ -13,10 +13,12 @@
 
 use tap_tests::{Node, Session};
 
-const SNAPME: &str = "CREATE FUNCTION snapme(p_ret int, p_loop int) RETURNS int VOLATILE LANGUAGE plpgsql AS \
+const SNAPME: &str =
+    "CREATE FUNCTION snapme(p_ret int, p_loop int) RETURNS int VOLATILE LANGUAGE plpgsql AS \
      $$BEGIN FOR x in 1..p_loop LOOP EXECUTE 'SELECT 1'; END LOOP; RETURN p_ret; END;$$";
 
-const SNAPME_STABLE: &str = "CREATE FUNCTION snapme_stable(p_ret int, p_loop int) RETURNS int STABLE LANGUAGE plpgsql AS \
+const SNAPME_STABLE: &str =
+    "CREATE FUNCTION snapme_stable(p_ret int, p_loop int) RETURNS int STABLE LANGUAGE plpgsql AS \
      $$BEGIN FOR x in 1..p_loop LOOP EXECUTE 'SELECT 1'; END LOOP; RETURN p_ret; END;$$";
 
 /// Every 2nd iteration's insert is rolled back by its own exception block.
@@ -70,8 +72,16 @@ fn functions_replicate_and_take_snapshots_per_statement() {
     catchup();
     let p = primary.background_session();
     let s = standby.background_session();
-    assert_eq!(p.query_safe("SELECT snapme(17, 10)"), "17", "snapme on the primary");
-    assert_eq!(s.query_safe("SELECT snapme(17, 10)"), "17", "snapme on the standby");
+    assert_eq!(
+        p.query_safe("SELECT snapme(17, 10)"),
+        "17",
+        "snapme on the primary"
+    );
+    assert_eq!(
+        s.query_safe("SELECT snapme(17, 10)"),
+        "17",
+        "snapme on the standby"
+    );
 
     // 2. A VOLATILE function's statements each take a snapshot: the
     //    counters move by at least p_loop (the two counter reads and the
@@ -83,7 +93,10 @@ fn functions_replicate_and_take_snapshots_per_statement() {
             "volatile snapme took {n} snapshots on the {node}, want 1000 + a few"
         );
         let n = snapshots_taken(sess, "SELECT snapme_stable(17, 1000)", "17");
-        assert!(n < 100, "stable snapme took {n} snapshots on the {node}, want a few");
+        assert!(
+            n < 100,
+            "stable snapme took {n} snapshots on the {node}, want a few"
+        );
     }
 
     // 3. Exception blocks: 100 subtransactions in one call (beyond the 64
@@ -92,7 +105,11 @@ fn functions_replicate_and_take_snapshots_per_statement() {
     primary.safe_sql(SAVEPOINTS);
     p.query_safe("BEGIN");
     assert_eq!(p.query_safe("SELECT fill(100)"), "50", "kept rows reported");
-    assert_eq!(p.query_safe("SELECT count(*) FROM sub"), "50", "own rows visible");
+    assert_eq!(
+        p.query_safe("SELECT count(*) FROM sub"),
+        "50",
+        "own rows visible"
+    );
     let other = primary.background_session();
     assert_eq!(
         other.query_safe("SELECT count(*) FROM sub"),
@@ -128,7 +145,11 @@ fn functions_replicate_and_take_snapshots_per_statement() {
     let e = p.query_err("SELECT fill(1) / 0");
     assert_eq!(e.code(), "22012", "division by zero after the call");
     p.query_safe("ROLLBACK");
-    assert_eq!(p.query_safe("SELECT count(*) FROM sub"), "50", "failed call left nothing");
+    assert_eq!(
+        p.query_safe("SELECT count(*) FROM sub"),
+        "50",
+        "failed call left nothing"
+    );
 
     // 5. The standby refuses writes made through a function; DROP FUNCTION
     //    replicates.
@@ -138,13 +159,15 @@ fn functions_replicate_and_take_snapshots_per_statement() {
     catchup();
     let e = s.query_err("SELECT snapme(1, 1)");
     assert_eq!(e.code(), "42883", "dropped function gone on the standby");
-    assert_eq!(s.query_safe("SELECT snapme_stable(1, 1)"), "1", "the other one stays");
+    assert_eq!(
+        s.query_safe("SELECT snapme_stable(1, 1)"),
+        "1",
+        "the other one stays"
+    );
 
     // 6. Cancel and statement_timeout reach a loop.
     p.query_safe("SET statement_timeout = '200ms'");
-    let e = p.query_err(
-        "DO $$BEGIN LOOP PERFORM 1; END LOOP; END$$",
-    );
+    let e = p.query_err("DO $$BEGIN LOOP PERFORM 1; END LOOP; END$$");
     assert_eq!(e.code(), "57014", "statement_timeout stops an endless loop");
     p.query_safe("RESET statement_timeout");
 
@@ -160,24 +183,54 @@ fn functions_replicate_and_take_snapshots_per_statement() {
         let e = p.query_err(&format!(
             "CREATE FUNCTION bad() RETURNS int LANGUAGE plpgsql AS $x${body}$x$"
         ));
-        assert_eq!(e.code(), "42601", "syntax error at CREATE for {body:?}: {e:?}");
+        assert_eq!(
+            e.code(),
+            "42601",
+            "syntax error at CREATE for {body:?}: {e:?}"
+        );
     }
     let e = p.query_err("SELECT bad()");
     assert_eq!(e.code(), "42883", "no function left by a failed CREATE");
 
     // 8. Procedures are CALLed, functions SELECTed; a rolled-back CREATE
     //    leaves nothing.
-    p.query_safe("CREATE PROCEDURE pr(k int) LANGUAGE plpgsql AS $$BEGIN INSERT INTO sub VALUES (k); END$$");
-    assert_eq!(p.query_err("SELECT pr(1)").code(), "42809", "a procedure is not SELECTed");
+    p.query_safe(
+        "CREATE PROCEDURE pr(k int) LANGUAGE plpgsql AS $$BEGIN INSERT INTO sub VALUES (k); END$$",
+    );
+    assert_eq!(
+        p.query_err("SELECT pr(1)").code(),
+        "42809",
+        "a procedure is not SELECTed"
+    );
     p.query_safe("CALL pr(7000)");
-    assert_eq!(p.query_safe("SELECT count(*) FROM sub WHERE i = 7000"), "1", "CALL ran the procedure");
-    assert_eq!(p.query_err("CALL fill(1)").code(), "42809", "a function is not CALLed");
+    assert_eq!(
+        p.query_safe("SELECT count(*) FROM sub WHERE i = 7000"),
+        "1",
+        "CALL ran the procedure"
+    );
+    assert_eq!(
+        p.query_err("CALL fill(1)").code(),
+        "42809",
+        "a function is not CALLed"
+    );
     p.query_safe("BEGIN");
     p.query_safe("CREATE FUNCTION gone() RETURNS int LANGUAGE sql AS 'SELECT 1'");
     assert_eq!(p.query_safe("SELECT gone()"), "1", "visible to its creator");
-    assert_eq!(other.query_err("SELECT gone()").code(), "42883", "invisible to others before commit");
+    assert_eq!(
+        other.query_err("SELECT gone()").code(),
+        "42883",
+        "invisible to others before commit"
+    );
     p.query_safe("ROLLBACK");
-    assert_eq!(p.query_err("SELECT gone()").code(), "42883", "gone after ROLLBACK");
+    assert_eq!(
+        p.query_err("SELECT gone()").code(),
+        "42883",
+        "gone after ROLLBACK"
+    );
     catchup();
-    assert_eq!(s.query_err("SELECT gone()").code(), "42883", "never on the standby");
+    assert_eq!(
+        s.query_err("SELECT gone()").code(),
+        "42883",
+        "never on the standby"
+    );
 }

@@ -162,7 +162,9 @@ pub(crate) fn push_function(out: &mut String, f: &FunctionSpec) {
             " {} {} {}",
             esc(&a.name),
             ty_out(a.ty),
-            a.default.as_deref().map_or_else(|| "-".to_string(), |d| esc(&format!("={d}")))
+            a.default
+                .as_deref()
+                .map_or_else(|| "-".to_string(), |d| esc(&format!("={d}")))
         ));
     }
     out.push_str(&format!(" {}", f.out.len()));
@@ -186,7 +188,9 @@ pub(crate) fn parse_function(line: &str) -> Result<FunctionSpec, String> {
         [b] => Ok(*b),
         _ => Err(format!("bad flag {s:?}")),
     };
-    let nargs: usize = nargs.parse().map_err(|_| "bad argument count".to_string())?;
+    let nargs: usize = nargs
+        .parse()
+        .map_err(|_| "bad argument count".to_string())?;
     if rest.len() < nargs * 3 + 1 {
         return Err("truncated function line".into());
     }
@@ -208,7 +212,9 @@ pub(crate) fn parse_function(line: &str) -> Result<FunctionSpec, String> {
         });
     }
     let rest = &rest[nargs * 3..];
-    let nout: usize = rest[0].parse().map_err(|_| "bad column count".to_string())?;
+    let nout: usize = rest[0]
+        .parse()
+        .map_err(|_| "bad column count".to_string())?;
     if rest.len() != 1 + nout * 2 {
         return Err("bad function line length".into());
     }

@@ -183,9 +183,14 @@ pub struct PgError {
     /// query string, which psql turns into its `LINE 1: …` / `^` lines.
     pub position: Option<u32>,
     /// Optional CONTEXT lines (`W`): where a function was when it failed,
-    /// innermost first, one per line.
-    pub context: Option<String>,
+    /// innermost first, one per line (behind one pointer: errors travel
+    /// in every `Result`, so the struct stays small).
+    pub context: Option<Box<ErrorContext>>,
 }
+
+/// The CONTEXT lines of a [`PgError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorContext(pub String);
 
 impl PgError {
     /// An ERROR with this SQLSTATE and message.
@@ -255,11 +260,15 @@ impl PgError {
     /// Appends a CONTEXT line (an outer frame's, after the inner ones).
     pub fn with_context(mut self, line: impl Into<String>) -> PgError {
         let line = line.into();
-        self.context = Some(match self.context.take() {
-            Some(c) => format!("{c}\n{line}"),
+        self.context = Some(Box::new(ErrorContext(match self.context.take() {
+            Some(c) => format!("{}\n{line}", c.0),
             None => line,
-        });
+        })));
         self
+    }
+    /// The CONTEXT lines, if any.
+    pub fn context(&self) -> Option<&str> {
+        self.context.as_deref().map(|c| c.0.as_str())
     }
     /// Adds a HINT line.
     pub fn with_hint(mut self, hint: impl Into<String>) -> PgError {

@@ -224,8 +224,8 @@ impl From<&PgError> for ErrorFields {
         if let Some(p) = e.position {
             fields.push((b'P', p.to_string()));
         }
-        if let Some(c) = &e.context {
-            fields.push((b'W', c.clone()));
+        if let Some(c) = e.context() {
+            fields.push((b'W', c.to_string()));
         }
         ErrorFields { fields }
     }
@@ -1188,7 +1188,7 @@ pub fn write_error(buf: &mut BytesMut, e: &PgError) {
         buf.put_u8(b'P');
         put_cstr(buf, &p.to_string());
     }
-    if let Some(c) = &e.context {
+    if let Some(c) = e.context() {
         buf.put_u8(b'W');
         put_cstr(buf, c);
     }

@@ -198,7 +198,9 @@ pub fn call(ec: &mut Ectx<'_>, oid: Oid, args: &[Value]) -> PgResult<Value> {
     let r = match spec.lang {
         LANG_SQL => sql_function(ec, spec, args),
         LANG_PLPGSQL => crate::plpgsql::call_function(ec, spec, args),
-        _ => Err(PgError::unsupported("only LANGUAGE sql and plpgsql functions run")),
+        _ => Err(PgError::unsupported(
+            "only LANGUAGE sql and plpgsql functions run",
+        )),
     };
     DEPTH.with(|d| d.set(depth));
     CALLING.with(|c| c.set(calling));
@@ -226,8 +228,14 @@ fn sql_function(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgRes
         let sql = crate::plpgsql::substitute_params(text, &|w| {
             names.iter().position(|n| !n.is_empty() && *n == w)
         })?;
-        let r = spi::execute(ec, &sql, args, &types, snapshot_mode(spec), Some(1))
-            .map_err(|e| e.with_context(format!("SQL function \"{}\" statement {}", spec.name, i + 1)))?;
+        let r =
+            spi::execute(ec, &sql, args, &types, snapshot_mode(spec), Some(1)).map_err(|e| {
+                e.with_context(format!(
+                    "SQL function \"{}\" statement {}",
+                    spec.name,
+                    i + 1
+                ))
+            })?;
         if i + 1 == n {
             last = r
                 .rows

@@ -32,8 +32,12 @@ fn definition_error(msg: impl Into<String>) -> PgError {
 fn type_of(text: &str) -> PgResult<SqlType> {
     match text.trim().to_ascii_lowercase().as_str() {
         "void" => Ok(SqlType::Void),
-        "trigger" | "event_trigger" => Err(PgError::unsupported("trigger functions are not supported")),
-        "record" => Err(PgError::unsupported("functions returning record are not supported")),
+        "trigger" | "event_trigger" => {
+            Err(PgError::unsupported("trigger functions are not supported"))
+        }
+        "record" => Err(PgError::unsupported(
+            "functions returning record are not supported",
+        )),
         _ => crate::parser::parse_type_text(text),
     }
 }
@@ -105,7 +109,9 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
         }
         let name = a.name.clone().unwrap_or_default();
         if !name.is_empty() && args.iter().any(|x: &FunctionArg| x.name == name) {
-            return Err(definition_error(format!("parameter name \"{name}\" used more than once")));
+            return Err(definition_error(format!(
+                "parameter name \"{name}\" used more than once"
+            )));
         }
         args.push(FunctionArg {
             name,
@@ -184,12 +190,18 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
                 .with_detail(format!(
                     "\"{}\" is a {}.",
                     spec.name,
-                    if before.kind == b'p' { "procedure" } else { "function" }
+                    if before.kind == b'p' {
+                        "procedure"
+                    } else {
+                        "function"
+                    }
                 )));
             }
             if before.ret != spec.ret || before.retset != spec.retset {
-                return Err(definition_error("cannot change return type of existing function")
-                    .with_hint(format!("Use DROP FUNCTION {} first.", before.signature())));
+                return Err(
+                    definition_error("cannot change return type of existing function")
+                        .with_hint(format!("Use DROP FUNCTION {} first.", before.signature())),
+                );
             }
             let u = crate::privileges::AclUser::of(db, cx.user);
             if !u.superuser && !u.has_privs_of(before.owner) {
@@ -203,7 +215,8 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
             spec.owner = before.owner;
             db.catalog()
                 .apply_catalog_change(&CatalogChange::CreateFunction(spec))?;
-            cx.pending.push(PendingDdl::ReplaceFunction(Box::new(before)));
+            cx.pending
+                .push(PendingDdl::ReplaceFunction(Box::new(before)));
             Ok(())
         }
         None => {
@@ -318,6 +331,9 @@ pub(crate) fn abort_pending(db: &Engine, p: PendingDdl) {
         _ => return,
     };
     if let Err(e) = db.catalog().apply_catalog_change(&change) {
-        tracing::warn!("could not undo a function change after rollback: {}", e.message);
+        tracing::warn!(
+            "could not undo a function change after rollback: {}",
+            e.message
+        );
     }
 }

@@ -564,7 +564,10 @@ fn lex(sql: &str) -> PgResult<Vec<Token>> {
         }
         if c == b'$' {
             if let Some(end) = skip_dollar_quote(b, i) {
-                let tag_len = b[i + 1..].iter().position(|&x| x == b'$').map_or(0, |p| p + 2);
+                let tag_len = b[i + 1..]
+                    .iter()
+                    .position(|&x| x == b'$')
+                    .map_or(0, |p| p + 2);
                 if end < i + 2 * tag_len || b.get(end - tag_len..end) != b.get(i..i + tag_len) {
                     return Err(PgError::syntax(format!(
                         "unterminated dollar-quoted string at or near \"{}\"",
@@ -572,7 +575,10 @@ fn lex(sql: &str) -> PgResult<Vec<Token>> {
                     ))
                     .with_position(char_position(sql, i)));
                 }
-                let v = sql.get(i + tag_len..end - tag_len).unwrap_or("").to_string();
+                let v = sql
+                    .get(i + tag_len..end - tag_len)
+                    .unwrap_or("")
+                    .to_string();
                 out.push(Token {
                     tok: Tok::Str(v),
                     start,
@@ -691,7 +697,10 @@ impl<'a> Cur<'a> {
     /// The statement's text from token `from` up to (not including)
     /// token `to`.
     pub(crate) fn text_between(&self, from: usize, to: usize) -> &'a str {
-        let (Some(a), Some(b)) = (self.toks.get(from), to.checked_sub(1).and_then(|i| self.toks.get(i))) else {
+        let (Some(a), Some(b)) = (
+            self.toks.get(from),
+            to.checked_sub(1).and_then(|i| self.toks.get(i)),
+        ) else {
             return "";
         };
         self.sql.get(a.start..b.end.max(a.start)).unwrap_or("")

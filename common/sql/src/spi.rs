@@ -147,7 +147,11 @@ fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned
 }
 
 /// The result columns `sql` would return, planning it (cached).
-pub fn describe(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Vec<FieldDescription>> {
+pub fn describe(
+    ec: &mut Ectx<'_>,
+    sql: &str,
+    types: &[SqlType],
+) -> PgResult<Vec<FieldDescription>> {
     Ok(plan(ec, sql, types)?.columns.clone().unwrap_or_default())
 }
 

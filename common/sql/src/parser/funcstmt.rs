@@ -272,8 +272,7 @@ fn lang_name(c: &mut Cur<'_>) -> PgResult<String> {
 
 /// Words that end a type in a parameter list.
 fn ends_arg_type(t: &Tok) -> bool {
-    matches!(t, Tok::Punct(',' | ')' | '='))
-        || matches!(t, Tok::Word(w) if w == "default")
+    matches!(t, Tok::Punct(',' | ')' | '=')) || matches!(t, Tok::Word(w) if w == "default")
 }
 
 /// Words that end RETURNS' type.
@@ -403,7 +402,11 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateFunction> {
                 format!("schema \"{s}\" does not exist"),
             ))
         }
-        _ => return Err(PgError::syntax("improper qualified name (too many dotted names)")),
+        _ => {
+            return Err(PgError::syntax(
+                "improper qualified name (too many dotted names)",
+            ))
+        }
     };
     if !c.eat_punct('(') {
         return Err(c.error_here());

@@ -377,7 +377,10 @@ pub fn pg_proc_rows() -> &'static [Vec<Value>] {
 pub fn user_proc_row(f: &engine::pg_proc::FunctionSpec) -> Vec<Value> {
     let types: Vec<String> = f.args.iter().map(|a| a.ty.oid().to_string()).collect();
     let quote = |n: &str| {
-        if !n.is_empty() && n.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+        if !n.is_empty()
+            && n.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
             n.to_string()
         } else {
             format!("\"{}\"", n.replace('\\', "\\\\").replace('"', "\\\""))
@@ -429,7 +432,10 @@ pub fn user_proc_row(f: &engine::pg_proc::FunctionSpec) -> Vec<Value> {
     defs::PG_PROC
         .iter()
         .map(|(n, t)| {
-            let text = vals.iter().find(|(c, _)| c == n).and_then(|(_, v)| v.as_deref());
+            let text = vals
+                .iter()
+                .find(|(c, _)| c == n)
+                .and_then(|(_, v)| v.as_deref());
             value_of(t, text)
         })
         .collect()
@@ -487,10 +493,18 @@ pub fn user_function_text(
         W::Result => Some(result()),
         W::SqlBody => None,
         W::Definition => {
-            let lang = if f.lang == engine::pg_proc::LANG_SQL { "sql" } else { "plpgsql" };
+            let lang = if f.lang == engine::pg_proc::LANG_SQL {
+                "sql"
+            } else {
+                "plpgsql"
+            };
             let mut s = format!(
                 "CREATE OR REPLACE {} public.{}({})\n",
-                if f.kind == b'p' { "PROCEDURE" } else { "FUNCTION" },
+                if f.kind == b'p' {
+                    "PROCEDURE"
+                } else {
+                    "FUNCTION"
+                },
                 f.name,
                 args(true)
             );

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::gram::{
-    condition_code, valid_sqlstate, Block, Compiled, Cond, Fast, IntoClause, Level, PExpr, ParamRef,
-    Query, Raise, SlotType, Stmt, StmtKind, Targets,
+    condition_code, valid_sqlstate, Block, Compiled, Cond, Fast, IntoClause, Level, PExpr,
+    ParamRef, Query, Raise, SlotType, Stmt, StmtKind, Targets,
 };
 use crate::executor::Ectx;
 use crate::spi::{self, SnapshotMode, SpiResult};
@@ -57,7 +57,13 @@ pub fn run(ec: &mut Ectx<'_>, c: &Compiled, args: &[Value]) -> PgResult<Value> {
     for (i, s) in c.slots.iter().enumerate() {
         vars.push(match &s.ty {
             SlotType::Record => Var::Record(None),
-            SlotType::Scalar(t) => Var::Scalar(args.get(i).cloned().filter(|_| i < c.nargs).unwrap_or(Value::Null), *t),
+            SlotType::Scalar(t) => Var::Scalar(
+                args.get(i)
+                    .cloned()
+                    .filter(|_| i < c.nargs)
+                    .unwrap_or(Value::Null),
+                *t,
+            ),
             SlotType::Dynamic => Var::Scalar(Value::Null, SqlType::Unknown),
         });
     }
@@ -88,9 +94,9 @@ pub fn run(ec: &mut Ectx<'_>, c: &Compiled, args: &[Value]) -> PgResult<Value> {
         Flow::Exit(_) => Err(x.with_context(PgError::syntax(
             "EXIT cannot be used outside a loop, unless it has a label",
         ))),
-        Flow::Continue(_) => Err(x.with_context(PgError::syntax(
-            "CONTINUE cannot be used outside a loop",
-        ))),
+        Flow::Continue(_) => {
+            Err(x.with_context(PgError::syntax("CONTINUE cannot be used outside a loop")))
+        }
     }
 }
 
@@ -473,7 +479,10 @@ impl<'c> Exec<'c> {
     fn into(&mut self, into: &IntoClause, r: &SpiResult) -> PgResult<()> {
         if into.strict {
             if r.rows.is_empty() {
-                return Err(PgError::new(sqlstate::NO_DATA_FOUND, "query returned no rows"));
+                return Err(PgError::new(
+                    sqlstate::NO_DATA_FOUND,
+                    "query returned no rows",
+                ));
             }
             if r.rows.len() > 1 {
                 return Err(PgError::new(
@@ -815,7 +824,7 @@ impl<'c> Exec<'c> {
                             "message_text" => e.message.as_str(),
                             "pg_exception_detail" => e.detail.as_deref().unwrap_or(""),
                             "pg_exception_hint" => e.hint.as_deref().unwrap_or(""),
-                            "pg_exception_context" => e.context.as_deref().unwrap_or(""),
+                            "pg_exception_context" => e.context().unwrap_or(""),
                             _ => "",
                         })
                     } else if item == "row_count" {

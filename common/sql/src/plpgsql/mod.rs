@@ -79,7 +79,11 @@ pub fn validate(spec: &FunctionSpec) -> PgResult<()> {
 /// The compiled body of `spec`, from the session's cache when there.
 fn compiled(ec: &mut Ectx<'_>, spec: &FunctionSpec) -> PgResult<Arc<Compiled>> {
     let version = ec.db.catalog().version();
-    if let Some(c) = ec.plans.as_deref_mut().and_then(|p| p.function(spec.oid, version)) {
+    if let Some(c) = ec
+        .plans
+        .as_deref_mut()
+        .and_then(|p| p.function(spec.oid, version))
+    {
         return Ok(c);
     }
     let c = Arc::new(gram::compile(spec)?);
