@@ -142,6 +142,7 @@ use crate::namespace::{
     DEFAULT_PATH, PUBLIC_NAMESPACE,
 };
 use crate::pg_enum::{parse_enum_type, push_enum_type, EnumTypeDef, EnumTypeSpec};
+use crate::pg_proc::{parse_function, push_function, FunctionDef, FunctionSpec};
 use crate::sequence::{SequenceDef, SequencePrevious, SequenceSpec};
 use crate::statistics::{decode_stats, encode_stats, RelationStats};
 use crate::view::{parse_view, push_view, ViewDef, ViewSpec};
@@ -817,6 +818,24 @@ impl<'a> CatalogView<'a> {
         self.path
     }
 
+    /// The functions users created that this session sees (their creating
+    /// transaction committed, or is this session's), sorted by OID; empty
+    /// without touching the map's entries when there are none.
+    pub fn functions(&self) -> Vec<Arc<FunctionDef>> {
+        let st = self.catalog.state.read();
+        if st.functions.is_empty() {
+            return Vec::new();
+        }
+        let mut v: Vec<_> = st
+            .functions
+            .values()
+            .filter(|f| creator_visible(&f.creator, self.own, self.clog))
+            .cloned()
+            .collect();
+        v.sort_by_key(|f| f.spec.oid);
+        v
+    }
+
     /// The owner and list of `key` this session sees (None: no entry —
     /// the bootstrap superuser's object with the default list).
     pub fn privileges(&self, key: &CommentKey) -> Option<PrivEntry> {
@@ -1334,6 +1353,14 @@ pub enum CatalogChange {
         /// Type name.
         name: String,
     },
+    /// CREATE FUNCTION, and CREATE OR REPLACE with the existing OID (the
+    /// new definition takes the old one's place; see [`crate::pg_proc`]).
+    CreateFunction(FunctionSpec),
+    /// DROP FUNCTION.
+    DropFunction {
+        /// The function's OID.
+        oid: Oid,
+    },
     /// COMMENT ON an object other than a table or its column (see
     /// [`crate::comment`]): `text` None with `by` unset removes the entry.
     /// GRANT / REVOKE / ALTER … OWNER TO (see [`crate::acl`]): `entry`
@@ -1456,6 +1483,8 @@ struct CatalogState {
     sequences: HashMap<String, Arc<SequenceDef>>,
     /// Enum types by name ([`crate::pg_enum`]).
     types: HashMap<String, Arc<EnumTypeDef>>,
+    /// Functions users created, by OID ([`crate::pg_proc`]).
+    functions: HashMap<Oid, Arc<FunctionDef>>,
     /// Planner statistics by table OID (see [`crate::statistics`]).
     stats: HashMap<Oid, Arc<RelationStats>>,
     roles: HashMap<String, Arc<RoleSpec>>,
@@ -1497,6 +1526,7 @@ impl Catalog {
                 views: HashMap::new(),
                 sequences: HashMap::new(),
                 types: HashMap::new(),
+                functions: HashMap::new(),
                 stats: HashMap::new(),
                 roles: HashMap::new(),
                 schemas: HashMap::new(),
@@ -1530,6 +1560,7 @@ impl Catalog {
                     roles,
                     sequences,
                     types,
+                    functions,
                     schemas,
                     comments,
                     privileges,
@@ -1569,6 +1600,9 @@ impl Catalog {
                     t.publish();
                     st.types
                         .insert(t.name.clone(), Arc::new(EnumTypeDef::new(t)));
+                }
+                for f in functions {
+                    st.functions.insert(f.oid, Arc::new(FunctionDef::new(f)));
                 }
                 for (spec, value, called) in sequences {
                     let s = SequenceDef::new(spec, value, called);
@@ -1896,6 +1930,18 @@ impl Catalog {
         v
     }
 
+    /// The function with OID `oid`, committed or not.
+    pub fn function(&self, oid: Oid) -> Option<Arc<FunctionDef>> {
+        self.state.read().functions.get(&oid).cloned()
+    }
+
+    /// Every function users created, committed or not, sorted by OID.
+    pub fn functions(&self) -> Vec<Arc<FunctionDef>> {
+        let mut v: Vec<_> = self.state.read().functions.values().cloned().collect();
+        v.sort_by_key(|f| f.spec.oid);
+        v
+    }
+
     /// The view named `name`, committed or not.
     pub fn view_def(&self, name: &str) -> Option<Arc<ViewDef>> {
         self.state.read().views.get(name).cloned()
@@ -2071,6 +2117,32 @@ fn validate(st: &CatalogState, change: &CatalogChange) -> PgResult<()> {
         CatalogChange::DropType { name } => {
             if !st.types.contains_key(name) {
                 return Err(undefined_type(name));
+            }
+        }
+        CatalogChange::CreateFunction(spec) => {
+            let types = spec.arg_types();
+            let clash = st.functions.values().any(|f| {
+                f.spec.oid != spec.oid
+                    && f.spec.name == spec.name
+                    && f.spec.namespace == spec.namespace
+                    && f.spec.arg_types() == types
+            });
+            if clash {
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_FUNCTION,
+                    format!(
+                        "function \"{}\" already exists with same argument types",
+                        spec.name
+                    ),
+                ));
+            }
+        }
+        CatalogChange::DropFunction { oid } => {
+            if !st.functions.contains_key(oid) {
+                return Err(PgError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function with OID {oid} does not exist"),
+                ));
             }
         }
         CatalogChange::CreateView(spec) => {
@@ -2431,6 +2503,23 @@ fn apply_locked(st: &mut CatalogState, change: &CatalogChange) -> Option<Arc<Ind
                 pgtypes::enumtype::unpublish(t.spec.oid);
             }
         }
+        CatalogChange::CreateFunction(spec) => {
+            st.next_oid = st.next_oid.max(spec.oid.saturating_add(1));
+            let mut spec = spec.clone();
+            if let Some(old) = st.functions.get(&spec.oid) {
+                // A replacement keeps the creation's mark until that
+                // transaction ends.
+                let mark = old.creator.load(Ordering::Acquire);
+                if mark != 0 && !spec.creator.is_valid() {
+                    spec.creator = TransactionId(mark);
+                }
+            }
+            st.functions
+                .insert(spec.oid, Arc::new(FunctionDef::new(spec)));
+        }
+        CatalogChange::DropFunction { oid } => {
+            st.functions.remove(oid);
+        }
         CatalogChange::CreateSchema(spec) => {
             st.next_oid = st.next_oid.max(spec.oid.saturating_add(1));
             st.schemas
@@ -2629,6 +2718,11 @@ pub fn encode_change(change: &CatalogChange) -> Vec<u8> {
             push_enum_type(&mut out, spec);
         }
         CatalogChange::DropType { name } => out.push_str(&format!("drop_type {}\n", esc(name))),
+        CatalogChange::CreateFunction(spec) => {
+            out.push_str("create_function\n");
+            push_function(&mut out, spec);
+        }
+        CatalogChange::DropFunction { oid } => out.push_str(&format!("drop_function {oid}\n")),
         CatalogChange::SetPrivileges {
             key,
             entry,
@@ -2807,6 +2901,13 @@ pub fn decode_change(payload: &[u8]) -> Result<CatalogChange, String> {
             }
         }
         ["drop_type", name] => CatalogChange::DropType { name: unesc(name)? },
+        ["create_function"] => {
+            let line = lines.next().ok_or("missing function line")?;
+            CatalogChange::CreateFunction(parse_function(line)?)
+        }
+        ["drop_function", oid] => CatalogChange::DropFunction {
+            oid: oid.parse().map_err(|_| format!("bad oid {oid:?}"))?,
+        },
         ["set_privileges"] => {
             let line = lines.next().ok_or("missing privilege line")?;
             let (key, entry, by, previous) = parse_acl_line(line)?;
@@ -3534,7 +3635,9 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
 pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
-        if b <= b' ' || b == b'%' || b == 0x7f {
+        // Bytes of multi-byte characters are escaped too: pushing one as
+        // a char would re-encode it.
+        if b <= b' ' || b == b'%' || b >= 0x7f {
             out.push_str(&format!("%{b:02x}"));
         } else {
             out.push(b as char);
@@ -3627,6 +3730,11 @@ fn encode_catalog(st: &CatalogState) -> String {
     for t in types {
         push_enum_type(&mut out, &t.current_spec());
     }
+    let mut functions: Vec<_> = st.functions.values().collect();
+    functions.sort_by_key(|f| f.spec.oid);
+    for f in functions {
+        push_function(&mut out, &f.current_spec());
+    }
     let mut tables: Vec<_> = st.tables.values().collect();
     tables.sort_by_key(|t| t.oid);
     for t in tables {
@@ -3704,6 +3812,7 @@ struct Decoded {
     roles: Vec<RoleSpec>,
     sequences: Vec<(SequenceSpec, i64, bool)>,
     types: Vec<EnumTypeSpec>,
+    functions: Vec<FunctionSpec>,
     schemas: Vec<SchemaSpec>,
     comments: Vec<crate::comment::CommentLine>,
     privileges: Vec<crate::acl::AclLine>,
@@ -3727,6 +3836,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
     let mut sequences = Vec::new();
     let mut views = Vec::new();
     let mut types = Vec::new();
+    let mut functions = Vec::new();
     let mut schemas = Vec::new();
     let mut comments = Vec::new();
     let mut privileges = Vec::new();
@@ -3801,6 +3911,9 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
             ["enum_type", ..] if cur.is_none() => {
                 types.push(parse_enum_type(line).map_err(|e| bad(&e))?)
             }
+            ["function", ..] if cur.is_none() => {
+                functions.push(parse_function(line).map_err(|e| bad(&e))?)
+            }
             ["sequence", ..] if cur.is_none() => {
                 sequences.push(parse_sequence(line).map_err(|e| bad(&e))?)
             }
@@ -3827,6 +3940,7 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
         roles,
         sequences,
         types,
+        functions,
         schemas,
         comments,
         privileges,

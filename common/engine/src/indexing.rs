@@ -140,6 +140,7 @@ pub fn resolve_uncommitted_ddl(db: &Engine) -> PgResult<()> {
     }
     resolve_uncommitted_views(db)?;
     resolve_uncommitted_types(db)?;
+    resolve_uncommitted_functions(db)?;
     for (key, c) in db.catalog.comments() {
         let by = c.by.load(Ordering::Acquire);
         if by == 0 {
@@ -305,6 +306,24 @@ fn resolve_uncommitted_types(db: &Engine) -> PgResult<()> {
         db.catalog.apply_catalog_change(&CatalogChange::DropType {
             name: t.spec.name.clone(),
         })?;
+    }
+    Ok(())
+}
+
+/// Start-up's part for functions: a creation that never committed goes
+/// (CREATE OR REPLACE of a committed function carries no mark: its
+/// session's rollback undoes it, a crash keeps the new body).
+fn resolve_uncommitted_functions(db: &Engine) -> PgResult<()> {
+    for f in db.catalog.functions() {
+        let Some(x) = uncommitted_creator(db, &f.creator) else {
+            continue;
+        };
+        tracing::info!(
+            "removing function \"{}\" created by transaction {x}, which did not commit",
+            f.spec.name
+        );
+        db.catalog
+            .apply_catalog_change(&CatalogChange::DropFunction { oid: f.spec.oid })?;
     }
     Ok(())
 }

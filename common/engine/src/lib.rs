@@ -17,7 +17,8 @@
 //!   standbys, released by their replies; [`standby_conflict`] —
 //!   cancelling standby sessions whose snapshots replay must overrun;
 //! * [`view`] — views: a named query with its columns and dependencies;
-//!   [`pg_enum`] — enum types and their labels;
+//!   [`pg_enum`] — enum types and their labels; [`pg_proc`] — functions
+//!   users created (their source; the SQL layer runs them);
 //! * [`statistics`] — what ANALYZE learned (pg_statistic), kept by the
 //!   catalog and read by the planner.
 //!
@@ -71,6 +72,7 @@ pub mod comment;
 pub mod indexing;
 pub mod namespace;
 pub mod pg_enum;
+pub mod pg_proc;
 pub mod replication;
 pub mod sequence;
 pub mod standby_conflict;

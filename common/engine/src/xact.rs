@@ -988,6 +988,55 @@ impl Xact {
         Ok(())
     }
 
+    /// BeginInternalSubTransaction: a subtransaction without a name for
+    /// a PL/pgSQL block with an EXCEPTION clause, opened while a statement
+    /// runs (in any block state but a failed one). Returns its depth, for
+    /// [`Xact::release_internal`] / [`Xact::rollback_internal`].
+    pub fn begin_internal(&mut self) -> PgResult<usize> {
+        if self.block == Block::Failed {
+            return Err(in_failed_block());
+        }
+        if self.levels.is_empty() {
+            return Err(PgError::new(
+                sqlstate::INVALID_TRANSACTION_STATE,
+                "no transaction is in progress",
+            ));
+        }
+        self.levels.push(Level::new(None));
+        Ok(self.levels.len())
+    }
+
+    /// ReleaseCurrentSubTransaction: the internal subtransaction at
+    /// `depth` (and anything left above it) ends; its xids join the
+    /// enclosing level.
+    pub fn release_internal(&mut self, depth: usize) {
+        while self.levels.len() >= depth.max(2) {
+            let Some(level) = self.levels.pop() else {
+                break;
+            };
+            if let Some(parent) = self.levels.last_mut() {
+                parent.xids.extend(level.xids);
+            }
+        }
+    }
+
+    /// RollbackAndReleaseCurrentSubTransaction: aborts the internal
+    /// subtransaction at `depth` (and anything above it): clog "aborted",
+    /// its xids leave the running set and the session's own set.
+    pub fn rollback_internal(&mut self, depth: usize) {
+        let from = depth.max(2) - 1;
+        if self.levels.len() <= from {
+            return;
+        }
+        let mut dead: Vec<TransactionId> = Vec::new();
+        for level in self.levels.drain(from..) {
+            if !level.aborted {
+                dead.extend(level.xids);
+            }
+        }
+        self.abort_subxids(&mut dead);
+    }
+
     // ----- xids, command ids, snapshots --------------------------------------------
 
     /// The xid of the current (sub)transaction, assigning one on first write

@@ -24,6 +24,24 @@ pub mod sqlstate {
     pub const UNDEFINED_TABLE: &str = "42P01";
     pub const UNDEFINED_COLUMN: &str = "42703";
     pub const UNDEFINED_FUNCTION: &str = "42883";
+    /// 42P13 invalid_function_definition.
+    pub const INVALID_FUNCTION_DEFINITION: &str = "42P13";
+    /// 42725 ambiguous_function.
+    pub const AMBIGUOUS_FUNCTION: &str = "42725";
+    /// 20000 case_not_found (PL/pgSQL CASE without a match or ELSE).
+    pub const CASE_NOT_FOUND: &str = "20000";
+    /// P0004 assert_failure.
+    pub const ASSERT_FAILURE: &str = "P0004";
+    /// 42723 duplicate_function.
+    pub const DUPLICATE_FUNCTION: &str = "42723";
+    /// P0001 raise_exception (PL/pgSQL RAISE EXCEPTION without a code).
+    pub const RAISE_EXCEPTION: &str = "P0001";
+    /// P0002 no_data_found (SELECT INTO STRICT without a row).
+    pub const NO_DATA_FOUND: &str = "P0002";
+    /// P0003 too_many_rows (SELECT INTO STRICT with several rows).
+    pub const TOO_MANY_ROWS: &str = "P0003";
+    /// 2F005 function_executed_no_return_statement.
+    pub const NO_RETURN_STATEMENT: &str = "2F005";
     pub const UNDEFINED_OBJECT: &str = "42704";
     /// 3D000 invalid_catalog_name (a database that does not exist).
     pub const UNDEFINED_DATABASE: &str = "3D000";
@@ -164,7 +182,15 @@ pub struct PgError {
     /// Optional cursor position (`P`): 1-based character index into the
     /// query string, which psql turns into its `LINE 1: …` / `^` lines.
     pub position: Option<u32>,
+    /// Optional CONTEXT lines (`W`): where a function was when it failed,
+    /// innermost first, one per line (behind one pointer: errors travel
+    /// in every `Result`, so the struct stays small).
+    pub context: Option<Box<ErrorContext>>,
 }
+
+/// The CONTEXT lines of a [`PgError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorContext(pub String);
 
 impl PgError {
     /// An ERROR with this SQLSTATE and message.
@@ -176,6 +202,7 @@ impl PgError {
             detail: None,
             hint: None,
             position: None,
+            context: None,
         }
     }
     /// A FATAL error (the connection ends after it is sent).
@@ -229,6 +256,19 @@ impl PgError {
     pub fn with_detail(mut self, detail: impl Into<String>) -> PgError {
         self.detail = Some(detail.into());
         self
+    }
+    /// Appends a CONTEXT line (an outer frame's, after the inner ones).
+    pub fn with_context(mut self, line: impl Into<String>) -> PgError {
+        let line = line.into();
+        self.context = Some(Box::new(ErrorContext(match self.context.take() {
+            Some(c) => format!("{}\n{line}", c.0),
+            None => line,
+        })));
+        self
+    }
+    /// The CONTEXT lines, if any.
+    pub fn context(&self) -> Option<&str> {
+        self.context.as_deref().map(|c| c.0.as_str())
     }
     /// Adds a HINT line.
     pub fn with_hint(mut self, hint: impl Into<String>) -> PgError {

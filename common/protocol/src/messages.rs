@@ -224,6 +224,9 @@ impl From<&PgError> for ErrorFields {
         if let Some(p) = e.position {
             fields.push((b'P', p.to_string()));
         }
+        if let Some(c) = e.context() {
+            fields.push((b'W', c.to_string()));
+        }
         ErrorFields { fields }
     }
 }
@@ -1185,6 +1188,10 @@ pub fn write_error(buf: &mut BytesMut, e: &PgError) {
         buf.put_u8(b'P');
         put_cstr(buf, &p.to_string());
     }
+    if let Some(c) = e.context() {
+        buf.put_u8(b'W');
+        put_cstr(buf, c);
+    }
     buf.put_u8(0);
     // An error message can only exceed 2 GB if its text does; cut it then.
     if finish_message(buf, s).is_err() {
@@ -1192,6 +1199,7 @@ pub fn write_error(buf: &mut BytesMut, e: &PgError) {
             message: "error message too long".into(),
             detail: None,
             hint: None,
+            context: None,
             ..e.clone()
         };
         write_error(buf, &short);

@@ -190,6 +190,14 @@ pub enum PendingDdl {
     },
     /// DROP TYPE (done at once): at ROLLBACK the type comes back.
     DropType(engine::pg_enum::EnumTypeSpec),
+    /// CREATE FUNCTION (by OID): the mark goes at COMMIT, the function at
+    /// ROLLBACK (`crate::functioncmds`).
+    CreateFunction(pgtypes::Oid),
+    /// CREATE OR REPLACE of an existing function: at ROLLBACK the
+    /// definition before comes back.
+    ReplaceFunction(Box<engine::pg_proc::FunctionSpec>),
+    /// DROP FUNCTION (done at once): at ROLLBACK the function comes back.
+    DropFunction(Box<engine::pg_proc::FunctionSpec>),
     /// CREATE SCHEMA (by name): kept at COMMIT, dropped at ROLLBACK.
     CreateSchema(String),
     /// DROP SCHEMA (by name; its contents' drops are queued before it):
@@ -249,6 +257,9 @@ impl PendingDdl {
             PendingDdl::CreateType(_) | PendingDdl::AlterType { .. } | PendingDdl::DropType(_) => {
                 crate::typecmds::commit_pending(db, &self)
             }
+            PendingDdl::CreateFunction(_)
+            | PendingDdl::ReplaceFunction(_)
+            | PendingDdl::DropFunction(_) => crate::functioncmds::commit_pending(db, &self),
             PendingDdl::Drop(t) => {
                 // PostgreSQL removes the relation files at commit too. A
                 // crash before this point leaves the table in place: never
@@ -340,6 +351,9 @@ impl PendingDdl {
             PendingDdl::CreateType(_) | PendingDdl::AlterType { .. } | PendingDdl::DropType(_) => {
                 crate::typecmds::abort_pending(db, self)
             }
+            PendingDdl::CreateFunction(_)
+            | PendingDdl::ReplaceFunction(_)
+            | PendingDdl::DropFunction(_) => crate::functioncmds::abort_pending(db, self),
             PendingDdl::Drop(_) => {}
             PendingDdl::CreateTable(t) => {
                 if let Err(e) = drop_table(db, &t, &AtomicBool::new(false)) {

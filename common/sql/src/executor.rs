@@ -268,6 +268,9 @@ pub struct Ectx<'a> {
     /// The session's currval / lastval state (None: sequence functions
     /// fail, as outside a session).
     pub sequences: Option<&'a mut crate::sequence::SessionSequences>,
+    /// The session's plans of statements functions run (`crate::spi`;
+    /// None: plan every time).
+    pub plans: Option<&'a mut crate::spi::PlanCache>,
     /// Foreign key events the statement queued, fired when its writes are
     /// done (`crate::ri_triggers`).
     pub ri_events: Vec<crate::ri_triggers::RiEvent>,
@@ -315,6 +318,7 @@ impl<'a> Ectx<'a> {
             snapshot: None,
             query: None,
             sequences: None,
+            plans: None,
             ri_events: Vec::new(),
             ri_deferred: Vec::new(),
             constraint_modes: ConstraintModes::default(),
@@ -501,6 +505,9 @@ impl Ectx<'_> {
 }
 
 impl EvalContext for Ectx<'_> {
+    fn call_user_function(&mut self, oid: pgtypes::Oid, args: &[Value]) -> PgResult<Value> {
+        crate::fmgr::call(self, oid, args)
+    }
     fn blocking_pids(&self, pid: i32) -> Vec<i32> {
         self.db.procarray().blocking_pids(pid)
     }

@@ -2427,7 +2427,10 @@ impl Binder<'_> {
         }
         // A type name called as a function is a cast (`date(ts)`,
         // `numeric(x)`), when no function of that name exists.
-        if bound.len() == 1 && functions::resolve_function(&name, &[bound[0].ty]).is_err() {
+        if bound.len() == 1
+            && functions::resolve_function(&name, &[bound[0].ty]).is_err()
+            && crate::fmgr::resolve_user(&name, &[bound[0].ty]).is_none()
+        {
             if let Some(to) = SqlType::from_name(&name).filter(|t| *t != SqlType::Unknown) {
                 let b = bound.pop().ok_or_else(|| PgError::internal("argument"))?;
                 return self.explicit_cast(b, to);
@@ -2438,7 +2441,30 @@ impl Binder<'_> {
 
     fn call(&mut self, name: &str, args: Vec<BoundExpr>) -> PgResult<BoundExpr> {
         let types: Vec<SqlType> = args.iter().map(|b| b.ty).collect();
-        let sig = functions::resolve_function(name, &types)?;
+        let sig = match functions::resolve_function(name, &types) {
+            Ok(sig) => sig,
+            Err(e) => match crate::fmgr::resolve_user(name, &types) {
+                Some(r) => {
+                    let (sig, defaults) = r?;
+                    let mut args = args;
+                    for d in defaults {
+                        args.push(self.bind(&d)?);
+                    }
+                    let mut out = Vec::with_capacity(args.len());
+                    for (b, t) in args.into_iter().zip(&sig.arg_types) {
+                        out.push(self.coerce_operand_func(b, *t)?);
+                    }
+                    return Ok(BoundExpr {
+                        expr: Expr::Func {
+                            func: sig.func,
+                            args: out,
+                        },
+                        ty: sig.ret,
+                    });
+                }
+                None => return Err(e),
+            },
+        };
         let mut out = Vec::with_capacity(args.len());
         for (b, t) in args.into_iter().zip(&sig.arg_types) {
             out.push(self.coerce_operand_func(b, *t)?);

@@ -232,6 +232,15 @@ pub trait EvalContext {
         let _ = (args, lhs);
         Err(PgError::internal(format!("subplan {id} outside a query")))
     }
+    /// Calls the user-defined function `oid` (`crate::fmgr`): its
+    /// statements run under the session's transaction. Default: 0A000
+    /// (no session to run them in).
+    fn call_user_function(&mut self, oid: pgtypes::Oid, args: &[Value]) -> PgResult<Value> {
+        let _ = (oid, args);
+        Err(PgError::unsupported(
+            "user-defined functions cannot be called here",
+        ))
+    }
     /// random(): a uniform float in [0, 1). Default: a thread-local xorshift.
     fn random(&mut self) -> f64 {
         thread_random()
@@ -286,6 +295,9 @@ pub enum SeqFunc {
 /// A built-in scalar function, resolved at bind time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Func {
+    /// A function users created (CREATE FUNCTION), by pg_proc OID: run
+    /// through [`EvalContext::call_user_function`] (`crate::fmgr`).
+    User(pgtypes::Oid),
     /// enum_first(anyenum): the type's first label (the argument's value is ignored).
     EnumFirst(pgtypes::Oid),
     /// enum_last(anyenum).
@@ -1915,6 +1927,7 @@ fn enum_func(func: Func, t: pgtypes::Oid, args: &[Value]) -> PgResult<Value> {
 pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<Value> {
     // Non-strict functions first.
     match func {
+        Func::User(oid) => return ctx.call_user_function(oid, args),
         Func::Catalog(f) => return crate::pgcatalog::functions::call(f, args, ctx),
         Func::Json(f) => return crate::jsonfuncs::call(f, args),
         Func::Net(f) => return crate::network::call(f, args, ctx),
@@ -2830,7 +2843,8 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             };
             text(format!("{:x}", v))
         }
-        Func::Catalog(_)
+        Func::User(_)
+        | Func::Catalog(_)
         | Func::Json(_)
         | Func::Net(_)
         | Func::Coalesce

@@ -39,6 +39,7 @@
 
 pub mod commentstmt;
 pub mod dbstmt;
+pub mod funcstmt;
 pub mod grantstmt;
 pub mod normalize;
 pub mod schemastmt;
@@ -164,6 +165,8 @@ pub enum Stmt {
     Grant(grantstmt::GrantStmt),
     /// ALTER DATABASE … [WITH] options.
     AlterDatabase(dbstmt::AlterDatabaseStmt),
+    /// CREATE / DROP FUNCTION or PROCEDURE, DO, CALL.
+    Function(funcstmt::FuncStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -480,6 +483,15 @@ pub fn created_name_position(sql: &str) -> Option<u32> {
     Some(char_position(sql, name.start))
 }
 
+/// The tokens of `sql` with their byte ranges (the PL/pgSQL parser cuts
+/// embedded SQL out of a body by them).
+pub(crate) fn lex_spans(sql: &str) -> PgResult<Vec<(Tok, usize, usize)>> {
+    Ok(lex(sql)?
+        .into_iter()
+        .map(|t| (t.tok, t.start, t.end))
+        .collect())
+}
+
 fn lex(sql: &str) -> PgResult<Vec<Token>> {
     let b = sql.as_bytes();
     let mut out = Vec::new();
@@ -553,6 +565,32 @@ fn lex(sql: &str) -> PgResult<Vec<Token>> {
                 end: i,
             });
             continue;
+        }
+        if c == b'$' {
+            if let Some(end) = skip_dollar_quote(b, i) {
+                let tag_len = b[i + 1..]
+                    .iter()
+                    .position(|&x| x == b'$')
+                    .map_or(0, |p| p + 2);
+                if end < i + 2 * tag_len || b.get(end - tag_len..end) != b.get(i..i + tag_len) {
+                    return Err(PgError::syntax(format!(
+                        "unterminated dollar-quoted string at or near \"{}\"",
+                        sql.get(i..).unwrap_or("")
+                    ))
+                    .with_position(char_position(sql, i)));
+                }
+                let v = sql
+                    .get(i + tag_len..end - tag_len)
+                    .unwrap_or("")
+                    .to_string();
+                out.push(Token {
+                    tok: Tok::Str(v),
+                    start,
+                    end,
+                });
+                i = end;
+                continue;
+            }
         }
         if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
             while i < b.len() && (is_ident_byte(b[i]) || b[i] == b'$') {
@@ -659,6 +697,17 @@ impl<'a> Cur<'a> {
             .iter()
             .zip(tail)
             .all(|(w, t)| matches!(&t.tok, Tok::Word(x) if x == w))
+    }
+    /// The statement's text from token `from` up to (not including)
+    /// token `to`.
+    pub(crate) fn text_between(&self, from: usize, to: usize) -> &'a str {
+        let (Some(a), Some(b)) = (
+            self.toks.get(from),
+            to.checked_sub(1).and_then(|i| self.toks.get(i)),
+        ) else {
+            return "";
+        };
+        self.sql.get(a.start..b.end.max(a.start)).unwrap_or("")
     }
     pub(crate) fn at_end(&self) -> bool {
         self.pos >= self.toks.len()
@@ -980,6 +1029,7 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
                 on_cluster: Some(sqlparser::ast::Ident::new(ALTER_VIEW_MARK)),
             })))
         }
+        _ if funcstmt::is_function_statement(&c) => Some(Stmt::Function(funcstmt::parse(&mut c)?)),
         "alter" if dbstmt::is_alter_database(&c) => {
             Some(Stmt::AlterDatabase(dbstmt::parse(&mut c)?))
         }
@@ -2385,6 +2435,26 @@ pub fn parse_expr_text(text: &str) -> PgResult<sqlparser::ast::Expr> {
         .try_with_sql(text)
         .and_then(|mut p| p.parse_expr())
         .map_err(|e| PgError::syntax(format!("invalid expression \"{text}\": {e}")))
+}
+
+/// Parses a type name as written (`integer`, `varchar(10)`, `text[]`,
+/// `double precision`); 42704 for a name that is no type.
+pub fn parse_type_text(text: &str) -> PgResult<pgtypes::sqltype::SqlType> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let undefined = || {
+        PgError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!("type \"{}\" does not exist", text.trim()),
+        )
+    };
+    let mut p = sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .map_err(|_| undefined())?;
+    let dt = p.parse_data_type().map_err(|_| undefined())?;
+    if p.peek_token().token != sqlparser::tokenizer::Token::EOF {
+        return Err(undefined());
+    }
+    pgtypes::sqltype::SqlType::from_data_type(&dt)
 }
 
 #[cfg(test)]

@@ -281,6 +281,9 @@ pub struct Planned {
     /// The statement reads a view: even a superuser's statement is then
     /// checked as each view's owner ([`crate::aclchk::check_planned`]).
     pub reads_view: bool,
+    /// The statement calls a user-defined function (`crate::fmgr`): its
+    /// work is not bounded by the text.
+    pub calls_functions: bool,
 }
 
 impl Planned {
@@ -296,6 +299,9 @@ impl Planned {
     /// ranges, generate_series, INSERT … SELECT) may run long and leaves
     /// the runtime worker first (see server/postgres.rs).
     pub fn runs_briefly(&self) -> bool {
+        if self.calls_functions {
+            return false;
+        }
         let unique_key = |a: &Access| matches!(a, Access::Index { index, .. } if index.spec.unique);
         match &self.plan {
             Plan::Query(q) => q.runs_briefly(),
@@ -395,8 +401,9 @@ pub fn plan_statement(
         ast::Statement::Delete(d) => d.selection.is_some() || d.returning.is_some(),
         _ => false,
     };
-    let (plan, reads, reads_view) =
-        subselect::collect_relations(|| plan_one(catalog, stmt, &mut params));
+    let (plan, reads, reads_view) = crate::fmgr::with_functions(catalog, || {
+        subselect::collect_relations(|| plan_one(catalog, stmt, &mut params))
+    });
     let plan = plan?;
     let columns = match &plan {
         Plan::Query(q) => Some(q.columns.clone()),
@@ -404,7 +411,7 @@ pub fn plan_statement(
         Plan::Update(p) => p.returning.as_ref().map(|_| p.columns.clone()),
         Plan::Delete(p) => p.returning.as_ref().map(|_| p.columns.clone()),
     };
-    Ok(Planned {
+    let mut planned = Planned {
         plan,
         param_types: params.finish(),
         columns,
@@ -412,7 +419,22 @@ pub fn plan_statement(
         reads,
         reads_target,
         reads_view,
-    })
+        calls_functions: false,
+    };
+    let mut calls = false;
+    planned.for_each_expr(&mut |e| {
+        e.walk(&mut |n| {
+            if let Expr::Func {
+                func: crate::functions::Func::User(_),
+                ..
+            } = n
+            {
+                calls = true;
+            }
+        })
+    });
+    planned.calls_functions = calls;
+    Ok(planned)
 }
 
 /// The plan of one DML statement ([`plan_statement`]'s body).

@@ -219,6 +219,7 @@ impl PreparedStatement {
             | Stmt::Comment(_)
             | Stmt::Grant(_)
             | Stmt::AlterDatabase(_)
+            | Stmt::Function(_)
             | Stmt::Sequence(_) => false,
             Stmt::Sql(_) => {
                 let path = self.path.lock().clone();
@@ -296,6 +297,8 @@ pub struct Session {
     constraint_modes: crate::executor::ConstraintModes,
     /// currval / lastval of this session.
     sequences: crate::sequence::SessionSequences,
+    /// Plans and compiled bodies of what functions run (`crate::spi`).
+    spi_plans: crate::spi::PlanCache,
     /// This session's own xids after its last DDL statement, shared with
     /// its prepared statements (for plans made on first use, outside
     /// `execute`). Empty outside a transaction that created something.
@@ -358,6 +361,7 @@ fn command_name(stmt: &Stmt) -> &'static str {
         Stmt::Copy(_) => "COPY FROM",
         Stmt::Type(t) => t.tag(),
         Stmt::Sequence(s) => s.tag(),
+        Stmt::Function(f) => f.tag(),
         Stmt::Sql(s) => match s.as_ref() {
             ast::Statement::Insert(_) => "INSERT",
             ast::Statement::Update { .. } => "UPDATE",
@@ -596,6 +600,7 @@ impl Session {
             ri_deferred: Vec::new(),
             constraint_modes: Default::default(),
             sequences: Default::default(),
+            spi_plans: Default::default(),
             own_xids: Arc::new(Mutex::new(Vec::new())),
             search_path: String::new(),
             path: Arc::from(engine::namespace::DEFAULT_PATH),
@@ -1255,9 +1260,35 @@ impl Session {
             self.backend_pid,
         );
         e.sequences = Some(&mut self.sequences);
+        e.plans = Some(&mut self.spi_plans);
         e.constraint_modes = self.constraint_modes.clone();
         e.path = self.path.clone();
         e
+    }
+
+    /// Runs `f` (a DO block, CALL) with an executor context under a
+    /// statement snapshot; NOTICEs it raised are sent even if it fails.
+    fn run_in_function_context(
+        &mut self,
+        sink: &mut dyn ResultSink,
+        f: impl FnOnce(&mut Ectx<'_>) -> PgResult<()>,
+    ) -> PgResult<()> {
+        let db = self.db.clone();
+        let snapshot = self.xact.statement_snapshot();
+        let deadline = self.deadline();
+        let mut ec = self.ectx(&db, &[], deadline);
+        ec.snapshot = Some(snapshot);
+        let r = f(&mut ec);
+        let notices = std::mem::take(&mut ec.notices);
+        let deferred = std::mem::take(&mut ec.ri_deferred);
+        drop(ec);
+        for n in notices {
+            self.notice(sink, n);
+        }
+        r?;
+        self.keep_deferred(deferred)?;
+        self.xact.command_counter_increment();
+        Ok(())
     }
 
     /// Keeps the deferred checks a statement left for COMMIT — or, outside
@@ -1712,6 +1743,41 @@ impl Session {
                 self.xact.command_counter_increment();
                 done(&tag)
             }
+            Stmt::Function(f) => match f {
+                crate::parser::funcstmt::FuncStmt::Do { body, language } => {
+                    crate::functioncmds::language_oid(language)?;
+                    if language != "plpgsql" {
+                        return Err(PgError::unsupported(format!(
+                            "DO blocks in language \"{language}\" are not supported"
+                        )));
+                    }
+                    self.run_in_function_context(sink, |ec| crate::plpgsql::do_block(ec, body))?;
+                    done("DO")
+                }
+                crate::parser::funcstmt::FuncStmt::Call { name, args } => {
+                    let sql = format!("SELECT {name}({args})");
+                    self.run_in_function_context(sink, |ec| {
+                        crate::fmgr::with_procedures(|| {
+                            crate::spi::execute(
+                                ec,
+                                &sql,
+                                &[],
+                                &[],
+                                crate::spi::SnapshotMode::Fresh,
+                                None,
+                            )
+                        })
+                        .map(|_| ())
+                    })?;
+                    done("CALL")
+                }
+                _ => {
+                    self.check_writable(f.tag())?;
+                    let tag = self.with_ddl_ctx(sink, |cx| crate::functioncmds::execute(cx, f))?;
+                    self.xact.command_counter_increment();
+                    done(&tag)
+                }
+            },
             Stmt::AlterDatabase(st) => {
                 self.check_writable("ALTER DATABASE")?;
                 self.alter_database(st)?;
@@ -2706,35 +2772,37 @@ impl Session {
         let mut ec = self.ectx(&db, params, deadline);
         ec.snapshot = Some(vis.snapshot.clone());
         let mut deferred = Vec::new();
-        let tag = match &planned.plan {
+        let result = match &planned.plan {
             Plan::Query(q) => {
                 let mut regs = crate::executor::reg_columns(&q.columns);
                 // Binary columns send the OID itself (regclass's typsend).
                 regs.retain(|(i, _)| !sink.binary_column(*i));
-                let n = run_query(&mut ec, &vis, q, &mut |ec, row| {
+                run_query(&mut ec, &vis, q, &mut |ec, row| {
                     if regs.is_empty() {
                         sink.row(row)
                     } else {
                         sink.row(&crate::executor::print_reg_columns(ec, &regs, row))
                     }
-                })?;
-                format!("SELECT {n}")
+                })
+                .map(|n| format!("SELECT {n}"))
             }
-            p => {
-                let n = run_dml(&mut ec, &vis, p, &mut |_, row| sink.row(row))?;
+            p => run_dml(&mut ec, &vis, p, &mut |_, row| sink.row(row)).map(|n| {
                 deferred = std::mem::take(&mut ec.ri_deferred);
                 match p {
                     Plan::Insert(_) => format!("INSERT 0 {n}"),
                     Plan::Update(_) => format!("UPDATE {n}"),
                     _ => format!("DELETE {n}"),
                 }
-            }
+            }),
         };
+        // NOTICEs a function raised go out even if the statement failed
+        // (PostgreSQL sends them as they happen).
         let notices = std::mem::take(&mut ec.notices);
         drop(ec);
         for n in notices {
             self.notice(sink, n);
         }
+        let tag = result?;
         self.keep_deferred(deferred)?;
         if planned.writes() {
             self.xact.command_counter_increment();

@@ -361,6 +361,7 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         }
         CatFunc::FunctionIsVisible => match args.first().and_then(oid_arg) {
             Some(o) if super::proc::by_oid(o).is_some() => Value::Bool(true),
+            Some(o) if snapshot(ctx)?.function(o).is_some() => Value::Bool(true),
             _ => Value::Null,
         },
         CatFunc::FunctionArgDefault => {
@@ -373,8 +374,14 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
         }
         CatFunc::FunctionText(which) => {
-            let Some(p) = args.first().and_then(oid_arg).and_then(super::proc::by_oid) else {
-                return Ok(Value::Null);
+            let oid = args.first().and_then(oid_arg);
+            let Some(p) = oid.and_then(super::proc::by_oid) else {
+                let snap = snapshot(ctx)?;
+                let f = oid.and_then(|o| snap.function(o));
+                return Ok(f
+                    .and_then(|f| super::proc::user_function_text(f, which))
+                    .map(|t| text(&t))
+                    .unwrap_or(Value::Null));
             };
             let t = match which {
                 FunctionText::Arguments => p.arguments(),

@@ -202,6 +202,19 @@ pub struct CatalogSnapshot {
     pub privileges: HashMap<(u32, u32, i32), engine::acl::PrivEntry>,
     /// pg_default_acl's rows: (role, schema or 0, object type, list).
     pub default_acls: Vec<(u32, u32, char, Vec<engine::acl::AclItem>)>,
+    /// Functions users created that this session sees, by OID
+    /// (`engine::pg_proc`).
+    pub functions: Vec<Arc<engine::pg_proc::FunctionDef>>,
+}
+
+impl CatalogSnapshot {
+    /// The user-created function with OID `oid`.
+    pub fn function(&self, oid: u32) -> Option<&engine::pg_proc::FunctionSpec> {
+        self.functions
+            .iter()
+            .find(|f| f.spec.oid == oid)
+            .map(|f| &f.spec)
+    }
 }
 
 /// One pg_description / pg_shdescription row.
@@ -284,6 +297,7 @@ impl CatalogSnapshot {
             shdescriptions: Vec::new(),
             privileges: HashMap::new(),
             default_acls: Vec::new(),
+            functions: view.functions(),
         };
         for (k, p) in db.catalog().privilege_list() {
             let Some(e) = p.visible(own, clog) else {

@@ -373,6 +373,167 @@ pub fn pg_proc_rows() -> &'static [Vec<Value>] {
     })
 }
 
+/// The pg_proc row of a function users created.
+pub fn user_proc_row(f: &engine::pg_proc::FunctionSpec) -> Vec<Value> {
+    let types: Vec<String> = f.args.iter().map(|a| a.ty.oid().to_string()).collect();
+    let quote = |n: &str| {
+        if !n.is_empty()
+            && n.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            n.to_string()
+        } else {
+            format!("\"{}\"", n.replace('\\', "\\\\").replace('"', "\\\""))
+        }
+    };
+    let mut names: Vec<String> = f.args.iter().map(|a| quote(&a.name)).collect();
+    let mut all_types = None;
+    let mut modes = None;
+    if !f.out.is_empty() {
+        let mut all = types.clone();
+        let mut m: Vec<&str> = vec!["i"; types.len()];
+        for (n, t) in &f.out {
+            all.push(t.oid().to_string());
+            m.push("t");
+            names.push(quote(n));
+        }
+        all_types = Some(format!("{{{}}}", all.join(",")));
+        modes = Some(format!("{{{}}}", m.join(",")));
+    }
+    let names = (f.args.iter().any(|a| !a.name.is_empty()) || !f.out.is_empty())
+        .then(|| format!("{{{}}}", names.join(",")));
+    let ndefaults = f.args.iter().filter(|a| a.default.is_some()).count();
+    let vals: Vec<(&str, Option<String>)> = vec![
+        ("oid", Some(f.oid.to_string())),
+        ("proname", Some(f.name.clone())),
+        ("pronamespace", Some(f.namespace.to_string())),
+        ("proowner", Some(f.owner.to_string())),
+        ("prolang", Some(f.lang.to_string())),
+        ("procost", Some("100".into())),
+        ("prorows", Some(if f.retset { "1000" } else { "0" }.into())),
+        ("provariadic", Some("0".into())),
+        ("prosupport", Some("0".into())),
+        ("prokind", Some((f.kind as char).to_string())),
+        ("prosecdef", Some("false".into())),
+        ("proleakproof", Some("false".into())),
+        ("proisstrict", Some(f.strict.to_string())),
+        ("proretset", Some(f.retset.to_string())),
+        ("provolatile", Some((f.volatility as char).to_string())),
+        ("proparallel", Some("u".into())),
+        ("pronargs", Some(f.args.len().to_string())),
+        ("pronargdefaults", Some(ndefaults.to_string())),
+        ("prorettype", Some(f.ret.oid().to_string())),
+        ("proargtypes", Some(types.join(" "))),
+        ("proallargtypes", all_types),
+        ("proargmodes", modes),
+        ("proargnames", names),
+        ("prosrc", Some(f.body.clone())),
+    ];
+    defs::PG_PROC
+        .iter()
+        .map(|(n, t)| {
+            let text = vals
+                .iter()
+                .find(|(c, _)| c == n)
+                .and_then(|(_, v)| v.as_deref());
+            value_of(t, text)
+        })
+        .collect()
+}
+
+/// pg_get_function_arguments and friends for a function users created.
+pub fn user_function_text(
+    f: &engine::pg_proc::FunctionSpec,
+    which: super::functions::FunctionText,
+) -> Option<String> {
+    use super::functions::FunctionText as W;
+    let args = |defaults: bool| -> String {
+        f.args
+            .iter()
+            .map(|a| {
+                let mut s = if a.name.is_empty() {
+                    a.ty.pg_name()
+                } else {
+                    format!("{} {}", a.name, a.ty.pg_name())
+                };
+                if f.kind == b'p' {
+                    // PostgreSQL marks a procedure's modes, IN included.
+                    s.insert_str(0, "IN ");
+                }
+                if defaults {
+                    if let Some(d) = &a.default {
+                        s.push_str(&format!(" DEFAULT {}", d.trim()));
+                    }
+                }
+                s
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let result = || -> String {
+        if !f.out.is_empty() {
+            let cols: Vec<String> = f
+                .out
+                .iter()
+                .map(|(n, t)| format!("{n} {}", t.pg_name()))
+                .collect();
+            return format!("TABLE({})", cols.join(", "));
+        }
+        let t = f.ret.pg_name();
+        if f.retset {
+            format!("SETOF {t}")
+        } else {
+            t
+        }
+    };
+    match which {
+        W::Arguments => Some(args(true)),
+        W::IdentityArguments => Some(args(false)),
+        W::Result if f.kind == b'p' => None,
+        W::Result => Some(result()),
+        W::SqlBody => None,
+        W::Definition => {
+            let lang = if f.lang == engine::pg_proc::LANG_SQL {
+                "sql"
+            } else {
+                "plpgsql"
+            };
+            let mut s = format!(
+                "CREATE OR REPLACE {} public.{}({})\n",
+                if f.kind == b'p' {
+                    "PROCEDURE"
+                } else {
+                    "FUNCTION"
+                },
+                f.name,
+                args(true)
+            );
+            if f.kind != b'p' {
+                s.push_str(&format!(" RETURNS {}\n", result()));
+            }
+            s.push_str(&format!(" LANGUAGE {lang}\n"));
+            let mut opts = String::new();
+            match f.volatility {
+                b'i' => opts.push_str(" IMMUTABLE"),
+                b's' => opts.push_str(" STABLE"),
+                _ => {}
+            }
+            if f.strict {
+                opts.push_str(" STRICT");
+            }
+            if f.retset && f.out.is_empty() {
+                // ROWS 1000 is the default: nothing to print.
+            }
+            if !opts.is_empty() {
+                s.push_str(&opts);
+                s.push('\n');
+            }
+            s.push_str(&format!("AS $function${}$function$\n", f.body));
+            Some(s)
+        }
+    }
+}
+
 /// pg_aggregate's rows for the aggregates of [`procs`].
 pub fn pg_aggregate_rows() -> Vec<Vec<Value>> {
     table_rows(

@@ -550,8 +550,12 @@ pub fn pg_enum(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 }
 
 /// pg_proc: the built-in functions hotpair implements (`proc.rs`).
-pub fn pg_proc(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
-    proc::pg_proc_rows().to_vec()
+pub fn pg_proc(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let mut rows = proc::pg_proc_rows().to_vec();
+    for f in &ec.pg_catalog().functions {
+        rows.push(proc::user_proc_row(&f.spec));
+    }
+    rows
 }
 
 /// pg_aggregate: the aggregates of pg_proc.

@@ -1,0 +1,339 @@
+//! CREATE [OR REPLACE] FUNCTION / PROCEDURE and DROP FUNCTION / PROCEDURE
+//! (PostgreSQL's `commands/functioncmds.c`).
+//!
+//! A function is a catalog object ([`engine::pg_proc`]): CREATE checks the
+//! definition, compiles a PL/pgSQL body (a syntax error is 42601 at CREATE,
+//! as PostgreSQL's validator reports it) or parses a LANGUAGE sql body, and
+//! applies a `CreateFunction` change, WAL-logged so a standby can run the
+//! function after replay. Transactions work as for enum types
+//! (`crate::typecmds`): the change happens at once and
+//! [`PendingDdl::CreateFunction`], [`PendingDdl::ReplaceFunction`] and
+//! [`PendingDdl::DropFunction`] say how to undo it at ROLLBACK (or ROLLBACK
+//! TO SAVEPOINT). A function another transaction created is invisible to
+//! calls until that transaction commits (`CatalogView::functions`).
+//!
+//! Not supported (0A000): OUT / INOUT / VARIADIC parameters, SECURITY
+//! DEFINER, RETURNS trigger, languages other than sql and plpgsql.
+
+use crate::ddl::{DdlCtx, PendingDdl};
+use crate::parser::funcstmt::{ArgMode, CreateFunction, FuncRef, FuncStmt, Returns};
+use engine::catalog::CatalogChange;
+use engine::pg_proc::{FunctionArg, FunctionSpec, LANG_PLPGSQL, LANG_SQL};
+use engine::Engine;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::TransactionId;
+
+fn definition_error(msg: impl Into<String>) -> PgError {
+    PgError::new(sqlstate::INVALID_FUNCTION_DEFINITION, msg)
+}
+
+/// A parameter or result type as written.
+fn type_of(text: &str) -> PgResult<SqlType> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "void" => Ok(SqlType::Void),
+        "trigger" | "event_trigger" => {
+            Err(PgError::unsupported("trigger functions are not supported"))
+        }
+        "record" => Err(PgError::unsupported(
+            "functions returning record are not supported",
+        )),
+        _ => crate::parser::parse_type_text(text),
+    }
+}
+
+/// The language's pg_language OID.
+pub fn language_oid(name: &str) -> PgResult<u32> {
+    match name {
+        "sql" => Ok(LANG_SQL),
+        "plpgsql" => Ok(LANG_PLPGSQL),
+        _ => Err(PgError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!("language \"{name}\" does not exist"),
+        )),
+    }
+}
+
+/// Runs CREATE / DROP FUNCTION or PROCEDURE.
+pub fn execute(cx: &mut DdlCtx<'_>, stmt: &FuncStmt) -> PgResult<String> {
+    match stmt {
+        FuncStmt::Create(c) => create(cx, c)?,
+        FuncStmt::Drop {
+            procedure,
+            if_exists,
+            items,
+        } => {
+            for item in items {
+                drop_one(cx, *procedure, *if_exists, item)?;
+            }
+        }
+        FuncStmt::Do { .. } | FuncStmt::Call { .. } => {
+            return Err(PgError::internal("DO / CALL are not DDL"))
+        }
+    }
+    Ok(stmt.tag().to_string())
+}
+
+fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
+    let Some(language) = &c.language else {
+        return Err(definition_error("no language specified"));
+    };
+    let lang = language_oid(language)?;
+    let Some(body) = &c.body else {
+        return Err(definition_error("no function body specified"));
+    };
+    if c.security_definer {
+        return Err(PgError::unsupported("SECURITY DEFINER is not supported"));
+    }
+    let mut args = Vec::with_capacity(c.args.len());
+    let mut seen_default = false;
+    for a in &c.args {
+        if a.mode != ArgMode::In {
+            return Err(PgError::unsupported(
+                "OUT, INOUT and VARIADIC parameters are not supported",
+            ));
+        }
+        let ty = type_of(&a.ty)?;
+        if ty == SqlType::Void {
+            return Err(definition_error(format!(
+                "{} functions cannot accept type void",
+                if lang == LANG_SQL { "SQL" } else { "PL/pgSQL" }
+            )));
+        }
+        if a.default.is_some() {
+            seen_default = true;
+        } else if seen_default {
+            return Err(definition_error(
+                "input parameters after one with a default value must also have defaults",
+            ));
+        }
+        let name = a.name.clone().unwrap_or_default();
+        if !name.is_empty() && args.iter().any(|x: &FunctionArg| x.name == name) {
+            return Err(definition_error(format!(
+                "parameter name \"{name}\" used more than once"
+            )));
+        }
+        args.push(FunctionArg {
+            name,
+            ty,
+            default: a.default.clone(),
+        });
+    }
+    let (ret, retset, out) = match (&c.returns, c.procedure) {
+        (Some(_), true) => return Err(definition_error("procedures cannot have a RETURNS clause")),
+        (None, true) => (SqlType::Void, false, Vec::new()),
+        (None, false) => return Err(definition_error("function result type must be specified")),
+        (Some(Returns::Type { setof, ty }), false) => (type_of(ty)?, *setof, Vec::new()),
+        (Some(Returns::Table(cols)), false) => {
+            let mut out = Vec::with_capacity(cols.len());
+            for (n, t) in cols {
+                out.push((n.clone(), type_of(t)?));
+            }
+            let ret = match out.as_slice() {
+                [(_, t)] => *t,
+                _ => SqlType::Record,
+            };
+            (ret, true, out)
+        }
+    };
+    let db = cx.db;
+    let owner = crate::privileges::AclUser::of(db, cx.user).oid;
+    let mut spec = FunctionSpec {
+        oid: 0,
+        name: c.name.clone(),
+        namespace: engine::namespace::PUBLIC_NAMESPACE,
+        owner,
+        kind: if c.procedure { b'p' } else { b'f' },
+        lang,
+        volatility: c.volatility.unwrap_or(b'v'),
+        strict: c.strict.unwrap_or(false),
+        retset,
+        ret,
+        args,
+        out,
+        body: body.clone(),
+        creator: TransactionId::INVALID,
+    };
+    // The body must parse (PostgreSQL validates at CREATE).
+    if lang == LANG_PLPGSQL {
+        crate::plpgsql::validate(&spec)?;
+    } else {
+        for s in crate::parser::split_statements(body) {
+            crate::parser::parse_one(s)?;
+        }
+    }
+    let types = spec.arg_types();
+    let existing = db
+        .catalog()
+        .functions()
+        .into_iter()
+        .find(|f| f.spec.name == spec.name && f.spec.arg_types() == types);
+    match existing {
+        Some(old) if !c.or_replace => {
+            let _ = old;
+            Err(PgError::new(
+                sqlstate::DUPLICATE_FUNCTION,
+                format!(
+                    "{} \"{}\" already exists with same argument types",
+                    if c.procedure { "procedure" } else { "function" },
+                    spec.name
+                ),
+            ))
+        }
+        Some(old) => {
+            let before = old.current_spec();
+            if before.kind != spec.kind {
+                return Err(PgError::new(
+                    sqlstate::WRONG_OBJECT_TYPE,
+                    "cannot change routine kind",
+                )
+                .with_detail(format!(
+                    "\"{}\" is a {}.",
+                    spec.name,
+                    if before.kind == b'p' {
+                        "procedure"
+                    } else {
+                        "function"
+                    }
+                )));
+            }
+            if before.ret != spec.ret || before.retset != spec.retset {
+                return Err(
+                    definition_error("cannot change return type of existing function")
+                        .with_hint(format!("Use DROP FUNCTION {} first.", before.signature())),
+                );
+            }
+            let u = crate::privileges::AclUser::of(db, cx.user);
+            if !u.superuser && !u.has_privs_of(before.owner) {
+                return Err(crate::privileges::not_owner(
+                    if c.procedure { "procedure" } else { "function" },
+                    &spec.name,
+                ));
+            }
+            cx.xact.assign_xid()?;
+            spec.oid = before.oid;
+            spec.owner = before.owner;
+            db.catalog()
+                .apply_catalog_change(&CatalogChange::CreateFunction(spec))?;
+            cx.pending
+                .push(PendingDdl::ReplaceFunction(Box::new(before)));
+            Ok(())
+        }
+        None => {
+            spec.oid = db.catalog().allocate_oid();
+            spec.creator = cx.xact.assign_xid()?;
+            let oid = spec.oid;
+            db.catalog()
+                .apply_catalog_change(&CatalogChange::CreateFunction(spec))?;
+            cx.pending.push(PendingDdl::CreateFunction(oid));
+            Ok(())
+        }
+    }
+}
+
+fn drop_one(cx: &mut DdlCtx<'_>, procedure: bool, if_exists: bool, item: &FuncRef) -> PgResult<()> {
+    let what = if procedure { "procedure" } else { "function" };
+    let types = match &item.args {
+        Some(a) => Some(a.iter().map(|t| type_of(t)).collect::<PgResult<Vec<_>>>()?),
+        None => None,
+    };
+    let shown = match &types {
+        Some(t) => format!(
+            "{}({})",
+            item.name,
+            t.iter().map(|t| t.pg_name()).collect::<Vec<_>>().join(", ")
+        ),
+        None => item.name.clone(),
+    };
+    let candidates: Vec<_> = cx
+        .catalog()
+        .functions()
+        .into_iter()
+        .filter(|f| f.spec.name == item.name)
+        .filter(|f| types.as_ref().is_none_or(|t| f.spec.arg_types() == *t))
+        .collect();
+    let f = match candidates.as_slice() {
+        [] => {
+            if if_exists {
+                cx.notices.push(PgError::notice(
+                    sqlstate::SUCCESSFUL_COMPLETION,
+                    format!("{what} {shown} does not exist, skipping"),
+                ));
+                return Ok(());
+            }
+            return Err(match &types {
+                Some(_) => PgError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("{what} {shown} does not exist"),
+                ),
+                None => PgError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("could not find a {what} named \"{}\"", item.name),
+                ),
+            });
+        }
+        [f] => f.clone(),
+        _ => {
+            return Err(PgError::new(
+                sqlstate::AMBIGUOUS_FUNCTION,
+                format!("{what} name \"{}\" is not unique", item.name),
+            )
+            .with_hint(format!(
+                "Specify the argument list to select the {what} unambiguously."
+            )))
+        }
+    };
+    let spec = f.current_spec();
+    if (spec.kind == b'p') != procedure {
+        return Err(PgError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("{} is not a {what}", spec.signature()),
+        ));
+    }
+    let u = crate::privileges::AclUser::of(cx.db, cx.user);
+    if !u.superuser && !u.has_privs_of(spec.owner) {
+        return Err(crate::privileges::not_owner(what, &spec.name));
+    }
+    cx.xact.assign_xid()?;
+    cx.db
+        .catalog()
+        .apply_catalog_change(&CatalogChange::DropFunction { oid: spec.oid })?;
+    cx.pending.push(PendingDdl::DropFunction(Box::new(spec)));
+    Ok(())
+}
+
+/// PendingDdl for functions: the transaction committed.
+pub(crate) fn commit_pending(db: &Engine, p: &PendingDdl) {
+    if let PendingDdl::CreateFunction(oid) = p {
+        if let Some(f) = db.catalog().function(*oid) {
+            f.creator.store(0, std::sync::atomic::Ordering::Release);
+        }
+    }
+}
+
+/// PendingDdl for functions: the (sub)transaction rolled back.
+pub(crate) fn abort_pending(db: &Engine, p: PendingDdl) {
+    let change = match p {
+        PendingDdl::CreateFunction(oid) => {
+            if db.catalog().function(oid).is_none() {
+                return;
+            }
+            CatalogChange::DropFunction { oid }
+        }
+        PendingDdl::ReplaceFunction(before) => CatalogChange::CreateFunction(*before),
+        PendingDdl::DropFunction(mut spec) => {
+            if db.catalog().function(spec.oid).is_some() {
+                return;
+            }
+            spec.creator = TransactionId::INVALID;
+            CatalogChange::CreateFunction(*spec)
+        }
+        _ => return,
+    };
+    if let Err(e) = db.catalog().apply_catalog_change(&change) {
+        tracing::warn!(
+            "could not undo a function change after rollback: {}",
+            e.message
+        );
+    }
+}

@@ -1,0 +1,548 @@
+//! CREATE [OR REPLACE] FUNCTION / PROCEDURE, DROP FUNCTION / PROCEDURE,
+//! DO and CALL as the parser's keyword pre-dispatch reads them (sqlparser
+//! 0.52 lacks SETOF, TABLE (…) results, DO and PostgreSQL's option
+//! order); `crate::functioncmds` runs them.
+//!
+//! Types are kept as the text written (resolved when the statement runs,
+//! so a cached parse never holds a stale enum OID); a function body and a
+//! DO block are the string literal's value (plain or dollar-quoted).
+
+use super::{Cur, Tok};
+use pgtypes::error::{sqlstate, PgError, PgResult};
+
+/// A parameter's mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgMode {
+    /// IN (the default).
+    In,
+    /// OUT.
+    Out,
+    /// INOUT.
+    InOut,
+    /// VARIADIC.
+    Variadic,
+}
+
+/// One parameter as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgDef {
+    /// The mode.
+    pub mode: ArgMode,
+    /// The name, if any.
+    pub name: Option<String>,
+    /// The type's text.
+    pub ty: String,
+    /// DEFAULT (or `=`) expression's text.
+    pub default: Option<String>,
+}
+
+/// RETURNS as written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Returns {
+    /// `RETURNS [SETOF] type`.
+    Type {
+        /// SETOF.
+        setof: bool,
+        /// The type's text.
+        ty: String,
+    },
+    /// `RETURNS TABLE (name type, …)`.
+    Table(Vec<(String, String)>),
+}
+
+/// CREATE [OR REPLACE] FUNCTION | PROCEDURE.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateFunction {
+    /// OR REPLACE.
+    pub or_replace: bool,
+    /// PROCEDURE rather than FUNCTION.
+    pub procedure: bool,
+    /// The name (a schema qualification must be `public`).
+    pub name: String,
+    /// The parameters.
+    pub args: Vec<ArgDef>,
+    /// RETURNS, if given.
+    pub returns: Option<Returns>,
+    /// LANGUAGE (lower-cased).
+    pub language: Option<String>,
+    /// IMMUTABLE (`i`), STABLE (`s`) or VOLATILE (`v`).
+    pub volatility: Option<u8>,
+    /// STRICT / RETURNS NULL ON NULL INPUT (true), CALLED ON NULL INPUT.
+    pub strict: Option<bool>,
+    /// SECURITY DEFINER.
+    pub security_definer: bool,
+    /// AS 'body'.
+    pub body: Option<String>,
+}
+
+/// A function named in DROP.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuncRef {
+    /// The name.
+    pub name: String,
+    /// The argument types' text (None: no list given).
+    pub args: Option<Vec<String>>,
+}
+
+/// A statement of this module.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FuncStmt {
+    /// CREATE FUNCTION / PROCEDURE.
+    Create(CreateFunction),
+    /// DROP FUNCTION / PROCEDURE [IF EXISTS] f[(types)], … [CASCADE | RESTRICT].
+    Drop {
+        /// PROCEDURE.
+        procedure: bool,
+        /// IF EXISTS.
+        if_exists: bool,
+        /// The functions.
+        items: Vec<FuncRef>,
+    },
+    /// DO [LANGUAGE l] 'code'.
+    Do {
+        /// The block's source.
+        body: String,
+        /// LANGUAGE (default plpgsql).
+        language: String,
+    },
+    /// CALL p(args): the call's text after CALL, run as a function call.
+    Call {
+        /// The procedure.
+        name: String,
+        /// The argument list's text (between the parentheses).
+        args: String,
+    },
+}
+
+impl FuncStmt {
+    /// The command tag.
+    pub fn tag(&self) -> &'static str {
+        match self {
+            FuncStmt::Create(c) if c.procedure => "CREATE PROCEDURE",
+            FuncStmt::Create(_) => "CREATE FUNCTION",
+            FuncStmt::Drop {
+                procedure: true, ..
+            } => "DROP PROCEDURE",
+            FuncStmt::Drop { .. } => "DROP FUNCTION",
+            FuncStmt::Do { .. } => "DO",
+            FuncStmt::Call { .. } => "CALL",
+        }
+    }
+}
+
+/// True if the statement is one of this module's.
+pub(crate) fn is_function_statement(c: &Cur<'_>) -> bool {
+    let w = |i| c.peek_word_at(i);
+    match w(0) {
+        Some("create") => {
+            matches!(w(1), Some("function" | "procedure"))
+                || (w(1) == Some("or")
+                    && w(2) == Some("replace")
+                    && matches!(w(3), Some("function" | "procedure")))
+        }
+        Some("drop") => matches!(w(1), Some("function" | "procedure")),
+        Some("do") | Some("call") => true,
+        _ => false,
+    }
+}
+
+fn redundant() -> PgError {
+    PgError::new(sqlstate::SYNTAX_ERROR, "conflicting or redundant options")
+}
+
+fn once<T>(slot: &mut Option<T>, v: T) -> PgResult<()> {
+    if slot.is_some() {
+        return Err(redundant());
+    }
+    *slot = Some(v);
+    Ok(())
+}
+
+/// Parses one of this module's statements.
+pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
+    match c.peek_word() {
+        Some("do") => {
+            c.pos += 1;
+            let mut language = None;
+            let mut body = None;
+            while !c.at_end() {
+                if c.eat_word("language") {
+                    once(&mut language, lang_name(c)?)?;
+                } else {
+                    once(&mut body, c.string()?)?;
+                }
+            }
+            let Some(body) = body else {
+                return Err(PgError::syntax("no inline code specified"));
+            };
+            Ok(FuncStmt::Do {
+                body,
+                language: language.unwrap_or_else(|| "plpgsql".into()),
+            })
+        }
+        Some("call") => {
+            c.pos += 1;
+            let name = c.ident()?;
+            let open = c.pos;
+            if !c.eat_punct('(') {
+                return Err(c.error_here());
+            }
+            let close = skip_to_close(c)?;
+            let args = c.text_between(open + 1, close).to_string();
+            c.pos = close + 1;
+            c.expect_end()?;
+            Ok(FuncStmt::Call { name, args })
+        }
+        Some("drop") => {
+            c.pos += 1;
+            let procedure = c.eat_word("procedure");
+            if !procedure {
+                c.expect_word("function")?;
+            }
+            let if_exists = c.eat_if_exists()?;
+            let mut items = Vec::new();
+            loop {
+                let name = c.ident()?;
+                let args = if c.eat_punct('(') {
+                    let mut v = Vec::new();
+                    if !c.eat_punct(')') {
+                        loop {
+                            let a = arg_def(c)?;
+                            if a.mode != ArgMode::Out {
+                                v.push(a.ty);
+                            }
+                            if c.eat_punct(')') {
+                                break;
+                            }
+                            if !c.eat_punct(',') {
+                                return Err(c.error_here());
+                            }
+                        }
+                    }
+                    Some(v)
+                } else {
+                    None
+                };
+                items.push(FuncRef { name, args });
+                if !c.eat_punct(',') {
+                    break;
+                }
+            }
+            let _ = c.eat_word("cascade") || c.eat_word("restrict");
+            c.expect_end()?;
+            Ok(FuncStmt::Drop {
+                procedure,
+                if_exists,
+                items,
+            })
+        }
+        _ => create(c).map(FuncStmt::Create),
+    }
+}
+
+/// The index of the `)` closing the `(` just eaten.
+fn skip_to_close(c: &Cur<'_>) -> PgResult<usize> {
+    let mut depth = 1usize;
+    let mut i = c.pos;
+    while let Some(t) = c.toks.get(i) {
+        match t.tok {
+            Tok::Punct('(') | Tok::Punct('[') => depth += 1,
+            Tok::Punct(')') | Tok::Punct(']') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Err(PgError::syntax("syntax error at end of input"))
+}
+
+fn lang_name(c: &mut Cur<'_>) -> PgResult<String> {
+    match c.peek().cloned() {
+        Some(Tok::Str(s)) => {
+            c.pos += 1;
+            Ok(s.to_lowercase())
+        }
+        _ => Ok(c.one_ident()?.to_lowercase()),
+    }
+}
+
+/// Words that end a type in a parameter list.
+fn ends_arg_type(t: &Tok) -> bool {
+    matches!(t, Tok::Punct(',' | ')' | '=')) || matches!(t, Tok::Word(w) if w == "default")
+}
+
+/// Words that end RETURNS' type.
+fn ends_return_type(t: &Tok) -> bool {
+    matches!(t, Tok::Str(_) | Tok::Punct(';'))
+        || matches!(t, Tok::Word(w) if matches!(w.as_str(),
+            "language" | "as" | "immutable" | "stable" | "volatile" | "strict" | "called"
+            | "returns" | "security" | "external" | "parallel" | "cost" | "rows" | "set"
+            | "leakproof" | "not" | "window" | "support" | "transform" | "return" | "begin"))
+}
+
+/// A type's text: tokens up to `end` at parenthesis depth 0.
+fn type_text(c: &mut Cur<'_>, end: fn(&Tok) -> bool) -> PgResult<String> {
+    let start = c.pos;
+    let mut depth = 0usize;
+    while let Some(t) = c.peek() {
+        match t {
+            Tok::Punct('(') | Tok::Punct('[') => depth += 1,
+            Tok::Punct(')') | Tok::Punct(']') if depth > 0 => depth -= 1,
+            t if depth == 0 && end(t) => break,
+            _ => {}
+        }
+        c.pos += 1;
+    }
+    if c.pos == start {
+        return Err(c.error_here());
+    }
+    Ok(c.text_between(start, c.pos).to_string())
+}
+
+/// `[mode] [name] type [DEFAULT expr | = expr]`.
+fn arg_def(c: &mut Cur<'_>) -> PgResult<ArgDef> {
+    let mode = match c.peek_word() {
+        Some("in") if c.peek_word_at(1) != Some("out") => {
+            c.pos += 1;
+            ArgMode::In
+        }
+        Some("in") => {
+            c.pos += 2;
+            ArgMode::InOut
+        }
+        Some("out") => {
+            c.pos += 1;
+            ArgMode::Out
+        }
+        Some("inout") => {
+            c.pos += 1;
+            ArgMode::InOut
+        }
+        Some("variadic") => {
+            c.pos += 1;
+            ArgMode::Variadic
+        }
+        _ => ArgMode::In,
+    };
+    // A name comes first when another word or identifier follows it
+    // before the type ends (`a int`, `"A" text`); `double precision`,
+    // `character varying` are types.
+    let is_name = match (c.peek(), c.toks.get(c.pos + 1).map(|t| &t.tok)) {
+        (Some(Tok::Word(w)), Some(Tok::Word(n)))
+            if !matches!(
+                (w.as_str(), n.as_str()),
+                ("double", "precision")
+                    | ("character", "varying")
+                    | ("bit", "varying")
+                    | ("timestamp", _)
+                    | ("time", _)
+            ) && n != "default" =>
+        {
+            true
+        }
+        (Some(Tok::Ident(_)), Some(Tok::Word(n))) if n != "default" => true,
+        (Some(Tok::Word(_) | Tok::Ident(_)), Some(Tok::Ident(_))) => true,
+        _ => false,
+    };
+    let name = if is_name { Some(c.one_ident()?) } else { None };
+    let ty = type_text(c, ends_arg_type)?;
+    let default = if c.eat_word("default") || c.eat_punct('=') {
+        let start = c.pos;
+        let mut depth = 0usize;
+        while let Some(t) = c.peek() {
+            match t {
+                Tok::Punct('(') | Tok::Punct('[') => depth += 1,
+                Tok::Punct(')') | Tok::Punct(']') if depth > 0 => depth -= 1,
+                Tok::Punct(',' | ')') if depth == 0 => break,
+                _ => {}
+            }
+            c.pos += 1;
+        }
+        if c.pos == start {
+            return Err(c.error_here());
+        }
+        Some(c.text_between(start, c.pos).to_string())
+    } else {
+        None
+    };
+    Ok(ArgDef {
+        mode,
+        name,
+        ty,
+        default,
+    })
+}
+
+fn create(c: &mut Cur<'_>) -> PgResult<CreateFunction> {
+    c.expect_word("create")?;
+    let or_replace = if c.eat_word("or") {
+        c.expect_word("replace")?;
+        true
+    } else {
+        false
+    };
+    let procedure = c.eat_word("procedure");
+    if !procedure {
+        c.expect_word("function")?;
+    }
+    let mut parts = vec![c.one_ident()?];
+    while c.eat_punct('.') {
+        parts.push(c.one_ident()?);
+    }
+    let name = match parts.as_slice() {
+        [n] => n.clone(),
+        [s, n] if s == "public" => n.clone(),
+        [s, _] => {
+            return Err(PgError::new(
+                sqlstate::INVALID_SCHEMA_NAME,
+                format!("schema \"{s}\" does not exist"),
+            ))
+        }
+        _ => {
+            return Err(PgError::syntax(
+                "improper qualified name (too many dotted names)",
+            ))
+        }
+    };
+    if !c.eat_punct('(') {
+        return Err(c.error_here());
+    }
+    let mut args = Vec::new();
+    if !c.eat_punct(')') {
+        loop {
+            args.push(arg_def(c)?);
+            if c.eat_punct(')') {
+                break;
+            }
+            if !c.eat_punct(',') {
+                return Err(c.error_here());
+            }
+        }
+    }
+    let mut f = CreateFunction {
+        or_replace,
+        procedure,
+        name,
+        args,
+        returns: None,
+        language: None,
+        volatility: None,
+        strict: None,
+        security_definer: false,
+        body: None,
+    };
+    while !c.at_end() {
+        if c.eat_punct(';') {
+            continue;
+        }
+        let w = c.peek_word().unwrap_or("").to_string();
+        match w.as_str() {
+            "returns" if c.peek_word_at(1) == Some("null") => {
+                c.pos += 2;
+                c.expect_word("on")?;
+                c.expect_word("null")?;
+                c.expect_word("input")?;
+                once(&mut f.strict, true)?;
+            }
+            "returns" => {
+                c.pos += 1;
+                let r = if c.eat_word("table") {
+                    if !c.eat_punct('(') {
+                        return Err(c.error_here());
+                    }
+                    let mut cols = Vec::new();
+                    loop {
+                        let n = c.one_ident()?;
+                        let t = type_text(c, ends_arg_type)?;
+                        cols.push((n, t));
+                        if c.eat_punct(')') {
+                            break;
+                        }
+                        if !c.eat_punct(',') {
+                            return Err(c.error_here());
+                        }
+                    }
+                    Returns::Table(cols)
+                } else {
+                    let setof = c.eat_word("setof");
+                    Returns::Type {
+                        setof,
+                        ty: type_text(c, ends_return_type)?,
+                    }
+                };
+                once(&mut f.returns, r)?;
+            }
+            "language" => {
+                c.pos += 1;
+                once(&mut f.language, lang_name(c)?)?;
+            }
+            "immutable" | "stable" | "volatile" => {
+                c.pos += 1;
+                once(&mut f.volatility, w.as_bytes()[0])?;
+            }
+            "strict" => {
+                c.pos += 1;
+                once(&mut f.strict, true)?;
+            }
+            "called" => {
+                c.pos += 1;
+                c.expect_word("on")?;
+                c.expect_word("null")?;
+                c.expect_word("input")?;
+                once(&mut f.strict, false)?;
+            }
+            "security" | "external" => {
+                if c.eat_word("external") {
+                    c.expect_word("security")?;
+                } else {
+                    c.pos += 1;
+                }
+                if c.eat_word("definer") {
+                    f.security_definer = true;
+                } else {
+                    c.expect_word("invoker")?;
+                }
+            }
+            "not" => {
+                c.pos += 1;
+                c.expect_word("leakproof")?;
+            }
+            "leakproof" => c.pos += 1,
+            "parallel" => {
+                c.pos += 1;
+                if !(c.eat_word("safe") || c.eat_word("restricted") || c.eat_word("unsafe")) {
+                    return Err(c.error_here());
+                }
+            }
+            "cost" | "rows" => {
+                c.pos += 1;
+                match c.peek() {
+                    Some(Tok::Num(_)) => c.pos += 1,
+                    _ => return Err(c.error_here()),
+                }
+            }
+            "as" => {
+                c.pos += 1;
+                let body = c.string()?;
+                if c.eat_punct(',') {
+                    return Err(PgError::new(
+                        sqlstate::INVALID_FUNCTION_DEFINITION,
+                        "only one AS item needed for language",
+                    ));
+                }
+                once(&mut f.body, body)?;
+            }
+            "return" | "begin" => {
+                return Err(PgError::unsupported(
+                    "SQL-standard function bodies are not supported",
+                ))
+            }
+            _ => return Err(c.error_here()),
+        }
+    }
+    Ok(f)
+}

@@ -1,0 +1,856 @@
+//! The PL/pgSQL interpreter (PostgreSQL's `pl_exec.c`): walks a
+//! [`Compiled`] tree, keeping the variables in an array of slots and
+//! running every expression and embedded statement through `crate::spi`.
+
+use std::sync::Arc;
+
+use super::gram::{
+    condition_code, valid_sqlstate, Block, Compiled, Cond, Fast, IntoClause, Level, PExpr,
+    ParamRef, Query, Raise, SlotType, Stmt, StmtKind, Targets,
+};
+use crate::executor::Ectx;
+use crate::spi::{self, SnapshotMode, SpiResult};
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::{cast_assign, Value};
+use server::backend::FieldDescription;
+
+/// A row held by a record variable.
+#[derive(Debug)]
+struct Row {
+    names: Vec<String>,
+    types: Vec<SqlType>,
+    vals: Vec<Value>,
+}
+
+/// A variable's value.
+#[derive(Clone, Debug)]
+enum Var {
+    Scalar(Value, SqlType),
+    /// None: not assigned yet.
+    Record(Option<Arc<Row>>),
+}
+
+/// How a statement list ended.
+enum Flow {
+    Normal,
+    Exit(Option<String>),
+    Continue(Option<String>),
+    Return(Value),
+}
+
+struct Exec<'c> {
+    c: &'c Compiled,
+    vars: Vec<Var>,
+    row_count: u64,
+    /// The innermost statement running (CONTEXT).
+    err_stmt: Option<(u32, &'static str)>,
+    /// Errors being handled, innermost last (`RAISE;`, GET STACKED).
+    caught: Vec<PgError>,
+    /// RETURN NEXT / RETURN QUERY rows.
+    set_rows: Vec<Value>,
+}
+
+/// Runs `c` with `args` (the parameters' values, already of their types).
+pub fn run(ec: &mut Ectx<'_>, c: &Compiled, args: &[Value]) -> PgResult<Value> {
+    let mut vars = Vec::with_capacity(c.slots.len());
+    for (i, s) in c.slots.iter().enumerate() {
+        vars.push(match &s.ty {
+            SlotType::Record => Var::Record(None),
+            SlotType::Scalar(t) => Var::Scalar(
+                args.get(i)
+                    .cloned()
+                    .filter(|_| i < c.nargs)
+                    .unwrap_or(Value::Null),
+                *t,
+            ),
+            SlotType::Dynamic => Var::Scalar(Value::Null, SqlType::Unknown),
+        });
+    }
+    vars[c.found] = Var::Scalar(Value::Bool(false), SqlType::Bool);
+    let mut x = Exec {
+        c,
+        vars,
+        row_count: 0,
+        err_stmt: None,
+        caught: Vec::new(),
+        set_rows: Vec::new(),
+    };
+    let flow = x.block(ec, &c.body).map_err(|e| x.with_context(e))?;
+    match flow {
+        Flow::Return(v) => {
+            if c.ret == SqlType::Void || c.retset {
+                Ok(Value::Void)
+            } else {
+                Ok(v)
+            }
+        }
+        Flow::Normal if c.ret == SqlType::Void || c.retset => Ok(Value::Void),
+        Flow::Normal => Err(PgError::new(
+            sqlstate::NO_RETURN_STATEMENT,
+            "control reached end of function without RETURN",
+        )
+        .with_context(format!("PL/pgSQL function {}", c.name))),
+        Flow::Exit(_) => Err(x.with_context(PgError::syntax(
+            "EXIT cannot be used outside a loop, unless it has a label",
+        ))),
+        Flow::Continue(_) => {
+            Err(x.with_context(PgError::syntax("CONTINUE cannot be used outside a loop")))
+        }
+    }
+}
+
+/// A value converted to `to` as PL/pgSQL assigns: an assignment cast,
+/// else through the text form.
+fn coerce(v: Value, to: SqlType) -> PgResult<Value> {
+    if v.is_null() || to == SqlType::Unknown || v.sql_type() == to {
+        return Ok(v);
+    }
+    if let Value::Text(s) = &v {
+        // PL/pgSQL converts text through the target type's input function.
+        return Value::from_text(to, s);
+    }
+    match cast_assign(&v, to) {
+        Ok(x) => Ok(x),
+        Err(e) => match Value::from_text(to, &v.to_text_string()) {
+            Ok(x) => Ok(x),
+            Err(_) => Err(e),
+        },
+    }
+}
+
+/// The text RAISE prints for a value.
+fn raise_text(v: &Value) -> String {
+    if v.is_null() {
+        "<NULL>".to_string()
+    } else {
+        v.to_text_string()
+    }
+}
+
+/// A SQLSTATE as the `&'static str` errors carry: PostgreSQL's constants
+/// for the names we know, otherwise interned once per distinct code.
+fn static_code(code: &str) -> &'static str {
+    if let Some((_, c)) = super::gram::CONDITIONS.iter().find(|(_, c)| *c == code) {
+        return c;
+    }
+    static INTERNED: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut v = INTERNED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(c) = v.iter().find(|c| **c == code) {
+        return c;
+    }
+    let c: &'static str = Box::leak(code.to_string().into_boxed_str());
+    v.push(c);
+    c
+}
+
+/// True if handler condition `c` catches an error with SQLSTATE `code`.
+fn catches(c: &Cond, code: &str) -> bool {
+    match c {
+        // OTHERS lets cancel, statement_timeout and ASSERT through.
+        Cond::Others => code != sqlstate::QUERY_CANCELED && code != sqlstate::ASSERT_FAILURE,
+        Cond::Code(s) if s.ends_with("000") => code.get(..2) == s.get(..2),
+        Cond::Code(s) => s == code,
+    }
+}
+
+impl<'c> Exec<'c> {
+    fn with_context(&self, e: PgError) -> PgError {
+        match self.err_stmt {
+            Some((line, what)) => e.with_context(format!(
+                "PL/pgSQL function {} line {line} at {what}",
+                self.c.name
+            )),
+            None => e.with_context(format!("PL/pgSQL function {}", self.c.name)),
+        }
+    }
+
+    fn slot_name(&self, slot: usize) -> &str {
+        self.c.slots.get(slot).map_or("", |s| s.name.as_str())
+    }
+
+    /// The value and type of a parameter reference.
+    fn param_value(&self, p: &ParamRef) -> PgResult<(Value, SqlType)> {
+        match (&self.vars[p.slot], &p.field) {
+            (Var::Scalar(v, t), None) => Ok((v.clone(), *t)),
+            (Var::Scalar(..), Some(f)) => Err(PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("missing FROM-clause entry for table \"{}\"", f),
+            )),
+            (Var::Record(None), _) => Err(PgError::new(
+                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("record \"{}\" is not assigned yet", self.slot_name(p.slot)),
+            )
+            .with_detail("The tuple structure of a not-yet-assigned record is indeterminate.")),
+            (Var::Record(Some(row)), Some(f)) => match row.names.iter().position(|n| n == f) {
+                Some(i) => Ok((row.vals[i].clone(), row.types[i])),
+                None => Err(PgError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("record \"{}\" has no field \"{f}\"", self.slot_name(p.slot)),
+                )),
+            },
+            (Var::Record(Some(_)), None) => Err(PgError::unsupported(
+                "a record variable as a whole value is not supported",
+            )),
+        }
+    }
+
+    fn params(&self, e: &PExpr) -> PgResult<(Vec<Value>, Vec<SqlType>)> {
+        let mut vals = Vec::with_capacity(e.params.len());
+        let mut types = Vec::with_capacity(e.params.len());
+        for p in &e.params {
+            let (v, t) = self.param_value(p)?;
+            vals.push(v);
+            types.push(t);
+        }
+        Ok((vals, types))
+    }
+
+    /// Evaluates an expression: one row, one column.
+    fn eval(&mut self, ec: &mut Ectx<'_>, e: &PExpr) -> PgResult<(Value, SqlType)> {
+        match &e.fast {
+            Fast::Param => return self.param_value(&e.params[0]),
+            Fast::Const(v) => return Ok((v.clone(), v.sql_type())),
+            Fast::No => {}
+        }
+        let (vals, types) = self.params(e)?;
+        let mode = if e.simple {
+            SnapshotMode::Caller
+        } else {
+            self.c.mode
+        };
+        let r = spi::execute(ec, &e.sql, &vals, &types, mode, Some(2))?;
+        if r.columns.len() != 1 {
+            return Err(PgError::syntax(format!(
+                "query \"{}\" returned {} columns",
+                e.sql,
+                r.columns.len()
+            )));
+        }
+        if r.rows.len() > 1 {
+            return Err(PgError::new(
+                sqlstate::CARDINALITY_VIOLATION,
+                format!("query \"{}\" returned more than one row", e.sql),
+            ));
+        }
+        let ty = r.columns[0].ty;
+        let v = r
+            .rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .unwrap_or(Value::Null);
+        Ok((v, ty))
+    }
+
+    fn eval_bool(&mut self, ec: &mut Ectx<'_>, e: &PExpr) -> PgResult<bool> {
+        let (v, _) = self.eval(ec, e)?;
+        match coerce(v, SqlType::Bool)? {
+            Value::Bool(b) => Ok(b),
+            _ => Ok(false),
+        }
+    }
+
+    fn eval_int(&mut self, ec: &mut Ectx<'_>, e: &PExpr, what: &str) -> PgResult<i32> {
+        let (v, _) = self.eval(ec, e)?;
+        match coerce(v, SqlType::Int4)? {
+            Value::Int4(i) => Ok(i),
+            _ => Err(PgError::new(
+                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                format!("{what} of FOR loop cannot be null"),
+            )),
+        }
+    }
+
+    fn eval_text(&mut self, ec: &mut Ectx<'_>, e: &PExpr) -> PgResult<Option<String>> {
+        let (v, _) = self.eval(ec, e)?;
+        Ok((!v.is_null()).then(|| v.to_text_string()))
+    }
+
+    fn set_found(&mut self, found: bool) {
+        self.vars[self.c.found] = Var::Scalar(Value::Bool(found), SqlType::Bool);
+    }
+
+    /// Stores `v` into `slot` (or its field).
+    fn assign(&mut self, slot: usize, field: Option<&str>, v: Value) -> PgResult<()> {
+        let def = &self.c.slots[slot];
+        match (&def.ty, field) {
+            (SlotType::Scalar(t), _) => {
+                let v = coerce(v, *t)?;
+                if def.not_null && v.is_null() {
+                    return Err(PgError::new(
+                        sqlstate::NULL_VALUE_NOT_ALLOWED,
+                        format!(
+                            "null value cannot be assigned to variable \"{}\" declared NOT NULL",
+                            def.name
+                        ),
+                    ));
+                }
+                self.vars[slot] = Var::Scalar(v, *t);
+            }
+            (SlotType::Dynamic, _) => {
+                let t = v.sql_type();
+                self.vars[slot] = Var::Scalar(v, t);
+            }
+            (SlotType::Record, Some(f)) => {
+                let Var::Record(Some(row)) = &self.vars[slot] else {
+                    return Err(PgError::new(
+                        sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        format!("record \"{}\" is not assigned yet", def.name),
+                    ));
+                };
+                let Some(i) = row.names.iter().position(|n| n == f) else {
+                    return Err(PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!("record \"{}\" has no field \"{f}\"", def.name),
+                    ));
+                };
+                let v = coerce(v, row.types[i])?;
+                let mut vals = row.vals.clone();
+                vals[i] = v;
+                let new = Row {
+                    names: row.names.clone(),
+                    types: row.types.clone(),
+                    vals,
+                };
+                self.vars[slot] = Var::Record(Some(Arc::new(new)));
+            }
+            (SlotType::Record, None) => {
+                return Err(PgError::unsupported(
+                    "assigning a single value to a record variable is not supported",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts a row (None: no row, so NULLs) into INTO / FOR targets.
+    fn assign_row(
+        &mut self,
+        targets: &Targets,
+        cols: &[FieldDescription],
+        row: Option<&[Value]>,
+    ) -> PgResult<()> {
+        match targets {
+            Targets::Record(s) => {
+                let r = Row {
+                    names: cols.iter().map(|c| c.name.clone()).collect(),
+                    types: cols.iter().map(|c| c.ty).collect(),
+                    vals: match row {
+                        Some(r) => r.to_vec(),
+                        None => vec![Value::Null; cols.len()],
+                    },
+                };
+                self.vars[*s] = Var::Record(Some(Arc::new(r)));
+            }
+            Targets::Scalars(slots) => {
+                for (i, s) in slots.iter().enumerate() {
+                    let v = row.and_then(|r| r.get(i)).cloned().unwrap_or(Value::Null);
+                    self.assign(*s, None, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn init_decl(&mut self, ec: &mut Ectx<'_>, slot: usize) -> PgResult<()> {
+        let def = &self.c.slots[slot];
+        match &def.ty {
+            SlotType::Record => self.vars[slot] = Var::Record(None),
+            SlotType::Scalar(t) => {
+                let t = *t;
+                match def.default.clone() {
+                    Some(e) => {
+                        let (v, _) = self.eval(ec, &e)?;
+                        self.assign(slot, None, v)?;
+                    }
+                    None => self.vars[slot] = Var::Scalar(Value::Null, t),
+                }
+            }
+            SlotType::Dynamic => self.vars[slot] = Var::Scalar(Value::Null, SqlType::Unknown),
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, ec: &mut Ectx<'_>, b: &Block) -> PgResult<Flow> {
+        for &s in &b.decls {
+            self.init_decl(ec, s)?;
+        }
+        let flow = if b.handlers.is_empty() {
+            self.stmts(ec, &b.body)?
+        } else {
+            let depth = ec.xact.begin_internal()?;
+            match self.stmts(ec, &b.body) {
+                Ok(f) => {
+                    ec.xact.release_internal(depth);
+                    f
+                }
+                Err(e) => {
+                    ec.xact.rollback_internal(depth);
+                    let Some(h) = b
+                        .handlers
+                        .iter()
+                        .find(|h| h.conds.iter().any(|c| catches(c, e.code)))
+                    else {
+                        return Err(e);
+                    };
+                    self.vars[h.sqlstate] = Var::Scalar(Value::text(e.code), SqlType::Text);
+                    self.vars[h.sqlerrm] = Var::Scalar(Value::text(&e.message), SqlType::Text);
+                    self.caught.push(e);
+                    let r = self.stmts(ec, &h.body);
+                    self.caught.pop();
+                    r?
+                }
+            }
+        };
+        Ok(match flow {
+            Flow::Exit(Some(l)) if b.label.as_deref() == Some(l.as_str()) => Flow::Normal,
+            f => f,
+        })
+    }
+
+    fn stmts(&mut self, ec: &mut Ectx<'_>, list: &[Stmt]) -> PgResult<Flow> {
+        for s in list {
+            let saved = self.err_stmt.replace((s.line, s.kind.name()));
+            let f = self.stmt(ec, s)?;
+            self.err_stmt = saved;
+            if !matches!(f, Flow::Normal) {
+                return Ok(f);
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// One iteration's end: Some(flow) leaves the loop with it.
+    fn after_iteration(label: &Option<String>, f: Flow) -> Option<Flow> {
+        match f {
+            Flow::Normal => None,
+            Flow::Continue(None) => None,
+            Flow::Continue(Some(l)) if label.as_deref() == Some(l.as_str()) => None,
+            Flow::Exit(None) => Some(Flow::Normal),
+            Flow::Exit(Some(l)) if label.as_deref() == Some(l.as_str()) => Some(Flow::Normal),
+            f => Some(f),
+        }
+    }
+
+    /// Runs an embedded statement with the function's snapshot rule.
+    fn run_sql(
+        &mut self,
+        ec: &mut Ectx<'_>,
+        e: &PExpr,
+        limit: Option<usize>,
+    ) -> PgResult<SpiResult> {
+        let (vals, types) = self.params(e)?;
+        spi::execute(ec, &e.sql, &vals, &types, self.c.mode, limit)
+            .map_err(|err| err.with_context(format!("SQL statement \"{}\"", e.text)))
+    }
+
+    fn run_query(&mut self, ec: &mut Ectx<'_>, q: &Query) -> PgResult<SpiResult> {
+        match q {
+            Query::Static(e) => self.run_sql(ec, e, None),
+            Query::Dynamic { query, using } => self.run_dynamic(ec, query, using, None),
+        }
+    }
+
+    fn run_dynamic(
+        &mut self,
+        ec: &mut Ectx<'_>,
+        query: &PExpr,
+        using: &[PExpr],
+        limit: Option<usize>,
+    ) -> PgResult<SpiResult> {
+        let Some(text) = self.eval_text(ec, query)? else {
+            return Err(PgError::new(
+                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                "query string argument of EXECUTE is null",
+            ));
+        };
+        let mut vals = Vec::with_capacity(using.len());
+        let mut types = Vec::with_capacity(using.len());
+        for u in using {
+            let (v, t) = self.eval(ec, u)?;
+            vals.push(v);
+            types.push(t);
+        }
+        spi::execute(ec, &text, &vals, &types, self.c.mode, limit)
+            .map_err(|err| err.with_context(format!("SQL statement \"{text}\"")))
+    }
+
+    fn into(&mut self, into: &IntoClause, r: &SpiResult) -> PgResult<()> {
+        if into.strict {
+            if r.rows.is_empty() {
+                return Err(PgError::new(
+                    sqlstate::NO_DATA_FOUND,
+                    "query returned no rows",
+                ));
+            }
+            if r.rows.len() > 1 {
+                return Err(PgError::new(
+                    sqlstate::TOO_MANY_ROWS,
+                    "query returned more than one row",
+                )
+                .with_hint("Make sure the query returns a single row, or use LIMIT 1."));
+            }
+        }
+        let row = r.rows.first().map(Vec::as_slice);
+        self.assign_row(&into.targets, &r.columns, row)
+    }
+
+    fn raise(&mut self, ec: &mut Ectx<'_>, r: &Raise) -> PgResult<Flow> {
+        if r.reraise {
+            return match self.caught.last() {
+                Some(e) => Err(e.clone()),
+                None => Err(PgError::new(
+                    "0Z002",
+                    "RAISE without parameters cannot be used outside an exception handler",
+                )),
+            };
+        }
+        if r.level == Level::Debug {
+            return Ok(Flow::Normal);
+        }
+        let mut message = match &r.fmt {
+            Some(fmt) => {
+                let mut vals = Vec::with_capacity(r.args.len());
+                for a in &r.args {
+                    let (v, _) = self.eval(ec, a)?;
+                    vals.push(v);
+                }
+                let mut out = String::with_capacity(fmt.len());
+                let mut it = vals.iter();
+                let mut chars = fmt.chars().peekable();
+                while let Some(c) = chars.next() {
+                    if c == '%' {
+                        if chars.peek() == Some(&'%') {
+                            chars.next();
+                            out.push('%');
+                        } else if let Some(v) = it.next() {
+                            out.push_str(&raise_text(v));
+                        }
+                    } else {
+                        out.push(c);
+                    }
+                }
+                Some(out)
+            }
+            None => None,
+        };
+        let mut code = r.code.clone();
+        let mut detail = None;
+        let mut hint = None;
+        for (opt, e) in &r.options {
+            let Some(v) = self.eval_text(ec, e)? else {
+                return Err(PgError::new(
+                    sqlstate::NULL_VALUE_NOT_ALLOWED,
+                    "RAISE statement option cannot be null",
+                ));
+            };
+            match opt.as_str() {
+                "message" => {
+                    if message.is_some() {
+                        return Err(PgError::syntax("RAISE option already specified: MESSAGE"));
+                    }
+                    message = Some(v);
+                }
+                "detail" => detail = Some(v),
+                "hint" => hint = Some(v),
+                "errcode" => {
+                    let c = if valid_sqlstate(&v) {
+                        v
+                    } else {
+                        match condition_code(&v) {
+                            Some(c) => c.to_string(),
+                            None => {
+                                return Err(PgError::new(
+                                    sqlstate::UNDEFINED_OBJECT,
+                                    format!("unrecognized exception condition \"{v}\""),
+                                ))
+                            }
+                        }
+                    };
+                    code = Some(c);
+                }
+                _ => {}
+            }
+        }
+        let message = message.or_else(|| r.condname.clone()).unwrap_or_else(|| {
+            code.clone()
+                .unwrap_or_else(|| sqlstate::RAISE_EXCEPTION.to_string())
+        });
+        let mut e = match r.level {
+            Level::Exception => PgError::new(
+                static_code(code.as_deref().unwrap_or(sqlstate::RAISE_EXCEPTION)),
+                message,
+            ),
+            Level::Warning => {
+                PgError::warning(static_code(code.as_deref().unwrap_or("01000")), message)
+            }
+            _ => PgError::notice(static_code(code.as_deref().unwrap_or("00000")), message),
+        };
+        e.detail = detail;
+        e.hint = hint;
+        if r.level == Level::Exception {
+            return Err(e);
+        }
+        ec.notices.push(e);
+        Ok(Flow::Normal)
+    }
+
+    fn stmt(&mut self, ec: &mut Ectx<'_>, s: &Stmt) -> PgResult<Flow> {
+        match &s.kind {
+            StmtKind::Block(b) => self.block(ec, b),
+            StmtKind::Null => Ok(Flow::Normal),
+            StmtKind::Assign { slot, field, expr } => {
+                let (v, _) = self.eval(ec, expr)?;
+                self.assign(*slot, field.as_deref(), v)?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::If { arms, otherwise } => {
+                for (c, body) in arms {
+                    if self.eval_bool(ec, c)? {
+                        return self.stmts(ec, body);
+                    }
+                }
+                self.stmts(ec, otherwise)
+            }
+            StmtKind::Case {
+                subject,
+                arms,
+                otherwise,
+            } => {
+                if let Some((slot, e)) = subject {
+                    let (v, t) = self.eval(ec, e)?;
+                    self.vars[*slot] = Var::Scalar(v, t);
+                }
+                for (c, body) in arms {
+                    if self.eval_bool(ec, c)? {
+                        return self.stmts(ec, body);
+                    }
+                }
+                match otherwise {
+                    Some(body) => self.stmts(ec, body),
+                    None => Err(PgError::new(sqlstate::CASE_NOT_FOUND, "case not found")
+                        .with_hint("CASE statement is missing ELSE part.")),
+                }
+            }
+            StmtKind::Loop { label, body } => loop {
+                ec.check_interrupts()?;
+                let f = self.stmts(ec, body)?;
+                if let Some(f) = Self::after_iteration(label, f) {
+                    return Ok(f);
+                }
+            },
+            StmtKind::While { label, cond, body } => {
+                loop {
+                    ec.check_interrupts()?;
+                    if !self.eval_bool(ec, cond)? {
+                        break;
+                    }
+                    let f = self.stmts(ec, body)?;
+                    if let Some(f) = Self::after_iteration(label, f) {
+                        return Ok(f);
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::ForInt {
+                label,
+                var,
+                reverse,
+                from,
+                to,
+                step,
+                body,
+            } => {
+                let lo = self.eval_int(ec, from, "lower bound")?;
+                let hi = self.eval_int(ec, to, "upper bound")?;
+                let step = match step {
+                    Some(e) => {
+                        let s = self.eval_int(ec, e, "BY value")?;
+                        if s <= 0 {
+                            return Err(PgError::new(
+                                sqlstate::INVALID_PARAMETER_VALUE,
+                                "BY value of FOR loop must be greater than zero",
+                            ));
+                        }
+                        s
+                    }
+                    None => 1,
+                };
+                let mut i = i64::from(lo);
+                let (hi, step) = (i64::from(hi), i64::from(step));
+                let mut found = false;
+                let mut out = Flow::Normal;
+                loop {
+                    if (*reverse && i < hi) || (!*reverse && i > hi) {
+                        break;
+                    }
+                    ec.check_interrupts()?;
+                    found = true;
+                    self.vars[*var] = Var::Scalar(Value::Int4(i as i32), SqlType::Int4);
+                    let f = self.stmts(ec, body)?;
+                    if let Some(f) = Self::after_iteration(label, f) {
+                        out = f;
+                        break;
+                    }
+                    i = if *reverse { i - step } else { i + step };
+                    if i < i64::from(i32::MIN) || i > i64::from(i32::MAX) {
+                        break;
+                    }
+                }
+                self.set_found(found);
+                Ok(out)
+            }
+            StmtKind::ForQuery {
+                label,
+                targets,
+                query,
+                body,
+            } => {
+                let r = self.run_query(ec, query)?;
+                let mut out = Flow::Normal;
+                let found = !r.rows.is_empty();
+                for row in &r.rows {
+                    ec.check_interrupts()?;
+                    self.assign_row(targets, &r.columns, Some(row))?;
+                    let f = self.stmts(ec, body)?;
+                    if let Some(f) = Self::after_iteration(label, f) {
+                        out = f;
+                        break;
+                    }
+                }
+                self.set_found(found);
+                Ok(out)
+            }
+            StmtKind::Exit { cont, label, cond } => {
+                if let Some(c) = cond {
+                    if !self.eval_bool(ec, c)? {
+                        return Ok(Flow::Normal);
+                    }
+                }
+                Ok(if *cont {
+                    Flow::Continue(label.clone())
+                } else {
+                    Flow::Exit(label.clone())
+                })
+            }
+            StmtKind::Return(e) => {
+                let v = match e {
+                    Some(e) if self.c.ret != SqlType::Void && !self.c.retset => {
+                        let (v, _) = self.eval(ec, e)?;
+                        coerce(v, self.c.ret)?
+                    }
+                    Some(_) if self.c.ret == SqlType::Void && !self.c.retset => {
+                        return Err(PgError::syntax(
+                            "RETURN cannot have a parameter in function returning void",
+                        ))
+                    }
+                    _ => Value::Null,
+                };
+                Ok(Flow::Return(v))
+            }
+            StmtKind::ReturnNext(e) => {
+                if !self.c.retset {
+                    return Err(PgError::syntax(
+                        "cannot use RETURN NEXT in a non-SETOF function",
+                    ));
+                }
+                if let Some(e) = e {
+                    let (v, _) = self.eval(ec, e)?;
+                    self.set_rows.push(coerce(v, self.c.ret)?);
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::ReturnQuery(q) => {
+                if !self.c.retset {
+                    return Err(PgError::syntax(
+                        "cannot use RETURN QUERY in a non-SETOF function",
+                    ));
+                }
+                let r = self.run_query(ec, q)?;
+                self.row_count = r.processed;
+                self.set_found(r.processed > 0);
+                for row in r.rows {
+                    if let Some(v) = row.into_iter().next() {
+                        self.set_rows.push(coerce(v, self.c.ret)?);
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::Raise(r) => self.raise(ec, r),
+            StmtKind::Perform(e) => {
+                let r = self.run_sql(ec, e, None)?;
+                self.row_count = r.processed;
+                self.set_found(r.processed > 0);
+                Ok(Flow::Normal)
+            }
+            StmtKind::Sql { sql, into } => {
+                let r = self.run_sql(ec, sql, into.as_ref().map(|_| 2))?;
+                self.row_count = r.processed;
+                match into {
+                    Some(i) => {
+                        self.set_found(!r.rows.is_empty());
+                        self.into(i, &r)?;
+                    }
+                    None => {
+                        if !r.dml && !r.columns.is_empty() {
+                            return Err(PgError::syntax("query has no destination for result data")
+                                .with_hint("If you want to discard the results of a SELECT, use PERFORM instead."));
+                        }
+                        self.set_found(r.processed > 0);
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::Execute { query, into, using } => {
+                let r = self.run_dynamic(ec, query, using, into.as_ref().map(|_| 2))?;
+                self.row_count = r.processed;
+                if let Some(i) = into {
+                    self.into(i, &r)?;
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::GetDiag { stacked, items } => {
+                for (slot, item) in items {
+                    let v = if *stacked {
+                        let Some(e) = self.caught.last() else {
+                            return Err(PgError::new(
+                                "0Z002",
+                                "GET STACKED DIAGNOSTICS cannot be used outside an exception handler",
+                            ));
+                        };
+                        Value::text(match item.as_str() {
+                            "returned_sqlstate" => e.code,
+                            "message_text" => e.message.as_str(),
+                            "pg_exception_detail" => e.detail.as_deref().unwrap_or(""),
+                            "pg_exception_hint" => e.hint.as_deref().unwrap_or(""),
+                            "pg_exception_context" => e.context().unwrap_or(""),
+                            _ => "",
+                        })
+                    } else if item == "row_count" {
+                        Value::Int8(self.row_count as i64)
+                    } else {
+                        Value::text(&format!(
+                            "PL/pgSQL function {} line {} at GET DIAGNOSTICS",
+                            self.c.name, s.line
+                        ))
+                    };
+                    self.assign(*slot, None, v)?;
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::Assert { cond, msg } => {
+                if self.eval_bool(ec, cond)? {
+                    return Ok(Flow::Normal);
+                }
+                let m = match msg {
+                    Some(m) => self
+                        .eval_text(ec, m)?
+                        .unwrap_or_else(|| "assertion failed".to_string()),
+                    None => "assertion failed".to_string(),
+                };
+                Err(PgError::new(sqlstate::ASSERT_FAILURE, m))
+            }
+        }
+    }
+}

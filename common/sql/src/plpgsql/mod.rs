@@ -1,0 +1,132 @@
+//! PL/pgSQL (PostgreSQL's `src/pl/plpgsql`): functions and DO blocks
+//! written in the procedural language, parsed to a tree ([`gram`],
+//! `pl_gram.y`) and interpreted ([`exec`], `pl_exec.c`).
+//!
+//! ## Shape
+//!
+//! ```text
+//!   CREATE FUNCTION … LANGUAGE plpgsql     DO $$ … $$
+//!            │ validate (42601 at CREATE)      │
+//!            ▼                                 ▼
+//!   gram::compile(body, params) ──► Compiled { root block, variable slots }
+//!            │ cached per session by OID and catalog version (spi::PlanCache)
+//!            ▼
+//!   exec::run: statements walk the tree; every expression and embedded
+//!   statement is SQL run through crate::spi with the variables it names
+//!   as parameters $1…$n
+//! ```
+//!
+//! ## Variables and expressions
+//!
+//! The parser resolves every name at compile time to a *slot* (function
+//! parameters first, then each DECLAREd variable, FOUND, loop variables,
+//! and per handler SQLSTATE / SQLERRM), with block scoping and `label.name`
+//! qualification. An expression (`x + 1`, an IF condition) is kept as the
+//! SQL text `SELECT x + 1` with each variable reference replaced by `$n`
+//! and the list of slots those parameters read (a `record.field` reference
+//! reads one field). At run time the parameter types are the slots'
+//! current types, so a statement is planned once per distinct type list
+//! (the session's plan cache keys on them). An expression that is only a
+//! parameter or a literal is evaluated without SQL.
+//!
+//! ## Snapshots
+//!
+//! Embedded statements (SQL statements, PERFORM, EXECUTE, FOR over a
+//! query, RETURN QUERY) follow the function's volatility
+//! (`crate::spi::SnapshotMode`): in a VOLATILE function or a DO block each
+//! takes a new statement snapshot and, having written, bumps the command
+//! counter. Simple expressions (no sub-SELECT) read with the current
+//! snapshot and take none, as PostgreSQL's simple-expression path does; so
+//! `FOR x IN 1..n LOOP EXECUTE 'SELECT 1'; END LOOP` takes n snapshots.
+//!
+//! ## Exceptions
+//!
+//! A block with an EXCEPTION clause runs its statements in an internal
+//! subtransaction (`Xact::begin_internal`); an error rolls that back (its
+//! rows vanish, its subxids are aborted and leave the procarray's cache)
+//! and the first matching handler runs in the enclosing transaction.
+//! Variables keep the values they had. OTHERS matches everything but
+//! 57014 (cancel / statement_timeout) and P0004 (ASSERT), as in
+//! PostgreSQL, so a timeout always reaches the client.
+//!
+//! ## Errors
+//!
+//! An error leaving a function gets PostgreSQL's CONTEXT line
+//! `PL/pgSQL function f(integer) line N at STATEMENT` for the innermost
+//! statement running; a body that does not parse fails CREATE FUNCTION
+//! (and DO) with 42601 and the line. Loops check for cancel and
+//! statement_timeout at every iteration.
+
+pub mod exec;
+pub mod gram;
+
+use std::sync::Arc;
+
+use crate::executor::Ectx;
+use crate::parser::{lex_spans, Tok};
+use engine::pg_proc::FunctionSpec;
+use pgtypes::error::PgResult;
+use pgtypes::value::Value;
+
+pub use gram::Compiled;
+
+/// Parses a function body: the check CREATE FUNCTION runs (42601 with the
+/// line on a syntax error).
+pub fn validate(spec: &FunctionSpec) -> PgResult<()> {
+    gram::compile(spec).map(|_| ())
+}
+
+/// The compiled body of `spec`, from the session's cache when there.
+fn compiled(ec: &mut Ectx<'_>, spec: &FunctionSpec) -> PgResult<Arc<Compiled>> {
+    let version = ec.db.catalog().version();
+    if let Some(c) = ec
+        .plans
+        .as_deref_mut()
+        .and_then(|p| p.function(spec.oid, version))
+    {
+        return Ok(c);
+    }
+    let c = Arc::new(gram::compile(spec)?);
+    if let Some(p) = ec.plans.as_deref_mut() {
+        p.keep_function(spec.oid, version, c.clone());
+    }
+    Ok(c)
+}
+
+/// Calls a LANGUAGE plpgsql function.
+pub fn call_function(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Value> {
+    let c = compiled(ec, spec)?;
+    exec::run(ec, &c, args)
+}
+
+/// Runs a DO block's source.
+pub fn do_block(ec: &mut Ectx<'_>, body: &str) -> PgResult<()> {
+    let c = gram::compile_inline(body)?;
+    exec::run(ec, &c, &[]).map(|_| ())
+}
+
+/// `text` with each name `lookup` knows (a word or quoted identifier not
+/// after a `.` and not called as a function) and each `$n` replaced by
+/// `$k` (k = index + 1): how LANGUAGE sql bodies reach their parameters
+/// by name.
+pub fn substitute_params(text: &str, lookup: &dyn Fn(&str) -> Option<usize>) -> PgResult<String> {
+    let toks = lex_spans(text)?;
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut last = 0;
+    for (i, (tok, start, end)) in toks.iter().enumerate() {
+        let prev_dot = i > 0 && toks[i - 1].0 == Tok::Punct('.');
+        let next_paren = toks.get(i + 1).is_some_and(|t| t.0 == Tok::Punct('('));
+        let next_dot = toks.get(i + 1).is_some_and(|t| t.0 == Tok::Punct('.'));
+        let name = match tok {
+            Tok::Word(w) | Tok::Ident(w) if !prev_dot && !next_paren && !next_dot => w,
+            _ => continue,
+        };
+        if let Some(k) = lookup(name) {
+            out.push_str(text.get(last..*start).unwrap_or(""));
+            out.push_str(&format!("${}", k + 1));
+            last = *end;
+        }
+    }
+    out.push_str(text.get(last..).unwrap_or(""));
+    Ok(out)
+}

@@ -1,0 +1,266 @@
+//! SPI: running SQL statements from inside a running statement
+//! (PostgreSQL's `executor/spi.c`), for user-defined functions
+//! (`crate::fmgr`, `crate::plpgsql`).
+//!
+//! A statement run through [`execute`] is parsed, planned against the
+//! catalog as the session sees it and executed under the session's
+//! transaction with a fresh [`Ectx`] that shares the caller's transaction,
+//! cancel flag, deadline, settings, sequences and plan cache. Its rows are
+//! collected (functions read them as values, never stream them).
+//!
+//! ## Snapshots and command ids (PostgreSQL's rule)
+//!
+//! ```text
+//!   VOLATILE function      every statement takes a new statement snapshot
+//!   (SnapshotMode::Fresh)  (READ COMMITTED: Xact::statement_snapshot, which
+//!                          the procarray's snapshot cache may answer), and a
+//!                          statement that wrote bumps the command counter
+//!                          afterwards, so the next one sees its rows
+//!   STABLE / IMMUTABLE     the caller's snapshot and command id
+//!   (SnapshotMode::Caller)
+//! ```
+//!
+//! In REPEATABLE READ `statement_snapshot` returns the transaction's
+//! snapshot either way.
+//!
+//! ## Plan cache
+//!
+//! Plans are kept per session ([`PlanCache`], reached through
+//! [`Ectx::plans`]) keyed by statement text, parameter types and search
+//! path, and dropped wholesale when the catalog version moves (any DDL),
+//! so a PL/pgSQL loop plans its expressions once. Statements that the
+//! planner does not handle (DDL, utility statements) are refused with
+//! 0A000 inside functions.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::executor::{run_dml, run_query, Ectx, Vis};
+use crate::functions::EvalContext;
+use crate::parser::Stmt;
+use crate::planner::{Plan, Planned};
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
+use pgtypes::Oid;
+use server::backend::FieldDescription;
+
+/// Entries a [`PlanCache`] holds before it starts over.
+const PLAN_CACHE_ENTRIES: usize = 1024;
+
+/// How a statement run through SPI sees the database (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnapshotMode {
+    /// A new statement snapshot (VOLATILE functions, DO blocks).
+    Fresh,
+    /// The calling statement's snapshot (STABLE and IMMUTABLE functions).
+    Caller,
+}
+
+/// What a statement returned.
+#[derive(Debug, Default)]
+pub struct SpiResult {
+    /// The result columns (empty for DML without RETURNING).
+    pub columns: Vec<FieldDescription>,
+    /// Its rows (RETURNING rows for DML).
+    pub rows: Vec<Vec<Value>>,
+    /// Rows processed: returned by a query, affected by DML
+    /// (GET DIAGNOSTICS ROW_COUNT).
+    pub processed: u64,
+    /// True for INSERT / UPDATE / DELETE.
+    pub dml: bool,
+}
+
+/// A session's cached plans of statements run through SPI.
+#[derive(Default)]
+pub struct PlanCache {
+    version: u64,
+    plans: HashMap<(String, Vec<Oid>, Vec<Oid>), Arc<Planned>>,
+    functions: HashMap<Oid, Arc<crate::plpgsql::Compiled>>,
+}
+
+impl PlanCache {
+    /// Drops everything when the catalog moved past what was cached.
+    fn check_version(&mut self, version: u64) {
+        if self.version != version {
+            self.plans.clear();
+            self.functions.clear();
+            self.version = version;
+        }
+    }
+
+    /// The compiled PL/pgSQL body of function `oid`, if cached under
+    /// catalog `version`.
+    pub fn function(&mut self, oid: Oid, version: u64) -> Option<Arc<crate::plpgsql::Compiled>> {
+        self.check_version(version);
+        self.functions.get(&oid).cloned()
+    }
+
+    /// Keeps a compiled body.
+    pub fn keep_function(&mut self, oid: Oid, version: u64, c: Arc<crate::plpgsql::Compiled>) {
+        self.check_version(version);
+        if self.functions.len() >= PLAN_CACHE_ENTRIES {
+            self.functions.clear();
+        }
+        self.functions.insert(oid, c);
+    }
+}
+
+/// Parses and plans `sql` with parameters of `types`, or takes the plan
+/// from the session's cache.
+fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned>> {
+    let oids: Vec<Oid> = types.iter().map(|t| t.oid()).collect();
+    let version = ec.db.catalog().version();
+    let key = (sql.to_string(), oids, ec.path.to_vec());
+    if let Some(cache) = ec.plans.as_deref_mut() {
+        cache.check_version(version);
+        if let Some(p) = cache.plans.get(&key) {
+            return Ok(p.clone());
+        }
+    }
+    let stmt = match crate::parser::parse_one(sql)? {
+        Stmt::Sql(s) if crate::planner::is_plannable(&s) => s,
+        Stmt::Empty => return Err(PgError::syntax("syntax error at end of input")),
+        _ => {
+            return Err(PgError::unsupported(format!(
+                "statement is not supported inside a function: {}",
+                sql.trim()
+            )))
+        }
+    };
+    let planned = {
+        let own = ec.xact.own();
+        let view = ec
+            .db
+            .catalog()
+            .view(own.xids, ec.db.clog())
+            .with_path(&ec.path);
+        Arc::new(crate::planner::plan_statement(&view, &stmt, &key.1)?)
+    };
+    if let Some(cache) = ec.plans.as_deref_mut() {
+        if cache.plans.len() >= PLAN_CACHE_ENTRIES {
+            cache.plans.clear();
+        }
+        cache.plans.insert(key, planned.clone());
+    }
+    Ok(planned)
+}
+
+/// The result columns `sql` would return, planning it (cached).
+pub fn describe(
+    ec: &mut Ectx<'_>,
+    sql: &str,
+    types: &[SqlType],
+) -> PgResult<Vec<FieldDescription>> {
+    Ok(plan(ec, sql, types)?.columns.clone().unwrap_or_default())
+}
+
+/// Runs `sql` (one plannable statement; `$n` are `params` of `types`)
+/// under the session's transaction. `limit` stops a query after that
+/// many rows (SELECT INTO needs two to know whether there were more).
+pub fn execute(
+    ec: &mut Ectx<'_>,
+    sql: &str,
+    params: &[Value],
+    types: &[SqlType],
+    mode: SnapshotMode,
+    limit: Option<usize>,
+) -> PgResult<SpiResult> {
+    ec.check_interrupts()?;
+    let planned = plan(ec, sql, types)?;
+    if params.len() < planned.param_types.len() {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_PARAMETER,
+            format!("there is no parameter ${}", params.len() + 1),
+        ));
+    }
+    let writes = planned.writes();
+    let what = match planned.plan {
+        Plan::Insert(_) => "INSERT",
+        Plan::Update(_) => "UPDATE",
+        _ => "DELETE",
+    };
+    if writes && mode == SnapshotMode::Caller {
+        return Err(PgError::unsupported(format!(
+            "{what} is not allowed in a non-volatile function"
+        )));
+    }
+    if writes && EvalContext::is_in_recovery(ec) {
+        return Err(PgError::new(
+            sqlstate::READ_ONLY_SQL_TRANSACTION,
+            format!("cannot execute {what} in a read-only transaction"),
+        ));
+    }
+    // The caller's rights apply to what the function's statements touch
+    // (SECURITY INVOKER), as to the caller's own statements.
+    let user = crate::privileges::AclUser::of(ec.db, &EvalContext::current_user(ec));
+    if !user.superuser || planned.reads_view {
+        let own = ec.xact.own();
+        let view = ec
+            .db
+            .catalog()
+            .view(own.xids, ec.db.clog())
+            .with_path(&ec.path);
+        crate::aclchk::check_planned(&view, &user, &planned, sql)?;
+    }
+    let vis = match (mode, ec.snapshot.clone()) {
+        (SnapshotMode::Caller, Some(snapshot)) => {
+            let own = ec.xact.own();
+            Vis {
+                snapshot,
+                own: own.xids.to_vec(),
+                curcid: own.curcid,
+            }
+        }
+        _ => Vis::take(ec.xact),
+    };
+    let mut sub = Ectx::new(
+        ec.db,
+        &mut *ec.xact,
+        ec.cancel,
+        params,
+        ec.settings,
+        ec.stmt_ts,
+        ec.xact_ts,
+        ec.deadline,
+        ec.backend_pid,
+    );
+    sub.sequences = ec.sequences.as_deref_mut();
+    sub.plans = ec.plans.as_deref_mut();
+    sub.constraint_modes = ec.constraint_modes.clone();
+    sub.path = ec.path.clone();
+    sub.snapshot = Some(vis.snapshot.clone());
+    let mut out = SpiResult {
+        columns: planned.columns.clone().unwrap_or_default(),
+        dml: writes,
+        ..SpiResult::default()
+    };
+    let result = match &planned.plan {
+        Plan::Query(q) => {
+            let rows = &mut out.rows;
+            run_query(&mut sub, &vis, q, &mut |_, row| {
+                if limit.is_none_or(|l| rows.len() < l) {
+                    rows.push(row.to_vec());
+                }
+                Ok(())
+            })
+        }
+        p => {
+            let rows = &mut out.rows;
+            run_dml(&mut sub, &vis, p, &mut |_, row| {
+                rows.push(row.to_vec());
+                Ok(())
+            })
+        }
+    };
+    let notices = std::mem::take(&mut sub.notices);
+    let deferred = std::mem::take(&mut sub.ri_deferred);
+    drop(sub);
+    ec.notices.extend(notices);
+    ec.ri_deferred.extend(deferred);
+    out.processed = result?;
+    if writes && mode == SnapshotMode::Fresh {
+        ec.xact.command_counter_increment();
+    }
+    Ok(out)
+}
