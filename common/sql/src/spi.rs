@@ -210,6 +210,9 @@ pub fn execute(
                 snapshot,
                 own: own.xids.to_vec(),
                 curcid: own.curcid,
+                // The caller's serializable transaction, if any: reads
+                // inside the function take its SIRead locks.
+                serializable: ec.xact.sxact(),
             }
         }
         _ => Vis::take(ec.xact),
