@@ -58,7 +58,8 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
         &[
             &["clog", "snapshot", "subtrans"],
             &["old_snapshot"],
-            &["procarray", "lmgr"],
+            // procarray holds the predicate-lock state of SSI.
+            &["procarray", "lmgr", "predicate"],
         ],
     ),
     (
@@ -91,6 +92,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "sequence",
                 "view",
                 "pg_enum",
+                "pg_proc",
             ],
             &["indexing"],
             &["xact", "twophase"],
@@ -111,6 +113,7 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "indexcmds",
                 "namespace",
                 "privileges",
+                "parse_func",
             ],
             &["planner"],
             // The executor calls sequences and CHECK constraints, which
@@ -130,6 +133,11 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "typecmds",
                 "comment",
                 "aclchk",
+                // User functions run statements (SPI) from expressions.
+                "fmgr",
+                "functioncmds",
+                "plpgsql",
+                "spi",
             ],
             &["shdepend"],
             &["session"],

@@ -2429,7 +2429,7 @@ impl Binder<'_> {
         // `numeric(x)`), when no function of that name exists.
         if bound.len() == 1
             && functions::resolve_function(&name, &[bound[0].ty]).is_err()
-            && crate::fmgr::resolve_user(&name, &[bound[0].ty]).is_none()
+            && crate::parse_func::resolve_user(&name, &[bound[0].ty]).is_none()
         {
             if let Some(to) = SqlType::from_name(&name).filter(|t| *t != SqlType::Unknown) {
                 let b = bound.pop().ok_or_else(|| PgError::internal("argument"))?;
@@ -2443,7 +2443,7 @@ impl Binder<'_> {
         let types: Vec<SqlType> = args.iter().map(|b| b.ty).collect();
         let sig = match functions::resolve_function(name, &types) {
             Ok(sig) => sig,
-            Err(e) => match crate::fmgr::resolve_user(name, &types) {
+            Err(e) => match crate::parse_func::resolve_user(name, &types) {
                 Some(r) => {
                     let (sig, defaults) = r?;
                     let mut args = args;

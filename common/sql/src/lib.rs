@@ -14,6 +14,7 @@ pub mod indexcmds;
 pub mod jsonfuncs;
 pub mod namespace;
 pub mod network;
+pub mod parse_func;
 pub mod parser;
 pub mod pgcatalog;
 pub mod planner;

@@ -401,7 +401,7 @@ pub fn plan_statement(
         ast::Statement::Delete(d) => d.selection.is_some() || d.returning.is_some(),
         _ => false,
     };
-    let (plan, reads, reads_view) = crate::fmgr::with_functions(catalog, || {
+    let (plan, reads, reads_view) = crate::parse_func::with_functions(catalog, || {
         subselect::collect_relations(|| plan_one(catalog, stmt, &mut params))
     });
     let plan = plan?;

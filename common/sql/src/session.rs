@@ -1757,7 +1757,7 @@ impl Session {
                 crate::parser::funcstmt::FuncStmt::Call { name, args } => {
                     let sql = format!("SELECT {name}({args})");
                     self.run_in_function_context(sink, |ec| {
-                        crate::fmgr::with_procedures(|| {
+                        crate::parse_func::with_procedures(|| {
                             crate::spi::execute(
                                 ec,
                                 &sql,
