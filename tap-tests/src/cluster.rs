@@ -484,6 +484,18 @@ impl Node {
         matches!(guard.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
     }
 
+    /// The server's resident memory (VmRSS of `/proc/PID/status`, KiB).
+    /// Panics if it is not running.
+    pub fn rss_kib(&self) -> u64 {
+        let pid = self.pid().expect("server pid");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS")
+    }
+
     /// The server's process id, if started.
     pub fn pid(&self) -> Option<u32> {
         self.child

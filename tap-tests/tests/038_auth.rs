@@ -339,16 +339,6 @@ fn connection_limits() {
     );
 }
 
-/// The server's resident memory (VmRSS, KiB).
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 #[test]
 fn wrong_password_flood_leaves_others_served() {
     // 10,000 failed SCRAM logins from four threads while a session that
@@ -359,14 +349,13 @@ fn wrong_password_flood_leaves_others_served() {
     primary.start();
     // Few PBKDF2 rounds: the client's key derivation is the test's cost.
     primary.safe_sql("SET scram_iterations = 16; CREATE USER flood PASSWORD 'right'");
-    let pid = primary.pid().expect("primary pid");
     let s = Session::try_connect("flood", &conn(&primary, "flood", "right")).expect("login");
     // Warm up allocator pools with a first round of failures.
     for _ in 0..200 {
         let e = login(&primary, "flood", "wrong").unwrap_err();
         assert_eq!(e.code, "28P01");
     }
-    let before = rss_kib(pid);
+    let before = primary.rss_kib();
     std::thread::scope(|scope| {
         for _ in 0..4 {
             scope.spawn(|| {
@@ -381,7 +370,7 @@ fn wrong_password_flood_leaves_others_served() {
             assert_eq!(s.query(&format!("SELECT {i}")).unwrap(), i.to_string());
         }
     });
-    let after = rss_kib(pid);
+    let after = primary.rss_kib();
     assert!(
         after < before + 64 * 1024,
         "memory grew from {before} KiB to {after} KiB over 10,000 failed logins"

@@ -81,6 +81,31 @@ fn wait_for_exit(node: &Node, what: &str) {
     wait_until(what, || !node.is_running());
 }
 
+/// Sets `rule`, runs `trigger` (which must fail), waits for the PANIC
+/// (the process exits, `expect` in its log), clears the rule, restarts
+/// (crash recovery) and checks the ledger.
+fn panic_and_recover(
+    node: &Node,
+    faults: &Faults,
+    ledger: &Ledger,
+    rule: &str,
+    expect: &str,
+    trigger: impl FnOnce(),
+) {
+    let at = node.log_position();
+    faults.set(rule);
+    trigger();
+    wait_for_exit(node, &format!("{rule:?} PANICs"));
+    assert!(
+        node.log_contains_after(expect, at),
+        "{}",
+        node.log_since(at)
+    );
+    faults.set("");
+    node.start();
+    ledger.check(node, &format!("after the PANIC of {rule:?}"));
+}
+
 #[test]
 fn disk_faults_end_in_postgresql_behaviour() {
     let primary = Node::new("primary");
@@ -134,50 +159,39 @@ fn disk_faults_end_in_postgresql_behaviour() {
 
     // 3. fsync of a data file fails at a checkpoint: PANIC.
     ledger.insert(&primary, 26, 5).expect("inserts");
-    let at = primary.log_position();
-    faults.set("fsync EIO /base/\n");
-    assert!(primary.sql("CHECKPOINT").is_err());
-    wait_for_exit(&primary, "the data fsync failure PANICs");
-    assert!(
-        primary.log_contains_after("PANIC:  could not fsync file", at),
-        "{}",
-        primary.log_since(at)
+    panic_and_recover(
+        &primary,
+        &faults,
+        &ledger,
+        "fsync EIO /base/\n",
+        "PANIC:  could not fsync file",
+        || assert!(primary.sql("CHECKPOINT").is_err()),
     );
-    faults.set("");
-    primary.start();
-    ledger.check(&primary, "after the data fsync PANIC");
 
     // 4. fsync of WAL fails at commit: PANIC, commit not acknowledged.
-    let at = primary.log_position();
-    faults.set("fsync EIO /pg_wal/\n");
-    let r = ledger.insert(&primary, 31, 1);
-    assert!(
-        r.is_err(),
-        "a commit whose WAL fsync failed is not acknowledged"
+    panic_and_recover(
+        &primary,
+        &faults,
+        &ledger,
+        "fsync EIO /pg_wal/\n",
+        "PANIC:  could not write or sync WAL",
+        || {
+            assert!(
+                Ledger(Vec::new()).insert(&primary, 31, 1).is_err(),
+                "a commit whose WAL fsync failed is not acknowledged"
+            )
+        },
     );
-    wait_for_exit(&primary, "the WAL fsync failure PANICs");
-    assert!(
-        primary.log_contains_after("PANIC:  could not write or sync WAL", at),
-        "{}",
-        primary.log_since(at)
-    );
-    faults.set("");
-    primary.start();
-    ledger.check(&primary, "after the WAL fsync PANIC");
 
     // 5. WAL cannot be written (disk full): PANIC.
-    let at = primary.log_position();
-    faults.set("write ENOSPC /pg_wal/\n");
-    assert!(ledger.insert(&primary, 40, 1).is_err());
-    wait_for_exit(&primary, "the WAL write failure PANICs");
-    assert!(
-        primary.log_contains_after("No space left on device", at),
-        "{}",
-        primary.log_since(at)
+    panic_and_recover(
+        &primary,
+        &faults,
+        &ledger,
+        "write ENOSPC /pg_wal/\n",
+        "No space left on device",
+        || assert!(Ledger(Vec::new()).insert(&primary, 40, 1).is_err()),
     );
-    faults.set("");
-    primary.start();
-    ledger.check(&primary, "after the WAL write PANIC");
     ledger
         .insert(&primary, 41, 3)
         .expect("inserts after recovery");

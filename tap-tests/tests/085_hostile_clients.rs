@@ -21,17 +21,6 @@ use std::net::TcpStream;
 use tap_tests::raw;
 use tap_tests::{wait_until, Node};
 
-/// The server's resident memory (VmRSS), in KiB.
-fn rss_kib(node: &Node) -> u64 {
-    let pid = node.pid().expect("server pid");
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 #[test]
 fn hostile_clients_leave_the_server_intact() {
     let node = Node::new("primary");
@@ -43,7 +32,7 @@ fn hostile_clients_leave_the_server_intact() {
     node.start();
     node.safe_sql("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1), (2)");
     let steady = node.background_session();
-    let rss_before = rss_kib(&node);
+    let rss_before = node.rss_kib();
 
     // 1. A client that stops reading a result of about 100 GB.
     let mut reader = node.raw_connection();
@@ -65,7 +54,7 @@ fn hostile_clients_leave_the_server_intact() {
         ),
         "Client/active"
     );
-    let grown = rss_kib(&node).saturating_sub(rss_before);
+    let grown = node.rss_kib().saturating_sub(rss_before);
     assert!(
         grown < 256 * 1024,
         "server memory grew by {grown} KiB while a client did not read"
