@@ -291,6 +291,30 @@ pub struct Ectx<'a> {
 }
 
 impl<'a> Ectx<'a> {
+    /// A context for a statement run from inside this one (a function's
+    /// SPI call, a nested DML): the same transaction, session state,
+    /// timestamps, deadline and SPI plan cache, its own `params`, reading
+    /// under `snapshot`.
+    pub fn nested<'b>(&'b mut self, params: &'b [Value], snapshot: Arc<Snapshot>) -> Ectx<'b> {
+        let mut sub = Ectx::new(
+            self.db,
+            &mut *self.xact,
+            self.cancel,
+            params,
+            self.settings,
+            self.stmt_ts,
+            self.xact_ts,
+            self.deadline,
+            self.backend_pid,
+        );
+        sub.sequences = self.sequences.as_deref_mut();
+        sub.plans = self.plans.as_deref_mut();
+        sub.constraint_modes = self.constraint_modes.clone();
+        sub.path = self.path.clone();
+        sub.snapshot = Some(snapshot);
+        sub
+    }
+
     /// A context for one statement.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -1814,21 +1838,7 @@ pub(crate) fn run_internal_dml(
         }
     };
     let vis = Vis::take(ec.xact);
-    let mut sub = Ectx::new(
-        ec.db,
-        &mut *ec.xact,
-        ec.cancel,
-        params,
-        ec.settings,
-        ec.stmt_ts,
-        ec.xact_ts,
-        ec.deadline,
-        ec.backend_pid,
-    );
-    sub.sequences = ec.sequences.as_deref_mut();
-    sub.constraint_modes = ec.constraint_modes.clone();
-    sub.path = ec.path.clone();
-    sub.snapshot = Some(vis.snapshot.clone());
+    let mut sub = ec.nested(params, vis.snapshot.clone());
     let n = run_dml(&mut sub, &vis, &planned.plan, &mut |_, _| Ok(()))?;
     let deferred = std::mem::take(&mut sub.ri_deferred);
     drop(sub);

@@ -217,22 +217,7 @@ pub fn execute(
         }
         _ => Vis::take(ec.xact),
     };
-    let mut sub = Ectx::new(
-        ec.db,
-        &mut *ec.xact,
-        ec.cancel,
-        params,
-        ec.settings,
-        ec.stmt_ts,
-        ec.xact_ts,
-        ec.deadline,
-        ec.backend_pid,
-    );
-    sub.sequences = ec.sequences.as_deref_mut();
-    sub.plans = ec.plans.as_deref_mut();
-    sub.constraint_modes = ec.constraint_modes.clone();
-    sub.path = ec.path.clone();
-    sub.snapshot = Some(vis.snapshot.clone());
+    let mut sub = ec.nested(params, vis.snapshot.clone());
     let mut out = SpiResult {
         columns: planned.columns.clone().unwrap_or_default(),
         dml: writes,
