@@ -255,6 +255,9 @@ struct Wire {
     pending: Option<Result<FrontendMessage, MessageError>>,
     /// The server's stop signal (see [`super::stop`]: no shared lock per wait).
     stop: StopWatch,
+    /// The backend's `client_write_wait` report, taken once per
+    /// connection (not per statement: no allocation on the hot path).
+    write_wait: Option<Arc<dyn Fn(bool) + Send + Sync>>,
     /// True on a multi-thread runtime (a session core), where a statement
     /// may leave the async context to write a large result mid-way.
     multi_thread: bool,
@@ -273,6 +276,7 @@ impl Wire {
             out: bufpool::take(WRITE_BUF_INITIAL),
             pending: None,
             stop,
+            write_wait: None,
             multi_thread,
         }
     }
@@ -410,6 +414,7 @@ impl Wire {
             out,
             pending,
             stop,
+            write_wait,
             multi_thread,
         } = self;
         let ClientStream::Tcp(tcp) = stream else {
@@ -426,6 +431,7 @@ impl Wire {
             out,
             pending,
             stop,
+            write_wait,
             multi_thread,
         })
     }
@@ -673,6 +679,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     let mut backend = backend;
     backend.set_backend_pid(key.pid);
     backend.set_terminator(wire.stop.terminator(flag.clone()));
+    wire.write_wait = backend.client_write_wait();
     backend.enable_async_waits();
     let param = |k: &str| {
         params
@@ -1030,6 +1037,7 @@ fn drive<B: Backend>(
                     out,
                     pending,
                     stop,
+                    write_wait,
                     multi_thread,
                 } = wire;
                 let stream = match stream.into_std() {
@@ -1056,6 +1064,7 @@ fn drive<B: Backend>(
                             out,
                             pending,
                             stop,
+                            write_wait,
                             multi_thread,
                         },
                         backend,
@@ -1245,7 +1254,7 @@ struct RowSink<'a> {
     stream: Option<&'a mut ClientStream>,
     /// Reports a mid-statement flush waiting for the client
     /// ([`Backend::client_write_wait`]).
-    write_wait: Option<Arc<dyn Fn(bool) + Send + Sync>>,
+    write_wait: Option<&'a (dyn Fn(bool) + Send + Sync)>,
     /// A flush waiting for the client also ends at a termination
     /// (`pg_terminate_backend`, shutdown): the connection is then closed.
     stop: Option<&'a StopWatch>,
@@ -1286,7 +1295,7 @@ impl<'a> RowSink<'a> {
         let Some(stream) = self.stream.as_mut() else {
             return;
         };
-        let wait = self.write_wait.as_deref();
+        let wait = self.write_wait;
         let stop = self.stop;
         let res = tokio::task::block_in_place(|| {
             tokio::runtime::Handle::current().block_on(async {
@@ -1707,11 +1716,6 @@ impl<B: Backend> SessionLoop<B> {
         let wire = &mut self.wire;
         let backend = &mut self.backend;
         let brief = stmt.runs_briefly();
-        let write_wait = if multi {
-            backend.client_write_wait()
-        } else {
-            None
-        };
         let (outcome, copy_out, rows, flushed, io_failed) = run_call(brief, || {
             let stream = if multi && limit_rows.is_none() {
                 Some(&mut wire.stream)
@@ -1719,7 +1723,7 @@ impl<B: Backend> SessionLoop<B> {
                 None
             };
             let mut sink = RowSink::new(&mut wire.out, formats, stream);
-            sink.write_wait = write_wait;
+            sink.write_wait = wire.write_wait.as_deref().filter(|_| multi);
             sink.stop = Some(&wire.stop);
             if limit_rows.is_some() {
                 sink.portal = Some((&mut rows_buf, &mut ends));
