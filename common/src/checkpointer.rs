@@ -676,11 +676,16 @@ pub fn start(db: &Arc<Node>) -> std::io::Result<()> {
 }
 
 /// fsyncs `base/`, so relation files created or removed since the last
-/// checkpoint stay so after a crash. A failure PANICs, as every failed
-/// data fsync does (`fileutil::data_sync_failed`).
+/// checkpoint stay so after a crash. A failed fsync PANICs, as every failed
+/// data fsync does (`fileutil::data_sync_failed`); failing to *open* the
+/// directory (it was removed under a node being torn down, or permissions)
+/// is an ordinary error that fails this checkpoint, as in PostgreSQL's
+/// `fsync_fname`: nothing was handed to the kernel, so nothing was lost.
 fn fsync_base(data_dir: &std::path::Path) -> PgResult<()> {
     let base = data_dir.join("base");
-    if let Err(e) = pgtypes::fileutil::fsync_dir(&base) {
+    let dir = std::fs::File::open(&base)
+        .map_err(|e| pgtypes::fileutil::io_error("open directory", &base, e))?;
+    if let Err(e) = dir.sync_all() {
         pgtypes::fileutil::data_sync_failed(&base, &e);
     }
     Ok(())

@@ -970,14 +970,25 @@ impl Flusher {
     fn run(self) {
         let shared = Arc::clone(&self.shared);
         // A panic here (a bug) must not leave committers waiting forever.
+        // Pre-allocation is only ahead of need: when it fails (disk full,
+        // the directory gone) the segment is created again on the write
+        // path when a round needs it, and *that* failure PANICs. Here it
+        // is a warning, logged once per run of failures.
+        let mut prealloc_failing = false;
+        let mut prealloc = |sh: &Shared| match preallocate(sh) {
+            Ok(()) => prealloc_failing = false,
+            Err(e) => {
+                if !std::mem::replace(&mut prealloc_failing, true) {
+                    tracing::warn!("could not pre-allocate WAL segment: {e}");
+                }
+            }
+        };
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| loop {
             let work = self.wait_for_work();
             if work == Work::Preallocate {
                 // Asked by a committer's round: only the zero-fill (its
                 // rounds are the committers' own to lead).
-                if let Err(e) = preallocate(&shared) {
-                    return Err(format!("could not create WAL segment: {e}"));
-                }
+                prealloc(&shared);
                 continue;
             }
             let shutdown = work == Work::Shutdown;
@@ -993,9 +1004,7 @@ impl Flusher {
                 Ok(true) => {
                     // Without the round lock: commits and write-behind
                     // rounds go on while the segment is zero-filled.
-                    if let Err(e) = preallocate(&shared) {
-                        return Err(format!("could not create WAL segment: {e}"));
-                    }
+                    prealloc(&shared);
                 }
                 Ok(false) => {}
                 Err(e) => return Err(format!("could not write or sync WAL: {e}")),

@@ -28,8 +28,17 @@ pub fn io_error(what: &str, path: &Path, e: io::Error) -> PgError {
 /// longer tell what is on disk: a failed fsync of WAL or data (the kernel
 /// may have dropped the dirty pages and will report success to a retry —
 /// "fsyncgate", PostgreSQL's `data_sync_retry = off`), a failed WAL write.
+///
+/// Without a log subscriber (an in-process test, a tool) the line goes to
+/// stderr instead, so an abort never happens silently.
 pub fn panic_abort(message: &str) -> ! {
-    tracing::error!(panic = true, "{message}");
+    if tracing::dispatcher::has_been_set() {
+        tracing::error!(panic = true, "{message}");
+    } else {
+        // Not eprintln!: a test harness captures that, and the capture
+        // dies with the process.
+        let _ = io::stderr().write_all(format!("PANIC:  {message}\n").as_bytes());
+    }
     std::process::abort()
 }
 
