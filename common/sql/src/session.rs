@@ -281,7 +281,7 @@ pub struct Session {
     idle_in_xact_timeout_ms: i64,
     /// The client's TCP socket and the keepalive values last set on it
     /// (None: a Unix-domain socket or no connection).
-    socket: Option<(std::os::fd::RawFd, protocol::sockopt::Keepalives)>,
+    socket: Option<(std::os::fd::RawFd, server::sockopt::Keepalives)>,
     /// A transaction was open after the last statement (to notice its end).
     was_in_xact: bool,
     /// Relations created or truncated in the current transaction.
@@ -657,9 +657,9 @@ impl Session {
             return;
         };
         let want = keepalives_of(self.settings.config());
-        for opt in protocol::sockopt::KeepaliveOpt::ALL {
+        for opt in server::sockopt::KeepaliveOpt::ALL {
             if want.get(opt) != applied.get(opt) {
-                if let Err(e) = protocol::sockopt::set_option(*fd, opt, want.get(opt)) {
+                if let Err(e) = server::sockopt::set_option(*fd, opt, want.get(opt)) {
                     tracing::warn!("setsockopt({}) failed: {e}", opt.setting());
                 }
             }
@@ -670,9 +670,9 @@ impl Session {
     /// SHOW of a keepalive setting, as PostgreSQL's show hooks: the
     /// socket's value (the system default when the setting is 0), or 0 on
     /// a Unix-domain socket.
-    fn show_keepalive(&self, opt: protocol::sockopt::KeepaliveOpt) -> String {
+    fn show_keepalive(&self, opt: server::sockopt::KeepaliveOpt) -> String {
         match &self.socket {
-            Some((fd, _)) => protocol::sockopt::get_option(*fd, opt)
+            Some((fd, _)) => server::sockopt::get_option(*fd, opt)
                 .unwrap_or(0)
                 .to_string(),
             None => "0".to_string(),
@@ -1678,7 +1678,7 @@ impl Session {
                             // follows RecoveryInProgress), off once promoted.
                             let ro = self.read_only_xact || self.db.role() == Role::Standby;
                             Some(if ro { "on" } else { "off" }.to_string())
-                        } else if let Some(opt) = protocol::sockopt::KeepaliveOpt::ALL
+                        } else if let Some(opt) = server::sockopt::KeepaliveOpt::ALL
                             .into_iter()
                             .find(|o| canonical_name(n) == o.setting())
                         {
@@ -3433,9 +3433,9 @@ impl ResultSink for CollectRows {
 
 /// The `tcp_keepalives_*` and `tcp_user_timeout` values of `c` (seconds,
 /// seconds, a count, milliseconds; 0 = the system's default).
-pub fn keepalives_of(c: &pgtypes::config::Config) -> protocol::sockopt::Keepalives {
+pub fn keepalives_of(c: &pgtypes::config::Config) -> server::sockopt::Keepalives {
     let int = |name: &str| i32::try_from(c.int(name)).unwrap_or(0);
-    protocol::sockopt::Keepalives {
+    server::sockopt::Keepalives {
         idle: int("tcp_keepalives_idle"),
         interval: int("tcp_keepalives_interval"),
         count: int("tcp_keepalives_count"),
