@@ -29,6 +29,7 @@
 //! | [`psql`] | `IPC::Run::start(['psql', '-XA', '-f', '-'])` of 021_row_visibility.pl | [`PsqlSession`]: a real psql fed on stdin, `query_until(sql, pattern)` |
 //! | [`raw`] | hand-built packets of `src/test/modules/libpq_pipeline` / protocol fuzzing | [`raw::RawConnection`]: bytes on a TCP socket, backend messages parsed |
 //! | [`netproxy`] | (a network emulator between nodes) | [`netproxy::FaultProxy`]: a TCP proxy that delays, throttles, black-holes, resets or closes |
+//! | [`soak`] | (a protocol fuzzer against live nodes) | [`soak::run`]: a primary and standby under mutated protocol traffic while a ledger commits, then checked serving and equal |
 //! | [`differential`] | (SQLsmith-style fuzzers) | random schemas, data and queries for comparing hotpair with PostgreSQL 15 |
 //! | [`regress`] | `pg_regress` | golden SQL files: schedule, `psql -X -a -q` runs, diffs, regeneration from PostgreSQL 15 |
 //! | [`binaries`] | `$ENV{PATH}` of the build tree | locating (and building) the `primary` / `standby` binaries |
@@ -92,6 +93,7 @@ pub mod psql;
 pub mod raw;
 pub mod regress;
 pub mod session;
+pub mod soak;
 pub mod utils;
 
 use std::future::Future;
