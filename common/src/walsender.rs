@@ -622,7 +622,10 @@ pub(crate) fn wal_writer(db: &Node) -> Result<Arc<wal::WalWriter>, PgError> {
 }
 
 /// The system identifier: created once per cluster in
-/// `global/system_identifier`, copied by base backups.
+/// `global/system_identifier` (when a primary first opens its data
+/// directory, written and fsynced with its directory: a power cut must not
+/// give the cluster a new identity its standbys would refuse), copied by
+/// base backups.
 pub fn system_identifier(db: &Node) -> u64 {
     let p = db
         .config()
@@ -640,7 +643,10 @@ pub fn system_identifier(db: &Node) -> u64 {
         .map(|d| d.as_micros() as u64)
         .unwrap_or(0);
     let v = (now << 12) | u64::from(std::process::id() & 0xfff);
-    let _ = std::fs::write(&p, format!("{v}\n"));
+    let fsync = db.config().bool("fsync");
+    if let Err(e) = pgtypes::fileutil::write_atomic(&p, format!("{v}\n").as_bytes(), fsync) {
+        tracing::warn!("could not write the system identifier: {}", e.message);
+    }
     v
 }
 
