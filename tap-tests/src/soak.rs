@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::raw;
+use crate::utils::Rng;
 use crate::Node;
 
 /// What a soak is asked to do.
@@ -49,24 +50,6 @@ pub struct SoakReport {
     pub statements_completed: u64,
     /// Ledger rows committed (all present on both nodes at the end).
     pub ledger_commits: u64,
-}
-
-/// xorshift64*: small, seedable, good enough to pick mutations.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// The statements a conversation draws from (all quick; the startup
@@ -101,9 +84,9 @@ fn conversation(rng: &mut Rng) -> (Vec<u8>, usize) {
         ],
     );
     let startup_len = out.len();
-    for _ in 0..1 + rng.below(6) {
-        let q = QUERIES[rng.below(QUERIES.len())];
-        match rng.below(4) {
+    for _ in 0..1 + rng.pick(6) {
+        let q = QUERIES[rng.pick(QUERIES.len())];
+        match rng.pick(4) {
             0 | 1 => out.extend(raw::query(q.as_bytes())),
             2 => {
                 out.extend(raw::parse("", q, &[]));
@@ -126,30 +109,30 @@ fn conversation(rng: &mut Rng) -> (Vec<u8>, usize) {
 /// One to three mutations of `bytes`; mostly after the startup packet, so
 /// the message decoder and the statements see them.
 fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>, startup_len: usize) {
-    for _ in 0..1 + rng.below(3) {
+    for _ in 0..1 + rng.pick(3) {
         if bytes.is_empty() {
             return;
         }
-        let from = if rng.below(5) == 0 {
+        let from = if rng.pick(5) == 0 {
             0
         } else {
             startup_len.min(bytes.len() - 1)
         };
-        let at = from + rng.below(bytes.len() - from);
-        match rng.below(7) {
-            0 => bytes[at] ^= 1 << rng.below(8),
-            1 => bytes[at] = [0u8, 0xff, b'\'', b'$', b'(', b';'][rng.below(6)],
+        let at = from + rng.pick(bytes.len() - from);
+        match rng.pick(7) {
+            0 => bytes[at] ^= 1 << rng.pick(8),
+            1 => bytes[at] = [0u8, 0xff, b'\'', b'$', b'(', b';'][rng.pick(6)],
             2 => {
-                let n = 1 + rng.below(16);
+                let n = 1 + rng.pick(16);
                 let junk = raw::pseudo_random_bytes(rng.next(), n);
                 bytes.splice(at..at, junk);
             }
             3 => {
-                let end = (at + 1 + rng.below(32)).min(bytes.len());
+                let end = (at + 1 + rng.pick(32)).min(bytes.len());
                 bytes.drain(at..end);
             }
             4 => {
-                let end = (at + 1 + rng.below(64)).min(bytes.len());
+                let end = (at + 1 + rng.pick(64)).min(bytes.len());
                 let chunk = bytes[at..end].to_vec();
                 bytes.splice(at..at, chunk);
             }
@@ -158,7 +141,7 @@ fn mutate(rng: &mut Rng, bytes: &mut Vec<u8>, startup_len: usize) {
                 // A length field: the four bytes after a tag-looking
                 // position, rewritten as something a decoder must bound.
                 let v: i32 =
-                    [-1, 0, 3, i32::MAX, 1 << 30, (rng.next() as i32) & 0xffff][rng.below(6)];
+                    [-1, 0, 3, i32::MAX, 1 << 30, (rng.next() as i32) & 0xffff][rng.pick(6)];
                 let end = (at + 4).min(bytes.len());
                 let be = v.to_be_bytes();
                 bytes[at..end].copy_from_slice(&be[..end - at]);
@@ -186,7 +169,7 @@ fn converse(
     let _ = s.set_read_timeout(Some(limit));
     let mut sent = 0;
     while sent < bytes.len() {
-        let n = (1 + rng.below(512)).min(bytes.len() - sent);
+        let n = (1 + rng.pick(512)).min(bytes.len() - sent);
         if s.write_all(&bytes[sent..sent + n]).is_err() {
             break;
         }
@@ -271,7 +254,7 @@ pub fn run(opts: SoakOptions) -> SoakReport {
                 while !stop.load(Ordering::Relaxed) {
                     let (mut bytes, startup_len) = conversation(&mut rng);
                     mutate(&mut rng, &mut bytes, startup_len);
-                    let port = ports[rng.below(2)];
+                    let port = ports[rng.pick(2)];
                     counters.conversations.fetch_add(1, Ordering::Relaxed);
                     if let Err(e) = converse(port, &bytes, &mut rng, hang_limit, counters) {
                         *failure.lock().unwrap_or_else(|e| e.into_inner()) =

@@ -36,6 +36,7 @@ use bytes::Bytes;
 use futures_util::SinkExt;
 use tap_tests::binaries::faultfs_path;
 use tap_tests::faultfs_journal::power_cut;
+use tap_tests::utils::{seed_from_env, Rng};
 use tap_tests::{block_on, wait_until, Node, Session};
 
 const ACCOUNTS: i64 = 50;
@@ -58,21 +59,6 @@ struct Ledger {
     total: usize,
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// One client's loop until the node goes away; ids come from disjoint
 /// ranges per client and round.
 fn client(
@@ -86,7 +72,7 @@ fn client(
     let Ok(s) = Session::try_connect("load", &node.connstr()) else {
         return;
     };
-    let mut rng = Rng(seed ^ (worker as u64 + 1).wrapping_mul(0x9E37_79B9));
+    let mut rng = Rng::new(seed ^ (worker as u64 + 1).wrapping_mul(0x9E37_79B9));
     let base = (round * 10 + worker) * 1_000_000;
     let mut n = 0i64;
     while !stop.load(Ordering::Relaxed) {
@@ -245,18 +231,9 @@ fn acknowledged_commits_survive_power_cuts() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
-    let seed: u64 = std::env::var("HOTPAIR_POWER_CUT_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-                | 1
-        });
+    let seed = seed_from_env("HOTPAIR_POWER_CUT_SEED");
     eprintln!("# power cuts: {rounds} rounds, HOTPAIR_POWER_CUT_SEED={seed}");
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
 
     let node = Node::new("primary");
     node.init(true);

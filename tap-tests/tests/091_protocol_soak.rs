@@ -9,15 +9,7 @@ use std::time::Duration;
 
 #[test]
 fn mutated_protocol_traffic_leaves_both_nodes_serving_and_equal() {
-    let seed = std::env::var("HOTPAIR_SOAK_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
-        });
+    let seed = tap_tests::utils::seed_from_env("HOTPAIR_SOAK_SEED");
     let r = tap_tests::soak::run(tap_tests::soak::SoakOptions {
         duration: Duration::from_secs(20),
         threads: 8,

@@ -26,12 +26,9 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let seed = args.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
-    });
+    let seed = args
+        .seed
+        .unwrap_or_else(|| tap_tests::utils::seed_from_env("HOTPAIR_SOAK_SEED"));
     let opts = tap_tests::soak::SoakOptions {
         duration: Duration::from_secs_f64(args.minutes.max(0.0) * 60.0),
         threads: args.threads.max(1),
