@@ -247,7 +247,7 @@ pub(crate) async fn send(
     let (start, _hold) = tokio::task::block_in_place(|| start_checkpoint(db, &writer))?;
     tracing::info!("base backup: checkpoint done, backup starts at {start}");
     // Make sure the system identifier exists so the copy carries it.
-    let _ = crate::walsender::system_identifier(db);
+    let _ = crate::xlog::system_identifier(db);
 
     write_row(
         &mut conn.out,

@@ -549,6 +549,35 @@ fn start_inserting(db: &Node, writer: WalWriter, redo: Lsn) {
     db.replication().set_wal_writer(w.clone());
 }
 
+/// The system identifier: created once per cluster in
+/// `global/system_identifier` (when a primary first opens its data
+/// directory, written and fsynced with its directory: a power cut must not
+/// give the cluster a new identity its standbys would refuse), copied by
+/// base backups.
+pub fn system_identifier(db: &Node) -> u64 {
+    let p = db
+        .config()
+        .data_dir
+        .join("global")
+        .join("system_identifier");
+    if let Some(v) = std::fs::read_to_string(&p)
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+    {
+        return v;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0);
+    let v = (now << 12) | u64::from(std::process::id() & 0xfff);
+    let fsync = db.config().bool("fsync");
+    if let Err(e) = pgtypes::fileutil::write_atomic(&p, format!("{v}\n").as_bytes(), fsync) {
+        tracing::warn!("could not write the system identifier: {}", e.message);
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -372,7 +372,7 @@ async fn identify(
         .ok_or_else(|| "IDENTIFY_SYSTEM returned no row".to_string())?;
     let field = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
     let (sysid, tli) = (field(0), field(1));
-    let ours = common::walsender::system_identifier(db).to_string();
+    let ours = common::xlog::system_identifier(db).to_string();
     if sysid != ours {
         return Err(refuse(format!(
             "database system identifier differs between the primary and standby\nDETAIL:  The primary's identifier is {sysid}, the standby's identifier is {ours}."
