@@ -132,27 +132,42 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
     }
     let when = match &c.when {
         Some(w) => {
-            if !c.row {
-                if mentions_row(w)? {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_OBJECT_DEFINITION,
-                        "statement trigger's WHEN condition cannot reference column values",
-                    ));
-                }
+            // The error cursor: the first offending reference.
+            let at = |start: usize| {
+                let chars = w.get(..start).map_or(0, |p| p.chars().count());
+                c.when_at.saturating_add(u32::try_from(chars).unwrap_or(0))
+            };
+            let refs = row_refs(w)?;
+            let bad = |msg: &str, f: &dyn Fn(bool) -> bool| {
+                refs.iter().find(|r| f(r.0)).map(|r| {
+                    PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, msg).with_position(at(r.2))
+                })
+            };
+            let err = if !c.row {
+                bad(
+                    "statement trigger's WHEN condition cannot reference column values",
+                    &|_| true,
+                )
+            } else if c.events & TRIGGER_TYPE_INSERT != 0 {
+                bad(
+                    "INSERT trigger's WHEN condition cannot reference OLD values",
+                    &|new| !new,
+                )
             } else {
-                let (refs_new, refs_old) = when_refs(w)?;
-                if refs_old && c.events & TRIGGER_TYPE_INSERT != 0 {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_OBJECT_DEFINITION,
-                        "INSERT trigger's WHEN condition cannot reference OLD values",
-                    ));
-                }
-                if refs_new && c.events & TRIGGER_TYPE_DELETE != 0 {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_OBJECT_DEFINITION,
-                        "DELETE trigger's WHEN condition cannot reference NEW values",
-                    ));
-                }
+                None
+            };
+            let err = err.or_else(|| {
+                (c.row && c.events & TRIGGER_TYPE_DELETE != 0)
+                    .then(|| {
+                        bad(
+                            "DELETE trigger's WHEN condition cannot reference NEW values",
+                            &|new| new,
+                        )
+                    })
+                    .flatten()
+            });
+            if let Some(e) = err {
+                return Err(e);
             }
             // It must bind over the table's columns.
             let (sql, refs) = rewrite_when(w, &table)?;
@@ -319,15 +334,6 @@ fn row_refs(text: &str) -> PgResult<Vec<(bool, String, usize, usize)>> {
         i += 1;
     }
     Ok(out)
-}
-
-fn mentions_row(text: &str) -> PgResult<bool> {
-    Ok(!row_refs(text)?.is_empty())
-}
-
-fn when_refs(text: &str) -> PgResult<(bool, bool)> {
-    let r = row_refs(text)?;
-    Ok((r.iter().any(|x| x.0), r.iter().any(|x| !x.0)))
 }
 
 /// `SELECT (cond)` with each `new.col` / `old.col` replaced by `$n`, and

@@ -27,6 +27,9 @@ pub struct CreateTrigger {
     pub row: bool,
     /// WHEN (…)'s text.
     pub when: Option<String>,
+    /// 1-based character position of that text in the statement (error
+    /// cursors point into it).
+    pub when_at: u32,
     /// REFERENCING OLD TABLE AS.
     pub old_table: Option<String>,
     /// REFERENCING NEW TABLE AS.
@@ -230,6 +233,7 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateTrigger> {
         table,
         row: false,
         when: None,
+        when_at: 0,
         old_table: None,
         new_table: None,
         deferrable: false,
@@ -292,6 +296,9 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateTrigger> {
         }
         let close = super::funcstmt::skip_to_close(c)?;
         t.when = Some(c.text_between(open + 1, close).trim().to_string());
+        if let Some(tok) = c.toks.get(open + 1) {
+            t.when_at = super::char_position(c.sql, tok.start);
+        }
         c.pos = close + 1;
     }
     c.expect_word("execute")?;

@@ -860,7 +860,8 @@ impl<'c> Exec<'c> {
 
 /// Runs trigger function `c` (`crate::trigger`): `args` are the values of
 /// [`super::gram::TRIGGER_VARS`] (NEW and OLD's places ignored), NEW and
-/// OLD rows have the table's column `names` and `types`. Returns the row
+/// OLD rows have the table's column `names` and `types` (`row_level`:
+/// a missing one is a NULL row, else unassigned). Returns the row
 /// the function returned (None: NULL).
 #[allow(clippy::too_many_arguments)]
 pub fn run_trigger(
@@ -871,6 +872,7 @@ pub fn run_trigger(
     types: &[SqlType],
     new: Option<Vec<Value>>,
     old: Option<Vec<Value>>,
+    row_level: bool,
 ) -> PgResult<Option<Vec<Value>>> {
     let mut vars = Vec::with_capacity(c.slots.len());
     for (i, s) in c.slots.iter().enumerate() {
@@ -886,14 +888,19 @@ pub fn run_trigger(
             SlotType::Dynamic => Var::Scalar(Value::Null, SqlType::Unknown),
         });
     }
+    // NEW in a DELETE trigger, OLD in an INSERT one: a NULL row of the
+    // table's shape (its fields read as NULL; returning it returns NULL).
+    // A statement-level trigger has neither (not assigned).
+    let absent = [new.is_none(), old.is_none()];
     let rec = |vals: Option<Vec<Value>>| {
-        Var::Record(vals.map(|vals| {
-            Arc::new(Row {
-                names: names.to_vec(),
-                types: types.to_vec(),
-                vals,
-            })
-        }))
+        if !row_level {
+            return Var::Record(None);
+        }
+        Var::Record(Some(Arc::new(Row {
+            names: names.to_vec(),
+            types: types.to_vec(),
+            vals: vals.unwrap_or_else(|| vec![Value::Null; names.len()]),
+        })))
     };
     vars[0] = rec(new);
     vars[1] = rec(old);
@@ -910,6 +917,7 @@ pub fn run_trigger(
     match flow {
         // trigger_return's mark: the record in that slot.
         Flow::Return(Value::Int4(slot)) => match x.vars.get(slot as usize) {
+            _ if absent.get(slot as usize) == Some(&true) => Ok(None),
             Some(Var::Record(Some(r))) => Ok(Some(r.vals.clone())),
             _ => Ok(None),
         },

@@ -161,12 +161,23 @@ pub fn call_trigger(
         Value::text(&td.table.name),
         Value::text(&td.schema),
         Value::Int4(i32::try_from(t.args.len()).unwrap_or(i32::MAX)),
-        Value::Array(Arc::new(ArrayValue::new(
-            ArrayElem::Text,
-            t.args.iter().map(|a| Value::text(a)).collect(),
-        ))),
+        // TG_ARGV's subscripts start at 0, as in PostgreSQL.
+        Value::Array(Arc::new(ArrayValue {
+            elem: ArrayElem::Text,
+            lower: 0,
+            items: t.args.iter().map(|a| Value::text(a)).collect(),
+        })),
     ];
     let names: Vec<String> = td.table.columns.iter().map(|c| c.name.clone()).collect();
     let types: Vec<pgtypes::sqltype::SqlType> = td.table.columns.iter().map(|c| c.ty).collect();
-    exec::run_trigger(ec, &c, &args, &names, &types, td.new.clone(), td.old.clone())
+    exec::run_trigger(
+        ec,
+        &c,
+        &args,
+        &names,
+        &types,
+        td.new.clone(),
+        td.old.clone(),
+        td.level == "ROW",
+    )
 }
