@@ -151,4 +151,3 @@ SELECT * FROM tr_t ORDER BY id;
 SELECT seq, what FROM tr_log ORDER BY seq;
 SELECT msg FROM tr_w_log ORDER BY msg;
 SELECT * FROM tr_w ORDER BY id;
-UPDATE tr_t SET v = 'standby' WHERE id = 1;
