@@ -105,3 +105,46 @@ mod tests {
         assert_eq!(tail("a", 5), "a");
     }
 }
+
+/// A small deterministic generator (xorshift64*) for randomised tests: a
+/// failure is replayed from its seed.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator started from `seed` (any value; 0 is made odd).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (0 when n is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// An index in `0..n` (0 when n is 0).
+    pub fn pick(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+}
+
+/// A randomised test's seed: the environment variable `var` when set (to
+/// replay a run), else the clock. Callers print it.
+pub fn seed_from_env(var: &str) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+        })
+}

@@ -82,6 +82,9 @@ pub struct Settings {
     /// Start a streaming standby beside each primary (`--no-standby`: the
     /// primaries alone, as the seed's COPY experiment ran).
     pub standby: bool,
+    /// Data checksums (`--data-checksums`): hotpair's `data_checksums =
+    /// on` when its data directory is created, PostgreSQL's `initdb -k`.
+    pub data_checksums: bool,
 }
 
 impl Settings {
@@ -100,6 +103,16 @@ impl Settings {
             // its next segment removed by a checkpoint.
             "wal_keep_size = 4096MB\n"
         )
+    }
+
+    /// [`Settings::conf_lines`] for a hotpair primary: with data checksums
+    /// it also asks for them (read when the data directory is created).
+    pub fn hotpair_conf_lines(&self) -> String {
+        let mut s = self.conf_lines();
+        if self.data_checksums {
+            s.push_str("data_checksums = on\n");
+        }
+        s
     }
 }
 
@@ -226,6 +239,7 @@ impl RunConfig {
             max_connections: max_idle + 300,
             max_prepared_transactions: 100,
             standby: true,
+            data_checksums: false,
         }
     }
 

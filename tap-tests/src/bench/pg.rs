@@ -142,7 +142,8 @@ impl PgPair {
             pair.command("initdb")
                 .arg("-D")
                 .arg(&pair.primary.data_dir)
-                .args(crate::cluster::PG_INITDB_ARGS),
+                .args(crate::cluster::PG_INITDB_ARGS)
+                .args(settings.data_checksums.then_some("-k")),
         )?;
         let conf = format!(
             "\n# Added by hotpair bench\n{}{}",
@@ -579,6 +580,7 @@ pub fn try_start_reference(
         max_connections: 20,
         max_prepared_transactions: 0,
         standby: false,
+        data_checksums: false,
     };
     let pair = PgPair::start(bindir, work.path(), &settings)
         .map_err(|e| format!("could not start PostgreSQL 15: {e}"))?;

@@ -152,7 +152,7 @@ impl Target {
             node.init(true);
             node.append_conf(&format!(
                 "# bench settings\n{}{extra_conf}",
-                settings.conf_lines()
+                settings.hotpair_conf_lines()
             ));
             // The default pg_hba.conf (written at first start when there is
             // none) trusts 127.0.0.1 only, as initdb's; the many-sessions

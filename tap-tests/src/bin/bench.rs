@@ -95,6 +95,11 @@ struct Args {
     #[arg(long)]
     no_standby: bool,
 
+    /// Both systems with data checksums (hotpair's `data_checksums = on`
+    /// at creation, PostgreSQL's `initdb -k`).
+    #[arg(long)]
+    data_checksums: bool,
+
     /// manyidle: idle sessions per node (default: the open-file limit
     /// minus a reserve; 2,000 at most with --quick).
     #[arg(long, value_name = "N")]
@@ -237,6 +242,7 @@ fn main() -> ExitCode {
     cfg.standby = !args.no_standby;
     let mut settings = cfg.settings();
     settings.standby = !args.no_standby;
+    settings.data_checksums = args.data_checksums;
     let machine = sysinfo::Machine::read();
     let pgbench_path = pgbench::pgbench_path();
     let pgbench_version = pgbench_path

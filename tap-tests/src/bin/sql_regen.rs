@@ -66,6 +66,7 @@ fn main() -> ExitCode {
         max_connections: 20,
         max_prepared_transactions: 0,
         standby: true,
+        data_checksums: false,
     };
     let mut pair = match pg::PgPair::start(&bindir, work.path(), &settings) {
         Ok(p) => p,
