@@ -143,6 +143,7 @@ use crate::namespace::{
 };
 use crate::pg_enum::{parse_enum_type, push_enum_type, EnumTypeDef, EnumTypeSpec};
 use crate::pg_proc::{parse_function, push_function, FunctionDef, FunctionSpec};
+use crate::pg_trigger::TriggerSpec;
 use crate::sequence::{SequenceDef, SequencePrevious, SequenceSpec};
 use crate::statistics::{decode_stats, encode_stats, RelationStats};
 use crate::view::{parse_view, push_view, ViewDef, ViewSpec};
@@ -651,6 +652,8 @@ pub struct TableDef {
     pub constraints: Vec<ConstraintSpec>,
     /// Comments on the table and its columns ([`TableSpec::comments`]).
     pub comments: Vec<(u32, String)>,
+    /// Triggers ([`TableSpec::triggers`]).
+    pub triggers: Vec<TriggerSpec>,
     /// The (sub)transaction whose `ALTER TABLE` made this version, while it
     /// may still roll back; 0 once committed. Others see [`Self::previous`]
     /// meanwhile (see [`CatalogView`]).
@@ -721,6 +724,7 @@ impl TableDef {
             creator: TransactionId(self.creator.load(Ordering::Acquire)),
             constraints: self.constraints.clone(),
             comments: self.comments.clone(),
+            triggers: self.triggers.clone(),
             altered_by: TransactionId(altered_by),
             // Once the ALTER committed, the previous version is history.
             previous: self
@@ -1177,6 +1181,8 @@ pub struct TableSpec {
     /// `COMMENT ON TABLE / COLUMN` (pg_description rows): (objsubid — 0
     /// for the table, else the column's 1-based number —, text).
     pub comments: Vec<(u32, String)>,
+    /// Triggers (pg_trigger rows; see [`crate::pg_trigger`]).
+    pub triggers: Vec<TriggerSpec>,
 }
 
 impl TableSpec {
@@ -1198,6 +1204,7 @@ impl TableSpec {
             altered_by: TransactionId::INVALID,
             previous: None,
             comments: Vec::new(),
+            triggers: Vec::new(),
         }
     }
 }
@@ -3263,6 +3270,9 @@ fn push_spec_body(out: &mut String, t: &TableSpec) {
     for (sub, text) in &t.comments {
         out.push_str(&format!("comment {sub} {}\n", esc(text)));
     }
+    for tg in &t.triggers {
+        crate::pg_trigger::push_trigger(out, tg);
+    }
     if t.altered_by.is_valid() {
         out.push_str(&format!("altered_by {}\n", t.altered_by.0));
     }
@@ -3337,6 +3347,11 @@ fn parse_spec_line(spec: &mut TableSpec, line: &str) -> Result<bool, String> {
                 not_valid: f.get(2) == Some(&b'1'),
                 match_full: f.get(3) == Some(&b'1'),
             });
+        }
+        ["trigger", ..] => {
+            let n = spec.columns.len();
+            spec.triggers
+                .push(crate::pg_trigger::parse_trigger(line, n)?)
         }
         ["comment", sub, text] => spec
             .comments
@@ -3500,6 +3515,7 @@ fn new_table(spec: TableSpec) -> TableDef {
         rewriting: Arc::new(AtomicU64::new(0)),
         constraints: Vec::new(),
         comments: Vec::new(),
+        triggers: Vec::new(),
         altered_by: AtomicU64::new(0),
         previous: None,
         missing: Vec::new(),
@@ -3606,6 +3622,7 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
         rewriting: t.rewriting.clone(),
         constraints: spec.constraints,
         comments: spec.comments,
+        triggers: spec.triggers,
         altered_by: AtomicU64::new(spec.altered_by.0),
         previous,
         missing,
@@ -3861,7 +3878,8 @@ fn decode_catalog(text: &str) -> Result<Decoded, String> {
                 spec.creator = TransactionId(creator.parse::<u64>().map_err(|_| bad("bad xid"))?);
                 cur = Some((spec, Vec::new()));
             }
-            ["option" | "column" | "constraint" | "comment" | "altered_by" | "previous", ..] => {
+            ["option" | "column" | "constraint" | "comment" | "trigger" | "altered_by"
+            | "previous", ..] => {
                 let t = cur
                     .as_mut()
                     .ok_or_else(|| bad("definition outside table"))?;
@@ -3976,6 +3994,18 @@ mod tests {
             altered_by: TransactionId::INVALID,
             previous: None,
             comments: vec![(0, "a table".into()), (2, "its %\n second".into())],
+            triggers: vec![crate::pg_trigger::TriggerSpec {
+                oid: 16500,
+                name: "tg 1".into(),
+                func: 16390,
+                tgtype: crate::pg_trigger::TRIGGER_TYPE_ROW | crate::pg_trigger::TRIGGER_TYPE_INSERT,
+                enabled: b'D',
+                columns: vec![1],
+                args: vec!["x".into()],
+                when: None,
+                old_table: None,
+                new_table: None,
+            }],
             oid,
             name: name.into(),
             namespace: PUBLIC_NAMESPACE,

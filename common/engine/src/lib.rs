@@ -73,6 +73,7 @@ pub mod indexing;
 pub mod namespace;
 pub mod pg_enum;
 pub mod pg_proc;
+pub mod pg_trigger;
 pub mod replication;
 pub mod sequence;
 pub mod standby_conflict;

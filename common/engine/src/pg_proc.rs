@@ -132,6 +132,7 @@ fn ty_out(t: SqlType) -> String {
 fn ty_in(s: &str) -> Option<SqlType> {
     match s {
         "record" => Some(SqlType::Record),
+        "trigger" => Some(SqlType::Trigger),
         s => type_from_catalog(s),
     }
 }

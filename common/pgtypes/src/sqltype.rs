@@ -59,6 +59,10 @@ pub enum SqlType {
     Snapshot,
     /// void (2278), e.g. pg_sleep()
     Void,
+    /// trigger (2279): the pseudo-type `RETURNS trigger` functions return;
+    /// no value has it (a trigger function's result is a row or NULL,
+    /// handed to the trigger manager, `sql::trigger`).
+    Trigger,
     /// record (2249): an anonymous row a function returns
     /// (`pg_create_physical_replication_slot`), carried as its text form
     /// `(a,b)` ([`record_out`]).
@@ -442,6 +446,7 @@ impl SqlType {
             SqlType::PgLsn => 3220,
             SqlType::Snapshot => 5038,
             SqlType::Void => 2278,
+            SqlType::Trigger => 2279,
             SqlType::Record => 2249,
             SqlType::Name => 19,
             SqlType::InternalChar => 18,
@@ -537,7 +542,7 @@ impl SqlType {
             | SqlType::TimestampTz
             | SqlType::PgLsn
             | SqlType::Xid8 => 8,
-            SqlType::Void => 4,
+            SqlType::Void | SqlType::Trigger => 4,
             SqlType::Uuid => 16,
             SqlType::Name => 64,
             SqlType::InternalChar => 1,
@@ -622,6 +627,7 @@ impl SqlType {
             SqlType::PgLsn => "pg_lsn",
             SqlType::Snapshot => "pg_snapshot",
             SqlType::Void => "void",
+            SqlType::Trigger => "trigger",
             SqlType::Record => "record",
             SqlType::Name => "name",
             SqlType::InternalChar => "\"char\"",
@@ -674,6 +680,7 @@ impl SqlType {
             SqlType::PgLsn => "pg_lsn",
             SqlType::Snapshot => "pg_snapshot",
             SqlType::Void => "void",
+            SqlType::Trigger => "trigger",
             SqlType::Record => "record",
             SqlType::Name => "name",
             SqlType::InternalChar => "char",

@@ -626,7 +626,7 @@ impl Value {
             SqlType::Snapshot => Value::Snapshot(Arc::new(
                 parse_snapshot(s).ok_or_else(|| invalid_syntax(ty, s))?,
             )),
-            SqlType::Void => Value::Void,
+            SqlType::Void | SqlType::Trigger => Value::Void,
             // record_in: PostgreSQL cannot read an anonymous row either.
             SqlType::Record => {
                 return Err(PgError::new(
@@ -734,7 +734,7 @@ impl Value {
                     .collect();
                 Value::Snapshot(Arc::new(PgSnapshot { xmin, xmax, xip }))
             }
-            SqlType::Void => Value::Void,
+            SqlType::Void | SqlType::Trigger => Value::Void,
             // record_in: PostgreSQL cannot read an anonymous row either.
             SqlType::Record => {
                 return Err(PgError::new(

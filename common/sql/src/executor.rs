@@ -276,6 +276,9 @@ pub struct Ectx<'a> {
     pub ri_events: Vec<crate::ri_triggers::RiEvent>,
     /// Checks of deferred constraints, for the session to fire at COMMIT.
     pub ri_deferred: Vec<crate::ri_triggers::RiEvent>,
+    /// AFTER ROW trigger events the statement queued, fired when its
+    /// writes are done (`crate::trigger`).
+    pub trigger_events: Vec<crate::trigger::AfterEvent>,
     /// `SET CONSTRAINTS` of the transaction.
     pub constraint_modes: ConstraintModes,
     /// WARNINGs and NOTICEs functions raised, for the session to send
@@ -345,6 +348,7 @@ impl<'a> Ectx<'a> {
             plans: None,
             ri_events: Vec::new(),
             ri_deferred: Vec::new(),
+            trigger_events: Vec::new(),
             constraint_modes: ConstraintModes::default(),
             notices: Vec::new(),
             view_key: None,
@@ -1451,6 +1455,17 @@ fn insert_on_conflict(
                         &existing,
                         Some(&new_row),
                     );
+                    if crate::trigger::has_triggers(table) {
+                        let cols: Vec<usize> = assignments.iter().map(|(c, _)| *c).collect();
+                        crate::trigger::queue_after_row(
+                            ec,
+                            table,
+                            engine::pg_trigger::TRIGGER_TYPE_UPDATE,
+                            Some(&existing),
+                            Some(&new_row),
+                            &cols,
+                        )?;
+                    }
                     ret(ec, &new_row)?;
                     return Ok(1);
                 }
@@ -1492,6 +1507,16 @@ fn insert_on_conflict(
         }
         insert_index_entries_except(ec, vis, table, &row, tid, &oc.arbiters)?;
         crate::ri_triggers::queue_child_checks(ec, table, &row, None)?;
+        if crate::trigger::has_triggers(table) {
+            crate::trigger::queue_after_row(
+                ec,
+                table,
+                engine::pg_trigger::TRIGGER_TYPE_INSERT,
+                None,
+                Some(&row),
+                &[],
+            )?;
+        }
         ret(ec, &row)?;
         return Ok(1);
     }
@@ -1645,10 +1670,21 @@ impl InsertBatch {
         // Without kept rows (a COPY into a table without indexes) there
         // are no index entries to make and nothing to return.
         let fks = crate::ri_triggers::has_foreign_keys(table);
+        let trg = crate::trigger::has_triggers(table);
         for (row, tid) in self.rows.iter().zip(tids) {
             insert_index_entries(ec, vis, table, row, tid, None)?;
             if fks {
                 crate::ri_triggers::queue_child_checks(ec, table, row, None)?;
+            }
+            if trg {
+                crate::trigger::queue_after_row(
+                    ec,
+                    table,
+                    engine::pg_trigger::TRIGGER_TYPE_INSERT,
+                    None,
+                    Some(row),
+                    &[],
+                )?;
             }
             returned(ec, row)?;
         }
@@ -1791,8 +1827,16 @@ pub fn run_dml<'a>(
     plan: &Plan,
     emit: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
 ) -> PgResult<u64> {
+    let stmt_trigger = statement_trigger_target(plan);
+    if let Some((t, op, cols)) = &stmt_trigger {
+        crate::trigger::fire_statement(ec, t, *op, true, cols)?;
+    }
     let n = modify_table(ec, vis, plan, emit)?;
     crate::ri_triggers::after_statement(ec)?;
+    if let Some((t, op, cols)) = &stmt_trigger {
+        crate::trigger::fire_after_rows(ec)?;
+        crate::trigger::fire_statement(ec, t, *op, false, cols)?;
+    }
     Ok(n)
 }
 
@@ -1846,6 +1890,31 @@ pub(crate) fn run_internal_dml(
     Ok(n)
 }
 
+/// The table, event and SET columns of a DML plan whose table has
+/// triggers (`crate::trigger`).
+fn statement_trigger_target(plan: &Plan) -> Option<(Arc<TableDef>, u16, Vec<usize>)> {
+    use engine::pg_trigger::*;
+    let (t, op, cols) = match plan {
+        Plan::Insert(p) => (&p.table, TRIGGER_TYPE_INSERT, Vec::new()),
+        Plan::Update(p) => (
+            &p.table,
+            TRIGGER_TYPE_UPDATE,
+            update_columns(&p.assignments, p.join.as_ref().map(|j| &j.assignments[..])),
+        ),
+        Plan::Delete(p) => (&p.table, TRIGGER_TYPE_DELETE, Vec::new()),
+        Plan::Query(_) => return None,
+    };
+    crate::trigger::has_triggers(t).then(|| (t.clone(), op, cols))
+}
+
+/// The columns an UPDATE's SET list names (UPDATE OF triggers).
+fn update_columns(a: &[(usize, Expr)], join: Option<&[(usize, Expr)]>) -> Vec<usize> {
+    a.iter()
+        .chain(join.unwrap_or(&[]).iter())
+        .map(|(c, _)| *c)
+        .collect()
+}
+
 /// The writes of a DML plan (see [`run_dml`]).
 fn modify_table<'a>(
     ec: &mut Ectx<'a>,
@@ -1862,6 +1931,9 @@ fn modify_table<'a>(
             table.check_not_dropped()?;
             crate::tablerewrite::check_not_rewriting(ec.xact.own().xids, table)?;
             let width = table.columns.len();
+            // A table with triggers writes row by row: a BEFORE trigger's
+            // queries see the rows inserted before, as in PostgreSQL.
+            let row_by_row = crate::trigger::has_triggers(table);
             let bulk_load = matches!(p.source, InsertSource::Query(_));
             let mut batch = InsertBatch::new(false, bulk_load);
             let mut count = 0u64;
@@ -1879,7 +1951,7 @@ fn modify_table<'a>(
             // Builds a full row from source values (None = DEFAULT).
             let build = |ec: &mut Ectx<'_>,
                          vals: &mut dyn Iterator<Item = Option<Value>>|
-             -> PgResult<Vec<Value>> {
+             -> PgResult<Option<Vec<Value>>> {
                 let mut row: Vec<Option<Value>> = vec![None; width];
                 for (c, v) in p.target_cols.iter().zip(vals) {
                     row[*c] = v;
@@ -1894,9 +1966,20 @@ fn modify_table<'a>(
                         },
                     });
                 }
+                let Some(mut out) = crate::trigger::before_row(
+                    ec,
+                    table,
+                    engine::pg_trigger::TRIGGER_TYPE_INSERT,
+                    None,
+                    Some(out),
+                    &[],
+                )?
+                else {
+                    return Ok(None);
+                };
                 conform_row(table, &mut out)?;
                 check_row(table, &out, ec)?;
-                Ok(out)
+                Ok(Some(out))
             };
             match &p.source {
                 InsertSource::Values(rows) => {
@@ -1909,13 +1992,15 @@ fn modify_table<'a>(
                                 None => None,
                             });
                         }
-                        let row = build(ec, &mut vals.into_iter())?;
+                        let Some(row) = build(ec, &mut vals.into_iter())? else {
+                            continue;
+                        };
                         if let Some(oc) = &p.on_conflict {
                             count += insert_on_conflict(ec, vis, table, oc, row, &mut ret)?;
                             continue;
                         }
                         batch.push(row);
-                        if batch.full() {
+                        if batch.full() || row_by_row {
                             count += batch.flush(ec, vis, table, &mut ret)?;
                         }
                     }
@@ -1923,14 +2008,16 @@ fn modify_table<'a>(
                 InsertSource::Query(q) => {
                     let mut err: Option<PgError> = None;
                     run_query(ec, vis, q, &mut |ec, out| {
-                        let row = build(ec, &mut out.iter().cloned().map(Some))?;
+                        let Some(row) = build(ec, &mut out.iter().cloned().map(Some))? else {
+                            return Ok(());
+                        };
                         if let Some(oc) = &p.on_conflict {
                             ec.tick()?;
                             count += insert_on_conflict(ec, vis, table, oc, row, &mut ret)?;
                             return Ok(());
                         }
                         batch.push(row);
-                        if batch.full() {
+                        if batch.full() || row_by_row {
                             match batch.flush(ec, vis, table, &mut ret) {
                                 Ok(n) => count += n,
                                 Err(e) => {
@@ -1960,6 +2047,12 @@ fn modify_table<'a>(
             let mut newer: Vec<Value> = Vec::with_capacity(types.len());
             let mut buf: Vec<u8> = Vec::with_capacity(128);
             let fks = crate::ri_triggers::has_foreign_keys(table);
+            let trg = crate::trigger::has_triggers(table);
+            let set_cols = if trg {
+                update_columns(&p.assignments, p.join.as_ref().map(|j| &j.assignments[..]))
+            } else {
+                Vec::new()
+            };
             scan_table(ec, vis, table, &p.access, &p.filter, &mut |ec, tid, row| {
                 let mut tid = tid;
                 let mut cur: &mut Vec<Value> = row;
@@ -1975,6 +2068,19 @@ fn modify_table<'a>(
                         };
                         for (c, e) in &j.assignments {
                             new_row[*c] = ec.eval(e, &jrow)?;
+                        }
+                    }
+                    if trg {
+                        match crate::trigger::before_row(
+                            ec,
+                            table,
+                            engine::pg_trigger::TRIGGER_TYPE_UPDATE,
+                            Some(cur),
+                            Some(new_row),
+                            &set_cols,
+                        )? {
+                            Some(r) => new_row = r,
+                            None => return Ok(ControlFlow::Continue(())),
                         }
                     }
                     conform_row(table, &mut new_row)?;
@@ -2023,6 +2129,16 @@ fn modify_table<'a>(
                                     Some(&new_row),
                                 );
                             }
+                            if trg {
+                                crate::trigger::queue_after_row(
+                                    ec,
+                                    table,
+                                    engine::pg_trigger::TRIGGER_TYPE_UPDATE,
+                                    Some(cur),
+                                    Some(&new_row),
+                                    &set_cols,
+                                )?;
+                            }
                             count += 1;
                             if let Some(r) = &p.returning {
                                 let mut out = Vec::with_capacity(r.len());
@@ -2058,6 +2174,7 @@ fn modify_table<'a>(
             let types = table.types();
             let mut count = 0u64;
             let mut newer: Vec<Value> = Vec::with_capacity(types.len());
+            let trg = crate::trigger::has_triggers(table);
             scan_table(ec, vis, table, &p.access, &p.filter, &mut |ec, tid, row| {
                 let mut tid = tid;
                 loop {
@@ -2065,6 +2182,19 @@ fn modify_table<'a>(
                         if dml_join_row(ec, vis, j, row)?.is_none() {
                             return Ok(ControlFlow::Continue(()));
                         }
+                    }
+                    if trg
+                        && crate::trigger::before_row(
+                            ec,
+                            table,
+                            engine::pg_trigger::TRIGGER_TYPE_DELETE,
+                            Some(row),
+                            None,
+                            &[],
+                        )?
+                        .is_none()
+                    {
+                        return Ok(ControlFlow::Continue(()));
                     }
                     let xid = ec.xact.assign_xid()?;
                     let res = {
@@ -2093,6 +2223,16 @@ fn modify_table<'a>(
                                     row,
                                     None,
                                 );
+                            }
+                            if trg {
+                                crate::trigger::queue_after_row(
+                                    ec,
+                                    table,
+                                    engine::pg_trigger::TRIGGER_TYPE_DELETE,
+                                    Some(row),
+                                    None,
+                                    &[],
+                                )?;
                             }
                             count += 1;
                             if let Some(r) = &p.returning {

@@ -112,3 +112,33 @@ fn sql_function(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgRes
     }
     cast_assign(&last, spec.ret)
 }
+
+/// Calls a trigger's function (`crate::trigger`): the row it returns
+/// (None: NULL). Shares the nesting limit of [`call`], so a trigger that
+/// fires itself ends in 54001.
+pub fn call_trigger(
+    ec: &mut Ectx<'_>,
+    td: &crate::trigger::TriggerData<'_>,
+) -> PgResult<Option<Vec<Value>>> {
+    let def = lookup(ec, td.trigger.func)?;
+    ec.check_interrupts()?;
+    let depth = DEPTH.with(Cell::get);
+    if depth >= MAX_DEPTH {
+        return Err(PgError::new(
+            sqlstate::STATEMENT_TOO_COMPLEX,
+            "stack depth limit exceeded",
+        )
+        .with_hint("Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate."));
+    }
+    DEPTH.with(|d| d.set(depth + 1));
+    let calling = crate::parse_func::clear_calling();
+    let r = match def.spec.lang {
+        LANG_PLPGSQL => crate::plpgsql::call_trigger(ec, &def.spec, td),
+        _ => Err(PgError::unsupported(
+            "only LANGUAGE plpgsql trigger functions run",
+        )),
+    };
+    DEPTH.with(|d| d.set(depth));
+    crate::parse_func::restore_calling(calling);
+    r
+}

@@ -13,7 +13,8 @@
 //! calls until that transaction commits (`CatalogView::functions`).
 //!
 //! Not supported (0A000): OUT / INOUT / VARIADIC parameters, SECURITY
-//! DEFINER, RETURNS trigger, languages other than sql and plpgsql.
+//! DEFINER, languages other than sql and plpgsql. `RETURNS trigger`
+//! functions are made here and fired by `crate::trigger`.
 
 use crate::ddl::{DdlCtx, PendingDdl};
 use crate::parser::funcstmt::{ArgMode, CreateFunction, FuncRef, FuncStmt, Returns};
@@ -32,9 +33,10 @@ fn definition_error(msg: impl Into<String>) -> PgError {
 fn type_of(text: &str) -> PgResult<SqlType> {
     match text.trim().to_ascii_lowercase().as_str() {
         "void" => Ok(SqlType::Void),
-        "trigger" | "event_trigger" => {
-            Err(PgError::unsupported("trigger functions are not supported"))
-        }
+        "trigger" => Ok(SqlType::Trigger),
+        "event_trigger" => Err(PgError::unsupported(
+            "event trigger functions are not supported",
+        )),
         "record" => Err(PgError::unsupported(
             "functions returning record are not supported",
         )),
@@ -62,9 +64,10 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &FuncStmt) -> PgResult<String> {
             procedure,
             if_exists,
             items,
+            cascade,
         } => {
             for item in items {
-                drop_one(cx, *procedure, *if_exists, item)?;
+                drop_one(cx, *procedure, *if_exists, *cascade, item)?;
             }
         }
         FuncStmt::Do { .. } | FuncStmt::Call { .. } => {
@@ -94,6 +97,12 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
             ));
         }
         let ty = type_of(&a.ty)?;
+        if ty == SqlType::Trigger {
+            return Err(PgError::unsupported(format!(
+                "{} functions cannot accept type trigger",
+                if lang == LANG_SQL { "SQL" } else { "PL/pgSQL" }
+            )));
+        }
         if ty == SqlType::Void {
             return Err(definition_error(format!(
                 "{} functions cannot accept type void",
@@ -136,6 +145,12 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
             (ret, true, out)
         }
     };
+    if ret == SqlType::Trigger && (lang == LANG_SQL || retset) {
+        return Err(PgError::new(
+            sqlstate::INVALID_FUNCTION_DEFINITION,
+            "SQL functions cannot return type trigger",
+        ));
+    }
     let db = cx.db;
     let owner = crate::privileges::AclUser::of(db, cx.user).oid;
     let mut spec = FunctionSpec {
@@ -231,7 +246,13 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
     }
 }
 
-fn drop_one(cx: &mut DdlCtx<'_>, procedure: bool, if_exists: bool, item: &FuncRef) -> PgResult<()> {
+fn drop_one(
+    cx: &mut DdlCtx<'_>,
+    procedure: bool,
+    if_exists: bool,
+    cascade: bool,
+    item: &FuncRef,
+) -> PgResult<()> {
     let what = if procedure { "procedure" } else { "function" };
     let types = match &item.args {
         Some(a) => Some(a.iter().map(|t| type_of(t)).collect::<PgResult<Vec<_>>>()?),
@@ -293,6 +314,14 @@ fn drop_one(cx: &mut DdlCtx<'_>, procedure: bool, if_exists: bool, item: &FuncRe
     let u = crate::privileges::AclUser::of(cx.db, cx.user);
     if !u.superuser && !u.has_privs_of(spec.owner) {
         return Err(crate::privileges::not_owner(what, &spec.name));
+    }
+    if cascade {
+        let gone = crate::trigger::drop_function_triggers(cx, spec.oid)?;
+        if !gone.is_empty() {
+            cx.notices.push(crate::ddl::cascade_notice(&gone));
+        }
+    } else {
+        crate::trigger::check_function_unused(cx, spec.oid, &spec.signature())?;
     }
     cx.xact.assign_xid()?;
     cx.db

@@ -22,6 +22,7 @@ pub mod plpgsql;
 pub mod privileges;
 pub mod regexp;
 pub mod ri_triggers;
+pub mod trigger;
 pub mod roles;
 pub mod schemacmds;
 pub mod sequence;

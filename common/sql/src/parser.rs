@@ -40,6 +40,7 @@
 pub mod commentstmt;
 pub mod dbstmt;
 pub mod funcstmt;
+pub mod trigstmt;
 pub mod grantstmt;
 pub mod normalize;
 pub mod schemastmt;
@@ -167,6 +168,8 @@ pub enum Stmt {
     AlterDatabase(dbstmt::AlterDatabaseStmt),
     /// CREATE / DROP FUNCTION or PROCEDURE, DO, CALL.
     Function(funcstmt::FuncStmt),
+    /// CREATE / DROP TRIGGER, ALTER TABLE … ENABLE / DISABLE TRIGGER.
+    Trigger(trigstmt::TrigStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -1030,6 +1033,7 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
             })))
         }
         _ if funcstmt::is_function_statement(&c) => Some(Stmt::Function(funcstmt::parse(&mut c)?)),
+        _ if trigstmt::is_trigger_statement(&c) => Some(Stmt::Trigger(trigstmt::parse(&mut c)?)),
         "alter" if dbstmt::is_alter_database(&c) => {
             Some(Stmt::AlterDatabase(dbstmt::parse(&mut c)?))
         }

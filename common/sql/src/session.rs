@@ -220,6 +220,7 @@ impl PreparedStatement {
             | Stmt::Grant(_)
             | Stmt::AlterDatabase(_)
             | Stmt::Function(_)
+            | Stmt::Trigger(_)
             | Stmt::Sequence(_) => false,
             Stmt::Sql(_) => {
                 let path = self.path.lock().clone();
@@ -365,6 +366,7 @@ fn command_name(stmt: &Stmt) -> &'static str {
         Stmt::Type(t) => t.tag(),
         Stmt::Sequence(s) => s.tag(),
         Stmt::Function(f) => f.tag(),
+        Stmt::Trigger(t) => t.tag(),
         Stmt::Sql(s) => match s.as_ref() {
             ast::Statement::Insert(_) => "INSERT",
             ast::Statement::Update { .. } => "UPDATE",
@@ -1827,6 +1829,12 @@ impl Session {
                     done(&tag)
                 }
             },
+            Stmt::Trigger(t) => {
+                self.check_writable(t.tag())?;
+                let tag = self.with_ddl_ctx(sink, |cx| crate::trigger::execute(cx, t))?;
+                self.xact.command_counter_increment();
+                done(&tag)
+            }
             Stmt::AlterDatabase(st) => {
                 self.check_writable("ALTER DATABASE")?;
                 self.alter_database(st)?;

@@ -224,7 +224,7 @@ pub static CATALOGS: &[SystemView] = &[
         d::PG_SHDESCRIPTION,
         r::pg_shdescription,
     ),
-    cat("pg_trigger", 2620, d::PG_TRIGGER, r::empty),
+    cat("pg_trigger", 2620, d::PG_TRIGGER, r::pg_trigger),
     cat("pg_rewrite", 2618, d::PG_REWRITE, r::pg_rewrite),
     cat("pg_tablespace", 1213, d::PG_TABLESPACE, r::pg_tablespace),
     cat("pg_depend", 2608, d::PG_DEPEND, r::pg_depend),

@@ -314,7 +314,7 @@ impl<'a> Reader<'a> {
                 }
                 Value::Snapshot(Arc::new(PgSnapshot { xmin, xmax, xip }))
             }
-            SqlType::Void => Value::Void,
+            SqlType::Void | SqlType::Trigger => Value::Void,
             SqlType::Record => return Err(corrupt("record column")),
             SqlType::Date => Value::Date(i32::from_le_bytes(self.arr()?)),
             SqlType::Interval => {

@@ -97,6 +97,8 @@ pub enum FuncStmt {
         if_exists: bool,
         /// The functions.
         items: Vec<FuncRef>,
+        /// CASCADE (drops the triggers that use them).
+        cascade: bool,
     },
     /// DO [LANGUAGE l] 'code'.
     Do {
@@ -228,12 +230,16 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
                     break;
                 }
             }
-            let _ = c.eat_word("cascade") || c.eat_word("restrict");
+            let cascade = c.eat_word("cascade");
+            if !cascade {
+                let _ = c.eat_word("restrict");
+            }
             c.expect_end()?;
             Ok(FuncStmt::Drop {
                 procedure,
                 if_exists,
                 items,
+                cascade,
             })
         }
         _ => create(c).map(FuncStmt::Create),
@@ -241,7 +247,7 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
 }
 
 /// The index of the `)` closing the `(` just eaten.
-fn skip_to_close(c: &Cur<'_>) -> PgResult<usize> {
+pub(super) fn skip_to_close(c: &Cur<'_>) -> PgResult<usize> {
     let mut depth = 1usize;
     let mut i = c.pos;
     while let Some(t) = c.toks.get(i) {

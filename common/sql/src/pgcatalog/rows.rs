@@ -178,7 +178,8 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("relhasindex", bool(hasindex)),
             (
                 "relhastriggers",
-                bool(matches!(r, RelRef::Table(t) if with_triggers.contains(&t.oid))),
+                bool(matches!(r, RelRef::Table(t)
+                    if with_triggers.contains(&t.oid) || !t.triggers.is_empty())),
             ),
             (
                 "relchecks",
@@ -1227,7 +1228,39 @@ pub fn pg_statio_user_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// A catalog hotpair has no objects for (pg_policy, pg_trigger, …).
+/// pg_trigger: the user triggers of every table (`crate::trigger`).
+pub fn pg_trigger(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
+    let s = snap(ec);
+    let mut rows = Rows::new(defs::PG_TRIGGER);
+    for r in s.relations() {
+        let RelRef::Table(t) = r else { continue };
+        for tg in &t.triggers {
+            let opt = |o: &Option<String>| o.as_deref().map_or(Value::Null, Value::text);
+            let mut args = String::new();
+            for a in &tg.args {
+                args.push_str(a);
+                args.push_str("\\000");
+            }
+            rows.push(vec![
+                ("oid", oid(tg.oid)),
+                ("tgrelid", oid(t.oid)),
+                ("tgname", Value::text(&tg.name)),
+                ("tgfoid", oid(tg.func)),
+                ("tgtype", Value::Int2(tg.tgtype as i16)),
+                ("tgenabled", Value::text(&(tg.enabled as char).to_string())),
+                ("tgnargs", Value::Int2(tg.args.len() as i16)),
+                ("tgattr", int2_vec(tg.columns.iter().map(|c| (*c + 1) as i16))),
+                ("tgargs", Value::text(&args)),
+                ("tgqual", opt(&tg.when)),
+                ("tgoldtable", opt(&tg.old_table)),
+                ("tgnewtable", opt(&tg.new_table)),
+            ]);
+        }
+    }
+    rows.out
+}
+
+/// A catalog hotpair has no objects for (pg_policy, …).
 pub fn empty(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     Vec::new()
 }

@@ -735,6 +735,9 @@ impl<'c> Exec<'c> {
                 })
             }
             StmtKind::Return(e) => {
+                if self.c.ret == SqlType::Trigger {
+                    return self.trigger_return(ec, e.as_ref());
+                }
                 let v = match e {
                     Some(e) if self.c.ret != SqlType::Void && !self.c.retset => {
                         let (v, _) = self.eval(ec, e)?;
@@ -852,5 +855,109 @@ impl<'c> Exec<'c> {
                 Err(PgError::new(sqlstate::ASSERT_FAILURE, m))
             }
         }
+    }
+}
+
+/// Runs trigger function `c` (`crate::trigger`): `args` are the values of
+/// [`super::gram::TRIGGER_VARS`] (NEW and OLD's places ignored), NEW and
+/// OLD rows have the table's column `names` and `types` (`row_level`:
+/// a missing one is a NULL row, else unassigned). Returns the row
+/// the function returned (None: NULL).
+#[allow(clippy::too_many_arguments)]
+pub fn run_trigger(
+    ec: &mut Ectx<'_>,
+    c: &Compiled,
+    args: &[Value],
+    names: &[String],
+    types: &[SqlType],
+    new: Option<Vec<Value>>,
+    old: Option<Vec<Value>>,
+    row_level: bool,
+) -> PgResult<Option<Vec<Value>>> {
+    let mut vars = Vec::with_capacity(c.slots.len());
+    for (i, s) in c.slots.iter().enumerate() {
+        vars.push(match &s.ty {
+            SlotType::Record => Var::Record(None),
+            SlotType::Scalar(t) => Var::Scalar(
+                args.get(i)
+                    .cloned()
+                    .filter(|_| i < c.nargs)
+                    .unwrap_or(Value::Null),
+                *t,
+            ),
+            SlotType::Dynamic => Var::Scalar(Value::Null, SqlType::Unknown),
+        });
+    }
+    // NEW in a DELETE trigger, OLD in an INSERT one: a NULL row of the
+    // table's shape (its fields read as NULL; returning it returns NULL).
+    // A statement-level trigger has neither (not assigned).
+    let absent = [new.is_none(), old.is_none()];
+    let rec = |vals: Option<Vec<Value>>| {
+        if !row_level {
+            return Var::Record(None);
+        }
+        Var::Record(Some(Arc::new(Row {
+            names: names.to_vec(),
+            types: types.to_vec(),
+            vals: vals.unwrap_or_else(|| vec![Value::Null; names.len()]),
+        })))
+    };
+    vars[0] = rec(new);
+    vars[1] = rec(old);
+    vars[c.found] = Var::Scalar(Value::Bool(false), SqlType::Bool);
+    let mut x = Exec {
+        c,
+        vars,
+        row_count: 0,
+        err_stmt: None,
+        caught: Vec::new(),
+        set_rows: Vec::new(),
+    };
+    let flow = x.block(ec, &c.body).map_err(|e| x.with_context(e))?;
+    match flow {
+        // trigger_return's mark: the record in that slot.
+        Flow::Return(Value::Int4(slot)) => match x.vars.get(slot as usize) {
+            _ if absent.get(slot as usize) == Some(&true) => Ok(None),
+            Some(Var::Record(Some(r))) => Ok(Some(r.vals.clone())),
+            _ => Ok(None),
+        },
+        Flow::Return(_) => Ok(None),
+        Flow::Normal => Err(PgError::new(
+            sqlstate::NO_RETURN_STATEMENT,
+            "control reached end of trigger procedure without RETURN",
+        )
+        .with_context(format!("PL/pgSQL function {}", c.name))),
+        Flow::Exit(_) => Err(x.with_context(PgError::syntax(
+            "EXIT cannot be used outside a loop, unless it has a label",
+        ))),
+        Flow::Continue(_) => {
+            Err(x.with_context(PgError::syntax("CONTINUE cannot be used outside a loop")))
+        }
+    }
+}
+
+impl Exec<'_> {
+    /// RETURN in a trigger function: NULL, or a record variable (NEW,
+    /// OLD or a declared record) — returned as the mark
+    /// `Value::Int4(slot)` that [`run_trigger`] reads the row from.
+    fn trigger_return(&mut self, ec: &mut Ectx<'_>, e: Option<&PExpr>) -> PgResult<Flow> {
+        let Some(e) = e else {
+            return Ok(Flow::Return(Value::Null));
+        };
+        if let (Fast::Param, [p]) = (&e.fast, e.params.as_slice()) {
+            if p.field.is_none() && self.c.slots[p.slot].ty == SlotType::Record {
+                return Ok(Flow::Return(Value::Int4(
+                    i32::try_from(p.slot).unwrap_or(i32::MAX),
+                )));
+            }
+        }
+        let (v, _) = self.eval(ec, e)?;
+        if v.is_null() {
+            return Ok(Flow::Return(Value::Null));
+        }
+        Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            "returned row structure does not match the structure of the triggering table",
+        ))
     }
 }

@@ -384,9 +384,42 @@ struct Parser<'s> {
     nargs: usize,
 }
 
+/// The variables of a trigger function, slots `0..` in this order: NEW
+/// and OLD (records), then the TG_ scalars (PostgreSQL's
+/// `plpgsql_compile` for trigger functions).
+pub const TRIGGER_VARS: &[(&str, Option<SqlType>)] = &[
+    ("new", None),
+    ("old", None),
+    ("tg_name", Some(SqlType::Name)),
+    ("tg_when", Some(SqlType::Text)),
+    ("tg_level", Some(SqlType::Text)),
+    ("tg_op", Some(SqlType::Text)),
+    ("tg_relid", Some(SqlType::Oid)),
+    ("tg_relname", Some(SqlType::Name)),
+    ("tg_table_name", Some(SqlType::Name)),
+    ("tg_table_schema", Some(SqlType::Name)),
+    ("tg_nargs", Some(SqlType::Int4)),
+    ("tg_argv", Some(SqlType::Array(pgtypes::sqltype::ArrayElem::Text))),
+];
+
+/// [`TRIGGER_VARS`] as slots and names (a trigger function has no
+/// parameters of its own).
+fn trigger_slots(slots: &mut Vec<SlotDef>, names: &mut Vec<(String, usize)>) {
+    for (name, ty) in TRIGGER_VARS {
+        names.push((name.to_string(), slots.len()));
+        slots.push(SlotDef {
+            name: name.to_string(),
+            ty: ty.map_or(SlotType::Record, SlotType::Scalar),
+            constant: false,
+            not_null: false,
+            default: None,
+        });
+    }
+}
+
 /// Compiles a function's body.
 pub fn compile(spec: &FunctionSpec) -> PgResult<Compiled> {
-    let slots = spec
+    let mut slots = spec
         .args
         .iter()
         .map(|a| SlotDef {
@@ -397,13 +430,16 @@ pub fn compile(spec: &FunctionSpec) -> PgResult<Compiled> {
             default: None,
         })
         .collect();
-    let names = spec
+    let mut names = spec
         .args
         .iter()
         .enumerate()
         .filter(|(_, a)| !a.name.is_empty())
         .map(|(i, a)| (a.name.clone(), i))
         .collect();
+    if spec.ret == SqlType::Trigger {
+        trigger_slots(&mut slots, &mut names);
+    }
     compile_with(
         &spec.body,
         &spec.name,

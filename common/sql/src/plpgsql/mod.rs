@@ -65,7 +65,7 @@ use std::sync::Arc;
 use crate::executor::Ectx;
 use crate::parser::{lex_spans, Tok};
 use engine::pg_proc::FunctionSpec;
-use pgtypes::error::PgResult;
+use pgtypes::error::{PgError, PgResult};
 use pgtypes::value::Value;
 
 pub use gram::Compiled;
@@ -95,6 +95,12 @@ fn compiled(ec: &mut Ectx<'_>, spec: &FunctionSpec) -> PgResult<Arc<Compiled>> {
 
 /// Calls a LANGUAGE plpgsql function.
 pub fn call_function(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Value> {
+    if spec.ret == pgtypes::sqltype::SqlType::Trigger {
+        return Err(PgError::unsupported(
+            "trigger functions can only be called as triggers",
+        )
+        .with_context(format!("compilation of PL/pgSQL function \"{}\" near line 1", spec.name)));
+    }
     let c = compiled(ec, spec)?;
     exec::run(ec, &c, args)
 }
@@ -129,4 +135,49 @@ pub fn substitute_params(text: &str, lookup: &dyn Fn(&str) -> Option<usize>) -> 
     }
     out.push_str(text.get(last..).unwrap_or(""));
     Ok(out)
+}
+
+/// Calls a LANGUAGE plpgsql trigger function with the trigger's data
+/// (NEW, OLD and the TG_ variables, [`gram::TRIGGER_VARS`]): the row it
+/// returned, None for NULL.
+pub fn call_trigger(
+    ec: &mut Ectx<'_>,
+    spec: &FunctionSpec,
+    td: &crate::trigger::TriggerData<'_>,
+) -> PgResult<Option<Vec<Value>>> {
+    use pgtypes::array::ArrayValue;
+    use pgtypes::sqltype::ArrayElem;
+    let c = compiled(ec, spec)?;
+    let t = td.trigger;
+    let args = vec![
+        Value::Null, // new
+        Value::Null, // old
+        Value::text(&t.name),
+        Value::text(td.when),
+        Value::text(td.level),
+        Value::text(td.op),
+        Value::Oid(td.table.oid),
+        Value::text(&td.table.name),
+        Value::text(&td.table.name),
+        Value::text(&td.schema),
+        Value::Int4(i32::try_from(t.args.len()).unwrap_or(i32::MAX)),
+        // TG_ARGV's subscripts start at 0, as in PostgreSQL.
+        Value::Array(Arc::new(ArrayValue {
+            elem: ArrayElem::Text,
+            lower: 0,
+            items: t.args.iter().map(|a| Value::text(a)).collect(),
+        })),
+    ];
+    let names: Vec<String> = td.table.columns.iter().map(|c| c.name.clone()).collect();
+    let types: Vec<pgtypes::sqltype::SqlType> = td.table.columns.iter().map(|c| c.ty).collect();
+    exec::run_trigger(
+        ec,
+        &c,
+        &args,
+        &names,
+        &types,
+        td.new.clone(),
+        td.old.clone(),
+        td.level == "ROW",
+    )
 }

@@ -1,0 +1,662 @@
+//! User triggers (PostgreSQL's `commands/trigger.c`): CREATE / DROP
+//! TRIGGER, ALTER TABLE … ENABLE / DISABLE TRIGGER, and firing.
+//!
+//! ## Definitions
+//!
+//! A trigger is part of its table's definition
+//! ([`engine::pg_trigger::TriggerSpec`] in `TableSpec::triggers`): the DDL
+//! here computes the table's new definition and applies it through
+//! `crate::tablecmds::alter_definition`, so it is WAL-logged, replayed,
+//! undone by ROLLBACK and dropped with its table like any ALTER TABLE. The
+//! function must be a `RETURNS trigger` function; DROP FUNCTION refuses
+//! (2BP01) while a trigger uses it.
+//!
+//! ## Firing
+//!
+//! ```text
+//!   run_dml ─► BEFORE STATEMENT triggers
+//!              modify_table, per row:
+//!                 BEFORE ROW triggers ─► the row they return is written
+//!                                        (NULL: the row is skipped, not counted)
+//!                 heap write, index entries, FK events
+//!                 AFTER ROW triggers ─► queued on the statement (Ectx::trigger_events)
+//!              FK events (ri_triggers::after_statement)
+//!              command counter bump; the queued AFTER ROW events, in order
+//!              AFTER STATEMENT triggers
+//! ```
+//!
+//! Within one event, triggers fire in name order (PostgreSQL's rule); a
+//! disabled trigger does not fire; `UPDATE OF cols` fires when the
+//! statement's SET list names one of the columns; a WHEN condition is
+//! evaluated over NEW / OLD before the function runs (for AFTER ROW
+//! triggers when the event is queued, as PostgreSQL does). Statement-level
+//! triggers fire even when no row is touched.
+//!
+//! The function runs through `crate::fmgr::call_trigger`, which shares the
+//! user-function nesting limit: a trigger that writes its own table
+//! recurses until 54001 "stack depth limit exceeded", as in PostgreSQL.
+//! Every statement the function runs is a nested statement
+//! (`Ectx::nested`) with its own event queue, fired at its own end.
+//!
+//! Nothing here runs during WAL replay: a standby applies the rows a
+//! trigger wrote as the primary's WAL records, never the trigger.
+
+use std::sync::Arc;
+
+use crate::ddl::DdlCtx;
+use crate::executor::Ectx;
+use crate::parser::trigstmt::{CreateTrigger, TrigStmt};
+use crate::parser::{lex_spans, Tok};
+use engine::catalog::TableDef;
+use engine::pg_trigger::*;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::SqlType;
+use pgtypes::value::Value;
+
+// ---------------------------------------------------------------------------
+// DDL
+// ---------------------------------------------------------------------------
+
+/// Runs CREATE / DROP TRIGGER and ALTER TABLE … ENABLE / DISABLE TRIGGER.
+pub fn execute(cx: &mut DdlCtx<'_>, stmt: &TrigStmt) -> PgResult<String> {
+    match stmt {
+        TrigStmt::Create(c) => create(cx, c)?,
+        TrigStmt::Drop {
+            if_exists,
+            name,
+            table,
+        } => drop_trigger(cx, *if_exists, name, table)?,
+        TrigStmt::Enable {
+            table,
+            enabled,
+            name,
+        } => enable(cx, table, *enabled, name.as_deref())?,
+    }
+    Ok(stmt.tag().to_string())
+}
+
+fn table_of(cx: &DdlCtx<'_>, name: &str) -> PgResult<Arc<TableDef>> {
+    let q = crate::namespace::QualName::parse_text(name)?;
+    let view = cx.catalog();
+    if let Some(t) = crate::namespace::find_table(&view, &q) {
+        return Ok(t);
+    }
+    if crate::namespace::find_view(&view, &q).is_some() {
+        return Err(PgError::unsupported("triggers on views are not supported"));
+    }
+    crate::namespace::table(&view, &q)
+}
+
+fn undefined_trigger(name: &str, table: &str) -> PgError {
+    PgError::new(
+        sqlstate::UNDEFINED_OBJECT,
+        format!("trigger \"{name}\" for table \"{table}\" does not exist"),
+    )
+}
+
+fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
+    let table = table_of(cx, &c.table)?;
+    if c.constraint {
+        return Err(PgError::unsupported("constraint triggers are not supported"));
+    }
+    if c.timing == TRIGGER_TYPE_INSTEAD {
+        return Err(PgError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("\"{}\" is a table", table.name),
+        )
+        .with_detail("Tables cannot have INSTEAD OF triggers."));
+    }
+    if c.row && c.events & TRIGGER_TYPE_TRUNCATE != 0 {
+        return Err(PgError::unsupported(
+            "TRUNCATE FOR EACH ROW triggers are not supported",
+        ));
+    }
+    if c.old_table.is_some() || c.new_table.is_some() {
+        return Err(PgError::unsupported("transition tables are not supported"));
+    }
+    let mut columns = Vec::with_capacity(c.columns.len());
+    for n in &c.columns {
+        let Some(i) = table.columns.iter().position(|col| !col.dropped && col.name == *n) else {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{n}\" of relation \"{}\" does not exist", table.name),
+            ));
+        };
+        if columns.contains(&i) {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_COLUMN,
+                format!("column \"{n}\" specified more than once"),
+            ));
+        }
+        columns.push(i);
+    }
+    let when = match &c.when {
+        Some(w) => {
+            // The error cursor: the first offending reference.
+            let at = |start: usize| {
+                let chars = w.get(..start).map_or(0, |p| p.chars().count());
+                c.when_at.saturating_add(u32::try_from(chars).unwrap_or(0))
+            };
+            let refs = row_refs(w)?;
+            let bad = |msg: &str, f: &dyn Fn(bool) -> bool| {
+                refs.iter().find(|r| f(r.0)).map(|r| {
+                    PgError::new(sqlstate::INVALID_OBJECT_DEFINITION, msg).with_position(at(r.2))
+                })
+            };
+            let err = if !c.row {
+                bad(
+                    "statement trigger's WHEN condition cannot reference column values",
+                    &|_| true,
+                )
+            } else if c.events & TRIGGER_TYPE_INSERT != 0 {
+                bad(
+                    "INSERT trigger's WHEN condition cannot reference OLD values",
+                    &|new| !new,
+                )
+            } else {
+                None
+            };
+            let err = err.or_else(|| {
+                (c.row && c.events & TRIGGER_TYPE_DELETE != 0)
+                    .then(|| {
+                        bad(
+                            "DELETE trigger's WHEN condition cannot reference NEW values",
+                            &|new| new,
+                        )
+                    })
+                    .flatten()
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+            // It must bind over the table's columns.
+            let (sql, refs) = rewrite_when(w, &table)?;
+            let types: Vec<pgtypes::Oid> = refs.iter().map(|(_, c)| table.columns[*c].ty.oid()).collect();
+            let crate::parser::Stmt::Sql(stmt) = crate::parser::parse_one(&sql)? else {
+                return Err(PgError::syntax("syntax error in WHEN condition"));
+            };
+            crate::planner::plan_statement(&cx.catalog(), &stmt, &types)?;
+            Some(w.clone())
+        }
+        None => None,
+    };
+    let func = trigger_function(cx, &c.func)?;
+    let mut spec = table.spec();
+    let tgtype = c.timing | c.events | if c.row { TRIGGER_TYPE_ROW } else { 0 };
+    let existing = spec.triggers.iter().position(|t| t.name == c.name);
+    let oid = match existing {
+        Some(i) if c.or_replace => spec.triggers[i].oid,
+        Some(_) => {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_OBJECT,
+                format!(
+                    "trigger \"{}\" for relation \"{}\" already exists",
+                    c.name, table.name
+                ),
+            ))
+        }
+        None => cx.db.catalog().allocate_oid(),
+    };
+    let t = TriggerSpec {
+        oid,
+        name: c.name.clone(),
+        func,
+        tgtype,
+        enabled: b'O',
+        columns,
+        args: c.args.clone(),
+        when,
+        old_table: c.old_table.clone(),
+        new_table: c.new_table.clone(),
+    };
+    match existing {
+        Some(i) => spec.triggers[i] = t,
+        None => spec.triggers.push(t),
+    }
+    crate::tablecmds::alter_definition(cx, &table, spec)?;
+    Ok(())
+}
+
+/// The OID of the `RETURNS trigger` function `name()`.
+fn trigger_function(cx: &DdlCtx<'_>, name: &str) -> PgResult<pgtypes::Oid> {
+    let Some(f) = cx
+        .catalog()
+        .functions()
+        .into_iter()
+        .find(|f| f.spec.name == name && f.spec.args.is_empty() && f.spec.kind == b'f')
+    else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function {name}() does not exist"),
+        ));
+    };
+    if f.spec.ret != SqlType::Trigger {
+        return Err(PgError::new(
+            sqlstate::INVALID_OBJECT_DEFINITION,
+            format!("function {name} must return type trigger"),
+        ));
+    }
+    Ok(f.spec.oid)
+}
+
+fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -> PgResult<()> {
+    let q = crate::namespace::QualName::parse_text(table)?;
+    let t = match crate::namespace::find_table(&cx.catalog(), &q) {
+        Some(t) => t,
+        None if if_exists => {
+            cx.notices.push(PgError::notice(
+                sqlstate::SUCCESSFUL_COMPLETION,
+                format!("relation \"{}\" does not exist, skipping", q.display()),
+            ));
+            return Ok(());
+        }
+        None => return Err(engine::catalog::undefined_table(&q.display())),
+    };
+    let mut spec = t.spec();
+    let Some(i) = spec.triggers.iter().position(|x| x.name == name) else {
+        if if_exists {
+            cx.notices.push(PgError::notice(
+                sqlstate::SUCCESSFUL_COMPLETION,
+                format!(
+                    "trigger \"{name}\" for relation \"{}\" does not exist, skipping",
+                    t.name
+                ),
+            ));
+            return Ok(());
+        }
+        return Err(undefined_trigger(name, &t.name));
+    };
+    spec.triggers.remove(i);
+    crate::tablecmds::alter_definition(cx, &t, spec)?;
+    Ok(())
+}
+
+fn enable(cx: &mut DdlCtx<'_>, table: &str, enabled: u8, name: Option<&str>) -> PgResult<()> {
+    let t = table_of(cx, table)?;
+    let mut spec = t.spec();
+    let mut found = false;
+    for tg in &mut spec.triggers {
+        if name.is_none_or(|n| n == tg.name) {
+            tg.enabled = enabled;
+            found = true;
+        }
+    }
+    if let (Some(n), false) = (name, found) {
+        return Err(undefined_trigger(n, &t.name));
+    }
+    crate::tablecmds::alter_definition(cx, &t, spec)?;
+    Ok(())
+}
+
+/// 2BP01 if a trigger uses function `oid` (DROP FUNCTION without CASCADE).
+pub(crate) fn check_function_unused(cx: &DdlCtx<'_>, oid: pgtypes::Oid, signature: &str) -> PgResult<()> {
+    let view = cx.catalog();
+    let mut users = Vec::new();
+    for t in view.catalog().tables() {
+        for tg in &t.triggers {
+            if tg.func == oid {
+                users.push(format!("trigger {} on table {} depends on function {signature}", tg.name, t.name));
+            }
+        }
+    }
+    if users.is_empty() {
+        return Ok(());
+    }
+    Err(PgError::new(
+        sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
+        format!("cannot drop function {signature} because other objects depend on it"),
+    )
+    .with_detail(users.join("\n"))
+    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."))
+}
+
+// ---------------------------------------------------------------------------
+// WHEN conditions
+// ---------------------------------------------------------------------------
+
+/// The `new.col` / `old.col` references of `text`, in order.
+fn row_refs(text: &str) -> PgResult<Vec<(bool, String, usize, usize)>> {
+    let toks = lex_spans(text)?;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if let (Tok::Word(w), Some(Tok::Punct('.')), Some(Tok::Word(c) | Tok::Ident(c))) = (
+            &toks[i].0,
+            toks.get(i + 1).map(|t| &t.0),
+            toks.get(i + 2).map(|t| &t.0),
+        ) {
+            if w == "new" || w == "old" {
+                out.push((w == "new", c.clone(), toks[i].1, toks[i + 2].2));
+                i += 3;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// `SELECT (cond)` with each `new.col` / `old.col` replaced by `$n`, and
+/// what each `$n` reads: (from NEW, column position).
+fn rewrite_when(text: &str, table: &TableDef) -> PgResult<(String, Vec<(bool, usize)>)> {
+    let mut sql = String::from("SELECT (");
+    let mut refs: Vec<(bool, usize)> = Vec::new();
+    let mut last = 0;
+    for (new, col, start, end) in row_refs(text)? {
+        let Some(c) = table.columns.iter().position(|x| !x.dropped && x.name == col) else {
+            return Err(PgError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!(
+                    "column {}.{col} does not exist",
+                    if new { "new" } else { "old" }
+                ),
+            ));
+        };
+        let k = match refs.iter().position(|r| *r == (new, c)) {
+            Some(k) => k + 1,
+            None => {
+                refs.push((new, c));
+                refs.len()
+            }
+        };
+        sql.push_str(text.get(last..start).unwrap_or(""));
+        sql.push_str(&format!("${k}"));
+        last = end;
+    }
+    sql.push_str(text.get(last..).unwrap_or(""));
+    sql.push(')');
+    Ok((sql, refs))
+}
+
+fn when_passes(
+    ec: &mut Ectx<'_>,
+    table: &TableDef,
+    text: &str,
+    old: Option<&[Value]>,
+    new: Option<&[Value]>,
+) -> PgResult<bool> {
+    let (sql, refs) = rewrite_when(text, table)?;
+    let mut vals = Vec::with_capacity(refs.len());
+    let mut types = Vec::with_capacity(refs.len());
+    for (is_new, c) in refs {
+        let row = if is_new { new } else { old };
+        vals.push(row.and_then(|r| r.get(c)).cloned().unwrap_or(Value::Null));
+        types.push(table.columns[c].ty);
+    }
+    let r = crate::spi::execute(ec, &sql, &vals, &types, crate::spi::SnapshotMode::Caller, Some(1))?;
+    Ok(matches!(
+        r.rows.first().and_then(|r| r.first()),
+        Some(Value::Bool(true))
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// Firing
+// ---------------------------------------------------------------------------
+
+/// What a trigger function is told (PostgreSQL's TriggerData): the
+/// trigger, its table, the event and the rows.
+pub struct TriggerData<'a> {
+    /// The trigger.
+    pub trigger: &'a TriggerSpec,
+    /// Its table (the version the statement writes).
+    pub table: &'a TableDef,
+    /// TG_WHEN: `BEFORE`, `AFTER` or `INSTEAD OF`.
+    pub when: &'static str,
+    /// TG_LEVEL: `ROW` or `STATEMENT`.
+    pub level: &'static str,
+    /// TG_OP: `INSERT`, `UPDATE`, `DELETE` or `TRUNCATE`.
+    pub op: &'static str,
+    /// TG_TABLE_SCHEMA.
+    pub schema: String,
+    /// NEW (INSERT / UPDATE row triggers).
+    pub new: Option<Vec<Value>>,
+    /// OLD (UPDATE / DELETE row triggers).
+    pub old: Option<Vec<Value>>,
+}
+
+/// One queued AFTER ROW event.
+#[derive(Debug)]
+pub struct AfterEvent {
+    table: Arc<TableDef>,
+    /// Position in `table.triggers`.
+    trigger: usize,
+    op: u16,
+    old: Option<Vec<Value>>,
+    new: Option<Vec<Value>>,
+}
+
+fn op_name(op: u16) -> &'static str {
+    match op {
+        TRIGGER_TYPE_INSERT => "INSERT",
+        TRIGGER_TYPE_UPDATE => "UPDATE",
+        TRIGGER_TYPE_DELETE => "DELETE",
+        _ => "TRUNCATE",
+    }
+}
+
+/// True if `table` has any trigger (the executor's cheap test).
+pub fn has_triggers(table: &TableDef) -> bool {
+    !table.triggers.is_empty()
+}
+
+/// The enabled triggers of `table` for `op` at `timing` (BEFORE bit or 0)
+/// and `row` level, in name order; `updated` filters UPDATE OF.
+fn matching(
+    table: &TableDef,
+    op: u16,
+    before: bool,
+    row: bool,
+    updated: &[usize],
+) -> Vec<usize> {
+    let mut v: Vec<usize> = table
+        .triggers
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| {
+            t.is_enabled()
+                && t.on(op)
+                && t.before() == before
+                && !t.instead()
+                && t.row() == row
+                && (op != TRIGGER_TYPE_UPDATE
+                    || t.columns.is_empty()
+                    || t.columns.iter().any(|c| updated.contains(c)))
+        })
+        .map(|(i, _)| i)
+        .collect();
+    v.sort_by(|a, b| table.triggers[*a].name.cmp(&table.triggers[*b].name));
+    v
+}
+
+fn schema_of(ec: &Ectx<'_>, table: &TableDef) -> String {
+    ec.db
+        .catalog()
+        .view(&[], ec.db.clog())
+        .schema_name(table.namespace)
+        .unwrap_or_else(|| "public".to_string())
+}
+
+fn call(ec: &mut Ectx<'_>, td: &TriggerData<'_>) -> PgResult<Option<Vec<Value>>> {
+    crate::fmgr::call_trigger(ec, td)
+}
+
+/// BEFORE ROW triggers of an INSERT (`old` None), UPDATE or DELETE (`new`
+/// None): the row to write (for DELETE: the old row, meaning "go ahead"),
+/// or None to skip it.
+pub fn before_row(
+    ec: &mut Ectx<'_>,
+    table: &TableDef,
+    op: u16,
+    old: Option<&[Value]>,
+    new: Option<Vec<Value>>,
+    updated: &[usize],
+) -> PgResult<Option<Vec<Value>>> {
+    let list = matching(table, op, true, true, updated);
+    let mut new = new;
+    if list.is_empty() {
+        return Ok(new.or_else(|| old.map(|o| o.to_vec())));
+    }
+    let schema = schema_of(ec, table);
+    for i in list {
+        let t = &table.triggers[i];
+        if let Some(w) = &t.when {
+            if !when_passes(ec, table, w, old, new.as_deref())? {
+                continue;
+            }
+        }
+        let td = TriggerData {
+            trigger: t,
+            table,
+            when: "BEFORE",
+            level: "ROW",
+            op: op_name(op),
+            schema: schema.clone(),
+            new: new.clone(),
+            old: old.map(|o| o.to_vec()),
+        };
+        match call(ec, &td)? {
+            None => return Ok(None),
+            Some(mut r) => {
+                if op != TRIGGER_TYPE_DELETE {
+                    conform_returned(table, &mut r)?;
+                    new = Some(r);
+                }
+            }
+        }
+    }
+    Ok(new.or_else(|| old.map(|o| o.to_vec())))
+}
+
+/// A row a trigger returned, as the table's types.
+fn conform_returned(table: &TableDef, row: &mut [Value]) -> PgResult<()> {
+    if row.len() != table.columns.len() {
+        return Err(PgError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            "returned row structure does not match the structure of the triggering table",
+        ));
+    }
+    for (v, c) in row.iter_mut().zip(&table.columns) {
+        if !v.is_null() && v.sql_type() != c.ty && !c.dropped {
+            *v = pgtypes::value::cast_assign(v, c.ty)?;
+        }
+    }
+    Ok(())
+}
+
+/// Queues the AFTER ROW events of a row just written.
+pub fn queue_after_row(
+    ec: &mut Ectx<'_>,
+    table: &Arc<TableDef>,
+    op: u16,
+    old: Option<&[Value]>,
+    new: Option<&[Value]>,
+    updated: &[usize],
+) -> PgResult<()> {
+    for i in matching(table, op, false, true, updated) {
+        if let Some(w) = &table.triggers[i].when {
+            if !when_passes(ec, table, w, old, new)? {
+                continue;
+            }
+        }
+        ec.trigger_events.push(AfterEvent {
+            table: table.clone(),
+            trigger: i,
+            op,
+            old: old.map(|o| o.to_vec()),
+            new: new.map(|n| n.to_vec()),
+        });
+    }
+    Ok(())
+}
+
+/// The statement-level triggers of `table` for `op` at BEFORE (`before`)
+/// or AFTER.
+pub fn fire_statement(
+    ec: &mut Ectx<'_>,
+    table: &TableDef,
+    op: u16,
+    before: bool,
+    updated: &[usize],
+) -> PgResult<()> {
+    let list = matching(table, op, before, false, updated);
+    if list.is_empty() {
+        return Ok(());
+    }
+    let schema = schema_of(ec, table);
+    for i in list {
+        let t = &table.triggers[i];
+        if let Some(w) = &t.when {
+            if !when_passes(ec, table, w, None, None)? {
+                continue;
+            }
+        }
+        let td = TriggerData {
+            trigger: t,
+            table,
+            when: if before { "BEFORE" } else { "AFTER" },
+            level: "STATEMENT",
+            op: op_name(op),
+            schema: schema.clone(),
+            new: None,
+            old: None,
+        };
+        call(ec, &td)?;
+    }
+    Ok(())
+}
+
+/// Fires the statement's queued AFTER ROW events, in the order queued
+/// (the statement's writes made visible first).
+pub fn fire_after_rows(ec: &mut Ectx<'_>) -> PgResult<()> {
+    if ec.trigger_events.is_empty() {
+        return Ok(());
+    }
+    ec.xact.command_counter_increment();
+    let events = std::mem::take(&mut ec.trigger_events);
+    let mut schema: Option<(pgtypes::Oid, String)> = None;
+    for e in events {
+        let s = match &schema {
+            Some((ns, s)) if *ns == e.table.namespace => s.clone(),
+            _ => {
+                let s = schema_of(ec, &e.table);
+                schema = Some((e.table.namespace, s.clone()));
+                s
+            }
+        };
+        let Some(t) = e.table.triggers.get(e.trigger) else {
+            continue;
+        };
+        let td = TriggerData {
+            trigger: t,
+            table: &e.table,
+            when: "AFTER",
+            level: "ROW",
+            op: op_name(e.op),
+            schema: s,
+            new: e.new,
+            old: e.old,
+        };
+        call(ec, &td)?;
+    }
+    Ok(())
+}
+
+/// Removes the triggers that use function `oid` from every table (DROP
+/// FUNCTION … CASCADE); returns the NOTICE lines' objects.
+pub(crate) fn drop_function_triggers(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Vec<String>> {
+    let mut out = Vec::new();
+    let tables = cx.catalog().catalog().tables();
+    for t in tables {
+        if !t.triggers.iter().any(|tg| tg.func == oid) {
+            continue;
+        }
+        let mut spec = t.spec();
+        for tg in spec.triggers.iter().filter(|tg| tg.func == oid) {
+            out.push(format!("trigger {} on table {}", tg.name, t.name));
+        }
+        spec.triggers.retain(|tg| tg.func != oid);
+        crate::tablecmds::alter_definition(cx, &t, spec)?;
+    }
+    Ok(out)
+}
