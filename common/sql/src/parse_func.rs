@@ -31,6 +31,36 @@ thread_local! {
     static VISIBLE: RefCell<Option<Rc<[Arc<FunctionDef>]>>> = const { RefCell::new(None) };
     /// Binding a CALL statement: procedures resolve, functions do not.
     static CALLING: Cell<bool> = const { Cell::new(false) };
+    /// Binding a function call in FROM: set-returning functions resolve.
+    static IN_FROM: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (binding the call of a FROM item, `FROM f(…)`) with
+/// set-returning user functions callable.
+pub fn with_set_functions<R>(f: impl FnOnce() -> R) -> R {
+    let outer = IN_FROM.with(|c| c.replace(true));
+    let r = f();
+    IN_FROM.with(|c| c.set(outer));
+    r
+}
+
+/// The visible user function `oid` (the statement being planned sees it).
+pub fn visible(oid: pgtypes::Oid) -> Option<Arc<FunctionDef>> {
+    VISIBLE.with(|v| {
+        v.borrow()
+            .as_ref()
+            .and_then(|l| l.iter().find(|f| f.spec.oid == oid).cloned())
+    })
+}
+
+/// True if a visible user function named `name` is set-returning (a
+/// target list may call it: `SELECT f()`).
+pub fn is_user_srf(name: &str) -> bool {
+    VISIBLE.with(|v| {
+        v.borrow()
+            .as_ref()
+            .is_some_and(|l| l.iter().any(|f| f.spec.name == name && f.spec.retset))
+    })
 }
 
 /// Clears the CALL mark for the statements of a running function (they
@@ -136,7 +166,7 @@ fn bind_call(s: &FunctionSpec, given: usize) -> PgResult<(FuncSig, Vec<ast::Expr
         )
         .with_hint("To call a procedure, use CALL."));
     }
-    if s.retset {
+    if s.retset && !IN_FROM.with(Cell::get) {
         return Err(PgError::unsupported(format!(
             "set-returning function {} can only be called in FROM",
             s.name

@@ -362,6 +362,9 @@ pub struct Compiled {
     pub ret: SqlType,
     /// SETOF.
     pub retset: bool,
+    /// The OUT / TABLE columns' slots (after the parameters'), empty for
+    /// a function without.
+    pub out: Vec<usize>,
     /// How embedded statements take snapshots.
     pub mode: SnapshotMode,
     /// The outermost block.
@@ -386,25 +389,28 @@ struct Parser<'s> {
 
 /// Compiles a function's body.
 pub fn compile(spec: &FunctionSpec) -> PgResult<Compiled> {
-    let slots = spec
+    let params = spec
         .args
         .iter()
-        .map(|a| SlotDef {
-            name: a.name.clone(),
-            ty: SlotType::Scalar(a.ty),
+        .map(|a| (a.name.as_str(), a.ty))
+        .chain(spec.out.iter().map(|(n, t)| (n.as_str(), *t)));
+    let slots: Vec<SlotDef> = params
+        .clone()
+        .map(|(name, ty)| SlotDef {
+            name: name.to_string(),
+            ty: SlotType::Scalar(ty),
             constant: false,
             not_null: false,
             default: None,
         })
         .collect();
-    let names = spec
-        .args
-        .iter()
+    let names = params
         .enumerate()
-        .filter(|(_, a)| !a.name.is_empty())
-        .map(|(i, a)| (a.name.clone(), i))
+        .filter(|(_, (n, _))| !n.is_empty())
+        .map(|(i, (n, _))| (n.to_string(), i))
         .collect();
-    compile_with(
+    let out = (spec.args.len()..slots.len()).collect();
+    let mut c = compile_with(
         &spec.body,
         &spec.name,
         spec.signature(),
@@ -413,7 +419,9 @@ pub fn compile(spec: &FunctionSpec) -> PgResult<Compiled> {
         spec.ret,
         spec.retset,
         crate::fmgr::snapshot_mode(spec),
-    )
+    )?;
+    c.out = out;
+    Ok(c)
 }
 
 /// Compiles a DO block.
@@ -490,6 +498,7 @@ fn compile_with(
         found,
         ret,
         retset,
+        out: Vec::new(),
         mode,
         body,
     })

@@ -93,10 +93,14 @@ fn compiled(ec: &mut Ectx<'_>, spec: &FunctionSpec) -> PgResult<Arc<Compiled>> {
     Ok(c)
 }
 
-/// Calls a LANGUAGE plpgsql function.
-pub fn call_function(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Value> {
+/// Calls a LANGUAGE plpgsql function: its result rows (`crate::fmgr`).
+pub fn call_function(
+    ec: &mut Ectx<'_>,
+    spec: &FunctionSpec,
+    args: &[Value],
+) -> PgResult<Vec<Vec<Value>>> {
     let c = compiled(ec, spec)?;
-    exec::run(ec, &c, args)
+    exec::run_rows(ec, &c, args)
 }
 
 /// Runs a DO block's source.
