@@ -874,7 +874,7 @@ impl<'c> Exec<'c> {
                 self.set_found(r.processed > 0);
                 let types = self.result_types();
                 if r.columns.len() != types.len() {
-                    return Err(PgError::new(
+                    let e = PgError::new(
                         sqlstate::DATATYPE_MISMATCH,
                         "structure of query does not match function result type",
                     )
@@ -882,7 +882,12 @@ impl<'c> Exec<'c> {
                         "Number of returned columns ({}) does not match expected column count ({}).",
                         r.columns.len(),
                         types.len()
-                    )));
+                    ));
+                    // (PostgreSQL finds it running the query.)
+                    return Err(match q {
+                        Query::Static(e_) => e.with_context(format!("SQL statement \"{}\"", e_.sql)),
+                        Query::Dynamic { .. } => e,
+                    });
                 }
                 for row in r.rows {
                     ec.check_interrupts()?;

@@ -389,11 +389,16 @@ struct Parser<'s> {
 
 /// Compiles a function's body.
 pub fn compile(spec: &FunctionSpec) -> PgResult<Compiled> {
-    let params = spec
-        .args
-        .iter()
-        .map(|a| (a.name.as_str(), a.ty))
-        .chain(spec.out.iter().map(|(n, t)| (n.as_str(), *t)));
+    // OUT / TABLE columns are variables after the parameters; an INOUT
+    // one is its parameter's slot.
+    let inout: Vec<Option<usize>> = (0..spec.out.len()).map(|k| spec.inout_arg(k)).collect();
+    let params = spec.args.iter().map(|a| (a.name.as_str(), a.ty)).chain(
+        spec.out
+            .iter()
+            .zip(&inout)
+            .filter(|(_, i)| i.is_none())
+            .map(|((n, t), _)| (n.as_str(), *t)),
+    );
     let slots: Vec<SlotDef> = params
         .clone()
         .map(|(name, ty)| SlotDef {
@@ -409,7 +414,16 @@ pub fn compile(spec: &FunctionSpec) -> PgResult<Compiled> {
         .filter(|(_, (n, _))| !n.is_empty())
         .map(|(i, (n, _))| (n.to_string(), i))
         .collect();
-    let out = (spec.args.len()..slots.len()).collect();
+    let mut next = spec.args.len();
+    let out = inout
+        .iter()
+        .map(|i| {
+            i.unwrap_or_else(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect();
     let mut c = compile_with(
         &spec.body,
         &spec.name,
