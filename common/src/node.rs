@@ -126,6 +126,9 @@ impl Node {
                 })));
         }
         if role == Role::Primary {
+            // The cluster's identity, made durable before any standby can
+            // ask for it (a standby's comes with its base backup).
+            crate::walsender::system_identifier(&db);
             crate::xlog::startup(&db, ctl)?;
             // Tables and indexes whose creating transaction never committed
             // (running at a crash) go before anyone can see them.

@@ -89,6 +89,7 @@ impl BackendFactory for Sessions {
     ) -> PgResult<Session> {
         let mut s = Session::new(self.node.clone(), params)?;
         s.set_client(conn.peer, conn.local);
+        s.set_socket(conn.tcp_fd);
         if conn.ssl_info.is_some() {
             s.set_ssl(conn.ssl_info);
         }
@@ -156,6 +157,7 @@ impl BackendFactory for Sessions {
                     .unwrap_or(60)
                     .max(1),
             ),
+            keepalives: sql::session::keepalives_of(&c),
         }
     }
 }

@@ -172,6 +172,45 @@ impl Conn {
         read_message(&mut self.codec, rd, &mut self.rbuf).await
     }
 
+    /// Writes the output buffer, giving up once `deadline` (asked again
+    /// whenever it passes: a reply may have moved it) has passed with the
+    /// socket still not taking the bytes — a peer behind a dead path that
+    /// stopped reading. PostgreSQL's WalSndWriteData checks the timeout in
+    /// the same wait. One `write` per wake-up, so giving up mid-buffer
+    /// never loses track of what went out (the connection ends anyway).
+    async fn flush_within(
+        &mut self,
+        deadline: impl Fn() -> Option<Instant>,
+    ) -> Result<(), FlushEnd> {
+        while !self.out.is_empty() {
+            let dl = deadline();
+            tokio::select! {
+                r = self.wr.write(&self.out) => match r {
+                    Ok(0) | Err(_) => return Err(FlushEnd::Closed),
+                    Ok(n) => {
+                        let _ = self.out.split_to(n);
+                    }
+                },
+                _ = sleep_until_opt(dl), if dl.is_some() => {
+                    if deadline().is_some_and(|d| Instant::now() >= d) {
+                        return Err(FlushEnd::TimedOut);
+                    }
+                }
+            }
+        }
+        loop {
+            let dl = deadline();
+            tokio::select! {
+                r = self.wr.flush() => return r.map_err(|_| FlushEnd::Closed),
+                _ = sleep_until_opt(dl), if dl.is_some() => {
+                    if deadline().is_some_and(|d| Instant::now() >= d) {
+                        return Err(FlushEnd::TimedOut);
+                    }
+                }
+            }
+        }
+    }
+
     /// Writes the output buffer.
     pub async fn flush(&mut self) -> std::io::Result<()> {
         if !self.out.is_empty() {
@@ -181,6 +220,23 @@ impl Conn {
             self.out.clear();
         }
         Ok(())
+    }
+}
+
+/// Why a bounded flush ([`Conn::flush_within`]) ended early.
+#[derive(Debug, PartialEq, Eq)]
+enum FlushEnd {
+    /// The connection failed or was closed.
+    Closed,
+    /// The peer took nothing until the deadline.
+    TimedOut,
+}
+
+/// Sleeps until `at` (forever when None; callers guard the branch).
+async fn sleep_until_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -566,7 +622,10 @@ pub(crate) fn wal_writer(db: &Node) -> Result<Arc<wal::WalWriter>, PgError> {
 }
 
 /// The system identifier: created once per cluster in
-/// `global/system_identifier`, copied by base backups.
+/// `global/system_identifier` (when a primary first opens its data
+/// directory, written and fsynced with its directory: a power cut must not
+/// give the cluster a new identity its standbys would refuse), copied by
+/// base backups.
 pub fn system_identifier(db: &Node) -> u64 {
     let p = db
         .config()
@@ -584,7 +643,10 @@ pub fn system_identifier(db: &Node) -> u64 {
         .map(|d| d.as_micros() as u64)
         .unwrap_or(0);
     let v = (now << 12) | u64::from(std::process::id() & 0xfff);
-    let _ = std::fs::write(&p, format!("{v}\n"));
+    let fsync = db.config().bool("fsync");
+    if let Err(e) = pgtypes::fileutil::write_atomic(&p, format!("{v}\n").as_bytes(), fsync) {
+        tracing::warn!("could not write the system identifier: {}", e.message);
+    }
     v
 }
 
@@ -861,6 +923,13 @@ async fn stream(
     // is out and the standby confirmed flushing it (or the timeout).
     let mut drain: Option<Instant> = None;
     let mut flushed_closed = false;
+    // A standby silent for wal_sender_timeout is dropped, also while a
+    // write waits on its full socket.
+    let reply_deadline = || timeout_setting.map(|t| *last_reply.lock() + t);
+    let timed_out = || {
+        tracing::info!("terminating walsender process due to replication timeout");
+        Ok(Flow::Close)
+    };
     let outcome: Result<Flow, PgError> = loop {
         if *shutdown.borrow() {
             if drain.is_none() {
@@ -898,8 +967,10 @@ async fn stream(
                 // End of the old timeline: CopyDone, then wait for the
                 // standby's.
                 let _ = BackendMessage::CopyDone.encode(&mut conn.out);
-                if conn.flush().await.is_err() {
-                    break Ok(Flow::Close);
+                match conn.flush_within(reply_deadline).await {
+                    Ok(()) => {}
+                    Err(FlushEnd::Closed) => break Ok(Flow::Close),
+                    Err(FlushEnd::TimedOut) => break timed_out(),
                 }
                 sent_done = true;
                 tracing::debug!("end of streamed timeline at {switch}");
@@ -946,8 +1017,10 @@ async fn stream(
             stat.sent_lsn.store(sent, Ordering::Relaxed);
             // Write as we go so the standby gets data while we read more.
             if conn.out.len() >= MAX_SEND_SIZE || sent >= flushed {
-                if conn.flush().await.is_err() {
-                    break Ok(Flow::Close);
+                match conn.flush_within(reply_deadline).await {
+                    Ok(()) => {}
+                    Err(FlushEnd::Closed) => break Ok(Flow::Close),
+                    Err(FlushEnd::TimedOut) => break timed_out(),
                 }
                 last_send = Instant::now();
             }
@@ -958,6 +1031,9 @@ async fn stream(
             if let Ok(why) = rx.try_recv() {
                 break Ok(end_of_stream(why));
             }
+            if reply_deadline().is_some_and(|d| Instant::now() >= d) {
+                break timed_out();
+            }
             continue;
         }
         // Caught up — also when the standby started right at the end of
@@ -967,8 +1043,7 @@ async fn stream(
         }
         let since_reply = last_reply.lock().elapsed();
         if timeout_setting.is_some() && since_reply >= timeout {
-            tracing::info!("terminating walsender process due to replication timeout");
-            break Ok(Flow::Close);
+            break timed_out();
         }
         let wait = KEEPALIVE_INTERVAL.saturating_sub(last_send.elapsed());
         tokio::select! {
@@ -1001,8 +1076,10 @@ async fn stream(
                     reply_requested: since_reply >= timeout / 2,
                 });
                 let _ = BackendMessage::CopyData(ka.to_bytes()).encode(&mut conn.out);
-                if conn.flush().await.is_err() {
-                    break Ok(Flow::Close);
+                match conn.flush_within(reply_deadline).await {
+                    Ok(()) => {}
+                    Err(FlushEnd::Closed) => break Ok(Flow::Close),
+                    Err(FlushEnd::TimedOut) => break timed_out(),
                 }
                 last_send = Instant::now();
             }

@@ -1,13 +1,18 @@
 //! `primary_conninfo`: libpq's `key=value` connection string, the subset a
 //! walreceiver needs (`host`, `port`, `user`, `application_name`,
-//! `password`, `passfile`, and TLS: `sslmode` — default `prefer`, as
-//! libpq — `sslrootcert`, `sslcert`, `sslkey`; see `protocol::tls`). Values may be single-quoted with `\'` and
+//! `password`, `passfile`, TLS: `sslmode` — default `prefer`, as
+//! libpq — `sslrootcert`, `sslcert`, `sslkey` (see `protocol::tls`), and
+//! TCP keepalives: `keepalives` (default 1: on, as libpq),
+//! `keepalives_idle`, `keepalives_interval`, `keepalives_count`,
+//! `tcp_user_timeout` (0 or absent: the system's default; see
+//! `protocol::sockopt`). Values may be single-quoted with `\'` and
 //! `\\` escapes. Without `password`, a `passfile` (libpq's `~/.pgpass`
 //! format: `host:port:database:user:password`, `*` matching anything,
 //! first match wins) supplies it.
 
 use std::path::Path;
 
+use protocol::sockopt::Keepalives;
 use protocol::tls::{ClientTls, SslMode};
 use protocol::Client;
 
@@ -35,6 +40,15 @@ pub struct ConnInfo {
     pub sslcert: Option<String>,
     /// `sslkey`: its private key.
     pub sslkey: Option<String>,
+    /// The keepalive options for the socket; None with `keepalives=0`.
+    pub keepalives: Option<Keepalives>,
+}
+
+/// An integer connection option, with libpq's error for anything else.
+fn conn_int(key: &str, val: &str) -> Result<i32, String> {
+    val.trim()
+        .parse()
+        .map_err(|_| format!("invalid integer value \"{val}\" for connection option \"{key}\""))
 }
 
 impl ConnInfo {
@@ -51,7 +65,9 @@ impl ConnInfo {
             sslrootcert: None,
             sslcert: None,
             sslkey: None,
+            keepalives: Some(Keepalives::default()),
         };
+        let mut keepalives_on = true;
         let mut chars = s.chars().peekable();
         loop {
             while chars.peek().is_some_and(|c| c.is_whitespace()) {
@@ -122,8 +138,26 @@ impl ConnInfo {
                 "sslrootcert" => ci.sslrootcert = Some(val),
                 "sslcert" => ci.sslcert = Some(val),
                 "sslkey" => ci.sslkey = Some(val),
+                "keepalives" => keepalives_on = conn_int(&key, &val)? != 0,
+                "keepalives_idle"
+                | "keepalives_interval"
+                | "keepalives_count"
+                | "tcp_user_timeout" => {
+                    let n = conn_int(&key, &val)?.max(0);
+                    if let Some(k) = ci.keepalives.as_mut() {
+                        match key.as_str() {
+                            "keepalives_idle" => k.idle = n,
+                            "keepalives_interval" => k.interval = n,
+                            "keepalives_count" => k.count = n,
+                            _ => k.user_timeout = n,
+                        }
+                    }
+                }
                 _ => {}
             }
+        }
+        if !keepalives_on {
+            ci.keepalives = None;
         }
         if ci.password.is_none() {
             if let Some(file) = &ci.passfile {
@@ -155,9 +189,16 @@ impl ConnInfo {
     /// asks.
     pub async fn connect(&self, params: &[(&str, &str)]) -> Result<Client, String> {
         let tls = self.tls()?;
-        Client::connect_tls((self.host.as_str(), self.port), &self.host, params, &tls)
-            .await
-            .map_err(|e| e.to_string())
+        let ka = self.keepalives.as_ref();
+        Client::connect_tls(
+            (self.host.as_str(), self.port),
+            &self.host,
+            params,
+            &tls,
+            ka,
+        )
+        .await
+        .map_err(|e| e.to_string())
     }
 
     /// Startup parameters of a replication connection.
@@ -246,5 +287,34 @@ mod tests {
         assert_eq!(c.application_name, "my 'sb'");
         assert!(ConnInfo::parse("port=x").is_err());
         assert!(ConnInfo::parse("host").is_err());
+    }
+
+    #[test]
+    fn keepalive_options() {
+        let c = ConnInfo::parse("port=1").unwrap();
+        assert_eq!(c.keepalives, Some(Keepalives::default()), "on by default");
+        let c = ConnInfo::parse(
+            "keepalives_idle=5 keepalives_interval=2 keepalives_count=3 tcp_user_timeout=9000",
+        )
+        .unwrap();
+        assert_eq!(
+            c.keepalives,
+            Some(Keepalives {
+                idle: 5,
+                interval: 2,
+                count: 3,
+                user_timeout: 9000
+            })
+        );
+        assert_eq!(
+            ConnInfo::parse("keepalives=0 keepalives_idle=5")
+                .unwrap()
+                .keepalives,
+            None
+        );
+        assert_eq!(
+            ConnInfo::parse("keepalives_idle=x").unwrap_err(),
+            "invalid integer value \"x\" for connection option \"keepalives_idle\""
+        );
     }
 }

@@ -614,6 +614,7 @@ mod tests {
             ssl: false,
             ssl_info: None,
             verifies_clients: false,
+            tcp_fd: None,
         };
         let e = f
             .connect(&params, conn.clone())

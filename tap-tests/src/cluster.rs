@@ -745,7 +745,14 @@ impl Node {
     /// A standby of `primary` whose `primary_conninfo` also carries
     /// `extra` (`user=… password=…`, `passfile=…`).
     pub fn init_from_backup_with_conninfo(&self, primary: &Node, extra: &str) {
-        self.set_upstream(primary, None);
+        self.init_from_backup_through(primary, None, extra);
+    }
+
+    /// A standby of `primary`, through replication slot `slot` if given,
+    /// with `extra` appended to its `primary_conninfo` (a later key wins:
+    /// `port=` of a proxy, keepalive options).
+    pub fn init_from_backup_through(&self, primary: &Node, slot: Option<&str>, extra: &str) {
+        self.set_upstream(primary, slot.map(str::to_string));
         let mut up = self.upstream.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((conninfo, _)) = up.as_mut() {
             conninfo.push(' ');

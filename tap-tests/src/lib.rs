@@ -28,6 +28,8 @@
 //! | [`session`] | `$node->background_psql` (native) | [`Session`]: a long-lived tokio-postgres connection, `query`, `send` (don't wait) + [`Pending`], `cancel` |
 //! | [`psql`] | `IPC::Run::start(['psql', '-XA', '-f', '-'])` of 021_row_visibility.pl | [`PsqlSession`]: a real psql fed on stdin, `query_until(sql, pattern)` |
 //! | [`raw`] | hand-built packets of `src/test/modules/libpq_pipeline` / protocol fuzzing | [`raw::RawConnection`]: bytes on a TCP socket, backend messages parsed |
+//! | [`netproxy`] | (a network emulator between nodes) | [`netproxy::FaultProxy`]: a TCP proxy that delays, throttles, black-holes, resets or closes |
+//! | [`soak`] | (a protocol fuzzer against live nodes) | [`soak::run`]: a primary and standby under mutated protocol traffic while a ledger commits, then checked serving and equal |
 //! | [`differential`] | (SQLsmith-style fuzzers) | random schemas, data and queries for comparing hotpair with PostgreSQL 15 |
 //! | [`regress`] | `pg_regress` | golden SQL files: schedule, `psql -X -a -q` runs, diffs, regeneration from PostgreSQL 15 |
 //! | [`binaries`] | `$ENV{PATH}` of the build tree | locating (and building) the `primary` / `standby` binaries |
@@ -86,10 +88,12 @@ pub mod differential;
 /// harness's own file calls).
 #[path = "../../common/faultfs/src/journal.rs"]
 pub mod faultfs_journal;
+pub mod netproxy;
 pub mod psql;
 pub mod raw;
 pub mod regress;
 pub mod session;
+pub mod soak;
 pub mod utils;
 
 use std::future::Future;

@@ -14,6 +14,10 @@
 //!    client connects and queries.
 //! 4. A flood beyond `max_connections`: the extra connections get 53300
 //!    `sorry, too many clients already`; the sessions already in run.
+//! 5. Values past 1 GB (PostgreSQL's MaxAllocSize): `repeat` answers 54000
+//!    `requested length too large`, `||` XX000 `invalid memory alloc
+//!    request size N`, `string_agg` 54000 `out of memory` with
+//!    enlargeStringInfo's DETAIL — the texts PostgreSQL 15 gives.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -172,5 +176,39 @@ fn hostile_clients_leave_the_server_intact() {
         assert_eq!(s.query_safe("SELECT 1"), "1");
     }
     drop(held);
+
+    // 5. Values past 1 GB: PostgreSQL's errors, and the session goes on.
+    let big = steady;
+    for (sql, code, message, detail) in [
+        (
+            "SELECT length(repeat('x', 1100000000))",
+            "54000",
+            "requested length too large",
+            None,
+        ),
+        (
+            "SELECT length(repeat('x', 600000000) || repeat('x', 600000000))",
+            "XX000",
+            "invalid memory alloc request size 1200000004",
+            None,
+        ),
+        (
+            "SELECT length(string_agg(repeat('x', 300000000), '')) FROM generate_series(1, 4)",
+            "54000",
+            "out of memory",
+            Some(
+                "Cannot enlarge string buffer containing 900000000 bytes by 300000000 more bytes.",
+            ),
+        ),
+    ] {
+        let e = big.query_err(sql);
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str()),
+            (code, message),
+            "{sql}"
+        );
+        assert_eq!(e.detail.as_deref(), detail, "{sql}");
+        assert_eq!(big.query_safe("SELECT 1"), "1", "the session goes on");
+    }
     node.stop("fast");
 }

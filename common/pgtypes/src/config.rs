@@ -121,6 +121,34 @@ pub const SETTINGS: &[SettingDef] = &[
         "time to complete the startup packet and authentication",
     ),
     def(
+        "tcp_keepalives_idle",
+        "0",
+        Unit::Seconds,
+        Context::User,
+        "time between TCP keepalives on an idle client connection (0 = system default)",
+    ),
+    def(
+        "tcp_keepalives_interval",
+        "0",
+        Unit::Seconds,
+        Context::User,
+        "time between TCP keepalive retransmits (0 = system default)",
+    ),
+    def(
+        "tcp_keepalives_count",
+        "0",
+        Unit::None,
+        Context::User,
+        "TCP keepalive retransmits before a client connection is dead (0 = system default)",
+    ),
+    def(
+        "tcp_user_timeout",
+        "0",
+        Unit::Milliseconds,
+        Context::User,
+        "time transmitted data may stay unacknowledged before a client connection is dead (0 = system default)",
+    ),
+    def(
         "log_connections",
         "off",
         Unit::None,
@@ -1233,6 +1261,27 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
                     "{n} min is outside the valid range for parameter \"old_snapshot_threshold\" (-1 min .. 86400 min)"
                 ),
             )),
+            None => Err(bad()),
+        },
+        "tcp_keepalives_idle"
+        | "tcp_keepalives_interval"
+        | "tcp_keepalives_count"
+        | "tcp_user_timeout" => match parse_with_unit(value, def.unit) {
+            Some(n) if (0..=i64::from(i32::MAX)).contains(&n) => Ok(()),
+            Some(n) => {
+                let unit = match def.unit {
+                    Unit::Seconds => " s",
+                    Unit::Milliseconds => " ms",
+                    _ => "",
+                };
+                Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "{n}{unit} is outside the valid range for parameter \"{}\" (0 .. 2147483647)",
+                        def.name
+                    ),
+                ))
+            }
             None => Err(bad()),
         },
         "session_cores" => match value.trim().parse::<u32>() {

@@ -21,6 +21,7 @@ use tokio_util::codec::{Decoder, Encoder};
 use super::codec::{ClientCodec, ProtocolError};
 use super::messages::{BackendMessage, ErrorFields, FieldInfo, FrontendMessage};
 use super::scram;
+use super::sockopt::Keepalives;
 use super::tls::{ClientTls, SslMode};
 
 fn need_password(password: &Option<String>) -> Result<&str, ClientError> {
@@ -83,6 +84,20 @@ pub struct QueryResult {
     pub tag: String,
 }
 
+/// A TCP connection with TCP_NODELAY and, if asked, keepalives.
+async fn tcp_connect(
+    addr: impl ToSocketAddrs,
+    keepalives: Option<&Keepalives>,
+) -> std::io::Result<TcpStream> {
+    let stream = TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    if let Some(k) = keepalives {
+        use std::os::fd::AsRawFd;
+        crate::sockopt::set_keepalives(stream.as_raw_fd(), k)?;
+    }
+    Ok(stream)
+}
+
 /// A connected, authenticated session.
 pub struct Client {
     conn: Connection,
@@ -101,8 +116,17 @@ impl Client {
         addr: impl ToSocketAddrs,
         params: &[(&str, &str)],
     ) -> Result<Client, ClientError> {
-        let stream = TcpStream::connect(addr).await?;
-        stream.set_nodelay(true)?;
+        Client::connect_with(addr, params, None).await
+    }
+
+    /// [`Client::connect`] with `SO_KEEPALIVE` and the given keepalive
+    /// options on the socket (libpq's `keepalives*`; None: none).
+    async fn connect_with(
+        addr: impl ToSocketAddrs,
+        params: &[(&str, &str)],
+        keepalives: Option<&Keepalives>,
+    ) -> Result<Client, ClientError> {
+        let stream = tcp_connect(addr, keepalives).await?;
         Client::startup(stream, params).await
     }
 
@@ -114,33 +138,38 @@ impl Client {
     /// pg_hba.conf); `prefer` starts with SSLRequest, stays in clear on
     /// the same connection when the server answers `N`, and tries again
     /// in clear when the handshake fails or the server refuses the
-    /// session over TLS (e.g. a `hostnossl` line).
+    /// session over TLS (e.g. a `hostnossl` line). `keepalives`: libpq's
+    /// `keepalives*` options for every socket this opens (None: off).
     pub async fn connect_tls(
         addr: impl ToSocketAddrs + Clone,
         host: &str,
         params: &[(&str, &str)],
         tls: &ClientTls,
+        keepalives: Option<&Keepalives>,
     ) -> Result<Client, ClientError> {
+        let ka = keepalives;
         let config = match (&tls.config, tls.mode) {
-            (None, _) | (_, SslMode::Disable) => return Client::connect(addr, params).await,
+            (None, _) | (_, SslMode::Disable) => {
+                return Client::connect_with(addr, params, ka).await
+            }
             (Some(c), _) => c.clone(),
         };
         match tls.mode {
-            SslMode::Allow => match Client::connect(addr.clone(), params).await {
+            SslMode::Allow => match Client::connect_with(addr.clone(), params, ka).await {
                 Err(ClientError::Server(_)) => {
-                    Client::connect_ssl(addr, host, params, config, tls.mode)
+                    Client::connect_ssl(addr, host, params, config, tls.mode, ka)
                         .await
                         .map_err(|f| f.error)
                 }
                 r => r,
             },
             SslMode::Prefer => {
-                match Client::connect_ssl(addr.clone(), host, params, config, tls.mode).await {
-                    Err(f) if f.retry_in_clear => Client::connect(addr, params).await,
+                match Client::connect_ssl(addr.clone(), host, params, config, tls.mode, ka).await {
+                    Err(f) if f.retry_in_clear => Client::connect_with(addr, params, ka).await,
                     r => r.map_err(|f| f.error),
                 }
             }
-            _ => Client::connect_ssl(addr, host, params, config, tls.mode)
+            _ => Client::connect_ssl(addr, host, params, config, tls.mode, ka)
                 .await
                 .map_err(|f| f.error),
         }
@@ -153,15 +182,15 @@ impl Client {
         params: &[(&str, &str)],
         config: std::sync::Arc<rustls::ClientConfig>,
         mode: SslMode,
+        keepalives: Option<&Keepalives>,
     ) -> Result<Client, SslFailure> {
         let plain = |error: ClientError| SslFailure {
             error,
             retry_in_clear: false,
         };
-        let mut stream = TcpStream::connect(addr)
+        let mut stream = tcp_connect(addr, keepalives)
             .await
             .map_err(|e| plain(e.into()))?;
-        stream.set_nodelay(true).map_err(|e| plain(e.into()))?;
         // SSLRequest: length 8, code 1234.5679.
         stream
             .write_all(&[0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f])

@@ -25,6 +25,9 @@
 //! * [`tls`]: libpq's `sslmode` for the client ([`client`] runs the
 //!   SSLRequest and the handshake); [`x509`]: the names, serial and
 //!   channel-binding hash PostgreSQL reads from a certificate.
+//! * [`sockopt`]: TCP keepalive options of a connected socket, for both
+//!   sides (the server's `tcp_keepalives_*` settings, libpq's
+//!   `keepalives*` in a walreceiver's connection string).
 //! * [`scram`] and [`md5`]: the password verifiers PostgreSQL stores and
 //!   both sides of their authentication exchanges (the server's session
 //!   loop and the client above use the same code).
@@ -39,6 +42,7 @@ pub mod codec;
 pub mod md5;
 pub mod messages;
 pub mod scram;
+pub mod sockopt;
 pub mod tls;
 pub mod x509;
 

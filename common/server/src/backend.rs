@@ -194,6 +194,10 @@ pub struct ConnectionInfo {
     /// The server checks client certificates (`ssl_ca_file` is set):
     /// `clientcert` and `cert` need it.
     pub verifies_clients: bool,
+    /// The TCP socket's descriptor (None: a Unix-domain socket), open for
+    /// the connection's life: the session applies its `tcp_keepalives_*`
+    /// settings to it and SHOW reads them back, as PostgreSQL does.
+    pub tcp_fd: Option<std::os::fd::RawFd>,
 }
 
 /// Makes backends for new connections and tells the server what to report.
@@ -250,6 +254,10 @@ pub struct ConnectionPolicy {
     pub log_disconnections: bool,
     /// How long the startup packet and authentication may take together.
     pub authentication_timeout: std::time::Duration,
+    /// The server's `tcp_keepalives_*` and `tcp_user_timeout`, set on each
+    /// TCP connection as it is accepted (a session's own values replace
+    /// them once it starts).
+    pub keepalives: protocol::sockopt::Keepalives,
 }
 
 impl Default for ConnectionPolicy {
@@ -258,6 +266,7 @@ impl Default for ConnectionPolicy {
             log_connections: false,
             log_disconnections: false,
             authentication_timeout: std::time::Duration::from_secs(60),
+            keepalives: protocol::sockopt::Keepalives::default(),
         }
     }
 }

@@ -94,6 +94,10 @@ pub use backend::{
 };
 pub use cancel::CancelRegistry;
 pub use cores::SessionCores;
+/// The keepalive options of a client's TCP socket, for the session that
+/// owns the socket ([`backend::ConnectionInfo::tcp_fd`]): layers above
+/// reach the socket through the server, never the protocol crate.
+pub use protocol::sockopt;
 
 use postgres::{run_connection, Live, Shared};
 

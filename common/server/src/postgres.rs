@@ -481,6 +481,14 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     }
     let peer_s = peer_text(peer);
     let _ = stream.set_nodelay(true);
+    let tcp_fd = stream.tcp_fd();
+    if let Some(fd) = tcp_fd {
+        // SO_KEEPALIVE and the server's values, before the startup packet:
+        // a client that vanishes during authentication is found too.
+        if let Err(e) = protocol::sockopt::set_keepalives(fd, &policy.keepalives) {
+            debug!("could not set TCP keepalive options: {e}");
+        }
+    }
     let local = stream.local_addr();
     let stream_uid = stream.peer_uid();
     let mut wire = Wire::new(
@@ -545,6 +553,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         ssl: ssl_info.is_some(),
         ssl_info,
         verifies_clients: tls.as_ref().is_some_and(|t| t.verifies_clients()),
+        tcp_fd,
     };
     let request = match shared.factory.authentication(&params, conn_info.clone()) {
         Ok(r) => r,

@@ -74,6 +74,19 @@ impl ClientStream {
         }
     }
 
+    /// The TCP socket's descriptor (under TLS too); None for a Unix one.
+    /// It stays the same when the connection moves between cores, and is
+    /// open for as long as the connection: the session sets and reads its
+    /// keepalive options through it ([`protocol::sockopt`]).
+    pub fn tcp_fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        match self {
+            ClientStream::Tcp(s) => Some(s.as_raw_fd()),
+            ClientStream::Unix(_) => None,
+            ClientStream::Tls(s) => s.get_ref().0.tcp().map(|t| t.as_raw_fd()),
+        }
+    }
+
     /// TCP_NODELAY on a TCP socket; nothing on a Unix one.
     pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
         match self {

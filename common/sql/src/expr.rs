@@ -3442,6 +3442,7 @@ pub fn eval(
                 match (&*a, &*b) {
                     (Value::Null, _) | (_, Value::Null) => Value::Null,
                     (Value::Bytea(x), Value::Bytea(y)) => {
+                        crate::functions::check_alloc(x.len() + y.len())?;
                         let mut v = Vec::with_capacity(x.len() + y.len());
                         v.extend_from_slice(x);
                         v.extend_from_slice(y);
@@ -3449,6 +3450,7 @@ pub fn eval(
                     }
                     (x, y) => {
                         let (xs, ys) = (x.as_str().unwrap_or(""), y.as_str().unwrap_or(""));
+                        crate::functions::check_alloc(xs.len() + ys.len())?;
                         let mut s = String::with_capacity(xs.len() + ys.len());
                         s.push_str(xs);
                         s.push_str(ys);

@@ -908,8 +908,10 @@ impl Accumulator {
                 match &mut self.state {
                     AccState::Text(t) => {
                         if let Some(Value::Text(d)) = extra.first() {
+                            check_enlarge(t.len(), d.len())?;
                             t.push_str(d);
                         }
+                        check_enlarge(t.len(), s.len())?;
                         t.push_str(s);
                     }
                     _ => self.state = AccState::Text(s.to_string()),
@@ -1819,6 +1821,35 @@ fn int_arg(v: &Value) -> i64 {
 
 fn too_large() -> PgError {
     PgError::new("54000", "requested length too large")
+}
+
+/// PostgreSQL's MaxAllocSize: no value (text, bytea, array) may be larger
+/// than 1 GB less one byte, header included.
+const MAX_ALLOC_SIZE: usize = 0x3fff_ffff;
+
+/// A value of `len` bytes about to be built in one piece (`||`): over
+/// MaxAllocSize it is PostgreSQL's palloc error, XX000 `invalid memory
+/// alloc request size N` (N counting the 4-byte header).
+pub(crate) fn check_alloc(len: usize) -> PgResult<()> {
+    let request = len.saturating_add(4);
+    if request > MAX_ALLOC_SIZE {
+        return Err(PgError::new(
+            sqlstate::INTERNAL_ERROR,
+            format!("invalid memory alloc request size {request}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Appending `more` bytes to a buffer of `have` (an aggregate's string):
+/// past MaxAllocSize, PostgreSQL's enlargeStringInfo error.
+fn check_enlarge(have: usize, more: usize) -> PgResult<()> {
+    if more >= MAX_ALLOC_SIZE.saturating_sub(have) {
+        return Err(PgError::new("54000", "out of memory").with_detail(format!(
+            "Cannot enlarge string buffer containing {have} bytes by {more} more bytes."
+        )));
+    }
+    Ok(())
 }
 
 /// Characters of `s` from 1-based position `start` for `len` characters

@@ -279,6 +279,9 @@ pub struct Session {
     statement_timeout_ms: i64,
     /// `idle_in_transaction_session_timeout`, mirrored like `statement_timeout`.
     idle_in_xact_timeout_ms: i64,
+    /// The client's TCP socket and the keepalive values last set on it
+    /// (None: a Unix-domain socket or no connection).
+    socket: Option<(std::os::fd::RawFd, server::sockopt::Keepalives)>,
     /// A transaction was open after the last statement (to notice its end).
     was_in_xact: bool,
     /// Relations created or truncated in the current transaction.
@@ -591,6 +594,7 @@ impl Session {
             stmt_ts: now_usecs(),
             statement_timeout_ms: 0,
             idle_in_xact_timeout_ms: 0,
+            socket: None,
             was_in_xact: false,
             created_in_xact: HashSet::new(),
             mvcc_truncated_in_xact: HashSet::new(),
@@ -634,6 +638,45 @@ impl Session {
             s.server = local;
             s.unix_socket = peer.is_none();
         });
+    }
+
+    /// The client's TCP socket (None: a Unix-domain one), whose keepalive
+    /// options the connection set from the server's settings as it was
+    /// accepted. The session's own values (startup options, later SET and
+    /// RESET) are applied from here on; SHOW reads the socket back.
+    pub fn set_socket(&mut self, fd: Option<std::os::fd::RawFd>) {
+        self.socket = fd.map(|fd| (fd, keepalives_of(&self.db.config())));
+        self.apply_keepalives();
+    }
+
+    /// Puts this session's `tcp_keepalives_*` / `tcp_user_timeout` on its
+    /// socket where they differ from what is there (PostgreSQL's assign
+    /// hooks). A failure is logged, not raised: the setting still shows.
+    fn apply_keepalives(&mut self) {
+        let Some((fd, applied)) = &mut self.socket else {
+            return;
+        };
+        let want = keepalives_of(self.settings.config());
+        for opt in server::sockopt::KeepaliveOpt::ALL {
+            if want.get(opt) != applied.get(opt) {
+                if let Err(e) = server::sockopt::set_option(*fd, opt, want.get(opt)) {
+                    tracing::warn!("setsockopt({}) failed: {e}", opt.setting());
+                }
+            }
+        }
+        *applied = want;
+    }
+
+    /// SHOW of a keepalive setting, as PostgreSQL's show hooks: the
+    /// socket's value (the system default when the setting is 0), or 0 on
+    /// a Unix-domain socket.
+    fn show_keepalive(&self, opt: server::sockopt::KeepaliveOpt) -> String {
+        match &self.socket {
+            Some((fd, _)) => server::sockopt::get_option(*fd, opt)
+                .unwrap_or(0)
+                .to_string(),
+            None => "0".to_string(),
+        }
     }
 
     /// The TLS parameters of the client's connection (`pg_stat_ssl`).
@@ -688,6 +731,7 @@ impl Session {
             .settings
             .config()
             .int("idle_in_transaction_session_timeout");
+        self.apply_keepalives();
         let sync = self
             .settings
             .get("synchronous_commit")
@@ -1634,6 +1678,11 @@ impl Session {
                             // follows RecoveryInProgress), off once promoted.
                             let ro = self.read_only_xact || self.db.role() == Role::Standby;
                             Some(if ro { "on" } else { "off" }.to_string())
+                        } else if let Some(opt) = server::sockopt::KeepaliveOpt::ALL
+                            .into_iter()
+                            .find(|o| canonical_name(n) == o.setting())
+                        {
+                            Some(self.show_keepalive(opt))
                         } else if canonical_name(n) == "synchronous_standby_names" {
                             // Reloadable: the node's current value.
                             Some(self.db.replication().syncrep.names_text())
@@ -3380,4 +3429,16 @@ impl ResultSink for CollectRows {
     fn parameter_status(&mut self, _name: &str, _value: &str) {}
     fn copy_out_start(&mut self, _columns: usize) {}
     fn copy_data(&mut self, _data: &[u8]) {}
+}
+
+/// The `tcp_keepalives_*` and `tcp_user_timeout` values of `c` (seconds,
+/// seconds, a count, milliseconds; 0 = the system's default).
+pub fn keepalives_of(c: &pgtypes::config::Config) -> server::sockopt::Keepalives {
+    let int = |name: &str| i32::try_from(c.int(name)).unwrap_or(0);
+    server::sockopt::Keepalives {
+        idle: int("tcp_keepalives_idle"),
+        interval: int("tcp_keepalives_interval"),
+        count: int("tcp_keepalives_count"),
+        user_timeout: int("tcp_user_timeout"),
+    }
 }
