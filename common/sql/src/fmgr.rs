@@ -58,20 +58,10 @@ pub fn call(ec: &mut Ectx<'_>, oid: Oid, args: &[Value]) -> PgResult<Value> {
 /// Calls the user-defined function `oid` for its rows (a function in
 /// FROM): a set-returning function's rows, materialised as PostgreSQL's
 /// tuplestore does; one row otherwise. Each row has one value per
-/// result column ([`result_columns`]).
+/// result column (`crate::parse_func::result_columns`).
 pub fn call_rows(ec: &mut Ectx<'_>, oid: Oid, args: &[Value]) -> PgResult<Vec<Vec<Value>>> {
     let def = lookup(ec, oid)?;
     invoke(ec, &def.spec, args)
-}
-
-/// The result columns a function in FROM yields: the OUT / TABLE
-/// columns, or one column of the result type named `name`.
-pub fn result_columns(spec: &FunctionSpec, name: &str) -> Vec<(String, SqlType)> {
-    if spec.out.is_empty() {
-        vec![(name.to_string(), spec.ret)]
-    } else {
-        spec.out.clone()
-    }
 }
 
 /// A result row as one value: the single column's, or the record text
@@ -166,7 +156,7 @@ fn sql_function(
     if spec.ret == SqlType::Void {
         return Ok(vec![vec![Value::Void]]);
     }
-    let cols = result_columns(spec, &spec.name);
+    let cols = crate::parse_func::result_columns(spec, &spec.name);
     if !spec.retset && last.is_empty() {
         return Ok(vec![vec![Value::Null; cols.len()]]);
     }

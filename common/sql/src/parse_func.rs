@@ -273,3 +273,13 @@ fn bind_call(s: &FunctionSpec, given: usize) -> PgResult<(FuncSig, Vec<ast::Expr
         defaults,
     ))
 }
+
+/// The result columns a function in FROM yields: the OUT / TABLE
+/// columns, or one column of the result type named `name`.
+pub fn result_columns(spec: &FunctionSpec, name: &str) -> Vec<(String, SqlType)> {
+    if spec.out.is_empty() {
+        vec![(name.to_string(), spec.ret)]
+    } else {
+        spec.out.clone()
+    }
+}

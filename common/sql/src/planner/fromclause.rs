@@ -1083,7 +1083,7 @@ fn user_function_scan(
             .unwrap_or_else(|| name.to_string());
         vec![(cname, spec.ret)]
     } else {
-        aliased(crate::fmgr::result_columns(spec, name), alias, name)?
+        aliased(crate::parse_func::result_columns(spec, name), alias, name)?
     };
     let rows = if spec.retset { 1000.0 } else { 1.0 };
     let mut node = PlanNode::new(
