@@ -94,9 +94,7 @@ fn audit_stays_exact_under_concurrency_and_on_the_standby() {
             .map(|h| h.join().expect("writer"))
             .collect()
     });
-    let want: Vec<i64> = (0..3)
-        .map(|i| totals.iter().map(|t| t[i]).sum())
-        .collect();
+    let want: Vec<i64> = (0..3).map(|i| totals.iter().map(|t| t[i]).sum()).collect();
 
     // 2. The counters equal what the statements reported.
     assert_eq!(
@@ -122,9 +120,8 @@ fn audit_stays_exact_under_concurrency_and_on_the_standby() {
         "every live row's last audit entry has its value"
     );
     assert_eq!(
-        primary.safe_sql(
-            "SELECT count(DISTINCT id) FROM audit WHERE id NOT IN (SELECT id FROM acct)"
-        ),
+        primary
+            .safe_sql("SELECT count(DISTINCT id) FROM audit WHERE id NOT IN (SELECT id FROM acct)"),
         primary.safe_sql(&format!("SELECT {}", want[2])),
         "every deleted key is audited as gone"
     );
@@ -147,7 +144,11 @@ fn audit_stays_exact_under_concurrency_and_on_the_standby() {
         "SELECT count(*), sum(seq), sum(coalesce(new_v, 0) - coalesce(old_v, 0)) FROM audit",
         "SELECT count(*), sum(v) FROM acct",
     ] {
-        assert_eq!(standby.safe_sql(q), primary.safe_sql(q), "standby equals primary: {q}");
+        assert_eq!(
+            standby.safe_sql(q),
+            primary.safe_sql(q),
+            "standby equals primary: {q}"
+        );
     }
     let err = standby
         .sql("UPDATE acct SET v = 0")

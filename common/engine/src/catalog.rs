@@ -3998,7 +3998,8 @@ mod tests {
                 oid: 16500,
                 name: "tg 1".into(),
                 func: 16390,
-                tgtype: crate::pg_trigger::TRIGGER_TYPE_ROW | crate::pg_trigger::TRIGGER_TYPE_INSERT,
+                tgtype: crate::pg_trigger::TRIGGER_TYPE_ROW
+                    | crate::pg_trigger::TRIGGER_TYPE_INSERT,
                 enabled: b'D',
                 columns: vec![1],
                 args: vec!["x".into()],

@@ -72,8 +72,13 @@ pub struct FunctionSpec {
     pub ret: SqlType,
     /// The input parameters, in order.
     pub args: Vec<FunctionArg>,
-    /// RETURNS TABLE (…)'s output columns (empty otherwise).
+    /// The output columns: OUT / INOUT parameters or RETURNS TABLE (…)'s
+    /// columns, in order (empty otherwise).
     pub out: Vec<(String, SqlType)>,
+    /// proargmodes: one of `i`, `o`, `b` (INOUT), `v` (VARIADIC), `t`
+    /// (TABLE) per parameter as declared. Empty: `args` are IN and `out`
+    /// TABLE columns (a definition from before modes were kept).
+    pub modes: Vec<u8>,
     /// prosrc: the body as written between the quotes.
     pub body: String,
     /// The (sub)transaction that created or replaced it (INVALID: committed).
@@ -84,6 +89,57 @@ impl FunctionSpec {
     /// The input parameter types.
     pub fn arg_types(&self) -> Vec<SqlType> {
         self.args.iter().map(|a| a.ty).collect()
+    }
+
+    /// Every parameter as declared: (mode, name, type, input index), the
+    /// input index being the position in `args` of an IN / INOUT /
+    /// VARIADIC one.
+    pub fn all_params(&self) -> Vec<(u8, &str, SqlType, Option<usize>)> {
+        let mut out = Vec::with_capacity(self.args.len() + self.out.len());
+        let (mut i, mut o) = (0, 0);
+        let legacy: Vec<u8>;
+        let modes = if self.modes.is_empty() {
+            legacy = std::iter::repeat_n(b'i', self.args.len())
+                .chain(std::iter::repeat_n(b't', self.out.len()))
+                .collect();
+            &legacy
+        } else {
+            &self.modes
+        };
+        for m in modes {
+            match m {
+                b'o' | b't' => {
+                    if let Some((n, t)) = self.out.get(o) {
+                        out.push((*m, n.as_str(), *t, None));
+                    }
+                    o += 1;
+                }
+                _ => {
+                    if let Some(a) = self.args.get(i) {
+                        out.push((*m, a.name.as_str(), a.ty, Some(i)));
+                    }
+                    i += 1;
+                    if *m == b'b' {
+                        o += 1;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The input position of output column `k` (an INOUT parameter's).
+    pub fn inout_arg(&self, k: usize) -> Option<usize> {
+        let mut o = 0;
+        for (m, _, _, i) in self.all_params() {
+            if matches!(m, b'o' | b't' | b'b') {
+                if o == k {
+                    return if m == b'b' { i } else { None };
+                }
+                o += 1;
+            }
+        }
+        None
     }
 
     /// `name(type, …)` as PostgreSQL prints a function in messages.
@@ -172,6 +228,9 @@ pub(crate) fn push_function(out: &mut String, f: &FunctionSpec) {
     for (n, t) in &f.out {
         out.push_str(&format!(" {} {}", esc(n), ty_out(*t)));
     }
+    if !f.modes.is_empty() {
+        out.push_str(&format!(" modes {}", String::from_utf8_lossy(&f.modes)));
+    }
     out.push('\n');
 }
 
@@ -216,11 +275,23 @@ pub(crate) fn parse_function(line: &str) -> Result<FunctionSpec, String> {
     let nout: usize = rest[0]
         .parse()
         .map_err(|_| "bad column count".to_string())?;
-    if rest.len() != 1 + nout * 2 {
-        return Err("bad function line length".into());
-    }
+    // (An optional `modes <chars>` follows: lines from before it lack it.)
+    let modes: Vec<u8> = match &rest[1..] {
+        r if r.len() == nout * 2 => Vec::new(),
+        r if r.len() == nout * 2 + 2 && r[nout * 2] == "modes" => {
+            let m = r[nout * 2 + 1].as_bytes().to_vec();
+            if !m
+                .iter()
+                .all(|b| matches!(b, b'i' | b'o' | b'b' | b'v' | b't'))
+            {
+                return Err("bad argument modes".into());
+            }
+            m
+        }
+        _ => return Err("bad function line length".into()),
+    };
     let mut out = Vec::with_capacity(nout);
-    for c in rest[1..].chunks(2) {
+    for c in rest[1..1 + nout * 2].chunks(2) {
         out.push((unesc(c[0])?, ty(c[1])?));
     }
     Ok(FunctionSpec {
@@ -238,6 +309,7 @@ pub(crate) fn parse_function(line: &str) -> Result<FunctionSpec, String> {
         body: unesc(body)?,
         args,
         out,
+        modes,
     })
 }
 
@@ -271,6 +343,7 @@ mod tests {
                 },
             ],
             out: vec![("a".into(), SqlType::Int8)],
+            modes: b"ivo".to_vec(),
             body: "BEGIN\n  RETURN 1; -- 100% — über\nEND".into(),
             creator: TransactionId(42),
         };

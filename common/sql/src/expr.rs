@@ -2344,6 +2344,13 @@ impl Binder<'_> {
                     list.duplicate_treatment,
                     Some(ast::DuplicateTreatment::Distinct)
                 );
+                if list
+                    .args
+                    .iter()
+                    .any(|a| matches!(a, ast::FunctionArg::Named { .. }))
+                {
+                    return self.call_named(&name, &list.args);
+                }
                 let mut args = Vec::new();
                 let mut star = false;
                 for a in &list.args {
@@ -2467,6 +2474,58 @@ impl Binder<'_> {
         };
         let mut out = Vec::with_capacity(args.len());
         for (b, t) in args.into_iter().zip(&sig.arg_types) {
+            out.push(self.coerce_operand_func(b, *t)?);
+        }
+        Ok(BoundExpr {
+            expr: Expr::Func {
+                func: sig.func,
+                args: out,
+            },
+            ty: sig.ret,
+        })
+    }
+
+    /// A call in named (`f(a => 1)`, `f(a := 1)`) or mixed notation: user
+    /// functions only, as PostgreSQL's built-ins mostly have no parameter
+    /// names.
+    fn call_named(&mut self, name: &str, list: &[ast::FunctionArg]) -> PgResult<BoundExpr> {
+        let mut bound = Vec::with_capacity(list.len());
+        let mut names = Vec::with_capacity(list.len());
+        for a in list {
+            let (n, e) = match a {
+                ast::FunctionArg::Named {
+                    name,
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    operator:
+                        ast::FunctionArgOperator::RightArrow | ast::FunctionArgOperator::Assignment,
+                } => (Some(name.value.clone()), e),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                    if names.iter().any(Option::is_some) {
+                        return Err(PgError::syntax(
+                            "positional argument cannot follow named argument",
+                        ));
+                    }
+                    (None, e)
+                }
+                _ => return Err(unsupported_expr("this kind of function argument")),
+            };
+            names.push(n);
+            bound.push(self.bind(e)?);
+        }
+        let types: Vec<(Option<String>, SqlType)> =
+            names.into_iter().zip(bound.iter().map(|b| b.ty)).collect();
+        let (sig, order) = crate::parse_func::resolve_user_named(name, &types)?;
+        let mut given: Vec<Option<BoundExpr>> = bound.into_iter().map(Some).collect();
+        let mut out = Vec::with_capacity(order.len());
+        for (src, t) in order.into_iter().zip(&sig.arg_types) {
+            let b =
+                match src {
+                    crate::parse_func::ArgSource::Given(i) => given
+                        .get_mut(i)
+                        .and_then(Option::take)
+                        .ok_or_else(|| PgError::internal("argument used twice"))?,
+                    crate::parse_func::ArgSource::Default(d) => self.bind(&d)?,
+                };
             out.push(self.coerce_operand_func(b, *t)?);
         }
         Ok(BoundExpr {

@@ -39,12 +39,61 @@ pub fn lookup(ec: &Ectx<'_>, oid: Oid) -> PgResult<Arc<FunctionDef>> {
 }
 
 /// Calls the user-defined function `oid` with `args` (already coerced to
-/// its parameter types).
+/// its parameter types) for its value: a scalar function's result, or
+/// the row of one with several OUT parameters in the record text form
+/// PostgreSQL prints (`(1,a)`).
 pub fn call(ec: &mut Ectx<'_>, oid: Oid, args: &[Value]) -> PgResult<Value> {
     let def = lookup(ec, oid)?;
     let spec = &def.spec;
+    if spec.retset {
+        return Err(PgError::internal(format!(
+            "set-valued function {} called in context that cannot accept a set",
+            spec.name
+        )));
+    }
+    let row = invoke(ec, spec, args)?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    Ok(row_value(spec, row))
+}
+
+/// Calls the user-defined function `oid` for its rows (a function in
+/// FROM): a set-returning function's rows, materialised as PostgreSQL's
+/// tuplestore does; one row otherwise. Each row has one value per
+/// result column (`crate::parse_func::result_columns`).
+pub fn call_rows(ec: &mut Ectx<'_>, oid: Oid, args: &[Value]) -> PgResult<Vec<Vec<Value>>> {
+    let def = lookup(ec, oid)?;
+    invoke(ec, &def.spec, args)
+}
+
+/// A result row as one value: the single column's, or the record text
+/// form of several (NULL when every column is NULL, as PostgreSQL's
+/// `SELECT f()` prints an all-NULL row of a STRICT call).
+pub fn row_value(spec: &FunctionSpec, row: Vec<Value>) -> Value {
+    if spec.out.len() <= 1 {
+        return row.into_iter().next().unwrap_or(Value::Null);
+    }
+    record_value(&row)
+}
+
+/// `(a,b)`: a row's record text form.
+pub fn record_value(row: &[Value]) -> Value {
+    let texts: Vec<Option<String>> = row
+        .iter()
+        .map(|v| (!v.is_null()).then(|| v.to_text_string()))
+        .collect();
+    let fields: Vec<Option<&str>> = texts.iter().map(|t| t.as_deref()).collect();
+    Value::Text(pgtypes::sqltype::record_out(&fields).into())
+}
+
+/// Runs the function: its result rows (one for a non-set function).
+fn invoke(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Vec<Vec<Value>>> {
     if spec.strict && args.iter().any(|a| matches!(a, Value::Null)) {
-        return Ok(Value::Null);
+        if spec.retset {
+            return Ok(Vec::new());
+        }
+        return Ok(vec![vec![Value::Null; spec.out.len().max(1)]]);
     }
     ec.check_interrupts()?;
     let depth = DEPTH.with(Cell::get);
@@ -79,38 +128,49 @@ pub fn snapshot_mode(spec: &FunctionSpec) -> SnapshotMode {
 }
 
 /// A LANGUAGE sql function: its statements in order; the result is the
-/// first column of the last one's first row (NULL without rows).
-fn sql_function(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Value> {
+/// last one's first row (NULLs without rows), all its rows for a
+/// set-returning function.
+fn sql_function(
+    ec: &mut Ectx<'_>,
+    spec: &FunctionSpec,
+    args: &[Value],
+) -> PgResult<Vec<Vec<Value>>> {
     let types = spec.arg_types();
     let names: Vec<&str> = spec.args.iter().map(|a| a.name.as_str()).collect();
     let stmts = crate::parser::split_statements(&spec.body);
-    let mut last = Value::Null;
+    let mut last = Vec::new();
     let n = stmts.len();
+    let limit = if spec.retset { None } else { Some(1) };
     for (i, text) in stmts.into_iter().enumerate() {
         let sql = crate::plpgsql::substitute_params(text, &|w| {
             names.iter().position(|n| !n.is_empty() && *n == w)
         })?;
-        let r =
-            spi::execute(ec, &sql, args, &types, snapshot_mode(spec), Some(1)).map_err(|e| {
-                e.with_context(format!(
-                    "SQL function \"{}\" statement {}",
-                    spec.name,
-                    i + 1
-                ))
-            })?;
+        let r = spi::execute(ec, &sql, args, &types, snapshot_mode(spec), limit).map_err(|e| {
+            e.with_context(format!(
+                "SQL function \"{}\" statement {}",
+                spec.name,
+                i + 1
+            ))
+        })?;
         if i + 1 == n {
-            last = r
-                .rows
-                .into_iter()
-                .next()
-                .and_then(|r| r.into_iter().next())
-                .unwrap_or(Value::Null);
+            last = r.rows;
         }
     }
     if spec.ret == SqlType::Void {
-        return Ok(Value::Void);
+        return Ok(vec![vec![Value::Void]]);
     }
-    cast_assign(&last, spec.ret)
+    let cols = crate::parse_func::result_columns(spec, &spec.name);
+    if !spec.retset && last.is_empty() {
+        return Ok(vec![vec![Value::Null; cols.len()]]);
+    }
+    last.into_iter()
+        .map(|row| {
+            cols.iter()
+                .enumerate()
+                .map(|(i, (_, t))| cast_assign(row.get(i).unwrap_or(&Value::Null), *t))
+                .collect()
+        })
+        .collect()
 }
 
 /// Calls a trigger's function (`crate::trigger`): the row it returns

@@ -12,9 +12,13 @@
 //! TO SAVEPOINT). A function another transaction created is invisible to
 //! calls until that transaction commits (`CatalogView::functions`).
 //!
-//! Not supported (0A000): OUT / INOUT / VARIADIC parameters, SECURITY
-//! DEFINER, languages other than sql and plpgsql. `RETURNS trigger`
-//! functions are made here and fired by `crate::trigger`.
+//! OUT / INOUT parameters and RETURNS TABLE (…) make the function's
+//! output columns (`FunctionSpec::out`, proargmodes in `modes`); with
+//! several the result type is record. `RETURNS trigger` functions are made
+//! here and fired by `crate::trigger`.
+//!
+//! Not supported (0A000): VARIADIC parameters, OUT parameters of
+//! procedures, SECURITY DEFINER, languages other than sql and plpgsql.
 
 use crate::ddl::{DdlCtx, PendingDdl};
 use crate::parser::funcstmt::{ArgMode, CreateFunction, FuncRef, FuncStmt, Returns};
@@ -41,6 +45,14 @@ fn type_of(text: &str) -> PgResult<SqlType> {
             "functions returning record are not supported",
         )),
         _ => crate::parser::parse_type_text(text),
+    }
+}
+
+/// The result type OUT parameters make: the one's type, or record.
+fn out_result(outs: &[(String, SqlType)]) -> SqlType {
+    match outs {
+        [(_, t)] => *t,
+        _ => SqlType::Record,
     }
 }
 
@@ -89,19 +101,43 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
         return Err(PgError::unsupported("SECURITY DEFINER is not supported"));
     }
     let mut args = Vec::with_capacity(c.args.len());
+    let mut outs: Vec<(String, SqlType)> = Vec::new();
+    let mut modes = Vec::with_capacity(c.args.len());
     let mut seen_default = false;
     for a in &c.args {
-        if a.mode != ArgMode::In {
+        if a.mode == ArgMode::Variadic {
             return Err(PgError::unsupported(
-                "OUT, INOUT and VARIADIC parameters are not supported",
+                "VARIADIC parameters are not supported",
             ));
         }
+        if a.mode != ArgMode::In && c.procedure {
+            return Err(PgError::unsupported(
+                "OUT and INOUT parameters of procedures are not supported",
+            ));
+        }
+        modes.push(match a.mode {
+            ArgMode::In => b'i',
+            ArgMode::Out => b'o',
+            ArgMode::InOut => b'b',
+            ArgMode::Variadic => b'v',
+        });
         let ty = type_of(&a.ty)?;
         if ty == SqlType::Trigger {
             return Err(PgError::unsupported(format!(
                 "{} functions cannot accept type trigger",
                 if lang == LANG_SQL { "SQL" } else { "PL/pgSQL" }
             )));
+        }
+        if matches!(a.mode, ArgMode::Out | ArgMode::InOut) {
+            outs.push((a.name.clone().unwrap_or_default(), ty));
+        }
+        if a.mode == ArgMode::Out {
+            if a.default.is_some() {
+                return Err(definition_error(
+                    "only input parameters can have default values",
+                ));
+            }
+            continue;
         }
         if ty == SqlType::Void {
             return Err(definition_error(format!(
@@ -131,12 +167,31 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
     let (ret, retset, out) = match (&c.returns, c.procedure) {
         (Some(_), true) => return Err(definition_error("procedures cannot have a RETURNS clause")),
         (None, true) => (SqlType::Void, false, Vec::new()),
-        (None, false) => return Err(definition_error("function result type must be specified")),
+        (None, false) if outs.is_empty() => {
+            return Err(definition_error("function result type must be specified"))
+        }
+        (None, false) => (out_result(&outs), false, outs.clone()),
+        (Some(Returns::Type { setof, ty }), false) if !outs.is_empty() => {
+            let want = out_result(&outs);
+            let given = if ty.trim().eq_ignore_ascii_case("record") {
+                SqlType::Record
+            } else {
+                type_of(ty)?
+            };
+            if given != want {
+                return Err(definition_error(format!(
+                    "function result type must be {} because of OUT parameters",
+                    want.pg_name()
+                )));
+            }
+            (want, *setof, outs.clone())
+        }
         (Some(Returns::Type { setof, ty }), false) => (type_of(ty)?, *setof, Vec::new()),
         (Some(Returns::Table(cols)), false) => {
             let mut out = Vec::with_capacity(cols.len());
             for (n, t) in cols {
                 out.push((n.clone(), type_of(t)?));
+                modes.push(b't');
             }
             let ret = match out.as_slice() {
                 [(_, t)] => *t,
@@ -166,6 +221,11 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
         ret,
         args,
         out,
+        modes: if modes.iter().all(|m| *m == b'i') {
+            Vec::new()
+        } else {
+            modes
+        },
         body: body.clone(),
         creator: TransactionId::INVALID,
     };

@@ -31,6 +31,36 @@ thread_local! {
     static VISIBLE: RefCell<Option<Rc<[Arc<FunctionDef>]>>> = const { RefCell::new(None) };
     /// Binding a CALL statement: procedures resolve, functions do not.
     static CALLING: Cell<bool> = const { Cell::new(false) };
+    /// Binding a function call in FROM: set-returning functions resolve.
+    static IN_FROM: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` (binding the call of a FROM item, `FROM f(…)`) with
+/// set-returning user functions callable.
+pub fn with_set_functions<R>(f: impl FnOnce() -> R) -> R {
+    let outer = IN_FROM.with(|c| c.replace(true));
+    let r = f();
+    IN_FROM.with(|c| c.set(outer));
+    r
+}
+
+/// The visible user function `oid` (the statement being planned sees it).
+pub fn visible(oid: pgtypes::Oid) -> Option<Arc<FunctionDef>> {
+    VISIBLE.with(|v| {
+        v.borrow()
+            .as_ref()
+            .and_then(|l| l.iter().find(|f| f.spec.oid == oid).cloned())
+    })
+}
+
+/// True if a visible user function named `name` is set-returning (a
+/// target list may call it: `SELECT f()`).
+pub fn is_user_srf(name: &str) -> bool {
+    VISIBLE.with(|v| {
+        v.borrow()
+            .as_ref()
+            .is_some_and(|l| l.iter().any(|f| f.spec.name == name && f.spec.retset))
+    })
 }
 
 /// Clears the CALL mark for the statements of a running function (they
@@ -120,6 +150,92 @@ pub fn resolve_user(name: &str, args: &[SqlType]) -> Option<PgResult<(FuncSig, V
     })
 }
 
+/// Where a parameter of a call in named notation gets its value.
+pub enum ArgSource {
+    /// The call's argument at this position.
+    Given(usize),
+    /// The parameter's DEFAULT expression.
+    Default(ast::Expr),
+}
+
+/// The user function a call in named or mixed notation binds to (`args`:
+/// each argument's name, None for a positional one, and type), with the
+/// source of each parameter's value in parameter order; 42883 as
+/// PostgreSQL words it when none matches.
+pub fn resolve_user_named(
+    name: &str,
+    args: &[(Option<String>, SqlType)],
+) -> PgResult<(FuncSig, Vec<ArgSource>)> {
+    let found = VISIBLE.with(|v| -> Option<Vec<(FunctionSpec, Vec<Option<usize>>)>> {
+        let v = v.borrow();
+        let list = v.as_ref()?;
+        let mut found = Vec::new();
+        'f: for f in list.iter().filter(|f| f.spec.name == name) {
+            let s = &f.spec;
+            // The given argument for each parameter.
+            let mut slot: Vec<Option<usize>> = vec![None; s.args.len()];
+            for (i, (n, t)) in args.iter().enumerate() {
+                let k = match n {
+                    None => i,
+                    Some(n) => match s.args.iter().position(|a| a.name == *n) {
+                        Some(k) => k,
+                        None => continue 'f,
+                    },
+                };
+                if k >= slot.len() || slot[k].is_some() || !can_coerce_implicit(*t, s.args[k].ty) {
+                    continue 'f;
+                }
+                slot[k] = Some(i);
+            }
+            if slot
+                .iter()
+                .zip(&s.args)
+                .any(|(g, a)| g.is_none() && a.default.is_none())
+            {
+                continue;
+            }
+            found.push((s.clone(), slot));
+        }
+        Some(found)
+    });
+    let shown = || {
+        let list: Vec<String> = args
+            .iter()
+            .map(|(n, t)| match n {
+                Some(n) => format!("{n} => {}", t.pg_base_name()),
+                None => t.pg_base_name().to_string(),
+            })
+            .collect();
+        format!("{name}({})", list.join(", "))
+    };
+    let mut found = found.unwrap_or_default();
+    if found.len() > 1 {
+        return Err(PgError::new(
+            sqlstate::AMBIGUOUS_FUNCTION,
+            format!("function {} is not unique", shown()),
+        )
+        .with_hint("Could not choose a best candidate function. You might need to add explicit type casts."));
+    }
+    let Some((s, slot)) = found.pop() else {
+        return Err(PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("function {} does not exist", shown()),
+        )
+        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
+    };
+    let (sig, _) = bind_call(&s, s.args.len())?;
+    let mut order = Vec::with_capacity(slot.len());
+    for (g, a) in slot.into_iter().zip(&s.args) {
+        order.push(match g {
+            Some(i) => ArgSource::Given(i),
+            None => ArgSource::Default(crate::parser::parse_expr_text(
+                a.default.as_deref().unwrap_or("NULL"),
+            )?),
+        });
+    }
+    Ok((sig, order))
+}
+
 fn bind_call(s: &FunctionSpec, given: usize) -> PgResult<(FuncSig, Vec<ast::Expr>)> {
     let calling = CALLING.with(Cell::get);
     if calling && s.kind != b'p' {
@@ -136,7 +252,7 @@ fn bind_call(s: &FunctionSpec, given: usize) -> PgResult<(FuncSig, Vec<ast::Expr
         )
         .with_hint("To call a procedure, use CALL."));
     }
-    if s.retset {
+    if s.retset && !IN_FROM.with(Cell::get) {
         return Err(PgError::unsupported(format!(
             "set-returning function {} can only be called in FROM",
             s.name
@@ -155,4 +271,14 @@ fn bind_call(s: &FunctionSpec, given: usize) -> PgResult<(FuncSig, Vec<ast::Expr
         },
         defaults,
     ))
+}
+
+/// The result columns a function in FROM yields: the OUT / TABLE
+/// columns, or one column of the result type named `name`.
+pub fn result_columns(spec: &FunctionSpec, name: &str) -> Vec<(String, SqlType)> {
+    if spec.out.is_empty() {
+        vec![(name.to_string(), spec.ret)]
+    } else {
+        spec.out.clone()
+    }
 }

@@ -40,11 +40,11 @@
 pub mod commentstmt;
 pub mod dbstmt;
 pub mod funcstmt;
-pub mod trigstmt;
 pub mod grantstmt;
 pub mod normalize;
 pub mod schemastmt;
 pub mod seqstmt;
+pub mod trigstmt;
 pub mod typestmt;
 
 use std::collections::HashMap;

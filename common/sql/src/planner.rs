@@ -719,7 +719,10 @@ pub(crate) fn target_list_srfs(
             _ => continue,
         };
         match e {
-            ast::Expr::Function(f) if is_target_srf(&object_name(&f.name)) => {
+            ast::Expr::Function(f)
+                if is_target_srf(&object_name(&f.name))
+                    || crate::parse_func::is_user_srf(&object_name(&f.name)) =>
+            {
                 found.push(TargetSrf {
                     item: i,
                     name: object_name(&f.name),

@@ -97,7 +97,9 @@ fn undefined_trigger(name: &str, table: &str) -> PgError {
 fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
     let table = table_of(cx, &c.table)?;
     if c.constraint {
-        return Err(PgError::unsupported("constraint triggers are not supported"));
+        return Err(PgError::unsupported(
+            "constraint triggers are not supported",
+        ));
     }
     if c.timing == TRIGGER_TYPE_INSTEAD {
         return Err(PgError::new(
@@ -116,10 +118,17 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
     }
     let mut columns = Vec::with_capacity(c.columns.len());
     for n in &c.columns {
-        let Some(i) = table.columns.iter().position(|col| !col.dropped && col.name == *n) else {
+        let Some(i) = table
+            .columns
+            .iter()
+            .position(|col| !col.dropped && col.name == *n)
+        else {
             return Err(PgError::new(
                 sqlstate::UNDEFINED_COLUMN,
-                format!("column \"{n}\" of relation \"{}\" does not exist", table.name),
+                format!(
+                    "column \"{n}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
             ));
         };
         if columns.contains(&i) {
@@ -171,7 +180,10 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
             }
             // It must bind over the table's columns.
             let (sql, refs) = rewrite_when(w, &table)?;
-            let types: Vec<pgtypes::Oid> = refs.iter().map(|(_, c)| table.columns[*c].ty.oid()).collect();
+            let types: Vec<pgtypes::Oid> = refs
+                .iter()
+                .map(|(_, c)| table.columns[*c].ty.oid())
+                .collect();
             let crate::parser::Stmt::Sql(stmt) = crate::parser::parse_one(&sql)? else {
                 return Err(PgError::syntax("syntax error in WHEN condition"));
             };
@@ -289,13 +301,20 @@ fn enable(cx: &mut DdlCtx<'_>, table: &str, enabled: u8, name: Option<&str>) -> 
 }
 
 /// 2BP01 if a trigger uses function `oid` (DROP FUNCTION without CASCADE).
-pub(crate) fn check_function_unused(cx: &DdlCtx<'_>, oid: pgtypes::Oid, signature: &str) -> PgResult<()> {
+pub(crate) fn check_function_unused(
+    cx: &DdlCtx<'_>,
+    oid: pgtypes::Oid,
+    signature: &str,
+) -> PgResult<()> {
     let view = cx.catalog();
     let mut users = Vec::new();
     for t in view.catalog().tables() {
         for tg in &t.triggers {
             if tg.func == oid {
-                users.push(format!("trigger {} on table {} depends on function {signature}", tg.name, t.name));
+                users.push(format!(
+                    "trigger {} on table {} depends on function {signature}",
+                    tg.name, t.name
+                ));
             }
         }
     }
@@ -343,7 +362,11 @@ fn rewrite_when(text: &str, table: &TableDef) -> PgResult<(String, Vec<(bool, us
     let mut refs: Vec<(bool, usize)> = Vec::new();
     let mut last = 0;
     for (new, col, start, end) in row_refs(text)? {
-        let Some(c) = table.columns.iter().position(|x| !x.dropped && x.name == col) else {
+        let Some(c) = table
+            .columns
+            .iter()
+            .position(|x| !x.dropped && x.name == col)
+        else {
             return Err(PgError::new(
                 sqlstate::UNDEFINED_COLUMN,
                 format!(
@@ -383,7 +406,14 @@ fn when_passes(
         vals.push(row.and_then(|r| r.get(c)).cloned().unwrap_or(Value::Null));
         types.push(table.columns[c].ty);
     }
-    let r = crate::spi::execute(ec, &sql, &vals, &types, crate::spi::SnapshotMode::Caller, Some(1))?;
+    let r = crate::spi::execute(
+        ec,
+        &sql,
+        &vals,
+        &types,
+        crate::spi::SnapshotMode::Caller,
+        Some(1),
+    )?;
     Ok(matches!(
         r.rows.first().and_then(|r| r.first()),
         Some(Value::Bool(true))
@@ -442,13 +472,7 @@ pub fn has_triggers(table: &TableDef) -> bool {
 
 /// The enabled triggers of `table` for `op` at `timing` (BEFORE bit or 0)
 /// and `row` level, in name order; `updated` filters UPDATE OF.
-fn matching(
-    table: &TableDef,
-    op: u16,
-    before: bool,
-    row: bool,
-    updated: &[usize],
-) -> Vec<usize> {
+fn matching(table: &TableDef, op: u16, before: bool, row: bool, updated: &[usize]) -> Vec<usize> {
     let mut v: Vec<usize> = table
         .triggers
         .iter()
@@ -644,7 +668,10 @@ pub fn fire_after_rows(ec: &mut Ectx<'_>) -> PgResult<()> {
 
 /// Removes the triggers that use function `oid` from every table (DROP
 /// FUNCTION … CASCADE); returns the NOTICE lines' objects.
-pub(crate) fn drop_function_triggers(cx: &mut DdlCtx<'_>, oid: pgtypes::Oid) -> PgResult<Vec<String>> {
+pub(crate) fn drop_function_triggers(
+    cx: &mut DdlCtx<'_>,
+    oid: pgtypes::Oid,
+) -> PgResult<Vec<String>> {
     let mut out = Vec::new();
     let tables = cx.catalog().catalog().tables();
     for t in tables {

@@ -66,6 +66,9 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
         } => Box::new(scan::FunctionScanNode::new(start, stop, step.as_ref(), *ty)),
         NodeKind::Unnest { array, .. } => Box::new(scan::UnnestNode::new(array)),
         NodeKind::JsonSrf { call, arg } => Box::new(scan::JsonSrfNode::new(call, arg)),
+        NodeKind::UserFunction {
+            call, as_record, ..
+        } => Box::new(scan::UserFunctionNode::new(call, *as_record)),
         NodeKind::SystemView(v) => Box::new(scan::SystemViewNode::new(v, None)),
         NodeKind::KeyedView { view, key } => Box::new(scan::SystemViewNode::new(view, Some(key))),
         NodeKind::Values { rows } => Box::new(scan::ValuesNode::new(rows)),

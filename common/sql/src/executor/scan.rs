@@ -432,6 +432,67 @@ impl ExecNode for JsonSrfNode<'_> {
     }
 }
 
+/// A user-defined function in FROM: its arguments are evaluated and its
+/// rows made (`crate::fmgr::call_rows`, materialised as PostgreSQL's
+/// tuplestore) at the first `next`.
+pub struct UserFunctionNode<'p> {
+    call: &'p Expr,
+    as_record: bool,
+    rows: Option<std::vec::IntoIter<Vec<Value>>>,
+    row: Vec<Value>,
+}
+
+impl<'p> UserFunctionNode<'p> {
+    /// Nothing is evaluated until the first `next`.
+    pub fn new(call: &'p Expr, as_record: bool) -> Self {
+        UserFunctionNode {
+            call,
+            as_record,
+            rows: None,
+            row: Vec::new(),
+        }
+    }
+}
+
+impl ExecNode for UserFunctionNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.rows.is_none() {
+            let Expr::Func {
+                func: crate::functions::Func::User(oid),
+                args,
+            } = self.call
+            else {
+                return Err(PgError::internal("function scan without a user function"));
+            };
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(ec.eval(a, &[])?);
+            }
+            let rows = crate::fmgr::call_rows(ec, *oid, &vals)?;
+            self.rows = Some(rows.into_iter());
+        }
+        match self.rows.as_mut().and_then(Iterator::next) {
+            Some(r) => {
+                ec.tick()?;
+                self.row = if self.as_record {
+                    vec![crate::fmgr::record_value(&r)]
+                } else {
+                    r
+                };
+                Ok(true)
+            }
+            None => {
+                // Rescanned (under a nested loop): call again.
+                self.rows = None;
+                Ok(false)
+            }
+        }
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
 /// A system view's rows as of the first `next`.
 pub struct SystemViewNode<'p> {
     view: &'static crate::sysviews::SystemView,

@@ -266,8 +266,10 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateTrigger> {
                 };
                 if !c.eat_word("table") {
                     c.expect_word("row")?;
-                    return Err(PgError::unsupported("ROW variable naming in the REFERENCING clause is not supported")
-                        .with_hint("Use OLD TABLE or NEW TABLE for naming transition tables."));
+                    return Err(PgError::unsupported(
+                        "ROW variable naming in the REFERENCING clause is not supported",
+                    )
+                    .with_hint("Use OLD TABLE or NEW TABLE for naming transition tables."));
                 }
                 let _ = c.eat_word("as");
                 let n = c.one_ident()?;

@@ -389,18 +389,17 @@ pub fn user_proc_row(f: &engine::pg_proc::FunctionSpec) -> Vec<Value> {
     let mut names: Vec<String> = f.args.iter().map(|a| quote(&a.name)).collect();
     let mut all_types = None;
     let mut modes = None;
-    if !f.out.is_empty() {
-        let mut all = types.clone();
-        let mut m: Vec<&str> = vec!["i"; types.len()];
-        for (n, t) in &f.out {
-            all.push(t.oid().to_string());
-            m.push("t");
-            names.push(quote(n));
-        }
+    let params = f.all_params();
+    if params.iter().any(|p| p.0 != b'i') {
+        names = params.iter().map(|p| quote(p.1)).collect();
+        let all: Vec<String> = params.iter().map(|p| p.2.oid().to_string()).collect();
+        let m: Vec<String> = params.iter().map(|p| (p.0 as char).to_string()).collect();
         all_types = Some(format!("{{{}}}", all.join(",")));
         modes = Some(format!("{{{}}}", m.join(",")));
     }
-    let names = (f.args.iter().any(|a| !a.name.is_empty()) || !f.out.is_empty())
+    let names = params
+        .iter()
+        .any(|p| !p.1.is_empty())
         .then(|| format!("{{{}}}", names.join(",")));
     let ndefaults = f.args.iter().filter(|a| a.default.is_some()).count();
     let vals: Vec<(&str, Option<String>)> = vec![
@@ -447,21 +446,27 @@ pub fn user_function_text(
     which: super::functions::FunctionText,
 ) -> Option<String> {
     use super::functions::FunctionText as W;
+    let params = f.all_params();
     let args = |defaults: bool| -> String {
-        f.args
+        params
             .iter()
-            .map(|a| {
-                let mut s = if a.name.is_empty() {
-                    a.ty.pg_name()
+            .filter(|p| p.0 != b't')
+            .map(|&(mode, name, ty, input)| {
+                let mut s = if name.is_empty() {
+                    ty.pg_name()
                 } else {
-                    format!("{} {}", a.name, a.ty.pg_name())
+                    format!("{name} {}", ty.pg_name())
                 };
-                if f.kind == b'p' {
+                match mode {
                     // PostgreSQL marks a procedure's modes, IN included.
-                    s.insert_str(0, "IN ");
+                    b'i' if f.kind == b'p' => s.insert_str(0, "IN "),
+                    b'o' => s.insert_str(0, "OUT "),
+                    b'b' => s.insert_str(0, "INOUT "),
+                    b'v' => s.insert_str(0, "VARIADIC "),
+                    _ => {}
                 }
                 if defaults {
-                    if let Some(d) = &a.default {
+                    if let Some(d) = input.and_then(|i| f.args[i].default.as_ref()) {
                         s.push_str(&format!(" DEFAULT {}", d.trim()));
                     }
                 }
@@ -471,7 +476,7 @@ pub fn user_function_text(
             .join(", ")
     };
     let result = || -> String {
-        if !f.out.is_empty() {
+        if params.iter().any(|p| p.0 == b't') {
             let cols: Vec<String> = f
                 .out
                 .iter()

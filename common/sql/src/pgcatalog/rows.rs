@@ -1249,7 +1249,10 @@ pub fn pg_trigger(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 ("tgtype", Value::Int2(tg.tgtype as i16)),
                 ("tgenabled", Value::text(&(tg.enabled as char).to_string())),
                 ("tgnargs", Value::Int2(tg.args.len() as i16)),
-                ("tgattr", int2_vec(tg.columns.iter().map(|c| (*c + 1) as i16))),
+                (
+                    "tgattr",
+                    int2_vec(tg.columns.iter().map(|c| (*c + 1) as i16)),
+                ),
                 ("tgargs", Value::text(&args)),
                 ("tgqual", opt(&tg.when)),
                 ("tgoldtable", opt(&tg.old_table)),

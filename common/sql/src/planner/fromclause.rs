@@ -537,6 +537,7 @@ fn read_factor(
                     name: &rel,
                     args: &fargs,
                     ordinality: *with_ordinality,
+                    target_list: false,
                 };
                 return function_rel(g, &call, alias.as_ref(), ctx, params, f, m);
             }
@@ -624,6 +625,7 @@ fn read_factor(
                     name: &object_name(name),
                     args: &fargs,
                     ordinality: false,
+                    target_list: false,
                 },
                 alias.as_ref(),
                 ctx,
@@ -648,6 +650,7 @@ fn read_factor(
                 name: "unnest",
                 args: &fargs,
                 ordinality: *with_ordinality,
+                target_list: false,
             };
             function_rel(g, &call, alias.as_ref(), ctx, params, f, m)
         }
@@ -665,6 +668,7 @@ fn read_factor(
                     name: &object_name(&func.name),
                     args: &fargs,
                     ordinality: false,
+                    target_list: false,
                 },
                 alias.as_ref(),
                 ctx,
@@ -814,6 +818,9 @@ struct FunctionCall<'a> {
     args: &'a [&'a ast::FunctionArg],
     /// `WITH ORDINALITY`: a second column numbering the rows.
     ordinality: bool,
+    /// Moved here from a target list (`SELECT f()`): a user function
+    /// with several result columns yields one record column.
+    target_list: bool,
 }
 
 /// The name of the FROM item the planner makes of a target list's
@@ -894,6 +901,7 @@ fn rows_from(
             name: &name,
             args: &fargs,
             ordinality: false,
+            target_list: true,
         };
         let scan = function_scan(g, &call, None, ctx, params, f, m)?;
         cols.extend(scan.cols);
@@ -958,6 +966,9 @@ fn function_scan(
     if let Some(scan) = json_srf_scan(name, args, alias, params, &mut hook, &outer)? {
         return Ok(scan);
     }
+    if let Some(scan) = user_function_scan(call, alias, params, &mut hook, &outer)? {
+        return Ok(scan);
+    }
     let (kind, ty) = super::bind_series(name, args, params, &mut |e, params| {
         bind_expr_hooked(e, &Scope::new(), params, None, &mut hook)
     })?;
@@ -998,6 +1009,114 @@ fn function_scan(
         lateral,
         whole_row: false,
     })
+}
+
+/// A user-defined function in FROM (`FROM f(…) [AS] t (c, …)`): its
+/// result columns are its OUT / TABLE columns, or one column named after
+/// the function (the alias, if given) standing for the whole row. None if
+/// `name` is a built-in's or no user function's.
+fn user_function_scan(
+    call: &FunctionCall<'_>,
+    alias: Option<&ast::TableAlias>,
+    params: &mut ParamTypes,
+    hook: &mut Hook<'_, '_, '_, '_>,
+    outer: &Outer<'_>,
+) -> PgResult<Option<FunctionScan>> {
+    let name = call.name;
+    if crate::functions::SERIES_FUNCTIONS.contains(&name) || name == "generate_subscripts" {
+        return Ok(None);
+    }
+    let expr = ast::Expr::Function(ast::Function {
+        name: ast::ObjectName(vec![ast::Ident::new(name)]),
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: call.args.iter().map(|a| (*a).clone()).collect(),
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    });
+    let b = crate::parse_func::with_set_functions(|| {
+        bind_expr_hooked(&expr, &Scope::new(), params, None, hook)
+    });
+    let b = match b {
+        Ok(b) => b,
+        // Not a function at all: the built-in paths report it.
+        Err(e) if e.code == sqlstate::UNDEFINED_FUNCTION => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let Expr::Func {
+        func: Func::User(oid),
+        ..
+    } = &b.expr
+    else {
+        return Ok(None);
+    };
+    let Some(def) = crate::parse_func::visible(*oid) else {
+        return Ok(None);
+    };
+    let spec = &def.spec;
+    let lateral = outer.take_args();
+    let qualifier = alias
+        .map(|a| ident_name(&a.name))
+        .unwrap_or_else(|| name.to_string());
+    let single = spec.out.len() <= 1 && spec.ret != SqlType::Record;
+    if spec.ret == SqlType::Record && spec.out.is_empty() {
+        return Err(PgError::syntax(
+            "a column definition list is required for functions returning \"record\"",
+        ));
+    }
+    let as_record = call.target_list && !single;
+    let cols = if as_record {
+        vec![(name.to_string(), SqlType::Record)]
+    } else if single && spec.out.is_empty() {
+        let cname = alias
+            .map(|a| {
+                a.columns
+                    .first()
+                    .map(ident_name)
+                    .unwrap_or_else(|| ident_name(&a.name))
+            })
+            .unwrap_or_else(|| name.to_string());
+        vec![(cname, spec.ret)]
+    } else {
+        aliased(crate::parse_func::result_columns(spec, name), alias, name)?
+    };
+    let rows = if spec.retset { 1000.0 } else { 1.0 };
+    let mut node = PlanNode::new(
+        NodeKind::UserFunction {
+            call: b.expr,
+            name: name.to_string(),
+            as_record,
+        },
+        cols.len(),
+        rows,
+    );
+    let mut cols = cols;
+    if call.ordinality {
+        let oname = alias
+            .and_then(|a| a.columns.get(cols.len()))
+            .map(ident_name)
+            .unwrap_or_else(|| "ordinality".to_string());
+        cols.push((oname, SqlType::Int8));
+        node = PlanNode::new(
+            NodeKind::Ordinality {
+                input: Box::new(node),
+            },
+            cols.len(),
+            rows,
+        );
+    }
+    Ok(Some(FunctionScan {
+        qualifier,
+        whole_row: cols.len() == 1,
+        cols,
+        node,
+        lateral,
+    }))
 }
 
 /// A set-returning json function in FROM (`jsonb_each(x) AS t(k, v)`):

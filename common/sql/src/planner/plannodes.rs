@@ -139,6 +139,18 @@ pub enum NodeKind {
         /// The argument (no column references; may read executor parameters).
         arg: Expr,
     },
+    /// A user-defined function in FROM (`crate::fmgr::call_rows`): its
+    /// rows, materialised at the first row.
+    UserFunction {
+        /// The call: `Expr::Func` of a `Func::User` (no column
+        /// references; may read executor parameters).
+        call: Expr,
+        /// Its name (EXPLAIN).
+        name: String,
+        /// Each row as one record value (a target list's `SELECT f()` of
+        /// a function with several result columns).
+        as_record: bool,
+    },
     /// A system view's rows, as of the scan.
     SystemView(&'static crate::sysviews::SystemView),
     /// `FROM sequence`: its one row (last_value, log_cnt, is_called) as
@@ -338,6 +350,7 @@ impl PlanNode {
             NodeKind::FunctionScan { .. } => "Function Scan on generate_series".into(),
             NodeKind::Unnest { .. } => "Function Scan on unnest".into(),
             NodeKind::JsonSrf { call, .. } => format!("Function Scan on {}", call.name),
+            NodeKind::UserFunction { name, .. } => format!("Function Scan on {name}"),
             NodeKind::SystemView(v) | NodeKind::KeyedView { view: v, .. } => {
                 format!("Function Scan on {}", v.name)
             }
@@ -425,6 +438,7 @@ impl PlanNode {
             }
             NodeKind::Unnest { array, .. } => f(array),
             NodeKind::JsonSrf { arg, .. } => f(arg),
+            NodeKind::UserFunction { call, .. } => f(call),
             NodeKind::Values { rows } => rows.iter().flatten().for_each(f),
             NodeKind::Filter { pred, .. } => f(pred),
             NodeKind::Project { exprs, .. } => exprs.iter().for_each(f),

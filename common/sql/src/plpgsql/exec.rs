@@ -48,11 +48,25 @@ struct Exec<'c> {
     /// Errors being handled, innermost last (`RAISE;`, GET STACKED).
     caught: Vec<PgError>,
     /// RETURN NEXT / RETURN QUERY rows.
-    set_rows: Vec<Value>,
+    set_rows: Vec<Vec<Value>>,
 }
 
-/// Runs `c` with `args` (the parameters' values, already of their types).
+/// Runs `c` with `args` (the parameters' values, already of their types):
+/// the result value (the first column of the result row).
 pub fn run(ec: &mut Ectx<'_>, c: &Compiled, args: &[Value]) -> PgResult<Value> {
+    let rows = run_rows(ec, c, args)?;
+    Ok(rows
+        .into_iter()
+        .next()
+        .and_then(|r| r.into_iter().next())
+        .unwrap_or(Value::Null))
+}
+
+/// Runs `c` with `args`: its result rows. A set-returning function's
+/// RETURN NEXT / RETURN QUERY rows (materialised, as PostgreSQL's
+/// tuplestore); else one row, the OUT parameters' values or the RETURN
+/// value.
+pub fn run_rows(ec: &mut Ectx<'_>, c: &Compiled, args: &[Value]) -> PgResult<Vec<Vec<Value>>> {
     let mut vars = Vec::with_capacity(c.slots.len());
     for (i, s) in c.slots.iter().enumerate() {
         vars.push(match &s.ty {
@@ -77,27 +91,35 @@ pub fn run(ec: &mut Ectx<'_>, c: &Compiled, args: &[Value]) -> PgResult<Value> {
         set_rows: Vec::new(),
     };
     let flow = x.block(ec, &c.body).map_err(|e| x.with_context(e))?;
-    match flow {
-        Flow::Return(v) => {
-            if c.ret == SqlType::Void || c.retset {
-                Ok(Value::Void)
-            } else {
-                Ok(v)
-            }
+    let value = match flow {
+        Flow::Return(v) => v,
+        Flow::Normal if c.ret == SqlType::Void || c.retset || !c.out.is_empty() => Value::Null,
+        Flow::Normal => {
+            return Err(PgError::new(
+                sqlstate::NO_RETURN_STATEMENT,
+                "control reached end of function without RETURN",
+            )
+            .with_context(format!("PL/pgSQL function {}", c.name)))
         }
-        Flow::Normal if c.ret == SqlType::Void || c.retset => Ok(Value::Void),
-        Flow::Normal => Err(PgError::new(
-            sqlstate::NO_RETURN_STATEMENT,
-            "control reached end of function without RETURN",
-        )
-        .with_context(format!("PL/pgSQL function {}", c.name))),
-        Flow::Exit(_) => Err(x.with_context(PgError::syntax(
-            "EXIT cannot be used outside a loop, unless it has a label",
-        ))),
+        Flow::Exit(_) => {
+            return Err(x.with_context(PgError::syntax(
+                "EXIT cannot be used outside a loop, unless it has a label",
+            )))
+        }
         Flow::Continue(_) => {
-            Err(x.with_context(PgError::syntax("CONTINUE cannot be used outside a loop")))
+            return Err(x.with_context(PgError::syntax("CONTINUE cannot be used outside a loop")))
         }
+    };
+    if c.retset {
+        return Ok(std::mem::take(&mut x.set_rows));
     }
+    if c.ret == SqlType::Void {
+        return Ok(vec![vec![Value::Void]]);
+    }
+    if !c.out.is_empty() {
+        return Ok(vec![x.out_row()]);
+    }
+    Ok(vec![vec![value]])
 }
 
 /// A value converted to `to` as PL/pgSQL assigns: an assignment cast,
@@ -322,6 +344,81 @@ impl<'c> Exec<'c> {
             }
         }
         Ok(())
+    }
+
+    /// The result column types: the OUT / TABLE columns', else the
+    /// result type.
+    fn result_types(&self) -> Vec<SqlType> {
+        if self.c.out.is_empty() {
+            vec![self.c.ret]
+        } else {
+            self.c.out.iter().map(|s| self.slot_type(*s)).collect()
+        }
+    }
+
+    fn slot_type(&self, slot: usize) -> SqlType {
+        match &self.c.slots[slot].ty {
+            SlotType::Scalar(t) => *t,
+            _ => SqlType::Unknown,
+        }
+    }
+
+    /// The OUT parameters' current values.
+    fn out_row(&self) -> Vec<Value> {
+        self.c
+            .out
+            .iter()
+            .map(|s| match &self.vars[*s] {
+                Var::Scalar(v, _) => v.clone(),
+                Var::Record(_) => Value::Null,
+            })
+            .collect()
+    }
+
+    /// The row RETURN NEXT adds: the OUT parameters' values (no
+    /// expression), a record variable's fields, or the expression's value.
+    fn return_next_row(&mut self, ec: &mut Ectx<'_>, e: Option<&PExpr>) -> PgResult<Vec<Value>> {
+        let types = self.result_types();
+        let Some(e) = e else {
+            if self.c.out.is_empty() {
+                return Err(PgError::syntax("RETURN NEXT must have a parameter"));
+            }
+            return Ok(self.out_row());
+        };
+        if !self.c.out.is_empty() {
+            return Err(PgError::syntax(
+                "RETURN NEXT cannot have a parameter in function with OUT parameters",
+            ));
+        }
+        if let (Fast::Param, [p]) = (&e.fast, e.params.as_slice()) {
+            if p.field.is_none() {
+                if let Var::Record(r) = &self.vars[p.slot] {
+                    let Some(row) = r.clone() else {
+                        return Err(PgError::new(
+                            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                            format!(
+                                "record \"{}\" is not assigned yet",
+                                self.c.slots[p.slot].name
+                            ),
+                        ));
+                    };
+                    if row.vals.len() != types.len() {
+                        return Err(PgError::new(
+                            sqlstate::DATATYPE_MISMATCH,
+                            "wrong record type supplied in RETURN NEXT",
+                        ));
+                    }
+                    return row
+                        .vals
+                        .iter()
+                        .zip(&types)
+                        .map(|(v, t)| coerce(v.clone(), *t))
+                        .collect();
+                }
+            }
+        }
+        let (v, _) = self.eval(ec, e)?;
+        Ok(vec![coerce(v, self.c.ret)?])
     }
 
     /// Puts a row (None: no row, so NULLs) into INTO / FOR targets.
@@ -738,6 +835,11 @@ impl<'c> Exec<'c> {
                 if self.c.ret == SqlType::Trigger {
                     return self.trigger_return(ec, e.as_ref());
                 }
+                if e.is_some() && !self.c.out.is_empty() && !self.c.retset {
+                    return Err(PgError::syntax(
+                        "RETURN cannot have a parameter in function with OUT parameters",
+                    ));
+                }
                 let v = match e {
                     Some(e) if self.c.ret != SqlType::Void && !self.c.retset => {
                         let (v, _) = self.eval(ec, e)?;
@@ -758,10 +860,8 @@ impl<'c> Exec<'c> {
                         "cannot use RETURN NEXT in a non-SETOF function",
                     ));
                 }
-                if let Some(e) = e {
-                    let (v, _) = self.eval(ec, e)?;
-                    self.set_rows.push(coerce(v, self.c.ret)?);
-                }
+                let row = self.return_next_row(ec, e.as_ref())?;
+                self.set_rows.push(row);
                 Ok(Flow::Normal)
             }
             StmtKind::ReturnQuery(q) => {
@@ -773,10 +873,33 @@ impl<'c> Exec<'c> {
                 let r = self.run_query(ec, q)?;
                 self.row_count = r.processed;
                 self.set_found(r.processed > 0);
+                let types = self.result_types();
+                if r.columns.len() != types.len() {
+                    let e = PgError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        "structure of query does not match function result type",
+                    )
+                    .with_detail(format!(
+                        "Number of returned columns ({}) does not match expected column count ({}).",
+                        r.columns.len(),
+                        types.len()
+                    ));
+                    // (PostgreSQL finds it running the query.)
+                    return Err(match q {
+                        Query::Static(e_) => {
+                            e.with_context(format!("SQL statement \"{}\"", e_.sql))
+                        }
+                        Query::Dynamic { .. } => e,
+                    });
+                }
                 for row in r.rows {
-                    if let Some(v) = row.into_iter().next() {
-                        self.set_rows.push(coerce(v, self.c.ret)?);
-                    }
+                    ec.check_interrupts()?;
+                    let row = row
+                        .into_iter()
+                        .zip(&types)
+                        .map(|(v, t)| coerce(v, *t))
+                        .collect::<PgResult<Vec<Value>>>()?;
+                    self.set_rows.push(row);
                 }
                 Ok(Flow::Normal)
             }

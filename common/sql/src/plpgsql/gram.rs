@@ -362,6 +362,9 @@ pub struct Compiled {
     pub ret: SqlType,
     /// SETOF.
     pub retset: bool,
+    /// The OUT / TABLE columns' slots (after the parameters'), empty for
+    /// a function without.
+    pub out: Vec<usize>,
     /// How embedded statements take snapshots.
     pub mode: SnapshotMode,
     /// The outermost block.
@@ -399,7 +402,10 @@ pub const TRIGGER_VARS: &[(&str, Option<SqlType>)] = &[
     ("tg_table_name", Some(SqlType::Name)),
     ("tg_table_schema", Some(SqlType::Name)),
     ("tg_nargs", Some(SqlType::Int4)),
-    ("tg_argv", Some(SqlType::Array(pgtypes::sqltype::ArrayElem::Text))),
+    (
+        "tg_argv",
+        Some(SqlType::Array(pgtypes::sqltype::ArrayElem::Text)),
+    ),
 ];
 
 /// [`TRIGGER_VARS`] as slots and names (a trigger function has no
@@ -419,28 +425,45 @@ fn trigger_slots(slots: &mut Vec<SlotDef>, names: &mut Vec<(String, usize)>) {
 
 /// Compiles a function's body.
 pub fn compile(spec: &FunctionSpec) -> PgResult<Compiled> {
-    let mut slots = spec
-        .args
-        .iter()
-        .map(|a| SlotDef {
-            name: a.name.clone(),
-            ty: SlotType::Scalar(a.ty),
+    // OUT / TABLE columns are variables after the parameters; an INOUT
+    // one is its parameter's slot.
+    let inout: Vec<Option<usize>> = (0..spec.out.len()).map(|k| spec.inout_arg(k)).collect();
+    let params = spec.args.iter().map(|a| (a.name.as_str(), a.ty)).chain(
+        spec.out
+            .iter()
+            .zip(&inout)
+            .filter(|(_, i)| i.is_none())
+            .map(|((n, t), _)| (n.as_str(), *t)),
+    );
+    let mut slots: Vec<SlotDef> = params
+        .clone()
+        .map(|(name, ty)| SlotDef {
+            name: name.to_string(),
+            ty: SlotType::Scalar(ty),
             constant: false,
             not_null: false,
             default: None,
         })
         .collect();
-    let mut names = spec
-        .args
-        .iter()
+    let mut names: Vec<(String, usize)> = params
         .enumerate()
-        .filter(|(_, a)| !a.name.is_empty())
-        .map(|(i, a)| (a.name.clone(), i))
+        .filter(|(_, (n, _))| !n.is_empty())
+        .map(|(i, (n, _))| (n.to_string(), i))
         .collect();
     if spec.ret == SqlType::Trigger {
         trigger_slots(&mut slots, &mut names);
     }
-    compile_with(
+    let mut next = spec.args.len();
+    let out = inout
+        .iter()
+        .map(|i| {
+            i.unwrap_or_else(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect();
+    let mut c = compile_with(
         &spec.body,
         &spec.name,
         spec.signature(),
@@ -449,7 +472,9 @@ pub fn compile(spec: &FunctionSpec) -> PgResult<Compiled> {
         spec.ret,
         spec.retset,
         crate::fmgr::snapshot_mode(spec),
-    )
+    )?;
+    c.out = out;
+    Ok(c)
 }
 
 /// Compiles a DO block.
@@ -526,6 +551,7 @@ fn compile_with(
         found,
         ret,
         retset,
+        out: Vec::new(),
         mode,
         body,
     })

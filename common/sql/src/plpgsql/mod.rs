@@ -93,16 +93,24 @@ fn compiled(ec: &mut Ectx<'_>, spec: &FunctionSpec) -> PgResult<Arc<Compiled>> {
     Ok(c)
 }
 
-/// Calls a LANGUAGE plpgsql function.
-pub fn call_function(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Value> {
+/// Calls a LANGUAGE plpgsql function: its result rows (`crate::fmgr`).
+pub fn call_function(
+    ec: &mut Ectx<'_>,
+    spec: &FunctionSpec,
+    args: &[Value],
+) -> PgResult<Vec<Vec<Value>>> {
     if spec.ret == pgtypes::sqltype::SqlType::Trigger {
-        return Err(PgError::unsupported(
-            "trigger functions can only be called as triggers",
-        )
-        .with_context(format!("compilation of PL/pgSQL function \"{}\" near line 1", spec.name)));
+        return Err(
+            PgError::unsupported("trigger functions can only be called as triggers").with_context(
+                format!(
+                    "compilation of PL/pgSQL function \"{}\" near line 1",
+                    spec.name
+                ),
+            ),
+        );
     }
     let c = compiled(ec, spec)?;
-    exec::run(ec, &c, args)
+    exec::run_rows(ec, &c, args)
 }
 
 /// Runs a DO block's source.
