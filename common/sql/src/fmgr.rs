@@ -95,6 +95,19 @@ fn invoke(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Ve
         }
         return Ok(vec![vec![Value::Null; spec.out.len().max(1)]]);
     }
+    nested(ec, |ec| match spec.lang {
+        LANG_SQL => sql_function(ec, spec, args),
+        LANG_PLPGSQL => crate::plpgsql::call_function(ec, spec, args),
+        _ => Err(PgError::unsupported(
+            "only LANGUAGE sql and plpgsql functions run",
+        )),
+    })
+}
+
+/// Runs `f` one function call deeper: interrupts checked, the nesting
+/// limit (54001, PostgreSQL's max_stack_depth error) enforced, and the
+/// caller's function-resolution context set aside meanwhile.
+fn nested<T>(ec: &mut Ectx<'_>, f: impl FnOnce(&mut Ectx<'_>) -> PgResult<T>) -> PgResult<T> {
     ec.check_interrupts()?;
     let depth = DEPTH.with(Cell::get);
     if depth >= MAX_DEPTH {
@@ -106,13 +119,7 @@ fn invoke(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Ve
     }
     DEPTH.with(|d| d.set(depth + 1));
     let calling = crate::parse_func::clear_calling();
-    let r = match spec.lang {
-        LANG_SQL => sql_function(ec, spec, args),
-        LANG_PLPGSQL => crate::plpgsql::call_function(ec, spec, args),
-        _ => Err(PgError::unsupported(
-            "only LANGUAGE sql and plpgsql functions run",
-        )),
-    };
+    let r = f(ec);
     DEPTH.with(|d| d.set(depth));
     crate::parse_func::restore_calling(calling);
     r
@@ -181,24 +188,10 @@ pub fn call_trigger(
     td: &crate::trigger::TriggerData<'_>,
 ) -> PgResult<Option<Vec<Value>>> {
     let def = lookup(ec, td.trigger.func)?;
-    ec.check_interrupts()?;
-    let depth = DEPTH.with(Cell::get);
-    if depth >= MAX_DEPTH {
-        return Err(PgError::new(
-            sqlstate::STATEMENT_TOO_COMPLEX,
-            "stack depth limit exceeded",
-        )
-        .with_hint("Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), after ensuring the platform's stack depth limit is adequate."));
-    }
-    DEPTH.with(|d| d.set(depth + 1));
-    let calling = crate::parse_func::clear_calling();
-    let r = match def.spec.lang {
+    nested(ec, |ec| match def.spec.lang {
         LANG_PLPGSQL => crate::plpgsql::call_trigger(ec, &def.spec, td),
         _ => Err(PgError::unsupported(
             "only LANGUAGE plpgsql trigger functions run",
         )),
-    };
-    DEPTH.with(|d| d.set(depth));
-    crate::parse_func::restore_calling(calling);
-    r
+    })
 }

@@ -67,29 +67,7 @@ pub fn run(ec: &mut Ectx<'_>, c: &Compiled, args: &[Value]) -> PgResult<Value> {
 /// tuplestore); else one row, the OUT parameters' values or the RETURN
 /// value.
 pub fn run_rows(ec: &mut Ectx<'_>, c: &Compiled, args: &[Value]) -> PgResult<Vec<Vec<Value>>> {
-    let mut vars = Vec::with_capacity(c.slots.len());
-    for (i, s) in c.slots.iter().enumerate() {
-        vars.push(match &s.ty {
-            SlotType::Record => Var::Record(None),
-            SlotType::Scalar(t) => Var::Scalar(
-                args.get(i)
-                    .cloned()
-                    .filter(|_| i < c.nargs)
-                    .unwrap_or(Value::Null),
-                *t,
-            ),
-            SlotType::Dynamic => Var::Scalar(Value::Null, SqlType::Unknown),
-        });
-    }
-    vars[c.found] = Var::Scalar(Value::Bool(false), SqlType::Bool);
-    let mut x = Exec {
-        c,
-        vars,
-        row_count: 0,
-        err_stmt: None,
-        caught: Vec::new(),
-        set_rows: Vec::new(),
-    };
+    let mut x = Exec::start(c, args);
     let flow = x.block(ec, &c.body).map_err(|e| x.with_context(e))?;
     let value = match flow {
         Flow::Return(v) => v,
@@ -177,6 +155,34 @@ fn catches(c: &Cond, code: &str) -> bool {
 }
 
 impl<'c> Exec<'c> {
+    /// The interpreter at the start of a call: parameters in their slots
+    /// (`args`), every other variable NULL or unassigned, FOUND false.
+    fn start(c: &'c Compiled, args: &[Value]) -> Exec<'c> {
+        let mut vars = Vec::with_capacity(c.slots.len());
+        for (i, s) in c.slots.iter().enumerate() {
+            vars.push(match &s.ty {
+                SlotType::Record => Var::Record(None),
+                SlotType::Scalar(t) => Var::Scalar(
+                    args.get(i)
+                        .cloned()
+                        .filter(|_| i < c.nargs)
+                        .unwrap_or(Value::Null),
+                    *t,
+                ),
+                SlotType::Dynamic => Var::Scalar(Value::Null, SqlType::Unknown),
+            });
+        }
+        vars[c.found] = Var::Scalar(Value::Bool(false), SqlType::Bool);
+        Exec {
+            c,
+            vars,
+            row_count: 0,
+            err_stmt: None,
+            caught: Vec::new(),
+            set_rows: Vec::new(),
+        }
+    }
+
     fn with_context(&self, e: PgError) -> PgError {
         match self.err_stmt {
             Some((line, what)) => e.with_context(format!(
@@ -997,20 +1003,6 @@ pub fn run_trigger(
     old: Option<Vec<Value>>,
     row_level: bool,
 ) -> PgResult<Option<Vec<Value>>> {
-    let mut vars = Vec::with_capacity(c.slots.len());
-    for (i, s) in c.slots.iter().enumerate() {
-        vars.push(match &s.ty {
-            SlotType::Record => Var::Record(None),
-            SlotType::Scalar(t) => Var::Scalar(
-                args.get(i)
-                    .cloned()
-                    .filter(|_| i < c.nargs)
-                    .unwrap_or(Value::Null),
-                *t,
-            ),
-            SlotType::Dynamic => Var::Scalar(Value::Null, SqlType::Unknown),
-        });
-    }
     // NEW in a DELETE trigger, OLD in an INSERT one: a NULL row of the
     // table's shape (its fields read as NULL; returning it returns NULL).
     // A statement-level trigger has neither (not assigned).
@@ -1025,17 +1017,9 @@ pub fn run_trigger(
             vals: vals.unwrap_or_else(|| vec![Value::Null; names.len()]),
         })))
     };
-    vars[0] = rec(new);
-    vars[1] = rec(old);
-    vars[c.found] = Var::Scalar(Value::Bool(false), SqlType::Bool);
-    let mut x = Exec {
-        c,
-        vars,
-        row_count: 0,
-        err_stmt: None,
-        caught: Vec::new(),
-        set_rows: Vec::new(),
-    };
+    let mut x = Exec::start(c, args);
+    x.vars[0] = rec(new);
+    x.vars[1] = rec(old);
     let flow = x.block(ec, &c.body).map_err(|e| x.with_context(e))?;
     match flow {
         // trigger_return's mark: the record in that slot.
