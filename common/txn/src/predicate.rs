@@ -176,6 +176,25 @@ pub fn failure(detail: impl Into<String>) -> PgError {
         .with_hint("The transaction might succeed if retried.")
 }
 
+/// [`failure`] of a transaction doomed as the pivot of a dangerous
+/// structure, found `during` one of its checks.
+fn pivot_failure(during: &str) -> PgError {
+    failure(format!(
+        "Reason code: Canceled on identification as a pivot, during {during}."
+    ))
+}
+
+/// The prologue of `me`'s own checks: None when there is nothing to check
+/// (it is gone, or READ ONLY and proven safe); its pivot failure once it
+/// was doomed; else its record.
+fn checked<'g>(g: &'g Inner, me: SxactId, during: &str) -> PgResult<Option<&'g Sxact>> {
+    match g.sxacts.get(&me) {
+        Some(my) if my.ro_safe => Ok(None),
+        Some(my) if my.doomed => Err(pivot_failure(during)),
+        my => Ok(my),
+    }
+}
+
 /// The promotion limits (`max_pred_locks_per_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -411,17 +430,9 @@ impl PredicateLockManager {
     /// the caller found concurrent with `me`'s snapshot.
     pub fn check_conflict_out(&self, me: SxactId, xid: TransactionId) -> PgResult<()> {
         let mut g = self.inner.lock();
-        let Some(my) = g.sxacts.get(&me) else {
+        let Some(my) = checked(&g, me, "conflict out checking")? else {
             return Ok(());
         };
-        if my.ro_safe {
-            return Ok(());
-        }
-        if my.doomed {
-            return Err(failure(
-                "Reason code: Canceled on identification as a pivot, during conflict out checking.",
-            ));
-        }
         let my_ro = my.read_only;
         let my_lcbs = my.last_commit_before_snapshot;
         let Some(&w) = g.by_xid.get(&xid) else {
@@ -466,9 +477,7 @@ impl PredicateLockManager {
             return Ok(());
         };
         if my.doomed {
-            return Err(failure(
-                "Reason code: Canceled on identification as a pivot, during conflict in checking.",
-            ));
+            return Err(pivot_failure("conflict in checking"));
         }
         my.did_write = true;
         let my_lcbs = my.last_commit_before_snapshot;
@@ -496,17 +505,9 @@ impl PredicateLockManager {
     /// as Tout; marks `me` prepared.
     pub fn pre_commit(&self, me: SxactId) -> PgResult<()> {
         let mut g = self.inner.lock();
-        let Some(my) = g.sxacts.get(&me) else {
+        let Some(my) = checked(&g, me, "commit attempt")? else {
             return Ok(());
         };
-        if my.ro_safe {
-            return Ok(());
-        }
-        if my.doomed {
-            return Err(failure(
-                "Reason code: Canceled on identification as a pivot, during commit attempt.",
-            ));
-        }
         let near: Vec<SxactId> = my.in_conflicts.clone();
         for n in near {
             let Some(ns) = g.sxacts.get(&n) else {
@@ -695,9 +696,7 @@ fn on_conflict_check(g: &mut Inner, reader: SxactId, writer: SxactId, me: SxactI
         return Ok(());
     }
     if writer == me {
-        return Err(failure(
-            "Reason code: Canceled on identification as a pivot, during write.",
-        ));
+        return Err(pivot_failure("write"));
     }
     if w.prepared {
         return Err(failure(format!(
