@@ -918,17 +918,24 @@ impl Node {
     }
 
     /// The timeline this node writes (primary) or receives (standby), from
-    /// `pg_control_checkpoint()` on a primary and `pg_stat_wal_receiver`
-    /// on a standby that streams; panics if neither answers.
+    /// `pg_walfile_name(pg_current_wal_lsn())` on a primary and
+    /// `pg_stat_wal_receiver` on a standby that streams; panics if neither
+    /// answers.
     pub fn timeline(&self) -> u32 {
-        let q = if self.safe_sql("SELECT pg_is_in_recovery()") == "t" {
-            "SELECT received_tli FROM pg_stat_wal_receiver"
+        // A primary's timeline is the one it writes: the first eight hex
+        // digits of its current segment's name. (pg_control_checkpoint()
+        // lags after a fast promotion until the new timeline's first
+        // checkpoint completes in the background.)
+        let (q, radix) = if self.safe_sql("SELECT pg_is_in_recovery()") == "t" {
+            ("SELECT received_tli FROM pg_stat_wal_receiver", 10)
         } else {
-            "SELECT timeline_id FROM pg_control_checkpoint()"
+            (
+                "SELECT substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8)",
+                16,
+            )
         };
         let out = self.safe_sql(q);
-        out.trim()
-            .parse()
+        u32::from_str_radix(out.trim(), radix)
             .unwrap_or_else(|_| panic!("node {}: no timeline in {out:?}", self.name))
     }
 

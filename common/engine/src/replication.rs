@@ -724,6 +724,28 @@ impl ReplicationState {
         })
     }
 
+    /// `pg_walfile_name(lsn)`: the name of the segment file holding the
+    /// byte before `lsn` (a position on a segment boundary names the
+    /// segment it ends, as PostgreSQL's XLByteToPrevSeg) on the timeline
+    /// this node writes. 55000 during recovery, as in PostgreSQL.
+    pub fn walfile_name(&self, lsn: u64) -> PgResult<Option<String>> {
+        if self.in_recovery() {
+            return Err(PgError::new(
+                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                "recovery is in progress",
+            )
+            .with_hint("pg_walfile_name() cannot be executed during recovery."));
+        }
+        let Some(w) = self.wal_writer() else {
+            return Ok(None);
+        };
+        Ok(Some(wal::segment::walfile_name_tli(
+            w.timeline(),
+            wal::Lsn(lsn.saturating_sub(1)),
+            w.segment_size(),
+        )))
+    }
+
     /// True on a standby until it is promoted.
     pub fn in_recovery(&self) -> bool {
         self.in_recovery.load(Ordering::Acquire)

@@ -773,6 +773,9 @@ impl EvalContext for Ectx<'_> {
     fn wal_lsn(&self, which: crate::functions::WalLsnKind) -> PgResult<Option<u64>> {
         self.db.replication().wal_lsn(which)
     }
+    fn walfile_name(&self, lsn: u64) -> PgResult<Option<String>> {
+        self.db.replication().walfile_name(lsn)
+    }
     fn check_cancel(&self) -> PgResult<()> {
         self.check_interrupts()
     }

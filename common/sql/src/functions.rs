@@ -182,6 +182,12 @@ pub trait EvalContext {
         let _ = which;
         Ok(None)
     }
+    /// pg_walfile_name(lsn): the segment file holding `lsn` on the
+    /// current timeline; None returns NULL, and a standby returns 55000.
+    fn walfile_name(&self, lsn: u64) -> PgResult<Option<String>> {
+        let _ = lsn;
+        Ok(None)
+    }
     /// pg_backend_pid().
     /// The connection's (client, server) socket addresses, for
     /// inet_client_addr() and friends; None each where not a TCP session.
@@ -442,6 +448,7 @@ pub enum Func {
     WalLsn(WalLsnKind),
     /// pg_wal_lsn_diff(pg_lsn, pg_lsn) → numeric
     WalLsnDiff,
+    WalFileName,
     /// to_hex(int) → text
     ToHex,
     /// Trailing-space removal used for bpchar comparisons (internal).
@@ -1516,6 +1523,7 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
         "pg_last_wal_receive_lsn" => none(Func::WalLsn(WalLsnKind::Receive), T::PgLsn),
         "pg_last_wal_replay_lsn" => none(Func::WalLsn(WalLsnKind::Replay), T::PgLsn),
         "pg_wal_lsn_diff" => sig(Func::WalLsnDiff, &[T::PgLsn, T::PgLsn], T::NUMERIC),
+        "pg_walfile_name" => sig(Func::WalFileName, &[T::PgLsn], T::Text),
         "array_length" | "array_lower" | "array_upper" if n == 2 => {
             let a = array_arg(name, args, 0)?;
             let f = match name {
@@ -2396,6 +2404,13 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         Func::WalLsn(which) => match ctx.wal_lsn(which)? {
             Some(l) => Value::PgLsn(l),
             None => Value::Null,
+        },
+        Func::WalFileName => match &args[0] {
+            Value::PgLsn(l) => match ctx.walfile_name(*l)? {
+                Some(name) => Value::text(&name),
+                None => Value::Null,
+            },
+            _ => Value::Null,
         },
         Func::WalLsnDiff => match (&args[0], &args[1]) {
             (Value::PgLsn(a), Value::PgLsn(b)) => {
