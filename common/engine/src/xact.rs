@@ -276,6 +276,10 @@ pub struct Xact {
     iso: IsolationLevel,
     /// default_transaction_isolation.
     default_iso: IsolationLevel,
+    /// `default_transaction_read_only`: a new transaction starts READ ONLY.
+    default_read_only: bool,
+    /// `default_transaction_deferrable`: a new transaction starts DEFERRABLE.
+    default_deferrable: bool,
     /// Empty when no transaction runs; `[0]` is the top level.
     levels: Vec<Level>,
     /// Top xid and live subxids, sorted (xids are assigned increasing).
@@ -313,9 +317,10 @@ pub struct Xact {
     /// SERIALIZABLE: this transaction's predicate-lock record, from its
     /// snapshot to its end (`txn::predicate`).
     sxact: Option<SxactId>,
-    /// The current transaction is READ ONLY (set by the session).
+    /// The current transaction is READ ONLY (from the default at its
+    /// start; BEGIN / SET TRANSACTION through the session).
     read_only: bool,
-    /// The current transaction is DEFERRABLE (set by the session).
+    /// The current transaction is DEFERRABLE (likewise).
     deferrable: bool,
     /// `sxact`'s top xid was handed to the predicate lock manager.
     sxact_xid_registered: bool,
@@ -583,6 +588,8 @@ impl Xact {
             implicit_query: false,
             iso: IsolationLevel::default(),
             default_iso: IsolationLevel::default(),
+            default_read_only: false,
+            default_deferrable: false,
             levels: Vec::new(),
             own_xids: Vec::new(),
             curcid: CommandId::FIRST,
@@ -876,17 +883,53 @@ impl Xact {
         Ok(())
     }
 
-    /// The session's READ ONLY for the current transaction (a
+    /// READ ONLY or READ WRITE for the current transaction (a
     /// SERIALIZABLE READ ONLY transaction needs no conflict tracking once
-    /// its snapshot is safe).
+    /// its snapshot is safe). Unchecked: the session's
+    /// `set_transaction_read_only` checks a change as PostgreSQL's
+    /// check_transaction_read_only does.
     pub fn set_read_only(&mut self, read_only: bool) {
         self.read_only = read_only;
     }
 
-    /// The session's DEFERRABLE for the current transaction (SERIALIZABLE
-    /// READ ONLY DEFERRABLE waits for a safe snapshot).
+    /// DEFERRABLE for the current transaction (SERIALIZABLE READ ONLY
+    /// DEFERRABLE waits for a safe snapshot). Unchecked, as
+    /// [`Xact::set_read_only`].
     pub fn set_deferrable(&mut self, deferrable: bool) {
         self.deferrable = deferrable;
+    }
+
+    /// `transaction_read_only`: the current transaction's mode, or outside
+    /// one the mode the next starts with.
+    pub fn read_only(&self) -> bool {
+        if self.block == Block::Default {
+            self.default_read_only
+        } else {
+            self.read_only
+        }
+    }
+
+    /// `transaction_deferrable`, as [`Xact::read_only`].
+    pub fn deferrable(&self) -> bool {
+        if self.block == Block::Default {
+            self.default_deferrable
+        } else {
+            self.deferrable
+        }
+    }
+
+    /// A snapshot was taken in this transaction: its isolation level,
+    /// read-write mode and deferrability can no longer change.
+    pub fn snapshot_taken(&self) -> bool {
+        self.snapshot_taken
+    }
+
+    /// `default_transaction_read_only` and `default_transaction_deferrable`:
+    /// the modes later transactions start with (the current one keeps its
+    /// own, as in PostgreSQL).
+    pub fn set_default_modes(&mut self, read_only: bool, deferrable: bool) {
+        self.default_read_only = read_only;
+        self.default_deferrable = deferrable;
     }
 
     /// This transaction's predicate-lock record (SERIALIZABLE, once its
@@ -1242,8 +1285,8 @@ impl Xact {
         self.iso = self.default_iso;
         self.xact_snapshot = None;
         self.snapshot_taken = false;
-        self.read_only = false;
-        self.deferrable = false;
+        self.read_only = self.default_read_only;
+        self.deferrable = self.default_deferrable;
     }
 
     fn end_transaction_state(&mut self) {

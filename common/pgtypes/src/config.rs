@@ -513,6 +513,34 @@ pub const SETTINGS: &[SettingDef] = &[
         "isolation of new transactions",
     ),
     def(
+        "transaction_read_only",
+        "off",
+        Unit::None,
+        Context::User,
+        "whether the current transaction is read-only",
+    ),
+    def(
+        "default_transaction_read_only",
+        "off",
+        Unit::None,
+        Context::User,
+        "whether new transactions start read-only",
+    ),
+    def(
+        "transaction_deferrable",
+        "off",
+        Unit::None,
+        Context::User,
+        "whether a serializable read-only transaction waits for a safe snapshot",
+    ),
+    def(
+        "default_transaction_deferrable",
+        "off",
+        Unit::None,
+        Context::User,
+        "whether new transactions start deferrable",
+    ),
+    def(
         "search_path",
         "\"$user\", public",
         Unit::None,
@@ -1172,6 +1200,12 @@ fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
     }
 }
 
+/// A boolean setting (default `on` or `off`; `synchronous_commit` has
+/// more values).
+pub fn is_bool_setting(def: &SettingDef) -> bool {
+    matches!(def.default, "on" | "off") && def.name != "synchronous_commit"
+}
+
 fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
     let bad = || {
         PgError::new(
@@ -1182,9 +1216,13 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
             ),
         )
     };
-    let is_bool_setting = matches!(def.default, "on" | "off");
-    if is_bool_setting && def.name != "synchronous_commit" {
-        return parse_bool(value).map(|_| ()).ok_or_else(bad);
+    if is_bool_setting(def) {
+        return parse_bool(value).map(|_| ()).ok_or_else(|| {
+            PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("parameter \"{}\" requires a Boolean value", def.name),
+            )
+        });
     }
     match def.name {
         "synchronous_commit" => match value.to_ascii_lowercase().as_str() {

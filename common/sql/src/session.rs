@@ -320,8 +320,6 @@ pub struct Session {
     shared_path: Arc<Mutex<Arc<[Oid]>>>,
     /// Tables that received COPY FREEZE rows in the current transaction.
     frozen_in_xact: Vec<Arc<TableDef>>,
-    /// BEGIN READ ONLY / SET TRANSACTION READ ONLY.
-    read_only_xact: bool,
     /// The client was told `in_hot_standby = on` (a standby session) and
     /// has not yet been told `off` after a promotion.
     reported_hot_standby: bool,
@@ -614,7 +612,6 @@ impl Session {
             config_gen,
             shared_path: Arc::new(Mutex::new(Arc::from(engine::namespace::DEFAULT_PATH))),
             frozen_in_xact: Vec::new(),
-            read_only_xact: false,
             reported_hot_standby: db_is_standby,
             error_handled: false,
             end_committed: None,
@@ -746,6 +743,11 @@ impl Session {
         {
             self.xact.set_default_isolation(l);
         }
+        let config = self.settings.config();
+        self.xact.set_default_modes(
+            config.bool("default_transaction_read_only"),
+            config.bool("default_transaction_deferrable"),
+        );
     }
 
     /// The pid announced in BackendKeyData (pg_backend_pid(), deadlock
@@ -1277,7 +1279,6 @@ impl Session {
         self.own_xids.lock().clear();
         self.created_in_xact.clear();
         self.mvcc_truncated_in_xact.clear();
-        self.read_only_xact = false;
     }
 
     /// `idle_in_transaction_session_timeout`, when set (not 0).
@@ -1293,7 +1294,7 @@ impl Session {
         params: &'a [Value],
         deadline: Option<Instant>,
     ) -> Ectx<'a> {
-        self.sequences.read_only = self.read_only_xact;
+        self.sequences.read_only = self.xact.read_only();
         let mut e = Ectx::new(
             db,
             &mut self.xact,
@@ -1477,7 +1478,7 @@ impl Session {
     }
 
     fn check_writable(&self, what: &str) -> PgResult<()> {
-        if self.read_only_xact || self.db.role() == Role::Standby {
+        if self.xact.read_only() || self.db.role() == Role::Standby {
             return Err(read_only_error(what));
         }
         Ok(())
@@ -1540,10 +1541,11 @@ impl Session {
                 // A block begun during recovery stays read-only after a
                 // promotion (PostgreSQL: transaction_read_only is fixed at
                 // the start, on during recovery).
-                if *read_only == Some(true) || self.db.role() == Role::Standby {
-                    self.read_only_xact = true;
+                if self.db.role() == Role::Standby {
+                    self.xact.set_read_only(true);
+                } else if let Some(r) = read_only {
+                    self.xact.set_read_only(*r);
                 }
-                self.xact.set_read_only(self.read_only_xact);
                 if let Some(d) = deferrable {
                     self.xact.set_deferrable(*d);
                 }
@@ -1597,15 +1599,33 @@ impl Session {
                 session,
             } => {
                 if *session {
+                    let in_xact = self.xact.status() != TxStatus::Idle;
+                    let on_off = |b: bool| if b { "on" } else { "off" };
                     if let Some(l) = isolation {
                         self.settings.set(
                             "default_transaction_isolation",
                             Some(isolation_name(*l)),
                             false,
-                            self.xact.status() != TxStatus::Idle,
+                            in_xact,
                         )?;
-                        self.mirror_settings();
                     }
+                    if let Some(r) = read_only {
+                        self.settings.set(
+                            "default_transaction_read_only",
+                            Some(on_off(*r)),
+                            false,
+                            in_xact,
+                        )?;
+                    }
+                    if let Some(d) = deferrable {
+                        self.settings.set(
+                            "default_transaction_deferrable",
+                            Some(on_off(*d)),
+                            false,
+                            in_xact,
+                        )?;
+                    }
+                    self.mirror_settings();
                     return done("SET");
                 }
                 if self.xact.status() == TxStatus::Idle {
@@ -1627,12 +1647,11 @@ impl Session {
                 if let Some(l) = isolation {
                     self.xact.set_isolation(*l)?;
                 }
-                if *read_only == Some(true) {
-                    self.read_only_xact = true;
+                if let Some(r) = read_only {
+                    self.set_transaction_read_only(*r)?;
                 }
-                self.xact.set_read_only(self.read_only_xact);
                 if let Some(d) = deferrable {
-                    self.xact.set_deferrable(*d);
+                    self.set_transaction_deferrable(*d)?;
                 }
                 done("SET")
             }
@@ -1678,8 +1697,10 @@ impl Session {
                         } else if canonical_name(n) == "transaction_read_only" {
                             // On during recovery (as PostgreSQL's default
                             // follows RecoveryInProgress), off once promoted.
-                            let ro = self.read_only_xact || self.db.role() == Role::Standby;
+                            let ro = self.xact.read_only() || self.db.role() == Role::Standby;
                             Some(if ro { "on" } else { "off" }.to_string())
+                        } else if canonical_name(n) == "transaction_deferrable" {
+                            Some(if self.xact.deferrable() { "on" } else { "off" }.to_string())
                         } else if let Some(opt) = server::sockopt::KeepaliveOpt::ALL
                             .into_iter()
                             .find(|o| canonical_name(n) == o.setting())
@@ -2353,6 +2374,55 @@ impl Session {
         Ok(ExecOutcome::Complete("DEALLOCATE".into()))
     }
 
+    /// SET TRANSACTION READ ONLY | READ WRITE and `SET
+    /// transaction_read_only`, checked as PostgreSQL's
+    /// check_transaction_read_only: going read-write is refused inside a
+    /// read-only transaction's subtransaction, after its first snapshot,
+    /// and during recovery.
+    fn set_transaction_read_only(&mut self, read_only: bool) -> PgResult<()> {
+        if !read_only && self.xact.read_only() {
+            if self.xact.nesting_depth() > 1 {
+                return Err(PgError::new(
+                    sqlstate::ACTIVE_SQL_TRANSACTION,
+                    "cannot set transaction read-write mode inside a read-only transaction",
+                ));
+            }
+            if self.xact.snapshot_taken() {
+                return Err(PgError::new(
+                    sqlstate::ACTIVE_SQL_TRANSACTION,
+                    "transaction read-write mode must be set before any query",
+                ));
+            }
+            if self.db.role() == Role::Standby {
+                return Err(PgError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "cannot set transaction read-write mode during recovery",
+                ));
+            }
+        }
+        self.xact.set_read_only(read_only);
+        Ok(())
+    }
+
+    /// SET TRANSACTION [NOT] DEFERRABLE and `SET transaction_deferrable`,
+    /// checked as PostgreSQL's check_transaction_deferrable.
+    fn set_transaction_deferrable(&mut self, deferrable: bool) -> PgResult<()> {
+        if self.xact.nesting_depth() > 1 {
+            return Err(PgError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "SET TRANSACTION [NOT] DEFERRABLE cannot be called within a subtransaction",
+            ));
+        }
+        if self.xact.snapshot_taken() {
+            return Err(PgError::new(
+                sqlstate::ACTIVE_SQL_TRANSACTION,
+                "SET TRANSACTION [NOT] DEFERRABLE must be called before any query",
+            ));
+        }
+        self.xact.set_deferrable(deferrable);
+        Ok(())
+    }
+
     fn exec_set(
         &mut self,
         name: &str,
@@ -2372,6 +2442,30 @@ impl Session {
             return Ok(ExecOutcome::Complete("SET".into()));
         }
         let canon = canonical_name(name);
+        if matches!(
+            canon.as_str(),
+            "transaction_read_only" | "transaction_deferrable"
+        ) {
+            // Per-transaction modes: outside a block they last only for
+            // the SET's own transaction (PostgreSQL accepts and forgets).
+            let v = match value {
+                None => None,
+                Some(v) => Some(pgtypes::config::parse_bool(v).ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        format!("parameter \"{canon}\" requires a Boolean value"),
+                    )
+                })?),
+            };
+            if in_block {
+                match (canon.as_str(), v) {
+                    ("transaction_read_only", Some(r)) => self.set_transaction_read_only(r)?,
+                    ("transaction_deferrable", Some(d)) => self.set_transaction_deferrable(d)?,
+                    _ => {}
+                }
+            }
+            return Ok(ExecOutcome::Complete("SET".into()));
+        }
         if canon == "transaction_isolation" {
             let v = value.unwrap_or("read committed");
             let l = isolation_from_name(v).ok_or_else(|| {

@@ -254,6 +254,14 @@ impl SessionSettings {
 
 /// Canonicalises a few values the way PostgreSQL prints them back.
 fn normalize(name: &str, v: &str) -> PgResult<String> {
+    if let Some(def) = pgtypes::config::find_setting(name) {
+        if pgtypes::config::is_bool_setting(def) {
+            // `yes`, `1`, `true` … read back as on / off (validated by then).
+            if let Some(b) = pgtypes::config::parse_bool(v) {
+                return Ok(if b { "on" } else { "off" }.to_string());
+            }
+        }
+    }
     Ok(match name {
         "transaction_isolation" | "default_transaction_isolation" => {
             match crate::parser::isolation_from_name(v) {

@@ -13,7 +13,8 @@
 //!        │               its primary / standby endpoints, memory sampling
 //!        │     └── pg.rs PgPair: initdb, pg_basebackup -R, pg_ctl (as `postgres`)
 //!        ├── workloads.rs / copy.rs / latency.rs / idle.rs / redo.rs /
-//!        │   manyidle.rs one function per workload, filling a Table
+//!        │   manyidle.rs / horizon.rs / snapme.rs
+//!        │               one function per workload, filling a Table
 //!        ├── cgroup.rs   CPU per system and of pgbench, by cgroup v2
 //!        ├── pgbench.rs  runs pgbench with a deadline and parses its summary
 //!        ├── profile.rs  --profile: perf record -g of hotpair during one point
@@ -58,6 +59,7 @@ pub mod pgbench;
 pub mod profile;
 pub mod redo;
 pub mod report;
+pub mod snapme;
 pub mod svg;
 pub mod sysinfo;
 pub mod target;

@@ -306,7 +306,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 /// Runs `f` for every target whose primary is up; an error or panic of
 /// `f` goes to `on_error(t, message, false)`, a target that is down to
 /// `on_error(t, why, true)` (a skip); the server is checked afterwards.
-fn for_each_target(
+pub fn for_each_target(
     ctx: &mut Ctx,
     workload: &str,
     mut f: impl FnMut(&mut Ctx, usize) -> Result<(), String>,
@@ -533,7 +533,7 @@ fn opt_num(v: Option<f64>) -> String {
 /// hotpair's `(snapshots_computed, snapshots_reused)` on `ep` (None for
 /// PostgreSQL, which has no such view): a standby should reuse its cached
 /// snapshot as the primary does while nothing commits.
-fn snapshot_counters(target: &Target, ep: Option<&Endpoint>) -> Option<(u64, u64)> {
+pub fn snapshot_counters(target: &Target, ep: Option<&Endpoint>) -> Option<(u64, u64)> {
     if target.kind != Kind::Hotpair {
         return None;
     }

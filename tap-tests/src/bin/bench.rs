@@ -40,20 +40,21 @@ use tap_tests::bench::report::{json_str, Table};
 use tap_tests::bench::target::{Kind, Target};
 use tap_tests::bench::workloads::{self, Ctx};
 use tap_tests::bench::{
-    cgroup, cleanup, copy, goals, horizon, latency, manyidle, pg, pgbench, svg, sysinfo, RunConfig,
+    cgroup, cleanup, copy, goals, horizon, latency, manyidle, pg, pgbench, snapme, svg, sysinfo,
+    RunConfig,
 };
 
 /// Every workload, in run order.
-const WORKLOADS: [&str; 11] = [
+const WORKLOADS: [&str; 12] = [
     "select", "idle", "snapshot", "tpcb", "connect", "memory", "commit", "latency", "copy",
-    "manyidle", "horizon",
+    "manyidle", "horizon", "snapme",
 ];
 
 /// Command line of `bench`.
 #[derive(Parser, Debug)]
 #[command(name = "bench", about = "hotpair vs PostgreSQL 15 benchmarks")]
 struct Args {
-    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy manyidle horizon.
+    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy manyidle horizon snapme.
     workloads: Vec<String>,
 
     /// Short durations and small counts: a smoke run of a minute or two.
@@ -339,6 +340,7 @@ fn main() -> ExitCode {
             "copy" => copy::copy(&mut ctx),
             "manyidle" => manyidle::many_idle(&mut ctx),
             "horizon" => horizon::horizon(&mut ctx),
+            "snapme" => snapme::snapme(&mut ctx),
             _ => Vec::new(),
         };
         for t in &new {
