@@ -39,7 +39,7 @@ $$;
 CREATE FUNCTION px_rows() RETURNS TABLE (id int, name text, score numeric) LANGUAGE plpgsql STABLE AS $$
 DECLARE r px_t%ROWTYPE;
 BEGIN
-  FOR r IN SELECT * FROM px_t ORDER BY id DESC LOOP
+  FOR r IN SELECT * FROM px_t ORDER BY px_t.id DESC LOOP
     r.score := coalesce(r.score, 0) * 2;
     id := r.id; name := r.name; score := r.score;
     RETURN NEXT;
@@ -153,11 +153,33 @@ SELECT px_each_scalar();
 SELECT px_each_slice();
 SELECT px_each_notarray();
 SELECT px_each_isarray();
+-- ALTER FUNCTION / PROCEDURE / ROUTINE
+CREATE ROLE px_owner;
+CREATE PROCEDURE px_proc(n int) LANGUAGE plpgsql AS $$BEGIN RAISE NOTICE 'proc %', n; END$$;
+ALTER FUNCTION px_row(int) RENAME TO px_row2;
+ALTER FUNCTION px_sum(int[]) VOLATILE STRICT;
+ALTER FUNCTION px_each_found CALLED ON NULL INPUT STABLE;
+ALTER ROUTINE px_words(text[]) OWNER TO px_owner;
+ALTER PROCEDURE px_proc(int) RENAME TO px_proc2;
+CALL px_proc2(5);
+ALTER FUNCTION px_each_found(int[]) RENAME TO px_sum;
+ALTER FUNCTION px_nosuch(int) STABLE;
+ALTER FUNCTION px_nosuch IMMUTABLE;
+ALTER PROCEDURE px_sum(int[]) RENAME TO px_other;
+ALTER FUNCTION px_proc2(int) STABLE;
+BEGIN;
+ALTER FUNCTION px_sum(int[]) RENAME TO px_total;
+ALTER FUNCTION px_total(int[]) IMMUTABLE;
+SELECT proname, provolatile, proisstrict FROM pg_proc WHERE proname IN ('px_sum', 'px_total');
+ROLLBACK;
+SELECT proname, provolatile, proisstrict, pg_get_userbyid(proowner) = 'px_owner' AS px_owned
+  FROM pg_proc WHERE proname LIKE 'px\_%' ORDER BY proname;
 -- @@ read-only
-SELECT px_row(1), px_row(2), px_row(9);
+SELECT px_row2(1), px_row2(2), px_row2(9);
 SELECT * FROM px_copy();
 SELECT * FROM px_rows();
 SELECT px_sum(ARRAY[1, 2, NULL, 4]), px_sum(ARRAY[5, -1, 7]), px_sum('{}'::int[]);
 SELECT * FROM px_words(ARRAY['a', 'b', 'c']);
 SELECT * FROM px_words('{}'::text[]);
 SELECT px_each_found(ARRAY[1]), px_each_found('{}');
+SELECT px_row2(3), px_sum(NULL) IS NULL AS strict_null, px_sum(ARRAY[2, 3]);
