@@ -1954,6 +1954,21 @@ mod tests {
     }
 
     #[test]
+    fn rowtype_and_foreach() {
+        let x = c("DECLARE r public.t%ROWTYPE; a int[]; v int;
+                   BEGIN <<l>> FOREACH v SLICE 0 IN ARRAY a LOOP r.id := v; END LOOP l; END")
+        .unwrap();
+        assert_eq!(x.rowtypes, vec![(1, "public.t".to_string())]);
+        assert_eq!(x.slots[1].ty, SlotType::Record);
+        let StmtKind::ForEach { var, slice, .. } = &x.body.body[0].kind else {
+            panic!("not a FOREACH");
+        };
+        assert_eq!((*var, *slice), (3, 0));
+        assert!(c("DECLARE v int; BEGIN FOREACH w IN ARRAY '{}' LOOP END LOOP; END").is_err());
+        assert!(c("DECLARE v int; BEGIN FOREACH v IN '{}' LOOP END LOOP; END").is_err());
+    }
+
+    #[test]
     fn ranges_split_on_text() {
         assert_eq!(find_range_dots("1..p_loop"), Some(1));
         assert_eq!(find_range_dots("f('..')..3"), Some(7));
