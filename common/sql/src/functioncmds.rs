@@ -21,9 +21,7 @@
 //! procedures, SECURITY DEFINER, languages other than sql and plpgsql.
 
 use crate::ddl::{DdlCtx, PendingDdl};
-use crate::parser::funcstmt::{
-    AlterFunction, ArgMode, CreateFunction, FuncRef, FuncStmt, Returns,
-};
+use crate::parser::funcstmt::{AlterFunction, ArgMode, CreateFunction, FuncRef, FuncStmt, Returns};
 use engine::catalog::CatalogChange;
 use engine::pg_proc::{FunctionArg, FunctionSpec, LANG_PLPGSQL, LANG_SQL};
 use engine::Engine;
@@ -459,7 +457,11 @@ fn alter(
             ));
         }
     }
-    let kind = if before.kind == b'p' { "procedure" } else { "function" };
+    let kind = if before.kind == b'p' {
+        "procedure"
+    } else {
+        "function"
+    };
     let u = crate::privileges::AclUser::of(cx.db, cx.user);
     if !u.superuser && !u.has_privs_of(before.owner) {
         return Err(crate::privileges::not_owner(kind, &before.name));
@@ -483,7 +485,11 @@ fn alter(
                     sqlstate::DUPLICATE_FUNCTION,
                     format!(
                         "{kind} {new}({}) already exists in schema \"{schema}\"",
-                        types.iter().map(|t| t.pg_name()).collect::<Vec<_>>().join(", ")
+                        types
+                            .iter()
+                            .map(|t| t.pg_name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 ));
             }

@@ -1208,7 +1208,10 @@ impl Exec<'_> {
         let Value::Array(arr) = v else {
             return Err(PgError::new(
                 sqlstate::DATATYPE_MISMATCH,
-                format!("FOREACH expression must yield an array, not type {}", t.pg_name()),
+                format!(
+                    "FOREACH expression must yield an array, not type {}",
+                    t.pg_name()
+                ),
             ));
         };
         let ndim = u32::from(!arr.items.is_empty());

@@ -1190,7 +1190,8 @@ impl<'s> Parser<'s> {
             Some(Tok::Ident(_)) => String::new(),
             _ => return Err(self.error_here()),
         };
-        if label.is_some() && !matches!(
+        if label.is_some()
+            && !matches!(
                 w.as_str(),
                 "declare" | "begin" | "loop" | "while" | "for" | "foreach"
             )
