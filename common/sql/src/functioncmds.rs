@@ -21,7 +21,7 @@
 //! procedures, SECURITY DEFINER, languages other than sql and plpgsql.
 
 use crate::ddl::{DdlCtx, PendingDdl};
-use crate::parser::funcstmt::{ArgMode, CreateFunction, FuncRef, FuncStmt, Returns};
+use crate::parser::funcstmt::{AlterFunction, ArgMode, CreateFunction, FuncRef, FuncStmt, Returns};
 use engine::catalog::CatalogChange;
 use engine::pg_proc::{FunctionArg, FunctionSpec, LANG_PLPGSQL, LANG_SQL};
 use engine::Engine;
@@ -82,6 +82,11 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &FuncStmt) -> PgResult<String> {
                 drop_one(cx, *procedure, *if_exists, *cascade, item)?;
             }
         }
+        FuncStmt::Alter {
+            procedure,
+            item,
+            action,
+        } => alter(cx, *procedure, item, action)?,
         FuncStmt::Do { .. } | FuncStmt::Call { .. } => {
             return Err(PgError::internal("DO / CALL are not DDL"))
         }
@@ -388,6 +393,138 @@ fn drop_one(
         .catalog()
         .apply_catalog_change(&CatalogChange::DropFunction { oid: spec.oid })?;
     cx.pending.push(PendingDdl::DropFunction(Box::new(spec)));
+    Ok(())
+}
+
+/// ALTER FUNCTION | PROCEDURE | ROUTINE: the changed definition replaces
+/// the old one under the same OID, WAL-logged and undone at ROLLBACK as
+/// CREATE OR REPLACE is.
+fn alter(
+    cx: &mut DdlCtx<'_>,
+    procedure: Option<bool>,
+    item: &FuncRef,
+    action: &AlterFunction,
+) -> PgResult<()> {
+    let what = match procedure {
+        Some(true) => "procedure",
+        Some(false) => "function",
+        None => "routine",
+    };
+    let types = match &item.args {
+        Some(a) => Some(a.iter().map(|t| type_of(t)).collect::<PgResult<Vec<_>>>()?),
+        None => None,
+    };
+    let candidates: Vec<_> = cx
+        .catalog()
+        .functions()
+        .into_iter()
+        .filter(|f| f.spec.name == item.name)
+        .filter(|f| types.as_ref().is_none_or(|t| f.spec.arg_types() == *t))
+        .collect();
+    let before = match candidates.as_slice() {
+        [f] => f.current_spec(),
+        [] => {
+            return Err(match &types {
+                Some(t) => PgError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!(
+                        "{what} {}({}) does not exist",
+                        item.name,
+                        t.iter().map(|t| t.pg_name()).collect::<Vec<_>>().join(", ")
+                    ),
+                ),
+                None => PgError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("could not find a {what} named \"{}\"", item.name),
+                ),
+            })
+        }
+        _ => {
+            return Err(PgError::new(
+                sqlstate::AMBIGUOUS_FUNCTION,
+                format!("{what} name \"{}\" is not unique", item.name),
+            )
+            .with_hint(format!(
+                "Specify the argument list to select the {what} unambiguously."
+            )))
+        }
+    };
+    if let Some(p) = procedure {
+        if (before.kind == b'p') != p {
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("{} is not a {what}", before.signature()),
+            ));
+        }
+    }
+    let kind = if before.kind == b'p' {
+        "procedure"
+    } else {
+        "function"
+    };
+    let u = crate::privileges::AclUser::of(cx.db, cx.user);
+    if !u.superuser && !u.has_privs_of(before.owner) {
+        return Err(crate::privileges::not_owner(kind, &before.name));
+    }
+    let mut spec = before.clone();
+    match action {
+        AlterFunction::Rename(new) => {
+            let types = before.arg_types();
+            let clash = cx.catalog().functions().into_iter().any(|f| {
+                f.spec.oid != before.oid
+                    && f.spec.name == *new
+                    && f.spec.namespace == before.namespace
+                    && f.spec.arg_types() == types
+            });
+            if clash {
+                let schema = cx
+                    .catalog()
+                    .schema_name(before.namespace)
+                    .unwrap_or_else(|| "public".into());
+                return Err(PgError::new(
+                    sqlstate::DUPLICATE_FUNCTION,
+                    format!(
+                        "{kind} {new}({}) already exists in schema \"{schema}\"",
+                        types
+                            .iter()
+                            .map(|t| t.pg_name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+            spec.name = new.clone();
+        }
+        AlterFunction::Owner(role) => {
+            let Some(r) = cx.db.catalog().role(role) else {
+                return Err(engine::catalog::undefined_role(role));
+            };
+            if !u.superuser && !u.has_privs_of(r.oid) {
+                return Err(PgError::new(
+                    sqlstate::INSUFFICIENT_PRIVILEGE,
+                    format!("must be member of role \"{role}\""),
+                ));
+            }
+            spec.owner = r.oid;
+        }
+        AlterFunction::Options { volatility, strict } => {
+            if let Some(v) = volatility {
+                spec.volatility = *v;
+            }
+            if let Some(s) = strict {
+                spec.strict = *s;
+            }
+        }
+    }
+    if spec == before {
+        return Ok(());
+    }
+    cx.xact.assign_xid()?;
+    cx.db
+        .catalog()
+        .apply_catalog_change(&CatalogChange::CreateFunction(spec))?;
+    cx.pending
+        .push(PendingDdl::ReplaceFunction(Box::new(before)));
     Ok(())
 }
 

@@ -107,6 +107,15 @@ pub enum FuncStmt {
         /// LANGUAGE (default plpgsql).
         language: String,
     },
+    /// ALTER FUNCTION | PROCEDURE | ROUTINE f[(types)] action.
+    Alter {
+        /// PROCEDURE (None: ROUTINE, either kind).
+        procedure: Option<bool>,
+        /// The function.
+        item: FuncRef,
+        /// What changes.
+        action: AlterFunction,
+    },
     /// CALL p(args): the call's text after CALL, run as a function call.
     Call {
         /// The procedure.
@@ -126,6 +135,15 @@ impl FuncStmt {
                 procedure: true, ..
             } => "DROP PROCEDURE",
             FuncStmt::Drop { .. } => "DROP FUNCTION",
+            FuncStmt::Alter {
+                procedure: Some(true),
+                ..
+            } => "ALTER PROCEDURE",
+            FuncStmt::Alter {
+                procedure: Some(false),
+                ..
+            } => "ALTER FUNCTION",
+            FuncStmt::Alter { .. } => "ALTER ROUTINE",
             FuncStmt::Do { .. } => "DO",
             FuncStmt::Call { .. } => "CALL",
         }
@@ -144,6 +162,7 @@ pub(crate) fn is_function_statement(c: &Cur<'_>) -> bool {
         }
         Some("drop") => matches!(w(1), Some("function" | "procedure")),
         Some("do") | Some("call") => true,
+        Some("alter") => matches!(w(1), Some("function" | "procedure" | "routine")),
         _ => false,
     }
 }
@@ -242,8 +261,124 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
                 cascade,
             })
         }
+        Some("alter") => alter(c),
         _ => create(c).map(FuncStmt::Create),
     }
+}
+
+/// What ALTER FUNCTION changes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AlterFunction {
+    /// RENAME TO name.
+    Rename(String),
+    /// OWNER TO role.
+    Owner(String),
+    /// Options: volatility (`i`, `s`, `v`) and strictness, each if given.
+    Options {
+        /// IMMUTABLE / STABLE / VOLATILE.
+        volatility: Option<u8>,
+        /// STRICT / RETURNS NULL ON NULL INPUT (true), CALLED ON NULL
+        /// INPUT (false).
+        strict: Option<bool>,
+    },
+}
+
+/// `name [(types)]` of ALTER FUNCTION.
+fn func_ref(c: &mut Cur<'_>) -> PgResult<FuncRef> {
+    let name = c.ident()?;
+    let args = if c.eat_punct('(') {
+        let mut v = Vec::new();
+        if !c.eat_punct(')') {
+            loop {
+                let a = arg_def(c)?;
+                if a.mode != ArgMode::Out {
+                    v.push(a.ty);
+                }
+                if c.eat_punct(')') {
+                    break;
+                }
+                if !c.eat_punct(',') {
+                    return Err(c.error_here());
+                }
+            }
+        }
+        Some(v)
+    } else {
+        None
+    };
+    Ok(FuncRef { name, args })
+}
+
+/// ALTER FUNCTION | PROCEDURE | ROUTINE f[(types)] {RENAME TO n | OWNER TO
+/// r | option …} (PostgreSQL's `AlterFunctionStmt`, `RenameStmt`,
+/// `AlterOwnerStmt`).
+fn alter(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
+    c.pos += 1;
+    let procedure = match c.peek_word() {
+        Some("function") => Some(false),
+        Some("procedure") => Some(true),
+        _ => None,
+    };
+    c.pos += 1;
+    let item = func_ref(c)?;
+    let action = if c.eat_word("rename") {
+        c.expect_word("to")?;
+        AlterFunction::Rename(c.one_ident()?)
+    } else if c.eat_word("owner") {
+        c.expect_word("to")?;
+        AlterFunction::Owner(c.one_ident()?)
+    } else {
+        let mut volatility = None;
+        let mut strict = None;
+        let mut any = false;
+        while !c.at_end() {
+            any = true;
+            if c.eat_word("immutable") {
+                once(&mut volatility, b'i')?;
+            } else if c.eat_word("stable") {
+                once(&mut volatility, b's')?;
+            } else if c.eat_word("volatile") {
+                once(&mut volatility, b'v')?;
+            } else if c.eat_word("strict") {
+                once(&mut strict, true)?;
+            } else if c.eat_word("called") {
+                c.expect_word("on")?;
+                c.expect_word("null")?;
+                c.expect_word("input")?;
+                once(&mut strict, false)?;
+            } else if c.eat_word("returns") {
+                c.expect_word("null")?;
+                c.expect_word("on")?;
+                c.expect_word("null")?;
+                c.expect_word("input")?;
+                once(&mut strict, true)?;
+            } else if c.eat_word("restrict") {
+            } else if matches!(
+                c.peek_word(),
+                Some("security" | "external" | "set" | "reset" | "depends" | "no" | "support")
+            ) {
+                return Err(PgError::unsupported(format!(
+                    "ALTER FUNCTION … {} is not supported",
+                    c.peek_word().unwrap_or("").to_uppercase()
+                )));
+            } else if c.eat_word("leakproof") || c.eat_word("not") && c.eat_word("leakproof") {
+            } else if c.eat_word("parallel") || c.eat_word("cost") || c.eat_word("rows") {
+                c.pos += 1;
+            } else {
+                return Err(c.error_here());
+            }
+        }
+        if !any {
+            return Err(c.error_here());
+        }
+        AlterFunction::Options { volatility, strict }
+    };
+    c.expect_end()?;
+    Ok(FuncStmt::Alter {
+        procedure,
+        item,
+        action,
+    })
 }
 
 /// The index of the `)` closing the `(` just eaten.

@@ -435,6 +435,10 @@ impl<'c> Exec<'c> {
         row: Option<&[Value]>,
     ) -> PgResult<()> {
         match targets {
+            Targets::Record(s) if self.rowtype(*s).is_some() => {
+                let vals = row.map(|r| r.to_vec());
+                self.assign_rowtype(*s, vals)?;
+            }
             Targets::Record(s) => {
                 let r = Row {
                     names: cols.iter().map(|c| c.name.clone()).collect(),
@@ -459,7 +463,7 @@ impl<'c> Exec<'c> {
     fn init_decl(&mut self, ec: &mut Ectx<'_>, slot: usize) -> PgResult<()> {
         let def = &self.c.slots[slot];
         match &def.ty {
-            SlotType::Record => self.vars[slot] = Var::Record(None),
+            SlotType::Record => self.vars[slot] = self.empty_record(ec, slot)?,
             SlotType::Scalar(t) => {
                 let t = *t;
                 match def.default.clone() {
@@ -703,6 +707,14 @@ impl<'c> Exec<'c> {
         match &s.kind {
             StmtKind::Block(b) => self.block(ec, b),
             StmtKind::Null => Ok(Flow::Normal),
+            StmtKind::Assign {
+                slot,
+                field: None,
+                expr,
+            } if self.c.slots[*slot].ty == SlotType::Record => {
+                self.assign_record(ec, *slot, expr)?;
+                Ok(Flow::Normal)
+            }
             StmtKind::Assign { slot, field, expr } => {
                 let (v, _) = self.eval(ec, expr)?;
                 self.assign(*slot, field.as_deref(), v)?;
@@ -825,6 +837,13 @@ impl<'c> Exec<'c> {
                 self.set_found(found);
                 Ok(out)
             }
+            StmtKind::ForEach {
+                label,
+                var,
+                slice,
+                array,
+                body,
+            } => self.foreach(ec, label, *var, *slice, array, body),
             StmtKind::Exit { cont, label, cond } => {
                 if let Some(c) = cond {
                     if !self.eval_bool(ec, c)? {
@@ -1066,5 +1085,173 @@ impl Exec<'_> {
             sqlstate::DATATYPE_MISMATCH,
             "returned row structure does not match the structure of the triggering table",
         ))
+    }
+}
+
+impl Exec<'_> {
+    /// The table of a `%ROWTYPE` variable.
+    fn rowtype(&self, slot: usize) -> Option<&str> {
+        self.c
+            .rowtypes
+            .iter()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, t)| t.as_str())
+    }
+
+    /// A record variable at its block's start: unassigned, or for
+    /// `table%ROWTYPE` a row of the table's columns, all NULL.
+    fn empty_record(&mut self, ec: &mut Ectx<'_>, slot: usize) -> PgResult<Var> {
+        let Some(table) = self.rowtype(slot) else {
+            return Ok(Var::Record(None));
+        };
+        let r = spi::execute(
+            ec,
+            &format!("SELECT * FROM {table} LIMIT 0"),
+            &[],
+            &[],
+            SnapshotMode::Caller,
+            Some(1),
+        )?;
+        Ok(Var::Record(Some(Arc::new(Row {
+            names: r.columns.iter().map(|c| c.name.clone()).collect(),
+            types: r.columns.iter().map(|c| c.ty).collect(),
+            vals: vec![Value::Null; r.columns.len()],
+        }))))
+    }
+
+    /// Stores `vals` (None: NULLs) into `%ROWTYPE` variable `slot` by
+    /// position, converted to its fields' types; missing trailing values
+    /// are NULL (PostgreSQL's `exec_move_row`).
+    fn assign_rowtype(&mut self, slot: usize, vals: Option<Vec<Value>>) -> PgResult<()> {
+        let Var::Record(Some(row)) = &self.vars[slot] else {
+            return Err(PgError::new(
+                sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                format!("record \"{}\" is not assigned yet", self.slot_name(slot)),
+            ));
+        };
+        let mut it = vals.unwrap_or_default().into_iter();
+        let vals = row
+            .types
+            .iter()
+            .map(|t| coerce(it.next().unwrap_or(Value::Null), *t))
+            .collect::<PgResult<Vec<Value>>>()?;
+        let new = Row {
+            names: row.names.clone(),
+            types: row.types.clone(),
+            vals,
+        };
+        self.vars[slot] = Var::Record(Some(Arc::new(new)));
+        Ok(())
+    }
+
+    /// `rec := expr` for a whole record: another record variable's row
+    /// (by position into a `%ROWTYPE` variable), or NULL.
+    fn assign_record(&mut self, ec: &mut Ectx<'_>, slot: usize, e: &PExpr) -> PgResult<()> {
+        if let (Fast::Param, [p]) = (&e.fast, e.params.as_slice()) {
+            if p.field.is_none() && self.c.slots[p.slot].ty == SlotType::Record {
+                // An unassigned record copies as NULL (PostgreSQL assigns
+                // it without complaint).
+                let src = match &self.vars[p.slot] {
+                    Var::Record(r) => r.clone(),
+                    Var::Scalar(..) => None,
+                };
+                if self.rowtype(slot).is_some() {
+                    return self.assign_rowtype(slot, src.map(|r| r.vals.clone()));
+                }
+                self.vars[slot] = Var::Record(src);
+                return Ok(());
+            }
+        }
+        let (v, _) = self.eval(ec, e)?;
+        if !v.is_null() && self.rowtype(slot).is_some() {
+            // A %ROWTYPE variable reads a scalar as a record literal.
+            let text = v.to_text_string();
+            if !text.starts_with('(') {
+                return Err(PgError::new(
+                    sqlstate::INVALID_TEXT_REPRESENTATION,
+                    format!("malformed record literal: \"{text}\""),
+                )
+                .with_detail("Missing left parenthesis."));
+            }
+        }
+        if !v.is_null() {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                "cannot assign non-composite value to a record variable",
+            ));
+        }
+        if self.rowtype(slot).is_some() {
+            return self.assign_rowtype(slot, None);
+        }
+        self.vars[slot] = Var::Record(None);
+        Ok(())
+    }
+
+    /// FOREACH var [SLICE n] IN ARRAY expr (`exec_stmt_foreach_a`):
+    /// arrays are one-dimensional, so SLICE 1 is the whole array once.
+    fn foreach(
+        &mut self,
+        ec: &mut Ectx<'_>,
+        label: &Option<String>,
+        var: usize,
+        slice: u32,
+        array: &PExpr,
+        body: &[Stmt],
+    ) -> PgResult<Flow> {
+        let (v, t) = self.eval(ec, array)?;
+        if v.is_null() {
+            return Err(PgError::new(
+                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                "FOREACH expression must not be null",
+            ));
+        }
+        let Value::Array(arr) = v else {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "FOREACH expression must yield an array, not type {}",
+                    t.pg_name()
+                ),
+            ));
+        };
+        let ndim = u32::from(!arr.items.is_empty());
+        if slice > ndim {
+            return Err(PgError::new(
+                sqlstate::ARRAY_SUBSCRIPT_ERROR,
+                format!("slice dimension ({slice}) is out of the valid range 0..{ndim}"),
+            ));
+        }
+        let var_is_array = matches!(self.c.slots[var].ty, SlotType::Scalar(SqlType::Array(_)));
+        if slice > 0 && !var_is_array {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                "FOREACH ... SLICE loop variable must be of an array type",
+            ));
+        }
+        if slice == 0 && var_is_array {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                "FOREACH loop variable must not be of an array type",
+            ));
+        }
+        let items: Vec<Value> = if slice == 0 {
+            arr.items.clone()
+        } else {
+            vec![Value::Array(arr.clone())]
+        };
+        let mut found = false;
+        let mut out = Flow::Normal;
+        for item in items {
+            ec.check_interrupts()?;
+            found = true;
+            self.assign(var, None, item)?;
+            let f = self.stmts(ec, body)?;
+            if let Some(f) = Self::after_iteration(label, f) {
+                out = f;
+                break;
+            }
+        }
+        self.set_found(found);
+        Ok(out)
     }
 }

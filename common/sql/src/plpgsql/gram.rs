@@ -262,6 +262,19 @@ pub enum StmtKind {
         /// The statements.
         body: Vec<Stmt>,
     },
+    /// FOREACH var [SLICE n] IN ARRAY expr.
+    ForEach {
+        /// Its label.
+        label: Option<String>,
+        /// The loop variable (declared before).
+        var: usize,
+        /// SLICE (0: one element at a time).
+        slice: u32,
+        /// The array.
+        array: PExpr,
+        /// The statements.
+        body: Vec<Stmt>,
+    },
     /// EXIT / CONTINUE.
     Exit {
         /// CONTINUE.
@@ -331,6 +344,7 @@ impl StmtKind {
                 ..
             } => "FOR over SELECT rows",
             StmtKind::ForQuery { .. } => "FOR over EXECUTE statement",
+            StmtKind::ForEach { .. } => "FOREACH over array",
             StmtKind::Exit { cont: false, .. } => "EXIT",
             StmtKind::Exit { .. } => "CONTINUE",
             StmtKind::Return(_) => "RETURN",
@@ -369,6 +383,9 @@ pub struct Compiled {
     pub mode: SnapshotMode,
     /// The outermost block.
     pub body: Block,
+    /// `table%ROWTYPE` variables: the slot and the table as written
+    /// (the row's shape is read from the catalog when the block starts).
+    pub rowtypes: Vec<(usize, String)>,
 }
 
 struct Scope {
@@ -385,6 +402,10 @@ struct Parser<'s> {
     fname: String,
     /// Parameters are slots `0..nargs`.
     nargs: usize,
+    /// `%ROWTYPE` declarations seen.
+    rowtypes: Vec<(usize, String)>,
+    /// The table of the `%ROWTYPE` type [`Parser::type_until`] just read.
+    pending_rowtype: Option<String>,
 }
 
 /// The variables of a trigger function, slots `0..` in this order: NEW
@@ -519,6 +540,8 @@ fn compile_with(
         }],
         fname: fname.to_string(),
         nargs,
+        rowtypes: Vec::new(),
+        pending_rowtype: None,
     };
     let found = p.new_slot("found", SlotType::Scalar(SqlType::Bool));
     let r = (|| {
@@ -554,6 +577,7 @@ fn compile_with(
         out: Vec::new(),
         mode,
         body,
+        rowtypes: p.rowtypes,
     })
 }
 
@@ -950,7 +974,12 @@ impl<'s> Parser<'s> {
             };
         }
         if lower.ends_with("%rowtype") {
-            return Err(PgError::unsupported("%ROWTYPE is not supported"));
+            let table = text[..text.len() - "%rowtype".len()].trim();
+            if table.is_empty() {
+                return Err(self.error_here());
+            }
+            self.pending_rowtype = Some(table.to_string());
+            return Ok(SlotType::Record);
         }
         Ok(SlotType::Scalar(crate::parser::parse_type_text(text)?))
     }
@@ -1037,6 +1066,9 @@ impl<'s> Parser<'s> {
                     )));
                 }
                 let slot = self.new_slot(&name, ty);
+                if let Some(t) = self.pending_rowtype.take() {
+                    self.rowtypes.push((slot, t));
+                }
                 self.slots[slot].constant = constant;
                 self.slots[slot].not_null = not_null;
                 self.slots[slot].default = default;
@@ -1158,7 +1190,11 @@ impl<'s> Parser<'s> {
             Some(Tok::Ident(_)) => String::new(),
             _ => return Err(self.error_here()),
         };
-        if label.is_some() && !matches!(w.as_str(), "declare" | "begin" | "loop" | "while" | "for")
+        if label.is_some()
+            && !matches!(
+                w.as_str(),
+                "declare" | "begin" | "loop" | "while" | "for" | "foreach"
+            )
         {
             return Err(self.error_here());
         }
@@ -1273,7 +1309,10 @@ impl<'s> Parser<'s> {
                 self.pos += 1;
                 self.for_loop(label)?
             }
-            "foreach" => return Err(PgError::unsupported("FOREACH is not supported")),
+            "foreach" => {
+                self.pos += 1;
+                self.foreach_loop(label)?
+            }
             "exit" | "continue" => {
                 self.pos += 1;
                 let mut target = None;
@@ -1665,6 +1704,46 @@ impl<'s> Parser<'s> {
         })
     }
 
+    /// `FOREACH var [SLICE n] IN ARRAY expr LOOP … END LOOP` after FOREACH.
+    fn foreach_loop(&mut self, label: Option<String>) -> PgResult<StmtKind> {
+        let at = self.pos;
+        let name = self.ident()?;
+        let Some(var) = self.lookup(&name) else {
+            self.pos = at;
+            return Err(self.error_here());
+        };
+        if self.slots[var].ty == SlotType::Record {
+            return Err(PgError::unsupported(
+                "FOREACH over an array of records is not supported",
+            ));
+        }
+        let slice = if self.eat_word("slice") {
+            match self.peek().cloned() {
+                Some(Tok::Num(n)) => {
+                    self.pos += 1;
+                    n.parse::<u32>().map_err(|_| self.error_here())?
+                }
+                _ => return Err(self.error_here()),
+            }
+        } else {
+            0
+        };
+        self.expect_word("in")?;
+        self.expect_word("array")?;
+        let (a, b) = self.scan(&["loop"]);
+        let array = self.expr(a, b)?;
+        self.expect_word("loop")?;
+        let body = self.stmts(&["end"])?;
+        self.end_loop(&label)?;
+        Ok(StmtKind::ForEach {
+            label,
+            var,
+            slice,
+            array,
+            body,
+        })
+    }
+
     fn raise(&mut self) -> PgResult<Raise> {
         let mut r = Raise {
             level: Level::Exception,
@@ -1873,6 +1952,21 @@ mod tests {
         assert!(c("BEGIN IF true THEN NULL; END").is_err());
         assert!(c("").is_err());
         assert!(c("BEGIN $$").is_err());
+    }
+
+    #[test]
+    fn rowtype_and_foreach() {
+        let x = c("DECLARE r public.t%ROWTYPE; a int[]; v int;
+                   BEGIN <<l>> FOREACH v SLICE 0 IN ARRAY a LOOP r.id := v; END LOOP l; END")
+        .unwrap();
+        assert_eq!(x.rowtypes, vec![(1, "public.t".to_string())]);
+        assert_eq!(x.slots[1].ty, SlotType::Record);
+        let StmtKind::ForEach { var, slice, .. } = &x.body.body[0].kind else {
+            panic!("not a FOREACH");
+        };
+        assert_eq!((*var, *slice), (3, 0));
+        assert!(c("DECLARE v int; BEGIN FOREACH w IN ARRAY '{}' LOOP END LOOP; END").is_err());
+        assert!(c("DECLARE v int; BEGIN FOREACH v IN '{}' LOOP END LOOP; END").is_err());
     }
 
     #[test]
