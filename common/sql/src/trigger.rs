@@ -87,6 +87,31 @@ fn table_of(cx: &DdlCtx<'_>, name: &str) -> PgResult<Arc<TableDef>> {
     crate::namespace::table(&view, &q)
 }
 
+/// CREATE TRIGGER needs the TRIGGER privilege on the table (PostgreSQL's
+/// `pg_class_aclcheck(…, ACL_TRIGGER)`); DROP TRIGGER and ALTER TABLE …
+/// ENABLE / DISABLE TRIGGER need its ownership (`owner`).
+fn check_table_rights(cx: &DdlCtx<'_>, table: &TableDef, owner: bool) -> PgResult<()> {
+    let u = crate::privileges::AclUser::of(cx.db, cx.user);
+    if u.superuser {
+        return Ok(());
+    }
+    let cv = cx.catalog();
+    let Some(rel) = crate::privileges::relation_info(&cv, table.oid) else {
+        return Ok(());
+    };
+    if owner {
+        crate::privileges::check_owner(&cv, &u, &rel)
+    } else {
+        crate::privileges::check_relation(
+            &cv,
+            &u,
+            &rel,
+            engine::acl::ACL_TRIGGER,
+            crate::privileges::ColumnUse::default(),
+        )
+    }
+}
+
 fn undefined_trigger(name: &str, table: &str) -> PgError {
     PgError::new(
         sqlstate::UNDEFINED_OBJECT,
@@ -96,9 +121,10 @@ fn undefined_trigger(name: &str, table: &str) -> PgError {
 
 fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
     let table = table_of(cx, &c.table)?;
-    if c.constraint {
+    check_table_rights(cx, &table, false)?;
+    if c.constraint && c.or_replace {
         return Err(PgError::unsupported(
-            "constraint triggers are not supported",
+            "CREATE OR REPLACE CONSTRAINT TRIGGER is not supported",
         ));
     }
     if c.timing == TRIGGER_TYPE_INSTEAD {
@@ -220,6 +246,11 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
         when,
         old_table: c.old_table.clone(),
         new_table: c.new_table.clone(),
+        constraint: c.constraint.then(|| TriggerDeferral {
+            oid: cx.db.catalog().allocate_oid(),
+            deferrable: c.deferrable || c.initially_deferred,
+            initially_deferred: c.initially_deferred,
+        }),
     };
     match existing {
         Some(i) => spec.triggers[i] = t,
@@ -278,6 +309,7 @@ fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -
         }
         return Err(undefined_trigger(name, &t.name));
     };
+    check_table_rights(cx, &t, true)?;
     spec.triggers.remove(i);
     crate::tablecmds::alter_definition(cx, &t, spec)?;
     Ok(())
@@ -285,6 +317,7 @@ fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -
 
 fn enable(cx: &mut DdlCtx<'_>, table: &str, enabled: u8, name: Option<&str>) -> PgResult<()> {
     let t = table_of(cx, table)?;
+    check_table_rights(cx, &t, true)?;
     let mut spec = t.spec();
     let mut found = false;
     for tg in &mut spec.triggers {
@@ -446,7 +479,7 @@ pub struct TriggerData<'a> {
 }
 
 /// One queued AFTER ROW event.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct AfterEvent {
     table: Arc<TableDef>,
     /// Position in `table.triggers`.
@@ -454,6 +487,18 @@ pub struct AfterEvent {
     op: u16,
     old: Option<Vec<Value>>,
     new: Option<Vec<Value>>,
+}
+
+impl AfterEvent {
+    /// True if the event belongs to a deferrable constraint trigger that
+    /// is deferred under `modes` (its constraint name is the trigger's).
+    pub fn deferred_under(&self, modes: &crate::executor::ConstraintModes) -> bool {
+        self.table
+            .triggers
+            .get(self.trigger)
+            .and_then(|t| t.constraint.map(|c| (t, c)))
+            .is_some_and(|(t, c)| c.deferrable && modes.deferred(&t.name, c.initially_deferred))
+    }
 }
 
 fn op_name(op: u16) -> &'static str {
@@ -516,7 +561,11 @@ pub fn before_row(
     new: Option<Vec<Value>>,
     updated: &[usize],
 ) -> PgResult<Option<Vec<Value>>> {
-    let list = matching(table, op, true, true, updated);
+    let list = if ec.skip_user_triggers {
+        Vec::new()
+    } else {
+        matching(table, op, true, true, updated)
+    };
     let mut new = new;
     if list.is_empty() {
         return Ok(new.or_else(|| old.map(|o| o.to_vec())));
@@ -577,19 +626,29 @@ pub fn queue_after_row(
     new: Option<&[Value]>,
     updated: &[usize],
 ) -> PgResult<()> {
+    if ec.skip_user_triggers {
+        return Ok(());
+    }
     for i in matching(table, op, false, true, updated) {
         if let Some(w) = &table.triggers[i].when {
             if !when_passes(ec, table, w, old, new)? {
                 continue;
             }
         }
-        ec.trigger_events.push(AfterEvent {
+        let ev = AfterEvent {
             table: table.clone(),
             trigger: i,
             op,
             old: old.map(|o| o.to_vec()),
             new: new.map(|n| n.to_vec()),
-        });
+        };
+        if ev.deferred_under(&ec.constraint_modes) {
+            // Fired at COMMIT (or SET CONSTRAINTS … IMMEDIATE) with the
+            // deferred foreign key checks.
+            ec.ri_deferred.push(crate::ri_triggers::RiEvent::Trigger(ev));
+        } else {
+            ec.trigger_events.push(ev);
+        }
     }
     Ok(())
 }
@@ -603,6 +662,9 @@ pub fn fire_statement(
     before: bool,
     updated: &[usize],
 ) -> PgResult<()> {
+    if ec.skip_user_triggers {
+        return Ok(());
+    }
     let list = matching(table, op, before, false, updated);
     if list.is_empty() {
         return Ok(());
@@ -664,6 +726,34 @@ pub fn fire_after_rows(ec: &mut Ectx<'_>) -> PgResult<()> {
         call(ec, &td)?;
     }
     Ok(())
+}
+
+/// Fires one AFTER ROW event queued earlier (a deferred constraint
+/// trigger's, at COMMIT or SET CONSTRAINTS … IMMEDIATE).
+pub fn fire_event(ec: &mut Ectx<'_>, e: &AfterEvent) -> PgResult<()> {
+    let Some(t) = e.table.triggers.get(e.trigger) else {
+        return Ok(());
+    };
+    let td = TriggerData {
+        trigger: t,
+        table: &e.table,
+        when: "AFTER",
+        level: "ROW",
+        op: op_name(e.op),
+        schema: schema_of(ec, &e.table),
+        new: e.new.clone(),
+        old: e.old.clone(),
+    };
+    call(ec, &td)?;
+    Ok(())
+}
+
+/// True if `table` has an enabled TRUNCATE trigger.
+pub fn has_truncate_triggers(table: &TableDef) -> bool {
+    table
+        .triggers
+        .iter()
+        .any(|t| t.is_enabled() && t.on(TRIGGER_TYPE_TRUNCATE))
 }
 
 /// Removes the triggers that use function `oid` from every table (DROP
