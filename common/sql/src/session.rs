@@ -1370,7 +1370,10 @@ impl Session {
         deferred: bool,
         sink: &mut dyn ResultSink,
     ) -> PgResult<()> {
-        if !self.xact.in_transaction_block() {
+        // Outside a block: PostgreSQL's WARNING, but the names are still
+        // looked up (and their errors raised).
+        let in_block = self.xact.in_transaction_block();
+        if !in_block {
             self.notice(
                 sink,
                 PgError::warning(
@@ -1378,9 +1381,9 @@ impl Session {
                     "SET CONSTRAINTS can only be used in transaction blocks",
                 ),
             );
-            return Ok(());
         }
         match names {
+            None if !in_block => return Ok(()),
             None => {
                 self.constraint_modes.all = Some(deferred);
                 self.constraint_modes.named.clear();
@@ -1421,9 +1424,14 @@ impl Session {
                             format!("constraint \"{n}\" is not deferrable"),
                         ));
                     }
-                    self.constraint_modes.named.push((n.clone(), deferred));
+                    if in_block {
+                        self.constraint_modes.named.push((n.clone(), deferred));
+                    }
                 }
             }
+        }
+        if !in_block {
+            return Ok(());
         }
         if deferred || self.ri_deferred.is_empty() {
             return Ok(());

@@ -89,8 +89,13 @@ fn table_of(cx: &DdlCtx<'_>, name: &str) -> PgResult<Arc<TableDef>> {
 
 /// CREATE TRIGGER needs the TRIGGER privilege on the table (PostgreSQL's
 /// `pg_class_aclcheck(…, ACL_TRIGGER)`); DROP TRIGGER and ALTER TABLE …
-/// ENABLE / DISABLE TRIGGER need its ownership (`owner`).
-fn check_table_rights(cx: &DdlCtx<'_>, table: &TableDef, owner: bool) -> PgResult<()> {
+/// ENABLE / DISABLE TRIGGER need its ownership (`owner`, `drop`).
+fn check_table_rights(
+    cx: &DdlCtx<'_>,
+    table: &TableDef,
+    owner: bool,
+    drop: bool,
+) -> PgResult<()> {
     let u = crate::privileges::AclUser::of(cx.db, cx.user);
     if u.superuser {
         return Ok(());
@@ -101,6 +106,13 @@ fn check_table_rights(cx: &DdlCtx<'_>, table: &TableDef, owner: bool) -> PgResul
     };
     if owner {
         crate::privileges::check_owner(&cv, &u, &rel)
+    } else if drop {
+        // DROP TRIGGER's object is the trigger: "relation" in the message.
+        if u.has_privs_of(crate::privileges::relation_owner(&cv, rel.oid)) {
+            Ok(())
+        } else {
+            Err(crate::privileges::not_owner("relation", &rel.name))
+        }
     } else {
         crate::privileges::check_relation(
             &cv,
@@ -121,7 +133,7 @@ fn undefined_trigger(name: &str, table: &str) -> PgError {
 
 fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
     let table = table_of(cx, &c.table)?;
-    check_table_rights(cx, &table, false)?;
+    check_table_rights(cx, &table, false, false)?;
     if c.constraint && c.or_replace {
         return Err(PgError::unsupported(
             "CREATE OR REPLACE CONSTRAINT TRIGGER is not supported",
@@ -309,7 +321,7 @@ fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -
         }
         return Err(undefined_trigger(name, &t.name));
     };
-    check_table_rights(cx, &t, true)?;
+    check_table_rights(cx, &t, false, true)?;
     spec.triggers.remove(i);
     crate::tablecmds::alter_definition(cx, &t, spec)?;
     Ok(())
@@ -317,7 +329,7 @@ fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -
 
 fn enable(cx: &mut DdlCtx<'_>, table: &str, enabled: u8, name: Option<&str>) -> PgResult<()> {
     let t = table_of(cx, table)?;
-    check_table_rights(cx, &t, true)?;
+    check_table_rights(cx, &t, true, false)?;
     let mut spec = t.spec();
     let mut found = false;
     for tg in &mut spec.triggers {
@@ -668,6 +680,10 @@ pub fn fire_statement(
     let list = matching(table, op, before, false, updated);
     if list.is_empty() {
         return Ok(());
+    }
+    if !before {
+        // The statement's writes are visible to its AFTER triggers.
+        ec.xact.command_counter_increment();
     }
     let schema = schema_of(ec, table);
     for i in list {

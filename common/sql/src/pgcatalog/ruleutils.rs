@@ -821,6 +821,11 @@ impl Deparser<'_> {
                 _ => format!("{op}{}", x(expr, 9)),
             },
             E::IsNull(a) => self.op(format!("{} IS NULL", x(a, 5)), 5, outer),
+            E::IsDistinctFrom(a, b) => self.op(
+                format!("{} IS DISTINCT FROM {}", x(a, 5), x(b, 5)),
+                5,
+                outer,
+            ),
             E::IsNotNull(a) => self.op(format!("{} IS NOT NULL", x(a, 5)), 5, outer),
             E::Like {
                 negated,
