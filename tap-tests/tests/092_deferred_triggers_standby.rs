@@ -68,8 +68,14 @@ fn deferred_and_truncate_triggers_reach_the_standby_as_wal() {
     //    transaction stays.
     s.query_safe("BEGIN");
     s.query_safe("INSERT INTO orders VALUES (3, 1), (4, -1)");
-    let err = s.query("COMMIT").expect_err("COMMIT with a failing deferred trigger");
-    assert_eq!(err.code(), "P0001", "deferred trigger's error fails COMMIT: {err}");
+    let err = s
+        .query("COMMIT")
+        .expect_err("COMMIT with a failing deferred trigger");
+    assert_eq!(
+        err.code(),
+        "P0001",
+        "deferred trigger's error fails COMMIT: {err}"
+    );
     assert_eq!(
         primary.safe_sql("SELECT count(*) FROM orders WHERE id IN (3, 4)"),
         "0",

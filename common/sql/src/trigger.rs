@@ -90,12 +90,7 @@ fn table_of(cx: &DdlCtx<'_>, name: &str) -> PgResult<Arc<TableDef>> {
 /// CREATE TRIGGER needs the TRIGGER privilege on the table (PostgreSQL's
 /// `pg_class_aclcheck(…, ACL_TRIGGER)`); DROP TRIGGER and ALTER TABLE …
 /// ENABLE / DISABLE TRIGGER need its ownership (`owner`, `drop`).
-fn check_table_rights(
-    cx: &DdlCtx<'_>,
-    table: &TableDef,
-    owner: bool,
-    drop: bool,
-) -> PgResult<()> {
+fn check_table_rights(cx: &DdlCtx<'_>, table: &TableDef, owner: bool, drop: bool) -> PgResult<()> {
     let u = crate::privileges::AclUser::of(cx.db, cx.user);
     if u.superuser {
         return Ok(());
@@ -657,7 +652,8 @@ pub fn queue_after_row(
         if ev.deferred_under(&ec.constraint_modes) {
             // Fired at COMMIT (or SET CONSTRAINTS … IMMEDIATE) with the
             // deferred foreign key checks.
-            ec.ri_deferred.push(crate::ri_triggers::RiEvent::Trigger(ev));
+            ec.ri_deferred
+                .push(crate::ri_triggers::RiEvent::Trigger(ev));
         } else {
             ec.trigger_events.push(ev);
         }

@@ -191,9 +191,7 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "shobj_description" if n == 2 => s(CatFunc::ShobjDescription, &[T::Oid, T::Name], T::Text),
         "pg_get_triggerdef" if n == 1 => s(CatFunc::GetTriggerDef, &[T::Oid], T::Text),
         "pg_get_triggerdef" if n == 2 => s(CatFunc::GetTriggerDef, &[T::Oid, T::Bool], T::Text),
-        "pg_get_statisticsobjdef_columns" | "pg_get_ruledef"
-            if (1..=3).contains(&n) =>
-        {
+        "pg_get_statisticsobjdef_columns" | "pg_get_ruledef" if (1..=3).contains(&n) => {
             any(CatFunc::Null, T::Text)
         }
         f if super::aclfuncs::PrivFn::of(f, n).is_some() => match super::aclfuncs::PrivFn::of(f, n)
