@@ -38,6 +38,23 @@
 //! Every statement the function runs is a nested statement
 //! (`Ectx::nested`) with its own event queue, fired at its own end.
 //!
+//! The same functions serve COPY FROM (`crate::copy`: statement triggers
+//! at its start and end, BEFORE ROW per record, AFTER ROW events kept
+//! across its chunks), INSERT … ON CONFLICT DO UPDATE's update path, and
+//! TRUNCATE (`session::truncate_in_block` fires the TRUNCATE statement
+//! triggers around the emptying; `Ectx::skip_user_triggers` silences the
+//! DELETE it empties with).
+//!
+//! ## Constraint triggers
+//!
+//! A constraint trigger ([`TriggerDeferral`] on its spec) fires like an
+//! AFTER ROW trigger unless it is deferred (INITIALLY DEFERRED, or `SET
+//! CONSTRAINTS` says so under its name): then its event joins the
+//! deferred foreign key checks (`RiEvent::Trigger` on `Ectx::ri_deferred`)
+//! and shares their life — kept per subtransaction by the session, fired
+//! by `SET CONSTRAINTS … IMMEDIATE` or at COMMIT ([`fire_event`]), an
+//! error there aborting the transaction.
+//!
 //! Nothing here runs during WAL replay: a standby applies the rows a
 //! trigger wrote as the primary's WAL records, never the trigger.
 
