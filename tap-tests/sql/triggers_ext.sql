@@ -178,6 +178,46 @@ INSERT INTO tx_up VALUES (1, 500) ON CONFLICT (id) DO UPDATE SET n = excluded.n 
 INSERT INTO tx_up VALUES (2, 7) ON CONFLICT (id) DO NOTHING;
 SELECT * FROM tx_up ORDER BY id;
 SELECT what FROM tx_log WHERE what LIKE 'tx_up%' ORDER BY seq;
+-- transition tables: statement and row AFTER triggers read the rows the
+-- statement wrote as tables
+CREATE TABLE tx_tt (id int PRIMARY KEY, v int);
+CREATE FUNCTION tx_tt_sum() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  msg text;
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    SELECT string_agg(id || '=' || v, ',' ORDER BY id) INTO msg FROM newrows;
+  ELSIF TG_OP = 'UPDATE' THEN
+    SELECT string_agg(o.id || ':' || o.v || '->' || n.v, ',' ORDER BY o.id) INTO msg
+      FROM oldrows o JOIN newrows n ON n.id = o.id;
+  ELSE
+    SELECT count(*) || ' gone, sum ' || coalesce(sum(v), 0) INTO msg FROM oldrows;
+  END IF;
+  INSERT INTO tx_log (what) VALUES (TG_NAME || ' ' || TG_LEVEL || ' ' || TG_OP || ': ' || coalesce(msg, '-'));
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER tx_tt_ins AFTER INSERT ON tx_tt REFERENCING NEW TABLE AS newrows
+  FOR EACH STATEMENT EXECUTE FUNCTION tx_tt_sum();
+CREATE TRIGGER tx_tt_upd AFTER UPDATE ON tx_tt REFERENCING OLD TABLE AS oldrows NEW TABLE AS newrows
+  FOR EACH STATEMENT EXECUTE FUNCTION tx_tt_sum();
+CREATE TRIGGER tx_tt_del AFTER DELETE ON tx_tt REFERENCING OLD TABLE oldrows
+  FOR EACH ROW EXECUTE FUNCTION tx_tt_sum();
+INSERT INTO tx_tt VALUES (1, 10), (2, 20), (3, 30);
+UPDATE tx_tt SET v = v + 1 WHERE id < 3;
+UPDATE tx_tt SET v = 0 WHERE id > 100;
+DELETE FROM tx_tt WHERE id >= 2;
+INSERT INTO tx_tt SELECT 10, 100;
+SELECT what FROM tx_log WHERE what LIKE 'tx_tt%' ORDER BY seq;
+SELECT tgname, pg_get_triggerdef(oid, true) FROM pg_trigger WHERE tgrelid = 'tx_tt'::regclass ORDER BY 1;
+CREATE TRIGGER bad BEFORE INSERT ON tx_tt REFERENCING NEW TABLE AS n FOR EACH ROW EXECUTE FUNCTION tx_tt_sum();
+CREATE TRIGGER bad AFTER INSERT OR UPDATE ON tx_tt REFERENCING NEW TABLE AS n EXECUTE FUNCTION tx_tt_sum();
+CREATE TRIGGER bad AFTER UPDATE OF v ON tx_tt REFERENCING NEW TABLE AS n EXECUTE FUNCTION tx_tt_sum();
+CREATE TRIGGER bad AFTER DELETE ON tx_tt REFERENCING NEW TABLE AS n EXECUTE FUNCTION tx_tt_sum();
+CREATE TRIGGER bad AFTER INSERT ON tx_tt REFERENCING OLD TABLE AS o EXECUTE FUNCTION tx_tt_sum();
+CREATE TRIGGER bad AFTER UPDATE ON tx_tt REFERENCING OLD TABLE AS x NEW TABLE AS x EXECUTE FUNCTION tx_tt_sum();
+CREATE TRIGGER bad AFTER TRUNCATE ON tx_tt REFERENCING OLD TABLE AS o EXECUTE FUNCTION tx_tt_sum();
+CREATE TRIGGER bad AFTER INSERT ON tx_tt REFERENCING NEW ROW AS r FOR EACH ROW EXECUTE FUNCTION tx_tt_sum();
 -- @@ read-only
 SELECT seq, what FROM tx_log ORDER BY seq;
 SELECT * FROM tx_t ORDER BY id;
@@ -185,3 +225,4 @@ SELECT id FROM tx_d ORDER BY id;
 SELECT * FROM tx_cp ORDER BY id;
 SELECT * FROM tx_up ORDER BY id;
 SELECT tgname, pg_get_triggerdef(oid, true) FROM pg_trigger WHERE tgrelid = 'tx_t'::regclass ORDER BY 1;
+SELECT * FROM tx_tt ORDER BY id;

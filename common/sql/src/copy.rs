@@ -64,6 +64,8 @@ pub struct CopyInState {
     started: bool,
     /// AFTER ROW events of the rows inserted so far.
     trigger_events: Vec<crate::trigger::AfterEvent>,
+    /// Their transition-table rows.
+    transition_rows: Vec<crate::trigger::TransitionRow>,
 }
 
 /// The fields of one record: unescaped bytes back to back, and per field
@@ -129,6 +131,7 @@ impl CopyInState {
             triggers,
             started: false,
             trigger_events: Vec::new(),
+            transition_rows: Vec::new(),
             table,
             cols,
             opts,
@@ -216,6 +219,7 @@ impl CopyInState {
         crate::ri_triggers::after_statement(ec)?;
         if self.triggers {
             ec.trigger_events = std::mem::take(&mut self.trigger_events);
+            ec.transition_rows = std::mem::take(&mut self.transition_rows);
             crate::trigger::fire_after_rows(ec)?;
             let table = self.table.clone();
             crate::trigger::fire_statement(
@@ -241,6 +245,7 @@ impl CopyInState {
             .flush(ec, &self.vis, &table, &mut |_, _| Ok(()))?;
         self.ri_events.append(&mut ec.ri_events);
         self.trigger_events.append(&mut ec.trigger_events);
+        self.transition_rows.append(&mut ec.transition_rows);
         Ok(())
     }
 

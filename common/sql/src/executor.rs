@@ -281,6 +281,9 @@ pub struct Ectx<'a> {
     pub trigger_events: Vec<crate::trigger::AfterEvent>,
     /// `SET CONSTRAINTS` of the transaction.
     pub constraint_modes: ConstraintModes,
+    /// Rows the statement wrote to tables with transition-table triggers:
+    /// (table, event, OLD, NEW) (`crate::trigger`).
+    pub transition_rows: Vec<crate::trigger::TransitionRow>,
     /// User triggers do not fire (the DELETE a TRUNCATE in a transaction
     /// block runs; its TRUNCATE triggers fire instead).
     pub skip_user_triggers: bool,
@@ -354,6 +357,7 @@ impl<'a> Ectx<'a> {
             ri_deferred: Vec::new(),
             trigger_events: Vec::new(),
             skip_user_triggers: false,
+            transition_rows: Vec::new(),
             constraint_modes: ConstraintModes::default(),
             notices: Vec::new(),
             view_key: None,

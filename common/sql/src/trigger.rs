@@ -163,9 +163,7 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
             "TRUNCATE FOR EACH ROW triggers are not supported",
         ));
     }
-    if c.old_table.is_some() || c.new_table.is_some() {
-        return Err(PgError::unsupported("transition tables are not supported"));
-    }
+    check_transition_tables(c)?;
     let mut columns = Vec::with_capacity(c.columns.len());
     for n in &c.columns {
         let Some(i) = table
@@ -281,6 +279,63 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
         None => spec.triggers.push(t),
     }
     crate::tablecmds::alter_definition(cx, &table, spec)?;
+    Ok(())
+}
+
+/// PostgreSQL's rules for `REFERENCING OLD / NEW TABLE AS`, in its order.
+fn check_transition_tables(c: &CreateTrigger) -> PgResult<()> {
+    let bad = |state, msg: &str| Err(PgError::new(state, msg.to_string()));
+    for (is_new, name) in [(false, &c.old_table), (true, &c.new_table)] {
+        if name.is_none() {
+            continue;
+        }
+        if c.timing != 0 {
+            return bad(
+                sqlstate::INVALID_OBJECT_DEFINITION,
+                "transition table name can only be specified for an AFTER trigger",
+            );
+        }
+        if c.events & TRIGGER_TYPE_TRUNCATE != 0 {
+            return bad(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "TRUNCATE triggers with transition tables are not supported",
+            );
+        }
+        let events = [TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE, TRIGGER_TYPE_DELETE]
+            .iter()
+            .filter(|b| c.events & **b != 0)
+            .count();
+        if events != 1 {
+            return bad(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "transition tables cannot be specified for triggers with more than one event",
+            );
+        }
+        if !c.columns.is_empty() {
+            return bad(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "transition tables cannot be specified for triggers with column lists",
+            );
+        }
+        if is_new && c.events & (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE) == 0 {
+            return bad(
+                sqlstate::INVALID_OBJECT_DEFINITION,
+                "NEW TABLE can only be specified for an INSERT or UPDATE trigger",
+            );
+        }
+        if !is_new && c.events & (TRIGGER_TYPE_DELETE | TRIGGER_TYPE_UPDATE) == 0 {
+            return bad(
+                sqlstate::INVALID_OBJECT_DEFINITION,
+                "OLD TABLE can only be specified for a DELETE or UPDATE trigger",
+            );
+        }
+    }
+    if c.old_table.is_some() && c.old_table == c.new_table {
+        return bad(
+            sqlstate::INVALID_OBJECT_DEFINITION,
+            "OLD TABLE name and NEW TABLE name cannot be the same",
+        );
+    }
     Ok(())
 }
 
@@ -502,6 +557,100 @@ pub struct TriggerData<'a> {
     pub old: Option<Vec<Value>>,
 }
 
+// ---------------------------------------------------------------------------
+// Transition tables
+// ---------------------------------------------------------------------------
+
+/// A row a statement wrote to a table one of whose AFTER triggers names
+/// transition tables (`REFERENCING OLD / NEW TABLE AS`).
+#[derive(Clone, Debug)]
+pub struct TransitionRow {
+    /// The table.
+    table: pgtypes::Oid,
+    /// The event (`TRIGGER_TYPE_INSERT` …).
+    op: u16,
+    old: Option<Vec<Value>>,
+    new: Option<Vec<Value>>,
+}
+
+/// One transition table a running trigger function reads: name, columns
+/// and rows (PostgreSQL's ephemeral named relation).
+type Transition = (String, Vec<(String, SqlType)>, Arc<Vec<Vec<Value>>>);
+
+thread_local! {
+    /// The transition tables of each trigger function being run on this
+    /// thread, innermost last; only the innermost frame is visible (a
+    /// trigger fired from inside another does not see its tables). The
+    /// planner reads them while planning the function's statements
+    /// ([`transition_relation`]), which run synchronously inside the call.
+    static TRANSITIONS: std::cell::RefCell<Vec<Vec<Transition>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// True while a trigger function with transition tables runs (its plans
+/// hold their rows: `crate::spi` does not cache them).
+pub(crate) fn transition_active() -> bool {
+    TRANSITIONS.with(|t| t.borrow().last().is_some_and(|f| !f.is_empty()))
+}
+
+/// The columns and rows of transition table `name` of the running
+/// trigger function, if it has one by that name.
+pub(crate) fn transition_relation(
+    name: &str,
+) -> Option<(Vec<(String, SqlType)>, Arc<Vec<Vec<Value>>>)> {
+    TRANSITIONS.with(|t| {
+        t.borrow()
+            .last()?
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, c, r)| (c.clone(), r.clone()))
+    })
+}
+
+/// True if `table` has an enabled AFTER trigger for `op` with transition
+/// tables (its rows are then kept for them).
+fn wants_transition_rows(table: &TableDef, op: u16) -> bool {
+    table.triggers.iter().any(|t| {
+        t.is_enabled()
+            && t.on(op)
+            && !t.before()
+            && !t.instead()
+            && (t.old_table.is_some() || t.new_table.is_some())
+    })
+}
+
+/// The transition tables trigger `td` names, from the statement's rows.
+fn transition_frame(ec: &Ectx<'_>, td: &TriggerData<'_>) -> Vec<Transition> {
+    let t = td.trigger;
+    if td.when != "AFTER" || (t.old_table.is_none() && t.new_table.is_none()) {
+        return Vec::new();
+    }
+    let live: Vec<usize> = (0..td.table.columns.len())
+        .filter(|c| !td.table.columns[*c].dropped)
+        .collect();
+    let cols: Vec<(String, SqlType)> = live
+        .iter()
+        .map(|c| (td.table.columns[*c].name.clone(), td.table.columns[*c].ty))
+        .collect();
+    let mut out = Vec::new();
+    for (name, new) in [(&t.old_table, false), (&t.new_table, true)] {
+        let Some(name) = name else { continue };
+        let rows: Vec<Vec<Value>> = ec
+            .transition_rows
+            .iter()
+            .filter(|r| r.table == td.table.oid && op_name(r.op) == td.op)
+            .filter_map(|r| if new { r.new.as_ref() } else { r.old.as_ref() })
+            .map(|row| {
+                live.iter()
+                    .map(|c| row.get(*c).cloned().unwrap_or(Value::Null))
+                    .collect()
+            })
+            .collect();
+        out.push((name.clone(), cols.clone(), Arc::new(rows)));
+    }
+    out
+}
+
 /// One queued AFTER ROW event.
 #[derive(Clone, Debug)]
 pub struct AfterEvent {
@@ -571,7 +720,11 @@ fn schema_of(ec: &Ectx<'_>, table: &TableDef) -> String {
 }
 
 fn call(ec: &mut Ectx<'_>, td: &TriggerData<'_>) -> PgResult<Option<Vec<Value>>> {
-    crate::fmgr::call_trigger(ec, td)
+    let frame = transition_frame(ec, td);
+    TRANSITIONS.with(|t| t.borrow_mut().push(frame));
+    let r = crate::fmgr::call_trigger(ec, td);
+    TRANSITIONS.with(|t| t.borrow_mut().pop());
+    r
 }
 
 /// BEFORE ROW triggers of an INSERT (`old` None), UPDATE or DELETE (`new`
@@ -652,6 +805,14 @@ pub fn queue_after_row(
 ) -> PgResult<()> {
     if ec.skip_user_triggers {
         return Ok(());
+    }
+    if wants_transition_rows(table, op) {
+        ec.transition_rows.push(TransitionRow {
+            table: table.oid,
+            op,
+            old: old.map(|o| o.to_vec()),
+            new: new.map(|n| n.to_vec()),
+        });
     }
     for i in matching(table, op, false, true, updated) {
         if let Some(w) = &table.triggers[i].when {
