@@ -1,11 +1,13 @@
-//! Constraint triggers deferred to COMMIT and TRUNCATE triggers on the
-//! primary, and what the hot standby sees of them (`sql::trigger`,
-//! `sql::ri_triggers`' deferred queue).
+//! Constraint triggers deferred to COMMIT, a transition-table trigger and
+//! TRUNCATE triggers on the primary, and what the hot standby sees of them
+//! (`sql::trigger`, `sql::ri_triggers`' deferred queue).
 //!
 //! A deferred constraint trigger's function runs when the transaction
 //! commits (or at `SET CONSTRAINTS … IMMEDIATE`), not when the row is
 //! written; an error there fails the COMMIT and takes the whole
-//! transaction with it. A TRUNCATE trigger runs at the TRUNCATE and its
+//! transaction with it. A statement trigger with `REFERENCING NEW TABLE`
+//! reads all the rows its statement wrote, once. A TRUNCATE trigger runs
+//! at the TRUNCATE and its
 //! writes commit with it. It guards against deferred events fired early,
 //! lost, or fired twice, against a failed deferred check that still
 //! commits, and against a standby that fires triggers during replay: the
@@ -33,6 +35,15 @@ BEGIN
   RETURN NULL;
 END;
 $$;
+CREATE TABLE order_totals (stmt_seq bigserial PRIMARY KEY, nrows bigint, qty bigint);
+CREATE FUNCTION orders_total() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO order_totals (nrows, qty) SELECT count(*), sum(qty) FROM new_orders;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER orders_total AFTER INSERT ON orders REFERENCING NEW TABLE AS new_orders
+  FOR EACH STATEMENT EXECUTE FUNCTION orders_total();
 CREATE CONSTRAINT TRIGGER orders_check AFTER INSERT OR UPDATE ON orders
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION orders_check();
 CREATE TRIGGER scratch_truncated AFTER TRUNCATE ON scratch
@@ -40,7 +51,7 @@ CREATE TRIGGER scratch_truncated AFTER TRUNCATE ON scratch
 ";
 
 #[test]
-fn deferred_and_truncate_triggers_reach_the_standby_as_wal() {
+fn deferred_transition_and_truncate_triggers_reach_the_standby_as_wal() {
     let primary = Node::new("primary");
     primary.init(true);
     primary.start();
@@ -99,7 +110,16 @@ fn deferred_and_truncate_triggers_reach_the_standby_as_wal() {
     s.query_safe("INSERT INTO orders VALUES (6, 3)");
     s.query_safe("COMMIT");
 
-    // 4. A TRUNCATE trigger's audit row commits with the TRUNCATE, in and
+    // 4. The transition-table trigger saw each INSERT's rows once (the
+    //    failed transaction's row is gone with it).
+    primary.safe_sql("INSERT INTO orders SELECT g, g FROM generate_series(100, 149) g");
+    assert_eq!(
+        primary.safe_sql("SELECT nrows, qty FROM order_totals ORDER BY stmt_seq"),
+        "2|12\n1|2\n1|3\n50|6225",
+        "one totals row per INSERT statement, over all its rows"
+    );
+
+    // 5. A TRUNCATE trigger's audit row commits with the TRUNCATE, in and
     //    out of a transaction block.
     primary.safe_sql("INSERT INTO scratch SELECT generate_series(1, 10)");
     primary.safe_sql("TRUNCATE scratch");
@@ -113,7 +133,7 @@ fn deferred_and_truncate_triggers_reach_the_standby_as_wal() {
         "TRUNCATE trigger fired; the rolled-back one left nothing"
     );
 
-    // 5. The standby, caught up, has exactly the primary's rows: it applied
+    // 6. The standby, caught up, has exactly the primary's rows: it applied
     //    the triggers' writes from WAL and fired nothing itself.
     let lsn = primary.lsn("insert");
     primary.wait_for_catchup(&standby, "replay", Some(&lsn));
@@ -121,6 +141,7 @@ fn deferred_and_truncate_triggers_reach_the_standby_as_wal() {
         "SELECT seq, what FROM audit ORDER BY seq",
         "SELECT id, qty FROM orders ORDER BY id",
         "SELECT count(*) FROM scratch",
+        "SELECT stmt_seq, nrows, qty FROM order_totals ORDER BY stmt_seq",
     ] {
         assert_eq!(
             standby.safe_sql(q),
@@ -130,7 +151,7 @@ fn deferred_and_truncate_triggers_reach_the_standby_as_wal() {
     }
     assert_eq!(
         standby.safe_sql("SELECT count(*) FROM audit"),
-        "6",
+        "56",
         "standby fired no trigger of its own"
     );
     let err = standby

@@ -45,6 +45,14 @@
 //! triggers around the emptying; `Ectx::skip_user_triggers` silences the
 //! DELETE it empties with).
 //!
+//! ## Transition tables
+//!
+//! The rows a statement writes to a table with a `REFERENCING OLD / NEW
+//! TABLE` AFTER trigger are kept on `Ectx::transition_rows`; calling such
+//! a trigger pushes them, as named tables, on a thread-local frame stack
+//! the planner consults ([`transition_relation`]) while the function's
+//! statements are planned.
+//!
 //! ## Constraint triggers
 //!
 //! A constraint trigger ([`TriggerDeferral`] on its spec) fires like an
@@ -301,10 +309,14 @@ fn check_transition_tables(c: &CreateTrigger) -> PgResult<()> {
                 "TRUNCATE triggers with transition tables are not supported",
             );
         }
-        let events = [TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE, TRIGGER_TYPE_DELETE]
-            .iter()
-            .filter(|b| c.events & **b != 0)
-            .count();
+        let events = [
+            TRIGGER_TYPE_INSERT,
+            TRIGGER_TYPE_UPDATE,
+            TRIGGER_TYPE_DELETE,
+        ]
+        .iter()
+        .filter(|b| c.events & **b != 0)
+        .count();
         if events != 1 {
             return bad(
                 sqlstate::FEATURE_NOT_SUPPORTED,
