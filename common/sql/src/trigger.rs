@@ -253,6 +253,15 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
     let tgtype = c.timing | c.events | if c.row { TRIGGER_TYPE_ROW } else { 0 };
     let existing = spec.triggers.iter().position(|t| t.name == c.name);
     let oid = match existing {
+        Some(i) if c.or_replace && spec.triggers[i].constraint.is_some() => {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_OBJECT,
+                format!(
+                    "trigger \"{}\" for relation \"{}\" is a constraint trigger",
+                    c.name, table.name
+                ),
+            ))
+        }
         Some(i) if c.or_replace => spec.triggers[i].oid,
         Some(_) => {
             return Err(PgError::new(
