@@ -594,6 +594,9 @@ pub struct TransitionRow {
     new: Option<Vec<Value>>,
 }
 
+/// A transition table's columns and rows.
+pub(crate) type TransitionRel = (Vec<(String, SqlType)>, Arc<Vec<Vec<Value>>>);
+
 /// One transition table a running trigger function reads: name, columns
 /// and rows (PostgreSQL's ephemeral named relation).
 type Transition = (String, Vec<(String, SqlType)>, Arc<Vec<Vec<Value>>>);
@@ -616,9 +619,7 @@ pub(crate) fn transition_active() -> bool {
 
 /// The columns and rows of transition table `name` of the running
 /// trigger function, if it has one by that name.
-pub(crate) fn transition_relation(
-    name: &str,
-) -> Option<(Vec<(String, SqlType)>, Arc<Vec<Vec<Value>>>)> {
+pub(crate) fn transition_relation(name: &str) -> Option<TransitionRel> {
     TRANSITIONS.with(|t| {
         t.borrow()
             .last()?
