@@ -4006,6 +4006,7 @@ mod tests {
                 when: None,
                 old_table: None,
                 new_table: None,
+                constraint: None,
             }],
             oid,
             name: name.into(),

@@ -56,6 +56,20 @@ pub struct TriggerSpec {
     pub old_table: Option<String>,
     /// tgnewtable: REFERENCING NEW TABLE AS name.
     pub new_table: Option<String>,
+    /// CREATE CONSTRAINT TRIGGER's deferral (None: an ordinary trigger).
+    pub constraint: Option<TriggerDeferral>,
+}
+
+/// A constraint trigger's pg_constraint side (contype `t`): what SET
+/// CONSTRAINTS and the commit-time queue go by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TriggerDeferral {
+    /// tgconstraint: the OID of its pg_constraint row.
+    pub oid: Oid,
+    /// DEFERRABLE.
+    pub deferrable: bool,
+    /// INITIALLY DEFERRED.
+    pub initially_deferred: bool,
 }
 
 impl TriggerSpec {
@@ -99,7 +113,8 @@ fn parse_opt(s: &str) -> Result<Option<String>, String> {
 }
 
 /// One line of a table's block: `trigger <oid> <name> <func> <tgtype>
-/// <enabled> <cols or -> <when> <old table> <new table> <nargs> <arg>…`.
+/// <enabled> <cols or -> <when> <old table> <new table> <nargs> <arg>…
+/// [constraint <oid> <deferrable 0|1> <initially deferred 0|1>]`.
 pub(crate) fn push_trigger(out: &mut String, t: &TriggerSpec) {
     let cols = if t.columns.is_empty() {
         "-".to_string()
@@ -125,6 +140,12 @@ pub(crate) fn push_trigger(out: &mut String, t: &TriggerSpec) {
     for a in &t.args {
         out.push(' ');
         out.push_str(&esc(a));
+    }
+    if let Some(c) = &t.constraint {
+        out.push_str(&format!(
+            " constraint {} {} {}",
+            c.oid, c.deferrable as u8, c.initially_deferred as u8
+        ));
     }
     out.push('\n');
 }
@@ -153,9 +174,29 @@ pub(crate) fn parse_trigger(line: &str, ncols: usize) -> Result<TriggerSpec, Str
         v
     };
     let nargs: usize = nargs.parse().map_err(|_| "bad trigger argument count")?;
-    if args.len() != nargs {
-        return Err("bad trigger line length".into());
-    }
+    let (args, constraint) = match args.len().checked_sub(nargs) {
+        Some(0) => (args, None),
+        Some(4) => {
+            let (a, rest) = args.split_at(nargs);
+            let flag = |s: &str| match s {
+                "0" => Ok(false),
+                "1" => Ok(true),
+                _ => Err(format!("bad constraint trigger flag {s:?}")),
+            };
+            let ["constraint", oid, d, i] = rest else {
+                return Err("bad trigger line".into());
+            };
+            (
+                a,
+                Some(TriggerDeferral {
+                    oid: num(oid)?,
+                    deferrable: flag(d)?,
+                    initially_deferred: flag(i)?,
+                }),
+            )
+        }
+        _ => return Err("bad trigger line length".into()),
+    };
     let enabled = match enabled.as_bytes() {
         [b @ (b'O' | b'D' | b'R' | b'A')] => *b,
         _ => return Err("bad tgenabled".into()),
@@ -171,6 +212,7 @@ pub(crate) fn parse_trigger(line: &str, ncols: usize) -> Result<TriggerSpec, Str
         when: parse_opt(when)?,
         old_table: parse_opt(old)?,
         new_table: parse_opt(new)?,
+        constraint,
     })
 }
 
@@ -191,10 +233,22 @@ mod tests {
             when: Some("new.x <> old.x".into()),
             old_table: None,
             new_table: Some("newtab".into()),
+            constraint: None,
         };
         let mut s = String::new();
         push_trigger(&mut s, &t);
         assert_eq!(parse_trigger(s.trim_end(), 2).unwrap(), t);
+        let c = TriggerSpec {
+            constraint: Some(TriggerDeferral {
+                oid: 16401,
+                deferrable: true,
+                initially_deferred: false,
+            }),
+            ..t.clone()
+        };
+        let mut s = String::new();
+        push_trigger(&mut s, &c);
+        assert_eq!(parse_trigger(s.trim_end(), 2).unwrap(), c);
         assert!(parse_trigger(s.trim_end(), 1).is_err());
         assert!(parse_trigger("trigger 1 2", 2).is_err());
     }

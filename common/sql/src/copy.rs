@@ -56,6 +56,16 @@ pub struct CopyInState {
     /// Foreign key checks of the rows inserted so far, fired when the
     /// COPY ends (each chunk of data runs with its own context).
     ri_events: Vec<crate::ri_triggers::RiEvent>,
+    /// The table has triggers: rows go in one by one through its BEFORE
+    /// ROW triggers, AFTER ROW events wait in `trigger_events`, and the
+    /// INSERT statement triggers fire at the start and the end.
+    triggers: bool,
+    /// BEFORE STATEMENT triggers have fired.
+    started: bool,
+    /// AFTER ROW events of the rows inserted so far.
+    trigger_events: Vec<crate::trigger::AfterEvent>,
+    /// Their transition-table rows.
+    transition_rows: Vec<crate::trigger::TransitionRow>,
 }
 
 /// The fields of one record: unescaped bytes back to back, and per field
@@ -114,8 +124,14 @@ impl CopyInState {
         // Index entries and foreign key checks need the rows' values after
         // the heap insert; without them a COPY keeps only their encoded form.
         let mut batch = InsertBatch::new(frozen, true);
-        batch.keep_rows = !table.indexes.is_empty() || crate::ri_triggers::has_foreign_keys(&table);
+        let triggers = crate::trigger::has_triggers(&table);
+        batch.keep_rows =
+            !table.indexes.is_empty() || crate::ri_triggers::has_foreign_keys(&table) || triggers;
         CopyInState {
+            triggers,
+            started: false,
+            trigger_events: Vec::new(),
+            transition_rows: Vec::new(),
             table,
             cols,
             opts,
@@ -140,6 +156,7 @@ impl CopyInState {
         if self.failed || self.eof {
             return Ok(());
         }
+        self.start(ec)?;
         self.pending.extend_from_slice(data);
         // Records are parsed in place: the buffer is taken out of `self` for
         // the loop (no copy per record) and put back, minus what was
@@ -163,8 +180,25 @@ impl CopyInState {
         res
     }
 
+    /// BEFORE STATEMENT INSERT triggers, once, before the first row.
+    fn start(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
+        if self.triggers && !self.started {
+            self.started = true;
+            let table = self.table.clone();
+            crate::trigger::fire_statement(
+                ec,
+                &table,
+                engine::pg_trigger::TRIGGER_TYPE_INSERT,
+                true,
+                &[],
+            )?;
+        }
+        Ok(())
+    }
+
     /// End of input: the last record may lack its newline.
     pub fn finish(&mut self, ec: &mut Ectx<'_>) -> PgResult<u64> {
+        self.start(ec)?;
         if !self.eof && !self.pending.is_empty() {
             let mut rec = std::mem::take(&mut self.pending);
             if rec.last() == Some(&b'\r') {
@@ -183,6 +217,19 @@ impl CopyInState {
         self.flush(ec)?;
         ec.ri_events = std::mem::take(&mut self.ri_events);
         crate::ri_triggers::after_statement(ec)?;
+        if self.triggers {
+            ec.trigger_events = std::mem::take(&mut self.trigger_events);
+            ec.transition_rows = std::mem::take(&mut self.transition_rows);
+            crate::trigger::fire_after_rows(ec)?;
+            let table = self.table.clone();
+            crate::trigger::fire_statement(
+                ec,
+                &table,
+                engine::pg_trigger::TRIGGER_TYPE_INSERT,
+                false,
+                &[],
+            )?;
+        }
         Ok(self.count)
     }
 
@@ -197,6 +244,8 @@ impl CopyInState {
         self.batch
             .flush(ec, &self.vis, &table, &mut |_, _| Ok(()))?;
         self.ri_events.append(&mut ec.ri_events);
+        self.trigger_events.append(&mut ec.trigger_events);
+        self.transition_rows.append(&mut ec.transition_rows);
         Ok(())
     }
 
@@ -261,15 +310,26 @@ impl CopyInState {
             _ => split_text(rec, &self.opts, &mut fields),
         }
         .and_then(|()| self.build_row(ec, &fields, &mut row));
-        if res.is_ok() {
+        let res = match res {
+            Ok(()) if self.triggers => self.before_row(ec, &mut row),
+            Ok(()) => Ok(true),
+            Err(e) => Err(e),
+        };
+        let keep = matches!(res, Ok(true));
+        if keep {
             self.batch.push_values(&row);
         }
         row.clear();
         self.fields = fields;
         self.row = row;
         res.map_err(|e| self.context(e))?;
+        if !keep {
+            return Ok(());
+        }
         self.count += 1;
-        if self.batch.full() {
+        // With triggers, row by row: a BEFORE trigger's queries see the
+        // rows inserted before, as in PostgreSQL.
+        if self.batch.full() || self.triggers {
             self.flush(ec).map_err(|e| self.context(e))?;
         }
         Ok(())
@@ -317,7 +377,33 @@ impl CopyInState {
             }
         }
         conform_row(t, out)?;
+        if self.triggers {
+            // Checked on the row the BEFORE triggers return.
+            return Ok(());
+        }
         check_row(t, out, ec)
+    }
+
+    /// The BEFORE ROW INSERT triggers on `row` (replaced by the row they
+    /// return, checked); false if one returned NULL (the row is skipped
+    /// and not counted).
+    fn before_row(&self, ec: &mut Ectx<'_>, row: &mut Vec<Value>) -> PgResult<bool> {
+        let t = &self.table;
+        let Some(mut out) = crate::trigger::before_row(
+            ec,
+            t,
+            engine::pg_trigger::TRIGGER_TYPE_INSERT,
+            None,
+            Some(std::mem::take(row)),
+            &[],
+        )?
+        else {
+            return Ok(false);
+        };
+        conform_row(t, &mut out)?;
+        check_row(t, &out, ec)?;
+        *row = out;
+        Ok(true)
     }
 }
 

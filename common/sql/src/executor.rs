@@ -281,6 +281,12 @@ pub struct Ectx<'a> {
     pub trigger_events: Vec<crate::trigger::AfterEvent>,
     /// `SET CONSTRAINTS` of the transaction.
     pub constraint_modes: ConstraintModes,
+    /// Rows the statement wrote to tables with transition-table triggers:
+    /// (table, event, OLD, NEW) (`crate::trigger`).
+    pub transition_rows: Vec<crate::trigger::TransitionRow>,
+    /// User triggers do not fire (the DELETE a TRUNCATE in a transaction
+    /// block runs; its TRUNCATE triggers fire instead).
+    pub skip_user_triggers: bool,
     /// WARNINGs and NOTICEs functions raised, for the session to send
     /// once the statement is done.
     pub notices: Vec<PgError>,
@@ -313,6 +319,7 @@ impl<'a> Ectx<'a> {
         sub.sequences = self.sequences.as_deref_mut();
         sub.plans = self.plans.as_deref_mut();
         sub.constraint_modes = self.constraint_modes.clone();
+        sub.skip_user_triggers = self.skip_user_triggers;
         sub.path = self.path.clone();
         sub.snapshot = Some(snapshot);
         sub
@@ -349,6 +356,8 @@ impl<'a> Ectx<'a> {
             ri_events: Vec::new(),
             ri_deferred: Vec::new(),
             trigger_events: Vec::new(),
+            skip_user_triggers: false,
+            transition_rows: Vec::new(),
             constraint_modes: ConstraintModes::default(),
             notices: Vec::new(),
             view_key: None,
@@ -1422,6 +1431,21 @@ fn insert_on_conflict(
             for (c, e) in assignments {
                 new_row[*c] = ec.eval(e, &both)?;
             }
+            if crate::trigger::has_triggers(table) {
+                // BEFORE UPDATE ROW triggers on the update path.
+                let cols: Vec<usize> = assignments.iter().map(|(c, _)| *c).collect();
+                match crate::trigger::before_row(
+                    ec,
+                    table,
+                    engine::pg_trigger::TRIGGER_TYPE_UPDATE,
+                    Some(&existing),
+                    Some(new_row),
+                    &cols,
+                )? {
+                    Some(r) => new_row = r,
+                    None => return Ok(0),
+                }
+            }
             conform_row(table, &mut new_row)?;
             check_row(table, &new_row, ec)?;
             let xid = ec.xact.assign_xid()?;
@@ -1831,13 +1855,42 @@ pub fn run_dml<'a>(
     emit: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
 ) -> PgResult<u64> {
     let stmt_trigger = statement_trigger_target(plan);
+    // INSERT … ON CONFLICT DO UPDATE fires the UPDATE statement triggers
+    // too: BEFORE after INSERT's, AFTER before INSERT's.
+    let conflict_update = match (plan, &stmt_trigger) {
+        (Plan::Insert(p), Some(_)) => match p.on_conflict.as_ref().map(|oc| &oc.action) {
+            Some(crate::planner::ConflictAction::Update { assignments, .. }) => {
+                Some(assignments.iter().map(|(c, _)| *c).collect::<Vec<usize>>())
+            }
+            _ => None,
+        },
+        _ => None,
+    };
     if let Some((t, op, cols)) = &stmt_trigger {
         crate::trigger::fire_statement(ec, t, *op, true, cols)?;
+        if let Some(uc) = &conflict_update {
+            crate::trigger::fire_statement(
+                ec,
+                t,
+                engine::pg_trigger::TRIGGER_TYPE_UPDATE,
+                true,
+                uc,
+            )?;
+        }
     }
     let n = modify_table(ec, vis, plan, emit)?;
     crate::ri_triggers::after_statement(ec)?;
     if let Some((t, op, cols)) = &stmt_trigger {
         crate::trigger::fire_after_rows(ec)?;
+        if let Some(uc) = &conflict_update {
+            crate::trigger::fire_statement(
+                ec,
+                t,
+                engine::pg_trigger::TRIGGER_TYPE_UPDATE,
+                false,
+                uc,
+            )?;
+        }
         crate::trigger::fire_statement(ec, t, *op, false, cols)?;
     }
     Ok(n)

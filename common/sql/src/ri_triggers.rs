@@ -81,6 +81,10 @@ pub enum RiEvent {
         /// The new key (UPDATE).
         new: Option<Vec<Value>>,
     },
+    /// A row event of a deferred constraint trigger (`CREATE CONSTRAINT
+    /// TRIGGER … INITIALLY DEFERRED`, or one `SET CONSTRAINTS` deferred):
+    /// its function runs at COMMIT like a deferred foreign key check.
+    Trigger(crate::trigger::AfterEvent),
 }
 
 impl RiEvent {
@@ -89,6 +93,7 @@ impl RiEvent {
         match self {
             RiEvent::Check { table, con, .. } => table.constraints.get(*con),
             RiEvent::Parent { child, con, .. } => child.constraints.get(*con),
+            RiEvent::Trigger(_) => None,
         }
     }
     /// True if the event is a check that waits for COMMIT.
@@ -99,11 +104,15 @@ impl RiEvent {
     /// True if the event is a check that waits for COMMIT under `modes`
     /// (`SET CONSTRAINTS`).
     pub fn deferred_under(&self, modes: &crate::executor::ConstraintModes) -> bool {
+        if let RiEvent::Trigger(e) = self {
+            return e.deferred_under(modes);
+        }
         let Some(c) = self.constraint() else {
             return false;
         };
         let is_check = match self {
             RiEvent::Check { .. } => true,
+            RiEvent::Trigger(_) => false,
             RiEvent::Parent {
                 new, child, con, ..
             } => child
@@ -348,6 +357,7 @@ fn check_unreferenced_all(
 fn fire(ec: &mut Ectx<'_>, ev: &RiEvent) -> PgResult<()> {
     match ev {
         RiEvent::Check { table, con, key } => check_referenced(ec, table, *con, key),
+        RiEvent::Trigger(e) => crate::trigger::fire_event(ec, e),
         RiEvent::Parent {
             parent,
             child,

@@ -290,6 +290,9 @@ pub struct Session {
     /// Tables a TRUNCATE in this transaction block emptied with an MVCC
     /// DELETE (COPY FREEZE into them loads unfrozen rows).
     mvcc_truncated_in_xact: HashSet<RelFileId>,
+    /// Set while TRUNCATE in a transaction block runs its DELETE: user
+    /// triggers do not fire (`Ectx::skip_user_triggers`).
+    truncating: bool,
     /// DDL of this transaction decided at its end: DROP TABLE in a block
     /// (done at COMMIT), CREATE TABLE / INDEX (undone at ROLLBACK), each
     /// with its savepoint depth.
@@ -598,6 +601,7 @@ impl Session {
             was_in_xact: false,
             created_in_xact: HashSet::new(),
             mvcc_truncated_in_xact: HashSet::new(),
+            truncating: false,
             pending_ddl: PendingDdlList::default(),
             acl_user: None,
             acl_bypass: false,
@@ -1309,6 +1313,7 @@ impl Session {
         e.sequences = Some(&mut self.sequences);
         e.plans = Some(&mut self.spi_plans);
         e.constraint_modes = self.constraint_modes.clone();
+        e.skip_user_triggers = self.truncating;
         e.path = self.path.clone();
         e
     }
@@ -1366,7 +1371,10 @@ impl Session {
         deferred: bool,
         sink: &mut dyn ResultSink,
     ) -> PgResult<()> {
-        if !self.xact.in_transaction_block() {
+        // Outside a block: PostgreSQL's WARNING, but the names are still
+        // looked up (and their errors raised).
+        let in_block = self.xact.in_transaction_block();
+        if !in_block {
             self.notice(
                 sink,
                 PgError::warning(
@@ -1374,9 +1382,9 @@ impl Session {
                     "SET CONSTRAINTS can only be used in transaction blocks",
                 ),
             );
-            return Ok(());
         }
         match names {
+            None if !in_block => return Ok(()),
             None => {
                 self.constraint_modes.all = Some(deferred);
                 self.constraint_modes.named.clear();
@@ -1392,25 +1400,39 @@ impl Session {
                         .collect::<Vec<_>>()
                 };
                 for n in names {
-                    let c = tables
+                    // A foreign key's, or a constraint trigger's.
+                    let deferrable = tables
                         .iter()
                         .flat_map(|t| t.constraints.iter())
                         .find(|c| &c.name == n)
+                        .map(|c| c.deferrable)
+                        .or_else(|| {
+                            tables
+                                .iter()
+                                .flat_map(|t| t.triggers.iter())
+                                .find(|t| &t.name == n && t.constraint.is_some())
+                                .and_then(|t| t.constraint.map(|c| c.deferrable))
+                        })
                         .ok_or_else(|| {
                             PgError::new(
                                 sqlstate::UNDEFINED_OBJECT,
                                 format!("constraint \"{n}\" does not exist"),
                             )
                         })?;
-                    if !c.deferrable {
+                    if !deferrable {
                         return Err(PgError::new(
                             sqlstate::WRONG_OBJECT_TYPE,
                             format!("constraint \"{n}\" is not deferrable"),
                         ));
                     }
-                    self.constraint_modes.named.push((n.clone(), deferred));
+                    if in_block {
+                        self.constraint_modes.named.push((n.clone(), deferred));
+                    }
                 }
             }
+        }
+        if !in_block {
+            return Ok(());
         }
         if deferred || self.ri_deferred.is_empty() {
             return Ok(());
@@ -2011,8 +2033,10 @@ impl Session {
                         ..
                     },
                     true,
-                ) = (&**s, self.xact.in_transaction_block())
-                {
+                ) = (
+                    &**s,
+                    self.xact.in_transaction_block() || self.truncate_fires_triggers(s),
+                ) {
                     self.check_writable("TRUNCATE TABLE")?;
                     let names: Vec<ast::ObjectName> =
                         table_names.iter().map(|t| t.name.clone()).collect();
@@ -2820,6 +2844,14 @@ impl Session {
         for n in notices {
             self.notice(sink, n);
         }
+        // TRUNCATE triggers: BEFORE ones of every table first, AFTER ones
+        // once all are emptied (PostgreSQL's ExecuteTruncateGuts order).
+        let triggered: Vec<Arc<engine::catalog::TableDef>> = tables
+            .iter()
+            .filter(|t| crate::trigger::has_truncate_triggers(t))
+            .cloned()
+            .collect();
+        self.fire_truncate_triggers(&triggered, true, sink)?;
         // Emptied by DELETE, referencing tables first: a referenced row's
         // foreign key check then finds its referencing rows deleted.
         let tables = referencing_first(tables);
@@ -2835,16 +2867,79 @@ impl Session {
             let stmts = self.prepare(&sql, &[])?;
             for st in &stmts {
                 if let Stmt::Sql(ast) = &st.parsed.stmt {
-                    // Checked as TRUNCATE already.
+                    // Checked as TRUNCATE already; a TRUNCATE, so no
+                    // DELETE trigger fires.
                     self.acl_bypass = true;
+                    self.truncating = true;
                     let r = self.exec_planned(st, ast, &[], sink);
                     self.acl_bypass = false;
+                    self.truncating = false;
                     r?;
                 }
             }
             self.mvcc_truncated_in_xact.insert(t.rel);
         }
+        self.fire_truncate_triggers(&triggered, false, sink)?;
         Ok(ExecOutcome::Complete("TRUNCATE TABLE".into()))
+    }
+
+    /// The BEFORE (`before`) or AFTER STATEMENT TRUNCATE triggers of
+    /// `tables`, in order.
+    fn fire_truncate_triggers(
+        &mut self,
+        tables: &[Arc<engine::catalog::TableDef>],
+        before: bool,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<()> {
+        if tables.is_empty() {
+            return Ok(());
+        }
+        self.run_in_function_context(sink, |ec| {
+            for t in tables {
+                crate::trigger::fire_statement(
+                    ec,
+                    t,
+                    engine::pg_trigger::TRIGGER_TYPE_TRUNCATE,
+                    before,
+                    &[],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// True if a TRUNCATE outside a transaction block would fire a
+    /// TRUNCATE trigger: it then runs as in a block (the triggers' writes
+    /// and the emptying commit together).
+    fn truncate_fires_triggers(&self, s: &ast::Statement) -> bool {
+        let ast::Statement::Truncate {
+            table_names,
+            cascade,
+            ..
+        } = s
+        else {
+            return false;
+        };
+        let view = self.catalog_view();
+        let mut tables = Vec::new();
+        for t in table_names {
+            let Ok(q) = crate::namespace::QualName::of(&t.name) else {
+                return false;
+            };
+            match crate::namespace::find_table(&view, &q) {
+                Some(t) => tables.push(t),
+                None => return false,
+            }
+        }
+        let cascade = crate::ddl::truncate_cascades(cascade);
+        crate::ddl::truncate_targets(
+            &self.db,
+            self.xact.own().xids,
+            tables,
+            cascade,
+            &mut Vec::new(),
+        )
+        .is_ok_and(|ts| ts.iter().any(|t| crate::trigger::has_truncate_triggers(t)))
     }
 
     fn exec_planned(

@@ -112,7 +112,10 @@ fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned
     let oids: Vec<Oid> = types.iter().map(|t| t.oid()).collect();
     let version = ec.db.catalog().version();
     let key = (sql.to_string(), oids, ec.path.to_vec());
-    if let Some(cache) = ec.plans.as_deref_mut() {
+    // A plan reading a trigger's transition tables holds their rows: it
+    // is neither taken from the cache nor kept.
+    let cacheable = !crate::trigger::transition_active();
+    if let (Some(cache), true) = (ec.plans.as_deref_mut(), cacheable) {
         cache.check_version(version);
         if let Some(p) = cache.plans.get(&key) {
             return Ok(p.clone());
@@ -137,7 +140,7 @@ fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned
             .with_path(&ec.path);
         Arc::new(crate::planner::plan_statement(&view, &stmt, &key.1)?)
     };
-    if let Some(cache) = ec.plans.as_deref_mut() {
+    if let (Some(cache), true) = (ec.plans.as_deref_mut(), cacheable) {
         if cache.plans.len() >= PLAN_CACHE_ENTRIES {
             cache.plans.clear();
         }

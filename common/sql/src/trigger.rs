@@ -38,6 +38,31 @@
 //! Every statement the function runs is a nested statement
 //! (`Ectx::nested`) with its own event queue, fired at its own end.
 //!
+//! The same functions serve COPY FROM (`crate::copy`: statement triggers
+//! at its start and end, BEFORE ROW per record, AFTER ROW events kept
+//! across its chunks), INSERT … ON CONFLICT DO UPDATE's update path, and
+//! TRUNCATE (`session::truncate_in_block` fires the TRUNCATE statement
+//! triggers around the emptying; `Ectx::skip_user_triggers` silences the
+//! DELETE it empties with).
+//!
+//! ## Transition tables
+//!
+//! The rows a statement writes to a table with a `REFERENCING OLD / NEW
+//! TABLE` AFTER trigger are kept on `Ectx::transition_rows`; calling such
+//! a trigger pushes them, as named tables, on a thread-local frame stack
+//! the planner consults ([`transition_relation`]) while the function's
+//! statements are planned.
+//!
+//! ## Constraint triggers
+//!
+//! A constraint trigger ([`TriggerDeferral`] on its spec) fires like an
+//! AFTER ROW trigger unless it is deferred (INITIALLY DEFERRED, or `SET
+//! CONSTRAINTS` says so under its name): then its event joins the
+//! deferred foreign key checks (`RiEvent::Trigger` on `Ectx::ri_deferred`)
+//! and shares their life — kept per subtransaction by the session, fired
+//! by `SET CONSTRAINTS … IMMEDIATE` or at COMMIT ([`fire_event`]), an
+//! error there aborting the transaction.
+//!
 //! Nothing here runs during WAL replay: a standby applies the rows a
 //! trigger wrote as the primary's WAL records, never the trigger.
 
@@ -87,6 +112,38 @@ fn table_of(cx: &DdlCtx<'_>, name: &str) -> PgResult<Arc<TableDef>> {
     crate::namespace::table(&view, &q)
 }
 
+/// CREATE TRIGGER needs the TRIGGER privilege on the table (PostgreSQL's
+/// `pg_class_aclcheck(…, ACL_TRIGGER)`); DROP TRIGGER and ALTER TABLE …
+/// ENABLE / DISABLE TRIGGER need its ownership (`owner`, `drop`).
+fn check_table_rights(cx: &DdlCtx<'_>, table: &TableDef, owner: bool, drop: bool) -> PgResult<()> {
+    let u = crate::privileges::AclUser::of(cx.db, cx.user);
+    if u.superuser {
+        return Ok(());
+    }
+    let cv = cx.catalog();
+    let Some(rel) = crate::privileges::relation_info(&cv, table.oid) else {
+        return Ok(());
+    };
+    if owner {
+        crate::privileges::check_owner(&cv, &u, &rel)
+    } else if drop {
+        // DROP TRIGGER's object is the trigger: "relation" in the message.
+        if u.has_privs_of(crate::privileges::relation_owner(&cv, rel.oid)) {
+            Ok(())
+        } else {
+            Err(crate::privileges::not_owner("relation", &rel.name))
+        }
+    } else {
+        crate::privileges::check_relation(
+            &cv,
+            &u,
+            &rel,
+            engine::acl::ACL_TRIGGER,
+            crate::privileges::ColumnUse::default(),
+        )
+    }
+}
+
 fn undefined_trigger(name: &str, table: &str) -> PgError {
     PgError::new(
         sqlstate::UNDEFINED_OBJECT,
@@ -96,9 +153,10 @@ fn undefined_trigger(name: &str, table: &str) -> PgError {
 
 fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
     let table = table_of(cx, &c.table)?;
-    if c.constraint {
+    check_table_rights(cx, &table, false, false)?;
+    if c.constraint && c.or_replace {
         return Err(PgError::unsupported(
-            "constraint triggers are not supported",
+            "CREATE OR REPLACE CONSTRAINT TRIGGER is not supported",
         ));
     }
     if c.timing == TRIGGER_TYPE_INSTEAD {
@@ -113,9 +171,7 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
             "TRUNCATE FOR EACH ROW triggers are not supported",
         ));
     }
-    if c.old_table.is_some() || c.new_table.is_some() {
-        return Err(PgError::unsupported("transition tables are not supported"));
-    }
+    check_transition_tables(c)?;
     let mut columns = Vec::with_capacity(c.columns.len());
     for n in &c.columns {
         let Some(i) = table
@@ -197,6 +253,15 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
     let tgtype = c.timing | c.events | if c.row { TRIGGER_TYPE_ROW } else { 0 };
     let existing = spec.triggers.iter().position(|t| t.name == c.name);
     let oid = match existing {
+        Some(i) if c.or_replace && spec.triggers[i].constraint.is_some() => {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_OBJECT,
+                format!(
+                    "trigger \"{}\" for relation \"{}\" is a constraint trigger",
+                    c.name, table.name
+                ),
+            ))
+        }
         Some(i) if c.or_replace => spec.triggers[i].oid,
         Some(_) => {
             return Err(PgError::new(
@@ -220,12 +285,78 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
         when,
         old_table: c.old_table.clone(),
         new_table: c.new_table.clone(),
+        constraint: c.constraint.then(|| TriggerDeferral {
+            oid: cx.db.catalog().allocate_oid(),
+            deferrable: c.deferrable || c.initially_deferred,
+            initially_deferred: c.initially_deferred,
+        }),
     };
     match existing {
         Some(i) => spec.triggers[i] = t,
         None => spec.triggers.push(t),
     }
     crate::tablecmds::alter_definition(cx, &table, spec)?;
+    Ok(())
+}
+
+/// PostgreSQL's rules for `REFERENCING OLD / NEW TABLE AS`, in its order.
+fn check_transition_tables(c: &CreateTrigger) -> PgResult<()> {
+    let bad = |state, msg: &str| Err(PgError::new(state, msg.to_string()));
+    for (is_new, name) in [(false, &c.old_table), (true, &c.new_table)] {
+        if name.is_none() {
+            continue;
+        }
+        if c.timing != 0 {
+            return bad(
+                sqlstate::INVALID_OBJECT_DEFINITION,
+                "transition table name can only be specified for an AFTER trigger",
+            );
+        }
+        if c.events & TRIGGER_TYPE_TRUNCATE != 0 {
+            return bad(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "TRUNCATE triggers with transition tables are not supported",
+            );
+        }
+        let events = [
+            TRIGGER_TYPE_INSERT,
+            TRIGGER_TYPE_UPDATE,
+            TRIGGER_TYPE_DELETE,
+        ]
+        .iter()
+        .filter(|b| c.events & **b != 0)
+        .count();
+        if events != 1 {
+            return bad(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "transition tables cannot be specified for triggers with more than one event",
+            );
+        }
+        if !c.columns.is_empty() {
+            return bad(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                "transition tables cannot be specified for triggers with column lists",
+            );
+        }
+        if is_new && c.events & (TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE) == 0 {
+            return bad(
+                sqlstate::INVALID_OBJECT_DEFINITION,
+                "NEW TABLE can only be specified for an INSERT or UPDATE trigger",
+            );
+        }
+        if !is_new && c.events & (TRIGGER_TYPE_DELETE | TRIGGER_TYPE_UPDATE) == 0 {
+            return bad(
+                sqlstate::INVALID_OBJECT_DEFINITION,
+                "OLD TABLE can only be specified for a DELETE or UPDATE trigger",
+            );
+        }
+    }
+    if c.old_table.is_some() && c.old_table == c.new_table {
+        return bad(
+            sqlstate::INVALID_OBJECT_DEFINITION,
+            "OLD TABLE name and NEW TABLE name cannot be the same",
+        );
+    }
     Ok(())
 }
 
@@ -278,6 +409,7 @@ fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -
         }
         return Err(undefined_trigger(name, &t.name));
     };
+    check_table_rights(cx, &t, false, true)?;
     spec.triggers.remove(i);
     crate::tablecmds::alter_definition(cx, &t, spec)?;
     Ok(())
@@ -285,6 +417,7 @@ fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -
 
 fn enable(cx: &mut DdlCtx<'_>, table: &str, enabled: u8, name: Option<&str>) -> PgResult<()> {
     let t = table_of(cx, table)?;
+    check_table_rights(cx, &t, true, false)?;
     let mut spec = t.spec();
     let mut found = false;
     for tg in &mut spec.triggers {
@@ -445,8 +578,103 @@ pub struct TriggerData<'a> {
     pub old: Option<Vec<Value>>,
 }
 
+// ---------------------------------------------------------------------------
+// Transition tables
+// ---------------------------------------------------------------------------
+
+/// A row a statement wrote to a table one of whose AFTER triggers names
+/// transition tables (`REFERENCING OLD / NEW TABLE AS`).
+#[derive(Clone, Debug)]
+pub struct TransitionRow {
+    /// The table.
+    table: pgtypes::Oid,
+    /// The event (`TRIGGER_TYPE_INSERT` …).
+    op: u16,
+    old: Option<Vec<Value>>,
+    new: Option<Vec<Value>>,
+}
+
+/// A transition table's columns and rows.
+pub(crate) type TransitionRel = (Vec<(String, SqlType)>, Arc<Vec<Vec<Value>>>);
+
+/// One transition table a running trigger function reads: name, columns
+/// and rows (PostgreSQL's ephemeral named relation).
+type Transition = (String, Vec<(String, SqlType)>, Arc<Vec<Vec<Value>>>);
+
+thread_local! {
+    /// The transition tables of each trigger function being run on this
+    /// thread, innermost last; only the innermost frame is visible (a
+    /// trigger fired from inside another does not see its tables). The
+    /// planner reads them while planning the function's statements
+    /// ([`transition_relation`]), which run synchronously inside the call.
+    static TRANSITIONS: std::cell::RefCell<Vec<Vec<Transition>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// True while a trigger function with transition tables runs (its plans
+/// hold their rows: `crate::spi` does not cache them).
+pub(crate) fn transition_active() -> bool {
+    TRANSITIONS.with(|t| t.borrow().last().is_some_and(|f| !f.is_empty()))
+}
+
+/// The columns and rows of transition table `name` of the running
+/// trigger function, if it has one by that name.
+pub(crate) fn transition_relation(name: &str) -> Option<TransitionRel> {
+    TRANSITIONS.with(|t| {
+        t.borrow()
+            .last()?
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, c, r)| (c.clone(), r.clone()))
+    })
+}
+
+/// True if `table` has an enabled AFTER trigger for `op` with transition
+/// tables (its rows are then kept for them).
+fn wants_transition_rows(table: &TableDef, op: u16) -> bool {
+    table.triggers.iter().any(|t| {
+        t.is_enabled()
+            && t.on(op)
+            && !t.before()
+            && !t.instead()
+            && (t.old_table.is_some() || t.new_table.is_some())
+    })
+}
+
+/// The transition tables trigger `td` names, from the statement's rows.
+fn transition_frame(ec: &Ectx<'_>, td: &TriggerData<'_>) -> Vec<Transition> {
+    let t = td.trigger;
+    if td.when != "AFTER" || (t.old_table.is_none() && t.new_table.is_none()) {
+        return Vec::new();
+    }
+    let live: Vec<usize> = (0..td.table.columns.len())
+        .filter(|c| !td.table.columns[*c].dropped)
+        .collect();
+    let cols: Vec<(String, SqlType)> = live
+        .iter()
+        .map(|c| (td.table.columns[*c].name.clone(), td.table.columns[*c].ty))
+        .collect();
+    let mut out = Vec::new();
+    for (name, new) in [(&t.old_table, false), (&t.new_table, true)] {
+        let Some(name) = name else { continue };
+        let rows: Vec<Vec<Value>> = ec
+            .transition_rows
+            .iter()
+            .filter(|r| r.table == td.table.oid && op_name(r.op) == td.op)
+            .filter_map(|r| if new { r.new.as_ref() } else { r.old.as_ref() })
+            .map(|row| {
+                live.iter()
+                    .map(|c| row.get(*c).cloned().unwrap_or(Value::Null))
+                    .collect()
+            })
+            .collect();
+        out.push((name.clone(), cols.clone(), Arc::new(rows)));
+    }
+    out
+}
+
 /// One queued AFTER ROW event.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct AfterEvent {
     table: Arc<TableDef>,
     /// Position in `table.triggers`.
@@ -454,6 +682,18 @@ pub struct AfterEvent {
     op: u16,
     old: Option<Vec<Value>>,
     new: Option<Vec<Value>>,
+}
+
+impl AfterEvent {
+    /// True if the event belongs to a deferrable constraint trigger that
+    /// is deferred under `modes` (its constraint name is the trigger's).
+    pub fn deferred_under(&self, modes: &crate::executor::ConstraintModes) -> bool {
+        self.table
+            .triggers
+            .get(self.trigger)
+            .and_then(|t| t.constraint.map(|c| (t, c)))
+            .is_some_and(|(t, c)| c.deferrable && modes.deferred(&t.name, c.initially_deferred))
+    }
 }
 
 fn op_name(op: u16) -> &'static str {
@@ -502,7 +742,11 @@ fn schema_of(ec: &Ectx<'_>, table: &TableDef) -> String {
 }
 
 fn call(ec: &mut Ectx<'_>, td: &TriggerData<'_>) -> PgResult<Option<Vec<Value>>> {
-    crate::fmgr::call_trigger(ec, td)
+    let frame = transition_frame(ec, td);
+    TRANSITIONS.with(|t| t.borrow_mut().push(frame));
+    let r = crate::fmgr::call_trigger(ec, td);
+    TRANSITIONS.with(|t| t.borrow_mut().pop());
+    r
 }
 
 /// BEFORE ROW triggers of an INSERT (`old` None), UPDATE or DELETE (`new`
@@ -516,7 +760,11 @@ pub fn before_row(
     new: Option<Vec<Value>>,
     updated: &[usize],
 ) -> PgResult<Option<Vec<Value>>> {
-    let list = matching(table, op, true, true, updated);
+    let list = if ec.skip_user_triggers {
+        Vec::new()
+    } else {
+        matching(table, op, true, true, updated)
+    };
     let mut new = new;
     if list.is_empty() {
         return Ok(new.or_else(|| old.map(|o| o.to_vec())));
@@ -577,19 +825,38 @@ pub fn queue_after_row(
     new: Option<&[Value]>,
     updated: &[usize],
 ) -> PgResult<()> {
+    if ec.skip_user_triggers {
+        return Ok(());
+    }
+    if wants_transition_rows(table, op) {
+        ec.transition_rows.push(TransitionRow {
+            table: table.oid,
+            op,
+            old: old.map(|o| o.to_vec()),
+            new: new.map(|n| n.to_vec()),
+        });
+    }
     for i in matching(table, op, false, true, updated) {
         if let Some(w) = &table.triggers[i].when {
             if !when_passes(ec, table, w, old, new)? {
                 continue;
             }
         }
-        ec.trigger_events.push(AfterEvent {
+        let ev = AfterEvent {
             table: table.clone(),
             trigger: i,
             op,
             old: old.map(|o| o.to_vec()),
             new: new.map(|n| n.to_vec()),
-        });
+        };
+        if ev.deferred_under(&ec.constraint_modes) {
+            // Fired at COMMIT (or SET CONSTRAINTS … IMMEDIATE) with the
+            // deferred foreign key checks.
+            ec.ri_deferred
+                .push(crate::ri_triggers::RiEvent::Trigger(ev));
+        } else {
+            ec.trigger_events.push(ev);
+        }
     }
     Ok(())
 }
@@ -603,9 +870,16 @@ pub fn fire_statement(
     before: bool,
     updated: &[usize],
 ) -> PgResult<()> {
+    if ec.skip_user_triggers {
+        return Ok(());
+    }
     let list = matching(table, op, before, false, updated);
     if list.is_empty() {
         return Ok(());
+    }
+    if !before {
+        // The statement's writes are visible to its AFTER triggers.
+        ec.xact.command_counter_increment();
     }
     let schema = schema_of(ec, table);
     for i in list {
@@ -664,6 +938,34 @@ pub fn fire_after_rows(ec: &mut Ectx<'_>) -> PgResult<()> {
         call(ec, &td)?;
     }
     Ok(())
+}
+
+/// Fires one AFTER ROW event queued earlier (a deferred constraint
+/// trigger's, at COMMIT or SET CONSTRAINTS … IMMEDIATE).
+pub fn fire_event(ec: &mut Ectx<'_>, e: &AfterEvent) -> PgResult<()> {
+    let Some(t) = e.table.triggers.get(e.trigger) else {
+        return Ok(());
+    };
+    let td = TriggerData {
+        trigger: t,
+        table: &e.table,
+        when: "AFTER",
+        level: "ROW",
+        op: op_name(e.op),
+        schema: schema_of(ec, &e.table),
+        new: e.new.clone(),
+        old: e.old.clone(),
+    };
+    call(ec, &td)?;
+    Ok(())
+}
+
+/// True if `table` has an enabled TRUNCATE trigger.
+pub fn has_truncate_triggers(table: &TableDef) -> bool {
+    table
+        .triggers
+        .iter()
+        .any(|t| t.is_enabled() && t.on(TRIGGER_TYPE_TRUNCATE))
 }
 
 /// Removes the triggers that use function `oid` from every table (DROP

@@ -184,6 +184,10 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateTrigger> {
     let constraint = c.eat_word("constraint");
     c.expect_word("trigger")?;
     let name = c.one_ident()?;
+    // A constraint trigger is AFTER … FOR EACH ROW (the grammar's rule).
+    if constraint && c.peek_word() != Some("after") {
+        return Err(c.error_here());
+    }
     let timing = if c.eat_word("before") {
         TRIGGER_TYPE_BEFORE
     } else if c.eat_word("after") {
@@ -283,7 +287,12 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateTrigger> {
             break;
         }
     }
-    if c.eat_word("for") {
+    if constraint {
+        c.expect_word("for")?;
+        c.expect_word("each")?;
+        c.expect_word("row")?;
+        t.row = true;
+    } else if c.eat_word("for") {
         let _ = c.eat_word("each");
         if c.eat_word("row") {
             t.row = true;

@@ -55,8 +55,10 @@ pub enum CatFunc {
     /// shobj_description(oid, name) → text: a role's or database's
     /// comment.
     ShobjDescription,
+    /// pg_get_triggerdef(oid [, bool]) → text
+    GetTriggerDef,
     /// Functions answering NULL: pg_get_statisticsobjdef_columns,
-    /// pg_get_triggerdef, pg_get_ruledef.
+    /// pg_get_ruledef.
     Null,
     /// has_*_privilege / pg_has_role (`super::aclfuncs`).
     HasPrivilege(super::aclfuncs::PrivFn),
@@ -187,9 +189,9 @@ pub fn resolve(name: &str, args: &[T]) -> Option<FuncSig> {
         "obj_description" if n == 2 => s(CatFunc::ObjDescription, &[T::Oid, T::Name], T::Text),
         "col_description" if n == 2 => s(CatFunc::ColDescription, &[T::Oid, T::Int4], T::Text),
         "shobj_description" if n == 2 => s(CatFunc::ShobjDescription, &[T::Oid, T::Name], T::Text),
-        "pg_get_statisticsobjdef_columns" | "pg_get_triggerdef" | "pg_get_ruledef"
-            if (1..=3).contains(&n) =>
-        {
+        "pg_get_triggerdef" if n == 1 => s(CatFunc::GetTriggerDef, &[T::Oid], T::Text),
+        "pg_get_triggerdef" if n == 2 => s(CatFunc::GetTriggerDef, &[T::Oid, T::Bool], T::Text),
+        "pg_get_statisticsobjdef_columns" | "pg_get_ruledef" if (1..=3).contains(&n) => {
             any(CatFunc::Null, T::Text)
         }
         f if super::aclfuncs::PrivFn::of(f, n).is_some() => match super::aclfuncs::PrivFn::of(f, n)
@@ -538,6 +540,20 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                     },
                     _ => Value::Null,
                 }
+            }
+        },
+        CatFunc::GetTriggerDef => match oid_arg(args.first().unwrap_or(&Value::Null)) {
+            None => Value::Null,
+            Some(o) => {
+                let s = snapshot(ctx)?;
+                let pretty = matches!(args.get(1), Some(Value::Bool(true)));
+                let found = s.tables.iter().find_map(|t| {
+                    t.triggers
+                        .iter()
+                        .find(|tg| tg.oid == o)
+                        .map(|tg| super::ruleutils::trigger_definition(&s, t, tg, pretty))
+                });
+                found.map_or(Value::Null, |d| text(&d))
             }
         },
         CatFunc::GetConstraintDef => match oid_arg(args.first().unwrap_or(&Value::Null)) {

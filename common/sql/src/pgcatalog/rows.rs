@@ -1248,6 +1248,15 @@ pub fn pg_trigger(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
                 ("tgfoid", oid(tg.func)),
                 ("tgtype", Value::Int2(tg.tgtype as i16)),
                 ("tgenabled", Value::text(&(tg.enabled as char).to_string())),
+                ("tgconstraint", oid(tg.constraint.map_or(0, |c| c.oid))),
+                (
+                    "tgdeferrable",
+                    Value::Bool(tg.constraint.is_some_and(|c| c.deferrable)),
+                ),
+                (
+                    "tginitdeferred",
+                    Value::Bool(tg.constraint.is_some_and(|c| c.initially_deferred)),
+                ),
                 ("tgnargs", Value::Int2(tg.args.len() as i16)),
                 (
                     "tgattr",

@@ -74,6 +74,141 @@ pub fn check_text(e: &ast::Expr, columns: &[(String, SqlType)], pretty: bool) ->
     d.expr(e, &[rel], 0, 0)
 }
 
+/// pg_get_triggerdef's text for trigger `tg` of `table` (PostgreSQL's
+/// `pg_get_triggerdef_worker`): events in INSERT, DELETE, UPDATE [OF …],
+/// TRUNCATE order; the table always schema-qualified unless `pretty`
+/// (then only when not visible); WHEN over `old.` / `new.`; arguments as
+/// string literals.
+pub fn trigger_definition(
+    snap: &CatalogSnapshot,
+    table: &engine::catalog::TableDef,
+    tg: &engine::pg_trigger::TriggerSpec,
+    pretty: bool,
+) -> String {
+    use engine::pg_trigger::*;
+    let mut out = format!(
+        "CREATE {}TRIGGER {} ",
+        if tg.constraint.is_some() {
+            "CONSTRAINT "
+        } else {
+            ""
+        },
+        quote_ident(&tg.name)
+    );
+    out.push_str(if tg.before() {
+        "BEFORE"
+    } else if tg.instead() {
+        "INSTEAD OF"
+    } else {
+        "AFTER"
+    });
+    let mut first = true;
+    for (bit, word) in [
+        (TRIGGER_TYPE_INSERT, "INSERT"),
+        (TRIGGER_TYPE_DELETE, "DELETE"),
+        (TRIGGER_TYPE_UPDATE, "UPDATE"),
+        (TRIGGER_TYPE_TRUNCATE, "TRUNCATE"),
+    ] {
+        if !tg.on(bit) {
+            continue;
+        }
+        out.push_str(if first { " " } else { " OR " });
+        out.push_str(word);
+        first = false;
+        if bit == TRIGGER_TYPE_UPDATE && !tg.columns.is_empty() {
+            let cols: Vec<String> = tg
+                .columns
+                .iter()
+                .filter_map(|c| table.columns.get(*c))
+                .map(|c| quote_ident(&c.name))
+                .collect();
+            out.push_str(" OF ");
+            out.push_str(&cols.join(", "));
+        }
+    }
+    let schema = quote_ident(snap.namespace_name(table.namespace).unwrap_or("public"));
+    let rel = if pretty {
+        super::reg_out(snap, super::RegKind::Class, table.oid)
+    } else {
+        format!("{schema}.{}", quote_ident(&table.name))
+    };
+    out.push_str(&format!(" ON {rel} "));
+    if let Some(c) = &tg.constraint {
+        if !c.deferrable {
+            out.push_str("NOT ");
+        }
+        out.push_str("DEFERRABLE INITIALLY ");
+        out.push_str(if c.initially_deferred {
+            "DEFERRED "
+        } else {
+            "IMMEDIATE "
+        });
+    }
+    if tg.old_table.is_some() || tg.new_table.is_some() {
+        out.push_str("REFERENCING ");
+        if let Some(o) = &tg.old_table {
+            out.push_str(&format!("OLD TABLE AS {} ", quote_ident(o)));
+        }
+        if let Some(n) = &tg.new_table {
+            out.push_str(&format!("NEW TABLE AS {} ", quote_ident(n)));
+        }
+    }
+    out.push_str(if tg.row() {
+        "FOR EACH ROW "
+    } else {
+        "FOR EACH STATEMENT "
+    });
+    if let Some(w) = &tg.when {
+        let text = match crate::parser::parse_expr_text(w) {
+            Ok(e) => {
+                let d = Deparser {
+                    snap: None,
+                    pretty,
+                    qualify: false,
+                };
+                let rel = |qual: &str| Rel {
+                    qual: qual.to_string(),
+                    cols: Vec::new(),
+                    types: table
+                        .columns
+                        .iter()
+                        .filter(|c| !c.dropped)
+                        .map(|c| Some(c.ty))
+                        .collect(),
+                };
+                let mut rels = [rel("old"), rel("new")];
+                for r in &mut rels {
+                    r.cols = table
+                        .columns
+                        .iter()
+                        .filter(|c| !c.dropped)
+                        .map(|c| c.name.clone())
+                        .collect();
+                }
+                d.expr(&e, &rels, 0, 0)
+            }
+            Err(_) => w.clone(),
+        };
+        out.push_str(&format!("WHEN ({text}) "));
+    }
+    let func = match snap.function(tg.func) {
+        Some(f) if snap.search_order().contains(&f.namespace) => quote_ident(&f.name),
+        Some(f) => format!(
+            "{}.{}",
+            quote_ident(snap.namespace_name(f.namespace).unwrap_or("")),
+            quote_ident(&f.name)
+        ),
+        None => tg.func.to_string(),
+    };
+    let args: Vec<String> = tg
+        .args
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', "''")))
+        .collect();
+    out.push_str(&format!("EXECUTE FUNCTION {func}({})", args.join(", ")));
+    out
+}
+
 /// INSERT / UPDATE / DELETE on a view (`verb`: "insert into", "update",
 /// "delete from"): 55000 with PostgreSQL's reason why the view is not
 /// automatically updatable. A view that is (one table, no aggregates …)
@@ -686,6 +821,11 @@ impl Deparser<'_> {
                 _ => format!("{op}{}", x(expr, 9)),
             },
             E::IsNull(a) => self.op(format!("{} IS NULL", x(a, 5)), 5, outer),
+            E::IsDistinctFrom(a, b) => self.op(
+                format!("{} IS DISTINCT FROM {}", x(a, 5), x(b, 5)),
+                5,
+                outer,
+            ),
             E::IsNotNull(a) => self.op(format!("{} IS NOT NULL", x(a, 5)), 5, outer),
             E::Like {
                 negated,

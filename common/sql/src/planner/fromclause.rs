@@ -549,6 +549,18 @@ fn read_factor(
                 if let Some(b) = ctx.find_cte(&rel) {
                     return cte_rel(g, &b, &qual, alias.as_ref(), ctx, params, f);
                 }
+                // A transition table of the running trigger function.
+                if let Some((cols, rows)) = crate::trigger::transition_relation(&rel) {
+                    let n = cols.len();
+                    let nrows = rows.len() as f64;
+                    let rows = rows
+                        .iter()
+                        .map(|r| r.iter().cloned().map(crate::expr::Expr::Const).collect())
+                        .collect();
+                    let node = PlanNode::new(NodeKind::Values { rows }, n, nrows.max(1.0));
+                    let cols = aliased(cols, alias.as_ref(), &qual)?;
+                    return Ok(add_rel(f, &qual, &cols, None, Some(node), None, Vec::new()));
+                }
             }
             // `information_schema.x` names only the view; an unqualified
             // name is looked up in pg_catalog first (PostgreSQL's implicit
