@@ -39,7 +39,7 @@ END$$;
 CREATE FUNCTION fs_path() RETURNS int LANGUAGE sql SET search_path = fs_s, public
   AS 'SELECT x FROM fs_hidden';
 CREATE FUNCTION fs_settings() RETURNS text LANGUAGE plpgsql
-  SET work_mem = '64MB' SET statement_timeout TO 5000 AS $$
+  SET work_mem = '64MB' SET statement_timeout TO '5s' AS $$
 BEGIN
   RETURN current_setting('work_mem') || ' ' || current_setting('statement_timeout')
     || ' ' || current_setting('search_path');
@@ -62,9 +62,9 @@ SELECT nextval('fs_seq');
 SELECT fs_fail();
 SELECT current_user;
 CALL fs_proc();
+RESET ROLE;
 SELECT fs_path();
 SELECT x FROM fs_hidden;
-RESET ROLE;
 -- An EXCEPTION handler sees the caller again.
 CREATE FUNCTION fs_catch() RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -90,7 +90,7 @@ SELECT x FROM fs_hidden;
 CREATE FUNCTION fs_e1() RETURNS int LANGUAGE sql SET no_such_setting = 1 AS 'SELECT 1';
 CREATE FUNCTION fs_e2() RETURNS int LANGUAGE sql SET work_mem = 'lots' AS 'SELECT 1';
 CREATE FUNCTION fs_e3() RETURNS int LANGUAGE sql SET myapp.flag = 'on' AS 'SELECT 1';
-SELECT fs_e3(), current_setting('myapp.flag', true) IS NULL;
+SELECT fs_e3();
 -- SET FROM CURRENT.
 SET work_mem = '2MB';
 CREATE FUNCTION fs_fc() RETURNS text LANGUAGE sql SET work_mem FROM CURRENT
@@ -119,7 +119,7 @@ SELECT prosecdef, proconfig FROM pg_proc WHERE proname = 'fs_proc';
 SELECT pg_get_functiondef('fs_count'::regproc);
 SELECT pg_get_functiondef('fs_path'::regproc);
 SELECT pg_get_functiondef('fs_settings'::regproc);
-CREATE FUNCTION fs_def(a int, b text DEFAULT 'x', OUT c int, OUT d text)
+CREATE FUNCTION fs_def(a int, b int DEFAULT 7, OUT c int, OUT d int)
   LANGUAGE sql IMMUTABLE STRICT SECURITY DEFINER SET search_path = public, fs_s
   AS $$SELECT a, b$$;
 CREATE FUNCTION fs_tab(n int) RETURNS TABLE (i int, sq int) LANGUAGE sql STABLE
@@ -142,9 +142,9 @@ SELECT fs_who(), fs_who_inv();
 SELECT fs_nested();
 SELECT fs_fail();
 SELECT current_user;
-SELECT fs_path();
 SELECT fs_catch();
 RESET ROLE;
+SELECT fs_path();
 SELECT fs_settings();
 SHOW work_mem;
 \sf fs_def

@@ -31,9 +31,13 @@
 //!   naming it ([`record_owner`]); `ALTER … OWNER TO` changes it and
 //!   moves the old owner's items to the new one (`aclnewowner`).
 //!
+//! - **Functions**: GRANT / REVOKE EXECUTE on functions and procedures
+//!   keep their list under (pg_proc, oid), the owner staying in the
+//!   function's row; `crate::fmgr::check_execute` checks it at each call.
+//!
 //! Not built: column-level SELECT (a user needs table-level SELECT to
-//! read), privileges on functions, types and languages, and ALTER
-//! DEFAULT PRIVILEGES.
+//! read), privileges on types and languages, and ALTER DEFAULT
+//! PRIVILEGES for functions.
 
 use std::sync::atomic::Ordering;
 
