@@ -64,7 +64,7 @@ SELECT current_user;
 CALL fs_proc();
 RESET ROLE;
 SELECT fs_path();
-SELECT x FROM fs_hidden;
+SELECT to_regclass('fs_hidden');
 -- An EXCEPTION handler sees the caller again.
 CREATE FUNCTION fs_catch() RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -85,7 +85,7 @@ CREATE FUNCTION fs_bad_path() RETURNS int LANGUAGE sql SET search_path = fs_s
   AS 'SELECT 1 / (SELECT x - 42 FROM fs_hidden)';
 SELECT fs_bad_path();
 SHOW search_path;
-SELECT x FROM fs_hidden;
+SELECT to_regclass('fs_hidden');
 -- Errors in SET clauses.
 CREATE FUNCTION fs_e1() RETURNS int LANGUAGE sql SET no_such_setting = 1 AS 'SELECT 1';
 CREATE FUNCTION fs_e2() RETURNS int LANGUAGE sql SET work_mem = 'lots' AS 'SELECT 1';

@@ -153,10 +153,16 @@ fn with_function_settings<T>(
     }
     let depth = ec.function_settings.len();
     let path = ec.path.clone();
+    // nextval / setval check the sequence user's rights (`crate::sequence`).
+    let mut seq_user = None;
     if spec.secdef {
         if let Some(owner) = ec.db.catalog().role_by_oid(spec.owner) {
             ec.function_settings
                 .push(("role".to_string(), owner.name.clone()));
+            if let Some(ss) = ec.sequences.as_deref_mut() {
+                let u = crate::privileges::AclUser::of(ec.db, &owner.name);
+                seq_user = Some(std::mem::replace(&mut ss.user, Some(Arc::new(u))));
+            }
         }
     }
     let mut new_path = spec.secdef;
@@ -176,6 +182,9 @@ fn with_function_settings<T>(
     let r = f(ec);
     ec.function_settings.truncate(depth);
     ec.path = path;
+    if let (Some(prev), Some(ss)) = (seq_user, ec.sequences.as_deref_mut()) {
+        ss.user = prev;
+    }
     r
 }
 

@@ -626,7 +626,12 @@ pub fn user_function_text(
                 };
                 s.push_str(&format!(" SET {} TO {}\n", quote_ident(name), config_literal(name, value)));
             }
-            s.push_str(&format!("AS $function${}$function$\n", f.body));
+            let tag = if f.kind == b'p' {
+                "procedure"
+            } else {
+                "function"
+            };
+            s.push_str(&format!("AS ${tag}${}${tag}$\n", f.body));
             Some(s)
         }
     }
