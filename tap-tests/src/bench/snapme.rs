@@ -25,7 +25,7 @@
 //! time goes (docs/benchmarks.md, "snapme").
 
 use super::report::{Cell, Chart, Table};
-use super::workloads::{for_each_target, snapshot_counters, Ctx, CPU_NOTE};
+use super::workloads::{for_each_target, median, snapshot_counters, Ctx, CPU_NOTE};
 
 /// Statements per call: the seed's `snapme(17, 1000)`.
 pub const P_LOOP: u32 = 1000;
@@ -117,8 +117,9 @@ pub fn snapme(ctx: &mut Ctx) -> Vec<Table> {
             };
         }
     }
-    // Interleaved: at each point hotpair, then PostgreSQL, so a slow
-    // spell of the VM hits both.
+    // Interleaved: at each point hotpair, then PostgreSQL, `--rounds`
+    // times, so a slow spell of the VM hits both; each cell is the median.
+    let rounds = ctx.cfg.select_rounds.max(1);
     for s in &scripts {
         let path = match ctx.script(s.file, &s.text) {
             Ok(p) => p,
@@ -134,52 +135,89 @@ pub fn snapme(ctx: &mut Ctx) -> Vec<Table> {
             .collect();
         for &c in &clients {
             let row = label(s, c);
-            for t in (0..ctx.targets.len()).filter(|&t| ready[t] && t < 2) {
-                let node = if s.standby {
-                    ctx.targets[t].standby().cloned()
-                } else {
-                    ctx.targets[t].primary().cloned()
-                };
-                let ep = match node {
-                    Ok(ep) => ep,
-                    Err(why) => {
-                        table.set(&row, f64::from(c), t, Cell::Skipped(why));
-                        continue;
-                    }
-                };
-                let before = snapshot_counters(&ctx.targets[t], Some(&ep));
-                match ctx.point_summary(&ep, c, &args) {
-                    Ok(sum) => {
-                        let remark =
-                            (sum.failed > 0).then(|| format!("{} failed transactions", sum.failed));
-                        table.set(
-                            &row,
-                            f64::from(c),
-                            t,
-                            Cell::Value(sum.tps * f64::from(P_LOOP), remark),
-                        );
-                        table.set_cpu(&row, f64::from(c), t, &sum);
-                        let after = snapshot_counters(&ctx.targets[t], Some(&ep));
-                        if let (Some(b), Some(a)) = (before, after) {
-                            if sum.processed > 0 {
-                                let taken = (a.0 + a.1).saturating_sub(b.0 + b.1);
-                                table.set(
-                                    &row,
-                                    f64::from(c),
-                                    2,
-                                    Cell::Value(taken as f64 / sum.processed as f64, None),
+            // Per target: snapshots/s, (server, pgbench) CPU µs per call
+            // and hotpair's snapshots per call, one entry per round.
+            let mut rate: Vec<Vec<f64>> = vec![Vec::new(); 2];
+            let mut cpu: Vec<Vec<(Option<f64>, Option<f64>)>> = vec![Vec::new(); 2];
+            let mut per_call: Vec<f64> = Vec::new();
+            let mut failed: Vec<Option<Cell>> = vec![None; 2];
+            for round in 1..=rounds {
+                for t in (0..ctx.targets.len()).filter(|&t| ready[t] && t < 2) {
+                    let node = if s.standby {
+                        ctx.targets[t].standby().cloned()
+                    } else {
+                        ctx.targets[t].primary().cloned()
+                    };
+                    let ep = match node {
+                        Ok(ep) => ep,
+                        Err(why) => {
+                            failed[t] = Some(Cell::Skipped(why));
+                            continue;
+                        }
+                    };
+                    let before = snapshot_counters(&ctx.targets[t], Some(&ep));
+                    match ctx.point_summary(&ep, c, &args) {
+                        Ok(sum) => {
+                            if sum.failed > 0 {
+                                eprintln!(
+                                    "bench: snapme {row}: {} failed transactions",
+                                    sum.failed
+                                );
+                            }
+                            let v = sum.tps * f64::from(P_LOOP);
+                            rate[t].push(v);
+                            cpu[t].push((sum.server_us_per_txn(), sum.client_us_per_txn()));
+                            let after = snapshot_counters(&ctx.targets[t], Some(&ep));
+                            if let (Some(b), Some(a)) = (before, after) {
+                                if sum.processed > 0 {
+                                    let taken = (a.0 + a.1).saturating_sub(b.0 + b.1);
+                                    per_call.push(taken as f64 / sum.processed as f64);
+                                }
+                            }
+                            if rounds > 1 {
+                                println!(
+                                    "snapme {row} round {round}/{rounds}: {}: {v:.0} snapshots/s; server CPU {} µs/call",
+                                    table.series.get(t).map(String::as_str).unwrap_or("?"),
+                                    sum.server_us_per_txn().map_or("-".into(), |u| format!("{u:.0}"))
                                 );
                             }
                         }
+                        Err(e) => failed[t] = Some(Cell::Failed(e)),
                     }
-                    Err(e) => table.set(&row, f64::from(c), t, Cell::Failed(e)),
                 }
+            }
+            for t in 0..2 {
+                let med_cpu = |pick: usize| {
+                    let v: Vec<f64> = cpu[t]
+                        .iter()
+                        .filter_map(|p| if pick == 0 { p.0 } else { p.1 })
+                        .collect();
+                    median(&v)
+                };
+                match (median(&rate[t]), failed[t].take()) {
+                    (Some(m), _) => {
+                        let remark =
+                            (rounds > 1).then(|| format!("median of {} rounds", rate[t].len()));
+                        table.set(&row, f64::from(c), t, Cell::Value(m, remark));
+                        table.set_cpu_values(&row, f64::from(c), t, med_cpu(0), med_cpu(1));
+                    }
+                    (None, Some(cell)) => table.set(&row, f64::from(c), t, cell),
+                    (None, None) => {}
+                }
+            }
+            if let Some(m) = median(&per_call) {
+                table.set(&row, f64::from(c), 2, Cell::Value(m, None));
             }
         }
     }
     table.note(format!(
-        "pgbench -M prepared -T {} s per point, hotpair then PostgreSQL at each; snapshots/s = calls/s × {P_LOOP} (the loop's EXECUTEs)",
-        ctx.cfg.duration
+        "pgbench -M prepared -T {} s per point, hotpair then PostgreSQL at each{}; snapshots/s = calls/s × {P_LOOP} (the loop's EXECUTEs)",
+        ctx.cfg.duration,
+        if rounds > 1 {
+            format!(", {rounds} interleaved rounds, median")
+        } else {
+            String::new()
+        }
     ));
     table.note("hotpair snapshots per call: hotpair_stat_snapshots (computed + reused) around the point, per call");
     table.note(format!(

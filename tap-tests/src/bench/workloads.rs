@@ -545,7 +545,7 @@ pub fn snapshot_counters(target: &Target, ep: Option<&Endpoint>) -> Option<(u64,
 }
 
 /// The median of `v` (the mean of the middle two for an even count).
-fn median(v: &[f64]) -> Option<f64> {
+pub fn median(v: &[f64]) -> Option<f64> {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();
