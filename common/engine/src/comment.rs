@@ -46,6 +46,8 @@ pub const PG_CONSTRAINT: u32 = 2606;
 pub const PG_AUTHID: u32 = 1260;
 /// pg_database's OID: comments on databases (shared).
 pub const PG_DATABASE: u32 = 1262;
+/// pg_proc's OID: privileges on functions and procedures.
+pub const PG_PROC: u32 = 1255;
 
 /// Which object a comment is on (see the module doc).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

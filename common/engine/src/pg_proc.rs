@@ -81,6 +81,11 @@ pub struct FunctionSpec {
     pub modes: Vec<u8>,
     /// prosrc: the body as written between the quotes.
     pub body: String,
+    /// prosecdef: SECURITY DEFINER (the call runs as `owner`).
+    pub secdef: bool,
+    /// proconfig: the SET clauses, each `name=value` (the name in
+    /// lower case), applied for the call's duration.
+    pub config: Vec<String>,
     /// The (sub)transaction that created or replaced it (INVALID: committed).
     pub creator: TransactionId,
 }
@@ -231,6 +236,15 @@ pub(crate) fn push_function(out: &mut String, f: &FunctionSpec) {
     if !f.modes.is_empty() {
         out.push_str(&format!(" modes {}", String::from_utf8_lossy(&f.modes)));
     }
+    if f.secdef {
+        out.push_str(" secdef");
+    }
+    if !f.config.is_empty() {
+        out.push_str(&format!(" config {}", f.config.len()));
+        for c in &f.config {
+            out.push_str(&format!(" {}", esc(c)));
+        }
+    }
     out.push('\n');
 }
 
@@ -275,23 +289,46 @@ pub(crate) fn parse_function(line: &str) -> Result<FunctionSpec, String> {
     let nout: usize = rest[0]
         .parse()
         .map_err(|_| "bad column count".to_string())?;
-    // (An optional `modes <chars>` follows: lines from before it lack it.)
-    let modes: Vec<u8> = match &rest[1..] {
-        r if r.len() == nout * 2 => Vec::new(),
-        r if r.len() == nout * 2 + 2 && r[nout * 2] == "modes" => {
-            let m = r[nout * 2 + 1].as_bytes().to_vec();
-            if !m
-                .iter()
-                .all(|b| matches!(b, b'i' | b'o' | b'b' | b'v' | b't'))
-            {
-                return Err("bad argument modes".into());
+    // Optional sections follow the columns (lines from before them lack
+    // them): `modes <chars>`, `secdef`, `config <n> <setting>…`.
+    let cols = rest
+        .get(1..1 + nout * 2)
+        .ok_or("bad function line length")?;
+    let mut modes = Vec::new();
+    let mut secdef = false;
+    let mut config = Vec::new();
+    let mut tail = &rest[1 + nout * 2..];
+    while let Some((&word, more)) = tail.split_first() {
+        match word {
+            "modes" => {
+                let (m, more) = more.split_first().ok_or("bad argument modes")?;
+                modes = m.as_bytes().to_vec();
+                if !modes
+                    .iter()
+                    .all(|b| matches!(b, b'i' | b'o' | b'b' | b'v' | b't'))
+                {
+                    return Err("bad argument modes".into());
+                }
+                tail = more;
             }
-            m
+            "secdef" => {
+                secdef = true;
+                tail = more;
+            }
+            "config" => {
+                let (n, more) = more.split_first().ok_or("bad config")?;
+                let n: usize = n.parse().map_err(|_| "bad config count".to_string())?;
+                let items = more.get(..n).ok_or("truncated config")?;
+                for i in items {
+                    config.push(unesc(i)?);
+                }
+                tail = &more[n..];
+            }
+            _ => return Err("bad function line length".into()),
         }
-        _ => return Err("bad function line length".into()),
-    };
+    }
     let mut out = Vec::with_capacity(nout);
-    for c in rest[1..1 + nout * 2].chunks(2) {
+    for c in cols.chunks(2) {
         out.push((unesc(c[0])?, ty(c[1])?));
     }
     Ok(FunctionSpec {
@@ -310,6 +347,8 @@ pub(crate) fn parse_function(line: &str) -> Result<FunctionSpec, String> {
         args,
         out,
         modes,
+        secdef,
+        config,
     })
 }
 
@@ -345,6 +384,8 @@ mod tests {
             out: vec![("a".into(), SqlType::Int8)],
             modes: b"ivo".to_vec(),
             body: "BEGIN\n  RETURN 1; -- 100% — über\nEND".into(),
+            secdef: true,
+            config: vec!["search_path=a, \"b c\"".into(), "work_mem=64MB".into()],
             creator: TransactionId(42),
         };
         let mut s = String::new();

@@ -31,9 +31,13 @@
 //!   naming it ([`record_owner`]); `ALTER … OWNER TO` changes it and
 //!   moves the old owner's items to the new one (`aclnewowner`).
 //!
+//! - **Functions**: GRANT / REVOKE EXECUTE on functions and procedures
+//!   keep their list under (pg_proc, oid), the owner staying in the
+//!   function's row; `crate::fmgr::check_execute` checks it at each call.
+//!
 //! Not built: column-level SELECT (a user needs table-level SELECT to
-//! read), privileges on functions, types and languages, and ALTER
-//! DEFAULT PRIVILEGES.
+//! read), privileges on types and languages, and ALTER DEFAULT
+//! PRIVILEGES for functions.
 
 use std::sync::atomic::Ordering;
 
@@ -512,6 +516,32 @@ fn resolve_objects(
                 out.push(schema_object(ns, s));
             }
         }
+        GrantTarget::Functions(word, items) => {
+            for item in items {
+                let spec = crate::functioncmds::lookup_ref(cv, word, item)?;
+                out.push(function_object(cv, &spec));
+            }
+        }
+        GrantTarget::AllFunctionsIn(word, schemas) => {
+            for s in schemas {
+                let ns = schema_oid(s)?;
+                let mut specs: Vec<_> = cv
+                    .functions()
+                    .into_iter()
+                    .map(|f| f.current_spec())
+                    .filter(|f| f.namespace == ns)
+                    .filter(|f| match word.as_str() {
+                        "function" => f.kind != b'p',
+                        "procedure" => f.kind == b'p',
+                        _ => true,
+                    })
+                    .collect();
+                specs.sort_by_key(|f| f.oid);
+                for spec in specs {
+                    out.push(function_object(cv, &spec));
+                }
+            }
+        }
         GrantTarget::Databases(names) => {
             for d in names {
                 if d != g.database {
@@ -535,6 +565,29 @@ fn resolve_objects(
         }
     }
     Ok(out)
+}
+
+/// A function as GRANT / REVOKE sees it: its owner is its row's, its
+/// list the entry keyed (pg_proc, oid) or EXECUTE to PUBLIC and the owner.
+fn function_object(cv: &CatalogView<'_>, spec: &engine::pg_proc::FunctionSpec) -> Object {
+    let key = CommentKey::object(engine::comment::PG_PROC, spec.oid);
+    let acl = cv
+        .privileges(&key)
+        .and_then(|e| e.acl)
+        .unwrap_or_else(|| engine::acl::acl_default(ObjType::Function, spec.owner));
+    Object {
+        key,
+        kind: ObjType::Function,
+        word: if spec.kind == b'p' {
+            "procedure"
+        } else {
+            "function"
+        },
+        name: spec.name.clone(),
+        owner: spec.owner,
+        acl,
+        entry_owner: 0,
+    }
 }
 
 fn qual(parts: &[String]) -> PgResult<crate::namespace::QualName> {

@@ -300,6 +300,10 @@ pub struct Ectx<'a> {
     /// WARNINGs and NOTICEs functions raised, for the session to send
     /// once the statement is done.
     pub notices: Vec<PgError>,
+    /// Settings a running function's SET clauses and SECURITY DEFINER
+    /// (`role`) hold for its call, by canonical name, innermost last;
+    /// they shadow the session's (`crate::fmgr`).
+    pub function_settings: Vec<(String, String)>,
     /// Set while a keyed catalog scan builds its rows
     /// ([`crate::pgcatalog::ViewContext::relation_key`]).
     view_key: Option<u32>,
@@ -331,6 +335,7 @@ impl<'a> Ectx<'a> {
         sub.constraint_modes = self.constraint_modes.clone();
         sub.skip_user_triggers = self.skip_user_triggers;
         sub.path = self.path.clone();
+        sub.function_settings = self.function_settings.clone();
         sub.snapshot = Some(snapshot);
         sub
     }
@@ -363,6 +368,7 @@ impl<'a> Ectx<'a> {
             query: None,
             sequences: None,
             plans: None,
+            function_settings: Vec::new(),
             ri_events: Vec::new(),
             ri_deferred: Vec::new(),
             trigger_events: Vec::new(),
@@ -624,11 +630,33 @@ impl EvalContext for Ectx<'_> {
         })
     }
     fn current_user(&self) -> String {
-        self.settings.current_user()
+        // A SECURITY DEFINER call (or a `SET role` clause) overrides the
+        // session's role (`crate::fmgr`).
+        match self
+            .function_settings
+            .iter()
+            .rev()
+            .find(|(n, _)| n == "role")
+        {
+            Some((_, r)) if r != "none" => r.clone(),
+            Some(_) => self.session_user(),
+            None => self.settings.current_user(),
+        }
     }
     fn setting(&self, name: &str) -> Option<String> {
         if name.eq_ignore_ascii_case("transaction_isolation") {
             return Some(crate::parser::isolation_name(self.xact.isolation()).to_string());
+        }
+        if !self.function_settings.is_empty() {
+            let canonical = crate::utility::canonical_name(name);
+            if let Some((_, v)) = self
+                .function_settings
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == canonical)
+            {
+                return Some(v.clone());
+            }
         }
         self.settings.get_setting(name)
     }

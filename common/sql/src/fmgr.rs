@@ -14,6 +14,7 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use crate::executor::Ectx;
+use crate::functions::EvalContext;
 use crate::spi::{self, SnapshotMode};
 use engine::pg_proc::{FunctionDef, FunctionSpec, LANG_PLPGSQL, LANG_SQL};
 use pgtypes::error::{sqlstate, PgError, PgResult};
@@ -87,21 +88,107 @@ pub fn record_value(row: &[Value]) -> Value {
     Value::Text(pgtypes::sqltype::record_out(&fields).into())
 }
 
+/// 42501 `permission denied for function f` unless the current user may
+/// EXECUTE the function (PostgreSQL's `pg_proc_aclcheck` at the call):
+/// a function without a list of its own grants EXECUTE to PUBLIC;
+/// superusers may call anything.
+pub fn check_execute(ec: &Ectx<'_>, spec: &FunctionSpec) -> PgResult<()> {
+    let key = engine::comment::CommentKey::object(engine::comment::PG_PROC, spec.oid);
+    let cat = ec.db.catalog();
+    let Some(def) = cat.privileges(&key) else {
+        return Ok(());
+    };
+    let own = ec.xact.own();
+    let Some(acl) = def
+        .visible(own.xids, ec.db.clog())
+        .and_then(|e| e.acl.clone())
+    else {
+        return Ok(());
+    };
+    let u = crate::privileges::AclUser::of(ec.db, &EvalContext::current_user(ec));
+    if u.superuser || engine::acl::acl_mask(&acl, &u.roles, engine::acl::ACL_EXECUTE) != 0 {
+        return Ok(());
+    }
+    Err(crate::privileges::denied(
+        if spec.kind == b'p' {
+            "procedure"
+        } else {
+            "function"
+        },
+        &spec.name,
+    ))
+}
+
 /// Runs the function: its result rows (one for a non-set function).
 fn invoke(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Vec<Vec<Value>>> {
+    check_execute(ec, spec)?;
     if spec.strict && args.iter().any(|a| matches!(a, Value::Null)) {
         if spec.retset {
             return Ok(Vec::new());
         }
         return Ok(vec![vec![Value::Null; spec.out.len().max(1)]]);
     }
-    nested(ec, |ec| match spec.lang {
-        LANG_SQL => sql_function(ec, spec, args),
-        LANG_PLPGSQL => crate::plpgsql::call_function(ec, spec, args),
-        _ => Err(PgError::unsupported(
-            "only LANGUAGE sql and plpgsql functions run",
-        )),
+    nested(ec, |ec| {
+        with_function_settings(ec, spec, |ec| match spec.lang {
+            LANG_SQL => sql_function(ec, spec, args),
+            LANG_PLPGSQL => crate::plpgsql::call_function(ec, spec, args),
+            _ => Err(PgError::unsupported(
+                "only LANGUAGE sql and plpgsql functions run",
+            )),
+        })
     })
+}
+
+/// Runs `f` as the function's call runs (PostgreSQL's `fmgr_security_definer`):
+/// with SECURITY DEFINER the owner is current_user, so every privilege
+/// check of its statements (and of the calls they make) is the owner's;
+/// the SET clauses hold as SET LOCAL would, search_path re-resolved. The
+/// caller's identity, settings and path come back when `f` returns,
+/// error or not (an EXCEPTION block catching the error sees the caller's
+/// again). session_user does not change.
+fn with_function_settings<T>(
+    ec: &mut Ectx<'_>,
+    spec: &FunctionSpec,
+    f: impl FnOnce(&mut Ectx<'_>) -> PgResult<T>,
+) -> PgResult<T> {
+    if !spec.secdef && spec.config.is_empty() {
+        return f(ec);
+    }
+    let depth = ec.function_settings.len();
+    let path = ec.path.clone();
+    // nextval / setval check the sequence user's rights (`crate::sequence`).
+    let mut seq_user = None;
+    if spec.secdef {
+        if let Some(owner) = ec.db.catalog().role_by_oid(spec.owner) {
+            ec.function_settings
+                .push(("role".to_string(), owner.name.clone()));
+            if let Some(ss) = ec.sequences.as_deref_mut() {
+                let u = crate::privileges::AclUser::of(ec.db, &owner.name);
+                seq_user = Some(std::mem::replace(&mut ss.user, Some(Arc::new(u))));
+            }
+        }
+    }
+    let mut new_path = spec.secdef;
+    for entry in &spec.config {
+        let (name, value) = entry.split_once('=').unwrap_or((entry.as_str(), ""));
+        let name = crate::utility::canonical_name(name);
+        new_path |= name == "search_path";
+        ec.function_settings.push((name, value.to_string()));
+    }
+    if new_path {
+        let text = EvalContext::setting(ec, "search_path").unwrap_or_default();
+        let user = EvalContext::current_user(ec);
+        let own = ec.xact.own();
+        let view = ec.db.catalog().view(own.xids, ec.db.clog());
+        ec.path = crate::namespace::resolve_search_path(&view, &text, &user);
+    }
+    let r = f(ec);
+    ec.function_settings.truncate(depth);
+    ec.path = path;
+    if let (Some(prev), Some(ss)) = (seq_user, ec.sequences.as_deref_mut()) {
+        ss.user = prev;
+    }
+    r
 }
 
 /// Runs `f` one function call deeper: interrupts checked, the nesting
@@ -188,10 +275,12 @@ pub fn call_trigger(
     td: &crate::trigger::TriggerData<'_>,
 ) -> PgResult<Option<Vec<Value>>> {
     let def = lookup(ec, td.trigger.func)?;
-    nested(ec, |ec| match def.spec.lang {
-        LANG_PLPGSQL => crate::plpgsql::call_trigger(ec, &def.spec, td),
-        _ => Err(PgError::unsupported(
-            "only LANGUAGE plpgsql trigger functions run",
-        )),
+    nested(ec, |ec| {
+        with_function_settings(ec, &def.spec, |ec| match def.spec.lang {
+            LANG_PLPGSQL => crate::plpgsql::call_trigger(ec, &def.spec, td),
+            _ => Err(PgError::unsupported(
+                "only LANGUAGE plpgsql trigger functions run",
+            )),
+        })
     })
 }

@@ -17,11 +17,20 @@
 //! several the result type is record. `RETURNS trigger` functions are made
 //! here and fired by `crate::trigger`.
 //!
+//! SECURITY DEFINER and SET clauses are kept in the definition
+//! (`prosecdef`, `proconfig` as `name=value` texts, a later clause for the
+//! same setting replacing the earlier one as PostgreSQL's `GUCArrayAdd`
+//! does); `crate::fmgr` applies them around each call. SET … FROM
+//! CURRENT is turned into the session's value before the statement runs
+//! ([`resolve_from_current`]).
+//!
 //! Not supported (0A000): VARIADIC parameters, OUT parameters of
-//! procedures, SECURITY DEFINER, languages other than sql and plpgsql.
+//! procedures, languages other than sql and plpgsql.
 
 use crate::ddl::{DdlCtx, PendingDdl};
-use crate::parser::funcstmt::{AlterFunction, ArgMode, CreateFunction, FuncRef, FuncStmt, Returns};
+use crate::parser::funcstmt::{
+    AlterFunction, ArgMode, CreateFunction, FuncRef, FuncSet, FuncStmt, Returns,
+};
 use engine::catalog::CatalogChange;
 use engine::pg_proc::{FunctionArg, FunctionSpec, LANG_PLPGSQL, LANG_SQL};
 use engine::Engine;
@@ -102,9 +111,6 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
     let Some(body) = &c.body else {
         return Err(definition_error("no function body specified"));
     };
-    if c.security_definer {
-        return Err(PgError::unsupported("SECURITY DEFINER is not supported"));
-    }
     let mut args = Vec::with_capacity(c.args.len());
     let mut outs: Vec<(String, SqlType)> = Vec::new();
     let mut modes = Vec::with_capacity(c.args.len());
@@ -232,6 +238,8 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
             modes
         },
         body: body.clone(),
+        secdef: c.security_definer,
+        config: apply_config(Vec::new(), &c.config)?,
         creator: TransactionId::INVALID,
     };
     // The body must parse (PostgreSQL validates at CREATE).
@@ -507,13 +515,22 @@ fn alter(
             }
             spec.owner = r.oid;
         }
-        AlterFunction::Options { volatility, strict } => {
+        AlterFunction::Options {
+            volatility,
+            strict,
+            security,
+            config,
+        } => {
             if let Some(v) = volatility {
                 spec.volatility = *v;
             }
             if let Some(s) = strict {
                 spec.strict = *s;
             }
+            if let Some(s) = security {
+                spec.secdef = *s;
+            }
+            spec.config = apply_config(std::mem::take(&mut spec.config), config)?;
         }
     }
     if spec == before {
@@ -526,6 +543,133 @@ fn alter(
     cx.pending
         .push(PendingDdl::ReplaceFunction(Box::new(before)));
     Ok(())
+}
+
+/// The statement with each `SET name FROM CURRENT` replaced by the
+/// session's value of the setting (`get`), as PostgreSQL's
+/// `ExtractSetVariableArgs` reads it at CREATE / ALTER.
+pub fn resolve_from_current(
+    stmt: &FuncStmt,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> PgResult<FuncStmt> {
+    let resolve = |sets: &[FuncSet]| -> PgResult<Vec<FuncSet>> {
+        sets.iter()
+            .map(|s| match s {
+                FuncSet::FromCurrent(name) => match get(name) {
+                    Some(v) => Ok(FuncSet::Set(name.clone(), Some(v))),
+                    None => Err(PgError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    )),
+                },
+                s => Ok(s.clone()),
+            })
+            .collect()
+    };
+    let mut out = stmt.clone();
+    match &mut out {
+        FuncStmt::Create(c) => c.config = resolve(&c.config)?,
+        FuncStmt::Alter {
+            action: AlterFunction::Options { config, .. },
+            ..
+        } => *config = resolve(config)?,
+        _ => {}
+    }
+    Ok(out)
+}
+
+/// proconfig after `sets` (PostgreSQL's `GUCArrayAdd` / `GUCArrayDelete`
+/// / `GUCArrayReset`): each SET checked as SET would check it (an unknown
+/// setting is 42704, a bad value 22023) and stored as `name=value` under
+/// the setting's canonical name, replacing an earlier entry for it in place.
+pub fn apply_config(mut config: Vec<String>, sets: &[FuncSet]) -> PgResult<Vec<String>> {
+    let entry_name = |e: &str| e.split_once('=').map_or(e, |(n, _)| n).to_string();
+    for s in sets {
+        match s {
+            FuncSet::Set(name, Some(value)) => {
+                let mut scratch =
+                    crate::utility::SessionSettings::new(&pgtypes::config::Config::new(""));
+                let (canonical, _) = scratch.set(name, Some(value), false, false)?;
+                let entry = format!("{canonical}={value}");
+                match config.iter().position(|e| entry_name(e) == canonical) {
+                    Some(i) => config[i] = entry,
+                    None => config.push(entry),
+                }
+            }
+            FuncSet::Set(name, None) | FuncSet::Reset(name) => {
+                let canonical = crate::utility::canonical_name(name);
+                config.retain(|e| entry_name(e) != canonical);
+            }
+            FuncSet::ResetAll => config.clear(),
+            FuncSet::FromCurrent(name) => {
+                return Err(PgError::internal(format!(
+                    "SET {name} FROM CURRENT was not resolved"
+                )))
+            }
+        }
+    }
+    Ok(config)
+}
+
+/// The function `item` names for a statement on a `what` (`function`,
+/// `procedure`, `routine`): PostgreSQL's `LookupFuncWithArgs` errors
+/// (42883, 42725 for an ambiguous name without arguments, 42809 for the
+/// wrong kind).
+pub(crate) fn lookup_ref(
+    cv: &engine::catalog::CatalogView<'_>,
+    what: &str,
+    item: &FuncRef,
+) -> PgResult<FunctionSpec> {
+    let types = match &item.args {
+        Some(a) => Some(a.iter().map(|t| type_of(t)).collect::<PgResult<Vec<_>>>()?),
+        None => None,
+    };
+    let candidates: Vec<_> = cv
+        .functions()
+        .into_iter()
+        .filter(|f| f.spec.name == item.name)
+        .filter(|f| types.as_ref().is_none_or(|t| f.spec.arg_types() == *t))
+        .collect();
+    let spec = match candidates.as_slice() {
+        [f] => f.current_spec(),
+        [] => {
+            return Err(match &types {
+                Some(t) => PgError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!(
+                        "{what} {}({}) does not exist",
+                        item.name,
+                        t.iter().map(|t| t.pg_name()).collect::<Vec<_>>().join(", ")
+                    ),
+                ),
+                None => PgError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("could not find a {what} named \"{}\"", item.name),
+                ),
+            })
+        }
+        _ => {
+            return Err(PgError::new(
+                sqlstate::AMBIGUOUS_FUNCTION,
+                format!("{what} name \"{}\" is not unique", item.name),
+            )
+            .with_hint(format!(
+                "Specify the argument list to select the {what} unambiguously."
+            )))
+        }
+    };
+    let wrong = match what {
+        "procedure" => spec.kind != b'p',
+        "function" => spec.kind == b'p',
+        _ => false,
+    };
+    if wrong {
+        return Err(PgError::new(
+            sqlstate::WRONG_OBJECT_TYPE,
+            format!("{} is not a {what}", spec.signature()),
+        ));
+    }
+    Ok(spec)
 }
 
 /// PendingDdl for functions: the transaction committed.

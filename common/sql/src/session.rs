@@ -1867,6 +1867,8 @@ impl Session {
                 }
                 _ => {
                     self.check_writable(f.tag())?;
+                    let f =
+                        &crate::functioncmds::resolve_from_current(f, &|n| self.settings.get(n))?;
                     let tag = self.with_ddl_ctx(sink, |cx| crate::functioncmds::execute(cx, f))?;
                     self.xact.command_counter_increment();
                     done(&tag)

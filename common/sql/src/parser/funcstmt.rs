@@ -71,12 +71,93 @@ pub struct CreateFunction {
     pub strict: Option<bool>,
     /// SECURITY DEFINER.
     pub security_definer: bool,
+    /// SET clauses, in order.
+    pub config: Vec<FuncSet>,
     /// AS 'body'.
     pub body: Option<String>,
 }
 
-/// A function named in DROP.
+/// A SET / RESET clause of CREATE / ALTER FUNCTION (proconfig).
 #[derive(Debug, Clone, PartialEq)]
+pub enum FuncSet {
+    /// SET name = value | TO value: the value as PostgreSQL flattens it
+    /// (list items joined by `, `; None: DEFAULT, which removes it).
+    Set(String, Option<String>),
+    /// SET name FROM CURRENT: the session's value when the statement runs.
+    FromCurrent(String),
+    /// RESET name.
+    Reset(String),
+    /// RESET ALL.
+    ResetAll,
+}
+
+/// `name = value | TO value | FROM CURRENT` after SET (PostgreSQL's
+/// `set_rest_more` with `flatten_set_variable_args`): string constants and
+/// names as text, a list joined by `, `, each item of a list setting
+/// (search_path) quoted as an identifier when it needs it.
+fn set_clause(c: &mut Cur<'_>) -> PgResult<FuncSet> {
+    let mut name = c.one_ident()?;
+    while c.eat_punct('.') {
+        name = format!("{name}.{}", c.one_ident()?);
+    }
+    if c.eat_word("from") {
+        c.expect_word("current")?;
+        return Ok(FuncSet::FromCurrent(name));
+    }
+    if !c.eat_punct('=') {
+        c.expect_word("to")?;
+    }
+    if c.eat_word("default") {
+        return Ok(FuncSet::Set(name, None));
+    }
+    let list_quote = matches!(name.as_str(), "search_path" | "temp_tablespaces");
+    let mut items = Vec::new();
+    loop {
+        let neg = c.eat_punct('-');
+        let item = match c.peek().cloned() {
+            Some(Tok::Str(s)) | Some(Tok::Ident(s)) | Some(Tok::Word(s)) => {
+                c.pos += 1;
+                if list_quote {
+                    quote_ident(&s)
+                } else {
+                    s
+                }
+            }
+            Some(Tok::Num(n)) => {
+                c.pos += 1;
+                if neg {
+                    format!("-{n}")
+                } else {
+                    n
+                }
+            }
+            _ => return Err(c.error_here()),
+        };
+        items.push(item);
+        if !c.eat_punct(',') {
+            break;
+        }
+    }
+    Ok(FuncSet::Set(name, Some(items.join(", "))))
+}
+
+/// PostgreSQL's `quote_identifier`: as is when it needs no quotes.
+fn quote_ident(s: &str) -> String {
+    let plain = s
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if plain {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
+/// A function named in DROP.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FuncRef {
     /// The name.
     pub name: String,
@@ -273,18 +354,23 @@ pub enum AlterFunction {
     Rename(String),
     /// OWNER TO role.
     Owner(String),
-    /// Options: volatility (`i`, `s`, `v`) and strictness, each if given.
+    /// Options: volatility (`i`, `s`, `v`), strictness and security,
+    /// each if given, and SET / RESET clauses.
     Options {
         /// IMMUTABLE / STABLE / VOLATILE.
         volatility: Option<u8>,
         /// STRICT / RETURNS NULL ON NULL INPUT (true), CALLED ON NULL
         /// INPUT (false).
         strict: Option<bool>,
+        /// SECURITY DEFINER (true) / INVOKER (false).
+        security: Option<bool>,
+        /// SET / RESET clauses, in order.
+        config: Vec<FuncSet>,
     },
 }
 
 /// `name [(types)]` of ALTER FUNCTION.
-fn func_ref(c: &mut Cur<'_>) -> PgResult<FuncRef> {
+pub(super) fn func_ref(c: &mut Cur<'_>) -> PgResult<FuncRef> {
     let name = c.ident()?;
     let args = if c.eat_punct('(') {
         let mut v = Vec::new();
@@ -330,6 +416,8 @@ fn alter(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
     } else {
         let mut volatility = None;
         let mut strict = None;
+        let mut security = None;
+        let mut config = Vec::new();
         let mut any = false;
         while !c.at_end() {
             any = true;
@@ -353,9 +441,36 @@ fn alter(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
                 c.expect_word("input")?;
                 once(&mut strict, true)?;
             } else if c.eat_word("restrict") {
+            } else if c.peek_word() == Some("security")
+                || c.peek_word() == Some("external") && c.peek_word_at(1) == Some("security")
+            {
+                if c.eat_word("external") {
+                    c.expect_word("security")?;
+                } else {
+                    c.pos += 1;
+                }
+                if c.eat_word("definer") {
+                    once(&mut security, true)?;
+                } else {
+                    c.expect_word("invoker")?;
+                    once(&mut security, false)?;
+                }
+            } else if c.peek_word() == Some("set") && c.peek_word_at(1) != Some("schema") {
+                c.pos += 1;
+                config.push(set_clause(c)?);
+            } else if c.eat_word("reset") {
+                if c.eat_word("all") {
+                    config.push(FuncSet::ResetAll);
+                } else {
+                    let mut name = c.one_ident()?;
+                    while c.eat_punct('.') {
+                        name = format!("{name}.{}", c.one_ident()?);
+                    }
+                    config.push(FuncSet::Reset(name));
+                }
             } else if matches!(
                 c.peek_word(),
-                Some("security" | "external" | "set" | "reset" | "depends" | "no" | "support")
+                Some("external" | "set" | "depends" | "no" | "support")
             ) {
                 return Err(PgError::unsupported(format!(
                     "ALTER FUNCTION … {} is not supported",
@@ -371,7 +486,12 @@ fn alter(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
         if !any {
             return Err(c.error_here());
         }
-        AlterFunction::Options { volatility, strict }
+        AlterFunction::Options {
+            volatility,
+            strict,
+            security,
+            config,
+        }
     };
     c.expect_end()?;
     Ok(FuncStmt::Alter {
@@ -574,6 +694,7 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateFunction> {
         volatility: None,
         strict: None,
         security_definer: false,
+        config: Vec::new(),
         body: None,
     };
     while !c.at_end() {
@@ -646,7 +767,12 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateFunction> {
                     f.security_definer = true;
                 } else {
                     c.expect_word("invoker")?;
+                    f.security_definer = false;
                 }
+            }
+            "set" => {
+                c.pos += 1;
+                f.config.push(set_clause(c)?);
             }
             "not" => {
                 c.pos += 1;

@@ -21,6 +21,12 @@ pub enum GrantTarget {
     Schemas(Vec<String>),
     /// `DATABASE d, …`.
     Databases(Vec<String>),
+    /// `FUNCTION | PROCEDURE | ROUTINE f[(types)], …`: the kind word
+    /// (`function`, `procedure`, `routine`) and the functions.
+    Functions(String, Vec<super::funcstmt::FuncRef>),
+    /// `ALL FUNCTIONS | PROCEDURES | ROUTINES IN SCHEMA s, …`: the kind
+    /// word (singular) and the schemas.
+    AllFunctionsIn(String, Vec<String>),
     /// ALTER DEFAULT PRIVILEGES' `TABLES` (`r`), `SEQUENCES` (`S`),
     /// `FUNCTIONS` / `ROUTINES` (`f`), `TYPES` (`T`), `SCHEMAS` (`n`).
     Defaults(char),
@@ -284,10 +290,32 @@ fn parse_action(c: &mut Cur<'_>, defaults: bool) -> PgResult<GrantStmt> {
             c.pos += 1;
             GrantTarget::Databases(name_list(c)?)
         }
-        Some(
-            w @ ("function" | "procedure" | "routine" | "language" | "type" | "domain"
-            | "tablespace" | "foreign" | "large"),
-        ) => {
+        Some("all")
+            if matches!(
+                c.peek_word_at(1),
+                Some("functions" | "procedures" | "routines")
+            ) =>
+        {
+            let word = c
+                .peek_word_at(1)
+                .unwrap_or("functions")
+                .trim_end_matches('s')
+                .to_string();
+            c.pos += 2;
+            c.expect_word("in")?;
+            c.expect_word("schema")?;
+            GrantTarget::AllFunctionsIn(word, name_list(c)?)
+        }
+        Some(w @ ("function" | "procedure" | "routine")) => {
+            let word = w.to_string();
+            c.pos += 1;
+            let mut items = vec![super::funcstmt::func_ref(c)?];
+            while c.eat_punct(',') {
+                items.push(super::funcstmt::func_ref(c)?);
+            }
+            GrantTarget::Functions(word, items)
+        }
+        Some(w @ ("language" | "type" | "domain" | "tablespace" | "foreign" | "large")) => {
             return Err(PgError::unsupported(format!(
                 "GRANT / REVOKE on {} is not supported",
                 w.to_uppercase()

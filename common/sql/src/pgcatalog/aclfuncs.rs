@@ -255,9 +255,28 @@ pub fn call(f: PrivFn, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<Va
             holds(&u, owner, &acl, mask, option)
         }
         PrivFn::Function => {
-            // Built-in functions: EXECUTE to PUBLIC.
-            parse_privilege_string(privs, ObjType::Function)?;
-            true
+            let oid = match text_arg(obj) {
+                Some(text) => super::reg_in(&s, pgtypes::sqltype::RegKind::Procedure, text)?,
+                None => match oid_arg(obj) {
+                    Some(o) => o,
+                    None => return Ok(Value::Null),
+                },
+            };
+            let (mask, option) = parse_privilege_string(privs, ObjType::Function)?;
+            match s.function(oid) {
+                // A function users created: its list, or EXECUTE to PUBLIC.
+                Some(f) => {
+                    let acl = s
+                        .privileges
+                        .get(&(engine::comment::PG_PROC, oid, 0))
+                        .and_then(|e| e.acl.clone())
+                        .unwrap_or_else(|| acl_default(ObjType::Function, f.owner));
+                    holds(&u, f.owner, &acl, mask, option)
+                }
+                // Built-in functions: EXECUTE to PUBLIC.
+                None if super::proc::by_oid(oid).is_some() => !option || u.superuser,
+                None => return Ok(Value::Null),
+            }
         }
         PrivFn::Tablespace => true,
         PrivFn::Role => {

@@ -918,10 +918,73 @@ pub fn reg_in(snap: &CatalogSnapshot, kind: RegKind, text: &str) -> PgResult<u32
                 )
             })
         }
-        RegKind::Proc => proc::regproc_in(t),
-        RegKind::Procedure => proc::regprocedure_in(t),
+        RegKind::Proc | RegKind::Procedure => match user_proc_in(snap, kind, t)? {
+            Some(oid) => Ok(oid),
+            None if kind == RegKind::Proc => proc::regproc_in(t),
+            None => proc::regprocedure_in(t),
+        },
         RegKind::Oper => operator::regoper_in(t),
         RegKind::Operator => operator::regoperator_in(t),
+    }
+}
+
+/// A function users created that `regproc` text (`f`) or `regprocedure`
+/// text (`f(integer, text)`) names, unqualified or in `public`; None to
+/// look among the built-ins.
+fn user_proc_in(snap: &CatalogSnapshot, kind: RegKind, t: &str) -> PgResult<Option<u32>> {
+    let (name_text, args) = match (kind, t.find('(')) {
+        (RegKind::Procedure, Some(open)) if t.ends_with(')') => {
+            (&t[..open], Some(&t[open + 1..t.len() - 1]))
+        }
+        (RegKind::Procedure, _) => return Ok(None),
+        _ => (t, None),
+    };
+    let (schema, name) = split_qualified(name_text.trim())?;
+    if schema.as_deref().is_some_and(|s| s != "public") {
+        return Ok(None);
+    }
+    let types = match args {
+        None => None,
+        Some(a) if a.trim().is_empty() => Some(Vec::new()),
+        Some(a) => {
+            let mut v = Vec::new();
+            let mut parts = Vec::new();
+            let (mut depth, mut start) = (0i32, 0);
+            for (i, c) in a.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    ',' if depth == 0 => {
+                        parts.push(&a[start..i]);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            parts.push(&a[start..]);
+            for part in parts {
+                match crate::parser::parse_type_text(part.trim()) {
+                    Ok(ty) => v.push(ty),
+                    Err(_) => return Ok(None),
+                }
+            }
+            Some(v)
+        }
+    };
+    let found: Vec<u32> = snap
+        .functions
+        .iter()
+        .filter(|f| f.spec.name == name)
+        .filter(|f| types.as_ref().is_none_or(|t| f.spec.arg_types() == *t))
+        .map(|f| f.spec.oid)
+        .collect();
+    match found.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(*one)),
+        _ => Err(PgError::new(
+            "42725",
+            format!("more than one function named \"{t}\""),
+        )),
     }
 }
 

@@ -413,7 +413,7 @@ pub fn user_proc_row(f: &engine::pg_proc::FunctionSpec) -> Vec<Value> {
         ("provariadic", Some("0".into())),
         ("prosupport", Some("0".into())),
         ("prokind", Some((f.kind as char).to_string())),
-        ("prosecdef", Some("false".into())),
+        ("prosecdef", Some(f.secdef.to_string())),
         ("proleakproof", Some("false".into())),
         ("proisstrict", Some(f.strict.to_string())),
         ("proretset", Some(f.retset.to_string())),
@@ -427,6 +427,10 @@ pub fn user_proc_row(f: &engine::pg_proc::FunctionSpec) -> Vec<Value> {
         ("proargmodes", modes),
         ("proargnames", names),
         ("prosrc", Some(f.body.clone())),
+        (
+            "proconfig",
+            (!f.config.is_empty()).then(|| config_array(&f.config)),
+        ),
     ];
     defs::PG_PROC
         .iter()
@@ -438,6 +442,88 @@ pub fn user_proc_row(f: &engine::pg_proc::FunctionSpec) -> Vec<Value> {
             value_of(t, text)
         })
         .collect()
+}
+
+/// proconfig's text[] form: `{search_path=public,work_mem=64MB}`, an
+/// element quoted as array_out quotes it.
+fn config_array(config: &[String]) -> String {
+    let items: Vec<String> = config
+        .iter()
+        .map(|e| {
+            let plain = !e.is_empty()
+                && !e.eq_ignore_ascii_case("null")
+                && !e
+                    .chars()
+                    .any(|c| matches!(c, '{' | '}' | ',' | '"' | '\\') || c.is_whitespace());
+            if plain {
+                e.clone()
+            } else {
+                format!("\"{}\"", e.replace('\\', "\\\\").replace('"', "\\\""))
+            }
+        })
+        .collect();
+    format!("{{{}}}", items.join(","))
+}
+
+/// PostgreSQL's `quote_identifier` (keywords aside).
+fn quote_ident(s: &str) -> String {
+    let plain = s
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    if plain {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
+/// A proconfig value as pg_get_functiondef prints it: a string literal,
+/// or for a list setting (search_path) each element one (`SplitGUCList`).
+fn config_literal(name: &str, value: &str) -> String {
+    let lit = |v: &str| format!("'{}'", v.replace('\'', "''"));
+    if !matches!(name, "search_path" | "temp_tablespaces") {
+        return lit(value);
+    }
+    let mut items = Vec::new();
+    let mut chars = value.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut item = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == '"' {
+                    if chars.peek() == Some(&'"') {
+                        chars.next();
+                        item.push('"');
+                    } else {
+                        break;
+                    }
+                } else {
+                    item.push(c);
+                }
+            }
+            while chars.peek().is_some_and(|c| *c != ',') {
+                chars.next();
+            }
+        } else {
+            while let Some(c) = chars.peek().copied().filter(|c| *c != ',') {
+                item.push(c);
+                chars.next();
+            }
+            item = item.trim_end().to_string();
+        }
+        items.push(lit(&item));
+        if chars.next().is_none() {
+            break;
+        }
+    }
+    items.join(", ")
 }
 
 /// pg_get_function_arguments and friends for a function users created.
@@ -526,6 +612,9 @@ pub fn user_function_text(
             if f.strict {
                 opts.push_str(" STRICT");
             }
+            if f.secdef {
+                opts.push_str(" SECURITY DEFINER");
+            }
             if f.retset && f.out.is_empty() {
                 // ROWS 1000 is the default: nothing to print.
             }
@@ -533,7 +622,22 @@ pub fn user_function_text(
                 s.push_str(&opts);
                 s.push('\n');
             }
-            s.push_str(&format!("AS $function${}$function$\n", f.body));
+            for entry in &f.config {
+                let Some((name, value)) = entry.split_once('=') else {
+                    continue;
+                };
+                s.push_str(&format!(
+                    " SET {} TO {}\n",
+                    quote_ident(name),
+                    config_literal(name, value)
+                ));
+            }
+            let tag = if f.kind == b'p' {
+                "procedure"
+            } else {
+                "function"
+            };
+            s.push_str(&format!("AS ${tag}${}${tag}$\n", f.body));
             Some(s)
         }
     }

@@ -553,8 +553,16 @@ pub fn pg_enum(_ec: &dyn ViewContext) -> Vec<Vec<Value>> {
 /// pg_proc: the built-in functions hotpair implements (`proc.rs`).
 pub fn pg_proc(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let mut rows = proc::pg_proc_rows().to_vec();
-    for f in &ec.pg_catalog().functions {
-        rows.push(proc::user_proc_row(&f.spec));
+    let cat = ec.pg_catalog();
+    let acl_col = super::defs::PG_PROC
+        .iter()
+        .position(|(n, _)| *n == "proacl");
+    for f in &cat.functions {
+        let mut row = proc::user_proc_row(&f.spec);
+        if let Some(slot) = acl_col.and_then(|i| row.get_mut(i)) {
+            *slot = cat.acl_of(engine::comment::PG_PROC, f.spec.oid, 0);
+        }
+        rows.push(row);
     }
     rows
 }
