@@ -418,53 +418,7 @@ fn alter(
         Some(false) => "function",
         None => "routine",
     };
-    let types = match &item.args {
-        Some(a) => Some(a.iter().map(|t| type_of(t)).collect::<PgResult<Vec<_>>>()?),
-        None => None,
-    };
-    let candidates: Vec<_> = cx
-        .catalog()
-        .functions()
-        .into_iter()
-        .filter(|f| f.spec.name == item.name)
-        .filter(|f| types.as_ref().is_none_or(|t| f.spec.arg_types() == *t))
-        .collect();
-    let before = match candidates.as_slice() {
-        [f] => f.current_spec(),
-        [] => {
-            return Err(match &types {
-                Some(t) => PgError::new(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!(
-                        "{what} {}({}) does not exist",
-                        item.name,
-                        t.iter().map(|t| t.pg_name()).collect::<Vec<_>>().join(", ")
-                    ),
-                ),
-                None => PgError::new(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!("could not find a {what} named \"{}\"", item.name),
-                ),
-            })
-        }
-        _ => {
-            return Err(PgError::new(
-                sqlstate::AMBIGUOUS_FUNCTION,
-                format!("{what} name \"{}\" is not unique", item.name),
-            )
-            .with_hint(format!(
-                "Specify the argument list to select the {what} unambiguously."
-            )))
-        }
-    };
-    if let Some(p) = procedure {
-        if (before.kind == b'p') != p {
-            return Err(PgError::new(
-                sqlstate::WRONG_OBJECT_TYPE,
-                format!("{} is not a {what}", before.signature()),
-            ));
-        }
-    }
+    let before = lookup_ref(&cx.catalog(), what, item)?;
     let kind = if before.kind == b'p' {
         "procedure"
     } else {

@@ -26,7 +26,7 @@
 
 use super::report::{Cell, Chart, Table};
 use super::workloads::{
-    for_each_target, interleaved_point, median, snapshot_counters, Ctx, CPU_NOTE,
+    fill, for_each_target, interleaved_point, median, snapshot_counters, Ctx, CPU_NOTE,
 };
 
 /// Statements per call: the seed's `snapme(17, 1000)`.
@@ -111,13 +111,7 @@ pub fn snapme(ctx: &mut Ctx) -> Vec<Table> {
         |t, e, skip| errors.push((t, e, skip)),
     );
     for (t, e, skip) in errors {
-        for r in &mut table.rows {
-            r.cells[t] = if skip {
-                Cell::Skipped(e.clone())
-            } else {
-                Cell::Failed(e.clone())
-            };
-        }
+        fill(&mut table, &[t], &e, skip);
     }
     // Interleaved: at each point hotpair, then PostgreSQL, `--rounds`
     // times, so a slow spell of the VM hits both; each cell is the median.

@@ -20,7 +20,7 @@
 //! each level, and no more failures than PostgreSQL's.
 
 use super::report::{Cell, Chart, Table};
-use super::workloads::{for_each_target, interleaved_point, median, Ctx, CPU_NOTE};
+use super::workloads::{fill, for_each_target, interleaved_point, median, Ctx, CPU_NOTE};
 
 /// pgbench's tries per transaction: enough that a retried transaction
 /// almost never fails for good.
@@ -118,13 +118,7 @@ pub fn ssi(ctx: &mut Ctx) -> Vec<Table> {
         |t, e, skip| errors.push((t, e, skip)),
     );
     for (t, e, skip) in errors {
-        for r in &mut table.rows {
-            r.cells[t] = if skip {
-                Cell::Skipped(e.clone())
-            } else {
-                Cell::Failed(e.clone())
-            };
-        }
+        fill(&mut table, &[t], &e, skip);
     }
     let rounds = ctx.cfg.select_rounds.max(1);
     for (name, file, text) in &points {

@@ -327,7 +327,7 @@ pub fn for_each_target(
 }
 
 /// Marks every empty cell of `series` in `table` as failed / skipped with `why`.
-fn fill(table: &mut Table, series: &[usize], why: &str, skipped: bool) {
+pub fn fill(table: &mut Table, series: &[usize], why: &str, skipped: bool) {
     for row in &mut table.rows {
         for &s in series {
             if let Some(c) = row.cells.get_mut(s) {
