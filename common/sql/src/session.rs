@@ -920,6 +920,10 @@ impl Session {
             Stmt::Sql(s) if matches!(**s, ast::Statement::Execute { .. }) => {
                 (OnceLock::new(), fixed(oids), None)
             }
+            // FETCH returns its cursor's columns, looked up when described.
+            Stmt::Cursor(crate::parser::cursorstmt::CursorStmt::Fetch(f)) if !f.is_move => {
+                (OnceLock::new(), fixed(oids), None)
+            }
             _ => (OnceLock::from(None), fixed(oids), None),
         };
         let portals = matches!(
