@@ -507,6 +507,88 @@ fn prepared_keeps_conflicts() {
     );
 }
 
+/// A prepared serializable transaction's SIRead locks and conflicts
+/// survive a restart (PostgreSQL keeps them in the two-phase state): the
+/// rebuilt transaction still holds its locks, so a write into what it read
+/// makes the writer part of a dangerous structure, and — its edges being
+/// lost — it counts as having had a conflict in and out, so reading its
+/// write fails at once ("old pivot").
+#[test]
+fn prepared_conflicts_survive_restart() {
+    let node = Node::new("primary");
+    node.init(false);
+    node.append_conf("max_prepared_transactions = 5");
+    node.start();
+    node.safe_sql("CREATE TABLE a (i int); CREATE TABLE b (i int); CREATE TABLE c (i int)");
+
+    // 1. P reads a, writes b, prepares.
+    let p = node.background_session();
+    p.query_safe("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    p.query_safe("SELECT count(*) FROM a");
+    p.query_safe("INSERT INTO b VALUES (1)");
+    p.query_safe("PREPARE TRANSACTION 'p1'");
+    drop(p);
+    let locks = "SELECT locktype, relation::regclass, mode FROM pg_locks \
+                 WHERE mode = 'SIReadLock' ORDER BY 1, 2";
+    assert_eq!(
+        node.safe_sql(locks),
+        "relation|a|SIReadLock",
+        "before the restart"
+    );
+
+    // 2. The restart rebuilds its record and locks.
+    node.restart();
+    assert_eq!(
+        node.safe_sql(locks),
+        "relation|a|SIReadLock",
+        "after the restart"
+    );
+
+    // 3. S2 reads c and writes a (P ─rw─► S2); S3 writes c (S2 ─rw─► S3)
+    //    and commits first: S2 is the pivot between the prepared P and the
+    //    committed S3, and fails at its commit.
+    let s2 = node.background_session();
+    s2.query_safe("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    s2.query_safe("SELECT count(*) FROM c");
+    s2.query_safe("INSERT INTO a VALUES (1)");
+    let s3 = node.background_session();
+    s3.query_safe("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    s3.query_safe("INSERT INTO c VALUES (1)");
+    s3.query_safe("COMMIT");
+    assert_rw_failure(s2.query("COMMIT"), PIVOT_AT_COMMIT, "S2, the pivot");
+
+    // 4. Reading P's write: a conflict out to a transaction with a summary
+    //    conflict out, prepared, so the reader fails.
+    let s4 = node.background_session();
+    s4.query_safe("BEGIN ISOLATION LEVEL SERIALIZABLE");
+    let e = s4
+        .query("SELECT count(*) FROM b")
+        .expect_err("S4 reads P's write");
+    assert_eq!(e.code(), "40001", "S4: SQLSTATE");
+    assert_eq!(e.message, RW_FAILURE, "S4: message");
+    assert_eq!(
+        e.detail.as_deref(),
+        Some("Reason code: Canceled on conflict out to old pivot."),
+        "S4: detail"
+    );
+    s4.query_safe("ROLLBACK");
+
+    // 5. COMMIT PREPARED ends it; with nothing left running, no lock stays.
+    node.safe_sql("COMMIT PREPARED 'p1'");
+    assert_eq!(
+        node.safe_sql(
+            "SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b), (SELECT count(*) FROM c)"
+        ),
+        "0|1|1",
+        "P's and S3's writes, not S2's"
+    );
+    assert_eq!(
+        node.safe_sql("SELECT count(*) FROM pg_locks WHERE mode = 'SIReadLock'"),
+        "0",
+        "locks released"
+    );
+}
+
 /// Randomised write skew: concurrent SERIALIZABLE withdrawals that each
 /// check a two-account invariant (the pair's total stays >= 0) before
 /// taking from one account, retried on 40001. Under snapshot isolation two

@@ -82,6 +82,7 @@ use pgtypes::fileutil::io_error as io_err;
 use pgtypes::ProcNumber;
 use pgtypes::TransactionId;
 use txn::clog::XidStatus;
+use txn::predicate::PreparedPredicate;
 use txn::procarray::Finished;
 
 /// Longest gid plus one (GIDSIZE): a gid must be shorter than this.
@@ -115,6 +116,9 @@ struct GlobalTransaction {
     info: PreparedXact,
     /// Live (committed-with-the-top) subtransaction xids.
     subxids: Vec<TransactionId>,
+    /// A serializable transaction's predicate-lock state, rebuilt at
+    /// start-up and promotion.
+    predicate: Option<PreparedPredicate>,
     /// The dummy proc holding the xids as running (None while reserved and
     /// during recovery).
     dummy: Option<ProcNumber>,
@@ -319,29 +323,57 @@ impl TwoPhaseState {
 
 // ----- state encoding ---------------------------------------------------------
 
-/// The `state` bytes of a Prepare record: owner and database names.
-fn encode_state(owner: &str, database: &str) -> Bytes {
+/// The `state` bytes of a Prepare record: owner and database names, then,
+/// for a serializable transaction, its predicate-lock state (tag 1, length,
+/// [`PreparedPredicate::encode`]). Records written before the predicate
+/// part existed simply end after the database.
+fn encode_state(owner: &str, database: &str, predicate: Option<&PreparedPredicate>) -> Bytes {
     let mut v = Vec::with_capacity(8 + owner.len() + database.len());
     for s in [owner, database] {
         v.extend_from_slice(&(s.len() as u32).to_le_bytes());
         v.extend_from_slice(s.as_bytes());
     }
+    if let Some(p) = predicate {
+        let mut body = Vec::new();
+        p.encode(&mut body);
+        v.push(1);
+        v.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        v.extend_from_slice(&body);
+    }
     Bytes::from(v)
 }
 
+/// The decoded `state` of a Prepare record.
+type State = (String, String, Option<PreparedPredicate>);
+
 /// Inverse of [`encode_state`]; `None` on malformed bytes.
-fn decode_state(b: &[u8]) -> Option<(String, String)> {
+fn decode_state(b: &[u8]) -> Option<State> {
     let mut rest = b;
-    let mut take = || -> Option<String> {
-        let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
-        let s = rest.get(4..4usize.checked_add(len)?)?;
-        let s = std::str::from_utf8(s).ok()?.to_string();
-        rest = &rest[4 + len..];
-        Some(s)
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let (head, tail) = (rest.get(..n)?, rest.get(n..)?);
+        rest = tail;
+        Some(head)
     };
-    let owner = take()?;
-    let database = take()?;
-    Some((owner, database))
+    let mut text = || -> Option<String> {
+        let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+        Some(std::str::from_utf8(take(len)?).ok()?.to_string())
+    };
+    let owner = text()?;
+    let database = text()?;
+    let mut take = |n: usize| -> Option<&[u8]> {
+        let (head, tail) = (rest.get(..n)?, rest.get(n..)?);
+        rest = tail;
+        Some(head)
+    };
+    let predicate = match take(1) {
+        None => None,
+        Some([1]) => {
+            let len = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+            Some(PreparedPredicate::decode(take(len)?)?)
+        }
+        Some(_) => return None,
+    };
+    rest.is_empty().then_some((owner, database, predicate))
 }
 
 impl GlobalTransaction {
@@ -351,7 +383,11 @@ impl GlobalTransaction {
             subxids: self.subxids.clone(),
             timestamp_us: self.info.prepared_at,
             gid: self.info.gid.clone(),
-            state: encode_state(&self.info.owner, &self.info.database),
+            state: encode_state(
+                &self.info.owner,
+                &self.info.database,
+                self.predicate.as_ref(),
+            ),
         }
     }
 
@@ -363,7 +399,7 @@ impl GlobalTransaction {
         gid: &str,
         state: &[u8],
     ) -> GlobalTransaction {
-        let (owner, database) = decode_state(state).unwrap_or_default();
+        let (owner, database, predicate) = decode_state(state).unwrap_or_default();
         GlobalTransaction {
             info: PreparedXact {
                 xid,
@@ -373,6 +409,7 @@ impl GlobalTransaction {
                 database,
             },
             subxids: subxids.to_vec(),
+            predicate,
             dummy: None,
             valid: true,
             locked: false,
@@ -457,6 +494,7 @@ pub fn prepare_transaction(
     subxids: &[TransactionId],
     owner: &str,
     database: &str,
+    predicate: Option<PreparedPredicate>,
 ) -> PgResult<()> {
     if gid.len() >= GIDSIZE {
         return Err(PgError::new(
@@ -487,6 +525,7 @@ pub fn prepare_transaction(
             database: database.to_string(),
         },
         subxids: subxids.to_vec(),
+        predicate,
         dummy: None,
         valid: false,
         locked: false,
@@ -737,6 +776,12 @@ fn give_dummy_procs(shared: &dyn XactShared, entries: Vec<GlobalTransaction>) ->
         let Some(d) = shared.procarray().restore_dummy(g.info.xid, &g.subxids) else {
             return Err(fatal_too_many(tp.max));
         };
+        if let Some(p) = &g.predicate {
+            shared
+                .procarray()
+                .predicate()
+                .recover_prepared(g.info.xid, p);
+        }
         tp.mark_valid(g.info.xid, d);
     }
     Ok(())
@@ -1223,7 +1268,7 @@ mod tests {
     fn redo_then_restore() {
         let d = tempfile::tempdir().unwrap();
         let sh = node(d.path(), 4);
-        let st = encode_state("bob", "db2");
+        let st = encode_state("bob", "db2", None);
         // Replayed: three prepares, one committed, one aborted later.
         redo_prepare(
             &*sh,
@@ -1272,12 +1317,33 @@ mod tests {
     #[test]
     fn state_decoding_is_total() {
         assert_eq!(
-            decode_state(&encode_state("o", "d")),
-            Some(("o".into(), "d".into()))
+            decode_state(&encode_state("o", "d", None)),
+            Some(("o".into(), "d".into(), None))
         );
-        let good = encode_state("owner", "database");
-        for cut in 0..good.len() {
-            let _ = decode_state(&good[..cut]);
+        use pgtypes::RelFileId;
+        use txn::predicate::Target;
+        let pred = PreparedPredicate {
+            read_only: false,
+            locks: vec![
+                Target::Relation(RelFileId(16384)),
+                Target::Page(RelFileId(16385), 7),
+                Target::Tuple(RelFileId(16385), 3, 12),
+                Target::Index(16390),
+                Target::IndexKey(16391, 0xdead_beef_0123_4567),
+            ],
+        };
+        let with = encode_state("owner", "database", Some(&pred));
+        assert_eq!(
+            decode_state(&with),
+            Some(("owner".into(), "database".into(), Some(pred)))
+        );
+        for good in [encode_state("owner", "database", None), with] {
+            for cut in 0..good.len() {
+                let _ = decode_state(&good[..cut]);
+                let mut bad = good.to_vec();
+                bad[cut] ^= 0x5a;
+                let _ = decode_state(&bad);
+            }
         }
         assert_eq!(decode_state(&[0xff, 0xff, 0xff, 0xff]), None);
     }

@@ -814,12 +814,17 @@ impl Xact {
             self.abort_transaction();
             return Err(e);
         }
+        let mut predicate = None;
         if let Some(id) = self.sxact {
-            // PrepareTransaction runs PreCommit_CheckForSerializationFailure.
-            if let Err(e) = self.shared.procarray().predicate().pre_commit(id) {
+            // PrepareTransaction runs PreCommit_CheckForSerializationFailure,
+            // then keeps the record's locks in the two-phase state
+            // (AtPrepare_PredicateLocks) for a restart or a promotion.
+            let pm = self.shared.procarray().predicate();
+            if let Err(e) = pm.pre_commit(id) {
                 self.abort_transaction();
                 return Err(e);
             }
+            predicate = pm.prepared_state(id);
         }
         let (top, subs) = self.live_xids();
         let r = crate::twophase::prepare_transaction(
@@ -830,6 +835,7 @@ impl Xact {
             &subs,
             owner,
             database,
+            predicate,
         );
         match r {
             Ok(()) => {

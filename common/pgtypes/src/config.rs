@@ -717,9 +717,34 @@ pub const SETTINGS: &[SettingDef] = &[
     ),
 ];
 
-/// Looks a setting up by name, case-insensitively.
+/// Looks a setting up by name, case-insensitively: a binary search of
+/// the names sorted in lower case (settings are read by name on hot paths:
+/// every statement a function runs asks for `role`).
 pub fn find_setting(name: &str) -> Option<&'static SettingDef> {
-    SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+    type Index = (Vec<&'static SettingDef>, Vec<&'static SettingDef>);
+    static BY_NAME: std::sync::OnceLock<Index> = std::sync::OnceLock::new();
+    let (exact, folded) = BY_NAME.get_or_init(|| {
+        let mut exact: Vec<&'static SettingDef> = SETTINGS.iter().collect();
+        exact.sort_by(|a, b| a.name.cmp(b.name));
+        let mut folded = exact.clone();
+        folded.sort_by(|a, b| cmp_ignore_case(a.name, b.name));
+        (exact, folded)
+    });
+    // The canonical spelling (what the server itself asks for) first.
+    if let Ok(i) = exact.binary_search_by(|d| d.name.cmp(name)) {
+        return exact.get(i).copied();
+    }
+    folded
+        .binary_search_by(|d| cmp_ignore_case(d.name, name))
+        .ok()
+        .and_then(|i| folded.get(i).copied())
+}
+
+/// ASCII case-insensitive order of `a` and `b`.
+fn cmp_ignore_case(a: &str, b: &str) -> std::cmp::Ordering {
+    a.bytes()
+        .map(|c| c.to_ascii_lowercase())
+        .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
 }
 
 /// The file ALTER SYSTEM writes in the data directory (PostgreSQL's
@@ -1341,6 +1366,27 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn find_setting_finds_every_name_in_any_case() {
+        for d in SETTINGS {
+            for n in [
+                d.name.to_string(),
+                d.name.to_ascii_uppercase(),
+                d.name.to_ascii_lowercase(),
+            ] {
+                assert_eq!(find_setting(&n).map(|f| f.name), Some(d.name), "{n}");
+            }
+            let same = SETTINGS
+                .iter()
+                .filter(|o| o.name.eq_ignore_ascii_case(d.name))
+                .count();
+            assert_eq!(same, 1, "{} is defined once", d.name);
+        }
+        for n in ["", "no_such_setting", "work_mem_", "zzz", "\u{e9}t\u{e9}"] {
+            assert!(find_setting(n).is_none(), "{n}");
+        }
+    }
 
     #[test]
     fn copies_share_values_and_keep_their_own_sets() {

@@ -229,6 +229,16 @@ enum Signal {
 pub trait SettingsView {
     /// `current_setting(name)`.
     fn get_setting(&self, name: &str) -> Option<String>;
+    /// current_user: `role` unless it is `none`, else
+    /// `session_authorization` (every statement a function runs asks).
+    fn current_user(&self) -> String {
+        match self.get_setting("role") {
+            Some(r) if r != "none" => r,
+            _ => self
+                .get_setting("session_authorization")
+                .unwrap_or_else(|| "postgres".to_string()),
+        }
+    }
     /// `lock_timeout`, when set (not 0).
     fn lock_timeout(&self) -> Option<Duration>;
     /// Every setting: (name, value, description), as `SHOW ALL` lists them.
@@ -623,8 +633,11 @@ impl EvalContext for Ectx<'_> {
             std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
         })
     }
+    fn current_user(&self) -> String {
+        self.settings.current_user()
+    }
     fn setting(&self, name: &str) -> Option<String> {
-        if crate::utility::canonical_name(name) == "transaction_isolation" {
+        if name.eq_ignore_ascii_case("transaction_isolation") {
             return Some(crate::parser::isolation_name(self.xact.isolation()).to_string());
         }
         self.settings.get_setting(name)

@@ -77,6 +77,10 @@ pub struct PlanCache {
     version: u64,
     plans: HashMap<(String, Vec<Oid>, Vec<Oid>), Arc<Planned>>,
     functions: HashMap<Oid, Arc<crate::plpgsql::Compiled>>,
+    /// The last user whose privileges a function's statement was checked
+    /// with (role name, its AclUser): a loop's statements run as the same
+    /// user, and role changes move the catalog version.
+    acl: Option<(String, Arc<crate::privileges::AclUser>)>,
 }
 
 impl PlanCache {
@@ -85,7 +89,27 @@ impl PlanCache {
         if self.version != version {
             self.plans.clear();
             self.functions.clear();
+            self.acl = None;
             self.version = version;
+        }
+    }
+
+    /// `role`'s privileges ([`crate::privileges::AclUser::of`]), cached
+    /// under catalog `version`.
+    pub fn acl_user(
+        &mut self,
+        db: &engine::Engine,
+        role: &str,
+        version: u64,
+    ) -> Arc<crate::privileges::AclUser> {
+        self.check_version(version);
+        match &self.acl {
+            Some((r, u)) if r == role => u.clone(),
+            _ => {
+                let u = Arc::new(crate::privileges::AclUser::of(db, role));
+                self.acl = Some((role.to_string(), u.clone()));
+                u
+            }
         }
     }
 
@@ -196,7 +220,12 @@ pub fn execute(
     }
     // The caller's rights apply to what the function's statements touch
     // (SECURITY INVOKER), as to the caller's own statements.
-    let user = crate::privileges::AclUser::of(ec.db, &EvalContext::current_user(ec));
+    let role = EvalContext::current_user(ec);
+    let version = ec.db.catalog().version();
+    let user = match ec.plans.as_deref_mut() {
+        Some(cache) => cache.acl_user(ec.db, &role, version),
+        None => Arc::new(crate::privileges::AclUser::of(ec.db, &role)),
+    };
     if !user.superuser || planned.reads_view {
         let own = ec.xact.own();
         let view = ec

@@ -321,6 +321,16 @@ impl crate::executor::SettingsView for SessionSettings {
     fn get_setting(&self, name: &str) -> Option<String> {
         self.get(name)
     }
+    fn current_user(&self) -> String {
+        let c = self.config();
+        match c.get("role") {
+            Some(r) if r != "none" => r.to_string(),
+            _ => c
+                .get("session_authorization")
+                .unwrap_or("postgres")
+                .to_string(),
+        }
+    }
     fn lock_timeout(&self) -> Option<std::time::Duration> {
         let ms = self.config().int("lock_timeout");
         (ms > 0).then(|| std::time::Duration::from_millis(ms as u64))

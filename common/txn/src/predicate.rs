@@ -333,6 +333,102 @@ pub struct PredicateStats {
     pub targets: usize,
 }
 
+/// What PREPARE TRANSACTION keeps of a serializable transaction's record
+/// in its two-phase state (TwoPhasePredicateRecord), so that a restart —
+/// or a standby promoted while it is prepared — rebuilds it: its mode and
+/// its SIRead locks. Its edges are not kept; the rebuilt record assumes it
+/// had a conflict in and out (the summary flags), as PostgreSQL does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreparedPredicate {
+    /// Declared READ ONLY.
+    pub read_only: bool,
+    /// Its SIRead locks at PREPARE.
+    pub locks: Vec<Target>,
+}
+
+impl PreparedPredicate {
+    /// Appends the encoding: mode byte, count, then per lock a tag and its
+    /// fields (little-endian).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.push(u8::from(self.read_only));
+        out.extend_from_slice(&(self.locks.len() as u32).to_le_bytes());
+        for t in &self.locks {
+            match *t {
+                Target::Relation(r) => {
+                    out.push(0);
+                    out.extend_from_slice(&r.0.to_le_bytes());
+                }
+                Target::Page(r, b) => {
+                    out.push(1);
+                    out.extend_from_slice(&r.0.to_le_bytes());
+                    out.extend_from_slice(&b.to_le_bytes());
+                }
+                Target::Tuple(r, b, o) => {
+                    out.push(2);
+                    out.extend_from_slice(&r.0.to_le_bytes());
+                    out.extend_from_slice(&b.to_le_bytes());
+                    out.extend_from_slice(&o.to_le_bytes());
+                }
+                Target::Index(i) => {
+                    out.push(3);
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+                Target::IndexKey(i, h) => {
+                    out.push(4);
+                    out.extend_from_slice(&i.to_le_bytes());
+                    out.extend_from_slice(&h.to_le_bytes());
+                }
+            }
+        }
+    }
+
+    /// Inverse of [`encode`](Self::encode), consuming exactly `b`; `None`
+    /// on any malformed bytes (never panics).
+    pub fn decode(b: &[u8]) -> Option<PreparedPredicate> {
+        fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+            let (head, rest) = (b.get(..n)?, b.get(n..)?);
+            *b = rest;
+            Some(head)
+        }
+        fn u32_(b: &mut &[u8]) -> Option<u32> {
+            Some(u32::from_le_bytes(take(b, 4)?.try_into().ok()?))
+        }
+        let mut b = b;
+        let read_only = match take(&mut b, 1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let n = u32_(&mut b)? as usize;
+        // Each lock takes at least 5 bytes: a count beyond that is corrupt.
+        if n > b.len() / 5 {
+            return None;
+        }
+        let mut locks = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = match take(&mut b, 1)?[0] {
+                0 => Target::Relation(RelFileId(u32_(&mut b)?)),
+                1 => Target::Page(RelFileId(u32_(&mut b)?), u32_(&mut b)?),
+                2 => {
+                    let r = RelFileId(u32_(&mut b)?);
+                    let blk = u32_(&mut b)?;
+                    let off = u16::from_le_bytes(take(&mut b, 2)?.try_into().ok()?);
+                    Target::Tuple(r, blk, off)
+                }
+                3 => Target::Index(u32_(&mut b)?),
+                4 => {
+                    let i = u32_(&mut b)?;
+                    Target::IndexKey(i, u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?))
+                }
+                _ => return None,
+            };
+            locks.push(t);
+        }
+        b.is_empty()
+            .then_some(PreparedPredicate { read_only, locks })
+    }
+}
+
 /// The predicate lock manager: one per node (held by the procarray).
 #[derive(Default)]
 pub struct PredicateLockManager {
@@ -564,6 +660,61 @@ impl PredicateLockManager {
         clear_old(&mut g);
         drop(g);
         self.safety.notify_all();
+    }
+
+    /// AtPrepare_PredicateLocks: what the two-phase state keeps of `id`
+    /// (after [`pre_commit`](Self::pre_commit) passed); `None` for a record
+    /// already dropped or a read-only one known safe (nothing to keep).
+    pub fn prepared_state(&self, id: SxactId) -> Option<PreparedPredicate> {
+        let g = self.inner.lock();
+        let s = g.sxacts.get(&id).filter(|s| !s.ro_safe)?;
+        let mut locks: Vec<Target> = s.locks.iter().copied().collect();
+        locks.sort();
+        Some(PreparedPredicate {
+            read_only: s.read_only,
+            locks,
+        })
+    }
+
+    /// predicatelock_twophase_recover: rebuilds the record of prepared
+    /// transaction `xid` from its two-phase state at start-up or
+    /// promotion, before any session runs. It is prepared, precedes every
+    /// transaction that starts from now on (sequence number 1), holds its
+    /// SIRead locks again, and — its edges being lost — counts as having
+    /// had a conflict in and a conflict out. COMMIT / ROLLBACK PREPARED
+    /// end it through [`two_phase_finish`](Self::two_phase_finish).
+    pub fn recover_prepared(&self, xid: TransactionId, state: &PreparedPredicate) {
+        let mut g = self.inner.lock();
+        if g.by_xid.contains_key(&xid) {
+            return;
+        }
+        g.last_commit_seq = g.last_commit_seq.max(1);
+        g.next_id += 1;
+        let id = SxactId(g.next_id);
+        g.sxacts.insert(
+            id,
+            Sxact {
+                top_xid: xid,
+                prepared: true,
+                read_only: state.read_only,
+                did_write: !state.read_only,
+                summary_conflict_in: true,
+                summary_conflict_out: true,
+                prepare_seq: 1,
+                last_commit_before_snapshot: 1,
+                ..Sxact::default()
+            },
+        );
+        g.by_xid.insert(xid, id);
+        if !state.read_only {
+            g.writable += 1;
+        }
+        for t in &state.locks {
+            if let Some(s) = g.sxacts.get_mut(&id) {
+                s.locks.insert(*t);
+            }
+            g.targets.entry(*t).or_default().push(id);
+        }
     }
 
     /// The safety of a read-only record's snapshot.

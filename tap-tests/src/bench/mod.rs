@@ -13,7 +13,7 @@
 //!        │               its primary / standby endpoints, memory sampling
 //!        │     └── pg.rs PgPair: initdb, pg_basebackup -R, pg_ctl (as `postgres`)
 //!        ├── workloads.rs / copy.rs / latency.rs / idle.rs / redo.rs /
-//!        │   manyidle.rs / horizon.rs / snapme.rs
+//!        │   manyidle.rs / horizon.rs / snapme.rs / ssi.rs
 //!        │               one function per workload, filling a Table
 //!        ├── cgroup.rs   CPU per system and of pgbench, by cgroup v2
 //!        ├── pgbench.rs  runs pgbench with a deadline and parses its summary
@@ -60,6 +60,7 @@ pub mod profile;
 pub mod redo;
 pub mod report;
 pub mod snapme;
+pub mod ssi;
 pub mod svg;
 pub mod sysinfo;
 pub mod target;

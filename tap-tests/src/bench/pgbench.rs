@@ -54,6 +54,9 @@ pub struct Summary {
     pub processed: u64,
     /// "number of failed transactions" (0 when not printed).
     pub failed: u64,
+    /// "total number of retries" (with `--max-tries`; 0 when not printed):
+    /// serialization and deadlock failures pgbench retried.
+    pub retries: u64,
     /// "latency average = X ms".
     pub latency_ms: Option<f64>,
     /// pgbench's own CPU during the run, µs.
@@ -239,6 +242,8 @@ pub fn parse(stdout: &str) -> Option<Summary> {
             s.processed = leading_number(rest).map(|v| v as u64).unwrap_or(0);
         } else if let Some(rest) = line.strip_prefix("number of failed transactions:") {
             s.failed = leading_number(rest).map(|v| v as u64).unwrap_or(0);
+        } else if let Some(rest) = line.strip_prefix("total number of retries:") {
+            s.retries = leading_number(rest).map(|v| v as u64).unwrap_or(0);
         } else if let Some(rest) = line.strip_prefix("latency average =") {
             s.latency_ms = leading_number(rest);
         } else if let Some(rest) = line.strip_prefix("tps =") {

@@ -25,7 +25,9 @@
 //! time goes (docs/benchmarks.md, "snapme").
 
 use super::report::{Cell, Chart, Table};
-use super::workloads::{for_each_target, snapshot_counters, Ctx, CPU_NOTE};
+use super::workloads::{
+    for_each_target, interleaved_point, median, snapshot_counters, Ctx, CPU_NOTE,
+};
 
 /// Statements per call: the seed's `snapme(17, 1000)`.
 pub const P_LOOP: u32 = 1000;
@@ -117,8 +119,9 @@ pub fn snapme(ctx: &mut Ctx) -> Vec<Table> {
             };
         }
     }
-    // Interleaved: at each point hotpair, then PostgreSQL, so a slow
-    // spell of the VM hits both.
+    // Interleaved: at each point hotpair, then PostgreSQL, `--rounds`
+    // times, so a slow spell of the VM hits both; each cell is the median.
+    let rounds = ctx.cfg.select_rounds.max(1);
     for s in &scripts {
         let path = match ctx.script(s.file, &s.text) {
             Ok(p) => p,
@@ -134,52 +137,48 @@ pub fn snapme(ctx: &mut Ctx) -> Vec<Table> {
             .collect();
         for &c in &clients {
             let row = label(s, c);
-            for t in (0..ctx.targets.len()).filter(|&t| ready[t] && t < 2) {
-                let node = if s.standby {
-                    ctx.targets[t].standby().cloned()
-                } else {
-                    ctx.targets[t].primary().cloned()
-                };
-                let ep = match node {
-                    Ok(ep) => ep,
-                    Err(why) => {
-                        table.set(&row, f64::from(c), t, Cell::Skipped(why));
-                        continue;
-                    }
-                };
-                let before = snapshot_counters(&ctx.targets[t], Some(&ep));
-                match ctx.point_summary(&ep, c, &args) {
-                    Ok(sum) => {
-                        let remark =
-                            (sum.failed > 0).then(|| format!("{} failed transactions", sum.failed));
-                        table.set(
-                            &row,
-                            f64::from(c),
-                            t,
-                            Cell::Value(sum.tps * f64::from(P_LOOP), remark),
-                        );
-                        table.set_cpu(&row, f64::from(c), t, &sum);
-                        let after = snapshot_counters(&ctx.targets[t], Some(&ep));
-                        if let (Some(b), Some(a)) = (before, after) {
-                            if sum.processed > 0 {
-                                let taken = (a.0 + a.1).saturating_sub(b.0 + b.1);
-                                table.set(
-                                    &row,
-                                    f64::from(c),
-                                    2,
-                                    Cell::Value(taken as f64 / sum.processed as f64, None),
-                                );
-                            }
+            // hotpair's snapshots per call, counted around each round.
+            let mut per_call: Vec<f64> = Vec::new();
+            interleaved_point(
+                ctx,
+                &mut table,
+                &row,
+                f64::from(c),
+                &ready,
+                rounds,
+                |sum| sum.tps * f64::from(P_LOOP),
+                |ctx, t| {
+                    let node = if s.standby {
+                        ctx.targets[t].standby()
+                    } else {
+                        ctx.targets[t].primary()
+                    };
+                    let ep = node.cloned().map_err(Cell::Skipped)?;
+                    let before = snapshot_counters(&ctx.targets[t], Some(&ep));
+                    let sum = ctx.point_summary(&ep, c, &args).map_err(Cell::Failed)?;
+                    let after = snapshot_counters(&ctx.targets[t], Some(&ep));
+                    if let (Some(b), Some(a)) = (before, after) {
+                        if sum.processed > 0 {
+                            let taken = (a.0 + a.1).saturating_sub(b.0 + b.1);
+                            per_call.push(taken as f64 / sum.processed as f64);
                         }
                     }
-                    Err(e) => table.set(&row, f64::from(c), t, Cell::Failed(e)),
-                }
+                    Ok(sum)
+                },
+            );
+            if let Some(m) = median(&per_call) {
+                table.set(&row, f64::from(c), 2, Cell::Value(m, None));
             }
         }
     }
     table.note(format!(
-        "pgbench -M prepared -T {} s per point, hotpair then PostgreSQL at each; snapshots/s = calls/s × {P_LOOP} (the loop's EXECUTEs)",
-        ctx.cfg.duration
+        "pgbench -M prepared -T {} s per point, hotpair then PostgreSQL at each{}; snapshots/s = calls/s × {P_LOOP} (the loop's EXECUTEs)",
+        ctx.cfg.duration,
+        if rounds > 1 {
+            format!(", {rounds} interleaved rounds, median")
+        } else {
+            String::new()
+        }
     ));
     table.note("hotpair snapshots per call: hotpair_stat_snapshots (computed + reused) around the point, per call");
     table.note(format!(

@@ -544,8 +544,76 @@ pub fn snapshot_counters(target: &Target, ep: Option<&Endpoint>) -> Option<(u64,
     Some((c.parse().ok()?, r.parse().ok()?))
 }
 
+/// One benchmark point measured `rounds` times, interleaved over hotpair
+/// and PostgreSQL (targets 0 and 1, those `ready`), so that a slow spell of
+/// the VM hits both: `run(ctx, t)` measures once (choosing its endpoint; a
+/// `Cell` error is a skip or failure). Row `row` of `table` then gets, per
+/// target, the median of `value` over the rounds that succeeded and the
+/// median CPU per transaction; a target with no success shows its last
+/// failure. Every round is printed when there are several. Returns each
+/// target's summaries (for derived series).
+#[allow(clippy::too_many_arguments)]
+pub fn interleaved_point(
+    ctx: &Ctx,
+    table: &mut Table,
+    row: &str,
+    x: f64,
+    ready: &[bool],
+    rounds: u32,
+    value: impl Fn(&pgbench::Summary) -> f64,
+    mut run: impl FnMut(&Ctx, usize) -> Result<pgbench::Summary, Cell>,
+) -> Vec<Vec<pgbench::Summary>> {
+    let n = ctx.targets.len().min(2);
+    let mut sums: Vec<Vec<pgbench::Summary>> = vec![Vec::new(); n];
+    let mut failed: Vec<Option<Cell>> = vec![None; n];
+    for round in 1..=rounds.max(1) {
+        for t in (0..n).filter(|&t| ready.get(t).copied().unwrap_or(false)) {
+            match run(ctx, t) {
+                Ok(sum) => {
+                    if sum.failed > 0 {
+                        eprintln!("bench: {row}: {} failed transactions", sum.failed);
+                    }
+                    if rounds > 1 {
+                        println!(
+                            "{} {row} round {round}/{rounds}: {}: {:.0}; server CPU {} µs/txn",
+                            table.key,
+                            table.series.get(t).map(String::as_str).unwrap_or("?"),
+                            value(&sum),
+                            opt_num(sum.server_us_per_txn())
+                        );
+                    }
+                    sums[t].push(sum);
+                }
+                Err(cell) => failed[t] = Some(cell),
+            }
+        }
+    }
+    for t in 0..n {
+        let vals: Vec<f64> = sums[t].iter().map(&value).collect();
+        match (median(&vals), failed[t].take()) {
+            (Some(m), _) => {
+                let remark = (rounds > 1).then(|| format!("median of {} rounds", vals.len()));
+                table.set(row, x, t, Cell::Value(m, remark));
+                let med = |f: fn(&pgbench::Summary) -> Option<f64>| {
+                    median(&sums[t].iter().filter_map(f).collect::<Vec<_>>())
+                };
+                table.set_cpu_values(
+                    row,
+                    x,
+                    t,
+                    med(pgbench::Summary::server_us_per_txn),
+                    med(pgbench::Summary::client_us_per_txn),
+                );
+            }
+            (None, Some(cell)) => table.set(row, x, t, cell),
+            (None, None) => {}
+        }
+    }
+    sums
+}
+
 /// The median of `v` (the mean of the middle two for an even count).
-fn median(v: &[f64]) -> Option<f64> {
+pub fn median(v: &[f64]) -> Option<f64> {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();

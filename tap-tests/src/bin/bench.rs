@@ -40,21 +40,21 @@ use tap_tests::bench::report::{json_str, Table};
 use tap_tests::bench::target::{Kind, Target};
 use tap_tests::bench::workloads::{self, Ctx};
 use tap_tests::bench::{
-    cgroup, cleanup, copy, goals, horizon, latency, manyidle, pg, pgbench, snapme, svg, sysinfo,
-    RunConfig,
+    cgroup, cleanup, copy, goals, horizon, latency, manyidle, pg, pgbench, snapme, ssi, svg,
+    sysinfo, RunConfig,
 };
 
 /// Every workload, in run order.
-const WORKLOADS: [&str; 12] = [
+const WORKLOADS: [&str; 13] = [
     "select", "idle", "snapshot", "tpcb", "connect", "memory", "commit", "latency", "copy",
-    "manyidle", "horizon", "snapme",
+    "manyidle", "horizon", "snapme", "ssi",
 ];
 
 /// Command line of `bench`.
 #[derive(Parser, Debug)]
 #[command(name = "bench", about = "hotpair vs PostgreSQL 15 benchmarks")]
 struct Args {
-    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy manyidle horizon snapme.
+    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy manyidle horizon snapme ssi.
     workloads: Vec<String>,
 
     /// Short durations and small counts: a smoke run of a minute or two.
@@ -78,8 +78,8 @@ struct Args {
     #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
     clients: Vec<u32>,
 
-    /// select: run the interleaved sequence at each client count this many
-    /// times; each cell is the median, every round is printed.
+    /// select, snapme and ssi: run the interleaved sequence at each point this
+    /// many times; each cell is the median, every round is printed.
     #[arg(long, value_name = "N", default_value_t = 1)]
     rounds: u32,
 
@@ -341,6 +341,7 @@ fn main() -> ExitCode {
             "manyidle" => manyidle::many_idle(&mut ctx),
             "horizon" => horizon::horizon(&mut ctx),
             "snapme" => snapme::snapme(&mut ctx),
+            "ssi" => ssi::ssi(&mut ctx),
             _ => Vec::new(),
         };
         for t in &new {
