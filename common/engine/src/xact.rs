@@ -324,6 +324,10 @@ pub struct Xact {
     deferrable: bool,
     /// `sxact`'s top xid was handed to the predicate lock manager.
     sxact_xid_registered: bool,
+    /// An open cursor still reads under an older snapshot of this
+    /// transaction: its xmin stays published between statements
+    /// ([`Xact::set_snapshot_registered`]).
+    snapshot_registered: bool,
 }
 
 /// A wait for synchronous standbys (SyncRepWaitForLSN) the session awaits
@@ -607,6 +611,7 @@ impl Xact {
             read_only: false,
             deferrable: false,
             sxact_xid_registered: false,
+            snapshot_registered: false,
         })
     }
 
@@ -1170,6 +1175,15 @@ impl Xact {
         self.curcid
     }
 
+    /// RegisterSnapshot for open cursors: while `on`, the proc's xmin (that
+    /// of the oldest snapshot taken since it was last cleared, which is
+    /// at most the cursor's) is not cleared at the end of a READ COMMITTED
+    /// statement, so pruning keeps the row versions a cursor still reads.
+    /// Cleared with the transaction.
+    pub fn set_snapshot_registered(&mut self, on: bool) {
+        self.snapshot_registered = on;
+    }
+
     /// The snapshot for the statement starting now (RC: fresh or cached by
     /// completion count; RR: the transaction's first).
     pub fn statement_snapshot(&mut self) -> Arc<Snapshot> {
@@ -1306,6 +1320,7 @@ impl Xact {
         self.curcid = CommandId::FIRST;
         self.xact_snapshot = None;
         self.snapshot_taken = false;
+        self.snapshot_registered = false;
         self.block = Block::Default;
     }
 
@@ -1678,7 +1693,7 @@ impl Xact {
     /// COMMITTED transaction needs no snapshot between statements, so its
     /// xmin stops holding back horizons (SnapshotResetXmin).
     fn end_of_statement_snapshot(&mut self) {
-        if self.xact_snapshot.is_none() {
+        if self.xact_snapshot.is_none() && !self.snapshot_registered {
             self.shared.procarray().clear_xmin(self.proc);
         }
     }

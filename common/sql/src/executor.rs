@@ -309,6 +309,8 @@ pub struct Ectx<'a> {
     view_key: Option<u32>,
     /// The same by name ([`crate::pgcatalog::ViewContext::relation_name_key`]).
     view_name_key: Option<String>,
+    /// The session's cursors (`crate::portalcmds`), for pg_cursors.
+    pub portals: Option<crate::portalcmds::Portals>,
     ticks: u32,
     catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
@@ -337,6 +339,7 @@ impl<'a> Ectx<'a> {
         sub.path = self.path.clone();
         sub.function_settings = self.function_settings.clone();
         sub.snapshot = Some(snapshot);
+        sub.portals = self.portals.clone();
         sub
     }
 
@@ -378,6 +381,7 @@ impl<'a> Ectx<'a> {
             notices: Vec::new(),
             view_key: None,
             view_name_key: None,
+            portals: None,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
         }
@@ -534,6 +538,12 @@ impl crate::pgcatalog::ViewContext for Ectx<'_> {
     }
     fn current_user(&self) -> Option<String> {
         Some(EvalContext::current_user(self))
+    }
+    fn cursors(&self) -> Vec<Vec<Value>> {
+        self.portals
+            .as_ref()
+            .map(crate::portalcmds::view_rows)
+            .unwrap_or_default()
     }
 }
 

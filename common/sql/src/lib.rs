@@ -19,6 +19,7 @@ pub mod parser;
 pub mod pgcatalog;
 pub mod planner;
 pub mod plpgsql;
+pub mod portalcmds;
 pub mod privileges;
 pub mod regexp;
 pub mod ri_triggers;

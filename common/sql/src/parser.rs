@@ -38,6 +38,7 @@
 //!   text (`session.rs`).
 
 pub mod commentstmt;
+pub mod cursorstmt;
 pub mod dbstmt;
 pub mod funcstmt;
 pub mod grantstmt;
@@ -170,6 +171,8 @@ pub enum Stmt {
     Function(funcstmt::FuncStmt),
     /// CREATE / DROP TRIGGER, ALTER TABLE … ENABLE / DISABLE TRIGGER.
     Trigger(trigstmt::TrigStmt),
+    /// DECLARE … CURSOR, FETCH, MOVE, CLOSE.
+    Cursor(cursorstmt::CursorStmt),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -1032,6 +1035,7 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
                 on_cluster: Some(sqlparser::ast::Ident::new(ALTER_VIEW_MARK)),
             })))
         }
+        _ if cursorstmt::is_cursor_statement(&c) => Some(Stmt::Cursor(cursorstmt::parse(&mut c)?)),
         _ if funcstmt::is_function_statement(&c) => Some(Stmt::Function(funcstmt::parse(&mut c)?)),
         _ if trigstmt::is_trigger_statement(&c) => Some(Stmt::Trigger(trigstmt::parse(&mut c)?)),
         "alter" if dbstmt::is_alter_database(&c) => {

@@ -102,6 +102,9 @@ pub struct PreparedStatement {
     /// which [`PreparedStatement::columns`] finds the target when it is
     /// described — after a PREPARE earlier in the same Query has run.
     sql_prepared: Option<SqlPrepared>,
+    /// For `FETCH`: the session's cursors, in which
+    /// [`PreparedStatement::columns`] finds the cursor when described.
+    portals: Option<crate::portalcmds::Portals>,
 }
 
 /// A session's `PREPARE`d statements by name, shared with its EXECUTEs.
@@ -153,6 +156,18 @@ impl PreparedStatement {
     /// still fails (execute reports the error).
     pub fn columns(&self) -> Option<&[FieldDescription]> {
         if self.columns.get().is_none() {
+            if let (
+                Some(portals),
+                Stmt::Cursor(crate::parser::cursorstmt::CursorStmt::Fetch(f)),
+            ) = (&self.portals, &self.parsed.stmt)
+            {
+                // Described once the cursor exists (after a DECLARE
+                // earlier in the same Query has run).
+                if let Some(c) = crate::portalcmds::columns_of(portals, &f.name) {
+                    let _ = self.columns.set(Some(c));
+                }
+                return self.columns.get().and_then(|c| c.as_deref());
+            }
             if let (Some(map), Stmt::Sql(s)) = (&self.sql_prepared, &self.parsed.stmt) {
                 if let ast::Statement::Execute { name, .. } = &**s {
                     let target = map.lock().get(&crate::planner::object_name(name)).cloned();
@@ -221,6 +236,7 @@ impl PreparedStatement {
             | Stmt::AlterDatabase(_)
             | Stmt::Function(_)
             | Stmt::Trigger(_)
+            | Stmt::Cursor(_)
             | Stmt::Sequence(_) => false,
             Stmt::Sql(_) => {
                 let path = self.path.lock().clone();
@@ -341,6 +357,8 @@ pub struct Session {
     shapes: HashMap<usize, SessionShape>,
     /// SQL-level prepared statements (`PREPARE name AS …`), by name.
     sql_prepared: SqlPrepared,
+    /// Open cursors (`DECLARE … CURSOR`, `crate::portalcmds`).
+    portals: crate::portalcmds::Portals,
 }
 
 fn now_usecs() -> i64 {
@@ -624,6 +642,7 @@ impl Session {
             database,
             shapes: HashMap::new(),
             sql_prepared: Default::default(),
+            portals: Default::default(),
         };
         s.mirror_settings();
         Ok(s)
@@ -822,6 +841,7 @@ impl Session {
                 path: self.shared_path.clone(),
                 shape: None,
                 sql_prepared: None,
+                portals: None,
             })]);
         }
         let single = parsed.len() == 1;
@@ -900,8 +920,17 @@ impl Session {
             Stmt::Sql(s) if matches!(**s, ast::Statement::Execute { .. }) => {
                 (OnceLock::new(), fixed(oids), None)
             }
+            // FETCH returns its cursor's columns, looked up when described.
+            Stmt::Cursor(crate::parser::cursorstmt::CursorStmt::Fetch(f)) if !f.is_move => {
+                (OnceLock::new(), fixed(oids), None)
+            }
             _ => (OnceLock::from(None), fixed(oids), None),
         };
+        let portals = matches!(
+            &parsed.stmt,
+            Stmt::Cursor(crate::parser::cursorstmt::CursorStmt::Fetch(f)) if !f.is_move
+        )
+        .then(|| self.portals.clone());
         let sql_prepared =
             matches!(&parsed.stmt, Stmt::Sql(s) if matches!(**s, ast::Statement::Execute { .. }))
                 .then(|| self.sql_prepared.clone());
@@ -915,6 +944,7 @@ impl Session {
             path: self.shared_path.clone(),
             shape: None,
             sql_prepared,
+            portals,
         })
     }
 
@@ -1026,6 +1056,7 @@ impl Session {
             path: self.shared_path.clone(),
             shape: None,
             sql_prepared: None,
+            portals: None,
         }))
     }
 
@@ -1070,6 +1101,7 @@ impl Session {
             path: self.shared_path.clone(),
             shape: Some(ShapeBinding { template, values }),
             sql_prepared: None,
+            portals: None,
         })
     }
 
@@ -1278,6 +1310,7 @@ impl Session {
         self.frozen_in_xact.clear();
         // Drops happen, creations stay (COMMIT) — or creations go (abort).
         self.pending_ddl.end(&self.db, committed);
+        self.cursors_at_xact_end(committed);
         self.ri_deferred.clear();
         self.constraint_modes = Default::default();
         self.own_xids.lock().clear();
@@ -1315,6 +1348,7 @@ impl Session {
         e.constraint_modes = self.constraint_modes.clone();
         e.skip_user_triggers = self.truncating;
         e.path = self.path.clone();
+        e.portals = Some(self.portals.clone());
         e
     }
 
@@ -1575,6 +1609,9 @@ impl Session {
             }
             Stmt::Commit => {
                 self.fire_deferred_checks()?;
+                if self.xact.status() == TxStatus::InBlock {
+                    self.persist_held_cursors()?;
+                }
                 let (tag, w) = self.at_commit_point(|s| s.xact.commit())?;
                 if let Some(w) = w {
                     self.notice(sink, w);
@@ -1597,6 +1634,7 @@ impl Session {
                 self.xact.release(n)?;
                 // DDL of released savepoints now belongs to the parent.
                 self.pending_ddl.release(self.xact.nesting_depth());
+                self.cursors_at_release(self.xact.nesting_depth());
                 let depth = self.xact.nesting_depth();
                 for e in self.ri_deferred.iter_mut() {
                     e.1 = e.1.min(depth);
@@ -1610,6 +1648,7 @@ impl Session {
                 self.pending_ddl
                     .rollback_to(&self.db, self.xact.nesting_depth());
                 let depth = self.xact.nesting_depth();
+                self.cursors_at_rollback_to(depth);
                 self.ri_deferred.retain(|(_, d)| *d < depth);
                 self.share_own_xids();
                 done("ROLLBACK")
@@ -1874,6 +1913,7 @@ impl Session {
                     done(&tag)
                 }
             },
+            Stmt::Cursor(c) => self.exec_cursor(stmt, c, params, sink),
             Stmt::Trigger(t) => {
                 self.check_writable(t.tag())?;
                 let tag = self.with_ddl_ctx(sink, |cx| crate::trigger::execute(cx, t))?;
@@ -3256,6 +3296,7 @@ impl Session {
     pub fn end_implicit(&mut self, ok: bool) -> PgResult<()> {
         let fired = if ok {
             self.fire_deferred_checks()
+                .and_then(|()| self.persist_held_cursors())
         } else {
             Ok(())
         };
@@ -3586,6 +3627,251 @@ impl Backend for Session {
 
 /// `tables` ordered so that a table comes before every table of the list
 /// it has a FOREIGN KEY to (cycles in list order).
+// ----- cursors (`crate::portalcmds`) ------------------------------------------
+
+impl Session {
+    /// DECLARE, FETCH / MOVE, CLOSE.
+    fn exec_cursor(
+        &mut self,
+        stmt: &PreparedStatement,
+        c: &crate::parser::cursorstmt::CursorStmt,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        use crate::parser::cursorstmt::CursorStmt;
+        match c {
+            CursorStmt::Declare(d) => self.declare_cursor(stmt, d, params),
+            CursorStmt::Fetch(f) => self.fetch_cursor(f, sink),
+            CursorStmt::Close(name) => {
+                {
+                    let mut portals = self.portals.lock();
+                    match name {
+                        None => portals.clear(),
+                        Some(n) => {
+                            let i = portals
+                                .iter()
+                                .position(|c| &c.name == n)
+                                .ok_or_else(|| crate::portalcmds::no_such_cursor(n))?;
+                            portals.remove(i);
+                        }
+                    }
+                }
+                self.register_cursor_snapshots();
+                Ok(ExecOutcome::Complete(c.tag().to_string()))
+            }
+        }
+    }
+
+    /// PerformCursorOpen: plans the query, takes the snapshot and keeps
+    /// the plan suspended under the cursor's name.
+    fn declare_cursor(
+        &mut self,
+        stmt: &PreparedStatement,
+        d: &crate::parser::cursorstmt::DeclareStmt,
+        params: &[Value],
+    ) -> PgResult<ExecOutcome> {
+        if !d.hold && !self.xact.in_transaction_block() {
+            return Err(PgError::new(
+                sqlstate::NO_ACTIVE_SQL_TRANSACTION,
+                "DECLARE CURSOR can only be used in transaction blocks",
+            ));
+        }
+        // Errors in the query point into the DECLARE statement's text.
+        let offset = stmt
+            .parsed
+            .text
+            .find(d.query.as_str())
+            .map_or(0, |b| stmt.parsed.text[..b].chars().count() as u32);
+        let shift = |mut e: PgError| {
+            e.position = e.position.map(|p| p + offset);
+            e
+        };
+        let parsed = self.node.parse_cache().parse(&d.query).map_err(shift)?;
+        let query = match parsed.as_slice() {
+            [one] => match &one.stmt {
+                Stmt::Sql(q) if matches!(**q, ast::Statement::Query(_)) => q.clone(),
+                _ => None.ok_or_else(|| {
+                    PgError::syntax(format!(
+                        "syntax error at or near \"{}\"",
+                        d.query.split_whitespace().next().unwrap_or("")
+                    ))
+                    .with_position(offset + 1)
+                })?,
+            },
+            _ => return Err(PgError::syntax("syntax error at or near \";\"")),
+        };
+        if let ast::Statement::Query(q) = &*query {
+            if !q.locks.is_empty() {
+                return Err(PgError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    "DECLARE CURSOR ... FOR UPDATE/SHARE is not supported",
+                ));
+            }
+        }
+        let oids: Vec<Oid> = stmt.param_types().iter().map(|t| t.oid()).collect();
+        let planned = plan_statement(&self.catalog_view(), &query, &oids).map_err(shift)?;
+        let user = self.acl_user();
+        if (!user.superuser || planned.reads_view) && !self.acl_bypass {
+            crate::aclchk::check_planned(&self.catalog_view(), &user, &planned, &d.query)
+                .map_err(|e| shift(crate::aclchk::with_schema_position(e, &d.query)))?;
+        }
+        let Plan::Query(plan) = planned.plan else {
+            return Err(PgError::internal("DECLARE of a statement that is not a query"));
+        };
+        if self.portals.lock().iter().any(|c| c.name == d.name) {
+            return Err(crate::portalcmds::duplicate_cursor(&d.name));
+        }
+        let vis = Vis::take_checked(&mut self.xact, &self.cancel)?;
+        let declared = crate::portalcmds::Declared {
+            name: d.name.clone(),
+            statement: stmt.parsed.text.clone(),
+            holdable: d.hold,
+            binary: d.binary,
+            scroll: d.scroll,
+            creation_time: self.stmt_ts,
+            depth: self.xact.nesting_depth(),
+        };
+        let cursor = crate::portalcmds::Cursor::declare(declared, *plan, vis, params.to_vec());
+        self.portals.lock().push(cursor);
+        self.register_cursor_snapshots();
+        if d.hold && !self.xact.in_transaction_block() {
+            // The statement's own implicit transaction commits next.
+            self.persist_held_cursors()?;
+        }
+        Ok(ExecOutcome::Complete("DECLARE CURSOR".into()))
+    }
+
+    /// FETCH / MOVE: the cursor runs in an executor context of this
+    /// statement (cancel, statement_timeout) under its own snapshot.
+    fn fetch_cursor(
+        &mut self,
+        f: &crate::parser::cursorstmt::FetchStmt,
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        let (i, mut cursor) = {
+            let mut portals = self.portals.lock();
+            let i = portals
+                .iter()
+                .position(|c| c.name == f.name)
+                .ok_or_else(|| crate::portalcmds::no_such_cursor(&f.name))?;
+            (i, portals.remove(i))
+        };
+        let inputs = cursor.exec_inputs();
+        let params = inputs
+            .as_ref()
+            .map(|(_, p)| p.clone())
+            .unwrap_or_default();
+        let db = self.db.clone();
+        let deadline = self.deadline();
+        let mut regs = crate::executor::reg_columns(&cursor.columns);
+        regs.retain(|(i, _)| !sink.binary_column(*i));
+        let mut ec = self.ectx(&db, &params, deadline);
+        ec.snapshot = inputs.map(|(v, _)| v.snapshot.clone());
+        let r = if f.is_move {
+            cursor.fetch(&mut ec, f.direction, f.count, None)
+        } else {
+            let mut emit = |ec_row: &[Value]| -> PgResult<()> { sink.row(ec_row) };
+            if regs.is_empty() {
+                cursor.fetch(&mut ec, f.direction, f.count, Some(&mut emit))
+            } else {
+                let mut rows = Vec::new();
+                let r = cursor.fetch(
+                    &mut ec,
+                    f.direction,
+                    f.count,
+                    Some(&mut |row: &[Value]| {
+                        rows.push(row.to_vec());
+                        Ok(())
+                    }),
+                );
+                for row in &rows {
+                    let printed = crate::executor::print_reg_columns(&ec, &regs, row);
+                    emit(&printed)?;
+                }
+                r
+            }
+        };
+        let notices = std::mem::take(&mut ec.notices);
+        drop(ec);
+        {
+            let mut portals = self.portals.lock();
+            let at = i.min(portals.len());
+            portals.insert(at, cursor);
+        }
+        for n in notices {
+            self.notice(sink, n);
+        }
+        let n = r?;
+        Ok(ExecOutcome::Complete(format!(
+            "{} {n}",
+            if f.is_move { "MOVE" } else { "FETCH" }
+        )))
+    }
+
+    /// PreCommit_Portals: WITH HOLD cursors of the committing transaction
+    /// read their remaining rows into memory.
+    fn persist_held_cursors(&mut self) -> PgResult<()> {
+        let mut all = std::mem::take(&mut *self.portals.lock());
+        let mut result = Ok(());
+        for cursor in all.iter_mut() {
+            if !cursor.holdable || !cursor.is_live() || result.is_err() {
+                continue;
+            }
+            let Some((vis, params)) = cursor.exec_inputs() else {
+                continue;
+            };
+            let db = self.db.clone();
+            let deadline = self.deadline();
+            let mut ec = self.ectx(&db, &params, deadline);
+            ec.snapshot = Some(vis.snapshot.clone());
+            result = cursor.persist(&mut ec);
+        }
+        let mut portals = self.portals.lock();
+        all.append(&mut portals);
+        *portals = all;
+        drop(portals);
+        self.register_cursor_snapshots();
+        result
+    }
+
+    /// End of the transaction: its cursors close, except WITH HOLD ones
+    /// of a commit (persisted before it).
+    fn cursors_at_xact_end(&mut self, committed: bool) {
+        self.portals.lock().retain_mut(|c| match c.depth {
+            None => true,
+            Some(_) if committed && c.holdable && !c.is_live() => {
+                c.depth = None;
+                true
+            }
+            Some(_) => false,
+        });
+    }
+
+    /// ROLLBACK TO SAVEPOINT (`depth` is the savepoint's level, open
+    /// again): cursors declared at it or deeper close.
+    fn cursors_at_rollback_to(&mut self, depth: usize) {
+        self.portals
+            .lock()
+            .retain(|c| c.depth.is_none_or(|d| d < depth));
+        self.register_cursor_snapshots();
+    }
+
+    /// RELEASE SAVEPOINT: cursors of released levels now belong to the
+    /// parent.
+    fn cursors_at_release(&mut self, depth: usize) {
+        for c in self.portals.lock().iter_mut() {
+            c.depth = c.depth.map(|d| d.min(depth));
+        }
+    }
+
+    /// Keeps the transaction's xmin published while a cursor reads under
+    /// one of its snapshots.
+    fn register_cursor_snapshots(&mut self) {
+        let live = self.portals.lock().iter().any(|c| c.is_live());
+        self.xact.set_snapshot_registered(live);
+    }
+}
+
 fn referencing_first(mut tables: Vec<Arc<TableDef>>) -> Vec<Arc<TableDef>> {
     let mut out = Vec::with_capacity(tables.len());
     while !tables.is_empty() {

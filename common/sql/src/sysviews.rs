@@ -253,6 +253,7 @@ pub static CATALOGS: &[SystemView] = &[
     cat("pg_matviews", 12038, d::PG_MATVIEWS, r::empty),
     cat("pg_user", 12014, d::PG_USER, r::pg_user),
     cat("pg_settings", 12104, d::PG_SETTINGS, r::pg_settings),
+    cat("pg_cursors", 12112, d::PG_CURSORS, |c| c.cursors()),
     cat(
         "pg_stat_user_tables",
         12161,

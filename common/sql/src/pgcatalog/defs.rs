@@ -533,6 +533,16 @@ pub static PG_STAT_USER_TABLES: &[(&str, T)] = &[
 ];
 
 /// `pg_settings`'s columns (PostgreSQL 15).
+/// pg_cursors (`crate::portalcmds`).
+pub static PG_CURSORS: &[(&str, T)] = &[
+    ("name", T::Text),
+    ("statement", T::Text),
+    ("is_holdable", T::Bool),
+    ("is_binary", T::Bool),
+    ("is_scrollable", T::Bool),
+    ("creation_time", T::TimestampTz),
+];
+
 pub static PG_SETTINGS: &[(&str, T)] = &[
     ("name", T::Text),
     ("setting", T::Text),

@@ -97,6 +97,11 @@ pub trait ViewContext {
     fn current_user(&self) -> Option<String> {
         None
     }
+    /// The session's open cursors, as pg_cursors rows (none without a
+    /// session).
+    fn cursors(&self) -> Vec<Vec<Value>> {
+        Vec::new()
+    }
 }
 
 pub use engine::namespace::{

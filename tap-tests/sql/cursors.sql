@@ -1,0 +1,181 @@
+-- cursors: SQL-level DECLARE / FETCH / MOVE / CLOSE with every fetch
+-- direction, SCROLL / NO SCROLL, WITH HOLD across COMMIT, cursors and
+-- ROLLBACK / savepoints, the DECLARE snapshot, pg_cursors and the errors;
+-- the read-only part runs the reading cursors on the standby.
+CREATE TABLE cur_t (id int PRIMARY KEY, v text);
+INSERT INTO cur_t SELECT g, 'v' || g FROM generate_series(1, 10) AS g;
+CREATE TABLE cur_w (a int);
+-- the cursor sees the snapshot of DECLARE, not later writes
+BEGIN;
+DECLARE cw CURSOR FOR SELECT a FROM cur_w ORDER BY a;
+INSERT INTO cur_w VALUES (1), (2);
+FETCH ALL FROM cw;
+DECLARE cw2 CURSOR FOR SELECT a FROM cur_w ORDER BY a;
+DELETE FROM cur_w WHERE a = 1;
+FETCH ALL FROM cw2;
+SELECT a FROM cur_w;
+COMMIT;
+-- WITH HOLD: materialized at COMMIT, later writes invisible
+BEGIN;
+DECLARE ch CURSOR WITH HOLD FOR SELECT id, v FROM cur_t WHERE id <= 4 ORDER BY id;
+FETCH 1 FROM ch;
+COMMIT;
+DELETE FROM cur_t WHERE id = 3;
+FETCH ALL FROM ch;
+FETCH PRIOR FROM ch;
+SELECT name, is_holdable, is_binary, is_scrollable FROM pg_cursors ORDER BY name;
+CLOSE ch;
+INSERT INTO cur_t VALUES (3, 'v3');
+-- ROLLBACK drops a WITH HOLD cursor its transaction declared
+BEGIN;
+DECLARE cr CURSOR WITH HOLD FOR SELECT id FROM cur_t ORDER BY id;
+ROLLBACK;
+FETCH cr;
+-- savepoints
+BEGIN;
+DECLARE s0 CURSOR FOR SELECT id FROM cur_t ORDER BY id;
+SAVEPOINT sp;
+DECLARE s1 CURSOR FOR SELECT id FROM cur_t ORDER BY id;
+FETCH 2 FROM s0;
+ROLLBACK TO SAVEPOINT sp;
+FETCH s0;
+FETCH s1;
+ROLLBACK;
+BEGIN;
+SAVEPOINT sp;
+DECLARE s2 CURSOR FOR SELECT id FROM cur_t ORDER BY id;
+RELEASE SAVEPOINT sp;
+FETCH s2;
+COMMIT;
+FETCH s2;
+-- an error ends the block's cursors with the block
+BEGIN;
+DECLARE e1 CURSOR FOR SELECT id FROM cur_t ORDER BY id;
+SELECT 1/0;
+FETCH e1;
+ROLLBACK;
+-- WITH HOLD outside a transaction block
+DECLARE oh CURSOR WITH HOLD FOR SELECT id FROM cur_t WHERE id > 7 ORDER BY id;
+FETCH ALL FROM oh;
+FETCH BACKWARD 2 FROM oh;
+CLOSE oh;
+-- @@ read-only
+-- outside a transaction block
+DECLARE c0 CURSOR FOR SELECT 1;
+-- fetch directions on a scrollable cursor
+BEGIN;
+DECLARE c1 SCROLL CURSOR FOR SELECT id, v FROM cur_t ORDER BY id;
+FETCH c1;
+FETCH NEXT FROM c1;
+FETCH 2 FROM c1;
+FETCH FORWARD 2 IN c1;
+FETCH PRIOR FROM c1;
+FETCH BACKWARD 2 FROM c1;
+FETCH FIRST FROM c1;
+FETCH LAST FROM c1;
+FETCH NEXT FROM c1;
+FETCH NEXT FROM c1;
+FETCH PRIOR FROM c1;
+FETCH ABSOLUTE 3 FROM c1;
+FETCH ABSOLUTE -2 FROM c1;
+FETCH ABSOLUTE 0 FROM c1;
+FETCH RELATIVE 4 FROM c1;
+FETCH RELATIVE -1 FROM c1;
+FETCH RELATIVE 0 FROM c1;
+FETCH 0 FROM c1;
+FETCH -2 FROM c1;
+FETCH BACKWARD -1 FROM c1;
+FETCH ABSOLUTE 20 FROM c1;
+FETCH BACKWARD ALL FROM c1;
+FETCH FORWARD ALL FROM c1;
+FETCH ALL FROM c1;
+MOVE FIRST IN c1;
+FETCH c1;
+MOVE FORWARD 3 IN c1;
+FETCH c1;
+MOVE BACKWARD ALL IN c1;
+FETCH c1;
+MOVE ABSOLUTE 9 IN c1;
+FETCH c1;
+FETCH ABSOLUTE 100 FROM c1;
+FETCH ABSOLUTE -100 FROM c1;
+FETCH c1;
+-- a plan that can go backward is scrollable without SCROLL
+DECLARE c2 CURSOR FOR SELECT id FROM cur_t WHERE id > 5 ORDER BY id;
+FETCH 2 FROM c2;
+FETCH PRIOR FROM c2;
+-- one that cannot is not
+DECLARE c3 CURSOR FOR SELECT count(*) FROM cur_t;
+FETCH c3;
+FETCH PRIOR FROM c3;
+ROLLBACK;
+BEGIN;
+DECLARE c4 NO SCROLL CURSOR FOR SELECT id FROM cur_t ORDER BY id;
+FETCH 2 FROM c4;
+FETCH BACKWARD 1 FROM c4;
+ROLLBACK;
+BEGIN;
+DECLARE c5 NO SCROLL CURSOR FOR SELECT id FROM cur_t ORDER BY id;
+FETCH 2 FROM c5;
+FETCH ABSOLUTE 1 FROM c5;
+ROLLBACK;
+BEGIN;
+DECLARE c6 NO SCROLL CURSOR FOR SELECT id FROM cur_t ORDER BY id;
+FETCH 9 FROM c6;
+FETCH 5 FROM c6;
+FETCH c6;
+ROLLBACK;
+-- SCROLL over a plan that cannot go backward keeps its rows
+BEGIN;
+DECLARE c7 SCROLL CURSOR FOR SELECT id % 3 AS k, count(*) FROM cur_t GROUP BY id % 3 ORDER BY k;
+FETCH ALL FROM c7;
+FETCH BACKWARD ALL FROM c7;
+FETCH RELATIVE 2 FROM c7;
+-- joins, expressions, VALUES
+DECLARE c8 SCROLL CURSOR FOR SELECT a.id, b.v FROM cur_t a JOIN cur_t b ON b.id = a.id + 1 WHERE a.id < 4 ORDER BY a.id;
+FETCH ALL FROM c8;
+FETCH PRIOR FROM c8;
+DECLARE c9 CURSOR FOR VALUES (1, 'one'), (2, 'two');
+FETCH LAST FROM c9;
+FETCH FIRST FROM c9;
+-- pg_cursors
+SELECT name, is_holdable, is_binary, is_scrollable FROM pg_cursors ORDER BY name;
+SELECT name FROM pg_cursors WHERE statement LIKE 'DECLARE c9 CURSOR FOR VALUES%';
+CLOSE c8;
+SELECT name, is_scrollable FROM pg_cursors ORDER BY name;
+CLOSE ALL;
+SELECT count(*) FROM pg_cursors;
+COMMIT;
+-- errors
+BEGIN;
+DECLARE d1 CURSOR FOR SELECT id FROM cur_t;
+DECLARE d1 CURSOR FOR SELECT id FROM cur_t;
+ROLLBACK;
+BEGIN;
+FETCH nosuch;
+ROLLBACK;
+BEGIN;
+MOVE nosuch;
+ROLLBACK;
+CLOSE nosuch;
+BEGIN;
+DECLARE d4 BINARY CURSOR FOR SELECT 1;
+SELECT name, is_binary, is_scrollable FROM pg_cursors;
+ROLLBACK;
+-- WITH HOLD on the standby too
+BEGIN;
+DECLARE h1 SCROLL CURSOR WITH HOLD FOR SELECT id FROM cur_t WHERE id < 4 ORDER BY id;
+FETCH NEXT FROM h1;
+COMMIT;
+FETCH NEXT FROM h1;
+FETCH FIRST FROM h1;
+FETCH LAST FROM h1;
+SELECT name, is_holdable, is_scrollable FROM pg_cursors;
+CLOSE h1;
+BEGIN;
+DECLARE h2 NO SCROLL CURSOR WITH HOLD FOR SELECT id FROM cur_t WHERE id < 4 ORDER BY id;
+FETCH NEXT FROM h2;
+COMMIT;
+FETCH ALL FROM h2;
+FETCH PRIOR FROM h2;
+CLOSE h2;
