@@ -116,7 +116,8 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "privileges",
                 "parse_func",
             ],
-            &["planner"],
+            // Transition tables: trigger frames the planner resolves names in.
+            &["planner", "transition"],
             // The executor calls sequences and CHECK constraints, which
             // build on DDL's context: one layer until those move down.
             &[
@@ -140,6 +141,8 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
                 "functioncmds",
                 "plpgsql",
                 "spi",
+                // SQL cursors (DECLARE / FETCH) run plans across statements.
+                "portalcmds",
             ],
             &["shdepend"],
             &["session"],

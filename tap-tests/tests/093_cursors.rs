@@ -74,7 +74,11 @@ fn cursors_stream_hold_their_snapshot_and_run_on_the_standby() {
     //    another session deletes rows.
     s.query_safe("BEGIN");
     s.query_safe("DECLARE held CURSOR WITH HOLD FOR SELECT id FROM small ORDER BY id");
-    assert_eq!(s.query_safe("FETCH 2 FROM held"), "1\n2", "held: first rows");
+    assert_eq!(
+        s.query_safe("FETCH 2 FROM held"),
+        "1\n2",
+        "held: first rows"
+    );
     s.query_safe("COMMIT");
     primary.safe_sql("DELETE FROM small WHERE id > 4");
     assert_eq!(
@@ -104,7 +108,11 @@ fn cursors_stream_hold_their_snapshot_and_run_on_the_standby() {
     let r = standby.background_session();
     r.query_safe("BEGIN");
     r.query_safe("DECLARE sc CURSOR FOR SELECT id FROM big ORDER BY id");
-    assert_eq!(r.query_safe("FETCH 3 FROM sc"), "1\n2\n3", "standby: FETCH 3");
+    assert_eq!(
+        r.query_safe("FETCH 3 FROM sc"),
+        "1\n2\n3",
+        "standby: FETCH 3"
+    );
     assert_eq!(
         r.query_safe("FETCH LAST FROM sc"),
         ROWS.to_string(),
@@ -140,7 +148,13 @@ fn cursors_stream_hold_their_snapshot_and_run_on_the_standby() {
          COMMIT;\n",
     );
     assert_eq!(out.status, 0, "psql: {}", out.stderr);
-    for tag in ["DECLARE CURSOR", "MOVE 3", "MOVE 0", "CLOSE CURSOR", "COMMIT"] {
+    for tag in [
+        "DECLARE CURSOR",
+        "MOVE 3",
+        "MOVE 0",
+        "CLOSE CURSOR",
+        "COMMIT",
+    ] {
         assert!(
             out.stdout.lines().any(|l| l == tag),
             "psql shows tag {tag}:\n{}",

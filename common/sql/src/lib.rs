@@ -32,6 +32,7 @@ pub mod spi;
 pub mod sysviews;
 pub mod tablecmds;
 pub mod tablerewrite;
+pub mod transition;
 pub mod trigger;
 pub mod typecmds;
 pub mod utility;

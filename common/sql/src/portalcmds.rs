@@ -375,8 +375,11 @@ impl Cursor {
     }
 
     fn no_scroll_error() -> PgError {
-        PgError::new(sqlstate::FEATURE_NOT_SUPPORTED, "cursor can only scan forward")
-            .with_hint("Declare it with SCROLL option to enable backward scan.")
+        PgError::new(
+            sqlstate::FEATURE_NOT_SUPPORTED,
+            "cursor can only scan forward",
+        )
+        .with_hint("Declare it with SCROLL option to enable backward scan.")
     }
 
     /// PortalRunSelect: up to `count` rows (0: none; [`FETCH_ALL`]: all)

@@ -156,10 +156,8 @@ impl PreparedStatement {
     /// still fails (execute reports the error).
     pub fn columns(&self) -> Option<&[FieldDescription]> {
         if self.columns.get().is_none() {
-            if let (
-                Some(portals),
-                Stmt::Cursor(crate::parser::cursorstmt::CursorStmt::Fetch(f)),
-            ) = (&self.portals, &self.parsed.stmt)
+            if let (Some(portals), Stmt::Cursor(crate::parser::cursorstmt::CursorStmt::Fetch(f))) =
+                (&self.portals, &self.parsed.stmt)
             {
                 // Described once the cursor exists (after a DECLARE
                 // earlier in the same Query has run).
@@ -3716,7 +3714,9 @@ impl Session {
                 .map_err(|e| shift(crate::aclchk::with_schema_position(e, &d.query)))?;
         }
         let Plan::Query(plan) = planned.plan else {
-            return Err(PgError::internal("DECLARE of a statement that is not a query"));
+            return Err(PgError::internal(
+                "DECLARE of a statement that is not a query",
+            ));
         };
         if self.portals.lock().iter().any(|c| c.name == d.name) {
             return Err(crate::portalcmds::duplicate_cursor(&d.name));
@@ -3757,10 +3757,7 @@ impl Session {
             (i, portals.remove(i))
         };
         let inputs = cursor.exec_inputs();
-        let params = inputs
-            .as_ref()
-            .map(|(_, p)| p.clone())
-            .unwrap_or_default();
+        let params = inputs.as_ref().map(|(_, p)| p.clone()).unwrap_or_default();
         let db = self.db.clone();
         let deadline = self.deadline();
         let mut regs = crate::executor::reg_columns(&cursor.columns);

@@ -138,7 +138,7 @@ fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned
     let key = (sql.to_string(), oids, ec.path.to_vec());
     // A plan reading a trigger's transition tables holds their rows: it
     // is neither taken from the cache nor kept.
-    let cacheable = !crate::trigger::transition_active();
+    let cacheable = !crate::transition::transition_active();
     if let (Some(cache), true) = (ec.plans.as_deref_mut(), cacheable) {
         cache.check_version(version);
         if let Some(p) = cache.plans.get(&key) {

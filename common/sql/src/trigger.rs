@@ -594,40 +594,7 @@ pub struct TransitionRow {
     new: Option<Vec<Value>>,
 }
 
-/// A transition table's columns and rows.
-pub(crate) type TransitionRel = (Vec<(String, SqlType)>, Arc<Vec<Vec<Value>>>);
-
-/// One transition table a running trigger function reads: name, columns
-/// and rows (PostgreSQL's ephemeral named relation).
-type Transition = (String, Vec<(String, SqlType)>, Arc<Vec<Vec<Value>>>);
-
-thread_local! {
-    /// The transition tables of each trigger function being run on this
-    /// thread, innermost last; only the innermost frame is visible (a
-    /// trigger fired from inside another does not see its tables). The
-    /// planner reads them while planning the function's statements
-    /// ([`transition_relation`]), which run synchronously inside the call.
-    static TRANSITIONS: std::cell::RefCell<Vec<Vec<Transition>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// True while a trigger function with transition tables runs (its plans
-/// hold their rows: `crate::spi` does not cache them).
-pub(crate) fn transition_active() -> bool {
-    TRANSITIONS.with(|t| t.borrow().last().is_some_and(|f| !f.is_empty()))
-}
-
-/// The columns and rows of transition table `name` of the running
-/// trigger function, if it has one by that name.
-pub(crate) fn transition_relation(name: &str) -> Option<TransitionRel> {
-    TRANSITIONS.with(|t| {
-        t.borrow()
-            .last()?
-            .iter()
-            .find(|(n, _, _)| n == name)
-            .map(|(_, c, r)| (c.clone(), r.clone()))
-    })
-}
+use crate::transition::{Transition, TRANSITIONS};
 
 /// True if `table` has an enabled AFTER trigger for `op` with transition
 /// tables (its rows are then kept for them).

@@ -261,7 +261,10 @@ mod tests {
         let f = fetch("FETCH ABSOLUTE -1 c");
         assert_eq!((f.direction, f.count), (Absolute, -1));
         let f = fetch("MOVE FORWARD ALL IN c");
-        assert_eq!((f.direction, f.count, f.is_move), (Forward, FETCH_ALL, true));
+        assert_eq!(
+            (f.direction, f.count, f.is_move),
+            (Forward, FETCH_ALL, true)
+        );
         let f = fetch("FETCH PRIOR FROM \"C\"");
         assert_eq!((f.direction, f.count, f.name.as_str()), (Backward, 1, "C"));
         assert!(parse_one("FETCH").is_err());

@@ -550,7 +550,7 @@ fn read_factor(
                     return cte_rel(g, &b, &qual, alias.as_ref(), ctx, params, f);
                 }
                 // A transition table of the running trigger function.
-                if let Some((cols, rows)) = crate::trigger::transition_relation(&rel) {
+                if let Some((cols, rows)) = crate::transition::transition_relation(&rel) {
                     let n = cols.len();
                     let nrows = rows.len() as f64;
                     let rows = rows
