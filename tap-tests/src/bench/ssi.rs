@@ -16,7 +16,7 @@
 //! `--max-tries` times; the failure rate is its "total number of retries"
 //! (plus transactions that failed every try) per 100 transactions
 //! processed. Both systems run at scale `--scale` with fsync on; PostgreSQL
-//! at its defaults. The target (issue 20): tps at least PostgreSQL's at
+//! at its defaults. The target: tps at least PostgreSQL's at
 //! each level, and no more failures than PostgreSQL's.
 
 use super::report::{Cell, Chart, Table};

@@ -304,28 +304,7 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
             let if_exists = c.eat_if_exists()?;
             let mut items = Vec::new();
             loop {
-                let name = c.ident()?;
-                let args = if c.eat_punct('(') {
-                    let mut v = Vec::new();
-                    if !c.eat_punct(')') {
-                        loop {
-                            let a = arg_def(c)?;
-                            if a.mode != ArgMode::Out {
-                                v.push(a.ty);
-                            }
-                            if c.eat_punct(')') {
-                                break;
-                            }
-                            if !c.eat_punct(',') {
-                                return Err(c.error_here());
-                            }
-                        }
-                    }
-                    Some(v)
-                } else {
-                    None
-                };
-                items.push(FuncRef { name, args });
+                items.push(func_ref(c)?);
                 if !c.eat_punct(',') {
                     break;
                 }
@@ -369,7 +348,7 @@ pub enum AlterFunction {
     },
 }
 
-/// `name [(types)]` of ALTER FUNCTION.
+/// `name [(types)]` of DROP and ALTER FUNCTION (OUT arguments left out).
 pub(super) fn func_ref(c: &mut Cur<'_>) -> PgResult<FuncRef> {
     let name = c.ident()?;
     let args = if c.eat_punct('(') {
