@@ -159,6 +159,8 @@ impl Engine {
             per_transaction: config.int("max_pred_locks_per_transaction"),
             per_relation: config.int("max_pred_locks_per_relation"),
             per_page: config.int("max_pred_locks_per_page"),
+            // PostgreSQL's pool of SERIALIZABLEXACTs: ten per slot.
+            max_sxacts: (config.max_connections() + max_prepared) * 10,
         };
         let engine = Arc::new_cyclic(|me: &Weak<Engine>| {
             // Pruning removes the index entries of the versions it frees
@@ -191,6 +193,10 @@ impl Engine {
             }
         });
         engine.procarray.predicate().set_limits(pred_limits);
+        engine
+            .procarray
+            .predicate()
+            .set_serial_dir(dir.join("pg_serial"));
         engine
             .heap
             .bufmgr()

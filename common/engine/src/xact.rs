@@ -1213,6 +1213,18 @@ impl Xact {
         snap
     }
 
+    /// True when [`checked_statement_snapshot`](Self::checked_statement_snapshot)
+    /// may wait: the first snapshot of a SERIALIZABLE READ ONLY DEFERRABLE
+    /// block on a primary.
+    pub fn may_wait_for_safe_snapshot(&self) -> bool {
+        self.xact_snapshot.is_none()
+            && self.block != Block::Default
+            && self.iso == IsolationLevel::Serializable
+            && self.read_only
+            && self.deferrable
+            && !self.shared.in_recovery()
+    }
+
     /// [`Xact::statement_snapshot`] with SERIALIZABLE's rules: refused
     /// during recovery (the level can only have come from
     /// `default_transaction_isolation`), and for READ ONLY DEFERRABLE the

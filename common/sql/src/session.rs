@@ -3053,7 +3053,7 @@ impl Session {
                 .map_err(|e| crate::aclchk::with_schema_position(e, &stmt.parsed.text))?;
         }
         let db = self.db.clone();
-        let vis = Vis::take_checked(&mut self.xact, &self.cancel)?;
+        let vis = self.take_vis()?;
         let deadline = self.deadline();
         let mut ec = self.ectx(&db, params, deadline);
         ec.snapshot = Some(vis.snapshot.clone());
@@ -3120,7 +3120,7 @@ impl Session {
                 }
                 let mut params = ParamTypes::new();
                 let defaults = bind_defaults(&table, &mut params)?;
-                let vis = Vis::take_checked(&mut self.xact, &self.cancel)?;
+                let vis = self.take_vis()?;
                 let freeze = c.freeze && !unfrozen;
                 if freeze {
                     self.frozen_in_xact.push(table.clone());
@@ -3135,7 +3135,7 @@ impl Session {
             }
             CopyDirection::ToStdout => {
                 let db = self.db.clone();
-                let vis = Vis::take_checked(&mut self.xact, &self.cancel)?;
+                let vis = self.take_vis()?;
                 let deadline = self.deadline();
                 let mut line = Vec::with_capacity(256);
                 let (plan, names, table) = match &c.source {
@@ -3623,11 +3623,26 @@ impl Backend for Session {
     }
 }
 
-/// `tables` ordered so that a table comes before every table of the list
-/// it has a FOREIGN KEY to (cycles in list order).
 // ----- cursors (`crate::portalcmds`) ------------------------------------------
 
 impl Session {
+    /// The statement's snapshot with SERIALIZABLE's checks
+    /// ([`Vis::take_checked`]); while a READ ONLY DEFERRABLE transaction
+    /// waits for a safe snapshot, pg_stat_activity shows IPC /
+    /// SafeSnapshot.
+    fn take_vis(&mut self) -> PgResult<Vis> {
+        let waits = self.xact.may_wait_for_safe_snapshot();
+        if waits {
+            self.status
+                .update(|s| s.wait_event = Some(("IPC", "SafeSnapshot")));
+        }
+        let vis = Vis::take_checked(&mut self.xact, &self.cancel);
+        if waits {
+            self.status.update(|s| s.wait_event = None);
+        }
+        vis
+    }
+
     /// DECLARE, FETCH / MOVE, CLOSE.
     fn exec_cursor(
         &mut self,
@@ -3721,7 +3736,7 @@ impl Session {
         if self.portals.lock().iter().any(|c| c.name == d.name) {
             return Err(crate::portalcmds::duplicate_cursor(&d.name));
         }
-        let vis = Vis::take_checked(&mut self.xact, &self.cancel)?;
+        let vis = self.take_vis()?;
         let declared = crate::portalcmds::Declared {
             name: d.name.clone(),
             statement: stmt.parsed.text.clone(),
@@ -3869,6 +3884,8 @@ impl Session {
     }
 }
 
+/// `tables` ordered so that a table comes before every table of the list
+/// it has a FOREIGN KEY to (cycles in list order).
 fn referencing_first(mut tables: Vec<Arc<TableDef>>) -> Vec<Arc<TableDef>> {
     let mut out = Vec::with_capacity(tables.len());
     while !tables.is_empty() {

@@ -90,17 +90,38 @@
 //! lock, and nothing here takes another lock. Sessions that are not
 //! serializable never take it.
 //!
-//! Next: partition the target table by hash as predicate.c does, and
-//! summarise old committed transactions into an SLRU-like map instead of
-//! keeping them until their overlap ends.
+//! ## Summarising (bounded memory)
+//!
+//! A long-running serializable transaction keeps every record that
+//! committed while it ran, with its locks. At most `max_sxacts` records
+//! are kept (PostgreSQL's pool: ten per connection slot); registering one
+//! more first *summarises* the oldest committed one
+//! (SummarizeOldestCommittedSxact): its SIRead locks join the "old
+//! committed" locks (`old_locks`, each target with the newest commit
+//! sequence number summarised onto it), its xid and earliest conflict out
+//! go to the summary map ([`serial`], spilled to `DIR/pg_serial`), and its
+//! edges become summary flags on both sides. A writer into an old
+//! committed lock newer than its snapshot gets `summary_conflict_in`; a
+//! reader of a version a summarised xid wrote finds it in the map and
+//! fails, or takes `summary_conflict_out`, as CheckForSerializableConflictOut
+//! does. Both only err towards a conflict. Old committed locks beyond the
+//! cap are merged into their relation's lock, and both structures are
+//! forgotten once no active transaction overlaps them.
+//!
+//! Next: partition the target table by hash as predicate.c does.
 
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::{Oid, RelFileId, TransactionId};
+
+pub mod serial;
+
+use serial::{Serial, Summary};
 
 /// Identifies a serializable transaction's record ([`Sxact`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -204,6 +225,9 @@ pub struct Limits {
     pub per_relation: i64,
     /// `max_pred_locks_per_page`.
     pub per_page: i64,
+    /// Records kept before the oldest committed one is summarised
+    /// (PostgreSQL: ten per connection slot).
+    pub max_sxacts: usize,
 }
 
 impl Default for Limits {
@@ -212,6 +236,7 @@ impl Default for Limits {
             per_transaction: 64,
             per_relation: -2,
             per_page: 2,
+            max_sxacts: 1000,
         }
     }
 }
@@ -299,6 +324,17 @@ struct Inner {
     /// Active read/write serializable transactions (WritableSxactCount).
     writable: usize,
     limits: Limits,
+    /// Committed records in commit order (ids may be gone: skipped).
+    committed_order: VecDeque<SxactId>,
+    /// SIRead locks of summarised transactions: target → the newest
+    /// commit sequence number summarised onto it (OldCommittedSxact).
+    old_locks: HashMap<Target, u64>,
+    /// The newest commit sequence number in `old_locks`.
+    old_locks_max_seq: u64,
+    /// Summarised xids (pg_serial).
+    serial: Serial,
+    /// Records summarised since start.
+    summarised_total: u64,
 }
 
 /// How [`PredicateLockManager::register`] answered.
@@ -331,6 +367,12 @@ pub struct PredicateStats {
     pub locks: usize,
     /// Distinct targets locked.
     pub targets: usize,
+    /// Locks of summarised transactions (the old committed ones).
+    pub old_locks: usize,
+    /// Summary pages in memory.
+    pub serial_pages: usize,
+    /// Records summarised since start.
+    pub summarised: u64,
 }
 
 /// What PREPARE TRANSACTION keeps of a serializable transaction's record
@@ -448,7 +490,14 @@ impl PredicateLockManager {
         let mut l = limits;
         l.per_transaction = l.per_transaction.max(10);
         l.per_page = l.per_page.max(0);
+        l.max_sxacts = l.max_sxacts.max(10);
         self.inner.lock().limits = l;
+    }
+
+    /// Spills the summary of old committed transactions to `dir`
+    /// (`DIR/pg_serial`), emptied now.
+    pub fn set_serial_dir(&self, dir: PathBuf) {
+        self.inner.lock().serial = Serial::with_dir(dir);
     }
 
     /// LastSxactCommitSeqNo, to be read *before* taking the snapshot a
@@ -470,6 +519,7 @@ impl PredicateLockManager {
         if read_only && g.writable == 0 {
             return Registered::Safe;
         }
+        while g.sxacts.len() >= g.limits.max_sxacts && summarize_oldest(&mut g) {}
         g.next_id += 1;
         let id = SxactId(g.next_id);
         let mut sx = Sxact {
@@ -532,8 +582,8 @@ impl PredicateLockManager {
         let my_ro = my.read_only;
         let my_lcbs = my.last_commit_before_snapshot;
         let Some(&w) = g.by_xid.get(&xid) else {
-            // Not serializable (or rolled back).
-            return Ok(());
+            // Not serializable, rolled back — or summarised.
+            return conflict_out_to_summarised(&mut g, me, xid, my_ro, my_lcbs);
         };
         if w == me {
             return Ok(());
@@ -577,6 +627,21 @@ impl PredicateLockManager {
         }
         my.did_write = true;
         let my_lcbs = my.last_commit_before_snapshot;
+        // A summarised reader newer than my snapshot: its edge into me is
+        // the summary flag (FlagRWConflict with OldCommittedSxact).
+        let old_reader = !g.old_locks.is_empty()
+            && targets
+                .iter()
+                .any(|t| g.old_locks.get(t).is_some_and(|seq| *seq > my_lcbs));
+        if old_reader {
+            if let Some(my) = g.sxacts.get_mut(&me) {
+                if my.summary_conflict_out {
+                    // OldCommitted ─rw─► me ─rw─► (committed earlier).
+                    return Err(pivot_failure("write"));
+                }
+                my.summary_conflict_in = true;
+            }
+        }
         let mut readers: Vec<SxactId> = Vec::new();
         for t in targets {
             if let Some(holders) = g.targets.get(t) {
@@ -777,6 +842,9 @@ impl PredicateLockManager {
             sxacts: g.sxacts.len(),
             locks: g.sxacts.values().map(|s| s.locks.len()).sum(),
             targets: g.targets.len(),
+            old_locks: g.old_locks.len(),
+            serial_pages: g.serial.usage().0,
+            summarised: g.summarised_total,
         }
     }
 }
@@ -1021,6 +1089,7 @@ fn release_locked(g: &mut Inner, me: SxactId, commit: bool) {
         if !my.did_write {
             my.read_only = true;
         }
+        g.committed_order.push_back(me);
         (
             my.out_conflicts.clone(),
             my.in_conflicts.clone(),
@@ -1152,15 +1221,118 @@ fn drop_record(g: &mut Inner, id: SxactId) {
     }
 }
 
-/// ClearOldPredicateLocks: drops committed records that no active record
-/// overlaps, and read-only records found safe once they commit.
-fn clear_old(g: &mut Inner) {
-    let horizon = g
-        .sxacts
+/// CheckForSerializableConflictOut for an xid with no record: if it was
+/// summarised, the reader `me` (`my_ro`, `my_lcbs`) has an edge out to an
+/// old committed transaction — a failure if that one had a conflict out
+/// itself (an old pivot) or `me` has an edge in, else the summary flag.
+fn conflict_out_to_summarised(
+    g: &mut Inner,
+    me: SxactId,
+    xid: TransactionId,
+    my_ro: bool,
+    my_lcbs: u64,
+) -> PgResult<()> {
+    let earliest = match g.serial.lookup(xid) {
+        Summary::Absent => return Ok(()),
+        Summary::NoConflictOut => None,
+        Summary::ConflictOut(c) => Some(c),
+    };
+    if earliest.is_some_and(|c| !my_ro || c <= my_lcbs) {
+        return Err(failure(format!(
+            "Reason code: Canceled on conflict out to old pivot {}.",
+            xid.0
+        )));
+    }
+    let Some(my) = g.sxacts.get_mut(&me) else {
+        return Ok(());
+    };
+    if my.summary_conflict_in || !my.in_conflicts.is_empty() {
+        return Err(failure(format!(
+            "Reason code: Canceled on identification as a pivot, with conflict out to old committed transaction {}.",
+            xid.0
+        )));
+    }
+    my.summary_conflict_out = true;
+    Ok(())
+}
+
+/// SummarizeOldestCommittedSxact: folds the oldest committed record into
+/// the old committed locks and the summary map, then drops it (its edges
+/// become summary flags). False when no committed record is left.
+fn summarize_oldest(g: &mut Inner) -> bool {
+    let id = loop {
+        let Some(id) = g.committed_order.pop_front() else {
+            return false;
+        };
+        if g.sxacts.get(&id).is_some_and(|s| s.committed) {
+            break id;
+        }
+    };
+    let Some(s) = g.sxacts.get(&id) else {
+        return false;
+    };
+    let seq = s.commit_seq;
+    let locks: Vec<Target> = s.locks.iter().copied().collect();
+    if s.top_xid.is_valid() {
+        let conflict = s.conflict_out.then_some(s.earliest_out_conflict_commit);
+        let xid = s.top_xid;
+        g.serial.add(xid, seq, conflict);
+    }
+    for t in locks {
+        let e = g.old_locks.entry(t).or_insert(0);
+        *e = (*e).max(seq);
+    }
+    g.old_locks_max_seq = g.old_locks_max_seq.max(seq);
+    drop_record(g, id);
+    g.summarised_total += 1;
+    let cap = g
+        .limits
+        .max_sxacts
+        .saturating_mul(g.limits.per_transaction.max(1) as usize);
+    if g.old_locks.len() > cap {
+        merge_old_locks(g);
+    }
+    true
+}
+
+/// Keeps the old committed locks bounded: forgets those no active record
+/// overlaps, and if still too many, replaces each relation's finer locks
+/// by the relation (or index) itself with their newest sequence number —
+/// coarser only ever adds conflicts.
+fn merge_old_locks(g: &mut Inner) {
+    let horizon = active_horizon(g);
+    g.old_locks
+        .retain(|_, seq| horizon.is_some_and(|h| *seq > h));
+    let cap = g
+        .limits
+        .max_sxacts
+        .saturating_mul(g.limits.per_transaction.max(1) as usize);
+    if g.old_locks.len() <= cap {
+        return;
+    }
+    let mut merged: HashMap<Target, u64> = HashMap::new();
+    for (t, seq) in g.old_locks.drain() {
+        let e = merged.entry(t.relation()).or_insert(0);
+        *e = (*e).max(seq);
+    }
+    g.old_locks = merged;
+}
+
+/// The oldest `last_commit_before_snapshot` of an active record: committed
+/// transactions with a sequence number at or below it overlap nothing
+/// that runs. None when no serializable transaction runs.
+fn active_horizon(g: &Inner) -> Option<u64> {
+    g.sxacts
         .values()
         .filter(|s| s.active())
         .map(|s| s.last_commit_before_snapshot)
-        .min();
+        .min()
+}
+
+/// ClearOldPredicateLocks: drops committed records that no active record
+/// overlaps, and read-only records found safe once they commit.
+fn clear_old(g: &mut Inner) {
+    let horizon = active_horizon(g);
     let old: Vec<SxactId> = g
         .sxacts
         .iter()
@@ -1170,11 +1342,22 @@ fn clear_old(g: &mut Inner) {
     for id in old {
         drop_record(g, id);
     }
+    if g.committed_order.len() > 2 * g.sxacts.len() + 64 {
+        let live = &g.sxacts;
+        g.committed_order
+            .retain(|id| live.get(id).is_some_and(|s| s.committed));
+    }
+    // The summaries: forgotten once nothing active overlaps them.
+    if !g.old_locks.is_empty() && horizon.is_none_or(|h| g.old_locks_max_seq <= h) {
+        g.old_locks = HashMap::new();
+    }
+    g.serial.forget_before(horizon);
     if g.sxacts.is_empty() {
         // Nothing overlaps anything: start the maps afresh (bounded memory
         // after a burst).
         g.by_xid = HashMap::new();
         g.targets = HashMap::new();
+        g.committed_order.clear();
         g.writable = 0;
     }
 }
@@ -1230,6 +1413,7 @@ mod tests {
             per_transaction: 10,
             per_relation: 100,
             per_page: 100,
+            ..Limits::default()
         });
         let a = tracked(m.register(0, false, 0));
         for o in 1..=6 {
@@ -1321,5 +1505,145 @@ mod tests {
         m.release(w, true);
         assert_eq!(m.safety(ro), SnapshotSafety::Safe, "writer ended cleanly");
         assert_eq!(m.stats().locks, 0, "safe read-only drops its locks");
+    }
+
+    /// Registers and commits `n` read/write records that each read one
+    /// tuple of relation 5 and wrote one (xids from `first_xid`).
+    fn commit_fillers(m: &PredicateLockManager, n: u64, first_xid: u64) {
+        for i in 0..n {
+            let t = tracked(m.register(m.last_commit_seq(), false, 0));
+            m.register_xid(t, TransactionId(first_xid + i));
+            m.lock(t, Target::Tuple(rel(5), (i / 100) as u32, (i % 100) as u16));
+            m.check_conflict_in(t, &[Target::Tuple(rel(6), i as u32, 1)])
+                .unwrap();
+            m.pre_commit(t).unwrap();
+            m.release(t, true);
+        }
+    }
+
+    fn small_pool() -> PredicateLockManager {
+        let m = PredicateLockManager::new();
+        m.set_limits(Limits {
+            max_sxacts: 10,
+            ..Limits::default()
+        });
+        m
+    }
+
+    /// One transaction held open while 100,000 others commit (the long
+    /// run of the randomised check, compressed): records, locks and
+    /// summary pages stay bounded, then everything goes when it ends.
+    #[test]
+    fn memory_stays_bounded_behind_a_long_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = small_pool();
+        m.set_serial_dir(dir.path().join("pg_serial"));
+        let long = tracked(m.register(m.last_commit_seq(), false, 0));
+        m.lock(long, Target::Relation(rel(9)));
+        let mut peak = PredicateStats::default();
+        for round in 0..100u64 {
+            commit_fillers(&m, 1000, 1000 + round * 1000);
+            let s = m.stats();
+            peak.sxacts = peak.sxacts.max(s.sxacts);
+            peak.locks = peak.locks.max(s.locks);
+            peak.old_locks = peak.old_locks.max(s.old_locks);
+            peak.serial_pages = peak.serial_pages.max(s.serial_pages);
+        }
+        let s = m.stats();
+        assert!(s.summarised >= 99_990, "summarised: {s:?}");
+        assert!(peak.sxacts <= 10, "records bounded: {peak:?}");
+        assert!(peak.locks <= 10 * 64, "live locks bounded: {peak:?}");
+        assert!(peak.old_locks <= 10 * 64, "old locks bounded: {peak:?}");
+        assert!(
+            peak.serial_pages <= serial::CACHED_PAGES,
+            "pages bounded: {peak:?}"
+        );
+        m.release(long, false);
+        let s = m.stats();
+        assert_eq!(
+            (s.sxacts, s.locks, s.old_locks, s.serial_pages),
+            (0, 0, 0, 0),
+            "all forgotten once nothing overlaps: {s:?}"
+        );
+    }
+
+    /// W had a conflict out to T2 (committed first) and was summarised; a
+    /// concurrent reader of W's write still fails, now against the
+    /// summary ("old pivot") instead of W's record.
+    #[test]
+    fn summarised_pivot_fails_its_reader() {
+        for summarise in [false, true] {
+            let m = if summarise {
+                small_pool()
+            } else {
+                PredicateLockManager::new()
+            };
+            let long = tracked(m.register(m.last_commit_seq(), false, 0));
+            let r = tracked(m.register(m.last_commit_seq(), false, 0));
+            let w = tracked(m.register(m.last_commit_seq(), false, 0));
+            let t2 = tracked(m.register(m.last_commit_seq(), false, 0));
+            m.register_xid(w, TransactionId(100));
+            m.register_xid(t2, TransactionId(200));
+            m.lock(w, Target::Tuple(rel(1), 0, 2));
+            m.check_conflict_in(t2, &[Target::Tuple(rel(1), 0, 2)])
+                .unwrap();
+            m.pre_commit(t2).unwrap();
+            m.release(t2, true);
+            m.check_conflict_in(w, &[Target::Tuple(rel(1), 0, 1)])
+                .unwrap();
+            m.pre_commit(w).unwrap();
+            m.release(w, true);
+            commit_fillers(&m, 12, 1000);
+            assert_eq!(
+                m.stats().summarised > 0,
+                summarise,
+                "summarised: {summarise}"
+            );
+            let e = m.check_conflict_out(r, TransactionId(100)).unwrap_err();
+            assert_eq!(e.code, sqlstate::SERIALIZATION_FAILURE, "40001");
+            let want = if summarise {
+                "Reason code: Canceled on conflict out to old pivot 100."
+            } else {
+                "Reason code: Canceled on conflict out to pivot 100, during read."
+            };
+            assert_eq!(e.detail.as_deref(), Some(want), "summarised: {summarise}");
+            m.release(r, false);
+            m.release(long, false);
+        }
+    }
+
+    /// A summarised reader's lock still makes a later overlapping writer
+    /// its rw-successor: a writer that also read a summarised
+    /// transaction's write is a pivot and fails during the write.
+    #[test]
+    fn summarised_reader_and_writer_make_a_pivot() {
+        let m = small_pool();
+        let long = tracked(m.register(m.last_commit_seq(), false, 0));
+        let me = tracked(m.register(m.last_commit_seq(), false, 0));
+        // A reader of z and a writer of x commit while `me` runs.
+        let r0 = tracked(m.register(m.last_commit_seq(), false, 0));
+        m.lock(r0, Target::Tuple(rel(1), 3, 3));
+        m.pre_commit(r0).unwrap();
+        m.release(r0, true);
+        let w0 = tracked(m.register(m.last_commit_seq(), false, 0));
+        m.register_xid(w0, TransactionId(300));
+        m.check_conflict_in(w0, &[Target::Tuple(rel(1), 4, 4)])
+            .unwrap();
+        m.pre_commit(w0).unwrap();
+        m.release(w0, true);
+        commit_fillers(&m, 12, 1000);
+        assert!(m.stats().old_locks > 0, "r0's lock summarised");
+        // me reads w0's version of x: an edge out to an old committed one.
+        m.check_conflict_out(me, TransactionId(300)).unwrap();
+        let e = m
+            .check_conflict_in(me, &[Target::Tuple(rel(1), 3, 3)])
+            .unwrap_err();
+        assert_eq!(
+            e.detail.as_deref(),
+            Some("Reason code: Canceled on identification as a pivot, during write."),
+            "pivot between two summarised transactions"
+        );
+        m.release(me, false);
+        m.release(long, false);
     }
 }
