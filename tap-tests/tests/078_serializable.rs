@@ -10,7 +10,9 @@
 //! does (the same values seen, the same "concurrent update" failures, the
 //! same waits). The scenarios are Hermitage's (github.com/ept/hermitage,
 //! postgres.md) and PostgreSQL's isolation tests read-only-anomaly-2 and
-//! -3. Run with `HOTPAIR_TAP_POSTGRES_BINDIR` to check the expectations
+//! -3. The same catalogue runs at READ COMMITTED and REPEATABLE READ too
+//! (`hermitage_read_committed`, `hermitage_repeatable_read`), where
+//! PostgreSQL lets the anomalies its level allows happen. Run with `HOTPAIR_TAP_POSTGRES_BINDIR` to check the expectations
 //! against PostgreSQL itself.
 
 use tap_tests::{Node, Session, SqlError};
@@ -736,4 +738,316 @@ fn assert_invariant_and_no_locks(node: &Node) {
         "0",
         "no SIRead lock left once every transaction ended"
     );
+}
+
+/// Hermitage's catalogue at READ COMMITTED and REPEATABLE READ: the same
+/// scenarios as [`hermitage_serializable`], with PostgreSQL 15's outcomes
+/// at the weaker levels (which statement blocks, which fails, which values
+/// each transaction sees).
+#[test]
+fn hermitage_read_committed() {
+    hermitage_weaker("READ COMMITTED");
+}
+
+#[test]
+fn hermitage_repeatable_read() {
+    hermitage_weaker("REPEATABLE READ");
+}
+
+fn hermitage_weaker(level: &str) {
+    let rc = level == "READ COMMITTED";
+    let node = Node::new("primary");
+    node.init(false);
+    node.start();
+    let begin = || {
+        let s = node.background_session();
+        s.query_safe(&format!("BEGIN; SET TRANSACTION ISOLATION LEVEL {level}"));
+        s
+    };
+    let show = |s: &Session, what: &str| s.query_safe(&format!("SELECT * FROM test {what}"));
+    let table = || node.safe_sql("SELECT * FROM test ORDER BY id");
+
+    // 1. SHOW tells the truth.
+    let s = begin();
+    assert_eq!(
+        s.query_safe("SHOW transaction_isolation"),
+        level.to_lowercase(),
+        "{level}: transaction_isolation"
+    );
+    s.query_safe("COMMIT");
+    drop(s);
+
+    // 2. G0 (write cycles): T2 waits for T1's row; at READ COMMITTED it
+    //    then writes over T1's value, at REPEATABLE READ it fails.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    t1.query_safe("UPDATE test SET value = 11 WHERE id = 1");
+    let blocked = t2.send("UPDATE test SET value = 12 WHERE id = 1");
+    wait_for_lock_waiters(&node, 1);
+    t1.query_safe("UPDATE test SET value = 21 WHERE id = 2");
+    t1.query_safe("COMMIT");
+    if rc {
+        blocked.wait_ok();
+        t2.query_safe("UPDATE test SET value = 22 WHERE id = 2");
+        t2.query_safe("COMMIT");
+        assert_eq!(table(), "1|12\n2|22", "{level} G0: T2's writes last");
+    } else {
+        assert_concurrent_update(blocked.wait(), "G0: T2's update");
+        t2.query_safe("ROLLBACK");
+        assert_eq!(table(), "1|11\n2|21", "{level} G0: T1's writes only");
+    }
+    drop((t1, t2));
+
+    // 3. G1a (aborted reads): never seen.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    t1.query_safe("UPDATE test SET value = 101 WHERE id = 1");
+    assert_eq!(
+        show(&t2, "ORDER BY id"),
+        "1|10\n2|20",
+        "{level} G1a: before abort"
+    );
+    t1.query_safe("ABORT");
+    assert_eq!(
+        show(&t2, "ORDER BY id"),
+        "1|10\n2|20",
+        "{level} G1a: after abort"
+    );
+    t2.query_safe("COMMIT");
+    drop((t1, t2));
+
+    // 4. G1b (intermediate reads): only the final value, once committed
+    //    (READ COMMITTED), or never (REPEATABLE READ).
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    t1.query_safe("UPDATE test SET value = 101 WHERE id = 1");
+    assert_eq!(
+        show(&t2, "ORDER BY id"),
+        "1|10\n2|20",
+        "{level} G1b: first read"
+    );
+    t1.query_safe("UPDATE test SET value = 11 WHERE id = 1");
+    t1.query_safe("COMMIT");
+    let want = if rc { "1|11\n2|20" } else { "1|10\n2|20" };
+    assert_eq!(show(&t2, "ORDER BY id"), want, "{level} G1b: second read");
+    t2.query_safe("COMMIT");
+    drop((t1, t2));
+
+    // 5. G1c (circular information flow): neither sees the other's write.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    t1.query_safe("UPDATE test SET value = 11 WHERE id = 1");
+    t2.query_safe("UPDATE test SET value = 22 WHERE id = 2");
+    assert_eq!(
+        show(&t1, "WHERE id = 2"),
+        "2|20",
+        "{level} G1c: T1 reads 20"
+    );
+    assert_eq!(
+        show(&t2, "WHERE id = 1"),
+        "1|10",
+        "{level} G1c: T2 reads 10"
+    );
+    t1.query_safe("COMMIT");
+    t2.query_safe("COMMIT");
+    assert_eq!(table(), "1|11\n2|22", "{level} G1c: both committed");
+    drop((t1, t2));
+
+    // 6. OTV (observed transaction vanishes).
+    setup(&node);
+    let (t1, t2, t3) = (begin(), begin(), begin());
+    t1.query_safe("UPDATE test SET value = 11 WHERE id = 1");
+    t1.query_safe("UPDATE test SET value = 19 WHERE id = 2");
+    let blocked = t2.send("UPDATE test SET value = 12 WHERE id = 1");
+    wait_for_lock_waiters(&node, 1);
+    t1.query_safe("COMMIT");
+    assert_eq!(show(&t3, "WHERE id = 1"), "1|11", "{level} OTV: T3 id 1");
+    if rc {
+        blocked.wait_ok();
+        t2.query_safe("UPDATE test SET value = 18 WHERE id = 2");
+        assert_eq!(
+            show(&t3, "WHERE id = 2"),
+            "2|19",
+            "{level} OTV: T3 before T2"
+        );
+        t2.query_safe("COMMIT");
+        assert_eq!(
+            show(&t3, "WHERE id = 2"),
+            "2|18",
+            "{level} OTV: T3 id 2 after"
+        );
+        assert_eq!(
+            show(&t3, "WHERE id = 1"),
+            "1|12",
+            "{level} OTV: T3 id 1 after"
+        );
+    } else {
+        assert_concurrent_update(blocked.wait(), "OTV: T2's update");
+        t2.query_safe("ROLLBACK");
+        assert_eq!(show(&t3, "WHERE id = 2"), "2|19", "{level} OTV: T3 id 2");
+    }
+    t3.query_safe("COMMIT");
+    drop((t1, t2, t3));
+
+    // 7. PMP (predicate many preceders): READ COMMITTED sees the phantom.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    assert_eq!(show(&t1, "WHERE value = 30"), "", "{level} PMP: nothing");
+    t2.query_safe("INSERT INTO test (id, value) VALUES (3, 30)");
+    t2.query_safe("COMMIT");
+    let want = if rc { "3|30" } else { "" };
+    assert_eq!(
+        show(&t1, "WHERE value % 3 = 0"),
+        want,
+        "{level} PMP: second read"
+    );
+    t1.query_safe("COMMIT");
+    drop((t1, t2));
+
+    // 8. PMP for write predicates: at READ COMMITTED T2's delete re-checks
+    //    the new versions and deletes nothing.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    t1.query_safe("UPDATE test SET value = value + 10");
+    let blocked = t2.send("DELETE FROM test WHERE value = 20");
+    wait_for_lock_waiters(&node, 1);
+    t1.query_safe("COMMIT");
+    if rc {
+        blocked.wait_ok();
+        assert_eq!(
+            show(&t2, "WHERE value = 20"),
+            "1|20",
+            "{level} PMP-write: T2 reads"
+        );
+        t2.query_safe("COMMIT");
+        assert_eq!(table(), "1|20\n2|30", "{level} PMP-write: nothing deleted");
+    } else {
+        assert_concurrent_update(blocked.wait(), "PMP-write: T2's delete");
+        t2.query_safe("ABORT");
+    }
+    drop((t1, t2));
+
+    // 9. P4 (lost update): READ COMMITTED loses T1's update.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    show(&t1, "WHERE id = 1");
+    show(&t2, "WHERE id = 1");
+    t1.query_safe("UPDATE test SET value = 11 WHERE id = 1");
+    let blocked = t2.send("UPDATE test SET value = 11 WHERE id = 1");
+    wait_for_lock_waiters(&node, 1);
+    t1.query_safe("COMMIT");
+    if rc {
+        blocked.wait_ok();
+        t2.query_safe("COMMIT");
+    } else {
+        assert_concurrent_update(blocked.wait(), "P4: T2's update");
+        t2.query_safe("ABORT");
+    }
+    drop((t1, t2));
+
+    // 10. G-single (read skew).
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    assert_eq!(
+        show(&t1, "WHERE id = 1"),
+        "1|10",
+        "{level} G-single: T1 id 1"
+    );
+    show(&t2, "WHERE id = 1");
+    show(&t2, "WHERE id = 2");
+    t2.query_safe("UPDATE test SET value = 12 WHERE id = 1");
+    t2.query_safe("UPDATE test SET value = 18 WHERE id = 2");
+    t2.query_safe("COMMIT");
+    let want = if rc { "2|18" } else { "2|20" };
+    assert_eq!(show(&t1, "WHERE id = 2"), want, "{level} G-single: T1 id 2");
+    t1.query_safe("COMMIT");
+    drop((t1, t2));
+
+    // 11. G-single with predicate dependencies.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    assert_eq!(
+        show(&t1, "WHERE value % 5 = 0 ORDER BY id"),
+        "1|10\n2|20",
+        "{level} G-single predicate: first read"
+    );
+    t2.query_safe("UPDATE test SET value = 12 WHERE value = 10");
+    t2.query_safe("COMMIT");
+    let want = if rc { "1|12" } else { "" };
+    assert_eq!(
+        show(&t1, "WHERE value % 3 = 0"),
+        want,
+        "{level} G-single predicate"
+    );
+    t1.query_safe("COMMIT");
+    drop((t1, t2));
+
+    // 12. G-single with a write predicate: T1's delete meets T2's update.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    assert_eq!(
+        show(&t1, "WHERE id = 1"),
+        "1|10",
+        "{level} G-single write: T1"
+    );
+    show(&t2, "ORDER BY id");
+    t2.query_safe("UPDATE test SET value = 12 WHERE id = 1");
+    t2.query_safe("UPDATE test SET value = 18 WHERE id = 2");
+    t2.query_safe("COMMIT");
+    let delete = t1.query("DELETE FROM test WHERE value = 20");
+    if rc {
+        delete.expect("READ COMMITTED: the delete finds no row of value 20");
+        assert_eq!(
+            show(&t1, "WHERE id = 2"),
+            "2|18",
+            "{level} G-single write: T1 id 2"
+        );
+        t1.query_safe("COMMIT");
+    } else {
+        assert_concurrent_update(delete, "G-single write: T1's delete");
+        t1.query_safe("ABORT");
+    }
+    drop((t1, t2));
+
+    // 13. G2-item (write skew): both commit below SERIALIZABLE.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    show(&t1, "WHERE id IN (1, 2)");
+    show(&t2, "WHERE id IN (1, 2)");
+    t1.query_safe("UPDATE test SET value = 11 WHERE id = 1");
+    t2.query_safe("UPDATE test SET value = 21 WHERE id = 2");
+    t1.query_safe("COMMIT");
+    t2.query_safe("COMMIT");
+    assert_eq!(table(), "1|11\n2|21", "{level} G2-item: both committed");
+    drop((t1, t2));
+
+    // 14. G2 (anti-dependency cycle through inserts): both commit.
+    setup(&node);
+    let (t1, t2) = (begin(), begin());
+    show(&t1, "WHERE value % 3 = 0");
+    show(&t2, "WHERE value % 3 = 0");
+    t1.query_safe("INSERT INTO test (id, value) VALUES (3, 30)");
+    t2.query_safe("INSERT INTO test (id, value) VALUES (4, 42)");
+    t1.query_safe("COMMIT");
+    t2.query_safe("COMMIT");
+    assert_eq!(
+        node.safe_sql("SELECT * FROM test WHERE value % 3 = 0 ORDER BY id"),
+        "3|30\n4|42",
+        "{level} G2: both inserts"
+    );
+    drop((t1, t2));
+
+    // 15. G2 with two anti-dependency edges (Fekete et al.): all commit.
+    setup(&node);
+    let t1 = begin();
+    assert_eq!(show(&t1, "ORDER BY id"), "1|10\n2|20", "{level} Fekete: T1");
+    let t2 = begin();
+    t2.query_safe("UPDATE test SET value = value + 5 WHERE id = 2");
+    t2.query_safe("COMMIT");
+    let t3 = begin();
+    assert_eq!(show(&t3, "ORDER BY id"), "1|10\n2|25", "{level} Fekete: T3");
+    t3.query_safe("COMMIT");
+    t1.query_safe("UPDATE test SET value = 0 WHERE id = 1");
+    t1.query_safe("COMMIT");
+    assert_eq!(table(), "1|0\n2|25", "{level} Fekete: all committed");
 }

@@ -133,6 +133,22 @@ impl FunctionSpec {
         out
     }
 
+    /// The input position of the VARIADIC parameter (always the last
+    /// input), if the function has one.
+    pub fn variadic_arg(&self) -> Option<usize> {
+        self.modes
+            .contains(&b'v')
+            .then(|| self.args.len().checked_sub(1))
+            .flatten()
+    }
+
+    /// provariadic: the element type of the VARIADIC parameter's array.
+    pub fn variadic_elem(&self) -> Option<SqlType> {
+        self.variadic_arg()
+            .and_then(|i| self.args.get(i))
+            .and_then(|a| a.ty.elem())
+    }
+
     /// The input position of output column `k` (an INOUT parameter's).
     pub fn inout_arg(&self, k: usize) -> Option<usize> {
         let mut o = 0;

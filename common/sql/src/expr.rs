@@ -2452,8 +2452,24 @@ impl Binder<'_> {
             Ok(sig) => sig,
             Err(e) => match crate::parse_func::resolve_user(name, &types) {
                 Some(r) => {
-                    let (sig, defaults) = r?;
+                    let crate::parse_func::UserCall {
+                        sig,
+                        defaults,
+                        variadic_from,
+                    } = r?;
                     let mut args = args;
+                    if let Some(vi) = variadic_from {
+                        // The trailing arguments become the VARIADIC array.
+                        let elem_ty = sig.arg_types.get(vi).and_then(|t| t.elem());
+                        let (Some(elem_ty), true) = (elem_ty, vi < args.len()) else {
+                            return Err(PgError::internal("variadic call"));
+                        };
+                        let mut elems = Vec::with_capacity(args.len() - vi);
+                        for b in args.split_off(vi) {
+                            elems.push(self.coerce_operand_func(b, elem_ty)?);
+                        }
+                        args.push(self.array_constructor(elems)?);
+                    }
                     for d in defaults {
                         args.push(self.bind(&d)?);
                     }
@@ -2491,7 +2507,25 @@ impl Binder<'_> {
     fn call_named(&mut self, name: &str, list: &[ast::FunctionArg]) -> PgResult<BoundExpr> {
         let mut bound = Vec::with_capacity(list.len());
         let mut names = Vec::with_capacity(list.len());
-        for a in list {
+        // `f(…, VARIADIC array)`: the array is the variadic parameter.
+        let mut variadic_at = None;
+        for (k, a) in list.iter().enumerate() {
+            if let ast::FunctionArg::Named {
+                name: n,
+                arg: ast::FunctionArgExpr::Expr(e),
+                ..
+            } = a
+            {
+                if n.value == crate::parser::VARIADIC_ARG {
+                    if k + 1 != list.len() {
+                        return Err(PgError::syntax("syntax error at or near \"VARIADIC\""));
+                    }
+                    variadic_at = Some(k);
+                    names.push(None);
+                    bound.push(self.bind(e)?);
+                    continue;
+                }
+            }
             let (n, e) = match a {
                 ast::FunctionArg::Named {
                     name,
@@ -2514,7 +2548,7 @@ impl Binder<'_> {
         }
         let types: Vec<(Option<String>, SqlType)> =
             names.into_iter().zip(bound.iter().map(|b| b.ty)).collect();
-        let (sig, order) = crate::parse_func::resolve_user_named(name, &types)?;
+        let (sig, order) = crate::parse_func::resolve_user_named(name, &types, variadic_at)?;
         let mut given: Vec<Option<BoundExpr>> = bound.into_iter().map(Some).collect();
         let mut out = Vec::with_capacity(order.len());
         for (src, t) in order.into_iter().zip(&sig.arg_types) {

@@ -115,13 +115,14 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
     let mut outs: Vec<(String, SqlType)> = Vec::new();
     let mut modes = Vec::with_capacity(c.args.len());
     let mut seen_default = false;
+    let mut seen_variadic = false;
     for a in &c.args {
-        if a.mode == ArgMode::Variadic {
-            return Err(PgError::unsupported(
-                "VARIADIC parameters are not supported",
+        if matches!(a.mode, ArgMode::In | ArgMode::InOut) && seen_variadic {
+            return Err(definition_error(
+                "VARIADIC parameter must be the last input parameter",
             ));
         }
-        if a.mode != ArgMode::In && c.procedure {
+        if matches!(a.mode, ArgMode::Out | ArgMode::InOut) && c.procedure {
             return Err(PgError::unsupported(
                 "OUT and INOUT parameters of procedures are not supported",
             ));
@@ -133,6 +134,12 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
             ArgMode::Variadic => b'v',
         });
         let ty = type_of(&a.ty)?;
+        if a.mode == ArgMode::Variadic {
+            if ty.elem().is_none() {
+                return Err(definition_error("VARIADIC parameter must be an array"));
+            }
+            seen_variadic = true;
+        }
         if ty == SqlType::Trigger {
             return Err(PgError::unsupported(format!(
                 "{} functions cannot accept type trigger",

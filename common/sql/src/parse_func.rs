@@ -106,17 +106,49 @@ pub fn with_functions<R>(catalog: &CatalogView<'_>, f: impl FnOnce() -> R) -> R 
     f()
 }
 
-/// The user function a call of `name` with arguments of `args` binds to,
-/// with the DEFAULT expressions of the parameters it leaves out; None if
-/// no function of that name takes such arguments (the caller reports the
-/// built-in resolution's error).
-pub fn resolve_user(name: &str, args: &[SqlType]) -> Option<PgResult<(FuncSig, Vec<ast::Expr>)>> {
+/// A call of a user function, resolved.
+pub struct UserCall {
+    /// What to call, with the parameter types to coerce to.
+    pub sig: FuncSig,
+    /// The DEFAULT expressions of the parameters the call leaves out.
+    pub defaults: Vec<ast::Expr>,
+    /// VARIADIC in expanded form (`f(1, 2, 3)` for `f(VARIADIC int[])`):
+    /// the arguments from this position on, each of the array's element
+    /// type, make the variadic parameter's array.
+    pub variadic_from: Option<usize>,
+}
+
+/// The user function a call of `name` with arguments of `args` binds to;
+/// None if no function of that name takes such arguments (the caller
+/// reports the built-in resolution's error). A VARIADIC function matches
+/// in expanded form, one argument or more for its variadic parameter
+/// (or none, through its DEFAULT).
+pub fn resolve_user(name: &str, args: &[SqlType]) -> Option<PgResult<UserCall>> {
     VISIBLE.with(|v| {
         let v = v.borrow();
         let list = v.as_ref()?;
-        let mut best: Vec<(&FunctionSpec, usize)> = Vec::new();
+        let mut best: Vec<(&FunctionSpec, usize, Option<usize>)> = Vec::new();
         for f in list.iter().filter(|f| f.spec.name == name) {
             let s = &f.spec;
+            // Expanded VARIADIC: the parameter types each argument meets.
+            if let (Some(vi), Some(elem)) = (s.variadic_arg(), s.variadic_elem()) {
+                if args.len() > vi {
+                    let want = |k: usize| if k < vi { s.args[k].ty } else { elem };
+                    if args
+                        .iter()
+                        .enumerate()
+                        .all(|(k, a)| can_coerce_implicit(*a, want(k)))
+                    {
+                        let exact = args
+                            .iter()
+                            .enumerate()
+                            .filter(|(k, a)| a.base() == want(*k).base())
+                            .count();
+                        best.push((s, exact, Some(vi)));
+                    }
+                    continue;
+                }
+            }
             let defaults = s.args.iter().rev().take_while(|a| a.default.is_some()).count();
             if args.len() > s.args.len() || args.len() + defaults < s.args.len() {
                 continue;
@@ -133,7 +165,7 @@ pub fn resolve_user(name: &str, args: &[SqlType]) -> Option<PgResult<(FuncSig, V
                 .zip(&s.args)
                 .filter(|(a, p)| a.base() == p.ty.base())
                 .count();
-            best.push((s, exact));
+            best.push((s, exact, None));
         }
         let top = best.iter().map(|b| b.1).max()?;
         best.retain(|b| b.1 == top);
@@ -145,8 +177,13 @@ pub fn resolve_user(name: &str, args: &[SqlType]) -> Option<PgResult<(FuncSig, V
             )
             .with_hint("Could not choose a best candidate function. You might need to add explicit type casts.")));
         }
-        let s = best[0].0;
-        Some(bind_call(s, args.len()))
+        let (s, _, variadic_from) = best[0];
+        let given = variadic_from.map_or(args.len(), |vi| vi + 1);
+        Some(bind_call(s, given).map(|(sig, defaults)| UserCall {
+            sig,
+            defaults,
+            variadic_from,
+        }))
     })
 }
 
@@ -162,9 +199,14 @@ pub enum ArgSource {
 /// each argument's name, None for a positional one, and type), with the
 /// source of each parameter's value in parameter order; 42883 as
 /// PostgreSQL words it when none matches.
+///
+/// `variadic_at`: the call passed its last argument, at this position, as
+/// `VARIADIC array`; only a function whose variadic parameter takes it
+/// matches (the array as the parameter, not expanded).
 pub fn resolve_user_named(
     name: &str,
     args: &[(Option<String>, SqlType)],
+    variadic_at: Option<usize>,
 ) -> PgResult<(FuncSig, Vec<ArgSource>)> {
     let found = VISIBLE.with(|v| -> Option<Vec<(FunctionSpec, Vec<Option<usize>>)>> {
         let v = v.borrow();
@@ -172,6 +214,9 @@ pub fn resolve_user_named(
         let mut found = Vec::new();
         'f: for f in list.iter().filter(|f| f.spec.name == name) {
             let s = &f.spec;
+            if variadic_at.is_some() && s.variadic_arg() != variadic_at {
+                continue;
+            }
             // The given argument for each parameter.
             let mut slot: Vec<Option<usize>> = vec![None; s.args.len()];
             for (i, (n, t)) in args.iter().enumerate() {

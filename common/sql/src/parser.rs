@@ -1126,9 +1126,57 @@ fn sqlparser_statements(
     mark_conflict_inference(&mut tokens);
     mark_typed_literals(&mut tokens);
     mark_order_using(&mut tokens);
+    mark_variadic(&mut tokens);
     Parser::new(&dialect)
         .with_tokens_with_locations(tokens)
         .parse_statements()
+}
+
+/// The argument name a call's `VARIADIC arg` becomes (see
+/// [`mark_variadic`]); the binder takes it as "this array is the
+/// variadic parameter itself".
+pub const VARIADIC_ARG: &str = "\u{1}variadic";
+
+/// sqlparser 0.52 has no `f(…, VARIADIC array)`: an unquoted `VARIADIC`
+/// right after a call's `(` or `,` becomes the named-argument prefix
+/// `"`[`VARIADIC_ARG`]`" =>`. (CREATE / DROP FUNCTION, where VARIADIC
+/// is a parameter mode, are parsed without sqlparser.)
+fn mark_variadic(tokens: &mut Vec<sqlparser::tokenizer::TokenWithLocation>) {
+    use sqlparser::tokenizer::{Token, TokenWithLocation, Word};
+    let mut i = 0;
+    while i < tokens.len() {
+        let is_kw = matches!(&tokens[i].token, Token::Word(w)
+            if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("variadic"));
+        let after_open = tokens[..i]
+            .iter()
+            .rev()
+            .find(|t| !matches!(t.token, Token::Whitespace(_)))
+            .is_some_and(|t| matches!(t.token, Token::LParen | Token::Comma));
+        if !is_kw || !after_open {
+            i += 1;
+            continue;
+        }
+        let location = tokens[i].location;
+        let name = Token::Word(Word {
+            value: VARIADIC_ARG.to_string(),
+            quote_style: Some('"'),
+            keyword: sqlparser::keywords::Keyword::NoKeyword,
+        });
+        tokens.splice(
+            i..=i,
+            [
+                TokenWithLocation {
+                    token: name,
+                    location,
+                },
+                TokenWithLocation {
+                    token: Token::RArrow,
+                    location,
+                },
+            ],
+        );
+        i += 2;
+    }
 }
 
 /// sqlparser 0.52 has no `ORDER BY x USING <` / `USING >`: the sort by

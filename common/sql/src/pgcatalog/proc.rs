@@ -410,7 +410,10 @@ pub fn user_proc_row(f: &engine::pg_proc::FunctionSpec) -> Vec<Value> {
         ("prolang", Some(f.lang.to_string())),
         ("procost", Some("100".into())),
         ("prorows", Some(if f.retset { "1000" } else { "0" }.into())),
-        ("provariadic", Some("0".into())),
+        (
+            "provariadic",
+            Some(f.variadic_elem().map_or(0, |t| t.oid()).to_string()),
+        ),
         ("prosupport", Some("0".into())),
         ("prokind", Some((f.kind as char).to_string())),
         ("prosecdef", Some(f.secdef.to_string())),
