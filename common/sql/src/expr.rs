@@ -2466,7 +2466,10 @@ impl Binder<'_> {
                         };
                         let mut elems = Vec::with_capacity(args.len() - vi);
                         for b in args.split_off(vi) {
-                            elems.push(self.coerce_operand_func(b, elem_ty)?);
+                            elems.push(BoundExpr {
+                                expr: self.coerce_operand_func(b, elem_ty)?,
+                                ty: elem_ty,
+                            });
                         }
                         args.push(self.array_constructor(elems)?);
                     }
