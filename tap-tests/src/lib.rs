@@ -88,6 +88,7 @@ pub mod differential;
 /// harness's own file calls).
 #[path = "../../common/faultfs/src/journal.rs"]
 pub mod faultfs_journal;
+pub mod isolation;
 pub mod netproxy;
 pub mod psql;
 pub mod raw;

@@ -65,6 +65,9 @@ pub struct DdlCtx<'a> {
     /// Views whose DROP this transaction has made (pending until COMMIT):
     /// no longer dependents of anything, no longer droppable.
     pub dropping_views: Vec<pgtypes::Oid>,
+    /// Tables whose DROP this transaction has made (pending until COMMIT):
+    /// their triggers no longer use their functions.
+    pub dropping_tables: Vec<pgtypes::Oid>,
     /// The session's resolved search path (`crate::namespace`).
     pub path: &'a [pgtypes::Oid],
     /// The current role (the owner of what CREATE SCHEMA makes).
@@ -438,6 +441,17 @@ impl PendingDdlList {
             .iter()
             .filter_map(|(p, _)| match p {
                 PendingDdl::DropView(o) => Some(*o),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The OIDs of the tables with a pending DROP.
+    pub fn dropped_tables(&self) -> Vec<pgtypes::Oid> {
+        self.items
+            .iter()
+            .filter_map(|(p, _)| match p {
+                PendingDdl::Drop(t) => Some(t.oid),
                 _ => None,
             })
             .collect()

@@ -1279,9 +1279,17 @@ pub fn insert_index_entries(
             }
             continue;
         }
+        let keeps_key = match old_row {
+            Some(o) => index_key(table, &ix, o, &mut okb)? && okb == kb,
+            None => false,
+        };
         // A SERIALIZABLE writer: readers that looked this key up (found
-        // or not) read before this write. (No hash for anyone else.)
-        if let Some(me) = ec.xact.sxact() {
+        // or not) read before this write. (No hash for anyone else.) An
+        // UPDATE that keeps the key adds no key to the index: whoever read
+        // the row it replaces holds that version's tuple lock, checked by
+        // the heap (PostgreSQL's HOT update checks no index either); a
+        // reader of an older version has no direct dependency on it.
+        if let (Some(me), false) = (ec.xact.sxact(), keeps_key) {
             ec.db.procarray().predicate().check_conflict_in(
                 me,
                 &[
@@ -1290,10 +1298,6 @@ pub fn insert_index_entries(
                 ],
             )?;
         }
-        let keeps_key = match old_row {
-            Some(o) => index_key(table, &ix, o, &mut okb)? && okb == kb,
-            None => false,
-        };
         if !ix.spec.unique || keeps_key {
             ix.index.insert(&kb, tid);
             continue;

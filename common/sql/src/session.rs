@@ -2719,6 +2719,7 @@ impl Session {
             limits,
             pending: Vec::new(),
             dropping_views: self.pending_ddl.dropped_views(),
+            dropping_tables: self.pending_ddl.dropped_tables(),
             path: &path,
             user: &user,
             session_user: &session_user,

@@ -440,8 +440,14 @@ pub(crate) fn check_function_unused(
     signature: &str,
 ) -> PgResult<()> {
     let view = cx.catalog();
+    let own = cx.xact.own().xids;
     let mut users = Vec::new();
     for t in view.catalog().tables() {
+        // Tables this transaction dropped (DROP TABLE t; DROP FUNCTION f
+        // in one block) and ones it cannot see use nothing.
+        if cx.dropping_tables.contains(&t.oid) || !t.visible_to(own, cx.db.clog()) {
+            continue;
+        }
         for tg in &t.triggers {
             if tg.func == oid {
                 users.push(format!(
