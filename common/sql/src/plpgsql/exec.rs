@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use super::gram::{
-    condition_code, valid_sqlstate, Block, Compiled, Cond, Fast, IntoClause, Level, PExpr,
-    ParamRef, Query, Raise, SlotType, Stmt, StmtKind, Targets,
+    condition_code, valid_sqlstate, Block, Compiled, Cond, Direction, Fast, IntoClause, Level,
+    PExpr, ParamRef, Query, Raise, SlotType, Stmt, StmtKind, Targets,
 };
 use crate::executor::Ectx;
 use crate::spi::{self, SnapshotMode, SpiResult};
@@ -49,6 +49,21 @@ struct Exec<'c> {
     caught: Vec<PgError>,
     /// RETURN NEXT / RETURN QUERY rows.
     set_rows: Vec<Vec<Value>>,
+    /// The open cursors, by portal name.
+    portals: std::collections::HashMap<String, Portal>,
+    /// The last `<unnamed portal N>` handed out.
+    unnamed: u32,
+}
+
+/// An open cursor: its result, materialised when it was opened (the rows
+/// its snapshot sees then, as PostgreSQL's portal would return them), and
+/// its position (0: before the first row; `rows.len() + 1`: after the
+/// last).
+struct Portal {
+    columns: Vec<FieldDescription>,
+    rows: Vec<Vec<Value>>,
+    pos: i64,
+    no_scroll: bool,
 }
 
 /// Runs `c` with `args` (the parameters' values, already of their types):
@@ -180,6 +195,8 @@ impl<'c> Exec<'c> {
             err_stmt: None,
             caught: Vec::new(),
             set_rows: Vec::new(),
+            portals: std::collections::HashMap::new(),
+            unnamed: 0,
         }
     }
 
@@ -529,6 +546,81 @@ impl<'c> Exec<'c> {
     }
 
     /// One iteration's end: Some(flow) leaves the loop with it.
+    /// The portal name a cursor variable holds: 22004 while it is NULL.
+    fn portal_name(&self, cursor: usize) -> PgResult<String> {
+        let slot = self.c.cursors[cursor].slot;
+        match &self.vars[slot] {
+            Var::Scalar(v, _) if !v.is_null() => Ok(v.to_text_string()),
+            _ => Err(PgError::new(
+                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                format!("cursor variable \"{}\" is null", self.c.slots[slot].name),
+            )),
+        }
+    }
+
+    /// OPEN: runs the cursor's query (a bound cursor's with its arguments
+    /// assigned to its parameters) and keeps the result under the
+    /// variable's portal name, a new `<unnamed portal N>` for a NULL one.
+    /// Returns the portal's name.
+    fn open_cursor(
+        &mut self,
+        ec: &mut Ectx<'_>,
+        cursor: usize,
+        args: &[PExpr],
+        query: Option<&Query>,
+        no_scroll: bool,
+    ) -> PgResult<String> {
+        let def = &self.c.cursors[cursor];
+        let slot = def.slot;
+        let name = match &self.vars[slot] {
+            Var::Scalar(v, _) if !v.is_null() => v.to_text_string(),
+            _ => {
+                self.unnamed += 1;
+                let n = format!("<unnamed portal {}>", self.unnamed);
+                self.assign(slot, None, Value::Text(Arc::from(n.as_str())))?;
+                n
+            }
+        };
+        if self.portals.contains_key(&name) {
+            return Err(PgError::new(
+                sqlstate::DUPLICATE_CURSOR,
+                format!("cursor \"{name}\" already in use"),
+            ));
+        }
+        let c = self.c;
+        let def = &c.cursors[cursor];
+        for (a, s) in args.iter().zip(&def.args) {
+            let (v, _) = self.eval(ec, a)?;
+            self.assign(*s, None, v)?;
+        }
+        let Some(q) = query.or(def.query.as_ref()) else {
+            return Err(PgError::internal("OPEN without a query"));
+        };
+        let r = self.run_query(ec, q)?;
+        self.portals.insert(
+            name.clone(),
+            Portal {
+                columns: r.columns,
+                rows: r.rows,
+                pos: 0,
+                no_scroll,
+            },
+        );
+        Ok(name)
+    }
+
+    /// A FETCH / MOVE count.
+    fn eval_count(&mut self, ec: &mut Ectx<'_>, e: &PExpr) -> PgResult<i64> {
+        let (v, _) = self.eval(ec, e)?;
+        match coerce(v, SqlType::Int8)? {
+            Value::Int8(n) => Ok(n),
+            _ => Err(PgError::new(
+                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                "cursor position must not be null",
+            )),
+        }
+    }
+
     fn after_iteration(label: &Option<String>, f: Flow) -> Option<Flow> {
         match f {
             Flow::Normal => None,
@@ -844,6 +936,109 @@ impl<'c> Exec<'c> {
                 array,
                 body,
             } => self.foreach(ec, label, *var, *slice, array, body),
+            StmtKind::Open {
+                cursor,
+                args,
+                query,
+                no_scroll,
+            } => {
+                self.open_cursor(ec, *cursor, args, query.as_ref(), *no_scroll)?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::Fetch { cursor, dir, into } => {
+                let name = self.portal_name(*cursor)?;
+                let step = match dir {
+                    Direction::Absolute(e) | Direction::Relative(e) => self.eval_count(ec, e)?,
+                    Direction::Forward(Some(e)) | Direction::Backward(Some(e)) => {
+                        self.eval_count(ec, e)?
+                    }
+                    _ => 0,
+                };
+                let Some(p) = self.portals.get_mut(&name) else {
+                    return Err(no_cursor(&name));
+                };
+                let n = p.rows.len() as i64;
+                let target = match dir {
+                    Direction::Next => p.pos + 1,
+                    Direction::Prior => p.pos - 1,
+                    Direction::First => 1,
+                    Direction::Last => n,
+                    Direction::Absolute(_) if step >= 0 => step,
+                    Direction::Absolute(_) => n + 1 + step,
+                    Direction::Relative(_) => p.pos + step,
+                    Direction::Forward(Some(_)) => p.pos + step,
+                    Direction::Forward(None) => n + 1,
+                    Direction::Backward(Some(_)) => p.pos - step,
+                    Direction::Backward(None) => 0,
+                };
+                if p.no_scroll && target < p.pos {
+                    return Err(PgError::new(
+                        sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                        "cursor can only scan forward",
+                    )
+                    .with_hint("Declare it with SCROLL option to enable backward scan."));
+                }
+                let from = p.pos;
+                p.pos = target.clamp(0, n + 1);
+                let row = (p.pos >= 1 && p.pos <= n).then(|| p.rows[(p.pos - 1) as usize].clone());
+                // MOVE FORWARD / BACKWARD count the rows they pass over
+                // (the portal's processed count); every other form, the
+                // row it lands on.
+                let processed = match dir {
+                    Direction::Forward(_) if into.is_none() => (p.pos.min(n) - from).max(0),
+                    Direction::Backward(_) if into.is_none() => {
+                        ((from - 1).min(n) - p.pos.max(1) + 1).max(0)
+                    }
+                    _ => i64::from(row.is_some()),
+                };
+                let columns = p.columns.clone();
+                if let Some(targets) = into {
+                    self.assign_row(targets, &columns, row.as_deref())?;
+                }
+                self.row_count = processed as u64;
+                self.set_found(processed > 0);
+                Ok(Flow::Normal)
+            }
+            StmtKind::Close(cursor) => {
+                let name = self.portal_name(*cursor)?;
+                if self.portals.remove(&name).is_none() {
+                    return Err(no_cursor(&name));
+                }
+                Ok(Flow::Normal)
+            }
+            StmtKind::ForCursor {
+                label,
+                rec,
+                cursor,
+                args,
+                body,
+            } => {
+                let no_scroll = self.c.cursors[*cursor].no_scroll;
+                let name = self.open_cursor(ec, *cursor, args, None, no_scroll)?;
+                let (columns, rows) = match self.portals.get(&name) {
+                    Some(p) => (p.columns.clone(), p.rows.clone()),
+                    None => return Err(no_cursor(&name)),
+                };
+                let mut out = Flow::Normal;
+                let found = !rows.is_empty();
+                let targets = Targets::Record(*rec);
+                for row in &rows {
+                    ec.check_interrupts()?;
+                    if let Some(p) = self.portals.get_mut(&name) {
+                        p.pos += 1;
+                    }
+                    self.assign_row(&targets, &columns, Some(row))?;
+                    let f = self.stmts(ec, body)?;
+                    if let Some(f) = Self::after_iteration(label, f) {
+                        out = f;
+                        break;
+                    }
+                }
+                // The loop closes its cursor.
+                self.portals.remove(&name);
+                self.set_found(found);
+                Ok(out)
+            }
             StmtKind::Exit { cont, label, cond } => {
                 if let Some(c) = cond {
                     if !self.eval_bool(ec, c)? {
@@ -1254,4 +1449,12 @@ impl Exec<'_> {
         self.set_found(found);
         Ok(out)
     }
+}
+
+/// 34000 for a cursor name with no open portal.
+fn no_cursor(name: &str) -> PgError {
+    PgError::new(
+        sqlstate::INVALID_CURSOR_NAME,
+        format!("cursor \"{name}\" does not exist"),
+    )
 }

@@ -110,6 +110,42 @@ pub enum Query {
     },
 }
 
+/// A cursor variable: `c [[NO] SCROLL] CURSOR [(args)] FOR query` (bound)
+/// or `c refcursor` (unbound). The variable itself is a text slot holding
+/// the name of its portal (a bound cursor's starts as its own name).
+#[derive(Clone, Debug)]
+pub struct CursorDef {
+    /// The variable.
+    pub slot: usize,
+    /// Bound: its arguments' slots (visible in its query only).
+    pub args: Vec<usize>,
+    /// Bound: its query.
+    pub query: Option<Query>,
+    /// NO SCROLL: backward fetches fail.
+    pub no_scroll: bool,
+}
+
+/// Where FETCH / MOVE goes.
+#[derive(Clone, Debug)]
+pub enum Direction {
+    /// NEXT (the default).
+    Next,
+    /// PRIOR.
+    Prior,
+    /// FIRST.
+    First,
+    /// LAST.
+    Last,
+    /// ABSOLUTE n.
+    Absolute(PExpr),
+    /// RELATIVE n.
+    Relative(PExpr),
+    /// FORWARD [n | ALL] (None: ALL).
+    Forward(Option<PExpr>),
+    /// BACKWARD [n | ALL] (None: ALL).
+    Backward(Option<PExpr>),
+}
+
 /// A RAISE level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
@@ -324,6 +360,41 @@ pub enum StmtKind {
         /// The message.
         msg: Option<PExpr>,
     },
+    /// OPEN cursor [(args)] | OPEN refcursor FOR query.
+    Open {
+        /// Index into [`Compiled::cursors`].
+        cursor: usize,
+        /// A bound cursor's argument values.
+        args: Vec<PExpr>,
+        /// An unbound cursor's query.
+        query: Option<Query>,
+        /// OPEN … SCROLL / NO SCROLL of an unbound cursor.
+        no_scroll: bool,
+    },
+    /// FETCH … INTO / MOVE.
+    Fetch {
+        /// Index into [`Compiled::cursors`].
+        cursor: usize,
+        /// The direction.
+        dir: Direction,
+        /// FETCH's targets (None: MOVE).
+        into: Option<Targets>,
+    },
+    /// CLOSE.
+    Close(usize),
+    /// FOR rec IN cursor [(args)] LOOP.
+    ForCursor {
+        /// Its label.
+        label: Option<String>,
+        /// The loop's record variable (declared by the loop).
+        rec: usize,
+        /// Index into [`Compiled::cursors`].
+        cursor: usize,
+        /// The cursor's argument values.
+        args: Vec<PExpr>,
+        /// The statements.
+        body: Vec<Stmt>,
+    },
     /// NULL.
     Null,
 }
@@ -356,6 +427,11 @@ impl StmtKind {
             StmtKind::Execute { .. } => "EXECUTE",
             StmtKind::GetDiag { .. } => "GET DIAGNOSTICS",
             StmtKind::Assert { .. } => "ASSERT",
+            StmtKind::Open { .. } => "OPEN",
+            StmtKind::Fetch { into: Some(_), .. } => "FETCH",
+            StmtKind::Fetch { .. } => "MOVE",
+            StmtKind::Close(_) => "CLOSE",
+            StmtKind::ForCursor { .. } => "FOR over cursor",
             StmtKind::Null => "NULL",
         }
     }
@@ -386,6 +462,8 @@ pub struct Compiled {
     /// `table%ROWTYPE` variables: the slot and the table as written
     /// (the row's shape is read from the catalog when the block starts).
     pub rowtypes: Vec<(usize, String)>,
+    /// The cursor variables.
+    pub cursors: Vec<CursorDef>,
 }
 
 struct Scope {
@@ -406,6 +484,8 @@ struct Parser<'s> {
     rowtypes: Vec<(usize, String)>,
     /// The table of the `%ROWTYPE` type [`Parser::type_until`] just read.
     pending_rowtype: Option<String>,
+    /// The cursor variables declared so far.
+    cursors: Vec<CursorDef>,
 }
 
 /// The variables of a trigger function, slots `0..` in this order: NEW
@@ -542,6 +622,7 @@ fn compile_with(
         nargs,
         rowtypes: Vec::new(),
         pending_rowtype: None,
+        cursors: Vec::new(),
     };
     let found = p.new_slot("found", SlotType::Scalar(SqlType::Bool));
     let r = (|| {
@@ -578,6 +659,7 @@ fn compile_with(
         mode,
         body,
         rowtypes: p.rowtypes,
+        cursors: p.cursors,
     })
 }
 
@@ -948,6 +1030,9 @@ impl<'s> Parser<'s> {
         let mut depth = 0i32;
         while let Some(t) = self.peek() {
             match t {
+                // A cursor's parameter list: `(a int, b numeric(6, 2))`.
+                Tok::Punct(',') if depth == 0 && stops.contains(&",") => break,
+                Tok::Punct(')') if depth == 0 && stops.contains(&")") => break,
                 Tok::Punct('(' | '[') => depth += 1,
                 Tok::Punct(')' | ']') => depth -= 1,
                 Tok::Punct(';' | ':' | '=') if depth <= 0 => break,
@@ -1033,8 +1118,9 @@ impl<'s> Parser<'s> {
                     continue;
                 }
                 let constant = self.eat_word("constant");
-                if self.peek_word() == Some("cursor") {
-                    return Err(PgError::unsupported("cursor variables are not supported"));
+                if let Some(slot) = self.cursor_decl(&name)? {
+                    decls.push(slot);
+                    continue;
                 }
                 let ty = self.type_until(&["default", "not", "collate"])?;
                 if self.eat_word("collate") {
@@ -1452,10 +1538,19 @@ impl<'s> Parser<'s> {
                 self.expect_punct(';')?;
                 StmtKind::Assert { cond, msg }
             }
-            "open" | "fetch" | "close" | "move" => {
-                return Err(PgError::unsupported(
-                    "cursors are not supported in PL/pgSQL yet",
-                ))
+            "open" => {
+                self.pos += 1;
+                self.open_stmt()?
+            }
+            "fetch" | "move" => {
+                self.pos += 1;
+                self.fetch_stmt(w == "fetch")?
+            }
+            "close" => {
+                self.pos += 1;
+                let c = self.cursor_ref()?;
+                self.expect_punct(';')?;
+                StmtKind::Close(c)
             }
             "commit" | "rollback" | "call" => {
                 return Err(PgError::unsupported(format!(
@@ -1617,12 +1712,295 @@ impl<'s> Parser<'s> {
         Ok(Query::Static(self.sql_text(self.text(a, b), false)?))
     }
 
+    /// A cursor declaration after its name, if one comes (`[NO] SCROLL
+    /// CURSOR [(args)] FOR | IS query;` or `refcursor;`): its variable's
+    /// slot, the `;` consumed.
+    fn cursor_decl(&mut self, name: &str) -> PgResult<Option<usize>> {
+        if self.eat_word("refcursor") {
+            self.expect_punct(';')?;
+            let slot = self.new_slot(name, SlotType::Scalar(SqlType::Text));
+            self.cursors.push(CursorDef {
+                slot,
+                args: Vec::new(),
+                query: None,
+                no_scroll: false,
+            });
+            return Ok(Some(slot));
+        }
+        let start = self.pos;
+        let no_scroll = self.peek_word() == Some("no")
+            && matches!(self.tok_at(self.pos + 1), Some(Tok::Word(w)) if w == "scroll");
+        if no_scroll {
+            self.pos += 2;
+        } else {
+            self.eat_word("scroll");
+        }
+        if !self.eat_word("cursor") {
+            self.pos = start;
+            return Ok(None);
+        }
+        // The arguments are variables of the cursor's query only.
+        self.scopes.push(Scope {
+            label: None,
+            names: Vec::new(),
+        });
+        let r = (|| {
+            let mut args = Vec::new();
+            if self.eat_punct('(') {
+                loop {
+                    let arg = self.ident()?;
+                    let ty = self.type_until(&[",", ")"])?;
+                    args.push(self.new_slot(&arg, ty));
+                    if self.eat_punct(')') {
+                        break;
+                    }
+                    self.expect_punct(',')?;
+                }
+            }
+            if !self.eat_word("for") {
+                self.expect_word("is")?;
+            }
+            let (a, b) = self.scan(&[]);
+            if a >= b {
+                return Err(self.error_here());
+            }
+            let query = Query::Static(self.sql_text(self.text(a, b), false)?);
+            Ok((args, query))
+        })();
+        self.scopes.pop();
+        let (args, query) = r?;
+        self.expect_punct(';')?;
+        let slot = self.new_slot(name, SlotType::Scalar(SqlType::Text));
+        // A bound cursor's portal is named after its variable.
+        let quoted = format!("'{}'", name.replace('\'', "''"));
+        self.slots[slot].default = Some(self.sql_text(&quoted, true)?);
+        self.cursors.push(CursorDef {
+            slot,
+            args,
+            query: Some(query),
+            no_scroll,
+        });
+        Ok(Some(slot))
+    }
+
+    /// The cursor variable the next identifier names, if it is one (not
+    /// consumed).
+    fn cursor_named_here(&self) -> Option<usize> {
+        let n = match self.peek()? {
+            Tok::Word(w) | Tok::Ident(w) => w,
+            _ => return None,
+        };
+        let slot = self.lookup(n)?;
+        self.cursors.iter().position(|c| c.slot == slot)
+    }
+
+    /// A cursor variable's name: its index in `cursors`.
+    fn cursor_ref(&mut self) -> PgResult<usize> {
+        let at = self.pos;
+        let n = self.ident()?;
+        match self.lookup(&n) {
+            None => Err(PgError::syntax(format!("\"{n}\" is not a known variable"))),
+            Some(slot) => match self.cursors.iter().position(|c| c.slot == slot) {
+                Some(c) => Ok(c),
+                None => {
+                    self.pos = at;
+                    Err(self.error_here())
+                }
+            },
+        }
+    }
+
+    /// `(expr, …)` after a bound cursor's name, checked against its
+    /// parameter count; empty when none is given.
+    fn cursor_args(&mut self, cursor: usize) -> PgResult<Vec<PExpr>> {
+        let want = self.cursors[cursor].args.len();
+        let name = self.slots[self.cursors[cursor].slot].name.clone();
+        let mut args = Vec::new();
+        if self.eat_punct('(') {
+            loop {
+                let start = self.pos;
+                let mut depth = 0i32;
+                while let Some(t) = self.peek() {
+                    match t {
+                        Tok::Punct('(' | '[') => depth += 1,
+                        Tok::Punct(')') if depth == 0 => break,
+                        Tok::Punct(')' | ']') => depth -= 1,
+                        Tok::Punct(',') if depth == 0 => break,
+                        Tok::Punct(';') => break,
+                        _ => {}
+                    }
+                    self.pos += 1;
+                }
+                args.push(self.expr(start, self.pos)?);
+                if self.eat_punct(')') {
+                    break;
+                }
+                self.expect_punct(',')?;
+            }
+        }
+        if self.cursors[cursor].query.is_some() && args.len() != want {
+            let what = if args.len() < want {
+                "not enough"
+            } else {
+                "too many"
+            };
+            return Err(PgError::syntax(format!(
+                "{what} arguments for cursor \"{name}\""
+            )));
+        }
+        if self.cursors[cursor].query.is_none() && !args.is_empty() {
+            return Err(self.error_here());
+        }
+        Ok(args)
+    }
+
+    /// OPEN, its keyword consumed.
+    fn open_stmt(&mut self) -> PgResult<StmtKind> {
+        let cursor = self.cursor_ref()?;
+        if self.cursors[cursor].query.is_some() {
+            let args = self.cursor_args(cursor)?;
+            self.expect_punct(';')?;
+            return Ok(StmtKind::Open {
+                cursor,
+                args,
+                query: None,
+                no_scroll: self.cursors[cursor].no_scroll,
+            });
+        }
+        let no_scroll = self.peek_word() == Some("no")
+            && matches!(self.tok_at(self.pos + 1), Some(Tok::Word(w)) if w == "scroll");
+        if no_scroll {
+            self.pos += 2;
+        } else {
+            self.eat_word("scroll");
+        }
+        self.expect_word("for")?;
+        let query = self.query_source(&[])?;
+        self.expect_punct(';')?;
+        Ok(StmtKind::Open {
+            cursor,
+            args: Vec::new(),
+            query: Some(query),
+            no_scroll,
+        })
+    }
+
+    /// FETCH / MOVE, the keyword consumed.
+    fn fetch_stmt(&mut self, fetch: bool) -> PgResult<StmtKind> {
+        let count = |p: &mut Self| -> PgResult<PExpr> {
+            let (a, b) = p.scan(&["from", "in"]);
+            p.expr(a, b)
+        };
+        let dir = match self.peek_word() {
+            Some("next") => Some(Direction::Next),
+            Some("prior") => Some(Direction::Prior),
+            Some("first") => Some(Direction::First),
+            Some("last") => Some(Direction::Last),
+            Some("absolute") => {
+                self.pos += 1;
+                Some(Direction::Absolute(count(self)?))
+            }
+            Some("relative") => {
+                self.pos += 1;
+                Some(Direction::Relative(count(self)?))
+            }
+            Some(w @ ("forward" | "backward")) => {
+                let forward = w == "forward";
+                self.pos += 1;
+                let n = if self.eat_word("all") {
+                    None
+                } else if matches!(self.peek_word(), Some("from" | "in")) {
+                    Some(self.sql_text("1", true)?)
+                } else {
+                    Some(count(self)?)
+                };
+                Some(if forward {
+                    Direction::Forward(n)
+                } else {
+                    Direction::Backward(n)
+                })
+            }
+            _ => None,
+        };
+        let dir = match dir {
+            Some(d) => {
+                if matches!(
+                    d,
+                    Direction::Next | Direction::Prior | Direction::First | Direction::Last
+                ) {
+                    self.pos += 1;
+                }
+                if !self.eat_word("from") {
+                    self.expect_word("in")?;
+                }
+                d
+            }
+            None => {
+                // FROM / IN may also come without a direction.
+                if !self.eat_word("from") {
+                    self.eat_word("in");
+                }
+                Direction::Next
+            }
+        };
+        let cursor = self.cursor_ref()?;
+        let into = if fetch {
+            self.expect_word("into")?;
+            let i = self.parse_into()?;
+            if i.strict {
+                return Err(self.error_here());
+            }
+            if matches!(dir, Direction::Forward(None) | Direction::Backward(None)) {
+                return Err(PgError::syntax(
+                    "FETCH statement cannot return multiple rows",
+                ));
+            }
+            Some(i.targets)
+        } else {
+            None
+        };
+        self.expect_punct(';')?;
+        Ok(StmtKind::Fetch { cursor, dir, into })
+    }
+
+    /// `FOR rec IN cursor [(args)] LOOP … END LOOP`, after `IN`; `rec` is
+    /// declared by the loop as a record.
+    fn for_cursor(&mut self, label: Option<String>, rec: &str, _c: usize) -> PgResult<StmtKind> {
+        let cursor = self.cursor_ref()?;
+        if self.cursors[cursor].query.is_none() {
+            return Err(PgError::syntax(
+                "cursor FOR loop must use a bound cursor variable",
+            ));
+        }
+        let args = self.cursor_args(cursor)?;
+        self.expect_word("loop")?;
+        self.scopes.push(Scope {
+            label: label.clone(),
+            names: Vec::new(),
+        });
+        let rec = self.new_slot(rec, SlotType::Record);
+        let body = self.stmts(&["end"]);
+        self.scopes.pop();
+        let body = body?;
+        self.end_loop(&label)?;
+        Ok(StmtKind::ForCursor {
+            label,
+            rec,
+            cursor,
+            args,
+            body,
+        })
+    }
+
     fn for_loop(&mut self, label: Option<String>) -> PgResult<StmtKind> {
         let mut names = vec![self.ident()?];
         while self.eat_punct(',') {
             names.push(self.ident()?);
         }
         self.expect_word("in")?;
+        if let (1, Some(c)) = (names.len(), self.cursor_named_here()) {
+            return self.for_cursor(label, &names[0], c);
+        }
         let is_query = matches!(
             self.peek_word(),
             Some("select" | "with" | "values" | "table" | "execute")
