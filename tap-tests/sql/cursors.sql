@@ -59,6 +59,27 @@ DECLARE oh CURSOR WITH HOLD FOR SELECT id FROM cur_t WHERE id > 7 ORDER BY id;
 FETCH ALL FROM oh;
 FETCH BACKWARD 2 FROM oh;
 CLOSE oh;
+-- DDL on a table an open cursor reads (CheckTableNotInUse)
+CREATE TABLE cur_ddl (id int);
+INSERT INTO cur_ddl VALUES (1), (2);
+BEGIN;
+DECLARE dd CURSOR FOR SELECT id FROM cur_ddl ORDER BY id;
+FETCH dd;
+DROP TABLE cur_ddl;
+ROLLBACK;
+BEGIN;
+DECLARE dd CURSOR FOR SELECT id FROM cur_ddl ORDER BY id;
+TRUNCATE cur_ddl;
+ROLLBACK;
+BEGIN;
+DECLARE dd CURSOR FOR SELECT id FROM cur_ddl ORDER BY id;
+ALTER TABLE cur_ddl ADD COLUMN v text;
+ROLLBACK;
+BEGIN;
+DECLARE dd CURSOR FOR SELECT id FROM cur_ddl ORDER BY id;
+CLOSE dd;
+DROP TABLE cur_ddl;
+COMMIT;
 -- @@ read-only
 -- outside a transaction block
 DECLARE c0 CURSOR FOR SELECT 1;

@@ -89,6 +89,8 @@ pub struct Cursor {
     pub creation_time: i64,
     /// Its result columns.
     pub columns: Vec<FieldDescription>,
+    /// The tables and views its query names.
+    pub reads: Vec<pgtypes::Oid>,
     /// The subtransaction level that owns it; None once a WITH HOLD
     /// cursor outlived its transaction.
     pub depth: Option<usize>,
@@ -276,6 +278,9 @@ pub struct Declared {
     pub creation_time: i64,
     /// The declaring subtransaction level.
     pub depth: usize,
+    /// The tables and views its query names (DDL on them fails while it
+    /// runs).
+    pub reads: Vec<pgtypes::Oid>,
 }
 
 impl Cursor {
@@ -307,6 +312,7 @@ impl Cursor {
             scrollable,
             creation_time: d.creation_time,
             columns: live.plan.columns.clone(),
+            reads: d.reads,
             depth: Some(d.depth),
             at_start: true,
             at_end: false,

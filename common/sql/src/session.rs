@@ -2064,6 +2064,9 @@ impl Session {
                 if let Some(owner) = owner_to(s) {
                     return self.alter_owner(s, &owner, sink);
                 }
+                if !is_plannable(s) {
+                    self.check_tables_not_in_use(s)?;
+                }
                 if is_plannable(s) {
                     self.exec_planned(stmt, s, params, sink)
                 } else if let (
@@ -3644,6 +3647,48 @@ impl Session {
         vis
     }
 
+    /// CheckTableNotInUse: 55006 when `s` (DROP TABLE, TRUNCATE, ALTER
+    /// TABLE) would change a table an open cursor of this session still
+    /// reads. Free when no cursor is open.
+    fn check_tables_not_in_use(&self, s: &ast::Statement) -> PgResult<()> {
+        let portals = self.portals.lock();
+        if !portals.iter().any(|c| c.is_live()) {
+            return Ok(());
+        }
+        let (verb, names): (&str, Vec<&ast::ObjectName>) = match s {
+            ast::Statement::Truncate { table_names, .. } => {
+                ("TRUNCATE", table_names.iter().map(|t| &t.name).collect())
+            }
+            ast::Statement::Drop {
+                object_type: ast::ObjectType::Table,
+                names,
+                ..
+            } => ("DROP TABLE", names.iter().collect()),
+            ast::Statement::AlterTable { name, .. } => ("ALTER TABLE", vec![name]),
+            _ => return Ok(()),
+        };
+        let view = self.catalog_view();
+        for n in names {
+            let q = crate::namespace::QualName::of(n)?;
+            let Some(t) = crate::namespace::find_table(&view, &q) else {
+                continue;
+            };
+            if portals
+                .iter()
+                .any(|c| c.is_live() && c.reads.contains(&t.oid))
+            {
+                return Err(PgError::new(
+                    sqlstate::OBJECT_IN_USE,
+                    format!(
+                        "cannot {verb} \"{}\" because it is being used by active queries in this session",
+                        t.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// DECLARE, FETCH / MOVE, CLOSE.
     fn exec_cursor(
         &mut self,
@@ -3729,6 +3774,7 @@ impl Session {
             crate::aclchk::check_planned(&self.catalog_view(), &user, &planned, &d.query)
                 .map_err(|e| shift(crate::aclchk::with_schema_position(e, &d.query)))?;
         }
+        let reads = planned.reads.clone();
         let Plan::Query(plan) = planned.plan else {
             return Err(PgError::internal(
                 "DECLARE of a statement that is not a query",
@@ -3746,6 +3792,7 @@ impl Session {
             scroll: d.scroll,
             creation_time: self.stmt_ts,
             depth: self.xact.nesting_depth(),
+            reads,
         };
         let cursor = crate::portalcmds::Cursor::declare(declared, *plan, vis, params.to_vec());
         self.portals.lock().push(cursor);
