@@ -79,6 +79,24 @@ SELECT fx_one();
 SELECT fx_add('a'::text, 'b'::text);
 RESET ROLE;
 \df+ fx_one
+-- CREATE TRIGGER needs EXECUTE on its function (the trigger then fires
+-- it for whoever writes).
+SET ROLE fx_owner;
+CREATE TABLE fx_trig_t (id int);
+CREATE FUNCTION fx_trig() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$;
+REVOKE EXECUTE ON FUNCTION fx_trig() FROM PUBLIC;
+GRANT TRIGGER, INSERT ON fx_trig_t TO fx_user;
+RESET ROLE;
+SET ROLE fx_user;
+CREATE TRIGGER fx_trig BEFORE INSERT ON fx_trig_t FOR EACH ROW EXECUTE FUNCTION fx_trig();
+RESET ROLE;
+SET ROLE fx_owner;
+CREATE TRIGGER fx_trig BEFORE INSERT ON fx_trig_t FOR EACH ROW EXECUTE FUNCTION fx_trig();
+RESET ROLE;
+SET ROLE fx_user;
+INSERT INTO fx_trig_t VALUES (1);
+RESET ROLE;
+SELECT * FROM fx_trig_t;
 -- @@ read-only
 SELECT proname, pg_get_function_identity_arguments(oid) AS args, proacl
   FROM pg_proc WHERE proname LIKE 'fx\_%' ORDER BY proname, args;

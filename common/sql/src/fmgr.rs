@@ -93,19 +93,27 @@ pub fn record_value(row: &[Value]) -> Value {
 /// a function without a list of its own grants EXECUTE to PUBLIC;
 /// superusers may call anything.
 pub fn check_execute(ec: &Ectx<'_>, spec: &FunctionSpec) -> PgResult<()> {
+    let own = ec.xact.own();
+    may_execute(ec.db, own.xids, &EvalContext::current_user(ec), spec)
+}
+
+/// [`check_execute`] for role `user` in the transaction whose xids are
+/// `own` (CREATE TRIGGER checks its function this way).
+pub fn may_execute(
+    db: &engine::Engine,
+    own: &[pgtypes::TransactionId],
+    user: &str,
+    spec: &FunctionSpec,
+) -> PgResult<()> {
     let key = engine::comment::CommentKey::object(engine::comment::PG_PROC, spec.oid);
-    let cat = ec.db.catalog();
+    let cat = db.catalog();
     let Some(def) = cat.privileges(&key) else {
         return Ok(());
     };
-    let own = ec.xact.own();
-    let Some(acl) = def
-        .visible(own.xids, ec.db.clog())
-        .and_then(|e| e.acl.clone())
-    else {
+    let Some(acl) = def.visible(own, db.clog()).and_then(|e| e.acl.clone()) else {
         return Ok(());
     };
-    let u = crate::privileges::AclUser::of(ec.db, &EvalContext::current_user(ec));
+    let u = crate::privileges::AclUser::of(db, user);
     if u.superuser || engine::acl::acl_mask(&acl, &u.roles, engine::acl::ACL_EXECUTE) != 0 {
         return Ok(());
     }

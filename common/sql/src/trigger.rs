@@ -379,6 +379,9 @@ fn trigger_function(cx: &DdlCtx<'_>, name: &str) -> PgResult<pgtypes::Oid> {
             format!("function {name} must return type trigger"),
         ));
     }
+    // The creator must be allowed to EXECUTE it (CreateTrigger's check;
+    // the trigger then runs it whoever writes).
+    crate::fmgr::may_execute(cx.db, cx.xact.own().xids, cx.user, &f.spec)?;
     Ok(f.spec.oid)
 }
 
