@@ -1,5 +1,5 @@
--- default_privileges: ALTER DEFAULT PRIVILEGES for tables, sequences and
--- schemas, globally and IN SCHEMA, FOR ROLE; pg_default_acl and \ddp;
+-- default_privileges: ALTER DEFAULT PRIVILEGES for tables, sequences,
+-- functions and schemas, globally and IN SCHEMA, FOR ROLE; pg_default_acl and \ddp;
 -- what objects created afterwards start with; errors.
 CREATE ROLE dp_owner LOGIN CREATEROLE;
 CREATE ROLE dp_reader;
@@ -27,6 +27,28 @@ ALTER DEFAULT PRIVILEGES GRANT USAGE ON SCHEMAS TO dp_reader;
 CREATE SCHEMA dp_s2;
 SELECT nspacl FROM pg_namespace WHERE nspname = 'dp_s2';
 ALTER DEFAULT PRIVILEGES REVOKE USAGE ON SCHEMAS FROM dp_reader;
+-- Functions and procedures (ROUTINES is the same kind).
+GRANT CREATE ON SCHEMA public TO dp_owner;
+ALTER DEFAULT PRIVILEGES FOR ROLE dp_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
+ALTER DEFAULT PRIVILEGES FOR ROLE dp_owner IN SCHEMA public GRANT EXECUTE ON ROUTINES TO dp_reader;
+SELECT pg_get_userbyid(defaclrole), defaclnamespace::regnamespace, defaclobjtype, defaclacl FROM pg_default_acl ORDER BY 1, 2, 3;
+SET ROLE dp_owner;
+CREATE FUNCTION dp_f1() RETURNS int LANGUAGE sql AS 'SELECT 1';
+CREATE PROCEDURE dp_p1() LANGUAGE sql AS 'SELECT 1';
+RESET ROLE;
+CREATE FUNCTION dp_f3() RETURNS int LANGUAGE sql AS 'SELECT 3';
+ALTER DEFAULT PRIVILEGES FOR ROLE dp_owner IN SCHEMA public REVOKE EXECUTE ON ROUTINES FROM dp_reader;
+SET ROLE dp_owner;
+CREATE FUNCTION dp_f5() RETURNS int LANGUAGE sql AS 'SELECT 5';
+RESET ROLE;
+SELECT proname, proacl FROM pg_proc WHERE proname LIKE 'dp\_%' ORDER BY 1;
+SET ROLE dp_reader;
+SELECT dp_f1(), dp_f3();
+SELECT dp_f5();
+RESET ROLE;
+ALTER DEFAULT PRIVILEGES FOR ROLE dp_owner GRANT EXECUTE ON FUNCTIONS TO PUBLIC;
+REVOKE CREATE ON SCHEMA public FROM dp_owner;
+SELECT count(*) FROM pg_default_acl WHERE defaclobjtype = 'f';
 -- Errors.
 ALTER DEFAULT PRIVILEGES IN SCHEMA dp_s GRANT USAGE ON SCHEMAS TO dp_reader;
 ALTER DEFAULT PRIVILEGES GRANT USAGE ON TABLES TO dp_reader;

@@ -1277,7 +1277,13 @@ fn default_privileges(
                     acl_revoke(&mut acl, gr, r, mask, *option, *cascade)?;
                 }
             }
-            let new = (acl != start).then_some(acl);
+            // Equal to its starting point in any order: no entry.
+            let sorted = |a: &[AclItem]| {
+                let mut v = a.to_vec();
+                v.sort_by_key(|i| (i.grantee, i.grantor, i.privs));
+                v
+            };
+            let new = (sorted(&acl) != sorted(&start)).then_some(acl);
             if new != current {
                 changes.push((key, new));
             }

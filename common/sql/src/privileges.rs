@@ -505,6 +505,26 @@ pub fn record_type(db: &Engine, oid: Oid, owner: Oid) -> PgResult<()> {
     )
 }
 
+/// A new function's or procedure's list from ALTER DEFAULT PRIVILEGES …
+/// ON FUNCTIONS | ROUTINES of its owner (its pg_proc row's), globally or
+/// in its schema. Not transactional, as [`record_owner`].
+pub fn record_function(db: &Engine, cv: &CatalogView<'_>, oid: Oid) -> PgResult<()> {
+    let Some(f) = cv.functions().into_iter().find(|f| f.spec.oid == oid) else {
+        return Ok(());
+    };
+    match initial_acl(cv, f.spec.owner, f.spec.namespace, 'f') {
+        Some(acl) => set_initial(
+            db,
+            CommentKey::object(engine::comment::PG_PROC, oid),
+            PrivEntry {
+                owner: 0,
+                acl: Some(acl),
+            },
+        ),
+        None => Ok(()),
+    }
+}
+
 /// A new schema's list from ALTER DEFAULT PRIVILEGES … ON SCHEMAS.
 pub fn record_schema(db: &Engine, cv: &CatalogView<'_>, oid: Oid, owner: Oid) -> PgResult<()> {
     match initial_acl(cv, owner, 0, 'n') {

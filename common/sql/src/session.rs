@@ -2745,6 +2745,9 @@ impl Session {
                         None => Ok(()),
                     },
                     PendingDdl::CreateType(oid) => crate::privileges::record_type(&db, *oid, owner),
+                    PendingDdl::CreateFunction(oid) => {
+                        crate::privileges::record_function(&db, &view, *oid)
+                    }
                     PendingDdl::CreateSchema(name) => match db.catalog().schema(name) {
                         Some(s) => crate::privileges::record_schema(&db, &view, s.spec.oid, owner),
                         None => Ok(()),
