@@ -1974,15 +1974,7 @@ impl<'s> Parser<'s> {
         }
         let args = self.cursor_args(cursor)?;
         self.expect_word("loop")?;
-        self.scopes.push(Scope {
-            label: label.clone(),
-            names: Vec::new(),
-        });
-        let rec = self.new_slot(rec, SlotType::Record);
-        let body = self.stmts(&["end"]);
-        self.scopes.pop();
-        let body = body?;
-        self.end_loop(&label)?;
+        let (rec, body) = self.loop_with_var(&label, rec, SlotType::Record)?;
         Ok(StmtKind::ForCursor {
             label,
             rec,
@@ -1990,6 +1982,26 @@ impl<'s> Parser<'s> {
             args,
             body,
         })
+    }
+
+    /// A loop's body up to `END LOOP [label]`, in a scope of its own
+    /// where the loop declares variable `name`: its slot and the body.
+    fn loop_with_var(
+        &mut self,
+        label: &Option<String>,
+        name: &str,
+        ty: SlotType,
+    ) -> PgResult<(usize, Vec<Stmt>)> {
+        self.scopes.push(Scope {
+            label: label.clone(),
+            names: Vec::new(),
+        });
+        let var = self.new_slot(name, ty);
+        let body = self.stmts(&["end"]);
+        self.scopes.pop();
+        let body = body?;
+        self.end_loop(label)?;
+        Ok((var, body))
     }
 
     fn for_loop(&mut self, label: Option<String>) -> PgResult<StmtKind> {
@@ -2062,15 +2074,7 @@ impl<'s> Parser<'s> {
             None => None,
         };
         self.expect_word("loop")?;
-        self.scopes.push(Scope {
-            label: label.clone(),
-            names: Vec::new(),
-        });
-        let var = self.new_slot(&names[0], SlotType::Scalar(SqlType::Int4));
-        let body = self.stmts(&["end"]);
-        self.scopes.pop();
-        let body = body?;
-        self.end_loop(&label)?;
+        let (var, body) = self.loop_with_var(&label, &names[0], SlotType::Scalar(SqlType::Int4))?;
         Ok(StmtKind::ForInt {
             label,
             var,
