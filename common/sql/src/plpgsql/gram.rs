@@ -1728,13 +1728,7 @@ impl<'s> Parser<'s> {
             return Ok(Some(slot));
         }
         let start = self.pos;
-        let no_scroll = self.peek_word() == Some("no")
-            && matches!(self.tok_at(self.pos + 1), Some(Tok::Word(w)) if w == "scroll");
-        if no_scroll {
-            self.pos += 2;
-        } else {
-            self.eat_word("scroll");
-        }
+        let no_scroll = self.scroll_option();
         if !self.eat_word("cursor") {
             self.pos = start;
             return Ok(None);
@@ -1781,6 +1775,18 @@ impl<'s> Parser<'s> {
             no_scroll,
         });
         Ok(Some(slot))
+    }
+
+    /// `[NO] SCROLL`, if it comes: true for NO SCROLL.
+    fn scroll_option(&mut self) -> bool {
+        let no = self.peek_word() == Some("no")
+            && matches!(self.tok_at(self.pos + 1), Some(Tok::Word(w)) if w == "scroll");
+        if no {
+            self.pos += 2;
+        } else {
+            self.eat_word("scroll");
+        }
+        no
     }
 
     /// The cursor variable the next identifier names, if it is one (not
@@ -1867,13 +1873,7 @@ impl<'s> Parser<'s> {
                 no_scroll: self.cursors[cursor].no_scroll,
             });
         }
-        let no_scroll = self.peek_word() == Some("no")
-            && matches!(self.tok_at(self.pos + 1), Some(Tok::Word(w)) if w == "scroll");
-        if no_scroll {
-            self.pos += 2;
-        } else {
-            self.eat_word("scroll");
-        }
+        let no_scroll = self.scroll_option();
         self.expect_word("for")?;
         let query = self.query_source(&[])?;
         self.expect_punct(';')?;
