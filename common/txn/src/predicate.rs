@@ -242,6 +242,13 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// Old committed locks kept before they are merged by relation: the
+    /// pool × `max_pred_locks_per_transaction` (PostgreSQL's lock table).
+    fn old_lock_cap(&self) -> usize {
+        self.max_sxacts
+            .saturating_mul(self.per_transaction.max(1) as usize)
+    }
+
     /// PredicateLockPromotionThreshold for the children of `parent`.
     fn threshold(&self, parent: Target) -> i64 {
         match parent {
@@ -1285,11 +1292,7 @@ fn summarize_oldest(g: &mut Inner) -> bool {
     g.old_locks_max_seq = g.old_locks_max_seq.max(seq);
     drop_record(g, id);
     g.summarised_total += 1;
-    let cap = g
-        .limits
-        .max_sxacts
-        .saturating_mul(g.limits.per_transaction.max(1) as usize);
-    if g.old_locks.len() > cap {
+    if g.old_locks.len() > g.limits.old_lock_cap() {
         merge_old_locks(g);
     }
     true
@@ -1303,11 +1306,7 @@ fn merge_old_locks(g: &mut Inner) {
     let horizon = active_horizon(g);
     g.old_locks
         .retain(|_, seq| horizon.is_some_and(|h| *seq > h));
-    let cap = g
-        .limits
-        .max_sxacts
-        .saturating_mul(g.limits.per_transaction.max(1) as usize);
-    if g.old_locks.len() <= cap {
+    if g.old_locks.len() <= g.limits.old_lock_cap() {
         return;
     }
     let mut merged: HashMap<Target, u64> = HashMap::new();
