@@ -133,6 +133,59 @@ impl FunctionSpec {
         out
     }
 
+    /// The parameters a call passes arguments for: the inputs, and for a
+    /// procedure its OUT parameters too, in declaration order (PostgreSQL
+    /// 14+: `CALL p(1, NULL)` gives the OUT parameter an argument, which
+    /// is ignored). An OUT parameter has no DEFAULT; CREATE PROCEDURE
+    /// keeps defaults and VARIADIC last, so they stay last here too.
+    pub fn call_args(&self) -> std::borrow::Cow<'_, [FunctionArg]> {
+        if self.kind != b'p' || !self.modes.contains(&b'o') {
+            return std::borrow::Cow::Borrowed(&self.args);
+        }
+        std::borrow::Cow::Owned(
+            self.all_params()
+                .into_iter()
+                .map(|(_, name, ty, input)| FunctionArg {
+                    name: name.to_string(),
+                    ty,
+                    default: input.and_then(|i| self.args.get(i)).and_then(|a| a.default.clone()),
+                })
+                .collect(),
+        )
+    }
+
+    /// True if an argument type list in a command naming the function
+    /// (DROP, ALTER, GRANT … `f(types)`) names this one: its input types,
+    /// or for a procedure also every parameter's, OUT ones included, as
+    /// PostgreSQL 14+ accepts.
+    pub fn named_by_types(&self, types: &[SqlType]) -> bool {
+        let inputs = self.args.iter().map(|a| a.ty);
+        inputs.eq(types.iter().copied())
+            || (self.kind == b'p' && self.call_args().iter().map(|a| a.ty).eq(types.iter().copied()))
+    }
+
+    /// The inputs among a call's arguments (one per [`Self::call_args`]):
+    /// a procedure's OUT arguments dropped.
+    pub fn inputs_of<'v, T: Clone>(&self, call: &'v [T]) -> std::borrow::Cow<'v, [T]> {
+        if self.kind != b'p' || !self.modes.contains(&b'o') {
+            return std::borrow::Cow::Borrowed(call);
+        }
+        std::borrow::Cow::Owned(
+            self.all_params()
+                .into_iter()
+                .zip(call)
+                .filter(|((_, _, _, input), _)| input.is_some())
+                .map(|(_, v)| v.clone())
+                .collect(),
+        )
+    }
+
+    /// The position among [`Self::call_args`] of the VARIADIC parameter.
+    pub fn call_variadic_arg(&self) -> Option<usize> {
+        let n = self.call_args().len();
+        self.variadic_arg().map(|i| if n == self.args.len() { i } else { n - 1 })
+    }
+
     /// The input position of the VARIADIC parameter (always the last
     /// input), if the function has one.
     pub fn variadic_arg(&self) -> Option<usize> {

@@ -682,6 +682,34 @@ impl Xact {
         }
     }
 
+    /// True while a single statement runs in its own implicit
+    /// transaction (TBLOCK_STARTED): not in a block, explicit or implicit.
+    /// Only there may a procedure commit (PostgreSQL's non-atomic CALL).
+    pub fn in_single_statement(&self) -> bool {
+        self.block == Block::Started
+    }
+
+    /// COMMIT or ROLLBACK inside a procedure (SPI_commit / SPI_rollback):
+    /// ends the statement's own transaction and starts the next one, with
+    /// the same isolation level, read-only and deferrable setting when
+    /// `chain` (AND CHAIN), else the defaults. The caller checks
+    /// [`Xact::in_single_statement`] and that no subtransaction is open.
+    /// A commit that fails has aborted the transaction; none is started.
+    pub fn restart_in_procedure(&mut self, commit: bool, chain: bool) -> PgResult<()> {
+        let kept = (self.iso, self.read_only, self.deferrable);
+        if commit {
+            self.commit_transaction()?;
+        } else {
+            self.abort_transaction();
+        }
+        self.start_transaction();
+        self.block = Block::Started;
+        if chain {
+            (self.iso, self.read_only, self.deferrable) = kept;
+        }
+        Ok(())
+    }
+
     /// BeginImplicitTransactionBlock: the statements of one multi-statement
     /// simple Query run in one implicit transaction.
     pub fn begin_implicit_block(&mut self) {

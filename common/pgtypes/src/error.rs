@@ -17,6 +17,7 @@ pub mod sqlstate {
     pub const INVALID_GRANT_OPERATION: &str = "0LP01";
     pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
     pub const ACTIVE_SQL_TRANSACTION: &str = "25001";
+    pub const INVALID_TRANSACTION_TERMINATION: &str = "2D000";
     pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
     pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";
     pub const INVALID_TRANSACTION_STATE: &str = "25000";

@@ -311,6 +311,11 @@ pub struct Ectx<'a> {
     view_name_key: Option<String>,
     /// The session's cursors (`crate::portalcmds`), for pg_cursors.
     pub portals: Option<crate::portalcmds::Portals>,
+    /// A procedure or DO block running here may COMMIT and ROLLBACK
+    /// (PostgreSQL's non-atomic context): set by the session for a CALL
+    /// or DO outside a transaction block, kept by a CALL inside one,
+    /// cleared by every function call and trigger (`crate::fmgr`).
+    pub nonatomic: bool,
     ticks: u32,
     catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
@@ -340,6 +345,7 @@ impl<'a> Ectx<'a> {
         sub.function_settings = self.function_settings.clone();
         sub.snapshot = Some(snapshot);
         sub.portals = self.portals.clone();
+        sub.nonatomic = self.nonatomic;
         sub
     }
 
@@ -382,6 +388,7 @@ impl<'a> Ectx<'a> {
             view_key: None,
             view_name_key: None,
             portals: None,
+            nonatomic: false,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
         }

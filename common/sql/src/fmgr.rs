@@ -130,13 +130,19 @@ pub fn may_execute(
 /// Runs the function: its result rows (one for a non-set function).
 fn invoke(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Vec<Vec<Value>>> {
     check_execute(ec, spec)?;
+    let args = &*spec.inputs_of(args);
     if spec.strict && args.iter().any(|a| matches!(a, Value::Null)) {
         if spec.retset {
             return Ok(Vec::new());
         }
         return Ok(vec![vec![Value::Null; spec.out.len().max(1)]]);
     }
-    nested(ec, |ec| {
+    // A procedure CALLed where transaction control is allowed keeps it,
+    // unless SECURITY DEFINER or a SET clause holds settings for the
+    // call (PostgreSQL refuses COMMIT there too); functions never have it.
+    let nonatomic =
+        ec.nonatomic && spec.kind == b'p' && !spec.secdef && spec.config.is_empty();
+    nested(ec, nonatomic, |ec| {
         with_function_settings(ec, spec, |ec| match spec.lang {
             LANG_SQL => sql_function(ec, spec, args),
             LANG_PLPGSQL => crate::plpgsql::call_function(ec, spec, args),
@@ -200,9 +206,14 @@ fn with_function_settings<T>(
 }
 
 /// Runs `f` one function call deeper: interrupts checked, the nesting
-/// limit (54001, PostgreSQL's max_stack_depth error) enforced, and the
-/// caller's function-resolution context set aside meanwhile.
-fn nested<T>(ec: &mut Ectx<'_>, f: impl FnOnce(&mut Ectx<'_>) -> PgResult<T>) -> PgResult<T> {
+/// limit (54001, PostgreSQL's max_stack_depth error) enforced, the
+/// caller's function-resolution context set aside meanwhile, and
+/// transaction control allowed inside only when `nonatomic`.
+fn nested<T>(
+    ec: &mut Ectx<'_>,
+    nonatomic: bool,
+    f: impl FnOnce(&mut Ectx<'_>) -> PgResult<T>,
+) -> PgResult<T> {
     ec.check_interrupts()?;
     let depth = DEPTH.with(Cell::get);
     if depth >= MAX_DEPTH {
@@ -214,7 +225,9 @@ fn nested<T>(ec: &mut Ectx<'_>, f: impl FnOnce(&mut Ectx<'_>) -> PgResult<T>) ->
     }
     DEPTH.with(|d| d.set(depth + 1));
     let calling = crate::parse_func::clear_calling();
+    let outer = std::mem::replace(&mut ec.nonatomic, nonatomic);
     let r = f(ec);
+    ec.nonatomic = outer;
     DEPTH.with(|d| d.set(depth));
     crate::parse_func::restore_calling(calling);
     r
@@ -283,7 +296,7 @@ pub fn call_trigger(
     td: &crate::trigger::TriggerData<'_>,
 ) -> PgResult<Option<Vec<Value>>> {
     let def = lookup(ec, td.trigger.func)?;
-    nested(ec, |ec| {
+    nested(ec, false, |ec| {
         with_function_settings(ec, &def.spec, |ec| match def.spec.lang {
             LANG_PLPGSQL => crate::plpgsql::call_trigger(ec, &def.spec, td),
             _ => Err(PgError::unsupported(

@@ -122,9 +122,16 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
                 "VARIADIC parameter must be the last input parameter",
             ));
         }
-        if matches!(a.mode, ArgMode::Out | ArgMode::InOut) && c.procedure {
-            return Err(PgError::unsupported(
-                "OUT and INOUT parameters of procedures are not supported",
+        // OUT after VARIADIC or after a default would be ambiguous in a
+        // CALL, which passes OUT arguments too.
+        if matches!(a.mode, ArgMode::Out | ArgMode::InOut) && c.procedure && seen_variadic {
+            return Err(definition_error(
+                "VARIADIC parameter must be the last parameter",
+            ));
+        }
+        if a.mode == ArgMode::Out && c.procedure && seen_default {
+            return Err(definition_error(
+                "procedure OUT parameters cannot appear after one with a default value",
             ));
         }
         modes.push(match a.mode {
@@ -184,7 +191,9 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
     }
     let (ret, retset, out) = match (&c.returns, c.procedure) {
         (Some(_), true) => return Err(definition_error("procedures cannot have a RETURNS clause")),
-        (None, true) => (SqlType::Void, false, Vec::new()),
+        // A procedure with output parameters returns one record of them.
+        (None, true) if outs.is_empty() => (SqlType::Void, false, Vec::new()),
+        (None, true) => (SqlType::Record, false, outs.clone()),
         (None, false) if outs.is_empty() => {
             return Err(definition_error("function result type must be specified"))
         }
@@ -351,7 +360,7 @@ fn drop_one(
         .functions()
         .into_iter()
         .filter(|f| f.spec.name == item.name)
-        .filter(|f| types.as_ref().is_none_or(|t| f.spec.arg_types() == *t))
+        .filter(|f| types.as_ref().is_none_or(|t| f.spec.named_by_types(t)))
         .collect();
     let f = match candidates.as_slice() {
         [] => {
@@ -589,7 +598,7 @@ pub(crate) fn lookup_ref(
         .functions()
         .into_iter()
         .filter(|f| f.spec.name == item.name)
-        .filter(|f| types.as_ref().is_none_or(|t| f.spec.arg_types() == *t))
+        .filter(|f| types.as_ref().is_none_or(|t| f.spec.named_by_types(t)))
         .collect();
     let spec = match candidates.as_slice() {
         [f] => f.current_spec(),

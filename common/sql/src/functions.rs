@@ -1194,11 +1194,7 @@ pub fn not_in_recovery() -> PgError {
 
 fn no_function(name: &str, args: &[SqlType]) -> PgError {
     let list: Vec<&str> = args.iter().map(|t| t.pg_base_name()).collect();
-    PgError::new(
-        sqlstate::UNDEFINED_FUNCTION,
-        format!("function {}({}) does not exist", name, list.join(", ")),
-    )
-    .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.")
+    crate::parse_func::undefined_routine(&format!("{}({})", name, list.join(", ")))
 }
 
 /// Position of a type in the numeric promotion order (int2 < int4 < int8 <

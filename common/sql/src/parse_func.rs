@@ -74,6 +74,11 @@ pub(crate) fn restore_calling(calling: bool) {
     CALLING.with(|c| c.set(calling));
 }
 
+/// True while binding a CALL statement.
+pub fn calling() -> bool {
+    CALLING.with(Cell::get)
+}
+
 /// Runs `f` (a CALL statement) with procedures callable; the procedure's
 /// own statements bind as usual ([`call`] clears the mark).
 pub fn with_procedures<R>(f: impl FnOnce() -> R) -> R {
@@ -130,10 +135,11 @@ pub fn resolve_user(name: &str, args: &[SqlType]) -> Option<PgResult<UserCall>> 
         let mut best: Vec<(&FunctionSpec, usize, Option<usize>)> = Vec::new();
         for f in list.iter().filter(|f| f.spec.name == name) {
             let s = &f.spec;
+            let params = call_params(s);
             // Expanded VARIADIC: the parameter types each argument meets.
-            if let (Some(vi), Some(elem)) = (s.variadic_arg(), s.variadic_elem()) {
+            if let (Some(vi), Some(elem)) = (variadic_param(s), s.variadic_elem()) {
                 if args.len() > vi {
-                    let want = |k: usize| if k < vi { s.args[k].ty } else { elem };
+                    let want = |k: usize| if k < vi { params[k].ty } else { elem };
                     if args
                         .iter()
                         .enumerate()
@@ -149,20 +155,20 @@ pub fn resolve_user(name: &str, args: &[SqlType]) -> Option<PgResult<UserCall>> 
                     continue;
                 }
             }
-            let defaults = s.args.iter().rev().take_while(|a| a.default.is_some()).count();
-            if args.len() > s.args.len() || args.len() + defaults < s.args.len() {
+            let defaults = params.iter().rev().take_while(|a| a.default.is_some()).count();
+            if args.len() > params.len() || args.len() + defaults < params.len() {
                 continue;
             }
             if !args
                 .iter()
-                .zip(&s.args)
+                .zip(params.iter())
                 .all(|(a, p)| can_coerce_implicit(*a, p.ty))
             {
                 continue;
             }
             let exact = args
                 .iter()
-                .zip(&s.args)
+                .zip(params.iter())
                 .filter(|(a, p)| a.base() == p.ty.base())
                 .count();
             best.push((s, exact, None));
@@ -214,27 +220,28 @@ pub fn resolve_user_named(
         let mut found = Vec::new();
         'f: for f in list.iter().filter(|f| f.spec.name == name) {
             let s = &f.spec;
-            if variadic_at.is_some() && s.variadic_arg() != variadic_at {
+            let params = call_params(s);
+            if variadic_at.is_some() && variadic_param(s) != variadic_at {
                 continue;
             }
             // The given argument for each parameter.
-            let mut slot: Vec<Option<usize>> = vec![None; s.args.len()];
+            let mut slot: Vec<Option<usize>> = vec![None; params.len()];
             for (i, (n, t)) in args.iter().enumerate() {
                 let k = match n {
                     None => i,
-                    Some(n) => match s.args.iter().position(|a| a.name == *n) {
+                    Some(n) => match params.iter().position(|a| a.name == *n) {
                         Some(k) => k,
                         None => continue 'f,
                     },
                 };
-                if k >= slot.len() || slot[k].is_some() || !can_coerce_implicit(*t, s.args[k].ty) {
+                if k >= slot.len() || slot[k].is_some() || !can_coerce_implicit(*t, params[k].ty) {
                     continue 'f;
                 }
                 slot[k] = Some(i);
             }
             if slot
                 .iter()
-                .zip(&s.args)
+                .zip(params.iter())
                 .any(|(g, a)| g.is_none() && a.default.is_none())
             {
                 continue;
@@ -262,15 +269,12 @@ pub fn resolve_user_named(
         .with_hint("Could not choose a best candidate function. You might need to add explicit type casts."));
     }
     let Some((s, slot)) = found.pop() else {
-        return Err(PgError::new(
-            sqlstate::UNDEFINED_FUNCTION,
-            format!("function {} does not exist", shown()),
-        )
-        .with_hint("No function matches the given name and argument types. You might need to add explicit type casts."));
+        return Err(undefined_routine(&shown()));
     };
-    let (sig, _) = bind_call(&s, s.args.len())?;
+    let params = call_params(&s);
+    let (sig, _) = bind_call(&s, params.len())?;
     let mut order = Vec::with_capacity(slot.len());
-    for (g, a) in slot.into_iter().zip(&s.args) {
+    for (g, a) in slot.into_iter().zip(params.iter()) {
         order.push(match g {
             Some(i) => ArgSource::Given(i),
             None => ArgSource::Default(crate::parser::parse_expr_text(
@@ -279,6 +283,41 @@ pub fn resolve_user_named(
         });
     }
     Ok((sig, order))
+}
+
+/// The parameters a call of `s` gives arguments for: in a CALL a
+/// procedure's OUT parameters too (`FunctionSpec::call_args`), elsewhere
+/// the inputs only.
+fn call_params(s: &FunctionSpec) -> std::borrow::Cow<'_, [engine::pg_proc::FunctionArg]> {
+    if calling() {
+        s.call_args()
+    } else {
+        std::borrow::Cow::Borrowed(&s.args)
+    }
+}
+
+/// The position of `s`'s VARIADIC parameter among [`call_params`].
+fn variadic_param(s: &FunctionSpec) -> Option<usize> {
+    if calling() {
+        s.call_variadic_arg()
+    } else {
+        s.variadic_arg()
+    }
+}
+
+/// 42883 for a call `shown` (`name(types)`) that matches nothing: a
+/// procedure's words when binding CALL, a function's otherwise.
+pub fn undefined_routine(shown: &str) -> PgError {
+    let what = if CALLING.with(Cell::get) {
+        "procedure"
+    } else {
+        "function"
+    };
+    PgError::new(
+        sqlstate::UNDEFINED_FUNCTION,
+        format!("{what} {shown} does not exist"),
+    )
+    .with_hint(format!("No {what} matches the given name and argument types. You might need to add explicit type casts."))
 }
 
 fn bind_call(s: &FunctionSpec, given: usize) -> PgResult<(FuncSig, Vec<ast::Expr>)> {
@@ -303,15 +342,16 @@ fn bind_call(s: &FunctionSpec, given: usize) -> PgResult<(FuncSig, Vec<ast::Expr
             s.name
         )));
     }
+    let params = call_params(s);
     let mut defaults = Vec::new();
-    for a in &s.args[given..] {
+    for a in params.get(given..).unwrap_or_default() {
         let text = a.default.as_deref().unwrap_or("NULL");
         defaults.push(crate::parser::parse_expr_text(text)?);
     }
     Ok((
         FuncSig {
             func: Func::User(s.oid),
-            arg_types: s.arg_types(),
+            arg_types: params.iter().map(|a| a.ty).collect(),
             ret: s.ret,
         },
         defaults,

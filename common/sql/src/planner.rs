@@ -287,6 +287,29 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// The user function a `SELECT * FROM f(…)` calls (what a CALL runs
+    /// through, `crate::spi::call`).
+    pub fn called_routine(&self) -> Option<Oid> {
+        let Plan::Query(q) = &self.plan else {
+            return None;
+        };
+        let mut node = &q.root;
+        loop {
+            match &node.kind {
+                NodeKind::Project { input, .. } => node = input,
+                NodeKind::UserFunction {
+                    call:
+                        Expr::Func {
+                            func: crate::functions::Func::User(oid),
+                            ..
+                        },
+                    ..
+                } => return Some(*oid),
+                _ => return None,
+            }
+        }
+    }
+
     /// True if the statement writes (needs an xid, command counter bump).
     pub fn writes(&self) -> bool {
         !matches!(self.plan, Plan::Query(_))

@@ -175,6 +175,21 @@ impl PreparedStatement {
                     return self.columns.get().and_then(|c| c.as_deref());
                 }
             }
+            if let Stmt::Function(crate::parser::funcstmt::FuncStmt::Call { name, args }) =
+                &self.parsed.stmt
+            {
+                let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
+                let own = self.own_xids.lock().clone();
+                let path = self.path.lock().clone();
+                let catalog = self
+                    .db
+                    .catalog()
+                    .view(&own, self.db.clog())
+                    .with_path(&path);
+                if let Some(c) = call_columns(&catalog, name, args, &oids) {
+                    let _ = self.columns.set(c);
+                }
+            }
             if let Stmt::Sql(s) = &self.parsed.stmt {
                 let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
                 let own = self.own_xids.lock().clone();
@@ -251,6 +266,23 @@ impl PreparedStatement {
             }
         }
     }
+}
+
+/// What a CALL of `name(args)` returns: the procedure's output
+/// parameters as columns, None for a procedure without any; unknown
+/// (outer None) when the call does not bind yet (execution reports why).
+fn call_columns(
+    catalog: &engine::catalog::CatalogView<'_>,
+    name: &str,
+    args: &str,
+    oids: &[Oid],
+) -> Option<Option<Vec<FieldDescription>>> {
+    let Ok(Stmt::Sql(s)) = crate::parser::parse_one(&crate::spi::call_query(name, args)) else {
+        return None;
+    };
+    let planned = crate::parse_func::with_procedures(|| plan_statement(catalog, &s, oids)).ok()?;
+    let columns = planned.columns.unwrap_or_default();
+    Some((!crate::spi::call_returns_nothing(&columns)).then_some(columns))
 }
 
 /// True when a shape's template plan behaves as the exact text's plan
@@ -922,6 +954,13 @@ impl Session {
             Stmt::Cursor(crate::parser::cursorstmt::CursorStmt::Fetch(f)) if !f.is_move => {
                 (OnceLock::new(), fixed(oids), None)
             }
+            Stmt::Function(crate::parser::funcstmt::FuncStmt::Call { name, args }) => {
+                let columns = OnceLock::new();
+                if let Some(c) = call_columns(&self.catalog_view(), name, args, oids) {
+                    let _ = columns.set(c);
+                }
+                (columns, fixed(oids), None)
+            }
             _ => (OnceLock::from(None), fixed(oids), None),
         };
         let portals = matches!(
@@ -1360,8 +1399,12 @@ impl Session {
         let db = self.db.clone();
         let snapshot = self.xact.statement_snapshot();
         let deadline = self.deadline();
+        // Outside a transaction block the procedure or DO block may
+        // COMMIT and ROLLBACK (`crate::spi::end_transaction`).
+        let nonatomic = self.xact.in_single_statement();
         let mut ec = self.ectx(&db, &[], deadline);
         ec.snapshot = Some(snapshot);
+        ec.nonatomic = nonatomic;
         let r = f(&mut ec);
         let notices = std::mem::take(&mut ec.notices);
         let deferred = std::mem::take(&mut ec.ri_deferred);
@@ -1886,20 +1929,27 @@ impl Session {
                     done("DO")
                 }
                 crate::parser::funcstmt::FuncStmt::Call { name, args } => {
-                    let sql = format!("SELECT {name}({args})");
+                    let sql = crate::spi::call_query(name, args);
+                    let types = stmt.param_types();
+                    let mut result = None;
                     self.run_in_function_context(sink, |ec| {
-                        crate::parse_func::with_procedures(|| {
-                            crate::spi::execute(
-                                ec,
-                                &sql,
-                                &[],
-                                &[],
-                                crate::spi::SnapshotMode::Fresh,
-                                None,
-                            )
-                        })
-                        .map(|_| ())
+                        let r = crate::spi::call(
+                            ec,
+                            &sql,
+                            params,
+                            types,
+                            crate::spi::SnapshotMode::Fresh,
+                        )?;
+                        result = Some(r);
+                        Ok(())
                     })?;
+                    // A procedure with OUT / INOUT parameters returns one
+                    // row of them, described at prepare (`call_columns`).
+                    if let Some(r) = result.filter(|r| !crate::spi::call_returns_nothing(&r.columns)) {
+                        for row in &r.rows {
+                            sink.row(row)?;
+                        }
+                    }
                     done("CALL")
                 }
                 _ => {

@@ -135,7 +135,14 @@ impl PlanCache {
 fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned>> {
     let oids: Vec<Oid> = types.iter().map(|t| t.oid()).collect();
     let version = ec.db.catalog().version();
-    let key = (sql.to_string(), oids, ec.path.to_vec());
+    // A CALL's query binds procedures, which the same text outside a
+    // CALL must not: the two are cached apart.
+    let text = if crate::parse_func::calling() {
+        format!("CALL\0{sql}")
+    } else {
+        sql.to_string()
+    };
+    let key = (text, oids, ec.path.to_vec());
     // A plan reading a trigger's transition tables holds their rows: it
     // is neither taken from the cache nor kept.
     let cacheable = !crate::transition::transition_active();
@@ -145,8 +152,16 @@ fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned
             return Ok(p.clone());
         }
     }
-    let stmt = match crate::parser::parse_one(sql)? {
-        Stmt::Sql(s) if crate::planner::is_plannable(&s) => s,
+    let (stmt, call) = match crate::parser::parse_one(sql)? {
+        Stmt::Sql(s) if crate::planner::is_plannable(&s) => (s, false),
+        // CALL run as a statement (EXECUTE 'CALL p()', a SQL function's
+        // body): its query, binding procedures.
+        Stmt::Function(crate::parser::funcstmt::FuncStmt::Call { name, args }) => {
+            match crate::parser::parse_one(&call_query(&name, &args))? {
+                Stmt::Sql(s) => (s, true),
+                _ => return Err(PgError::internal("CALL's query does not parse")),
+            }
+        }
         Stmt::Empty => return Err(PgError::syntax("syntax error at end of input")),
         _ => {
             return Err(PgError::unsupported(format!(
@@ -162,7 +177,12 @@ fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned
             .catalog()
             .view(own.xids, ec.db.clog())
             .with_path(&ec.path);
-        Arc::new(crate::planner::plan_statement(&view, &stmt, &key.1)?)
+        let plan = || crate::planner::plan_statement(&view, &stmt, &key.1);
+        Arc::new(if call {
+            crate::parse_func::with_procedures(plan)?
+        } else {
+            plan()?
+        })
     };
     if let (Some(cache), true) = (ec.plans.as_deref_mut(), cacheable) {
         if cache.plans.len() >= PLAN_CACHE_ENTRIES {
@@ -171,6 +191,75 @@ fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned
         cache.plans.insert(key, planned.clone());
     }
     Ok(planned)
+}
+
+/// CALL's query for a call written `name(args)`: the procedure in FROM,
+/// whose result columns are its OUT and INOUT parameters (one `void`
+/// column when it has none).
+pub fn call_query(name: &str, args: &str) -> String {
+    format!("SELECT * FROM {name}({args})")
+}
+
+/// True if a CALL's result columns say the procedure has no output
+/// parameters (it returns nothing to show).
+pub fn call_returns_nothing(columns: &[FieldDescription]) -> bool {
+    matches!(columns, [c] if c.ty == SqlType::Void)
+}
+
+/// The procedure a CALL's query ([`call_query`]) calls, binding it
+/// (cached): what its output columns map back to.
+pub fn call_target(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Option<Oid>> {
+    crate::parse_func::with_procedures(|| Ok(plan(ec, sql, types)?.called_routine()))
+}
+
+/// Runs a CALL's query ([`call_query`]; `$n` are `params` of `types`):
+/// one row of the procedure's output parameters.
+pub fn call(
+    ec: &mut Ectx<'_>,
+    sql: &str,
+    params: &[Value],
+    types: &[SqlType],
+    mode: SnapshotMode,
+) -> PgResult<SpiResult> {
+    crate::parse_func::with_procedures(|| execute(ec, sql, params, types, mode, None))
+}
+
+/// COMMIT / ROLLBACK [AND CHAIN] in a procedure or DO block
+/// (PostgreSQL's SPI_commit / SPI_rollback): allowed only where the
+/// session started the call outside a transaction block and nothing in
+/// between made it atomic ([`Ectx::nonatomic`]), and never inside a
+/// subtransaction (an EXCEPTION block). COMMIT fires the checks deferred
+/// to it first; either way the next transaction starts at once and the
+/// procedure goes on under a new snapshot. Its variables and open cursors
+/// (materialised when opened) survive.
+pub fn end_transaction(ec: &mut Ectx<'_>, commit: bool, chain: bool) -> PgResult<()> {
+    if !ec.nonatomic || !ec.xact.in_single_statement() {
+        return Err(PgError::new(
+            sqlstate::INVALID_TRANSACTION_TERMINATION,
+            "invalid transaction termination",
+        ));
+    }
+    if ec.xact.nesting_depth() > 1 {
+        return Err(PgError::new(
+            sqlstate::INVALID_TRANSACTION_TERMINATION,
+            if commit {
+                "cannot commit while a subtransaction is active"
+            } else {
+                "cannot roll back while a subtransaction is active"
+            },
+        ));
+    }
+    let deferred = std::mem::take(&mut ec.ri_deferred);
+    if commit && !deferred.is_empty() {
+        let modes = std::mem::take(&mut ec.constraint_modes);
+        let r = crate::ri_triggers::fire_deferred(ec, deferred);
+        ec.constraint_modes = modes;
+        r?;
+    }
+    ec.xact.restart_in_procedure(commit, chain)?;
+    ec.xact_ts = pgtypes::datetime::now_usecs();
+    ec.snapshot = Some(ec.xact.statement_snapshot());
+    Ok(())
 }
 
 /// The result columns `sql` would return, planning it (cached).

@@ -1056,8 +1056,11 @@ fn user_function_scan(
     });
     let b = match b {
         Ok(b) => b,
-        // Not a function at all: the built-in paths report it.
-        Err(e) if e.code == sqlstate::UNDEFINED_FUNCTION => return Ok(None),
+        // Not a function at all: the built-in paths report it (a CALL
+        // names only procedures: its error as it is).
+        Err(e) if e.code == sqlstate::UNDEFINED_FUNCTION && !crate::parse_func::calling() => {
+            return Ok(None)
+        }
         Err(e) => return Err(e),
     };
     let Expr::Func {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::gram::{
-    condition_code, valid_sqlstate, Block, Compiled, Cond, Direction, Fast, IntoClause, Level,
+    condition_code, CallArg, valid_sqlstate, Block, Compiled, Cond, Direction, Fast, IntoClause, Level,
     PExpr, ParamRef, Query, Raise, SlotType, Stmt, StmtKind, Targets,
 };
 use crate::executor::Ectx;
@@ -644,6 +644,51 @@ impl<'c> Exec<'c> {
             .map_err(|err| err.with_context(format!("SQL statement \"{}\"", e.text)))
     }
 
+    /// CALL: runs the procedure, then stores each OUT / INOUT result in
+    /// the variable given for that parameter (by name, else by
+    /// position); an output parameter given anything but a variable is
+    /// refused before the call, as PostgreSQL does.
+    fn call(&mut self, ec: &mut Ectx<'_>, e: &PExpr, args: &[CallArg]) -> PgResult<()> {
+        let (vals, types) = self.params(e)?;
+        let oid = spi::call_target(ec, &e.sql, &types)?;
+        let mut targets = Vec::new();
+        if let Some(oid) = oid {
+            let def = crate::fmgr::lookup(ec, oid)?;
+            let positional = args.iter().take_while(|a| a.name.is_none()).count();
+            let params = def.spec.all_params();
+            let called = params.iter().filter(|p| p.0 != b't');
+            for (pos, (mode, name, _, _)) in called.enumerate() {
+                if !matches!(mode, b'o' | b'b') {
+                    continue;
+                }
+                let given = args
+                    .iter()
+                    .find(|a| a.name.as_deref() == Some(*name))
+                    .or_else(|| args.get(pos).filter(|_| pos < positional));
+                match given {
+                    Some(CallArg {
+                        target: Some(slot), ..
+                    }) => targets.push(Some(*slot)),
+                    Some(_) => {
+                        return Err(PgError::syntax(format!(
+                            "procedure parameter \"{name}\" is an output parameter but corresponding argument is not writable"
+                        )))
+                    }
+                    None => targets.push(None),
+                }
+            }
+        }
+        let r = spi::call(ec, &e.sql, &vals, &types, self.c.mode)?;
+        if let Some(row) = r.rows.into_iter().next() {
+            for (slot, v) in targets.into_iter().zip(row) {
+                if let Some(slot) = slot {
+                    self.assign(slot, None, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn run_query(&mut self, ec: &mut Ectx<'_>, q: &Query) -> PgResult<SpiResult> {
         match q {
             Query::Static(e) => self.run_sql(ec, e, None),
@@ -671,8 +716,11 @@ impl<'c> Exec<'c> {
             vals.push(v);
             types.push(t);
         }
-        spi::execute(ec, &text, &vals, &types, self.c.mode, limit)
-            .map_err(|err| err.with_context(format!("SQL statement \"{text}\"")))
+        // A CALL run by EXECUTE is atomic, as in PostgreSQL.
+        let nonatomic = std::mem::replace(&mut ec.nonatomic, false);
+        let r = spi::execute(ec, &text, &vals, &types, self.c.mode, limit);
+        ec.nonatomic = nonatomic;
+        r.map_err(|err| err.with_context(format!("SQL statement \"{text}\"")))
     }
 
     fn into(&mut self, into: &IntoClause, r: &SpiResult) -> PgResult<()> {
@@ -1146,6 +1194,14 @@ impl<'c> Exec<'c> {
                         self.set_found(r.processed > 0);
                     }
                 }
+                Ok(Flow::Normal)
+            }
+            StmtKind::Call { sql, args } => {
+                self.call(ec, sql, args)?;
+                Ok(Flow::Normal)
+            }
+            StmtKind::EndTransaction { commit, chain } => {
+                spi::end_transaction(ec, *commit, *chain)?;
                 Ok(Flow::Normal)
             }
             StmtKind::Execute { query, into, using } => {
