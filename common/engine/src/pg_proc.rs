@@ -148,7 +148,9 @@ impl FunctionSpec {
                 .map(|(_, name, ty, input)| FunctionArg {
                     name: name.to_string(),
                     ty,
-                    default: input.and_then(|i| self.args.get(i)).and_then(|a| a.default.clone()),
+                    default: input
+                        .and_then(|i| self.args.get(i))
+                        .and_then(|a| a.default.clone()),
                 })
                 .collect(),
         )
@@ -161,7 +163,12 @@ impl FunctionSpec {
     pub fn named_by_types(&self, types: &[SqlType]) -> bool {
         let inputs = self.args.iter().map(|a| a.ty);
         inputs.eq(types.iter().copied())
-            || (self.kind == b'p' && self.call_args().iter().map(|a| a.ty).eq(types.iter().copied()))
+            || (self.kind == b'p'
+                && self
+                    .call_args()
+                    .iter()
+                    .map(|a| a.ty)
+                    .eq(types.iter().copied()))
     }
 
     /// The inputs among a call's arguments (one per [`Self::call_args`]):
@@ -183,7 +190,8 @@ impl FunctionSpec {
     /// The position among [`Self::call_args`] of the VARIADIC parameter.
     pub fn call_variadic_arg(&self) -> Option<usize> {
         let n = self.call_args().len();
-        self.variadic_arg().map(|i| if n == self.args.len() { i } else { n - 1 })
+        self.variadic_arg()
+            .map(|i| if n == self.args.len() { i } else { n - 1 })
     }
 
     /// The input position of the VARIADIC parameter (always the last

@@ -69,6 +69,9 @@ pub enum SqlType {
     Record,
     /// name (19), for catalog-ish output
     Name,
+    /// refcursor (1790): a cursor's (portal's) name, what a PL/pgSQL
+    /// function returns for its caller to FETCH from; a text value.
+    Refcursor,
     /// `"char"` (18): the catalogs' one-byte code (`pg_type.typtype`),
     /// sent as that byte in binary; a text value of at most one character.
     InternalChar,
@@ -449,6 +452,7 @@ impl SqlType {
             SqlType::Trigger => 2279,
             SqlType::Record => 2249,
             SqlType::Name => 19,
+            SqlType::Refcursor => 1790,
             SqlType::InternalChar => 18,
             SqlType::Oid => 26,
             SqlType::Xid8 => 5069,
@@ -489,6 +493,7 @@ impl SqlType {
             2278 => SqlType::Void,
             2249 => SqlType::Record,
             19 => SqlType::Name,
+            1790 => SqlType::Refcursor,
             18 => SqlType::InternalChar,
             26 => SqlType::Oid,
             5069 => SqlType::Xid8,
@@ -593,6 +598,7 @@ impl SqlType {
                 | SqlType::Varchar(_)
                 | SqlType::Char(_)
                 | SqlType::Name
+                | SqlType::Refcursor
                 | SqlType::InternalChar
         )
     }
@@ -630,6 +636,7 @@ impl SqlType {
             SqlType::Trigger => "trigger",
             SqlType::Record => "record",
             SqlType::Name => "name",
+            SqlType::Refcursor => "refcursor",
             SqlType::InternalChar => "\"char\"",
             SqlType::Oid => "oid",
             SqlType::Xid8 => "xid8",
@@ -683,6 +690,7 @@ impl SqlType {
             SqlType::Trigger => "trigger",
             SqlType::Record => "record",
             SqlType::Name => "name",
+            SqlType::Refcursor => "refcursor",
             SqlType::InternalChar => "char",
             SqlType::Oid => "oid",
             SqlType::Xid8 => "xid8",
@@ -735,6 +743,7 @@ impl SqlType {
             "pg_snapshot" | "txid_snapshot" => SqlType::Snapshot,
             "void" => SqlType::Void,
             "name" => SqlType::Name,
+            "refcursor" => SqlType::Refcursor,
             "\"char\"" => SqlType::InternalChar,
             "oid" => SqlType::Oid,
             "xid8" => SqlType::Xid8,

@@ -607,7 +607,7 @@ impl Value {
                 };
                 Value::Numeric(n)
             }
-            SqlType::Text | SqlType::Unknown => Value::Text(Arc::from(s)),
+            SqlType::Text | SqlType::Unknown | SqlType::Refcursor => Value::Text(Arc::from(s)),
             // charin: the first character (PostgreSQL keeps its first byte).
             SqlType::InternalChar => Value::Text(Arc::from(
                 s.chars().next().map(String::from).unwrap_or_default(),
@@ -693,6 +693,7 @@ impl Value {
             | SqlType::Varchar(_)
             | SqlType::Char(_)
             | SqlType::Name
+            | SqlType::Refcursor
             | SqlType::InternalChar => {
                 let s = std::str::from_utf8(b).map_err(|e| {
                     let bad = b.get(e.valid_up_to()).copied().unwrap_or(0);

@@ -140,8 +140,7 @@ fn invoke(ec: &mut Ectx<'_>, spec: &FunctionSpec, args: &[Value]) -> PgResult<Ve
     // A procedure CALLed where transaction control is allowed keeps it,
     // unless SECURITY DEFINER or a SET clause holds settings for the
     // call (PostgreSQL refuses COMMIT there too); functions never have it.
-    let nonatomic =
-        ec.nonatomic && spec.kind == b'p' && !spec.secdef && spec.config.is_empty();
+    let nonatomic = ec.nonatomic && spec.kind == b'p' && !spec.secdef && spec.config.is_empty();
     nested(ec, nonatomic, |ec| {
         with_function_settings(ec, spec, |ec| match spec.lang {
             LANG_SQL => sql_function(ec, spec, args),

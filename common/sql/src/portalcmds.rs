@@ -67,8 +67,50 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::value::Value;
 use server::backend::FieldDescription;
 
-/// A session's open cursors, in the order they were declared.
-pub type Portals = Arc<Mutex<Vec<Cursor>>>;
+/// A session's open cursors (SQL's and PL/pgSQL's), shared.
+pub type Portals = Arc<Mutex<PortalList>>;
+
+/// The open cursors, in the order they were declared, and the counter of
+/// `<unnamed portal N>` names (per session, as PostgreSQL's backend-wide
+/// one).
+#[derive(Default)]
+pub struct PortalList {
+    list: Vec<Cursor>,
+    unnamed: u32,
+}
+
+impl PortalList {
+    /// A new `<unnamed portal N>` name (PostgreSQL's CreateNewPortal).
+    pub fn unnamed_name(&mut self) -> String {
+        loop {
+            self.unnamed += 1;
+            let name = format!("<unnamed portal {}>", self.unnamed);
+            if !self.list.iter().any(|c| c.name == name) {
+                return name;
+            }
+        }
+    }
+
+    /// Closes the cursor named `name`; false if there is none.
+    pub fn close(&mut self, name: &str) -> bool {
+        let before = self.list.len();
+        self.list.retain(|c| c.name != name);
+        self.list.len() != before
+    }
+}
+
+impl std::ops::Deref for PortalList {
+    type Target = Vec<Cursor>;
+    fn deref(&self) -> &Vec<Cursor> {
+        &self.list
+    }
+}
+
+impl std::ops::DerefMut for PortalList {
+    fn deref_mut(&mut self) -> &mut Vec<Cursor> {
+        &mut self.list
+    }
+}
 
 /// Where fetched rows go (None: MOVE, or rows skipped on the way).
 pub type Dest<'d> = Option<&'d mut dyn FnMut(&[Value]) -> PgResult<()>>;
@@ -319,6 +361,32 @@ impl Cursor {
             portal_pos: 0,
             pos: 0,
             source: Source::Live(Box::new(live)),
+        }
+    }
+
+    /// A cursor over rows already computed (a PL/pgSQL OPEN runs its
+    /// query at once): it belongs to transaction level `depth` and closes
+    /// at the end of the transaction like a declared one.
+    pub fn materialized(
+        d: Declared,
+        columns: Vec<FieldDescription>,
+        rows: Vec<Vec<Value>>,
+    ) -> Cursor {
+        Cursor {
+            name: d.name,
+            statement: d.statement,
+            holdable: d.holdable,
+            binary: d.binary,
+            scrollable: d.scroll.unwrap_or(true),
+            creation_time: d.creation_time,
+            columns,
+            reads: d.reads,
+            depth: Some(d.depth),
+            at_start: true,
+            at_end: false,
+            portal_pos: 0,
+            pos: 0,
+            source: Source::Held { rows, base: 0 },
         }
     }
 
@@ -590,6 +658,45 @@ impl Cursor {
         self.source = Source::Held { rows, base };
         Ok(())
     }
+}
+
+/// FETCH / MOVE on the open cursor `name` from inside a function (a
+/// PL/pgSQL FETCH, which may name a cursor its caller declared): the
+/// cursor is taken out of the list while it runs (its plan may read
+/// pg_cursors) and runs in a nested context with its own parameters and
+/// snapshot. Returns the count and the cursor's columns.
+pub fn fetch_named(
+    ec: &mut Ectx<'_>,
+    portals: &Portals,
+    name: &str,
+    direction: FetchDirection,
+    count: i64,
+    dest: Dest<'_>,
+) -> PgResult<(u64, Vec<FieldDescription>)> {
+    let (i, mut cursor) = {
+        let mut g = portals.lock();
+        let i = g
+            .iter()
+            .position(|c| c.name == name)
+            .ok_or_else(|| no_such_cursor(name))?;
+        (i, g.remove(i))
+    };
+    let r = match cursor.exec_inputs() {
+        Some((vis, params)) => {
+            let mut sub = ec.nested(&params, vis.snapshot.clone());
+            let r = cursor.fetch(&mut sub, direction, count, dest);
+            let notices = std::mem::take(&mut sub.notices);
+            drop(sub);
+            ec.notices.extend(notices);
+            r
+        }
+        None => cursor.fetch(ec, direction, count, dest),
+    };
+    let columns = cursor.columns.clone();
+    let mut g = portals.lock();
+    let at = i.min(g.len());
+    g.insert(at, cursor);
+    r.map(|n| (n, columns))
 }
 
 /// 34000.

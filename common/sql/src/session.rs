@@ -1945,7 +1945,9 @@ impl Session {
                     })?;
                     // A procedure with OUT / INOUT parameters returns one
                     // row of them, described at prepare (`call_columns`).
-                    if let Some(r) = result.filter(|r| !crate::spi::call_returns_nothing(&r.columns)) {
+                    if let Some(r) =
+                        result.filter(|r| !crate::spi::call_returns_nothing(&r.columns))
+                    {
                         for row in &r.rows {
                             sink.row(row)?;
                         }

@@ -279,6 +279,7 @@ impl<'a> Reader<'a> {
             | SqlType::Varchar(_)
             | SqlType::Char(_)
             | SqlType::Name
+            | SqlType::Refcursor
             | SqlType::InternalChar
             | SqlType::Unknown => {
                 let n = self.varint_len()?;
@@ -367,6 +368,7 @@ impl<'a> Reader<'a> {
             | SqlType::Varchar(_)
             | SqlType::Char(_)
             | SqlType::Name
+            | SqlType::Refcursor
             | SqlType::InternalChar
             | SqlType::Unknown
             | SqlType::Bytea
@@ -388,6 +390,7 @@ fn value_from_raw(ty: SqlType, raw: Vec<u8>) -> PgResult<Value> {
         | SqlType::Varchar(_)
         | SqlType::Char(_)
         | SqlType::Name
+        | SqlType::Refcursor
         | SqlType::InternalChar
         | SqlType::Unknown => {
             let s = String::from_utf8(raw).map_err(|_| corrupt("invalid UTF-8"))?;

@@ -5,10 +5,12 @@
 use std::sync::Arc;
 
 use super::gram::{
-    condition_code, CallArg, valid_sqlstate, Block, Compiled, Cond, Direction, Fast, IntoClause, Level,
-    PExpr, ParamRef, Query, Raise, SlotType, Stmt, StmtKind, Targets,
+    condition_code, valid_sqlstate, Block, CallArg, Compiled, Cond, Direction, Fast, IntoClause,
+    Level, PExpr, ParamRef, Query, Raise, SlotType, Stmt, StmtKind, Targets,
 };
 use crate::executor::Ectx;
+use crate::parser::cursorstmt::{FetchDirection, FETCH_ALL};
+use crate::portalcmds::{Cursor, Declared, Portals};
 use crate::spi::{self, SnapshotMode, SpiResult};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
@@ -49,21 +51,9 @@ struct Exec<'c> {
     caught: Vec<PgError>,
     /// RETURN NEXT / RETURN QUERY rows.
     set_rows: Vec<Vec<Value>>,
-    /// The open cursors, by portal name.
-    portals: std::collections::HashMap<String, Portal>,
-    /// The last `<unnamed portal N>` handed out.
-    unnamed: u32,
-}
-
-/// An open cursor: its result, materialised when it was opened (the rows
-/// its snapshot sees then, as PostgreSQL's portal would return them), and
-/// its position (0: before the first row; `rows.len() + 1`: after the
-/// last).
-struct Portal {
-    columns: Vec<FieldDescription>,
-    rows: Vec<Vec<Value>>,
-    pos: i64,
-    no_scroll: bool,
+    /// Where OPEN puts cursors outside a session (a session's own list
+    /// otherwise, `Ectx::portals`).
+    local: Portals,
 }
 
 /// Runs `c` with `args` (the parameters' values, already of their types):
@@ -195,8 +185,7 @@ impl<'c> Exec<'c> {
             err_stmt: None,
             caught: Vec::new(),
             set_rows: Vec::new(),
-            portals: std::collections::HashMap::new(),
-            unnamed: 0,
+            local: Portals::default(),
         }
     }
 
@@ -572,16 +561,16 @@ impl<'c> Exec<'c> {
     ) -> PgResult<String> {
         let def = &self.c.cursors[cursor];
         let slot = def.slot;
+        let portals = self.portals(ec);
         let name = match &self.vars[slot] {
             Var::Scalar(v, _) if !v.is_null() => v.to_text_string(),
             _ => {
-                self.unnamed += 1;
-                let n = format!("<unnamed portal {}>", self.unnamed);
+                let n = portals.lock().unnamed_name();
                 self.assign(slot, None, Value::Text(Arc::from(n.as_str())))?;
                 n
             }
         };
-        if self.portals.contains_key(&name) {
+        if portals.lock().iter().any(|c| c.name == name) {
             return Err(PgError::new(
                 sqlstate::DUPLICATE_CURSOR,
                 format!("cursor \"{name}\" already in use"),
@@ -597,16 +586,52 @@ impl<'c> Exec<'c> {
             return Err(PgError::internal("OPEN without a query"));
         };
         let r = self.run_query(ec, q)?;
-        self.portals.insert(
-            name.clone(),
-            Portal {
-                columns: r.columns,
-                rows: r.rows,
-                pos: 0,
-                no_scroll,
-            },
-        );
+        let statement = match q {
+            Query::Static(e) => e.text.clone(),
+            Query::Dynamic { query, .. } => query.text.clone(),
+        };
+        let declared = Declared {
+            name: name.clone(),
+            statement,
+            holdable: false,
+            binary: false,
+            scroll: Some(!no_scroll),
+            creation_time: ec.stmt_ts,
+            depth: ec.xact.nesting_depth(),
+            reads: Vec::new(),
+        };
+        portals
+            .lock()
+            .push(Cursor::materialized(declared, r.columns, r.rows));
         Ok(name)
+    }
+
+    /// The cursors OPEN adds to: the session's, so a cursor outlives the
+    /// call that opened it (until CLOSE or the transaction's end) and a
+    /// `refcursor` returned to the caller can be fetched with SQL FETCH.
+    fn portals(&self, ec: &Ectx<'_>) -> Portals {
+        ec.portals.clone().unwrap_or_else(|| self.local.clone())
+    }
+
+    /// FETCH / MOVE on the open cursor `name` (PostgreSQL's portal
+    /// fetch): the rows it processed and, for FETCH, the last row.
+    fn fetch(
+        &self,
+        ec: &mut Ectx<'_>,
+        name: &str,
+        dir: FetchDirection,
+        count: i64,
+        fetch: bool,
+    ) -> PgResult<(u64, Option<Vec<Value>>, Vec<FieldDescription>)> {
+        let portals = self.portals(ec);
+        let mut row = None;
+        let mut keep = |r: &[Value]| {
+            row = Some(r.to_vec());
+            Ok(())
+        };
+        let dest = fetch.then_some(&mut keep as _);
+        let (n, columns) = crate::portalcmds::fetch_named(ec, &portals, name, dir, count, dest)?;
+        Ok((n, row, columns))
     }
 
     /// A FETCH / MOVE count.
@@ -1002,44 +1027,19 @@ impl<'c> Exec<'c> {
                     }
                     _ => 0,
                 };
-                let Some(p) = self.portals.get_mut(&name) else {
-                    return Err(no_cursor(&name));
+                let (fd, count) = match dir {
+                    Direction::Next => (FetchDirection::Forward, 1),
+                    Direction::Prior => (FetchDirection::Backward, 1),
+                    Direction::First => (FetchDirection::Absolute, 1),
+                    Direction::Last => (FetchDirection::Absolute, -1),
+                    Direction::Absolute(_) => (FetchDirection::Absolute, step),
+                    Direction::Relative(_) => (FetchDirection::Relative, step),
+                    Direction::Forward(Some(_)) => (FetchDirection::Forward, step),
+                    Direction::Forward(None) => (FetchDirection::Forward, FETCH_ALL),
+                    Direction::Backward(Some(_)) => (FetchDirection::Backward, step),
+                    Direction::Backward(None) => (FetchDirection::Backward, FETCH_ALL),
                 };
-                let n = p.rows.len() as i64;
-                let target = match dir {
-                    Direction::Next => p.pos + 1,
-                    Direction::Prior => p.pos - 1,
-                    Direction::First => 1,
-                    Direction::Last => n,
-                    Direction::Absolute(_) if step >= 0 => step,
-                    Direction::Absolute(_) => n + 1 + step,
-                    Direction::Relative(_) => p.pos + step,
-                    Direction::Forward(Some(_)) => p.pos + step,
-                    Direction::Forward(None) => n + 1,
-                    Direction::Backward(Some(_)) => p.pos - step,
-                    Direction::Backward(None) => 0,
-                };
-                if p.no_scroll && target < p.pos {
-                    return Err(PgError::new(
-                        sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
-                        "cursor can only scan forward",
-                    )
-                    .with_hint("Declare it with SCROLL option to enable backward scan."));
-                }
-                let from = p.pos;
-                p.pos = target.clamp(0, n + 1);
-                let row = (p.pos >= 1 && p.pos <= n).then(|| p.rows[(p.pos - 1) as usize].clone());
-                // MOVE FORWARD / BACKWARD count the rows they pass over
-                // (the portal's processed count); every other form, the
-                // row it lands on.
-                let processed = match dir {
-                    Direction::Forward(_) if into.is_none() => (p.pos.min(n) - from).max(0),
-                    Direction::Backward(_) if into.is_none() => {
-                        ((from - 1).min(n) - p.pos.max(1) + 1).max(0)
-                    }
-                    _ => i64::from(row.is_some()),
-                };
-                let columns = p.columns.clone();
+                let (processed, row, columns) = self.fetch(ec, &name, fd, count, into.is_some())?;
                 if let Some(targets) = into {
                     self.assign_row(targets, &columns, row.as_deref())?;
                 }
@@ -1049,8 +1049,8 @@ impl<'c> Exec<'c> {
             }
             StmtKind::Close(cursor) => {
                 let name = self.portal_name(*cursor)?;
-                if self.portals.remove(&name).is_none() {
-                    return Err(no_cursor(&name));
+                if !self.portals(ec).lock().close(&name) {
+                    return Err(crate::portalcmds::no_such_cursor(&name));
                 }
                 Ok(Flow::Normal)
             }
@@ -1063,19 +1063,23 @@ impl<'c> Exec<'c> {
             } => {
                 let no_scroll = self.c.cursors[*cursor].no_scroll;
                 let name = self.open_cursor(ec, *cursor, args, None, no_scroll)?;
-                let (columns, rows) = match self.portals.get(&name) {
-                    Some(p) => (p.columns.clone(), p.rows.clone()),
-                    None => return Err(no_cursor(&name)),
-                };
                 let mut out = Flow::Normal;
-                let found = !rows.is_empty();
+                let mut found = false;
                 let targets = Targets::Record(*rec);
-                for row in &rows {
+                loop {
                     ec.check_interrupts()?;
-                    if let Some(p) = self.portals.get_mut(&name) {
-                        p.pos += 1;
+                    let (n, row, columns) =
+                        match self.fetch(ec, &name, FetchDirection::Forward, 1, true) {
+                            Ok(r) => r,
+                            // The body closed it.
+                            Err(e) if e.code == sqlstate::INVALID_CURSOR_NAME => break,
+                            Err(e) => return Err(e),
+                        };
+                    if n == 0 {
+                        break;
                     }
-                    self.assign_row(&targets, &columns, Some(row))?;
+                    found = true;
+                    self.assign_row(&targets, &columns, row.as_deref())?;
                     let f = self.stmts(ec, body)?;
                     if let Some(f) = Self::after_iteration(label, f) {
                         out = f;
@@ -1083,7 +1087,7 @@ impl<'c> Exec<'c> {
                     }
                 }
                 // The loop closes its cursor.
-                self.portals.remove(&name);
+                self.portals(ec).lock().close(&name);
                 self.set_found(found);
                 Ok(out)
             }
@@ -1505,12 +1509,4 @@ impl Exec<'_> {
         self.set_found(found);
         Ok(out)
     }
-}
-
-/// 34000 for a cursor name with no open portal.
-fn no_cursor(name: &str) -> PgError {
-    PgError::new(
-        sqlstate::INVALID_CURSOR_NAME,
-        format!("cursor \"{name}\" does not exist"),
-    )
 }

@@ -722,7 +722,10 @@ pub const CONDITIONS: &[(&str, &str)] = &[
     ("invalid_grant_operation", "0LP01"),
     ("invalid_role_specification", "0P000"),
     ("diagnostics_exception", "0Z000"),
-    ("stacked_diagnostics_accessed_without_active_handler", "0Z002"),
+    (
+        "stacked_diagnostics_accessed_without_active_handler",
+        "0Z002",
+    ),
     ("case_not_found", "20000"),
     ("cardinality_violation", "21000"),
     ("data_exception", "22000"),
@@ -806,7 +809,10 @@ pub const CONDITIONS: &[(&str, &str)] = &[
     ("branch_transaction_already_active", "25002"),
     ("held_cursor_requires_same_isolation_level", "25008"),
     ("inappropriate_access_mode_for_branch_transaction", "25003"),
-    ("inappropriate_isolation_level_for_branch_transaction", "25004"),
+    (
+        "inappropriate_isolation_level_for_branch_transaction",
+        "25004",
+    ),
     ("no_active_sql_transaction_for_branch_transaction", "25005"),
     ("read_only_sql_transaction", "25006"),
     ("schema_and_data_statement_mixing_not_supported", "25007"),
@@ -2012,7 +2018,7 @@ impl<'s> Parser<'s> {
     fn cursor_decl(&mut self, name: &str) -> PgResult<Option<usize>> {
         if self.eat_word("refcursor") {
             self.expect_punct(';')?;
-            let slot = self.new_slot(name, SlotType::Scalar(SqlType::Text));
+            let slot = self.new_slot(name, SlotType::Scalar(SqlType::Refcursor));
             self.cursors.push(CursorDef {
                 slot,
                 args: Vec::new(),
@@ -2102,6 +2108,17 @@ impl<'s> Parser<'s> {
             None => Err(PgError::syntax(format!("\"{n}\" is not a known variable"))),
             Some(slot) => match self.cursors.iter().position(|c| c.slot == slot) {
                 Some(c) => Ok(c),
+                // A refcursor parameter (or other refcursor variable) is
+                // an unbound cursor.
+                None if self.slots[slot].ty == SlotType::Scalar(SqlType::Refcursor) => {
+                    self.cursors.push(CursorDef {
+                        slot,
+                        args: Vec::new(),
+                        query: None,
+                        no_scroll: false,
+                    });
+                    Ok(self.cursors.len() - 1)
+                }
                 None => {
                     self.pos = at;
                     Err(self.error_here())
