@@ -225,6 +225,24 @@ pub type PrivBefore = (Option<PrivEntry>, TransactionId, Option<PrivEntry>);
 /// Sets the entry of `key`, marked with this transaction's xid until it
 /// ends (undone at ROLLBACK through [`PendingDdl::Privileges`]).
 pub fn set_privileges(cx: &mut DdlCtx<'_>, key: CommentKey, entry: PrivEntry) -> PgResult<()> {
+    change_privileges(cx, key, Some(entry))
+}
+
+/// A DROP takes the object's privilege entry with it (PostgreSQL deletes
+/// its ACL with the catalog row, and its pg_shdepend rows): removed as
+/// [`set_privileges`] changes one, so ROLLBACK brings it back.
+pub fn drop_privileges(cx: &mut DdlCtx<'_>, key: CommentKey) -> PgResult<()> {
+    if cx.catalog().privileges(&key).is_none() {
+        return Ok(());
+    }
+    change_privileges(cx, key, None)
+}
+
+fn change_privileges(
+    cx: &mut DdlCtx<'_>,
+    key: CommentKey,
+    entry: Option<PrivEntry>,
+) -> PgResult<()> {
     let xid = cx.xact.assign_xid()?;
     let old = cx.db.catalog().privileges(&key);
     let mut before: PrivBefore = (None, TransactionId::INVALID, None);
@@ -257,7 +275,7 @@ pub fn set_privileges(cx: &mut DdlCtx<'_>, key: CommentKey, entry: PrivEntry) ->
         .catalog()
         .apply_catalog_change(&CatalogChange::SetPrivileges {
             key: key.clone(),
-            entry: Some(entry),
+            entry,
             by: xid,
             previous,
         })?;

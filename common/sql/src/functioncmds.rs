@@ -413,6 +413,10 @@ fn drop_one(
         crate::trigger::check_function_unused(cx, spec.oid, &spec.signature())?;
     }
     cx.xact.assign_xid()?;
+    crate::aclchk::drop_privileges(
+        cx,
+        engine::comment::CommentKey::object(engine::comment::PG_PROC, spec.oid),
+    )?;
     cx.db
         .catalog()
         .apply_catalog_change(&CatalogChange::DropFunction { oid: spec.oid })?;
@@ -507,11 +511,28 @@ fn alter(
         return Ok(());
     }
     cx.xact.assign_xid()?;
+    let (oid, old_owner, new_owner) = (spec.oid, before.owner, spec.owner);
     cx.db
         .catalog()
         .apply_catalog_change(&CatalogChange::CreateFunction(spec))?;
     cx.pending
         .push(PendingDdl::ReplaceFunction(Box::new(before)));
+    if old_owner != new_owner {
+        // aclnewowner: the old owner's items in an explicit list become
+        // the new owner's (a default list follows the owner by itself).
+        let key = engine::comment::CommentKey::object(engine::comment::PG_PROC, oid);
+        if let Some(acl) = cx.catalog().privileges(&key).and_then(|e| e.acl) {
+            let acl = crate::aclchk::new_owner_acl(acl, old_owner, new_owner);
+            crate::aclchk::set_privileges(
+                cx,
+                key,
+                engine::acl::PrivEntry {
+                    owner: 0,
+                    acl: Some(acl),
+                },
+            )?;
+        }
+    }
     Ok(())
 }
 

@@ -622,6 +622,21 @@ pub fn check_role_unused(cv: &CatalogView<'_>, oid: Oid, name: &str) -> PgResult
                 }
                 continue;
             }
+            engine::comment::PG_PROC => {
+                let Some(f) = cv
+                    .functions()
+                    .into_iter()
+                    .find(|f| f.spec.oid == key.objoid)
+                else {
+                    continue;
+                };
+                let word = if f.spec.kind == b'p' {
+                    "procedure"
+                } else {
+                    "function"
+                };
+                format!("{word} {}", f.spec.signature())
+            }
             _ => "database".to_string(),
         };
         if e.owner == oid {
