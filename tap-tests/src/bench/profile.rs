@@ -34,6 +34,8 @@ pub struct ProfileSpec {
     pub clients: u32,
     /// The standby instead of the primary.
     pub standby: bool,
+    /// Also record PostgreSQL at the same point (`--profile-postgres`).
+    pub postgres: bool,
 }
 
 impl ProfileSpec {
@@ -59,6 +61,7 @@ impl ProfileSpec {
             workload,
             clients,
             standby,
+            postgres: false,
         })
     }
 
@@ -79,6 +82,8 @@ pub struct Recording {
     data: PathBuf,
     stem: String,
     out: PathBuf,
+    /// Keep only samples of this command (a system-wide recording).
+    comm: Option<&'static str>,
 }
 
 /// The pid of the process listening on TCP `port` (IPv4 or IPv6).
@@ -127,12 +132,31 @@ pub fn pid_listening_on(port: u16) -> Option<u32> {
 
 /// Starts `perf record -g` on `pid` for `seconds`, writing into `out`.
 pub fn start(spec: &ProfileSpec, pid: u32, seconds: u32, out: &Path) -> Result<Recording, String> {
+    record(spec.stem(), &["-p", &pid.to_string()], None, seconds, out)
+}
+
+/// Starts a system-wide `perf record -g` for `seconds` whose report keeps
+/// PostgreSQL's processes only (`comm` postgres: the postmaster and every
+/// backend, which a per-pid recording could not follow as pgbench
+/// connects), named `STEM-postgres`.
+pub fn start_postgres(spec: &ProfileSpec, seconds: u32, out: &Path) -> Result<Recording, String> {
+    let stem = format!("{}-postgres", spec.stem());
+    record(stem, &["-a"], Some("postgres"), seconds, out)
+}
+
+fn record(
+    stem: String,
+    target: &[&str],
+    comm: Option<&'static str>,
+    seconds: u32,
+    out: &Path,
+) -> Result<Recording, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("mkdir {}: {e}", out.display()))?;
-    let stem = spec.stem();
     let data = out.join(format!("{stem}.data"));
     let child = Command::new("perf")
         .args(["record", "--call-graph", "dwarf,16384", "-F", "250"])
-        .args(["-p", &pid.to_string(), "-o"])
+        .args(target)
+        .arg("-o")
         .arg(&data)
         .args(["--", "sleep", &seconds.to_string()])
         .stdin(Stdio::null())
@@ -145,6 +169,7 @@ pub fn start(spec: &ProfileSpec, pid: u32, seconds: u32, out: &Path) -> Result<R
         data,
         stem,
         out: out.to_path_buf(),
+        comm,
     })
 }
 
@@ -163,6 +188,10 @@ impl Recording {
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
+        let comm: Vec<&str> = match self.comm {
+            Some(c) => vec!["--comm", c],
+            None => Vec::new(),
+        };
         let report = Command::new("perf")
             .args([
                 "report",
@@ -172,8 +201,9 @@ impl Recording {
                 "0.5",
                 "-g",
                 "none",
-                "-i",
             ])
+            .args(&comm)
+            .arg("-i")
             .arg(&self.data)
             .output()
             .map_err(|e| format!("perf report: {e}"))?;
@@ -181,7 +211,9 @@ impl Recording {
         std::fs::write(&txt, &report.stdout)
             .map_err(|e| format!("write {}: {e}", txt.display()))?;
         let script = Command::new("perf")
-            .args(["script", "-i"])
+            .arg("script")
+            .args(&comm)
+            .arg("-i")
             .arg(&self.data)
             .output()
             .map_err(|e| format!("perf script: {e}"))?;
@@ -251,7 +283,8 @@ mod tests {
             ProfileSpec {
                 workload: "select".into(),
                 clients: 64,
-                standby: false
+                standby: false,
+                postgres: false,
             }
         );
         assert!(ProfileSpec::parse("select:64:standby").unwrap().standby);

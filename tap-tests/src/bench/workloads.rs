@@ -43,6 +43,8 @@ pub struct Ctx {
     pub profile: Option<(ProfileSpec, PathBuf)>,
     /// Set once the profiled point ran (only the first match is recorded).
     profiled: std::cell::Cell<bool>,
+    /// The same for PostgreSQL's recording (`--profile-postgres`).
+    profiled_postgres: std::cell::Cell<bool>,
 }
 
 /// The tpcb-like transaction of pgbench, ended by two-phase commit (the
@@ -74,11 +76,13 @@ impl Ctx {
             workload: String::new(),
             profile: None,
             profiled: std::cell::Cell::new(false),
+            profiled_postgres: std::cell::Cell::new(false),
         }
     }
 
     /// Starts `perf record` if `ep` with `clients` is the `--profile` point
-    /// (hotpair only, first match only).
+    /// (hotpair's, and with `--profile-postgres` PostgreSQL's too; the
+    /// first match of each only).
     fn maybe_start_profile(
         &self,
         ep: &Endpoint,
@@ -86,14 +90,29 @@ impl Ctx {
         seconds: u32,
     ) -> Option<profile::Recording> {
         let (spec, out) = self.profile.as_ref()?;
-        if self.profiled.get() || spec.workload != self.workload || spec.clients != clients {
+        if spec.workload != self.workload || spec.clients != clients {
             return None;
         }
-        let is_point = self.targets.iter().any(|t| {
+        let kind = self.targets.iter().find_map(|t| {
             let node = if spec.standby { &t.standby } else { &t.primary };
-            t.kind == Kind::Hotpair && node.as_ref().is_ok_and(|n| n.port == ep.port)
-        });
-        if !is_point {
+            node.as_ref()
+                .is_ok_and(|n| n.port == ep.port)
+                .then_some(t.kind)
+        })?;
+        if kind == Kind::Postgres {
+            if !spec.postgres || self.profiled_postgres.get() {
+                return None;
+            }
+            self.profiled_postgres.set(true);
+            eprintln!(
+                "bench: --profile-postgres: recording PostgreSQL during {} with {clients} clients",
+                self.workload
+            );
+            return profile::start_postgres(spec, seconds, out)
+                .map_err(|e| eprintln!("bench: --profile: {e}"))
+                .ok();
+        }
+        if self.profiled.get() {
             return None;
         }
         self.profiled.set(true);

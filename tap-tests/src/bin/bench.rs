@@ -116,6 +116,11 @@ struct Args {
     /// (folded stacks for a flame graph) into --out.
     #[arg(long, value_name = "WORKLOAD:CLIENTS[:standby]")]
     profile: Option<String>,
+
+    /// With --profile: record PostgreSQL at the same point too (system-wide
+    /// perf, its processes kept): perf-WORKLOAD-CLIENTS-NODE-postgres.*.
+    #[arg(long, requires = "profile")]
+    profile_postgres: bool,
 }
 
 /// Open-file limit the idle-connection workloads want (client sockets in
@@ -170,7 +175,10 @@ fn main() -> ExitCode {
     let args = Args::parse();
     let profile = match args.profile.as_deref().map(ProfileSpec::parse) {
         None => None,
-        Some(Ok(p)) if WORKLOADS.contains(&p.workload.as_str()) => Some(p),
+        Some(Ok(p)) if WORKLOADS.contains(&p.workload.as_str()) => Some(ProfileSpec {
+            postgres: args.profile_postgres,
+            ..p
+        }),
         Some(Ok(p)) => {
             eprintln!(
                 "bench: --profile: unknown workload {:?}; choose from {}",
