@@ -2481,10 +2481,7 @@ impl Binder<'_> {
                         out.push(self.coerce_operand_func(b, *t)?);
                     }
                     return Ok(BoundExpr {
-                        expr: Expr::Func {
-                            func: sig.func,
-                            args: out,
-                        },
+                        expr: crate::parse_func::inline_or_call(sig.func, out),
                         ty: sig.ret,
                     });
                 }
@@ -2566,10 +2563,7 @@ impl Binder<'_> {
             out.push(self.coerce_operand_func(b, *t)?);
         }
         Ok(BoundExpr {
-            expr: Expr::Func {
-                func: sig.func,
-                args: out,
-            },
+            expr: crate::parse_func::inline_or_call(sig.func, out),
             ty: sig.ret,
         })
     }
@@ -3849,6 +3843,65 @@ impl Expr {
             }
         }
         !matches!(self, Expr::Param(_)) && pure(self) == Some(true)
+    }
+
+    /// Visits every node mutably, children first (post-order): a node `f`
+    /// replaces is not descended into.
+    pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match self {
+            Expr::Const(_)
+            | Expr::Column(_)
+            | Expr::Param(_)
+            | Expr::Agg(_)
+            | Expr::WindowFunc(_)
+            | Expr::GroupingFunc(_)
+            | Expr::ExecParam(_) => {}
+            Expr::SubPlan(sp) => {
+                sp.args.iter_mut().for_each(|a| a.walk_mut(f));
+                if let Some(l) = &mut sp.lhs {
+                    l.walk_mut(f);
+                }
+            }
+            Expr::Unary { arg, .. }
+            | Expr::Cast { arg, .. }
+            | Expr::IsNull { arg, .. }
+            | Expr::IsBool { arg, .. } => arg.walk_mut(f),
+            Expr::Binary { left, right, .. } => {
+                left.walk_mut(f);
+                right.walk_mut(f);
+            }
+            Expr::Func { args, .. } => args.iter_mut().for_each(|a| a.walk_mut(f)),
+            Expr::InList { arg, list, .. } => {
+                arg.walk_mut(f);
+                list.iter_mut().for_each(|a| a.walk_mut(f));
+            }
+            Expr::Between { arg, low, high, .. } => {
+                arg.walk_mut(f);
+                low.walk_mut(f);
+                high.walk_mut(f);
+            }
+            Expr::Like { arg, pattern, .. } => {
+                arg.walk_mut(f);
+                pattern.walk_mut(f);
+            }
+            Expr::Case {
+                operand,
+                whens,
+                else_result,
+            } => {
+                if let Some(o) = operand {
+                    o.walk_mut(f);
+                }
+                for (w, t) in whens {
+                    w.walk_mut(f);
+                    t.walk_mut(f);
+                }
+                if let Some(e) = else_result {
+                    e.walk_mut(f);
+                }
+            }
+        }
+        f(self);
     }
 
     /// Visits every node (pre-order).

@@ -27,6 +27,10 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 
 thread_local! {
+    /// User functions the statement being planned may not inline: an
+    /// explicit EXECUTE list without PUBLIC (the call's own check must
+    /// stay).
+    static NO_INLINE: RefCell<Vec<pgtypes::Oid>> = const { RefCell::new(Vec::new()) };
     /// The functions the statement being planned on this thread sees.
     static VISIBLE: RefCell<Option<Rc<[Arc<FunctionDef>]>>> = const { RefCell::new(None) };
     /// Binding a CALL statement: procedures resolve, functions do not.
@@ -88,13 +92,15 @@ pub fn with_procedures<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Puts the outer list back when planning ends (also on unwinding).
-struct Restore(Option<Rc<[Arc<FunctionDef>]>>);
+/// Puts the outer lists back when planning ends (also on unwinding).
+struct Restore(Option<Rc<[Arc<FunctionDef>]>>, Vec<pgtypes::Oid>);
 
 impl Drop for Restore {
     fn drop(&mut self) {
         let outer = self.0.take();
         VISIBLE.with(|v| *v.borrow_mut() = outer);
+        let outer = std::mem::take(&mut self.1);
+        NO_INLINE.with(|n| *n.borrow_mut() = outer);
     }
 }
 
@@ -102,13 +108,195 @@ impl Drop for Restore {
 /// published to [`resolve_user`].
 pub fn with_functions<R>(catalog: &CatalogView<'_>, f: impl FnOnce() -> R) -> R {
     let list = catalog.functions();
+    // Inlining drops the call, and with it the EXECUTE check at the call:
+    // a SQL function whose list does not grant EXECUTE to PUBLIC stays a
+    // call (PostgreSQL's inline_function checks the caller's right; the
+    // binder does not know the caller).
+    let no_inline: Vec<pgtypes::Oid> = list
+        .iter()
+        .filter(|f| f.spec.lang == engine::pg_proc::LANG_SQL)
+        .filter(|f| {
+            let key = engine::comment::CommentKey::object(engine::comment::PG_PROC, f.spec.oid);
+            catalog
+                .privileges(&key)
+                .and_then(|e| e.acl)
+                .is_some_and(|acl| {
+                    engine::acl::acl_mask(
+                        &acl,
+                        &[engine::acl::ACL_ID_PUBLIC],
+                        engine::acl::ACL_EXECUTE,
+                    ) == 0
+                })
+        })
+        .map(|f| f.spec.oid)
+        .collect();
     let new: Option<Rc<[Arc<FunctionDef>]>> = if list.is_empty() {
         None
     } else {
         Some(Rc::from(list))
     };
-    let _restore = Restore(VISIBLE.with(|v| v.replace(new)));
+    let _restore = Restore(
+        VISIBLE.with(|v| v.replace(new)),
+        NO_INLINE.with(|n| n.replace(no_inline)),
+    );
     f()
+}
+
+/// True if `e` is NULL whenever one of its parameters is: built only of
+/// parameters, constants, casts, unary operators, LIKE and the arithmetic,
+/// `||` and comparison operators (not AND / OR / IS DISTINCT FROM, not
+/// function calls, whose strictness the binder does not know).
+fn strict_expr(e: &crate::expr::Expr) -> bool {
+    use crate::expr::{BinOp, Expr};
+    match e {
+        Expr::Const(_) | Expr::Param(_) => true,
+        Expr::Unary { arg, .. } | Expr::Cast { arg, .. } => strict_expr(arg),
+        Expr::Like { arg, pattern, .. } => strict_expr(arg) && strict_expr(pattern),
+        Expr::Binary { op, left, right } => {
+            !matches!(
+                op,
+                BinOp::And | BinOp::Or | BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom
+            ) && strict_expr(left)
+                && strict_expr(right)
+        }
+        _ => false,
+    }
+}
+
+/// A bound call of `func` with `args` (coerced to its parameter types):
+/// the body of a simple LANGUAGE sql function in its place, with the
+/// arguments for its parameters (PostgreSQL's `inline_function`), else
+/// the call.
+///
+/// Inlined: a function (not a procedure), not set-returning (STRICT only
+/// when its body is strict by itself: [`strict_expr`]), without SECURITY DEFINER or SET clauses, returning one scalar, whose
+/// EXECUTE is granted to PUBLIC, whose body is one `SELECT expression`
+/// (no FROM, WHERE, grouping, sub-select, window, set operation …) that
+/// binds on its parameters alone and coerces to the result type; a
+/// parameter used more than once, or not at all, must be given a
+/// constant, a parameter or a column (an expression is never evaluated
+/// twice, nor dropped). Anything else stays a call, so inlining never
+/// changes what a statement does, only the plan EXPLAIN shows and the
+/// cost. Not in FROM: a function there is a function scan.
+pub fn inline_or_call(func: Func, args: Vec<crate::expr::Expr>) -> crate::expr::Expr {
+    let inlined = match func {
+        Func::User(oid) if !IN_FROM.with(Cell::get) => inline(oid, &args),
+        _ => None,
+    };
+    inlined.unwrap_or(crate::expr::Expr::Func { func, args })
+}
+
+fn inline(oid: pgtypes::Oid, args: &[crate::expr::Expr]) -> Option<crate::expr::Expr> {
+    use crate::expr::Expr;
+    use crate::parser::{lex_spans, Tok};
+    let def = visible(oid)?;
+    let s = &def.spec;
+    if s.lang != engine::pg_proc::LANG_SQL
+        || s.kind != b'f'
+        || s.retset
+        || s.secdef
+        || !s.config.is_empty()
+        || s.out.len() > 1
+        || matches!(s.ret, SqlType::Void | SqlType::Record | SqlType::Trigger)
+        || args.len() != s.args.len()
+        || NO_INLINE.with(|n| n.borrow().contains(&oid))
+    {
+        return None;
+    }
+    let [stmt] = crate::parser::split_statements(&s.body)[..] else {
+        return None;
+    };
+    let text = crate::plpgsql::substitute_params(stmt, &|w| {
+        s.args
+            .iter()
+            .position(|a| !a.name.is_empty() && a.name == w)
+    })
+    .ok()?;
+    // `SELECT expression` and nothing else, by its words; each
+    // parameter's uses counted.
+    let toks = lex_spans(&text).ok()?;
+    if !matches!(toks.first(), Some((Tok::Word(w), _, _)) if w == "select") {
+        return None;
+    }
+    let mut uses = vec![0usize; args.len()];
+    for (i, (t, _, _)) in toks.iter().enumerate().skip(1) {
+        match t {
+            Tok::Word(w)
+                if matches!(
+                    w.as_str(),
+                    "select"
+                        | "from"
+                        | "where"
+                        | "group"
+                        | "having"
+                        | "order"
+                        | "limit"
+                        | "offset"
+                        | "fetch"
+                        | "window"
+                        | "over"
+                        | "union"
+                        | "intersect"
+                        | "except"
+                        | "distinct"
+                        | "into"
+                        | "with"
+                        | "returning"
+                        | "for"
+                ) =>
+            {
+                return None
+            }
+            Tok::Punct('$') => {
+                if let Some((Tok::Num(n), _, _)) = toks.get(i + 1) {
+                    let k = n.parse::<usize>().ok()?.checked_sub(1)?;
+                    *uses.get_mut(k)? += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let simple = |e: &Expr| matches!(e, Expr::Const(_) | Expr::Param(_) | Expr::Column(_));
+    if uses.iter().zip(args).any(|(u, a)| *u != 1 && !simple(a)) {
+        return None;
+    }
+    let Ok(crate::parser::Stmt::Sql(stmt)) = crate::parser::parse_one(&text) else {
+        return None;
+    };
+    let ast::Statement::Query(q) = &*stmt else {
+        return None;
+    };
+    let ast::SetExpr::Select(sel) = q.body.as_ref() else {
+        return None;
+    };
+    let expr = match sel.projection.as_slice() {
+        [ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. }] => e,
+        _ => return None,
+    };
+    let oids: Vec<pgtypes::Oid> = s.args.iter().map(|a| a.ty.oid()).collect();
+    let mut params = crate::expr::ParamTypes::from_oids(&oids).ok()?;
+    let b = crate::expr::bind_expr(expr, &crate::expr::Scope::new(), &mut params).ok()?;
+    let mut body = crate::expr::coerce(b, s.ret, &mut params).ok()?;
+    // A STRICT function's body must give NULL for any NULL argument by
+    // itself: every parameter used, under operators that are strict.
+    if s.strict && (uses.contains(&0) || !strict_expr(&body)) {
+        return None;
+    }
+    let mut ok = true;
+    body.walk_mut(&mut |e| match e {
+        Expr::Param(k) => match args.get(*k) {
+            Some(a) => *e = a.clone(),
+            None => ok = false,
+        },
+        Expr::Column(_)
+        | Expr::Agg(_)
+        | Expr::WindowFunc(_)
+        | Expr::GroupingFunc(_)
+        | Expr::ExecParam(_)
+        | Expr::SubPlan(_) => ok = false,
+        _ => {}
+    });
+    ok.then_some(body)
 }
 
 /// A call of a user function, resolved.
