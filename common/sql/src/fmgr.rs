@@ -256,7 +256,7 @@ fn sql_function(
     let n = stmts.len();
     let limit = if spec.retset { None } else { Some(1) };
     for (i, text) in stmts.into_iter().enumerate() {
-        let sql = crate::plpgsql::substitute_params(text, &|w| {
+        let sql = crate::parse_func::substitute_params(text, &|w| {
             names.iter().position(|n| !n.is_empty() && *n == w)
         })?;
         let r = spi::execute(ec, &sql, args, &types, snapshot_mode(spec), limit).map_err(|e| {

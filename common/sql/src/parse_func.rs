@@ -142,6 +142,40 @@ pub fn with_functions<R>(catalog: &CatalogView<'_>, f: impl FnOnce() -> R) -> R 
     f()
 }
 
+/// `text` with each name `lookup` knows (a word or quoted identifier not
+/// after a `.` and not called as a function) and each `$n` replaced by
+/// `$k` (k = index + 1): how LANGUAGE sql bodies reach their parameters
+/// by name.
+pub fn substitute_params(text: &str, lookup: &dyn Fn(&str) -> Option<usize>) -> PgResult<String> {
+    let toks = crate::parser::lex_spans(text)?;
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut last = 0;
+    for (i, (tok, start, end)) in toks.iter().enumerate() {
+        let prev_dot = i > 0 && toks[i - 1].0 == crate::parser::Tok::Punct('.');
+        let next_paren = toks
+            .get(i + 1)
+            .is_some_and(|t| t.0 == crate::parser::Tok::Punct('('));
+        let next_dot = toks
+            .get(i + 1)
+            .is_some_and(|t| t.0 == crate::parser::Tok::Punct('.'));
+        let name = match tok {
+            crate::parser::Tok::Word(w) | crate::parser::Tok::Ident(w)
+                if !prev_dot && !next_paren && !next_dot =>
+            {
+                w
+            }
+            _ => continue,
+        };
+        if let Some(k) = lookup(name) {
+            out.push_str(text.get(last..*start).unwrap_or(""));
+            out.push_str(&format!("${}", k + 1));
+            last = *end;
+        }
+    }
+    out.push_str(text.get(last..).unwrap_or(""));
+    Ok(out)
+}
+
 /// True if `e` is NULL whenever one of its parameters is: built only of
 /// parameters, constants, casts, unary operators, LIKE and the arithmetic,
 /// `||` and comparison operators (not AND / OR / IS DISTINCT FROM, not
@@ -206,7 +240,7 @@ fn inline(oid: pgtypes::Oid, args: &[crate::expr::Expr]) -> Option<crate::expr::
     let [stmt] = crate::parser::split_statements(&s.body)[..] else {
         return None;
     };
-    let text = crate::plpgsql::substitute_params(stmt, &|w| {
+    let text = substitute_params(stmt, &|w| {
         s.args
             .iter()
             .position(|a| !a.name.is_empty() && a.name == w)

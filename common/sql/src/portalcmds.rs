@@ -346,6 +346,17 @@ impl Cursor {
             plan: Arc::new(plan),
         };
         live.start();
+        let columns = live.plan.columns.clone();
+        Cursor::new(d, scrollable, columns, Source::Live(Box::new(live)))
+    }
+
+    /// A cursor before its first row.
+    fn new(
+        d: Declared,
+        scrollable: bool,
+        columns: Vec<FieldDescription>,
+        source: Source,
+    ) -> Cursor {
         Cursor {
             name: d.name,
             statement: d.statement,
@@ -353,14 +364,14 @@ impl Cursor {
             binary: d.binary,
             scrollable,
             creation_time: d.creation_time,
-            columns: live.plan.columns.clone(),
+            columns,
             reads: d.reads,
             depth: Some(d.depth),
             at_start: true,
             at_end: false,
             portal_pos: 0,
             pos: 0,
-            source: Source::Live(Box::new(live)),
+            source,
         }
     }
 
@@ -372,22 +383,8 @@ impl Cursor {
         columns: Vec<FieldDescription>,
         rows: Vec<Vec<Value>>,
     ) -> Cursor {
-        Cursor {
-            name: d.name,
-            statement: d.statement,
-            holdable: d.holdable,
-            binary: d.binary,
-            scrollable: d.scroll.unwrap_or(true),
-            creation_time: d.creation_time,
-            columns,
-            reads: d.reads,
-            depth: Some(d.depth),
-            at_start: true,
-            at_end: false,
-            portal_pos: 0,
-            pos: 0,
-            source: Source::Held { rows, base: 0 },
-        }
+        let scrollable = d.scroll.unwrap_or(true);
+        Cursor::new(d, scrollable, columns, Source::Held { rows, base: 0 })
     }
 
     /// True while it runs in its transaction (it needs that

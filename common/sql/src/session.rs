@@ -175,34 +175,28 @@ impl PreparedStatement {
                     return self.columns.get().and_then(|c| c.as_deref());
                 }
             }
-            if let Stmt::Function(crate::parser::funcstmt::FuncStmt::Call { name, args }) =
-                &self.parsed.stmt
-            {
-                let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
-                let own = self.own_xids.lock().clone();
-                let path = self.path.lock().clone();
-                let catalog = self
-                    .db
-                    .catalog()
-                    .view(&own, self.db.clog())
-                    .with_path(&path);
-                if let Some(c) = call_columns(&catalog, name, args, &oids) {
-                    let _ = self.columns.set(c);
+            // Planned now, against the preparing session's catalog.
+            let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
+            let own = self.own_xids.lock().clone();
+            let path = self.path.lock().clone();
+            let catalog = self
+                .db
+                .catalog()
+                .view(&own, self.db.clog())
+                .with_path(&path);
+            match &self.parsed.stmt {
+                Stmt::Function(crate::parser::funcstmt::FuncStmt::Call { name, args }) => {
+                    if let Some(c) = call_columns(&catalog, name, args, &oids) {
+                        let _ = self.columns.set(c);
+                    }
                 }
-            }
-            if let Stmt::Sql(s) = &self.parsed.stmt {
-                let oids: Vec<Oid> = self.param_types.iter().map(|t| t.oid()).collect();
-                let own = self.own_xids.lock().clone();
-                let path = self.path.lock().clone();
-                let catalog = self
-                    .db
-                    .catalog()
-                    .view(&own, self.db.clog())
-                    .with_path(&path);
-                if let Ok(p) = plan_statement(&catalog, s, &oids) {
-                    let _ = self.columns.set(p.columns.clone());
-                    *self.plan.lock() = Some(Arc::new(p));
+                Stmt::Sql(s) => {
+                    if let Ok(p) = plan_statement(&catalog, s, &oids) {
+                        let _ = self.columns.set(p.columns.clone());
+                        *self.plan.lock() = Some(Arc::new(p));
+                    }
                 }
+                _ => {}
             }
         }
         self.columns.get().and_then(|c| c.as_deref())

@@ -63,7 +63,6 @@ pub mod gram;
 use std::sync::Arc;
 
 use crate::executor::Ectx;
-use crate::parser::{lex_spans, Tok};
 use engine::pg_proc::FunctionSpec;
 use pgtypes::error::{PgError, PgResult};
 use pgtypes::value::Value;
@@ -117,32 +116,6 @@ pub fn call_function(
 pub fn do_block(ec: &mut Ectx<'_>, body: &str) -> PgResult<()> {
     let c = gram::compile_inline(body)?;
     exec::run(ec, &c, &[]).map(|_| ())
-}
-
-/// `text` with each name `lookup` knows (a word or quoted identifier not
-/// after a `.` and not called as a function) and each `$n` replaced by
-/// `$k` (k = index + 1): how LANGUAGE sql bodies reach their parameters
-/// by name.
-pub fn substitute_params(text: &str, lookup: &dyn Fn(&str) -> Option<usize>) -> PgResult<String> {
-    let toks = lex_spans(text)?;
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut last = 0;
-    for (i, (tok, start, end)) in toks.iter().enumerate() {
-        let prev_dot = i > 0 && toks[i - 1].0 == Tok::Punct('.');
-        let next_paren = toks.get(i + 1).is_some_and(|t| t.0 == Tok::Punct('('));
-        let next_dot = toks.get(i + 1).is_some_and(|t| t.0 == Tok::Punct('.'));
-        let name = match tok {
-            Tok::Word(w) | Tok::Ident(w) if !prev_dot && !next_paren && !next_dot => w,
-            _ => continue,
-        };
-        if let Some(k) = lookup(name) {
-            out.push_str(text.get(last..*start).unwrap_or(""));
-            out.push_str(&format!("${}", k + 1));
-            last = *end;
-        }
-    }
-    out.push_str(text.get(last..).unwrap_or(""));
-    Ok(out)
 }
 
 /// Calls a LANGUAGE plpgsql trigger function with the trigger's data
