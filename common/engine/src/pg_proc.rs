@@ -189,7 +189,14 @@ impl FunctionSpec {
 
     /// The position among [`Self::call_args`] of the VARIADIC parameter.
     pub fn call_variadic_arg(&self) -> Option<usize> {
-        let n = self.call_args().len();
+        // A procedure's CALL counts its OUT parameters too, and VARIADIC
+        // is then the last parameter of all (CREATE PROCEDURE checks it).
+        let outs = self.modes.iter().filter(|m| **m == b'o').count();
+        let n = if self.kind == b'p' {
+            self.args.len() + outs
+        } else {
+            self.args.len()
+        };
         self.variadic_arg()
             .map(|i| if n == self.args.len() { i } else { n - 1 })
     }
