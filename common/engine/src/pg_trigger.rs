@@ -10,6 +10,11 @@
 //! invisible to other sessions until commit, gone with DROP TABLE. A
 //! catalog file from before triggers has no `trigger` lines and still reads.
 //!
+//! A view's triggers live the same way in its [`crate::view::ViewSpec`]
+//! (`CatalogChange::AlterView`): INSTEAD OF row triggers and statement
+//! triggers. [`TriggerRel`] is what firing and the catalog functions see
+//! of either owner.
+//!
 //! The catalog stores the definition only; firing belongs to the SQL
 //! layer (`sql::trigger`), which never runs during WAL replay: a standby
 //! sees a trigger's effects as the primary's WAL records.
@@ -92,6 +97,50 @@ impl TriggerSpec {
     /// Not disabled (the session_replication_role is always `origin`).
     pub fn is_enabled(&self) -> bool {
         self.enabled != b'D' && self.enabled != b'R'
+    }
+}
+
+/// The relation a trigger belongs to, table or view (the part of
+/// PostgreSQL's relcache entry trigger code reads): TG_RELID,
+/// TG_TABLE_NAME, TG_TABLE_SCHEMA, the row's columns, the triggers.
+#[derive(Clone, Copy, Debug)]
+pub struct TriggerRel<'a> {
+    /// pg_class.oid.
+    pub oid: Oid,
+    /// Bare name.
+    pub name: &'a str,
+    /// The schema's OID.
+    pub namespace: Oid,
+    /// Columns of its rows (a table's dropped ones included, in place).
+    pub columns: &'a [crate::catalog::ColumnDef],
+    /// Its triggers.
+    pub triggers: &'a [TriggerSpec],
+    /// A view (else a table).
+    pub is_view: bool,
+}
+
+impl<'a> TriggerRel<'a> {
+    /// A table's.
+    pub fn table(t: &'a crate::catalog::TableDef) -> Self {
+        TriggerRel {
+            oid: t.oid,
+            name: &t.name,
+            namespace: t.namespace,
+            columns: &t.columns,
+            triggers: &t.triggers,
+            is_view: false,
+        }
+    }
+    /// A view's.
+    pub fn view(v: &'a crate::view::ViewSpec) -> Self {
+        TriggerRel {
+            oid: v.oid,
+            name: &v.name,
+            namespace: v.namespace,
+            columns: &v.columns,
+            triggers: &v.triggers,
+            is_view: true,
+        }
     }
 }
 

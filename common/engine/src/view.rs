@@ -31,6 +31,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::catalog::{esc, type_from_catalog, type_to_catalog, unesc, ColumnDef};
+use crate::pg_trigger::{parse_trigger, push_trigger, TriggerSpec};
 use pgtypes::{Oid, TransactionId};
 
 /// A view's definition (its pg_class, pg_attribute and pg_rewrite rows).
@@ -55,6 +56,10 @@ pub struct ViewSpec {
     pub altered_by: TransactionId,
     /// With `altered_by`: the committed definition before it.
     pub previous: Option<Box<ViewSpec>>,
+    /// Triggers (pg_trigger rows whose tgrelid is the view): INSTEAD OF
+    /// row triggers and BEFORE / AFTER statement triggers only
+    /// (`sql::trigger` enforces it).
+    pub triggers: Vec<TriggerSpec>,
 }
 
 impl ViewSpec {
@@ -74,7 +79,17 @@ impl ViewSpec {
             creator: TransactionId::INVALID,
             altered_by: TransactionId::INVALID,
             previous: None,
+            triggers: Vec::new(),
         }
+    }
+
+    /// True if an INSTEAD OF row trigger fires on `op` (a
+    /// `TRIGGER_TYPE_*` event bit): INSERT / UPDATE / DELETE on the view
+    /// then runs the triggers for each row.
+    pub fn has_instead_trigger(&self, op: u16) -> bool {
+        self.triggers
+            .iter()
+            .any(|t| t.instead() && t.row() && t.on(op) && t.is_enabled())
     }
 
     /// The definition without its uncommitted-change marks.
@@ -123,8 +138,10 @@ impl ViewDef {
 }
 
 /// One view line of the catalog file and WAL: `view <oid> <name> <creator>
-/// <altered_by> <query> <deps or -> <col>:<type>;… <previous line or ->`
-/// (each field escaped).
+/// <altered_by> <query> <deps or -> <col>:<type>;… <previous line or ->
+/// [<trigger lines>]` (each field escaped; the trigger field, absent
+/// when there are none, holds `push_trigger`'s lines — a file from before
+/// view triggers still reads).
 pub(crate) fn push_view(out: &mut String, v: &ViewSpec) {
     out.push_str(&view_line(v));
     out.push('\n');
@@ -152,7 +169,7 @@ fn view_line(v: &ViewSpec) -> String {
         Some(p) => esc(&view_line(p)),
         None => "-".into(),
     };
-    format!(
+    let mut line = format!(
         "view {} {} {} {} {} {deps} {} {prev}",
         v.oid,
         esc(&v.key()),
@@ -160,14 +177,33 @@ fn view_line(v: &ViewSpec) -> String {
         v.altered_by.0,
         esc(&v.query),
         esc(&cols.join(";")),
-    )
+    );
+    if !v.triggers.is_empty() {
+        let mut trig = String::new();
+        for t in &v.triggers {
+            push_trigger(&mut trig, t);
+        }
+        line.push(' ');
+        line.push_str(&esc(&trig));
+    }
+    line
 }
 
 /// Parses [`push_view`]'s line; never panics.
 pub(crate) fn parse_view(line: &str) -> Result<ViewSpec, String> {
     let g: Vec<&str> = line.split(' ').collect();
-    let ["view", oid, name, creator, altered, query, deps, cols, prev] = g.as_slice() else {
+    let (["view", oid, name, creator, altered, query, deps, cols, prev], trig) =
+        (g.get(..9).unwrap_or(&[]), g.get(9..).unwrap_or(&[]))
+    else {
         return Err(format!("unrecognized line {line:?}"));
+    };
+    let triggers = match trig {
+        [] => Vec::new(),
+        [t] => unesc(t)?
+            .lines()
+            .map(|l| parse_trigger(l, usize::MAX))
+            .collect::<Result<_, _>>()?,
+        _ => return Err(format!("unrecognized line {line:?}")),
     };
     let xid = |s: &str| {
         s.parse::<u64>()
@@ -206,6 +242,7 @@ pub(crate) fn parse_view(line: &str) -> Result<ViewSpec, String> {
         creator: xid(creator)?,
         altered_by: xid(altered)?,
         previous,
+        triggers,
     })
 }
 
@@ -231,7 +268,29 @@ mod tests {
         w.name = "w".into();
         w.altered_by = TransactionId(7);
         w.previous = Some(Box::new(v.clone()));
-        for s in [v, w] {
+        let mut t = w.clone();
+        t.triggers = vec![TriggerSpec {
+            oid: 16401,
+            name: "v ins".into(),
+            func: 16399,
+            tgtype: crate::pg_trigger::TRIGGER_TYPE_ROW
+                | crate::pg_trigger::TRIGGER_TYPE_INSTEAD
+                | crate::pg_trigger::TRIGGER_TYPE_INSERT,
+            enabled: b'O',
+            columns: Vec::new(),
+            args: vec!["a b".into()],
+            when: None,
+            old_table: None,
+            new_table: None,
+            constraint: None,
+        }];
+        t.triggers.push(TriggerSpec {
+            oid: 16402,
+            name: "v stmt".into(),
+            tgtype: crate::pg_trigger::TRIGGER_TYPE_UPDATE,
+            ..t.triggers[0].clone()
+        });
+        for s in [v, w, t] {
             let mut out = String::new();
             push_view(&mut out, &s);
             assert_eq!(parse_view(out.trim_end()).unwrap(), s);

@@ -1719,6 +1719,7 @@ impl<B: Backend> SessionLoop<B> {
                 }
             }
         }
+        let desc_end = self.wire.out.len();
         let multi = self.wire.multi_thread;
         let mut rows_buf = BytesMut::new();
         let mut ends = Vec::new();
@@ -1798,10 +1799,14 @@ impl<B: Backend> SessionLoop<B> {
                 Err(Close::Shutdown)
             }
             Err(e) => {
-                if rows == 0 && !flushed && !copy_out && self.wire.out.len() >= start {
+                if rows == 0 && !flushed && !copy_out && self.wire.out.len() >= desc_end {
                     // Nothing of this statement reached the client: drop its
-                    // RowDescription so the error stands alone.
+                    // RowDescription so the error stands alone — but not
+                    // the NOTICEs its functions raised before failing
+                    // (PostgreSQL sends those as they happen).
+                    let notices = self.wire.out.split_off(desc_end);
                     self.wire.out.truncate(start);
+                    self.wire.out.unsplit(notices);
                 }
                 Ok(Err(e))
             }

@@ -100,6 +100,18 @@ pub fn check_planned(
             (Some(p.table.oid), ACL_UPDATE, cols)
         }
         Plan::Delete(p) => (Some(p.table.oid), ACL_DELETE, Vec::new()),
+        Plan::ViewDml(p) => {
+            use engine::pg_trigger::{TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE};
+            let mut m = match p.op {
+                TRIGGER_TYPE_INSERT => ACL_INSERT,
+                TRIGGER_TYPE_UPDATE => ACL_UPDATE,
+                _ => ACL_DELETE,
+            };
+            if p.op == TRIGGER_TYPE_INSERT && p.returning.is_some() {
+                m |= ACL_SELECT;
+            }
+            (Some(p.view.oid), m, p.set_columns())
+        }
     };
     // Lexed only when a table-level right is missing (column fallback).
     let text = std::cell::OnceCell::new();

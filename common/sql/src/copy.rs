@@ -187,7 +187,7 @@ impl CopyInState {
             let table = self.table.clone();
             crate::trigger::fire_statement(
                 ec,
-                &table,
+                engine::pg_trigger::TriggerRel::table(&table),
                 engine::pg_trigger::TRIGGER_TYPE_INSERT,
                 true,
                 &[],
@@ -224,7 +224,7 @@ impl CopyInState {
             let table = self.table.clone();
             crate::trigger::fire_statement(
                 ec,
-                &table,
+                engine::pg_trigger::TriggerRel::table(&table),
                 engine::pg_trigger::TRIGGER_TYPE_INSERT,
                 false,
                 &[],

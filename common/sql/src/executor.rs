@@ -82,6 +82,7 @@ use crate::expr::{eval, eval_filter, EvalContext, Expr};
 use crate::planner::{Access, InsertSource, Plan, QueryPlan};
 use engine::catalog::{IndexDef, TableDef};
 use engine::indexing::{header_dead_to_all, index_key};
+use engine::pg_trigger::TriggerRel;
 use engine::xact::Xact;
 use engine::Engine;
 use pgtypes::error::{sqlstate, PgError, PgResult};
@@ -1929,11 +1930,11 @@ pub fn run_dml<'a>(
         _ => None,
     };
     if let Some((t, op, cols)) = &stmt_trigger {
-        crate::trigger::fire_statement(ec, t, *op, true, cols)?;
+        crate::trigger::fire_statement(ec, TriggerRel::table(t), *op, true, cols)?;
         if let Some(uc) = &conflict_update {
             crate::trigger::fire_statement(
                 ec,
-                t,
+                TriggerRel::table(t),
                 engine::pg_trigger::TRIGGER_TYPE_UPDATE,
                 true,
                 uc,
@@ -1947,13 +1948,13 @@ pub fn run_dml<'a>(
         if let Some(uc) = &conflict_update {
             crate::trigger::fire_statement(
                 ec,
-                t,
+                TriggerRel::table(t),
                 engine::pg_trigger::TRIGGER_TYPE_UPDATE,
                 false,
                 uc,
             )?;
         }
-        crate::trigger::fire_statement(ec, t, *op, false, cols)?;
+        crate::trigger::fire_statement(ec, TriggerRel::table(t), *op, false, cols)?;
     }
     Ok(n)
 }
@@ -1981,12 +1982,7 @@ pub(crate) fn run_internal_dml(
                 .with_path(&ec.path);
             crate::planner::plan_statement(&view, &stmt, &oids)?
         };
-        let target = match &planned.plan {
-            Plan::Insert(p) => Some(p.table.clone()),
-            Plan::Update(p) => Some(p.table.clone()),
-            Plan::Delete(p) => Some(p.table.clone()),
-            Plan::Query(_) => None,
-        };
+        let target = planned.plan.target_table().cloned();
         match target {
             Some(t)
                 if crate::tablerewrite::rewriting_xid(ec.xact.own().xids, &t).is_some()
@@ -2020,7 +2016,8 @@ fn statement_trigger_target(plan: &Plan) -> Option<(Arc<TableDef>, u16, Vec<usiz
             update_columns(&p.assignments, p.join.as_ref().map(|j| &j.assignments[..])),
         ),
         Plan::Delete(p) => (&p.table, TRIGGER_TYPE_DELETE, Vec::new()),
-        Plan::Query(_) => return None,
+        // A view's statement triggers fire in `view_dml`.
+        Plan::Query(_) | Plan::ViewDml(_) => return None,
     };
     crate::trigger::has_triggers(t).then(|| (t.clone(), op, cols))
 }
@@ -2042,6 +2039,7 @@ fn modify_table<'a>(
 ) -> PgResult<u64> {
     match plan {
         Plan::Query(_) => Err(PgError::internal("run_dml on a query")),
+        Plan::ViewDml(p) => view_dml(ec, vis, p, emit),
         Plan::Insert(p) => {
             enter_state(ec, vis, &p.shared);
             let table = &p.table;
@@ -2378,4 +2376,113 @@ fn modify_table<'a>(
             Ok(count)
         }
     }
+}
+
+/// INSERT / UPDATE / DELETE on a view with INSTEAD OF triggers
+/// (`planner::viewdml`): the view's BEFORE statement triggers, the
+/// INSTEAD OF triggers for each source row, the AFTER statement
+/// triggers. Returns the rows no trigger skipped.
+fn view_dml(
+    ec: &mut Ectx<'_>,
+    vis: &Vis,
+    p: &crate::planner::viewdml::ViewDmlPlan,
+    emit: &mut dyn FnMut(&mut Ectx<'_>, &[Value]) -> PgResult<()>,
+) -> PgResult<u64> {
+    use crate::planner::viewdml::ViewRows;
+    use engine::pg_trigger::{TRIGGER_TYPE_DELETE, TRIGGER_TYPE_UPDATE};
+    enter_state(ec, vis, &p.shared);
+    let view = &p.view;
+    let rel = TriggerRel::view(view);
+    let set_cols = if p.op == TRIGGER_TYPE_UPDATE {
+        p.set_columns()
+    } else {
+        Vec::new()
+    };
+    crate::trigger::fire_statement(ec, rel, p.op, true, &set_cols)?;
+    let width = view.columns.len();
+    let mut count = 0u64;
+    // One row: the triggers, then the count and RETURNING.
+    let mut one =
+        |ec: &mut Ectx<'_>, old: Option<Vec<Value>>, new: Option<Vec<Value>>| -> PgResult<()> {
+            ec.tick()?;
+            let Some(row) = crate::trigger::instead_row(ec, view, p.op, old.as_deref(), new)?
+            else {
+                return Ok(());
+            };
+            count += 1;
+            if let Some(r) = &p.returning {
+                let row = match (&old, p.op) {
+                    (Some(o), TRIGGER_TYPE_DELETE) => o,
+                    _ => &row,
+                };
+                let mut out = Vec::with_capacity(r.len());
+                for e in r {
+                    out.push(ec.eval(e, row)?);
+                }
+                emit(ec, &out)?;
+            }
+            Ok(())
+        };
+    // A value as its view column's type (assignment rules).
+    let conform = |v: Value, c: usize| -> PgResult<Value> {
+        match view.columns.get(c) {
+            Some(col) if !v.is_null() && v.sql_type() != col.ty => {
+                pgtypes::value::cast_assign(&v, col.ty)
+            }
+            _ => Ok(v),
+        }
+    };
+    match &p.rows {
+        ViewRows::Insert {
+            target_cols,
+            source,
+        } => {
+            let build = |vals: &mut dyn Iterator<Item = Value>| -> PgResult<Vec<Value>> {
+                let mut row = vec![Value::Null; width];
+                for (c, v) in target_cols.iter().zip(vals) {
+                    row[*c] = conform(v, *c)?;
+                }
+                Ok(row)
+            };
+            match source {
+                InsertSource::Values(rows) => {
+                    for r in rows {
+                        let mut vals = Vec::with_capacity(r.len());
+                        for e in r {
+                            vals.push(match e {
+                                Some(e) => ec.eval(e, &[])?,
+                                None => Value::Null,
+                            });
+                        }
+                        let row = build(&mut vals.into_iter())?;
+                        one(ec, None, Some(row))?;
+                    }
+                }
+                InsertSource::Query(q) => {
+                    run_query(ec, vis, q, &mut |ec, out| {
+                        let row = build(&mut out.iter().cloned())?;
+                        one(ec, None, Some(row))
+                    })?;
+                }
+            }
+        }
+        ViewRows::Scan { query, set } => {
+            run_query(ec, vis, query, &mut |ec, out| {
+                let old: Vec<Value> = out.iter().take(width).cloned().collect();
+                let new = if p.op == TRIGGER_TYPE_UPDATE {
+                    let mut new = old.clone();
+                    for (c, k) in set {
+                        let v = out.get(*k).cloned().unwrap_or(Value::Null);
+                        new[*c] = conform(v, *c)?;
+                    }
+                    Some(new)
+                } else {
+                    None
+                };
+                one(ec, Some(old), new)
+            })?;
+        }
+    }
+    crate::trigger::fire_statement(ec, rel, p.op, false, &set_cols)?;
+    Ok(count)
 }

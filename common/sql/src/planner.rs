@@ -34,6 +34,7 @@ pub mod plannodes;
 pub mod select;
 pub mod sublink_join;
 pub mod subselect;
+pub mod viewdml;
 pub mod window;
 
 use std::sync::Arc;
@@ -258,6 +259,36 @@ pub enum Plan {
     Update(UpdatePlan),
     /// DELETE.
     Delete(DeletePlan),
+    /// INSERT / UPDATE / DELETE on a view with INSTEAD OF triggers.
+    ViewDml(viewdml::ViewDmlPlan),
+}
+
+impl Plan {
+    /// The table an INSERT / UPDATE / DELETE writes (None: a query, or a
+    /// view whose triggers write).
+    pub fn target_table(&self) -> Option<&Arc<TableDef>> {
+        match self {
+            Plan::Insert(p) => Some(&p.table),
+            Plan::Update(p) => Some(&p.table),
+            Plan::Delete(p) => Some(&p.table),
+            Plan::Query(_) | Plan::ViewDml(_) => None,
+        }
+    }
+    /// The command: `SELECT`, `INSERT`, `UPDATE` or `DELETE`.
+    pub fn command(&self) -> &'static str {
+        use engine::pg_trigger::{TRIGGER_TYPE_INSERT, TRIGGER_TYPE_UPDATE};
+        match self {
+            Plan::Query(_) => "SELECT",
+            Plan::Insert(_) => "INSERT",
+            Plan::Update(_) => "UPDATE",
+            Plan::Delete(_) => "DELETE",
+            Plan::ViewDml(p) => match p.op {
+                TRIGGER_TYPE_INSERT => "INSERT",
+                TRIGGER_TYPE_UPDATE => "UPDATE",
+                _ => "DELETE",
+            },
+        }
+    }
 }
 
 /// A plan with what the protocol needs to describe it.
@@ -331,6 +362,8 @@ impl Planned {
             Plan::Insert(i) => matches!(i.source, InsertSource::Values(_)),
             Plan::Update(u) => u.join.is_none() && unique_key(&u.access),
             Plan::Delete(d) => d.join.is_none() && unique_key(&d.access),
+            // Its triggers run statements.
+            Plan::ViewDml(_) => false,
         }
     }
 }
@@ -390,6 +423,20 @@ impl Planned {
                 }
                 returning(&d.returning, f);
             }
+            Plan::ViewDml(v) => {
+                match &v.rows {
+                    viewdml::ViewRows::Insert {
+                        source: InsertSource::Values(rows),
+                        ..
+                    } => rows.iter().flatten().flatten().for_each(&mut *f),
+                    viewdml::ViewRows::Insert {
+                        source: InsertSource::Query(q),
+                        ..
+                    } => query(q, f),
+                    viewdml::ViewRows::Scan { query: q, .. } => query(q, f),
+                }
+                returning(&v.returning, f);
+            }
         }
     }
 }
@@ -433,6 +480,7 @@ pub fn plan_statement(
         Plan::Insert(p) => p.returning.as_ref().map(|_| p.columns.clone()),
         Plan::Update(p) => p.returning.as_ref().map(|_| p.columns.clone()),
         Plan::Delete(p) => p.returning.as_ref().map(|_| p.columns.clone()),
+        Plan::ViewDml(p) => p.returning.as_ref().map(|_| p.columns.clone()),
     };
     let mut planned = Planned {
         plan,
@@ -468,23 +516,71 @@ fn plan_one(
 ) -> PgResult<Plan> {
     let plan = match stmt {
         ast::Statement::Query(q) => Plan::Query(Box::new(plan_query(catalog, q, params)?)),
-        ast::Statement::Insert(ins) => Plan::Insert(plan_insert(catalog, ins, params)?),
+        ast::Statement::Insert(ins) => {
+            use engine::pg_trigger::TRIGGER_TYPE_INSERT;
+            match viewdml::instead_target(catalog, &ins.table_name, TRIGGER_TYPE_INSERT)? {
+                Some(v) => Plan::ViewDml(viewdml::plan_insert(catalog, v, ins, params)?),
+                None => Plan::Insert(plan_insert(catalog, ins, params)?),
+            }
+        }
         ast::Statement::Update {
             table,
             assignments,
             from,
             selection,
             returning,
-        } => Plan::Update(plan_update(
-            catalog,
-            table,
-            from.as_ref(),
-            assignments,
-            selection.as_ref(),
-            returning.as_deref(),
-            params,
-        )?),
-        ast::Statement::Delete(d) => Plan::Delete(plan_delete(catalog, d, params)?),
+        } => match instead_scan_target(catalog, table, engine::pg_trigger::TRIGGER_TYPE_UPDATE)? {
+            Some(v) => Plan::ViewDml(viewdml::plan_scan(
+                catalog,
+                v,
+                engine::pg_trigger::TRIGGER_TYPE_UPDATE,
+                &viewdml::ScanStmt {
+                    target: table,
+                    assignments,
+                    from: from.as_slice(),
+                    selection: selection.as_ref(),
+                    returning: returning.as_deref(),
+                },
+                params,
+            )?),
+            None => Plan::Update(plan_update(
+                catalog,
+                table,
+                from.as_ref(),
+                assignments,
+                selection.as_ref(),
+                returning.as_deref(),
+                params,
+            )?),
+        },
+        ast::Statement::Delete(d) => {
+            let op = engine::pg_trigger::TRIGGER_TYPE_DELETE;
+            let from = match &d.from {
+                ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
+            };
+            let view = match from.as_slice() {
+                [t] if d.tables.is_empty() && d.limit.is_none() && d.order_by.is_empty() => {
+                    instead_scan_target(catalog, t, op)?.map(|v| (t, v))
+                }
+                _ => None,
+            };
+            match view {
+                Some((t, v)) => Plan::ViewDml(viewdml::plan_scan(
+                    catalog,
+                    v,
+                    op,
+                    &viewdml::ScanStmt {
+                        target: t,
+                        assignments: &[],
+                        from: d.using.as_deref().unwrap_or(&[]),
+                        selection: d.selection.as_ref(),
+                        returning: d.returning.as_deref(),
+                    },
+                    params,
+                )?),
+                None => Plan::Delete(plan_delete(catalog, d, params)?),
+            }
+        }
         ast::Statement::Explain {
             statement,
             analyze,
@@ -635,13 +731,6 @@ fn plan_explain(
         shared: Arc::new(StatementPlans::default()),
         columns: vec![field("QUERY PLAN".to_string(), SqlType::Text)],
     })
-}
-
-fn set_origin(f: &mut FieldDescription, t: &TableDef, col: usize) {
-    if col < t.columns.len() {
-        f.table_oid = t.oid;
-        f.column_id = (col + 1) as i16;
-    }
 }
 
 /// ORDER BY `name` where `name` is an output column (and not, more
@@ -1124,10 +1213,10 @@ pub fn choose_access(table: &TableDef, filter: &Expr) -> Access {
     }
 }
 
-fn bind_returning(
+pub(crate) fn bind_returning(
     g: &subselect::Global<'_, '_>,
     items: Option<&[ast::SelectItem]>,
-    table: &Arc<TableDef>,
+    (rel, columns): (Oid, &[engine::catalog::ColumnDef]),
     scope: &Scope,
     params: &mut ParamTypes,
 ) -> PgResult<(Option<Vec<Expr>>, Vec<FieldDescription>)> {
@@ -1139,13 +1228,14 @@ fn bind_returning(
     for item in items {
         match item {
             ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(_, _) => {
-                for (i, c) in table.columns.iter().enumerate() {
+                for (i, c) in columns.iter().enumerate() {
                     if c.dropped {
                         continue;
                     }
                     exprs.push(Expr::Column(i));
                     let mut f = field(c.name.clone(), c.ty);
-                    set_origin(&mut f, table, i);
+                    f.table_oid = rel;
+                    f.column_id = (i + 1) as i16;
                     cols.push(f);
                 }
             }
@@ -1158,7 +1248,10 @@ fn bind_returning(
                 let (expr, ty) = output_expr(b, params)?;
                 let mut f = field(name, ty);
                 if let Expr::Column(i) = &expr {
-                    set_origin(&mut f, table, *i);
+                    if *i < columns.len() {
+                        f.table_oid = rel;
+                        f.column_id = (*i + 1) as i16;
+                    }
                 }
                 exprs.push(expr);
                 cols.push(f);
@@ -1238,18 +1331,16 @@ pub fn bind_defaults(table: &TableDef, params: &mut ParamTypes) -> PgResult<Vec<
     Ok(out)
 }
 
-fn plan_insert(
+/// The target columns and rows of an INSERT into a relation with
+/// `columns` (a table's or a view's), each value coerced to its column.
+pub(crate) fn insert_source(
     catalog: &CatalogView<'_>,
+    g: &subselect::Global<'_, '_>,
     ins: &ast::Insert,
+    columns: &[engine::catalog::ColumnDef],
+    relname: &str,
     params: &mut ParamTypes,
-) -> PgResult<InsertPlan> {
-    let g = subselect::Global::new(catalog);
-    let table = dml_target(catalog, &ins.table_name, "insert into")?;
-    let alias = ins
-        .table_alias
-        .as_ref()
-        .map(ident_name)
-        .unwrap_or_else(|| table.name.clone());
+) -> PgResult<(Vec<usize>, InsertSource)> {
     // `OVERRIDING {SYSTEM | USER} VALUE`, marked in the column list.
     let mut listed: Vec<&ast::Ident> = ins.columns.iter().collect();
     let overriding = match listed.last().map(|c| c.value.as_str()) {
@@ -1263,20 +1354,22 @@ fn plan_insert(
     let system_value = overriding.as_deref() == Some(crate::parser::OVERRIDING_SYSTEM);
     let user_value = overriding.as_deref() == Some(crate::parser::OVERRIDING_USER);
     let target_cols: Vec<usize> = if listed.is_empty() {
-        table.visible_columns().collect()
+        (0..columns.len())
+            .filter(|c| !columns[*c].dropped)
+            .collect()
     } else {
         let mut v = Vec::new();
         for c in listed.iter().copied() {
             let n = ident_name(c);
-            let i = table.column_index(&n).ok_or_else(|| {
-                PgError::new(
-                    sqlstate::UNDEFINED_COLUMN,
-                    format!(
-                        "column \"{n}\" of relation \"{}\" does not exist",
-                        table.name
-                    ),
-                )
-            })?;
+            let i = columns
+                .iter()
+                .position(|c| c.name == n && !c.dropped)
+                .ok_or_else(|| {
+                    PgError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!("column \"{n}\" of relation \"{relname}\" does not exist"),
+                    )
+                })?;
             if v.contains(&i) {
                 return Err(PgError::new(
                     sqlstate::DUPLICATE_COLUMN,
@@ -1306,7 +1399,7 @@ fn plan_insert(
                     }
                     let mut out = Vec::with_capacity(row.len());
                     for (e, &c) in row.iter().zip(&target_cols) {
-                        let col = &table.columns[c];
+                        let col = &columns[c];
                         // OVERRIDING USER VALUE: identity columns take
                         // their sequence's value whatever was written.
                         if is_default_keyword(e) || (user_value && col.identity.is_some()) {
@@ -1315,7 +1408,7 @@ fn plan_insert(
                             if !system_value {
                                 refuse_always_identity(col, "insert")?;
                             }
-                            let b = bind_dml(&g, e, &scope, params)?;
+                            let b = bind_dml(g, e, &scope, params)?;
                             out.push(Some(crate::expr::coerce_assign(
                                 b, col.ty, params, &col.name,
                             )?));
@@ -1338,7 +1431,7 @@ fn plan_insert(
                     ));
                 }
                 for (f, &c) in qp.columns.iter().zip(&target_cols) {
-                    let col = &table.columns[c];
+                    let col = &columns[c];
                     if user_value && col.identity.is_some() {
                         return Err(PgError::unsupported(
                             "INSERT … SELECT with OVERRIDING USER VALUE is not supported; use VALUES",
@@ -1364,10 +1457,32 @@ fn plan_insert(
             }
         },
     };
+    Ok((target_cols, source))
+}
+
+fn plan_insert(
+    catalog: &CatalogView<'_>,
+    ins: &ast::Insert,
+    params: &mut ParamTypes,
+) -> PgResult<InsertPlan> {
+    let g = subselect::Global::new(catalog);
+    let table = dml_target(catalog, &ins.table_name, "insert into")?;
+    let alias = ins
+        .table_alias
+        .as_ref()
+        .map(ident_name)
+        .unwrap_or_else(|| table.name.clone());
+    let (target_cols, source) =
+        insert_source(catalog, &g, ins, &table.columns, &table.name, params)?;
     let defaults = bind_defaults(&table, params)?;
     let scope = table_scope(&table, &alias);
-    let (returning, columns) =
-        bind_returning(&g, ins.returning.as_deref(), &table, &scope, params)?;
+    let (returning, columns) = bind_returning(
+        &g,
+        ins.returning.as_deref(),
+        (table.oid, &table.columns),
+        &scope,
+        params,
+    )?;
     let on_conflict = match &ins.on {
         None => None,
         Some(ast::OnInsert::OnConflict(oc)) => {
@@ -1412,10 +1527,7 @@ fn plan_on_conflict(
     let arbiters: Vec<String> = match &oc.conflict_target {
         None => {
             if matches!(oc.action, ast::OnConflictAction::DoUpdate(_)) {
-                return Err(PgError::syntax(
-                    "ON CONFLICT DO UPDATE requires inference specification or constraint name",
-                )
-                .with_hint("For example, ON CONFLICT (column_name)."));
+                return Err(no_inference());
             }
             unique.iter().map(|ix| ix.spec.name.clone()).collect()
         }
@@ -1555,15 +1667,36 @@ fn plan_on_conflict(
     })
 }
 
-fn no_arbiter() -> PgError {
+/// 42601 for ON CONFLICT DO UPDATE without a conflict target.
+pub(crate) fn no_inference() -> PgError {
+    PgError::syntax("ON CONFLICT DO UPDATE requires inference specification or constraint name")
+        .with_hint("For example, ON CONFLICT (column_name).")
+}
+
+pub(crate) fn no_arbiter() -> PgError {
     PgError::new(
         sqlstate::INVALID_COLUMN_REFERENCE,
         "there is no unique or exclusion constraint matching the ON CONFLICT specification",
     )
 }
 
-fn is_default_keyword(e: &ast::Expr) -> bool {
+pub(crate) fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+}
+
+/// The view with an INSTEAD OF trigger for `op` that an UPDATE / DELETE
+/// target names, if it is one.
+fn instead_scan_target(
+    catalog: &CatalogView<'_>,
+    twj: &ast::TableWithJoins,
+    op: u16,
+) -> PgResult<Option<Arc<engine::view::ViewSpec>>> {
+    match &twj.relation {
+        ast::TableFactor::Table {
+            name, args: None, ..
+        } if twj.joins.is_empty() => viewdml::instead_target(catalog, name, op),
+        _ => Ok(None),
+    }
 }
 
 /// The table an INSERT / UPDATE / DELETE writes (`verb`: "insert into",
@@ -1695,7 +1828,8 @@ fn plan_update(
         Some(f) => choose_access(&table, f),
         None => Access::SeqScan,
     };
-    let (returning, columns) = bind_returning(&g, returning, &table, &scope, params)?;
+    let (returning, columns) =
+        bind_returning(&g, returning, (table.oid, &table.columns), &scope, params)?;
     let shared = dml_plans(g, join.as_deref())?;
     let referenced_by = catalog.referencing(table.oid);
     Ok(UpdatePlan {
@@ -1757,7 +1891,13 @@ fn plan_delete(
         Some(f) => choose_access(&table, f),
         None => Access::SeqScan,
     };
-    let (returning, columns) = bind_returning(&g, d.returning.as_deref(), &table, &scope, params)?;
+    let (returning, columns) = bind_returning(
+        &g,
+        d.returning.as_deref(),
+        (table.oid, &table.columns),
+        &scope,
+        params,
+    )?;
     let shared = dml_plans(g, join.as_deref())?;
     let referenced_by = catalog.referencing(table.oid);
     Ok(DeletePlan {

@@ -2991,7 +2991,7 @@ impl Session {
             for t in tables {
                 crate::trigger::fire_statement(
                     ec,
-                    t,
+                    engine::pg_trigger::TriggerRel::table(t),
                     engine::pg_trigger::TRIGGER_TYPE_TRUNCATE,
                     before,
                     &[],
@@ -3070,12 +3070,7 @@ impl Session {
             // Another transaction rewriting the written table (ALTER
             // COLUMN … TYPE): wait for it, then bind again. One atomic
             // load when none is.
-            let target = match &planned.plan {
-                Plan::Insert(p) => Some(&p.table),
-                Plan::Update(p) => Some(&p.table),
-                Plan::Delete(p) => Some(&p.table),
-                Plan::Query(_) => None,
-            };
+            let target = planned.plan.target_table();
             match target {
                 Some(t)
                     if crate::tablerewrite::rewriting_xid(self.xact.own().xids, t).is_some()
@@ -3127,10 +3122,9 @@ impl Session {
             }
             p => run_dml(&mut ec, &vis, p, &mut |_, row| sink.row(row)).map(|n| {
                 deferred = std::mem::take(&mut ec.ri_deferred);
-                match p {
-                    Plan::Insert(_) => format!("INSERT 0 {n}"),
-                    Plan::Update(_) => format!("UPDATE {n}"),
-                    _ => format!("DELETE {n}"),
+                match p.command() {
+                    "INSERT" => format!("INSERT 0 {n}"),
+                    c => format!("{c} {n}"),
                 }
             }),
         };

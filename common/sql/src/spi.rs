@@ -291,11 +291,7 @@ pub fn execute(
         ));
     }
     let writes = planned.writes();
-    let what = match planned.plan {
-        Plan::Insert(_) => "INSERT",
-        Plan::Update(_) => "UPDATE",
-        _ => "DELETE",
-    };
+    let what = planned.plan.command();
     if writes && mode == SnapshotMode::Caller {
         return Err(PgError::unsupported(format!(
             "{what} is not allowed in a non-volatile function"

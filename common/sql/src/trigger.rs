@@ -11,6 +11,12 @@
 //! function must be a `RETURNS trigger` function; DROP FUNCTION refuses
 //! (2BP01) while a trigger uses it.
 //!
+//! A view's triggers are part of the view's definition the same way
+//! (`ViewSpec::triggers`, changed through `crate::view::alter_view`):
+//! INSTEAD OF row triggers and statement triggers, with PostgreSQL's
+//! refusals for the rest. Firing sees a table or a view as a
+//! [`TriggerRel`].
+//!
 //! ## Firing
 //!
 //! ```text
@@ -24,6 +30,12 @@
 //!              command counter bump; the queued AFTER ROW events, in order
 //!              AFTER STATEMENT triggers
 //! ```
+//!
+//! INSERT / UPDATE / DELETE on a view with an INSTEAD OF trigger for the
+//! event (`planner::viewdml`, `executor::view_dml`) fire the view's
+//! statement triggers around the rows and [`instead_row`] for each: the
+//! function does the writing, and a NULL from it means the row was not
+//! processed.
 //!
 //! Within one event, triggers fire in name order (PostgreSQL's rule); a
 //! disabled trigger does not fire; `UPDATE OF cols` fires when the
@@ -72,8 +84,9 @@ use crate::ddl::DdlCtx;
 use crate::executor::Ectx;
 use crate::parser::trigstmt::{CreateTrigger, TrigStmt};
 use crate::parser::{lex_spans, Tok};
-use engine::catalog::TableDef;
+use engine::catalog::{ColumnDef, TableDef};
 use engine::pg_trigger::*;
+use engine::view::ViewSpec;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
@@ -100,28 +113,69 @@ pub fn execute(cx: &mut DdlCtx<'_>, stmt: &TrigStmt) -> PgResult<String> {
     Ok(stmt.tag().to_string())
 }
 
-fn table_of(cx: &DdlCtx<'_>, name: &str) -> PgResult<Arc<TableDef>> {
-    let q = crate::namespace::QualName::parse_text(name)?;
+/// What CREATE / DROP TRIGGER name: a table or a view.
+enum Owner {
+    Table(Arc<TableDef>),
+    View(Arc<ViewSpec>),
+}
+
+impl Owner {
+    fn rel(&self) -> TriggerRel<'_> {
+        match self {
+            Owner::Table(t) => TriggerRel::table(t),
+            Owner::View(v) => TriggerRel::view(v),
+        }
+    }
+    /// Gives the relation the trigger list `triggers` (a definition
+    /// change, transactional and WAL-logged like any ALTER).
+    fn set_triggers(&self, cx: &mut DdlCtx<'_>, triggers: Vec<TriggerSpec>) -> PgResult<()> {
+        match self {
+            Owner::Table(t) => {
+                let mut spec = t.spec();
+                spec.triggers = triggers;
+                crate::tablecmds::alter_definition(cx, t, spec).map(|_| ())
+            }
+            Owner::View(v) => {
+                let mut spec = (**v).clone();
+                spec.triggers = triggers;
+                crate::view::alter_view(cx, v, spec)
+            }
+        }
+    }
+}
+
+/// The table or view `name` (None: neither exists).
+fn find_owner(cx: &DdlCtx<'_>, q: &crate::namespace::QualName) -> Option<Owner> {
     let view = cx.catalog();
-    if let Some(t) = crate::namespace::find_table(&view, &q) {
-        return Ok(t);
+    if let Some(t) = crate::namespace::find_table(&view, q) {
+        return Some(Owner::Table(t));
     }
-    if crate::namespace::find_view(&view, &q).is_some() {
-        return Err(PgError::unsupported("triggers on views are not supported"));
+    crate::namespace::find_view(&view, q).map(Owner::View)
+}
+
+fn owner_of(cx: &DdlCtx<'_>, name: &str) -> PgResult<Owner> {
+    let q = crate::namespace::QualName::parse_text(name)?;
+    match find_owner(cx, &q) {
+        Some(o) => Ok(o),
+        None => crate::namespace::table(&cx.catalog(), &q).map(Owner::Table),
     }
-    crate::namespace::table(&view, &q)
+}
+
+/// PostgreSQL's `"v" is a view` with the reason as DETAIL.
+fn view_cannot(name: &str, detail: &str) -> PgError {
+    PgError::new(sqlstate::WRONG_OBJECT_TYPE, format!("\"{name}\" is a view")).with_detail(detail)
 }
 
 /// CREATE TRIGGER needs the TRIGGER privilege on the table (PostgreSQL's
 /// `pg_class_aclcheck(…, ACL_TRIGGER)`); DROP TRIGGER and ALTER TABLE …
 /// ENABLE / DISABLE TRIGGER need its ownership (`owner`, `drop`).
-fn check_table_rights(cx: &DdlCtx<'_>, table: &TableDef, owner: bool, drop: bool) -> PgResult<()> {
+fn check_table_rights(cx: &DdlCtx<'_>, oid: pgtypes::Oid, owner: bool, drop: bool) -> PgResult<()> {
     let u = crate::privileges::AclUser::of(cx.db, cx.user);
     if u.superuser {
         return Ok(());
     }
     let cv = cx.catalog();
-    let Some(rel) = crate::privileges::relation_info(&cv, table.oid) else {
+    let Some(rel) = crate::privileges::relation_info(&cv, oid) else {
         return Ok(());
     };
     if owner {
@@ -152,23 +206,62 @@ fn undefined_trigger(name: &str, table: &str) -> PgError {
 }
 
 fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
-    let table = table_of(cx, &c.table)?;
-    check_table_rights(cx, &table, false, false)?;
-    if c.constraint && c.or_replace {
-        return Err(PgError::unsupported(
-            "CREATE OR REPLACE CONSTRAINT TRIGGER is not supported",
-        ));
-    }
-    if c.timing == TRIGGER_TYPE_INSTEAD {
+    let owner = owner_of(cx, &c.table)?;
+    let table = owner.rel();
+    // PostgreSQL's checks, in its order: what the relation kind allows,
+    // the right to create, then the trigger type.
+    if table.is_view {
+        if c.timing != TRIGGER_TYPE_INSTEAD && c.row {
+            return Err(view_cannot(
+                table.name,
+                "Views cannot have row-level BEFORE or AFTER triggers.",
+            ));
+        }
+        if c.events & TRIGGER_TYPE_TRUNCATE != 0 {
+            return Err(view_cannot(
+                table.name,
+                "Views cannot have TRUNCATE triggers.",
+            ));
+        }
+    } else if c.timing == TRIGGER_TYPE_INSTEAD {
         return Err(PgError::new(
             sqlstate::WRONG_OBJECT_TYPE,
             format!("\"{}\" is a table", table.name),
         )
         .with_detail("Tables cannot have INSTEAD OF triggers."));
     }
+    check_table_rights(cx, table.oid, false, false)?;
+    if c.constraint && c.or_replace {
+        return Err(PgError::unsupported(
+            "CREATE OR REPLACE CONSTRAINT TRIGGER is not supported",
+        ));
+    }
     if c.row && c.events & TRIGGER_TYPE_TRUNCATE != 0 {
         return Err(PgError::unsupported(
             "TRUNCATE FOR EACH ROW triggers are not supported",
+        ));
+    }
+    if c.timing == TRIGGER_TYPE_INSTEAD {
+        let refuse = |msg: &str| {
+            Err(PgError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                msg.to_string(),
+            ))
+        };
+        if !c.row {
+            return refuse("INSTEAD OF triggers must be FOR EACH ROW");
+        }
+        if c.when.is_some() {
+            return refuse("INSTEAD OF triggers cannot have WHEN conditions");
+        }
+        if !c.columns.is_empty() {
+            return refuse("INSTEAD OF triggers cannot have column lists");
+        }
+    }
+    if table.is_view && (c.old_table.is_some() || c.new_table.is_some()) {
+        return Err(view_cannot(
+            table.name,
+            "Triggers on views cannot have transition tables.",
         ));
     }
     check_transition_tables(c)?;
@@ -235,7 +328,7 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
                 return Err(e);
             }
             // It must bind over the table's columns.
-            let (sql, refs) = rewrite_when(w, &table)?;
+            let (sql, refs) = rewrite_when(w, table.columns)?;
             let types: Vec<pgtypes::Oid> = refs
                 .iter()
                 .map(|(_, c)| table.columns[*c].ty.oid())
@@ -249,11 +342,11 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
         None => None,
     };
     let func = trigger_function(cx, &c.func)?;
-    let mut spec = table.spec();
+    let mut triggers = table.triggers.to_vec();
     let tgtype = c.timing | c.events | if c.row { TRIGGER_TYPE_ROW } else { 0 };
-    let existing = spec.triggers.iter().position(|t| t.name == c.name);
+    let existing = triggers.iter().position(|t| t.name == c.name);
     let oid = match existing {
-        Some(i) if c.or_replace && spec.triggers[i].constraint.is_some() => {
+        Some(i) if c.or_replace && triggers[i].constraint.is_some() => {
             return Err(PgError::new(
                 sqlstate::DUPLICATE_OBJECT,
                 format!(
@@ -262,7 +355,7 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
                 ),
             ))
         }
-        Some(i) if c.or_replace => spec.triggers[i].oid,
+        Some(i) if c.or_replace => triggers[i].oid,
         Some(_) => {
             return Err(PgError::new(
                 sqlstate::DUPLICATE_OBJECT,
@@ -292,11 +385,10 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
         }),
     };
     match existing {
-        Some(i) => spec.triggers[i] = t,
-        None => spec.triggers.push(t),
+        Some(i) => triggers[i] = t,
+        None => triggers.push(t),
     }
-    crate::tablecmds::alter_definition(cx, &table, spec)?;
-    Ok(())
+    owner.set_triggers(cx, triggers)
 }
 
 /// PostgreSQL's rules for `REFERENCING OLD / NEW TABLE AS`, in its order.
@@ -387,8 +479,8 @@ fn trigger_function(cx: &DdlCtx<'_>, name: &str) -> PgResult<pgtypes::Oid> {
 
 fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -> PgResult<()> {
     let q = crate::namespace::QualName::parse_text(table)?;
-    let t = match crate::namespace::find_table(&cx.catalog(), &q) {
-        Some(t) => t,
+    let owner = match find_owner(cx, &q) {
+        Some(o) => o,
         None if if_exists => {
             cx.notices.push(PgError::notice(
                 sqlstate::SUCCESSFUL_COMPLETION,
@@ -398,8 +490,9 @@ fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -
         }
         None => return Err(engine::catalog::undefined_table(&q.display())),
     };
-    let mut spec = t.spec();
-    let Some(i) = spec.triggers.iter().position(|x| x.name == name) else {
+    let t = owner.rel();
+    let mut triggers = t.triggers.to_vec();
+    let Some(i) = triggers.iter().position(|x| x.name == name) else {
         if if_exists {
             cx.notices.push(PgError::notice(
                 sqlstate::SUCCESSFUL_COMPLETION,
@@ -410,17 +503,35 @@ fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -
             ));
             return Ok(());
         }
-        return Err(undefined_trigger(name, &t.name));
+        return Err(undefined_trigger(name, t.name));
     };
-    check_table_rights(cx, &t, false, true)?;
-    spec.triggers.remove(i);
-    crate::tablecmds::alter_definition(cx, &t, spec)?;
-    Ok(())
+    check_table_rights(cx, t.oid, false, true)?;
+    triggers.remove(i);
+    owner.set_triggers(cx, triggers)
 }
 
 fn enable(cx: &mut DdlCtx<'_>, table: &str, enabled: u8, name: Option<&str>) -> PgResult<()> {
-    let t = table_of(cx, table)?;
-    check_table_rights(cx, &t, true, false)?;
+    let t = match owner_of(cx, table)? {
+        Owner::Table(t) => t,
+        Owner::View(v) => {
+            let action = match enabled {
+                b'D' => "DISABLE TRIGGER",
+                b'A' => "ENABLE ALWAYS TRIGGER",
+                b'R' => "ENABLE REPLICA TRIGGER",
+                _ => "ENABLE TRIGGER",
+            };
+            let all = if name.is_none() { " ALL" } else { "" };
+            return Err(PgError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!(
+                    "ALTER action {action}{all} cannot be performed on relation \"{}\"",
+                    v.name
+                ),
+            )
+            .with_detail("This operation is not supported for views."));
+        }
+    };
+    check_table_rights(cx, t.oid, true, false)?;
     let mut spec = t.spec();
     let mut found = false;
     for tg in &mut spec.triggers {
@@ -458,6 +569,14 @@ pub(crate) fn check_function_unused(
                     tg.name, t.name
                 ));
             }
+        }
+    }
+    for v in view.views() {
+        for tg in v.triggers.iter().filter(|tg| tg.func == oid) {
+            users.push(format!(
+                "trigger {} on view {} depends on function {signature}",
+                tg.name, v.name
+            ));
         }
     }
     if users.is_empty() {
@@ -499,16 +618,12 @@ fn row_refs(text: &str) -> PgResult<Vec<(bool, String, usize, usize)>> {
 
 /// `SELECT (cond)` with each `new.col` / `old.col` replaced by `$n`, and
 /// what each `$n` reads: (from NEW, column position).
-fn rewrite_when(text: &str, table: &TableDef) -> PgResult<(String, Vec<(bool, usize)>)> {
+fn rewrite_when(text: &str, columns: &[ColumnDef]) -> PgResult<(String, Vec<(bool, usize)>)> {
     let mut sql = String::from("SELECT (");
     let mut refs: Vec<(bool, usize)> = Vec::new();
     let mut last = 0;
     for (new, col, start, end) in row_refs(text)? {
-        let Some(c) = table
-            .columns
-            .iter()
-            .position(|x| !x.dropped && x.name == col)
-        else {
+        let Some(c) = columns.iter().position(|x| !x.dropped && x.name == col) else {
             return Err(PgError::new(
                 sqlstate::UNDEFINED_COLUMN,
                 format!(
@@ -535,18 +650,18 @@ fn rewrite_when(text: &str, table: &TableDef) -> PgResult<(String, Vec<(bool, us
 
 fn when_passes(
     ec: &mut Ectx<'_>,
-    table: &TableDef,
+    columns: &[ColumnDef],
     text: &str,
     old: Option<&[Value]>,
     new: Option<&[Value]>,
 ) -> PgResult<bool> {
-    let (sql, refs) = rewrite_when(text, table)?;
+    let (sql, refs) = rewrite_when(text, columns)?;
     let mut vals = Vec::with_capacity(refs.len());
     let mut types = Vec::with_capacity(refs.len());
     for (is_new, c) in refs {
         let row = if is_new { new } else { old };
         vals.push(row.and_then(|r| r.get(c)).cloned().unwrap_or(Value::Null));
-        types.push(table.columns[c].ty);
+        types.push(columns[c].ty);
     }
     let r = crate::spi::execute(
         ec,
@@ -567,12 +682,12 @@ fn when_passes(
 // ---------------------------------------------------------------------------
 
 /// What a trigger function is told (PostgreSQL's TriggerData): the
-/// trigger, its table, the event and the rows.
+/// trigger, its table or view, the event and the rows.
 pub struct TriggerData<'a> {
     /// The trigger.
     pub trigger: &'a TriggerSpec,
-    /// Its table (the version the statement writes).
-    pub table: &'a TableDef,
+    /// Its table (the version the statement writes) or view.
+    pub rel: TriggerRel<'a>,
     /// TG_WHEN: `BEFORE`, `AFTER` or `INSTEAD OF`.
     pub when: &'static str,
     /// TG_LEVEL: `ROW` or `STATEMENT`.
@@ -623,12 +738,13 @@ fn transition_frame(ec: &Ectx<'_>, td: &TriggerData<'_>) -> Vec<Transition> {
     if td.when != "AFTER" || (t.old_table.is_none() && t.new_table.is_none()) {
         return Vec::new();
     }
-    let live: Vec<usize> = (0..td.table.columns.len())
-        .filter(|c| !td.table.columns[*c].dropped)
+    let columns = td.rel.columns;
+    let live: Vec<usize> = (0..columns.len())
+        .filter(|c| !columns[*c].dropped)
         .collect();
     let cols: Vec<(String, SqlType)> = live
         .iter()
-        .map(|c| (td.table.columns[*c].name.clone(), td.table.columns[*c].ty))
+        .map(|c| (columns[*c].name.clone(), columns[*c].ty))
         .collect();
     let mut out = Vec::new();
     for (name, new) in [(&t.old_table, false), (&t.new_table, true)] {
@@ -636,7 +752,7 @@ fn transition_frame(ec: &Ectx<'_>, td: &TriggerData<'_>) -> Vec<Transition> {
         let rows: Vec<Vec<Value>> = ec
             .transition_rows
             .iter()
-            .filter(|r| r.table == td.table.oid && op_name(r.op) == td.op)
+            .filter(|r| r.table == td.rel.oid && op_name(r.op) == td.op)
             .filter_map(|r| if new { r.new.as_ref() } else { r.old.as_ref() })
             .map(|row| {
                 live.iter()
@@ -686,18 +802,31 @@ pub fn has_triggers(table: &TableDef) -> bool {
     !table.triggers.is_empty()
 }
 
-/// The enabled triggers of `table` for `op` at `timing` (BEFORE bit or 0)
-/// and `row` level, in name order; `updated` filters UPDATE OF.
-fn matching(table: &TableDef, op: u16, before: bool, row: bool, updated: &[usize]) -> Vec<usize> {
-    let mut v: Vec<usize> = table
-        .triggers
+/// When a trigger fires relative to its event.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Timing {
+    Before,
+    After,
+    Instead,
+}
+
+/// The enabled `triggers` for `op` at `timing` and `row` level, in name
+/// order; `updated` filters UPDATE OF.
+fn matching(
+    triggers: &[TriggerSpec],
+    op: u16,
+    timing: Timing,
+    row: bool,
+    updated: &[usize],
+) -> Vec<usize> {
+    let mut v: Vec<usize> = triggers
         .iter()
         .enumerate()
         .filter(|(_, t)| {
             t.is_enabled()
                 && t.on(op)
-                && t.before() == before
-                && !t.instead()
+                && t.before() == (timing == Timing::Before)
+                && t.instead() == (timing == Timing::Instead)
                 && t.row() == row
                 && (op != TRIGGER_TYPE_UPDATE
                     || t.columns.is_empty()
@@ -705,15 +834,15 @@ fn matching(table: &TableDef, op: u16, before: bool, row: bool, updated: &[usize
         })
         .map(|(i, _)| i)
         .collect();
-    v.sort_by(|a, b| table.triggers[*a].name.cmp(&table.triggers[*b].name));
+    v.sort_by(|a, b| triggers[*a].name.cmp(&triggers[*b].name));
     v
 }
 
-fn schema_of(ec: &Ectx<'_>, table: &TableDef) -> String {
+fn schema_of(ec: &Ectx<'_>, namespace: pgtypes::Oid) -> String {
     ec.db
         .catalog()
         .view(&[], ec.db.clog())
-        .schema_name(table.namespace)
+        .schema_name(namespace)
         .unwrap_or_else(|| "public".to_string())
 }
 
@@ -739,23 +868,23 @@ pub fn before_row(
     let list = if ec.skip_user_triggers {
         Vec::new()
     } else {
-        matching(table, op, true, true, updated)
+        matching(&table.triggers, op, Timing::Before, true, updated)
     };
     let mut new = new;
     if list.is_empty() {
         return Ok(new.or_else(|| old.map(|o| o.to_vec())));
     }
-    let schema = schema_of(ec, table);
+    let schema = schema_of(ec, table.namespace);
     for i in list {
         let t = &table.triggers[i];
         if let Some(w) = &t.when {
-            if !when_passes(ec, table, w, old, new.as_deref())? {
+            if !when_passes(ec, &table.columns, w, old, new.as_deref())? {
                 continue;
             }
         }
         let td = TriggerData {
             trigger: t,
-            table,
+            rel: TriggerRel::table(table),
             when: "BEFORE",
             level: "ROW",
             op: op_name(op),
@@ -767,7 +896,7 @@ pub fn before_row(
             None => return Ok(None),
             Some(mut r) => {
                 if op != TRIGGER_TYPE_DELETE {
-                    conform_returned(table, &mut r)?;
+                    conform_returned(&table.columns, &mut r)?;
                     new = Some(r);
                 }
             }
@@ -776,15 +905,53 @@ pub fn before_row(
     Ok(new.or_else(|| old.map(|o| o.to_vec())))
 }
 
-/// A row a trigger returned, as the table's types.
-fn conform_returned(table: &TableDef, row: &mut [Value]) -> PgResult<()> {
-    if row.len() != table.columns.len() {
+/// The INSTEAD OF row triggers of `view` for `op` (PostgreSQL's
+/// ExecIR{Insert,Update,Delete}Triggers), in name order: each is given
+/// the row the one before returned. The row the last returned (for
+/// DELETE: OLD), or None when one returned NULL — the row then counts as
+/// not processed.
+pub fn instead_row(
+    ec: &mut Ectx<'_>,
+    view: &ViewSpec,
+    op: u16,
+    old: Option<&[Value]>,
+    new: Option<Vec<Value>>,
+) -> PgResult<Option<Vec<Value>>> {
+    let rel = TriggerRel::view(view);
+    let mut new = new;
+    let schema = schema_of(ec, rel.namespace);
+    for i in matching(rel.triggers, op, Timing::Instead, true, &[]) {
+        let td = TriggerData {
+            trigger: &rel.triggers[i],
+            rel,
+            when: "INSTEAD OF",
+            level: "ROW",
+            op: op_name(op),
+            schema: schema.clone(),
+            new: new.clone(),
+            old: old.map(|o| o.to_vec()),
+        };
+        match call(ec, &td)? {
+            None => return Ok(None),
+            Some(mut r) if op != TRIGGER_TYPE_DELETE => {
+                conform_returned(rel.columns, &mut r)?;
+                new = Some(r);
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(new.or_else(|| old.map(|o| o.to_vec())))
+}
+
+/// A row a trigger returned, as the relation's types.
+fn conform_returned(columns: &[ColumnDef], row: &mut [Value]) -> PgResult<()> {
+    if row.len() != columns.len() {
         return Err(PgError::new(
             sqlstate::DATATYPE_MISMATCH,
             "returned row structure does not match the structure of the triggering table",
         ));
     }
-    for (v, c) in row.iter_mut().zip(&table.columns) {
+    for (v, c) in row.iter_mut().zip(columns) {
         if !v.is_null() && v.sql_type() != c.ty && !c.dropped {
             *v = pgtypes::value::cast_assign(v, c.ty)?;
         }
@@ -812,9 +979,9 @@ pub fn queue_after_row(
             new: new.map(|n| n.to_vec()),
         });
     }
-    for i in matching(table, op, false, true, updated) {
+    for i in matching(&table.triggers, op, Timing::After, true, updated) {
         if let Some(w) = &table.triggers[i].when {
-            if !when_passes(ec, table, w, old, new)? {
+            if !when_passes(ec, &table.columns, w, old, new)? {
                 continue;
             }
         }
@@ -837,11 +1004,11 @@ pub fn queue_after_row(
     Ok(())
 }
 
-/// The statement-level triggers of `table` for `op` at BEFORE (`before`)
-/// or AFTER.
+/// The statement-level triggers of `table` (a table or view) for `op` at
+/// BEFORE (`before`) or AFTER.
 pub fn fire_statement(
     ec: &mut Ectx<'_>,
-    table: &TableDef,
+    table: TriggerRel<'_>,
     op: u16,
     before: bool,
     updated: &[usize],
@@ -849,7 +1016,12 @@ pub fn fire_statement(
     if ec.skip_user_triggers {
         return Ok(());
     }
-    let list = matching(table, op, before, false, updated);
+    let timing = if before {
+        Timing::Before
+    } else {
+        Timing::After
+    };
+    let list = matching(table.triggers, op, timing, false, updated);
     if list.is_empty() {
         return Ok(());
     }
@@ -857,17 +1029,17 @@ pub fn fire_statement(
         // The statement's writes are visible to its AFTER triggers.
         ec.xact.command_counter_increment();
     }
-    let schema = schema_of(ec, table);
+    let schema = schema_of(ec, table.namespace);
     for i in list {
         let t = &table.triggers[i];
         if let Some(w) = &t.when {
-            if !when_passes(ec, table, w, None, None)? {
+            if !when_passes(ec, table.columns, w, None, None)? {
                 continue;
             }
         }
         let td = TriggerData {
             trigger: t,
-            table,
+            rel: table,
             when: if before { "BEFORE" } else { "AFTER" },
             level: "STATEMENT",
             op: op_name(op),
@@ -893,7 +1065,7 @@ pub fn fire_after_rows(ec: &mut Ectx<'_>) -> PgResult<()> {
         let s = match &schema {
             Some((ns, s)) if *ns == e.table.namespace => s.clone(),
             _ => {
-                let s = schema_of(ec, &e.table);
+                let s = schema_of(ec, e.table.namespace);
                 schema = Some((e.table.namespace, s.clone()));
                 s
             }
@@ -903,7 +1075,7 @@ pub fn fire_after_rows(ec: &mut Ectx<'_>) -> PgResult<()> {
         };
         let td = TriggerData {
             trigger: t,
-            table: &e.table,
+            rel: TriggerRel::table(&e.table),
             when: "AFTER",
             level: "ROW",
             op: op_name(e.op),
@@ -924,11 +1096,11 @@ pub fn fire_event(ec: &mut Ectx<'_>, e: &AfterEvent) -> PgResult<()> {
     };
     let td = TriggerData {
         trigger: t,
-        table: &e.table,
+        rel: TriggerRel::table(&e.table),
         when: "AFTER",
         level: "ROW",
         op: op_name(e.op),
-        schema: schema_of(ec, &e.table),
+        schema: schema_of(ec, e.table.namespace),
         new: e.new.clone(),
         old: e.old.clone(),
     };
@@ -962,6 +1134,22 @@ pub(crate) fn drop_function_triggers(
         }
         spec.triggers.retain(|tg| tg.func != oid);
         crate::tablecmds::alter_definition(cx, &t, spec)?;
+    }
+    let views = cx.catalog().views();
+    for v in views {
+        if !v.triggers.iter().any(|tg| tg.func == oid) {
+            continue;
+        }
+        for tg in v.triggers.iter().filter(|tg| tg.func == oid) {
+            out.push(format!("trigger {} on view {}", tg.name, v.name));
+        }
+        let kept = v
+            .triggers
+            .iter()
+            .filter(|tg| tg.func != oid)
+            .cloned()
+            .collect();
+        Owner::View(v).set_triggers(cx, kept)?;
     }
     Ok(out)
 }

@@ -159,13 +159,15 @@ fn replace_view(cx: &mut DdlCtx<'_>, old: &ViewSpec, mut spec: ViewSpec) -> PgRe
         }
     }
     spec.oid = old.oid;
+    // The view's triggers stay (PostgreSQL replaces only the rule).
+    spec.triggers = old.triggers.clone();
     alter_view(cx, old, spec)?;
     Ok("CREATE VIEW".into())
 }
 
-/// Gives view `old` the definition `spec` (replace or rename), marked as
-/// this transaction's until it ends.
-fn alter_view(cx: &mut DdlCtx<'_>, old: &ViewSpec, mut spec: ViewSpec) -> PgResult<()> {
+/// Gives view `old` the definition `spec` (replace, rename, its
+/// triggers), marked as this transaction's until it ends.
+pub(crate) fn alter_view(cx: &mut DdlCtx<'_>, old: &ViewSpec, mut spec: ViewSpec) -> PgResult<()> {
     let db = cx.db;
     let def = db
         .catalog()

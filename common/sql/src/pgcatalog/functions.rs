@@ -547,7 +547,8 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             Some(o) => {
                 let s = snapshot(ctx)?;
                 let pretty = matches!(args.get(1), Some(Value::Bool(true)));
-                let found = s.tables.iter().find_map(|t| {
+                let found = s.relations().into_iter().find_map(|r| {
+                    let t = r.trigger_rel()?;
                     t.triggers
                         .iter()
                         .find(|tg| tg.oid == o)

@@ -173,6 +173,14 @@ impl RelRef {
             RelRef::View(v) => v.namespace,
         }
     }
+    /// The relation a trigger may belong to (a table or a view).
+    pub fn trigger_rel(&self) -> Option<engine::pg_trigger::TriggerRel<'_>> {
+        match self {
+            RelRef::Table(t) => Some(engine::pg_trigger::TriggerRel::table(t)),
+            RelRef::View(v) => Some(engine::pg_trigger::TriggerRel::view(v)),
+            _ => None,
+        }
+    }
     /// pg_class.relkind.
     pub fn relkind(&self) -> &'static str {
         match self {
@@ -1011,6 +1019,43 @@ pub fn quote_ident(s: &str) -> String {
 
 /// OID → text for an OID alias type; the number when nothing has that OID
 /// (as PostgreSQL prints a dangling OID).
+/// regprocout / regprocedureout of a user function: its name (with
+/// `signature`, its argument types too), schema-qualified unless the
+/// search path finds it — for regproc, finds it alone by that name.
+fn user_regproc_out(snap: &CatalogSnapshot, oid: u32, signature: bool) -> Option<String> {
+    let f = snap.function(oid)?;
+    let path = snap.search_order();
+    let mut visible = path.contains(&f.namespace);
+    if !signature {
+        visible = visible
+            && proc::by_name(&f.name).is_empty()
+            && snap
+                .functions
+                .iter()
+                .filter(|g| g.spec.name == f.name && path.contains(&g.spec.namespace))
+                .count()
+                == 1;
+    }
+    let name = if signature {
+        let types: Vec<String> = f
+            .args
+            .iter()
+            .map(|a| functions::format_type(a.ty.oid(), -1))
+            .collect();
+        format!("{}({})", quote_ident(&f.name), types.join(","))
+    } else {
+        quote_ident(&f.name)
+    };
+    Some(if visible {
+        name
+    } else {
+        format!(
+            "{}.{name}",
+            quote_ident(snap.namespace_name(f.namespace).unwrap_or(""))
+        )
+    })
+}
+
 pub fn reg_out(snap: &CatalogSnapshot, kind: RegKind, oid: u32) -> String {
     if oid == 0 {
         // regoperout and regoperatorout print InvalidOid as 0.
@@ -1037,8 +1082,10 @@ pub fn reg_out(snap: &CatalogSnapshot, kind: RegKind, oid: u32) -> String {
         RegKind::Type => type_row(oid).map(|t| t.display.to_string()),
         RegKind::Namespace => snap.namespace_name(oid).map(quote_ident),
         RegKind::Role => snap.role_name(oid).map(|n| quote_ident(&n)),
-        RegKind::Proc => proc::regproc_out(oid),
-        RegKind::Procedure => proc::regprocedure_out(oid),
+        RegKind::Proc => proc::regproc_out(oid).or_else(|| user_regproc_out(snap, oid, false)),
+        RegKind::Procedure => {
+            proc::regprocedure_out(oid).or_else(|| user_regproc_out(snap, oid, true))
+        }
         RegKind::Oper => operator::regoper_out(oid),
         RegKind::Operator => operator::regoperator_out(oid),
     };

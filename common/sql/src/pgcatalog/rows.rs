@@ -178,8 +178,10 @@ pub fn pg_class(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
             ("relhasindex", bool(hasindex)),
             (
                 "relhastriggers",
-                bool(matches!(r, RelRef::Table(t)
-                    if with_triggers.contains(&t.oid) || !t.triggers.is_empty())),
+                bool(
+                    with_triggers.contains(&r.oid())
+                        || r.trigger_rel().is_some_and(|t| !t.triggers.is_empty()),
+                ),
             ),
             (
                 "relchecks",
@@ -1236,13 +1238,14 @@ pub fn pg_statio_user_tables(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     rows.out
 }
 
-/// pg_trigger: the user triggers of every table (`crate::trigger`).
+/// pg_trigger: the user triggers of every table and view
+/// (`crate::trigger`).
 pub fn pg_trigger(ec: &dyn ViewContext) -> Vec<Vec<Value>> {
     let s = snap(ec);
     let mut rows = Rows::new(defs::PG_TRIGGER);
     for r in s.relations() {
-        let RelRef::Table(t) = r else { continue };
-        for tg in &t.triggers {
+        let Some(t) = r.trigger_rel() else { continue };
+        for tg in t.triggers {
             let opt = |o: &Option<String>| o.as_deref().map_or(Value::Null, Value::text);
             let mut args = String::new();
             for a in &tg.args {

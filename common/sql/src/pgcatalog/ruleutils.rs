@@ -81,7 +81,7 @@ pub fn check_text(e: &ast::Expr, columns: &[(String, SqlType)], pretty: bool) ->
 /// string literals.
 pub fn trigger_definition(
     snap: &CatalogSnapshot,
-    table: &engine::catalog::TableDef,
+    table: engine::pg_trigger::TriggerRel<'_>,
     tg: &engine::pg_trigger::TriggerSpec,
     pretty: bool,
 ) -> String {
@@ -130,7 +130,7 @@ pub fn trigger_definition(
     let rel = if pretty {
         super::reg_out(snap, super::RegKind::Class, table.oid)
     } else {
-        format!("{schema}.{}", quote_ident(&table.name))
+        format!("{schema}.{}", quote_ident(table.name))
     };
     out.push_str(&format!(" ON {rel} "));
     if let Some(c) = &tg.constraint {

@@ -54,6 +54,9 @@ struct Exec<'c> {
     /// Where OPEN puts cursors outside a session (a session's own list
     /// otherwise, `Ectx::portals`).
     local: Portals,
+    /// A row trigger's NEW (0) and OLD (1) that the event has not: their
+    /// fields read as NULL, the whole record is NULL.
+    absent: [bool; 2],
 }
 
 /// Runs `c` with `args` (the parameters' values, already of their types):
@@ -186,6 +189,7 @@ impl<'c> Exec<'c> {
             caught: Vec::new(),
             set_rows: Vec::new(),
             local: Portals::default(),
+            absent: [false; 2],
         }
     }
 
@@ -223,9 +227,14 @@ impl<'c> Exec<'c> {
                     format!("record \"{}\" has no field \"{f}\"", self.slot_name(p.slot)),
                 )),
             },
-            (Var::Record(Some(_)), None) => Err(PgError::unsupported(
-                "a record variable as a whole value is not supported",
-            )),
+            // The whole row: its record text form (`(a,b)`), as
+            // record_out prints it.
+            (Var::Record(Some(_)), None) if self.absent.get(p.slot) == Some(&true) => {
+                Ok((Value::Null, SqlType::Record))
+            }
+            (Var::Record(Some(row)), None) => {
+                Ok((crate::fmgr::record_value(&row.vals), SqlType::Record))
+            }
         }
     }
 
@@ -1294,6 +1303,7 @@ pub fn run_trigger(
     let mut x = Exec::start(c, args);
     x.vars[0] = rec(new);
     x.vars[1] = rec(old);
+    x.absent = absent.map(|a| a && row_level);
     let flow = x.block(ec, &c.body).map_err(|e| x.with_context(e))?;
     match flow {
         // trigger_return's mark: the record in that slot.

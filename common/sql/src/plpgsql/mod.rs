@@ -137,9 +137,9 @@ pub fn call_trigger(
         Value::text(td.when),
         Value::text(td.level),
         Value::text(td.op),
-        Value::Oid(td.table.oid),
-        Value::text(&td.table.name),
-        Value::text(&td.table.name),
+        Value::Oid(td.rel.oid),
+        Value::text(td.rel.name),
+        Value::text(td.rel.name),
         Value::text(&td.schema),
         Value::Int4(i32::try_from(t.args.len()).unwrap_or(i32::MAX)),
         // TG_ARGV's subscripts start at 0, as in PostgreSQL.
@@ -149,8 +149,8 @@ pub fn call_trigger(
             items: t.args.iter().map(|a| Value::text(a)).collect(),
         })),
     ];
-    let names: Vec<String> = td.table.columns.iter().map(|c| c.name.clone()).collect();
-    let types: Vec<pgtypes::sqltype::SqlType> = td.table.columns.iter().map(|c| c.ty).collect();
+    let names: Vec<String> = td.rel.columns.iter().map(|c| c.name.clone()).collect();
+    let types: Vec<pgtypes::sqltype::SqlType> = td.rel.columns.iter().map(|c| c.ty).collect();
     exec::run_trigger(
         ec,
         &c,
