@@ -76,6 +76,9 @@ pub fn check_planned(
         }
         return Ok(());
     }
+    if planned.calls_functions {
+        check_function_schemas(cv, u, planned)?;
+    }
     use crate::planner::Plan;
     let (target, mode, written): (Option<Oid>, AclMode, Vec<usize>) = match &planned.plan {
         Plan::Query(_) => (None, 0, Vec::new()),
@@ -165,6 +168,43 @@ pub fn check_planned(
     }
     let views: Vec<Oid> = planned.reads.iter().copied().chain(target).collect();
     check_view_owners(cv, &views)
+}
+
+/// USAGE on the schema of each user function outside `public` the
+/// statement calls (PostgreSQL checks it when it looks the name up).
+fn check_function_schemas(
+    cv: &CatalogView<'_>,
+    u: &AclUser,
+    planned: &crate::planner::Planned,
+) -> PgResult<()> {
+    let mut called = Vec::new();
+    planned.for_each_expr(&mut |e| {
+        e.walk(&mut |n| {
+            if let crate::expr::Expr::Func {
+                func: crate::functions::Func::User(oid),
+                ..
+            } = n
+            {
+                called.push(*oid);
+            }
+        })
+    });
+    if called.is_empty() {
+        return Ok(());
+    }
+    for f in cv.functions() {
+        let ns = f.spec.namespace;
+        if called.contains(&f.spec.oid)
+            && ns != engine::namespace::PUBLIC_NAMESPACE
+            && crate::privileges::schema_privileges(cv, u, ns, engine::acl::ACL_USAGE) == 0
+        {
+            return Err(denied(
+                "schema",
+                &cv.schema_name(ns).unwrap_or_else(|| ns.to_string()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A view reads its relations with its owner's rights, not the caller's

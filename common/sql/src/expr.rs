@@ -2313,14 +2313,19 @@ impl Binder<'_> {
             Some(i) => ident_name(i),
             None => return Err(PgError::syntax("empty function name")),
         };
-        if f.name.0.len() == 2
-            && !matches!(ident_name(&f.name.0[0]).as_str(), "pg_catalog" | "public")
-        {
-            return Err(PgError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!("function {} does not exist", f.name),
-            ));
-        }
+        // `s.f(…)`: a built-in for pg_catalog, a user function of `s`
+        // otherwise (`crate::parse_func`).
+        let schema = match f.name.0.as_slice() {
+            [_] => None,
+            [s, _] | [_, s, _] => Some(ident_name(s)),
+            _ => {
+                return Err(PgError::syntax(format!(
+                    "improper qualified name (too many dotted names): {}",
+                    f.name
+                )))
+            }
+        };
+        let schema = schema.as_deref();
         let mut agg_order: Vec<ast::OrderByExpr> = Vec::new();
         let (args, distinct, star) = match &f.args {
             ast::FunctionArguments::None => (Vec::new(), false, false),
@@ -2349,7 +2354,7 @@ impl Binder<'_> {
                     .iter()
                     .any(|a| matches!(a, ast::FunctionArg::Named { .. }))
                 {
-                    return self.call_named(&name, &list.args);
+                    return self.call_named(schema, &name, &list.args);
                 }
                 let mut args = Vec::new();
                 let mut star = false;
@@ -2435,22 +2440,48 @@ impl Binder<'_> {
         // A type name called as a function is a cast (`date(ts)`,
         // `numeric(x)`), when no function of that name exists.
         if bound.len() == 1
+            && schema.is_none()
             && functions::resolve_function(&name, &[bound[0].ty]).is_err()
-            && crate::parse_func::resolve_user(&name, &[bound[0].ty]).is_none()
+            && crate::parse_func::resolve_user(&name, None, &[bound[0].ty]).is_none()
         {
             if let Some(to) = SqlType::from_name(&name).filter(|t| *t != SqlType::Unknown) {
                 let b = bound.pop().ok_or_else(|| PgError::internal("argument"))?;
                 return self.explicit_cast(b, to);
             }
         }
-        self.call(&name, bound)
+        self.call_in(schema, &name, bound)
     }
 
     fn call(&mut self, name: &str, args: Vec<BoundExpr>) -> PgResult<BoundExpr> {
+        self.call_in(None, name, args)
+    }
+
+    /// A call of `name` (qualified by `schema`): a built-in unless the
+    /// schema is a user's, else a user function.
+    fn call_in(
+        &mut self,
+        schema: Option<&str>,
+        name: &str,
+        args: Vec<BoundExpr>,
+    ) -> PgResult<BoundExpr> {
         let types: Vec<SqlType> = args.iter().map(|b| b.ty).collect();
-        let sig = match functions::resolve_function(name, &types) {
+        let builtin = match schema {
+            None | Some("pg_catalog") => functions::resolve_function(name, &types),
+            Some(s) => Err(crate::parse_func::undefined_routine(&format!(
+                "{}({})",
+                crate::parse_func::qualified(Some(s), name),
+                types
+                    .iter()
+                    .map(|t| t.pg_base_name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        };
+        let user_schema = schema.filter(|s| *s != "pg_catalog");
+        let sig = match builtin {
             Ok(sig) => sig,
-            Err(e) => match crate::parse_func::resolve_user(name, &types) {
+            Err(e) if schema == Some("pg_catalog") => return Err(e),
+            Err(e) => match crate::parse_func::resolve_user(name, user_schema, &types) {
                 Some(r) => {
                     let crate::parse_func::UserCall {
                         sig,
@@ -2504,7 +2535,12 @@ impl Binder<'_> {
     /// A call in named (`f(a => 1)`, `f(a := 1)`) or mixed notation: user
     /// functions only, as PostgreSQL's built-ins mostly have no parameter
     /// names.
-    fn call_named(&mut self, name: &str, list: &[ast::FunctionArg]) -> PgResult<BoundExpr> {
+    fn call_named(
+        &mut self,
+        schema: Option<&str>,
+        name: &str,
+        list: &[ast::FunctionArg],
+    ) -> PgResult<BoundExpr> {
         let mut bound = Vec::with_capacity(list.len());
         let mut names = Vec::with_capacity(list.len());
         // `f(…, VARIADIC array)`: the array is the variadic parameter.
@@ -2548,7 +2584,8 @@ impl Binder<'_> {
         }
         let types: Vec<(Option<String>, SqlType)> =
             names.into_iter().zip(bound.iter().map(|b| b.ty)).collect();
-        let (sig, order) = crate::parse_func::resolve_user_named(name, &types, variadic_at)?;
+        let (sig, order) =
+            crate::parse_func::resolve_user_named(name, schema, &types, variadic_at)?;
         let mut given: Vec<Option<BoundExpr>> = bound.into_iter().map(Some).collect();
         let mut out = Vec::with_capacity(order.len());
         for (src, t) in order.into_iter().zip(&sig.arg_types) {

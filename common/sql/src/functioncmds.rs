@@ -234,11 +234,24 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
         ));
     }
     let db = cx.db;
-    let owner = crate::privileges::AclUser::of(db, cx.user).oid;
+    let user = crate::privileges::AclUser::of(db, cx.user);
+    let owner = user.oid;
+    let namespace = {
+        let cv = cx.catalog();
+        let q = crate::namespace::QualName {
+            schema: c.schema.clone(),
+            name: c.name.clone(),
+        };
+        let ns = crate::namespace::creation_namespace(&cv, &q)?;
+        if !user.superuser {
+            crate::privileges::check_create_in(&cv, &user, ns)?;
+        }
+        ns
+    };
     let mut spec = FunctionSpec {
         oid: 0,
         name: c.name.clone(),
-        namespace: engine::namespace::PUBLIC_NAMESPACE,
+        namespace,
         owner,
         kind: if c.procedure { b'p' } else { b'f' },
         lang,
@@ -267,11 +280,11 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateFunction) -> PgResult<()> {
         }
     }
     let types = spec.arg_types();
-    let existing = db
-        .catalog()
-        .functions()
-        .into_iter()
-        .find(|f| f.spec.name == spec.name && f.spec.arg_types() == types);
+    let existing = db.catalog().functions().into_iter().find(|f| {
+        f.spec.name == spec.name
+            && f.spec.namespace == spec.namespace
+            && f.spec.arg_types() == types
+    });
     match existing {
         Some(old) if !c.or_replace => {
             let _ = old;
@@ -343,75 +356,42 @@ fn drop_one(
     item: &FuncRef,
 ) -> PgResult<()> {
     let what = if procedure { "procedure" } else { "function" };
-    let types = match &item.args {
-        Some(a) => Some(a.iter().map(|t| type_of(t)).collect::<PgResult<Vec<_>>>()?),
-        None => None,
-    };
-    let shown = match &types {
-        Some(t) => format!(
-            "{}({})",
-            item.name,
-            t.iter().map(|t| t.pg_name()).collect::<Vec<_>>().join(", ")
-        ),
-        None => item.name.clone(),
-    };
-    let candidates: Vec<_> = cx
-        .catalog()
-        .functions()
-        .into_iter()
-        .filter(|f| f.spec.name == item.name)
-        .filter(|f| types.as_ref().is_none_or(|t| f.spec.named_by_types(t)))
-        .collect();
-    let f = match candidates.as_slice() {
-        [] => {
-            if if_exists {
-                cx.notices.push(PgError::notice(
-                    sqlstate::SUCCESSFUL_COMPLETION,
-                    format!("{what} {shown} does not exist, skipping"),
-                ));
-                return Ok(());
-            }
-            return Err(match &types {
-                Some(_) => PgError::new(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!("{what} {shown} does not exist"),
-                ),
-                None => PgError::new(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!("could not find a {what} named \"{}\"", item.name),
-                ),
-            });
+    let Some(spec) = find_ref(&cx.catalog(), what, item)? else {
+        if if_exists {
+            cx.notices.push(PgError::notice(
+                sqlstate::SUCCESSFUL_COMPLETION,
+                format!("{what} {} does not exist, skipping", shown_ref(item)?),
+            ));
+            return Ok(());
         }
-        [f] => f.clone(),
-        _ => {
-            return Err(PgError::new(
-                sqlstate::AMBIGUOUS_FUNCTION,
-                format!("{what} name \"{}\" is not unique", item.name),
-            )
-            .with_hint(format!(
-                "Specify the argument list to select the {what} unambiguously."
-            )))
-        }
+        return Err(not_found(what, item)?);
     };
-    let spec = f.current_spec();
-    if (spec.kind == b'p') != procedure {
-        return Err(PgError::new(
-            sqlstate::WRONG_OBJECT_TYPE,
-            format!("{} is not a {what}", spec.signature()),
-        ));
-    }
     let u = crate::privileges::AclUser::of(cx.db, cx.user);
     if !u.superuser && !u.has_privs_of(spec.owner) {
         return Err(crate::privileges::not_owner(what, &spec.name));
     }
-    if cascade {
-        let gone = crate::trigger::drop_function_triggers(cx, spec.oid)?;
-        if !gone.is_empty() {
-            cx.notices.push(crate::ddl::cascade_notice(&gone));
-        }
+    let gone = drop_function(cx, spec, cascade)?;
+    if !gone.is_empty() {
+        cx.notices.push(crate::ddl::cascade_notice(&gone));
+    }
+    Ok(())
+}
+
+/// Drops function `spec` (DROP FUNCTION, or its schema's DROP …
+/// CASCADE): the triggers using it with `cascade` (else 2BP01 while
+/// any does), its privileges, its pg_proc row — undone at ROLLBACK.
+/// Returns the triggers that went (for the caller's NOTICE).
+pub(crate) fn drop_function(
+    cx: &mut DdlCtx<'_>,
+    spec: FunctionSpec,
+    cascade: bool,
+) -> PgResult<Vec<String>> {
+    let gone = if cascade {
+        crate::trigger::drop_function_triggers(cx, spec.oid)?
     } else {
         crate::trigger::check_function_unused(cx, spec.oid, &spec.signature())?;
-    }
+        Vec::new()
+    };
     cx.xact.assign_xid()?;
     crate::aclchk::drop_privileges(
         cx,
@@ -421,7 +401,7 @@ fn drop_one(
         .catalog()
         .apply_catalog_change(&CatalogChange::DropFunction { oid: spec.oid })?;
     cx.pending.push(PendingDdl::DropFunction(Box::new(spec)));
-    Ok(())
+    Ok(gone)
 }
 
 /// ALTER FUNCTION | PROCEDURE | ROUTINE: the changed definition replaces
@@ -451,31 +431,19 @@ fn alter(
     let mut spec = before.clone();
     match action {
         AlterFunction::Rename(new) => {
-            let types = before.arg_types();
-            let clash = cx.catalog().functions().into_iter().any(|f| {
-                f.spec.oid != before.oid
-                    && f.spec.name == *new
-                    && f.spec.namespace == before.namespace
-                    && f.spec.arg_types() == types
-            });
-            if clash {
-                let schema = cx
-                    .catalog()
-                    .schema_name(before.namespace)
-                    .unwrap_or_else(|| "public".into());
-                return Err(PgError::new(
-                    sqlstate::DUPLICATE_FUNCTION,
-                    format!(
-                        "{kind} {new}({}) already exists in schema \"{schema}\"",
-                        types
-                            .iter()
-                            .map(|t| t.pg_name())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-            }
+            check_free(cx, &before, new, before.namespace, kind)?;
             spec.name = new.clone();
+        }
+        AlterFunction::SetSchema(schema) => {
+            let cv = cx.catalog();
+            let ns = cv
+                .schema_oid(schema)
+                .ok_or_else(|| engine::catalog::undefined_schema(schema))?;
+            if !u.superuser {
+                crate::privileges::check_create_in(&cv, &u, ns)?;
+            }
+            check_free(cx, &before, &before.name, ns, kind)?;
+            spec.namespace = ns;
         }
         AlterFunction::Owner(role) => {
             let Some(r) = cx.db.catalog().role(role) else {
@@ -534,6 +502,42 @@ fn alter(
         }
     }
     Ok(())
+}
+
+/// 42723 if schema `ns` already has a function `name` with the argument
+/// types of `f` (RENAME, SET SCHEMA).
+fn check_free(
+    cx: &DdlCtx<'_>,
+    f: &FunctionSpec,
+    name: &str,
+    ns: pgtypes::Oid,
+    kind: &str,
+) -> PgResult<()> {
+    let types = f.arg_types();
+    let clash = cx.catalog().functions().into_iter().any(|g| {
+        g.spec.oid != f.oid
+            && g.spec.name == name
+            && g.spec.namespace == ns
+            && g.spec.arg_types() == types
+    });
+    if !clash {
+        return Ok(());
+    }
+    let schema = cx
+        .catalog()
+        .schema_name(ns)
+        .unwrap_or_else(|| "public".into());
+    Err(PgError::new(
+        sqlstate::DUPLICATE_FUNCTION,
+        format!(
+            "{kind} {name}({}) already exists in schema \"{schema}\"",
+            types
+                .iter()
+                .map(|t| t.pg_name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
 }
 
 /// The statement with each `SET name FROM CURRENT` replaced by the
@@ -611,34 +615,84 @@ pub(crate) fn lookup_ref(
     what: &str,
     item: &FuncRef,
 ) -> PgResult<FunctionSpec> {
-    let types = match &item.args {
-        Some(a) => Some(a.iter().map(|t| type_of(t)).collect::<PgResult<Vec<_>>>()?),
-        None => None,
+    match find_ref(cv, what, item)? {
+        Some(spec) => Ok(spec),
+        None => Err(not_found(what, item)?),
+    }
+}
+
+/// The argument types `item` lists (None: no list).
+fn ref_types(item: &FuncRef) -> PgResult<Option<Vec<SqlType>>> {
+    match &item.args {
+        Some(a) => Ok(Some(a.iter().map(|t| type_of(t)).collect::<PgResult<_>>()?)),
+        None => Ok(None),
+    }
+}
+
+/// `item` as messages show it: `[schema.]name[(types)]`.
+fn shown_ref(item: &FuncRef) -> PgResult<String> {
+    let name = crate::parse_func::qualified(item.schema.as_deref(), &item.name);
+    Ok(match ref_types(item)? {
+        Some(t) => format!(
+            "{name}({})",
+            t.iter().map(|t| t.pg_name()).collect::<Vec<_>>().join(", ")
+        ),
+        None => name,
+    })
+}
+
+/// 42883 for a reference that matches nothing.
+fn not_found(what: &str, item: &FuncRef) -> PgResult<PgError> {
+    Ok(match item.args {
+        Some(_) => PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("{what} {} does not exist", shown_ref(item)?),
+        ),
+        None => PgError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "could not find a {what} named \"{}\"",
+                crate::parse_func::qualified(item.schema.as_deref(), &item.name)
+            ),
+        ),
+    })
+}
+
+/// The function `item` names, None if none (PostgreSQL's
+/// `LookupFuncWithArgs`): in its schema when qualified (3F000 if there is
+/// no such schema), else in the first schema of the search path with a
+/// match; 42725 for a name without arguments that several share, 42809
+/// for the wrong kind.
+fn find_ref(
+    cv: &engine::catalog::CatalogView<'_>,
+    what: &str,
+    item: &FuncRef,
+) -> PgResult<Option<FunctionSpec>> {
+    let types = ref_types(item)?;
+    let schemas: Vec<pgtypes::Oid> = match &item.schema {
+        Some(s) => vec![cv
+            .schema_oid(s)
+            .ok_or_else(|| engine::catalog::undefined_schema(s))?],
+        None => cv.path().to_vec(),
     };
-    let candidates: Vec<_> = cv
+    let all: Vec<_> = cv
         .functions()
         .into_iter()
         .filter(|f| f.spec.name == item.name)
         .filter(|f| types.as_ref().is_none_or(|t| f.spec.named_by_types(t)))
         .collect();
+    let candidates: Vec<_> = schemas
+        .iter()
+        .map(|ns| {
+            all.iter()
+                .filter(|f| f.spec.namespace == *ns)
+                .collect::<Vec<_>>()
+        })
+        .find(|c| !c.is_empty())
+        .unwrap_or_default();
     let spec = match candidates.as_slice() {
         [f] => f.current_spec(),
-        [] => {
-            return Err(match &types {
-                Some(t) => PgError::new(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!(
-                        "{what} {}({}) does not exist",
-                        item.name,
-                        t.iter().map(|t| t.pg_name()).collect::<Vec<_>>().join(", ")
-                    ),
-                ),
-                None => PgError::new(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!("could not find a {what} named \"{}\"", item.name),
-                ),
-            })
-        }
+        [] => return Ok(None),
         _ => {
             return Err(PgError::new(
                 sqlstate::AMBIGUOUS_FUNCTION,
@@ -660,7 +714,7 @@ pub(crate) fn lookup_ref(
             format!("{} is not a {what}", spec.signature()),
         ));
     }
-    Ok(spec)
+    Ok(Some(spec))
 }
 
 /// PendingDdl for functions: the transaction committed.

@@ -13,6 +13,12 @@
 //! lock per plan. A call binds to `Func::User(oid)` with the parameter
 //! types to coerce to; missing trailing arguments take the parameters'
 //! DEFAULT expressions, bound in the caller's statement.
+//!
+//! Schemas (namespace.c's FuncnameGetCandidates): a qualified call
+//! `s.f(…)` considers the functions of schema `s` only; an unqualified one
+//! those of every schema on the search path, where a function hides one
+//! with the same argument types in a later schema. The path and the
+//! schemas' names are published with the list.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -33,6 +39,8 @@ thread_local! {
     static NO_INLINE: RefCell<Vec<pgtypes::Oid>> = const { RefCell::new(Vec::new()) };
     /// The functions the statement being planned on this thread sees.
     static VISIBLE: RefCell<Option<Rc<[Arc<FunctionDef>]>>> = const { RefCell::new(None) };
+    /// Its search path and (with functions to see) every schema by name.
+    static SCHEMAS: RefCell<Rc<Schemas>> = RefCell::new(Rc::new(Schemas::default()));
     /// Binding a CALL statement: procedures resolve, functions do not.
     static CALLING: Cell<bool> = const { Cell::new(false) };
     /// Binding a function call in FROM: set-returning functions resolve.
@@ -59,11 +67,11 @@ pub fn visible(oid: pgtypes::Oid) -> Option<Arc<FunctionDef>> {
 
 /// True if a visible user function named `name` is set-returning (a
 /// target list may call it: `SELECT f()`).
-pub fn is_user_srf(name: &str) -> bool {
+pub fn is_user_srf(name: &str, schema: Option<&str>) -> bool {
     VISIBLE.with(|v| {
         v.borrow()
             .as_ref()
-            .is_some_and(|l| l.iter().any(|f| f.spec.name == name && f.spec.retset))
+            .is_some_and(|l| candidates(l, name, schema).is_ok_and(|c| c.iter().any(|f| f.retset)))
     })
 }
 
@@ -92,8 +100,21 @@ pub fn with_procedures<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// The schemas a statement resolves function names in.
+#[derive(Default)]
+struct Schemas {
+    /// The search path (schema OIDs, in order).
+    path: Vec<pgtypes::Oid>,
+    /// Every schema: (name, OID).
+    names: Vec<(String, pgtypes::Oid)>,
+}
+
 /// Puts the outer lists back when planning ends (also on unwinding).
-struct Restore(Option<Rc<[Arc<FunctionDef>]>>, Vec<pgtypes::Oid>);
+struct Restore(
+    Option<Rc<[Arc<FunctionDef>]>>,
+    Vec<pgtypes::Oid>,
+    Rc<Schemas>,
+);
 
 impl Drop for Restore {
     fn drop(&mut self) {
@@ -101,6 +122,8 @@ impl Drop for Restore {
         VISIBLE.with(|v| *v.borrow_mut() = outer);
         let outer = std::mem::take(&mut self.1);
         NO_INLINE.with(|n| *n.borrow_mut() = outer);
+        let outer = std::mem::take(&mut self.2);
+        SCHEMAS.with(|s| *s.borrow_mut() = outer);
     }
 }
 
@@ -112,24 +135,41 @@ pub fn with_functions<R>(catalog: &CatalogView<'_>, f: impl FnOnce() -> R) -> R 
     // a SQL function whose list does not grant EXECUTE to PUBLIC stays a
     // call (PostgreSQL's inline_function checks the caller's right; the
     // binder does not know the caller).
+    // Nor is one outside `public`: the USAGE check on its schema
+    // (`aclchk::check_planned`) needs the call.
     let no_inline: Vec<pgtypes::Oid> = list
         .iter()
         .filter(|f| f.spec.lang == engine::pg_proc::LANG_SQL)
         .filter(|f| {
-            let key = engine::comment::CommentKey::object(engine::comment::PG_PROC, f.spec.oid);
-            catalog
-                .privileges(&key)
-                .and_then(|e| e.acl)
-                .is_some_and(|acl| {
-                    engine::acl::acl_mask(
-                        &acl,
-                        &[engine::acl::ACL_ID_PUBLIC],
-                        engine::acl::ACL_EXECUTE,
-                    ) == 0
-                })
+            f.spec.namespace != engine::namespace::PUBLIC_NAMESPACE || {
+                let key = engine::comment::CommentKey::object(engine::comment::PG_PROC, f.spec.oid);
+                catalog
+                    .privileges(&key)
+                    .and_then(|e| e.acl)
+                    .is_some_and(|acl| {
+                        engine::acl::acl_mask(
+                            &acl,
+                            &[engine::acl::ACL_ID_PUBLIC],
+                            engine::acl::ACL_EXECUTE,
+                        ) == 0
+                    })
+            }
         })
         .map(|f| f.spec.oid)
         .collect();
+    let schemas = Schemas {
+        path: catalog.path().to_vec(),
+        // Only a call of a user function needs them.
+        names: if list.is_empty() {
+            Vec::new()
+        } else {
+            engine::namespace::BUILTIN_SCHEMAS
+                .iter()
+                .map(|(oid, name, _)| (name.to_string(), *oid))
+                .chain(catalog.schemas().into_iter().map(|s| (s.name, s.oid)))
+                .collect()
+        },
+    };
     let new: Option<Rc<[Arc<FunctionDef>]>> = if list.is_empty() {
         None
     } else {
@@ -138,8 +178,44 @@ pub fn with_functions<R>(catalog: &CatalogView<'_>, f: impl FnOnce() -> R) -> R 
     let _restore = Restore(
         VISIBLE.with(|v| v.replace(new)),
         NO_INLINE.with(|n| n.replace(no_inline)),
+        SCHEMAS.with(|s| s.replace(Rc::new(schemas))),
     );
     f()
+}
+
+/// The functions called `name` a call may bind to (`schema`: its
+/// qualifier): those of that schema, or of the search path's schemas with
+/// the later of two same-signature functions hidden. Err: the qualifier
+/// names no schema.
+fn candidates<'l>(
+    list: &'l [Arc<FunctionDef>],
+    name: &str,
+    schema: Option<&str>,
+) -> PgResult<Vec<&'l FunctionSpec>> {
+    SCHEMAS.with(|sc| {
+        let sc = sc.borrow();
+        let named = list.iter().map(|f| &f.spec).filter(|f| f.name == name);
+        match schema {
+            Some(s) => {
+                let Some(ns) = sc.names.iter().find(|(n, _)| n == s).map(|x| x.1) else {
+                    return Err(engine::catalog::undefined_schema(s));
+                };
+                Ok(named.filter(|f| f.namespace == ns).collect())
+            }
+            None => {
+                let mut out: Vec<&FunctionSpec> = Vec::new();
+                for &ns in &sc.path {
+                    for f in named.clone().filter(|f| f.namespace == ns) {
+                        let types = f.arg_types();
+                        if !out.iter().any(|o| o.arg_types() == types) {
+                            out.push(f);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+    })
 }
 
 /// `text` with each name `lookup` knows (a word or quoted identifier not
@@ -350,13 +426,20 @@ pub struct UserCall {
 /// reports the built-in resolution's error). A VARIADIC function matches
 /// in expanded form, one argument or more for its variadic parameter
 /// (or none, through its DEFAULT).
-pub fn resolve_user(name: &str, args: &[SqlType]) -> Option<PgResult<UserCall>> {
+pub fn resolve_user(
+    name: &str,
+    schema: Option<&str>,
+    args: &[SqlType],
+) -> Option<PgResult<UserCall>> {
     VISIBLE.with(|v| {
         let v = v.borrow();
         let list = v.as_ref()?;
         let mut best: Vec<(&FunctionSpec, usize, Option<usize>)> = Vec::new();
-        for f in list.iter().filter(|f| f.spec.name == name) {
-            let s = &f.spec;
+        let found = match candidates(list, name, schema) {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
+        for s in found {
             let params = call_params(s);
             // Expanded VARIADIC: the parameter types each argument meets.
             if let (Some(vi), Some(elem)) = (variadic_param(s), s.variadic_elem()) {
@@ -433,45 +516,52 @@ pub enum ArgSource {
 /// matches (the array as the parameter, not expanded).
 pub fn resolve_user_named(
     name: &str,
+    schema: Option<&str>,
     args: &[(Option<String>, SqlType)],
     variadic_at: Option<usize>,
 ) -> PgResult<(FuncSig, Vec<ArgSource>)> {
-    let found = VISIBLE.with(|v| -> Option<Vec<(FunctionSpec, Vec<Option<usize>>)>> {
-        let v = v.borrow();
-        let list = v.as_ref()?;
-        let mut found = Vec::new();
-        'f: for f in list.iter().filter(|f| f.spec.name == name) {
-            let s = &f.spec;
-            let params = call_params(s);
-            if variadic_at.is_some() && variadic_param(s) != variadic_at {
-                continue;
-            }
-            // The given argument for each parameter.
-            let mut slot: Vec<Option<usize>> = vec![None; params.len()];
-            for (i, (n, t)) in args.iter().enumerate() {
-                let k = match n {
-                    None => i,
-                    Some(n) => match params.iter().position(|a| a.name == *n) {
-                        Some(k) => k,
-                        None => continue 'f,
-                    },
-                };
-                if k >= slot.len() || slot[k].is_some() || !can_coerce_implicit(*t, params[k].ty) {
-                    continue 'f;
+    let found = VISIBLE.with(
+        |v| -> PgResult<Option<Vec<(FunctionSpec, Vec<Option<usize>>)>>> {
+            let v = v.borrow();
+            let Some(list) = v.as_ref() else {
+                return Ok(None);
+            };
+            let mut found = Vec::new();
+            'f: for s in candidates(list, name, schema)? {
+                let params = call_params(s);
+                if variadic_at.is_some() && variadic_param(s) != variadic_at {
+                    continue;
                 }
-                slot[k] = Some(i);
+                // The given argument for each parameter.
+                let mut slot: Vec<Option<usize>> = vec![None; params.len()];
+                for (i, (n, t)) in args.iter().enumerate() {
+                    let k = match n {
+                        None => i,
+                        Some(n) => match params.iter().position(|a| a.name == *n) {
+                            Some(k) => k,
+                            None => continue 'f,
+                        },
+                    };
+                    if k >= slot.len()
+                        || slot[k].is_some()
+                        || !can_coerce_implicit(*t, params[k].ty)
+                    {
+                        continue 'f;
+                    }
+                    slot[k] = Some(i);
+                }
+                if slot
+                    .iter()
+                    .zip(params.iter())
+                    .any(|(g, a)| g.is_none() && a.default.is_none())
+                {
+                    continue;
+                }
+                found.push((s.clone(), slot));
             }
-            if slot
-                .iter()
-                .zip(params.iter())
-                .any(|(g, a)| g.is_none() && a.default.is_none())
-            {
-                continue;
-            }
-            found.push((s.clone(), slot));
-        }
-        Some(found)
-    });
+            Ok(Some(found))
+        },
+    )?;
     let shown = || {
         let list: Vec<String> = args
             .iter()
@@ -480,7 +570,7 @@ pub fn resolve_user_named(
                 None => t.pg_base_name().to_string(),
             })
             .collect();
-        format!("{name}({})", list.join(", "))
+        format!("{}({})", qualified(schema, name), list.join(", "))
     };
     let mut found = found.unwrap_or_default();
     if found.len() > 1 {
@@ -524,6 +614,14 @@ fn variadic_param(s: &FunctionSpec) -> Option<usize> {
         s.call_variadic_arg()
     } else {
         s.variadic_arg()
+    }
+}
+
+/// A function name as a message shows the call: `s.f` or `f`.
+pub fn qualified(schema: Option<&str>, name: &str) -> String {
+    match schema {
+        Some(s) => format!("{s}.{name}"),
+        None => name.to_string(),
     }
 }
 

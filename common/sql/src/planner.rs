@@ -832,8 +832,7 @@ pub(crate) fn target_list_srfs(
         };
         match e {
             ast::Expr::Function(f)
-                if is_target_srf(&object_name(&f.name))
-                    || crate::parse_func::is_user_srf(&object_name(&f.name)) =>
+                if is_target_srf(&object_name(&f.name)) || is_user_srf_call(&f.name) =>
             {
                 found.push(TargetSrf {
                     item: i,
@@ -1696,6 +1695,16 @@ fn instead_scan_target(
             name, args: None, ..
         } if twj.joins.is_empty() => viewdml::instead_target(catalog, name, op),
         _ => Ok(None),
+    }
+}
+
+/// True if the call `name` (maybe schema-qualified) reaches a
+/// set-returning user function.
+fn is_user_srf_call(name: &ast::ObjectName) -> bool {
+    match name.0.as_slice() {
+        [f] => crate::parse_func::is_user_srf(&ident_name(f), None),
+        [s, f] | [_, s, f] => crate::parse_func::is_user_srf(&ident_name(f), Some(&ident_name(s))),
+        _ => false,
     }
 }
 

@@ -317,6 +317,12 @@ pub fn drop_schemas(
             x == 0 || cx.xact.own().xids.binary_search(&TransactionId(x)).is_ok()
         })
         .collect();
+    let functions: Vec<_> = view
+        .functions()
+        .into_iter()
+        .filter(|f| oids.contains(&f.spec.namespace))
+        .map(|f| f.current_spec())
+        .collect();
     let mut objects: Vec<(Oid, String)> = Vec::new();
     let schema_of = |ns: Oid| {
         found
@@ -340,13 +346,34 @@ pub fn drop_schemas(
             format!("sequence {}.{}", schema_of(s.spec.namespace), s.spec.name),
         ));
     }
+    // Triggers elsewhere using the functions go too: (description, what
+    // it depends on).
+    let mut users: Vec<(String, String)> = Vec::new();
+    for f in &functions {
+        let types: Vec<String> = f.args.iter().map(|a| a.ty.pg_name()).collect();
+        // getObjectDescription calls a procedure a function too.
+        let desc = format!(
+            "function {}.{}({})",
+            schema_of(f.namespace),
+            f.name,
+            types.join(",")
+        );
+        for (rel, u) in crate::trigger::function_users(cx, f.oid) {
+            let dropped = tables.iter().any(|t| t.oid == rel) || views.iter().any(|v| v.oid == rel);
+            if !dropped {
+                users.push((u, desc.clone()));
+            }
+        }
+        objects.push((f.oid, desc));
+    }
     objects.sort_by_key(|o| o.0);
-    let described: Vec<String> = objects.into_iter().map(|o| o.1).collect();
+    let mut described: Vec<String> = objects.into_iter().map(|o| o.1).collect();
     if !described.is_empty() && !cascade {
         let first = &found[0].name;
         let detail: Vec<String> = described
             .iter()
             .map(|d| format!("{d} depends on schema {first}"))
+            .chain(users.iter().map(|(u, f)| format!("{u} depends on {f}")))
             .collect();
         return Err(PgError::new(
             sqlstate::DEPENDENT_OBJECTS_STILL_EXIST,
@@ -355,6 +382,7 @@ pub fn drop_schemas(
         .with_detail(detail.join("\n"))
         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
     }
+    described.extend(users.into_iter().map(|(u, _)| u));
     if !described.is_empty() {
         cx.notices.push(crate::ddl::cascade_notice(&described));
     }
@@ -374,6 +402,9 @@ pub fn drop_schemas(
     let pending = crate::view::drop_view_oids(cx.db, cx.xact.own().xids, &dependents);
     cx.dropping_views.extend(&dependents);
     cx.pending.extend(pending);
+    for f in functions {
+        crate::functioncmds::drop_function(cx, f, true)?;
+    }
     for t in tables {
         cx.pending.push(PendingDdl::Drop(t));
     }

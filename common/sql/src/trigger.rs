@@ -341,7 +341,7 @@ fn create(cx: &mut DdlCtx<'_>, c: &CreateTrigger) -> PgResult<()> {
         }
         None => None,
     };
-    let func = trigger_function(cx, &c.func)?;
+    let func = trigger_function(cx, c)?;
     let mut triggers = table.triggers.to_vec();
     let tgtype = c.timing | c.events | if c.row { TRIGGER_TYPE_ROW } else { 0 };
     let existing = triggers.iter().position(|t| t.name == c.name);
@@ -452,29 +452,24 @@ fn check_transition_tables(c: &CreateTrigger) -> PgResult<()> {
     Ok(())
 }
 
-/// The OID of the `RETURNS trigger` function `name()`.
-fn trigger_function(cx: &DdlCtx<'_>, name: &str) -> PgResult<pgtypes::Oid> {
-    let Some(f) = cx
-        .catalog()
-        .functions()
-        .into_iter()
-        .find(|f| f.spec.name == name && f.spec.args.is_empty() && f.spec.kind == b'f')
-    else {
-        return Err(PgError::new(
-            sqlstate::UNDEFINED_FUNCTION,
-            format!("function {name}() does not exist"),
-        ));
+/// The OID of the `RETURNS trigger` function `name()` (`schema.name()`).
+fn trigger_function(cx: &DdlCtx<'_>, c: &CreateTrigger) -> PgResult<pgtypes::Oid> {
+    let item = crate::parser::funcstmt::FuncRef {
+        schema: c.func_schema.clone(),
+        name: c.func.clone(),
+        args: Some(Vec::new()),
     };
-    if f.spec.ret != SqlType::Trigger {
+    let spec = crate::functioncmds::lookup_ref(&cx.catalog(), "function", &item)?;
+    if spec.ret != SqlType::Trigger {
         return Err(PgError::new(
             sqlstate::INVALID_OBJECT_DEFINITION,
-            format!("function {name} must return type trigger"),
+            format!("function {} must return type trigger", spec.name),
         ));
     }
     // The creator must be allowed to EXECUTE it (CreateTrigger's check;
     // the trigger then runs it whoever writes).
-    crate::fmgr::may_execute(cx.db, cx.xact.own().xids, cx.user, &f.spec)?;
-    Ok(f.spec.oid)
+    crate::fmgr::may_execute(cx.db, cx.xact.own().xids, cx.user, &spec)?;
+    Ok(spec.oid)
 }
 
 fn drop_trigger(cx: &mut DdlCtx<'_>, if_exists: bool, name: &str, table: &str) -> PgResult<()> {
@@ -553,32 +548,10 @@ pub(crate) fn check_function_unused(
     oid: pgtypes::Oid,
     signature: &str,
 ) -> PgResult<()> {
-    let view = cx.catalog();
-    let own = cx.xact.own().xids;
-    let mut users = Vec::new();
-    for t in view.catalog().tables() {
-        // Tables this transaction dropped (DROP TABLE t; DROP FUNCTION f
-        // in one block) and ones it cannot see use nothing.
-        if cx.dropping_tables.contains(&t.oid) || !t.visible_to(own, cx.db.clog()) {
-            continue;
-        }
-        for tg in &t.triggers {
-            if tg.func == oid {
-                users.push(format!(
-                    "trigger {} on table {} depends on function {signature}",
-                    tg.name, t.name
-                ));
-            }
-        }
-    }
-    for v in view.views() {
-        for tg in v.triggers.iter().filter(|tg| tg.func == oid) {
-            users.push(format!(
-                "trigger {} on view {} depends on function {signature}",
-                tg.name, v.name
-            ));
-        }
-    }
+    let users: Vec<String> = function_users(cx, oid)
+        .into_iter()
+        .map(|(_, u)| format!("{u} depends on function {signature}"))
+        .collect();
     if users.is_empty() {
         return Ok(());
     }
@@ -588,6 +561,47 @@ pub(crate) fn check_function_unused(
     )
     .with_detail(users.join("\n"))
     .with_hint("Use DROP ... CASCADE to drop the dependent objects too."))
+}
+
+/// The triggers whose function is `oid`, on the tables and views this
+/// transaction sees (and is not dropping), as PostgreSQL describes them
+/// (`trigger t on table s.x`, the relation qualified unless the search
+/// path finds it), with their relation's OID.
+pub(crate) fn function_users(cx: &DdlCtx<'_>, oid: pgtypes::Oid) -> Vec<(pgtypes::Oid, String)> {
+    let view = cx.catalog();
+    let own = cx.xact.own().xids;
+    let mut users = Vec::new();
+    for t in view.catalog().tables() {
+        // Tables this transaction dropped (DROP TABLE t; DROP FUNCTION f
+        // in one block) and ones it cannot see use nothing.
+        if cx.dropping_tables.contains(&t.oid) || !t.visible_to(own, cx.db.clog()) {
+            continue;
+        }
+        for tg in t.triggers.iter().filter(|tg| tg.func == oid) {
+            users.push((t.oid, trigger_desc(&view, tg, TriggerRel::table(&t))));
+        }
+    }
+    for v in view.views() {
+        for tg in v.triggers.iter().filter(|tg| tg.func == oid) {
+            users.push((v.oid, trigger_desc(&view, tg, TriggerRel::view(&v))));
+        }
+    }
+    users
+}
+
+/// `trigger name on table|view rel` (getObjectDescription's words).
+fn trigger_desc(
+    cv: &engine::catalog::CatalogView<'_>,
+    tg: &TriggerSpec,
+    rel: TriggerRel<'_>,
+) -> String {
+    let visible = crate::namespace::relation_visible(cv, rel.namespace, rel.name);
+    format!(
+        "trigger {} on {} {}",
+        tg.name,
+        if rel.is_view { "view" } else { "table" },
+        crate::namespace::qualified_display(cv, rel.namespace, rel.name, visible)
+    )
 }
 
 // ---------------------------------------------------------------------------
@@ -1129,8 +1143,9 @@ pub(crate) fn drop_function_triggers(
             continue;
         }
         let mut spec = t.spec();
+        let cv = cx.catalog();
         for tg in spec.triggers.iter().filter(|tg| tg.func == oid) {
-            out.push(format!("trigger {} on table {}", tg.name, t.name));
+            out.push(trigger_desc(&cv, tg, TriggerRel::table(&t)));
         }
         spec.triggers.retain(|tg| tg.func != oid);
         crate::tablecmds::alter_definition(cx, &t, spec)?;
@@ -1140,8 +1155,9 @@ pub(crate) fn drop_function_triggers(
         if !v.triggers.iter().any(|tg| tg.func == oid) {
             continue;
         }
+        let cv = cx.catalog();
         for tg in v.triggers.iter().filter(|tg| tg.func == oid) {
-            out.push(format!("trigger {} on view {}", tg.name, v.name));
+            out.push(trigger_desc(&cv, tg, TriggerRel::view(&v)));
         }
         let kept = v
             .triggers

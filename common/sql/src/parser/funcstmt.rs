@@ -57,7 +57,9 @@ pub struct CreateFunction {
     pub or_replace: bool,
     /// PROCEDURE rather than FUNCTION.
     pub procedure: bool,
-    /// The name (a schema qualification must be `public`).
+    /// The schema it is created in, when qualified.
+    pub schema: Option<String>,
+    /// The name.
     pub name: String,
     /// The parameters.
     pub args: Vec<ArgDef>,
@@ -159,6 +161,8 @@ fn quote_ident(s: &str) -> String {
 /// A function named in DROP.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FuncRef {
+    /// The schema, when qualified.
+    pub schema: Option<String>,
     /// The name.
     pub name: String,
     /// The argument types' text (None: no list given).
@@ -284,7 +288,7 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
         }
         Some("call") => {
             c.pos += 1;
-            let name = c.ident()?;
+            let name = c.relation_name()?;
             let open = c.pos;
             if !c.eat_punct('(') {
                 return Err(c.error_here());
@@ -333,6 +337,8 @@ pub enum AlterFunction {
     Rename(String),
     /// OWNER TO role.
     Owner(String),
+    /// SET SCHEMA schema.
+    SetSchema(String),
     /// Options: volatility (`i`, `s`, `v`), strictness and security,
     /// each if given, and SET / RESET clauses.
     Options {
@@ -349,8 +355,23 @@ pub enum AlterFunction {
 }
 
 /// `name [(types)]` of DROP and ALTER FUNCTION (OUT arguments left out).
+/// `name` or `schema.name`.
+fn qualified_name(c: &mut Cur<'_>) -> PgResult<(Option<String>, String)> {
+    let mut parts = vec![c.one_ident()?];
+    while c.eat_punct('.') {
+        parts.push(c.one_ident()?);
+    }
+    match parts.as_slice() {
+        [n] => Ok((None, n.clone())),
+        [s, n] => Ok((Some(s.clone()), n.clone())),
+        _ => Err(PgError::syntax(
+            "improper qualified name (too many dotted names)",
+        )),
+    }
+}
+
 pub(super) fn func_ref(c: &mut Cur<'_>) -> PgResult<FuncRef> {
-    let name = c.ident()?;
+    let (schema, name) = qualified_name(c)?;
     let args = if c.eat_punct('(') {
         let mut v = Vec::new();
         if !c.eat_punct(')') {
@@ -371,7 +392,7 @@ pub(super) fn func_ref(c: &mut Cur<'_>) -> PgResult<FuncRef> {
     } else {
         None
     };
-    Ok(FuncRef { name, args })
+    Ok(FuncRef { schema, name, args })
 }
 
 /// ALTER FUNCTION | PROCEDURE | ROUTINE f[(types)] {RENAME TO n | OWNER TO
@@ -392,6 +413,11 @@ fn alter(c: &mut Cur<'_>) -> PgResult<FuncStmt> {
     } else if c.eat_word("owner") {
         c.expect_word("to")?;
         AlterFunction::Owner(c.one_ident()?)
+    } else if c.peek_word() == Some("set") && c.peek_word_at(1) == Some("schema") {
+        c.pos += 2;
+        let schema = c.one_ident()?;
+        c.expect_end()?;
+        AlterFunction::SetSchema(schema)
     } else {
         let mut volatility = None;
         let mut strict = None;
@@ -629,25 +655,7 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateFunction> {
     if !procedure {
         c.expect_word("function")?;
     }
-    let mut parts = vec![c.one_ident()?];
-    while c.eat_punct('.') {
-        parts.push(c.one_ident()?);
-    }
-    let name = match parts.as_slice() {
-        [n] => n.clone(),
-        [s, n] if s == "public" => n.clone(),
-        [s, _] => {
-            return Err(PgError::new(
-                sqlstate::INVALID_SCHEMA_NAME,
-                format!("schema \"{s}\" does not exist"),
-            ))
-        }
-        _ => {
-            return Err(PgError::syntax(
-                "improper qualified name (too many dotted names)",
-            ))
-        }
-    };
+    let (schema, name) = qualified_name(c)?;
     if !c.eat_punct('(') {
         return Err(c.error_here());
     }
@@ -666,6 +674,7 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateFunction> {
     let mut f = CreateFunction {
         or_replace,
         procedure,
+        schema,
         name,
         args,
         returns: None,

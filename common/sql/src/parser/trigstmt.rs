@@ -40,6 +40,8 @@ pub struct CreateTrigger {
     pub initially_deferred: bool,
     /// The function (its name; no arguments of its own).
     pub func: String,
+    /// The function's schema, when qualified.
+    pub func_schema: Option<String>,
     /// The trigger's arguments, as text.
     pub args: Vec<String>,
 }
@@ -243,6 +245,7 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateTrigger> {
         deferrable: false,
         initially_deferred: false,
         func: String::new(),
+        func_schema: None,
         args: Vec::new(),
     };
     loop {
@@ -316,7 +319,11 @@ fn create(c: &mut Cur<'_>) -> PgResult<CreateTrigger> {
     if !c.eat_word("function") {
         c.expect_word("procedure")?;
     }
-    t.func = c.ident()?;
+    let mut name = c.one_ident()?;
+    if c.eat_punct('.') {
+        t.func_schema = Some(std::mem::replace(&mut name, c.one_ident()?));
+    }
+    t.func = name;
     if !c.eat_punct('(') {
         return Err(c.error_here());
     }

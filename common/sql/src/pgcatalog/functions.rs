@@ -363,7 +363,13 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         }
         CatFunc::FunctionIsVisible => match args.first().and_then(oid_arg) {
             Some(o) if super::proc::by_oid(o).is_some() => Value::Bool(true),
-            Some(o) if snapshot(ctx)?.function(o).is_some() => Value::Bool(true),
+            Some(o) => {
+                let s = snapshot(ctx)?;
+                match s.function(o) {
+                    Some(f) => Value::Bool(super::function_visible(&s, f)),
+                    None => Value::Null,
+                }
+            }
             _ => Value::Null,
         },
         CatFunc::FunctionArgDefault => {
@@ -381,7 +387,10 @@ pub fn call(f: CatFunc, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                 let snap = snapshot(ctx)?;
                 let f = oid.and_then(|o| snap.function(o));
                 return Ok(f
-                    .and_then(|f| super::proc::user_function_text(f, which))
+                    .and_then(|f| {
+                        let schema = snap.namespace_name(f.namespace).unwrap_or("public");
+                        super::proc::user_function_text(f, schema, which)
+                    })
                     .map(|t| text(&t))
                     .unwrap_or(Value::Null));
             };

@@ -941,9 +941,9 @@ pub fn reg_in(snap: &CatalogSnapshot, kind: RegKind, text: &str) -> PgResult<u32
     }
 }
 
-/// A function users created that `regproc` text (`f`) or `regprocedure`
-/// text (`f(integer, text)`) names, unqualified or in `public`; None to
-/// look among the built-ins.
+/// A function users created that `regproc` text (`f`, `s.f`) or
+/// `regprocedure` text (`f(integer, text)`) names: in its schema, or in
+/// the search path's; None to look among the built-ins.
 fn user_proc_in(snap: &CatalogSnapshot, kind: RegKind, t: &str) -> PgResult<Option<u32>> {
     let (name_text, args) = match (kind, t.find('(')) {
         (RegKind::Procedure, Some(open)) if t.ends_with(')') => {
@@ -953,9 +953,14 @@ fn user_proc_in(snap: &CatalogSnapshot, kind: RegKind, t: &str) -> PgResult<Opti
         _ => (t, None),
     };
     let (schema, name) = split_qualified(name_text.trim())?;
-    if schema.as_deref().is_some_and(|s| s != "public") {
-        return Ok(None);
-    }
+    let schemas: Vec<u32> = match schema.as_deref() {
+        Some("pg_catalog") => return Ok(None),
+        Some(s) => match snap.namespaces.iter().find(|n| n.1 == s) {
+            Some(n) => vec![n.0],
+            None => return Ok(None),
+        },
+        None => snap.search_order(),
+    };
     let types = match args {
         None => None,
         Some(a) if a.trim().is_empty() => Some(Vec::new()),
@@ -984,13 +989,19 @@ fn user_proc_in(snap: &CatalogSnapshot, kind: RegKind, t: &str) -> PgResult<Opti
             Some(v)
         }
     };
-    let found: Vec<u32> = snap
-        .functions
+    // The first schema (of the path) with a match hides the later ones.
+    let found: Vec<u32> = schemas
         .iter()
-        .filter(|f| f.spec.name == name)
-        .filter(|f| types.as_ref().is_none_or(|t| f.spec.arg_types() == *t))
-        .map(|f| f.spec.oid)
-        .collect();
+        .map(|ns| {
+            snap.functions
+                .iter()
+                .filter(|f| f.spec.name == name && f.spec.namespace == *ns)
+                .filter(|f| types.as_ref().is_none_or(|t| f.spec.arg_types() == *t))
+                .map(|f| f.spec.oid)
+                .collect::<Vec<u32>>()
+        })
+        .find(|v| !v.is_empty())
+        .unwrap_or_default();
     match found.as_slice() {
         [] => Ok(None),
         [one] => Ok(Some(*one)),
@@ -1019,13 +1030,32 @@ pub fn quote_ident(s: &str) -> String {
 
 /// OID → text for an OID alias type; the number when nothing has that OID
 /// (as PostgreSQL prints a dangling OID).
+/// FunctionIsVisible: `f`'s schema is on the search path and no earlier
+/// schema there has a function of its name and argument types.
+pub fn function_visible(snap: &CatalogSnapshot, f: &engine::pg_proc::FunctionSpec) -> bool {
+    let types = f.arg_types();
+    for ns in snap.search_order() {
+        if ns == f.namespace {
+            return true;
+        }
+        if snap
+            .functions
+            .iter()
+            .any(|g| g.spec.namespace == ns && g.spec.name == f.name && g.spec.arg_types() == types)
+        {
+            return false;
+        }
+    }
+    false
+}
+
 /// regprocout / regprocedureout of a user function: its name (with
 /// `signature`, its argument types too), schema-qualified unless the
 /// search path finds it — for regproc, finds it alone by that name.
 fn user_regproc_out(snap: &CatalogSnapshot, oid: u32, signature: bool) -> Option<String> {
     let f = snap.function(oid)?;
     let path = snap.search_order();
-    let mut visible = path.contains(&f.namespace);
+    let mut visible = function_visible(snap, f);
     if !signature {
         visible = visible
             && proc::by_name(&f.name).is_empty()

@@ -532,6 +532,7 @@ fn config_literal(name: &str, value: &str) -> String {
 /// pg_get_function_arguments and friends for a function users created.
 pub fn user_function_text(
     f: &engine::pg_proc::FunctionSpec,
+    schema: &str,
     which: super::functions::FunctionText,
 ) -> Option<String> {
     use super::functions::FunctionText as W;
@@ -593,13 +594,14 @@ pub fn user_function_text(
                 "plpgsql"
             };
             let mut s = format!(
-                "CREATE OR REPLACE {} public.{}({})\n",
+                "CREATE OR REPLACE {} {}.{}({})\n",
                 if f.kind == b'p' {
                     "PROCEDURE"
                 } else {
                     "FUNCTION"
                 },
-                f.name,
+                super::quote_ident(schema),
+                super::quote_ident(&f.name),
                 args(true)
             );
             if f.kind != b'p' {

@@ -535,6 +535,7 @@ fn read_factor(
                 let fargs: Vec<&ast::FunctionArg> = args.args.iter().collect();
                 let call = FunctionCall {
                     name: &rel,
+                    schema: call_schema(name),
                     args: &fargs,
                     ordinality: *with_ordinality,
                     target_list: false,
@@ -635,6 +636,7 @@ fn read_factor(
                 g,
                 &FunctionCall {
                     name: &object_name(name),
+                    schema: call_schema(name),
                     args: &fargs,
                     ordinality: false,
                     target_list: false,
@@ -660,6 +662,7 @@ fn read_factor(
             let fargs: Vec<&ast::FunctionArg> = fargs.iter().collect();
             let call = FunctionCall {
                 name: "unnest",
+                schema: None,
                 args: &fargs,
                 ordinality: *with_ordinality,
                 target_list: false,
@@ -678,6 +681,7 @@ fn read_factor(
                 g,
                 &FunctionCall {
                     name: &object_name(&func.name),
+                    schema: call_schema(&func.name),
                     args: &fargs,
                     ordinality: false,
                     target_list: false,
@@ -826,6 +830,9 @@ fn cte_rel(
 struct FunctionCall<'a> {
     /// Its name.
     name: &'a str,
+    /// Its schema qualifier, if any (a user schema's: only user
+    /// functions).
+    schema: Option<String>,
     /// Its arguments.
     args: &'a [&'a ast::FunctionArg],
     /// `WITH ORDINALITY`: a second column numbering the rows.
@@ -851,6 +858,14 @@ struct FunctionScan {
     lateral: Vec<(usize, Expr)>,
     /// One column standing for the whole row (a scalar function's row).
     whole_row: bool,
+}
+
+/// The schema a function call in FROM is qualified with.
+fn call_schema(n: &ast::ObjectName) -> Option<String> {
+    match n.0.as_slice() {
+        [s, _] | [_, s, _] => Some(ident_name(s)),
+        _ => None,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -911,6 +926,7 @@ fn rows_from(
         let name = object_name(&func.name);
         let call = FunctionCall {
             name: &name,
+            schema: call_schema(&func.name),
             args: &fargs,
             ordinality: false,
             target_list: true,
@@ -981,6 +997,9 @@ fn function_scan(
     if let Some(scan) = user_function_scan(call, alias, params, &mut hook, &outer)? {
         return Ok(scan);
     }
+    if call.schema.as_deref().is_some_and(|s| s != "pg_catalog") {
+        return Err(PgError::internal("a qualified call bound no user function"));
+    }
     let (kind, ty) = super::bind_series(name, args, params, &mut |e, params| {
         bind_expr_hooked(e, &Scope::new(), params, None, &mut hook)
     })?;
@@ -1035,11 +1054,21 @@ fn user_function_scan(
     outer: &Outer<'_>,
 ) -> PgResult<Option<FunctionScan>> {
     let name = call.name;
-    if crate::functions::SERIES_FUNCTIONS.contains(&name) || name == "generate_subscripts" {
+    let qualified = call.schema.as_deref().filter(|s| *s != "pg_catalog");
+    if qualified.is_none()
+        && (crate::functions::SERIES_FUNCTIONS.contains(&name) || name == "generate_subscripts")
+    {
         return Ok(None);
     }
+    let fname = match qualified {
+        Some(s) => vec![
+            ast::Ident::with_quote('"', s),
+            ast::Ident::with_quote('"', name),
+        ],
+        None => vec![ast::Ident::new(name)],
+    };
     let expr = ast::Expr::Function(ast::Function {
-        name: ast::ObjectName(vec![ast::Ident::new(name)]),
+        name: ast::ObjectName(fname),
         parameters: ast::FunctionArguments::None,
         args: ast::FunctionArguments::List(ast::FunctionArgumentList {
             duplicate_treatment: None,
@@ -1058,7 +1087,11 @@ fn user_function_scan(
         Ok(b) => b,
         // Not a function at all: the built-in paths report it (a CALL
         // names only procedures: its error as it is).
-        Err(e) if e.code == sqlstate::UNDEFINED_FUNCTION && !crate::parse_func::calling() => {
+        Err(e)
+            if e.code == sqlstate::UNDEFINED_FUNCTION
+                && !crate::parse_func::calling()
+                && qualified.is_none() =>
+        {
             return Ok(None)
         }
         Err(e) => return Err(e),
