@@ -67,6 +67,48 @@ fn psql_login(
     )
 }
 
+/// A login through psycopg 3 (Python): `Ok(session_user)`, `Err(the
+/// error's text)`, or None when python3 has no psycopg (.ci/run
+/// installs it).
+fn psycopg_login(node: &Node, user: &str, password: &str) -> Option<Result<String, String>> {
+    const SCRIPT: &str = r#"
+import sys
+try:
+    import psycopg
+except ImportError:
+    sys.exit(3)
+host, port, user, password = sys.argv[1:5]
+try:
+    with psycopg.connect(host=host, port=port, user=user, password=password,
+                         dbname="postgres", sslmode="disable") as c:
+        print(c.execute("SELECT session_user").fetchone()[0])
+except psycopg.Error as e:
+    # A failed connection carries libpq's text, not a SQLSTATE.
+    print(str(e).replace("\n", " "))
+    sys.exit(1)
+"#;
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            SCRIPT,
+            node.host(),
+            &node.port().to_string(),
+            user,
+            password,
+        ])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    match out.status.code() {
+        Some(0) => Some(Ok(text)),
+        Some(3) => None,
+        _ => Some(Err(format!(
+            "{text} {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))),
+    }
+}
+
 fn write_hba(node: &Node, text: &str) {
     std::fs::write(node.data_dir().join("pg_hba.conf"), text).expect("write pg_hba.conf");
 }
@@ -124,7 +166,7 @@ fn roles_passwords_and_hba() {
         ("42704", "role \"nobody\" does not exist")
     );
 
-    // 3. SCRAM with tokio-postgres and with psql (libpq).
+    // 3. SCRAM with tokio-postgres, psql (libpq) and psycopg.
     assert_eq!(
         login(&primary, "alice", "alice-pw").unwrap(),
         "alice",
@@ -141,6 +183,20 @@ fn roles_passwords_and_hba() {
         (0, "alice"),
         "psql scram login: {err}"
     );
+    match psycopg_login(&primary, "alice", "alice-pw") {
+        Some(r) => {
+            assert_eq!(r, Ok("alice".to_string()), "psycopg scram login");
+            let bad = psycopg_login(&primary, "alice", "wrong");
+            assert!(
+                matches!(&bad, Some(Err(e))
+                    if e.contains("FATAL:  password authentication failed for user \"alice\"")),
+                "psycopg: a wrong password is 28P01: {bad:?}"
+            );
+        }
+        None => eprintln!(
+            "038_auth: psycopg part skipped: python3 has no psycopg (.ci/run installs it)"
+        ),
+    }
 
     // 4. Wrong password and unknown user: the same 28P01 message.
     let e = login(&primary, "alice", "nope").unwrap_err();

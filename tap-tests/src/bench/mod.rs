@@ -64,6 +64,7 @@ pub mod ssi;
 pub mod svg;
 pub mod sysinfo;
 pub mod target;
+pub mod tls;
 pub mod workloads;
 
 use std::path::PathBuf;
@@ -88,6 +89,9 @@ pub struct Settings {
     /// Data checksums (`--data-checksums`): hotpair's `data_checksums =
     /// on` when its data directory is created, PostgreSQL's `initdb -k`.
     pub data_checksums: bool,
+    /// The directory of the TLS certificate both serve (`tls`); None:
+    /// no TLS.
+    pub tls: Option<PathBuf>,
 }
 
 impl Settings {
@@ -112,10 +116,19 @@ impl Settings {
     /// it also asks for them (read when the data directory is created).
     pub fn hotpair_conf_lines(&self) -> String {
         let mut s = self.conf_lines();
+        s.push_str(&self.tls_lines(false));
         if self.data_checksums {
             s.push_str("data_checksums = on\n");
         }
         s
+    }
+
+    /// The lines that serve TLS (`pg`: PostgreSQL's, else hotpair's).
+    pub fn tls_lines(&self, pg: bool) -> String {
+        self.tls
+            .as_deref()
+            .map(|d| tls::conf_lines(d, pg))
+            .unwrap_or_default()
     }
 }
 
@@ -169,6 +182,8 @@ pub struct RunConfig {
     /// Refuse to open more idle connections when MemAvailable falls below
     /// this many MiB (the machine is shared).
     pub min_mem_available_mib: u64,
+    /// Where [`tls::write_files`] put the certificate (None: no TLS).
+    pub tls: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -198,6 +213,7 @@ impl RunConfig {
                 work_dir,
                 script_dir,
                 min_mem_available_mib: 3072,
+                tls: None,
             }
         } else {
             RunConfig {
@@ -222,6 +238,7 @@ impl RunConfig {
                 work_dir,
                 script_dir,
                 min_mem_available_mib: 3072,
+                tls: None,
             }
         }
     }
@@ -243,6 +260,7 @@ impl RunConfig {
             max_prepared_transactions: 100,
             standby: true,
             data_checksums: false,
+            tls: self.tls.clone(),
         }
     }
 

@@ -146,9 +146,10 @@ impl PgPair {
                 .args(settings.data_checksums.then_some("-k")),
         )?;
         let conf = format!(
-            "\n# Added by hotpair bench\n{}{}",
+            "\n# Added by hotpair bench\n{}{}{}",
             where_to_listen(pair.primary.port),
-            settings.conf_lines()
+            settings.conf_lines(),
+            settings.tls_lines(true)
         );
         append(&pair.primary.data_dir.join("postgresql.conf"), &conf)?;
         // initdb trusts 127.0.0.1 only; the many-sessions workload connects
@@ -581,6 +582,7 @@ pub fn try_start_reference(
         max_prepared_transactions: 0,
         standby: false,
         data_checksums: false,
+        tls: None,
     };
     let pair = PgPair::start(bindir, work.path(), &settings)
         .map_err(|e| format!("could not start PostgreSQL 15: {e}"))?;

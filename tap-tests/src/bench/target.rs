@@ -129,7 +129,11 @@ pub fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 pub fn start_hotpair_standby(primary: &Node, settings: &Settings) -> Result<Node, String> {
     guarded(|| {
         let n = Node::standby_of(primary, "hotpair_standby");
-        n.append_conf(&format!("# bench settings\n{}", settings.conf_lines()));
+        n.append_conf(&format!(
+            "# bench settings\n{}{}",
+            settings.conf_lines(),
+            settings.tls_lines(false)
+        ));
         n.restart();
         n
     })

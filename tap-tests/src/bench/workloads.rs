@@ -948,8 +948,33 @@ pub fn connect(ctx: &mut Ctx) -> Vec<Table> {
     .with_cpu(&[0, 1]);
     let label = "-C SELECT 1 c=8";
     let scram = "-C SELECT 1 c=8, SCRAM-SHA-256";
+    let tls = "-C SELECT 1 c=8, TLS";
+    let scram_tls = "-C SELECT 1 c=8, SCRAM-SHA-256 over TLS";
     table.row(label, 8.0);
     table.row(scram, 8.0);
+    let with_tls = ctx.cfg.tls.is_some();
+    if with_tls {
+        table.row(tls, 8.0);
+        table.row(scram_tls, 8.0);
+    }
+    // Select-only over TLS beside the same in plain TCP.
+    let mut select = Table::new(
+        "tls_select",
+        "select-only over TLS: pgbench -S -M prepared, scale as the select workload",
+        "tps",
+        "clients",
+        &["hotpair", "PostgreSQL"],
+        Chart::Bars,
+    )
+    .ratio(0, 1, "hp/PG")
+    .with_cpu(&[0, 1]);
+    const SELECT_CLIENTS: [u32; 2] = [2, 32];
+    for c in SELECT_CLIENTS {
+        select.row(&format!("{c} plain"), c as f64);
+        if with_tls {
+            select.row(&format!("{c} TLS"), c as f64);
+        }
+    }
     let mut errors = Vec::new();
     for_each_target(
         ctx,
@@ -970,21 +995,57 @@ pub fn connect(ctx: &mut Ctx) -> Vec<Table> {
             with_user.extend(["-U".to_string(), SCRAM_ROLE.to_string()]);
             std::env::set_var("PGPASSWORD", SCRAM_PASSWORD);
             let r = ctx.point_summary(&ep, 8, &with_user);
-            std::env::remove_var("PGPASSWORD");
             table.set_point(scram, 8.0, t, &r);
+            if with_tls {
+                let r = over_tls(|| ctx.point_summary(&ep, 8, &args));
+                table.set_point(tls, 8.0, t, &r);
+                let r = over_tls(|| ctx.point_summary(&ep, 8, &with_user));
+                table.set_point(scram_tls, 8.0, t, &r);
+            }
+            std::env::remove_var("PGPASSWORD");
+            ctx.ensure_initialized(t)?;
+            let sel = ["-S".to_string(), "-M".into(), "prepared".into()];
+            for c in SELECT_CLIENTS {
+                let r = ctx.point_summary(&ep, c, &sel);
+                select.set_point(&format!("{c} plain"), c as f64, t, &r);
+                if with_tls {
+                    let r = over_tls(|| ctx.point_summary(&ep, c, &sel));
+                    select.set_point(&format!("{c} TLS"), c as f64, t, &r);
+                }
+            }
             Ok(())
         },
         |t, e, skip| errors.push((t, e, skip)),
     );
     for (t, e, skip) in errors {
         fill(&mut table, &[t], &e, skip);
+        fill(&mut select, &[t], &e, skip);
     }
     table.note("tps including connection time (a connection per transaction)");
+    if with_tls {
+        table.note(TLS_NOTE);
+        select.note(TLS_NOTE);
+    }
+    select.note(CPU_NOTE);
     table.note(format!(
         "SCRAM-SHA-256: role {SCRAM_ROLE}, its verifier made by each system at its default scram_iterations (4096), pg_hba.conf line `host all {SCRAM_ROLE} 127.0.0.0/8 scram-sha-256` first"
     ));
     table.note(CPU_NOTE);
-    vec![table]
+    vec![table, select]
+}
+
+const TLS_NOTE: &str = "TLS: both servers `ssl = on` with the same self-signed ECDSA P-256 certificate (rcgen); pgbench with PGSSLMODE=require (TLS 1.3), PGSSLMODE=disable otherwise";
+
+/// Runs `f` with pgbench connecting over TLS (`PGSSLMODE=require`).
+fn over_tls<T>(f: impl FnOnce() -> T) -> T {
+    let old = std::env::var_os("PGSSLMODE");
+    std::env::set_var("PGSSLMODE", "require");
+    let r = f();
+    match old {
+        Some(v) => std::env::set_var("PGSSLMODE", v),
+        None => std::env::remove_var("PGSSLMODE"),
+    }
+    r
 }
 
 /// The role the `connect` workload logs in as with a password; both

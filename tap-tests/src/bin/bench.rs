@@ -240,6 +240,16 @@ fn main() -> ExitCode {
     std::env::remove_var("HOTPAIR_TAP_POSTGRES_BINDIR");
 
     let mut cfg = RunConfig::new(args.quick, work_path.clone());
+    // Both systems serve TLS (`ssl = on`); runs connect in plain TCP
+    // unless a workload asks for TLS (or the caller set PGSSLMODE).
+    let tls_dir = work_path.join("tls");
+    match tap_tests::bench::tls::write_files(&tls_dir) {
+        Ok(()) => cfg.tls = Some(tls_dir),
+        Err(e) => eprintln!("bench: no TLS ({e})"),
+    }
+    if std::env::var_os("PGSSLMODE").is_none() {
+        std::env::set_var("PGSSLMODE", "disable");
+    }
     if let Some(d) = args.duration {
         cfg.duration = d.max(1);
     }

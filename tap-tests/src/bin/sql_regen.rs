@@ -67,6 +67,7 @@ fn main() -> ExitCode {
         max_prepared_transactions: 0,
         standby: true,
         data_checksums: false,
+        tls: None,
     };
     let mut pair = match pg::PgPair::start(&bindir, work.path(), &settings) {
         Ok(p) => p,
