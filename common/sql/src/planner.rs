@@ -1260,6 +1260,22 @@ pub(crate) fn bind_returning(
     Ok((Some(exprs), cols))
 }
 
+/// The statement plans an INSERT runs with (those of VALUES and
+/// RETURNING); with a query as the source, RETURNING may not have
+/// subqueries.
+pub(crate) fn insert_plans(
+    g: subselect::Global<'_, '_>,
+    source: &InsertSource,
+) -> PgResult<Arc<StatementPlans>> {
+    let shared = Arc::new(g.into_plans());
+    if matches!(source, InsertSource::Query(_)) && shared.needs_state() {
+        return Err(PgError::unsupported(
+            "subqueries in RETURNING of INSERT … SELECT are not supported",
+        ));
+    }
+    Ok(shared)
+}
+
 /// The statement plans an UPDATE / DELETE runs with: the join's when it
 /// has FROM / USING items (then the rest may not have subqueries).
 fn dml_plans(
@@ -1489,12 +1505,7 @@ fn plan_insert(
         }
         Some(_) => return Err(PgError::syntax("syntax error at or near \"DUPLICATE\"")),
     };
-    let shared = Arc::new(g.into_plans());
-    if matches!(source, InsertSource::Query(_)) && shared.needs_state() {
-        return Err(PgError::unsupported(
-            "subqueries in RETURNING of INSERT … SELECT are not supported",
-        ));
-    }
+    let shared = insert_plans(g, &source)?;
     Ok(InsertPlan {
         table,
         target_cols,

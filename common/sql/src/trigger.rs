@@ -879,49 +879,22 @@ pub fn before_row(
     new: Option<Vec<Value>>,
     updated: &[usize],
 ) -> PgResult<Option<Vec<Value>>> {
-    let list = if ec.skip_user_triggers {
-        Vec::new()
-    } else {
-        matching(&table.triggers, op, Timing::Before, true, updated)
-    };
-    let mut new = new;
-    if list.is_empty() {
+    if ec.skip_user_triggers {
         return Ok(new.or_else(|| old.map(|o| o.to_vec())));
     }
-    let schema = schema_of(ec, table.namespace);
-    for i in list {
-        let t = &table.triggers[i];
-        if let Some(w) = &t.when {
-            if !when_passes(ec, &table.columns, w, old, new.as_deref())? {
-                continue;
-            }
-        }
-        let td = TriggerData {
-            trigger: t,
-            rel: TriggerRel::table(table),
-            when: "BEFORE",
-            level: "ROW",
-            op: op_name(op),
-            schema: schema.clone(),
-            new: new.clone(),
-            old: old.map(|o| o.to_vec()),
-        };
-        match call(ec, &td)? {
-            None => return Ok(None),
-            Some(mut r) => {
-                if op != TRIGGER_TYPE_DELETE {
-                    conform_returned(&table.columns, &mut r)?;
-                    new = Some(r);
-                }
-            }
-        }
-    }
-    Ok(new.or_else(|| old.map(|o| o.to_vec())))
+    row_chain(
+        ec,
+        TriggerRel::table(table),
+        Timing::Before,
+        op,
+        old,
+        new,
+        updated,
+    )
 }
 
 /// The INSTEAD OF row triggers of `view` for `op` (PostgreSQL's
-/// ExecIR{Insert,Update,Delete}Triggers), in name order: each is given
-/// the row the one before returned. The row the last returned (for
+/// ExecIR{Insert,Update,Delete}Triggers): the row the last returned (for
 /// DELETE: OLD), or None when one returned NULL — the row then counts as
 /// not processed.
 pub fn instead_row(
@@ -931,14 +904,51 @@ pub fn instead_row(
     old: Option<&[Value]>,
     new: Option<Vec<Value>>,
 ) -> PgResult<Option<Vec<Value>>> {
-    let rel = TriggerRel::view(view);
+    row_chain(
+        ec,
+        TriggerRel::view(view),
+        Timing::Instead,
+        op,
+        old,
+        new,
+        &[],
+    )
+}
+
+/// Fires `rel`'s row triggers at `timing` (BEFORE or INSTEAD OF) for
+/// `op` in name order, each given the row the one before returned (WHEN
+/// checked first): that row at the end (DELETE: OLD), None as soon as one
+/// returns NULL.
+fn row_chain(
+    ec: &mut Ectx<'_>,
+    rel: TriggerRel<'_>,
+    timing: Timing,
+    op: u16,
+    old: Option<&[Value]>,
+    new: Option<Vec<Value>>,
+    updated: &[usize],
+) -> PgResult<Option<Vec<Value>>> {
+    let list = matching(rel.triggers, op, timing, true, updated);
     let mut new = new;
+    if list.is_empty() {
+        return Ok(new.or_else(|| old.map(|o| o.to_vec())));
+    }
     let schema = schema_of(ec, rel.namespace);
-    for i in matching(rel.triggers, op, Timing::Instead, true, &[]) {
+    for i in list {
+        let t = &rel.triggers[i];
+        if let Some(w) = &t.when {
+            if !when_passes(ec, rel.columns, w, old, new.as_deref())? {
+                continue;
+            }
+        }
         let td = TriggerData {
-            trigger: &rel.triggers[i],
+            trigger: t,
             rel,
-            when: "INSTEAD OF",
+            when: if timing == Timing::Instead {
+                "INSTEAD OF"
+            } else {
+                "BEFORE"
+            },
             level: "ROW",
             op: op_name(op),
             schema: schema.clone(),

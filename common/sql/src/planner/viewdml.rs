@@ -157,12 +157,7 @@ pub(super) fn plan_insert(
         .map(ident_name)
         .unwrap_or_else(|| view.name.clone());
     let (returning, columns) = returning(&g, &view, &alias, ins.returning.as_deref(), params)?;
-    let shared = Arc::new(g.into_plans());
-    if matches!(source, InsertSource::Query(_)) && shared.needs_state() {
-        return Err(PgError::unsupported(
-            "subqueries in RETURNING of INSERT … SELECT are not supported",
-        ));
-    }
+    let shared = super::insert_plans(g, &source)?;
     Ok(ViewDmlPlan {
         view,
         op: TRIGGER_TYPE_INSERT,
