@@ -40,6 +40,7 @@
 pub mod commentstmt;
 pub mod cursorstmt;
 pub mod dbstmt;
+pub mod errpos;
 pub mod funcstmt;
 pub mod grantstmt;
 pub mod normalize;
@@ -1714,12 +1715,106 @@ fn parse_with_sqlparser(sql: &str) -> PgResult<Stmt> {
             fix_is_precedence(e);
             std::ops::ControlFlow::<()>::Continue(())
         });
+        if let Some(op) = chained_comparison(st) {
+            let e = PgError::syntax(format!("syntax error at or near \"{op}\""));
+            return Err(match chained_comparison_position(sql) {
+                Some(b) => e.with_position(char_position(sql, b)),
+                None => e,
+            });
+        }
     }
     match stmts.len() {
         0 => Ok(Stmt::Empty),
         1 => Ok(Stmt::Sql(Box::new(stmts.remove(0)))),
         _ => Err(PgError::syntax("cannot parse several statements here")),
     }
+}
+
+fn is_comparison(op: &sqlparser::ast::BinaryOperator) -> bool {
+    use sqlparser::ast::BinaryOperator as B;
+    matches!(op, B::Lt | B::Gt | B::LtEq | B::GtEq | B::Eq | B::NotEq)
+}
+
+/// The operator of a comparison whose left operand is an unparenthesised
+/// comparison (`1 < 2 = true`): sqlparser chains them left to right,
+/// PostgreSQL's grammar makes them non-associative — a syntax error at
+/// the second operator.
+fn chained_comparison(st: &sqlparser::ast::Statement) -> Option<String> {
+    use sqlparser::ast::Expr;
+    let mut found = None;
+    let _ = sqlparser::ast::visit_expressions(st, |e| {
+        if let Expr::BinaryOp { left, op, .. } = e {
+            if is_comparison(op)
+                && matches!(left.as_ref(), Expr::BinaryOp { op: l, .. } if is_comparison(l))
+            {
+                found = Some(op.to_string());
+                return std::ops::ControlFlow::Break(());
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    found
+}
+
+/// The byte offset of the second of two comparison operators in a row at
+/// one nesting level (what [`chained_comparison`] found).
+fn chained_comparison_position(sql: &str) -> Option<usize> {
+    let toks = lex(sql).ok()?;
+    let op_char = |t: &Token| matches!(t.tok, Tok::Punct('<' | '>' | '=' | '!'));
+    // Per nesting depth: whether a comparison was seen since the last
+    // boundary (a comma, a keyword that starts another operand).
+    let mut seen: Vec<bool> = vec![false];
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        match &t.tok {
+            Tok::Punct('(') => seen.push(false),
+            Tok::Punct(')') => {
+                seen.pop();
+                if seen.is_empty() {
+                    seen.push(false);
+                }
+            }
+            Tok::Punct(',' | ';') => *seen.last_mut()? = false,
+            Tok::Word(w)
+                if matches!(
+                    w.as_str(),
+                    "and"
+                        | "or"
+                        | "not"
+                        | "when"
+                        | "then"
+                        | "else"
+                        | "case"
+                        | "end"
+                        | "where"
+                        | "on"
+                        | "having"
+                        | "select"
+                        | "from"
+                        | "set"
+                        | "between"
+                        | "returning"
+                ) =>
+            {
+                *seen.last_mut()? = false
+            }
+            _ if op_char(t) => {
+                let start = t.start;
+                while toks.get(i + 1).is_some_and(op_char) && toks[i + 1].start == toks[i].end {
+                    i += 1;
+                }
+                let level = seen.last_mut()?;
+                if *level {
+                    return Some(start);
+                }
+                *level = true;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// sqlparser 0.52 parses the right operand of `IS [NOT] DISTINCT FROM`

@@ -918,7 +918,7 @@ impl Session {
                         p.param_types.clone(),
                         Some(Arc::new(p)),
                     ),
-                    Err(e) if raise => return Err(e),
+                    Err(e) if raise => return Err(self.locate_error(e, &parsed.text)),
                     Err(_) => (OnceLock::new(), fixed(oids), None),
                 }
             }
@@ -1566,6 +1566,16 @@ impl Session {
         if !suppressed {
             sink.notice(n);
         }
+    }
+
+    /// PostgreSQL's error position for an error from binding `sql`
+    /// (`parser::errpos`).
+    fn locate_error(&self, e: PgError, sql: &str) -> PgError {
+        let cv = self.catalog_view();
+        crate::parser::errpos::locate(e, sql, &|name| {
+            let q = crate::namespace::QualName::parse_text(name).ok()?;
+            crate::namespace::find_table(&cv, &q).map(|t| t.visible_columns().count())
+        })
     }
 
     fn check_writable(&self, what: &str) -> PgResult<()> {
@@ -3064,7 +3074,7 @@ impl Session {
                         rebind = true;
                         continue;
                     }
-                    return Err(e);
+                    return Err(self.locate_error(e, &stmt.parsed.text));
                 }
             };
             // Another transaction rewriting the written table (ALTER
