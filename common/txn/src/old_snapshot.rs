@@ -351,7 +351,9 @@ impl OldSnapshot {
         page_lsn: Lsn,
         subtrans: &SubTrans,
     ) -> PgResult<()> {
-        if self.enabled() {
+        // On, the common answer — the page did not change since the
+        // snapshot — is one more comparison here, not a call.
+        if self.enabled() && page_lsn > snap.lsn {
             return self.test_slow(snap, (rel, block), Some(page_lsn), subtrans);
         }
         Ok(())
@@ -361,7 +363,8 @@ impl OldSnapshot {
     /// versions, so the relation-wide record stands for the index page.
     #[inline(always)]
     pub fn test_relation(&self, snap: &Snapshot, rel: u32, subtrans: &SubTrans) -> PgResult<()> {
-        if self.enabled() {
+        // On, nothing to look up until an early prune recorded something.
+        if self.enabled() && self.early_count.load(RELAXED) != 0 {
             return self.test_slow(snap, (rel, INDEX_BLOCK), None, subtrans);
         }
         Ok(())
