@@ -107,21 +107,8 @@ const NOT_IMMUTABLE: &[&str] = &[
     "version",
 ];
 
-/// Aggregates (not allowed in an index expression or predicate).
-const AGGREGATES: &[&str] = &[
-    "count",
-    "sum",
-    "avg",
-    "min",
-    "max",
-    "string_agg",
-    "array_agg",
-    "bool_and",
-    "bool_or",
-    "every",
-    "json_agg",
-    "jsonb_agg",
-];
+// Aggregates are not allowed in an index expression or predicate.
+use crate::parser::errpos::AGGREGATES;
 
 /// What a key expression or predicate is, for messages.
 #[derive(Clone, Copy, PartialEq, Eq)]

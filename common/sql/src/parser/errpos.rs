@@ -40,8 +40,9 @@ pub fn locate(e: PgError, sql: &str, columns: &dyn Fn(&str) -> Option<usize>) ->
     }
 }
 
-/// The aggregate functions the messages about aggregates point at.
-const AGGREGATES: &[&str] = &[
+/// The aggregate functions by name: what the messages about aggregates
+/// point at, and what an index expression may not call.
+pub(crate) const AGGREGATES: &[&str] = &[
     "count",
     "sum",
     "avg",
