@@ -40,7 +40,7 @@ thread_local! {
     /// The functions the statement being planned on this thread sees.
     static VISIBLE: RefCell<Option<Rc<[Arc<FunctionDef>]>>> = const { RefCell::new(None) };
     /// Its search path and (with functions to see) every schema by name.
-    static SCHEMAS: RefCell<Rc<Schemas>> = RefCell::new(Rc::new(Schemas::default()));
+    static SCHEMAS: RefCell<Option<Rc<Schemas>>> = const { RefCell::new(None) };
     /// Binding a CALL statement: procedures resolve, functions do not.
     static CALLING: Cell<bool> = const { Cell::new(false) };
     /// Binding a function call in FROM: set-returning functions resolve.
@@ -101,7 +101,6 @@ pub fn with_procedures<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// The schemas a statement resolves function names in.
-#[derive(Default)]
 struct Schemas {
     /// The search path (schema OIDs, in order).
     path: Vec<pgtypes::Oid>,
@@ -113,7 +112,7 @@ struct Schemas {
 struct Restore(
     Option<Rc<[Arc<FunctionDef>]>>,
     Vec<pgtypes::Oid>,
-    Rc<Schemas>,
+    Option<Rc<Schemas>>,
 );
 
 impl Drop for Restore {
@@ -122,7 +121,7 @@ impl Drop for Restore {
         VISIBLE.with(|v| *v.borrow_mut() = outer);
         let outer = std::mem::take(&mut self.1);
         NO_INLINE.with(|n| *n.borrow_mut() = outer);
-        let outer = std::mem::take(&mut self.2);
+        let outer = self.2.take();
         SCHEMAS.with(|s| *s.borrow_mut() = outer);
     }
 }
@@ -157,19 +156,17 @@ pub fn with_functions<R>(catalog: &CatalogView<'_>, f: impl FnOnce() -> R) -> R 
         })
         .map(|f| f.spec.oid)
         .collect();
-    let schemas = Schemas {
-        path: catalog.path().to_vec(),
-        // Only a call of a user function needs them.
-        names: if list.is_empty() {
-            Vec::new()
-        } else {
-            engine::namespace::BUILTIN_SCHEMAS
+    // Only a call of a user function needs them.
+    let schemas = (!list.is_empty()).then(|| {
+        Rc::new(Schemas {
+            path: catalog.path().to_vec(),
+            names: engine::namespace::BUILTIN_SCHEMAS
                 .iter()
                 .map(|(oid, name, _)| (name.to_string(), *oid))
                 .chain(catalog.schemas().into_iter().map(|s| (s.name, s.oid)))
-                .collect()
-        },
-    };
+                .collect(),
+        })
+    });
     let new: Option<Rc<[Arc<FunctionDef>]>> = if list.is_empty() {
         None
     } else {
@@ -178,7 +175,7 @@ pub fn with_functions<R>(catalog: &CatalogView<'_>, f: impl FnOnce() -> R) -> R 
     let _restore = Restore(
         VISIBLE.with(|v| v.replace(new)),
         NO_INLINE.with(|n| n.replace(no_inline)),
-        SCHEMAS.with(|s| s.replace(Rc::new(schemas))),
+        SCHEMAS.with(|s| s.replace(schemas)),
     );
     f()
 }
@@ -194,6 +191,9 @@ fn candidates<'l>(
 ) -> PgResult<Vec<&'l FunctionSpec>> {
     SCHEMAS.with(|sc| {
         let sc = sc.borrow();
+        let Some(sc) = sc.as_deref() else {
+            return Ok(Vec::new());
+        };
         let named = list.iter().map(|f| &f.spec).filter(|f| f.name == name);
         match schema {
             Some(s) => {
