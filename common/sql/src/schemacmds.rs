@@ -350,14 +350,8 @@ pub fn drop_schemas(
     // it depends on).
     let mut users: Vec<(String, String)> = Vec::new();
     for f in &functions {
-        let types: Vec<String> = f.args.iter().map(|a| a.ty.pg_name()).collect();
         // getObjectDescription calls a procedure a function too.
-        let desc = format!(
-            "function {}.{}({})",
-            schema_of(f.namespace),
-            f.name,
-            types.join(",")
-        );
+        let desc = format!("function {}.{}", schema_of(f.namespace), f.signature());
         for (rel, u) in crate::trigger::function_users(cx, f.oid) {
             let dropped = tables.iter().any(|t| t.oid == rel) || views.iter().any(|v| v.oid == rel);
             if !dropped {

@@ -102,14 +102,7 @@ pub(super) fn instead_target(
 /// The name a statement's columns reach the target by: its alias, else
 /// its bare name.
 fn target_alias(name: &ast::ObjectName, alias: Option<&ast::Ident>) -> String {
-    match alias {
-        Some(a) => ident_name(a),
-        None => name
-            .0
-            .last()
-            .map(ident_name)
-            .unwrap_or_else(|| object_name(name)),
-    }
+    alias.map(ident_name).unwrap_or_else(|| object_name(name))
 }
 
 fn returning(
