@@ -125,6 +125,11 @@ pub struct Engine {
     backend_status: Arc<backend_status::BackendStatusArray>,
 }
 
+/// Where queries write temporary files (sorts, hash joins and hash
+/// aggregations past `work_mem`; `sql::executor::spill`), relative to the
+/// data directory, as PostgreSQL's `base/pgsql_tmp`.
+pub const TEMP_DIR: &str = "base/pgsql_tmp";
+
 impl Engine {
     /// Builds the engine's state from the data directory named by
     /// `config` (created if empty): clog, heap and buffer pool, catalog,
@@ -141,6 +146,13 @@ impl Engine {
         for sub in ["", "base", "global", "pg_xact", "pg_wal"] {
             let p = dir.join(sub);
             std::fs::create_dir_all(&p).map_err(|e| io_error("create directory", &p, e))?;
+        }
+        // Temporary files a crash left behind (PostgreSQL's
+        // RemovePgTempFiles): no query of this run owns them.
+        match std::fs::remove_dir_all(dir.join(TEMP_DIR)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => tracing::warn!("could not remove temporary files in \"{TEMP_DIR}\": {e}"),
         }
         // WAL first, in recovery mode: heap and catalog log through it
         // once start-up (or promotion) opens its writer.

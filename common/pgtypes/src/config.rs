@@ -43,6 +43,8 @@ pub enum Unit {
     Seconds,
     /// Minutes (`old_snapshot_threshold`): accepts s, min, h, d.
     Minutes,
+    /// Kilobytes (`work_mem`, `temp_file_limit`): accepts B, kB, MB, GB.
+    Kilobytes,
 }
 
 /// One declared setting.
@@ -676,9 +678,23 @@ pub const SETTINGS: &[SettingDef] = &[
     def(
         "work_mem",
         "4MB",
-        Unit::None,
+        Unit::Kilobytes,
         Context::User,
-        "accepted for compatibility",
+        "memory a sort, hash join or hash aggregation holds before it spills to temporary files",
+    ),
+    def(
+        "temp_file_limit",
+        "-1",
+        Unit::Kilobytes,
+        Context::User,
+        "most temporary file space a session may hold at once (-1: no limit)",
+    ),
+    def(
+        "log_temp_files",
+        "-1",
+        Unit::Kilobytes,
+        Context::User,
+        "log each temporary file at least this big when it is removed (-1: off; 0: all)",
     ),
     def(
         "default_statistics_target",
@@ -690,7 +706,7 @@ pub const SETTINGS: &[SettingDef] = &[
     def(
         "maintenance_work_mem",
         "64MB",
-        Unit::None,
+        Unit::Kilobytes,
         Context::User,
         "accepted for compatibility",
     ),
@@ -1168,6 +1184,12 @@ pub fn parse_bytes(v: &str) -> Option<u64> {
     u64::try_from(n.checked_mul(mult)?).ok()
 }
 
+/// A size in kilobytes, as `work_mem` takes it: a plain number is kB,
+/// B / kB / MB / GB are accepted.
+pub fn parse_kilobytes(v: &str) -> Option<i64> {
+    parse_with_unit(v, Unit::Kilobytes)
+}
+
 fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
     let (n, u) = split_num(v)?;
     match unit {
@@ -1190,6 +1212,15 @@ fn parse_with_unit(v: &str, unit: Unit) -> Option<i64> {
                 Some(n)
             } else {
                 Some((parse_bytes(v)? >> 20) as i64)
+            }
+        }
+        Unit::Kilobytes => {
+            if u.is_empty() {
+                Some(n)
+            } else if n < 0 {
+                None
+            } else {
+                Some((parse_bytes(v)? >> 10) as i64)
             }
         }
         Unit::Minutes => match u.as_str() {
@@ -1303,8 +1334,24 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
             "lz4" => Ok(()),
             _ => Err(bad().with_hint("Available values: lz4.")),
         },
-        "max_message_size" | "wal_segment_size" | "work_mem" | "maintenance_work_mem" => {
-            parse_bytes(value).map(|_| ()).ok_or_else(bad)
+        "max_message_size" | "wal_segment_size" => parse_bytes(value).map(|_| ()).ok_or_else(bad),
+        "work_mem" | "maintenance_work_mem" | "temp_file_limit" | "log_temp_files" => {
+            let min = match def.name {
+                "work_mem" => 64,
+                "maintenance_work_mem" => 1024,
+                _ => -1,
+            };
+            match parse_kilobytes(value) {
+                Some(n) if (min..=i64::from(i32::MAX)).contains(&n) => Ok(()),
+                Some(n) => Err(PgError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!(
+                        "{n} kB is outside the valid range for parameter \"{}\" ({min} .. 2147483647)",
+                        def.name
+                    ),
+                )),
+                None => Err(bad()),
+            }
         }
         "default_statistics_target" => match value.trim().parse::<i64>() {
             Ok(n) if (1..=10_000).contains(&n) => Ok(()),

@@ -129,6 +129,8 @@ pub mod sqlstate {
     pub const TOO_MANY_CONNECTIONS: &str = "53300";
     pub const OUT_OF_MEMORY: &str = "53200";
     pub const DISK_FULL: &str = "53100";
+    /// 53400: configuration_limit_exceeded (temp_file_limit, no unpinned buffers).
+    pub const CONFIGURATION_LIMIT_EXCEEDED: &str = "53400";
     pub const PROTOCOL_VIOLATION: &str = "08P01";
     pub const CONNECTION_FAILURE: &str = "08006";
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";

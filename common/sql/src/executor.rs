@@ -70,6 +70,7 @@ pub mod nestloop;
 pub mod scan;
 pub mod setop;
 pub mod sort;
+pub mod spill;
 pub mod subplan;
 pub mod window;
 
@@ -305,6 +306,9 @@ pub struct Ectx<'a> {
     /// (`role`) hold for its call, by canonical name, innermost last;
     /// they shadow the session's (`crate::fmgr`).
     pub function_settings: Vec<(String, String)>,
+    /// Bytes of temporary files the session holds (`temp_file_limit`;
+    /// `spill`).
+    pub temp_usage: Arc<spill::TempUsage>,
     /// Set while a keyed catalog scan builds its rows
     /// ([`crate::pgcatalog::ViewContext::relation_key`]).
     view_key: Option<u32>,
@@ -347,6 +351,7 @@ impl<'a> Ectx<'a> {
         sub.snapshot = Some(snapshot);
         sub.portals = self.portals.clone();
         sub.nonatomic = self.nonatomic;
+        sub.temp_usage = self.temp_usage.clone();
         sub
     }
 
@@ -392,6 +397,7 @@ impl<'a> Ectx<'a> {
             nonatomic: false,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
+            temp_usage: Arc::default(),
         }
     }
 

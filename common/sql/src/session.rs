@@ -382,6 +382,9 @@ pub struct Session {
     /// SQL-level prepared statements (`PREPARE name AS …`), by name.
     sql_prepared: SqlPrepared,
     /// Open cursors (`DECLARE … CURSOR`, `crate::portalcmds`).
+    /// Bytes of temporary files this session's queries hold
+    /// (`temp_file_limit`).
+    temp_usage: Arc<crate::executor::spill::TempUsage>,
     portals: crate::portalcmds::Portals,
 }
 
@@ -667,6 +670,7 @@ impl Session {
             shapes: HashMap::new(),
             sql_prepared: Default::default(),
             portals: Default::default(),
+            temp_usage: Arc::default(),
         };
         s.mirror_settings();
         Ok(s)
@@ -1380,6 +1384,7 @@ impl Session {
         e.skip_user_triggers = self.truncating;
         e.path = self.path.clone();
         e.portals = Some(self.portals.clone());
+        e.temp_usage = self.temp_usage.clone();
         e
     }
 

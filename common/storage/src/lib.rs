@@ -74,7 +74,7 @@ const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
 /// SQLSTATE 58P01 (undefined_file), not in the shared table.
 const UNDEFINED_FILE: &str = "58P01";
 /// SQLSTATE 53400 (configuration_limit_exceeded), not in the shared table.
-const CONFIGURATION_LIMIT_EXCEEDED: &str = "53400";
+use pgtypes::error::sqlstate::CONFIGURATION_LIMIT_EXCEEDED;
 
 /// Errors of the storage layer.
 #[derive(Debug, thiserror::Error)]
@@ -184,7 +184,8 @@ impl StorageError {
     }
 }
 
-fn is_disk_full(e: &std::io::Error) -> bool {
+/// True for a write that failed because the disk (or the quota) is full.
+pub fn is_disk_full(e: &std::io::Error) -> bool {
     // ENOSPC = 28 and EDQUOT = 122 on Linux; std has no stable kind for both.
     matches!(e.raw_os_error(), Some(28) | Some(122))
 }

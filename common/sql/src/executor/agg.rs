@@ -15,14 +15,29 @@
 //! (bit set per argument absent from the row's set, first argument
 //! highest). `array_agg(DISTINCT x)` keeps one NULL element, as in
 //! PostgreSQL; other DISTINCT aggregates skip NULLs.
+//!
+//! ## Past `work_mem` (PostgreSQL 13's spilling hash aggregation)
+//!
+//! Groups are counted as they are made (keys, key bytes, accumulators).
+//! Once they pass `work_mem` no new group is made: the groups held keep
+//! absorbing their rows, and a row of any other group is written, with
+//! its grouping set's index, to one of [`PARTITIONS`] temporary files
+//! chosen by a hash of its key (`spill.rs`). When the input ends the
+//! groups held are emitted; then each partition is aggregated the same
+//! way — spilling again, with a different hash, if it does not fit — so
+//! every group is made exactly once and memory stays near `work_mem`.
+//! What grows inside one group (DISTINCT sets, `array_agg` /
+//! `string_agg` values) is not counted, as PostgreSQL does not split a
+//! group either.
 
 use std::collections::{HashMap, HashSet};
 
 use super::execnodes::{ExecNode, Node};
+use super::spill::{hash_key, row_bytes, Spill, TempFile};
 use super::Ectx;
 use crate::expr::Grouping;
 use crate::functions::Accumulator;
-use pgtypes::error::PgResult;
+use pgtypes::error::{PgError, PgResult};
 use pgtypes::value::Value;
 use storage::keycodec::encode_key_value;
 
@@ -34,11 +49,17 @@ struct Group {
     seen: Vec<Option<HashSet<Vec<u8>>>>,
 }
 
+/// How many files the rows of groups that did not fit are spread over.
+pub const PARTITIONS: usize = 16;
+
 /// A running aggregation.
 pub struct AggNode<'p> {
     input: Node<'p>,
     grouping: &'p Grouping,
     groups: Option<std::vec::IntoIter<Group>>,
+    /// Spilled partitions still to aggregate, with their depth.
+    pending: Vec<(TempFile, u64)>,
+    spill: Option<Spill>,
     out: Vec<Value>,
 }
 
@@ -49,6 +70,8 @@ impl<'p> AggNode<'p> {
             input,
             grouping,
             groups: None,
+            pending: Vec::new(),
+            spill: None,
             out: Vec::new(),
         }
     }
@@ -67,8 +90,20 @@ impl<'p> AggNode<'p> {
         }
     }
 
-    fn consume(&mut self, ec: &mut Ectx<'_>) -> PgResult<Vec<Group>> {
+    /// Aggregates the input (`src` None) or a spilled partition at depth
+    /// `level`: the groups made, the partitions spilled queued on
+    /// `pending`.
+    fn consume(
+        &mut self,
+        ec: &mut Ectx<'_>,
+        mut src: Option<TempFile>,
+        level: u64,
+    ) -> PgResult<Vec<Group>> {
         let g = self.grouping;
+        let spill = self
+            .spill
+            .clone()
+            .ok_or_else(|| PgError::internal("aggregation before its start"))?;
         let mut groups: Vec<Group> = Vec::new();
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
         let all: Vec<Vec<usize>>;
@@ -80,19 +115,44 @@ impl<'p> AggNode<'p> {
             }
         };
         // An empty grouping set is one group, even over no rows.
-        for (si, set) in sets.iter().enumerate() {
-            if set.is_empty() {
-                let keys = vec![Value::Null; g.group_by.len()];
-                index.insert((si as u32).to_be_bytes().to_vec(), groups.len());
-                groups.push(self.new_group(si, keys));
+        if src.is_none() {
+            for (si, set) in sets.iter().enumerate() {
+                if set.is_empty() {
+                    let keys = vec![Value::Null; g.group_by.len()];
+                    index.insert((si as u32).to_be_bytes().to_vec(), groups.len());
+                    groups.push(self.new_group(si, keys));
+                }
             }
         }
+        let per_group = 64 + g.aggs.len() * 64;
+        let mut mem = 0usize;
+        let mut full = false;
+        let mut parts: Vec<Option<TempFile>> = (0..PARTITIONS).map(|_| None).collect();
+        let mut spilled = Vec::new();
+        let mut buf = Vec::new();
         let mut kb = Vec::new();
         let mut gis = Vec::with_capacity(sets.len());
         let mut vals = Vec::with_capacity(g.group_by.len());
-        while self.input.next(ec)? {
+        loop {
+            // The row, and for a spilled one the grouping set it is for.
+            let (row, only): (&[Value], Option<usize>) = match src.as_mut() {
+                None => {
+                    if !self.input.next(ec)? {
+                        break;
+                    }
+                    (self.input.row(), None)
+                }
+                Some(f) => {
+                    if !f.read_row(&mut buf)? {
+                        break;
+                    }
+                    let Some((Value::Int4(si), row)) = buf.split_last() else {
+                        return Err(PgError::internal("spilled aggregation row without its set"));
+                    };
+                    (row, Some(*si as usize))
+                }
+            };
             ec.tick()?;
-            let row = self.input.row();
             let p = ec.params;
             vals.clear();
             for k in &g.group_by {
@@ -100,6 +160,9 @@ impl<'p> AggNode<'p> {
             }
             gis.clear();
             for (si, set) in sets.iter().enumerate() {
+                if only.is_some_and(|o| o != si) {
+                    continue;
+                }
                 kb.clear();
                 kb.extend_from_slice(&(si as u32).to_be_bytes());
                 for &k in set {
@@ -107,11 +170,24 @@ impl<'p> AggNode<'p> {
                 }
                 let gi = match index.get(&kb) {
                     Some(i) => *i,
+                    None if full => {
+                        // Its group waits for a later pass.
+                        let part = (hash_key(&kb, level + 1) % PARTITIONS as u64) as usize;
+                        spilled.clear();
+                        spilled.extend_from_slice(row);
+                        spilled.push(Value::Int4(si as i32));
+                        parts[part]
+                            .get_or_insert_with(|| spill.file())
+                            .write_row(&spilled)?;
+                        continue;
+                    }
                     None => {
                         let mut keys = vec![Value::Null; g.group_by.len()];
                         for &k in set {
                             keys[k] = vals[k].clone();
                         }
+                        mem += row_bytes(&keys) + 2 * kb.len() + per_group;
+                        full = mem > spill.work_mem;
                         groups.push(self.new_group(si, keys));
                         index.insert(kb.clone(), groups.len() - 1);
                         groups.len() - 1
@@ -142,6 +218,11 @@ impl<'p> AggNode<'p> {
                 }
             }
         }
+        drop(src);
+        for mut f in parts.into_iter().flatten() {
+            f.rewind()?;
+            self.pending.push((f, level + 1));
+        }
         Ok(groups)
     }
 }
@@ -149,13 +230,23 @@ impl<'p> AggNode<'p> {
 impl ExecNode for AggNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
         if self.groups.is_none() {
-            let groups = self.consume(ec)?;
+            self.spill = Some(Spill::new(ec));
+            let groups = self.consume(ec, None, 0)?;
             self.groups = Some(groups.into_iter());
         }
-        let Some(groups) = self.groups.as_mut() else {
-            return Ok(false);
+        let grp = loop {
+            match self.groups.as_mut().and_then(|g| g.next()) {
+                Some(grp) => break Some(grp),
+                None => match self.pending.pop() {
+                    Some((f, level)) => {
+                        let groups = self.consume(ec, Some(f), level)?;
+                        self.groups = Some(groups.into_iter());
+                    }
+                    None => break None,
+                },
+            }
         };
-        match groups.next() {
+        match grp {
             Some(grp) => {
                 self.out.clear();
                 self.out.extend(grp.keys);

@@ -11,10 +11,28 @@
 //! others are emitted NULL-extended after the last outer row); SEMI and
 //! ANTI (the outer row alone, on its first match / when none). The build
 //! loop and the probe loop tick, so both are cancellable.
+//!
+//! ## Batches (past `work_mem`)
+//!
+//! PostgreSQL's hybrid hash join: when the inner rows held pass
+//! `work_mem`, the number of batches doubles (1, 2, 4, …) and each row
+//! belongs to batch `hash(key) mod nbatch`. Batch 0 stays in memory; the
+//! other batches' inner rows go to temporary files (`spill.rs`), and so do
+//! the outer rows of those batches while batch 0 is probed. Then each
+//! batch in turn: its inner file is loaded into the hash table and its
+//! outer file streamed against it. A batch that does not fit when loaded
+//! doubles the count again; rows whose batch moved (always to a later one)
+//! are written forward when they are read. If a doubling moves no row or
+//! every row (one key holds them all), growth stops and the batch is held
+//! in memory whole, as PostgreSQL does. An outer row with a NULL key
+//! matches nothing in any batch and is answered at once; an inner one
+//! (kept only by RIGHT and FULL joins) sits in a fixed batch and is emitted
+//! NULL-extended with that batch's unmatched rows.
 
 use std::collections::HashMap;
 
 use super::execnodes::{ExecNode, Node};
+use super::spill::{hash_key, row_bytes, Spill, TempFile};
 use super::Ectx;
 use crate::expr::{eval, eval_filter, Expr};
 use crate::planner::plannodes::JoinKind;
@@ -33,6 +51,7 @@ pub struct HashJoinNode<'p> {
     outer_width: usize,
     inner_width: usize,
     built: bool,
+    /// The current batch's inner rows.
     rows: Vec<Vec<Value>>,
     matched: Vec<bool>,
     table: HashMap<Vec<u8>, Vec<usize>>,
@@ -44,6 +63,17 @@ pub struct HashJoinNode<'p> {
     tail: usize,
     kb: Vec<u8>,
     out: Vec<Value>,
+    /// Batching: None until the first batch is read.
+    spill: Option<Spill>,
+    /// Bytes of inner rows held.
+    mem: usize,
+    nbatch: usize,
+    grow: bool,
+    cur: usize,
+    inner_files: Vec<Option<TempFile>>,
+    outer_files: Vec<Option<TempFile>>,
+    /// The outer row read from a batch file (batches after the first).
+    orow: Vec<Value>,
 }
 
 impl<'p> HashJoinNode<'p> {
@@ -80,6 +110,14 @@ impl<'p> HashJoinNode<'p> {
             tail: 0,
             kb: Vec::new(),
             out: Vec::new(),
+            spill: None,
+            mem: 0,
+            nbatch: 1,
+            grow: true,
+            cur: 0,
+            inner_files: Vec::new(),
+            outer_files: Vec::new(),
+            orow: Vec::new(),
         }
     }
 
@@ -97,26 +135,178 @@ impl<'p> HashJoinNode<'p> {
         Ok(true)
     }
 
+    fn keeps_unmatched_inner(&self) -> bool {
+        matches!(self.kind, JoinKind::Right | JoinKind::Full)
+    }
+
+    /// The batch of a key's bytes (a NULL key: of no bytes).
+    fn batch_of(&self, kb: &[u8]) -> usize {
+        (hash_key(kb, 0) as usize) & (self.nbatch - 1)
+    }
+
+    /// Batch `b`'s file; a batch file buffers a share of `work_mem`
+    /// (between 1 and 8 kB), so a thousand batches stay near the budget.
+    fn file<'f>(files: &'f mut [Option<TempFile>], spill: &Spill, b: usize) -> &'f mut TempFile {
+        let n = files.len().max(1);
+        files[b]
+            .get_or_insert_with(|| spill.file_buffered((spill.work_mem / n / 4).clamp(1024, 8192)))
+    }
+
+    /// Adds an inner row of the current batch (`kb` holds its key; `keyed`
+    /// false for a NULL key), or writes it to its batch's file.
+    fn add_inner(&mut self, ec: &mut Ectx<'_>, row: Vec<Value>, keyed: bool) -> PgResult<()> {
+        let kb = if keyed { &self.kb[..] } else { &[][..] };
+        if self.nbatch > 1 {
+            let b = self.batch_of(kb);
+            if b != self.cur {
+                let spill = self.spill.as_ref().ok_or_else(no_spill)?;
+                return Self::file(&mut self.inner_files, spill, b).write_row(&row);
+            }
+        }
+        let i = self.rows.len();
+        if keyed {
+            match self.table.get_mut(kb) {
+                Some(v) => v.push(i),
+                None => {
+                    self.table.insert(self.kb.clone(), vec![i]);
+                }
+            }
+        }
+        self.mem += row_bytes(&row);
+        self.rows.push(row);
+        let limit = self.spill.as_ref().map_or(usize::MAX, |s| s.work_mem);
+        if self.mem > limit && self.grow {
+            self.double(ec)?;
+        }
+        Ok(())
+    }
+
+    /// Doubles the batches and writes out the held rows that now belong
+    /// to a later batch.
+    fn double(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
+        ec.check_interrupts()?;
+        self.nbatch *= 2;
+        self.inner_files.resize_with(self.nbatch, || None);
+        self.outer_files.resize_with(self.nbatch, || None);
+        let rows = std::mem::take(&mut self.rows);
+        let table = std::mem::take(&mut self.table);
+        // Each held row's batch: by its key, or a NULL key's.
+        let null_batch = self.batch_of(&[]);
+        let mut batch = vec![null_batch; rows.len()];
+        for (kb, idx) in &table {
+            let b = self.batch_of(kb);
+            for &i in idx {
+                batch[i] = b;
+            }
+        }
+        let moved = batch.iter().filter(|&&b| b != self.cur).count();
+        if moved == 0 || moved == rows.len() {
+            // One key (or one hash) holds them all: splitting cannot help.
+            self.grow = false;
+        }
+        let spill = self.spill.as_ref().ok_or_else(no_spill)?;
+        let mut new_index = vec![usize::MAX; rows.len()];
+        self.mem = 0;
+        for (i, row) in rows.into_iter().enumerate() {
+            if batch[i] == self.cur {
+                new_index[i] = self.rows.len();
+                self.mem += row_bytes(&row);
+                self.rows.push(row);
+            } else {
+                Self::file(&mut self.inner_files, spill, batch[i]).write_row(&row)?;
+            }
+        }
+        for (kb, idx) in table {
+            let kept: Vec<usize> = idx
+                .into_iter()
+                .map(|i| new_index[i])
+                .filter(|&i| i != usize::MAX)
+                .collect();
+            if !kept.is_empty() {
+                self.table.insert(kb, kept);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the inner side (batch 0), spilling past `work_mem`.
     fn build_table(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
+        self.spill = Some(Spill::new(ec));
         while self.inner.next(ec)? {
             ec.tick()?;
             let row = self.inner.row();
-            let i = self.rows.len();
-            if Self::key(ec, self.inner_keys, row, &mut self.kb)? {
-                match self.table.get_mut(self.kb.as_slice()) {
-                    Some(v) => v.push(i),
-                    None => {
-                        self.table.insert(self.kb.clone(), vec![i]);
-                    }
-                }
-            } else if !matches!(self.kind, JoinKind::Right | JoinKind::Full) {
+            let keyed = Self::key(ec, self.inner_keys, row, &mut self.kb)?;
+            if !keyed && !self.keeps_unmatched_inner() {
                 continue; // a NULL key never matches; only outer-joined rows are kept
             }
-            self.rows.push(row.to_vec());
+            let row = row.to_vec();
+            self.add_inner(ec, row, keyed)?;
         }
         self.matched = vec![false; self.rows.len()];
         Ok(())
     }
+
+    /// Moves to the next batch with rows: loads its inner file and opens
+    /// its outer file. False when every batch is done.
+    fn next_batch(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        loop {
+            self.inner_files[self.cur] = None;
+            self.outer_files[self.cur] = None;
+            self.cur += 1;
+            if self.cur >= self.nbatch {
+                return Ok(false);
+            }
+            self.rows.clear();
+            self.table.clear();
+            self.mem = 0;
+            self.grow = true;
+            if let Some(mut f) = self.inner_files[self.cur].take() {
+                f.rewind()?;
+                let mut row = Vec::new();
+                while f.read_row(&mut row)? {
+                    ec.tick()?;
+                    let keyed = Self::key(ec, self.inner_keys, &row, &mut self.kb)?;
+                    self.add_inner(ec, std::mem::take(&mut row), keyed)?;
+                }
+            }
+            self.matched = vec![false; self.rows.len()];
+            if let Some(f) = self.outer_files[self.cur].as_mut() {
+                f.rewind()?;
+            } else if self.rows.is_empty() {
+                continue;
+            }
+            self.outer_done = false;
+            self.have_outer = false;
+            self.tail = 0;
+            return Ok(true);
+        }
+    }
+
+    /// The next outer row of the current batch (into the node's row, or
+    /// `orow`); false when the batch's outer rows are done.
+    fn next_outer(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.cur == 0 {
+            return self.outer.next(ec);
+        }
+        match self.outer_files[self.cur].as_mut() {
+            Some(f) => f.read_row(&mut self.orow),
+            None => Ok(false),
+        }
+    }
+}
+
+/// The current outer row: the outer node's in the first batch, else the
+/// one read from the batch's file.
+fn outer_row<'a>(cur: usize, outer: &'a Node<'_>, orow: &'a [Value]) -> &'a [Value] {
+    if cur == 0 {
+        outer.row()
+    } else {
+        orow
+    }
+}
+
+fn no_spill() -> pgtypes::error::PgError {
+    pgtypes::error::PgError::internal("hash join batches before the build")
 }
 
 impl ExecNode for HashJoinNode<'_> {
@@ -125,14 +315,17 @@ impl ExecNode for HashJoinNode<'_> {
             self.built = true;
             self.build_table(ec)?;
             // Nothing to join with: an inner or semi join is empty.
-            if self.rows.is_empty() && matches!(self.kind, JoinKind::Inner | JoinKind::Semi) {
+            if self.nbatch == 1
+                && self.rows.is_empty()
+                && matches!(self.kind, JoinKind::Inner | JoinKind::Semi)
+            {
                 self.outer_done = true;
                 self.tail = usize::MAX;
             }
         }
         loop {
             if self.outer_done {
-                if matches!(self.kind, JoinKind::Right | JoinKind::Full) {
+                if self.keeps_unmatched_inner() {
                     while self.tail < self.rows.len() {
                         let i = self.tail;
                         self.tail += 1;
@@ -146,11 +339,14 @@ impl ExecNode for HashJoinNode<'_> {
                         }
                     }
                 }
+                if self.nbatch > 1 && self.next_batch(ec)? {
+                    continue;
+                }
                 return Ok(false);
             }
             if !self.have_outer {
                 ec.tick()?;
-                if !self.outer.next(ec)? {
+                if !self.next_outer(ec)? {
                     self.outer_done = true;
                     continue;
                 }
@@ -158,7 +354,19 @@ impl ExecNode for HashJoinNode<'_> {
                 self.outer_matched = false;
                 self.pos = 0;
                 self.bucket.clear();
-                if Self::key(ec, self.outer_keys, self.outer.row(), &mut self.kb)? {
+                let row = outer_row(self.cur, &self.outer, &self.orow);
+                if Self::key(ec, self.outer_keys, row, &mut self.kb)? {
+                    if self.nbatch > 1 {
+                        let b = self.batch_of(&self.kb);
+                        if b != self.cur {
+                            // A later batch's row: it waits in that batch's file.
+                            let spill = self.spill.as_ref().ok_or_else(no_spill)?;
+                            let row = outer_row(self.cur, &self.outer, &self.orow);
+                            Self::file(&mut self.outer_files, spill, b).write_row(row)?;
+                            self.have_outer = false;
+                            continue;
+                        }
+                    }
                     if let Some(b) = self.table.get(self.kb.as_slice()) {
                         self.bucket.extend_from_slice(b);
                     }
@@ -168,7 +376,8 @@ impl ExecNode for HashJoinNode<'_> {
                 self.pos += 1;
                 ec.tick()?;
                 self.out.clear();
-                self.out.extend_from_slice(self.outer.row());
+                self.out
+                    .extend_from_slice(outer_row(self.cur, &self.outer, &self.orow));
                 self.out.extend_from_slice(&self.rows[i]);
                 let pass = match self.qual {
                     None => true,
@@ -200,14 +409,16 @@ impl ExecNode for HashJoinNode<'_> {
                 match self.kind {
                     JoinKind::Left | JoinKind::Full => {
                         self.out.clear();
-                        self.out.extend_from_slice(self.outer.row());
+                        self.out
+                            .extend_from_slice(outer_row(self.cur, &self.outer, &self.orow));
                         self.out
                             .extend(std::iter::repeat_n(Value::Null, self.inner_width));
                         return Ok(true);
                     }
                     JoinKind::Anti => {
                         self.out.clear();
-                        self.out.extend_from_slice(self.outer.row());
+                        self.out
+                            .extend_from_slice(outer_row(self.cur, &self.outer, &self.orow));
                         return Ok(true);
                     }
                     _ => {}

@@ -2,7 +2,8 @@
 //! nodeUnique, nodeAgg used for DISTINCT, nodeLimit).
 //!
 //! Sort is the one blocking node here: it reads its input whole, then
-//! sorts it with PostgreSQL's NULL placement (NULLs sort as larger than
+//! sorts it — in memory, or past `work_mem` as an external merge sort
+//! over temporary files (`spill.rs`) — with PostgreSQL's NULL placement (NULLs sort as larger than
 //! any value: last ascending, first descending, unless NULLS FIRST/LAST
 //! says otherwise). Unique streams over sorted input (DISTINCT ON keeps
 //! the first row of each run); HashDistinct streams the first occurrence
@@ -11,9 +12,10 @@
 //! a `LIMIT 1` over a scan reads one row.
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{BinaryHeap, HashSet};
 
-use super::execnodes::{collect, ExecNode, Node};
+use super::execnodes::{ExecNode, Node};
+use super::spill::{row_bytes, Spill, TempFile};
 use super::{eval_count, Ectx};
 use crate::expr::Expr;
 use crate::planner::SortKey;
@@ -57,12 +59,18 @@ pub fn compare_rows(keys: &[SortKey], a: &[Value], b: &[Value]) -> Ordering {
     Ordering::Equal
 }
 
-/// A running sort.
+/// A running sort: in memory while its rows fit `work_mem`, else an
+/// external merge sort (sorted runs in temporary files, merged).
 pub struct SortNode<'p> {
     input: Node<'p>,
     keys: &'p [SortKey],
-    rows: Option<std::vec::IntoIter<Vec<Value>>>,
+    out: Option<Sorted<'p>>,
     row: Vec<Value>,
+}
+
+enum Sorted<'p> {
+    Memory(std::vec::IntoIter<Vec<Value>>),
+    Merge(Merge<'p>),
 }
 
 impl<'p> SortNode<'p> {
@@ -71,22 +79,152 @@ impl<'p> SortNode<'p> {
         SortNode {
             input,
             keys,
-            rows: None,
+            out: None,
             row: Vec::new(),
+        }
+    }
+
+    /// Reads the input whole. Each time the rows held pass `work_mem`
+    /// they are sorted and written out as a run; with runs, the rest
+    /// becomes the last one and the runs are merged, `fanin` at a time
+    /// in passes until one merge can produce the output. Runs stay in
+    /// input order through every pass, so rows with equal keys come out
+    /// in input order, as from the in-memory sort.
+    fn fill(&mut self, ec: &mut Ectx<'_>) -> PgResult<Sorted<'p>> {
+        let spill = Spill::new(ec);
+        let keys = self.keys;
+        let mut rows = Vec::new();
+        let mut mem = 0;
+        let mut runs = Vec::new();
+        while self.input.next(ec)? {
+            ec.tick()?;
+            let row = self.input.row().to_vec();
+            mem += row_bytes(&row);
+            rows.push(row);
+            if mem > spill.work_mem {
+                runs.push(write_run(&spill, &mut rows, keys, ec)?);
+                mem = 0;
+            }
+        }
+        ec.check_interrupts()?;
+        if runs.is_empty() {
+            rows.sort_by(|a, b| compare_rows(keys, a, b));
+            return Ok(Sorted::Memory(rows.into_iter()));
+        }
+        if !rows.is_empty() {
+            runs.push(write_run(&spill, &mut rows, keys, ec)?);
+        }
+        // Each run being merged reads through its own buffer.
+        let fanin = (spill.work_mem / 16_384).clamp(6, 256);
+        while runs.len() > fanin {
+            let mut next = Vec::with_capacity(runs.len().div_ceil(fanin));
+            let mut it = runs.into_iter().peekable();
+            while it.peek().is_some() {
+                let group: Vec<TempFile> = it.by_ref().take(fanin).collect();
+                let mut merge = Merge::new(group, keys)?;
+                let mut run = spill.file();
+                while let Some(r) = merge.next()? {
+                    ec.tick()?;
+                    run.write_row(&r)?;
+                }
+                run.rewind()?;
+                next.push(run);
+            }
+            runs = next;
+        }
+        Ok(Sorted::Merge(Merge::new(runs, keys)?))
+    }
+}
+
+/// Sorts `rows` and writes them as a run ready to be read.
+fn write_run(
+    spill: &Spill,
+    rows: &mut Vec<Vec<Value>>,
+    keys: &[SortKey],
+    ec: &mut Ectx<'_>,
+) -> PgResult<TempFile> {
+    ec.check_interrupts()?;
+    rows.sort_by(|a, b| compare_rows(keys, a, b));
+    let mut run = spill.file();
+    for r in rows.drain(..) {
+        run.write_row(&r)?;
+    }
+    run.rewind()?;
+    Ok(run)
+}
+
+/// The next row of each run, smallest first.
+struct Head<'p> {
+    keys: &'p [SortKey],
+    row: Vec<Value>,
+    run: usize,
+}
+
+impl PartialEq for Head<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Head<'_> {}
+impl PartialOrd for Head<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Head<'_> {
+    /// Reversed (BinaryHeap is a max-heap); an earlier run first on ties.
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare_rows(self.keys, &other.row, &self.row).then(other.run.cmp(&self.run))
+    }
+}
+
+/// A k-way merge of sorted runs.
+struct Merge<'p> {
+    runs: Vec<TempFile>,
+    heap: BinaryHeap<Head<'p>>,
+}
+
+impl<'p> Merge<'p> {
+    fn new(mut runs: Vec<TempFile>, keys: &'p [SortKey]) -> PgResult<Merge<'p>> {
+        let mut heap = BinaryHeap::with_capacity(runs.len());
+        for (i, f) in runs.iter_mut().enumerate() {
+            let mut row = Vec::new();
+            if f.read_row(&mut row)? {
+                heap.push(Head { keys, row, run: i });
+            }
+        }
+        Ok(Merge { runs, heap })
+    }
+
+    fn next(&mut self) -> PgResult<Option<Vec<Value>>> {
+        let Some(mut head) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let mut row = Vec::with_capacity(head.row.len());
+        if self.runs[head.run].read_row(&mut row)? {
+            std::mem::swap(&mut head.row, &mut row);
+            self.heap.push(head);
+            Ok(Some(row))
+        } else {
+            Ok(Some(head.row))
         }
     }
 }
 
 impl ExecNode for SortNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
-        if self.rows.is_none() {
-            let mut rows = collect(&mut self.input, ec)?;
-            ec.check_interrupts()?;
-            let keys = self.keys;
-            rows.sort_by(|a, b| compare_rows(keys, a, b));
-            self.rows = Some(rows.into_iter());
+        if self.out.is_none() {
+            self.out = Some(self.fill(ec)?);
         }
-        match self.rows.as_mut().and_then(|r| r.next()) {
+        let next = match self.out.as_mut() {
+            Some(Sorted::Memory(rows)) => rows.next(),
+            Some(Sorted::Merge(m)) => {
+                ec.tick()?;
+                m.next()?
+            }
+            None => None,
+        };
+        match next {
             Some(r) => {
                 self.row = r;
                 Ok(true)

@@ -1,0 +1,401 @@
+//! Temporary files for work that outgrows `work_mem` (PostgreSQL's
+//! buffile.c and fd.c temporary files as tuplesort, the hash join and hash
+//! aggregation use them).
+//!
+//! A node that holds rows (Sort, the hashed side of a hash join, hash
+//! aggregation) counts what it holds with [`row_bytes`] and, past
+//! [`Spill::work_mem`], writes rows to a [`TempFile`] instead: sorted runs
+//! merged later, hash join batches, aggregation partitions.
+//!
+//! ## Files
+//!
+//! `base/pgsql_tmp/pgsql_tmpPID.N` under the data directory, PostgreSQL's
+//! names. A file exists from its first flush to its [`Drop`], which
+//! removes it: a node dropped at the end of its query, on an error or a
+//! cancel takes its files with it. A crash leaves them; the node's start-up
+//! removes the directory (`engine::Engine::open`, PostgreSQL's
+//! RemovePgTempFiles). While a file is being written no descriptor is held:
+//! each flush of its buffer opens, appends and closes, so a hash join with
+//! a thousand batches does not run out of descriptors. A file being read
+//! holds one.
+//!
+//! ## Limits and logging
+//!
+//! `temp_file_limit` (kB, -1 none) bounds the bytes of temporary files a
+//! session holds at once: the flush that would pass it fails with 53400
+//! `temporary file size exceeds temp_file_limit (NkB)`. `log_temp_files`
+//! (kB, -1 off) logs each removed file at least that big, as PostgreSQL:
+//! `temporary file: path "base/pgsql_tmp/pgsql_tmp123.0", size 81920`.
+//!
+//! ## Row format
+//!
+//! Self-describing, since plan nodes carry no column types: per row a u32
+//! length, the value count (u16), a type tag per value, then the values in
+//! the heap's row encoding (`storage::rowcodec`, which the types decode).
+//! Only this process reads the files back.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::Ectx;
+use pgtypes::config::parse_kilobytes;
+use pgtypes::error::{sqlstate, PgError, PgResult};
+use pgtypes::sqltype::{ArrayElem, SqlType};
+use pgtypes::value::Value;
+use storage::rowcodec::{decode_row_into, encode_row, NoToast};
+
+use engine::TEMP_DIR;
+
+/// Numbers the files of this process (PostgreSQL numbers per backend).
+static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes of temporary files a session holds now (`temp_file_limit`).
+#[derive(Debug, Default)]
+pub struct TempUsage(AtomicU64);
+
+/// What a node that may spill needs: its memory budget and where and how
+/// to write temporary files. Read from the session's settings when the
+/// node starts.
+#[derive(Clone)]
+pub struct Spill {
+    /// `work_mem` in bytes.
+    pub work_mem: usize,
+    shared: Arc<SpillShared>,
+}
+
+struct SpillShared {
+    dir: PathBuf,
+    pid: i32,
+    limit_kb: Option<u64>,
+    log_min: Option<u64>,
+    usage: Arc<TempUsage>,
+}
+
+fn setting_kb(ec: &Ectx<'_>, name: &str) -> Option<i64> {
+    ec.settings
+        .get_setting(name)
+        .and_then(|v| parse_kilobytes(&v))
+}
+
+impl Spill {
+    /// The statement's settings: `work_mem` (64kB at least, as
+    /// PostgreSQL's minimum), `temp_file_limit`, `log_temp_files`.
+    pub fn new(ec: &Ectx<'_>) -> Spill {
+        let work_mem = setting_kb(ec, "work_mem").unwrap_or(4096).max(64) as usize * 1024;
+        let limit_kb = setting_kb(ec, "temp_file_limit")
+            .filter(|&k| k >= 0)
+            .map(|k| k as u64);
+        let log_min = setting_kb(ec, "log_temp_files")
+            .filter(|&k| k >= 0)
+            .map(|k| k as u64 * 1024);
+        Spill {
+            work_mem,
+            shared: Arc::new(SpillShared {
+                dir: ec.db.config().data_dir.join(TEMP_DIR),
+                pid: ec.backend_pid,
+                limit_kb,
+                log_min,
+                usage: ec.temp_usage.clone(),
+            }),
+        }
+    }
+
+    /// A new, empty temporary file (created on its first flush).
+    pub fn file(&self) -> TempFile {
+        self.file_buffered(FLUSH_AT)
+    }
+
+    /// As [`Spill::file`], writing through a buffer of `flush_at` bytes
+    /// (a hash join's many batch files take small ones).
+    pub fn file_buffered(&self, flush_at: usize) -> TempFile {
+        let n = NEXT_FILE.fetch_add(1, Ordering::Relaxed);
+        let name = format!("pgsql_tmp{}.{n}", self.shared.pid);
+        TempFile {
+            path: self.shared.dir.join(&name),
+            name,
+            shared: self.shared.clone(),
+            buf: Vec::new(),
+            flush_at: flush_at.max(256),
+            size: 0,
+            created: false,
+            reader: None,
+            at_end: false,
+        }
+    }
+}
+
+/// One temporary file of rows: written, then read back from the start
+/// ([`TempFile::rewind`]); removed when dropped.
+pub struct TempFile {
+    path: PathBuf,
+    name: String,
+    shared: Arc<SpillShared>,
+    buf: Vec<u8>,
+    flush_at: usize,
+    size: u64,
+    created: bool,
+    reader: Option<BufReader<File>>,
+    /// Read to its end (or never written).
+    at_end: bool,
+}
+
+/// How much a write buffer holds before it goes to the file.
+const FLUSH_AT: usize = 8192;
+
+fn io_error(what: &str, path: &std::path::Path, e: std::io::Error) -> PgError {
+    let full = storage::is_disk_full(&e);
+    let err = pgtypes::fileutil::io_error(what, path, e);
+    if full {
+        PgError::new(sqlstate::DISK_FULL, err.message).with_hint("Check free disk space.")
+    } else {
+        err
+    }
+}
+
+impl TempFile {
+    /// Appends a row.
+    pub fn write_row(&mut self, row: &[Value]) -> PgResult<()> {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(&[0; 4]);
+        encode_spilled(row, &mut self.buf);
+        let len = (self.buf.len() - start - 4) as u32;
+        self.buf[start..start + 4].copy_from_slice(&len.to_le_bytes());
+        if self.buf.len() >= self.flush_at {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// True if no row was written.
+    pub fn is_empty(&self) -> bool {
+        self.size == 0 && self.buf.is_empty()
+    }
+
+    fn flush(&mut self) -> PgResult<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let n = self.buf.len() as u64;
+        let sh = &self.shared;
+        let used = sh.usage.0.fetch_add(n, Ordering::Relaxed) + n;
+        self.size += n; // counted (and given back on drop) even if the write fails
+        if let Some(kb) = sh.limit_kb {
+            if used > kb * 1024 {
+                return Err(PgError::new(
+                    sqlstate::CONFIGURATION_LIMIT_EXCEEDED,
+                    format!("temporary file size exceeds temp_file_limit ({kb}kB)"),
+                ));
+            }
+        }
+        if !self.created {
+            std::fs::create_dir_all(&sh.dir)
+                .map_err(|e| io_error("create directory", &sh.dir, e))?;
+        }
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)
+            .map_err(|e| io_error("create temporary file", &self.path, e))?;
+        self.created = true;
+        f.write_all(&self.buf)
+            .map_err(|e| io_error("write to file", &self.path, e))?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Ends writing; reading starts at the first row. The write buffer is
+    /// freed and the file is opened at the first read, so a sort's many
+    /// runs waiting to be merged hold no memory.
+    pub fn rewind(&mut self) -> PgResult<()> {
+        self.flush()?;
+        self.buf = Vec::new();
+        self.reader = None;
+        self.at_end = !self.created;
+        Ok(())
+    }
+
+    /// The next row into `out`; false at the end.
+    pub fn read_row(&mut self, out: &mut Vec<Value>) -> PgResult<bool> {
+        if self.at_end {
+            return Ok(false);
+        }
+        let r = match &mut self.reader {
+            Some(r) => r,
+            None => {
+                let f = File::open(&self.path)
+                    .map_err(|e| io_error("open temporary file", &self.path, e))?;
+                self.reader.insert(BufReader::with_capacity(FLUSH_AT, f))
+            }
+        };
+        let mut len = [0u8; 4];
+        match r.read_exact(&mut len) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                self.at_end = true;
+                self.reader = None;
+                return Ok(false);
+            }
+            Err(e) => return Err(io_error("read from file", &self.path, e)),
+        }
+        let mut data = vec![0u8; u32::from_le_bytes(len) as usize];
+        r.read_exact(&mut data)
+            .map_err(|e| io_error("read from file", &self.path, e))?;
+        decode_spilled(&data, out)?;
+        Ok(true)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let sh = &self.shared;
+        sh.usage.0.fetch_sub(self.size, Ordering::Relaxed);
+        if !self.created {
+            return;
+        }
+        self.reader = None;
+        let _ = std::fs::remove_file(&self.path);
+        if sh.log_min.is_some_and(|m| self.size >= m) {
+            tracing::info!(
+                "temporary file: path \"{TEMP_DIR}/{}\", size {}",
+                self.name,
+                self.size
+            );
+        }
+    }
+}
+
+// Type tags: an OID of a built-in type, or an enum (by type OID) or an
+// array of one.
+const TAG_OID: u8 = 0;
+const TAG_ENUM: u8 = 1;
+const TAG_ENUM_ARRAY: u8 = 2;
+
+fn encode_spilled(row: &[Value], out: &mut Vec<u8>) {
+    out.extend_from_slice(&(row.len() as u16).to_le_bytes());
+    for v in row {
+        let (tag, oid) = match v.sql_type() {
+            SqlType::Enum(t) => (TAG_ENUM, t),
+            SqlType::Array(ArrayElem::Enum(t)) => (TAG_ENUM_ARRAY, t),
+            t => (TAG_OID, t.oid()),
+        };
+        out.push(tag);
+        out.extend_from_slice(&oid.to_le_bytes());
+    }
+    encode_row(row, out);
+}
+
+fn corrupt() -> PgError {
+    PgError::new(sqlstate::DATA_CORRUPTED, "invalid temporary file data")
+}
+
+fn decode_spilled(data: &[u8], out: &mut Vec<Value>) -> PgResult<()> {
+    let n = u16::from_le_bytes(
+        data.get(..2)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(corrupt)?,
+    ) as usize;
+    let tags = data.get(2..2 + 5 * n).ok_or_else(corrupt)?;
+    let mut types = Vec::with_capacity(n);
+    for t in tags.chunks_exact(5) {
+        let oid = u32::from_le_bytes([t[1], t[2], t[3], t[4]]);
+        types.push(match t[0] {
+            TAG_ENUM => SqlType::Enum(oid),
+            TAG_ENUM_ARRAY => SqlType::Array(ArrayElem::Enum(oid)),
+            _ => SqlType::from_oid(oid).ok_or_else(corrupt)?,
+        });
+    }
+    decode_row_into(&data[2 + 5 * n..], &types, out, &NoToast)
+}
+
+/// About how many bytes a row held in memory takes: the row's vector, its
+/// values and what they point to.
+pub fn row_bytes(row: &[Value]) -> usize {
+    std::mem::size_of::<Vec<Value>>() + row.iter().map(value_bytes).sum::<usize>()
+}
+
+fn value_bytes(v: &Value) -> usize {
+    const ARC: usize = 16;
+    std::mem::size_of::<Value>()
+        + match v {
+            Value::Text(s) | Value::Json(s) => ARC + s.len(),
+            Value::Bytea(b) => ARC + b.len(),
+            Value::Array(a) => ARC + 48 + a.items.iter().map(value_bytes).sum::<usize>(),
+            Value::Jsonb(_) => ARC + 128,
+            Value::Snapshot(s) => ARC + 32 + 4 * s.xip.len(),
+            _ => 0,
+        }
+}
+
+/// A hash of key bytes that does not change between runs of the process
+/// (batches and partitions are chosen by it), different per `seed`.
+pub fn hash_key(key: &[u8], seed: u64) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for &b in key {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    // Finalizer (murmur3's fmix64): every input bit reaches the low bits.
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_through_the_encoding() {
+        let rows = vec![
+            vec![
+                Value::Int4(7),
+                Value::Null,
+                Value::Text("héllo".into()),
+                Value::Int8(-1),
+                Value::Float8(1.5),
+                Value::Bool(true),
+            ],
+            vec![
+                Value::Numeric(pgtypes::numeric::Numeric::new(12345, 2).unwrap()),
+                Value::Date(100),
+                Value::Interval(pgtypes::interval::Interval {
+                    months: 1,
+                    days: 2,
+                    micros: 3,
+                }),
+                Value::Bytea(Arc::from(&b"\x00\x01"[..])),
+                Value::Uuid([9; 16]),
+                Value::Oid(42),
+            ],
+            vec![],
+        ];
+        for row in rows {
+            let mut b = Vec::new();
+            encode_spilled(&row, &mut b);
+            let mut out = Vec::new();
+            decode_spilled(&b, &mut out).unwrap();
+            assert_eq!(format!("{row:?}"), format!("{out:?}"));
+        }
+    }
+
+    #[test]
+    fn damaged_data_is_an_error_not_a_panic() {
+        let mut b = Vec::new();
+        encode_spilled(&[Value::Text("abc".into()), Value::Int4(1)], &mut b);
+        for cut in 0..b.len() {
+            let _ = decode_spilled(&b[..cut], &mut Vec::new());
+        }
+        assert!(decode_spilled(&[], &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn hash_differs_by_seed() {
+        assert_ne!(hash_key(b"abc", 0), hash_key(b"abc", 1));
+        assert_eq!(hash_key(b"abc", 3), hash_key(b"abc", 3));
+    }
+}
