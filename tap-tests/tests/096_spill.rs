@@ -6,7 +6,9 @@
 //!    `work_mem = 64kB`, and by more for the same sort held in memory (so
 //!    the bound tells the two apart);
 //! 2. with `work_mem = 64kB`, a sort, a hash join (inner, left, full, semi,
-//!    anti) and a hash aggregation over tables that do not fit give the
+//!    anti), a hash aggregation, DISTINCT and UNION by hashing, a
+//!    materialized CTE read twice and a nested loop's materialized inner
+//!    side over tables that do not fit give the
 //!    answer they give in memory — and PostgreSQL 15's, when it is
 //!    installed — on the primary and on its hot standby;
 //! 3. they did write temporary files (`log_temp_files = 0` logs each one
@@ -55,6 +57,12 @@ const QUERIES: &[&str] = &[
      (SELECT id % 50000 AS k, count(*) AS n, max(length(pad)) AS m FROM wide GROUP BY 1) a",
     "SELECT count(*), sum(n) FROM \
      (SELECT g, id % 3, count(*) AS n FROM wide GROUP BY ROLLUP (g, id % 3)) a",
+    "SELECT count(*) FROM (SELECT DISTINCT pad, g FROM wide) d",
+    "SELECT count(*), sum(g) FROM (SELECT g, pad FROM wide UNION SELECT id, v FROM other) u",
+    "WITH c AS MATERIALIZED (SELECT id, pad FROM wide) \
+     SELECT (SELECT count(*) FROM c), (SELECT sum(id) FROM c WHERE pad > 'm')",
+    "SELECT count(*), sum(b.id) FROM (SELECT * FROM wide WHERE id <= 20) a \
+     JOIN other b ON b.id BETWEEN a.id AND a.id + 2",
 ];
 
 fn temp_files(data_dir: &Path) -> Vec<String> {

@@ -3,7 +3,8 @@
 //!
 //! A materialized CTE is computed once per execution, by the first
 //! CteScan that reads it, into the statement's `QueryState`; every scan of
-//! it then iterates the shared rows (`Arc`). A recursive CTE's plan is a
+//! it then iterates the shared rows (`Arc` of a `TupleStore`: in memory up
+//! to `work_mem`, then in a temporary file each scan reads on its own). A recursive CTE's plan is a
 //! RecursiveUnion: it streams the non-recursive term's rows, collecting
 //! them as the work table, then runs the recursive term — whose
 //! WorkTableScan reads the work table — again and again, each time over
@@ -14,7 +15,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::execnodes::{build, collect, ExecNode, Node};
+use super::execnodes::{build, ExecNode, Node};
+use super::spill::{StoreCursor, TupleStore};
 use super::{Ectx, Vis};
 use crate::planner::plannodes::PlanNode;
 use pgtypes::error::{PgError, PgResult};
@@ -22,14 +24,14 @@ use pgtypes::value::Value;
 use storage::keycodec::encode_key_value;
 
 /// Shared rows of a CTE or work table.
-pub type Rows = Arc<Vec<Vec<Value>>>;
+pub type Rows = Arc<TupleStore>;
 
 /// Reads a materialized CTE.
 pub struct CteScanNode<'p> {
     cte: usize,
     vis: &'p Vis,
     rows: Option<Rows>,
-    pos: usize,
+    cursor: StoreCursor,
 }
 
 impl<'p> CteScanNode<'p> {
@@ -39,7 +41,7 @@ impl<'p> CteScanNode<'p> {
             cte,
             vis,
             rows: None,
-            pos: 0,
+            cursor: TupleStore::default().cursor(),
         }
     }
 }
@@ -59,7 +61,7 @@ pub fn cte_rows(ec: &mut Ectx<'_>, cte: usize, vis: &Vis) -> PgResult<Rows> {
         .get(cte)
         .ok_or_else(|| PgError::internal("no such CTE"))?;
     let mut node = build(&def.plan, vis);
-    let rows = Arc::new(collect(&mut node, ec)?);
+    let rows = Arc::new(TupleStore::collect(&mut node, ec)?);
     if let Some(q) = ec.query.as_mut() {
         if let Some(slot) = q.cte_rows.get_mut(cte) {
             *slot = Some(rows.clone());
@@ -72,17 +74,17 @@ impl ExecNode for CteScanNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
         if self.rows.is_none() {
             self.rows = Some(cte_rows(ec, self.cte, self.vis)?);
-            self.pos = 0;
-        } else {
-            self.pos += 1;
         }
         ec.tick()?;
-        Ok(self.rows.as_ref().is_some_and(|r| self.pos < r.len()))
+        match &self.rows {
+            Some(r) => self.cursor.advance(r),
+            None => Ok(false),
+        }
     }
     fn row(&self) -> &[Value] {
         match &self.rows {
-            Some(r) if self.pos < r.len() => &r[self.pos],
-            _ => &[],
+            Some(r) => self.cursor.row(r),
+            None => &[],
         }
     }
 }
@@ -91,7 +93,7 @@ impl ExecNode for CteScanNode<'_> {
 pub struct WorkTableScanNode {
     cte: usize,
     rows: Option<Rows>,
-    pos: usize,
+    cursor: StoreCursor,
 }
 
 impl WorkTableScanNode {
@@ -100,7 +102,7 @@ impl WorkTableScanNode {
         WorkTableScanNode {
             cte,
             rows: None,
-            pos: 0,
+            cursor: TupleStore::default().cursor(),
         }
     }
 }
@@ -113,17 +115,17 @@ impl ExecNode for WorkTableScanNode {
                 .as_ref()
                 .ok_or_else(|| PgError::internal("work table scan outside a query"))?;
             self.rows = Some(q.worktables.get(self.cte).cloned().unwrap_or_default());
-            self.pos = 0;
-        } else {
-            self.pos += 1;
         }
         ec.tick()?;
-        Ok(self.rows.as_ref().is_some_and(|r| self.pos < r.len()))
+        match &self.rows {
+            Some(r) => self.cursor.advance(r),
+            None => Ok(false),
+        }
     }
     fn row(&self) -> &[Value] {
         match &self.rows {
-            Some(r) if self.pos < r.len() => &r[self.pos],
-            _ => &[],
+            Some(r) => self.cursor.row(r),
+            None => &[],
         }
     }
 }
@@ -138,7 +140,7 @@ pub struct RecursiveUnionNode<'p> {
     vis: &'p Vis,
     in_rec: bool,
     seen: HashSet<Vec<u8>>,
-    working: Vec<Vec<Value>>,
+    working: Option<TupleStore>,
     row: Vec<Value>,
     kb: Vec<u8>,
 }
@@ -161,7 +163,7 @@ impl<'p> RecursiveUnionNode<'p> {
             vis,
             in_rec: false,
             seen: HashSet::new(),
-            working: Vec::new(),
+            working: None,
             row: Vec::new(),
             kb: Vec::new(),
         }
@@ -201,16 +203,19 @@ impl ExecNode for RecursiveUnionNode<'_> {
                 }
                 self.row.clear();
                 self.row.extend_from_slice(src);
-                self.working.push(self.row.clone());
+                self.working
+                    .get_or_insert_with(|| TupleStore::new(ec))
+                    .push(&self.row)?;
                 return Ok(true);
             }
             // This round is over: the next one reads what it produced.
             self.in_rec = true;
-            if self.working.is_empty() {
+            let Some(mut wt) = self.working.take().filter(|w| !w.is_empty()) else {
                 self.rec = None;
                 return Ok(false);
-            }
-            let wt = Arc::new(std::mem::take(&mut self.working));
+            };
+            wt.finish()?;
+            let wt = Arc::new(wt);
             match ec
                 .query
                 .as_mut()

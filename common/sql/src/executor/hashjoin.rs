@@ -145,11 +145,11 @@ impl<'p> HashJoinNode<'p> {
     }
 
     /// Batch `b`'s file; a batch file buffers a share of `work_mem`
-    /// (between 1 and 8 kB), so a thousand batches stay near the budget.
+    /// (between 2 and 8 kB), so a thousand batches stay near the budget.
     fn file<'f>(files: &'f mut [Option<TempFile>], spill: &Spill, b: usize) -> &'f mut TempFile {
         let n = files.len().max(1);
         files[b]
-            .get_or_insert_with(|| spill.file_buffered((spill.work_mem / n / 4).clamp(1024, 8192)))
+            .get_or_insert_with(|| spill.file_buffered((spill.work_mem / n / 4).clamp(2048, 8192)))
     }
 
     /// Adds an inner row of the current batch (`kb` holds its key; `keyed`

@@ -4,8 +4,9 @@
 //! condition. Two shapes:
 //!
 //! * **plain**: the inner side does not depend on the outer row, so it is
-//!   read once into memory on the first outer row and looped over from
-//!   there (PostgreSQL puts a Material node there). RIGHT and FULL joins
+//!   read once on the first outer row into a `TupleStore` (memory up to
+//!   `work_mem`, then a temporary file) and looped over from there
+//!   (PostgreSQL puts a Material node there). RIGHT and FULL joins
 //!   remember which inner rows matched and emit the others, NULL-extended,
 //!   after the last outer row.
 //! * **parameterized**: `params` are computed from each outer row into
@@ -17,7 +18,8 @@
 //! when nothing matched; SEMI/ANTI output the outer row alone. Both loops
 //! tick, so a cross join of two big tables is cancellable.
 
-use super::execnodes::{build, collect, ExecNode, Node};
+use super::execnodes::{build, ExecNode, Node};
+use super::spill::{StoreCursor, TupleStore};
 use super::{Ectx, Vis};
 use crate::expr::{eval, eval_filter, Expr};
 use crate::planner::plannodes::{JoinKind, PlanNode};
@@ -32,13 +34,13 @@ pub struct NestLoopNode<'p> {
     qual: Option<&'p Expr>,
     params: &'p [(usize, Expr)],
     vis: &'p Vis,
-    inner_rows: Option<Vec<Vec<Value>>>,
+    inner_rows: Option<TupleStore>,
+    cursor: StoreCursor,
     inner_matched: Vec<bool>,
     inner_node: Option<Node<'p>>,
     have_outer: bool,
     outer_matched: bool,
     outer_done: bool,
-    pos: usize,
     outer_width: usize,
     out: Vec<Value>,
 }
@@ -62,15 +64,24 @@ impl<'p> NestLoopNode<'p> {
             params,
             vis,
             inner_rows: None,
+            cursor: TupleStore::default().cursor(),
             inner_matched: Vec::new(),
             inner_node: None,
             have_outer: false,
             outer_matched: false,
             outer_done: false,
-            pos: 0,
             outer_width,
             out: Vec::new(),
         }
+    }
+
+    /// Reads the (outer-independent) inner side into its store.
+    fn materialize_inner(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
+        let mut n = build(self.inner_plan, self.vis);
+        let store = TupleStore::collect(&mut n, ec)?;
+        self.inner_matched = vec![false; store.len()];
+        self.inner_rows = Some(store);
+        Ok(())
     }
 
     fn null_inner(&mut self) {
@@ -87,17 +98,16 @@ impl ExecNode for NestLoopNode<'_> {
             if self.outer_done {
                 // RIGHT / FULL: the inner rows nothing matched.
                 if matches!(self.kind, JoinKind::Right | JoinKind::Full) {
-                    let rows = self.inner_rows.as_deref().unwrap_or(&[]);
-                    while self.pos < rows.len() {
-                        let i = self.pos;
-                        self.pos += 1;
-                        ec.tick()?;
-                        if !self.inner_matched[i] {
-                            self.out.clear();
-                            self.out
-                                .extend(std::iter::repeat_n(Value::Null, self.outer_width));
-                            self.out.extend_from_slice(&rows[i]);
-                            return Ok(true);
+                    if let Some(store) = &self.inner_rows {
+                        while self.cursor.advance(store)? {
+                            ec.tick()?;
+                            if !self.inner_matched[self.cursor.index()] {
+                                self.out.clear();
+                                self.out
+                                    .extend(std::iter::repeat_n(Value::Null, self.outer_width));
+                                self.out.extend_from_slice(self.cursor.row(store));
+                                return Ok(true);
+                            }
                         }
                     }
                 }
@@ -107,20 +117,18 @@ impl ExecNode for NestLoopNode<'_> {
                 ec.tick()?;
                 if !self.outer.next(ec)? {
                     self.outer_done = true;
-                    self.pos = 0;
                     if self.inner_rows.is_none()
                         && matches!(self.kind, JoinKind::Right | JoinKind::Full)
                     {
-                        let mut n = build(self.inner_plan, self.vis);
-                        let rows = collect(&mut n, ec)?;
-                        self.inner_matched = vec![false; rows.len()];
-                        self.inner_rows = Some(rows);
+                        self.materialize_inner(ec)?;
+                    }
+                    if let Some(store) = &self.inner_rows {
+                        self.cursor = store.cursor();
                     }
                     continue;
                 }
                 self.have_outer = true;
                 self.outer_matched = false;
-                self.pos = 0;
                 if !self.params.is_empty() {
                     let p = ec.params;
                     for (slot, e) in self.params {
@@ -128,11 +136,13 @@ impl ExecNode for NestLoopNode<'_> {
                         ec.set_exec_param(*slot, v)?;
                     }
                     self.inner_node = Some(build(self.inner_plan, self.vis));
-                } else if self.inner_rows.is_none() {
-                    let mut n = build(self.inner_plan, self.vis);
-                    let rows = collect(&mut n, ec)?;
-                    self.inner_matched = vec![false; rows.len()];
-                    self.inner_rows = Some(rows);
+                } else {
+                    if self.inner_rows.is_none() {
+                        self.materialize_inner(ec)?;
+                    }
+                    if let Some(store) = &self.inner_rows {
+                        self.cursor = store.cursor();
+                    }
                 }
             }
             // The next inner candidate, joined into `out`.
@@ -147,19 +157,15 @@ impl ExecNode for NestLoopNode<'_> {
                         false
                     }
                 }
-                _ => {
-                    let rows = self.inner_rows.as_deref().unwrap_or(&[]);
-                    match rows.get(self.pos) {
-                        Some(r) => {
-                            self.pos += 1;
-                            self.out.clear();
-                            self.out.extend_from_slice(self.outer.row());
-                            self.out.extend_from_slice(r);
-                            true
-                        }
-                        None => false,
+                _ => match &self.inner_rows {
+                    Some(store) if self.cursor.advance(store)? => {
+                        self.out.clear();
+                        self.out.extend_from_slice(self.outer.row());
+                        self.out.extend_from_slice(self.cursor.row(store));
+                        true
                     }
-                }
+                    _ => false,
+                },
             };
             if found {
                 ec.tick()?;
@@ -175,7 +181,7 @@ impl ExecNode for NestLoopNode<'_> {
                 }
                 self.outer_matched = true;
                 if self.params.is_empty() && !self.inner_matched.is_empty() {
-                    self.inner_matched[self.pos - 1] = true;
+                    self.inner_matched[self.cursor.index()] = true;
                 }
                 match self.kind {
                     JoinKind::Semi => {

@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
 
 use super::execnodes::{ExecNode, Node};
-use super::spill::{row_bytes, Spill, TempFile};
+use super::spill::{hash_key, row_bytes, Spill, TempFile};
 use super::{eval_count, Ectx};
 use crate::expr::Expr;
 use crate::planner::SortKey;
@@ -290,13 +290,30 @@ impl ExecNode for UniqueNode<'_> {
     }
 }
 
-/// Streams the first row of each distinct value of `columns`.
+/// Streams the first row of each distinct value of `columns`. Past
+/// `work_mem` of remembered keys it remembers no new one: a row whose key
+/// is not remembered then goes to a partition file by a hash of its key,
+/// and the partitions are made distinct the same way after the input (a
+/// key is either remembered from its first row on or never, so each key
+/// is emitted once).
 pub struct HashDistinctNode<'p> {
     input: Node<'p>,
     columns: &'p [usize],
     seen: HashSet<Vec<u8>>,
     kb: Vec<u8>,
+    spill: Option<Spill>,
+    mem: usize,
+    full: bool,
+    parts: Vec<Option<TempFile>>,
+    pending: Vec<(TempFile, u64)>,
+    /// The partition being read (None: the input), and its depth.
+    src: Option<TempFile>,
+    level: u64,
+    row: Vec<Value>,
 }
+
+/// Partition files of a HashDistinct pass that outgrew `work_mem`.
+const DISTINCT_PARTITIONS: usize = 16;
 
 impl<'p> HashDistinctNode<'p> {
     /// Over any input.
@@ -306,27 +323,88 @@ impl<'p> HashDistinctNode<'p> {
             columns,
             seen: HashSet::new(),
             kb: Vec::new(),
+            spill: None,
+            mem: 0,
+            full: false,
+            parts: Vec::new(),
+            pending: Vec::new(),
+            src: None,
+            level: 0,
+            row: Vec::new(),
         }
+    }
+
+    /// Ends a pass: its partitions wait their turn; the next one starts.
+    /// False when none is left.
+    fn next_pass(&mut self) -> PgResult<bool> {
+        for mut f in self.parts.drain(..).flatten() {
+            f.rewind()?;
+            self.pending.push((f, self.level + 1));
+        }
+        let Some((f, level)) = self.pending.pop() else {
+            self.src = None;
+            return Ok(false);
+        };
+        self.src = Some(f);
+        self.level = level;
+        self.seen.clear();
+        self.mem = 0;
+        self.full = false;
+        Ok(true)
     }
 }
 
 impl ExecNode for HashDistinctNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.spill.is_none() {
+            self.spill = Some(Spill::new(ec));
+        }
         loop {
-            if !self.input.next(ec)? {
+            let got = match &mut self.src {
+                None => self.input.next(ec)?,
+                Some(f) => f.read_row(&mut self.row)?,
+            };
+            if !got {
+                if self.parts.iter().any(Option::is_some) || self.src.is_some() {
+                    if self.next_pass()? {
+                        continue;
+                    }
+                }
                 return Ok(false);
             }
             ec.tick()?;
-            encode_columns(self.input.row(), self.columns, &mut self.kb);
+            let row = match self.src {
+                None => self.input.row(),
+                Some(_) => &self.row,
+            };
+            encode_columns(row, self.columns, &mut self.kb);
             if self.seen.contains(&self.kb) {
                 continue;
             }
+            if self.full {
+                if self.parts.is_empty() {
+                    self.parts = (0..DISTINCT_PARTITIONS).map(|_| None).collect();
+                }
+                let p = (hash_key(&self.kb, self.level + 1) % DISTINCT_PARTITIONS as u64) as usize;
+                let spill = self.spill.as_ref().ok_or_else(|| {
+                    pgtypes::error::PgError::internal("DISTINCT before its start")
+                })?;
+                self.parts[p]
+                    .get_or_insert_with(|| spill.file())
+                    .write_row(row)?;
+                continue;
+            }
+            self.mem += 2 * self.kb.len() + 48;
+            self.full = self.mem > self.spill.as_ref().map_or(usize::MAX, |s| s.work_mem);
             self.seen.insert(self.kb.clone());
             return Ok(true);
         }
     }
     fn row(&self) -> &[Value] {
-        self.input.row()
+        match self.src {
+            None => self.input.row(),
+            Some(_) => &self.row,
+        }
     }
 }
 

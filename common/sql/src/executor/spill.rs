@@ -52,6 +52,33 @@ use engine::TEMP_DIR;
 /// Numbers the files of this process (PostgreSQL numbers per backend).
 static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
 
+/// Temporary files held open for writing, process-wide: under
+/// [`max_open_writers`] a file being written keeps its descriptor between
+/// flushes; past it each flush opens, appends and closes.
+static OPEN_WRITERS: AtomicU64 = AtomicU64::new(0);
+
+/// A quarter of the process's descriptor limit (the rest is for client
+/// connections and data files), at most 1,024 — PostgreSQL's
+/// max_files_per_process is 1,000.
+fn max_open_writers() -> u64 {
+    static MAX: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        let soft = std::fs::read_to_string("/proc/self/limits")
+            .ok()
+            .and_then(|l| {
+                l.lines()
+                    .find(|l| l.starts_with("Max open files"))
+                    .and_then(|l| {
+                        l.split_whitespace()
+                            .nth(3)
+                            .and_then(|v| v.parse::<u64>().ok())
+                    })
+            })
+            .unwrap_or(1024);
+        (soft / 4).clamp(16, 1024)
+    })
+}
+
 /// Bytes of temporary files a session holds now (`temp_file_limit`).
 #[derive(Debug, Default)]
 pub struct TempUsage(AtomicU64);
@@ -121,6 +148,7 @@ impl Spill {
             flush_at: flush_at.max(256),
             size: 0,
             created: false,
+            writer: None,
             reader: None,
             at_end: false,
         }
@@ -137,7 +165,9 @@ pub struct TempFile {
     flush_at: usize,
     size: u64,
     created: bool,
-    reader: Option<BufReader<File>>,
+    /// The descriptor kept between flushes (see [`OPEN_WRITERS`]).
+    writer: Option<File>,
+    reader: Option<TempReader>,
     /// Read to its end (or never written).
     at_end: bool,
 }
@@ -194,16 +224,35 @@ impl TempFile {
             std::fs::create_dir_all(&sh.dir)
                 .map_err(|e| io_error("create directory", &sh.dir, e))?;
         }
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.path)
-            .map_err(|e| io_error("create temporary file", &self.path, e))?;
-        self.created = true;
-        f.write_all(&self.buf)
-            .map_err(|e| io_error("write to file", &self.path, e))?;
+        let path = &self.path;
+        match &mut self.writer {
+            Some(f) => f
+                .write_all(&self.buf)
+                .map_err(|e| io_error("write to file", path, e))?,
+            None => {
+                let mut f = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| io_error("create temporary file", path, e))?;
+                self.created = true;
+                f.write_all(&self.buf)
+                    .map_err(|e| io_error("write to file", path, e))?;
+                if OPEN_WRITERS.fetch_add(1, Ordering::Relaxed) < max_open_writers() {
+                    self.writer = Some(f);
+                } else {
+                    OPEN_WRITERS.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
+        }
         self.buf.clear();
         Ok(())
+    }
+
+    fn close_writer(&mut self) {
+        if self.writer.take().is_some() {
+            OPEN_WRITERS.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 
     /// Ends writing; reading starts at the first row. The write buffer is
@@ -211,6 +260,7 @@ impl TempFile {
     /// runs waiting to be merged hold no memory.
     pub fn rewind(&mut self) -> PgResult<()> {
         self.flush()?;
+        self.close_writer();
         self.buf = Vec::new();
         self.reader = None;
         self.at_end = !self.created;
@@ -224,32 +274,183 @@ impl TempFile {
         }
         let r = match &mut self.reader {
             Some(r) => r,
-            None => {
-                let f = File::open(&self.path)
-                    .map_err(|e| io_error("open temporary file", &self.path, e))?;
-                self.reader.insert(BufReader::with_capacity(FLUSH_AT, f))
-            }
+            None => self.reader.insert(self.open_reader()?),
         };
+        if r.read_row(out)? {
+            return Ok(true);
+        }
+        self.at_end = true;
+        self.reader = None;
+        Ok(false)
+    }
+
+    /// A reader of its own from the first row (a written file read by
+    /// several cursors at once; `TupleStore`).
+    fn open_reader(&self) -> PgResult<TempReader> {
+        let f =
+            File::open(&self.path).map_err(|e| io_error("open temporary file", &self.path, e))?;
+        Ok(TempReader {
+            file: BufReader::with_capacity(FLUSH_AT, f),
+            path: self.path.clone(),
+            data: Vec::new(),
+        })
+    }
+}
+
+/// Reads the rows of a [`TempFile`] from the first.
+struct TempReader {
+    file: BufReader<File>,
+    path: PathBuf,
+    data: Vec<u8>,
+}
+
+impl TempReader {
+    fn read_row(&mut self, out: &mut Vec<Value>) -> PgResult<bool> {
         let mut len = [0u8; 4];
-        match r.read_exact(&mut len) {
+        match self.file.read_exact(&mut len) {
             Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                self.at_end = true;
-                self.reader = None;
-                return Ok(false);
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
             Err(e) => return Err(io_error("read from file", &self.path, e)),
         }
-        let mut data = vec![0u8; u32::from_le_bytes(len) as usize];
-        r.read_exact(&mut data)
+        self.data.resize(u32::from_le_bytes(len) as usize, 0);
+        self.file
+            .read_exact(&mut self.data)
             .map_err(|e| io_error("read from file", &self.path, e))?;
-        decode_spilled(&data, out)?;
+        decode_spilled(&self.data, out)?;
         Ok(true)
+    }
+}
+
+/// Rows kept to be read again, by one or several cursors: in memory up to
+/// `work_mem`, then all of them in a temporary file (PostgreSQL's
+/// tuplestore, under a Material node, a CTE, a work table).
+#[derive(Default)]
+pub struct TupleStore {
+    spill: Option<Spill>,
+    rows: Vec<Vec<Value>>,
+    mem: usize,
+    file: Option<TempFile>,
+    len: usize,
+}
+
+impl TupleStore {
+    /// An empty store that spills past the statement's `work_mem`.
+    pub fn new(ec: &Ectx<'_>) -> TupleStore {
+        TupleStore {
+            spill: Some(Spill::new(ec)),
+            ..TupleStore::default()
+        }
+    }
+
+    /// Every row of `node`, stored.
+    pub fn collect(
+        node: &mut super::execnodes::Node<'_>,
+        ec: &mut Ectx<'_>,
+    ) -> PgResult<TupleStore> {
+        let mut store = TupleStore::new(ec);
+        while node.next(ec)? {
+            ec.tick()?;
+            store.push(node.row())?;
+        }
+        store.finish()?;
+        Ok(store)
+    }
+
+    /// Adds a row (before [`TupleStore::finish`]).
+    pub fn push(&mut self, row: &[Value]) -> PgResult<()> {
+        self.len += 1;
+        if let Some(f) = &mut self.file {
+            return f.write_row(row);
+        }
+        self.mem += row_bytes(row);
+        self.rows.push(row.to_vec());
+        if let Some(spill) = self.spill.as_ref().filter(|s| self.mem > s.work_mem) {
+            let mut f = spill.file();
+            for r in self.rows.drain(..) {
+                f.write_row(&r)?;
+            }
+            self.rows = Vec::new();
+            self.file = Some(f);
+        }
+        Ok(())
+    }
+
+    /// Ends writing: cursors may read.
+    pub fn finish(&mut self) -> PgResult<()> {
+        match &mut self.file {
+            Some(f) => f.rewind(),
+            None => Ok(()),
+        }
+    }
+
+    /// How many rows it holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when it holds no row.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A cursor before the first row.
+    pub fn cursor(&self) -> StoreCursor {
+        StoreCursor {
+            next: 0,
+            reader: None,
+            row: Vec::new(),
+        }
+    }
+}
+
+/// A position in a [`TupleStore`].
+pub struct StoreCursor {
+    /// Index of the row the next call returns.
+    next: usize,
+    reader: Option<TempReader>,
+    row: Vec<Value>,
+}
+
+impl StoreCursor {
+    /// Advances to the next row of `store`; false at the end.
+    pub fn advance(&mut self, store: &TupleStore) -> PgResult<bool> {
+        if self.next >= store.len {
+            return Ok(false);
+        }
+        if let Some(f) = &store.file {
+            let r = match &mut self.reader {
+                Some(r) => r,
+                None => self.reader.insert(f.open_reader()?),
+            };
+            if !r.read_row(&mut self.row)? {
+                return Err(PgError::new(
+                    sqlstate::DATA_CORRUPTED,
+                    "temporary file ended early",
+                ));
+            }
+        }
+        self.next += 1;
+        Ok(true)
+    }
+
+    /// The current row's index (after [`StoreCursor::advance`] said true).
+    pub fn index(&self) -> usize {
+        self.next.saturating_sub(1)
+    }
+
+    /// The current row.
+    pub fn row<'a>(&'a self, store: &'a TupleStore) -> &'a [Value] {
+        if store.file.is_some() {
+            &self.row
+        } else {
+            store.rows.get(self.index()).map_or(&[], |r| r)
+        }
     }
 }
 
 impl Drop for TempFile {
     fn drop(&mut self) {
+        self.close_writer();
         let sh = &self.shared;
         sh.usage.0.fetch_sub(self.size, Ordering::Relaxed);
         if !self.created {
@@ -332,11 +533,17 @@ fn value_bytes(v: &Value) -> usize {
 /// A hash of key bytes that does not change between runs of the process
 /// (batches and partitions are chosen by it), different per `seed`.
 pub fn hash_key(key: &[u8], seed: u64) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    for &b in key {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h: u64 = (seed.wrapping_add(1)).wrapping_mul(K) ^ key.len() as u64;
+    let mut words = key.chunks_exact(8);
+    for w in words.by_ref() {
+        let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
     }
+    let mut tail = [0u8; 8];
+    let rest = words.remainder();
+    tail[..rest.len()].copy_from_slice(rest);
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
     // Finalizer (murmur3's fmix64): every input bit reaches the low bits.
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);

@@ -81,9 +81,7 @@ impl QueryState {
             exec: vec![Value::Null; shared.exec_params],
             cache: (0..shared.subplans.len()).map(|_| None).collect(),
             cte_rows: vec![None; shared.ctes.len()],
-            worktables: (0..shared.ctes.len())
-                .map(|_| Arc::new(Vec::new()))
-                .collect(),
+            worktables: (0..shared.ctes.len()).map(|_| Rows::default()).collect(),
             shared,
             vis,
         }
