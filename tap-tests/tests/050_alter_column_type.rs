@@ -10,6 +10,7 @@
 //! * `uncommitted_rewrite_is_undone_after_a_crash`
 //! * `uncommitted_rewrite_is_undone_at_promotion`
 
+use tap_tests::utils::wait_until;
 use tap_tests::Node;
 
 /// The path of heap file `filenode` (pg_class.relfilenode) on `node`.
@@ -274,10 +275,12 @@ fn uncommitted_rewrite_is_undone_at_promotion() {
     drop(s);
     standby.promote();
     original(&standby);
-    assert!(
-        !file_of(&standby, &new_file).exists(),
-        "promoted standby: no orphan heap file"
-    );
+    // Promotion removes the orphaned transactions' creations after the
+    // role switch that lets sessions in (`Node::finish_recovery`, step 6):
+    // wait for it rather than race it.
+    wait_until("the promoted standby removed the orphan heap file", || {
+        !file_of(&standby, &new_file).exists()
+    });
     standby.expect_error("INSERT INTO t VALUES (1234, 'dup', 0)", "23505");
     standby.safe_sql("ALTER TABLE t ALTER k TYPE bigint USING k * 10, ALTER v TYPE varchar(10)");
     rewritten(&standby);
