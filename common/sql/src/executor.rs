@@ -307,8 +307,9 @@ pub struct Ectx<'a> {
     /// they shadow the session's (`crate::fmgr`).
     pub function_settings: Vec<(String, String)>,
     /// Bytes of temporary files the session holds (`temp_file_limit`;
-    /// `spill`).
-    pub temp_usage: Arc<spill::TempUsage>,
+    /// `spill`); None outside a session (a context of its own is counted
+    /// alone). An Option so a statement's context allocates nothing.
+    pub temp_usage: Option<Arc<spill::TempUsage>>,
     /// Set while a keyed catalog scan builds its rows
     /// ([`crate::pgcatalog::ViewContext::relation_key`]).
     view_key: Option<u32>,
@@ -397,7 +398,7 @@ impl<'a> Ectx<'a> {
             nonatomic: false,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
-            temp_usage: Arc::default(),
+            temp_usage: None,
         }
     }
 

@@ -1384,7 +1384,7 @@ impl Session {
         e.skip_user_triggers = self.truncating;
         e.path = self.path.clone();
         e.portals = Some(self.portals.clone());
-        e.temp_usage = self.temp_usage.clone();
+        e.temp_usage = Some(self.temp_usage.clone());
         e
     }
 

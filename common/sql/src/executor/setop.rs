@@ -7,13 +7,20 @@
 //! rows in first-seen order: INTERSECT keeps a row present on both sides
 //! (ALL: min(left, right) copies), EXCEPT a row of the left side absent
 //! from the right (ALL: left − right copies).
+//!
+//! Past `work_mem` SetOp makes no new entry: a left row of another value
+//! goes to one of 16 partition files by a hash of the row, and so does
+//! every right row of a value not held (it may match a spilled left row);
+//! the partitions are counted the same way after the rows held are
+//! emitted, left rows before right rows as they were read.
 
 use std::collections::HashMap;
 
 use super::execnodes::{build, ExecNode, Node};
+use super::spill::{hash_key, row_bytes, Spill, TempFile};
 use super::{Ectx, Vis};
 use crate::planner::plannodes::{PlanNode, SetOpKind};
-use pgtypes::error::PgResult;
+use pgtypes::error::{PgError, PgResult};
 use pgtypes::value::Value;
 use storage::keycodec::encode_key_value;
 
@@ -69,6 +76,9 @@ struct Entry {
     right: u64,
 }
 
+/// Partition files of a SetOp pass that outgrew `work_mem`.
+const PARTITIONS: usize = 16;
+
 /// INTERSECT / EXCEPT [ALL].
 pub struct SetOpNode<'p> {
     left: Node<'p>,
@@ -78,6 +88,9 @@ pub struct SetOpNode<'p> {
     entries: Option<Vec<Entry>>,
     pos: usize,
     left_to_emit: u64,
+    spill: Option<Spill>,
+    /// Spilled partitions still to count, with their depth.
+    pending: Vec<(TempFile, u64)>,
 }
 
 impl<'p> SetOpNode<'p> {
@@ -91,6 +104,8 @@ impl<'p> SetOpNode<'p> {
             entries: None,
             pos: 0,
             left_to_emit: 0,
+            spill: None,
+            pending: Vec::new(),
         }
     }
 
@@ -102,52 +117,106 @@ impl<'p> SetOpNode<'p> {
             (SetOpKind::Except, false) => u64::from(e.left > 0 && e.right == 0),
         }
     }
+
+    /// Counts the inputs (`src` None: left then right) or a spilled
+    /// partition at depth `level` into `entries`; spilled partitions are
+    /// queued on `pending`.
+    fn fill(&mut self, ec: &mut Ectx<'_>, mut src: Option<TempFile>, level: u64) -> PgResult<()> {
+        let spill = self
+            .spill
+            .clone()
+            .ok_or_else(|| PgError::internal("set operation before its start"))?;
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut parts: Vec<Option<TempFile>> = (0..PARTITIONS).map(|_| None).collect();
+        let (mut mem, mut full, mut spilled_any) = (0usize, false, false);
+        let mut kb = Vec::new();
+        let mut buf = Vec::new();
+        let mut tagged = Vec::new();
+        let mut node_side = 0;
+        loop {
+            let (row, side): (&[Value], usize) = match src.as_mut() {
+                None => {
+                    let node = if node_side == 0 {
+                        &mut self.left
+                    } else {
+                        &mut self.right
+                    };
+                    if !node.next(ec)? {
+                        if node_side == 0 {
+                            node_side = 1;
+                            continue;
+                        }
+                        break;
+                    }
+                    (node.row(), node_side)
+                }
+                Some(f) => {
+                    if !f.read_row(&mut buf)? {
+                        break;
+                    }
+                    let Some((Value::Int4(side), row)) = buf.split_last() else {
+                        return Err(PgError::internal(
+                            "spilled set operation row without its side",
+                        ));
+                    };
+                    (row, *side as usize)
+                }
+            };
+            ec.tick()?;
+            kb.clear();
+            for v in row {
+                encode_key_value(v, &mut kb);
+            }
+            let i = match index.get(&kb) {
+                Some(i) => *i,
+                None if side == 1 && !spilled_any => continue, // only left rows can be output
+                None if full || side == 1 => {
+                    spilled_any = true;
+                    let part = (hash_key(&kb, level + 1) % PARTITIONS as u64) as usize;
+                    tagged.clear();
+                    tagged.extend_from_slice(row);
+                    tagged.push(Value::Int4(side as i32));
+                    parts[part]
+                        .get_or_insert_with(|| spill.file())
+                        .write_row(&tagged)?;
+                    continue;
+                }
+                None => {
+                    mem += row_bytes(row) + 2 * kb.len() + 32;
+                    full = mem > spill.work_mem;
+                    entries.push(Entry {
+                        row: row.to_vec(),
+                        left: 0,
+                        right: 0,
+                    });
+                    index.insert(kb.clone(), entries.len() - 1);
+                    entries.len() - 1
+                }
+            };
+            if side == 0 {
+                entries[i].left += 1;
+            } else {
+                entries[i].right += 1;
+            }
+        }
+        drop(src);
+        for mut f in parts.into_iter().flatten() {
+            f.rewind()?;
+            self.pending.push((f, level + 1));
+        }
+        self.entries = Some(entries);
+        self.pos = 0;
+        self.left_to_emit = 0;
+        Ok(())
+    }
 }
 
 impl ExecNode for SetOpNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
         if self.entries.is_none() {
-            let mut entries: Vec<Entry> = Vec::new();
-            let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-            let mut kb = Vec::new();
-            for side in 0..2 {
-                let node = if side == 0 {
-                    &mut self.left
-                } else {
-                    &mut self.right
-                };
-                while node.next(ec)? {
-                    ec.tick()?;
-                    let row = node.row();
-                    kb.clear();
-                    for v in row {
-                        encode_key_value(v, &mut kb);
-                    }
-                    let i = match index.get(&kb) {
-                        Some(i) => *i,
-                        None => {
-                            if side == 1 {
-                                continue; // only left rows can be output
-                            }
-                            entries.push(Entry {
-                                row: row.to_vec(),
-                                left: 0,
-                                right: 0,
-                            });
-                            index.insert(kb.clone(), entries.len() - 1);
-                            entries.len() - 1
-                        }
-                    };
-                    if side == 0 {
-                        entries[i].left += 1;
-                    } else {
-                        entries[i].right += 1;
-                    }
-                }
-            }
-            self.entries = Some(entries);
-            self.pos = 0;
-            self.left_to_emit = 0;
+            self.spill = Some(Spill::new(ec));
+            self.fill(ec, None, 0)?;
         }
         loop {
             if self.left_to_emit > 0 {
@@ -158,7 +227,13 @@ impl ExecNode for SetOpNode<'_> {
             let n = {
                 let entries = self.entries.as_deref().unwrap_or(&[]);
                 if self.pos >= entries.len() {
-                    return Ok(false);
+                    match self.pending.pop() {
+                        Some((f, level)) => {
+                            self.fill(ec, Some(f), level)?;
+                            continue;
+                        }
+                        None => return Ok(false),
+                    }
                 }
                 self.count(&entries[self.pos])
             };

@@ -125,7 +125,7 @@ impl Spill {
                 pid: ec.backend_pid,
                 limit_kb,
                 log_min,
-                usage: ec.temp_usage.clone(),
+                usage: ec.temp_usage.clone().unwrap_or_default(),
             }),
         }
     }

@@ -1,9 +1,11 @@
 //! Window functions (PostgreSQL's nodeWindowAgg).
 //!
 //! The input arrives sorted by the window's PARTITION BY keys, then its
-//! ORDER BY keys (the planner puts a Sort below). The node reads it whole
-//! on the first call, then works one partition at a time: rows whose
-//! PARTITION BY keys encode to the same bytes form a partition, rows with
+//! ORDER BY keys (the planner puts a Sort below). The node works one
+//! partition at a time: it reads the rows whose PARTITION BY keys encode
+//! to the same bytes (one row beyond, which starts the next partition),
+//! computes every window function over them and streams them out before
+//! reading on, so it holds one partition, not its whole input. Rows with
 //! equal ORDER BY keys are *peers* (a peer group). Each output row is the
 //! input row followed by one value per window function of the node.
 //!
@@ -38,12 +40,24 @@ pub struct WindowAggNode<'p> {
     funcs: &'p [WindowCall],
     partition: &'p [usize],
     order: &'p [SortKey],
-    rows: Option<std::vec::IntoIter<Vec<Value>>>,
+    /// The current partition's rows, with their window values.
+    rows: std::vec::IntoIter<Vec<Value>>,
+    /// The first row of the next partition, read past this one's end.
+    lookahead: Option<Vec<Value>>,
+    input_done: bool,
     out: Vec<Value>,
 }
 
+fn encode_cols(row: &[Value], cols: &[usize]) -> Vec<u8> {
+    let mut k = Vec::new();
+    for &c in cols {
+        encode_key_value(&row[c], &mut k);
+    }
+    k
+}
+
 impl<'p> WindowAggNode<'p> {
-    /// Reads its input on the first `next`.
+    /// Reads its first partition on the first `next`.
     pub fn new(
         input: Node<'p>,
         funcs: &'p [WindowCall],
@@ -55,63 +69,80 @@ impl<'p> WindowAggNode<'p> {
             funcs,
             partition,
             order,
-            rows: None,
+            rows: Vec::new().into_iter(),
+            lookahead: None,
+            input_done: false,
             out: Vec::new(),
         }
     }
 
-    fn compute(&mut self, ec: &mut Ectx<'_>) -> PgResult<Vec<Vec<Value>>> {
-        let mut rows: Vec<Vec<Value>> = Vec::new();
-        while self.input.next(ec)? {
-            ec.tick()?;
-            rows.push(self.input.row().to_vec());
-        }
-        let key = |row: &[Value], cols: &[usize]| {
-            let mut k = Vec::new();
-            for &c in cols {
-                encode_key_value(&row[c], &mut k);
+    /// The next partition's rows, in input order (empty at the end).
+    fn read_partition(&mut self, ec: &mut Ectx<'_>) -> PgResult<Vec<Vec<Value>>> {
+        let mut rows = Vec::new();
+        match self.lookahead.take() {
+            Some(r) => rows.push(r),
+            None => {
+                if self.input_done || !self.input.next(ec)? {
+                    self.input_done = true;
+                    return Ok(rows);
+                }
+                rows.push(self.input.row().to_vec());
             }
-            k
-        };
+        }
+        let pk = encode_cols(&rows[0], self.partition);
+        loop {
+            if !self.input.next(ec)? {
+                self.input_done = true;
+                break;
+            }
+            ec.tick()?;
+            let row = self.input.row();
+            if encode_cols(row, self.partition) != pk {
+                self.lookahead = Some(row.to_vec());
+                break;
+            }
+            rows.push(row.to_vec());
+        }
+        Ok(rows)
+    }
+
+    /// One partition's rows, each followed by its window values.
+    fn compute(
+        &mut self,
+        ec: &mut Ectx<'_>,
+        mut rows: Vec<Vec<Value>>,
+    ) -> PgResult<Vec<Vec<Value>>> {
         let order_cols: Vec<usize> = self.order.iter().map(|k| k.column).collect();
         let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(self.funcs.len()); rows.len()];
-        let mut ps = 0;
-        while ps < rows.len() {
-            let pk = key(&rows[ps], self.partition);
-            let mut pe = ps + 1;
-            while pe < rows.len() && key(&rows[pe], self.partition) == pk {
-                pe += 1;
-            }
-            // Peer groups.
-            let mut group_of = Vec::with_capacity(pe - ps);
-            let mut bounds: Vec<(usize, usize)> = Vec::new();
-            let mut prev: Option<Vec<u8>> = None;
-            for (i, row) in rows.iter().enumerate().take(pe).skip(ps) {
-                let k = key(row, &order_cols);
-                if prev.as_ref() != Some(&k) {
-                    if let Some(last) = bounds.last_mut() {
-                        last.1 = i;
-                    }
-                    bounds.push((i, pe));
-                    prev = Some(k);
+        let (ps, pe) = (0, rows.len());
+        // Peer groups.
+        let mut group_of = Vec::with_capacity(pe - ps);
+        let mut bounds: Vec<(usize, usize)> = Vec::new();
+        let mut prev: Option<Vec<u8>> = None;
+        for (i, row) in rows.iter().enumerate() {
+            let k = encode_cols(row, &order_cols);
+            if prev.as_ref() != Some(&k) {
+                if let Some(last) = bounds.last_mut() {
+                    last.1 = i;
                 }
-                group_of.push(bounds.len() - 1);
+                bounds.push((i, pe));
+                prev = Some(k);
             }
-            let part = Partition {
-                rows: &rows,
-                ps,
-                pe,
-                group_of,
-                bounds,
-                order: self.order,
-            };
-            for f in self.funcs {
-                let vals = part.run(f, ec)?;
-                for (i, v) in vals.into_iter().enumerate() {
-                    results[ps + i].push(v);
-                }
+            group_of.push(bounds.len() - 1);
+        }
+        let part = Partition {
+            rows: &rows,
+            ps,
+            pe,
+            group_of,
+            bounds,
+            order: self.order,
+        };
+        for f in self.funcs {
+            let vals = part.run(f, ec)?;
+            for (i, v) in vals.into_iter().enumerate() {
+                results[ps + i].push(v);
             }
-            ps = pe;
         }
         for (row, r) in rows.iter_mut().zip(results) {
             row.extend(r);
@@ -122,16 +153,16 @@ impl<'p> WindowAggNode<'p> {
 
 impl ExecNode for WindowAggNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
-        if self.rows.is_none() {
-            let rows = self.compute(ec)?;
-            self.rows = Some(rows.into_iter());
-        }
-        match self.rows.as_mut().and_then(|r| r.next()) {
-            Some(r) => {
+        loop {
+            if let Some(r) = self.rows.next() {
                 self.out = r;
-                Ok(true)
+                return Ok(true);
             }
-            None => Ok(false),
+            let rows = self.read_partition(ec)?;
+            if rows.is_empty() {
+                return Ok(false);
+            }
+            self.rows = self.compute(ec, rows)?.into_iter();
         }
     }
     fn row(&self) -> &[Value] {
