@@ -28,6 +28,7 @@
 //! DEFAULT, column lists, INSERT … SELECT, RETURNING), UPDATE and DELETE
 //! (WHERE, RETURNING). Joins, subqueries, set operations and CTEs are 0A000.
 
+pub mod explain;
 pub mod fromclause;
 pub mod modifytable;
 pub mod plannodes;
@@ -110,17 +111,11 @@ impl QueryPlan {
 
     /// EXPLAIN's lines; `rows` false for `EXPLAIN (COSTS OFF)`.
     pub fn explain_with(&self, rows: bool) -> Vec<String> {
-        let mut out = Vec::new();
-        self.root.explain_with(0, rows, &mut out);
-        for (i, sp) in self.shared.subplans.iter().enumerate() {
-            out.push(format!("  SubPlan {}", i + 1));
-            sp.plan.explain_with(2, rows, &mut out);
-        }
-        for c in &self.shared.ctes {
-            out.push(format!("  CTE {}", c.name));
-            c.plan.explain_with(2, rows, &mut out);
-        }
-        out
+        let opts = explain::ExplainOptions {
+            costs: rows,
+            ..Default::default()
+        };
+        explain::text_lines(self, &opts, None)
     }
 
     /// True if running it is bounded by the statement's text.
@@ -585,19 +580,12 @@ fn plan_one(
             statement,
             analyze,
             options,
+            format,
             ..
         } => {
-            // COSTS OFF: PostgreSQL's lines without estimates.
-            let costs_off = options.iter().flatten().any(|o| {
-                o.name.value.eq_ignore_ascii_case("costs")
-                    && o.arg.as_ref().is_some_and(|a| {
-                        let t = a.to_string().to_ascii_lowercase();
-                        t == "off" || t == "false" || t == "0"
-                    })
-            });
-            Plan::Query(Box::new(plan_explain(
-                catalog, statement, *analyze, !costs_off, params,
-            )?))
+            let opts =
+                explain_options(*analyze, format.as_ref(), options.as_deref().unwrap_or(&[]))?;
+            Plan::Query(Box::new(plan_explain(catalog, statement, opts, params)?))
         }
         _ => return Err(PgError::internal("statement is not plannable")),
     };
@@ -702,35 +690,138 @@ pub fn plan_query(
     })
 }
 
-/// EXPLAIN of a SELECT: the plan tree, one node a line, as a query
-/// returning the `QUERY PLAN` column (estimated rows only; no costs yet).
+/// EXPLAIN of a SELECT as a query returning the `QUERY PLAN` column: the
+/// plan tree, one node a line (FORMAT JSON: one json value). Without
+/// ANALYZE the lines are made here; with it a [`NodeKind::ExplainAnalyze`]
+/// node runs the query when executed and makes them from what it measured.
 fn plan_explain(
     catalog: &CatalogView<'_>,
     stmt: &ast::Statement,
-    analyze: bool,
-    rows: bool,
+    opts: explain::ExplainOptions,
     params: &mut ParamTypes,
 ) -> PgResult<QueryPlan> {
-    if analyze {
-        return Err(PgError::unsupported("EXPLAIN ANALYZE is not supported"));
-    }
     let ast::Statement::Query(q) = stmt else {
         return Err(PgError::unsupported(
             "EXPLAIN of this statement is not supported",
         ));
     };
+    let started = std::time::Instant::now();
     let plan = plan_query(catalog, q, params)?;
-    let rows: Vec<Vec<Expr>> = plan
-        .explain_with(rows)
-        .into_iter()
-        .map(|l| vec![Expr::Const(pgtypes::value::Value::text(&l))])
-        .collect();
+    let planning_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let ty = if opts.json {
+        SqlType::Json
+    } else {
+        SqlType::Text
+    };
+    let columns = vec![field("QUERY PLAN".to_string(), ty)];
+    if opts.analyze {
+        return Ok(QueryPlan {
+            root: PlanNode::new(
+                NodeKind::ExplainAnalyze {
+                    plan: Box::new(plan),
+                    opts,
+                    planning_ms,
+                },
+                1,
+                1.0,
+            ),
+            shared: Arc::new(StatementPlans::default()),
+            columns,
+        });
+    }
+    let rows: Vec<Vec<Expr>> = if opts.json {
+        vec![vec![Expr::Const(pgtypes::value::Value::Json(
+            explain::json_text(&plan, &opts, None).into(),
+        ))]]
+    } else {
+        plan.explain_with(opts.costs)
+            .into_iter()
+            .map(|l| vec![Expr::Const(pgtypes::value::Value::text(&l))])
+            .collect()
+    };
     let n = rows.len();
     Ok(QueryPlan {
         root: PlanNode::new(NodeKind::Values { rows }, 1, n as f64),
         shared: Arc::new(StatementPlans::default()),
-        columns: vec![field("QUERY PLAN".to_string(), SqlType::Text)],
+        columns,
     })
+}
+
+/// EXPLAIN's options: ANALYZE (the keyword or the option), COSTS, TIMING,
+/// SUMMARY, FORMAT TEXT / JSON; 22023 for others PostgreSQL has and
+/// hotpair does not (VERBOSE, BUFFERS, WAL, SETTINGS, FORMAT XML / YAML).
+fn explain_options(
+    analyze: bool,
+    format: Option<&ast::AnalyzeFormat>,
+    options: &[ast::UtilityOption],
+) -> PgResult<explain::ExplainOptions> {
+    let mut o = explain::ExplainOptions {
+        analyze,
+        ..Default::default()
+    };
+    let mut timing = None;
+    let mut summary = None;
+    let bad = |msg: String| PgError::new(sqlstate::INVALID_PARAMETER_VALUE, msg);
+    let format_of = |f: &str| -> PgResult<bool> {
+        match f.to_ascii_lowercase().as_str() {
+            "text" => Ok(false),
+            "json" => Ok(true),
+            "xml" | "yaml" => Err(PgError::unsupported(format!(
+                "EXPLAIN (FORMAT {}) is not supported",
+                f.to_ascii_uppercase()
+            ))),
+            other => Err(bad(format!(
+                "unrecognized value for EXPLAIN option \"format\": \"{other}\""
+            ))),
+        }
+    };
+    if let Some(f) = format {
+        o.json = format_of(&f.to_string())?;
+    }
+    for opt in options {
+        let name = opt.name.value.to_ascii_lowercase();
+        let arg = opt
+            .arg
+            .as_ref()
+            .map(|a| a.to_string().trim_matches('\'').to_string());
+        let flag = || -> PgResult<bool> {
+            match arg.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                None | Some("on" | "true" | "1") => Ok(true),
+                Some("off" | "false" | "0") => Ok(false),
+                Some(_) => Err(PgError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    format!("{name} requires a Boolean value"),
+                )),
+            }
+        };
+        match name.as_str() {
+            "analyze" => o.analyze = flag()?,
+            "costs" => o.costs = flag()?,
+            "timing" => timing = Some(flag()?),
+            "summary" => summary = Some(flag()?),
+            "format" => o.json = format_of(arg.as_deref().unwrap_or(""))?,
+            "verbose" | "buffers" | "wal" | "settings" => {
+                if flag()? {
+                    return Err(PgError::unsupported(format!(
+                        "EXPLAIN option {} is not supported",
+                        name.to_ascii_uppercase()
+                    )));
+                }
+            }
+            other => {
+                return Err(PgError::new(
+                    sqlstate::SYNTAX_ERROR,
+                    format!("unrecognized EXPLAIN option \"{other}\""),
+                ));
+            }
+        }
+    }
+    if timing == Some(true) && !o.analyze {
+        return Err(bad("EXPLAIN option TIMING requires ANALYZE".into()));
+    }
+    o.timing = timing.unwrap_or(true);
+    o.summary = summary.unwrap_or(o.analyze);
+    Ok(o)
 }
 
 /// ORDER BY `name` where `name` is an output column (and not, more

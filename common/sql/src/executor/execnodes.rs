@@ -20,8 +20,14 @@
 //! Next: `scan.rs` (leaves), `nestloop.rs`, `hashjoin.rs`, `agg.rs`,
 //! `window.rs`, `sort.rs`, `setop.rs`, `ctescan.rs`, `subplan.rs`.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Instant;
+
 use crate::executor::{Ectx, Vis};
+use crate::planner::explain::{self, node_key, ExplainOptions, Measured, StatsMap};
 use crate::planner::plannodes::{NodeKind, PlanNode};
+use crate::planner::QueryPlan;
 use pgtypes::error::PgResult;
 use pgtypes::value::Value;
 
@@ -36,11 +42,149 @@ pub trait ExecNode {
 /// A boxed running node borrowing its plan.
 pub type Node<'p> = Box<dyn ExecNode + 'p>;
 
-/// Starts the executor for a plan subtree.
+/// Starts the executor for a plan subtree. While an EXPLAIN ANALYZE runs
+/// its query on this thread, every node is wrapped to measure it.
 pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
+    let node = build_node(plan, vis);
+    match INSTRUMENT.with(|i| i.borrow().clone()) {
+        None => node,
+        Some((stats, timing)) => Box::new(Instrumented {
+            inner: node,
+            key: node_key(plan),
+            stats,
+            timing,
+            started: false,
+            first_done: false,
+        }),
+    }
+}
+
+type SharedStats = Rc<RefCell<StatsMap>>;
+
+thread_local! {
+    /// The measurements of the EXPLAIN ANALYZE running on this thread, and
+    /// whether it times nodes. A statement runs start to end on one
+    /// thread, so nodes built while it is set belong to it.
+    static INSTRUMENT: RefCell<Option<(SharedStats, bool)>> = const { RefCell::new(None) };
+}
+
+/// A node measured for EXPLAIN ANALYZE: loops (each build is one), rows,
+/// time to the first row and in all (inclusive of its children, as in
+/// PostgreSQL).
+struct Instrumented<'p> {
+    inner: Node<'p>,
+    key: usize,
+    stats: SharedStats,
+    timing: bool,
+    started: bool,
+    first_done: bool,
+}
+
+impl ExecNode for Instrumented<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        let t = self.timing.then(Instant::now);
+        if !self.started {
+            self.started = true;
+            self.stats.borrow_mut().entry(self.key).or_default().loops += 1;
+        }
+        let r = self.inner.next(ec);
+        let ms = t.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
+        let mut stats = self.stats.borrow_mut();
+        let s = stats.entry(self.key).or_default();
+        s.total_ms += ms;
+        if !self.first_done {
+            s.startup_ms += ms;
+            self.first_done = true;
+        }
+        if matches!(r, Ok(true)) {
+            s.rows += 1;
+        }
+        r
+    }
+    fn row(&self) -> &[Value] {
+        self.inner.row()
+    }
+}
+
+/// Puts back the measurements that were on the thread before (none, or
+/// an outer EXPLAIN ANALYZE's), on every way out.
+struct InstrumentGuard(Option<(SharedStats, bool)>);
+
+impl Drop for InstrumentGuard {
+    fn drop(&mut self) {
+        let prev = self.0.take();
+        INSTRUMENT.with(|i| *i.borrow_mut() = prev);
+    }
+}
+
+/// EXPLAIN ANALYZE: runs its query to the end (rows discarded) with every
+/// node measured, then returns EXPLAIN's lines.
+struct ExplainAnalyzeNode<'p> {
+    plan: &'p QueryPlan,
+    opts: &'p ExplainOptions,
+    planning_ms: f64,
+    vis: &'p Vis,
+    lines: Option<std::vec::IntoIter<Value>>,
+    row: Vec<Value>,
+}
+
+impl ExecNode for ExplainAnalyzeNode<'_> {
+    fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.lines.is_none() {
+            let stats = SharedStats::default();
+            let prev = INSTRUMENT.with(|i| i.replace(Some((stats.clone(), self.opts.timing))));
+            let guard = InstrumentGuard(prev);
+            let started = Instant::now();
+            super::run_query(ec, self.vis, self.plan, &mut |ec, _| ec.tick())?;
+            let execution_ms = started.elapsed().as_secs_f64() * 1000.0;
+            drop(guard);
+            let map = stats.borrow();
+            let m = Measured {
+                stats: &map,
+                planning_ms: self.planning_ms,
+                execution_ms,
+            };
+            let lines: Vec<Value> = if self.opts.json {
+                vec![Value::Json(
+                    explain::json_text(self.plan, self.opts, Some(&m)).into(),
+                )]
+            } else {
+                explain::text_lines(self.plan, self.opts, Some(&m))
+                    .iter()
+                    .map(|l| Value::text(l))
+                    .collect()
+            };
+            self.lines = Some(lines.into_iter());
+        }
+        match self.lines.as_mut().and_then(Iterator::next) {
+            Some(v) => {
+                self.row = vec![v];
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn row(&self) -> &[Value] {
+        &self.row
+    }
+}
+
+fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
     use super::{agg, ctescan, hashjoin, nestloop, scan, setop, sort};
     match &plan.kind {
         NodeKind::Result => Box::new(scan::ResultNode::new()),
+        NodeKind::ExplainAnalyze {
+            plan: query,
+            opts,
+            planning_ms,
+        } => Box::new(ExplainAnalyzeNode {
+            plan: query,
+            opts,
+            planning_ms: *planning_ms,
+            vis,
+            lines: None,
+            row: Vec::new(),
+        }),
         NodeKind::SeqScan { table, filter } => {
             Box::new(scan::SeqScanNode::new(table, filter.as_ref(), vis))
         }

@@ -91,6 +91,16 @@ pub struct PlanNode {
 /// The node kinds, named after PostgreSQL's.
 #[derive(Debug)]
 pub enum NodeKind {
+    /// EXPLAIN ANALYZE: runs `plan`, measuring every node, and returns
+    /// EXPLAIN's lines (one json value with FORMAT JSON).
+    ExplainAnalyze {
+        /// The query explained.
+        plan: Box<super::QueryPlan>,
+        /// Its options.
+        opts: super::explain::ExplainOptions,
+        /// Milliseconds its planning took.
+        planning_ms: f64,
+    },
     /// One empty row (SELECT without FROM).
     Result,
     /// Every visible row of a table that passes `filter`.
@@ -343,6 +353,7 @@ impl PlanNode {
     pub fn label(&self) -> String {
         match &self.kind {
             NodeKind::Result => "Result".into(),
+            NodeKind::ExplainAnalyze { .. } => "Explain".into(),
             NodeKind::SeqScan { table, .. } => format!("Seq Scan on {}", table.name),
             NodeKind::IndexScan { table, index, .. } => {
                 format!("Index Scan using {} on {}", index.spec.name, table.name)
@@ -514,12 +525,19 @@ impl PlanNode {
         self.explain_with(depth, true, out)
     }
 
-    /// [`Self::explain`]; `rows` false is `EXPLAIN (COSTS OFF)`: labels
-    /// alone, and an index scan's `Index Cond` as PostgreSQL prints it
-    /// when its keys are constants.
+    /// [`Self::explain`]; `rows` false is `EXPLAIN (COSTS OFF)`.
     pub fn explain_with(&self, depth: usize, rows: bool, out: &mut Vec<String>) {
-        // A reordered join's column permutation (`JoinPlanner::build_top`)
-        // is not a node PostgreSQL shows.
+        let opts = super::explain::ExplainOptions {
+            costs: rows,
+            ..Default::default()
+        };
+        self.explain_node(depth, &opts, None, out)
+    }
+
+    /// The node EXPLAIN shows for this one: a reordered join's column
+    /// permutation (`JoinPlanner::build_top`) is not a node PostgreSQL
+    /// shows, so its join stands in its place.
+    pub fn shown(&self) -> &PlanNode {
         if let NodeKind::Project { input, exprs } = &self.kind {
             let joined = matches!(
                 input.kind,
@@ -537,25 +555,41 @@ impl PlanNode {
                     .len()
                     == exprs.len();
             if joined && permutation {
-                return input.explain_with(depth, rows, out);
+                return input.shown();
             }
         }
+        self
+    }
+
+    /// Writes the tree as EXPLAIN's text lines: with estimated rows
+    /// (COSTS), without them an index scan's `Index Cond` as PostgreSQL
+    /// prints it when its keys are constants; with `stats` (ANALYZE) what
+    /// each node did (`super::explain`).
+    pub fn explain_node(
+        &self,
+        depth: usize,
+        opts: &super::explain::ExplainOptions,
+        stats: Option<&super::explain::StatsMap>,
+        out: &mut Vec<String>,
+    ) {
+        let node = self.shown();
         let pad = if depth == 0 {
             String::new()
         } else {
             format!("{}->  ", " ".repeat(depth * 6 - 4))
         };
-        if rows {
-            out.push(format!(
-                "{pad}{}  (rows={})",
-                self.label(),
-                self.rows.round()
-            ));
-        } else {
-            out.push(format!("{pad}{}", self.label()));
+        let mut line = format!("{pad}{}", node.label());
+        if opts.costs {
+            line.push_str(&format!("  (rows={})", node.rows.round()));
+        }
+        if let Some(stats) = stats {
+            line.push_str(&super::explain::actual_text(node, opts, stats));
+        }
+        out.push(line);
+        if !opts.costs {
             if let NodeKind::IndexScan {
                 table, index, key, ..
-            } = &self.kind
+            } = &node.kind
             {
                 if let Some(cond) = crate::indexcmds::index_cond_text(table, index, key) {
                     let detail_pad = " ".repeat(if depth == 0 { 2 } else { depth * 6 + 2 });
@@ -563,8 +597,8 @@ impl PlanNode {
                 }
             }
         }
-        for c in self.children() {
-            c.explain_with(depth + 1, rows, out);
+        for c in node.children() {
+            c.explain_node(depth + 1, opts, stats, out);
         }
     }
 }
