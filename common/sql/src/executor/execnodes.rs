@@ -3,11 +3,15 @@
 //! A parent asks a child for its next row with [`ExecNode::next`] and
 //! reads it with [`ExecNode::row`], borrowed until the next call; a node
 //! that passes rows through (Filter, Limit) hands its child's row on
-//! without copying it. Rows stream: only Sort, Agg, WindowAgg, the hashed
-//! side of a hash join, the inner side of a plain nested loop, SetOp and
-//! CTE materialization hold rows. A node is built from its plan node when
-//! its parent starts it ([`build`]); a nested loop whose inner side
-//! depends on the outer row builds that side again per outer row.
+//! without copying it. Rows stream: only Sort, Agg, WindowAgg (one
+//! partition), the hashed side of a hash join, the inner side of a plain
+//! nested loop, SetOp and CTE materialization hold rows, each up to
+//! `work_mem` and then in temporary files (`spill.rs`). While an EXPLAIN
+//! ANALYZE runs, [`build`] wraps every node to measure it.
+//!
+//! A node is built from its plan node when its parent starts it
+//! ([`build`]); a nested loop whose inner side depends on the outer row
+//! builds that side again per outer row.
 //!
 //! Every loop that may run long calls `Ectx::tick` (cancel and
 //! statement_timeout every 256 rows), including hash builds and the inner

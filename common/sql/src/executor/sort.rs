@@ -365,10 +365,10 @@ impl ExecNode for HashDistinctNode<'_> {
                 Some(f) => f.read_row(&mut self.row)?,
             };
             if !got {
-                if self.parts.iter().any(Option::is_some) || self.src.is_some() {
-                    if self.next_pass()? {
-                        continue;
-                    }
+                if (self.parts.iter().any(Option::is_some) || self.src.is_some())
+                    && self.next_pass()?
+                {
+                    continue;
                 }
                 return Ok(false);
             }
