@@ -487,13 +487,19 @@ impl Node {
     /// The server's resident memory (VmRSS of `/proc/PID/status`, KiB).
     /// Panics if it is not running.
     pub fn rss_kib(&self) -> u64 {
+        self.status_kib("VmRSS")
+    }
+
+    /// A `/proc/PID/status` size of the server (`VmRSS`, `VmHWM`, …), KiB.
+    /// Panics if it is not running.
+    pub fn status_kib(&self, field: &str) -> u64 {
         let pid = self.pid().expect("server pid");
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS")
+            .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
     }
 
     /// The server's process id, if started.

@@ -84,13 +84,7 @@ fn temp_files(data_dir: &Path) -> Vec<String> {
 
 /// Peak resident memory (VmHWM, KiB) since the last [`reset_peak`].
 fn peak_kib(node: &Node) -> u64 {
-    let pid = node.pid().expect("server pid");
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
+    node.status_kib("VmHWM")
 }
 
 /// Resets VmHWM to the current resident size (`clear_refs` 5).

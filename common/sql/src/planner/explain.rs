@@ -123,19 +123,7 @@ pub fn actual_text(node: &PlanNode, opts: &ExplainOptions, stats: &StatsMap) -> 
 
 fn json_str(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
+    pgtypes::json::escape_json(&mut o, s);
     o
 }
 
