@@ -21,7 +21,7 @@
 //! Groups are counted as they are made (keys, key bytes, accumulators).
 //! Once they pass `work_mem` no new group is made: the groups held keep
 //! absorbing their rows, and a row of any other group is written, with
-//! its grouping set's index, to one of [`PARTITIONS`] temporary files
+//! its grouping set's index, to one of `spill::PARTITIONS` temporary files
 //! chosen by a hash of its key (`spill.rs`). When the input ends the
 //! groups held are emitted; then each partition is aggregated the same
 //! way — spilling again, with a different hash, if it does not fit — so
@@ -33,7 +33,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::execnodes::{ExecNode, Node};
-use super::spill::{hash_key, row_bytes, Spill, TempFile};
+use super::spill::{row_bytes, split_tag, Partitions, Spill, TempFile};
 use super::Ectx;
 use crate::expr::Grouping;
 use crate::functions::Accumulator;
@@ -48,9 +48,6 @@ struct Group {
     accs: Vec<Accumulator>,
     seen: Vec<Option<HashSet<Vec<u8>>>>,
 }
-
-/// How many files the rows of groups that did not fit are spread over.
-pub const PARTITIONS: usize = 16;
 
 /// A running aggregation.
 pub struct AggNode<'p> {
@@ -127,8 +124,7 @@ impl<'p> AggNode<'p> {
         let per_group = 64 + g.aggs.len() * 64;
         let mut mem = 0usize;
         let mut full = false;
-        let mut parts: Vec<Option<TempFile>> = (0..PARTITIONS).map(|_| None).collect();
-        let mut spilled = Vec::new();
+        let mut parts = Partitions::new(level);
         let mut buf = Vec::new();
         let mut kb = Vec::new();
         let mut gis = Vec::with_capacity(sets.len());
@@ -146,10 +142,8 @@ impl<'p> AggNode<'p> {
                     if !f.read_row(&mut buf)? {
                         break;
                     }
-                    let Some((Value::Int4(si), row)) = buf.split_last() else {
-                        return Err(PgError::internal("spilled aggregation row without its set"));
-                    };
-                    (row, Some(*si as usize))
+                    let (row, si) = split_tag(&buf)?;
+                    (row, Some(si as usize))
                 }
             };
             ec.tick()?;
@@ -172,13 +166,7 @@ impl<'p> AggNode<'p> {
                     Some(i) => *i,
                     None if full => {
                         // Its group waits for a later pass.
-                        let part = (hash_key(&kb, level + 1) % PARTITIONS as u64) as usize;
-                        spilled.clear();
-                        spilled.extend_from_slice(row);
-                        spilled.push(Value::Int4(si as i32));
-                        parts[part]
-                            .get_or_insert_with(|| spill.file())
-                            .write_row(&spilled)?;
+                        parts.write(&spill, &kb, row, Some(si as i32))?;
                         continue;
                     }
                     None => {
@@ -219,10 +207,7 @@ impl<'p> AggNode<'p> {
             }
         }
         drop(src);
-        for mut f in parts.into_iter().flatten() {
-            f.rewind()?;
-            self.pending.push((f, level + 1));
-        }
+        parts.finish(&mut self.pending)?;
         Ok(groups)
     }
 }

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use super::execnodes::{build, ExecNode, Node};
-use super::spill::{hash_key, row_bytes, Spill, TempFile};
+use super::spill::{row_bytes, split_tag, Partitions, Spill, TempFile};
 use super::{Ectx, Vis};
 use crate::planner::plannodes::{PlanNode, SetOpKind};
 use pgtypes::error::{PgError, PgResult};
@@ -76,9 +76,6 @@ struct Entry {
     right: u64,
 }
 
-/// Partition files of a SetOp pass that outgrew `work_mem`.
-const PARTITIONS: usize = 16;
-
 /// INTERSECT / EXCEPT [ALL].
 pub struct SetOpNode<'p> {
     left: Node<'p>,
@@ -128,11 +125,10 @@ impl<'p> SetOpNode<'p> {
             .ok_or_else(|| PgError::internal("set operation before its start"))?;
         let mut entries: Vec<Entry> = Vec::new();
         let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut parts: Vec<Option<TempFile>> = (0..PARTITIONS).map(|_| None).collect();
+        let mut parts = Partitions::new(level);
         let (mut mem, mut full, mut spilled_any) = (0usize, false, false);
         let mut kb = Vec::new();
         let mut buf = Vec::new();
-        let mut tagged = Vec::new();
         let mut node_side = 0;
         loop {
             let (row, side): (&[Value], usize) = match src.as_mut() {
@@ -155,12 +151,8 @@ impl<'p> SetOpNode<'p> {
                     if !f.read_row(&mut buf)? {
                         break;
                     }
-                    let Some((Value::Int4(side), row)) = buf.split_last() else {
-                        return Err(PgError::internal(
-                            "spilled set operation row without its side",
-                        ));
-                    };
-                    (row, *side as usize)
+                    let (row, side) = split_tag(&buf)?;
+                    (row, side as usize)
                 }
             };
             ec.tick()?;
@@ -173,13 +165,7 @@ impl<'p> SetOpNode<'p> {
                 None if side == 1 && !spilled_any => continue, // only left rows can be output
                 None if full || side == 1 => {
                     spilled_any = true;
-                    let part = (hash_key(&kb, level + 1) % PARTITIONS as u64) as usize;
-                    tagged.clear();
-                    tagged.extend_from_slice(row);
-                    tagged.push(Value::Int4(side as i32));
-                    parts[part]
-                        .get_or_insert_with(|| spill.file())
-                        .write_row(&tagged)?;
+                    parts.write(&spill, &kb, row, Some(side as i32))?;
                     continue;
                 }
                 None => {
@@ -201,10 +187,7 @@ impl<'p> SetOpNode<'p> {
             }
         }
         drop(src);
-        for mut f in parts.into_iter().flatten() {
-            f.rewind()?;
-            self.pending.push((f, level + 1));
-        }
+        parts.finish(&mut self.pending)?;
         self.entries = Some(entries);
         self.pos = 0;
         self.left_to_emit = 0;

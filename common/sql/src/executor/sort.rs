@@ -15,7 +15,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashSet};
 
 use super::execnodes::{ExecNode, Node};
-use super::spill::{hash_key, row_bytes, Spill, TempFile};
+use super::spill::{row_bytes, Partitions, Spill, TempFile};
 use super::{eval_count, Ectx};
 use crate::expr::Expr;
 use crate::planner::SortKey;
@@ -304,16 +304,13 @@ pub struct HashDistinctNode<'p> {
     spill: Option<Spill>,
     mem: usize,
     full: bool,
-    parts: Vec<Option<TempFile>>,
+    parts: Partitions,
     pending: Vec<(TempFile, u64)>,
     /// The partition being read (None: the input), and its depth.
     src: Option<TempFile>,
     level: u64,
     row: Vec<Value>,
 }
-
-/// Partition files of a HashDistinct pass that outgrew `work_mem`.
-const DISTINCT_PARTITIONS: usize = 16;
 
 impl<'p> HashDistinctNode<'p> {
     /// Over any input.
@@ -326,7 +323,7 @@ impl<'p> HashDistinctNode<'p> {
             spill: None,
             mem: 0,
             full: false,
-            parts: Vec::new(),
+            parts: Partitions::new(0),
             pending: Vec::new(),
             src: None,
             level: 0,
@@ -337,16 +334,14 @@ impl<'p> HashDistinctNode<'p> {
     /// Ends a pass: its partitions wait their turn; the next one starts.
     /// False when none is left.
     fn next_pass(&mut self) -> PgResult<bool> {
-        for mut f in self.parts.drain(..).flatten() {
-            f.rewind()?;
-            self.pending.push((f, self.level + 1));
-        }
+        std::mem::replace(&mut self.parts, Partitions::new(0)).finish(&mut self.pending)?;
         let Some((f, level)) = self.pending.pop() else {
             self.src = None;
             return Ok(false);
         };
         self.src = Some(f);
         self.level = level;
+        self.parts = Partitions::new(level);
         self.seen.clear();
         self.mem = 0;
         self.full = false;
@@ -365,9 +360,7 @@ impl ExecNode for HashDistinctNode<'_> {
                 Some(f) => f.read_row(&mut self.row)?,
             };
             if !got {
-                if (self.parts.iter().any(Option::is_some) || self.src.is_some())
-                    && self.next_pass()?
-                {
+                if (self.parts.any() || self.src.is_some()) && self.next_pass()? {
                     continue;
                 }
                 return Ok(false);
@@ -382,16 +375,10 @@ impl ExecNode for HashDistinctNode<'_> {
                 continue;
             }
             if self.full {
-                if self.parts.is_empty() {
-                    self.parts = (0..DISTINCT_PARTITIONS).map(|_| None).collect();
-                }
-                let p = (hash_key(&self.kb, self.level + 1) % DISTINCT_PARTITIONS as u64) as usize;
                 let spill = self.spill.as_ref().ok_or_else(|| {
                     pgtypes::error::PgError::internal("DISTINCT before its start")
                 })?;
-                self.parts[p]
-                    .get_or_insert_with(|| spill.file())
-                    .write_row(row)?;
+                self.parts.write(spill, &self.kb, row, None)?;
                 continue;
             }
             self.mem += 2 * self.kb.len() + 48;

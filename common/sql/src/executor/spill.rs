@@ -321,6 +321,74 @@ impl TempReader {
     }
 }
 
+/// How many files one pass of a hash aggregation, DISTINCT or SetOp
+/// spreads the rows it could not hold over.
+pub const PARTITIONS: usize = 16;
+
+/// The partition files of one pass at depth `level`: a row goes to the
+/// file its key's hash (seeded by the next depth) picks, with an optional
+/// tag (a grouping set, a SetOp side) as an extra last value.
+pub struct Partitions {
+    files: Vec<Option<TempFile>>,
+    level: u64,
+    row: Vec<Value>,
+}
+
+impl Partitions {
+    /// None yet, for a pass at depth `level`.
+    pub fn new(level: u64) -> Partitions {
+        Partitions {
+            files: (0..PARTITIONS).map(|_| None).collect(),
+            level,
+            row: Vec::new(),
+        }
+    }
+
+    /// Writes `row` (and `tag`) to the partition of `key`.
+    pub fn write(
+        &mut self,
+        spill: &Spill,
+        key: &[u8],
+        row: &[Value],
+        tag: Option<i32>,
+    ) -> PgResult<()> {
+        let p = (hash_key(key, self.level + 1) % PARTITIONS as u64) as usize;
+        let f = self.files[p].get_or_insert_with(|| spill.file());
+        match tag {
+            None => f.write_row(row),
+            Some(t) => {
+                self.row.clear();
+                self.row.extend_from_slice(row);
+                self.row.push(Value::Int4(t));
+                f.write_row(&self.row)
+            }
+        }
+    }
+
+    /// True if a row was written.
+    pub fn any(&self) -> bool {
+        self.files.iter().any(Option::is_some)
+    }
+
+    /// Ends the pass: each written partition, ready to read, goes on
+    /// `pending` with its depth.
+    pub fn finish(self, pending: &mut Vec<(TempFile, u64)>) -> PgResult<()> {
+        for mut f in self.files.into_iter().flatten() {
+            f.rewind()?;
+            pending.push((f, self.level + 1));
+        }
+        Ok(())
+    }
+}
+
+/// A row read back from a partition written with a tag: the row and the tag.
+pub fn split_tag(row: &[Value]) -> PgResult<(&[Value], i32)> {
+    match row.split_last() {
+        Some((Value::Int4(t), rest)) => Ok((rest, *t)),
+        _ => Err(PgError::internal("spilled row without its tag")),
+    }
+}
+
 /// Rows kept to be read again, by one or several cursors: in memory up to
 /// `work_mem`, then all of them in a temporary file (PostgreSQL's
 /// tuplestore, under a Material node, a CTE, a work table).
