@@ -201,13 +201,7 @@ fn sql_differential() {
     eprintln!("# {} on port {}", pair.version, pair.primary.port);
     let hotpair = node.background_session();
     let on_standby = standby.as_ref().map(Node::background_session);
-    let postgres = Session::connect(
-        "postgres",
-        &format!(
-            "host=127.0.0.1 port={} user=postgres dbname=postgres",
-            pair.primary.port
-        ),
-    );
+    let postgres = Session::connect("postgres", &pair.primary.connstr());
 
     // 3. Rounds: a schema, its data on both servers, then queries.
     let mut rng = Rng::new(seed);

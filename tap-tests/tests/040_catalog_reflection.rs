@@ -136,13 +136,7 @@ fn driver_reflection_matches_postgres() {
     let standby = Node::standby_of(&node, "standby");
     let (_work, pair) = pg::start_reference(&bindir, node.base_dir(), "reflect_pg_");
     let hotpair = node.background_session();
-    let postgres = Session::connect(
-        "postgres",
-        &format!(
-            "host=127.0.0.1 port={} user=postgres dbname=postgres",
-            pair.primary.port
-        ),
-    );
+    let postgres = Session::connect("postgres", &pair.primary.connstr());
     for ddl in SCHEMA {
         hotpair.query_safe(ddl);
         postgres.query_safe(ddl);

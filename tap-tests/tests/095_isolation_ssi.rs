@@ -401,10 +401,7 @@ fn isolation_specs_match_postgres() {
     node.init(false);
     node.start();
     let (_work, pair) = pg::start_reference(&bindir, node.base_dir(), "iso_pg_");
-    let pg_conn = format!(
-        "host=127.0.0.1 port={} user=postgres dbname=postgres",
-        pair.primary.port
-    );
+    let pg_conn = pair.primary.connstr();
     let mut failures = Vec::new();
     for spec in SPECS {
         let hotpair = Runner::new(spec, || node.background_session());

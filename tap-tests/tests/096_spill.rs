@@ -185,13 +185,7 @@ fn work_mem_spills_to_temporary_files() {
         None => eprintln!("# PostgreSQL 15 not installed: answers compared in memory only"),
         Some(bindir) => {
             let (_work, pair) = pg::start_reference(&bindir, node.base_dir(), "spill_pg_");
-            let postgres = Session::connect(
-                "postgres",
-                &format!(
-                    "host=127.0.0.1 port={} user=postgres dbname=postgres",
-                    pair.primary.port
-                ),
-            );
+            let postgres = Session::connect("postgres", &pair.primary.connstr());
             for sql in SETUP {
                 postgres.query_safe(sql);
             }

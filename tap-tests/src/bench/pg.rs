@@ -71,6 +71,16 @@ pub struct PgServer {
 }
 
 impl PgServer {
+    /// A libpq connection string for the `postgres` user and database.
+    pub fn connstr(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=postgres dbname=postgres",
+            self.port
+        )
+    }
+}
+
+impl PgServer {
     /// The postmaster's pid (first line of `postmaster.pid`).
     pub fn postmaster_pid(&self) -> Option<u32> {
         let text = std::fs::read_to_string(self.data_dir.join("postmaster.pid")).ok()?;

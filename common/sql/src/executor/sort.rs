@@ -237,7 +237,8 @@ impl ExecNode for SortNode<'_> {
     }
 }
 
-fn encode_columns(row: &[Value], columns: &[usize], kb: &mut Vec<u8>) {
+/// The key bytes of `columns` of `row` (cleared first).
+pub(crate) fn encode_columns(row: &[Value], columns: &[usize], kb: &mut Vec<u8>) {
     kb.clear();
     for &c in columns {
         encode_key_value(&row[c], kb);

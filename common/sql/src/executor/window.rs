@@ -32,7 +32,6 @@ use crate::functions::{Accumulator, AggInput};
 use crate::planner::SortKey;
 use pgtypes::error::{PgError, PgResult};
 use pgtypes::value::{cmp_for_sort, Value};
-use storage::keycodec::encode_key_value;
 
 /// A running WindowAgg.
 pub struct WindowAggNode<'p> {
@@ -50,9 +49,7 @@ pub struct WindowAggNode<'p> {
 
 fn encode_cols(row: &[Value], cols: &[usize]) -> Vec<u8> {
     let mut k = Vec::new();
-    for &c in cols {
-        encode_key_value(&row[c], &mut k);
-    }
+    super::sort::encode_columns(row, cols, &mut k);
     k
 }
 
