@@ -17,7 +17,8 @@
 //! `peer` and `cert` lines with `map=NAME` compare the authenticated name
 //! (OS user, certificate CN) with the role through pg_ident.conf's map
 //! (`ident_file`, default `DIR/pg_ident.conf`, [`server::ident`]),
-//! loaded and reloaded beside the rules; a faulty file keeps the old maps
+//! loaded and reloaded with the rules (one swap for both files, so a
+//! connection never pairs new rules with old maps); a faulty file keeps the old maps
 //! (at start-up: none).
 //!
 //! The rules are loaded at start-up from `hba_file` (default
@@ -55,22 +56,32 @@ pub fn ident_path(config: &Config) -> PathBuf {
     config.file_path("ident_file", "pg_ident.conf")
 }
 
-/// The node's loaded rules (None: no file, everyone is trusted) and user
-/// name maps.
+/// What one connection authenticates against: the rules (None: no file,
+/// everyone is trusted) and the user name maps, read together.
+#[derive(Default)]
+pub struct AuthFiles {
+    pub rules: Option<Arc<HbaRules>>,
+    pub ident: Arc<IdentMaps>,
+}
+
+/// The node's loaded pg_hba.conf and pg_ident.conf. A reload reads both
+/// files, then replaces them in one swap: a connection sees either the
+/// old pair or the new one, never new rules naming a map the old
+/// pg_ident.conf lacks (PostgreSQL's postmaster loads both before it
+/// forks another backend).
 #[derive(Default)]
 pub struct HbaState {
-    rules: RwLock<Option<Arc<HbaRules>>>,
-    ident: RwLock<Arc<IdentMaps>>,
+    files: RwLock<Arc<AuthFiles>>,
 }
 
 impl HbaState {
-    /// Loads the file at start-up: absent is "trust everyone" (warned),
-    /// faulty is an error (PostgreSQL refuses to start).
+    /// Loads the files at start-up: an absent pg_hba.conf is "trust
+    /// everyone" (warned), a faulty one is an error (PostgreSQL refuses
+    /// to start).
     pub fn load(config: &Config) -> PgResult<HbaState> {
         let path = hba_path(config);
-        let state = HbaState::default();
-        match HbaRules::load(&path) {
-            Ok(Ok(r)) => *state.rules.write() = Some(Arc::new(r)),
+        let rules = match HbaRules::load(&path) {
+            Ok(Ok(r)) => Some(Arc::new(r)),
             Ok(Err(errors)) => {
                 log_errors(&path, &errors);
                 return Err(PgError::new(
@@ -83,6 +94,7 @@ impl HbaState {
                     "no client authentication file \"{}\": every connection is trusted",
                     path.display()
                 );
+                None
             }
             Err(e) => {
                 return Err(PgError::new(
@@ -90,63 +102,59 @@ impl HbaState {
                     format!("could not open file \"{}\": {e}", path.display()),
                 ))
             }
-        }
+        };
         // A missing or faulty pg_ident.conf is no reason not to start
         // (as in PostgreSQL): only connections that need a map fail.
-        if let Some(m) = read_ident(&ident_path(config)) {
-            *state.ident.write() = Arc::new(m);
+        let ident = read_ident(&ident_path(config))
+            .map(Arc::new)
+            .unwrap_or_default();
+        Ok(HbaState {
+            files: RwLock::new(Arc::new(AuthFiles { rules, ident })),
+        })
+    }
+
+    /// Re-reads both files; a file with any error keeps its old contents
+    /// (logged with the lines at fault). Returns whether pg_hba.conf and
+    /// pg_ident.conf were replaced.
+    pub fn reload(&self, config: &Config) -> (bool, bool) {
+        let rules = reread_hba(&hba_path(config));
+        let ident = read_ident(&ident_path(config)).map(Arc::new);
+        if ident.is_none() {
+            tracing::info!("pg_ident.conf was not reloaded");
         }
-        Ok(state)
+        let replaced = (rules.is_some(), ident.is_some());
+        let mut files = self.files.write();
+        let old = files.clone();
+        *files = Arc::new(AuthFiles {
+            rules: rules.map(Some).unwrap_or_else(|| old.rules.clone()),
+            ident: ident.unwrap_or_else(|| old.ident.clone()),
+        });
+        replaced
     }
 
-    /// Re-reads pg_ident.conf; on any error the old maps stay (logged
-    /// with the lines at fault). Returns true if the maps were replaced.
-    pub fn reload_ident(&self, config: &Config) -> bool {
-        match read_ident(&ident_path(config)) {
-            Some(m) => {
-                *self.ident.write() = Arc::new(m);
-                true
-            }
-            None => {
-                tracing::info!("pg_ident.conf was not reloaded");
-                false
-            }
+    /// The current rules and maps, as one snapshot.
+    pub fn current(&self) -> Arc<AuthFiles> {
+        self.files.read().clone()
+    }
+}
+
+/// pg_hba.conf's new rules for a reload, or None (the reasons logged).
+fn reread_hba(path: &std::path::Path) -> Option<Arc<HbaRules>> {
+    match HbaRules::load(path) {
+        Ok(Ok(r)) => Some(Arc::new(r)),
+        Ok(Err(errors)) => {
+            log_errors(path, &errors);
+            tracing::info!("pg_hba.conf was not reloaded");
+            None
         }
-    }
-
-    /// The current user name maps.
-    pub fn ident(&self) -> Arc<IdentMaps> {
-        self.ident.read().clone()
-    }
-
-    /// Re-reads the file; on any error the old rules stay. Returns true
-    /// if the rules were replaced.
-    pub fn reload(&self, config: &Config) -> bool {
-        let path = hba_path(config);
-        match HbaRules::load(&path) {
-            Ok(Ok(r)) => {
-                *self.rules.write() = Some(Arc::new(r));
-                true
-            }
-            Ok(Err(errors)) => {
-                log_errors(&path, &errors);
-                tracing::info!("pg_hba.conf was not reloaded");
-                false
-            }
-            Err(e) => {
-                tracing::info!(
-                    "could not open configuration file \"{}\": {e}",
-                    path.display()
-                );
-                tracing::info!("pg_hba.conf was not reloaded");
-                false
-            }
+        Err(e) => {
+            tracing::info!(
+                "could not open configuration file \"{}\": {e}",
+                path.display()
+            );
+            tracing::info!("pg_hba.conf was not reloaded");
+            None
         }
-    }
-
-    /// The current rules.
-    pub fn rules(&self) -> Option<Arc<HbaRules>> {
-        self.rules.read().clone()
     }
 }
 
@@ -237,7 +245,8 @@ pub fn authentication(
     params: &[(String, String)],
     conn: ConnectionInfo,
 ) -> PgResult<AuthRequest> {
-    let Some(rules) = node.hba().rules() else {
+    let files = node.hba().current();
+    let Some(rules) = files.rules.as_deref() else {
         return Ok(AuthRequest::trust());
     };
     let user = param(params, "user").unwrap_or("");
@@ -314,7 +323,7 @@ pub fn authentication(
             ));
         };
         if line.clientcert == ClientCert::VerifyFull
-            && (cn.is_empty() || !usermap_ok(&node.hba().ident(), line.map.as_deref(), user, cn))
+            && (cn.is_empty() || !usermap_ok(&files.ident, line.map.as_deref(), user, cn))
         {
             cn_mismatch = Some(cn.clone());
         }
@@ -345,7 +354,7 @@ pub fn authentication(
         HbaMethod::Peer if conn.peer.is_none() => {
             let os_user = conn.peer_uid.and_then(server::stream::os_user_name);
             let ok = match os_user.as_deref() {
-                Some(os) => usermap_ok(&node.hba().ident(), line.map.as_deref(), user, os),
+                Some(os) => usermap_ok(&files.ident, line.map.as_deref(), user, os),
                 None => {
                     tracing::info!("could not look up local user ID {:?}", conn.peer_uid);
                     false

@@ -380,7 +380,6 @@ impl Node {
         }
         let config = self.config();
         self.hba().reload(&config);
-        self.hba().reload_ident(&config);
         self.tls().reload(&config);
     }
 }
