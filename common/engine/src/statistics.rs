@@ -27,8 +27,8 @@
 //! that rolls back keeps what it gathered (PostgreSQL would roll the
 //! `pg_statistic` rows back; for estimates the difference does not matter).
 //!
-//! Next: `sql::analyze` gathers these; `sql::selfuncs` turns them into
-//! selectivities.
+//! Next: `sql::analyze` gathers these; `sql::planner::selfuncs` turns them
+//! into selectivities and row estimates.
 
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;

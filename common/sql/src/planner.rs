@@ -33,6 +33,7 @@ pub mod fromclause;
 pub mod modifytable;
 pub mod plannodes;
 pub mod select;
+pub mod selfuncs;
 pub mod sublink_join;
 pub mod subselect;
 pub mod viewdml;

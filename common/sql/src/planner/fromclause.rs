@@ -35,10 +35,19 @@
 //!
 //! Join conditions of the form `left expr = right expr` on hash-compatible
 //! types become hash keys: a hash join (every join type, RIGHT and FULL
-//! too). When the outer side is small (a key lookup, a short VALUES list)
-//! and the keys pin an index of an inner base table, an index nested loop
-//! looks the inner rows up per outer row instead. Otherwise, and for
-//! LATERAL items, a nested loop. Join order is the textual order.
+//! too); an inner join hashes whichever input is estimated smaller. When
+//! the keys pin an index of an inner base table and an index lookup per
+//! outer row is estimated cheaper than reading the table into a hash
+//! table, an index nested loop looks the inner rows up instead. Otherwise,
+//! and for LATERAL items, a nested loop.
+//!
+//! ## Join order and estimates
+//!
+//! A run of inner joins is reordered by cost (`JoinPlanner::join_order`):
+//! every left-deep order for up to ten inputs, greedy beyond. The row
+//! estimates behind it come from `ANALYZE`'s statistics through
+//! [`super::selfuncs`] (PostgreSQL's defaults for a table never analysed).
+//! Outer joins keep their place: an outer join is one input of the run.
 
 use std::sync::Arc;
 
@@ -46,6 +55,10 @@ use sqlparser::ast;
 
 use super::plannodes::{JoinKind, NodeKind, PlanNode};
 use super::select::{plan_query_level, OutCol};
+use super::selfuncs::{
+    clause_selectivity, clauselist_selectivity, eq_selectivity, eqjoin_selectivity, ColRef,
+    ColumnSource, NoColumns, TableColumns,
+};
 use super::subselect::{hash_compatible, CteBinding, Global, Hook, Level, Outer};
 use super::{choose_access, ident_name, object_name, Access};
 use crate::expr::{
@@ -1268,6 +1281,9 @@ pub struct JoinPlanner<'a, 'g, 'c, 'v> {
     pub rels: &'a mut [Rel],
     /// Type of each base column.
     pub types: Vec<SqlType>,
+    /// Per rel: its table with the catalog's statistics (None for other
+    /// FROM items), for row estimates.
+    tables: Vec<Option<TableColumns>>,
 }
 
 /// Bit mask of rels.
@@ -1275,6 +1291,61 @@ type Mask = u64;
 
 /// A nested loop's (slot, outer expression) pairs.
 type NestParams = Vec<(usize, Expr)>;
+
+impl<'a, 'g, 'c, 'v> JoinPlanner<'a, 'g, 'c, 'v> {
+    /// A planner for `rels`, whose base columns have `types`.
+    pub fn new(
+        g: &'g Global<'c, 'v>,
+        rels: &'a mut [Rel],
+        types: Vec<SqlType>,
+    ) -> JoinPlanner<'a, 'g, 'c, 'v> {
+        let tables = rels
+            .iter()
+            .map(|r| r.table.clone().map(|t| TableColumns::new(g.catalog, t)))
+            .collect();
+        JoinPlanner {
+            g,
+            rels,
+            types,
+            tables,
+        }
+    }
+}
+
+impl ColumnSource for JoinPlanner<'_, '_, '_, '_> {
+    fn col(&self, i: usize) -> Option<ColRef<'_>> {
+        let r = self.rel_of(i)?;
+        self.tables.get(r)?.as_ref()?.column(i - self.rels[r].start)
+    }
+}
+
+/// Output rows of a join of `l` and `r` input rows keeping `sel` of the
+/// cross product (PostgreSQL's calc_joinrel_size_estimate).
+fn join_rows(kind: JoinKind, l: f64, r: f64, sel: f64) -> f64 {
+    let n = l * r * sel;
+    match kind {
+        JoinKind::Inner => n,
+        JoinKind::Left => n.max(l),
+        JoinKind::Right => n.max(r),
+        JoinKind::Full => n.max(l).max(r),
+        JoinKind::Semi => l * (r * sel).min(1.0),
+        JoinKind::Anti => l * (1.0 - (r * sel).min(1.0)),
+    }
+    .max(1.0)
+}
+
+/// Relative costs of the planner's join decisions, in units of one row
+/// read by a sequential scan.
+mod cost {
+    /// One index descent (per outer row of an index nested loop).
+    pub const INDEX_PROBE: f64 = 25.0;
+    /// One row put into a hash table.
+    pub const HASH_BUILD: f64 = 2.0;
+    /// One row looked up in a hash table.
+    pub const HASH_PROBE: f64 = 1.0;
+    /// One row a join hands up.
+    pub const OUTPUT: f64 = 0.2;
+}
 
 impl JoinPlanner<'_, '_, '_, '_> {
     fn rel_of(&self, col: usize) -> Option<usize> {
@@ -1316,14 +1387,11 @@ impl JoinPlanner<'_, '_, '_, '_> {
 
     /// Plans the whole FROM tree `t` with `quals` (as [`Self::build`]).
     ///
-    /// Join order is the textual order, except that a tree of inner joins
-    /// only (comma lists, `JOIN … ON`, `CROSS JOIN`) is not made to join a
-    /// rel to rels no condition connects it with while a later rel is
-    /// connected: going left to right, the next rel is the first one left
-    /// that some condition joins to the rels placed so far (the first one
-    /// left if none is), as PostgreSQL never plans a cross product it can
-    /// avoid. psql's `pg_class c, pg_class c2, pg_index i WHERE c.oid =
-    /// i.indrelid AND i.indexrelid = c2.oid` joins `c`, `i`, `c2`. The
+    /// A run of three or more inner joins (comma lists, `JOIN … ON`,
+    /// `CROSS JOIN`) is joined in the order [`Self::join_order`] finds
+    /// cheapest, which never plans a cross product a condition can avoid
+    /// (psql's `pg_class c, pg_class c2, pg_index i WHERE c.oid =
+    /// i.indrelid AND i.indexrelid = c2.oid` joins `c`, `i`, `c2`). The
     /// reordered rels get new column positions for the build; a column
     /// permutation on top gives back the textual row.
     pub fn build_top(&mut self, t: &JoinTree, quals: Vec<Expr>) -> PgResult<PlanNode> {
@@ -1340,22 +1408,9 @@ impl JoinPlanner<'_, '_, '_, '_> {
         if umask.iter().fold(0, |a, m| a | m) != (1u64 << n) - 1 {
             return self.build(t, quals);
         }
-        let masks: Vec<Mask> = quals.iter().chain(&ons).map(|q| self.refs(q)).collect();
-        let mut order = vec![0];
-        let mut placed: Mask = umask[0];
-        let mut left: Vec<usize> = (1..units.len()).collect();
-        while !left.is_empty() {
-            let joins = |u: usize| {
-                let bits = umask[u];
-                masks
-                    .iter()
-                    .any(|&m| m & bits != 0 && m & placed != 0 && m & !(placed | bits) == 0)
-            };
-            let pick = left.iter().position(|&u| joins(u)).unwrap_or(0);
-            let u = left.remove(pick);
-            order.push(u);
-            placed |= umask[u];
-        }
+        let all: Vec<&Expr> = quals.iter().chain(&ons).collect();
+        let masks: Vec<Mask> = all.iter().map(|q| self.refs(q)).collect();
+        let order = self.join_order(&units, &umask, &all, &masks);
         if order.iter().copied().eq(0..units.len()) {
             return self.build(t, quals);
         }
@@ -1418,6 +1473,179 @@ impl JoinPlanner<'_, '_, '_, '_> {
             width,
             rows,
         ))
+    }
+
+    /// Rows of a join unit before its own conditions: a table's rows, a
+    /// FROM item's estimate, the largest input of an outer join kept whole.
+    fn unit_rows(&self, t: &JoinTree) -> f64 {
+        match t {
+            JoinTree::Rel(r) => match (
+                self.tables.get(*r).and_then(|t| t.as_ref()),
+                &self.rels[*r].node,
+            ) {
+                (Some(tc), _) => tc.rows(),
+                (None, Some(n)) => n.rows.max(1.0),
+                (None, None) => 1.0,
+            },
+            JoinTree::Join { left, right, .. } => self.unit_rows(left).max(self.unit_rows(right)),
+        }
+    }
+
+    /// Rows per lookup when unit `t` (a table) can be read through an
+    /// index whose every column `conn` pins to an expression over `outer`
+    /// (an index nested loop); None when no index fits.
+    fn index_probe_rows(&self, t: &JoinTree, outer: Mask, conn: &[Expr]) -> Option<f64> {
+        let JoinTree::Rel(r) = t else { return None };
+        let tc = self.tables.get(*r)?.as_ref()?;
+        let start = self.rels[*r].start;
+        let mut pinned = Vec::new();
+        for q in conn {
+            let Expr::Binary {
+                op: BinOp::Eq,
+                left,
+                right,
+            } = q
+            else {
+                continue;
+            };
+            for (a, b) in [(left, right), (right, left)] {
+                if let Expr::Column(c) = a.as_ref() {
+                    let m = self.refs(b);
+                    if self.rel_of(*c) == Some(*r) && m != 0 && m & !outer == 0 {
+                        pinned.push(c - start);
+                    }
+                }
+            }
+        }
+        tc.table
+            .indexes
+            .list()
+            .iter()
+            .filter(|ix| ix.is_ready() && ix.spec.is_plain() && ix.spec.predicate.is_none())
+            .filter(|ix| ix.spec.columns.iter().all(|c| pinned.contains(c)))
+            .map(|ix| {
+                if ix.spec.unique {
+                    1.0
+                } else {
+                    let mut n = tc.rows();
+                    for c in &ix.spec.columns {
+                        if let Some(cr) = tc.column(*c) {
+                            n *= eq_selectivity(&cr, None);
+                        }
+                    }
+                    n.max(1.0)
+                }
+            })
+            .reduce(f64::min)
+    }
+
+    /// The order to join `units` in (the inputs of a run of inner joins;
+    /// `umask[u]` its rels; `quals` with their rel masks): the cheapest
+    /// left-deep order by the estimates, every order tried for up to ten
+    /// units (dynamic programming over the sets joined so far), the
+    /// cheapest next unit at each step beyond. A step costs a hash join
+    /// (the table read, the smaller side hashed, the larger probed) or an
+    /// index nested loop where an index fits, whichever is cheaper; a
+    /// step no condition connects is a cross product, which costs the
+    /// rows it makes and so comes last unless nothing else can.
+    fn join_order(
+        &self,
+        units: &[&JoinTree],
+        umask: &[Mask],
+        quals: &[&Expr],
+        masks: &[Mask],
+    ) -> Vec<usize> {
+        let k = units.len();
+        let (mut rows, mut scan) = (Vec::with_capacity(k), Vec::with_capacity(k));
+        for u in 0..k {
+            let local: Vec<Expr> = quals
+                .iter()
+                .zip(masks)
+                .filter(|(_, &m)| m != 0 && m & !umask[u] == 0)
+                .map(|(q, _)| (*q).clone())
+                .collect();
+            let base = self.unit_rows(units[u]);
+            scan.push(base);
+            rows.push((base * clauselist_selectivity(&local, self)).max(1.0));
+        }
+        // (cost, rows out) of joining unit `u` to the set `s` of `srows`.
+        let step = |s: Mask, srows: f64, u: usize| -> (f64, f64) {
+            let conn: Vec<Expr> = quals
+                .iter()
+                .zip(masks)
+                .filter(|(_, &m)| m & s != 0 && m & umask[u] != 0 && m & !(s | umask[u]) == 0)
+                .map(|(q, _)| (*q).clone())
+                .collect();
+            if conn.is_empty() {
+                let out = srows * rows[u];
+                return (scan[u] + out, out);
+            }
+            let out = (srows * rows[u] * clauselist_selectivity(&conn, self)).max(1.0);
+            let hash = scan[u]
+                + rows[u].min(srows) * cost::HASH_BUILD
+                + rows[u].max(srows) * cost::HASH_PROBE;
+            let index = self
+                .index_probe_rows(units[u], s, &conn)
+                .map_or(f64::INFINITY, |p| srows * (cost::INDEX_PROBE + p));
+            (hash.min(index) + out * cost::OUTPUT, out)
+        };
+        let set_of = |bits: usize| -> Mask {
+            (0..k)
+                .filter(|u| bits & (1 << u) != 0)
+                .fold(0, |m, u| m | umask[u])
+        };
+        if k <= 10 {
+            // best[bits]: (cost, rows, last unit, previous bits).
+            let full = (1usize << k) - 1;
+            let mut best: Vec<Option<(f64, f64, usize)>> = vec![None; full + 1];
+            for u in 0..k {
+                best[1 << u] = Some((scan[u], rows[u], u));
+            }
+            for bits in 1..=full {
+                let Some((c, r, _)) = best[bits] else {
+                    continue;
+                };
+                let s = set_of(bits);
+                for u in (0..k).filter(|u| bits & (1 << u) == 0) {
+                    let (sc, out) = step(s, r, u);
+                    let next = bits | (1 << u);
+                    if best[next].is_none_or(|b| c + sc < b.0) {
+                        best[next] = Some((c + sc, out, u));
+                    }
+                }
+            }
+            let mut order = Vec::with_capacity(k);
+            let mut bits = full;
+            while bits != 0 {
+                let Some((_, _, u)) = best[bits] else { break };
+                order.push(u);
+                bits &= !(1 << u);
+            }
+            order.reverse();
+            if order.len() == k {
+                return order;
+            }
+        }
+        // Greedy: the cheapest start, then the cheapest next step.
+        let first = (0..k)
+            .min_by(|a, b| rows[*a].total_cmp(&rows[*b]))
+            .unwrap_or(0);
+        let mut order = vec![first];
+        let (mut s, mut r) = (umask[first], rows[first]);
+        let mut left: Vec<usize> = (0..k).filter(|u| *u != first).collect();
+        while !left.is_empty() {
+            let (i, (_, out)) = left
+                .iter()
+                .map(|&u| step(s, r, u))
+                .enumerate()
+                .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
+                .unwrap_or((0, (0.0, r)));
+            let u = left.remove(i);
+            order.push(u);
+            s |= umask[u];
+            r = out;
+        }
+        order
     }
 
     /// Plans `t` with `quals` (conjuncts over base columns that only read
@@ -1556,22 +1784,21 @@ impl JoinPlanner<'_, '_, '_, '_> {
                                 })
                                 .map(|q| shift(q, ls))
                                 .collect();
-                            let rows = left_node.rows.max(right_node.rows);
-                            let width = if kind.outer_only() {
-                                left_node.width
-                            } else {
-                                left_node.width + right_node.width
-                            };
-                            PlanNode::new(
-                                NodeKind::HashJoin {
-                                    outer: Box::new(left_node),
-                                    inner: Box::new(right_node),
-                                    kind,
-                                    outer_keys: okeys.into_iter().map(|e| shift(e, ls)).collect(),
-                                    inner_keys: ikeys.into_iter().map(|e| shift(e, rs)).collect(),
-                                    qual: and_all(qual),
-                                },
-                                width,
+                            let mut sel = 1.0;
+                            for (o, i) in okeys.iter().zip(&ikeys) {
+                                sel *= eqjoin_selectivity(o, i, self);
+                            }
+                            let non_key: Vec<Expr> =
+                                qual.iter().map(|q| shift_back(q, ls)).collect();
+                            sel *= clauselist_selectivity(&non_key, self);
+                            let rows = join_rows(kind, left_node.rows, right_node.rows, sel);
+                            hash_join(
+                                left_node,
+                                right_node,
+                                kind,
+                                okeys.into_iter().map(|e| shift(e, ls)).collect(),
+                                ikeys.into_iter().map(|e| shift(e, rs)).collect(),
+                                and_all(qual),
                                 rows,
                             )
                         }
@@ -1600,11 +1827,14 @@ impl JoinPlanner<'_, '_, '_, '_> {
         ls: usize,
         params: Vec<(usize, Expr)>,
     ) -> PlanNode {
-        let rows = if quals.is_empty() {
-            left.rows * right.rows
+        // A parameterized inner side already gives the rows per outer
+        // row its keys match.
+        let sel = if params.is_empty() {
+            clauselist_selectivity(&quals, self)
         } else {
-            (left.rows * right.rows / 10.0).max(left.rows.min(right.rows))
+            1.0
         };
+        let rows = join_rows(kind, left.rows, right.rows, sel);
         let width = if kind.outer_only() {
             left.width
         } else {
@@ -1636,18 +1866,19 @@ impl JoinPlanner<'_, '_, '_, '_> {
         rq: &[Expr],
         ls: usize,
     ) -> PgResult<Option<(PlanNode, NestParams)>> {
-        if left.rows > 10.0
-            || !matches!(
-                kind,
-                JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti
-            )
-        {
+        if !matches!(
+            kind,
+            JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti
+        ) {
             return Ok(None);
         }
         let JoinTree::Rel(r) = right else {
             return Ok(None);
         };
         let Some(table) = self.rels[*r].table.clone() else {
+            if left.rows > 10.0 {
+                return Ok(None);
+            }
             return Ok(self.keyed_view_nestloop(*r, okeys, ikeys, rq, ls));
         };
         let rs = self.rels[*r].start;
@@ -1693,8 +1924,33 @@ impl JoinPlanner<'_, '_, '_, '_> {
             .into_iter()
             .filter(|(s, _)| used.contains(s))
             .collect();
-        let filter = and_all(rq.iter().cloned().map(|q| shift(q, rs)).collect());
-        let rows = if index.spec.unique { 1.0 } else { 10.0 };
+        // Rows per probe: the table's rows the key equalities keep.
+        let Some(tc) = self.tables.get(*r).and_then(|t| t.as_ref()) else {
+            return Ok(None);
+        };
+        let table_rows = tc.rows();
+        let mut per_probe = table_rows;
+        for (c, _) in &eqs {
+            if let Some(cr) = tc.column(*c) {
+                per_probe *= eq_selectivity(&cr, None);
+            }
+        }
+        let local: Vec<Expr> = rq.iter().cloned().map(|q| shift(q, rs)).collect();
+        let filtered = table_rows * clauselist_selectivity(&local, tc);
+        let per_probe = if index.spec.unique && key.len() == index.spec.columns.len() {
+            1.0
+        } else {
+            per_probe.max(1.0)
+        };
+        // An index lookup per outer row, or one scan of the table into a
+        // hash table.
+        let probe_cost = left.rows * (cost::INDEX_PROBE + per_probe);
+        let hash_cost = table_rows + filtered * cost::HASH_BUILD + left.rows * cost::HASH_PROBE;
+        if probe_cost >= hash_cost {
+            return Ok(None);
+        }
+        let filter = and_all(local);
+        let rows = per_probe;
         self.rels[*r].node = None;
         let node = PlanNode::new(
             NodeKind::IndexScan {
@@ -1755,7 +2011,10 @@ impl JoinPlanner<'_, '_, '_, '_> {
     fn build_rel(&mut self, r: usize, quals: Vec<Expr>) -> PgResult<PlanNode> {
         let start = self.rels[r].start;
         let quals: Vec<Expr> = quals.into_iter().map(|q| shift(q, start)).collect();
-        let nq = quals.len();
+        let rows = match self.tables.get(r).and_then(|t| t.as_ref()) {
+            Some(tc) => (tc.rows() * clauselist_selectivity(&quals, tc)).max(1.0),
+            None => 1.0,
+        };
         let pred = and_all(quals);
         if let Some(table) = self.rels[r].table.clone() {
             let width = table.columns.len();
@@ -1770,14 +2029,18 @@ impl JoinPlanner<'_, '_, '_, '_> {
                         filter: pred,
                     },
                     width,
-                    1000.0 * 0.5f64.powi(nq as i32),
+                    rows,
                 ),
                 Access::Index {
                     index,
                     key,
                     key_types,
                 } => {
-                    let rows = if index.spec.unique { 1.0 } else { 10.0 };
+                    let rows = if index.spec.unique && key.len() == index.spec.columns.len() {
+                        1.0
+                    } else {
+                        rows
+                    };
                     PlanNode::new(
                         NodeKind::IndexScan {
                             table,
@@ -1968,13 +2231,84 @@ pub fn and_all(mut v: Vec<Expr>) -> Option<Expr> {
 
 /// A Filter node over `node`.
 pub fn filter(node: PlanNode, pred: Expr) -> PlanNode {
-    let (w, rows) = (node.width, node.rows * 0.5);
+    let (w, rows) = (
+        node.width,
+        (node.rows * clause_selectivity(&pred, &NoColumns)).max(1.0),
+    );
     PlanNode::new(
         NodeKind::Filter {
             input: Box::new(node),
             pred,
         },
         w,
+        rows,
+    )
+}
+
+/// Undoes [`shift`]: an expression over a node's row (from 0) back over
+/// the FROM row, whose columns start at `by`.
+fn shift_back(e: &Expr, by: usize) -> Expr {
+    map_columns(e.clone(), &mut |i| Expr::Column(i + by))
+}
+
+/// A hash join of `outer` and `inner` (keys over each one's row, `qual`
+/// over the joined row). An inner join whose inner input is estimated
+/// larger than its outer one hashes the outer input instead (PostgreSQL
+/// hashes the smaller side), with a permutation on top that gives back
+/// the outer-then-inner row.
+pub fn hash_join(
+    outer: PlanNode,
+    inner: PlanNode,
+    kind: JoinKind,
+    outer_keys: Vec<Expr>,
+    inner_keys: Vec<Expr>,
+    qual: Option<Expr>,
+    rows: f64,
+) -> PlanNode {
+    let (lw, rw) = (outer.width, inner.width);
+    if kind == JoinKind::Inner && inner.rows > 2.0 * outer.rows {
+        // Joined row of the swapped join: inner columns, then outer ones.
+        let qual = qual.map(|q| {
+            map_columns(q, &mut |i| {
+                Expr::Column(if i < lw { i + rw } else { i - lw })
+            })
+        });
+        let swapped = PlanNode::new(
+            NodeKind::HashJoin {
+                outer: Box::new(inner),
+                inner: Box::new(outer),
+                kind,
+                outer_keys: inner_keys,
+                inner_keys: outer_keys,
+                qual,
+            },
+            lw + rw,
+            rows,
+        );
+        let exprs = (0..lw)
+            .map(|i| Expr::Column(rw + i))
+            .chain((0..rw).map(Expr::Column))
+            .collect();
+        return PlanNode::new(
+            NodeKind::Project {
+                input: Box::new(swapped),
+                exprs,
+            },
+            lw + rw,
+            rows,
+        );
+    }
+    let width = if kind.outer_only() { lw } else { lw + rw };
+    PlanNode::new(
+        NodeKind::HashJoin {
+            outer: Box::new(outer),
+            inner: Box::new(inner),
+            kind,
+            outer_keys,
+            inner_keys,
+            qual,
+        },
+        width,
         rows,
     )
 }

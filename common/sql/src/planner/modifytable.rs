@@ -118,11 +118,7 @@ pub fn plan_dml_join(
         .collect();
     let root = match &from.tree {
         Some(tree) => {
-            let mut jp = JoinPlanner {
-                g: &g,
-                rels: &mut from.rels,
-                types,
-            };
+            let mut jp = JoinPlanner::new(&g, &mut from.rels, types);
             jp.build(tree, join_quals)?
         }
         None => return Err(PgError::syntax("syntax error at or near \"FROM\"")),

@@ -84,7 +84,7 @@ pub struct PlanNode {
     pub kind: NodeKind,
     /// Width of its output rows.
     pub width: usize,
-    /// Estimated output rows (no statistics yet: a guess by shape).
+    /// Estimated output rows (`planner::selfuncs`).
     pub rows: f64,
 }
 

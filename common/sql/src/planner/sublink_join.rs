@@ -140,11 +140,7 @@ pub fn try_semijoin(
         .collect();
     let inner = match &from.tree {
         Some(tree) => {
-            let mut jp = JoinPlanner {
-                g,
-                rels: &mut from.rels,
-                types: inner_types.clone(),
-            };
+            let mut jp = JoinPlanner::new(g, &mut from.rels, inner_types.clone());
             jp.build(tree, inner_quals)?
         }
         None => return Ok(None),
