@@ -83,7 +83,9 @@ fn check(node: &Node) {
     assert!(
         timed
             .iter()
-            .any(|l| l.contains("Seq Scan on t1  (rows=") && l.contains(" rows=1000 loops=1)")),
+            .any(|l| l.contains("Seq Scan on t1  (cost=0.00..")
+                && l.contains(" rows=1000 width=8) (actual time=")
+                && l.contains(" rows=1000 loops=1)")),
         "estimate, then the actual rows: {timed:#?}"
     );
 

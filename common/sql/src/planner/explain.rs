@@ -6,8 +6,10 @@
 //! the plan node's address; this module only reads it. A node with no
 //! entry never started: `(never executed)`, as in PostgreSQL. Times are
 //! per loop, in milliseconds, rows per loop rounded, as PostgreSQL prints
-//! them. Costs do not exist yet: where PostgreSQL prints `(cost=… rows=N
-//! width=W)` hotpair prints `(rows=N)`, and `"Plan Rows"` alone in JSON.
+//! them. Estimates are `(cost=S..T rows=N width=W)` in text and `"Startup
+//! Cost"`, `"Total Cost"`, `"Plan Rows"`, `"Plan Width"` in JSON, as
+//! PostgreSQL prints them, from `planner::costsize` and
+//! `planner::selfuncs`; COSTS OFF leaves them out.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -203,7 +205,10 @@ fn json_node(
     let mut fields: Vec<(&str, String)> = extra.to_vec();
     fields.extend(node_fields(node));
     if opts.costs {
-        fields.push(("Plan Rows", format!("{}", node.rows.round())));
+        fields.push(("Startup Cost", format!("{:.2}", node.startup_cost)));
+        fields.push(("Total Cost", format!("{:.2}", node.total_cost)));
+        fields.push(("Plan Rows", format!("{}", node.rows.round().max(1.0))));
+        fields.push(("Plan Width", node.byte_width.to_string()));
     }
     if let Some(stats) = stats {
         match stats.get(&node_key(node)).filter(|s| s.loops > 0) {

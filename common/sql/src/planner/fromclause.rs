@@ -2011,9 +2011,15 @@ impl JoinPlanner<'_, '_, '_, '_> {
     fn build_rel(&mut self, r: usize, quals: Vec<Expr>) -> PgResult<PlanNode> {
         let start = self.rels[r].start;
         let quals: Vec<Expr> = quals.into_iter().map(|q| shift(q, start)).collect();
-        let rows = match self.tables.get(r).and_then(|t| t.as_ref()) {
-            Some(tc) => (tc.rows() * clauselist_selectivity(&quals, tc)).max(1.0),
-            None => 1.0,
+        let (rows, table_rows, pages, avg_width) = match self.tables.get(r).and_then(|t| t.as_ref())
+        {
+            Some(tc) => (
+                (tc.rows() * clauselist_selectivity(&quals, tc)).max(1.0),
+                tc.rows(),
+                tc.pages(),
+                tc.avg_width(),
+            ),
+            None => (1.0, 1.0, 0, None),
         };
         let pred = and_all(quals);
         if let Some(table) = self.rels[r].table.clone() {
@@ -2030,7 +2036,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     },
                     width,
                     rows,
-                ),
+                )
+                .with_scan(table_rows, pages, avg_width),
                 Access::Index {
                     index,
                     key,

@@ -86,6 +86,12 @@ pub struct PlanNode {
     pub width: usize,
     /// Estimated output rows (`planner::selfuncs`).
     pub rows: f64,
+    /// Estimated cost until the first row (`planner::costsize`).
+    pub startup_cost: f64,
+    /// Estimated cost of all rows, children included.
+    pub total_cost: f64,
+    /// Estimated average width of an output row, in bytes.
+    pub byte_width: u32,
 }
 
 /// The node kinds, named after PostgreSQL's.
@@ -346,7 +352,16 @@ pub enum NodeKind {
 impl PlanNode {
     /// A node of `kind` with `width` columns and `rows` estimated rows.
     pub fn new(kind: NodeKind, width: usize, rows: f64) -> PlanNode {
-        PlanNode { kind, width, rows }
+        let mut node = PlanNode {
+            kind,
+            width,
+            rows,
+            startup_cost: 0.0,
+            total_cost: 0.0,
+            byte_width: 0,
+        };
+        node.estimate();
+        node
     }
 
     /// The label EXPLAIN prints for the node.
@@ -580,7 +595,13 @@ impl PlanNode {
         };
         let mut line = format!("{pad}{}", node.label());
         if opts.costs {
-            line.push_str(&format!("  (rows={})", node.rows.round()));
+            line.push_str(&format!(
+                "  (cost={:.2}..{:.2} rows={} width={})",
+                node.startup_cost,
+                node.total_cost,
+                node.rows.round().max(1.0),
+                node.byte_width
+            ));
         }
         if let Some(stats) = stats {
             line.push_str(&super::explain::actual_text(node, opts, stats));

@@ -85,6 +85,28 @@ impl TableColumns {
         table_rows(self.stats.as_deref())
     }
 
+    /// Pages of the table by its statistics (0: unknown).
+    pub fn pages(&self) -> u32 {
+        self.stats.as_ref().map_or(0, |s| s.table.relpages)
+    }
+
+    /// Average row width in bytes, with the statistics' widths where
+    /// gathered (None without statistics).
+    pub fn avg_width(&self) -> Option<u32> {
+        let stats = self.stats.as_ref()?;
+        Some(
+            self.table
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| match stats.column(i) {
+                    Some(cs) => cs.avg_width.max(0) as u32,
+                    None => super::costsize::type_width(c.ty),
+                })
+                .sum(),
+        )
+    }
+
     /// Column `c` of the table.
     pub fn column(&self, c: usize) -> Option<ColRef<'_>> {
         if c >= self.table.columns.len() {
