@@ -176,7 +176,7 @@ fn load(ep: &Endpoint, sf: f64) -> Result<Load, String> {
                 continue; // with orders
             }
             let mut g = dbgen::Generator::new(table, sf);
-            let mut bufs = vec![Vec::with_capacity(dbgen::CHUNK + 4096); 2];
+            let mut bufs = vec![Vec::new(), Vec::new()];
             let stmt = format!("COPY {table} FROM STDIN");
             let mut main = Box::pin(
                 conn.client
