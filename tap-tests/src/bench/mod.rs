@@ -13,7 +13,7 @@
 //!        │               its primary / standby endpoints, memory sampling
 //!        │     └── pg.rs PgPair: initdb, pg_basebackup -R, pg_ctl (as `postgres`)
 //!        ├── workloads.rs / copy.rs / latency.rs / idle.rs / redo.rs /
-//!        │   manyidle.rs / horizon.rs / snapme.rs / ssi.rs
+//!        │   manyidle.rs / horizon.rs / snapme.rs / ssi.rs / tpch/
 //!        │               one function per workload, filling a Table
 //!        ├── cgroup.rs   CPU per system and of pgbench, by cgroup v2
 //!        ├── pgbench.rs  runs pgbench with a deadline and parses its summary
@@ -65,6 +65,7 @@ pub mod svg;
 pub mod sysinfo;
 pub mod target;
 pub mod tls;
+pub mod tpch;
 pub mod workloads;
 
 use std::path::PathBuf;
@@ -184,6 +185,15 @@ pub struct RunConfig {
     pub min_mem_available_mib: u64,
     /// Where [`tls::write_files`] put the certificate (None: no TLS).
     pub tls: Option<PathBuf>,
+    /// TPC-H scale factor (`--tpch-scale`, 0.1).
+    pub tpch_scale: f64,
+    /// TPC-H: interleaved rounds per query, the median reported (3).
+    pub tpch_rounds: u32,
+    /// TPC-H: `statement_timeout` per query, seconds (300).
+    pub tpch_timeout: u32,
+    /// Where workloads that write their own files put them (`--out`;
+    /// None with `--no-write`).
+    pub out: Option<PathBuf>,
 }
 
 impl RunConfig {
@@ -214,6 +224,10 @@ impl RunConfig {
                 script_dir,
                 min_mem_available_mib: 3072,
                 tls: None,
+                tpch_scale: 0.1,
+                tpch_rounds: 3,
+                tpch_timeout: 300,
+                out: None,
             }
         } else {
             RunConfig {
@@ -239,6 +253,10 @@ impl RunConfig {
                 script_dir,
                 min_mem_available_mib: 3072,
                 tls: None,
+                tpch_scale: 0.1,
+                tpch_rounds: 3,
+                tpch_timeout: 300,
+                out: None,
             }
         }
     }

@@ -198,7 +198,7 @@ impl Ctx {
     /// bulk-write rings into the OS page cache — are written back by the
     /// kernel some 30 s later, in the middle of whichever points run then.
     /// The same for both systems.
-    fn settle(&self, t: usize) -> Result<(), String> {
+    pub fn settle(&self, t: usize) -> Result<(), String> {
         let target = &self.targets[t];
         target.primary()?.sql("CHECKPOINT")?;
         if let Ok(standby) = target.standby() {

@@ -16,6 +16,11 @@
 //! standby: open rate, memory, 8 active clients beside them; where
 //! PostgreSQL stops starting as `max_connections` grows).
 //!
+//! Run only when named: `tpch` (TPC-H's 22 queries on both standbys at
+//! `--tpch-scale` 0.1 or 1, rows compared, median ms and ratio per query;
+//! writes `tpch_results.txt` and `tpch_explain.txt` into `--out`, and
+//! alone leaves `results.*` and `targets.txt` as they were).
+//!
 //! Every pgbench table carries, per system, the server's CPU and
 //! pgbench's own CPU per transaction, counted by cgroup v2 where it is
 //! writable (`tap_tests::bench::cgroup`).
@@ -41,7 +46,7 @@ use tap_tests::bench::target::{Kind, Target};
 use tap_tests::bench::workloads::{self, Ctx};
 use tap_tests::bench::{
     cgroup, cleanup, copy, goals, horizon, latency, manyidle, pg, pgbench, snapme, ssi, svg,
-    sysinfo, RunConfig,
+    sysinfo, tpch, RunConfig,
 };
 
 /// Every workload, in run order.
@@ -50,11 +55,17 @@ const WORKLOADS: [&str; 13] = [
     "manyidle", "horizon", "snapme", "ssi",
 ];
 
+/// Workloads run only when named (too long for the default run).
+const NAMED_ONLY: [&str; 1] = ["tpch"];
+
+/// Workloads that write their own result files instead of `results.*`.
+const OWN_FILES: [&str; 1] = ["tpch"];
+
 /// Command line of `bench`.
 #[derive(Parser, Debug)]
 #[command(name = "bench", about = "hotpair vs PostgreSQL 15 benchmarks")]
 struct Args {
-    /// Workloads to run (default: all): select idle snapshot tpcb connect memory commit latency copy manyidle horizon snapme ssi.
+    /// Workloads to run (default: all but tpch): select idle snapshot tpcb connect memory commit latency copy manyidle horizon snapme ssi; tpch.
     workloads: Vec<String>,
 
     /// Short durations and small counts: a smoke run of a minute or two.
@@ -121,6 +132,18 @@ struct Args {
     /// perf, its processes kept): perf-WORKLOAD-CLIENTS-NODE-postgres.*.
     #[arg(long, requires = "profile")]
     profile_postgres: bool,
+
+    /// tpch: TPC-H scale factor (0.1 or 1; any positive value works).
+    #[arg(long, value_name = "SF", default_value_t = 0.1)]
+    tpch_scale: f64,
+
+    /// tpch: interleaved rounds per query; each cell is the median.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    tpch_rounds: u32,
+
+    /// tpch: statement_timeout per query, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    tpch_timeout: u32,
 }
 
 /// Open-file limit the idle-connection workloads want (client sockets in
@@ -198,16 +221,18 @@ fn main() -> ExitCode {
             WORKLOADS.iter().map(|s| s.to_string()).collect()
         } else {
             for w in &args.workloads {
-                if !WORKLOADS.contains(&w.as_str()) {
+                if !WORKLOADS.contains(&w.as_str()) && !NAMED_ONLY.contains(&w.as_str()) {
                     eprintln!(
-                        "bench: unknown workload {w:?}; choose from {}",
-                        WORKLOADS.join(" ")
+                        "bench: unknown workload {w:?}; choose from {} {}",
+                        WORKLOADS.join(" "),
+                        NAMED_ONLY.join(" ")
                     );
                     return ExitCode::from(2);
                 }
             }
             WORKLOADS
                 .iter()
+                .chain(NAMED_ONLY.iter())
                 .filter(|w| args.workloads.iter().any(|a| a == *w))
                 .map(|s| s.to_string())
                 .collect()
@@ -258,6 +283,14 @@ fn main() -> ExitCode {
     }
     cfg.select_rounds = args.rounds.max(1);
     cfg.many_idle = args.many_idle.unwrap_or(0);
+    if args.tpch_scale.is_nan() || args.tpch_scale <= 0.0 {
+        eprintln!("bench: --tpch-scale must be positive");
+        return ExitCode::from(2);
+    }
+    cfg.tpch_scale = args.tpch_scale;
+    cfg.tpch_rounds = args.tpch_rounds.max(1);
+    cfg.tpch_timeout = args.tpch_timeout.max(1);
+    cfg.out = (!args.no_write).then(|| args.out.clone());
     cfg.standby = !args.no_standby;
     let mut settings = cfg.settings();
     settings.standby = !args.no_standby;
@@ -360,6 +393,7 @@ fn main() -> ExitCode {
             "horizon" => horizon::horizon(&mut ctx),
             "snapme" => snapme::snapme(&mut ctx),
             "ssi" => ssi::ssi(&mut ctx),
+            "tpch" => tpch::tpch(&mut ctx),
             _ => Vec::new(),
         };
         for t in &new {
@@ -395,7 +429,8 @@ fn main() -> ExitCode {
     cgroup::remove_root();
 
     let mut status = ExitCode::SUCCESS;
-    if !args.no_write {
+    let own_files_only = selected.iter().all(|w| OWN_FILES.contains(&w.as_str()));
+    if !args.no_write && !own_files_only {
         if let Err(e) = write_results(&args.out, &header, &machine, &tables)
             .and_then(|()| write_goals(&args.out, &header, &goals_text))
         {
