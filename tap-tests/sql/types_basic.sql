@@ -6,6 +6,8 @@ INSERT INTO tyb_t VALUES (1, 2, 3, 1.5, 1.2345, 'x', 'abc', 't');
 INSERT INTO tyb_t VALUES (-32768, -2147483648, -9223372036854775808, -0.001, -1, '', '', 'no');
 INSERT INTO tyb_t VALUES (32767, 2147483647, 9223372036854775807, 123456789.123456789, 99999.9995, 'with ''quote''', 'ab', 'YES');
 INSERT INTO tyb_t VALUES (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+CREATE TABLE tyb_c (m char(10));
+INSERT INTO tyb_c VALUES ('MAIL'), ('SHIP'), ('AIR');
 -- @@ read-only
 SELECT * FROM tyb_t ORDER BY i4 NULLS LAST;
 SELECT i2 + 1 AS a, i4 * 2 AS b, i8 - 1 AS c FROM tyb_t WHERE i4 = 2;
@@ -23,3 +25,7 @@ SELECT NULL AS n, NULL::int + 1 AS n1, coalesce(NULL, 'd') AS d;
 -- errors
 SELECT 9223372036854775807::bigint + 1;
 SELECT 12345.678::numeric(5,2);
+-- character(n) in IN lists and = ANY (trailing spaces do not count)
+SELECT m, m IN ('MAIL', 'SHIP') AS in_list, m NOT IN ('AIR') AS not_in, m = ANY (ARRAY['MAIL', 'AIR']) AS any_arr FROM tyb_c ORDER BY m;
+SELECT count(*) FROM tyb_c WHERE m IN ('MAIL', 'SHIP');
+SELECT 'a'::varchar IN ('a ') AS varchar_keeps_spaces, 'MAIL'::char(10) IN ('MAIL'::text) AS as_text;

@@ -1216,12 +1216,23 @@ impl Binder<'_> {
                         "IN types cannot be matched".to_string(),
                     )
                 })?;
-                let t = if t.is_text_like() { SqlType::Text } else { t };
-                let arg = self.coerce_operand(arg, t)?;
-                let list = items
-                    .into_iter()
-                    .map(|b| self.coerce_operand(b, t))
-                    .collect::<PgResult<Vec<_>>>()?;
+                // Text-like operands compare as text, a bpchar's trailing
+                // spaces dropped (as `=` does).
+                let (arg, list) = if t.is_text_like() {
+                    let arg = self.text_operand(arg)?;
+                    let list = items
+                        .into_iter()
+                        .map(|b| self.text_operand(b))
+                        .collect::<PgResult<Vec<_>>>()?;
+                    (arg, list)
+                } else {
+                    let arg = self.coerce_operand(arg, t)?;
+                    let list = items
+                        .into_iter()
+                        .map(|b| self.coerce_operand(b, t))
+                        .collect::<PgResult<Vec<_>>>()?;
+                    (arg, list)
+                };
                 Ok(BoundExpr {
                     expr: Expr::InList {
                         arg: Box::new(arg),
@@ -2912,7 +2923,12 @@ impl Binder<'_> {
             ty: elem_ty,
         };
         self.compare(op, probe_l, probe_r)?;
-        let l_expr = self.coerce_operand(l, elem_ty)?;
+        // bpchar against text elements: as text, trailing spaces dropped.
+        let l_expr = if matches!(l.ty, SqlType::Char(_)) && !matches!(elem_ty, SqlType::Char(_)) {
+            self.text_operand(l)?
+        } else {
+            self.coerce_operand(l, elem_ty)?
+        };
         let r_expr = self.coerce_operand(r, arr_ty)?;
         self.call_func(
             Func::ArrayCmp { op, all },
