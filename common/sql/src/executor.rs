@@ -155,6 +155,17 @@ impl Vis {
         }
     }
 
+    /// A SERIALIZABLE read of a range of `index`'s keys (a lookup of its
+    /// leading columns): a lock on the whole index, which every insert
+    /// into it checks.
+    pub fn lock_index(&self, db: &Engine, index: &IndexDef) {
+        if let Some(me) = self.serializable {
+            db.procarray()
+                .predicate()
+                .lock(me, Target::Index(index.spec.oid));
+        }
+    }
+
     /// A SERIALIZABLE index lookup of `key` in `index`: a lock on the key,
     /// found or not (the btree leaf page's lock in PostgreSQL).
     pub fn lock_index_key(&self, db: &Engine, index: &IndexDef, key: &[u8]) {

@@ -1213,6 +1213,58 @@ fn bind_unnest(bound: Vec<BoundExpr>) -> PgResult<(NodeKind, SqlType)> {
 /// `expr = v` with the same bound expression — and whose predicate, for
 /// a partial index, the filter implies (each of its conjuncts is one of
 /// the filter's); unique indexes (the primary key first) win.
+/// [`choose_access`] for a read: when no index's key is pinned whole, a
+/// plain index whose leading columns are (the longest such prefix) and
+/// whose other columns are NOT NULL (a row with a NULL key column has no
+/// entry), read as a range of its keys. The caller decides whether that beats a
+/// sequential scan.
+pub fn choose_access_reading(table: &TableDef, filter: &Expr) -> Access {
+    let full = choose_access(table, filter);
+    if !matches!(full, Access::SeqScan) {
+        return full;
+    }
+    let conj = filter.conjuncts();
+    let eqs: Vec<(usize, &Expr)> = conj.iter().filter_map(|c| c.as_column_eq()).collect();
+    let mut best: Option<(Arc<IndexDef>, Vec<Expr>)> = None;
+    for ix in table.indexes.list() {
+        if !ix.is_ready() || !ix.spec.is_plain() || ix.spec.predicate.is_some() {
+            continue;
+        }
+        let key: Vec<Expr> = ix
+            .spec
+            .columns
+            .iter()
+            .map_while(|c| {
+                eqs.iter()
+                    .find(|(col, _)| col == c)
+                    .map(|(_, e)| (*e).clone())
+            })
+            .collect();
+        // A row with a NULL key column has no entry: the columns after
+        // the prefix must be NOT NULL, or the range would miss rows.
+        let rest_not_null = ix.spec.columns[key.len()..]
+            .iter()
+            .all(|c| table.columns.get(*c).is_some_and(|c| c.not_null));
+        if !key.is_empty() && rest_not_null && best.as_ref().is_none_or(|b| key.len() > b.1.len()) {
+            best = Some((ix, key));
+        }
+    }
+    match best {
+        Some((index, key)) => {
+            let key_types = index.spec.columns[..key.len()]
+                .iter()
+                .map(|c| table.columns[*c].ty)
+                .collect();
+            Access::Index {
+                index,
+                key,
+                key_types,
+            }
+        }
+        None => Access::SeqScan,
+    }
+}
+
 pub fn choose_access(table: &TableDef, filter: &Expr) -> Access {
     let conj = filter.conjuncts();
     let eqs: Vec<(usize, &Expr)> = conj.iter().filter_map(|c| c.as_column_eq()).collect();

@@ -159,8 +159,25 @@ impl ExecNode for IndexScanNode<'_> {
             let mut kb = Vec::with_capacity(16);
             if eval_lookup_key(ec, self.key, self.key_types, &mut kb)? {
                 let tids = &mut self.tids;
-                self.index.index.lookup(&kb, &mut |t| tids.push(t));
-                self.vis.lock_index_key(db, self.index, &kb);
+                if self.key.len() < self.index.spec.columns.len() {
+                    // The leading columns only: every key that starts with
+                    // them (each column's encoding is self-delimiting and
+                    // the next one starts with a tag below 0x03).
+                    let mut hi = kb.clone();
+                    hi.push(0x03);
+                    self.index.index.range(
+                        std::ops::Bound::Included(kb.as_slice()),
+                        std::ops::Bound::Excluded(hi.as_slice()),
+                        &mut |_, t| {
+                            tids.push(t);
+                            std::ops::ControlFlow::Continue(())
+                        },
+                    );
+                    self.vis.lock_index(db, self.index);
+                } else {
+                    self.index.index.lookup(&kb, &mut |t| tids.push(t));
+                    self.vis.lock_index_key(db, self.index, &kb);
+                }
             }
             // TestForOldSnapshot on the "index page": pruning removed
             // entries a snapshot older than old_snapshot_threshold needs.

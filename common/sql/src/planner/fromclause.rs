@@ -60,7 +60,7 @@ use super::selfuncs::{
     ColumnSource, NoColumns, TableColumns,
 };
 use super::subselect::{hash_compatible, CteBinding, Global, Hook, Level, Outer};
-use super::{choose_access, ident_name, object_name, Access};
+use super::{choose_access_reading, ident_name, object_name, Access};
 use crate::expr::{
     bind_comparison, bind_expr_hooked, coerce, BinOp, BoundExpr, Expr, ParamTypes, Scope,
     ScopeColumn,
@@ -1339,6 +1339,8 @@ fn join_rows(kind: JoinKind, l: f64, r: f64, sel: f64) -> f64 {
 mod cost {
     /// One index descent (per outer row of an index nested loop).
     pub const INDEX_PROBE: f64 = 25.0;
+    /// One row fetched through an index (a random heap access).
+    pub const INDEX_FETCH: f64 = 4.0;
     /// One row put into a hash table.
     pub const HASH_BUILD: f64 = 2.0;
     /// One row looked up in a hash table.
@@ -1522,19 +1524,14 @@ impl JoinPlanner<'_, '_, '_, '_> {
             .list()
             .iter()
             .filter(|ix| ix.is_ready() && ix.spec.is_plain() && ix.spec.predicate.is_none())
-            .filter(|ix| ix.spec.columns.iter().all(|c| pinned.contains(c)))
-            .map(|ix| {
-                if ix.spec.unique {
-                    1.0
-                } else {
-                    let mut n = tc.rows();
-                    for c in &ix.spec.columns {
-                        if let Some(cr) = tc.column(*c) {
-                            n *= eq_selectivity(&cr, None);
-                        }
-                    }
-                    n.max(1.0)
-                }
+            .filter_map(|ix| {
+                let n = ix
+                    .spec
+                    .columns
+                    .iter()
+                    .take_while(|c| pinned.contains(c))
+                    .count();
+                (n > 0).then(|| key_rows(tc, ix, n))
             })
             .reduce(f64::min)
     }
@@ -1586,7 +1583,9 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 + rows[u].max(srows) * cost::HASH_PROBE;
             let index = self
                 .index_probe_rows(units[u], s, &conn)
-                .map_or(f64::INFINITY, |p| srows * (cost::INDEX_PROBE + p));
+                .map_or(f64::INFINITY, |p| {
+                    srows * (cost::INDEX_PROBE + p * cost::INDEX_FETCH)
+                });
             (hash.min(index) + out * cost::OUTPUT, out)
         };
         let set_of = |bits: usize| -> Mask {
@@ -1909,7 +1908,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
             index,
             key,
             key_types,
-        } = choose_access(&table, &probe)
+        } = choose_access_reading(&table, &probe)
         else {
             return Ok(None);
         };
@@ -1929,22 +1928,12 @@ impl JoinPlanner<'_, '_, '_, '_> {
             return Ok(None);
         };
         let table_rows = tc.rows();
-        let mut per_probe = table_rows;
-        for (c, _) in &eqs {
-            if let Some(cr) = tc.column(*c) {
-                per_probe *= eq_selectivity(&cr, None);
-            }
-        }
+        let per_probe = key_rows(tc, &index, key.len());
         let local: Vec<Expr> = rq.iter().cloned().map(|q| shift(q, rs)).collect();
         let filtered = table_rows * clauselist_selectivity(&local, tc);
-        let per_probe = if index.spec.unique && key.len() == index.spec.columns.len() {
-            1.0
-        } else {
-            per_probe.max(1.0)
-        };
         // An index lookup per outer row, or one scan of the table into a
         // hash table.
-        let probe_cost = left.rows * (cost::INDEX_PROBE + per_probe);
+        let probe_cost = left.rows * (cost::INDEX_PROBE + per_probe * cost::INDEX_FETCH);
         let hash_cost = table_rows + filtered * cost::HASH_BUILD + left.rows * cost::HASH_PROBE;
         if probe_cost >= hash_cost {
             return Ok(None);
@@ -2024,10 +2013,21 @@ impl JoinPlanner<'_, '_, '_, '_> {
         let pred = and_all(quals);
         if let Some(table) = self.rels[r].table.clone() {
             let width = table.columns.len();
-            let access = match &pred {
-                Some(p) => choose_access(&table, p),
+            let mut access = match &pred {
+                Some(p) => choose_access_reading(&table, p),
                 None => Access::SeqScan,
             };
+            // A range of an index's leading columns: only when it keeps
+            // few enough rows to beat reading the table in order.
+            if let (Access::Index { index, key, .. }, Some(tc)) =
+                (&access, self.tables.get(r).and_then(|t| t.as_ref()))
+            {
+                if key.len() < index.spec.columns.len()
+                    && key_rows(tc, index, key.len()) * cost::INDEX_FETCH > table_rows
+                {
+                    access = Access::SeqScan;
+                }
+            }
             return Ok(match access {
                 Access::SeqScan => PlanNode::new(
                     NodeKind::SeqScan {
@@ -2318,4 +2318,18 @@ pub fn hash_join(
         width,
         rows,
     )
+}
+
+/// Rows of `tc` one lookup of the first `n` key columns of `index` finds.
+fn key_rows(tc: &TableColumns, index: &engine::catalog::IndexDef, n: usize) -> f64 {
+    if index.spec.unique && n == index.spec.columns.len() {
+        return 1.0;
+    }
+    let mut rows = tc.rows();
+    for c in index.spec.columns.iter().take(n) {
+        if let Some(cr) = tc.column(*c) {
+            rows *= eq_selectivity(&cr, None);
+        }
+    }
+    rows.max(1.0)
 }
