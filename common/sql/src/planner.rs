@@ -28,6 +28,7 @@
 //! DEFAULT, column lists, INSERT … SELECT, RETURNING), UPDATE and DELETE
 //! (WHERE, RETURNING). Joins, subqueries, set operations and CTEs are 0A000.
 
+pub mod deparse;
 pub mod explain;
 pub mod fromclause;
 pub mod modifytable;

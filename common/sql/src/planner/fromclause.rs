@@ -44,7 +44,7 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use super::plannodes::{JoinKind, NodeKind, PlanNode};
+use super::plannodes::{JoinKind, NodeKind, PlanNode, RangeEntry};
 use super::select::{plan_query_level, OutCol};
 use super::subselect::{hash_compatible, CteBinding, Global, Hook, Level, Outer};
 use super::{choose_access, ident_name, object_name, Access};
@@ -73,6 +73,8 @@ pub struct Rel {
     pub table: Option<Arc<TableDef>>,
     /// LATERAL references: (slot, expression over earlier base columns).
     pub lateral: Vec<(usize, Expr)>,
+    /// Its name and column names, given to its scan (EXPLAIN).
+    pub rte: Arc<RangeEntry>,
 }
 
 /// The join structure of a FROM clause.
@@ -449,6 +451,11 @@ fn add_rel(
         f.origins
             .push(origins.map(|(oid, _)| (oid, (i + 1) as i16)));
     }
+    let rte = Arc::new(RangeEntry {
+        alias: qualifier.to_string(),
+        columns: cols.iter().map(|(n, _)| n.clone()).collect(),
+    });
+    let node = node.map(|n| n.with_rte(rte.clone()));
     let r = f.rels.len();
     f.rels.push(Rel {
         start,
@@ -456,6 +463,7 @@ fn add_rel(
         node,
         table,
         lateral,
+        rte,
     });
     Part {
         tree: JoinTree::Rel(r),
@@ -1706,7 +1714,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
             },
             table.columns.len(),
             rows,
-        );
+        )
+        .with_rte(self.rels[*r].rte.clone());
         Ok(Some((node, params)))
     }
 
@@ -1744,7 +1753,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
             },
             width,
             1.0,
-        );
+        )
+        .with_rte(self.rels[r].rte.clone());
         let node = match pred {
             Some(p) => filter(scan, p),
             None => scan,
@@ -1758,6 +1768,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
         let nq = quals.len();
         let pred = and_all(quals);
         if let Some(table) = self.rels[r].table.clone() {
+            let rte = self.rels[r].rte.clone();
             let width = table.columns.len();
             let access = match &pred {
                 Some(p) => choose_access(&table, p),
@@ -1771,7 +1782,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     },
                     width,
                     1000.0 * 0.5f64.powi(nq as i32),
-                ),
+                )
+                .with_rte(rte),
                 Access::Index {
                     index,
                     key,
@@ -1789,6 +1801,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                         width,
                         rows,
                     )
+                    .with_rte(rte)
                 }
             });
         }
@@ -1819,7 +1832,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     conj.iter().find_map(|c| name_literal(c, nc))
                 });
             if let Some(key) = key {
-                node = PlanNode::new(NodeKind::KeyedView { view, key }, node.width, 1.0);
+                node = PlanNode::new(NodeKind::KeyedView { view, key }, node.width, 1.0)
+                    .with_rte(self.rels[r].rte.clone());
             }
         }
         Ok(match pred {
