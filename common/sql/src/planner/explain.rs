@@ -455,6 +455,13 @@ fn node_fields(node: &PlanNode) -> Vec<(&'static str, String)> {
             }
         }
     }
+    // The FROM item's name (alias or relation name) after what it reads.
+    let names_relation = f
+        .iter()
+        .any(|(k, _)| matches!(*k, "Relation Name" | "Function Name" | "CTE Name"));
+    if let Some(rte) = node.rte.as_ref().filter(|_| names_relation) {
+        f.push(("Alias", json_str(&rte.alias)));
+    }
     f
 }
 
