@@ -152,6 +152,9 @@ DROP TYPE IF EXISTS en_nope, en_empty;
 DROP TYPE en_mood CASCADE;
 \d en_t
 \d en_arr
+-- the rows keep what the dropped column does not hold
+SELECT * FROM en_arr ORDER BY id;
+ANALYZE en_arr;
 DROP TYPE en_sz RESTRICT;
 CREATE TYPE en_keep AS ENUM ('lo', 'mid', 'hi');
 CREATE TABLE en_ro (id int, k en_keep, ks en_keep[]);

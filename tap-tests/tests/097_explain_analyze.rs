@@ -14,7 +14,20 @@
 //!    Loops`;
 //! 4. options PostgreSQL rejects are rejected with its SQLSTATEs (42601 an
 //!    unknown option or a non-Boolean value, 22023 TIMING without ANALYZE
-//!    or an unknown format).
+//!    or an unknown format);
+//! 5. the detail lines under each node are PostgreSQL 15's, word for
+//!    word, for plans whose shape PostgreSQL shares (expected text taken
+//!    from PostgreSQL 15's EXPLAIN (COSTS OFF) of the same queries):
+//!    `Filter` on a scan (unqualified), `Index Cond` (a constant, or a
+//!    nested loop's outer column `t2.t1id`) and the rest of the WHERE as
+//!    `Filter`, `Hash Cond` / `Join Filter` and the `Hash` node, `Group
+//!    Key`, `Sort Key` with a computed key in parentheses, and with
+//!    ANALYZE `Rows Removed by Filter` / `Rows Removed by Join Filter`;
+//!    in FORMAT JSON under PostgreSQL's keys (`"Sort Key"` an array).
+//!
+//! The failure this guards against: a plan that cannot be read — which
+//! condition a node applies, which key a join or a sort uses — or one
+//! printed in words tools written for PostgreSQL's EXPLAIN do not parse.
 
 use tap_tests::Node;
 
@@ -37,8 +50,12 @@ fn check(node: &Node) {
             "        ->  Hash Join (actual rows=50 loops=1)",
             // t2's filtered rows are estimated fewer than t1's: they
             // are hashed, t1 probes.
+            "              Hash Cond: (t1.id = t2.t1id)",
             "              ->  Seq Scan on t1 (actual rows=1000 loops=1)",
-            "              ->  Seq Scan on t2 (actual rows=50 loops=1)",
+            "              ->  Hash (actual rows=50 loops=1)",
+            "                    ->  Seq Scan on t2 (actual rows=50 loops=1)",
+            "                          Filter: (id <= 50)",
+            "                          Rows Removed by Filter: 450",
         ]
     );
     let lateral = lines(
@@ -114,6 +131,161 @@ fn check(node: &Node) {
     node.expect_error("EXPLAIN (costs maybe) SELECT 1", "42601");
     node.expect_error("EXPLAIN (timing) SELECT 1", "22023");
     node.expect_error("EXPLAIN (format xml2) SELECT 1", "22023");
+
+    // 5. Detail lines.
+    const PLAIN: &str = "EXPLAIN (COSTS OFF) ";
+    assert_eq!(
+        lines(
+            node,
+            &format!("{PLAIN}SELECT * FROM orders WHERE amount > 40 AND account_id < 50")
+        ),
+        [
+            "Seq Scan on orders",
+            "  Filter: ((amount > 40) AND (account_id < 50))",
+        ],
+        "a scan's filter, unqualified"
+    );
+    assert_eq!(
+        lines(
+            node,
+            &format!("{OFF}SELECT * FROM orders WHERE amount > 40 AND account_id < 50")
+        ),
+        [
+            "Seq Scan on orders (actual rows=80 loops=1)",
+            "  Filter: ((amount > 40) AND (account_id < 50))",
+            "  Rows Removed by Filter: 920",
+        ],
+        "rows removed by the filter"
+    );
+    assert_eq!(
+        lines(
+            node,
+            &format!("{PLAIN}SELECT * FROM accounts WHERE id = 5 AND owner = 'owner5'")
+        ),
+        [
+            "Index Scan using accounts_pkey on accounts",
+            "  Index Cond: (id = 5)",
+            "  Filter: (owner = 'owner5'::text)",
+        ],
+        "index condition, the rest as filter, constants labelled"
+    );
+    assert_eq!(
+        lines(
+            node,
+            &format!(
+                "{PLAIN}SELECT * FROM accounts WHERE opened > '2020-02-01' ORDER BY owner DESC, id"
+            )
+        ),
+        [
+            "Sort",
+            "  Sort Key: owner DESC, id",
+            "  ->  Seq Scan on accounts",
+            "        Filter: (opened > '2020-02-01'::date)",
+        ],
+        "sort keys of one table"
+    );
+    assert_eq!(
+        lines(node, &format!("{PLAIN}SELECT DISTINCT owner FROM accounts")),
+        [
+            "HashAggregate",
+            "  Group Key: owner",
+            "  ->  Result",
+            "        ->  Seq Scan on accounts",
+        ],
+        "DISTINCT's group key"
+    );
+    assert_eq!(
+        lines(
+            node,
+            &format!(
+                "{PLAIN}SELECT a.owner, count(o.id) FROM accounts a \
+                 JOIN orders o ON o.account_id = a.id WHERE o.amount > 10 \
+                 GROUP BY a.owner ORDER BY a.owner, count(o.id) DESC"
+            )
+        ),
+        [
+            "Sort",
+            "  Sort Key: a.owner, (count(o.id)) DESC",
+            "  ->  Result",
+            "        ->  HashAggregate",
+            "              Group Key: a.owner",
+            "              ->  Hash Join",
+            "                    Hash Cond: (a.id = o.account_id)",
+            "                    ->  Seq Scan on accounts",
+            "                    ->  Hash",
+            "                          ->  Seq Scan on orders",
+            "                                Filter: (amount > 10)",
+        ],
+        "join, aggregate and sort: qualified names, the aggregate in parentheses"
+    );
+    assert_eq!(
+        lines(
+            node,
+            &format!(
+                "{OFF}SELECT t2.id FROM t2 JOIN t1 ON t1.id = t2.t1id AND t1.v < t2.id \
+                 WHERE t2.id <= 50"
+            )
+        )[1..],
+        [
+            "  ->  Hash Join (actual rows=42 loops=1)",
+            "        Hash Cond: (t1.id = t2.t1id)",
+            "        Join Filter: (t1.v < t2.id)",
+            "        Rows Removed by Join Filter: 8",
+            "        ->  Seq Scan on t1 (actual rows=1000 loops=1)",
+            "        ->  Hash (actual rows=50 loops=1)",
+            "              ->  Seq Scan on t2 (actual rows=50 loops=1)",
+            "                    Filter: (id <= 50)",
+            "                    Rows Removed by Filter: 450",
+        ],
+        "join filter and the rows it removed"
+    );
+    assert!(
+        lateral.windows(2).any(|w| w[0]
+            .ends_with("Index Scan using t1_pkey on t1 (actual rows=1 loops=5)")
+            && w[1].trim_start() == "Index Cond: (id = t2.t1id)"),
+        "the inner index scan's key is the outer column: {lateral:#?}"
+    );
+    let json = node.safe_sql(
+        "EXPLAIN (FORMAT JSON, COSTS OFF) SELECT a.owner, count(o.id) FROM accounts a \
+         JOIN orders o ON o.account_id = a.id WHERE o.amount > 10 \
+         GROUP BY a.owner ORDER BY a.owner, count(o.id) DESC",
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).expect("EXPLAIN's JSON parses");
+    let sort = &v[0]["Plan"];
+    assert_eq!(
+        sort["Sort Key"],
+        serde_json::json!(["a.owner", "(count(o.id)) DESC"]),
+        "{json}"
+    );
+    let agg = &sort["Plans"][0]["Plans"][0];
+    assert_eq!(agg["Group Key"], serde_json::json!(["a.owner"]), "{json}");
+    let join = &agg["Plans"][0];
+    assert_eq!(join["Hash Cond"], "(a.id = o.account_id)", "{json}");
+    assert_eq!(join["Plans"][0]["Alias"], "a", "{json}");
+    let hash = &join["Plans"][1];
+    assert_eq!(hash["Node Type"], "Hash", "{json}");
+    assert_eq!(hash["Parent Relationship"], "Inner", "{json}");
+    assert_eq!(hash["Plans"][0]["Filter"], "(amount > 10)", "{json}");
+    let analyzed: serde_json::Value = serde_json::from_str(&node.safe_sql(
+        "EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) \
+         SELECT * FROM orders WHERE amount > 40 AND account_id < 50",
+    ))
+    .expect("JSON with ANALYZE");
+    let scan = &analyzed[0]["Plan"];
+    assert_eq!(
+        scan["Filter"], "((amount > 40) AND (account_id < 50))",
+        "{analyzed}"
+    );
+    assert_eq!(scan["Rows Removed by Filter"], 920, "{analyzed}");
+    let none_removed: serde_json::Value = serde_json::from_str(&node.safe_sql(
+        "EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) \
+         SELECT * FROM orders WHERE amount >= 0",
+    ))
+    .expect("JSON with ANALYZE");
+    assert_eq!(
+        none_removed[0]["Plan"]["Rows Removed by Filter"], 0,
+        "JSON keeps a zero count: {none_removed}"
+    );
 }
 
 #[test]
@@ -126,6 +298,11 @@ fn explain_analyze_measures_each_node() {
         "INSERT INTO t1 SELECT i, i % 10 FROM generate_series(1, 1000) i",
         "CREATE TABLE t2 (id int, t1id int)",
         "INSERT INTO t2 SELECT i, i % 100 + 1 FROM generate_series(1, 500) i",
+        "CREATE TABLE accounts (id int PRIMARY KEY, owner text, opened date)",
+        "INSERT INTO accounts SELECT i, 'owner' || (i % 7), date '2020-01-01' + i \
+         FROM generate_series(1, 100) i",
+        "CREATE TABLE orders (id int PRIMARY KEY, account_id int, amount int)",
+        "INSERT INTO orders SELECT i, i % 100 + 1, i % 50 FROM generate_series(1, 1000) i",
     ] {
         primary.safe_sql(sql);
     }

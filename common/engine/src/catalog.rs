@@ -748,8 +748,18 @@ impl TableDef {
         self.constraints.iter().find(|c| c.name == name)
     }
     /// The column types, in order.
+    ///
+    /// A dropped array column decodes as bytea (the same stored form):
+    /// its element type may be gone (`DROP TYPE … CASCADE`), and nobody
+    /// reads its value.
     pub fn types(&self) -> Vec<SqlType> {
-        self.columns.iter().map(|c| c.ty).collect()
+        self.columns
+            .iter()
+            .map(|c| match c.ty {
+                SqlType::Array(_) if c.dropped => SqlType::Bytea,
+                t => t,
+            })
+            .collect()
     }
     /// The primary key index, if any.
     pub fn primary_key(&self) -> Option<Arc<IndexDef>> {

@@ -333,6 +333,11 @@ pub struct Ectx<'a> {
     /// or DO outside a transaction block, kept by a CALL inside one,
     /// cleared by every function call and trigger (`crate::fmgr`).
     pub nonatomic: bool,
+    /// Rows a node's filter rejected (scans, Result, joins' other
+    /// conditions: `removed[1]`); EXPLAIN ANALYZE's wrapper
+    /// (`execnodes::Instrumented`) takes what one node added. Counting
+    /// is a plain add, so nodes count whether or not anyone reads it.
+    pub removed: [u64; 2],
     ticks: u32,
     catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
@@ -407,6 +412,7 @@ impl<'a> Ectx<'a> {
             view_name_key: None,
             portals: None,
             nonatomic: false,
+            removed: [0; 2],
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
             temp_usage: None,

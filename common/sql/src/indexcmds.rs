@@ -565,9 +565,9 @@ fn text_of(v: &Value) -> String {
 }
 
 /// An index scan's `Index Cond` as PostgreSQL's EXPLAIN prints it —
-/// `(lower(email) = 'x'::text)`, `((a = 1) AND ((b + 1) = 2))` — when
-/// every key is a constant (None otherwise: parameters, outer values).
-pub fn index_cond_text(table: &TableDef, ix: &IndexDef, key: &[Expr]) -> Option<String> {
+/// `(lower(email) = 'x'::text)`, `((a = 1) AND ((b + 1) = 2))` — given
+/// the text of each key value (`crate::planner::deparse`).
+pub fn index_cond_text(table: &TableDef, ix: &IndexDef, key: &[String]) -> Option<String> {
     let mut exprs = ix.spec.exprs.iter();
     let mut conds = Vec::new();
     for (&c, k) in ix.spec.columns.iter().zip(key) {
@@ -577,30 +577,12 @@ pub fn index_cond_text(table: &TableDef, ix: &IndexDef, key: &[Expr]) -> Option<
         } else {
             crate::pgcatalog::quote_ident(&table.columns.get(c)?.name)
         };
-        let Expr::Const(v) = k else { return None };
-        conds.push(format!("({left} = {})", const_text(v)?));
+        conds.push(format!("({left} = {k})"));
     }
     Some(match conds.len() {
         0 => return None,
         1 => conds.remove(0),
         _ => format!("({})", conds.join(" AND ")),
-    })
-}
-
-/// A constant as PostgreSQL's deparser prints it.
-fn const_text(v: &Value) -> Option<String> {
-    if v.is_null() {
-        return Some("NULL".into());
-    }
-    let t = v.to_text_string();
-    Some(match v {
-        Value::Int4(n) if *n >= 0 => t,
-        Value::Bool(b) => b.to_string(),
-        _ => format!(
-            "'{}'::{}",
-            t.replace('\'', "''"),
-            v.sql_type().base().pg_base_name()
-        ),
     })
 }
 

@@ -29,6 +29,7 @@
 //! (WHERE, RETURNING). Joins, subqueries, set operations and CTEs are 0A000.
 
 pub mod costsize;
+pub mod deparse;
 pub mod explain;
 pub mod fromclause;
 pub mod modifytable;

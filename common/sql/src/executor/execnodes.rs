@@ -91,11 +91,17 @@ impl ExecNode for Instrumented<'_> {
             self.started = true;
             self.stats.borrow_mut().entry(self.key).or_default().loops += 1;
         }
+        // What the node's children remove is theirs: count from zero and
+        // give the parent's count back after.
+        let outer_removed = std::mem::take(&mut ec.removed);
         let r = self.inner.next(ec);
+        let removed = std::mem::replace(&mut ec.removed, outer_removed);
         let ms = t.map_or(0.0, |t| t.elapsed().as_secs_f64() * 1000.0);
         let mut stats = self.stats.borrow_mut();
         let s = stats.entry(self.key).or_default();
         s.total_ms += ms;
+        s.removed[0] += removed[0];
+        s.removed[1] += removed[1];
         if !self.first_done {
             s.startup_ms += ms;
             self.first_done = true;
@@ -351,6 +357,7 @@ impl ExecNode for FilterNode<'_> {
             if crate::expr::eval_filter(self.pred, self.input.row(), p, ec)? {
                 return Ok(true);
             }
+            ec.removed[0] += 1;
         }
     }
     fn row(&self) -> &[Value] {

@@ -387,6 +387,7 @@ impl ExecNode for HashJoinNode<'_> {
                     }
                 };
                 if !pass {
+                    ec.removed[1] += 1;
                     continue;
                 }
                 self.outer_matched = true;

@@ -177,6 +177,7 @@ impl ExecNode for NestLoopNode<'_> {
                     }
                 };
                 if !pass {
+                    ec.removed[1] += 1;
                     continue;
                 }
                 self.outer_matched = true;

@@ -97,6 +97,7 @@ impl ExecNode for SeqScanNode<'_> {
                     if eval_filter(f, &self.row, p, ec)? {
                         return Ok(true);
                     }
+                    ec.removed[0] += 1;
                 }
             }
         }
@@ -222,6 +223,7 @@ impl ExecNode for IndexScanNode<'_> {
                     if eval_filter(f, &self.row, p, ec)? {
                         return Ok(true);
                     }
+                    ec.removed[0] += 1;
                 }
             }
         }

@@ -53,7 +53,7 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
-use super::plannodes::{JoinKind, NodeKind, PlanNode};
+use super::plannodes::{JoinKind, NodeKind, PlanNode, RangeEntry};
 use super::select::{plan_query_level, OutCol};
 use super::selfuncs::{
     clause_selectivity, clauselist_selectivity, eq_selectivity, eqjoin_selectivity, ColRef,
@@ -86,6 +86,8 @@ pub struct Rel {
     pub table: Option<Arc<TableDef>>,
     /// LATERAL references: (slot, expression over earlier base columns).
     pub lateral: Vec<(usize, Expr)>,
+    /// Its name and column names, given to its scan (EXPLAIN).
+    pub rte: Arc<RangeEntry>,
 }
 
 /// The join structure of a FROM clause.
@@ -462,6 +464,11 @@ fn add_rel(
         f.origins
             .push(origins.map(|(oid, _)| (oid, (i + 1) as i16)));
     }
+    let rte = Arc::new(RangeEntry {
+        alias: qualifier.to_string(),
+        columns: cols.iter().map(|(n, _)| n.clone()).collect(),
+    });
+    let node = node.map(|n| n.with_rte(rte.clone()));
     let r = f.rels.len();
     f.rels.push(Rel {
         start,
@@ -469,6 +476,7 @@ fn add_rel(
         node,
         table,
         lateral,
+        rte,
     });
     Part {
         tree: JoinTree::Rel(r),
@@ -1951,7 +1959,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
             },
             table.columns.len(),
             rows,
-        );
+        )
+        .with_rte(self.rels[*r].rte.clone());
         Ok(Some((node, params)))
     }
 
@@ -1989,7 +1998,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
             },
             width,
             1.0,
-        );
+        )
+        .with_rte(self.rels[r].rte.clone());
         let node = match pred {
             Some(p) => filter(scan, p),
             None => scan,
@@ -2012,6 +2022,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
         };
         let pred = and_all(quals);
         if let Some(table) = self.rels[r].table.clone() {
+            let rte = self.rels[r].rte.clone();
             let width = table.columns.len();
             let mut access = match &pred {
                 Some(p) => choose_access_reading(&table, p),
@@ -2037,7 +2048,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     width,
                     rows,
                 )
-                .with_scan(table_rows, pages, avg_width),
+                .with_scan(table_rows, pages, avg_width)
+                .with_rte(rte),
                 Access::Index {
                     index,
                     key,
@@ -2059,6 +2071,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                         width,
                         rows,
                     )
+                    .with_rte(rte)
                 }
             });
         }
@@ -2089,7 +2102,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     conj.iter().find_map(|c| name_literal(c, nc))
                 });
             if let Some(key) = key {
-                node = PlanNode::new(NodeKind::KeyedView { view, key }, node.width, 1.0);
+                node = PlanNode::new(NodeKind::KeyedView { view, key }, node.width, 1.0)
+                    .with_rte(self.rels[r].rte.clone());
             }
         }
         Ok(match pred {

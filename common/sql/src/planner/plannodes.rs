@@ -92,6 +92,21 @@ pub struct PlanNode {
     pub total_cost: f64,
     /// Estimated average width of an output row, in bytes.
     pub byte_width: u32,
+    /// The FROM item whose rows this node returns, for a scan or a
+    /// planned FROM item (PostgreSQL's range table entry): EXPLAIN names
+    /// the node's columns by it.
+    pub rte: Option<Arc<RangeEntry>>,
+}
+
+/// A FROM item as EXPLAIN names it (PostgreSQL's `RangeTblEntry.eref`):
+/// the name that qualifies its columns (its alias, else the relation's
+/// name) and the names of its columns, in row order.
+#[derive(Debug)]
+pub struct RangeEntry {
+    /// Alias or relation name.
+    pub alias: String,
+    /// Column names.
+    pub columns: Vec<String>,
 }
 
 /// The node kinds, named after PostgreSQL's.
@@ -359,9 +374,16 @@ impl PlanNode {
             startup_cost: 0.0,
             total_cost: 0.0,
             byte_width: 0,
+            rte: None,
         };
         node.estimate();
         node
+    }
+
+    /// The node, its columns named by `rte`.
+    pub fn with_rte(mut self, rte: Arc<RangeEntry>) -> PlanNode {
+        self.rte = Some(rte);
+        self
     }
 
     /// The label EXPLAIN prints for the node.
@@ -546,7 +568,8 @@ impl PlanNode {
             costs: rows,
             ..Default::default()
         };
-        self.explain_node(depth, &opts, None, out)
+        let dp = super::deparse::Deparser::new(self, None);
+        self.explain_node(depth, &opts, None, &dp, out)
     }
 
     /// The node EXPLAIN shows for this one: a reordered join's column
@@ -576,50 +599,53 @@ impl PlanNode {
         self
     }
 
-    /// Writes the tree as EXPLAIN's text lines: with estimated rows
-    /// (COSTS), without them an index scan's `Index Cond` as PostgreSQL
-    /// prints it when its keys are constants; with `stats` (ANALYZE) what
-    /// each node did (`super::explain`).
+    /// Writes the tree as EXPLAIN's text lines: each node with its
+    /// estimated rows (COSTS) and with `stats` (ANALYZE) what it did,
+    /// then its detail lines (`super::explain::details`); a hash join's
+    /// inner input under the `Hash` node PostgreSQL shows there.
     pub fn explain_node(
         &self,
         depth: usize,
         opts: &super::explain::ExplainOptions,
         stats: Option<&super::explain::StatsMap>,
+        dp: &super::deparse::Deparser<'_>,
         out: &mut Vec<String>,
     ) {
         let node = self.shown();
-        let pad = if depth == 0 {
-            String::new()
-        } else {
-            format!("{}->  ", " ".repeat(depth * 6 - 4))
-        };
-        let mut line = format!("{pad}{}", node.label());
-        if opts.costs {
-            line.push_str(&format!(
-                "  (cost={:.2}..{:.2} rows={} width={})",
-                node.startup_cost,
-                node.total_cost,
-                node.rows.round().max(1.0),
-                node.byte_width
-            ));
-        }
-        if let Some(stats) = stats {
-            line.push_str(&super::explain::actual_text(node, opts, stats));
-        }
-        out.push(line);
-        if !opts.costs {
-            if let NodeKind::IndexScan {
-                table, index, key, ..
-            } = &node.kind
-            {
-                if let Some(cond) = crate::indexcmds::index_cond_text(table, index, key) {
-                    let detail_pad = " ".repeat(if depth == 0 { 2 } else { depth * 6 + 2 });
-                    out.push(format!("{detail_pad}Index Cond: {cond}"));
-                }
+        // PostgreSQL's node line; the Hash node reports its input's rows.
+        let line = |depth: usize, label: &str, n: &PlanNode| {
+            let pad = if depth == 0 {
+                String::new()
+            } else {
+                format!("{}->  ", " ".repeat(depth * 6 - 4))
+            };
+            let mut line = format!("{pad}{label}");
+            if opts.costs {
+                line.push_str(&format!(
+                    "  (cost={:.2}..{:.2} rows={} width={})",
+                    n.startup_cost,
+                    n.total_cost,
+                    n.rows.round().max(1.0),
+                    n.byte_width
+                ));
             }
-        }
-        for c in node.children() {
-            c.explain_node(depth + 1, opts, stats, out);
+            if let Some(stats) = stats {
+                line.push_str(&super::explain::actual_text(n, opts, stats));
+            }
+            line
+        };
+        out.push(line(depth, &node.label(), node));
+        let details = super::explain::details(node, dp, stats);
+        let detail_pad = " ".repeat(if depth == 0 { 2 } else { depth * 6 + 2 });
+        super::explain::detail_lines(&details, &detail_pad, out);
+        let hash_join = matches!(node.kind, NodeKind::HashJoin { .. });
+        for (i, c) in node.children().into_iter().enumerate() {
+            if hash_join && i == 1 {
+                out.push(line(depth + 1, "Hash", c.shown()));
+                c.explain_node(depth + 2, opts, stats, dp, out);
+            } else {
+                c.explain_node(depth + 1, opts, stats, dp, out);
+            }
         }
     }
 }
