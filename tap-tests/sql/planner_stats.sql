@@ -36,3 +36,9 @@ SELECT count(*) FROM pst_li l JOIN pst_n n ON l.q = n.id WHERE l.ok % 2 = 0;
 SELECT count(*), count(l.ok) FROM pst_n n LEFT JOIN pst_li l ON l.pk = n.id AND l.sk = 6;
 SELECT count(*) FROM pst_s s WHERE NOT EXISTS (SELECT 1 FROM pst_li l WHERE l.pk = s.id AND l.sk = 3);
 SELECT count(*) FROM pst_s s WHERE s.id IN (SELECT pk FROM pst_li WHERE q = 7);
+-- a join condition repeated in every arm of an OR is a join key (TPC-H Q19)
+SELECT count(*), sum(l.q) FROM pst_li l, pst_ps p
+ WHERE (l.pk = p.pk AND l.q < 5 AND p.sk = 1) OR (l.pk = p.pk AND l.q > 45 AND p.sk = 2)
+    OR (p.pk = l.pk AND l.q IS NULL);
+SELECT count(*) FROM pst_n n, pst_s s WHERE (s.nation = n.id) OR (s.nation = n.id AND n.region = 1);
+SELECT count(*) FROM pst_n n, pst_r r WHERE (n.region = r.id AND r.name = 'ASIA') OR (n.region = r.id AND n.id > 20) OR n.id = 0;

@@ -2250,6 +2250,70 @@ pub fn and_all(mut v: Vec<Expr>) -> Option<Expr> {
     }))
 }
 
+/// PostgreSQL's find_duplicate_ors: a condition that every arm of an OR
+/// requires is taken out of it — `(a AND b) OR (a AND c)` is `a AND (b
+/// OR c)` (three-valued logic distributes too), so a join condition
+/// repeated in each arm (TPC-H Q19's `p_partkey = l_partkey`) becomes a
+/// join key instead of a filter over a cross product. Returns conjuncts.
+pub fn factor_ors(e: Expr) -> Vec<Expr> {
+    fn arms(e: Expr, out: &mut Vec<Expr>) {
+        match e {
+            Expr::Binary {
+                op: BinOp::Or,
+                left,
+                right,
+            } => {
+                arms(*left, out);
+                arms(*right, out);
+            }
+            e => out.push(e),
+        }
+    }
+    if !matches!(e, Expr::Binary { op: BinOp::Or, .. }) {
+        return vec![e];
+    }
+    let mut list = Vec::new();
+    arms(e.clone(), &mut list);
+    let conj: Vec<Vec<Expr>> = list
+        .iter()
+        .map(|a| a.conjuncts().into_iter().cloned().collect())
+        .collect();
+    // `a = b` and `b = a` are one condition.
+    let same = |x: &Expr, y: &Expr| {
+        x == y || matches!(y, Expr::Binary { op: BinOp::Eq, .. }) && swapped(y) == *x
+    };
+    let mut common: Vec<Expr> = Vec::new();
+    for c in &conj[0] {
+        if !common.iter().any(|k| same(k, c))
+            && conj[1..].iter().all(|a| a.iter().any(|x| same(c, x)))
+        {
+            common.push(c.clone());
+        }
+    }
+    if common.is_empty() {
+        return vec![e];
+    }
+    let mut rests = Vec::with_capacity(conj.len());
+    for a in conj {
+        let rest = a
+            .into_iter()
+            .filter(|c| !common.iter().any(|k| same(k, c)))
+            .collect();
+        match and_all(rest) {
+            Some(r) => rests.push(r),
+            // An arm that is only the common part: the OR is implied.
+            None => return common,
+        }
+    }
+    let first = rests.remove(0);
+    common.push(rests.into_iter().fold(first, |acc, r| Expr::Binary {
+        op: BinOp::Or,
+        left: Box::new(acc),
+        right: Box::new(r),
+    }));
+    common
+}
+
 /// A Filter node over `node`.
 pub fn filter(node: PlanNode, pred: Expr) -> PlanNode {
     let (w, rows) = (
@@ -2346,4 +2410,45 @@ fn key_rows(tc: &TableColumns, index: &engine::catalog::IndexDef, n: usize) -> f
         }
     }
     rows.max(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eq(a: usize, b: usize) -> Expr {
+        Expr::Binary {
+            op: BinOp::Eq,
+            left: Box::new(Expr::Column(a)),
+            right: Box::new(Expr::Column(b)),
+        }
+    }
+
+    fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+        Expr::Binary {
+            op,
+            left: Box::new(l),
+            right: Box::new(r),
+        }
+    }
+
+    #[test]
+    fn conditions_every_or_arm_requires_are_taken_out() {
+        // (0=1 AND 2=3) OR (1=0 AND 4=5): 0=1 AND (2=3 OR 4=5).
+        let e = bin(
+            BinOp::Or,
+            bin(BinOp::And, eq(0, 1), eq(2, 3)),
+            bin(BinOp::And, eq(1, 0), eq(4, 5)),
+        );
+        assert_eq!(
+            factor_ors(e),
+            vec![eq(0, 1), bin(BinOp::Or, eq(2, 3), eq(4, 5))]
+        );
+        // An arm that is only the common part: the OR is implied.
+        let e = bin(BinOp::Or, eq(0, 1), bin(BinOp::And, eq(0, 1), eq(2, 3)));
+        assert_eq!(factor_ors(e), vec![eq(0, 1)]);
+        // Nothing in common: unchanged.
+        let e = bin(BinOp::Or, eq(0, 1), eq(2, 3));
+        assert_eq!(factor_ors(e.clone()), vec![e]);
+    }
 }

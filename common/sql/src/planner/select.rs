@@ -737,7 +737,9 @@ pub fn plan_select(
             let b = bind_expr_hooked(c, scope, params, None, &mut hook)?;
             let e = require_bool(b, params, "WHERE")?;
             let e = level.subst(e);
-            quals.extend(e.conjuncts().into_iter().cloned());
+            for c in e.conjuncts() {
+                quals.extend(super::fromclause::factor_ors(c.clone()));
+            }
         }
     }
     let types: Vec<SqlType> = scope.columns[..from.base_width]
