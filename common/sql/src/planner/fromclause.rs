@@ -1501,6 +1501,32 @@ impl JoinPlanner<'_, '_, '_, '_> {
         }
     }
 
+    /// What reading unit `t` with its own conditions `local` costs: a
+    /// lookup when they pin an index (or its leading columns), else the
+    /// `base` rows read in order.
+    fn access_cost(&self, t: &JoinTree, local: &[Expr], base: f64) -> f64 {
+        let JoinTree::Rel(r) = t else { return base };
+        let (Some(tc), Some(p)) = (
+            self.tables.get(*r).and_then(|t| t.as_ref()),
+            and_all(
+                local
+                    .iter()
+                    .map(|q| shift(q.clone(), self.rels[*r].start))
+                    .collect(),
+            ),
+        ) else {
+            return base;
+        };
+        match choose_access_reading(&tc.table, &p) {
+            Access::Index { index, key, .. } => {
+                let lookup =
+                    cost::INDEX_PROBE + key_rows(tc, &index, key.len()) * cost::INDEX_FETCH;
+                lookup.min(base)
+            }
+            Access::SeqScan => base,
+        }
+    }
+
     /// Rows per lookup when unit `t` (a table) can be read through an
     /// index whose every column `conn` pins to an expression over `outer`
     /// (an index nested loop); None when no index fits.
@@ -1570,7 +1596,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 .map(|(q, _)| (*q).clone())
                 .collect();
             let base = self.unit_rows(units[u]);
-            scan.push(base);
+            scan.push(self.access_cost(units[u], &local, base));
             rows.push((base * clauselist_selectivity(&local, self)).max(1.0));
         }
         // (cost, rows out) of joining unit `u` to the set `s` of `srows`.
