@@ -665,7 +665,9 @@ fn no_operator(op: &str, l: SqlType, r: SqlType) -> PgError {
     .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
 }
 
-fn op_symbol(op: BinOp) -> &'static str {
+/// The symbol of a binary operator (`=` for the DISTINCT tests, as the
+/// error messages name their operator).
+pub(crate) fn op_symbol(op: BinOp) -> &'static str {
     match op {
         BinOp::Add => "+",
         BinOp::Sub => "-",

@@ -123,24 +123,14 @@ impl PlanNode {
                     + (outer.total_cost - outer.startup_cost)
                     + probe
                     + rows * CPU_TUPLE_COST;
-                let width = if self.kind_outer_only() {
-                    outer.byte_width
-                } else {
-                    outer.byte_width + inner.byte_width
-                };
-                (startup, total, width)
+                (startup, total, self.join_width(outer, inner))
             }
             NodeKind::NestLoop { outer, inner, .. } => {
                 let startup = outer.startup_cost + inner.startup_cost;
                 let total = outer.total_cost
                     + outer.rows.max(1.0) * inner.total_cost
                     + rows * CPU_TUPLE_COST;
-                let width = if self.kind_outer_only() {
-                    outer.byte_width
-                } else {
-                    outer.byte_width + inner.byte_width
-                };
-                (startup, total, width)
+                (startup, total, self.join_width(outer, inner))
             }
             NodeKind::Limit { input, .. } => {
                 let frac = if input.rows > 0.0 {
@@ -192,10 +182,17 @@ impl PlanNode {
         self.byte_width = width;
     }
 
-    fn kind_outer_only(&self) -> bool {
-        match &self.kind {
+    /// A join's row width: the outer row's for a semi or anti join, both
+    /// rows' otherwise.
+    fn join_width(&self, outer: &PlanNode, inner: &PlanNode) -> u32 {
+        let outer_only = match &self.kind {
             NodeKind::HashJoin { kind, .. } | NodeKind::NestLoop { kind, .. } => kind.outer_only(),
             _ => false,
+        };
+        if outer_only {
+            outer.byte_width
+        } else {
+            outer.byte_width + inner.byte_width
         }
     }
 

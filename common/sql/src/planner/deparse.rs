@@ -479,23 +479,12 @@ pub fn order_suffix(desc: bool, nulls_first: bool) -> &'static str {
     }
 }
 
+/// An operator as the deparser prints it (the binder's symbols; the
+/// DISTINCT tests are words).
 fn op_symbol(op: BinOp) -> &'static str {
     match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Mod => "%",
-        BinOp::Concat => "||",
-        BinOp::Eq => "=",
-        BinOp::NotEq => "<>",
-        BinOp::Lt => "<",
-        BinOp::LtEq => "<=",
-        BinOp::Gt => ">",
-        BinOp::GtEq => ">=",
-        BinOp::And => "AND",
-        BinOp::Or => "OR",
         BinOp::IsDistinctFrom | BinOp::IsNotDistinctFrom => "IS DISTINCT FROM",
+        op => crate::expr::op_symbol(op),
     }
 }
 
