@@ -179,6 +179,13 @@ fn column_of(e: &Expr) -> Option<usize> {
     }
 }
 
+/// The null fraction of the column an operand reads, if analysed.
+fn null_frac(e: &Expr, cols: &dyn ColumnSource) -> Option<f64> {
+    column_of(e)
+        .and_then(|i| cols.col(i))
+        .and_then(|c| c.stats.map(|s| s.null_frac))
+}
+
 /// A value known at plan time (a constant, possibly cast).
 fn const_of(e: &Expr) -> Option<&Value> {
     match e {
@@ -352,17 +359,12 @@ pub fn clause_selectivity(e: &Expr, cols: &dyn ColumnSource) -> f64 {
             arg,
         } => clamp(1.0 - clause_selectivity(arg, cols)),
         Expr::Binary { op, left, right } => binary_selectivity(*op, left, right, cols),
-        Expr::IsNull { arg, negated } => {
-            let nf = column_of(arg)
-                .and_then(|i| cols.col(i))
-                .and_then(|c| c.stats.map(|s| s.null_frac));
-            match (nf, negated) {
-                (Some(f), false) => f,
-                (Some(f), true) => 1.0 - f,
-                (None, false) => DEFAULT_EQ_SEL,
-                (None, true) => 1.0 - DEFAULT_EQ_SEL,
-            }
-        }
+        Expr::IsNull { arg, negated } => match (null_frac(arg, cols), negated) {
+            (Some(f), false) => f,
+            (Some(f), true) => 1.0 - f,
+            (None, false) => DEFAULT_EQ_SEL,
+            (None, true) => 1.0 - DEFAULT_EQ_SEL,
+        },
         Expr::InList { arg, list, negated } => {
             let col = column_of(arg).and_then(|i| cols.col(i));
             let mut s = 0.0;
@@ -387,11 +389,7 @@ pub fn clause_selectivity(e: &Expr, cols: &dyn ColumnSource) -> f64 {
         } => {
             let lo = binary_selectivity(BinOp::GtEq, arg, low, cols);
             let hi = binary_selectivity(BinOp::LtEq, arg, high, cols);
-            let nf = column_of(arg)
-                .and_then(|i| cols.col(i))
-                .and_then(|c| c.stats.map(|s| s.null_frac))
-                .unwrap_or(0.0);
-            let s = range_selectivity(lo, hi, nf);
+            let s = range_selectivity(lo, hi, null_frac(arg, cols).unwrap_or(0.0));
             if *negated {
                 1.0 - s
             } else {
@@ -596,12 +594,7 @@ pub fn eqjoin_selectivity(a: &Expr, b: &Expr, cols: &dyn ColumnSource) -> f64 {
             .and_then(|i| cols.col(i))
             .map(|c| ndistinct(&c))
     };
-    let nf = |e: &Expr| {
-        column_of(e)
-            .and_then(|i| cols.col(i))
-            .and_then(|c| c.stats.map(|s| s.null_frac))
-            .unwrap_or(0.0)
-    };
+    let nf = |e: &Expr| null_frac(e, cols).unwrap_or(0.0);
     let (na, nb) = (nd(a), nd(b));
     let s = match (na, nb) {
         (Some(x), Some(y)) => 1.0 / x.max(y),
