@@ -52,8 +52,6 @@ impl PlanNode {
     /// Sets the cost and width from the node's kind, rows and children.
     pub(super) fn estimate(&mut self) {
         let rows = self.rows.max(0.0);
-        let kids = self.children();
-        let child_width: u32 = kids.iter().map(|c| c.byte_width).sum();
         let (startup, total, width) = match &self.kind {
             NodeKind::SeqScan { table, filter } => {
                 let width = table.columns.iter().map(|c| type_width(c.ty)).sum();
@@ -166,6 +164,8 @@ impl PlanNode {
                 )
             }
             _ => {
+                let kids = self.children();
+                let child_width: u32 = kids.iter().map(|c| c.byte_width).sum();
                 let startup = kids.iter().map(|c| c.startup_cost).fold(0.0, f64::max);
                 let total: f64 =
                     kids.iter().map(|c| c.total_cost).sum::<f64>() + rows * CPU_TUPLE_COST;

@@ -1810,20 +1810,18 @@ impl JoinPlanner<'_, '_, '_, '_> {
                                     right: Box::new(i.clone()),
                                 })
                                 .collect();
-                            let qual: Vec<Expr> = rest
+                            let non_key: Vec<Expr> = rest
                                 .into_iter()
                                 .filter(|q| {
                                     !keyset.contains(q) && !keyset.iter().any(|k| swapped(k) == *q)
                                 })
-                                .map(|q| shift(q, ls))
                                 .collect();
-                            let mut sel = 1.0;
+                            let mut sel = clauselist_selectivity(&non_key, self);
                             for (o, i) in okeys.iter().zip(&ikeys) {
                                 sel *= eqjoin_selectivity(o, i, self);
                             }
-                            let non_key: Vec<Expr> =
-                                qual.iter().map(|q| shift_back(q, ls)).collect();
-                            sel *= clauselist_selectivity(&non_key, self);
+                            let qual: Vec<Expr> =
+                                non_key.into_iter().map(|q| shift(q, ls)).collect();
                             let rows = join_rows(kind, left_node.rows, right_node.rows, sel);
                             hash_join(
                                 left_node,
@@ -2354,12 +2352,6 @@ pub fn filter(node: PlanNode, pred: Expr) -> PlanNode {
         w,
         rows,
     )
-}
-
-/// Undoes [`shift`]: an expression over a node's row (from 0) back over
-/// the FROM row, whose columns start at `by`.
-fn shift_back(e: &Expr, by: usize) -> Expr {
-    map_columns(e.clone(), &mut |i| Expr::Column(i + by))
 }
 
 /// A hash join of `outer` and `inner` (keys over each one's row, `qual`

@@ -71,13 +71,29 @@ pub struct TableColumns {
     pub table: Arc<TableDef>,
     /// Its statistics, if analysed.
     pub stats: Option<Arc<RelationStats>>,
+    /// Columns that are a unique key alone (a unique index, no predicate).
+    unique: Vec<usize>,
 }
 
 impl TableColumns {
     /// The table with what the catalog knows of it.
     pub fn new(catalog: &CatalogView<'_>, table: Arc<TableDef>) -> TableColumns {
         let stats = catalog.statistics(table.oid);
-        TableColumns { table, stats }
+        let unique = table
+            .indexes
+            .list()
+            .iter()
+            .filter(|ix| ix.spec.unique && ix.spec.predicate.is_none())
+            .filter_map(|ix| match ix.spec.columns.as_slice() {
+                [c] => Some(*c),
+                _ => None,
+            })
+            .collect();
+        TableColumns {
+            table,
+            stats,
+            unique,
+        }
     }
 
     /// Estimated rows of the whole table.
@@ -115,12 +131,7 @@ impl TableColumns {
         Some(ColRef {
             stats: self.stats.as_ref().and_then(|s| s.column(c)),
             table_rows: self.rows(),
-            unique: self
-                .table
-                .indexes
-                .list()
-                .iter()
-                .any(|ix| ix.spec.unique && ix.spec.predicate.is_none() && ix.spec.columns == [c]),
+            unique: self.unique.contains(&c),
         })
     }
 }
@@ -342,7 +353,7 @@ pub fn clause_selectivity(e: &Expr, cols: &dyn ColumnSource) -> f64 {
             op: BinOp::And,
             left,
             right,
-        } => clauselist_selectivity(&[(**left).clone(), (**right).clone()], cols),
+        } => conjunct_selectivity(left.conjuncts().into_iter().chain(right.conjuncts()), cols),
         Expr::Binary {
             op: BinOp::Or,
             left,
@@ -543,10 +554,11 @@ fn range_bound(e: &Expr) -> Option<(usize, bool)> {
 /// The fraction of rows every conjunct of `quals` keeps: the product,
 /// with a lower and an upper bound on one column taken as one range.
 pub fn clauselist_selectivity(quals: &[Expr], cols: &dyn ColumnSource) -> f64 {
-    let mut flat: Vec<&Expr> = Vec::new();
-    for q in quals {
-        flat.extend(q.conjuncts());
-    }
+    conjunct_selectivity(quals.iter().flat_map(|q| q.conjuncts()), cols)
+}
+
+/// [`clauselist_selectivity`] of conjuncts (no AND among them).
+fn conjunct_selectivity<'e>(flat: impl Iterator<Item = &'e Expr>, cols: &dyn ColumnSource) -> f64 {
     let mut s = 1.0;
     // (column, lower bound selectivity, upper bound selectivity)
     let mut ranges: Vec<(usize, Option<f64>, Option<f64>)> = Vec::new();
