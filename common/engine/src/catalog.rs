@@ -699,7 +699,19 @@ impl TableDef {
         row: &mut Vec<pgtypes::value::Value>,
         toast: &dyn storage::rowcodec::ToastFetch,
     ) -> PgResult<()> {
-        storage::rowcodec::decode_row_into(data, types, row, toast)?;
+        self.decode_needed(data, types, None, row, toast)
+    }
+    /// As [`Self::decode_into`], decoding only the columns `needed` marks
+    /// (None: all); the others are NULL.
+    pub fn decode_needed(
+        &self,
+        data: &[u8],
+        types: &[SqlType],
+        needed: Option<&[bool]>,
+        row: &mut Vec<pgtypes::value::Value>,
+        toast: &dyn storage::rowcodec::ToastFetch,
+    ) -> PgResult<()> {
+        storage::rowcodec::decode_row_needed(data, types, needed, row, toast)?;
         if self.missing.is_empty() {
             return Ok(());
         }

@@ -33,6 +33,7 @@ pub mod deparse;
 pub mod explain;
 pub mod fromclause;
 pub mod modifytable;
+pub mod narrow;
 pub mod plannodes;
 pub mod select;
 pub mod selfuncs;
@@ -682,13 +683,16 @@ pub fn plan_query(
             f
         })
         .collect();
+    let mut root = root;
+    let mut shared = StatementPlans {
+        subplans: g.subplans.take(),
+        ctes: g.ctes.take(),
+        exec_params: g.next_param.get(),
+    };
+    narrow::narrow_statement(&mut root, &mut shared);
     Ok(QueryPlan {
         root,
-        shared: Arc::new(StatementPlans {
-            subplans: g.subplans.take(),
-            ctes: g.ctes.take(),
-            exec_params: g.next_param.get(),
-        }),
+        shared: Arc::new(shared),
         columns,
     })
 }

@@ -493,10 +493,30 @@ pub fn decode_row_into(
     out: &mut Vec<Value>,
     toast: &dyn ToastFetch,
 ) -> PgResult<()> {
+    decode_row_needed(data, types, None, out, toast)
+}
+
+/// As [`decode_row_into`], decoding only the columns `needed` marks (None:
+/// all; a column past its end counts as needed): the others are skipped
+/// unread (not detoasted) and come out NULL.
+pub fn decode_row_needed(
+    data: &[u8],
+    types: &[SqlType],
+    needed: Option<&[bool]>,
+    out: &mut Vec<Value>,
+    toast: &dyn ToastFetch,
+) -> PgResult<()> {
     out.clear();
     let (h, mut r) = header_t(data)?;
     for (i, &ty) in types.iter().enumerate() {
         if i >= h.natts || is_null(h.nulls, i) {
+            out.push(Value::Null);
+        } else if needed.is_some_and(|m| m.get(i) == Some(&false)) {
+            if is_null(h.toasted, i) {
+                r.datum()?;
+            } else {
+                r.skip(ty)?;
+            }
             out.push(Value::Null);
         } else {
             out.push(r.field_t(ty, is_null(h.toasted, i), toast)?);
@@ -651,6 +671,24 @@ mod tests {
             prop_assert_eq!(&back, &values);
             for (i, v) in values.iter().enumerate() {
                 prop_assert_eq!(&decode_column(&buf, &types, i, &NoToast).unwrap(), v);
+            }
+        }
+
+        #[test]
+        fn needed_columns_decode_the_rest_null((types, values) in arb_row(),
+                                               mask in proptest::collection::vec(any::<bool>(), 0..14)) {
+            let mut buf = Vec::new();
+            encode_row(&values, &mut buf);
+            let mut out = Vec::new();
+            decode_row_needed(&buf, &types, Some(&mask), &mut out, &NoToast).unwrap();
+            prop_assert_eq!(out.len(), values.len());
+            for (i, (got, v)) in out.iter().zip(&values).enumerate() {
+                // A column past the mask's end counts as needed.
+                if mask.get(i) == Some(&false) {
+                    prop_assert_eq!(got, &Value::Null);
+                } else {
+                    prop_assert_eq!(got, v);
+                }
             }
         }
 

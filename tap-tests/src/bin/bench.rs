@@ -144,6 +144,12 @@ struct Args {
     /// tpch: statement_timeout per query, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     tpch_timeout: u32,
+
+    /// Only load TPC-H (--tpch-scale) into the server already listening on
+    /// 127.0.0.1:PORT (user and database postgres; its tables are replaced),
+    /// then exit: a loaded pair to try queries and plans by hand.
+    #[arg(long, value_name = "PORT")]
+    tpch_load: Option<u16>,
 }
 
 /// Open-file limit the idle-connection workloads want (client sockets in
@@ -215,6 +221,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(port) = args.tpch_load {
+        if args.tpch_scale.is_nan() || args.tpch_scale <= 0.0 {
+            eprintln!("bench: --tpch-scale must be positive");
+            return ExitCode::from(2);
+        }
+        return match tap_tests::bench::tpch::load_into(port, args.tpch_scale) {
+            Ok(report) => {
+                println!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("bench: --tpch-load: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     ensure_nofile();
     let selected: Vec<String> =
         if args.workloads.is_empty() || args.workloads.iter().any(|w| w == "all") {

@@ -195,21 +195,30 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             lines: None,
             row: Vec::new(),
         }),
-        NodeKind::SeqScan { table, filter } => {
-            Box::new(scan::SeqScanNode::new(table, filter.as_ref(), vis))
-        }
+        NodeKind::SeqScan {
+            table,
+            filter,
+            needed,
+        } => Box::new(scan::SeqScanNode::new(
+            table,
+            filter.as_ref(),
+            needed.as_deref(),
+            vis,
+        )),
         NodeKind::IndexScan {
             table,
             index,
             key,
             key_types,
             filter,
+            needed,
         } => Box::new(scan::IndexScanNode::new(
             table,
             index,
             key,
             key_types,
             filter.as_ref(),
+            needed.as_deref(),
             vis,
         )),
         NodeKind::FunctionScan {

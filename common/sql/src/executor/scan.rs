@@ -48,6 +48,7 @@ impl ExecNode for ResultNode {
 pub struct SeqScanNode<'p> {
     table: &'p Arc<TableDef>,
     filter: Option<&'p Expr>,
+    needed: Option<&'p [bool]>,
     vis: &'p Vis,
     lock: Option<RelShared<'p>>,
     scan: Option<HeapScan>,
@@ -57,10 +58,16 @@ pub struct SeqScanNode<'p> {
 
 impl<'p> SeqScanNode<'p> {
     /// Not started until the first `next`.
-    pub fn new(table: &'p Arc<TableDef>, filter: Option<&'p Expr>, vis: &'p Vis) -> Self {
+    pub fn new(
+        table: &'p Arc<TableDef>,
+        filter: Option<&'p Expr>,
+        needed: Option<&'p [bool]>,
+        vis: &'p Vis,
+    ) -> Self {
         SeqScanNode {
             table,
             filter,
+            needed,
             vis,
             lock: None,
             scan: None,
@@ -89,7 +96,7 @@ impl ExecNode for SeqScanNode<'_> {
                 return Ok(false);
             };
             self.table
-                .decode_into(data, &self.types, &mut self.row, db.heap())?;
+                .decode_needed(data, &self.types, self.needed, &mut self.row, db.heap())?;
             match self.filter {
                 None => return Ok(true),
                 Some(f) => {
@@ -114,6 +121,7 @@ pub struct IndexScanNode<'p> {
     key: &'p [Expr],
     key_types: &'p [SqlType],
     filter: Option<&'p Expr>,
+    needed: Option<&'p [bool]>,
     vis: &'p Vis,
     lock: Option<RelShared<'p>>,
     started: bool,
@@ -131,6 +139,7 @@ impl<'p> IndexScanNode<'p> {
         key: &'p [Expr],
         key_types: &'p [SqlType],
         filter: Option<&'p Expr>,
+        needed: Option<&'p [bool]>,
         vis: &'p Vis,
     ) -> Self {
         IndexScanNode {
@@ -139,6 +148,7 @@ impl<'p> IndexScanNode<'p> {
             key,
             key_types,
             filter,
+            needed,
             vis,
             lock: None,
             started: false,
@@ -196,8 +206,9 @@ impl ExecNode for IndexScanNode<'_> {
             let row = &mut self.row;
             let types = &self.types;
             let table = self.table;
+            let needed = self.needed;
             let found = db.heap().fetch(self.table.rel, tid, &cx, |data| {
-                table.decode_into(data, types, row, db.heap())
+                table.decode_needed(data, types, needed, row, db.heap())
             })?;
             match found {
                 None => {

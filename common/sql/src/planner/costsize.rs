@@ -53,7 +53,7 @@ impl PlanNode {
     pub(super) fn estimate(&mut self) {
         let rows = self.rows.max(0.0);
         let (startup, total, width) = match &self.kind {
-            NodeKind::SeqScan { table, filter } => {
+            NodeKind::SeqScan { table, filter, .. } => {
                 let width = table.columns.iter().map(|c| type_width(c.ty)).sum();
                 // Without the table's size: the rows handed up.
                 let quals = filter.as_ref().map_or(0, |f| f.conjuncts().len());

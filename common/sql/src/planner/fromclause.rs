@@ -1980,6 +1980,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 key,
                 key_types,
                 filter,
+                needed: None,
             },
             table.columns.len(),
             rows,
@@ -2068,6 +2069,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     NodeKind::SeqScan {
                         table,
                         filter: pred,
+                        needed: None,
                     },
                     width,
                     rows,
@@ -2091,6 +2093,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                             key,
                             key_types,
                             filter: pred,
+                            needed: None,
                         },
                         width,
                         rows,

@@ -130,6 +130,9 @@ pub enum NodeKind {
         table: Arc<TableDef>,
         /// Condition over the table's row.
         filter: Option<Expr>,
+        /// The columns decoded (None: all); the others read as NULL
+        /// (`planner::narrow`).
+        needed: Option<Vec<bool>>,
     },
     /// The visible rows under one key of an index that pass `filter`.
     IndexScan {
@@ -144,6 +147,8 @@ pub enum NodeKind {
         key_types: Vec<SqlType>,
         /// Condition over the table's row (the whole WHERE part).
         filter: Option<Expr>,
+        /// The columns decoded (None: all; `planner::narrow`).
+        needed: Option<Vec<bool>>,
     },
     /// `generate_series(start, stop[, step])`: one column.
     FunctionScan {

@@ -27,6 +27,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::functions::Func;
 use engine::catalog::{CatalogView, TableDef};
 use engine::statistics::{ColumnStats, RelationStats};
 use pgtypes::value::{cmp_sql, Value};
@@ -181,12 +182,29 @@ fn clamp(s: f64) -> f64 {
     }
 }
 
-/// The column an operand reads, looking through casts.
+/// The column an operand reads, looking through casts and char(n)'s
+/// trailing-space strip (`bpchar_col = 'x'` binds as a text comparison).
 fn column_of(e: &Expr) -> Option<usize> {
     match e {
         Expr::Column(i) => Some(*i),
         Expr::Cast { arg, .. } => column_of(arg),
+        Expr::Func {
+            func: Func::BpcharStrip,
+            args,
+        } => args.first().and_then(column_of),
         _ => None,
+    }
+}
+
+/// A statistics value against a plan-time value: texts without their
+/// trailing spaces (char(n) values are stored padded, compared stripped;
+/// for other text columns the difference is below an estimate's noise).
+fn cmp_stat(stat: &Value, v: &Value) -> Option<Ordering> {
+    match (stat, v) {
+        (Value::Text(a), Value::Text(b)) => {
+            Some(a.trim_end_matches(' ').cmp(b.trim_end_matches(' ')))
+        }
+        _ => cmp_sql(stat, v),
     }
 }
 
@@ -235,7 +253,7 @@ pub fn eq_selectivity(c: &ColRef<'_>, v: Option<&Value>) -> f64 {
     };
     if let Some(v) = v {
         for (m, f) in &s.mcv {
-            if cmp_sql(m, v) == Some(Ordering::Equal) {
+            if cmp_stat(m, v) == Some(Ordering::Equal) {
                 return *f;
             }
         }
@@ -275,7 +293,7 @@ fn histogram_below(hist: &[Value], v: &Value) -> Option<f64> {
         return None;
     }
     let n = hist.len();
-    let cmp = |h: &Value| cmp_sql(h, v);
+    let cmp = |h: &Value| cmp_stat(h, v);
     if cmp(&hist[0])? != Ordering::Less {
         return Some(0.0);
     }
@@ -311,7 +329,7 @@ fn ineq_selectivity(c: &ColRef<'_>, v: &Value, lt: bool, or_equal: bool) -> f64 
     let mut mcv_sum = 0.0;
     for (m, f) in &s.mcv {
         mcv_sum += f;
-        let Some(o) = cmp_sql(m, v) else {
+        let Some(o) = cmp_stat(m, v) else {
             return DEFAULT_INEQ_SEL;
         };
         let hit = match o {

@@ -157,6 +157,23 @@ struct Load {
     counts: Vec<(String, String)>,
 }
 
+/// `bench --tpch-load PORT`: [`load`] into the server on 127.0.0.1:PORT;
+/// a line on what it took, or the first failure.
+pub fn load_into(port: u16, sf: f64) -> Result<String, String> {
+    let ep = Endpoint {
+        host: "127.0.0.1".into(),
+        port,
+    };
+    let l = load(&ep, sf)?;
+    if let Some((stmt, e)) = l.errors.first() {
+        return Err(format!("{stmt}: {e}"));
+    }
+    Ok(format!(
+        "TPC-H scale {sf} loaded: COPY {:.1} s, keys and indexes {:.1} s, ANALYZE {:.1} s",
+        l.copy_secs, l.index_secs, l.analyze_secs
+    ))
+}
+
 /// Creates the schema on `ep`, streams every table in, adds the keys and
 /// indexes, ANALYZE.
 fn load(ep: &Endpoint, sf: f64) -> Result<Load, String> {
