@@ -89,6 +89,12 @@ fn statistics_choose_the_join_order_and_method() {
     let star = "SELECT count(*), sum(fact.v) FROM fact, dim, tiny \
                 WHERE fact.dim_id = dim.id AND dim.id = tiny.id AND tiny.tag = 'x'";
     let hashed = "SELECT count(*) FROM dim JOIN fact ON fact.v = dim.id";
+    // dim 3 has a fact row with v 303, dim 5 none with v 503; the
+    // extra condition reads both sides.
+    let few_exists = "SELECT count(*) FROM dim d WHERE d.id IN (3, 5, 700) \
+                      AND EXISTS (SELECT 1 FROM fact f WHERE f.dim_id = d.id AND f.v <> d.id * 1000)";
+    let few_not_exists = "SELECT count(*) FROM dim d WHERE d.id IN (3, 5) \
+                          AND NOT EXISTS (SELECT 1 FROM fact f WHERE f.dim_id = d.id AND f.v = d.id * 100 + 3)";
     for node in [&primary, &standby] {
         let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {star}"));
         assert_eq!(
@@ -107,5 +113,21 @@ fn statistics_choose_the_join_order_and_method() {
         // The probe side is listed first, the hashed one second.
         assert_eq!(scans(&plan), ["fact", "dim"], "{}: {plan}", node.name());
         assert_eq!(node.safe_sql(hashed), "2000");
+        // EXISTS / NOT EXISTS from a few outer rows: an index lookup per
+        // row, not the whole of fact read into a hash table.
+        for (q, want) in [(few_exists, "2"), (few_not_exists, "1")] {
+            let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {q}"));
+            assert!(
+                plan.contains("Nested Loop Semi Join") || plan.contains("Nested Loop Anti Join"),
+                "{}: {plan}",
+                node.name()
+            );
+            assert!(
+                plan.contains("Index Scan using fact_dim on fact"),
+                "{}: {plan}",
+                node.name()
+            );
+            assert_eq!(node.safe_sql(q), want, "{q}");
+        }
     }
 }

@@ -1527,6 +1527,66 @@ impl JoinPlanner<'_, '_, '_, '_> {
         }
     }
 
+    /// The selectivity of join conditions `conds` with what unique keys
+    /// say: where the column equalities across rels pin every column of a
+    /// unique index of a table on one side, each row of the other side
+    /// matches at most one of its rows, and (as through a foreign key,
+    /// PostgreSQL's get_foreign_key_join_selectivity) about one: the
+    /// equalities keep 1 / rows of that table rather than the product of
+    /// their own estimates, which treats correlated key columns (TPC-H's
+    /// `ps_partkey = l_partkey AND ps_suppkey = l_suppkey`) as independent.
+    fn join_selectivity(&self, conds: &[Expr]) -> f64 {
+        let sel = clauselist_selectivity(conds, self);
+        let mut pinned: Vec<(usize, usize)> = Vec::new();
+        let mut other: Vec<Expr> = Vec::new();
+        for c in conds {
+            let cross = match c {
+                Expr::Binary {
+                    op: BinOp::Eq,
+                    left,
+                    right,
+                } => match (left.as_ref(), right.as_ref()) {
+                    (Expr::Column(a), Expr::Column(b)) => {
+                        match (self.rel_of(*a), self.rel_of(*b)) {
+                            (Some(ra), Some(rb)) if ra != rb => {
+                                pinned.push((ra, a - self.rels[ra].start));
+                                pinned.push((rb, b - self.rels[rb].start));
+                                true
+                            }
+                            _ => false,
+                        }
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+            if !cross {
+                other.push(c.clone());
+            }
+        }
+        let keyed = pinned
+            .iter()
+            .map(|&(r, _)| r)
+            .filter_map(|r| {
+                let tc = self.tables.get(r)?.as_ref()?;
+                tc.table
+                    .indexes
+                    .list()
+                    .iter()
+                    .filter(|ix| ix.is_ready() && ix.spec.unique && ix.spec.predicate.is_none())
+                    .any(|ix| {
+                        ix.spec.is_plain()
+                            && ix.spec.columns.iter().all(|c| pinned.contains(&(r, *c)))
+                    })
+                    .then(|| 1.0 / tc.rows().max(1.0))
+            })
+            .reduce(f64::min);
+        match keyed {
+            Some(k) => sel.max(k * clauselist_selectivity(&other, self)),
+            None => sel,
+        }
+    }
+
     /// Rows per lookup when unit `t` (a table) can be read through an
     /// index whose every column `conn` pins to an expression over `outer`
     /// (an index nested loop); None when no index fits.
@@ -1611,7 +1671,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 let out = srows * rows[u];
                 return (scan[u] + out, out);
             }
-            let out = (srows * rows[u] * clauselist_selectivity(&conn, self)).max(1.0);
+            let out = (srows * rows[u] * self.join_selectivity(&conn)).max(1.0);
             let hash = scan[u]
                 + rows[u].min(srows) * cost::HASH_BUILD
                 + rows[u].max(srows) * cost::HASH_PROBE;
@@ -1820,6 +1880,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
                             for (o, i) in okeys.iter().zip(&ikeys) {
                                 sel *= eqjoin_selectivity(o, i, self);
                             }
+                            let all: Vec<Expr> = keyset.iter().chain(&non_key).cloned().collect();
+                            let sel = sel.max(self.join_selectivity(&all));
                             let qual: Vec<Expr> =
                                 non_key.into_iter().map(|q| shift(q, ls)).collect();
                             let rows = join_rows(kind, left_node.rows, right_node.rows, sel);
@@ -1861,7 +1923,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
         // A parameterized inner side already gives the rows per outer
         // row its keys match.
         let sel = if params.is_empty() {
-            clauselist_selectivity(&quals, self)
+            self.join_selectivity(&quals)
         } else {
             1.0
         };
@@ -1887,7 +1949,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
     /// An index lookup on the inner side per outer row, when the outer
     /// side is small and the keys pin an index of an inner base table.
     #[allow(clippy::too_many_arguments)]
-    fn index_nestloop(
+    pub fn index_nestloop(
         &mut self,
         left: &PlanNode,
         right: &JoinTree,

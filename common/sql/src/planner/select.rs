@@ -763,7 +763,7 @@ pub fn plan_select(
     };
 
     for sj in semis {
-        node = super::sublink_join::attach(node, sj, &types_outer);
+        node = super::sublink_join::attach(g, node, sj, &types_outer)?;
     }
 
     // GROUP BY (with GROUPING SETS / ROLLUP / CUBE: the distinct keys and

@@ -426,10 +426,16 @@ pub fn clause_selectivity(e: &Expr, cols: &dyn ColumnSource) -> f64 {
             }
         }
         Expr::Like {
-            pattern, negated, ..
+            arg,
+            pattern,
+            negated,
+            case_insensitive,
         } => {
+            let col = column_of(arg).and_then(|i| cols.col(i));
             let s = match const_of(pattern) {
-                Some(Value::Text(p)) => like_selectivity(p),
+                Some(Value::Text(p)) => col
+                    .and_then(|c| like_stats_selectivity(&c, p, *case_insensitive))
+                    .unwrap_or_else(|| like_selectivity(p)),
                 _ => DEFAULT_MATCH_SEL,
             };
             if *negated {
@@ -445,6 +451,34 @@ pub fn clause_selectivity(e: &Expr, cols: &dyn ColumnSource) -> f64 {
         },
         _ => DEFAULT_INEQ_SEL,
     }
+}
+
+/// A LIKE pattern against the column's statistics (PostgreSQL's
+/// patternsel with histogram_selectivity): the most common values it
+/// matches, plus the share of histogram bounds it matches spread over the
+/// rest. None without a histogram of at least ten bounds.
+fn like_stats_selectivity(c: &ColRef<'_>, p: &str, ci: bool) -> Option<f64> {
+    let s = c.stats?;
+    if s.histogram.len() < 10 {
+        return None;
+    }
+    let text = |v: &Value| match v {
+        Value::Text(t) => Some(t.trim_end_matches(' ').to_string()),
+        _ => None,
+    };
+    let matches = |v: &Value| text(v).is_some_and(|t| crate::expr::like_match(&t, p, ci));
+    let mcv_sum: f64 = s.mcv.iter().map(|(_, f)| f).sum();
+    let mcv_hit: f64 = s
+        .mcv
+        .iter()
+        .filter(|(v, _)| matches(v))
+        .map(|(_, f)| f)
+        .sum();
+    let n = s.histogram.len() as f64;
+    let hits = s.histogram.iter().filter(|v| matches(v)).count() as f64;
+    // A pattern no bound matches may still match a few rows.
+    let hist = (hits / n).max(1.0 / (n * 10.0));
+    Some(clamp(mcv_hit + hist * (1.0 - mcv_sum - s.null_frac)))
 }
 
 /// A LIKE pattern's selectivity: its fixed prefix behaves as a range,

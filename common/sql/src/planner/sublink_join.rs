@@ -20,7 +20,7 @@
 
 use sqlparser::ast;
 
-use super::fromclause::{and_all, key_type, read_from, JoinPlanner};
+use super::fromclause::{and_all, key_type, read_from, shift, JoinPlanner, JoinTree, Rel};
 use super::plannodes::{JoinKind, NodeKind, PlanNode};
 use super::subselect::{hash_compatible, Global, Hook, Level, Outer};
 use crate::expr::{bind_expr_hooked, coerce, BinOp, Expr, ParamTypes};
@@ -30,7 +30,12 @@ use pgtypes::sqltype::SqlType;
 /// A converted EXISTS, ready to sit above the outer FROM tree.
 pub struct SemiJoin {
     kind: JoinKind,
-    inner: PlanNode,
+    /// The subquery's FROM items and join tree, planned in [`attach`]
+    /// (by then the outer side's rows are estimated).
+    rels: Vec<Rel>,
+    tree: JoinTree,
+    /// Its WHERE conjuncts that read only its own rows.
+    inner_quals: Vec<Expr>,
     /// Conditions over outer row ++ inner row (outer columns first).
     quals: Vec<Expr>,
     /// Types of the inner row.
@@ -138,12 +143,8 @@ pub fn try_semijoin(
         .iter()
         .map(|c| c.ty)
         .collect();
-    let inner = match &from.tree {
-        Some(tree) => {
-            let mut jp = JoinPlanner::new(g, &mut from.rels, inner_types.clone());
-            jp.build(tree, inner_quals)?
-        }
-        None => return Ok(None),
+    let Some(tree) = from.tree.take() else {
+        return Ok(None);
     };
     Ok(Some(SemiJoin {
         kind: if negated {
@@ -151,7 +152,9 @@ pub fn try_semijoin(
         } else {
             JoinKind::Semi
         },
-        inner,
+        rels: std::mem::take(&mut from.rels),
+        tree,
+        inner_quals,
         quals: join_quals
             .into_iter()
             .map(|q| (q, args.clone()))
@@ -188,8 +191,16 @@ impl Pending {
 }
 
 /// Puts the semi / anti join above `node` (the outer FROM tree, whose row
-/// has `outer_types`).
-pub fn attach(node: PlanNode, sj: SemiJoin, outer_types: &[SqlType]) -> PlanNode {
+/// has `outer_types`): an index lookup into the subquery's one table per
+/// outer row where that is cheaper than reading the table into a hash
+/// table (few outer rows, an index on the correlated columns), else a
+/// hash join on the `outer = inner` equalities, else a nested loop.
+pub fn attach(
+    g: &Global<'_, '_>,
+    node: PlanNode,
+    mut sj: SemiJoin,
+    outer_types: &[SqlType],
+) -> PgResult<PlanNode> {
     let ow = node.width;
     let mut types = outer_types.to_vec();
     types.resize(ow, SqlType::Unknown);
@@ -213,6 +224,7 @@ pub fn attach(node: PlanNode, sj: SemiJoin, outer_types: &[SqlType]) -> PlanNode
     };
     let mut okeys = Vec::new();
     let mut ikeys = Vec::new();
+    let mut joined_keys = Vec::new();
     let mut rest = Vec::new();
     for q in sj.quals {
         if let Expr::Binary {
@@ -233,7 +245,8 @@ pub fn attach(node: PlanNode, sj: SemiJoin, outer_types: &[SqlType]) -> PlanNode
                 );
                 if ok {
                     okeys.push(o.clone());
-                    ikeys.push(super::fromclause::shift(i.clone(), ow));
+                    ikeys.push(shift(i.clone(), ow));
+                    joined_keys.push(q.clone());
                     continue;
                 }
             }
@@ -241,10 +254,29 @@ pub fn attach(node: PlanNode, sj: SemiJoin, outer_types: &[SqlType]) -> PlanNode
         rest.push(q);
     }
     let rows = node.rows * 0.5;
+    let mut jp = JoinPlanner::new(g, &mut sj.rels, sj.inner_types);
+    if !okeys.is_empty() {
+        if let Some((inner, params)) =
+            jp.index_nestloop(&node, &sj.tree, sj.kind, &okeys, &ikeys, &sj.inner_quals, 0)?
+        {
+            // Every key is checked again (the index may take only some).
+            let mut qual = rest;
+            qual.extend(joined_keys);
+            let kind = NodeKind::NestLoop {
+                outer: Box::new(node),
+                inner: Box::new(inner),
+                kind: sj.kind,
+                qual: and_all(qual),
+                params,
+            };
+            return Ok(PlanNode::new(kind, ow, rows));
+        }
+    }
+    let inner = jp.build(&sj.tree, sj.inner_quals)?;
     let kind = if okeys.is_empty() {
         NodeKind::NestLoop {
             outer: Box::new(node),
-            inner: Box::new(sj.inner),
+            inner: Box::new(inner),
             kind: sj.kind,
             qual: and_all(rest),
             params: Vec::new(),
@@ -252,12 +284,12 @@ pub fn attach(node: PlanNode, sj: SemiJoin, outer_types: &[SqlType]) -> PlanNode
     } else {
         NodeKind::HashJoin {
             outer: Box::new(node),
-            inner: Box::new(sj.inner),
+            inner: Box::new(inner),
             kind: sj.kind,
             outer_keys: okeys,
             inner_keys: ikeys,
             qual: and_all(rest),
         }
     };
-    PlanNode::new(kind, ow, rows)
+    Ok(PlanNode::new(kind, ow, rows))
 }
