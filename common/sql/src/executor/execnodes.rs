@@ -279,6 +279,7 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             outer_keys,
             inner_keys,
             qual,
+            inner_needed,
         } => Box::new(hashjoin::HashJoinNode::new(
             build(outer, vis),
             build(inner, vis),
@@ -288,6 +289,7 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             qual.as_ref(),
             outer.width,
             inner.width,
+            inner_needed.as_deref(),
         )),
         NodeKind::Agg { input, grouping } => {
             Box::new(agg::AggNode::new(build(input, vis), grouping))

@@ -50,6 +50,11 @@ pub struct HashJoinNode<'p> {
     qual: Option<&'p Expr>,
     outer_width: usize,
     inner_width: usize,
+    /// The inner columns kept in the table (None: all); the others are
+    /// NULL in joined rows.
+    inner_cols: Option<&'p [usize]>,
+    /// An inner row read back from a batch file, widened for its keys.
+    wide: Vec<Value>,
     built: bool,
     /// The current batch's inner rows.
     rows: Vec<Vec<Value>>,
@@ -88,6 +93,7 @@ impl<'p> HashJoinNode<'p> {
         qual: Option<&'p Expr>,
         outer_width: usize,
         inner_width: usize,
+        inner_cols: Option<&'p [usize]>,
     ) -> Self {
         HashJoinNode {
             outer,
@@ -98,6 +104,8 @@ impl<'p> HashJoinNode<'p> {
             qual,
             outer_width,
             inner_width,
+            inner_cols,
+            wide: Vec::new(),
             built: false,
             rows: Vec::new(),
             matched: Vec::new(),
@@ -239,7 +247,10 @@ impl<'p> HashJoinNode<'p> {
             if !keyed && !self.keeps_unmatched_inner() {
                 continue; // a NULL key never matches; only outer-joined rows are kept
             }
-            let row = row.to_vec();
+            let row = match self.inner_cols {
+                Some(cols) => cols.iter().map(|&c| row[c].clone()).collect(),
+                None => row.to_vec(),
+            };
             self.add_inner(ec, row, keyed)?;
         }
         self.matched = vec![false; self.rows.len()];
@@ -265,7 +276,14 @@ impl<'p> HashJoinNode<'p> {
                 let mut row = Vec::new();
                 while f.read_row(&mut row)? {
                     ec.tick()?;
-                    let keyed = Self::key(ec, self.inner_keys, &row, &mut self.kb)?;
+                    let keyed = match self.inner_cols {
+                        Some(cols) => {
+                            self.wide.clear();
+                            widen(&mut self.wide, &row, cols, self.inner_width);
+                            Self::key(ec, self.inner_keys, &self.wide, &mut self.kb)?
+                        }
+                        None => Self::key(ec, self.inner_keys, &row, &mut self.kb)?,
+                    };
                     self.add_inner(ec, std::mem::take(&mut row), keyed)?;
                 }
             }
@@ -305,6 +323,25 @@ fn outer_row<'a>(cur: usize, outer: &'a Node<'_>, orow: &'a [Value]) -> &'a [Val
     }
 }
 
+/// Appends an inner row kept as only `cols` (of `width`) at full width.
+fn widen(out: &mut Vec<Value>, kept: &[Value], cols: &[usize], width: usize) {
+    let base = out.len();
+    out.resize(base + width, Value::Null);
+    for (v, &c) in kept.iter().zip(cols) {
+        if let Some(slot) = out.get_mut(base + c) {
+            *slot = v.clone();
+        }
+    }
+}
+
+/// [`widen`], or the row as it is when every column was kept.
+fn widen_opt(out: &mut Vec<Value>, kept: &[Value], cols: Option<&[usize]>, width: usize) {
+    match cols {
+        Some(cols) => widen(out, kept, cols, width),
+        None => out.extend_from_slice(kept),
+    }
+}
+
 fn no_spill() -> pgtypes::error::PgError {
     pgtypes::error::PgError::internal("hash join batches before the build")
 }
@@ -334,7 +371,12 @@ impl ExecNode for HashJoinNode<'_> {
                             self.out.clear();
                             self.out
                                 .extend(std::iter::repeat_n(Value::Null, self.outer_width));
-                            self.out.extend_from_slice(&self.rows[i]);
+                            widen_opt(
+                                &mut self.out,
+                                &self.rows[i],
+                                self.inner_cols,
+                                self.inner_width,
+                            );
                             return Ok(true);
                         }
                     }
@@ -378,7 +420,12 @@ impl ExecNode for HashJoinNode<'_> {
                 self.out.clear();
                 self.out
                     .extend_from_slice(outer_row(self.cur, &self.outer, &self.orow));
-                self.out.extend_from_slice(&self.rows[i]);
+                widen_opt(
+                    &mut self.out,
+                    &self.rows[i],
+                    self.inner_cols,
+                    self.inner_width,
+                );
                 let pass = match self.qual {
                     None => true,
                     Some(q) => {

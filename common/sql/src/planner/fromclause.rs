@@ -2033,7 +2033,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
             return Ok(None);
         }
         let filter = and_all(local);
-        let rows = per_probe;
+        // The key's rows, as many as its own conditions keep.
+        let rows = (per_probe * filtered / table_rows.max(1.0)).max(1.0);
         self.rels[*r].node = None;
         let node = PlanNode::new(
             NodeKind::IndexScan {
@@ -2449,6 +2450,7 @@ pub fn hash_join(
                 outer_keys: inner_keys,
                 inner_keys: outer_keys,
                 qual,
+                inner_needed: None,
             },
             lw + rw,
             rows,
@@ -2475,6 +2477,7 @@ pub fn hash_join(
             outer_keys,
             inner_keys,
             qual,
+            inner_needed: None,
         },
         width,
         rows,

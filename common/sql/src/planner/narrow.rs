@@ -100,9 +100,15 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             narrow(input, &fit(own, w));
         }
         NodeKind::Project { input, exprs } => {
-            // Every expression counts, read or not (see the module doc).
+            // Every expression counts, read or not (see the module doc),
+            // but a bare column no one reads reads nothing (a join's
+            // column permutation).
             let mut in_need = Vec::new();
-            exprs.iter().for_each(|e| mark(e, &mut in_need));
+            for (i, e) in exprs.iter().enumerate() {
+                if !matches!(e, Expr::Column(_)) || need.get(i).copied().unwrap_or(true) {
+                    mark(e, &mut in_need);
+                }
+            }
             let w = input.width;
             narrow(input, &fit(in_need, w));
         }
@@ -161,6 +167,7 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             outer_keys,
             inner_keys,
             qual,
+            inner_needed,
         } => {
             let (ow, iw) = (outer.width, inner.width);
             let mut joined = match kind {
@@ -170,7 +177,12 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             qual.iter().for_each(|q| mark(q, &mut joined));
             let (mut on, mut inn) = split(&joined, ow, iw);
             outer_keys.iter().for_each(|e| mark(e, &mut on));
+            // The keys are computed before a row is stored (and again from
+            // the widened row when read back from a batch file).
             inner_keys.iter().for_each(|e| mark(e, &mut inn));
+            let inn = fit(inn, iw);
+            *inner_needed =
+                (!inn.iter().all(|&b| b)).then(|| (0..iw).filter(|&c| inn[c]).collect());
             narrow(outer, &fit(on, ow));
             narrow(inner, &fit(inn, iw));
         }

@@ -270,6 +270,9 @@ pub enum NodeKind {
         inner_keys: Vec<Expr>,
         /// Other conditions over outer row ++ inner row.
         qual: Option<Expr>,
+        /// The inner columns anything reads (None: all): the hash table
+        /// and its batch files hold only these (`planner::narrow`).
+        inner_needed: Option<Vec<usize>>,
     },
     /// Hash aggregation: one row per group, `[keys…, aggregates…]`.
     Agg {

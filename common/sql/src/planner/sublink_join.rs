@@ -289,6 +289,7 @@ pub fn attach(
             outer_keys: okeys,
             inner_keys: ikeys,
             qual: and_all(rest),
+            inner_needed: None,
         }
     };
     Ok(PlanNode::new(kind, ow, rows))
