@@ -129,5 +129,14 @@ fn statistics_choose_the_join_order_and_method() {
             );
             assert_eq!(node.safe_sql(q), want, "{q}");
         }
+        // An OR whose every arm restricts dim alone restricts dim's scan
+        // (the OR itself still decides): two dims, then fact by its index.
+        let ors = "SELECT count(*), sum(f.v) FROM fact f, dim d \
+                   WHERE (f.dim_id = d.id AND d.name = 'd3' AND f.v < 500) \
+                      OR (f.dim_id = d.id AND d.name = 'd5' AND f.v > 900)";
+        let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {ors}"));
+        assert_eq!(scans(&plan), ["dim", "fact"], "{}: {plan}", node.name());
+        assert!(plan.contains("'d3'::text) OR"), "{}: {plan}", node.name());
+        assert_eq!(node.safe_sql(ors), "120|38400", "{ors}");
     }
 }

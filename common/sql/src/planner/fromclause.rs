@@ -1395,6 +1395,68 @@ impl JoinPlanner<'_, '_, '_, '_> {
         key_type(e, &self.types)
     }
 
+    /// PostgreSQL's extract_restriction_or_clauses: an OR over several
+    /// rels whose every arm has conditions on one rel alone implies the OR
+    /// of those conditions, a restriction that rel's scan can apply (TPC-H
+    /// Q19: `(p_brand = 'Brand#12' AND p_size BETWEEN 1 AND 5 AND l_… ) OR
+    /// …` keeps a few parts before the join). The original OR stays; the
+    /// derived one only removes rows it would remove too. Conditions that
+    /// call anything but plain operators (a function with side effects,
+    /// a subquery) are not repeated.
+    fn restriction_ors(&self, mut quals: Vec<Expr>) -> Vec<Expr> {
+        fn plain(e: &Expr) -> bool {
+            let mut ok = true;
+            e.walk(&mut |x| match x {
+                Expr::SubPlan(_) | Expr::Agg(_) | Expr::WindowFunc(_) | Expr::GroupingFunc(_) => {
+                    ok = false
+                }
+                Expr::Func { func, .. } if !matches!(func, Func::BpcharStrip) => ok = false,
+                _ => {}
+            });
+            ok
+        }
+        let mut derived = Vec::new();
+        for q in &quals {
+            if !matches!(q, Expr::Binary { op: BinOp::Or, .. }) {
+                continue;
+            }
+            let mask = self.refs(q);
+            if mask.count_ones() < 2 {
+                continue;
+            }
+            let mut arms = Vec::new();
+            or_arms(q, &mut arms);
+            for r in 0..self.rels.len() {
+                if mask & (1 << r) == 0 {
+                    continue;
+                }
+                let per_arm: Option<Vec<Expr>> = arms
+                    .iter()
+                    .map(|arm| {
+                        and_all(
+                            arm.conjuncts()
+                                .into_iter()
+                                .filter(|c| self.refs(c) == 1 << r && plain(c))
+                                .cloned()
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                if let Some(d) = per_arm.and_then(|v| {
+                    v.into_iter().reduce(|a, b| Expr::Binary {
+                        op: BinOp::Or,
+                        left: Box::new(a),
+                        right: Box::new(b),
+                    })
+                }) {
+                    derived.push(d);
+                }
+            }
+        }
+        quals.extend(derived);
+        quals
+    }
+
     /// Plans the whole FROM tree `t` with `quals` (as [`Self::build`]).
     ///
     /// A run of three or more inner joins (comma lists, `JOIN … ON`,
@@ -1405,13 +1467,14 @@ impl JoinPlanner<'_, '_, '_, '_> {
     /// reordered rels get new column positions for the build; a column
     /// permutation on top gives back the textual row.
     pub fn build_top(&mut self, t: &JoinTree, quals: Vec<Expr>) -> PgResult<PlanNode> {
+        let quals = self.restriction_ors(quals);
         // The units to order: the inputs of the top run of inner joins
         // (a rel, or an outer join kept whole).
         let mut units: Vec<&JoinTree> = Vec::new();
         let mut ons = Vec::new();
         inner_units(t, &mut units, &mut ons);
         let n = self.rels.len();
-        if units.len() < 3 || n > 64 || self.rels.iter().any(|r| !r.lateral.is_empty()) {
+        if units.len() < 2 || n > 64 || self.rels.iter().any(|r| !r.lateral.is_empty()) {
             return self.build(t, quals);
         }
         let umask: Vec<Mask> = units.iter().map(|u| Self::mask(u)).collect();
@@ -2338,6 +2401,21 @@ pub fn and_all(mut v: Vec<Expr>) -> Option<Expr> {
         left: Box::new(acc),
         right: Box::new(e),
     }))
+}
+
+/// The arms of an OR (nested ORs flattened).
+fn or_arms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::Binary {
+            op: BinOp::Or,
+            left,
+            right,
+        } => {
+            or_arms(left, out);
+            or_arms(right, out);
+        }
+        e => out.push(e),
+    }
 }
 
 /// PostgreSQL's find_duplicate_ors: a condition that every arm of an OR
