@@ -498,7 +498,11 @@ pub fn decode_row_into(
 
 /// As [`decode_row_into`], decoding only the columns `needed` marks (None:
 /// all; a column past its end counts as needed): the others are skipped
-/// unread (not detoasted) and come out NULL.
+/// unread (not detoasted) and are NULL. With a mask, `out` is reused as it
+/// is when it already has one value per column — the caller keeps it for
+/// rows of the same table and mask, so the columns not needed stay NULL
+/// and are never written — and the fields after the last needed one are
+/// not read at all.
 pub fn decode_row_needed(
     data: &[u8],
     types: &[SqlType],
@@ -506,17 +510,49 @@ pub fn decode_row_needed(
     out: &mut Vec<Value>,
     toast: &dyn ToastFetch,
 ) -> PgResult<()> {
-    out.clear();
+    let Some(mask) = needed else {
+        return decode_all(data, types, out, toast);
+    };
     let (h, mut r) = header_t(data)?;
-    for (i, &ty) in types.iter().enumerate() {
-        if i >= h.natts || is_null(h.nulls, i) {
-            out.push(Value::Null);
-        } else if needed.is_some_and(|m| m.get(i) == Some(&false)) {
+    if out.len() != types.len() {
+        out.clear();
+        out.resize(types.len(), Value::Null);
+    }
+    let end = if mask.len() < types.len() {
+        types.len()
+    } else {
+        mask.iter().rposition(|&b| b).map_or(0, |l| l + 1)
+    };
+    for (i, (&ty, slot)) in types.iter().zip(out.iter_mut()).enumerate().take(end) {
+        let present = i < h.natts && !is_null(h.nulls, i);
+        if mask.get(i) != Some(&false) {
+            *slot = if present {
+                r.field_t(ty, is_null(h.toasted, i), toast)?
+            } else {
+                Value::Null
+            };
+        } else if present {
             if is_null(h.toasted, i) {
                 r.datum()?;
             } else {
                 r.skip(ty)?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Every column (see [`decode_row_into`]).
+fn decode_all(
+    data: &[u8],
+    types: &[SqlType],
+    out: &mut Vec<Value>,
+    toast: &dyn ToastFetch,
+) -> PgResult<()> {
+    out.clear();
+    let (h, mut r) = header_t(data)?;
+    for (i, &ty) in types.iter().enumerate() {
+        if i >= h.natts || is_null(h.nulls, i) {
             out.push(Value::Null);
         } else {
             out.push(r.field_t(ty, is_null(h.toasted, i), toast)?);

@@ -30,10 +30,8 @@
 //! `string_agg` values) is not counted, as PostgreSQL does not split a
 //! group either.
 
-use std::collections::{HashMap, HashSet};
-
 use super::execnodes::{ExecNode, Node};
-use super::spill::{row_bytes, split_tag, Partitions, Spill, TempFile};
+use super::spill::{row_bytes, split_tag, KeyMap, KeySet, Partitions, Spill, TempFile};
 use super::Ectx;
 use crate::expr::Grouping;
 use crate::functions::Accumulator;
@@ -46,7 +44,7 @@ struct Group {
     set: usize,
     keys: Vec<Value>,
     accs: Vec<Accumulator>,
-    seen: Vec<Option<HashSet<Vec<u8>>>>,
+    seen: Vec<Option<KeySet>>,
 }
 
 /// A running aggregation.
@@ -82,7 +80,7 @@ impl<'p> AggNode<'p> {
             seen: g
                 .aggs
                 .iter()
-                .map(|a| a.distinct.then(HashSet::new))
+                .map(|a| a.distinct.then(KeySet::default))
                 .collect(),
         }
     }
@@ -102,7 +100,7 @@ impl<'p> AggNode<'p> {
             .clone()
             .ok_or_else(|| PgError::internal("aggregation before its start"))?;
         let mut groups: Vec<Group> = Vec::new();
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut index: KeyMap<usize> = KeyMap::default();
         let all: Vec<Vec<usize>>;
         let sets: &[Vec<usize>] = match &g.sets {
             Some(s) => s,

@@ -12,7 +12,6 @@
 //! With UNION (not ALL) rows already produced are dropped, which is what
 //! makes a cyclic graph walk end.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::execnodes::{build, ExecNode, Node};
@@ -139,7 +138,7 @@ pub struct RecursiveUnionNode<'p> {
     distinct: bool,
     vis: &'p Vis,
     in_rec: bool,
-    seen: HashSet<Vec<u8>>,
+    seen: super::spill::KeySet,
     working: Option<TupleStore>,
     row: Vec<Value>,
     kb: Vec<u8>,
@@ -162,7 +161,7 @@ impl<'p> RecursiveUnionNode<'p> {
             distinct,
             vis,
             in_rec: false,
-            seen: HashSet::new(),
+            seen: Default::default(),
             working: None,
             row: Vec::new(),
             kb: Vec::new(),

@@ -29,10 +29,8 @@
 //! (kept only by RIGHT and FULL joins) sits in a fixed batch and is emitted
 //! NULL-extended with that batch's unmatched rows.
 
-use std::collections::HashMap;
-
 use super::execnodes::{ExecNode, Node};
-use super::spill::{hash_key, row_bytes, Spill, TempFile};
+use super::spill::{hash_key, row_bytes, KeyMap, Spill, TempFile};
 use super::Ectx;
 use crate::expr::{eval, eval_filter, Expr};
 use crate::planner::plannodes::JoinKind;
@@ -59,7 +57,7 @@ pub struct HashJoinNode<'p> {
     /// The current batch's inner rows.
     rows: Vec<Vec<Value>>,
     matched: Vec<bool>,
-    table: HashMap<Vec<u8>, Vec<usize>>,
+    table: KeyMap<Vec<usize>>,
     bucket: Vec<usize>,
     pos: usize,
     have_outer: bool,
@@ -109,7 +107,7 @@ impl<'p> HashJoinNode<'p> {
             built: false,
             rows: Vec::new(),
             matched: Vec::new(),
-            table: HashMap::new(),
+            table: KeyMap::default(),
             bucket: Vec::new(),
             pos: 0,
             have_outer: false,

@@ -14,7 +14,7 @@
 //! the partitions are counted the same way after the rows held are
 //! emitted, left rows before right rows as they were read.
 
-use std::collections::HashMap;
+use super::spill::KeyMap;
 
 use super::execnodes::{build, ExecNode, Node};
 use super::spill::{row_bytes, split_tag, Partitions, Spill, TempFile};
@@ -124,7 +124,7 @@ impl<'p> SetOpNode<'p> {
             .clone()
             .ok_or_else(|| PgError::internal("set operation before its start"))?;
         let mut entries: Vec<Entry> = Vec::new();
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut index: KeyMap<usize> = KeyMap::default();
         let mut parts = Partitions::new(level);
         let (mut mem, mut full, mut spilled_any) = (0usize, false, false);
         let mut kb = Vec::new();

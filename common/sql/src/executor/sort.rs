@@ -12,7 +12,7 @@
 //! a `LIMIT 1` over a scan reads one row.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::BinaryHeap;
 
 use super::execnodes::{ExecNode, Node};
 use super::spill::{row_bytes, Partitions, Spill, TempFile};
@@ -300,7 +300,7 @@ impl ExecNode for UniqueNode<'_> {
 pub struct HashDistinctNode<'p> {
     input: Node<'p>,
     columns: &'p [usize],
-    seen: HashSet<Vec<u8>>,
+    seen: super::spill::KeySet,
     kb: Vec<u8>,
     spill: Option<Spill>,
     mem: usize,
@@ -319,7 +319,7 @@ impl<'p> HashDistinctNode<'p> {
         HashDistinctNode {
             input,
             columns,
-            seen: HashSet::new(),
+            seen: Default::default(),
             kb: Vec::new(),
             spill: None,
             mem: 0,

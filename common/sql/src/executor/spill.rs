@@ -600,6 +600,32 @@ fn value_bytes(v: &Value) -> usize {
 
 /// A hash of key bytes that does not change between runs of the process
 /// (batches and partitions are chosen by it), different per `seed`.
+/// The hasher of the executor's hash tables keyed by encoded key bytes
+/// (hash join, aggregation, DISTINCT, set operations, hashed subplans):
+/// [`hash_key`] over the bytes, several times cheaper than std's SipHash.
+/// Like PostgreSQL's hash_bytes it is not seeded per table.
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = hash_key(bytes, self.0);
+    }
+    fn write_usize(&mut self, i: usize) {
+        // The length prefix `[u8]`'s Hash writes: the bytes hash covers it.
+        self.0 ^= i as u64;
+    }
+}
+
+/// A hash map keyed by encoded key bytes ([`KeyHasher`]).
+pub type KeyMap<V> =
+    std::collections::HashMap<Vec<u8>, V, std::hash::BuildHasherDefault<KeyHasher>>;
+/// A hash set of encoded key bytes ([`KeyHasher`]).
+pub type KeySet = std::collections::HashSet<Vec<u8>, std::hash::BuildHasherDefault<KeyHasher>>;
+
 pub fn hash_key(key: &[u8], seed: u64) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut h: u64 = (seed.wrapping_add(1)).wrapping_mul(K) ^ key.len() as u64;

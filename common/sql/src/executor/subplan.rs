@@ -25,7 +25,7 @@
 //! recursive CTEs (`ctescan.rs`). It is installed on the `Ectx` by
 //! `run_query` for the duration of one execution and removed after.
 
-use std::collections::HashSet;
+use super::spill::KeySet;
 use std::sync::Arc;
 
 use super::ctescan::Rows;
@@ -47,7 +47,7 @@ enum SubCache {
     /// ANY / ALL: the subquery's values.
     List {
         values: Vec<Value>,
-        keys: Option<HashSet<Vec<u8>>>,
+        keys: Option<KeySet>,
         has_null: bool,
     },
 }
@@ -192,7 +192,7 @@ impl Ectx<'_> {
                     // Read the whole list once; answer this and later rows
                     // from the cache.
                     let mut values = Vec::new();
-                    let mut keys = def.hashable.then(HashSet::new);
+                    let mut keys = def.hashable.then(KeySet::default);
                     let mut has_null = false;
                     let mut kb = Vec::new();
                     while node.next(self)? {
