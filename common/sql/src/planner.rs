@@ -1,32 +1,27 @@
-//! The planner: binds a parsed DML statement (sqlparser AST) against the
+//! The planner: binds a parsed statement (sqlparser AST) against the
 //! catalog into a [`Plan`] the executor runs.
 //!
 //! Binding resolves names (42P01 / 42703), types every expression through
-//! `sql::expr` (which also infers parameter types), collects aggregates,
-//! and picks an access path:
-//!
-//! * **index lookup** when the WHERE clause has `col = <expression without
-//!   columns>` conjuncts covering every column of a ready index (a unique
-//!   one, the primary key first). The key expressions are evaluated once per
-//!   execution (they may be parameters); every row version under the key is
-//!   fetched with the statement's snapshot and the whole WHERE clause is
-//!   still applied, so the choice never changes results;
-//! * **sequential scan** otherwise.
+//! `sql::expr` (which also infers parameter types) and collects
+//! aggregates; a SELECT becomes a tree of [`plannodes::PlanNode`]s:
+//! `select.rs` (one query block: FROM, WHERE, GROUP BY, HAVING, windows,
+//! DISTINCT, ORDER BY, LIMIT), `fromclause.rs` (the FROM list, join order
+//! and join methods by cost, access paths), `selfuncs.rs` (row estimates
+//! from `ANALYZE`'s statistics), `subselect.rs` / `sublink_join.rs`
+//! (subqueries, EXISTS as semi / anti joins), `window.rs`, `costsize.rs`
+//! (EXPLAIN's costs), `narrow.rs` (the columns each scan decodes) and
+//! `explain.rs` / `deparse.rs` (EXPLAIN's text and JSON). INSERT, UPDATE
+//! and DELETE plan their row source the same way (`modifytable.rs`,
+//! `viewdml.rs`).
 //!
 //! A plan remembers the catalog version it was bound under; the session
 //! re-binds a prepared statement when the catalog changed since. Plans are
 //! immutable and shared (`Arc`), so a prepared statement executed many times
-//! (pgbench `-M prepared`) binds once.
+//! (pgbench `-M prepared`) binds once. The single-table primary-key lookup
+//! keeps its own short path (an index lookup whose key is evaluated once
+//! per execution), which pgbench -S runs.
 //!
-//! Supported: SELECT with one table, `generate_series(a, b[, step])` (in
-//! FROM, or as a whole target-list item of a SELECT without FROM),
-//! the `hotpair_stat_snapshots` and `pg_prepared_xacts` views, or no FROM;
-//! WHERE; projections with aliases and `*`; aggregates with optional GROUP
-//! BY / HAVING; ORDER BY output names, positions or expressions with
-//! ASC/DESC and NULLS FIRST/LAST (PostgreSQL's defaults: NULLs sort as larger than everything);
-//! LIMIT / OFFSET (constants or parameters); DISTINCT. INSERT (VALUES with
-//! DEFAULT, column lists, INSERT … SELECT, RETURNING), UPDATE and DELETE
-//! (WHERE, RETURNING). Joins, subqueries, set operations and CTEs are 0A000.
+//! docs/architecture/sql.md is the long form.
 
 pub mod costsize;
 pub mod deparse;
