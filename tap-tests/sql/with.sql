@@ -11,6 +11,10 @@ WITH a AS (SELECT id FROM cte_tree WHERE id < 5), b AS (SELECT id * 10 AS id FRO
 WITH a(x, y) AS (VALUES (1, 'one'), (2, 'two'), (2, 'two')) SELECT x, y, count(*) FROM a GROUP BY x, y ORDER BY x;
 WITH m AS MATERIALIZED (SELECT id FROM cte_tree WHERE name LIKE 'a%') SELECT count(*) FROM m;
 WITH m AS NOT MATERIALIZED (SELECT id, name FROM cte_tree) SELECT name FROM m WHERE id = 3;
+-- referenced twice: computed once (one random() value for both)
+WITH r AS (SELECT random() AS x) SELECT a.x = b.x AS same FROM r a, r b;
+WITH t AS (SELECT id, name FROM cte_tree WHERE id < 4)
+SELECT t.name, (SELECT count(*) FROM t t2 WHERE t2.id < t.id) AS before FROM t ORDER BY t.id;
 WITH empty AS (SELECT id FROM cte_tree WHERE false) SELECT count(*), max(id) FROM empty;
 -- recursive: counting, trees, graphs with cycles
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10) SELECT i FROM n ORDER BY i;

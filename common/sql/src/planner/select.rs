@@ -72,7 +72,7 @@ pub fn plan_query_level(
     }
     let level = Level::empty(outer, cte_parent);
     if let Some(with) = &q.with {
-        plan_with(g, with, &level, params)?;
+        plan_with(g, q, with, outer.is_none(), &level, params)?;
     }
     match q.body.as_ref() {
         ast::SetExpr::Select(s) => plan_select(g, s, Some(q), &level, params),
@@ -83,9 +83,34 @@ pub fn plan_query_level(
     }
 }
 
+/// How many times `q` (its body and its CTEs) names a relation `name`
+/// without a schema: the references a CTE of that name may have.
+fn cte_references(q: &ast::Query, name: &str) -> usize {
+    let mut n = 0;
+    let _ = ast::visit_relations(q, |r: &ast::ObjectName| {
+        if let [id] = r.0.as_slice() {
+            if ident_name(id) == name {
+                n += 1;
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    n
+}
+
+/// Binds the CTEs of `q`'s WITH clause. As in PostgreSQL, a CTE is
+/// materialized (planned once, read by CteScan) when it says
+/// `MATERIALIZED`, or when it is referenced more than once and does not
+/// say `NOT MATERIALIZED` — then it is computed once (TPC-H Q15 reads its
+/// revenue view twice; a volatile function in it gives one value); other
+/// CTEs are planned where referenced, like derived tables. Only a query
+/// outside any correlation boundary (`uncorrelated`) materializes one
+/// unasked, as a materialized CTE's plan cannot read outer columns.
 fn plan_with(
     g: &Global<'_, '_>,
+    q: &ast::Query,
     with: &ast::With,
+    uncorrelated: bool,
     level: &Level<'_>,
     params: &mut ParamTypes,
 ) -> PgResult<()> {
@@ -101,7 +126,12 @@ fn plan_with(
         if with.recursive && try_recursive(g, cte, &name, &aliases, level, params)? {
             continue;
         }
-        if matches!(cte.materialized, Some(ast::CteAsMaterialized::Materialized)) {
+        let materialize = match cte.materialized {
+            Some(ast::CteAsMaterialized::Materialized) => true,
+            Some(ast::CteAsMaterialized::NotMaterialized) => false,
+            None => uncorrelated && cte_references(q, &name) > 1,
+        };
+        if materialize {
             let (node, mut cols) = plan_query_level(g, &cte.query, None, Some(level), params)?;
             rename(&mut cols, &aliases, &name)?;
             let mut ctes = g.ctes.borrow_mut();
