@@ -2424,24 +2424,11 @@ fn or_arms<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 /// repeated in each arm (TPC-H Q19's `p_partkey = l_partkey`) becomes a
 /// join key instead of a filter over a cross product. Returns conjuncts.
 pub fn factor_ors(e: Expr) -> Vec<Expr> {
-    fn arms(e: Expr, out: &mut Vec<Expr>) {
-        match e {
-            Expr::Binary {
-                op: BinOp::Or,
-                left,
-                right,
-            } => {
-                arms(*left, out);
-                arms(*right, out);
-            }
-            e => out.push(e),
-        }
-    }
     if !matches!(e, Expr::Binary { op: BinOp::Or, .. }) {
         return vec![e];
     }
     let mut list = Vec::new();
-    arms(e.clone(), &mut list);
+    or_arms(&e, &mut list);
     let conj: Vec<Vec<Expr>> = list
         .iter()
         .map(|a| a.conjuncts().into_iter().cloned().collect())

@@ -70,6 +70,25 @@ fn split(need: &[bool], outer_width: usize, inner_width: usize) -> (Vec<bool>, V
     )
 }
 
+/// A join's needed outer and inner columns: those read above (a semi or
+/// anti join outputs the outer row only) and those its condition reads
+/// over outer ++ inner.
+fn join_sides(
+    need: &[bool],
+    kind: JoinKind,
+    qual: Option<&Expr>,
+    ow: usize,
+    iw: usize,
+) -> (Vec<bool>, Vec<bool>) {
+    let mut joined = if kind.outer_only() {
+        fit(need.to_vec(), ow)
+    } else {
+        fit(need.to_vec(), ow + iw)
+    };
+    qual.iter().for_each(|q| mark(q, &mut joined));
+    split(&joined, ow, iw)
+}
+
 /// Narrows `node`, of which the columns `need` marks are read above.
 fn narrow(node: &mut PlanNode, need: &[bool]) {
     let width = node.width;
@@ -148,14 +167,7 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             params,
         } => {
             let (ow, iw) = (outer.width, inner.width);
-            // Own expressions were marked over the output row; the join
-            // condition reads outer ++ inner even for a semi/anti join.
-            let mut joined = match kind {
-                JoinKind::Semi | JoinKind::Anti => fit(need.to_vec(), ow),
-                _ => fit(need.to_vec(), ow + iw),
-            };
-            qual.iter().for_each(|q| mark(q, &mut joined));
-            let (mut on, inn) = split(&joined, ow, iw);
+            let (mut on, inn) = join_sides(need, *kind, qual.as_ref(), ow, iw);
             params.iter().for_each(|(_, e)| mark(e, &mut on));
             narrow(outer, &fit(on, ow));
             narrow(inner, &inn);
@@ -170,12 +182,7 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             inner_needed,
         } => {
             let (ow, iw) = (outer.width, inner.width);
-            let mut joined = match kind {
-                JoinKind::Semi | JoinKind::Anti => fit(need.to_vec(), ow),
-                _ => fit(need.to_vec(), ow + iw),
-            };
-            qual.iter().for_each(|q| mark(q, &mut joined));
-            let (mut on, mut inn) = split(&joined, ow, iw);
+            let (mut on, mut inn) = join_sides(need, *kind, qual.as_ref(), ow, iw);
             outer_keys.iter().for_each(|e| mark(e, &mut on));
             // The keys are computed before a row is stored (and again from
             // the widened row when read back from a batch file).
