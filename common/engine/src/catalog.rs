@@ -702,7 +702,9 @@ impl TableDef {
         self.decode_needed(data, types, None, row, toast)
     }
     /// As [`Self::decode_into`], decoding only the columns `needed` marks
-    /// (None: all); the others are NULL.
+    /// (None: all); the others are NULL. With a mask `row` is reused as
+    /// [`storage::rowcodec::decode_row_needed`] says: keep one buffer per
+    /// table and mask.
     pub fn decode_needed(
         &self,
         data: &[u8],

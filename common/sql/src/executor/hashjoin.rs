@@ -246,7 +246,10 @@ impl<'p> HashJoinNode<'p> {
                 continue; // a NULL key never matches; only outer-joined rows are kept
             }
             let row = match self.inner_cols {
-                Some(cols) => cols.iter().map(|&c| row[c].clone()).collect(),
+                Some(cols) => cols
+                    .iter()
+                    .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
+                    .collect(),
                 None => row.to_vec(),
             };
             self.add_inner(ec, row, keyed)?;

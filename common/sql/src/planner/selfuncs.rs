@@ -462,11 +462,10 @@ fn like_stats_selectivity(c: &ColRef<'_>, p: &str, ci: bool) -> Option<f64> {
     if s.histogram.len() < 10 {
         return None;
     }
-    let text = |v: &Value| match v {
-        Value::Text(t) => Some(t.trim_end_matches(' ').to_string()),
-        _ => None,
+    let matches = |v: &Value| match v {
+        Value::Text(t) => crate::expr::like_match(t.trim_end_matches(' '), p, ci),
+        _ => false,
     };
-    let matches = |v: &Value| text(v).is_some_and(|t| crate::expr::like_match(&t, p, ci));
     let mcv_sum: f64 = s.mcv.iter().map(|(_, f)| f).sum();
     let mcv_hit: f64 = s
         .mcv
