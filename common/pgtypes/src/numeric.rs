@@ -39,9 +39,22 @@ pub struct Numeric {
     scale: u16,
 }
 
-/// 10^n for n in 0..=38 (fits i128).
+/// 10^0 ..= 10^38 (every power of ten an i128 holds), computed once at
+/// compile time: rescaling is on the per-row path of every numeric sum.
+const POW10: [i128; 39] = {
+    let mut t = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// 10^n for n in 0..=38 (fits i128); None beyond.
+#[inline]
 fn pow10(n: u32) -> Option<i128> {
-    10i128.checked_pow(n)
+    POW10.get(n as usize).copied()
 }
 
 fn overflow() -> PgError {
@@ -301,6 +314,10 @@ impl Numeric {
 
     /// Adds.
     pub fn checked_add(self, other: Numeric) -> PgResult<Numeric> {
+        if self.scale == other.scale {
+            let m = self.mantissa().checked_add(other.mantissa());
+            return Ok(Numeric::from_parts(m.ok_or_else(overflow)?, self.scale));
+        }
         let s = self.scale.max(other.scale);
         let a = self.rescale(s)?.mantissa();
         let b = other.rescale(s)?.mantissa();
@@ -312,6 +329,10 @@ impl Numeric {
 
     /// Subtracts.
     pub fn checked_sub(self, other: Numeric) -> PgResult<Numeric> {
+        if self.scale == other.scale {
+            let m = self.mantissa().checked_sub(other.mantissa());
+            return Ok(Numeric::from_parts(m.ok_or_else(overflow)?, self.scale));
+        }
         let s = self.scale.max(other.scale);
         let a = self.rescale(s)?.mantissa();
         let b = other.rescale(s)?.mantissa();
@@ -700,6 +721,9 @@ impl PartialOrd for Numeric {
 impl Ord for Numeric {
     /// By value, whatever the scales.
     fn cmp(&self, other: &Numeric) -> Ordering {
+        if self.scale == other.scale {
+            return self.mantissa().cmp(&other.mantissa());
+        }
         let s = self.scale.max(other.scale);
         match (self.rescale(s), other.rescale(s)) {
             (Ok(a), Ok(b)) => a.mantissa().cmp(&b.mantissa()),

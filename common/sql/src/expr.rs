@@ -516,6 +516,16 @@ pub struct AggOrder {
 }
 
 impl AggCall {
+    /// A call fed its argument alone: no FILTER, no further arguments, no
+    /// ORDER BY, not DISTINCT (the executor feeds it without building an
+    /// [`functions::AggInput`]).
+    pub fn is_plain(&self) -> bool {
+        self.filter.is_none()
+            && self.extra_args.is_empty()
+            && self.order_by.is_empty()
+            && !self.distinct
+    }
+
     /// Evaluates this call's inputs for one input row with `eval`: None
     /// when the FILTER rejects the row. The executor feeds the result to
     /// [`functions::Accumulator::feed`] (after its DISTINCT check on `value`).
@@ -3201,6 +3211,18 @@ fn operand<'r>(
     })
 }
 
+/// Evaluates `e` over `row`, borrowing a column, parameter or constant
+/// instead of cloning it (the per-row path of aggregate arguments).
+#[inline]
+pub fn eval_ref<'r>(
+    e: &'r Expr,
+    row: &'r [Value],
+    params: &'r [Value],
+    ctx: &mut dyn EvalContext,
+) -> PgResult<Cow<'r, Value>> {
+    operand(e, row, params, ctx)
+}
+
 fn bad_column(i: usize) -> PgError {
     PgError::internal(format!("column {i} is not in the row"))
 }
@@ -3697,13 +3719,56 @@ pub fn eval_bool(
 }
 
 /// A WHERE filter: true only when the condition is TRUE (NULL rejects).
+///
+/// The per-row path of every scan and join filter, so its common shapes
+/// skip building a boolean [`Value`]: an AND passes when both sides pass
+/// (a NULL or FALSE side rejects, and as in PostgreSQL's qual evaluation
+/// the right side is not evaluated after the left one rejects), and a
+/// comparison or BETWEEN of plain operands compares them in place.
 pub fn eval_filter(
     expr: &Expr,
     row: &[Value],
     params: &[Value],
     ctx: &mut dyn EvalContext,
 ) -> PgResult<bool> {
-    Ok(eval_bool(expr, row, params, ctx)? == Some(true))
+    match expr {
+        Expr::Binary {
+            op: BinOp::And,
+            left,
+            right,
+        } => Ok(eval_filter(left, row, params, ctx)? && eval_filter(right, row, params, ctx)?),
+        Expr::Binary {
+            op: op @ (BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq),
+            left,
+            right,
+        } => {
+            let a = operand(left, row, params, ctx)?;
+            let b = operand(right, row, params, ctx)?;
+            Ok(value::cmp_sql(&a, &b).is_some_and(|o| match op {
+                BinOp::Eq => o == Ordering::Equal,
+                BinOp::NotEq => o != Ordering::Equal,
+                BinOp::Lt => o == Ordering::Less,
+                BinOp::LtEq => o != Ordering::Greater,
+                BinOp::Gt => o == Ordering::Greater,
+                _ => o != Ordering::Less,
+            }))
+        }
+        Expr::Between {
+            arg,
+            low,
+            high,
+            negated: false,
+        } => {
+            let a = operand(arg, row, params, ctx)?;
+            let lo = operand(low, row, params, ctx)?;
+            if value::cmp_sql(&a, &lo).is_none_or(|o| o == Ordering::Less) {
+                return Ok(false);
+            }
+            let hi = operand(high, row, params, ctx)?;
+            Ok(value::cmp_sql(&a, &hi).is_some_and(|o| o != Ordering::Greater))
+        }
+        _ => Ok(eval_bool(expr, row, params, ctx)? == Some(true)),
+    }
 }
 
 impl Expr {

@@ -958,6 +958,18 @@ impl Accumulator {
                 }
             }
             AggFunc::Sum | AggFunc::Avg => {
+                // The running state in place (the common case per row).
+                match (&mut self.state, v) {
+                    (AccState::Num(a), Value::Numeric(n)) => {
+                        *a = a.checked_add(*n)?;
+                        return Ok(());
+                    }
+                    (AccState::Float(a), Value::Float8(f)) => {
+                        *a += f;
+                        return Ok(());
+                    }
+                    _ => {}
+                }
                 let state = std::mem::replace(&mut self.state, AccState::None);
                 self.state = match (state, v) {
                     (AccState::None, Value::Int2(_) | Value::Int4(_) | Value::Int8(_)) => {

@@ -53,6 +53,18 @@ pub trait ToastFetch {
 /// compressed datums still decode, pointers are an error.
 pub struct NoToast;
 
+/// A decoding failure inside the reader: what was wrong, made an XX001
+/// [`PgError`] only when it leaves the module (a small error keeps the
+/// per-field `Result` small on the hot path).
+#[derive(Debug)]
+struct Bad(&'static str);
+
+impl From<Bad> for PgError {
+    fn from(b: Bad) -> PgError {
+        corrupt(b.0)
+    }
+}
+
 fn corrupt(what: &str) -> PgError {
     PgError::new(
         sqlstate::DATA_CORRUPTED,
@@ -199,15 +211,9 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> PgResult<&'a [u8]> {
-        let end = self
-            .pos
-            .checked_add(n)
-            .ok_or_else(|| corrupt("length overflow"))?;
-        let s = self
-            .b
-            .get(self.pos..end)
-            .ok_or_else(|| corrupt("truncated"))?;
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Bad> {
+        let end = self.pos.checked_add(n).ok_or(Bad("length overflow"))?;
+        let s = self.b.get(self.pos..end).ok_or(Bad("truncated"))?;
         self.pos = end;
         Ok(s)
     }
@@ -215,19 +221,38 @@ impl<'a> Reader<'a> {
     fn rest(&self) -> &'a [u8] {
         self.b.get(self.pos..).unwrap_or(&[])
     }
-    fn arr<const N: usize>(&mut self) -> PgResult<[u8; N]> {
+    fn arr<const N: usize>(&mut self) -> Result<[u8; N], Bad> {
         let s = self.take(N)?;
         let mut a = [0u8; N];
         a.copy_from_slice(s);
         Ok(a)
     }
-    fn varint(&mut self) -> PgResult<u128> {
-        let mut v: u128 = 0;
+    /// The next byte.
+    #[inline]
+    fn byte(&mut self) -> Result<u8, Bad> {
+        let b = *self.b.get(self.pos).ok_or(Bad("truncated"))?;
+        self.pos += 1;
+        Ok(b)
+    }
+    /// A varint: the first nine bytes (63 bits, every length and nearly
+    /// every numeric mantissa) accumulate in a u64, the rest in a u128.
+    #[inline]
+    fn varint(&mut self) -> Result<u128, Bad> {
+        let mut v: u64 = 0;
         let mut shift = 0u32;
+        while shift < 63 {
+            let b = self.byte()?;
+            v |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v as u128);
+            }
+            shift += 7;
+        }
+        let mut v = v as u128;
         loop {
-            let [b] = self.arr::<1>()?;
+            let b = self.byte()?;
             if shift >= 128 || (shift == 126 && b > 0x03) {
-                return Err(corrupt("varint too long"));
+                return Err(Bad("varint too long"));
             }
             v |= ((b & 0x7f) as u128) << shift;
             if b & 0x80 == 0 {
@@ -236,24 +261,24 @@ impl<'a> Reader<'a> {
             shift += 7;
         }
     }
-    fn varint_u64(&mut self) -> PgResult<u64> {
-        u64::try_from(self.varint()?).map_err(|_| corrupt("value too large"))
+    fn varint_u64(&mut self) -> Result<u64, Bad> {
+        u64::try_from(self.varint()?).map_err(|_| Bad("value too large"))
     }
-    fn varint_len(&mut self) -> PgResult<usize> {
+    fn varint_len(&mut self) -> Result<usize, Bad> {
         let v = self.varint()?;
         if v > (self.b.len() - self.pos) as u128 {
-            return Err(corrupt("length beyond tuple"));
+            return Err(Bad("length beyond tuple"));
         }
         Ok(v as usize)
     }
 
     /// Reads one non-NULL field of type `ty`.
-    fn field(&mut self, ty: SqlType) -> PgResult<Value> {
+    fn field(&mut self, ty: SqlType) -> Result<Value, Bad> {
         Ok(match ty {
             SqlType::Bool => {
                 let [b] = self.arr::<1>()?;
                 if b > 1 {
-                    return Err(corrupt("bad bool"));
+                    return Err(Bad("bad bool"));
                 }
                 Value::Bool(b == 1)
             }
@@ -271,9 +296,7 @@ impl<'a> Reader<'a> {
             SqlType::Numeric(_) => {
                 let [scale] = self.arr::<1>()?;
                 let m = unzigzag(self.varint()?);
-                Value::Numeric(
-                    Numeric::new(m, scale as u16).map_err(|_| corrupt("bad numeric scale"))?,
-                )
+                Value::Numeric(Numeric::new(m, scale as u16).map_err(|_| Bad("bad numeric scale"))?)
             }
             SqlType::Text
             | SqlType::Varchar(_)
@@ -283,7 +306,7 @@ impl<'a> Reader<'a> {
             | SqlType::InternalChar
             | SqlType::Unknown => {
                 let n = self.varint_len()?;
-                let s = std::str::from_utf8(self.take(n)?).map_err(|_| corrupt("invalid UTF-8"))?;
+                let s = std::str::from_utf8(self.take(n)?).map_err(|_| Bad("invalid UTF-8"))?;
                 Value::Text(Arc::from(s))
             }
             SqlType::Bytea => {
@@ -296,8 +319,8 @@ impl<'a> Reader<'a> {
             }
             SqlType::Uuid => Value::Uuid(self.arr()?),
             SqlType::Inet | SqlType::Cidr => {
-                let (a, n) = pgtypes::inet::Inet::read_stored(self.rest())
-                    .ok_or_else(|| corrupt("bad inet"))?;
+                let (a, n) =
+                    pgtypes::inet::Inet::read_stored(self.rest()).ok_or(Bad("bad inet"))?;
                 self.take(n)?;
                 if ty == SqlType::Inet {
                     Value::Inet(a)
@@ -316,7 +339,7 @@ impl<'a> Reader<'a> {
                 Value::Snapshot(Arc::new(PgSnapshot { xmin, xmax, xip }))
             }
             SqlType::Void | SqlType::Trigger => Value::Void,
-            SqlType::Record => return Err(corrupt("record column")),
+            SqlType::Record => return Err(Bad("record column")),
             SqlType::Date => Value::Date(i32::from_le_bytes(self.arr()?)),
             SqlType::Interval => {
                 let months = i32::from_le_bytes(self.arr()?);
@@ -326,13 +349,13 @@ impl<'a> Reader<'a> {
             }
             SqlType::Array(_) => {
                 let n = self.varint_len()?;
-                Value::from_binary(ty, self.take(n)?).map_err(|_| corrupt("bad array"))?
+                Value::from_binary(ty, self.take(n)?).map_err(|_| Bad("bad array"))?
             }
         })
     }
 
     /// Reads one TOAST datum (length-prefixed).
-    fn datum(&mut self) -> PgResult<&'a [u8]> {
+    fn datum(&mut self) -> Result<&'a [u8], Bad> {
         let n = self.varint_len()?;
         self.take(n)
     }
@@ -340,14 +363,14 @@ impl<'a> Reader<'a> {
     /// Reads one non-NULL field that may be a TOAST datum.
     fn field_t(&mut self, ty: SqlType, toasted: bool, toast: &dyn ToastFetch) -> PgResult<Value> {
         if !toasted {
-            return self.field(ty);
+            return Ok(self.field(ty)?);
         }
         let raw = toast.detoast(self.datum()?)?;
-        value_from_raw(ty, raw)
+        Ok(value_from_raw(ty, raw)?)
     }
 
     /// Skips one non-NULL field of type `ty`.
-    fn skip(&mut self, ty: SqlType) -> PgResult<()> {
+    fn skip(&mut self, ty: SqlType) -> Result<(), Bad> {
         match ty {
             SqlType::Bool => self.take(1).map(drop),
             SqlType::Int2 => self.take(2).map(drop),
@@ -384,7 +407,7 @@ impl<'a> Reader<'a> {
 }
 
 /// A detoasted variable-length field as a value of `ty`.
-fn value_from_raw(ty: SqlType, raw: Vec<u8>) -> PgResult<Value> {
+fn value_from_raw(ty: SqlType, raw: Vec<u8>) -> Result<Value, Bad> {
     Ok(match ty {
         SqlType::Text
         | SqlType::Varchar(_)
@@ -393,22 +416,22 @@ fn value_from_raw(ty: SqlType, raw: Vec<u8>) -> PgResult<Value> {
         | SqlType::Refcursor
         | SqlType::InternalChar
         | SqlType::Unknown => {
-            let s = String::from_utf8(raw).map_err(|_| corrupt("invalid UTF-8"))?;
+            let s = String::from_utf8(raw).map_err(|_| Bad("invalid UTF-8"))?;
             Value::Text(Arc::from(s))
         }
         SqlType::Bytea => Value::Bytea(Arc::from(raw)),
         SqlType::Json => {
-            let s = String::from_utf8(raw).map_err(|_| corrupt("invalid UTF-8"))?;
+            let s = String::from_utf8(raw).map_err(|_| Bad("invalid UTF-8"))?;
             Value::Json(Arc::from(s))
         }
         SqlType::Jsonb => {
-            let s = std::str::from_utf8(&raw).map_err(|_| corrupt("invalid UTF-8"))?;
+            let s = std::str::from_utf8(&raw).map_err(|_| Bad("invalid UTF-8"))?;
             Value::Jsonb(Arc::new(
-                pgtypes::json::parse_jsonb(s).map_err(|_| corrupt("bad jsonb"))?,
+                pgtypes::json::parse_jsonb(s).map_err(|_| Bad("bad jsonb"))?,
             ))
         }
-        SqlType::Array(_) => Value::from_binary(ty, &raw).map_err(|_| corrupt("bad array"))?,
-        _ => return Err(corrupt("TOAST datum in a fixed-size column")),
+        SqlType::Array(_) => Value::from_binary(ty, &raw).map_err(|_| Bad("bad array"))?,
+        _ => return Err(Bad("TOAST datum in a fixed-size column")),
     })
 }
 
@@ -421,7 +444,7 @@ struct Header<'a> {
 }
 
 /// Reads the header: (header, reader positioned at the fields).
-fn header_t<'a>(data: &'a [u8]) -> PgResult<(Header<'a>, Reader<'a>)> {
+fn header_t<'a>(data: &'a [u8]) -> Result<(Header<'a>, Reader<'a>), Bad> {
     let mut r = Reader { b: data, pos: 0 };
     let word = u16::from_le_bytes(r.arr()?);
     let natts = (word & !HAS_TOASTED) as usize;
@@ -473,7 +496,7 @@ fn is_null(bitmap: &[u8], i: usize) -> bool {
 /// it was written are not among them (their value is the column's
 /// "missing value", PostgreSQL's attmissingval, or NULL).
 pub fn stored_natts(data: &[u8]) -> PgResult<usize> {
-    header_t(data).map(|(h, _)| h.natts)
+    Ok(header_t(data)?.0.natts)
 }
 
 /// Decodes a whole row for columns of `types`. Rows shorter than `types`
@@ -526,10 +549,12 @@ pub fn decode_row_needed(
     for (i, (&ty, slot)) in types.iter().zip(out.iter_mut()).enumerate().take(end) {
         let present = i < h.natts && !is_null(h.nulls, i);
         if mask.get(i) != Some(&false) {
-            *slot = if present {
-                r.field_t(ty, is_null(h.toasted, i), toast)?
-            } else {
+            *slot = if !present {
                 Value::Null
+            } else if is_null(h.toasted, i) {
+                r.field_t(ty, true, toast)?
+            } else {
+                r.field(ty)?
             };
         } else if present {
             if is_null(h.toasted, i) {
@@ -554,8 +579,10 @@ fn decode_all(
     for (i, &ty) in types.iter().enumerate() {
         if i >= h.natts || is_null(h.nulls, i) {
             out.push(Value::Null);
+        } else if is_null(h.toasted, i) {
+            out.push(r.field_t(ty, true, toast)?);
         } else {
-            out.push(r.field_t(ty, is_null(h.toasted, i), toast)?);
+            out.push(r.field(ty)?);
         }
     }
     // More attributes than `types`: a row written under a newer definition

@@ -184,6 +184,14 @@ impl<'p> AggNode<'p> {
             for &gi in &gis {
                 let grp = &mut groups[gi];
                 for (i, a) in g.aggs.iter().enumerate() {
+                    if a.is_plain() {
+                        let v = match &a.arg {
+                            Some(e) => crate::expr::eval_ref(e, row, p, ec)?,
+                            None => std::borrow::Cow::Owned(Value::Null),
+                        };
+                        grp.accs[i].update(&v)?;
+                        continue;
+                    }
                     // FILTER, the argument, string_agg's delimiter and the
                     // aggregate's ORDER BY keys; None when FILTER rejects it.
                     let Some(input) = a.inputs(&mut |e| crate::expr::eval(e, row, p, ec))? else {
