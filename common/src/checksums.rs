@@ -58,7 +58,7 @@ pub struct Report {
 /// reason the check could not run (pg_checksums' "error:" lines).
 pub fn verify(dir: &Path) -> Result<Report, String> {
     let ctl = ControlFile::read(dir)
-        .map_err(|e| e.message)?
+        .map_err(|e| e.into_fields().message)?
         .ok_or_else(|| {
             format!(
                 "could not open file \"{}\": No such file or directory",

@@ -70,7 +70,7 @@ fn run(s: &mut Session, sql: &str) -> (Outcome, String) {
             columns,
             tag: None,
             rows: Vec::new(),
-            error: Some((e.code.to_string(), e.message)),
+            error: Some((e.code.to_string(), e.message.clone())),
         }
     };
     let stmts = match s.prepare(sql, &[]) {

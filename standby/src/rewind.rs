@@ -689,7 +689,7 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
         ));
     }
     let ctl = ControlFile::read(target)
-        .map_err(|e| e.message)?
+        .map_err(|e| e.into_fields().message)?
         .ok_or_else(|| {
             format!(
                 "could not open file \"{}\": no control file: not a data directory",
@@ -859,7 +859,7 @@ pub async fn run(opts: &Options, log: &mut dyn FnMut(&str)) -> Result<Outcome, S
         data_checksums: ctl.data_checksums,
     }
     .write(target, true)
-    .map_err(|e| e.message)?;
+    .map_err(|e| e.into_fields().message)?;
     // 7. pg_wal: cut at the fork point; the source's history files.
     rewrite_wal(&wal_dir, seg, common_tli, fork, &source_histories)?;
     if opts.write_recovery_conf {
@@ -953,7 +953,8 @@ fn write_recovery_conf(target: &Path, conninfo: &str) -> Result<(), String> {
         "primary_conninfo = '{}'\n",
         conninfo.replace('\\', "\\\\").replace('\'', "\\'")
     ));
-    pgtypes::fileutil::write_atomic(&conf, text.as_bytes(), true).map_err(|e| e.message)?;
+    pgtypes::fileutil::write_atomic(&conf, text.as_bytes(), true)
+        .map_err(|e| e.into_fields().message)?;
     let signal = target.join(crate::promote::STANDBY_SIGNAL_FILE);
     File::create(&signal)
         .and_then(|f| f.sync_all())

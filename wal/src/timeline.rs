@@ -278,7 +278,7 @@ pub fn write_history_file(
     pgtypes::fileutil::write_atomic(&path, content, fsync).map_err(|e| HistoryError::Io {
         what: "write",
         path: path.display().to_string(),
-        err: e.message,
+        err: e.into_fields().message,
     })?;
     Ok(history)
 }

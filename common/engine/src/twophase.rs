@@ -162,10 +162,9 @@ fn does_not_exist(gid: &str) -> PgError {
 }
 
 fn fatal_too_many(max: usize) -> PgError {
-    PgError {
-        severity: Severity::Fatal,
-        ..too_many(max)
-    }
+    let mut e = too_many(max);
+    e.severity = Severity::Fatal;
+    e
 }
 
 fn too_many(max: usize) -> PgError {
@@ -999,7 +998,7 @@ mod tests {
         let long = "g".repeat(GIDSIZE);
         let e = prepared(&mut a, &long).unwrap_err();
         assert_eq!(
-            (e.code, e.message),
+            (e.code, e.message.clone()),
             (
                 "22023",
                 format!("transaction identifier \"{long}\" is too long")

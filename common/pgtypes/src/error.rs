@@ -169,9 +169,49 @@ impl Severity {
     }
 }
 
-/// An error (or notice) as sent to the client.
+/// An error (or notice) as sent to the client: its fields
+/// ([`PgErrorFields`]) behind one pointer, so that a `PgResult` is hardly
+/// larger than its value — every call on the executor's per-row path
+/// returns one, and a 112-byte error inline made each of them a copy of
+/// that size. Fields read and write through `Deref`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PgError(Box<PgErrorFields>);
+
+impl std::ops::Deref for PgError {
+    type Target = PgErrorFields;
+    fn deref(&self) -> &PgErrorFields {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for PgError {
+    fn deref_mut(&mut self) -> &mut PgErrorFields {
+        &mut self.0
+    }
+}
+
+impl fmt::Debug for PgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PgError {
+    /// The fields, by value (to move the message or detail out).
+    pub fn into_fields(self) -> PgErrorFields {
+        *self.0
+    }
+}
+
+impl From<PgErrorFields> for PgError {
+    fn from(f: PgErrorFields) -> PgError {
+        PgError(Box::new(f))
+    }
+}
+
+/// The fields of a [`PgError`].
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PgError {
+pub struct PgErrorFields {
     /// ERROR, FATAL, WARNING, NOTICE.
     pub severity: Severity,
     /// Five-character SQLSTATE, see [`sqlstate`].
@@ -198,7 +238,7 @@ pub struct ErrorContext(pub String);
 impl PgError {
     /// An ERROR with this SQLSTATE and message.
     pub fn new(code: &'static str, message: impl Into<String>) -> PgError {
-        PgError {
+        PgError(Box::new(PgErrorFields {
             severity: Severity::Error,
             code,
             message: message.into(),
@@ -206,28 +246,25 @@ impl PgError {
             hint: None,
             position: None,
             context: None,
-        }
+        }))
     }
     /// A FATAL error (the connection ends after it is sent).
     pub fn fatal(code: &'static str, message: impl Into<String>) -> PgError {
-        PgError {
-            severity: Severity::Fatal,
-            ..PgError::new(code, message)
-        }
+        let mut e = PgError::new(code, message);
+        e.severity = Severity::Fatal;
+        e
     }
     /// A WARNING notice.
     pub fn warning(code: &'static str, message: impl Into<String>) -> PgError {
-        PgError {
-            severity: Severity::Warning,
-            ..PgError::new(code, message)
-        }
+        let mut e = PgError::new(code, message);
+        e.severity = Severity::Warning;
+        e
     }
     /// A NOTICE.
     pub fn notice(code: &'static str, message: impl Into<String>) -> PgError {
-        PgError {
-            severity: Severity::Notice,
-            ..PgError::new(code, message)
-        }
+        let mut e = PgError::new(code, message);
+        e.severity = Severity::Notice;
+        e
     }
     /// 42601 syntax error.
     pub fn syntax(message: impl Into<String>) -> PgError {

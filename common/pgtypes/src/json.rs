@@ -1062,7 +1062,13 @@ mod tests {
 
     #[test]
     fn errors() {
-        let detail = |s: &str| parse_jsonb(s).unwrap_err().detail.unwrap_or_default();
+        let detail = |s: &str| {
+            parse_jsonb(s)
+                .unwrap_err()
+                .into_fields()
+                .detail
+                .unwrap_or_default()
+        };
         assert_eq!(detail("{\"a\":x}"), "Token \"x\" is invalid.");
         assert_eq!(detail("{\"a\":"), "The input string ended unexpectedly.");
         assert_eq!(detail("[1,]"), "Expected JSON value, but found \"]\".");

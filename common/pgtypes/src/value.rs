@@ -1334,7 +1334,7 @@ mod tests {
 
     fn err(ty: SqlType, s: &str) -> (String, &'static str) {
         let e = Value::from_text(ty, s).unwrap_err();
-        (e.message, e.code)
+        (e.message.clone(), e.code)
     }
 
     #[test]

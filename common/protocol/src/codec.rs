@@ -82,10 +82,11 @@ impl ProtocolError {
             ProtocolError::UnsupportedProtocol(..) => {
                 PgError::fatal(sqlstate::FEATURE_NOT_SUPPORTED, self.to_string())
             }
-            ProtocolError::Fatal(e) => PgError {
-                severity: pgtypes::error::Severity::Fatal,
-                ..e.clone()
-            },
+            ProtocolError::Fatal(e) => {
+                let mut e = e.clone();
+                e.severity = pgtypes::error::Severity::Fatal;
+                e
+            }
         }
     }
 }

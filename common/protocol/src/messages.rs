@@ -1195,13 +1195,11 @@ pub fn write_error(buf: &mut BytesMut, e: &PgError) {
     buf.put_u8(0);
     // An error message can only exceed 2 GB if its text does; cut it then.
     if finish_message(buf, s).is_err() {
-        let short = PgError {
-            message: "error message too long".into(),
-            detail: None,
-            hint: None,
-            context: None,
-            ..e.clone()
-        };
+        let mut short = e.clone();
+        short.message = "error message too long".into();
+        short.detail = None;
+        short.hint = None;
+        short.context = None;
         write_error(buf, &short);
     }
 }

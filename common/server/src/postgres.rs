@@ -745,11 +745,9 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     .await
 }
 
-fn fatal(e: PgError) -> PgError {
-    PgError {
-        severity: pgtypes::error::Severity::Fatal,
-        ..e
-    }
+fn fatal(mut e: PgError) -> PgError {
+    e.severity = pgtypes::error::Severity::Fatal;
+    e
 }
 
 fn startup_param<'a>(params: &'a [(String, String)], name: &str) -> &'a str {

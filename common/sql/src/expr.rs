@@ -3399,57 +3399,8 @@ fn datetime_arith(op: BinOp, a: &Value, b: &Value) -> PgResult<Value> {
 }
 
 /// LIKE matching (`%` any run, `_` one character, `\` escapes the next).
-pub fn like_match(s: &str, p: &str, ci: bool) -> bool {
-    if ci {
-        return like_match(&s.to_lowercase(), &p.to_lowercase(), false);
-    }
-    let s: Vec<char> = s.chars().collect();
-    let p: Vec<char> = p.chars().collect();
-    // Iterative matcher with backtracking to the last '%'.
-    let (mut si, mut pi) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() {
-            match p[pi] {
-                '%' => {
-                    star = Some((pi, si));
-                    pi += 1;
-                    continue;
-                }
-                '_' => {
-                    si += 1;
-                    pi += 1;
-                    continue;
-                }
-                '\\' if pi + 1 < p.len() => {
-                    if p[pi + 1] == s[si] {
-                        si += 1;
-                        pi += 2;
-                        continue;
-                    }
-                }
-                c => {
-                    if c == s[si] {
-                        si += 1;
-                        pi += 1;
-                        continue;
-                    }
-                }
-            }
-        }
-        match star {
-            Some((sp, ss)) => {
-                pi = sp + 1;
-                si = ss + 1;
-                star = Some((sp, ss + 1));
-            }
-            None => return false,
-        }
-    }
-    while pi < p.len() && p[pi] == '%' {
-        pi += 1;
-    }
-    pi == p.len()
+pub fn like_match(s: &str, p: &str, ci: bool) -> PgResult<bool> {
+    crate::regexp::like_match(s, p, Some('\\'), ci)
 }
 
 fn truth(v: &Value) -> PgResult<Option<bool>> {
@@ -3664,7 +3615,7 @@ pub fn eval(
             let p = operand(pattern, row, params, ctx)?;
             match (&*a, &*p) {
                 (Value::Text(s), Value::Text(pt)) => {
-                    Value::Bool(like_match(s, pt, *case_insensitive) != *negated)
+                    Value::Bool(like_match(s, pt, *case_insensitive)? != *negated)
                 }
                 _ => Value::Null,
             }
@@ -3742,16 +3693,22 @@ pub fn eval_filter(
             left,
             right,
         } => {
+            let holds = |o: Option<Ordering>| {
+                o.is_some_and(|o| match op {
+                    BinOp::Eq => o == Ordering::Equal,
+                    BinOp::NotEq => o != Ordering::Equal,
+                    BinOp::Lt => o == Ordering::Less,
+                    BinOp::LtEq => o != Ordering::Greater,
+                    BinOp::Gt => o == Ordering::Greater,
+                    _ => o != Ordering::Less,
+                })
+            };
+            if let (Some(a), Some(b)) = (plain(left, row, params), plain(right, row, params)) {
+                return Ok(holds(value::cmp_sql(a, b)));
+            }
             let a = operand(left, row, params, ctx)?;
             let b = operand(right, row, params, ctx)?;
-            Ok(value::cmp_sql(&a, &b).is_some_and(|o| match op {
-                BinOp::Eq => o == Ordering::Equal,
-                BinOp::NotEq => o != Ordering::Equal,
-                BinOp::Lt => o == Ordering::Less,
-                BinOp::LtEq => o != Ordering::Greater,
-                BinOp::Gt => o == Ordering::Greater,
-                _ => o != Ordering::Less,
-            }))
+            Ok(holds(value::cmp_sql(&a, &b)))
         }
         Expr::Between {
             arg,
@@ -3759,6 +3716,14 @@ pub fn eval_filter(
             high,
             negated: false,
         } => {
+            if let (Some(a), Some(lo), Some(hi)) = (
+                plain(arg, row, params),
+                plain(low, row, params),
+                plain(high, row, params),
+            ) {
+                return Ok(value::cmp_sql(a, lo).is_some_and(|o| o != Ordering::Less)
+                    && value::cmp_sql(a, hi).is_some_and(|o| o != Ordering::Greater));
+            }
             let a = operand(arg, row, params, ctx)?;
             let lo = operand(low, row, params, ctx)?;
             if value::cmp_sql(&a, &lo).is_none_or(|o| o == Ordering::Less) {
@@ -3768,6 +3733,19 @@ pub fn eval_filter(
             Ok(value::cmp_sql(&a, &hi).is_some_and(|o| o != Ordering::Greater))
         }
         _ => Ok(eval_bool(expr, row, params, ctx)? == Some(true)),
+    }
+}
+
+/// A constant, column or parameter by reference (None for anything to
+/// evaluate, or a column or parameter out of range: the caller's general
+/// path reports that).
+#[inline(always)]
+fn plain<'r>(e: &'r Expr, row: &'r [Value], params: &'r [Value]) -> Option<&'r Value> {
+    match e {
+        Expr::Const(v) => Some(v),
+        Expr::Column(i) | Expr::Agg(i) => row.get(*i),
+        Expr::Param(i) => params.get(*i),
+        _ => None,
     }
 }
 
@@ -4244,7 +4222,7 @@ mod tests {
     fn err(sql: &str) -> (String, &'static str) {
         match ev(sql) {
             Ok(v) => panic!("{sql}: expected an error, got {v:?}"),
-            Err(e) => (e.message, e.code),
+            Err(e) => (e.message.clone(), e.code),
         }
     }
 
@@ -4698,12 +4676,15 @@ mod tests {
 
     #[test]
     fn like_matcher() {
-        assert!(like_match("", "%", false));
-        assert!(like_match("abc", "%b%", false));
-        assert!(!like_match("abc", "%d%", false));
-        assert!(like_match("aXbXc", "a%b%c", false));
-        assert!(like_match("a_c", "a\\_c", false));
-        assert!(!like_match("abc", "a\\_c", false));
-        assert!(like_match("mississippi", "%iss%ppi", false));
+        let m = |s: &str, p: &str| like_match(s, p, false).unwrap();
+        assert!(m("", "%"));
+        assert!(m("abc", "%b%"));
+        assert!(!m("abc", "%d%"));
+        assert!(m("aXbXc", "a%b%c"));
+        assert!(m("a_c", "a\\_c"));
+        assert!(!m("abc", "a\\_c"));
+        assert!(m("mississippi", "%iss%ppi"));
+        assert!(m("grüße", "gr_ße"));
+        assert!(like_match("ab\\", "ab\\", false).is_err());
     }
 }

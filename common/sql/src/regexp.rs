@@ -319,63 +319,57 @@ pub fn similar_to_regex(pattern: &str, escape: Option<char>) -> PgResult<String>
 }
 
 /// LIKE matching with an explicit escape character (None: no escapes);
-/// `%` any run, `_` one character.
+/// `%` any run, `_` one character. The one LIKE matcher: `LIKE`,
+/// `ILIKE` (escape `\\`), `LIKE … ESCAPE` and the planner's estimates.
+/// A pattern ending in its escape character is 22025, as in PostgreSQL.
 pub fn like_match(s: &str, p: &str, escape: Option<char>, icase: bool) -> PgResult<bool> {
-    let (s, p) = if icase {
-        (s.to_lowercase(), p.to_lowercase())
-    } else {
-        (s.to_string(), p.to_string())
-    };
-    // Pattern as tokens: Some(c) literal, None for '%', '\u{0}'-free marker for '_'.
-    #[derive(Clone, Copy, PartialEq)]
-    enum T {
-        Lit(char),
-        One,
-        Any,
-    }
-    let mut toks = Vec::new();
-    let mut it = p.chars();
-    while let Some(c) = it.next() {
-        if Some(c) == escape {
-            match it.next() {
-                Some(n) => toks.push(T::Lit(n)),
-                None => {
-                    return Err(PgError::new(
-                        sqlstate::INVALID_ESCAPE_SEQUENCE,
-                        "LIKE pattern must not end with escape character",
-                    ))
-                }
+    if let Some(e) = escape {
+        let mut it = p.chars();
+        while let Some(c) = it.next() {
+            if c == e && it.next().is_none() {
+                return Err(PgError::new(
+                    sqlstate::INVALID_ESCAPE_SEQUENCE,
+                    "LIKE pattern must not end with escape character",
+                ));
             }
-        } else if c == '%' {
-            toks.push(T::Any);
-        } else if c == '_' {
-            toks.push(T::One);
-        } else {
-            toks.push(T::Lit(c));
         }
     }
+    if icase {
+        return like_match(&s.to_lowercase(), &p.to_lowercase(), escape, false);
+    }
+    // ASCII text (one byte a character) matches on its bytes, without
+    // collecting characters: the per-row path of `LIKE '%word%'`.
+    if s.is_ascii() && p.is_ascii() && escape.is_none_or(|e| e.is_ascii()) {
+        let esc = escape.map(|e| e as u8);
+        return Ok(like_units(s.as_bytes(), p.as_bytes(), b'%', b'_', esc));
+    }
     let s: Vec<char> = s.chars().collect();
+    let p: Vec<char> = p.chars().collect();
+    Ok(like_units(&s, &p, '%', '_', escape))
+}
+
+/// The LIKE matcher over units of any kind (bytes of ASCII text, or
+/// chars): iterative, backtracking to the last `%`. The pattern does not
+/// end in `esc` (checked by the caller).
+fn like_units<T: Copy + PartialEq>(s: &[T], p: &[T], any: T, one: T, esc: Option<T>) -> bool {
     let (mut si, mut pi) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
     while si < s.len() {
-        if pi < toks.len() {
-            match toks[pi] {
-                T::Any => {
-                    star = Some((pi, si));
-                    pi += 1;
-                    continue;
-                }
-                T::One => {
+        if let Some(&c) = p.get(pi) {
+            if Some(c) == esc {
+                if p.get(pi + 1) == Some(&s[si]) {
                     si += 1;
-                    pi += 1;
+                    pi += 2;
                     continue;
                 }
-                T::Lit(c) if c == s[si] => {
-                    si += 1;
-                    pi += 1;
-                    continue;
-                }
-                T::Lit(_) => {}
+            } else if c == any {
+                star = Some((pi, si));
+                pi += 1;
+                continue;
+            } else if c == one || c == s[si] {
+                si += 1;
+                pi += 1;
+                continue;
             }
         }
         match star {
@@ -384,13 +378,13 @@ pub fn like_match(s: &str, p: &str, escape: Option<char>, icase: bool) -> PgResu
                 si = ss + 1;
                 star = Some((sp, ss + 1));
             }
-            None => return Ok(false),
+            None => return false,
         }
     }
-    while pi < toks.len() && toks[pi] == T::Any {
+    while p.get(pi) == Some(&any) {
         pi += 1;
     }
-    Ok(pi == toks.len())
+    pi == p.len()
 }
 
 #[cfg(test)]

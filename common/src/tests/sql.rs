@@ -828,7 +828,7 @@ fn copy_round_trips() {
     // Errors.
     let e = copy_in(&mut s, "copy c from stdin", &[b"7\tx\t1\tt\n8\n"]).unwrap_err();
     assert_eq!(e.code, sqlstate::BAD_COPY_FILE_FORMAT);
-    assert!(e.detail.unwrap_or_default().contains("line 2"));
+    assert!(e.detail.clone().unwrap_or_default().contains("line 2"));
     let e = copy_in(&mut s, "copy c from stdin", &[b"x\ty\t1\tt\n"]).unwrap_err();
     assert_eq!(e.code, sqlstate::INVALID_TEXT_REPRESENTATION);
     let e = copy_in(&mut s, "copy c from stdin", &[b"1\ty\t1\tt\n"]).unwrap_err();

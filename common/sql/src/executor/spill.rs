@@ -179,7 +179,8 @@ fn io_error(what: &str, path: &std::path::Path, e: std::io::Error) -> PgError {
     let full = storage::is_disk_full(&e);
     let err = pgtypes::fileutil::io_error(what, path, e);
     if full {
-        PgError::new(sqlstate::DISK_FULL, err.message).with_hint("Check free disk space.")
+        PgError::new(sqlstate::DISK_FULL, err.into_fields().message)
+            .with_hint("Check free disk space.")
     } else {
         err
     }

@@ -181,6 +181,10 @@ pub fn read_from(
 /// Merged columns are numbered from here while the FROM is read.
 const MERGED_BASE: usize = 1 << 40;
 
+/// The largest equivalence class whose implied equalities are added (a
+/// class of n members implies n(n-1)/2 of them).
+const MAX_EC_MEMBERS: usize = 8;
+
 #[derive(Default)]
 struct Merged {
     cols: Vec<ScopeColumn>,
@@ -1292,6 +1296,26 @@ pub struct JoinPlanner<'a, 'g, 'c, 'v> {
     /// Per rel: its table with the catalog's statistics (None for other
     /// FROM items), for row estimates.
     tables: Vec<Option<TableColumns>>,
+    /// The top run of inner joins' equivalence classes while
+    /// [`Self::build_top`] orders and builds it (None otherwise).
+    ec: Option<EqClasses>,
+}
+
+/// Column equalities of a run of inner joins as classes of columns known
+/// equal (PostgreSQL's EquivalenceClasses, for plain columns): `a = b AND
+/// b = c` puts a, b and c in one class and implies `a = c`.
+///
+/// Invariant while set: every pair of a class's members has an equality
+/// among the run's conditions (the implied ones added), each placed at
+/// the lowest join that reads both; so at a join of the run whose sides
+/// are whole units, the members on one side are already equal, and one
+/// equality per class across the sides says everything the others say.
+#[derive(Clone, Debug)]
+struct EqClasses {
+    /// Class of each column position (None: in no class).
+    of: Vec<Option<u32>>,
+    /// The run's units (rel masks).
+    units: Vec<Mask>,
 }
 
 /// Bit mask of rels.
@@ -1316,6 +1340,7 @@ impl<'a, 'g, 'c, 'v> JoinPlanner<'a, 'g, 'c, 'v> {
             rels,
             types,
             tables,
+            ec: None,
         }
     }
 }
@@ -1393,6 +1418,115 @@ impl JoinPlanner<'_, '_, '_, '_> {
 
     fn key_type(&self, e: &Expr) -> Option<SqlType> {
         key_type(e, &self.types)
+    }
+
+    /// `a = b` of two different columns whose types hash alike (equality
+    /// of such types is transitive): the two positions.
+    fn column_equality(&self, q: &Expr) -> Option<(usize, usize)> {
+        let Expr::Binary {
+            op: BinOp::Eq,
+            left,
+            right,
+        } = q
+        else {
+            return None;
+        };
+        let (Expr::Column(a), Expr::Column(b)) = (left.as_ref(), right.as_ref()) else {
+            return None;
+        };
+        let (ta, tb) = (self.types.get(*a)?, self.types.get(*b)?);
+        (a != b && hash_compatible(*ta, *tb)).then_some((*a, *b))
+    }
+
+    /// The equivalence classes of `quals`' column equalities (members in
+    /// ascending order; classes of two or more), and the equalities they
+    /// imply that `quals` lacks (classes up to [`MAX_EC_MEMBERS`]).
+    fn equivalence_classes(&self, quals: &[&Expr]) -> (Vec<Vec<usize>>, Vec<Expr>) {
+        let mut parent: Vec<usize> = (0..self.types.len()).collect();
+        fn root(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        let mut have = Vec::new();
+        for q in quals {
+            if let Some((a, b)) = self.column_equality(q) {
+                let (ra, rb) = (root(&mut parent, a), root(&mut parent, b));
+                parent[ra.max(rb)] = ra.min(rb);
+                have.push((a.min(b), a.max(b)));
+            }
+        }
+        let mut classes: Vec<Vec<usize>> = Vec::new();
+        let mut index: std::collections::HashMap<usize, usize> = Default::default();
+        for c in 0..parent.len() {
+            let r = root(&mut parent, c);
+            if r == c && !have.iter().any(|&(a, b)| a == c || b == c) {
+                continue;
+            }
+            let i = *index.entry(r).or_insert_with(|| {
+                classes.push(Vec::new());
+                classes.len() - 1
+            });
+            classes[i].push(c);
+        }
+        classes.retain(|m| m.len() > 1);
+        let mut implied = Vec::new();
+        for m in classes.iter().filter(|m| m.len() <= MAX_EC_MEMBERS) {
+            for (i, &a) in m.iter().enumerate() {
+                for &b in &m[i + 1..] {
+                    if !have.contains(&(a, b)) {
+                        implied.push(Expr::Binary {
+                            op: BinOp::Eq,
+                            left: Box::new(Expr::Column(a)),
+                            right: Box::new(Expr::Column(b)),
+                        });
+                    }
+                }
+            }
+        }
+        (classes, implied)
+    }
+
+    /// The class of a column equality while classes are set.
+    fn ec_of(&self, q: &Expr) -> Option<u32> {
+        let ec = self.ec.as_ref()?;
+        let (a, b) = self.column_equality(q)?;
+        let ca = ec.of.get(a).copied().flatten()?;
+        (ec.of.get(b).copied().flatten() == Some(ca)).then_some(ca)
+    }
+
+    /// Whether a join of sides `lm` and `rm` is one of the run's, whole
+    /// units on each side (where one equality per class suffices).
+    fn joins_units(&self, lm: Mask, rm: Mask) -> bool {
+        let Some(ec) = &self.ec else { return false };
+        let whole = |side: Mask| {
+            side != 0
+                && ec
+                    .units
+                    .iter()
+                    .filter(|&&u| u & side != 0)
+                    .all(|&u| u & !side == 0)
+        };
+        whole(lm) && whole(rm)
+    }
+
+    /// `conds` (the conditions joining two sides of the run) with one
+    /// equality per equivalence class: the others are implied.
+    fn one_per_class(&self, conds: Vec<Expr>) -> Vec<Expr> {
+        let mut seen = Vec::new();
+        conds
+            .into_iter()
+            .filter(|q| match self.ec_of(q) {
+                Some(c) if seen.contains(&c) => false,
+                Some(c) => {
+                    seen.push(c);
+                    true
+                }
+                None => true,
+            })
+            .collect()
     }
 
     /// PostgreSQL's extract_restriction_or_clauses: an OR over several
@@ -1481,9 +1615,44 @@ impl JoinPlanner<'_, '_, '_, '_> {
         if umask.iter().fold(0, |a, m| a | m) != (1u64 << n) - 1 {
             return self.build(t, quals);
         }
+        // Equivalence classes: the equalities they imply join inputs no
+        // written condition connects (TPC-H Q5's customer and nation,
+        // equal through supplier's s_nationkey).
+        let mut quals = quals;
+        let all: Vec<&Expr> = quals.iter().chain(&ons).collect();
+        let (classes, implied) = self.equivalence_classes(&all);
+        if !classes.is_empty() && classes.iter().all(|m| m.len() <= MAX_EC_MEMBERS) {
+            let mut of = vec![None; self.types.len()];
+            for (i, m) in classes.iter().enumerate() {
+                for &c in m {
+                    of[c] = Some(i as u32);
+                }
+            }
+            self.ec = Some(EqClasses {
+                of,
+                units: umask.clone(),
+            });
+            quals.extend(implied);
+        }
+        let built = self.build_run(t, quals, ons, &units, &umask);
+        self.ec = None;
+        built
+    }
+
+    /// [`Self::build_top`] for a run of inner joins of two or more
+    /// `units`, with the equivalence classes set.
+    fn build_run(
+        &mut self,
+        t: &JoinTree,
+        quals: Vec<Expr>,
+        ons: Vec<Expr>,
+        units: &[&JoinTree],
+        umask: &[Mask],
+    ) -> PgResult<PlanNode> {
+        let n = self.rels.len();
         let all: Vec<&Expr> = quals.iter().chain(&ons).collect();
         let masks: Vec<Mask> = all.iter().map(|q| self.refs(q)).collect();
-        let order = self.join_order(&units, &umask, &all, &masks);
+        let order = self.join_order(units, umask, &all, &masks);
         if order.iter().copied().eq(0..units.len()) {
             return self.build(t, quals);
         }
@@ -1514,6 +1683,15 @@ impl JoinPlanner<'_, '_, '_, '_> {
             if let (Some(t), Some(&ty)) = (self.types.get_mut(m), old_types.get(i)) {
                 *t = ty;
             }
+        }
+        if let Some(ec) = self.ec.as_mut() {
+            let mut of = vec![None; ec.of.len()];
+            for (i, c) in ec.of.iter().enumerate() {
+                if let Some(slot) = map.get(i).and_then(|&m| of.get_mut(m)) {
+                    *slot = *c;
+                }
+            }
+            ec.of = of;
         }
         let renumber =
             |e: Expr| map_columns(e, &mut |i| Expr::Column(map.get(i).copied().unwrap_or(i)));
@@ -1730,6 +1908,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 .filter(|(_, &m)| m & s != 0 && m & umask[u] != 0 && m & !(s | umask[u]) == 0)
                 .map(|(q, _)| (*q).clone())
                 .collect();
+            let conn = self.one_per_class(conn);
             if conn.is_empty() {
                 let out = srows * rows[u];
                 return (scan[u] + out, out);
@@ -1853,6 +2032,12 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     .filter(|(i, _)| lm & (1 << i) != 0)
                     .map(|(_, r)| r.width)
                     .sum();
+                // Across two sides of the run, one equality per class.
+                let jq = if kind == JoinKind::Inner && self.joins_units(lm, rm) {
+                    self.one_per_class(jq)
+                } else {
+                    jq
+                };
                 // Hash keys: `l = r` across the two sides.
                 let mut okeys = Vec::new();
                 let mut ikeys = Vec::new();
@@ -2500,7 +2685,17 @@ pub fn hash_join(
     rows: f64,
 ) -> PlanNode {
     let (lw, rw) = (outer.width, inner.width);
-    if kind == JoinKind::Inner && inner.rows > 2.0 * outer.rows {
+    // Hash the input estimated smaller: an outer join turns around (a
+    // LEFT join hashing its preserved side is PostgreSQL's Hash Right
+    // Join), a permutation on top restores the row.
+    let swapped_kind = match kind {
+        JoinKind::Inner => Some(JoinKind::Inner),
+        JoinKind::Left => Some(JoinKind::Right),
+        JoinKind::Right => Some(JoinKind::Left),
+        JoinKind::Full => Some(JoinKind::Full),
+        _ => None,
+    };
+    if let (Some(kind), true) = (swapped_kind, inner.rows > 2.0 * outer.rows) {
         // Joined row of the swapped join: inner columns, then outer ones.
         let qual = qual.map(|q| {
             map_columns(q, &mut |i| {

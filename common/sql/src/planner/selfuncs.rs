@@ -463,7 +463,7 @@ fn like_stats_selectivity(c: &ColRef<'_>, p: &str, ci: bool) -> Option<f64> {
         return None;
     }
     let matches = |v: &Value| match v {
-        Value::Text(t) => crate::expr::like_match(t.trim_end_matches(' '), p, ci),
+        Value::Text(t) => crate::expr::like_match(t.trim_end_matches(' '), p, ci).unwrap_or(false),
         _ => false,
     };
     let mcv_sum: f64 = s.mcv.iter().map(|(_, f)| f).sum();

@@ -633,7 +633,7 @@ fn compile_with(
 ) -> PgResult<Compiled> {
     let nargs = slots.len();
     let toks = lex_spans(body).map_err(|e| {
-        PgError::syntax(e.message).with_context(format!(
+        PgError::syntax(e.into_fields().message).with_context(format!(
             "compilation of PL/pgSQL function \"{fname}\" near line 1"
         ))
     })?;
