@@ -183,3 +183,37 @@ fn equivalence_classes_join_what_the_text_does_not() {
         assert_eq!(node.safe_sql(query), "80000", "{}", node.name());
     }
 }
+
+/// More groups than a hash table holds in `work_mem` are made in an
+/// index's order (GroupAggregate over an Index Scan of the primary key);
+/// few groups stay hashed. The golden script `group_aggregate` checks
+/// the rows against PostgreSQL's.
+#[test]
+fn many_groups_aggregate_in_index_order() {
+    let primary = Node::new("primary");
+    primary.init(true);
+    primary.start();
+    primary.safe_sql(
+        "CREATE TABLE big (k int PRIMARY KEY, v int); \
+         INSERT INTO big SELECT g, g % 11 FROM generate_series(1, 60000) g; \
+         CREATE TABLE small (k int PRIMARY KEY, v int); \
+         INSERT INTO small SELECT g, g % 11 FROM generate_series(1, 500) g; ANALYZE",
+    );
+    let standby = Node::standby_of(&primary, "standby");
+    primary.wait_for_replay(&standby);
+    for node in [&primary, &standby] {
+        let plan = node.safe_sql("EXPLAIN (COSTS OFF) SELECT k, sum(v) FROM big GROUP BY k");
+        assert!(plan.contains("GroupAggregate"), "{}: {plan}", node.name());
+        assert!(plan.contains("Index Scan using big_pkey on big"), "{plan}");
+        let plan = node.safe_sql("EXPLAIN (COSTS OFF) SELECT k, sum(v) FROM small GROUP BY k");
+        assert!(plan.contains("HashAggregate"), "{}: {plan}", node.name());
+        assert_eq!(
+            node.safe_sql(
+                "SELECT count(*), sum(s), max(k) FROM (SELECT k, sum(v) s FROM big GROUP BY k) q"
+            ),
+            "60000|299991|60000",
+            "{}",
+            node.name()
+        );
+    }
+}

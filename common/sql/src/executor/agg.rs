@@ -56,11 +56,24 @@ pub struct AggNode<'p> {
     pending: Vec<(TempFile, u64)>,
     spill: Option<Spill>,
     out: Vec<Value>,
+    /// Sorted input: the group being made, its key bytes, and whether the
+    /// input has ended.
+    sorted: Option<Sorted>,
+}
+
+/// The state of a group aggregation over input sorted by its keys.
+#[derive(Default)]
+struct Sorted {
+    cur: Option<Group>,
+    key: Vec<u8>,
+    kb: Vec<u8>,
+    done: bool,
 }
 
 impl<'p> AggNode<'p> {
-    /// Reads its input on the first `next`.
-    pub fn new(input: Node<'p>, grouping: &'p Grouping) -> Self {
+    /// Reads its input on the first `next` (hashed), or group by group as
+    /// it is asked for rows (`sorted`: the input is ordered by the keys).
+    pub fn new(input: Node<'p>, grouping: &'p Grouping, sorted: bool) -> Self {
         AggNode {
             input,
             grouping,
@@ -68,21 +81,55 @@ impl<'p> AggNode<'p> {
             pending: Vec::new(),
             spill: None,
             out: Vec::new(),
+            sorted: (sorted && !grouping.group_by.is_empty() && grouping.sets.is_none())
+                .then(Sorted::default),
+        }
+    }
+
+    /// The next group of sorted input: rows are fed to the current group
+    /// until one with other key bytes starts the next.
+    fn next_sorted(&mut self, ec: &mut Ectx<'_>) -> PgResult<Option<Group>> {
+        let g = self.grouping;
+        loop {
+            let Some(st) = self.sorted.as_mut() else {
+                return Ok(None);
+            };
+            if st.done {
+                return Ok(st.cur.take());
+            }
+            if !self.input.next(ec)? {
+                st.done = true;
+                continue;
+            }
+            ec.tick()?;
+            let row = self.input.row();
+            let p = ec.params;
+            st.kb.clear();
+            for k in &g.group_by {
+                let v = crate::expr::eval_ref(k, row, p, ec)?;
+                encode_key_value(&v, &mut st.kb);
+            }
+            if st.cur.is_some() && st.kb == st.key {
+                if let Some(grp) = st.cur.as_mut() {
+                    feed(g, grp, row, ec)?;
+                }
+                continue;
+            }
+            let mut keys = Vec::with_capacity(g.group_by.len());
+            for k in &g.group_by {
+                keys.push(crate::expr::eval(k, row, p, ec)?);
+            }
+            let mut grp = new_group(g, 0, keys);
+            feed(g, &mut grp, row, ec)?;
+            std::mem::swap(&mut st.key, &mut st.kb);
+            if let Some(done) = st.cur.replace(grp) {
+                return Ok(Some(done));
+            }
         }
     }
 
     fn new_group(&self, set: usize, keys: Vec<Value>) -> Group {
-        let g = self.grouping;
-        Group {
-            set,
-            keys,
-            accs: g.aggs.iter().map(Accumulator::for_call).collect(),
-            seen: g
-                .aggs
-                .iter()
-                .map(|a| a.distinct.then(KeySet::default))
-                .collect(),
-        }
+        new_group(self.grouping, set, keys)
     }
 
     /// Aggregates the input (`src` None) or a spilled partition at depth
@@ -182,34 +229,7 @@ impl<'p> AggNode<'p> {
                 gis.push(gi);
             }
             for &gi in &gis {
-                let grp = &mut groups[gi];
-                for (i, a) in g.aggs.iter().enumerate() {
-                    if a.is_plain() {
-                        let v = match &a.arg {
-                            Some(e) => crate::expr::eval_ref(e, row, p, ec)?,
-                            None => std::borrow::Cow::Owned(Value::Null),
-                        };
-                        grp.accs[i].update(&v)?;
-                        continue;
-                    }
-                    // FILTER, the argument, string_agg's delimiter and the
-                    // aggregate's ORDER BY keys; None when FILTER rejects it.
-                    let Some(input) = a.inputs(&mut |e| crate::expr::eval(e, row, p, ec))? else {
-                        continue;
-                    };
-                    if let Some(seen) = &mut grp.seen[i] {
-                        // array_agg keeps (one) NULL element.
-                        if input.value.is_null() && a.func != crate::functions::AggFunc::ArrayAgg {
-                            continue;
-                        }
-                        let mut k = Vec::new();
-                        encode_key_value(&input.value, &mut k);
-                        if !seen.insert(k) {
-                            continue;
-                        }
-                    }
-                    grp.accs[i].feed(input)?;
-                }
+                feed(g, &mut groups[gi], row, ec)?;
             }
         }
         drop(src);
@@ -220,6 +240,12 @@ impl<'p> AggNode<'p> {
 
 impl ExecNode for AggNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if self.sorted.is_some() {
+            return match self.next_sorted(ec)? {
+                Some(grp) => self.emit(grp).map(|()| true),
+                None => Ok(false),
+            };
+        }
         if self.groups.is_none() {
             self.spill = Some(Spill::new(ec));
             let groups = self.consume(ec, None, 0)?;
@@ -238,29 +264,82 @@ impl ExecNode for AggNode<'_> {
             }
         };
         match grp {
-            Some(grp) => {
-                self.out.clear();
-                self.out.extend(grp.keys);
-                for a in &grp.accs {
-                    self.out.push(a.finish()?);
-                }
-                // grouping(a, b, …): bit set for each argument not in the
-                // row's grouping set, the first argument highest.
-                let set = self.grouping.sets.as_ref().map(|s| &s[grp.set]);
-                for call in &self.grouping.grouping_calls {
-                    let mut v = 0i32;
-                    for k in call {
-                        let absent = set.is_some_and(|s| !s.contains(k));
-                        v = (v << 1) | absent as i32;
-                    }
-                    self.out.push(Value::Int4(v));
-                }
-                Ok(true)
-            }
+            Some(grp) => self.emit(grp).map(|()| true),
             None => Ok(false),
         }
     }
     fn row(&self) -> &[Value] {
         &self.out
     }
+}
+
+impl AggNode<'_> {
+    /// Makes `grp`'s output row.
+    fn emit(&mut self, grp: Group) -> PgResult<()> {
+        self.out.clear();
+        self.out.extend(grp.keys);
+        for a in &grp.accs {
+            self.out.push(a.finish()?);
+        }
+        // grouping(a, b, …): bit set for each argument not in the
+        // row's grouping set, the first argument highest.
+        let set = self.grouping.sets.as_ref().map(|s| &s[grp.set]);
+        for call in &self.grouping.grouping_calls {
+            let mut v = 0i32;
+            for k in call {
+                let absent = set.is_some_and(|s| !s.contains(k));
+                v = (v << 1) | absent as i32;
+            }
+            self.out.push(Value::Int4(v));
+        }
+        Ok(())
+    }
+}
+
+/// A new group of grouping set `set` with these keys.
+fn new_group(g: &Grouping, set: usize, keys: Vec<Value>) -> Group {
+    Group {
+        set,
+        keys,
+        accs: g.aggs.iter().map(Accumulator::for_call).collect(),
+        seen: g
+            .aggs
+            .iter()
+            .map(|a| a.distinct.then(KeySet::default))
+            .collect(),
+    }
+}
+
+/// Feeds one input row to a group's aggregates: FILTER, DISTINCT and the
+/// aggregate's ORDER BY keys as each call has them.
+fn feed(g: &Grouping, grp: &mut Group, row: &[Value], ec: &mut Ectx<'_>) -> PgResult<()> {
+    let p = ec.params;
+    for (i, a) in g.aggs.iter().enumerate() {
+        if a.is_plain() {
+            let v = match &a.arg {
+                Some(e) => crate::expr::eval_ref(e, row, p, ec)?,
+                None => std::borrow::Cow::Owned(Value::Null),
+            };
+            grp.accs[i].update(&v)?;
+            continue;
+        }
+        // FILTER, the argument, string_agg's delimiter and the
+        // aggregate's ORDER BY keys; None when FILTER rejects it.
+        let Some(input) = a.inputs(&mut |e| crate::expr::eval(e, row, p, ec))? else {
+            continue;
+        };
+        if let Some(seen) = &mut grp.seen[i] {
+            // array_agg keeps (one) NULL element.
+            if input.value.is_null() && a.func != crate::functions::AggFunc::ArrayAgg {
+                continue;
+            }
+            let mut k = Vec::new();
+            encode_key_value(&input.value, &mut k);
+            if !seen.insert(k) {
+                continue;
+            }
+        }
+        grp.accs[i].feed(input)?;
+    }
+    Ok(())
 }

@@ -291,9 +291,11 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             inner.width,
             inner_needed.as_deref(),
         )),
-        NodeKind::Agg { input, grouping } => {
-            Box::new(agg::AggNode::new(build(input, vis), grouping))
-        }
+        NodeKind::Agg {
+            input,
+            grouping,
+            sorted,
+        } => Box::new(agg::AggNode::new(build(input, vis), grouping, *sorted)),
         NodeKind::Sort { input, keys } => Box::new(sort::SortNode::new(build(input, vis), keys)),
         NodeKind::WindowAgg {
             input,

@@ -81,7 +81,9 @@ impl PlanNode {
                     input.byte_width,
                 )
             }
-            NodeKind::Agg { input, grouping } => {
+            NodeKind::Agg {
+                input, grouping, ..
+            } => {
                 let per_input = CPU_OPERATOR_COST
                     * (grouping.group_by.len() + grouping.aggs.len()).max(1) as f64;
                 let startup = input.total_cost + input.rows * per_input;

@@ -187,7 +187,9 @@ impl<'a> Deparser<'a> {
                 }
                 c
             }
-            NodeKind::Agg { input, grouping } => {
+            NodeKind::Agg {
+                input, grouping, ..
+            } => {
                 let input = self.columns(input);
                 let mut c: Vec<Col> = grouping.group_by.iter().map(|e| of(e, &input)).collect();
                 c.extend(

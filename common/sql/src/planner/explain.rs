@@ -268,9 +268,9 @@ pub fn details(
             let conj = q.iter().flat_map(|q| q.conjuncts()).collect();
             qual(&mut out, "Join Filter", 1, conj, &cols, dp.prefix);
         }
-        NodeKind::Agg { input, grouping }
-            if !grouping.group_by.is_empty() && grouping.sets.is_none() =>
-        {
+        NodeKind::Agg {
+            input, grouping, ..
+        } if !grouping.group_by.is_empty() && grouping.sets.is_none() => {
             let cols = dp.columns(input);
             let keys = grouping
                 .group_by
@@ -413,10 +413,14 @@ fn node_fields(node: &PlanNode) -> Vec<(&'static str, String)> {
     match &node.kind {
         NodeKind::HashJoin { kind, .. } => join(&mut f, "Hash Join", kind.label()),
         NodeKind::NestLoop { kind, .. } => join(&mut f, "Nested Loop", kind.label()),
-        NodeKind::Agg { grouping, .. } => {
+        NodeKind::Agg {
+            grouping, sorted, ..
+        } => {
             f.push(("Node Type", json_str("Aggregate")));
             let strategy = if grouping.group_by.is_empty() {
                 "Plain"
+            } else if *sorted {
+                "Sorted"
             } else {
                 "Hashed"
             };

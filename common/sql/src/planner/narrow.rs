@@ -131,7 +131,9 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             let w = input.width;
             narrow(input, &fit(in_need, w));
         }
-        NodeKind::Agg { input, grouping } => {
+        NodeKind::Agg {
+            input, grouping, ..
+        } => {
             let mut in_need = Vec::new();
             grouping.group_by.iter().for_each(|e| mark(e, &mut in_need));
             grouping

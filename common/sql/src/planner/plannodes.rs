@@ -280,6 +280,10 @@ pub enum NodeKind {
         input: Box<PlanNode>,
         /// Group keys and aggregate calls over the input row.
         grouping: Grouping,
+        /// The input arrives ordered by the group keys (an index's order):
+        /// groups are made one at a time (PostgreSQL's GroupAggregate)
+        /// rather than in a hash table.
+        sorted: bool,
     },
     /// Window functions over input sorted by `partition` then `order`:
     /// each row followed by one value per function.
@@ -427,9 +431,13 @@ impl PlanNode {
                 JoinKind::Inner => "Hash Join".into(),
                 k => format!("Hash {} Join", k.label()),
             },
-            NodeKind::Agg { grouping, .. } => {
+            NodeKind::Agg {
+                grouping, sorted, ..
+            } => {
                 if grouping.group_by.is_empty() {
                     "Aggregate".into()
+                } else if *sorted {
+                    "GroupAggregate".into()
                 } else {
                     "HashAggregate".into()
                 }
