@@ -16,6 +16,9 @@ INSERT INTO ec_b VALUES (41, NULL, 1);
 INSERT INTO ec_c SELECT g, g % 5, 'w' || (g % 3) FROM generate_series(1, 25) g;
 INSERT INTO ec_c VALUES (26, NULL, 'wnull');
 INSERT INTO ec_d VALUES (1, 'one'), (2, 'two'), (NULL, 'none'), (9, 'nine');
+CREATE TABLE ec_ch (id int, c char(6), v varchar(5));
+INSERT INTO ec_ch VALUES (1, 'MAIL', 'MAIL'), (2, 'SHIP', 'x'), (3, NULL, NULL), (4, 'AIR', 'AIR '),
+  (5, 'MAIL  ', ''), (6, '', 'SHIP');
 ANALYZE;
 -- @@ read-only
 -- a.x = b.x, b.x = c.x: a and c are joined through the class.
@@ -54,3 +57,12 @@ SELECT t FROM ec_a WHERE t LIKE '%ull%' ORDER BY id;
 SELECT 'a%b' LIKE 'a\%b', 'axb' LIKE 'a\%b', 'a_b' LIKE 'a\_b', 'ab\' LIKE 'ab\', 'x' LIKE '';
 SELECT 'grüße' LIKE 'gr_ße', 'grüße' LIKE '%ü%', 'Grüße' ILIKE 'GR%E', 'naïve' LIKE 'na_ve%', 'a\b' LIKE 'a\\b';
 SELECT '' LIKE '%', '' LIKE '_', 'abc' LIKE '%%c', 'abc' LIKE 'a%%%', 'special requests' LIKE '%special%requests%';
+-- char(n) columns compared in filters (trailing blanks do not count).
+SELECT id FROM ec_ch WHERE c IN ('MAIL', 'SHIP') ORDER BY id;
+SELECT id FROM ec_ch WHERE c NOT IN ('MAIL', 'SHIP') ORDER BY id;
+SELECT id FROM ec_ch WHERE c NOT IN ('MAIL', NULL) ORDER BY id;
+SELECT id FROM ec_ch WHERE c IN ('AIR', NULL) ORDER BY id;
+SELECT id FROM ec_ch WHERE c = 'AIR' OR c = ANY (ARRAY['SHIP', NULL]) ORDER BY id;
+SELECT id FROM ec_ch WHERE c <> 'AIR' AND c >= 'MAIL' ORDER BY id;
+SELECT id FROM ec_ch WHERE c = '' AND v IN ('SHIP', 'AIR') ORDER BY id;
+SELECT id FROM ec_ch WHERE v IN ('AIR', 'x') OR c IN ('') ORDER BY id;

@@ -3429,15 +3429,22 @@ fn compare_values(op: BinOp, a: &Value, b: &Value) -> Value {
         }
         _ => match value::cmp_sql(a, b) {
             None => Value::Null,
-            Some(o) => Value::Bool(match op {
-                BinOp::Eq => o == Ordering::Equal,
-                BinOp::NotEq => o != Ordering::Equal,
-                BinOp::Lt => o == Ordering::Less,
-                BinOp::LtEq => o != Ordering::Greater,
-                BinOp::Gt => o == Ordering::Greater,
-                _ => o != Ordering::Less,
-            }),
+            Some(o) => Value::Bool(cmp_holds(op, o)),
         },
+    }
+}
+
+/// Whether comparison `op` (=, <>, <, <=, >, >=) holds for operands that
+/// compare as `o`.
+#[inline]
+pub(crate) fn cmp_holds(op: BinOp, o: Ordering) -> bool {
+    match op {
+        BinOp::Eq => o == Ordering::Equal,
+        BinOp::NotEq => o != Ordering::Equal,
+        BinOp::Lt => o == Ordering::Less,
+        BinOp::LtEq => o != Ordering::Greater,
+        BinOp::Gt => o == Ordering::Greater,
+        _ => o != Ordering::Less,
     }
 }
 
@@ -3693,18 +3700,16 @@ pub fn eval_filter(
             left,
             right,
         } => {
-            let holds = |o: Option<Ordering>| {
-                o.is_some_and(|o| match op {
-                    BinOp::Eq => o == Ordering::Equal,
-                    BinOp::NotEq => o != Ordering::Equal,
-                    BinOp::Lt => o == Ordering::Less,
-                    BinOp::LtEq => o != Ordering::Greater,
-                    BinOp::Gt => o == Ordering::Greater,
-                    _ => o != Ordering::Less,
-                })
-            };
+            let holds = |o: Option<Ordering>| o.is_some_and(|o| cmp_holds(*op, o));
             if let (Some(a), Some(b)) = (plain(left, row, params), plain(right, row, params)) {
                 return Ok(holds(value::cmp_sql(a, b)));
+            }
+            // A char(n) column against text: its blank-stripped text in
+            // place, not a stripped copy per row.
+            if let (Some(a), Some(Value::Text(b))) =
+                (stripped(left, row), plain(right, row, params))
+            {
+                return Ok(holds(a.map(|a| a.as_bytes().cmp(b.as_bytes()))));
             }
             let a = operand(left, row, params, ctx)?;
             let b = operand(right, row, params, ctx)?;
@@ -3732,7 +3737,103 @@ pub fn eval_filter(
             let hi = operand(high, row, params, ctx)?;
             Ok(value::cmp_sql(&a, &hi).is_some_and(|o| o != Ordering::Greater))
         }
+        // `x [NOT] IN (text constants)`, a char(n) column stripped in
+        // place: IN holds on a match, is NULL (rejects) on a NULL among
+        // the others, NOT IN the reverse.
+        Expr::InList { arg, list, negated } => {
+            if let Some(x) = stripped(arg, row) {
+                let Some(x) = x else { return Ok(false) };
+                let (mut hit, mut saw_null, mut other) = (false, false, false);
+                for item in list {
+                    match plain(item, row, params) {
+                        Some(Value::Text(t)) if x.as_bytes() == t.as_bytes() => {
+                            hit = true;
+                            break;
+                        }
+                        Some(Value::Text(_)) => {}
+                        Some(Value::Null) => saw_null = true,
+                        _ => {
+                            other = true;
+                            break;
+                        }
+                    }
+                }
+                if !other {
+                    return Ok(if hit {
+                        !*negated
+                    } else {
+                        *negated && !saw_null
+                    });
+                }
+            }
+            Ok(eval_bool(expr, row, params, ctx)? == Some(true))
+        }
+        // `x op ANY / ALL (array constant)`, a char(n) column stripped in
+        // place.
+        Expr::Func {
+            func: Func::ArrayCmp { op, all },
+            args,
+        } if args.len() == 2 => {
+            let arr = match plain(&args[1], row, params) {
+                Some(v) => Cow::Borrowed(v),
+                None => Cow::Owned(eval(&args[1], row, params, ctx)?),
+            };
+            if let (Some(x), Value::Array(a)) = (stripped(&args[0], row), &*arr) {
+                if let Some(r) = text_array_compare(*op, *all, x, &a.items) {
+                    return Ok(r == Some(true));
+                }
+            }
+            let x = operand(&args[0], row, params, ctx)?;
+            Ok(functions::array_compare(*op, *all, &x, &arr) == Value::Bool(true))
+        }
         _ => Ok(eval_bool(expr, row, params, ctx)? == Some(true)),
+    }
+}
+
+/// `functions::array_compare` of a borrowed text (None: NULL) against
+/// text elements: Some(result, None for NULL), or None when an element is
+/// not text.
+fn text_array_compare(
+    op: BinOp,
+    all: bool,
+    x: Option<&str>,
+    items: &[Value],
+) -> Option<Option<bool>> {
+    let mut saw_null = false;
+    for item in items {
+        let o = match (x, item) {
+            (Some(x), Value::Text(t)) => Some(x.as_bytes().cmp(t.as_bytes())),
+            (_, Value::Text(_) | Value::Null) => None,
+            _ => return None,
+        };
+        match o.map(|o| cmp_holds(op, o)) {
+            Some(b) if b != all => return Some(Some(!all)),
+            Some(_) => {}
+            None => saw_null = true,
+        }
+    }
+    Some(if saw_null { None } else { Some(all) })
+}
+
+/// `bpchar_strip(column)` over a text column: the column's text without
+/// its trailing blanks, borrowed (Some(None) for NULL); None for any other
+/// expression.
+#[inline]
+fn stripped<'r>(e: &Expr, row: &'r [Value]) -> Option<Option<&'r str>> {
+    let Expr::Func {
+        func: Func::BpcharStrip,
+        args,
+    } = e
+    else {
+        return None;
+    };
+    match (args.as_slice(), row) {
+        ([Expr::Column(i)], row) => match row.get(*i)? {
+            Value::Text(t) => Some(Some(t.trim_end_matches(' '))),
+            Value::Null => Some(None),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -3061,7 +3061,8 @@ pub fn size_pretty(mut size: i64) -> String {
 /// `x op ANY/ALL(array)`: ANY is true if some comparison is true, else
 /// NULL if some was NULL, else false; ALL is the dual. An empty array gives
 /// false (ANY) / true (ALL) even for a NULL `x`.
-fn array_compare(op: BinOp, all: bool, x: &Value, arr: &Value) -> Value {
+/// `x op ANY / ALL (arr)`: NULL when undecided by the non-NULL elements.
+pub(crate) fn array_compare(op: BinOp, all: bool, x: &Value, arr: &Value) -> Value {
     let Value::Array(a) = arr else {
         return Value::Null;
     };
@@ -3070,14 +3071,7 @@ fn array_compare(op: BinOp, all: bool, x: &Value, arr: &Value) -> Value {
     }
     let mut saw_null = false;
     for item in &a.items {
-        let r = cmp_sql(x, item).map(|o| match op {
-            BinOp::Eq => o == Ordering::Equal,
-            BinOp::NotEq => o != Ordering::Equal,
-            BinOp::Lt => o == Ordering::Less,
-            BinOp::LtEq => o != Ordering::Greater,
-            BinOp::Gt => o == Ordering::Greater,
-            _ => o != Ordering::Less,
-        });
+        let r = cmp_sql(x, item).map(|o| crate::expr::cmp_holds(op, o));
         match r {
             Some(b) if b != all => return Value::Bool(!all),
             Some(_) => {}

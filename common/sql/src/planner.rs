@@ -122,6 +122,24 @@ impl QueryPlan {
         self.shared.subplans.is_empty() && self.shared.ctes.is_empty() && self.root.runs_briefly()
     }
 
+    /// The estimated cost of running it once: the tree's, its subplans'
+    /// and its CTEs' (a subplan counted once, not per outer row).
+    pub fn total_cost(&self) -> f64 {
+        self.root.total_cost
+            + self
+                .shared
+                .subplans
+                .iter()
+                .map(|sp| sp.plan.total_cost)
+                .sum::<f64>()
+            + self
+                .shared
+                .ctes
+                .iter()
+                .map(|c| c.plan.total_cost)
+                .sum::<f64>()
+    }
+
     pub(crate) fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
         self.root.for_each_expr(f);
         for sp in &self.shared.subplans {
@@ -338,6 +356,15 @@ impl Planned {
     /// True if the statement writes (needs an xid, command counter bump).
     pub fn writes(&self) -> bool {
         !matches!(self.plan, Plan::Query(_))
+    }
+
+    /// The estimated cost of a query (see [`QueryPlan::total_cost`]); 0
+    /// for other statements.
+    pub fn total_cost(&self) -> f64 {
+        match &self.plan {
+            Plan::Query(q) => q.total_cost(),
+            _ => 0.0,
+        }
     }
 
     /// True if the statement's work is bounded by its own text, not by the

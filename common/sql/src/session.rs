@@ -23,7 +23,11 @@
 //! runs through its shape's template once this session has planned the
 //! template beside one exact text of the shape, under the current catalog
 //! version, and found the same result columns, statement kind and access
-//! path. The template's plan then stays in `Session::shapes`, as a
+//! path, for a statement that runs briefly or is estimated cheap (a scan
+//! of a large table or a join is planned with its constants each time,
+//! which costs little beside running it, folds constant expressions once
+//! rather than per row, and lets the estimates see the values). The
+//! template's plan then stays in `Session::shapes`, as a
 //! prepared statement's does. For each text the literals are converted to
 //! the parameter types and whatever constants would have folded at bind
 //! time is evaluated; any failure sends the text down the exact path, which
@@ -283,6 +287,11 @@ fn call_columns(
 /// does, as far as a client can tell without the rows: the same result
 /// columns (names and types), statement kind, access path class, and one
 /// parameter per literal.
+/// The estimated cost (PostgreSQL's units: a page read is 1) above which
+/// a statement that does not run briefly is planned with its constants
+/// rather than through its shape's template: about a scan of 50,000 rows.
+const SHAPE_MAX_COST: f64 = 1000.0;
+
 fn same_behaviour(exact: &Planned, template: &Planned, literals: usize) -> bool {
     exact.columns == template.columns
         && std::mem::discriminant(&exact.plan) == std::mem::discriminant(&template.plan)
@@ -1069,6 +1078,14 @@ impl Session {
                 })
             });
         }
+        // A statement estimated to cost more than SHAPE_MAX_COST (a scan of
+        // a large table, a join) is planned with its constants each time:
+        // planning costs little beside running it, and the template's
+        // executor would evaluate what the constants fold to (`$1::bpchar`,
+        // `$1 * 2`, an IN list's elements) again for every row, with
+        // estimates that never saw the values.
+        let template_plan = template_plan
+            .filter(|_| exact_plan.runs_briefly() || exact_plan.total_cost() < SHAPE_MAX_COST);
         if self.shapes.len() >= SESSION_SHAPES {
             self.shapes.clear();
         }

@@ -354,6 +354,26 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Reads one non-NULL text-like field into `slot`, reusing the text
+    /// it holds when that is of the same length and not shared (a char(n)
+    /// column's values all are: a scan then allocates nothing for it).
+    fn text_into(&mut self, slot: &mut Value) -> Result<(), Bad> {
+        let n = self.varint_len()?;
+        let s = std::str::from_utf8(self.take(n)?).map_err(|_| Bad("invalid UTF-8"))?;
+        if let Value::Text(a) = slot {
+            if a.len() == n {
+                if let Some(m) = Arc::get_mut(a) {
+                    // SAFETY: the whole of `m` is overwritten with `s`,
+                    // valid UTF-8 of the same length, so `m` stays a str.
+                    unsafe { m.as_bytes_mut() }.copy_from_slice(s.as_bytes());
+                    return Ok(());
+                }
+            }
+        }
+        *slot = Value::Text(Arc::from(s));
+        Ok(())
+    }
+
     /// Reads one TOAST datum (length-prefixed).
     fn datum(&mut self) -> Result<&'a [u8], Bad> {
         let n = self.varint_len()?;
@@ -404,6 +424,20 @@ impl<'a> Reader<'a> {
             _ => self.field(ty).map(drop),
         }
     }
+}
+
+/// Whether values of `ty` are stored as text (`Value::Text`).
+fn is_text(ty: SqlType) -> bool {
+    matches!(
+        ty,
+        SqlType::Text
+            | SqlType::Varchar(_)
+            | SqlType::Char(_)
+            | SqlType::Name
+            | SqlType::Refcursor
+            | SqlType::InternalChar
+            | SqlType::Unknown
+    )
 }
 
 /// A detoasted variable-length field as a value of `ty`.
@@ -549,13 +583,15 @@ pub fn decode_row_needed(
     for (i, (&ty, slot)) in types.iter().zip(out.iter_mut()).enumerate().take(end) {
         let present = i < h.natts && !is_null(h.nulls, i);
         if mask.get(i) != Some(&false) {
-            *slot = if !present {
-                Value::Null
+            if !present {
+                *slot = Value::Null;
             } else if is_null(h.toasted, i) {
-                r.field_t(ty, true, toast)?
+                *slot = r.field_t(ty, true, toast)?;
+            } else if is_text(ty) {
+                r.text_into(slot)?;
             } else {
-                r.field(ty)?
-            };
+                *slot = r.field(ty)?;
+            }
         } else if present {
             if is_null(h.toasted, i) {
                 r.datum()?;
@@ -772,6 +808,65 @@ mod tests {
             // Any strict prefix either fails or (never) decodes to the same row.
             if let Ok(v) = decode_row(&buf[..n], &types, &NoToast) { prop_assert_ne!(v, values); }
         }
+    }
+
+    #[test]
+    fn reused_text_is_overwritten_only_when_unshared() {
+        let types = [SqlType::Int4, SqlType::Char(4), SqlType::Text];
+        let row = |i: i32, a: &str, b: &str| {
+            let mut out = Vec::new();
+            encode_row(
+                &[
+                    Value::Int4(i),
+                    Value::Text(Arc::from(a)),
+                    Value::Text(Arc::from(b)),
+                ],
+                &mut out,
+            );
+            out
+        };
+        let mask = [true, true, true];
+        let mut out = Vec::new();
+        decode_row_needed(
+            &row(1, "abcd", "x"),
+            &types,
+            Some(&mask),
+            &mut out,
+            &NoToast,
+        )
+        .unwrap();
+        let kept = out[1].clone(); // shared: must not change under the reader
+        decode_row_needed(
+            &row(2, "wxyz", "yy"),
+            &types,
+            Some(&mask),
+            &mut out,
+            &NoToast,
+        )
+        .unwrap();
+        assert_eq!(kept, Value::Text(Arc::from("abcd")));
+        assert_eq!(out[1], Value::Text(Arc::from("wxyz")));
+        drop(kept);
+        decode_row_needed(
+            &row(3, "pqrs", "zz"),
+            &types,
+            Some(&mask),
+            &mut out,
+            &NoToast,
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            [
+                Value::Int4(3),
+                Value::Text(Arc::from("pqrs")),
+                Value::Text(Arc::from("zz"))
+            ]
+        );
+        assert!(
+            decode_row_needed(&row(4, "é", "é"), &types, Some(&mask), &mut out, &NoToast).is_ok()
+        );
+        assert_eq!(out[2], Value::Text(Arc::from("é")));
     }
 
     #[test]

@@ -221,3 +221,51 @@ impl PlanNode {
         self
     }
 }
+
+/// What evaluating condition `e` once costs, in operator calls (the
+/// shape of PostgreSQL's cost_qual_eval): each operator and function
+/// one (`bpchar_strip`, which PostgreSQL's bpchar operators do not
+/// need, and IS NULL nothing), `x op ANY (array)` and `IN (…)` half the
+/// elements, a subquery far more than any of them.
+pub fn qual_cost(e: &crate::expr::Expr) -> f64 {
+    use crate::expr::Expr;
+    use crate::functions::Func;
+    let mut cost = 0.0;
+    e.walk(&mut |x| {
+        cost += match x {
+            Expr::Binary { op, .. } => {
+                if matches!(op, crate::expr::BinOp::And | crate::expr::BinOp::Or) {
+                    0.0
+                } else {
+                    1.0
+                }
+            }
+            Expr::Func {
+                func: Func::BpcharStrip,
+                ..
+            } => 0.0,
+            Expr::Func {
+                func: Func::ArrayCmp { .. },
+                args,
+            } => match args.get(1) {
+                Some(Expr::Const(pgtypes::value::Value::Array(a))) => {
+                    (a.items.len() as f64 * 0.5).max(1.0)
+                }
+                _ => 50.0,
+            },
+            Expr::InList { list, .. } => (list.len() as f64 * 0.5).max(1.0),
+            Expr::Between { .. } => 2.0,
+            Expr::Unary { .. } | Expr::Func { .. } | Expr::Like { .. } | Expr::Cast { .. } => 1.0,
+            Expr::SubPlan(_) => 1000.0,
+            _ => 0.0,
+        }
+    });
+    cost
+}
+
+/// PostgreSQL's order_qual_clauses: conditions cheapest first (a stable
+/// sort, so equal costs keep their written order), so that cheap tests
+/// reject most rows before a costly one runs.
+pub fn order_quals(quals: &mut [crate::expr::Expr]) {
+    quals.sort_by(|a, b| qual_cost(a).total_cmp(&qual_cost(b)));
+}

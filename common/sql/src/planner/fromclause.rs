@@ -2356,6 +2356,8 @@ impl JoinPlanner<'_, '_, '_, '_> {
             ),
             None => (1.0, 1.0, 0, None),
         };
+        let mut quals = quals;
+        super::costsize::order_quals(&mut quals);
         let pred = and_all(quals);
         if let Some(table) = self.rels[r].table.clone() {
             let rte = self.rels[r].rte.clone();
