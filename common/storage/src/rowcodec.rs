@@ -428,16 +428,7 @@ impl<'a> Reader<'a> {
 
 /// Whether values of `ty` are stored as text (`Value::Text`).
 fn is_text(ty: SqlType) -> bool {
-    matches!(
-        ty,
-        SqlType::Text
-            | SqlType::Varchar(_)
-            | SqlType::Char(_)
-            | SqlType::Name
-            | SqlType::Refcursor
-            | SqlType::InternalChar
-            | SqlType::Unknown
-    )
+    ty.is_text_like() || ty == SqlType::Unknown
 }
 
 /// A detoasted variable-length field as a value of `ty`.

@@ -1,4 +1,12 @@
-//! Hash aggregation (PostgreSQL's nodeAgg, AGG_HASHED / AGG_PLAIN).
+//! Aggregation (PostgreSQL's nodeAgg: AGG_HASHED, AGG_PLAIN, AGG_SORTED).
+//!
+//! Sorted (`Agg { sorted: true }`, EXPLAIN's GroupAggregate): the input
+//! arrives ordered by the group keys (the planner reads a NOT NULL
+//! index's order for it), so one group is made at a time: rows whose key
+//! bytes equal the current group's are fed to it, the first row of
+//! another key emits it. Nothing is held but that group, whatever the
+//! number of groups; no spilling. The rest of this essay is the hashed
+//! form.
 //!
 //! The whole input is read on the first call: each row's group keys are
 //! encoded into bytes that find its group, and the group's accumulators

@@ -48,6 +48,15 @@
 //! estimates behind it come from `ANALYZE`'s statistics through
 //! [`super::selfuncs`] (PostgreSQL's defaults for a table never analysed).
 //! Outer joins keep their place: an outer join is one input of the run.
+//!
+//! The run's column equalities form equivalence classes (`EqClasses`):
+//! `a = b AND b = c` adds the implied `a = c`, so inputs the text only
+//! connects through a third are joined directly when that is cheaper
+//! (TPC-H Q5's customer and nation), and each join of the run, whose
+//! sides already hold their members equal, keeps one equality per class
+//! (as a hash key and in its estimate). A hash join hashes the input
+//! estimated smaller; an outer join turns around for it (Hash Right
+//! Join). A scan's conditions run cheapest first (`costsize::order_quals`).
 
 use std::sync::Arc;
 
