@@ -3682,7 +3682,8 @@ pub fn eval_bool(
 /// skip building a boolean [`Value`]: an AND passes when both sides pass
 /// (a NULL or FALSE side rejects, and as in PostgreSQL's qual evaluation
 /// the right side is not evaluated after the left one rejects), and a
-/// comparison or BETWEEN of plain operands compares them in place.
+/// comparison or BETWEEN of plain operands compares them in place; an OR
+/// passes when either side passes.
 pub fn eval_filter(
     expr: &Expr,
     row: &[Value],
@@ -3695,6 +3696,28 @@ pub fn eval_filter(
             left,
             right,
         } => Ok(eval_filter(left, row, params, ctx)? && eval_filter(right, row, params, ctx)?),
+        // TRUE exactly when a side is TRUE (NULL OR FALSE is not); the
+        // right side is not evaluated after a TRUE left one, as in `eval`.
+        Expr::Binary {
+            op: BinOp::Or,
+            left,
+            right,
+        } => Ok(eval_filter(left, row, params, ctx)? || eval_filter(right, row, params, ctx)?),
+        Expr::Like {
+            arg,
+            pattern,
+            negated,
+            case_insensitive,
+        } => {
+            let a = operand(arg, row, params, ctx)?;
+            let p = operand(pattern, row, params, ctx)?;
+            Ok(match (&*a, &*p) {
+                (Value::Text(s), Value::Text(pt)) => {
+                    like_match(s, pt, *case_insensitive)? != *negated
+                }
+                _ => false,
+            })
+        }
         Expr::Binary {
             op: op @ (BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq),
             left,
