@@ -394,7 +394,12 @@ impl ExecNode for ProjectNode<'_> {
         let row = self.input.row();
         let p = ec.params;
         for e in self.exprs {
-            let v = crate::expr::eval(e, row, p, ec)?;
+            // A column (most of a projection: a join's permutation, a
+            // subquery's outputs) is copied without the evaluator.
+            let v = match e {
+                crate::expr::Expr::Column(i) if *i < row.len() => row[*i].clone(),
+                _ => crate::expr::eval(e, row, p, ec)?,
+            };
             self.out.push(v);
         }
         Ok(true)
