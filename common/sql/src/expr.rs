@@ -3617,16 +3617,10 @@ pub fn eval(
             pattern,
             negated,
             case_insensitive,
-        } => {
-            let a = operand(arg, row, params, ctx)?;
-            let p = operand(pattern, row, params, ctx)?;
-            match (&*a, &*p) {
-                (Value::Text(s), Value::Text(pt)) => {
-                    Value::Bool(like_match(s, pt, *case_insensitive)? != *negated)
-                }
-                _ => Value::Null,
-            }
-        }
+        } => match eval_like(arg, pattern, *negated, *case_insensitive, row, params, ctx)? {
+            Some(b) => Value::Bool(b),
+            None => Value::Null,
+        },
         Expr::Case {
             operand: op,
             whens,
@@ -3708,16 +3702,9 @@ pub fn eval_filter(
             pattern,
             negated,
             case_insensitive,
-        } => {
-            let a = operand(arg, row, params, ctx)?;
-            let p = operand(pattern, row, params, ctx)?;
-            Ok(match (&*a, &*p) {
-                (Value::Text(s), Value::Text(pt)) => {
-                    like_match(s, pt, *case_insensitive)? != *negated
-                }
-                _ => false,
-            })
-        }
+        } => Ok(
+            eval_like(arg, pattern, *negated, *case_insensitive, row, params, ctx)? == Some(true),
+        ),
         Expr::Binary {
             op: op @ (BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq),
             left,
@@ -3836,6 +3823,24 @@ fn text_array_compare(
         }
     }
     Some(if saw_null { None } else { Some(all) })
+}
+
+/// `arg [NOT] [I]LIKE pattern`: None (NULL) unless both are text.
+fn eval_like(
+    arg: &Expr,
+    pattern: &Expr,
+    negated: bool,
+    ci: bool,
+    row: &[Value],
+    params: &[Value],
+    ctx: &mut dyn EvalContext,
+) -> PgResult<Option<bool>> {
+    let a = operand(arg, row, params, ctx)?;
+    let p = operand(pattern, row, params, ctx)?;
+    Ok(match (&*a, &*p) {
+        (Value::Text(s), Value::Text(pt)) => Some(like_match(s, pt, ci)? != negated),
+        _ => None,
+    })
 }
 
 /// `bpchar_strip(column)` over a text column: the column's text without
