@@ -3809,20 +3809,18 @@ fn text_array_compare(
     x: Option<&str>,
     items: &[Value],
 ) -> Option<Option<bool>> {
-    let mut saw_null = false;
-    for item in items {
-        let o = match (x, item) {
-            (Some(x), Value::Text(t)) => Some(x.as_bytes().cmp(t.as_bytes())),
-            (_, Value::Text(_) | Value::Null) => None,
-            _ => return None,
-        };
-        match o.map(|o| cmp_holds(op, o)) {
-            Some(b) if b != all => return Some(Some(!all)),
-            Some(_) => {}
-            None => saw_null = true,
-        }
+    if !items
+        .iter()
+        .all(|i| matches!(i, Value::Text(_) | Value::Null))
+    {
+        return None;
     }
-    Some(if saw_null { None } else { Some(all) })
+    Some(functions::array_compare_by(op, all, items, |item| {
+        match (x, item) {
+            (Some(x), Value::Text(t)) => Some(x.as_bytes().cmp(t.as_bytes())),
+            _ => None,
+        }
+    }))
 }
 
 /// `arg [NOT] [I]LIKE pattern`: None (NULL) unless both are text.

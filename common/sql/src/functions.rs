@@ -3066,23 +3066,30 @@ pub(crate) fn array_compare(op: BinOp, all: bool, x: &Value, arr: &Value) -> Val
     let Value::Array(a) = arr else {
         return Value::Null;
     };
-    if a.items.is_empty() {
-        return Value::Bool(all);
+    match array_compare_by(op, all, &a.items, |item| cmp_sql(x, item)) {
+        Some(b) => Value::Bool(b),
+        None => Value::Null,
     }
+}
+
+/// ANY / ALL over `items` with `cmp` comparing the left operand to one
+/// element (None: NULL): decided by the first element that settles it,
+/// else NULL if an element compared as NULL, else `all`.
+pub(crate) fn array_compare_by(
+    op: BinOp,
+    all: bool,
+    items: &[Value],
+    mut cmp: impl FnMut(&Value) -> Option<Ordering>,
+) -> Option<bool> {
     let mut saw_null = false;
-    for item in &a.items {
-        let r = cmp_sql(x, item).map(|o| crate::expr::cmp_holds(op, o));
-        match r {
-            Some(b) if b != all => return Value::Bool(!all),
+    for item in items {
+        match cmp(item).map(|o| crate::expr::cmp_holds(op, o)) {
+            Some(b) if b != all => return Some(!all),
             Some(_) => {}
             None => saw_null = true,
         }
     }
-    if saw_null {
-        Value::Null
-    } else {
-        Value::Bool(all)
-    }
+    (!saw_null).then_some(all)
 }
 
 /// array_append / array_prepend / array_cat (and `||` on arrays): a NULL
