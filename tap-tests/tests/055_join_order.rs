@@ -6,6 +6,7 @@
 //! them with PostgreSQL's).
 //!
 //! * `comma_lists_avoid_cross_products`
+//! * `in_over_a_unique_key_starts_from_the_subquery`
 
 use tap_tests::Node;
 
@@ -212,6 +213,47 @@ fn many_groups_aggregate_in_index_order() {
                 "SELECT count(*), sum(s), max(k) FROM (SELECT k, sum(v) s FROM big GROUP BY k) q"
             ),
             "60000|299991|60000",
+            "{}",
+            node.name()
+        );
+    }
+}
+
+/// `x IN (SELECT key FROM t WHERE …)` over t's unique key is an inner
+/// join with t (`sublink_join::UniqueIn`): the few rows of t the
+/// subquery's condition keeps drive index lookups into the big table,
+/// instead of the big table read whole against a hashed list. The golden
+/// script `in_unique_pullup` checks the rows against PostgreSQL's.
+#[test]
+fn in_over_a_unique_key_starts_from_the_subquery() {
+    let primary = Node::new("primary");
+    primary.init(true);
+    primary.start();
+    primary.safe_sql(
+        "CREATE TABLE part (id int PRIMARY KEY, name text); \
+         CREATE TABLE supply (part int, supplier int, qty int, PRIMARY KEY (part, supplier)); \
+         INSERT INTO part SELECT g, CASE WHEN g % 100 = 0 THEN 'forest ' ELSE 'plain ' END || g \
+           FROM generate_series(1, 5000) g; \
+         INSERT INTO supply SELECT p, s, p % 7 FROM generate_series(1, 5000) p, generate_series(1, 4) s; \
+         ANALYZE",
+    );
+    let standby = Node::standby_of(&primary, "standby");
+    primary.wait_for_replay(&standby);
+    let query = "SELECT count(*), sum(qty) FROM supply \
+                 WHERE part IN (SELECT id FROM part WHERE name LIKE 'forest%')";
+    for node in [&primary, &standby] {
+        let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {query}"));
+        assert!(!plan.contains("SubPlan"), "{}: {plan}", node.name());
+        assert_eq!(scans(&plan), ["part", "supply"], "{}: {plan}", node.name());
+        assert!(
+            plan.contains("Index Scan using supply_pkey on supply"),
+            "{plan}"
+        );
+        // 50 parts, 4 supply rows each; qty = part % 7 with part = 100k.
+        let expected: i64 = (1..=50).map(|k| 4 * ((100 * k) % 7)).sum();
+        assert_eq!(
+            node.safe_sql(query),
+            format!("200|{expected}"),
             "{}",
             node.name()
         );

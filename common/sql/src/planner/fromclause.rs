@@ -136,6 +136,79 @@ pub struct From {
     pub origins: Vec<Option<(Oid, i16)>>,
 }
 
+impl From {
+    /// Inner-joins the one rel of `sub` (a FROM clause of a single table,
+    /// read in a scope of its own) to this FROM clause as a hidden item:
+    /// its columns become base columns after the existing ones, reachable
+    /// by no name and not part of `*` (the IN-subquery pull-up of
+    /// `sublink_join`). Merged columns move past them. Returns the new
+    /// rel's first column, or None (nothing changed) when `sub` is not a
+    /// single rel.
+    pub fn add_hidden(&mut self, mut sub: From) -> Option<usize> {
+        let (Some(JoinTree::Rel(0)), 1, true) =
+            (sub.tree.as_ref(), sub.rels.len(), sub.merged.is_empty())
+        else {
+            return None;
+        };
+        let tree = self.tree.take()?;
+        let mut rel = sub.rels.pop()?;
+        let base = self.base_width;
+        let w = rel.width;
+        // Merged columns (numbered from `base`) move up by `w`.
+        let bump =
+            |e: Expr| map_columns(e, &mut |i| Expr::Column(if i >= base { i + w } else { i }));
+        self.merged = std::mem::take(&mut self.merged)
+            .into_iter()
+            .map(bump)
+            .collect();
+        for s in self.star.iter_mut() {
+            if *s >= base {
+                *s += w;
+            }
+        }
+        fn bump_tree(t: &mut JoinTree, bump: &dyn Fn(Expr) -> Expr) {
+            if let JoinTree::Join {
+                left, right, on, ..
+            } = t
+            {
+                bump_tree(left, bump);
+                bump_tree(right, bump);
+                for e in on.iter_mut() {
+                    *e = bump(std::mem::replace(
+                        e,
+                        Expr::Const(pgtypes::value::Value::Null),
+                    ));
+                }
+            }
+        }
+        let mut tree = tree;
+        bump_tree(&mut tree, &bump);
+        let hidden = sub.scope.columns.iter().take(w).map(|c| ScopeColumn {
+            table: None,
+            name: c.name.clone(),
+            ty: c.ty,
+            qualified_only: true,
+            whole_row: false,
+        });
+        self.scope.columns.splice(base..base, hidden);
+        let origins = sub.origins.into_iter().take(w);
+        let at = base.min(self.origins.len());
+        self.origins.splice(at..at, origins);
+        rel.start = base;
+        let r = self.rels.len();
+        self.rels.push(rel);
+        self.base_width = base + w;
+        self.tree = Some(JoinTree::Join {
+            kind: JoinKind::Inner,
+            left: Box::new(tree),
+            right: Box::new(JoinTree::Rel(r)),
+            on_ast: None,
+            on: Vec::new(),
+        });
+        Some(base)
+    }
+}
+
 /// What one item contributes while the FROM clause is being read.
 struct Part {
     tree: JoinTree,

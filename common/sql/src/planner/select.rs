@@ -732,6 +732,25 @@ pub fn plan_select(
 
     // FROM.
     let mut from = read_from(g, &select.from, ctx, params)?;
+
+    // WHERE: `x IN (SELECT key FROM t …)` over a unique key joins `t` to
+    // the FROM run (sublink_join::UniqueIn).
+    let mut conj = Vec::new();
+    if let Some(w) = &select.selection {
+        split_and(w, &mut conj);
+    }
+    let mut pulled_up: Vec<Expr> = Vec::new();
+    let mut consumed: Vec<*const ast::Expr> = Vec::new();
+    if from.tree.is_some() {
+        for &c in &conj {
+            if let Some(u) = super::sublink_join::try_unique_in(g, c, &from, ctx, params)? {
+                if let Some(start) = from.add_hidden(u.from) {
+                    pulled_up.extend(u.cond.quals(start));
+                    consumed.push(c as *const ast::Expr);
+                }
+            }
+        }
+    }
     let level = Level {
         scope: from.scope.clone(),
         base_width: from.base_width,
@@ -750,12 +769,13 @@ pub fn plan_select(
 
     // WHERE: EXISTS / NOT EXISTS conjuncts that correlate through their
     // WHERE clause become semi / anti joins; the rest are bound here.
-    let mut quals = Vec::new();
+    let mut quals = pulled_up;
     let mut semis = Vec::new();
-    if let Some(w) = &select.selection {
-        let mut conj = Vec::new();
-        split_and(w, &mut conj);
+    {
         for c in conj {
+            if consumed.contains(&(c as *const ast::Expr)) {
+                continue;
+            }
             if let Some((sub, negated)) = as_exists(c) {
                 if let Some(sj) =
                     super::sublink_join::try_semijoin(g, sub, negated, &level, params)?

@@ -294,3 +294,181 @@ pub fn attach(
     };
     Ok(PlanNode::new(kind, ow, rows))
 }
+
+/// `lhs IN (SELECT col FROM t WHERE …)` pulled up into the FROM clause
+/// (PostgreSQL's convert_ANY_sublink_to_join followed by
+/// reduce_unique_semijoins): when `col` is the whole key of a unique
+/// index of `t`, each outer row matches at most one row of `t`, so the
+/// semi join is an inner join, and `t` joins the outer FROM run, where
+/// the join order may start from it (TPC-H Q20 reads the few parts named
+/// `forest%`, then their partsupp rows through the key, instead of
+/// partsupp whole against a hashed list of parts).
+///
+/// The shape: a top-level WHERE conjunct, not negated; the left side a
+/// column reference of this query; the subquery a plain SELECT of that
+/// one column from one table (no WITH, grouping, DISTINCT, ORDER BY,
+/// LIMIT, sublinks), reading nothing of any enclosing query; `lhs` and
+/// `col` of the same type. A NULL `lhs` or `col` matches nothing either
+/// way, and a false or NULL IN drops the row as a failed join does.
+pub struct UniqueIn {
+    /// The subquery's FROM clause (one table), for
+    /// [`super::fromclause::From::add_hidden`].
+    pub from: super::fromclause::From,
+    /// What replaces the IN.
+    pub cond: InCond,
+}
+
+/// The conditions of a [`UniqueIn`].
+pub struct InCond {
+    /// The subquery's WHERE conjuncts, over its own columns.
+    quals: Vec<Expr>,
+    /// The IN's left side, over the outer query's base columns.
+    lhs: Expr,
+    /// The projected column of `t`.
+    col: usize,
+}
+
+impl InCond {
+    /// The conditions that replace the IN once the table's columns start
+    /// at `start` in the outer row.
+    pub fn quals(self, start: usize) -> Vec<Expr> {
+        let mut out: Vec<Expr> = self
+            .quals
+            .into_iter()
+            .map(|q| super::fromclause::map_columns(q, &mut |i| Expr::Column(i + start)))
+            .collect();
+        out.push(Expr::Binary {
+            op: BinOp::Eq,
+            left: Box::new(self.lhs),
+            right: Box::new(Expr::Column(start + self.col)),
+        });
+        out
+    }
+}
+
+/// Recognises [`UniqueIn`]'s shape in the WHERE conjunct `e` of a block
+/// whose FROM clause is `outer` (read, not yet given its level); None
+/// when it does not have it (the IN stays a subplan).
+pub fn try_unique_in(
+    g: &Global<'_, '_>,
+    e: &ast::Expr,
+    outer: &super::fromclause::From,
+    cte_parent: &Level<'_>,
+    params: &mut ParamTypes,
+) -> PgResult<Option<UniqueIn>> {
+    let ast::Expr::InSubquery {
+        expr,
+        subquery: q,
+        negated: false,
+    } = e
+    else {
+        return Ok(None);
+    };
+    if !matches!(
+        expr.as_ref(),
+        ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
+    ) || q.with.is_some()
+        || q.order_by.is_some()
+        || q.limit.is_some()
+        || q.offset.is_some()
+        || q.fetch.is_some()
+        || !q.locks.is_empty()
+    {
+        return Ok(None);
+    }
+    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return Ok(None);
+    };
+    let grouped =
+        !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
+    let one_table = matches!(
+        s.from.as_slice(),
+        [ast::TableWithJoins { relation: ast::TableFactor::Table { args: None, .. }, joins }]
+            if joins.is_empty()
+    );
+    let col_ast = match s.projection.as_slice() {
+        [ast::SelectItem::UnnamedExpr(c)] | [ast::SelectItem::ExprWithAlias { expr: c, .. }]
+            if matches!(
+                c,
+                ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
+            ) =>
+        {
+            c
+        }
+        _ => return Ok(None),
+    };
+    if s.distinct.is_some() || grouped || s.having.is_some() || !one_table {
+        return Ok(None);
+    }
+    // Only a table: reading a CTE or a view would plan it here.
+    let [ast::TableWithJoins {
+        relation: ast::TableFactor::Table { name, .. },
+        ..
+    }] = s.from.as_slice()
+    else {
+        return Ok(None);
+    };
+    let rel = super::object_name(name);
+    if name.0.len() == 1
+        && (cte_parent.find_cte(&rel).is_some()
+            || crate::transition::transition_relation(&rel).is_some())
+    {
+        return Ok(None);
+    }
+    let Ok(qname) = crate::namespace::QualName::of(name) else {
+        return Ok(None);
+    };
+    if crate::namespace::find_table(g.catalog, &qname).is_none() {
+        return Ok(None);
+    }
+    // Name errors mean "not this shape": the normal path reports them.
+    let mut p = params.clone();
+    let sub_ctx = Level::empty(None, Some(cte_parent));
+    let Ok(from) = read_from(g, &s.from, &sub_ctx, &mut p) else {
+        return Ok(None);
+    };
+    let table = match from.rels.as_slice() {
+        [r] if r.node.is_none() && r.lateral.is_empty() => match &r.table {
+            Some(t) => t.clone(),
+            None => return Ok(None),
+        },
+        _ => return Ok(None),
+    };
+    let col = match crate::expr::bind_expr(col_ast, &from.scope, &mut p) {
+        Ok(b) => match b.expr {
+            Expr::Column(c) if c < from.base_width => c,
+            _ => return Ok(None),
+        },
+        Err(_) => return Ok(None),
+    };
+    let unique = table.indexes.list().iter().any(|ix| {
+        ix.is_ready() && ix.spec.unique && ix.spec.is_plain() && ix.spec.columns == [col]
+    });
+    if !unique {
+        return Ok(None);
+    }
+    let lhs = match crate::expr::bind_expr(expr, &outer.scope, &mut p) {
+        Ok(b) if b.ty == from.scope.columns[col].ty => {
+            super::subselect::subst_merged(b.expr, outer.base_width, &outer.merged)
+        }
+        _ => return Ok(None),
+    };
+    if !matches!(lhs, Expr::Column(i) if i < outer.base_width) {
+        return Ok(None);
+    }
+    let mut quals = Vec::new();
+    if let Some(w) = &s.selection {
+        let Ok(b) = crate::expr::bind_expr(w, &from.scope, &mut p) else {
+            return Ok(None);
+        };
+        let Ok(e) = coerce(b, SqlType::Bool, &mut p) else {
+            return Ok(None);
+        };
+        quals = e.conjuncts().into_iter().cloned().collect();
+    }
+    *params = p;
+    Ok(Some(UniqueIn {
+        from,
+        cond: InCond { quals, lhs, col },
+    }))
+}
