@@ -577,6 +577,14 @@ impl Xact {
         Xact::with_shared(db)
     }
 
+    /// A parallel worker's machinery: a proc slot of its own on the same
+    /// node, no transaction. It reads under its leader's snapshot (the
+    /// executor's `Vis`) and never writes, so nothing else of it is used;
+    /// too many clients already is its caller's cue to run without it.
+    pub fn worker(&self) -> PgResult<Xact> {
+        Xact::with_shared(self.shared.clone())
+    }
+
     /// Like [`Xact::new`] over any [`XactShared`] (tests, tools).
     pub fn with_shared(shared: Arc<dyn XactShared>) -> PgResult<Xact> {
         let Some(proc) = shared.procarray().connect(shared.max_connections()) else {

@@ -718,6 +718,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "accepted for compatibility (the planner takes a matching index whenever there is one)",
     ),
     def(
+        "max_parallel_workers_per_gather",
+        "2",
+        Unit::None,
+        Context::User,
+        "most threads a Gather adds to the session's own for one parallel scan (0: no parallel query)",
+    ),
+    def(
         "jit",
         "off",
         Unit::None,
@@ -1353,6 +1360,16 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
                 None => Err(bad()),
             }
         }
+        "max_parallel_workers_per_gather" => match value.trim().parse::<i64>() {
+            Ok(n) if (0..=1024).contains(&n) => Ok(()),
+            Ok(n) => Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!(
+                    "{n} is outside the valid range for parameter \"max_parallel_workers_per_gather\" (0 .. 1024)"
+                ),
+            )),
+            Err(_) => Err(bad()),
+        },
         "default_statistics_target" => match value.trim().parse::<i64>() {
             Ok(n) if (1..=10_000).contains(&n) => Ok(()),
             Ok(n) => Err(PgError::new(

@@ -338,6 +338,10 @@ pub struct Ectx<'a> {
     /// (`execnodes::Instrumented`) takes what one node added. Counting
     /// is a plain add, so nodes count whether or not anyone reads it.
     pub removed: [u64; 2],
+    /// The shared page counter of the parallel scan this participant
+    /// reads its share of (set while a parallel aggregation's input runs,
+    /// `agg::Parallel`); the plan's one `parallel` SeqScan takes it.
+    pub parallel_scan: Option<Arc<storage::heapam::ParallelBlocks>>,
     ticks: u32,
     catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
@@ -413,6 +417,7 @@ impl<'a> Ectx<'a> {
             portals: None,
             nonatomic: false,
             removed: [0; 2],
+            parallel_scan: None,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
             temp_usage: None,

@@ -870,6 +870,69 @@ impl Accumulator {
         self.func
     }
 
+    /// Whether [`Accumulator::combine`] can merge two of `func`'s states
+    /// (PostgreSQL's aggcombinefn): the aggregates a parallel plan may
+    /// split.
+    pub fn combinable(func: AggFunc) -> bool {
+        matches!(
+            func,
+            AggFunc::CountStar
+                | AggFunc::Count
+                | AggFunc::Sum
+                | AggFunc::Avg
+                | AggFunc::Min
+                | AggFunc::Max
+                | AggFunc::BoolAnd
+                | AggFunc::BoolOr
+        )
+    }
+
+    /// Merges `other`, the same aggregate's state over other rows of the
+    /// group, into this one: the result is as if every row had been fed
+    /// here (float sums up to rounding order, as in PostgreSQL).
+    pub fn combine(&mut self, other: Accumulator) -> PgResult<()> {
+        if !Self::combinable(self.func) || self.ordered.is_some() || other.ordered.is_some() {
+            return Err(PgError::internal(format!(
+                "{} cannot be combined",
+                self.func.name()
+            )));
+        }
+        self.count += other.count;
+        let overflow = || {
+            PgError::new(
+                sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                "value overflows numeric format",
+            )
+        };
+        let mine = std::mem::replace(&mut self.state, AccState::None);
+        self.state = match (mine, other.state) {
+            (s, AccState::None) | (AccState::None, s) => s,
+            (AccState::Int(a), AccState::Int(b)) => {
+                AccState::Int(a.checked_add(b).ok_or_else(overflow)?)
+            }
+            (AccState::Num(a), AccState::Num(b)) => AccState::Num(a.checked_add(b)?),
+            (AccState::Float(a), AccState::Float(b)) => AccState::Float(a + b),
+            (AccState::Interval(a), AccState::Interval(b)) => AccState::Interval(a.checked_add(b)?),
+            (AccState::Val(a), AccState::Val(b)) => {
+                let o = cmp_sql(&b, &a).unwrap_or(Ordering::Equal);
+                let take_b = (self.func == AggFunc::Min && o == Ordering::Less)
+                    || (self.func == AggFunc::Max && o == Ordering::Greater);
+                AccState::Val(if take_b { b } else { a })
+            }
+            (AccState::Bool(a), AccState::Bool(b)) => AccState::Bool(match self.func {
+                AggFunc::BoolAnd => a && b,
+                _ => a || b,
+            }),
+            _ => {
+                return Err(PgError::internal(format!(
+                    "{}: states of different kinds",
+                    self.func.name()
+                )))
+            }
+        };
+        Ok(())
+    }
+
     /// Feeds one input value (count(*) ignores it; NULLs are skipped otherwise).
     pub fn update(&mut self, v: &Value) -> PgResult<()> {
         self.update_with(v, &[])

@@ -29,6 +29,7 @@ pub mod explain;
 pub mod fromclause;
 pub mod modifytable;
 pub mod narrow;
+pub mod parallel;
 pub mod plannodes;
 pub mod select;
 pub mod selfuncs;
@@ -712,6 +713,7 @@ pub fn plan_query(
         exec_params: g.next_param.get(),
     };
     narrow::narrow_statement(&mut root, &mut shared);
+    parallel::parallelize(&mut root);
     Ok(QueryPlan {
         root,
         shared: Arc::new(shared),

@@ -1264,7 +1264,55 @@ impl Heap {
             bufs: CopyBufs::default(),
             pos: 0,
             block: BlockNumber(0),
+            shared: None,
         })
+    }
+
+    /// The block counter of a parallel scan of `rel` (PostgreSQL's
+    /// ParallelBlockTableScanDesc): its length is fixed now, so every
+    /// participant reads the same pages.
+    pub fn parallel_blocks(&self, rel: RelFileId) -> PgResult<Arc<ParallelBlocks>> {
+        Ok(Arc::new(ParallelBlocks {
+            rel,
+            nblocks: self.nblocks(rel)?,
+            next: std::sync::atomic::AtomicU32::new(0),
+        }))
+    }
+
+    /// One participant's share of a parallel scan: each page goes to the
+    /// participant that claims it first.
+    pub fn begin_parallel_scan(&self, shared: Arc<ParallelBlocks>) -> HeapScan {
+        HeapScan {
+            rel: shared.rel,
+            nblocks: shared.nblocks,
+            ring: self.scan_ring(shared.nblocks),
+            next: 0,
+            bufs: CopyBufs::default(),
+            pos: 0,
+            block: BlockNumber(0),
+            shared: Some(shared),
+        }
+    }
+}
+
+/// The pages of a parallel sequential scan, handed out one at a time to
+/// whichever participant asks next (an atomic counter: no lock).
+#[derive(Debug)]
+pub struct ParallelBlocks {
+    rel: RelFileId,
+    nblocks: u32,
+    next: std::sync::atomic::AtomicU32,
+}
+
+impl ParallelBlocks {
+    /// The relation scanned.
+    pub fn rel(&self) -> RelFileId {
+        self.rel
+    }
+
+    fn claim(&self) -> Option<u32> {
+        let b = self.next.fetch_add(1, Ordering::Relaxed);
+        (b < self.nblocks).then_some(b)
     }
 }
 
@@ -1281,6 +1329,8 @@ pub struct HeapScan {
     bufs: CopyBufs,
     pos: usize,
     block: BlockNumber,
+    /// A parallel scan's shared counter: pages come from it, not `next`.
+    shared: Option<Arc<ParallelBlocks>>,
 }
 
 impl HeapScan {
@@ -1291,11 +1341,19 @@ impl HeapScan {
         cx: &VisibilityContext<'_>,
     ) -> PgResult<Option<(ItemPointer, &[u8])>> {
         while self.pos >= self.bufs.items.len() {
-            if self.next >= self.nblocks {
-                return Ok(None);
+            match &self.shared {
+                Some(sh) => match sh.claim() {
+                    Some(b) => self.block = BlockNumber(b),
+                    None => return Ok(None),
+                },
+                None => {
+                    if self.next >= self.nblocks {
+                        return Ok(None);
+                    }
+                    self.block = BlockNumber(self.next);
+                    self.next += 1;
+                }
             }
-            self.block = BlockNumber(self.next);
-            self.next += 1;
             self.pos = 0;
             heap.collect_page(
                 self.rel,

@@ -38,11 +38,16 @@
 //! `string_agg` values) is not counted, as PostgreSQL does not split a
 //! group either.
 
-use super::execnodes::{ExecNode, Node};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::execnodes::{build, ExecNode, Node};
 use super::spill::{row_bytes, split_tag, KeyMap, KeySet, Partitions, Spill, TempFile};
-use super::Ectx;
+use super::{Ectx, SettingsView, Vis};
 use crate::expr::Grouping;
 use crate::functions::Accumulator;
+use crate::planner::plannodes::{NodeKind, PlanNode};
 use pgtypes::error::{PgError, PgResult};
 use pgtypes::value::Value;
 use storage::keycodec::encode_key_value;
@@ -67,6 +72,20 @@ pub struct AggNode<'p> {
     /// Sorted input: the group being made, its key bytes, and whether the
     /// input has ended.
     sorted: Option<Sorted>,
+    /// A Finalize aggregation: `input` is the session's share of the
+    /// partial aggregation's input; workers run copies of it.
+    parallel: Option<Parallel<'p>>,
+}
+
+/// The Gather below a Finalize aggregation (see the module doc).
+#[derive(Clone, Copy)]
+pub struct Parallel<'p> {
+    /// The Partial aggregation's input: each participant builds its own.
+    pub input: &'p PlanNode,
+    /// Workers planned.
+    pub workers: usize,
+    /// What the statement sees.
+    pub vis: &'p Vis,
 }
 
 /// The state of a group aggregation over input sorted by its keys.
@@ -91,7 +110,111 @@ impl<'p> AggNode<'p> {
             out: Vec::new(),
             sorted: (sorted && !grouping.group_by.is_empty() && grouping.sets.is_none())
                 .then(Sorted::default),
+            parallel: None,
         }
+    }
+
+    /// A Finalize aggregation over a Gather (see [`Parallel`]); `input`
+    /// is the session's own copy of the partial aggregation's input.
+    pub fn parallel(input: Node<'p>, grouping: &'p Grouping, par: Parallel<'p>) -> Self {
+        let mut n = AggNode::new(input, grouping, false);
+        n.parallel = Some(par);
+        n
+    }
+
+    /// Every group of the input, spilled partitions included (a parallel
+    /// participant's share: its groups are merged, not emitted).
+    fn consume_all(&mut self, ec: &mut Ectx<'_>) -> PgResult<Vec<Group>> {
+        let mut groups = self.consume(ec, None, 0)?;
+        while let Some((f, level)) = self.pending.pop() {
+            groups.extend(self.consume(ec, Some(f), level)?);
+        }
+        Ok(groups)
+    }
+
+    /// The groups of a parallel aggregation: workers and this session
+    /// read the one parallel scan's pages as they claim them, each
+    /// aggregating what it read; their groups are merged here
+    /// (`Accumulator::combine`). Without workers (none allowed, none to
+    /// be had, or EXPLAIN ANALYZE measuring this thread) the session
+    /// reads every page alone.
+    fn consume_parallel(&mut self, ec: &mut Ectx<'_>, par: Parallel<'p>) -> PgResult<Vec<Group>> {
+        let allowed = ec
+            .settings
+            .get_setting("max_parallel_workers_per_gather")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(par.workers);
+        let mut want = par.workers.min(allowed);
+        let Some(rel) = parallel_rel(par.input) else {
+            return self.consume_all(ec);
+        };
+        if super::execnodes::instrumenting() || par.vis.serializable.is_some() {
+            want = 0;
+        }
+        let mut xacts = Vec::new();
+        for _ in 0..want {
+            match ec.xact.worker() {
+                Ok(x) => xacts.push(x),
+                Err(_) => break, // no proc slot: fewer workers
+            }
+        }
+        if xacts.is_empty() {
+            return self.consume_all(ec);
+        }
+        let blocks = ec.db.heap().parallel_blocks(rel)?;
+        let stop = AtomicBool::new(false);
+        let ws = WorkerSetup {
+            settings: WorkerSettings::capture(ec.settings),
+            db: ec.db,
+            params: ec.params,
+            stmt_ts: ec.stmt_ts,
+            xact_ts: ec.xact_ts,
+            deadline: ec.deadline,
+            backend_pid: ec.backend_pid,
+            path: ec.path.clone(),
+            snapshot: ec.snapshot.clone(),
+            plans: ec.query.as_ref().map(|q| q.shared.clone()),
+        };
+        let grouping = self.grouping;
+        std::thread::scope(|sc| {
+            let handles: Vec<_> = xacts
+                .into_iter()
+                .map(|x| {
+                    let (ws, stop, blocks) = (&ws, &stop, blocks.clone());
+                    sc.spawn(move || ws.run(x, stop, blocks, par, grouping))
+                })
+                .collect();
+            let prev = ec.parallel_scan.replace(blocks.clone());
+            let mine = self.consume_all(ec);
+            ec.parallel_scan = prev;
+            if mine.is_err() {
+                stop.store(true, AtomicOrdering::Relaxed);
+            }
+            let theirs: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+            let mut groups = mine?;
+            let mut index = KeyMap::default();
+            let mut kb = Vec::new();
+            for (i, g) in groups.iter().enumerate() {
+                index.insert(group_key(g, &mut kb).to_vec(), i);
+            }
+            for r in theirs {
+                let part = r.map_err(|_| PgError::internal("a parallel worker panicked"))??;
+                for g in part {
+                    match index.get(group_key(&g, &mut kb)) {
+                        Some(&i) => {
+                            for (a, b) in groups[i].accs.iter_mut().zip(g.accs) {
+                                a.combine(b)?;
+                            }
+                        }
+                        None => {
+                            index.insert(kb.clone(), groups.len());
+                            groups.push(g);
+                        }
+                    }
+                }
+            }
+            Ok(groups)
+        })
     }
 
     /// The next group of sorted input: rows are fed to the current group
@@ -256,7 +379,10 @@ impl ExecNode for AggNode<'_> {
         }
         if self.groups.is_none() {
             self.spill = Some(Spill::new(ec));
-            let groups = self.consume(ec, None, 0)?;
+            let groups = match self.parallel {
+                Some(par) => self.consume_parallel(ec, par)?,
+                None => self.consume(ec, None, 0)?,
+            };
             self.groups = Some(groups.into_iter());
         }
         let grp = loop {
@@ -350,4 +476,125 @@ fn feed(g: &Grouping, grp: &mut Group, row: &[Value], ec: &mut Ectx<'_>) -> PgRe
         grp.accs[i].feed(input)?;
     }
     Ok(())
+}
+
+/// A group's identity across participants: its grouping set and keys.
+fn group_key<'k>(g: &Group, kb: &'k mut Vec<u8>) -> &'k [u8] {
+    kb.clear();
+    kb.extend_from_slice(&(g.set as u32).to_be_bytes());
+    for k in &g.keys {
+        encode_key_value(k, kb);
+    }
+    kb
+}
+
+/// The table of the one parallel scan in a participant's plan.
+fn parallel_rel(n: &PlanNode) -> Option<pgtypes::RelFileId> {
+    if let NodeKind::SeqScan {
+        table,
+        parallel: true,
+        ..
+    } = &n.kind
+    {
+        return Some(table.rel);
+    }
+    n.children().into_iter().find_map(parallel_rel)
+}
+
+/// The settings a worker's statement context answers with: the session's
+/// values of those the executor and the parallel-safe functions read,
+/// copied when the workers start (PostgreSQL's workers likewise start
+/// with their leader's GUCs).
+struct WorkerSettings {
+    values: Vec<(&'static str, Option<String>)>,
+}
+
+impl WorkerSettings {
+    const NAMES: &'static [&'static str] = &[
+        "work_mem",
+        "temp_file_limit",
+        "log_temp_files",
+        "datestyle",
+        "intervalstyle",
+        "timezone",
+        "extra_float_digits",
+        "bytea_output",
+        "standard_conforming_strings",
+        "client_encoding",
+        "lc_monetary",
+        "lc_numeric",
+        "lc_time",
+        "role",
+        "session_authorization",
+    ];
+
+    fn capture(s: &dyn SettingsView) -> WorkerSettings {
+        WorkerSettings {
+            values: Self::NAMES.iter().map(|&n| (n, s.get_setting(n))).collect(),
+        }
+    }
+}
+
+impl SettingsView for WorkerSettings {
+    fn get_setting(&self, name: &str) -> Option<String> {
+        self.values
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .and_then(|(_, v)| v.clone())
+    }
+    fn lock_timeout(&self) -> Option<std::time::Duration> {
+        None
+    }
+}
+
+/// What each worker's statement context is made of (the session's,
+/// shared read-only across the workers' threads).
+struct WorkerSetup<'a> {
+    settings: WorkerSettings,
+    db: &'a engine::Engine,
+    params: &'a [Value],
+    stmt_ts: i64,
+    xact_ts: i64,
+    deadline: Option<Instant>,
+    backend_pid: i32,
+    path: Arc<[pgtypes::Oid]>,
+    snapshot: Option<Arc<txn::snapshot::Snapshot>>,
+    plans: Option<Arc<crate::planner::plannodes::StatementPlans>>,
+}
+
+impl WorkerSetup<'_> {
+    /// One worker: aggregates the rows of the pages it claims. `stop` is
+    /// its cancel flag: the session sets it when its own share failed
+    /// (a cancel request, statement_timeout, an error), and the worker
+    /// checks it as any statement checks for interrupts.
+    fn run(
+        &self,
+        mut xact: engine::xact::Xact,
+        stop: &AtomicBool,
+        blocks: Arc<storage::heapam::ParallelBlocks>,
+        par: Parallel<'_>,
+        grouping: &Grouping,
+    ) -> PgResult<Vec<Group>> {
+        let mut ec = Ectx::new(
+            self.db,
+            &mut xact,
+            stop,
+            self.params,
+            &self.settings,
+            self.stmt_ts,
+            self.xact_ts,
+            self.deadline,
+            self.backend_pid,
+        );
+        ec.path = self.path.clone();
+        ec.snapshot = self.snapshot.clone();
+        ec.query = self
+            .plans
+            .as_ref()
+            .map(|p| Box::new(super::subplan::QueryState::new(p.clone(), par.vis)));
+        ec.parallel_scan = Some(blocks);
+        let mut node = AggNode::new(build(par.input, par.vis), grouping, false);
+        node.spill = Some(Spill::new(&ec));
+        node.consume_all(&mut ec)
+    }
 }

@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use crate::executor::{Ectx, Vis};
 use crate::planner::explain::{self, node_key, ExplainOptions, Measured, StatsMap};
-use crate::planner::plannodes::{NodeKind, PlanNode};
+use crate::planner::plannodes::{AggSplit, NodeKind, PlanNode};
 use crate::planner::QueryPlan;
 use pgtypes::error::PgResult;
 use pgtypes::value::Value;
@@ -61,6 +61,11 @@ pub fn build<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             first_done: false,
         }),
     }
+}
+
+/// An EXPLAIN ANALYZE is measuring the nodes built on this thread.
+pub fn instrumenting() -> bool {
+    INSTRUMENT.with(|i| i.borrow().is_some())
 }
 
 type SharedStats = Rc<RefCell<StatsMap>>;
@@ -199,11 +204,13 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             table,
             filter,
             needed,
+            parallel,
         } => Box::new(scan::SeqScanNode::new(
             table,
             filter.as_ref(),
             needed.as_deref(),
             vis,
+            *parallel,
         )),
         NodeKind::IndexScan {
             table,
@@ -294,8 +301,36 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
         NodeKind::Agg {
             input,
             grouping,
+            split: AggSplit::Final,
+            ..
+        } => match &input.kind {
+            // Gather over the Partial aggregation: the session runs the
+            // partial's input too, the workers run copies of it.
+            NodeKind::Gather {
+                input: partial,
+                workers,
+            } => match &partial.kind {
+                NodeKind::Agg { input: below, .. } => Box::new(agg::AggNode::parallel(
+                    build(below, vis),
+                    grouping,
+                    agg::Parallel {
+                        input: below,
+                        workers: *workers,
+                        vis,
+                    },
+                )),
+                _ => Box::new(agg::AggNode::new(build(partial, vis), grouping, false)),
+            },
+            _ => Box::new(agg::AggNode::new(build(input, vis), grouping, false)),
+        },
+        NodeKind::Agg {
+            input,
+            grouping,
             sorted,
+            ..
         } => Box::new(agg::AggNode::new(build(input, vis), grouping, *sorted)),
+        // Only under a Final aggregation, which runs what is below it.
+        NodeKind::Gather { input, .. } => build(input, vis),
         NodeKind::Sort { input, keys } => Box::new(sort::SortNode::new(build(input, vis), keys)),
         NodeKind::WindowAgg {
             input,

@@ -50,6 +50,8 @@ pub struct SeqScanNode<'p> {
     filter: Option<&'p Expr>,
     needed: Option<&'p [bool]>,
     vis: &'p Vis,
+    /// Reads only the pages it claims from `Ectx::parallel_scan`.
+    parallel: bool,
     lock: Option<RelShared<'p>>,
     scan: Option<HeapScan>,
     types: Vec<SqlType>,
@@ -63,12 +65,14 @@ impl<'p> SeqScanNode<'p> {
         filter: Option<&'p Expr>,
         needed: Option<&'p [bool]>,
         vis: &'p Vis,
+        parallel: bool,
     ) -> Self {
         SeqScanNode {
             table,
             filter,
             needed,
             vis,
+            parallel,
             lock: None,
             scan: None,
             types: table.types(),
@@ -84,7 +88,16 @@ impl ExecNode for SeqScanNode<'_> {
             self.lock = Some(self.table.lock.shared());
             self.table.check_not_dropped()?;
             self.vis.lock_relation(db, self.table);
-            self.scan = Some(db.heap().begin_scan(self.table.rel)?);
+            // A parallel participant reads the pages it claims; alone (no
+            // counter for this table) it reads them all.
+            let shared = ec
+                .parallel_scan
+                .clone()
+                .filter(|b| self.parallel && b.rel() == self.table.rel);
+            self.scan = Some(match shared {
+                Some(b) => db.heap().begin_parallel_scan(b),
+                None => db.heap().begin_scan(self.table.rel)?,
+            });
         }
         let Some(scan) = self.scan.as_mut() else {
             return Ok(false);

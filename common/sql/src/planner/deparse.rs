@@ -161,6 +161,7 @@ impl<'a> Deparser<'a> {
                 })
                 .collect(),
             NodeKind::Filter { input, .. }
+            | NodeKind::Gather { input, .. }
             | NodeKind::Sort { input, .. }
             | NodeKind::Unique { input, .. }
             | NodeKind::HashDistinct { input, .. }
@@ -187,10 +188,8 @@ impl<'a> Deparser<'a> {
                 }
                 c
             }
-            NodeKind::Agg {
-                input, grouping, ..
-            } => {
-                let input = self.columns(input);
+            NodeKind::Agg { grouping, .. } => {
+                let input = node.agg_input().map_or_else(Vec::new, |i| self.columns(i));
                 let mut c: Vec<Col> = grouping.group_by.iter().map(|e| of(e, &input)).collect();
                 c.extend(
                     grouping
@@ -556,7 +555,7 @@ fn win_name(f: &crate::expr::window::WinFunc) -> &'static str {
 
 /// The SQL name of a built-in function: PostgreSQL's for the common
 /// ones, else the variant's name in snake case.
-fn func_name(f: Func) -> String {
+pub(super) fn func_name(f: Func) -> String {
     let known = match f {
         Func::Length => "length",
         Func::LengthBpchar => "length",

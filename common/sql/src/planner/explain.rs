@@ -268,10 +268,13 @@ pub fn details(
             let conj = q.iter().flat_map(|q| q.conjuncts()).collect();
             qual(&mut out, "Join Filter", 1, conj, &cols, dp.prefix);
         }
-        NodeKind::Agg {
-            input, grouping, ..
-        } if !grouping.group_by.is_empty() && grouping.sets.is_none() => {
-            let cols = dp.columns(input);
+        NodeKind::Gather { workers, .. } => {
+            out.push(("Workers Planned", Detail::Count(*workers as f64)));
+        }
+        NodeKind::Agg { grouping, .. }
+            if !grouping.group_by.is_empty() && grouping.sets.is_none() =>
+        {
+            let cols = node.agg_input().map_or_else(Vec::new, |i| dp.columns(i));
             let keys = grouping
                 .group_by
                 .iter()
@@ -414,7 +417,10 @@ fn node_fields(node: &PlanNode) -> Vec<(&'static str, String)> {
         NodeKind::HashJoin { kind, .. } => join(&mut f, "Hash Join", kind.label()),
         NodeKind::NestLoop { kind, .. } => join(&mut f, "Nested Loop", kind.label()),
         NodeKind::Agg {
-            grouping, sorted, ..
+            grouping,
+            sorted,
+            split,
+            ..
         } => {
             f.push(("Node Type", json_str("Aggregate")));
             let strategy = if grouping.group_by.is_empty() {
@@ -425,6 +431,21 @@ fn node_fields(node: &PlanNode) -> Vec<(&'static str, String)> {
                 "Hashed"
             };
             f.push(("Strategy", json_str(strategy)));
+            let mode = match split {
+                super::plannodes::AggSplit::Simple => "Simple",
+                super::plannodes::AggSplit::Partial => "Partial",
+                super::plannodes::AggSplit::Final => "Finalize",
+            };
+            f.push(("Partial Mode", json_str(mode)));
+        }
+        NodeKind::SeqScan {
+            table,
+            parallel: true,
+            ..
+        } => {
+            f.push(("Node Type", json_str("Seq Scan")));
+            f.push(("Parallel Aware", "true".to_string()));
+            f.push(("Relation Name", json_str(&table.name)));
         }
         NodeKind::HashDistinct { .. } => {
             f.push(("Node Type", json_str("Aggregate")));

@@ -2465,6 +2465,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                         table,
                         filter: pred,
                         needed: None,
+                        parallel: false,
                     },
                     width,
                     rows,

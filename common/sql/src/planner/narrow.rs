@@ -99,7 +99,7 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             let own = fit(own, table.columns.len());
             *needed = (!own.iter().all(|&b| b)).then_some(own);
         }
-        NodeKind::Filter { input, .. } => {
+        NodeKind::Filter { input, .. } | NodeKind::Gather { input, .. } => {
             let w = input.width;
             narrow(input, &fit(own, w));
         }

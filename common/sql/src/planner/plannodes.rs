@@ -33,6 +33,19 @@ use crate::planner::SortKey;
 use engine::catalog::{IndexDef, TableDef};
 use pgtypes::sqltype::SqlType;
 
+/// Which part of an aggregation a node does (PostgreSQL's AggSplit).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AggSplit {
+    /// All of it.
+    #[default]
+    Simple,
+    /// Each participant of a parallel plan aggregates the rows it read;
+    /// its groups go to the `Final` node unfinished.
+    Partial,
+    /// Combines the participants' groups and finishes them.
+    Final,
+}
+
 /// Join types, as PostgreSQL's JoinType.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JoinKind {
@@ -133,6 +146,10 @@ pub enum NodeKind {
         /// The columns decoded (None: all); the others read as NULL
         /// (`planner::narrow`).
         needed: Option<Vec<bool>>,
+        /// Under a [`NodeKind::Gather`]: each participant reads the pages
+        /// it claims from a shared counter (PostgreSQL's Parallel Seq
+        /// Scan, `planner::parallel`).
+        parallel: bool,
     },
     /// The visible rows under one key of an index that pass `filter`.
     IndexScan {
@@ -284,6 +301,20 @@ pub enum NodeKind {
         /// groups are made one at a time (PostgreSQL's GroupAggregate)
         /// rather than in a hash table.
         sorted: bool,
+        /// Whole, or one half of a parallel aggregation
+        /// (`planner::parallel`).
+        split: AggSplit,
+    },
+    /// Runs its input in worker threads and in the session's own, each
+    /// reading its share of the one parallel scan below (PostgreSQL's
+    /// Gather). Only under a `Final` aggregation, over a `Partial` one:
+    /// the executor merges the groups each participant made.
+    Gather {
+        /// The part each participant runs.
+        input: Box<PlanNode>,
+        /// Threads planned besides the session's own (capped at run time
+        /// by `max_parallel_workers_per_gather`).
+        workers: usize,
     },
     /// Window functions over input sorted by `partition` then `order`:
     /// each row followed by one value per function.
@@ -398,12 +429,36 @@ impl PlanNode {
         self
     }
 
+    /// The rows an aggregation's grouping reads: its input's, or for a
+    /// Finalize aggregation those below its Gather and Partial
+    /// aggregation (the two halves share one [`Grouping`]).
+    pub fn agg_input(&self) -> Option<&PlanNode> {
+        let NodeKind::Agg { input, split, .. } = &self.kind else {
+            return None;
+        };
+        if *split == AggSplit::Final {
+            if let NodeKind::Gather { input: partial, .. } = &input.kind {
+                if let NodeKind::Agg { input: below, .. } = &partial.kind {
+                    return Some(below);
+                }
+            }
+        }
+        Some(input)
+    }
+
     /// The label EXPLAIN prints for the node.
     pub fn label(&self) -> String {
         match &self.kind {
             NodeKind::Result => "Result".into(),
             NodeKind::ExplainAnalyze { .. } => "Explain".into(),
-            NodeKind::SeqScan { table, .. } => format!("Seq Scan on {}", table.name),
+            NodeKind::SeqScan {
+                table, parallel, ..
+            } => format!(
+                "{}Seq Scan on {}",
+                if *parallel { "Parallel " } else { "" },
+                table.name
+            ),
+            NodeKind::Gather { .. } => "Gather".into(),
             NodeKind::IndexScan { table, index, .. } => {
                 format!("Index Scan using {} on {}", index.spec.name, table.name)
             }
@@ -432,14 +487,22 @@ impl PlanNode {
                 k => format!("Hash {} Join", k.label()),
             },
             NodeKind::Agg {
-                grouping, sorted, ..
+                grouping,
+                sorted,
+                split,
+                ..
             } => {
-                if grouping.group_by.is_empty() {
-                    "Aggregate".into()
+                let kind = if grouping.group_by.is_empty() {
+                    "Aggregate"
                 } else if *sorted {
-                    "GroupAggregate".into()
+                    "GroupAggregate"
                 } else {
-                    "HashAggregate".into()
+                    "HashAggregate"
+                };
+                match split {
+                    AggSplit::Simple => kind.into(),
+                    AggSplit::Partial => format!("Partial {kind}"),
+                    AggSplit::Final => format!("Finalize {kind}"),
                 }
             }
             NodeKind::Sort { .. } => "Sort".into(),
@@ -468,6 +531,7 @@ impl PlanNode {
             NodeKind::Filter { input, .. }
             | NodeKind::Project { input, .. }
             | NodeKind::Agg { input, .. }
+            | NodeKind::Gather { input, .. }
             | NodeKind::WindowAgg { input, .. }
             | NodeKind::Sort { input, .. }
             | NodeKind::Unique { input, .. }
@@ -563,6 +627,7 @@ impl PlanNode {
             | NodeKind::Project { input, .. }
             | NodeKind::Ordinality { input }
             | NodeKind::Agg { input, .. }
+            | NodeKind::Gather { input, .. }
             | NodeKind::WindowAgg { input, .. }
             | NodeKind::Sort { input, .. }
             | NodeKind::Unique { input, .. }

@@ -1093,6 +1093,7 @@ pub fn plan_select(
                 input: Box::new(node),
                 grouping,
                 sorted,
+                split: super::plannodes::AggSplit::Simple,
             },
             w,
             rows,
@@ -1236,6 +1237,7 @@ fn scan_in_key_order(node: &mut PlanNode, keys: &[Expr]) -> bool {
         table,
         filter,
         needed,
+        parallel: false,
     } = kind
     else {
         node.kind = kind;
