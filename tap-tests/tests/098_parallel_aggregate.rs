@@ -1,0 +1,65 @@
+//! Parallel aggregation (`sql::planner::parallel`, `executor::agg`): an
+//! aggregation over a big scan runs as Finalize ← Gather ← Partial ←
+//! Parallel Seq Scan on the primary and on the standby, gives the serial
+//! answer (also with `max_parallel_workers_per_gather = 0`), and stops
+//! with its workers at statement_timeout, leaving the session usable.
+//! The golden script `parallel_aggregate` compares the rows with
+//! PostgreSQL's.
+//!
+//! * `big_aggregations_run_in_parallel_on_both_nodes`
+
+use tap_tests::Node;
+
+#[test]
+fn big_aggregations_run_in_parallel_on_both_nodes() {
+    let primary = Node::new("primary");
+    primary.init(true);
+    primary.start();
+    primary.safe_sql(
+        "CREATE TABLE big (id int, grp int, qty int, note text); \
+         INSERT INTO big SELECT g, g % 5, g % 100, 'note ' || g FROM generate_series(1, 300000) g; \
+         CREATE TABLE dim (grp int PRIMARY KEY, name text); \
+         INSERT INTO dim SELECT g, 'g' || g FROM generate_series(0, 4) g; ANALYZE",
+    );
+    let standby = Node::standby_of(&primary, "standby");
+    primary.wait_for_replay(&standby);
+    let query = "SELECT d.name, count(*), sum(b.qty) FROM big b JOIN dim d ON d.grp = b.grp \
+                 GROUP BY d.name ORDER BY d.name";
+    // g % 5 = k: 60,000 rows; qty = g % 100 sums to 60,000 * (k + 47.5 ± …).
+    let expected = primary.safe_sql(&format!(
+        "SET max_parallel_workers_per_gather = 0; {query}"
+    ));
+    assert_eq!(expected.lines().count(), 5, "{expected}");
+    for node in [&primary, &standby] {
+        let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {query}"));
+        for part in [
+            "Finalize HashAggregate",
+            "Gather",
+            "Workers Planned: 2",
+            "Partial HashAggregate",
+            "Parallel Seq Scan on big",
+        ] {
+            assert!(plan.contains(part), "{}: no {part} in\n{plan}", node.name());
+        }
+        assert_eq!(node.safe_sql(query), expected, "{}", node.name());
+        let serial = node.safe_sql(&format!("SET max_parallel_workers_per_gather = 0; {query}"));
+        assert_eq!(serial, expected, "{}", node.name());
+
+        // A slow filter: statement_timeout stops the session and its
+        // workers; the next statement of the session runs.
+        let slow = "SELECT count(*) FROM big WHERE md5(repeat(note, 4000)) < 'a'";
+        let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {slow}"));
+        assert!(plan.contains("Parallel Seq Scan on big"), "{plan}");
+        let out = node.run_psql(
+            &["-XAtq", "-f", "-"],
+            &format!("SET statement_timeout = '200ms';\n{slow};\nRESET statement_timeout;\nSELECT count(*) FROM big;\n"),
+        );
+        assert!(
+            out.stderr.contains("canceling statement due to statement timeout"),
+            "{}: {}",
+            node.name(),
+            out.stderr
+        );
+        assert_eq!(out.stdout.trim(), "300000", "{}", node.name());
+    }
+}
