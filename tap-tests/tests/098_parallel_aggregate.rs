@@ -26,9 +26,7 @@ fn big_aggregations_run_in_parallel_on_both_nodes() {
     let query = "SELECT d.name, count(*), sum(b.qty) FROM big b JOIN dim d ON d.grp = b.grp \
                  GROUP BY d.name ORDER BY d.name";
     // g % 5 = k: 60,000 rows; qty = g % 100 sums to 60,000 * (k + 47.5 ± …).
-    let expected = primary.safe_sql(&format!(
-        "SET max_parallel_workers_per_gather = 0; {query}"
-    ));
+    let expected = primary.safe_sql(&format!("SET max_parallel_workers_per_gather = 0; {query}"));
     assert_eq!(expected.lines().count(), 5, "{expected}");
     for node in [&primary, &standby] {
         let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {query}"));
@@ -55,7 +53,8 @@ fn big_aggregations_run_in_parallel_on_both_nodes() {
             &format!("SET statement_timeout = '200ms';\n{slow};\nRESET statement_timeout;\nSELECT count(*) FROM big;\n"),
         );
         assert!(
-            out.stderr.contains("canceling statement due to statement timeout"),
+            out.stderr
+                .contains("canceling statement due to statement timeout"),
             "{}: {}",
             node.name(),
             out.stderr

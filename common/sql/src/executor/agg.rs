@@ -84,6 +84,10 @@ pub struct Parallel<'p> {
     pub input: &'p PlanNode,
     /// Workers planned.
     pub workers: usize,
+    /// The Gather and the Partial aggregation, for EXPLAIN ANALYZE.
+    pub gather: &'p PlanNode,
+    /// See `gather`.
+    pub partial: &'p PlanNode,
     /// What the statement sees.
     pub vis: &'p Vis,
 }
@@ -148,7 +152,17 @@ impl<'p> AggNode<'p> {
         let Some(rel) = parallel_rel(par.input) else {
             return self.consume_all(ec);
         };
-        if super::execnodes::instrumenting() || par.vis.serializable.is_some() {
+        if super::execnodes::instrumenting() {
+            // Measured on this thread alone: the session is the one
+            // participant, its partial groups what Gather passes up.
+            let t = Instant::now();
+            let groups = self.consume_all(ec)?;
+            let ms = t.elapsed().as_secs_f64() * 1000.0;
+            super::execnodes::record_run(par.partial, groups.len() as u64, ms);
+            super::execnodes::record_run(par.gather, groups.len() as u64, ms);
+            return Ok(groups);
+        }
+        if par.vis.serializable.is_some() {
             want = 0;
         }
         let mut xacts = Vec::new();

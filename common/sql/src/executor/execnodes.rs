@@ -68,6 +68,22 @@ pub fn instrumenting() -> bool {
     INSTRUMENT.with(|i| i.borrow().is_some())
 }
 
+/// Records one run of `plan`, a node no executor node stands for (the
+/// Gather and Partial aggregation a Finalize aggregation runs itself),
+/// for the EXPLAIN ANALYZE measuring this thread.
+pub fn record_run(plan: &PlanNode, rows: u64, ms: f64) {
+    INSTRUMENT.with(|i| {
+        if let Some((stats, _)) = i.borrow().as_ref() {
+            let mut stats = stats.borrow_mut();
+            let s = stats.entry(node_key(plan)).or_default();
+            s.loops += 1;
+            s.rows += rows;
+            s.total_ms += ms;
+            s.startup_ms += ms;
+        }
+    });
+}
+
 type SharedStats = Rc<RefCell<StatsMap>>;
 
 thread_local! {
@@ -317,6 +333,8 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
                         input: below,
                         workers: *workers,
                         vis,
+                        gather: input,
+                        partial,
                     },
                 )),
                 _ => Box::new(agg::AggNode::new(build(partial, vis), grouping, false)),

@@ -199,7 +199,7 @@ impl<'p> HashJoinNode<'p> {
         // Each held row's batch: by its key, or a NULL key's.
         let null_batch = self.batch_of(&[]);
         let mut batch = vec![null_batch; rows.len()];
-        for (kb, idx) in &table {
+        for (kb, idx) in table.iter() {
             let b = self.batch_of(kb);
             for &i in idx {
                 batch[i] = b;
@@ -222,7 +222,7 @@ impl<'p> HashJoinNode<'p> {
                 Self::file(&mut self.inner_files, spill, batch[i]).write_row(&row)?;
             }
         }
-        for (kb, idx) in table {
+        for (kb, idx) in table.into_entries() {
             let kept: Vec<usize> = idx
                 .into_iter()
                 .map(|i| new_index[i])

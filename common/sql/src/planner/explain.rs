@@ -270,6 +270,10 @@ pub fn details(
         }
         NodeKind::Gather { workers, .. } => {
             out.push(("Workers Planned", Detail::Count(*workers as f64)));
+            // EXPLAIN ANALYZE measures the session's thread alone.
+            if stats.is_some() {
+                out.push(("Workers Launched", Detail::Text("0".into())));
+            }
         }
         NodeKind::Agg { grouping, .. }
             if !grouping.group_by.is_empty() && grouping.sets.is_none() =>
