@@ -714,6 +714,14 @@ pub fn plan_query(
     };
     narrow::narrow_statement(&mut root, &mut shared);
     parallel::parallelize(&mut root);
+    // Uncorrelated subplans (initplans) and materialized CTEs run once,
+    // in the session, like the main tree (TPC-H Q15's revenue view).
+    for sp in shared.subplans.iter_mut().filter(|s| s.slots.is_empty()) {
+        parallel::parallelize(&mut sp.plan);
+    }
+    for cte in shared.ctes.iter_mut() {
+        parallel::parallelize(&mut cte.plan);
+    }
     Ok(QueryPlan {
         root,
         shared: Arc::new(shared),

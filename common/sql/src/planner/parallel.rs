@@ -58,9 +58,11 @@ pub const MIN_DRIVING_COST: f64 = 300.0;
 /// The most groups an aggregation may expect to be split.
 pub const MAX_GROUPS: f64 = 100_000.0;
 
-/// Splits the aggregations of `node` that qualify (see the module doc).
-/// Not below a parameterized nested loop's inner side (it is run once
-/// per outer row with parameters set outside it).
+/// Splits the aggregations of `node` that qualify (see the module doc):
+/// the main tree, an uncorrelated subplan's or a materialized CTE's. Not
+/// below a parameterized nested loop's inner side (it is run once per
+/// outer row with parameters set outside it); a correlated subplan's
+/// tree reads parameters set outside it, which `expr_safe` refuses.
 pub fn parallelize(node: &mut PlanNode) -> bool {
     if try_split(node) {
         return true;
