@@ -342,6 +342,11 @@ pub struct Ectx<'a> {
     /// reads its share of (set while a parallel aggregation's input runs,
     /// `agg::Parallel`); the plan's one `parallel` SeqScan takes it.
     pub parallel_scan: Option<Arc<storage::heapam::ParallelBlocks>>,
+    /// A parallel aggregation's session holds the shared relation lock of
+    /// every table its participants read (`agg::Parallel`): their scans
+    /// do not take it again, which could wait behind a TRUNCATE / DROP
+    /// queued for the session's own lock and never end.
+    pub locks_held: bool,
     ticks: u32,
     catalog_snapshot: std::cell::OnceCell<Arc<crate::pgcatalog::CatalogSnapshot>>,
 }
@@ -418,6 +423,7 @@ impl<'a> Ectx<'a> {
             nonatomic: false,
             removed: [0; 2],
             parallel_scan: None,
+            locks_held: false,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),
             temp_usage: None,

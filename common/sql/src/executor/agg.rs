@@ -175,6 +175,14 @@ impl<'p> AggNode<'p> {
         if xacts.is_empty() {
             return self.consume_all(ec);
         }
+        // Every table the participants read, locked for them all here.
+        let mut tables = Vec::new();
+        tables_read(par.input, &mut tables);
+        let mut locks = Vec::with_capacity(tables.len());
+        for t in &tables {
+            locks.push(t.lock.shared());
+            t.check_not_dropped()?;
+        }
         let blocks = ec.db.heap().parallel_blocks(rel)?;
         let stop = AtomicBool::new(false);
         let ws = WorkerSetup {
@@ -191,16 +199,23 @@ impl<'p> AggNode<'p> {
         };
         let grouping = self.grouping;
         std::thread::scope(|sc| {
+            // A thread the system will not give is a worker less (its
+            // proc slot goes back as its Xact drops).
             let handles: Vec<_> = xacts
                 .into_iter()
-                .map(|x| {
+                .filter_map(|x| {
                     let (ws, stop, blocks) = (&ws, &stop, blocks.clone());
-                    sc.spawn(move || ws.run(x, stop, blocks, par, grouping))
+                    std::thread::Builder::new()
+                        .name("parallel worker".into())
+                        .spawn_scoped(sc, move || ws.run(x, stop, blocks, par, grouping))
+                        .ok()
                 })
                 .collect();
             let prev = ec.parallel_scan.replace(blocks.clone());
+            let held = std::mem::replace(&mut ec.locks_held, true);
             let mine = self.consume_all(ec);
             ec.parallel_scan = prev;
+            ec.locks_held = held;
             if mine.is_err() {
                 stop.store(true, AtomicOrdering::Relaxed);
             }
@@ -502,6 +517,18 @@ fn group_key<'k>(g: &Group, kb: &'k mut Vec<u8>) -> &'k [u8] {
     kb
 }
 
+/// The tables `n`'s scans read, each once.
+fn tables_read<'p>(n: &'p PlanNode, out: &mut Vec<&'p Arc<engine::catalog::TableDef>>) {
+    if let NodeKind::SeqScan { table, .. } | NodeKind::IndexScan { table, .. } = &n.kind {
+        if !out.iter().any(|t| Arc::ptr_eq(&t.lock, &table.lock)) {
+            out.push(table);
+        }
+    }
+    for c in n.children() {
+        tables_read(c, out);
+    }
+}
+
 /// The table of the one parallel scan in a participant's plan.
 fn parallel_rel(n: &PlanNode) -> Option<pgtypes::RelFileId> {
     if let NodeKind::SeqScan {
@@ -607,6 +634,7 @@ impl WorkerSetup<'_> {
             .as_ref()
             .map(|p| Box::new(super::subplan::QueryState::new(p.clone(), par.vis)));
         ec.parallel_scan = Some(blocks);
+        ec.locks_held = true;
         let mut node = AggNode::new(build(par.input, par.vis), grouping, false);
         node.spill = Some(Spill::new(&ec));
         node.consume_all(&mut ec)

@@ -85,7 +85,9 @@ impl ExecNode for SeqScanNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
         let db = ec.db;
         if self.scan.is_none() {
-            self.lock = Some(self.table.lock.shared());
+            if !ec.locks_held {
+                self.lock = Some(self.table.lock.shared());
+            }
             self.table.check_not_dropped()?;
             self.vis.lock_relation(db, self.table);
             // A parallel participant reads the pages it claims; alone (no
@@ -178,7 +180,9 @@ impl ExecNode for IndexScanNode<'_> {
         let db = ec.db;
         if !self.started {
             self.started = true;
-            self.lock = Some(self.table.lock.shared());
+            if !ec.locks_held {
+                self.lock = Some(self.table.lock.shared());
+            }
             self.table.check_not_dropped()?;
             let mut kb = Vec::with_capacity(16);
             if eval_lookup_key(ec, self.key, self.key_types, &mut kb)? {
