@@ -2781,37 +2781,7 @@ pub fn hash_join(
         _ => None,
     };
     if let (Some(kind), true) = (swapped_kind, inner.rows > 2.0 * outer.rows) {
-        // Joined row of the swapped join: inner columns, then outer ones.
-        let qual = qual.map(|q| {
-            map_columns(q, &mut |i| {
-                Expr::Column(if i < lw { i + rw } else { i - lw })
-            })
-        });
-        let swapped = PlanNode::new(
-            NodeKind::HashJoin {
-                outer: Box::new(inner),
-                inner: Box::new(outer),
-                kind,
-                outer_keys: inner_keys,
-                inner_keys: outer_keys,
-                qual,
-                inner_needed: None,
-            },
-            lw + rw,
-            rows,
-        );
-        let exprs = (0..lw)
-            .map(|i| Expr::Column(rw + i))
-            .chain((0..rw).map(Expr::Column))
-            .collect();
-        return PlanNode::new(
-            NodeKind::Project {
-                input: Box::new(swapped),
-                exprs,
-            },
-            lw + rw,
-            rows,
-        );
+        return swapped_hash_join(outer, inner, kind, outer_keys, inner_keys, qual, rows);
     }
     let width = if kind.outer_only() { lw } else { lw + rw };
     PlanNode::new(
@@ -2825,6 +2795,53 @@ pub fn hash_join(
             inner_needed: None,
         },
         width,
+        rows,
+    )
+}
+
+/// The hash join of `outer` and `inner` with the sides turned around:
+/// `outer` is hashed, `inner` probes, and a permutation on top gives back
+/// the outer-then-inner row. `kind` is the turned join's (a LEFT join's
+/// is RIGHT); keys and `qual` are over the original sides.
+pub fn swapped_hash_join(
+    outer: PlanNode,
+    inner: PlanNode,
+    kind: JoinKind,
+    outer_keys: Vec<Expr>,
+    inner_keys: Vec<Expr>,
+    qual: Option<Expr>,
+    rows: f64,
+) -> PlanNode {
+    let (lw, rw) = (outer.width, inner.width);
+    // Joined row of the swapped join: inner columns, then outer ones.
+    let qual = qual.map(|q| {
+        map_columns(q, &mut |i| {
+            Expr::Column(if i < lw { i + rw } else { i - lw })
+        })
+    });
+    let swapped = PlanNode::new(
+        NodeKind::HashJoin {
+            outer: Box::new(inner),
+            inner: Box::new(outer),
+            kind,
+            outer_keys: inner_keys,
+            inner_keys: outer_keys,
+            qual,
+            inner_needed: None,
+        },
+        lw + rw,
+        rows,
+    );
+    let exprs = (0..lw)
+        .map(|i| Expr::Column(rw + i))
+        .chain((0..rw).map(Expr::Column))
+        .collect();
+    PlanNode::new(
+        NodeKind::Project {
+            input: Box::new(swapped),
+            exprs,
+        },
+        lw + rw,
         rows,
     )
 }

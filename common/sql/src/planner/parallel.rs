@@ -179,7 +179,7 @@ fn drive_from_bigger(n: &mut PlanNode) {
         }
         _ => return,
     }
-    let (width, rows, bw) = (n.width, n.rows, n.byte_width);
+    let (rows, bw) = (n.rows, n.byte_width);
     let kind = std::mem::replace(&mut n.kind, NodeKind::Result);
     let NodeKind::HashJoin {
         outer,
@@ -194,35 +194,13 @@ fn drive_from_bigger(n: &mut PlanNode) {
         n.kind = kind;
         return;
     };
-    let (lw, rw) = (outer.width, inner.width);
-    let qual = qual.map(|q| {
-        super::fromclause::map_columns(q, &mut |i| {
-            Expr::Column(if i < lw { i + rw } else { i - lw })
-        })
-    });
-    let mut swapped = PlanNode::new(
-        NodeKind::HashJoin {
-            outer: inner,
-            inner: outer,
-            kind,
-            outer_keys: inner_keys,
-            inner_keys: outer_keys,
-            qual,
-            inner_needed: None,
-        },
-        width,
-        rows,
+    *n = super::fromclause::swapped_hash_join(
+        *outer, *inner, kind, outer_keys, inner_keys, qual, rows,
     );
-    swapped.byte_width = bw;
-    let exprs = (0..lw)
-        .map(|i| Expr::Column(rw + i))
-        .chain((0..rw).map(Expr::Column))
-        .collect();
-    n.kind = NodeKind::Project {
-        input: Box::new(swapped),
-        exprs,
-    };
-    n.estimate();
+    n.byte_width = bw;
+    if let NodeKind::Project { input, .. } = &mut n.kind {
+        input.byte_width = bw;
+    }
 }
 
 fn kind_keeps_rows(k: JoinKind) -> bool {

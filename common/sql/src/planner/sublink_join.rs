@@ -42,6 +42,26 @@ pub struct SemiJoin {
     inner_types: Vec<SqlType>,
 }
 
+/// The SELECT of `q` when it is a plain one: no WITH, ORDER BY, LIMIT,
+/// OFFSET, FETCH, FOR UPDATE, set operation, grouping, HAVING or DISTINCT.
+fn plain_select(q: &ast::Query) -> Option<&ast::Select> {
+    if q.with.is_some()
+        || q.order_by.is_some()
+        || q.limit.is_some()
+        || q.offset.is_some()
+        || q.fetch.is_some()
+        || !q.locks.is_empty()
+    {
+        return None;
+    }
+    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return None;
+    };
+    let grouped =
+        !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
+    (s.distinct.is_none() && !grouped && s.having.is_none()).then_some(s.as_ref())
+}
+
 fn simple_item(item: &ast::SelectItem) -> bool {
     let simple = |e: &ast::Expr| {
         matches!(
@@ -66,27 +86,10 @@ pub fn try_semijoin(
     level: &Level<'_>,
     params: &mut ParamTypes,
 ) -> PgResult<Option<SemiJoin>> {
-    if q.with.is_some()
-        || q.order_by.is_some()
-        || q.limit.is_some()
-        || q.offset.is_some()
-        || q.fetch.is_some()
-        || !q.locks.is_empty()
-    {
-        return Ok(None);
-    }
-    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+    let Some(s) = plain_select(q) else {
         return Ok(None);
     };
-    let grouped =
-        !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
-    if s.distinct.is_some()
-        || grouped
-        || s.having.is_some()
-        || s.from.is_empty()
-        || s.selection.is_none()
-        || !s.projection.iter().all(simple_item)
-    {
+    if s.from.is_empty() || s.selection.is_none() || !s.projection.iter().all(simple_item) {
         return Ok(None);
     }
     let outer = Outer::new(level, &g.next_param);
@@ -367,20 +370,12 @@ pub fn try_unique_in(
     if !matches!(
         expr.as_ref(),
         ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)
-    ) || q.with.is_some()
-        || q.order_by.is_some()
-        || q.limit.is_some()
-        || q.offset.is_some()
-        || q.fetch.is_some()
-        || !q.locks.is_empty()
-    {
+    ) {
         return Ok(None);
     }
-    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+    let Some(s) = plain_select(q) else {
         return Ok(None);
     };
-    let grouped =
-        !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, m) if v.is_empty() && m.is_empty());
     let one_table = matches!(
         s.from.as_slice(),
         [ast::TableWithJoins { relation: ast::TableFactor::Table { args: None, .. }, joins }]
@@ -397,7 +392,7 @@ pub fn try_unique_in(
         }
         _ => return Ok(None),
     };
-    if s.distinct.is_some() || grouped || s.having.is_some() || !one_table {
+    if !one_table {
         return Ok(None);
     }
     // Only a table: reading a CTE or a view would plan it here.
