@@ -98,7 +98,7 @@ fn try_split(node: &mut PlanNode) -> bool {
         return false;
     }
     let (w, rows) = (node.width, node.rows);
-    let (startup, total, bw) = (node.startup_cost, node.total_cost, node.byte_width);
+    let bw = node.byte_width;
     let kind = std::mem::replace(&mut node.kind, NodeKind::Result);
     let NodeKind::Agg {
         mut input,
@@ -113,7 +113,6 @@ fn try_split(node: &mut PlanNode) -> bool {
     share(&mut input, participants);
     // Final ← Gather ← Partial ← input: one Grouping for both halves.
     let part_rows = (rows * participants).max(1.0);
-    let _ = (startup, total);
     let mut partial = PlanNode::new(
         NodeKind::Agg {
             input,
