@@ -346,7 +346,10 @@ fn expr_safe(e: &Expr, slots: &[usize]) -> bool {
         Expr::SubPlan(_) | Expr::WindowFunc(_) | Expr::GroupingFunc(_) => safe = false,
         Expr::ExecParam(s) if !slots.contains(s) => safe = false,
         Expr::Func { func, .. } if !func_parallel_safe(*func) => safe = false,
-        Expr::Cast { to, .. } if matches!(to, pgtypes::sqltype::SqlType::Reg(_)) => safe = false,
+        Expr::Cast {
+            to: pgtypes::sqltype::SqlType::Reg(_),
+            ..
+        } => safe = false,
         _ => {}
     });
     safe
