@@ -28,7 +28,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
 
-use crate::executor::{Ectx, Vis};
+use crate::executor::{hashjoin, Ectx, Vis};
 use crate::planner::explain::{self, node_key, ExplainOptions, Measured, StatsMap};
 use crate::planner::plannodes::{AggSplit, NodeKind, PlanNode};
 use crate::planner::QueryPlan;
@@ -200,8 +200,50 @@ impl ExecNode for ExplainAnalyzeNode<'_> {
     }
 }
 
+/// The executor node of a hash join plan node (None for another kind).
+fn hash_join_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Option<hashjoin::HashJoinNode<'p>> {
+    let NodeKind::HashJoin {
+        outer,
+        inner,
+        kind,
+        outer_keys,
+        inner_keys,
+        qual,
+        inner_needed,
+    } = &plan.kind
+    else {
+        return None;
+    };
+    Some(hashjoin::HashJoinNode::new(
+        build(outer, vis),
+        build(inner, vis),
+        *kind,
+        outer_keys,
+        inner_keys,
+        qual.as_ref(),
+        outer.width,
+        inner.width,
+        inner_needed.as_deref(),
+    ))
+}
+
+/// `exprs` over `input`'s row is the permutation
+/// `fromclause::swapped_hash_join` puts above a hash join it turned
+/// around: the join's inner columns, then its outer ones.
+fn swap_permutation(input: &PlanNode, exprs: &[crate::expr::Expr]) -> bool {
+    let NodeKind::HashJoin { outer, inner, .. } = &input.kind else {
+        return false;
+    };
+    let (ow, iw) = (outer.width, inner.width);
+    exprs.len() == ow + iw
+        && exprs.iter().enumerate().all(|(k, e)| {
+            let want = if k < iw { ow + k } else { k - iw };
+            matches!(e, crate::expr::Expr::Column(c) if *c == want)
+        })
+}
+
 fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
-    use super::{agg, ctescan, hashjoin, nestloop, scan, setop, sort};
+    use super::{agg, ctescan, nestloop, scan, setop, sort};
     match &plan.kind {
         NodeKind::Result => Box::new(scan::ResultNode::new()),
         NodeKind::ExplainAnalyze {
@@ -275,11 +317,28 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
                 .collect(),
             out: Vec::new(),
         }),
-        NodeKind::Project { input, exprs } => Box::new(ProjectNode {
-            input: build(input, vis),
-            exprs,
-            out: Vec::with_capacity(exprs.len()),
-        }),
+        NodeKind::Project { input, exprs } => {
+            // The permutation above a turned-around hash join: the join
+            // makes its rows in this order itself (not while EXPLAIN
+            // ANALYZE measures each node).
+            if swap_permutation(input, exprs) && !instrumenting() {
+                if let Some(j) = hash_join_node(input, vis).map(|j| j.emit_swapped()) {
+                    if j.swapped() {
+                        return Box::new(j);
+                    }
+                    return Box::new(ProjectNode {
+                        input: Box::new(j),
+                        exprs,
+                        out: Vec::with_capacity(exprs.len()),
+                    });
+                }
+            }
+            Box::new(ProjectNode {
+                input: build(input, vis),
+                exprs,
+                out: Vec::with_capacity(exprs.len()),
+            })
+        }
         NodeKind::NestLoop {
             outer,
             inner,
@@ -295,25 +354,10 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             vis,
             outer.width,
         )),
-        NodeKind::HashJoin {
-            outer,
-            inner,
-            kind,
-            outer_keys,
-            inner_keys,
-            qual,
-            inner_needed,
-        } => Box::new(hashjoin::HashJoinNode::new(
-            build(outer, vis),
-            build(inner, vis),
-            *kind,
-            outer_keys,
-            inner_keys,
-            qual.as_ref(),
-            outer.width,
-            inner.width,
-            inner_needed.as_deref(),
-        )),
+        NodeKind::HashJoin { .. } => match hash_join_node(plan, vis) {
+            Some(j) => Box::new(j),
+            None => Box::new(scan::ResultNode::new()),
+        },
         NodeKind::Agg {
             input,
             grouping,

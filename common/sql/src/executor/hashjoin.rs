@@ -51,6 +51,8 @@ pub struct HashJoinNode<'p> {
     /// The inner columns kept in the table (None: all); the others are
     /// NULL in joined rows.
     inner_cols: Option<&'p [usize]>,
+    /// Joined rows are inner ++ outer (see [`HashJoinNode::emit_swapped`]).
+    swap_out: bool,
     /// An inner row read back from a batch file, widened for its keys.
     wide: Vec<Value>,
     built: bool,
@@ -103,6 +105,7 @@ impl<'p> HashJoinNode<'p> {
             outer_width,
             inner_width,
             inner_cols,
+            swap_out: false,
             wide: Vec::new(),
             built: false,
             rows: Vec::new(),
@@ -343,8 +346,53 @@ fn widen_opt(out: &mut Vec<Value>, kept: &[Value], cols: Option<&[usize]>, width
     }
 }
 
+/// Makes a joined row in `out`: the outer part (a row, or NULLs for an
+/// unmatched inner row) then the inner part (a kept row widened, or
+/// NULLs), or inner part first when `swap`.
+fn joined(
+    out: &mut Vec<Value>,
+    swap: bool,
+    outer: (Option<&[Value]>, usize),
+    inner: (Option<&[Value]>, Option<&[usize]>, usize),
+) {
+    out.clear();
+    let put_outer = |out: &mut Vec<Value>| match outer.0 {
+        Some(r) => out.extend_from_slice(r),
+        None => out.extend(std::iter::repeat_n(Value::Null, outer.1)),
+    };
+    let put_inner = |out: &mut Vec<Value>| match inner.0 {
+        Some(k) => widen_opt(out, k, inner.1, inner.2),
+        None => out.extend(std::iter::repeat_n(Value::Null, inner.2)),
+    };
+    if swap {
+        put_inner(out);
+        put_outer(out);
+    } else {
+        put_outer(out);
+        put_inner(out);
+    }
+}
+
 fn no_spill() -> pgtypes::error::PgError {
     pgtypes::error::PgError::internal("hash join batches before the build")
+}
+
+impl HashJoinNode<'_> {
+    /// Joined rows come inner columns first: the node then stands for
+    /// itself and the permutation the planner puts above a join it turned
+    /// around (`fromclause::swapped_hash_join`), without copying every
+    /// row a second time. Only without a join filter (it reads the
+    /// outer-first row) and for joins whose rows have both parts.
+    pub fn emit_swapped(mut self) -> Self {
+        self.swap_out =
+            self.qual.is_none() && !matches!(self.kind, JoinKind::Semi | JoinKind::Anti);
+        self
+    }
+
+    /// See [`HashJoinNode::emit_swapped`].
+    pub fn swapped(&self) -> bool {
+        self.swap_out
+    }
 }
 
 impl ExecNode for HashJoinNode<'_> {
@@ -369,14 +417,11 @@ impl ExecNode for HashJoinNode<'_> {
                         self.tail += 1;
                         ec.tick()?;
                         if !self.matched[i] {
-                            self.out.clear();
-                            self.out
-                                .extend(std::iter::repeat_n(Value::Null, self.outer_width));
-                            widen_opt(
+                            joined(
                                 &mut self.out,
-                                &self.rows[i],
-                                self.inner_cols,
-                                self.inner_width,
+                                self.swap_out,
+                                (None, self.outer_width),
+                                (Some(&self.rows[i]), self.inner_cols, self.inner_width),
                             );
                             return Ok(true);
                         }
@@ -418,14 +463,14 @@ impl ExecNode for HashJoinNode<'_> {
             if let Some(&i) = self.bucket.get(self.pos) {
                 self.pos += 1;
                 ec.tick()?;
-                self.out.clear();
-                self.out
-                    .extend_from_slice(outer_row(self.cur, &self.outer, &self.orow));
-                widen_opt(
+                joined(
                     &mut self.out,
-                    &self.rows[i],
-                    self.inner_cols,
-                    self.inner_width,
+                    self.swap_out,
+                    (
+                        Some(outer_row(self.cur, &self.outer, &self.orow)),
+                        self.outer_width,
+                    ),
+                    (Some(&self.rows[i]), self.inner_cols, self.inner_width),
                 );
                 let pass = match self.qual {
                     None => true,
@@ -457,11 +502,15 @@ impl ExecNode for HashJoinNode<'_> {
             if !self.outer_matched {
                 match self.kind {
                     JoinKind::Left | JoinKind::Full => {
-                        self.out.clear();
-                        self.out
-                            .extend_from_slice(outer_row(self.cur, &self.outer, &self.orow));
-                        self.out
-                            .extend(std::iter::repeat_n(Value::Null, self.inner_width));
+                        joined(
+                            &mut self.out,
+                            self.swap_out,
+                            (
+                                Some(outer_row(self.cur, &self.outer, &self.orow)),
+                                self.outer_width,
+                            ),
+                            (None, None, self.inner_width),
+                        );
                         return Ok(true);
                     }
                     JoinKind::Anti => {
