@@ -77,7 +77,8 @@ pub struct AggNode<'p> {
     parallel: Option<Parallel<'p>>,
 }
 
-/// The Gather below a Finalize aggregation (see the module doc).
+/// The Gather below a Finalize aggregation (see the module doc), and
+/// what [`Parallel::of`] reads from it.
 #[derive(Clone, Copy)]
 pub struct Parallel<'p> {
     /// The Partial aggregation's input: each participant builds its own.
@@ -99,6 +100,30 @@ struct Sorted {
     key: Vec<u8>,
     kb: Vec<u8>,
     done: bool,
+}
+
+impl<'p> Parallel<'p> {
+    /// The parts of `gather`, a Gather over a Partial aggregation; None
+    /// for any other node.
+    pub fn of(gather: &'p PlanNode, vis: &'p Vis) -> Option<Self> {
+        let NodeKind::Gather {
+            input: partial,
+            workers,
+        } = &gather.kind
+        else {
+            return None;
+        };
+        let NodeKind::Agg { input, .. } = &partial.kind else {
+            return None;
+        };
+        Some(Parallel {
+            input,
+            workers: *workers,
+            vis,
+            gather,
+            partial,
+        })
+    }
 }
 
 impl<'p> AggNode<'p> {

@@ -363,27 +363,11 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             grouping,
             split: AggSplit::Final,
             ..
-        } => match &input.kind {
+        } => match agg::Parallel::of(input, vis) {
             // Gather over the Partial aggregation: the session runs the
             // partial's input too, the workers run copies of it.
-            NodeKind::Gather {
-                input: partial,
-                workers,
-            } => match &partial.kind {
-                NodeKind::Agg { input: below, .. } => Box::new(agg::AggNode::parallel(
-                    build(below, vis),
-                    grouping,
-                    agg::Parallel {
-                        input: below,
-                        workers: *workers,
-                        vis,
-                        gather: input,
-                        partial,
-                    },
-                )),
-                _ => Box::new(agg::AggNode::new(build(partial, vis), grouping, false)),
-            },
-            _ => Box::new(agg::AggNode::new(build(input, vis), grouping, false)),
+            Some(par) => Box::new(agg::AggNode::parallel(build(par.input, vis), grouping, par)),
+            None => Box::new(agg::AggNode::new(build(input, vis), grouping, false)),
         },
         NodeKind::Agg {
             input,

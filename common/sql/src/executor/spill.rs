@@ -762,14 +762,6 @@ impl<V> KeyMap<V> {
     pub fn clear(&mut self) {
         self.0.clear()
     }
-    /// Number of keys.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    /// No keys.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
     /// Every (key bytes, value).
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> {
         self.0.iter().map(|(k, v)| (k.bytes(), v))
@@ -797,14 +789,6 @@ impl KeySet {
     /// Empties it.
     pub fn clear(&mut self) {
         self.0.clear()
-    }
-    /// Number of keys.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    /// No keys.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 
