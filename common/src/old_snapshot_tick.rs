@@ -3,7 +3,8 @@
 //! snapshot path): advances the clock snapshots are stamped with, records
 //! the time → xid map and drops early-removal records no snapshot needs
 //! any more (`txn::old_snapshot`). Runs only with old_snapshot_threshold
-//! on, on a primary (a standby's from its promotion).
+//! on, on a primary and on a standby (whose replay asks the time map which
+//! snapshots are old).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -438,11 +438,16 @@ async fn run(config: Config) -> Result<(), String> {
     let timer = {
         let db = db.clone();
         tokio::spawn(async move {
-            if promoted_rx.await.is_ok() {
-                let tick = common::old_snapshot_tick::run(db.clone(), timer_stop_rx.clone());
-                let log = common::standby_log::run(db, timer_stop_rx);
-                tokio::join!(tick, log);
-            }
+            // The old-snapshot tick runs from the start (a standby's own
+            // snapshots age too: replay lets old ones lose versions), the
+            // running-xacts timer once the node is a primary.
+            let tick = common::old_snapshot_tick::run(db.clone(), timer_stop_rx.clone());
+            let log = async move {
+                if promoted_rx.await.is_ok() {
+                    common::standby_log::run(db, timer_stop_rx).await;
+                }
+            };
+            tokio::join!(tick, log);
         })
     };
     let shutdown = async move {

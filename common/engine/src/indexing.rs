@@ -35,8 +35,9 @@ use crate::namespace::SchemaDef;
 use crate::sequence::SequenceDef;
 use crate::{Engine, Role};
 use pgtypes::error::PgResult;
+use pgtypes::lsn::Lsn;
 use pgtypes::value::Value;
-use pgtypes::{ItemPointer, RelFileId, TransactionId};
+use pgtypes::{BlockNumber, ItemPointer, RelFileId, TransactionId};
 use storage::heapam_xlog::HeapRedoHooks;
 use storage::keycodec::encode_key_value;
 
@@ -740,8 +741,17 @@ impl HeapRedoHooks for Engine {
         }
         index_replayed_tuple(self, rel, tid)
     }
-    fn resolve_snapshot_conflict(&self, latest_removed_xid: TransactionId) {
+    fn resolve_snapshot_conflict(&self, latest_removed_xid: TransactionId) -> bool {
         Engine::resolve_snapshot_conflict(self, latest_removed_xid)
+    }
+    fn record_early_removal(
+        &self,
+        rel: RelFileId,
+        block: BlockNumber,
+        removed: &[(TransactionId, TransactionId)],
+        lsn: Lsn,
+    ) {
+        self.record_replayed_early_removal(rel.0, block.0, removed, lsn)
     }
     fn unindex_pruned(&self, rel: RelFileId, items: &[(ItemPointer, &[u8])]) -> PgResult<()> {
         unindex_pruned_tuples(self, rel, items, true).map(|_| ())

@@ -215,14 +215,20 @@ impl Engine {
             .set_ignore_checksum_failure(engine.config().bool("ignore_checksum_failure"));
         // Snapshots' LSN for old_snapshot_threshold: the insert position
         // once the node writes WAL (0 before: every page reaches the
-        // precise test).
+        // precise test); during recovery the replay position (every record
+        // replayed later ends past it).
         let x = Arc::clone(&engine.xlog);
-        engine
-            .procarray
-            .old_snapshot()
-            .set_lsn_source(Box::new(move || {
-                x.writer().map_or(wal::Lsn::INVALID, |w| w.insert_lsn())
-            }));
+        let weak = Arc::downgrade(&engine);
+        engine.procarray.old_snapshot().set_lsn_sources(
+            Box::new(move || x.writer().map_or(wal::Lsn::INVALID, |w| w.insert_lsn())),
+            Box::new(move || {
+                weak.upgrade().map_or(wal::Lsn::INVALID, |e| {
+                    e.replication
+                        .replay_lsn
+                        .load(std::sync::atomic::Ordering::Acquire)
+                })
+            }),
+        );
         if role == Role::Standby {
             // A standby replays WAL continuously instead of the primary's
             // one-shot crash recovery.

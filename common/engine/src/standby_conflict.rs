@@ -63,6 +63,15 @@
 //! lost. Each conflict a session acts on counts in
 //! `pg_stat_database_conflicts.confl_snapshot`.
 //!
+//! ## Snapshots older than old_snapshot_threshold
+//!
+//! With `old_snapshot_threshold` on the standby, a conflicting snapshot
+//! older than the threshold ([`txn::procarray::ProcArray::snapshot_is_old`])
+//! is neither waited for nor cancelled: the call returns true, and replay
+//! records the removed versions for the precise read-time test
+//! (`txn::old_snapshot`, "On a standby"). A young snapshot that ages past
+//! the threshold while replay waits for it is let go the same way.
+//!
 //! Locks: the registry mutex is a leaf, held to copy or change an entry;
 //! the procarray is read with its own locks, never while holding it.
 
@@ -202,14 +211,18 @@ impl Engine {
     /// `max_standby_streaming_delay` has passed (see the module doc).
     /// Returns at once when nobody conflicts (always in crash recovery,
     /// where there are no sessions) or `latest_removed_xid` is invalid.
-    pub fn resolve_snapshot_conflict(&self, latest_removed_xid: TransactionId) {
+    /// Returns true when a snapshot older than old_snapshot_threshold was
+    /// left holding the versions: the caller records their removal (see
+    /// the module doc).
+    pub fn resolve_snapshot_conflict(&self, latest_removed_xid: TransactionId) -> bool {
         if !latest_removed_xid.is_valid() {
-            return;
+            return false;
         }
         let procs = self.procarray.conflicting_procs(latest_removed_xid);
         if procs.is_empty() {
-            return;
+            return false;
         }
+        let mut kept_old = false;
         let started = Instant::now();
         let deadline = self.standby_limit_time(started);
         let mut waited_long = false;
@@ -227,6 +240,10 @@ impl Engine {
                     || xmin > latest_removed_xid
                     || !self.standby_conflicts.is_registered(&sig)
                 {
+                    break;
+                }
+                if self.procarray.snapshot_is_old(xmin) {
+                    kept_old = true;
                     break;
                 }
                 if deadline.is_some_and(|d| Instant::now() >= d) {
@@ -264,6 +281,37 @@ impl Engine {
                 started.elapsed().as_secs_f64() * 1000.0
             );
         }
+        kept_old
+    }
+
+    /// Replay is about to remove `removed` (xmin, xmax) from `block` of
+    /// `rel` (record ending at `lsn`) under a snapshot older than
+    /// old_snapshot_threshold: records the versions a snapshot could have
+    /// seen — both xids committed, so the versions were live to someone —
+    /// relation-wide (index scans) and for the page. Called under the
+    /// page's lock before the page changes and before the index entries go.
+    pub fn record_replayed_early_removal(
+        &self,
+        rel: u32,
+        block: u32,
+        removed: &[(TransactionId, TransactionId)],
+        lsn: pgtypes::lsn::Lsn,
+    ) {
+        let committed =
+            |x: TransactionId| self.clog.get_status(x) == txn::clog::XidStatus::Committed;
+        let seen: Vec<_> = removed
+            .iter()
+            .copied()
+            .filter(|&(xmin, xmax)| xmin != xmax && committed(xmin) && committed(xmax))
+            .collect();
+        let os = self.procarray.old_snapshot();
+        os.record_early(
+            rel,
+            txn::old_snapshot::INDEX_BLOCK,
+            &seen,
+            pgtypes::lsn::Lsn(u64::MAX),
+        );
+        os.record_early(rel, block, &seen, lsn);
     }
 
     /// GetStandbyLimitTime: when replay stops waiting and cancels; `None`
@@ -288,13 +336,20 @@ mod tests {
     use super::*;
     use crate::Role;
     use pgtypes::config::Config;
+    use txn::clog::XidStatus;
 
     fn standby(delay: &str) -> (tempfile::TempDir, Arc<Engine>) {
+        standby_with(delay, "-1")
+    }
+
+    fn standby_with(delay: &str, threshold: &str) -> (tempfile::TempDir, Arc<Engine>) {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut cfg = Config::new(dir.path());
         cfg.set("fsync", "off").expect("fsync");
         cfg.set("max_standby_streaming_delay", delay)
             .expect("delay");
+        cfg.set("old_snapshot_threshold", threshold)
+            .expect("threshold");
         let db =
             Engine::open(cfg, Role::Standby, TransactionId::FIRST_NORMAL).expect("open a standby");
         let t = TransactionId;
@@ -311,6 +366,42 @@ mod tests {
         let cancel = Arc::new(AtomicBool::new(false));
         let sig = db.standby_conflicts.register(p, cancel.clone());
         (p, cancel, sig)
+    }
+
+    /// old_snapshot_threshold = 0 on the standby: every snapshot is old,
+    /// so replay neither waits (the delay is infinite) nor cancels, and
+    /// says the removal must be recorded; off, the same call would wait.
+    #[test]
+    fn old_snapshots_are_left_in_place() {
+        let (_d, db) = standby_with("-1", "0");
+        if !db.procarray.old_snapshot().enabled() {
+            return; // txn built without the feature
+        }
+        let (p, cancel, sig) = session_with_snapshot(&db);
+        assert!(db.procarray.snapshot_is_old(TransactionId(10)));
+        assert!(db.resolve_snapshot_conflict(TransactionId(50)), "record it");
+        assert!(!cancel.load(Ordering::SeqCst), "not cancelled");
+        assert!(!sig.take_pending());
+        assert_eq!(db.procarray.proc_xmin(p), TransactionId(10), "kept");
+        // Nobody in conflict: nothing to record.
+        assert!(!db.resolve_snapshot_conflict(TransactionId(9)));
+        // The record keeps only versions someone saw: both xids committed.
+        let t = TransactionId;
+        let lsn = pgtypes::lsn::Lsn(40);
+        db.record_replayed_early_removal(1, 2, &[(t(3), t(4))], lsn);
+        assert_eq!(
+            db.procarray.old_snapshot().early_records(),
+            0,
+            "never committed"
+        );
+        db.clog.set_status(t(7), &[], XidStatus::Committed);
+        db.clog.set_status(t(8), &[], XidStatus::Committed);
+        db.record_replayed_early_removal(1, 2, &[(t(3), t(4)), (t(7), t(8))], lsn);
+        assert_eq!(
+            db.procarray.old_snapshot().early_records(),
+            2,
+            "page and relation"
+        );
     }
 
     /// Nobody conflicts: no session, a session without a snapshot, a

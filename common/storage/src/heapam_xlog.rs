@@ -65,8 +65,20 @@ pub trait HeapRedoHooks {
     /// (a standby; nothing in crash recovery).
     fn index_tuple(&self, rel: RelFileId, tid: ItemPointer) -> PgResult<()>;
     /// Before a prune removes versions up to `latest_removed_xid`: wait for
-    /// or cancel standby queries that could still see them.
-    fn resolve_snapshot_conflict(&self, latest_removed_xid: TransactionId);
+    /// or cancel standby queries that could still see them. True when a
+    /// snapshot older than old_snapshot_threshold was left holding them:
+    /// the removal is then recorded ([`Self::record_early_removal`]).
+    fn resolve_snapshot_conflict(&self, latest_removed_xid: TransactionId) -> bool;
+    /// A prune replayed under an old snapshot removes the versions
+    /// `removed` (xmin, xmax) from `block` (record ending at `lsn`); called
+    /// under the page lock before the page changes.
+    fn record_early_removal(
+        &self,
+        rel: RelFileId,
+        block: BlockNumber,
+        removed: &[(TransactionId, TransactionId)],
+        lsn: Lsn,
+    );
     /// After a prune: the removed versions' index entries go (their tids and
     /// row data, copied before the slots were freed).
     fn unindex_pruned(&self, rel: RelFileId, items: &[(ItemPointer, &[u8])]) -> PgResult<()>;
@@ -426,7 +438,8 @@ pub fn redo_heap(
 /// Replays a prune. On a standby, first the snapshot conflict: queries
 /// whose snapshots could still see the removed versions are waited for or
 /// cancelled ([`HeapRedoHooks::resolve_snapshot_conflict`]) before the page
-/// changes. Then, under the page lock, the data of every version about to
+/// changes — or, older than old_snapshot_threshold, left in place with the
+/// removal recorded under the page lock for their reads' exact test. Then, under the page lock, the data of every version about to
 /// go is copied (its index keys) and the page gets exactly the primary's
 /// change ([`Page::prune_execute`]). Last, on a standby, those versions'
 /// entries leave the standby's own indexes — before any later record can
@@ -452,11 +465,22 @@ fn redo_prune(
         ));
     }
     let standby = hooks.maintains_indexes();
-    if standby {
-        hooks.resolve_snapshot_conflict(latest_removed_xid);
-    }
+    let record_early = standby && hooks.resolve_snapshot_conflict(latest_removed_xid);
     let mut removed: Vec<(u16, Vec<u8>)> = Vec::new();
     redo_page(heap, lsn, rel, block, false, |p| {
+        if record_early {
+            // old_snapshot_threshold: what an old snapshot left in place
+            // loses, recorded before the page changes (a deleter, not a
+            // row lock, ended these versions).
+            let pairs: Vec<_> = dead
+                .iter()
+                .chain(unused)
+                .filter_map(|&o| p.item(o).ok().and_then(TupleHeader::read))
+                .filter(|h| !h.xmax_is_invalid() && h.infomask & htup::XMAX_LOCK_ONLY == 0)
+                .map(|h| (h.xmin, h.xmax))
+                .collect();
+            hooks.record_early_removal(rel, block, &pairs, lsn);
+        }
         if standby {
             for &o in dead.iter().chain(unused) {
                 if let Ok(item) = p.item(o) {
@@ -506,7 +530,17 @@ mod tests {
         fn index_tuple(&self, _: RelFileId, _: ItemPointer) -> PgResult<()> {
             Ok(())
         }
-        fn resolve_snapshot_conflict(&self, _: TransactionId) {}
+        fn resolve_snapshot_conflict(&self, _: TransactionId) -> bool {
+            false
+        }
+        fn record_early_removal(
+            &self,
+            _: RelFileId,
+            _: BlockNumber,
+            _: &[(TransactionId, TransactionId)],
+            _: Lsn,
+        ) {
+        }
         fn unindex_pruned(&self, _: RelFileId, _: &[(ItemPointer, &[u8])]) -> PgResult<()> {
             Ok(())
         }

@@ -68,9 +68,26 @@
 //! the cargo feature `old_snapshot_threshold`, [`OldSnapshot::enabled`] is
 //! the constant `false` and the branches compile away.
 //!
-//! Snapshots built before the feature was on, by hand, or during recovery
-//! (`when == 0` or `taken_during_recovery`) are never tested: a standby
-//! keeps its recovery-conflict cancellation (standby_conflict.rs).
+//! Snapshots built before the feature was on or by hand (`when == 0`) are
+//! never tested.
+//!
+//! ## On a standby
+//!
+//! A standby does not prune; replay removes what the primary pruned, and
+//! without the setting a snapshot that still needs those versions is
+//! waited for and then cancelled (40001, engine's standby_conflict.rs) —
+//! however little of them it would ever read. With the setting on the
+//! standby, replay neither waits for nor cancels a snapshot older than the
+//! threshold (`ProcArray::snapshot_is_old`, the same time → xid map kept by
+//! the standby's own tick): it records the removed versions here, per page
+//! and relation-wide, under the page lock before the page changes, and the
+//! reader gets the precise test above. A standby snapshot's LSN is the
+//! replay position when it was built (read before its xids, so a page
+//! changed by any record replayed after has a newer LSN); the reader's
+//! clock is the standby's. Younger snapshots keep the wait-then-cancel
+//! rule. So on a standby the setting turns a recovery conflict of an old
+//! snapshot into 72000 raised only when that snapshot reads a version it
+//! sees that replay removed — and into nothing at all when it does not.
 //!
 //! Locks: the time map's mutex and the early map's stripes are leaves.
 
@@ -177,8 +194,9 @@ pub struct OldSnapshot {
     early: Box<[Mutex<EarlyMap>]>,
     /// Records in `early` (0: no scan needs to look).
     early_count: AtomicUsize,
-    /// The WAL insert position for snapshots' `lsn`.
-    lsn_source: OnceLock<LsnSource>,
+    /// Where snapshots read their `lsn`: the WAL insert position, and
+    /// during recovery the replay position.
+    lsn_source: OnceLock<(LsnSource, LsnSource)>,
 }
 
 impl Default for OldSnapshot {
@@ -235,25 +253,38 @@ impl OldSnapshot {
         }
     }
 
-    /// Sets where snapshots read the WAL insert position (once; without
-    /// one they carry LSN 0 and every page they read reaches the precise
-    /// test).
-    pub fn set_lsn_source(&self, f: LsnSource) {
-        let _ = self.lsn_source.set(f);
+    /// Sets where snapshots read the WAL insert position and, during
+    /// recovery, the replay position (once; without them they carry LSN 0
+    /// and every page they read reaches the precise test).
+    pub fn set_lsn_sources(&self, insert: LsnSource, replay: LsnSource) {
+        let _ = self.lsn_source.set((insert, replay));
     }
 
-    /// Stamps a snapshot being built with the insert LSN and the coarse
-    /// clock (only when on).
+    /// Stamps a snapshot being built with the insert (or, `in_recovery`,
+    /// the replay) LSN and the coarse clock (only when on). Called before
+    /// the snapshot's xids are read.
     #[inline(always)]
-    pub fn stamp(&self, snap: &mut Snapshot) {
+    pub fn stamp(&self, snap: &mut Snapshot, in_recovery: bool) {
         if self.enabled() {
-            self.stamp_slow(snap);
+            self.stamp_slow(snap, in_recovery);
         }
     }
 
     #[inline(never)]
-    fn stamp_slow(&self, snap: &mut Snapshot) {
-        snap.lsn = self.lsn_source.get().map_or(Lsn::INVALID, |f| f());
+    fn stamp_slow(&self, snap: &mut Snapshot, in_recovery: bool) {
+        snap.lsn = self
+            .lsn_source
+            .get()
+            .map_or(
+                Lsn::INVALID,
+                |(insert, replay)| {
+                    if in_recovery {
+                        replay()
+                    } else {
+                        insert()
+                    }
+                },
+            );
         snap.when = self.clock.load(RELAXED);
     }
 
@@ -378,7 +409,7 @@ impl OldSnapshot {
         page_lsn: Option<Lsn>,
         subtrans: &SubTrans,
     ) -> PgResult<()> {
-        if snap.when == 0 || snap.taken_during_recovery {
+        if snap.when == 0 {
             return Ok(()); // not an MVCC snapshot this node stamped
         }
         if page_lsn.is_some_and(|l| l <= snap.lsn) {
@@ -505,13 +536,13 @@ mod tests {
         );
         o.clock.store(1000 + 600, RELAXED);
         assert!(o.test_page(&s, 8, 4, Lsn(80), &st).is_err(), "now old");
-        // Unstamped and recovery snapshots are not tested.
+        // Unstamped snapshots are not tested; a standby's are, as any.
         let mut u = old_snap();
         u.when = 0;
         assert!(o.test_page(&u, 8, 4, Lsn(80), &st).is_ok(), "unstamped");
         let mut r = old_snap();
         r.taken_during_recovery = true;
-        assert!(o.test_page(&r, 8, 4, Lsn(80), &st).is_ok(), "standby");
+        assert!(o.test_page(&r, 8, 4, Lsn(80), &st).is_err(), "standby");
     }
 
     #[test]
@@ -521,7 +552,7 @@ mod tests {
         record(&o, 7, 3, &[(x(90), x(120))], Lsn(60));
         assert!(o.test_page(&old_snap(), 7, 3, Lsn(60), &st).is_ok());
         let mut s = Snapshot::default();
-        o.stamp(&mut s);
+        o.stamp(&mut s, false);
         assert_eq!((s.when, s.lsn), (0, Lsn::INVALID), "off stamps nothing");
     }
 

@@ -686,6 +686,9 @@ impl ProcArray {
 
     /// The scan proper, under ProcArrayLock shared.
     fn fill_snapshot(&self, st: &ProcArrayState, me: &Proc, snap: &mut Snapshot) {
+        // old_snapshot_threshold: the LSN is read before the xids, so any
+        // change logged (or replayed) after them has a newer LSN.
+        self.old_snapshot.stamp(snap, st.in_recovery);
         let xmax = st.latest_completed_xid.0 + 1;
         let mut xmin = xmax;
         let myxid = me.xid.load(RELAXED);
@@ -755,7 +758,6 @@ impl ProcArray {
         snap.suboverflowed = overflowed;
         snap.taken_during_recovery = st.in_recovery;
         snap.completion_count = st.xact_completion_count;
-        self.old_snapshot.stamp(snap);
         if me.xmin.load(RELAXED) == 0 {
             me.xmin.store(xmin, RELAXED);
         }
@@ -1427,6 +1429,24 @@ impl ProcArray {
         }
         let l = self.limit_for_old_snapshots(TransactionId::INVALID);
         (l.is_valid() && xid < l).then_some(l)
+    }
+
+    /// Whether a snapshot with `xmin` is older than old_snapshot_threshold
+    /// (false when off): with 0 every snapshot is; otherwise its xmin lies
+    /// below the bound the time map recorded N minutes ago, so it was
+    /// taken before then (conservative: an old snapshot with a newer xmin
+    /// counts as young). A standby's replay asks it of each conflicting
+    /// snapshot (engine's standby_conflict.rs).
+    pub fn snapshot_is_old(&self, xmin: TransactionId) -> bool {
+        let os = &self.old_snapshot;
+        if !os.enabled() {
+            return false;
+        }
+        if os.threshold() == 0 {
+            return true;
+        }
+        let l = os.map_limited();
+        l.is_valid() && xmin < l
     }
 
     /// The old-snapshot tick (once a second, off the snapshot path): clock,
