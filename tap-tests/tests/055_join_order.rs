@@ -7,6 +7,7 @@
 //!
 //! * `comma_lists_avoid_cross_products`
 //! * `in_over_a_unique_key_starts_from_the_subquery`
+//! * `presorted_inputs_merge_join`
 
 use tap_tests::Node;
 
@@ -257,5 +258,55 @@ fn in_over_a_unique_key_starts_from_the_subquery() {
             "{}",
             node.name()
         );
+    }
+}
+
+/// Inputs that arrive sorted on the join keys are merged, not hashed
+/// (`fromclause::merge_order`, `executor::mergejoin`): two ordered
+/// derived tables join with a Merge Join (inner, LEFT and FULL), on both
+/// nodes, with the hash join's answer. The golden script `merge_join`
+/// checks the rows against PostgreSQL's.
+#[test]
+fn presorted_inputs_merge_join() {
+    let primary = Node::new("primary");
+    primary.init(true);
+    primary.start();
+    primary.safe_sql(
+        "CREATE TABLE ma (k int, v text); CREATE TABLE mb (k int, w text); \
+         INSERT INTO ma SELECT g % 500, 'a' || g FROM generate_series(1, 5000) g; \
+         INSERT INTO mb SELECT g % 700, 'b' || g FROM generate_series(1, 2100) g; \
+         INSERT INTO ma VALUES (NULL, 'n'); INSERT INTO mb VALUES (NULL, 'n'); ANALYZE",
+    );
+    let standby = Node::standby_of(&primary, "standby");
+    primary.wait_for_replay(&standby);
+    let sorted = |join: &str| {
+        format!(
+            "SELECT count(*), count(a.v), count(b.w) FROM (SELECT * FROM ma ORDER BY k) a \
+             {join} (SELECT * FROM mb ORDER BY k) b ON a.k = b.k"
+        )
+    };
+    let hashed = |join: &str| {
+        format!("SELECT count(*), count(a.v), count(b.w) FROM ma a {join} mb b ON a.k = b.k")
+    };
+    for node in [&primary, &standby] {
+        for (join, label) in [
+            ("JOIN", "Merge Join"),
+            ("LEFT JOIN", "Merge Left Join"),
+            ("FULL JOIN", "Merge Full Join"),
+        ] {
+            let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {}", sorted(join)));
+            assert!(plan.contains(label), "{}: {plan}", node.name());
+            assert!(plan.contains("Merge Cond: (a.k = b.k)"), "{plan}");
+            let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {}", hashed(join)));
+            assert!(plan.contains("Hash"), "unsorted inputs hash: {plan}");
+            assert_eq!(
+                node.safe_sql(&sorted(join)),
+                node.safe_sql(&hashed(join)),
+                "{}: {join}",
+                node.name()
+            );
+        }
+        assert_eq!(node.safe_sql(&sorted("JOIN")), "15000|15000|15000");
+        assert_eq!(node.safe_sql(&sorted("FULL JOIN")), "15602|15001|15601");
     }
 }

@@ -66,6 +66,7 @@ pub mod agg;
 pub mod ctescan;
 pub mod execnodes;
 pub mod hashjoin;
+pub mod mergejoin;
 pub mod nestloop;
 pub mod scan;
 pub mod setop;

@@ -358,6 +358,22 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             Some(j) => Box::new(j),
             None => Box::new(scan::ResultNode::new()),
         },
+        NodeKind::MergeJoin {
+            outer,
+            inner,
+            kind,
+            outer_keys,
+            inner_keys,
+            qual,
+        } => Box::new(super::mergejoin::MergeJoinNode::new(
+            outer,
+            inner,
+            *kind,
+            outer_keys,
+            inner_keys,
+            qual.as_ref(),
+            vis,
+        )),
         NodeKind::Agg {
             input,
             grouping,

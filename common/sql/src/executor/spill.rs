@@ -457,6 +457,15 @@ impl TupleStore {
         self.len
     }
 
+    /// Empties it for writing again (its temporary file, if any, goes),
+    /// keeping its settings.
+    pub fn clear(&mut self) {
+        self.rows.clear();
+        self.mem = 0;
+        self.file = None;
+        self.len = 0;
+    }
+
     /// True when it holds no row.
     pub fn is_empty(&self) -> bool {
         self.len == 0

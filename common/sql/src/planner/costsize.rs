@@ -125,6 +125,19 @@ impl PlanNode {
                     + rows * CPU_TUPLE_COST;
                 (startup, total, self.join_width(outer, inner))
             }
+            NodeKind::MergeJoin {
+                outer,
+                inner,
+                outer_keys,
+                ..
+            } => {
+                // Both inputs read once, one key comparison per row read.
+                let nkeys = outer_keys.len().max(1) as f64;
+                let startup = outer.startup_cost + inner.startup_cost;
+                let merge = (outer.rows + inner.rows) * CPU_OPERATOR_COST * nkeys;
+                let total = outer.total_cost + inner.total_cost + merge + rows * CPU_TUPLE_COST;
+                (startup, total, self.join_width(outer, inner))
+            }
             NodeKind::NestLoop { outer, inner, .. } => {
                 let startup = outer.startup_cost + inner.startup_cost;
                 let total = outer.total_cost
@@ -188,7 +201,9 @@ impl PlanNode {
     /// rows' otherwise.
     fn join_width(&self, outer: &PlanNode, inner: &PlanNode) -> u32 {
         let outer_only = match &self.kind {
-            NodeKind::HashJoin { kind, .. } | NodeKind::NestLoop { kind, .. } => kind.outer_only(),
+            NodeKind::HashJoin { kind, .. }
+            | NodeKind::NestLoop { kind, .. }
+            | NodeKind::MergeJoin { kind, .. } => kind.outer_only(),
             _ => false,
         };
         if outer_only {

@@ -181,6 +181,9 @@ impl<'a> Deparser<'a> {
             }
             | NodeKind::HashJoin {
                 outer, inner, kind, ..
+            }
+            | NodeKind::MergeJoin {
+                outer, inner, kind, ..
             } => {
                 let mut c = self.columns(outer);
                 if !kind.outer_only() {

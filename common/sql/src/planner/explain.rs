@@ -244,6 +244,14 @@ pub fn details(
             inner_keys,
             qual: q,
             ..
+        }
+        | NodeKind::MergeJoin {
+            outer,
+            inner,
+            outer_keys,
+            inner_keys,
+            qual: q,
+            ..
         } => {
             let ocols = dp.columns(outer);
             let icols = dp.columns(inner);
@@ -262,7 +270,11 @@ pub fn details(
                 1 => conds.concat(),
                 _ => format!("({})", conds.join(" AND ")),
             };
-            out.push(("Hash Cond", Detail::Text(cond)));
+            let name = match node.kind {
+                NodeKind::MergeJoin { .. } => "Merge Cond",
+                _ => "Hash Cond",
+            };
+            out.push((name, Detail::Text(cond)));
             let mut cols = ocols;
             cols.extend(icols);
             let conj = q.iter().flat_map(|q| q.conjuncts()).collect();
@@ -419,6 +431,7 @@ fn node_fields(node: &PlanNode) -> Vec<(&'static str, String)> {
     };
     match &node.kind {
         NodeKind::HashJoin { kind, .. } => join(&mut f, "Hash Join", kind.label()),
+        NodeKind::MergeJoin { kind, .. } => join(&mut f, "Merge Join", kind.label()),
         NodeKind::NestLoop { kind, .. } => join(&mut f, "Nested Loop", kind.label()),
         NodeKind::Agg {
             grouping,

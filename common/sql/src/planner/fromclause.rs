@@ -2215,15 +2215,38 @@ impl JoinPlanner<'_, '_, '_, '_> {
                             let qual: Vec<Expr> =
                                 non_key.into_iter().map(|q| shift(q, ls)).collect();
                             let rows = join_rows(kind, left_node.rows, right_node.rows, sel);
-                            hash_join(
-                                left_node,
-                                right_node,
-                                kind,
-                                okeys.into_iter().map(|e| shift(e, ls)).collect(),
-                                ikeys.into_iter().map(|e| shift(e, rs)).collect(),
-                                and_all(qual),
-                                rows,
-                            )
+                            let classes: Vec<Option<u8>> = okeys
+                                .iter()
+                                .zip(&ikeys)
+                                .map(|(o, i)| {
+                                    let (a, b) = (self.key_type(o)?, self.key_type(i)?);
+                                    merge_class(a).filter(|&c| merge_class(b) == Some(c))
+                                })
+                                .collect();
+                            let okeys: Vec<Expr> =
+                                okeys.into_iter().map(|e| shift(e, ls)).collect();
+                            let ikeys: Vec<Expr> =
+                                ikeys.into_iter().map(|e| shift(e, rs)).collect();
+                            match merge_order(&left_node, &right_node, &okeys, &ikeys, &classes) {
+                                Some(perm) => merge_join(
+                                    left_node,
+                                    right_node,
+                                    kind,
+                                    perm.iter().map(|&p| okeys[p].clone()).collect(),
+                                    perm.iter().map(|&p| ikeys[p].clone()).collect(),
+                                    and_all(qual),
+                                    rows,
+                                ),
+                                None => hash_join(
+                                    left_node,
+                                    right_node,
+                                    kind,
+                                    okeys,
+                                    ikeys,
+                                    and_all(qual),
+                                    rows,
+                                ),
+                            }
                         }
                     }
                 } else {
@@ -2751,6 +2774,125 @@ pub fn filter(node: PlanNode, pred: Expr) -> PlanNode {
             pred,
         },
         w,
+        rows,
+    )
+}
+
+/// The order `node`'s rows arrive in, as far as the planner can prove
+/// it, most significant key first: a Sort's keys; an index read whole
+/// (its columns ascending); carried through filters, limits, projections
+/// of columns, and the outer side of a merge join that emits outer rows
+/// in their order (not RIGHT / FULL, whose unmatched inner rows come out
+/// of turn).
+pub fn output_order(node: &PlanNode) -> Vec<super::SortKey> {
+    let asc = |column| super::SortKey {
+        column,
+        desc: false,
+        nulls_first: false,
+    };
+    match &node.kind {
+        NodeKind::Sort { keys, .. } => keys.clone(),
+        NodeKind::IndexScan { index, key, .. } if key.is_empty() && index.spec.is_plain() => {
+            index.spec.columns.iter().map(|&c| asc(c)).collect()
+        }
+        NodeKind::Filter { input, .. } | NodeKind::Limit { input, .. } => output_order(input),
+        NodeKind::Project { input, exprs } => {
+            let mut out = Vec::new();
+            for k in output_order(input) {
+                match exprs.iter().position(|e| *e == Expr::Column(k.column)) {
+                    Some(j) => out.push(super::SortKey { column: j, ..k }),
+                    None => break,
+                }
+            }
+            out
+        }
+        NodeKind::MergeJoin { outer, kind, .. }
+            if matches!(
+                kind,
+                JoinKind::Inner | JoinKind::Left | JoinKind::Semi | JoinKind::Anti
+            ) =>
+        {
+            output_order(outer)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Key types a merge join may compare: the same class on both sides, one
+/// whose index order, sort order and `=` agree (integers of one width,
+/// text, dates and timestamps).
+fn merge_class(t: SqlType) -> Option<u8> {
+    Some(match t {
+        SqlType::Int2 => 1,
+        SqlType::Int4 => 2,
+        SqlType::Int8 => 3,
+        SqlType::Text | SqlType::Varchar(_) => 4,
+        SqlType::Date => 5,
+        SqlType::Timestamp => 6,
+        SqlType::TimestampTz => 7,
+        _ => return None,
+    })
+}
+
+/// When both inputs already arrive sorted ascending, NULLs last, on the
+/// join keys (column keys, `classes` all mergeable), the order of the key
+/// pairs that order follows: a merge join needs no hash table and keeps
+/// the outer order. None otherwise.
+fn merge_order(
+    left: &PlanNode,
+    right: &PlanNode,
+    okeys: &[Expr],
+    ikeys: &[Expr],
+    classes: &[Option<u8>],
+) -> Option<Vec<usize>> {
+    if okeys.is_empty() || classes.iter().any(Option::is_none) {
+        return None;
+    }
+    let (lo, ro) = (output_order(left), output_order(right));
+    if lo.len() < okeys.len() || ro.len() < okeys.len() {
+        return None;
+    }
+    let mut perm = Vec::with_capacity(okeys.len());
+    for (l, r) in lo.iter().zip(&ro).take(okeys.len()) {
+        if l.desc || r.desc || l.nulls_first || r.nulls_first {
+            return None;
+        }
+        let p = (0..okeys.len()).find(|&p| {
+            !perm.contains(&p)
+                && okeys[p] == Expr::Column(l.column)
+                && ikeys[p] == Expr::Column(r.column)
+        })?;
+        perm.push(p);
+    }
+    Some(perm)
+}
+
+/// A merge join of `outer` and `inner`, both sorted on their keys (in
+/// that order; see [`merge_order`]).
+pub fn merge_join(
+    outer: PlanNode,
+    inner: PlanNode,
+    kind: JoinKind,
+    outer_keys: Vec<Expr>,
+    inner_keys: Vec<Expr>,
+    qual: Option<Expr>,
+    rows: f64,
+) -> PlanNode {
+    let width = if kind.outer_only() {
+        outer.width
+    } else {
+        outer.width + inner.width
+    };
+    PlanNode::new(
+        NodeKind::MergeJoin {
+            outer: Box::new(outer),
+            inner: Box::new(inner),
+            kind,
+            outer_keys,
+            inner_keys,
+            qual,
+        },
+        width,
         rows,
     )
 }

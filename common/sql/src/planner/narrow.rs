@@ -195,6 +195,21 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             narrow(outer, &fit(on, ow));
             narrow(inner, &fit(inn, iw));
         }
+        NodeKind::MergeJoin {
+            outer,
+            inner,
+            kind,
+            outer_keys,
+            inner_keys,
+            qual,
+        } => {
+            let (ow, iw) = (outer.width, inner.width);
+            let (mut on, mut inn) = join_sides(need, *kind, qual.as_ref(), ow, iw);
+            outer_keys.iter().for_each(|e| mark(e, &mut on));
+            inner_keys.iter().for_each(|e| mark(e, &mut inn));
+            narrow(outer, &fit(on, ow));
+            narrow(inner, &fit(inn, iw));
+        }
         NodeKind::Ordinality { input } => narrow_all(input),
         NodeKind::Zip { inputs } | NodeKind::Append { inputs } => {
             inputs.iter_mut().for_each(narrow_all);

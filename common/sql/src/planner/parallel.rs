@@ -74,7 +74,9 @@ pub fn parallelize(node: &mut PlanNode) -> bool {
             params,
             ..
         } => parallelize(outer) | (params.is_empty() && parallelize(inner)),
-        NodeKind::HashJoin { outer, inner, .. } => parallelize(outer) | parallelize(inner),
+        NodeKind::HashJoin { outer, inner, .. } | NodeKind::MergeJoin { outer, inner, .. } => {
+            parallelize(outer) | parallelize(inner)
+        }
         NodeKind::Filter { input, .. }
         | NodeKind::Project { input, .. }
         | NodeKind::Sort { input, .. }
@@ -316,6 +318,7 @@ fn subtree_safe(n: &PlanNode, slots: &[usize]) -> bool {
         | NodeKind::Filter { .. }
         | NodeKind::Project { .. }
         | NodeKind::HashJoin { .. }
+        | NodeKind::MergeJoin { .. }
         | NodeKind::NestLoop { .. }
         | NodeKind::Result
         | NodeKind::Values { .. }

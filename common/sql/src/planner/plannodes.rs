@@ -272,6 +272,23 @@ pub enum NodeKind {
         /// (executor parameter slot, expression over the outer row).
         params: Vec<(usize, Expr)>,
     },
+    /// Equi-join of two inputs sorted ascending (NULLs last) on their
+    /// keys: walked together, each outer row meets the inner rows of its
+    /// key (`executor::mergejoin`); `qual` decides among key matches.
+    MergeJoin {
+        /// Outer input, sorted on `outer_keys`.
+        outer: Box<PlanNode>,
+        /// Inner input, sorted on `inner_keys`.
+        inner: Box<PlanNode>,
+        /// Join type.
+        kind: JoinKind,
+        /// Keys over the outer row, in the inputs' sort order.
+        outer_keys: Vec<Expr>,
+        /// Keys over the inner row (same count, same order).
+        inner_keys: Vec<Expr>,
+        /// Other conditions over outer row ++ inner row.
+        qual: Option<Expr>,
+    },
     /// Equi-join: the inner rows are hashed on `inner_keys`, each outer
     /// row probes with `outer_keys`; `qual` decides among key matches.
     HashJoin {
@@ -486,6 +503,10 @@ impl PlanNode {
                 JoinKind::Inner => "Hash Join".into(),
                 k => format!("Hash {} Join", k.label()),
             },
+            NodeKind::MergeJoin { kind, .. } => match kind {
+                JoinKind::Inner => "Merge Join".into(),
+                k => format!("Merge {} Join", k.label()),
+            },
             NodeKind::Agg {
                 grouping,
                 sorted,
@@ -538,9 +559,9 @@ impl PlanNode {
             | NodeKind::HashDistinct { input, .. }
             | NodeKind::Limit { input, .. } => vec![input],
             NodeKind::Ordinality { input } => input.children(),
-            NodeKind::NestLoop { outer, inner, .. } | NodeKind::HashJoin { outer, inner, .. } => {
-                vec![outer, inner]
-            }
+            NodeKind::NestLoop { outer, inner, .. }
+            | NodeKind::HashJoin { outer, inner, .. }
+            | NodeKind::MergeJoin { outer, inner, .. } => vec![outer, inner],
             NodeKind::SetOp { left, right, .. } => vec![left, right],
             NodeKind::RecursiveUnion { nonrec, rec, .. } => vec![nonrec, rec],
             NodeKind::Append { inputs } => inputs.iter().collect(),
@@ -578,6 +599,12 @@ impl PlanNode {
                 params.iter().for_each(|(_, e)| f(e));
             }
             NodeKind::HashJoin {
+                outer_keys,
+                inner_keys,
+                qual,
+                ..
+            }
+            | NodeKind::MergeJoin {
                 outer_keys,
                 inner_keys,
                 qual,
@@ -660,7 +687,7 @@ impl PlanNode {
         if let NodeKind::Project { input, exprs } = &self.kind {
             let joined = matches!(
                 input.kind,
-                NodeKind::HashJoin { .. } | NodeKind::NestLoop { .. }
+                NodeKind::HashJoin { .. } | NodeKind::NestLoop { .. } | NodeKind::MergeJoin { .. }
             );
             let permutation = exprs.len() == input.width
                 && exprs.iter().all(|e| matches!(e, Expr::Column(_)))
