@@ -119,10 +119,15 @@
 //! ## Relation locks
 //!
 //! [`RelLock`] serialises TRUNCATE and DROP against statements using the
-//! table (the storage layer requires it). It prefers readers: a statement
-//! only waits while a TRUNCATE/DROP actually holds the lock, never behind a
-//! waiting one, so a session blocked on a row lock cannot deadlock behind a
-//! queued TRUNCATE.
+//! table (the storage layer requires it). A TRUNCATE/DROP waiting for the
+//! statements using the table stops new ones from starting (as PostgreSQL's
+//! lock queue does), so a stream of readers cannot starve it. A thread that
+//! already holds the lock shared re-enters it without queueing (PostgreSQL
+//! lets a backend that holds a lock on the object jump ahead of conflicting
+//! waiters): a statement reading one table twice — a self-join, a subquery
+//! over its own table — would otherwise wait for the TRUNCATE that waits
+//! for it. Re-entry is safe whatever the bookkeeping says because it only
+//! happens while some reader holds the lock, when no TRUNCATE/DROP can.
 //!
 //! Lock order: catalog `RwLock` → `TableIndexes` → `RelLock`; none of them is
 //! held while waiting for a transaction.
@@ -542,7 +547,8 @@ impl TableIndexes {
     }
 }
 
-/// A reader-preferring relation lock (see the module doc).
+/// A relation lock: shared for statements, exclusive for TRUNCATE/DROP (see
+/// the module doc).
 #[derive(Default, Debug)]
 pub struct RelLock {
     state: Mutex<(usize, bool)>,
@@ -552,8 +558,41 @@ pub struct RelLock {
 /// A held shared [`RelLock`].
 pub struct RelShared<'a>(&'a RelLock);
 
+thread_local! {
+    /// The shared [`RelLock`]s this thread holds, by address, with counts
+    /// (a handful: the tables of the statement running here).
+    static HELD_SHARED: std::cell::RefCell<Vec<(usize, usize)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Adds `delta` (±1) to this thread's count for the lock at `addr`.
+fn note_held(addr: usize, delta: isize) {
+    HELD_SHARED.with(|h| {
+        let mut h = h.borrow_mut();
+        match h.iter().position(|&(a, _)| a == addr) {
+            Some(i) => {
+                let n = h[i].1 as isize + delta;
+                if n <= 0 {
+                    h.swap_remove(i);
+                } else {
+                    h[i].1 = n as usize;
+                }
+            }
+            None if delta > 0 => h.push((addr, delta as usize)),
+            // Released on another thread than it was taken on (a portal's
+            // scan): nothing was counted here.
+            None => {}
+        }
+    });
+}
+
+fn held_here(addr: usize) -> bool {
+    HELD_SHARED.with(|h| h.borrow().iter().any(|&(a, _)| a == addr))
+}
+
 impl Drop for RelShared<'_> {
     fn drop(&mut self) {
+        note_held(self.0 as *const RelLock as usize, -1);
         let mut s = self.0.state.lock();
         s.0 -= 1;
         if s.0 == 0 {
@@ -574,10 +613,15 @@ impl Drop for RelExclusive<'_> {
 }
 
 impl RelLock {
-    /// Shared: waits only while an exclusive holder exists.
+    /// Shared: waits while a TRUNCATE/DROP holds the lock or waits for it —
+    /// unless this thread already holds it shared (see the module doc).
     pub fn shared(&self) -> RelShared<'_> {
+        let addr = self as *const RelLock as usize;
         let mut s = self.state.lock();
-        if s.1 {
+        // Re-entry: readers are in (s.0 > 0), so an exclusive request can
+        // only be waiting — for us among others.
+        let reenter = s.0 > 0 && held_here(addr);
+        if s.1 && !reenter {
             // A real wait (TRUNCATE/DROP running): leave the runtime worker
             // to others meanwhile, as every wait of a statement does.
             pgtypes::blocking::run_blocking(|| {
@@ -587,6 +631,8 @@ impl RelLock {
             });
         }
         s.0 += 1;
+        drop(s);
+        note_held(addr, 1);
         RelShared(self)
     }
 
@@ -4485,5 +4531,75 @@ mod tests {
         assert!(l.exclusive(&cancel).is_err());
         // The canceled exclusive attempt must not block readers.
         let _d = l.shared();
+    }
+
+    /// A thread holding the lock shared takes it again while a TRUNCATE
+    /// waits for it (which waits for that thread); another thread queues
+    /// behind the TRUNCATE.
+    #[test]
+    fn rel_lock_reenters_past_a_waiting_exclusive() {
+        use std::sync::mpsc::channel;
+        use std::time::Duration;
+        let l = Arc::new(RelLock::default());
+        // The statement's thread: takes the lock, then again on request.
+        let (took_tx, took_rx) = channel();
+        let (go_tx, go_rx) = channel::<()>();
+        let (done_tx, done_rx) = channel();
+        let reader = {
+            let l = l.clone();
+            std::thread::spawn(move || {
+                let first = l.shared();
+                took_tx.send(()).ok();
+                go_rx.recv().ok();
+                let second = l.shared(); // waited for ever before re-entry
+                let balanced =
+                    HELD_SHARED.with(|h| h.borrow().clone()) == vec![(Arc::as_ptr(&l) as usize, 2)];
+                drop(second);
+                drop(first);
+                let empty = HELD_SHARED.with(|h| h.borrow().is_empty());
+                done_tx.send(balanced && empty).ok();
+            })
+        };
+        took_rx.recv().expect("first shared");
+        let w = {
+            let l = l.clone();
+            std::thread::spawn(move || l.exclusive(&AtomicBool::new(false)).map(|_| ()))
+        };
+        // Wait until the exclusive request is queued.
+        while !l.state.lock().1 {
+            std::thread::yield_now();
+        }
+        go_tx.send(()).ok();
+        let counted = done_rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the second shared lock of the same thread did not wait");
+        assert!(counted, "per-thread counts: 2 while held, none after");
+        reader.join().expect("reader");
+        assert!(w.join().expect("exclusive").is_ok());
+        // Another thread queues behind a waiting exclusive.
+        let _first = l.shared();
+        let w = {
+            let l = l.clone();
+            std::thread::spawn(move || l.exclusive(&AtomicBool::new(false)).map(|_| ()))
+        };
+        while !l.state.lock().1 {
+            std::thread::yield_now();
+        }
+        let (tx, rx) = channel();
+        let other = {
+            let l = l.clone();
+            std::thread::spawn(move || {
+                let _s = l.shared();
+                tx.send(()).ok();
+            })
+        };
+        assert!(
+            rx.recv_timeout(Duration::from_millis(200)).is_err(),
+            "a new reader waits behind the exclusive request"
+        );
+        drop(_first);
+        assert!(w.join().expect("exclusive").is_ok());
+        rx.recv().expect("then the reader");
+        other.join().expect("other");
     }
 }
