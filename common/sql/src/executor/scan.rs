@@ -142,8 +142,51 @@ pub struct IndexScanNode<'p> {
     started: bool,
     tids: Vec<ItemPointer>,
     pos: usize,
+    /// A scan of a key range (leading columns, or the whole index) reads
+    /// [`INDEX_BATCH`] entries at a time: the range's end, and the last
+    /// key read (the next batch starts after it); None when done.
+    range: Option<(Vec<u8>, Vec<u8>)>,
     types: Vec<SqlType>,
     row: Vec<Value>,
+}
+
+/// Entries a range scan of an index holds at once (more when one key has
+/// more versions): a scan of a whole big index streams, it does not
+/// collect every tid first.
+const INDEX_BATCH: usize = 4096;
+
+/// The next batch of a range scan: the tids of whole keys after `from`
+/// (from `lo`, inclusive, the first time: `from` empty) below `hi`, at
+/// least [`INDEX_BATCH`] unless the range ends. Returns the last key read,
+/// None when the range ended.
+fn range_batch(
+    index: &storage::index::Index,
+    lo: &[u8],
+    from: &[u8],
+    hi: &[u8],
+    tids: &mut Vec<ItemPointer>,
+) -> Option<Vec<u8>> {
+    use std::ops::{Bound, ControlFlow};
+    let start = if from.is_empty() {
+        Bound::Included(lo)
+    } else {
+        Bound::Excluded(from)
+    };
+    let mut last: Vec<u8> = Vec::new();
+    let mut more = false;
+    index.range(start, Bound::Excluded(hi), &mut |k, t| {
+        if tids.len() >= INDEX_BATCH && k != last.as_slice() {
+            more = true;
+            return ControlFlow::Break(());
+        }
+        if k != last.as_slice() {
+            last.clear();
+            last.extend_from_slice(k);
+        }
+        tids.push(t);
+        ControlFlow::Continue(())
+    });
+    more.then_some(last)
 }
 
 impl<'p> IndexScanNode<'p> {
@@ -169,6 +212,7 @@ impl<'p> IndexScanNode<'p> {
             started: false,
             tids: Vec::new(),
             pos: 0,
+            range: None,
             types: table.types(),
             row: Vec::new(),
         }
@@ -190,17 +234,12 @@ impl ExecNode for IndexScanNode<'_> {
                 if self.key.len() < self.index.spec.columns.len() {
                     // The leading columns only: every key that starts with
                     // them (each column's encoding is self-delimiting and
-                    // the next one starts with a tag below 0x03).
+                    // the next one starts with a tag below 0x03), a batch
+                    // at a time.
                     let mut hi = kb.clone();
                     hi.push(0x03);
-                    self.index.index.range(
-                        std::ops::Bound::Included(kb.as_slice()),
-                        std::ops::Bound::Excluded(hi.as_slice()),
-                        &mut |_, t| {
-                            tids.push(t);
-                            std::ops::ControlFlow::Continue(())
-                        },
-                    );
+                    let last = range_batch(&self.index.index, &kb, &[], &hi, tids);
+                    self.range = last.map(|l| (hi, l));
                     self.vis.lock_index(db, self.index);
                 } else {
                     self.index.index.lookup(&kb, &mut |t| tids.push(t));
@@ -216,7 +255,20 @@ impl ExecNode for IndexScanNode<'_> {
             )?;
         }
         let cx = self.vis.cx(db);
-        while self.pos < self.tids.len() {
+        loop {
+            if self.pos == self.tids.len() {
+                // The next batch of a range scan, if any.
+                let Some((hi, from)) = self.range.take() else {
+                    break;
+                };
+                self.tids.clear();
+                self.pos = 0;
+                self.range = range_batch(&self.index.index, &[], &from, &hi, &mut self.tids)
+                    .map(|l| (hi, l));
+                if self.tids.is_empty() {
+                    break;
+                }
+            }
             let tid = self.tids[self.pos];
             self.pos += 1;
             ec.tick()?;
