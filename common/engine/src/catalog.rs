@@ -1592,9 +1592,26 @@ pub struct Catalog {
     path: Option<PathBuf>,
     /// WAL, once start-up has opened it (unset: changes are not logged).
     xlog: Arc<XLog>,
+    /// The current size in pages of a relation file (the planner's
+    /// estimate for tables never analysed, or grown since), set by the
+    /// engine that owns the heap.
+    sizes: std::sync::OnceLock<RelationSizes>,
 }
 
+/// Where [`Catalog::relation_pages`] asks.
+pub type RelationSizes = Box<dyn Fn(RelFileId) -> Option<u32> + Send + Sync>;
+
 impl Catalog {
+    /// Sets where relation sizes come from (once).
+    pub fn set_relation_sizes(&self, f: RelationSizes) {
+        let _ = self.sizes.set(f);
+    }
+
+    /// The current number of pages of `rel` (None: unknown).
+    pub fn relation_pages(&self, rel: RelFileId) -> Option<u32> {
+        self.sizes.get().and_then(|f| f(rel))
+    }
+
     /// An empty catalog that is neither persisted nor logged.
     pub fn in_memory() -> Catalog {
         Catalog {
@@ -1617,6 +1634,7 @@ impl Catalog {
             version: AtomicU64::new(1),
             path: None,
             xlog: Arc::new(XLog::with_settings(true, true)),
+            sizes: std::sync::OnceLock::new(),
         }
     }
 

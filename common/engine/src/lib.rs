@@ -217,6 +217,11 @@ impl Engine {
         // once the node writes WAL (0 before: every page reaches the
         // precise test); during recovery the replay position (every record
         // replayed later ends past it).
+        // Relation sizes for the planner's row estimates.
+        let weak = Arc::downgrade(&engine);
+        engine.catalog.set_relation_sizes(Box::new(move |rel| {
+            weak.upgrade().and_then(|e| e.heap.nblocks(rel).ok())
+        }));
         let x = Arc::clone(&engine.xlog);
         let weak = Arc::downgrade(&engine);
         engine.procarray.old_snapshot().set_lsn_sources(
