@@ -187,12 +187,20 @@ fn declared_width(table: &TableDef) -> u32 {
 }
 
 /// PostgreSQL's estimate_rel_size: the rows a table holds now, from its
-/// current `pages` — at the analysed density (rows per page) when it has
-/// statistics, else at the density its row width gives, a never-analysed
-/// table counting at least [`NEVER_ANALYSED_PAGES`] pages.
+/// current `pages` — analysed, the analysed rows scaled up by the pages
+/// it gained since; else at the density its row width gives, a
+/// never-analysed table counting at least [`NEVER_ANALYSED_PAGES`] pages.
+///
+/// Unlike PostgreSQL, an analysed table is never scaled *down*: its file
+/// is shorter on a standby (replay extends it only to the pages WAL
+/// touches, not by the primary's bulk extension), and the two nodes must
+/// plan alike from the same rows.
 pub fn estimate_rows(stats: Option<&RelationStats>, pages: u32, width: u32) -> f64 {
     let density = match stats {
-        Some(s) if s.table.relpages > 0 => s.table.reltuples.max(0.0) / s.table.relpages as f64,
+        Some(s) if s.table.relpages > 0 => {
+            let grown = (pages as f64 / s.table.relpages as f64).max(1.0);
+            return (s.table.reltuples.max(0.0) * grown).round().max(1.0);
+        }
         // Analysed while empty: it has rows now only if it grew.
         Some(_) if pages == 0 => return 1.0,
         // Whole rows a page holds (PostgreSQL divides integers here).
@@ -850,6 +858,7 @@ mod size_tests {
         let s = analysed(5000.0, 50);
         assert_eq!(estimate_rows(Some(&s), 50, 36), 5000.0, "as analysed");
         assert_eq!(estimate_rows(Some(&s), 200, 36), 20000.0, "grown fourfold");
+        assert_eq!(estimate_rows(Some(&s), 8, 36), 5000.0, "a standby's shorter file");
         let empty = analysed(0.0, 0);
         assert_eq!(estimate_rows(Some(&empty), 0, 36), 1.0, "still empty");
         assert_eq!(estimate_rows(Some(&empty), 10, 36), 1270.0, "filled since");
