@@ -175,12 +175,14 @@ fn range_batch(
     let mut last: Vec<u8> = Vec::new();
     let mut more = false;
     index.range(start, Bound::Excluded(hi), &mut |k, t| {
-        if tids.len() >= INDEX_BATCH && k != last.as_slice() {
-            more = true;
-            return ControlFlow::Break(());
-        }
-        if k != last.as_slice() {
-            last.clear();
+        // The batch's last key is copied once, at its last entry; the
+        // entries of that key after it still belong to the batch.
+        if tids.len() >= INDEX_BATCH {
+            if k != last.as_slice() {
+                more = true;
+                return ControlFlow::Break(());
+            }
+        } else if tids.len() + 1 == INDEX_BATCH {
             last.extend_from_slice(k);
         }
         tids.push(t);

@@ -858,7 +858,11 @@ mod size_tests {
         let s = analysed(5000.0, 50);
         assert_eq!(estimate_rows(Some(&s), 50, 36), 5000.0, "as analysed");
         assert_eq!(estimate_rows(Some(&s), 200, 36), 20000.0, "grown fourfold");
-        assert_eq!(estimate_rows(Some(&s), 8, 36), 5000.0, "a standby's shorter file");
+        assert_eq!(
+            estimate_rows(Some(&s), 8, 36),
+            5000.0,
+            "a standby's shorter file"
+        );
         let empty = analysed(0.0, 0);
         assert_eq!(estimate_rows(Some(&empty), 0, 36), 1.0, "still empty");
         assert_eq!(estimate_rows(Some(&empty), 10, 36), 1270.0, "filled since");
