@@ -930,6 +930,25 @@ fn eval_lookup_key(
     Ok(true)
 }
 
+/// A join's other conditions (`qual`, over the joined row `out`): true
+/// when they pass; a rejected pair counts in `ec.removed[1]` (EXPLAIN
+/// ANALYZE's "Rows Removed by Join Filter"). Every join node asks here.
+pub fn join_qual_passes(
+    qual: Option<&crate::expr::Expr>,
+    out: &[Value],
+    ec: &mut Ectx<'_>,
+) -> PgResult<bool> {
+    let Some(q) = qual else {
+        return Ok(true);
+    };
+    let p = ec.params;
+    let pass = crate::expr::eval_filter(q, out, p, ec)?;
+    if !pass {
+        ec.removed[1] += 1;
+    }
+    Ok(pass)
+}
+
 /// The removable horizon under which the version at `tid` is dead to
 /// every snapshot, present and future (`None`: some snapshot may need it):
 /// its inserter aborted, or its deleter committed before the horizon,

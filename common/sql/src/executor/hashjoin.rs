@@ -32,7 +32,7 @@
 use super::execnodes::{ExecNode, Node};
 use super::spill::{hash_key, row_bytes, KeyMap, Spill, TempFile};
 use super::Ectx;
-use crate::expr::{eval, eval_filter, Expr};
+use crate::expr::{eval, Expr};
 use crate::planner::plannodes::JoinKind;
 use pgtypes::error::PgResult;
 use pgtypes::value::Value;
@@ -472,15 +472,7 @@ impl ExecNode for HashJoinNode<'_> {
                     ),
                     (Some(&self.rows[i]), self.inner_cols, self.inner_width),
                 );
-                let pass = match self.qual {
-                    None => true,
-                    Some(q) => {
-                        let p = ec.params;
-                        eval_filter(q, &self.out, p, ec)?
-                    }
-                };
-                if !pass {
-                    ec.removed[1] += 1;
+                if !super::join_qual_passes(self.qual, &self.out, ec)? {
                     continue;
                 }
                 self.outer_matched = true;

@@ -26,7 +26,7 @@ use std::cmp::Ordering;
 use super::execnodes::{build, ExecNode, Node};
 use super::spill::{StoreCursor, TupleStore};
 use super::{Ectx, Vis};
-use crate::expr::{eval, eval_filter, Expr};
+use crate::expr::{eval, Expr};
 use crate::planner::plannodes::{JoinKind, PlanNode};
 use pgtypes::error::PgResult;
 use pgtypes::value::{cmp_for_sort, Value};
@@ -352,15 +352,7 @@ impl ExecNode for MergeJoinNode<'_> {
                     self.out.clear();
                     self.out.extend_from_slice(self.outer.row());
                     self.out.extend_from_slice(self.cursor.row(&self.group));
-                    let pass = match self.qual {
-                        None => true,
-                        Some(q) => {
-                            let p = ec.params;
-                            eval_filter(q, &self.out, p, ec)?
-                        }
-                    };
-                    if !pass {
-                        ec.removed[1] += 1;
+                    if !super::join_qual_passes(self.qual, &self.out, ec)? {
                         continue;
                     }
                     self.outer_matched = true;

@@ -21,7 +21,7 @@
 use super::execnodes::{build, ExecNode, Node};
 use super::spill::{StoreCursor, TupleStore};
 use super::{Ectx, Vis};
-use crate::expr::{eval, eval_filter, Expr};
+use crate::expr::{eval, Expr};
 use crate::planner::plannodes::{JoinKind, PlanNode};
 use pgtypes::error::PgResult;
 use pgtypes::value::Value;
@@ -169,15 +169,7 @@ impl ExecNode for NestLoopNode<'_> {
             };
             if found {
                 ec.tick()?;
-                let pass = match self.qual {
-                    None => true,
-                    Some(q) => {
-                        let p = ec.params;
-                        eval_filter(q, &self.out, p, ec)?
-                    }
-                };
-                if !pass {
-                    ec.removed[1] += 1;
+                if !super::join_qual_passes(self.qual, &self.out, ec)? {
                     continue;
                 }
                 self.outer_matched = true;

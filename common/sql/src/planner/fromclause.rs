@@ -2281,11 +2281,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
             1.0
         };
         let rows = join_rows(kind, left.rows, right.rows, sel);
-        let width = if kind.outer_only() {
-            left.width
-        } else {
-            left.width + right.width
-        };
+        let width = kind.row_width(left.width, right.width);
         PlanNode::new(
             NodeKind::NestLoop {
                 outer: Box::new(left),
@@ -2878,11 +2874,7 @@ pub fn merge_join(
     qual: Option<Expr>,
     rows: f64,
 ) -> PlanNode {
-    let width = if kind.outer_only() {
-        outer.width
-    } else {
-        outer.width + inner.width
-    };
+    let width = kind.row_width(outer.width, inner.width);
     PlanNode::new(
         NodeKind::MergeJoin {
             outer: Box::new(outer),
@@ -2925,7 +2917,7 @@ pub fn hash_join(
     if let (Some(kind), true) = (swapped_kind, inner.rows > 2.0 * outer.rows) {
         return swapped_hash_join(outer, inner, kind, outer_keys, inner_keys, qual, rows);
     }
-    let width = if kind.outer_only() { lw } else { lw + rw };
+    let width = kind.row_width(lw, rw);
     PlanNode::new(
         NodeKind::HashJoin {
             outer: Box::new(outer),

@@ -70,6 +70,28 @@ fn split(need: &[bool], outer_width: usize, inner_width: usize) -> (Vec<bool>, V
     )
 }
 
+/// Narrows both inputs of a hash or merge join to what `need`, the
+/// condition and the keys read; returns the inner columns kept.
+#[allow(clippy::too_many_arguments)]
+fn narrow_equi_join(
+    need: &[bool],
+    kind: JoinKind,
+    qual: &Option<Expr>,
+    outer: &mut PlanNode,
+    inner: &mut PlanNode,
+    outer_keys: &[Expr],
+    inner_keys: &[Expr],
+) -> Vec<bool> {
+    let (ow, iw) = (outer.width, inner.width);
+    let (mut on, mut inn) = join_sides(need, kind, qual.as_ref(), ow, iw);
+    outer_keys.iter().for_each(|e| mark(e, &mut on));
+    inner_keys.iter().for_each(|e| mark(e, &mut inn));
+    let inn = fit(inn, iw);
+    narrow(outer, &fit(on, ow));
+    narrow(inner, &inn);
+    inn
+}
+
 /// A join's needed outer and inner columns: those read above (a semi or
 /// anti join outputs the outer row only) and those its condition reads
 /// over outer ++ inner.
@@ -183,17 +205,11 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             qual,
             inner_needed,
         } => {
-            let (ow, iw) = (outer.width, inner.width);
-            let (mut on, mut inn) = join_sides(need, *kind, qual.as_ref(), ow, iw);
-            outer_keys.iter().for_each(|e| mark(e, &mut on));
             // The keys are computed before a row is stored (and again from
             // the widened row when read back from a batch file).
-            inner_keys.iter().for_each(|e| mark(e, &mut inn));
-            let inn = fit(inn, iw);
+            let inn = narrow_equi_join(need, *kind, qual, outer, inner, outer_keys, inner_keys);
             *inner_needed =
-                (!inn.iter().all(|&b| b)).then(|| (0..iw).filter(|&c| inn[c]).collect());
-            narrow(outer, &fit(on, ow));
-            narrow(inner, &fit(inn, iw));
+                (!inn.iter().all(|&b| b)).then(|| (0..inn.len()).filter(|&c| inn[c]).collect());
         }
         NodeKind::MergeJoin {
             outer,
@@ -203,12 +219,7 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
             inner_keys,
             qual,
         } => {
-            let (ow, iw) = (outer.width, inner.width);
-            let (mut on, mut inn) = join_sides(need, *kind, qual.as_ref(), ow, iw);
-            outer_keys.iter().for_each(|e| mark(e, &mut on));
-            inner_keys.iter().for_each(|e| mark(e, &mut inn));
-            narrow(outer, &fit(on, ow));
-            narrow(inner, &fit(inn, iw));
+            narrow_equi_join(need, *kind, qual, outer, inner, outer_keys, inner_keys);
         }
         NodeKind::Ordinality { input } => narrow_all(input),
         NodeKind::Zip { inputs } | NodeKind::Append { inputs } => {

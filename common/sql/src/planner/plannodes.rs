@@ -79,6 +79,16 @@ impl JoinKind {
     pub fn outer_only(self) -> bool {
         matches!(self, JoinKind::Semi | JoinKind::Anti)
     }
+
+    /// Columns of the joined row: the outer row's for a semi or anti
+    /// join, both rows' otherwise.
+    pub fn row_width(self, outer: usize, inner: usize) -> usize {
+        if self.outer_only() {
+            outer
+        } else {
+            outer + inner
+        }
+    }
 }
 
 /// INTERSECT or EXCEPT.
