@@ -365,6 +365,32 @@ impl Index {
         self.range_dir(lo, hi, false, f)
     }
 
+    /// Appends to `out` the versions of the keys in `lo..hi`, in key order,
+    /// whole keys at a time, stopping once `out` holds at least `max`;
+    /// returns the last key taken when more keys may follow (the next call
+    /// starts after it), None when the range is done. One read lock, no
+    /// callback: an index scan's batch (`sql::executor::scan`).
+    pub fn collect_range(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        max: usize,
+        out: &mut Vec<ItemPointer>,
+    ) -> Option<Vec<u8>> {
+        if empty_range(lo, hi) {
+            return None;
+        }
+        let g = self.inner.read();
+        let mut it = g.map.range::<[u8], _>((lo, hi)).peekable();
+        while let Some((k, v)) = it.next() {
+            out.extend_from_slice(v.as_slice());
+            if out.len() >= max {
+                return it.peek().map(|_| k.as_slice().to_vec());
+            }
+        }
+        None
+    }
+
     /// Like [`Index::range`] in descending key order.
     pub fn range_rev(
         &self,
@@ -639,6 +665,49 @@ mod tests {
             ControlFlow::Continue(())
         });
         assert_eq!(ix.len(), 3);
+    }
+
+    /// Batches of whole keys: a key's versions never split across two.
+    #[test]
+    fn collect_range_cuts_at_key_boundaries() {
+        let ix = Index::new(false);
+        for i in 0u32..10 {
+            for v in 0..3 {
+                ix.insert(&i.to_be_bytes(), tid(i, v));
+            }
+        }
+        let (lo, hi) = (0u32.to_be_bytes(), 100u32.to_be_bytes());
+        let mut all = Vec::new();
+        let mut from: Option<Vec<u8>> = None;
+        let mut batches = 0;
+        loop {
+            let mut out = Vec::new();
+            let start = match &from {
+                None => Bound::Included(&lo[..]),
+                Some(k) => Bound::Excluded(k.as_slice()),
+            };
+            let next = ix.collect_range(start, Bound::Excluded(&hi[..]), 4, &mut out);
+            assert!(out.len() % 3 == 0, "whole keys: {out:?}");
+            all.extend(out);
+            batches += 1;
+            match next {
+                Some(k) => from = Some(k),
+                None => break,
+            }
+        }
+        assert_eq!(all.len(), 30, "every version once");
+        assert_eq!(batches, 5, "two keys (six versions) a batch");
+        let mut out = Vec::new();
+        assert_eq!(
+            ix.collect_range(
+                Bound::Included(&hi[..]),
+                Bound::Excluded(&lo[..]),
+                4,
+                &mut out
+            ),
+            None
+        );
+        assert!(out.is_empty(), "an empty range");
     }
 
     #[test]

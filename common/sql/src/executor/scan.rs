@@ -166,29 +166,13 @@ fn range_batch(
     hi: &[u8],
     tids: &mut Vec<ItemPointer>,
 ) -> Option<Vec<u8>> {
-    use std::ops::{Bound, ControlFlow};
+    use std::ops::Bound;
     let start = if from.is_empty() {
         Bound::Included(lo)
     } else {
         Bound::Excluded(from)
     };
-    let mut last: Vec<u8> = Vec::new();
-    let mut more = false;
-    index.range(start, Bound::Excluded(hi), &mut |k, t| {
-        // The batch's last key is copied once, at its last entry; the
-        // entries of that key after it still belong to the batch.
-        if tids.len() >= INDEX_BATCH {
-            if k != last.as_slice() {
-                more = true;
-                return ControlFlow::Break(());
-            }
-        } else if tids.len() + 1 == INDEX_BATCH {
-            last.extend_from_slice(k);
-        }
-        tids.push(t);
-        ControlFlow::Continue(())
-    });
-    more.then_some(last)
+    index.collect_range(start, Bound::Excluded(hi), INDEX_BATCH, tids)
 }
 
 impl<'p> IndexScanNode<'p> {
