@@ -1,8 +1,10 @@
 //! Parallel aggregation (`sql::planner::parallel`, `executor::agg`): an
 //! aggregation over a big scan runs as Finalize ← Gather ← Partial ←
 //! Parallel Seq Scan on the primary and on the standby, gives the serial
-//! answer (also with `max_parallel_workers_per_gather = 0`), and stops
-//! with its workers at statement_timeout, leaving the session usable.
+//! answer (also with `max_parallel_workers_per_gather = 0`), stops with
+//! its workers at statement_timeout, and fails with any participant's
+//! error (division by zero on the first or the last page), leaving the
+//! session usable.
 //! The golden script `parallel_aggregate` compares the rows with
 //! PostgreSQL's.
 //!
@@ -60,5 +62,28 @@ fn big_aggregations_run_in_parallel_on_both_nodes() {
             out.stderr
         );
         assert_eq!(out.stdout.trim(), "300000", "{}", node.name());
+
+        // An error in any participant's share (a worker's, or the
+        // session's) is the statement's; the session runs on.
+        for bad in [
+            "SELECT grp, sum(100 / (id - 7)) FROM big GROUP BY grp",
+            "SELECT grp, sum(100 / (id - 299990)) FROM big GROUP BY grp",
+        ] {
+            let out = node.run_psql(
+                &["-XAtq", "-f", "-"],
+                &format!(
+                    "{bad};
+SELECT count(*) FROM big;
+"
+                ),
+            );
+            assert!(
+                out.stderr.contains("division by zero"),
+                "{}: {bad}: {}",
+                node.name(),
+                out.stderr
+            );
+            assert_eq!(out.stdout.trim(), "300000", "{}", node.name());
+        }
     }
 }

@@ -1314,6 +1314,12 @@ impl ParallelBlocks {
         let b = self.next.fetch_add(1, Ordering::Relaxed);
         (b < self.nblocks).then_some(b)
     }
+
+    /// Hands out no more pages: every participant's scan ends after the
+    /// page it holds (a participant failed, the others' work is moot).
+    pub fn finish(&self) {
+        self.next.store(self.nblocks, Ordering::Relaxed);
+    }
 }
 
 /// A pull-based sequential scan: [`HeapScan::next_tuple`] returns visible
@@ -1391,6 +1397,20 @@ mod tests {
     use txn::clog::{Clog, XidStatus};
     use txn::procarray::{Finished, ProcArray};
     use txn::snapshot::Snapshot;
+
+    /// Pages are handed out once each, in order, and none after `finish`.
+    #[test]
+    fn parallel_blocks_hand_out_each_page_once_until_finished() {
+        let pb = ParallelBlocks {
+            rel: RelFileId(7),
+            nblocks: 5,
+            next: std::sync::atomic::AtomicU32::new(0),
+        };
+        assert_eq!((pb.claim(), pb.claim()), (Some(0), Some(1)));
+        pb.finish();
+        assert_eq!(pb.claim(), None, "a failed participant ends the scan");
+        assert_eq!(pb.claim(), None);
+    }
 
     /// A heap plus clog and procarray, with transactions driven by hand.
     struct Env {

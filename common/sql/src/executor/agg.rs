@@ -632,7 +632,10 @@ impl WorkerSetup<'_> {
     /// One worker: aggregates the rows of the pages it claims. `stop` is
     /// its cancel flag: the session sets it when its own share failed
     /// (a cancel request, statement_timeout, an error), and the worker
-    /// checks it as any statement checks for interrupts.
+    /// checks it as any statement checks for interrupts. A worker that
+    /// fails hands out the remaining pages to nobody, so the session's
+    /// own share ends after its current page and the error comes back at
+    /// once rather than after a full share.
     fn run(
         &self,
         mut xact: engine::xact::Xact,
@@ -658,10 +661,14 @@ impl WorkerSetup<'_> {
             .plans
             .as_ref()
             .map(|p| Box::new(super::subplan::QueryState::new(p.clone(), par.vis)));
-        ec.parallel_scan = Some(blocks);
+        ec.parallel_scan = Some(blocks.clone());
         ec.locks_held = true;
         let mut node = AggNode::new(build(par.input, par.vis), grouping, false);
         node.spill = Some(Spill::new(&ec));
-        node.consume_all(&mut ec)
+        let r = node.consume_all(&mut ec);
+        if r.is_err() {
+            blocks.finish();
+        }
+        r
     }
 }
