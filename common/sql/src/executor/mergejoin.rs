@@ -72,8 +72,6 @@ pub struct MergeJoinNode<'p> {
     inner_done: bool,
     /// The group store was made (its spill settings read once).
     store_made: bool,
-    /// Draining: the group's unmatched rows first, then the rest.
-    drain_group: bool,
     outer_key: Vec<Value>,
     outer_matched: bool,
     out: Vec<Value>,
@@ -137,7 +135,6 @@ impl<'p> MergeJoinNode<'p> {
             lookahead: None,
             inner_done: false,
             store_made: false,
-            drain_group: true,
             outer_key: Vec::new(),
             outer_matched: false,
             out: Vec::new(),
@@ -270,7 +267,6 @@ impl ExecNode for MergeJoinNode<'_> {
                     ec.tick()?;
                     if !self.outer.next(ec)? {
                         self.step = Step::Draining;
-                        self.drain_group = self.group_loaded;
                         if self.group_loaded {
                             self.cursor = self.group.cursor();
                         }
@@ -368,12 +364,11 @@ impl ExecNode for MergeJoinNode<'_> {
                     }
                 }
                 Step::Draining => {
-                    if self.drain_group {
-                        if self.next_unmatched_group_row(ec)? {
-                            return Ok(true);
-                        }
-                        self.drain_group = false;
+                    // The group's unmatched rows first, then the rest.
+                    if self.next_unmatched_group_row(ec)? {
+                        return Ok(true);
                     }
+                    self.group_loaded = false;
                     if !self.keeps_unmatched_inner() {
                         self.step = Step::Done;
                         continue;
