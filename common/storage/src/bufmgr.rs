@@ -632,6 +632,26 @@ impl BufMgr {
         self.read_buffer_mode(tag, ReadMode::Normal, None)
     }
 
+    /// The buffer of `tag` pinned if the pool holds it valid (a hit, counted
+    /// as [`BufMgr::read_buffer`] counts one); None, nothing pinned,
+    /// otherwise. A block in the pool exists (truncation forgets a block's
+    /// buffer before it shortens the file), so a caller that must not read
+    /// past the end asks the file's length only on a None.
+    pub fn read_buffer_cached(&self, tag: BufferTag) -> Option<BufferRef<'_>> {
+        let id = {
+            let map = self.mapping[Self::partition(&tag)].read();
+            let &id = map.get(&tag)?;
+            if self.pin_for(id, None) & BM_VALID == 0 {
+                drop(map);
+                self.unpin(id);
+                return None;
+            }
+            id
+        };
+        self.io.count(IoContext::Normal, IoOp::Hit, 1);
+        Some(BufferRef { mgr: self, id, tag })
+    }
+
     /// ReadBufferExtended: with a [`ReadMode`], and with the ring of a bulk
     /// operation if it has one (a miss then takes its victim from the ring,
     /// and any pin raises the usage count to 1 at most).

@@ -403,6 +403,11 @@ impl Heap {
 
     /// Pins the page of `tid` if the block exists.
     fn pin_block(&self, rel: RelFileId, block: BlockNumber) -> PgResult<Option<BufferRef<'_>>> {
+        // A cached block exists: the file's length is asked on a miss only
+        // (a shared lock on the file map every row fetch would take).
+        if let Some(buf) = self.bm.read_buffer_cached(Self::tag(rel, block)) {
+            return Ok(Some(buf));
+        }
         if block.0 >= self.smgr.nblocks(rel, ForkNumber::Main)? {
             return Ok(None);
         }

@@ -15,8 +15,8 @@
 //! first 15 key bytes and a length byte inline in the tree node (24 bytes,
 //! compared as one `u128`), so a point lookup on an integer key compares
 //! integers down the tree instead of calling `memcmp` through a pointer per
-//! comparison. A point lookup
-//! takes the read lock, copies the (usually one or two) tids onto the stack
+//! comparison (a range scan's bounds too, when they fit inline). A point
+//! lookup takes the read lock, copies the (usually one or two) tids onto the stack
 //! and releases it before calling back — callers routinely insert into the
 //! same index from inside the callback (an UPDATE found through its primary
 //! key adds the new version's entry), which would deadlock otherwise. Range
@@ -33,7 +33,7 @@
 //! order.
 //! The lock is a leaf: nothing else is acquired while it is held.
 
-use std::collections::BTreeMap;
+use std::collections::{btree_map, BTreeMap};
 use std::ops::{Bound, ControlFlow};
 
 use parking_lot::RwLock;
@@ -174,6 +174,24 @@ impl Inner {
         match Key::short(key) {
             Some(k) => self.map.get_mut(&k),
             None => self.map.get_mut(key),
+        }
+    }
+
+    /// The entries in `lo..hi` (per the bounds; not inverted, see
+    /// [`empty_range`]): through inline probe keys when both bounds are
+    /// short, so the descents compare integers, by slice otherwise (the
+    /// two orders are the same, see [`Key`]).
+    fn range(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> btree_map::Range<'_, Key, Tids> {
+        fn inline(b: Bound<&[u8]>) -> Option<Bound<Key>> {
+            Some(match b {
+                Bound::Included(k) => Bound::Included(Key::short(k)?),
+                Bound::Excluded(k) => Bound::Excluded(Key::short(k)?),
+                Bound::Unbounded => Bound::Unbounded,
+            })
+        }
+        match (inline(lo), inline(hi)) {
+            (Some(l), Some(h)) => self.map.range((l, h)),
+            _ => self.map.range::<[u8], _>((lo, hi)),
         }
     }
 }
@@ -381,7 +399,7 @@ impl Index {
             return None;
         }
         let g = self.inner.read();
-        let mut it = g.map.range::<[u8], _>((lo, hi)).peekable();
+        let mut it = g.range(lo, hi).peekable();
         while let Some((k, v)) = it.next() {
             out.extend_from_slice(v.as_slice());
             if out.len() >= max {
@@ -425,7 +443,7 @@ impl Index {
             }
             let more = {
                 let g = self.inner.read();
-                let it = g.map.range::<[u8], _>((lo_b, hi_b));
+                let it = g.range(lo_b, hi_b);
                 let mut push = |k: &Key, v: &Tids| {
                     let k = k.as_slice();
                     let s = keys.len();
@@ -708,6 +726,61 @@ mod tests {
             None
         );
         assert!(out.is_empty(), "an empty range");
+    }
+
+    /// A range selects exactly the keys its bounds admit in byte order,
+    /// whether the bounds are short (inline probe keys) or long (slices),
+    /// over stored keys of every length around the inline limit.
+    #[test]
+    fn range_selects_by_byte_order_for_any_bound_length() {
+        let keys = tricky_keys();
+        let ix = Index::new(false);
+        for (i, k) in keys.iter().enumerate() {
+            ix.insert(k, tid(i as u32, 1));
+        }
+        let mut sorted = keys.clone();
+        sorted.sort();
+        sorted.dedup();
+        let admits = |b: Bound<&[u8]>, k: &[u8], low: bool| match b {
+            Bound::Unbounded => true,
+            Bound::Included(x) => (if low { k >= x } else { k <= x }),
+            Bound::Excluded(x) => (if low { k > x } else { k < x }),
+        };
+        let bound = |i: usize, k: &[u8]| -> Bound<Vec<u8>> {
+            match i {
+                0 => Bound::Included(k.to_vec()),
+                1 => Bound::Excluded(k.to_vec()),
+                _ => Bound::Unbounded,
+            }
+        };
+        for a in sorted.iter().step_by(3) {
+            for b in sorted.iter().step_by(5) {
+                for (i, j) in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 1), (0, 2)] {
+                    let (lo, hi) = (bound(i, a), bound(j, b));
+                    let (lo, hi) = (
+                        lo.as_ref().map(|v| v.as_slice()),
+                        hi.as_ref().map(|v| v.as_slice()),
+                    );
+                    let want: Vec<&Vec<u8>> = sorted
+                        .iter()
+                        .filter(|k| admits(lo, k, true) && admits(hi, k, false))
+                        .collect();
+                    let mut got = Vec::new();
+                    let mut tids = Vec::new();
+                    if ix.collect_range(lo, hi, usize::MAX, &mut tids).is_none() {
+                        ix.range(lo, hi, &mut |k, _| {
+                            if got.last() != Some(&k.to_vec()) {
+                                got.push(k.to_vec());
+                            }
+                            ControlFlow::Continue(())
+                        });
+                    }
+                    let got: Vec<&Vec<u8>> = got.iter().collect();
+                    assert_eq!(got, want, "{lo:?}..{hi:?}");
+                    assert_eq!(tids.len(), keys.iter().filter(|k| want.contains(k)).count());
+                }
+            }
+        }
     }
 
     #[test]

@@ -41,6 +41,14 @@ pub trait ExecNode {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool>;
     /// The current row (valid after `next` returned true).
     fn row(&self) -> &[Value];
+    /// ExecReScan for a node whose only input is the executor parameters
+    /// (a parameterized nested loop's inner index scan): starts over, to
+    /// read its parameters afresh at the next `next`, keeping what it
+    /// allocated. False (the default) when the node cannot, and the caller
+    /// builds a new one.
+    fn rescan(&mut self) -> bool {
+        false
+    }
 }
 
 /// A boxed running node borrowing its plan.
@@ -134,6 +142,11 @@ impl ExecNode for Instrumented<'_> {
     }
     fn row(&self) -> &[Value] {
         self.inner.row()
+    }
+    fn rescan(&mut self) -> bool {
+        // A new loop, counted at its first `next` as a new node's is.
+        self.started = false;
+        self.inner.rescan()
     }
 }
 

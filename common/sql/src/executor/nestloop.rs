@@ -135,7 +135,11 @@ impl ExecNode for NestLoopNode<'_> {
                         let v = eval(e, self.outer.row(), p, ec)?;
                         ec.set_exec_param(*slot, v)?;
                     }
-                    self.inner_node = Some(build(self.inner_plan, self.vis));
+                    // The last outer row's inner node starts over when it
+                    // can (an index scan keeps its buffers), else a new one.
+                    if !self.inner_node.as_mut().is_some_and(|n| n.rescan()) {
+                        self.inner_node = Some(build(self.inner_plan, self.vis));
+                    }
                 } else {
                     if self.inner_rows.is_none() {
                         self.materialize_inner(ec)?;
@@ -192,7 +196,6 @@ impl ExecNode for NestLoopNode<'_> {
             }
             // Inner side exhausted for this outer row.
             self.have_outer = false;
-            self.inner_node = None;
             if !self.outer_matched {
                 match self.kind {
                     JoinKind::Left | JoinKind::Full => {

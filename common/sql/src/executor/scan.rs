@@ -210,7 +210,7 @@ impl ExecNode for IndexScanNode<'_> {
         let db = ec.db;
         if !self.started {
             self.started = true;
-            if !ec.locks_held {
+            if !ec.locks_held && self.lock.is_none() {
                 self.lock = Some(self.table.lock.shared());
             }
             self.table.check_not_dropped()?;
@@ -297,6 +297,15 @@ impl ExecNode for IndexScanNode<'_> {
     }
     fn row(&self) -> &[Value] {
         &self.row
+    }
+    fn rescan(&mut self) -> bool {
+        // The lock, if taken, stays held to the statement's end as it
+        // would have; the key is evaluated again at the next `next`.
+        self.started = false;
+        self.tids.clear();
+        self.pos = 0;
+        self.range = None;
+        true
     }
 }
 
