@@ -42,6 +42,8 @@ pub struct NestLoopNode<'p> {
     outer_matched: bool,
     outer_done: bool,
     outer_width: usize,
+    /// Length of the current outer row, the prefix of `out`.
+    outer_len: usize,
     out: Vec<Value>,
 }
 
@@ -71,6 +73,7 @@ impl<'p> NestLoopNode<'p> {
             outer_matched: false,
             outer_done: false,
             outer_width,
+            outer_len: 0,
             out: Vec::new(),
         }
     }
@@ -129,6 +132,11 @@ impl ExecNode for NestLoopNode<'_> {
                 }
                 self.have_outer = true;
                 self.outer_matched = false;
+                // The joined row's outer part, kept while this outer row's
+                // inner rows are tried (each replaces only the inner part).
+                self.out.clear();
+                self.out.extend_from_slice(self.outer.row());
+                self.outer_len = self.out.len();
                 if !self.params.is_empty() {
                     let p = ec.params;
                     for (slot, e) in self.params {
@@ -153,8 +161,7 @@ impl ExecNode for NestLoopNode<'_> {
             let found = match self.inner_node.as_mut() {
                 Some(n) if !self.params.is_empty() => {
                     if n.next(ec)? {
-                        self.out.clear();
-                        self.out.extend_from_slice(self.outer.row());
+                        self.out.truncate(self.outer_len);
                         self.out.extend_from_slice(n.row());
                         true
                     } else {
@@ -163,8 +170,7 @@ impl ExecNode for NestLoopNode<'_> {
                 }
                 _ => match &self.inner_rows {
                     Some(store) if self.cursor.advance(store)? => {
-                        self.out.clear();
-                        self.out.extend_from_slice(self.outer.row());
+                        self.out.truncate(self.outer_len);
                         self.out.extend_from_slice(self.cursor.row(store));
                         true
                     }
@@ -183,8 +189,7 @@ impl ExecNode for NestLoopNode<'_> {
                 match self.kind {
                     JoinKind::Semi => {
                         self.have_outer = false;
-                        self.out.clear();
-                        self.out.extend_from_slice(self.outer.row());
+                        self.out.truncate(self.outer_len);
                         return Ok(true);
                     }
                     JoinKind::Anti => {
@@ -203,8 +208,7 @@ impl ExecNode for NestLoopNode<'_> {
                         return Ok(true);
                     }
                     JoinKind::Anti => {
-                        self.out.clear();
-                        self.out.extend_from_slice(self.outer.row());
+                        self.out.truncate(self.outer_len);
                         return Ok(true);
                     }
                     _ => {}
