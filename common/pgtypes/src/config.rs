@@ -844,6 +844,17 @@ pub struct Config {
     changed: BTreeMap<&'static str, String>,
     /// Where the values came from, for [`Config::reload`].
     sources: Arc<Sources>,
+    /// Names these values: taken from a process-wide counter whenever
+    /// they change, kept by a copy (same values), so two configurations
+    /// with the same stamp hold the same values (see [`Config::stamp`]).
+    stamp: u64,
+}
+
+/// The last [`Config::stamp`] handed out.
+static STAMPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn next_stamp() -> u64 {
+    STAMPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
 }
 
 /// What [`Config::load`] read: what a reload compares against.
@@ -891,6 +902,7 @@ impl Config {
             base: Arc::new(values),
             changed: BTreeMap::new(),
             sources: Arc::default(),
+            stamp: next_stamp(),
         }
     }
 
@@ -953,6 +965,7 @@ impl Config {
         let mut needs_restart = Vec::new();
         let mut pending = std::collections::BTreeSet::new();
         let mut next = self.clone();
+        next.stamp = next_stamp();
         next.changed.clear();
         let base = Arc::make_mut(&mut next.base);
         let mut files = BTreeMap::new();
@@ -1008,6 +1021,7 @@ impl Config {
             base: server.base.clone(),
             changed: self.changed.clone(),
             sources: server.sources.clone(),
+            stamp: next_stamp(),
         }
     }
 
@@ -1059,7 +1073,15 @@ impl Config {
         })?;
         validate(def, value)?;
         self.changed.insert(def.name, value.to_string());
+        self.stamp = next_stamp();
         Ok(())
+    }
+
+    /// Equal for two configurations only if they hold the same values
+    /// (copies of one another, unchanged since): what a cache of something
+    /// derived from settings checks before looking any up again.
+    pub fn stamp(&self) -> u64 {
+        self.stamp
     }
 
     /// The text value of a setting (as `SHOW` prints it).
@@ -1450,6 +1472,25 @@ mod tests {
         for n in ["", "no_such_setting", "work_mem_", "zzz", "\u{e9}t\u{e9}"] {
             assert!(find_setting(n).is_none(), "{n}");
         }
+    }
+
+    #[test]
+    fn stamps_name_values() {
+        let mut a = Config::new("/tmp");
+        let b = a.clone();
+        assert_eq!(a.stamp(), b.stamp(), "a copy holds the same values");
+        a.set("role", "alice").unwrap();
+        assert_ne!(a.stamp(), b.stamp());
+        // Two copies of one configuration changed differently never share
+        // a stamp, even after a copy of the original comes back.
+        let mut c = b.clone();
+        c.set("role", "bob").unwrap();
+        assert_ne!(a.stamp(), c.stamp());
+        assert_ne!(b.stamp(), c.stamp());
+        let before = c.stamp();
+        assert!(c.set("no_such_setting", "1").is_err());
+        assert_eq!(c.stamp(), before, "a refused set changes nothing");
+        assert_ne!(a.rebased(&b).stamp(), a.stamp());
     }
 
     #[test]

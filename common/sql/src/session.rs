@@ -299,6 +299,15 @@ fn same_behaviour(exact: &Planned, template: &Planned, literals: usize) -> bool 
         && template.param_types.len() == literals
 }
 
+/// [`Session::acl_user`]'s last answer: the role it was for, and the
+/// catalog version and settings stamp it was looked up under.
+struct AclUserCache {
+    catalog: u64,
+    settings: u64,
+    role: String,
+    user: Arc<crate::privileges::AclUser>,
+}
+
 /// A session. Not shared between tasks.
 pub struct Session {
     /// This session's pg_stat_activity row.
@@ -309,7 +318,7 @@ pub struct Session {
     xact: Xact,
     settings: SessionSettings,
     /// The current role's privilege facts, for (catalog version, role).
-    acl_user: Option<(u64, String, Arc<crate::privileges::AclUser>)>,
+    acl_user: Option<AclUserCache>,
     /// Set while the session runs a statement of its own making (the
     /// DELETE of an MVCC TRUNCATE, checked as TRUNCATE before).
     acl_bypass: bool,
@@ -2662,18 +2671,32 @@ impl Session {
     pub fn acl_user(&mut self) -> Arc<crate::privileges::AclUser> {
         let version = self.db.catalog().version();
         let cfg = self.settings.config();
+        let stamp = cfg.stamp();
+        if let Some(c) = &self.acl_user {
+            // The same settings (a stamp is never reused for other values):
+            // the same role, without looking it up by name.
+            if c.catalog == version && c.settings == stamp {
+                return c.user.clone();
+            }
+        }
         let role = match cfg.get("role") {
             Some(r) if r != "none" => r,
             _ => cfg.get("session_authorization").unwrap_or(""),
         };
-        if let Some((v, r, u)) = &self.acl_user {
-            if *v == version && r == role {
-                return u.clone();
+        if let Some(c) = &mut self.acl_user {
+            if c.catalog == version && c.role == role {
+                c.settings = stamp;
+                return c.user.clone();
             }
         }
-        let u = Arc::new(crate::privileges::AclUser::of(&self.db, role));
-        self.acl_user = Some((version, role.to_string(), u.clone()));
-        u
+        let user = Arc::new(crate::privileges::AclUser::of(&self.db, role));
+        self.acl_user = Some(AclUserCache {
+            catalog: version,
+            settings: stamp,
+            role: role.to_string(),
+            user: user.clone(),
+        });
+        user
     }
 
     /// ALTER DATABASE … CONNECTION LIMIT (dbcommands.c's `AlterDatabase`
