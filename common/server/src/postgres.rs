@@ -1461,6 +1461,12 @@ enum RunEnd {
 
 impl<B: Backend> SessionLoop<B> {
     async fn run(&mut self) -> Result<Exit, Close> {
+        // When the messages being worked through began: the time is
+        // charged to the core once they are (nothing more buffered, or
+        // ReadyForQuery sent), not per message — an extended-protocol
+        // statement is four messages in one packet, and each clock read
+        // costs about as much as the balancer's counters are worth.
+        let mut busy_since: Option<Instant> = None;
         loop {
             // idle_in_transaction_session_timeout: only while a transaction
             // block is open and the client owes us its next message.
@@ -1499,7 +1505,7 @@ impl<B: Backend> SessionLoop<B> {
             {
                 continue;
             }
-            let began = Instant::now();
+            let began = *busy_since.get_or_insert_with(Instant::now);
             // ReadyForQuery went out: the client owes the next message.
             let mut ready = false;
             let res = match msg {
@@ -1575,7 +1581,10 @@ impl<B: Backend> SessionLoop<B> {
             if self.wire.shutting_down() {
                 return Err(Close::Shutdown);
             }
-            self.seat.ran(began.elapsed());
+            if ready || !self.wire.has_input() {
+                self.seat.ran(began.elapsed());
+                busy_since = None;
+            }
             // Move only at an idle point: nothing of the client's is
             // buffered, so nothing is read on one core and answered on
             // another.
