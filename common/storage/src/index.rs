@@ -528,6 +528,19 @@ mod tests {
         out
     }
 
+    /// An index holding `keys` (the i-th at tid (i, 1)), and the keys
+    /// sorted without duplicates.
+    fn indexed(keys: &[Vec<u8>]) -> (Index, Vec<Vec<u8>>) {
+        let ix = Index::new(false);
+        for (i, k) in keys.iter().enumerate() {
+            ix.insert(k, tid(i as u32, 1));
+        }
+        let mut sorted = keys.to_vec();
+        sorted.sort();
+        sorted.dedup();
+        (ix, sorted)
+    }
+
     /// Keys around the inline length, with zero bytes and prefixes: the
     /// map's order must be exactly byte order (range scans and `Borrow`
     /// depend on it).
@@ -566,13 +579,7 @@ mod tests {
                 );
             }
         }
-        let ix = Index::new(false);
-        for (i, k) in keys.iter().enumerate() {
-            ix.insert(k, tid(i as u32, 1));
-        }
-        let mut sorted = keys.clone();
-        sorted.sort();
-        sorted.dedup();
+        let (ix, sorted) = indexed(&keys);
         let got: Vec<Vec<u8>> = all_entries(&ix).into_iter().map(|(k, _)| k).collect();
         let mut got_keys = got.clone();
         got_keys.dedup();
@@ -734,17 +741,23 @@ mod tests {
     #[test]
     fn range_selects_by_byte_order_for_any_bound_length() {
         let keys = tricky_keys();
-        let ix = Index::new(false);
-        for (i, k) in keys.iter().enumerate() {
-            ix.insert(k, tid(i as u32, 1));
-        }
-        let mut sorted = keys.clone();
-        sorted.sort();
-        sorted.dedup();
+        let (ix, sorted) = indexed(&keys);
         let admits = |b: Bound<&[u8]>, k: &[u8], low: bool| match b {
             Bound::Unbounded => true,
-            Bound::Included(x) => (if low { k >= x } else { k <= x }),
-            Bound::Excluded(x) => (if low { k > x } else { k < x }),
+            Bound::Included(x) => {
+                if low {
+                    k >= x
+                } else {
+                    k <= x
+                }
+            }
+            Bound::Excluded(x) => {
+                if low {
+                    k > x
+                } else {
+                    k < x
+                }
+            }
         };
         let bound = |i: usize, k: &[u8]| -> Bound<Vec<u8>> {
             match i {
