@@ -1279,9 +1279,7 @@ impl<V> NameMap<V> {
     }
     fn clear(&mut self) {
         self.unnamed = None;
-        if !self.named.is_empty() {
-            self.named.clear();
-        }
+        self.named.clear();
     }
 }
 
