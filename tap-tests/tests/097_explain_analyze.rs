@@ -4,7 +4,8 @@
 //! 1. ANALYZE runs the query and shows each node's actual rows and loops:
 //!    the scans' rows are the tables' filtered counts, the join's the
 //!    join's, a LATERAL subquery's inner side runs once per outer row
-//!    (`loops=5`), a subplan the query never reached is `(never
+//!    (`loops=5`), as does an index nested loop's restarted inner scan
+//!    (`rows=1 loops=5`, not one loop of 5 rows), a subplan the query never reached is `(never
 //!    executed)`;
 //! 2. by default with times (`actual time=a..b`) and the summary lines
 //!    (`Planning Time`, `Execution Time`); TIMING OFF and SUMMARY OFF drop
@@ -70,6 +71,21 @@ fn check(node: &Node) {
             .iter()
             .any(|l| l.ends_with("Index Scan using t1_pkey on t1 (actual rows=1 loops=5)")),
         "the inner side ran once per outer row: {lateral:#?}"
+    );
+    // A plain join over five outer rows: an index nested loop whose inner
+    // scan is restarted (not rebuilt) per outer row, each restart a loop.
+    let nested = lines(
+        node,
+        &format!(
+            "{OFF}SELECT t1.v FROM t2 JOIN t1 ON t1.id = t2.t1id WHERE t2.id IN (1, 2, 3, 4, 5)"
+        ),
+    );
+    assert!(
+        nested.iter().any(|l| l.contains("->  Nested Loop"))
+            && nested
+                .iter()
+                .any(|l| l.ends_with("Index Scan using t1_pkey on t1 (actual rows=1 loops=5)")),
+        "a restarted inner scan counts a loop per outer row: {nested:#?}"
     );
     let never = lines(
         node,
