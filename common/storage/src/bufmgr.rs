@@ -638,16 +638,11 @@ impl BufMgr {
     /// buffer before it shortens the file), so a caller that must not read
     /// past the end asks the file's length only on a None.
     pub fn read_buffer_cached(&self, tag: BufferTag) -> Option<BufferRef<'_>> {
-        let id = {
-            let map = self.mapping[Self::partition(&tag)].read();
-            let &id = map.get(&tag)?;
-            if self.pin_for(id, None) & BM_VALID == 0 {
-                drop(map);
-                self.unpin(id);
-                return None;
-            }
-            id
-        };
+        let (id, st) = self.pin_if_mapped(&tag, None)?;
+        if st & BM_VALID == 0 {
+            self.unpin(id);
+            return None;
+        }
         self.io.count(IoContext::Normal, IoOp::Hit, 1);
         Some(BufferRef { mgr: self, id, tag })
     }
@@ -688,6 +683,18 @@ impl BufMgr {
         }
     }
 
+    /// The fast path of a lookup: the buffer mapped to `tag`, pinned
+    /// under the partition's shared lock; (id, state after our pin).
+    fn pin_if_mapped(
+        &self,
+        tag: &BufferTag,
+        strategy: Option<&BufferAccessStrategy>,
+    ) -> Option<(u32, u32)> {
+        let map = self.mapping[Self::partition(tag)].read();
+        let &id = map.get(tag)?;
+        Some((id, self.pin_for(id, strategy)))
+    }
+
     /// The mapping half of BufferAlloc: pins the buffer mapped to `tag`
     /// ([`Mapped::Hit`], state after our pin), or maps a victim to it and
     /// returns it pinned with IO_IN_PROGRESS owned by the caller
@@ -706,14 +713,8 @@ impl BufMgr {
         mut strategy: Option<&mut BufferAccessStrategy>,
     ) -> StorageResult<Mapped> {
         let part = Self::partition(&tag);
-        // Fast path: already mapped. Pin under the partition lock.
-        {
-            let map = self.mapping[part].read();
-            if let Some(&id) = map.get(&tag) {
-                let st = self.pin_for(id, strategy.as_deref());
-                drop(map);
-                return Ok(Mapped::Hit(id, st));
-            }
+        if let Some((id, st)) = self.pin_if_mapped(&tag, strategy.as_deref()) {
+            return Ok(Mapped::Hit(id, st));
         }
 
         // Miss: a victim pinned by us alone, clean and mapped to nothing

@@ -72,7 +72,6 @@ fn split(need: &[bool], outer_width: usize, inner_width: usize) -> (Vec<bool>, V
 
 /// Narrows both inputs of a hash or merge join to what `need`, the
 /// condition and the keys read; returns the inner columns kept.
-#[allow(clippy::too_many_arguments)]
 fn narrow_equi_join(
     need: &[bool],
     kind: JoinKind,
