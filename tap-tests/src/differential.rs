@@ -226,9 +226,21 @@ pub enum Feature {
     Subqueries,
     /// UNION / INTERSECT / EXCEPT, with and without ALL.
     SetOps,
+    /// Window functions in the output: ranks, offsets, frame values and
+    /// aggregates over ROWS, RANGE and GROUPS frames, with and without
+    /// PARTITION BY.
+    Windows,
 }
 
 impl Feature {
+    /// Every kind.
+    pub const ALL: [Feature; 4] = [
+        Feature::Joins,
+        Feature::Subqueries,
+        Feature::SetOps,
+        Feature::Windows,
+    ];
+
     /// Parses a comma-separated list (`joins,subqueries,setops`; `all`).
     pub fn parse_list(text: &str) -> Result<Vec<Feature>, String> {
         let mut out = Vec::new();
@@ -237,10 +249,11 @@ impl Feature {
                 "joins" => out.push(Feature::Joins),
                 "subqueries" => out.push(Feature::Subqueries),
                 "setops" => out.push(Feature::SetOps),
-                "all" => out.extend([Feature::Joins, Feature::Subqueries, Feature::SetOps]),
+                "windows" => out.push(Feature::Windows),
+                "all" => out.extend(Feature::ALL),
                 other => {
                     return Err(format!(
-                        "unknown feature {other:?} (joins, subqueries, setops, all)"
+                        "unknown feature {other:?} (joins, subqueries, setops, windows, all)"
                     ))
                 }
             }
@@ -552,6 +565,14 @@ impl<'a> Generator<'a> {
                 let (e, t) = self.scalar_subquery(rng, &scope);
                 used.extend(t);
                 shape.items.push(e.sql);
+            }
+            if self.has(Feature::Windows) && rng.chance(40) {
+                // One window that reads positions at most (see `window`).
+                let mut positional = rng.chance(50);
+                for _ in 0..rng.range(1, 2) {
+                    shape.items.push(self.window(rng, &scope, positional));
+                    positional = false;
+                }
             }
         } else if mode < 7 {
             // Aggregates over the whole input.
@@ -880,6 +901,106 @@ impl<'a> Generator<'a> {
         Expr { sql, ty: e.ty }
     }
 
+    /// A window function call with its OVER clause. Its answer must not
+    /// depend on how rows that tie in the window's ORDER BY are ordered:
+    /// with `positional`, a function that reads positions (row_number,
+    /// lag, first_value, ROWS frames …) over an ORDER BY of every column
+    /// in scope, where only identical rows tie (so a query has one such
+    /// window at most: two would pair their values across identical rows
+    /// in either way); else one that peers share (ranks, RANGE and GROUPS
+    /// frames) over any ORDER BY.
+    fn window(&self, rng: &mut Rng, scope: &Scope, positional: bool) -> String {
+        let mut over = Vec::new();
+        if rng.chance(50) {
+            over.push(format!("PARTITION BY {}", rng.pick(scope).0));
+        }
+        let keys: Vec<(String, Ty)> = if positional {
+            scope.clone()
+        } else {
+            (0..rng.below(3)).map(|_| rng.pick(scope).clone()).collect()
+        };
+        // RANGE with an offset: one numeric key.
+        let range_key = (!positional && keys.len() == 1 && matches!(keys[0].1, Ty::Int | Ty::Num))
+            .then(|| keys[0].1);
+        if !keys.is_empty() {
+            let order: Vec<String> = keys
+                .iter()
+                .map(|(c, _)| format!("{c}{}", order_suffix(rng)))
+                .collect();
+            over.push(format!("ORDER BY {}", order.join(", ")));
+        }
+        let n = rng.range(0, 3);
+        let m = rng.range(0, 3);
+        let frame = if keys.is_empty() {
+            // Without ORDER BY every row is a peer of every other.
+            String::new()
+        } else if positional {
+            rng.pick(&[
+                String::new(),
+                format!(" ROWS BETWEEN {n} PRECEDING AND {m} FOLLOWING"),
+                " ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW".into(),
+                format!(" ROWS BETWEEN CURRENT ROW AND {m} FOLLOWING"),
+                format!(" ROWS BETWEEN {m} FOLLOWING AND UNBOUNDED FOLLOWING"),
+                format!(" ROWS {n} PRECEDING"),
+            ])
+            .clone()
+        } else {
+            let mut frames = vec![
+                String::new(),
+                " RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING".into(),
+                format!(" GROUPS BETWEEN {n} PRECEDING AND {m} FOLLOWING"),
+                format!(" GROUPS BETWEEN CURRENT ROW AND {m} FOLLOWING"),
+            ];
+            match range_key {
+                Some(Ty::Int) => {
+                    frames.push(format!(" RANGE BETWEEN {n} PRECEDING AND {m} FOLLOWING"))
+                }
+                Some(_) => {
+                    frames.push(format!(" RANGE BETWEEN 1.5 PRECEDING AND {m}.25 FOLLOWING"))
+                }
+                None => {}
+            }
+            rng.pick(&frames).clone()
+        };
+        let arg = self.expr(rng, scope, 1);
+        let agg = match arg.ty {
+            Ty::Int | Ty::Num => format!(
+                "{}({})",
+                rng.pick(&["sum", "min", "max", "avg", "count"]),
+                arg.sql
+            ),
+            Ty::Text => format!("{}({})", rng.pick(&["min", "max", "count"]), arg.sql),
+            Ty::Bool => format!("{}({})", rng.pick(&["bool_and", "bool_or"]), arg.sql),
+        };
+        let func = if positional {
+            match rng.below(9) {
+                0 => "row_number()".into(),
+                1 => format!("ntile({})", rng.range(1, 4)),
+                2 => format!("lag({})", arg.sql),
+                3 => format!("lead({}, {})", arg.sql, rng.range(0, 3)),
+                4 => match arg.ty {
+                    Ty::Int => format!("lag({}, {}, -1)", arg.sql, rng.range(1, 3)),
+                    _ => format!("lead({}, 2)", arg.sql),
+                },
+                5 => format!("first_value({})", arg.sql),
+                6 => format!("last_value({})", arg.sql),
+                7 => format!("nth_value({}, {})", arg.sql, rng.range(1, 3)),
+                _ => agg,
+            }
+        } else {
+            match rng.below(6) {
+                0 => "rank()".into(),
+                1 => "dense_rank()".into(),
+                2 => "percent_rank()".into(),
+                3 => "cume_dist()".into(),
+                4 => "count(*)".into(),
+                _ => agg,
+            }
+        };
+        // Ranks ignore the frame; PostgreSQL accepts it all the same.
+        format!("{func} OVER ({}{frame})", over.join(" "))
+    }
+
     /// A subquery condition: IN / NOT IN / EXISTS / NOT EXISTS / compared
     /// with a scalar subquery. Returns it and the tables it reads.
     fn subquery_predicate(&self, rng: &mut Rng, scope: &Scope) -> (String, Vec<usize>) {
@@ -1065,8 +1186,7 @@ mod tests {
         let gen = |seed| {
             let mut rng = Rng::new(seed);
             let schema = Schema::generate(&mut rng, 0);
-            let all = [Feature::Joins, Feature::Subqueries, Feature::SetOps];
-            let g = Generator::new(&schema, &all);
+            let g = Generator::new(&schema, &Feature::ALL);
             (0..50).map(|_| g.query(&mut rng).sql).collect::<Vec<_>>()
         };
         assert_eq!(gen(7), gen(7));
@@ -1093,7 +1213,7 @@ mod tests {
             Feature::parse_list("joins, setops").unwrap(),
             vec![Feature::Joins, Feature::SetOps]
         );
-        assert_eq!(Feature::parse_list("all").unwrap().len(), 3);
-        assert!(Feature::parse_list("windows").is_err());
+        assert_eq!(Feature::parse_list("all").unwrap().len(), 4);
+        assert!(Feature::parse_list("lateral").is_err());
     }
 }

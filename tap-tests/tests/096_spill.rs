@@ -3,11 +3,14 @@
 //!
 //! 1. the server's peak resident memory (VmHWM, reset before the query)
 //!    grows by less than `BOUND_KIB` for a sort spilled with
-//!    `work_mem = 64kB`, and by more for the same sort held in memory (so
-//!    the bound tells the two apart);
+//!    `work_mem = 64kB`, and for a window over one partition of the whole
+//!    table, and by more for the same queries held in memory (so the
+//!    bound tells the two apart);
 //! 2. with `work_mem = 64kB`, a sort, a hash join (inner, left, full, semi,
 //!    anti), a hash aggregation, DISTINCT and UNION by hashing, INTERSECT
-//!    and EXCEPT ALL, a window over a spilled sort, a materialized CTE read
+//!    and EXCEPT ALL, windows over a spilled sort (many partitions, and
+//!    one partition bigger than `work_mem` read through every kind of
+//!    frame and offset), a materialized CTE read
 //!    twice and a nested loop's materialized inner side over tables that
 //!    do not fit give the
 //!    answer they give in memory — and PostgreSQL 15's, when it is
@@ -46,9 +49,16 @@ const SETUP: &[&str] = &[
 const SORT: &str = "SELECT count(*), md5(string_agg(id::text, ',')) \
                     FROM (SELECT id, pad FROM wide ORDER BY g, pad DESC, id) s";
 
+/// A window over one partition of every wide row (pad included, for
+/// lag): the WindowAgg holds the whole partition.
+const WINDOW: &str =
+    "SELECT count(*), sum(r), sum(length(l)) FROM (SELECT row_number() OVER w AS r, \
+                      lag(pad, 2, '') OVER w AS l FROM wide WINDOW w AS (ORDER BY g, id)) x";
+
 /// The queries whose answers must not depend on `work_mem`.
 const QUERIES: &[&str] = &[
     SORT,
+    WINDOW,
     "SELECT count(*), sum(w.id), sum(length(o.v)) FROM wide w JOIN other o ON o.id = w.id",
     "SELECT count(*), count(o.id), sum(length(o.v)) FROM wide w LEFT JOIN other o ON o.id = w.id",
     "SELECT count(*), count(w.id), count(o.id) FROM wide w FULL JOIN other o ON o.id = w.g",
@@ -70,6 +80,17 @@ const QUERIES: &[&str] = &[
      EXCEPT ALL SELECT id % 10007, repeat(chr(97 + id % 26), 200) FROM other) x",
     "SELECT count(*), sum(r), sum(c) FROM (SELECT row_number() OVER (PARTITION BY g ORDER BY id) AS r, \
      count(*) OVER (PARTITION BY g) AS c FROM wide) w",
+    // One partition bigger than work_mem, read by every kind of access:
+    // offsets both ways, sliding ROWS, RANGE and GROUPS frames, ranks.
+    "SELECT count(*), sum(k), sum(s), sum(m), sum(gs), sum(d), count(*) FILTER (WHERE pr < 0.5), \
+     sum(lv), sum(nv) FROM (SELECT ntile(7) OVER w AS k, \
+     sum(id) OVER (w ROWS BETWEEN 5 PRECEDING AND 5 FOLLOWING) AS s, \
+     max(id) OVER (ORDER BY g RANGE BETWEEN 2 PRECEDING AND 1 FOLLOWING) AS m, \
+     sum(id) OVER (ORDER BY g GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) AS gs, \
+     dense_rank() OVER (ORDER BY g DESC) AS d, percent_rank() OVER (ORDER BY g) AS pr, \
+     lead(id, 1000, -1) OVER w AS lv, \
+     nth_value(id, 3) OVER (w ROWS BETWEEN 2 PRECEDING AND 2 FOLLOWING) AS nv \
+     FROM wide WINDOW w AS (ORDER BY g, id)) x",
 ];
 
 fn temp_files(data_dir: &Path) -> Vec<String> {
@@ -112,31 +133,35 @@ fn work_mem_spills_to_temporary_files() {
     let lsn = node.lsn("write");
     node.wait_for_catchup(&standby, "replay", Some(&lsn));
 
-    // 1. Memory, first on a fresh server (memory freed earlier would hide
-    //    growth): the spilled sort stays under the bound, the one held in
-    //    memory does not.
-    node.restart();
-    let s = node.background_session();
-    s.query_safe("SET work_mem = '64kB'");
-    reset_peak(&node);
-    let base = node.rss_kib();
-    let answer = s.query_safe(SORT);
-    let spilled = peak_kib(&node).saturating_sub(base);
-    s.query_safe("SET work_mem = '4GB'");
-    reset_peak(&node);
-    let base = node.rss_kib();
-    assert_eq!(s.query_safe(SORT), answer, "the same answer in memory");
-    let in_memory = peak_kib(&node).saturating_sub(base);
-    eprintln!("# peak growth: spilled {spilled} KiB, in memory {in_memory} KiB");
-    assert!(
-        spilled < BOUND_KIB,
-        "the spilled sort grew the server by {spilled} KiB"
-    );
-    assert!(
-        in_memory > BOUND_KIB,
-        "the bound tells the two apart (in memory: {in_memory} KiB)"
-    );
-    drop(s);
+    // 1. Memory, each query first on a fresh server (memory freed earlier
+    //    would hide growth): the spilled sort, and the window over one partition
+    //    above a spilled sort, stay under the bound; held in memory they
+    //    do not.
+    let mut answers = Vec::new();
+    for q in [SORT, WINDOW] {
+        node.restart();
+        let s = node.background_session();
+        s.query_safe("SET work_mem = '64kB'");
+        reset_peak(&node);
+        let base = node.rss_kib();
+        let answer = s.query_safe(q);
+        let spilled = peak_kib(&node).saturating_sub(base);
+        s.query_safe("SET work_mem = '4GB'");
+        reset_peak(&node);
+        let base = node.rss_kib();
+        assert_eq!(s.query_safe(q), answer, "the same answer in memory: {q}");
+        let in_memory = peak_kib(&node).saturating_sub(base);
+        eprintln!("# peak growth: spilled {spilled} KiB, in memory {in_memory} KiB: {q}");
+        assert!(
+            spilled < BOUND_KIB,
+            "spilled, {q} grew the server by {spilled} KiB"
+        );
+        assert!(
+            in_memory > BOUND_KIB,
+            "the bound tells the two apart (in memory: {in_memory} KiB): {q}"
+        );
+        answers.push(answer);
+    }
 
     // 2. The answers in memory (4GB), then spilled (64kB): the same, on
     //    both nodes, and PostgreSQL's when it is here.
@@ -145,7 +170,7 @@ fn work_mem_spills_to_temporary_files() {
         .iter()
         .map(|q| with_work_mem(&s, "4GB", q))
         .collect();
-    assert_eq!(expected[0], answer);
+    assert_eq!(expected[..2], answers[..]);
     assert!(
         temp_files(node.data_dir()).is_empty(),
         "nothing spilled in memory"
@@ -159,8 +184,8 @@ fn work_mem_spills_to_temporary_files() {
             "no temporary file left after {q}"
         );
     }
-    // The standby's executor is the same code: the sort, the joins and the
-    // aggregation there (the rest would only double the test's time).
+    // The standby's executor is the same code: the sort, the window and
+    // two joins there (the rest would only double the test's time).
     for (q, want) in QUERIES.iter().zip(&expected).take(4) {
         assert_eq!(
             &with_work_mem(&on_standby, "64kB", q),

@@ -205,6 +205,11 @@ impl TempFile {
         self.size == 0 && self.buf.is_empty()
     }
 
+    /// Where the next row written starts, in bytes from the file's start.
+    fn position(&self) -> u64 {
+        self.size + self.buf.len() as u64
+    }
+
     fn flush(&mut self) -> PgResult<()> {
         if self.buf.is_empty() {
             return Ok(());
@@ -306,6 +311,15 @@ struct TempReader {
 }
 
 impl TempReader {
+    /// Reads on from byte `at` (a row's start).
+    fn seek(&mut self, at: u64) -> PgResult<()> {
+        use std::io::{Seek, SeekFrom};
+        self.file
+            .seek(SeekFrom::Start(at))
+            .map(drop)
+            .map_err(|e| io_error("seek in file", &self.path, e))
+    }
+
     fn read_row(&mut self, out: &mut Vec<Value>) -> PgResult<bool> {
         let mut len = [0u8; 4];
         match self.file.read_exact(&mut len) {
@@ -392,15 +406,27 @@ pub fn split_tag(row: &[Value]) -> PgResult<(&[Value], i32)> {
 
 /// Rows kept to be read again, by one or several cursors: in memory up to
 /// `work_mem`, then all of them in a temporary file (PostgreSQL's
-/// tuplestore, under a Material node, a CTE, a work table).
+/// tuplestore, under a Material node, a CTE, a work table, a window's
+/// partition). Cursors ([`StoreCursor`]) read it in order; a
+/// [`StoreReader`] reads any row by its index.
 #[derive(Default)]
 pub struct TupleStore {
     spill: Option<Spill>,
     rows: Vec<Vec<Value>>,
     mem: usize,
     file: Option<TempFile>,
+    /// Once spilled: the index and file offset of the first row of each
+    /// block of about [`BLOCK_BYTES`] (a [`StoreReader`] seeks to them).
+    blocks: Vec<(usize, u64)>,
     len: usize,
 }
+
+/// The bytes of file a [`StoreReader`] reads and decodes at once.
+const BLOCK_BYTES: u64 = 8192;
+
+/// Blocks a [`StoreReader`] keeps decoded: enough for each window function
+/// of a node to read near its frame's start, its end and the current row.
+const CACHED_BLOCKS: usize = 8;
 
 impl TupleStore {
     /// An empty store that spills past the statement's `work_mem`.
@@ -429,16 +455,17 @@ impl TupleStore {
     pub fn push(&mut self, row: &[Value]) -> PgResult<()> {
         self.len += 1;
         if let Some(f) = &mut self.file {
-            return f.write_row(row);
+            return write_marked(f, &mut self.blocks, self.len - 1, row);
         }
         self.mem += row_bytes(row);
         self.rows.push(row.to_vec());
         if let Some(spill) = self.spill.as_ref().filter(|s| self.mem > s.work_mem) {
             let mut f = spill.file();
-            for r in self.rows.drain(..) {
-                f.write_row(&r)?;
+            for (i, r) in self.rows.drain(..).enumerate() {
+                write_marked(&mut f, &mut self.blocks, i, &r)?;
             }
             self.rows = Vec::new();
+            self.mem = 0;
             self.file = Some(f);
         }
         Ok(())
@@ -463,7 +490,13 @@ impl TupleStore {
         self.rows.clear();
         self.mem = 0;
         self.file = None;
+        self.blocks.clear();
         self.len = 0;
+    }
+
+    /// True once its rows went to a temporary file.
+    pub fn spilled(&self) -> bool {
+        self.file.is_some()
     }
 
     /// True when it holds no row.
@@ -523,6 +556,94 @@ impl StoreCursor {
         } else {
             store.rows.get(self.index()).map_or(&[], |r| r)
         }
+    }
+}
+
+/// Writes row `index` to `f`, starting a new block in `blocks` when the
+/// last one has its [`BLOCK_BYTES`].
+fn write_marked(
+    f: &mut TempFile,
+    blocks: &mut Vec<(usize, u64)>,
+    index: usize,
+    row: &[Value],
+) -> PgResult<()> {
+    let at = f.position();
+    if blocks
+        .last()
+        .is_none_or(|&(_, start)| at - start >= BLOCK_BYTES)
+    {
+        blocks.push((index, at));
+    }
+    f.write_row(row)
+}
+
+/// Reads the rows of a [`TupleStore`] by index, in any order (a window's
+/// frames and offsets). In memory that is an index; once spilled it
+/// decodes the block of file holding the row and keeps the last
+/// [`CACHED_BLOCKS`] decoded, so reads near each other (a frame sliding
+/// forward, a row and its neighbours) cost one read of the file per block.
+#[derive(Default)]
+pub struct StoreReader {
+    reader: Option<TempReader>,
+    /// Decoded blocks, the one read last first: the index of the block's
+    /// first row and its rows.
+    cached: Vec<(usize, Vec<Vec<Value>>)>,
+}
+
+impl StoreReader {
+    /// Forgets what it read (the store was cleared and written again).
+    pub fn reset(&mut self) {
+        self.reader = None;
+        self.cached.clear();
+    }
+
+    /// Row `i` of `store` (which must be finished); an error past its end.
+    pub fn get<'a>(&'a mut self, store: &'a TupleStore, i: usize) -> PgResult<&'a [Value]> {
+        if i >= store.len {
+            return Err(PgError::internal("tuplestore row out of range"));
+        }
+        let Some(file) = &store.file else {
+            return Ok(&store.rows[i]);
+        };
+        let hit = self
+            .cached
+            .iter()
+            .position(|(first, rows)| (*first..*first + rows.len()).contains(&i));
+        let slot = match hit {
+            Some(k) => k,
+            None => {
+                let b = store.blocks.partition_point(|&(first, _)| first <= i) - 1;
+                let (first, at) = store.blocks[b];
+                let end = store.blocks.get(b + 1).map_or(store.len, |&(n, _)| n);
+                let r = match &mut self.reader {
+                    Some(r) => r,
+                    None => self.reader.insert(file.open_reader()?),
+                };
+                r.seek(at)?;
+                let mut rows = match self.cached.len() {
+                    n if n >= CACHED_BLOCKS => {
+                        self.cached.pop().map(|(_, v)| v).unwrap_or_default()
+                    }
+                    _ => Vec::new(),
+                };
+                rows.resize_with(end - first, Vec::new);
+                for row in rows.iter_mut() {
+                    if !r.read_row(row)? {
+                        return Err(PgError::new(
+                            sqlstate::DATA_CORRUPTED,
+                            "temporary file ended early",
+                        ));
+                    }
+                }
+                self.cached.push((first, rows));
+                self.cached.len() - 1
+            }
+        };
+        if slot != 0 {
+            self.cached[..=slot].rotate_right(1);
+        }
+        let (first, rows) = &self.cached[0];
+        Ok(&rows[i - first])
     }
 }
 
@@ -898,6 +1019,66 @@ mod tests {
             let _ = decode_spilled(&b[..cut], &mut Vec::new());
         }
         assert!(decode_spilled(&[], &mut Vec::new()).is_err());
+    }
+
+    fn store_in(dir: &std::path::Path, work_mem: usize) -> TupleStore {
+        TupleStore {
+            spill: Some(Spill {
+                work_mem,
+                shared: Arc::new(SpillShared {
+                    dir: dir.to_path_buf(),
+                    pid: 1,
+                    limit_kb: None,
+                    log_min: None,
+                    usage: Arc::default(),
+                }),
+            }),
+            ..TupleStore::default()
+        }
+    }
+
+    #[test]
+    fn a_store_reads_any_row_by_index_in_memory_and_spilled() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = |i: usize| {
+            vec![
+                Value::Int8(i as i64),
+                Value::Text("x".repeat(i % 300).into()),
+            ]
+        };
+        let n = 3000;
+        for work_mem in [64 * 1024, 1 << 30] {
+            let mut store = store_in(dir.path(), work_mem);
+            for i in 0..n {
+                store.push(&row(i)).unwrap();
+            }
+            store.finish().unwrap();
+            assert_eq!(store.spilled(), work_mem < 1 << 20);
+            if store.spilled() {
+                assert!(store.blocks.len() > CACHED_BLOCKS, "several blocks");
+            }
+            let mut r = StoreReader::default();
+            // Forward, backward, jumping between far blocks, and back.
+            let order = (0..n)
+                .chain((0..n).rev())
+                .chain((0..n).map(|i| (i * 7919) % n))
+                .chain([0, n - 1, 1, n - 2]);
+            for i in order {
+                assert_eq!(r.get(&store, i).unwrap(), row(i).as_slice(), "row {i}");
+            }
+            assert!(r.get(&store, n).is_err(), "past the end");
+            // Cleared and written again: the reader starts over.
+            store.clear();
+            r.reset();
+            store.push(&row(5)).unwrap();
+            store.finish().unwrap();
+            assert_eq!(r.get(&store, 0).unwrap(), row(5).as_slice());
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "files removed"
+        );
     }
 
     #[test]
