@@ -625,6 +625,17 @@ pub(crate) fn relation_exists(db: &Engine, ns: pgtypes::Oid, name: &str) -> bool
 }
 
 fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> {
+    create_table_typed(cx, ct, &[])
+}
+
+/// CREATE TABLE with the first columns' types given (`types`, by
+/// position) instead of read from the statement: CREATE TABLE AS, whose
+/// types come from its query (an enum, a typmod) and are not written.
+pub(crate) fn create_table_typed(
+    cx: &mut DdlCtx<'_>,
+    ct: &ast::CreateTable,
+    types: &[SqlType],
+) -> PgResult<String> {
     let db = cx.db;
     let qname = crate::namespace::QualName::of(&ct.name)?;
     let ns = crate::namespace::creation_namespace(&cx.catalog(), &qname)?;
@@ -659,7 +670,7 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
             format!("multiple primary keys for table \"{name}\" are not allowed"),
         )
     };
-    for c in &ct.columns {
+    for (i, c) in ct.columns.iter().enumerate() {
         let cname = ident_name(&c.name);
         if columns.iter().any(|x| x.name == cname) {
             return Err(PgError::new(
@@ -668,9 +679,10 @@ fn create_table(cx: &mut DdlCtx<'_>, ct: &ast::CreateTable) -> PgResult<String> 
             ));
         }
         let serial = crate::sequence::serial_type(&c.data_type);
-        let ty = match serial {
-            Some(t) => t,
-            None => SqlType::from_data_type(&c.data_type)?,
+        let ty = match (types.get(i), serial) {
+            (Some(&t), _) => t,
+            (None, Some(t)) => t,
+            (None, None) => SqlType::from_data_type(&c.data_type)?,
         };
         let mut col = ColumnDef::new(&cname, ty);
         if let Some(t) = serial {

@@ -38,6 +38,7 @@
 //!   text (`session.rs`).
 
 pub mod commentstmt;
+pub mod ctasstmt;
 pub mod cursorstmt;
 pub mod dbstmt;
 pub mod errpos;
@@ -174,6 +175,8 @@ pub enum Stmt {
     Trigger(trigstmt::TrigStmt),
     /// DECLARE … CURSOR, FETCH, MOVE, CLOSE.
     Cursor(cursorstmt::CursorStmt),
+    /// CREATE TABLE … AS query.
+    CreateTableAs(ctasstmt::CreateTableAs),
     /// Anything `sqlparser` parsed (DML, DDL).
     Sql(Box<sqlparser::ast::Statement>),
 }
@@ -1037,6 +1040,9 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
             })))
         }
         _ if cursorstmt::is_cursor_statement(&c) => Some(Stmt::Cursor(cursorstmt::parse(&mut c)?)),
+        "create" if ctasstmt::is_create_table_as(&c) => {
+            Some(Stmt::CreateTableAs(ctasstmt::parse(&mut c)?))
+        }
         _ if funcstmt::is_function_statement(&c) => Some(Stmt::Function(funcstmt::parse(&mut c)?)),
         _ if trigstmt::is_trigger_statement(&c) => Some(Stmt::Trigger(trigstmt::parse(&mut c)?)),
         "alter" if dbstmt::is_alter_database(&c) => {
@@ -1065,7 +1071,13 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
     if let Some(s) = handled {
         return Ok(s);
     }
-    parse_with_sqlparser(sql)
+    match parse_with_sqlparser(sql)? {
+        Stmt::Sql(s) => Ok(match ctasstmt::from_select_into(&s)? {
+            Some(c) => Stmt::CreateTableAs(c),
+            None => Stmt::Sql(s),
+        }),
+        other => Ok(other),
+    }
 }
 
 /// PostgreSQL's error position: the 1-based character (not byte) index of

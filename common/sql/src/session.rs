@@ -248,6 +248,7 @@ impl PreparedStatement {
             | Stmt::Function(_)
             | Stmt::Trigger(_)
             | Stmt::Cursor(_)
+            | Stmt::CreateTableAs(_)
             | Stmt::Sequence(_) => false,
             Stmt::Sql(_) => {
                 let path = self.path.lock().clone();
@@ -427,6 +428,7 @@ fn read_only_error(what: &str) -> PgError {
 fn command_name(stmt: &Stmt) -> &'static str {
     match stmt {
         Stmt::Copy(_) => "COPY FROM",
+        Stmt::CreateTableAs(c) => c.command(),
         Stmt::Type(t) => t.tag(),
         Stmt::Sequence(s) => s.tag(),
         Stmt::Function(f) => f.tag(),
@@ -1999,6 +2001,7 @@ impl Session {
                 }
             },
             Stmt::Cursor(c) => self.exec_cursor(stmt, c, params, sink),
+            Stmt::CreateTableAs(c) => self.create_table_as(stmt, c, params, sink),
             Stmt::Trigger(t) => {
                 self.check_writable(t.tag())?;
                 let tag = self.with_ddl_ctx(sink, |cx| crate::trigger::execute(cx, t))?;
@@ -2196,17 +2199,7 @@ impl Session {
                         }
                     }
                     if let ast::Statement::CreateTable(ct) = &**s {
-                        // Re-creating a table this block dropped: the old one
-                        // must go now (and cannot come back at ROLLBACK).
-                        let q = crate::namespace::QualName::of(&ct.name)?;
-                        let key = {
-                            let view = self.catalog_view();
-                            let ns = crate::namespace::creation_namespace(&view, &q)?;
-                            engine::namespace::rel_key(ns, &q.name).into_owned()
-                        };
-                        if let Some(t) = self.pending_ddl.take_drop(&key) {
-                            drop_table(&self.db, &t, &self.cancel)?;
-                        }
+                        self.forget_dropped_table(&ct.name)?;
                     }
                     let tag = self.with_ddl_ctx(sink, |cx| execute_ddl(cx, s))?;
                     self.xact.command_counter_increment();
@@ -2224,6 +2217,129 @@ impl Session {
                 }
             }
         }
+    }
+
+    /// Before a table `name` is created: if this transaction block dropped
+    /// one of that name, the old one must go now (and cannot come back at
+    /// ROLLBACK).
+    fn forget_dropped_table(&mut self, name: &ast::ObjectName) -> PgResult<()> {
+        let q = crate::namespace::QualName::of(name)?;
+        let key = {
+            let view = self.catalog_view();
+            let ns = crate::namespace::creation_namespace(&view, &q)?;
+            engine::namespace::rel_key(ns, &q.name).into_owned()
+        };
+        if let Some(t) = self.pending_ddl.take_drop(&key) {
+            drop_table(&self.db, &t, &self.cancel)?;
+        }
+        Ok(())
+    }
+
+    /// CREATE TABLE … AS and SELECT … INTO (`parser::ctasstmt`): the
+    /// query planned for its columns, the table created as CREATE TABLE
+    /// would (the privileges it needs, its name's rules), then filled by
+    /// `INSERT INTO name query` through SPI — one transaction, so a query
+    /// that fails leaves no table.
+    fn create_table_as(
+        &mut self,
+        stmt: &PreparedStatement,
+        c: &crate::parser::ctasstmt::CreateTableAs,
+        params: &[Value],
+        sink: &mut dyn ResultSink,
+    ) -> PgResult<ExecOutcome> {
+        self.check_writable(c.command())?;
+        if c.unlogged {
+            return Err(PgError::unsupported("unlogged tables are not supported"));
+        }
+        // Errors in the query point into the statement's text (SELECT INTO's
+        // query is the statement reprinted: no position).
+        let offset = stmt
+            .parsed
+            .text
+            .get(..c.query_start)
+            .map_or(0, |p| p.chars().count() as u32);
+        let select_into = c.select_into;
+        let shift = |mut e: PgError| {
+            e.position = e.position.filter(|_| !select_into).map(|p| p + offset);
+            e
+        };
+        let parsed = self.node.parse_cache().parse(&c.query).map_err(shift)?;
+        let query = match parsed.as_slice() {
+            [one] => match &one.stmt {
+                Stmt::Sql(q) if matches!(**q, ast::Statement::Query(_)) => q.clone(),
+                _ => {
+                    let word = c.query.split_whitespace().next().unwrap_or("");
+                    return Err(shift(
+                        PgError::syntax(format!("syntax error at or near \"{word}\""))
+                            .with_position(1),
+                    ));
+                }
+            },
+            _ => return Err(PgError::syntax("syntax error at or near \";\"")),
+        };
+        let types = stmt.param_types().to_vec();
+        let oids: Vec<Oid> = types.iter().map(|t| t.oid()).collect();
+        let planned = plan_statement(&self.catalog_view(), &query, &oids).map_err(shift)?;
+        let out = planned.columns.clone().unwrap_or_default();
+        if c.columns.len() > out.len() {
+            return Err(PgError::new(
+                sqlstate::SYNTAX_ERROR,
+                "too many column names were specified",
+            ));
+        }
+        let mut columns = Vec::with_capacity(out.len());
+        for (i, f) in out.iter().enumerate() {
+            let name = c.columns.get(i).unwrap_or(&f.name);
+            if matches!(f.ty, SqlType::Void | SqlType::Record | SqlType::Trigger) {
+                return Err(PgError::new(
+                    sqlstate::INVALID_TABLE_DEFINITION,
+                    format!("column \"{name}\" has pseudo-type {}", f.ty.pg_name()),
+                ));
+            }
+            columns.push(format!("{} int", crate::pgcatalog::quote_ident(name)));
+        }
+        let q = crate::namespace::QualName::parse_text(&c.name)?;
+        {
+            let view = self.catalog_view();
+            let ns = crate::namespace::creation_namespace(&view, &q)?;
+            if crate::ddl::relation_exists(&self.db, ns, &q.name) && c.if_not_exists {
+                let msg = format!("relation \"{}\" already exists, skipping", q.name);
+                self.notice(sink, PgError::notice(sqlstate::DUPLICATE_TABLE, msg));
+                return Ok(ExecOutcome::Complete("CREATE TABLE AS".into()));
+            }
+        }
+        // The CREATE TABLE, its column types taken from the query.
+        let temp = if c.temporary { "TEMPORARY " } else { "" };
+        let create = format!("CREATE {temp}TABLE {} ({})", c.name, columns.join(", "));
+        let ct = match crate::parser::parse_one(&create)? {
+            Stmt::Sql(s) => match *s {
+                ast::Statement::CreateTable(ct) => ct,
+                _ => return Err(PgError::internal("CREATE TABLE AS made no CREATE TABLE")),
+            },
+            _ => return Err(PgError::internal("CREATE TABLE AS made no CREATE TABLE")),
+        };
+        let user = self.acl_user();
+        if !user.superuser {
+            let ddl = ast::Statement::CreateTable(ct.clone());
+            crate::aclchk::check_utility(&self.catalog_view(), &user, &ddl, &self.database)?;
+        }
+        self.forget_dropped_table(&ct.name)?;
+        let column_types: Vec<SqlType> = out.iter().map(|f| f.ty).collect();
+        self.with_ddl_ctx(sink, |cx| {
+            crate::ddl::create_table_typed(cx, &ct, &column_types)
+        })?;
+        self.xact.command_counter_increment();
+        if !c.with_data {
+            return Ok(ExecOutcome::Complete("CREATE TABLE AS".into()));
+        }
+        let insert = format!("INSERT INTO {} {}", c.name, c.query);
+        let mut processed = 0;
+        self.run_in_function_context(sink, |ec| {
+            let mode = crate::spi::SnapshotMode::Fresh;
+            processed = crate::spi::execute(ec, &insert, params, &types, mode, None)?.processed;
+            Ok(())
+        })?;
+        Ok(ExecOutcome::Complete(format!("SELECT {processed}")))
     }
 
     /// CREATE SEQUENCE needs CREATE on the schema, ALTER SEQUENCE
