@@ -223,6 +223,10 @@ struct FuncState {
     running: Option<(Accumulator, usize)>,
     /// Any other aggregate: the last frame and its value.
     last: Option<(usize, usize, Value)>,
+    /// Its inputs of rows `inputs_from..`, evaluated once while frames
+    /// slide over them (at most [`CACHED_INPUTS`]).
+    inputs: std::collections::VecDeque<Option<crate::functions::AggInput>>,
+    inputs_from: usize,
     /// Where the last row's RANGE offset frame started and ended: the
     /// next row's bounds are searched from there.
     range_hint: [usize; 2],
@@ -334,10 +338,34 @@ impl FuncState {
                             return Ok(v.clone());
                         }
                     }
+                    // Frames only move forward: inputs before this one's
+                    // start are not needed again.
+                    if fs < self.inputs_from {
+                        self.inputs.clear();
+                        self.inputs_from = fs;
+                    }
+                    while self.inputs_from < fs && self.inputs.pop_front().is_some() {
+                        self.inputs_from += 1;
+                    }
+                    if self.inputs.is_empty() {
+                        self.inputs_from = fs;
+                    }
+                    while self.inputs_from + self.inputs.len() < fe
+                        && self.inputs.len() < CACHED_INPUTS
+                    {
+                        let row = part.row(self.inputs_from + self.inputs.len())?;
+                        let p = ec.params;
+                        let inp = call.inputs(&mut |e| crate::expr::eval(e, row, p, ec))?;
+                        self.inputs.push_back(inp);
+                    }
                     let mut acc = Accumulator::for_call(call);
                     for j in fs..fe {
                         ec.tick()?;
-                        part.feed(call, &mut acc, j, ec)?;
+                        match self.inputs.get(j - self.inputs_from) {
+                            Some(Some(inp)) => acc.feed(inp.clone())?,
+                            Some(None) => {}
+                            None => part.feed(call, &mut acc, j, ec)?,
+                        }
                     }
                     let v = acc.finish()?;
                     self.last = Some((fs, fe, v.clone()));
@@ -347,6 +375,10 @@ impl FuncState {
         })
     }
 }
+
+/// Inputs of a sliding frame's rows a [`FuncState`] keeps evaluated: a
+/// frame bigger than this evaluates the rest each time it is aggregated.
+const CACHED_INPUTS: usize = 4096;
 
 /// The ntile bucket (from 1) of row `i` of `n` split into `k`: the first
 /// `n % k` buckets hold one row more than the others.
