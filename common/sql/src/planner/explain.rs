@@ -464,6 +464,10 @@ fn node_fields(node: &PlanNode) -> Vec<(&'static str, String)> {
             f.push(("Parallel Aware", "true".to_string()));
             f.push(("Relation Name", json_str(&table.name)));
         }
+        NodeKind::SeqScan { table, .. } => {
+            f.push(("Node Type", json_str("Seq Scan")));
+            f.push(("Relation Name", json_str(&table.name)));
+        }
         NodeKind::HashDistinct { .. } => {
             f.push(("Node Type", json_str("Aggregate")));
             f.push(("Strategy", json_str("Hashed")));

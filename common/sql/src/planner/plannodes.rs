@@ -475,6 +475,11 @@ impl PlanNode {
 
     /// The label EXPLAIN prints for the node.
     pub fn label(&self) -> String {
+        // A table read under another name: `ex_a a`, as PostgreSQL prints.
+        let table_as = |name: &str| match &self.rte {
+            Some(r) if r.alias != name => format!("{name} {}", r.alias),
+            _ => name.to_string(),
+        };
         match &self.kind {
             NodeKind::Result => "Result".into(),
             NodeKind::ExplainAnalyze { .. } => "Explain".into(),
@@ -483,12 +488,14 @@ impl PlanNode {
             } => format!(
                 "{}Seq Scan on {}",
                 if *parallel { "Parallel " } else { "" },
-                table.name
+                table_as(&table.name)
             ),
             NodeKind::Gather { .. } => "Gather".into(),
-            NodeKind::IndexScan { table, index, .. } => {
-                format!("Index Scan using {} on {}", index.spec.name, table.name)
-            }
+            NodeKind::IndexScan { table, index, .. } => format!(
+                "Index Scan using {} on {}",
+                index.spec.name,
+                table_as(&table.name)
+            ),
             NodeKind::FunctionScan { .. } => "Function Scan on generate_series".into(),
             NodeKind::Unnest { .. } => "Function Scan on unnest".into(),
             NodeKind::JsonSrf { call, .. } => format!("Function Scan on {}", call.name),
@@ -690,27 +697,30 @@ impl PlanNode {
         self.explain_node(depth, &opts, None, &dp, out)
     }
 
-    /// The node EXPLAIN shows for this one: a reordered join's column
-    /// permutation (`JoinPlanner::build_top`) is not a node PostgreSQL
-    /// shows, so its join stands in its place.
+    /// The node EXPLAIN shows for this one: a projection over a node that
+    /// computes its own output columns in PostgreSQL (a scan, a join, an
+    /// aggregation, a window, a Result — its "projection-capable" nodes)
+    /// is that node's target list there, not a node of its own, so the
+    /// node below stands in its place. Over a Sort, a Limit, an Append …
+    /// PostgreSQL adds the Result node shown.
     pub fn shown(&self) -> &PlanNode {
-        if let NodeKind::Project { input, exprs } = &self.kind {
-            let joined = matches!(
+        if let NodeKind::Project { input, .. } = &self.kind {
+            let projects = matches!(
                 input.kind,
-                NodeKind::HashJoin { .. } | NodeKind::NestLoop { .. } | NodeKind::MergeJoin { .. }
+                NodeKind::HashJoin { .. }
+                    | NodeKind::NestLoop { .. }
+                    | NodeKind::MergeJoin { .. }
+                    | NodeKind::SeqScan { .. }
+                    | NodeKind::IndexScan { .. }
+                    | NodeKind::Agg { .. }
+                    | NodeKind::WindowAgg { .. }
+                    | NodeKind::Result
+                    | NodeKind::Project { .. }
+                    | NodeKind::Values { .. }
+                    | NodeKind::FunctionScan { .. }
+                    | NodeKind::CteScan { .. }
             );
-            let permutation = exprs.len() == input.width
-                && exprs.iter().all(|e| matches!(e, Expr::Column(_)))
-                && exprs
-                    .iter()
-                    .map(|e| match e {
-                        Expr::Column(i) => *i,
-                        _ => usize::MAX,
-                    })
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len()
-                    == exprs.len();
-            if joined && permutation {
+            if projects {
                 return input.shown();
             }
         }
