@@ -66,3 +66,16 @@ SELECT id FROM ec_ch WHERE c = 'AIR' OR c = ANY (ARRAY['SHIP', NULL]) ORDER BY i
 SELECT id FROM ec_ch WHERE c <> 'AIR' AND c >= 'MAIL' ORDER BY id;
 SELECT id FROM ec_ch WHERE c = '' AND v IN ('SHIP', 'AIR') ORDER BY id;
 SELECT id FROM ec_ch WHERE v IN ('AIR', 'x') OR c IN ('') ORDER BY id;
+-- A constant through JOIN … ON: every member of the class gets it, and
+-- the joins of the class need no equality (a cross product of the
+-- restricted sides); mixed types, NULL, two constants, outer joins.
+SELECT a.id, b.id, b.z FROM ec_a a JOIN ec_b b ON b.x = a.x WHERE a.x = 3 ORDER BY 1, 2;
+SELECT count(*), sum(a.id), sum(b.id), sum(c.id) FROM ec_a a JOIN ec_b b ON b.x = a.x JOIN ec_c c ON c.x = b.x WHERE c.x = 2;
+SELECT count(*) FROM ec_a a JOIN ec_b b ON b.x = a.x WHERE a.x = 3 AND b.x = 4;
+SELECT count(*) FROM ec_a a JOIN ec_b b ON b.x = a.x WHERE a.x = NULL;
+SELECT count(*), sum(b.id) FROM ec_a a JOIN ec_b b ON b.x::bigint = a.x WHERE a.x = 2;
+SELECT a.id, d.note FROM ec_a a JOIN ec_d d ON d.x = a.x WHERE a.x = 2 AND a.id < 30 ORDER BY 1, 2;
+SELECT count(*), count(c.id) FROM ec_a a JOIN ec_b b ON b.x = a.x LEFT JOIN ec_c c ON c.x = b.x WHERE a.x = 1;
+SELECT count(*), count(b.id) FROM ec_a a LEFT JOIN ec_b b ON b.x = a.x WHERE a.x = 5;
+SELECT count(*) FROM ec_a a JOIN (ec_b b LEFT JOIN ec_c c ON c.x = b.x) ON c.x = a.x WHERE a.x = 4;
+SELECT count(*) FROM ec_a a JOIN ec_b b ON b.x = a.x AND b.z = a.y WHERE a.x = 2 AND a.y = 2;

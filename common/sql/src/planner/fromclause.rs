@@ -1398,6 +1398,10 @@ struct EqClasses {
     of: Vec<Option<u32>>,
     /// The run's units (rel masks).
     units: Vec<Mask>,
+    /// Per class: every member is restricted to one constant (`a = 5`
+    /// for each, among the run's restrictions), so no join of the run
+    /// needs the class's equality (PostgreSQL drops it too).
+    constant: Vec<bool>,
 }
 
 /// Bit mask of rels.
@@ -1595,13 +1599,20 @@ impl JoinPlanner<'_, '_, '_, '_> {
     }
 
     /// `conds` (the conditions joining two sides of the run) with one
-    /// equality per equivalence class: the others are implied.
+    /// equality per equivalence class: the others are implied; none for
+    /// a class of columns all restricted to one constant.
     fn one_per_class(&self, conds: Vec<Expr>) -> Vec<Expr> {
         let mut seen = Vec::new();
+        let constant = |c: u32| {
+            self.ec
+                .as_ref()
+                .and_then(|ec| ec.constant.get(c as usize).copied())
+                .unwrap_or(false)
+        };
         conds
             .into_iter()
             .filter(|q| match self.ec_of(q) {
-                Some(c) if seen.contains(&c) => false,
+                Some(c) if seen.contains(&c) || constant(c) => false,
                 Some(c) => {
                     seen.push(c);
                     true
@@ -1689,6 +1700,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
         let mut units: Vec<&JoinTree> = Vec::new();
         let mut ons = Vec::new();
         inner_units(t, &mut units, &mut ons);
+        let quals = with_implied_equalities(quals, &ons, &self.types);
         let n = self.rels.len();
         if units.len() < 2 || n > 64 || self.rels.iter().any(|r| !r.lateral.is_empty()) {
             return self.build(t, quals);
@@ -1710,9 +1722,25 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     of[c] = Some(i as u32);
                 }
             }
+            // A class whose members all equal one constant.
+            let constant = classes
+                .iter()
+                .map(|m| {
+                    let of_member = |c: usize| {
+                        quals
+                            .iter()
+                            .filter_map(column_constant)
+                            .find(|(col, _)| *col == c)
+                            .map(|(_, k)| k)
+                    };
+                    let first = m.first().and_then(|&c| of_member(c));
+                    first.is_some() && m.iter().all(|&c| of_member(c) == first)
+                })
+                .collect();
             self.ec = Some(EqClasses {
                 of,
                 units: umask.clone(),
+                constant,
             });
             quals.extend(implied);
         }
@@ -2610,11 +2638,18 @@ fn name_literal(c: &Expr, col: usize) -> Option<Expr> {
 /// WHERE conjuncts plus those they imply through equal columns: with
 /// `a = 5` and `a = b` (columns of one type), `b = 5` too — so a scan of
 /// `b`'s FROM item can use the constant (PostgreSQL's equivalence
-/// classes, for the simple case psql's catalog queries need).
-pub fn with_implied_equalities(mut quals: Vec<Expr>, types: &[SqlType]) -> Vec<Expr> {
+/// classes, for constants). `joins` are further conditions that hold
+/// wherever the WHERE clause does (the ON conditions of the top run of
+/// inner joins): their equalities carry constants too; `a = 5`, `a = b`,
+/// `b = c` give `c = 5` in whatever order they come.
+pub fn with_implied_equalities(
+    mut quals: Vec<Expr>,
+    joins: &[Expr],
+    types: &[SqlType],
+) -> Vec<Expr> {
     let mut consts: Vec<(usize, Expr)> = Vec::new();
     let mut pairs: Vec<(usize, usize)> = Vec::new();
-    for q in &quals {
+    for q in quals.iter().chain(joins) {
         let Expr::Binary {
             op: BinOp::Eq,
             left,
@@ -2633,23 +2668,48 @@ pub fn with_implied_equalities(mut quals: Vec<Expr>, types: &[SqlType]) -> Vec<E
             _ => {}
         }
     }
-    for (a, b) in pairs {
-        let known = |c: usize| consts.iter().find(|(x, _)| *x == c).map(|(_, e)| e.clone());
-        let derived = match (known(a), known(b)) {
-            (Some(c), None) => Some((b, c)),
-            (None, Some(c)) => Some((a, c)),
-            _ => None,
-        };
-        if let Some((col, c)) = derived {
-            consts.push((col, c.clone()));
-            quals.push(Expr::Binary {
-                op: BinOp::Eq,
-                left: Box::new(Expr::Column(col)),
-                right: Box::new(c),
-            });
+    // To a fixed point: each pass derives a constant or ends.
+    loop {
+        let mut derived_any = false;
+        for &(a, b) in &pairs {
+            let known = |c: usize| consts.iter().find(|(x, _)| *x == c).map(|(_, e)| e.clone());
+            let derived = match (known(a), known(b)) {
+                (Some(c), None) => Some((b, c)),
+                (None, Some(c)) => Some((a, c)),
+                _ => None,
+            };
+            if let Some((col, c)) = derived {
+                consts.push((col, c.clone()));
+                quals.push(Expr::Binary {
+                    op: BinOp::Eq,
+                    left: Box::new(Expr::Column(col)),
+                    right: Box::new(c),
+                });
+                derived_any = true;
+            }
+        }
+        if !derived_any {
+            return quals;
         }
     }
-    quals
+}
+
+/// The constant `q` equates column `col` to, for `col = const`.
+fn column_constant(q: &Expr) -> Option<(usize, &Expr)> {
+    let Expr::Binary {
+        op: BinOp::Eq,
+        left,
+        right,
+    } = q
+    else {
+        return None;
+    };
+    match (left.as_ref(), right.as_ref()) {
+        (Expr::Column(a), c @ Expr::Const(_)) | (c @ Expr::Const(_), Expr::Column(a)) => {
+            Some((*a, c))
+        }
+        _ => None,
+    }
 }
 
 /// The static type of a join key over a row of `types`, where evident.

@@ -799,7 +799,7 @@ pub fn plan_select(
     let types_outer = types.clone();
     let mut node = match &from.tree {
         Some(tree) => {
-            let quals = super::fromclause::with_implied_equalities(quals, &types);
+            let quals = super::fromclause::with_implied_equalities(quals, &[], &types);
             let mut jp = JoinPlanner::new(g, &mut from.rels, types);
             jp.build_top(tree, quals)?
         }
