@@ -794,6 +794,22 @@ impl<'a> Cur<'a> {
         }
         Ok(name)
     }
+    /// `(name, …)` if it comes next (column names); empty if not.
+    pub(crate) fn column_names(&mut self) -> PgResult<Vec<String>> {
+        let mut names = Vec::new();
+        if self.eat_punct('(') {
+            loop {
+                names.push(self.one_ident()?);
+                if self.eat_punct(')') {
+                    break;
+                }
+                if !self.eat_punct(',') {
+                    return Err(self.error_here());
+                }
+            }
+        }
+        Ok(names)
+    }
     pub(crate) fn one_ident(&mut self) -> PgResult<String> {
         match self.peek().cloned() {
             Some(Tok::Word(w)) => {
@@ -2237,18 +2253,7 @@ fn parse_copy(c: &mut Cur<'_>) -> PgResult<Stmt> {
         CopySource::Query(c.sql.get(open..close).unwrap_or("").trim().to_string())
     } else {
         let name = c.relation_name()?;
-        let mut columns = Vec::new();
-        if c.eat_punct('(') {
-            loop {
-                columns.push(c.one_ident()?);
-                if c.eat_punct(')') {
-                    break;
-                }
-                if !c.eat_punct(',') {
-                    return Err(c.error_here());
-                }
-            }
-        }
+        let columns = c.column_names()?;
         CopySource::Table { name, columns }
     };
     let direction = if c.eat_word("from") {

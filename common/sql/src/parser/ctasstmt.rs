@@ -76,18 +76,7 @@ fn header(c: &mut Cur<'_>) -> PgResult<(bool, bool, bool, String, Vec<String>)> 
     c.expect_word("table")?;
     let if_not_exists = c.eat_if_not_exists()?;
     let name = c.relation_name()?;
-    let mut columns = Vec::new();
-    if c.eat_punct('(') {
-        loop {
-            columns.push(c.one_ident()?);
-            if c.eat_punct(')') {
-                break;
-            }
-            if !c.eat_punct(',') {
-                return Err(c.error_here());
-            }
-        }
-    }
+    let columns = c.column_names()?;
     c.expect_word("as")?;
     Ok((temporary, unlogged, if_not_exists, name, columns))
 }

@@ -2650,22 +2650,19 @@ pub fn with_implied_equalities(
     let mut consts: Vec<(usize, Expr)> = Vec::new();
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for q in quals.iter().chain(joins) {
-        let Expr::Binary {
+        if let Some((a, c)) = column_constant(q) {
+            consts.push((a, c.clone()));
+        } else if let Expr::Binary {
             op: BinOp::Eq,
             left,
             right,
         } = q
-        else {
-            continue;
-        };
-        match (left.as_ref(), right.as_ref()) {
-            (Expr::Column(a), Expr::Column(b)) if types.get(*a) == types.get(*b) => {
-                pairs.push((*a, *b))
+        {
+            if let (Expr::Column(a), Expr::Column(b)) = (left.as_ref(), right.as_ref()) {
+                if types.get(*a) == types.get(*b) {
+                    pairs.push((*a, *b));
+                }
             }
-            (Expr::Column(a), c @ Expr::Const(_)) | (c @ Expr::Const(_), Expr::Column(a)) => {
-                consts.push((*a, c.clone()))
-            }
-            _ => {}
         }
     }
     // To a fixed point: each pass derives a constant or ends.
