@@ -1088,7 +1088,7 @@ pub fn parse_one(sql: &str) -> PgResult<Stmt> {
         return Ok(s);
     }
     match parse_with_sqlparser(sql)? {
-        Stmt::Sql(s) => Ok(match ctasstmt::from_select_into(&s)? {
+        Stmt::Sql(s) => Ok(match ctasstmt::from_select_into(&s) {
             Some(c) => Stmt::CreateTableAs(c),
             None => Stmt::Sql(s),
         }),

@@ -129,27 +129,34 @@ pub(crate) fn parse(c: &mut Cur<'_>) -> PgResult<CreateTableAs> {
 
 /// `SELECT … INTO name …` as the CREATE TABLE AS it means (the query
 /// without its INTO, reprinted); None for any other statement.
-pub(crate) fn from_select_into(s: &ast::Statement) -> PgResult<Option<CreateTableAs>> {
+pub(crate) fn from_select_into(s: &ast::Statement) -> Option<CreateTableAs> {
     let ast::Statement::Query(q) = s else {
-        return Ok(None);
+        return None;
     };
     let ast::SetExpr::Select(sel) = &*q.body else {
-        return Ok(None);
+        return None;
     };
-    let Some(into) = &sel.into else {
-        return Ok(None);
-    };
-    let name = crate::namespace::QualName::of(&into.name)?;
-    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-    let name = match &name.schema {
-        Some(schema) => format!("{}.{}", quote(schema), quote(&name.name)),
-        None => quote(&name.name),
-    };
+    let into = sel.into.as_ref()?;
+    // Each part as `Cur::relation_name` writes it: quoted, an unquoted
+    // name folded to lower case.
+    let name = into
+        .name
+        .0
+        .iter()
+        .map(|i| {
+            let v = match i.quote_style {
+                Some(_) => i.value.clone(),
+                None => i.value.to_lowercase(),
+            };
+            format!("\"{}\"", v.replace('"', "\"\""))
+        })
+        .collect::<Vec<_>>()
+        .join(".");
     let mut query = q.clone();
     if let ast::SetExpr::Select(sel) = &mut *query.body {
         sel.into = None;
     }
-    Ok(Some(CreateTableAs {
+    Some(CreateTableAs {
         name,
         temporary: into.temporary,
         unlogged: into.unlogged,
@@ -159,7 +166,7 @@ pub(crate) fn from_select_into(s: &ast::Statement) -> PgResult<Option<CreateTabl
         query_start: 0,
         with_data: true,
         select_into: true,
-    }))
+    })
 }
 
 #[cfg(test)]
