@@ -1509,15 +1509,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
     /// `a = b` of two different columns whose types hash alike (equality
     /// of such types is transitive): the two positions.
     fn column_equality(&self, q: &Expr) -> Option<(usize, usize)> {
-        let Expr::Binary {
-            op: BinOp::Eq,
-            left,
-            right,
-        } = q
-        else {
-            return None;
-        };
-        let (Expr::Column(a), Expr::Column(b)) = (left.as_ref(), right.as_ref()) else {
+        let (Expr::Column(a), Expr::Column(b)) = eq_operands(q)? else {
             return None;
         };
         let (ta, tb) = (self.types.get(*a)?, self.types.get(*b)?);
@@ -2652,16 +2644,9 @@ pub fn with_implied_equalities(
     for q in quals.iter().chain(joins) {
         if let Some((a, c)) = column_constant(q) {
             consts.push((a, c.clone()));
-        } else if let Expr::Binary {
-            op: BinOp::Eq,
-            left,
-            right,
-        } = q
-        {
-            if let (Expr::Column(a), Expr::Column(b)) = (left.as_ref(), right.as_ref()) {
-                if types.get(*a) == types.get(*b) {
-                    pairs.push((*a, *b));
-                }
+        } else if let Some((Expr::Column(a), Expr::Column(b))) = eq_operands(q) {
+            if types.get(*a) == types.get(*b) {
+                pairs.push((*a, *b));
             }
         }
     }
@@ -2691,17 +2676,21 @@ pub fn with_implied_equalities(
     }
 }
 
+/// The two sides of an equality `l = r`.
+fn eq_operands(q: &Expr) -> Option<(&Expr, &Expr)> {
+    match q {
+        Expr::Binary {
+            op: BinOp::Eq,
+            left,
+            right,
+        } => Some((left, right)),
+        _ => None,
+    }
+}
+
 /// The constant `q` equates column `col` to, for `col = const`.
 fn column_constant(q: &Expr) -> Option<(usize, &Expr)> {
-    let Expr::Binary {
-        op: BinOp::Eq,
-        left,
-        right,
-    } = q
-    else {
-        return None;
-    };
-    match (left.as_ref(), right.as_ref()) {
+    match eq_operands(q)? {
         (Expr::Column(a), c @ Expr::Const(_)) | (c @ Expr::Const(_), Expr::Column(a)) => {
             Some((*a, c))
         }
