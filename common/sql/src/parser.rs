@@ -650,6 +650,12 @@ fn unescape_e_string(s: &str) -> String {
     out
 }
 
+/// One part of a name double-quoted, as [`Cur::relation_name`] writes
+/// names for `namespace::QualName::parse_text`.
+pub(crate) fn quote_part(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
 /// A cursor over tokens with the helpers a hand parser needs.
 pub(crate) struct Cur<'a> {
     sql: &'a str,
@@ -786,11 +792,10 @@ impl<'a> Cur<'a> {
     /// `namespace::QualName::parse_text` reads back: each part
     /// double-quoted, joined by dots.
     pub(crate) fn relation_name(&mut self) -> PgResult<String> {
-        let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-        let mut name = quote(&self.one_ident()?);
+        let mut name = quote_part(&self.one_ident()?);
         while self.eat_punct('.') {
             name.push('.');
-            name.push_str(&quote(&self.one_ident()?));
+            name.push_str(&quote_part(&self.one_ident()?));
         }
         Ok(name)
     }

@@ -425,6 +425,19 @@ fn read_only_error(what: &str) -> PgError {
     )
 }
 
+/// The number of characters before byte `at` of `text` (an error
+/// position's unit).
+fn char_offset(text: &str, at: usize) -> u32 {
+    text.get(..at).map_or(0, |p| p.chars().count() as u32)
+}
+
+/// `e` with its position moved by `offset` characters (a query written
+/// inside a statement); None drops it.
+fn shift_position(mut e: PgError, offset: Option<u32>) -> PgError {
+    e.position = offset.and_then(|o| e.position.map(|p| p + o));
+    e
+}
+
 fn command_name(stmt: &Stmt) -> &'static str {
     match stmt {
         Stmt::Copy(_) => "COPY FROM",
@@ -2253,30 +2266,12 @@ impl Session {
         }
         // Errors in the query point into the statement's text (SELECT INTO's
         // query is the statement reprinted: no position).
-        let offset = stmt
-            .parsed
-            .text
-            .get(..c.query_start)
-            .map_or(0, |p| p.chars().count() as u32);
-        let select_into = c.select_into;
-        let shift = |mut e: PgError| {
-            e.position = e.position.filter(|_| !select_into).map(|p| p + offset);
-            e
+        let offset = match c.select_into {
+            true => None,
+            false => Some(char_offset(&stmt.parsed.text, c.query_start)),
         };
-        let parsed = self.node.parse_cache().parse(&c.query).map_err(shift)?;
-        let query = match parsed.as_slice() {
-            [one] => match &one.stmt {
-                Stmt::Sql(q) if matches!(**q, ast::Statement::Query(_)) => q.clone(),
-                _ => {
-                    let word = c.query.split_whitespace().next().unwrap_or("");
-                    return Err(shift(
-                        PgError::syntax(format!("syntax error at or near \"{word}\""))
-                            .with_position(1),
-                    ));
-                }
-            },
-            _ => return Err(PgError::syntax("syntax error at or near \";\"")),
-        };
+        let shift = |e| shift_position(e, offset);
+        let query = self.parse_embedded_query(&c.query, offset)?;
         let types = stmt.param_types().to_vec();
         let oids: Vec<Oid> = types.iter().map(|t| t.oid()).collect();
         let planned = plan_statement(&self.catalog_view(), &query, &oids).map_err(shift)?;
@@ -3937,6 +3932,32 @@ impl Session {
 
     /// PerformCursorOpen: plans the query, takes the snapshot and keeps
     /// the plan suspended under the cursor's name.
+    /// Parses `query`, a query written inside a statement (DECLARE … FOR,
+    /// CREATE TABLE … AS): one SELECT, VALUES or WITH, else 42601; error
+    /// positions moved by `offset` characters (None: dropped).
+    fn parse_embedded_query(
+        &self,
+        query: &str,
+        offset: Option<u32>,
+    ) -> PgResult<Box<ast::Statement>> {
+        let parsed = self
+            .node
+            .parse_cache()
+            .parse(query)
+            .map_err(|e| shift_position(e, offset))?;
+        match parsed.as_slice() {
+            [one] => match &one.stmt {
+                Stmt::Sql(q) if matches!(**q, ast::Statement::Query(_)) => Ok(q.clone()),
+                _ => {
+                    let word = query.split_whitespace().next().unwrap_or("");
+                    let e = PgError::syntax(format!("syntax error at or near \"{word}\""));
+                    Err(shift_position(e.with_position(1), offset))
+                }
+            },
+            _ => Err(PgError::syntax("syntax error at or near \";\"")),
+        }
+    }
+
     fn declare_cursor(
         &mut self,
         stmt: &PreparedStatement,
@@ -3950,29 +3971,13 @@ impl Session {
             ));
         }
         // Errors in the query point into the DECLARE statement's text.
-        let offset = stmt
-            .parsed
-            .text
-            .find(d.query.as_str())
-            .map_or(0, |b| stmt.parsed.text[..b].chars().count() as u32);
-        let shift = |mut e: PgError| {
-            e.position = e.position.map(|p| p + offset);
-            e
-        };
-        let parsed = self.node.parse_cache().parse(&d.query).map_err(shift)?;
-        let query = match parsed.as_slice() {
-            [one] => match &one.stmt {
-                Stmt::Sql(q) if matches!(**q, ast::Statement::Query(_)) => q.clone(),
-                _ => None.ok_or_else(|| {
-                    PgError::syntax(format!(
-                        "syntax error at or near \"{}\"",
-                        d.query.split_whitespace().next().unwrap_or("")
-                    ))
-                    .with_position(offset + 1)
-                })?,
-            },
-            _ => return Err(PgError::syntax("syntax error at or near \";\"")),
-        };
+        let text = &stmt.parsed.text;
+        let offset = Some(
+            text.find(d.query.as_str())
+                .map_or(0, |b| char_offset(text, b)),
+        );
+        let shift = |e| shift_position(e, offset);
+        let query = self.parse_embedded_query(&d.query, offset)?;
         if let ast::Statement::Query(q) = &*query {
             if !q.locks.is_empty() {
                 return Err(PgError::new(

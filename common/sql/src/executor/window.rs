@@ -176,11 +176,9 @@ impl Grouping {
 impl ExecNode for WindowAggNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
         loop {
-            let n = self.store.as_ref().map_or(0, TupleStore::len);
-            if self.next_row < n {
-                let Some(store) = self.store.as_ref() else {
-                    return Ok(false);
-                };
+            let next_row = self.next_row;
+            if let Some(store) = self.store.as_ref().filter(|s| next_row < s.len()) {
+                let n = store.len();
                 ec.tick()?;
                 let i = self.next_row;
                 self.next_row += 1;

@@ -143,12 +143,9 @@ pub(crate) fn from_select_into(s: &ast::Statement) -> Option<CreateTableAs> {
         .name
         .0
         .iter()
-        .map(|i| {
-            let v = match i.quote_style {
-                Some(_) => i.value.clone(),
-                None => i.value.to_lowercase(),
-            };
-            format!("\"{}\"", v.replace('"', "\"\""))
+        .map(|i| match i.quote_style {
+            Some(_) => super::quote_part(&i.value),
+            None => super::quote_part(&i.value.to_lowercase()),
         })
         .collect::<Vec<_>>()
         .join(".");
