@@ -69,6 +69,7 @@ pub mod sqlstate {
     pub const INVALID_DATETIME_FORMAT: &str = "22007";
     pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
     pub const ARRAY_SUBSCRIPT_ERROR: &str = "2202E";
+    pub const DATA_EXCEPTION: &str = "22000";
     pub const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
     /// invalid_name
     pub const INVALID_NAME: &str = "42602";

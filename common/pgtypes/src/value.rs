@@ -1308,11 +1308,7 @@ pub fn cast_with(v: &Value, to: SqlType, mode: CastMode) -> PgResult<Value> {
                     .iter()
                     .map(|x| cast_with(x, et, mode))
                     .collect::<PgResult<Vec<_>>>()?;
-                Value::Array(Arc::new(ArrayValue {
-                    elem: e,
-                    lower: a.lower,
-                    items,
-                }))
+                Value::Array(Arc::new(a.same_shape(e, items)))
             }
         }
         _ => return Err(cannot_cast(from, to)),

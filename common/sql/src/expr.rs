@@ -1371,51 +1371,18 @@ impl Binder<'_> {
                     .collect::<PgResult<Vec<_>>>()?;
                 self.array_constructor(elems)
             }
-            A::Subscript { expr, subscript } => {
-                let arr = self.bind(expr)?;
-                let SqlType::Array(elem) = arr.ty else {
-                    return Err(PgError::new(
-                        sqlstate::DATATYPE_MISMATCH,
-                        format!(
-                            "cannot subscript type {} because it does not support subscripting",
-                            arr.ty.pg_name()
-                        ),
-                    ));
-                };
-                let at = arr.ty;
-                match subscript.as_ref() {
-                    ast::Subscript::Index { index } => {
-                        let i = self.bind(index)?;
-                        self.call_func(
-                            Func::ArraySubscript,
-                            vec![arr, i],
-                            &[at, SqlType::Int4],
-                            elem.sql_type(),
-                        )
-                    }
-                    ast::Subscript::Slice {
-                        lower_bound,
-                        upper_bound,
-                        stride: None,
-                    } => {
-                        let bound = |b: &mut Self, x: &Option<ast::Expr>, dflt: i32| match x {
-                            Some(x) => b.bind(x),
-                            None => Ok(BoundExpr {
-                                expr: Expr::Const(Value::Int4(dflt)),
-                                ty: SqlType::Int4,
-                            }),
-                        };
-                        let lo = bound(self, lower_bound, i32::MIN)?;
-                        let hi = bound(self, upper_bound, i32::MAX)?;
-                        self.call_func(
-                            Func::ArraySlice,
-                            vec![arr, lo, hi],
-                            &[at, SqlType::Int4, SqlType::Int4],
-                            at,
-                        )
-                    }
-                    _ => Err(unsupported_expr("array slice with a stride")),
+            A::Subscript { .. } => {
+                // `a[i][j]…` is one access of as many subscripts, innermost
+                // first in the tree.
+                let mut subs = Vec::new();
+                let mut base = e;
+                while let A::Subscript { expr, subscript } = base {
+                    subs.push(subscript.as_ref());
+                    base = expr;
                 }
+                subs.reverse();
+                let arr = self.bind(base)?;
+                self.subscript(arr, &subs)
             }
             A::AnyOp {
                 left,
@@ -2866,6 +2833,68 @@ impl Binder<'_> {
         })
     }
 
+    /// `arr[…][…]…`: an element when every subscript is an index, else a
+    /// slice, where an index `i` means `1:i` (PostgreSQL's rule).
+    fn subscript(&mut self, arr: BoundExpr, subs: &[&ast::Subscript]) -> PgResult<BoundExpr> {
+        let SqlType::Array(elem) = arr.ty else {
+            return Err(PgError::new(
+                sqlstate::DATATYPE_MISMATCH,
+                format!(
+                    "cannot subscript type {} because it does not support subscripting",
+                    arr.ty.pg_name()
+                ),
+            ));
+        };
+        if subs.len() > pgtypes::array::MAXDIM {
+            return Err(PgError::new(
+                sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                format!(
+                    "number of array dimensions ({}) exceeds the maximum allowed ({})",
+                    subs.len(),
+                    pgtypes::array::MAXDIM
+                ),
+            ));
+        }
+        let at = arr.ty;
+        let int = |v: i32| BoundExpr {
+            expr: Expr::Const(Value::Int4(v)),
+            ty: SqlType::Int4,
+        };
+        let slice = subs
+            .iter()
+            .any(|s| matches!(s, ast::Subscript::Slice { .. }));
+        let mut args = vec![arr];
+        for sub in subs {
+            match sub {
+                ast::Subscript::Index { index } if !slice => args.push(self.bind(index)?),
+                ast::Subscript::Index { index } => {
+                    args.push(int(1));
+                    args.push(self.bind(index)?);
+                }
+                ast::Subscript::Slice {
+                    lower_bound,
+                    upper_bound,
+                    stride: None,
+                } => {
+                    for (b, dflt) in [(lower_bound, i32::MIN), (upper_bound, i32::MAX)] {
+                        args.push(match b {
+                            Some(x) => self.bind(x)?,
+                            None => int(dflt),
+                        });
+                    }
+                }
+                _ => return Err(unsupported_expr("array slice with a stride")),
+            }
+        }
+        let mut types = vec![SqlType::Int4; args.len()];
+        types[0] = at;
+        if slice {
+            self.call_func(Func::ArraySlice, args, &types, at)
+        } else {
+            self.call_func(Func::ArraySubscript, args, &types, elem.sql_type())
+        }
+    }
+
     /// `ARRAY[e1, e2, …]`: the elements' common type decides the array type.
     fn array_constructor(&mut self, elems: Vec<BoundExpr>) -> PgResult<BoundExpr> {
         if elems.is_empty() {
@@ -2879,11 +2908,10 @@ impl Binder<'_> {
         let t = functions::common_type(&types).ok_or_else(|| {
             PgError::new(sqlstate::DATATYPE_MISMATCH, "ARRAY types cannot be matched")
         })?;
-        if matches!(t, SqlType::Array(_)) {
-            // ARRAY[[…], […]]: arrays here have one dimension.
-            return Err(PgError::unsupported(
-                "multidimensional arrays are not supported",
-            ));
+        if let SqlType::Array(elem) = t {
+            // ARRAY[[…], […]] / ARRAY[ARRAY[…], …]: one more dimension.
+            let types = vec![t; elems.len()];
+            return self.call_func(Func::StackArrays(elem), elems, &types, t);
         }
         let t = if t == SqlType::Unknown {
             SqlType::Text

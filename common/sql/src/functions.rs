@@ -455,9 +455,14 @@ pub enum Func {
     BpcharStrip,
     /// `ARRAY[a, b, …]` (elements already of the element type; NULLs kept)
     MakeArray(ArrayElem),
-    /// `a[i]` → element (NULL outside the bounds)
+    /// `ARRAY[ARRAY[…], …]`: sub-arrays (NULLs skipped) stacked as one
+    /// more dimension
+    StackArrays(ArrayElem),
+    /// `a[i][j]…` → element (NULL outside the bounds, or when the number of
+    /// subscripts is not the array's dimensions)
     ArraySubscript,
-    /// `a[lo:hi]` → array (missing bounds are i32::MIN / i32::MAX)
+    /// `a[lo:hi][lo:hi]…` → array (a pair per subscript; missing bounds are
+    /// i32::MIN / i32::MAX)
     ArraySlice,
     /// `x op ANY(array)` / `x op ALL(array)`, with SQL's NULL rules
     ArrayCmp {
@@ -485,6 +490,10 @@ pub enum Func {
     ArrayUpper,
     /// cardinality(anyarray) → int4
     Cardinality,
+    /// array_ndims(anyarray) → int4
+    ArrayNdims,
+    /// array_dims(anyarray) → text (`[1:2][1:3]`)
+    ArrayDims,
     /// array_append(anyarray, anyelement) / `array || elem`
     ArrayAppend,
     /// array_prepend(anyelement, anyarray) / `elem || array`
@@ -493,6 +502,11 @@ pub enum Func {
     ArrayCat,
     /// array_position(anyarray, anyelement) → int4
     ArrayPosition,
+    /// array_remove(anyarray, anyelement): the array without the elements
+    /// not distinct from the second argument
+    ArrayRemove,
+    /// array_replace(anyarray, anyelement, anyelement)
+    ArrayReplace,
     /// array_to_string(anyarray, text[, null_text]) → text
     ArrayToString,
     /// string_to_array(text, delimiter[, null_text]) → text[]
@@ -751,6 +765,8 @@ impl AggFunc {
             },
             AggFunc::ArrayAgg => match arg.array_of() {
                 Some(t) => t,
+                // array_agg(anyarray): one more dimension.
+                None if matches!(arg, T::Array(_)) => arg,
                 None => return no(),
             },
             AggFunc::Min | AggFunc::Max => match arg {
@@ -1171,10 +1187,10 @@ impl Accumulator {
                 _ => Value::Null,
             },
             AggFunc::ArrayAgg => match &self.state {
-                AccState::List(l) => {
-                    let elem = ArrayElem::of(self.arg_ty).unwrap_or(ArrayElem::Text);
-                    array_value(elem, l.clone())
-                }
+                AccState::List(l) => match self.arg_ty {
+                    SqlType::Array(elem) => stack_aggregated(elem, l)?,
+                    ty => array_value(ArrayElem::of(ty).unwrap_or(ArrayElem::Text), l.clone()),
+                },
                 _ => Value::Null,
             },
             AggFunc::StddevSamp | AggFunc::StddevPop | AggFunc::VarSamp | AggFunc::VarPop => {
@@ -1298,6 +1314,10 @@ pub fn can_coerce_implicit(from: SqlType, to: SqlType) -> bool {
     if from.is_text_like() && to.is_text_like() {
         return true;
     }
+    if let (T::Array(a), T::Array(b)) = (from, to) {
+        // An array coerces as its elements do (PostgreSQL's array coercion).
+        return can_coerce_implicit(a.sql_type(), b.sql_type());
+    }
     matches!(
         (from, to),
         (T::Timestamp, T::TimestampTz)
@@ -1359,6 +1379,10 @@ pub fn common_type(types: &[SqlType]) -> Option<SqlType> {
                     (SqlType::Inet, SqlType::Cidr) | (SqlType::Cidr, SqlType::Inet)
                 ) {
                     SqlType::Inet
+                } else if let (SqlType::Array(a), SqlType::Array(b)) = (c, t) {
+                    // Arrays meet where their elements do (an implicit
+                    // array coercion: int[] to numeric[]).
+                    common_type(&[a.sql_type(), b.sql_type()])?.array_of()?
                 } else if matches!(c, SqlType::Oid | SqlType::Reg(_))
                     && matches!(t, SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
                 {
@@ -1631,9 +1655,17 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
                 },
             })
         }
-        "cardinality" if n == 1 => {
+        "cardinality" | "array_ndims" if n == 1 => {
             let a = array_arg(name, args, 0)?;
-            sig(Func::Cardinality, &[a], T::Int4)
+            let f = match name {
+                "cardinality" => Func::Cardinality,
+                _ => Func::ArrayNdims,
+            };
+            sig(f, &[a], T::Int4)
+        }
+        "array_dims" if n == 1 => {
+            let a = array_arg(name, args, 0)?;
+            sig(Func::ArrayDims, &[a], T::Text)
         }
         "array_append" | "array_position" if n == 2 => {
             let a = array_arg(name, args, 0)?;
@@ -1643,6 +1675,16 @@ pub fn resolve_function(name: &str, args: &[SqlType]) -> PgResult<FuncSig> {
             } else {
                 sig(Func::ArrayPosition, &[a, e], T::Int4)
             }
+        }
+        "array_remove" if n == 2 => {
+            let a = array_arg(name, args, 0)?;
+            let e = a.elem().unwrap_or(T::Text);
+            sig(Func::ArrayRemove, &[a, e], a)
+        }
+        "array_replace" if n == 3 => {
+            let a = array_arg(name, args, 0)?;
+            let e = a.elem().unwrap_or(T::Text);
+            sig(Func::ArrayReplace, &[a, e, e], a)
         }
         "array_prepend" if n == 2 => {
             let a = array_arg(name, args, 1)?;
@@ -2045,10 +2087,12 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             return enum_func(func, t, args)
         }
         Func::MakeArray(elem) => return Ok(array_value(elem, args.to_vec())),
+        Func::StackArrays(elem) => return stack_arrays(elem, args),
         Func::ArrayCmp { op, all } => return Ok(array_compare(op, all, &args[0], &args[1])),
         Func::ArrayAppend | Func::ArrayPrepend | Func::ArrayCat => {
             return array_concat(func, &args[0], &args[1])
         }
+        Func::ArrayRemove | Func::ArrayReplace => return array_replace(func, args),
         Func::Format => {
             let Some(fmt) = args.first().and_then(Value::as_str) else {
                 return Ok(Value::Null);
@@ -2489,21 +2533,20 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             }
             _ => Value::Null,
         },
-        Func::ArraySubscript => match (&args[0], &args[1]) {
-            (Value::Array(a), i) => a.get(int_arg(i)),
+        Func::ArraySubscript => match &args[0] {
+            Value::Array(a) => {
+                let subs: Vec<i64> = args[1..].iter().map(int_arg).collect();
+                a.get_at(&subs)
+            }
             _ => Value::Null,
         },
         Func::ArraySlice => match &args[0] {
             Value::Array(a) => {
-                let lo = int_arg(&args[1]).max(a.lower as i64);
-                let hi = int_arg(&args[2]).min(a.lower as i64 + a.items.len() as i64 - 1);
-                let items = if lo > hi {
-                    Vec::new()
-                } else {
-                    a.items[(lo - a.lower as i64) as usize..=(hi - a.lower as i64) as usize]
-                        .to_vec()
-                };
-                array_value(a.elem, items)
+                let bounds: Vec<(i64, i64)> = args[1..]
+                    .chunks(2)
+                    .map(|p| (int_arg(&p[0]), p.get(1).map_or(i64::MAX, int_arg)))
+                    .collect();
+                Value::Array(Arc::new(a.slice(&bounds)))
             }
             _ => Value::Null,
         },
@@ -2586,12 +2629,17 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             Value::Timestamp(t)
         }
         Func::ArrayLength | Func::ArrayLower | Func::ArrayUpper => match &args[0] {
-            Value::Array(a) if int_arg(&args[1]) == 1 && !a.items.is_empty() => {
-                Value::Int4(match func {
-                    Func::ArrayLength => a.items.len() as i32,
-                    Func::ArrayLower => a.lower,
-                    _ => a.lower + a.items.len() as i32 - 1,
-                })
+            Value::Array(a) => {
+                let d = int_arg(&args[1]);
+                let dims = a.dims();
+                match usize::try_from(d - 1).ok().and_then(|k| dims.get(k)) {
+                    Some(dim) => Value::Int4(match func {
+                        Func::ArrayLength => dim.len,
+                        Func::ArrayLower => dim.lower,
+                        _ => dim.lower + dim.len - 1,
+                    }),
+                    None => Value::Null,
+                }
             }
             _ => Value::Null,
         },
@@ -2599,7 +2647,27 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
             Value::Array(a) => Value::Int4(a.items.len() as i32),
             _ => Value::Null,
         },
+        Func::ArrayNdims => match &args[0] {
+            Value::Array(a) if a.ndims() > 0 => Value::Int4(a.ndims() as i32),
+            _ => Value::Null,
+        },
+        Func::ArrayDims => match &args[0] {
+            Value::Array(a) if a.ndims() > 0 => {
+                let out: String = a
+                    .dims()
+                    .iter()
+                    .map(|d| format!("[{}:{}]", d.lower, d.lower as i64 + d.len as i64 - 1))
+                    .collect();
+                text(out)
+            }
+            _ => Value::Null,
+        },
         Func::ArrayPosition => match &args[0] {
+            Value::Array(a) if a.ndims() > 1 => {
+                return Err(PgError::unsupported(
+                    "searching for elements in multidimensional arrays is not supported",
+                ))
+            }
             Value::Array(a) => a
                 .items
                 .iter()
@@ -2971,10 +3039,13 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
         | Func::Nullif
         | Func::CurrentSettingMissingOk
         | Func::MakeArray(_)
+        | Func::StackArrays(_)
         | Func::ArrayCmp { .. }
         | Func::ArrayAppend
         | Func::ArrayPrepend
         | Func::ArrayCat
+        | Func::ArrayRemove
+        | Func::ArrayReplace
         | Func::EnumFirst(_)
         | Func::EnumLast(_)
         | Func::EnumRange(_)
@@ -3156,7 +3227,9 @@ pub(crate) fn array_compare_by(
 }
 
 /// array_append / array_prepend / array_cat (and `||` on arrays): a NULL
-/// array acts as an empty one; a NULL element is appended as NULL.
+/// array acts as an empty one; a NULL element is appended as NULL; an
+/// element goes onto an empty or one-dimensional array only (22000, as in
+/// PostgreSQL), keeping its lower bound.
 fn array_concat(func: Func, a: &Value, b: &Value) -> PgResult<Value> {
     let arr = |v: &Value| -> Option<ArrayValue> {
         match v {
@@ -3164,9 +3237,19 @@ fn array_concat(func: Func, a: &Value, b: &Value) -> PgResult<Value> {
             _ => None,
         }
     };
+    let one_dim = |x: &ArrayValue| -> PgResult<()> {
+        if x.ndims() > 1 {
+            return Err(PgError::new(
+                sqlstate::DATA_EXCEPTION,
+                "argument must be empty or one-dimensional array",
+            ));
+        }
+        Ok(())
+    };
     Ok(match func {
         Func::ArrayAppend => match (arr(a), b) {
             (Some(mut x), e) => {
+                one_dim(&x)?;
                 x.items.push(e.clone());
                 Value::Array(Arc::new(x))
             }
@@ -3177,8 +3260,8 @@ fn array_concat(func: Func, a: &Value, b: &Value) -> PgResult<Value> {
         },
         Func::ArrayPrepend => match (a, arr(b)) {
             (e, Some(mut x)) => {
+                one_dim(&x)?;
                 x.items.insert(0, e.clone());
-                x.lower = 1;
                 Value::Array(Arc::new(x))
             }
             (e, None) => match ArrayElem::of(e.sql_type()) {
@@ -3186,16 +3269,109 @@ fn array_concat(func: Func, a: &Value, b: &Value) -> PgResult<Value> {
                 None => Value::Null,
             },
         },
-        _ => match (arr(a), arr(b)) {
-            (Some(mut x), Some(y)) => {
-                x.items.extend(y.items);
-                Value::Array(Arc::new(x))
+        _ => match (a, b) {
+            (Value::Array(x), Value::Array(y)) => {
+                Value::Array(Arc::new(pgtypes::array::concat(x, y)?))
             }
-            (Some(x), None) => Value::Array(Arc::new(x)),
-            (None, Some(y)) => Value::Array(Arc::new(y)),
-            (None, None) => Value::Null,
+            (Value::Array(_), _) => a.clone(),
+            (_, Value::Array(_)) => b.clone(),
+            _ => Value::Null,
         },
     })
+}
+
+/// array_agg over arrays: the inputs stacked as one more dimension; they
+/// must all be non-NULL, non-empty and of one shape (PostgreSQL's errors).
+fn stack_aggregated(elem: ArrayElem, inputs: &[Value]) -> PgResult<Value> {
+    // Checked in input order, as PostgreSQL accumulates: the first input
+    // sets the shape.
+    let mut parts: Vec<&ArrayValue> = Vec::with_capacity(inputs.len());
+    let mut shape = Vec::new();
+    for v in inputs {
+        let Value::Array(a) = v else {
+            return Err(PgError::new(
+                sqlstate::NULL_VALUE_NOT_ALLOWED,
+                "cannot accumulate null arrays",
+            ));
+        };
+        if parts.is_empty() {
+            if a.items.is_empty() {
+                return Err(PgError::new(
+                    sqlstate::ARRAY_SUBSCRIPT_ERROR,
+                    "cannot accumulate empty arrays",
+                ));
+            }
+            shape = a.dims();
+        } else if a.dims() != shape {
+            return Err(PgError::new(
+                sqlstate::ARRAY_SUBSCRIPT_ERROR,
+                "cannot accumulate arrays of different dimensionality",
+            ));
+        }
+        parts.push(a);
+    }
+    Ok(match pgtypes::array::stack(elem, &parts)? {
+        Some(a) => Value::Array(Arc::new(a)),
+        None => Value::Null,
+    })
+}
+
+/// array_remove / array_replace: the elements not distinct from `args[1]`
+/// dropped (one dimension only, as in PostgreSQL) or replaced by `args[2]`;
+/// a NULL array gives NULL.
+fn array_replace(func: Func, args: &[Value]) -> PgResult<Value> {
+    let Value::Array(a) = &args[0] else {
+        return Ok(Value::Null);
+    };
+    let matches = |x: &Value| match (x.is_null(), args[1].is_null()) {
+        (true, true) => true,
+        (false, false) => cmp_sql(x, &args[1]) == Some(Ordering::Equal),
+        _ => false,
+    };
+    if func == Func::ArrayReplace {
+        let items = a
+            .items
+            .iter()
+            .map(|x| if matches(x) { args[2].clone() } else { x.clone() })
+            .collect();
+        return Ok(Value::Array(Arc::new(a.same_shape(a.elem, items))));
+    }
+    if a.ndims() > 1 {
+        return Err(PgError::unsupported(
+            "removing elements from multidimensional arrays is not supported",
+        ));
+    }
+    let items: Vec<Value> = a.items.iter().filter(|x| !matches(x)).cloned().collect();
+    let lower = if items.is_empty() { 1 } else { a.lower };
+    let mut out = ArrayValue::new(a.elem, items);
+    out.lower = lower;
+    Ok(Value::Array(Arc::new(out)))
+}
+
+/// `ARRAY[ARRAY[…], …]`: the sub-arrays stacked as one more dimension; a
+/// NULL counts as empty, and all of them empty gives the empty array.
+fn stack_arrays(elem: ArrayElem, args: &[Value]) -> PgResult<Value> {
+    let parts: Vec<Option<&ArrayValue>> = args
+        .iter()
+        .map(|v| match v {
+            Value::Array(a) if !a.items.is_empty() => Some(&**a),
+            _ => None,
+        })
+        .collect();
+    if parts.iter().all(Option::is_none) {
+        return Ok(array_value(elem, Vec::new()));
+    }
+    let stacked = match parts.into_iter().collect::<Option<Vec<_>>>() {
+        Some(parts) => pgtypes::array::stack(elem, &parts)?,
+        None => None,
+    };
+    match stacked {
+        Some(a) => Ok(Value::Array(Arc::new(a))),
+        None => Err(PgError::new(
+            sqlstate::ARRAY_SUBSCRIPT_ERROR,
+            "multidimensional arrays must have array expressions with matching dimensions",
+        )),
+    }
 }
 
 /// to_char for each argument type.

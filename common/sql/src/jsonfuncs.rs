@@ -876,14 +876,23 @@ pub fn to_json_text(v: &Value, out: &mut String) {
             escape_json(out, &iso_datetime(v))
         }
         Value::Array(a) => {
-            out.push('[');
-            for (i, item) in a.items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+            // One JSON array per dimension, nested (to_json's array_dim_to_json).
+            fn nested(items: &[Value], dims: &[pgtypes::array::Dim], out: &mut String) {
+                out.push('[');
+                let width = items.len() / dims.first().map_or(1, |d| d.len.max(1) as usize);
+                for (i, part) in items.chunks(width.max(1)).enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    if dims.len() > 1 {
+                        nested(part, &dims[1..], out);
+                    } else {
+                        to_json_text(&part[0], out);
+                    }
                 }
-                to_json_text(item, out);
+                out.push(']');
             }
-            out.push(']');
+            nested(&a.items, &a.dims(), out);
         }
         Value::Text(s) => escape_json(out, s),
         other => escape_json(out, &other.to_text_string()),
@@ -911,7 +920,21 @@ pub fn to_jsonb(v: &Value) -> PgResult<Jsonb> {
         Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_) => {
             Jsonb::String(iso_datetime(v))
         }
-        Value::Array(a) => Jsonb::Array(a.items.iter().map(to_jsonb).collect::<PgResult<_>>()?),
+        Value::Array(a) => {
+            fn nested(items: &[Value], dims: &[pgtypes::array::Dim]) -> PgResult<Jsonb> {
+                if dims.len() <= 1 {
+                    return Ok(Jsonb::Array(items.iter().map(to_jsonb).collect::<PgResult<_>>()?));
+                }
+                let width = (items.len() / dims[0].len.max(1) as usize).max(1);
+                Ok(Jsonb::Array(
+                    items
+                        .chunks(width)
+                        .map(|part| nested(part, &dims[1..]))
+                        .collect::<PgResult<_>>()?,
+                ))
+            }
+            nested(&a.items, &a.dims())?
+        }
         Value::Text(s) => Jsonb::String(s.to_string()),
         other => Jsonb::String(other.to_text_string()),
     })

@@ -149,11 +149,20 @@ pub fn encode_key_value(v: &Value, out: &mut Vec<u8>) {
         Value::Array(a) => {
             // Each element with its own tag, then 0x00: a shorter array that
             // is a prefix of a longer one sorts first (0x00 < both tags).
+            // Then the shape, in cmp_arrays' order: the number of
+            // dimensions, each one's length, each one's lower bound.
             for item in &a.items {
                 encode_key_value(item, out);
             }
             out.push(0x00);
-            put_i64(out, a.lower as i64);
+            let dims = a.dims();
+            put_i64(out, dims.len() as i64);
+            for d in &dims {
+                put_i64(out, d.len as i64);
+            }
+            for d in &dims {
+                put_i64(out, d.lower as i64);
+            }
         }
         Value::Json(s) => put_text(out, s.as_bytes()),
         Value::Uuid(u) => out.extend_from_slice(u),
@@ -268,11 +277,25 @@ mod tests {
         fn arrays(a in proptest::collection::vec(proptest::option::of(-3i32..3), 0..4),
                   b in proptest::collection::vec(proptest::option::of(-3i32..3), 0..4)) {
             use pgtypes::sqltype::ArrayElem;
-            let mk = |v: &Vec<Option<i32>>| pgtypes::array::array_value(
-                ArrayElem::Int4,
-                v.iter().map(|x| x.map_or(Value::Null, Value::Int4)).collect(),
-            );
+            use pgtypes::array::{ArrayValue, Dim};
+            let items = |v: &Vec<Option<i32>>| -> Vec<Value> {
+                v.iter().map(|x| x.map_or(Value::Null, Value::Int4)).collect()
+            };
+            let mk = |v: &Vec<Option<i32>>| pgtypes::array::array_value(ArrayElem::Int4, items(v));
             check_order(&mk(&a), &mk(&b))?;
+            // The same elements in two dimensions (rows of two) and with
+            // another lower bound: ordered by shape after the elements.
+            let shaped = |v: &Vec<Option<i32>>, lower: i32| -> Value {
+                let dims: Vec<Dim> = if v.len() % 2 == 0 && !v.is_empty() {
+                    vec![Dim { len: v.len() as i32 / 2, lower }, Dim { len: 2, lower: 1 }]
+                } else {
+                    vec![Dim { len: v.len() as i32, lower }]
+                };
+                Value::Array(Arc::new(ArrayValue::with_dims(ArrayElem::Int4, &dims, items(v))))
+            };
+            check_order(&shaped(&a, 0), &mk(&b))?;
+            check_order(&mk(&a), &shaped(&b, 1))?;
+            check_order(&shaped(&a, 1), &shaped(&b, 0))?;
         }
         #[test]
         fn inets(a in (any::<bool>(), any::<[u8; 16]>(), 0u8..=128, any::<bool>()),

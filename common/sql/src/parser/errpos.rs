@@ -199,6 +199,12 @@ fn find(msg: &str, toks: &[Token]) -> Option<usize> {
             run == chars && !matches!(prev(i).map(|t| &t.tok), Some(Tok::Punct(c)) if "+-*/<>=~!@#%^&|`?".contains(*c))
         });
     }
+    if let Some(v) = msg
+        .strip_prefix("malformed array literal: \"")
+        .and_then(|r| r.strip_suffix('"'))
+    {
+        return literal(v);
+    }
     if msg.starts_with("invalid input syntax for type ") || msg.starts_with("value \"") {
         let v = if msg.starts_with("value ") {
             quoted(msg)?

@@ -87,6 +87,7 @@ fn vector(elem: ArrayElem, items: Vec<Value>) -> Value {
         elem,
         lower: 0,
         items,
+        inner: Vec::new(),
     }))
 }
 

@@ -1452,8 +1452,9 @@ impl Exec<'_> {
         Ok(())
     }
 
-    /// FOREACH var [SLICE n] IN ARRAY expr (`exec_stmt_foreach_a`):
-    /// arrays are one-dimensional, so SLICE 1 is the whole array once.
+    /// FOREACH var [SLICE n] IN ARRAY expr (`exec_stmt_foreach_a`): each
+    /// element, or with SLICE n each sub-array of the last n dimensions (in
+    /// order, with their lower bounds).
     fn foreach(
         &mut self,
         ec: &mut Ectx<'_>,
@@ -1479,7 +1480,7 @@ impl Exec<'_> {
                 ),
             ));
         };
-        let ndim = u32::from(!arr.items.is_empty());
+        let ndim = arr.ndims() as u32;
         if slice > ndim {
             return Err(PgError::new(
                 sqlstate::ARRAY_SUBSCRIPT_ERROR,
@@ -1502,7 +1503,19 @@ impl Exec<'_> {
         let items: Vec<Value> = if slice == 0 {
             arr.items.clone()
         } else {
-            vec![Value::Array(arr.clone())]
+            let dims = arr.dims();
+            let kept = &dims[dims.len() - slice as usize..];
+            let width: usize = kept.iter().map(|d| d.len as usize).product();
+            arr.items
+                .chunks(width.max(1))
+                .map(|part| {
+                    Value::Array(std::sync::Arc::new(pgtypes::array::ArrayValue::with_dims(
+                        arr.elem,
+                        kept,
+                        part.to_vec(),
+                    )))
+                })
+                .collect()
         };
         let mut found = false;
         let mut out = Flow::Normal;

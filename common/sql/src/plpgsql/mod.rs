@@ -147,6 +147,7 @@ pub fn call_trigger(
             elem: ArrayElem::Text,
             lower: 0,
             items: t.args.iter().map(|a| Value::text(a)).collect(),
+            inner: Vec::new(),
         })),
     ];
     let names: Vec<String> = td.rel.columns.iter().map(|c| c.name.clone()).collect();
