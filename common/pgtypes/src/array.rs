@@ -366,8 +366,8 @@ pub fn parse_array(elem: ArrayElem, s: &str) -> PgResult<ArrayValue> {
     let dims: Vec<Dim> = if declared.is_empty() {
         lens.iter().map(|&len| Dim { len, lower: 1 }).collect()
     } else {
-        let matches = declared.len() == lens.len()
-            && declared.iter().zip(&lens).all(|(d, &n)| d.len == n);
+        let matches =
+            declared.len() == lens.len() && declared.iter().zip(&lens).all(|(d, &n)| d.len == n);
         if !matches {
             return Err(malformed(
                 s,
@@ -420,9 +420,8 @@ impl TextParser<'_> {
                 Some((l, h)) => (l.trim(), h.trim()),
                 None => ("1", text.trim()),
             };
-            let bad = || {
-                self.malformed("\"[\" must introduce explicitly-specified array dimensions.")
-            };
+            let bad =
+                || self.malformed("\"[\" must introduce explicitly-specified array dimensions.");
             let lo: i32 = lo.parse().map_err(|_| bad())?;
             let hi: i32 = hi.parse().map_err(|_| bad())?;
             if hi < lo {
@@ -591,7 +590,11 @@ impl TextParser<'_> {
         text.truncate(content_end);
         let t = String::from_utf8(text).map_err(|_| self.malformed("Invalid UTF-8."))?;
         if !quoted_any && t.is_empty() {
-            let c = if b.get(self.i) == Some(&b'}') { '}' } else { ',' };
+            let c = if b.get(self.i) == Some(&b'}') {
+                '}'
+            } else {
+                ','
+            };
             return Err(self.malformed(&format!("Unexpected \"{c}\" character.")));
         }
         if !quoted_any && t.eq_ignore_ascii_case("null") {
@@ -837,7 +840,10 @@ mod tests {
             rt(ArrayElem::Int4, "[0:1][-1:0]={{7,8},{9,NULL}}"),
             "[0:1][-1:0]={{7,8},{9,NULL}}"
         );
-        assert_eq!(rt(ArrayElem::Int4, "{{{1,2}},{{3,4}}}"), "{{{1,2}},{{3,4}}}");
+        assert_eq!(
+            rt(ArrayElem::Int4, "{{{1,2}},{{3,4}}}"),
+            "{{{1,2}},{{3,4}}}"
+        );
         assert_eq!(
             rt(ArrayElem::Text, r#"{{"a,b","{x}"},{"",NULL}}"#),
             r#"{{"a,b","{x}"},{"",NULL}}"#
@@ -848,15 +854,27 @@ mod tests {
         assert_eq!(a.get_at(&[1]), Value::Null);
         assert_eq!(a.get_at(&[2, 3]), Value::Null);
         let s = a.slice(&[(1, 1), (3, i64::MAX)]);
-        assert_eq!(s.dims(), [Dim { len: 1, lower: 1 }, Dim { len: 2, lower: 1 }]);
+        assert_eq!(
+            s.dims(),
+            [Dim { len: 1, lower: 1 }, Dim { len: 2, lower: 1 }]
+        );
         assert_eq!(s.items, [Value::Int4(5), Value::Int4(6)]);
         for (bad, detail) in [
-            ("{{1,2},{3}}", "Multidimensional arrays must have sub-arrays with matching dimensions."),
-            ("{{1},{{2}}}", "Multidimensional arrays must have sub-arrays with matching dimensions."),
+            (
+                "{{1,2},{3}}",
+                "Multidimensional arrays must have sub-arrays with matching dimensions.",
+            ),
+            (
+                "{{1},{{2}}}",
+                "Multidimensional arrays must have sub-arrays with matching dimensions.",
+            ),
             ("{{1,2},3}", "Unexpected array element."),
             ("{1,{2}}", "Unexpected \"{\" character."),
             ("{{},{}}", "Unexpected \"}\" character."),
-            ("[1:2]={{1,2},{3,4}}", "Specified array dimensions do not match array contents."),
+            (
+                "[1:2]={{1,2},{3,4}}",
+                "Specified array dimensions do not match array contents.",
+            ),
             ("{{1,2}", "Unexpected end of input."),
         ] {
             let e = parse_array(ArrayElem::Int4, bad).unwrap_err();
@@ -870,22 +888,43 @@ mod tests {
     fn multidimensional_order_and_concatenation() {
         let p = |s: &str| parse_array(ArrayElem::Int4, s).unwrap();
         // Same elements: fewer dimensions first, then lengths, then bounds.
-        assert_eq!(cmp_arrays(&p("{1,2,3,4}"), &p("{{1,2},{3,4}}")), Ordering::Less);
-        assert_eq!(cmp_arrays(&p("{{1,2,3,4}}"), &p("{{1,2},{3,4}}")), Ordering::Less);
-        assert_eq!(cmp_arrays(&p("[0:1][1:2]={{1,2},{3,4}}"), &p("{{1,2},{3,4}}")), Ordering::Less);
+        assert_eq!(
+            cmp_arrays(&p("{1,2,3,4}"), &p("{{1,2},{3,4}}")),
+            Ordering::Less
+        );
+        assert_eq!(
+            cmp_arrays(&p("{{1,2,3,4}}"), &p("{{1,2},{3,4}}")),
+            Ordering::Less
+        );
+        assert_eq!(
+            cmp_arrays(&p("[0:1][1:2]={{1,2},{3,4}}"), &p("{{1,2},{3,4}}")),
+            Ordering::Less
+        );
         let show = |a: &ArrayValue| {
             let mut b = BytesMut::new();
             a.write_text(&mut b);
             String::from_utf8(b.to_vec()).unwrap()
         };
-        assert_eq!(show(&concat(&p("{{1,2}}"), &p("{{3,4}}")).unwrap()), "{{1,2},{3,4}}");
-        assert_eq!(show(&concat(&p("{{1,2}}"), &p("{3,4}")).unwrap()), "{{1,2},{3,4}}");
-        assert_eq!(show(&concat(&p("{3,4}"), &p("{{1,2}}")).unwrap()), "{{3,4},{1,2}}");
+        assert_eq!(
+            show(&concat(&p("{{1,2}}"), &p("{{3,4}}")).unwrap()),
+            "{{1,2},{3,4}}"
+        );
+        assert_eq!(
+            show(&concat(&p("{{1,2}}"), &p("{3,4}")).unwrap()),
+            "{{1,2},{3,4}}"
+        );
+        assert_eq!(
+            show(&concat(&p("{3,4}"), &p("{{1,2}}")).unwrap()),
+            "{{3,4},{1,2}}"
+        );
         assert_eq!(show(&concat(&p("{}"), &p("{{1}}")).unwrap()), "{{1}}");
         assert!(concat(&p("{{1,2}}"), &p("{{3}}")).is_err());
         assert!(concat(&p("{{{1}}}"), &p("{1}")).is_err());
         let parts = [&p("{1,2}"), &p("{3,4}")];
-        assert_eq!(show(&stack(ArrayElem::Int4, &parts).unwrap().unwrap()), "{{1,2},{3,4}}");
+        assert_eq!(
+            show(&stack(ArrayElem::Int4, &parts).unwrap().unwrap()),
+            "{{1,2},{3,4}}"
+        );
         let ragged = [&p("{1,2}"), &p("{3}")];
         assert!(stack(ArrayElem::Int4, &ragged).unwrap().is_none());
     }

@@ -3332,7 +3332,13 @@ fn array_replace(func: Func, args: &[Value]) -> PgResult<Value> {
         let items = a
             .items
             .iter()
-            .map(|x| if matches(x) { args[2].clone() } else { x.clone() })
+            .map(|x| {
+                if matches(x) {
+                    args[2].clone()
+                } else {
+                    x.clone()
+                }
+            })
             .collect();
         return Ok(Value::Array(Arc::new(a.same_shape(a.elem, items))));
     }

@@ -923,7 +923,9 @@ pub fn to_jsonb(v: &Value) -> PgResult<Jsonb> {
         Value::Array(a) => {
             fn nested(items: &[Value], dims: &[pgtypes::array::Dim]) -> PgResult<Jsonb> {
                 if dims.len() <= 1 {
-                    return Ok(Jsonb::Array(items.iter().map(to_jsonb).collect::<PgResult<_>>()?));
+                    return Ok(Jsonb::Array(
+                        items.iter().map(to_jsonb).collect::<PgResult<_>>()?,
+                    ));
                 }
                 let width = (items.len() / dims[0].len.max(1) as usize).max(1);
                 Ok(Jsonb::Array(

@@ -65,8 +65,8 @@ use sqlparser::ast;
 use super::plannodes::{JoinKind, NodeKind, PlanNode, RangeEntry};
 use super::select::{plan_query_level, OutCol};
 use super::selfuncs::{
-    clause_selectivity, clauselist_selectivity, eq_selectivity, eqjoin_selectivity, ColRef,
-    ColumnSource, NoColumns, TableColumns,
+    clause_selectivity, clauselist_selectivity, column_of, eq_selectivity, eqjoin_selectivity,
+    ndistinct, ColRef, ColumnSource, NoColumns, TableColumns,
 };
 use super::subselect::{hash_compatible, CteBinding, Global, Hook, Level, Outer};
 use super::{choose_access_reading, ident_name, object_name, Access};
@@ -2243,6 +2243,10 @@ impl JoinPlanner<'_, '_, '_, '_> {
                                     merge_class(a).filter(|&c| merge_class(b) == Some(c))
                                 })
                                 .collect();
+                            // The inner side's distinct keys, for a semi join
+                            // that may hash them alone.
+                            let inner_groups = (kind == JoinKind::Semi && qual.is_empty())
+                                .then(|| self.distinct_rows(&ikeys, right_node.rows));
                             let okeys: Vec<Expr> =
                                 okeys.into_iter().map(|e| shift(e, ls)).collect();
                             let ikeys: Vec<Expr> =
@@ -2257,15 +2261,20 @@ impl JoinPlanner<'_, '_, '_, '_> {
                                     and_all(qual),
                                     rows,
                                 ),
-                                None => hash_join(
-                                    left_node,
-                                    right_node,
-                                    kind,
-                                    okeys,
-                                    ikeys,
-                                    and_all(qual),
-                                    rows,
-                                ),
+                                None => match inner_groups {
+                                    Some(groups) => semi_or_unique_inner(
+                                        left_node, right_node, okeys, ikeys, rows, groups,
+                                    ),
+                                    None => hash_join(
+                                        left_node,
+                                        right_node,
+                                        kind,
+                                        okeys,
+                                        ikeys,
+                                        and_all(qual),
+                                        rows,
+                                    ),
+                                },
                             }
                         }
                     }
@@ -2282,6 +2291,20 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 )
             }
         }
+    }
+
+    /// Distinct values of `keys` (columns of this run) among `rows` rows:
+    /// the product of their columns' distinct counts (a key that is not a
+    /// column: a tenth of the rows), at most `rows`.
+    pub(super) fn distinct_rows(&self, keys: &[Expr], rows: f64) -> f64 {
+        let mut groups: f64 = 1.0;
+        for k in keys {
+            groups *= match column_of(k).and_then(|i| self.col(i)) {
+                Some(c) => ndistinct(&c),
+                None => (rows / 10.0).max(1.0),
+            };
+        }
+        groups.min(rows).max(1.0)
     }
 
     fn nestloop(
@@ -2977,6 +3000,82 @@ pub fn hash_join(
         width,
         rows,
     )
+}
+
+/// A semi join on hash keys alone: the hash semi join, or — when its
+/// costs say so, PostgreSQL's JOIN_UNIQUE_INNER — an inner hash join with
+/// the inner side's distinct keys (a HashAggregate of `groups` rows), cut
+/// back to the outer row. The keys are the whole join condition, so each
+/// outer row meets at most one distinct key: the same rows either way.
+pub(super) fn semi_or_unique_inner(
+    outer: PlanNode,
+    inner: PlanNode,
+    outer_keys: Vec<Expr>,
+    inner_keys: Vec<Expr>,
+    rows: f64,
+    groups: f64,
+) -> PlanNode {
+    let width = outer.width;
+    let unique = |outer: PlanNode, inner: PlanNode| {
+        let k = inner_keys.len();
+        let keys = super::select::project(inner, inner_keys.clone());
+        let distinct = PlanNode::new(
+            NodeKind::HashDistinct {
+                input: Box::new(keys),
+                columns: (0..k).collect(),
+            },
+            k,
+            groups,
+        );
+        hash_join(
+            outer,
+            distinct,
+            JoinKind::Inner,
+            outer_keys.clone(),
+            (0..k).map(Expr::Column).collect(),
+            None,
+            rows,
+        )
+    };
+    // Costed over stand-ins of the two inputs (plans are not copied).
+    let semi_cost = hash_join(
+        cost_standin(&outer),
+        cost_standin(&inner),
+        JoinKind::Semi,
+        outer_keys.clone(),
+        inner_keys.clone(),
+        None,
+        rows,
+    )
+    .total_cost;
+    if unique(cost_standin(&outer), cost_standin(&inner)).total_cost < semi_cost {
+        let joined = unique(outer, inner);
+        super::select::project(joined, (0..width).map(Expr::Column).collect())
+    } else {
+        hash_join(
+            outer,
+            inner,
+            JoinKind::Semi,
+            outer_keys,
+            inner_keys,
+            None,
+            rows,
+        )
+    }
+}
+
+/// A node with `n`'s shape and costs and no work of its own, for costing a
+/// plan shape above `n` without building it twice.
+fn cost_standin(n: &PlanNode) -> PlanNode {
+    PlanNode {
+        kind: NodeKind::Values { rows: Vec::new() },
+        width: n.width,
+        rows: n.rows,
+        startup_cost: n.startup_cost,
+        total_cost: n.total_cost,
+        byte_width: n.byte_width,
+        rte: None,
+    }
 }
 
 /// The hash join of `outer` and `inner` with the sides turned around:

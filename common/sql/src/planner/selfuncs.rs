@@ -246,7 +246,7 @@ fn clamp(s: f64) -> f64 {
 
 /// The column an operand reads, looking through casts and char(n)'s
 /// trailing-space strip (`bpchar_col = 'x'` binds as a text comparison).
-fn column_of(e: &Expr) -> Option<usize> {
+pub(super) fn column_of(e: &Expr) -> Option<usize> {
     match e {
         Expr::Column(i) => Some(*i),
         Expr::Cast { arg, .. } => column_of(arg),

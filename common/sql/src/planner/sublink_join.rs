@@ -20,7 +20,9 @@
 
 use sqlparser::ast;
 
-use super::fromclause::{and_all, key_type, read_from, shift, JoinPlanner, JoinTree, Rel};
+use super::fromclause::{
+    and_all, key_type, read_from, semi_or_unique_inner, shift, JoinPlanner, JoinTree, Rel,
+};
 use super::plannodes::{JoinKind, NodeKind, PlanNode};
 use super::subselect::{hash_compatible, Global, Hook, Level, Outer};
 use crate::expr::{bind_expr_hooked, coerce, BinOp, Expr, ParamTypes};
@@ -276,6 +278,12 @@ pub fn attach(
         }
     }
     let inner = jp.build(&sj.tree, sj.inner_quals)?;
+    if sj.kind == JoinKind::Semi && !okeys.is_empty() && rest.is_empty() {
+        let groups = jp.distinct_rows(&ikeys, inner.rows);
+        return Ok(semi_or_unique_inner(
+            node, inner, okeys, ikeys, rows, groups,
+        ));
+    }
     let kind = if okeys.is_empty() {
         NodeKind::NestLoop {
             outer: Box::new(node),
