@@ -2296,13 +2296,13 @@ impl Binder<'_> {
     }
 
     fn function(&mut self, f: &ast::Function) -> PgResult<BoundExpr> {
-        if !f.within_group.is_empty() {
-            return Err(unsupported_expr("aggregate WITHIN GROUP"));
-        }
         let name = match f.name.0.last() {
             Some(i) => ident_name(i),
             None => return Err(PgError::syntax("empty function name")),
         };
+        if !f.within_group.is_empty() {
+            return self.ordered_set_aggregate(f, &name);
+        }
         // `s.f(…)`: a built-in for pg_catalog, a user function of `s`
         // otherwise (`crate::parse_func`).
         let schema = match f.name.0.as_slice() {
@@ -2377,6 +2377,15 @@ impl Binder<'_> {
         }
         if name == "grouping" && self.grouping.is_some() && !args.is_empty() {
             return self.grouping_call(&args);
+        }
+        if AggFunc::ordered_set(&name, false).is_some() && schema.is_none_or(|s| s == "pg_catalog")
+        {
+            // Without WITHIN GROUP no signature matches (PostgreSQL's 42883).
+            let mut types = Vec::with_capacity(args.len());
+            for a in &args {
+                types.push(self.bind(a)?.ty);
+            }
+            return Err(functions::no_function(&name, &types));
         }
         if let Some(agg) = AggFunc::from_name(&name) {
             return self.aggregate(
@@ -2626,6 +2635,11 @@ impl Binder<'_> {
             ));
         }
         let call = self.agg_call(func, name, args, distinct, star, clauses, false)?;
+        self.add_aggregate(call)
+    }
+
+    /// `call` as one of the query's aggregates (one slot per distinct call).
+    fn add_aggregate(&mut self, call: AggCall) -> PgResult<BoundExpr> {
         let ty = call.ty;
         let grouping = self
             .grouping
@@ -2641,6 +2655,138 @@ impl Binder<'_> {
         Ok(BoundExpr {
             expr: Expr::Agg(idx),
             ty,
+        })
+    }
+
+    /// `percentile_cont(f) WITHIN GROUP (ORDER BY x)`, `percentile_disc`,
+    /// `mode()`: an aggregate of the WITHIN GROUP key (float8 or interval
+    /// for percentile_cont), fed in that order, whose direct argument (a
+    /// fraction, or an array of them) is its further argument.
+    fn ordered_set_aggregate(&mut self, f: &ast::Function, name: &str) -> PgResult<BoundExpr> {
+        if f.over.is_some() {
+            return Err(PgError::unsupported(format!(
+                "OVER is not supported for ordered-set aggregate {name}"
+            )));
+        }
+        let direct: Vec<&ast::Expr> = match &f.args {
+            ast::FunctionArguments::None => Vec::new(),
+            ast::FunctionArguments::List(list)
+                if list.clauses.is_empty() && list.duplicate_treatment.is_none() =>
+            {
+                let mut v = Vec::new();
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => v.push(e),
+                        _ => return Err(unsupported_expr("this ordered-set aggregate argument")),
+                    }
+                }
+                v
+            }
+            _ => return Err(unsupported_expr("this ordered-set aggregate argument")),
+        };
+        if self.in_agg {
+            return Err(PgError::new(
+                sqlstate::GROUPING_ERROR,
+                "aggregate function calls cannot be nested",
+            ));
+        }
+        if self.grouping.is_none() {
+            return Err(PgError::new(
+                sqlstate::GROUPING_ERROR,
+                "aggregate functions are not allowed in WHERE",
+            ));
+        }
+        let was_in_agg = self.in_agg;
+        self.in_agg = true;
+        let parts = self.ordered_set_parts(f, name, &direct);
+        self.in_agg = was_in_agg;
+        let call = parts?;
+        self.add_aggregate(call)
+    }
+
+    /// 42883 for a WITHIN GROUP call no ordered-set aggregate accepts,
+    /// naming the direct arguments' and the keys' types as PostgreSQL does.
+    fn no_ordered_set(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        direct: &[SqlType],
+    ) -> PgResult<PgError> {
+        let mut types = direct.to_vec();
+        for k in &f.within_group {
+            types.push(self.bind(&k.expr)?.ty);
+        }
+        Ok(functions::no_function(name, &types))
+    }
+
+    /// The parts of an ordered-set aggregate call, bound over the input row.
+    fn ordered_set_parts(
+        &mut self,
+        f: &ast::Function,
+        name: &str,
+        direct: &[&ast::Expr],
+    ) -> PgResult<AggCall> {
+        let mut direct_args = Vec::new();
+        let mut direct_types = Vec::new();
+        let mut multi = false;
+        for d in direct {
+            let b = self.bind(d)?;
+            direct_types.push(b.ty);
+            multi = matches!(b.ty, SqlType::Array(_));
+            let want = if multi {
+                SqlType::Array(pgtypes::sqltype::ArrayElem::Float8)
+            } else {
+                SqlType::Float8
+            };
+            let fraction =
+                matches!(b.ty, SqlType::Unknown) || functions::can_coerce_implicit(b.ty, want);
+            direct_args.push(if fraction {
+                Some(self.coerce_operand_func(b, want)?)
+            } else {
+                None
+            });
+        }
+        let func = match AggFunc::ordered_set(name, multi) {
+            Some(func)
+                if direct_args.len() == usize::from(func != AggFunc::Mode)
+                    && direct_args.iter().all(Option::is_some)
+                    && f.within_group.len() == 1 =>
+            {
+                func
+            }
+            _ => return Err(self.no_ordered_set(f, name, &direct_types)?),
+        };
+        let direct_args: Vec<Expr> = direct_args.into_iter().flatten().collect();
+        let key = &f.within_group[0];
+        let (_, filter, order_by) =
+            self.aggregate_clauses(func, &[], f.filter.as_deref(), std::slice::from_ref(key))?;
+        let b = self.bind(&key.expr)?;
+        let b = match (func, b.ty) {
+            (AggFunc::PercentileCont { .. }, SqlType::Interval) => b,
+            (AggFunc::PercentileCont { .. }, t)
+                if t == SqlType::Unknown || functions::can_coerce_implicit(t, SqlType::Float8) =>
+            {
+                self.coerce_to(b, SqlType::Float8)?
+            }
+            (AggFunc::PercentileCont { .. }, _) => {
+                return Err(self.no_ordered_set(f, name, &direct_types)?)
+            }
+            (_, SqlType::Unknown) => self.coerce_to(b, SqlType::Text)?,
+            _ => b,
+        };
+        let ty = match func.result_type(b.ty) {
+            Ok(t) => t,
+            Err(_) => return Err(self.no_ordered_set(f, name, &direct_types)?),
+        };
+        Ok(AggCall {
+            func,
+            arg: Some(b.expr),
+            arg_ty: b.ty,
+            distinct: false,
+            ty,
+            extra_args: direct_args,
+            filter,
+            order_by,
         })
     }
 

@@ -674,6 +674,41 @@ pub enum AggFunc {
         /// jsonb_object_agg.
         jsonb: bool,
     },
+    /// percentile_cont(fraction) WITHIN GROUP (ORDER BY x): interpolated
+    PercentileCont {
+        /// The fraction is an array: one result per element.
+        multi: bool,
+    },
+    /// percentile_disc(fraction) WITHIN GROUP (ORDER BY x): an input value
+    PercentileDisc {
+        /// The fraction is an array: one result per element.
+        multi: bool,
+    },
+    /// mode() WITHIN GROUP (ORDER BY x): the most frequent value
+    Mode,
+    /// bit_and(x) / bit_or(x) / bit_xor(x) over integers
+    Bit(BitOp),
+}
+
+/// The operation of bit_and / bit_or / bit_xor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BitOp {
+    /// bit_and
+    And,
+    /// bit_or
+    Or,
+    /// bit_xor
+    Xor,
+}
+
+impl BitOp {
+    fn apply(self, a: i128, b: i128) -> i128 {
+        match self {
+            BitOp::And => a & b,
+            BitOp::Or => a | b,
+            BitOp::Xor => a ^ b,
+        }
+    }
 }
 
 impl AggFunc {
@@ -686,6 +721,9 @@ impl AggFunc {
             "max" => AggFunc::Max,
             "avg" => AggFunc::Avg,
             "bool_and" | "every" => AggFunc::BoolAnd,
+            "bit_and" => AggFunc::Bit(BitOp::And),
+            "bit_or" => AggFunc::Bit(BitOp::Or),
+            "bit_xor" => AggFunc::Bit(BitOp::Xor),
             "bool_or" => AggFunc::BoolOr,
             "string_agg" => AggFunc::StringAgg,
             "array_agg" => AggFunc::ArrayAgg,
@@ -699,6 +737,25 @@ impl AggFunc {
             "jsonb_object_agg" => AggFunc::JsonObjectAgg { jsonb: true },
             _ => return None,
         })
+    }
+
+    /// The ordered-set aggregate named `name` (called with `WITHIN
+    /// GROUP`); `multi`: its direct argument is an array of fractions.
+    pub fn ordered_set(name: &str, multi: bool) -> Option<AggFunc> {
+        Some(match name {
+            "percentile_cont" => AggFunc::PercentileCont { multi },
+            "percentile_disc" => AggFunc::PercentileDisc { multi },
+            "mode" => AggFunc::Mode,
+            _ => return None,
+        })
+    }
+
+    /// Called with `WITHIN GROUP (ORDER BY …)` (an ordered-set aggregate).
+    pub fn is_ordered_set(self) -> bool {
+        matches!(
+            self,
+            AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. } | AggFunc::Mode
+        )
     }
 
     /// The name as written in SQL (for messages and column names).
@@ -721,6 +778,12 @@ impl AggFunc {
             AggFunc::JsonAgg { jsonb: true } => "jsonb_agg",
             AggFunc::JsonObjectAgg { jsonb: false } => "json_object_agg",
             AggFunc::JsonObjectAgg { jsonb: true } => "jsonb_object_agg",
+            AggFunc::PercentileCont { .. } => "percentile_cont",
+            AggFunc::PercentileDisc { .. } => "percentile_disc",
+            AggFunc::Mode => "mode",
+            AggFunc::Bit(BitOp::And) => "bit_and",
+            AggFunc::Bit(BitOp::Or) => "bit_or",
+            AggFunc::Bit(BitOp::Xor) => "bit_xor",
         }
     }
 
@@ -779,11 +842,44 @@ impl AggFunc {
                 T::Bool => T::Bool,
                 _ => return no(),
             },
+            AggFunc::Bit(_) => match arg {
+                T::Int2 | T::Int4 | T::Int8 => arg,
+                _ => return no(),
+            },
             AggFunc::JsonAgg { jsonb } | AggFunc::JsonObjectAgg { jsonb } => {
                 if jsonb {
                     T::Jsonb
                 } else {
                     T::Json
+                }
+            }
+            // The argument is the WITHIN GROUP key, already float8 or
+            // interval for percentile_cont.
+            AggFunc::PercentileCont { multi } => {
+                let t = match arg {
+                    T::Float8 | T::Interval => arg,
+                    _ => return no(),
+                };
+                match (multi, t.array_of()) {
+                    (false, _) => t,
+                    (true, Some(a)) => a,
+                    (true, None) => return no(),
+                }
+            }
+            AggFunc::PercentileDisc { .. } | AggFunc::Mode => {
+                let t = match arg {
+                    T::Void | T::Snapshot | T::Json => return no(),
+                    T::Char(_) => T::Char(0),
+                    T::Varchar(_) | T::Name => T::Text,
+                    other => other.base(),
+                };
+                match (
+                    self == AggFunc::PercentileDisc { multi: true },
+                    t.array_of(),
+                ) {
+                    (false, _) => t,
+                    (true, Some(a)) => a,
+                    (true, None) => return no(),
                 }
             }
         })
@@ -830,6 +926,9 @@ enum AccState {
     NumMoments(Numeric, Numeric),
     /// Variance over float8 (Youngs–Cramer, as PostgreSQL): Σx and Σ(x-mean)².
     FloatMoments(f64, f64),
+    /// An ordered-set aggregate's non-NULL inputs in sorted order, and its
+    /// fraction (direct argument).
+    Sorted(Vec<Value>, Value),
 }
 
 /// One input row of an aggregate call, evaluated by the executor (see
@@ -900,6 +999,7 @@ impl Accumulator {
                 | AggFunc::Max
                 | AggFunc::BoolAnd
                 | AggFunc::BoolOr
+                | AggFunc::Bit(_)
         )
     }
 
@@ -923,6 +1023,12 @@ impl Accumulator {
         let mine = std::mem::replace(&mut self.state, AccState::None);
         self.state = match (mine, other.state) {
             (s, AccState::None) | (AccState::None, s) => s,
+            (AccState::Int(a), AccState::Int(b)) if matches!(self.func, AggFunc::Bit(_)) => {
+                let AggFunc::Bit(op) = self.func else {
+                    return Err(PgError::internal("bit aggregate"));
+                };
+                AccState::Int(op.apply(a, b))
+            }
             (AccState::Int(a), AccState::Int(b)) => {
                 AccState::Int(a.checked_add(b).ok_or_else(overflow)?)
             }
@@ -989,6 +1095,24 @@ impl Accumulator {
             | AggFunc::ArrayAgg
             | AggFunc::JsonAgg { .. }
             | AggFunc::JsonObjectAgg { .. } => {}
+            AggFunc::Bit(op) => {
+                let x = v.as_i64().unwrap_or(0) as i128;
+                self.state = match self.state {
+                    AccState::Int(a) => AccState::Int(op.apply(a, x)),
+                    _ => AccState::Int(x),
+                };
+            }
+            AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. } | AggFunc::Mode => {
+                // In sorted order (the call's ORDER BY is its WITHIN
+                // GROUP key); the fraction is the first row's.
+                match &mut self.state {
+                    AccState::Sorted(l, _) => l.push(v.clone()),
+                    _ => {
+                        let fraction = extra.first().cloned().unwrap_or(Value::Null);
+                        self.state = AccState::Sorted(vec![v.clone()], fraction);
+                    }
+                }
+            }
             AggFunc::StringAgg => {
                 let s = v.as_str().unwrap_or("");
                 match &mut self.state {
@@ -1204,6 +1328,20 @@ impl Accumulator {
                 AccState::Pairs(l) => crate::jsonfuncs::object_agg_result(l, jsonb)?,
                 _ => Value::Null,
             },
+            AggFunc::Bit(_) => match (&self.state, self.arg_ty) {
+                (AccState::Int(a), SqlType::Int2) => Value::Int2(*a as i16),
+                (AccState::Int(a), SqlType::Int4) => Value::Int4(*a as i32),
+                (AccState::Int(a), _) => Value::Int8(*a as i64),
+                _ => Value::Null,
+            },
+            AggFunc::PercentileCont { .. } | AggFunc::PercentileDisc { .. } | AggFunc::Mode => {
+                match &self.state {
+                    AccState::Sorted(values, fraction) => {
+                        ordered_set_result(self.func, self.arg_ty, values, fraction)?
+                    }
+                    _ => Value::Null,
+                }
+            }
         })
     }
 
@@ -1283,7 +1421,7 @@ pub fn not_in_recovery() -> PgError {
     .with_hint("Recovery control functions can only be executed during recovery.")
 }
 
-fn no_function(name: &str, args: &[SqlType]) -> PgError {
+pub(crate) fn no_function(name: &str, args: &[SqlType]) -> PgError {
     let list: Vec<&str> = args.iter().map(|t| t.pg_base_name()).collect();
     crate::parse_func::undefined_routine(&format!("{}({})", name, list.join(", ")))
 }
@@ -3278,6 +3416,76 @@ fn array_concat(func: Func, a: &Value, b: &Value) -> PgResult<Value> {
             _ => Value::Null,
         },
     })
+}
+
+/// An ordered-set aggregate's result over its sorted non-NULL `values`
+/// (PostgreSQL's percentile_cont_final, percentile_disc_final,
+/// mode_final): NULL without values or for a NULL fraction; an array of
+/// fractions gives an array of the same shape.
+fn ordered_set_result(
+    func: AggFunc,
+    arg_ty: SqlType,
+    values: &[Value],
+    fraction: &Value,
+) -> PgResult<Value> {
+    let one = |p: &Value| -> PgResult<Value> {
+        let Value::Float8(p) = *p else {
+            return Ok(Value::Null);
+        };
+        if !(0.0..=1.0).contains(&p) {
+            return Err(PgError::new(
+                sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+                format!(
+                    "percentile value {} is not between 0 and 1",
+                    Value::Float8(p).to_text_string()
+                ),
+            ));
+        }
+        let n = values.len();
+        if let AggFunc::PercentileDisc { .. } = func {
+            let row = (p * n as f64).ceil() as usize;
+            return Ok(values[row.clamp(1, n) - 1].clone());
+        }
+        let at = p * (n - 1) as f64;
+        let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+        let frac = at - lo as f64;
+        Ok(match (&values[lo], &values[hi.min(n - 1)]) {
+            (a, _) if lo == hi => a.clone(),
+            (Value::Float8(a), Value::Float8(b)) => Value::Float8(a + (b - a) * frac),
+            (Value::Interval(a), Value::Interval(b)) => {
+                Value::Interval(a.checked_add(b.checked_sub(*a)?.mul_f64(frac)?)?)
+            }
+            (a, _) => a.clone(),
+        })
+    };
+    if values.is_empty() {
+        return Ok(Value::Null);
+    }
+    if func == AggFunc::Mode {
+        // The longest run of equal values; the first such run on a tie.
+        let (mut best, mut best_len, mut start) = (0usize, 0usize, 0usize);
+        for i in 1..=values.len() {
+            let run_ends =
+                i == values.len() || cmp_sql(&values[i], &values[start]) != Some(Ordering::Equal);
+            if run_ends {
+                if i - start > best_len {
+                    (best, best_len) = (start, i - start);
+                }
+                start = i;
+            }
+        }
+        return Ok(values[best].clone());
+    }
+    match fraction {
+        Value::Array(ps) => {
+            let Some(elem) = ArrayElem::of(arg_ty.base()) else {
+                return Ok(Value::Null);
+            };
+            let items = ps.items.iter().map(one).collect::<PgResult<Vec<_>>>()?;
+            Ok(Value::Array(Arc::new(ps.same_shape(elem, items))))
+        }
+        p => one(p),
+    }
 }
 
 /// array_agg over arrays: the inputs stacked as one more dimension; they

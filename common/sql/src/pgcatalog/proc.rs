@@ -219,7 +219,17 @@ pub fn implemented(name: &str, kind: u8, retset: bool, argtypes: &[u32], variadi
                     None => name == "count",
                     Some(t) => f.result_type(*t).is_ok(),
                 },
-                None => false,
+                // Ordered-set: (fraction, key) or mode's (key).
+                None => match (crate::functions::AggFunc::ordered_set(name, false), args) {
+                    (Some(crate::functions::AggFunc::Mode), [_]) => true,
+                    (Some(_), [T::Float8, k]) => {
+                        matches!(k, T::Float8 | T::Interval) || name == "percentile_disc"
+                    }
+                    (Some(_), [T::Array(_), k]) => {
+                        matches!(k, T::Float8 | T::Interval) || name == "percentile_disc"
+                    }
+                    _ => false,
+                },
             },
             b'w' => crate::expr::window::window_arity(name)
                 .is_some_and(|(lo, hi)| (lo..=hi).contains(&args.len())),

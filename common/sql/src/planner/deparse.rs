@@ -419,6 +419,25 @@ impl<'a> Deparser<'a> {
     /// `count(*) FILTER (WHERE (x > 1))`.
     pub fn agg(&self, a: &AggCall, cols: &[Col], prefix: bool) -> String {
         let x = |e: &Expr| self.expr(e, cols, prefix);
+        if a.func.is_ordered_set() {
+            // `percentile_cont(0.5) WITHIN GROUP (ORDER BY x)`.
+            let direct: Vec<String> = a.extra_args.iter().map(x).collect();
+            let keys: Vec<String> = a
+                .order_by
+                .iter()
+                .map(|o| format!("{}{}", x(&o.expr), order_suffix(o.desc, o.nulls_first)))
+                .collect();
+            let mut s = format!(
+                "{}({}) WITHIN GROUP (ORDER BY {})",
+                a.func.name(),
+                direct.join(", "),
+                keys.join(", ")
+            );
+            if let Some(f) = &a.filter {
+                s.push_str(&format!(" FILTER (WHERE {})", x(f)));
+            }
+            return s;
+        }
         let mut args: Vec<String> = a.arg.iter().map(x).collect();
         args.extend(a.extra_args.iter().map(x));
         let mut s = format!("{}(", a.func.name());
