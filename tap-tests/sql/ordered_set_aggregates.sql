@@ -26,3 +26,10 @@ SELECT sum(n) WITHIN GROUP (ORDER BY n) FROM osa;
 SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY t) FROM osa;
 -- bit_and / bit_or / bit_xor
 SELECT grp, bit_and(n), bit_or(n), bit_xor(n), bit_or(n::int2), bit_xor(id::int8 * 1099511627776) FROM osa GROUP BY grp ORDER BY grp;
+-- corr, covar_pop / covar_samp and the regr_* family over (y, x) pairs
+SELECT grp, corr(x, n), covar_pop(x, n), covar_samp(f, id), regr_count(x, n), regr_slope(x, id), regr_intercept(x, id),
+       regr_r2(f, n), regr_avgx(x, n), regr_avgy(x, n), regr_sxx(x, n), regr_syy(x, n), regr_sxy(x, n)
+FROM osa GROUP BY grp ORDER BY grp;
+SELECT corr(f, f), regr_r2(n, id * 0), regr_slope(id, n * 0), covar_samp(id, id) FROM osa WHERE id < 3;
+SELECT corr(n, id) OVER (ORDER BY id ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) FROM osa WHERE id <= 6 ORDER BY id;
+SELECT corr(t, n) FROM osa;

@@ -2813,7 +2813,10 @@ impl Binder<'_> {
             }
             (AggFunc::CountStar, None, SqlType::Unknown)
         } else {
-            let want = if matches!(func, AggFunc::StringAgg | AggFunc::JsonObjectAgg { .. }) {
+            let want = if matches!(
+                func,
+                AggFunc::StringAgg | AggFunc::JsonObjectAgg { .. } | AggFunc::Regr(_)
+            ) {
                 2
             } else {
                 1
@@ -2845,6 +2848,19 @@ impl Binder<'_> {
             }
             if matches!(b.ty, SqlType::Char(_)) && matches!(func, AggFunc::Min | AggFunc::Max) {
                 b.ty = SqlType::Char(0);
+            }
+            if matches!(func, AggFunc::Regr(_)) {
+                // corr(float8, float8) and its family: numbers are cast.
+                self.in_agg = !window;
+                let x = self.bind(args[1]);
+                self.in_agg = was_in_agg;
+                let x = x?.ty;
+                let number =
+                    |t: SqlType| t == SqlType::Unknown || functions::numeric_rank(t).is_some();
+                if !number(b.ty) || !number(x) {
+                    return Err(functions::no_function(name, &[b.ty, x]));
+                }
+                b = self.coerce_to(b, SqlType::Float8)?;
             }
             let ty = b.ty;
             (func, Some(b.expr), ty)
@@ -2889,6 +2905,12 @@ impl Binder<'_> {
             if let Some(d) = args.get(1) {
                 let b = self.bind(d)?;
                 extra.push(self.coerce_operand_func(b, SqlType::Text)?);
+            }
+        }
+        if let AggFunc::Regr(_) = func {
+            if let Some(d) = args.get(1) {
+                let b = self.bind(d)?;
+                extra.push(self.coerce_operand_func(b, SqlType::Float8)?);
             }
         }
         if let AggFunc::JsonObjectAgg { .. } = func {

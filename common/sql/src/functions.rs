@@ -688,6 +688,88 @@ pub enum AggFunc {
     Mode,
     /// bit_and(x) / bit_or(x) / bit_xor(x) over integers
     Bit(BitOp),
+    /// corr(y, x), covar_pop / covar_samp and the regr_* family over
+    /// float8 pairs (rows with either NULL skipped)
+    Regr(RegrFunc),
+}
+
+/// The result a two-variable statistics aggregate computes from its sums
+/// (PostgreSQL's float8_regr_* final functions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegrFunc {
+    /// regr_count: the pairs (bigint)
+    Count,
+    /// regr_sxx: Σ(x − x̄)²
+    Sxx,
+    /// regr_syy: Σ(y − ȳ)²
+    Syy,
+    /// regr_sxy: Σ(x − x̄)(y − ȳ)
+    Sxy,
+    /// regr_avgx
+    AvgX,
+    /// regr_avgy
+    AvgY,
+    /// regr_r2: the square of the correlation
+    R2,
+    /// regr_slope of the least-squares line
+    Slope,
+    /// regr_intercept of the least-squares line
+    Intercept,
+    /// covar_pop
+    CovarPop,
+    /// covar_samp
+    CovarSamp,
+    /// corr
+    Corr,
+}
+
+impl RegrFunc {
+    fn name(self) -> &'static str {
+        match self {
+            RegrFunc::Count => "regr_count",
+            RegrFunc::Sxx => "regr_sxx",
+            RegrFunc::Syy => "regr_syy",
+            RegrFunc::Sxy => "regr_sxy",
+            RegrFunc::AvgX => "regr_avgx",
+            RegrFunc::AvgY => "regr_avgy",
+            RegrFunc::R2 => "regr_r2",
+            RegrFunc::Slope => "regr_slope",
+            RegrFunc::Intercept => "regr_intercept",
+            RegrFunc::CovarPop => "covar_pop",
+            RegrFunc::CovarSamp => "covar_samp",
+            RegrFunc::Corr => "corr",
+        }
+    }
+
+    /// The result from the sums [N, Σx, Sxx, Σy, Syy, Sxy].
+    fn finish(self, m: &[f64; 6]) -> Value {
+        let [n, sx, sxx, sy, syy, sxy] = *m;
+        if self == RegrFunc::Count {
+            return Value::Int8(n as i64);
+        }
+        let f = |x: f64| Value::Float8(x);
+        if n < 1.0 || (self == RegrFunc::CovarSamp && n < 2.0) {
+            return Value::Null;
+        }
+        match self {
+            RegrFunc::Count => Value::Int8(n as i64),
+            RegrFunc::Sxx => f(sxx),
+            RegrFunc::Syy => f(syy),
+            RegrFunc::Sxy => f(sxy),
+            RegrFunc::AvgX => f(sx / n),
+            RegrFunc::AvgY => f(sy / n),
+            RegrFunc::CovarPop => f(sxy / n),
+            RegrFunc::CovarSamp => f(sxy / (n - 1.0)),
+            RegrFunc::Corr if sxx == 0.0 || syy == 0.0 => Value::Null,
+            RegrFunc::Corr => f(sxy / (sxx * syy).sqrt()),
+            RegrFunc::R2 if sxx == 0.0 => Value::Null,
+            RegrFunc::R2 if syy == 0.0 => f(1.0),
+            RegrFunc::R2 => f((sxy * sxy) / (sxx * syy)),
+            RegrFunc::Slope | RegrFunc::Intercept if sxx == 0.0 => Value::Null,
+            RegrFunc::Slope => f(sxy / sxx),
+            RegrFunc::Intercept => f((sy - sx * sxy / sxx) / n),
+        }
+    }
 }
 
 /// The operation of bit_and / bit_or / bit_xor.
@@ -724,6 +806,18 @@ impl AggFunc {
             "bit_and" => AggFunc::Bit(BitOp::And),
             "bit_or" => AggFunc::Bit(BitOp::Or),
             "bit_xor" => AggFunc::Bit(BitOp::Xor),
+            "regr_count" => AggFunc::Regr(RegrFunc::Count),
+            "regr_sxx" => AggFunc::Regr(RegrFunc::Sxx),
+            "regr_syy" => AggFunc::Regr(RegrFunc::Syy),
+            "regr_sxy" => AggFunc::Regr(RegrFunc::Sxy),
+            "regr_avgx" => AggFunc::Regr(RegrFunc::AvgX),
+            "regr_avgy" => AggFunc::Regr(RegrFunc::AvgY),
+            "regr_r2" => AggFunc::Regr(RegrFunc::R2),
+            "regr_slope" => AggFunc::Regr(RegrFunc::Slope),
+            "regr_intercept" => AggFunc::Regr(RegrFunc::Intercept),
+            "covar_pop" => AggFunc::Regr(RegrFunc::CovarPop),
+            "covar_samp" => AggFunc::Regr(RegrFunc::CovarSamp),
+            "corr" => AggFunc::Regr(RegrFunc::Corr),
             "bool_or" => AggFunc::BoolOr,
             "string_agg" => AggFunc::StringAgg,
             "array_agg" => AggFunc::ArrayAgg,
@@ -784,6 +878,7 @@ impl AggFunc {
             AggFunc::Bit(BitOp::And) => "bit_and",
             AggFunc::Bit(BitOp::Or) => "bit_or",
             AggFunc::Bit(BitOp::Xor) => "bit_xor",
+            AggFunc::Regr(f) => f.name(),
         }
     }
 
@@ -845,6 +940,11 @@ impl AggFunc {
             AggFunc::Bit(_) => match arg {
                 T::Int2 | T::Int4 | T::Int8 => arg,
                 _ => return no(),
+            },
+            AggFunc::Regr(f) => match (numeric_rank(arg), f) {
+                (None, _) => return no(),
+                (Some(_), RegrFunc::Count) => T::Int8,
+                (Some(_), _) => T::Float8,
             },
             AggFunc::JsonAgg { jsonb } | AggFunc::JsonObjectAgg { jsonb } => {
                 if jsonb {
@@ -929,6 +1029,8 @@ enum AccState {
     /// An ordered-set aggregate's non-NULL inputs in sorted order, and its
     /// fraction (direct argument).
     Sorted(Vec<Value>, Value),
+    /// Two-variable statistics: N, Σx, Sxx, Σy, Syy, Sxy (Youngs–Cramer).
+    Regr([f64; 6]),
 }
 
 /// One input row of an aggregate call, evaluated by the executor (see
@@ -1076,6 +1178,39 @@ impl Accumulator {
             }
             return Ok(());
         }
+        if let AggFunc::Regr(_) = self.func {
+            // float8_regr_accum: (y, x), a pair with a NULL skipped.
+            let (Value::Float8(y), Some(Value::Float8(x))) = (v, extra.first()) else {
+                return Ok(());
+            };
+            let (y, x) = (*y, *x);
+            self.count += 1;
+            let mut m = match self.state {
+                AccState::Regr(m) => m,
+                _ => [0.0; 6],
+            };
+            let old_n = m[0];
+            m[0] += 1.0;
+            m[1] += x;
+            m[3] += y;
+            if old_n > 0.0 {
+                let tx = x * m[0] - m[1];
+                let ty = y * m[0] - m[3];
+                let scale = 1.0 / (m[0] * old_n);
+                m[2] += tx * tx * scale;
+                m[4] += ty * ty * scale;
+                m[5] += tx * ty * scale;
+            } else {
+                if !x.is_finite() {
+                    (m[2], m[5]) = (f64::NAN, f64::NAN);
+                }
+                if !y.is_finite() {
+                    (m[4], m[5]) = (f64::NAN, f64::NAN);
+                }
+            }
+            self.state = AccState::Regr(m);
+            return Ok(());
+        }
         if matches!(self.func, AggFunc::ArrayAgg | AggFunc::JsonAgg { .. }) {
             // array_agg keeps NULL elements.
             self.count += 1;
@@ -1094,7 +1229,8 @@ impl Accumulator {
             | AggFunc::Count
             | AggFunc::ArrayAgg
             | AggFunc::JsonAgg { .. }
-            | AggFunc::JsonObjectAgg { .. } => {}
+            | AggFunc::JsonObjectAgg { .. }
+            | AggFunc::Regr(_) => {}
             AggFunc::Bit(op) => {
                 let x = v.as_i64().unwrap_or(0) as i128;
                 self.state = match self.state {
@@ -1327,6 +1463,10 @@ impl Accumulator {
             AggFunc::JsonObjectAgg { jsonb } => match &self.state {
                 AccState::Pairs(l) => crate::jsonfuncs::object_agg_result(l, jsonb)?,
                 _ => Value::Null,
+            },
+            AggFunc::Regr(f) => match &self.state {
+                AccState::Regr(m) => f.finish(m),
+                _ => f.finish(&[0.0; 6]),
             },
             AggFunc::Bit(_) => match (&self.state, self.arg_ty) {
                 (AccState::Int(a), SqlType::Int2) => Value::Int2(*a as i16),
