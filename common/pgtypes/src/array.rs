@@ -516,6 +516,17 @@ impl TextParser<'_> {
         Ok(())
     }
 
+    /// A backslash at `self.i`: the next character taken as it is.
+    fn escaped(&mut self, text: &mut Vec<u8>) -> PgResult<()> {
+        let n = *self
+            .b
+            .get(self.i + 1)
+            .ok_or_else(|| self.malformed("Unexpected end of input."))?;
+        text.push(n);
+        self.i += 2;
+        Ok(())
+    }
+
     /// One element, quoted or not, with backslash escapes; stops before the
     /// `,` or `}` that ends it.
     fn element(&mut self) -> PgResult<Value> {
@@ -535,13 +546,7 @@ impl TextParser<'_> {
                         in_quotes = false;
                         self.i += 1;
                     }
-                    b'\\' => {
-                        let n = *b
-                            .get(self.i + 1)
-                            .ok_or_else(|| self.malformed("Unexpected end of input."))?;
-                        text.push(n);
-                        self.i += 2;
-                    }
+                    b'\\' => self.escaped(&mut text)?,
                     _ => {
                         text.push(c);
                         self.i += 1;
@@ -561,11 +566,7 @@ impl TextParser<'_> {
                     self.i += 1;
                 }
                 b'\\' => {
-                    let n = *b
-                        .get(self.i + 1)
-                        .ok_or_else(|| self.malformed("Unexpected end of input."))?;
-                    text.push(n);
-                    self.i += 2;
+                    self.escaped(&mut text)?;
                     content_end = text.len();
                 }
                 b'{' => {

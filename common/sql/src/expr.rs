@@ -2622,6 +2622,14 @@ impl Binder<'_> {
         star: bool,
         clauses: AggClauses<'_>,
     ) -> PgResult<BoundExpr> {
+        self.check_aggregate_allowed()?;
+        let call = self.agg_call(func, name, args, distinct, star, clauses, false)?;
+        self.add_aggregate(call)
+    }
+
+    /// 42803 for an aggregate inside another one's arguments, or where no
+    /// grouping is under way (WHERE).
+    fn check_aggregate_allowed(&self) -> PgResult<()> {
         if self.in_agg {
             return Err(PgError::new(
                 sqlstate::GROUPING_ERROR,
@@ -2634,8 +2642,7 @@ impl Binder<'_> {
                 "aggregate functions are not allowed in WHERE",
             ));
         }
-        let call = self.agg_call(func, name, args, distinct, star, clauses, false)?;
-        self.add_aggregate(call)
+        Ok(())
     }
 
     /// `call` as one of the query's aggregates (one slot per distinct call).
@@ -2684,18 +2691,7 @@ impl Binder<'_> {
             }
             _ => return Err(unsupported_expr("this ordered-set aggregate argument")),
         };
-        if self.in_agg {
-            return Err(PgError::new(
-                sqlstate::GROUPING_ERROR,
-                "aggregate function calls cannot be nested",
-            ));
-        }
-        if self.grouping.is_none() {
-            return Err(PgError::new(
-                sqlstate::GROUPING_ERROR,
-                "aggregate functions are not allowed in WHERE",
-            ));
-        }
+        self.check_aggregate_allowed()?;
         let was_in_agg = self.in_agg;
         self.in_agg = true;
         let parts = self.ordered_set_parts(f, name, &direct);
