@@ -17,6 +17,8 @@
 //!    installed — on the primary (the first four on its hot standby too);
 //! 3. they did write temporary files (`log_temp_files = 0` logs each one
 //!    removed), and no file is left under `base/pgsql_tmp` after each query;
+//!    A hash aggregation's budget is `work_mem × hash_mem_multiplier`: it
+//!    spills at multiplier 1 and not at 4 over the same groups;
 //! 4. `temp_file_limit` stops a query with 53400 and PostgreSQL's message,
 //!    its files removed, the session usable;
 //! 5. a cancel and `statement_timeout` stop a long cross join and a
@@ -205,6 +207,33 @@ fn work_mem_spills_to_temporary_files() {
     assert!(
         logged >= QUERIES.len(),
         "each query wrote temporary files ({logged} logged)"
+    );
+    // 3b. A hash table may hold work_mem × hash_mem_multiplier: 10,007
+    //     groups of `wide` (about 2 MB as counted) spill past 1MB × 1 and
+    //     fit in 1MB × 4, with the same answer.
+    let groups = "SELECT count(*), sum(n) FROM (SELECT g, count(*) AS n FROM wide GROUP BY g) x";
+    s.query_safe("SET work_mem = '1MB'");
+    let mut logged_with = Vec::new();
+    let mut answers_with = Vec::new();
+    for multiplier in ["4", "1"] {
+        s.query_safe(&format!("SET hash_mem_multiplier = {multiplier}"));
+        let before = node.log_position();
+        answers_with.push(s.query_safe(groups));
+        logged_with.push(
+            node.log_since(before)
+                .matches("temporary file: path \"base/pgsql_tmp/pgsql_tmp")
+                .count(),
+        );
+    }
+    s.query_safe("RESET hash_mem_multiplier");
+    assert_eq!(
+        answers_with[0], answers_with[1],
+        "the same groups either way"
+    );
+    assert_eq!(answers_with[0], "10007|300000");
+    assert!(
+        logged_with[0] == 0 && logged_with[1] > 0,
+        "spilled at hash_mem_multiplier 1 only (4, 1): {logged_with:?} temporary files"
     );
     match pg::find_bindir() {
         None => eprintln!("# PostgreSQL 15 not installed: answers compared in memory only"),

@@ -683,6 +683,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "memory a sort, hash join or hash aggregation holds before it spills to temporary files",
     ),
     def(
+        "hash_mem_multiplier",
+        "2",
+        Unit::None,
+        Context::User,
+        "multiple of work_mem a hash table may use: hash joins, hash aggregation, hashed DISTINCT and set operations (1 .. 1000)",
+    ),
+    def(
         "temp_file_limit",
         "-1",
         Unit::Kilobytes,
@@ -1364,6 +1371,14 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
             _ => Err(bad().with_hint("Available values: lz4.")),
         },
         "max_message_size" | "wal_segment_size" => parse_bytes(value).map(|_| ()).ok_or_else(bad),
+        "hash_mem_multiplier" => match value.trim().parse::<f64>() {
+            Ok(m) if (1.0..=1000.0).contains(&m) => Ok(()),
+            Ok(m) if m.is_finite() => Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("{} is outside the valid range for parameter \"hash_mem_multiplier\" (1 .. 1000)", value.trim()),
+            )),
+            _ => Err(bad()),
+        },
         "work_mem" | "maintenance_work_mem" | "temp_file_limit" | "log_temp_files" => {
             let min = match def.name {
                 "work_mem" => 64,

@@ -405,7 +405,7 @@ impl<'p> AggNode<'p> {
                             keys[k] = vals[k].clone();
                         }
                         mem += row_bytes(&keys) + 2 * kb.len() + per_group;
-                        full = mem > spill.work_mem;
+                        full = mem > spill.hash_mem;
                         groups.push(self.new_group(si, keys));
                         index.insert(kb.clone(), groups.len() - 1);
                         groups.len() - 1
@@ -578,6 +578,7 @@ struct WorkerSettings {
 impl WorkerSettings {
     const NAMES: &'static [&'static str] = &[
         "work_mem",
+        "hash_mem_multiplier",
         "temp_file_limit",
         "log_temp_files",
         "datestyle",

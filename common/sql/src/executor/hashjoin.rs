@@ -183,7 +183,7 @@ impl<'p> HashJoinNode<'p> {
         }
         self.mem += row_bytes(&row);
         self.rows.push(row);
-        let limit = self.spill.as_ref().map_or(usize::MAX, |s| s.work_mem);
+        let limit = self.spill.as_ref().map_or(usize::MAX, |s| s.hash_mem);
         if self.mem > limit && self.grow {
             self.double(ec)?;
         }

@@ -170,7 +170,7 @@ impl<'p> SetOpNode<'p> {
                 }
                 None => {
                     mem += row_bytes(row) + 2 * kb.len() + 32;
-                    full = mem > spill.work_mem;
+                    full = mem > spill.hash_mem;
                     entries.push(Entry {
                         row: row.to_vec(),
                         left: 0,

@@ -383,7 +383,7 @@ impl ExecNode for HashDistinctNode<'_> {
                 continue;
             }
             self.mem += 2 * self.kb.len() + 48;
-            self.full = self.mem > self.spill.as_ref().map_or(usize::MAX, |s| s.work_mem);
+            self.full = self.mem > self.spill.as_ref().map_or(usize::MAX, |s| s.hash_mem);
             self.seen.insert(self.kb.clone());
             return Ok(true);
         }

@@ -90,6 +90,9 @@ pub struct TempUsage(AtomicU64);
 pub struct Spill {
     /// `work_mem` in bytes.
     pub work_mem: usize,
+    /// What a hash table may hold: `work_mem` × `hash_mem_multiplier`
+    /// (PostgreSQL 13's hash_mem; 2 by default since 15), in bytes.
+    pub hash_mem: usize,
     shared: Arc<SpillShared>,
 }
 
@@ -112,6 +115,13 @@ impl Spill {
     /// PostgreSQL's minimum), `temp_file_limit`, `log_temp_files`.
     pub fn new(ec: &Ectx<'_>) -> Spill {
         let work_mem = setting_kb(ec, "work_mem").unwrap_or(4096).max(64) as usize * 1024;
+        let multiplier = ec
+            .settings
+            .get_setting("hash_mem_multiplier")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|m| m.is_finite() && *m >= 1.0)
+            .unwrap_or(2.0);
+        let hash_mem = (work_mem as f64 * multiplier).min((usize::MAX / 4) as f64) as usize;
         let limit_kb = setting_kb(ec, "temp_file_limit")
             .filter(|&k| k >= 0)
             .map(|k| k as u64);
@@ -120,6 +130,7 @@ impl Spill {
             .map(|k| k as u64 * 1024);
         Spill {
             work_mem,
+            hash_mem,
             shared: Arc::new(SpillShared {
                 dir: ec.db.config().data_dir.join(TEMP_DIR),
                 pid: ec.backend_pid,
@@ -1025,6 +1036,7 @@ mod tests {
         TupleStore {
             spill: Some(Spill {
                 work_mem,
+                hash_mem: work_mem,
                 shared: Arc::new(SpillShared {
                     dir: dir.to_path_buf(),
                     pid: 1,

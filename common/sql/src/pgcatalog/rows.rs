@@ -1190,6 +1190,8 @@ fn setting_vartype(d: &pgtypes::config::SettingDef) -> &'static str {
     use pgtypes::config::Unit;
     if matches!(d.default, "on" | "off") && d.name != "synchronous_commit" {
         "bool"
+    } else if d.name == "hash_mem_multiplier" {
+        "real"
     } else if d.unit != Unit::None || d.default.parse::<i64>().is_ok() {
         "integer"
     } else {
