@@ -431,6 +431,13 @@ impl TextParser<'_> {
                 ));
             }
             let len = i32::try_from(hi as i64 - lo as i64 + 1).map_err(|_| bad())?;
+            if lo.checked_add(len).is_none() {
+                // PostgreSQL's ArrayCheckBounds: lower bound + length fits.
+                return Err(PgError::new(
+                    sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                    format!("array lower bound is too large: {lo}"),
+                ));
+            }
             dims.push(Dim { len, lower: lo });
             self.i = close + 1;
         }
@@ -786,6 +793,12 @@ pub fn concat(a: &ArrayValue, b: &ArrayValue) -> PgResult<ArrayValue> {
     if da.len() != db.len() {
         dims[0].len += 1;
     }
+    if dims[0].lower.checked_add(dims[0].len).is_none() {
+        return Err(PgError::new(
+            sqlstate::PROGRAM_LIMIT_EXCEEDED,
+            "array size exceeds the maximum allowed",
+        ));
+    }
     let mut items = Vec::with_capacity(a.items.len() + b.items.len());
     items.extend(a.items.iter().cloned());
     items.extend(b.items.iter().cloned());
@@ -883,6 +896,8 @@ mod tests {
         }
         let e = parse_array(ArrayElem::Int4, "{{{{{{{1}}}}}}}").unwrap_err();
         assert_eq!(e.code, "54000");
+        let e = parse_array(ArrayElem::Int4, "[2147483647:2147483647]={1}").unwrap_err();
+        assert_eq!(e.message, "array lower bound is too large: 2147483647");
     }
 
     #[test]

@@ -2914,7 +2914,9 @@ pub fn call(func: Func, args: &[Value], ctx: &mut dyn EvalContext) -> PgResult<V
                     Some(dim) => Value::Int4(match func {
                         Func::ArrayLength => dim.len,
                         Func::ArrayLower => dim.lower,
-                        _ => dim.lower + dim.len - 1,
+                        // Bounds keep lower + length within int4 (PostgreSQL's
+                        // ArrayCheckBounds); computed wide all the same.
+                        _ => (dim.lower as i64 + dim.len as i64 - 1) as i32,
                     }),
                     None => Value::Null,
                 }
