@@ -744,11 +744,8 @@ impl RegrFunc {
     /// The result from the sums [N, Σx, Sxx, Σy, Syy, Sxy].
     fn finish(self, m: &[f64; 6]) -> Value {
         let [n, sx, sxx, sy, syy, sxy] = *m;
-        if self == RegrFunc::Count {
-            return Value::Int8(n as i64);
-        }
         let f = |x: f64| Value::Float8(x);
-        if n < 1.0 || (self == RegrFunc::CovarSamp && n < 2.0) {
+        if self != RegrFunc::Count && (n < 1.0 || (self == RegrFunc::CovarSamp && n < 2.0)) {
             return Value::Null;
         }
         match self {

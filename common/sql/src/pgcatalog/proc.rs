@@ -219,17 +219,20 @@ pub fn implemented(name: &str, kind: u8, retset: bool, argtypes: &[u32], variadi
                     None => name == "count",
                     Some(t) => f.result_type(*t).is_ok(),
                 },
-                // Ordered-set: (fraction, key) or mode's (key).
-                None => match (crate::functions::AggFunc::ordered_set(name, false), args) {
-                    (Some(crate::functions::AggFunc::Mode), [_]) => true,
-                    (Some(_), [T::Float8, k]) => {
-                        matches!(k, T::Float8 | T::Interval) || name == "percentile_disc"
-                    }
-                    (Some(_), [T::Array(_), k]) => {
-                        matches!(k, T::Float8 | T::Interval) || name == "percentile_disc"
-                    }
-                    _ => false,
-                },
+                // Ordered-set: (fraction, key) or mode's (key), as the
+                // aggregate's own result_type accepts the key.
+                None => {
+                    use crate::functions::AggFunc;
+                    let (multi, key) = match args {
+                        [k] => (false, k),
+                        [T::Float8, k] => (false, k),
+                        [T::Array(_), k] => (true, k),
+                        _ => return false,
+                    };
+                    AggFunc::ordered_set(name, multi).is_some_and(|f| {
+                        (f == AggFunc::Mode) == (args.len() == 1) && f.result_type(*key).is_ok()
+                    })
+                }
             },
             b'w' => crate::expr::window::window_arity(name)
                 .is_some_and(|(lo, hi)| (lo..=hi).contains(&args.len())),
