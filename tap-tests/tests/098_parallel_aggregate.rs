@@ -1,12 +1,13 @@
 //! Parallel aggregation (`sql::planner::parallel`, `executor::agg`): an
 //! aggregation over a big scan runs as Finalize ← Gather ← Partial ←
 //! Parallel Seq Scan on the primary and on the standby, gives the serial
-//! answer (also with `max_parallel_workers_per_gather = 0`), stops with
+//! answer (also with `max_parallel_workers_per_gather = 0`; a right
+//! join's unmatched rows counted once, not once per participant), stops with
 //! its workers at statement_timeout, and fails with any participant's
 //! error (division by zero on the first or the last page), leaving the
 //! session usable.
-//! The golden script `parallel_aggregate` compares the rows with
-//! PostgreSQL's.
+//! The golden scripts `parallel_aggregate` and `parallel_outer_join`
+//! compare the rows with PostgreSQL's.
 //!
 //! * `big_aggregations_run_in_parallel_on_both_nodes`
 
@@ -21,7 +22,8 @@ fn big_aggregations_run_in_parallel_on_both_nodes() {
         "CREATE TABLE big (id int, grp int, qty int, note text); \
          INSERT INTO big SELECT g, g % 5, g % 100, 'note ' || g FROM generate_series(1, 300000) g; \
          CREATE TABLE dim (grp int PRIMARY KEY, name text); \
-         INSERT INTO dim SELECT g, 'g' || g FROM generate_series(0, 4) g; ANALYZE",
+         INSERT INTO dim SELECT g, 'g' || g FROM generate_series(0, 4) g; \
+         CREATE TABLE dim_all (grp int); INSERT INTO dim_all SELECT generate_series(0, 9); ANALYZE",
     );
     let standby = Node::standby_of(&primary, "standby");
     primary.wait_for_replay(&standby);
@@ -44,6 +46,27 @@ fn big_aggregations_run_in_parallel_on_both_nodes() {
         assert_eq!(node.safe_sql(query), expected, "{}", node.name());
         let serial = node.safe_sql(&format!("SET max_parallel_workers_per_gather = 0; {query}"));
         assert_eq!(serial, expected, "{}", node.name());
+
+        // An outer join keeping the small side's rows (TPC-H Q13's
+        // shape): each participant probes its share against its own
+        // copy of `dim_all` (grp 0..4, and 5..9 that no `big` row
+        // matches), and an unmatched row is counted once, not once per
+        // participant.
+        let outer = "SELECT d.grp, count(b.id), sum(b.qty) FROM big b \
+                     RIGHT JOIN dim_all d ON d.grp = b.grp GROUP BY d.grp ORDER BY d.grp";
+        let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {outer}"));
+        for part in ["Gather", "Hash Right Join", "Parallel Seq Scan on big"] {
+            assert!(plan.contains(part), "{}: no {part} in\n{plan}", node.name());
+        }
+        let got = node.safe_sql(&outer);
+        let serial = node.safe_sql(&format!("SET max_parallel_workers_per_gather = 0; {outer}"));
+        assert_eq!(got, serial, "{}", node.name());
+        assert_eq!(
+            got.lines().filter(|l| l.ends_with("|0|")).count(),
+            5,
+            "{}: grp 5..9 unmatched once each:\n{got}",
+            node.name()
+        );
 
         // A slow filter: statement_timeout stops the session and its
         // workers; the next statement of the session runs.

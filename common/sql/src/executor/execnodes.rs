@@ -227,17 +227,26 @@ fn hash_join_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Option<hashjoin::Hash
     else {
         return None;
     };
-    Some(hashjoin::HashJoinNode::new(
-        build(outer, vis),
-        build(inner, vis),
-        *kind,
-        outer_keys,
-        inner_keys,
-        qual.as_ref(),
-        outer.width,
-        inner.width,
-        inner_needed.as_deref(),
-    ))
+    Some(
+        hashjoin::HashJoinNode::new(
+            build(outer, vis),
+            build(inner, vis),
+            *kind,
+            outer_keys,
+            inner_keys,
+            qual.as_ref(),
+            outer.width,
+            inner.width,
+            inner_needed.as_deref(),
+        )
+        .shared_tail(plan, has_parallel_scan(outer)),
+    )
+}
+
+/// `n` reads a parallel scan's share (`planner::parallel`).
+fn has_parallel_scan(n: &PlanNode) -> bool {
+    matches!(n.kind, NodeKind::SeqScan { parallel: true, .. })
+        || n.children().into_iter().any(has_parallel_scan)
 }
 
 /// `exprs` over `input`'s row is the permutation
@@ -275,6 +284,7 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             table,
             filter,
             needed,
+            filter_first,
             parallel,
         } => Box::new(scan::SeqScanNode::new(
             table,
@@ -282,6 +292,7 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             needed.as_deref(),
             vis,
             *parallel,
+            filter_first.as_ref(),
         )),
         NodeKind::IndexScan {
             table,

@@ -6,6 +6,14 @@
 //! row then probes with its own keys. A NULL key matches nothing, as `=`
 //! says. Among key matches the remaining join condition decides.
 //!
+//! The inner rows are held one after another in one vector of values;
+//! the table maps key bytes to a key's first and last row, and a vector
+//! of row numbers chains a key's rows in arrival order (PostgreSQL's
+//! bucket chains): a probe reads the table's slot and then the row's
+//! values, with no per-key or per-row allocation between them (TPC-H
+//! Q13's 1.5 million probes of 150,000 customers were bound by those
+//! cache misses).
+//!
 //! Join types: INNER; LEFT (an outer row without a match is emitted with
 //! NULLs); RIGHT and FULL (inner rows are flagged when matched, the
 //! others are emitted NULL-extended after the last outer row); SEMI and
@@ -33,7 +41,7 @@ use super::execnodes::{ExecNode, Node};
 use super::spill::{hash_key, row_bytes, KeyMap, Spill, TempFile};
 use super::Ectx;
 use crate::expr::{eval, Expr};
-use crate::planner::plannodes::JoinKind;
+use crate::planner::plannodes::{JoinKind, PlanNode};
 use pgtypes::error::PgResult;
 use pgtypes::value::Value;
 use storage::keycodec::encode_key_value;
@@ -56,12 +64,21 @@ pub struct HashJoinNode<'p> {
     /// An inner row read back from a batch file, widened for its keys.
     wide: Vec<Value>,
     built: bool,
-    /// The current batch's inner rows.
-    rows: Vec<Vec<Value>>,
+    /// The current batch's inner rows (as kept: `stride` values each),
+    /// one after another: a probe goes from the table to the row's values
+    /// without another allocation's pointer to follow.
+    rows: Vec<Value>,
+    nrows: usize,
+    stride: usize,
     matched: Vec<bool>,
-    table: KeyMap<Vec<usize>>,
-    bucket: Vec<usize>,
-    pos: usize,
+    /// Key bytes → the first and last row with that key; `next` links a
+    /// key's rows in the order they came (PostgreSQL's bucket chains).
+    table: KeyMap<(u32, u32)>,
+    next: Vec<u32>,
+    /// The current outer row's next candidate inner row ([`NONE`]: none).
+    cand: u32,
+    /// A kept inner row on its way into `rows` or a batch file.
+    kept: Vec<Value>,
     have_outer: bool,
     outer_matched: bool,
     outer_done: bool,
@@ -79,6 +96,61 @@ pub struct HashJoinNode<'p> {
     outer_files: Vec<Option<TempFile>>,
     /// The outer row read from a batch file (batches after the first).
     orow: Vec<Value>,
+    /// A right or full join whose outer side reads a parallel scan's
+    /// share: its plan node's address, which names it in
+    /// [`ParallelTails`].
+    shared_tail: Option<usize>,
+    /// This batch's matches are merged (`merge_matches`).
+    merged: bool,
+}
+
+/// The unmatched inner rows of the right and full hash joins of a
+/// parallel aggregation's input. Each participant runs its own copy of
+/// such a join over its share of the outer rows and the whole inner side
+/// (the same rows in the same order in every participant: one snapshot,
+/// no parallel scan below); an inner row is unmatched only if no
+/// participant matched it. So as each finishes a batch's outer rows it
+/// adds its matches here, and the last to finish emits the rows none
+/// matched, the others none. No participant waits for another.
+#[derive(Default)]
+pub struct ParallelTails {
+    /// The participants; 0 until the session has started its workers
+    /// (no one can be last before the session itself finishes).
+    participants: std::sync::atomic::AtomicUsize,
+    /// (join, batch) → the matches so far and how many added them.
+    pending: parking_lot::Mutex<std::collections::HashMap<(usize, usize), (Vec<bool>, usize)>>,
+}
+
+impl ParallelTails {
+    /// The session has started `n` participants, itself included.
+    pub fn set_participants(&self, n: usize) {
+        let _held = self.pending.lock();
+        self.participants
+            .store(n, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Adds one participant's matches of `batch` of `join`: all of them,
+    /// if it is the last to do so.
+    fn finish(&self, join: usize, batch: usize, matched: &[bool]) -> PgResult<Option<Vec<bool>>> {
+        let mut pending = self.pending.lock();
+        let n = self.participants.load(std::sync::atomic::Ordering::SeqCst);
+        let e = pending
+            .entry((join, batch))
+            .or_insert_with(|| (vec![false; matched.len()], 0));
+        if e.0.len() != matched.len() {
+            return Err(pgtypes::error::PgError::internal(
+                "parallel participants read different inner rows",
+            ));
+        }
+        for (a, &b) in e.0.iter_mut().zip(matched) {
+            *a |= b;
+        }
+        e.1 += 1;
+        if e.1 == n {
+            return Ok(pending.remove(&(join, batch)).map(|(m, _)| m));
+        }
+        Ok(None)
+    }
 }
 
 impl<'p> HashJoinNode<'p> {
@@ -109,10 +181,13 @@ impl<'p> HashJoinNode<'p> {
             wide: Vec::new(),
             built: false,
             rows: Vec::new(),
+            nrows: 0,
+            stride: inner_cols.map_or(inner_width, <[usize]>::len),
             matched: Vec::new(),
             table: KeyMap::default(),
-            bucket: Vec::new(),
-            pos: 0,
+            next: Vec::new(),
+            cand: NONE,
+            kept: Vec::new(),
             have_outer: false,
             outer_matched: false,
             outer_done: false,
@@ -127,7 +202,18 @@ impl<'p> HashJoinNode<'p> {
             inner_files: Vec::new(),
             outer_files: Vec::new(),
             orow: Vec::new(),
+            shared_tail: None,
+            merged: false,
         }
+    }
+
+    /// Marks a right or full join over a parallel scan's share (see
+    /// [`ParallelTails`]); `plan` is its plan node.
+    pub fn shared_tail(mut self, plan: &PlanNode, parallel_outer: bool) -> Self {
+        if parallel_outer && self.keeps_unmatched_inner() {
+            self.shared_tail = Some(plan as *const PlanNode as usize);
+        }
+        self
     }
 
     /// Encodes `keys` over `row` into `kb`; false if one is NULL.
@@ -161,28 +247,36 @@ impl<'p> HashJoinNode<'p> {
             .get_or_insert_with(|| spill.file_buffered((spill.work_mem / n / 4).clamp(2048, 8192)))
     }
 
-    /// Adds an inner row of the current batch (`kb` holds its key; `keyed`
-    /// false for a NULL key), or writes it to its batch's file.
-    fn add_inner(&mut self, ec: &mut Ectx<'_>, row: Vec<Value>, keyed: bool) -> PgResult<()> {
+    /// Moves `row` (an inner row as kept; left empty) into the current
+    /// batch (`kb` holds its key; `keyed` false for a NULL key), or
+    /// writes it to its batch's file.
+    fn add_inner(&mut self, ec: &mut Ectx<'_>, row: &mut Vec<Value>, keyed: bool) -> PgResult<()> {
         let kb = if keyed { &self.kb[..] } else { &[][..] };
         if self.nbatch > 1 {
             let b = self.batch_of(kb);
             if b != self.cur {
                 let spill = self.spill.as_ref().ok_or_else(no_spill)?;
-                return Self::file(&mut self.inner_files, spill, b).write_row(&row);
+                Self::file(&mut self.inner_files, spill, b).write_row(row)?;
+                row.clear();
+                return Ok(());
             }
         }
-        let i = self.rows.len();
+        let i = row_index(self.nrows)?;
         if keyed {
             match self.table.get_mut(kb) {
-                Some(v) => v.push(i),
+                Some((_, last)) => {
+                    self.next[*last as usize] = i;
+                    *last = i;
+                }
                 None => {
-                    self.table.insert(self.kb.clone(), vec![i]);
+                    self.table.insert_slice(kb, (i, i));
                 }
             }
         }
-        self.mem += row_bytes(&row);
-        self.rows.push(row);
+        self.next.push(NONE);
+        self.mem += row_bytes(row);
+        self.rows.append(row);
+        self.nrows += 1;
         let limit = self.spill.as_ref().map_or(usize::MAX, |s| s.hash_mem);
         if self.mem > limit && self.grow {
             self.double(ec)?;
@@ -199,40 +293,61 @@ impl<'p> HashJoinNode<'p> {
         self.outer_files.resize_with(self.nbatch, || None);
         let rows = std::mem::take(&mut self.rows);
         let table = std::mem::take(&mut self.table);
+        let next = std::mem::take(&mut self.next);
+        let nrows = std::mem::take(&mut self.nrows);
         // Each held row's batch: by its key, or a NULL key's.
         let null_batch = self.batch_of(&[]);
-        let mut batch = vec![null_batch; rows.len()];
-        for (kb, idx) in table.iter() {
+        let mut batch = vec![null_batch; nrows];
+        for (kb, &(head, _)) in table.iter() {
             let b = self.batch_of(kb);
-            for &i in idx {
-                batch[i] = b;
+            let mut i = head;
+            while i != NONE {
+                batch[i as usize] = b;
+                i = next[i as usize];
             }
         }
         let moved = batch.iter().filter(|&&b| b != self.cur).count();
-        if moved == 0 || moved == rows.len() {
+        if moved == 0 || moved == nrows {
             // One key (or one hash) holds them all: splitting cannot help.
             self.grow = false;
         }
         let spill = self.spill.as_ref().ok_or_else(no_spill)?;
-        let mut new_index = vec![usize::MAX; rows.len()];
+        let mut new_index = vec![NONE; nrows];
         self.mem = 0;
-        for (i, row) in rows.into_iter().enumerate() {
-            if batch[i] == self.cur {
-                new_index[i] = self.rows.len();
+        let mut values = rows.into_iter();
+        let mut row = Vec::with_capacity(self.stride);
+        for (i, &b) in batch.iter().enumerate() {
+            row.clear();
+            row.extend(values.by_ref().take(self.stride));
+            if b == self.cur {
+                new_index[i] = row_index(self.nrows)?;
                 self.mem += row_bytes(&row);
-                self.rows.push(row);
+                self.rows.append(&mut row);
+                self.next.push(NONE);
+                self.nrows += 1;
             } else {
-                Self::file(&mut self.inner_files, spill, batch[i]).write_row(&row)?;
+                Self::file(&mut self.inner_files, spill, b).write_row(&row)?;
             }
         }
-        for (kb, idx) in table.into_entries() {
-            let kept: Vec<usize> = idx
-                .into_iter()
-                .map(|i| new_index[i])
-                .filter(|&i| i != usize::MAX)
-                .collect();
-            if !kept.is_empty() {
-                self.table.insert(kb, kept);
+        for (kb, (head, _)) in table.into_entries() {
+            // The key's kept rows, linked again in their order.
+            let mut ends: Option<(u32, u32)> = None;
+            let mut i = head;
+            while i != NONE {
+                let n = new_index[i as usize];
+                if n != NONE {
+                    ends = Some(match ends {
+                        None => (n, n),
+                        Some((first, last)) => {
+                            self.next[last as usize] = n;
+                            (first, n)
+                        }
+                    });
+                }
+                i = next[i as usize];
+            }
+            if let Some(e) = ends {
+                self.table.insert(kb, e);
             }
         }
         Ok(())
@@ -248,16 +363,19 @@ impl<'p> HashJoinNode<'p> {
             if !keyed && !self.keeps_unmatched_inner() {
                 continue; // a NULL key never matches; only outer-joined rows are kept
             }
-            let row = match self.inner_cols {
-                Some(cols) => cols
-                    .iter()
-                    .map(|&c| row.get(c).cloned().unwrap_or(Value::Null))
-                    .collect(),
-                None => row.to_vec(),
-            };
-            self.add_inner(ec, row, keyed)?;
+            let mut kept = std::mem::take(&mut self.kept);
+            match self.inner_cols {
+                Some(cols) => kept.extend(
+                    cols.iter()
+                        .map(|&c| row.get(c).cloned().unwrap_or(Value::Null)),
+                ),
+                None => kept.extend_from_slice(row),
+            }
+            let added = self.add_inner(ec, &mut kept, keyed);
+            self.kept = kept;
+            added?;
         }
-        self.matched = vec![false; self.rows.len()];
+        self.matched = vec![false; self.nrows];
         Ok(())
     }
 
@@ -272,7 +390,9 @@ impl<'p> HashJoinNode<'p> {
                 return Ok(false);
             }
             self.rows.clear();
+            self.nrows = 0;
             self.table.clear();
+            self.next.clear();
             self.mem = 0;
             self.grow = true;
             if let Some(mut f) = self.inner_files[self.cur].take() {
@@ -288,18 +408,19 @@ impl<'p> HashJoinNode<'p> {
                         }
                         None => Self::key(ec, self.inner_keys, &row, &mut self.kb)?,
                     };
-                    self.add_inner(ec, std::mem::take(&mut row), keyed)?;
+                    self.add_inner(ec, &mut row, keyed)?;
                 }
             }
-            self.matched = vec![false; self.rows.len()];
+            self.matched = vec![false; self.nrows];
             if let Some(f) = self.outer_files[self.cur].as_mut() {
                 f.rewind()?;
-            } else if self.rows.is_empty() {
+            } else if self.nrows == 0 {
                 continue;
             }
             self.outer_done = false;
             self.have_outer = false;
             self.tail = 0;
+            self.merged = false;
             return Ok(true);
         }
     }
@@ -373,6 +494,17 @@ fn joined(
     }
 }
 
+/// The end of a chain of inner rows.
+const NONE: u32 = u32::MAX;
+
+/// Row `n` of a batch as a chain index.
+fn row_index(n: usize) -> PgResult<u32> {
+    u32::try_from(n)
+        .ok()
+        .filter(|&i| i != NONE)
+        .ok_or_else(|| pgtypes::error::PgError::internal("hash join batch of 2^32 rows"))
+}
+
 fn no_spill() -> pgtypes::error::PgError {
     pgtypes::error::PgError::internal("hash join batches before the build")
 }
@@ -395,6 +527,27 @@ impl HashJoinNode<'_> {
     }
 }
 
+impl HashJoinNode<'_> {
+    /// A parallel participant's right or full join that has seen its
+    /// outer rows of this batch: takes every participant's matches if it
+    /// is the last, else leaves the unmatched rows to the last.
+    fn merge_matches(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
+        let (Some(join), Some(tails)) = (self.shared_tail, ec.parallel_tails.as_ref()) else {
+            return Ok(());
+        };
+        if self.nrows == 0 {
+            // The same in every participant: nothing to emit, no one
+            // to wait for (a batch may be skipped where it has no rows).
+            return Ok(());
+        }
+        match tails.finish(join, self.cur, &self.matched)? {
+            Some(all) => self.matched = all,
+            None => self.tail = self.nrows,
+        }
+        Ok(())
+    }
+}
+
 impl ExecNode for HashJoinNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
         if !self.built {
@@ -402,7 +555,7 @@ impl ExecNode for HashJoinNode<'_> {
             self.build_table(ec)?;
             // Nothing to join with: an inner or semi join is empty.
             if self.nbatch == 1
-                && self.rows.is_empty()
+                && self.nrows == 0
                 && matches!(self.kind, JoinKind::Inner | JoinKind::Semi)
             {
                 self.outer_done = true;
@@ -411,17 +564,22 @@ impl ExecNode for HashJoinNode<'_> {
         }
         loop {
             if self.outer_done {
+                if !self.merged {
+                    self.merged = true;
+                    self.merge_matches(ec)?;
+                }
                 if self.keeps_unmatched_inner() {
-                    while self.tail < self.rows.len() {
+                    while self.tail < self.nrows {
                         let i = self.tail;
                         self.tail += 1;
                         ec.tick()?;
                         if !self.matched[i] {
+                            let inner = &self.rows[i * self.stride..(i + 1) * self.stride];
                             joined(
                                 &mut self.out,
                                 self.swap_out,
                                 (None, self.outer_width),
-                                (Some(&self.rows[i]), self.inner_cols, self.inner_width),
+                                (Some(inner), self.inner_cols, self.inner_width),
                             );
                             return Ok(true);
                         }
@@ -440,8 +598,7 @@ impl ExecNode for HashJoinNode<'_> {
                 }
                 self.have_outer = true;
                 self.outer_matched = false;
-                self.pos = 0;
-                self.bucket.clear();
+                self.cand = NONE;
                 let row = outer_row(self.cur, &self.outer, &self.orow);
                 if Self::key(ec, self.outer_keys, row, &mut self.kb)? {
                     if self.nbatch > 1 {
@@ -455,14 +612,16 @@ impl ExecNode for HashJoinNode<'_> {
                             continue;
                         }
                     }
-                    if let Some(b) = self.table.get(self.kb.as_slice()) {
-                        self.bucket.extend_from_slice(b);
+                    if let Some(&(head, _)) = self.table.get(self.kb.as_slice()) {
+                        self.cand = head;
                     }
                 }
             }
-            if let Some(&i) = self.bucket.get(self.pos) {
-                self.pos += 1;
+            if self.cand != NONE {
+                let i = self.cand as usize;
+                self.cand = self.next[i];
                 ec.tick()?;
+                let inner = &self.rows[i * self.stride..(i + 1) * self.stride];
                 joined(
                     &mut self.out,
                     self.swap_out,
@@ -470,7 +629,7 @@ impl ExecNode for HashJoinNode<'_> {
                         Some(outer_row(self.cur, &self.outer, &self.orow)),
                         self.outer_width,
                     ),
-                    (Some(&self.rows[i]), self.inner_cols, self.inner_width),
+                    (Some(inner), self.inner_cols, self.inner_width),
                 );
                 if !super::join_qual_passes(self.qual, &self.out, ec)? {
                     continue;

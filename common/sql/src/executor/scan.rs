@@ -14,6 +14,7 @@
 use super::execnodes::ExecNode;
 use super::{dead_to_all, eval_lookup_key, Ectx, Vis};
 use crate::expr::{eval, eval_filter, Expr};
+use crate::planner::plannodes::FilterFirst;
 use engine::catalog::{IndexDef, RelShared, TableDef};
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
@@ -52,6 +53,8 @@ pub struct SeqScanNode<'p> {
     vis: &'p Vis,
     /// Reads only the pages it claims from `Ectx::parallel_scan`.
     parallel: bool,
+    /// The filter's columns decoded first (see [`FilterFirst`]).
+    filter_first: Option<&'p FilterFirst>,
     lock: Option<RelShared<'p>>,
     scan: Option<HeapScan>,
     types: Vec<SqlType>,
@@ -66,6 +69,7 @@ impl<'p> SeqScanNode<'p> {
         needed: Option<&'p [bool]>,
         vis: &'p Vis,
         parallel: bool,
+        filter_first: Option<&'p FilterFirst>,
     ) -> Self {
         SeqScanNode {
             table,
@@ -73,6 +77,7 @@ impl<'p> SeqScanNode<'p> {
             needed,
             vis,
             parallel,
+            filter_first,
             lock: None,
             scan: None,
             types: table.types(),
@@ -110,6 +115,21 @@ impl ExecNode for SeqScanNode<'_> {
             let Some((_tid, data)) = scan.next_tuple(db.heap(), &cx)? else {
                 return Ok(false);
             };
+            if let (Some(ff), Some(f)) = (self.filter_first, self.filter) {
+                let (table, types, row) = (self.table, &self.types, &mut self.row);
+                table.decode_needed(data, types, Some(&ff.filter), row, db.heap())?;
+                if !eval_filter(f, row, ec.params, ec)? {
+                    ec.removed[0] += 1;
+                    continue;
+                }
+                table.decode_needed(data, types, Some(&ff.rest), row, db.heap())?;
+                for &c in &ff.drop {
+                    if let Some(v) = row.get_mut(c) {
+                        *v = Value::Null;
+                    }
+                }
+                return Ok(true);
+            }
             self.table
                 .decode_needed(data, &self.types, self.needed, &mut self.row, db.heap())?;
             match self.filter {

@@ -781,14 +781,22 @@ const INLINE_KEY: usize = 22;
 impl Key {
     fn new(k: Vec<u8>) -> Key {
         if k.len() <= INLINE_KEY {
+            Key::from_slice(&k)
+        } else {
+            Key::Heap(k.into_boxed_slice())
+        }
+    }
+
+    fn from_slice(k: &[u8]) -> Key {
+        if k.len() <= INLINE_KEY {
             let mut b = [0u8; INLINE_KEY];
-            b[..k.len()].copy_from_slice(&k);
+            b[..k.len()].copy_from_slice(k);
             Key::Inline {
                 len: k.len() as u8,
                 b,
             }
         } else {
-            Key::Heap(k.into_boxed_slice())
+            Key::Heap(k.into())
         }
     }
 
@@ -898,6 +906,11 @@ impl<V> KeyMap<V> {
     /// Sets `k`'s value; the one it had.
     pub fn insert(&mut self, k: Vec<u8>, v: V) -> Option<V> {
         self.0.insert(Key::new(k), v)
+    }
+    /// [`KeyMap::insert`] of borrowed bytes (a short key is never
+    /// allocated).
+    pub fn insert_slice(&mut self, k: &[u8], v: V) -> Option<V> {
+        self.0.insert(Key::from_slice(k), v)
     }
     /// Empties it.
     pub fn clear(&mut self) {

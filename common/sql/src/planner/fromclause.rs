@@ -2527,6 +2527,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                         table,
                         filter: pred,
                         needed: None,
+                        filter_first: None,
                         parallel: false,
                     },
                     width,

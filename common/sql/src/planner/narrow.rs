@@ -19,7 +19,7 @@
 //! correct before it is narrowed. Only whole SELECT plans are narrowed
 //! (`planner::plan_query`): DML reads the whole old row to write the new.
 
-use super::plannodes::{JoinKind, NodeKind, PlanNode, StatementPlans};
+use super::plannodes::{FilterFirst, JoinKind, NodeKind, PlanNode, StatementPlans};
 use crate::expr::Expr;
 
 /// Narrows the scans of a whole statement: its root and every subplan and
@@ -59,6 +59,22 @@ fn set(need: &mut Vec<bool>, i: usize) {
 fn fit(mut need: Vec<bool>, width: usize) -> Vec<bool> {
     need.resize(width, false);
     need
+}
+
+/// A scan filter's [`FilterFirst`] over a table whose columns `above`
+/// are read above the scan and `own` are decoded; None when decoding the
+/// filter's columns first would save nothing.
+fn filter_first_split(filter: &Expr, above: &[bool], own: &[bool]) -> Option<FilterFirst> {
+    let mut cols = Vec::new();
+    mark(filter, &mut cols);
+    let cols = fit(cols, own.len());
+    let rest: Vec<bool> = own.iter().zip(&cols).map(|(&o, &f)| o && !f).collect();
+    let drop: Vec<usize> = (0..own.len()).filter(|&c| cols[c] && !above[c]).collect();
+    (rest.contains(&true) || !drop.is_empty()).then_some(FilterFirst {
+        filter: cols,
+        rest,
+        drop,
+    })
 }
 
 /// Splits a joined row's needed columns into the outer's and the inner's.
@@ -116,7 +132,21 @@ fn narrow(node: &mut PlanNode, need: &[bool]) {
     let mut own = fit(need.to_vec(), width);
     node.for_each_own_expr(&mut |e| mark(e, &mut own));
     match &mut node.kind {
-        NodeKind::SeqScan { table, needed, .. } | NodeKind::IndexScan { table, needed, .. } => {
+        NodeKind::SeqScan {
+            table,
+            needed,
+            filter,
+            filter_first,
+            ..
+        } => {
+            let n = table.columns.len();
+            let own = fit(own, n);
+            *filter_first = filter
+                .as_ref()
+                .and_then(|f| filter_first_split(f, &fit(need.to_vec(), n), &own));
+            *needed = (!own.iter().all(|&b| b)).then_some(own);
+        }
+        NodeKind::IndexScan { table, needed, .. } => {
             let own = fit(own, table.columns.len());
             *needed = (!own.iter().all(|&b| b)).then_some(own);
         }

@@ -132,6 +132,22 @@ pub struct RangeEntry {
     pub columns: Vec<String>,
 }
 
+/// A sequential scan's filter run before the rest of the row is decoded
+/// (PostgreSQL deforms a tuple only as far as its quals reach): the
+/// columns the filter reads are decoded first, the rest of `needed` only
+/// for a row that passes, and the columns only the filter reads are set
+/// NULL after it, so a text column read by a LIKE is not copied into
+/// every joined or aggregated row above.
+#[derive(Clone, Debug)]
+pub struct FilterFirst {
+    /// The columns the filter reads.
+    pub filter: Vec<bool>,
+    /// The other needed columns, decoded for a passing row.
+    pub rest: Vec<bool>,
+    /// Columns the filter reads and nothing above does.
+    pub drop: Vec<usize>,
+}
+
 /// The node kinds, named after PostgreSQL's.
 #[derive(Debug)]
 pub enum NodeKind {
@@ -156,6 +172,10 @@ pub enum NodeKind {
         /// The columns decoded (None: all); the others read as NULL
         /// (`planner::narrow`).
         needed: Option<Vec<bool>>,
+        /// Set by `planner::narrow` when the filter reads fewer columns
+        /// than the scan decodes, or columns no one above reads: see
+        /// [`FilterFirst`].
+        filter_first: Option<FilterFirst>,
         /// Under a [`NodeKind::Gather`]: each participant reads the pages
         /// it claims from a shared counter (PostgreSQL's Parallel Seq
         /// Scan, `planner::parallel`).

@@ -1238,6 +1238,7 @@ fn scan_in_key_order(node: &mut PlanNode, keys: &[Expr]) -> bool {
         filter,
         needed,
         parallel: false,
+        ..
     } = kind
     else {
         node.kind = kind;
