@@ -251,6 +251,8 @@ impl<'p> HashJoinNode<'p> {
     /// batch (`kb` holds its key; `keyed` false for a NULL key), or
     /// writes it to its batch's file.
     fn add_inner(&mut self, ec: &mut Ectx<'_>, row: &mut Vec<Value>, keyed: bool) -> PgResult<()> {
+        // Every held row is `stride` wide, whatever its input made.
+        row.resize(self.stride, Value::Null);
         let kb = if keyed { &self.kb[..] } else { &[][..] };
         if self.nbatch > 1 {
             let b = self.batch_of(kb);
