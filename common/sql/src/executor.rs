@@ -345,8 +345,8 @@ pub struct Ectx<'a> {
     pub parallel_scan: Option<Arc<storage::heapam::ParallelBlocks>>,
     /// Where the participants of a parallel aggregation meet to emit the
     /// unmatched inner rows of a right or full hash join once
-    /// (`hashjoin::ParallelTails`); set with `parallel_scan`.
-    pub parallel_tails: Option<Arc<hashjoin::ParallelTails>>,
+    /// (`hashjoin::ParallelJoins`); set with `parallel_scan`.
+    pub parallel_joins: Option<Arc<hashjoin::ParallelJoins>>,
     /// A parallel aggregation's session holds the shared relation lock of
     /// every table its participants read (`agg::Parallel`): their scans
     /// do not take it again, which could wait behind a TRUNCATE / DROP
@@ -428,7 +428,7 @@ impl<'a> Ectx<'a> {
             nonatomic: false,
             removed: [0; 2],
             parallel_scan: None,
-            parallel_tails: None,
+            parallel_joins: None,
             locks_held: false,
             ticks: 0,
             catalog_snapshot: std::cell::OnceCell::new(),

@@ -209,7 +209,7 @@ impl<'p> AggNode<'p> {
             t.check_not_dropped()?;
         }
         let blocks = ec.db.heap().parallel_blocks(rel)?;
-        let tails = Arc::new(super::hashjoin::ParallelTails::default());
+        let tails = Arc::new(super::hashjoin::ParallelJoins::new(xacts.len() + 1));
         let stop = AtomicBool::new(false);
         let ws = WorkerSetup {
             settings: WorkerSettings::capture(ec.settings),
@@ -240,11 +240,11 @@ impl<'p> AggNode<'p> {
                 .collect();
             tails.set_participants(handles.len() + 1);
             let prev = ec.parallel_scan.replace(blocks.clone());
-            let prev_tails = ec.parallel_tails.replace(tails.clone());
+            let prev_tails = ec.parallel_joins.replace(tails.clone());
             let held = std::mem::replace(&mut ec.locks_held, true);
             let mine = self.consume_all(ec);
             ec.parallel_scan = prev;
-            ec.parallel_tails = prev_tails;
+            ec.parallel_joins = prev_tails;
             ec.locks_held = held;
             if mine.is_err() {
                 stop.store(true, AtomicOrdering::Relaxed);
@@ -647,7 +647,7 @@ impl WorkerSetup<'_> {
         mut xact: engine::xact::Xact,
         stop: &AtomicBool,
         blocks: Arc<storage::heapam::ParallelBlocks>,
-        tails: Arc<super::hashjoin::ParallelTails>,
+        tails: Arc<super::hashjoin::ParallelJoins>,
         par: Parallel<'_>,
         grouping: &Grouping,
     ) -> PgResult<Vec<Group>> {
@@ -669,7 +669,7 @@ impl WorkerSetup<'_> {
             .as_ref()
             .map(|p| Box::new(super::subplan::QueryState::new(p.clone(), par.vis)));
         ec.parallel_scan = Some(blocks.clone());
-        ec.parallel_tails = Some(tails);
+        ec.parallel_joins = Some(tails);
         ec.locks_held = true;
         let mut node = AggNode::new(build(par.input, par.vis), grouping, false);
         node.spill = Some(Spill::new(&ec));

@@ -239,7 +239,7 @@ fn hash_join_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Option<hashjoin::Hash
             inner.width,
             inner_needed.as_deref(),
         )
-        .shared_tail(plan, has_parallel_scan(outer)),
+        .parallel(plan, has_parallel_scan(outer)),
     )
 }
 

@@ -44,6 +44,7 @@ use crate::expr::{eval, Expr};
 use crate::planner::plannodes::{JoinKind, PlanNode};
 use pgtypes::error::PgResult;
 use pgtypes::value::Value;
+use std::sync::Arc;
 use storage::keycodec::encode_key_value;
 
 /// A running hash join.
@@ -64,17 +65,13 @@ pub struct HashJoinNode<'p> {
     /// An inner row read back from a batch file, widened for its keys.
     wide: Vec<Value>,
     built: bool,
-    /// The current batch's inner rows (as kept: `stride` values each),
-    /// one after another: a probe goes from the table to the row's values
-    /// without another allocation's pointer to follow.
-    rows: Vec<Value>,
-    nrows: usize,
+    /// The current batch's inner rows and their table.
+    held: Held,
+    /// A parallel participant's table built by another (see
+    /// [`ParallelJoins`]): used instead of `held`.
+    shared: Option<Arc<Held>>,
     stride: usize,
     matched: Vec<bool>,
-    /// Key bytes → the first and last row with that key; `next` links a
-    /// key's rows in the order they came (PostgreSQL's bucket chains).
-    table: KeyMap<(u32, u32)>,
-    next: Vec<u32>,
     /// The current outer row's next candidate inner row ([`NONE`]: none).
     cand: u32,
     /// A kept inner row on its way into `rows` or a batch file.
@@ -96,32 +93,97 @@ pub struct HashJoinNode<'p> {
     outer_files: Vec<Option<TempFile>>,
     /// The outer row read from a batch file (batches after the first).
     orow: Vec<Value>,
-    /// A right or full join whose outer side reads a parallel scan's
-    /// share: its plan node's address, which names it in
-    /// [`ParallelTails`].
-    shared_tail: Option<usize>,
+    /// A join whose outer side reads a parallel scan's share: its plan
+    /// node's address, which names it in [`ParallelJoins`].
+    parallel_id: Option<usize>,
+    /// The multiple of `hash_mem` the inner rows may hold before
+    /// batching: the participants' count while building the table they
+    /// all share, else 1.
+    budget: usize,
     /// This batch's matches are merged (`merge_matches`).
     merged: bool,
 }
 
-/// The unmatched inner rows of the right and full hash joins of a
-/// parallel aggregation's input. Each participant runs its own copy of
-/// such a join over its share of the outer rows and the whole inner side
-/// (the same rows in the same order in every participant: one snapshot,
-/// no parallel scan below); an inner row is unmatched only if no
-/// participant matched it. So as each finishes a batch's outer rows it
-/// adds its matches here, and the last to finish emits the rows none
-/// matched, the others none. No participant waits for another.
+/// A batch's inner rows (as kept: `stride` values each) one after
+/// another, and their table: a probe goes from the table to the row's
+/// values without another allocation's pointer to follow.
 #[derive(Default)]
-pub struct ParallelTails {
+pub struct Held {
+    rows: Vec<Value>,
+    nrows: usize,
+    /// Key bytes → the first and last row with that key; `next` links a
+    /// key's rows in the order they came (PostgreSQL's bucket chains).
+    table: KeyMap<(u32, u32)>,
+    next: Vec<u32>,
+}
+
+/// The held rows a probe reads: the shared ones, or its own.
+fn held<'a>(own: &'a Held, shared: &'a Option<Arc<Held>>) -> &'a Held {
+    shared.as_deref().unwrap_or(own)
+}
+
+/// Where the participants of a parallel aggregation meet over the hash
+/// joins on its driving path (those whose outer side reads the parallel
+/// scan's share).
+///
+/// Each such join's inner side is built once: the first participant to
+/// reach it builds the table with the memory of all the participants
+/// planned (PostgreSQL's Parallel Hash budget) while the others wait,
+/// and all probe that one table (TPC-H Q14's 200,000 parts, Q13's
+/// 150,000 customers). If it does not fit, the builder batches its own
+/// table within its own `hash_mem` and the others build theirs (a right
+/// or full join's copies batched exactly as the builder's: the same
+/// budget until the same row). No builder waits for another: an inner
+/// side never reads a parallel scan, so it holds no shared join of its
+/// own.
+///
+/// A right or full join's unmatched inner rows: every participant has
+/// the same inner rows in the same order (one table, or copies made
+/// under one snapshot with no parallel scan below), and a row is
+/// unmatched only if no participant matched it. So as each finishes a
+/// batch's outer rows it adds its match flags here, and the last to
+/// finish emits the rows none matched, the others none; no one waits.
+pub struct ParallelJoins {
+    /// Participants the session planned, itself included.
+    planned: usize,
     /// The participants; 0 until the session has started its workers
     /// (no one can be last before the session itself finishes).
     participants: std::sync::atomic::AtomicUsize,
     /// (join, batch) → the matches so far and how many added them.
     pending: parking_lot::Mutex<std::collections::HashMap<(usize, usize), (Vec<bool>, usize)>>,
+    /// join → its shared table, locked while it is built.
+    builds: parking_lot::Mutex<std::collections::HashMap<usize, Arc<parking_lot::Mutex<Build>>>>,
 }
 
-impl ParallelTails {
+/// A join's table, as the participants share it.
+enum Build {
+    /// No one has built it yet (or its builder failed).
+    NotYet,
+    /// Built and fits: every participant probes it.
+    Shared(Arc<Held>),
+    /// Too big to share: each participant builds its own.
+    Private,
+}
+
+impl ParallelJoins {
+    /// The meeting place of `planned` participants.
+    pub fn new(planned: usize) -> ParallelJoins {
+        ParallelJoins {
+            planned,
+            participants: Default::default(),
+            pending: Default::default(),
+            builds: Default::default(),
+        }
+    }
+
+    fn build_slot(&self, join: usize) -> Arc<parking_lot::Mutex<Build>> {
+        self.builds
+            .lock()
+            .entry(join)
+            .or_insert_with(|| Arc::new(parking_lot::Mutex::new(Build::NotYet)))
+            .clone()
+    }
+
     /// The session has started `n` participants, itself included.
     pub fn set_participants(&self, n: usize) {
         let _held = self.pending.lock();
@@ -180,12 +242,10 @@ impl<'p> HashJoinNode<'p> {
             swap_out: false,
             wide: Vec::new(),
             built: false,
-            rows: Vec::new(),
-            nrows: 0,
+            held: Held::default(),
+            shared: None,
             stride: inner_cols.map_or(inner_width, <[usize]>::len),
             matched: Vec::new(),
-            table: KeyMap::default(),
-            next: Vec::new(),
             cand: NONE,
             kept: Vec::new(),
             have_outer: false,
@@ -202,16 +262,17 @@ impl<'p> HashJoinNode<'p> {
             inner_files: Vec::new(),
             outer_files: Vec::new(),
             orow: Vec::new(),
-            shared_tail: None,
+            parallel_id: None,
+            budget: 1,
             merged: false,
         }
     }
 
-    /// Marks a right or full join over a parallel scan's share (see
-    /// [`ParallelTails`]); `plan` is its plan node.
-    pub fn shared_tail(mut self, plan: &PlanNode, parallel_outer: bool) -> Self {
-        if parallel_outer && self.keeps_unmatched_inner() {
-            self.shared_tail = Some(plan as *const PlanNode as usize);
+    /// Marks a join over a parallel scan's share (see
+    /// [`ParallelJoins`]); `plan` is its plan node.
+    pub fn parallel(mut self, plan: &PlanNode, parallel_outer: bool) -> Self {
+        if parallel_outer {
+            self.parallel_id = Some(plan as *const PlanNode as usize);
         }
         self
     }
@@ -263,24 +324,27 @@ impl<'p> HashJoinNode<'p> {
                 return Ok(());
             }
         }
-        let i = row_index(self.nrows)?;
+        let i = row_index(self.held.nrows)?;
         if keyed {
-            match self.table.get_mut(kb) {
+            match self.held.table.get_mut(kb) {
                 Some((_, last)) => {
-                    self.next[*last as usize] = i;
+                    self.held.next[*last as usize] = i;
                     *last = i;
                 }
                 None => {
-                    self.table.insert_slice(kb, (i, i));
+                    self.held.table.insert_slice(kb, (i, i));
                 }
             }
         }
-        self.next.push(NONE);
+        self.held.next.push(NONE);
         self.mem += row_bytes(row);
-        self.rows.append(row);
-        self.nrows += 1;
+        self.held.rows.append(row);
+        self.held.nrows += 1;
         let limit = self.spill.as_ref().map_or(usize::MAX, |s| s.hash_mem);
-        if self.mem > limit && self.grow {
+        if self.mem > limit.saturating_mul(self.budget) && self.grow {
+            // Past a shared table's budget: this participant's own
+            // table, batched within its own.
+            self.budget = 1;
             self.double(ec)?;
         }
         Ok(())
@@ -293,10 +357,12 @@ impl<'p> HashJoinNode<'p> {
         self.nbatch *= 2;
         self.inner_files.resize_with(self.nbatch, || None);
         self.outer_files.resize_with(self.nbatch, || None);
-        let rows = std::mem::take(&mut self.rows);
-        let table = std::mem::take(&mut self.table);
-        let next = std::mem::take(&mut self.next);
-        let nrows = std::mem::take(&mut self.nrows);
+        let Held {
+            rows,
+            nrows,
+            table,
+            next,
+        } = std::mem::take(&mut self.held);
         // Each held row's batch: by its key, or a NULL key's.
         let null_batch = self.batch_of(&[]);
         let mut batch = vec![null_batch; nrows];
@@ -322,11 +388,11 @@ impl<'p> HashJoinNode<'p> {
             row.clear();
             row.extend(values.by_ref().take(self.stride));
             if b == self.cur {
-                new_index[i] = row_index(self.nrows)?;
+                new_index[i] = row_index(self.held.nrows)?;
                 self.mem += row_bytes(&row);
-                self.rows.append(&mut row);
-                self.next.push(NONE);
-                self.nrows += 1;
+                self.held.rows.append(&mut row);
+                self.held.next.push(NONE);
+                self.held.nrows += 1;
             } else {
                 Self::file(&mut self.inner_files, spill, b).write_row(&row)?;
             }
@@ -341,7 +407,7 @@ impl<'p> HashJoinNode<'p> {
                     ends = Some(match ends {
                         None => (n, n),
                         Some((first, last)) => {
-                            self.next[last as usize] = n;
+                            self.held.next[last as usize] = n;
                             (first, n)
                         }
                     });
@@ -349,7 +415,7 @@ impl<'p> HashJoinNode<'p> {
                 i = next[i as usize];
             }
             if let Some(e) = ends {
-                self.table.insert(kb, e);
+                self.held.table.insert(kb, e);
             }
         }
         Ok(())
@@ -358,6 +424,45 @@ impl<'p> HashJoinNode<'p> {
     /// Reads the inner side (batch 0), spilling past `work_mem`.
     fn build_table(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
         self.spill = Some(Spill::new(ec));
+        let (Some(join), Some(joins)) = (self.parallel_id, ec.parallel_joins.clone()) else {
+            return self.build_own(ec);
+        };
+        let slot = joins.build_slot(join);
+        let mut build = slot.lock();
+        match &*build {
+            Build::Shared(h) => {
+                self.matched = vec![false; h.nrows];
+                self.shared = Some(h.clone());
+                return Ok(());
+            }
+            Build::Private => {
+                drop(build);
+                // A right or full join's batches must be the builder's,
+                // batch for batch, for their unmatched rows to meet: so
+                // the same budget, given up at the same row.
+                if self.keeps_unmatched_inner() {
+                    self.budget = joins.planned.max(1);
+                }
+                return self.build_own(ec);
+            }
+            Build::NotYet => {}
+        }
+        // Built once for all, with all their memory; the others wait.
+        self.budget = joins.planned.max(1);
+        self.build_own(ec)?;
+        self.budget = 1;
+        if self.nbatch == 1 {
+            let h = Arc::new(std::mem::take(&mut self.held));
+            self.shared = Some(h.clone());
+            *build = Build::Shared(h);
+        } else {
+            *build = Build::Private;
+        }
+        Ok(())
+    }
+
+    /// Reads the inner side into this node's own table (batch 0).
+    fn build_own(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
         while self.inner.next(ec)? {
             ec.tick()?;
             let row = self.inner.row();
@@ -377,7 +482,7 @@ impl<'p> HashJoinNode<'p> {
             self.kept = kept;
             added?;
         }
-        self.matched = vec![false; self.nrows];
+        self.matched = vec![false; self.held.nrows];
         Ok(())
     }
 
@@ -391,10 +496,10 @@ impl<'p> HashJoinNode<'p> {
             if self.cur >= self.nbatch {
                 return Ok(false);
             }
-            self.rows.clear();
-            self.nrows = 0;
-            self.table.clear();
-            self.next.clear();
+            self.held.rows.clear();
+            self.held.nrows = 0;
+            self.held.table.clear();
+            self.held.next.clear();
             self.mem = 0;
             self.grow = true;
             if let Some(mut f) = self.inner_files[self.cur].take() {
@@ -413,10 +518,10 @@ impl<'p> HashJoinNode<'p> {
                     self.add_inner(ec, &mut row, keyed)?;
                 }
             }
-            self.matched = vec![false; self.nrows];
+            self.matched = vec![false; self.held.nrows];
             if let Some(f) = self.outer_files[self.cur].as_mut() {
                 f.rewind()?;
-            } else if self.nrows == 0 {
+            } else if self.held.nrows == 0 {
                 continue;
             }
             self.outer_done = false;
@@ -534,17 +639,21 @@ impl HashJoinNode<'_> {
     /// outer rows of this batch: takes every participant's matches if it
     /// is the last, else leaves the unmatched rows to the last.
     fn merge_matches(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
-        let (Some(join), Some(tails)) = (self.shared_tail, ec.parallel_tails.as_ref()) else {
+        let (Some(join), Some(tails)) = (self.parallel_id, ec.parallel_joins.as_ref()) else {
             return Ok(());
         };
-        if self.nrows == 0 {
+        if !self.keeps_unmatched_inner() {
+            return Ok(());
+        }
+        let nrows = held(&self.held, &self.shared).nrows;
+        if nrows == 0 {
             // The same in every participant: nothing to emit, no one
             // to wait for (a batch may be skipped where it has no rows).
             return Ok(());
         }
         match tails.finish(join, self.cur, &self.matched)? {
             Some(all) => self.matched = all,
-            None => self.tail = self.nrows,
+            None => self.tail = nrows,
         }
         Ok(())
     }
@@ -557,7 +666,7 @@ impl ExecNode for HashJoinNode<'_> {
             self.build_table(ec)?;
             // Nothing to join with: an inner or semi join is empty.
             if self.nbatch == 1
-                && self.nrows == 0
+                && held(&self.held, &self.shared).nrows == 0
                 && matches!(self.kind, JoinKind::Inner | JoinKind::Semi)
             {
                 self.outer_done = true;
@@ -571,12 +680,13 @@ impl ExecNode for HashJoinNode<'_> {
                     self.merge_matches(ec)?;
                 }
                 if self.keeps_unmatched_inner() {
-                    while self.tail < self.nrows {
+                    let h = held(&self.held, &self.shared);
+                    while self.tail < h.nrows {
                         let i = self.tail;
                         self.tail += 1;
                         ec.tick()?;
                         if !self.matched[i] {
-                            let inner = &self.rows[i * self.stride..(i + 1) * self.stride];
+                            let inner = &h.rows[i * self.stride..(i + 1) * self.stride];
                             joined(
                                 &mut self.out,
                                 self.swap_out,
@@ -614,16 +724,18 @@ impl ExecNode for HashJoinNode<'_> {
                             continue;
                         }
                     }
-                    if let Some(&(head, _)) = self.table.get(self.kb.as_slice()) {
+                    let h = held(&self.held, &self.shared);
+                    if let Some(&(head, _)) = h.table.get(self.kb.as_slice()) {
                         self.cand = head;
                     }
                 }
             }
             if self.cand != NONE {
                 let i = self.cand as usize;
-                self.cand = self.next[i];
+                let h = held(&self.held, &self.shared);
+                self.cand = h.next[i];
                 ec.tick()?;
-                let inner = &self.rows[i * self.stride..(i + 1) * self.stride];
+                let inner = &h.rows[i * self.stride..(i + 1) * self.stride];
                 joined(
                     &mut self.out,
                     self.swap_out,

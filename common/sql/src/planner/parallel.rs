@@ -7,7 +7,7 @@
 //!           ->  Partial HashAggregate        one per participant
 //!                 ->  Hash Join              rows of the claimed pages only
 //!                       ->  Parallel Seq Scan on lineitem
-//!                       ->  Hash  ->  Seq Scan on part   (each builds its own)
+//!                       ->  Hash  ->  Seq Scan on part   (built once, probed by all)
 //! ```
 //!
 //! An aggregation (hashed or plain, no grouping sets, every aggregate
@@ -19,10 +19,11 @@
 //! and anti joins, whose output rows each depend on one outer row and the
 //! whole inner side, and of right and full hash joins, whose inner rows
 //! no participant matched are emitted once, by the last participant to
-//! finish probing (`executor::hashjoin::ParallelTails`; TPC-H Q13). That scan becomes parallel: each participant (the
+//! finish probing (`executor::hashjoin::ParallelJoins`; TPC-H Q13). That scan becomes parallel: each participant (the
 //! session and up to `max_parallel_workers_per_gather` threads) reads the
 //! pages it claims from a shared counter, runs its own copy of the rest of
-//! the input (inner sides included) and aggregates what it read; the
+//! the input (the hash tables of the joins on the driving path built once
+//! and shared, `ParallelJoins`) and aggregates what it read; the
 //! Finalize node combines the groups (`executor::agg`, `Accumulator::
 //! combine`). Every row of the input is aggregated by exactly one
 //! participant, so the result is the serial one (float sums up to the
@@ -217,7 +218,7 @@ fn kind_keeps_rows(k: JoinKind) -> bool {
 
 /// [`kind_keeps_rows`], and right and full joins: a hash join's
 /// unmatched inner rows are emitted once, by the last participant to
-/// finish its outer rows (`executor::hashjoin::ParallelTails`).
+/// finish its outer rows (`executor::hashjoin::ParallelJoins`).
 fn hash_kind_keeps_rows(k: JoinKind) -> bool {
     kind_keeps_rows(k) || matches!(k, JoinKind::Right | JoinKind::Full)
 }
