@@ -150,10 +150,17 @@ pub struct ParallelJoins {
     /// (no one can be last before the session itself finishes).
     participants: std::sync::atomic::AtomicUsize,
     /// (join, batch) → the matches so far and how many added them.
-    pending: parking_lot::Mutex<std::collections::HashMap<(usize, usize), (Vec<bool>, usize)>>,
+    pending: parking_lot::Mutex<std::collections::HashMap<(usize, usize), Matches>>,
     /// join → its shared table, locked while it is built.
-    builds: parking_lot::Mutex<std::collections::HashMap<usize, Arc<parking_lot::Mutex<Build>>>>,
+    builds: parking_lot::Mutex<std::collections::HashMap<usize, BuildSlot>>,
 }
+
+/// A batch's match flags ORed so far, and how many participants added
+/// theirs.
+type Matches = (Vec<bool>, usize);
+
+/// A join's [`Build`], locked while it is built.
+type BuildSlot = Arc<parking_lot::Mutex<Build>>;
 
 /// A join's table, as the participants share it.
 enum Build {
@@ -176,7 +183,7 @@ impl ParallelJoins {
         }
     }
 
-    fn build_slot(&self, join: usize) -> Arc<parking_lot::Mutex<Build>> {
+    fn build_slot(&self, join: usize) -> BuildSlot {
         self.builds
             .lock()
             .entry(join)
