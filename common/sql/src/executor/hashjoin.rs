@@ -38,7 +38,7 @@
 //! NULL-extended with that batch's unmatched rows.
 
 use super::execnodes::{ExecNode, Node};
-use super::spill::{hash_key, row_bytes, KeyMap, Spill, TempFile};
+use super::spill::{hash_key, row_bytes, KeyHasher, KeyMap, Spill, TempFile};
 use super::Ectx;
 use crate::expr::{eval, Expr};
 use crate::planner::plannodes::{JoinKind, PlanNode};
@@ -76,6 +76,8 @@ pub struct HashJoinNode<'p> {
     cand: u32,
     /// A kept inner row on its way into `rows` or a batch file.
     kept: Vec<Value>,
+    /// Short texts of the held rows, one copy each (see [`Texts`]).
+    texts: Texts,
     have_outer: bool,
     outer_matched: bool,
     outer_done: bool,
@@ -115,6 +117,66 @@ pub struct Held {
     /// key's rows in the order they came (PostgreSQL's bucket chains).
     table: KeyMap<(u32, u32)>,
     next: Vec<u32>,
+}
+
+/// The distinct short texts of a batch's held rows, each held once: a
+/// row's text equal to one held already points to it (TPC-H Q14's
+/// 200,000 parts carry 150 distinct `p_type`s). Only [`Texts::MAX`]
+/// texts of up to [`Texts::SHORT`] bytes are kept, so the set stays
+/// small whatever the column holds.
+#[derive(Default)]
+struct Texts {
+    set: std::collections::HashSet<Arc<str>, std::hash::BuildHasherDefault<KeyHasher>>,
+    /// Bytes of the texts in `set`.
+    bytes: usize,
+}
+
+impl Texts {
+    const MAX: usize = 4096;
+    const SHORT: usize = 64;
+
+    /// Points `row`'s short texts at the held copies (holding new ones
+    /// while there is room); the bytes the row adds to the batch.
+    fn share(&mut self, row: &mut [Value]) -> usize {
+        let before = self.bytes;
+        for v in row.iter_mut() {
+            let Value::Text(t) = v else { continue };
+            if t.len() > Self::SHORT {
+                continue;
+            }
+            match self.set.get(&**t) {
+                Some(held) => *t = held.clone(),
+                None if self.set.len() < Self::MAX => {
+                    self.bytes += 16 + t.len();
+                    self.set.insert(t.clone());
+                }
+                None => {}
+            }
+        }
+        self.held_bytes(row) + (self.bytes - before)
+    }
+
+    /// [`row_bytes`] of a held row, less the texts it shares with the
+    /// set (counted once, in the set's own bytes).
+    fn held_bytes(&self, row: &[Value]) -> usize {
+        let shared: usize = row
+            .iter()
+            .filter_map(|v| match v {
+                Value::Text(t) => self
+                    .set
+                    .get(&**t)
+                    .filter(|h| Arc::ptr_eq(h, t))
+                    .map(|_| 16 + t.len()),
+                _ => None,
+            })
+            .sum();
+        row_bytes(row).saturating_sub(shared)
+    }
+
+    /// Bytes held by the set itself.
+    fn bytes(&self) -> usize {
+        self.bytes
+    }
 }
 
 /// The held rows a probe reads: the shared ones, or its own.
@@ -255,6 +317,7 @@ impl<'p> HashJoinNode<'p> {
             matched: Vec::new(),
             cand: NONE,
             kept: Vec::new(),
+            texts: Texts::default(),
             have_outer: false,
             outer_matched: false,
             outer_done: false,
@@ -344,7 +407,7 @@ impl<'p> HashJoinNode<'p> {
             }
         }
         self.held.next.push(NONE);
-        self.mem += row_bytes(row);
+        self.mem += self.texts.share(row);
         self.held.rows.append(row);
         self.held.nrows += 1;
         let limit = self.spill.as_ref().map_or(usize::MAX, |s| s.hash_mem);
@@ -388,7 +451,7 @@ impl<'p> HashJoinNode<'p> {
         }
         let spill = self.spill.as_ref().ok_or_else(no_spill)?;
         let mut new_index = vec![NONE; nrows];
-        self.mem = 0;
+        self.mem = self.texts.bytes();
         let mut values = rows.into_iter();
         let mut row = Vec::with_capacity(self.stride);
         for (i, &b) in batch.iter().enumerate() {
@@ -396,7 +459,7 @@ impl<'p> HashJoinNode<'p> {
             row.extend(values.by_ref().take(self.stride));
             if b == self.cur {
                 new_index[i] = row_index(self.held.nrows)?;
-                self.mem += row_bytes(&row);
+                self.mem += self.texts.held_bytes(&row);
                 self.held.rows.append(&mut row);
                 self.held.next.push(NONE);
                 self.held.nrows += 1;
@@ -506,6 +569,7 @@ impl<'p> HashJoinNode<'p> {
             self.held.rows.clear();
             self.held.nrows = 0;
             self.held.table.clear();
+            self.texts = Texts::default();
             self.held.next.clear();
             self.mem = 0;
             self.grow = true;
