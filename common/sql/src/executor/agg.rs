@@ -560,7 +560,7 @@ fn tables_read<'p>(n: &'p PlanNode, out: &mut Vec<&'p Arc<engine::catalog::Table
 }
 
 /// The table of the one parallel scan in a participant's plan.
-fn parallel_rel(n: &PlanNode) -> Option<pgtypes::RelFileId> {
+pub(super) fn parallel_rel(n: &PlanNode) -> Option<pgtypes::RelFileId> {
     if let NodeKind::SeqScan {
         table,
         parallel: true,

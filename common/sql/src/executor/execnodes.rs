@@ -239,14 +239,8 @@ fn hash_join_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Option<hashjoin::Hash
             inner.width,
             inner_needed.as_deref(),
         )
-        .parallel(plan, has_parallel_scan(outer)),
+        .parallel(plan, super::agg::parallel_rel(outer).is_some()),
     )
-}
-
-/// `n` reads a parallel scan's share (`planner::parallel`).
-fn has_parallel_scan(n: &PlanNode) -> bool {
-    matches!(n.kind, NodeKind::SeqScan { parallel: true, .. })
-        || n.children().into_iter().any(has_parallel_scan)
 }
 
 /// `exprs` over `input`'s row is the permutation

@@ -139,6 +139,7 @@ impl Texts {
     /// while there is room); the bytes the row adds to the batch.
     fn share(&mut self, row: &mut [Value]) -> usize {
         let before = self.bytes;
+        let mut shared = 0;
         for v in row.iter_mut() {
             let Value::Text(t) = v else { continue };
             if t.len() > Self::SHORT {
@@ -150,10 +151,11 @@ impl Texts {
                     self.bytes += 16 + t.len();
                     self.set.insert(t.clone());
                 }
-                None => {}
+                None => continue,
             }
+            shared += 16 + t.len();
         }
-        self.held_bytes(row) + (self.bytes - before)
+        row_bytes(row).saturating_sub(shared) + (self.bytes - before)
     }
 
     /// [`row_bytes`] of a held row, less the texts it shares with the
@@ -171,11 +173,6 @@ impl Texts {
             })
             .sum();
         row_bytes(row).saturating_sub(shared)
-    }
-
-    /// Bytes held by the set itself.
-    fn bytes(&self) -> usize {
-        self.bytes
     }
 }
 
@@ -451,7 +448,7 @@ impl<'p> HashJoinNode<'p> {
         }
         let spill = self.spill.as_ref().ok_or_else(no_spill)?;
         let mut new_index = vec![NONE; nrows];
-        self.mem = self.texts.bytes();
+        self.mem = self.texts.bytes;
         let mut values = rows.into_iter();
         let mut row = Vec::with_capacity(self.stride);
         for (i, &b) in batch.iter().enumerate() {
