@@ -1381,6 +1381,9 @@ pub struct JoinPlanner<'a, 'g, 'c, 'v> {
     /// The top run of inner joins' equivalence classes while
     /// [`Self::build_top`] orders and builds it (None otherwise).
     ec: Option<EqClasses>,
+    /// Per base column: read above the rel that holds it (None: all
+    /// are). A table scan's estimated row width counts only these.
+    needed: Option<Vec<bool>>,
 }
 
 /// Column equalities of a run of inner joins as classes of columns known
@@ -1427,7 +1430,16 @@ impl<'a, 'g, 'c, 'v> JoinPlanner<'a, 'g, 'c, 'v> {
             types,
             tables,
             ec: None,
+            needed: None,
         }
+    }
+
+    /// Estimates each table scan's row width from the base columns
+    /// `needed` above the joins (the join conditions' columns are added
+    /// by [`Self::build_top`]).
+    pub fn with_needed(mut self, needed: Vec<bool>) -> Self {
+        self.needed = Some(needed);
+        self
     }
 }
 
@@ -1687,6 +1699,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
     /// permutation on top gives back the textual row.
     pub fn build_top(&mut self, t: &JoinTree, quals: Vec<Expr>) -> PgResult<PlanNode> {
         let quals = self.restriction_ors(quals);
+        self.add_join_columns(t, &quals);
         // The units to order: the inputs of the top run of inner joins
         // (a rel, or an outer join kept whole).
         let mut units: Vec<&JoinTree> = Vec::new();
@@ -1786,6 +1799,14 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 *t = ty;
             }
         }
+        let old_needed = self.needed.clone();
+        if let (Some(need), Some(old)) = (self.needed.as_mut(), old_needed.as_ref()) {
+            for (i, &m) in map.iter().enumerate() {
+                if let (Some(n), Some(&o)) = (need.get_mut(m), old.get(i)) {
+                    *n = o;
+                }
+            }
+        }
         if let Some(ec) = self.ec.as_mut() {
             let mut of = vec![None; ec.of.len()];
             for (i, c) in ec.of.iter().enumerate() {
@@ -1813,6 +1834,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
             r.start = *s;
         }
         self.types = old_types;
+        self.needed = old_needed;
         let node = built?;
         let rows = node.rows;
         let exprs = (base..base + width)
@@ -2428,7 +2450,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
         // The key's rows, as many as its own conditions keep.
         let rows = (per_probe * filtered / table_rows.max(1.0)).max(1.0);
         self.rels[*r].node = None;
-        let node = PlanNode::new(
+        let mut node = PlanNode::new(
             NodeKind::IndexScan {
                 table: table.clone(),
                 index,
@@ -2441,6 +2463,9 @@ impl JoinPlanner<'_, '_, '_, '_> {
             rows,
         )
         .with_rte(self.rels[*r].rte.clone());
+        if let Some(w) = self.handed_up_width(*r) {
+            node.byte_width = w;
+        }
         Ok(Some((node, params)))
     }
 
@@ -2487,6 +2512,53 @@ impl JoinPlanner<'_, '_, '_, '_> {
         Some((node, vec![(slot, shift(o.clone(), ls))]))
     }
 
+    /// Adds to [`Self::needed`] the columns the joins read: conditions
+    /// over more than one rel, and every ON condition. A rel reading
+    /// others (LATERAL) makes every column needed.
+    fn add_join_columns(&mut self, t: &JoinTree, quals: &[Expr]) {
+        if self.rels.iter().any(|r| !r.lateral.is_empty()) {
+            self.needed = None;
+        }
+        let Some(mut need) = self.needed.take() else {
+            return;
+        };
+        let mut mark = |e: &Expr| {
+            e.walk(&mut |x| {
+                if let Expr::Column(i) = x {
+                    if let Some(n) = need.get_mut(*i) {
+                        *n = true;
+                    }
+                }
+            })
+        };
+        for q in quals {
+            if self.refs(q).count_ones() > 1 {
+                mark(q);
+            }
+        }
+        fn ons(t: &JoinTree, f: &mut dyn FnMut(&Expr)) {
+            if let JoinTree::Join {
+                left, right, on, ..
+            } = t
+            {
+                on.iter().for_each(&mut *f);
+                ons(left, f);
+                ons(right, f);
+            }
+        }
+        ons(t, &mut mark);
+        self.needed = Some(need);
+    }
+
+    /// The estimated width of rel `r`'s rows as handed up: its needed
+    /// columns' (None: unknown, the whole row's).
+    fn handed_up_width(&self, r: usize) -> Option<u32> {
+        let need = self.needed.as_ref()?;
+        let tc = self.tables.get(r)?.as_ref()?;
+        let start = self.rels[r].start;
+        Some(tc.width_of(&|c| need.get(start + c).copied().unwrap_or(true)))
+    }
+
     fn build_rel(&mut self, r: usize, quals: Vec<Expr>) -> PgResult<PlanNode> {
         let start = self.rels[r].start;
         let quals: Vec<Expr> = quals.into_iter().map(|q| shift(q, start)).collect();
@@ -2521,7 +2593,7 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     access = Access::SeqScan;
                 }
             }
-            return Ok(match access {
+            let mut scan = match access {
                 Access::SeqScan => PlanNode::new(
                     NodeKind::SeqScan {
                         table,
@@ -2559,7 +2631,11 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     )
                     .with_rte(rte)
                 }
-            });
+            };
+            if let Some(w) = self.handed_up_width(r) {
+                scan.byte_width = w;
+            }
+            return Ok(scan);
         }
         let mut node = self.rels[r]
             .node

@@ -176,7 +176,12 @@ fn drive_from_bigger(n: &mut PlanNode) {
             ..
         } => {
             let (o, i) = (cost(outer), cost(inner));
-            if i < MIN_SCAN_COST || i < 4.0 * o {
+            // Hashing the probing side instead only pays if it fits the
+            // participants' shared budget (TPC-H Q10's 150,000 customers
+            // do not; probing with them, the lineitems of a quarter's
+            // orders are hashed).
+            let refit = fits_shared(outer) || !fits_shared(inner);
+            if i < MIN_SCAN_COST || i < 4.0 * o || !refit {
                 return drive_from_bigger(outer);
             }
         }
@@ -207,6 +212,17 @@ fn drive_from_bigger(n: &mut PlanNode) {
     if let NodeKind::Project { input, .. } = &mut n.kind {
         input.byte_width = bw;
     }
+}
+
+/// The hash memory the participants of a split aggregation share (the
+/// planned `work_mem` × `hash_mem_multiplier` 2, for each).
+const SHARED_HASH_MEM: f64 = 2.0 * super::select::PLANNED_WORK_MEM * (PARALLEL_WORKERS + 1) as f64;
+
+/// `n`'s rows are estimated to fit a hash table the participants share:
+/// a held row takes about twice its data's width (each value a 32-byte
+/// slot) and a vector's header.
+fn fits_shared(n: &PlanNode) -> bool {
+    n.rows * (2.0 * n.byte_width as f64 + 48.0) <= SHARED_HASH_MEM
 }
 
 fn kind_keeps_rows(k: JoinKind) -> bool {

@@ -792,30 +792,6 @@ pub fn plan_select(
             }
         }
     }
-    let types: Vec<SqlType> = scope.columns[..from.base_width]
-        .iter()
-        .map(|c| c.ty)
-        .collect();
-    let types_outer = types.clone();
-    let mut node = match &from.tree {
-        Some(tree) => {
-            let quals = super::fromclause::with_implied_equalities(quals, &[], &types);
-            let mut jp = JoinPlanner::new(g, &mut from.rels, types);
-            jp.build_top(tree, quals)?
-        }
-        None => {
-            let n = PlanNode::new(NodeKind::Result, 0, 1.0);
-            match and_all(quals) {
-                Some(p) => filter(n, p),
-                None => n,
-            }
-        }
-    };
-
-    for sj in semis {
-        node = super::sublink_join::attach(g, node, sj, &types_outer)?;
-    }
-
     // GROUP BY (with GROUPING SETS / ROLLUP / CUBE: the distinct keys and
     // each set's keys).
     let mut group_sets: Option<Vec<Vec<usize>>> = None;
@@ -1054,6 +1030,46 @@ pub fn plan_select(
     for w in std::mem::take(&mut grouping.windows) {
         windows.push(w.map_exprs(&mut |e| Ok(level.subst(e)))?);
     }
+
+    // The FROM list's joins, planned once the whole statement is bound:
+    // the columns read above them are known, so each table's estimated
+    // row width is that of the columns it hands up (PostgreSQL's
+    // reltarget).
+    let mut needed = upper_needed(
+        from.base_width,
+        &targets,
+        having.as_ref(),
+        &grouping,
+        &windows,
+        &level,
+    );
+    for sj in &semis {
+        sj.mark_outer(&mut needed);
+    }
+    let types: Vec<SqlType> = scope.columns[..from.base_width]
+        .iter()
+        .map(|c| c.ty)
+        .collect();
+    let types_outer = types.clone();
+    let mut node = match &from.tree {
+        Some(tree) => {
+            let quals = super::fromclause::with_implied_equalities(quals, &[], &types);
+            let mut jp = JoinPlanner::new(g, &mut from.rels, types).with_needed(needed);
+            jp.build_top(tree, quals)?
+        }
+        None => {
+            let n = PlanNode::new(NodeKind::Result, 0, 1.0);
+            match and_all(quals) {
+                Some(p) => filter(n, p),
+                None => n,
+            }
+        }
+    };
+
+    for sj in semis {
+        node = super::sublink_join::attach(g, node, sj, &types_outer)?;
+    }
+
     let grouped = grouping.is_grouped() || having.is_some();
     let having = if grouped {
         let mut fin = Vec::with_capacity(targets.len());
@@ -1166,12 +1182,48 @@ pub fn plan_select(
     Ok((node, cols))
 }
 
+/// The base columns (of `width`) a SELECT reads above its FROM list's
+/// joins: its output and ORDER BY columns, grouping keys, aggregate and
+/// window arguments and HAVING (merged USING columns read through to the
+/// columns they merge).
+fn upper_needed(
+    width: usize,
+    targets: &[Expr],
+    having: Option<&Expr>,
+    grouping: &Grouping,
+    windows: &[crate::expr::window::WindowCall],
+    level: &Level<'_>,
+) -> Vec<bool> {
+    let mut need = vec![false; width];
+    let mut mark = |e: &Expr| {
+        level.subst(e.clone()).walk(&mut |x| {
+            if let Expr::Column(i) = x {
+                if let Some(n) = need.get_mut(*i) {
+                    *n = true;
+                }
+            }
+        })
+    };
+    targets.iter().for_each(&mut mark);
+    having.iter().for_each(|h| mark(h));
+    grouping.group_by.iter().for_each(&mut mark);
+    grouping
+        .aggs
+        .iter()
+        .flat_map(|a| a.exprs())
+        .for_each(&mut mark);
+    for w in windows {
+        w.for_each_expr(&mut mark);
+    }
+    need
+}
+
 /// Splits a condition on top-level AND (through parentheses).
 /// The `work_mem` plans are made for (PostgreSQL's default, 4MB): plans
 /// are cached across settings, so the choice between hashed and sorted
 /// grouping does not follow a session's `work_mem` (the executor does:
 /// a hash aggregation spills past it).
-const PLANNED_WORK_MEM: f64 = 4.0 * 1024.0 * 1024.0;
+pub(super) const PLANNED_WORK_MEM: f64 = 4.0 * 1024.0 * 1024.0;
 
 /// About what one group of a hash aggregation holds (its keys, key bytes
 /// and accumulators; as `executor::agg` counts it).

@@ -123,6 +123,22 @@ impl TableColumns {
         }
     }
 
+    /// Average width in bytes of the columns `keep` selects, by the
+    /// statistics where gathered, by type otherwise.
+    pub fn width_of(&self, keep: &dyn Fn(usize) -> bool) -> u32 {
+        let stats = self.stats.as_ref();
+        self.table
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| keep(*i))
+            .map(|(i, c)| match stats.and_then(|s| s.column(i)) {
+                Some(cs) => cs.avg_width.max(0) as u32,
+                None => super::costsize::type_width(c.ty),
+            })
+            .sum()
+    }
+
     /// Average row width in bytes, with the statistics' widths where
     /// gathered (None without statistics).
     pub fn avg_width(&self) -> Option<u32> {

@@ -44,6 +44,21 @@ pub struct SemiJoin {
     inner_types: Vec<SqlType>,
 }
 
+impl SemiJoin {
+    /// Marks in `need` the outer columns the join's conditions read.
+    pub fn mark_outer(&self, need: &mut [bool]) {
+        for q in &self.quals {
+            q.walk(&mut |x| {
+                if let Expr::Column(i) = x {
+                    if let Some(n) = need.get_mut(*i) {
+                        *n = true;
+                    }
+                }
+            });
+        }
+    }
+}
+
 /// The SELECT of `q` when it is a plain one: no WITH, ORDER BY, LIMIT,
 /// OFFSET, FETCH, FOR UPDATE, set operation, grouping, HAVING or DISTINCT.
 fn plain_select(q: &ast::Query) -> Option<&ast::Select> {
