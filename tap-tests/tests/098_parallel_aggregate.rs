@@ -3,7 +3,8 @@
 //! Parallel Seq Scan on the primary and on the standby, gives the serial
 //! answer (also with `max_parallel_workers_per_gather = 0`; a right
 //! join's unmatched rows counted once, not once per participant), stops with
-//! its workers at statement_timeout, and fails with any participant's
+//! its workers at statement_timeout, builds a big hashed side together
+//! (Parallel Hash; each alone past work_mem), and fails with any participant's
 //! error (division by zero on the first or the last page), leaving the
 //! session usable.
 //! The golden scripts `parallel_aggregate` and `parallel_outer_join`
@@ -23,7 +24,9 @@ fn big_aggregations_run_in_parallel_on_both_nodes() {
          INSERT INTO big SELECT g, g % 5, g % 100, 'note ' || g FROM generate_series(1, 300000) g; \
          CREATE TABLE dim (grp int PRIMARY KEY, name text); \
          INSERT INTO dim SELECT g, 'g' || g FROM generate_series(0, 4) g; \
-         CREATE TABLE dim_all (grp int); INSERT INTO dim_all SELECT generate_series(0, 9); ANALYZE",
+         CREATE TABLE dim_all (grp int); INSERT INTO dim_all SELECT generate_series(0, 9); \
+         CREATE TABLE side (id int, w int); \
+         INSERT INTO side SELECT g % 50000, g FROM generate_series(1, 100000) g; ANALYZE",
     );
     let standby = Node::standby_of(&primary, "standby");
     primary.wait_for_replay(&standby);
@@ -67,6 +70,28 @@ fn big_aggregations_run_in_parallel_on_both_nodes() {
             "{}: grp 5..9 unmatched once each:\n{got}",
             node.name()
         );
+
+        // A hashed side driven by a big scan of its own is built by all
+        // participants together (Parallel Hash), and, past work_mem,
+        // by each alone: the serial answer either way.
+        let together = "SELECT b.grp, count(*), sum(s.w) FROM big b JOIN side s ON s.id = b.id \
+                        GROUP BY b.grp ORDER BY b.grp";
+        let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {together}"));
+        for part in [
+            "Parallel Hash Join",
+            "Parallel Hash\n",
+            "Parallel Seq Scan on big",
+            "Parallel Seq Scan on side",
+        ] {
+            assert!(plan.contains(part), "{}: no {part} in\n{plan}", node.name());
+        }
+        let serial = node.safe_sql(&format!(
+            "SET max_parallel_workers_per_gather = 0; {together}"
+        ));
+        assert_eq!(serial.lines().count(), 5, "{serial}");
+        assert_eq!(node.safe_sql(together), serial, "{}", node.name());
+        let small = node.safe_sql(&format!("SET work_mem = '64kB'; {together}"));
+        assert_eq!(small, serial, "{}: past work_mem", node.name());
 
         // A slow filter: statement_timeout stops the session and its
         // workers; the next statement of the session runs.

@@ -339,10 +339,13 @@ pub struct Ectx<'a> {
     /// (`execnodes::Instrumented`) takes what one node added. Counting
     /// is a plain add, so nodes count whether or not anyone reads it.
     pub removed: [u64; 2],
-    /// The shared page counter of the parallel scan this participant
+    /// The shared page counters of the parallel scans this participant
     /// reads its share of (set while a parallel aggregation's input runs,
-    /// `agg::Parallel`); the plan's one `parallel` SeqScan takes it.
-    pub parallel_scan: Option<Arc<storage::heapam::ParallelBlocks>>,
+    /// `agg::Parallel`); each `parallel` SeqScan takes its own.
+    pub parallel_scan: Option<Arc<scan::ParallelScans>>,
+    /// Parallel scans read every page (a hashed side built together
+    /// that did not fit is built again by each participant alone).
+    pub serial_scans: bool,
     /// Where the participants of a parallel aggregation meet to emit the
     /// unmatched inner rows of a right or full hash join once
     /// (`hashjoin::ParallelJoins`); set with `parallel_scan`.
@@ -428,6 +431,7 @@ impl<'a> Ectx<'a> {
             nonatomic: false,
             removed: [0; 2],
             parallel_scan: None,
+            serial_scans: false,
             parallel_joins: None,
             locks_held: false,
             ticks: 0,

@@ -174,9 +174,9 @@ impl<'p> AggNode<'p> {
             .and_then(|v| v.trim().parse::<usize>().ok())
             .unwrap_or(par.workers);
         let mut want = par.workers.min(allowed);
-        let Some(rel) = parallel_rel(par.input) else {
+        if parallel_rel(par.input).is_none() {
             return self.consume_all(ec);
-        };
+        }
         if super::execnodes::instrumenting() {
             // Measured on this thread alone: the session is the one
             // participant, its partial groups what Gather passes up.
@@ -208,7 +208,7 @@ impl<'p> AggNode<'p> {
             locks.push(t.lock.shared());
             t.check_not_dropped()?;
         }
-        let blocks = ec.db.heap().parallel_blocks(rel)?;
+        let blocks = Arc::new(super::scan::ParallelScans::new(ec.db, par.input)?);
         let tails = Arc::new(super::hashjoin::ParallelJoins::new(xacts.len() + 1));
         let stop = AtomicBool::new(false);
         let ws = WorkerSetup {
@@ -242,12 +242,16 @@ impl<'p> AggNode<'p> {
             let prev = ec.parallel_scan.replace(blocks.clone());
             let prev_tails = ec.parallel_joins.replace(tails.clone());
             let held = std::mem::replace(&mut ec.locks_held, true);
-            let mine = self.consume_all(ec);
+            let mine = {
+                let _leaves = tails.participant();
+                self.consume_all(ec)
+            };
             ec.parallel_scan = prev;
             ec.parallel_joins = prev_tails;
             ec.locks_held = held;
             if mine.is_err() {
                 stop.store(true, AtomicOrdering::Relaxed);
+                blocks.finish();
             }
             let theirs: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
             let mut groups = mine?;
@@ -646,7 +650,7 @@ impl WorkerSetup<'_> {
         &self,
         mut xact: engine::xact::Xact,
         stop: &AtomicBool,
-        blocks: Arc<storage::heapam::ParallelBlocks>,
+        blocks: Arc<super::scan::ParallelScans>,
         tails: Arc<super::hashjoin::ParallelJoins>,
         par: Parallel<'_>,
         grouping: &Grouping,
@@ -669,8 +673,9 @@ impl WorkerSetup<'_> {
             .as_ref()
             .map(|p| Box::new(super::subplan::QueryState::new(p.clone(), par.vis)));
         ec.parallel_scan = Some(blocks.clone());
-        ec.parallel_joins = Some(tails);
+        ec.parallel_joins = Some(tails.clone());
         ec.locks_held = true;
+        let _leaves = tails.participant();
         let mut node = AggNode::new(build(par.input, par.vis), grouping, false);
         node.spill = Some(Spill::new(&ec));
         let r = node.consume_all(&mut ec);

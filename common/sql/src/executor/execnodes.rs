@@ -239,7 +239,7 @@ fn hash_join_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Option<hashjoin::Hash
             inner.width,
             inner_needed.as_deref(),
         )
-        .parallel(plan, super::agg::parallel_rel(outer).is_some()),
+        .parallel(plan, vis, super::agg::parallel_rel(outer).is_some()),
     )
 }
 
@@ -285,7 +285,7 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             filter.as_ref(),
             needed.as_deref(),
             vis,
-            *parallel,
+            parallel.then_some(plan as *const PlanNode as usize),
             filter_first.as_ref(),
         )),
         NodeKind::IndexScan {

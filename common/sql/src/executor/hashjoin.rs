@@ -104,6 +104,11 @@ pub struct HashJoinNode<'p> {
     budget: usize,
     /// This batch's matches are merged (`merge_matches`).
     merged: bool,
+    /// A parallel participant's join whose hashed side reads a parallel
+    /// scan's share: the table is built together (`Build::Parts`); the
+    /// inner plan, to build the whole table again alone if the parts do
+    /// not fit.
+    together: Option<(&'p PlanNode, &'p super::Vis)>,
 }
 
 /// A batch's inner rows (as kept: `stride` values each) one after
@@ -117,6 +122,41 @@ pub struct Held {
     /// key's rows in the order they came (PostgreSQL's bucket chains).
     table: KeyMap<(u32, u32)>,
     next: Vec<u32>,
+}
+
+impl Held {
+    /// One table of the parts' rows: each part's rows after the ones
+    /// before, a key's chain running through the parts in turn.
+    fn merge(mut parts: Vec<Held>) -> PgResult<Held> {
+        let Some(big) = (0..parts.len()).max_by_key(|&i| parts[i].nrows) else {
+            return Ok(Held::default());
+        };
+        let mut all = parts.swap_remove(big);
+        for p in parts {
+            let off = row_index(all.nrows)?;
+            row_index(all.nrows + p.nrows)?;
+            all.rows.extend(p.rows);
+            all.next.extend(
+                p.next
+                    .iter()
+                    .map(|&n| if n == NONE { NONE } else { n + off }),
+            );
+            for (kb, (first, last)) in p.table.into_entries() {
+                let (first, last) = (first + off, last + off);
+                match all.table.get_mut(&kb) {
+                    Some((_, end)) => {
+                        all.next[*end as usize] = first;
+                        *end = last;
+                    }
+                    None => {
+                        all.table.insert(kb, (first, last));
+                    }
+                }
+            }
+            all.nrows += p.nrows;
+        }
+        Ok(all)
+    }
 }
 
 /// The distinct short texts of a batch's held rows, each held once: a
@@ -212,14 +252,17 @@ pub struct ParallelJoins {
     pending: parking_lot::Mutex<std::collections::HashMap<(usize, usize), Matches>>,
     /// join → its shared table, locked while it is built.
     builds: parking_lot::Mutex<std::collections::HashMap<usize, BuildSlot>>,
+    /// Participants whose run has ended (see [`ParallelJoins::participant`]).
+    finished: std::sync::atomic::AtomicUsize,
 }
 
 /// A batch's match flags ORed so far, and how many participants added
 /// theirs.
 type Matches = (Vec<bool>, usize);
 
-/// A join's [`Build`], locked while it is built.
-type BuildSlot = Arc<parking_lot::Mutex<Build>>;
+/// A join's [`Build`], locked while it is built, and where participants
+/// wait for the parts of a table built together.
+type BuildSlot = Arc<(parking_lot::Mutex<Build>, parking_lot::Condvar)>;
 
 /// A join's table, as the participants share it.
 enum Build {
@@ -229,6 +272,38 @@ enum Build {
     Shared(Arc<Held>),
     /// Too big to share: each participant builds its own.
     Private,
+    /// Built together (its hashed side reads a parallel scan's share):
+    /// the parts the participants have hashed so far.
+    Parts(Parts),
+}
+
+/// The parts of a table built together, as the participants arrive.
+#[derive(Default)]
+struct Parts {
+    parts: Vec<Held>,
+    /// Participants that brought their part.
+    arrived: usize,
+    /// Bytes of the parts.
+    mem: usize,
+    /// A part, or all of them, passed the budget: each participant
+    /// builds the whole table alone instead.
+    over: bool,
+}
+
+/// A participant's run of a parallel plan: counted finished when it
+/// drops, however the run ended (see [`ParallelJoins::participant`]).
+pub struct Participant<'a>(&'a ParallelJoins);
+
+impl Drop for Participant<'_> {
+    fn drop(&mut self) {
+        self.0
+            .finished
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let slots: Vec<BuildSlot> = self.0.builds.lock().values().cloned().collect();
+        for s in slots {
+            s.1.notify_all();
+        }
+    }
 }
 
 impl ParallelJoins {
@@ -239,14 +314,38 @@ impl ParallelJoins {
             participants: Default::default(),
             pending: Default::default(),
             builds: Default::default(),
+            finished: Default::default(),
         }
+    }
+
+    /// Starts a participant's run; held until it ends. A participant
+    /// that ends without reaching a table built together (its plan
+    /// stopped above it: an inner join over an empty table reads no
+    /// outer rows) brought no rows to it, and the others' parts are
+    /// whole without it: each read its scan's pages until none were
+    /// left.
+    pub fn participant(&self) -> Participant<'_> {
+        Participant(self)
+    }
+
+    /// Every participant has brought its part, `arrived` of them, or
+    /// ended without one.
+    fn parts_complete(&self, arrived: usize) -> bool {
+        let n = self.participants.load(std::sync::atomic::Ordering::SeqCst);
+        let done = self.finished.load(std::sync::atomic::Ordering::SeqCst);
+        n > 0 && arrived + done >= n
     }
 
     fn build_slot(&self, join: usize) -> BuildSlot {
         self.builds
             .lock()
             .entry(join)
-            .or_insert_with(|| Arc::new(parking_lot::Mutex::new(Build::NotYet)))
+            .or_insert_with(|| {
+                Arc::new((
+                    parking_lot::Mutex::new(Build::NotYet),
+                    parking_lot::Condvar::new(),
+                ))
+            })
             .clone()
     }
 
@@ -332,14 +431,25 @@ impl<'p> HashJoinNode<'p> {
             parallel_id: None,
             budget: 1,
             merged: false,
+            together: None,
         }
     }
 
     /// Marks a join over a parallel scan's share (see
     /// [`ParallelJoins`]); `plan` is its plan node.
-    pub fn parallel(mut self, plan: &PlanNode, parallel_outer: bool) -> Self {
+    pub fn parallel(
+        mut self,
+        plan: &'p PlanNode,
+        vis: &'p super::Vis,
+        parallel_outer: bool,
+    ) -> Self {
         if parallel_outer {
             self.parallel_id = Some(plan as *const PlanNode as usize);
+            if let crate::planner::plannodes::NodeKind::HashJoin { inner, .. } = &plan.kind {
+                if inner.has_parallel_scan() {
+                    self.together = Some((inner, vis));
+                }
+            }
         }
         self
     }
@@ -494,8 +604,11 @@ impl<'p> HashJoinNode<'p> {
         let (Some(join), Some(joins)) = (self.parallel_id, ec.parallel_joins.clone()) else {
             return self.build_own(ec);
         };
+        if self.together.is_some() {
+            return self.build_together(ec, &joins, join);
+        }
         let slot = joins.build_slot(join);
-        let mut build = slot.lock();
+        let mut build = slot.0.lock();
         match &*build {
             Build::Shared(h) => {
                 self.matched = vec![false; h.nrows];
@@ -512,7 +625,7 @@ impl<'p> HashJoinNode<'p> {
                 }
                 return self.build_own(ec);
             }
-            Build::NotYet => {}
+            Build::NotYet | Build::Parts(_) => {}
         }
         // Built once for all, with all their memory; the others wait.
         self.budget = joins.planned.max(1);
@@ -528,8 +641,91 @@ impl<'p> HashJoinNode<'p> {
         Ok(())
     }
 
+    /// Builds the table with the other participants: hashes the inner
+    /// rows of its share, adds them as its part, and waits for the
+    /// others'; the last to come makes the parts one table. If they do
+    /// not fit the participants' budget together, each builds the whole
+    /// table alone, reading every page (the same rows, under the same
+    /// snapshot).
+    fn build_together(
+        &mut self,
+        ec: &mut Ectx<'_>,
+        joins: &ParallelJoins,
+        join: usize,
+    ) -> PgResult<()> {
+        let limit = self
+            .spill
+            .as_ref()
+            .map_or(usize::MAX, |s| s.hash_mem)
+            .saturating_mul(joins.planned.max(1));
+        self.grow = false;
+        let whole = self.read_inner(ec, limit)?;
+        self.grow = true;
+        let slot = joins.build_slot(join);
+        let mut build = slot.0.lock();
+        if matches!(*build, Build::NotYet) {
+            *build = Build::Parts(Parts::default());
+        }
+        if let Build::Parts(p) = &mut *build {
+            p.arrived += 1;
+            p.mem = p.mem.saturating_add(self.mem);
+            if whole && !p.over && p.mem <= limit {
+                p.parts.push(std::mem::take(&mut self.held));
+            } else {
+                p.over = true;
+                p.parts.clear();
+            }
+        }
+        self.held = Held::default();
+        self.texts = Texts::default();
+        self.mem = 0;
+        loop {
+            match &mut *build {
+                Build::Shared(h) => {
+                    self.matched = vec![false; h.nrows];
+                    self.shared = Some(h.clone());
+                    return Ok(());
+                }
+                Build::Parts(p) if joins.parts_complete(p.arrived) => {
+                    let p = std::mem::take(p);
+                    *build = if p.over {
+                        Build::Private
+                    } else {
+                        Build::Shared(Arc::new(Held::merge(p.parts)?))
+                    };
+                    slot.1.notify_all();
+                }
+                Build::Parts(_) => {
+                    // Woken by an arrival or a participant's end; the
+                    // timeout for a cancel.
+                    slot.1
+                        .wait_for(&mut build, std::time::Duration::from_millis(5));
+                    ec.check_interrupts()?;
+                }
+                Build::Private | Build::NotYet => break,
+            }
+        }
+        drop(build);
+        if let Some((plan, vis)) = self.together {
+            self.inner = super::execnodes::build(plan, vis);
+        }
+        let serial = std::mem::replace(&mut ec.serial_scans, true);
+        let r = self.build_own(ec);
+        ec.serial_scans = serial;
+        r
+    }
+
     /// Reads the inner side into this node's own table (batch 0).
     fn build_own(&mut self, ec: &mut Ectx<'_>) -> PgResult<()> {
+        self.read_inner(ec, usize::MAX)?;
+        self.matched = vec![false; self.held.nrows];
+        Ok(())
+    }
+
+    /// Reads the inner side into this node's table (batch 0, the rows of
+    /// later batches to their files); false, stopping early, once the
+    /// rows held take more than `limit` bytes.
+    fn read_inner(&mut self, ec: &mut Ectx<'_>, limit: usize) -> PgResult<bool> {
         while self.inner.next(ec)? {
             ec.tick()?;
             let row = self.inner.row();
@@ -548,9 +744,11 @@ impl<'p> HashJoinNode<'p> {
             let added = self.add_inner(ec, &mut kept, keyed);
             self.kept = kept;
             added?;
+            if self.mem > limit {
+                return Ok(false);
+            }
         }
-        self.matched = vec![false; self.held.nrows];
-        Ok(())
+        Ok(true)
     }
 
     /// Moves to the next batch with rows: loads its inner file and opens

@@ -14,8 +14,9 @@
 use super::execnodes::ExecNode;
 use super::{dead_to_all, eval_lookup_key, Ectx, Vis};
 use crate::expr::{eval, eval_filter, Expr};
-use crate::planner::plannodes::FilterFirst;
+use crate::planner::plannodes::{FilterFirst, NodeKind, PlanNode};
 use engine::catalog::{IndexDef, RelShared, TableDef};
+use engine::Engine as Db;
 use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
@@ -45,14 +46,61 @@ impl ExecNode for ResultNode {
     }
 }
 
+/// The page counters of a parallel plan's scans (the driving scan's, and
+/// those of the hashed sides built together), each named by its plan
+/// node's address.
+pub struct ParallelScans(Vec<(usize, Arc<storage::heapam::ParallelBlocks>)>);
+
+impl ParallelScans {
+    /// A counter for each `parallel` SeqScan of `plan`.
+    pub fn new(db: &Db, plan: &PlanNode) -> PgResult<ParallelScans> {
+        type Counters = Vec<(usize, Arc<storage::heapam::ParallelBlocks>)>;
+        fn walk(db: &Db, n: &PlanNode, out: &mut Counters) -> PgResult<()> {
+            if let NodeKind::SeqScan {
+                table,
+                parallel: true,
+                ..
+            } = &n.kind
+            {
+                out.push((
+                    n as *const PlanNode as usize,
+                    db.heap().parallel_blocks(table.rel)?,
+                ));
+            }
+            for c in n.children() {
+                walk(db, c, out)?;
+            }
+            Ok(())
+        }
+        let mut v = Vec::new();
+        walk(db, plan, &mut v)?;
+        Ok(ParallelScans(v))
+    }
+
+    fn get(&self, id: usize) -> Option<Arc<storage::heapam::ParallelBlocks>> {
+        self.0
+            .iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, b)| b.clone())
+    }
+
+    /// Hands out no more pages of any scan (a participant failed).
+    pub fn finish(&self) {
+        for (_, b) in &self.0 {
+            b.finish();
+        }
+    }
+}
+
 /// Sequential scan with a pushed-down filter.
 pub struct SeqScanNode<'p> {
     table: &'p Arc<TableDef>,
     filter: Option<&'p Expr>,
     needed: Option<&'p [bool]>,
     vis: &'p Vis,
-    /// Reads only the pages it claims from `Ectx::parallel_scan`.
-    parallel: bool,
+    /// Reads only the pages it claims from `Ectx::parallel_scan`: its
+    /// plan node's address, which names its counter there.
+    parallel: Option<usize>,
     /// The filter's columns decoded first (see [`FilterFirst`]).
     filter_first: Option<&'p FilterFirst>,
     lock: Option<RelShared<'p>>,
@@ -68,7 +116,7 @@ impl<'p> SeqScanNode<'p> {
         filter: Option<&'p Expr>,
         needed: Option<&'p [bool]>,
         vis: &'p Vis,
-        parallel: bool,
+        parallel: Option<usize>,
         filter_first: Option<&'p FilterFirst>,
     ) -> Self {
         SeqScanNode {
@@ -96,11 +144,11 @@ impl ExecNode for SeqScanNode<'_> {
             self.table.check_not_dropped()?;
             self.vis.lock_relation(db, self.table);
             // A parallel participant reads the pages it claims; alone (no
-            // counter for this table) it reads them all.
-            let shared = ec
-                .parallel_scan
-                .clone()
-                .filter(|b| self.parallel && b.rel() == self.table.rel);
+            // counter for this scan) it reads them all.
+            let shared = match (self.parallel, &ec.parallel_scan) {
+                (Some(id), Some(scans)) if !ec.serial_scans => scans.get(id),
+                _ => None,
+            };
             self.scan = Some(match shared {
                 Some(b) => db.heap().begin_parallel_scan(b),
                 None => db.heap().begin_scan(self.table.rel)?,

@@ -430,7 +430,13 @@ fn node_fields(node: &PlanNode) -> Vec<(&'static str, String)> {
         f.push(("Join Type", json_str(kind)));
     };
     match &node.kind {
-        NodeKind::HashJoin { kind, .. } => join(&mut f, "Hash Join", kind.label()),
+        NodeKind::HashJoin { kind, inner, .. } => {
+            f.push(("Node Type", json_str("Hash Join")));
+            if inner.has_parallel_scan() {
+                f.push(("Parallel Aware", "true".to_string()));
+            }
+            f.push(("Join Type", json_str(kind.label())));
+        }
         NodeKind::MergeJoin { kind, .. } => join(&mut f, "Merge Join", kind.label()),
         NodeKind::NestLoop { kind, .. } => join(&mut f, "Nested Loop", kind.label()),
         NodeKind::Agg {
@@ -541,6 +547,9 @@ fn json_node(
     let mut fields: Vec<(&str, String)> = extra.to_vec();
     if hash {
         fields.push(("Node Type", json_str("Hash")));
+        if node.has_parallel_scan() {
+            fields.push(("Parallel Aware", "true".to_string()));
+        }
     } else {
         fields.extend(node_fields(node));
     }

@@ -118,6 +118,7 @@ fn try_split(node: &mut PlanNode) -> bool {
     };
     let participants = (PARALLEL_WORKERS + 1) as f64;
     share(&mut input, participants);
+    build_together(&mut input, participants);
     // Final ← Gather ← Partial ← input: one Grouping for both halves.
     let part_rows = (rows * participants).max(1.0);
     let mut partial = PlanNode::new(
@@ -307,6 +308,50 @@ fn share(n: &mut PlanNode, participants: f64) {
     }
     n.rows = (n.rows / participants).max(1.0);
     n.estimate();
+}
+
+/// Makes the hash joins on `n`'s driving path whose hashed side is
+/// itself driven by a big enough scan build their table together
+/// (PostgreSQL's Parallel Hash): that scan is shared out too, each
+/// participant hashes the rows of its pages, and the parts become the
+/// one table all probe (`executor::hashjoin`, `Build::Parts`). Only for a
+/// hashed side estimated to fit the shared budget, and without a right
+/// or full hash join inside it (whose unmatched rows are emitted by one
+/// participant, which a table built again by each, should the parts not
+/// fit, could not use). TPC-H Q10: the quarter's orders and their
+/// lineitems, hashed by three participants instead of by one while two
+/// wait.
+fn build_together(n: &mut PlanNode, participants: f64) {
+    match &mut n.kind {
+        NodeKind::Filter { input, .. } | NodeKind::Project { input, .. } => {
+            build_together(input, participants)
+        }
+        NodeKind::NestLoop { outer, kind, .. } if kind_keeps_rows(*kind) => {
+            build_together(outer, participants)
+        }
+        NodeKind::HashJoin {
+            outer, inner, kind, ..
+        } if hash_kind_keeps_rows(*kind) => {
+            build_together(outer, participants);
+            let big = driving_scan(inner).is_some_and(|s| s.total_cost >= MIN_DRIVING_COST);
+            if big && fits_shared(inner) && !keeps_unmatched_inside(inner) {
+                share(inner, participants);
+            }
+        }
+        _ => return,
+    }
+    n.estimate();
+}
+
+/// `n` holds a right or full hash join.
+fn keeps_unmatched_inside(n: &PlanNode) -> bool {
+    matches!(
+        n.kind,
+        NodeKind::HashJoin {
+            kind: JoinKind::Right | JoinKind::Full,
+            ..
+        }
+    ) || n.children().into_iter().any(keeps_unmatched_inside)
 }
 
 /// The scan whose rows drive `n`: through filters, projections and the

@@ -536,10 +536,17 @@ impl PlanNode {
                 JoinKind::Inner => "Nested Loop".into(),
                 k => format!("Nested Loop {} Join", k.label()),
             },
-            NodeKind::HashJoin { kind, .. } => match kind {
-                JoinKind::Inner => "Hash Join".into(),
-                k => format!("Hash {} Join", k.label()),
-            },
+            NodeKind::HashJoin { kind, inner, .. } => {
+                let parallel = if inner.has_parallel_scan() {
+                    "Parallel "
+                } else {
+                    ""
+                };
+                match kind {
+                    JoinKind::Inner => format!("{parallel}Hash Join"),
+                    k => format!("{parallel}Hash {} Join", k.label()),
+                }
+            }
             NodeKind::MergeJoin { kind, .. } => match kind {
                 JoinKind::Inner => "Merge Join".into(),
                 k => format!("Merge {} Join", k.label()),
@@ -668,6 +675,13 @@ impl PlanNode {
         }
     }
 
+    /// The subtree reads a parallel scan's share (a hash join whose
+    /// hashed side does builds its table together: Parallel Hash).
+    pub fn has_parallel_scan(&self) -> bool {
+        matches!(self.kind, NodeKind::SeqScan { parallel: true, .. })
+            || self.children().into_iter().any(PlanNode::has_parallel_scan)
+    }
+
     /// Visits every expression of the subtree.
     pub fn for_each_expr(&self, f: &mut dyn FnMut(&Expr)) {
         self.for_each_own_expr(f);
@@ -789,7 +803,12 @@ impl PlanNode {
         let hash_join = matches!(node.kind, NodeKind::HashJoin { .. });
         for (i, c) in node.children().into_iter().enumerate() {
             if hash_join && i == 1 {
-                out.push(line(depth + 1, "Hash", c.shown()));
+                let hash = if c.has_parallel_scan() {
+                    "Parallel Hash"
+                } else {
+                    "Hash"
+                };
+                out.push(line(depth + 1, hash, c.shown()));
                 c.explain_node(depth + 2, opts, stats, dp, out);
             } else {
                 c.explain_node(depth + 1, opts, stats, dp, out);
