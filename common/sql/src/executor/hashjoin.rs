@@ -225,16 +225,23 @@ fn held<'a>(own: &'a Held, shared: &'a Option<Arc<Held>>) -> &'a Held {
 /// joins on its driving path (those whose outer side reads the parallel
 /// scan's share).
 ///
-/// Each such join's inner side is built once: the first participant to
+/// Each such join's inner side is built once. When the inner side reads
+/// a parallel scan of its own (the planner's `build_together`; EXPLAIN's
+/// Parallel Hash), every participant hashes the rows of its pages as a
+/// part (`Build::Parts`), and the one that completes the set — every
+/// participant has brought its part or ended its run — makes them one
+/// table (`Held::merge`); past the budget, each builds the whole table
+/// alone from every page instead. Otherwise the first participant to
 /// reach it builds the table with the memory of all the participants
 /// planned (PostgreSQL's Parallel Hash budget) while the others wait,
 /// and all probe that one table (TPC-H Q14's 200,000 parts, Q13's
 /// 150,000 customers). If it does not fit, the builder batches its own
 /// table within its own `hash_mem` and the others build theirs (a right
 /// or full join's copies batched exactly as the builder's: the same
-/// budget until the same row). No builder waits for another: an inner
-/// side never reads a parallel scan, so it holds no shared join of its
-/// own.
+/// budget until the same row). No builder waits for another: such an
+/// inner side never reads a parallel scan, so it holds no shared join of
+/// its own; and parts are only waited for by participants that brought
+/// theirs, from joins met in the same order by all.
 ///
 /// A right or full join's unmatched inner rows: every participant has
 /// the same inner rows in the same order (one table, or copies made

@@ -23,7 +23,10 @@
 //! session and up to `max_parallel_workers_per_gather` threads) reads the
 //! pages it claims from a shared counter, runs its own copy of the rest of
 //! the input (the hash tables of the joins on the driving path built once
-//! and shared, `ParallelJoins`) and aggregates what it read; the
+//! and shared, `ParallelJoins`: by the first participant, or — when the
+//! hashed side is driven by a big scan of its own, `build_together` —
+//! by all, each hashing the rows of its pages) and aggregates what it
+//! read; the
 //! Finalize node combines the groups (`executor::agg`, `Accumulator::
 //! combine`). Every row of the input is aggregated by exactly one
 //! participant, so the result is the serial one (float sums up to the
@@ -37,8 +40,9 @@
 //! groups until the merge.
 //!
 //! Invariants: a `Gather` sits only between a `Final` and a `Partial`
-//! aggregation sharing one `Grouping`; exactly one `parallel` SeqScan is
-//! below it, on the driving path.
+//! aggregation sharing one `Grouping`; below it one `parallel` SeqScan is
+//! on the driving path, and any other is the driving scan of a hash
+//! join's hashed side on that path, built together.
 
 use super::plannodes::{AggSplit, JoinKind, NodeKind, PlanNode};
 use crate::expr::Expr;
