@@ -211,6 +211,7 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8], Bad> {
         let end = self.pos.checked_add(n).ok_or(Bad("length overflow"))?;
         let s = self.b.get(self.pos..end).ok_or(Bad("truncated"))?;
@@ -221,10 +222,17 @@ impl<'a> Reader<'a> {
     fn rest(&self) -> &'a [u8] {
         self.b.get(self.pos..).unwrap_or(&[])
     }
+    /// The next `N` bytes, as an array (one bounds check; `pos` is at
+    /// most the slice's length, so `pos + N` cannot overflow).
+    #[inline]
     fn arr<const N: usize>(&mut self) -> Result<[u8; N], Bad> {
-        let s = self.take(N)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
+        let end = self.pos + N;
+        let a: [u8; N] = self
+            .b
+            .get(self.pos..end)
+            .and_then(|s| s.try_into().ok())
+            .ok_or(Bad("truncated"))?;
+        self.pos = end;
         Ok(a)
     }
     /// The next byte.
@@ -238,6 +246,35 @@ impl<'a> Reader<'a> {
     /// every numeric mantissa) accumulate in a u64, the rest in a u128.
     #[inline]
     fn varint(&mut self) -> Result<u128, Bad> {
+        // One byte (a length under 128): the common case.
+        match self.b.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                return Ok(b as u128);
+            }
+            None => return Err(Bad("truncated")),
+            _ => {}
+        }
+        // Up to nine bytes (63 bits) from one bounds-checked slice.
+        let rest = self.b.get(self.pos..).unwrap_or(&[]);
+        let chunk = rest.get(..9).unwrap_or(rest);
+        let mut v: u64 = 0;
+        for (i, &b) in chunk.iter().enumerate() {
+            v |= ((b & 0x7f) as u64) << (7 * i);
+            if b & 0x80 == 0 {
+                self.pos += i + 1;
+                return Ok(v as u128);
+            }
+        }
+        if chunk.len() < 9 {
+            return Err(Bad("truncated"));
+        }
+        self.varint_wide()
+    }
+    /// [`Self::varint`] past nine bytes (a mantissa wider than 63 bits):
+    /// read again byte by byte from the start.
+    #[cold]
+    fn varint_wide(&mut self) -> Result<u128, Bad> {
         let mut v: u64 = 0;
         let mut shift = 0u32;
         while shift < 63 {
@@ -594,6 +631,223 @@ pub fn decode_row_needed(
     Ok(())
 }
 
+/// A decode plan for rows of one table read with one column mask, built
+/// once per scan ([`RowLayout::new`]) and used by [`decode_row_layout`].
+///
+/// It holds one op per column up to the last needed one (every column
+/// without a mask): a needed column is decoded by its type (int4, int8,
+/// date, float8, numeric and text-like columns have their own ops, the
+/// rest read through the general field reader); a column not needed is
+/// skipped by its stored size, and a run of fixed-width columns not needed
+/// (bool, int2/4/8, oid, date, float8, timestamp, uuid, interval, …)
+/// becomes one jump over their summed widths. The ops assume every column
+/// they cover is stored and non-NULL and nothing is toasted, so that each
+/// field starts where the previous ended; [`decode_row_layout`] checks
+/// this per row from the header and otherwise uses [`decode_row_needed`].
+///
+/// Invariant: `decode_row_layout(data, &RowLayout::new(types, needed), out,
+/// toast)` leaves `out` and returns exactly what `decode_row_needed(data,
+/// types, needed, out, toast)` would (property-tested).
+#[derive(Clone, Debug)]
+pub struct RowLayout {
+    types: Vec<SqlType>,
+    needed: Option<Vec<bool>>,
+    /// The columns the ops cover: up to the last needed one.
+    end: usize,
+    ops: Vec<Op>,
+}
+
+/// One step of a [`RowLayout`]: `usize` fields are column indexes
+/// (`Skip`'s is a byte count).
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    /// Fixed-width fields not needed: this many bytes.
+    Skip(usize),
+    /// A varint-length field not needed (text, bytea, json).
+    SkipVar,
+    /// A numeric not needed: scale byte + varint.
+    SkipNumeric,
+    /// Any other field not needed, skipped as [`Reader::skip`] does.
+    SkipField(SqlType),
+    Int4(usize),
+    Int8(usize),
+    Date(usize),
+    Float8(usize),
+    Numeric(usize),
+    /// A text-like column, read into its slot as [`Reader::text_into`].
+    Text(usize),
+    /// Any other needed column, read as [`Reader::field`].
+    Field(usize, SqlType),
+}
+
+/// The stored width of a field of `ty` when it is fixed and reading it
+/// can fail only by running out of bytes (so skipping it is a jump).
+fn fixed_width(ty: SqlType) -> Option<usize> {
+    Some(match ty {
+        SqlType::Bool => 1,
+        SqlType::Int2 => 2,
+        SqlType::Int4
+        | SqlType::Oid
+        | SqlType::Xid
+        | SqlType::Reg(_)
+        | SqlType::Enum(_)
+        | SqlType::Date => 4,
+        SqlType::Int8
+        | SqlType::Timestamp
+        | SqlType::TimestampTz
+        | SqlType::PgLsn
+        | SqlType::Xid8
+        | SqlType::Float8 => 8,
+        SqlType::Uuid | SqlType::Interval => 16,
+        SqlType::Void | SqlType::Trigger => 0,
+        _ => return None,
+    })
+}
+
+impl RowLayout {
+    /// The plan for rows of columns `types` decoded with mask `needed`
+    /// (as [`decode_row_needed`] takes them).
+    pub fn new(types: &[SqlType], needed: Option<&[bool]>) -> RowLayout {
+        let end = match needed {
+            Some(mask) if mask.len() >= types.len() => {
+                mask.iter().rposition(|&b| b).map_or(0, |l| l + 1)
+            }
+            _ => types.len(),
+        };
+        let mut ops: Vec<Op> = Vec::new();
+        for (i, &ty) in types.iter().enumerate().take(end) {
+            let op = if needed.and_then(|m| m.get(i)) != Some(&false) {
+                match ty {
+                    SqlType::Int4 => Op::Int4(i),
+                    SqlType::Int8 => Op::Int8(i),
+                    SqlType::Date => Op::Date(i),
+                    SqlType::Float8 => Op::Float8(i),
+                    SqlType::Numeric(_) => Op::Numeric(i),
+                    // Without a mask every column is read with `field`, as
+                    // `decode_all` does (the same value as `text_into`).
+                    _ if is_text(ty) && needed.is_some() => Op::Text(i),
+                    _ => Op::Field(i, ty),
+                }
+            } else if let Some(w) = fixed_width(ty) {
+                if let Some(Op::Skip(n)) = ops.last_mut() {
+                    *n += w;
+                    continue;
+                }
+                Op::Skip(w)
+            } else if is_text(ty) || matches!(ty, SqlType::Bytea | SqlType::Json | SqlType::Jsonb) {
+                Op::SkipVar
+            } else if let SqlType::Numeric(_) = ty {
+                Op::SkipNumeric
+            } else {
+                Op::SkipField(ty)
+            };
+            ops.push(op);
+        }
+        RowLayout {
+            types: types.to_vec(),
+            needed: needed.map(<[bool]>::to_vec),
+            end,
+            ops,
+        }
+    }
+
+    /// The ops over the fields (at `r`) of a row whose covered columns are
+    /// all stored, non-NULL and not toasted; `out` has one slot per column.
+    #[inline]
+    fn run(&self, r: &mut Reader<'_>, out: &mut [Value]) -> Result<(), Bad> {
+        for op in &self.ops {
+            match *op {
+                Op::Skip(n) => {
+                    r.take(n)?;
+                }
+                Op::SkipVar => {
+                    let n = r.varint_len()?;
+                    r.take(n)?;
+                }
+                Op::SkipNumeric => {
+                    r.byte()?;
+                    r.varint()?;
+                }
+                Op::SkipField(ty) => r.skip(ty)?,
+                Op::Int4(c) => out[c] = Value::Int4(i32::from_le_bytes(r.arr()?)),
+                Op::Int8(c) => out[c] = Value::Int8(i64::from_le_bytes(r.arr()?)),
+                Op::Date(c) => out[c] = Value::Date(i32::from_le_bytes(r.arr()?)),
+                Op::Float8(c) => out[c] = Value::Float8(f64::from_le_bytes(r.arr()?)),
+                Op::Numeric(c) => {
+                    let scale = r.byte()?;
+                    let m = unzigzag(r.varint()?);
+                    out[c] = Value::Numeric(
+                        Numeric::new(m, scale as u16).map_err(|_| Bad("bad numeric scale"))?,
+                    );
+                }
+                Op::Text(c) => r.text_into(&mut out[c])?,
+                Op::Field(c, ty) => out[c] = r.field(ty)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// As [`decode_row_needed`] with the types and mask `layout` was built
+/// from, and the same result in every case (values, untouched slots,
+/// errors): a row whose header shows every column the layout covers
+/// stored and non-NULL and no TOAST datum — checked from the header's
+/// bytes — runs the layout's ops; any other row, and any row the ops find
+/// corrupt, goes through [`decode_row_needed`].
+pub fn decode_row_layout(
+    data: &[u8],
+    layout: &RowLayout,
+    out: &mut Vec<Value>,
+    toast: &dyn ToastFetch,
+) -> PgResult<()> {
+    if fast_path(data, layout, out).is_none() {
+        decode_row_needed(data, &layout.types, layout.needed.as_deref(), out, toast)?;
+    }
+    Ok(())
+}
+
+/// [`decode_row_layout`]'s ops: None when the row needs the general path
+/// (NULLs, TOAST, missing columns) or they failed (the general path then
+/// finds the same error).
+#[inline]
+fn fast_path(data: &[u8], layout: &RowLayout, out: &mut Vec<Value>) -> Option<()> {
+    let word = u16::from_le_bytes(data.get(..2)?.try_into().ok()?);
+    if word & HAS_TOASTED != 0 {
+        return None;
+    }
+    let natts = word as usize;
+    let end = layout.end;
+    if natts < end {
+        return None;
+    }
+    let bm_end = 2 + natts.div_ceil(8);
+    let nulls = data.get(2..bm_end)?;
+    // No NULL among the covered columns: their bitmap bits are all clear.
+    let (full, bits) = (end / 8, end % 8);
+    if nulls.get(..full)?.iter().any(|&b| b != 0) {
+        return None;
+    }
+    if bits != 0 && nulls.get(full)? & ((1u8 << bits) - 1) != 0 {
+        return None;
+    }
+    let ncols = layout.types.len();
+    if out.len() != ncols {
+        out.clear();
+        out.resize(ncols, Value::Null);
+    }
+    let mut r = Reader {
+        b: data,
+        pos: bm_end,
+    };
+    layout.run(&mut r, out).ok()?;
+    // Without a mask, a row of exactly the table's attributes must end
+    // with its last field (decode_all's "trailing bytes").
+    if layout.needed.is_none() && natts == ncols && r.pos != data.len() {
+        return None;
+    }
+    Some(())
+}
+
 /// Every column (see [`decode_row_into`]).
 fn decode_all(
     data: &[u8],
@@ -700,6 +954,10 @@ mod tests {
             SqlType::Xid8 => any::<u64>().prop_map(Value::Xid8).boxed(),
             SqlType::Xid => any::<u32>().prop_map(Value::Xid).boxed(),
             SqlType::Uuid => any::<[u8; 16]>().prop_map(Value::Uuid).boxed(),
+            SqlType::Date => any::<i32>().prop_map(Value::Date).boxed(),
+            SqlType::Interval => (any::<i32>(), any::<i32>(), any::<i64>())
+                .prop_map(|(m, d, us)| Value::Interval(pgtypes::interval::Interval::new(m, d, us)))
+                .boxed(),
             SqlType::Inet | SqlType::Cidr => (any::<bool>(), any::<[u8; 16]>(), 0u8..=128)
                 .prop_map(move |(v6, mut addr, bits)| {
                     if !v6 {
@@ -752,7 +1010,169 @@ mod tests {
         )
     }
 
+    /// Types for the layout tests: every type of [`all_types`], the
+    /// fixed-width ones a layout skips by width, and the ones it decodes
+    /// with their own ops, more often.
+    fn layout_types() -> Vec<SqlType> {
+        let mut t = all_types();
+        t.extend([
+            SqlType::Date,
+            SqlType::Interval,
+            SqlType::Int4,
+            SqlType::Int8,
+            SqlType::Date,
+            SqlType::NUMERIC,
+            SqlType::Char(1),
+            SqlType::Text,
+        ]);
+        t
+    }
+
+    /// A row (its values' types) and the types it is read with: the same,
+    /// or fewer (a row written under a newer definition) or more (columns
+    /// added since it was written).
+    fn arb_layout_row() -> impl Strategy<Value = (Vec<SqlType>, Vec<Value>)> {
+        (
+            proptest::collection::vec(proptest::sample::select(layout_types()), 0..18),
+            0usize..4,
+            0usize..3,
+            proptest::collection::vec(proptest::sample::select(layout_types()), 0..3),
+        )
+            .prop_flat_map(|(types, shape, cut, extra)| {
+                let vals: Vec<_> = types
+                    .iter()
+                    .map(|&t| {
+                        if shape == 0 {
+                            arb_value(t)
+                        } else {
+                            // Mostly rows without NULLs (the fast path).
+                            arb_value(t)
+                                .prop_map(move |v| if v.is_null() { fill(t) } else { v })
+                                .boxed()
+                        }
+                    })
+                    .collect();
+                let mut read = types.clone();
+                match shape {
+                    1 => read.truncate(types.len().saturating_sub(cut)),
+                    2 => read.extend(extra),
+                    _ => {}
+                }
+                (Just(read), vals)
+            })
+    }
+
+    /// A non-NULL value of `ty` (any will do).
+    fn fill(ty: SqlType) -> Value {
+        match ty {
+            SqlType::Bool => Value::Bool(true),
+            SqlType::Int2 => Value::Int2(7),
+            SqlType::Int4 => Value::Int4(70000),
+            SqlType::Int8 => Value::Int8(-7),
+            SqlType::Float8 => Value::Float8(0.5),
+            SqlType::Numeric(_) => Value::Numeric(Numeric::new(-12345, 2).unwrap()),
+            SqlType::Timestamp => Value::Timestamp(1),
+            SqlType::TimestampTz => Value::TimestampTz(2),
+            SqlType::PgLsn => Value::PgLsn(3),
+            SqlType::Oid => Value::Oid(4),
+            SqlType::Xid8 => Value::Xid8(5),
+            SqlType::Xid => Value::Xid(6),
+            SqlType::Uuid => Value::Uuid([9; 16]),
+            SqlType::Date => Value::Date(-1),
+            SqlType::Interval => Value::Interval(pgtypes::interval::Interval::new(1, 2, 3)),
+            SqlType::Snapshot => Value::Snapshot(Arc::new(PgSnapshot {
+                xmin: 1,
+                xmax: 9,
+                xip: vec![3, 4],
+            })),
+            SqlType::Json | SqlType::Jsonb => Value::from_text(ty, "[1]").unwrap(),
+            SqlType::Inet | SqlType::Cidr => {
+                let a = pgtypes::inet::Inet {
+                    v6: false,
+                    bits: 32,
+                    addr: [0; 16],
+                };
+                if ty == SqlType::Inet {
+                    Value::Inet(a)
+                } else {
+                    Value::Cidr(a)
+                }
+            }
+            _ => Value::text("abc"),
+        }
+    }
+
+    fn arb_mask() -> impl Strategy<Value = Option<Vec<bool>>> {
+        prop_oneof![
+            1 => Just(None),
+            6 => proptest::collection::vec(any::<bool>(), 0..20).prop_map(Some),
+        ]
+    }
+
+    /// `decode_row_needed` and `decode_row_layout` on the same bytes from
+    /// the same `out`: the same result and the same `out`.
+    fn same_as_needed(data: &[u8], types: &[SqlType], mask: Option<&[bool]>, start: &[Value]) {
+        let layout = RowLayout::new(types, mask);
+        let (mut a, mut b) = (start.to_vec(), start.to_vec());
+        let ra = decode_row_needed(data, types, mask, &mut a, &NoToast);
+        let rb = decode_row_layout(data, &layout, &mut b, &NoToast);
+        assert_eq!(ra, rb, "result of {data:?} as {types:?} with {mask:?}");
+        if ra.is_ok() {
+            assert_eq!(a, b, "row of {data:?} as {types:?} with {mask:?}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn layout_decodes_as_needed((types, values) in arb_layout_row(), mask in arb_mask(),
+                                    (_, prev) in arb_layout_row()) {
+            let mut buf = Vec::new();
+            encode_row(&values, &mut buf);
+            // From a fresh buffer, and from one left by another row read
+            // with the same mask (the scan's reuse; text slots reused).
+            same_as_needed(&buf, &types, mask.as_deref(), &[]);
+            let mut start = Vec::new();
+            let mut pbuf = Vec::new();
+            encode_row(&prev, &mut pbuf);
+            if decode_row_needed(&pbuf, &types, mask.as_deref(), &mut start, &NoToast).is_ok() {
+                same_as_needed(&buf, &types, mask.as_deref(), &start);
+            }
+            let mut again = Vec::new();
+            encode_row(&values, &mut again);
+            same_as_needed(&again, &types, mask.as_deref(), &start);
+        }
+
+        #[test]
+        fn layout_on_damaged_rows_is_as_needed((types, values) in arb_layout_row(),
+                                               mask in arb_mask(),
+                                               cut in any::<prop::sample::Index>(),
+                                               at in any::<prop::sample::Index>(),
+                                               byte in any::<u8>()) {
+            let mut buf = Vec::new();
+            encode_row(&values, &mut buf);
+            // Truncated: never a panic, and when the layout's columns are
+            // cut short, an error.
+            let n = cut.index(buf.len());
+            same_as_needed(&buf[..n], &types, mask.as_deref(), &[]);
+            if n < 2 {
+                let layout = RowLayout::new(&types, mask.as_deref());
+                prop_assert!(decode_row_layout(&buf[..n], &layout, &mut Vec::new(), &NoToast).is_err());
+            }
+            // One byte changed.
+            if !buf.is_empty() {
+                let i = at.index(buf.len());
+                buf[i] = byte;
+                same_as_needed(&buf, &types, mask.as_deref(), &[]);
+            }
+        }
+
+        #[test]
+        fn layout_on_random_bytes_is_as_needed(data in proptest::collection::vec(any::<u8>(), 0..64),
+                                               types in proptest::collection::vec(proptest::sample::select(layout_types()), 0..8),
+                                               mask in arb_mask()) {
+            same_as_needed(&data, &types, mask.as_deref(), &[]);
+        }
+
         #[test]
         fn round_trip((types, values) in arb_row()) {
             let mut buf = Vec::new();
@@ -799,6 +1219,69 @@ mod tests {
             // Any strict prefix either fails or (never) decodes to the same row.
             if let Ok(v) = decode_row(&buf[..n], &types, &NoToast) { prop_assert_ne!(v, values); }
         }
+    }
+
+    #[test]
+    fn layout_takes_the_fast_path_without_nulls() {
+        // lineitem's shape: ints, numerics, chars, dates, texts.
+        let types = [
+            SqlType::Int8,
+            SqlType::Int4,
+            SqlType::Int4,
+            SqlType::Int4,
+            SqlType::NUMERIC,
+            SqlType::NUMERIC,
+            SqlType::NUMERIC,
+            SqlType::NUMERIC,
+            SqlType::Char(1),
+            SqlType::Char(1),
+            SqlType::Date,
+            SqlType::Date,
+            SqlType::Date,
+            SqlType::Char(25),
+            SqlType::Char(10),
+            SqlType::Varchar(Some(44)),
+        ];
+        let mut values: Vec<Value> = types.iter().map(|&t| fill(t)).collect();
+        let mut buf = Vec::new();
+        encode_row(&values, &mut buf);
+        let mut mask = [false; 16];
+        for c in [4, 5, 6, 10] {
+            mask[c] = true;
+        }
+        let layout = RowLayout::new(&types, Some(&mask));
+        // Columns 0..=3 are one 20-byte jump.
+        assert!(matches!(layout.ops[0], Op::Skip(20)));
+        assert_eq!(layout.end, 11);
+        let mut out = Vec::new();
+        assert!(fast_path(&buf, &layout, &mut out).is_some());
+        assert_eq!(out[5], values[5]);
+        assert_eq!(out[10], values[10]);
+        assert_eq!(out[0], Value::Null);
+        // A NULL among the covered columns: the general path, same row.
+        values[2] = Value::Null;
+        buf.clear();
+        encode_row(&values, &mut buf);
+        assert!(fast_path(&buf, &layout, &mut out).is_none());
+        decode_row_layout(&buf, &layout, &mut out, &NoToast).unwrap();
+        assert_eq!(out[10], values[10]);
+        // …but not past them.
+        values[2] = fill(SqlType::Int4);
+        values[12] = Value::Null;
+        buf.clear();
+        encode_row(&values, &mut buf);
+        assert!(fast_path(&buf, &layout, &mut out).is_some());
+        // Without a mask: every column.
+        let all = RowLayout::new(&types, None);
+        assert!(fast_path(&buf, &all, &mut out).is_none());
+        values[12] = fill(SqlType::Date);
+        buf.clear();
+        encode_row(&values, &mut buf);
+        assert!(fast_path(&buf, &all, &mut out).is_some());
+        assert_eq!(out, values);
+        // Trailing bytes: an error, as decode_row's.
+        buf.push(0);
+        assert!(decode_row_layout(&buf, &all, &mut out, &NoToast).is_err());
     }
 
     #[test]
