@@ -760,6 +760,24 @@ impl TableDef {
         toast: &dyn storage::rowcodec::ToastFetch,
     ) -> PgResult<()> {
         storage::rowcodec::decode_row_needed(data, types, needed, row, toast)?;
+        self.fill_missing(data, row)
+    }
+    /// As [`Self::decode_needed`] with the types and mask `layout` was
+    /// built from ([`storage::rowcodec::RowLayout::new`]), the same result:
+    /// a scan builds its layout once and decodes each row with it.
+    pub fn decode_layout(
+        &self,
+        data: &[u8],
+        layout: &storage::rowcodec::RowLayout,
+        row: &mut Vec<pgtypes::value::Value>,
+        toast: &dyn storage::rowcodec::ToastFetch,
+    ) -> PgResult<()> {
+        storage::rowcodec::decode_row_layout(data, layout, row, toast)?;
+        self.fill_missing(data, row)
+    }
+    /// The missing values (attmissingval) of the columns added after the
+    /// row `data` was written, into `row`.
+    fn fill_missing(&self, data: &[u8], row: &mut [pgtypes::value::Value]) -> PgResult<()> {
         if self.missing.is_empty() {
             return Ok(());
         }

@@ -23,6 +23,7 @@ use pgtypes::value::Value;
 use pgtypes::ItemPointer;
 use std::sync::Arc;
 use storage::heapam::HeapScan;
+use storage::rowcodec::RowLayout;
 
 /// One empty row.
 #[derive(Default)]
@@ -107,6 +108,10 @@ pub struct SeqScanNode<'p> {
     scan: Option<HeapScan>,
     types: Vec<SqlType>,
     row: Vec<Value>,
+    /// The decode plans of its masks, built when the scan starts: the
+    /// filter's and the rest's with a [`FilterFirst`], else `needed`'s
+    /// (decoding as `decode_needed` with those masks does).
+    layouts: Option<(RowLayout, Option<RowLayout>)>,
 }
 
 impl<'p> SeqScanNode<'p> {
@@ -130,6 +135,7 @@ impl<'p> SeqScanNode<'p> {
             scan: None,
             types: table.types(),
             row: Vec::new(),
+            layouts: None,
         }
     }
 }
@@ -153,8 +159,17 @@ impl ExecNode for SeqScanNode<'_> {
                 Some(b) => db.heap().begin_parallel_scan(b),
                 None => db.heap().begin_scan(self.table.rel)?,
             });
+            let types = &self.types;
+            self.layouts = Some(match (self.filter_first, self.filter) {
+                (Some(ff), Some(_)) => (
+                    RowLayout::new(types, Some(&ff.filter)),
+                    Some(RowLayout::new(types, Some(&ff.rest))),
+                ),
+                _ => (RowLayout::new(types, self.needed), None),
+            });
         }
-        let Some(scan) = self.scan.as_mut() else {
+        let (Some(scan), Some((layout, rest_layout))) = (self.scan.as_mut(), self.layouts.as_ref())
+        else {
             return Ok(false);
         };
         let cx = self.vis.cx(db);
@@ -163,14 +178,14 @@ impl ExecNode for SeqScanNode<'_> {
             let Some((_tid, data)) = scan.next_tuple(db.heap(), &cx)? else {
                 return Ok(false);
             };
-            if let (Some(ff), Some(f)) = (self.filter_first, self.filter) {
-                let (table, types, row) = (self.table, &self.types, &mut self.row);
-                table.decode_needed(data, types, Some(&ff.filter), row, db.heap())?;
+            if let (Some(ff), Some(f), Some(rest)) = (self.filter_first, self.filter, rest_layout) {
+                let (table, row) = (self.table, &mut self.row);
+                table.decode_layout(data, layout, row, db.heap())?;
                 if !eval_filter(f, row, ec.params, ec)? {
                     ec.removed[0] += 1;
                     continue;
                 }
-                table.decode_needed(data, types, Some(&ff.rest), row, db.heap())?;
+                table.decode_layout(data, rest, row, db.heap())?;
                 for &c in &ff.drop {
                     if let Some(v) = row.get_mut(c) {
                         *v = Value::Null;
@@ -179,7 +194,7 @@ impl ExecNode for SeqScanNode<'_> {
                 return Ok(true);
             }
             self.table
-                .decode_needed(data, &self.types, self.needed, &mut self.row, db.heap())?;
+                .decode_layout(data, layout, &mut self.row, db.heap())?;
             match self.filter {
                 None => return Ok(true),
                 Some(f) => {
