@@ -704,6 +704,19 @@ fn fixed_width(ty: SqlType) -> Option<usize> {
     })
 }
 
+/// Stores `v` as a `Value::$var` in `slot`: in place when the slot holds
+/// one already (a scan's reused row), without dropping the old value or
+/// building the new one on the stack first.
+macro_rules! put {
+    ($slot:expr, $var:ident, $v:expr) => {{
+        let v = $v;
+        match &mut $slot {
+            Value::$var(x) => *x = v,
+            s => *s = Value::$var(v),
+        }
+    }};
+}
+
 impl RowLayout {
     /// The plan for rows of columns `types` decoded with mask `needed`
     /// (as [`decode_row_needed`] takes them).
@@ -769,16 +782,15 @@ impl RowLayout {
                     r.varint()?;
                 }
                 Op::SkipField(ty) => r.skip(ty)?,
-                Op::Int4(c) => out[c] = Value::Int4(i32::from_le_bytes(r.arr()?)),
-                Op::Int8(c) => out[c] = Value::Int8(i64::from_le_bytes(r.arr()?)),
-                Op::Date(c) => out[c] = Value::Date(i32::from_le_bytes(r.arr()?)),
-                Op::Float8(c) => out[c] = Value::Float8(f64::from_le_bytes(r.arr()?)),
+                Op::Int4(c) => put!(out[c], Int4, i32::from_le_bytes(r.arr()?)),
+                Op::Int8(c) => put!(out[c], Int8, i64::from_le_bytes(r.arr()?)),
+                Op::Date(c) => put!(out[c], Date, i32::from_le_bytes(r.arr()?)),
+                Op::Float8(c) => put!(out[c], Float8, f64::from_le_bytes(r.arr()?)),
                 Op::Numeric(c) => {
                     let scale = r.byte()?;
                     let m = unzigzag(r.varint()?);
-                    out[c] = Value::Numeric(
-                        Numeric::new(m, scale as u16).map_err(|_| Bad("bad numeric scale"))?,
-                    );
+                    let v = Numeric::new(m, scale as u16).map_err(|_| Bad("bad numeric scale"))?;
+                    put!(out[c], Numeric, v)
                 }
                 Op::Text(c) => r.text_into(&mut out[c])?,
                 Op::Field(c, ty) => out[c] = r.field(ty)?,
