@@ -31,6 +31,14 @@
 //! (a column added later) decodes the missing ones as NULL, as PostgreSQL
 //! does without a default. Decoding validates every length and UTF-8 and
 //! returns XX001 on corruption; it never panics (property-tested).
+//!
+//! A sequential scan decodes every row with the same column mask, so it
+//! builds a [`RowLayout`] once: per column up to the last needed one, an
+//! op that decodes it by its type or skips its bytes, runs of fixed-width
+//! skips merged into one jump. [`decode_row_layout`] runs those ops on a
+//! row whose covered columns are all stored, non-NULL and not toasted (a
+//! look at the header's bitmap bytes) and hands any other row to
+//! [`decode_row_needed`]; either way the result is `decode_row_needed`'s.
 
 use std::sync::Arc;
 

@@ -4,7 +4,8 @@
 //! A table scan takes the table's shared relation lock when it starts and
 //! holds it until the node is dropped, checks that the table was not
 //! dropped meanwhile, and decodes each visible row into one reused
-//! buffer. The index scan is the point-lookup path of pgbench -S: it
+//! buffer (a sequential scan with the `RowLayout` decode plans of its
+//! column masks, built when it starts). The index scan is the point-lookup path of pgbench -S: it
 //! evaluates its key once (a parameter, a constant or an executor
 //! parameter set by a nested loop), collects the tids under that key and
 //! fetches each with the statement's snapshot; a version dead to everyone
