@@ -490,6 +490,30 @@ impl Node {
         self.status_kib("VmRSS")
     }
 
+    /// The files in the node's temporary-file directory (`base/pgsql_tmp`).
+    pub fn temp_files(&self) -> Vec<String> {
+        match std::fs::read_dir(self.data_dir().join("base/pgsql_tmp")) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Peak resident memory (VmHWM, KiB) since the last
+    /// [`Node::reset_peak_rss`].
+    pub fn peak_rss_kib(&self) -> u64 {
+        self.status_kib("VmHWM")
+    }
+
+    /// Resets the server's VmHWM to its current resident size
+    /// (`/proc/PID/clear_refs` 5). Panics if it is not running.
+    pub fn reset_peak_rss(&self) {
+        let pid = self.pid().expect("server pid");
+        std::fs::write(format!("/proc/{pid}/clear_refs"), "5").expect("clear_refs");
+    }
+
     /// A `/proc/PID/status` size of the server (`VmRSS`, `VmHWM`, …), KiB.
     /// Panics if it is not running.
     pub fn status_kib(&self, field: &str) -> u64 {

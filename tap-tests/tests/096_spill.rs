@@ -25,8 +25,6 @@
 //!    spilling sort with 57014, files removed, the session usable;
 //! 6. files a crash left in `base/pgsql_tmp` are removed at start-up.
 
-use std::path::Path;
-
 use tap_tests::bench::pg;
 use tap_tests::{Node, Session};
 
@@ -95,27 +93,6 @@ const QUERIES: &[&str] = &[
      FROM wide WINDOW w AS (ORDER BY g, id)) x",
 ];
 
-fn temp_files(data_dir: &Path) -> Vec<String> {
-    match std::fs::read_dir(data_dir.join("base/pgsql_tmp")) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Peak resident memory (VmHWM, KiB) since the last [`reset_peak`].
-fn peak_kib(node: &Node) -> u64 {
-    node.status_kib("VmHWM")
-}
-
-/// Resets VmHWM to the current resident size (`clear_refs` 5).
-fn reset_peak(node: &Node) {
-    let pid = node.pid().expect("server pid");
-    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").expect("clear_refs");
-}
-
 fn with_work_mem(session: &Session, work_mem: &str, sql: &str) -> String {
     session.query_safe(&format!("SET work_mem = '{work_mem}'"));
     session.query_safe(sql)
@@ -144,15 +121,15 @@ fn work_mem_spills_to_temporary_files() {
         node.restart();
         let s = node.background_session();
         s.query_safe("SET work_mem = '64kB'");
-        reset_peak(&node);
+        node.reset_peak_rss();
         let base = node.rss_kib();
         let answer = s.query_safe(q);
-        let spilled = peak_kib(&node).saturating_sub(base);
+        let spilled = node.peak_rss_kib().saturating_sub(base);
         s.query_safe("SET work_mem = '4GB'");
-        reset_peak(&node);
+        node.reset_peak_rss();
         let base = node.rss_kib();
         assert_eq!(s.query_safe(q), answer, "the same answer in memory: {q}");
-        let in_memory = peak_kib(&node).saturating_sub(base);
+        let in_memory = node.peak_rss_kib().saturating_sub(base);
         eprintln!("# peak growth: spilled {spilled} KiB, in memory {in_memory} KiB: {q}");
         assert!(
             spilled < BOUND_KIB,
@@ -173,16 +150,13 @@ fn work_mem_spills_to_temporary_files() {
         .map(|q| with_work_mem(&s, "4GB", q))
         .collect();
     assert_eq!(expected[..2], answers[..]);
-    assert!(
-        temp_files(node.data_dir()).is_empty(),
-        "nothing spilled in memory"
-    );
+    assert!(node.temp_files().is_empty(), "nothing spilled in memory");
     let before = node.log_position();
     let on_standby = standby.background_session();
     for (q, want) in QUERIES.iter().zip(&expected) {
         assert_eq!(&with_work_mem(&s, "64kB", q), want, "spilled: {q}");
         assert!(
-            temp_files(node.data_dir()).is_empty(),
+            node.temp_files().is_empty(),
             "no temporary file left after {q}"
         );
     }
@@ -195,7 +169,7 @@ fn work_mem_spills_to_temporary_files() {
             "spilled on the standby: {q}"
         );
         assert!(
-            temp_files(standby.data_dir()).is_empty(),
+            standby.temp_files().is_empty(),
             "no temporary file left on the standby after {q}"
         );
     }
@@ -262,7 +236,7 @@ fn work_mem_spills_to_temporary_files() {
         e.message,
         "temporary file size exceeds temp_file_limit (1024kB)"
     );
-    assert!(temp_files(node.data_dir()).is_empty(), "files removed");
+    assert!(node.temp_files().is_empty(), "files removed");
     s.query_safe("RESET temp_file_limit");
     assert_eq!(s.query_safe(SORT), expected[0], "usable after");
 
@@ -281,7 +255,7 @@ fn work_mem_spills_to_temporary_files() {
         let e = s.query_err(q);
         assert_eq!(e.code(), "57014", "{q}: {e:?}");
         assert_eq!(e.message, "canceling statement due to statement timeout");
-        assert!(temp_files(node.data_dir()).is_empty(), "files removed: {q}");
+        assert!(node.temp_files().is_empty(), "files removed: {q}");
     }
     s.query_safe("RESET statement_timeout");
     assert_eq!(s.query_safe("SELECT 1"), "1", "usable after");
@@ -296,7 +270,7 @@ fn work_mem_spills_to_temporary_files() {
     node.start();
     assert_eq!(node.safe_sql("SELECT 1"), "1");
     assert!(
-        temp_files(node.data_dir()).is_empty(),
+        node.temp_files().is_empty(),
         "start-up removed the crash's temporary files"
     );
 }

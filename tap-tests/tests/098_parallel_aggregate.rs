@@ -6,13 +6,22 @@
 //! its workers at statement_timeout, builds a big hashed side together
 //! (Parallel Hash; each alone past work_mem), and fails with any participant's
 //! error (division by zero on the first or the last page), leaving the
-//! session usable.
+//! session usable. Groups past work_mem: each participant holds no more
+//! than its budget and the merge goes partition by partition, so the
+//! server's peak memory stays under a bound it passes with the groups
+//! held, with the serial answer and no temporary file left.
 //! The golden scripts `parallel_aggregate` and `parallel_outer_join`
 //! compare the rows with PostgreSQL's.
 //!
 //! * `big_aggregations_run_in_parallel_on_both_nodes`
+//! * `parallel_groups_past_work_mem_stay_bounded`
 
 use tap_tests::Node;
+
+/// Peak memory growth allowed to a parallel aggregation past work_mem
+/// (KiB); held in memory, its 150,000 groups in each of three
+/// participants pass it.
+const BOUND_KIB: u64 = 32 * 1024;
 
 #[test]
 fn big_aggregations_run_in_parallel_on_both_nodes() {
@@ -134,4 +143,71 @@ SELECT count(*) FROM big;
             assert_eq!(out.stdout.trim(), "300000", "{}", node.name());
         }
     }
+}
+
+#[test]
+fn parallel_groups_past_work_mem_stay_bounded() {
+    let node = Node::new("primary");
+    node.init(true);
+    node.append_conf("log_temp_files = 0");
+    node.start();
+    node.safe_sql(
+        "CREATE TABLE many (k int, v int); \
+         INSERT INTO many SELECT g % 150000, g FROM generate_series(1, 600000) g; ANALYZE many",
+    );
+    let standby = Node::standby_of(&node, "standby");
+    node.wait_for_replay(&standby);
+    // Every participant meets nearly every key: 150,000 groups each.
+    let query = "SELECT count(*), sum(n), sum(s), sum(lo), max(hi), sum(a) FROM \
+                 (SELECT k, count(*) AS n, sum(v) AS s, min(v) AS lo, max(v::text) AS hi, \
+                 avg(v) AS a FROM many GROUP BY k) x";
+    let plan = node.safe_sql(&format!("EXPLAIN (COSTS OFF) {query}"));
+    for part in [
+        "Finalize HashAggregate",
+        "Partial HashAggregate",
+        "Parallel Seq Scan on many",
+    ] {
+        assert!(plan.contains(part), "no {part} in\n{plan}");
+    }
+    let serial = node.safe_sql(&format!("SET max_parallel_workers_per_gather = 0; {query}"));
+    assert!(serial.starts_with("150000|600000|"), "{serial}");
+
+    // Each measurement on a fresh server (memory freed earlier would
+    // hide growth): spilled, then held.
+    let mut growth = Vec::new();
+    for work_mem in ["64kB", "4GB"] {
+        node.restart();
+        let s = node.background_session();
+        s.query_safe(&format!("SET work_mem = '{work_mem}'"));
+        node.reset_peak_rss();
+        let base = node.rss_kib();
+        let before = node.log_position();
+        assert_eq!(s.query_safe(query), serial, "work_mem {work_mem}");
+        growth.push(node.peak_rss_kib().saturating_sub(base));
+        let spilled = node
+            .log_since(before)
+            .contains("temporary file: path \"base/pgsql_tmp/pgsql_tmp");
+        assert_eq!(
+            spilled,
+            work_mem == "64kB",
+            "spilled at work_mem {work_mem}"
+        );
+        assert!(
+            node.temp_files().is_empty(),
+            "no temporary file left (work_mem {work_mem})"
+        );
+    }
+    eprintln!(
+        "# peak growth: spilled {} KiB, held {} KiB",
+        growth[0], growth[1]
+    );
+    assert!(growth[0] < BOUND_KIB, "spilled, grew by {} KiB", growth[0]);
+    assert!(
+        growth[1] > BOUND_KIB,
+        "the bound tells the two apart: held, grew by {} KiB",
+        growth[1]
+    );
+    node.wait_for_replay(&standby);
+    let got = standby.safe_sql(&format!("SET work_mem = '64kB'; {query}"));
+    assert_eq!(got, serial, "on the standby");
 }

@@ -1154,6 +1154,58 @@ impl Accumulator {
         Ok(())
     }
 
+    /// A combinable state as two values (PostgreSQL's serialfn): the rows
+    /// counted, and the running value — NULL before any, an integer sum
+    /// as its 16 bytes, otherwise the value itself. What a parallel
+    /// aggregation writes of a partial group when the groups do not fit.
+    pub fn partial_state(&self) -> PgResult<[Value; 2]> {
+        if !Self::combinable(self.func) || self.ordered.is_some() {
+            return Err(PgError::internal(format!(
+                "{} has no partial state",
+                self.func.name()
+            )));
+        }
+        let state = match &self.state {
+            AccState::None => Value::Null,
+            AccState::Int(i) => Value::Bytea(i.to_be_bytes().to_vec().into()),
+            AccState::Num(n) => Value::Numeric(n.clone()),
+            AccState::Float(f) => Value::Float8(*f),
+            AccState::Interval(i) => Value::Interval(*i),
+            AccState::Val(v) => v.clone(),
+            AccState::Bool(b) => Value::Bool(*b),
+            _ => {
+                return Err(PgError::internal(format!(
+                    "{}: a state with no partial form",
+                    self.func.name()
+                )))
+            }
+        };
+        Ok([Value::Int8(self.count), state])
+    }
+
+    /// Sets the state [`Accumulator::partial_state`] wrote (on a fresh
+    /// accumulator of the same call).
+    pub fn set_partial_state(&mut self, count: &Value, state: &Value) -> PgResult<()> {
+        let bad = || PgError::internal(format!("{}: a damaged partial state", self.func.name()));
+        let Value::Int8(count) = count else {
+            return Err(bad());
+        };
+        self.count = *count;
+        self.state = match (self.func, state) {
+            (_, Value::Null) => AccState::None,
+            (AggFunc::Min | AggFunc::Max, v) => AccState::Val(v.clone()),
+            (_, Value::Bytea(b)) => {
+                AccState::Int(i128::from_be_bytes(b[..].try_into().map_err(|_| bad())?))
+            }
+            (_, Value::Numeric(n)) => AccState::Num(n.clone()),
+            (_, Value::Float8(f)) => AccState::Float(*f),
+            (_, Value::Interval(i)) => AccState::Interval(*i),
+            (_, Value::Bool(b)) => AccState::Bool(*b),
+            _ => return Err(bad()),
+        };
+        Ok(())
+    }
+
     /// Feeds one input value (count(*) ignores it; NULLs are skipped otherwise).
     pub fn update(&mut self, v: &Value) -> PgResult<()> {
         self.update_with(v, &[])

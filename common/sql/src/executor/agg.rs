@@ -37,13 +37,26 @@
 //! What grows inside one group (DISTINCT sets, `array_agg` /
 //! `string_agg` values) is not counted, as PostgreSQL does not split a
 //! group either.
+//!
+//! A parallel aggregation (Finalize over Gather over Partial) is bounded
+//! the same way, per participant as in PostgreSQL: each participant
+//! aggregates its rows as above; if its groups fit it hands them to the
+//! Finalize step, which combines them (`Accumulator::combine`). If they
+//! did not, it writes every group of each pass, as it is made, as a
+//! partial group (`Accumulator::partial_state`: PostgreSQL's serialfn)
+//! to partitions by the key's hash, the same for every participant. The
+//! Finalize step then writes the groups handed to it the same way and
+//! merges one partition at a time as rows are asked for — its files from
+//! every participant together, spilling again with another hash past the
+//! budget — so the session holds one partition's groups, and each
+//! participant one pass's.
 
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::execnodes::{build, ExecNode, Node};
-use super::spill::{row_bytes, split_tag, KeyMap, KeySet, Partitions, Spill, TempFile};
+use super::spill::{row_bytes, split_tag, KeyMap, KeySet, Partitions, Spill, TempFile, PARTITIONS};
 use super::{Ectx, SettingsView, Vis};
 use crate::expr::Grouping;
 use crate::functions::Accumulator;
@@ -75,6 +88,18 @@ pub struct AggNode<'p> {
     /// A Finalize aggregation: `input` is the session's share of the
     /// partial aggregation's input; workers run copies of it.
     parallel: Option<Parallel<'p>>,
+    /// Partial groups still to merge (a parallel aggregation whose
+    /// groups did not fit): the files of one partition, with their depth.
+    partials: Vec<(Vec<TempFile>, u64)>,
+}
+
+/// A participant's share of a parallel aggregation: its groups, or —
+/// when they did not fit in its budget — every one of its partial groups
+/// written to partitions that line up with every other participant's
+/// (`Partitions::into_files` at depth 0).
+enum Share {
+    Held(Vec<Group>),
+    Spilled(Vec<Option<TempFile>>),
 }
 
 /// The Gather below a Finalize aggregation (see the module doc), and
@@ -140,6 +165,7 @@ impl<'p> AggNode<'p> {
             sorted: (sorted && !grouping.group_by.is_empty() && grouping.sets.is_none())
                 .then(Sorted::default),
             parallel: None,
+            partials: Vec::new(),
         }
     }
 
@@ -151,13 +177,80 @@ impl<'p> AggNode<'p> {
         n
     }
 
-    /// Every group of the input, spilled partitions included (a parallel
-    /// participant's share: its groups are merged, not emitted).
-    fn consume_all(&mut self, ec: &mut Ectx<'_>) -> PgResult<Vec<Group>> {
-        let mut groups = self.consume(ec, None, 0)?;
-        while let Some((f, level)) = self.pending.pop() {
-            groups.extend(self.consume(ec, Some(f), level)?);
+    /// This participant's share of a parallel aggregation (see [`Share`]):
+    /// the groups of its rows if they fit; else the groups of each pass
+    /// (the first, then each partition it spilled), as they are made,
+    /// written as partial groups, so it holds no more than one pass's.
+    fn share(&mut self, ec: &mut Ectx<'_>) -> PgResult<Share> {
+        let groups = self.consume(ec, None, 0)?;
+        if self.pending.is_empty() {
+            return Ok(Share::Held(groups));
         }
+        let spill = self
+            .spill
+            .clone()
+            .ok_or_else(|| PgError::internal("aggregation before its start"))?;
+        let mut out = Partitions::new(0);
+        let (mut kb, mut row) = (Vec::new(), Vec::new());
+        for grp in &groups {
+            write_partial(&mut out, &spill, grp, &mut kb, &mut row)?;
+        }
+        drop(groups);
+        while let Some((f, level)) = self.pending.pop() {
+            for grp in self.consume(ec, Some(f), level)? {
+                write_partial(&mut out, &spill, &grp, &mut kb, &mut row)?;
+            }
+        }
+        Ok(Share::Spilled(out.into_files()?))
+    }
+
+    /// Merges the partial groups of one partition (the files each
+    /// participant wrote for it, or a partition this merge spilled at
+    /// `level`): the groups that fit in the budget are combined and
+    /// returned, the partial groups of any other key go to partitions of
+    /// the next depth, queued on `partials`.
+    fn merge_partials(
+        &mut self,
+        ec: &mut Ectx<'_>,
+        files: Vec<TempFile>,
+        level: u64,
+    ) -> PgResult<Vec<Group>> {
+        let g = self.grouping;
+        let spill = self
+            .spill
+            .clone()
+            .ok_or_else(|| PgError::internal("aggregation before its start"))?;
+        let per_group = 64 + g.aggs.len() * 64;
+        let mut groups: Vec<Group> = Vec::new();
+        let mut index: KeyMap<usize> = KeyMap::default();
+        let (mut mem, mut full) = (0usize, false);
+        let mut parts = Partitions::new(level);
+        let (mut buf, mut kb) = (Vec::new(), Vec::new());
+        for mut f in files {
+            while f.read_row(&mut buf)? {
+                ec.tick()?;
+                let grp = read_partial(g, &buf)?;
+                group_key(&grp, &mut kb);
+                match index.get(&kb) {
+                    Some(&i) => {
+                        for (a, b) in groups[i].accs.iter_mut().zip(grp.accs) {
+                            a.combine(b)?;
+                        }
+                    }
+                    None if full => parts.write(&spill, &kb, &buf, None)?,
+                    None => {
+                        mem += row_bytes(&grp.keys) + 2 * kb.len() + per_group;
+                        full = mem > spill.hash_mem;
+                        index.insert(kb.clone(), groups.len());
+                        groups.push(grp);
+                    }
+                }
+            }
+        }
+        let mut next = Vec::new();
+        parts.finish(&mut next)?;
+        self.partials
+            .extend(next.into_iter().map(|(f, level)| (vec![f], level)));
         Ok(groups)
     }
 
@@ -175,13 +268,13 @@ impl<'p> AggNode<'p> {
             .unwrap_or(par.workers);
         let mut want = par.workers.min(allowed);
         if parallel_rel(par.input).is_none() {
-            return self.consume_all(ec);
+            return self.consume(ec, None, 0);
         }
         if super::execnodes::instrumenting() {
             // Measured on this thread alone: the session is the one
             // participant, its partial groups what Gather passes up.
             let t = Instant::now();
-            let groups = self.consume_all(ec)?;
+            let groups = self.consume(ec, None, 0)?;
             let ms = t.elapsed().as_secs_f64() * 1000.0;
             super::execnodes::record_run(par.partial, groups.len() as u64, ms);
             super::execnodes::record_run(par.gather, groups.len() as u64, ms);
@@ -198,7 +291,7 @@ impl<'p> AggNode<'p> {
             }
         }
         if xacts.is_empty() {
-            return self.consume_all(ec);
+            return self.consume(ec, None, 0);
         }
         // Every table the participants read, locked for them all here.
         let mut tables = Vec::new();
@@ -244,7 +337,7 @@ impl<'p> AggNode<'p> {
             let held = std::mem::replace(&mut ec.locks_held, true);
             let mine = {
                 let _leaves = tails.participant();
-                self.consume_all(ec)
+                self.share(ec)
             };
             ec.parallel_scan = prev;
             ec.parallel_joins = prev_tails;
@@ -254,30 +347,70 @@ impl<'p> AggNode<'p> {
                 blocks.finish();
             }
             let theirs: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-            let mut groups = mine?;
-            let mut index = KeyMap::default();
-            let mut kb = Vec::new();
-            for (i, g) in groups.iter().enumerate() {
-                index.insert(group_key(g, &mut kb).to_vec(), i);
-            }
+            let mut shares = vec![mine?];
             for r in theirs {
-                let part = r.map_err(|_| PgError::internal("a parallel worker panicked"))??;
-                for g in part {
-                    match index.get(group_key(&g, &mut kb)) {
-                        Some(&i) => {
-                            for (a, b) in groups[i].accs.iter_mut().zip(g.accs) {
-                                a.combine(b)?;
-                            }
+                shares.push(r.map_err(|_| PgError::internal("a parallel worker panicked"))??);
+            }
+            self.merge_shares(shares)
+        })
+    }
+
+    /// The Finalize step: the groups held by participants are combined
+    /// here (each held no more than its budget); if any participant's did
+    /// not fit, these are written as partial groups too and every
+    /// partition's files are queued on `partials`, to be merged one
+    /// partition at a time as rows are asked for.
+    fn merge_shares(&mut self, shares: Vec<Share>) -> PgResult<Vec<Group>> {
+        let mut groups: Vec<Group> = Vec::new();
+        let mut index: KeyMap<usize> = KeyMap::default();
+        let mut kb = Vec::new();
+        let mut lined_up: Vec<Vec<TempFile>> = (0..PARTITIONS).map(|_| Vec::new()).collect();
+        for share in shares {
+            let part = match share {
+                Share::Held(part) => part,
+                Share::Spilled(files) => {
+                    for (i, f) in files.into_iter().enumerate() {
+                        lined_up[i % PARTITIONS].extend(f);
+                    }
+                    continue;
+                }
+            };
+            for g in part {
+                match index.get(group_key(&g, &mut kb)) {
+                    Some(&i) => {
+                        for (a, b) in groups[i].accs.iter_mut().zip(g.accs) {
+                            a.combine(b)?;
                         }
-                        None => {
-                            index.insert(kb.clone(), groups.len());
-                            groups.push(g);
-                        }
+                    }
+                    None => {
+                        index.insert(kb.clone(), groups.len());
+                        groups.push(g);
                     }
                 }
             }
-            Ok(groups)
-        })
+        }
+        if lined_up.iter().all(Vec::is_empty) {
+            return Ok(groups);
+        }
+        let spill = self
+            .spill
+            .clone()
+            .ok_or_else(|| PgError::internal("aggregation before its start"))?;
+        let mut out = Partitions::new(0);
+        let mut row = Vec::new();
+        for grp in &groups {
+            write_partial(&mut out, &spill, grp, &mut kb, &mut row)?;
+        }
+        for (i, f) in out.into_files()?.into_iter().enumerate() {
+            lined_up[i % PARTITIONS].extend(f);
+        }
+        self.partials.extend(
+            lined_up
+                .into_iter()
+                .filter(|files| !files.is_empty())
+                .map(|files| (files, 1)),
+        );
+        Ok(Vec::new())
     }
 
     /// The next group of sorted input: rows are fed to the current group
@@ -451,13 +584,16 @@ impl ExecNode for AggNode<'_> {
         let grp = loop {
             match self.groups.as_mut().and_then(|g| g.next()) {
                 Some(grp) => break Some(grp),
-                None => match self.pending.pop() {
-                    Some((f, level)) => {
-                        let groups = self.consume(ec, Some(f), level)?;
-                        self.groups = Some(groups.into_iter());
-                    }
-                    None => break None,
-                },
+                None => {
+                    let groups = if let Some((f, level)) = self.pending.pop() {
+                        self.consume(ec, Some(f), level)?
+                    } else if let Some((files, level)) = self.partials.pop() {
+                        self.merge_partials(ec, files, level)?
+                    } else {
+                        break None;
+                    };
+                    self.groups = Some(groups.into_iter());
+                }
             }
         };
         match grp {
@@ -539,6 +675,44 @@ fn feed(g: &Grouping, grp: &mut Group, row: &[Value], ec: &mut Ectx<'_>) -> PgRe
         grp.accs[i].feed(input)?;
     }
     Ok(())
+}
+
+/// Writes `grp` as a partial group — `[set, keys…, (rows, state) per
+/// aggregate]` (`Accumulator::partial_state`) — to the partition of its
+/// key.
+fn write_partial(
+    parts: &mut Partitions,
+    spill: &Spill,
+    grp: &Group,
+    kb: &mut Vec<u8>,
+    row: &mut Vec<Value>,
+) -> PgResult<()> {
+    row.clear();
+    row.push(Value::Int4(grp.set as i32));
+    row.extend(grp.keys.iter().cloned());
+    for a in &grp.accs {
+        row.extend(a.partial_state()?);
+    }
+    parts.write(spill, group_key(grp, kb), row, None)
+}
+
+/// The group [`write_partial`] wrote.
+fn read_partial(g: &Grouping, row: &[Value]) -> PgResult<Group> {
+    let bad = || PgError::internal("a damaged partial group");
+    let nk = g.group_by.len();
+    if row.len() != 1 + nk + 2 * g.aggs.len() {
+        return Err(bad());
+    }
+    let set = match row[0] {
+        Value::Int4(s) => usize::try_from(s).map_err(|_| bad())?,
+        _ => return Err(bad()),
+    };
+    let mut grp = new_group(g, set, row[1..1 + nk].to_vec());
+    for (i, a) in grp.accs.iter_mut().enumerate() {
+        let at = 1 + nk + 2 * i;
+        a.set_partial_state(&row[at], &row[at + 1])?;
+    }
+    Ok(grp)
 }
 
 /// A group's identity across participants: its grouping set and keys.
@@ -654,7 +828,7 @@ impl WorkerSetup<'_> {
         tails: Arc<super::hashjoin::ParallelJoins>,
         par: Parallel<'_>,
         grouping: &Grouping,
-    ) -> PgResult<Vec<Group>> {
+    ) -> PgResult<Share> {
         let mut ec = Ectx::new(
             self.db,
             &mut xact,
@@ -678,7 +852,7 @@ impl WorkerSetup<'_> {
         let _leaves = tails.participant();
         let mut node = AggNode::new(build(par.input, par.vis), grouping, false);
         node.spill = Some(Spill::new(&ec));
-        let r = node.consume_all(&mut ec);
+        let r = node.share(&mut ec);
         if r.is_err() {
             blocks.finish();
         }

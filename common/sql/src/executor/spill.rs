@@ -405,6 +405,17 @@ impl Partitions {
         }
         Ok(())
     }
+
+    /// Ends the pass keeping each partition in its place, ready to read
+    /// (None: nothing written to it): partitions of passes at the same
+    /// depth hold the same keys place by place.
+    pub fn into_files(self) -> PgResult<Vec<Option<TempFile>>> {
+        let mut files = self.files;
+        for f in files.iter_mut().flatten() {
+            f.rewind()?;
+        }
+        Ok(files)
+    }
 }
 
 /// A row read back from a partition written with a tag: the row and the tag.

@@ -36,8 +36,10 @@
 //! apart from the scan's share: no subplans, CTE scans, LIMIT, set-
 //! returning or user functions, no executor parameter set outside it, and
 //! every function PostgreSQL marks parallel safe (`proparallel = 's'`).
-//! Few groups only ([`MAX_GROUPS`]): each participant holds all of its
-//! groups until the merge.
+//! Few groups only ([`MAX_GROUPS`]): past it the Finalize step's merge,
+//! serial, costs about what the participants saved (groups past
+//! `work_mem` are written and merged partition by partition, memory
+//! bounded either way: `executor::agg`).
 //!
 //! Invariants: a `Gather` sits only between a `Final` and a `Partial`
 //! aggregation sharing one `Grouping`; below it one `parallel` SeqScan is
@@ -63,8 +65,8 @@ pub const MIN_SCAN_COST: f64 = 4000.0;
 pub const MIN_DRIVING_COST: f64 = 300.0;
 
 /// The most groups an aggregation may expect to be split (TPC-H Q13's
-/// 150,000 customers at scale 1: three participants holding theirs is
-/// some tens of MB, against a serial aggregation that spills).
+/// 150,000 customers at scale 1): each participant's groups go through
+/// the serial Finalize step, so with many more the split saves little.
 pub const MAX_GROUPS: f64 = 200_000.0;
 
 /// Splits the aggregations of `node` that qualify (see the module doc):
