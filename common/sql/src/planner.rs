@@ -328,9 +328,23 @@ pub struct Planned {
     /// The statement calls a user-defined function (`crate::fmgr`): its
     /// work is not bounded by the text.
     pub calls_functions: bool,
+    /// Tables it reads whole although a unique index was pinned, because
+    /// they had these few pages (`subselect::note_small_scan`).
+    pub small_scans: Vec<(pgtypes::RelFileId, u32)>,
 }
 
 impl Planned {
+    /// Whether the small tables it scans whole are still no bigger: a
+    /// cached plan that fails this is planned again, so a table that
+    /// grew is read through its index (PostgreSQL plans each simple
+    /// query afresh, and autovacuum's ANALYZE invalidates cached plans as
+    /// tables grow).
+    pub fn sizes_hold(&self, catalog: &engine::catalog::Catalog) -> bool {
+        self.small_scans
+            .iter()
+            .all(|&(rel, pages)| catalog.relation_pages(rel).is_none_or(|p| p <= pages))
+    }
+
     /// The user function a `SELECT * FROM f(…)` calls (what a CALL runs
     /// through, `crate::spi::call`).
     pub fn called_routine(&self) -> Option<Oid> {
@@ -493,9 +507,14 @@ pub fn plan_statement(
         ast::Statement::Delete(d) => d.selection.is_some() || d.returning.is_some(),
         _ => false,
     };
-    let (plan, reads, reads_view) = crate::parse_func::with_functions(catalog, || {
+    let (plan, collected) = crate::parse_func::with_functions(catalog, || {
         subselect::collect_relations(|| plan_one(catalog, stmt, &mut params))
     });
+    let subselect::Collected {
+        named: reads,
+        view: reads_view,
+        small_scans,
+    } = collected;
     let plan = plan?;
     let columns = match &plan {
         Plan::Query(q) => Some(q.columns.clone()),
@@ -513,6 +532,7 @@ pub fn plan_statement(
         reads_target,
         reads_view,
         calls_functions: false,
+        small_scans,
     };
     let mut calls = false;
     planned.for_each_expr(&mut |e| {

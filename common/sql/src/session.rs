@@ -149,6 +149,11 @@ impl std::fmt::Debug for PreparedStatement {
 }
 
 impl PreparedStatement {
+    /// The plan it holds now: the one its last execution ran, or made
+    /// when it was prepared (None for statements without one).
+    pub fn plan(&self) -> Option<Arc<Planned>> {
+        self.plan.lock().clone()
+    }
     /// Parameter types ($1 … $n), inferred where the client sent 0.
     pub fn param_types(&self) -> &[SqlType] {
         &self.param_types
@@ -1042,7 +1047,13 @@ impl Session {
         let known = self
             .shapes
             .get(&id)
-            .filter(|s| Arc::ptr_eq(&s.template, &template) && s.version == version)
+            .filter(|s| {
+                Arc::ptr_eq(&s.template, &template)
+                    && s.version == version
+                    && s.plan
+                        .as_ref()
+                        .is_none_or(|p| p.sizes_hold(self.db.catalog()))
+            })
             .map(|s| (s.plan.clone(), s.folds.clone()));
         match known {
             Some((Some(plan), folds)) => Ok(self.bind_shape(sql, &norm, template, plan, &folds)),
@@ -1193,7 +1204,7 @@ impl Session {
         {
             let g = stmt.plan.lock();
             if let Some(p) = g.as_ref() {
-                if p.catalog_version == version && !rebind {
+                if p.catalog_version == version && !rebind && p.sizes_hold(self.db.catalog()) {
                     return Ok(p.clone());
                 }
             }

@@ -149,7 +149,9 @@ fn plan(ec: &mut Ectx<'_>, sql: &str, types: &[SqlType]) -> PgResult<Arc<Planned
     if let (Some(cache), true) = (ec.plans.as_deref_mut(), cacheable) {
         cache.check_version(version);
         if let Some(p) = cache.plans.get(&key) {
-            return Ok(p.clone());
+            if p.sizes_hold(ec.db.catalog()) {
+                return Ok(p.clone());
+            }
         }
     }
     let (stmt, call) = match crate::parser::parse_one(sql)? {

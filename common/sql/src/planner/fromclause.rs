@@ -2302,7 +2302,17 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     }
                 } else {
                     let right_node = self.build(right, rq)?;
-                    self.nestloop(left_node, right_node, kind, rest, ls, Vec::new())
+                    let turn =
+                        kind == JoinKind::Inner && right_node.rows <= 1.0 && left_node.rows > 1.0;
+                    let node = self.nestloop(left_node, right_node, kind, rest, ls, Vec::new());
+                    if turn {
+                        // One row at most on the inner side: made the
+                        // outer one, the other side runs once, not once
+                        // per row (PostgreSQL's costs choose the same).
+                        turned_nestloop(node)
+                    } else {
+                        node
+                    }
                 };
                 let _ = lwidth;
                 Ok(
@@ -2590,6 +2600,20 @@ impl JoinPlanner<'_, '_, '_, '_> {
                 if key.len() < index.spec.columns.len()
                     && key_rows(tc, index, key.len()) * cost::INDEX_FETCH > table_rows
                 {
+                    access = Access::SeqScan;
+                }
+            }
+            // A unique key pinned whole on a table of a few pages: reading
+            // them costs less than the index's random pages. The plan
+            // holds while the table stays that small (the caches plan
+            // again past it: `Planned::sizes_hold`).
+            if let Access::Index { index, key, .. } = &access {
+                let quals = pred.as_ref().map_or(0, |p| p.conjuncts().len());
+                if index.spec.unique
+                    && key.len() == index.spec.columns.len()
+                    && super::costsize::whole_scan_beats_unique_lookup(pages, table_rows, quals)
+                {
+                    super::subselect::note_small_scan(table.rel, pages);
                     access = Access::SeqScan;
                 }
             }
@@ -3169,12 +3193,6 @@ pub fn swapped_hash_join(
     rows: f64,
 ) -> PlanNode {
     let (lw, rw) = (outer.width, inner.width);
-    // Joined row of the swapped join: inner columns, then outer ones.
-    let qual = qual.map(|q| {
-        map_columns(q, &mut |i| {
-            Expr::Column(if i < lw { i + rw } else { i - lw })
-        })
-    });
     let swapped = PlanNode::new(
         NodeKind::HashJoin {
             outer: Box::new(inner),
@@ -3182,12 +3200,56 @@ pub fn swapped_hash_join(
             kind,
             outer_keys: inner_keys,
             inner_keys: outer_keys,
-            qual,
+            qual: qual.map(|q| turn_columns(q, lw, rw)),
             inner_needed: None,
         },
         lw + rw,
         rows,
     );
+    turned_back(swapped, lw, rw)
+}
+
+/// `e` over an outer-then-inner row of widths `lw` and `rw`, rewritten
+/// for the joined row of the sides turned around (inner, then outer).
+fn turn_columns(e: Expr, lw: usize, rw: usize) -> Expr {
+    map_columns(e, &mut |i| {
+        Expr::Column(if i < lw { i + rw } else { i - lw })
+    })
+}
+
+/// `node`, an inner nested loop without parameters, with its sides
+/// turned around (and a permutation on top giving back its row).
+fn turned_nestloop(node: PlanNode) -> PlanNode {
+    let rows = node.rows;
+    let NodeKind::NestLoop {
+        outer,
+        inner,
+        kind,
+        qual,
+        params,
+    } = node.kind
+    else {
+        return node;
+    };
+    let (lw, rw) = (outer.width, inner.width);
+    let swapped = PlanNode::new(
+        NodeKind::NestLoop {
+            outer: inner,
+            inner: outer,
+            kind,
+            qual: qual.map(|q| turn_columns(q, lw, rw)),
+            params,
+        },
+        lw + rw,
+        rows,
+    );
+    turned_back(swapped, lw, rw)
+}
+
+/// A permutation over `swapped`, a join of sides turned around, giving
+/// back the outer-then-inner row.
+fn turned_back(swapped: PlanNode, lw: usize, rw: usize) -> PlanNode {
+    let rows = swapped.rows;
     let exprs = (0..lw)
         .map(|i| Expr::Column(rw + i))
         .chain((0..rw).map(Expr::Column))

@@ -74,6 +74,21 @@ thread_local! {
     /// While [`collect_relations`] runs: whether a view was expanded (a
     /// superuser's statement is then checked as the views' owners).
     static VIEW_NAMED: Cell<bool> = const { Cell::new(false) };
+    /// While [`collect_relations`] runs: the tables read by a sequential
+    /// scan because they were small, with the pages they had.
+    static SMALL_SCANS: std::cell::RefCell<Option<Vec<(pgtypes::RelFileId, u32)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Notes that the statement being planned reads `rel` by a sequential
+/// scan where a unique index was pinned, because it had only `pages`
+/// pages: the plan holds while it has no more (`Planned::sizes_hold`).
+pub fn note_small_scan(rel: pgtypes::RelFileId, pages: u32) {
+    SMALL_SCANS.with(|s| {
+        if let Some(v) = s.borrow_mut().as_mut() {
+            v.push((rel, pages));
+        }
+    });
 }
 
 /// Notes that the statement being planned reads a view.
@@ -81,21 +96,44 @@ pub fn note_view() {
     VIEW_NAMED.with(|v| v.set(true));
 }
 
+/// What [`collect_relations`] gathered besides the planner's answer.
+pub struct Collected {
+    /// The relations its statement levels named directly (sorted, each
+    /// once).
+    pub named: Vec<pgtypes::Oid>,
+    /// Whether it expanded a view.
+    pub view: bool,
+    /// See [`note_small_scan`].
+    pub small_scans: Vec<(pgtypes::RelFileId, u32)>,
+}
+
 /// Runs `f` (planning on this thread) and returns what it returned with
 /// the relations its statement levels named directly — each [`Global`]
 /// hands its `relations` over when it goes (a view's own query is not
-/// among them) — and whether it expanded a view.
-pub fn collect_relations<R>(f: impl FnOnce() -> R) -> (R, Vec<pgtypes::Oid>, bool) {
+/// among them) —, whether it expanded a view, and the small tables it
+/// chose to scan whole.
+pub fn collect_relations<R>(f: impl FnOnce() -> R) -> (R, Collected) {
     let outer = NAMED.with(|n| n.borrow_mut().replace(Vec::new()));
     let outer_view = VIEW_NAMED.with(|v| v.replace(false));
+    let outer_small = SMALL_SCANS.with(|s| s.borrow_mut().replace(Vec::new()));
     let r = f();
     let mut named = NAMED
         .with(|n| std::mem::replace(&mut *n.borrow_mut(), outer))
         .unwrap_or_default();
     let view = VIEW_NAMED.with(|v| v.replace(outer_view));
+    let small_scans = SMALL_SCANS
+        .with(|s| std::mem::replace(&mut *s.borrow_mut(), outer_small))
+        .unwrap_or_default();
     named.sort_unstable();
     named.dedup();
-    (r, named, view)
+    (
+        r,
+        Collected {
+            named,
+            view,
+            small_scans,
+        },
+    )
 }
 
 impl Drop for Global<'_, '_> {
