@@ -119,8 +119,11 @@ impl QueryPlan {
     }
 
     /// True if running it is bounded by the statement's text.
-    pub fn runs_briefly(&self) -> bool {
-        self.shared.subplans.is_empty() && self.shared.ctes.is_empty() && self.root.runs_briefly()
+    /// `small`: see [`plannodes::PlanNode::runs_briefly`].
+    pub fn runs_briefly(&self, small: &[(pgtypes::RelFileId, u32)]) -> bool {
+        self.shared.subplans.is_empty()
+            && self.shared.ctes.is_empty()
+            && self.root.runs_briefly(small)
     }
 
     /// The estimated cost of running it once: the tree's, its subplans'
@@ -394,7 +397,7 @@ impl Planned {
         }
         let unique_key = |a: &Access| matches!(a, Access::Index { index, .. } if index.spec.unique);
         match &self.plan {
-            Plan::Query(q) => q.runs_briefly(),
+            Plan::Query(q) => q.runs_briefly(&self.small_scans),
             Plan::Insert(i) => matches!(i.source, InsertSource::Values(_)),
             Plan::Update(u) => u.join.is_none() && unique_key(&u.access),
             Plan::Delete(d) => d.join.is_none() && unique_key(&d.access),

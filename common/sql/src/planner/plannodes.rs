@@ -691,10 +691,13 @@ impl PlanNode {
     }
 
     /// True if running the subtree is bounded by the statement's text, not
-    /// by a table's size: no FROM, a system view, a VALUES list, or one
-    /// key of a unique index, under per-row nodes.
-    pub fn runs_briefly(&self) -> bool {
+    /// by a table's size: no FROM, a system view, a VALUES list, one key of
+    /// a unique index, or a scan of one of the `small` tables (read whole
+    /// in place of such a key, while they have no more than these pages:
+    /// `Planned::small_scans`), under per-row nodes.
+    pub fn runs_briefly(&self, small: &[(pgtypes::RelFileId, u32)]) -> bool {
         match &self.kind {
+            NodeKind::SeqScan { table, .. } => small.iter().any(|(rel, _)| *rel == table.rel),
             NodeKind::Result
             | NodeKind::SystemView(_)
             | NodeKind::SequenceScan { .. }
@@ -710,7 +713,7 @@ impl PlanNode {
             | NodeKind::Sort { input, .. }
             | NodeKind::Unique { input, .. }
             | NodeKind::HashDistinct { input, .. }
-            | NodeKind::Limit { input, .. } => input.runs_briefly(),
+            | NodeKind::Limit { input, .. } => input.runs_briefly(small),
             _ => false,
         }
     }
