@@ -2302,13 +2302,21 @@ impl JoinPlanner<'_, '_, '_, '_> {
                     }
                 } else {
                     let right_node = self.build(right, rq)?;
-                    let turn =
-                        kind == JoinKind::Inner && right_node.rows <= 1.0 && left_node.rows > 1.0;
+                    // One row at most on the inner side of a join that
+                    // is not a table's scan: made the outer one, that
+                    // join runs once and the row is not read again per
+                    // row it makes (PostgreSQL's costs choose the same).
+                    // A table's scan stays outer, where a parallel
+                    // aggregation can share its pages out.
+                    let turn = kind == JoinKind::Inner
+                        && right_node.rows <= 1.0
+                        && left_node.rows > 1.0
+                        && !matches!(
+                            left_node.kind,
+                            NodeKind::SeqScan { .. } | NodeKind::IndexScan { .. }
+                        );
                     let node = self.nestloop(left_node, right_node, kind, rest, ls, Vec::new());
                     if turn {
-                        // One row at most on the inner side: made the
-                        // outer one, the other side runs once, not once
-                        // per row (PostgreSQL's costs choose the same).
                         turned_nestloop(node)
                     } else {
                         node
