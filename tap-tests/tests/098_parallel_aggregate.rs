@@ -70,7 +70,7 @@ fn big_aggregations_run_in_parallel_on_both_nodes() {
         for part in ["Gather", "Hash Right Join", "Parallel Seq Scan on big"] {
             assert!(plan.contains(part), "{}: no {part} in\n{plan}", node.name());
         }
-        let got = node.safe_sql(&outer);
+        let got = node.safe_sql(outer);
         let serial = node.safe_sql(&format!("SET max_parallel_workers_per_gather = 0; {outer}"));
         assert_eq!(got, serial, "{}", node.name());
         assert_eq!(

@@ -1168,7 +1168,7 @@ impl Accumulator {
         let state = match &self.state {
             AccState::None => Value::Null,
             AccState::Int(i) => Value::Bytea(i.to_be_bytes().to_vec().into()),
-            AccState::Num(n) => Value::Numeric(n.clone()),
+            AccState::Num(n) => Value::Numeric(*n),
             AccState::Float(f) => Value::Float8(*f),
             AccState::Interval(i) => Value::Interval(*i),
             AccState::Val(v) => v.clone(),
@@ -1197,7 +1197,7 @@ impl Accumulator {
             (_, Value::Bytea(b)) => {
                 AccState::Int(i128::from_be_bytes(b[..].try_into().map_err(|_| bad())?))
             }
-            (_, Value::Numeric(n)) => AccState::Num(n.clone()),
+            (_, Value::Numeric(n)) => AccState::Num(*n),
             (_, Value::Float8(f)) => AccState::Float(*f),
             (_, Value::Interval(i)) => AccState::Interval(*i),
             (_, Value::Bool(b)) => AccState::Bool(*b),

@@ -177,6 +177,13 @@ impl<'p> AggNode<'p> {
         n
     }
 
+    /// The temporary-file settings, read when the node started.
+    fn spill(&self) -> PgResult<Spill> {
+        self.spill
+            .clone()
+            .ok_or_else(|| PgError::internal("aggregation before its start"))
+    }
+
     /// This participant's share of a parallel aggregation (see [`Share`]):
     /// the groups of its rows if they fit; else the groups of each pass
     /// (the first, then each partition it spilled), as they are made,
@@ -186,10 +193,7 @@ impl<'p> AggNode<'p> {
         if self.pending.is_empty() {
             return Ok(Share::Held(groups));
         }
-        let spill = self
-            .spill
-            .clone()
-            .ok_or_else(|| PgError::internal("aggregation before its start"))?;
+        let spill = self.spill()?;
         let mut out = Partitions::new(0);
         let (mut kb, mut row) = (Vec::new(), Vec::new());
         for grp in &groups {
@@ -216,10 +220,7 @@ impl<'p> AggNode<'p> {
         level: u64,
     ) -> PgResult<Vec<Group>> {
         let g = self.grouping;
-        let spill = self
-            .spill
-            .clone()
-            .ok_or_else(|| PgError::internal("aggregation before its start"))?;
+        let spill = self.spill()?;
         let per_group = 64 + g.aggs.len() * 64;
         let mut groups: Vec<Group> = Vec::new();
         let mut index: KeyMap<usize> = KeyMap::default();
@@ -392,10 +393,7 @@ impl<'p> AggNode<'p> {
         if lined_up.iter().all(Vec::is_empty) {
             return Ok(groups);
         }
-        let spill = self
-            .spill
-            .clone()
-            .ok_or_else(|| PgError::internal("aggregation before its start"))?;
+        let spill = self.spill()?;
         let mut out = Partitions::new(0);
         let mut row = Vec::new();
         for grp in &groups {
@@ -469,10 +467,7 @@ impl<'p> AggNode<'p> {
         level: u64,
     ) -> PgResult<Vec<Group>> {
         let g = self.grouping;
-        let spill = self
-            .spill
-            .clone()
-            .ok_or_else(|| PgError::internal("aggregation before its start"))?;
+        let spill = self.spill()?;
         let mut groups: Vec<Group> = Vec::new();
         let mut index: KeyMap<usize> = KeyMap::default();
         let all: Vec<Vec<usize>>;
