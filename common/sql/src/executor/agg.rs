@@ -233,11 +233,7 @@ impl<'p> AggNode<'p> {
                 let grp = read_partial(g, &buf)?;
                 group_key(&grp, &mut kb);
                 match index.get(&kb) {
-                    Some(&i) => {
-                        for (a, b) in groups[i].accs.iter_mut().zip(grp.accs) {
-                            a.combine(b)?;
-                        }
-                    }
+                    Some(&i) => combine_group(&mut groups[i], grp)?,
                     None if full => parts.write(&spill, &kb, &buf, None)?,
                     None => {
                         mem += row_bytes(&grp.keys) + 2 * kb.len() + per_group;
@@ -378,11 +374,7 @@ impl<'p> AggNode<'p> {
             };
             for g in part {
                 match index.get(group_key(&g, &mut kb)) {
-                    Some(&i) => {
-                        for (a, b) in groups[i].accs.iter_mut().zip(g.accs) {
-                            a.combine(b)?;
-                        }
-                    }
+                    Some(&i) => combine_group(&mut groups[i], g)?,
                     None => {
                         index.insert(kb.clone(), groups.len());
                         groups.push(g);
@@ -668,6 +660,15 @@ fn feed(g: &Grouping, grp: &mut Group, row: &[Value], ec: &mut Ectx<'_>) -> PgRe
             }
         }
         grp.accs[i].feed(input)?;
+    }
+    Ok(())
+}
+
+/// Combines `from`, the same group's partial aggregates over other rows,
+/// into `into`.
+fn combine_group(into: &mut Group, from: Group) -> PgResult<()> {
+    for (a, b) in into.accs.iter_mut().zip(from.accs) {
+        a.combine(b)?;
     }
     Ok(())
 }

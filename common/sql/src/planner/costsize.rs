@@ -228,13 +228,18 @@ impl PlanNode {
                     .ceil()
                     .max(1.0)
             };
-            let quals = filter.as_ref().map_or(0, |f| f.conjuncts().len()) as f64;
+            let quals = filter.as_ref().map_or(0, |f| f.conjuncts().len());
             self.startup_cost = 0.0;
-            self.total_cost =
-                pages * SEQ_PAGE_COST + table_rows * (CPU_TUPLE_COST + CPU_OPERATOR_COST * quals);
+            self.total_cost = seq_scan_cost(pages, table_rows, quals);
         }
         self
     }
+}
+
+/// What reading `pages` pages holding `table_rows` rows costs, `quals`
+/// conditions checked on each row (PostgreSQL's cost_seqscan).
+fn seq_scan_cost(pages: f64, table_rows: f64, quals: usize) -> f64 {
+    pages * SEQ_PAGE_COST + table_rows * (CPU_TUPLE_COST + CPU_OPERATOR_COST * quals as f64)
 }
 
 /// Whether reading a table of `pages` pages and `table_rows` rows whole,
@@ -244,8 +249,7 @@ impl PlanNode {
 /// one-row probe. True for a table of a few pages, where PostgreSQL's
 /// plan is a Seq Scan with a Filter (a 50-row table: 1.6 against 8.2).
 pub fn whole_scan_beats_unique_lookup(pages: u32, table_rows: f64, quals: usize) -> bool {
-    let seq = pages as f64 * SEQ_PAGE_COST
-        + table_rows * (CPU_TUPLE_COST + CPU_OPERATOR_COST * quals as f64);
+    let seq = seq_scan_cost(pages as f64, table_rows, quals);
     let descent = (table_rows.max(2.0).log2().ceil() + 50.0) * CPU_OPERATOR_COST;
     let lookup = 2.0 * RANDOM_PAGE_COST + CPU_INDEX_TUPLE_COST + CPU_TUPLE_COST + descent;
     pages > 0 && seq < lookup
