@@ -158,6 +158,10 @@ impl BackendFactory for Sessions {
                     .max(1),
             ),
             keepalives: sql::session::keepalives_of(&c),
+            park_above: match usize::try_from(c.int("park_idle_sessions_above")) {
+                Ok(n) => n,
+                Err(_) => server::park::descriptor_limit() / 2,
+            },
         }
     }
 }

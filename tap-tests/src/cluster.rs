@@ -490,6 +490,20 @@ impl Node {
         self.status_kib("VmRSS")
     }
 
+    /// Sockets in the server's descriptor table (`/proc/PID/fd` entries
+    /// that are sockets). Panics if it is not running.
+    pub fn open_sockets(&self) -> usize {
+        let pid = self.pid().expect("server pid");
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .expect("proc fd")
+            .filter_map(Result::ok)
+            .filter(|e| {
+                std::fs::read_link(e.path())
+                    .is_ok_and(|t| t.to_string_lossy().starts_with("socket:"))
+            })
+            .count()
+    }
+
     /// The files in the node's temporary-file directory (`base/pgsql_tmp`).
     pub fn temp_files(&self) -> Vec<String> {
         match std::fs::read_dir(self.data_dir().join("base/pgsql_tmp")) {

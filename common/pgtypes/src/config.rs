@@ -179,6 +179,13 @@ pub const SETTINGS: &[SettingDef] = &[
         "connection slots of max_connections kept for superusers",
     ),
     def(
+        "park_idle_sessions_above",
+        "-1",
+        Unit::None,
+        Context::Sighup,
+        "client sockets held beyond which sessions idle for 100 ms park theirs outside the descriptor table (-1: half the open-file limit; 0: always)",
+    ),
+    def(
         "session_cores",
         "0",
         Unit::None,
@@ -1447,6 +1454,14 @@ fn validate(def: &SettingDef, value: &str) -> PgResult<()> {
                 ))
             }
             None => Err(bad()),
+        },
+        "park_idle_sessions_above" => match value.trim().parse::<i64>() {
+            Ok(n) if (-1..=i64::from(i32::MAX)).contains(&n) => Ok(()),
+            Ok(n) => Err(PgError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("{n} is outside the valid range for parameter \"park_idle_sessions_above\" (-1 .. 2147483647)"),
+            )),
+            Err(_) => Err(bad()),
         },
         "session_cores" => match value.trim().parse::<u32>() {
             Ok(n) if n <= 1024 => Ok(()),

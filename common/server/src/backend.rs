@@ -114,6 +114,10 @@ pub trait Backend: Send + 'static {
     /// session's next wait or interrupt check), for
     /// `pg_terminate_backend()` to call.
     fn set_terminator(&mut self, _terminate: Arc<dyn Fn() + Send + Sync>) {}
+    /// The client's TCP socket has a new descriptor number (it came back
+    /// from the parking lot, [`crate::park`]): the same socket, its
+    /// options kept ([`ConnectionInfo::tcp_fd`] named the old number).
+    fn socket_moved(&mut self, _fd: std::os::fd::RawFd) {}
     /// The session's value of a setting (startup `options` may have changed
     /// it), used for the initial ParameterStatus messages; `None` keeps the
     /// factory's value.
@@ -258,6 +262,10 @@ pub struct ConnectionPolicy {
     /// TCP connection as it is accepted (a session's own values replace
     /// them once it starts).
     pub keepalives: protocol::sockopt::Keepalives,
+    /// Idle sessions park their sockets ([`crate::park`]) while the
+    /// node holds at least this many client sockets in its descriptor
+    /// table (0: always).
+    pub park_above: usize,
 }
 
 impl Default for ConnectionPolicy {
@@ -267,6 +275,7 @@ impl Default for ConnectionPolicy {
             log_disconnections: false,
             authentication_timeout: std::time::Duration::from_secs(60),
             keepalives: protocol::sockopt::Keepalives::default(),
+            park_above: crate::park::descriptor_limit() / 2,
         }
     }
 }

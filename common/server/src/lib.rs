@@ -48,6 +48,7 @@ pub mod cancel;
 pub mod cores;
 pub mod hba;
 pub mod ident;
+pub mod park;
 pub mod postgres;
 pub mod reload;
 pub mod stream;

@@ -261,6 +261,32 @@ struct Wire {
     /// True on a multi-thread runtime (a session core), where a statement
     /// may leave the async context to write a large result mid-way.
     multi_thread: bool,
+    /// Parking the socket while idle ([`crate::park`]); None: never.
+    parking: Option<Parking>,
+    /// The socket's new descriptor after it came back from the parking
+    /// lot, for the backend ([`Backend::socket_moved`]).
+    moved_fd: Option<std::os::fd::RawFd>,
+}
+
+/// When a session parks its socket: after [`PARK_AFTER`] idle, while the
+/// node holds at least `above` client sockets in its descriptor table
+/// (live connections less parked ones).
+struct Parking {
+    lot: &'static crate::park::Lot,
+    above: usize,
+    live: Arc<Live>,
+}
+
+/// How long a session is idle before it parks its socket (when parking
+/// is due): long enough that a client in a loop of statements never
+/// parks between them.
+const PARK_AFTER: Duration = Duration::from_millis(100);
+
+impl Parking {
+    fn due(&self) -> bool {
+        let live = self.live.count.load(Ordering::Relaxed);
+        live.saturating_sub(self.lot.parked()) >= self.above
+    }
 }
 
 impl Wire {
@@ -278,6 +304,8 @@ impl Wire {
             stop,
             write_wait: None,
             multi_thread,
+            parking: None,
+            moved_fd: None,
         }
     }
 
@@ -301,16 +329,19 @@ impl Wire {
     /// socket stays silent for `limit` (only time spent waiting on it
     /// counts; buffered messages come back at once).
     async fn read_within(&mut self, limit: Option<Duration>) -> Result<Input, ProtocolError> {
-        self.read_waking(limit, None).await
+        self.read_waking(limit, None, false).await
     }
 
     /// [`Wire::read_within`] that also returns [`Input::Interrupt`] when
     /// `wake` is signalled (a standby snapshot conflict) before a message
-    /// is complete.
+    /// is complete. With `park`, a session idle for [`PARK_AFTER`] parks
+    /// its socket when parking is due ([`Parking`]); the session's loop
+    /// passes it, the reads inside a statement (COPY) do not.
     async fn read_waking(
         &mut self,
         limit: Option<Duration>,
         wake: Option<&tokio::sync::Notify>,
+        park: bool,
     ) -> Result<Input, ProtocolError> {
         let woken = async {
             match wake {
@@ -346,12 +377,60 @@ impl Wire {
                 if self.out.is_empty() {
                     bufpool::give(std::mem::take(&mut self.out));
                 }
-                tokio::select! {
+                let park_due = park && self.parking.as_ref().is_some_and(Parking::due);
+                let park_timer = async {
+                    if park_due {
+                        tokio::time::sleep(PARK_AFTER).await
+                    } else {
+                        std::future::pending().await
+                    }
+                };
+                let parking = tokio::select! {
                     biased;
                     _ = self.stop.wait() => return Ok(Input::Shutdown),
-                    r = self.stream.readable() => r?,
+                    r = self.stream.readable() => { r?; false }
                     _ = &mut idle, if limit.is_some() => return Ok(Input::IdleTimeout),
                     _ = &mut woken, if wake.is_some() => return Ok(Input::Interrupt),
+                    () = park_timer, if park_due => true,
+                };
+                if parking {
+                    // Idle and the node is short of descriptors: wait in
+                    // the parking lot, with the same ways out.
+                    let Some((kind, fd)) = self.stream.take_for_park()? else {
+                        continue;
+                    };
+                    let lot = match &self.parking {
+                        Some(p) => p.lot,
+                        None => unreachable!("parking is due only with a lot"),
+                    };
+                    let mut parked = match lot.park(fd) {
+                        Ok(p) => p,
+                        Err((fd, e)) => {
+                            debug!("could not park an idle session's socket: {e}");
+                            self.stream.unpark(kind, fd)?;
+                            continue;
+                        }
+                    };
+                    let mut back = None;
+                    let early = tokio::select! {
+                        biased;
+                        _ = self.stop.wait() => Some(Input::Shutdown),
+                        r = parked.wait() => {
+                            back = Some(r);
+                            None
+                        }
+                        _ = &mut idle, if limit.is_some() => Some(Input::IdleTimeout),
+                        _ = &mut woken, if wake.is_some() => Some(Input::Interrupt),
+                    };
+                    let fd = match back {
+                        Some(r) => r?,
+                        None => parked.recall().await?,
+                    };
+                    self.stream.unpark(kind, fd)?;
+                    self.moved_fd = self.stream.tcp_fd();
+                    if let Some(input) = early {
+                        return Ok(input);
+                    }
                 }
                 self.rbuf = bufpool::take(READ_BUF_INITIAL);
                 if self.out.capacity() == 0 {
@@ -416,6 +495,8 @@ impl Wire {
             stop,
             write_wait,
             multi_thread,
+            parking,
+            moved_fd,
         } = self;
         let ClientStream::Tcp(tcp) = stream else {
             return Err(io::Error::other("TLS requested on a non-TCP socket"));
@@ -433,6 +514,8 @@ impl Wire {
             stop,
             write_wait,
             multi_thread,
+            parking,
+            moved_fd,
         })
     }
 
@@ -690,6 +773,11 @@ pub(crate) async fn run_connection<F: BackendFactory>(
     backend.set_terminator(wire.stop.terminator(flag.clone()));
     wire.write_wait = backend.client_write_wait();
     backend.enable_async_waits();
+    wire.parking = crate::park::lot().map(|lot| Parking {
+        lot,
+        above: policy.park_above,
+        live: shared.live.clone(),
+    });
     let param = |k: &str| {
         params
             .iter()
@@ -1046,6 +1134,8 @@ fn drive<B: Backend>(
                     stop,
                     write_wait,
                     multi_thread,
+                    parking,
+                    moved_fd,
                 } = wire;
                 let stream = match stream.into_std() {
                     Ok(s) => s,
@@ -1073,6 +1163,8 @@ fn drive<B: Backend>(
                             stop,
                             write_wait,
                             multi_thread,
+                            parking,
+                            moved_fd,
                         },
                         backend,
                         cancel,
@@ -1537,7 +1629,11 @@ impl<B: Backend> SessionLoop<B> {
                     self.conflict.as_deref(),
                 ),
             };
-            let msg = match self.wire.read_waking(idle_limit, wake).await? {
+            let read = self.wire.read_waking(idle_limit, wake, true).await;
+            if let Some(fd) = self.wire.moved_fd.take() {
+                self.backend.socket_moved(fd);
+            }
+            let msg = match read? {
                 Input::Msg(m) => m,
                 Input::Eof => return Ok(Exit::Ended),
                 Input::Interrupt => match self.backend.idle_interrupt() {

@@ -29,6 +29,22 @@ pub enum ClientStream {
     Unix(UnixStream),
     /// TLS over TCP.
     Tls(Box<ServerTls>),
+    /// The socket is parked ([`crate::park`]): no descriptor, no I/O
+    /// until [`ClientStream::unpark`] puts it back.
+    Parked(ParkedKind),
+}
+
+/// What a parked socket was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParkedKind {
+    /// TCP.
+    Tcp,
+    /// A Unix-domain socket.
+    Unix,
+}
+
+fn parked_error() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "the client socket is parked")
 }
 
 /// A [`ClientStream`] between runtimes (deregistered from the one it
@@ -53,7 +69,37 @@ impl ClientStream {
                 s.get_mut().0.park()?;
                 StdClientStream::Tls(s)
             }
+            ClientStream::Parked(_) => return Err(parked_error()),
         })
+    }
+
+    /// Leaves the runtime as a bare socket to be parked ([`crate::park`]):
+    /// plain TCP and Unix sockets only (a TLS session's state is in
+    /// rustls, above the socket, and is not parked). The stream is
+    /// [`ClientStream::Parked`] until [`ClientStream::unpark`].
+    pub fn take_for_park(&mut self) -> io::Result<Option<(ParkedKind, std::os::fd::OwnedFd)>> {
+        let kind = match self {
+            ClientStream::Tcp(_) => ParkedKind::Tcp,
+            ClientStream::Unix(_) => ParkedKind::Unix,
+            ClientStream::Tls(_) | ClientStream::Parked(_) => return Ok(None),
+        };
+        Ok(
+            match std::mem::replace(self, ClientStream::Parked(kind)).into_std()? {
+                StdClientStream::Tcp(s) => Some((kind, s.into())),
+                StdClientStream::Unix(s) => Some((kind, s.into())),
+                StdClientStream::Tls(_) => None,
+            },
+        )
+    }
+
+    /// Puts a socket back from the parking lot, registered with the
+    /// current runtime (the descriptor number may differ from before).
+    pub fn unpark(&mut self, kind: ParkedKind, fd: std::os::fd::OwnedFd) -> io::Result<()> {
+        *self = match kind {
+            ParkedKind::Tcp => ClientStream::Tcp(TcpStream::from_std(fd.into())?),
+            ParkedKind::Unix => ClientStream::Unix(UnixStream::from_std(fd.into())?),
+        };
+        Ok(())
     }
 
     /// True for plain TCP.
@@ -84,6 +130,7 @@ impl ClientStream {
             ClientStream::Tcp(s) => Some(s.as_raw_fd()),
             ClientStream::Unix(_) => None,
             ClientStream::Tls(s) => s.get_ref().0.tcp().map(|t| t.as_raw_fd()),
+            ClientStream::Parked(_) => None,
         }
     }
 
@@ -96,6 +143,7 @@ impl ClientStream {
                 Some(t) => t.set_nodelay(on),
                 None => Ok(()),
             },
+            ClientStream::Parked(_) => Err(parked_error()),
         }
     }
 
@@ -105,6 +153,7 @@ impl ClientStream {
             ClientStream::Tcp(s) => s.local_addr().ok(),
             ClientStream::Unix(_) => None,
             ClientStream::Tls(s) => s.get_ref().0.tcp().and_then(|t| t.local_addr().ok()),
+            ClientStream::Parked(_) => None,
         }
     }
 
@@ -119,6 +168,7 @@ impl ClientStream {
                 Some(t) => t.readable().await,
                 None => Ok(()),
             },
+            ClientStream::Parked(_) => Err(parked_error()),
         }
     }
 
@@ -145,6 +195,7 @@ impl ClientStream {
                     Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
                 }
             }
+            ClientStream::Parked(_) => Err(parked_error()),
         }
     }
 
@@ -152,7 +203,7 @@ impl ClientStream {
     /// socket (`peer` authentication); None over TCP.
     pub fn peer_uid(&self) -> Option<u32> {
         match self {
-            ClientStream::Tcp(_) | ClientStream::Tls(_) => None,
+            ClientStream::Tcp(_) | ClientStream::Tls(_) | ClientStream::Parked(_) => None,
             ClientStream::Unix(s) => s.peer_cred().ok().map(|c| c.uid()),
         }
     }
@@ -182,6 +233,7 @@ impl AsyncRead for ClientStream {
             ClientStream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             ClientStream::Unix(s) => Pin::new(s).poll_read(cx, buf),
             ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            ClientStream::Parked(_) => Poll::Ready(Err(parked_error())),
         }
     }
 }
@@ -196,6 +248,7 @@ impl AsyncWrite for ClientStream {
             ClientStream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             ClientStream::Unix(s) => Pin::new(s).poll_write(cx, buf),
             ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            ClientStream::Parked(_) => Poll::Ready(Err(parked_error())),
         }
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -203,6 +256,7 @@ impl AsyncWrite for ClientStream {
             ClientStream::Tcp(s) => Pin::new(s).poll_flush(cx),
             ClientStream::Unix(s) => Pin::new(s).poll_flush(cx),
             ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            ClientStream::Parked(_) => Poll::Ready(Err(parked_error())),
         }
     }
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -210,6 +264,7 @@ impl AsyncWrite for ClientStream {
             ClientStream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             ClientStream::Unix(s) => Pin::new(s).poll_shutdown(cx),
             ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            ClientStream::Parked(_) => Poll::Ready(Err(parked_error())),
         }
     }
     fn poll_write_vectored(
@@ -221,6 +276,7 @@ impl AsyncWrite for ClientStream {
             ClientStream::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             ClientStream::Unix(s) => Pin::new(s).poll_write_vectored(cx, bufs),
             ClientStream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+            ClientStream::Parked(_) => Poll::Ready(Err(parked_error())),
         }
     }
     fn is_write_vectored(&self) -> bool {
@@ -228,6 +284,7 @@ impl AsyncWrite for ClientStream {
             ClientStream::Tcp(s) => s.is_write_vectored(),
             ClientStream::Unix(s) => s.is_write_vectored(),
             ClientStream::Tls(s) => s.is_write_vectored(),
+            ClientStream::Parked(_) => false,
         }
     }
 }

@@ -737,6 +737,14 @@ impl Session {
         self.apply_keepalives();
     }
 
+    /// The socket came back from the parking lot under a new descriptor
+    /// number; its options are the ones applied before.
+    pub fn socket_moved(&mut self, fd: std::os::fd::RawFd) {
+        if let Some((old, _)) = &mut self.socket {
+            *old = fd;
+        }
+    }
+
     /// Puts this session's `tcp_keepalives_*` / `tcp_user_timeout` on its
     /// socket where they differ from what is there (PostgreSQL's assign
     /// hooks). A failure is logged, not raised: the setting still shows.
@@ -3802,6 +3810,9 @@ impl Backend for Session {
     }
     fn idle_interrupt(&mut self) -> Option<pgtypes::error::PgError> {
         Session::idle_interrupt(self)
+    }
+    fn socket_moved(&mut self, fd: std::os::fd::RawFd) {
+        Session::socket_moved(self, fd)
     }
     fn set_backend_pid(&mut self, pid: i32) {
         Session::set_backend_pid(self, pid)
