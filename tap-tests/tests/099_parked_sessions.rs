@@ -61,7 +61,10 @@ fn idle_sessions_park_and_come_back() {
     let mut idle: Vec<RawConnection> = (0..150).map(|_| startup(&node)).collect();
     wait_parked(&node, base, "150 idle sessions park");
     for (i, c) in idle.iter_mut().enumerate() {
-        assert_eq!(query_one(c, &format!("SELECT {i} + 1")), (i + 1).to_string());
+        assert_eq!(
+            query_one(c, &format!("SELECT {i} + 1")),
+            (i + 1).to_string()
+        );
     }
 
     // 2. What a parked session holds stays.
@@ -78,7 +81,10 @@ fn idle_sessions_park_and_come_back() {
     let mut victim = startup(&node);
     let pid = query_one(&mut victim, "SELECT pg_backend_pid()");
     wait_parked(&node, base, "the victim parks");
-    assert_eq!(node.safe_sql(&format!("SELECT pg_terminate_backend({pid})")), "t");
+    assert_eq!(
+        node.safe_sql(&format!("SELECT pg_terminate_backend({pid})")),
+        "t"
+    );
     match victim.outcome() {
         Outcome::Error(e) => assert_eq!((e.severity.as_str(), e.code.as_str()), ("FATAL", "57P01")),
         other => panic!("terminated parked session: {other:?}"),
@@ -87,7 +93,10 @@ fn idle_sessions_park_and_come_back() {
 
     // 3b. So does idle_in_transaction_session_timeout.
     let mut slow = startup(&node);
-    assert_eq!(query_one(&mut slow, "SET idle_in_transaction_session_timeout = '1s'"), "");
+    assert_eq!(
+        query_one(&mut slow, "SET idle_in_transaction_session_timeout = '1s'"),
+        ""
+    );
     assert_eq!(query_one(&mut slow, "BEGIN"), "");
     match slow.outcome() {
         Outcome::Error(e) => assert_eq!((e.severity.as_str(), e.code.as_str()), ("FATAL", "25P03")),
@@ -103,7 +112,9 @@ fn idle_sessions_park_and_come_back() {
     let before = sessions(&node);
     wait_parked(&node, base, "all parked before the hang-ups");
     idle.truncate(100);
-    wait_until("50 hung-up parked sessions end", || sessions(&node) == before - 50);
+    wait_until("50 hung-up parked sessions end", || {
+        sessions(&node) == before - 50
+    });
 
     // 3d. A fast shutdown tells every parked client and stops.
     wait_parked(&node, base, "all parked before the shutdown");

@@ -71,12 +71,13 @@ pub fn lot() -> Option<&'static Lot> {
     LOT.get_or_init(|| {
         let per_ring = u32::try_from(descriptor_limit().clamp(64, 1 << 20)).unwrap_or(1 << 20);
         match Lot::new(per_ring) {
-        Ok(l) => Some(l),
-        Err(e) => {
-            debug!("idle sessions cannot park their sockets: {e}");
-            None
+            Ok(l) => Some(l),
+            Err(e) => {
+                debug!("idle sessions cannot park their sockets: {e}");
+                None
+            }
         }
-    }})
+    })
     .as_ref()
 }
 
@@ -330,7 +331,10 @@ impl Ring {
         let generation = (ud >> 32) as u32;
         match kind {
             POLL if res < 0 && res != -libc::ECANCELED => {
-                debug!("parked socket poll ended: {}", io::Error::from_raw_os_error(-res));
+                debug!(
+                    "parked socket poll ended: {}",
+                    io::Error::from_raw_os_error(-res)
+                );
             }
             INSTALL => {
                 // The table lets go of the socket: from here the new
@@ -473,7 +477,11 @@ mod tests {
     fn wait_parked(lot: &Lot, n: usize) {
         let until = std::time::Instant::now() + Duration::from_secs(10);
         while lot.parked() > n {
-            assert!(std::time::Instant::now() < until, "parked stays {}", lot.parked());
+            assert!(
+                std::time::Instant::now() < until,
+                "parked stays {}",
+                lot.parked()
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -544,7 +552,11 @@ mod tests {
         let mut buf = [0u8; 1];
         assert_eq!(client.read(&mut buf).unwrap(), 0, "the server side closed");
         wait_parked(lot, 0);
-        assert_eq!(lot.rings.read()[0].free.lock().len(), 4, "the slot is free again");
+        assert_eq!(
+            lot.rings.read()[0].free.lock().len(),
+            4,
+            "the slot is free again"
+        );
     }
 
     #[tokio::test]

@@ -263,6 +263,23 @@ async fn open_one(
 ) -> Result<tokio::net::TcpStream, String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let sock = tokio::net::TcpSocket::new_v4().map_err(|e| format!("socket: {e}"))?;
+    // The port is chosen at connect (by the whole 4-tuple), not at bind:
+    // a bind to port 0 searches the bound ports of the address, which
+    // grows with every session held from it.
+    {
+        use std::os::fd::AsRawFd;
+        let one: libc::c_int = 1;
+        // SAFETY: a valid socket and a c_int option value.
+        unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::IPPROTO_IP,
+                libc::IP_BIND_ADDRESS_NO_PORT,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    }
     sock.bind(SocketAddr::new(src.into(), 0))
         .map_err(|e| format!("bind {src}: {e}"))?;
     let mut stream = sock
@@ -314,7 +331,21 @@ impl RawIdleSet {
         parallel: usize,
         min_avail_mib: u64,
     ) -> (RawIdleSet, OpenReport) {
-        let sources: Vec<Ipv4Addr> = (0..sources.clamp(1, 250))
+        Self::open_from(ep, n, 0, sources, parallel, min_avail_mib)
+    }
+
+    /// [`RawIdleSet::open`] from the source addresses 127.0.0.(2 +
+    /// `first`) on: processes that share the work use disjoint ones.
+    pub fn open_from(
+        ep: &Endpoint,
+        n: usize,
+        first: usize,
+        sources: usize,
+        parallel: usize,
+        min_avail_mib: u64,
+    ) -> (RawIdleSet, OpenReport) {
+        let first = first.min(249);
+        let sources: Vec<Ipv4Addr> = (first..(first + sources.max(1)).min(250))
             .map(|i| Ipv4Addr::new(127, 0, 0, 2 + i as u8))
             .collect();
         let mut report = OpenReport {

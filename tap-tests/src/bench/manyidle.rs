@@ -18,12 +18,17 @@
 //!       shared_memory_size, start / the error
 //! ```
 //!
-//! N is bounded by open files: every session is a socket in the server and
-//! one in this process, and both inherit this process's RLIMIT_NOFILE
-//! (raised to its hard limit at start). The default N is that limit minus
-//! [`FD_RESERVE`] for the servers' own files, pgbench's connections and the
-//! bench's; `--many-idle N` asks for another count. A count the machine
-//! cannot hold stops where it fails, and the table says why.
+//! Open files: every session is a socket in the server and one on the
+//! client side, and both inherit this process's RLIMIT_NOFILE (raised to
+//! its hard limit at start). A hotpair node holds more sessions than that
+//! limit by parking idle ones' sockets outside its descriptor table
+//! (`server::park`); PostgreSQL's sessions are sockets of separate
+//! processes. The client side spreads a count beyond its own limit over
+//! child processes of this binary (`--hold-idle`, [`HeldSessions`]), each
+//! under the limit with source addresses of its own. The default N is the
+//! limit minus [`FD_RESERVE`]; `--many-idle N` asks for another count (the
+//! issue's 100,000). A count the machine cannot hold stops where it
+//! fails, and the table says why.
 //!
 //! The pair is the workload's own, not the run's: the run's servers keep
 //! the `max_connections` every other workload is compared at, and
@@ -31,7 +36,7 @@
 
 use std::time::Duration;
 
-use super::idle::RawIdleSet;
+use super::idle::{OpenReport, RawIdleSet};
 use super::pg;
 use super::report::{Cell, Chart, Table};
 use super::sysinfo::{self, ServerMem};
@@ -260,23 +265,10 @@ fn measure_node(
     let without = ctx.point_summary(ep, 8, &active);
     table.set_point(row, 0.0, 7, &without);
 
-    // The server must hold a socket per session too.
-    let server_limit = target.node_nofile(standby);
-    let n_here = match server_limit {
-        Some(l) => u64::from(n).min(l.saturating_sub(FD_RESERVE)) as u32,
-        None => n,
-    };
     let mem = |m: &ServerMem| m.kib as f64 / 1024.0;
     let before = target.node_memory(standby);
-    let sources = (n_here as usize).div_ceil(SESSIONS_PER_SOURCE).max(2);
-    eprintln!("bench: manyidle: {row}: opening {n_here} sessions from {sources} source addresses");
-    let (mut set, report) = RawIdleSet::open(
-        ep,
-        n_here as usize,
-        sources,
-        PARALLEL_PER_SOURCE,
-        ctx.cfg.min_mem_available_mib,
-    );
+    eprintln!("bench: manyidle: {row}: opening {n} sessions");
+    let (set, report) = HeldSessions::open(ep, n as usize, ctx.cfg.min_mem_available_mib);
     // Let the server finish whatever the last sessions started.
     std::thread::sleep(Duration::from_secs(1));
     let after = target.node_memory(standby);
@@ -291,10 +283,7 @@ fn measure_node(
             .map(|s| format!("; {s}"))
             .unwrap_or_default()
     );
-    let remark = report.stopped.clone().or_else(|| {
-        (n_here < n)
-            .then(|| format!("{n_here} of {n}: the server's open-file limit is {server_limit:?}"))
-    });
+    let remark = report.stopped.clone();
     table.set(row, 0.0, 0, Cell::Value(report.opened as f64, remark));
     if report.opened > 0 {
         table.set(row, 0.0, 1, Cell::Value(report.rate(), None));
@@ -325,7 +314,156 @@ fn measure_node(
             table.set(row, 0.0, 9, Cell::Value(w.tps / wo.tps, None));
         }
     }
-    set.close();
+    drop(set);
+}
+
+/// Idle sessions held by this process, or by child processes of this
+/// binary when one process's open-file limit is too small for them.
+pub enum HeldSessions {
+    /// In this process.
+    Here(RawIdleSet),
+    /// In children (`bench --hold-idle`), which hold them until their
+    /// standard input closes.
+    Children(Vec<std::process::Child>),
+}
+
+impl HeldSessions {
+    /// Opens `n` sessions to `ep`, in child processes when this one's
+    /// open-file limit cannot hold them all; each child's sessions come
+    /// from source addresses of its own, [`SESSIONS_PER_SOURCE`] each.
+    pub fn open(ep: &Endpoint, n: usize, min_avail_mib: u64) -> (HeldSessions, OpenReport) {
+        let per_process = (sysinfo::own_nofile_soft()
+            .unwrap_or(1024)
+            .saturating_sub(FD_RESERVE) as usize)
+            .max(100);
+        if n <= per_process {
+            let sources = n.div_ceil(SESSIONS_PER_SOURCE).max(2);
+            let (set, report) =
+                RawIdleSet::open(ep, n, sources, PARALLEL_PER_SOURCE, min_avail_mib);
+            return (HeldSessions::Here(set), report);
+        }
+        let children = n.div_ceil(per_process);
+        let each = n.div_ceil(children);
+        let sources = each.div_ceil(SESSIONS_PER_SOURCE).max(1);
+        let exe = match std::env::current_exe() {
+            Ok(e) => e,
+            Err(e) => {
+                let report = OpenReport {
+                    stopped: Some(format!("current_exe: {e}")),
+                    ..OpenReport::default()
+                };
+                return (HeldSessions::Children(Vec::new()), report);
+            }
+        };
+        let start = std::time::Instant::now();
+        let mut spawned = Vec::new();
+        let mut report = OpenReport::default();
+        for k in 0..children {
+            let count = each.min(n - k * each);
+            let spec = format!(
+                "{}:{}:{count}:{}:{sources}:{min_avail_mib}",
+                ep.host,
+                ep.port,
+                k * sources
+            );
+            match std::process::Command::new(&exe)
+                .arg("--hold-idle")
+                .arg(&spec)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+            {
+                Ok(c) => spawned.push(c),
+                Err(e) => {
+                    report.stopped.get_or_insert(format!("spawn a holder: {e}"));
+                }
+            }
+        }
+        for c in &mut spawned {
+            let line = c.stdout.take().map(|out| {
+                let mut line = String::new();
+                let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(out), &mut line);
+                line
+            });
+            match line
+                .as_deref()
+                .map(str::trim)
+                .and_then(|l| l.strip_prefix("opened "))
+            {
+                Some(rest) => {
+                    let (count, why) = rest.split_once(' ').unwrap_or((rest, ""));
+                    report.opened += count.parse::<usize>().unwrap_or(0);
+                    if !why.is_empty() {
+                        report.stopped.get_or_insert(why.to_string());
+                    }
+                }
+                None => {
+                    report
+                        .stopped
+                        .get_or_insert("a holder process failed".into());
+                }
+            }
+        }
+        report.elapsed = start.elapsed();
+        (HeldSessions::Children(spawned), report)
+    }
+}
+
+impl Drop for HeldSessions {
+    fn drop(&mut self) {
+        match self {
+            HeldSessions::Here(set) => set.close(),
+            HeldSessions::Children(children) => {
+                for c in children.iter_mut() {
+                    drop(c.stdin.take());
+                }
+                for c in children.iter_mut() {
+                    let _ = c.wait();
+                }
+            }
+        }
+    }
+}
+
+/// The child side (`bench --hold-idle HOST:PORT:N:FIRST:SOURCES:MINAVAIL`):
+/// opens N sessions from SOURCES addresses starting at 127.0.0.(2 +
+/// FIRST), prints `opened COUNT [why it stopped]`, and holds them until
+/// standard input closes.
+pub fn hold_idle(spec: &str) -> Result<(), String> {
+    let parts: Vec<&str> = spec.split(':').collect();
+    let [host, port, n, first, sources, min_avail] = parts[..] else {
+        return Err(format!(
+            "--hold-idle {spec}: expected HOST:PORT:N:FIRST:SOURCES:MINAVAIL"
+        ));
+    };
+    let num = |v: &str| {
+        v.parse::<usize>()
+            .map_err(|e| format!("--hold-idle {spec}: {v}: {e}"))
+    };
+    let ep = Endpoint {
+        host: host.to_string(),
+        port: port
+            .parse()
+            .map_err(|e| format!("--hold-idle {spec}: {port}: {e}"))?,
+    };
+    let (set, report) = RawIdleSet::open_from(
+        &ep,
+        num(n)?,
+        num(first)?,
+        num(sources)?,
+        PARALLEL_PER_SOURCE,
+        num(min_avail)? as u64,
+    );
+    println!(
+        "opened {} {}",
+        report.opened,
+        report.stopped.unwrap_or_default().replace('\n', " ")
+    );
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    let mut sink = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+    drop(set);
+    Ok(())
 }
 
 /// The PostgreSQL start-up probe.

@@ -150,6 +150,11 @@ struct Args {
     /// then exit: a loaded pair to try queries and plans by hand.
     #[arg(long, value_name = "PORT")]
     tpch_load: Option<u16>,
+
+    /// manyidle's holder processes (internal): open idle sessions and
+    /// hold them until standard input closes.
+    #[arg(long, value_name = "SPEC", hide = true)]
+    hold_idle: Option<String>,
 }
 
 /// Open-file limit the idle-connection workloads want (client sockets in
@@ -221,6 +226,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(spec) = &args.hold_idle {
+        return match manyidle::hold_idle(spec) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     if let Some(port) = args.tpch_load {
         if args.tpch_scale.is_nan() || args.tpch_scale <= 0.0 {
             eprintln!("bench: --tpch-scale must be positive");
