@@ -262,59 +262,125 @@ fn measure_node(
     if let Err(e) = ctx.warm_up(ep) {
         eprintln!("bench: manyidle: warm-up of {row}: {e}");
     }
-    let without = ctx.point_summary(ep, 8, &active);
-    table.set_point(row, 0.0, 7, &without);
-
-    let mem = |m: &ServerMem| m.kib as f64 / 1024.0;
-    let before = target.node_memory(standby);
-    eprintln!("bench: manyidle: {row}: opening {n} sessions");
-    let (set, report) = HeldSessions::open(ep, n as usize, ctx.cfg.min_mem_available_mib);
-    // Let the server finish whatever the last sessions started.
-    std::thread::sleep(Duration::from_secs(1));
-    let after = target.node_memory(standby);
-    eprintln!(
-        "bench: manyidle: {row}: {} sessions in {:.2} s ({:.0}/s){}",
-        report.opened,
-        report.elapsed.as_secs_f64(),
-        report.rate(),
-        report
-            .stopped
-            .as_deref()
-            .map(|s| format!("; {s}"))
-            .unwrap_or_default()
-    );
-    let remark = report.stopped.clone();
-    table.set(row, 0.0, 0, Cell::Value(report.opened as f64, remark));
-    if report.opened > 0 {
-        table.set(row, 0.0, 1, Cell::Value(report.rate(), None));
-    }
-    match (&before, &after) {
-        (Ok(b), Ok(a)) => {
-            table.set(row, 0.0, 2, Cell::Value(mem(b), None));
-            table.set(row, 0.0, 3, Cell::Value(mem(a), None));
-            table.set(row, 0.0, 4, Cell::Value(a.pss as f64 / 1024.0, None));
+    // Rounds (`--rounds`): without, open, with, close — each "with"
+    // beside its own "without", so that a slow spell of the machine
+    // does not read as the sessions' cost; the median round is shown.
+    let rounds = ctx.cfg.select_rounds.max(1);
+    let mut pairs = Vec::new();
+    for round in 0..rounds {
+        let without = ctx.point_summary(ep, 8, &active);
+        let mem = |m: &ServerMem| m.kib as f64 / 1024.0;
+        let before = target.node_memory(standby);
+        eprintln!("bench: manyidle: {row}: opening {n} sessions");
+        let (set, report) = HeldSessions::open(ep, n as usize, ctx.cfg.min_mem_available_mib);
+        // Let the server finish whatever the last sessions started.
+        std::thread::sleep(Duration::from_secs(1));
+        let after = target.node_memory(standby);
+        eprintln!(
+            "bench: manyidle: {row}: {} sessions in {:.2} s ({:.0}/s){}",
+            report.opened,
+            report.elapsed.as_secs_f64(),
+            report.rate(),
+            report
+                .stopped
+                .as_deref()
+                .map(|s| format!("; {s}"))
+                .unwrap_or_default()
+        );
+        if round == 0 {
+            table.set(
+                row,
+                0.0,
+                0,
+                Cell::Value(report.opened as f64, report.stopped.clone()),
+            );
             if report.opened > 0 {
-                let per_kib = (a.kib as f64 - b.kib as f64) / report.opened as f64;
-                table.set(row, 0.0, 5, Cell::Value(per_kib, None));
-                let projected = mem(b) + per_kib * 100_000.0 / 1024.0;
-                let verdict = if projected <= BOUND_100K_MIB {
-                    "under the bound"
-                } else {
-                    "over the bound"
-                };
-                table.set(row, 0.0, 6, Cell::Value(projected, Some(verdict.into())));
+                table.set(row, 0.0, 1, Cell::Value(report.rate(), None));
+            }
+            match (&before, &after) {
+                (Ok(b), Ok(a)) => {
+                    table.set(row, 0.0, 2, Cell::Value(mem(b), None));
+                    table.set(row, 0.0, 3, Cell::Value(mem(a), None));
+                    table.set(row, 0.0, 4, Cell::Value(a.pss as f64 / 1024.0, None));
+                    if report.opened > 0 {
+                        let per_kib = (a.kib as f64 - b.kib as f64) / report.opened as f64;
+                        table.set(row, 0.0, 5, Cell::Value(per_kib, None));
+                        let projected = mem(b) + per_kib * 100_000.0 / 1024.0;
+                        let verdict = if projected <= BOUND_100K_MIB {
+                            "under the bound"
+                        } else {
+                            "over the bound"
+                        };
+                        table.set(row, 0.0, 6, Cell::Value(projected, Some(verdict.into())));
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => table.set(row, 0.0, 2, Cell::Failed(e.clone())),
             }
         }
-        (Err(e), _) | (_, Err(e)) => table.set(row, 0.0, 2, Cell::Failed(e.clone())),
-    }
-    let with = ctx.point_summary(ep, 8, &active);
-    table.set_point(row, 0.0, 8, &with);
-    if let (Ok(w), Ok(wo)) = (&with, &without) {
-        if wo.tps > 0.0 {
-            table.set(row, 0.0, 9, Cell::Value(w.tps / wo.tps, None));
+        let with = ctx.point_summary(ep, 8, &active);
+        if let (Ok(w), Ok(wo)) = (&with, &without) {
+            eprintln!(
+                "bench: manyidle: {row}: round {}: 8 clients {:.0} tps without, {:.0} with ({:.3}x)",
+                round + 1,
+                wo.tps,
+                w.tps,
+                w.tps / wo.tps.max(1e-9)
+            );
+        }
+        drop(set);
+        wait_sessions_gone(ep);
+        let opened = report.opened;
+        pairs.push((without, with));
+        if opened == 0 {
+            break;
         }
     }
-    drop(set);
+    let mut ratios: Vec<(f64, usize)> = pairs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (wo, w))| match (wo, w) {
+            (Ok(wo), Ok(w)) if wo.tps > 0.0 => Some((w.tps / wo.tps, i)),
+            _ => None,
+        })
+        .collect();
+    ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let pick = ratios.get(ratios.len() / 2).map_or(0, |&(_, i)| i);
+    if let Some((without, with)) = pairs.get(pick) {
+        table.set_point(row, 0.0, 7, without);
+        table.set_point(row, 0.0, 8, with);
+    }
+    if let Some(&(median, _)) = ratios.get(ratios.len() / 2) {
+        let remark = (ratios.len() > 1).then(|| {
+            let mut all: Vec<f64> = pairs
+                .iter()
+                .filter_map(|(wo, w)| match (wo, w) {
+                    (Ok(wo), Ok(w)) if wo.tps > 0.0 => Some(w.tps / wo.tps),
+                    _ => None,
+                })
+                .collect();
+            all.iter_mut()
+                .for_each(|r| *r = (*r * 1000.0).round() / 1000.0);
+            format!("median of {} rounds: {all:?}", all.len())
+        });
+        table.set(row, 0.0, 9, Cell::Value(median, remark));
+    }
+}
+
+/// Waits (up to a minute) until the sessions just closed have ended on
+/// the server, so the next point does not share the machine with their
+/// teardown.
+fn wait_sessions_gone(ep: &Endpoint) {
+    let until = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < until {
+        let n = ep
+            .sql("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if n.is_some_and(|n| n < 100) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// Idle sessions held by this process, or by child processes of this

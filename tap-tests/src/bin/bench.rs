@@ -89,8 +89,8 @@ struct Args {
     #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
     clients: Vec<u32>,
 
-    /// select, snapme and ssi: run the interleaved sequence at each point this
-    /// many times; each cell is the median, every round is printed.
+    /// select, snapme, ssi and manyidle: run the interleaved sequence at each
+    /// point this many times; each cell is the median, every round is printed.
     #[arg(long, value_name = "N", default_value_t = 1)]
     rounds: u32,
 
