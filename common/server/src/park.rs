@@ -12,21 +12,25 @@
 //!
 //! ```text
 //!   park:   register the socket in a free slot of a ring's table
-//!           submit  POLL_ADD(slot, POLLIN|POLLRDHUP)  ──hard link──▶
-//!                   FIXED_FD_INSTALL(slot)
+//!           submit  POLL_ADD(slot, POLLIN|POLLRDHUP)
 //!           close the descriptor          (the ring holds the socket)
-//!   client speaks or hangs up:
-//!           the poll completes, the install runs: a new descriptor
-//!           the ring's reaper thread clears the slot and wakes the session
-//!   recall (shutdown, a termination, a timeout while parked):
-//!           ASYNC_CANCEL the poll; the hard link runs the install anyway
+//!   client speaks or hangs up (or a recall cancels the poll):
+//!           the reaper thread submits FIXED_FD_INSTALL(slot) — at most
+//!           INSTALL_BUDGET at a time, the rest queued —
+//!           then clears the slot and wakes the session with the new
+//!           descriptor
 //! ```
 //!
-//! The install is hard-linked to the poll so that it runs however the poll
-//! ends — readable, hung up, cancelled — and the socket always comes back
-//! as a descriptor; nothing is ever lost in a slot. The session then goes
-//! on with a new descriptor number for the same socket (its options and
-//! its file status flags, `O_NONBLOCK` among them, belong to the socket).
+//! The install follows every poll completion, however the poll ended —
+//! readable, hung up, cancelled — so the socket always comes back as a
+//! descriptor and nothing is stranded in a slot. It is not linked to the
+//! poll but submitted by the reaper under a budget: when every client of
+//! 100,000 parked sessions hangs up at once, the descriptors come back as
+//! fast as their sessions end, not all at once into a table that has room
+//! for a fifth of them (data files, WAL and new connections need room too).
+//! The session then goes on with a new descriptor number for the same
+//! socket (its options and its file status flags, `O_NONBLOCK` among
+//! them, belong to the socket).
 //!
 //! Each ring has a reaper thread blocked in `io_uring_enter` for its
 //! completions; a parked session costs its task and a slot, no thread and
@@ -39,6 +43,9 @@
 //! * Every park ends in exactly one install completion, which either hands
 //!   the descriptor to the waiting session or, when the session is gone,
 //!   closes it.
+//! * At most [`INSTALL_BUDGET`] installs are submitted or completed and
+//!   not yet taken by their session; each taken, closed or failed one
+//!   lets the next queued install go.
 //! * [`Lot::parked`] counts the parks whose socket has not yet been taken
 //!   back or closed.
 
@@ -59,6 +66,10 @@ const SQ_ENTRIES: u32 = 256;
 /// Completion queue entries per ring; beyond it the kernel keeps
 /// completions aside (IORING_FEAT_NODROP) until the reaper drains.
 const CQ_ENTRIES: u32 = 4096;
+
+/// Descriptors brought back and not yet taken by their sessions, at
+/// most (see the module essay).
+pub const INSTALL_BUDGET: usize = 256;
 
 const POLL: u64 = 1;
 const INSTALL: u64 = 2;
@@ -101,6 +112,15 @@ pub struct Lot {
     grow: Mutex<()>,
     per_ring: u32,
     parked: AtomicUsize,
+    installs: Mutex<Installs>,
+}
+
+/// Installs under the budget, and those waiting for room.
+#[derive(Default)]
+struct Installs {
+    /// Submitted, or completed and not yet taken.
+    running: usize,
+    waiting: std::collections::VecDeque<(Arc<Ring>, u32, u32)>,
 }
 
 struct Ring {
@@ -159,6 +179,7 @@ impl Lot {
             grow: Mutex::new(()),
             per_ring,
             parked: AtomicUsize::new(0),
+            installs: Mutex::new(Installs::default()),
         })
     }
 
@@ -227,15 +248,9 @@ impl Lot {
             s.generation
         };
         let events = (libc::POLLIN | libc::POLLRDHUP) as u32;
-        let entries = [
-            opcode::PollAdd::new(types::Fixed(slot), events)
-                .build()
-                .flags(squeue::Flags::IO_HARDLINK)
-                .user_data(user_data(generation, slot, POLL)),
-            opcode::FixedFdInstall::new(types::Fixed(slot), 0)
-                .build()
-                .user_data(user_data(generation, slot, INSTALL)),
-        ];
+        let entries = [opcode::PollAdd::new(types::Fixed(slot), events)
+            .build()
+            .user_data(user_data(generation, slot, POLL))];
         if let Err(e) = ring.submit(&entries) {
             // Nothing was queued: take the socket out of the table again
             // (the descriptor still holds it).
@@ -255,10 +270,47 @@ impl Lot {
         })
     }
 
-    /// A finished park's slot is free again.
+    /// A finished park's slot is free again, and its install no longer
+    /// counts against the budget.
     fn release(&self, ring: &Ring, slot: u32) {
         ring.free.lock().push(slot);
         self.parked.fetch_sub(1, Ordering::Relaxed);
+        self.install_done();
+    }
+
+    /// Brings the socket in `slot` back as a descriptor: now if the budget
+    /// has room, else when it does.
+    fn request_install(&self, ring: &Arc<Ring>, slot: u32, generation: u32) {
+        {
+            let mut i = self.installs.lock();
+            if i.running >= INSTALL_BUDGET {
+                i.waiting.push_back((ring.clone(), slot, generation));
+                return;
+            }
+            i.running += 1;
+        }
+        ring.install(self, slot, generation);
+    }
+
+    /// An install's descriptor was taken, closed, or never made: the next
+    /// waiting install may go.
+    fn install_done(&self) {
+        let next = {
+            let mut i = self.installs.lock();
+            i.running = i.running.saturating_sub(1);
+            if i.running < INSTALL_BUDGET {
+                let next = i.waiting.pop_front();
+                if next.is_some() {
+                    i.running += 1;
+                }
+                next
+            } else {
+                None
+            }
+        };
+        if let Some((ring, slot, generation)) = next {
+            ring.install(self, slot, generation);
+        }
     }
 }
 
@@ -303,8 +355,21 @@ impl Ring {
         }
     }
 
+    /// Submits the install of `slot` (counted against the budget). If it
+    /// cannot be submitted the socket is dropped with the slot and the
+    /// session told.
+    fn install(&self, lot: &Lot, slot: u32, generation: u32) {
+        let entry = opcode::FixedFdInstall::new(types::Fixed(slot), 0)
+            .build()
+            .user_data(user_data(generation, slot, INSTALL));
+        if let Err(e) = self.submit(&[entry]) {
+            warn!("could not bring back a parked socket: {e}");
+            self.finish(lot, slot, generation, Err(e));
+        }
+    }
+
     /// The reaper: waits for completions and finishes parks.
-    fn reap(&self, lot: &'static Lot) {
+    fn reap(self: &Arc<Self>, lot: &'static Lot) {
         loop {
             match self.uring.submitter().submit_and_wait(1) {
                 Ok(_) => {}
@@ -325,51 +390,66 @@ impl Ring {
         }
     }
 
-    fn complete(&self, lot: &'static Lot, ud: u64, res: i32) {
+    fn complete(self: &Arc<Self>, lot: &'static Lot, ud: u64, res: i32) {
         let kind = ud & 0xf;
         let slot = ((ud >> 4) & 0x0fff_ffff) as u32;
         let generation = (ud >> 32) as u32;
         match kind {
-            POLL if res < 0 && res != -libc::ECANCELED => {
-                debug!(
-                    "parked socket poll ended: {}",
-                    io::Error::from_raw_os_error(-res)
-                );
+            POLL => {
+                if res < 0 && res != -libc::ECANCELED {
+                    debug!(
+                        "parked socket poll ended: {}",
+                        io::Error::from_raw_os_error(-res)
+                    );
+                }
+                lot.request_install(self, slot, generation);
             }
             INSTALL => {
-                // The table lets go of the socket: from here the new
-                // descriptor (if any) is its only holder.
-                let _ = self.uring.submitter().register_files_update(slot, &[-1]);
                 let got = if res >= 0 {
                     // SAFETY: the install made this descriptor for us.
                     Ok(unsafe { OwnedFd::from_raw_fd(res) })
                 } else {
                     Err(io::Error::from_raw_os_error(-res))
                 };
-                let Some(cell) = self.slots.get(slot as usize) else {
-                    return;
-                };
-                let mut s = cell.lock();
-                if s.generation != generation {
-                    return;
-                }
-                match std::mem::take(&mut s.state) {
-                    State::Waiting(waker) => {
-                        s.state = State::Ready(got);
-                        drop(s);
-                        if let Some(w) = waker {
-                            w.wake();
-                        }
-                    }
-                    State::Abandoned => {
-                        drop(s);
-                        drop(got);
-                        lot.release(self, slot);
-                    }
-                    other => s.state = other,
-                }
+                self.finish(lot, slot, generation, got);
             }
             _ => {}
+        }
+    }
+
+    /// The end of a park: the table lets go of the socket (from here the
+    /// new descriptor, if any, is its only holder) and the session gets
+    /// the descriptor — or, if it is gone, the descriptor is closed.
+    fn finish(&self, lot: &Lot, slot: u32, generation: u32, got: io::Result<OwnedFd>) {
+        let _ = self.uring.submitter().register_files_update(slot, &[-1]);
+        let Some(cell) = self.slots.get(slot as usize) else {
+            lot.install_done();
+            return;
+        };
+        let mut s = cell.lock();
+        if s.generation != generation {
+            drop(s);
+            lot.install_done();
+            return;
+        }
+        match std::mem::take(&mut s.state) {
+            State::Waiting(waker) => {
+                s.state = State::Ready(got);
+                drop(s);
+                if let Some(w) = waker {
+                    w.wake();
+                }
+            }
+            State::Abandoned => {
+                drop(s);
+                drop(got);
+                lot.release(self, slot);
+            }
+            other => {
+                s.state = other;
+                drop(s);
+                lot.install_done();
+            }
         }
     }
 }
@@ -585,5 +665,48 @@ mod tests {
             assert_eq!(b[0], i as u8);
         }
         assert_eq!(lot.parked(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_mass_hangup_brings_sockets_back_within_the_budget() {
+        let n = INSTALL_BUDGET + 100;
+        let lot = small_lot(2 * n as u32);
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let mut clients = Vec::new();
+        let mut parks = Vec::new();
+        for _ in 0..n {
+            clients.push(TcpStream::connect(addr).unwrap());
+            let (s, _) = l.accept().unwrap();
+            parks.push(lot.park(s.into()).map_err(|(_, e)| e).unwrap());
+        }
+        drop(clients);
+        // Nobody takes a descriptor yet: the budget's worth come back,
+        // the rest wait for room.
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let (running, waiting) = {
+                let i = lot.installs.lock();
+                (i.running, i.waiting.len())
+            };
+            assert!(running <= INSTALL_BUDGET, "{running} installs at once");
+            if running == INSTALL_BUDGET && waiting == n - INSTALL_BUDGET {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "{running} running, {waiting} waiting"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // As sessions take theirs, the others come back.
+        for p in &mut parks {
+            let mut back = TcpStream::from(p.wait().await.unwrap());
+            let mut b = [0u8; 1];
+            assert_eq!(back.read(&mut b).unwrap(), 0, "the client hung up");
+        }
+        assert_eq!(lot.parked(), 0);
+        let i = lot.installs.lock();
+        assert_eq!((i.running, i.waiting.len()), (0, 0));
     }
 }
