@@ -28,8 +28,16 @@
 //!
 //! Isolation: each connection is its own task; an error or even a panic in
 //! one ends only that task (its `LiveGuard` still counts it as ended). A
-//! session that moves to another core continues as a new task, so shutdown
-//! waits on the count of live connections, not on task handles.
+//! connection's startup runs in one task and its session loop in the next
+//! (so the startup's larger state is freed), and a session that moves to
+//! another core continues as a new task, so shutdown waits on the count of
+//! live connections, not on task handles.
+//!
+//! Idle sessions: while the node holds many client sockets, a session idle
+//! for 100 ms parks its socket outside the process's descriptor table
+//! ([`park`]: io_uring direct descriptors) and gets it back when its
+//! client speaks, hangs up, or the session must be reached — how one
+//! process holds more connections than its open-file limit.
 //!
 //! [`serve`] runs the same loop over any [`BackendFactory`], so a
 //! test double (or a standby's factory that refuses connections before
