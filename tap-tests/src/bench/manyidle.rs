@@ -163,9 +163,7 @@ pub fn many_idle(ctx: &mut Ctx) -> Vec<Table> {
     }
 
     table.note(format!(
-        "sessions: bare sockets that completed the startup handshake, opened from {} loopback source addresses, {} connects in flight per address; open-file limit {} (server and bench)",
-        (n as usize).div_ceil(SESSIONS_PER_SOURCE).max(2),
-        PARALLEL_PER_SOURCE,
+        "sessions: bare sockets that completed the startup handshake, from loopback source addresses 127.0.0.2 on ({SESSIONS_PER_SOURCE} per address, {PARALLEL_PER_SOURCE} connects in flight per address; past this process's open-file limit in holder processes with addresses of their own); open-file limit {} (server and bench)",
         sysinfo::own_nofile_soft().map_or("?".into(), |l| l.to_string())
     ));
     table.note(
