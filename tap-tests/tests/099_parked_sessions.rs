@@ -13,6 +13,8 @@
 //!    57P01 then close), `idle_in_transaction_session_timeout` (FATAL
 //!    25P03), the client hanging up (the session ends), a fast shutdown
 //!    (FATAL 57P01 to every parked client, and the node stops).
+//! 4. Sessions idle since before parking became due park once the node
+//!    reaches `park_idle_sessions_above` client sockets.
 
 use tap_tests::raw::{self, Outcome, RawConnection};
 use tap_tests::{wait_until, Node};
@@ -124,5 +126,25 @@ fn idle_sessions_park_and_come_back() {
             Outcome::Error(e) => assert_eq!(e.code, "57P01"),
             other => panic!("parked session at shutdown: {other:?}"),
         }
+    }
+}
+
+/// Sessions that went idle while the node held few sockets park too once
+/// it holds many: reaching `park_idle_sessions_above` nudges them.
+#[test]
+fn sessions_idle_from_before_park_when_it_becomes_due() {
+    let node = Node::new("primary");
+    node.init(false);
+    node.append_conf("max_connections = 50\npark_idle_sessions_above = 20");
+    node.start();
+    let base = node.open_sockets();
+    // 19 sessions: below the threshold, nothing parks.
+    let mut early: Vec<RawConnection> = (0..19).map(|_| startup(&node)).collect();
+    assert!(node.open_sockets() >= base + 19);
+    // The 20th reaches it: all of them park, the early ones included.
+    let mut last = startup(&node);
+    wait_parked(&node, base, "the 19 early sessions and the 20th park");
+    for c in early.iter_mut().chain(std::iter::once(&mut last)) {
+        assert_eq!(query_one(c, "SELECT 1"), "1");
     }
 }

@@ -134,6 +134,23 @@ pub fn build_runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("could not start the runtime: {e}"))
 }
 
+/// When the node's held client sockets reach the parking threshold, tells
+/// idle sessions to look again: one idle since before parking was due
+/// would otherwise keep its descriptor until its next statement.
+fn nudge_when_parking_is_due<F: BackendFactory>(shared: &Shared<F>, nudged: &mut bool) {
+    let Some(lot) = park::lot() else {
+        return;
+    };
+    let held = shared.live.count().saturating_sub(lot.parked());
+    let above = shared.factory.connection_policy().park_above;
+    if !*nudged && held >= above {
+        shared.stop.nudge();
+        *nudged = true;
+    } else if *nudged && held < above / 2 {
+        *nudged = false;
+    }
+}
+
 /// A connection that asked for replication, handed to a [`ReplicationHandler`].
 pub struct ReplicationConnection {
     /// The socket, after the startup packet.
@@ -231,6 +248,9 @@ pub async fn serve_on<F: BackendFactory>(
         tcp: listener,
         unix,
     } = listeners;
+    // Whether idle sessions were told that parking became due (told
+    // again after the held sockets fell below half the threshold).
+    let mut nudged = false;
     let accept_unix = || async {
         match &unix {
             Some(l) => l.accept().await.map(|(s, _)| s),
@@ -269,6 +289,7 @@ pub async fn serve_on<F: BackendFactory>(
         };
         let seat = cores.place();
         let live = shared.live.enter();
+        nudge_when_parking_is_due(&shared, &mut nudged);
         let (shared, stop_rx) = (shared.clone(), stop_rx.clone());
         cores.spawn(seat.core(), async move {
             match stream.into_tokio() {

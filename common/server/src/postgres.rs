@@ -127,6 +127,11 @@ impl Live {
         LiveGuard(self.clone())
     }
 
+    /// Connections not yet ended.
+    pub(crate) fn count(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+
     /// Waits until every connection has ended.
     pub(crate) async fn all_ended(&self) {
         loop {
@@ -284,8 +289,7 @@ const PARK_AFTER: Duration = Duration::from_millis(100);
 
 impl Parking {
     fn due(&self) -> bool {
-        let live = self.live.count.load(Ordering::Relaxed);
-        live.saturating_sub(self.lot.parked()) >= self.above
+        self.live.count().saturating_sub(self.lot.parked()) >= self.above
     }
 }
 
@@ -387,7 +391,13 @@ impl Wire {
                 };
                 let parking = tokio::select! {
                     biased;
-                    _ = self.stop.wait() => return Ok(Input::Shutdown),
+                    _ = self.stop.wait_or_nudge() => {
+                        if self.shutting_down() {
+                            return Ok(Input::Shutdown);
+                        }
+                        // Nudged: parking may have become due.
+                        continue;
+                    }
                     r = self.stream.readable() => { r?; false }
                     _ = &mut idle, if limit.is_some() => return Ok(Input::IdleTimeout),
                     _ = &mut woken, if wake.is_some() => return Ok(Input::Interrupt),

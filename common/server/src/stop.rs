@@ -50,6 +50,8 @@ use parking_lot::Mutex;
 #[derive(Default)]
 pub(crate) struct Stop {
     stopped: AtomicBool,
+    /// Bumped by [`Stop::nudge`].
+    nudges: AtomicU64,
     next_id: AtomicU64,
     sessions: Mutex<HashMap<u64, Arc<AtomicWaker>>>,
 }
@@ -64,6 +66,16 @@ impl Stop {
     /// does every later one at its first poll.
     pub(crate) fn stop(&self) {
         self.stopped.store(true, Ordering::SeqCst);
+        for w in self.sessions.lock().values() {
+            w.wake();
+        }
+    }
+
+    /// Wakes every session waiting in [`StopWatch::wait_or_nudge`]
+    /// without stopping anything: idle sessions look again at what they
+    /// wait for (parking became due, [`crate::park`]).
+    pub(crate) fn nudge(&self) {
+        self.nudges.fetch_add(1, Ordering::SeqCst);
         for w in self.sessions.lock().values() {
             w.wake();
         }
@@ -120,6 +132,23 @@ impl StopWatch {
             // Register first, then look: see the module doc.
             self.waker.register(cx.waker());
             if self.is_stopped() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+    }
+}
+
+impl StopWatch {
+    /// [`StopWatch::wait`] that also completes at the next
+    /// [`Stop::nudge`]; the caller tells the two apart with
+    /// [`StopWatch::is_stopped`].
+    pub(crate) fn wait_or_nudge(&self) -> impl Future<Output = ()> + '_ {
+        let seen = self.stop.nudges.load(Ordering::SeqCst);
+        std::future::poll_fn(move |cx| {
+            self.waker.register(cx.waker());
+            if self.is_stopped() || self.stop.nudges.load(Ordering::SeqCst) != seen {
                 Poll::Ready(())
             } else {
                 Poll::Pending
