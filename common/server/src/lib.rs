@@ -141,7 +141,7 @@ fn nudge_when_parking_is_due<F: BackendFactory>(shared: &Shared<F>, nudged: &mut
     let Some(lot) = park::lot() else {
         return;
     };
-    let held = shared.live.count().saturating_sub(lot.parked());
+    let held = postgres::held_sockets(&shared.live, lot);
     let above = shared.factory.connection_policy().park_above;
     if !*nudged && held >= above {
         shared.stop.nudge();

@@ -289,8 +289,14 @@ const PARK_AFTER: Duration = Duration::from_millis(100);
 
 impl Parking {
     fn due(&self) -> bool {
-        self.live.count().saturating_sub(self.lot.parked()) >= self.above
+        held_sockets(&self.live, self.lot) >= self.above
     }
+}
+
+/// Client sockets the node holds in its descriptor table: live
+/// connections less parked ones.
+pub(crate) fn held_sockets(live: &Live, lot: &crate::park::Lot) -> usize {
+    live.count().saturating_sub(lot.parked())
 }
 
 impl Wire {
@@ -406,12 +412,11 @@ impl Wire {
                 if parking {
                     // Idle and the node is short of descriptors: wait in
                     // the parking lot, with the same ways out.
-                    let Some((kind, fd)) = self.stream.take_for_park()? else {
+                    let Some(lot) = self.parking.as_ref().map(|p| p.lot) else {
                         continue;
                     };
-                    let lot = match &self.parking {
-                        Some(p) => p.lot,
-                        None => unreachable!("parking is due only with a lot"),
+                    let Some((kind, fd)) = self.stream.take_for_park()? else {
+                        continue;
                     };
                     let mut parked = match lot.park(fd) {
                         Ok(p) => p,
