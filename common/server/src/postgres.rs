@@ -163,7 +163,7 @@ mod bufpool {
 
     use bytes::BytesMut;
 
-    use super::BUF_SHRINK_ABOVE;
+    use super::{BUF_SHRINK_ABOVE, READ_BUF_INITIAL, WRITE_BUF_INITIAL};
 
     /// Buffers kept per thread (of both kinds together).
     const KEEP: usize = 64;
@@ -184,10 +184,17 @@ mod bufpool {
 
     /// Returns `buf` (emptied) to the pool, or frees it.
     pub(super) fn give(mut buf: BytesMut) {
+        buf.clear();
+        // A read buffer's messages were split off its front (the codec
+        // hands them out as `Bytes` of the same allocation), leaving a view
+        // of what remains; once they are all dropped the whole allocation
+        // is this handle's again. Without this the pool would hold the
+        // shrunken view and the next `take` would allocate a fresh buffer,
+        // twice per statement (the buffer and its shared header).
+        let _ = buf.try_reclaim(READ_BUF_INITIAL.max(WRITE_BUF_INITIAL));
         if buf.capacity() == 0 || buf.capacity() > BUF_SHRINK_ABOVE {
             return;
         }
-        buf.clear();
         POOL.with(|p| {
             let mut p = p.borrow_mut();
             if p.len() < KEEP {

@@ -125,6 +125,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWri
 use wal::Lsn;
 
 use super::bufpage::Page;
+use super::hugemem::HugeSlice;
 use super::pgstat_io::{IoContext, IoOp, IoStats};
 use super::smgr::Smgr;
 use super::{StorageError, StorageResult};
@@ -261,7 +262,8 @@ pub struct BufMgrStats {
 pub struct BufMgr {
     smgr: Arc<Smgr>,
     descs: Box<[BufferDesc]>,
-    pages: Box<[RwLock<Page>]>,
+    /// On huge pages (see `hugemem`): each statement reads pages at random.
+    pages: HugeSlice<RwLock<Page>>,
     mapping: Box<[RwLock<TagMap>]>,
     clock_hand: AtomicU64,
     io_cv: Box<[(Mutex<()>, Condvar)]>,
@@ -346,9 +348,7 @@ impl BufMgr {
                     tag_fork: AtomicU8::new(0),
                 })
                 .collect(),
-            pages: (0..nbuffers)
-                .map(|_| RwLock::new(Page::default()))
-                .collect(),
+            pages: HugeSlice::from_fn(nbuffers, |_| RwLock::new(Page::default())),
             mapping: (0..NUM_PARTITIONS)
                 .map(|_| {
                     RwLock::new(TagMap::with_capacity_and_hasher(

@@ -16,6 +16,8 @@
 //!     |
 //!   smgr     DIR/base/<relfileid>[_fsm]: 8 KiB blocks, read/write/extend/truncate
 //!
+//!   hugemem  large arrays reached at random (the pool's pages, point
+//!            maps) on transparent huge pages
 //!   bufpage  slotted page layout (header, line pointers, tuples growing down)
 //!   htup     tuple header (xmin, xmax, cmin, cmax, ctid, infomask + hint bits)
 //!   index    in-memory ordered indexes: encoded key bytes -> tids
@@ -61,6 +63,7 @@ pub mod heapam_visibility;
 pub mod heapam_xlog;
 pub mod hio;
 pub mod htup;
+pub mod hugemem;
 pub mod index;
 pub mod keycodec;
 pub mod pgstat_io;
