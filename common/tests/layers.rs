@@ -65,6 +65,8 @@ const MODULE_LAYERS: &[(&str, &[&[&str]])] = &[
     (
         "common/storage/src",
         &[
+            // Huge-page arrays: used by the index and the buffer pool.
+            &["hugemem"],
             &[
                 "bufpage", "htup", "smgr", "fsm", "index", "keycodec", "rowcodec",
             ],
