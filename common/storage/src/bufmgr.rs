@@ -348,7 +348,9 @@ impl BufMgr {
                     tag_fork: AtomicU8::new(0),
                 })
                 .collect(),
-            pages: HugeSlice::from_fn(nbuffers, |_| RwLock::new(Page::default())),
+            // SAFETY: an all-zero `RwLock<Page>` is an unlocked lock over
+            // a zeroed page (`pool_pages_may_start_zeroed` checks it).
+            pages: unsafe { HugeSlice::zeroed(nbuffers) },
             mapping: (0..NUM_PARTITIONS)
                 .map(|_| {
                     RwLock::new(TagMap::with_capacity_and_hasher(
@@ -1783,6 +1785,26 @@ fn backoff(spins: &mut u32) {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
+
+    /// The pool's pages start as zeroed memory (`HugeSlice::zeroed`):
+    /// valid only while a new unlocked `RwLock<Page>` is all zero bytes.
+    #[test]
+    fn pool_pages_may_start_zeroed() {
+        let fresh = RwLock::new(Page::default());
+        let size = std::mem::size_of::<RwLock<Page>>();
+        // SAFETY: reads `size` bytes of a live value; RwLock<Page> is a
+        // word of lock state and the page bytes, with no padding.
+        let bytes = unsafe {
+            std::slice::from_raw_parts((&fresh as *const RwLock<Page>).cast::<u8>(), size)
+        };
+        assert!(bytes.iter().all(|&b| b == 0));
+        assert_eq!(
+            size,
+            std::mem::size_of::<usize>() + std::mem::size_of::<Page>()
+        );
+        let (_d, p) = pool(64);
+        assert!(p.pages.iter().all(|pg| pg.read().0.iter().all(|&b| b == 0)));
+    }
 
     fn pool(n: usize) -> (tempfile::TempDir, Arc<BufMgr>) {
         let dir = tempfile::tempdir().unwrap();

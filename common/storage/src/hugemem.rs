@@ -39,6 +39,28 @@ unsafe impl<T: Sync> Sync for HugeSlice<T> {}
 impl<T> HugeSlice<T> {
     /// `len` elements, the `i`-th made by `f(i)`.
     pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> HugeSlice<T> {
+        let (ptr, layout) = Self::allocate(len, false);
+        for i in 0..len {
+            // SAFETY: i < len, inside the allocation; each slot written once.
+            unsafe { ptr.as_ptr().add(i).write(f(i)) };
+        }
+        HugeSlice { ptr, len, layout }
+    }
+
+    /// `len` all-zero elements, without writing them: a large array's
+    /// pages stay untouched (not resident) until used, as a `calloc` of
+    /// fresh memory does, and are then faulted in as huge pages.
+    ///
+    /// # Safety
+    ///
+    /// The all-zero bit pattern must be a valid `T`.
+    pub unsafe fn zeroed(len: usize) -> HugeSlice<T> {
+        let (ptr, layout) = Self::allocate(len, true);
+        HugeSlice { ptr, len, layout }
+    }
+
+    /// Room for `len` elements, advised onto huge pages when large.
+    fn allocate(len: usize, zeroed: bool) -> (NonNull<T>, Layout) {
         let size = std::mem::size_of::<T>()
             .checked_mul(len)
             .expect("array size overflows");
@@ -50,7 +72,13 @@ impl<T> HugeSlice<T> {
         let layout = Layout::from_size_align(size.max(1), align.max(std::mem::align_of::<T>()))
             .expect("array layout");
         // SAFETY: the layout has a non-zero size.
-        let raw = unsafe { std::alloc::alloc(layout) };
+        let raw = unsafe {
+            if zeroed {
+                std::alloc::alloc_zeroed(layout)
+            } else {
+                std::alloc::alloc(layout)
+            }
+        };
         let Some(ptr) = NonNull::new(raw.cast::<T>()) else {
             std::alloc::handle_alloc_error(layout)
         };
@@ -64,11 +92,7 @@ impl<T> HugeSlice<T> {
                 libc::madvise(raw.cast(), advised, libc::MADV_HUGEPAGE);
             }
         }
-        for i in 0..len {
-            // SAFETY: i < len, inside the allocation; each slot written once.
-            unsafe { ptr.as_ptr().add(i).write(f(i)) };
-        }
-        HugeSlice { ptr, len, layout }
+        (ptr, layout)
     }
 }
 
@@ -119,6 +143,9 @@ mod tests {
         assert_eq!(large.iter().filter(|&&v| v == 70).count(), 2);
         let empty: HugeSlice<u64> = HugeSlice::from_fn(0, |_| 0);
         assert!(empty.is_empty());
+        // SAFETY: zero is a valid u64.
+        let z: HugeSlice<u64> = unsafe { HugeSlice::zeroed(n) };
+        assert!(z.iter().all(|&v| v == 0));
     }
 
     #[test]
