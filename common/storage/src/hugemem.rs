@@ -15,7 +15,7 @@
 //! the advice is ignored and nothing else changes.
 //!
 //! Invariant: a [`HugeSlice`] owns `len` initialised elements in one
-//! allocation of `layout`, dropped and freed together.
+//! allocation (or mapping), dropped and released together.
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -28,7 +28,15 @@ pub const HUGE_PAGE: usize = 2 << 20;
 pub struct HugeSlice<T> {
     ptr: NonNull<T>,
     len: usize,
-    layout: Layout,
+    backing: Backing,
+}
+
+/// Where a [`HugeSlice`]'s memory came from.
+enum Backing {
+    /// The global allocator, with this layout (small arrays).
+    Heap(Layout),
+    /// An anonymous mapping of this many bytes, 2 MiB-aligned.
+    Mapped(usize),
 }
 
 // SAFETY: a HugeSlice owns its elements like a Box<[T]>.
@@ -39,38 +47,41 @@ unsafe impl<T: Sync> Sync for HugeSlice<T> {}
 impl<T> HugeSlice<T> {
     /// `len` elements, the `i`-th made by `f(i)`.
     pub fn from_fn(len: usize, mut f: impl FnMut(usize) -> T) -> HugeSlice<T> {
-        let (ptr, layout) = Self::allocate(len, false);
+        let (ptr, backing) = Self::allocate(len, false);
         for i in 0..len {
             // SAFETY: i < len, inside the allocation; each slot written once.
             unsafe { ptr.as_ptr().add(i).write(f(i)) };
         }
-        HugeSlice { ptr, len, layout }
+        HugeSlice { ptr, len, backing }
     }
 
     /// `len` all-zero elements, without writing them: a large array's
-    /// pages stay untouched (not resident) until used, as a `calloc` of
-    /// fresh memory does, and are then faulted in as huge pages.
+    /// pages stay untouched (not resident) until used, and are then
+    /// faulted in as huge pages.
     ///
     /// # Safety
     ///
     /// The all-zero bit pattern must be a valid `T`.
     pub unsafe fn zeroed(len: usize) -> HugeSlice<T> {
-        let (ptr, layout) = Self::allocate(len, true);
-        HugeSlice { ptr, len, layout }
+        let (ptr, backing) = Self::allocate(len, true);
+        HugeSlice { ptr, len, backing }
     }
 
-    /// Room for `len` elements, advised onto huge pages when large.
-    fn allocate(len: usize, zeroed: bool) -> (NonNull<T>, Layout) {
+    /// Room for `len` elements: from the allocator when small; when
+    /// large, an anonymous mapping (zero-filled, untouched) aligned to
+    /// 2 MiB and advised onto huge pages before anything is written —
+    /// memory written before the advice would stay on 4 KiB pages.
+    fn allocate(len: usize, zeroed: bool) -> (NonNull<T>, Backing) {
         let size = std::mem::size_of::<T>()
             .checked_mul(len)
             .expect("array size overflows");
-        let align = if size >= HUGE_PAGE {
-            HUGE_PAGE
-        } else {
-            std::mem::align_of::<T>()
-        };
-        let layout = Layout::from_size_align(size.max(1), align.max(std::mem::align_of::<T>()))
-            .expect("array layout");
+        let layout =
+            Layout::from_size_align(size.max(1), std::mem::align_of::<T>()).expect("array layout");
+        if size >= HUGE_PAGE && std::mem::align_of::<T>() <= HUGE_PAGE {
+            if let Some(p) = map_huge(size) {
+                return (p.cast(), Backing::Mapped(size.next_multiple_of(HUGE_PAGE)));
+            }
+        }
         // SAFETY: the layout has a non-zero size.
         let raw = unsafe {
             if zeroed {
@@ -82,18 +93,47 @@ impl<T> HugeSlice<T> {
         let Some(ptr) = NonNull::new(raw.cast::<T>()) else {
             std::alloc::handle_alloc_error(layout)
         };
-        if align == HUGE_PAGE {
-            // Whole 4 KiB pages inside the allocation only. Advice, not a
-            // request: failure (no THP in this kernel) changes nothing.
-            let advised = size & !4095;
-            // SAFETY: [raw, raw + advised) lies inside the allocation, and
-            // MADV_HUGEPAGE does not change its contents.
-            unsafe {
-                libc::madvise(raw.cast(), advised, libc::MADV_HUGEPAGE);
-            }
-        }
-        (ptr, layout)
+        (ptr, Backing::Heap(layout))
     }
+}
+
+/// A zero-filled anonymous mapping of `size` bytes (rounded up to 2 MiB)
+/// at a 2 MiB boundary, advised `MADV_HUGEPAGE`; None if mmap fails.
+fn map_huge(size: usize) -> Option<NonNull<u8>> {
+    let len = size.next_multiple_of(HUGE_PAGE);
+    let over = len.checked_add(HUGE_PAGE)?;
+    // SAFETY: a fresh private anonymous mapping; no existing memory is
+    // touched.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            over,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return None;
+    }
+    let start = raw as usize;
+    let aligned = start.next_multiple_of(HUGE_PAGE);
+    let head = aligned - start;
+    let tail = over - head - len;
+    // SAFETY: both trims lie inside the mapping just made and outside
+    // [aligned, aligned + len); failures only leave address space mapped.
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + len) as *mut libc::c_void, tail);
+        }
+        // Advice, not a request: without THP this changes nothing.
+        libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+    NonNull::new(aligned as *mut u8)
 }
 
 impl<T> std::ops::Deref for HugeSlice<T> {
@@ -114,13 +154,18 @@ impl<T> std::ops::DerefMut for HugeSlice<T> {
 impl<T> Drop for HugeSlice<T> {
     fn drop(&mut self) {
         // SAFETY: the elements are initialised and dropped once; the
-        // allocation was made with `layout`.
+        // memory is released the way it was obtained.
         unsafe {
             std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(
                 self.ptr.as_ptr(),
                 self.len,
             ));
-            std::alloc::dealloc(self.ptr.as_ptr().cast(), self.layout);
+            match self.backing {
+                Backing::Heap(layout) => std::alloc::dealloc(self.ptr.as_ptr().cast(), layout),
+                Backing::Mapped(len) => {
+                    libc::munmap(self.ptr.as_ptr().cast(), len);
+                }
+            }
         }
     }
 }
