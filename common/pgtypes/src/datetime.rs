@@ -117,16 +117,7 @@ pub fn write_timestamp(out: &mut BytesMut, t: i64, tz: bool) {
     let year = if bc { 1 - y } else { y };
     // At least four digits.
     let mut buf = [b'0'; 20];
-    let mut i = buf.len();
-    let mut u = year as u64;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
+    let i = crate::value::decimal_digits(year as u64, &mut buf);
     let start = i.min(buf.len() - 4);
     out.put_slice(&buf[start..]);
     out.put_u8(b'-');

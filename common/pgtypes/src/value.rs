@@ -183,21 +183,27 @@ impl<const N: usize> fmt::Write for StackBuf<N> {
     }
 }
 
-/// Appends the decimal form of `v` without allocating.
-pub fn write_i64(out: &mut BytesMut, v: i64) {
-    let mut buf = [0u8; 20];
+/// Writes the decimal digits of `v` at the end of `buf` and returns
+/// where they start (`&buf[start..]` is the number): the one digit loop
+/// of every integer written without allocating.
+pub fn decimal_digits(v: u64, buf: &mut [u8; 20]) -> usize {
     let mut i = buf.len();
-    let neg = v < 0;
-    let mut u = v.unsigned_abs();
+    let mut u = v;
     loop {
         i -= 1;
         buf[i] = b'0' + (u % 10) as u8;
         u /= 10;
         if u == 0 {
-            break;
+            return i;
         }
     }
-    if neg {
+}
+
+/// Appends the decimal form of `v` without allocating.
+pub fn write_i64(out: &mut BytesMut, v: i64) {
+    let mut buf = [0u8; 20];
+    let i = decimal_digits(v.unsigned_abs(), &mut buf);
+    if v < 0 {
         out.put_u8(b'-');
     }
     out.put_slice(&buf[i..]);
@@ -206,16 +212,7 @@ pub fn write_i64(out: &mut BytesMut, v: i64) {
 /// Appends the decimal form of `v` without allocating.
 pub fn write_u64(out: &mut BytesMut, v: u64) {
     let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut u = v;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
+    let i = decimal_digits(v, &mut buf);
     out.put_slice(&buf[i..]);
 }
 

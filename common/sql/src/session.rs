@@ -4234,17 +4234,8 @@ pub fn keepalives_of(c: &pgtypes::config::Config) -> server::sockopt::Keepalives
 /// A command tag: `prefix` then the row count, e.g. `SELECT 1`. Written
 /// by hand: `format!` was 400 instructions of a point SELECT's 14,800.
 fn count_tag(prefix: &str, n: impl Into<u64>) -> String {
-    let mut n: u64 = n.into();
     let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
+    let i = pgtypes::value::decimal_digits(n.into(), &mut digits);
     let mut tag = String::with_capacity(prefix.len() + digits.len() - i);
     tag.push_str(prefix);
     // ASCII digits only.

@@ -47,7 +47,7 @@
 //! Long keys and non-unique indexes use the tree alone. The map is a
 //! linear-probing table of 24-byte slots on huge pages ([`PointMap`]),
 //! at most three quarters full: 1,000,000 keys take 2^21 slots, 48 MiB,
-//! beside the tree's ~70 MiB (its values are 16 bytes: a key's rare list
+//! beside the tree's ~76 MiB (its values are 16 bytes: a key's rare list
 //! of versions is boxed). The price is that memory and one hash update per
 //! change of the index. Measured by `throughput::lookup_throughput` over
 //! 1,000,000 keys, two threads: 730 ns per lookup down the tree, 350 ns
@@ -1250,6 +1250,15 @@ mod tests {
 mod throughput {
     use super::*;
 
+    /// This process's resident memory (VmRSS), KiB.
+    fn rss_kib() -> u64 {
+        let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        s.lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     /// CPU seconds used by this process so far (utime + stime from
     /// /proc/self/stat): on a loaded machine, ops per CPU-second is a steadier
     /// measure than wall-clock throughput.
@@ -1270,7 +1279,9 @@ mod throughput {
     #[test]
     #[ignore]
     fn lookup_throughput() {
-        let ix = Arc::new(Index::new(true));
+        let unique = std::env::var("HOTPAIR_INDEX_UNIQUE").map_or(true, |v| v != "0");
+        let rss0 = rss_kib();
+        let ix = Arc::new(Index::new(unique));
         let n: u32 = std::env::var("HOTPAIR_INDEX_KEYS")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -1284,6 +1295,10 @@ mod throughput {
                 },
             );
         }
+        println!(
+            "index of {n} keys (unique: {unique}): {} KiB resident",
+            rss_kib().saturating_sub(rss0)
+        );
         let per_thread = 2_000_000u32;
         let start = std::time::Instant::now();
         let cpu0 = cpu_secs();
