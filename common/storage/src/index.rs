@@ -354,20 +354,15 @@ struct Inner {
 }
 
 impl Inner {
-    /// Records in the point map (if any) what the tree now holds under
-    /// `key`: `tids`, or nothing.
-    fn note_point(&mut self, key: &Key, tids: Option<&Tids>) {
-        let Some(p) = self.point.as_mut() else { return };
-        if key.long.is_some() {
+    /// Records in the point map (if any) what the tree now gives the
+    /// short key `key`: `Some` point-map value, or `None` when it is gone.
+    fn set_point(&mut self, key: &[u8], value: Option<u64>) {
+        let (Some(p), Some(k)) = (self.point.as_mut(), Key::short(key)) else {
             return;
-        }
-        match tids {
-            Some(t) => {
-                p.insert(Head::of(key), point_value(t));
-            }
-            None => {
-                p.remove(&Head::of(key));
-            }
+        };
+        match value {
+            Some(v) => p.insert(Head::of(&k), v),
+            None => p.remove(&Head::of(&k)),
         }
     }
 
@@ -481,10 +476,8 @@ impl Index {
         // One descent of the tree (a lookup then an insert would be two, and
         // key comparisons dominate an index build); the key is built up
         // front, which a new key needs anyway.
-        let k = Key::new(key);
-        let head = (g.point.is_some() && k.long.is_none()).then(|| Head::of(&k));
         // The point-map value when this insert changes it.
-        let (added, point) = match g.map.entry(k) {
+        let (added, point) = match g.map.entry(Key::new(key)) {
             Entry::Vacant(v) => {
                 v.insert(Tids::One(tid));
                 (true, Some(pack(tid)))
@@ -506,8 +499,8 @@ impl Index {
                 }
             },
         };
-        if let (Some(h), Some(v), Some(p)) = (head, point, g.point.as_mut()) {
-            p.insert(h, v);
+        if point.is_some() {
+            g.set_point(key, point);
         }
         if added {
             g.entries += 1;
@@ -569,9 +562,9 @@ impl Index {
                 let before = v.len();
                 v.retain(|t| *t != tid);
                 let removed = v.len() != before;
-                let one = (v.len() == 1).then(|| Tids::One(v[0]));
-                if let Some(t) = &one {
-                    *slot = t.clone();
+                let one = (v.len() == 1).then(|| v[0]);
+                if let Some(t) = one {
+                    *slot = Tids::One(t);
                 }
                 (removed, false, one)
             }
@@ -580,10 +573,10 @@ impl Index {
         if now_empty {
             g.map.remove(key);
         }
-        if now_empty || one.is_some() {
-            if let Some(k) = Key::short(key) {
-                g.note_point(&k, one.as_ref());
-            }
+        if now_empty {
+            g.set_point(key, None);
+        } else if let Some(t) = one {
+            g.set_point(key, Some(pack(t)));
         }
         if removed {
             g.entries -= 1;
