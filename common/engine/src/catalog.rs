@@ -709,6 +709,8 @@ pub struct TableDef {
     /// Per column, the decoded [`ColumnDef::missing`] value (empty when no
     /// column has one: the common case costs nothing).
     missing: Vec<Option<pgtypes::value::Value>>,
+    /// Each column's type as rows are decoded ([`Self::types`]).
+    row_types: Box<[SqlType]>,
     /// What the SQL layer derives once per descriptor version (its bound
     /// CHECK expressions); the engine never looks inside.
     pub sql_cache: std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>,
@@ -831,13 +833,11 @@ impl TableDef {
     /// its element type may be gone (`DROP TYPE … CASCADE`), and nobody
     /// reads its value.
     pub fn types(&self) -> Vec<SqlType> {
-        self.columns
-            .iter()
-            .map(|c| match c.ty {
-                SqlType::Array(_) if c.dropped => SqlType::Bytea,
-                t => t,
-            })
-            .collect()
+        self.row_types.to_vec()
+    }
+    /// [`Self::types`] without a copy (a scan borrows it for its rows).
+    pub fn row_types(&self) -> &[SqlType] {
+        &self.row_types
     }
     /// The primary key index, if any.
     pub fn primary_key(&self) -> Option<Arc<IndexDef>> {
@@ -3614,6 +3614,7 @@ fn new_table(spec: TableSpec) -> TableDef {
         namespace: spec.namespace,
         rel: spec.rel,
         columns: Vec::new(),
+        row_types: Box::new([]),
         options: Vec::new(),
         indexes: Arc::new(TableIndexes::default()),
         lock: Arc::new(RelLock::default()),
@@ -3720,6 +3721,14 @@ fn table_version(t: &TableDef, spec: TableSpec) -> TableDef {
         name: spec.name,
         namespace: spec.namespace,
         rel: spec.rel,
+        row_types: spec
+            .columns
+            .iter()
+            .map(|c| match c.ty {
+                SqlType::Array(_) if c.dropped => SqlType::Bytea,
+                t => t,
+            })
+            .collect(),
         columns: spec.columns,
         options: spec.options,
         indexes: indexes_for(t, spec.rel),

@@ -60,6 +60,14 @@ pub const BUILTIN_SCHEMAS: [(Oid, &str, Oid); 4] = [
 /// The default search path when none was resolved: `public`.
 pub const DEFAULT_PATH: &[Oid] = &[PUBLIC_NAMESPACE];
 
+/// [`DEFAULT_PATH`] shared: every statement's executor context starts
+/// from it, and building an `Arc` from the slice each time allocated.
+pub fn default_path() -> std::sync::Arc<[Oid]> {
+    static PATH: std::sync::LazyLock<std::sync::Arc<[Oid]>> =
+        std::sync::LazyLock::new(|| std::sync::Arc::from(DEFAULT_PATH));
+    PATH.clone()
+}
+
 /// A relation's key in the catalog maps (see the module docs).
 pub fn rel_key(namespace: Oid, name: &str) -> Cow<'_, str> {
     if namespace == PUBLIC_NAMESPACE {

@@ -41,6 +41,7 @@ pub mod enumtype;
 pub mod error;
 pub mod fileutil;
 pub mod formatting;
+pub mod hash;
 pub mod ids;
 pub mod inet;
 pub mod interval;

@@ -385,6 +385,21 @@ impl Wire {
                 return Ok(Input::Shutdown);
             }
             if self.rbuf.is_empty() && !self.stream.is_tls() {
+                // A busy client's next statement is usually in the socket
+                // already (it was sent while this one's answer was being
+                // read): try it before handing the buffers back, so a
+                // session that never waits keeps them instead of returning
+                // and retaking both per statement. (`try_read_buf` makes no
+                // system call while the runtime knows the socket is not
+                // readable.)
+                if self.rbuf.capacity() != 0 && self.rbuf.try_reclaim(READ_BUF_INITIAL) {
+                    match self.stream.try_read_buf(&mut self.rbuf) {
+                        Ok(0) => return Ok(Input::Eof),
+                        Ok(_) => continue,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
                 // Idle: the buffers go back to the thread's pool while the
                 // client is silent, so an idle session holds none. (A TLS
                 // session keeps its read buffer and reads with `read_buf`:
@@ -1318,13 +1333,53 @@ async fn startup<F: BackendFactory>(
 }
 
 /// A named or unnamed prepared statement; `None` for an empty query string.
-type Stmt<B> = Option<Arc<<B as Backend>::Statement>>;
+type Stmt<B> = Option<Arc<Prepared<<B as Backend>::Statement>>>;
+
+/// A prepared statement as the session loop keeps it: the backend's
+/// statement, and its RowDescription for all-text results encoded at the
+/// first Describe that needs it (a statement's columns never change once
+/// known, and clients that describe every execution — libpq's
+/// `PQexecPrepared` does — would otherwise encode it every time).
+struct Prepared<S> {
+    stmt: Arc<S>,
+    text_row_description: std::sync::OnceLock<bytes::Bytes>,
+}
+
+impl<S: StatementInfo> Prepared<S> {
+    fn new(stmt: Arc<S>) -> Arc<Self> {
+        Arc::new(Prepared {
+            stmt,
+            text_row_description: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Writes RowDescription (or NoData) for results in `formats`.
+    fn describe_rows(&self, out: &mut BytesMut, formats: &[i16]) -> PgResult<()> {
+        let Some(cols) = self.stmt.columns() else {
+            write_simple(out, b'n');
+            return Ok(());
+        };
+        if formats.iter().any(|&f| f != 0) {
+            return write_row_description(out, cols, formats);
+        }
+        if let Some(b) = self.text_row_description.get() {
+            out.extend_from_slice(b);
+            return Ok(());
+        }
+        let mut b = BytesMut::new();
+        write_row_description(&mut b, cols, &[])?;
+        out.extend_from_slice(&b);
+        let _ = self.text_row_description.set(b.freeze());
+        Ok(())
+    }
+}
 
 /// A bound statement waiting for (more) Execute.
 struct Portal<B: Backend> {
     stmt: Stmt<B>,
     params: Vec<Value>,
-    /// Result format per column (resolved from Bind).
+    /// Result formats as Bind sent them (none: all text; one: for all
+    /// columns; else one each), read through [`format_of`].
     formats: Vec<i16>,
     state: PortalState,
 }
@@ -1350,14 +1405,16 @@ enum PortalState {
 /// in pgbench select-only).
 struct NameMap<V> {
     unnamed: Option<V>,
-    named: HashMap<String, V>,
+    /// Hashed with [`pgtypes::hash::KeyHasher`]: a statement name is
+    /// looked up per Bind, and SipHash cost more than the lookup.
+    named: HashMap<String, V, pgtypes::hash::KeyBuild>,
 }
 
 impl<V> Default for NameMap<V> {
     fn default() -> Self {
         NameMap {
             unnamed: None,
-            named: HashMap::new(),
+            named: HashMap::default(),
         }
     }
 }
@@ -1705,7 +1762,7 @@ impl<B: Backend> SessionLoop<B> {
                     param_formats,
                     params,
                     result_formats,
-                } => self.bind(portal, &statement, &param_formats, &params, &result_formats),
+                } => self.bind(portal, &statement, &param_formats, &params, result_formats),
                 FrontendMessage::Describe { target, name } => self.describe(target, &name),
                 FrontendMessage::Execute { portal, max_rows } => {
                     self.execute(&portal, max_rows).await?
@@ -2114,7 +2171,7 @@ impl<B: Backend> SessionLoop<B> {
                 "cannot insert multiple commands into a prepared statement",
             ));
         }
-        self.statements.insert(name, stmts.pop());
+        self.statements.insert(name, stmts.pop().map(Prepared::new));
         write_simple(&mut self.wire.out, b'1');
         Ok(())
     }
@@ -2125,7 +2182,7 @@ impl<B: Backend> SessionLoop<B> {
         statement: &str,
         param_formats: &[i16],
         params: &[Option<bytes::Bytes>],
-        result_formats: &[i16],
+        result_formats: Vec<i16>,
     ) -> PgResult<()> {
         let stmt = self
             .statements
@@ -2138,7 +2195,7 @@ impl<B: Backend> SessionLoop<B> {
                 format!("portal \"{portal}\" already exists"),
             ));
         }
-        let types = stmt.as_ref().map(|s| s.param_types()).unwrap_or(&[]);
+        let types = stmt.as_ref().map(|s| s.stmt.param_types()).unwrap_or(&[]);
         if param_formats.len() > 1 && param_formats.len() != params.len() {
             return Err(protocol_violation(format!(
                 "bind message has {} parameter formats but {} parameters",
@@ -2162,7 +2219,7 @@ impl<B: Backend> SessionLoop<B> {
         }
         let ncols = stmt
             .as_ref()
-            .and_then(|s| s.columns())
+            .and_then(|s| s.stmt.columns())
             .map(|c| c.len())
             .unwrap_or(0);
         if result_formats.len() > 1 && result_formats.len() != ncols {
@@ -2172,18 +2229,19 @@ impl<B: Backend> SessionLoop<B> {
                 ncols
             )));
         }
-        let mut formats = Vec::with_capacity(ncols);
-        for i in 0..ncols {
-            let f = format_of(result_formats, i);
-            check_format(f)?;
-            formats.push(f);
+        if ncols > 0 {
+            for &f in &result_formats {
+                check_format(f)?;
+            }
         }
         self.portals.insert(
             portal,
             Portal {
                 stmt,
                 params: values,
-                formats,
+                // As sent (none, one for all, or one each: read through
+                // `format_of`), so binding allocates no list of its own.
+                formats: result_formats,
                 state: PortalState::Ready,
             },
         );
@@ -2199,17 +2257,17 @@ impl<B: Backend> SessionLoop<B> {
                     .statements
                     .get(name)
                     .ok_or_else(|| no_statement(name))?;
-                let types = stmt.as_ref().map(|s| s.param_types()).unwrap_or(&[]);
+                let types = stmt.as_ref().map(|s| s.stmt.param_types()).unwrap_or(&[]);
                 write_parameter_description(out, types.iter().map(|t| t.oid()))?;
-                match stmt.as_ref().and_then(|s| s.columns()) {
-                    Some(cols) => write_row_description(out, cols, &[])?,
+                match stmt {
+                    Some(s) => s.describe_rows(out, &[])?,
                     None => write_simple(out, b'n'),
                 }
             }
             Target::Portal => {
                 let p = self.portals.get(name).ok_or_else(|| no_portal(name))?;
-                match p.stmt.as_ref().and_then(|s| s.columns()) {
-                    Some(cols) => write_row_description(out, cols, &p.formats)?,
+                match &p.stmt {
+                    Some(s) => s.describe_rows(out, &p.formats)?,
                     None => write_simple(out, b'n'),
                 }
             }
@@ -2234,7 +2292,7 @@ impl<B: Backend> SessionLoop<B> {
             let formats = std::mem::take(&mut portal.formats);
             let limit = if max_rows > 0 { Some(()) } else { None };
             let res = self
-                .run_statement(&stmt, &params, &formats, limit, false)
+                .run_statement(&stmt.stmt, &params, &formats, limit, false)
                 .await?;
             let Some(portal) = self.portals.get_mut(name) else {
                 return Ok(Ok(()));

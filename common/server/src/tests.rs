@@ -677,6 +677,73 @@ async fn portal_suspension_hands_out_chunks() {
     srv.shutdown().await;
 }
 
+/// A statement's text-format RowDescription is encoded once and reused;
+/// portals of the same statement bound with other result formats still
+/// describe their own, and the cached one stays text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn portal_row_descriptions_follow_each_binds_formats() {
+    let srv = TestServer::start().await;
+    let mut c = srv.client().await;
+    c.feed(FrontendMessage::Parse {
+        name: "r".into(),
+        query: "rows 1".into(),
+        param_types: vec![],
+    })
+    .await
+    .unwrap();
+    let cases: [&[i16]; 5] = [&[], &[1], &[0, 1], &[0], &[]];
+    for (i, formats) in cases.iter().enumerate() {
+        let portal = format!("p{i}");
+        c.feed(FrontendMessage::Bind {
+            portal: portal.clone(),
+            statement: "r".into(),
+            param_formats: vec![],
+            params: vec![],
+            result_formats: formats.to_vec(),
+        })
+        .await
+        .unwrap();
+        c.feed(FrontendMessage::Describe {
+            target: Target::Portal,
+            name: portal,
+        })
+        .await
+        .unwrap();
+    }
+    c.send(FrontendMessage::Sync).await.unwrap();
+    let msgs = until_ready(&mut c).await;
+    let described: Vec<Vec<i16>> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            BackendMessage::RowDescription(f) => Some(f.iter().map(|f| f.format).collect()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        described,
+        vec![vec![0, 0], vec![1, 1], vec![0, 1], vec![0, 0], vec![0, 0]],
+        "{msgs:?}"
+    );
+
+    // A bad result format code is still refused at Bind.
+    c.feed(FrontendMessage::Bind {
+        portal: String::new(),
+        statement: "r".into(),
+        param_formats: vec![],
+        params: vec![],
+        result_formats: vec![2],
+    })
+    .await
+    .unwrap();
+    c.send(FrontendMessage::Sync).await.unwrap();
+    let msgs = until_ready(&mut c).await;
+    assert!(
+        msgs.iter().any(|m| matches!(m, BackendMessage::ErrorResponse(e) if e.code() == sqlstate::PROTOCOL_VIOLATION)),
+        "{msgs:?}"
+    );
+    srv.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extended_raw_flow_describe_close_and_errors() {
     let srv = TestServer::start().await;

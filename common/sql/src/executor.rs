@@ -408,7 +408,7 @@ impl<'a> Ectx<'a> {
             cancel,
             params,
             settings,
-            path: Arc::from(engine::namespace::DEFAULT_PATH),
+            path: engine::namespace::default_path(),
             stmt_ts,
             xact_ts,
             deadline,

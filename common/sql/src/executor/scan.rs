@@ -107,7 +107,7 @@ pub struct SeqScanNode<'p> {
     filter_first: Option<&'p FilterFirst>,
     lock: Option<RelShared<'p>>,
     scan: Option<HeapScan>,
-    types: Vec<SqlType>,
+    types: &'p [SqlType],
     row: Vec<Value>,
     /// The decode plans of its masks, built when the scan starts: the
     /// filter's and the rest's with a [`FilterFirst`], else `needed`'s
@@ -134,7 +134,7 @@ impl<'p> SeqScanNode<'p> {
             filter_first,
             lock: None,
             scan: None,
-            types: table.types(),
+            types: table.row_types(),
             row: Vec::new(),
             layouts: None,
         }
@@ -230,7 +230,7 @@ pub struct IndexScanNode<'p> {
     /// [`INDEX_BATCH`] entries at a time: the range's end, and the last
     /// key read (the next batch starts after it); None when done.
     range: Option<(Vec<u8>, Vec<u8>)>,
-    types: Vec<SqlType>,
+    types: &'p [SqlType],
     row: Vec<Value>,
 }
 
@@ -283,7 +283,7 @@ impl<'p> IndexScanNode<'p> {
             tids: Vec::new(),
             pos: 0,
             range: None,
-            types: table.types(),
+            types: table.row_types(),
             row: Vec::new(),
         }
     }

@@ -43,6 +43,7 @@ use std::sync::Arc;
 use super::Ectx;
 use pgtypes::config::parse_kilobytes;
 use pgtypes::error::{sqlstate, PgError, PgResult};
+pub use pgtypes::hash::{hash_key, KeyHasher};
 use pgtypes::sqltype::{ArrayElem, SqlType};
 use pgtypes::value::Value;
 use storage::rowcodec::{decode_row_into, encode_row, NoToast};
@@ -751,28 +752,6 @@ fn value_bytes(v: &Value) -> usize {
         }
 }
 
-/// A hash of key bytes that does not change between runs of the process
-/// (batches and partitions are chosen by it), different per `seed`.
-/// The hasher of the executor's hash tables keyed by encoded key bytes
-/// (hash join, aggregation, DISTINCT, set operations, hashed subplans):
-/// [`hash_key`] over the bytes, several times cheaper than std's SipHash.
-/// Like PostgreSQL's hash_bytes it is not seeded per table.
-#[derive(Default)]
-pub struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = hash_key(bytes, self.0);
-    }
-    fn write_usize(&mut self, i: usize) {
-        // The length prefix `[u8]`'s Hash writes: the bytes hash covers it.
-        self.0 ^= i as u64;
-    }
-}
-
 /// Encoded key bytes as the executor's hash tables hold them. Equality
 /// compares a short key (most are one integer or date: 5–9 bytes) with a
 /// few word loads instead of a call to memcmp, which was a sixth of TPC-H
@@ -891,7 +870,7 @@ fn key_eq(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-type KeyBuild = std::hash::BuildHasherDefault<KeyHasher>;
+use pgtypes::hash::KeyBuild;
 
 /// A hash map keyed by encoded key bytes ([`KeyHasher`], [`key_eq`]).
 #[derive(Clone, Debug)]
@@ -955,26 +934,6 @@ impl KeySet {
     pub fn clear(&mut self) {
         self.0.clear()
     }
-}
-
-pub fn hash_key(key: &[u8], seed: u64) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h: u64 = (seed.wrapping_add(1)).wrapping_mul(K) ^ key.len() as u64;
-    let mut words = key.chunks_exact(8);
-    for w in words.by_ref() {
-        let w = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
-    }
-    let mut tail = [0u8; 8];
-    let rest = words.remainder();
-    tail[..rest.len()].copy_from_slice(rest);
-    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
-    // Finalizer (murmur3's fmix64): every input bit reaches the low bits.
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
 }
 
 #[cfg(test)]
@@ -1115,11 +1074,5 @@ mod tests {
             0,
             "files removed"
         );
-    }
-
-    #[test]
-    fn hash_differs_by_seed() {
-        assert_ne!(hash_key(b"abc", 0), hash_key(b"abc", 1));
-        assert_eq!(hash_key(b"abc", 3), hash_key(b"abc", 3));
     }
 }
