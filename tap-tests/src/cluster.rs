@@ -175,6 +175,11 @@ impl Node {
         &self.host
     }
 
+    /// The directory of the node's Unix socket (`unix_socket_directories`).
+    pub fn socket_dir(&self) -> &Path {
+        &self.base_path
+    }
+
     /// The data directory (`-D`).
     pub fn data_dir(&self) -> &Path {
         &self.data_dir

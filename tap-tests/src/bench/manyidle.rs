@@ -509,6 +509,7 @@ pub fn hold_idle(spec: &str) -> Result<(), String> {
         port: port
             .parse()
             .map_err(|e| format!("--hold-idle {spec}: {port}: {e}"))?,
+        socket_dir: None,
     };
     let (set, report) = RawIdleSet::open_from(
         &ep,

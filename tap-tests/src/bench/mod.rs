@@ -30,7 +30,8 @@
 //! * **Same run, same settings.** Both systems get the same
 //!   `shared_buffers`, `fsync`, `synchronous_commit`, `max_connections` and
 //!   `max_prepared_transactions` ([`Settings`]) and are driven by the same
-//!   client (pgbench over TCP to 127.0.0.1, or tokio-postgres). PostgreSQL
+//!   client (pgbench over TCP to 127.0.0.1 — through the Unix socket with
+//!   `--unix` — or tokio-postgres). PostgreSQL
 //!   runs otherwise at its defaults ([`pg::where_to_listen`] is all it
 //!   gets besides).
 //! * **CPU is counted, not guessed.** Every pgbench point reports the
@@ -147,6 +148,10 @@ pub struct RunConfig {
     /// Interleaved rounds per select-only point (`--rounds`); each cell is
     /// the median of its rounds.
     pub select_rounds: u32,
+    /// `--unix`: pgbench's timed points (and their warm-ups) connect
+    /// through each server's Unix socket, as pgbench does when given no
+    /// `-h`, instead of TCP to 127.0.0.1.
+    pub unix: bool,
     /// Idle connection counts of the idle-connection workload.
     pub idle_counts: Vec<u32>,
     /// Idle counts of its "mostly idle" variant (a subset: each point
@@ -207,6 +212,7 @@ impl RunConfig {
                 scale: 1,
                 select_clients: vec![1, 8, 64, 256],
                 select_rounds: 1,
+                unix: false,
                 idle_counts: vec![0, 100, 1000],
                 mostly_idle_counts: vec![0, 1000],
                 idle_duration: 1,
@@ -236,6 +242,7 @@ impl RunConfig {
                 scale: 10,
                 select_clients: vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
                 select_rounds: 1,
+                unix: false,
                 idle_counts: vec![0, 100, 1000, 5000, 10000],
                 mostly_idle_counts: vec![0, 1000, 10000],
                 idle_duration: 5,

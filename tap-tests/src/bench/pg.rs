@@ -109,6 +109,13 @@ pub struct PgPair {
 }
 
 impl PgPair {
+    /// Where both servers' Unix sockets are: the primary's data directory
+    /// (the standby's configuration is a copy of the primary's; their
+    /// socket files differ by port).
+    pub fn socket_dir(&self) -> &Path {
+        &self.primary.data_dir
+    }
+
     /// initdb + start a primary with `settings`, then pg_basebackup and start
     /// a standby. A failed standby is recorded (`standby` = `Err`), a failed
     /// primary is an error.
@@ -157,7 +164,7 @@ impl PgPair {
         )?;
         let conf = format!(
             "\n# Added by hotpair bench\n{}{}{}",
-            where_to_listen(pair.primary.port),
+            where_to_listen(pair.primary.port, &pair.primary.data_dir),
             settings.conf_lines(),
             settings.tls_lines(true)
         );
@@ -166,7 +173,7 @@ impl PgPair {
         // from 127.0.0.2 and up (hotpair's target adds the same line).
         append(
             &pair.primary.data_dir.join("pg_hba.conf"),
-            "host all all 127.0.0.0/8 trust\n",
+            "host all all 127.0.0.0/8 trust\nlocal all all trust\n",
         )?;
         // `connect` logs one role in with SCRAM: its line goes first.
         let hba = pair.primary.data_dir.join("pg_hba.conf");
@@ -347,15 +354,18 @@ impl Drop for PgPair {
 /// where to listen. Everything else is PostgreSQL 15's default — streaming
 /// needs nothing more (`wal_level = replica`, `max_wal_senders = 10` and
 /// `hot_standby = on` are the defaults).
-pub fn where_to_listen(port: u16) -> String {
-    format!("port = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = ''\n")
+pub fn where_to_listen(port: u16, socket_dir: &Path) -> String {
+    format!(
+        "port = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\n",
+        socket_dir.display()
+    )
 }
 
 /// The header line saying how PostgreSQL is configured.
 pub fn defaults_line() -> String {
     "PostgreSQL: initdb -A trust -E UTF8 --locale=C (hotpair compares bytewise, as the C collation does), \
      then its defaults apart from the matched settings above and port / listen_addresses = '127.0.0.1' / \
-     unix_socket_directories = '' (TCP only, as hotpair) and pg_hba trusting 127.0.0.0/8; the standby is pg_basebackup -R -X stream"
+     unix_socket_directories (the primary's data directory, for --unix) and pg_hba trusting 127.0.0.0/8 and local; the standby is pg_basebackup -R -X stream"
         .to_string()
 }
 
@@ -439,7 +449,7 @@ pub fn probe_max_connections(
         &data.join("postgresql.conf"),
         &format!(
             "\n# Added by hotpair bench\n{}{}",
-            where_to_listen(free_port()),
+            where_to_listen(free_port(), &data),
             settings.conf_lines()
         ),
     )?;

@@ -46,6 +46,8 @@ pub struct Endpoint {
     pub host: String,
     /// TCP port.
     pub port: u16,
+    /// The directory of its Unix socket (`.s.PGSQL.<port>`), if it has one.
+    pub socket_dir: Option<String>,
 }
 
 impl Endpoint {
@@ -67,6 +69,16 @@ impl Endpoint {
             "-U".into(),
             "postgres".into(),
         ]
+    }
+
+    /// [`Endpoint::conn_args`], through the Unix socket when `unix` (and
+    /// the server has one).
+    pub fn conn_args_over(&self, unix: bool) -> Vec<String> {
+        let mut args = self.conn_args();
+        if let (true, Some(dir)) = (unix, &self.socket_dir) {
+            args[1] = dir.clone();
+        }
+        args
     }
 
     /// One statement on a fresh connection, rows as `psql -XAt` prints them.
@@ -180,6 +192,7 @@ impl Target {
                 let primary = Endpoint {
                     host: node.host().to_string(),
                     port: node.port(),
+                    socket_dir: Some(node.socket_dir().display().to_string()),
                 };
                 let started = if settings.standby {
                     start_hotpair_standby(&node, settings)
@@ -192,6 +205,7 @@ impl Target {
                         let ep = Endpoint {
                             host: s.host().to_string(),
                             port: s.port(),
+                            socket_dir: Some(s.socket_dir().display().to_string()),
                         };
                         (Ok(ep), Some(Box::new((s, id))))
                     }
@@ -258,14 +272,17 @@ impl Target {
     ) -> Target {
         match PgPair::start(bindir, work_dir, settings) {
             Ok(pair) => {
+                let socket_dir = Some(pair.socket_dir().display().to_string());
                 let primary = Ok(Endpoint {
                     host: "127.0.0.1".into(),
                     port: pair.primary.port,
+                    socket_dir: socket_dir.clone(),
                 });
                 let standby = match &pair.standby {
                     Ok(s) => Ok(Endpoint {
                         host: "127.0.0.1".into(),
                         port: s.port,
+                        socket_dir,
                     }),
                     Err(e) => Err(format!("standby: {}", first_line(e))),
                 };

@@ -238,7 +238,7 @@ impl Ctx {
         // Hundreds of clients need more than a one-second run (--quick) to
         // get past their backends' start-up at all.
         let duration = seconds.max((1 + clients / 32).min(3));
-        let mut args = ep.conn_args();
+        let mut args = ep.conn_args_over(self.cfg.unix);
         args.extend([
             "-n".into(),
             "-T".into(),
@@ -286,7 +286,7 @@ impl Ctx {
     /// node's buffer pool holds the tables before anything is timed.
     pub fn warm_up(&self, ep: &Endpoint) -> Result<(), String> {
         let pgbench = self.pgbench()?;
-        let mut args = ep.conn_args();
+        let mut args = ep.conn_args_over(self.cfg.unix);
         args.extend(strings(&[
             "-n", "-S", "-M", "prepared", "-T", "3", "-c", "8", "-j", "2",
         ]));
@@ -531,9 +531,14 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
         ctx.check_alive(t, "select-only");
     }
     table.note(format!(
-        "scale {}, -T {} s per point, -j min(clients, 2), over TCP to 127.0.0.1{}",
+        "scale {}, -T {} s per point, -j min(clients, 2), {}{}",
         ctx.cfg.scale,
         ctx.cfg.duration,
+        if ctx.cfg.unix {
+            "through each server's Unix socket"
+        } else {
+            "over TCP to 127.0.0.1"
+        },
         if rounds > 1 {
             format!("; median of {rounds} interleaved rounds per point")
         } else {

@@ -107,6 +107,11 @@ struct Args {
     #[arg(long)]
     no_standby: bool,
 
+    /// pgbench's timed points connect through each server's Unix socket
+    /// (pgbench's default when given no -h) instead of TCP to 127.0.0.1.
+    #[arg(long)]
+    unix: bool,
+
     /// Both systems with data checksums (hotpair's `data_checksums = on`
     /// at creation, PostgreSQL's `initdb -k`).
     #[arg(long)]
@@ -318,6 +323,7 @@ fn main() -> ExitCode {
         cfg.select_clients = args.clients.iter().map(|&c| c.max(1)).collect();
     }
     cfg.select_rounds = args.rounds.max(1);
+    cfg.unix = args.unix;
     cfg.many_idle = args.many_idle.unwrap_or(0);
     if args.tpch_scale.is_nan() || args.tpch_scale <= 0.0 {
         eprintln!("bench: --tpch-scale must be positive");
@@ -382,9 +388,14 @@ fn main() -> ExitCode {
         ),
         pg::defaults_line(),
         format!(
-            "pgbench: -n -T {} -j min(clients,2), scale {}, TCP 127.0.0.1; open-file limit {}",
+            "pgbench: -n -T {} -j min(clients,2), scale {}, {}; open-file limit {}",
             cfg.duration,
             cfg.scale,
+            if cfg.unix {
+                "timed points through each server's Unix socket (--unix)"
+            } else {
+                "TCP 127.0.0.1"
+            },
             nofile_soft()
         ),
         cgroup::method(),

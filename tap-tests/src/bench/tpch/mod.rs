@@ -163,6 +163,7 @@ pub fn load_into(port: u16, sf: f64) -> Result<String, String> {
     let ep = Endpoint {
         host: "127.0.0.1".into(),
         port,
+        socket_dir: None,
     };
     let l = load(&ep, sf)?;
     if let Some((stmt, e)) = l.errors.first() {
