@@ -38,11 +38,12 @@
 //! NULL-extended with that batch's unmatched rows.
 
 use super::execnodes::{ExecNode, Node};
-use super::spill::{hash_key, row_bytes, KeyHasher, KeyMap, Spill, TempFile};
+use super::spill::{row_bytes, KeyMap, Spill, TempFile};
 use super::Ectx;
 use crate::expr::{eval, Expr};
 use crate::planner::plannodes::{JoinKind, PlanNode};
 use pgtypes::error::PgResult;
+use pgtypes::hash::{hash_key, KeyBuild};
 use pgtypes::value::Value;
 use std::sync::Arc;
 use storage::keycodec::encode_key_value;
@@ -166,7 +167,7 @@ impl Held {
 /// small whatever the column holds.
 #[derive(Default)]
 struct Texts {
-    set: std::collections::HashSet<Arc<str>, std::hash::BuildHasherDefault<KeyHasher>>,
+    set: std::collections::HashSet<Arc<str>, KeyBuild>,
     /// Bytes of the texts in `set`.
     bytes: usize,
 }

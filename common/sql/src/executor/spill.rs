@@ -43,7 +43,7 @@ use std::sync::Arc;
 use super::Ectx;
 use pgtypes::config::parse_kilobytes;
 use pgtypes::error::{sqlstate, PgError, PgResult};
-pub use pgtypes::hash::{hash_key, KeyHasher};
+use pgtypes::hash::hash_key;
 use pgtypes::sqltype::{ArrayElem, SqlType};
 use pgtypes::value::Value;
 use storage::rowcodec::{decode_row_into, encode_row, NoToast};
@@ -872,7 +872,7 @@ fn key_eq(a: &[u8], b: &[u8]) -> bool {
 
 use pgtypes::hash::KeyBuild;
 
-/// A hash map keyed by encoded key bytes ([`KeyHasher`], [`key_eq`]).
+/// A hash map keyed by encoded key bytes ([`pgtypes::hash::KeyHasher`], [`key_eq`]).
 #[derive(Clone, Debug)]
 pub struct KeyMap<V>(std::collections::HashMap<Key, V, KeyBuild>);
 
@@ -916,7 +916,7 @@ impl<V> KeyMap<V> {
     }
 }
 
-/// A hash set of encoded key bytes ([`KeyHasher`], [`key_eq`]).
+/// A hash set of encoded key bytes ([`pgtypes::hash::KeyHasher`], [`key_eq`]).
 #[derive(Clone, Debug, Default)]
 pub struct KeySet(std::collections::HashSet<Key, KeyBuild>);
 
