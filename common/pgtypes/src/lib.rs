@@ -23,7 +23,9 @@
 //!   form, ordering), [`uuid`], [`inet`] (inet and cidr) and [`enumtype`]
 //!   (enum labels);
 //! * [`blocking`] — the one helper for calls that may block on a tokio
-//!   worker, and [`fileutil`] — fsync and atomic-rename helpers.
+//!   worker, [`fileutil`] — fsync and atomic-rename helpers, and [`hash`]
+//!   — the fast hash of short keys (the executor's hash tables, the
+//!   session loop's statement names).
 //!
 //! Invariants: no global state, no I/O beyond [`fileutil`], no locks —
 //! except [`enumtype`], the enum type cache the catalog publishes to (its
