@@ -230,6 +230,9 @@ pub struct IndexScanNode<'p> {
     /// [`INDEX_BATCH`] entries at a time: the range's end, and the last
     /// key read (the next batch starts after it); None when done.
     range: Option<(Vec<u8>, Vec<u8>)>,
+    /// The encoded lookup key, kept across rescans (the inner side of a
+    /// nested loop evaluates a new key per outer row).
+    key_buf: Vec<u8>,
     types: &'p [SqlType],
     row: Vec<Value>,
 }
@@ -283,6 +286,7 @@ impl<'p> IndexScanNode<'p> {
             tids: Vec::new(),
             pos: 0,
             range: None,
+            key_buf: Vec::new(),
             types: table.row_types(),
             row: Vec::new(),
         }
@@ -298,22 +302,23 @@ impl ExecNode for IndexScanNode<'_> {
                 self.lock = Some(self.table.lock.shared());
             }
             self.table.check_not_dropped()?;
-            let mut kb = Vec::with_capacity(16);
-            if eval_lookup_key(ec, self.key, self.key_types, &mut kb)? {
+            let kb = &mut self.key_buf;
+            if eval_lookup_key(ec, self.key, self.key_types, kb)? {
+                let kb: &[u8] = kb;
                 let tids = &mut self.tids;
                 if self.key.len() < self.index.spec.columns.len() {
                     // The leading columns only: every key that starts with
                     // them (each column's encoding is self-delimiting and
                     // the next one starts with a tag below 0x03), a batch
                     // at a time.
-                    let mut hi = kb.clone();
+                    let mut hi = kb.to_vec();
                     hi.push(0x03);
-                    let last = range_batch(&self.index.index, &kb, &[], &hi, tids);
+                    let last = range_batch(&self.index.index, kb, &[], &hi, tids);
                     self.range = last.map(|l| (hi, l));
                     self.vis.lock_index(db, self.index);
                 } else {
-                    self.index.index.lookup(&kb, &mut |t| tids.push(t));
-                    self.vis.lock_index_key(db, self.index, &kb);
+                    self.index.index.lookup(kb, &mut |t| tids.push(t));
+                    self.vis.lock_index_key(db, self.index, kb);
                 }
             }
             // TestForOldSnapshot on the "index page": pruning removed
