@@ -59,26 +59,26 @@ impl Endpoint {
         )
     }
 
-    /// pgbench / psql connection arguments.
+    /// pgbench / psql connection arguments (TCP).
     pub fn conn_args(&self) -> Vec<String> {
+        self.conn_args_over(false)
+    }
+
+    /// pgbench / psql connection arguments, through the Unix socket when
+    /// `unix` (and the server has one), else over TCP.
+    pub fn conn_args_over(&self, unix: bool) -> Vec<String> {
+        let host = match (unix, &self.socket_dir) {
+            (true, Some(dir)) => dir.clone(),
+            _ => self.host.clone(),
+        };
         vec![
             "-h".into(),
-            self.host.clone(),
+            host,
             "-p".into(),
             self.port.to_string(),
             "-U".into(),
             "postgres".into(),
         ]
-    }
-
-    /// [`Endpoint::conn_args`], through the Unix socket when `unix` (and
-    /// the server has one).
-    pub fn conn_args_over(&self, unix: bool) -> Vec<String> {
-        let mut args = self.conn_args();
-        if let (true, Some(dir)) = (unix, &self.socket_dir) {
-            args[1] = dir.clone();
-        }
-        args
     }
 
     /// One statement on a fresh connection, rows as `psql -XAt` prints them.
