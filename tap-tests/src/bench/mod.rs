@@ -55,6 +55,7 @@ pub mod horizon;
 pub mod idle;
 pub mod latency;
 pub mod manyidle;
+pub mod nullserver;
 pub mod pg;
 pub mod pgbench;
 pub mod profile;
@@ -152,6 +153,9 @@ pub struct RunConfig {
     /// through each server's Unix socket, as pgbench does when given no
     /// `-h`, instead of TCP to 127.0.0.1.
     pub unix: bool,
+    /// `--floor`: select-only also runs each point against the null
+    /// server ([`nullserver`]), the host's floor of a server's CPU.
+    pub floor: bool,
     /// Idle connection counts of the idle-connection workload.
     pub idle_counts: Vec<u32>,
     /// Idle counts of its "mostly idle" variant (a subset: each point
@@ -213,6 +217,7 @@ impl RunConfig {
                 select_clients: vec![1, 8, 64, 256],
                 select_rounds: 1,
                 unix: false,
+                floor: false,
                 idle_counts: vec![0, 100, 1000],
                 mostly_idle_counts: vec![0, 1000],
                 idle_duration: 1,
@@ -243,6 +248,7 @@ impl RunConfig {
                 select_clients: vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
                 select_rounds: 1,
                 unix: false,
+                floor: false,
                 idle_counts: vec![0, 100, 1000, 5000, 10000],
                 mostly_idle_counts: vec![0, 1000, 10000],
                 idle_duration: 5,

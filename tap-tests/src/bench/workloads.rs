@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::idle::IdlePool;
+use super::nullserver::NullServer;
 use super::pgbench;
 use super::profile::{self, ProfileSpec};
 use super::report::{Cell, Chart, Table};
@@ -371,24 +372,43 @@ fn rows(table: &mut Table, labels: impl IntoIterator<Item = (String, f64)>) {
 
 /// a. select-only `-M prepared` over the client counts, primary and standby.
 pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
+    // `--floor`: the null server runs every point too, after the four
+    // nodes of its round (series 4).
+    let null = if ctx.cfg.floor {
+        match NullServer::start(&ctx.cfg.work_dir.join("null")) {
+            Ok(n) => Some(n),
+            Err(e) => {
+                eprintln!("bench: --floor: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut series = vec![
+        "hotpair primary",
+        "hotpair standby",
+        "PostgreSQL primary",
+        "PostgreSQL standby",
+    ];
+    series.extend(null.as_ref().map(|_| "null server"));
     let mut table = Table::new(
         "select_only",
         "select-only -M prepared (pgbench -S)",
         "tps",
         "clients",
-        &[
-            "hotpair primary",
-            "hotpair standby",
-            "PostgreSQL primary",
-            "PostgreSQL standby",
-        ],
+        &series,
         Chart::LineLog2,
     )
     .ratio(0, 2, "hp/PG primary")
     .ratio(1, 3, "hp/PG standby")
     .ratio(1, 0, "hp standby/primary")
-    .ratio(3, 2, "PG standby/primary")
-    .with_cpu(&[0, 1, 2, 3]);
+    .ratio(3, 2, "PG standby/primary");
+    if null.is_some() {
+        table = table.ratio(4, 2, "null/PG primary");
+    }
+    let cpu_series: Vec<usize> = (0..series.len()).collect();
+    let mut table = table.with_cpu(&cpu_series);
     let clients = ctx.cfg.select_clients.clone();
     rows(
         &mut table,
@@ -470,19 +490,6 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
                         cpu_values[series].push((s.server_us_per_txn(), s.client_us_per_txn()));
                     }
                     if rounds > 1 {
-                        let shown = cell
-                            .value()
-                            .map(|v| format!("{v:.0} tps"))
-                            .unwrap_or_else(|| "no value".into());
-                        let cpu_text = match &summary {
-                            Some(s) if s.processed > 0 => format!(
-                                "; CPU us/tx: system {}, this node {}, pgbench {}",
-                                opt_num(s.server_us_per_txn()),
-                                opt_num(own_used.map(|u| u as f64 / s.processed as f64)),
-                                opt_num(s.client_us_per_txn()),
-                            ),
-                            _ => String::new(),
-                        };
                         let snap_text = match (snaps_before, snaps_after) {
                             (Some((c0, r0)), Some((c1, r1))) => format!(
                                 "; snapshots computed {} reused {}",
@@ -491,15 +498,55 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
                             ),
                             _ => String::new(),
                         };
-                        println!(
-                            "select c={c} round {round}/{rounds}: {}: {shown}{cpu_text}{snap_text}",
-                            series_names.get(series).map(String::as_str).unwrap_or("?")
+                        print_round(
+                            c,
+                            (round, rounds),
+                            series_names.get(series).map(String::as_str).unwrap_or("?"),
+                            &cell,
+                            summary.as_ref(),
+                            own_used,
+                            &snap_text,
                         );
                     }
                     match cell.value() {
                         Some(v) => values[series].push(v),
                         None => failures[series] = Some(cell),
                     }
+                }
+            }
+            if let Some(null) = &null {
+                let series = 4;
+                let before = null.cpu_usec();
+                let (cell, summary) = match ctx.point_summary(
+                    null.endpoint(),
+                    c,
+                    &strings(&["-S", "-M", "prepared"]),
+                ) {
+                    Ok(mut s) => {
+                        s.server_cpu_usec =
+                            before.and_then(|b| Some(null.cpu_usec()?.saturating_sub(b)));
+                        (summary_cell(&s), Some(s))
+                    }
+                    Err(e) => (Cell::Failed(e), None),
+                };
+                if let Some(s) = &summary {
+                    cpu_values[series].push((s.server_us_per_txn(), s.client_us_per_txn()));
+                }
+                if rounds > 1 {
+                    let own = summary.as_ref().and_then(|s| s.server_cpu_usec);
+                    print_round(
+                        c,
+                        (round, rounds),
+                        "null server",
+                        &cell,
+                        summary.as_ref(),
+                        own,
+                        "",
+                    );
+                }
+                match cell.value() {
+                    Some(v) => values[series].push(v),
+                    None => failures[series] = Some(cell),
                 }
             }
         }
@@ -546,7 +593,41 @@ pub fn select_only(ctx: &mut Ctx) -> Vec<Table> {
         }
     ));
     table.note(CPU_NOTE);
+    if null.is_some() {
+        table.note(
+            "null server: a child of the bench answering pgbench with canned results, \
+             one thread per connection, blocking reads (bench::nullserver): its CPU per \
+             transaction is what the round trip alone costs a server on this host",
+        );
+    }
     vec![table]
+}
+
+/// One round's line of a select-only point: tps, the CPU per transaction
+/// of the whole system, of this node and of pgbench, and `extra`.
+fn print_round(
+    clients: u32,
+    (round, rounds): (u32, u32),
+    series: &str,
+    cell: &Cell,
+    summary: Option<&pgbench::Summary>,
+    own_usec: Option<u64>,
+    extra: &str,
+) {
+    let shown = cell
+        .value()
+        .map(|v| format!("{v:.0} tps"))
+        .unwrap_or_else(|| "no value".into());
+    let cpu_text = match summary {
+        Some(s) if s.processed > 0 => format!(
+            "; CPU us/tx: system {}, this node {}, pgbench {}",
+            opt_num(s.server_us_per_txn()),
+            opt_num(own_usec.map(|u| u as f64 / s.processed as f64)),
+            opt_num(s.client_us_per_txn()),
+        ),
+        _ => String::new(),
+    };
+    println!("select c={clients} round {round}/{rounds}: {series}: {shown}{cpu_text}{extra}");
 }
 
 /// `12.3` or `-`.

@@ -112,6 +112,12 @@ struct Args {
     #[arg(long)]
     unix: bool,
 
+    /// select: also run each point against a null server (a child of this
+    /// program that answers pgbench with canned results, one thread per
+    /// connection): the host's floor of a server's CPU per transaction.
+    #[arg(long)]
+    floor: bool,
+
     /// Both systems with data checksums (hotpair's `data_checksums = on`
     /// at creation, PostgreSQL's `initdb -k`).
     #[arg(long)]
@@ -160,6 +166,11 @@ struct Args {
     /// hold them until standard input closes.
     #[arg(long, value_name = "SPEC", hide = true)]
     hold_idle: Option<String>,
+
+    /// The null server of `--floor` (internal): PORT[:SOCKET_DIR], until
+    /// standard input closes.
+    #[arg(long, value_name = "SPEC", hide = true)]
+    null_server: Option<String>,
 }
 
 /// Open-file limit the idle-connection workloads want (client sockets in
@@ -233,6 +244,15 @@ fn main() -> ExitCode {
     };
     if let Some(spec) = &args.hold_idle {
         return match manyidle::hold_idle(spec) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    if let Some(spec) = &args.null_server {
+        return match tap_tests::bench::nullserver::serve(spec) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("bench: {e}");
@@ -324,6 +344,7 @@ fn main() -> ExitCode {
     }
     cfg.select_rounds = args.rounds.max(1);
     cfg.unix = args.unix;
+    cfg.floor = args.floor;
     cfg.many_idle = args.many_idle.unwrap_or(0);
     if args.tpch_scale.is_nan() || args.tpch_scale <= 0.0 {
         eprintln!("bench: --tpch-scale must be positive");
