@@ -342,6 +342,18 @@ impl Wire {
         self.read_within(None).await
     }
 
+    /// The next message if it is already here (decoded ahead, or complete
+    /// in the read buffer). The session loop asks this before building a
+    /// [`Wire::read_waking`] future: an extended-protocol statement is
+    /// four messages in one packet, and that future — its timers, its
+    /// `select!` and their drops — cost more than decoding the message.
+    fn buffered(&mut self) -> Result<Option<Input>, ProtocolError> {
+        if let Some(p) = self.pending.take() {
+            return Ok(Some(to_input(p)));
+        }
+        Ok(self.codec.decode(&mut self.rbuf)?.map(to_input))
+    }
+
     /// [`Wire::read`], giving up with [`Input::IdleTimeout`] when the
     /// socket stays silent for `limit` (only time spent waiting on it
     /// counts; buffered messages come back at once).
@@ -375,11 +387,8 @@ impl Wire {
         };
         tokio::pin!(idle);
         loop {
-            if let Some(p) = self.pending.take() {
-                return Ok(to_input(p));
-            }
-            if let Some(item) = self.codec.decode(&mut self.rbuf)? {
-                return Ok(to_input(item));
+            if let Some(input) = self.buffered()? {
+                return Ok(input);
             }
             if self.shutting_down() {
                 return Ok(Input::Shutdown);
@@ -852,6 +861,7 @@ pub(crate) async fn run_connection<F: BackendFactory>(
         statements: NameMap::default(),
         portals: NameMap::default(),
         ignore_till_sync: false,
+        spare_params: Vec::new(),
         seat,
     };
     if let Err(e) = session.wire.flush().await {
@@ -1163,6 +1173,7 @@ fn drive<B: Backend>(
                     statements,
                     portals,
                     ignore_till_sync,
+                    spare_params,
                     seat,
                 } = session;
                 let Wire {
@@ -1212,6 +1223,7 @@ fn drive<B: Backend>(
                         statements,
                         portals,
                         ignore_till_sync,
+                        spare_params,
                         seat,
                     };
                     drive(session, owned).await
@@ -1467,9 +1479,17 @@ struct SessionLoop<B: Backend> {
     statements: NameMap<Stmt<B>>,
     portals: NameMap<Portal<B>>,
     ignore_till_sync: bool,
+    /// The parameter list of the last portal executed, emptied, for the
+    /// next Bind to fill: a prepared statement's Bind otherwise allocates
+    /// one per execution. Kept only while small ([`SPARE_PARAMS_MAX`]).
+    spare_params: Vec<Value>,
     /// Where the session runs, and its load counters there.
     seat: Seat,
 }
+
+/// The longest parameter list a session keeps for reuse: a bulk INSERT's
+/// thousands of parameters are not held between statements.
+const SPARE_PARAMS_MAX: usize = 64;
 
 /// How [`SessionLoop::run`] ended without an error.
 enum Exit {
@@ -1704,14 +1724,20 @@ impl<B: Backend> SessionLoop<B> {
             // Likewise a standby snapshot conflict can only end a session
             // that is inside a transaction block; outside one nothing is
             // waited on, so autocommit traffic pays nothing for it.
-            let (idle_limit, wake) = match self.backend.tx_status() {
-                TxStatus::Idle => (None, None),
-                _ => (
-                    self.backend.idle_in_transaction_timeout(),
-                    self.conflict.as_deref(),
-                ),
+            let read = match self.wire.buffered() {
+                Ok(Some(input)) => Ok(input),
+                Ok(None) => {
+                    let (idle_limit, wake) = match self.backend.tx_status() {
+                        TxStatus::Idle => (None, None),
+                        _ => (
+                            self.backend.idle_in_transaction_timeout(),
+                            self.conflict.as_deref(),
+                        ),
+                    };
+                    self.wire.read_waking(idle_limit, wake, true).await
+                }
+                Err(e) => Err(e),
             };
-            let read = self.wire.read_waking(idle_limit, wake, true).await;
             if let Some(fd) = self.wire.moved_fd.take() {
                 self.backend.socket_moved(fd);
             }
@@ -2211,7 +2237,8 @@ impl<B: Backend> SessionLoop<B> {
                 types.len()
             )));
         }
-        let mut values = Vec::with_capacity(params.len());
+        let mut values = std::mem::take(&mut self.spare_params);
+        values.reserve(params.len());
         for (i, (p, ty)) in params.iter().zip(types).enumerate() {
             let f = format_of(param_formats, i);
             check_format(f)?;
@@ -2294,6 +2321,11 @@ impl<B: Backend> SessionLoop<B> {
             let res = self
                 .run_statement(&stmt.stmt, &params, &formats, limit, false)
                 .await?;
+            if params.capacity() <= SPARE_PARAMS_MAX {
+                let mut params = params;
+                params.clear();
+                self.spare_params = params;
+            }
             let Some(portal) = self.portals.get_mut(name) else {
                 return Ok(Ok(()));
             };
