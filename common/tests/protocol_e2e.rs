@@ -16,7 +16,7 @@ use pgtypes::config::Config;
 use pgtypes::error::sqlstate;
 use protocol::client::testing::{expect_fatal, first_error, until_ready};
 use protocol::client::{Client, Connection};
-use protocol::messages::FrontendMessage;
+use protocol::messages::{Bind, FrontendMessage};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -260,13 +260,9 @@ async fn bad_input_gets_errors_and_others_keep_working() {
     })
     .await
     .unwrap();
-    c.feed(FrontendMessage::Bind {
-        portal: "".into(),
-        statement: "".into(),
-        param_formats: vec![],
-        params: vec![],
-        result_formats: vec![],
-    })
+    c.feed(FrontendMessage::Bind(
+        Bind::new("", "", &[], &[], &[]).unwrap(),
+    ))
     .await
     .unwrap();
     c.feed(FrontendMessage::Execute {

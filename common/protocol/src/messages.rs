@@ -64,6 +64,228 @@ impl Target {
     }
 }
 
+/// A Bind message, kept as its body: the session reads each part where it
+/// lies instead of copying names, format codes and parameters into lists of
+/// their own (three allocations per prepared statement's execution, and a
+/// reference count per parameter). [`Bind::decode`] checks the whole layout
+/// once, so the accessors cannot fail.
+#[derive(Clone, PartialEq)]
+pub struct Bind {
+    body: Bytes,
+    portal: std::ops::Range<usize>,
+    statement: std::ops::Range<usize>,
+    /// Offset and count of the parameter format codes.
+    param_formats: (usize, usize),
+    /// Offset and count of the parameters (`Int32 length, bytes` each).
+    params: (usize, usize),
+    /// Offset and count of the result format codes.
+    result_formats: (usize, usize),
+}
+
+impl Bind {
+    /// A Bind of `statement` as portal `portal` (what a client sends).
+    pub fn new(
+        portal: &str,
+        statement: &str,
+        param_formats: &[i16],
+        params: &[Option<&[u8]>],
+        result_formats: &[i16],
+    ) -> PgResult<Bind> {
+        let mut buf = BytesMut::new();
+        put_cstr(&mut buf, portal);
+        put_cstr(&mut buf, statement);
+        put_count(&mut buf, param_formats.len())?;
+        for f in param_formats {
+            buf.put_i16(*f);
+        }
+        put_count(&mut buf, params.len())?;
+        for p in params {
+            put_field(&mut buf, *p)?;
+        }
+        put_count(&mut buf, result_formats.len())?;
+        for f in result_formats {
+            buf.put_i16(*f);
+        }
+        Bind::decode(buf.freeze())
+    }
+
+    /// Checks a Bind body: names NUL-terminated UTF-8, counts and lengths
+    /// within the body (PostgreSQL's `exec_bind_message` reads the same
+    /// layout).
+    fn decode(body: Bytes) -> PgResult<Bind> {
+        let mut r = Reader::new(&body);
+        let at = |r: &Reader| body.len() - r.remaining();
+        let start = at(&r);
+        let portal = r.cstr()?;
+        let portal = start..start + portal.len();
+        let start = at(&r);
+        let statement = r.cstr()?;
+        let statement = start..start + statement.len();
+        let nf = r.count(2)?;
+        let param_formats = (at(&r), nf);
+        r.bytes(nf * 2)?;
+        let np = r.count(4)?;
+        let params = (at(&r), np);
+        for _ in 0..np {
+            let len = r.i32()?;
+            if len < -1 {
+                return Err(protocol_violation(format!(
+                    "invalid parameter length {len}"
+                )));
+            }
+            if len > 0 {
+                r.bytes(len as usize)?;
+            }
+        }
+        let nr = r.count(2)?;
+        let result_formats = (at(&r), nr);
+        r.bytes(nr * 2)?;
+        r.end()?;
+        Ok(Bind {
+            body,
+            portal,
+            statement,
+            param_formats,
+            params,
+            result_formats,
+        })
+    }
+
+    fn str_at(&self, range: &std::ops::Range<usize>) -> &str {
+        // Checked to be UTF-8 by `decode`; a short name re-checks in a few
+        // instructions, and nothing here can panic.
+        self.body
+            .get(range.clone())
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
+    }
+
+    /// The portal's name ("" = unnamed).
+    pub fn portal(&self) -> &str {
+        self.str_at(&self.portal)
+    }
+
+    /// The statement's name ("" = unnamed).
+    pub fn statement(&self) -> &str {
+        self.str_at(&self.statement)
+    }
+
+    /// Parameter format codes (0 text, 1 binary): none, one for all, or
+    /// one each.
+    pub fn param_formats(&self) -> Codes<'_> {
+        self.codes(self.param_formats)
+    }
+
+    /// Result column format codes: none, one for all, or one each.
+    pub fn result_formats(&self) -> Codes<'_> {
+        self.codes(self.result_formats)
+    }
+
+    fn codes(&self, (at, n): (usize, usize)) -> Codes<'_> {
+        Codes(self.body.get(at..at + 2 * n).unwrap_or_default())
+    }
+
+    /// The parameter values, `None` for NULL.
+    pub fn params(&self) -> Params<'_> {
+        let (at, n) = self.params;
+        Params {
+            rest: self.body.get(at..).unwrap_or_default(),
+            left: n,
+        }
+    }
+}
+
+impl std::fmt::Debug for Bind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bind")
+            .field("portal", &self.portal())
+            .field("statement", &self.statement())
+            .field("param_formats", &self.param_formats().to_vec())
+            .field("params", &self.params().collect::<Vec<_>>())
+            .field("result_formats", &self.result_formats().to_vec())
+            .finish()
+    }
+}
+
+/// Format codes as a Bind message holds them (big-endian `Int16`s).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Codes<'a>(&'a [u8]);
+
+impl Codes<'_> {
+    /// How many codes.
+    pub fn len(&self) -> usize {
+        self.0.len() / 2
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The `i`th code (0 past the end).
+    pub fn get(&self, i: usize) -> i16 {
+        match self.0.get(2 * i..2 * i + 2) {
+            Some(b) => i16::from_be_bytes([b[0], b[1]]),
+            None => 0,
+        }
+    }
+
+    /// The codes in order.
+    pub fn iter(&self) -> impl Iterator<Item = i16> + '_ {
+        self.0
+            .chunks_exact(2)
+            .map(|b| i16::from_be_bytes([b[0], b[1]]))
+    }
+
+    /// The format of parameter or column `i` under PostgreSQL's rule: no
+    /// codes, all text (0); one, for all; else one each.
+    pub fn format_of(&self, i: usize) -> i16 {
+        match self.len() {
+            0 => 0,
+            1 => self.get(0),
+            _ => self.get(i),
+        }
+    }
+
+    /// The codes as a list.
+    pub fn to_vec(&self) -> Vec<i16> {
+        self.iter().collect()
+    }
+}
+
+/// The parameters of a Bind message, in order.
+#[derive(Clone, Debug)]
+pub struct Params<'a> {
+    rest: &'a [u8],
+    left: usize,
+}
+
+impl<'a> Iterator for Params<'a> {
+    type Item = Option<&'a [u8]>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 || self.rest.len() < 4 {
+            return None;
+        }
+        self.left -= 1;
+        let len = i32::from_be_bytes([self.rest[0], self.rest[1], self.rest[2], self.rest[3]]);
+        let (value, rest) = if len < 0 {
+            (None, &self.rest[4..])
+        } else {
+            let end = (4 + len as usize).min(self.rest.len());
+            (Some(&self.rest[4..end]), &self.rest[end..])
+        };
+        self.rest = rest;
+        Some(value)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for Params<'_> {}
+
 /// A message from client to server.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FrontendMessage {
@@ -96,18 +318,7 @@ pub enum FrontendMessage {
         param_types: Vec<Oid>,
     },
     /// `B`: bind parameters to a statement, making a portal.
-    Bind {
-        /// Portal name ("" = unnamed).
-        portal: String,
-        /// Statement name ("" = unnamed).
-        statement: String,
-        /// Parameter format codes (0 text, 1 binary): none, one for all, or one each.
-        param_formats: Vec<i16>,
-        /// Parameter values, `None` for NULL.
-        params: Vec<Option<Bytes>>,
-        /// Result column format codes: none, one for all, or one each.
-        result_formats: Vec<i16>,
-    },
+    Bind(Bind),
     /// `D`: describe a statement or portal.
     Describe {
         /// Statement or portal.
@@ -486,6 +697,10 @@ impl FrontendMessage {
     /// Decodes a typed message body. `tag` is known to be a frontend type
     /// (the codec rejects others). `body` is the whole frame body.
     pub(crate) fn decode(tag: u8, body: Bytes) -> PgResult<FrontendMessage> {
+        if tag == b'B' {
+            // Kept whole (see [`Bind`]).
+            return Ok(FrontendMessage::Bind(Bind::decode(body)?));
+        }
         let mut r = Reader::new(&body);
         let msg = match tag {
             b'Q' => {
@@ -504,43 +719,6 @@ impl FrontendMessage {
                     name,
                     query,
                     param_types,
-                }
-            }
-            b'B' => {
-                let portal = r.cstr()?.to_string();
-                let statement = r.cstr()?.to_string();
-                let nf = r.count(2)?;
-                let mut param_formats = Vec::with_capacity(nf);
-                for _ in 0..nf {
-                    param_formats.push(r.i16()?);
-                }
-                let np = r.count(4)?;
-                let mut params = Vec::with_capacity(np);
-                for _ in 0..np {
-                    let len = r.i32()?;
-                    if len == -1 {
-                        params.push(None);
-                    } else if len < 0 {
-                        return Err(protocol_violation(format!(
-                            "invalid parameter length {len}"
-                        )));
-                    } else {
-                        let before = body.len() - r.remaining();
-                        r.bytes(len as usize)?;
-                        params.push(Some(body.slice(before..before + len as usize)));
-                    }
-                }
-                let nr = r.count(2)?;
-                let mut result_formats = Vec::with_capacity(nr);
-                for _ in 0..nr {
-                    result_formats.push(r.i16()?);
-                }
-                FrontendMessage::Bind {
-                    portal,
-                    statement,
-                    param_formats,
-                    params,
-                    result_formats,
                 }
             }
             b'D' => {
@@ -629,28 +807,9 @@ impl FrontendMessage {
                 }
                 finish_message(buf, s)?;
             }
-            FrontendMessage::Bind {
-                portal,
-                statement,
-                param_formats,
-                params,
-                result_formats,
-            } => {
+            FrontendMessage::Bind(b) => {
                 let s = begin_message(buf, b'B');
-                put_cstr(buf, portal);
-                put_cstr(buf, statement);
-                put_count(buf, param_formats.len())?;
-                for f in param_formats {
-                    buf.put_i16(*f);
-                }
-                put_count(buf, params.len())?;
-                for p in params {
-                    put_field(buf, p.as_deref())?;
-                }
-                put_count(buf, result_formats.len())?;
-                for f in result_formats {
-                    buf.put_i16(*f);
-                }
+                buf.put_slice(&b.body);
                 finish_message(buf, s)?;
             }
             FrontendMessage::Describe { target, name } => {

@@ -211,6 +211,55 @@ fn truncated_bind_is_recoverable_08p01() {
     assert_eq!(got[1], Ok(FrontendMessage::Sync));
 }
 
+/// A Bind is kept as its body: the accessors read back what was sent, and
+/// every malformed layout is refused when it is decoded, not when read.
+#[test]
+fn bind_reads_its_parts_in_place_and_refuses_bad_layouts() {
+    let bind = Bind::new("p", "stmt", &[1], &[Some(b"17"), None, Some(b"")], &[0, 1]).unwrap();
+    let mut b = BytesMut::new();
+    FrontendMessage::Bind(bind.clone()).encode(&mut b).unwrap();
+    let got = decode_all_server(&mut normal_codec(), &mut b);
+    let Ok(FrontendMessage::Bind(back)) = &got[0] else {
+        panic!("{got:?}")
+    };
+    assert_eq!(back, &bind);
+    assert_eq!((back.portal(), back.statement()), ("p", "stmt"));
+    assert_eq!(back.param_formats().to_vec(), vec![1]);
+    assert_eq!(back.param_formats().format_of(2), 1, "one code is for all");
+    let params: Vec<Option<&[u8]>> = back.params().collect();
+    assert_eq!(params, vec![Some(&b"17"[..]), None, Some(&b""[..])]);
+    assert_eq!(back.params().len(), 3);
+    assert_eq!(back.result_formats().to_vec(), vec![0, 1]);
+    assert_eq!(back.result_formats().format_of(1), 1);
+    assert_eq!(back.result_formats().format_of(5), 0, "past the end: text");
+
+    // (body after the two names, what is wrong with it)
+    let bad: [(&[u8], &str); 4] = [
+        (
+            &[0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe, 0, 0],
+            "a length below -1",
+        ),
+        (
+            &[0, 0, 0, 1, 0, 0, 0, 9, b'x', 0, 0],
+            "a value past the end",
+        ),
+        (&[0, 0, 0, 0, 0, 1], "a result format missing"),
+        (&[0, 0, 0, 0, 0, 0, 7], "a byte after the last part"),
+    ];
+    for (tail, what) in bad {
+        let mut b = BytesMut::new();
+        b.put_u8(b'B');
+        b.put_i32((4 + 2 + tail.len()) as i32);
+        b.put_slice(b"\0\0");
+        b.put_slice(tail);
+        FrontendMessage::Sync.encode(&mut b).unwrap();
+        let got = decode_all_server(&mut normal_codec(), &mut b);
+        let e = got[0].clone().expect_err(what);
+        assert_eq!(e.error.code, sqlstate::PROTOCOL_VIOLATION, "{what}");
+        assert_eq!(got[1], Ok(FrontendMessage::Sync), "{what}");
+    }
+}
+
 #[test]
 fn error_response_from_pg_error() {
     let e = pgtypes::error::PgError::new(sqlstate::UNIQUE_VIOLATION, "dup")
@@ -271,13 +320,17 @@ fn arb_frontend() -> impl Strategy<Value = FrontendMessage> {
         )
             .prop_map(
                 |(portal, statement, param_formats, params, result_formats)| {
-                    FrontendMessage::Bind {
-                        portal,
-                        statement,
-                        param_formats,
-                        params,
-                        result_formats,
-                    }
+                    let params: Vec<Option<&[u8]>> = params.iter().map(|p| p.as_deref()).collect();
+                    FrontendMessage::Bind(
+                        Bind::new(
+                            &portal,
+                            &statement,
+                            &param_formats,
+                            &params,
+                            &result_formats,
+                        )
+                        .expect("a small Bind encodes"),
+                    )
                 }
             ),
         (arb_target(), arb_str())

@@ -1392,7 +1392,7 @@ struct Portal<B: Backend> {
     params: Vec<Value>,
     /// Result formats as Bind sent them (none: all text; one: for all
     /// columns; else one each), read through [`format_of`].
-    formats: Vec<i16>,
+    formats: ResultFormats,
     state: PortalState,
 }
 
@@ -1607,6 +1607,45 @@ impl<'a> RowSink<'a> {
     }
 }
 
+/// A portal's result formats as Bind sent them — none (all text), one for
+/// all columns, or one each — read through [`format_of`]. The first two,
+/// what libpq and most drivers send, need no list of their own.
+#[derive(Default)]
+struct ResultFormats {
+    one: [i16; 1],
+    len: usize,
+    each: Vec<i16>,
+}
+
+impl ResultFormats {
+    fn from_codes(codes: Codes<'_>) -> ResultFormats {
+        match codes.len() {
+            0 => ResultFormats::default(),
+            1 => ResultFormats {
+                one: [codes.get(0)],
+                len: 1,
+                each: Vec::new(),
+            },
+            _ => ResultFormats {
+                one: [0],
+                len: 0,
+                each: codes.to_vec(),
+            },
+        }
+    }
+
+    fn as_slice(&self) -> &[i16] {
+        if self.each.is_empty() {
+            &self.one[..self.len]
+        } else {
+            &self.each
+        }
+    }
+}
+
+/// PostgreSQL's rule for a list of format codes: none, all text; one, for
+/// every column; else one each. (`Codes::format_of` is the same rule for
+/// codes still in a Bind message.)
 #[inline]
 fn format_of(formats: &[i16], i: usize) -> i16 {
     match formats.len() {
@@ -1782,13 +1821,7 @@ impl<B: Backend> SessionLoop<B> {
                     query,
                     param_types,
                 } => self.parse(name, &query, &param_types),
-                FrontendMessage::Bind {
-                    portal,
-                    statement,
-                    param_formats,
-                    params,
-                    result_formats,
-                } => self.bind(portal, &statement, &param_formats, &params, result_formats),
+                FrontendMessage::Bind(b) => self.bind(&b),
                 FrontendMessage::Describe { target, name } => self.describe(target, &name),
                 FrontendMessage::Execute { portal, max_rows } => {
                     self.execute(&portal, max_rows).await?
@@ -2202,20 +2235,16 @@ impl<B: Backend> SessionLoop<B> {
         Ok(())
     }
 
-    fn bind(
-        &mut self,
-        portal: String,
-        statement: &str,
-        param_formats: &[i16],
-        params: &[Option<bytes::Bytes>],
-        result_formats: Vec<i16>,
-    ) -> PgResult<()> {
+    fn bind(&mut self, msg: &Bind) -> PgResult<()> {
+        let (portal, statement) = (msg.portal(), msg.statement());
+        let (param_formats, params) = (msg.param_formats(), msg.params());
+        let result_formats = msg.result_formats();
         let stmt = self
             .statements
             .get(statement)
             .ok_or_else(|| no_statement(statement))?
             .clone();
-        if !portal.is_empty() && self.portals.contains_key(&portal) {
+        if !portal.is_empty() && self.portals.contains_key(portal) {
             return Err(PgError::new(
                 sqlstate::DUPLICATE_CURSOR,
                 format!("portal \"{portal}\" already exists"),
@@ -2239,10 +2268,10 @@ impl<B: Backend> SessionLoop<B> {
         }
         let mut values = std::mem::take(&mut self.spare_params);
         values.reserve(params.len());
-        for (i, (p, ty)) in params.iter().zip(types).enumerate() {
-            let f = format_of(param_formats, i);
+        for (i, (p, ty)) in params.zip(types).enumerate() {
+            let f = param_formats.format_of(i);
             check_format(f)?;
-            values.push(decode_param(*ty, p.as_deref(), f, i)?);
+            values.push(decode_param(*ty, p, f, i)?);
         }
         let ncols = stmt
             .as_ref()
@@ -2257,18 +2286,16 @@ impl<B: Backend> SessionLoop<B> {
             )));
         }
         if ncols > 0 {
-            for &f in &result_formats {
+            for f in result_formats.iter() {
                 check_format(f)?;
             }
         }
         self.portals.insert(
-            portal,
+            portal.to_string(),
             Portal {
                 stmt,
                 params: values,
-                // As sent (none, one for all, or one each: read through
-                // `format_of`), so binding allocates no list of its own.
-                formats: result_formats,
+                formats: ResultFormats::from_codes(result_formats),
                 state: PortalState::Ready,
             },
         );
@@ -2294,7 +2321,7 @@ impl<B: Backend> SessionLoop<B> {
             Target::Portal => {
                 let p = self.portals.get(name).ok_or_else(|| no_portal(name))?;
                 match &p.stmt {
-                    Some(s) => s.describe_rows(out, &p.formats)?,
+                    Some(s) => s.describe_rows(out, p.formats.as_slice())?,
                     None => write_simple(out, b'n'),
                 }
             }
@@ -2319,7 +2346,7 @@ impl<B: Backend> SessionLoop<B> {
             let formats = std::mem::take(&mut portal.formats);
             let limit = if max_rows > 0 { Some(()) } else { None };
             let res = self
-                .run_statement(&stmt.stmt, &params, &formats, limit, false)
+                .run_statement(&stmt.stmt, &params, formats.as_slice(), limit, false)
                 .await?;
             if params.capacity() <= SPARE_PARAMS_MAX {
                 let mut params = params;

@@ -29,7 +29,7 @@ use pgtypes::value::Value;
 use pgtypes::Oid;
 use protocol::client::testing::{error_code, expect_fatal, until_ready};
 use protocol::client::Client;
-use protocol::messages::{BackendMessage, FrontendMessage, Target};
+use protocol::messages::{BackendMessage, Bind, FrontendMessage, Target};
 use protocol::ClientError;
 
 struct MockStmt {
@@ -694,13 +694,9 @@ async fn portal_row_descriptions_follow_each_binds_formats() {
     let cases: [&[i16]; 5] = [&[], &[1], &[0, 1], &[0], &[]];
     for (i, formats) in cases.iter().enumerate() {
         let portal = format!("p{i}");
-        c.feed(FrontendMessage::Bind {
-            portal: portal.clone(),
-            statement: "r".into(),
-            param_formats: vec![],
-            params: vec![],
-            result_formats: formats.to_vec(),
-        })
+        c.feed(FrontendMessage::Bind(
+            Bind::new(&portal, "r", &[], &[], formats).unwrap(),
+        ))
         .await
         .unwrap();
         c.feed(FrontendMessage::Describe {
@@ -726,13 +722,9 @@ async fn portal_row_descriptions_follow_each_binds_formats() {
     );
 
     // A bad result format code is still refused at Bind.
-    c.feed(FrontendMessage::Bind {
-        portal: String::new(),
-        statement: "r".into(),
-        param_formats: vec![],
-        params: vec![],
-        result_formats: vec![2],
-    })
+    c.feed(FrontendMessage::Bind(
+        Bind::new("", "r", &[], &[], &[2]).unwrap(),
+    ))
     .await
     .unwrap();
     c.send(FrontendMessage::Sync).await.unwrap();
@@ -762,13 +754,9 @@ async fn extended_raw_flow_describe_close_and_errors() {
     })
     .await
     .unwrap();
-    c.feed(FrontendMessage::Bind {
-        portal: "p1".into(),
-        statement: "s1".into(),
-        param_formats: vec![0],
-        params: vec![Some(Bytes::from_static(b"17"))],
-        result_formats: vec![],
-    })
+    c.feed(FrontendMessage::Bind(
+        Bind::new("p1", "s1", &[0], &[Some(&b"17"[..])], &[]).unwrap(),
+    ))
     .await
     .unwrap();
     c.feed(FrontendMessage::Describe {
@@ -826,13 +814,9 @@ async fn extended_raw_flow_describe_close_and_errors() {
     })
     .await
     .unwrap();
-    c.feed(FrontendMessage::Bind {
-        portal: "".into(),
-        statement: "d".into(),
-        param_formats: vec![],
-        params: vec![],
-        result_formats: vec![],
-    })
+    c.feed(FrontendMessage::Bind(
+        Bind::new("", "d", &[], &[], &[]).unwrap(),
+    ))
     .await
     .unwrap();
     c.feed(FrontendMessage::Execute {
@@ -857,13 +841,9 @@ async fn extended_raw_flow_describe_close_and_errors() {
     })
     .await
     .unwrap();
-    c.feed(FrontendMessage::Bind {
-        portal: "".into(),
-        statement: "".into(),
-        param_formats: vec![],
-        params: vec![Some(Bytes::from_static(b"x"))],
-        result_formats: vec![],
-    })
+    c.feed(FrontendMessage::Bind(
+        Bind::new("", "", &[], &[Some(&b"x"[..])], &[]).unwrap(),
+    ))
     .await
     .unwrap();
     c.feed(FrontendMessage::Execute {
@@ -933,13 +913,9 @@ async fn extended_raw_flow_describe_close_and_errors() {
     })
     .await
     .unwrap();
-    c.feed(FrontendMessage::Bind {
-        portal: "".into(),
-        statement: "".into(),
-        param_formats: vec![],
-        params: vec![],
-        result_formats: vec![],
-    })
+    c.feed(FrontendMessage::Bind(
+        Bind::new("", "", &[], &[], &[]).unwrap(),
+    ))
     .await
     .unwrap();
     c.feed(FrontendMessage::Describe {
@@ -1339,13 +1315,9 @@ async fn portal_tags_match_postgres() {
     })
     .await
     .unwrap();
-    c.feed(FrontendMessage::Bind {
-        portal: "".into(),
-        statement: "".into(),
-        param_formats: vec![],
-        params: vec![],
-        result_formats: vec![],
-    })
+    c.feed(FrontendMessage::Bind(
+        Bind::new("", "", &[], &[], &[]).unwrap(),
+    ))
     .await
     .unwrap();
     for _ in 0..4 {
