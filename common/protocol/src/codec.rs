@@ -106,6 +106,21 @@ fn split_typed_frame(
     check: impl Fn(u8) -> Result<(), ProtocolError>,
     limit: impl Fn(u8) -> usize,
 ) -> Result<Option<(u8, bytes::Bytes)>, ProtocolError> {
+    let Some((tag, total)) = typed_frame(src, check, limit)? else {
+        return Ok(None);
+    };
+    let mut frame = src.split_to(total);
+    frame.advance(5);
+    Ok(Some((tag, frame.freeze())))
+}
+
+/// The type and whole length (type byte included) of the complete typed
+/// frame at the front of `src`, if it is all there.
+fn typed_frame(
+    src: &mut BytesMut,
+    check: impl Fn(u8) -> Result<(), ProtocolError>,
+    limit: impl Fn(u8) -> usize,
+) -> Result<Option<(u8, usize)>, ProtocolError> {
     let Some(&tag) = src.first() else {
         return Ok(None);
     };
@@ -122,9 +137,7 @@ fn split_typed_frame(
         src.reserve((total - src.len()).min(RESERVE_CHUNK));
         return Ok(None);
     }
-    let mut frame = src.split_to(total);
-    frame.advance(5);
-    Ok(Some((tag, frame.freeze())))
+    Ok(Some((tag, total)))
 }
 
 /// An error confined to one well-framed message (the connection goes on).
@@ -220,7 +233,7 @@ impl Decoder for ServerCodec {
             return Ok(self.decode_startup(src)?.map(Ok));
         }
         let max = self.max_message_size;
-        let frame = split_typed_frame(
+        let Some((tag, total)) = typed_frame(
             src,
             |t| {
                 if is_frontend_type(t) {
@@ -230,10 +243,22 @@ impl Decoder for ServerCodec {
                 }
             },
             |t| frontend_limit(t, max),
-        )?;
-        Ok(frame.map(|(tag, body)| {
-            FrontendMessage::decode(tag, body).map_err(|error| MessageError { tag, error })
-        }))
+        )?
+        else {
+            return Ok(None);
+        };
+        // Most messages are decoded where they lie (no `Bytes` made and
+        // dropped per message); Bind and CopyData keep theirs.
+        let decoded = if FrontendMessage::keeps_body(tag) {
+            let mut frame = src.split_to(total);
+            frame.advance(5);
+            FrontendMessage::decode_kept(tag, frame.freeze())
+        } else {
+            let r = FrontendMessage::decode(tag, &src[5..total]);
+            src.advance(total);
+            r
+        };
+        Ok(Some(decoded.map_err(|error| MessageError { tag, error })))
     }
 }
 

@@ -694,14 +694,27 @@ impl FrontendMessage {
         }
     }
 
-    /// Decodes a typed message body. `tag` is known to be a frontend type
-    /// (the codec rejects others). `body` is the whole frame body.
-    pub(crate) fn decode(tag: u8, body: Bytes) -> PgResult<FrontendMessage> {
-        if tag == b'B' {
-            // Kept whole (see [`Bind`]).
-            return Ok(FrontendMessage::Bind(Bind::decode(body)?));
+    /// True for the types whose decoded form keeps its body ([`Bind`],
+    /// CopyData, a password message): the codec hands those a `Bytes` of
+    /// the frame, the others are decoded from the read buffer in place.
+    pub(crate) fn keeps_body(tag: u8) -> bool {
+        matches!(tag, b'B' | b'd' | b'p')
+    }
+
+    /// Decodes a body that [`FrontendMessage::keeps_body`].
+    pub(crate) fn decode_kept(tag: u8, body: Bytes) -> PgResult<FrontendMessage> {
+        match tag {
+            b'B' => Ok(FrontendMessage::Bind(Bind::decode(body)?)),
+            b'p' => Ok(FrontendMessage::PasswordMessage(body)),
+            _ => Ok(FrontendMessage::CopyData(body)),
         }
-        let mut r = Reader::new(&body);
+    }
+
+    /// Decodes a typed message body. `tag` is known to be a frontend type
+    /// (the codec rejects others) that does not keep its body. `body` is
+    /// the whole frame body.
+    pub(crate) fn decode(tag: u8, body: &[u8]) -> PgResult<FrontendMessage> {
+        let mut r = Reader::new(body);
         let msg = match tag {
             b'Q' => {
                 let q = r.cstr()?;
@@ -739,16 +752,8 @@ impl FrontendMessage {
             b'S' => FrontendMessage::Sync,
             b'H' => FrontendMessage::Flush,
             b'X' => FrontendMessage::Terminate,
-            b'd' => {
-                r.rest();
-                FrontendMessage::CopyData(body.clone())
-            }
             b'c' => FrontendMessage::CopyDone,
             b'f' => FrontendMessage::CopyFail(r.cstr()?.to_string()),
-            b'p' => {
-                r.rest();
-                FrontendMessage::PasswordMessage(body.clone())
-            }
             other => {
                 return Err(protocol_violation(format!(
                     "invalid frontend message type {other}"
