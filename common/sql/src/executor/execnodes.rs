@@ -28,7 +28,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
 
-use crate::executor::{hashjoin, Ectx, Vis};
+use crate::executor::{hashjoin, Ectx, ExecBuffers, Vis};
 use crate::planner::explain::{self, node_key, ExplainOptions, Measured, StatsMap};
 use crate::planner::plannodes::{AggSplit, NodeKind, PlanNode};
 use crate::planner::QueryPlan;
@@ -49,6 +49,11 @@ pub trait ExecNode {
     fn rescan(&mut self) -> bool {
         false
     }
+    /// Hands the node's buffers, and its inputs', to the session's pool
+    /// for the next statement's nodes once the statement is done with it
+    /// (`run_query`). The default keeps them: they are freed with the
+    /// node.
+    fn recycle(&mut self, _pool: &mut ExecBuffers) {}
 }
 
 /// A boxed running node borrowing its plan.
@@ -147,6 +152,9 @@ impl ExecNode for Instrumented<'_> {
         // A new loop, counted at its first `next` as a new node's is.
         self.started = false;
         self.inner.rescan()
+    }
+    fn recycle(&mut self, pool: &mut ExecBuffers) {
+        self.inner.recycle(pool);
     }
 }
 
@@ -347,14 +355,14 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
                     return Box::new(ProjectNode {
                         input: Box::new(j),
                         exprs,
-                        out: Vec::with_capacity(exprs.len()),
+                        out: Vec::new(),
                     });
                 }
             }
             Box::new(ProjectNode {
                 input: build(input, vis),
                 exprs,
-                out: Vec::with_capacity(exprs.len()),
+                out: Vec::new(),
             })
         }
         NodeKind::NestLoop {
@@ -491,9 +499,13 @@ impl ExecNode for FilterNode<'_> {
     fn row(&self) -> &[Value] {
         self.input.row()
     }
+    fn recycle(&mut self, pool: &mut ExecBuffers) {
+        self.input.recycle(pool);
+    }
 }
 
-/// Computes output expressions per input row into a reused buffer.
+/// Computes output expressions per input row into a reused buffer (the
+/// session's, see [`ExecBuffers`]).
 struct ProjectNode<'p> {
     input: Node<'p>,
     exprs: &'p [crate::expr::Expr],
@@ -504,6 +516,12 @@ impl ExecNode for ProjectNode<'_> {
     fn next(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
         if !self.input.next(ec)? {
             return Ok(false);
+        }
+        if self.out.capacity() == 0 {
+            if let Some(pool) = ec.buffers.as_deref_mut() {
+                self.out = pool.row();
+            }
+            self.out.reserve(self.exprs.len());
         }
         self.out.clear();
         let row = self.input.row();
@@ -521,6 +539,10 @@ impl ExecNode for ProjectNode<'_> {
     }
     fn row(&self) -> &[Value] {
         &self.out
+    }
+    fn recycle(&mut self, pool: &mut ExecBuffers) {
+        self.input.recycle(pool);
+        pool.put_row(std::mem::take(&mut self.out));
     }
 }
 

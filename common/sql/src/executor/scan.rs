@@ -13,7 +13,7 @@
 //! one decode into the reused row, as before the plan tree existed.
 
 use super::execnodes::ExecNode;
-use super::{dead_to_all, eval_lookup_key, Ectx, Vis};
+use super::{dead_to_all, eval_lookup_key, Ectx, ExecBuffers, Vis};
 use crate::expr::{eval, eval_filter, Expr};
 use crate::planner::plannodes::{FilterFirst, NodeKind, PlanNode};
 use engine::catalog::{IndexDef, RelShared, TableDef};
@@ -302,6 +302,13 @@ impl ExecNode for IndexScanNode<'_> {
                 self.lock = Some(self.table.lock.shared());
             }
             self.table.check_not_dropped()?;
+            if self.key_buf.capacity() == 0 {
+                if let Some(pool) = ec.buffers.as_deref_mut() {
+                    self.key_buf = pool.bytes();
+                    self.tids = pool.tids();
+                    self.row = pool.row();
+                }
+            }
             let kb = &mut self.key_buf;
             if eval_lookup_key(ec, self.key, self.key_types, kb)? {
                 let kb: &[u8] = kb;
@@ -395,6 +402,11 @@ impl ExecNode for IndexScanNode<'_> {
         self.pos = 0;
         self.range = None;
         true
+    }
+    fn recycle(&mut self, pool: &mut ExecBuffers) {
+        pool.put_bytes(std::mem::take(&mut self.key_buf));
+        pool.put_tids(std::mem::take(&mut self.tids));
+        pool.put_row(std::mem::take(&mut self.row));
     }
 }
 
