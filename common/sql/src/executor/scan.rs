@@ -12,7 +12,7 @@
 //! has its page pruned on the way (kill_prior_tuple). Its per-row cost is
 //! one decode into the reused row, as before the plan tree existed.
 
-use super::execnodes::ExecNode;
+use super::execnodes::{project_into, ExecNode};
 use super::{dead_to_all, eval_lookup_key, Ectx, ExecBuffers, Vis};
 use crate::expr::{eval, eval_filter, Expr};
 use crate::planner::plannodes::{FilterFirst, NodeKind, PlanNode};
@@ -235,6 +235,9 @@ pub struct IndexScanNode<'p> {
     key_buf: Vec<u8>,
     types: &'p [SqlType],
     row: Vec<Value>,
+    /// The projection above it, made here, and its output row.
+    project: Option<&'p [Expr]>,
+    out: Vec<Value>,
 }
 
 /// Entries a range scan of an index holds at once (more when one key has
@@ -263,7 +266,10 @@ fn range_batch(
 }
 
 impl<'p> IndexScanNode<'p> {
-    /// Not started until the first `next`.
+    /// Not started until the first `next`. With `project` (the
+    /// projection above it) it emits those expressions over each row
+    /// instead of the row.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         table: &'p Arc<TableDef>,
         index: &'p Arc<IndexDef>,
@@ -272,6 +278,7 @@ impl<'p> IndexScanNode<'p> {
         filter: Option<&'p Expr>,
         needed: Option<&'p [bool]>,
         vis: &'p Vis,
+        project: Option<&'p [Expr]>,
     ) -> Self {
         IndexScanNode {
             table,
@@ -289,7 +296,18 @@ impl<'p> IndexScanNode<'p> {
             key_buf: Vec::new(),
             types: table.row_types(),
             row: Vec::new(),
+            project,
+            out: Vec::new(),
         }
+    }
+
+    /// Emits the current row: true, after projecting it if a projection
+    /// was folded in.
+    fn emit(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if let Some(exprs) = self.project {
+            project_into(exprs, &self.row, &mut self.out, ec)?;
+        }
+        Ok(true)
     }
 }
 
@@ -379,11 +397,11 @@ impl ExecNode for IndexScanNode<'_> {
                 Some(r) => r?,
             }
             match self.filter {
-                None => return Ok(true),
+                None => return self.emit(ec),
                 Some(f) => {
                     let p = ec.params;
                     if eval_filter(f, &self.row, p, ec)? {
-                        return Ok(true);
+                        return self.emit(ec);
                     }
                     ec.removed[0] += 1;
                 }
@@ -392,7 +410,10 @@ impl ExecNode for IndexScanNode<'_> {
         Ok(false)
     }
     fn row(&self) -> &[Value] {
-        &self.row
+        match self.project {
+            Some(_) => &self.out,
+            None => &self.row,
+        }
     }
     fn rescan(&mut self) -> bool {
         // The lock, if taken, stays held to the statement's end as it
@@ -407,6 +428,7 @@ impl ExecNode for IndexScanNode<'_> {
         pool.put_bytes(std::mem::take(&mut self.key_buf));
         pool.put_tids(std::mem::take(&mut self.tids));
         pool.put_row(std::mem::take(&mut self.row));
+        pool.put_row(std::mem::take(&mut self.out));
     }
 }
 
