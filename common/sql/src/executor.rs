@@ -977,8 +977,10 @@ fn eval_lookup_key(
     out: &mut Vec<u8>,
 ) -> PgResult<bool> {
     out.clear();
+    let p = ec.params;
     for (e, ty) in key.iter().zip(types) {
-        let v = ec.eval(e, &[])?;
+        // A parameter or constant (a point query's key) is borrowed.
+        let v = crate::expr::eval_ref(e, &[], p, ec)?;
         if v.is_null() {
             return Ok(false);
         }

@@ -268,6 +268,7 @@ fn index_scan_node<'p>(
         key_types,
         filter,
         needed,
+        layout,
     } = &plan.kind
     else {
         return Box::new(scan::ResultNode::new());
@@ -279,6 +280,7 @@ fn index_scan_node<'p>(
         key_types,
         filter.as_ref(),
         needed.as_deref(),
+        layout,
         vis,
         project,
     ))

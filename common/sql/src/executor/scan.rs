@@ -10,7 +10,8 @@
 //! parameter set by a nested loop), collects the tids under that key and
 //! fetches each with the statement's snapshot; a version dead to everyone
 //! has its page pruned on the way (kill_prior_tuple). Its per-row cost is
-//! one decode into the reused row, as before the plan tree existed.
+//! one decode into the reused row, with the decode plan its plan node
+//! keeps.
 
 use super::execnodes::{project_into, ExecNode};
 use super::{dead_to_all, eval_lookup_key, Ectx, ExecBuffers, Vis};
@@ -22,7 +23,7 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
 use pgtypes::ItemPointer;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use storage::heapam::HeapScan;
 use storage::rowcodec::RowLayout;
 
@@ -221,6 +222,8 @@ pub struct IndexScanNode<'p> {
     key_types: &'p [SqlType],
     filter: Option<&'p Expr>,
     needed: Option<&'p [bool]>,
+    /// The plan's decode plan of `needed`, made at its first execution.
+    layout: &'p OnceLock<RowLayout>,
     vis: &'p Vis,
     lock: Option<RelShared<'p>>,
     started: bool,
@@ -277,6 +280,7 @@ impl<'p> IndexScanNode<'p> {
         key_types: &'p [SqlType],
         filter: Option<&'p Expr>,
         needed: Option<&'p [bool]>,
+        layout: &'p OnceLock<RowLayout>,
         vis: &'p Vis,
         project: Option<&'p [Expr]>,
     ) -> Self {
@@ -287,6 +291,7 @@ impl<'p> IndexScanNode<'p> {
             key_types,
             filter,
             needed,
+            layout,
             vis,
             lock: None,
             started: false,
@@ -355,6 +360,9 @@ impl ExecNode for IndexScanNode<'_> {
             )?;
         }
         let cx = self.vis.cx(db);
+        let layout = self
+            .layout
+            .get_or_init(|| RowLayout::new(self.types, self.needed));
         loop {
             if self.pos == self.tids.len() {
                 // The next batch of a range scan, if any.
@@ -373,11 +381,9 @@ impl ExecNode for IndexScanNode<'_> {
             self.pos += 1;
             ec.tick()?;
             let row = &mut self.row;
-            let types = &self.types;
             let table = self.table;
-            let needed = self.needed;
             let found = db.heap().fetch(self.table.rel, tid, &cx, |data| {
-                table.decode_needed(data, types, needed, row, db.heap())
+                table.decode_layout(data, layout, row, db.heap())
             })?;
             match found {
                 None => {
