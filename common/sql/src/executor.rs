@@ -107,6 +107,62 @@ const CHECK_EVERY: u32 = 256;
 /// Rows per `Heap::multi_insert` batch (INSERT … SELECT, COPY).
 pub const BATCH_ROWS: usize = 1000;
 
+/// Buffers a session's finished executor nodes hand back
+/// ([`execnodes::ExecNode::recycle`]) for the nodes of its next
+/// statements: a prepared point query then allocates no lookup key, tid
+/// list or rows per execution, as nothing else about it changes between
+/// executions. Only capacity is kept — a buffer is cleared when it comes
+/// back — so nothing one statement read reaches the next; the pool is
+/// the session's own and keeps a few small buffers of each kind.
+#[derive(Default)]
+pub struct ExecBuffers {
+    rows: Vec<Vec<Value>>,
+    bytes: Vec<Vec<u8>>,
+    tids: Vec<Vec<ItemPointer>>,
+}
+
+/// Buffers of each kind [`ExecBuffers`] keeps.
+const POOLED: usize = 4;
+/// Elements a pooled buffer may hold room for: a large one (a range
+/// scan's tid batch, a long key) goes back to the allocator.
+const POOLED_CAPACITY: usize = 256;
+
+/// Keeps `buf`, cleared, in `pool` if it is worth keeping.
+fn pool_put<T>(pool: &mut Vec<Vec<T>>, mut buf: Vec<T>) {
+    if buf.capacity() == 0 || buf.capacity() > POOLED_CAPACITY || pool.len() >= POOLED {
+        return;
+    }
+    buf.clear();
+    pool.push(buf);
+}
+
+impl ExecBuffers {
+    /// An empty row buffer.
+    pub fn row(&mut self) -> Vec<Value> {
+        self.rows.pop().unwrap_or_default()
+    }
+    /// An empty byte buffer (an index key).
+    pub fn bytes(&mut self) -> Vec<u8> {
+        self.bytes.pop().unwrap_or_default()
+    }
+    /// An empty tid list.
+    pub fn tids(&mut self) -> Vec<ItemPointer> {
+        self.tids.pop().unwrap_or_default()
+    }
+    /// Takes a row buffer back.
+    pub fn put_row(&mut self, row: Vec<Value>) {
+        pool_put(&mut self.rows, row);
+    }
+    /// Takes a byte buffer back.
+    pub fn put_bytes(&mut self, bytes: Vec<u8>) {
+        pool_put(&mut self.bytes, bytes);
+    }
+    /// Takes a tid list back.
+    pub fn put_tids(&mut self, tids: Vec<ItemPointer>) {
+        pool_put(&mut self.tids, tids);
+    }
+}
+
 /// What a statement sees (see the module doc).
 pub struct Vis {
     /// The statement's snapshot.
@@ -295,6 +351,8 @@ pub struct Ectx<'a> {
     /// The session's plans of statements functions run (`crate::spi`;
     /// None: plan every time).
     pub plans: Option<&'a mut crate::spi::PlanCache>,
+    /// The session's executor buffers (None: nodes allocate their own).
+    pub buffers: Option<&'a mut ExecBuffers>,
     /// Foreign key events the statement queued, fired when its writes are
     /// done (`crate::ri_triggers`).
     pub ri_events: Vec<crate::ri_triggers::RiEvent>,
@@ -378,6 +436,7 @@ impl<'a> Ectx<'a> {
         );
         sub.sequences = self.sequences.as_deref_mut();
         sub.plans = self.plans.as_deref_mut();
+        sub.buffers = self.buffers.as_deref_mut();
         sub.constraint_modes = self.constraint_modes.clone();
         sub.skip_user_triggers = self.skip_user_triggers;
         sub.path = self.path.clone();
@@ -417,6 +476,7 @@ impl<'a> Ectx<'a> {
             query: None,
             sequences: None,
             plans: None,
+            buffers: None,
             function_settings: Vec::new(),
             ri_events: Vec::new(),
             ri_deferred: Vec::new(),
@@ -917,8 +977,10 @@ fn eval_lookup_key(
     out: &mut Vec<u8>,
 ) -> PgResult<bool> {
     out.clear();
+    let p = ec.params;
     for (e, ty) in key.iter().zip(types) {
-        let v = ec.eval(e, &[])?;
+        // A parameter or constant (a point query's key) is borrowed.
+        let v = crate::expr::eval_ref(e, &[], p, ec)?;
         if v.is_null() {
             return Ok(false);
         }
@@ -1112,6 +1174,9 @@ pub fn run_query<'a>(
         while root.next(ec)? {
             emit(ec, root.row())?;
             n += 1;
+        }
+        if let Some(pool) = ec.buffers.as_deref_mut() {
+            root.recycle(pool);
         }
         Ok(n)
     })();

@@ -370,6 +370,8 @@ pub struct Session {
     sequences: crate::sequence::SessionSequences,
     /// Plans and compiled bodies of what functions run (`crate::spi`).
     spi_plans: crate::spi::PlanCache,
+    /// Buffers its statements' executor nodes reuse.
+    exec_buffers: crate::executor::ExecBuffers,
     /// This session's own xids after its last DDL statement, shared with
     /// its prepared statements (for plans made on first use, outside
     /// `execute`). Empty outside a transaction that created something.
@@ -692,6 +694,7 @@ impl Session {
             constraint_modes: Default::default(),
             sequences: Default::default(),
             spi_plans: Default::default(),
+            exec_buffers: Default::default(),
             own_xids: Arc::new(Mutex::new(Vec::new())),
             search_path: String::new(),
             path: engine::namespace::default_path(),
@@ -1440,6 +1443,7 @@ impl Session {
         );
         e.sequences = Some(&mut self.sequences);
         e.plans = Some(&mut self.spi_plans);
+        e.buffers = Some(&mut self.exec_buffers);
         e.constraint_modes = self.constraint_modes.clone();
         e.skip_user_triggers = self.truncating;
         e.path = self.path.clone();

@@ -609,7 +609,8 @@ pub fn decode_row_needed(
     let (h, mut r) = header_t(data)?;
     if out.len() != types.len() {
         out.clear();
-        out.resize(types.len(), Value::Null);
+        // Each NULL made in place (`resize` clones its value per slot).
+        out.resize_with(types.len(), || Value::Null);
     }
     let end = if mask.len() < types.len() {
         types.len()
@@ -853,7 +854,7 @@ fn fast_path(data: &[u8], layout: &RowLayout, out: &mut Vec<Value>) -> Option<()
     let ncols = layout.types.len();
     if out.len() != ncols {
         out.clear();
-        out.resize(ncols, Value::Null);
+        out.resize_with(ncols, || Value::Null);
     }
     let mut r = Reader {
         b: data,

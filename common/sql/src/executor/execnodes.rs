@@ -11,7 +11,10 @@
 //!
 //! A node is built from its plan node when its parent starts it
 //! ([`build`]); a nested loop whose inner side depends on the outer row
-//! builds that side again per outer row.
+//! builds that side again per outer row. A projection over an index scan
+//! is made by the scan node itself (no node of its own), and a node's
+//! buffers go back to the session's pool when its statement is done
+//! ([`ExecNode::recycle`]).
 //!
 //! Every loop that may run long calls `Ectx::tick` (cancel and
 //! statement_timeout every 256 rows), including hash builds and the inner
@@ -28,7 +31,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Instant;
 
-use crate::executor::{hashjoin, Ectx, Vis};
+use crate::executor::{hashjoin, scan, Ectx, ExecBuffers, Vis};
 use crate::planner::explain::{self, node_key, ExplainOptions, Measured, StatsMap};
 use crate::planner::plannodes::{AggSplit, NodeKind, PlanNode};
 use crate::planner::QueryPlan;
@@ -49,6 +52,11 @@ pub trait ExecNode {
     fn rescan(&mut self) -> bool {
         false
     }
+    /// Hands the node's buffers, and its inputs', to the session's pool
+    /// for the next statement's nodes once the statement is done with it
+    /// (`run_query`). The default keeps them: they are freed with the
+    /// node.
+    fn recycle(&mut self, _pool: &mut ExecBuffers) {}
 }
 
 /// A boxed running node borrowing its plan.
@@ -148,6 +156,9 @@ impl ExecNode for Instrumented<'_> {
         self.started = false;
         self.inner.rescan()
     }
+    fn recycle(&mut self, pool: &mut ExecBuffers) {
+        self.inner.recycle(pool);
+    }
 }
 
 /// Puts back the measurements that were on the thread before (none, or
@@ -243,6 +254,38 @@ fn hash_join_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Option<hashjoin::Hash
     )
 }
 
+/// The executor node of an index scan plan node, making the projection
+/// `project` of its rows if given (an empty Result for another kind).
+fn index_scan_node<'p>(
+    plan: &'p PlanNode,
+    vis: &'p Vis,
+    project: Option<&'p [crate::expr::Expr]>,
+) -> Node<'p> {
+    let NodeKind::IndexScan {
+        table,
+        index,
+        key,
+        key_types,
+        filter,
+        needed,
+        layout,
+    } = &plan.kind
+    else {
+        return Box::new(scan::ResultNode::new());
+    };
+    Box::new(scan::IndexScanNode::new(
+        table,
+        index,
+        key,
+        key_types,
+        filter.as_ref(),
+        needed.as_deref(),
+        layout,
+        vis,
+        project,
+    ))
+}
+
 /// `exprs` over `input`'s row is the permutation
 /// `fromclause::swapped_hash_join` puts above a hash join it turned
 /// around: the join's inner columns, then its outer ones.
@@ -259,7 +302,7 @@ fn swap_permutation(input: &PlanNode, exprs: &[crate::expr::Expr]) -> bool {
 }
 
 fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
-    use super::{agg, ctescan, nestloop, scan, setop, sort};
+    use super::{agg, ctescan, nestloop, setop, sort};
     match &plan.kind {
         NodeKind::Result => Box::new(scan::ResultNode::new()),
         NodeKind::ExplainAnalyze {
@@ -288,22 +331,7 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
             parallel.then_some(plan as *const PlanNode as usize),
             filter_first.as_ref(),
         )),
-        NodeKind::IndexScan {
-            table,
-            index,
-            key,
-            key_types,
-            filter,
-            needed,
-        } => Box::new(scan::IndexScanNode::new(
-            table,
-            index,
-            key,
-            key_types,
-            filter.as_ref(),
-            needed.as_deref(),
-            vis,
-        )),
+        NodeKind::IndexScan { .. } => index_scan_node(plan, vis, None),
         NodeKind::FunctionScan {
             start,
             stop,
@@ -347,14 +375,21 @@ fn build_node<'p>(plan: &'p PlanNode, vis: &'p Vis) -> Node<'p> {
                     return Box::new(ProjectNode {
                         input: Box::new(j),
                         exprs,
-                        out: Vec::with_capacity(exprs.len()),
+                        out: Vec::new(),
                     });
                 }
+            }
+            // A projection over an index scan is made by the scan, as
+            // PostgreSQL's scan nodes project their own rows: one node
+            // less per execution of a point query (not while EXPLAIN
+            // ANALYZE measures each node).
+            if let (NodeKind::IndexScan { .. }, false) = (&input.kind, instrumenting()) {
+                return index_scan_node(input, vis, Some(exprs));
             }
             Box::new(ProjectNode {
                 input: build(input, vis),
                 exprs,
-                out: Vec::with_capacity(exprs.len()),
+                out: Vec::new(),
             })
         }
         NodeKind::NestLoop {
@@ -491,13 +526,47 @@ impl ExecNode for FilterNode<'_> {
     fn row(&self) -> &[Value] {
         self.input.row()
     }
+    fn recycle(&mut self, pool: &mut ExecBuffers) {
+        self.input.recycle(pool);
+    }
 }
 
-/// Computes output expressions per input row into a reused buffer.
+/// Computes output expressions per input row into a reused buffer (the
+/// session's, see [`ExecBuffers`]).
 struct ProjectNode<'p> {
     input: Node<'p>,
     exprs: &'p [crate::expr::Expr],
     out: Vec<Value>,
+}
+
+/// Computes `exprs` over `row` into `out`, a buffer the caller keeps
+/// (taken from the session's pool at the first row): the one way a
+/// projection is made, by [`ProjectNode`] and by a scan it was folded
+/// into (`scan::IndexScanNode`).
+pub fn project_into(
+    exprs: &[crate::expr::Expr],
+    row: &[Value],
+    out: &mut Vec<Value>,
+    ec: &mut Ectx<'_>,
+) -> PgResult<()> {
+    if out.capacity() == 0 {
+        if let Some(pool) = ec.buffers.as_deref_mut() {
+            *out = pool.row();
+        }
+        out.reserve(exprs.len());
+    }
+    out.clear();
+    let p = ec.params;
+    for e in exprs {
+        // A column (most of a projection: a join's permutation, a
+        // subquery's outputs) is copied without the evaluator.
+        let v = match e {
+            crate::expr::Expr::Column(i) if *i < row.len() => row[*i].clone(),
+            _ => crate::expr::eval(e, row, p, ec)?,
+        };
+        out.push(v);
+    }
+    Ok(())
 }
 
 impl ExecNode for ProjectNode<'_> {
@@ -505,22 +574,15 @@ impl ExecNode for ProjectNode<'_> {
         if !self.input.next(ec)? {
             return Ok(false);
         }
-        self.out.clear();
-        let row = self.input.row();
-        let p = ec.params;
-        for e in self.exprs {
-            // A column (most of a projection: a join's permutation, a
-            // subquery's outputs) is copied without the evaluator.
-            let v = match e {
-                crate::expr::Expr::Column(i) if *i < row.len() => row[*i].clone(),
-                _ => crate::expr::eval(e, row, p, ec)?,
-            };
-            self.out.push(v);
-        }
+        project_into(self.exprs, self.input.row(), &mut self.out, ec)?;
         Ok(true)
     }
     fn row(&self) -> &[Value] {
         &self.out
+    }
+    fn recycle(&mut self, pool: &mut ExecBuffers) {
+        self.input.recycle(pool);
+        pool.put_row(std::mem::take(&mut self.out));
     }
 }
 

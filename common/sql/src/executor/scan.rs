@@ -10,10 +10,11 @@
 //! parameter set by a nested loop), collects the tids under that key and
 //! fetches each with the statement's snapshot; a version dead to everyone
 //! has its page pruned on the way (kill_prior_tuple). Its per-row cost is
-//! one decode into the reused row, as before the plan tree existed.
+//! one decode into the reused row, with the decode plan its plan node
+//! keeps.
 
-use super::execnodes::ExecNode;
-use super::{dead_to_all, eval_lookup_key, Ectx, Vis};
+use super::execnodes::{project_into, ExecNode};
+use super::{dead_to_all, eval_lookup_key, Ectx, ExecBuffers, Vis};
 use crate::expr::{eval, eval_filter, Expr};
 use crate::planner::plannodes::{FilterFirst, NodeKind, PlanNode};
 use engine::catalog::{IndexDef, RelShared, TableDef};
@@ -22,7 +23,7 @@ use pgtypes::error::{sqlstate, PgError, PgResult};
 use pgtypes::sqltype::SqlType;
 use pgtypes::value::Value;
 use pgtypes::ItemPointer;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use storage::heapam::HeapScan;
 use storage::rowcodec::RowLayout;
 
@@ -221,6 +222,8 @@ pub struct IndexScanNode<'p> {
     key_types: &'p [SqlType],
     filter: Option<&'p Expr>,
     needed: Option<&'p [bool]>,
+    /// The plan's decode plan of `needed`, made at its first execution.
+    layout: &'p OnceLock<RowLayout>,
     vis: &'p Vis,
     lock: Option<RelShared<'p>>,
     started: bool,
@@ -235,6 +238,9 @@ pub struct IndexScanNode<'p> {
     key_buf: Vec<u8>,
     types: &'p [SqlType],
     row: Vec<Value>,
+    /// The projection above it, made here, and its output row.
+    project: Option<&'p [Expr]>,
+    out: Vec<Value>,
 }
 
 /// Entries a range scan of an index holds at once (more when one key has
@@ -263,7 +269,10 @@ fn range_batch(
 }
 
 impl<'p> IndexScanNode<'p> {
-    /// Not started until the first `next`.
+    /// Not started until the first `next`. With `project` (the
+    /// projection above it) it emits those expressions over each row
+    /// instead of the row.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         table: &'p Arc<TableDef>,
         index: &'p Arc<IndexDef>,
@@ -271,7 +280,9 @@ impl<'p> IndexScanNode<'p> {
         key_types: &'p [SqlType],
         filter: Option<&'p Expr>,
         needed: Option<&'p [bool]>,
+        layout: &'p OnceLock<RowLayout>,
         vis: &'p Vis,
+        project: Option<&'p [Expr]>,
     ) -> Self {
         IndexScanNode {
             table,
@@ -280,6 +291,7 @@ impl<'p> IndexScanNode<'p> {
             key_types,
             filter,
             needed,
+            layout,
             vis,
             lock: None,
             started: false,
@@ -289,7 +301,18 @@ impl<'p> IndexScanNode<'p> {
             key_buf: Vec::new(),
             types: table.row_types(),
             row: Vec::new(),
+            project,
+            out: Vec::new(),
         }
+    }
+
+    /// Emits the current row: true, after projecting it if a projection
+    /// was folded in.
+    fn emit(&mut self, ec: &mut Ectx<'_>) -> PgResult<bool> {
+        if let Some(exprs) = self.project {
+            project_into(exprs, &self.row, &mut self.out, ec)?;
+        }
+        Ok(true)
     }
 }
 
@@ -302,6 +325,13 @@ impl ExecNode for IndexScanNode<'_> {
                 self.lock = Some(self.table.lock.shared());
             }
             self.table.check_not_dropped()?;
+            if self.key_buf.capacity() == 0 {
+                if let Some(pool) = ec.buffers.as_deref_mut() {
+                    self.key_buf = pool.bytes();
+                    self.tids = pool.tids();
+                    self.row = pool.row();
+                }
+            }
             let kb = &mut self.key_buf;
             if eval_lookup_key(ec, self.key, self.key_types, kb)? {
                 let kb: &[u8] = kb;
@@ -330,6 +360,9 @@ impl ExecNode for IndexScanNode<'_> {
             )?;
         }
         let cx = self.vis.cx(db);
+        let layout = self
+            .layout
+            .get_or_init(|| RowLayout::new(self.types, self.needed));
         loop {
             if self.pos == self.tids.len() {
                 // The next batch of a range scan, if any.
@@ -348,11 +381,9 @@ impl ExecNode for IndexScanNode<'_> {
             self.pos += 1;
             ec.tick()?;
             let row = &mut self.row;
-            let types = &self.types;
             let table = self.table;
-            let needed = self.needed;
             let found = db.heap().fetch(self.table.rel, tid, &cx, |data| {
-                table.decode_needed(data, types, needed, row, db.heap())
+                table.decode_layout(data, layout, row, db.heap())
             })?;
             match found {
                 None => {
@@ -372,11 +403,11 @@ impl ExecNode for IndexScanNode<'_> {
                 Some(r) => r?,
             }
             match self.filter {
-                None => return Ok(true),
+                None => return self.emit(ec),
                 Some(f) => {
                     let p = ec.params;
                     if eval_filter(f, &self.row, p, ec)? {
-                        return Ok(true);
+                        return self.emit(ec);
                     }
                     ec.removed[0] += 1;
                 }
@@ -385,7 +416,10 @@ impl ExecNode for IndexScanNode<'_> {
         Ok(false)
     }
     fn row(&self) -> &[Value] {
-        &self.row
+        match self.project {
+            Some(_) => &self.out,
+            None => &self.row,
+        }
     }
     fn rescan(&mut self) -> bool {
         // The lock, if taken, stays held to the statement's end as it
@@ -395,6 +429,12 @@ impl ExecNode for IndexScanNode<'_> {
         self.pos = 0;
         self.range = None;
         true
+    }
+    fn recycle(&mut self, pool: &mut ExecBuffers) {
+        pool.put_bytes(std::mem::take(&mut self.key_buf));
+        pool.put_tids(std::mem::take(&mut self.tids));
+        pool.put_row(std::mem::take(&mut self.row));
+        pool.put_row(std::mem::take(&mut self.out));
     }
 }
 

@@ -196,6 +196,12 @@ pub enum NodeKind {
         filter: Option<Expr>,
         /// The columns decoded (None: all; `planner::narrow`).
         needed: Option<Vec<bool>>,
+        /// The decode plan of `needed` over the table's rows, made at
+        /// the first execution (when `needed` is final) and kept with
+        /// the plan: each execution of a point lookup decodes with it
+        /// as a sequential scan does with the one it makes when it
+        /// starts. A change to the table makes a new plan.
+        layout: std::sync::OnceLock<storage::rowcodec::RowLayout>,
     },
     /// `generate_series(start, stop[, step])`: one column.
     FunctionScan {

@@ -1303,6 +1303,7 @@ fn scan_in_key_order(node: &mut PlanNode, keys: &[Expr]) -> bool {
         key_types: Vec::new(),
         filter,
         needed,
+        layout: Default::default(),
     };
     true
 }
