@@ -15,6 +15,8 @@
 //!        ├── workloads.rs / copy.rs / latency.rs / idle.rs / redo.rs /
 //!        │   manyidle.rs / horizon.rs / snapme.rs / ssi.rs / tpch/
 //!        │               one function per workload, filling a Table
+//!        ├── nullserver.rs  select --floor: a PostgreSQL-wire server doing
+//!        │               nothing, the host's floor of a server's CPU
 //!        ├── cgroup.rs   CPU per system and of pgbench, by cgroup v2
 //!        ├── pgbench.rs  runs pgbench with a deadline and parses its summary
 //!        ├── profile.rs  --profile: perf record -g of hotpair during one point
@@ -37,7 +39,8 @@
 //! * **CPU is counted, not guessed.** Every pgbench point reports the
 //!   server system's CPU and pgbench's own per transaction, from cgroups
 //!   that hold every process each system ever ran ([`cgroup`]); a reader
-//!   sees when pgbench, not the server, was the limit.
+//!   sees when pgbench, not the server, was the limit; with `--floor` the
+//!   null server shows what the host alone charges any server.
 //! * **A failure is a result.** A workload that fails on one system records
 //!   the error in its cell, prints it and the run goes on; what a target
 //!   cannot run (no standby) is a *skip* with the reason printed.

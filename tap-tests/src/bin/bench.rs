@@ -33,7 +33,9 @@
 //! removes everything it started — also on Ctrl-C. See `tap_tests::bench`.
 //!
 //! `--profile WORKLOAD:CLIENTS[:standby]` records `perf record -g` of the
-//! hotpair server during that point (`bench::profile`).
+//! hotpair server during that point (`bench::profile`). `select --floor`
+//! runs every point against a null server too (`bench::nullserver`): what
+//! the round trip alone costs a server on this host.
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
