@@ -261,29 +261,10 @@ fn index_scan_node<'p>(
     vis: &'p Vis,
     project: Option<&'p [crate::expr::Expr]>,
 ) -> Node<'p> {
-    let NodeKind::IndexScan {
-        table,
-        index,
-        key,
-        key_types,
-        filter,
-        needed,
-        layout,
-    } = &plan.kind
-    else {
-        return Box::new(scan::ResultNode::new());
-    };
-    Box::new(scan::IndexScanNode::new(
-        table,
-        index,
-        key,
-        key_types,
-        filter.as_ref(),
-        needed.as_deref(),
-        layout,
-        vis,
-        project,
-    ))
+    match scan::IndexScanNode::from_plan(plan, vis, project) {
+        Some(n) => Box::new(n),
+        None => Box::new(scan::ResultNode::new()),
+    }
 }
 
 /// `exprs` over `input`'s row is the permutation

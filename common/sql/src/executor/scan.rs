@@ -269,28 +269,34 @@ fn range_batch(
 }
 
 impl<'p> IndexScanNode<'p> {
-    /// Not started until the first `next`. With `project` (the
-    /// projection above it) it emits those expressions over each row
-    /// instead of the row.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        table: &'p Arc<TableDef>,
-        index: &'p Arc<IndexDef>,
-        key: &'p [Expr],
-        key_types: &'p [SqlType],
-        filter: Option<&'p Expr>,
-        needed: Option<&'p [bool]>,
-        layout: &'p OnceLock<RowLayout>,
+    /// The node of an IndexScan plan node (None for another kind), not
+    /// started until the first `next`. With `project` (the projection
+    /// above it) it emits those expressions over each row instead of the
+    /// row.
+    pub fn from_plan(
+        plan: &'p PlanNode,
         vis: &'p Vis,
         project: Option<&'p [Expr]>,
-    ) -> Self {
-        IndexScanNode {
+    ) -> Option<Self> {
+        let NodeKind::IndexScan {
             table,
             index,
             key,
             key_types,
             filter,
             needed,
+            layout,
+        } = &plan.kind
+        else {
+            return None;
+        };
+        Some(IndexScanNode {
+            table,
+            index,
+            key,
+            key_types,
+            filter: filter.as_ref(),
+            needed: needed.as_deref(),
             layout,
             vis,
             lock: None,
@@ -303,7 +309,7 @@ impl<'p> IndexScanNode<'p> {
             row: Vec::new(),
             project,
             out: Vec::new(),
-        }
+        })
     }
 
     /// Emits the current row: true, after projecting it if a projection
