@@ -240,16 +240,26 @@ impl Codes<'_> {
     /// The format of parameter or column `i` under PostgreSQL's rule: no
     /// codes, all text (0); one, for all; else one each.
     pub fn format_of(&self, i: usize) -> i16 {
-        match self.len() {
-            0 => 0,
-            1 => self.get(0),
-            _ => self.get(i),
-        }
+        format_code(self.len(), i, |k| self.get(k))
     }
 
     /// The codes as a list.
     pub fn to_vec(&self) -> Vec<i16> {
         self.iter().collect()
+    }
+}
+
+/// PostgreSQL's rule for the format of parameter or column `i` of a list
+/// of `count` format codes, the `k`th being `code(k)`: none, all text
+/// (0); one, for every column; else one each (0 past the end). The one
+/// copy of the rule, for codes in a message ([`Codes::format_of`]) and in
+/// a list.
+pub fn format_code(count: usize, i: usize, code: impl Fn(usize) -> i16) -> i16 {
+    match count {
+        0 => 0,
+        1 => code(0),
+        _ if i < count => code(i),
+        _ => 0,
     }
 }
 

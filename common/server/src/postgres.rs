@@ -1611,48 +1611,35 @@ impl<'a> RowSink<'a> {
 /// all columns, or one each — read through [`format_of`]. The first two,
 /// what libpq and most drivers send, need no list of their own.
 #[derive(Default)]
-struct ResultFormats {
-    one: [i16; 1],
-    len: usize,
-    each: Vec<i16>,
+enum ResultFormats {
+    #[default]
+    Text,
+    All([i16; 1]),
+    Each(Vec<i16>),
 }
 
 impl ResultFormats {
     fn from_codes(codes: Codes<'_>) -> ResultFormats {
         match codes.len() {
-            0 => ResultFormats::default(),
-            1 => ResultFormats {
-                one: [codes.get(0)],
-                len: 1,
-                each: Vec::new(),
-            },
-            _ => ResultFormats {
-                one: [0],
-                len: 0,
-                each: codes.to_vec(),
-            },
+            0 => ResultFormats::Text,
+            1 => ResultFormats::All([codes.get(0)]),
+            _ => ResultFormats::Each(codes.to_vec()),
         }
     }
 
     fn as_slice(&self) -> &[i16] {
-        if self.each.is_empty() {
-            &self.one[..self.len]
-        } else {
-            &self.each
+        match self {
+            ResultFormats::Text => &[],
+            ResultFormats::All(one) => one,
+            ResultFormats::Each(each) => each,
         }
     }
 }
 
-/// PostgreSQL's rule for a list of format codes: none, all text; one, for
-/// every column; else one each. (`Codes::format_of` is the same rule for
-/// codes still in a Bind message.)
+/// PostgreSQL's rule for a list of format codes ([`format_code`]).
 #[inline]
 fn format_of(formats: &[i16], i: usize) -> i16 {
-    match formats.len() {
-        0 => 0,
-        1 => formats[0],
-        _ => formats.get(i).copied().unwrap_or(0),
-    }
+    format_code(formats.len(), i, |k| formats[k])
 }
 
 impl ResultSink for RowSink<'_> {
